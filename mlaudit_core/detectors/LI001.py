@@ -1,0 +1,66 @@
+"""LI001 non-finite-values."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..report import Finding, SeriesEvidence, Severity
+from ..roles import Role
+from ..signal import fmt
+from .base import Detector, DetectorParams, Skip
+
+
+class NonFiniteValues(Detector, code="LI001", name="non-finite-values", family="integrity"):
+    """A loss, grad norm or validation metric became NaN or infinite.
+
+    Why it matters: every step after the first non-finite loss is wasted compute, and
+    the optimizer state is usually poisoned; the onset tells what broke.
+    Evidence: the first non-finite step, how many points are non-finite, the last
+    finite value and how far it had grown above the best value before the onset
+    (``growth_before``). A loss that was finite and falling, then NaN on the very
+    next step (``growth_before`` near 1), points at numerics (precision, loss scaling,
+    a bad batch) rather than a learning rate that slowly drove the loss up.
+    Remedy: with gradual growth, lower the peak learning rate or clip gradients; with
+    an abrupt onset, check the precision mode (pure fp16 without loss scaling), the
+    batch at the onset step, and divisions/logs in the loss.
+    Thresholds: none; any non-finite value is reported.
+    """
+
+    ROLES = (Role.TRAIN_LOSS, Role.VAL_LOSS, Role.GRAD_NORM, Role.VAL_ACCURACY)
+
+    class Params(DetectorParams):
+        pass
+
+    def check(self, run, p):
+        seen = False
+        for role in self.ROLES:
+            key = run.key_for(role)
+            if key is None:
+                continue
+            seen = True
+            s = run.series(key).by_step()
+            bad = ~np.isfinite(s.values)
+            if not bad.any():
+                continue
+            i = int(np.flatnonzero(bad)[0])
+            before = s.values[:i][np.isfinite(s.values[:i])]
+            last = float(before[-1]) if before.size else None
+            best = float(before.min()) if before.size else None
+            growth = (last / best) if (last is not None and best and best > 0) else None
+            sev = Severity.CRITICAL if role is Role.TRAIN_LOSS else Severity.ERROR
+            kinds = sorted({("nan" if np.isnan(v) else "inf") for v in s.values[bad]})
+            msg = (f"{key} is non-finite ({'/'.join(kinds)}) from step {int(s.steps[i])} on "
+                   f"({int(bad.sum())} of {len(s)} points); last finite value {fmt(last)}")
+            if growth is not None:
+                msg += f", {fmt(growth, 3)}x its best before the onset"
+            yield self.finding(
+                sev, msg,
+                evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[max(i - 3, 0)]),
+                                         step_end=int(s.steps[min(i + 3, len(s) - 1)]),
+                                         values={"last_finite": last, "best_before": best})],
+                role=role.value, key=key, first_step=int(s.steps[i]), index=i,
+                n_nonfinite=int(bad.sum()), n_points=len(s), last_finite=last,
+                best_before=best, growth_before=growth, finite_points_before=int(before.size),
+                all_after_nonfinite=bool(bad[i:].all()))
+        if not seen:
+            raise Skip("no loss, grad norm or validation metric logged")

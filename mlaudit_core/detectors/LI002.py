@@ -1,0 +1,61 @@
+"""LI002 step-counter-reset."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..report import SeriesEvidence, Severity
+from ..roles import Role
+from .base import Detector, DetectorParams, Skip
+
+
+class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family="integrity"):
+    """The step counter went backwards, repeated, or jumped: a reset or resumed counter.
+
+    Why it matters: a curve plotted by step overlays two segments of training; a run
+    resumed without restoring its checkpoint restarts from step 0 (and checkpoints
+    named by step overwrite earlier ones). Duplicate steps mean a resumed run
+    re-logged a range, so the tracker shows only the last write.
+    Evidence: logging position, the step before and after each reset, the count of
+    repeated steps, per metric (train loss first).
+    Remedy: restore the global step with the checkpoint on resume; log a resume marker.
+    Thresholds: any decrease is a reset; repeats are reported when more than
+    ``dup_frac`` of the points share a step (a few re-logged points are common).
+    """
+
+    class Params(DetectorParams):
+        dup_frac: float = 0.01
+
+    def check(self, run, p):
+        keys = [run.key_for(r) for r in (Role.TRAIN_LOSS, Role.VAL_LOSS, Role.LEARNING_RATE)]
+        keys = [k for k in dict.fromkeys(keys) if k]
+        if not keys:
+            raise Skip("no train loss, validation loss or learning rate series logged")
+        for key in keys:
+            s = run.series(key)
+            if len(s) < 3:
+                continue
+            d = np.diff(s.steps)
+            resets = np.flatnonzero(d < 0)
+            dups = int((d == 0).sum())
+            if resets.size:
+                i = int(resets[0])
+                yield self.finding(
+                    Severity.ERROR,
+                    f"{key}: step counter went back from {int(s.steps[i])} to {int(s.steps[i + 1])} "
+                    f"at point {i + 1} of {len(s)} ({resets.size} reset(s)); the run was "
+                    "resumed or restarted without restoring its step",
+                    evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[i + 1]),
+                                             step_end=int(s.steps[i]),
+                                             values={"step_before": float(s.steps[i]),
+                                                     "step_after": float(s.steps[i + 1])})],
+                    key=key, n_resets=int(resets.size), index=i + 1,
+                    step_before=int(s.steps[i]), step_after=int(s.steps[i + 1]))
+                return
+            if dups > p.dup_frac * len(s):
+                yield self.finding(
+                    Severity.WARNING,
+                    f"{key}: {dups} of {len(s)} points repeat the previous step",
+                    evidence=[SeriesEvidence(metric=key, values={"repeated": float(dups)})],
+                    key=key, n_repeated=dups)
+                return

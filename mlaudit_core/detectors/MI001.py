@@ -1,0 +1,72 @@
+"""MI001-MI004 missing instrumentation."""
+
+from __future__ import annotations
+
+from ..report import Severity
+from ..roles import Role
+from .base import Detector, DetectorParams
+
+
+class _MissingSignal(Detector):
+    """Base for missing-instrumentation detectors: report when none of ``roles`` is logged."""
+
+    roles: tuple[Role, ...] = ()
+    would_tell: str = ""
+
+    class Params(DetectorParams):
+        pass
+
+    def check(self, run, p):
+        if any(run.has(r) for r in self.roles):
+            return
+        names = " / ".join(r.value.replace("_", " ") for r in self.roles)
+        yield self.finding(Severity.INFO, f"no {names} logged: {self.would_tell}",
+                           signal=names, would_tell=self.would_tell)
+
+
+class NoValidationMetric(_MissingSignal, code="MI001", name="no-validation-metric", family="instrumentation"):
+    """No validation loss or validation accuracy was logged.
+
+    Why it matters: without held-out evaluation, overfitting, the best checkpoint
+    and generalisation cannot be judged; a falling training loss alone proves little.
+    Remedy: evaluate on a held-out split every N steps and log it.
+    """
+
+    roles = (Role.VAL_LOSS, Role.VAL_ACCURACY)
+    would_tell = "overfitting onset, best checkpoint and generalisation gap"
+
+
+class NoLearningRate(_MissingSignal, code="MI002", name="no-learning-rate", family="instrumentation"):
+    """No learning-rate series was logged.
+
+    Why it matters: warmup and schedule bugs, and the link between an instability
+    and a schedule event, cannot be checked.
+    Remedy: log the optimizer's current LR every step (``scheduler.get_last_lr()``).
+    """
+
+    roles = (Role.LEARNING_RATE,)
+    would_tell = "warmup/schedule problems and whether an instability followed a schedule event"
+
+
+class NoGradNorm(_MissingSignal, code="MI003", name="no-grad-norm", family="instrumentation"):
+    """No gradient-norm series was logged.
+
+    Why it matters: exploding gradients, clipping frequency and the cause of loss
+    spikes cannot be told apart.
+    Remedy: log the global grad norm (the value ``clip_grad_norm_`` returns).
+    """
+
+    roles = (Role.GRAD_NORM,)
+    would_tell = "exploding gradients, clipping frequency and the cause of spikes"
+
+
+class NoThroughput(_MissingSignal, code="MI004", name="no-throughput", family="instrumentation"):
+    """No throughput, step time or data time was logged.
+
+    Why it matters: a slow run cannot be told from a slow input pipeline, and
+    slow-downs over time are invisible.
+    Remedy: log step time and data time per step (or samples/s).
+    """
+
+    roles = (Role.THROUGHPUT, Role.STEP_TIME, Role.DATA_TIME)
+    would_tell = "input-bound vs compute-bound and slow-downs over time"

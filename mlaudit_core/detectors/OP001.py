@@ -1,0 +1,82 @@
+"""OP001 loss-divergence."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..report import SeriesEvidence, Severity
+from ..roles import Role
+from ..signal import centered_median, fmt, smooth_window
+from .base import Detector, DetectorParams, Skip
+
+
+class LossDivergence(Detector, code="OP001", name="loss-divergence", family="optimization"):
+    """Training loss climbs far above its best value and stays there (or turns non-finite after growing).
+
+    Why it matters: the compute after the divergence point is wasted, and the
+    checkpoint written last is worse than one written before the onset.
+    Evidence: the step where the smoothed loss first exceeds ``factor`` x its running
+    best and never comes back under it, the best and final values, and how much of
+    the learned improvement was lost (``regained``: 1.0 means back to the initial loss).
+    Remedy: lower the peak learning rate, lengthen warmup, clip gradients, check the
+    loss scale when training in fp16.
+    Thresholds: ``factor`` 2 follows the divergence property of TheDeepChecker
+    (Ben Braiek & Khomh 2020: loss more than twice its running minimum);
+    ``min_regained`` 0.5 (half the improvement lost) keeps a loss that approaches 0
+    from being called divergent by ratio alone; measured on examples/regimes.py.
+    Smoothing: centred rolling median over 5% of the points, so one spike is not a divergence.
+    """
+
+    needs = (Role.TRAIN_LOSS,)
+
+    class Params(DetectorParams):
+        factor: float = 2.0
+        min_regained: float = 0.5
+        min_points: int = 10
+
+    def check(self, run, p):
+        key = run.key_for(Role.TRAIN_LOSS)
+        s = run.series(key).by_step()
+        finite = np.isfinite(s.values)
+        first_bad = int(np.flatnonzero(~finite)[0]) if (~finite).any() else None
+        vals = s.values[:first_bad] if first_bad is not None else s.values
+        steps = s.steps[: len(vals)]
+        if len(vals) < p.min_points and first_bad is None:
+            raise Skip(f"{key} has {len(vals)} finite points (< {p.min_points})")
+        if len(vals) < 2:
+            raise Skip(f"{key} has fewer than 2 finite points before turning non-finite")
+        sm = centered_median(vals, smooth_window(len(vals)))
+        best_run = np.minimum.accumulate(sm)
+        initial, best = float(sm[0]), float(sm.min())
+        ibest = int(np.argmin(sm))
+        final = float(sm[-1])
+        above = sm > p.factor * np.maximum(best_run, 1e-12)
+        # onset: first point from which the smoothed loss stays above factor x running best
+        onset = None
+        if above[-1]:
+            tail_ok = np.flatnonzero(~above)
+            onset = int(tail_ok[-1] + 1) if tail_ok.size else 0
+        span = initial - best
+        regained = (final - best) / span if span > 0 else (np.inf if final > best else 0.0)
+        grew_then_nan = first_bad is not None and len(vals) >= 3 and (
+            float(vals[-1]) > p.factor * float(vals.min()) or float(vals[-1]) > float(vals[0]))
+        if onset is not None and ibest < len(sm) - 1 and regained >= p.min_regained:
+            yield self.finding(
+                Severity.CRITICAL,
+                f"{key} diverged from step {int(steps[onset])}: smoothed loss {fmt(final)} at the "
+                f"end vs best {fmt(best)} at step {int(steps[ibest])} ({fmt(final / best if best > 0 else np.inf, 3)}x); "
+                f"{fmt(100 * min(regained, 9.99), 3)}% of the improvement was lost",
+                evidence=[SeriesEvidence(metric=key, step_start=int(steps[onset]), step_end=int(steps[-1]),
+                                         values={"initial": initial, "best": best, "final": final})],
+                onset_step=int(steps[onset]), best_step=int(steps[ibest]), best=best, final=final,
+                initial=initial, regained=float(regained), gradual=True)
+        elif grew_then_nan:
+            yield self.finding(
+                Severity.CRITICAL,
+                f"{key} grew from {fmt(float(vals.min()))} to {fmt(float(vals[-1]))} and then "
+                f"turned non-finite at step {int(s.steps[first_bad])}",
+                evidence=[SeriesEvidence(metric=key, step_start=int(steps[0]),
+                                         step_end=int(s.steps[first_bad]),
+                                         values={"best": float(vals.min()), "last_finite": float(vals[-1])})],
+                onset_step=int(s.steps[first_bad]), best=float(vals.min()),
+                final=float(vals[-1]), initial=float(vals[0]), regained=None, gradual=True)

@@ -1,0 +1,80 @@
+"""OP002 loss-spike."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..report import SeriesEvidence, Severity
+from ..roles import Role
+from ..signal import MAD_Z_CUTOFF, fmt, robust_z, rolling_median
+from .base import Detector, DetectorParams
+
+
+class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"):
+    """Training loss jumps far above its recent level, and either recovers or does not.
+
+    Why it matters: a spike that recovers within a few hundred steps is usually
+    benign (a hard batch, an LR restart); one that does not recover is the start of
+    an instability and often precedes divergence.
+    Evidence: each spike's step, height over the trailing median, and whether the
+    loss came back within ``recovery_points`` points.
+    Remedy: for unrecovered spikes, lower the LR or clip gradients; for frequent
+    recovered spikes, inspect the batches at those steps.
+    Thresholds: modified z-score > 3.5 on the residual from a trailing median
+    (Iglewicz & Hoaglin 1993), and a relative rise of at least ``min_rise`` (50%),
+    so noisy-but-flat curves do not trigger. A spike has recovered when the loss
+    returns to within ``recovery_tol`` (20%) of its pre-spike median.
+    """
+
+    needs = (Role.TRAIN_LOSS,)
+
+    class Params(DetectorParams):
+        window: int = 25
+        z: float = MAD_Z_CUTOFF
+        min_rise: float = 0.5
+        recovery_points: int = 50
+        recovery_tol: float = 0.2
+        max_reported: int = 5
+
+    def check(self, run, p):
+        key = run.key_for(Role.TRAIN_LOSS)
+        s = run.series(key).by_step().finite()
+        if len(s) < 2 * p.window:
+            return
+        v = s.values
+        base = np.concatenate([[v[0]], rolling_median(v, p.window)[:-1]])
+        z = robust_z(v, base, p.window)
+        spike = (z > p.z) & (v > base * (1 + p.min_rise)) & (base > 0)
+        idx = np.flatnonzero(spike)
+        if idx.size == 0:
+            return
+        # merge consecutive spike points into events
+        starts = idx[np.concatenate([[True], np.diff(idx) > 1])]
+        events = []
+        for i in starts:
+            ref = base[i]
+            after = v[i + 1: i + 1 + p.recovery_points]
+            back = np.flatnonzero(after <= ref * (1 + p.recovery_tol))
+            events.append((int(i), float(v[i]), float(ref), int(back[0]) + 1 if back.size else None))
+        unrecovered = [e for e in events if e[3] is None and e[0] < len(v) - 1]
+        recovered = [e for e in events if e[3] is not None]
+        ev = [SeriesEvidence(metric=key, step_start=int(s.steps[i]), step_end=int(s.steps[i]),
+                             values={"value": val, "trailing_median": ref,
+                                     "recovered_after_points": (float(r) if r is not None else None)})
+              for i, val, ref, r in events[: p.max_reported]]
+        facts = dict(n_spikes=len(events), n_recovered=len(recovered), n_unrecovered=len(unrecovered),
+                     spike_steps=[int(s.steps[e[0]]) for e in events[:50]])
+        if unrecovered:
+            i, val, ref, _ = unrecovered[0]
+            yield self.finding(
+                Severity.WARNING,
+                f"{key}: {len(events)} spike(s); {len(unrecovered)} did not recover within "
+                f"{p.recovery_points} points (first at step {int(s.steps[i])}: {fmt(val)} vs "
+                f"trailing median {fmt(ref)})", evidence=ev, **facts)
+        else:
+            i, val, ref, r = recovered[0]
+            yield self.finding(
+                Severity.INFO,
+                f"{key}: {len(events)} spike(s), all recovered (first at step {int(s.steps[i])}: "
+                f"{fmt(val)} vs trailing median {fmt(ref)}, back within {r} points); benign",
+                evidence=ev, **facts)

@@ -1,0 +1,64 @@
+"""OP003 loss-plateau."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..report import SeriesEvidence, Severity
+from ..roles import Role
+from ..signal import centered_median, fmt, smooth_window
+from .base import Detector, DetectorParams, Skip
+
+
+class LossPlateau(Detector, code="OP003", name="loss-plateau", family="optimization"):
+    """Training loss stopped improving for a large share of the run while still far from its early drop rate.
+
+    Why it matters: compute spent on a flat curve buys nothing; a plateau early in
+    training usually means a learning rate too low (or decayed too early), too
+    little capacity, or a broken input.
+    Evidence: the step from which the smoothed loss improved by less than
+    ``min_rel_improvement`` relative, the share of the run that is flat, and the
+    loss level at which it stalled.
+    Remedy: raise the LR or shorten its decay, add capacity, check the inputs
+    (shuffled/constant labels give a flat loss near log(num_classes)).
+    Thresholds: ``min_rel_improvement`` 1e-2 over the flat span is 100x the
+    relative threshold of PyTorch's ``ReduceLROnPlateau`` (1e-4 per epoch) summed
+    over a span; a plateau must cover ``min_flat_share`` 40% of the run.
+    """
+
+    needs = (Role.TRAIN_LOSS,)
+
+    class Params(DetectorParams):
+        min_rel_improvement: float = 0.01
+        min_flat_share: float = 0.4
+        min_points: int = 20
+
+    def check(self, run, p):
+        key = run.key_for(Role.TRAIN_LOSS)
+        s = run.series(key).by_step().finite()
+        if len(s) < p.min_points:
+            raise Skip(f"{key} has {len(s)} finite points (< {p.min_points})")
+        sm = centered_median(s.values, smooth_window(len(s), 0.1))
+        n = len(sm)
+        # earliest start point i such that everything from i on improved < threshold relative to sm[i]
+        future_min = np.minimum.accumulate(sm[::-1])[::-1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = (sm - future_min) / np.abs(sm)
+        flat_from = np.flatnonzero(rel >= p.min_rel_improvement)
+        start = int(flat_from[-1] + 1) if flat_from.size else 0
+        share = (n - start) / n
+        if share < p.min_flat_share or start >= n - 1:
+            return
+        level = float(sm[start])
+        total_drop = float(sm[0] - sm.min())
+        rel_total = total_drop / abs(sm[0]) if sm[0] else 0.0
+        sev = Severity.WARNING if rel_total < 0.5 else Severity.INFO
+        yield self.finding(
+            sev,
+            f"{key} flat from step {int(s.steps[start])} to the end ({fmt(100 * share, 3)}% of points): "
+            f"improved < {fmt(100 * p.min_rel_improvement, 2)}% from {fmt(level)}; "
+            f"overall drop {fmt(100 * rel_total, 3)}% of the initial loss",
+            evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[start]), step_end=int(s.steps[-1]),
+                                     values={"level": level, "initial": float(sm[0]), "final": float(sm[-1])})],
+            start_step=int(s.steps[start]), flat_share=float(share), level=level,
+            rel_total_improvement=float(rel_total))

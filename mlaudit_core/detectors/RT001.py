@@ -1,0 +1,51 @@
+"""RT001 out-of-memory."""
+
+from __future__ import annotations
+
+from ..report import FactEvidence, Severity
+from ..signal import fmt
+from ..signatures import to_gib
+from ._console import ConsoleSignatureDetector
+
+
+class OutOfMemory(ConsoleSignatureDetector, code="RT001", name="out-of-memory", family="runtime"):
+    """The run hit an out-of-memory error (CUDA allocator, XLA, or the host OOM killer).
+
+    Why it matters: the run crashed for a resource reason, not a modelling one; where
+    it ran out decides the fix. An OOM raised in evaluation is a peak in the
+    evaluation code (large score matrices, no ``torch.no_grad``), not a leak in the
+    training loop.
+    Evidence: the error line with the allocator's figures (requested, total
+    capacity, already allocated, free, reserved; GiB) and the code path of the
+    raising frame (training, evaluation, checkpoint) from the traceback.
+    Remedy: training path: smaller micro-batch, activation checkpointing, shorter
+    sequences; evaluation path: chunk the computation, smaller eval batch, no
+    gradients, or evaluate on CPU.
+    Thresholds: none; any OOM message is reported.
+    """
+
+    categories = ("oom",)
+
+    def check(self, run, p):
+        hits, tbs = self.hits(run)
+        if not hits:
+            return
+        h = hits[0]
+        f = h.figures
+        gib = {k: to_gib(f.get(k), f.get(f"{k}_unit"))
+               for k in ("requested", "total", "allocated", "free", "reserved")}
+        tb = self.traceback_near(tbs, h.line.lineno, h.line.source)
+        path = tb.code_path if tb else "unknown"
+        parts = [f"{k} {fmt(v, 3)} GiB" for k, v in gib.items() if v is not None]
+        where = f" in the {path} code path" if path != "unknown" else ""
+        frame = tb.raising_frame if tb else None
+        msg = f"out of memory{where} ({h.signature.id}" + (": " + ", ".join(parts) if parts else "") + ")"
+        if frame:
+            msg += f", raised at {frame[0]}:{frame[1]} in {frame[2]}"
+        ev = [self.log_evidence(h.line)]
+        if frame:
+            ev.append(FactEvidence(text=f"raising frame {frame[0]}:{frame[1]} in {frame[2]}",
+                                   values={"code_path": path}))
+        yield self.finding(Severity.CRITICAL, msg, evidence=ev, signature=h.signature.id,
+                           code_path=path, lineno=h.line.lineno, n_hits=len(hits),
+                           **{f"{k}_gib": v for k, v in gib.items()})

@@ -1,0 +1,40 @@
+"""RT005 python-traceback."""
+
+from __future__ import annotations
+
+from ..report import FactEvidence, Severity
+from ._console import ConsoleSignatureDetector
+
+
+class PythonTraceback(ConsoleSignatureDetector, code="RT005", name="python-traceback", family="runtime"):
+    """The console holds a Python traceback: the run raised an exception.
+
+    Why it matters: the last traceback is usually why the run stopped; its raising
+    frame and code path (training, evaluation, checkpoint) tell where to look.
+    Evidence: the exception type and message, the raising frame (file:line in
+    function), and the code path classified from the frames' names.
+    Remedy: depends on the exception; shape mismatches and key errors are code or
+    config bugs, resource errors are infrastructure.
+    Thresholds: none. KeyboardInterrupt is reported at info level (a person stopped it).
+    """
+
+    categories = ()
+
+    def check(self, run, p):
+        _, tbs = self.hits(run)
+        if not tbs:
+            return
+        tb = tbs[-1]
+        frame = tb.raising_frame
+        sev = Severity.INFO if tb.exception_type.endswith("KeyboardInterrupt") else Severity.ERROR
+        where = f" at {frame[0]}:{frame[1]} in {frame[2]}" if frame else ""
+        yield self.finding(
+            sev,
+            f"{tb.exception_type}: {tb.message[:200]}{where} ({tb.code_path} code path"
+            + (f"; {len(tbs)} tracebacks in all" if len(tbs) > 1 else "") + ")",
+            evidence=[self.log_evidence(tb.line),
+                      FactEvidence(text=" -> ".join(f"{f[2]} ({f[0].rsplit('/', 1)[-1]}:{f[1]})"
+                                                     for f in tb.frames[-6:]))],
+            exception_type=tb.exception_type, exception_message=tb.message, code_path=tb.code_path,
+            raising_file=frame[0] if frame else None, raising_line=frame[1] if frame else None,
+            n_tracebacks=len(tbs))

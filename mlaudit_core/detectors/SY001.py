@@ -1,0 +1,60 @@
+"""SY001 throughput-drop."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..report import SeriesEvidence, Severity
+from ..roles import Role
+from ..signal import fmt
+from .base import Detector, DetectorParams, Skip
+
+
+class ThroughputDrop(Detector, code="SY001", name="throughput-drop", family="systems"):
+    """Throughput in the last part of the run is well below the early steady state.
+
+    Why it matters: a run that slows down over time (memory fragmentation, a
+    growing data structure, thermal throttling, a shared disk filling up) costs
+    more the longer it runs, and usually gets worse.
+    Evidence: median throughput of the first steady quarter (after ``skip_frac``
+    warm-up/compile points) vs the last quarter, and the ratio. Uses the
+    throughput series, or 1 / step time when only step time is logged.
+    Remedy: profile a late step against an early one; look for host-memory
+    growth, recompilation, or I/O contention.
+    Thresholds: a drop of more than ``max_drop`` 30% (convention: run-to-run
+    throughput jitter on shared clusters is typically within 10-15%).
+    """
+
+    class Params(DetectorParams):
+        max_drop: float = 0.3
+        skip_frac: float = 0.05
+        min_points: int = 20
+
+    def check(self, run, p):
+        key = run.key_for(Role.THROUGHPUT)
+        invert = False
+        if key is None:
+            key, invert = run.key_for(Role.STEP_TIME), True
+        if key is None:
+            raise Skip("no throughput or step time series logged")
+        s = run.series(key).by_step().finite()
+        if len(s) < p.min_points:
+            raise Skip(f"{key} has {len(s)} points (< {p.min_points})")
+        v = s.values[int(len(s) * p.skip_frac):]
+        if invert:
+            v = 1.0 / np.maximum(v, 1e-12)
+        q = max(len(v) // 4, 1)
+        early, late = float(np.median(v[:q])), float(np.median(v[-q:]))
+        if early <= 0:
+            return
+        drop = 1 - late / early
+        if drop <= p.max_drop:
+            return
+        unit = "steps/s (1/step time)" if invert else ""
+        yield self.finding(
+            Severity.ERROR,
+            f"throughput fell {fmt(100 * drop, 3)}%: {fmt(early)} early vs {fmt(late)} {unit} in the last "
+            f"quarter ({key})",
+            evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[0]), step_end=int(s.steps[-1]),
+                                     values={"early_median": early, "late_median": late, "drop": drop})],
+            key=key, early=early, late=late, drop=drop, from_step_time=invert)

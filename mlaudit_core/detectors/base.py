@@ -1,0 +1,135 @@
+"""The detector contract and its registry.
+
+A detector is one small class with a stable code (two or three letters and
+three digits, like a linter rule), a name, a docstring that is its
+documentation, typed parameters with defaults, the roles it needs, and a
+``check`` that yields findings. Subclassing registers it::
+
+    class LossDivergence(Detector, code="OP001", name="loss-divergence", family="optimization"):
+        '''Training loss climbs far above its best value and stays there. ...'''
+        needs = (Role.TRAIN_LOSS,)
+
+        class Params(DetectorParams):
+            factor: float = 2.0
+
+        def check(self, run, p):
+            ...
+            yield self.finding(Severity.ERROR, "message", evidence=[...])
+
+A detector whose inputs are missing is *skipped* with a reason; one that raises
+is recorded as *errored*; neither ever aborts an audit.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Any, ClassVar, Iterator
+
+from pydantic import BaseModel, ConfigDict
+
+from ..report import Finding, Severity
+from ..roles import Role
+from ..rundata import RunData
+
+CODE_RE = re.compile(r"^[A-Z]{2,3}\d{3}$")
+
+FAMILIES = {
+    "integrity": "Logging integrity",
+    "optimization": "Optimization dynamics",
+    "generalization": "Generalization",
+    "systems": "Systems and bottlenecks",
+    "runtime": "Runtime and infrastructure log signatures",
+    "baseline": "Baseline comparison",
+    "ci": "CI gates",
+    "claims": "Claims",
+    "instrumentation": "Missing instrumentation",
+}
+
+
+class DetectorParams(BaseModel):
+    """Base of every detector's parameters; unknown keys are rejected."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Skip(Exception):
+    """Raised inside ``check`` when the run lacks what the detector needs.
+
+    The message is the reason shown in the report's unknowns.
+    """
+
+
+_REGISTRY: dict[str, type["Detector"]] = {}
+
+
+class Detector:
+    """Base class of all detectors. See the module docstring for the contract."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    family: ClassVar[str]
+    needs: ClassVar[tuple[Role, ...]] = ()
+    #: "stable" or "preview" (preview detectors run but are flagged in `mlaudit rules`).
+    lifecycle: ClassVar[str] = "stable"
+    Params: ClassVar[type[DetectorParams]] = DetectorParams
+
+    def __init_subclass__(cls, code: str | None = None, name: str | None = None,
+                          family: str | None = None, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if code is None:  # an abstract intermediate class
+            return
+        if not CODE_RE.match(code):
+            raise ValueError(f"detector code {code!r} must be 2-3 capitals and 3 digits")
+        if family not in FAMILIES:
+            raise ValueError(f"detector {code}: unknown family {family!r}")
+        if not (cls.__doc__ or "").strip():
+            raise ValueError(f"detector {code} needs a docstring: it is its documentation")
+        if code in _REGISTRY and _REGISTRY[code] is not cls:
+            raise ValueError(f"detector code {code} registered twice "
+                             f"({_REGISTRY[code].__module__} and {cls.__module__})")
+        cls.code, cls.name, cls.family = code, name or code.lower(), family
+        _REGISTRY[code] = cls
+
+    # --- helpers for check() -------------------------------------------------
+    def finding(self, severity: Severity, message: str, *, evidence: list | None = None,
+                **facts: Any) -> Finding:
+        return Finding(code=self.code, name=self.name, severity=severity, message=message,
+                       evidence=list(evidence or []), facts=facts, family=self.family)
+
+    def missing_inputs(self, run: RunData) -> str | None:
+        """Reason the detector cannot run on ``run``, or ``None``."""
+        missing = [r for r in self.needs if not run.has(r)]
+        if missing:
+            names = ", ".join(r.value.replace("_", " ") for r in missing)
+            return f"no {names} series logged"
+        return None
+
+    def check(self, run: RunData, p: DetectorParams) -> Iterator[Finding]:  # pragma: no cover
+        raise NotImplementedError
+
+    # --- documentation ---------------------------------------------------------
+    @classmethod
+    def doc(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def summary(cls) -> str:
+        return cls.doc().splitlines()[0] if cls.doc() else ""
+
+    @classmethod
+    def param_table(cls) -> list[tuple[str, str, Any, str]]:
+        """(name, type, default, description) for each parameter."""
+        rows = []
+        for name, f in cls.Params.model_fields.items():
+            ann = getattr(f.annotation, "__name__", str(f.annotation))
+            rows.append((name, ann, f.default, f.description or ""))
+        return rows
+
+
+def registry() -> dict[str, type[Detector]]:
+    """All registered detectors by code, built-ins and entry-point plugins, sorted by code."""
+    from . import load_builtin_and_plugins
+
+    load_builtin_and_plugins()
+    return dict(sorted(_REGISTRY.items()))

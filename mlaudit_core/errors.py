@@ -1,0 +1,23 @@
+"""Errors that the CLI turns into one clear line and exit code 2."""
+
+from __future__ import annotations
+
+
+class MlauditError(Exception):
+    """Base: a problem the user can fix; the message is the one line shown."""
+
+
+class InputError(MlauditError):
+    """The input (run id, path, file, URI) does not exist or cannot be read."""
+
+
+class MissingDependency(MlauditError):
+    """A tracker SDK is not installed. The message carries the ``pip install`` line."""
+
+    def __init__(self, package: str, extra: str) -> None:
+        super().__init__(f"the {package} package is not installed: pip install 'mlaudit[{extra}]'")
+        self.package, self.extra = package, extra
+
+
+class WriteBackRefused(MlauditError):
+    """The tracker will not accept the write-back (e.g. a published ClearML task)."""
