@@ -49,8 +49,8 @@ CATALOG: list[Signature] = [
     _sig("xla-oom", "oom", r"RESOURCE_EXHAUSTED|Resource exhausted: OOM", "XLA/TF out of memory"),
     _sig("host-oom-killer", "oom", r"Out of memory: Killed process (?P<pid>\d+)|oom-kill", "kernel OOM killer"),
     _sig("nccl-watchdog-timeout", "collective_timeout",
-         r"Watchdog caught collective operation timeout.*?"
-         r"(?:OpType=(?P<op>\w+))?.*?(?:Timeout\(ms\)=(?P<timeout_ms>\d+))?",
+         r"Watchdog caught collective operation timeout"
+         r"(?:.*?OpType=(?P<op>\w+))?(?:.*?Timeout\(ms\)=(?P<timeout_ms>\d+))?",
          "NCCL/collective watchdog timed out"),
     _sig("nccl-error", "collective_timeout", r"NCCL (?:error|WARN).*?(?:unhandled system error|timeout)",
          "NCCL communicator error"),
@@ -64,7 +64,7 @@ CATALOG: list[Signature] = [
          "the process was asked to terminate (often preemption)"),
     _sig("preempted", "preemption", r"\bpreempt(?:ed|ion)\b|spot instance.*(?:interrupt|terminat)",
          "the scheduler preempted the job"),
-    _sig("requeue", "requeue", r"\brequeu(?:e|ed|ing)\b", "the job was requeued"),
+    _sig("requeue", "requeue", r"\brequeu\w*", "the job was requeued"),
     _sig("ecc-xid", "hardware",
          r"\bXid\b.*?(?P<xid>\d+)|uncorrectable ECC|ECC error|CUDA error: an illegal memory access|"
          r"GPU has fallen off the bus",

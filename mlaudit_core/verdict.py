@@ -72,7 +72,7 @@ def _crash_infra(c: _Ctx) -> _Decision | None:
             where = f.facts.get("code_path")
             extra = f" in the {where} code path" if where and where != "unknown" else ""
             return _Decision(Outcome.CRASHED, Cause.INFRA_RUNTIME, 0.9,
-                             f"The run crashed: it {what}{extra}. {f.message}.", f)
+                             f"The run crashed because {what}{extra}: {f.message}.", f)
     return None
 
 

@@ -22,7 +22,7 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
     Remedy: raise the learning rate, add capacity, check that parameters are
     trainable and that labels match inputs (train on a tiny subset: a healthy
     setup overfits it quickly).
-    Thresholds: final / initial > ``max_ratio`` 0.85 (less than 15% improvement),
+    Thresholds: final / initial and best / initial both > ``max_ratio`` 0.85 (less than 15% improvement),
     measured on examples/regimes.py: healthy runs reach < 0.3, starved-of-capacity
     runs stay > 0.9.
     """
@@ -41,11 +41,12 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
         if len(s) < p.min_points:
             raise Skip(f"{key} has {len(s)} points (< {p.min_points})")
         sm = centered_median(s.values, smooth_window(len(s)))
-        initial, final = float(sm[0]), float(sm[-1])
+        initial, final, best = float(sm[0]), float(sm[-1]), float(sm.min())
         if initial <= 0:
             return
         ratio = final / initial
-        if ratio <= p.max_ratio:
+        # judged on the best level reached: a loss that fell and then rose learned, then diverged
+        if ratio <= p.max_ratio or best / initial <= p.max_ratio:
             return
         values = {"initial": initial, "final": final, "ratio": ratio}
         acc = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..report import Severity
+from ..report import FactEvidence, Severity
 from ..roles import Role
 from .base import Detector, DetectorParams
 
@@ -20,7 +20,11 @@ class _MissingSignal(Detector):
         if any(run.has(r) for r in self.roles):
             return
         names = " / ".join(r.value.replace("_", " ") for r in self.roles)
+        keys = run.metrics.keys
+        shown = ", ".join(keys[:12]) + (f" (+{len(keys) - 12} more)" if len(keys) > 12 else "")
         yield self.finding(Severity.INFO, f"no {names} logged: {self.would_tell}",
+                           evidence=[FactEvidence(text=f"no logged key matches the {names} aliases; "
+                                                       f"logged: {shown or 'nothing'}")],
                            signal=names, would_tell=self.would_tell)
 
 

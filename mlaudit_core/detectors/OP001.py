@@ -65,7 +65,8 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
                 Severity.CRITICAL,
                 f"{key} diverged from step {int(steps[onset])}: smoothed loss {fmt(final)} at the "
                 f"end vs best {fmt(best)} at step {int(steps[ibest])} ({fmt(final / best if best > 0 else np.inf, 3)}x); "
-                f"{fmt(100 * min(regained, 9.99), 3)}% of the improvement was lost",
+                + (f"{fmt(100 * regained, 3)}% of the improvement was lost" if regained <= 1 else
+                   "the loss ended above its initial value"),
                 evidence=[SeriesEvidence(metric=key, step_start=int(steps[onset]), step_end=int(steps[-1]),
                                          values={"initial": initial, "best": best, "final": final})],
                 onset_step=int(steps[onset]), best_step=int(steps[ibest]), best=best, final=final,

@@ -1,0 +1,232 @@
+"""Load an MLflow run into RunData at full fidelity.
+
+Two paths for metric histories:
+
+* **Database URIs** (``sqlite:///``, ``postgresql://``, ``mysql://``...): one bulk
+  query over MLflow's own ``SqlMetric`` model (the ``metrics`` table), ordered by
+  key, timestamp and step. ``MlflowClient.get_metric_history`` pages per key and
+  builds an entity object per point; on 500,000 points it took 16 s here against
+  1.7 s for the bulk query (see ``benchmarks/ingest.py``).
+* **Servers and file stores**: ``MlflowClient.get_metric_history`` per key (it pages
+  the REST API), the only public way to read every point.
+
+NaN is stored by MLflow as ``value=0, is_nan=1`` and +-inf as +-max float64; both
+are restored. Console output is read from a text artifact when one was logged
+(``*.log``, ``*.txt`` named like stdout/console/output), capped at
+``CONSOLE_MAX_BYTES`` from the end of the file.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from mlaudit_core.errors import InputError
+from mlaudit_core.plugins import require
+from mlaudit_core.rundata import (Artifact, ConsoleLine, MetricTable, RunData, RunIdentity, RunStatus,
+                                  Series)
+
+CONSOLE_MAX_BYTES = 50 * 1024 * 1024
+_MAXF = 1.7976931348623157e308
+_DB_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql")
+_STATUS = {"FINISHED": RunStatus.FINISHED, "FAILED": RunStatus.FAILED, "KILLED": RunStatus.KILLED,
+           "RUNNING": RunStatus.RUNNING, "SCHEDULED": RunStatus.RUNNING}
+_CONSOLE_NAMES = ("console", "stdout", "output", "train", "log")
+
+
+def _mlflow():
+    m = require("mlflow", "mlflow", "mlflow")
+    for name in ("mlflow", "alembic"):  # store-migration chatter is not mlaudit's output
+        logging.getLogger(name).setLevel(logging.WARNING)
+    # Bounded retries so an unreachable server fails in seconds, not minutes; a user's own
+    # settings win.
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", "1")
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "30")
+    return m
+
+
+def resolve_uri(tracking_uri: str | None) -> str:
+    mlflow = _mlflow()
+    return tracking_uri or mlflow.get_tracking_uri()
+
+
+def client_for(tracking_uri: str | None):
+    mlflow = _mlflow()
+    return mlflow.MlflowClient(tracking_uri=resolve_uri(tracking_uri))
+
+
+def is_db_uri(uri: str) -> bool:
+    return uri.split(":", 1)[0].split("+", 1)[0] in _DB_SCHEMES
+
+
+def check_store_exists(uri: str) -> None:
+    """Refuse a ``sqlite:///`` path or file store that does not exist (MLflow would create one).
+
+    Raises:
+        InputError: the database file or store directory is missing.
+    """
+    if uri.startswith("sqlite:///"):
+        path = Path(uri[len("sqlite:///"):])
+        if str(path) not in ("", ":memory:") and not path.is_file():
+            raise InputError(f"{uri}: no such MLflow database file")
+    elif uri.startswith("file:") or "://" not in uri:
+        path = Path(uri[len("file://"):] if uri.startswith("file://") else uri.removeprefix("file:"))
+        if not path.is_dir():
+            raise InputError(f"{uri}: no such MLflow file store directory")
+
+
+def _bulk_metrics_db(uri: str, run_id: str) -> MetricTable:
+    """All metric points of ``run_id`` in one query through MLflow's ``SqlMetric`` model."""
+    sa = require("sqlalchemy", "mlflow", "mlflow")
+    from mlflow.store.tracking.dbmodels.models import SqlMetric
+
+    engine = sa.create_engine(uri)
+    try:
+        stmt = (sa.select(SqlMetric.key, SqlMetric.step, SqlMetric.timestamp, SqlMetric.value,
+                          SqlMetric.is_nan)
+                .where(SqlMetric.run_uuid == run_id)
+                .order_by(SqlMetric.key, SqlMetric.timestamp, SqlMetric.step))
+        with engine.connect() as conn:
+            rows = conn.execute(stmt).all()
+    finally:
+        engine.dispose()
+    if not rows:
+        return MetricTable.empty()
+    keys, steps, ts, values, is_nan = zip(*rows)
+    v = np.asarray(values, dtype=np.float64)
+    v[np.asarray(is_nan, dtype=bool)] = np.nan
+    v[v >= _MAXF] = np.inf
+    v[v <= -_MAXF] = -np.inf
+    return MetricTable(list(keys), steps, v, np.asarray(ts, dtype=np.float64) / 1000.0)
+
+
+def _metrics_via_client(client, run_id: str, keys: list[str]) -> MetricTable:
+    series = []
+    for key in keys:
+        hist = client.get_metric_history(run_id, key)
+        hist = sorted(hist, key=lambda m: (m.timestamp, m.step))
+        series.append(Series(key, np.fromiter((m.step for m in hist), np.int64, len(hist)),
+                             np.fromiter((m.value for m in hist), np.float64, len(hist)),
+                             np.fromiter((m.timestamp / 1000.0 for m in hist), np.float64, len(hist))))
+    return MetricTable.from_series(series)
+
+
+def _list_artifacts(client, run_id: str, max_depth: int = 3) -> list[Artifact]:
+    out: list[Artifact] = []
+
+    def walk(path: str | None, depth: int) -> None:
+        for fi in client.list_artifacts(run_id, path):
+            if fi.is_dir:
+                if depth < max_depth:
+                    walk(fi.path, depth + 1)
+            else:
+                out.append(Artifact(fi.path, fi.file_size))
+
+    walk(None, 0)
+    return out
+
+
+def _console_candidates(artifacts: list[Artifact]) -> list[Artifact]:
+    cands = []
+    for a in artifacts:
+        if a.path.startswith("mlaudit/"):
+            continue
+        name = a.path.rsplit("/", 1)[-1].lower()
+        if name.endswith((".log", ".txt", ".out")) and any(w in name for w in _CONSOLE_NAMES):
+            cands.append(a)
+    return cands
+
+
+def read_console(client, run_id: str, artifacts: list[Artifact], warnings: list[str]) -> list[ConsoleLine]:
+    lines: list[ConsoleLine] = []
+    for a in _console_candidates(artifacts)[:3]:
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                local = Path(client.download_artifacts(run_id, a.path, tmp))
+                with local.open("rb") as fh:
+                    size = local.stat().st_size
+                    if size > CONSOLE_MAX_BYTES:
+                        fh.seek(size - CONSOLE_MAX_BYTES)
+                        warnings.append(f"console artifact {a.path} is {size} bytes; read the last "
+                                        f"{CONSOLE_MAX_BYTES}")
+                    raw = fh.read()
+            except Exception as exc:  # an unreadable artifact is a warning, not a failed audit
+                warnings.append(f"console artifact {a.path} could not be read: {exc}")
+                continue
+        text = raw.decode("utf-8", errors="replace")
+        lines += [ConsoleLine(a.path, i, t) for i, t in enumerate(text.splitlines(), 1)]
+    return lines
+
+
+def load_run(run_id: str, tracking_uri: str | None = None) -> RunData:
+    """Load one MLflow run.
+
+    Args:
+        run_id: the run's id (32 hex characters).
+        tracking_uri: a server URL, ``sqlite:///path``, another database URI, or a file
+            store path; default: MLflow's own resolution (``MLFLOW_TRACKING_URI``).
+
+    Raises:
+        InputError: the run does not exist, was deleted, or the store is unreachable.
+        MissingDependency: mlflow is not installed.
+    """
+    mlflow = _mlflow()
+    from mlflow.exceptions import MlflowException
+
+    uri = resolve_uri(tracking_uri)
+    check_store_exists(uri)
+    client = mlflow.MlflowClient(tracking_uri=uri)
+    try:
+        r = client.get_run(run_id)
+    except MlflowException as exc:
+        code = getattr(exc, "error_code", "")
+        if "RESOURCE_DOES_NOT_EXIST" in str(code) or "not found" in str(exc).lower():
+            raise InputError(f"mlflow run {run_id!r} not found at {uri}") from None
+        first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"mlflow tracking server {uri} could not be read: {first}") from None
+    except Exception as exc:  # connection errors surface as requests/urllib3 exceptions
+        raise InputError(f"mlflow tracking store {uri} is unreachable: {type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0][:200] if str(exc) else ''}") from None
+    info, data = r.info, r.data
+    if info.lifecycle_stage == "deleted":
+        raise InputError(f"mlflow run {run_id!r} is deleted")
+    warnings: list[str] = []
+    if is_db_uri(uri):
+        metrics = _bulk_metrics_db(uri, run_id)
+    else:
+        metrics = _metrics_via_client(client, run_id, sorted(data.metrics))
+    try:
+        artifacts = _list_artifacts(client, run_id)
+    except Exception as exc:
+        artifacts = []
+        warnings.append(f"artifact listing failed: {exc}")
+    console = read_console(client, run_id, artifacts, warnings)
+    tags = dict(data.tags)
+    exp = None
+    try:
+        exp = client.get_experiment(info.experiment_id)
+    except Exception:
+        pass
+    url = None
+    if uri.startswith(("http://", "https://")):
+        url = f"{uri.rstrip('/')}/#/experiments/{info.experiment_id}/runs/{run_id}"
+    env = {k: v for k, v in tags.items() if k.startswith(("mlflow.source.", "mlflow.gitRepoURL"))}
+    run = RunData(
+        identity=RunIdentity(tracker="mlflow", id=run_id, name=info.run_name or run_id, url=url,
+                             project=exp.name if exp else info.experiment_id),
+        status=_STATUS.get(info.status, RunStatus.UNKNOWN),
+        start_time=datetime.fromtimestamp(info.start_time / 1000, tz=timezone.utc) if info.start_time else None,
+        end_time=datetime.fromtimestamp(info.end_time / 1000, tz=timezone.utc) if info.end_time else None,
+        params=dict(data.params), tags=tags, metrics=metrics, console=console, artifacts=artifacts,
+        environment=env, parent_id=tags.get("mlflow.parentRunId"), warnings=warnings)
+    try:  # console-only signals (grad norm, loss scale printed but not logged) become series
+        from mlaudit_core.logs import enrich_from_console
+    except ImportError:
+        return run
+    return enrich_from_console(run)

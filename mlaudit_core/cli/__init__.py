@@ -1,0 +1,49 @@
+"""The ``mlaudit`` command line (typer).
+
+Each command group lives in its own ``cmd_*.py`` module exposing
+``register(app)``; modules import tracker SDKs only inside the command that
+needs them, so ``mlaudit --help`` imports none.
+
+Exit codes: 0 audit done (no finding at or above ``--fail-on``); 1 findings at or
+above ``--fail-on``; 2 bad input or usage (one line on stderr, nothing written
+back); 3 internal error.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import typer
+
+app = typer.Typer(
+    name="mlaudit",
+    help="Evidence-backed diagnosis of ML training runs, written back into the tracker.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", help="Print the version and exit.")) -> None:
+    if version:
+        from .. import __version__
+
+        typer.echo(f"mlaudit {__version__}")
+        raise typer.Exit(0)
+
+
+def _register_all() -> None:
+    for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if mod.name.startswith("cmd_"):
+            importlib.import_module(f"{__name__}.{mod.name}").register(app)
+
+
+_register_all()
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

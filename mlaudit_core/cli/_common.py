@@ -1,0 +1,144 @@
+"""Options and the load -> audit -> render -> write-back pipeline shared by all run commands."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from enum import Enum
+from pathlib import Path
+from typing import Callable
+
+import typer
+from rich.console import Console
+
+from ..errors import MlauditError
+from ..report import AuditReport, Severity
+from ..rundata import RunData
+from ..settings import Settings, SettingsError, load_settings
+
+err_console = Console(stderr=True)
+
+
+class Format(str, Enum):
+    terminal = "terminal"
+    markdown = "markdown"
+    json = "json"
+
+
+class FailOn(str, Enum):
+    info = "info"
+    warning = "warning"
+    error = "error"
+    critical = "critical"
+    never = "never"
+
+
+FORMAT = typer.Option(Format.terminal, "--format", "-f", help="Output format on stdout.")
+OUT = typer.Option(None, "--out", "-o", help="Also write the report to FILE (.json, .md or .html by suffix).")
+FAIL_ON = typer.Option(None, "--fail-on", help="Exit 1 when a finding is at or above this severity "
+                                               "(default: settings' fail_on, else never).")
+CONFIG = typer.Option(None, "--config", help="Settings file (default: mlaudit.toml or pyproject.toml "
+                                             "[tool.mlaudit] in the current directory or its parents).")
+DRY_RUN = typer.Option(False, "--dry-run", help="Show what would be written back; write nothing.")
+NO_WRITE = typer.Option(False, "--no-write", help="Do not write the verdict back to the tracker.")
+VERBOSE = typer.Option(False, "--verbose", "-v", help="Show info-level findings too.")
+
+
+def fail(message: str, code: int = 2) -> None:
+    """Print one clear error line to stderr and exit with ``code``."""
+    from ..redact import redact_text
+
+    err_console.print(f"[bold red]mlaudit: error:[/] {redact_text(message)}", markup=True, highlight=False,
+                      soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def settings_or_fail(config: Path | None) -> Settings:
+    try:
+        return load_settings(explicit=config)
+    except SettingsError as exc:
+        fail(str(exc))
+        raise  # unreachable
+
+
+def write_out(report: AuditReport, out: Path, run: RunData | None = None) -> None:
+    from ..render import render_json, render_markdown
+
+    suffix = out.suffix.lower()
+    if suffix == ".json":
+        text = render_json(report)
+    elif suffix in (".html", ".htm"):
+        from ..render.html import render_html  # added by the HTML report work
+
+        text = render_html(report, run)
+    else:
+        text = render_markdown(report)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+
+
+def emit(report: AuditReport, fmt: Format, verbose: bool = False) -> None:
+    from ..render import render_json, render_markdown, render_terminal
+
+    if fmt is Format.json:
+        typer.echo(render_json(report))
+    elif fmt is Format.markdown:
+        typer.echo(render_markdown(report))
+    else:
+        render_terminal(report, Console(), verbose=verbose)
+
+
+def exit_code(report: AuditReport, fail_on: FailOn | None, settings: Settings) -> int:
+    level = fail_on.value if fail_on else (settings.fail_on or "never")
+    if level == "never":
+        return 0
+    worst = report.max_severity()
+    return 1 if worst is not None and worst.rank >= Severity(level).rank else 0
+
+
+def run_pipeline(load: Callable[[], RunData], *, fmt: Format, out: Path | None, fail_on: FailOn | None,
+                 config: Path | None, write_back: Callable[[RunData, AuditReport], object] | None = None,
+                 verbose: bool = False, what: str = "run") -> AuditReport:
+    """Load, audit, print, optionally write back; exits with the documented code.
+
+    Bad input (``MlauditError``) prints one line and exits 2 before anything is
+    written back. Unexpected exceptions print one line and exit 3
+    (``MLAUDIT_DEBUG=1`` shows the traceback).
+    """
+    import os
+
+    from ..audit import audit
+
+    settings = settings_or_fail(config)
+    try:
+        with err_console.status(f"loading {what}…", spinner="dots") if sys.stderr.isatty() else _null():
+            run = load()
+        with err_console.status("auditing…") if sys.stderr.isatty() else _null():
+            report = audit(run, settings)
+    except MlauditError as exc:
+        fail(str(exc))
+    except SettingsError as exc:
+        fail(str(exc))
+    except Exception as exc:  # a bug: one line, and the traceback on request
+        if os.environ.get("MLAUDIT_DEBUG"):
+            traceback.print_exc()
+        fail(f"internal error while auditing {what}: {type(exc).__name__}: {exc}", code=3)
+    emit(report, fmt, verbose)
+    if out:
+        write_out(report, out, run)
+    if write_back is not None:
+        try:
+            result = write_back(run, report)
+        except MlauditError as exc:
+            fail(str(exc))
+        for line in getattr(result, "lines", lambda: [])():
+            err_console.print(f"[dim]{line}[/]", highlight=False)
+    raise typer.Exit(exit_code(report, fail_on, settings))
+
+
+class _null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False

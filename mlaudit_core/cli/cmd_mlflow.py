@@ -1,0 +1,28 @@
+"""``mlaudit mlflow RUN_ID``: audit an MLflow run and write the verdict back onto it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ._common import CONFIG, DRY_RUN, FAIL_ON, FORMAT, NO_WRITE, OUT, VERBOSE, FailOn, Format, run_pipeline
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("mlflow")
+    def mlflow_cmd(
+        run_id: str = typer.Argument(..., help="MLflow run id."),
+        tracking_uri: str = typer.Option(None, "--tracking-uri", "-u", envvar="MLFLOW_TRACKING_URI",
+                                         help="Server URL, sqlite:///path or file store "
+                                              "(default: MLFLOW_TRACKING_URI)."),
+        fmt: Format = FORMAT, out: Path = OUT, fail_on: FailOn = FAIL_ON, config: Path = CONFIG,
+        dry_run: bool = DRY_RUN, no_write: bool = NO_WRITE, verbose: bool = VERBOSE,
+    ) -> None:
+        """Audit an MLflow run; write tags, mlaudit/ artifacts and a Description section back."""
+        from ..plugins import get_plugin
+
+        plugin = get_plugin("mlflow", tracking_uri=tracking_uri)
+        wb = None if no_write else (lambda run, rep: plugin.write_back(run, rep, dry_run=dry_run))
+        run_pipeline(lambda: plugin.load(run_id), fmt=fmt, out=out, fail_on=fail_on, config=config,
+                     write_back=wb, verbose=verbose, what=f"mlflow run {run_id}")
