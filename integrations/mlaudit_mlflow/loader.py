@@ -81,6 +81,13 @@ def check_store_exists(uri: str) -> None:
             raise InputError(f"{uri}: no such MLflow file store directory")
 
 
+def _restore_inf(v: np.ndarray) -> np.ndarray:
+    """MLflow stores +-inf as +-max float64 (SQL has no inf); turn them back into inf."""
+    v[v >= _MAXF] = np.inf
+    v[v <= -_MAXF] = -np.inf
+    return v
+
+
 def _bulk_metrics_db(uri: str, run_id: str) -> MetricTable:
     """All metric points of ``run_id`` in one query through MLflow's ``SqlMetric`` model."""
     sa = require("sqlalchemy", "mlflow", "mlflow")
@@ -99,10 +106,8 @@ def _bulk_metrics_db(uri: str, run_id: str) -> MetricTable:
     if not rows:
         return MetricTable.empty()
     keys, steps, ts, values, is_nan = zip(*rows)
-    v = np.asarray(values, dtype=np.float64)
+    v = _restore_inf(np.asarray(values, dtype=np.float64))
     v[np.asarray(is_nan, dtype=bool)] = np.nan
-    v[v >= _MAXF] = np.inf
-    v[v <= -_MAXF] = -np.inf
     return MetricTable(list(keys), steps, v, np.asarray(ts, dtype=np.float64) / 1000.0)
 
 
@@ -112,7 +117,7 @@ def _metrics_via_client(client, run_id: str, keys: list[str]) -> MetricTable:
         hist = client.get_metric_history(run_id, key)
         hist = sorted(hist, key=lambda m: (m.timestamp, m.step))
         series.append(Series(key, np.fromiter((m.step for m in hist), np.int64, len(hist)),
-                             np.fromiter((m.value for m in hist), np.float64, len(hist)),
+                             _restore_inf(np.fromiter((m.value for m in hist), np.float64, len(hist))),
                              np.fromiter((m.timestamp / 1000.0 for m in hist), np.float64, len(hist))))
     return MetricTable.from_series(series)
 

@@ -46,9 +46,12 @@ VERBOSE = typer.Option(False, "--verbose", "-v", help="Show info-level findings 
 
 def fail(message: str, code: int = 2) -> None:
     """Print one clear error line to stderr and exit with ``code``."""
+    from rich.markup import escape
+
     from ..redact import redact_text
 
-    err_console.print(f"[bold red]mlaudit: error:[/] {redact_text(message)}", markup=True, highlight=False,
+    err_console.print(f"[bold red]mlaudit: error:[/] {escape(redact_text(message))}", markup=True,
+                      highlight=False,
                       soft_wrap=True)
     raise typer.Exit(code)
 
@@ -107,6 +110,8 @@ def run_pipeline(load: Callable[[], RunData], *, fmt: Format, out: Path | None, 
     """
     import os
 
+    from rich.markup import escape
+
     from ..audit import audit
 
     settings = settings_or_fail(config)
@@ -132,7 +137,7 @@ def run_pipeline(load: Callable[[], RunData], *, fmt: Format, out: Path | None, 
         except MlauditError as exc:
             fail(str(exc))
         for line in getattr(result, "lines", lambda: [])():
-            err_console.print(f"[dim]{line}[/]", highlight=False)
+            err_console.print(f"[dim]{escape(line)}[/]", highlight=False, soft_wrap=True)
     raise typer.Exit(exit_code(report, fail_on, settings))
 
 

@@ -1,0 +1,147 @@
+"""TensorBoard loader and write-back, on event files written by real writers.
+
+Writers: tensorboardX's SummaryWriter (scalars as ``simple_value``) and TensorBoard's
+own EventFileWriter with ``summary_v2.scalar_pb`` (scalars as tensors, the form
+newer writers use). Counts are checked against TensorBoard's EventAccumulator with
+sampling turned off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tensorboard")
+tbx = pytest.importorskip("tensorboardX")
+
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
+from tensorboard.compat.proto import event_pb2  # noqa: E402
+from tensorboard.plugins.scalar.summary_v2 import scalar_pb  # noqa: E402
+from tensorboard.plugins.text.summary_v2 import text_pb  # noqa: E402
+from tensorboard.summary.writer.event_file_writer import EventFileWriter  # noqa: E402
+
+from mlaudit_core import Role, audit  # noqa: E402
+from mlaudit_core.errors import InputError  # noqa: E402
+from mlaudit_tensorboard.reader import MLAUDIT_SUFFIX, load_logdir  # noqa: E402
+from mlaudit_tensorboard.writeback import write_verdict  # noqa: E402
+
+
+def write_tbx(logdir: Path, n: int = 300, nan_at: int | None = None) -> None:
+    w = tbx.SummaryWriter(str(logdir))
+    for i in range(1, n + 1):
+        loss = 2.3 * np.exp(-i / 60) + 0.1
+        if nan_at is not None and i >= nan_at:
+            loss = float("nan")
+        w.add_scalar("train/loss", loss, i)
+        if i % 30 == 0:
+            w.add_scalar("val/loss", 2.3 * np.exp(-i / 60) + 0.15, i)
+    w.add_text("notes", "lr sweep point 3", 0)
+    w.close()
+
+
+def write_tensor_form(logdir: Path, n: int = 200) -> None:
+    w = EventFileWriter(str(logdir))
+    for i in range(n):
+        w.add_event(event_pb2.Event(wall_time=time.time(), step=i,
+                                    summary=scalar_pb("epoch_loss", 1.0 / (i + 1))))
+    w.add_event(event_pb2.Event(wall_time=time.time(), step=0, summary=text_pb("config", "batch=64")))
+    w.close()
+
+
+def accumulator_count(path: Path, tag: str) -> int:
+    acc = EventAccumulator(str(path), size_guidance={"scalars": 0, "tensors": 0})
+    acc.Reload()
+    tags = acc.Tags()
+    if tag in tags["scalars"]:
+        return len(acc.Scalars(tag))
+    return len(acc.Tensors(tag))
+
+
+def test_simple_values_full_fidelity(tmp_path):
+    write_tbx(tmp_path, n=3000)
+    run = load_logdir(tmp_path)
+    s = run.series("train/loss")
+    assert len(s) == 3000 == accumulator_count(tmp_path, "train/loss")
+    assert run.key_for(Role.VAL_LOSS) == "val/loss"
+    assert np.all(np.diff(s.steps) == 1)
+    assert s.values[0] == pytest.approx(2.3 * np.exp(-1 / 60) + 0.1, rel=1e-6)
+    assert any("lr sweep point 3" in n for n in run.notes)
+    assert run.start_time is not None and run.end_time >= run.start_time
+
+
+def test_tensor_scalars_and_nested_runs(tmp_path):
+    write_tensor_form(tmp_path / "train", n=200)
+    write_tensor_form(tmp_path / "validation", n=20)
+    run = load_logdir(tmp_path)
+    assert set(run.metrics.keys) == {"train/epoch_loss", "validation/epoch_loss"}
+    assert len(run.series("train/epoch_loss")) == 200 == accumulator_count(tmp_path / "train", "epoch_loss")
+    assert run.series("validation/epoch_loss").values[3] == pytest.approx(0.25)
+    assert any("batch=64" in n for n in run.notes)
+
+
+def test_truncated_file_keeps_valid_records(tmp_path):
+    write_tbx(tmp_path, n=500)
+    f = next(tmp_path.glob("*tfevents*"))
+    data = f.read_bytes()
+    f.write_bytes(data[: len(data) - 400])
+    run = load_logdir(tmp_path)
+    n = len(run.series("train/loss"))
+    assert 450 < n < 500
+    assert any("truncated" in w for w in run.warnings)
+    report = audit(run)
+    assert any("truncated" in w for w in report.warnings)
+    assert any("truncated" in u for u in report.unknowns)
+
+
+def test_corrupt_record_stops_with_warning(tmp_path):
+    write_tbx(tmp_path, n=100)
+    f = next(tmp_path.glob("*tfevents*"))
+    data = bytearray(f.read_bytes())
+    mid = len(data) // 2
+    data[mid:mid + 40] = b"\xff" * 40
+    f.write_bytes(bytes(data))
+    run = load_logdir(tmp_path)
+    assert 0 < len(run.series("train/loss")) < 100
+    assert run.warnings
+
+
+def test_bad_logdirs(tmp_path):
+    with pytest.raises(InputError, match="no such log directory"):
+        load_logdir(tmp_path / "nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="no TensorBoard event files"):
+        load_logdir(tmp_path / "empty")
+    (tmp_path / "file.txt").write_text("x")
+    with pytest.raises(InputError, match="not a directory"):
+        load_logdir(tmp_path / "file.txt")
+
+
+def _hashes(d: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in d.glob("*tfevents*")
+            if not p.name.endswith(MLAUDIT_SUFFIX)}
+
+
+def test_writeback_text_tab_idempotent_and_user_files_untouched(tmp_path):
+    write_tbx(tmp_path, n=300, nan_at=200)
+    before = _hashes(tmp_path)
+    run = load_logdir(tmp_path)
+    report = audit(run)
+    assert report.verdict.outcome.value == "diverged"
+    dry = write_verdict(tmp_path, report, dry_run=True)
+    assert dry.dry_run and not list(tmp_path.glob(f"*{MLAUDIT_SUFFIX}"))
+    write_verdict(tmp_path, report)
+    time.sleep(0.01)
+    write_verdict(tmp_path, report)
+    ours = list(tmp_path.glob(f"*{MLAUDIT_SUFFIX}"))
+    assert len(ours) == 1
+    assert _hashes(tmp_path) == before
+    acc = EventAccumulator(str(tmp_path), size_guidance={"tensors": 0})
+    acc.Reload()
+    texts = [b"".join(t.tensor_proto.string_val).decode() for t in acc.Tensors("mlaudit/verdict")]
+    assert len(texts) == 1 and "diverged" in texts[0]
+    # the reader ignores mlaudit's own file: re-auditing sees the same points
+    assert len(load_logdir(tmp_path).metrics) == len(run.metrics)
