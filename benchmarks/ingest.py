@@ -126,6 +126,9 @@ def start_server(db_uri: str, root: Path):
     for _ in range(180):
         try:
             if requests.get(url + "/health", timeout=1).ok:
+                # warm the server (first request initialises its store) before anything is timed
+                requests.get(url + "/api/2.0/mlflow/experiments/search", params={"max_results": 1},
+                             timeout=60)
                 return proc, url
         except requests.RequestException:
             time.sleep(0.5)
