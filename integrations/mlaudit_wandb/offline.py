@@ -78,7 +78,7 @@ def load_offline(path: str | Path) -> RunData:
     raw_out: list[str] = []
     out_lines: list[str] = []
     config: dict = {}
-    summary: dict = {}
+    summary_raw: dict[str | tuple[str, ...], str] = {}  # top-level key or nested path
     info: dict = {}
     env: dict[str, str] = {}
     exit_code: int | None = None
@@ -87,6 +87,7 @@ def load_offline(path: str | Path) -> RunData:
     n_stats = 0
     hc, hs, hv, hw = hist.c, hist.s, hist.v, hist.w
     code = hist.code
+    codes = hist.codes
     nan = math.nan
 
     for rec in iter_records(log, scan):
@@ -124,7 +125,8 @@ def load_offline(path: str | Path) -> RunData:
                     x = _typed(it)
                     if x is None:
                         continue
-                hc.append(code(key))
+                c = codes.get(key)
+                hc.append(code(key) if c is None else c)
                 hv.append(x)
             if nested:
                 _add_nested(nested, hc, hv, code)
@@ -148,8 +150,13 @@ def load_offline(path: str | Path) -> RunData:
             raw_out.append(rec.output_raw.line)
         elif kind == "output":
             out_lines.append(rec.output.line)
-        elif kind == "summary":
-            _apply(summary, rec.summary)
+        elif kind == "summary":  # one per logged row: keep raw JSON, decode only the last value
+            for it in rec.summary.update:
+                nk = it.nested_key
+                summary_raw[nk[0] if len(nk) == 1 else (tuple(nk) or it.key)] = it.value_json
+            for it in rec.summary.remove:
+                nk = it.nested_key
+                summary_raw.pop(nk[0] if len(nk) == 1 else (tuple(nk) or it.key), None)
         elif kind == "config":
             _apply(config, rec.config)
         elif kind == "run":
@@ -162,6 +169,13 @@ def load_offline(path: str | Path) -> RunData:
             env["wandb"] = rec.telemetry.cli_version
 
     warnings = list(scan.warnings)
+    env["wandb_source"] = "offline"
+    summary: dict = {}
+    for path, vj in summary_raw.items():
+        try:
+            _set(summary, (path,) if isinstance(path, str) else path, json.loads(vj))
+        except ValueError:
+            continue
     if not info:
         raise InputError(f"{log}: no run record in the file (is it a W&B run file?)"
                          + (f"; {warnings[0]}" if warnings else ""))
@@ -232,20 +246,22 @@ def _add_nested(items, hc, hv, code) -> None:
         hv.append(x)
 
 
+def _set(target: dict, path, value) -> None:
+    d = target
+    for k in path[:-1]:
+        if not isinstance(d.get(k), dict):
+            d[k] = {}
+        d = d[k]
+    d[path[-1]] = value
+
+
 def _apply(target: dict, rec) -> None:
-    """Apply a ConfigRecord/SummaryRecord (``update`` and ``remove`` items) to a nested dict."""
+    """Apply a ConfigRecord (``update`` and ``remove`` items) to a nested dict."""
     for it in rec.update:
-        path = list(it.nested_key) or [it.key]
         try:
-            value = json.loads(it.value_json)
+            _set(target, list(it.nested_key) or [it.key], json.loads(it.value_json))
         except ValueError:
             continue
-        d = target
-        for k in path[:-1]:
-            if not isinstance(d.get(k), dict):
-                d[k] = {}
-            d = d[k]
-        d[path[-1]] = value
     for it in rec.remove:
         path = list(it.nested_key) or [it.key]
         d = target

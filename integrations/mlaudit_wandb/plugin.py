@@ -1,0 +1,185 @@
+"""The W&B tracker plugin (entry point ``wandb`` in the ``mlaudit.trackers`` group).
+
+Importing this module does not import wandb; the SDK is imported on first use
+(``pip install 'mlaudit[wandb]'`` otherwise).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from mlaudit_core.report import AuditReport
+from mlaudit_core.rundata import RunData
+from mlaudit_core.writeback import WriteBackResult
+
+from .mapping import params_of
+
+#: Config keys that differ between repeats of one experiment (ignored when matching baselines).
+SEED_KEYS = ("seed", "*_seed", "seed_*", "random_state", "*.seed")
+FINISHED_STATES = ("finished", "failed", "crashed", "killed")
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A run to compare against, and why it was picked (``group``, ``sweep``, ``tags``, ``config``)."""
+
+    path: str
+    reason: str
+
+
+class WandbPlugin:
+    """Load W&B runs (online or offline), find baselines, list finished runs, write verdicts back."""
+
+    name = "wandb"
+    extra = "wandb"
+
+    def __init__(self, api=None, timeout: int = 30) -> None:
+        self._api = api
+        self.timeout = timeout
+
+    @property
+    def api(self):
+        if self._api is None:
+            from .online import make_api
+
+            self._api = make_api(self.timeout)
+        return self._api
+
+    def load(self, ref: str, *, offline: bool = False, **options) -> RunData:
+        """``ENTITY/PROJECT/RUN_ID`` (or URL) online; with ``offline=True`` a run directory."""
+        if offline:
+            from .offline import load_offline
+
+            run = load_offline(ref)
+        else:
+            from .online import load_online
+
+            run = load_online(ref, api=self.api)
+        _enrich(run)
+        return run
+
+    def write_back(self, run: RunData, report: AuditReport, *, dry_run: bool = False,
+                   panel: bool = True, **options) -> WriteBackResult:
+        """Tags, ``mlaudit/`` summary keys, notes section, report files, optional panel.
+
+        An offline run has no server copy to write to: nothing is written and the
+        result says so (sync it, then audit it online).
+        """
+        if run.environment.get("wandb_source") == "offline":
+            return _offline_result(run, dry_run)
+        from .online import parse_ref
+        from .writeback import write_back
+
+        path = parse_ref(f"{run.identity.project}/{run.identity.id}")
+        return write_back(self.api, path, report, run_data=run, dry_run=dry_run, panel=panel)
+
+    def list_finished(self, since: datetime | None = None, *, project: str = "",
+                      **options) -> list[str]:
+        """``ENTITY/PROJECT/RUN_ID`` of runs in ``project`` that ended and carry no verdict for
+        their current state (the auto-triage loop guard), oldest first.
+
+        Args:
+            since: only runs whose last heartbeat is at or after this time.
+            project: ``ENTITY/PROJECT``.
+        """
+        from .online import sdk_errors
+        from .writeback import already_judged
+
+        entity, _, proj = project.partition("/")
+        out = []
+        with sdk_errors(project):
+            runs = self.api.runs(project, filters={"state": {"$in": list(FINISHED_STATES)}},
+                                 order="+created_at", per_page=100)
+            for r in runs:
+                if since is not None:
+                    hb = _time(r._attrs.get("heartbeatAt"))
+                    if hb is not None and hb < since:
+                        continue
+                summary = dict(r.summary._json_dict) if hasattr(r.summary, "_json_dict") else {}
+                if not already_judged(summary, r.state):
+                    out.append(f"{entity}/{proj}/{r.id}")
+        return out
+
+    def run_state(self, ref: str) -> tuple[str, dict]:
+        """(state, summary) of an online run, for the auto-triage guard."""
+        from .online import fetch_run, parse_ref, sdk_errors
+
+        path = parse_ref(ref)
+        r = fetch_run(self.api, path)
+        with sdk_errors(str(path)):
+            summary = dict(r.summary._json_dict) if hasattr(r.summary, "_json_dict") else {}
+            return r.state, summary
+
+    def find_baselines(self, ref: str, limit: int = 20) -> list[Baseline]:
+        """Runs to compare ``ref`` against, most specific reason first.
+
+        Same group, same sweep, a shared user tag (``mlaudit:*`` tags do not count),
+        or the same config except seed-like keys (``SEED_KEYS``). Only finished runs,
+        never the run itself; at most ``limit``.
+        """
+        from .online import fetch_run, parse_ref, sdk_errors
+
+        path = parse_ref(ref)
+        me = fetch_run(self.api, path)
+        project = f"{path.entity}/{path.project}"
+        found: dict[str, Baseline] = {}
+        with sdk_errors(str(path)):
+            queries = []
+            if me.group:
+                queries.append(("group", {"group": me.group}))
+            if me.sweep_name:
+                queries.append(("sweep", {"sweep": me.sweep_name}))
+            user_tags = [t for t in (me.tags or []) if not t.startswith("mlaudit:")]
+            if user_tags:
+                queries.append(("tags", {"tags": {"$in": user_tags}}))
+            for reason, flt in queries:
+                flt = {"$and": [flt, {"state": "finished"}]}
+                for r in self.api.runs(project, filters=flt, per_page=limit):
+                    if r.id != path.run_id and r.id not in found:
+                        found[r.id] = Baseline(f"{project}/{r.id}", reason)
+                    if len(found) >= limit:
+                        break
+            if len(found) < limit:
+                mine = _without_seed(params_of(dict(me.config)))
+                for r in self.api.runs(project, filters={"state": "finished"}, per_page=50,
+                                       lazy=False):
+                    if r.id == path.run_id or r.id in found:
+                        continue
+                    if mine and _without_seed(params_of(dict(r.config))) == mine:
+                        found[r.id] = Baseline(f"{project}/{r.id}", "config")
+                    if len(found) >= limit:
+                        break
+        return list(found.values())
+
+
+def _without_seed(params: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in params.items()
+            if not any(fnmatch.fnmatchcase(k.lower(), p) for p in SEED_KEYS)}
+
+
+def _offline_result(run: RunData, dry_run: bool) -> WriteBackResult:
+    res = WriteBackResult(tracker="wandb", run_id=run.identity.id, dry_run=dry_run)
+    res.notes.append("offline run: nothing written back (run `wandb sync` on the run directory, "
+                     "then audit it online to write the verdict)")
+    return res
+
+
+def _enrich(run: RunData) -> None:
+    """Series derived from console text, when the console enrichment (another module) exists."""
+    try:
+        from mlaudit_core.logs import enrich_from_console
+    except ImportError:
+        return
+    enrich_from_console(run)
+
+
+def _time(value) -> datetime | None:
+    if not value:
+        return None
+    try:
+        t = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)

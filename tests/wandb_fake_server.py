@@ -1,0 +1,486 @@
+"""A local stand-in for the W&B backend on 127.0.0.1, for testing mlaudit against the real wandb SDK.
+
+What it implements: the part of the W&B GraphQL API (``POST /graphql``) and
+file endpoints that the real ``wandb.Api`` (wandb 0.31, through its wandb-core
+service) sends when mlaudit reads and writes a run:
+
+* ``Viewer`` (credential check: HTTP basic ``api:<key>``; a wrong key gets
+  ``viewer: null`` as the real server answers, which the SDK reports as
+  invalid credentials);
+* ``project { run(name) { ...RunFragment } }`` and ``project { runs(filters) }``
+  with the field names and JSON-string encodings of ``wandb/apis/public/runs.py``
+  (``config`` as ``{"key": {"value": v, "desc": null}}``, ``summaryMetrics`` and
+  ``systemMetrics`` as JSON strings, ``tags``, ``notes``, ``group``, ``jobType``,
+  ``sweepName``, ``historyLineCount``, ``historyKeys``);
+* full-fidelity history: ``history(minStep, maxStep, samples)`` and
+  ``events(samples)`` returning JSON-string rows, and ``runParquetHistory`` with no
+  exported files (so wandb-core reads the history through GraphQL);
+* the run's files (``files`` connection with download URLs served by ``GET
+  /files/...``; upload through ``createRunFiles`` + ``PUT``);
+* ``upsertBucket`` (tags, notes, config, summary) as ``Run.update()`` sends it;
+* ``deleteRun``; anything else is answered with a GraphQL error naming the
+  operation, so a new query in the SDK shows up as a clear failure.
+
+Queries are parsed with graphql-core and answered by projecting an in-memory
+run onto the requested selection set (fields, aliases, fragments), so the
+payload shapes follow the query exactly like a real GraphQL server's.
+
+Why no real server: tests must run without network and without W&B
+credentials; the W&B Local server image is a multi-GB container needing a
+license. Payload shapes were taken from the queries in wandb 0.31's
+``wandb/apis/public/*.py`` and checked against the SDK's own parsing of them.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphql import parse
+from graphql.language import FieldNode, FragmentSpreadNode, InlineFragmentNode
+from graphql.utilities import value_from_ast_untyped
+
+__all__ = ["FakeRun", "FakeWandbServer"]
+
+
+@dataclass
+class FakeRun:
+    """One run as the server stores it. ``history``/``events`` rows are dicts, as logged."""
+
+    entity: str
+    project: str
+    name: str  # the run id
+    state: str = "finished"
+    display_name: str = ""
+    config: dict[str, Any] = field(default_factory=dict)
+    summary: dict[str, Any] = field(default_factory=dict)
+    tags: list[str] = field(default_factory=list)
+    notes: str | None = None
+    group: str | None = None
+    job_type: str | None = None
+    sweep: str | None = None
+    history: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    files: dict[str, bytes] = field(default_factory=dict)
+    created_at: str = "2026-01-01T00:00:00"
+    heartbeat_at: str = "2026-01-01T00:10:00"
+    deleted: bool = False
+    exports: dict[str, bytes] = field(default_factory=dict)  # parquet history files served
+
+    @property
+    def storage_id(self) -> str:
+        return base64.b64encode(f"Run:v1:{self.name}:{self.project}:{self.entity}".encode()).decode()
+
+
+class FakeWandbServer:
+    """An HTTP server on 127.0.0.1 (uvicorn + starlette in a thread) speaking the W&B API subset.
+
+    Usage::
+
+        with FakeWandbServer(api_key="k" * 40) as srv:
+            srv.add_run(FakeRun("ent", "proj", "abc123", history=[...]))
+            os.environ["WANDB_BASE_URL"] = srv.base_url
+    """
+
+    def __init__(self, api_key: str, entity: str = "ent") -> None:
+        self.api_key = api_key
+        self.entity = entity
+        self.runs: dict[tuple[str, str, str], FakeRun] = {}
+        self.operations: list[str] = []  # operation names received, for assertions
+        self.unknown: list[str] = []
+        self.lock = threading.Lock()
+        self.live_rows = 10  # newest history rows answered inline as liveData, not in parquet
+        self._server = None
+        self._thread: threading.Thread | None = None
+        self.port = 0
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> "FakeWandbServer":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        import uvicorn
+
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(self.app(), log_level="warning", lifespan="off")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
+                                        daemon=True)
+        self._thread.start()
+        deadline = time.time() + 10
+        while not self._server.started and time.time() < deadline:
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+            self._thread.join(timeout=5)
+
+    def add_run(self, run: FakeRun) -> FakeRun:
+        with self.lock:
+            self.runs[(run.entity, run.project, run.name)] = run
+        return run
+
+    def run(self, entity: str, project: str, name: str) -> FakeRun | None:
+        r = self.runs.get((entity, project, name))
+        return None if r is None or r.deleted else r
+
+    # ------------------------------------------------------------------ HTTP
+    def app(self):
+        from starlette.applications import Starlette
+        from starlette.responses import JSONResponse, Response
+        from starlette.routing import Route
+
+        async def graphql(request):
+            if not self._authorized(request.headers.get("authorization", "")):
+                body = await request.json()
+                if body.get("operationName") == "Viewer" or "viewer" in body.get("query", ""):
+                    return JSONResponse({"data": {"viewer": None}})
+                return JSONResponse({"errors": [{"message": "permission denied"}]}, status_code=401)
+            body = await request.json()
+            try:
+                data = self.execute(body.get("query", ""), body.get("variables") or {})
+            except GraphQLFailure as exc:
+                if os.environ.get("FAKE_WANDB_DEBUG"):
+                    print(body.get("query"), body.get("variables"), file=sys.stderr)
+                return JSONResponse({"data": None, "errors": [{"message": str(exc)}]})
+            return JSONResponse({"data": data})
+
+        async def get_file(request):
+            key = (request.path_params["entity"], request.path_params["project"],
+                   request.path_params["run"])
+            run = self.run(*key)
+            name = request.path_params["name"]
+            if run is None or name not in run.files:
+                return Response(b"not found", status_code=404)
+            return Response(run.files[name])
+
+        async def get_export(request):
+            run = self.run(request.path_params["entity"], request.path_params["project"],
+                           request.path_params["run"])
+            data = run.exports.get(request.path_params["name"]) if run else None
+            return Response(data) if data is not None else Response(b"not found", status_code=404)
+
+        async def put_file(request):
+            key = (request.path_params["entity"], request.path_params["project"],
+                   request.path_params["run"])
+            run = self.run(*key)
+            if run is None:
+                return Response(b"not found", status_code=404)
+            run.files[request.path_params["name"]] = await request.body()
+            return Response(b"")
+
+        async def other(request):  # wandb-core's telemetry export and the like
+            return Response(b"")
+
+        return Starlette(routes=[
+            Route("/graphql", graphql, methods=["POST"]),
+            Route("/files/{entity}/{project}/{run}/{name:path}", get_file, methods=["GET"]),
+            Route("/files/{entity}/{project}/{run}/{name:path}", put_file, methods=["PUT"]),
+            Route("/parquet/{entity}/{project}/{run}/{name:path}", get_export, methods=["GET"]),
+            Route("/{path:path}", other, methods=["GET", "POST", "PUT"]),
+        ])
+
+    def _authorized(self, header: str) -> bool:
+        if not header.lower().startswith("basic "):
+            return False
+        try:
+            user, _, key = base64.b64decode(header[6:]).decode().partition(":")
+        except Exception:
+            return False
+        return key == self.api_key
+
+    # ------------------------------------------------------------------ GraphQL
+    def execute(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+        doc = parse(query)
+        fragments = {d.name.value: d for d in doc.definitions if d.kind == "fragment_definition"}
+        ops = [d for d in doc.definitions if d.kind == "operation_definition"]
+        op = ops[0]
+        name = op.name.value if op.name else "anonymous"
+        with self.lock:
+            self.operations.append(name)
+            if os.environ.get("FAKE_WANDB_TRACE"):
+                print("GQL", name, json.dumps(variables)[:300], file=sys.stderr)
+                if os.environ.get("FAKE_WANDB_TRACE") == name:
+                    print(query, file=sys.stderr)
+            root = self.mutation_root() if op.operation.value == "mutation" else self.query_root()
+            return self._project(root, op.selection_set, fragments, variables, name)
+
+    def _project(self, obj: Any, selection_set, fragments, variables, opname: str) -> Any:
+        if isinstance(obj, list):
+            return [self._project(x, selection_set, fragments, variables, opname) for x in obj]
+        if obj is None:
+            return None
+        out: dict[str, Any] = {}
+        for sel in selection_set.selections:
+            if isinstance(sel, FragmentSpreadNode):
+                out.update(self._project(obj, fragments[sel.name.value].selection_set, fragments,
+                                         variables, opname))
+            elif isinstance(sel, InlineFragmentNode):
+                out.update(self._project(obj, sel.selection_set, fragments, variables, opname))
+            elif isinstance(sel, FieldNode):
+                fname = sel.name.value
+                alias = sel.alias.value if sel.alias else fname
+                if fname not in obj:
+                    if fname == "__typename":
+                        out[alias] = obj.get("__typename")
+                        continue
+                    self.unknown.append(f"{opname}.{fname}")
+                    raise GraphQLFailure(f"fake W&B server: field {fname!r} of {opname} "
+                                         "is not implemented")
+                value = obj[fname]
+                if callable(value):
+                    args = {a.name.value: value_from_ast_untyped(a.value, variables)
+                            for a in sel.arguments}
+                    value = value(**args)
+                if sel.selection_set is not None and value is not None:
+                    value = self._project(value, sel.selection_set, fragments, variables, opname)
+                out[alias] = value
+        return out
+
+    def query_root(self) -> dict[str, Any]:
+        return {
+            "viewer": {"id": "VXNlcjox", "entity": self.entity, "username": "tester",
+                       "email": "tester@example.com", "flags": "{}", "admin": False,
+                       "teams": {"edges": [{"node": {"name": self.entity}}]},
+                       "__typename": "User"},
+            "serverInfo": {"cliVersionInfo": {}, "latestLocalVersionInfo": None,
+                           "features": [], "__typename": "ServerInfo"},
+            "project": self._project_view,
+            "entity": lambda name=None, **_: {"name": name, "id": "RW50aXR5OjE=",
+                                              "isTeam": False, "__typename": "Entity"},
+        }
+
+    def mutation_root(self) -> dict[str, Any]:
+        return {
+            "upsertBucket": self._upsert_bucket,
+            "createRunFiles": self._create_run_files,
+            "deleteRun": self._delete_run,
+        }
+
+    # ------------------------------------------------------------------ views
+    def _project_view(self, name=None, entityName=None, **_):
+        if name is None:
+            return None
+        entity, pname = entityName or self.entity, name
+        runs = [r for (e, p, _n), r in self.runs.items() if e == entity and p == name and not r.deleted]
+        return {
+            "id": base64.b64encode(f"Project:{entity}:{name}".encode()).decode(),
+            "name": name, "entityName": entity, "internalId": "1", "readOnly": False,
+            "__typename": "Project",
+            "run": lambda name=None, **_: self._run_view(self.run(entity, pname, name)),
+            "runCount": lambda filters=None, **_: len(_filter(runs, filters)),
+            "runs": lambda filters=None, after=None, first=50, order=None, **_:
+                _connection([self._run_view(r) for r in _filter(runs, filters)], after, first),
+        }
+
+    def _run_view(self, r: FakeRun | None):
+        if r is None:
+            return None
+        rows = sorted(r.history, key=lambda x: x.get("_step", 0))
+
+        def history(samples=500, minStep=None, maxStep=None, **_):
+            sel = [x for x in rows if (minStep is None or x.get("_step", 0) >= minStep)
+                   and (maxStep is None or x.get("_step", 0) < maxStep)]
+            return [json.dumps(x) for x in sel[:samples] if samples is not None] if samples else \
+                [json.dumps(x) for x in sel]
+
+        def events(samples=500, **_):
+            return [json.dumps(x) for x in r.events[:samples]]
+
+        def files(names=None, after=None, first=50, pattern=None, **_):
+            names = names or []
+            items = [(n, b) for n, b in sorted(r.files.items()) if not names or n in names]
+            if pattern:
+                import fnmatch
+
+                items = [(n, b) for n, b in items if fnmatch.fnmatchcase(n, pattern.replace("%", "*"))]
+            nodes = [{"id": base64.b64encode(f"File:{r.name}:{n}".encode()).decode(), "name": n,
+                      "url": lambda upload=False, n=n: self._file_url(r, n),
+                      "directUrl": self._file_url(r, n), "sizeBytes": len(b),
+                      "mimetype": "text/plain", "updatedAt": r.heartbeat_at, "md5":
+                      base64.b64encode(__import__("hashlib").md5(b).digest()).decode(),
+                      "__typename": "File"} for n, b in items]
+            return _connection(nodes, after, first)
+
+        last_step = max((x.get("_step", 0) for x in rows), default=-1)
+        keys = sorted({k for x in rows for k in x if not k.startswith("_")})
+        return {
+            "id": r.storage_id, "name": r.name, "displayName": r.display_name or r.name,
+            "projectId": "1", "state": r.state,
+            "config": json.dumps({k: {"value": v, "desc": None} for k, v in r.config.items()}),
+            "summaryMetrics": json.dumps(r.summary),
+            "systemMetrics": json.dumps(r.events[-1] if r.events else {}),
+            "tags": list(r.tags), "notes": r.notes, "description": r.notes, "group": r.group,
+            "jobType": r.job_type, "sweepName": r.sweep, "commit": None, "readOnly": False,
+            "createdAt": r.created_at, "heartbeatAt": r.heartbeat_at,
+            "historyLineCount": len(rows), "historyKeys": {"lastStep": last_step,
+                                                             "keys": {k: {} for k in keys}},
+            "user": {"name": "tester", "username": "tester", "__typename": "User"},
+            "history": history, "events": events, "files": files,
+            "sampledHistory": lambda specs=None, **_: [[json.loads(h) for h in history(500)]],
+            "parquetHistory": lambda liveKeys=None, **_: self._parquet_history(r, rows, liveKeys),
+            "bucketUploadedFilesCount": len(r.files),
+            "project": {"name": r.project, "entityName": r.entity, "__typename": "Project"},
+            "__typename": "Run",
+        }
+
+    def _parquet_history(self, r: FakeRun, rows: list[dict], live_keys) -> dict[str, Any]:
+        """History as the real server exports it: parquet files for the exported rows, the newest
+        rows (not exported yet) inline as ``liveData``."""
+        import io
+
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        n_live = min(self.live_rows, len(rows))
+        exported, live = rows[:len(rows) - n_live], rows[len(rows) - n_live:]
+        urls = []
+        if exported:
+            keys = sorted({k for x in exported for k, v in x.items() if not isinstance(v, dict)})
+            table = pa.table({k: [x.get(k) for x in exported] for k in keys})
+            buf = io.BytesIO()
+            pq.write_table(table, buf)
+            name = "history/0.parquet"
+            r.exports[name] = buf.getvalue()
+            urls.append(f"{self.base_url}/parquet/{r.entity}/{r.project}/{r.name}/{name}")
+        live_keys = live_keys or ["_step"]
+        return {"parquetUrls": urls, "liveData": [{k: x.get(k) for k in live_keys} for x in live]}
+
+    def _file_url(self, r: FakeRun, name: str) -> str:
+        return f"{self.base_url}/files/{r.entity}/{r.project}/{r.name}/{name}"
+
+    # ------------------------------------------------------------------ mutations
+    def _find_by_storage_id(self, storage_id: str) -> FakeRun | None:
+        for r in self.runs.values():
+            if r.storage_id == storage_id and not r.deleted:
+                return r
+        return None
+
+    def _upsert_bucket(self, input=None, **_):
+        inp = input or {}
+        r = self._find_by_storage_id(inp.get("id") or "")
+        if r is None and inp.get("name"):
+            r = self.run(inp.get("entityName") or self.entity, inp.get("modelName") or "", inp["name"])
+        if r is None:
+            raise GraphQLFailure("run not found")
+        if inp.get("tags") is not None:
+            r.tags = list(inp["tags"])
+        if inp.get("notes") is not None:
+            r.notes = inp["notes"]
+        if inp.get("displayName"):
+            r.display_name = inp["displayName"]
+        if inp.get("config"):
+            cfg = json.loads(inp["config"]) if isinstance(inp["config"], str) else inp["config"]
+            r.config = {k: (v["value"] if isinstance(v, dict) and "value" in v else v)
+                        for k, v in cfg.items() if k != "_wandb"}
+        if inp.get("summaryMetrics"):
+            r.summary = json.loads(inp["summaryMetrics"])
+        if inp.get("groupName") is not None:
+            r.group = inp["groupName"]
+        if inp.get("jobType") is not None:
+            r.job_type = inp["jobType"]
+        if inp.get("state"):
+            r.state = inp["state"]
+        return {"bucket": self._run_view(r), "inserted": False, "__typename": "UpsertBucketPayload"}
+
+    def _create_run_files(self, input=None, **_):
+        inp = input or {}
+        r = self.run(inp.get("entityName") or self.entity, inp.get("projectName"), inp.get("runName"))
+        if r is None:
+            return {"runID": None, "uploadHeaders": [], "files": []}
+        return {"runID": r.storage_id, "uploadHeaders": [],
+                "files": [{"name": n, "uploadUrl": self._file_url(r, n)} for n in inp.get("files", [])]}
+
+    def _delete_run(self, input=None, **_):
+        r = self._find_by_storage_id((input or {}).get("id", ""))
+        if r is not None:
+            r.deleted = True
+        return {"clientMutationId": None}
+
+
+class GraphQLFailure(Exception):
+    """Answered as a GraphQL ``errors`` entry."""
+
+
+def _connection(nodes: list, after: str | None, first: int | None) -> dict[str, Any]:
+    start = int(after) if after else 0
+    first = first or 50
+    page = nodes[start:start + first]
+    return {"edges": [{"node": n, "cursor": str(start + i + 1)} for i, n in enumerate(page)],
+            "pageInfo": {"endCursor": str(start + len(page)) if page else after,
+                         "hasNextPage": start + first < len(nodes)},
+            "totalCount": len(nodes)}
+
+
+def _filter(runs: list[FakeRun], filters) -> list[FakeRun]:
+    """The MongoDB-style run filters mlaudit sends: field equality, ``$in``, ``$ne``, ``$and``/``$or``."""
+    if isinstance(filters, str):
+        filters = json.loads(filters) if filters else {}
+    if not filters:
+        return list(runs)
+    return [r for r in runs if _match(r, filters)]
+
+
+def _field(r: FakeRun, path: str) -> Any:
+    if path == "group":
+        return r.group
+    if path in ("state", "sweep", "tags", "jobType", "displayName", "name"):
+        return {"state": r.state, "sweep": r.sweep, "tags": r.tags, "jobType": r.job_type,
+                "displayName": r.display_name, "name": r.name}[path]
+    if path.startswith("config."):
+        key = path[len("config."):]
+        key = key[:-len(".value")] if key.endswith(".value") else key
+        return r.config.get(key)
+    if path.startswith("summary_metrics."):
+        return r.summary.get(path[len("summary_metrics."):])
+    return None
+
+
+def _match(r: FakeRun, cond: dict[str, Any]) -> bool:
+    for key, want in cond.items():
+        if key == "$and":
+            if not all(_match(r, c) for c in want):
+                return False
+            continue
+        if key == "$or":
+            if not any(_match(r, c) for c in want):
+                return False
+            continue
+        have = _field(r, key)
+        if isinstance(want, dict):
+            for op, arg in want.items():
+                if op == "$in":
+                    ok = any(h in arg for h in have) if isinstance(have, list) else have in arg
+                elif op == "$ne":
+                    ok = have != arg
+                elif op == "$exists":
+                    ok = (have is not None) == bool(arg)
+                else:
+                    raise GraphQLFailure(f"fake W&B server: filter operator {op} not implemented")
+                if not ok:
+                    return False
+        elif isinstance(have, list):
+            if want not in have:
+                return False
+        elif have != want:
+            return False
+    return True
+
