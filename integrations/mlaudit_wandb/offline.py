@@ -64,8 +64,9 @@ def load_offline(path: str | Path) -> RunData:
         summary in ``environment["summary"]`` (JSON) and the exit code.
 
         A truncated log keeps every complete record and adds one line to
-        ``warnings``; a log without an exit record gives status ``unknown``
-        (still running, or killed before it could write one).
+        ``warnings``; a log without an exit record gives status ``running``
+        (still running, or killed before it could write one), so the verdict
+        stays inconclusive.
 
     Raises:
         InputError: the path is missing or not a W&B run file.
@@ -188,10 +189,10 @@ def load_offline(path: str | Path) -> RunData:
     else:
         console = []
 
-    if exit_code is None:
-        status = RunStatus.UNKNOWN
+    if exit_code is None:  # the verdict then stays inconclusive ("running") instead of healthy
+        status = RunStatus.RUNNING
         warnings.append(f"{log}: no exit record: the run is still running or was killed before "
-                        "it could write one")
+                        "it could write one; audited as running")
     else:
         status = RunStatus.FINISHED if exit_code == 0 else RunStatus.FAILED
         env["exit_code"] = str(exit_code)

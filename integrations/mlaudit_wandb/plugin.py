@@ -57,8 +57,7 @@ class WandbPlugin:
             from .online import load_online
 
             run = load_online(ref, api=self.api)
-        _enrich(run)
-        return run
+        return _enrich(run)
 
     def write_back(self, run: RunData, report: AuditReport, *, dry_run: bool = False,
                    panel: bool = True, **options) -> WriteBackResult:
@@ -166,13 +165,13 @@ def _offline_result(run: RunData, dry_run: bool) -> WriteBackResult:
     return res
 
 
-def _enrich(run: RunData) -> None:
+def _enrich(run: RunData) -> RunData:
     """Series derived from console text, when the console enrichment (another module) exists."""
     try:
         from mlaudit_core.logs import enrich_from_console
     except ImportError:
-        return
-    enrich_from_console(run)
+        return run
+    return enrich_from_console(run) or run
 
 
 def _time(value) -> datetime | None:
