@@ -1,12 +1,10 @@
-"""examples/regimes.py: train the five regimes for real (seed 0) into a sqlite MLflow store and
+"""mlaudit_demo.regimes (examples/regimes.py): train the five regimes for real (seed 0) into a sqlite MLflow store and
 TensorBoard event files, read everything back through ``MlflowClient`` and TensorBoard's
 ``EventAccumulator`` and check that each run has the shape its name promises."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,25 +16,13 @@ pytest.importorskip("tensorboardX")
 pytest.importorskip("psutil")
 event_accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "regimes.py"
 REGIME_NAMES = ["healthy", "high_lr", "overfit", "underfit", "starved"]
 PER_STEP = ["train/loss", "train/lr", "train/grad_norm",
             "perf/step_time", "perf/data_time", "perf/throughput"]
 PER_EVAL = ["val/loss", "val/accuracy"]
 
 
-def _load_example():
-    name = "mlaudit_example_regimes"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, EXAMPLE)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod  # dataclasses need the module registered while it executes
-    spec.loader.exec_module(mod)
-    return mod
-
-
-regimes = _load_example()
+from mlaudit_demo import regimes  # noqa: E402
 
 
 class Logged:

@@ -33,7 +33,12 @@ def report_files(report: AuditReport, run: RunData | None, out_dir: Path) -> lis
         (out_dir / name).write_text(text, encoding="utf-8")
     names = list(files)
     if render_html_files is not None:
-        names += render_html_files(report, run, out_dir)
+        try:
+            names += render_html_files(report, run, out_dir)
+        except Exception as exc:  # the JSON/Markdown report still lands; say what is missing
+            import warnings
+
+            warnings.warn(f"HTML report not written: {type(exc).__name__}: {exc}", stacklevel=2)
     return names
 
 
