@@ -1,0 +1,156 @@
+"""Self-contained HTML report: verdict banner, plots with findings drawn on them, every section.
+
+The page is one file with inline CSS and inline images (base64 PNG) and no
+script at all, so it opens offline and inside trackers' artifact viewers (MLflow
+shows ``.html`` artifacts in a sandboxed iframe loaded from a blob URL, where
+relative image paths do not resolve). A Content-Security-Policy meta tag forbids
+scripts and any network fetch as a second line of defence; the first is jinja2
+autoescaping of every string, so a run named ``<script>…</script>`` shows as text.
+
+Run-controlled strings in the report are already redacted by :func:`mlaudit_core.audit.audit`;
+params and tags read here from the ``RunData`` are redacted with
+:func:`mlaudit_core.redact.redact_mapping`.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from pathlib import Path
+from urllib.parse import urlparse
+
+import jinja2
+
+from ..redact import redact_mapping, redact_text
+from ..report import AuditReport, Cause, Outcome, Severity
+from ..rundata import RunData
+from .plots import Plot, render_plots
+
+#: Outcome -> banner colour class (green good, amber degraded, red failed).
+_TONE = {Outcome.SUCCEEDED: "good", Outcome.RUNNING: "info", Outcome.SLOW: "warn",
+         Outcome.PLATEAUED: "warn", Outcome.UNSTABLE: "warn", Outcome.UNDERFIT: "warn"}
+_FAMILY_ORDER = ["runtime", "integrity", "optimization", "generalization", "baseline", "systems", "ci",
+                 "claims", "instrumentation"]
+#: Params/tags shown at most (the rest is counted), and characters per value.
+MAX_CONFIG_ROWS = 200
+MAX_VALUE_CHARS = 300
+
+
+def _num(x) -> str:
+    if x is None:
+        return "n/a"
+    if isinstance(x, bool):
+        return str(x)
+    if isinstance(x, float):
+        return f"{x:.4g}" if math.isfinite(x) else str(x)
+    return str(x)
+
+
+def _safe_url(url: str | None) -> str | None:
+    """``url`` when it is http(s), else ``None``: a ``javascript:`` link from run data is never made."""
+    if not url:
+        return None
+    try:
+        scheme = urlparse(url).scheme.lower()
+    except ValueError:
+        return None
+    return url if scheme in ("http", "https") else None
+
+
+def _short(value, n: int = MAX_VALUE_CHARS) -> str:
+    s = str(value)
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+_env = jinja2.Environment(loader=jinja2.PackageLoader("mlaudit_core", "templates"),
+                          autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+                          lstrip_blocks=True)
+_env.filters.update(num=_num, short=_short)
+
+
+def _config_rows(mapping: dict[str, str], skip_prefixes: tuple[str, ...] = ()) -> tuple[list, int]:
+    items = [(k, v) for k, v in sorted(mapping.items()) if not str(k).startswith(skip_prefixes)]
+    red = redact_mapping(dict(items[:MAX_CONFIG_ROWS]))
+    return [(redact_text(str(k)), str(v)) for k, v in red.items()], len(items)
+
+
+def _context(report: AuditReport, run: RunData | None, plots: list[Plot], plot_notes: list[str],
+             image_src) -> dict:
+    v = report.verdict
+    tone = "good" if v.cause is Cause.HEALTHY else _TONE.get(v.outcome, "bad")
+    findings = sorted(report.findings, key=lambda f: (-f.severity.rank, _FAMILY_ORDER.index(f.family)
+                                                      if f.family in _FAMILY_ORDER else 99, f.code))
+    counts = {s.value: sum(f.severity is s for f in report.findings) for s in Severity}
+    params, n_params = _config_rows(run.params) if run else ([], 0)
+    tags, n_tags = _config_rows(run.tags, ("mlflow.", "mlaudit.")) if run else ([], 0)
+    return dict(
+        r=report, v=v, tone=tone, run_url=_safe_url(report.run.url), findings=findings, counts=counts,
+        training=[(p, image_src(p)) for p in plots if p.group == "training"],
+        telemetry=[(p, image_src(p)) for p in plots if p.group == "telemetry"],
+        plot_notes=plot_notes, has_run=run is not None,
+        params=params, n_params=n_params, tags=tags, n_tags=n_tags,
+        detectors_ran=sum(d.status == "ran" for d in report.detectors),
+        skipped=[d for d in report.detectors if d.status == "skipped"],
+        errored=[d for d in report.detectors if d.status == "errored"],
+        supported=[h for h in report.hypotheses if h.status == "supported"],
+        open_=[h for h in report.hypotheses if h.status == "open"],
+        rejected=[h for h in report.hypotheses if h.status == "rejected"],
+        confidence_pct=round(100 * v.confidence),
+    )
+
+
+def _data_uri(plot: Plot) -> str:
+    return "data:image/png;base64," + base64.b64encode(plot.png).decode("ascii")
+
+
+def render_html(report: AuditReport, run: RunData | None) -> str:
+    """The report as one self-contained HTML page (UTF-8 text).
+
+    Args:
+        report: the audit.
+        run: the audited run, for the plots and the config/tags tables; ``None``
+            renders every section but the plots (and says so).
+
+    Returns:
+        The HTML. Its size does not grow with the run's point count: curves are
+        downsampled for display (:func:`mlaudit_core.render.plots.downsample`); a
+        10-million-point run gives a page of about 1 MB (``benchmarks/html_size.py``).
+        Without matplotlib the page says that plots need ``mlaudit[plots]``.
+    """
+    plots, notes = render_plots(report, run)
+    return _render(report, run, plots, notes, _data_uri)
+
+
+def _render(report, run, plots, notes, image_src) -> str:
+    return _env.get_template("report.html.j2").render(**_context(report, run, plots, notes, image_src))
+
+
+def render_html_files(report: AuditReport, run: RunData | None, out_dir: Path) -> list[str]:
+    """Write ``report.html`` and each plot as ``plots/<name>.png`` into ``out_dir``.
+
+    ``report.html`` embeds the same images inline (so it renders inside artifact
+    viewers that cannot resolve relative paths); the PNG files let a tracker show
+    each plot on its own.
+
+    Args:
+        report: the audit.
+        run: the audited run, or ``None`` (then no plots are written).
+        out_dir: an existing or new directory.
+
+    Returns:
+        The names written, relative to ``out_dir`` (``"report.html"``, ``"plots/loss.png"``, …).
+
+    Raises:
+        OSError: when ``out_dir`` cannot be written.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    plots, notes = render_plots(report, run)
+    names = []
+    if plots:
+        (out_dir / "plots").mkdir(exist_ok=True)
+        for p in plots:
+            (out_dir / "plots" / f"{p.name}.png").write_bytes(p.png)
+            names.append(f"plots/{p.name}.png")
+    (out_dir / "report.html").write_text(_render(report, run, plots, notes, _data_uri), encoding="utf-8")
+    return ["report.html", *names]

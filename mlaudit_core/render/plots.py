@@ -1,0 +1,488 @@
+"""The report's plots: key curves with the findings drawn on them, and telemetry.
+
+Each plot is one matplotlib figure rendered to PNG bytes (Agg backend, no
+display). matplotlib is imported lazily: it lives in the ``plots`` extra, and
+without it :func:`plots_unavailable` says why and the HTML report renders without
+images.
+
+What is drawn comes from the report, never re-derived: spike markers from
+``OP002``'s ``spike_steps``, the divergence point from ``OP001``'s
+``onset_step``, the non-finite onset from ``LI001``'s ``first_step``, the
+overfit onset from ``GE001``'s ``onset_step``, the plateau span from ``OP003``'s
+``start_step`` to its evidence end, the resume reset from ``LI002``'s
+``step_before``/``step_after``, the baseline band from ``BL001``'s ``band_lo``/
+``band_hi`` over its tail window, and any other finding's series evidence on a
+plotted metric as a span or point labelled with its code. Timeline phases are
+drawn as bands in a strip under the first training panel.
+
+Curves are downsampled for display only (see :func:`downsample`): the audit
+itself always reads every point.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..redact import redact_text
+from ..report import AuditReport, Finding, SeriesEvidence, Severity
+from ..roles import Role
+from ..rundata import RunData, Series
+
+#: Points kept per curve for display. Figures are at most ~1100 px wide, so 4000
+#: points (about 3.5 per pixel column, enough for the min and max of each column)
+#: draw exactly what the full series would at that width.
+DISPLAY_POINTS = 4000
+#: Pixels per inch of the PNGs (the CSS scales them to the column width).
+DPI = 110
+
+TRAIN_COLOUR = "#2563eb"
+VAL_COLOUR = "#ea580c"
+OTHER_COLOURS = ["#0f766e", "#7c3aed", "#ca8a04", "#db2777", "#4b5563"]
+EVENT_COLOURS = {"divergence": "#dc2626", "non-finite": "#7f1d1d", "overfit": "#9333ea",
+                 "reset": "#92400e", "spike": "#dc2626", "plateau": "#6b7280",
+                 "baseline": "#16a34a", "finding": "#b45309"}
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One plot: a file stem, a title, the roles drawn, and how its y axis is scaled."""
+
+    name: str
+    title: str
+    roles: tuple[Role, ...]
+    group: str  # "training" | "telemetry"
+    yscale: str = "auto"  # "auto" (log when positive and spanning > 2 decades) | "linear" | "log2"
+    ylabel: str = ""
+    keys: tuple[str, ...] = ()  # literal metric keys, for panels not tied to a role
+
+
+PANELS: tuple[Panel, ...] = (
+    Panel("loss", "Loss", (Role.TRAIN_LOSS, Role.VAL_LOSS), "training", ylabel="loss"),
+    Panel("accuracy", "Accuracy", (Role.TRAIN_ACCURACY, Role.VAL_ACCURACY), "training", "linear"),
+    Panel("learning_rate", "Learning rate", (Role.LEARNING_RATE,), "training"),
+    Panel("grad_norm", "Grad norm", (Role.GRAD_NORM,), "training"),
+    Panel("loss_scale", "Loss scale", (Role.LOSS_SCALE,), "training", "log2"),
+    Panel("step_time", "Step time and data time", (Role.STEP_TIME, Role.DATA_TIME), "telemetry",
+          "linear", "seconds"),
+    Panel("throughput", "Throughput", (Role.THROUGHPUT,), "telemetry", "linear"),
+    Panel("utilisation", "Utilisation", (Role.GPU_UTIL, Role.CPU_UTIL), "telemetry", "linear", "percent"),
+    Panel("memory", "GPU memory", (Role.GPU_MEMORY,), "telemetry", "linear"),
+)
+
+
+@dataclass
+class Plot:
+    """A rendered plot.
+
+    Attributes:
+        name: file stem, e.g. ``"loss"`` (written as ``plots/loss.png``).
+        title: heading shown above the image.
+        group: ``"training"`` or ``"telemetry"``.
+        png: the PNG bytes.
+        width, height: pixel size of the PNG.
+        keys: the metric keys drawn.
+        notes: one line per marker drawn, in plain text (escaped by the template).
+        points: total points of the drawn series before downsampling.
+    """
+
+    name: str
+    title: str
+    group: str
+    png: bytes
+    width: int
+    height: int
+    keys: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    points: int = 0
+
+
+def plots_unavailable() -> str | None:
+    """Why plots cannot be drawn here (matplotlib missing), or ``None`` when they can."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return "matplotlib is not installed (pip install 'mlaudit[plots]')"
+    return None
+
+
+def downsample(x: np.ndarray, y: np.ndarray, n_out: int = DISPLAY_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """At most about ``n_out`` points of (x, y) for display, keeping every bucket's extremes.
+
+    Uses tsdownsample's MinMaxLTTB (Van Der Donckt et al. 2023, "MinMaxLTTB:
+    Leveraging MinMax-Preprocessing to Accelerate LTTB"): a min/max pre-selection
+    per bucket, then LTTB. Without tsdownsample, the first/last point and the
+    min and max of each of ``n_out // 2`` equal-count buckets are kept (M4 without
+    the bucket edges). Either way a one-point spike stays visible.
+
+    Args:
+        x: increasing step values, shape (n,).
+        y: finite values, shape (n,).
+        n_out: the target number of points (>= 4).
+
+    Returns:
+        (x, y) views of the kept points, in order; the inputs unchanged when n <= n_out.
+    """
+    n = x.shape[0]
+    if n <= n_out:
+        return x, y
+    try:
+        from tsdownsample import MinMaxLTTBDownsampler
+    except ImportError:
+        idx = _minmax_buckets(y, n_out)
+    else:
+        idx = MinMaxLTTBDownsampler().downsample(np.ascontiguousarray(x), np.ascontiguousarray(y),
+                                                 n_out=n_out).astype(np.int64)
+    return x[idx], y[idx]
+
+
+def _minmax_buckets(y: np.ndarray, n_out: int) -> np.ndarray:
+    n = y.shape[0]
+    buckets = max((n_out - 2) // 2, 1)
+    edges = np.linspace(1, n - 1, buckets + 1).astype(np.int64)
+    lo, hi = edges[:-1], edges[1:]
+    keep = hi > lo
+    lo, hi = lo[keep], hi[keep]
+    imin = np.array([a + int(np.argmin(y[a:b])) for a, b in zip(lo, hi)], dtype=np.int64)
+    imax = np.array([a + int(np.argmax(y[a:b])) for a, b in zip(lo, hi)], dtype=np.int64)
+    return np.unique(np.concatenate([[0, n - 1], imin, imax]))
+
+
+# --- markers ------------------------------------------------------------------------------------
+
+@dataclass
+class _Marker:
+    kind: str        # "vline" | "span" | "points" | "band"
+    label: str       # legend text
+    colour: str
+    steps: tuple = ()      # vline: (step,); span: (start, end); points: steps; band: (start, end)
+    key: str | None = None  # the metric the marker belongs to; None = every training panel
+    y: tuple = ()          # band: (lo, hi)
+    note: str = ""
+
+
+def _first_series_evidence(f: Finding) -> SeriesEvidence | None:
+    return next((e for e in f.evidence if isinstance(e, SeriesEvidence)), None)
+
+
+def _int(x: Any) -> int | None:
+    try:
+        return None if x is None else int(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def _flt(x: Any) -> float | None:
+    try:
+        v = None if x is None else float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if v is not None and np.isfinite(v) else None
+
+
+def markers_from_findings(report: AuditReport) -> list[_Marker]:
+    """What to draw for each finding, read from its facts and evidence (never recomputed)."""
+    out: list[_Marker] = []
+    for f in report.findings:
+        ev = _first_series_evidence(f)
+        facts = f.facts
+        if f.code == "OP002":
+            steps = tuple(s for s in (_int(v) for v in facts.get("spike_steps") or []) if s is not None)
+            if steps and ev is not None:
+                out.append(_Marker("points", f"OP002 loss spike ({len(steps)})", EVENT_COLOURS["spike"],
+                                   steps, key=ev.metric,
+                                   note=f"OP002: {len(steps)} spike(s) at step(s) "
+                                        + ", ".join(map(str, steps[:10])) + ("…" if len(steps) > 10 else "")))
+        elif f.code == "OP001" and _int(facts.get("onset_step")) is not None:
+            s = _int(facts["onset_step"])
+            out.append(_Marker("vline", f"OP001 divergence (step {s})", EVENT_COLOURS["divergence"], (s,),
+                               note=f"OP001: divergence from step {s}"))
+        elif f.code == "LI001" and _int(facts.get("first_step")) is not None:
+            s = _int(facts["first_step"])
+            key = facts.get("key")
+            out.append(_Marker("vline", f"LI001 NaN/inf from step {s}", EVENT_COLOURS["non-finite"], (s,),
+                               note=f"LI001: {key or 'a metric'} non-finite from step {s}"))
+        elif f.code == "GE001" and _int(facts.get("onset_step")) is not None:
+            s = _int(facts["onset_step"])
+            out.append(_Marker("vline", f"GE001 overfit onset (step {s})", EVENT_COLOURS["overfit"], (s,),
+                               note=f"GE001: validation stops improving at step {s}"))
+        elif f.code == "OP003" and _int(facts.get("start_step")) is not None:
+            a = _int(facts["start_step"])
+            b = ev.step_end if ev is not None and ev.step_end is not None else a
+            out.append(_Marker("span", f"OP003 plateau (steps {a}–{b})", EVENT_COLOURS["plateau"], (a, b),
+                               key=ev.metric if ev else None, note=f"OP003: plateau over steps {a}–{b}"))
+        elif f.code == "LI002" and _int(facts.get("step_after")) is not None:
+            a, b = _int(facts["step_after"]), _int(facts.get("step_before"))
+            out.append(_Marker("vline", f"LI002 step reset {b}→{a}", EVENT_COLOURS["reset"], (a,),
+                               note=f"LI002: step counter went back from {b} to {a} (resume); "
+                                    f"steps {a}–{b} show the last write"))
+            if b is not None and b > a:
+                out.append(_Marker("span", "LI002 re-logged steps", EVENT_COLOURS["reset"], (a, b)))
+        elif f.family == "baseline" and facts.get("band_lo") is not None and facts.get("metric"):
+            lo, hi = _flt(facts.get("band_lo")), _flt(facts.get("band_hi"))
+            a, b = _int(facts.get("tail_start_step")), _int(facts.get("tail_end_step"))
+            if None not in (lo, hi, a, b):
+                n = facts.get("n_baselines")
+                verdict = str(facts.get("verdict", "")).replace("_", " ")
+                out.append(_Marker("band", f"{f.code} {facts['metric']}: band of {n} baseline(s), {verdict}",
+                                   EVENT_COLOURS["baseline"], (a, b), key=str(facts["metric"]), y=(lo, hi),
+                                   note=f"{f.code}: {facts['metric']} tail mean band {lo:.4g}..{hi:.4g} "
+                                        f"of {n} baseline(s) over steps {a}–{b}: {facts.get('verdict', '')}"))
+        elif f.severity.rank >= Severity.WARNING.rank:
+            for e in f.evidence:
+                if isinstance(e, SeriesEvidence) and e.step_start is not None:
+                    a = e.step_start
+                    b = e.step_end if e.step_end is not None else a
+                    kind = "points" if a == b else "span"
+                    out.append(_Marker(kind, f"{f.code} {f.name}", EVENT_COLOURS["finding"],
+                                       (a,) if kind == "points" else (min(a, b), max(a, b)), key=e.metric,
+                                       note=f"{f.code}: {f.name} at step{'s' if a != b else ''} "
+                                            f"{a}{'' if a == b else f'–{b}'}"))
+    return out
+
+
+# --- drawing ------------------------------------------------------------------------------------
+
+def _xy(s: Series) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+    """(x, finite values, x of non-finite points, x label) of a by-step series."""
+    s = s.by_step()
+    x = s.steps
+    label = "step"
+    if len(s) > 1 and x[0] == x[-1]:  # no step logged: every point at one step
+        x = np.arange(len(s), dtype=np.int64)
+        label = "point (no step logged)"
+    fin = np.isfinite(s.values)
+    return x[fin], s.values[fin], x[~fin], label
+
+
+def _value_at(x: np.ndarray, y: np.ndarray, steps) -> tuple[np.ndarray, np.ndarray]:
+    steps = np.asarray(steps, dtype=np.int64)
+    if x.size == 0 or steps.size == 0:
+        return np.array([]), np.array([])
+    i = np.clip(np.searchsorted(x, steps), 0, x.size - 1)
+    hit = x[i] == steps
+    return steps[hit], y[i][hit]
+
+
+def _baseline_curves(run: RunData, key: str) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    try:
+        from ..baseline.compare import baselines_of
+    except ImportError:
+        return []
+    out = []
+    for b in baselines_of(run)[:8]:
+        if key in b.metrics:
+            x, y, _, _ = _xy(b.metrics.series(key))
+            if x.size:
+                x, y = downsample(x, y, DISPLAY_POINTS // 2)
+                out.append((b.identity.name or b.identity.id, x, y))
+    return out
+
+
+def _label(text: str) -> str:
+    """A run-controlled string safe for a matplotlib label (no mathtext, secrets scrubbed, short)."""
+    t = redact_text(str(text)).replace("$", r"\$")
+    return t if len(t) <= 60 else t[:57] + "…"
+
+
+def _draw_timeline(ax, phases, xlim) -> None:
+    lanes: list[float] = []
+    for p in phases:
+        a = p.step_start if p.step_start is not None else p.step_end
+        b = p.step_end if p.step_end is not None else p.step_start
+        if a is None:
+            continue
+        a, b = min(a, b), max(a, b)
+        lane = next((i for i, end in enumerate(lanes) if end < a), None)
+        if lane is None:
+            lanes.append(b)
+            lane = len(lanes) - 1
+        lanes[lane] = max(b, a + (xlim[1] - xlim[0]) * 0.12)  # leave room for the label
+        colour = {"warmup": "#60a5fa", "plateau": "#9ca3af", "divergence": "#ef4444",
+                  "non-finite onset": "#7f1d1d", "overfit onset": "#a855f7", "step reset": "#b45309",
+                  "slowdown": "#f59e0b"}.get(p.name, "#64748b")
+        if b > a:
+            ax.broken_barh([(a, b - a)], (lane - 0.35, 0.7), facecolors=colour, alpha=0.55, linewidth=0)
+        else:
+            ax.plot([a], [lane], marker="D", markersize=5, color=colour, linestyle="none")
+        right_edge = a > xlim[0] + 0.8 * (xlim[1] - xlim[0])  # label to the left near the right edge
+        ax.annotate(_label(p.name), (a, lane), xytext=(-4 if right_edge else 4, 0), textcoords="offset points",
+                    va="center", ha="right" if right_edge else "left", fontsize=7.5, color="#1f2937")
+    ax.set_ylim(-0.6, max(len(lanes), 1) - 0.4)
+    ax.invert_yaxis()
+    ax.set_yticks([])
+    ax.set_ylabel("timeline", fontsize=8, rotation=0, ha="right", va="center")
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+
+
+def _render_panel(panel: Panel, series: list[tuple[str, Series]], markers: list[_Marker],
+                  report: AuditReport, run: RunData, with_timeline: bool) -> Plot:
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    from matplotlib.figure import Figure
+
+    big = panel.name == "loss"
+    w, h = (10.0, 4.2) if big else (7.2, 3.0)
+    fig = Figure(figsize=(w, h + (0.9 if with_timeline else 0)), dpi=DPI)
+    if with_timeline:
+        gs = fig.add_gridspec(2, 1, height_ratios=[h, 0.9], hspace=0.08)
+        ax = fig.add_subplot(gs[0])
+        tl = fig.add_subplot(gs[1], sharex=ax)
+    else:
+        ax, tl = fig.add_subplot(1, 1, 1), None
+    notes: list[str] = []
+    keys = [k for k, _ in series]
+    drawn: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    total = 0
+    all_y: list[np.ndarray] = []
+    xmin, xmax = np.inf, -np.inf
+    n_baselines = 0
+    for i, (key, s) in enumerate(series):
+        total += len(s)
+        x, y, bad_x, xlabel = _xy(s)
+        colour = (TRAIN_COLOUR, VAL_COLOUR, *OTHER_COLOURS)[i % (2 + len(OTHER_COLOURS))]
+        curves = _baseline_curves(run, key)
+        n_baselines = max(n_baselines, len(curves))
+        for _, bx, by in curves:
+            ax.plot(bx, by, color="#9ca3af", linewidth=0.8, alpha=0.8, zorder=1)
+        if x.size:
+            dx, dy = downsample(x, y)
+            sparse = x.size < 60
+            ax.plot(dx, dy, color=colour, linewidth=1.6 if sparse else 1.3, zorder=3,
+                    marker="o" if sparse else None, markersize=3, label=_label(f"{key} ({len(s):,} pts)"))
+            drawn[key] = (x, y)
+            all_y.append(y)
+            xmin, xmax = min(xmin, float(x[0])), max(xmax, float(x[-1]))
+        if bad_x.size:
+            xmin, xmax = min(xmin, float(bad_x.min())), max(xmax, float(bad_x.max()))
+            bx = bad_x if bad_x.size <= 400 else bad_x[np.linspace(0, bad_x.size - 1, 400).astype(int)]
+            ax.plot(bx, np.ones_like(bx, dtype=float), transform=ax.get_xaxis_transform(), linestyle="none",
+                    marker="x", markersize=4, color=EVENT_COLOURS["non-finite"], clip_on=False, zorder=4,
+                    label=_label(f"{key}: NaN/inf ({bad_x.size:,} pts)"))
+            notes.append(f"{key}: {bad_x.size:,} non-finite point(s), first at step {int(bad_x.min())} "
+                         "(marked × at the top edge)")
+        ax.set_xlabel(xlabel, fontsize=8.5)
+    if n_baselines:
+        ax.plot([], [], color="#9ca3af", linewidth=0.8, label=f"baseline runs ({n_baselines})")
+    for m in markers:
+        if m.key is not None and m.key not in keys:
+            continue
+        if m.key is None and panel.group != "training":
+            continue
+        if m.kind == "vline":
+            ax.axvline(m.steps[0], color=m.colour, linestyle="--", linewidth=1.2, zorder=5, label=_label(m.label))
+        elif m.kind == "span":
+            ax.axvspan(m.steps[0], m.steps[1], color=m.colour, alpha=0.08 if m.colour == EVENT_COLOURS["finding"]
+                       else 0.13, zorder=0, label=_label(m.label), linewidth=0)
+        elif m.kind == "band":
+            ax.fill_between([m.steps[0], m.steps[1]], [m.y[0]] * 2, [m.y[1]] * 2, facecolor=m.colour, alpha=0.3,
+                            edgecolor=m.colour, zorder=2, label=_label(m.label), linewidth=0.8)
+        elif m.kind == "points" and m.key in drawn:
+            px, py = _value_at(*drawn[m.key], m.steps)
+            if px.size:
+                ax.plot(px, py, linestyle="none", marker="v" if m.colour == EVENT_COLOURS["spike"] else "o",
+                        markersize=7, markerfacecolor="none", markeredgewidth=1.5, color=m.colour, zorder=6,
+                        label=_label(m.label))
+        if m.note and (m.key is not None or with_timeline):  # a run-wide event is noted once
+            notes.append(m.note)
+    _scale(ax, panel, all_y)
+    if np.isfinite(xmin) and xmax > xmin:
+        pad = (xmax - xmin) * 0.01
+        ax.set_xlim(xmin - pad, xmax + pad)
+    ax.set_title(_label(panel.title), loc="left", fontsize=10.5, fontweight="bold", color="#111827")
+    if panel.ylabel:
+        ax.set_ylabel(panel.ylabel, fontsize=8.5)
+    ax.grid(True, color="#e5e7eb", linewidth=0.7)
+    ax.tick_params(labelsize=8)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    handles, labels = ax.get_legend_handles_labels()
+    rows = 0
+    if handles:  # above the axes, right of the title, so it never hides a curve
+        uniq = dict(zip(labels, handles))
+        ncol = 3 if big else 2
+        rows = -(-len(uniq) // ncol)
+        ax.legend(uniq.values(), uniq.keys(), fontsize=7.5, loc="lower right", bbox_to_anchor=(1.0, 1.0),
+                  ncol=ncol, frameon=False, borderaxespad=0.2, handlelength=1.6, columnspacing=1.2)
+    if tl is not None:
+        ax.tick_params(labelbottom=False)
+        ax.set_xlabel("")
+        _draw_timeline(tl, report.timeline, ax.get_xlim())
+        tl.set_xlabel("step", fontsize=8.5)
+        tl.tick_params(labelsize=8)
+    # room above the axes for the title and legend rows, in inches turned into a figure fraction
+    top = 1 - (0.3 + 0.17 * max(rows, 1)) / fig.get_figheight()
+    fig.subplots_adjust(left=0.08 if big else 0.11, right=0.985, top=top,
+                        bottom=(0.5 if not with_timeline else 0.45) / fig.get_figheight())
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
+    width, height = int(round(fig.get_figwidth() * DPI)), int(round(fig.get_figheight() * DPI))
+    return Plot(name=panel.name, title=panel.title, group=panel.group, png=buf.getvalue(), width=width,
+                height=height, keys=keys, notes=list(dict.fromkeys(notes)), points=total)
+
+
+def _scale(ax, panel: Panel, all_y: list[np.ndarray]) -> None:
+    if not all_y:
+        return
+    y = np.concatenate(all_y)
+    if panel.yscale == "log2" and (y > 0).all():
+        ax.set_yscale("log", base=2)
+    elif panel.yscale == "auto" and y.size and (y > 0).all() and y.max() / y.min() > 100:
+        ax.set_yscale("log")
+
+
+def render_plots(report: AuditReport, run: RunData | None) -> tuple[list[Plot], list[str]]:
+    """Draw every panel whose roles the run logged.
+
+    Args:
+        report: the audit of ``run`` (findings, timeline).
+        run: the run's data; ``None`` gives no plots.
+
+    Returns:
+        (plots in display order, notes on what could not be drawn). A panel that
+        fails to draw is noted, never raised: a report without one image beats no
+        report.
+    """
+    if run is None:
+        return [], ["plots need the run's metric histories; this report was rendered without them"]
+    why = plots_unavailable()
+    if why:
+        return [], [f"plots are not included: {why}"]
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    markers = markers_from_findings(report)
+    plots: list[Plot] = []
+    problems: list[str] = []
+    panels = list(PANELS)
+    role_keys = {run.key_for(r) for p in PANELS for r in p.roles}
+    extra = [m.key for m in markers if m.kind == "band" and m.key in run.metrics and m.key not in role_keys]
+    for i, key in enumerate(dict.fromkeys(extra)):  # a baseline metric no role panel shows
+        panels.insert(1 + i, Panel(f"baseline_{i + 1}", f"{key} vs baselines", (), "training", keys=(key,)))
+    plotted: set[str] = set()
+    timeline_done = False
+    # run-controlled labels have "$" escaped (_label), so mathtext only ever renders tick labels
+    with matplotlib.rc_context({"font.family": "DejaVu Sans",
+                                "axes.edgecolor": "#9ca3af", "axes.labelcolor": "#374151",
+                                "xtick.color": "#4b5563", "ytick.color": "#4b5563",
+                                "axes.formatter.useoffset": False}):
+        for panel in panels:
+            keys = [run.key_for(r) for r in panel.roles] + list(panel.keys)
+            keys = [k for k in dict.fromkeys(keys) if k and k not in plotted and k in run.metrics]
+            series = [(k, run.metrics.series(k)) for k in keys]
+            if not any(len(s) for _, s in series):
+                continue
+            tl = not timeline_done and panel.group == "training" and bool(report.timeline)
+            try:
+                plots.append(_render_panel(panel, series, markers, report, run, tl))
+            except Exception as exc:  # one broken panel never loses the report
+                problems.append(f"plot '{panel.title}' could not be drawn: {type(exc).__name__}: {exc}")
+                continue
+            timeline_done = timeline_done or tl
+            plotted.update(keys)
+    return plots, problems
