@@ -78,11 +78,12 @@ DEFAULT_ALIASES: dict[Role, list[str]] = {
     Role.GPU_UTIL: [
         "system/gpu_0_utilization_percentage", "system/gpu_*_utilization_percentage",
         "system/gpu/0/gpu", "system/gpu/*/gpu", "*gpu*util*",
-        ":monitor:gpu/gpu_0_utilization", "*gpu_utilization*",
+        "monitor/gpu/gpu_0_utilization", "*gpu_utilization*",  # ClearML ``:monitor:gpu``, normalised
     ],
     Role.GPU_MEMORY: [
         "system/gpu_0_memory_usage_percentage", "system/gpu_*_memory_usage_percentage",
-        "system/gpu/0/memory_allocated", "*gpu*mem*percent*", "*gpu_memory*",
+        "system/gpu/0/memory_allocated", "monitor/gpu/gpu_0_mem_usage", "monitor/gpu/gpu_*_mem_usage",
+        "*gpu*mem*percent*", "*gpu_memory*",
     ],
     Role.CPU_UTIL: ["system/cpu_utilization_percentage", "system/cpu", "*cpu_util*", "*cpu_usage*"],
     Role.EPOCH: ["epoch", "train/epoch", "trainer/epoch"],

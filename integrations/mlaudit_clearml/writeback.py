@@ -1,0 +1,229 @@
+"""Write an audit back onto a ClearML task, visible in the web UI, in mlaudit's namespace only.
+
+What is written (every item is replaced by the next audit, nothing accumulates):
+
+* labels ``mlaudit:<outcome>`` and ``mlaudit:<cause>`` (earlier ``mlaudit:`` labels
+  removed, the user's labels kept), through ``Task.set_tags``;
+* user properties ``mlaudit.verdict``, ``mlaudit.cause``, ``mlaudit.confidence``,
+  ``mlaudit.codes``, ``mlaudit.version`` (``Task.set_user_properties``; the server
+  accepts properties on any status and they do not move ``last_update``);
+* the task comment (INFO > description): one section between the
+  ``<!-- mlaudit:begin -->``/``<!-- mlaudit:end -->`` markers, the user's text kept,
+  with links to the report files;
+* a report panel under the title ``mlaudit``: the HTML report as the debug sample
+  ``mlaudit/report`` (DEBUG SAMPLES), the key curves with the findings' step
+  windows as plotly plots and the summary as a table (PLOTS). All are reported at
+  iteration 0 with fixed names, so the server's event ids
+  (md5 of task-iter-metric-variant-key) are the same each time and replace the
+  previous panel;
+* the report files ``report.html``, ``report.json``, ``report.md``, uploaded with
+  ``StorageManager`` to a fixed place in the task's folder on the file server
+  (``<files>/<project>/<task name>.<task id>/mlaudit/``), overwritten each time;
+  they are also registered as artifacts ``mlaudit/report.*`` where the server's
+  status rules allow it. clearml-server registers artifacts only on ``created``
+  tasks, or ``in_progress`` ones with ``force`` (``apiserver/bll/task/utils.py
+  get_task_for_update``); the SDK sends the request with ``raise_on_errors=False``
+  and drops the 400/110 it gets for a completed task, so the write-back checks
+  the registration by re-reading the task and otherwise relies on the uploaded
+  files, linked from the comment.
+
+A published (or publishing) task is read-only: :class:`WriteBackRefused` is
+raised before anything is written.
+"""
+
+from __future__ import annotations
+
+import html
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from mlaudit_core.errors import WriteBackRefused
+from mlaudit_core.render import render_json, render_markdown
+from mlaudit_core.report import AuditReport, SeriesEvidence
+from mlaudit_core.roles import Role
+from mlaudit_core.rundata import RunData
+from mlaudit_core.writeback import WriteBackResult, merge_section, summary_section, verdict_tags
+
+from . import mapping
+from .loader import get_task
+
+TITLE = "mlaudit"
+ARTIFACT_PREFIX = "mlaudit/"
+#: Points per plotted curve (min/max decimation): a display limit, not an analysis one.
+PLOT_POINTS = 2_000
+_PLOTS = (  # (series name, roles drawn in one figure)
+    ("loss", (Role.TRAIN_LOSS, Role.VAL_LOSS)),
+    ("accuracy", (Role.VAL_ACCURACY, Role.TRAIN_ACCURACY)),
+    ("learning rate", (Role.LEARNING_RATE,)),
+    ("grad norm", (Role.GRAD_NORM,)),
+    ("step and data time", (Role.STEP_TIME, Role.DATA_TIME)),
+    ("throughput", (Role.THROUGHPUT,)),
+    ("utilisation", (Role.GPU_UTIL, Role.CPU_UTIL)),
+)
+
+
+def new_labels(current: list[str] | None, report: AuditReport) -> list[str]:
+    """The user's labels plus ``mlaudit:<outcome>`` and ``mlaudit:<cause>`` (earlier ones dropped)."""
+    keep = [t for t in current or [] if not str(t).startswith(mapping.LABEL_PREFIX)]
+    ours = [f"{mapping.LABEL_PREFIX}{report.verdict.outcome.value}",
+            f"{mapping.LABEL_PREFIX}{report.verdict.cause.value}"]
+    return keep + [t for i, t in enumerate(ours) if t not in ours[:i]]
+
+
+def report_html(report: AuditReport, run: RunData | None, notes: list[str] | None = None) -> str:
+    """The HTML report (``mlaudit_core.render.html`` when installed, else the Markdown in a page).
+
+    A failing HTML renderer costs the styled page, never the write-back: the
+    Markdown page is used and ``notes`` says why.
+    """
+    try:
+        from mlaudit_core.render.html import render_html
+    except ImportError:
+        render_html = None
+    if render_html is not None:
+        try:
+            return render_html(report, run)
+        except Exception as exc:
+            if notes is not None:
+                notes.append(f"HTML renderer failed ({type(exc).__name__}: {exc}); the panel shows the "
+                             "Markdown report")
+    title = html.escape(f"mlaudit report: {report.run.name or report.run.id}")
+    return ("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>" + title + "</title></head>"
+            "<body><pre style=\"white-space: pre-wrap; font-family: monospace\">"
+            + html.escape(render_markdown(report)) + "</pre></body></html>\n")
+
+
+def _decimate(steps: np.ndarray, values: np.ndarray, n: int = PLOT_POINTS) -> tuple[list, list]:
+    m = np.isfinite(values)
+    steps, values = steps[m], values[m]
+    if len(values) > n:
+        chunks = np.array_split(np.arange(len(values)), n // 2)
+        idx = np.unique(np.concatenate([[c[np.argmin(values[c])], c[np.argmax(values[c])]] for c in chunks
+                                        if len(c)]))
+        steps, values = steps[idx], values[idx]
+    return steps.tolist(), values.tolist()
+
+
+def key_plots(run: RunData, report: AuditReport) -> dict[str, dict]:
+    """Plotly figures (dicts) of the key curves, with each finding's step window shaded."""
+    figures: dict[str, dict] = {}
+    for name, roles in _PLOTS:
+        keys = [k for k in dict.fromkeys(run.key_for(r) for r in roles) if k]
+        if not keys:
+            continue
+        data = []
+        for key in keys:
+            s = run.series(key).by_step()
+            x, y = _decimate(s.steps, s.values)
+            if x:
+                data.append({"type": "scatter", "mode": "lines", "name": key, "x": x, "y": y})
+        if not data:
+            continue
+        shapes, notes = [], []
+        for f in report.findings:
+            for ev in f.evidence:
+                if isinstance(ev, SeriesEvidence) and ev.metric in keys and ev.step_start is not None:
+                    x1 = ev.step_end if ev.step_end is not None else ev.step_start
+                    shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": ev.step_start, "x1": x1,
+                                   "y0": 0, "y1": 1, "fillcolor": "rgba(214,39,40,0.15)", "line": {"width": 0}})
+                    notes.append({"x": ev.step_start, "y": 1, "xref": "x", "yref": "paper", "showarrow": False,
+                                  "xanchor": "left", "yanchor": "top", "text": f.code})
+        figures[name] = {"data": data, "layout": {
+            "title": f"{name} ({report.verdict.outcome.value})", "xaxis": {"title": "iteration"},
+            "yaxis": {"title": name}, "shapes": shapes, "annotations": notes}}
+    return figures
+
+
+def summary_table(report: AuditReport) -> list[list[str]]:
+    v = report.verdict
+    rows = [["item", "value"], ["verdict", v.outcome.value], ["cause", v.cause.value],
+            ["confidence", f"{v.confidence:.2f}"], ["summary", v.summary]]
+    rows += [[f"{f.code} ({f.severity.value})", f.message] for f in report.findings if f.severity.rank >= 1][:10]
+    if report.next_actions:
+        rows.append(["next action", report.next_actions[0].action])
+    return rows
+
+
+def task_folder(task) -> str:
+    """``<files>/<project>/<task name>.<task id>``: where the SDK itself puts a task's files."""
+    base = (task.get_logger().get_default_upload_destination() or "").rstrip("/")
+    if not base:
+        raise WriteBackRefused("no ClearML files server configured (api.files_server): the report panel "
+                               "cannot be uploaded")
+    return f"{base}/{task.get_project_name() or 'project'}/{task.name}.{task.id}".replace(" ", "_")
+
+
+def write_verdict(session, run: RunData, report: AuditReport, *, dry_run: bool = False,
+                  panel: bool = True) -> WriteBackResult:
+    """Write the verdict onto the task (see the module docstring for what and where).
+
+    Raises:
+        WriteBackRefused: the task is published; nothing was written.
+        InputError: the task disappeared, or a server call failed.
+    """
+    doc = get_task(session, run.identity.id)
+    status = doc.get("status") or "unknown"
+    if status in mapping.LOCKED_STATUSES:
+        raise WriteBackRefused(f"ClearML task {run.identity.id} is {status}: published tasks are read-only, "
+                               "so nothing was written back (clone it to record a verdict)")
+    labels = new_labels(doc.get("tags"), report)
+    props = verdict_tags(report)
+    result = WriteBackResult(tracker="clearml", run_id=run.identity.id, dry_run=dry_run, tags=dict(props))
+    result.notes.append("labels: " + ", ".join(t for t in labels if t.startswith(mapping.LABEL_PREFIX)))
+    files = {"report.html": report_html(report, run, result.notes), "report.json": render_json(report),
+             "report.md": render_markdown(report)}
+    if dry_run:
+        result.artifacts = [ARTIFACT_PREFIX + n for n in files]
+        result.description = merge_section(doc.get("comment"), summary_section(report))
+        if panel:
+            result.notes.append(f"report panel: debug sample {TITLE}/report, plots "
+                                + ", ".join(f"{TITLE}/{n}" for n in key_plots(run, report)))
+        return result
+
+    from clearml import StorageManager, Task
+
+    task = Task.get_task(task_id=run.identity.id)
+    task.set_tags(labels)
+    task.set_user_properties(*[{"name": k, "value": v, "description": "written by mlaudit"}
+                               for k, v in props.items()])
+    folder = f"{task_folder(task)}/mlaudit"
+    urls: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="mlaudit-clearml-") as tmp:
+        for name, text in files.items():
+            local = Path(tmp) / name
+            local.write_text(text, encoding="utf-8")
+            urls[name] = StorageManager.upload_file(str(local), f"{folder}/{name}", wait_for_upload=True)
+        registered = _register_artifacts(task, Path(tmp), files, status)
+    if panel:
+        logger = task.get_logger()
+        logger.report_media(TITLE, "report", iteration=0, url=urls["report.html"])
+        plots = key_plots(run, report)
+        for name, fig in plots.items():
+            logger.report_plotly(TITLE, name, figure=fig, iteration=0)
+        logger.report_table(TITLE, "summary", iteration=0, table_plot=summary_table(report))
+        task.flush(wait_for_uploads=True)
+        result.notes.append(f"report panel: debug sample {TITLE}/report, plots "
+                            + ", ".join(f"{TITLE}/{n}" for n in [*plots, "summary"]))
+    result.artifacts = [ARTIFACT_PREFIX + n for n in (registered or files)]
+    if not registered:
+        result.notes.append(f"the task is {status}: ClearML accepts new artifacts only on created or running "
+                            f"tasks, so the report files were uploaded to {folder}/ and linked from the comment")
+    links = " · ".join(f"[{n}]({u})" for n, u in urls.items())
+    comment = merge_section(doc.get("comment"), summary_section(report) + f"\n\nReport files: {links}")
+    task.set_comment(comment)
+    result.description = comment
+    return result
+
+
+def _register_artifacts(task, folder: Path, files: dict[str, str], status: str) -> list[str]:
+    """Register the report files as artifacts where the server allows it; the names registered."""
+    if status not in ("created", "in_progress"):
+        return []  # the server refuses (400/110) and the SDK would hide it: do not try
+    for name in files:
+        task.upload_artifact(ARTIFACT_PREFIX + name, artifact_object=str(folder / name), wait_on_upload=True)
+    task.reload()
+    have = set(task.artifacts)
+    # the status may have changed meanwhile, in which case the SDK swallowed the refusal: check
+    return [n for n in files if ARTIFACT_PREFIX + n in have]
