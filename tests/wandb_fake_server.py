@@ -337,7 +337,7 @@ class FakeWandbServer:
             "history": history, "events": events, "files": files,
             "sampledHistory": lambda specs=None, **_: [[json.loads(h) for h in history(500)]],
             "parquetHistory": lambda liveKeys=None, **_: self._parquet_history(r, rows, liveKeys),
-            "bucketUploadedFilesCount": len(r.files),
+            "bucketUploadedFilesCount": len(r.files), "fileCount": len(r.files),
             "project": {"name": r.project, "entityName": r.entity, "__typename": "Project"},
             "__typename": "Run",
         }

@@ -71,22 +71,29 @@ def sdk_errors(what: str) -> Iterator[None]:
     """Turn wandb's exceptions into one InputError line (credentials redacted)."""
     wandb = require("wandb", "wandb", "wandb")
     from wandb.errors import AuthenticationError, CommError, UsageError
+    from wandb.sdk.lib.service.service_connection import WandbApiFailedError
 
     try:
         yield
     except InputError:
         raise
-    except AuthenticationError:
-        raise InputError(f"{what}: W&B at {base_url()} rejected the API key (check WANDB_API_KEY, "
-                         "~/.netrc or `wandb login`)") from None
-    except (CommError, UsageError, ValueError) as exc:
+    except AuthenticationError as exc:
+        msg = _first_line(exc)
+        if any(s in msg.lower() for s in ("invalid credentials", "did not recognize", "401", "403",
+                                          "api key", "unauthorized")):
+            raise InputError(f"{what}: W&B at {base_url()} rejected the API key (check "
+                             "WANDB_API_KEY, ~/.netrc or `wandb login`)") from None
+        raise InputError(f"{what}: cannot reach W&B at {base_url()}: "
+                         f"{msg.split(': ', 1)[-1]}") from None
+    except (CommError, UsageError, WandbApiFailedError, ValueError) as exc:
         msg = _first_line(exc)
         low = msg.lower()
         if "could not find run" in low or "not found" in low:
             raise InputError(f"{what}: no such run on {base_url()} (deleted, or a typo in "
                              "ENTITY/PROJECT/RUN_ID)") from None
         if any(s in low for s in ("connection refused", "connect:", "no such host", "timeout",
-                                  "timed out", "dial tcp", "unreachable", "connection reset")):
+                                  "timed out", "dial tcp", "unreachable", "connection reset",
+                                  "did not respond in time")):
             raise InputError(f"{what}: cannot reach W&B at {base_url()}: {msg}") from None
         if "api key" in low or "credentials" in low or "401" in low or "permission" in low:
             raise InputError(f"{what}: W&B at {base_url()} refused access: {msg}") from None
@@ -105,7 +112,7 @@ def make_api(timeout: int = 30):
     """A ``wandb.Api`` with the user's settings; raises InputError on bad credentials/server."""
     os.environ.setdefault("WANDB_SILENT", "true")  # wandb's own ERROR lines would double ours
     wandb = require("wandb", "wandb", "wandb")
-    with sdk_errors(f"W&B at {base_url()}"):
+    with sdk_errors("login"):
         return wandb.Api(timeout=timeout)
 
 

@@ -89,8 +89,9 @@ class WandbPlugin:
         entity, _, proj = project.partition("/")
         out = []
         with sdk_errors(project):
+            self.api.flush()  # wandb.Api caches run listings; a watcher needs fresh states
             runs = self.api.runs(project, filters={"state": {"$in": list(FINISHED_STATES)}},
-                                 order="+created_at", per_page=100)
+                                 order="+created_at", per_page=100, lazy=False)
             for r in runs:
                 if since is not None:
                     hb = _time(r._attrs.get("heartbeatAt"))

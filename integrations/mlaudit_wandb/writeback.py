@@ -76,11 +76,15 @@ def report_files(report: AuditReport, run=None) -> dict[str, str]:
 
 
 def render_html(report: AuditReport, run=None) -> str | None:
+    """The HTML report, or None when the renderer is missing or fails (the other files still go)."""
     try:
         from mlaudit_core.render.html import render_html as _render  # being added by the HTML work
     except ImportError:
         return None
-    return _render(report, run)
+    try:
+        return _render(report, run)
+    except Exception:  # a broken optional renderer must not block the verdict write-back
+        return None
 
 
 def already_judged(summary: dict, state: str) -> bool:
@@ -108,13 +112,14 @@ def write_back(api, path: RunPath, report: AuditReport, *, run_data=None, dry_ru
         InputError: the run vanished, or the server refused a write.
     """
     what = str(path)
+    files = report_files(report, run_data)
+    notes_section = summary_section(report)
     wrun = fetch_run(api, path)
     with sdk_errors(what):
         state = wrun.state
         tags = merged_tags(list(wrun.tags or []), report)
-        notes = merge_section(wrun.notes, summary_section(report))
+        notes = merge_section(wrun.notes, notes_section)
         summary = verdict_summary(report, state)
-        files = report_files(report, run_data)
         result = WriteBackResult(tracker="wandb", run_id=path.run_id, dry_run=dry_run,
                                  tags={t: "" for t in tags if t.startswith(TAG_PREFIX)},
                                  artifacts=[f"mlaudit/{n}" for n in files], description=notes)
@@ -124,7 +129,7 @@ def write_back(api, path: RunPath, report: AuditReport, *, run_data=None, dry_ru
         current = dict(wrun.summary._json_dict) if hasattr(wrun.summary, "_json_dict") else {}
         do_panel = panel and html is not None and current.get(f"{SUMMARY_PREFIX}report_sha") != sha
         if panel and html is None:
-            result.notes.append("report panel skipped: the HTML renderer is not installed")
+            result.notes.append("report panel skipped: no HTML report (renderer missing or failed)")
         elif panel and not do_panel:
             result.notes.append("report panel unchanged: not logged again")
         if dry_run:

@@ -26,6 +26,7 @@ def register(app: typer.Typer) -> None:
                                      help="Read an offline run directory (run-<id>.wandb + files/) "
                                           "instead of the W&B server; nothing is written back."),
         no_panel: bool = NO_PANEL,
+        timeout: int = typer.Option(30, "--timeout", help="Seconds per W&B API request."),
         fmt: Format = FORMAT, out: Path = OUT, fail_on: FailOn = FAIL_ON, config: Path = CONFIG,
         dry_run: bool = DRY_RUN, no_write: bool = NO_WRITE, verbose: bool = VERBOSE,
     ) -> None:
@@ -36,7 +37,7 @@ def register(app: typer.Typer) -> None:
 
         if offline is None and not ref:
             fail("give ENTITY/PROJECT/RUN_ID, or --offline RUN_DIR")
-        plugin = get_plugin("wandb")
+        plugin = get_plugin("wandb", timeout=timeout)
         if offline is not None:
             load, what = (lambda: plugin.load(str(offline), offline=True)), f"offline W&B run {offline}"
         else:
