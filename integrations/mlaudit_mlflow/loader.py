@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+from operator import itemgetter
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -94,21 +95,33 @@ def _bulk_metrics_db(uri: str, run_id: str) -> MetricTable:
     from mlflow.store.tracking.dbmodels.models import SqlMetric
 
     engine = sa.create_engine(uri)
+    stmt = (sa.select(SqlMetric.key, SqlMetric.step, SqlMetric.timestamp, SqlMetric.value, SqlMetric.is_nan)
+            .where(SqlMetric.run_uuid == run_id)
+            .order_by(SqlMetric.key, SqlMetric.timestamp, SqlMetric.step))
+    compiled = stmt.compile(dialect=engine.dialect)
+    params = ([compiled.params[k] for k in compiled.positiontup] if compiled.positional
+              else compiled.params)
+    # The statement comes from MLflow's model; rows are fetched through the DBAPI cursor
+    # because SQLAlchemy's Row objects cost more than the query itself on 10^5+ points.
+    raw = engine.raw_connection()
     try:
-        stmt = (sa.select(SqlMetric.key, SqlMetric.step, SqlMetric.timestamp, SqlMetric.value,
-                          SqlMetric.is_nan)
-                .where(SqlMetric.run_uuid == run_id)
-                .order_by(SqlMetric.key, SqlMetric.timestamp, SqlMetric.step))
-        with engine.connect() as conn:
-            rows = conn.execute(stmt).all()
+        cur = raw.cursor()
+        cur.execute(str(compiled), params)
+        rows = cur.fetchall()
+        cur.close()
     finally:
+        raw.close()
         engine.dispose()
     if not rows:
         return MetricTable.empty()
-    keys, steps, ts, values, is_nan = zip(*rows)
-    v = _restore_inf(np.asarray(values, dtype=np.float64))
-    v[np.asarray(is_nan, dtype=bool)] = np.nan
-    return MetricTable(list(keys), steps, v, np.asarray(ts, dtype=np.float64) / 1000.0)
+    n = len(rows)
+    keys = list(map(itemgetter(0), rows))
+    steps = np.fromiter(map(itemgetter(1), rows), np.int64, n)
+    ts = np.fromiter(map(itemgetter(2), rows), np.float64, n)
+    v = _restore_inf(np.fromiter(map(itemgetter(3), rows), np.float64, n))
+    v[np.fromiter(map(itemgetter(4), rows), bool, n)] = np.nan
+    del rows
+    return MetricTable(keys, steps, v, ts / 1000.0)
 
 
 def _metrics_via_client(client, run_id: str, keys: list[str]) -> MetricTable:
