@@ -82,7 +82,8 @@ DEFAULT_ALIASES: dict[Role, list[str]] = {
     ],
     Role.GPU_MEMORY: [
         "system/gpu_0_memory_usage_percentage", "system/gpu_*_memory_usage_percentage",
-        "system/gpu/0/memory_allocated", "monitor/gpu/gpu_0_mem_usage", "monitor/gpu/gpu_*_mem_usage",
+        "system/gpu/0/memory_allocated", "system/gpu/0/memoryallocated", "system/gpu/*/memoryallocated",
+        "monitor/gpu/gpu_0_mem_usage", "monitor/gpu/gpu_*_mem_usage",
         "*gpu*mem*percent*", "*gpu_memory*",
     ],
     Role.CPU_UTIL: ["system/cpu_utilization_percentage", "system/cpu", "*cpu_util*", "*cpu_usage*"],

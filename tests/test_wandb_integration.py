@@ -385,3 +385,14 @@ def test_watch_once_audits_then_skips_judged_runs(trained, server):
     assert plugin.list_finished(project=f"{ENTITY}/watched") == []  # the loop guard
     assert judge(plugin, f"{ENTITY}/watched/w1", panel=False, log=lambda _: None) == \
         "skipped: already judged"
+
+
+def test_wandb_system_metric_names_play_roles():
+    from mlaudit_core.roles import AliasTable, Role
+    from mlaudit_wandb.mapping import system_key
+
+    keys = [system_key(k) for k in ("gpu.0.gpu", "gpu.0.memoryAllocated", "gpu.0.memory", "cpu")]
+    t = AliasTable()
+    assert t.resolve(Role.GPU_UTIL, keys) == "system.gpu.0.gpu"
+    assert t.resolve(Role.GPU_MEMORY, keys) == "system.gpu.0.memoryAllocated"
+    assert t.resolve(Role.CPU_UTIL, keys) == "system.cpu"
