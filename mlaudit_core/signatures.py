@@ -1,22 +1,27 @@
 """Failure signatures in console text: a declarative catalog plus a traceback reader.
 
 Each :class:`Signature` is one entry: an id, a category, a regular expression
-whose named groups are the figures it captures, and a unit conversion for
-memory figures. Adding a signature is adding one entry here and one fixture
-line in ``tests/data/signatures/``.
+whose named groups are the figures it captures (memory figures come with a
+``<name>_unit`` group and are converted by :func:`to_gib`), and a one-line
+description. Adding a signature is adding one entry to :data:`CATALOG` and one
+fixture line in ``tests/data/signatures/``.
+
+Within one line, only the first matching entry of each category is kept, so a
+more specific entry placed earlier (the PyTorch >= 2.1 OOM wording) wins over
+a generic one (any ``CUDA out of memory``).
 
 The traceback reader recovers Python tracebacks (with or without their
 ``Traceback (most recent call last):`` header, as users often paste only the
-frames), the raising frame, the exception line, and whether the failing code
-path is training, evaluation or checkpointing, from the frames' function and
-file names.
+frames, and with the ``[rank0]:`` prefixes torchrun adds), the raising frame,
+the exception line, and whether the failing code path is training, evaluation
+or checkpointing, from the names of the frames in the user's own code.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from .rundata import ConsoleLine
 
@@ -33,70 +38,169 @@ def _sig(id: str, category: str, pattern: str, description: str) -> Signature:
     return Signature(id, category, re.compile(pattern, re.IGNORECASE), description)
 
 
+_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _MEM = r"(?P<{name}>[\d.]+)\s*(?P<{name}_unit>[KMGT]i?B)"
+_M = _MEM.format
 
-#: The catalog. Order matters only for display.
+#: Xid codes that NVIDIA documents as hardware, driver-memory or interconnect
+#: faults (NVIDIA "Xid Errors" reference, docs.nvidia.com/deploy/xid-errors):
+#: 48 double-bit ECC, 61/62 internal micro-controller, 63/64 ECC page
+#: retirement / row remapping, 74 NVLink, 79 fallen off the bus, 92 high
+#: single-bit ECC rate, 94/95 contained/uncontained ECC, 119/120 GSP, 140
+#: unrecovered ECC. Other Xids (13, 31, 43, 45 ...) are usually raised by the
+#: application itself (bad kernel, killed process) and are reported as such.
+HARDWARE_XIDS = {48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140}
+
+#: The catalog. Order matters within a category: the first match on a line wins.
 CATALOG: list[Signature] = [
+    # --- out of memory -----------------------------------------------------------------------
+    _sig("cuda-oom-v2", "oom",
+         r"CUDA out of memory\. Tried to allocate " + _M(name="requested") +
+         r"\. GPU (?P<device>\d+) has a total capacity of " + _M(name="total") +
+         r" of which " + _M(name="free") + r" is free\."
+         r"(?:.*?Of the allocated memory " + _M(name="allocated") + r" is allocated by PyTorch)?"
+         r"(?:.*?and " + _M(name="reserved") + r" is reserved by PyTorch but unallocated)?",
+         "PyTorch (>= 2.1 wording) CUDA caching allocator failed to allocate"),
     _sig("cuda-oom", "oom",
-         r"CUDA out of memory\.?(?: Tried to allocate " + _MEM.format(name="requested") + r")?"
+         r"CUDA out of memory\.?(?: Tried to allocate " + _M(name="requested") + r")?"
          r"(?:.*?GPU (?P<device>\d+))?"
-         r"(?:.*?" + _MEM.format(name="total") + r" total capacity)?"
-         r"(?:.*?" + _MEM.format(name="allocated") + r" already allocated)?"
-         r"(?:.*?" + _MEM.format(name="free") + r" free)?"
-         r"(?:.*?" + _MEM.format(name="reserved") + r" reserved in total)?",
+         r"(?:.*?" + _M(name="total") + r" total capacity)?"
+         r"(?:.*?" + _M(name="allocated") + r" already allocated)?"
+         r"(?:.*?" + _M(name="free") + r" free)?"
+         r"(?:.*?" + _M(name="reserved") + r" reserved in total)?",
          "PyTorch CUDA caching allocator failed to allocate"),
+    _sig("mps-oom", "oom",
+         r"MPS backend out of memory \(MPS allocated: " + _M(name="allocated") +
+         r".*?max allowed: " + _M(name="total") + r"\)\. Tried to allocate " + _M(name="requested"),
+         "PyTorch MPS (Apple) backend out of memory"),
     _sig("torch-oom-error", "oom", r"torch\.(?:cuda\.)?OutOfMemoryError", "torch OutOfMemoryError raised"),
-    _sig("xla-oom", "oom", r"RESOURCE_EXHAUSTED|Resource exhausted: OOM", "XLA/TF out of memory"),
-    _sig("host-oom-killer", "oom", r"Out of memory: Killed process (?P<pid>\d+)|oom-kill", "kernel OOM killer"),
+    _sig("cublas-alloc-failed", "oom", r"CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED",
+         "cuBLAS/cuDNN could not allocate its workspace (device memory exhausted)"),
+    _sig("xla-oom", "oom",
+         r"RESOURCE_EXHAUSTED|Resource exhausted: OOM|OOM when allocating tensor",
+         "XLA / TensorFlow / JAX out of memory"),
+    _sig("host-oom-killer", "oom",
+         r"Out of memory: Killed process (?P<pid>\d+)|Detected (?P<events>\d+) oom[-_]kill event|oom[-_]kill\b",
+         "the kernel OOM killer stopped a process (host memory)"),
+    # --- distributed ---------------------------------------------------------------------------
     _sig("nccl-watchdog-timeout", "collective_timeout",
-         r"Watchdog caught collective operation timeout"
-         r"(?:.*?OpType=(?P<op>\w+))?(?:.*?Timeout\(ms\)=(?P<timeout_ms>\d+))?",
+         r"(?:\[Rank (?P<rank>\d+)\]\s*)?Watchdog caught collective operation timeout"
+         r"(?:.*?SeqNum=(?P<seq>\d+))?(?:.*?OpType=(?P<op>\w+))?(?:.*?Timeout\(ms\)=(?P<timeout_ms>\d+))?"
+         r"(?:.*?ran for (?P<ran_ms>\d+) milliseconds)?",
          "NCCL/collective watchdog timed out"),
-    _sig("nccl-error", "collective_timeout", r"NCCL (?:error|WARN).*?(?:unhandled system error|timeout)",
+    _sig("nccl-error", "collective_timeout",
+         r"NCCL (?:error|WARN).*?(?:unhandled system error|unhandled cuda error|remote process exited|"
+         r"timeout|internal error)|ncclSystemError|ncclUnhandledCudaError|NCCL communicator was aborted",
          "NCCL communicator error"),
+    _sig("store-timeout", "collective_timeout",
+         r"DistStoreError|Timed out (?:after \d+ seconds )?waiting for (?:clients|the store|rendezvous)|"
+         r"RendezvousTimeoutError",
+         "the rendezvous / key-value store timed out (a rank never joined)"),
+    # --- processes -----------------------------------------------------------------------------
     _sig("dataloader-worker-killed", "worker_killed",
          r"DataLoader worker \(pid(?:\(s\))? (?P<pid>[\d, ]+)\) (?:is killed by signal|exited unexpectedly)"
          r"(?::\s*(?P<signal>[\w ]+))?",
          "a data-loader worker process died"),
+    _sig("dataloader-shm", "worker_killed",
+         r"insufficient shared memory \(shm\)|unable to (?:write to|open) (?:shared memory|file </torch_)",
+         "a data-loader worker ran out of shared memory (/dev/shm)"),
+    _sig("sigkill", "killed",
+         r"Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|exitcode\s*:\s*-9\b|^\s*Killed\s*$|"
+         r"\b\d+\s+Killed\s+\S|task \d+: Killed|killed by signal 9\b",
+         "the process was killed with SIGKILL (often the host OOM killer or the scheduler)"),
+    _sig("time-limit", "time_limit",
+         r"CANCELLED AT (?P<at>\S+) DUE TO TIME LIMIT|DUE TO TIME LIMIT|"
+         r"exceeded (?:its |the )?(?:wall ?time|time limit)|walltime exceeded|job killed: walltime",
+         "the scheduler stopped the job at its wall-time limit"),
     _sig("sigterm", "preemption",
          r"(?:received|got|caught)\s+(?:signal\s+)?(?:SIGTERM|signal 15)|SIGTERM received|"
-         r"Signal 15 \(SIGTERM\)",
+         r"Signal 15 \(SIGTERM\)|Received SIGTERM|SIGTERM:\s*15",
          "the process was asked to terminate (often preemption)"),
-    _sig("preempted", "preemption", r"\bpreempt(?:ed|ion)\b|spot instance.*(?:interrupt|terminat)",
+    _sig("preempted", "preemption",
+         r"\bpreempt(?:ed|ion)\b|spot instance.*(?:interrupt|terminat)|instance is being preempted",
          "the scheduler preempted the job"),
-    _sig("requeue", "requeue", r"\brequeu\w*", "the job was requeued"),
-    _sig("ecc-xid", "hardware",
-         r"\bXid\b.*?(?P<xid>\d+)|uncorrectable ECC|ECC error|CUDA error: an illegal memory access|"
-         r"GPU has fallen off the bus",
-         "accelerator hardware/driver error"),
-    _sig("disk-full", "disk_full", r"No space left on device|Disk quota exceeded", "the disk filled up"),
+    _sig("requeue", "requeue", r"\brequeu(?:e|ed|es|eing|ing)\b|\brequeing\b", "the job was requeued"),
+    # --- hardware ------------------------------------------------------------------------------
+    _sig("xid", "hardware", r"\bXid\b(?:\s*\([^)]*\))?\s*[:=]?\s*(?:error\s*)?(?P<xid>\d+)",
+         "an NVIDIA driver Xid event (see HARDWARE_XIDS)"),
+    _sig("ecc", "hardware",
+         r"uncorrectable ECC|double[- ]bit ECC|ECC error|cudaErrorECCUncorrectable|ECC page retirement",
+         "a GPU memory ECC error"),
+    _sig("gpu-lost", "hardware",
+         r"GPU has fallen off the bus|GPU is lost|NVML_ERROR_GPU_IS_LOST|"
+         r"Unable to determine the device handle for GPU",
+         "the GPU disappeared from the bus"),
+    _sig("cuda-illegal-access", "cuda_error",
+         r"an illegal memory access was encountered|unspecified launch failure",
+         "a CUDA kernel faulted (often a software bug; a hardware fault when an Xid precedes it)"),
+    _sig("device-assert", "device_assert", r"device-side assert triggered",
+         "a CUDA kernel assertion (typically an index/label out of range)"),
+    # --- storage -------------------------------------------------------------------------------
+    _sig("disk-full", "disk_full",
+         r"(?:\[Errno 28\] )?No space left on device(?::\s*'(?P<path>[^']+)')?|Disk quota exceeded|"
+         r"\bENOSPC\b|PytorchStreamWriter failed writing file.*?file write failed",
+         "the disk (or quota) filled up"),
+    # --- fp16 loss scaling ---------------------------------------------------------------------
     _sig("min-loss-scale", "min_loss_scale",
-         r"Current loss scale already at minimum|minimum loss scale reached|loss scale.*below.*minimum",
+         r"Current loss scale already at minimum|Minimum loss scale reached(?: \((?P<min_scale>" + _NUM + r")\))?|"
+         r"loss scale.*below.*minimum",
          "fp16 dynamic loss scaling hit its minimum"),
     _sig("overflow-skip", "overflow_skip",
          r"Gradient overflow\.\s+Skipping step(?:,\s*(?:loss scaler \d+ )?reducing loss scale to "
-         r"(?P<loss_scale>[\d.e+]+))?",
-         "fp16 overflow: the step is skipped and the loss scale reduced"),
+         r"(?P<loss_scale>" + _NUM + r"))?",
+         "fp16 overflow (apex/Megatron): the step is skipped and the loss scale reduced"),
+    _sig("overflow-skip-deepspeed", "overflow_skip",
+         r"(?:OVERFLOW!|loss scale overflow!)\s*(?:Rank (?P<rank>\d+) )?Skipping step\.?"
+         r"(?:\s*Attempted loss scale: (?P<attempted>" + _NUM + r"), reducing to (?P<loss_scale>" + _NUM + r"))?",
+         "fp16 overflow (DeepSpeed): the step is skipped and the loss scale reduced"),
+    _sig("overflow-skip-fairseq", "overflow_skip",
+         r"(?:gradient overflow detected, ignoring gradient|AMP: overflow detected), setting (?:loss )?scale to:?"
+         r"\s*(?P<loss_scale>" + _NUM + r")",
+         "fp16 overflow (fairseq): the update is skipped and the loss scale reduced"),
+    # --- numerics and shapes -------------------------------------------------------------------
     _sig("nan-message", "nan",
-         r"\b(?:loss|grad(?:ient)?s?)\b[^\n]{0,40}\b(?:is|are|became|contains?)\s+(?:nan|inf)\b|"
-         r"NaN or Inf found|non-finite loss|Detected (?:NaN|inf)",
+         r"\b(?:loss|grad(?:ient)?s?(?: norm)?)\b[^\n]{0,40}?\b(?:is|are|became|becomes|contains?|was)\s+"
+         r"(?:nan|inf|infinite|non-?finite)\b|NaN or Inf found|non-finite (?:loss|gradient|norm)|"
+         r"Detected (?:NaN|inf)|returned nan values|nan loss detected|"
+         r"is not finite\. Previous best|encountered (?:NaN|inf)\b",
          "a NaN/inf message printed by the framework"),
     _sig("shape-mismatch", "shape_mismatch",
-         r"size mismatch|shape mismatch|mat1 and mat2 shapes cannot be multiplied|"
-         r"The size of tensor a \(\d+\) must match",
+         r"size mismatch for (?P<param>[\w.]+): copying a param with shape (?P<checkpoint_shape>torch\.Size\(\[[\d, ]*\]\))"
+         r" from checkpoint, the shape in current model is (?P<model_shape>torch\.Size\(\[[\d, ]*\]\))|"
+         r"mat1 and mat2 shapes cannot be multiplied \((?P<mat1>\d+x\d+) and (?P<mat2>\d+x\d+)\)|"
+         r"The size of tensor a \((?P<size_a>\d+)\) must match the size of tensor b \((?P<size_b>\d+)\)"
+         r"(?: at non-singleton dimension (?P<dim>\d+))?|"
+         r"Expected input batch_size \((?P<input_batch>\d+)\) to match target batch_size \((?P<target_batch>\d+)\)|"
+         r"size mismatch|shape mismatch|Incompatible shapes",
          "tensor shape mismatch"),
+    # --- checkpoints (context for resume and disk findings) ---------------------------------------
+    _sig("checkpoint-saved", "checkpoint",
+         r"\b(?:model|checkpoint|weights|state)s? (?:saved|written|stored) (?:to|at|in|as)\s*:?\s*"
+         r"(?:\.{2,}\s+)?(?P<path>[^\s'\"]+)|\bSaving (?:model )?(?:checkpoint|model|weights) (?:to|at|in)\s*:?\s*"
+         r"(?:\.{2,}\s+)?(?P<path2>[^\s'\"]+)",
+         "a checkpoint was written"),
+    _sig("checkpoint-restored", "resume",
+         r"\b(?:Restoring|Restored|Resuming|Resumed|Loading|Loaded) (?:\w+ )?(?:states? |training )?"
+         r"from (?:the )?(?:checkpoint|ckpt)\b|\bresum(?:e|ing|ed) (?:training )?from (?:checkpoint|step|iteration)|"
+         r"\bloaded checkpoint\b|\bcheckpoint (?:restored|loaded)\b",
+         "a checkpoint was restored (a resumed run)"),
 ]
 
-_PREFILTER = re.compile("|".join(f"(?:{re.sub(r'[(][?]P<[a-z_]+>', '(?:', s.pattern.pattern)})"
-                                 for s in CATALOG), re.IGNORECASE)
+_STRIP_GROUPS = re.compile(r"[(][?]P<[a-z_0-9]+>")
+_PREFILTER = re.compile("|".join(f"(?:{_STRIP_GROUPS.sub('(?:', s.pattern.pattern)})" for s in CATALOG),
+                        re.IGNORECASE | re.MULTILINE)
+_RANK_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d+\]:\s?|rank\d+:\s|\d{1,4}:\s)")
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _EXC = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|OutOfMemoryError))"
                   r"(?::\s*(?P<msg>.*))?$")
+_LIBRARY = re.compile(r"site-packages|dist-packages|/lib/python\d|<frozen |\\lib\\|/torch/|/tensorflow/|"
+                      r"/keras/|/jax/|/transformers/|/lightning/|/pytorch_lightning/|/deepspeed/|/accelerate/")
 
 _PATH_WORDS = {
-    "evaluation": re.compile(r"eval|valid|test|predict|score|inference|metric", re.I),
-    "checkpoint": re.compile(r"save|checkpoint|ckpt|serializ", re.I),
-    "training": re.compile(r"train|fit|forward|backward|step|optimi", re.I),
+    "evaluation": re.compile(r"eval|valid|test|predict|score|inference|metric", re.IGNORECASE),
+    "checkpoint": re.compile(r"save|checkpoint|ckpt|serializ|state_dict", re.IGNORECASE),
+    # ``forward`` and ``backward`` are left out on purpose: evaluation calls forward too.
+    "training": re.compile(r"train|fit|optimi|(?:^|_)step(?:$|_)|backward|run_epoch|one_epoch", re.IGNORECASE),
 }
 
 
@@ -119,6 +223,14 @@ class Traceback:
     def raising_frame(self) -> tuple[str, int, str] | None:
         return self.frames[-1] if self.frames else None
 
+    @property
+    def user_frame(self) -> tuple[str, int, str] | None:
+        """The innermost frame outside installed libraries (where the user's code called in)."""
+        for f in reversed(self.frames):
+            if not _LIBRARY.search(f[0]):
+                return f
+        return self.raising_frame
+
 
 def to_gib(value: str | None, unit: str | None) -> float | None:
     """Convert a captured memory figure to GiB (``MiB`` -> /1024 etc.)."""
@@ -128,21 +240,42 @@ def to_gib(value: str | None, unit: str | None) -> float | None:
     return float(value) * scale
 
 
-def classify_path(frames: list[tuple[str, int, str]]) -> str:
-    """Training / evaluation / checkpoint / unknown from the innermost frame names that say so.
+def xid_is_hardware(xid: str | int | None) -> bool | None:
+    """Whether an Xid code is a documented hardware fault (:data:`HARDWARE_XIDS`); ``None`` if unknown."""
+    if xid is None:
+        return None
+    try:
+        return int(xid) in HARDWARE_XIDS
+    except ValueError:
+        return None
 
-    The innermost frame whose function or file name matches a path wins: an OOM
-    raised in ``evaluate_predictions`` called from ``main`` is an evaluation OOM.
+
+def classify_path(frames: list[tuple[str, int, str]]) -> str:
+    """Training / evaluation / checkpoint / unknown from the innermost user frame names that say so.
+
+    Frames inside installed libraries (site-packages, torch, transformers ...) are
+    skipped: their names (``forward``, ``_call_impl``) say nothing about the phase.
+    The innermost user frame whose function name matches a path wins, then file
+    names are tried: an OOM raised in ``score_fast_model`` called from
+    ``evaluate_predictions`` called from ``main`` is an evaluation OOM.
     """
-    for file, _line, func in reversed(frames):
-        name = f"{func} {file.rsplit('/', 1)[-1]}"
+    user = [f for f in frames if not _LIBRARY.search(f[0])] or frames
+    for _file, _line, func in reversed(user):
         for path in ("evaluation", "checkpoint", "training"):
             if _PATH_WORDS[path].search(func):
                 return path
-        for path in ("evaluation", "checkpoint"):
+    for file, _line, _func in reversed(user):
+        name = file.replace("\\", "/").rsplit("/", 1)[-1]
+        for path in ("evaluation", "checkpoint", "training"):
             if _PATH_WORDS[path].search(name):
                 return path
     return "unknown"
+
+
+def is_relevant(text: str) -> bool:
+    """Whether a console line can matter to a signature or a traceback (used to thin huge logs)."""
+    return bool(_PREFILTER.search(text)) or "File \"" in text or "Error" in text or "Traceback" in text \
+        or "Exception" in text
 
 
 def scan_run(run) -> tuple[list[SignatureHit], list[Traceback]]:
@@ -150,6 +283,25 @@ def scan_run(run) -> tuple[list[SignatureHit], list[Traceback]]:
     if "signatures" not in run.cache:
         run.cache["signatures"] = scan(run.console)
     return run.cache["signatures"]
+
+
+def match_line(text: str) -> list[tuple[Signature, dict[str, str]]]:
+    """Catalog entries matching one line (first per category) with their figures."""
+    if not _PREFILTER.search(text):
+        return []
+    out: list[tuple[Signature, dict[str, str]]] = []
+    seen: set[str] = set()
+    for sig in CATALOG:
+        if sig.category in seen:
+            continue
+        m = sig.pattern.search(text)
+        if m:
+            seen.add(sig.category)
+            figs = {k: v.strip() for k, v in m.groupdict().items() if v is not None}
+            if "path2" in figs:
+                figs["path"] = figs.pop("path2")
+            out.append((sig, figs))
+    return out
 
 
 def scan(lines: Iterable[ConsoleLine]) -> tuple[list[SignatureHit], list[Traceback]]:
@@ -163,6 +315,8 @@ def scan(lines: Iterable[ConsoleLine]) -> tuple[list[SignatureHit], list[Traceba
     frames: list[tuple[str, int, str]] = []
     for cl in lines:
         text = cl.text
+        if text[:1] in "[r0123456789":
+            text = _RANK_PREFIX.sub("", text, count=1)
         fm = _FRAME.match(text)
         if fm:
             frames.append((fm["file"], int(fm["line"]), fm["func"]))
@@ -175,13 +329,9 @@ def scan(lines: Iterable[ConsoleLine]) -> tuple[list[SignatureHit], list[Traceba
                                      classify_path(frames)))
                 frames = []
             elif not stripped or text[:1] in (" ", "\t"):
-                pass  # source lines under a frame, or blank lines
+                pass  # source lines under a frame, carets, or blank lines
             elif not stripped.startswith(("Traceback", "During handling", "The above")):
                 frames = []
-        if _PREFILTER.search(text):
-            for sig in CATALOG:
-                m = sig.pattern.search(text)
-                if m:
-                    figs = {k: v for k, v in m.groupdict().items() if v is not None}
-                    hits.append(SignatureHit(sig, cl, figs))
+        for sig, figs in match_line(text):
+            hits.append(SignatureHit(sig, cl, figs))
     return hits, tbs

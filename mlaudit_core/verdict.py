@@ -65,15 +65,73 @@ Rule = Callable[[_Ctx], "_Decision | None"]
 
 
 def _crash_infra(c: _Ctx) -> _Decision | None:
+    hw = c.get("RT007", Severity.ERROR)
+    if hw:  # the first broken layer: an OOM or CUDA error after a hardware fault is its symptom
+        return _Decision(Outcome.CRASHED, Cause.INFRA_RUNTIME, 0.9,
+                         f"The run hit an accelerator hardware fault: {hw.message}.", hw)
     for code, what in (("RT001", "ran out of memory"), ("RT002", "a collective operation timed out"),
-                       ("RT004", "a data-loader worker died")):
+                       ("RT004", "a data-loader worker died"), ("RT008", "the disk filled up"),
+                       ("RT010", "it was killed from outside")):
         f = c.get(code, Severity.ERROR)
-        if f:
+        if f and not _ended_by_preemption(c, f):
             where = f.facts.get("code_path")
             extra = f" in the {where} code path" if where and where != "unknown" else ""
             return _Decision(Outcome.CRASHED, Cause.INFRA_RUNTIME, 0.9,
                              f"The run crashed because {what}{extra}: {f.message}.", f)
     return None
+
+
+def _ended_by_preemption(c: _Ctx, f: Finding) -> bool:
+    """A crash signature explained by the job's own termination (RT003: SIGTERM / preemption)."""
+    if c.get("RT003") is None:
+        return False
+    if f.code in ("RT004", "RT010"):  # workers and the process are killed as the job is torn down
+        return True
+    msg = (f.facts.get("exception_message") or "").lower()
+    exc = str(f.facts.get("exception_type", ""))
+    return f.code == "RT005" and (exc.endswith(("KeyboardInterrupt", "SystemExit"))
+                                  or "sigterm" in msg or "signal 15" in msg)
+
+
+def _abrupt_nonfinite(c: _Ctx) -> _Decision | None:
+    """OP004 reads the onset robustly (medians, optimizer steps): an abrupt onset is numerics."""
+    f = c.get("OP004")
+    if f and f.facts.get("abrupt"):
+        return _Decision(Outcome.DIVERGED, Cause.DATA_CONFIG, 0.8, f"{f.message}.", f)
+    return None
+
+
+def _fp16_overflow(c: _Ctx) -> _Decision | None:
+    """RT006 at error: fp16 loss scaling failed (a few skips with a healthy scale are info, benign)."""
+    f = c.get("RT006", Severity.ERROR)
+    if not f:
+        return None
+    cause = Cause.MODEL_CONVERGENCE if c.get("OP001", Severity.ERROR) else Cause.DATA_CONFIG
+    outcome = Outcome.CRASHED if f.facts.get("min_scale_error") else Outcome.DIVERGED
+    return _Decision(outcome, cause, 0.75, f"fp16 loss scaling failed: {f.message}.", f)
+
+
+def _nan_message(c: _Ctx) -> _Decision | None:
+    """RT009 without a loss history: non-finite, but the onset cannot be read."""
+    f = c.get("RT009", Severity.ERROR)
+    if f and not c.run.has(Role.TRAIN_LOSS):
+        return _Decision(Outcome.DIVERGED, Cause.INCONCLUSIVE, 0.5,
+                         f"The loss became non-finite ({f.message}); without the loss history a learning-rate "
+                         "divergence and a numerical failure cannot be told apart.", f)
+    return None
+
+
+def _preempted(c: _Ctx) -> _Decision | None:
+    """RT003 when nothing else explains the end: preempted and requeued is not a crash."""
+    f = c.get("RT003")
+    if not f:
+        return None
+    if f.facts.get("requeued"):
+        return _Decision(Outcome.RUNNING, Cause.INFRA_RUNTIME, 0.6,
+                         f"The job was preempted and requeued, not crashed ({f.message}); it continues in a later "
+                         "segment: check that it resumes from its checkpoint.", f)
+    return _Decision(Outcome.CRASHED, Cause.INFRA_RUNTIME, 0.6,
+                     f"The job was stopped by its scheduler ({f.message}) and not requeued.", f)
 
 
 def _nonfinite(c: _Ctx) -> _Decision | None:
@@ -103,7 +161,7 @@ def _divergence(c: _Ctx) -> _Decision | None:
 
 def _crash_other(c: _Ctx) -> _Decision | None:
     f = c.get("RT005", Severity.ERROR)
-    if f:
+    if f and not _ended_by_preemption(c, f):
         exc = f.facts.get("exception_type", "")
         shape = c.get("RT005") and "shape" in (f.facts.get("exception_message") or "").lower()
         cause = (Cause.CORRECTNESS_BUG if (exc.rsplit(".", 1)[-1] in _CORRECTNESS_EXC or shape)
@@ -114,7 +172,7 @@ def _crash_other(c: _Ctx) -> _Decision | None:
 
 
 def _reset(c: _Ctx) -> _Decision | None:
-    f = c.get("LI002", Severity.ERROR)
+    f = c.get("LI002", Severity.ERROR) or c.get("LI003", Severity.ERROR)
     if f:
         return _Decision(Outcome.UNSTABLE, Cause.CORRECTNESS_BUG, 0.7,
                          f"The step counter reset: {f.message}. Curves by step overlay two segments; "
@@ -156,8 +214,8 @@ def _slow(c: _Ctx) -> _Decision | None:
     return None
 
 
-RULES: list[Rule] = [_crash_infra, _nonfinite, _divergence, _crash_other, _reset, _overfit, _underfit,
-                     _unstable, _slow]
+RULES: list[Rule] = [_crash_infra, _abrupt_nonfinite, _nonfinite, _fp16_overflow, _divergence, _nan_message,
+                     _crash_other, _reset, _overfit, _underfit, _unstable, _slow, _preempted]
 
 
 def _fallback(c: _Ctx) -> _Decision:
@@ -373,6 +431,10 @@ def hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis]:
         if benign:
             hs.append(Hypothesis(statement="the loss spikes are an instability", status="rejected",
                                  cause=Cause.MODEL_CONVERGENCE, evidence_against=[benign.message[:200]]))
+        skips = c.get("RT006")
+        if skips and skips.facts.get("benign"):
+            hs.append(Hypothesis(statement="the fp16 overflow messages are a failure", status="rejected",
+                                 cause=Cause.DATA_CONFIG, evidence_against=[skips.message[:400]]))
     return hs
 
 
@@ -398,6 +460,19 @@ _ACTIONS: dict[Outcome, list[tuple[str, str, str]]] = {
 }
 
 
+#: First action when a runtime signature is the primary finding of a crash.
+_SIGNATURE_ACTIONS: dict[str, tuple[str, str]] = {
+    "RT007": ("Drain the node and rerun elsewhere; check `nvidia-smi -q -d ECC,PAGE_RETIREMENT` and the kernel "
+              "log for Xid events", "errors after a hardware fault are its symptoms, not bugs in the run"),
+    "RT008": ("Free or enlarge the output volume, keep fewer checkpoints, and check that the last checkpoint "
+              "loads before resuming", "the run stopped on a full disk; a checkpoint cut short will not load"),
+    "RT010": ("Check the kernel log for the OOM killer and the scheduler's memory/time limits; resume from the "
+              "last checkpoint", "a killed process leaves no traceback; the sender is outside the run"),
+    "RT006": ("Find what makes the gradients overflow (the steps before the first skip); train in bf16 or "
+              "fp32 to confirm", "the loss scale hit its floor: fp16 numerics stopped the run"),
+}
+
+
 def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
     """The smallest high-signal actions, cheapest first within the main outcome."""
     acts: list[NextAction] = []
@@ -419,11 +494,14 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
             acts.append(NextAction(action="Halve the micro-batch (keep the global batch with gradient "
                                           "accumulation) or enable activation checkpointing",
                                    why="the training step exceeds device memory", cost="minutes"))
+    elif d.outcome is Outcome.CRASHED and p is not None and p.code in _SIGNATURE_ACTIONS:
+        acts.append(NextAction(action=_SIGNATURE_ACTIONS[p.code][0], why=_SIGNATURE_ACTIONS[p.code][1],
+                               cost="minutes"))
     elif d.outcome is Outcome.CRASHED and p is not None:
         acts.append(NextAction(action=f"Reproduce the failure at {p.facts.get('raising_file') or 'the raising frame'}"
                                       f":{p.facts.get('raising_line') or ''} on one batch",
                                why="the traceback names the failing code", cost="minutes"))
-    elif d.cause is Cause.CORRECTNESS_BUG and p is not None and p.code == "LI002":
+    elif d.cause is Cause.CORRECTNESS_BUG and p is not None and p.code in ("LI002", "LI003"):
         acts.append(NextAction(action="Restore the global step (and optimizer/scheduler state) from the "
                                       "checkpoint on resume; check that the checkpoint was actually loaded",
                                why="a reset counter means the resume started from scratch", cost="minutes"))

@@ -145,3 +145,31 @@ def test_writeback_text_tab_idempotent_and_user_files_untouched(tmp_path):
     assert len(texts) == 1 and "diverged" in texts[0]
     # the reader ignores mlaudit's own file: re-auditing sees the same points
     assert len(load_logdir(tmp_path).metrics) == len(run.metrics)
+
+
+def test_vectorised_and_protobuf_tiers_agree_with_event_accumulator(tmp_path):
+    """Mixed shapes in one file: step 0 (no step field on the wire), multi-byte varint steps,
+    a tag longer than 127 bytes (protobuf tier), tensor scalars and text (protobuf tier)."""
+    long_tag = "x/" + "a" * 140
+    w = tbx.SummaryWriter(str(tmp_path))
+    steps = [0, 1, 127, 128, 300, 16384, 2**31 + 5, 2**40]
+    for i, st in enumerate(steps):
+        w.add_scalar("train/loss", 1.0 / (i + 1), st)
+        w.add_scalar(long_tag, float(i), st)
+    w.close()
+    ef = EventFileWriter(str(tmp_path))
+    for i in range(5):
+        ef.add_event(event_pb2.Event(wall_time=time.time(), step=i, summary=scalar_pb("t/acc", 0.1 * i)))
+    ef.close()
+    run = load_logdir(tmp_path)
+    acc = EventAccumulator(str(tmp_path), size_guidance={"scalars": 0, "tensors": 0})
+    acc.Reload()
+    for tag in ("train/loss", long_tag):
+        ref = acc.Scalars(tag)
+        got = run.series(tag)
+        assert list(got.steps) == [e.step for e in ref] == steps
+        np.testing.assert_allclose(got.values, [e.value for e in ref], rtol=1e-7)
+        np.testing.assert_allclose(got.wall_times, [e.wall_time for e in ref], rtol=0, atol=1e-6)
+    t = run.series("t/acc")
+    assert list(t.steps) == list(range(5))
+    np.testing.assert_allclose(t.values, [0.1 * i for i in range(5)], rtol=1e-6)

@@ -1,0 +1,86 @@
+"""GE004 validation-at-chance."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..logs.context import chance_level
+from ..report import ConfigEvidence, SeriesEvidence, Severity
+from ..roles import Role
+from ..signal import fmt
+from .base import Detector, DetectorParams, Skip
+
+
+class ValidationAtChance(Detector, code="GE004", name="validation-at-chance", family="generalization"):
+    """Validation accuracy stays near chance level: the model has learned nothing that generalises.
+
+    Why it matters: a validation accuracy close to a uniform guess means the
+    features do not carry the label to held-out data; if the training accuracy is
+    far above chance at the same time, the model is memorising the training set
+    (too little data, leakage-free but signal-free features, or broken validation
+    labels). If both stay at chance, the labels or inputs may be broken.
+    Evidence: the chance level and where it came from, the median / best / final
+    validation accuracy, its lift over chance as a share of the possible lift,
+    and the final training accuracy.
+    Remedy: more data or augmentation, a model suited to the signal, check the
+    validation labels and preprocessing (same as training); overfit a tiny
+    subset to confirm the pipeline can learn at all.
+    Thresholds: the median validation accuracy has recovered less than
+    ``max_lift`` 25% of the way from chance to 1.0 (convention: on a balanced
+    binary task, a median under 0.625). Chance comes from params (``chance =``,
+    ``num_classes`` / ``num_labels``, a binary task) or the ``chance`` parameter;
+    class imbalance is not known, so chance is the uniform guess.
+    """
+
+    needs = (Role.VAL_ACCURACY,)
+
+    class Params(DetectorParams):
+        chance: float | None = None
+        max_lift: float = 0.25
+        min_evals: int = 3
+
+    def check(self, run, p):
+        if p.chance is not None:
+            chance, source = p.chance, "detector parameter chance"
+        else:
+            got = chance_level(run.params)
+            if got is None:
+                raise Skip("chance level unknown (no num_classes / chance in params)")
+            chance, source = got
+        key = run.key_for(Role.VAL_ACCURACY)
+        s = run.series(key).by_step().finite()
+        if len(s) < p.min_evals:
+            raise Skip(f"{key} has {len(s)} evaluations (< {p.min_evals})")
+        v = s.values
+        if v.max() > 1.0 + 1e-9:
+            v = v / 100.0  # printed in percent
+        med, best, final = float(np.median(v)), float(v.max()), float(v[-1])
+        room = 1.0 - chance
+        if room <= 0:
+            return
+        lift = (med - chance) / room
+        if lift >= p.max_lift:
+            return
+        n_classes = round(1 / chance) if chance > 0 else None
+        classes = f" for {n_classes} classes" if n_classes and abs(1 / n_classes - chance) < 1e-6 else ""
+        msg = (f"{key} stays near chance ({fmt(chance)}{classes}): median {fmt(med)}, best {fmt(best)}, final "
+               f"{fmt(final)} over {len(v)} evaluations ({fmt(100 * lift, 3)}% of the way from chance to 1)")
+        train_final = None
+        tk = run.key_for(Role.TRAIN_ACCURACY)
+        if tk:
+            t = run.series(tk).by_step().finite()
+            if len(t):
+                tv = t.values / (100.0 if t.values.max() > 1.0 + 1e-9 else 1.0)
+                train_final = float(tv[-1])
+                train_lift = (train_final - chance) / room
+                if train_lift > 2 * max(lift, 0.0) + p.max_lift:
+                    msg += f", while {tk} reaches {fmt(train_final)}: the model memorises the training set"
+                else:
+                    msg += f"; {tk} is also low ({fmt(train_final)}): check labels and inputs"
+        yield self.finding(
+            Severity.WARNING, msg,
+            evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[0]), step_end=int(s.steps[-1]),
+                                     values={"chance": chance, "median": med, "best": best, "final": final}),
+                      ConfigEvidence(key=source, value=str(run.params.get(source, chance))[:300])],
+            chance=chance, chance_source=source, median=med, best=best, final=final, lift=lift,
+            train_accuracy_final=train_final, n_evals=len(v))

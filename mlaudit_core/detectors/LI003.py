@@ -1,0 +1,103 @@
+"""LI003 epoch-step-mismatch."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..logs.context import gradient_accumulation, steps_per_epoch
+from ..report import ConfigEvidence, LogEvidence, SeriesEvidence, Severity
+from ..roles import Role
+from ..signatures import scan_run
+from .base import Detector, DetectorParams, Skip
+
+
+class EpochStepMismatch(Detector, code="LI003", name="epoch-step-mismatch", family="integrity"):
+    """The global step does not match the epoch x steps per epoch: one of the two counters restarted.
+
+    Why it matters: a run resumed without restoring its checkpoint keeps (or
+    re-reads) its epoch counter but restarts the step counter from zero (or the
+    reverse). Its LR schedule then restarts, its curves by step overlay the
+    earlier run, and checkpoints named by step overwrite the earlier run's.
+    Evidence: the epoch and global step of the first record that does not fit,
+    the step expected there (epoch x steps per epoch) and where steps per epoch
+    came from; the checkpoints written with the step in their name; whether the
+    console shows a checkpoint being restored.
+    Remedy: restore the global step (and optimizer / scheduler state) with the
+    checkpoint on resume; verify the checkpoint is actually passed to the loader;
+    name checkpoints by run and step.
+    Thresholds: a record fits when its step lies within one epoch (plus ``tol`` 5%)
+    of epoch x steps per epoch (counting 0- and 1-based epochs alike), with steps
+    per epoch also divided by the gradient-accumulation steps when they are given.
+    Steps per epoch come from params (``steps_per_epoch``, ``Number of batches per
+    epoch``, "1352 steps per epoch") or the ``steps_per_epoch`` parameter. Runs whose
+    step axis is the epoch itself (Keras epoch logs) are skipped.
+    """
+
+    needs = (Role.EPOCH,)
+
+    class Params(DetectorParams):
+        steps_per_epoch: int | None = None
+        tol: float = 0.05
+
+    def check(self, run, p):
+        if p.steps_per_epoch:
+            spe, source = p.steps_per_epoch, "detector parameter steps_per_epoch"
+        else:
+            got = steps_per_epoch(run.params)
+            if got is None:
+                raise Skip("steps per epoch unknown (no steps_per_epoch param or printed figure)")
+            spe, source = got
+        key = run.key_for(Role.EPOCH)
+        s = run.series(key).by_step().finite()
+        if not len(s):
+            raise Skip(f"{key} has no finite values")
+        if np.all(np.abs(s.values - s.steps) <= 1):
+            raise Skip("the step axis is the epoch itself")
+        ga = gradient_accumulation(run.params)
+        spes = [spe] + ([spe / ga] if ga > 1 else [])
+        fits = np.zeros(len(s), dtype=bool)
+        for c in spes:
+            lo = (s.values - 1 - p.tol) * c
+            hi = (s.values + 1 + p.tol) * c
+            fits |= (s.steps >= lo) & (s.steps <= hi)
+        bad = np.flatnonzero(~fits)
+        if bad.size == 0:
+            return
+        i = int(bad[0])
+        step, epoch = int(s.steps[i]), float(s.values[i])
+        e_txt = str(int(epoch)) if epoch.is_integer() else f"{epoch:.3g}"
+        expected = round(epoch * spe)
+        behind = step < expected
+        msg = (f"the global step ({step}) does not match epoch {e_txt} x {spe} steps per epoch = {expected} "
+               f"(steps per epoch from {source})")
+        if behind:
+            lag = expected - step
+            msg += (f": the step counter is {lag} steps (~{lag / spe:.3g} epochs) behind, so it restarted from "
+                    "zero in a resumed run while the epoch counter did not; the checkpoint (step, optimizer "
+                    "and schedule state) was likely never restored")
+        else:
+            msg += ": the step counter is ahead of the epoch counter, so the epoch counter restarted (or steps "
+            msg += "per epoch is wrong)"
+        hits, _ = scan_run(run) if run.console else ([], [])
+        saved = [h for h in hits if h.signature.category == "checkpoint"]
+        restored = [h for h in hits if h.signature.category == "resume"]
+        by_step = [h for h in saved if re.search(rf"(?<!\d){step}(?!\d)", h.figures.get("path", ""))]
+        if run.console and not restored:
+            msg += "; the console shows no checkpoint being restored"
+        if by_step:
+            msg += (f"; checkpoints are named by step ({by_step[0].figures['path']}), so new checkpoints "
+                    "would overwrite the earlier run's checkpoints of the same steps")
+        elif behind:
+            msg += "; checkpoints named by step would overwrite the earlier run's"
+        ev = [SeriesEvidence(metric=key, step_start=step, step_end=step,
+                             values={"epoch": epoch, "step": float(step), "expected_step": float(expected)}),
+              ConfigEvidence(key=source if source in run.params else "steps_per_epoch", value=str(spe))]
+        for h in (by_step or saved)[:2]:
+            ev.append(LogEvidence(source=h.line.source, line=h.line.lineno, text=h.line.text.strip()[:300]))
+        yield self.finding(Severity.ERROR, msg, evidence=ev, step=step, epoch=epoch, steps_per_epoch=spe,
+                           expected_step=expected, direction="behind" if behind else "ahead",
+                           spe_source=source, n_mismatched=int(bad.size), n_records=len(s),
+                           checkpoints_named_by_step=[h.figures.get("path") for h in by_step[:5]],
+                           restore_seen=bool(restored))

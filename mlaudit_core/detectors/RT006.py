@@ -1,0 +1,184 @@
+"""RT006 fp16-overflow-skips."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..report import FactEvidence, SeriesEvidence, Severity
+from ..roles import Role
+from ..signal import fmt
+from ..signatures import scan_run
+from .base import Detector, DetectorParams, Skip
+
+#: Series the console-log parser (and trackers) write for skipped fp16 steps.
+EVENTS_KEY = "train/overflow_skips"          # one point per skipped step (apex, DeepSpeed, fairseq messages)
+INTERVAL_KEY = "train/skipped_iterations"    # Megatron: skipped iterations per logging interval
+CUMULATIVE_KEY = "train/skipped_steps_total"  # DeepSpeed: running count of skipped steps
+
+
+class Fp16OverflowSkips(Detector, code="RT006", name="fp16-overflow-skips", family="runtime"):
+    """Steps skipped for fp16 gradient overflow, read in context: benign dynamic scaling or a failure.
+
+    Why it matters: with dynamic loss scaling (apex, torch GradScaler, DeepSpeed,
+    Megatron, fairseq) an overflowing step is skipped and the loss scale halved;
+    a few skips while the scale settles are the mechanism working, not a fault.
+    Many skips, long runs of consecutive skips, a scale that collapses towards 1,
+    or a "minimum loss scale reached" error mean the gradients are inf/NaN on
+    most steps: the run stops learning (or stops).
+    Evidence: number of skipped steps and their share of the steps run, the steps
+    they happened at and the longest run of consecutive skips, the loss-scale
+    trajectory and its minimum, whether the training loss has NaN/inf values, and
+    the training loss before the first and after the last skip.
+    Remedy: benign: nothing. Failing: find what makes gradients overflow (a loss
+    spike, LR too high, an fp16-unsafe op), use bf16, or raise the minimum loss scale
+    only after that.
+    Thresholds: failing when the scale falls to ``collapse_scale`` 1.0 or below (a
+    scale under 1 shrinks gradients, so they overflow unscaled), when more than
+    ``max_skip_share`` 5% of steps are skipped (dynamic scalers grow the scale again
+    after 1000-2000 clean steps, DeepSpeed ``loss_scale_window`` and torch
+    ``GradScaler(growth_interval=2000)``, so steady state is about one skip per
+    thousand steps; 5% is 50x that), when ``max_consecutive`` 25 or more steps are
+    skipped in a row (DeepSpeed's first 2^32 -> 2^16 descent alone is 16 skips), or
+    on a minimum-loss-scale error.
+    """
+
+    class Params(DetectorParams):
+        collapse_scale: float = 1.0
+        max_skip_share: float = 0.05
+        max_consecutive: int = 25
+
+    def check(self, run, p):
+        hits, _ = scan_run(run) if run.console else ([], [])
+        overflow_hits = [h for h in hits if h.signature.category == "overflow_skip"]
+        min_hits = [h for h in hits if h.signature.category == "min_loss_scale"]
+        steps = np.array([], dtype=np.int64)
+        if EVENTS_KEY in run.metrics:
+            ev = run.metrics.series(EVENTS_KEY)
+            n_skips = int(np.nansum(ev.values))
+            steps = ev.steps
+        elif INTERVAL_KEY in run.metrics:
+            ev = run.metrics.series(INTERVAL_KEY).finite()
+            n_skips = int(ev.values.sum())
+            steps = ev.steps[ev.values > 0]
+        elif CUMULATIVE_KEY in run.metrics:
+            ev = run.metrics.series(CUMULATIVE_KEY).by_step().finite()
+            n_skips = int(ev.values.max()) if len(ev) else 0
+            if len(ev):
+                steps = ev.steps[np.diff(np.concatenate([[0.0], ev.values])) > 0]
+        elif run.console:
+            n_skips = len(overflow_hits)
+        else:
+            raise Skip("no console output and no overflow counters logged")
+        if n_skips == 0 and not min_hits:
+            return
+        total = self._steps_run(run)
+        share = n_skips / total if total else None
+        longest = self._longest_run(steps) if steps.size else (n_skips if n_skips and not total else None)
+        scale = self._scales(run, overflow_hits)
+        min_scale = float(min(scale)) if scale else None
+        loss = run.key_for(Role.TRAIN_LOSS)
+        nonfinite = False
+        before = after = None
+        if loss:
+            s = run.series(loss).by_step()
+            nonfinite = bool((~np.isfinite(s.values)).any())
+            f = s.finite()
+            if steps.size and len(f):
+                b = f.values[f.steps < steps.min()][-10:]
+                a = f.values[f.steps > steps.max()][-10:]
+                before = float(np.median(b)) if b.size else None
+                after = float(np.median(a)) if a.size else None
+        nan_msgs = [h for h in hits if h.signature.category == "nan"]
+        reasons = []
+        if min_hits:
+            reasons.append("the minimum loss scale was reached")
+        if min_scale is not None and min_scale <= p.collapse_scale:
+            reasons.append(f"the loss scale collapsed to {fmt(min_scale)}")
+        if share is not None and share > p.max_skip_share:
+            reasons.append(f"{fmt(100 * share, 3)}% of steps were skipped (> {fmt(100 * p.max_skip_share, 2)}%)")
+        if longest is not None and longest >= p.max_consecutive:
+            reasons.append(f"{longest} steps were skipped in a row")
+        failing = bool(reasons)
+        where = f" out of {total}" + (f" ({fmt(100 * share, 2)}%)" if share is not None else "") if total else ""
+        at = ""
+        if steps.size:
+            shown = ", ".join(str(int(x)) for x in steps[:8]) + (" ..." if steps.size > 8 else "")
+            at = f" at step{'s' if steps.size > 1 else ''} {shown}"
+        msg = f"{n_skips} step{'s' if n_skips != 1 else ''} skipped for fp16 gradient overflow{where}{at}"
+        if longest is not None and steps.size:
+            msg += f", at most {longest} in a row"
+        if scale:
+            traj = " -> ".join(fmt(x, 6) for x in scale[:6]) + (" ..." if len(scale) > 6 else "")
+            msg += f"; loss scale {traj}, never below {fmt(min_scale, 6)}"
+        if loss:
+            msg += f"; {loss} has {'NaN/inf values' if nonfinite else 'no NaN/inf'}"
+            if before is not None and after is not None:
+                trend = "kept decreasing" if after < before else "did not decrease"
+                msg += (f" and {trend} after the overflows (median {fmt(before)} before step {int(steps.min())}, "
+                        f"{fmt(after)} after step {int(steps.max())})")
+        if failing:
+            msg += ": fp16 loss scaling is failing (" + "; ".join(reasons) + ")"
+        else:
+            msg += ": dynamic loss scaling working as designed, benign"
+        ev = []
+        if steps.size:
+            ev.append(SeriesEvidence(metric=EVENTS_KEY if EVENTS_KEY in run.metrics else INTERVAL_KEY,
+                                     step_start=int(steps.min()), step_end=int(steps.max()),
+                                     values={"skipped": float(n_skips), "min_loss_scale": min_scale}))
+        for h in (min_hits + overflow_hits)[:3]:
+            ev.append(self._log(h.line))
+        if not ev:
+            ev.append(FactEvidence(text=msg, values={"skipped": n_skips}))
+        yield self.finding(
+            Severity.ERROR if failing else Severity.INFO, msg, evidence=ev,
+            n_skipped=n_skips, total_steps=total, skip_share=share, longest_consecutive=longest,
+            skip_steps=[int(x) for x in steps[:50]], loss_scales=scale[:50], min_loss_scale=min_scale,
+            min_scale_error=bool(min_hits), loss_nonfinite=nonfinite, nan_messages=len(nan_msgs),
+            loss_before=before, loss_after=after, benign=not failing, reasons=reasons)
+
+    @staticmethod
+    def _log(line):
+        from ..report import LogEvidence
+
+        return LogEvidence(source=line.source, line=line.lineno, text=line.text.strip()[:500])
+
+    @staticmethod
+    def _steps_run(run) -> int | None:
+        """The number of steps the run went through: the largest step of a training-side series."""
+        best = 0
+        for role in (Role.TRAIN_LOSS, Role.THROUGHPUT, Role.STEP_TIME, Role.LEARNING_RATE):
+            k = run.key_for(role)
+            if k:
+                s = run.series(k)
+                if len(s):
+                    best = max(best, int(s.steps.max()))
+        total = run.params.get("log.total_steps")
+        if total and total.isdigit() and best and int(total) >= best:
+            best = int(total)
+        return best or None
+
+    @staticmethod
+    def _longest_run(steps: np.ndarray) -> int:
+        u = np.unique(steps)
+        if u.size == 0:
+            return 0
+        breaks = np.flatnonzero(np.diff(u) > 1)
+        edges = np.concatenate([[-1], breaks, [u.size - 1]])
+        return int(np.diff(edges).max())
+
+    @staticmethod
+    def _scales(run, hits) -> list[float]:
+        k = run.key_for(Role.LOSS_SCALE)
+        if k:
+            s = run.series(k).finite()
+            if len(s):
+                v = s.values
+                keep = np.concatenate([[True], v[1:] != v[:-1]])  # the trajectory, without repeats
+                return [float(x) for x in v[keep]]
+        out = []
+        for h in hits:
+            try:
+                out.append(float(h.figures["loss_scale"]))
+            except (KeyError, ValueError):
+                continue
+        return out

@@ -1,0 +1,42 @@
+"""RT010 process-killed."""
+
+from __future__ import annotations
+
+from ..report import Severity
+from ._console import ConsoleSignatureDetector
+
+
+class ProcessKilled(ConsoleSignatureDetector, code="RT010", name="process-killed", family="runtime"):
+    """The training process was killed from outside: SIGKILL, or the scheduler's time limit.
+
+    Why it matters: a process killed with SIGKILL leaves no traceback; the usual
+    senders are the kernel OOM killer (host memory), the scheduler enforcing a
+    memory or wall-time limit, or a watchdog. A time-limit kill is a job
+    configuration issue: the run itself was fine until then.
+    Evidence: the kill line (``Killed``, ``exitcode: -9``, ``Signal 9 (SIGKILL)``,
+    ``CANCELLED ... DUE TO TIME LIMIT``) and how many there are.
+    Remedy: SIGKILL: check host memory (``dmesg`` for the OOM killer), fewer
+    data-loader workers, smaller prefetch; time limit: resume from the last
+    checkpoint with a longer limit, checkpoint more often.
+    Thresholds: none.
+    """
+
+    categories = ("killed", "time_limit")
+
+    def check(self, run, p):
+        hits, _ = self.hits(run)
+        if not hits:
+            return
+        time_limit = [h for h in hits if h.signature.category == "time_limit"]
+        h = time_limit[0] if time_limit else hits[0]
+        if time_limit:
+            msg = (f"the scheduler stopped the job at its wall-time limit ({h.line.source}:{h.line.lineno}); "
+                   "the run was cut short, not broken")
+        else:
+            msg = (f"the process was killed with SIGKILL ({h.line.source}:{h.line.lineno}: "
+                   f"\"{h.line.text.strip()[:120]}\"); no traceback: usually the host OOM killer or a "
+                   "scheduler limit")
+        yield self.finding(Severity.ERROR if time_limit else Severity.CRITICAL, msg,
+                           evidence=[self.log_evidence(x.line) for x in hits[:3]],
+                           kind="time_limit" if time_limit else "sigkill", lineno=h.line.lineno,
+                           n_hits=len(hits))

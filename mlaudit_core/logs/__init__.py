@@ -1,0 +1,154 @@
+"""Console logs as a source: metric series and run context from plain text.
+
+Public surface::
+
+    from mlaudit_core.logs import load_logs, enrich_from_console, parse_lines
+
+- :func:`load_logs` turns log files (and optional config/context files) into a
+  :class:`~mlaudit_core.rundata.RunData` of tracker ``logs``.
+- :func:`enrich_from_console` parses a tracker run's captured console output
+  and adds the series the metric store lacks (grad norm, loss scale,
+  throughput that were only printed), recording them in ``run.derived``.
+- The formats are a declarative catalog (:mod:`.formats`); the failure
+  signatures are in :mod:`mlaudit_core.signatures`. See ``docs/logs.md``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+
+from ..errors import InputError
+from ..roles import Role
+from ..rundata import MetricTable, RunData, RunIdentity, RunStatus
+from .context import read_context_file
+from .formats import CATALOG, LogFormat
+from .parser import LogParser, ParseResult, parse_lines, strip_annotations
+from .reader import MAX_LINE_BYTES, LineReader, UnreadableLog
+
+__all__ = ["CATALOG", "LogFormat", "LogParser", "ParseResult", "UnreadableLog", "enrich_from_console",
+           "load_logs", "parse_lines", "read_context_file", "strip_annotations"]
+
+#: Facts recovered from the log structure are added to params under this prefix.
+FACT_PREFIX = "log."
+
+
+def load_logs(paths: Sequence[str | Path], config_paths: Iterable[str | Path] = (), name: str | None = None,
+              *, max_line_bytes: int = MAX_LINE_BYTES, max_console_lines: int = 200_000) -> RunData:
+    """Read console log files (in the order given, as one continuous log) into a RunData.
+
+    Args:
+        paths: log files; ``-`` is standard input, ``.gz`` files are decompressed.
+        config_paths: config / context files whose ``key = value`` lines (or JSON /
+            YAML / TOML) become params; they override values printed in the log.
+        name: display name of the run (default: the first file's name).
+        max_line_bytes: line-length cap; longer lines are cut and reported.
+        max_console_lines: console lines kept in full; past it only lines that can
+            matter to a failure signature are kept (and the rest is counted).
+
+    Returns:
+        A RunData with tracker ``logs``: metrics parsed by the format catalog,
+        params, console lines, start/end time from timestamps, and warnings for
+        anything that could not be read.
+
+    Raises:
+        InputError: no log file could be read at all (each reason is named), or a
+            config file cannot be read.
+    """
+    if not paths:
+        raise InputError("no log file given")
+    parser = LogParser(keep_console=True, max_console_lines=max_console_lines)
+    warnings: list[str] = []
+    problems: list[str] = []
+    read = 0
+    for path in paths:
+        try:
+            reader = LineReader(path, max_line_bytes=max_line_bytes)
+        except UnreadableLog as exc:
+            problems.append(str(exc))
+            continue
+        source = Path(str(path)).name if str(path) != "-" else "stdin"
+        parser.feed_many(reader, source)
+        warnings.extend(reader.warnings)
+        read += 1
+    if not read:
+        raise InputError("; ".join(problems))
+    warnings = [f"{p} (skipped)" for p in problems] + warnings
+    params: dict[str, str] = {}
+    for cfg in config_paths:
+        try:
+            params.update(read_context_file(cfg))
+        except UnreadableLog as exc:
+            raise InputError(f"--config {exc}") from None
+    res = parser.result()
+    return _to_run(res, paths, params, warnings, name)
+
+
+def _to_run(res: ParseResult, paths: Sequence[str | Path], config: dict[str, str], warnings: list[str],
+            name: str | None) -> RunData:
+    params = dict(res.params)
+    params.update(config)
+    for k, v in res.facts.items():
+        params[f"{FACT_PREFIX}{k}"] = str(int(v)) if float(v).is_integer() else str(v)
+    if res.formats:
+        params[f"{FACT_PREFIX}formats"] = ", ".join(f"{k} ({n})" for k, n in res.formats.most_common())
+    if res.omitted_console:
+        warnings.append(f"{res.omitted_console} of {res.lines} console lines were not kept (past the "
+                        f"{len(res.console) - 0:,}-line console cap only lines that can hold a failure signature "
+                        "are kept); metrics were read from every line")
+    if len(res.metrics) == 0:
+        warnings.append("no metric lines were recognised in the log (docs/logs.md lists the formats); the audit "
+                        "relies on failure signatures only")
+    first = Path(str(paths[0])).name if str(paths[0]) != "-" else "stdin"
+    digest = hashlib.sha1("\0".join(str(p) for p in paths).encode()).hexdigest()[:12]
+    run = RunData(
+        identity=RunIdentity(tracker="logs", id=name or f"{first}-{digest}", name=name or first),
+        status=RunStatus.UNKNOWN,
+        start_time=datetime.fromtimestamp(res.first_wall) if res.first_wall else None,
+        end_time=datetime.fromtimestamp(res.last_wall) if res.last_wall else None,
+        params=params, metrics=res.metrics, console=res.console, warnings=warnings)
+    run.notes.append(f"read {res.lines} lines from {len(paths)} file(s); "
+                     f"{len(res.metrics)} metric points in {len(res.metrics.keys)} series")
+    for key in res.metrics.keys:
+        run.derived[key] = "parsed from the console log"
+    return run
+
+
+def enrich_from_console(run: RunData) -> RunData:
+    """Parse ``run.console`` and add the series the metric store lacks.
+
+    A parsed series is added when its key is not already logged and no logged key
+    already plays its role (a tracker's own ``loss`` wins over a printed one).
+    Each added series is recorded in ``run.derived`` (by role value when it plays a
+    role, else by key). Facts recovered from the log structure (steps per epoch,
+    total steps) are added to params as ``log.*`` when absent. Returns ``run``
+    (modified in place). Never raises on console content.
+    """
+    if not run.console:
+        return run
+    parser = LogParser(keep_console=False)
+    for cl in run.console:
+        parser.feed(cl.lineno, cl.text, cl.source)
+    res = parser.result()
+    sources = sorted({cl.source for cl in run.console})
+    where = f"parsed from console output ({', '.join(sources[:3])})"
+    played = {r for r in Role if run.key_for(r) is not None}
+    added = []
+    for key in res.metrics.keys:
+        if key in run.metrics:
+            continue
+        role = next((r for r in Role if run.aliases.resolve(r, [key]) == key), None)
+        if role is not None and role in played:
+            continue
+        added.append((key, role))
+    if added:
+        existing = [run.metrics.series(k) for k in run.metrics.keys]
+        run.metrics = MetricTable.from_series(existing + [res.metrics.series(k) for k, _ in added])
+        for key, role in added:
+            run.derived[role.value if role is not None and role.value not in run.derived else key] = where
+    for k, v in res.facts.items():
+        run.params.setdefault(f"{FACT_PREFIX}{k}", str(int(v)) if float(v).is_integer() else str(v))
+    run.cache.pop("signatures", None)
+    return run

@@ -1,0 +1,190 @@
+"""Run context from small config / context files, and the figures detectors read from params.
+
+``--config`` files become the run's params: JSON, YAML (``yaml.safe_load``) and
+TOML are flattened to dotted keys; any other text is read as ``key = value`` or
+``key: value`` lines (several ``k=v`` pairs on one comma-separated line are
+split), with ``# `` comment lines and bracketed annotations ignored.
+
+The helpers below read a figure out of params whatever the framework called it
+(``steps_per_epoch``, ``Number of batches per epoch (training set)``, ``1352
+steps per epoch`` in prose).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .parser import strip_annotations
+from .reader import LineReader, UnreadableLog
+
+_KV_MULTI = re.compile(r"(?:^|,\s*)(?P<k>[A-Za-z_][\w.\-]*)\s*=\s*(?P<v>'[^']*'|\"[^\"]*\"|[^,]*)")
+_KV_LINE = re.compile(r"^\s*(?P<k>[A-Za-z][\w .()/@-]{0,80}?)\s*(?:=|:(?=\s|$))\s*(?P<v>.*?)\s*$")
+
+
+def read_context_file(path: str | Path) -> dict[str, str]:
+    """Params from one config / context file.
+
+    Raises:
+        UnreadableLog: the file is missing, empty, binary, or its JSON/YAML/TOML does not parse.
+    """
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix in (".json", ".yaml", ".yml", ".toml"):
+        reader = LineReader(p)  # same checks (missing, empty, binary) as for logs
+        text = "\n".join(t for _, t in reader)
+        try:
+            if suffix == ".json":
+                data = json.loads(text)
+            elif suffix == ".toml":
+                data = _toml().loads(text)
+            else:
+                data = yaml.safe_load(text)
+        except (ValueError, yaml.YAMLError) as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise UnreadableLog(f"{p}: not valid {suffix[1:].upper()}: {first}") from None
+        out: dict[str, str] = {}
+        _flatten("", data, out)
+        return out
+    return parse_context_lines(t for _, t in LineReader(p))
+
+
+def _toml():
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib
+
+
+def parse_context_lines(lines) -> dict[str, str]:
+    """Params from ``key = value`` / ``key: value`` text lines."""
+    out: dict[str, str] = {}
+    for raw in lines:
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        line = strip_annotations(line).strip()
+        if not line:
+            continue
+        multi = list(_KV_MULTI.finditer(line)) if line.count("=") >= 2 else []
+        if len(multi) >= 2:
+            for m in multi:
+                out[m["k"]] = _unquote(m["v"])
+            continue
+        m = _KV_LINE.match(line)
+        if m and m["v"]:
+            out[m["k"].strip()] = _unquote(m["v"])
+    return out
+
+
+def _unquote(v: str) -> str:
+    v = v.strip()
+    if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
+        return v[1:-1]
+    return v
+
+
+def _flatten(prefix: str, data: Any, out: dict[str, str]) -> None:
+    if isinstance(data, dict):
+        for k, v in data.items():
+            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
+    elif isinstance(data, list) and prefix:
+        out[prefix] = json.dumps(data, default=str)[:1000]
+    elif prefix:
+        out[prefix] = str(data)
+
+
+# --- figures read from params ------------------------------------------------------------------
+
+_SPE_KEY = re.compile(r"(?:steps|batches|iterations|iters|updates)_?(?:per|/)_?epoch", re.IGNORECASE)
+_SPE_TEXT = re.compile(r"(\d+)\s+(?:training\s+|optimi[sz]er\s+)?(?:steps|batches|iterations|updates)\s+per\s+epoch",
+                       re.IGNORECASE)
+_NOT_TRAIN = re.compile(r"valid|eval|test|predict", re.IGNORECASE)
+_LEADING_INT = re.compile(r"^\s*(\d+)(?:\.0+)?\b")
+
+
+def steps_per_epoch(params: dict[str, str]) -> tuple[int, str] | None:
+    """Training steps per epoch and the param it came from, or ``None``.
+
+    Looks at keys like ``steps_per_epoch``, ``num_update_steps_per_epoch``,
+    ``Number of batches per epoch (training set)`` (validation/test keys are
+    ignored), then at prose such as ``1352 steps per epoch`` in any value.
+    Keys recovered from the log structure (``log.steps_per_epoch``) come last.
+    """
+    ordered = sorted(params.items(), key=lambda kv: kv[0].startswith("log."))
+    for k, v in ordered:
+        nk = k.lower().replace(" ", "_")
+        if _NOT_TRAIN.search(nk):
+            continue
+        if _SPE_KEY.search(nk):
+            m = _LEADING_INT.match(str(v))
+            if m and int(m[1]) > 0:
+                return int(m[1]), k
+    for k, v in ordered:
+        m = _SPE_TEXT.search(str(v))
+        if m and int(m[1]) > 0:
+            return int(m[1]), k
+    return None
+
+
+def gradient_accumulation(params: dict[str, str]) -> int:
+    """Gradient-accumulation steps from params (1 when not given)."""
+    for k, v in params.items():
+        nk = k.lower()
+        if re.search(r"grad(?:ient)?_?accum", nk):
+            m = _LEADING_INT.match(str(v))
+            if m and int(m[1]) > 0:
+                return int(m[1])
+    return 1
+
+
+_CHANCE = re.compile(r"chance\s*(?:level)?\s*(?:=|:|is|of)?\s*(?P<p>0?\.\d+|1/\d+)", re.IGNORECASE)
+_NCLASS_KEY = re.compile(r"^(?:.*[._])?(?:num_classes|n_classes|nb_classes|num_labels|n_labels|classes|nclass)$",
+                         re.IGNORECASE)
+_BINARY = re.compile(r"\bbinary\b", re.IGNORECASE)
+
+
+def chance_level(params: dict[str, str]) -> tuple[float, str] | None:
+    """Accuracy of a uniform guess and the param key it came from, or ``None``.
+
+    From an explicit ``chance = 0.5`` in any value, else ``1 / num_classes`` (or
+    ``num_labels`` ...), else 0.5 when a value says the task is binary.
+    """
+    for k, v in params.items():
+        m = _CHANCE.search(str(v))
+        if m:
+            p = m["p"]
+            val = 1.0 / int(p[2:]) if p.startswith("1/") else float(p)
+            return val, k
+    for k, v in params.items():
+        if _NCLASS_KEY.match(k.strip()):
+            m = _LEADING_INT.match(str(v))
+            if m and int(m[1]) >= 2:
+                return 1.0 / int(m[1]), k
+    for k, v in params.items():
+        if _BINARY.search(str(v)) or _BINARY.search(k):
+            return 0.5, k
+    return None
+
+
+_PRECISION_KEY = re.compile(r"(?:^|[._])(?:precision|fp16|bf16|half|amp|mixed_precision|dtype|torch_dtype)$", re.IGNORECASE)
+_PURE_16 = re.compile(r"^\s*[\"']?(?:16-true|bf16-true|true16|half|float16|fp16-true|torch\.float16)[\"']?\s*$", re.IGNORECASE)
+
+
+def precision_setting(params: dict[str, str]) -> tuple[str, str, bool] | None:
+    """(param key, value, pure 16-bit?) of the precision setting, or ``None``.
+
+    Pure 16-bit (``16-true``, ``half``, ``float16``) keeps weights and optimizer
+    state in fp16 with no fp32 master copy and no loss scaling; ``16-mixed`` /
+    ``fp16=True`` with AMP is mixed precision.
+    """
+    for k, v in params.items():
+        if _PRECISION_KEY.search(k.strip()):
+            return k, str(v), bool(_PURE_16.match(str(v)))
+    return None

@@ -1,0 +1,612 @@
+"""The engine that runs the format catalog over console lines.
+
+One pass, one line at a time, constant memory per line: metric points go to
+typed arrays (24 bytes a point), not Python objects. The engine keeps a little
+state between lines (the last step, the current epoch from a Keras header,
+steps per epoch inferred from a Hugging Face dict printed after a progress
+bar, the open ``***** eval metrics *****`` block) so that formats that print
+the step on a different line than the values still get the right step.
+
+Before the first training record (a progress bar, an iteration line, a record
+with a step) generic ``key = value`` / ``key: value`` lines are the run's
+configuration printed at start-up and become params; after it they are
+metrics.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from ..rundata import ConsoleLine, MetricTable
+from ..signatures import _PREFILTER as _SIGNATURE_PREFILTER
+from ..signatures import is_relevant
+from .formats import CATALOG, NUM, LogFormat
+from .names import TIME_UNITS, canonical, is_time_metric, to_seconds
+
+#: Longest line segment whose metrics are read (characters). Longer segments are
+#: kept for signatures only: no training framework prints a metric line this long,
+#: and regexes over megabyte lines cost seconds.
+MAX_PARSE_CHARS = 65_536
+#: Longest text kept per console line (characters).
+MAX_CONSOLE_CHARS = 65_536
+
+_N = f"(?:{NUM})"
+_UNIT = r"(?P<u>ms|us|s|sec|secs|min|%|it/s|s/it)?"
+_DELIM = r"(?=[\s,;|)\]}]|$)"
+_KEY = r"[A-Za-z][\w./@-]*(?:[ ][A-Za-z][\w./@()-]*){0,4}"
+_GEN_EQ = re.compile(rf"(?<![\w./@-])(?P<k>{_KEY})\s*=\s*(?P<v>{_N}){_UNIT}{_DELIM}")
+_GEN_COLON = re.compile(rf"(?<![\w./@-])(?P<k>{_KEY}):\s+(?P<v>{_N})\s?{_UNIT}{_DELIM}")
+_GEN_PIPE = re.compile(rf"\|\s*(?P<k>{_KEY})\s+(?P<v>{_N})\s?{_UNIT}\s*(?=\||$)")
+_STEP_PREFIX = re.compile(r"^\W{0,3}(?P<w>global[ _]step|step|iteration|iter|it|update|epoch|batch)s?\b\s*[:=#]?\s*"
+                          r"\[?\s*(?P<n>\d+)(?:\s*/\s*(?P<total>\d+))?\]?", re.IGNORECASE)
+_STEP_KEY = re.compile(r"\b(?:global_step|step|iter|iteration|epoch)\s*[:=]", re.IGNORECASE)
+_PARAM_EQ = re.compile(r"(?<![\w.])(?P<k>[A-Za-z_][\w.]*)\s*=\s*(?P<v>'[^']*'|\"[^\"]*\"|<[^>]*>|[^,\s)]+)")
+_PARAM_LINE = re.compile(r"^\s*(?:\[[A-Z]+\]\s*)?(?P<k>[A-Za-z][\w .()/-]{0,60}?)\s*(?:=|:\s)\s*(?P<v>\S.*?)\s*$")
+_TS = re.compile(r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?)")
+_ANNOTATION = re.compile(r"\[(?P<b>[^\[\]\n]{1,400})\]")
+_PROSE_WORD = re.compile(r"(?<![\w./@-])[A-Za-z][a-z'’]+(?![\w./@(-])")
+_EVAL_DESC = re.compile(r"valid|eval|test|predict|sanity|inference", re.IGNORECASE)
+_EPOCH_DESC = re.compile(r"\bEpoch\s+(\d+)", re.IGNORECASE)
+_MARKERS = {"step": "@step", "global_step": "@step", "globalstep": "@step", "iteration": "@step", "iter": "@step",
+            "it": "@step", "num_updates": "@step", "update": "@step", "updates": "@step", "trainer/global_step": "@step",
+            "epoch": "@epoch", "batch": "@batch", "batch_idx": "@batch"}
+_ACCURACY_LEAVES = ("accuracy", "top1", "top5", "mfu", "acc")
+
+
+def strip_annotations(line: str) -> str:
+    """Remove reporter annotations: ``[...]``, ``[snip]`` and bracketed prose of 3+ words.
+
+    Brackets that hold log structure are kept: ``[INFO]``, ``[Rank 0]``,
+    ``[00:01<00:02, 4.2it/s]``, ``[0][10/5005]``, ``['a', 'b']``.
+    """
+    if "[" not in line:
+        return line
+    return _ANNOTATION.sub(_annotation_repl, line)
+
+
+def _annotation_repl(m: re.Match) -> str:
+    body = m["b"].strip()
+    if body in ("...", "…", "snip", "truncated", "omitted", "sic"):
+        return ""
+    if any(c in body for c in "=|<>%'\"{}") or ":" in body and re.search(r"\d:\d", body):
+        return m.group(0)
+    if len(_PROSE_WORD.findall(body)) >= 3:
+        return ""
+    return m.group(0)
+
+
+def _num(text: str) -> float | None:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def _convert(name: str, value: float, unit: str | None) -> float:
+    """Normalise a value to the metric's unit: seconds, fractions, items per second."""
+    if unit:
+        u = unit.lower()
+        if u in TIME_UNITS and is_time_metric(name):
+            return to_seconds(value, u)
+        if u == "%" and name.rsplit("/", 1)[-1].startswith(_ACCURACY_LEAVES):
+            return value / 100.0
+        if u.startswith("s/") and name.endswith("throughput"):
+            return 1.0 / value if value > 0 else math.nan
+    return value
+
+
+@dataclass
+class ParseResult:
+    """What one pass over the lines produced.
+
+    Attributes:
+        metrics: the metric points as a :class:`MetricTable`.
+        params: configuration printed at start-up (``key = value`` lines before training).
+        facts: figures recovered from the structure of the log: ``steps_per_epoch``,
+            ``total_steps``, ``epochs``; and ``formats`` (format id -> lines).
+        console: the kept console lines (all, or the relevant ones past the cap).
+        lines: number of lines read; ``omitted_console``: lines not kept in ``console``.
+        first_wall / last_wall: first and last timestamp (seconds since the epoch) or None.
+    """
+
+    metrics: MetricTable
+    params: dict[str, str] = field(default_factory=dict)
+    facts: dict[str, float] = field(default_factory=dict)
+    formats: Counter = field(default_factory=Counter)
+    console: list[ConsoleLine] = field(default_factory=list)
+    lines: int = 0
+    omitted_console: int = 0
+    first_wall: float | None = None
+    last_wall: float | None = None
+
+
+class _Compiled:
+    __slots__ = ("fields", "fmt", "has_kv", "hints", "pairs", "rx")
+
+    def __init__(self, fmt: LogFormat) -> None:
+        self.fmt = fmt
+        self.rx, self.pairs = fmt.compiled()
+        self.hints = fmt.hint
+        self.fields = fmt.fields
+        self.has_kv = "k" in self.rx.groupindex and "v" in self.rx.groupindex
+
+
+_COMPILED = [_Compiled(f) for f in CATALOG]
+_PROGRESS = [c for c in _COMPILED if c.fmt.kind == "progress"]
+_OTHERS = [c for c in _COMPILED if c.fmt.kind != "progress"]
+
+
+class LogParser:
+    """Stateful line parser. Feed lines with :meth:`feed`, then call :meth:`result`.
+
+    Args:
+        keep_console: keep console lines (for signatures and evidence).
+        max_console_lines: past this many lines, keep only lines that can matter to a
+            failure signature or a traceback (see :func:`mlaudit_core.signatures.is_relevant`).
+    """
+
+    def __init__(self, keep_console: bool = True, max_console_lines: int = 200_000) -> None:
+        self.keep_console = keep_console
+        self.max_console = max_console_lines
+        self._names: dict[str, int] = {}
+        self._codes = array("i")
+        self._steps = array("q")
+        self._values = array("d")
+        self._walls = array("d")
+        self._last: dict[int, tuple[int, float]] = {}
+        self._summary: dict[str, tuple[float, float]] = {}
+        self.params: dict[str, str] = {}
+        self.facts: dict[str, float] = {}
+        self.formats: Counter = Counter()
+        self.console: list[ConsoleLine] = []
+        self.omitted = 0
+        self.lines = 0
+        # state carried between lines
+        self.step: int | None = None
+        self.epoch: float | None = None
+        self.spe: float | None = None
+        self.started = False
+        self.block: str | None = None
+        self.section: str | None = None
+        self.train_bar: tuple | None = None
+        self.bar_n: int | None = None
+        self.seq = 0
+        self.wall = math.nan
+        self._ts_text = ""
+        self.first_wall: float | None = None
+        self.max_step = 0
+
+    # --- input -------------------------------------------------------------------------------
+    def feed_many(self, lines: Iterable[tuple[int, str]], source: str) -> None:
+        for lineno, text in lines:
+            self.feed(lineno, text, source)
+
+    def feed(self, lineno: int, text: str, source: str) -> None:
+        """Read one line (without its newline)."""
+        self.lines += 1
+        if not text or text.isspace():
+            self.block = None
+            if self.keep_console:
+                self._keep(source, lineno, "")
+            return
+        if text[0] == "#" and text.startswith("# "):
+            return  # an annotation, not log content
+        if "[" in text:
+            text = strip_annotations(text)
+            if not text.strip():
+                return
+        if self.keep_console:
+            self._keep(source, lineno, text)
+        c0 = text[0]
+        if c0.isdigit() or c0 == "[":
+            m = _TS.match(text)
+            if m:
+                ts = m["ts"]
+                if ts != self._ts_text:
+                    self._ts_text = ts
+                    try:
+                        self.wall = datetime.fromisoformat(ts.replace(",", ".")).timestamp()
+                    except ValueError:
+                        self.wall = math.nan
+                    if self.first_wall is None and not math.isnan(self.wall):
+                        self.first_wall = self.wall
+        if "\r" in text:
+            for seg in text.split("\r"):
+                if seg.strip():
+                    self._segment(seg)
+        else:
+            self._segment(text)
+
+    def _keep(self, source: str, lineno: int, text: str) -> None:
+        if len(self.console) < self.max_console or (text and is_relevant(text)):
+            self.console.append(ConsoleLine(source, lineno, text[:MAX_CONSOLE_CHARS]))
+        else:
+            self.omitted += 1
+
+    # --- one segment (a line, or one carriage-return part of it) --------------------------------
+    def _segment(self, seg: str) -> None:
+        if len(seg) > MAX_PARSE_CHARS:
+            return
+        line_step = None
+        if "%|" in seg:
+            for c in _PROGRESS:
+                m = c.rx.search(seg)
+                guard = 0
+                while m and guard < 4:
+                    guard += 1
+                    got = self._progress(c, m)
+                    if got is not None:
+                        line_step = got
+                    seg = seg[:m.start()] + " " + seg[m.end():]
+                    m = c.rx.search(seg)
+            if not seg.strip():
+                return
+        for c in _OTHERS:
+            fmt = c.fmt
+            if fmt.block is not None and fmt.kind != "header" and fmt.block != self.block:
+                continue
+            for h in c.hints:
+                if h in seg:
+                    break
+            else:
+                if c.hints:
+                    continue
+            m = c.rx.search(seg)
+            if m is None:
+                continue
+            self.formats[fmt.id] += 1
+            if fmt.kind == "ignore":
+                return
+            if fmt.kind == "header":
+                self._header(c, m)
+                return
+            self._record(c, m, seg, line_step)
+            return
+        if self.block is not None:
+            self.block = None
+        self._generic(seg, line_step)
+
+    # --- formats ---------------------------------------------------------------------------------
+    def _progress(self, c: _Compiled, m: re.Match) -> int | None:
+        desc = (m["desc"] or "").strip()
+        n, total = int(m["batch"]), int(m["total"])
+        if _EVAL_DESC.search(desc):
+            return None
+        em = _EPOCH_DESC.search(desc)
+        ident = (re.sub(r"\d+", "#", desc), None if em else total)
+        if self.train_bar is None:
+            self.train_bar = ident
+        if ident != self.train_bar:
+            return None
+        self.formats[c.fmt.id] += 1
+        self.started = True
+        if em:
+            epoch = int(em[1])
+            step = epoch * total + n
+            self.epoch = epoch
+            self.facts.setdefault("steps_per_epoch", float(total))
+        else:
+            step = n
+            self.facts["total_steps"] = float(total)
+        rec: dict[str, float] = {}
+        post = m["postfix"]
+        if post:
+            for pm in c.pairs.finditer(post):
+                target = self._pair_target(c.fmt, pm["k"].strip())
+                v = _num(pm["v"])
+                if v is None or target == "@skip":
+                    continue
+                if target == "@step":
+                    step = int(v)
+                elif target[0] != "@":
+                    rec[target] = v
+        if n == self.bar_n and not rec:
+            return step
+        self.bar_n = n
+        rate = _num(m["rate"]) if m["rate"] else None
+        if rate is not None:
+            rec["perf/throughput"] = _convert("perf/throughput", rate, m["rate_unit"])
+        self.step = step
+        self._emit_all(rec, step, None)
+        return step
+
+    def _header(self, c: _Compiled, m: re.Match) -> None:
+        fmt = c.fmt
+        gd = m.groupdict()
+        for g, target in c.fields.items():
+            v = gd.get(g)
+            if v is None:
+                continue
+            if target == "@epoch":
+                self.epoch = float(v)
+            elif target == "@epochs":
+                self.facts["epochs"] = float(v)
+            elif target == "@section":
+                self.section = v.lower()
+        if fmt.block:
+            self.block = fmt.block
+
+    def _pair_target(self, fmt: LogFormat, key: str, prefix: str | None = None) -> str:
+        lk = key.lower()
+        t = fmt.rename.get(lk)
+        if t is not None:
+            return t
+        if fmt.pair_name:
+            return fmt.pair_name.format(re.sub(r"[^a-z0-9]+", "_", lk).strip("_"))
+        mk = _MARKERS.get(lk.replace(" ", "_"))
+        if mk is not None:
+            return mk
+        return canonical(key, prefix or fmt.prefix)[0]
+
+    def _record(self, c: _Compiled, m: re.Match, seg: str, line_step: int | None) -> None:
+        fmt = c.fmt
+        gd = m.groupdict()
+        rec: dict[str, float] = {}
+        step = epoch = batch = total = span = None
+        prefix = fmt.prefix
+        for g, target in c.fields.items():
+            raw = gd.get(g)
+            if raw is None:
+                continue
+            if target[0] == "@":
+                if target == "@section":
+                    s = raw.lower()
+                    prefix = "val/" if s.startswith(("valid", "val", "dev", "eval")) else \
+                        "test/" if s.startswith("test") else "train/"
+                    continue
+                v = _num(raw)
+                if v is None:
+                    continue
+                if target == "@step":
+                    step = int(v)
+                elif target == "@epoch":
+                    epoch = v
+                elif target == "@batch":
+                    batch = int(v)
+                elif target == "@total":
+                    total = int(v)
+                    self.facts["steps_per_epoch"] = float(total)
+                elif target == "@span":
+                    span = int(v)
+                elif target == "@total_steps":
+                    self.facts["total_steps"] = v
+                continue
+            v = _num(raw)
+            if v is None:
+                continue
+            rec[target] = _convert(target, v, gd.get(g + "_unit") or fmt.units.get(g))
+        if fmt.block == "hf-metrics" and self.section:
+            prefix = "val/" if self.section in ("eval", "validation") else f"{self.section}/"
+        pairs: list[tuple[str, str, str | None]] = []
+        if c.has_kv and gd.get("k") and gd.get("v"):
+            pairs.append((gd["k"], gd["v"], None))
+        if c.pairs is not None:
+            rest = gd.get("rest")
+            text = rest if rest is not None else seg[m.start():]
+            for pm in c.pairs.finditer(text):
+                pairs.append((pm["k"], pm["v"], pm.groupdict().get("u")))
+        if gd.get("json"):
+            try:
+                obj = json.loads(gd["json"])
+            except ValueError:
+                obj = None
+            if isinstance(obj, dict):
+                for k, v in obj.items():
+                    if isinstance(v, (int, float)) and not isinstance(v, bool):
+                        pairs.append((str(k), repr(float(v)), None))
+                    elif isinstance(v, str) and _num(v) is not None:
+                        pairs.append((str(k), v, None))
+        for key, raw, unit in pairs:
+            key = key.strip()
+            target = self._pair_target(fmt, key, prefix)
+            v = _num(raw)
+            if v is None or target == "@skip":
+                continue
+            if target[0] == "@":
+                if target == "@step":
+                    step = int(v)
+                elif target == "@epoch":
+                    epoch = v
+                elif target == "@batch":
+                    batch = int(v)
+                continue
+            name_unit = canonical(key, prefix)[1]
+            u = unit or fmt.units.get(key.lower()) or fmt.units.get("*") or name_unit
+            rec.setdefault(target, _convert(target, v, u))
+        for k, v in fmt.const.items():
+            rec[k] = v
+        for k, (num, den) in fmt.ratios.items():
+            a, b = _num(gd.get(num)), _num(gd.get(den))
+            if a is not None and b:
+                rec[k] = a / b
+        if fmt.kind == "summary":
+            for k, v in rec.items():
+                self._summary[k] = (v, self.wall)
+            return
+        if fmt.final_batch_only and batch is not None and total is not None and batch != total:
+            return
+        if not rec and epoch is None and step is None:
+            return
+        explicit = step is not None or line_step is not None
+        step = self._resolve_step(fmt, step, epoch, batch, total or span, line_step)
+        if not fmt.const:
+            self.started = True
+        if epoch is not None:
+            if fmt.step == "auto" and explicit and epoch != int(epoch) and epoch > 0 and step > 0:
+                self.spe = step / epoch
+                self.facts["steps_per_epoch"] = float(round(self.spe))
+            rec.setdefault("train/epoch", epoch)
+        if prefix == "train/" and (self.step is None or step > self.step):
+            self.step = step
+        self._emit_all(rec, step, epoch)
+
+    def _resolve_step(self, fmt: LogFormat, step, epoch, batch, total, line_step) -> int:
+        self.seq += 1
+        if fmt.step == "epoch":
+            e = epoch if epoch is not None else self.epoch
+            if e is not None:
+                self.epoch = e
+                return int(e)
+            return self.seq
+        if fmt.step == "epoch_batch" and epoch is not None and batch is not None:
+            span = total if total else self.facts.get("steps_per_epoch")
+            if span:
+                return int((epoch - fmt.epoch_base) * span + batch)
+        if step is not None:
+            return step
+        if line_step is not None:
+            return line_step
+        if epoch is not None and self.spe:
+            return round(epoch * self.spe)
+        if self.step is not None:
+            return self.step
+        return self.seq
+
+    # --- generic key/value lines ---------------------------------------------------------------
+    def _generic(self, seg: str, line_step: int | None) -> None:
+        if not ("=" in seg or ": " in seg or "|" in seg):
+            return
+        if not self.started:
+            self._startup_params(seg)
+            if _STEP_PREFIX.match(seg) is None and _STEP_KEY.search(seg) is None:
+                return
+        if _SIGNATURE_PREFILTER.search(seg):
+            return
+        pairs = []
+        for rx in (_GEN_EQ, _GEN_COLON, _GEN_PIPE):
+            if rx is _GEN_EQ and "=" not in seg or rx is _GEN_PIPE and "|" not in seg:
+                continue
+            for pm in rx.finditer(seg):
+                pairs.append((pm["k"], pm["v"], pm["u"]))
+        if not pairs:
+            return
+        step = epoch = batch = None
+        sp = _STEP_PREFIX.match(seg)
+        if sp:
+            w = sp["w"].lower()
+            if w == "epoch":
+                epoch = float(sp["n"])
+                if sp["total"]:
+                    self.facts["epochs"] = float(sp["total"])
+            elif w == "batch":
+                batch = int(sp["n"])
+            else:
+                step = int(sp["n"])
+        rec: dict[str, float] = {}
+        for key, raw, unit in pairs:
+            lk = key.strip().lower().replace(" ", "_")
+            v = _num(raw)
+            if v is None:
+                continue
+            mk = _MARKERS.get(lk)
+            if mk == "@step":
+                step = int(v)
+                continue
+            if mk == "@epoch":
+                epoch = v
+                continue
+            if mk == "@batch":
+                batch = int(v)
+                continue
+            name, name_unit = canonical(key, "train/")
+            rec.setdefault(name, _convert(name, v, unit or name_unit))
+        if not rec:
+            return
+        if not self.started and step is None and epoch is None:
+            return
+        self.formats["generic"] += 1
+        if step is None and line_step is None and epoch is None and len(rec) == 1:
+            for k, v in rec.items():
+                self._summary[k] = (v, self.wall)
+            return
+        self.started = True
+        step = self._resolve_step(_GENERIC_FMT, step, epoch, batch, None, line_step)
+        if epoch is not None:
+            rec.setdefault("train/epoch", epoch)
+        if self.step is None or step > self.step:
+            self.step = step
+        self._emit_all(rec, step, epoch)
+
+    def _startup_params(self, seg: str) -> None:
+        if seg.count("=") >= 2:
+            for pm in _PARAM_EQ.finditer(seg):
+                self.params.setdefault(pm["k"], pm["v"].strip("'\""))
+            return
+        pm = _PARAM_LINE.match(seg)
+        if pm:
+            v = pm["v"].strip().strip("'\"")
+            if v and len(v.split()) <= 4:
+                self.params.setdefault(pm["k"].strip(), v)
+
+    # --- output --------------------------------------------------------------------------------
+    def _emit_all(self, rec: dict[str, float], step: int, epoch: float | None) -> None:
+        for name, value in rec.items():
+            code = self._names.get(name)
+            if code is None:
+                code = self._names[name] = len(self._names)
+            last = self._last.get(code)
+            if last is not None and last[0] == step and last[1] == value:
+                continue  # the same point printed twice (a progress bar redrawn)
+            self._last[code] = (step, value)
+            self._codes.append(code)
+            self._steps.append(step)
+            self._values.append(value)
+            self._walls.append(self.wall)
+        self.max_step = max(self.max_step, step)
+
+    def result(self) -> ParseResult:
+        """The parsed metrics, params and facts. Summary values are added for metrics without history."""
+        for name, (value, wall) in self._summary.items():
+            if name in self._names:
+                continue
+            self._names[name] = len(self._names)
+            self._codes.append(self._names[name])
+            self._steps.append(self.max_step)
+            self._values.append(value)
+            self._walls.append(wall)
+        self._summary.clear()
+        names = list(self._names)
+        table = MetricTable(np.frombuffer(self._codes, dtype=np.int32) if len(self._codes) else [],
+                            np.frombuffer(self._steps, dtype=np.int64) if len(self._steps) else [],
+                            np.frombuffer(self._values, dtype=np.float64) if len(self._values) else [],
+                            np.frombuffer(self._walls, dtype=np.float64) if len(self._walls) else None,
+                            names=names)
+        if self.spe and "steps_per_epoch" not in self.facts:
+            self.facts["steps_per_epoch"] = float(round(self.spe))
+        last = self.wall if not math.isnan(self.wall) else None
+        return ParseResult(metrics=table, params=dict(self.params), facts=dict(self.facts),
+                           formats=self.formats, console=self.console, lines=self.lines,
+                           omitted_console=self.omitted, first_wall=self.first_wall, last_wall=last)
+
+
+_GENERIC_FMT = LogFormat(id="generic", name="generic key/value lines", example="step=100 loss=2.31 lr=1e-4",
+                         pattern=r"$^")
+
+
+def parse_lines(lines: Iterable[tuple[int, str]] | Iterable[str], source: str = "console",
+                keep_console: bool = True) -> ParseResult:
+    """Parse console lines (``(lineno, text)`` pairs or plain strings) in one pass.
+
+    Returns a :class:`ParseResult`. Never raises on content: a line no format
+    recognises is simply not a metric line.
+    """
+    p = LogParser(keep_console=keep_console)
+    p.feed_many(_numbered(lines), source)
+    return p.result()
+
+
+def _numbered(lines) -> Iterator[tuple[int, str]]:
+    for i, item in enumerate(lines, 1):
+        if isinstance(item, str):
+            yield i, item.rstrip("\n")
+        else:
+            yield item

@@ -1,0 +1,148 @@
+"""Reading log files safely: binary files, encodings, compressed logs and enormous lines.
+
+Every problem is either one clear :class:`UnreadableLog` (the file cannot be
+used at all: missing, a directory, empty, binary) or a warning that ends up in
+the report (lines that were not valid UTF-8, lines cut at the length cap), never
+a traceback.
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import io
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from ..errors import InputError
+
+#: Longest line read, in bytes; the rest of a longer line is skipped (and counted).
+#: 1 MiB is ~100x the longest metric line of any framework in the catalog.
+MAX_LINE_BYTES = 1 << 20
+_SNIFF = 8192
+
+
+class UnreadableLog(InputError):
+    """A log file that cannot be read at all. The message names the file and the reason."""
+
+
+class LineReader:
+    """Iterate ``(lineno, text)`` over one log file, collecting warnings.
+
+    Args:
+        path: the file, or ``"-"`` for standard input. ``.gz`` files are decompressed.
+        max_line_bytes: the line-length cap.
+
+    Raises:
+        UnreadableLog: on open, when the file is missing, a directory, unreadable,
+            empty, or binary (NUL bytes in its first 8 KiB, as ``grep`` and ``git`` decide).
+    """
+
+    def __init__(self, path: str | Path, max_line_bytes: int = MAX_LINE_BYTES) -> None:
+        self.name = str(path)
+        self.max_line = max_line_bytes
+        self.warnings: list[str] = []
+        self.bad_utf8 = 0
+        self.first_bad_line: int | None = None
+        self.cut_lines = 0
+        self.longest_cut = 0
+        self.first_cut_line: int | None = None
+        self._fh, self._encoding = self._open(path)
+
+    def _open(self, path) -> tuple[BinaryIO, str]:
+        if str(path) == "-":
+            fh: BinaryIO = sys.stdin.buffer
+        else:
+            p = Path(path)
+            if not p.exists():
+                raise UnreadableLog(f"{p}: no such file")
+            if p.is_dir():
+                raise UnreadableLog(f"{p}: is a directory, not a log file")
+            try:
+                fh = open(p, "rb")  # noqa: SIM115 - closed when iteration ends
+            except OSError as exc:
+                raise UnreadableLog(f"{p}: cannot be read ({exc.strerror or exc})") from None
+            if p.suffix == ".gz":
+                fh = gzip.open(fh, "rb")  # type: ignore[assignment]  # noqa: SIM115
+        try:
+            head = fh.peek(_SNIFF)[:_SNIFF] if hasattr(fh, "peek") else b""
+        except (OSError, EOFError) as exc:
+            raise UnreadableLog(f"{self.name}: cannot be read ({exc})") from None
+        if not head:
+            raise UnreadableLog(f"{self.name}: empty file (0 bytes), nothing to audit")
+        if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+            return fh, "utf-16"
+        if b"\x00" in head:
+            raise UnreadableLog(f"{self.name}: binary file (NUL bytes in the first 8 KiB), not a text log")
+        return fh, "utf-8"
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        fh = self._fh
+        try:
+            if self._encoding == "utf-16":
+                yield from self._iter_utf16(fh)
+                return
+            readline = fh.readline
+            limit = self.max_line
+            lineno = 0
+            while True:
+                raw = readline(limit)
+                if not raw:
+                    break
+                lineno += 1
+                if not raw.endswith(b"\n") and len(raw) >= limit:
+                    skipped = 0
+                    while True:
+                        rest = readline(limit)
+                        skipped += len(rest)
+                        if not rest or rest.endswith(b"\n"):
+                            break
+                    self._cut(lineno, len(raw) + skipped)
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    text = raw.decode("utf-8", "replace")
+                    self.bad_utf8 += 1
+                    if self.first_bad_line is None:
+                        self.first_bad_line = lineno
+                yield lineno, text.rstrip("\n").rstrip("\r") if text.endswith("\n") else text
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            self.warnings.append(f"{self.name}: reading stopped early: {exc}")
+        finally:
+            self._finish()
+
+    def _iter_utf16(self, fh) -> Iterator[tuple[int, str]]:
+        text = io.TextIOWrapper(fh, encoding="utf-16", errors="replace", newline="")
+        for lineno, line in enumerate(text, 1):
+            if len(line) > self.max_line:
+                self._cut(lineno, len(line))
+                line = line[: self.max_line]
+            yield lineno, line.rstrip("\n").rstrip("\r")
+
+    def _cut(self, lineno: int, size: int) -> None:
+        self.cut_lines += 1
+        self.longest_cut = max(self.longest_cut, size)
+        if self.first_cut_line is None:
+            self.first_cut_line = lineno
+
+    def _finish(self) -> None:
+        if self._fh is not sys.stdin.buffer:
+            self._fh.close()
+        if self.bad_utf8:
+            self.warnings.append(
+                f"{self.name}: {self.bad_utf8} line(s) are not valid UTF-8 (first at line {self.first_bad_line}); "
+                "they were read with replacement characters")
+        if self.cut_lines:
+            self.warnings.append(
+                f"{self.name}: {self.cut_lines} line(s) longer than {_size(self.max_line)} (first at line "
+                f"{self.first_cut_line}, longest {_size(self.longest_cut)}); only their first "
+                f"{_size(self.max_line)} were read")
+
+
+def _size(n: int) -> str:
+    for unit, k in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= k:
+            return f"{n / k:.3g} {unit}"
+    return f"{n} bytes"
