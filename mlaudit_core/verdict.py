@@ -180,6 +180,21 @@ def _reset(c: _Ctx) -> _Decision | None:
     return None
 
 
+def _baseline(c: _Ctx) -> _Decision | None:
+    """BL001: a learning metric worse than the baselines beyond their noise band; within noise: no rule."""
+    f = c.get("BL001", Severity.ERROR)
+    if not f:
+        return None
+    layer = c.get("BL003")
+    cause = Cause((layer.facts.get("cause") if layer else None) or Cause.MODEL_CONVERGENCE.value)
+    if cause is Cause.METRIC_POLICY:
+        return _Decision(Outcome.SUCCEEDED, cause, 0.7, f"The metric moved because of how it is computed, "
+                         f"not the model: {f.message}; {layer.message}.", f)
+    where = f"; {layer.message}" if layer else ""
+    return _Decision(Outcome.REGRESSED, cause, 0.8,
+                     f"The run is worse than its baselines: {f.message}{where}.", f)
+
+
 def _overfit(c: _Ctx) -> _Decision | None:
     f = c.get("GE001", Severity.ERROR)
     if f:
@@ -215,7 +230,7 @@ def _slow(c: _Ctx) -> _Decision | None:
 
 
 RULES: list[Rule] = [_crash_infra, _abrupt_nonfinite, _nonfinite, _fp16_overflow, _divergence, _nan_message,
-                     _crash_other, _reset, _overfit, _underfit, _unstable, _slow, _preempted]
+                     _crash_other, _reset, _baseline, _overfit, _underfit, _unstable, _slow, _preempted]
 
 
 def _fallback(c: _Ctx) -> _Decision:

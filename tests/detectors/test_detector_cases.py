@@ -1,7 +1,9 @@
 """One YAML case file per detector (tests/detectors/cases/<CODE>.yaml), run by one parametrised test.
 
 A case gives series (built from small declarative generators below), optional
-console text and run status, and what must (``fires``) or must not fire. Every
+console text and run status, optional ``run_params``/``tags``/``environment``, baseline runs
+(``baselines``: a list of run specs), CI evidence (``ci``: a CIContext dict) and
+claims text (``claims``), and what must (``fires``) or must not fire. Every
 registered detector must have a case file with at least one firing and one
 quiet case: a new detector without cases fails ``test_every_detector_has_cases``.
 """
@@ -61,8 +63,25 @@ def make_run(case: dict) -> RunData:
     table = MetricTable(keys, np.concatenate(steps) if steps else [], np.concatenate(values) if values else [])
     console = [ConsoleLine("console.log", i, t)
                for i, t in enumerate((case.get("console") or "").splitlines(), 1)]
-    return RunData(RunIdentity("test", case["name"]), status=RunStatus(case.get("status", "finished")),
-                   metrics=table, console=console)
+    run = RunData(RunIdentity("test", case["name"]), status=RunStatus(case.get("status", "finished")),
+                  metrics=table, console=console)
+    # inputs beyond one run: run params/tags/environment, baseline runs, CI evidence, claims text
+    for attr, key in (("params", "run_params"), ("tags", "tags"), ("environment", "environment")):
+        getattr(run, attr).update({str(k): str(v) for k, v in (case.get(key) or {}).items()})
+    if case.get("baselines"):
+        from mlaudit_core.baseline import attach_baselines
+
+        attach_baselines(run, [make_run({"name": f"{case['name']}-baseline{i}", **b})
+                               for i, b in enumerate(case["baselines"])])
+    if case.get("ci"):
+        from mlaudit_core.ci import CIContext, attach_context
+
+        attach_context(run, CIContext.from_dict(case["ci"]))
+    if case.get("claims"):
+        from mlaudit_core.claims import attach_claims
+
+        attach_claims(run, case["claims"])
+    return run
 
 
 def all_cases():

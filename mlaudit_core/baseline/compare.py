@@ -1,0 +1,134 @@
+"""The comparison of one run with its baselines, computed once per audit and cached on the run.
+
+Baselines travel with the run in ``run.cache`` (a per-audit memo that is never
+serialised), so the baseline detectors (``BL001``-``BL004``) read them like any
+other input and are skipped with a reason when there are none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from collections.abc import Sequence
+
+from ..roles import Role, is_higher_better
+from ..rundata import RunData
+from ..signal import fmt
+from .band import BandResult, align, compare_band
+
+BASELINES = "mlaudit.baselines"
+EMITTED = "mlaudit.baselines.emitted"
+_MEMO = "mlaudit.baselines.metrics"
+
+LEARNING_ROLES = (Role.VAL_LOSS, Role.VAL_ACCURACY, Role.TRAIN_LOSS, Role.TRAIN_ACCURACY)
+PERF_ROLES = (Role.STEP_TIME, Role.THROUGHPUT, Role.DATA_TIME)
+_HIB_ROLES = {Role.VAL_ACCURACY, Role.TRAIN_ACCURACY, Role.THROUGHPUT}
+
+
+def attach_baselines(run: RunData, baselines: Sequence[RunData]) -> None:
+    """Make ``baselines`` the run's baselines for this audit (replaces earlier ones)."""
+    run.cache[BASELINES] = list(baselines)
+    run.cache.pop(_MEMO, None)
+    run.cache.pop(EMITTED, None)
+
+
+def baselines_of(run: RunData) -> list[RunData]:
+    return list(run.cache.get(BASELINES) or [])
+
+
+@dataclass
+class MetricComparison:
+    """One metric of the run judged against the baselines that logged it."""
+
+    key: str
+    role: str | None
+    kind: str  # "learning" | "performance"
+    is_loss: bool
+    baseline_ids: list[str]
+    axis: str
+    band: BandResult
+
+    def summary(self) -> str:
+        b = self.band
+        word = {"worse": "worse than", "better": "better than", "within_noise": "within the noise of"}[b.verdict]
+        rel = f"{fmt(100 * b.rel_delta, 3)}%" if b.rel_delta is not None else "n/a"
+        z = f", {fmt(b.z, 3)} std" if b.z is not None else ""
+        return (f"{self.key} {word} {b.n_baselines} baseline(s): tail mean {fmt(b.run_tail_mean)} vs "
+                f"{fmt(sum(b.baseline_tail_means) / len(b.baseline_tail_means))} (band {fmt(b.band_lo)}.."
+                f"{fmt(b.band_hi)}, {b.method}) over {self.axis} {b.tail_start_step}-{b.tail_end_step}; "
+                f"delta {rel}{z}; {fmt(100 * (b.frac_tail_better if b.verdict == 'better' else b.frac_tail_worse), 3)}"
+                f"% of tail points beyond the band")
+
+
+def _pairs(run: RunData, baselines: Sequence[RunData], roles: Sequence[Role], extra: Sequence[str]):
+    """(label key, role, run key, [(baseline, its key)]) for each role/extra key the run logs."""
+    out = []
+    covered: set[str] = set()
+    for role in roles:
+        rk = run.key_for(role)
+        if rk is None or not run.has(role):
+            continue
+        bk = [(b, b.key_for(role)) for b in baselines]
+        bk = [(b, k) for b, k in bk if k is not None and b.has(role)]
+        if bk:
+            out.append((rk, role, rk, bk))
+            covered.add(rk)
+    for k in extra:
+        if k in covered or k not in run.metrics:
+            continue
+        bk = [(b, k) for b in baselines if k in b.metrics]
+        if bk:
+            out.append((k, None, k, bk))
+    return out
+
+
+def _extra_learning_keys(run: RunData, baselines: Sequence[RunData], limit: int = 8) -> list[str]:
+    """Accuracy-like or loss-like keys logged by the run and every baseline, beyond the roles."""
+    common = set(run.metrics.keys)
+    for b in baselines:
+        common &= set(b.metrics.keys)
+    keys = [k for k in sorted(common) if not k.lower().startswith("system")
+            and (is_higher_better(k) or "loss" in k.lower())]
+    return keys[:limit]
+
+
+def compare_metrics(run: RunData, k: float = 2.0, tail_frac: float = 0.2, min_outside: float = 0.5,
+                    metrics: Sequence[str] = (), by_data_seen: bool = True) -> list[MetricComparison]:
+    """Compare every learning and performance metric of ``run`` with its attached baselines.
+
+    Args:
+        run: a run with baselines attached (:func:`attach_baselines`).
+        k, tail_frac, min_outside: band parameters (see :mod:`.band`).
+        metrics: extra metric keys to compare besides the roles.
+        by_data_seen: align by tokens/samples seen when all runs log a counter.
+
+    Returns:
+        One comparison per metric that the run and at least one baseline share
+        over at least two aligned points. Memoised per parameter set.
+    """
+    memo_key = (k, tail_frac, min_outside, tuple(metrics), by_data_seen)
+    memo = run.cache.setdefault(_MEMO, {})
+    if memo_key in memo:
+        return memo[memo_key]
+    bls = baselines_of(run)
+    out: list[MetricComparison] = []
+    extra = list(metrics) + _extra_learning_keys(run, bls)
+    for kind, roles, ex in (("learning", LEARNING_ROLES, extra), ("performance", PERF_ROLES, ())):
+        for label, role, rk, bk in _pairs(run, bls, roles, ex):
+            al = align(run, rk, [b for b, _ in bk], [key for _, key in bk], by_data_seen)
+            if al is None:
+                continue
+            hib = role in _HIB_ROLES if role is not None else is_higher_better(rk)
+            band = compare_band(al, hib, k=k, tail_frac=tail_frac, min_outside=min_outside)
+            is_loss = (role in (Role.TRAIN_LOSS, Role.VAL_LOSS)) or (role is None and "loss" in rk.lower())
+            out.append(MetricComparison(label, role.value if role else None, kind, is_loss,
+                                        [b.identity.id for b, _ in bk], al.axis, band))
+    memo[memo_key] = out
+    return out
+
+
+def latest_comparisons(run: RunData) -> list[MetricComparison]:
+    """The comparisons BL001 computed for this audit (its parameters), else computed with the defaults."""
+    memo = run.cache.get(_MEMO) or {}
+    if memo:
+        return list(memo.values())[0]
+    return compare_metrics(run)

@@ -1,0 +1,314 @@
+"""ML CI failure audit: is this CI failure a model regression, or a gate, setup, drift or runtime problem?
+
+The workflow of ``mlaudit ci`` (see docs/ci.md):
+
+1. :func:`collect` - evidence from the logs (failure / pass / metric lines
+   with context windows, test outcomes, failed metric names, printed
+   assertion figures, timeouts, infrastructure signatures, exceptions,
+   environment changes) and from the repository (gates parsed with ``ast``,
+   golden files, CI job timeouts, requirement pins, config candidates, the
+   source files the logs point at);
+2. the CI detectors (``CI001``-``CI011``) recompute every gated metric from the
+   raw values and measure what failed;
+3. :func:`~.classify.classify` decides the class and the minimal action;
+4. with claims, the claims detectors (``CL001``-``CL003``) check them, and a
+   report built on contradicted claims says ``unsupported_claim``.
+
+The result is a standard :class:`~mlaudit_core.report.AuditReport`; with a
+user JSON Schema, :func:`~.schema_out.fill_schema` shapes it to that schema.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..errors import InputError
+from ..report import AuditReport, DetectorRun, Finding, Severity, Verdict
+from ..roles import is_higher_better
+from ..rundata import ConsoleLine, MetricTable, RunData, RunIdentity, RunStatus
+from ..settings import Settings
+from .classify import CIVerdict, classify
+from .context import attach_context, context_of, recomputed
+from .gates import is_golden_file, iter_files, parse_pins, scan_ci_yaml, scan_python
+from .golden import load_values
+from .logs import env_changes_in, read_lines, scan_logs, window
+from .model import CIContext, Gate, Line, ValueSet, metric_id
+
+__all__ = ["CIContext", "CIVerdict", "Gate", "ValueSet", "attach_context", "audit_ci", "build_run", "classify",
+           "collect", "context_of", "metric_id", "recomputed"]
+
+_CONFIG_EXT = (".yaml", ".yml", ".toml", ".cfg", ".ini")
+_CONFIG_WORDS = re.compile(r"golden|threshold|toleran|rtol|atol|timeout|METRICS|deterministic|approx", re.I)
+_CI_YAML = re.compile(r"(^|/)(\.github/workflows/[^/]+|\.gitlab-ci[^/]*|\.circleci/[^/]+|azure-pipelines[^/]*|"
+                      r"jenkins[^/]*|\.buildkite/[^/]+|[^/]*ci[^/]*)\.ya?ml$", re.I)
+_ENV_FILES = re.compile(r"dockerfile|ngc_version|\.?version|environment\.ya?ml$", re.I)
+_SRC_REF = re.compile(r"File \"(?P<f1>[^\"]+)\", line (?P<l1>\d+)|(?P<f2>[\w./\-]+\.py):(?P<l2>\d+)|"
+                      r"(?P<f3>[\w./\-]+\.py)::(?P<t3>\w+)")
+
+
+def _display(p: Path, repo: Path) -> str:
+    try:
+        return str(p.resolve().relative_to(repo.resolve()))
+    except ValueError:
+        return str(p)
+
+
+def collect(repo: Path, logs: Sequence[Path], golden: Sequence[Path] = (), window_lines: int = 3
+            ) -> tuple[CIContext, list[ConsoleLine]]:
+    """Collect the evidence of a CI failure.
+
+    Args:
+        repo: the repository root (a directory).
+        logs: CI log files; ``.json`` / ``.csv`` files among them are read as actual metric values.
+        golden: golden-value files; when empty, golden files found in the repository are used.
+        window_lines: context lines kept on each side of an evidence line.
+
+    Returns:
+        (the context, every log line as console lines).
+
+    Raises:
+        InputError: a missing repository or file, or an unreadable golden/value file.
+    """
+    if not repo.is_dir():
+        raise InputError(f"--repo {repo}: not a directory")
+    for p in [*logs, *golden]:
+        if not p.is_file():
+            raise InputError(f"{p}: file not found")
+    ctx = CIContext(repo=str(repo), logs=[_display(p, repo) for p in logs])
+    text_logs = []
+    for p in logs:
+        if p.suffix.lower() in (".json", ".csv", ".tsv"):
+            ctx.actuals += load_values(p, "actual", _display(p, repo))
+        else:
+            text_logs.append((p, _display(p, repo)))
+    console = scan_logs(ctx, text_logs, window_lines)
+    given = {q.resolve() for q in [*logs, *golden]}
+    found_golden: list[Path] = []
+    for f in iter_files(repo):
+        rel = _display(f, repo)
+        name = f.name.lower()
+        if f.resolve() in given:
+            if is_golden_file(f):
+                ctx.golden_files.append(rel)
+            continue
+        try:
+            if name.endswith((".py", ".py.txt")):
+                text = f.read_text(encoding="utf-8", errors="replace")
+                gates, checked, where, notes = scan_python(text, rel)
+                ctx.gates += gates
+                ctx.notes += notes
+                if checked is not None and ctx.checked_metrics is None:
+                    ctx.checked_metrics, ctx.checked_metrics_source = checked, where
+            elif _CI_YAML.search(rel.replace("\\", "/")):
+                ctx.gates += scan_ci_yaml(f.read_text(encoding="utf-8", errors="replace"), rel)
+            if is_golden_file(f):
+                ctx.golden_files.append(rel)
+                found_golden.append(f)
+            elif re.match(r"(requirements|constraints)[\w.\-]*\.txt$", name):
+                ctx.packages_repo.update(parse_pins(f.read_text(encoding="utf-8", errors="replace")))
+            elif name.endswith(_CONFIG_EXT):
+                lines = f.read_text(encoding="utf-8", errors="replace").split("\n")
+                for i, ln in enumerate(lines):
+                    if _CONFIG_WORDS.search(ln) and len(ctx.config_candidates) < 40:
+                        ctx.config_candidates.append(Line(rel, i + 1, ln.strip(), [
+                            f"{j + 1}: {lines[j]}" for j in range(max(0, i - 1), min(len(lines), i + 2))],
+                            "config"))
+            if _ENV_FILES.search(name):
+                for i, ln in enumerate(f.read_text(encoding="utf-8", errors="replace").split("\n"), 1):
+                    ctx.env_changes += env_changes_in(ln, rel, i)
+        except OSError as exc:
+            ctx.notes.append(f"{rel}: unreadable ({exc})")
+    for p in golden:
+        ctx_sets = load_values(p, "golden", _display(p, repo))
+        for s in ctx_sets:
+            (ctx.goldens if s.role == "golden" else ctx.actuals).append(s)
+    if not golden:
+        for f in found_golden:
+            try:
+                for s in load_values(f, "golden", _display(f, repo)):
+                    (ctx.goldens if s.role == "golden" else ctx.actuals).append(s)
+            except InputError as exc:
+                ctx.notes.append(f"golden file skipped: {exc}")
+    ctx.env_changes = dedupe_env(ctx.env_changes)
+    # the sources the logs point at, with a context window from the repo
+    seen: set[tuple[str, int]] = set()
+    for cl in console:
+        for m in _SRC_REF.finditer(cl.text):
+            fname = m["f1"] or m["f2"] or m["f3"]
+            cand = (repo / fname) if not Path(fname).is_absolute() else Path(fname)
+            if not cand.is_file():
+                cand = next((q for q in repo.rglob(Path(fname).name) if q.is_file()), None) if \
+                    len(ctx.source_candidates) < 20 else None
+            if cand is None or not cand.is_file():
+                continue
+            lines = read_lines(cand, _display(cand, repo))
+            lineno = int(m["l1"] or m["l2"] or 0)
+            if not lineno and m["t3"]:
+                lineno = next((x.lineno for x in lines if re.match(rf"\s*(async\s+)?def {m['t3']}\b", x.text)), 1)
+            key = (_display(cand, repo), lineno)
+            if key in seen or not lines:
+                continue
+            seen.add(key)
+            idx = min(max(lineno - 1, 0), len(lines) - 1)
+            ctx.source_candidates.append(Line(key[0], lineno, lines[idx].text.strip(), window(lines, idx, 3),
+                                              "source"))
+    return ctx, console
+
+
+def dedupe_env(changes: list) -> list:
+    """One entry per change: complete ``old -> new`` statements first; a partial one (``... to 26.04-py3``)
+    is dropped when a complete one names the same new version."""
+    out, seen = [], set()
+    complete = sorted(changes, key=lambda e: not (e.old and e.new))
+    for e in complete:
+        key = (e.name.lower(), e.old, e.new)
+        if key in seen:
+            continue
+        if not e.old and any(x.old and x.new and e.new and (x.new == e.new or x.new.startswith(e.new)
+                                                            or e.new.startswith(x.new)) for x in out):
+            continue
+        seen.add(key)
+        out.append(e)
+    return out
+
+
+def build_run(ctx: CIContext, console: list[ConsoleLine]) -> RunData:
+    """A RunData for the CI job: its logs as console, its actual values as metrics.
+
+    The actual values come from explicit value files first, then from metric
+    lines parsed out of the logs; a metric appears once.
+    """
+    series: dict[str, tuple[list[int], list[float]]] = {}
+    for s in sorted(ctx.actuals, key=lambda s: s.label == "log"):
+        for k, v in s.metrics.items():
+            series.setdefault(k, v)
+    keys, steps, values = [], [], []
+    for k, (st, vals) in series.items():
+        keys += [k] * len(st)
+        steps += list(st)
+        values += list(vals)
+    failed = bool(ctx.failure_lines or ctx.failed_metrics or any(t.outcome in ("failed", "error")
+                                                                 for t in ctx.tests))
+    name = Path(ctx.repo).name or ctx.repo
+    return RunData(RunIdentity("ci", f"{name}:{ctx.logs[0] if ctx.logs else 'no-logs'}", f"CI audit of {name}"),
+                   status=RunStatus.FAILED if failed else RunStatus.FINISHED,
+                   metrics=MetricTable(keys, steps, values), console=console,
+                   environment=dict(ctx.packages_log))
+
+
+def _golden_run(ctx: CIContext) -> RunData | None:
+    if not ctx.goldens:
+        return None
+    s = ctx.goldens[0]
+    keys, steps, values = [], [], []
+    for k, (st, vals) in s.metrics.items():
+        keys += [k] * len(st)
+        steps += list(st)
+        values += list(vals)
+    return RunData(RunIdentity("ci", f"golden:{s.source}", "golden values"), status=RunStatus.FINISHED,
+                   metrics=MetricTable(keys, steps, values))
+
+
+def audit_ci(repo: Path, logs: Sequence[Path], golden: Sequence[Path] = (), claims: Path | None = None,
+             settings: Settings | None = None) -> AuditReport:
+    """Run the whole CI audit and return the report (redacted).
+
+    Args:
+        repo, logs, golden: see :func:`collect`.
+        claims: a text file (PR description, results note) whose numeric claims are checked.
+        settings: detector selection (``ignore`` applies) and parameters.
+
+    Raises:
+        InputError: bad inputs (see :func:`collect`; an unreadable claims file).
+    """
+    from .. import __version__
+    from ..audit import run_detectors
+    from ..claims import REGRESSION, apply_claims, attach_claims
+    from ..redact import redact_report
+
+    settings = settings or Settings()
+    claims_text = None
+    if claims is not None:
+        if not claims.is_file():
+            raise InputError(f"--claims {claims}: file not found")
+        claims_text = claims.read_text(encoding="utf-8", errors="replace")
+    ctx, console = collect(repo, logs, golden)
+    run = build_run(ctx, console)
+    attach_context(run, ctx)
+    sub = settings.model_copy(update={"select": ["CI"]})
+    findings, det_runs = run_detectors(run, sub)
+    v = classify(findings, ctx)
+    if claims_text is not None:
+        from ..baseline.compare import attach_baselines
+
+        g = _golden_run(ctx)
+        if g is not None:
+            attach_baselines(run, [g])
+        regressed = v.cause.value in ("model_convergence", "correctness_bug")
+        run.cache[REGRESSION] = {"regressed": regressed,
+                                 "why": ("the CI audit found " + v.cause.value.replace("_", " ") + ": "
+                                         + v.summary) if regressed else
+                                        f"the CI audit found no model regression ({v.cause.value}): {v.summary}"}
+        attach_claims(run, claims_text, _display(claims, repo))
+        cl_findings, cl_runs = run_detectors(run, settings.model_copy(update={"select": ["CL"]}))
+        findings += cl_findings
+        det_runs += cl_runs
+    report = _report(run, ctx, findings, det_runs, v)
+    report.tool_version = __version__
+    if claims_text is not None:
+        apply_claims(report)
+    return redact_report(report)
+
+
+def _report(run: RunData, ctx: CIContext, findings: list[Finding], det_runs: list[DetectorRun],
+            v: CIVerdict) -> AuditReport:
+    from ..audit import run_ref
+
+    ordered = sorted(findings, key=lambda f: (-f.severity.rank, f is not v.primary, f.code))
+    key_metrics: dict[str, dict[str, float | int | str | None]] = {}
+    import numpy as np
+
+    for r in recomputed(run):
+        st, vals = r.actual.series(r.actual.find(r.metric) or r.metric)
+        fin = np.isfinite(vals)
+        if not fin.any():
+            continue
+        st, vals = st[fin], vals[fin]
+        hib = is_higher_better(r.metric)
+        ib = int(np.argmax(vals) if hib else np.argmin(vals))
+        # first/best/final as for a run (the report's table), then the golden comparison figures
+        key_metrics[r.metric] = {"key": r.metric, "points": int(vals.size), "first": float(vals[0]),
+                                 "best": float(vals[ib]), "best_step": int(st[ib]), "final": float(vals[-1]),
+                                 "final_step": int(st[-1]), "max_abs": r.max_abs, "max_rel": r.max_rel,
+                                 "mean_rel": r.mean_rel, "golden_median": r.median_golden,
+                                 "actual_median": r.median_actual, "golden_source": r.golden.source}
+    unknowns = [f"{d.code} {d.name}: {d.reason}" for d in det_runs if d.status in ("skipped", "errored")]
+    if not ctx.goldens:
+        unknowns.append("no golden values were found or given (--golden): the gates could not be recomputed")
+    if ctx.goldens and not ctx.actuals:
+        unknowns.append("no actual metric values in the logs: the gates could not be recomputed")
+    named = {metric_id(m) for m in ctx.failed_metrics}
+    have = {metric_id(r.metric) for r in recomputed(run)}
+    for m in ctx.failed_metrics:
+        if metric_id(m) not in have:
+            unknowns.append(f"the log reports {m!r} as failed, but no golden/actual values for it were given")
+    for g in ctx.gates:
+        if g.kind in ("approximate", "deterministic") and ctx.checked_metrics is None and not named:
+            unknowns.append("which metrics this job checks is not declared in the repo; all configured gates "
+                            "were taken as active")
+            break
+    unknowns += ctx.notes
+    conclusions = list(dict.fromkeys(v.conclusions + [f.message for f in ordered
+                                                      if f.severity.rank >= Severity.ERROR.rank
+                                                      and f.family != "ci"]))[:6]
+    return AuditReport(
+        run=run_ref(run),
+        verdict=Verdict(outcome=v.outcome, cause=v.cause, confidence=round(v.confidence, 2), summary=v.summary,
+                        inconclusive=v.cause.value == "inconclusive"),
+        findings=ordered, key_metrics=key_metrics, hypotheses=v.hypotheses, conclusions=conclusions,
+        unknowns=unknowns, surprising=[f.message for f in findings if f.code == "CI006"],
+        next_actions=v.actions[:8], detectors=det_runs, warnings=[])
+
+

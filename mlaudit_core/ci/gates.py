@@ -1,0 +1,443 @@
+"""How a repository gates metrics: golden files, tolerance and threshold comparisons, timeouts.
+
+Python sources (``*.py`` and ``*.py.txt`` excerpts) are parsed with :mod:`ast`,
+never imported or executed. An excerpt that is not valid Python because it
+elides lines with ``...`` (``{"a": 1, ...}``) is parsed again with those lines
+removed. What is recognised, with the defaults used when an argument is
+omitted (from each library's documentation):
+
+==============================================  ==========  =====================================
+call / statement                                kind        tolerance
+==============================================  ==========  =====================================
+``pytest.approx(e, rel=, abs=)``                approx      rel 1e-6, abs 1e-12; abs only -> no rel
+``numpy.testing.assert_allclose(a, d, ...)``    allclose    rtol 1e-7, atol 0
+``torch.testing.assert_close(a, d, ...)``       allclose    rtol 1.3e-6, atol 1e-5 (float32)
+``numpy.isclose`` / ``allclose``                isclose     rtol 1e-5, atol 1e-8
+``math.isclose(a, b, rel_tol=, abs_tol=)``      isclose     rel_tol 1e-9, abs_tol 0
+``assert_array_almost_equal(decimal=d)``        isclose     atol 1.5 * 10**-d (d = 6 default)
+``assert_array_equal`` / ``assert a == b``      exact       none
+Megatron ``DeterministicTest()``                deterministic  exact at every step
+Megatron ``ApproximateTest(atol=, rtol=)``      approximate rtol 1e-5, atol 0
+``assert elapsed < 60`` (time words)            timing      the constant
+``assert throughput > 1000`` (speed words)      throughput  the constant
+``assert loss < 2.5`` (other metric words)      threshold   the constant
+``@pytest.mark.timeout(n)``, ``timeout=n``      timeout     n seconds
+CI YAML ``timeout-minutes:`` / ``timeout:``     timeout     converted to seconds
+``X_RTOL = 0.05`` style assignments             tolerance   the constant
+==============================================  ==========  =====================================
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from .model import Gate, Line
+
+SKIP_DIRS = {".git", ".hg", "node_modules", ".venv", "venv", "env", "__pycache__", ".tox", ".nox", "build",
+             "dist", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".eggs"}
+#: Repository walk limits: files larger than this are not read; the walk stops after MAX_FILES files.
+MAX_BYTES = 2_000_000
+MAX_FILES = 20_000
+
+_GOLDEN_NAME = re.compile(r"golden|expected[_\-]?(values|metrics|results)|reference[_\-]?(values|metrics)|"
+                          r"baseline[_\-]?(values|metrics)", re.IGNORECASE)
+_DATA_EXT = (".json", ".csv", ".jsonl", ".tsv")
+_TIME_WORDS = re.compile(r"time|elapsed|duration|latency|second|secs|(^|_)s$|wall|runtime|minutes", re.I)
+_SPEED_WORDS = re.compile(r"throughput|per_?sec|per_?second|samples_per|tokens_per|it_?s\b|speed|qps|fps|"
+                          r"tflops|mfu", re.I)
+_METRIC_WORDS = re.compile(r"loss|acc|accuracy|f1|auc|bleu|rouge|perplexity|ppl|wer|cer|iou|map|precision|"
+                           r"recall|score|zeros|grad|norm|mem|metric|golden|expected|value", re.I)
+_AFFIX = re.compile(r"^(golden|expected|actual|ref|reference|baseline|new|old|measured|observed)_|"
+                    r"_(golden|expected|actual|ref|reference|baseline|values?|list|arr|array)$", re.I)
+_TOL_NAME = re.compile(r"rtol|atol|tol(erance)?$|tolerance|margin|threshold", re.I)
+_CHECKED = re.compile(r"^(default_|checked_|check_)?metrics(_to_check|_checked)?$", re.I)
+_CHECKED_COMMENT = re.compile(r"checked metrics[^\[]*(\[[^\]]*\])|metrics checked[^\[]*(\[[^\]]*\])", re.I)
+_CI_TIMEOUT = re.compile(r"^\s*-?\s*(timeout-minutes|timeout_in_minutes|timeout)\s*:\s*['\"]?([\w.]+)", re.I)
+
+
+def iter_files(repo: Path) -> Iterator[Path]:
+    """Files of ``repo`` in sorted order, skipping VCS/virtualenv/cache directories and huge files."""
+    n = 0
+    stack = [repo]
+    while stack:
+        d = stack.pop()
+        try:
+            entries = sorted(d.iterdir(), key=lambda p: p.name, reverse=True)
+        except OSError:
+            continue
+        for p in entries:
+            if p.is_symlink():
+                continue
+            if p.is_dir():
+                if p.name not in SKIP_DIRS:
+                    stack.append(p)
+                continue
+            try:
+                if p.stat().st_size > MAX_BYTES:
+                    continue
+            except OSError:
+                continue
+            n += 1
+            if n > MAX_FILES:
+                return
+            yield p
+
+
+def is_golden_file(path: Path) -> bool:
+    return path.suffix.lower() in _DATA_EXT and bool(_GOLDEN_NAME.search(path.name))
+
+
+def _seg(text: str, node: ast.AST) -> str:
+    s = ast.get_source_segment(text, node) or ""
+    s = re.sub(r"\s+", " ", s).strip()
+    return s if len(s) <= 240 else s[:237] + "..."
+
+
+def _name(node: ast.AST) -> str:
+    """Dotted name of a call target: ``np.testing.assert_allclose``; '' when not a plain name chain."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    elif isinstance(node, ast.Call):
+        inner = _name(node.func)
+        if inner:
+            parts.append(inner)
+    return ".".join(reversed(parts))
+
+
+def _num(node: ast.AST | None, consts: dict[str, float]) -> float | None:
+    if node is None:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return float(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _num(node.operand, consts)
+        return -v if v is not None else None
+    if isinstance(node, ast.Name) and node.id in consts:
+        return consts[node.id]
+    if isinstance(node, ast.Attribute) and node.attr in consts:
+        return consts[node.attr]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div, ast.Pow)):
+        a, b = _num(node.left, consts), _num(node.right, consts)
+        if a is not None and b is not None:
+            try:
+                return a * b if isinstance(node.op, ast.Mult) else a / b if isinstance(node.op, ast.Div) \
+                    else a ** b
+            except (ZeroDivisionError, OverflowError):
+                return None
+    return None
+
+
+def _kw(call: ast.Call, *names: str) -> ast.AST | None:
+    for k in call.keywords:
+        if k.arg in names:
+            return k.value
+    return None
+
+
+def metric_of(node: ast.AST) -> str | None:
+    """The metric a comparison is about: a string key (``m["lm loss"]``) or a metric-like identifier."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Subscript):
+            sl = sub.slice
+            if isinstance(sl, ast.Constant) and isinstance(sl.value, str) and _plausible(sl.value):
+                return sl.value
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and _plausible(sub.value) \
+                and _METRIC_WORDS.search(sub.value):
+            return sub.value
+    for sub in ast.walk(node):
+        ident = sub.id if isinstance(sub, ast.Name) else sub.attr if isinstance(sub, ast.Attribute) else None
+        if ident and (_METRIC_WORDS.search(ident) or _TIME_WORDS.search(ident) or _SPEED_WORDS.search(ident)):
+            base = ident
+            for _ in range(2):
+                base = _AFFIX.sub("", base)
+            if base and base.lower() not in ("golden", "expected", "actual", "value", "values", "metric",
+                                             "metrics"):
+                return base
+    return None
+
+
+def _plausible(s: str) -> bool:
+    return 0 < len(s) <= 48 and bool(re.search(r"[A-Za-z]", s)) and not re.search(
+        r"\.(json|csv|ya?ml|txt|py|log)$|/|\\|%|\{", s)
+
+
+class _Scanner:
+    def __init__(self, text: str, rel: str) -> None:
+        self.text, self.rel = text, rel
+        self.gates: list[Gate] = []
+        self.checked: list[str] | None = None
+        self.checked_line: Line | None = None
+        self.consts: dict[str, float] = {}
+        self.parent: dict[int, ast.AST] = {}
+
+    def func_of(self, node: ast.AST) -> str | None:
+        cur = self.parent.get(id(node))
+        while cur is not None:
+            if isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return cur.name
+            cur = self.parent.get(id(cur))
+        return None
+
+    def add(self, node: ast.AST, kind: str, **kw) -> None:
+        line = getattr(node, "lineno", 0)
+        self.gates.append(Gate(self.rel, line, _seg(self.text, node), kind, function=self.func_of(node), **kw))
+
+    def run(self, tree: ast.Module) -> None:
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                self.parent[id(child)] = node
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                t = node.targets[0]
+                name = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else None
+                v = _num(node.value, {})
+                if name and v is not None:
+                    self.consts[name] = v
+        handled: set[int] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Dict):
+                self.dict_thresholds(node, handled)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and id(node) not in handled:
+                self.call(node)
+            elif isinstance(node, ast.Assert):
+                self.compare(node.test, node)
+            elif isinstance(node, ast.If) and any(isinstance(s, ast.Raise) or (isinstance(s, ast.Expr) and
+                                                  isinstance(s.value, ast.Call) and
+                                                  _name(s.value.func).endswith(("fail", "exit")))
+                                                  for s in node.body):
+                self.compare(node.test, node, negate=True)
+            elif isinstance(node, ast.Assign):
+                self.assign(node)
+
+    def dict_thresholds(self, node: ast.Dict, handled: set[int]) -> None:
+        """Megatron-LM style ``{"lm loss": [DeterministicTest(), ApproximateTest(rtol=0.05)]}``."""
+        for k, v in zip(node.keys, node.values):
+            if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+                continue
+            calls = v.elts if isinstance(v, (ast.List, ast.Tuple)) else [v]
+            for c in calls:
+                if not isinstance(c, ast.Call):
+                    continue
+                n = _name(c.func).rsplit(".", 1)[-1]
+                if n == "DeterministicTest":
+                    handled.add(id(c))
+                    self.add(c, "deterministic", metric=k.value, rtol=0.0, atol=0.0, style="megatron",
+                             formula="np.isclose(actual, golden, rtol=0, atol=0) at every step (exact match)")
+                elif n == "ApproximateTest":
+                    handled.add(id(c))
+                    rtol = _num(_kw(c, "rtol"), self.consts)
+                    atol = _num(_kw(c, "atol"), self.consts)
+                    af = _kw(c, "atol_func")
+                    note = ""
+                    if isinstance(af, ast.Call):
+                        inner = _num(_kw(af, "rtol"), self.consts)
+                        if inner is not None:
+                            rtol, atol, note = inner, 0.0, " (atol_func=approximate_threshold: read as rtol)"
+                    self.add(c, "approximate", metric=k.value, rtol=1e-5 if rtol is None else rtol,
+                             atol=0.0 if atol is None else atol, style="megatron",
+                             formula="np.isclose(actual, golden, rtol, atol) per step; passes when at most "
+                                     "min(max(n // 100, 1), 50) of n steps fail (Megatron-LM pipeline); "
+                                     "iteration-time: medians over steps 30-45 (5-20 for <= 25 steps)" + note)
+
+    def call(self, c: ast.Call) -> None:
+        full = _name(c.func)
+        n = full.rsplit(".", 1)[-1]
+        a0 = c.args[0] if c.args else None
+        if n == "approx":
+            rel = _num(_kw(c, "rel") or (c.args[1] if len(c.args) > 1 else None), self.consts)
+            ab = _num(_kw(c, "abs") or (c.args[2] if len(c.args) > 2 else None), self.consts)
+            if rel is None and ab is None:
+                rel, ab = 1e-6, 1e-12
+            elif ab is None:
+                ab = 1e-12
+            parent = self.parent.get(id(c))
+            metric = metric_of(parent) if isinstance(parent, ast.Compare) else None
+            metric = metric or (metric_of(a0) if a0 is not None else None)
+            formula = ("|actual - expected| <= max(rel * |expected|, abs)" if rel is not None
+                       else "|actual - expected| <= abs")
+            self.add(parent if isinstance(parent, ast.Compare) else c, "approx", metric=metric, rtol=rel,
+                     atol=ab, formula=f"pytest.approx: {formula}")
+        elif n in ("assert_allclose", "assert_close"):
+            torchy = full.startswith("torch") or n == "assert_close"
+            rtol = _num(_kw(c, "rtol") or (c.args[2] if len(c.args) > 2 else None), self.consts)
+            atol = _num(_kw(c, "atol") or (c.args[3] if len(c.args) > 3 else None), self.consts)
+            rtol = rtol if rtol is not None else (1.3e-6 if torchy else 1e-7)
+            atol = atol if atol is not None else (1e-5 if torchy else 0.0)
+            self.add(c, "allclose", metric=metric_of(c), rtol=rtol, atol=atol,
+                     formula=f"{full}: |actual - desired| <= atol + rtol * |desired| for every element")
+        elif n in ("isclose", "allclose") and full.split(".")[0] in ("math", "np", "numpy", "torch", "cmath"):
+            if full.startswith(("math", "cmath")):
+                rtol = _num(_kw(c, "rel_tol"), self.consts)
+                atol = _num(_kw(c, "abs_tol"), self.consts)
+                self.add(c, "isclose", metric=metric_of(c), rtol=1e-9 if rtol is None else rtol,
+                         atol=0.0 if atol is None else atol,
+                         formula="math.isclose: |a - b| <= max(rel_tol * max(|a|, |b|), abs_tol)")
+            else:
+                rtol = _num(_kw(c, "rtol") or (c.args[2] if len(c.args) > 2 else None), self.consts)
+                atol = _num(_kw(c, "atol") or (c.args[3] if len(c.args) > 3 else None), self.consts)
+                self.add(c, "isclose", metric=metric_of(c), rtol=1e-5 if rtol is None else rtol,
+                         atol=1e-8 if atol is None else atol,
+                         formula=f"{full}: |a - b| <= atol + rtol * |b|")
+        elif n in ("assert_array_almost_equal", "assert_almost_equal"):
+            dec = _num(_kw(c, "decimal") or (c.args[2] if len(c.args) > 2 else None), self.consts)
+            dec = 6.0 if dec is None else dec
+            self.add(c, "isclose", metric=metric_of(c), rtol=0.0, atol=1.5 * 10 ** -dec,
+                     formula=f"{full}: |actual - desired| < 1.5 * 10**-{dec:g}")
+        elif n in ("assert_array_equal", "assert_equal", "assertEqual", "assert_frame_equal",
+                   "assert_series_equal") and _METRIC_WORDS.search(_seg(self.text, c)):
+            self.add(c, "exact", metric=metric_of(c), rtol=0.0, atol=0.0, formula=f"{full}: exact equality")
+        elif n in ("DeterministicTest", "ApproximateTest"):
+            pass  # outside a metric dict there is no metric to attach it to
+        elif full.endswith("mark.timeout") and a0 is not None and _num(a0, self.consts) is not None:
+            self.add(c, "timeout", threshold=_num(a0, self.consts), op="<=",
+                     formula="pytest-timeout: the test is killed after this many seconds")
+        else:
+            t = _kw(c, "timeout")
+            if t is not None and _num(t, self.consts) is not None:
+                self.add(c, "timeout", threshold=_num(t, self.consts), op="<=",
+                         formula=f"{full or 'call'}(timeout=...): raises after this many seconds")
+            rt, at = _kw(c, "rtol", "rel_tol", "rel"), _kw(c, "atol", "abs_tol", "abs")
+            if (rt is not None or at is not None) and n not in ("approx",):
+                self.add(c, "tolerance", metric=metric_of(c), rtol=_num(rt, self.consts),
+                         atol=_num(at, self.consts), formula=f"{full}(rtol/atol): tolerance passed to a "
+                                                             "repo-specific comparison")
+
+    def compare(self, test: ast.AST, stmt: ast.AST, negate: bool = False) -> None:
+        if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+            return
+        if any(isinstance(s, ast.Call) and _name(s.func).endswith("approx") for s in ast.walk(test)):
+            return
+        left, right, op = test.left, test.comparators[0], test.ops[0]
+        ops = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+        sym = ops.get(type(op))
+        if sym is None:
+            return
+        lv, rv = _num(left, self.consts), _num(right, self.consts)
+        measured, bound, flip = (left, rv, False) if rv is not None else (right, lv, True)
+        if sym in ("==", "!="):
+            if sym == "==" and not negate and (_METRIC_WORDS.search(_seg(self.text, test))):
+                self.add(test, "exact", metric=metric_of(test), rtol=0.0, atol=0.0, op="==",
+                         formula="assert a == b: exact equality")
+            return
+        if flip:
+            sym = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[sym]
+        if negate:  # `if x > bound: raise` -> the gate requires x <= bound
+            sym = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}[sym]
+        src = _seg(self.text, measured)
+        has_diff = any(isinstance(s, ast.BinOp) and isinstance(s.op, ast.Sub) for s in ast.walk(measured))
+        has_abs = any(isinstance(s, ast.Call) and _name(s.func) in ("abs", "np.abs", "numpy.abs", "math.fabs")
+                      for s in ast.walk(measured))
+        if bound is None:
+            if has_abs and has_diff:
+                self.add(test, "tolerance", metric=metric_of(measured), op=sym,
+                         formula="|a - b| compared with a tolerance that is not a literal")
+            return
+        if has_abs and has_diff:
+            rel = any(isinstance(s, ast.BinOp) and isinstance(s.op, ast.Div) for s in ast.walk(measured))
+            self.add(test, "tolerance", metric=metric_of(measured), rtol=bound if rel else None,
+                     atol=None if rel else bound, op=sym,
+                     formula=("|a - b| / |b|" if rel else "|a - b|") + f" {sym} {bound:g}")
+            return
+        kind = ("throughput" if _SPEED_WORDS.search(src) else "timing" if _TIME_WORDS.search(src)
+                else "threshold" if _METRIC_WORDS.search(src) else None)
+        if kind:
+            self.add(test, kind, metric=metric_of(measured) or src, threshold=bound, op=sym,
+                     formula=f"measured {sym} {bound:g}")
+
+    def assign(self, node: ast.Assign) -> None:
+        t = node.targets[0] if len(node.targets) == 1 else None
+        name = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else None
+        if not name:
+            return
+        if _CHECKED.match(name) and isinstance(node.value, (ast.List, ast.Tuple)):
+            vals = [e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if vals:
+                self.checked = vals
+                self.checked_line = Line(self.rel, node.lineno, _seg(self.text, node), [], "checked_metrics")
+            return
+        v = _num(node.value, {})
+        if v is not None and _TOL_NAME.search(name) and self.func_of(node) is None:
+            base = re.sub(r"_?(rtol|atol|tol|tolerance|margin|threshold)_?", "", name, flags=re.I) or None
+            rel = bool(re.search(r"rtol|rel|pct|percent", name, re.I))
+            self.add(node, "tolerance", metric=base, rtol=v if rel else None, atol=None if rel else v,
+                     formula=f"{name} = {v:g} (a tolerance setting; where it is applied is not traced)")
+
+
+def parse_python(text: str) -> ast.Module | None:
+    """Parse source text; retry without elision lines (``...``) for excerpts. ``None`` if still invalid."""
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        pass
+    kept = "\n".join("" if ln.strip() in ("...", "…") else ln for ln in text.split("\n"))
+    try:
+        return ast.parse(kept)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def scan_python(text: str, rel: str) -> tuple[list[Gate], list[str] | None, Line | None, list[str]]:
+    """Gates in one Python source. Returns (gates, checked metric list, where it was declared, notes)."""
+    notes: list[str] = []
+    tree = parse_python(text)
+    sc = _Scanner(text, rel)
+    if tree is None:
+        notes.append(f"{rel}: not valid Python; its comparisons were not read")
+    else:
+        sc.run(tree)
+    checked, where = sc.checked, sc.checked_line
+    for i, ln in enumerate(text.split("\n"), 1):
+        m = _CHECKED_COMMENT.search(ln) if ln.lstrip().startswith("#") else None
+        if m and checked is None:
+            try:
+                vals = ast.literal_eval(m.group(1) or m.group(2))
+            except (ValueError, SyntaxError):
+                continue
+            if isinstance(vals, list) and all(isinstance(v, str) for v in vals):
+                checked, where = vals, Line(rel, i, ln.strip(), [], "checked_metrics")
+    sc.gates.sort(key=lambda g: (g.line, g.kind))
+    return sc.gates, checked, where, notes
+
+
+def _seconds(v: str) -> float | None:
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(h|hr|hours?|m|min|minutes?|s|sec|seconds?)?", v.strip(), re.I)
+    if not m:
+        return None
+    x = float(m.group(1))
+    unit = (m.group(2) or "").lower()
+    return x * 3600 if unit.startswith("h") else x * 60 if unit.startswith("m") else x
+
+
+def scan_ci_yaml(text: str, rel: str) -> list[Gate]:
+    """Job timeouts in CI YAML (GitHub ``timeout-minutes``, GitLab ``timeout: 1h``), in seconds."""
+    out = []
+    for i, ln in enumerate(text.split("\n"), 1):
+        m = _CI_TIMEOUT.match(ln)
+        if not m:
+            continue
+        key, val = m.group(1).lower(), m.group(2)
+        secs = _seconds(val + ("m" if key in ("timeout-minutes", "timeout_in_minutes") and val.replace(".", "")
+                               .isdigit() else ""))
+        if secs is not None:
+            out.append(Gate(rel, i, ln.strip(), "timeout", threshold=secs, op="<=",
+                            formula=f"CI job {key}: the job is cancelled after {secs:g} s"))
+    return out
+
+
+def parse_pins(text: str) -> dict[str, str]:
+    """``name==version`` pins of a requirements/constraints file."""
+    out = {}
+    for ln in text.split("\n"):
+        m = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9_.\-]*)(?:\[[^\]]*\])?\s*==\s*([\w.+\-!]+)", ln)
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out

@@ -1,0 +1,132 @@
+"""Golden-value and actual-value files: JSON (Megatron-LM and plain shapes) and CSV.
+
+JSON shapes read (``"nan"`` strings and ``null`` become NaN):
+
+* Megatron-LM ``{"lm loss": {"start_step": 1, "end_step": 50, "step_interval": 5,
+  "values": {"1": 10.8, "5": 10.6}}}`` (``values`` may also be a list, then placed at
+  ``start_step`` + i x ``step_interval``);
+* ``{"loss": [2.3, 2.1, ...]}`` (steps 1..n), ``{"loss": 2.1}`` (one value at step 1),
+  optionally nested under ``"metrics"``.
+
+CSV: a ``step``/``iteration``/``iter``/``epoch``/``global_step`` column (else rows
+are steps 1..n) and one column per metric. A column whose name carries a side
+marker is split into metric and side: ``lm_loss_golden_before`` is the golden
+``lm_loss``; ``lm_loss_after_26.04`` is the actual ``lm_loss`` labelled
+``after_26.04``. Golden markers: golden, expected, reference, ref, baseline,
+before, old; actual markers: actual, new, after, observed, current, candidate,
+measured. Unmarked columns take the side of the option the file came with
+(``--golden`` -> golden, ``--logs`` -> actual).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import InputError
+from .model import ValueSet
+
+_GOLDEN = {"golden", "expected", "reference", "ref", "baseline", "before", "old"}
+_ACTUAL = {"actual", "new", "after", "observed", "current", "candidate", "measured"}
+_STEP_COLS = ("step", "steps", "iteration", "iter", "epoch", "global_step", "it")
+
+
+def _f(v) -> float:
+    if v is None:
+        return math.nan
+    if isinstance(v, str):
+        try:
+            return float(v)
+        except ValueError:
+            return math.nan
+    return float(v)
+
+
+def _from_json(data, source: str, side: str) -> list[ValueSet]:
+    if isinstance(data, dict) and isinstance(data.get("metrics"), dict):
+        data = data["metrics"]
+    if not isinstance(data, dict):
+        raise InputError(f"{source}: expected a JSON object of metric -> values")
+    vs = ValueSet(source, side, "")
+    for name, v in data.items():
+        if isinstance(v, dict) and "values" in v:
+            vals = v["values"]
+            if isinstance(vals, dict):
+                pairs = sorted((int(k), _f(x)) for k, x in vals.items())
+                vs.metrics[name] = ([p[0] for p in pairs], [p[1] for p in pairs])
+            elif isinstance(vals, list):
+                start, every = int(v.get("start_step", 1)), int(v.get("step_interval", 1)) or 1
+                vs.metrics[name] = ([start + i * every for i in range(len(vals))], [_f(x) for x in vals])
+        elif isinstance(v, list) and all(isinstance(x, (int, float, str)) or x is None for x in v):
+            vs.metrics[name] = (list(range(1, len(v) + 1)), [_f(x) for x in v])
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            vs.metrics[name] = ([1], [float(v)])
+    if not vs.metrics:
+        raise InputError(f"{source}: no metric values found (expected metric -> list of values, or the "
+                         "Megatron-LM golden-values shape)")
+    return [vs]
+
+
+def _split_column(col: str) -> tuple[str, str | None, str]:
+    """(metric, side or None, label) of a CSV column name."""
+    toks = re.split(r"[_\s]+", col.strip())
+    for i, t in enumerate(toks):
+        low = t.lower()
+        if i > 0 and (low in _GOLDEN or low in _ACTUAL):
+            side = "golden" if low in _GOLDEN else "actual"
+            return "_".join(toks[:i]), side, "_".join(toks[i:])
+    return col.strip(), None, ""
+
+
+def _from_csv(path: Path, source: str, side: str) -> list[ValueSet]:
+    try:
+        df = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise InputError(f"{source}: not a readable CSV: {exc}") from None
+    cols = {c.lower().strip(): c for c in df.columns}
+    step_col = next((cols[c] for c in _STEP_COLS if c in cols), None)
+    steps = (pd.to_numeric(df[step_col], errors="coerce").fillna(-1).astype(int).tolist() if step_col
+             else list(range(1, len(df) + 1)))
+    sets: dict[tuple[str, str], ValueSet] = {}
+    for c in df.columns:
+        if c == step_col:
+            continue
+        metric, s, label = _split_column(str(c))
+        s = s or side
+        vals = pd.to_numeric(df[c], errors="coerce")
+        if vals.notna().sum() == 0:
+            continue
+        key = (s, label)
+        vs = sets.setdefault(key, ValueSet(source, s, label))
+        vs.metrics[metric] = (list(steps), [float(x) for x in vals.tolist()])
+    if not sets:
+        raise InputError(f"{source}: no numeric metric columns")
+    return list(sets.values())
+
+
+def load_values(path: Path, side: str, display: str | None = None) -> list[ValueSet]:
+    """Value sets in one golden/actual file (a CSV with both sides gives two sets).
+
+    Args:
+        path: a ``.json`` or ``.csv`` file.
+        side: ``"golden"`` or ``"actual"``: the side of unmarked metrics.
+        display: the name used in evidence (default: the path as given).
+
+    Raises:
+        InputError: the file is missing, unreadable, or holds no metric values.
+    """
+    source = display or str(path)
+    if not path.is_file():
+        raise InputError(f"{source}: file not found")
+    suffix = path.suffix.lower()
+    if suffix in (".csv", ".tsv"):
+        return _from_csv(path, source, side)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{source}: not valid JSON: {exc}") from None
+    return _from_json(data, source, side)

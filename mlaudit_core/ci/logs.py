@@ -1,0 +1,218 @@
+"""Evidence from CI logs: failure, pass and metric lines, test outcomes, metric values, environment changes.
+
+Lines that start with ``# `` are annotations (a reporter's context), never log
+content: they are kept for context windows and environment hints but are not
+failure, pass or metric lines. Every line keeps its file and 1-based number and
+a context window of ``window`` lines on each side.
+
+Metric values are read from the common training-log shapes:
+
+* Megatron-LM: ``iteration 10/ 100 | ... | lm loss: 1.0824E+01 | grad norm: 3.1 |``
+* key/value with a step: ``step 10 loss=1.23 acc: 0.5``, ``epoch 3: val_loss=0.41``
+* Python dict literals (Hugging Face Trainer): ``{'loss': 0.52, 'epoch': 1.0, 'step': 10}``
+  (read with :func:`ast.literal_eval`, never evaluated)
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..rundata import ConsoleLine
+from .model import CIContext, EnvChange, Line, Measured, TestResult, ValueSet
+
+_NUM = r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?"
+_FAIL = re.compile(r"\bFAIL(?:ED|S|URE)?\b|\bfail(?:s|ed|ing|ure)\b|\bError\b|[A-Za-z]+Error\b|Traceback|"
+                   r"\bassert(?:ion)?\b.*\bfail|timed? ?out\b|\bTimeout\b|exit(?:ed)? (?:code|status) [1-9]|"
+                   r"non-zero exit|\bERROR\b|\bKilled\b|Segmentation fault|core dumped", re.IGNORECASE)
+_PASS = re.compile(r"\bPASS(?:ED|ES)?\b|\bpass(?:es|ed)\b|\bOK\b|\bsucceeded\b|\bsuccess(?:ful)?\b|✓|"
+                   r"\b\d+ passed\b", re.IGNORECASE)
+_NOT_FAIL = re.compile(r"\b0 failed\b|no (?:training )?(?:crashes|failures|errors)|without (?:error|failure)",
+                       re.IGNORECASE)
+_MEGATRON = re.compile(r"\biteration\s+(\d+)\s*/\s*\d+\s*\|(.*)")
+_STEP = re.compile(r"\b(?:global_step|step|iter|iteration|it|epoch)\b\s*[:=#]?\s*(\d+)", re.IGNORECASE)
+_PAIR = re.compile(r"(?P<k>[A-Za-z][\w./\-]*(?: [A-Za-z][\w./\-]*){0,2})\s*[:=]\s*(?P<v>" + _NUM + r"|nan|inf)"
+                   r"(?![\w.])", re.IGNORECASE)
+_DICT = re.compile(r"\{\s*['\"][^{}]*\}")
+_TEST = re.compile(r"^(?:(?P<o1>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\s+(?P<t1>\S+::\S+)(?:\s+-\s+(?P<m1>.*))?"
+                   r"|(?P<t2>\S+::\S+)\s+(?P<o2>PASSED|FAILED|ERROR|SKIPPED)\b.*)$")
+_ASSERT_CMP = re.compile(r"assert\s+(?P<a>" + _NUM + r")\s*(?P<op><=|>=|<|>|==|!=)\s*(?P<b>" + _NUM + r")")
+_FAILED_METRICS = re.compile(r"following metrics failed:\s*(?P<m>.+)$|metrics? failed:\s*(?P<m2>.+)$",
+                             re.IGNORECASE)
+_TIMEOUT = re.compile(r"timed? ?out|\bTimeout\b|time limit|DUE TO TIME LIMIT|exceeded the maximum|"
+                      r"job exceeded|deadline exceeded|TimeoutError|pytest-timeout", re.IGNORECASE)
+_TIMEOUT_NOT = re.compile(r"no (?:training )?(?:crashes|failures)|timeout[-_ ]minutes|--timeout", re.IGNORECASE)
+_SUCCESS_INSTALL = re.compile(r"Successfully installed (?P<pk>.+)$")
+_PIN = re.compile(r"^\s*(?P<n>[A-Za-z0-9][A-Za-z0-9_.\-]*)\s*==\s*(?P<v>[\w.+\-!]+)\s*$")
+_VER = r"v?\d+(?:\.\d+)+(?:[-+.]?[A-Za-z0-9]+)*"
+_TRANSITION = re.compile(
+    r"(?:(?:bump|upgrade|update|move|change)[sd]?\s+(?P<n1>[A-Za-z][\w.\-/:]*?)\s+(?:version\s+)?from\s+"
+    r"(?P<o1>" + _VER + r")\s+to\s+(?P<v1>" + _VER + r"))"
+    r"|(?:(?P<n2>[A-Za-z][\w.\-/:]*?)[\s:=]+(?P<o2>" + _VER + r")\s*(?:->|→|=>)\s*(?:(?P=n2)[\s:=]*)?(?P<v2>"
+    + _VER + r"))"
+    r"|(?:(?P<o3>" + _VER + r")\s*(?:->|→|=>)\s*(?P<v3>" + _VER + r"))"
+    r"|(?:(?P<n4>image|docker image|container)[\w\s]*?\s+(?:version\s+)?to\s+(?P<v4>" + _VER + r"))",
+    re.IGNORECASE)
+_ENV_WORDS = re.compile(r"image|docker|container|version|upgrade|bump|update|cuda|driver|torch|package|pip|"
+                        r"==|nvcr|wheel|requirements", re.IGNORECASE)
+
+
+def read_lines(path: Path, source: str | None = None) -> list[ConsoleLine]:
+    """The lines of a text file as :class:`ConsoleLine` (1-based), decoding errors replaced."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return [ConsoleLine(source or str(path), i, t.rstrip("\r")) for i, t in enumerate(text.split("\n"), 1)
+            if not (i > 1 and t == "" and i == len(text.split("\n")))]
+
+
+def is_annotation(text: str) -> bool:
+    return text.startswith("# ") or text.strip() == "#"
+
+
+def window(lines: list[ConsoleLine], idx: int, n: int) -> list[str]:
+    lo, hi = max(0, idx - n), min(len(lines), idx + n + 1)
+    return [f"{lines[i].lineno}: {lines[i].text}" for i in range(lo, hi)]
+
+
+def parse_metric_pairs(text: str) -> tuple[int | None, dict[str, float]]:
+    """(step or None, {metric: value}) from one log line in any supported shape."""
+    m = _MEGATRON.search(text)
+    if m:
+        out = {}
+        for part in m.group(2).split("|"):
+            if ":" in part:
+                k, _, v = part.rpartition(":")
+                try:
+                    out[k.strip()] = float(v.strip())
+                except ValueError:
+                    continue
+        return int(m.group(1)), out
+    dm = _DICT.search(text)
+    if dm:
+        try:
+            d = ast.literal_eval(dm.group(0))
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            d = None
+        if isinstance(d, dict):
+            vals = {str(k): float(v) for k, v in d.items() if isinstance(v, (int, float))
+                    and not isinstance(v, bool)}
+            step = next((int(vals[k]) for k in ("step", "global_step", "iteration") if k in vals), None)
+            return step, {k: v for k, v in vals.items() if k not in ("step", "global_step", "iteration")}
+    sm = _STEP.search(text)
+    pairs = {}
+    for pm in _PAIR.finditer(text):
+        k = pm.group("k").strip()
+        if re.fullmatch(r"(?:global_step|step|iter|iteration|it|epoch)", k, re.IGNORECASE):
+            continue
+        k = re.sub(r"^(?:step|iter|iteration|epoch)\s+\d*\s*", "", k, flags=re.IGNORECASE)
+        try:
+            pairs[k] = float(pm.group("v"))
+        except ValueError:
+            continue
+    return (int(sm.group(1)) if sm else None), pairs
+
+
+def parse_packages(text: str) -> dict[str, str]:
+    """Package versions named in a ``Successfully installed a-1.0 b-2.0`` line."""
+    m = _SUCCESS_INSTALL.search(text)
+    out = {}
+    if m:
+        for tok in m.group("pk").split():
+            name, _, ver = tok.rpartition("-")
+            if name and re.match(r"\d", ver):
+                out[name] = ver
+    return out
+
+
+def env_changes_in(text: str, source: str, line: int) -> list[EnvChange]:
+    """Version changes stated on one line (``bump X from 1.2 to 1.3``, ``X 1.2 -> 1.3``, ``image ... to 26.04-py3``)."""
+    if not _ENV_WORDS.search(text):
+        return []
+    out = []
+    for m in _TRANSITION.finditer(text):
+        g = m.groupdict()
+        name = g["n1"] or g["n2"] or g["n4"] or "image/version"
+        old = g["o1"] or g["o2"] or g["o3"]
+        new = g["v1"] or g["v2"] or g["v3"] or g["v4"]
+        if old and new and old == new:
+            continue
+        out.append(EnvChange(name.strip(), old, new, source, line, text.strip()))
+    return out
+
+
+def scan_logs(ctx: CIContext, files: Iterable[tuple[Path, str]], window_lines: int = 3) -> list[ConsoleLine]:
+    """Fill ``ctx`` with the evidence of each log file. Returns all lines (for the run's console).
+
+    Args:
+        ctx: the context to fill (failure/pass/metric lines, tests, measured figures,
+            failed metric names, packages, environment changes, timeouts, infra
+            signatures, exceptions, actual metric values).
+        files: (path, display name) pairs.
+        window_lines: context lines kept on each side of an evidence line.
+    """
+    from ..signatures import scan
+
+    every: list[ConsoleLine] = []
+    for path, name in files:
+        lines = read_lines(path, name)
+        every += lines
+        series: dict[str, tuple[list[int], list[float]]] = {}
+        for i, cl in enumerate(lines):
+            t = cl.text
+            if not t.strip():
+                continue
+            if is_annotation(t):
+                ctx.env_changes += env_changes_in(t, name, cl.lineno)
+                continue
+            ctx.env_changes += env_changes_in(t, name, cl.lineno)
+            ctx.packages_log.update(parse_packages(t))
+            ev = Line(name, cl.lineno, t.strip(), window(lines, i, window_lines))
+            tm = _TEST.match(t.strip())
+            if tm:
+                test = tm.group("t1") or tm.group("t2")
+                outcome = (tm.group("o1") or tm.group("o2")).lower()
+                path_part, _, func = test.partition("::")
+                ctx.tests.append(TestResult(test, path_part, func.split("[")[0].split("::")[-1],
+                                            outcome, name, cl.lineno, (tm.group("m1") or "").strip()))
+            fm = _FAILED_METRICS.search(t)
+            if fm:
+                ctx.failed_metrics = [m.strip() for m in (fm.group("m") or fm.group("m2")).split(",") if m.strip()]
+                ctx.failed_metrics_line = ev
+            am = _ASSERT_CMP.search(t)
+            if am:
+                test = next((r.test for r in reversed(ctx.tests) if r.outcome == "failed"
+                             and r.source == name and r.line == cl.lineno), None)
+                ctx.measured.append(Measured(float(am["a"]), am["op"], float(am["b"]), name, cl.lineno,
+                                             t.strip(), test))
+            if _TIMEOUT.search(t) and not _TIMEOUT_NOT.search(t):
+                ctx.timeouts.append(Line(name, cl.lineno, t.strip(), ev.context, "timeout"))
+            failing = bool(_FAIL.search(t)) and not _NOT_FAIL.search(t)
+            if failing:
+                ctx.failure_lines.append(Line(name, cl.lineno, t.strip(), ev.context, "failure"))
+            if _PASS.search(t):  # a line can state both ("APPROXIMATE passes, only DETERMINISTIC fails")
+                ctx.pass_lines.append(Line(name, cl.lineno, t.strip(), ev.context, "pass"))
+            step, pairs = parse_metric_pairs(t)
+            if pairs and (step is not None):
+                ctx.metric_lines.append(Line(name, cl.lineno, t.strip(), [], "metric"))
+                for k, v in pairs.items():
+                    s, vals = series.setdefault(k, ([], []))
+                    s.append(step)
+                    vals.append(v)
+        if series:
+            ctx.actuals.append(ValueSet(name, "actual", "log", series))
+        hits, tbs = scan([cl for cl in lines if not is_annotation(cl.text)])
+        for h in hits:
+            if h.signature.category in ("oom", "collective_timeout", "worker_killed", "preemption",
+                                        "hardware", "disk_full"):
+                idx = h.line.lineno - 1
+                ctx.infra.append(Line(name, h.line.lineno, h.line.text.strip(), window(lines, idx, window_lines),
+                                      f"infra:{h.signature.id}"))
+        for tb in tbs:
+            idx = tb.line.lineno - 1
+            frame = tb.raising_frame
+            ctx.exceptions.append(Line(name, tb.line.lineno, tb.line.text.strip(),
+                                       window(lines, idx, window_lines),
+                                       f"exception:{tb.exception_type}"
+                                       + (f"@{frame[0]}:{frame[1]}" if frame else "")))
+    return every

@@ -1,0 +1,376 @@
+"""Recompute every gated metric from the raw golden and actual values.
+
+For each metric that has golden values and actual values, on the steps both
+logged: absolute error ``|a - g|``, relative error ``|a - g| / |g|`` (0 when both
+are 0, inf when only g is 0), their maxima and the step of the maximum, the
+mean relative error, the median values and their relative change, and for
+every gate that applies to the metric whether it passes, how many steps exceed
+its tolerance, how many it allows, and the formula used (see
+:mod:`.gates`). A step that is NaN on both sides is not a mismatch (Megatron-LM
+turns missing values into ``inf`` on both sides, which compare equal).
+
+Whether a gate is *active* for the job that failed: a Megatron-style list of
+checked metrics decides when one was found; otherwise a gate that would fail by
+recomputation while the log's "metrics failed" list omits its metric is
+deduced inactive; otherwise it is taken as active.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..roles import is_higher_better
+from .model import CIContext, Gate, ValueSet, metric_id
+
+#: Megatron-LM's steady-state window for iteration-time (median over these steps).
+_STEADY_LONG, _STEADY_SHORT = (30, 45), (5, 20)
+_TIMING = ("iteration_time", "iter_time", "step_time", "elapsed", "latency", "time")
+
+
+@dataclass
+class CheckOutcome:
+    """One gate applied to one metric."""
+
+    gate: Gate
+    passed: bool | None  # None: could not be evaluated (reason in detail)
+    n_steps: int = 0
+    n_exceed: int = 0
+    allowed: int = 0
+    worst_step: int | None = None
+    detail: str = ""
+    active: bool = True
+    active_reason: str = ""
+    log_failed: bool | None = None
+
+    @property
+    def tolerance_kind(self) -> str:
+        return "exact" if self.gate.kind in ("deterministic", "exact") else self.gate.kind
+
+
+@dataclass
+class Recompute:
+    """The recomputed comparison of one metric (figures in the metric's units; rel as fractions)."""
+
+    metric: str
+    golden: ValueSet
+    actual: ValueSet
+    n_golden: int
+    n_actual: int
+    n_common: int
+    golden_steps: tuple[int, int]
+    actual_steps: tuple[int, int]
+    only_golden: int
+    only_actual: int
+    max_abs: float
+    max_rel: float
+    mean_rel: float
+    max_rel_step: int | None
+    first_step: int | None
+    first_rel: float
+    early_rel: float
+    late_rel: float
+    median_golden: float
+    median_actual: float
+    median_rel_change: float
+    nonfinite_actual: int
+    checks: list[CheckOutcome] = field(default_factory=list)
+    #: the same checks evaluated on the common steps only (what a length-agnostic comparison would say)
+    common_checks: list[CheckOutcome] = field(default_factory=list)
+    band: dict | None = None
+    spread_rel: float | None = None
+
+    @property
+    def length_mismatch(self) -> bool:
+        return self.only_golden > 0 or self.only_actual > 0
+
+    @property
+    def active_checks(self) -> list[CheckOutcome]:
+        return [c for c in self.checks if c.active]
+
+    @property
+    def is_timing(self) -> bool:
+        return any(t in metric_id(self.metric) for t in _TIMING)
+
+    @property
+    def is_loss(self) -> bool:
+        return "loss" in metric_id(self.metric)
+
+
+def _rel(a: np.ndarray, g: np.ndarray) -> np.ndarray:
+    d = np.abs(a - g)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = d / np.abs(g)
+    r[(d == 0)] = 0.0
+    r[(g == 0) & (d > 0)] = np.inf
+    return r
+
+
+def gate_applies(gate: Gate, metric: str, all_metrics: list[str]) -> bool:
+    """True when ``gate`` compares ``metric``: same normalised name, a name contained in it, or a
+    whole-array comparison (no metric) when the metric has no named gate."""
+    if gate.kind in ("timeout",):
+        return False
+    if gate.metric is None:
+        return gate.kind in ("allclose", "isclose", "exact", "approx")
+    g, m = metric_id(gate.metric), metric_id(metric)
+    if g == m:
+        return True
+    if any(metric_id(x) == g for x in all_metrics):
+        return False  # the gate names another metric exactly
+    gt, mt = set(g.split("_")), set(m.split("_"))
+    return bool(gt) and gt <= mt
+
+
+def _evaluate(gate: Gate, metric: str, steps: np.ndarray, a: np.ndarray, g: np.ndarray,
+              n_golden: int, mismatch: bool, ctx: CIContext) -> CheckOutcome:
+    both_nan = np.isnan(a) & np.isnan(g)
+    k = gate.kind
+    if k in ("timing", "throughput", "threshold"):
+        meas = [m for m in ctx.measured if gate.threshold is not None and math.isclose(m.threshold, gate.threshold)
+                and m.op == gate.op]
+        if meas:
+            v = meas[0].value
+            src = f"measured {v:g} (printed at {meas[0].source}:{meas[0].line})"
+        else:
+            fin = a[np.isfinite(a)]
+            if not fin.size:
+                return CheckOutcome(gate, None, detail="no finite actual value to compare")
+            v = float(np.median(fin)) if k != "threshold" else float(fin[-1])
+            src = f"{'median' if k != 'threshold' else 'final'} actual {v:g}"
+        ok = {"<": v < gate.threshold, "<=": v <= gate.threshold, ">": v > gate.threshold,
+              ">=": v >= gate.threshold}.get(gate.op or "<", True)
+        return CheckOutcome(gate, bool(ok), 1, 0 if ok else 1, 0, None,
+                            f"{src} {gate.op} {gate.threshold:g}: {'holds' if ok else 'violated'}")
+    if mismatch and k in ("allclose", "isclose", "exact", "approx"):
+        return CheckOutcome(gate, False, int(steps.size), 0, 0, None,
+                            "golden and actual cover different steps: a whole-array comparison fails on "
+                            "the shapes before any value is compared")
+    if gate.style == "megatron" and gate.kind == "approximate" and any(t in metric_id(metric) for t in _TIMING):
+        lo, hi = _STEADY_LONG if (steps.max() if steps.size else 0) > 25 else _STEADY_SHORT
+        w = (steps >= lo) & (steps <= hi) & np.isfinite(a) & np.isfinite(g)
+        if not w.any():
+            return CheckOutcome(gate, None, detail=f"no finite values in steps {lo}-{hi}")
+        am, gm = float(np.median(a[w])), float(np.median(g[w]))
+        ok = bool(np.isclose(am, gm, rtol=gate.rtol or 0.0, atol=gate.atol or 0.0))
+        return CheckOutcome(gate, ok, 1, 0 if ok else 1, 0, None,
+                            f"median over steps {lo}-{hi}: actual {am:.6g} vs golden {gm:.6g} "
+                            f"(rel {abs(am - gm) / abs(gm):.3g}, rtol {gate.rtol:g})")
+    rtol = gate.rtol if gate.rtol is not None else 0.0
+    atol = gate.atol if gate.atol is not None else 0.0
+    d = np.abs(a - g)
+    if k in ("deterministic", "exact"):
+        close = (a == g)
+    elif k == "approx":
+        tol = np.maximum((gate.rtol or 0.0) * np.abs(g), atol) if gate.rtol is not None else np.full(g.shape, atol)
+        close = d <= tol
+    elif k == "isclose" and gate.formula.startswith("math"):
+        close = d <= np.maximum(rtol * np.maximum(np.abs(a), np.abs(g)), atol)
+    elif k == "tolerance" and gate.rtol is None and gate.atol is None:
+        return CheckOutcome(gate, None, detail="tolerance is not a literal; not recomputed")
+    elif k == "tolerance" and gate.rtol is not None:
+        close = _rel(a, g) <= gate.rtol
+    else:  # isclose / allclose / approximate / tolerance(atol)
+        close = d <= atol + rtol * np.abs(g)
+    close = close | both_nan
+    n = int(close.size)
+    n_exceed = int((~close).sum())
+    allowed = 0
+    if gate.style == "megatron" and k == "approximate" and n > 1:
+        allowed = min(max(n_golden // 100, 1), 50)
+    worst = int(steps[int(np.nanargmax(np.where(close, -np.inf, d)))]) if n_exceed else None
+    passed = n_exceed <= allowed
+    tol_txt = ("exact" if k in ("deterministic", "exact") else
+               f"rtol {gate.rtol:g}" + (f", atol {gate.atol:g}" if gate.atol else "") if gate.rtol is not None
+               else f"atol {gate.atol:g}")
+    return CheckOutcome(gate, passed, n, n_exceed, allowed, worst,
+                        f"{n_exceed} of {n} steps outside {tol_txt}" + (f" ({allowed} allowed)" if allowed else ""))
+
+
+def _pick(sets: list[ValueSet], metric: str) -> list[tuple[ValueSet, str]]:
+    out = [(s, s.find(metric)) for s in sets]
+    out = [(s, k) for s, k in out if k is not None]
+    # explicit value files before values parsed out of log text
+    return sorted(out, key=lambda sk: sk[0].label == "log")
+
+
+def recompute(ctx: CIContext, k: float = 2.0) -> list[Recompute]:
+    """Recompute each metric that has both golden and actual values. See the module docstring.
+
+    Args:
+        ctx: the collected evidence.
+        k: band half-width in standard deviations when several golden sets (seeds) exist.
+
+    Returns:
+        One :class:`Recompute` per metric, in golden-file order.
+    """
+    from ..baseline.band import Aligned, compare_band
+
+    names: list[str] = []
+    for s in ctx.goldens:
+        for m in s.metrics:
+            if metric_id(m) not in {metric_id(x) for x in names}:
+                names.append(m)
+    gated_names = [g.metric for g in ctx.gates if g.metric]
+    out: list[Recompute] = []
+    for name in names:
+        gs, acts = _pick(ctx.goldens, name), _pick(ctx.actuals, name)
+        if not gs or not acts:
+            continue
+        gset, gkey = gs[0]
+        aset, akey = acts[0]
+        gst, gv = gset.series(gkey)
+        ast_, av = aset.series(akey)
+        gmask, amask = gst >= 0, ast_ >= 0
+        gst, gv, ast_, av = gst[gmask], gv[gmask], ast_[amask], av[amask]
+        common, gi, ai = np.intersect1d(gst, ast_, return_indices=True)
+        # golden entries that are NaN where the actual has no step are padding, not steps
+        only_g = int(np.isin(gst, common, invert=True).sum() - np.isnan(gv[np.isin(gst, common, invert=True)]).sum())
+        only_a = int(np.isin(ast_, common, invert=True).sum()
+                     - np.isnan(av[np.isin(ast_, common, invert=True)]).sum())
+        g, a = gv[gi], av[ai]
+        fin = np.isfinite(a) & np.isfinite(g)
+        d = np.abs(a - g)
+        r = _rel(a, g)
+        rf = np.where(fin, r, np.nan)
+        q = max(1, int(fin.sum()) // 4)
+        fin_idx = np.flatnonzero(fin)
+        mg = float(np.median(g[fin])) if fin.any() else math.nan
+        ma = float(np.median(a[fin])) if fin.any() else math.nan
+        rec = Recompute(
+            metric=gkey if not any(metric_id(x) == metric_id(gkey) for x in gated_names) else
+            next(x for x in gated_names if metric_id(x) == metric_id(gkey)),
+            golden=gset, actual=aset, n_golden=int(np.isfinite(gv).sum()), n_actual=int(np.isfinite(av).sum()),
+            n_common=int(common.size), golden_steps=(int(gst.min()), int(gst.max())) if gst.size else (0, 0),
+            actual_steps=(int(ast_.min()), int(ast_.max())) if ast_.size else (0, 0),
+            only_golden=max(only_g, 0), only_actual=max(only_a, 0),
+            max_abs=float(np.nanmax(np.where(fin, d, np.nan))) if fin.any() else math.nan,
+            max_rel=float(np.nanmax(rf)) if fin.any() else math.nan,
+            mean_rel=float(np.nanmean(rf)) if fin.any() else math.nan,
+            max_rel_step=int(common[int(np.nanargmax(rf))]) if fin.any() else None,
+            first_step=int(common[fin_idx[0]]) if fin.any() else None,
+            first_rel=float(r[fin_idx[0]]) if fin.any() else math.nan,
+            early_rel=float(np.nanmean(r[fin_idx[:q]])) if fin.any() else math.nan,
+            late_rel=float(np.nanmean(r[fin_idx[-q:]])) if fin.any() else math.nan,
+            median_golden=mg, median_actual=ma,
+            median_rel_change=(ma - mg) / abs(mg) if mg not in (0.0,) and math.isfinite(mg) else math.nan,
+            nonfinite_actual=int((~np.isfinite(av)).sum() - (~np.isfinite(gv)).sum() if av.size == gv.size
+                                 else (~np.isfinite(av)).sum()))
+        for gate in ctx.gates:
+            if gate_applies(gate, rec.metric, names):
+                rec.checks.append(_evaluate(gate, rec.metric, common, a, g, rec.n_golden, rec.length_mismatch,
+                                            ctx))
+                if rec.length_mismatch:
+                    rec.common_checks.append(_evaluate(gate, rec.metric, common, a, g, rec.n_common, False, ctx))
+        if len(gs) >= 2:
+            base = []
+            for s, key in gs:
+                st, v = s.series(key)
+                base.append(np.interp(common, st, v))
+            al = Aligned("step", common.astype(float), common, a, np.vstack(base))
+            b = compare_band(al, is_higher_better(rec.metric), k=k)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                spread = (np.max(al.baselines, 0) - np.min(al.baselines, 0)) / np.abs(np.mean(al.baselines, 0))
+            rec.spread_rel = float(np.nanmedian(spread))
+            rec.band = {"verdict": b.verdict, "n": b.n_baselines, "method": b.method, "run_tail_mean": b.run_tail_mean,
+                        "band_lo": b.band_lo, "band_hi": b.band_hi, "rel_delta": b.rel_delta, "z": b.z,
+                        "frac_tail_outside": b.frac_tail_worse, "tail_steps": [b.tail_start_step, b.tail_end_step],
+                        "sources": [s.source + (f" [{s.label}]" if s.label else "") for s, _ in gs]}
+        elif len(acts) >= 2:
+            vals = []
+            for s, key in acts:
+                st, v = s.series(key)
+                vals.append(np.interp(common, st, v))
+            arr = np.vstack(vals)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                spread = (arr.max(0) - arr.min(0)) / np.abs(arr.mean(0))
+            rec.spread_rel = float(np.nanmedian(spread))
+        _activity(rec, ctx)
+        out.append(rec)
+    return out
+
+
+def _activity(rec: Recompute, ctx: CIContext) -> None:
+    failed_ids = {metric_id(m) for m in ctx.failed_metrics}
+    failed_tests = {t.function for t in ctx.tests if t.outcome in ("failed", "error")}
+    passed_tests = {t.function for t in ctx.tests if t.outcome == "passed"}
+    mid = metric_id(rec.metric)
+    for c in rec.checks:
+        if c.gate.function and c.gate.function in failed_tests:
+            c.log_failed = True
+        elif c.gate.function and c.gate.function in passed_tests:
+            c.log_failed = False
+        elif failed_ids:
+            c.log_failed = mid in failed_ids
+        if c.gate.style == "megatron" and ctx.checked_metrics is not None:
+            c.active = mid in {metric_id(m) for m in ctx.checked_metrics}
+            where = ctx.checked_metrics_source
+            c.active_reason = (f"checked metrics {ctx.checked_metrics}"
+                               + (f" ({where.source}:{where.line})" if where else ""))
+            if not c.active and ctx.failed_metrics and mid not in failed_ids and c.passed is False:
+                c.active_reason += "; and the log's failed list omits it although it would fail"
+        elif c.passed is False and ctx.failed_metrics and mid not in failed_ids:
+            c.active = False
+            c.active_reason = ("would fail by recomputation, yet the log's failed-metrics list "
+                               f"({', '.join(ctx.failed_metrics)}) omits it: not checked in this job")
+        elif c.gate.function and c.gate.function not in failed_tests | passed_tests and ctx.tests:
+            c.active_reason = "its test does not appear in the log"
+
+
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+
+def standalone_checks(ctx: CIContext, recs: list[Recompute]) -> list[CheckOutcome]:
+    """Timing, throughput and threshold gates that no golden comparison covered.
+
+    Evidence, in order: a failed assertion that printed the gate's bound
+    (``assert 0.71 < 0.5``), the outcome of the gate's test function in the log,
+    the median (timing/throughput) or final (threshold) value of a logged series
+    of the gate's metric. A gate with none of these is returned with
+    ``passed=None``.
+    """
+    covered = {id(c.gate) for r in recs for c in r.checks}
+    failed = {t.function: t for t in ctx.tests if t.outcome in ("failed", "error")}
+    passed = {t.function for t in ctx.tests if t.outcome == "passed"}
+    out: list[CheckOutcome] = []
+    for gate in ctx.gates:
+        if id(gate) in covered or gate.kind not in ("timing", "throughput", "threshold") or gate.threshold is None:
+            continue
+        value, src = None, ""
+        for m in ctx.measured:
+            if m.op == gate.op and math.isclose(m.threshold, gate.threshold):
+                value, src = m.value, f"{m.source}:{m.line}"
+            elif m.op == _FLIP.get(gate.op or "") and math.isclose(m.value, gate.threshold):
+                value, src = m.threshold, f"{m.source}:{m.line}"
+            if value is not None:
+                break
+        if value is None and gate.metric:
+            for s in ctx.actuals:
+                key = s.find(gate.metric)
+                if key:
+                    v = s.series(key)[1]
+                    v = v[np.isfinite(v)]
+                    if v.size:
+                        value = float(np.median(v)) if gate.kind != "threshold" else float(v[-1])
+                        src = f"{'median' if gate.kind != 'threshold' else 'final'} of {key} in {s.source}"
+                        break
+        if value is not None:
+            ok = {"<": value < gate.threshold, "<=": value <= gate.threshold, ">": value > gate.threshold,
+                  ">=": value >= gate.threshold}.get(gate.op or "<", True)
+            c = CheckOutcome(gate, bool(ok), 1, 0 if ok else 1, 0, None,
+                             f"measured {value:g} ({src}) {gate.op} {gate.threshold:g}: "
+                             f"{'holds' if ok else 'violated'}")
+            c.log_failed = True if gate.function in failed else False if gate.function in passed else None
+        elif gate.function in failed:
+            c = CheckOutcome(gate, False, 1, 1, 0, None, f"its test {failed[gate.function].test} failed: "
+                                                         f"{failed[gate.function].message}")
+            c.log_failed = True
+        elif gate.function in passed:
+            c = CheckOutcome(gate, True, 1, 0, 0, None, "its test passed")
+            c.log_failed = False
+        else:
+            c = CheckOutcome(gate, None, detail="no measured value or test outcome in the logs")
+        out.append(c)
+    return out

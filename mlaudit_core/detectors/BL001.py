@@ -1,0 +1,66 @@
+"""BL001 baseline-regression."""
+
+from __future__ import annotations
+
+from ..baseline.compare import EMITTED, baselines_of, compare_metrics
+from ..report import FactEvidence, SeriesEvidence, Severity
+from .base import Detector, DetectorParams, Skip
+
+
+class BaselineRegression(Detector, code="BL001", name="baseline-regression", family="baseline"):
+    """A learning metric ends worse than the run's baselines beyond their seed-to-seed noise band.
+
+    Why it matters: "is it really worse?" needs the noise of the baseline, not one
+    earlier number. A run inside the band of several seeds is not a regression,
+    however different its final value looks; a run outside it is, even when the
+    gap is small.
+    Evidence: per metric, the run's mean over the last ``tail_frac`` of the
+    aligned axis (steps, or tokens/samples seen when every run logs them), the
+    baselines' tail means, the band, the delta (absolute, relative and in
+    baseline standard deviations), the share of tail points beyond the
+    per-point band and the step from which the run stays outside.
+    Remedy: read BL002 (what changed) and BL003 (first broken layer); rerun
+    the baseline config with one change at a time.
+    Thresholds: band = mean +- ``k`` std across >= 3 baselines (``k`` = 2, the
+    two-sided ~95% range of a normal spread), widened to every baseline seed;
+    with 1-2 baselines their min/max widened by ``k`` x the within-run standard
+    error. "Worse" needs the tail mean beyond the band *and* at least
+    ``min_outside`` (50%) of the tail points beyond the per-point band, so a
+    single bad evaluation is not a regression. ``tail_frac`` 0.2 judges the end
+    of training, the part a checkpoint is taken from.
+    """
+
+    class Params(DetectorParams):
+        k: float = 2.0
+        tail_frac: float = 0.2
+        min_outside: float = 0.5
+        metrics: list[str] = []
+        by_data_seen: bool = True
+
+    def check(self, run, p):
+        if run.cache.get(EMITTED):
+            return  # already reported through compare_to_baselines()
+        if not baselines_of(run):
+            raise Skip("no baseline runs given (pass --baseline RUN or tag runs mlaudit.baseline), so "
+                       "whether the run is worse than before is unknown")
+        comps = [c for c in compare_metrics(run, p.k, p.tail_frac, p.min_outside, p.metrics, p.by_data_seen)
+                 if c.kind == "learning"]
+        if not comps:
+            raise Skip("the run and its baselines share no loss or accuracy metric over a common step range")
+        for c in comps:
+            b = c.band
+            sev = Severity.ERROR if b.verdict == "worse" else Severity.INFO
+            yield self.finding(
+                sev, c.summary(),
+                evidence=[SeriesEvidence(metric=c.key, step_start=b.tail_start_step, step_end=b.tail_end_step,
+                                         values=b.figures(), note=f"tail window, {c.axis} axis"),
+                          FactEvidence(text="baseline tail means", values={
+                              bid: v for bid, v in zip(c.baseline_ids, b.baseline_tail_means)})],
+                metric=c.key, role=c.role, verdict=b.verdict, axis=c.axis, is_loss=c.is_loss,
+                n_baselines=b.n_baselines, baseline_ids=c.baseline_ids, band_method=b.method, k=b.k,
+                run_tail_mean=b.run_tail_mean, baseline_tail_means=b.baseline_tail_means,
+                band_lo=b.band_lo, band_hi=b.band_hi, delta=b.delta, rel_delta=b.rel_delta, z=b.z,
+                frac_tail_worse=b.frac_tail_worse, frac_tail_better=b.frac_tail_better,
+                frac_all_worse=b.frac_all_worse, onset_step=b.onset_step,
+                tail_start_step=b.tail_start_step, tail_end_step=b.tail_end_step,
+                higher_is_better=b.higher_is_better, notes=b.notes)

@@ -1,0 +1,67 @@
+"""CI005 ci-timing-gate."""
+
+from __future__ import annotations
+
+from ..ci.context import check_facts, context_of, gate_evidence, recomputed, tol_text
+from ..ci.recompute import standalone_checks
+from ..report import LogEvidence, Severity
+from ..signal import fmt
+from .base import Detector, DetectorParams
+
+
+class TimingGate(Detector, code="CI005", name="ci-timing-gate", family="ci"):
+    """A timing, throughput or timeout gate failed; says whether every loss/correctness check passed.
+
+    Why it matters: a slower job, a tight timeout or a throughput threshold
+    can fail CI while the model trains exactly as before. Such a failure is
+    about the runtime or the gate policy, never a model regression, as long
+    as the metric checks pass.
+    Evidence: the gate (file:line, expression, bound), the measured value
+    (printed by the failed assertion, or the median of the logged series) and
+    how far past the bound it is; job-timeout lines from the log; and the
+    metric checks that passed.
+    Remedy: find what slowed the runtime (image, driver, hardware, data
+    location) or re-baseline the bound if the slowdown is expected; for a
+    timeout with passing metrics, raise the limit or shorten the test.
+    Thresholds: the repository's own bounds.
+    """
+
+    class Params(DetectorParams):
+        pass
+
+    def check(self, run, p):
+        ctx = context_of(run)
+        if ctx is None:
+            return
+        recs = recomputed(run)
+        metric_checks = [c for r in recs if not r.is_timing for c in r.active_checks]
+        metrics_pass = bool(metric_checks) and all(c.passed is not False for c in metric_checks)
+        metric_fail = any(c.passed is False for c in metric_checks)
+        timing = [c for r in recs if r.is_timing for c in r.active_checks if c.passed is False
+                  and c.gate.kind not in ("deterministic", "exact")]
+        timing += [c for c in standalone_checks(ctx, recs) if c.passed is False
+                   and c.gate.kind in ("timing", "throughput")]
+        timeouts = ctx.timeouts
+        if not timing and not timeouts:
+            return
+        parts = []
+        for c in timing:
+            over = ""
+            m = [x for x in ctx.measured if c.gate.threshold and x.threshold == c.gate.threshold]
+            if m and c.gate.threshold:
+                over = f" ({fmt(100 * (m[0].value - c.gate.threshold) / abs(c.gate.threshold), 3)}% past the bound)"
+            parts.append(f"{c.gate.path}:{c.gate.line} `{c.gate.expr}` ({tol_text(c)}): {c.detail}{over}")
+        if timeouts:
+            limits = [g for g in ctx.gates if g.kind == "timeout"]
+            parts.append(f"job timeout at {timeouts[0].source}:{timeouts[0].line}: {timeouts[0].text}"
+                         + (f" (limit {limits[0].threshold:g} s at {limits[0].path}:{limits[0].line})"
+                            if limits else ""))
+        state = ("every loss/metric check passed" if metrics_pass else
+                 "a metric check failed too" if metric_fail else "no metric check was evaluated")
+        yield self.finding(
+            Severity.WARNING, "timing/timeout gate failed: " + "; ".join(parts) + f"; {state}",
+            evidence=[gate_evidence(c.gate) for c in timing]
+            + [LogEvidence(source=t.source, line=t.line, text=t.text) for t in timeouts[:3]],
+            checks=[check_facts(c) for c in timing], timeouts=[t.text for t in timeouts],
+            metrics_pass=metrics_pass, metric_fail=metric_fail,
+            n_metric_checks=len(metric_checks), timeout=bool(timeouts))

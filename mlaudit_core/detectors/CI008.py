@@ -1,0 +1,58 @@
+"""CI008 ci-environment-change."""
+
+from __future__ import annotations
+
+from ..baseline.deltas import METRIC_LIBRARIES, norm_package
+from ..ci.context import context_of
+from ..report import FactEvidence, LogEvidence, Severity
+from .base import Detector, DetectorParams
+
+
+def env_deltas(ctx) -> list[dict]:
+    """Version changes: stated transitions in the logs, and repo pins that differ from what the log installed."""
+    out = []
+    for e in ctx.env_changes:
+        out.append({"name": e.name, "old": e.old, "new": e.new, "source": e.source, "line": e.line,
+                    "text": e.text, "metric_library": norm_package(e.name) in METRIC_LIBRARIES})
+    pins = {norm_package(k): (k, v) for k, v in ctx.packages_repo.items()}
+    for k, v in ctx.packages_log.items():
+        n = norm_package(k)
+        if n in pins and pins[n][1] != v and not any(norm_package(d["name"]) == n for d in out):
+            out.append({"name": k, "old": pins[n][1], "new": v, "source": "repo pin vs log", "line": 0,
+                        "text": f"{pins[n][0]}=={pins[n][1]} pinned in the repo, {k} {v} installed in the job",
+                        "metric_library": n in METRIC_LIBRARIES})
+    return out
+
+
+class EnvironmentChange(Detector, code="CI008", name="ci-environment-change", family="ci"):
+    """The job ran in a changed environment: container image, driver or package versions differ.
+
+    Why it matters: golden values are recorded on one stack; a new image or
+    library changes numerics, and a metric library upgrade can change a
+    metric's very definition (averaging, defaults, tokenisation).
+    Evidence: each version change with the line that states it, or a repo
+    pin that differs from the version the job installed; metric libraries
+    (scikit-learn, torchmetrics, evaluate, sacrebleu, ...) are flagged.
+    Remedy: record the environment with every golden file; refresh goldens
+    per image.
+    Thresholds: none. Warning when a metric library changed, info otherwise.
+    """
+
+    class Params(DetectorParams):
+        pass
+
+    def check(self, run, p):
+        ctx = context_of(run)
+        if ctx is None:
+            return
+        ds = env_deltas(ctx)
+        if not ds:
+            return
+        lib = [d for d in ds if d["metric_library"]]
+        txt = "; ".join(f"{d['name']}: {d['old'] or '?'} -> {d['new'] or '?'}" for d in ds[:5])
+        yield self.finding(
+            Severity.WARNING if lib else Severity.INFO,
+            f"environment changed: {txt}" + (" (a metric library)" if lib else ""),
+            evidence=[LogEvidence(source=d["source"], line=d["line"], text=d["text"]) if d["line"]
+                      else FactEvidence(text=d["text"]) for d in ds[:8]],
+            changes=ds, metric_library_changed=bool(lib))

@@ -1,0 +1,52 @@
+"""CI010 ci-gate-tighter-than-noise."""
+
+from __future__ import annotations
+
+from ..ci.context import context_of, gate_evidence, recomputed, tol_text
+from ..report import SeriesEvidence, Severity
+from ..signal import fmt
+from .base import Detector, DetectorParams
+
+
+class GateTighterThanNoise(Detector, code="CI010", name="ci-gate-tighter-than-noise", family="ci"):
+    """A tolerance gate is tighter than the run-to-run noise, or failed while the run is inside the golden noise band.
+
+    Why it matters: when several seeds (or repeats) of the golden run spread
+    wider than the tolerance, the gate fails on noise; a run inside the band
+    of the golden seeds is not a regression whatever one golden says.
+    Evidence: the median relative spread of the golden seeds (or of repeated
+    actual runs) per step, the gate's tolerance, and the band verdict of the
+    run against the golden seeds.
+    Remedy: set the tolerance from the measured spread (e.g. k = 2 standard
+    deviations) or compare against the seed band instead of one golden run.
+    Thresholds: spread compared directly with the gate's rtol; the band of
+    BL001 (mean +- 2 std across >= 3 seeds).
+    """
+
+    class Params(DetectorParams):
+        pass
+
+    def check(self, run, p):
+        if context_of(run) is None:
+            return
+        for r in recomputed(run):
+            tol = [c for c in r.active_checks if c.gate.kind not in ("deterministic", "exact", "timing",
+                                                                      "throughput", "threshold") and c.gate.rtol]
+            if not tol or r.spread_rel is None:
+                continue
+            tight = [c for c in tol if r.spread_rel > (c.gate.rtol or 0)]
+            inside = r.band is not None and r.band["verdict"] != "worse" and any(c.passed is False for c in tol)
+            if not tight and not inside:
+                continue
+            c = (tight or tol)[0]
+            msg = (f"{r.metric}: the {tol_text(c)} gate is "
+                   + (f"tighter than the run-to-run spread ({fmt(100 * r.spread_rel, 3)}% median relative range)"
+                      if tight else "failing")
+                   + (f"; the run is within the noise band of {r.band['n']} golden seeds "
+                      f"({fmt(r.band['band_lo'])}..{fmt(r.band['band_hi'])}, tail mean {fmt(r.band['run_tail_mean'])})"
+                      if inside else ""))
+            yield self.finding(
+                Severity.WARNING, msg,
+                evidence=[SeriesEvidence(metric=r.metric, values={"spread_rel": r.spread_rel, "rtol": c.gate.rtol}),
+                          gate_evidence(c.gate)],
+                metric=r.metric, spread_rel=r.spread_rel, rtol=c.gate.rtol, inside_band=inside, band=r.band)
