@@ -20,12 +20,12 @@ from typer.testing import CliRunner
 
 pytest.importorskip("wandb")
 
-from wandb_fake_server import FakeRun, FakeWandbServer  # noqa: E402
+from wandb_fake_server import FakeRun, FakeWandbServer
 
-from mlaudit_core.audit import audit  # noqa: E402
-from mlaudit_core.cli import app  # noqa: E402
-from mlaudit_core.rundata import RunStatus  # noqa: E402
-from mlaudit_core.writeback import BEGIN  # noqa: E402
+from mlaudit_core.audit import audit
+from mlaudit_core.cli import app
+from mlaudit_core.rundata import RunStatus
+from mlaudit_core.writeback import BEGIN
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = "k" * 40
@@ -169,7 +169,15 @@ def test_truncated_log_keeps_records_and_warns(offline_dirs, tmp_path):
 
 
 def test_reader_joins_multi_block_records_and_stops_at_bad_checksum(tmp_path):
-    from mlaudit_wandb.records import BLOCK_LEN, FIRST, FULL, LAST, MIDDLE, ScanResult, iter_payloads
+    from mlaudit_wandb.records import (
+        BLOCK_LEN,
+        FIRST,
+        FULL,
+        LAST,
+        MIDDLE,
+        ScanResult,
+        iter_payloads,
+    )
 
     def chunk(kind, data):
         return struct.pack("<IHB", zlib.crc32(data, zlib.crc32(bytes([kind]))), len(data), kind) + data
@@ -226,8 +234,9 @@ def test_live_tail_overlap_is_read_once(trained, server):
 
 
 def test_same_verdict_mlflow_offline_online(trained, offline_dirs, server):
-    from mlaudit_core.plugins import get_plugin
     from mlaudit_wandb.offline import load_offline
+
+    from mlaudit_core.plugins import get_plugin
 
     mlflow_plugin = get_plugin("mlflow", tracking_uri=trained["uri"])
     outcomes = {}
@@ -325,9 +334,8 @@ def test_find_baselines_group_and_config_except_seed(trained, server):
 
 
 def test_webhook_auth_queue_and_health(tmp_path):
-    from starlette.testclient import TestClient
-
     from mlaudit_wandb.triage import RunQueue, make_app
+    from starlette.testclient import TestClient
 
     q = RunQueue(tmp_path / "q.sqlite", max_size=2)
     client = TestClient(make_app(q, "s3cret"))
@@ -388,8 +396,9 @@ def test_watch_once_audits_then_skips_judged_runs(trained, server):
 
 
 def test_wandb_system_metric_names_play_roles():
-    from mlaudit_core.roles import AliasTable, Role
     from mlaudit_wandb.mapping import system_key
+
+    from mlaudit_core.roles import AliasTable, Role
 
     keys = [system_key(k) for k in ("gpu.0.gpu", "gpu.0.memoryAllocated", "gpu.0.memory", "cpu")]
     t = AliasTable()

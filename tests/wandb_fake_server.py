@@ -106,7 +106,7 @@ class FakeWandbServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def __enter__(self) -> "FakeWandbServer":
+    def __enter__(self) -> FakeWandbServer:
         self.start()
         return self
 
@@ -447,7 +447,7 @@ def _field(r: FakeRun, path: str) -> Any:
                 "displayName": r.display_name, "name": r.name}[path]
     if path.startswith("config."):
         key = path[len("config."):]
-        key = key[:-len(".value")] if key.endswith(".value") else key
+        key = key.removesuffix(".value")
         return r.config.get(key)
     if path.startswith("summary_metrics."):
         return r.summary.get(path[len("summary_metrics."):])

@@ -17,8 +17,14 @@ from pathlib import Path
 from mlaudit_core.errors import InputError
 from mlaudit_core.rundata import Artifact, RunData, RunIdentity, RunStatus
 
-from .mapping import (RESERVED, PointBuffer, console_from_chunks, console_from_text, params_of,
-                      system_key)
+from .mapping import (
+    RESERVED,
+    PointBuffer,
+    console_from_chunks,
+    console_from_text,
+    params_of,
+    system_key,
+)
 from .records import ScanResult, iter_records
 
 _NUMBER_START = frozenset("-0123456789NI")  # JSON numbers and W&B's NaN/Infinity/-Infinity

@@ -12,19 +12,27 @@ import math
 import os
 import re
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from mlaudit_core.errors import InputError
 from mlaudit_core.plugins import require
 from mlaudit_core.redact import redact_text
 from mlaudit_core.rundata import Artifact, RunData, RunIdentity
 
-from .mapping import (PointBuffer, add_row, console_from_text, params_of, status_of, system_key,
-                      scalar)
+from .mapping import (
+    PointBuffer,
+    add_row,
+    console_from_text,
+    params_of,
+    scalar,
+    status_of,
+    system_key,
+)
 
 #: Page size for the full-fidelity history scan (wandb's default is 1,000 rows).
 PAGE_SIZE = 10_000

@@ -28,9 +28,9 @@ import re
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 SECRET_ENV = "MLAUDIT_WANDB_WEBHOOK_SECRET"
 _URL = re.compile(r"/(?P<e>[^/]+)/(?P<p>[^/]+)/runs/(?P<r>[^/?#]+)")

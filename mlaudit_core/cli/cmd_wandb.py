@@ -7,7 +7,18 @@ from pathlib import Path
 
 import typer
 
-from ._common import CONFIG, DRY_RUN, FAIL_ON, FORMAT, NO_WRITE, OUT, VERBOSE, FailOn, Format, run_pipeline
+from ._common import (
+    CONFIG,
+    DRY_RUN,
+    FAIL_ON,
+    FORMAT,
+    NO_WRITE,
+    OUT,
+    VERBOSE,
+    FailOn,
+    Format,
+    run_pipeline,
+)
 
 NO_PANEL = typer.Option(False, "--no-panel", help="Do not log the HTML report panel (it needs resuming "
                                                   "the run, which flips its state and re-fires "
@@ -63,7 +74,6 @@ def register(app: typer.Typer) -> None:
         from MLAUDIT_WANDB_WEBHOOK_SECRET; it is never printed.
         """
         import uvicorn
-
         from mlaudit_wandb.triage import SECRET_ENV, RunQueue, Worker, judge, make_app
 
         from ..plugins import get_plugin
