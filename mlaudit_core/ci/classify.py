@@ -80,9 +80,12 @@ def classify(findings: list[Finding], ctx: CIContext) -> CIVerdict:
     loss_rows = [f for f in metric_rows if f.facts.get("is_loss")]
     drift = by.get("CI003", [])
     drift_metrics = {m["metric"] for f in drift for m in f.facts.get("metrics", [])}
-    substantive = [f for f in metric_rows if f.facts.get("tolerance_failed")
-                   or (f.facts.get("exact_failed") and f.facts["metric"] not in drift_metrics
-                       and not any(x.facts.get("metric") == f.facts["metric"] for x in by.get("CI004", [])))]
+    # a length mismatch whose common steps agree explains that metric's failure (rule 3)
+    setup_only = {x.facts.get("metric") for x in by.get("CI004", []) if x.facts.get("common_ok")}
+    substantive = [f for f in metric_rows if f.facts["metric"] not in setup_only and (
+        f.facts.get("tolerance_failed")
+        or (f.facts.get("exact_failed") and f.facts["metric"] not in drift_metrics
+            and not any(x.facts.get("metric") == f.facts["metric"] for x in by.get("CI004", []))))]
     crash = by.get("CI011", [])
     lengths = [f for f in by.get("CI004", []) if f.facts.get("direction") != "actual_shorter"]
     short = [f for f in by.get("CI004", []) if f.facts.get("direction") == "actual_shorter"]

@@ -65,15 +65,13 @@ def iter_files(repo: Path) -> Iterator[Path]:
     while stack:
         d = stack.pop()
         try:
-            entries = sorted(d.iterdir(), key=lambda p: p.name, reverse=True)
+            entries = sorted(d.iterdir(), key=lambda p: p.name)
         except OSError:
             continue
+        # sub-directories pushed in reverse so they are visited in name order
+        stack += [p for p in reversed(entries) if p.is_dir() and not p.is_symlink() and p.name not in SKIP_DIRS]
         for p in entries:
-            if p.is_symlink():
-                continue
-            if p.is_dir():
-                if p.name not in SKIP_DIRS:
-                    stack.append(p)
+            if p.is_symlink() or p.is_dir():
                 continue
             try:
                 if p.stat().st_size > MAX_BYTES:
@@ -164,8 +162,12 @@ def metric_of(node: ast.AST) -> str | None:
     return None
 
 
+_GENERIC = {"values", "value", "data", "metrics", "metric", "golden", "expected", "actual", "steps", "step",
+            "results", "result", "start_step", "end_step", "step_interval", "r", "rb", "w", "utf-8"}
+
+
 def _plausible(s: str) -> bool:
-    return 0 < len(s) <= 48 and bool(re.search(r"[A-Za-z]", s)) and not re.search(
+    return 0 < len(s) <= 48 and s.lower() not in _GENERIC and bool(re.search(r"[A-Za-z]", s)) and not re.search(
         r"\.(json|csv|ya?ml|txt|py|log)$|/|\\|%|\{", s)
 
 

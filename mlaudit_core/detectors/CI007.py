@@ -39,7 +39,7 @@ class FailureEvidence(Detector, code="CI007", name="ci-failure-evidence", family
         if passed:
             msg += f"; passed tests: {len(passed)}"
         if ctx.pass_lines:
-            msg += f"; {len(ctx.pass_lines)} pass line(s), e.g. {ctx.pass_lines[0].text[:120]!r}"
+            msg += f"; {len(ctx.pass_lines)} pass line(s) (first at {ctx.pass_lines[0].source}:{ctx.pass_lines[0].line})"
         first = ctx.failed_metrics_line
         lines = ([first] if first else []) + [
             x for x in ctx.failure_lines if not (first and (x.source, x.line) == (first.source, first.line))]
