@@ -31,16 +31,51 @@ class MlflowPlugin:
         return write_verdict(client_for(self.tracking_uri), run, report, dry_run=dry_run)
 
     def list_finished(self, since: datetime | None = None, *, experiment_ids: list[str] | None = None,
+                      include_audited: bool = False, max_results: int | None = 1000,
                       **options) -> list[str]:
-        """Runs no longer RUNNING that ended after ``since`` and have no ``mlaudit.verdict`` tag."""
+        """Runs no longer RUNNING that ended after ``since`` and have no ``mlaudit.verdict`` tag.
+
+        Oldest end first. ``include_audited=True`` drops the tag condition (batch audits of a
+        whole experiment); ``max_results=None`` pages through every match (MLflow pages by
+        1,000), otherwise at most ``max_results`` ids come back.
+        """
         from .loader import client_for
 
         client = client_for(self.tracking_uri)
         if experiment_ids is None:
             experiment_ids = [e.experiment_id for e in client.search_experiments()]
-        flt = "attributes.status != 'RUNNING' and tags.`mlaudit.verdict` IS NULL"
+        flt = "attributes.status != 'RUNNING'"
+        if not include_audited:
+            flt += " and tags.`mlaudit.verdict` IS NULL"
         if since is not None:
             flt += f" and attributes.end_time > {int(since.timestamp() * 1000)}"
-        runs = client.search_runs(experiment_ids, filter_string=flt, order_by=["attributes.end_time ASC"],
-                                  max_results=1000)
-        return [r.info.run_id for r in runs]
+        out: list[str] = []
+        token = None
+        while True:
+            page = client.search_runs(experiment_ids, filter_string=flt, order_by=["attributes.end_time ASC"],
+                                      max_results=1000 if max_results is None else max_results,
+                                      page_token=token)
+            out += [r.info.run_id for r in page]
+            token = page.token
+            if max_results is not None or not token:
+                return out
+
+    def experiment_ids(self, names: list[str]) -> list[str]:
+        """The ids of the experiments called ``names``, in the same order.
+
+        Raises:
+            InputError: an experiment of that name does not exist or is deleted.
+            Connection errors of the MLflow client propagate (a watcher retries them).
+        """
+        from mlaudit_core.errors import InputError
+
+        from .loader import client_for, resolve_uri
+
+        client = client_for(self.tracking_uri)
+        ids = []
+        for name in names:
+            exp = client.get_experiment_by_name(name)
+            if exp is None or exp.lifecycle_stage == "deleted":
+                raise InputError(f"no mlflow experiment named {name!r} at {resolve_uri(self.tracking_uri)}")
+            ids.append(exp.experiment_id)
+        return ids

@@ -1,16 +1,138 @@
-"""``mlaudit watch <tracker>``: the command group of the polling watchers.
+"""``mlaudit watch <tracker>``: audit runs as they finish, and write the verdict back.
 
-Tracker modules add their subcommand to :data:`watch_app` (e.g. ``cmd_wandb``
-adds ``mlaudit watch wandb``); this module only registers the group.
+The ``watch`` sub-app is shared by every tracker (``cmd_wandb`` adds ``watch wandb``,
+``cmd_clearml`` adds ``watch clearml``). A tracker adds its subcommand by importing it
+and registering a command that builds a
+:class:`~mlaudit_core.service.PluginSource` and calls :func:`run_watch`::
+
+    from mlaudit_core.cli.cmd_watch import watch_app, run_watch, POLL_INTERVAL, ...
+
+    @watch_app.command("wandb")
+    def watch_wandb(project: str = ..., poll_interval: float = POLL_INTERVAL, ...):
+        run_watch(lambda: WandbWatchSource(...), state=state, config=config,
+                  watch=watch_config(poll_interval, concurrency, since, once))
+
+(see docs/automation.md, "Adding a tracker"). SDKs are imported only when a command runs.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
+import sys
+from pathlib import Path
+from typing import Callable, List
+
 import typer
 
-watch_app = typer.Typer(name="watch", no_args_is_help=True,
-                        help="Watch a tracker and audit runs as they end (polling).")
+from ._common import CONFIG, fail, settings_or_fail
+
+watch_app = typer.Typer(
+    name="watch", no_args_is_help=True,
+    help="Watch a tracker and audit runs as they end (polling).")
+
+POLL_INTERVAL = typer.Option(30.0, "--poll-interval", min=0.1, help="Seconds between listings.")
+CONCURRENCY = typer.Option(2, "--concurrency", "-j", min=1, help="Runs audited at the same time.")
+STATE = typer.Option(None, "--state", help="State file (sqlite; default "
+                                          "./.mlaudit/watch-<tracker>-<scope hash>.sqlite).")
+SINCE = typer.Option(None, "--since", help="On a new state file, also audit runs that finished after "
+                                          "this date/ISO time ('all': every run without a "
+                                          "verdict); default: from now on.")
+ONCE = typer.Option(False, "--once", help="List once, audit everything ready, exit (for cron).")
 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(watch_app, name="watch")
+
+
+def watch_config(poll_interval: float, concurrency: int, since: str | None, once: bool):
+    """The :class:`~mlaudit_core.service.WatchConfig` of the shared options (exit 2 on a bad date)."""
+    from ..errors import InputError
+    from ..service import WatchConfig, parse_since
+
+    try:
+        since_dt = parse_since(since)
+    except InputError as exc:
+        fail(str(exc))
+    return WatchConfig(poll_interval_s=poll_interval, concurrency=concurrency, since=since_dt, once=once)
+
+
+def setup_logging() -> None:
+    """One line per event on stderr: ``<time> <LEVEL> <message>`` (logger ``mlaudit``)."""
+    logger = logging.getLogger("mlaudit")
+    if not any(getattr(h, "_mlaudit", False) for h in logger.handlers):
+        h = logging.StreamHandler(sys.stderr)
+        h.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        h._mlaudit = True  # type: ignore[attr-defined]
+        logger.addHandler(h)
+    logger.setLevel(logging.INFO)
+
+
+def run_watch(make_source: Callable, *, state: Path | None, config: Path | None, watch) -> None:
+    """Build the source, open the state file and watch until SIGTERM/SIGINT; exits 0.
+
+    ``make_source()`` returns a :class:`~mlaudit_core.service.PluginSource`. A configuration
+    problem (unknown experiment, missing SDK, state file in use or of another scope) is one
+    line on stderr and exit 2; tracker outages are retried, never fatal.
+    """
+    from ..errors import MlauditError
+    from ..redact import redact_text
+    from ..service import StateStore, Watcher, default_state_path
+
+    settings = settings_or_fail(config)
+    setup_logging()
+    try:
+        source = make_source()
+        source.scope = redact_text(source.scope)
+        digest = hashlib.sha1(source.scope.encode()).hexdigest()[:8]
+        path = state or default_state_path("watch", source.tracker, digest)
+        with StateStore(path, source.scope) as store:
+            code = Watcher(source, store, settings, watch).run()
+    except MlauditError as exc:
+        fail(str(exc))
+    raise typer.Exit(code)
+
+
+def _mlflow_source(plugin, scope: str, experiments: list[str]):
+    from ..service import PluginSource
+
+    class MlflowWatchSource(PluginSource):
+        """Finished MLflow runs of the named experiments without an ``mlaudit.verdict`` tag."""
+
+        page_limit = 1000
+        audited_artifacts = ("mlaudit/report.json", "mlaudit/report.md")
+
+        def __init__(self) -> None:
+            super().__init__(plugin, scope)
+            self._ids: list[str] | None = None
+
+        def list_finished(self, since):
+            if self._ids is None:  # resolved on the first listing, under its retries
+                self._ids = self.plugin.experiment_ids(experiments)
+            return self.plugin.list_finished(since, experiment_ids=self._ids, max_results=self.page_limit)
+
+    return MlflowWatchSource()
+
+
+@watch_app.command("mlflow")
+def watch_mlflow(
+    experiment: List[str] = typer.Option(..., "--experiment", "-e",
+                                         help="Experiment name; repeat for several."),
+    poll_interval: float = POLL_INTERVAL, concurrency: int = CONCURRENCY, state: Path = STATE,
+    since: str = SINCE, once: bool = ONCE, config: Path = CONFIG,
+    tracking_uri: str = typer.Option(None, "--tracking-uri", "-u", envvar="MLFLOW_TRACKING_URI",
+                                     help="Server URL or database URI (default: MLFLOW_TRACKING_URI)."),
+) -> None:
+    """Watch MLflow experiments: audit each run that finishes, write tags, artifacts, Description."""
+    cfg = watch_config(poll_interval, concurrency, since, once)
+
+    def make_source():
+        from ..plugins import get_plugin
+
+        plugin = get_plugin("mlflow", tracking_uri=tracking_uri)
+        from mlaudit_mlflow.loader import resolve_uri
+
+        scope = f"mlflow {resolve_uri(tracking_uri)} experiments={','.join(sorted(set(experiment)))}"
+        return _mlflow_source(plugin, scope, list(dict.fromkeys(experiment)))
+
+    run_watch(make_source, state=state, config=config, watch=cfg)

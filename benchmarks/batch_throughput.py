@@ -1,0 +1,156 @@
+"""Batch audit throughput: runs audited per second with --jobs 1, --jobs 4 and --executor ray.
+
+Starts a local ``mlflow server`` (sqlite backend, 127.0.0.1), creates ``--runs`` small
+finished runs (default 1,000: 200 training-loss points and 10 validation-loss points
+each, in four shapes: healthy, diverging, overfitting, flat), then audits the whole
+experiment with :func:`mlaudit_core.service.run_batch` (exactly what ``mlaudit batch
+mlflow`` runs after listing) once per configuration, each with a fresh state file, and
+writes every verdict back (tags, Description section, report artifacts) unless
+``--no-write``.
+
+Prints, per configuration: runs, failed runs, seconds, runs/s, and for Ray its start-up
+time (``ray.init``), which is not counted in runs/s.
+
+Usage: ``python benchmarks/batch_throughput.py [--runs N] [--configs jobs1,jobs4,ray]
+[--no-write] [--server-workers N]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import requests
+
+EXPERIMENT = "batch-bench"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(root: Path, workers: int) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    mlflow_bin = shutil.which("mlflow", path=str(Path(sys.executable).parent)) or "mlflow"
+    proc = subprocess.Popen(
+        [mlflow_bin, "server", "--host", "127.0.0.1", "--port", str(port),
+         "--backend-store-uri", f"sqlite:///{root / 'mlflow.db'}",
+         "--artifacts-destination", str(root / "artifacts"), "--workers", str(workers)],
+        stdout=open(root / "server.log", "wb"), stderr=subprocess.STDOUT, start_new_session=True,
+        env=dict(os.environ, MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false"))
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(180):
+        try:
+            if requests.get(f"{url}/health", timeout=1).status_code == 200:
+                return proc, url
+        except requests.RequestException:
+            time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGKILL)
+    raise SystemExit("mlflow server did not start:\n" + (root / "server.log").read_text()[-2000:])
+
+
+def loss_curve(shape: int, i: int) -> tuple[float, float]:
+    """(train loss, val loss) at step i for one of four shapes."""
+    base = 2.0 * math.exp(-i / 40) + 0.3
+    if shape == 1 and i > 120:  # diverging
+        base = 0.3 + (i - 120) * 0.2
+    if shape == 3:  # flat
+        base = 2.0 + 0.001 * math.sin(i)
+    val = base + 0.1 + (max(0, i - 80) * 0.02 if shape == 2 else 0.0)  # overfitting
+    return base, val
+
+
+def create_runs(url: str, n: int) -> None:
+    import mlflow
+    from mlflow.entities import Metric, Param
+
+    client = mlflow.MlflowClient(url)
+    exp = client.create_experiment(EXPERIMENT)
+    t0 = 1_700_000_000_000
+
+    def one(k: int) -> None:
+        rid = client.create_run(exp, run_name=f"run-{k:04d}").info.run_id
+        ms = []
+        for i in range(1, 201):
+            tr, va = loss_curve(k % 4, i)
+            ms.append(Metric("train/loss", tr, t0 + i * 1000, i))
+            if i % 20 == 0:
+                ms.append(Metric("val/loss", va, t0 + i * 1000, i))
+        client.log_batch(rid, metrics=ms, params=[Param("lr", "0.001"), Param("shape", str(k % 4))])
+        client.set_terminated(rid, "FINISHED")
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(one, range(n)))
+
+
+def measure(url: str, refs: list[str], state: Path, *, jobs: int | None, executor: str,
+            write: bool) -> dict:
+    from mlaudit_core.service import Executor, StateStore, TaskSpec, run_batch
+    from mlaudit_core.settings import Settings
+
+    spec = TaskSpec("mlflow", (("tracking_uri", url),), Settings().model_dump(), write_back=write)
+    with StateStore(state, f"bench {url}") as store:
+        out = run_batch(refs, spec, store, jobs=jobs, executor=Executor(executor))
+    failed = [r for r in out.results if not r.ok]
+    return {"runs": out.audited_now, "failed": len(failed), "seconds": out.seconds,
+            "rate": out.audited_now / out.seconds if out.seconds else 0.0, "startup": out.startup_s,
+            "first_error": failed[0].error if failed else ""}
+
+
+CONFIGS = {"jobs1": (1, "local"), "jobs4": (4, "local"), "ray": (4, "ray")}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=1000)
+    ap.add_argument("--configs", default="jobs1,jobs4,ray")
+    ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--server-workers", type=int, default=2)
+    args = ap.parse_args()
+    from mlaudit_mlflow.plugin import MlflowPlugin
+
+    root = Path(tempfile.mkdtemp(prefix="mlaudit-batch-bench-"))
+    proc, url = start_server(root, args.server_workers)
+    try:
+        t = time.perf_counter()
+        create_runs(url, args.runs)
+        print(f"created {args.runs} finished runs in {time.perf_counter() - t:.1f} s on {url} "
+              f"(mlflow server, {args.server_workers} workers, sqlite)")
+        plugin = MlflowPlugin(url)
+        refs = plugin.list_finished(None, experiment_ids=plugin.experiment_ids([EXPERIMENT]),
+                                    include_audited=True, max_results=None)
+        print(f"listed {len(refs)} runs; write-back {'off' if args.no_write else 'on'}; "
+              f"{os.cpu_count()} CPUs\n")
+        print(f"{'config':<22}{'runs':>6}{'failed':>8}{'seconds':>10}{'runs/s':>9}{'start-up s':>12}")
+        for name in args.configs.split(","):
+            jobs, executor = CONFIGS[name]
+            label = f"--executor ray -j {jobs}" if executor == "ray" else f"--jobs {jobs}"
+            r = measure(url, refs, root / f"state-{name}.sqlite", jobs=jobs, executor=executor,
+                        write=not args.no_write)
+            print(f"{label:<22}{r['runs']:>6}{r['failed']:>8}{r['seconds']:>10.1f}{r['rate']:>9.2f}"
+                  f"{r['startup']:>12.1f}", flush=True)
+            if r["first_error"]:
+                print(f"  first failure: {r['first_error']}")
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

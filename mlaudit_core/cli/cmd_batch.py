@@ -1,0 +1,131 @@
+"""``mlaudit batch <tracker>``: audit every run of an experiment, with a summary at the end.
+
+The ``batch`` sub-app is shared by every tracker. A tracker adds its subcommand by
+registering a command on :data:`batch_app` that lists its runs and calls
+:func:`run_batch_cli` (see docs/automation.md, "Adding a tracker")::
+
+    from mlaudit_core.cli.cmd_batch import batch_app, run_batch_cli, JOBS, EXECUTOR, ...
+
+Exit 0 once the summary is printed, even when some runs could not be read (they are
+listed with the reason); exit 2 for bad input (unknown experiment, bad date, state file
+in use), before anything is written.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Callable
+
+import typer
+from rich.console import Console
+
+from ._common import CONFIG, NO_WRITE, err_console, fail, settings_or_fail
+
+batch_app = typer.Typer(name="batch", no_args_is_help=True,
+                        help="Audit every run of an experiment; resumable, with a summary.")
+
+
+SINCE = typer.Option(None, "--since", help="Only runs that ended after this date or ISO time "
+                                          "(local time unless it has an offset).")
+JOBS = typer.Option(None, "--jobs", "-j", min=1, help="Runs audited at the same time (local threads; "
+                                                    "with a local Ray: its CPUs). Default 1 / all CPUs.")
+EXECUTOR = typer.Option("local", "--executor", help="local (threads) or ray.")
+RAY_ADDRESS = typer.Option(None, "--ray-address", envvar="RAY_ADDRESS",
+                           help="Ray cluster address (default: start a local Ray).")
+STATE = typer.Option(None, "--state", help="State file (sqlite) that makes the batch resumable "
+                                          "(default ./.mlaudit/batch-<tracker>-<experiment>.sqlite).")
+FRESH = typer.Option(False, "--fresh", help="Forget earlier results in the state file; audit every run again.")
+WORST = typer.Option(10, "--worst", min=0, help="How many of the worst runs the summary lists.")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(batch_app, name="batch")
+
+
+def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, name: str,
+                  state: Path | None, jobs: int | None, executor: str, ray_address: str | None,
+                  fresh: bool, worst: int) -> None:
+    """List the runs, audit them with a progress bar, print the summary; exits 0.
+
+    ``prepare()`` returns ``(refs, spec, scope)``: the run references, the
+    :class:`~mlaudit_core.service.TaskSpec` and the one-line scope stored in the state
+    file. An ``MlauditError`` there is one line and exit 2; any other exception (the
+    tracker is unreachable) too, naming the tracker.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from ..errors import MlauditError
+    from ..redact import redact_text
+    from ..service import (BatchSummary, Executor, StateStore, default_state_path, render_summary,
+                           run_batch)
+    from ..service.task import one_line
+
+    try:
+        mode = Executor(executor)
+    except ValueError:
+        fail(f"--executor {executor!r}: use 'local' or 'ray'")
+    try:
+        refs, spec, scope = prepare()
+    except MlauditError as exc:
+        fail(str(exc))
+    except Exception as exc:  # the tracker did not answer the listing
+        fail(one_line(f"listing the runs of {title}", exc))
+    failed_count = 0
+    try:
+        with StateStore(state or default_state_path("batch", tracker, name), redact_text(scope)) as store:
+            if fresh:
+                store.reset()
+            progress = Progress(TextColumn("auditing"), BarColumn(), MofNCompleteColumn(),
+                                TextColumn("{task.fields[failed]} failed"), TimeRemainingColumn(),
+                                console=err_console, disable=not err_console.is_terminal)
+            with progress:
+                bar = progress.add_task("audit", total=None, failed=0)
+
+                def on_result(res) -> None:
+                    nonlocal failed_count
+                    failed_count += not res.ok
+                    progress.update(bar, advance=1, failed=failed_count)
+
+                outcome = run_batch(refs, spec, store, jobs=jobs, executor=mode, ray_address=ray_address,
+                                    on_start=lambda n: progress.update(bar, total=n), on_result=on_result)
+    except MlauditError as exc:
+        fail(str(exc))
+    summary = BatchSummary(title=title, results=outcome.results, from_earlier=outcome.from_earlier,
+                           seconds=outcome.seconds, audited_now=outcome.audited_now)
+    render_summary(summary, Console(), worst_n=worst)
+    if mode is Executor.ray and outcome.startup_s:
+        err_console.print(f"[dim]ray start-up: {outcome.startup_s:.1f} s (not counted above)[/]")
+    sys.stdout.flush()
+    raise typer.Exit(0)
+
+
+@batch_app.command("mlflow")
+def batch_mlflow(
+    experiment: str = typer.Option(..., "--experiment", "-e", help="Experiment name."),
+    since: str = SINCE, jobs: int = JOBS, executor: str = EXECUTOR, ray_address: str = RAY_ADDRESS,
+    state: Path = STATE, fresh: bool = FRESH, worst: int = WORST, no_write: bool = NO_WRITE,
+    config: Path = CONFIG,
+    tracking_uri: str = typer.Option(None, "--tracking-uri", "-u", envvar="MLFLOW_TRACKING_URI",
+                                     help="Server URL or database URI (default: MLFLOW_TRACKING_URI)."),
+) -> None:
+    """Audit every finished run of an MLflow experiment and write each verdict back."""
+    settings = settings_or_fail(config)
+
+    def prepare():
+        from ..plugins import get_plugin
+        from ..service import TaskSpec, parse_since
+
+        since_dt = parse_since(since)
+        plugin = get_plugin("mlflow", tracking_uri=tracking_uri)
+        from mlaudit_mlflow.loader import resolve_uri
+
+        uri = resolve_uri(tracking_uri)
+        ids = plugin.experiment_ids([experiment])
+        refs = plugin.list_finished(since_dt, experiment_ids=ids, include_audited=True, max_results=None)
+        spec = TaskSpec("mlflow", (("tracking_uri", uri),), settings.model_dump(), write_back=not no_write)
+        return refs, spec, f"mlflow {uri} experiment={experiment}"
+
+    run_batch_cli(prepare, title=f"mlflow experiment {experiment}", tracker="mlflow", name=experiment,
+                  state=state, jobs=jobs, executor=executor, ray_address=ray_address, fresh=fresh,
+                  worst=worst)

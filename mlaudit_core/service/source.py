@@ -1,0 +1,66 @@
+"""What the watcher needs from one tracker: list newly finished runs, load, write back, and
+"is this run's verdict already there".
+
+:class:`PluginSource` adapts any :class:`~mlaudit_core.plugins.TrackerPlugin`. A tracker
+binds its own listing filter (experiments, project, queue...) by subclassing and
+overriding :meth:`PluginSource.list_finished`, and says what a complete write-back
+looks like with ``audited_tag`` / ``audited_artifacts``. See ``docs/automation.md``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from ..report import AuditReport
+from ..rundata import RunData
+from ..writeback import WriteBackResult
+
+
+class PluginSource:
+    """One tracker, as seen by the watcher.
+
+    Args:
+        plugin: the tracker plugin (its ``load``, ``write_back``, ``list_finished``).
+        scope: one line naming what is watched (tracker, store, experiments); stored in
+            the state file so one file never mixes two scopes.
+
+    Class attributes a tracker may override:
+        page_limit: the most run ids one ``list_finished`` call returns; a listing that
+            long may be cut, so the watcher keeps its cursor where it was. None: never cut.
+        audited_tag: the tag whose presence in ``RunData.tags`` means a verdict was written.
+        audited_artifacts: artifact paths that must exist too (they are uploaded after the
+            tags, so a write-back killed half-way is redone, not skipped).
+    """
+
+    page_limit: int | None = None
+    audited_tag: str = "mlaudit.verdict"
+    audited_artifacts: tuple[str, ...] = ()
+
+    def __init__(self, plugin, scope: str) -> None:
+        self.plugin = plugin
+        self.scope = scope
+
+    @property
+    def tracker(self) -> str:
+        return self.plugin.name
+
+    def list_finished(self, since: datetime | None) -> list[str]:
+        """Refs of runs that finished after ``since`` with no verdict yet.
+
+        Raise :class:`~mlaudit_core.errors.MlauditError` for a configuration problem (the
+        watcher stops, exit 2); any other exception is an outage (retried with backoff).
+        """
+        return self.plugin.list_finished(since)
+
+    def load(self, ref: str) -> RunData:
+        return self.plugin.load(ref)
+
+    def write_back(self, run: RunData, report: AuditReport) -> WriteBackResult:
+        return self.plugin.write_back(run, report)
+
+    def is_audited(self, run: RunData) -> bool:
+        """True when the run carries a complete verdict (tag and every required artifact)."""
+        if self.audited_tag not in run.tags:
+            return False
+        paths = {a.path for a in run.artifacts}
+        return all(a in paths for a in self.audited_artifacts)

@@ -1,0 +1,256 @@
+"""The state file of a watcher or a batch: which runs were seen, claimed, written and settled.
+
+One small sqlite database (stdlib ``sqlite3``, WAL journal, ``synchronous=FULL``) per
+watcher or batch. A run moves through::
+
+    pending --claim--> claimed --begin_write--> writing --finish--> done
+       ^                  |                        |
+       +----release-------+      fail (retry)      +--> pending (next_at later) / failed
+
+Every transition is one committed transaction and is conditional on the state it
+leaves, so a worker that lost its claim (released at shutdown) cannot write.
+A process killed at any moment leaves rows in ``claimed`` or ``writing``;
+:meth:`StateStore.recover` puts them back to ``pending`` on the next start, and the
+worker then asks the tracker whether the verdict is already there (see
+``mlaudit_core.service.watcher``). ``writes`` counts the write-backs started per run.
+
+One process at a time: the store holds an exclusive ``flock`` on ``<file>.lock``
+(POSIX), and a second watcher or batch on the same file gets :class:`StateInUse`.
+A file also records its *scope* (tracker, store, experiments); opening it for another
+scope raises :class:`StateScopeMismatch` instead of mixing two cursors.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Iterable
+
+from ..errors import InputError
+from .task import RunResult
+
+SCHEMA_VERSION = "1"
+UNSETTLED = ("pending", "claimed", "writing")
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    ref        TEXT PRIMARY KEY,
+    state      TEXT NOT NULL,
+    attempts   INTEGER NOT NULL DEFAULT 0,
+    writes     INTEGER NOT NULL DEFAULT 0,
+    next_at    REAL NOT NULL DEFAULT 0,
+    seen_at    REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    name       TEXT, url TEXT, outcome TEXT, cause TEXT, confidence REAL, codes TEXT,
+    severity   TEXT, n_findings INTEGER, seconds REAL, wrote INTEGER, note TEXT, error TEXT
+);
+CREATE INDEX IF NOT EXISTS runs_state ON runs (state, next_at, seen_at);
+"""
+_RESULT_COLS = ("name", "url", "outcome", "cause", "confidence", "codes", "severity", "n_findings",
+                "seconds", "wrote", "note", "error")
+
+
+class StateInUse(InputError):
+    """Another mlaudit process holds the state file."""
+
+
+class StateScopeMismatch(InputError):
+    """The state file belongs to another tracker, store or experiment set."""
+
+
+class StateStore:
+    """Runs and cursor of one watcher or batch, in a sqlite file.
+
+    Args:
+        path: the state file (created with its parent directory when missing).
+        scope: one line naming what the file tracks, e.g.
+            ``"mlflow http://host:5000 experiments=a,b"``.
+
+    Raises:
+        StateInUse: another process has the file open.
+        StateScopeMismatch: the file was created for another scope.
+        InputError: the file is not an mlaudit state file.
+
+    Thread-safe: one connection, guarded by a lock (transactions are microseconds).
+    """
+
+    def __init__(self, path: Path, scope: str) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock_file = open(self.path.with_name(self.path.name + ".lock"), "a+")
+        try:
+            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock_file.close()
+            raise StateInUse(f"{self.path}: state file is in use by another mlaudit watcher or "
+                             "batch (give each one its own --state)") from None
+        self._mu = threading.Lock()
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
+                                       timeout=30)
+            self._db.row_factory = sqlite3.Row
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(_DDL)
+        except sqlite3.DatabaseError as exc:
+            self._lock_file.close()
+            raise InputError(f"{self.path}: not an mlaudit state file ({exc})") from None
+        stored = self.get_meta("scope")
+        if self.get_meta("schema") is None:
+            self.set_meta("schema", SCHEMA_VERSION)
+            self.set_meta("scope", scope)
+        elif stored != scope:
+            self.close()
+            raise StateScopeMismatch(f"{self.path}: state file belongs to '{stored}', not '{scope}' "
+                                     "(give this one its own --state)")
+        self.scope = scope
+
+    def close(self) -> None:
+        if getattr(self, "_db", None) is not None:
+            self._db.close()
+            self._db = None
+        if not self._lock_file.closed:
+            self._lock_file.close()
+
+    def __enter__(self) -> "StateStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- plumbing -------------------------------------------------------------------------
+    def _exec(self, sql: str, args: Iterable = ()) -> sqlite3.Cursor:
+        with self._mu:
+            return self._db.execute(sql, tuple(args))
+
+    def _one(self, sql: str, args: Iterable = ()):
+        row = self._exec(sql, args).fetchone()
+        return None if row is None else row[0]
+
+    def get_meta(self, key: str) -> str | None:
+        return self._one("SELECT value FROM meta WHERE key=?", (key,))
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._exec("INSERT INTO meta(key, value) VALUES(?, ?) "
+                   "ON CONFLICT(key) DO UPDATE SET value=excluded.value", (key, value))
+
+    # -- runs -----------------------------------------------------------------------------
+    def add(self, refs: Iterable[str]) -> int:
+        """Record runs as ``pending`` unless already known; returns how many were new."""
+        now = time.time()
+        with self._mu:
+            cur = self._db.cursor()
+            cur.execute("BEGIN")
+            n = 0
+            for ref in refs:
+                n += cur.execute("INSERT OR IGNORE INTO runs(ref, state, seen_at, updated_at) "
+                                 "VALUES(?, 'pending', ?, ?)", (ref, now, now)).rowcount
+            cur.execute("COMMIT")
+        return n
+
+    def recover(self, states: tuple[str, ...] = ("claimed", "writing")) -> list[str]:
+        """Put runs left in ``states`` by a previous process back to ``pending``; returns them."""
+        marks = ",".join("?" * len(states))
+        refs = [r[0] for r in self._exec(f"SELECT ref FROM runs WHERE state IN ({marks}) ORDER BY ref",
+                                         states)]
+        self._exec(f"UPDATE runs SET state='pending', next_at=0, updated_at=? WHERE state IN ({marks})",
+                   (time.time(), *states))
+        return refs
+
+    def ready(self, limit: int, exclude: Iterable[str] = ()) -> list[str]:
+        """Up to ``limit`` pending runs whose retry time has come, oldest seen first."""
+        skip = set(exclude)
+        out = []
+        for (ref,) in self._exec("SELECT ref FROM runs WHERE state='pending' AND next_at<=? "
+                                 "ORDER BY seen_at, ref", (time.time(),)):
+            if ref not in skip:
+                out.append(ref)
+                if len(out) >= limit:
+                    break
+        return out
+
+    def _move(self, ref: str, frm: str, to: str, extra: str = "", args: Iterable = ()) -> bool:
+        cur = self._exec(f"UPDATE runs SET state=?, updated_at=?{extra} WHERE ref=? AND state=?",
+                         (to, time.time(), *args, ref, frm))
+        return cur.rowcount == 1
+
+    def claim(self, ref: str) -> bool:
+        """``pending`` -> ``claimed`` (one more attempt). False when the run is not pending."""
+        return self._move(ref, "pending", "claimed", ", attempts=attempts+1")
+
+    def release(self, ref: str) -> bool:
+        """``claimed`` -> ``pending``, the attempt not counted (shutdown before writing)."""
+        return self._move(ref, "claimed", "pending", ", attempts=MAX(attempts-1, 0)")
+
+    def begin_write(self, ref: str) -> bool:
+        """``claimed`` -> ``writing``; counts one write. False when the claim was lost."""
+        return self._move(ref, "claimed", "writing", ", writes=writes+1")
+
+    def finish(self, ref: str, result: RunResult) -> None:
+        """Settle a run as ``done`` with its verdict (from any state)."""
+        row = result.to_row()
+        cols = ", ".join(f"{c}=?" for c in _RESULT_COLS)
+        self._exec(f"UPDATE runs SET state='done', updated_at=?, {cols} WHERE ref=?",
+                   (time.time(), *(row[c] for c in _RESULT_COLS), ref))
+
+    def fail(self, ref: str, result: RunResult, retry_at: float | None) -> None:
+        """Record a failed attempt: back to ``pending`` until ``retry_at`` (epoch seconds), or
+        ``failed`` for good when ``retry_at`` is None."""
+        row = result.to_row()
+        cols = ", ".join(f"{c}=?" for c in _RESULT_COLS)
+        state = "failed" if retry_at is None else "pending"
+        self._exec(f"UPDATE runs SET state=?, next_at=?, updated_at=?, {cols} WHERE ref=?",
+                   (state, retry_at or 0, time.time(), *(row[c] for c in _RESULT_COLS), ref))
+
+    def requeue(self, states: tuple[str, ...]) -> int:
+        """Put every run in ``states`` back to ``pending`` now (a resumed batch retries failures)."""
+        marks = ",".join("?" * len(states))
+        return self._exec(f"UPDATE runs SET state='pending', next_at=0, updated_at=? "
+                          f"WHERE state IN ({marks})", (time.time(), *states)).rowcount
+
+    def prune(self, before: float) -> int:
+        """Forget settled runs last updated before ``before`` (epoch seconds)."""
+        return self._exec("DELETE FROM runs WHERE state IN ('done', 'failed') AND updated_at<?",
+                          (before,)).rowcount
+
+    def reset(self) -> None:
+        """Forget every run and the cursor (``--fresh``)."""
+        self._exec("DELETE FROM runs")
+        self._exec("DELETE FROM meta WHERE key NOT IN ('schema', 'scope')")
+
+    def get(self, ref: str) -> dict | None:
+        row = self._exec("SELECT * FROM runs WHERE ref=?", (ref,)).fetchone()
+        return dict(row) if row else None
+
+    def rows(self, states: tuple[str, ...] | None = None) -> list[dict]:
+        if states is None:
+            cur = self._exec("SELECT * FROM runs ORDER BY seen_at, ref")
+        else:
+            marks = ",".join("?" * len(states))
+            cur = self._exec(f"SELECT * FROM runs WHERE state IN ({marks}) ORDER BY seen_at, ref", states)
+        return [dict(r) for r in cur.fetchall()]
+
+    def results(self, refs: Iterable[str] | None = None) -> list[RunResult]:
+        """The settled runs (``done`` and ``failed``, plus failed attempts still pending) as results."""
+        want = None if refs is None else set(refs)
+        out = []
+        for row in self.rows():
+            if want is not None and row["ref"] not in want:
+                continue
+            if row["state"] in ("done", "failed") or row["error"]:
+                out.append(RunResult.from_row(row))
+        return out
+
+    def counts(self) -> dict[str, int]:
+        return {r[0]: r[1] for r in self._exec("SELECT state, COUNT(*) FROM runs GROUP BY state")}
+
+
+def default_state_path(kind: str, *parts: str) -> Path:
+    """``./.mlaudit/<kind>-<parts>.sqlite``, with each part reduced to file-name characters."""
+    safe = "-".join("".join(c if c.isalnum() or c in "._" else "_" for c in p) for p in parts if p)
+    return Path(os.getcwd()) / ".mlaudit" / f"{kind}-{safe}.sqlite"

@@ -1,0 +1,167 @@
+"""The per-run task shared by the watcher and the batch: load, audit, write back, report.
+
+:func:`audit_one` never raises for a run's own problem: an unreadable run, a failing
+audit or a refused write-back comes back as a :class:`RunResult` with ``error`` set
+(one line, secrets redacted), so one bad run never stops a watcher or a batch.
+
+:func:`audit_task` is the picklable form (a :class:`TaskSpec` and a run reference) that
+``concurrent.futures`` and Ray ship to workers; each worker process builds its tracker
+plugin once and reuses it.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+from ..errors import MlauditError
+from ..redact import redact_text
+
+ERROR_MAX_CHARS = 300
+
+
+@dataclass
+class RunResult:
+    """What happened to one run.
+
+    ``ok`` is False when the run could not be loaded, audited or written back; ``error``
+    then says which stage failed and why. ``severity`` is the highest finding severity
+    (None without findings); ``codes`` are the finding codes at warning or above;
+    ``seconds`` is wall time for the whole task. ``released`` marks a run given back
+    unfinished at shutdown (nothing written).
+    """
+
+    ref: str
+    ok: bool = True
+    name: str = ""
+    url: str | None = None
+    outcome: str | None = None
+    cause: str | None = None
+    confidence: float | None = None
+    codes: list[str] = field(default_factory=list)
+    severity: str | None = None
+    n_findings: int = 0
+    seconds: float = 0.0
+    wrote: bool = False
+    note: str | None = None
+    error: str | None = None
+    released: bool = False
+
+    def to_row(self) -> dict[str, Any]:
+        row = asdict(self)
+        row["codes"] = ",".join(self.codes)
+        row["wrote"] = int(self.wrote)
+        return row
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> "RunResult":
+        return cls(ref=row["ref"], ok=row["state"] == "done", name=row.get("name") or "", url=row.get("url"), outcome=row.get("outcome"),
+                   cause=row.get("cause"), confidence=row.get("confidence"),
+                   codes=[c for c in (row.get("codes") or "").split(",") if c],
+                   severity=row.get("severity"), n_findings=row.get("n_findings") or 0,
+                   seconds=row.get("seconds") or 0.0, wrote=bool(row.get("wrote")),
+                   note=row.get("note"), error=row.get("error"))
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """Everything a worker needs to audit runs of one tracker (picklable).
+
+    ``plugin_options`` are the plugin's constructor arguments (e.g. ``tracking_uri``);
+    ``settings`` is ``Settings.model_dump()``; ``write_back`` False audits only.
+    """
+
+    tracker: str
+    plugin_options: tuple[tuple[str, Any], ...] = ()
+    settings: dict = field(default_factory=dict, hash=False)
+    write_back: bool = True
+
+
+def one_line(stage: str, exc: BaseException) -> str:
+    """``"<stage>: <Type>: <first line>"`` (the bare message for mlaudit's own errors), redacted,
+    at most about ``ERROR_MAX_CHARS`` characters (the middle elided)."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    msg = text if isinstance(exc, MlauditError) else f"{type(exc).__name__}: {text}".rstrip(": ")
+    line = redact_text(f"{stage}: {msg}")
+    if len(line) > ERROR_MAX_CHARS:  # keep both ends: HTTP client errors put the cause last
+        half = ERROR_MAX_CHARS // 2
+        line = f"{line[:half]} … {line[-half:]}"
+    return line
+
+
+def audit_one(plugin, ref: str, settings, *, write_back: bool = True,
+              after_load: Callable[[Any], str | None] | None = None,
+              before_write: Callable[[Any], bool] | None = None) -> RunResult:
+    """Load ``ref`` with ``plugin``, audit it, write the verdict back; never raises for the run.
+
+    Args:
+        plugin: a :class:`~mlaudit_core.plugins.TrackerPlugin` (or anything with its
+            ``load`` and ``write_back``).
+        ref: the plugin's run reference.
+        settings: a :class:`~mlaudit_core.settings.Settings`.
+        write_back: False audits without writing.
+        after_load: called with the RunData; a returned string stops the task there with
+            that string as ``note`` (the watcher's "verdict already present").
+        before_write: called with the report just before the write-back; False gives the
+            run back (``released``) without writing.
+
+    Returns:
+        The run's :class:`RunResult`; ``ok`` False with ``error`` set when a stage failed.
+    """
+    from ..audit import audit
+
+    t0 = time.perf_counter()
+    res = RunResult(ref=ref)
+    stage = "load"
+    try:
+        run = plugin.load(ref)
+        res.name, res.url = run.identity.name or "", run.identity.url
+        if after_load is not None:
+            note = after_load(run)
+            if note:
+                res.note = note
+                res.outcome = run.tags.get("mlaudit.verdict")
+                res.cause = run.tags.get("mlaudit.cause")
+                return res
+        stage = "audit"
+        report = audit(run, settings)
+        v = report.verdict
+        res.outcome, res.cause, res.confidence = v.outcome.value, v.cause.value, v.confidence
+        res.codes = list(report.codes)
+        res.n_findings = len(report.findings)
+        worst = report.max_severity()
+        res.severity = worst.value if worst else None
+        if write_back:
+            if before_write is not None and not before_write(report):
+                res.released = True
+                return res
+            stage = "write-back"
+            plugin.write_back(run, report)
+            res.wrote = True
+    except Exception as exc:  # one run's failure is its result, never the caller's exception
+        res.ok = False
+        res.error = one_line(stage, exc)
+    finally:
+        res.seconds = time.perf_counter() - t0
+    return res
+
+
+@functools.lru_cache(maxsize=8)
+def _plugin(tracker: str, options: tuple[tuple[str, Any], ...]):
+    from ..plugins import get_plugin
+
+    return get_plugin(tracker, **dict(options))
+
+
+def audit_task(spec: TaskSpec, ref: str) -> RunResult:
+    """The picklable per-run task for thread pools and Ray workers (see :func:`audit_one`)."""
+    from ..settings import Settings
+
+    try:
+        plugin = _plugin(spec.tracker, spec.plugin_options)
+        settings = Settings(**spec.settings)
+    except Exception as exc:
+        return RunResult(ref=ref, ok=False, error=one_line("setup", exc))
+    return audit_one(plugin, ref, settings, write_back=spec.write_back)

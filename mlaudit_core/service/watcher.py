@@ -1,0 +1,312 @@
+"""The watcher core shared by every tracker: poll, queue, audit, write back, exactly once.
+
+One loop in the main thread lists newly finished runs (``source.list_finished``) every
+``poll_interval_s``, records them in the state file, and hands ready runs to
+``concurrency`` worker threads through a bounded queue. Each worker claims the run in
+the state file, loads it, skips it when its verdict is already there, audits it, marks
+``writing``, writes back, and marks ``done``.
+
+Cursor. Listing asks for runs that ended after ``max(floor, cursor - overlap_s)``, where
+``cursor`` is when the last complete listing started and ``floor`` is the first start
+(or ``--since``). The overlap (600 s) covers a tracker's end time set by a clock that is
+behind ours, or a finish committed after a listing began; runs seen twice are
+deduplicated by the state file. A listing as long as the tracker's page leaves the cursor
+where it was, so a backlog is never skipped.
+
+Crash windows (the process may be SIGKILLed at any moment):
+
+* listed, not claimed: the row is ``pending``; the next start dispatches it.
+* claimed, nothing written: ``recover()`` makes it ``pending``; it is audited once later.
+* writing, or written but not yet ``done``: also back to ``pending``; the worker loads
+  the run, sees the verdict tag and the report artifacts (``source.is_audited``) and
+  records it ``done`` without writing again. Only a kill in the middle of the write-back
+  itself (tag there, report files missing) leads to a second write, which replaces the
+  first in place (write-backs are idempotent).
+* a run whose verdict someone else wrote meanwhile is skipped the same way.
+
+Outages. A failing listing is retried with exponential backoff and jitter (tenacity,
+1 s doubling to 60 s), logged, never fatal. A failing run goes back to ``pending`` with
+its own backoff (``retry_base_s`` doubling to ``max_backoff_s``) and is given up
+(``failed``, logged) after ``max_attempts``; after any failed run, dispatching pauses
+until the tracker answers the next listing, so an outage costs at most one attempt per
+run in flight.
+
+Shutdown. SIGTERM or SIGINT: stop listing and dispatching, let in-flight runs finish for
+up to ``grace_s`` (a run not yet writing gives its claim back at once), release what is
+left, exit 0. A second signal stops waiting.
+
+Test hook: ``MLAUDIT_WATCH_TEST_PAUSE=after_audit:SECONDS`` or ``after_write:SECONDS``
+pauses every run at that point (after the audit, before writing; after the write-back,
+before ``done``), so a test can kill the process in a known crash window.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+import tenacity
+
+from ..errors import MlauditError
+from .source import PluginSource
+from .state import StateStore
+from .task import RunResult, audit_one, one_line
+
+log = logging.getLogger("mlaudit.watch")
+
+TEST_PAUSE_ENV = "MLAUDIT_WATCH_TEST_PAUSE"
+
+
+@dataclass
+class WatchConfig:
+    """Watcher options. Times in seconds.
+
+    ``since``: the first cursor of a new state file (default: now; ignored once the file
+    has a cursor). ``once``: list once, audit everything ready, exit.
+    """
+
+    poll_interval_s: float = 30.0
+    concurrency: int = 2
+    since: datetime | None = None
+    once: bool = False
+    overlap_s: float = 600.0
+    max_attempts: int = 3
+    retry_base_s: float = 30.0
+    max_backoff_s: float = 600.0
+    listing_max_backoff_s: float = 60.0
+    grace_s: float = 30.0
+    prune_after_s: float = 7 * 86400.0
+
+
+class _Stopped(Exception):
+    pass
+
+
+class Watcher:
+    """Watch one tracker source; :meth:`run` blocks until stopped.
+
+    Args:
+        source: the tracker (:class:`~mlaudit_core.service.source.PluginSource`).
+        store: the opened state file (the watcher does not close it).
+        settings: audit settings.
+        config: options.
+    """
+
+    def __init__(self, source: PluginSource, store: StateStore, settings, config: WatchConfig) -> None:
+        self.source, self.store, self.settings, self.cfg = source, store, settings, config
+        self._stop = threading.Event()
+        self._hurry = threading.Event()
+        self._wake = threading.Event()
+        self._queue: queue.Queue[str | None] = queue.Queue(maxsize=max(1, 2 * config.concurrency))
+        self._inflight: set[str] = set()
+        self._mu = threading.Lock()
+        self._healthy = False
+        self._pause = _parse_pause(os.environ.get(TEST_PAUSE_ENV, ""))
+        self.audited = 0
+
+    # -- control --------------------------------------------------------------------------
+    def stop(self, *_args) -> None:
+        """Ask the watcher to stop (signal handler); a second call stops waiting for workers."""
+        if self._stop.is_set():
+            self._hurry.set()
+        self._stop.set()
+        self._wake.set()
+
+    def run(self) -> int:
+        """Watch until stopped (or, with ``once``, until nothing is ready). Returns 0.
+
+        Raises:
+            MlauditError: the source reported a configuration problem while listing.
+        """
+        handlers = {}
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                handlers[sig] = signal.signal(sig, self.stop)
+        workers = [threading.Thread(target=self._worker, name=f"mlaudit-watch-{i}", daemon=True)
+                   for i in range(self.cfg.concurrency)]
+        try:
+            recovered = self.store.recover()
+            if recovered:
+                log.info("resuming %d run(s) left in flight by a previous watcher: %s",
+                         len(recovered), ", ".join(recovered))
+            if self.store.get_meta("cursor") is None:
+                start = (self.cfg.since or datetime.now(timezone.utc)).timestamp()
+                self.store.set_meta("floor", repr(start))
+                self.store.set_meta("cursor", repr(start))
+            for w in workers:
+                w.start()
+            log.info("watching %s (every %g s, %d worker(s), state %s)", self.source.scope,
+                     self.cfg.poll_interval_s, self.cfg.concurrency, self.store.path)
+            self._loop()
+        finally:
+            self._shutdown(workers)
+            for sig, h in handlers.items():
+                signal.signal(sig, h)
+        return 0
+
+    # -- main loop ------------------------------------------------------------------------
+    def _loop(self) -> None:
+        next_poll = 0.0
+        listed_once = False
+        while not self._stop.is_set():
+            # --once lists again only to get past a failure (dispatch waits for a good listing)
+            if time.monotonic() >= next_poll and not (self.cfg.once and listed_once and self._healthy):
+                try:
+                    self._poll()
+                except _Stopped:
+                    return
+                listed_once = True
+                next_poll = time.monotonic() + self.cfg.poll_interval_s
+            n = self._dispatch()
+            if self.cfg.once and n == 0 and not self._busy() and not self.store.ready(1):
+                return
+            self._wake.clear()
+            timeout = 0.5 if self.cfg.once else max(0.0, next_poll - time.monotonic())
+            self._wake.wait(timeout)
+
+    def _poll(self) -> None:
+        floor = float(self.store.get_meta("floor"))
+        cursor = float(self.store.get_meta("cursor"))
+        since = datetime.fromtimestamp(max(floor, cursor - self.cfg.overlap_s), tz=timezone.utc)
+        started = time.time()
+        refs = self._retrying()(self._list, since)
+        new = self.store.add(refs)
+        if self.source.page_limit is None or len(refs) < self.source.page_limit:
+            self.store.set_meta("cursor", repr(started))
+        self._healthy = True
+        if new:
+            log.info("%d newly finished run(s)", new)
+        self.store.prune(time.time() - self.cfg.prune_after_s)
+
+    def _list(self, since: datetime) -> list[str]:
+        if self._stop.is_set():
+            raise _Stopped
+        return self.source.list_finished(since)
+
+    def _retrying(self) -> tenacity.Retrying:
+        def before_sleep(rs: tenacity.RetryCallState) -> None:
+            self._healthy = False
+            log.warning("listing finished runs failed (attempt %d): %s; retrying in %.0f s",
+                        rs.attempt_number, one_line(self.source.tracker, rs.outcome.exception()),
+                        rs.next_action.sleep if rs.next_action else 0)
+
+        return tenacity.Retrying(
+            retry=tenacity.retry_if_not_exception_type((_Stopped, MlauditError)),
+            wait=tenacity.wait_exponential_jitter(initial=1, max=self.cfg.listing_max_backoff_s),
+            sleep=self._stop.wait, before_sleep=before_sleep, reraise=True)  # _list raises _Stopped
+
+    def _busy(self) -> bool:
+        with self._mu:
+            return bool(self._inflight)
+
+    def _dispatch(self) -> int:
+        if not self._healthy or self._stop.is_set():
+            return 0
+        with self._mu:
+            free = self._queue.maxsize - self._queue.qsize()
+            refs = self.store.ready(free, exclude=self._inflight) if free > 0 else []
+            self._inflight.update(refs)
+        for ref in refs:
+            self._queue.put_nowait(ref)
+        return len(refs)
+
+    # -- workers --------------------------------------------------------------------------
+    def _worker(self) -> None:
+        while True:
+            ref = self._queue.get()
+            if ref is None:
+                return
+            try:
+                if not self._stop.is_set():
+                    self._process(ref)
+            except Exception:  # a bug in mlaudit: log it, give the run back, keep watching
+                log.exception("run %s: unexpected error", ref)
+                self.store.release(ref)
+            finally:
+                with self._mu:
+                    self._inflight.discard(ref)
+                self._wake.set()
+
+    def _process(self, ref: str) -> None:
+        if not self.store.claim(ref):
+            return
+
+        def after_load(run) -> str | None:
+            return "verdict already present" if self.source.is_audited(run) else None
+
+        def before_write(report) -> bool:
+            v = report.verdict
+            log.info("run %s: audited: %s / %s (%.2f)", ref, v.outcome.value, v.cause.value, v.confidence)
+            self._test_pause("after_audit")
+            if self._stop.is_set():  # shutting down before writing: give the run back
+                return False
+            return self.store.begin_write(ref)
+
+        res = audit_one(self.source, ref, self.settings, after_load=after_load, before_write=before_write)
+        if res.released:
+            if self.store.release(ref):
+                log.info("run %s: released unwritten (shutting down)", ref)
+            return
+        if res.ok:
+            if res.wrote:
+                log.info("run %s: wrote verdict %s / %s", ref, res.outcome, res.cause)
+                self._test_pause("after_write")
+            else:
+                log.info("run %s: %s, recorded without writing", ref, res.note)
+            self.store.finish(ref, res)
+            self.audited += 1
+            return
+        self._failed(ref, res)
+
+    def _failed(self, ref: str, res: RunResult) -> None:
+        self._healthy = False
+        attempts = (self.store.get(ref) or {}).get("attempts", 1)
+        if attempts >= self.cfg.max_attempts:
+            self.store.fail(ref, res, retry_at=None)
+            log.error("run %s: gave up after %d attempts: %s", ref, attempts, res.error)
+        else:
+            delay = min(self.cfg.max_backoff_s, self.cfg.retry_base_s * 2 ** (attempts - 1))
+            self.store.fail(ref, res, retry_at=time.time() + delay)
+            log.warning("run %s: attempt %d failed: %s; retrying in %.0f s", ref, attempts, res.error, delay)
+
+    def _test_pause(self, stage: str) -> None:
+        if stage in self._pause:
+            self._stop.wait(self._pause[stage])
+
+    # -- shutdown -------------------------------------------------------------------------
+    def _shutdown(self, workers: list[threading.Thread]) -> None:
+        self._stop.set()
+        while True:  # queued runs were never claimed: they stay pending in the state file
+            try:
+                ref = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if ref is not None:
+                with self._mu:
+                    self._inflight.discard(ref)
+        for _ in workers:
+            self._queue.put(None)
+        deadline = time.monotonic() + self.cfg.grace_s
+        for w in workers:
+            while w.is_alive() and time.monotonic() < deadline and not self._hurry.is_set():
+                w.join(0.2)
+        with self._mu:
+            left = list(self._inflight)
+        for ref in left:
+            if self.store.release(ref):
+                log.warning("run %s: released unfinished at shutdown", ref)
+        log.info("stopped (%d run(s) audited in this session)", self.audited)
+
+
+def _parse_pause(value: str) -> dict[str, float]:
+    out = {}
+    for part in filter(None, (p.strip() for p in value.split(","))):
+        stage, _, secs = part.partition(":")
+        out[stage] = float(secs or 0)
+    return out
