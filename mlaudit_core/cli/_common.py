@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import sys
 import traceback
+from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 from typing import Callable
@@ -116,9 +116,10 @@ def run_pipeline(load: Callable[[], RunData], *, fmt: Format, out: Path | None, 
 
     settings = settings_or_fail(config)
     try:
-        with err_console.status(f"loading {what}…", spinner="dots") if sys.stderr.isatty() else _null():
+        with _stages(2) as stage:
+            stage(f"loading {what}")
             run = load()
-        with err_console.status("auditing…") if sys.stderr.isatty() else _null():
+            stage(f"auditing {len(run.metrics):,} points of {len(run.metrics.keys)} metrics")
             report = audit(run, settings)
     except MlauditError as exc:
         fail(str(exc))
@@ -130,10 +131,14 @@ def run_pipeline(load: Callable[[], RunData], *, fmt: Format, out: Path | None, 
         fail(f"internal error while auditing {what}: {type(exc).__name__}: {exc}", code=3)
     emit(report, fmt, verbose)
     if out:
-        write_out(report, out, run)
+        with _stages(1) as stage:
+            stage(f"writing {out.name}")
+            write_out(report, out, run)
     if write_back is not None:
         try:
-            result = write_back(run, report)
+            with _stages(1) as stage:
+                stage("writing the verdict back")
+                result = write_back(run, report)
         except MlauditError as exc:
             fail(str(exc))
         for line in getattr(result, "lines", lambda: [])():
@@ -141,9 +146,32 @@ def run_pipeline(load: Callable[[], RunData], *, fmt: Format, out: Path | None, 
     raise typer.Exit(exit_code(report, fail_on, settings))
 
 
-class _null:
-    def __enter__(self):
-        return self
+@contextmanager
+def _stages(total: int):
+    """A progress bar on stderr over ``total`` stages, when stderr is a terminal.
 
-    def __exit__(self, *a):
-        return False
+    Yields ``stage(description)``, called at the start of each stage. The bar is
+    transient (erased when done) and absent when stderr is not a TTY, so piped
+    output and CI logs stay clean.
+    """
+    if not err_console.is_terminal:
+        yield lambda description: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
+    from rich.progress import TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(bar_width=24),
+                  MofNCompleteColumn(), TimeElapsedColumn(), console=err_console,
+                  transient=True) as progress:
+        task = progress.add_task("", total=total)
+        started = [False]
+
+        def stage(description: str) -> None:
+            from rich.markup import escape
+
+            if started[0]:
+                progress.advance(task)
+            started[0] = True
+            progress.update(task, description=escape(description) + "…")
+
+        yield stage

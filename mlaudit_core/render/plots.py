@@ -202,9 +202,9 @@ def markers_from_findings(report: AuditReport) -> list[_Marker]:
                                note=f"OP001: divergence from step {s}"))
         elif f.code == "LI001" and _int(facts.get("first_step")) is not None:
             s = _int(facts["first_step"])
-            key = facts.get("key")
+            key = str(facts["key"]) if facts.get("key") else (ev.metric if ev else None)
             out.append(_Marker("vline", f"LI001 NaN/inf from step {s}", EVENT_COLOURS["non-finite"], (s,),
-                               note=f"LI001: {key or 'a metric'} non-finite from step {s}"))
+                               key=key, note=f"LI001: {key or 'a metric'} non-finite from step {s}"))
         elif f.code == "GE001" and _int(facts.get("onset_step")) is not None:
             s = _int(facts["onset_step"])
             out.append(_Marker("vline", f"GE001 overfit onset (step {s})", EVENT_COLOURS["overfit"], (s,),
@@ -288,29 +288,49 @@ def _label(text: str) -> str:
     return t if len(t) <= 60 else t[:57] + "…"
 
 
-def _draw_timeline(ax, phases, xlim) -> None:
-    lanes: list[float] = []
+_PHASE_COLOURS = {"warmup": "#60a5fa", "plateau": "#9ca3af", "divergence": "#ef4444",
+                  "non-finite onset": "#7f1d1d", "overfit onset": "#a855f7", "step reset": "#b45309",
+                  "slowdown": "#f59e0b"}
+
+
+def _draw_timeline(ax, phases, xlim: tuple[float, float], width_px: float) -> None:
+    """Phases as bars (spans) or diamonds (single steps), in as few lanes as keep labels apart.
+
+    A phase name that repeats (one non-finite onset per metric) is drawn once, at its
+    earliest step; the timeline table in the report lists every phase.
+    """
+    first: dict[str, tuple[int, int]] = {}
     for p in phases:
         a = p.step_start if p.step_start is not None else p.step_end
         b = p.step_end if p.step_end is not None else p.step_start
         if a is None:
             continue
-        a, b = min(a, b), max(a, b)
-        lane = next((i for i, end in enumerate(lanes) if end < a), None)
+        lo, hi = min(a, b), max(a, b)
+        if p.name not in first or lo < first[p.name][0]:
+            first[p.name] = (lo, hi)
+    span = (xlim[1] - xlim[0]) or 1.0
+    per_px = span / max(width_px, 1.0)
+    lanes: list[list[tuple[float, float]]] = []
+    for name, (a, b) in sorted(first.items(), key=lambda kv: kv[1]):
+        label = _label(name)
+        text_w = (len(label) * 6.3 + 10) * per_px  # 7.5 pt DejaVu Sans at DPI: ~6.3 px per character
+        inside = b - a >= text_w
+        left = not inside and b + text_w > xlim[1]  # no room on the right: label before the phase
+        extent = (a, b) if inside else ((a - text_w, b) if left else (a, b + text_w))
+        lane = next((i for i, used in enumerate(lanes)
+                     if all(extent[1] < u0 or extent[0] > u1 for u0, u1 in used)), None)
         if lane is None:
-            lanes.append(b)
+            lanes.append([])
             lane = len(lanes) - 1
-        lanes[lane] = max(b, a + (xlim[1] - xlim[0]) * 0.12)  # leave room for the label
-        colour = {"warmup": "#60a5fa", "plateau": "#9ca3af", "divergence": "#ef4444",
-                  "non-finite onset": "#7f1d1d", "overfit onset": "#a855f7", "step reset": "#b45309",
-                  "slowdown": "#f59e0b"}.get(p.name, "#64748b")
+        lanes[lane].append(extent)
+        colour = _PHASE_COLOURS.get(name, "#64748b")
         if b > a:
             ax.broken_barh([(a, b - a)], (lane - 0.35, 0.7), facecolors=colour, alpha=0.55, linewidth=0)
         else:
             ax.plot([a], [lane], marker="D", markersize=5, color=colour, linestyle="none")
-        right_edge = a > xlim[0] + 0.8 * (xlim[1] - xlim[0])  # label to the left near the right edge
-        ax.annotate(_label(p.name), (a, lane), xytext=(-4 if right_edge else 4, 0), textcoords="offset points",
-                    va="center", ha="right" if right_edge else "left", fontsize=7.5, color="#1f2937")
+        x, dx, ha = (a, 4, "left") if inside else ((a, -5, "right") if left else (b, 5, "left"))
+        ax.annotate(label, (x, lane), xytext=(dx, 0), textcoords="offset points", va="center", ha=ha,
+                    fontsize=7.5, color="#1f2937")
     ax.set_ylim(-0.6, max(len(lanes), 1) - 0.4)
     ax.invert_yaxis()
     ax.set_yticks([])
@@ -327,7 +347,8 @@ def _render_panel(panel: Panel, series: list[tuple[str, Series]], markers: list[
     from matplotlib.figure import Figure
 
     big = panel.name == "loss"
-    w, h = (10.0, 4.2) if big else (7.2, 3.0)
+    w, h = (10.0, 4.2) if big else (6.4, 3.0)
+    fs = 1.0 if big else 1.15  # half-width panels are shown smaller: larger type keeps them legible
     fig = Figure(figsize=(w, h + (0.9 if with_timeline else 0)), dpi=DPI)
     if with_timeline:
         gs = fig.add_gridspec(2, 1, height_ratios=[h, 0.9], hspace=0.08)
@@ -366,7 +387,7 @@ def _render_panel(panel: Panel, series: list[tuple[str, Series]], markers: list[
                     label=_label(f"{key}: NaN/inf ({bad_x.size:,} pts)"))
             notes.append(f"{key}: {bad_x.size:,} non-finite point(s), first at step {int(bad_x.min())} "
                          "(marked × at the top edge)")
-        ax.set_xlabel(xlabel, fontsize=8.5)
+        ax.set_xlabel(xlabel, fontsize=8.5 * fs)
     if n_baselines:
         ax.plot([], [], color="#9ca3af", linewidth=0.8, label=f"baseline runs ({n_baselines})")
     for m in markers:
@@ -394,11 +415,10 @@ def _render_panel(panel: Panel, series: list[tuple[str, Series]], markers: list[
     if np.isfinite(xmin) and xmax > xmin:
         pad = (xmax - xmin) * 0.01
         ax.set_xlim(xmin - pad, xmax + pad)
-    ax.set_title(_label(panel.title), loc="left", fontsize=10.5, fontweight="bold", color="#111827")
     if panel.ylabel:
-        ax.set_ylabel(panel.ylabel, fontsize=8.5)
+        ax.set_ylabel(panel.ylabel, fontsize=8.5 * fs)
     ax.grid(True, color="#e5e7eb", linewidth=0.7)
-    ax.tick_params(labelsize=8)
+    ax.tick_params(labelsize=8 * fs)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     handles, labels = ax.get_legend_handles_labels()
@@ -407,18 +427,21 @@ def _render_panel(panel: Panel, series: list[tuple[str, Series]], markers: list[
         uniq = dict(zip(labels, handles))
         ncol = 3 if big else 2
         rows = -(-len(uniq) // ncol)
-        ax.legend(uniq.values(), uniq.keys(), fontsize=7.5, loc="lower right", bbox_to_anchor=(1.0, 1.0),
+        ax.legend(uniq.values(), uniq.keys(), fontsize=7.5 * fs, loc="lower right", bbox_to_anchor=(1.0, 1.0),
                   ncol=ncol, frameon=False, borderaxespad=0.2, handlelength=1.6, columnspacing=1.2)
     if tl is not None:
         ax.tick_params(labelbottom=False)
         ax.set_xlabel("")
-        _draw_timeline(tl, report.timeline, ax.get_xlim())
+        _draw_timeline(tl, report.timeline, ax.get_xlim(), 0.9 * w * DPI)
         tl.set_xlabel("step", fontsize=8.5)
         tl.tick_params(labelsize=8)
-    # room above the axes for the title and legend rows, in inches turned into a figure fraction
-    top = 1 - (0.3 + 0.17 * max(rows, 1)) / fig.get_figheight()
-    fig.subplots_adjust(left=0.08 if big else 0.11, right=0.985, top=top,
-                        bottom=(0.5 if not with_timeline else 0.45) / fig.get_figheight())
+    # the title on its own row at the top, the legend rows under it, then the axes (inches -> fraction)
+    fh = fig.get_figheight()
+    left = 0.08 if big else 0.11
+    fig.text(left, 1 - 0.08 / fh, _label(panel.title), ha="left", va="top", fontsize=10.5 * fs,
+             fontweight="bold", color="#111827")
+    top = 1 - (0.34 * fs + 0.17 * fs * rows + 0.06) / fh
+    fig.subplots_adjust(left=left, right=0.985, top=top, bottom=(0.5 if not with_timeline else 0.45) / fh)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
     width, height = int(round(fig.get_figwidth() * DPI)), int(round(fig.get_figheight() * DPI))
