@@ -41,7 +41,8 @@ DEFAULT_ALIASES: dict[Role, list[str]] = {
     Role.TRAIN_LOSS: [
         "train/loss", "train_loss", "loss/train", "training/loss", "training_loss",
         "train/lm_loss", "lm/loss", "lm_loss", "train/loss_epoch", "train/loss_step",
-        "loss", "train/*loss", "*/train_loss", "train_*_loss",
+        "loss", "train/*loss", "*/train_loss", "train_*_loss", "train/loss_*", "train_loss_*",
+        "running_loss", "loss_avg", "avg_loss",
     ],
     Role.VAL_LOSS: [
         "val/loss", "val_loss", "loss/val", "valid/loss", "valid_loss", "validation/loss",
@@ -126,7 +127,7 @@ class AliasTable:
         # A key that is exactly another role's first-choice name never plays this role
         # (``val/loss`` must not be picked up by the ``*/loss``-style train patterns).
         if role is Role.TRAIN_LOSS:
-            taken_by_other = {k for k, n in norm.items() if _is_eval_key(n)}
+            taken_by_other = {k for k, n in norm.items() if _is_eval_key(n) or "scale" in n}
         for pat in self.patterns[role]:
             hits = sorted(k for k, n in norm.items()
                           if k not in taken_by_other and fnmatch.fnmatchcase(n, pat))

@@ -103,7 +103,7 @@ def _abrupt_nonfinite(c: _Ctx) -> _Decision | None:
 
 def _fp16_overflow(c: _Ctx) -> _Decision | None:
     """RT006 at error: fp16 loss scaling failed (a few skips with a healthy scale are info, benign)."""
-    f = c.get("RT006", Severity.ERROR)
+    f = c.get("RT006", Severity.ERROR) or c.get("OP007", Severity.ERROR)
     if not f:
         return None
     cause = Cause.MODEL_CONVERGENCE if c.get("OP001", Severity.ERROR) else Cause.DATA_CONFIG
@@ -195,6 +195,19 @@ def _baseline(c: _Ctx) -> _Decision | None:
                      f"The run is worse than its baselines: {f.message}{where}.", f)
 
 
+def _chance(c: _Ctx) -> _Decision | None:
+    """GE004: validation at chance is a data problem first (labels without signal, broken
+    validation labels), whatever the training curve did."""
+    f = c.get("GE004", Severity.WARNING)
+    if not f or (f.facts.get("labels_carry_signal") and c.get("GE001", Severity.ERROR)):
+        return None  # training accuracy beat chance from the first eval: an overfit, not the labels (GE004)
+    outcome = (Outcome.OVERFIT if c.get("GE001", Severity.ERROR)
+               else Outcome.UNDERFIT if c.get("GE002", Severity.ERROR) else Outcome.PLATEAUED)
+    return _Decision(outcome, Cause.DATA_CONFIG, 0.75,
+                     f"Validation never beat chance: {f.message}. The labels or inputs carry no signal the "
+                     "model can generalise (shuffled or misaligned labels, broken validation preprocessing).", f)
+
+
 def _overfit(c: _Ctx) -> _Decision | None:
     f = c.get("GE001", Severity.ERROR)
     if f:
@@ -221,16 +234,16 @@ def _unstable(c: _Ctx) -> _Decision | None:
 
 
 def _slow(c: _Ctx) -> _Decision | None:
-    for code in ("SY002", "SY001", "SY004", "SY003"):
+    for code in ("SY002", "SY005", "SY001", "SY004", "SY003"):
         f = c.get(code, Severity.WARNING)
         if f:
-            base = 0.85 if code == "SY002" else 0.7
+            base = 0.85 if code in ("SY002", "SY005") else 0.7
             return _Decision(Outcome.SLOW, Cause.INFRA_RUNTIME, base, f"The run was slow: {f.message}.", f)
     return None
 
 
 RULES: list[Rule] = [_crash_infra, _abrupt_nonfinite, _nonfinite, _fp16_overflow, _divergence, _nan_message,
-                     _crash_other, _reset, _baseline, _overfit, _underfit, _unstable, _slow, _preempted]
+                     _crash_other, _reset, _baseline, _chance, _overfit, _underfit, _unstable, _slow, _preempted]
 
 
 def _fallback(c: _Ctx) -> _Decision:

@@ -49,7 +49,9 @@ def build(spec: dict) -> np.ndarray:
 
 
 def make_run(case: dict) -> RunData:
-    keys, steps, values = [], [], []
+    from datetime import datetime, timezone
+
+    keys, steps, values, walls = [], [], [], []
     for key, spec in (case.get("metrics") or {}).items():
         v = build(spec)
         if "steps" in spec:
@@ -60,7 +62,11 @@ def make_run(case: dict) -> RunData:
         keys += [key] * v.size
         steps.append(st)
         values.append(v)
-    table = MetricTable(keys, np.concatenate(steps) if steps else [], np.concatenate(values) if values else [])
+        # wall times: 1000 s + cumulative gaps from a generator spec (default: unknown)
+        walls.append(1000.0 + np.cumsum(build(spec["wall_gaps"])) if "wall_gaps" in spec
+                     else np.full(v.size, np.nan))
+    table = MetricTable(keys, np.concatenate(steps) if steps else [], np.concatenate(values) if values else [],
+                        np.concatenate(walls) if walls else [])
     console = [ConsoleLine("console.log", i, t)
                for i, t in enumerate((case.get("console") or "").splitlines(), 1)]
     run = RunData(RunIdentity("test", case["name"]), status=RunStatus(case.get("status", "finished")),
@@ -68,6 +74,9 @@ def make_run(case: dict) -> RunData:
     # inputs beyond one run: run params/tags/environment, baseline runs, CI evidence, claims text
     for attr, key in (("params", "run_params"), ("tags", "tags"), ("environment", "environment")):
         getattr(run, attr).update({str(k): str(v) for k, v in (case.get(key) or {}).items()})
+    for attr in ("start_time", "end_time"):  # epoch seconds
+        if attr in case:
+            setattr(run, attr, datetime.fromtimestamp(float(case[attr]), tz=timezone.utc))
     if case.get("baselines"):
         from mlaudit_core.baseline import attach_baselines
 

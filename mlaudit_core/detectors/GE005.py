@@ -1,0 +1,72 @@
+"""GE005 generalization-gap."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..report import SeriesEvidence, Severity
+from ..roles import Role
+from ..signal import fmt
+from .base import Detector, DetectorParams
+
+
+class GeneralizationGap(Detector, code="GE005", name="generalization-gap", family="generalization"):
+    """Train/validation loss gap over time, with the early-stopping counterfactual.
+
+    Reported at info level for every run with both losses (it is the generalisation section
+    of the report): the gap at the best validation point and at the end, how it changed,
+    the step early stopping would have chosen and the share of steps after it, and the
+    validation noise level (median absolute change between consecutive evaluations in the
+    last half) against which any improvement is judged.
+    Warns when the final gap is more than ``max_gap_ratio`` x the training loss (the model
+    fits the training set far better than held-out data) and grows.
+    Thresholds: ``max_gap_ratio`` 1.0 (validation loss at least double the training loss;
+    convention); early stopping uses patience ``patience`` 3 evaluations as Keras'
+    EarlyStopping examples do.
+    """
+
+    needs = (Role.TRAIN_LOSS, Role.VAL_LOSS)
+
+    class Params(DetectorParams):
+        max_gap_ratio: float = 1.0
+        patience: int = 3
+
+    def check(self, run, p):
+        tk, vk = run.key_for(Role.TRAIN_LOSS), run.key_for(Role.VAL_LOSS)
+        t, v = run.series(tk).by_step().finite(), run.series(vk).by_step().finite()
+        if len(v) < 2 or len(t) < 2:
+            return
+        # training loss at each evaluation step (last training point at or before it)
+        idx = np.clip(np.searchsorted(t.steps, v.steps, side="right") - 1, 0, len(t) - 1)
+        tv = t.values[idx]
+        gap = v.values - tv
+        ib = int(np.argmin(v.values))
+        # early stopping with patience: first eval where the best has not improved for `patience` evals
+        stop, best, since = None, np.inf, 0
+        for i, x in enumerate(v.values):
+            if x < best:
+                best, since = x, 0
+            else:
+                since += 1
+                if since >= p.patience:
+                    stop = i
+                    break
+        stop_step = int(v.steps[stop]) if stop is not None else None
+        after = (float(t.steps[-1] - stop_step) / max(float(t.steps[-1]), 1.0)) if stop_step is not None else 0.0
+        half = v.values[len(v) // 2:]
+        noise = float(np.median(np.abs(np.diff(half)))) if half.size > 2 else None
+        final_ratio = gap[-1] / tv[-1] if tv[-1] > 0 else np.inf
+        growing = gap[-1] > gap[ib]
+        sev = Severity.WARNING if (final_ratio > p.max_gap_ratio and growing) else Severity.INFO
+        msg = (f"train/val gap {fmt(float(gap[ib]))} at the best evaluation (step {int(v.steps[ib])}) and "
+               f"{fmt(float(gap[-1]))} at the end (val {fmt(float(v.values[-1]))} vs train {fmt(float(tv[-1]))})")
+        if stop_step is not None:
+            msg += (f"; early stopping (patience {p.patience}) would stop at step {stop_step}, saving "
+                    f"{fmt(100 * after, 3)}% of the steps")
+        if noise is not None:
+            msg += f"; validation noise ~{fmt(noise)}"
+        yield self.finding(sev, msg,
+                           evidence=[SeriesEvidence(metric=vk, step_start=int(v.steps[0]), step_end=int(v.steps[-1]),
+                                                    values={"gap_best": float(gap[ib]), "gap_final": float(gap[-1])})],
+                           gap_at_best=float(gap[ib]), gap_final=float(gap[-1]), early_stop_step=stop_step,
+                           compute_after_stop=after, val_noise=noise, best_step=int(v.steps[ib]))

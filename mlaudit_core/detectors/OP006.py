@@ -1,0 +1,77 @@
+"""OP006 grad-norm."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..report import ConfigEvidence, SeriesEvidence, Severity
+from ..roles import Role
+from ..signal import fmt
+from .base import Detector, DetectorParams
+
+_CLIP_PARAMS = ("max_grad_norm", "clip_grad_norm", "gradient_clipping", "grad_clip", "clip_grad",
+                "max_norm", "grad_clip_norm", "clip_norm")
+
+
+class GradNorm(Detector, code="OP006", name="grad-norm", family="optimization"):
+    """Gradient-norm behaviour: explosion, growth over the run, and clipping frequency.
+
+    Why it matters: a grad norm that grows by orders of magnitude precedes divergence; one
+    clipped on almost every step means the effective step size is set by the clip, not
+    the learning rate.
+    Evidence: early and late median grad norm, the maximum and its step, and, when the clip
+    threshold is in the params (``max_grad_norm`` and similar), the share of clipped steps.
+    Remedy: lower the LR or warm up longer for growth/explosion; raise the clip or lower the
+    LR when nearly every step is clipped.
+    Thresholds: explosion when the max exceeds ``spike_factor`` 10x the median; growth when the
+    last-quarter median exceeds ``growth_factor`` 10x the first-quarter median; frequent
+    clipping above ``max_clip_share`` 50% of steps (conventions; one order of magnitude is the
+    usual "exploding gradient" criterion, Pascanu et al. 2013 discuss norms growing by orders).
+    """
+
+    needs = (Role.GRAD_NORM,)
+
+    class Params(DetectorParams):
+        spike_factor: float = 10.0
+        growth_factor: float = 10.0
+        max_clip_share: float = 0.5
+
+    def check(self, run, p):
+        key = run.key_for(Role.GRAD_NORM)
+        s = run.series(key).by_step().finite()
+        if len(s) < 8:
+            return
+        v = s.values
+        q = max(len(v) // 4, 1)
+        med, early, late = float(np.median(v)), float(np.median(v[:q])), float(np.median(v[-q:]))
+        imax = int(np.argmax(v))
+        problems, sev = [], Severity.INFO
+        if med > 0 and v[imax] > p.spike_factor * med:
+            problems.append(f"max {fmt(float(v[imax]))} at step {int(s.steps[imax])} is "
+                            f"{fmt(float(v[imax]) / med, 3)}x the median")
+        if early > 0 and late > p.growth_factor * early:
+            problems.append(f"grew from median {fmt(early)} (first quarter) to {fmt(late)} (last quarter)")
+            sev = Severity.WARNING
+        clip, share = None, None
+        ev = [SeriesEvidence(metric=key, step_start=int(s.steps[0]), step_end=int(s.steps[-1]),
+                             values={"median": med, "early": early, "late": late, "max": float(v[imax])})]
+        for name in _CLIP_PARAMS:
+            raw = next((val for k, val in run.params.items() if k.lower().endswith(name)), None)
+            if raw is None:
+                continue
+            try:
+                clip = float(raw)
+            except ValueError:
+                continue
+            if clip > 0:
+                share = float((v > clip).mean())
+                ev.append(ConfigEvidence(key=name, value=str(raw)))
+                if share > p.max_clip_share:
+                    problems.append(f"clipped on {fmt(100 * share, 3)}% of steps (clip {fmt(clip)})")
+                    sev = Severity.WARNING
+            break
+        if not problems:
+            return
+        yield self.finding(sev, f"{key}: " + "; ".join(problems), evidence=ev, median=med, early=early,
+                           late=late, max=float(v[imax]), max_step=int(s.steps[imax]), clip=clip,
+                           clip_share=share)

@@ -1,0 +1,50 @@
+"""OP007 loss-scale-collapse."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..report import SeriesEvidence, Severity
+from ..roles import Role
+from ..signal import fmt
+from .base import Detector, DetectorParams
+
+
+class LossScaleCollapse(Detector, code="OP007", name="loss-scale-collapse", family="optimization"):
+    """The logged fp16 dynamic loss scale collapsed (or kept halving) instead of settling.
+
+    Why it matters: dynamic loss scaling halves the scale on every overflow and skips the
+    step; a scale that falls to 1 or below means nearly every step overflows and is skipped,
+    so the run stops learning (or underflows gradients). A few halvings that settle are normal.
+    Evidence: initial, minimum and final loss scale, and the number of decreases.
+    Remedy: bf16 if the hardware has it; find the overflowing op (attention logits, large
+    activations); lower the LR; keep master weights in fp32.
+    Thresholds: a collapse is a minimum at or below ``min_scale`` 1 (the floor of
+    ``torch.cuda.amp.GradScaler`` and apex's ``min_loss_scale`` default) or a final value below
+    ``max_drop`` 2^-10 of the initial one (ten halvings without recovery).
+    """
+
+    needs = (Role.LOSS_SCALE,)
+
+    class Params(DetectorParams):
+        min_scale: float = 1.0
+        max_drop: float = 2.0 ** -10
+
+    def check(self, run, p):
+        key = run.key_for(Role.LOSS_SCALE)
+        s = run.series(key).by_step().finite()
+        if len(s) < 2:
+            return
+        v = s.values
+        first, lo, last = float(v[0]), float(v.min()), float(v[-1])
+        decreases = int((np.diff(v) < 0).sum())
+        collapsed = lo <= p.min_scale or (first > 0 and last < p.max_drop * first)
+        sev = Severity.ERROR if collapsed else Severity.INFO
+        msg = (f"{key}: {fmt(first)} -> min {fmt(lo)} -> final {fmt(last)} ({decreases} decreases)"
+               + ("; the scale collapsed: most steps overflow and are skipped" if collapsed else
+                  "; settled (benign overflow handling)"))
+        yield self.finding(sev, msg,
+                           evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[0]),
+                                                    step_end=int(s.steps[-1]),
+                                                    values={"initial": first, "min": lo, "final": last})],
+                           initial=first, min=lo, final=last, decreases=decreases, collapsed=collapsed)

@@ -1,0 +1,79 @@
+"""SY005 time-outside-training."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..report import SeriesEvidence, Severity
+from ..roles import Role
+from ..signal import fmt
+from .base import Detector, DetectorParams, Skip
+
+
+class TimeOutsideTraining(Detector, code="SY005", name="time-outside-training", family="systems"):
+    """A large share of the wall time is spent outside training steps, mostly in evaluation.
+
+    Why it matters: evaluation, checkpointing and logging that take more wall time than the
+    training itself make every experiment slower without improving the model; the fix is a
+    cadence or an implementation change, not a hyperparameter.
+    Evidence: from the per-step wall times of the training-loss series, the gap between
+    consecutive steps minus the logged step time (or minus the median gap when no step
+    time is logged) is time outside the step; gaps that follow a step with a validation
+    point are attributed to evaluation. Reported: evaluation share, other outside share,
+    number of evaluations and the mean seconds per evaluation.
+    Remedy: evaluate less often or on a fixed subset, make evaluation batched and
+    gradient-free, move checkpoint saving off the critical path.
+    Thresholds: evaluation above ``max_eval_share`` 30% of the wall time, or all time
+    outside steps above ``max_outside_share`` 50% (convention: frameworks' default eval
+    cadences keep evaluation to a few percent of training time).
+    """
+
+    needs = (Role.TRAIN_LOSS,)
+
+    class Params(DetectorParams):
+        max_eval_share: float = 0.30
+        max_outside_share: float = 0.50
+        min_points: int = 20
+        min_seconds: float = 10.0
+
+    def check(self, run, p):
+        key = run.key_for(Role.TRAIN_LOSS)
+        s = run.series(key).by_step()
+        w = s.wall_times
+        if len(s) < p.min_points or not np.isfinite(w).all():
+            raise Skip(f"{key} has no per-step wall times")
+        total = float(w[-1] - w[0])
+        if total <= 0:
+            raise Skip(f"{key} wall times do not advance")
+        gaps = np.diff(w)
+        st_key = run.key_for(Role.STEP_TIME)
+        if st_key:
+            st = run.series(st_key).by_step()
+            lookup = dict(zip(st.steps.tolist(), st.values.tolist()))
+            step_t = np.array([lookup.get(x, np.nan) for x in s.steps[1:].tolist()])
+            step_t = np.where(np.isfinite(step_t), step_t, np.median(gaps))
+        else:
+            step_t = np.full(gaps.size, np.median(gaps))
+        excess = np.clip(gaps - step_t, 0, None)
+        eval_key = run.key_for(Role.VAL_LOSS) or run.key_for(Role.VAL_ACCURACY)
+        eval_excess, n_evals = 0.0, 0
+        if eval_key:
+            ev_steps = np.unique(run.series(eval_key).steps)
+            after_eval = np.isin(s.steps[:-1], ev_steps)
+            eval_excess = float(excess[after_eval].sum())
+            n_evals = int(after_eval.sum())
+        outside = float(excess.sum())
+        eval_share, outside_share = eval_excess / total, outside / total
+        if outside < p.min_seconds or (eval_share <= p.max_eval_share and outside_share <= p.max_outside_share):
+            return
+        what = "evaluation" if eval_share > p.max_eval_share else "work outside training steps"
+        yield self.finding(
+            Severity.ERROR,
+            f"{what} takes {fmt(100 * (eval_share if eval_share > p.max_eval_share else outside_share), 3)}% "
+            f"of the wall time ({n_evals} evaluations, ~{fmt(eval_excess / max(n_evals, 1), 3)} s each; "
+            f"{fmt(100 * outside_share, 3)}% outside training steps in all, over {fmt(total, 4)} s)",
+            evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[0]), step_end=int(s.steps[-1]),
+                                     values={"eval_share": eval_share, "outside_share": outside_share,
+                                             "wall_s": total})],
+            eval_share=eval_share, outside_share=outside_share, n_evals=n_evals,
+            eval_seconds=eval_excess, wall_seconds=total)
