@@ -150,7 +150,7 @@ CATALOG: list[Signature] = [
          r"(?P<loss_scale>" + _NUM + r"))?",
          "fp16 overflow (apex/Megatron): the step is skipped and the loss scale reduced"),
     _sig("overflow-skip-deepspeed", "overflow_skip",
-         r"(?:OVERFLOW!|loss scale overflow!)\s*(?:Rank (?P<rank>\d+) )?Skipping step\.?"
+         r"(?:OVERFLOW!|loss scale overflow!|Overflow detected\.)\s*(?:Rank (?P<rank>\d+) )?Skipping step\.?"
          r"(?:\s*Attempted loss scale: (?P<attempted>" + _NUM + r"), reducing to (?P<loss_scale>" + _NUM + r"))?",
          "fp16 overflow (DeepSpeed): the step is skipped and the loss scale reduced"),
     _sig("overflow-skip-fairseq", "overflow_skip",

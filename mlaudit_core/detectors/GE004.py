@@ -21,7 +21,10 @@ class ValidationAtChance(Detector, code="GE004", name="validation-at-chance", fa
     labels). If both stay at chance, the labels or inputs may be broken.
     Evidence: the chance level and where it came from, the median / best / final
     validation accuracy, its lift over chance as a share of the possible lift,
-    and the final training accuracy.
+    and the training accuracy at the first and last evaluation. A training accuracy
+    already well above chance at the first evaluation (before a model could memorise
+    anything) shows that the labels carry signal (``labels_carry_signal``): then the
+    failure is generalisation (too little data, overfitting), not the labels.
     Remedy: more data or augmentation, a model suited to the signal, check the
     validation labels and preprocessing (same as training); overfit a tiny
     subset to confirm the pipeline can learn at all.
@@ -65,16 +68,21 @@ class ValidationAtChance(Detector, code="GE004", name="validation-at-chance", fa
         classes = f" for {n_classes} classes" if n_classes and abs(1 / n_classes - chance) < 1e-6 else ""
         msg = (f"{key} stays near chance ({fmt(chance)}{classes}): median {fmt(med)}, best {fmt(best)}, final "
                f"{fmt(final)} over {len(v)} evaluations ({fmt(100 * lift, 3)}% of the way from chance to 1)")
-        train_final = None
+        train_final = train_first = None
+        signal = None
         tk = run.key_for(Role.TRAIN_ACCURACY)
         if tk:
             t = run.series(tk).by_step().finite()
             if len(t):
                 tv = t.values / (100.0 if t.values.max() > 1.0 + 1e-9 else 1.0)
-                train_final = float(tv[-1])
+                train_first, train_final = float(tv[0]), float(tv[-1])
                 train_lift = (train_final - chance) / room
+                signal = (train_first - chance) / room >= p.max_lift
                 if train_lift > 2 * max(lift, 0.0) + p.max_lift:
-                    msg += f", while {tk} reaches {fmt(train_final)}: the model memorises the training set"
+                    msg += f", while {tk} reaches {fmt(train_final)}"
+                    msg += (f" (already {fmt(train_first)} at the first evaluation: the labels carry signal, the "
+                            "model fits the training data but does not generalise)" if signal else
+                            f" from {fmt(train_first)}: the model memorises the training set")
                 else:
                     msg += f"; {tk} is also low ({fmt(train_final)}): check labels and inputs"
         yield self.finding(
@@ -83,4 +91,5 @@ class ValidationAtChance(Detector, code="GE004", name="validation-at-chance", fa
                                      values={"chance": chance, "median": med, "best": best, "final": final}),
                       ConfigEvidence(key=source, value=str(run.params.get(source, chance))[:300])],
             chance=chance, chance_source=source, median=med, best=best, final=final, lift=lift,
-            train_accuracy_final=train_final, n_evals=len(v))
+            train_accuracy_first=train_first, train_accuracy_final=train_final, labels_carry_signal=signal,
+            n_evals=len(v))

@@ -21,6 +21,8 @@ Field targets are metric names (``train/loss``) or markers:
 ``@section``     ``train`` / ``valid`` / ``test``: the default prefix of the pairs
 ``@skip``        read and ignored
 
+A ``rename`` target ``~/name`` takes the record's prefix (``train/`` or ``val/``).
+
 Units: a group ``<name>_unit`` next to a value group gives its unit; otherwise
 ``units[group or pair key]``, then a unit written in the name itself
 (``(ms)``). Times are converted to seconds, ``%`` accuracies to fractions,
@@ -100,14 +102,15 @@ CATALOG: list[LogFormat] = [
     LogFormat(
         id="tqdm", name="tqdm progress bars (Hugging Face, PyTorch Lightning, NeMo, plain tqdm)",
         example="Epoch 3:  45%|████▌     | 424/938 [00:12<00:14, 34.61it/s, loss=0.312, v_num=0]",
-        pattern=(r"(?:(?P<desc>[A-Za-z][\w .#-]{0,60}?):\s+)?(?P<pct>\d{1,3})%\|[^|]{0,200}\|\s*(?P<batch>\d+)/(?P<total>\d+)"
+        pattern=(r"(?:(?P<desc>[A-Za-z][\w .#-]{0,60}?):\s*:?\s+)?(?P<pct>\d{1,3})%\|[^|]{0,200}\|\s*(?P<batch>\d+)/(?P<total>\d+)"
                  rf"\s*\[(?P<elapsed>[\d:]+)(?:<(?P<remaining>[\d:?]*))?(?:,\s*(?:(?P<rate>{_N})|\?)\s*"
                  r"(?P<rate_unit>[A-Za-z]+/[A-Za-z]+))?(?:,\s*(?P<postfix>[^\]]*))?\]"),
         hint=("%|",), kind="progress",
         fields={"rate": "perf/throughput"},
         pairs=rf"(?P<k>[A-Za-z_][\w ./@-]*?)=(?P<v>{_N})(?=[,\]\s]|$)",
         rename={"v_num": "@skip", "global_step": "@step", "step": "@step", "epoch": "@epoch",
-                "consumed_samples": "train/consumed_samples"}),
+                "consumed_samples": "train/consumed_samples", "train_loss_step": "train/loss",
+                "loss_step": "train/loss"}),
     LogFormat(
         id="hf-train-summary", name="Hugging Face Trainer, final training summary dict",
         example="{'train_runtime': 430.4, 'train_samples_per_second': 50.2, 'train_steps_per_second': 3.14, "
@@ -132,9 +135,10 @@ CATALOG: list[LogFormat] = [
     LogFormat(
         id="json-lines", name="JSON-lines metric logs (fairseq --log-format json, custom loggers)",
         example='{"epoch": 1, "update": 0.1, "loss": "9.126", "lr": "5e-05", "num_updates": "100"}',
-        pattern=r"^\s*(?P<json>\{\s*\".*\})\s*$", hint=('{"',),
+        pattern=r"(?P<json>\{\s*\"[^{}]*\})\s*$", hint=('{"',),
         rename={"step": "@step", "global_step": "@step", "num_updates": "@step", "iteration": "@step",
                 "iter": "@step", "_step": "@step", "epoch": "@epoch", "update": "@skip",
+                "valid_num_updates": "@step", "valid_epoch": "@skip", "valid_best_loss": "val/best_loss",
                 "_runtime": "@skip", "_timestamp": "@skip", "timestamp": "@skip", "wall": "@skip",
                 "train_wall": "@skip", "time": "@skip"}),
     LogFormat(
@@ -218,9 +222,9 @@ CATALOG: list[LogFormat] = [
                  rf"(?P<rest>\s*[A-Za-z_][\w.]*\s+{_N}\s*(?:\|.*)?)$"),
         hint=("epoch ",), fields={"epoch": "@epoch", "section": "@section"},
         pairs=rf"(?:^|\|)\s*(?P<k>[A-Za-z_][\w.]*)\s+(?P<v>{_N})\s*(?=\||$)",
-        rename={"num_updates": "@step", "wall": "@skip", "train_wall": "@skip", "clip": "train/clip_pct",
-                "oom": "train/oom_count", "gb_free": "perf/gb_free", "wpb": "train/words_per_batch",
-                "bsz": "train/batch_size", "best_loss": "val/best_loss"}),
+        rename={"num_updates": "@step", "wall": "@skip", "train_wall": "@skip", "clip": "~/clip_pct",
+                "oom": "~/oom_count", "gb_free": "perf/gb_free", "wpb": "~/words_per_batch",
+                "bsz": "~/batch_size", "best_loss": "val/best_loss"}),
     LogFormat(
         id="deepspeed-step", name="DeepSpeed engine step lines",
         example=("[2023-05-01 10:00:00,123] [INFO] [logging.py:96:log_dist] [Rank 0] step=10, skipped=2, "
@@ -243,7 +247,7 @@ CATALOG: list[LogFormat] = [
         id="deepspeed-timers", name="DeepSpeed wall-clock breakdown (`time (ms) | forward: ...`)",
         example="[Rank 0] rank=0 time (ms) | forward: 123.45 | backward: 234.56 | optimizer: 12.34",
         pattern=r"time \(ms\) \|(?P<rest>.*)$", hint=("time (ms) |",), pairs=_PIPE_PAIRS,
-        pair_name="perf/ds_{}", units={"*": "ms"}),
+        pair_name="perf/ds_time_{}", units={"*": "ms"}),
     LogFormat(
         id="imagenet-train", name="PyTorch ImageNet / classification reference scripts, training lines",
         example=("Epoch: [0][10/5005]\tTime 22.424 (7.498)\tData 22.372 (7.070)\tLoss 6.9065 (6.9074)\t"
@@ -289,6 +293,12 @@ CATALOG: list[LogFormat] = [
                 "mfu": "perf/mfu"},
         units={"mfu": "%"}),
     LogFormat(
+        id="litgpt-val", name="lit-gpt / litgpt validation lines",
+        example="iter 100: val loss 0.9100, val time: 1234.56 ms",
+        pattern=rf"\biter (?P<iteration>\d+): val loss (?P<val_loss>{_N})(?:, val time: (?P<val_time>{_N})\s*"
+                r"(?P<val_time_unit>ms|s))?",
+        hint=("val loss",), fields={"iteration": "@step", "val_loss": "val/loss", "val_time": "val/runtime"}),
+    LogFormat(
         id="nanogpt-eval", name="nanoGPT evaluation lines",
         example="step 2000: train loss 1.7612, val loss 1.8956",
         pattern=rf"\bstep (?P<step>\d+): train loss (?P<train_loss>{_N}), val loss (?P<val_loss>{_N})",
@@ -307,9 +317,9 @@ CATALOG: list[LogFormat] = [
     LogFormat(
         id="deepspeed-overflow", name="DeepSpeed fp16 overflow",
         example="[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768",
-        pattern=(r"(?:OVERFLOW!|loss scale overflow!)\s*(?:Rank \d+ )?Skipping step\.?"
+        pattern=(r"(?:OVERFLOW!|loss scale overflow!|Overflow detected\.)\s*(?:Rank \d+ )?Skipping step\.?"
                  rf"(?:\s*Attempted loss scale: {_N}, reducing to (?P<scale>{_N}))?"),
-        hint=("OVERFLOW!", "overflow!"), fields={"scale": "train/loss_scale"},
+        hint=("OVERFLOW!", "overflow!", "Overflow detected"), fields={"scale": "train/loss_scale"},
         const={"train/overflow_skips": 1.0}),
     LogFormat(
         id="fairseq-overflow", name="fairseq fp16 overflow",

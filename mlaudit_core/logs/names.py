@@ -51,7 +51,7 @@ _BASE = {
 _PERF = {
     "time": "step_time", "batch_time": "step_time", "step_time": "step_time", "iter_time": "step_time",
     "iteration_time": "step_time", "elapsed_time_per_iteration": "step_time", "time_per_step": "step_time",
-    "train_step_timing": "step_time", "train_step_timing_in_s": "step_time", "sec_per_step": "step_time",
+    "train_step_timing": "step_time", "step_timing": "step_time", "sec_per_step": "step_time",
     "data": "data_time", "data_time": "data_time", "dataloader_time": "data_time", "data_load_time": "data_time",
     "throughput": "throughput", "samples_per_second": "throughput", "samples_per_sec": "throughput",
     "samples/s": "throughput", "tokens_per_second": "throughput", "tokens_per_sec": "throughput",
@@ -98,10 +98,11 @@ def canonical(raw: str, default_prefix: str = "train/") -> tuple[str, str | None
         if k.startswith(p) and len(k) > len(p):
             prefix, k = canon, k[len(p):]
             break
-    if k in _PERF and prefix in ("", "train/"):
+    side = prefix or default_prefix
+    if k in _PERF and side == "train/":
         out = f"perf/{_PERF[k]}"
-    elif k in _PERF and prefix in ("val/", "test/") and _PERF[k] in ("step_time", "throughput"):
-        out = f"{prefix}{'runtime_s' if k == 'runtime' else _PERF[k]}"
+    elif k in _PERF:
+        out = f"{side}{_PERF[k]}"
     else:
         leaf = _BASE.get(k, _SAFE.sub("_", k).strip("_") or "value")
         out = f"{prefix or default_prefix}{leaf}"
@@ -117,4 +118,5 @@ def to_seconds(value: float, unit: str | None) -> float:
 
 
 def is_time_metric(name: str) -> bool:
-    return name.endswith(("_time", "/step_time", "/data_time", "runtime_s"))
+    """Whether a canonical name holds a duration (its printed value is converted to seconds)."""
+    return "time" in name.rsplit("/", 1)[-1]

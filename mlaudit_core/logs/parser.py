@@ -51,6 +51,11 @@ _STEP_PREFIX = re.compile(r"^\W{0,3}(?P<w>global[ _]step|step|iteration|iter|it|
 _STEP_KEY = re.compile(r"\b(?:global_step|step|iter|iteration|epoch)\s*[:=]", re.IGNORECASE)
 _PARAM_EQ = re.compile(r"(?<![\w.])(?P<k>[A-Za-z_][\w.]*)\s*=\s*(?P<v>'[^']*'|\"[^\"]*\"|<[^>]*>|[^,\s)]+)")
 _PARAM_LINE = re.compile(r"^\s*(?:\[[A-Z]+\]\s*)?(?P<k>[A-Za-z][\w .()/-]{0,60}?)\s*(?:=|:\s)\s*(?P<v>\S.*?)\s*$")
+_LOG_PREFIX = re.compile(
+    r"^\s*(?:\[[^\]]{0,120}\]|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?|\d{2}/\d{2}/\d{4} \d{2}:\d{2}:\d{2}|"
+    r"(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL|FATAL|TRACE)\b:?|[\w.]+(?=\s+[-|]\s)|>>|[-|:](?=\s))")
+#: Lines after a record line within which a lone ``key: value`` still belongs to that record.
+CONTINUATION_LINES = 3
 _TS = re.compile(r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?)")
 _ANNOTATION = re.compile(r"\[(?P<b>[^\[\]\n]{1,400})\]")
 _PROSE_WORD = re.compile(r"(?<![\w./@-])[A-Za-z][a-z'’]+(?![\w./@(-])")
@@ -59,6 +64,10 @@ _EPOCH_DESC = re.compile(r"\bEpoch\s+(\d+)", re.IGNORECASE)
 _MARKERS = {"step": "@step", "global_step": "@step", "globalstep": "@step", "iteration": "@step", "iter": "@step",
             "it": "@step", "num_updates": "@step", "update": "@step", "updates": "@step", "trainer/global_step": "@step",
             "epoch": "@epoch", "batch": "@batch", "batch_idx": "@batch"}
+#: Start-up lines that state the plan (Hugging Face "Num Epochs = 3", "Total optimization steps = 345").
+_PLAN_KEYS = {"num_epochs": "epochs", "num_train_epochs": "epochs", "max_epochs": "epochs", "epochs": "epochs",
+              "n_epochs": "epochs", "total_optimization_steps": "total_steps", "max_steps": "total_steps",
+              "total_steps": "total_steps", "train_iters": "total_steps"}
 _ACCURACY_LEAVES = ("accuracy", "top1", "top5", "mfu", "acc")
 
 
@@ -82,6 +91,16 @@ def _annotation_repl(m: re.Match) -> str:
     if len(_PROSE_WORD.findall(body)) >= 3:
         return ""
     return m.group(0)
+
+
+def strip_log_prefix(line: str) -> str:
+    """The message part of a log line: leading ``[...]`` groups, timestamps, levels and logger names removed."""
+    for _ in range(8):
+        m = _LOG_PREFIX.match(line)
+        if not m or not m.group(0).strip():
+            break
+        line = line[m.end():]
+    return line.lstrip()
 
 
 def _num(text: str) -> float | None:
@@ -184,6 +203,8 @@ class LogParser:
         self._ts_text = ""
         self.first_wall: float | None = None
         self.max_step = 0
+        self.lineno = 0
+        self.last_record_line = -10
 
     # --- input -------------------------------------------------------------------------------
     def feed_many(self, lines: Iterable[tuple[int, str]], source: str) -> None:
@@ -193,6 +214,7 @@ class LogParser:
     def feed(self, lineno: int, text: str, source: str) -> None:
         """Read one line (without its newline)."""
         self.lines += 1
+        self.lineno += 1
         if not text or text.isspace():
             self.block = None
             if self.keep_console:
@@ -271,7 +293,7 @@ class LogParser:
                 return
             self._record(c, m, seg, line_step)
             return
-        if self.block is not None:
+        if self.block is not None and seg[:1] not in " \t":
             self.block = None
         self._generic(seg, line_step)
 
@@ -307,8 +329,8 @@ class LogParser:
                     continue
                 if target == "@step":
                     step = int(v)
-                elif target[0] != "@":
-                    rec[target] = v
+                elif target[0] != "@" and not self._repeats(target, v):
+                    rec[target] = v  # a bar redraws stale postfix values: only changes are points
         if n == self.bar_n and not rec:
             return step
         self.bar_n = n
@@ -339,7 +361,7 @@ class LogParser:
         lk = key.lower()
         t = fmt.rename.get(lk)
         if t is not None:
-            return t
+            return (prefix or fmt.prefix) + t[2:] if t.startswith("~/") else t
         if fmt.pair_name:
             return fmt.pair_name.format(re.sub(r"[^a-z0-9]+", "_", lk).strip("_"))
         mk = _MARKERS.get(lk.replace(" ", "_"))
@@ -422,6 +444,7 @@ class LogParser:
             name_unit = canonical(key, prefix)[1]
             u = unit or fmt.units.get(key.lower()) or fmt.units.get("*") or name_unit
             rec.setdefault(target, _convert(target, v, u))
+        events = tuple(fmt.const)
         for k, v in fmt.const.items():
             rec[k] = v
         for k, (num, den) in fmt.ratios.items():
@@ -447,7 +470,7 @@ class LogParser:
             rec.setdefault("train/epoch", epoch)
         if prefix == "train/" and (self.step is None or step > self.step):
             self.step = step
-        self._emit_all(rec, step, epoch)
+        self._emit_all(rec, step, epoch, events)
 
     def _resolve_step(self, fmt: LogFormat, step, epoch, batch, total, line_step) -> int:
         self.seq += 1
@@ -465,6 +488,8 @@ class LogParser:
             return step
         if line_step is not None:
             return line_step
+        if epoch is not None and not self.spe and self.facts.get("total_steps") and self.facts.get("epochs"):
+            self.spe = self.facts["total_steps"] / self.facts["epochs"]  # planned steps / planned epochs
         if epoch is not None and self.spe:
             return round(epoch * self.spe)
         if self.step is not None:
@@ -475,10 +500,10 @@ class LogParser:
     def _generic(self, seg: str, line_step: int | None) -> None:
         if not ("=" in seg or ": " in seg or "|" in seg):
             return
-        if not self.started:
-            self._startup_params(seg)
-            if _STEP_PREFIX.match(seg) is None and _STEP_KEY.search(seg) is None:
-                return
+        if not self.started and _STEP_PREFIX.match(strip_log_prefix(seg)) is None and \
+                _STEP_KEY.search(seg) is None:
+            self._startup_params(seg)  # configuration printed before training starts
+            return
         if _SIGNATURE_PREFILTER.search(seg):
             return
         pairs = []
@@ -490,7 +515,7 @@ class LogParser:
         if not pairs:
             return
         step = epoch = batch = None
-        sp = _STEP_PREFIX.match(seg)
+        sp = _STEP_PREFIX.match(strip_log_prefix(seg))
         if sp:
             w = sp["w"].lower()
             if w == "epoch":
@@ -522,9 +547,11 @@ class LogParser:
         if not rec:
             return
         if not self.started and step is None and epoch is None:
+            self._startup_params(seg)
             return
         self.formats["generic"] += 1
-        if step is None and line_step is None and epoch is None and len(rec) == 1:
+        if step is None and line_step is None and epoch is None and len(rec) == 1 and \
+                self.lineno - self.last_record_line > CONTINUATION_LINES:
             for k, v in rec.items():
                 self._summary[k] = (v, self.wall)
             return
@@ -537,6 +564,7 @@ class LogParser:
         self._emit_all(rec, step, epoch)
 
     def _startup_params(self, seg: str) -> None:
+        seg = strip_log_prefix(seg)
         if seg.count("=") >= 2:
             for pm in _PARAM_EQ.finditer(seg):
                 self.params.setdefault(pm["k"], pm["v"].strip("'\""))
@@ -545,16 +573,28 @@ class LogParser:
         if pm:
             v = pm["v"].strip().strip("'\"")
             if v and len(v.split()) <= 4:
-                self.params.setdefault(pm["k"].strip(), v)
+                k = pm["k"].strip()
+                self.params.setdefault(k, v)
+                plan = _PLAN_KEYS.get(k.lower().replace(" ", "_"))
+                n = _num(v.replace(",", ""))
+                if plan and n is not None and n > 0:
+                    self.facts.setdefault(plan, n)
 
     # --- output --------------------------------------------------------------------------------
-    def _emit_all(self, rec: dict[str, float], step: int, epoch: float | None) -> None:
+    def _repeats(self, name: str, value: float) -> bool:
+        code = self._names.get(name)
+        last = self._last.get(code) if code is not None else None
+        return last is not None and last[1] == value
+
+    def _emit_all(self, rec: dict[str, float], step: int, epoch: float | None, events: tuple = ()) -> None:
+        if rec:
+            self.last_record_line = self.lineno
         for name, value in rec.items():
             code = self._names.get(name)
             if code is None:
                 code = self._names[name] = len(self._names)
             last = self._last.get(code)
-            if last is not None and last[0] == step and last[1] == value:
+            if last is not None and last[0] == step and last[1] == value and name not in events:
                 continue  # the same point printed twice (a progress bar redrawn)
             self._last[code] = (step, value)
             self._codes.append(code)
