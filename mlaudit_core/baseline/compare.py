@@ -54,8 +54,9 @@ class MetricComparison:
         z = f", {fmt(b.z, 3)} std" if b.z is not None else ""
         return (f"{self.key} {word} {b.n_baselines} baseline(s): tail mean {fmt(b.run_tail_mean)} vs "
                 f"{fmt(sum(b.baseline_tail_means) / len(b.baseline_tail_means))} (band {fmt(b.band_lo)}.."
-                f"{fmt(b.band_hi)}, {b.method}) over {self.axis} {b.tail_start_step}-{b.tail_end_step}; "
-                f"delta {rel}{z}; {fmt(100 * (b.frac_tail_better if b.verdict == 'better' else b.frac_tail_worse), 3)}"
+                f"{fmt(b.band_hi)}, {b.method}) over steps {b.tail_start_step}-{b.tail_end_step}"
+                + (f" (aligned by {self.axis})" if self.axis != "step" else "")
+                + f"; delta {rel}{z}; {fmt(100 * (b.frac_tail_better if b.verdict == 'better' else b.frac_tail_worse), 3)}"
                 f"% of tail points beyond the band")
 
 

@@ -55,7 +55,7 @@ _AFFIX = re.compile(r"^(golden|expected|actual|ref|reference|baseline|new|old|me
 _TOL_NAME = re.compile(r"rtol|atol|tol(erance)?$|tolerance|margin|threshold", re.I)
 _CHECKED = re.compile(r"^(default_|checked_|check_)?metrics(_to_check|_checked)?$", re.I)
 _CHECKED_COMMENT = re.compile(r"checked metrics[^\[]*(\[[^\]]*\])|metrics checked[^\[]*(\[[^\]]*\])", re.I)
-_CI_TIMEOUT = re.compile(r"^\s*-?\s*(timeout-minutes|timeout_in_minutes|timeout)\s*:\s*['\"]?([\w.]+)", re.I)
+_CI_TIMEOUT = re.compile(r"^\s*-?\s*(timeout-minutes|timeout_in_minutes|timeout)\s*:\s*(.+)$", re.I)
 
 
 def iter_files(repo: Path) -> Iterator[Path]:
@@ -241,6 +241,7 @@ class _Scanner:
                     af = _kw(c, "atol_func")
                     note = ""
                     if isinstance(af, ast.Call):
+                        handled.add(id(af))
                         inner = _num(_kw(af, "rtol"), self.consts)
                         if inner is not None:
                             rtol, atol, note = inner, 0.0, " (atol_func=approximate_threshold: read as rtol)"
@@ -410,13 +411,17 @@ def scan_python(text: str, rel: str) -> tuple[list[Gate], list[str] | None, Line
     return sc.gates, checked, where, notes
 
 
-def _seconds(v: str) -> float | None:
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(h|hr|hours?|m|min|minutes?|s|sec|seconds?)?", v.strip(), re.I)
-    if not m:
+def _seconds(v: str, default_unit: str = "s") -> float | None:
+    """``"90"``, ``"1h 30m"``, ``"3 hours 30 minutes"``, ``"45s"`` -> seconds; ``None`` if not a duration."""
+    unit = r"(h|hrs?|hours?|m|mins?|minutes?|s|secs?|seconds?)"
+    if not re.fullmatch(rf"\s*(\d+(\.\d+)?\s*{unit}?\s*)+", v, re.I):
         return None
-    x = float(m.group(1))
-    unit = (m.group(2) or "").lower()
-    return x * 3600 if unit.startswith("h") else x * 60 if unit.startswith("m") else x
+    parts = re.findall(rf"(\d+(?:\.\d+)?)\s*{unit}?", v, re.I)
+    total = 0.0
+    for num, unit in parts:
+        u = (unit or default_unit).lower()
+        total += float(num) * (3600 if u.startswith("h") else 60 if u.startswith("m") else 1)
+    return total
 
 
 def scan_ci_yaml(text: str, rel: str) -> list[Gate]:
@@ -426,9 +431,9 @@ def scan_ci_yaml(text: str, rel: str) -> list[Gate]:
         m = _CI_TIMEOUT.match(ln)
         if not m:
             continue
-        key, val = m.group(1).lower(), m.group(2)
-        secs = _seconds(val + ("m" if key in ("timeout-minutes", "timeout_in_minutes") and val.replace(".", "")
-                               .isdigit() else ""))
+        key = m.group(1).lower()
+        val = m.group(2).split("#")[0].strip().strip("'\"")
+        secs = _seconds(val, "m" if key in ("timeout-minutes", "timeout_in_minutes") else "s")
         if secs is not None:
             out.append(Gate(rel, i, ln.strip(), "timeout", threshold=secs, op="<=",
                             formula=f"CI job {key}: the job is cancelled after {secs:g} s"))
