@@ -50,8 +50,11 @@ SPEEDUP_TOL = 0.10
 
 _NUM = r"(?P<num>\d+(?:\.\d+)?)"
 _METRICS: list[tuple[str, Role | None, str | None]] = [
-    (r"(?:val(?:idation)?|eval(?:uation)?|test|dev|held[- ]out)(?:\s+set)?\s+(?:top-?1\s+)?acc(?:uracy)?",
-     Role.VAL_ACCURACY, None),
+    (
+        r"(?:val(?:idation)?|eval(?:uation)?|test|dev|held[- ]out)(?:\s+set)?\s+(?:top-?1\s+)?acc(?:uracy)?",
+        Role.VAL_ACCURACY,
+        None,
+    ),
     (r"top-?1(?:\s+acc(?:uracy)?)?", Role.VAL_ACCURACY, None),
     (r"train(?:ing)?\s+acc(?:uracy)?", Role.TRAIN_ACCURACY, None),
     (r"(?:val(?:idation)?|eval(?:uation)?|test|dev)\s+loss", Role.VAL_LOSS, None),
@@ -66,20 +69,32 @@ _METRICS: list[tuple[str, Role | None, str | None]] = [
     (r"(?:step|iteration)[- ]time", Role.STEP_TIME, None),
 ]
 _ALT = "|".join(f"(?:{p})" for p, _, _ in _METRICS)
-_LINK = r"(?:\s+(?:of|at|is|was|=|:|reached|reaches|hit|hits|to|converged to|converges to|ended at|ends at|" \
-        r"went to|goes to|stays?|settled at|improved to|dropped to|fell to|rose to|around|about|~|≈|" \
-        r"below|under|less than|above|over|more than|greater than|at least|at most|<|>|<=|>=))*\s*"
-_VALUE = re.compile(rf"\b(?P<m>{_ALT})\b(?P<link>{_LINK})(?:~|≈)?{_NUM}\s*(?P<pct>%)?", re.IGNORECASE)
+_LINK = (
+    r"(?:\s+(?:of|at|is|was|=|:|reached|reaches|hit|hits|to|converged to|converges to|ended at|ends at|"
+    r"went to|goes to|stays?|settled at|improved to|dropped to|fell to|rose to|around|about|~|≈|"
+    r"below|under|less than|above|over|more than|greater than|at least|at most|<|>|<=|>=))*\s*"
+)
+_VALUE = re.compile(
+    rf"\b(?P<m>{_ALT})\b(?P<link>{_LINK})(?:~|≈)?{_NUM}\s*(?P<pct>%)?", re.IGNORECASE
+)
 _VALUE_BEFORE = re.compile(rf"{_NUM}\s*(?P<pct>%)\s+(?P<m>{_ALT})\b", re.IGNORECASE)
-_FROM_TO = re.compile(rf"\b(?P<m>{_ALT})\b[^.;\n]*?\bfrom\s+(?P<a>\d+(?:\.\d+)?)\s*(?P<pa>%)?\s+to\s+"
-                      rf"{_NUM}\s*(?P<pct>%)?", re.IGNORECASE)
-_SPEEDUP = re.compile(r"(?P<num>\d+(?:\.\d+)?)\s*(?:x|×)\s*(?:faster|speed-?up|quicker|higher throughput|"
-                      r"more throughput)|(?:speed-?up|faster)\s+(?:of\s+)?(?P<num2>\d+(?:\.\d+)?)\s*(?:x|×)|"
-                      r"(?P<pct>\d+(?:\.\d+)?)\s*%\s*(?:faster|speed-?up|higher throughput|more throughput)",
-                      re.IGNORECASE)
-_NO_REG = re.compile(r"\bno (?:\w+ )?regressions?\b|\bdoes(?:n't| not) regress\b|\bmatch(?:es|ing)? (?:the )?"
-                     r"baselines?\b|\bwithin (?:the )?noise\b|\bno (?:accuracy|loss|quality|metric) "
-                     r"(?:change|drop|difference)\b|\bparity with\b|\bon par with\b", re.IGNORECASE)
+_FROM_TO = re.compile(
+    rf"\b(?P<m>{_ALT})\b[^.;\n]*?\bfrom\s+(?P<a>\d+(?:\.\d+)?)\s*(?P<pa>%)?\s+to\s+"
+    rf"{_NUM}\s*(?P<pct>%)?",
+    re.IGNORECASE,
+)
+_SPEEDUP = re.compile(
+    r"(?P<num>\d+(?:\.\d+)?)\s*(?:x|×)\s*(?:faster|speed-?up|quicker|higher throughput|"
+    r"more throughput)|(?:speed-?up|faster)\s+(?:of\s+)?(?P<num2>\d+(?:\.\d+)?)\s*(?:x|×)|"
+    r"(?P<pct>\d+(?:\.\d+)?)\s*%\s*(?:faster|speed-?up|higher throughput|more throughput)",
+    re.IGNORECASE,
+)
+_NO_REG = re.compile(
+    r"\bno (?:\w+ )?regressions?\b|\bdoes(?:n't| not) regress\b|\bmatch(?:es|ing)? (?:the )?"
+    r"baselines?\b|\bwithin (?:the )?noise\b|\bno (?:accuracy|loss|quality|metric) "
+    r"(?:change|drop|difference)\b|\bparity with\b|\bon par with\b",
+    re.IGNORECASE,
+)
 _BELOW = re.compile(r"below|under|less than|at most|<", re.IGNORECASE)
 _ABOVE = re.compile(r"above|over|more than|greater than|at least|>", re.IGNORECASE)
 _CONVERGED = re.compile(r"converge|final|ended|ends|settled", re.IGNORECASE)
@@ -136,14 +151,28 @@ def extract_claims(text: str, source: str = "claims") -> list[Claim]:
         line = re.sub(r"[*_`]", "", raw)
         spans: list[tuple[int, int]] = []
 
-        def free(m: re.Match) -> bool:
+        def free(m: re.Match, spans: list[tuple[int, int]] = spans) -> bool:
             return not any(a < m.end() and m.start() < b for a, b in spans)
 
         for m in _FROM_TO.finditer(line):
             role, hint = _metric(m["m"])
-            out.append(Claim(m.group(0).strip(), source, i, "value", m["m"], role, hint, float(m["num"]),
-                             bool(m["pct"] or m["pa"]), _decimals(m["num"]), "=", "final",
-                             before=float(m["a"])))
+            out.append(
+                Claim(
+                    m.group(0).strip(),
+                    source,
+                    i,
+                    "value",
+                    m["m"],
+                    role,
+                    hint,
+                    float(m["num"]),
+                    bool(m["pct"] or m["pa"]),
+                    _decimals(m["num"]),
+                    "=",
+                    "final",
+                    before=float(m["a"]),
+                )
+            )
             spans.append(m.span())
         for rx in (_VALUE, _VALUE_BEFORE):
             for m in rx.finditer(line):
@@ -152,10 +181,30 @@ def extract_claims(text: str, source: str = "claims") -> list[Claim]:
                 role, hint = _metric(m["m"])
                 link = m.groupdict().get("link") or ""
                 comp = "<" if _BELOW.search(link) else ">" if _ABOVE.search(link) else "="
-                context = line[max(0, m.start() - 20): m.end()]
-                qual = "best" if _BEST.search(context) else "final" if _CONVERGED.search(context) else None
-                out.append(Claim(m.group(0).strip(), source, i, "value", m["m"], role, hint, float(m["num"]),
-                                 bool(m["pct"]), _decimals(m["num"]), comp, qual))
+                context = line[max(0, m.start() - 20) : m.end()]
+                qual = (
+                    "best"
+                    if _BEST.search(context)
+                    else "final"
+                    if _CONVERGED.search(context)
+                    else None
+                )
+                out.append(
+                    Claim(
+                        m.group(0).strip(),
+                        source,
+                        i,
+                        "value",
+                        m["m"],
+                        role,
+                        hint,
+                        float(m["num"]),
+                        bool(m["pct"]),
+                        _decimals(m["num"]),
+                        comp,
+                        qual,
+                    )
+                )
                 spans.append(m.span())
         for m in _SPEEDUP.finditer(line):
             if m["pct"]:
@@ -176,8 +225,11 @@ def _key(run: RunData, c: Claim) -> str | None:
         return (evals or hits or [None])[0]
     if c.role is not None:
         key = run.key_for(c.role)
-        if key is None and c.role is Role.VAL_ACCURACY and not re.search(r"val|eval|test|dev|top",
-                                                                          c.metric or "", re.IGNORECASE):
+        if (
+            key is None
+            and c.role is Role.VAL_ACCURACY
+            and not re.search(r"val|eval|test|dev|top", c.metric or "", re.IGNORECASE)
+        ):
             key = run.key_for(Role.TRAIN_ACCURACY)
         return key
     return None
@@ -194,14 +246,24 @@ def _check_value(c: Claim, run: RunData) -> ClaimCheck:
     claimed, dec = float(c.value), c.decimals
     if c.percent and np.nanmax(np.abs(v)) <= 1.5:
         claimed, dec = claimed / 100, dec + 2
-    tol = 0.5 * 10 ** -dec
-    hib = c.role in (Role.VAL_ACCURACY, Role.TRAIN_ACCURACY, Role.THROUGHPUT) or is_higher_better(key)
+    tol = 0.5 * 10**-dec
+    hib = c.role in (Role.VAL_ACCURACY, Role.TRAIN_ACCURACY, Role.THROUGHPUT) or is_higher_better(
+        key
+    )
     final = float(v[-1])
-    tail = float(np.mean(v[-max(1, len(v) // 10):]))
+    tail = float(np.mean(v[-max(1, len(v) // 10) :]))
     ib = int(np.argmax(v) if hib else np.argmin(v))
     best = float(v[ib])
-    figs = {"key": key, "claimed": claimed, "final": final, "final_step": int(s.steps[-1]), "tail_mean": tail,
-            "best": best, "best_step": int(s.steps[ib]), "tolerance": tol}
+    figs = {
+        "key": key,
+        "claimed": claimed,
+        "final": final,
+        "final_step": int(s.steps[-1]),
+        "tail_mean": tail,
+        "best": best,
+        "best_step": int(s.steps[ib]),
+        "tolerance": tol,
+    }
     scale = "%" if c.percent and claimed != c.value else ""
 
     def show(x: float) -> str:
@@ -209,9 +271,13 @@ def _check_value(c: Claim, run: RunData) -> ClaimCheck:
 
     if c.comparator in ("<", ">"):
         ok = final < claimed if c.comparator == "<" else final > claimed
-        return ClaimCheck(c, "supported" if ok else "contradicted",
-                          f"{key} final {show(final)} (step {figs['final_step']}) is "
-                          f"{'' if ok else 'not '}{'below' if c.comparator == '<' else 'above'} {show(claimed)}", figs)
+        return ClaimCheck(
+            c,
+            "supported" if ok else "contradicted",
+            f"{key} final {show(final)} (step {figs['final_step']}) is "
+            f"{'' if ok else 'not '}{'below' if c.comparator == '<' else 'above'} {show(claimed)}",
+            figs,
+        )
     cands = {"final": final, "tail mean": tail, "best": best}
     if c.qualifier == "final":
         cands = {"final": final, "tail mean": tail}
@@ -219,11 +285,21 @@ def _check_value(c: Claim, run: RunData) -> ClaimCheck:
         cands = {"best": best}
     hit = next((name for name, x in cands.items() if abs(x - claimed) <= tol + 1e-12), None)
     if hit:
-        note = "" if hit != "best" or abs(final - claimed) <= tol else f" (the final value is {show(final)})"
-        return ClaimCheck(c, "supported", f"{key} {hit} {show(cands[hit])} matches {show(claimed)}{note}", figs)
-    return ClaimCheck(c, "contradicted",
-                      f"claimed {show(claimed)} but {key} logged final {show(final)} at step {figs['final_step']}"
-                      f" (best {show(best)} at step {figs['best_step']}, mean of the last 10% {show(tail)})", figs)
+        note = (
+            ""
+            if hit != "best" or abs(final - claimed) <= tol
+            else f" (the final value is {show(final)})"
+        )
+        return ClaimCheck(
+            c, "supported", f"{key} {hit} {show(cands[hit])} matches {show(claimed)}{note}", figs
+        )
+    return ClaimCheck(
+        c,
+        "contradicted",
+        f"claimed {show(claimed)} but {key} logged final {show(final)} at step {figs['final_step']}"
+        f" (best {show(best)} at step {figs['best_step']}, mean of the last 10% {show(tail)})",
+        figs,
+    )
 
 
 def _median(run: RunData, role: Role) -> float | None:
@@ -236,7 +312,9 @@ def _median(run: RunData, role: Role) -> float | None:
 
 def _check_speedup(c: Claim, run: RunData, baselines: Sequence[RunData]) -> ClaimCheck:
     if not baselines:
-        return ClaimCheck(c, "unverifiable", "a speedup needs a baseline run to compare with; none was given")
+        return ClaimCheck(
+            c, "unverifiable", "a speedup needs a baseline run to compare with; none was given"
+        )
     for role, higher in ((Role.THROUGHPUT, True), (Role.STEP_TIME, False)):
         mine = _median(run, role)
         theirs = [x for x in (_median(b, role) for b in baselines) if x is not None]
@@ -244,14 +322,24 @@ def _check_speedup(c: Claim, run: RunData, baselines: Sequence[RunData]) -> Clai
             continue
         base = float(np.mean(theirs))
         ratio = mine / base if higher else base / mine
-        figs = {"key": run.key_for(role), "run_median": mine, "baseline_median": base, "measured_factor": ratio,
-                "claimed_factor": c.value}
+        figs = {
+            "key": run.key_for(role),
+            "run_median": mine,
+            "baseline_median": base,
+            "measured_factor": ratio,
+            "claimed_factor": c.value,
+        }
         ok = ratio >= float(c.value) * (1 - SPEEDUP_TOL)
-        return ClaimCheck(c, "supported" if ok else "contradicted",
-                          f"median {figs['key']} {fmt(mine)} vs baseline {fmt(base)}: {fmt(ratio, 3)}x "
-                          f"{'>=' if ok else '<'} claimed {fmt(c.value, 3)}x (within {int(SPEEDUP_TOL * 100)}%)",
-                          figs)
-    return ClaimCheck(c, "unverifiable", "neither the run nor its baselines log throughput or step time")
+        return ClaimCheck(
+            c,
+            "supported" if ok else "contradicted",
+            f"median {figs['key']} {fmt(mine)} vs baseline {fmt(base)}: {fmt(ratio, 3)}x "
+            f"{'>=' if ok else '<'} claimed {fmt(c.value, 3)}x (within {int(SPEEDUP_TOL * 100)}%)",
+            figs,
+        )
+    return ClaimCheck(
+        c, "unverifiable", "neither the run nor its baselines log throughput or step time"
+    )
 
 
 def _check_no_regression(c: Claim, run: RunData) -> ClaimCheck:
@@ -271,7 +359,9 @@ def _check_no_regression(c: Claim, run: RunData) -> ClaimCheck:
     return ClaimCheck(c, "supported", "; ".join(x.summary() for x in comps[:2]))
 
 
-def check_claims(claims: Sequence[Claim], run: RunData, baselines: Sequence[RunData] = ()) -> list[ClaimCheck]:
+def check_claims(
+    claims: Sequence[Claim], run: RunData, baselines: Sequence[RunData] = ()
+) -> list[ClaimCheck]:
     """Check each claim against ``run`` (and ``baselines`` for speedups / "no regression").
 
     ``baselines`` defaults to the baselines attached to the run
@@ -314,34 +404,60 @@ def apply_claims(report: AuditReport) -> AuditReport:
     good = [f for f in report.findings if f.code == "CL003"]
     v = report.verdict
     if bad:
-        v.summary = (f"The claims do not hold against the telemetry: {bad[0].message}"
-                     + (f" (+{len(bad) - 1} more)" if len(bad) > 1 else "")
-                     + f". Underlying verdict: {v.outcome.value}/{v.cause.value}: {v.summary}")
+        v.summary = (
+            f"The claims do not hold against the telemetry: {bad[0].message}"
+            + (f" (+{len(bad) - 1} more)" if len(bad) > 1 else "")
+            + f". Underlying verdict: {v.outcome.value}/{v.cause.value}: {v.summary}"
+        )
         v.cause, v.confidence, v.inconclusive = Cause.UNSUPPORTED_CLAIM, 0.85, False
         report.conclusions.insert(0, bad[0].message)
-        report.next_actions.insert(0, NextAction(action="Correct the claim(s) in the text to the logged figures "
-                                                        "before merging / publishing",
-                                                 why="the raw telemetry contradicts them", cost="minutes"))
+        report.next_actions.insert(
+            0,
+            NextAction(
+                action="Correct the claim(s) in the text to the logged figures "
+                "before merging / publishing",
+                why="the raw telemetry contradicts them",
+                cost="minutes",
+            ),
+        )
     elif unver and not good:
         n = len(unver[0].facts.get("claims", []))
-        v.summary = (f"None of the {n} claim(s) can be verified from the telemetry. Underlying verdict: "
-                     f"{v.outcome.value}/{v.cause.value}: {v.summary}")
+        v.summary = (
+            f"None of the {n} claim(s) can be verified from the telemetry. Underlying verdict: "
+            f"{v.outcome.value}/{v.cause.value}: {v.summary}"
+        )
         v.cause, v.confidence = Cause.UNSUPPORTED_CLAIM, 0.5
-        report.next_actions.insert(0, NextAction(action="Log the metrics the claims quote (or attach the "
-                                                        "baseline runs) so they can be checked",
-                                                 why="unverifiable claims are unsupported", cost="minutes"))
+        report.next_actions.insert(
+            0,
+            NextAction(
+                action="Log the metrics the claims quote (or attach the "
+                "baseline runs) so they can be checked",
+                why="unverifiable claims are unsupported",
+                cost="minutes",
+            ),
+        )
     if bad or unver or good:
-        report.hypotheses.insert(0, Hypothesis(
-            statement="the claims in the text are supported by the raw telemetry",
-            status="rejected" if bad else "supported" if good and not unver else "open",
-            cause=Cause.UNSUPPORTED_CLAIM,
-            evidence_for=[f.message for f in good][:3], evidence_against=[f.message for f in bad + unver][:3],
-            discriminating_test="recompute each quoted figure from the logged series (done above)"))
+        report.hypotheses.insert(
+            0,
+            Hypothesis(
+                statement="the claims in the text are supported by the raw telemetry",
+                status="rejected" if bad else "supported" if good and not unver else "open",
+                cause=Cause.UNSUPPORTED_CLAIM,
+                evidence_for=[f.message for f in good][:3],
+                evidence_against=[f.message for f in bad + unver][:3],
+                discriminating_test="recompute each quoted figure from the logged series (done above)",
+            ),
+        )
     return report
 
 
-def audit_with_claims(run: RunData, text: str, settings=None, baselines: Sequence[RunData] = (),
-                      source: str = "claims") -> AuditReport:
+def audit_with_claims(
+    run: RunData,
+    text: str,
+    settings=None,
+    baselines: Sequence[RunData] = (),
+    source: str = "claims",
+) -> AuditReport:
     """Audit a run and check the claims of ``text`` against it (and its baselines).
 
     Raises nothing of its own; see :func:`mlaudit_core.audit.audit`.
@@ -363,5 +479,14 @@ def claim_evidence(ch: ClaimCheck):
     return LogEvidence(source=ch.claim.source, line=ch.claim.line, text=ch.claim.text)
 
 
-__all__ = ["SPEEDUP_TOL", "Claim", "ClaimCheck", "apply_claims", "attach_claims", "audit_with_claims",
-           "check_claims", "claims_of", "extract_claims"]
+__all__ = [
+    "SPEEDUP_TOL",
+    "Claim",
+    "ClaimCheck",
+    "apply_claims",
+    "attach_claims",
+    "audit_with_claims",
+    "check_claims",
+    "claims_of",
+    "extract_claims",
+]

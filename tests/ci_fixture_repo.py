@@ -92,7 +92,7 @@ if __name__ == "__main__":
     json.dump(metrics, open("metrics.json", "w"))
 '''
 
-TEST_PY = '''\
+TEST_PY = """\
 import json
 from pathlib import Path
 
@@ -119,9 +119,9 @@ def test_val_accuracy_matches_golden():
 def test_step_time_budget():
     step_time = float(np.median(METRICS["step_time"]))
     assert step_time < {step_budget}
-'''
+"""
 
-TEST_LENGTH_PY = '''\
+TEST_LENGTH_PY = """\
 import json
 from pathlib import Path
 
@@ -135,9 +135,9 @@ METRICS = json.loads((ROOT / "metrics.json").read_text())
 def test_loss_matches_golden():
     golden = [GOLDEN["loss"]["values"][k] for k in sorted(GOLDEN["loss"]["values"], key=int)]
     np.testing.assert_allclose(METRICS["loss"], golden, rtol=1e-5)
-'''
+"""
 
-TEST_EVAL_PY = '''\
+TEST_EVAL_PY = """\
 import json
 from pathlib import Path
 
@@ -159,14 +159,16 @@ def test_val_loss_matches_golden():
 
 def test_val_f1_matches_golden():
     assert METRICS["val_f1"][-1] == pytest.approx(last("val_f1"), rel=1e-3)
-'''
+"""
 
 GOOD = {"seed": 0, "lr": 0.5, "batch_size": 32, "steps": 40, "eval_every": 10}
 
 
 def load_train(repo: Path):
     """Import the fixture's own train.py (test code the test wrote; mlaudit never imports it)."""
-    spec = importlib.util.spec_from_file_location(f"fixture_train_{abs(hash(str(repo)))}", repo / "train.py")
+    spec = importlib.util.spec_from_file_location(
+        f"fixture_train_{abs(hash(str(repo)))}", repo / "train.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -180,20 +182,33 @@ def megatron_golden(metrics: dict, cfg: dict) -> dict:
             continue
         every = cfg["eval_every"] if name.startswith("val_") else 1
         steps = [every * (i + 1) for i in range(len(vals))]
-        out[name] = {"start_step": steps[0], "end_step": steps[-1], "step_interval": every,
-                     "values": {str(s): v for s, v in zip(steps, vals)}}
+        out[name] = {
+            "start_step": steps[0],
+            "end_step": steps[-1],
+            "step_interval": every,
+            "values": {str(s): v for s, v in zip(steps, vals)},
+        }
     return out
 
 
-def make_repo(root: Path, *, golden_cfg: dict = GOOD, test_py: str = TEST_PY, loss_rtol: float = 0.01,
-              step_budget: float = 0.005, extra_golden_seeds: tuple[int, ...] = (),
-              golden_env: dict | None = None, files: dict[str, str] | None = None) -> Path:
+def make_repo(
+    root: Path,
+    *,
+    golden_cfg: dict = GOOD,
+    test_py: str = TEST_PY,
+    loss_rtol: float = 0.01,
+    step_budget: float = 0.005,
+    extra_golden_seeds: tuple[int, ...] = (),
+    golden_env: dict | None = None,
+    files: dict[str, str] | None = None,
+) -> Path:
     """Write the repository and record its golden values with ``golden_cfg``."""
     repo = root / "repo"
     (repo / "tests").mkdir(parents=True)
     (repo / "train.py").write_text(TRAIN_PY)
-    (repo / "tests" / "test_train.py").write_text(test_py.replace("{loss_rtol}", repr(loss_rtol))
-                                                  .replace("{step_budget}", repr(step_budget)))
+    (repo / "tests" / "test_train.py").write_text(
+        test_py.replace("{loss_rtol}", repr(loss_rtol)).replace("{step_budget}", repr(step_budget))
+    )
     for name, text in (files or {}).items():
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
         (repo / name).write_text(text)
@@ -201,12 +216,14 @@ def make_repo(root: Path, *, golden_cfg: dict = GOOD, test_py: str = TEST_PY, lo
     old = {k: os.environ.get(k) for k in (golden_env or {})}
     os.environ.update(golden_env or {})
     try:
-        (repo / "golden_values.json").write_text(json.dumps(megatron_golden(mod.train(golden_cfg, False),
-                                                                            golden_cfg), indent=1))
+        (repo / "golden_values.json").write_text(
+            json.dumps(megatron_golden(mod.train(golden_cfg, False), golden_cfg), indent=1)
+        )
         for s in extra_golden_seeds:
             cfg = dict(golden_cfg, seed=s)
-            (repo / f"golden_values_seed{s}.json").write_text(json.dumps(megatron_golden(mod.train(cfg, False),
-                                                                                         cfg)))
+            (repo / f"golden_values_seed{s}.json").write_text(
+                json.dumps(megatron_golden(mod.train(cfg, False), cfg))
+            )
     finally:
         for k, v in old.items():
             if v is None:
@@ -222,11 +239,25 @@ def run_ci_job(repo: Path, cfg: dict, env: dict | None = None, header: str = "")
     e = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", **(env or {}))
     e.pop("PYTEST_ADDOPTS", None)
     log = [header] if header else []
-    tr = subprocess.run([sys.executable, "train.py", "config.json"], cwd=repo, env=e, capture_output=True,
-                        text=True, timeout=120)
+    tr = subprocess.run(
+        [sys.executable, "train.py", "config.json"],
+        cwd=repo,
+        env=e,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     log += ["$ python train.py config.json", tr.stdout, tr.stderr]
-    te = subprocess.run([sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "tests"], cwd=repo, env=e,
-                        capture_output=True, text=True, timeout=120)
+    te = subprocess.run(
+        [sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "tests"],
+        cwd=repo,
+        env=e,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     log += ["$ python -m pytest -rA tests", te.stdout, te.stderr, f"exit code {te.returncode}"]
     path = repo.parent / "ci.log"
     path.write_text("\n".join(log))

@@ -20,7 +20,13 @@ from mlaudit_core.audit import audit
 from mlaudit_core.baseline import audit_with_baselines, compare_to_baselines
 from mlaudit_core.report import Severity
 
-REF = {"lr": 0.5, "batch_size": 64, "epochs": 12, "dataset_version": "digits-v1", "f1_average": "micro"}
+REF = {
+    "lr": 0.5,
+    "batch_size": 64,
+    "epochs": 12,
+    "dataset_version": "digits-v1",
+    "f1_average": "micro",
+}
 
 
 @lru_cache(maxsize=1)
@@ -42,11 +48,17 @@ def _f1(y, p, average):
     scores = []
     for c in range(10):
         tp = np.sum((p == c) & (y == c))
-        scores.append(0.0 if tp == 0 else 2 * tp / (2 * tp + np.sum((p == c) & (y != c)) + np.sum((p != c) & (y == c))))
+        scores.append(
+            0.0
+            if tp == 0
+            else 2 * tp / (2 * tp + np.sum((p == c) & (y != c)) + np.sum((p != c) & (y == c)))
+        )
     return float(np.mean(scores))
 
 
-def train(seed: int, name: str, label_noise: float = 0.0, env: dict | None = None, **over) -> RunData:
+def train(
+    seed: int, name: str, label_noise: float = 0.0, env: dict | None = None, **over
+) -> RunData:
     """Train for real and return the run as RunData (params, environment, per-step and per-epoch metrics)."""
     cfg = dict(REF, **over)
     xt, yt, xv, yv = _data()
@@ -67,7 +79,7 @@ def train(seed: int, name: str, label_noise: float = 0.0, env: dict | None = Non
     for _ in range(cfg["epochs"]):
         order = rng.permutation(len(yt))
         for b in range(0, len(order), cfg["batch_size"]):
-            idx = order[b:b + cfg["batch_size"]]
+            idx = order[b : b + cfg["batch_size"]]
             p = probs(xt[idx])
             loss = -np.mean(np.log(p[np.arange(len(idx)), yt[idx]] + 1e-12))
             g = p
@@ -80,16 +92,23 @@ def train(seed: int, name: str, label_noise: float = 0.0, env: dict | None = Non
             vals += [loss, seen]
         pv = probs(xv)
         pred = pv.argmax(1)
-        for k, v in (("val/loss", -np.mean(np.log(pv[np.arange(len(yv)), yv] + 1e-12))),
-                     ("val/accuracy", np.mean(pred == yv)), ("val/f1", _f1(yv, pred, cfg["f1_average"]))):
+        for k, v in (
+            ("val/loss", -np.mean(np.log(pv[np.arange(len(yv)), yv] + 1e-12))),
+            ("val/accuracy", np.mean(pred == yv)),
+            ("val/f1", _f1(yv, pred, cfg["f1_average"])),
+        ):
             keys.append(k)
             steps.append(step)
             vals.append(float(v))
     params = {k: str(v) for k, v in cfg.items() if k != "f1_average"}
     params.update(seed=str(seed), label_noise=str(label_noise))
-    return RunData(RunIdentity("test", name, name, project="digits"), status=RunStatus.FINISHED, params=params,
-                   environment={"python": "3.11", "scikit-learn": "1.3.2", **(env or {})},
-                   metrics=MetricTable(keys, steps, vals))
+    return RunData(
+        RunIdentity("test", name, name, project="digits"),
+        status=RunStatus.FINISHED,
+        params=params,
+        environment={"python": "3.11", "scikit-learn": "1.3.2", **(env or {})},
+        metrics=MetricTable(keys, steps, vals),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -120,20 +139,27 @@ def test_fourth_seed_is_within_noise_with_figures(baselines):
 def test_lower_learning_rate_is_worse_beyond_the_band(baselines):
     run = train(4, "lr-div-10", lr=0.05)
     rep = audit_with_baselines(run, baselines)
-    assert (rep.verdict.outcome.value, rep.verdict.cause.value) == ("regressed", "model_convergence")
+    assert (rep.verdict.outcome.value, rep.verdict.cause.value) == (
+        "regressed",
+        "model_convergence",
+    )
     f = bl001(rep.findings, "val/loss")
     assert f.severity is Severity.ERROR and f.facts["verdict"] == "worse"
     assert f.facts["run_tail_mean"] > f.facts["band_hi"] and f.facts["z"] > 2
     assert f.facts["frac_tail_worse"] >= 0.5
     assert "worse than 3 baseline(s)" in rep.verdict.summary
     deltas = next(f for f in rep.findings if f.code == "BL002").facts["deltas"]
-    assert deltas[0]["key"] == "lr" and deltas[0]["run"] == "0.05" and deltas[0]["layer"] == "training"
+    assert (
+        deltas[0]["key"] == "lr" and deltas[0]["run"] == "0.05" and deltas[0]["layer"] == "training"
+    )
     layer = next(f for f in rep.findings if f.code == "BL003")
     assert layer.facts["first_layer"] == "training"
     statuses = {h.statement.split(":")[0]: h.status for h in rep.hypotheses}
     assert statuses["the difference is seed-to-seed noise"] == "rejected"
-    assert any(s.startswith("a change in the training configuration") and v == "supported"
-               for s, v in statuses.items())
+    assert any(
+        s.startswith("a change in the training configuration") and v == "supported"
+        for s, v in statuses.items()
+    )
     assert rep.next_actions[0].action.startswith("Rerun the baseline with only lr changed")
 
 
@@ -156,7 +182,9 @@ def test_metric_library_upgrade_moves_f1_but_not_the_loss(baselines):
     assert bl001(rep.findings, "val/loss").facts["verdict"] == "within_noise"
     assert rep.verdict.cause.value == "metric_policy" and rep.verdict.outcome.value == "succeeded"
     layer = next(f for f in rep.findings if f.code == "BL003")
-    assert layer.facts["first_layer"] == "metric" and "scikit-learn: 1.3.2 -> 1.5.0" in layer.message
+    assert (
+        layer.facts["first_layer"] == "metric" and "scikit-learn: 1.3.2 -> 1.5.0" in layer.message
+    )
 
 
 def test_single_baseline_band_is_from_within_run_noise(baselines):

@@ -20,16 +20,33 @@ CASE = Path(__file__).parent / "data" / "cases" / "ci-golden-drift-after-image-b
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> dict:
     out = tmp_path_factory.mktemp("ci-case") / "report.json"
-    res = CliRunner().invoke(app, ["ci", "--repo", str(CASE), "--logs", str(CASE / "ci_failure.txt"),
-                                   str(CASE / "artifact_refs.txt"), "--golden", str(CASE / "golden_vs_new_h100.csv"),
-                                   "--format", "json", "--out", str(out)])
+    res = CliRunner().invoke(
+        app,
+        [
+            "ci",
+            "--repo",
+            str(CASE),
+            "--logs",
+            str(CASE / "ci_failure.txt"),
+            str(CASE / "artifact_refs.txt"),
+            "--golden",
+            str(CASE / "golden_vs_new_h100.csv"),
+            "--format",
+            "json",
+            "--out",
+            str(out),
+        ],
+    )
     assert res.exit_code == 0, res.output
     return json.loads(out.read_text())
 
 
 def _one(report: dict, code: str, **match) -> dict:
-    hits = [f for f in report["findings"] if f["code"] == code
-            and all(f["facts"].get(k) == v for k, v in match.items())]
+    hits = [
+        f
+        for f in report["findings"]
+        if f["code"] == code and all(f["facts"].get(k) == v for k, v in match.items())
+    ]
     assert hits, f"no {code} finding with {match}"
     return hits[0]
 
@@ -64,7 +81,9 @@ def test_exact_match_failed_while_tolerance_passes_is_drift(report):
     assert any(c["new"] and c["new"].startswith("26.04") for c in f["facts"]["env_changes"])
     hyps = {h["statement"].split(":")[0]: h["status"] for h in report["hypotheses"]}
     assert hyps["model/convergence regression"] == "rejected"
-    assert hyps["numerical drift from an environment change (image, library, hardware)"] == "supported"
+    assert (
+        hyps["numerical drift from an environment change (image, library, hardware)"] == "supported"
+    )
 
 
 def test_recommends_refreshing_goldens_and_keeping_tolerance_gate(report):
@@ -91,6 +110,9 @@ def test_evidence_cites_failure_line_and_gates(report):
     assert f["facts"]["failed_metrics"] == ["lm loss", "num-zeros"]
     assert any(e.get("source") == "ci_failure.txt" and e.get("line") == 6 for e in f["evidence"])
     gates = _one(report, "CI001")["facts"]["gates"]
-    assert {(g["metric"], g["kind"]) for g in gates} >= {("lm loss", "deterministic"), ("lm loss", "approximate"),
-                                                         ("num-zeros", "approximate"),
-                                                         ("iteration-time", "approximate")}
+    assert {(g["metric"], g["kind"]) for g in gates} >= {
+        ("lm loss", "deterministic"),
+        ("lm loss", "approximate"),
+        ("num-zeros", "approximate"),
+        ("iteration-time", "approximate"),
+    }

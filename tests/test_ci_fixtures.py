@@ -11,16 +11,29 @@ import json
 
 import jsonschema
 import pytest
+from ci_fixture_repo import GOOD, TEST_EVAL_PY, TEST_LENGTH_PY, make_repo, run_ci_job
 from typer.testing import CliRunner
 
-from ci_fixture_repo import GOOD, TEST_EVAL_PY, TEST_LENGTH_PY, make_repo, run_ci_job
 from mlaudit_core.cli import app
 
 
 def audit(repo, *logs, extra=()) -> dict:
     out = repo.parent / "report.json"
-    res = CliRunner().invoke(app, ["ci", "--repo", str(repo), "--logs", *map(str, logs), *extra, "--format", "json",
-                                   "--out", str(out)])
+    res = CliRunner().invoke(
+        app,
+        [
+            "ci",
+            "--repo",
+            str(repo),
+            "--logs",
+            *map(str, logs),
+            *extra,
+            "--format",
+            "json",
+            "--out",
+            str(out),
+        ],
+    )
     assert res.exit_code == 0, res.output
     return json.loads(out.read_text())
 
@@ -49,7 +62,11 @@ def test_only_timing_gate_fails_is_runtime_not_model_regression(slow_job):
     t = codes(r)["CI005"][0]
     assert t["facts"]["metrics_pass"] is True
     check = t["facts"]["checks"][0]
-    assert check["kind"] == "timing" and check["threshold"] == 0.005 and check["path"] == "tests/test_train.py"
+    assert (
+        check["kind"] == "timing"
+        and check["threshold"] == 0.005
+        and check["path"] == "tests/test_train.py"
+    )
     loss = [f for f in codes(r)["CI002"] if f["facts"]["metric"] == "loss"][0]
     assert loss["facts"]["max_rel"] < 1e-5  # the log prints 6 decimals; the run is the golden run
     hyp = {h["statement"].split(":")[0]: h["status"] for h in r["hypotheses"]}
@@ -58,13 +75,17 @@ def test_only_timing_gate_fails_is_runtime_not_model_regression(slow_job):
 
 def test_loss_regressed_beyond_golden_seed_band_is_model_convergence(tmp_path):
     repo = make_repo(tmp_path, loss_rtol=0.02, extra_golden_seeds=(1, 2))
-    log = run_ci_job(repo, dict(GOOD, lr=0.02))  # the change under test: a 25x smaller learning rate
+    log = run_ci_job(
+        repo, dict(GOOD, lr=0.02)
+    )  # the change under test: a 25x smaller learning rate
     assert "FAILED tests/test_train.py::test_loss_matches_golden" in log.read_text()
     r = audit(repo, log)
     assert r["verdict"]["cause"] == "model_convergence" and r["verdict"]["outcome"] == "regressed"
     loss = [f for f in codes(r)["CI002"] if f["facts"]["metric"] == "loss"][0]
     assert loss["severity"] == "error" and loss["facts"]["tolerance_failed"]
-    assert loss["facts"]["first_rel"] == pytest.approx(0, abs=1e-5)  # same start: not a correctness change
+    assert loss["facts"]["first_rel"] == pytest.approx(
+        0, abs=1e-5
+    )  # same start: not a correctness change
     band = loss["facts"]["band"]
     assert band["n"] == 3 and band["verdict"] == "worse" and band["run_tail_mean"] > band["band_hi"]
     assert "golden seeds" in r["verdict"]["summary"]
@@ -77,31 +98,51 @@ def test_golden_file_of_another_length_is_test_setup(tmp_path):
     r = audit(repo, log)
     assert r["verdict"]["cause"] == "metric_policy" and r["verdict"]["outcome"] == "succeeded"
     f = codes(r)["CI004"][0]
-    assert (f["facts"]["n_golden"], f["facts"]["n_actual"], f["facts"]["direction"]) == (20, 40, "actual_longer")
+    assert (f["facts"]["n_golden"], f["facts"]["n_actual"], f["facts"]["direction"]) == (
+        20,
+        40,
+        "actual_longer",
+    )
     assert f["facts"]["common_ok"] is True
     assert "Regenerate the golden values" in r["next_actions"][0]["action"]
 
 
 def test_metric_library_upgrade_changing_f1_is_metric_policy_with_version_delta(tmp_path):
-    repo = make_repo(tmp_path, test_py=TEST_EVAL_PY, golden_env={"F1_AVERAGE": "micro"},
-                     files={"requirements.txt": "numpy>=1.26\nscikit-learn==1.5.0\n"})
-    header = ("Bump scikit-learn from 1.3.2 to 1.5.0 (#812)\n"
-              "Successfully installed scikit-learn-1.5.0 threadpoolctl-3.5.0")
-    log = run_ci_job(repo, GOOD, env={"F1_AVERAGE": "macro"}, header=header)  # the new default averaging
+    repo = make_repo(
+        tmp_path,
+        test_py=TEST_EVAL_PY,
+        golden_env={"F1_AVERAGE": "micro"},
+        files={"requirements.txt": "numpy>=1.26\nscikit-learn==1.5.0\n"},
+    )
+    header = (
+        "Bump scikit-learn from 1.3.2 to 1.5.0 (#812)\n"
+        "Successfully installed scikit-learn-1.5.0 threadpoolctl-3.5.0"
+    )
+    log = run_ci_job(
+        repo, GOOD, env={"F1_AVERAGE": "macro"}, header=header
+    )  # the new default averaging
     assert "FAILED tests/test_train.py::test_val_f1_matches_golden" in log.read_text()
     r = audit(repo, log)
     assert r["verdict"]["cause"] == "metric_policy" and r["verdict"]["cause"] != "model_convergence"
     f = codes(r)["CI009"][0]
-    assert (f["facts"]["library"], f["facts"]["old"], f["facts"]["new"]) == ("scikit-learn", "1.3.2", "1.5.0")
+    assert (f["facts"]["library"], f["facts"]["old"], f["facts"]["new"]) == (
+        "scikit-learn",
+        "1.3.2",
+        "1.5.0",
+    )
     assert "scikit-learn changed 1.3.2 -> 1.5.0" in f["message"]
-    assert any(e.get("source") == "ci.log" or e.get("source", "").endswith("ci.log") for e in f["evidence"])
+    assert any(
+        e.get("source") == "ci.log" or e.get("source", "").endswith("ci.log") for e in f["evidence"]
+    )
     assert "val_loss" in f["facts"]["loss_metrics"]
 
 
 def test_claim_contradicted_by_logged_metric_is_unsupported_claim(slow_job, tmp_path):
     repo, log = slow_job
     pr = tmp_path / "PR.md"
-    pr.write_text("## Faster input pipeline\n\nVal accuracy 95.0% on the held-out split, no regression.\n")
+    pr.write_text(
+        "## Faster input pipeline\n\nVal accuracy 95.0% on the held-out split, no regression.\n"
+    )
     r = audit(repo, log, extra=["--claims", str(pr)])
     assert r["verdict"]["cause"] == "unsupported_claim"
     bad = codes(r)["CL001"][0]
@@ -114,30 +155,79 @@ def test_claim_contradicted_by_logged_metric_is_unsupported_claim(slow_job, tmp_
 def test_schema_output_validates(slow_job, tmp_path):
     repo, log = slow_job
     schema = {
-        "$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
-        "required": ["classification", "is_model_regression", "failing_checks", "evidence", "calculations",
-                     "recommendation", "confidence"],
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "required": [
+            "classification",
+            "is_model_regression",
+            "failing_checks",
+            "evidence",
+            "calculations",
+            "recommendation",
+            "confidence",
+        ],
         "additionalProperties": False,
         "properties": {
-            "classification": {"enum": ["model_regression", "correctness_bug", "data_config", "infra_runtime",
-                                        "gate_policy", "unsupported_claim"]},
+            "classification": {
+                "enum": [
+                    "model_regression",
+                    "correctness_bug",
+                    "data_config",
+                    "infra_runtime",
+                    "gate_policy",
+                    "unsupported_claim",
+                ]
+            },
             "is_model_regression": {"type": "boolean"},
             "failing_checks": {"type": "array", "items": {"type": "string"}},
-            "evidence": {"type": "array", "minItems": 1, "items": {
-                "type": "object", "required": ["file", "line", "text"], "additionalProperties": False,
-                "properties": {"file": {"type": "string"}, "line": {"type": "integer"}, "text": {"type": "string"}}}},
+            "evidence": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "required": ["file", "line", "text"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "file": {"type": "string"},
+                        "line": {"type": "integer"},
+                        "text": {"type": "string"},
+                    },
+                },
+            },
             "calculations": {"type": "array", "items": {"$ref": "#/$defs/calc"}},
             "recommendation": {"type": "string", "minLength": 10},
             "confidence": {"type": "number", "minimum": 0, "maximum": 1},
         },
-        "$defs": {"calc": {"type": "object", "required": ["metric", "formula", "max_rel_diff"],
-                           "properties": {"metric": {"type": "string"}, "formula": {"type": "string"},
-                                          "max_rel_diff": {"type": "number"}}}},
+        "$defs": {
+            "calc": {
+                "type": "object",
+                "required": ["metric", "formula", "max_rel_diff"],
+                "properties": {
+                    "metric": {"type": "string"},
+                    "formula": {"type": "string"},
+                    "max_rel_diff": {"type": "number"},
+                },
+            }
+        },
     }
     sp, out = tmp_path / "schema.json", tmp_path / "answer.json"
     sp.write_text(json.dumps(schema))
-    res = CliRunner().invoke(app, ["ci", "--repo", str(repo), "--logs", str(log), "--schema", str(sp),
-                                   "--out", str(out), "--format", "json"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "ci",
+            "--repo",
+            str(repo),
+            "--logs",
+            str(log),
+            "--schema",
+            str(sp),
+            "--out",
+            str(out),
+            "--format",
+            "json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(out.read_text())
     jsonschema.validate(doc, schema)
@@ -150,14 +240,22 @@ def test_schema_output_validates(slow_job, tmp_path):
 def test_bad_inputs_exit_2_with_one_line_and_write_nothing(slow_job, tmp_path):
     repo, log = slow_job
     out = tmp_path / "x.json"
-    r = CliRunner().invoke(app, ["ci", "--repo", str(repo), "--logs", str(tmp_path / "missing.log"), "--out",
-                                 str(out)])
+    r = CliRunner().invoke(
+        app, ["ci", "--repo", str(repo), "--logs", str(tmp_path / "missing.log"), "--out", str(out)]
+    )
     assert r.exit_code == 2 and "missing.log: file not found" in r.output and not out.exists()
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    r = CliRunner().invoke(app, ["ci", "--repo", str(repo), "--logs", str(log), "--golden", str(bad)])
+    r = CliRunner().invoke(
+        app, ["ci", "--repo", str(repo), "--logs", str(log), "--golden", str(bad)]
+    )
     assert r.exit_code == 2 and "not valid JSON" in r.output
     sch = tmp_path / "schema.json"
-    sch.write_text(json.dumps({"type": "object", "required": ["x"], "properties": {"x": {"type": "nonsense"}}}))
-    r = CliRunner().invoke(app, ["ci", "--repo", str(repo), "--logs", str(log), "--schema", str(sch), "--out", str(out)])
+    sch.write_text(
+        json.dumps({"type": "object", "required": ["x"], "properties": {"x": {"type": "nonsense"}}})
+    )
+    r = CliRunner().invoke(
+        app,
+        ["ci", "--repo", str(repo), "--logs", str(log), "--schema", str(sch), "--out", str(out)],
+    )
     assert r.exit_code == 2 and "not a valid JSON Schema" in r.output and not out.exists()

@@ -12,7 +12,7 @@ from mlaudit_core.ci.logs import env_changes_in, parse_metric_pairs, scan_logs
 from mlaudit_core.ci.model import CIContext
 from mlaudit_core.errors import InputError
 
-SRC = '''\
+SRC = """\
 import math, time
 import numpy as np
 import pytest
@@ -40,9 +40,9 @@ def test_speed(result):
     assert 1000 <= result.samples_per_sec
     if result.final_loss > 2.5:
         raise AssertionError("loss too high")
-'''
+"""
 
-MEGATRON_EXCERPT = '''\
+MEGATRON_EXCERPT = """\
 CHECK_THRESHOLDS = {
     "iteration-time": [common.ApproximateTest(atol=0, rtol=0.05)],
     "lm loss": [common.DeterministicTest(), common.ApproximateTest(atol=0, rtol=0.05)],
@@ -51,7 +51,7 @@ CHECK_THRESHOLDS = {
     ],
     ...
 }
-'''
+"""
 
 
 def by(gates, kind):
@@ -62,7 +62,11 @@ def test_every_gate_kind_with_tolerances_and_lines():
     gates, checked, where, notes = scan_python(SRC, "tests/test_golden.py")
     assert not notes and checked == ["lm loss", "num-zeros"] and where.line == 7
     approx = {g.metric: g for g in by(gates, "approx")}
-    assert approx["loss"].rtol == 0.02 and approx["loss"].line == 12 and approx["loss"].function == "test_golden"
+    assert (
+        approx["loss"].rtol == 0.02
+        and approx["loss"].line == 12
+        and approx["loss"].function == "test_golden"
+    )
     assert approx["acc"].rtol is None and approx["acc"].atol == 0.01
     allc = {g.metric: g for g in by(gates, "allclose")}
     assert (allc["grad_norm"].rtol, allc["grad_norm"].atol) == (1e-3, 1e-6)
@@ -75,7 +79,11 @@ def test_every_gate_kind_with_tolerances_and_lines():
     timing = by(gates, "timing")[0]
     assert (timing.threshold, timing.op, timing.line, timing.metric) == (60, "<", 24, "elapsed_s")
     tput = by(gates, "throughput")[0]
-    assert (tput.threshold, tput.op, tput.expr) == (1000, ">=", "1000 <= result.samples_per_sec")  # x >= 1000
+    assert (tput.threshold, tput.op, tput.expr) == (
+        1000,
+        ">=",
+        "1000 <= result.samples_per_sec",
+    )  # x >= 1000
     thr = [g for g in by(gates, "threshold") if "loss" in (g.metric or "")][0]
     assert (thr.threshold, thr.op) == (2.5, "<=")  # `if loss > 2.5: raise` -> loss <= 2.5
     assert [g.threshold for g in by(gates, "timeout")] == [900]
@@ -92,8 +100,10 @@ def test_megatron_excerpt_with_elision_is_read():
 
 def test_sources_are_parsed_never_executed(tmp_path):
     marker = tmp_path / "executed"
-    src = f"open({str(marker)!r}, 'w').write('x')\nimport os\nos.system('touch {marker}')\n" \
-          "def test_x():\n    assert loss == pytest.approx(1.0, rel=0.1)\n"
+    src = (
+        f"open({str(marker)!r}, 'w').write('x')\nimport os\nos.system('touch {marker}')\n"
+        "def test_x():\n    assert loss == pytest.approx(1.0, rel=0.1)\n"
+    )
     gates, *_ = scan_python(src, "t.py")
     assert len(gates) == 1 and not marker.exists()
     bad, _, _, notes = scan_python("def broken(:\n", "broken.py")
@@ -104,32 +114,40 @@ def test_ci_yaml_timeouts_and_pins():
     y = "jobs:\n  train:\n    timeout-minutes: 30\n  gl:\n    timeout: 1h 30m\n  other:\n    timeout: 2h\n"
     gates = scan_ci_yaml(y, ".github/workflows/ci.yml")
     assert [(g.line, g.threshold) for g in gates] == [(3, 1800.0), (5, 5400.0), (7, 7200.0)]
-    assert parse_pins("numpy>=1\nscikit-learn==1.5.0\ntorch[cu121]==2.3.1 ; python_version>'3'\n") == {
-        "scikit-learn": "1.5.0", "torch": "2.3.1"}
+    assert parse_pins(
+        "numpy>=1\nscikit-learn==1.5.0\ntorch[cu121]==2.3.1 ; python_version>'3'\n"
+    ) == {"scikit-learn": "1.5.0", "torch": "2.3.1"}
 
 
 def test_metric_lines_in_common_shapes():
-    assert parse_metric_pairs(" iteration       10/     100 | consumed samples: 320 | lm loss: 1.082218E+01 | "
-                              "grad norm: 3.1 |") == (10, {"consumed samples": 320.0, "lm loss": 10.82218,
-                                                           "grad norm": 3.1})
-    assert parse_metric_pairs("{'loss': 0.52, 'learning_rate': 5e-05, 'epoch': 1.0, 'step': 10}") == (
-        10, {"loss": 0.52, "learning_rate": 5e-05, "epoch": 1.0})
-    assert parse_metric_pairs("step 7 loss=1.234 val_acc: 0.5") == (7, {"loss": 1.234, "val_acc": 0.5})
-    assert parse_metric_pairs("Head SHA: 795f87be") [0] is None
+    assert parse_metric_pairs(
+        " iteration       10/     100 | consumed samples: 320 | lm loss: 1.082218E+01 | "
+        "grad norm: 3.1 |"
+    ) == (10, {"consumed samples": 320.0, "lm loss": 10.82218, "grad norm": 3.1})
+    assert parse_metric_pairs(
+        "{'loss': 0.52, 'learning_rate': 5e-05, 'epoch': 1.0, 'step': 10}"
+    ) == (10, {"loss": 0.52, "learning_rate": 5e-05, "epoch": 1.0})
+    assert parse_metric_pairs("step 7 loss=1.234 val_acc: 0.5") == (
+        7,
+        {"loss": 1.234, "val_acc": 0.5},
+    )
+    assert parse_metric_pairs("Head SHA: 795f87be")[0] is None
 
 
 def test_log_scan(tmp_path):
     log = tmp_path / "job.log"
-    log.write_text("# annotation: tests FAILED everywhere (not log content)\n"
-                   "Bump scikit-learn from 1.3.2 to 1.5.0\n"
-                   "Successfully installed numpy-2.4.0 scikit-learn-1.5.0\n"
-                   "step 1 loss=2.0\nstep 2 loss=1.5\n"
-                   "E       assert 0.71 < 0.5\n"
-                   "FAILED tests/test_perf.py::test_step_time - assert 0.71 < 0.5\n"
-                   "PASSED tests/test_train.py::test_loss\n"
-                   "AssertionError: The following metrics failed: lm loss, num-zeros\n"
-                   "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
-                   "Job exceeded the maximum execution time (timed out)\n")
+    log.write_text(
+        "# annotation: tests FAILED everywhere (not log content)\n"
+        "Bump scikit-learn from 1.3.2 to 1.5.0\n"
+        "Successfully installed numpy-2.4.0 scikit-learn-1.5.0\n"
+        "step 1 loss=2.0\nstep 2 loss=1.5\n"
+        "E       assert 0.71 < 0.5\n"
+        "FAILED tests/test_perf.py::test_step_time - assert 0.71 < 0.5\n"
+        "PASSED tests/test_train.py::test_loss\n"
+        "AssertionError: The following metrics failed: lm loss, num-zeros\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+        "Job exceeded the maximum execution time (timed out)\n"
+    )
     ctx = CIContext(repo=str(tmp_path))
     scan_logs(ctx, [(log, "job.log")])
     assert all(x.line != 1 for x in ctx.failure_lines)
@@ -137,7 +155,10 @@ def test_log_scan(tmp_path):
     assert ctx.packages_log == {"numpy": "2.4.0", "scikit-learn": "1.5.0"}
     assert ctx.actuals[0].metrics["loss"] == ([1, 2], [2.0, 1.5])
     assert [(m.value, m.op, m.threshold) for m in ctx.measured][0] == (0.71, "<", 0.5)
-    assert {(t.function, t.outcome) for t in ctx.tests} == {("test_step_time", "failed"), ("test_loss", "passed")}
+    assert {(t.function, t.outcome) for t in ctx.tests} == {
+        ("test_step_time", "failed"),
+        ("test_loss", "passed"),
+    }
     assert ctx.failed_metrics == ["lm loss", "num-zeros"] and ctx.failed_metrics_line.line == 9
     assert [x.kind for x in ctx.infra] == ["infra:cuda-oom"]
     assert [x.line for x in ctx.timeouts] == [11]
@@ -145,21 +166,26 @@ def test_log_scan(tmp_path):
 
 
 def test_env_transition_shapes():
-    assert [(e.name, e.old, e.new) for e in env_changes_in("changes docker/.ngc_version.dev 26.02-py3 -> 26.04-py3",
-                                                             "x", 1)] == [("docker/.ngc_version.dev", "26.02-py3",
-                                                                           "26.04-py3")]
+    assert [
+        (e.name, e.old, e.new)
+        for e in env_changes_in("changes docker/.ngc_version.dev 26.02-py3 -> 26.04-py3", "x", 1)
+    ] == [("docker/.ngc_version.dev", "26.02-py3", "26.04-py3")]
     assert env_changes_in("loss went from 2.1 to 1.8", "x", 1) == []
 
 
 def test_golden_files(tmp_path):
     meg = tmp_path / "golden_values_dev.json"
-    meg.write_text('{"lm loss": {"start_step": 1, "end_step": 10, "step_interval": 5, "values": {"1": 10.8, '
-                   '"5": 10.6, "10": "nan"}}}')
+    meg.write_text(
+        '{"lm loss": {"start_step": 1, "end_step": 10, "step_interval": 5, "values": {"1": 10.8, '
+        '"5": 10.6, "10": "nan"}}}'
+    )
     [vs] = load_values(meg, "golden")
     steps, vals = vs.series("lm loss")
     assert list(steps) == [1, 5, 10] and vals[1] == 10.6 and vals[2] != vals[2]
     csv = tmp_path / "golden_vs_new.csv"
-    csv.write_text("step,lm_loss_golden_before,lm_loss_after_26.04,plain\n1,10.9,10.91,3\n2,10.8,10.79,4\n")
+    csv.write_text(
+        "step,lm_loss_golden_before,lm_loss_after_26.04,plain\n1,10.9,10.91,3\n2,10.8,10.79,4\n"
+    )
     sets = {(s.role, s.label): s for s in load_values(csv, "golden")}
     assert set(sets) == {("golden", "golden_before"), ("actual", "after_26.04"), ("golden", "")}
     assert sets[("actual", "after_26.04")].metrics["lm_loss"] == ([1, 2], [10.91, 10.79])

@@ -52,8 +52,9 @@ __all__ = [
 BASELINE_CODES = ("BL001", "BL002", "BL003", "BL004")
 
 
-def compare_to_baselines(run: RunData, baselines: Sequence[RunData],
-                         settings: Settings | None = None) -> list[Finding]:
+def compare_to_baselines(
+    run: RunData, baselines: Sequence[RunData], settings: Settings | None = None
+) -> list[Finding]:
     """Compare ``run`` with ``baselines`` and return the baseline findings (BL001-BL004).
 
     Pass the result as ``audit(run, settings, extra_findings=...)``: the
@@ -113,19 +114,30 @@ def fold_ledger(report: AuditReport) -> AuditReport:
                 seen.add(hyp.statement)
                 ledger.append(hyp)
     report.hypotheses = ledger + report.hypotheses
-    supported = [h for h in ledger if h.status == "supported" and h.discriminating_test
-                 and h.cause is not None and h.cause.value != "healthy"]
+    supported = [
+        h
+        for h in ledger
+        if h.status == "supported"
+        and h.discriminating_test
+        and h.cause is not None
+        and h.cause.value != "healthy"
+    ]
     if supported:
         h = supported[0]
-        report.next_actions.insert(0, NextAction(action=h.discriminating_test[:1].upper()
-                                                 + h.discriminating_test[1:],
-                                                 why=f"tests the leading explanation: {h.statement}",
-                                                 cost="hours"))
+        report.next_actions.insert(
+            0,
+            NextAction(
+                action=h.discriminating_test[:1].upper() + h.discriminating_test[1:],
+                why=f"tests the leading explanation: {h.statement}",
+                cost="hours",
+            ),
+        )
     return report
 
 
-def audit_with_baselines(run: RunData, baselines: Sequence[RunData],
-                         settings: Settings | None = None) -> AuditReport:
+def audit_with_baselines(
+    run: RunData, baselines: Sequence[RunData], settings: Settings | None = None
+) -> AuditReport:
     """``audit`` with the baseline comparison, the ledger folded into the report.
 
     Raises nothing of its own; see :func:`mlaudit_core.audit.audit`.

@@ -27,16 +27,18 @@ regression, and a shifted mean made of points inside the band does not either.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..rundata import RunData, Series
 
 #: Keys that count tokens or samples seen (normalised: lower case, separators as ``_``).
-_DATA_SEEN = re.compile(r"(^|_)(consumed_(tokens|samples)|tokens_seen|samples_seen|num_tokens_seen|"
-                        r"num_input_tokens_seen|total_tokens|train_tokens|seen_tokens|seen_samples)$")
+_DATA_SEEN = re.compile(
+    r"(^|_)(consumed_(tokens|samples)|tokens_seen|samples_seen|num_tokens_seen|"
+    r"num_input_tokens_seen|total_tokens|train_tokens|seen_tokens|seen_samples)$"
+)
 
 
 def _norm(key: str) -> str:
@@ -68,7 +70,9 @@ class Aligned:
     baselines: np.ndarray
 
 
-def _to_axis(run: RunData, s: Series, counter: str | None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def _to_axis(
+    run: RunData, s: Series, counter: str | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(axis values, metric values, steps) for a by-step finite series, mapped through ``counter``.
 
     Sorted by axis value; points outside the counter's logged step range are dropped.
@@ -84,8 +88,13 @@ def _to_axis(run: RunData, s: Series, counter: str | None) -> tuple[np.ndarray, 
     return x[order], s.values[inside][order], s.steps[inside][order]
 
 
-def align(run: RunData, key: str, baselines: Sequence[RunData], base_keys: Sequence[str],
-          by_data_seen: bool = True) -> Aligned | None:
+def align(
+    run: RunData,
+    key: str,
+    baselines: Sequence[RunData],
+    base_keys: Sequence[str],
+    by_data_seen: bool = True,
+) -> Aligned | None:
     """Align ``key`` of ``run`` with ``base_keys[i]`` of ``baselines[i]``.
 
     Args:
@@ -117,7 +126,9 @@ def align(run: RunData, key: str, baselines: Sequence[RunData], base_keys: Seque
         return None
     x = rx[inside]
     base = np.vstack([np.interp(x, bx, bv) for bx, bv, _ in mapped[1:]])
-    return Aligned(counters[0] if use_counter else "step", x, rs[inside].astype(np.int64), rv[inside], base)
+    return Aligned(
+        counters[0] if use_counter else "step", x, rs[inside].astype(np.int64), rv[inside], base
+    )
 
 
 @dataclass
@@ -150,10 +161,18 @@ class BandResult:
     notes: list[str] = field(default_factory=list)
 
     def figures(self) -> dict[str, float | int | str | None]:
-        return {"run_tail_mean": self.run_tail_mean, "band_lo": self.band_lo, "band_hi": self.band_hi,
-                "baseline_mean": float(np.mean(self.baseline_tail_means)), "delta": self.delta,
-                "rel_delta": self.rel_delta, "z": self.z, "frac_tail_outside": self.frac_tail_worse
-                if self.verdict != "better" else self.frac_tail_better}
+        return {
+            "run_tail_mean": self.run_tail_mean,
+            "band_lo": self.band_lo,
+            "band_hi": self.band_hi,
+            "baseline_mean": float(np.mean(self.baseline_tail_means)),
+            "delta": self.delta,
+            "rel_delta": self.rel_delta,
+            "z": self.z,
+            "frac_tail_outside": self.frac_tail_worse
+            if self.verdict != "better"
+            else self.frac_tail_better,
+        }
 
 
 def _scatter(v: np.ndarray) -> float:
@@ -176,8 +195,13 @@ def point_band(base: np.ndarray, k: float) -> tuple[np.ndarray, np.ndarray, str]
     return mn - floor, mx + floor, "minmax+within-run-noise"
 
 
-def compare_band(al: Aligned, higher_is_better: bool, k: float = 2.0, tail_frac: float = 0.2,
-                 min_outside: float = 0.5) -> BandResult:
+def compare_band(
+    al: Aligned,
+    higher_is_better: bool,
+    k: float = 2.0,
+    tail_frac: float = 0.2,
+    min_outside: float = 0.5,
+) -> BandResult:
     """Judge the aligned run against the band. See the module docstring for the rule.
 
     Args:
@@ -198,7 +222,10 @@ def compare_band(al: Aligned, higher_is_better: bool, k: float = 2.0, tail_frac:
     notes: list[str] = []
     if n >= 3:
         mu, sd = float(base_tail.mean()), float(base_tail.std(ddof=1))
-        t_lo, t_hi = min(mu - k * sd, float(base_tail.min())), max(mu + k * sd, float(base_tail.max()))
+        t_lo, t_hi = (
+            min(mu - k * sd, float(base_tail.min())),
+            max(mu + k * sd, float(base_tail.max())),
+        )
         z = (run_tail - mu) / sd if sd > 0 else None
     else:
         mu = float(base_tail.mean())
@@ -223,11 +250,24 @@ def compare_band(al: Aligned, higher_is_better: bool, k: float = 2.0, tail_frac:
         stays = np.logical_and.accumulate(worse_pt[::-1])[::-1]
         onset = int(al.steps[int(np.argmax(stays))])
     delta = run_tail - mu
-    return BandResult(verdict=verdict, method=method, n_baselines=n, k=k,
-                      tail_start_step=int(al.steps[tail][0]), tail_end_step=int(al.steps[tail][-1]),
-                      run_tail_mean=run_tail, baseline_tail_means=[float(v) for v in base_tail],
-                      band_lo=float(t_lo), band_hi=float(t_hi), delta=float(delta),
-                      rel_delta=float(delta / abs(mu)) if mu else None,
-                      z=float(z) if z is not None else None, frac_tail_worse=f_worse,
-                      frac_tail_better=f_better, frac_all_worse=float(worse_pt.mean()),
-                      onset_step=onset, higher_is_better=higher_is_better, notes=notes)
+    return BandResult(
+        verdict=verdict,
+        method=method,
+        n_baselines=n,
+        k=k,
+        tail_start_step=int(al.steps[tail][0]),
+        tail_end_step=int(al.steps[tail][-1]),
+        run_tail_mean=run_tail,
+        baseline_tail_means=[float(v) for v in base_tail],
+        band_lo=float(t_lo),
+        band_hi=float(t_hi),
+        delta=float(delta),
+        rel_delta=float(delta / abs(mu)) if mu else None,
+        z=float(z) if z is not None else None,
+        frac_tail_worse=f_worse,
+        frac_tail_better=f_better,
+        frac_all_worse=float(worse_pt.mean()),
+        onset_step=onset,
+        higher_is_better=higher_is_better,
+        notes=notes,
+    )

@@ -7,8 +7,8 @@ other input and are skipped with a reason when there are none.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..roles import Role, is_higher_better
 from ..rundata import RunData
@@ -49,15 +49,21 @@ class MetricComparison:
 
     def summary(self) -> str:
         b = self.band
-        word = {"worse": "worse than", "better": "better than", "within_noise": "within the noise of"}[b.verdict]
+        word = {
+            "worse": "worse than",
+            "better": "better than",
+            "within_noise": "within the noise of",
+        }[b.verdict]
         rel = f"{fmt(100 * b.rel_delta, 3)}%" if b.rel_delta is not None else "n/a"
         z = f", {fmt(b.z, 3)} std" if b.z is not None else ""
-        return (f"{self.key} {word} {b.n_baselines} baseline(s): tail mean {fmt(b.run_tail_mean)} vs "
-                f"{fmt(sum(b.baseline_tail_means) / len(b.baseline_tail_means))} (band {fmt(b.band_lo)}.."
-                f"{fmt(b.band_hi)}, {b.method}) over steps {b.tail_start_step}-{b.tail_end_step}"
-                + (f" (aligned by {self.axis})" if self.axis != "step" else "")
-                + f"; delta {rel}{z}; {fmt(100 * (b.frac_tail_better if b.verdict == 'better' else b.frac_tail_worse), 3)}"
-                f"% of tail points beyond the band")
+        return (
+            f"{self.key} {word} {b.n_baselines} baseline(s): tail mean {fmt(b.run_tail_mean)} vs "
+            f"{fmt(sum(b.baseline_tail_means) / len(b.baseline_tail_means))} (band {fmt(b.band_lo)}.."
+            f"{fmt(b.band_hi)}, {b.method}) over steps {b.tail_start_step}-{b.tail_end_step}"
+            + (f" (aligned by {self.axis})" if self.axis != "step" else "")
+            + f"; delta {rel}{z}; {fmt(100 * (b.frac_tail_better if b.verdict == 'better' else b.frac_tail_worse), 3)}"
+            f"% of tail points beyond the band"
+        )
 
 
 def _pairs(run: RunData, baselines: Sequence[RunData], roles: Sequence[Role], extra: Sequence[str]):
@@ -87,13 +93,22 @@ def _extra_learning_keys(run: RunData, baselines: Sequence[RunData], limit: int 
     common = set(run.metrics.keys)
     for b in baselines:
         common &= set(b.metrics.keys)
-    keys = [k for k in sorted(common) if not k.lower().startswith("system")
-            and (is_higher_better(k) or "loss" in k.lower())]
+    keys = [
+        k
+        for k in sorted(common)
+        if not k.lower().startswith("system") and (is_higher_better(k) or "loss" in k.lower())
+    ]
     return keys[:limit]
 
 
-def compare_metrics(run: RunData, k: float = 2.0, tail_frac: float = 0.2, min_outside: float = 0.5,
-                    metrics: Sequence[str] = (), by_data_seen: bool = True) -> list[MetricComparison]:
+def compare_metrics(
+    run: RunData,
+    k: float = 2.0,
+    tail_frac: float = 0.2,
+    min_outside: float = 0.5,
+    metrics: Sequence[str] = (),
+    by_data_seen: bool = True,
+) -> list[MetricComparison]:
     """Compare every learning and performance metric of ``run`` with its attached baselines.
 
     Args:
@@ -120,9 +135,20 @@ def compare_metrics(run: RunData, k: float = 2.0, tail_frac: float = 0.2, min_ou
                 continue
             hib = role in _HIB_ROLES if role is not None else is_higher_better(rk)
             band = compare_band(al, hib, k=k, tail_frac=tail_frac, min_outside=min_outside)
-            is_loss = (role in (Role.TRAIN_LOSS, Role.VAL_LOSS)) or (role is None and "loss" in rk.lower())
-            out.append(MetricComparison(label, role.value if role else None, kind, is_loss,
-                                        [b.identity.id for b, _ in bk], al.axis, band))
+            is_loss = (role in (Role.TRAIN_LOSS, Role.VAL_LOSS)) or (
+                role is None and "loss" in rk.lower()
+            )
+            out.append(
+                MetricComparison(
+                    label,
+                    role.value if role else None,
+                    kind,
+                    is_loss,
+                    [b.identity.id for b, _ in bk],
+                    al.axis,
+                    band,
+                )
+            )
     memo[memo_key] = out
     return out
 
@@ -131,5 +157,5 @@ def latest_comparisons(run: RunData) -> list[MetricComparison]:
     """The comparisons BL001 computed for this audit (its parameters), else computed with the defaults."""
     memo = run.cache.get(_MEMO) or {}
     if memo:
-        return list(memo.values())[0]
+        return next(iter(memo.values()))
     return compare_metrics(run)

@@ -39,8 +39,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -54,55 +54,116 @@ LAYERS: dict[str, str] = {
     "split": "split and sampling",
     "features": "feature pipeline (preprocessing, tokenizer, input shape)",
     "training": "training configuration (optimizer, learning rate, batch) - between the features "
-                "and the artifact it produces",
+    "and the artifact it produces",
     "model": "model artifact (architecture, weights, checkpoint)",
     "metric": "metric and decision logic (definition, threshold, metric library)",
     "runtime": "runtime and delivery (package versions, precision, hardware)",
 }
 
 #: Libraries whose version change can change a metric's definition or defaults.
-METRIC_LIBRARIES = {"scikit-learn", "sklearn", "torchmetrics", "evaluate", "sacrebleu", "rouge-score",
-                    "jiwer", "pycocotools", "torcheval", "seqeval", "nltk", "bert-score", "pytrec-eval",
-                    "faster-coco-eval", "rapidfuzz", "lm-eval"}
+METRIC_LIBRARIES = {
+    "scikit-learn",
+    "sklearn",
+    "torchmetrics",
+    "evaluate",
+    "sacrebleu",
+    "rouge-score",
+    "jiwer",
+    "pycocotools",
+    "torcheval",
+    "seqeval",
+    "nltk",
+    "bert-score",
+    "pytrec-eval",
+    "faster-coco-eval",
+    "rapidfuzz",
+    "lm-eval",
+}
 
-_WEIGHTS = {"data": 6.0, "config": 5.0, "precision": 4.5, "model": 4.0, "packages": 3.5, "code": 3.0,
-            "metric": 3.0, "config_other": 2.0, "hardware": 1.5}
+_WEIGHTS = {
+    "data": 6.0,
+    "config": 5.0,
+    "precision": 4.5,
+    "model": 4.0,
+    "packages": 3.5,
+    "code": 3.0,
+    "metric": 3.0,
+    "config_other": 2.0,
+    "hardware": 1.5,
+}
 
 _IGNORE = re.compile(
     r"(^|_)(seed|seeds|random_state|random_seed|rng_seed)(_|$)|^mlaudit_|run_?name|run_?id|^name$|"
     r"output_dir|logging_dir|log_dir|save_dir|checkpoint_dir|ckpt_dir|run_dir|^mlflow_(user|runname|"
     r"parentrunid|source_name|source_type|log_model_history|loggedartifacts|note_content|"
     r"datasets|source_git_branch|source_git_repourl)|timestamp|(^|_)date$|start_time|end_time|"
-    r"(^|_)(pid|uuid|job_id|slurm_job_id)$|^wandb_|^clearml_")
-_CODE = re.compile(r"git_?(commit|sha|hash|revision)|source_git_commit|(^|_)commit(_|$)|(^|_)revision$|"
-                   r"code_version|(^|_)sha$")
+    r"(^|_)(pid|uuid|job_id|slurm_job_id)$|^wandb_|^clearml_"
+)
+_CODE = re.compile(
+    r"git_?(commit|sha|hash|revision)|source_git_commit|(^|_)commit(_|$)|(^|_)revision$|"
+    r"code_version|(^|_)sha$"
+)
 _PRECISION = re.compile(r"precision|dtype|(^|_)(fp16|bf16|fp8|fp32|amp|tf32|half|mixed)(_|$)")
-_HARDWARE = re.compile(r"(^|_)(gpu|gpus|gpu_name|gpu_type|accelerator|device|device_name|host|hostname|"
-                       r"node|machine|instance|instance_type|cpu|cpu_type|hardware)(_|$)")
+_HARDWARE = re.compile(
+    r"(^|_)(gpu|gpus|gpu_name|gpu_type|accelerator|device|device_name|host|hostname|"
+    r"node|machine|instance|instance_type|cpu|cpu_type|hardware)(_|$)"
+)
 _LAYER_RES = [
-    ("split", re.compile(r"split|(^|_)(train|val|valid|test)_(size|rows|samples|frac|fraction|ratio)|"
-                         r"fold|holdout|(^|_)n_(train|val|test)(_|$)|num_(train|val|test)")),
-    ("training", re.compile(r"(^|_)(lr|learning_rate|batch|batch_size|train_batch_size|eval_batch_size|"
-                            r"per_device_train_batch_size|optim|optimizer|weight_decay|wd|warmup|"
-                            r"warmup_steps|warmup_ratio|epochs?|num_train_epochs|momentum|dropout|sched|"
-                            r"scheduler|lr_scheduler|clip|grad_clip|max_grad_norm|max_steps|train_iters|"
-                            r"beta1|beta2|adam_beta1|adam_beta2|adam_epsilon|eps|accum|"
-                            r"gradient_accumulation_steps|label_smoothing|world_size|num_gpus|"
-                            r"micro_batch_size|global_batch_size|alpha|l2|penalty)(_|$)")),
-    ("labels", re.compile(r"label|num_classes|n_classes|class_(count|counts|weights?)|(^|_)classes|"
-                          r"target_col")),
-    ("source", re.compile(r"(^|_)data(set)?(_|$)|dataset|corpus|(^|_)(rows|num_rows|n_rows|row_count|"
-                          r"n_samples|num_samples|schema|columns|table)(_|$)")),
-    ("features", re.compile(r"feature|preprocess|tokeni[sz]er|vocab|normali[sz]|augment|image_size|"
-                            r"img_size|resolution|max_seq|seq_len|context_len|max_length|transform|crop|"
-                            r"resize")),
-    ("model", re.compile(r"model|arch|checkpoint|ckpt|(^|_)init|pretrained|weights|hidden|layers|heads|"
-                         r"n_embd|d_model|num_params|n_params|depth|width")),
+    (
+        "split",
+        re.compile(
+            r"split|(^|_)(train|val|valid|test)_(size|rows|samples|frac|fraction|ratio)|"
+            r"fold|holdout|(^|_)n_(train|val|test)(_|$)|num_(train|val|test)"
+        ),
+    ),
+    (
+        "training",
+        re.compile(
+            r"(^|_)(lr|learning_rate|batch|batch_size|train_batch_size|eval_batch_size|"
+            r"per_device_train_batch_size|optim|optimizer|weight_decay|wd|warmup|"
+            r"warmup_steps|warmup_ratio|epochs?|num_train_epochs|momentum|dropout|sched|"
+            r"scheduler|lr_scheduler|clip|grad_clip|max_grad_norm|max_steps|train_iters|"
+            r"beta1|beta2|adam_beta1|adam_beta2|adam_epsilon|eps|accum|"
+            r"gradient_accumulation_steps|label_smoothing|world_size|num_gpus|"
+            r"micro_batch_size|global_batch_size|alpha|l2|penalty)(_|$)"
+        ),
+    ),
+    (
+        "labels",
+        re.compile(
+            r"label|num_classes|n_classes|class_(count|counts|weights?)|(^|_)classes|"
+            r"target_col"
+        ),
+    ),
+    (
+        "source",
+        re.compile(
+            r"(^|_)data(set)?(_|$)|dataset|corpus|(^|_)(rows|num_rows|n_rows|row_count|"
+            r"n_samples|num_samples|schema|columns|table)(_|$)"
+        ),
+    ),
+    (
+        "features",
+        re.compile(
+            r"feature|preprocess|tokeni[sz]er|vocab|normali[sz]|augment|image_size|"
+            r"img_size|resolution|max_seq|seq_len|context_len|max_length|transform|crop|"
+            r"resize"
+        ),
+    ),
+    (
+        "model",
+        re.compile(
+            r"model|arch|checkpoint|ckpt|(^|_)init|pretrained|weights|hidden|layers|heads|"
+            r"n_embd|d_model|num_params|n_params|depth|width"
+        ),
+    ),
     ("metric", re.compile(r"metric|threshold|(^|_)average|(^|_)eval_|calibrat|top_?k|decision")),
 ]
 _VERSION = re.compile(r"^v?\d+(\.\d+)+([.+\-]?[\w.+\-]*)?$|\d+\.\d+-py\d")
-_PKG_HINT = re.compile(r"(^|_)(version|pkg|package|pip|image|docker|container|cuda|cudnn|driver|nccl|"
-                       r"python|torch|pytorch|tensorflow|jax|transformers|numpy)(_|$)")
+_PKG_HINT = re.compile(
+    r"(^|_)(version|pkg|package|pip|image|docker|container|cuda|cudnn|driver|nccl|"
+    r"python|torch|pytorch|tensorflow|jax|transformers|numpy)(_|$)"
+)
 
 
 def norm_key(key: str) -> str:
@@ -135,8 +196,11 @@ class Delta:
         return vals[0] if vals else None
 
     def describe(self) -> str:
-        base = self.baseline_value if self.consistent else "/".join(sorted({str(v) for v in
-                                                                          self.baseline_values}))
+        base = (
+            self.baseline_value
+            if self.consistent
+            else "/".join(sorted({str(v) for v in self.baseline_values}))
+        )
         return f"{self.key}: {base} -> {self.run_value}"
 
 
@@ -161,8 +225,15 @@ def classify(source: str, key: str, value: str | None) -> tuple[str, str]:
         return "hardware", "runtime"
     for layer, rx in _LAYER_RES:
         if rx.search(n):
-            cat = {"split": "data", "labels": "data", "source": "data", "features": "data",
-                   "training": "config", "model": "model", "metric": "metric"}[layer]
+            cat = {
+                "split": "data",
+                "labels": "data",
+                "source": "data",
+                "features": "data",
+                "training": "config",
+                "model": "model",
+                "metric": "metric",
+            }[layer]
             return cat, layer
     if _VERSION.search(v) and _PKG_HINT.search(n):
         return "packages", "runtime"
@@ -207,8 +278,12 @@ def invariants(run: RunData) -> dict[str, str]:
 
 
 def _sources(run: RunData) -> dict[str, dict[str, str]]:
-    return {"params": run.params, "tags": run.tags, "environment": run.environment,
-            "metric": invariants(run)}
+    return {
+        "params": run.params,
+        "tags": run.tags,
+        "environment": run.environment,
+        "metric": invariants(run),
+    }
 
 
 def find_deltas(run: RunData, baselines: Sequence[RunData]) -> list[Delta]:
@@ -235,7 +310,9 @@ def find_deltas(run: RunData, baselines: Sequence[RunData]) -> list[Delta]:
             for v in bv:
                 if not any(same(v, d) for d in distinct):
                     distinct.append(v)
-            cat, layer = classify(src, key, rv if rv is not None else next((v for v in bv if v), None))
+            cat, layer = classify(
+                src, key, rv if rv is not None else next((v for v in bv if v), None)
+            )
             d = Delta(src, key, rv, bv, cat, layer, consistent=len(distinct) == 1)
             d.score = _score(d)
             out.append(d)

@@ -24,9 +24,9 @@ from .deltas import LAYERS, Delta
 
 _TESTS = {
     "source": "rerun the baseline code and config on the new data version, and the new code on the old "
-              "data (old data + new code vs new data + old code)",
+    "data (old data + new code vs new data + old code)",
     "labels": "compare label definitions and class counts of both data versions; retrain the baseline "
-              "config on the old labels",
+    "config on the old labels",
     "split": "check split sizes and entity overlap; rerun with the baseline's split",
     "features": "push the same records through both feature pipelines and diff the outputs",
     "training": "rerun the baseline with only {keys} changed to the new value (one variable at a time)",
@@ -34,9 +34,16 @@ _TESTS = {
     "metric": "recompute the metric from the same raw predictions with both {keys} versions",
     "runtime": "rerun the baseline config in the new environment ({keys}) with nothing else changed",
 }
-_CAUSE = {"source": Cause.DATA_CONFIG, "labels": Cause.DATA_CONFIG, "split": Cause.DATA_CONFIG,
-          "features": Cause.DATA_CONFIG, "training": Cause.MODEL_CONVERGENCE, "model": Cause.MODEL_CONVERGENCE,
-          "metric": Cause.METRIC_POLICY, "runtime": Cause.MODEL_CONVERGENCE}
+_CAUSE = {
+    "source": Cause.DATA_CONFIG,
+    "labels": Cause.DATA_CONFIG,
+    "split": Cause.DATA_CONFIG,
+    "features": Cause.DATA_CONFIG,
+    "training": Cause.MODEL_CONVERGENCE,
+    "model": Cause.MODEL_CONVERGENCE,
+    "metric": Cause.METRIC_POLICY,
+    "runtime": Cause.MODEL_CONVERGENCE,
+}
 LAYERS_INDEX = {k: i for i, k in enumerate(LAYERS)}
 
 
@@ -90,15 +97,27 @@ def analyse(deltas: list[Delta], moves: list[MetricMove]) -> LayerReport:
 
     # seed noise: the null hypothesis
     if worse:
-        hs.append(Hypothesis(statement="the difference is seed-to-seed noise", status="rejected",
-                             cause=Cause.HEALTHY, evidence_against=[m.summary for m in worse],
-                             discriminating_test="run two more seeds of the new config; a real regression "
-                                                 "stays outside the band"))
+        hs.append(
+            Hypothesis(
+                statement="the difference is seed-to-seed noise",
+                status="rejected",
+                cause=Cause.HEALTHY,
+                evidence_against=[m.summary for m in worse],
+                discriminating_test="run two more seeds of the new config; a real regression "
+                "stays outside the band",
+            )
+        )
     else:
-        hs.append(Hypothesis(statement="the difference is seed-to-seed noise", status="supported",
-                             cause=Cause.HEALTHY, evidence_for=[m.summary for m in moves],
-                             discriminating_test="run two more seeds of the new config; a real regression "
-                                                 "stays outside the band"))
+        hs.append(
+            Hypothesis(
+                statement="the difference is seed-to-seed noise",
+                status="supported",
+                cause=Cause.HEALTHY,
+                evidence_for=[m.summary for m in moves],
+                discriminating_test="run two more seeds of the new config; a real regression "
+                "stays outside the band",
+            )
+        )
 
     metric_only = bool(worse) and loss_quiet and "metric" in by_layer
     first: str | None = None
@@ -108,65 +127,125 @@ def analyse(deltas: list[Delta], moves: list[MetricMove]) -> LayerReport:
         stmt = f"a change in the {LAYERS[lay]}: " + "; ".join(d.describe() for d in ds[:3])
         test = _TESTS[lay].format(keys=_keys(ds))
         if not worse:
-            hs.append(Hypothesis(statement=stmt, status="rejected", cause=_CAUSE[lay],
-                                 evidence_against=["no compared metric left the baselines' noise band"],
-                                 discriminating_test=test))
+            hs.append(
+                Hypothesis(
+                    statement=stmt,
+                    status="rejected",
+                    cause=_CAUSE[lay],
+                    evidence_against=["no compared metric left the baselines' noise band"],
+                    discriminating_test=test,
+                )
+            )
             continue
         if metric_only and upstream:
-            hs.append(Hypothesis(statement=stmt, status="rejected", cause=_CAUSE[lay],
-                                 evidence_against=["every loss is within the noise band, so the model's fit "
-                                                   "did not change: " + "; ".join(m.summary for m in losses)],
-                                 discriminating_test=test))
+            hs.append(
+                Hypothesis(
+                    statement=stmt,
+                    status="rejected",
+                    cause=_CAUSE[lay],
+                    evidence_against=[
+                        "every loss is within the noise band, so the model's fit "
+                        "did not change: " + "; ".join(m.summary for m in losses)
+                    ],
+                    discriminating_test=test,
+                )
+            )
             continue
         if lay == "metric" and losses and not loss_quiet:
-            hs.append(Hypothesis(statement=stmt, status="rejected", cause=_CAUSE[lay],
-                                 evidence_against=["the loss moved too, which a change in how a metric is "
-                                                   "computed cannot do: " + "; ".join(
-                                                       m.summary for m in losses if m.verdict == "worse")],
-                                 discriminating_test=test))
+            hs.append(
+                Hypothesis(
+                    statement=stmt,
+                    status="rejected",
+                    cause=_CAUSE[lay],
+                    evidence_against=[
+                        "the loss moved too, which a change in how a metric is "
+                        "computed cannot do: "
+                        + "; ".join(m.summary for m in losses if m.verdict == "worse")
+                    ],
+                    discriminating_test=test,
+                )
+            )
             continue
         if first is None:
             first = lay
-            hs.append(Hypothesis(statement=stmt, status="supported", cause=_CAUSE[lay],
-                                 evidence_for=["earliest boundary whose logged invariants differ"]
-                                 + [m.summary for m in worse], discriminating_test=test))
+            hs.append(
+                Hypothesis(
+                    statement=stmt,
+                    status="supported",
+                    cause=_CAUSE[lay],
+                    evidence_for=["earliest boundary whose logged invariants differ"]
+                    + [m.summary for m in worse],
+                    discriminating_test=test,
+                )
+            )
         else:
-            hs.append(Hypothesis(statement=stmt, status="open", cause=_CAUSE[lay],
-                                 evidence_for=[f"downstream of the {first} change; may be a consequence"],
-                                 discriminating_test=test))
+            hs.append(
+                Hypothesis(
+                    statement=stmt,
+                    status="open",
+                    cause=_CAUSE[lay],
+                    evidence_for=[f"downstream of the {first} change; may be a consequence"],
+                    discriminating_test=test,
+                )
+            )
     code = [d for d in deltas if d.layer == "unlocalised" and d.consistent]
     if code:
-        hs.append(Hypothesis(statement="a code change: " + "; ".join(d.describe() for d in code),
-                             status="open" if worse else "rejected", cause=Cause.CORRECTNESS_BUG,
-                             evidence_for=["the commit differs; a code change can touch any layer"] if worse
-                             else [],
-                             evidence_against=[] if worse else ["no compared metric left the band"],
-                             discriminating_test="rerun the baseline commit with the new config and data, "
-                                                 "or bisect the commits in between"))
+        hs.append(
+            Hypothesis(
+                statement="a code change: " + "; ".join(d.describe() for d in code),
+                status="open" if worse else "rejected",
+                cause=Cause.CORRECTNESS_BUG,
+                evidence_for=["the commit differs; a code change can touch any layer"]
+                if worse
+                else [],
+                evidence_against=[] if worse else ["no compared metric left the band"],
+                discriminating_test="rerun the baseline commit with the new config and data, "
+                "or bisect the commits in between",
+            )
+        )
     if worse and first is None and not code:
-        hs.append(Hypothesis(statement="an unlogged change (data, config or environment not logged as "
-                                       "params/tags)", status="open", cause=Cause.MODEL_CONVERGENCE,
-                             evidence_for=["no logged invariant differs, yet the run is outside the band"],
-                             discriminating_test="diff the full resolved config and `pip freeze` of both runs; "
-                                                 "log them as params next time"))
+        hs.append(
+            Hypothesis(
+                statement="an unlogged change (data, config or environment not logged as "
+                "params/tags)",
+                status="open",
+                cause=Cause.MODEL_CONVERGENCE,
+                evidence_for=["no logged invariant differs, yet the run is outside the band"],
+                discriminating_test="diff the full resolved config and `pip freeze` of both runs; "
+                "log them as params next time",
+            )
+        )
     if noisy:
-        hs.append(Hypothesis(statement="keys on which the baselines already differ: "
-                                       + ", ".join(d.key for d in noisy[:5]),
-                             status="rejected", evidence_against=[("the baselines differ on them and still agree "
-                                                                  "within noise")]))
+        hs.append(
+            Hypothesis(
+                statement="keys on which the baselines already differ: "
+                + ", ".join(d.key for d in noisy[:5]),
+                status="rejected",
+                evidence_against=[("the baselines differ on them and still agree within noise")],
+            )
+        )
 
     cause: Cause | None = None
     if worse:
         cause = _CAUSE[first] if first else Cause.MODEL_CONVERGENCE
-    consequences = [f"{lay}: " + "; ".join(d.describe() for d in by_layer[lay][:3])
-                    for lay in ordered if first and LAYERS_INDEX[lay] > LAYERS_INDEX[first]]
+    consequences = [
+        f"{lay}: " + "; ".join(d.describe() for d in by_layer[lay][:3])
+        for lay in ordered
+        if first and LAYERS_INDEX[lay] > LAYERS_INDEX[first]
+    ]
     consequences += [m.summary for m in worse]
     if first:
-        msg = (f"first broken layer: {LAYERS[first]} ("
-               + "; ".join(d.describe() for d in by_layer[first][:3]) + ")")
+        msg = (
+            f"first broken layer: {LAYERS[first]} ("
+            + "; ".join(d.describe() for d in by_layer[first][:3])
+            + ")"
+        )
     elif ordered:
-        msg = "logged invariants differ (" + ", ".join(ordered) + ") but no metric left the noise band"
+        msg = (
+            "logged invariants differ ("
+            + ", ".join(ordered)
+            + ") but no metric left the noise band"
+        )
     else:
         msg = "no logged invariant differs between the run and its baselines"
     return LayerReport(first, by_layer, consequences, cause, hs, msg)
-

@@ -21,9 +21,9 @@ the user said, with a warning when it did not finish).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from collections.abc import Iterable, Sequence
 
 from ..rundata import RunData, RunStatus
 from .deltas import norm_key, same
@@ -32,9 +32,21 @@ BASELINE_TAG = "mlaudit.baseline"
 _TRUE = {"true", "1", "yes", "y", "on"}
 
 #: Params that may differ between a run and a same-config baseline (seed-like and identity keys).
-DEFAULT_IGNORED = (r"(^|_)(seed|seeds|random_state|random_seed|rng_seed)(_|$)", r"run_?name", r"run_?id",
-                   r"output_dir", r"logging_dir", r"log_dir", r"save_dir", r"checkpoint_dir", r"run_dir",
-                   r"(^|_)name$", r"timestamp", r"(^|_)date$", r"job_id")
+DEFAULT_IGNORED = (
+    r"(^|_)(seed|seeds|random_state|random_seed|rng_seed)(_|$)",
+    r"run_?name",
+    r"run_?id",
+    r"output_dir",
+    r"logging_dir",
+    r"log_dir",
+    r"save_dir",
+    r"checkpoint_dir",
+    r"run_dir",
+    r"(^|_)name$",
+    r"timestamp",
+    r"(^|_)date$",
+    r"job_id",
+)
 
 
 @dataclass
@@ -90,8 +102,9 @@ def _when(r: RunData) -> datetime:
     return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
 
 
-def select_baselines(run: RunData, candidates: Iterable[RunData],
-                     policy: BaselinePolicy | None = None) -> Selection:
+def select_baselines(
+    run: RunData, candidates: Iterable[RunData], policy: BaselinePolicy | None = None
+) -> Selection:
     """Apply the policy to ``candidates``. See the module docstring for the rules.
 
     Args:
@@ -114,7 +127,9 @@ def select_baselines(run: RunData, candidates: Iterable[RunData],
         by_id = {c.identity.id: c for c in pool}
         missing = [i for i in policy.explicit if i not in by_id]
         if missing:
-            warnings.append("baseline run(s) not found among the loaded candidates: " + ", ".join(missing))
+            warnings.append(
+                "baseline run(s) not found among the loaded candidates: " + ", ".join(missing)
+            )
         chosen = [by_id[i] for i in policy.explicit if i in by_id]
         for c in chosen:
             if c.status is not RunStatus.FINISHED:
@@ -130,9 +145,16 @@ def select_baselines(run: RunData, candidates: Iterable[RunData],
         if parent:
             return Selection(parent, "parent", warnings)
     if policy.use_same_config:
-        same_exp = [c for c in finished if c.identity.project == run.identity.project
-                    and config_matches(run, c, policy.ignore_params)]
+        same_exp = [
+            c
+            for c in finished
+            if c.identity.project == run.identity.project
+            and config_matches(run, c, policy.ignore_params)
+        ]
         if same_exp:
-            return Selection(sorted(same_exp, key=_when, reverse=True)[: policy.max_runs], "same_config",
-                             warnings)
+            return Selection(
+                sorted(same_exp, key=_when, reverse=True)[: policy.max_runs],
+                "same_config",
+                warnings,
+            )
     return Selection([], "none", warnings)

@@ -36,16 +36,35 @@ from .golden import load_values
 from .logs import env_changes_in, read_lines, scan_logs, window
 from .model import CIContext, Gate, Line, ValueSet, metric_id
 
-__all__ = ["CIContext", "CIVerdict", "Gate", "ValueSet", "attach_context", "audit_ci", "build_run", "classify",
-           "collect", "context_of", "metric_id", "recomputed"]
+__all__ = [
+    "CIContext",
+    "CIVerdict",
+    "Gate",
+    "ValueSet",
+    "attach_context",
+    "audit_ci",
+    "build_run",
+    "classify",
+    "collect",
+    "context_of",
+    "metric_id",
+    "recomputed",
+]
 
 _CONFIG_EXT = (".yaml", ".yml", ".toml", ".cfg", ".ini")
-_CONFIG_WORDS = re.compile(r"golden|threshold|toleran|rtol|atol|timeout|METRICS|deterministic|approx", re.I)
-_CI_YAML = re.compile(r"(^|/)(\.github/workflows/[^/]+|\.gitlab-ci[^/]*|\.circleci/[^/]+|azure-pipelines[^/]*|"
-                      r"jenkins[^/]*|\.buildkite/[^/]+|[^/]*ci[^/]*)\.ya?ml$", re.I)
-_ENV_FILES = re.compile(r"dockerfile|ngc_version|\.?version|environment\.ya?ml$", re.I)
-_SRC_REF = re.compile(r"File \"(?P<f1>[^\"]+)\", line (?P<l1>\d+)|(?P<f2>[\w./\-]+\.py):(?P<l2>\d+)|"
-                      r"(?P<f3>[\w./\-]+\.py)::(?P<t3>\w+)")
+_CONFIG_WORDS = re.compile(
+    r"golden|threshold|toleran|rtol|atol|timeout|METRICS|deterministic|approx", re.IGNORECASE
+)
+_CI_YAML = re.compile(
+    r"(^|/)(\.github/workflows/[^/]+|\.gitlab-ci[^/]*|\.circleci/[^/]+|azure-pipelines[^/]*|"
+    r"jenkins[^/]*|\.buildkite/[^/]+|[^/]*ci[^/]*)\.ya?ml$",
+    re.IGNORECASE,
+)
+_ENV_FILES = re.compile(r"dockerfile|ngc_version|\.?version|environment\.ya?ml$", re.IGNORECASE)
+_SRC_REF = re.compile(
+    r"File \"(?P<f1>[^\"]+)\", line (?P<l1>\d+)|(?P<f2>[\w./\-]+\.py):(?P<l2>\d+)|"
+    r"(?P<f3>[\w./\-]+\.py)::(?P<t3>\w+)"
+)
 
 
 def _display(p: Path, repo: Path) -> str:
@@ -55,8 +74,9 @@ def _display(p: Path, repo: Path) -> str:
         return str(p)
 
 
-def collect(repo: Path, logs: Sequence[Path], golden: Sequence[Path] = (), window_lines: int = 3
-            ) -> tuple[CIContext, list[ConsoleLine]]:
+def collect(
+    repo: Path, logs: Sequence[Path], golden: Sequence[Path] = (), window_lines: int = 3
+) -> tuple[CIContext, list[ConsoleLine]]:
     """Collect the evidence of a CI failure.
 
     Args:
@@ -107,16 +127,29 @@ def collect(repo: Path, logs: Sequence[Path], golden: Sequence[Path] = (), windo
                 ctx.golden_files.append(rel)
                 found_golden.append(f)
             elif re.match(r"(requirements|constraints)[\w.\-]*\.txt$", name):
-                ctx.packages_repo.update(parse_pins(f.read_text(encoding="utf-8", errors="replace")))
+                ctx.packages_repo.update(
+                    parse_pins(f.read_text(encoding="utf-8", errors="replace"))
+                )
             elif name.endswith(_CONFIG_EXT):
                 lines = f.read_text(encoding="utf-8", errors="replace").split("\n")
                 for i, ln in enumerate(lines):
                     if _CONFIG_WORDS.search(ln) and len(ctx.config_candidates) < 40:
-                        ctx.config_candidates.append(Line(rel, i + 1, ln.strip(), [
-                            f"{j + 1}: {lines[j]}" for j in range(max(0, i - 1), min(len(lines), i + 2))],
-                            "config"))
+                        ctx.config_candidates.append(
+                            Line(
+                                rel,
+                                i + 1,
+                                ln.strip(),
+                                [
+                                    f"{j + 1}: {lines[j]}"
+                                    for j in range(max(0, i - 1), min(len(lines), i + 2))
+                                ],
+                                "config",
+                            )
+                        )
             if _ENV_FILES.search(name):
-                for i, ln in enumerate(f.read_text(encoding="utf-8", errors="replace").split("\n"), 1):
+                for i, ln in enumerate(
+                    f.read_text(encoding="utf-8", errors="replace").split("\n"), 1
+                ):
                     ctx.env_changes += env_changes_in(ln, rel, i)
         except OSError as exc:
             ctx.notes.append(f"{rel}: unreadable ({exc})")
@@ -139,21 +172,32 @@ def collect(repo: Path, logs: Sequence[Path], golden: Sequence[Path] = (), windo
             fname = m["f1"] or m["f2"] or m["f3"]
             cand = (repo / fname) if not Path(fname).is_absolute() else Path(fname)
             if not cand.is_file():
-                cand = next((q for q in repo.rglob(Path(fname).name) if q.is_file()), None) if \
-                    len(ctx.source_candidates) < 20 else None
+                cand = (
+                    next((q for q in repo.rglob(Path(fname).name) if q.is_file()), None)
+                    if len(ctx.source_candidates) < 20
+                    else None
+                )
             if cand is None or not cand.is_file():
                 continue
             lines = read_lines(cand, _display(cand, repo))
             lineno = int(m["l1"] or m["l2"] or 0)
             if not lineno and m["t3"]:
-                lineno = next((x.lineno for x in lines if re.match(rf"\s*(async\s+)?def {m['t3']}\b", x.text)), 1)
+                lineno = next(
+                    (
+                        x.lineno
+                        for x in lines
+                        if re.match(rf"\s*(async\s+)?def {m['t3']}\b", x.text)
+                    ),
+                    1,
+                )
             key = (_display(cand, repo), lineno)
             if key in seen or not lines:
                 continue
             seen.add(key)
             idx = min(max(lineno - 1, 0), len(lines) - 1)
-            ctx.source_candidates.append(Line(key[0], lineno, lines[idx].text.strip(), window(lines, idx, 3),
-                                              "source"))
+            ctx.source_candidates.append(
+                Line(key[0], lineno, lines[idx].text.strip(), window(lines, idx, 3), "source")
+            )
     return ctx, console
 
 
@@ -166,8 +210,13 @@ def dedupe_env(changes: list) -> list:
         key = (e.name.lower(), e.old, e.new)
         if key in seen:
             continue
-        if not e.old and any(x.old and x.new and e.new and (x.new == e.new or x.new.startswith(e.new)
-                                                            or e.new.startswith(x.new)) for x in out):
+        if not e.old and any(
+            x.old
+            and x.new
+            and e.new
+            and (x.new == e.new or x.new.startswith(e.new) or e.new.startswith(x.new))
+            for x in out
+        ):
             continue
         seen.add(key)
         out.append(e)
@@ -189,13 +238,21 @@ def build_run(ctx: CIContext, console: list[ConsoleLine]) -> RunData:
         keys += [k] * len(st)
         steps += list(st)
         values += list(vals)
-    failed = bool(ctx.failure_lines or ctx.failed_metrics or any(t.outcome in ("failed", "error")
-                                                                 for t in ctx.tests))
+    failed = bool(
+        ctx.failure_lines
+        or ctx.failed_metrics
+        or any(t.outcome in ("failed", "error") for t in ctx.tests)
+    )
     name = Path(ctx.repo).name or ctx.repo
-    return RunData(RunIdentity("ci", f"{name}:{ctx.logs[0] if ctx.logs else 'no-logs'}", f"CI audit of {name}"),
-                   status=RunStatus.FAILED if failed else RunStatus.FINISHED,
-                   metrics=MetricTable(keys, steps, values), console=console,
-                   environment=dict(ctx.packages_log))
+    return RunData(
+        RunIdentity(
+            "ci", f"{name}:{ctx.logs[0] if ctx.logs else 'no-logs'}", f"CI audit of {name}"
+        ),
+        status=RunStatus.FAILED if failed else RunStatus.FINISHED,
+        metrics=MetricTable(keys, steps, values),
+        console=console,
+        environment=dict(ctx.packages_log),
+    )
 
 
 def _golden_run(ctx: CIContext) -> RunData | None:
@@ -207,12 +264,20 @@ def _golden_run(ctx: CIContext) -> RunData | None:
         keys += [k] * len(st)
         steps += list(st)
         values += list(vals)
-    return RunData(RunIdentity("ci", f"golden:{s.source}", "golden values"), status=RunStatus.FINISHED,
-                   metrics=MetricTable(keys, steps, values))
+    return RunData(
+        RunIdentity("ci", f"golden:{s.source}", "golden values"),
+        status=RunStatus.FINISHED,
+        metrics=MetricTable(keys, steps, values),
+    )
 
 
-def audit_ci(repo: Path, logs: Sequence[Path], golden: Sequence[Path] = (), claims: Path | None = None,
-             settings: Settings | None = None) -> AuditReport:
+def audit_ci(
+    repo: Path,
+    logs: Sequence[Path],
+    golden: Sequence[Path] = (),
+    claims: Path | None = None,
+    settings: Settings | None = None,
+) -> AuditReport:
     """Run the whole CI audit and return the report (redacted).
 
     Args:
@@ -247,10 +312,12 @@ def audit_ci(repo: Path, logs: Sequence[Path], golden: Sequence[Path] = (), clai
         if g is not None:
             attach_baselines(run, [g])
         regressed = v.cause.value in ("model_convergence", "correctness_bug")
-        run.cache[REGRESSION] = {"regressed": regressed,
-                                 "why": ("the CI audit found " + v.cause.value.replace("_", " ") + ": "
-                                         + v.summary) if regressed else
-                                        f"the CI audit found no model regression ({v.cause.value}): {v.summary}"}
+        run.cache[REGRESSION] = {
+            "regressed": regressed,
+            "why": ("the CI audit found " + v.cause.value.replace("_", " ") + ": " + v.summary)
+            if regressed
+            else f"the CI audit found no model regression ({v.cause.value}): {v.summary}",
+        }
         attach_claims(run, claims_text, _display(claims, repo))
         cl_findings, cl_runs = run_detectors(run, settings.model_copy(update={"select": ["CL"]}))
         findings += cl_findings
@@ -262,8 +329,9 @@ def audit_ci(repo: Path, logs: Sequence[Path], golden: Sequence[Path] = (), clai
     return redact_report(report)
 
 
-def _report(run: RunData, ctx: CIContext, findings: list[Finding], det_runs: list[DetectorRun],
-            v: CIVerdict) -> AuditReport:
+def _report(
+    run: RunData, ctx: CIContext, findings: list[Finding], det_runs: list[DetectorRun], v: CIVerdict
+) -> AuditReport:
     from ..audit import run_ref
 
     ordered = sorted(findings, key=lambda f: (-f.severity.rank, f is not v.primary, f.code))
@@ -279,36 +347,71 @@ def _report(run: RunData, ctx: CIContext, findings: list[Finding], det_runs: lis
         hib = is_higher_better(r.metric)
         ib = int(np.argmax(vals) if hib else np.argmin(vals))
         # first/best/final as for a run (the report's table), then the golden comparison figures
-        key_metrics[r.metric] = {"key": r.metric, "points": int(vals.size), "first": float(vals[0]),
-                                 "best": float(vals[ib]), "best_step": int(st[ib]), "final": float(vals[-1]),
-                                 "final_step": int(st[-1]), "max_abs": r.max_abs, "max_rel": r.max_rel,
-                                 "mean_rel": r.mean_rel, "golden_median": r.median_golden,
-                                 "actual_median": r.median_actual, "golden_source": r.golden.source}
-    unknowns = [f"{d.code} {d.name}: {d.reason}" for d in det_runs if d.status in ("skipped", "errored")]
+        key_metrics[r.metric] = {
+            "key": r.metric,
+            "points": int(vals.size),
+            "first": float(vals[0]),
+            "best": float(vals[ib]),
+            "best_step": int(st[ib]),
+            "final": float(vals[-1]),
+            "final_step": int(st[-1]),
+            "max_abs": r.max_abs,
+            "max_rel": r.max_rel,
+            "mean_rel": r.mean_rel,
+            "golden_median": r.median_golden,
+            "actual_median": r.median_actual,
+            "golden_source": r.golden.source,
+        }
+    unknowns = [
+        f"{d.code} {d.name}: {d.reason}" for d in det_runs if d.status in ("skipped", "errored")
+    ]
     if not ctx.goldens:
-        unknowns.append("no golden values were found or given (--golden): the gates could not be recomputed")
+        unknowns.append(
+            "no golden values were found or given (--golden): the gates could not be recomputed"
+        )
     if ctx.goldens and not ctx.actuals:
         unknowns.append("no actual metric values in the logs: the gates could not be recomputed")
     named = {metric_id(m) for m in ctx.failed_metrics}
     have = {metric_id(r.metric) for r in recomputed(run)}
     for m in ctx.failed_metrics:
         if metric_id(m) not in have:
-            unknowns.append(f"the log reports {m!r} as failed, but no golden/actual values for it were given")
+            unknowns.append(
+                f"the log reports {m!r} as failed, but no golden/actual values for it were given"
+            )
     for g in ctx.gates:
         if g.kind in ("approximate", "deterministic") and ctx.checked_metrics is None and not named:
-            unknowns.append("which metrics this job checks is not declared in the repo; all configured gates "
-                            "were taken as active")
+            unknowns.append(
+                "which metrics this job checks is not declared in the repo; all configured gates "
+                "were taken as active"
+            )
             break
     unknowns += ctx.notes
-    conclusions = list(dict.fromkeys(v.conclusions + [f.message for f in ordered
-                                                      if f.severity.rank >= Severity.ERROR.rank
-                                                      and f.family != "ci"]))[:6]
+    conclusions = list(
+        dict.fromkeys(
+            v.conclusions
+            + [
+                f.message
+                for f in ordered
+                if f.severity.rank >= Severity.ERROR.rank and f.family != "ci"
+            ]
+        )
+    )[:6]
     return AuditReport(
         run=run_ref(run),
-        verdict=Verdict(outcome=v.outcome, cause=v.cause, confidence=round(v.confidence, 2), summary=v.summary,
-                        inconclusive=v.cause.value == "inconclusive"),
-        findings=ordered, key_metrics=key_metrics, hypotheses=v.hypotheses, conclusions=conclusions,
-        unknowns=unknowns, surprising=[f.message for f in findings if f.code == "CI006"],
-        next_actions=v.actions[:8], detectors=det_runs, warnings=[])
-
-
+        verdict=Verdict(
+            outcome=v.outcome,
+            cause=v.cause,
+            confidence=round(v.confidence, 2),
+            summary=v.summary,
+            inconclusive=v.cause.value == "inconclusive",
+        ),
+        findings=ordered,
+        key_metrics=key_metrics,
+        hypotheses=v.hypotheses,
+        conclusions=conclusions,
+        unknowns=unknowns,
+        surprising=[f.message for f in findings if f.code == "CI006"],
+        next_actions=v.actions[:8],
+        detectors=det_runs,
+        warnings=[],
+    )

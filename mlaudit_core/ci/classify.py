@@ -36,8 +36,16 @@ from ..report import Cause, Finding, Hypothesis, NextAction, Outcome
 from ..signal import fmt
 from .model import CIContext
 
-_DATA_EXC = ("FileNotFoundError", "PermissionError", "IsADirectoryError", "NotADirectoryError",
-             "ConstructorError", "ScannerError", "ParserError", "JSONDecodeError")
+_DATA_EXC = (
+    "FileNotFoundError",
+    "PermissionError",
+    "IsADirectoryError",
+    "NotADirectoryError",
+    "ConstructorError",
+    "ScannerError",
+    "ParserError",
+    "JSONDecodeError",
+)
 
 
 @dataclass
@@ -65,11 +73,23 @@ def _new_env(ctx: CIContext) -> str:
     return news[0] if news else "the new environment"
 
 
-def _hyp(statement: str, supported: bool | None, cause: Cause, test: str, for_: list[str] = (),
-         against: list[str] = ()) -> Hypothesis:
+def _hyp(
+    statement: str,
+    supported: bool | None,
+    cause: Cause,
+    test: str,
+    for_: list[str] = (),
+    against: list[str] = (),
+) -> Hypothesis:
     status = "supported" if supported else "open" if supported is None else "rejected"
-    return Hypothesis(statement=statement, status=status, cause=cause, evidence_for=list(for_),
-                      evidence_against=list(against), discriminating_test=test)
+    return Hypothesis(
+        statement=statement,
+        status=status,
+        cause=cause,
+        evidence_for=list(for_),
+        evidence_against=list(against),
+        discriminating_test=test,
+    )
 
 
 def classify(findings: list[Finding], ctx: CIContext) -> CIVerdict:
@@ -82,153 +102,325 @@ def classify(findings: list[Finding], ctx: CIContext) -> CIVerdict:
     drift_metrics = {m["metric"] for f in drift for m in f.facts.get("metrics", [])}
     # a length mismatch whose common steps agree explains that metric's failure (rule 3)
     setup_only = {x.facts.get("metric") for x in by.get("CI004", []) if x.facts.get("common_ok")}
-    substantive = [f for f in metric_rows if f.facts["metric"] not in setup_only and (
-        f.facts.get("tolerance_failed")
-        or (f.facts.get("exact_failed") and f.facts["metric"] not in drift_metrics
-            and not any(x.facts.get("metric") == f.facts["metric"] for x in by.get("CI004", []))))]
+    substantive = [
+        f
+        for f in metric_rows
+        if f.facts["metric"] not in setup_only
+        and (
+            f.facts.get("tolerance_failed")
+            or (
+                f.facts.get("exact_failed")
+                and f.facts["metric"] not in drift_metrics
+                and not any(x.facts.get("metric") == f.facts["metric"] for x in by.get("CI004", []))
+            )
+        )
+    ]
     crash = by.get("CI011", [])
     lengths = [f for f in by.get("CI004", []) if f.facts.get("direction") != "actual_shorter"]
     short = [f for f in by.get("CI004", []) if f.facts.get("direction") == "actual_shorter"]
     timing = by.get("CI005", [])
     ungated = by.get("CI006", [])
-    noise = [f for f in by.get("CI010", []) if f.facts.get("inside_band") or f.facts.get("spread_rel")]
+    noise = [
+        f for f in by.get("CI010", []) if f.facts.get("inside_band") or f.facts.get("spread_rel")
+    ]
     defn = by.get("CI009", [])
-    env = ", ".join(f"{e.name} {e.old or '?'} -> {e.new or '?'}" for e in ctx.env_changes[:2])
 
-    loss_txt = "; ".join(f"{f.facts['metric']} max rel {fmt(f.facts['max_rel'], 3)}" for f in loss_rows)
-    regression_rejected_by = [f"{f.facts['metric']} max rel diff {fmt(f.facts['max_rel'], 3)}: every tolerance "
-                              "check passes" for f in metric_rows if not f.facts.get("tolerance_failed")
-                              and f.facts.get("checks")]
+    loss_txt = "; ".join(
+        f"{f.facts['metric']} max rel {fmt(f.facts['max_rel'], 3)}" for f in loss_rows
+    )
+    regression_rejected_by = [
+        f"{f.facts['metric']} max rel diff {fmt(f.facts['max_rel'], 3)}: every tolerance "
+        "check passes"
+        for f in metric_rows
+        if not f.facts.get("tolerance_failed") and f.facts.get("checks")
+    ]
     v: CIVerdict
     infra = [f for f in crash if f.facts.get("kind") == "infra"]
     exc = [f for f in crash if f.facts.get("kind") == "exception"]
     if infra:
         f = infra[0]
-        v = CIVerdict(Outcome.CRASHED, Cause.INFRA_RUNTIME, 0.85,
-                      f"The job failed on infrastructure ({f.facts.get('signature')}): {f.message}.", f, rule="infra")
-        v.actions.append(NextAction(action="Rerun the job; if it recurs, fix the resource the signature names "
-                                           "(memory, interconnect, disk, node)",
-                                    why="an infrastructure failure says nothing about the model", cost="minutes"))
+        v = CIVerdict(
+            Outcome.CRASHED,
+            Cause.INFRA_RUNTIME,
+            0.85,
+            f"The job failed on infrastructure ({f.facts.get('signature')}): {f.message}.",
+            f,
+            rule="infra",
+        )
+        v.actions.append(
+            NextAction(
+                action="Rerun the job; if it recurs, fix the resource the signature names "
+                "(memory, interconnect, disk, node)",
+                why="an infrastructure failure says nothing about the model",
+                cost="minutes",
+            )
+        )
     elif exc:
         f = exc[0]
         et = f.facts.get("exception_type", "")
         cause = Cause.DATA_CONFIG if et.rsplit(".", 1)[-1] in _DATA_EXC else Cause.CORRECTNESS_BUG
-        v = CIVerdict(Outcome.CRASHED, cause, 0.75, f"The job crashed before its gates could judge it: {f.message}.",
-                      f, rule="exception")
-        v.actions.append(NextAction(action=f"Reproduce the exception at {f.facts.get('raising') or 'the raising frame'}"
-                                           " on one batch", why="the traceback names the failing code",
-                                    cost="minutes"))
+        v = CIVerdict(
+            Outcome.CRASHED,
+            cause,
+            0.75,
+            f"The job crashed before its gates could judge it: {f.message}.",
+            f,
+            rule="exception",
+        )
+        v.actions.append(
+            NextAction(
+                action=f"Reproduce the exception at {f.facts.get('raising') or 'the raising frame'}"
+                " on one batch",
+                why="the traceback names the failing code",
+                cost="minutes",
+            )
+        )
     elif lengths and all(f.facts.get("common_ok") for f in lengths) and not substantive:
         f = lengths[0]
-        v = CIVerdict(Outcome.SUCCEEDED, Cause.METRIC_POLICY, 0.8,
-                      f"A golden file of another length (test setup), not a regression: {f.message}.", f,
-                      rule="golden_length")
-        v.actions.append(NextAction(action=f"Regenerate the golden values of {f.facts['golden_source']} for the "
-                                           f"current run length ({f.facts['n_actual']} steps), or compare only the "
-                                           "common steps", why="the values agree where both sides have them",
-                                    cost="minutes"))
+        v = CIVerdict(
+            Outcome.SUCCEEDED,
+            Cause.METRIC_POLICY,
+            0.8,
+            f"A golden file of another length (test setup), not a regression: {f.message}.",
+            f,
+            rule="golden_length",
+        )
+        v.actions.append(
+            NextAction(
+                action=f"Regenerate the golden values of {f.facts['golden_source']} for the "
+                f"current run length ({f.facts['n_actual']} steps), or compare only the "
+                "common steps",
+                why="the values agree where both sides have them",
+                cost="minutes",
+            )
+        )
     elif defn and not substantive_loss(substantive):
         f = defn[0]
-        v = CIVerdict(Outcome.SUCCEEDED, Cause.METRIC_POLICY, 0.75,
-                      f"The metric's definition changed with a library upgrade; the model did not: {f.message}.", f,
-                      rule="metric_definition")
-        v.actions.append(NextAction(action=f"Recompute {f.facts['metric']} from the same predictions with "
-                                           f"{f.facts['library']} {f.facts['old']} and {f.facts['new']}",
-                                    why="confirms the definition change in minutes", cost="minutes"))
-        v.actions.append(NextAction(action=f"Pin {f.facts['library']}=={f.facts['old']} for the gate, or re-record "
-                                           f"the golden {f.facts['metric']} under {f.facts['new']} and store package "
-                                           "versions with golden files", why="the gate compares two definitions",
-                                    cost="minutes"))
+        v = CIVerdict(
+            Outcome.SUCCEEDED,
+            Cause.METRIC_POLICY,
+            0.75,
+            f"The metric's definition changed with a library upgrade; the model did not: {f.message}.",
+            f,
+            rule="metric_definition",
+        )
+        v.actions.append(
+            NextAction(
+                action=f"Recompute {f.facts['metric']} from the same predictions with "
+                f"{f.facts['library']} {f.facts['old']} and {f.facts['new']}",
+                why="confirms the definition change in minutes",
+                cost="minutes",
+            )
+        )
+        v.actions.append(
+            NextAction(
+                action=f"Pin {f.facts['library']}=={f.facts['old']} for the gate, or re-record "
+                f"the golden {f.facts['metric']} under {f.facts['new']} and store package "
+                "versions with golden files",
+                why="the gate compares two definitions",
+                cost="minutes",
+            )
+        )
     elif substantive:
-        f = max(substantive, key=lambda x: (x.facts.get("is_loss", False), x.facts.get("max_rel") or 0))
-        in_band = [n for n in noise if n.facts.get("metric") == f.facts["metric"] and n.facts.get("inside_band")]
+        f = max(
+            substantive, key=lambda x: (x.facts.get("is_loss", False), x.facts.get("max_rel") or 0)
+        )
+        in_band = [
+            n
+            for n in noise
+            if n.facts.get("metric") == f.facts["metric"] and n.facts.get("inside_band")
+        ]
         tight = [n for n in noise if n.facts.get("metric") == f.facts["metric"]]
         rtols = [c["rtol"] for c in f.facts.get("checks", []) if c.get("rtol") and c.get("active")]
-        first_off = (f.facts.get("first_rel") is not None and rtols
-                     and math.isfinite(f.facts["first_rel"]) and f.facts["first_rel"] > min(rtols))
+        first_off = (
+            f.facts.get("first_rel") is not None
+            and rtols
+            and math.isfinite(f.facts["first_rel"])
+            and f.facts["first_rel"] > min(rtols)
+        )
         if in_band or (tight and not f.facts.get("band")):
             n = (in_band or tight)[0]
-            v = CIVerdict(Outcome.SUCCEEDED, Cause.METRIC_POLICY, 0.7,
-                          f"The gate fails on noise: {n.message}.", n, rule="noise_band")
-            v.actions.append(NextAction(action=f"Set the {f.facts['metric']} tolerance from the measured seed "
-                                               f"spread ({fmt(100 * (n.facts.get('spread_rel') or 0), 3)}%) or "
-                                               "compare with the band of several golden seeds",
-                                        why="a gate tighter than run-to-run noise fails at random", cost="minutes"))
+            v = CIVerdict(
+                Outcome.SUCCEEDED,
+                Cause.METRIC_POLICY,
+                0.7,
+                f"The gate fails on noise: {n.message}.",
+                n,
+                rule="noise_band",
+            )
+            v.actions.append(
+                NextAction(
+                    action=f"Set the {f.facts['metric']} tolerance from the measured seed "
+                    f"spread ({fmt(100 * (n.facts.get('spread_rel') or 0), 3)}%) or "
+                    "compare with the band of several golden seeds",
+                    why="a gate tighter than run-to-run noise fails at random",
+                    cost="minutes",
+                )
+            )
         elif first_off:
-            v = CIVerdict(Outcome.REGRESSED, Cause.CORRECTNESS_BUG, 0.7,
-                          f"{f.facts['metric']} already differs at step {f.facts.get('first_step')} (rel "
-                          f"{fmt(f.facts['first_rel'], 3)} > {fmt(min(rtols))}), before optimisation could move it: "
-                          f"the computation or its inputs changed. {f.message}.", f, rule="first_step")
-            v.actions.append(NextAction(action="Compare the step-1 forward pass (same batch, same weights) between "
-                                               "the last green commit and this one",
-                                        why="a first-step difference is a correctness/data change, not convergence",
-                                        cost="hours"))
+            v = CIVerdict(
+                Outcome.REGRESSED,
+                Cause.CORRECTNESS_BUG,
+                0.7,
+                f"{f.facts['metric']} already differs at step {f.facts.get('first_step')} (rel "
+                f"{fmt(f.facts['first_rel'], 3)} > {fmt(min(rtols))}), before optimisation could move it: "
+                f"the computation or its inputs changed. {f.message}.",
+                f,
+                rule="first_step",
+            )
+            v.actions.append(
+                NextAction(
+                    action="Compare the step-1 forward pass (same batch, same weights) between "
+                    "the last green commit and this one",
+                    why="a first-step difference is a correctness/data change, not convergence",
+                    cost="hours",
+                )
+            )
         else:
             grow = (f.facts.get("late_rel") or 0) > 2 * (f.facts.get("early_rel") or 0)
             band = f.facts.get("band")
             conf = 0.85 if band and band.get("verdict") == "worse" else 0.8
-            extra = (f" It is outside the band of {band['n']} golden seeds ({fmt(band['band_lo'])}.."
-                     f"{fmt(band['band_hi'])})." if band and band.get("verdict") == "worse" else "")
-            v = CIVerdict(Outcome.REGRESSED, Cause.MODEL_CONVERGENCE, conf,
-                          f"A real training regression: {f.message}." + (
-                              f" The gap grows from {fmt(100 * f.facts['early_rel'], 3)}% early to "
-                              f"{fmt(100 * f.facts['late_rel'], 3)}% late." if grow else "") + extra, f,
-                          rule="regression")
-            v.actions.append(NextAction(action="Bisect between the last green commit and this one with the same "
-                                               "config and image; do not refresh the golden values",
-                                        why="the loss left its tolerance: the change under test made training "
-                                            "worse", cost="hours"))
+            extra = (
+                f" It is outside the band of {band['n']} golden seeds ({fmt(band['band_lo'])}.."
+                f"{fmt(band['band_hi'])})."
+                if band and band.get("verdict") == "worse"
+                else ""
+            )
+            v = CIVerdict(
+                Outcome.REGRESSED,
+                Cause.MODEL_CONVERGENCE,
+                conf,
+                f"A real training regression: {f.message}."
+                + (
+                    f" The gap grows from {fmt(100 * f.facts['early_rel'], 3)}% early to "
+                    f"{fmt(100 * f.facts['late_rel'], 3)}% late."
+                    if grow
+                    else ""
+                )
+                + extra,
+                f,
+                rule="regression",
+            )
+            v.actions.append(
+                NextAction(
+                    action="Bisect between the last green commit and this one with the same "
+                    "config and image; do not refresh the golden values",
+                    why="the loss left its tolerance: the change under test made training worse",
+                    cost="hours",
+                )
+            )
     elif drift:
         f = drift[0]
         new = _new_env(ctx)
-        v = CIVerdict(Outcome.SUCCEEDED, Cause.METRIC_POLICY, 0.85,
-                      f"Environment drift, not a model regression: {f.message}.", f,
-                      rule="exact_drift")
-        v.actions.append(NextAction(action=f"Refresh the golden values for the new image ({new}) and keep the "
-                                           "tolerance (approximate) gate",
-                                    why="the values agree within tolerance; only bit-exactness changed with the "
-                                        "environment", cost="minutes"))
-        v.actions.append(NextAction(action="Keep the exact-match check as a same-image reproducibility check "
-                                           "(non-blocking, or re-recorded with every image bump)",
-                                    why="bit-exact goldens cannot survive a container or library change",
-                                    cost="minutes"))
+        v = CIVerdict(
+            Outcome.SUCCEEDED,
+            Cause.METRIC_POLICY,
+            0.85,
+            f"Environment drift, not a model regression: {f.message}.",
+            f,
+            rule="exact_drift",
+        )
+        v.actions.append(
+            NextAction(
+                action=f"Refresh the golden values for the new image ({new}) and keep the "
+                "tolerance (approximate) gate",
+                why="the values agree within tolerance; only bit-exactness changed with the "
+                "environment",
+                cost="minutes",
+            )
+        )
+        v.actions.append(
+            NextAction(
+                action="Keep the exact-match check as a same-image reproducibility check "
+                "(non-blocking, or re-recorded with every image bump)",
+                why="bit-exact goldens cannot survive a container or library change",
+                cost="minutes",
+            )
+        )
     elif timing and not any(t.facts.get("metric_fail") for t in timing):
         f = timing[0]
         gate_fail = bool(f.facts.get("checks"))
         if gate_fail:
-            v = CIVerdict(Outcome.SLOW, Cause.INFRA_RUNTIME, 0.75,
-                          f"Only a timing gate failed; the loss and metric checks pass, so this is a runtime "
-                          f"slowdown, not a model regression: {f.message}.", f, rule="timing")
-            v.actions.append(NextAction(action="Time the job on the previous and the current environment on the same "
-                                               "hardware; fix the slowdown or re-baseline the bound if it is expected",
-                                        why="the runtime got slower; the model did not change", cost="hours"))
+            v = CIVerdict(
+                Outcome.SLOW,
+                Cause.INFRA_RUNTIME,
+                0.75,
+                f"Only a timing gate failed; the loss and metric checks pass, so this is a runtime "
+                f"slowdown, not a model regression: {f.message}.",
+                f,
+                rule="timing",
+            )
+            v.actions.append(
+                NextAction(
+                    action="Time the job on the previous and the current environment on the same "
+                    "hardware; fix the slowdown or re-baseline the bound if it is expected",
+                    why="the runtime got slower; the model did not change",
+                    cost="hours",
+                )
+            )
         else:
-            v = CIVerdict(Outcome.SLOW, Cause.METRIC_POLICY, 0.7,
-                          f"The job hit its time limit while every metric check passed. {f.message}.", f,
-                          rule="timeout")
-            v.actions.append(NextAction(action="Raise the job timeout or shorten the test (fewer steps)",
-                                        why="the metrics pass; the limit is the failing gate", cost="minutes"))
+            v = CIVerdict(
+                Outcome.SLOW,
+                Cause.METRIC_POLICY,
+                0.7,
+                f"The job hit its time limit while every metric check passed. {f.message}.",
+                f,
+                rule="timeout",
+            )
+            v.actions.append(
+                NextAction(
+                    action="Raise the job timeout or shorten the test (fewer steps)",
+                    why="the metrics pass; the limit is the failing gate",
+                    cost="minutes",
+                )
+            )
     elif short:
         f = short[0]
-        v = CIVerdict(Outcome.CRASHED, Cause.INCONCLUSIVE, 0.4,
-                      f"The run logged fewer steps than its golden values and nothing in the logs says why: "
-                      f"{f.message}.", f, rule="short")
+        v = CIVerdict(
+            Outcome.CRASHED,
+            Cause.INCONCLUSIVE,
+            0.4,
+            f"The run logged fewer steps than its golden values and nothing in the logs says why: "
+            f"{f.message}.",
+            f,
+            rule="short",
+        )
     elif by.get("CI007"):
         f = by["CI007"][0]
-        v = CIVerdict(Outcome.CRASHED, Cause.INCONCLUSIVE, 0.3,
-                      f"The logs show failures that no collected gate or value explains: {f.message}.", f,
-                      rule="unexplained")
-        v.actions.append(NextAction(action="Pass the golden files (--golden) and the metric log of the failing job",
-                                    why="without values the gates cannot be recomputed", cost="minutes"))
+        v = CIVerdict(
+            Outcome.CRASHED,
+            Cause.INCONCLUSIVE,
+            0.3,
+            f"The logs show failures that no collected gate or value explains: {f.message}.",
+            f,
+            rule="unexplained",
+        )
+        v.actions.append(
+            NextAction(
+                action="Pass the golden files (--golden) and the metric log of the failing job",
+                why="without values the gates cannot be recomputed",
+                cost="minutes",
+            )
+        )
     else:
-        v = CIVerdict(Outcome.SUCCEEDED, Cause.HEALTHY, 0.7,
-                      "Every gate passes on recomputation and the logs show no failure.", rule="healthy")
+        v = CIVerdict(
+            Outcome.SUCCEEDED,
+            Cause.HEALTHY,
+            0.7,
+            "Every gate passes on recomputation and the logs show no failure.",
+            rule="healthy",
+        )
 
     for u in ungated:
-        v.actions.append(NextAction(action=f"Add a tolerance gate for {u.facts['metric']} (it "
-                                           f"{'rose' if u.facts['median_rel_change'] > 0 else 'fell'} "
-                                           f"{fmt(100 * abs(u.facts['median_rel_change']), 3)}% unchecked)",
-                                    why="no active gate checks it", cost="minutes"))
+        v.actions.append(
+            NextAction(
+                action=f"Add a tolerance gate for {u.facts['metric']} (it "
+                f"{'rose' if u.facts['median_rel_change'] > 0 else 'fell'} "
+                f"{fmt(100 * abs(u.facts['median_rel_change']), 3)}% unchecked)",
+                why="no active gate checks it",
+                cost="minutes",
+            )
+        )
         v.conclusions.append(u.message)
     v.hypotheses = _ledger(v, by, ctx, regression_rejected_by, loss_txt)
     if v.primary is not None:
@@ -240,49 +432,98 @@ def substantive_loss(rows: list[Finding]) -> bool:
     return any(f.facts.get("is_loss") for f in rows)
 
 
-def _ledger(v: CIVerdict, by: dict[str, list[Finding]], ctx: CIContext, rejected_by: list[str],
-            loss_txt: str) -> list[Hypothesis]:
+def _ledger(
+    v: CIVerdict,
+    by: dict[str, list[Finding]],
+    ctx: CIContext,
+    rejected_by: list[str],
+    loss_txt: str,
+) -> list[Hypothesis]:
     r = v.rule
     hs = [
-        _hyp("model/convergence regression: the change under test made training worse",
-             True if r == "regression" else False, Cause.MODEL_CONVERGENCE,
-             "rerun the last green commit on the same image and hardware; a regression reproduces there only "
-             "with the new code",
-             for_=[v.summary] if r == "regression" else [],
-             against=rejected_by if r != "regression" else []),
-        _hyp("numerical drift from an environment change (image, library, hardware)",
-             True if r == "exact_drift" else None if ctx.env_changes else False, Cause.METRIC_POLICY,
-             "rerun the job twice on the new image (bit-identical to each other) and once on the old image "
-             "(matches the old golden values)",
-             for_=[f.message for f in by.get("CI003", [])] + [f"{e.name}: {e.old or '?'} -> {e.new or '?'} "
-                                                                f"({e.source}:{e.line})" for e in ctx.env_changes[:2]],
-             against=[] if r == "exact_drift" or ctx.env_changes else ["no environment change seen in the logs"]),
-        _hyp("test setup: golden values of another length or step interval", r == "golden_length",
-             Cause.METRIC_POLICY, "regenerate the golden file for the current length and rerun the comparison",
-             for_=[f.message for f in by.get("CI004", [])],
-             against=[] if by.get("CI004") else ["golden and actual cover the same steps"]),
-        _hyp("runtime slowdown or a tight time limit (timing / timeout gate)", r in ("timing", "timeout") or None
-             if by.get("CI006") else r in ("timing", "timeout"), Cause.INFRA_RUNTIME,
-             "time the same job on the old and new environment on the same node",
-             for_=[f.message for f in by.get("CI005", []) + by.get("CI006", [])]),
-        _hyp("correctness bug or changed inputs (differs from the first step, or an exception)",
-             r in ("first_step", "exception"), Cause.CORRECTNESS_BUG,
-             "compare the step-1 forward pass on one fixed batch between the two versions",
-             for_=[v.summary] if r in ("first_step", "exception") else [],
-             against=[f"{f.facts['metric']} matches at step {f.facts.get('first_step')} (rel "
-                      f"{fmt(f.facts.get('first_rel'), 3)})" for f in by.get("CI002", [])
-                      if f.facts.get("is_loss") and f.facts.get("first_rel") is not None
-                      and r not in ("first_step", "exception")][:2]),
+        _hyp(
+            "model/convergence regression: the change under test made training worse",
+            r == "regression",
+            Cause.MODEL_CONVERGENCE,
+            "rerun the last green commit on the same image and hardware; a regression reproduces there only "
+            "with the new code",
+            for_=[v.summary] if r == "regression" else [],
+            against=rejected_by if r != "regression" else [],
+        ),
+        _hyp(
+            "numerical drift from an environment change (image, library, hardware)",
+            True if r == "exact_drift" else None if ctx.env_changes else False,
+            Cause.METRIC_POLICY,
+            "rerun the job twice on the new image (bit-identical to each other) and once on the old image "
+            "(matches the old golden values)",
+            for_=[f.message for f in by.get("CI003", [])]
+            + [
+                f"{e.name}: {e.old or '?'} -> {e.new or '?'} ({e.source}:{e.line})"
+                for e in ctx.env_changes[:2]
+            ],
+            against=[]
+            if r == "exact_drift" or ctx.env_changes
+            else ["no environment change seen in the logs"],
+        ),
+        _hyp(
+            "test setup: golden values of another length or step interval",
+            r == "golden_length",
+            Cause.METRIC_POLICY,
+            "regenerate the golden file for the current length and rerun the comparison",
+            for_=[f.message for f in by.get("CI004", [])],
+            against=[] if by.get("CI004") else ["golden and actual cover the same steps"],
+        ),
+        _hyp(
+            "runtime slowdown or a tight time limit (timing / timeout gate)",
+            r in ("timing", "timeout") or None if by.get("CI006") else r in ("timing", "timeout"),
+            Cause.INFRA_RUNTIME,
+            "time the same job on the old and new environment on the same node",
+            for_=[f.message for f in by.get("CI005", []) + by.get("CI006", [])],
+        ),
+        _hyp(
+            "correctness bug or changed inputs (differs from the first step, or an exception)",
+            r in ("first_step", "exception"),
+            Cause.CORRECTNESS_BUG,
+            "compare the step-1 forward pass on one fixed batch between the two versions",
+            for_=[v.summary] if r in ("first_step", "exception") else [],
+            against=[
+                f"{f.facts['metric']} matches at step {f.facts.get('first_step')} (rel "
+                f"{fmt(f.facts.get('first_rel'), 3)})"
+                for f in by.get("CI002", [])
+                if f.facts.get("is_loss")
+                and f.facts.get("first_rel") is not None
+                and r not in ("first_step", "exception")
+            ][:2],
+        ),
     ]
     if by.get("CI009") or r == "metric_definition":
-        hs.append(_hyp("the metric's definition changed with a library upgrade", r == "metric_definition",
-                       Cause.METRIC_POLICY, "recompute the metric from the same predictions with both versions",
-                       for_=[f.message for f in by.get("CI009", [])]))
+        hs.append(
+            _hyp(
+                "the metric's definition changed with a library upgrade",
+                r == "metric_definition",
+                Cause.METRIC_POLICY,
+                "recompute the metric from the same predictions with both versions",
+                for_=[f.message for f in by.get("CI009", [])],
+            )
+        )
     if by.get("CI010"):
-        hs.append(_hyp("the gate is tighter than run-to-run noise", r == "noise_band", Cause.METRIC_POLICY,
-                       "rerun the baseline config with 3 seeds and compare the spread with the tolerance",
-                       for_=[f.message for f in by["CI010"]]))
+        hs.append(
+            _hyp(
+                "the gate is tighter than run-to-run noise",
+                r == "noise_band",
+                Cause.METRIC_POLICY,
+                "rerun the baseline config with 3 seeds and compare the spread with the tolerance",
+                for_=[f.message for f in by["CI010"]],
+            )
+        )
     if by.get("CI011"):
-        hs.append(_hyp("infrastructure failure", r == "infra", Cause.INFRA_RUNTIME,
-                       "rerun on another node", for_=[f.message for f in by["CI011"] if f.facts.get("kind") == "infra"]))
+        hs.append(
+            _hyp(
+                "infrastructure failure",
+                r == "infra",
+                Cause.INFRA_RUNTIME,
+                "rerun on another node",
+                for_=[f.message for f in by["CI011"] if f.facts.get("kind") == "infra"],
+            )
+        )
     return hs

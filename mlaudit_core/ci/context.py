@@ -37,11 +37,26 @@ def gate_evidence(g):
 def check_facts(c) -> dict:
     """A check outcome as plain figures for ``Finding.facts``."""
     g = c.gate
-    return {"kind": g.kind, "path": g.path, "line": g.line, "expr": g.expr, "rtol": g.rtol, "atol": g.atol,
-            "threshold": g.threshold, "op": g.op, "formula": g.formula, "passed": c.passed,
-            "n_steps": c.n_steps, "n_exceed": c.n_exceed, "allowed": c.allowed, "worst_step": c.worst_step,
-            "detail": c.detail, "active": c.active, "active_reason": c.active_reason,
-            "log_failed": c.log_failed}
+    return {
+        "kind": g.kind,
+        "path": g.path,
+        "line": g.line,
+        "expr": g.expr,
+        "rtol": g.rtol,
+        "atol": g.atol,
+        "threshold": g.threshold,
+        "op": g.op,
+        "formula": g.formula,
+        "passed": c.passed,
+        "n_steps": c.n_steps,
+        "n_exceed": c.n_exceed,
+        "allowed": c.allowed,
+        "worst_step": c.worst_step,
+        "detail": c.detail,
+        "active": c.active,
+        "active_reason": c.active_reason,
+        "log_failed": c.log_failed,
+    }
 
 
 def tol_text(c) -> str:

@@ -36,26 +36,60 @@ from pathlib import Path
 
 from .model import Gate, Line
 
-SKIP_DIRS = {".git", ".hg", "node_modules", ".venv", "venv", "env", "__pycache__", ".tox", ".nox", "build",
-             "dist", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".eggs"}
+SKIP_DIRS = {
+    ".git",
+    ".hg",
+    "node_modules",
+    ".venv",
+    "venv",
+    "env",
+    "__pycache__",
+    ".tox",
+    ".nox",
+    "build",
+    "dist",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    "site-packages",
+    ".eggs",
+}
 #: Repository walk limits: files larger than this are not read; the walk stops after MAX_FILES files.
 MAX_BYTES = 2_000_000
 MAX_FILES = 20_000
 
-_GOLDEN_NAME = re.compile(r"golden|expected[_\-]?(values|metrics|results)|reference[_\-]?(values|metrics)|"
-                          r"baseline[_\-]?(values|metrics)", re.IGNORECASE)
+_GOLDEN_NAME = re.compile(
+    r"golden|expected[_\-]?(values|metrics|results)|reference[_\-]?(values|metrics)|"
+    r"baseline[_\-]?(values|metrics)",
+    re.IGNORECASE,
+)
 _DATA_EXT = (".json", ".csv", ".jsonl", ".tsv")
-_TIME_WORDS = re.compile(r"time|elapsed|duration|latency|second|secs|(^|_)s$|wall|runtime|minutes", re.I)
-_SPEED_WORDS = re.compile(r"throughput|per_?sec|per_?second|samples_per|tokens_per|it_?s\b|speed|qps|fps|"
-                          r"tflops|mfu", re.I)
-_METRIC_WORDS = re.compile(r"loss|acc|accuracy|f1|auc|bleu|rouge|perplexity|ppl|wer|cer|iou|map|precision|"
-                           r"recall|score|zeros|grad|norm|mem|metric|golden|expected|value", re.I)
-_AFFIX = re.compile(r"^(golden|expected|actual|ref|reference|baseline|new|old|measured|observed)_|"
-                    r"_(golden|expected|actual|ref|reference|baseline|values?|list|arr|array)$", re.I)
-_TOL_NAME = re.compile(r"rtol|atol|tol(erance)?$|tolerance|margin|threshold", re.I)
-_CHECKED = re.compile(r"^(default_|checked_|check_)?metrics(_to_check|_checked)?$", re.I)
-_CHECKED_COMMENT = re.compile(r"checked metrics[^\[]*(\[[^\]]*\])|metrics checked[^\[]*(\[[^\]]*\])", re.I)
-_CI_TIMEOUT = re.compile(r"^\s*-?\s*(timeout-minutes|timeout_in_minutes|timeout)\s*:\s*(.+)$", re.I)
+_TIME_WORDS = re.compile(
+    r"time|elapsed|duration|latency|second|secs|(^|_)s$|wall|runtime|minutes", re.IGNORECASE
+)
+_SPEED_WORDS = re.compile(
+    r"throughput|per_?sec|per_?second|samples_per|tokens_per|it_?s\b|speed|qps|fps|"
+    r"tflops|mfu",
+    re.IGNORECASE,
+)
+_METRIC_WORDS = re.compile(
+    r"loss|acc|accuracy|f1|auc|bleu|rouge|perplexity|ppl|wer|cer|iou|map|precision|"
+    r"recall|score|zeros|grad|norm|mem|metric|golden|expected|value",
+    re.IGNORECASE,
+)
+_AFFIX = re.compile(
+    r"^(golden|expected|actual|ref|reference|baseline|new|old|measured|observed)_|"
+    r"_(golden|expected|actual|ref|reference|baseline|values?|list|arr|array)$",
+    re.IGNORECASE,
+)
+_TOL_NAME = re.compile(r"rtol|atol|tol(erance)?$|tolerance|margin|threshold", re.IGNORECASE)
+_CHECKED = re.compile(r"^(default_|checked_|check_)?metrics(_to_check|_checked)?$", re.IGNORECASE)
+_CHECKED_COMMENT = re.compile(
+    r"checked metrics[^\[]*(\[[^\]]*\])|metrics checked[^\[]*(\[[^\]]*\])", re.IGNORECASE
+)
+_CI_TIMEOUT = re.compile(
+    r"^\s*-?\s*(timeout-minutes|timeout_in_minutes|timeout)\s*:\s*(.+)$", re.IGNORECASE
+)
 
 
 def iter_files(repo: Path) -> Iterator[Path]:
@@ -69,7 +103,11 @@ def iter_files(repo: Path) -> Iterator[Path]:
         except OSError:
             continue
         # sub-directories pushed in reverse so they are visited in name order
-        stack += [p for p in reversed(entries) if p.is_dir() and not p.is_symlink() and p.name not in SKIP_DIRS]
+        stack += [
+            p
+            for p in reversed(entries)
+            if p.is_dir() and not p.is_symlink() and p.name not in SKIP_DIRS
+        ]
         for p in entries:
             if p.is_symlink() or p.is_dir():
                 continue
@@ -112,7 +150,11 @@ def _name(node: ast.AST) -> str:
 def _num(node: ast.AST | None, consts: dict[str, float]) -> float | None:
     if node is None:
         return None
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, (int, float))
+        and not isinstance(node.value, bool)
+    ):
         return float(node.value)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         v = _num(node.operand, consts)
@@ -125,8 +167,13 @@ def _num(node: ast.AST | None, consts: dict[str, float]) -> float | None:
         a, b = _num(node.left, consts), _num(node.right, consts)
         if a is not None and b is not None:
             try:
-                return a * b if isinstance(node.op, ast.Mult) else a / b if isinstance(node.op, ast.Div) \
-                    else a ** b
+                return (
+                    a * b
+                    if isinstance(node.op, ast.Mult)
+                    else a / b
+                    if isinstance(node.op, ast.Div)
+                    else a**b
+                )
             except (ZeroDivisionError, OverflowError):
                 return None
     return None
@@ -147,28 +194,70 @@ def metric_of(node: ast.AST) -> str | None:
             if isinstance(sl, ast.Constant) and isinstance(sl.value, str) and _plausible(sl.value):
                 return sl.value
     for sub in ast.walk(node):
-        if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and _plausible(sub.value) \
-                and _METRIC_WORDS.search(sub.value):
+        if (
+            isinstance(sub, ast.Constant)
+            and isinstance(sub.value, str)
+            and _plausible(sub.value)
+            and _METRIC_WORDS.search(sub.value)
+        ):
             return sub.value
     for sub in ast.walk(node):
-        ident = sub.id if isinstance(sub, ast.Name) else sub.attr if isinstance(sub, ast.Attribute) else None
-        if ident and (_METRIC_WORDS.search(ident) or _TIME_WORDS.search(ident) or _SPEED_WORDS.search(ident)):
+        ident = (
+            sub.id
+            if isinstance(sub, ast.Name)
+            else sub.attr
+            if isinstance(sub, ast.Attribute)
+            else None
+        )
+        if ident and (
+            _METRIC_WORDS.search(ident) or _TIME_WORDS.search(ident) or _SPEED_WORDS.search(ident)
+        ):
             base = ident
             for _ in range(2):
                 base = _AFFIX.sub("", base)
-            if base and base.lower() not in ("golden", "expected", "actual", "value", "values", "metric",
-                                             "metrics"):
+            if base and base.lower() not in (
+                "golden",
+                "expected",
+                "actual",
+                "value",
+                "values",
+                "metric",
+                "metrics",
+            ):
                 return base
     return None
 
 
-_GENERIC = {"values", "value", "data", "metrics", "metric", "golden", "expected", "actual", "steps", "step",
-            "results", "result", "start_step", "end_step", "step_interval", "r", "rb", "w", "utf-8"}
+_GENERIC = {
+    "values",
+    "value",
+    "data",
+    "metrics",
+    "metric",
+    "golden",
+    "expected",
+    "actual",
+    "steps",
+    "step",
+    "results",
+    "result",
+    "start_step",
+    "end_step",
+    "step_interval",
+    "r",
+    "rb",
+    "w",
+    "utf-8",
+}
 
 
 def _plausible(s: str) -> bool:
-    return 0 < len(s) <= 48 and s.lower() not in _GENERIC and bool(re.search(r"[A-Za-z]", s)) and not re.search(
-        r"\.(json|csv|ya?ml|txt|py|log)$|/|\\|%|\{", s)
+    return (
+        0 < len(s) <= 48
+        and s.lower() not in _GENERIC
+        and bool(re.search(r"[A-Za-z]", s))
+        and not re.search(r"\.(json|csv|ya?ml|txt|py|log)$|/|\\|%|\{", s)
+    )
 
 
 class _Scanner:
@@ -190,7 +279,9 @@ class _Scanner:
 
     def add(self, node: ast.AST, kind: str, **kw) -> None:
         line = getattr(node, "lineno", 0)
-        self.gates.append(Gate(self.rel, line, _seg(self.text, node), kind, function=self.func_of(node), **kw))
+        self.gates.append(
+            Gate(self.rel, line, _seg(self.text, node), kind, function=self.func_of(node), **kw)
+        )
 
     def run(self, tree: ast.Module) -> None:
         for node in ast.walk(tree):
@@ -199,7 +290,13 @@ class _Scanner:
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and len(node.targets) == 1:
                 t = node.targets[0]
-                name = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else None
+                name = (
+                    t.id
+                    if isinstance(t, ast.Name)
+                    else t.attr
+                    if isinstance(t, ast.Attribute)
+                    else None
+                )
                 v = _num(node.value, {})
                 if name and v is not None:
                     self.consts[name] = v
@@ -212,10 +309,15 @@ class _Scanner:
                 self.call(node)
             elif isinstance(node, ast.Assert):
                 self.compare(node.test, node)
-            elif isinstance(node, ast.If) and any(isinstance(s, ast.Raise) or (isinstance(s, ast.Expr) and
-                                                  isinstance(s.value, ast.Call) and
-                                                  _name(s.value.func).endswith(("fail", "exit")))
-                                                  for s in node.body):
+            elif isinstance(node, ast.If) and any(
+                isinstance(s, ast.Raise)
+                or (
+                    isinstance(s, ast.Expr)
+                    and isinstance(s.value, ast.Call)
+                    and _name(s.value.func).endswith(("fail", "exit"))
+                )
+                for s in node.body
+            ):
                 self.compare(node.test, node, negate=True)
             elif isinstance(node, ast.Assign):
                 self.assign(node)
@@ -232,8 +334,15 @@ class _Scanner:
                 n = _name(c.func).rsplit(".", 1)[-1]
                 if n == "DeterministicTest":
                     handled.add(id(c))
-                    self.add(c, "deterministic", metric=k.value, rtol=0.0, atol=0.0, style="megatron",
-                             formula="np.isclose(actual, golden, rtol=0, atol=0) at every step (exact match)")
+                    self.add(
+                        c,
+                        "deterministic",
+                        metric=k.value,
+                        rtol=0.0,
+                        atol=0.0,
+                        style="megatron",
+                        formula="np.isclose(actual, golden, rtol=0, atol=0) at every step (exact match)",
+                    )
                 elif n == "ApproximateTest":
                     handled.add(id(c))
                     rtol = _num(_kw(c, "rtol"), self.consts)
@@ -244,12 +353,22 @@ class _Scanner:
                         handled.add(id(af))
                         inner = _num(_kw(af, "rtol"), self.consts)
                         if inner is not None:
-                            rtol, atol, note = inner, 0.0, " (atol_func=approximate_threshold: read as rtol)"
-                    self.add(c, "approximate", metric=k.value, rtol=1e-5 if rtol is None else rtol,
-                             atol=0.0 if atol is None else atol, style="megatron",
-                             formula="np.isclose(actual, golden, rtol, atol) per step; passes when at most "
-                                     "min(max(n // 100, 1), 50) of n steps fail (Megatron-LM pipeline); "
-                                     "iteration-time: medians over steps 30-45 (5-20 for <= 25 steps)" + note)
+                            rtol, atol, note = (
+                                inner,
+                                0.0,
+                                " (atol_func=approximate_threshold: read as rtol)",
+                            )
+                    self.add(
+                        c,
+                        "approximate",
+                        metric=k.value,
+                        rtol=1e-5 if rtol is None else rtol,
+                        atol=0.0 if atol is None else atol,
+                        style="megatron",
+                        formula="np.isclose(actual, golden, rtol, atol) per step; passes when at most "
+                        "min(max(n // 100, 1), 50) of n steps fail (Megatron-LM pipeline); "
+                        "iteration-time: medians over steps 30-45 (5-20 for <= 25 steps)" + note,
+                    )
 
     def call(self, c: ast.Call) -> None:
         full = _name(c.func)
@@ -265,62 +384,135 @@ class _Scanner:
             parent = self.parent.get(id(c))
             metric = metric_of(parent) if isinstance(parent, ast.Compare) else None
             metric = metric or (metric_of(a0) if a0 is not None else None)
-            formula = ("|actual - expected| <= max(rel * |expected|, abs)" if rel is not None
-                       else "|actual - expected| <= abs")
-            self.add(parent if isinstance(parent, ast.Compare) else c, "approx", metric=metric, rtol=rel,
-                     atol=ab, formula=f"pytest.approx: {formula}")
+            formula = (
+                "|actual - expected| <= max(rel * |expected|, abs)"
+                if rel is not None
+                else "|actual - expected| <= abs"
+            )
+            self.add(
+                parent if isinstance(parent, ast.Compare) else c,
+                "approx",
+                metric=metric,
+                rtol=rel,
+                atol=ab,
+                formula=f"pytest.approx: {formula}",
+            )
         elif n in ("assert_allclose", "assert_close"):
             torchy = full.startswith("torch") or n == "assert_close"
             rtol = _num(_kw(c, "rtol") or (c.args[2] if len(c.args) > 2 else None), self.consts)
             atol = _num(_kw(c, "atol") or (c.args[3] if len(c.args) > 3 else None), self.consts)
             rtol = rtol if rtol is not None else (1.3e-6 if torchy else 1e-7)
             atol = atol if atol is not None else (1e-5 if torchy else 0.0)
-            self.add(c, "allclose", metric=metric_of(c), rtol=rtol, atol=atol,
-                     formula=f"{full}: |actual - desired| <= atol + rtol * |desired| for every element")
-        elif n in ("isclose", "allclose") and full.split(".")[0] in ("math", "np", "numpy", "torch", "cmath"):
+            self.add(
+                c,
+                "allclose",
+                metric=metric_of(c),
+                rtol=rtol,
+                atol=atol,
+                formula=f"{full}: |actual - desired| <= atol + rtol * |desired| for every element",
+            )
+        elif n in ("isclose", "allclose") and full.split(".")[0] in (
+            "math",
+            "np",
+            "numpy",
+            "torch",
+            "cmath",
+        ):
             if full.startswith(("math", "cmath")):
                 rtol = _num(_kw(c, "rel_tol"), self.consts)
                 atol = _num(_kw(c, "abs_tol"), self.consts)
-                self.add(c, "isclose", metric=metric_of(c), rtol=1e-9 if rtol is None else rtol,
-                         atol=0.0 if atol is None else atol,
-                         formula="math.isclose: |a - b| <= max(rel_tol * max(|a|, |b|), abs_tol)")
+                self.add(
+                    c,
+                    "isclose",
+                    metric=metric_of(c),
+                    rtol=1e-9 if rtol is None else rtol,
+                    atol=0.0 if atol is None else atol,
+                    formula="math.isclose: |a - b| <= max(rel_tol * max(|a|, |b|), abs_tol)",
+                )
             else:
                 rtol = _num(_kw(c, "rtol") or (c.args[2] if len(c.args) > 2 else None), self.consts)
                 atol = _num(_kw(c, "atol") or (c.args[3] if len(c.args) > 3 else None), self.consts)
-                self.add(c, "isclose", metric=metric_of(c), rtol=1e-5 if rtol is None else rtol,
-                         atol=1e-8 if atol is None else atol,
-                         formula=f"{full}: |a - b| <= atol + rtol * |b|")
+                self.add(
+                    c,
+                    "isclose",
+                    metric=metric_of(c),
+                    rtol=1e-5 if rtol is None else rtol,
+                    atol=1e-8 if atol is None else atol,
+                    formula=f"{full}: |a - b| <= atol + rtol * |b|",
+                )
         elif n in ("assert_array_almost_equal", "assert_almost_equal"):
             dec = _num(_kw(c, "decimal") or (c.args[2] if len(c.args) > 2 else None), self.consts)
             dec = 6.0 if dec is None else dec
-            self.add(c, "isclose", metric=metric_of(c), rtol=0.0, atol=1.5 * 10 ** -dec,
-                     formula=f"{full}: |actual - desired| < 1.5 * 10**-{dec:g}")
-        elif n in ("assert_array_equal", "assert_equal", "assertEqual", "assert_frame_equal",
-                   "assert_series_equal") and _METRIC_WORDS.search(_seg(self.text, c)):
-            self.add(c, "exact", metric=metric_of(c), rtol=0.0, atol=0.0, formula=f"{full}: exact equality")
+            self.add(
+                c,
+                "isclose",
+                metric=metric_of(c),
+                rtol=0.0,
+                atol=1.5 * 10**-dec,
+                formula=f"{full}: |actual - desired| < 1.5 * 10**-{dec:g}",
+            )
+        elif n in (
+            "assert_array_equal",
+            "assert_equal",
+            "assertEqual",
+            "assert_frame_equal",
+            "assert_series_equal",
+        ) and _METRIC_WORDS.search(_seg(self.text, c)):
+            self.add(
+                c,
+                "exact",
+                metric=metric_of(c),
+                rtol=0.0,
+                atol=0.0,
+                formula=f"{full}: exact equality",
+            )
         elif n in ("DeterministicTest", "ApproximateTest"):
             pass  # outside a metric dict there is no metric to attach it to
         elif full.endswith("mark.timeout") and a0 is not None and _num(a0, self.consts) is not None:
-            self.add(c, "timeout", threshold=_num(a0, self.consts), op="<=",
-                     formula="pytest-timeout: the test is killed after this many seconds")
+            self.add(
+                c,
+                "timeout",
+                threshold=_num(a0, self.consts),
+                op="<=",
+                formula="pytest-timeout: the test is killed after this many seconds",
+            )
         else:
             t = _kw(c, "timeout")
             if t is not None and _num(t, self.consts) is not None:
-                self.add(c, "timeout", threshold=_num(t, self.consts), op="<=",
-                         formula=f"{full or 'call'}(timeout=...): raises after this many seconds")
+                self.add(
+                    c,
+                    "timeout",
+                    threshold=_num(t, self.consts),
+                    op="<=",
+                    formula=f"{full or 'call'}(timeout=...): raises after this many seconds",
+                )
             rt, at = _kw(c, "rtol", "rel_tol", "rel"), _kw(c, "atol", "abs_tol", "abs")
             if (rt is not None or at is not None) and n not in ("approx",):
-                self.add(c, "tolerance", metric=metric_of(c), rtol=_num(rt, self.consts),
-                         atol=_num(at, self.consts), formula=f"{full}(rtol/atol): tolerance passed to a "
-                                                             "repo-specific comparison")
+                self.add(
+                    c,
+                    "tolerance",
+                    metric=metric_of(c),
+                    rtol=_num(rt, self.consts),
+                    atol=_num(at, self.consts),
+                    formula=f"{full}(rtol/atol): tolerance passed to a repo-specific comparison",
+                )
 
     def compare(self, test: ast.AST, stmt: ast.AST, negate: bool = False) -> None:
         if not isinstance(test, ast.Compare) or len(test.ops) != 1:
             return
-        if any(isinstance(s, ast.Call) and _name(s.func).endswith("approx") for s in ast.walk(test)):
+        if any(
+            isinstance(s, ast.Call) and _name(s.func).endswith("approx") for s in ast.walk(test)
+        ):
             return
         left, right, op = test.left, test.comparators[0], test.ops[0]
-        ops = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+        ops = {
+            ast.Lt: "<",
+            ast.LtE: "<=",
+            ast.Gt: ">",
+            ast.GtE: ">=",
+            ast.Eq: "==",
+            ast.NotEq: "!=",
+        }
         sym = ops.get(type(op))
         if sym is None:
             return
@@ -328,33 +520,70 @@ class _Scanner:
         measured, bound, flip = (left, rv, False) if rv is not None else (right, lv, True)
         if sym in ("==", "!="):
             if sym == "==" and not negate and (_METRIC_WORDS.search(_seg(self.text, test))):
-                self.add(test, "exact", metric=metric_of(test), rtol=0.0, atol=0.0, op="==",
-                         formula="assert a == b: exact equality")
+                self.add(
+                    test,
+                    "exact",
+                    metric=metric_of(test),
+                    rtol=0.0,
+                    atol=0.0,
+                    op="==",
+                    formula="assert a == b: exact equality",
+                )
             return
         if flip:
             sym = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[sym]
         if negate:  # `if x > bound: raise` -> the gate requires x <= bound
             sym = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}[sym]
         src = _seg(self.text, measured)
-        has_diff = any(isinstance(s, ast.BinOp) and isinstance(s.op, ast.Sub) for s in ast.walk(measured))
-        has_abs = any(isinstance(s, ast.Call) and _name(s.func) in ("abs", "np.abs", "numpy.abs", "math.fabs")
-                      for s in ast.walk(measured))
+        has_diff = any(
+            isinstance(s, ast.BinOp) and isinstance(s.op, ast.Sub) for s in ast.walk(measured)
+        )
+        has_abs = any(
+            isinstance(s, ast.Call) and _name(s.func) in ("abs", "np.abs", "numpy.abs", "math.fabs")
+            for s in ast.walk(measured)
+        )
         if bound is None:
             if has_abs and has_diff:
-                self.add(test, "tolerance", metric=metric_of(measured), op=sym,
-                         formula="|a - b| compared with a tolerance that is not a literal")
+                self.add(
+                    test,
+                    "tolerance",
+                    metric=metric_of(measured),
+                    op=sym,
+                    formula="|a - b| compared with a tolerance that is not a literal",
+                )
             return
         if has_abs and has_diff:
-            rel = any(isinstance(s, ast.BinOp) and isinstance(s.op, ast.Div) for s in ast.walk(measured))
-            self.add(test, "tolerance", metric=metric_of(measured), rtol=bound if rel else None,
-                     atol=None if rel else bound, op=sym,
-                     formula=("|a - b| / |b|" if rel else "|a - b|") + f" {sym} {bound:g}")
+            rel = any(
+                isinstance(s, ast.BinOp) and isinstance(s.op, ast.Div) for s in ast.walk(measured)
+            )
+            self.add(
+                test,
+                "tolerance",
+                metric=metric_of(measured),
+                rtol=bound if rel else None,
+                atol=None if rel else bound,
+                op=sym,
+                formula=("|a - b| / |b|" if rel else "|a - b|") + f" {sym} {bound:g}",
+            )
             return
-        kind = ("throughput" if _SPEED_WORDS.search(src) else "timing" if _TIME_WORDS.search(src)
-                else "threshold" if _METRIC_WORDS.search(src) else None)
+        kind = (
+            "throughput"
+            if _SPEED_WORDS.search(src)
+            else "timing"
+            if _TIME_WORDS.search(src)
+            else "threshold"
+            if _METRIC_WORDS.search(src)
+            else None
+        )
         if kind:
-            self.add(test, kind, metric=metric_of(measured) or src, threshold=bound, op=sym,
-                     formula=f"measured {sym} {bound:g}")
+            self.add(
+                test,
+                kind,
+                metric=metric_of(measured) or src,
+                threshold=bound,
+                op=sym,
+                formula=f"measured {sym} {bound:g}",
+            )
 
     def assign(self, node: ast.Assign) -> None:
         t = node.targets[0] if len(node.targets) == 1 else None
@@ -362,17 +591,34 @@ class _Scanner:
         if not name:
             return
         if _CHECKED.match(name) and isinstance(node.value, (ast.List, ast.Tuple)):
-            vals = [e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            vals = [
+                e.value
+                for e in node.value.elts
+                if isinstance(e, ast.Constant) and isinstance(e.value, str)
+            ]
             if vals:
                 self.checked = vals
-                self.checked_line = Line(self.rel, node.lineno, _seg(self.text, node), [], "checked_metrics")
+                self.checked_line = Line(
+                    self.rel, node.lineno, _seg(self.text, node), [], "checked_metrics"
+                )
             return
         v = _num(node.value, {})
         if v is not None and _TOL_NAME.search(name) and self.func_of(node) is None:
-            base = re.sub(r"_?(rtol|atol|tol|tolerance|margin|threshold)_?", "", name, flags=re.I) or None
-            rel = bool(re.search(r"rtol|rel|pct|percent", name, re.I))
-            self.add(node, "tolerance", metric=base, rtol=v if rel else None, atol=None if rel else v,
-                     formula=f"{name} = {v:g} (a tolerance setting; where it is applied is not traced)")
+            base = (
+                re.sub(
+                    r"_?(rtol|atol|tol|tolerance|margin|threshold)_?", "", name, flags=re.IGNORECASE
+                )
+                or None
+            )
+            rel = bool(re.search(r"rtol|rel|pct|percent", name, re.IGNORECASE))
+            self.add(
+                node,
+                "tolerance",
+                metric=base,
+                rtol=v if rel else None,
+                atol=None if rel else v,
+                formula=f"{name} = {v:g} (a tolerance setting; where it is applied is not traced)",
+            )
 
 
 def parse_python(text: str) -> ast.Module | None:
@@ -414,9 +660,9 @@ def scan_python(text: str, rel: str) -> tuple[list[Gate], list[str] | None, Line
 def _seconds(v: str, default_unit: str = "s") -> float | None:
     """``"90"``, ``"1h 30m"``, ``"3 hours 30 minutes"``, ``"45s"`` -> seconds; ``None`` if not a duration."""
     unit = r"(h|hrs?|hours?|m|mins?|minutes?|s|secs?|seconds?)"
-    if not re.fullmatch(rf"\s*(\d+(\.\d+)?\s*{unit}?\s*)+", v, re.I):
+    if not re.fullmatch(rf"\s*(\d+(\.\d+)?\s*{unit}?\s*)+", v, re.IGNORECASE):
         return None
-    parts = re.findall(rf"(\d+(?:\.\d+)?)\s*{unit}?", v, re.I)
+    parts = re.findall(rf"(\d+(?:\.\d+)?)\s*{unit}?", v, re.IGNORECASE)
     total = 0.0
     for num, unit in parts:
         u = (unit or default_unit).lower()
@@ -435,8 +681,17 @@ def scan_ci_yaml(text: str, rel: str) -> list[Gate]:
         val = m.group(2).split("#")[0].strip().strip("'\"")
         secs = _seconds(val, "m" if key in ("timeout-minutes", "timeout_in_minutes") else "s")
         if secs is not None:
-            out.append(Gate(rel, i, ln.strip(), "timeout", threshold=secs, op="<=",
-                            formula=f"CI job {key}: the job is cancelled after {secs:g} s"))
+            out.append(
+                Gate(
+                    rel,
+                    i,
+                    ln.strip(),
+                    "timeout",
+                    threshold=secs,
+                    op="<=",
+                    formula=f"CI job {key}: the job is cancelled after {secs:g} s",
+                )
+            )
     return out
 
 

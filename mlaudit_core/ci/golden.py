@@ -60,14 +60,19 @@ def _from_json(data, source: str, side: str) -> list[ValueSet]:
                 vs.metrics[name] = ([p[0] for p in pairs], [p[1] for p in pairs])
             elif isinstance(vals, list):
                 start, every = int(v.get("start_step", 1)), int(v.get("step_interval", 1)) or 1
-                vs.metrics[name] = ([start + i * every for i in range(len(vals))], [_f(x) for x in vals])
+                vs.metrics[name] = (
+                    [start + i * every for i in range(len(vals))],
+                    [_f(x) for x in vals],
+                )
         elif isinstance(v, list) and all(isinstance(x, (int, float, str)) or x is None for x in v):
             vs.metrics[name] = (list(range(1, len(v) + 1)), [_f(x) for x in v])
         elif isinstance(v, (int, float)) and not isinstance(v, bool):
             vs.metrics[name] = ([1], [float(v)])
     if not vs.metrics:
-        raise InputError(f"{source}: no metric values found (expected metric -> list of values, or the "
-                         "Megatron-LM golden-values shape)")
+        raise InputError(
+            f"{source}: no metric values found (expected metric -> list of values, or the "
+            "Megatron-LM golden-values shape)"
+        )
     return [vs]
 
 
@@ -89,8 +94,11 @@ def _from_csv(path: Path, source: str, side: str) -> list[ValueSet]:
         raise InputError(f"{source}: not a readable CSV: {exc}") from None
     cols = {c.lower().strip(): c for c in df.columns}
     step_col = next((cols[c] for c in _STEP_COLS if c in cols), None)
-    steps = (pd.to_numeric(df[step_col], errors="coerce").fillna(-1).astype(int).tolist() if step_col
-             else list(range(1, len(df) + 1)))
+    steps = (
+        pd.to_numeric(df[step_col], errors="coerce").fillna(-1).astype(int).tolist()
+        if step_col
+        else list(range(1, len(df) + 1))
+    )
     sets: dict[tuple[str, str], ValueSet] = {}
     for c in df.columns:
         if c == step_col:

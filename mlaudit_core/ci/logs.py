@@ -24,46 +24,81 @@ from ..rundata import ConsoleLine
 from .model import CIContext, EnvChange, Line, Measured, TestResult, ValueSet
 
 _NUM = r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?"
-_FAIL = re.compile(r"\bFAIL(?:ED|S|URE)?\b|\bfail(?:s|ed|ing|ure)\b|\bError\b|[A-Za-z]+Error\b|Traceback|"
-                   r"\bassert(?:ion)?\b.*\bfail|timed? ?out\b|\bTimeout\b|exit(?:ed)? (?:code|status) [1-9]|"
-                   r"non-zero exit|\bERROR\b|\bKilled\b|Segmentation fault|core dumped", re.IGNORECASE)
-_PASS = re.compile(r"\bPASS(?:ED|ES)?\b|\bpass(?:es|ed)\b|\bOK\b|\bsucceeded\b|\bsuccess(?:ful)?\b|✓|"
-                   r"\b\d+ passed\b", re.IGNORECASE)
-_NOT_FAIL = re.compile(r"\b0 failed\b|no (?:training )?(?:crashes|failures|errors)|without (?:error|failure)",
-                       re.IGNORECASE)
+_FAIL = re.compile(
+    r"\bFAIL(?:ED|S|URE)?\b|\bfail(?:s|ed|ing|ure)\b|\bError\b|[A-Za-z]+Error\b|Traceback|"
+    r"\bassert(?:ion)?\b.*\bfail|timed? ?out\b|\bTimeout\b|exit(?:ed)? (?:code|status) [1-9]|"
+    r"non-zero exit|\bERROR\b|\bKilled\b|Segmentation fault|core dumped",
+    re.IGNORECASE,
+)
+_PASS = re.compile(
+    r"\bPASS(?:ED|ES)?\b|\bpass(?:es|ed)\b|\bOK\b|\bsucceeded\b|\bsuccess(?:ful)?\b|✓|"
+    r"\b\d+ passed\b",
+    re.IGNORECASE,
+)
+_NOT_FAIL = re.compile(
+    r"\b0 failed\b|no (?:training )?(?:crashes|failures|errors)|without (?:error|failure)",
+    re.IGNORECASE,
+)
 _MEGATRON = re.compile(r"\biteration\s+(\d+)\s*/\s*\d+\s*\|(.*)")
-_STEP = re.compile(r"\b(?:global_step|step|iter|iteration|it|epoch)\b\s*[:=#]?\s*(\d+)", re.IGNORECASE)
-_PAIR = re.compile(r"(?P<k>[A-Za-z][\w./\-]*(?: [A-Za-z][\w./\-]*){0,2})\s*[:=]\s*(?P<v>" + _NUM + r"|nan|inf)"
-                   r"(?![\w.])", re.IGNORECASE)
+_STEP = re.compile(
+    r"\b(?:global_step|step|iter|iteration|it|epoch)\b\s*[:=#]?\s*(\d+)", re.IGNORECASE
+)
+_PAIR = re.compile(
+    r"(?P<k>[A-Za-z][\w./\-]*(?: [A-Za-z][\w./\-]*){0,2})\s*[:=]\s*(?P<v>" + _NUM + r"|nan|inf)"
+    r"(?![\w.])",
+    re.IGNORECASE,
+)
 _DICT = re.compile(r"\{\s*['\"][^{}]*\}")
-_TEST = re.compile(r"^(?:(?P<o1>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\s+(?P<t1>\S+::\S+)(?:\s+-\s+(?P<m1>.*))?"
-                   r"|(?P<t2>\S+::\S+)\s+(?P<o2>PASSED|FAILED|ERROR|SKIPPED)\b.*)$")
-_ASSERT_CMP = re.compile(r"assert\s+(?P<a>" + _NUM + r")\s*(?P<op><=|>=|<|>|==|!=)\s*(?P<b>" + _NUM + r")")
-_FAILED_METRICS = re.compile(r"following metrics failed:\s*(?P<m>.+)$|metrics? failed:\s*(?P<m2>.+)$",
-                             re.IGNORECASE)
-_TIMEOUT = re.compile(r"timed? ?out|\bTimeout\b|time limit|DUE TO TIME LIMIT|exceeded the maximum|"
-                      r"job exceeded|deadline exceeded|TimeoutError|pytest-timeout", re.IGNORECASE)
-_TIMEOUT_NOT = re.compile(r"no (?:training )?(?:crashes|failures)|timeout[-_ ]minutes|--timeout", re.IGNORECASE)
+_TEST = re.compile(
+    r"^(?:(?P<o1>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\s+(?P<t1>\S+::\S+)(?:\s+-\s+(?P<m1>.*))?"
+    r"|(?P<t2>\S+::\S+)\s+(?P<o2>PASSED|FAILED|ERROR|SKIPPED)\b.*)$"
+)
+_ASSERT_CMP = re.compile(
+    r"assert\s+(?P<a>" + _NUM + r")\s*(?P<op><=|>=|<|>|==|!=)\s*(?P<b>" + _NUM + r")"
+)
+_FAILED_METRICS = re.compile(
+    r"following metrics failed:\s*(?P<m>.+)$|metrics? failed:\s*(?P<m2>.+)$", re.IGNORECASE
+)
+_TIMEOUT = re.compile(
+    r"timed? ?out|\bTimeout\b|time limit|DUE TO TIME LIMIT|exceeded the maximum|"
+    r"job exceeded|deadline exceeded|TimeoutError|pytest-timeout",
+    re.IGNORECASE,
+)
+_TIMEOUT_NOT = re.compile(
+    r"no (?:training )?(?:crashes|failures)|timeout[-_ ]minutes|--timeout", re.IGNORECASE
+)
 _SUCCESS_INSTALL = re.compile(r"Successfully installed (?P<pk>.+)$")
 _PIN = re.compile(r"^\s*(?P<n>[A-Za-z0-9][A-Za-z0-9_.\-]*)\s*==\s*(?P<v>[\w.+\-!]+)\s*$")
 _VER = r"v?\d+(?:\.\d+)+(?:[-+.]?[A-Za-z0-9]+)*"
 _TRANSITION = re.compile(
     r"(?:(?:bump|upgrade|update|move|change)[sd]?\s+(?P<n1>[A-Za-z][\w.\-/:]*?)\s+(?:version\s+)?from\s+"
     r"(?P<o1>" + _VER + r")\s+to\s+(?P<v1>" + _VER + r"))"
-    r"|(?:(?P<n2>[A-Za-z][\w.\-/:]*?)[\s:=]+(?P<o2>" + _VER + r")\s*(?:->|→|=>)\s*(?:(?P=n2)[\s:=]*)?(?P<v2>"
-    + _VER + r"))"
+    r"|(?:(?P<n2>[A-Za-z][\w.\-/:]*?)[\s:=]+(?P<o2>"
+    + _VER
+    + r")\s*(?:->|→|=>)\s*(?:(?P=n2)[\s:=]*)?(?P<v2>"
+    + _VER
+    + r"))"
     r"|(?:(?P<o3>" + _VER + r")\s*(?:->|→|=>)\s*(?P<v3>" + _VER + r"))"
-    r"|(?:(?P<n4>image|docker image|container)[\w\s]*?\s+(?:version\s+)?to\s+(?P<v4>" + _VER + r"))",
-    re.IGNORECASE)
-_ENV_WORDS = re.compile(r"image|docker|container|version|upgrade|bump|update|cuda|driver|torch|package|pip|"
-                        r"==|nvcr|wheel|requirements", re.IGNORECASE)
+    r"|(?:(?P<n4>image|docker image|container)[\w\s]*?\s+(?:version\s+)?to\s+(?P<v4>"
+    + _VER
+    + r"))",
+    re.IGNORECASE,
+)
+_ENV_WORDS = re.compile(
+    r"image|docker|container|version|upgrade|bump|update|cuda|driver|torch|package|pip|"
+    r"==|nvcr|wheel|requirements",
+    re.IGNORECASE,
+)
 
 
 def read_lines(path: Path, source: str | None = None) -> list[ConsoleLine]:
     """The lines of a text file as :class:`ConsoleLine` (1-based), decoding errors replaced."""
     text = path.read_text(encoding="utf-8", errors="replace")
-    return [ConsoleLine(source or str(path), i, t.rstrip("\r")) for i, t in enumerate(text.split("\n"), 1)
-            if not (i > 1 and t == "" and i == len(text.split("\n")))]
+    return [
+        ConsoleLine(source or str(path), i, t.rstrip("\r"))
+        for i, t in enumerate(text.split("\n"), 1)
+        if not (i > 1 and t == "" and i == len(text.split("\n")))
+    ]
 
 
 def is_annotation(text: str) -> bool:
@@ -95,10 +130,17 @@ def parse_metric_pairs(text: str) -> tuple[int | None, dict[str, float]]:
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             d = None
         if isinstance(d, dict):
-            vals = {str(k): float(v) for k, v in d.items() if isinstance(v, (int, float))
-                    and not isinstance(v, bool)}
-            step = next((int(vals[k]) for k in ("step", "global_step", "iteration") if k in vals), None)
-            return step, {k: v for k, v in vals.items() if k not in ("step", "global_step", "iteration")}
+            vals = {
+                str(k): float(v)
+                for k, v in d.items()
+                if isinstance(v, (int, float)) and not isinstance(v, bool)
+            }
+            step = next(
+                (int(vals[k]) for k in ("step", "global_step", "iteration") if k in vals), None
+            )
+            return step, {
+                k: v for k, v in vals.items() if k not in ("step", "global_step", "iteration")
+            }
     sm = _STEP.search(text)
     pairs = {}
     for pm in _PAIR.finditer(text):
@@ -141,7 +183,9 @@ def env_changes_in(text: str, source: str, line: int) -> list[EnvChange]:
     return out
 
 
-def scan_logs(ctx: CIContext, files: Iterable[tuple[Path, str]], window_lines: int = 3) -> list[ConsoleLine]:
+def scan_logs(
+    ctx: CIContext, files: Iterable[tuple[Path, str]], window_lines: int = 3
+) -> list[ConsoleLine]:
     """Fill ``ctx`` with the evidence of each log file. Returns all lines (for the run's console).
 
     Args:
@@ -173,24 +217,46 @@ def scan_logs(ctx: CIContext, files: Iterable[tuple[Path, str]], window_lines: i
                 test = tm.group("t1") or tm.group("t2")
                 outcome = (tm.group("o1") or tm.group("o2")).lower()
                 path_part, _, func = test.partition("::")
-                ctx.tests.append(TestResult(test, path_part, func.split("[")[0].split("::")[-1],
-                                            outcome, name, cl.lineno, (tm.group("m1") or "").strip()))
+                ctx.tests.append(
+                    TestResult(
+                        test,
+                        path_part,
+                        func.split("[")[0].split("::")[-1],
+                        outcome,
+                        name,
+                        cl.lineno,
+                        (tm.group("m1") or "").strip(),
+                    )
+                )
             fm = _FAILED_METRICS.search(t)
             if fm:
-                ctx.failed_metrics = [m.strip() for m in (fm.group("m") or fm.group("m2")).split(",") if m.strip()]
+                ctx.failed_metrics = [
+                    m.strip() for m in (fm.group("m") or fm.group("m2")).split(",") if m.strip()
+                ]
                 ctx.failed_metrics_line = ev
             am = _ASSERT_CMP.search(t)
             if am:
-                test = next((r.test for r in reversed(ctx.tests) if r.outcome == "failed"
-                             and r.source == name and r.line == cl.lineno), None)
-                ctx.measured.append(Measured(float(am["a"]), am["op"], float(am["b"]), name, cl.lineno,
-                                             t.strip(), test))
+                test = next(
+                    (
+                        r.test
+                        for r in reversed(ctx.tests)
+                        if r.outcome == "failed" and r.source == name and r.line == cl.lineno
+                    ),
+                    None,
+                )
+                ctx.measured.append(
+                    Measured(
+                        float(am["a"]), am["op"], float(am["b"]), name, cl.lineno, t.strip(), test
+                    )
+                )
             if _TIMEOUT.search(t) and not _TIMEOUT_NOT.search(t):
                 ctx.timeouts.append(Line(name, cl.lineno, t.strip(), ev.context, "timeout"))
             failing = bool(_FAIL.search(t)) and not _NOT_FAIL.search(t)
             if failing:
                 ctx.failure_lines.append(Line(name, cl.lineno, t.strip(), ev.context, "failure"))
-            if _PASS.search(t):  # a line can state both ("APPROXIMATE passes, only DETERMINISTIC fails")
+            if _PASS.search(
+                t
+            ):  # a line can state both ("APPROXIMATE passes, only DETERMINISTIC fails")
                 ctx.pass_lines.append(Line(name, cl.lineno, t.strip(), ev.context, "pass"))
             step, pairs = parse_metric_pairs(t)
             if pairs and (step is not None):
@@ -203,16 +269,34 @@ def scan_logs(ctx: CIContext, files: Iterable[tuple[Path, str]], window_lines: i
             ctx.actuals.append(ValueSet(name, "actual", "log", series))
         hits, tbs = scan([cl for cl in lines if not is_annotation(cl.text)])
         for h in hits:
-            if h.signature.category in ("oom", "collective_timeout", "worker_killed", "preemption",
-                                        "hardware", "disk_full"):
+            if h.signature.category in (
+                "oom",
+                "collective_timeout",
+                "worker_killed",
+                "preemption",
+                "hardware",
+                "disk_full",
+            ):
                 idx = h.line.lineno - 1
-                ctx.infra.append(Line(name, h.line.lineno, h.line.text.strip(), window(lines, idx, window_lines),
-                                      f"infra:{h.signature.id}"))
+                ctx.infra.append(
+                    Line(
+                        name,
+                        h.line.lineno,
+                        h.line.text.strip(),
+                        window(lines, idx, window_lines),
+                        f"infra:{h.signature.id}",
+                    )
+                )
         for tb in tbs:
             idx = tb.line.lineno - 1
             frame = tb.raising_frame
-            ctx.exceptions.append(Line(name, tb.line.lineno, tb.line.text.strip(),
-                                       window(lines, idx, window_lines),
-                                       f"exception:{tb.exception_type}"
-                                       + (f"@{frame[0]}:{frame[1]}" if frame else "")))
+            ctx.exceptions.append(
+                Line(
+                    name,
+                    tb.line.lineno,
+                    tb.line.text.strip(),
+                    window(lines, idx, window_lines),
+                    f"exception:{tb.exception_type}" + (f"@{frame[0]}:{frame[1]}" if frame else ""),
+                )
+            )
     return every

@@ -163,6 +163,7 @@ class CIContext:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-compatible dict (NaN values become ``None``)."""
+
         def clean(x):
             if isinstance(x, float) and not math.isfinite(x):
                 return None
@@ -171,10 +172,11 @@ class CIContext:
             if isinstance(x, (list, tuple)):
                 return [clean(v) for v in x]
             return x
+
         return clean(asdict(self))
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "CIContext":
+    def from_dict(cls, d: dict[str, Any]) -> CIContext:
         """Rebuild a context from :meth:`to_dict` output (missing keys take their defaults).
 
         Raises:
@@ -184,19 +186,41 @@ class CIContext:
         unknown = set(d) - known
         if unknown:
             raise ValueError(f"unknown CI context key(s): {', '.join(sorted(unknown))}")
-        kinds = {"failure_lines": Line, "pass_lines": Line, "metric_lines": Line, "config_candidates": Line,
-                 "source_candidates": Line, "gates": Gate, "env_changes": EnvChange, "measured": Measured,
-                 "tests": TestResult, "timeouts": Line, "infra": Line, "exceptions": Line}
+        kinds = {
+            "failure_lines": Line,
+            "pass_lines": Line,
+            "metric_lines": Line,
+            "config_candidates": Line,
+            "source_candidates": Line,
+            "gates": Gate,
+            "env_changes": EnvChange,
+            "measured": Measured,
+            "tests": TestResult,
+            "timeouts": Line,
+            "infra": Line,
+            "exceptions": Line,
+        }
         kw: dict[str, Any] = {}
         try:
             for k, v in d.items():
                 if k in kinds:
                     kw[k] = [kinds[k](**x) for x in v or []]
                 elif k in ("goldens", "actuals"):
-                    kw[k] = [ValueSet(x["source"], x["role"], x.get("label", ""),
-                                      {m: (list(s), [float("nan") if y is None else float(y) for y in vals])
-                                       for m, (s, vals) in _pairs(x.get("metrics", {})).items()})
-                             for x in v or []]
+                    kw[k] = [
+                        ValueSet(
+                            x["source"],
+                            x["role"],
+                            x.get("label", ""),
+                            {
+                                m: (
+                                    list(s),
+                                    [float("nan") if y is None else float(y) for y in vals],
+                                )
+                                for m, (s, vals) in _pairs(x.get("metrics", {})).items()
+                            },
+                        )
+                        for x in v or []
+                    ]
                 elif k in ("failed_metrics_line", "checked_metrics_source"):
                     kw[k] = Line(**v) if v else None
                 else:

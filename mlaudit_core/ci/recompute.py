@@ -124,13 +124,26 @@ def gate_applies(gate: Gate, metric: str, all_metrics: list[str]) -> bool:
     return bool(gt) and gt <= mt
 
 
-def _evaluate(gate: Gate, metric: str, steps: np.ndarray, a: np.ndarray, g: np.ndarray,
-              n_golden: int, mismatch: bool, ctx: CIContext) -> CheckOutcome:
+def _evaluate(
+    gate: Gate,
+    metric: str,
+    steps: np.ndarray,
+    a: np.ndarray,
+    g: np.ndarray,
+    n_golden: int,
+    mismatch: bool,
+    ctx: CIContext,
+) -> CheckOutcome:
     both_nan = np.isnan(a) & np.isnan(g)
     k = gate.kind
     if k in ("timing", "throughput", "threshold"):
-        meas = [m for m in ctx.measured if gate.threshold is not None and math.isclose(m.threshold, gate.threshold)
-                and m.op == gate.op]
+        meas = [
+            m
+            for m in ctx.measured
+            if gate.threshold is not None
+            and math.isclose(m.threshold, gate.threshold)
+            and m.op == gate.op
+        ]
         if meas:
             v = meas[0].value
             src = f"measured {v:g} (printed at {meas[0].source}:{meas[0].line})"
@@ -140,31 +153,64 @@ def _evaluate(gate: Gate, metric: str, steps: np.ndarray, a: np.ndarray, g: np.n
                 return CheckOutcome(gate, None, detail="no finite actual value to compare")
             v = float(np.median(fin)) if k != "threshold" else float(fin[-1])
             src = f"{'median' if k != 'threshold' else 'final'} actual {v:g}"
-        ok = {"<": v < gate.threshold, "<=": v <= gate.threshold, ">": v > gate.threshold,
-              ">=": v >= gate.threshold}.get(gate.op or "<", True)
-        return CheckOutcome(gate, bool(ok), 1, 0 if ok else 1, 0, None,
-                            f"{src} {gate.op} {gate.threshold:g}: {'holds' if ok else 'violated'}")
+        ok = {
+            "<": v < gate.threshold,
+            "<=": v <= gate.threshold,
+            ">": v > gate.threshold,
+            ">=": v >= gate.threshold,
+        }.get(gate.op or "<", True)
+        return CheckOutcome(
+            gate,
+            bool(ok),
+            1,
+            0 if ok else 1,
+            0,
+            None,
+            f"{src} {gate.op} {gate.threshold:g}: {'holds' if ok else 'violated'}",
+        )
     if mismatch and k in ("allclose", "isclose", "exact", "approx"):
-        return CheckOutcome(gate, False, int(steps.size), 0, 0, None,
-                            "golden and actual cover different steps: a whole-array comparison fails on "
-                            "the shapes before any value is compared")
-    if gate.style == "megatron" and gate.kind == "approximate" and any(t in metric_id(metric) for t in _TIMING):
+        return CheckOutcome(
+            gate,
+            False,
+            int(steps.size),
+            0,
+            0,
+            None,
+            "golden and actual cover different steps: a whole-array comparison fails on "
+            "the shapes before any value is compared",
+        )
+    if (
+        gate.style == "megatron"
+        and gate.kind == "approximate"
+        and any(t in metric_id(metric) for t in _TIMING)
+    ):
         lo, hi = _STEADY_LONG if (steps.max() if steps.size else 0) > 25 else _STEADY_SHORT
         w = (steps >= lo) & (steps <= hi) & np.isfinite(a) & np.isfinite(g)
         if not w.any():
             return CheckOutcome(gate, None, detail=f"no finite values in steps {lo}-{hi}")
         am, gm = float(np.median(a[w])), float(np.median(g[w]))
         ok = bool(np.isclose(am, gm, rtol=gate.rtol or 0.0, atol=gate.atol or 0.0))
-        return CheckOutcome(gate, ok, 1, 0 if ok else 1, 0, None,
-                            f"median over steps {lo}-{hi}: actual {am:.6g} vs golden {gm:.6g} "
-                            f"(rel {abs(am - gm) / abs(gm):.3g}, rtol {gate.rtol:g})")
+        return CheckOutcome(
+            gate,
+            ok,
+            1,
+            0 if ok else 1,
+            0,
+            None,
+            f"median over steps {lo}-{hi}: actual {am:.6g} vs golden {gm:.6g} "
+            f"(rel {abs(am - gm) / abs(gm):.3g}, rtol {gate.rtol:g})",
+        )
     rtol = gate.rtol if gate.rtol is not None else 0.0
     atol = gate.atol if gate.atol is not None else 0.0
     d = np.abs(a - g)
     if k in ("deterministic", "exact"):
-        close = (a == g)
+        close = a == g
     elif k == "approx":
-        tol = np.maximum((gate.rtol or 0.0) * np.abs(g), atol) if gate.rtol is not None else np.full(g.shape, atol)
+        tol = (
+            np.maximum((gate.rtol or 0.0) * np.abs(g), atol)
+            if gate.rtol is not None
+            else np.full(g.shape, atol)
+        )
         close = d <= tol
     elif k == "isclose" and gate.formula.startswith("math"):
         close = d <= np.maximum(rtol * np.maximum(np.abs(a), np.abs(g)), atol)
@@ -182,11 +228,22 @@ def _evaluate(gate: Gate, metric: str, steps: np.ndarray, a: np.ndarray, g: np.n
         allowed = min(max(n_golden // 100, 1), 50)
     worst = int(steps[int(np.nanargmax(np.where(close, -np.inf, d)))]) if n_exceed else None
     passed = n_exceed <= allowed
-    tol_txt = ("exact" if k in ("deterministic", "exact") else
-               f"rtol {gate.rtol:g}" + (f", atol {gate.atol:g}" if gate.atol else "") if gate.rtol is not None
-               else f"atol {gate.atol:g}")
-    return CheckOutcome(gate, passed, n, n_exceed, allowed, worst,
-                        f"{n_exceed} of {n} steps outside {tol_txt}" + (f" ({allowed} allowed)" if allowed else ""))
+    tol_txt = (
+        "exact"
+        if k in ("deterministic", "exact")
+        else f"rtol {gate.rtol:g}" + (f", atol {gate.atol:g}" if gate.atol else "")
+        if gate.rtol is not None
+        else f"atol {gate.atol:g}"
+    )
+    return CheckOutcome(
+        gate,
+        passed,
+        n,
+        n_exceed,
+        allowed,
+        worst,
+        f"{n_exceed} of {n} steps outside {tol_txt}" + (f" ({allowed} allowed)" if allowed else ""),
+    )
 
 
 def _pick(sets: list[ValueSet], metric: str) -> list[tuple[ValueSet, str]]:
@@ -227,9 +284,14 @@ def recompute(ctx: CIContext, k: float = 2.0) -> list[Recompute]:
         gst, gv, ast_, av = gst[gmask], gv[gmask], ast_[amask], av[amask]
         common, gi, ai = np.intersect1d(gst, ast_, return_indices=True)
         # golden entries that are NaN where the actual has no step are padding, not steps
-        only_g = int(np.isin(gst, common, invert=True).sum() - np.isnan(gv[np.isin(gst, common, invert=True)]).sum())
-        only_a = int(np.isin(ast_, common, invert=True).sum()
-                     - np.isnan(av[np.isin(ast_, common, invert=True)]).sum())
+        only_g = int(
+            np.isin(gst, common, invert=True).sum()
+            - np.isnan(gv[np.isin(gst, common, invert=True)]).sum()
+        )
+        only_a = int(
+            np.isin(ast_, common, invert=True).sum()
+            - np.isnan(av[np.isin(ast_, common, invert=True)]).sum()
+        )
         g, a = gv[gi], av[ai]
         fin = np.isfinite(a) & np.isfinite(g)
         d = np.abs(a - g)
@@ -240,12 +302,18 @@ def recompute(ctx: CIContext, k: float = 2.0) -> list[Recompute]:
         mg = float(np.median(g[fin])) if fin.any() else math.nan
         ma = float(np.median(a[fin])) if fin.any() else math.nan
         rec = Recompute(
-            metric=gkey if not any(metric_id(x) == metric_id(gkey) for x in gated_names) else
-            next(x for x in gated_names if metric_id(x) == metric_id(gkey)),
-            golden=gset, actual=aset, n_golden=int(np.isfinite(gv).sum()), n_actual=int(np.isfinite(av).sum()),
-            n_common=int(common.size), golden_steps=(int(gst.min()), int(gst.max())) if gst.size else (0, 0),
+            metric=gkey
+            if not any(metric_id(x) == metric_id(gkey) for x in gated_names)
+            else next(x for x in gated_names if metric_id(x) == metric_id(gkey)),
+            golden=gset,
+            actual=aset,
+            n_golden=int(np.isfinite(gv).sum()),
+            n_actual=int(np.isfinite(av).sum()),
+            n_common=int(common.size),
+            golden_steps=(int(gst.min()), int(gst.max())) if gst.size else (0, 0),
             actual_steps=(int(ast_.min()), int(ast_.max())) if ast_.size else (0, 0),
-            only_golden=max(only_g, 0), only_actual=max(only_a, 0),
+            only_golden=max(only_g, 0),
+            only_actual=max(only_a, 0),
             max_abs=float(np.nanmax(np.where(fin, d, np.nan))) if fin.any() else math.nan,
             max_rel=float(np.nanmax(rf)) if fin.any() else math.nan,
             mean_rel=float(np.nanmean(rf)) if fin.any() else math.nan,
@@ -254,16 +322,28 @@ def recompute(ctx: CIContext, k: float = 2.0) -> list[Recompute]:
             first_rel=float(r[fin_idx[0]]) if fin.any() else math.nan,
             early_rel=float(np.nanmean(r[fin_idx[:q]])) if fin.any() else math.nan,
             late_rel=float(np.nanmean(r[fin_idx[-q:]])) if fin.any() else math.nan,
-            median_golden=mg, median_actual=ma,
-            median_rel_change=(ma - mg) / abs(mg) if mg not in (0.0,) and math.isfinite(mg) else math.nan,
-            nonfinite_actual=int((~np.isfinite(av)).sum() - (~np.isfinite(gv)).sum() if av.size == gv.size
-                                 else (~np.isfinite(av)).sum()))
+            median_golden=mg,
+            median_actual=ma,
+            median_rel_change=(ma - mg) / abs(mg)
+            if mg not in (0.0,) and math.isfinite(mg)
+            else math.nan,
+            nonfinite_actual=int(
+                (~np.isfinite(av)).sum() - (~np.isfinite(gv)).sum()
+                if av.size == gv.size
+                else (~np.isfinite(av)).sum()
+            ),
+        )
         for gate in ctx.gates:
             if gate_applies(gate, rec.metric, names):
-                rec.checks.append(_evaluate(gate, rec.metric, common, a, g, rec.n_golden, rec.length_mismatch,
-                                            ctx))
+                rec.checks.append(
+                    _evaluate(
+                        gate, rec.metric, common, a, g, rec.n_golden, rec.length_mismatch, ctx
+                    )
+                )
                 if rec.length_mismatch:
-                    rec.common_checks.append(_evaluate(gate, rec.metric, common, a, g, rec.n_common, False, ctx))
+                    rec.common_checks.append(
+                        _evaluate(gate, rec.metric, common, a, g, rec.n_common, False, ctx)
+                    )
         if len(gs) >= 2:
             base = []
             for s, key in gs:
@@ -272,12 +352,23 @@ def recompute(ctx: CIContext, k: float = 2.0) -> list[Recompute]:
             al = Aligned("step", common.astype(float), common, a, np.vstack(base))
             b = compare_band(al, is_higher_better(rec.metric), k=k)
             with np.errstate(divide="ignore", invalid="ignore"):
-                spread = (np.max(al.baselines, 0) - np.min(al.baselines, 0)) / np.abs(np.mean(al.baselines, 0))
+                spread = (np.max(al.baselines, 0) - np.min(al.baselines, 0)) / np.abs(
+                    np.mean(al.baselines, 0)
+                )
             rec.spread_rel = float(np.nanmedian(spread))
-            rec.band = {"verdict": b.verdict, "n": b.n_baselines, "method": b.method, "run_tail_mean": b.run_tail_mean,
-                        "band_lo": b.band_lo, "band_hi": b.band_hi, "rel_delta": b.rel_delta, "z": b.z,
-                        "frac_tail_outside": b.frac_tail_worse, "tail_steps": [b.tail_start_step, b.tail_end_step],
-                        "sources": [s.source + (f" [{s.label}]" if s.label else "") for s, _ in gs]}
+            rec.band = {
+                "verdict": b.verdict,
+                "n": b.n_baselines,
+                "method": b.method,
+                "run_tail_mean": b.run_tail_mean,
+                "band_lo": b.band_lo,
+                "band_hi": b.band_hi,
+                "rel_delta": b.rel_delta,
+                "z": b.z,
+                "frac_tail_outside": b.frac_tail_worse,
+                "tail_steps": [b.tail_start_step, b.tail_end_step],
+                "sources": [s.source + (f" [{s.label}]" if s.label else "") for s, _ in gs],
+            }
         elif len(acts) >= 2:
             vals = []
             for s, key in acts:
@@ -307,14 +398,17 @@ def _activity(rec: Recompute, ctx: CIContext) -> None:
         if c.gate.style == "megatron" and ctx.checked_metrics is not None:
             c.active = mid in {metric_id(m) for m in ctx.checked_metrics}
             where = ctx.checked_metrics_source
-            c.active_reason = (f"checked metrics {ctx.checked_metrics}"
-                               + (f" ({where.source}:{where.line})" if where else ""))
+            c.active_reason = f"checked metrics {ctx.checked_metrics}" + (
+                f" ({where.source}:{where.line})" if where else ""
+            )
             if not c.active and ctx.failed_metrics and mid not in failed_ids and c.passed is False:
                 c.active_reason += "; and the log's failed list omits it although it would fail"
         elif c.passed is False and ctx.failed_metrics and mid not in failed_ids:
             c.active = False
-            c.active_reason = ("would fail by recomputation, yet the log's failed-metrics list "
-                               f"({', '.join(ctx.failed_metrics)}) omits it: not checked in this job")
+            c.active_reason = (
+                "would fail by recomputation, yet the log's failed-metrics list "
+                f"({', '.join(ctx.failed_metrics)}) omits it: not checked in this job"
+            )
         elif c.gate.function and c.gate.function not in failed_tests | passed_tests and ctx.tests:
             c.active_reason = "its test does not appear in the log"
 
@@ -336,7 +430,11 @@ def standalone_checks(ctx: CIContext, recs: list[Recompute]) -> list[CheckOutcom
     passed = {t.function for t in ctx.tests if t.outcome == "passed"}
     out: list[CheckOutcome] = []
     for gate in ctx.gates:
-        if id(gate) in covered or gate.kind not in ("timing", "throughput", "threshold") or gate.threshold is None:
+        if (
+            id(gate) in covered
+            or gate.kind not in ("timing", "throughput", "threshold")
+            or gate.threshold is None
+        ):
             continue
         value, src = None, ""
         for m in ctx.measured:
@@ -357,15 +455,35 @@ def standalone_checks(ctx: CIContext, recs: list[Recompute]) -> list[CheckOutcom
                         src = f"{'median' if gate.kind != 'threshold' else 'final'} of {key} in {s.source}"
                         break
         if value is not None:
-            ok = {"<": value < gate.threshold, "<=": value <= gate.threshold, ">": value > gate.threshold,
-                  ">=": value >= gate.threshold}.get(gate.op or "<", True)
-            c = CheckOutcome(gate, bool(ok), 1, 0 if ok else 1, 0, None,
-                             f"measured {value:g} ({src}) {gate.op} {gate.threshold:g}: "
-                             f"{'holds' if ok else 'violated'}")
-            c.log_failed = True if gate.function in failed else False if gate.function in passed else None
+            ok = {
+                "<": value < gate.threshold,
+                "<=": value <= gate.threshold,
+                ">": value > gate.threshold,
+                ">=": value >= gate.threshold,
+            }.get(gate.op or "<", True)
+            c = CheckOutcome(
+                gate,
+                bool(ok),
+                1,
+                0 if ok else 1,
+                0,
+                None,
+                f"measured {value:g} ({src}) {gate.op} {gate.threshold:g}: "
+                f"{'holds' if ok else 'violated'}",
+            )
+            c.log_failed = (
+                True if gate.function in failed else False if gate.function in passed else None
+            )
         elif gate.function in failed:
-            c = CheckOutcome(gate, False, 1, 1, 0, None, f"its test {failed[gate.function].test} failed: "
-                                                         f"{failed[gate.function].message}")
+            c = CheckOutcome(
+                gate,
+                False,
+                1,
+                1,
+                0,
+                None,
+                f"its test {failed[gate.function].test} failed: {failed[gate.function].message}",
+            )
             c.log_failed = True
         elif gate.function in passed:
             c = CheckOutcome(gate, True, 1, 0, 0, None, "its test passed")

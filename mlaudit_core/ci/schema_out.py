@@ -24,28 +24,117 @@ from ..errors import InputError
 from ..report import AuditReport
 
 _SYN: dict[str, tuple[str, ...]] = {
-    "classification": ("classification", "cause", "category", "failure_class", "failure_category", "class",
-                       "root_cause", "root_cause_class", "root_cause_category", "failure_type", "type",
-                       "diagnosis_class", "label", "failure_mode", "issue_type", "kind"),
+    "classification": (
+        "classification",
+        "cause",
+        "category",
+        "failure_class",
+        "failure_category",
+        "class",
+        "root_cause",
+        "root_cause_class",
+        "root_cause_category",
+        "failure_type",
+        "type",
+        "diagnosis_class",
+        "label",
+        "failure_mode",
+        "issue_type",
+        "kind",
+    ),
     "outcome": ("outcome", "run_outcome", "status", "result", "run_status", "state"),
-    "is_model_regression": ("is_model_regression", "model_regression", "is_regression", "true_regression",
-                            "regression", "is_true_regression", "real_regression", "is_ml_regression"),
-    "summary": ("summary", "diagnosis", "explanation", "rationale", "conclusion", "reasoning", "description",
-                "decision_rationale", "analysis", "root_cause_summary", "verdict_summary", "finding"),
+    "is_model_regression": (
+        "is_model_regression",
+        "model_regression",
+        "is_regression",
+        "true_regression",
+        "regression",
+        "is_true_regression",
+        "real_regression",
+        "is_ml_regression",
+    ),
+    "summary": (
+        "summary",
+        "diagnosis",
+        "explanation",
+        "rationale",
+        "conclusion",
+        "reasoning",
+        "description",
+        "decision_rationale",
+        "analysis",
+        "root_cause_summary",
+        "verdict_summary",
+        "finding",
+    ),
     "decision": ("decision", "verdict", "go_no_go", "final_decision"),
-    "recommendation": ("recommendation", "recommended_action", "action", "remediation", "fix", "next_step",
-                       "minimal_action", "recommendations", "next_actions", "actions", "suggested_fix"),
+    "recommendation": (
+        "recommendation",
+        "recommended_action",
+        "action",
+        "remediation",
+        "fix",
+        "next_step",
+        "minimal_action",
+        "recommendations",
+        "next_actions",
+        "actions",
+        "suggested_fix",
+    ),
     "confidence": ("confidence", "confidence_score", "certainty", "confidence_level"),
-    "failing": ("failing_metrics", "failed_metrics", "failing_checks", "failed_checks", "failures",
-                "failed_tests", "failing_tests", "failed_gates", "failing_gates"),
-    "passing": ("passed_checks", "passing_checks", "checks_passed", "passed_tests", "passing_metrics",
-                "passed_metrics", "passing_gates"),
-    "evidence": ("evidence", "evidences", "citations", "supporting_evidence", "log_evidence", "references",
-                 "sources", "key_evidence"),
-    "calculations": ("calculations", "computations", "recomputed", "recomputation", "metric_comparisons",
-                     "metrics", "recomputed_metrics", "numbers", "figures", "derived_values", "comparisons"),
-    "gates": ("gates", "gate_definitions", "how_gated", "checks", "thresholds", "tolerances", "code_paths",
-              "comparison_logic"),
+    "failing": (
+        "failing_metrics",
+        "failed_metrics",
+        "failing_checks",
+        "failed_checks",
+        "failures",
+        "failed_tests",
+        "failing_tests",
+        "failed_gates",
+        "failing_gates",
+    ),
+    "passing": (
+        "passed_checks",
+        "passing_checks",
+        "checks_passed",
+        "passed_tests",
+        "passing_metrics",
+        "passed_metrics",
+        "passing_gates",
+    ),
+    "evidence": (
+        "evidence",
+        "evidences",
+        "citations",
+        "supporting_evidence",
+        "log_evidence",
+        "references",
+        "sources",
+        "key_evidence",
+    ),
+    "calculations": (
+        "calculations",
+        "computations",
+        "recomputed",
+        "recomputation",
+        "metric_comparisons",
+        "metrics",
+        "recomputed_metrics",
+        "numbers",
+        "figures",
+        "derived_values",
+        "comparisons",
+    ),
+    "gates": (
+        "gates",
+        "gate_definitions",
+        "how_gated",
+        "checks",
+        "thresholds",
+        "tolerances",
+        "code_paths",
+        "comparison_logic",
+    ),
     "hypotheses": ("hypotheses", "hypothesis_ledger", "alternatives", "rejected_hypotheses"),
     "unknowns": ("unknowns", "limitations", "open_questions", "caveats", "missing"),
     "claims": ("claims", "claim_checks", "claim_verification"),
@@ -54,13 +143,43 @@ _SYN: dict[str, tuple[str, ...]] = {
     "run_id": ("run_id", "id", "job", "job_id", "name", "title"),
 }
 _CAUSE_WORDS = {
-    "model_convergence": {"model", "convergence", "regression", "training", "ml", "true", "real", "converge"},
+    "model_convergence": {
+        "model",
+        "convergence",
+        "regression",
+        "training",
+        "ml",
+        "true",
+        "real",
+        "converge",
+    },
     "correctness_bug": {"correctness", "bug", "code", "system", "defect"},
     "data_config": {"data", "config", "configuration", "dataset", "input"},
-    "infra_runtime": {"infra", "infrastructure", "runtime", "performance", "perf", "hardware", "resource",
-                      "system"},
-    "metric_policy": {"metric", "policy", "gate", "gating", "evaluation", "eval", "threshold", "tolerance",
-                      "golden", "flaky", "test", "setup", "drift"},
+    "infra_runtime": {
+        "infra",
+        "infrastructure",
+        "runtime",
+        "performance",
+        "perf",
+        "hardware",
+        "resource",
+        "system",
+    },
+    "metric_policy": {
+        "metric",
+        "policy",
+        "gate",
+        "gating",
+        "evaluation",
+        "eval",
+        "threshold",
+        "tolerance",
+        "golden",
+        "flaky",
+        "test",
+        "setup",
+        "drift",
+    },
     "unsupported_claim": {"claim", "unsupported", "unverified", "report"},
     "healthy": {"healthy", "pass", "passed", "none", "ok", "no", "success"},
     "inconclusive": {"inconclusive", "unknown", "undetermined", "other"},
@@ -94,40 +213,114 @@ def answer_bag(report: AuditReport) -> dict[str, Any]:
     calcs, failing, passing, gates = [], [], [], []
     for f in report.findings:
         if f.code == "CI002":
-            calcs.append({"metric": f.facts["metric"], "formula": f.facts.get("formula"),
-                          "max_abs_diff": f.facts.get("max_abs"), "max_rel_diff": f.facts.get("max_rel"),
-                          "mean_rel_diff": f.facts.get("mean_rel"), "max_rel_step": f.facts.get("max_rel_step"),
-                          "steps_compared": f.facts.get("n_common"), "median_golden": f.facts.get("median_golden"),
-                          "median_actual": f.facts.get("median_actual"), "text": f.message})
+            calcs.append(
+                {
+                    "metric": f.facts["metric"],
+                    "formula": f.facts.get("formula"),
+                    "max_abs_diff": f.facts.get("max_abs"),
+                    "max_rel_diff": f.facts.get("max_rel"),
+                    "mean_rel_diff": f.facts.get("mean_rel"),
+                    "max_rel_step": f.facts.get("max_rel_step"),
+                    "steps_compared": f.facts.get("n_common"),
+                    "median_golden": f.facts.get("median_golden"),
+                    "median_actual": f.facts.get("median_actual"),
+                    "text": f.message,
+                }
+            )
             for c in f.facts.get("checks", []):
                 name = f"{f.facts['metric']} {c['kind']}"
-                (passing if c.get("passed") else failing if c.get("passed") is False else []).append(
-                    {"metric": f.facts["metric"], "check": c["kind"], "name": name, "passed": c.get("passed"),
-                     "active": c.get("active"), "detail": c.get("detail"), "source": c["path"],
-                     "line": c["line"], "text": c["expr"]})
+                (
+                    passing if c.get("passed") else failing if c.get("passed") is False else []
+                ).append(
+                    {
+                        "metric": f.facts["metric"],
+                        "check": c["kind"],
+                        "name": name,
+                        "passed": c.get("passed"),
+                        "active": c.get("active"),
+                        "detail": c.get("detail"),
+                        "source": c["path"],
+                        "line": c["line"],
+                        "text": c["expr"],
+                    }
+                )
         elif f.code == "CI001":
-            gates = [{"source": g["path"], "line": g["line"], "text": g["expr"], "metric": g.get("metric"),
-                      "kind": g["kind"], "rtol": g.get("rtol"), "atol": g.get("atol"),
-                      "threshold": g.get("threshold"), "formula": g.get("formula")} for g in f.facts["gates"]]
+            gates = [
+                {
+                    "source": g["path"],
+                    "line": g["line"],
+                    "text": g["expr"],
+                    "metric": g.get("metric"),
+                    "kind": g["kind"],
+                    "rtol": g.get("rtol"),
+                    "atol": g.get("atol"),
+                    "threshold": g.get("threshold"),
+                    "formula": g.get("formula"),
+                }
+                for g in f.facts["gates"]
+            ]
         elif f.code in ("CI005", "CI006", "CL001"):
-            failing.append({"metric": f.facts.get("metric") or f.code, "check": f.name, "name": f.name,
-                            "passed": False, "detail": f.message, "text": f.message})
+            failing.append(
+                {
+                    "metric": f.facts.get("metric") or f.code,
+                    "check": f.name,
+                    "name": f.name,
+                    "passed": False,
+                    "detail": f.message,
+                    "text": f.message,
+                }
+            )
     return {
-        "classification": v.cause.value, "outcome": v.outcome.value,
+        "classification": v.cause.value,
+        "outcome": v.outcome.value,
         "is_model_regression": v.cause.value == "model_convergence",
-        "summary": v.summary, "decision": f"{v.outcome.value}/{v.cause.value}",
-        "recommendation": [a.action for a in report.next_actions], "confidence": v.confidence,
-        "failing": failing, "passing": passing, "evidence": ev, "calculations": calcs, "gates": gates,
-        "hypotheses": [{"statement": h.statement, "status": h.status, "text": h.statement,
-                        "discriminating_test": h.discriminating_test} for h in report.hypotheses],
+        "summary": v.summary,
+        "decision": f"{v.outcome.value}/{v.cause.value}",
+        "recommendation": [a.action for a in report.next_actions],
+        "confidence": v.confidence,
+        "failing": failing,
+        "passing": passing,
+        "evidence": ev,
+        "calculations": calcs,
+        "gates": gates,
+        "hypotheses": [
+            {
+                "statement": h.statement,
+                "status": h.status,
+                "text": h.statement,
+                "discriminating_test": h.discriminating_test,
+            }
+            for h in report.hypotheses
+        ],
         "unknowns": list(report.unknowns),
-        "claims": [{"text": f.facts.get("text"), "status": f.facts.get("status"),
-                    "detail": f.facts.get("explanation")} for f in report.findings if f.code == "CL001"]
-        + [dict(c, detail=c.get("explanation")) for f in report.findings if f.code in ("CL002", "CL003")
-           for c in f.facts.get("claims", [])],
-        "environment": [{"name": c["name"], "old": c["old"], "new": c["new"], "source": c["source"],
-                         "line": c["line"], "text": c["text"]} for f in report.findings if f.code == "CI008"
-                        for c in f.facts.get("changes", [])],
+        "claims": [
+            {
+                "text": f.facts.get("text"),
+                "status": f.facts.get("status"),
+                "detail": f.facts.get("explanation"),
+            }
+            for f in report.findings
+            if f.code == "CL001"
+        ]
+        + [
+            dict(c, detail=c.get("explanation"))
+            for f in report.findings
+            if f.code in ("CL002", "CL003")
+            for c in f.facts.get("claims", [])
+        ],
+        "environment": [
+            {
+                "name": c["name"],
+                "old": c["old"],
+                "new": c["new"],
+                "source": c["source"],
+                "line": c["line"],
+                "text": c["text"],
+            }
+            for f in report.findings
+            if f.code == "CI008"
+            for c in f.facts.get("changes", [])
+        ],
         "validation": [f"{d.code} {d.name}: {d.status}" for d in report.detectors],
         "run_id": report.run.id,
     }
@@ -231,7 +424,13 @@ class _Filler:
             nullable = isinstance(s.get("type"), list) and "null" in s["type"]
             if nullable:
                 return None
-            value = {"string": "unknown", "number": 0.0, "integer": 0, "boolean": False, "null": None}.get(t)
+            value = {
+                "string": "unknown",
+                "number": 0.0,
+                "integer": 0,
+                "boolean": False,
+                "null": None,
+            }.get(t)
         if t == "string":
             if isinstance(value, list):
                 value = "; ".join(self.text(x) for x in value)
@@ -250,7 +449,7 @@ class _Filler:
                 x = 0.0
             if "maximum" in s and s["maximum"] >= 100 and canon == "confidence" and x <= 1:
                 x *= 100
-            return int(round(x)) if t == "integer" else x
+            return round(x) if t == "integer" else x
         if t == "boolean":
             return bool(value)
         if t == "null":
@@ -261,7 +460,9 @@ class _Filler:
         if isinstance(x, dict):
             src = x.get("source")
             head = f"{src}:{x.get('line')}: " if src else ""
-            return head + str(x.get("text") or x.get("detail") or x.get("statement") or json.dumps(x, default=str))
+            return head + str(
+                x.get("text") or x.get("detail") or x.get("statement") or json.dumps(x, default=str)
+            )
         return str(x)
 
     def obj(self, s: dict, data: dict | None) -> dict:
@@ -311,5 +512,7 @@ def fill_schema(report: AuditReport, schema: dict) -> dict:
     if errors:
         e = errors[0]
         where = "/".join(str(p) for p in e.absolute_path) or "(root)"
-        raise InputError(f"--schema: the report cannot be shaped to this schema: {where}: {e.message}")
+        raise InputError(
+            f"--schema: the report cannot be shaped to this schema: {where}: {e.message}"
+        )
     return doc

@@ -37,17 +37,38 @@ class _VariadicCommand(TyperCommand):
 def register(app: typer.Typer) -> None:
     @app.command("ci", cls=_VariadicCommand)
     def ci(
-        repo: Path = typer.Option(..., "--repo", help="Repository root (tests, scripts, golden files)."),
-        logs: list[Path] = typer.Option(..., "--logs", help="CI log file(s); .json/.csv files are read as actual "
-                                                            "metric values. Several may follow one --logs."),
-        golden: list[Path] = typer.Option([], "--golden", help="Golden-value file(s) (JSON or CSV); default: "
-                                                               "golden files found in the repo."),
-        schema: Path = typer.Option(None, "--schema", help="Write output that validates against this JSON "
-                                                           "Schema (to --out, else stdout)."),
-        claims: Path = typer.Option(None, "--claims", help="A PR description / results note whose numeric "
-                                                           "claims are checked against the telemetry."),
-        out: Path = typer.Option(None, "--out", "-o", help="Write the report to FILE (.json, .md or .html by "
-                                                           "suffix; the schema document with --schema)."),
+        repo: Path = typer.Option(
+            ..., "--repo", help="Repository root (tests, scripts, golden files)."
+        ),
+        logs: list[Path] = typer.Option(
+            ...,
+            "--logs",
+            help="CI log file(s); .json/.csv files are read as actual "
+            "metric values. Several may follow one --logs.",
+        ),
+        golden: list[Path] = typer.Option(
+            [],
+            "--golden",
+            help="Golden-value file(s) (JSON or CSV); default: golden files found in the repo.",
+        ),
+        schema: Path = typer.Option(
+            None,
+            "--schema",
+            help="Write output that validates against this JSON Schema (to --out, else stdout).",
+        ),
+        claims: Path = typer.Option(
+            None,
+            "--claims",
+            help="A PR description / results note whose numeric "
+            "claims are checked against the telemetry.",
+        ),
+        out: Path = typer.Option(
+            None,
+            "--out",
+            "-o",
+            help="Write the report to FILE (.json, .md or .html by "
+            "suffix; the schema document with --schema).",
+        ),
         fmt: Format = FORMAT,
         fail_on: FailOn = FAIL_ON,
         config: Path = CONFIG,
@@ -88,7 +109,9 @@ def register(app: typer.Typer) -> None:
         except Exception as exc:  # a bug: one line, and the traceback on request
             if os.environ.get("MLAUDIT_DEBUG"):
                 traceback.print_exc()
-            fail(f"internal error while auditing the CI failure: {type(exc).__name__}: {exc}", code=3)
+            fail(
+                f"internal error while auditing the CI failure: {type(exc).__name__}: {exc}", code=3
+            )
         if doc is not None:
             text = json.dumps(doc, indent=2, default=str) + "\n"
             if out:

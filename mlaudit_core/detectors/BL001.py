@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from ..baseline.compare import EMITTED, baselines_of, compare_metrics
 from ..report import FactEvidence, SeriesEvidence, Severity
 from .base import Detector, DetectorParams, Skip
@@ -34,33 +36,69 @@ class BaselineRegression(Detector, code="BL001", name="baseline-regression", fam
         k: float = 2.0
         tail_frac: float = 0.2
         min_outside: float = 0.5
-        metrics: list[str] = []
+        metrics: list[str] = Field(default_factory=list)
         by_data_seen: bool = True
 
     def check(self, run, p):
         if run.cache.get(EMITTED):
             return  # already reported through compare_to_baselines()
         if not baselines_of(run):
-            raise Skip("no baseline runs given (pass --baseline RUN or tag runs mlaudit.baseline), so "
-                       "whether the run is worse than before is unknown")
-        comps = [c for c in compare_metrics(run, p.k, p.tail_frac, p.min_outside, p.metrics, p.by_data_seen)
-                 if c.kind == "learning"]
+            raise Skip(
+                "no baseline runs given (pass --baseline RUN or tag runs mlaudit.baseline), so "
+                "whether the run is worse than before is unknown"
+            )
+        comps = [
+            c
+            for c in compare_metrics(
+                run, p.k, p.tail_frac, p.min_outside, p.metrics, p.by_data_seen
+            )
+            if c.kind == "learning"
+        ]
         if not comps:
-            raise Skip("the run and its baselines share no loss or accuracy metric over a common step range")
+            raise Skip(
+                "the run and its baselines share no loss or accuracy metric over a common step range"
+            )
         for c in comps:
             b = c.band
             sev = Severity.ERROR if b.verdict == "worse" else Severity.INFO
             yield self.finding(
-                sev, c.summary(),
-                evidence=[SeriesEvidence(metric=c.key, step_start=b.tail_start_step, step_end=b.tail_end_step,
-                                         values=b.figures(), note=f"tail window, {c.axis} axis"),
-                          FactEvidence(text="baseline tail means", values={
-                              bid: v for bid, v in zip(c.baseline_ids, b.baseline_tail_means)})],
-                metric=c.key, role=c.role, verdict=b.verdict, axis=c.axis, is_loss=c.is_loss,
-                n_baselines=b.n_baselines, baseline_ids=c.baseline_ids, band_method=b.method, k=b.k,
-                run_tail_mean=b.run_tail_mean, baseline_tail_means=b.baseline_tail_means,
-                band_lo=b.band_lo, band_hi=b.band_hi, delta=b.delta, rel_delta=b.rel_delta, z=b.z,
-                frac_tail_worse=b.frac_tail_worse, frac_tail_better=b.frac_tail_better,
-                frac_all_worse=b.frac_all_worse, onset_step=b.onset_step,
-                tail_start_step=b.tail_start_step, tail_end_step=b.tail_end_step,
-                higher_is_better=b.higher_is_better, notes=b.notes)
+                sev,
+                c.summary(),
+                evidence=[
+                    SeriesEvidence(
+                        metric=c.key,
+                        step_start=b.tail_start_step,
+                        step_end=b.tail_end_step,
+                        values=b.figures(),
+                        note=f"tail window, {c.axis} axis",
+                    ),
+                    FactEvidence(
+                        text="baseline tail means",
+                        values={bid: v for bid, v in zip(c.baseline_ids, b.baseline_tail_means)},
+                    ),
+                ],
+                metric=c.key,
+                role=c.role,
+                verdict=b.verdict,
+                axis=c.axis,
+                is_loss=c.is_loss,
+                n_baselines=b.n_baselines,
+                baseline_ids=c.baseline_ids,
+                band_method=b.method,
+                k=b.k,
+                run_tail_mean=b.run_tail_mean,
+                baseline_tail_means=b.baseline_tail_means,
+                band_lo=b.band_lo,
+                band_hi=b.band_hi,
+                delta=b.delta,
+                rel_delta=b.rel_delta,
+                z=b.z,
+                frac_tail_worse=b.frac_tail_worse,
+                frac_tail_better=b.frac_tail_better,
+                frac_all_worse=b.frac_all_worse,
+                onset_step=b.onset_step,
+                tail_start_step=b.tail_start_step,
+                tail_end_step=b.tail_end_step,
+                higher_is_better=b.higher_is_better,
+                notes=b.notes,
+            )

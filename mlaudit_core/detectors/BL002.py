@@ -34,16 +34,35 @@ class BaselineDeltas(Detector, code="BL002", name="baseline-deltas", family="bas
         deltas = find_deltas(run, baselines_of(run))
         if not deltas:
             return
-        worse = any(c.band.verdict == "worse" for c in latest_comparisons(run) if c.kind == "learning")
+        worse = any(
+            c.band.verdict == "worse" for c in latest_comparisons(run) if c.kind == "learning"
+        )
         top = deltas[: p.max_listed]
         sev = Severity.WARNING if worse else Severity.INFO
         lead = "; ".join(d.describe() for d in top[:3])
         yield self.finding(
-            sev, f"{len(deltas)} logged difference(s) from the baselines, most likely effect first: {lead}",
-            evidence=[ConfigEvidence(key=f"{d.source}:{d.key}",
-                                     value=f"{d.baseline_value if d.consistent else sorted({str(v) for v in d.baseline_values})}"
-                                           f" -> {d.run_value} ({d.category}, {d.layer}, score {d.score})")
-                      for d in top],
-            deltas=[{"key": d.key, "source": d.source, "run": d.run_value, "baselines": d.baseline_values,
-                     "category": d.category, "layer": d.layer, "consistent": d.consistent, "score": d.score,
-                     "notes": d.notes} for d in deltas])
+            sev,
+            f"{len(deltas)} logged difference(s) from the baselines, most likely effect first: {lead}",
+            evidence=[
+                ConfigEvidence(
+                    key=f"{d.source}:{d.key}",
+                    value=f"{d.baseline_value if d.consistent else sorted({str(v) for v in d.baseline_values})}"
+                    f" -> {d.run_value} ({d.category}, {d.layer}, score {d.score})",
+                )
+                for d in top
+            ],
+            deltas=[
+                {
+                    "key": d.key,
+                    "source": d.source,
+                    "run": d.run_value,
+                    "baselines": d.baseline_values,
+                    "category": d.category,
+                    "layer": d.layer,
+                    "consistent": d.consistent,
+                    "score": d.score,
+                    "notes": d.notes,
+                }
+                for d in deltas
+            ],
+        )

@@ -35,13 +35,18 @@ class FirstBrokenLayer(Detector, code="BL003", name="first-broken-layer", family
         comps = [c for c in latest_comparisons(run) if c.kind == "learning"]
         if not comps:
             return
-        rep = analyse(find_deltas(run, baselines_of(run)),
-                      [MetricMove(c.key, c.is_loss, c.band.verdict, c.summary()) for c in comps])
+        rep = analyse(
+            find_deltas(run, baselines_of(run)),
+            [MetricMove(c.key, c.is_loss, c.band.verdict, c.summary()) for c in comps],
+        )
         sev = Severity.WARNING if rep.cause is not None else Severity.INFO
         yield self.finding(
-            sev, rep.message,
+            sev,
+            rep.message,
             evidence=[FactEvidence(text=f"consequence: {c}") for c in rep.consequences[:6]]
             or [FactEvidence(text=rep.message)],
-            first_layer=rep.first, cause=rep.cause.value if rep.cause else None,
+            first_layer=rep.first,
+            cause=rep.cause.value if rep.cause else None,
             consequences=rep.consequences,
-            hypotheses=[h.model_dump(mode="json") for h in rep.hypotheses])
+            hypotheses=[h.model_dump(mode="json") for h in rep.hypotheses],
+        )

@@ -36,7 +36,18 @@ class BaselineThroughput(Detector, code="BL004", name="baseline-throughput", fam
             yield self.finding(
                 Severity.WARNING if slower else Severity.INFO,
                 ("slower: " if slower else "faster: ") + c.summary(),
-                evidence=[SeriesEvidence(metric=c.key, step_start=b.tail_start_step, step_end=b.tail_end_step,
-                                         values=b.figures())],
-                metric=c.key, role=c.role, verdict=b.verdict, rel_delta=b.rel_delta,
-                run_tail_mean=b.run_tail_mean, baseline_tail_means=b.baseline_tail_means)
+                evidence=[
+                    SeriesEvidence(
+                        metric=c.key,
+                        step_start=b.tail_start_step,
+                        step_end=b.tail_end_step,
+                        values=b.figures(),
+                    )
+                ],
+                metric=c.key,
+                role=c.role,
+                verdict=b.verdict,
+                rel_delta=b.rel_delta,
+                run_tail_mean=b.run_tail_mean,
+                baseline_tail_means=b.baseline_tail_means,
+            )

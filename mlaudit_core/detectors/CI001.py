@@ -35,8 +35,11 @@ class GateInventory(Detector, code="CI001", name="ci-gate-inventory", family="ci
         for g in ctx.gates:
             kinds[g.kind] = kinds.get(g.kind, 0) + 1
         files = sorted({g.path for g in ctx.gates})
-        msg = (f"{len(ctx.gates)} metric gate(s) in {len(files)} file(s) ("
-               + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + ")")
+        msg = (
+            f"{len(ctx.gates)} metric gate(s) in {len(files)} file(s) ("
+            + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+            + ")"
+        )
         if ctx.golden_files:
             msg += f"; golden files: {', '.join(ctx.golden_files[:5])}"
         if ctx.checked_metrics is not None:
@@ -45,10 +48,29 @@ class GateInventory(Detector, code="CI001", name="ci-gate-inventory", family="ci
         if ctx.checked_metrics_source is not None:
             w = ctx.checked_metrics_source
             from ..report import CodeEvidence
+
             ev.append(CodeEvidence(path=w.source, line=w.line, text=w.text))
         yield self.finding(
-            Severity.INFO, msg, evidence=ev or [FactEvidence(text="golden files: " + ", ".join(ctx.golden_files))],
-            gates=[{"path": g.path, "line": g.line, "expr": g.expr, "kind": g.kind, "metric": g.metric,
-                    "rtol": g.rtol, "atol": g.atol, "threshold": g.threshold, "op": g.op,
-                    "function": g.function, "formula": g.formula, "style": g.style} for g in ctx.gates],
-            golden_files=ctx.golden_files, checked_metrics=ctx.checked_metrics)
+            Severity.INFO,
+            msg,
+            evidence=ev or [FactEvidence(text="golden files: " + ", ".join(ctx.golden_files))],
+            gates=[
+                {
+                    "path": g.path,
+                    "line": g.line,
+                    "expr": g.expr,
+                    "kind": g.kind,
+                    "metric": g.metric,
+                    "rtol": g.rtol,
+                    "atol": g.atol,
+                    "threshold": g.threshold,
+                    "op": g.op,
+                    "function": g.function,
+                    "formula": g.formula,
+                    "style": g.style,
+                }
+                for g in ctx.gates
+            ],
+            golden_files=ctx.golden_files,
+            checked_metrics=ctx.checked_metrics,
+        )

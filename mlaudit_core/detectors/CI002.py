@@ -35,35 +35,73 @@ class GoldenRecompute(Detector, code="CI002", name="ci-golden-recompute", family
             return
         for r in recomputed(run):
             act = r.active_checks
-            tol_fail = [c for c in act if c.passed is False and c.gate.kind not in ("deterministic", "exact")]
-            exact_fail = [c for c in act if c.passed is False and c.gate.kind in ("deterministic", "exact")]
+            tol_fail = [
+                c
+                for c in act
+                if c.passed is False and c.gate.kind not in ("deterministic", "exact")
+            ]
+            exact_fail = [
+                c for c in act if c.passed is False and c.gate.kind in ("deterministic", "exact")
+            ]
             sev = Severity.ERROR if tol_fail else Severity.WARNING if exact_fail else Severity.INFO
             parts = []
             for c in r.checks:
                 state = "passes" if c.passed else "fails" if c.passed is False else "not evaluated"
                 extra = "" if c.active else " (not active in this job)"
                 parts.append(f"{c.gate.kind} {tol_text(c)} {state} ({c.detail}){extra}")
-            msg = (f"{r.metric}: max rel diff {fmt(r.max_rel, 3)} at step {r.max_rel_step} (max abs "
-                   f"{fmt(r.max_abs, 3)}), mean rel {fmt(r.mean_rel, 3)} over {r.n_common} common steps")
+            msg = (
+                f"{r.metric}: max rel diff {fmt(r.max_rel, 3)} at step {r.max_rel_step} (max abs "
+                f"{fmt(r.max_abs, 3)}), mean rel {fmt(r.mean_rel, 3)} over {r.n_common} common steps"
+            )
             if not math.isfinite(r.median_rel_change) or abs(r.median_rel_change) >= 0.01:
                 msg += f"; median {fmt(r.median_golden)} -> {fmt(r.median_actual)}"
             msg += ("; " + "; ".join(parts)) if parts else "; no gate applies to it"
             yield self.finding(
-                sev, msg,
-                evidence=[SeriesEvidence(metric=r.metric, step_start=r.golden_steps[0], step_end=r.golden_steps[1],
-                                         values={"max_rel": r.max_rel, "max_abs": r.max_abs, "mean_rel": r.mean_rel,
-                                                 "median_golden": r.median_golden,
-                                                 "median_actual": r.median_actual},
-                                         note=f"golden {r.golden.source}{' [' + r.golden.label + ']' if r.golden.label else ''}"
-                                              f" vs actual {r.actual.source}{' [' + r.actual.label + ']' if r.actual.label else ''}")]
+                sev,
+                msg,
+                evidence=[
+                    SeriesEvidence(
+                        metric=r.metric,
+                        step_start=r.golden_steps[0],
+                        step_end=r.golden_steps[1],
+                        values={
+                            "max_rel": r.max_rel,
+                            "max_abs": r.max_abs,
+                            "mean_rel": r.mean_rel,
+                            "median_golden": r.median_golden,
+                            "median_actual": r.median_actual,
+                        },
+                        note=f"golden {r.golden.source}{' [' + r.golden.label + ']' if r.golden.label else ''}"
+                        f" vs actual {r.actual.source}{' [' + r.actual.label + ']' if r.actual.label else ''}",
+                    )
+                ]
                 + [gate_evidence(c.gate) for c in r.checks],
-                metric=r.metric, max_rel=r.max_rel, max_abs=r.max_abs, mean_rel=r.mean_rel,
-                max_rel_step=r.max_rel_step, first_step=r.first_step, first_rel=r.first_rel,
-                early_rel=r.early_rel, late_rel=r.late_rel, n_common=r.n_common, n_golden=r.n_golden,
-                n_actual=r.n_actual, median_golden=r.median_golden, median_actual=r.median_actual,
-                median_rel_change=r.median_rel_change, is_loss=r.is_loss, is_timing=r.is_timing,
-                golden_source=r.golden.source, golden_label=r.golden.label, actual_source=r.actual.source,
-                actual_label=r.actual.label, checks=[check_facts(c) for c in r.checks],
-                tolerance_failed=bool(tol_fail), exact_failed=bool(exact_fail), band=r.band,
-                spread_rel=r.spread_rel, nonfinite_actual=r.nonfinite_actual,
-                formula="abs = |actual - golden|; rel = |actual - golden| / |golden| per common step")
+                metric=r.metric,
+                max_rel=r.max_rel,
+                max_abs=r.max_abs,
+                mean_rel=r.mean_rel,
+                max_rel_step=r.max_rel_step,
+                first_step=r.first_step,
+                first_rel=r.first_rel,
+                early_rel=r.early_rel,
+                late_rel=r.late_rel,
+                n_common=r.n_common,
+                n_golden=r.n_golden,
+                n_actual=r.n_actual,
+                median_golden=r.median_golden,
+                median_actual=r.median_actual,
+                median_rel_change=r.median_rel_change,
+                is_loss=r.is_loss,
+                is_timing=r.is_timing,
+                golden_source=r.golden.source,
+                golden_label=r.golden.label,
+                actual_source=r.actual.source,
+                actual_label=r.actual.label,
+                checks=[check_facts(c) for c in r.checks],
+                tolerance_failed=bool(tol_fail),
+                exact_failed=bool(exact_fail),
+                band=r.band,
+                spread_rel=r.spread_rel,
+                nonfinite_actual=r.nonfinite_actual,
+                formula="abs = |actual - golden|; rel = |actual - golden| / |golden| per common step",
+            )

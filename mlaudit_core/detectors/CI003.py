@@ -36,11 +36,19 @@ class ExactMatchDrift(Detector, code="CI003", name="ci-exact-match-drift", famil
             return
         rows, ev = [], []
         for r in recomputed(run):
-            exact = [c for c in r.active_checks if c.gate.kind in ("deterministic", "exact") and c.passed is False]
+            exact = [
+                c
+                for c in r.active_checks
+                if c.gate.kind in ("deterministic", "exact") and c.passed is False
+            ]
             if not exact or r.length_mismatch:
                 continue
-            tol = [c for c in r.checks if c.gate.kind not in ("deterministic", "exact", "timing", "throughput",
-                                                               "threshold")]
+            tol = [
+                c
+                for c in r.checks
+                if c.gate.kind
+                not in ("deterministic", "exact", "timing", "throughput", "threshold")
+            ]
             tol_ok = [c for c in tol if c.passed]
             if tol and len(tol_ok) == len([c for c in tol if c.passed is not None]) and tol_ok:
                 basis = f"{tol_text(tol_ok[0])} passes"
@@ -48,12 +56,21 @@ class ExactMatchDrift(Detector, code="CI003", name="ci-exact-match-drift", famil
                 basis = f"within the drift bound {p.drift_rel:g}"
             else:
                 continue
-            rows.append({"metric": r.metric, "max_rel": r.max_rel, "max_rel_step": r.max_rel_step,
-                         "tolerance": tol_text(tol_ok[0]) if tol_ok else None,
-                         "rtol": tol_ok[0].gate.rtol if tol_ok else None,
-                         "exact_steps_differ": exact[0].n_exceed, "n_steps": exact[0].n_steps,
-                         "basis": basis})
-            ev += [gate_evidence(exact[0].gate)] + ([gate_evidence(tol_ok[0].gate)] if tol_ok else [])
+            rows.append(
+                {
+                    "metric": r.metric,
+                    "max_rel": r.max_rel,
+                    "max_rel_step": r.max_rel_step,
+                    "tolerance": tol_text(tol_ok[0]) if tol_ok else None,
+                    "rtol": tol_ok[0].gate.rtol if tol_ok else None,
+                    "exact_steps_differ": exact[0].n_exceed,
+                    "n_steps": exact[0].n_steps,
+                    "basis": basis,
+                }
+            )
+            ev += [gate_evidence(exact[0].gate)] + (
+                [gate_evidence(tol_ok[0].gate)] if tol_ok else []
+            )
         if not rows:
             return
         envs = [e for e in ctx.env_changes]
@@ -62,12 +79,19 @@ class ExactMatchDrift(Detector, code="CI003", name="ci-exact-match-drift", famil
             e = envs[0]
             env_txt = f"; environment change: {e.name} {e.old or '?'} -> {e.new or '?'}"
             ev += [LogEvidence(source=x.source, line=x.line, text=x.text) for x in envs[:3]]
-        figs = "; ".join(f"{x['metric']} max rel {fmt(x['max_rel'], 3)} ({x['basis']}, "
-                         f"{x['exact_steps_differ']} of {x['n_steps']} steps not bit-identical)" for x in rows)
+        figs = "; ".join(
+            f"{x['metric']} max rel {fmt(x['max_rel'], 3)} ({x['basis']}, "
+            f"{x['exact_steps_differ']} of {x['n_steps']} steps not bit-identical)"
+            for x in rows
+        )
         yield self.finding(
             Severity.WARNING,
             f"the exact-match check failed while the tolerance check passes ({figs}){env_txt}. Numerical drift "
             "from an environment change, not a model regression",
-            evidence=ev or [FactEvidence(text=figs)], metrics=rows,
-            env_changes=[{"name": e.name, "old": e.old, "new": e.new, "source": e.source, "line": e.line}
-                         for e in envs])
+            evidence=ev or [FactEvidence(text=figs)],
+            metrics=rows,
+            env_changes=[
+                {"name": e.name, "old": e.old, "new": e.new, "source": e.source, "line": e.line}
+                for e in envs
+            ],
+        )

@@ -33,25 +33,52 @@ class GoldenLengthMismatch(Detector, code="CI004", name="ci-golden-length-mismat
         for r in recomputed(run):
             if not r.length_mismatch or not r.checks:
                 continue
-            direction = ("actual_longer" if r.only_actual and not r.only_golden else
-                         "actual_shorter" if r.only_golden and not r.only_actual else "different_steps")
-            evaluated = [c for c in r.common_checks if c.passed is not None and c.gate.kind not in
-                         ("deterministic", "exact")]
+            direction = (
+                "actual_longer"
+                if r.only_actual and not r.only_golden
+                else "actual_shorter"
+                if r.only_golden and not r.only_actual
+                else "different_steps"
+            )
+            evaluated = [
+                c
+                for c in r.common_checks
+                if c.passed is not None and c.gate.kind not in ("deterministic", "exact")
+            ]
             common_ok = bool(evaluated) and all(c.passed for c in evaluated)
-            ok_txt = (f"on the {r.n_common} common steps max rel {fmt(r.max_rel, 3)}: "
-                      + ("; ".join(f"{tol_text(c)} {'passes' if c.passed else 'fails'}" for c in evaluated)
-                         or "no tolerance check to apply"))
+            ok_txt = f"on the {r.n_common} common steps max rel {fmt(r.max_rel, 3)}: " + (
+                "; ".join(f"{tol_text(c)} {'passes' if c.passed else 'fails'}" for c in evaluated)
+                or "no tolerance check to apply"
+            )
             yield self.finding(
                 Severity.WARNING if common_ok else Severity.ERROR,
                 f"golden values for {r.metric} cover {r.n_golden} steps ({r.golden_steps[0]}-{r.golden_steps[1]}) "
                 f"but the run logged {r.n_actual} ({r.actual_steps[0]}-{r.actual_steps[1]}): a golden file of another "
                 f"length; {ok_txt}",
-                evidence=[SeriesEvidence(metric=r.metric, step_start=r.actual_steps[0], step_end=r.actual_steps[1],
-                                         values={"n_golden": r.n_golden, "n_actual": r.n_actual,
-                                                 "n_common": r.n_common},
-                                         note=f"golden {r.golden.source}")]
+                evidence=[
+                    SeriesEvidence(
+                        metric=r.metric,
+                        step_start=r.actual_steps[0],
+                        step_end=r.actual_steps[1],
+                        values={
+                            "n_golden": r.n_golden,
+                            "n_actual": r.n_actual,
+                            "n_common": r.n_common,
+                        },
+                        note=f"golden {r.golden.source}",
+                    )
+                ]
                 + [gate_evidence(c.gate) for c in r.checks],
-                metric=r.metric, n_golden=r.n_golden, n_actual=r.n_actual, n_common=r.n_common,
-                golden_steps=list(r.golden_steps), actual_steps=list(r.actual_steps), only_golden=r.only_golden,
-                only_actual=r.only_actual, direction=direction, common_ok=common_ok, max_rel_common=r.max_rel,
-                golden_source=r.golden.source)
+                metric=r.metric,
+                n_golden=r.n_golden,
+                n_actual=r.n_actual,
+                n_common=r.n_common,
+                golden_steps=list(r.golden_steps),
+                actual_steps=list(r.actual_steps),
+                only_golden=r.only_golden,
+                only_actual=r.only_actual,
+                direction=direction,
+                common_ok=common_ok,
+                max_rel_common=r.max_rel,
+                golden_source=r.golden.source,
+            )

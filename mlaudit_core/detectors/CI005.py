@@ -37,10 +37,18 @@ class TimingGate(Detector, code="CI005", name="ci-timing-gate", family="ci"):
         metric_checks = [c for r in recs if not r.is_timing for c in r.active_checks]
         metrics_pass = bool(metric_checks) and all(c.passed is not False for c in metric_checks)
         metric_fail = any(c.passed is False for c in metric_checks)
-        timing = [c for r in recs if r.is_timing for c in r.active_checks if c.passed is False
-                  and c.gate.kind not in ("deterministic", "exact")]
-        timing += [c for c in standalone_checks(ctx, recs) if c.passed is False
-                   and c.gate.kind in ("timing", "throughput")]
+        timing = [
+            c
+            for r in recs
+            if r.is_timing
+            for c in r.active_checks
+            if c.passed is False and c.gate.kind not in ("deterministic", "exact")
+        ]
+        timing += [
+            c
+            for c in standalone_checks(ctx, recs)
+            if c.passed is False and c.gate.kind in ("timing", "throughput")
+        ]
         timeouts = ctx.timeouts
         if not timing and not timeouts:
             return
@@ -50,18 +58,35 @@ class TimingGate(Detector, code="CI005", name="ci-timing-gate", family="ci"):
             m = [x for x in ctx.measured if c.gate.threshold and x.threshold == c.gate.threshold]
             if m and c.gate.threshold:
                 over = f" ({fmt(100 * (m[0].value - c.gate.threshold) / abs(c.gate.threshold), 3)}% past the bound)"
-            parts.append(f"{c.gate.path}:{c.gate.line} `{c.gate.expr}` ({tol_text(c)}): {c.detail}{over}")
+            parts.append(
+                f"{c.gate.path}:{c.gate.line} `{c.gate.expr}` ({tol_text(c)}): {c.detail}{over}"
+            )
         if timeouts:
             limits = [g for g in ctx.gates if g.kind == "timeout"]
-            parts.append(f"job timeout at {timeouts[0].source}:{timeouts[0].line}: {timeouts[0].text}"
-                         + (f" (limit {limits[0].threshold:g} s at {limits[0].path}:{limits[0].line})"
-                            if limits else ""))
-        state = ("every loss/metric check passed" if metrics_pass else
-                 "a metric check failed too" if metric_fail else "no metric check was evaluated")
+            parts.append(
+                f"job timeout at {timeouts[0].source}:{timeouts[0].line}: {timeouts[0].text}"
+                + (
+                    f" (limit {limits[0].threshold:g} s at {limits[0].path}:{limits[0].line})"
+                    if limits
+                    else ""
+                )
+            )
+        state = (
+            "every loss/metric check passed"
+            if metrics_pass
+            else "a metric check failed too"
+            if metric_fail
+            else "no metric check was evaluated"
+        )
         yield self.finding(
-            Severity.WARNING, "timing/timeout gate failed: " + "; ".join(parts) + f"; {state}",
+            Severity.WARNING,
+            "timing/timeout gate failed: " + "; ".join(parts) + f"; {state}",
             evidence=[gate_evidence(c.gate) for c in timing]
             + [LogEvidence(source=t.source, line=t.line, text=t.text) for t in timeouts[:3]],
-            checks=[check_facts(c) for c in timing], timeouts=[t.text for t in timeouts],
-            metrics_pass=metrics_pass, metric_fail=metric_fail,
-            n_metric_checks=len(metric_checks), timeout=bool(timeouts))
+            checks=[check_facts(c) for c in timing],
+            timeouts=[t.text for t in timeouts],
+            metrics_pass=metrics_pass,
+            metric_fail=metric_fail,
+            n_metric_checks=len(metric_checks),
+            timeout=bool(timeouts),
+        )

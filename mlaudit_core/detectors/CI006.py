@@ -37,15 +37,32 @@ class UngatedDrift(Detector, code="CI006", name="ci-ungated-drift", family="ci")
             if abs(r.median_rel_change) < p.min_rel_change:
                 continue
             word = "rose" if r.median_rel_change > 0 else "fell"
-            why = "; ".join(sorted({c.active_reason for c in r.checks if c.active_reason})) or "no gate names it"
+            why = (
+                "; ".join(sorted({c.active_reason for c in r.checks if c.active_reason}))
+                or "no gate names it"
+            )
             yield self.finding(
                 Severity.WARNING,
                 f"{r.metric} {word} by {fmt(100 * abs(r.median_rel_change), 3)}% (median {fmt(r.median_golden)} -> "
                 f"{fmt(r.median_actual)} over steps {r.actual_steps[0]}-{r.actual_steps[1]}) and no active gate "
                 f"checks it ({why})",
-                evidence=[SeriesEvidence(metric=r.metric, step_start=r.actual_steps[0], step_end=r.actual_steps[1],
-                                         values={"median_golden": r.median_golden, "median_actual": r.median_actual,
-                                                 "rel_change": r.median_rel_change})]
+                evidence=[
+                    SeriesEvidence(
+                        metric=r.metric,
+                        step_start=r.actual_steps[0],
+                        step_end=r.actual_steps[1],
+                        values={
+                            "median_golden": r.median_golden,
+                            "median_actual": r.median_actual,
+                            "rel_change": r.median_rel_change,
+                        },
+                    )
+                ]
                 + [gate_evidence(c.gate) for c in r.checks],
-                metric=r.metric, median_golden=r.median_golden, median_actual=r.median_actual,
-                median_rel_change=r.median_rel_change, configured_gates=len(r.checks), reason=why)
+                metric=r.metric,
+                median_golden=r.median_golden,
+                median_actual=r.median_actual,
+                median_rel_change=r.median_rel_change,
+                configured_gates=len(r.checks),
+                reason=why,
+            )

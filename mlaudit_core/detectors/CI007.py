@@ -24,8 +24,11 @@ class FailureEvidence(Detector, code="CI007", name="ci-failure-evidence", family
 
     def check(self, run, p):
         ctx = context_of(run)
-        if ctx is None or not (ctx.failure_lines or ctx.failed_metrics or
-                               any(t.outcome in ("failed", "error") for t in ctx.tests)):
+        if ctx is None or not (
+            ctx.failure_lines
+            or ctx.failed_metrics
+            or any(t.outcome in ("failed", "error") for t in ctx.tests)
+        ):
             return
         failed = [t.test for t in ctx.tests if t.outcome in ("failed", "error")]
         passed = [t.test for t in ctx.tests if t.outcome == "passed"]
@@ -42,11 +45,26 @@ class FailureEvidence(Detector, code="CI007", name="ci-failure-evidence", family
             msg += f"; {len(ctx.pass_lines)} pass line(s) (first at {ctx.pass_lines[0].source}:{ctx.pass_lines[0].line})"
         first = ctx.failed_metrics_line
         lines = ([first] if first else []) + [
-            x for x in ctx.failure_lines if not (first and (x.source, x.line) == (first.source, first.line))]
+            x
+            for x in ctx.failure_lines
+            if not (first and (x.source, x.line) == (first.source, first.line))
+        ]
         yield self.finding(
-            Severity.ERROR, msg,
-            evidence=[LogEvidence(source=x.source, line=x.line, text=x.text) for x in lines[: p.max_listed]],
-            failed_metrics=ctx.failed_metrics, failed_tests=failed, passed_tests=passed,
-            failure_lines=[{"source": x.source, "line": x.line, "text": x.text, "context": x.context}
-                           for x in ctx.failure_lines[: p.max_listed]],
-            pass_lines=[{"source": x.source, "line": x.line, "text": x.text} for x in ctx.pass_lines[: p.max_listed]])
+            Severity.ERROR,
+            msg,
+            evidence=[
+                LogEvidence(source=x.source, line=x.line, text=x.text)
+                for x in lines[: p.max_listed]
+            ],
+            failed_metrics=ctx.failed_metrics,
+            failed_tests=failed,
+            passed_tests=passed,
+            failure_lines=[
+                {"source": x.source, "line": x.line, "text": x.text, "context": x.context}
+                for x in ctx.failure_lines[: p.max_listed]
+            ],
+            pass_lines=[
+                {"source": x.source, "line": x.line, "text": x.text}
+                for x in ctx.pass_lines[: p.max_listed]
+            ],
+        )

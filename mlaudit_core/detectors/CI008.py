@@ -12,15 +12,32 @@ def env_deltas(ctx) -> list[dict]:
     """Version changes: stated transitions in the logs, and repo pins that differ from what the log installed."""
     out = []
     for e in ctx.env_changes:
-        out.append({"name": e.name, "old": e.old, "new": e.new, "source": e.source, "line": e.line,
-                    "text": e.text, "metric_library": norm_package(e.name) in METRIC_LIBRARIES})
+        out.append(
+            {
+                "name": e.name,
+                "old": e.old,
+                "new": e.new,
+                "source": e.source,
+                "line": e.line,
+                "text": e.text,
+                "metric_library": norm_package(e.name) in METRIC_LIBRARIES,
+            }
+        )
     pins = {norm_package(k): (k, v) for k, v in ctx.packages_repo.items()}
     for k, v in ctx.packages_log.items():
         n = norm_package(k)
         if n in pins and pins[n][1] != v and not any(norm_package(d["name"]) == n for d in out):
-            out.append({"name": k, "old": pins[n][1], "new": v, "source": "repo pin vs log", "line": 0,
-                        "text": f"{pins[n][0]}=={pins[n][1]} pinned in the repo, {k} {v} installed in the job",
-                        "metric_library": n in METRIC_LIBRARIES})
+            out.append(
+                {
+                    "name": k,
+                    "old": pins[n][1],
+                    "new": v,
+                    "source": "repo pin vs log",
+                    "line": 0,
+                    "text": f"{pins[n][0]}=={pins[n][1]} pinned in the repo, {k} {v} installed in the job",
+                    "metric_library": n in METRIC_LIBRARIES,
+                }
+            )
     return out
 
 
@@ -53,6 +70,12 @@ class EnvironmentChange(Detector, code="CI008", name="ci-environment-change", fa
         yield self.finding(
             Severity.WARNING if lib else Severity.INFO,
             f"environment changed: {txt}" + (" (a metric library)" if lib else ""),
-            evidence=[LogEvidence(source=d["source"], line=d["line"], text=d["text"]) if d["line"]
-                      else FactEvidence(text=d["text"]) for d in ds[:8]],
-            changes=ds, metric_library_changed=bool(lib))
+            evidence=[
+                LogEvidence(source=d["source"], line=d["line"], text=d["text"])
+                if d["line"]
+                else FactEvidence(text=d["text"])
+                for d in ds[:8]
+            ],
+            changes=ds,
+            metric_library_changed=bool(lib),
+        )

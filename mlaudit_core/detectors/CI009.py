@@ -9,7 +9,9 @@ from .base import Detector, DetectorParams
 from .CI008 import env_deltas
 
 
-class MetricDefinitionChange(Detector, code="CI009", name="ci-metric-definition-change", family="ci"):
+class MetricDefinitionChange(
+    Detector, code="CI009", name="ci-metric-definition-change", family="ci"
+):
     """An evaluation metric moved while the loss matched its golden values, and a metric library changed version.
 
     Why it matters: the loss is computed by the training code; an evaluation
@@ -36,8 +38,11 @@ class MetricDefinitionChange(Detector, code="CI009", name="ci-metric-definition-
             return
         recs = recomputed(run)
         losses = [r for r in recs if r.is_loss and r.active_checks]
-        if not losses or any(c.passed is False and c.gate.kind not in ("deterministic", "exact")
-                             for r in losses for c in r.active_checks):
+        if not losses or any(
+            c.passed is False and c.gate.kind not in ("deterministic", "exact")
+            for r in losses
+            for c in r.active_checks
+        ):
             return
         for r in recs:
             if r.is_loss or r.is_timing:
@@ -53,6 +58,16 @@ class MetricDefinitionChange(Detector, code="CI009", name="ci-metric-definition-
                 f"its golden values ({loss_txt}) and {lib['name']} changed {lib['old'] or '?'} -> "
                 f"{lib['new'] or '?'}: the metric's definition changed, not the model",
                 evidence=[gate_evidence(bad[0].gate)]
-                + ([LogEvidence(source=lib["source"], line=lib["line"], text=lib["text"])] if lib["line"] else []),
-                metric=r.metric, max_rel=r.max_rel, library=lib["name"], old=lib["old"], new=lib["new"],
-                loss_metrics=[x.metric for x in losses], loss_max_rel=[x.max_rel for x in losses])
+                + (
+                    [LogEvidence(source=lib["source"], line=lib["line"], text=lib["text"])]
+                    if lib["line"]
+                    else []
+                ),
+                metric=r.metric,
+                max_rel=r.max_rel,
+                library=lib["name"],
+                old=lib["old"],
+                new=lib["new"],
+                loss_metrics=[x.metric for x in losses],
+                loss_max_rel=[x.max_rel for x in losses],
+            )

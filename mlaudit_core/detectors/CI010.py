@@ -30,23 +30,50 @@ class GateTighterThanNoise(Detector, code="CI010", name="ci-gate-tighter-than-no
         if context_of(run) is None:
             return
         for r in recomputed(run):
-            tol = [c for c in r.active_checks if c.gate.kind not in ("deterministic", "exact", "timing",
-                                                                      "throughput", "threshold") and c.gate.rtol]
+            tol = [
+                c
+                for c in r.active_checks
+                if c.gate.kind
+                not in ("deterministic", "exact", "timing", "throughput", "threshold")
+                and c.gate.rtol
+            ]
             if not tol or r.spread_rel is None:
                 continue
             tight = [c for c in tol if r.spread_rel > (c.gate.rtol or 0)]
-            inside = r.band is not None and r.band["verdict"] != "worse" and any(c.passed is False for c in tol)
+            inside = (
+                r.band is not None
+                and r.band["verdict"] != "worse"
+                and any(c.passed is False for c in tol)
+            )
             if not tight and not inside:
                 continue
             c = (tight or tol)[0]
-            msg = (f"{r.metric}: the {tol_text(c)} gate is "
-                   + (f"tighter than the run-to-run spread ({fmt(100 * r.spread_rel, 3)}% median relative range)"
-                      if tight else "failing")
-                   + (f"; the run is within the noise band of {r.band['n']} golden seeds "
-                      f"({fmt(r.band['band_lo'])}..{fmt(r.band['band_hi'])}, tail mean {fmt(r.band['run_tail_mean'])})"
-                      if inside else ""))
+            msg = (
+                f"{r.metric}: the {tol_text(c)} gate is "
+                + (
+                    f"tighter than the run-to-run spread ({fmt(100 * r.spread_rel, 3)}% median relative range)"
+                    if tight
+                    else "failing"
+                )
+                + (
+                    f"; the run is within the noise band of {r.band['n']} golden seeds "
+                    f"({fmt(r.band['band_lo'])}..{fmt(r.band['band_hi'])}, tail mean {fmt(r.band['run_tail_mean'])})"
+                    if inside
+                    else ""
+                )
+            )
             yield self.finding(
-                Severity.WARNING, msg,
-                evidence=[SeriesEvidence(metric=r.metric, values={"spread_rel": r.spread_rel, "rtol": c.gate.rtol}),
-                          gate_evidence(c.gate)],
-                metric=r.metric, spread_rel=r.spread_rel, rtol=c.gate.rtol, inside_band=inside, band=r.band)
+                Severity.WARNING,
+                msg,
+                evidence=[
+                    SeriesEvidence(
+                        metric=r.metric, values={"spread_rel": r.spread_rel, "rtol": c.gate.rtol}
+                    ),
+                    gate_evidence(c.gate),
+                ],
+                metric=r.metric,
+                spread_rel=r.spread_rel,
+                rtol=c.gate.rtol,
+                inside_band=inside,
+                band=r.band,
+            )

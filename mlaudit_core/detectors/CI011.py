@@ -9,8 +9,11 @@ from ..report import LogEvidence, Severity
 from .base import Detector, DetectorParams
 
 #: Exceptions raised by a metric comparison itself, not by the code under test.
-_GATE_EXC = re.compile(r"AssertionError|NotApproximateError|NotDeterminsticError|NotDeterministicError|"
-                       r"could not be broadcast|shapes? .*mismatch|Failed: Timeout", re.IGNORECASE)
+_GATE_EXC = re.compile(
+    r"AssertionError|NotApproximateError|NotDeterminsticError|NotDeterministicError|"
+    r"could not be broadcast|shapes? .*mismatch|Failed: Timeout",
+    re.IGNORECASE,
+)
 
 
 class JobCrash(Detector, code="CI011", name="ci-job-crash", family="ci"):
@@ -35,15 +38,25 @@ class JobCrash(Detector, code="CI011", name="ci-job-crash", family="ci"):
         if ctx is None:
             return
         for x in ctx.infra[:1]:
-            yield self.finding(Severity.ERROR, f"infrastructure failure in the job: {x.text[:200]}",
-                               evidence=[LogEvidence(source=x.source, line=x.line, text=x.text)],
-                               kind="infra", signature=x.kind.split(":", 1)[-1], context=x.context)
+            yield self.finding(
+                Severity.ERROR,
+                f"infrastructure failure in the job: {x.text[:200]}",
+                evidence=[LogEvidence(source=x.source, line=x.line, text=x.text)],
+                kind="infra",
+                signature=x.kind.split(":", 1)[-1],
+                context=x.context,
+            )
         for x in ctx.exceptions:
             if _GATE_EXC.search(x.text) or _GATE_EXC.search(x.kind):
                 continue
             exc = x.kind.split(":", 1)[-1].split("@")[0]
-            yield self.finding(Severity.ERROR, f"the code under test raised {x.text[:200]}",
-                               evidence=[LogEvidence(source=x.source, line=x.line, text=x.text)],
-                               kind="exception", exception_type=exc, raising=x.kind.partition("@")[2],
-                               context=x.context)
+            yield self.finding(
+                Severity.ERROR,
+                f"the code under test raised {x.text[:200]}",
+                evidence=[LogEvidence(source=x.source, line=x.line, text=x.text)],
+                kind="exception",
+                exception_type=exc,
+                raising=x.kind.partition("@")[2],
+                context=x.context,
+            )
             break

@@ -18,9 +18,18 @@ def checked(run):
 
 def facts_of(ch) -> dict:
     c = ch.claim
-    return {"text": c.text, "source": c.source, "line": c.line, "kind": c.kind, "metric": c.metric,
-            "value": c.value, "percent": c.percent, "status": ch.status, "explanation": ch.explanation,
-            "figures": ch.figures}
+    return {
+        "text": c.text,
+        "source": c.source,
+        "line": c.line,
+        "kind": c.kind,
+        "metric": c.metric,
+        "value": c.value,
+        "percent": c.percent,
+        "status": ch.status,
+        "explanation": ch.explanation,
+        "figures": ch.figures,
+    }
 
 
 class ClaimContradicted(Detector, code="CL001", name="claim-contradicted", family="claims"):
@@ -46,8 +55,13 @@ class ClaimContradicted(Detector, code="CL001", name="claim-contradicted", famil
             return
         for ch in checked(run):
             if ch.status == "contradicted":
-                yield self.finding(Severity.ERROR, f"claim {ch.claim.text!r} ({ch.claim.source}:{ch.claim.line}) "
-                                                   f"is contradicted: {ch.explanation}",
-                                   evidence=[claim_evidence(ch), FactEvidence(text=ch.explanation,
-                                                                              values=ch.figures)],
-                                   **facts_of(ch))
+                yield self.finding(
+                    Severity.ERROR,
+                    f"claim {ch.claim.text!r} ({ch.claim.source}:{ch.claim.line}) "
+                    f"is contradicted: {ch.explanation}",
+                    evidence=[
+                        claim_evidence(ch),
+                        FactEvidence(text=ch.explanation, values=ch.figures),
+                    ],
+                    **facts_of(ch),
+                )

@@ -27,8 +27,10 @@ class ClaimUnverifiable(Detector, code="CL002", name="claim-unverifiable", famil
             return
         bad = [ch for ch in checked(run) if ch.status == "unverifiable"]
         if bad:
-            yield self.finding(Severity.WARNING,
-                               f"{len(bad)} claim(s) cannot be checked against the telemetry: "
-                               + "; ".join(f"{ch.claim.text!r} ({ch.explanation})" for ch in bad[:4]),
-                               evidence=[claim_evidence(ch) for ch in bad[:10]],
-                               claims=[facts_of(ch) for ch in bad])
+            yield self.finding(
+                Severity.WARNING,
+                f"{len(bad)} claim(s) cannot be checked against the telemetry: "
+                + "; ".join(f"{ch.claim.text!r} ({ch.explanation})" for ch in bad[:4]),
+                evidence=[claim_evidence(ch) for ch in bad[:10]],
+                claims=[facts_of(ch) for ch in bad],
+            )

@@ -28,8 +28,10 @@ class ClaimSupported(Detector, code="CL003", name="claim-supported", family="cla
             return
         ok = [ch for ch in checked(run) if ch.status == "supported"]
         if ok:
-            yield self.finding(Severity.INFO,
-                               f"{len(ok)} claim(s) reproduced from the telemetry: "
-                               + "; ".join(f"{ch.claim.text!r} ({ch.explanation})" for ch in ok[:4]),
-                               evidence=[claim_evidence(ch) for ch in ok[:10]],
-                               claims=[facts_of(ch) for ch in ok])
+            yield self.finding(
+                Severity.INFO,
+                f"{len(ok)} claim(s) reproduced from the telemetry: "
+                + "; ".join(f"{ch.claim.text!r} ({ch.explanation})" for ch in ok[:4]),
+                evidence=[claim_evidence(ch) for ch in ok[:10]],
+                claims=[facts_of(ch) for ch in ok],
+            )
