@@ -68,7 +68,7 @@ def _crash_infra(c: _Ctx) -> _Decision | None:
     hw = c.get("RT007", Severity.ERROR)
     if hw:  # the first broken layer: an OOM or CUDA error after a hardware fault is its symptom
         return _Decision(Outcome.CRASHED, Cause.INFRA_RUNTIME, 0.9,
-                         f"The run hit an accelerator hardware fault: {hw.message}.", hw)
+                         f"The run crashed on {hw.message}.", hw)
     for code, what in (("RT001", "ran out of memory"), ("RT002", "a collective operation timed out"),
                        ("RT004", "a data-loader worker died"), ("RT008", "the disk filled up"),
                        ("RT010", "it was killed from outside")):
@@ -312,11 +312,38 @@ def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
         hypotheses=hypotheses(decision, ctx),
         conclusions=[f.message for f in ordered if f.severity.rank >= Severity.ERROR.rank][:5],
         unknowns=unknowns,
-        surprising=[f.message for f in findings if f.code == "OP002" and f.severity is Severity.INFO],
+        surprising=surprising(run, findings),
         missing_instrumentation=missing,
         next_actions=next_actions(decision, ctx),
         detectors=det_runs,
     )
+
+
+def surprising(run: RunData, findings: list[Finding]) -> list[str]:
+    """Things a careful analyst would flag as unexpected, even when they are not failures."""
+    out = [f"benign: {f.message}" for f in findings if f.code == "OP002" and f.severity is Severity.INFO]
+    out += [f.message for f in findings if f.code in ("OP007", "RT006") and f.severity is Severity.INFO]
+    tk, vk = run.key_for(Role.TRAIN_LOSS), run.key_for(Role.VAL_LOSS)
+    if tk and vk:
+        t, v = run.series(tk).by_step().finite(), run.series(vk).by_step().finite()
+        if len(t) > 3 and len(v) > 3:
+            idx = np.clip(np.searchsorted(t.steps, v.steps, side="right") - 1, 0, len(t) - 1)
+            below = v.values < t.values[idx]
+            if below.mean() > 0.8:
+                out.append(f"validation loss is below the training loss at {int(below.sum())} of {len(v)} "
+                           "evaluations: regularisation active only in training (dropout, augmentation), "
+                           "a running-average training loss, or validation data easier than (or leaked "
+                           "from) training")
+    ak = run.key_for(Role.VAL_ACCURACY)
+    if ak:
+        a = run.series(ak).finite()
+        if len(a) and float(a.values.max()) >= 0.999:
+            out.append(f"{ak} reached {fmt(float(a.values.max()))}: perfect held-out accuracy is rare; check "
+                       "for train/validation overlap")
+    sched = next((f for f in findings if f.code == "OP005" and f.facts.get("early_zero_step")), None)
+    if sched:
+        out.append(sched.message)
+    return out
 
 
 def key_metrics(run: RunData) -> dict[str, dict[str, float | int | str | None]]:
@@ -479,14 +506,32 @@ _ACTIONS: dict[Outcome, list[tuple[str, str, str]]] = {
                         "hours")],
     Outcome.PLATEAUED: [("Check the LR schedule at the plateau start; try a higher LR or later decay",
                          "a plateau often follows a decayed or too-low LR", "hours")],
-    Outcome.SLOW: [("Profile the input pipeline alone (iterate the DataLoader without the model)",
-                    "confirms input-bound vs compute-bound in minutes", "minutes"),
-                   ("Move data to faster storage / cache it, pre-process offline, add loader workers",
-                    "the fix for an input-bound run; hyperparameters will not help", "hours")],
     Outcome.UNSTABLE: [("Inspect the batches and LR at the spike steps; add gradient clipping",
                         "most unrecovered spikes follow a bad batch or an LR event", "hours")],
 }
 
+
+#: Actions when a systems or data finding is the primary one (the fix differs per bottleneck).
+_PRIMARY_ACTIONS: dict[str, list[tuple[str, str, str]]] = {
+    "SY002": [("Profile the input pipeline alone (iterate the DataLoader without the model)",
+               "confirms input-bound vs compute-bound in minutes", "minutes"),
+              ("Move data to faster storage / cache it, pre-process offline, add loader workers",
+               "the fix for an input-bound run; hyperparameters will not help", "hours")],
+    "SY005": [("Evaluate less often (e.g. every 10% of the run) or on a fixed subset",
+               "evaluation takes more wall time than training", "minutes"),
+              ("Time one evaluation and make it batched and gradient-free (torch.no_grad / inference mode)",
+               "a slow evaluation loop is usually per-sample or keeps gradients", "hours")],
+    "SY001": [("Profile a late step against an early one (host memory, recompilation, I/O contention)",
+               "throughput fell during the run, so something accumulates", "hours")],
+    "SY004": [("Move checkpoint saves off the critical path (async save) and look for periodic host work",
+               "a few very slow steps take a large share of the time", "hours")],
+    "SY003": [("Raise the batch size or overlap host work with the accelerator; check the input pipeline",
+               "the accelerator is idle most of the time", "hours")],
+    "GE004": [("Check that labels line up with inputs: train on 64 samples; a correct pipeline memorises them "
+               "and, with labels shuffled on purpose, cannot generalise", "separates data from model", "minutes"),
+              ("Check that validation preprocessing and label mapping equal the training ones",
+               "a broken validation pipeline also sits at chance", "minutes")],
+}
 
 #: First action when a runtime signature is the primary finding of a crash.
 _SIGNATURE_ACTIONS: dict[str, tuple[str, str]] = {
@@ -536,7 +581,7 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
         acts.append(NextAction(action="Name checkpoints uniquely (run id + step): checkpoints named by step "
                                       "will overwrite the earlier segment's", why="prevents silent overwrite",
                                cost="minutes"))
-    for a, why, cost in _ACTIONS.get(d.outcome, []):
+    for a, why, cost in (_PRIMARY_ACTIONS.get(p.code, []) if p is not None else []) + _ACTIONS.get(d.outcome, []):
         acts.append(NextAction(action=a, why=why, cost=cost))
     if c.get("GE003", Severity.WARNING) and d.outcome is not Outcome.OVERFIT:
         f = c.get("GE003")
