@@ -173,5 +173,6 @@ def _stages(total: int):
                 progress.advance(task)
             started[0] = True
             progress.update(task, description=escape(description) + "…")
+            progress.refresh()  # show the stage now, not at the next tick
 
         yield stage

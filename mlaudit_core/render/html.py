@@ -114,7 +114,7 @@ def render_html(report: AuditReport, run: RunData | None) -> str:
     Returns:
         The HTML. Its size does not grow with the run's point count: curves are
         downsampled for display (:func:`mlaudit_core.render.plots.downsample`); a
-        10-million-point run gives a page of about 1 MB (``benchmarks/html_size.py``).
+        10-million-point run gives a page of about 0.3 MB (``benchmarks/html_size.py``).
         Without matplotlib the page says that plots need ``mlaudit[plots]``.
     """
     plots, notes = render_plots(report, run)
