@@ -41,8 +41,13 @@ def build_run(n_metrics: int, n_steps: int):
     loss[st > 0.95 * n_steps] = np.nan
     val = 3.0 * np.exp(-st / (n_steps / 6)) + 1.1
     roles = {
-        "train/loss": loss, "val/loss": val, "val/accuracy": 0.9 - val / 5,
-        "train/lr": np.minimum(st / (n_steps / 50), 1) * 3e-4 * 0.5 * (1 + np.cos(np.pi * st / n_steps)),
+        "train/loss": loss,
+        "val/loss": val,
+        "val/accuracy": 0.9 - val / 5,
+        "train/lr": np.minimum(st / (n_steps / 50), 1)
+        * 3e-4
+        * 0.5
+        * (1 + np.cos(np.pi * st / n_steps)),
         "train/grad_norm": 1 + rng.gamma(2, 0.2, n_steps),
         "train/loss_scale": 2.0 ** np.clip(16 - st // (n_steps // 8), 8, 16),
         "perf/step_time": 0.3 + rng.gamma(2, 0.01, n_steps),
@@ -53,14 +58,18 @@ def build_run(n_metrics: int, n_steps: int):
     names += [f"layers/{i:03d}/weight_norm" for i in range(n_metrics - len(names))]
     values = np.empty(n_metrics * n_steps)
     for i, name in enumerate(names):
-        values[i * n_steps:(i + 1) * n_steps] = roles[name] if name in roles else \
-            1 + 0.01 * i + rng.normal(0, 0.01, n_steps)
+        values[i * n_steps : (i + 1) * n_steps] = (
+            roles[name] if name in roles else 1 + 0.01 * i + rng.normal(0, 0.01, n_steps)
+        )
     codes = np.repeat(np.arange(n_metrics, dtype=np.int32), n_steps)
     steps = np.tile(st, n_metrics)
     wall = 1.7e9 + steps * 0.3
     metrics = MetricTable(codes, steps, values, wall, names=names)
-    run = RunData(identity=RunIdentity("bench", "big-run", name="10M-point benchmark run"),
-                  status=RunStatus.FAILED, metrics=metrics)
+    run = RunData(
+        identity=RunIdentity("bench", "big-run", name="10M-point benchmark run"),
+        status=RunStatus.FAILED,
+        metrics=metrics,
+    )
     return run
 
 
@@ -90,10 +99,13 @@ def main(argv: list[str] | None = None) -> int:
     imgs = re.findall(r'<img src="data:image/png;base64,([^"]+)"[^>]*alt="([^"]*)"', html)
     print(f"points            {len(run.metrics):>14,} ({a.metrics} metrics x {a.steps:,} steps)")
     print(f"build RunData     {t_build:>14.2f} s")
-    print(f"audit             {t_audit:>14.2f} s  (verdict: {report.verdict.outcome.value}, "
-          f"{len(report.findings)} findings)")
+    print(
+        f"audit             {t_audit:>14.2f} s  (verdict: {report.verdict.outcome.value}, "
+        f"{len(report.findings)} findings)"
+    )
     print(f"render_html       {t_render:>14.2f} s")
-    print(f"HTML size         {size / 1e6:>14.2f} MB  (target < 5 MB: {'ok' if size < 5e6 else 'OVER'})")
+    verdict = "ok" if size < 5e6 else "OVER"
+    print(f"HTML size         {size / 1e6:>14.2f} MB  (target < 5 MB: {verdict})")
     for data, alt in imgs:
         print(f"  plot {alt.split(':')[0]:<26} {len(base64.b64decode(data)) / 1e3:>8.1f} KB")
     s = run.series("train/loss").by_step().finite()

@@ -29,14 +29,22 @@ import pytest
 
 mlflow = pytest.importorskip("mlflow")
 
-from typer.testing import CliRunner  # noqa: E402
+from typer.testing import CliRunner
 
-from mlaudit_core.cli import app  # noqa: E402
+from mlaudit_core.cli import app
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 EVIL_NAME = "<script>window.__pwned=1</script>"
 REPO = Path(__file__).resolve().parents[1]
 SCREENSHOTS = REPO / "docs" / "screenshots"
@@ -49,13 +57,16 @@ def _missing_browser() -> str | None:
         return "selenium is not installed (pip install -e '.[dev]')"
     for path, pkg in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
         if not os.access(path, os.X_OK):
-            return f"{path} not found: install Debian's {pkg} (apt-get install -y chromium chromium-driver)"
+            return (
+                f"{path} not found: install Debian's {pkg} "
+                "(apt-get install -y chromium chromium-driver)"
+            )
     return None
 
 
 @pytest.fixture(scope="module")
 def browser():
-    """A headless Chromium driven by selenium, with a fresh profile; quit at the end of the module."""
+    """Headless Chromium driven by selenium, with a fresh profile; quit at the end of the module."""
     why = _missing_browser()
     if why:
         if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
@@ -79,7 +90,7 @@ def browser():
 
 
 def keep_screenshot(driver, tmp_path: Path, name: str, full_page: bool = False) -> Path:
-    """Save a PNG screenshot in ``tmp_path`` (and in docs/screenshots/ on request); returns its path."""
+    """Save a PNG screenshot in ``tmp_path`` (and docs/screenshots/ on request); return its path."""
     if full_page:
         height = driver.execute_script("return document.documentElement.scrollHeight")
         driver.set_window_size(1280, min(int(height) + 140, 12000))
@@ -97,8 +108,9 @@ def keep_screenshot(driver, tmp_path: Path, name: str, full_page: bool = False) 
 def wait_for(driver, predicate, timeout: float = 60, what: str = "condition"):
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout, poll_frequency=0.5).until(lambda d: predicate(d),
-                                                                   message=f"timed out waiting for {what}")
+    return WebDriverWait(driver, timeout, poll_frequency=0.5).until(
+        lambda d: predicate(d), message=f"timed out waiting for {what}"
+    )
 
 
 def open_mlflow_page(driver, url: str, route: str) -> None:
@@ -111,12 +123,13 @@ def open_mlflow_page(driver, url: str, route: str) -> None:
     driver.execute_script(
         "localStorage.setItem('mlflow.workflowType_v1', JSON.stringify('machine_learning'));"
         "localStorage.setItem('mlflow.assistant.panelOpen_v1', 'false');"
-        "localStorage.setItem('mlflow.assistant.fab.autoOpenedOnFirstLoad_v1', 'true');")
+        "localStorage.setItem('mlflow.assistant.fab.autoOpenedOnFirstLoad_v1', 'true');"
+    )
     driver.get(f"{url}/#{route}")
 
 
 def log_fp16_run(url: str) -> tuple[str, str]:
-    """Log an fp16 fine-tune that spikes, then diverges and turns NaN; returns (experiment id, run id).
+    """Log an fp16 fine-tune that spikes, diverges and turns NaN; returns (experiment id, run id).
 
     3,000 steps of train loss, learning rate (warmup + cosine), grad norm, loss scale,
     step time and data time, validation loss/accuracy every 150 steps, GPU utilisation.
@@ -126,11 +139,21 @@ def log_fp16_run(url: str) -> tuple[str, str]:
     client = mlflow.MlflowClient(url)
     exp = client.get_experiment_by_name("browser")
     # a training experiment (not GenAI), so the UI opens in its "Model training" layout
-    exp_id = exp.experiment_id if exp else client.create_experiment(
-        "browser", tags={"mlflow.experimentKind": "custom_model_development"})
-    run = client.create_run(exp_id, run_name=EVIL_NAME,
-                            tags={"team": "<img src=x onerror=window.__pwned=2>",
-                                  "mlflow.note.content": "Fine-tune of the 1.3B model, fp16, lr 6e-4."})
+    exp_id = (
+        exp.experiment_id
+        if exp
+        else client.create_experiment(
+            "browser", tags={"mlflow.experimentKind": "custom_model_development"}
+        )
+    )
+    run = client.create_run(
+        exp_id,
+        run_name=EVIL_NAME,
+        tags={
+            "team": "<img src=x onerror=window.__pwned=2>",
+            "mlflow.note.content": "Fine-tune of the 1.3B model, fp16, lr 6e-4.",
+        },
+    )
     rid = run.info.run_id
     rng = np.random.default_rng(7)
     n = 3000
@@ -152,20 +175,31 @@ def log_fp16_run(url: str) -> tuple[str, str]:
     for i, s in enumerate(st):
         ts = t0 + int(s) * 450
         v = float(loss[i]) if s <= 2850 else math.nan
-        ms += [Metric("train/loss", v, ts, int(s)), Metric("train/lr", float(lr[i]), ts, int(s)),
-               Metric("train/grad_norm", float(gnorm[i]) if s <= 2850 else math.inf, ts, int(s)),
-               Metric("train/loss_scale", float(scale[i]), ts, int(s)),
-               Metric("perf/step_time", float(step_time[i]), ts, int(s)),
-               Metric("perf/data_time", float(data_time[i]), ts, int(s)),
-               Metric("system/gpu_0_utilization_percentage", float(gpu[i]), ts, int(s))]
+        ms += [
+            Metric("train/loss", v, ts, int(s)),
+            Metric("train/lr", float(lr[i]), ts, int(s)),
+            Metric("train/grad_norm", float(gnorm[i]) if s <= 2850 else math.inf, ts, int(s)),
+            Metric("train/loss_scale", float(scale[i]), ts, int(s)),
+            Metric("perf/step_time", float(step_time[i]), ts, int(s)),
+            Metric("perf/data_time", float(data_time[i]), ts, int(s)),
+            Metric("system/gpu_0_utilization_percentage", float(gpu[i]), ts, int(s)),
+        ]
         if s % 150 == 0:
             vl = 3.2 * math.exp(-s / 600) + 1.25 + (max(s - 2300, 0) * 0.004)
-            ms += [Metric("val/loss", vl if s <= 2850 else math.nan, ts, int(s)),
-                   Metric("val/accuracy", max(0.0, 0.78 - 0.12 * vl), ts, int(s))]
+            ms += [
+                Metric("val/loss", vl if s <= 2850 else math.nan, ts, int(s)),
+                Metric("val/accuracy", max(0.0, 0.78 - 0.12 * vl), ts, int(s)),
+            ]
     for k in range(0, len(ms), 1000):
-        client.log_batch(rid, metrics=ms[k:k + 1000])
-    client.log_batch(rid, params=[Param("learning_rate", "6e-4"), Param("precision", "fp16"),
-                                  Param("dataset", "<b>c4</b>")])
+        client.log_batch(rid, metrics=ms[k : k + 1000])
+    client.log_batch(
+        rid,
+        params=[
+            Param("learning_rate", "6e-4"),
+            Param("precision", "fp16"),
+            Param("dataset", "<b>c4</b>"),
+        ],
+    )
     client.set_terminated(rid, "FAILED")
     return exp_id, rid
 
@@ -188,8 +222,11 @@ def test_mlflow_run_page_shows_verdict_tags_and_description(browser, audited, tm
     tags = mlflow.MlflowClient(url).get_run(rid).data.tags
     assert tags["mlaudit.verdict"] == "diverged"
     open_mlflow_page(browser, url, f"/experiments/{exp_id}/runs/{rid}")
-    wait_for(browser, lambda d: "mlaudit.verdict" in d.find_element(By.TAG_NAME, "body").text,
-             what="the mlaudit.verdict tag on the run page")
+    wait_for(
+        browser,
+        lambda d: "mlaudit.verdict" in d.find_element(By.TAG_NAME, "body").text,
+        what="the mlaudit.verdict tag on the run page",
+    )
     for more in browser.find_elements(By.XPATH, "//*[normalize-space(text())='Show more']")[:1]:
         more.click()  # the whole Description section, not its first lines
     body = browser.find_element(By.TAG_NAME, "body").text
@@ -197,8 +234,11 @@ def test_mlflow_run_page_shows_verdict_tags_and_description(browser, audited, tm
         assert key in body, f"tag {key} not shown on the run page"
     assert tags["mlaudit.cause"] in body and "diverged" in body
     # the Description: the user's text, then the mlaudit section rendered from Markdown
-    wait_for(browser, lambda d: "mlaudit verdict" in d.find_element(By.TAG_NAME, "body").text,
-             what="the mlaudit section of the Description")
+    wait_for(
+        browser,
+        lambda d: "mlaudit verdict" in d.find_element(By.TAG_NAME, "body").text,
+        what="the mlaudit section of the Description",
+    )
     body = browser.find_element(By.TAG_NAME, "body").text
     assert "Fine-tune of the 1.3B model" in body
     assert "mlaudit verdict: diverged" in body
@@ -219,9 +259,12 @@ def test_report_html_artifact_renders_plots_and_runs_no_run_script(browser, audi
     html = local.read_text(encoding="utf-8")
     assert "<script" not in html.lower()
     browser.get(local.as_uri())
-    wait_for(browser, lambda d: d.execute_script("return document.readyState") == "complete", what="load")
+    wait_for(
+        browser, lambda d: d.execute_script("return document.readyState") == "complete", what="load"
+    )
     widths = browser.execute_script(
-        "return Array.from(document.images).map(i => i.complete ? i.naturalWidth : 0)")
+        "return Array.from(document.images).map(i => i.complete ? i.naturalWidth : 0)"
+    )
     assert len(widths) >= 5, widths  # loss, accuracy, lr, grad norm, loss scale, time, utilisation
     assert all(w > 0 for w in widths), f"some plots did not decode: {widths}"
     assert browser.execute_script("return typeof window.__pwned") == "undefined"
@@ -240,18 +283,32 @@ def test_report_html_artifact_renders_plots_and_runs_no_run_script(browser, audi
 
 
 def test_report_renders_inside_mlflow_artifact_viewer(browser, audited, tmp_path):
-    """MLflow shows .html artifacts in an iframe (blob URL, sandbox="allow-scripts"): images must be inline."""
+    """MLflow shows .html artifacts in an iframe (blob URL, sandbox="allow-scripts"), so the
+    images must be inline."""
     from selenium.webdriver.common.by import By
 
     url, exp_id, rid = audited
-    open_mlflow_page(browser, url, f"/experiments/{exp_id}/runs/{rid}/artifacts/mlaudit/report.html")
-    frame = wait_for(browser, lambda d: (d.find_elements(By.CSS_SELECTOR, "iframe.mlflow-html-iframe")
-                                         or [None])[0], what="MLflow's HTML artifact iframe")
+    open_mlflow_page(
+        browser, url, f"/experiments/{exp_id}/runs/{rid}/artifacts/mlaudit/report.html"
+    )
+    frame = wait_for(
+        browser,
+        lambda d: (d.find_elements(By.CSS_SELECTOR, "iframe.mlflow-html-iframe") or [None])[0],
+        what="MLflow's HTML artifact iframe",
+    )
     browser.switch_to.frame(frame)
     try:
-        wait_for(browser, lambda d: len(d.find_elements(By.TAG_NAME, "img")) >= 5 and d.execute_script(
-            "return Array.from(document.images).every(i => i.complete && i.naturalWidth > 0)"),
-            what="the report's plots inside the iframe")
+        wait_for(
+            browser,
+            lambda d: (
+                len(d.find_elements(By.TAG_NAME, "img")) >= 5
+                and d.execute_script(
+                    "return Array.from(document.images)"
+                    ".every(i => i.complete && i.naturalWidth > 0)"
+                )
+            ),
+            what="the report's plots inside the iframe",
+        )
         assert browser.find_element(By.TAG_NAME, "h1").text == EVIL_NAME
         assert browser.execute_script("return typeof window.__pwned") == "undefined"
     finally:

@@ -14,14 +14,30 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mlaudit_core import ConsoleLine, MetricTable, RunData, RunIdentity, RunStatus, Role, audit
+from mlaudit_core import ConsoleLine, MetricTable, Role, RunData, RunIdentity, RunStatus, audit
 from mlaudit_core.render.html import render_html, render_html_files
-from mlaudit_core.render.plots import _minmax_buckets, downsample, markers_from_findings, render_plots
+from mlaudit_core.render.plots import (
+    _minmax_buckets,
+    downsample,
+    markers_from_findings,
+    render_plots,
+)
 from mlaudit_core.report import Finding, SeriesEvidence, Severity
 
 EVIL = "<script>window.__pwned=1</script>"
-SECTIONS = ("verdict", "curves", "telemetry", "findings", "timeline", "metrics", "hypotheses", "unknowns",
-            "missing", "actions", "run")
+SECTIONS = (
+    "verdict",
+    "curves",
+    "telemetry",
+    "findings",
+    "timeline",
+    "metrics",
+    "hypotheses",
+    "unknowns",
+    "missing",
+    "actions",
+    "run",
+)
 
 
 def make_run(kind: str = "diverge", n: int = 3000, name: str = EVIL) -> RunData:
@@ -42,22 +58,45 @@ def make_run(kind: str = "diverge", n: int = 3000, name: str = EVIL) -> RunData:
     if kind == "reset":
         st = np.concatenate([np.arange(1, 2001), np.arange(1500, 1500 + n - 2000)])
     vs = st[st % 100 == 0]
-    vl = 3.0 * np.exp(-vs / 500) + 1.1 + (np.maximum(vs - 1500, 0) / 1500 if kind == "overfit" else 0)
-    cols = {"train/loss": (st, loss), "val/loss": (vs, vl), "val/accuracy": (vs, 0.9 - vl / 5),
-            "train/lr": (st, np.minimum(st / 200, 1) * 3e-4), "train/grad_norm": (st, 1 + rng.gamma(2, .2, n)),
-            "train/loss_scale": (st, 2.0 ** np.clip(16 - st // 600, 10, 16)),
-            "perf/step_time": (st, 0.3 + rng.gamma(2, .01, n)), "perf/data_time": (st, 0.02 + rng.gamma(2, .002, n)),
-            "system/gpu_0_utilization_percentage": (st, np.clip(90 + rng.normal(0, 3, n), 0, 100))}
+    vl = (
+        3.0 * np.exp(-vs / 500)
+        + 1.1
+        + (np.maximum(vs - 1500, 0) / 1500 if kind == "overfit" else 0)
+    )
+    cols = {
+        "train/loss": (st, loss),
+        "val/loss": (vs, vl),
+        "val/accuracy": (vs, 0.9 - vl / 5),
+        "train/lr": (st, np.minimum(st / 200, 1) * 3e-4),
+        "train/grad_norm": (st, 1 + rng.gamma(2, 0.2, n)),
+        "train/loss_scale": (st, 2.0 ** np.clip(16 - st // 600, 10, 16)),
+        "perf/step_time": (st, 0.3 + rng.gamma(2, 0.01, n)),
+        "perf/data_time": (st, 0.02 + rng.gamma(2, 0.002, n)),
+        "system/gpu_0_utilization_percentage": (st, np.clip(90 + rng.normal(0, 3, n), 0, 100)),
+    }
     keys = np.concatenate([[k] * len(s) for k, (s, _) in cols.items()])
-    m = MetricTable(keys, np.concatenate([s for s, _ in cols.values()]), np.concatenate([v for _, v in cols.values()]),
-                    np.concatenate([1.7e9 + s.astype(float) for s, _ in cols.values()]))
-    return RunData(identity=RunIdentity("mlflow", "run-1", name=name, url="javascript:alert(1)",
-                                        project="<i>proj</i>"),
-                   status=RunStatus.FAILED, start_time=datetime.fromtimestamp(1.7e9, timezone.utc),
-                   end_time=datetime.fromtimestamp(1.7e9 + n, timezone.utc),
-                   params={"lr": "3e-4", "hf_token": "hf_" + "a" * 34, "dataset": "<img src=x onerror=alert(2)>"},
-                   tags={"team": "<b onmouseover=alert(3)>nlp</b>", "mlflow.user": "someone"}, metrics=m,
-                   console=[ConsoleLine("console.log", 7, "step 2851 loss nan <script>alert(4)</script>")])
+    m = MetricTable(
+        keys,
+        np.concatenate([s for s, _ in cols.values()]),
+        np.concatenate([v for _, v in cols.values()]),
+        np.concatenate([1.7e9 + s.astype(float) for s, _ in cols.values()]),
+    )
+    return RunData(
+        identity=RunIdentity(
+            "mlflow", "run-1", name=name, url="javascript:alert(1)", project="<i>proj</i>"
+        ),
+        status=RunStatus.FAILED,
+        start_time=datetime.fromtimestamp(1.7e9, timezone.utc),
+        end_time=datetime.fromtimestamp(1.7e9 + n, timezone.utc),
+        params={
+            "lr": "3e-4",
+            "hf_token": "hf_" + "a" * 34,
+            "dataset": "<img src=x onerror=alert(2)>",
+        },
+        tags={"team": "<b onmouseover=alert(3)>nlp</b>", "mlflow.user": "someone"},
+        metrics=m,
+        console=[ConsoleLine("console.log", 7, "step 2851 loss nan <script>alert(4)</script>")],
+    )
 
 
 class _Tags(HTMLParser):
@@ -96,21 +135,28 @@ def diverged_html(diverged):
 
 
 def test_sections_banner_and_plots(diverged, diverged_html, diverged_plots):
-    run, report = diverged
+    _, report = diverged
     html = diverged_html
     assert report.verdict.outcome.value == "diverged"
     tags = parse(html)
     ids = {a.get("id") for _, a in tags}
     for section in SECTIONS:
         assert section in ids, f"section #{section} missing"
-    banner = html[html.index('id="verdict"'):html.index("</section>", html.index('id="verdict"'))]
+    banner = html[html.index('id="verdict"') : html.index("</section>", html.index('id="verdict"'))]
     assert "diverged" in banner and report.verdict.cause.value in banner
     assert f"{report.verdict.confidence:.2f}" in banner
     imgs = [a for t, a in tags if t == "img"]
     plots, notes = diverged_plots
     assert notes == []
-    assert [p.name for p in plots] == ["loss", "accuracy", "learning_rate", "grad_norm", "loss_scale",
-                                       "step_time", "utilisation"]
+    assert [p.name for p in plots] == [
+        "loss",
+        "accuracy",
+        "learning_rate",
+        "grad_norm",
+        "loss_scale",
+        "step_time",
+        "utilisation",
+    ]
     assert len(imgs) == len(plots)
     assert all(a["src"].startswith("data:image/png;base64,") for a in imgs)
     for f in report.findings:  # every finding is in the table, with its code
@@ -126,14 +172,20 @@ def test_run_strings_are_escaped_and_secrets_redacted(diverged_html):
     tags = parse(html)
     assert not [t for t, _ in tags if t in ("script", "iframe", "object", "embed")]
     assert [a["src"][:22] for t, a in tags if t == "img"] == ["data:image/png;base64,"] * 7
-    assert not [a for _, a in tags if any(k.startswith("on") for k in a)]  # no event handler attribute
+    assert not [
+        a for _, a in tags if any(k.startswith("on") for k in a)
+    ]  # no event handler attribute
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in html
     assert "&lt;img src=x onerror=alert(2)&gt;" in html
     assert "&lt;b onmouseover=alert(3)&gt;nlp&lt;/b&gt;" in html
     assert "javascript:" not in html  # a non-http(s) run url is shown as text, never a link
     assert "hf_aaaa" not in html
     assert "script-src" not in html or "default-src 'none'" in html
-    csp = next(a["content"] for t, a in tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy")
+    csp = next(
+        a["content"]
+        for t, a in tags
+        if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"
+    )
     assert csp.startswith("default-src 'none'")
 
 
@@ -146,14 +198,16 @@ def test_http_run_url_is_a_link():
 
 
 def test_findings_are_drawn_where_they_happened(diverged, diverged_plots):
-    run, report = diverged
+    _, report = diverged
     marks = markers_from_findings(report)
     by_code = {}
     for m in marks:
         by_code.setdefault(m.label.split()[0], []).append(m)
     op001 = next(f for f in report.findings if f.code == "OP001")
-    assert by_code["OP001"][0].kind == "vline" and by_code["OP001"][0].steps == (op001.facts["onset_step"],)
-    li001 = [f for f in report.findings if f.code == "LI001" and f.facts["key"] == "train/loss"][0]
+    assert by_code["OP001"][0].kind == "vline" and by_code["OP001"][0].steps == (
+        op001.facts["onset_step"],
+    )
+    li001 = next(f for f in report.findings if f.code == "LI001" and f.facts["key"] == "train/loss")
     nan_marks = [m for m in by_code["LI001"] if m.key == "train/loss"]
     assert nan_marks[0].steps == (li001.facts["first_step"],) == (2851,)
     op002 = next(f for f in report.findings if f.code == "OP002")
@@ -180,17 +234,38 @@ def test_overfit_onset_reset_and_baseline_band_markers():
     assert m[0].kind == "vline" and m[0].steps == (li.facts["step_after"],) == (1500,)
     assert m[1].kind == "span" and m[1].steps == (1500, 2000)
     # a baseline finding (as the baseline comparison reports it) is drawn as its band on its metric
-    report.findings.append(Finding(code="BL001", name="baseline-regression", severity=Severity.ERROR,
-                                   family="baseline", message="val/loss worse than 3 baselines",
-                                   evidence=[SeriesEvidence(metric="val/loss", step_start=2000, step_end=2800)],
-                                   facts={"metric": "val/loss", "band_lo": 1.1, "band_hi": 1.2, "verdict": "worse",
-                                          "n_baselines": 3, "tail_start_step": 2000, "tail_end_step": 2800}))
+    report.findings.append(
+        Finding(
+            code="BL001",
+            name="baseline-regression",
+            severity=Severity.ERROR,
+            family="baseline",
+            message="val/loss worse than 3 baselines",
+            evidence=[SeriesEvidence(metric="val/loss", step_start=2000, step_end=2800)],
+            facts={
+                "metric": "val/loss",
+                "band_lo": 1.1,
+                "band_hi": 1.2,
+                "verdict": "worse",
+                "n_baselines": 3,
+                "tail_start_step": 2000,
+                "tail_end_step": 2800,
+            },
+        )
+    )
     band = [x for x in markers_from_findings(report) if x.kind == "band"]
-    assert band and band[0].key == "val/loss" and band[0].y == (1.1, 1.2) and band[0].steps == (2000, 2800)
+    assert (
+        band
+        and band[0].key == "val/loss"
+        and band[0].y == (1.1, 1.2)
+        and band[0].steps == (2000, 2800)
+    )
     plots, notes = render_plots(report, run)
     assert notes == []
-    assert any("BL001: val/loss tail mean band 1.1..1.2 of 3 baseline(s)" in n
-               for n in next(p for p in plots if p.name == "loss").notes)
+    assert any(
+        "BL001: val/loss tail mean band 1.1..1.2 of 3 baseline(s)" in n
+        for n in next(p for p in plots if p.name == "loss").notes
+    )
 
 
 def test_downsample_keeps_spikes_and_extremes():
@@ -203,7 +278,13 @@ def test_downsample_keeps_spikes_and_extremes():
     assert dy.max() == 1e3 and dy.min() == -1e3 and 1_234_567 in dx
     assert dx[0] == 0 and np.all(np.diff(dx) > 0)
     idx = _minmax_buckets(y, 4000)  # the fallback without tsdownsample keeps them too
-    assert len(idx) <= 4000 and 1_234_567 in idx and 42 in idx and idx[0] == 0 and idx[-1] == x.size - 1
+    assert (
+        len(idx) <= 4000
+        and 1_234_567 in idx
+        and 42 in idx
+        and idx[0] == 0
+        and idx[-1] == x.size - 1
+    )
     small = np.arange(10)
     assert downsample(small, small.astype(float))[0] is small
 
@@ -227,11 +308,23 @@ def test_render_html_files_writes_page_and_pngs(diverged, tmp_path):
     run, report = diverged
     names = render_html_files(report, run, tmp_path / "mlaudit")
     assert names[0] == "report.html"
-    assert sorted(str(p.relative_to(tmp_path / "mlaudit")) for p in (tmp_path / "mlaudit").rglob("*")
-                  if p.is_file()) == sorted(names)
+    assert sorted(
+        str(p.relative_to(tmp_path / "mlaudit"))
+        for p in (tmp_path / "mlaudit").rglob("*")
+        if p.is_file()
+    ) == sorted(names)
     assert {n for n in names if n.startswith("plots/")} == {
-        f"plots/{p}.png" for p in ("loss", "accuracy", "learning_rate", "grad_norm", "loss_scale", "step_time",
-                                   "utilisation")}
+        f"plots/{p}.png"
+        for p in (
+            "loss",
+            "accuracy",
+            "learning_rate",
+            "grad_norm",
+            "loss_scale",
+            "step_time",
+            "utilisation",
+        )
+    }
     for n in names[1:]:
         assert (tmp_path / "mlaudit" / n).read_bytes()[:4] == b"\x89PNG"
     page = (tmp_path / "mlaudit" / "report.html").read_text(encoding="utf-8")
@@ -240,19 +333,27 @@ def test_render_html_files_writes_page_and_pngs(diverged, tmp_path):
 
 
 def test_without_run_or_matplotlib_the_page_says_why(diverged, tmp_path):
-    run, report = diverged
+    _, report = diverged
     html = render_html(report, None)
     assert "<img" not in html and "rendered without them" in html and "diverged" in html
     assert render_html_files(report, None, tmp_path) == ["report.html"]
-    code = ("import sys, json; sys.modules['matplotlib'] = None\n"
-            "sys.path.insert(0, sys.argv[1])\n"
-            "from test_html_report import make_run\n"
-            "from mlaudit_core import audit\n"
-            "from mlaudit_core.render.html import render_html\n"
-            "run = make_run('diverge'); html = render_html(audit(run), run)\n"
-            "print(json.dumps({'img': html.count('<img'), 'says': 'matplotlib is not installed' in html,"
-            " 'findings': 'id=\"findings\"' in html}))\n")
-    p = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent)], capture_output=True, text=True)
+    code = (
+        "import sys, json; sys.modules['matplotlib'] = None\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "from test_html_report import make_run\n"
+        "from mlaudit_core import audit\n"
+        "from mlaudit_core.render.html import render_html\n"
+        "run = make_run('diverge'); html = render_html(audit(run), run)\n"
+        "print(json.dumps({'img': html.count('<img'),"
+        " 'says': 'matplotlib is not installed' in html,"
+        " 'findings': 'id=\"findings\"' in html}))\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code, str(Path(__file__).parent)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip().splitlines()[-1] == '{"img": 0, "says": true, "findings": true}'
 
@@ -260,8 +361,10 @@ def test_without_run_or_matplotlib_the_page_says_why(diverged, tmp_path):
 def test_dollar_signs_in_metric_names_do_not_break_plots():
     key = "train/$\\alpha_{x}$loss"  # unbalanced mathtext would raise inside matplotlib
     st = np.arange(1, 501)
-    run = RunData(identity=RunIdentity("mlflow", "r", name="$x$"),
-                  metrics=MetricTable([key] * st.size, st, np.exp(-st / 100.0)))
+    run = RunData(
+        identity=RunIdentity("mlflow", "r", name="$x$"),
+        metrics=MetricTable([key] * st.size, st, np.exp(-st / 100.0)),
+    )
     assert run.key_for(Role.TRAIN_LOSS) == key
     plots, notes = render_plots(audit(run), run)
     assert notes == [] and [p.name for p in plots] == ["loss"] and plots[0].keys == [key]
@@ -279,8 +382,10 @@ def test_cli_out_html(tmp_path):
         w.add_scalar("train/loss", 2.0 * np.exp(-i / 80) + 0.1, i)
     w.close()
     out = tmp_path / "r.html"
-    res = CliRunner().invoke(app, ["tensorboard", str(tmp_path / "tb"), "--no-write", "--out", str(out),
-                                   "--format", "json"])
+    res = CliRunner().invoke(
+        app,
+        ["tensorboard", str(tmp_path / "tb"), "--no-write", "--out", str(out), "--format", "json"],
+    )
     assert res.exit_code == 0, res.output
     page = out.read_text(encoding="utf-8")
     assert page.startswith("<!doctype html>") and page.count("data:image/png;base64,") >= 1

@@ -119,7 +119,8 @@ def run_pipeline(load: Callable[[], RunData], *, fmt: Format, out: Path | None, 
         with _stages(2) as stage:
             stage(f"loading {what}")
             run = load()
-            stage(f"auditing {len(run.metrics):,} points of {len(run.metrics.keys)} metrics")
+            n_keys = len(run.metrics.keys)
+            stage(f"auditing {len(run.metrics):,} points of {n_keys} metric{'s' * (n_keys != 1)}")
             report = audit(run, settings)
     except MlauditError as exc:
         fail(str(exc))
@@ -157,12 +158,11 @@ def _stages(total: int):
     if not err_console.is_terminal:
         yield lambda description: None
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
-    from rich.progress import TimeElapsedColumn
+    from rich import progress as rp
 
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(bar_width=24),
-                  MofNCompleteColumn(), TimeElapsedColumn(), console=err_console,
-                  transient=True) as progress:
+    columns = (rp.SpinnerColumn(), rp.TextColumn("{task.description}"), rp.BarColumn(bar_width=24),
+               rp.MofNCompleteColumn(), rp.TimeElapsedColumn())
+    with rp.Progress(*columns, console=err_console, transient=True) as progress:
         task = progress.add_task("", total=total)
         started = [False]
 

@@ -27,10 +27,25 @@ from ..rundata import RunData
 from .plots import Plot, render_plots
 
 #: Outcome -> banner colour class (green good, amber degraded, red failed).
-_TONE = {Outcome.SUCCEEDED: "good", Outcome.RUNNING: "info", Outcome.SLOW: "warn",
-         Outcome.PLATEAUED: "warn", Outcome.UNSTABLE: "warn", Outcome.UNDERFIT: "warn"}
-_FAMILY_ORDER = ["runtime", "integrity", "optimization", "generalization", "baseline", "systems", "ci",
-                 "claims", "instrumentation"]
+_TONE = {
+    Outcome.SUCCEEDED: "good",
+    Outcome.RUNNING: "info",
+    Outcome.SLOW: "warn",
+    Outcome.PLATEAUED: "warn",
+    Outcome.UNSTABLE: "warn",
+    Outcome.UNDERFIT: "warn",
+}
+_FAMILY_ORDER = [
+    "runtime",
+    "integrity",
+    "optimization",
+    "generalization",
+    "baseline",
+    "systems",
+    "ci",
+    "claims",
+    "instrumentation",
+]
 #: Params/tags shown at most (the rest is counted), and characters per value.
 MAX_CONFIG_ROWS = 200
 MAX_VALUE_CHARS = 300
@@ -47,7 +62,7 @@ def _num(x) -> str:
 
 
 def _safe_url(url: str | None) -> str | None:
-    """``url`` when it is http(s), else ``None``: a ``javascript:`` link from run data is never made."""
+    """``url`` if it is http(s), else ``None``: never a ``javascript:`` link from run data."""
     if not url:
         return None
     try:
@@ -62,9 +77,13 @@ def _short(value, n: int = MAX_VALUE_CHARS) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-_env = jinja2.Environment(loader=jinja2.PackageLoader("mlaudit_core", "templates"),
-                          autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
-                          lstrip_blocks=True)
+_env = jinja2.Environment(
+    loader=jinja2.PackageLoader("mlaudit_core", "templates"),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
 _env.filters.update(num=_num, short=_short)
 
 
@@ -74,29 +93,45 @@ def _config_rows(mapping: dict[str, str], skip_prefixes: tuple[str, ...] = ()) -
     return [(redact_text(str(k)), str(v)) for k, v in red.items()], len(items)
 
 
-def _context(report: AuditReport, run: RunData | None, plots: list[Plot], plot_notes: list[str],
-             image_src) -> dict:
+def _context(
+    report: AuditReport, run: RunData | None, plots: list[Plot], plot_notes: list[str], image_src
+) -> dict:
     v = report.verdict
     tone = "good" if v.cause is Cause.HEALTHY else _TONE.get(v.outcome, "bad")
-    findings = sorted(report.findings, key=lambda f: (-f.severity.rank, _FAMILY_ORDER.index(f.family)
-                                                      if f.family in _FAMILY_ORDER else 99, f.code))
+    findings = sorted(
+        report.findings,
+        key=lambda f: (
+            -f.severity.rank,
+            _FAMILY_ORDER.index(f.family) if f.family in _FAMILY_ORDER else 99,
+            f.code,
+        ),
+    )
     counts = {s.value: sum(f.severity is s for f in report.findings) for s in Severity}
     params, n_params = _config_rows(run.params) if run else ([], 0)
     tags, n_tags = _config_rows(run.tags, ("mlflow.", "mlaudit.")) if run else ([], 0)
-    return dict(
-        r=report, v=v, tone=tone, run_url=_safe_url(report.run.url), findings=findings, counts=counts,
-        training=[(p, image_src(p)) for p in plots if p.group == "training"],
-        telemetry=[(p, image_src(p)) for p in plots if p.group == "telemetry"],
-        plot_notes=plot_notes, has_run=run is not None,
-        params=params, n_params=n_params, tags=tags, n_tags=n_tags,
-        detectors_ran=sum(d.status == "ran" for d in report.detectors),
-        skipped=[d for d in report.detectors if d.status == "skipped"],
-        errored=[d for d in report.detectors if d.status == "errored"],
-        supported=[h for h in report.hypotheses if h.status == "supported"],
-        open_=[h for h in report.hypotheses if h.status == "open"],
-        rejected=[h for h in report.hypotheses if h.status == "rejected"],
-        confidence_pct=round(100 * v.confidence),
-    )
+    return {
+        "r": report,
+        "v": v,
+        "tone": tone,
+        "run_url": _safe_url(report.run.url),
+        "findings": findings,
+        "counts": counts,
+        "training": [(p, image_src(p)) for p in plots if p.group == "training"],
+        "telemetry": [(p, image_src(p)) for p in plots if p.group == "telemetry"],
+        "plot_notes": plot_notes,
+        "has_run": run is not None,
+        "params": params,
+        "n_params": n_params,
+        "tags": tags,
+        "n_tags": n_tags,
+        "detectors_ran": sum(d.status == "ran" for d in report.detectors),
+        "skipped": [d for d in report.detectors if d.status == "skipped"],
+        "errored": [d for d in report.detectors if d.status == "errored"],
+        "supported": [h for h in report.hypotheses if h.status == "supported"],
+        "open_": [h for h in report.hypotheses if h.status == "open"],
+        "rejected": [h for h in report.hypotheses if h.status == "rejected"],
+        "confidence_pct": round(100 * v.confidence),
+    }
 
 
 def _data_uri(plot: Plot) -> str:
@@ -122,7 +157,9 @@ def render_html(report: AuditReport, run: RunData | None) -> str:
 
 
 def _render(report, run, plots, notes, image_src) -> str:
-    return _env.get_template("report.html.j2").render(**_context(report, run, plots, notes, image_src))
+    return _env.get_template("report.html.j2").render(
+        **_context(report, run, plots, notes, image_src)
+    )
 
 
 def render_html_files(report: AuditReport, run: RunData | None, out_dir: Path) -> list[str]:
@@ -152,5 +189,7 @@ def render_html_files(report: AuditReport, run: RunData | None, out_dir: Path) -
         for p in plots:
             (out_dir / "plots" / f"{p.name}.png").write_bytes(p.png)
             names.append(f"plots/{p.name}.png")
-    (out_dir / "report.html").write_text(_render(report, run, plots, notes, _data_uri), encoding="utf-8")
+    (out_dir / "report.html").write_text(
+        _render(report, run, plots, notes, _data_uri), encoding="utf-8"
+    )
     return ["report.html", *names]

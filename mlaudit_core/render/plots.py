@@ -42,9 +42,16 @@ DPI = 110
 TRAIN_COLOUR = "#2563eb"
 VAL_COLOUR = "#ea580c"
 OTHER_COLOURS = ["#0f766e", "#7c3aed", "#ca8a04", "#db2777", "#4b5563"]
-EVENT_COLOURS = {"divergence": "#dc2626", "non-finite": "#7f1d1d", "overfit": "#9333ea",
-                 "reset": "#92400e", "spike": "#dc2626", "plateau": "#6b7280",
-                 "baseline": "#16a34a", "finding": "#b45309"}
+EVENT_COLOURS = {
+    "divergence": "#dc2626",
+    "non-finite": "#7f1d1d",
+    "overfit": "#9333ea",
+    "reset": "#92400e",
+    "spike": "#dc2626",
+    "plateau": "#6b7280",
+    "baseline": "#16a34a",
+    "finding": "#b45309",
+}
 
 
 @dataclass(frozen=True)
@@ -66,10 +73,23 @@ PANELS: tuple[Panel, ...] = (
     Panel("learning_rate", "Learning rate", (Role.LEARNING_RATE,), "training"),
     Panel("grad_norm", "Grad norm", (Role.GRAD_NORM,), "training"),
     Panel("loss_scale", "Loss scale", (Role.LOSS_SCALE,), "training", "log2"),
-    Panel("step_time", "Step time and data time", (Role.STEP_TIME, Role.DATA_TIME), "telemetry",
-          "linear", "seconds"),
+    Panel(
+        "step_time",
+        "Step time and data time",
+        (Role.STEP_TIME, Role.DATA_TIME),
+        "telemetry",
+        "linear",
+        "seconds",
+    ),
     Panel("throughput", "Throughput", (Role.THROUGHPUT,), "telemetry", "linear"),
-    Panel("utilisation", "Utilisation", (Role.GPU_UTIL, Role.CPU_UTIL), "telemetry", "linear", "percent"),
+    Panel(
+        "utilisation",
+        "Utilisation",
+        (Role.GPU_UTIL, Role.CPU_UTIL),
+        "telemetry",
+        "linear",
+        "percent",
+    ),
     Panel("memory", "GPU memory", (Role.GPU_MEMORY,), "telemetry", "linear"),
 )
 
@@ -109,7 +129,9 @@ def plots_unavailable() -> str | None:
     return None
 
 
-def downsample(x: np.ndarray, y: np.ndarray, n_out: int = DISPLAY_POINTS) -> tuple[np.ndarray, np.ndarray]:
+def downsample(
+    x: np.ndarray, y: np.ndarray, n_out: int = DISPLAY_POINTS
+) -> tuple[np.ndarray, np.ndarray]:
     """At most about ``n_out`` points of (x, y) for display, keeping every bucket's extremes.
 
     Uses tsdownsample's MinMaxLTTB (Van Der Donckt et al. 2023, "MinMaxLTTB:
@@ -134,8 +156,11 @@ def downsample(x: np.ndarray, y: np.ndarray, n_out: int = DISPLAY_POINTS) -> tup
     except ImportError:
         idx = _minmax_buckets(y, n_out)
     else:
-        idx = MinMaxLTTBDownsampler().downsample(np.ascontiguousarray(x), np.ascontiguousarray(y),
-                                                 n_out=n_out).astype(np.int64)
+        idx = (
+            MinMaxLTTBDownsampler()
+            .downsample(np.ascontiguousarray(x), np.ascontiguousarray(y), n_out=n_out)
+            .astype(np.int64)
+        )
     return x[idx], y[idx]
 
 
@@ -153,14 +178,15 @@ def _minmax_buckets(y: np.ndarray, n_out: int) -> np.ndarray:
 
 # --- markers ------------------------------------------------------------------------------------
 
+
 @dataclass
 class _Marker:
-    kind: str        # "vline" | "span" | "points" | "band"
-    label: str       # legend text
+    kind: str  # "vline" | "span" | "points" | "band"
+    label: str  # legend text
     colour: str
-    steps: tuple = ()      # vline: (step,); span: (start, end); points: steps; band: (start, end)
+    steps: tuple = ()  # vline: (step,); span: (start, end); points: steps; band: (start, end)
     key: str | None = None  # the metric the marker belongs to; None = every training panel
-    y: tuple = ()          # band: (lo, hi)
+    y: tuple = ()  # band: (lo, hi)
     note: str = ""
 
 
@@ -190,35 +216,82 @@ def markers_from_findings(report: AuditReport) -> list[_Marker]:
         ev = _first_series_evidence(f)
         facts = f.facts
         if f.code == "OP002":
-            steps = tuple(s for s in (_int(v) for v in facts.get("spike_steps") or []) if s is not None)
+            steps = tuple(
+                s for s in (_int(v) for v in facts.get("spike_steps") or []) if s is not None
+            )
             if steps and ev is not None:
-                out.append(_Marker("points", f"OP002 loss spike ({len(steps)})", EVENT_COLOURS["spike"],
-                                   steps, key=ev.metric,
-                                   note=f"OP002: {len(steps)} spike(s) at step(s) "
-                                        + ", ".join(map(str, steps[:10])) + ("…" if len(steps) > 10 else "")))
+                out.append(
+                    _Marker(
+                        "points",
+                        f"OP002 loss spike ({len(steps)})",
+                        EVENT_COLOURS["spike"],
+                        steps,
+                        key=ev.metric,
+                        note=f"OP002: {len(steps)} spike(s) at step(s) "
+                        + ", ".join(map(str, steps[:10]))
+                        + ("…" if len(steps) > 10 else ""),
+                    )
+                )
         elif f.code == "OP001" and _int(facts.get("onset_step")) is not None:
             s = _int(facts["onset_step"])
-            out.append(_Marker("vline", f"OP001 divergence (step {s})", EVENT_COLOURS["divergence"], (s,),
-                               note=f"OP001: divergence from step {s}"))
+            out.append(
+                _Marker(
+                    "vline",
+                    f"OP001 divergence (step {s})",
+                    EVENT_COLOURS["divergence"],
+                    (s,),
+                    note=f"OP001: divergence from step {s}",
+                )
+            )
         elif f.code == "LI001" and _int(facts.get("first_step")) is not None:
             s = _int(facts["first_step"])
             key = str(facts["key"]) if facts.get("key") else (ev.metric if ev else None)
-            out.append(_Marker("vline", f"LI001 NaN/inf from step {s}", EVENT_COLOURS["non-finite"], (s,),
-                               key=key, note=f"LI001: {key or 'a metric'} non-finite from step {s}"))
+            out.append(
+                _Marker(
+                    "vline",
+                    f"LI001 NaN/inf from step {s}",
+                    EVENT_COLOURS["non-finite"],
+                    (s,),
+                    key=key,
+                    note=f"LI001: {key or 'a metric'} non-finite from step {s}",
+                )
+            )
         elif f.code == "GE001" and _int(facts.get("onset_step")) is not None:
             s = _int(facts["onset_step"])
-            out.append(_Marker("vline", f"GE001 overfit onset (step {s})", EVENT_COLOURS["overfit"], (s,),
-                               note=f"GE001: validation stops improving at step {s}"))
+            out.append(
+                _Marker(
+                    "vline",
+                    f"GE001 overfit onset (step {s})",
+                    EVENT_COLOURS["overfit"],
+                    (s,),
+                    note=f"GE001: validation stops improving at step {s}",
+                )
+            )
         elif f.code == "OP003" and _int(facts.get("start_step")) is not None:
             a = _int(facts["start_step"])
             b = ev.step_end if ev is not None and ev.step_end is not None else a
-            out.append(_Marker("span", f"OP003 plateau (steps {a}–{b})", EVENT_COLOURS["plateau"], (a, b),
-                               key=ev.metric if ev else None, note=f"OP003: plateau over steps {a}–{b}"))
+            out.append(
+                _Marker(
+                    "span",
+                    f"OP003 plateau (steps {a}–{b})",
+                    EVENT_COLOURS["plateau"],
+                    (a, b),
+                    key=ev.metric if ev else None,
+                    note=f"OP003: plateau over steps {a}–{b}",
+                )
+            )
         elif f.code == "LI002" and _int(facts.get("step_after")) is not None:
             a, b = _int(facts["step_after"]), _int(facts.get("step_before"))
-            out.append(_Marker("vline", f"LI002 step reset {b}→{a}", EVENT_COLOURS["reset"], (a,),
-                               note=f"LI002: step counter went back from {b} to {a} (resume); "
-                                    f"steps {a}–{b} show the last write"))
+            out.append(
+                _Marker(
+                    "vline",
+                    f"LI002 step reset {b}→{a}",
+                    EVENT_COLOURS["reset"],
+                    (a,),
+                    note=f"LI002: step counter went back from {b} to {a} (resume); "
+                    f"steps {a}–{b} show the last write",
+                )
+            )
             if b is not None and b > a:
                 out.append(_Marker("span", "LI002 re-logged steps", EVENT_COLOURS["reset"], (a, b)))
         elif f.family == "baseline" and facts.get("band_lo") is not None and facts.get("metric"):
@@ -227,24 +300,40 @@ def markers_from_findings(report: AuditReport) -> list[_Marker]:
             if None not in (lo, hi, a, b):
                 n = facts.get("n_baselines")
                 verdict = str(facts.get("verdict", "")).replace("_", " ")
-                out.append(_Marker("band", f"{f.code} {facts['metric']}: band of {n} baseline(s), {verdict}",
-                                   EVENT_COLOURS["baseline"], (a, b), key=str(facts["metric"]), y=(lo, hi),
-                                   note=f"{f.code}: {facts['metric']} tail mean band {lo:.4g}..{hi:.4g} "
-                                        f"of {n} baseline(s) over steps {a}–{b}: {facts.get('verdict', '')}"))
+                out.append(
+                    _Marker(
+                        "band",
+                        f"{f.code} {facts['metric']}: band of {n} baseline(s), {verdict}",
+                        EVENT_COLOURS["baseline"],
+                        (a, b),
+                        key=str(facts["metric"]),
+                        y=(lo, hi),
+                        note=f"{f.code}: {facts['metric']} tail mean band {lo:.4g}..{hi:.4g} "
+                        f"of {n} baseline(s) over steps {a}–{b}: {facts.get('verdict', '')}",
+                    )
+                )
         elif f.severity.rank >= Severity.WARNING.rank:
             for e in f.evidence:
                 if isinstance(e, SeriesEvidence) and e.step_start is not None:
                     a = e.step_start
                     b = e.step_end if e.step_end is not None else a
                     kind = "points" if a == b else "span"
-                    out.append(_Marker(kind, f"{f.code} {f.name}", EVENT_COLOURS["finding"],
-                                       (a,) if kind == "points" else (min(a, b), max(a, b)), key=e.metric,
-                                       note=f"{f.code}: {f.name} at step{'s' if a != b else ''} "
-                                            f"{a}{'' if a == b else f'–{b}'}"))
+                    out.append(
+                        _Marker(
+                            kind,
+                            f"{f.code} {f.name}",
+                            EVENT_COLOURS["finding"],
+                            (a,) if kind == "points" else (min(a, b), max(a, b)),
+                            key=e.metric,
+                            note=f"{f.code}: {f.name} at step{'s' if a != b else ''} "
+                            f"{a}{'' if a == b else f'–{b}'}",
+                        )
+                    )
     return out
 
 
 # --- drawing ------------------------------------------------------------------------------------
+
 
 def _xy(s: Series) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
     """(x, finite values, x of non-finite points, x label) of a by-step series."""
@@ -283,14 +372,20 @@ def _baseline_curves(run: RunData, key: str) -> list[tuple[str, np.ndarray, np.n
 
 
 def _label(text: str) -> str:
-    """A run-controlled string safe for a matplotlib label (no mathtext, secrets scrubbed, short)."""
+    """A run-controlled string made safe for a matplotlib label (no mathtext, no secrets, short)."""
     t = redact_text(str(text)).replace("$", r"\$")
     return t if len(t) <= 60 else t[:57] + "…"
 
 
-_PHASE_COLOURS = {"warmup": "#60a5fa", "plateau": "#9ca3af", "divergence": "#ef4444",
-                  "non-finite onset": "#7f1d1d", "overfit onset": "#a855f7", "step reset": "#b45309",
-                  "slowdown": "#f59e0b"}
+_PHASE_COLOURS = {
+    "warmup": "#60a5fa",
+    "plateau": "#9ca3af",
+    "divergence": "#ef4444",
+    "non-finite onset": "#7f1d1d",
+    "overfit onset": "#a855f7",
+    "step reset": "#b45309",
+    "slowdown": "#f59e0b",
+}
 
 
 def _draw_timeline(ax, phases, xlim: tuple[float, float], width_px: float) -> None:
@@ -313,24 +408,42 @@ def _draw_timeline(ax, phases, xlim: tuple[float, float], width_px: float) -> No
     lanes: list[list[tuple[float, float]]] = []
     for name, (a, b) in sorted(first.items(), key=lambda kv: kv[1]):
         label = _label(name)
-        text_w = (len(label) * 6.3 + 10) * per_px  # 7.5 pt DejaVu Sans at DPI: ~6.3 px per character
+        text_w = (
+            len(label) * 6.3 + 10
+        ) * per_px  # 7.5 pt DejaVu Sans at DPI: ~6.3 px per character
         inside = b - a >= text_w
         left = not inside and b + text_w > xlim[1]  # no room on the right: label before the phase
         extent = (a, b) if inside else ((a - text_w, b) if left else (a, b + text_w))
-        lane = next((i for i, used in enumerate(lanes)
-                     if all(extent[1] < u0 or extent[0] > u1 for u0, u1 in used)), None)
+        lane = next(
+            (
+                i
+                for i, used in enumerate(lanes)
+                if all(extent[1] < u0 or extent[0] > u1 for u0, u1 in used)
+            ),
+            None,
+        )
         if lane is None:
             lanes.append([])
             lane = len(lanes) - 1
         lanes[lane].append(extent)
         colour = _PHASE_COLOURS.get(name, "#64748b")
         if b > a:
-            ax.broken_barh([(a, b - a)], (lane - 0.35, 0.7), facecolors=colour, alpha=0.55, linewidth=0)
+            ax.broken_barh(
+                [(a, b - a)], (lane - 0.35, 0.7), facecolors=colour, alpha=0.55, linewidth=0
+            )
         else:
             ax.plot([a], [lane], marker="D", markersize=5, color=colour, linestyle="none")
         x, dx, ha = (a, 4, "left") if inside else ((a, -5, "right") if left else (b, 5, "left"))
-        ax.annotate(label, (x, lane), xytext=(dx, 0), textcoords="offset points", va="center", ha=ha,
-                    fontsize=7.5, color="#1f2937")
+        ax.annotate(
+            label,
+            (x, lane),
+            xytext=(dx, 0),
+            textcoords="offset points",
+            va="center",
+            ha=ha,
+            fontsize=7.5,
+            color="#1f2937",
+        )
     ax.set_ylim(-0.6, max(len(lanes), 1) - 0.4)
     ax.invert_yaxis()
     ax.set_yticks([])
@@ -339,8 +452,14 @@ def _draw_timeline(ax, phases, xlim: tuple[float, float], width_px: float) -> No
         ax.spines[side].set_visible(False)
 
 
-def _render_panel(panel: Panel, series: list[tuple[str, Series]], markers: list[_Marker],
-                  report: AuditReport, run: RunData, with_timeline: bool) -> Plot:
+def _render_panel(
+    panel: Panel,
+    series: list[tuple[str, Series]],
+    markers: list[_Marker],
+    report: AuditReport,
+    run: RunData,
+    with_timeline: bool,
+) -> Plot:
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -374,19 +493,42 @@ def _render_panel(panel: Panel, series: list[tuple[str, Series]], markers: list[
         if x.size:
             dx, dy = downsample(x, y)
             sparse = x.size < 60
-            ax.plot(dx, dy, color=colour, linewidth=1.6 if sparse else 1.3, zorder=3,
-                    marker="o" if sparse else None, markersize=3, label=_label(f"{key} ({len(s):,} pts)"))
+            ax.plot(
+                dx,
+                dy,
+                color=colour,
+                linewidth=1.6 if sparse else 1.3,
+                zorder=3,
+                marker="o" if sparse else None,
+                markersize=3,
+                label=_label(f"{key} ({len(s):,} pts)"),
+            )
             drawn[key] = (x, y)
             all_y.append(y)
             xmin, xmax = min(xmin, float(x[0])), max(xmax, float(x[-1]))
         if bad_x.size:
             xmin, xmax = min(xmin, float(bad_x.min())), max(xmax, float(bad_x.max()))
-            bx = bad_x if bad_x.size <= 400 else bad_x[np.linspace(0, bad_x.size - 1, 400).astype(int)]
-            ax.plot(bx, np.ones_like(bx, dtype=float), transform=ax.get_xaxis_transform(), linestyle="none",
-                    marker="x", markersize=4, color=EVENT_COLOURS["non-finite"], clip_on=False, zorder=4,
-                    label=_label(f"{key}: NaN/inf ({bad_x.size:,} pts)"))
-            notes.append(f"{key}: {bad_x.size:,} non-finite point(s), first at step {int(bad_x.min())} "
-                         "(marked × at the top edge)")
+            bx = (
+                bad_x
+                if bad_x.size <= 400
+                else bad_x[np.linspace(0, bad_x.size - 1, 400).astype(int)]
+            )
+            ax.plot(
+                bx,
+                np.ones_like(bx, dtype=float),
+                transform=ax.get_xaxis_transform(),
+                linestyle="none",
+                marker="x",
+                markersize=4,
+                color=EVENT_COLOURS["non-finite"],
+                clip_on=False,
+                zorder=4,
+                label=_label(f"{key}: NaN/inf ({bad_x.size:,} pts)"),
+            )
+            notes.append(
+                f"{key}: {bad_x.size:,} non-finite point(s), first at step {int(bad_x.min())} "
+                "(marked × at the top edge)"
+            )
         ax.set_xlabel(xlabel, fontsize=8.5 * fs)
     if n_baselines:
         ax.plot([], [], color="#9ca3af", linewidth=0.8, label=f"baseline runs ({n_baselines})")
@@ -396,19 +538,51 @@ def _render_panel(panel: Panel, series: list[tuple[str, Series]], markers: list[
         if m.key is None and panel.group != "training":
             continue
         if m.kind == "vline":
-            ax.axvline(m.steps[0], color=m.colour, linestyle="--", linewidth=1.2, zorder=5, label=_label(m.label))
+            ax.axvline(
+                m.steps[0],
+                color=m.colour,
+                linestyle="--",
+                linewidth=1.2,
+                zorder=5,
+                label=_label(m.label),
+            )
         elif m.kind == "span":
-            ax.axvspan(m.steps[0], m.steps[1], color=m.colour, alpha=0.08 if m.colour == EVENT_COLOURS["finding"]
-                       else 0.13, zorder=0, label=_label(m.label), linewidth=0)
+            ax.axvspan(
+                m.steps[0],
+                m.steps[1],
+                color=m.colour,
+                alpha=0.08 if m.colour == EVENT_COLOURS["finding"] else 0.13,
+                zorder=0,
+                label=_label(m.label),
+                linewidth=0,
+            )
         elif m.kind == "band":
-            ax.fill_between([m.steps[0], m.steps[1]], [m.y[0]] * 2, [m.y[1]] * 2, facecolor=m.colour, alpha=0.3,
-                            edgecolor=m.colour, zorder=2, label=_label(m.label), linewidth=0.8)
+            ax.fill_between(
+                [m.steps[0], m.steps[1]],
+                [m.y[0]] * 2,
+                [m.y[1]] * 2,
+                facecolor=m.colour,
+                alpha=0.3,
+                edgecolor=m.colour,
+                zorder=2,
+                label=_label(m.label),
+                linewidth=0.8,
+            )
         elif m.kind == "points" and m.key in drawn:
             px, py = _value_at(*drawn[m.key], m.steps)
             if px.size:
-                ax.plot(px, py, linestyle="none", marker="v" if m.colour == EVENT_COLOURS["spike"] else "o",
-                        markersize=7, markerfacecolor="none", markeredgewidth=1.5, color=m.colour, zorder=6,
-                        label=_label(m.label))
+                ax.plot(
+                    px,
+                    py,
+                    linestyle="none",
+                    marker="v" if m.colour == EVENT_COLOURS["spike"] else "o",
+                    markersize=7,
+                    markerfacecolor="none",
+                    markeredgewidth=1.5,
+                    color=m.colour,
+                    zorder=6,
+                    label=_label(m.label),
+                )
         if m.note and (m.key is not None or with_timeline):  # a run-wide event is noted once
             notes.append(m.note)
     _scale(ax, panel, all_y)
@@ -427,26 +601,55 @@ def _render_panel(panel: Panel, series: list[tuple[str, Series]], markers: list[
         uniq = dict(zip(labels, handles))
         ncol = 3 if big else 2
         rows = -(-len(uniq) // ncol)
-        ax.legend(uniq.values(), uniq.keys(), fontsize=7.5 * fs, loc="lower right", bbox_to_anchor=(1.0, 1.0),
-                  ncol=ncol, frameon=False, borderaxespad=0.2, handlelength=1.6, columnspacing=1.2)
+        ax.legend(
+            uniq.values(),
+            uniq.keys(),
+            fontsize=7.5 * fs,
+            loc="lower right",
+            bbox_to_anchor=(1.0, 1.0),
+            ncol=ncol,
+            frameon=False,
+            borderaxespad=0.2,
+            handlelength=1.6,
+            columnspacing=1.2,
+        )
     if tl is not None:
         ax.tick_params(labelbottom=False)
         ax.set_xlabel("")
         _draw_timeline(tl, report.timeline, ax.get_xlim(), 0.9 * w * DPI)
         tl.set_xlabel("step", fontsize=8.5)
         tl.tick_params(labelsize=8)
-    # the title on its own row at the top, the legend rows under it, then the axes (inches -> fraction)
+    # title row at the top, the legend rows under it, then the axes (inches -> figure fraction)
     fh = fig.get_figheight()
     left = 0.08 if big else 0.11
-    fig.text(left, 1 - 0.08 / fh, _label(panel.title), ha="left", va="top", fontsize=10.5 * fs,
-             fontweight="bold", color="#111827")
+    fig.text(
+        left,
+        1 - 0.08 / fh,
+        _label(panel.title),
+        ha="left",
+        va="top",
+        fontsize=10.5 * fs,
+        fontweight="bold",
+        color="#111827",
+    )
     top = 1 - (0.34 * fs + 0.17 * fs * rows + 0.06) / fh
-    fig.subplots_adjust(left=left, right=0.985, top=top, bottom=(0.5 if not with_timeline else 0.45) / fh)
+    fig.subplots_adjust(
+        left=left, right=0.985, top=top, bottom=(0.5 if not with_timeline else 0.45) / fh
+    )
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
-    width, height = int(round(fig.get_figwidth() * DPI)), int(round(fig.get_figheight() * DPI))
-    return Plot(name=panel.name, title=panel.title, group=panel.group, png=buf.getvalue(), width=width,
-                height=height, keys=keys, notes=list(dict.fromkeys(notes)), points=total)
+    width, height = round(fig.get_figwidth() * DPI), round(fig.get_figheight() * DPI)
+    return Plot(
+        name=panel.name,
+        title=panel.title,
+        group=panel.group,
+        png=buf.getvalue(),
+        width=width,
+        height=height,
+        keys=keys,
+        notes=list(dict.fromkeys(notes)),
+        points=total,
+    )
 
 
 def _scale(ax, panel: Panel, all_y: list[np.ndarray]) -> None:
@@ -484,16 +687,28 @@ def render_plots(report: AuditReport, run: RunData | None) -> tuple[list[Plot], 
     problems: list[str] = []
     panels = list(PANELS)
     role_keys = {run.key_for(r) for p in PANELS for r in p.roles}
-    extra = [m.key for m in markers if m.kind == "band" and m.key in run.metrics and m.key not in role_keys]
+    extra = [
+        m.key
+        for m in markers
+        if m.kind == "band" and m.key in run.metrics and m.key not in role_keys
+    ]
     for i, key in enumerate(dict.fromkeys(extra)):  # a baseline metric no role panel shows
-        panels.insert(1 + i, Panel(f"baseline_{i + 1}", f"{key} vs baselines", (), "training", keys=(key,)))
+        panels.insert(
+            1 + i, Panel(f"baseline_{i + 1}", f"{key} vs baselines", (), "training", keys=(key,))
+        )
     plotted: set[str] = set()
     timeline_done = False
     # run-controlled labels have "$" escaped (_label), so mathtext only ever renders tick labels
-    with matplotlib.rc_context({"font.family": "DejaVu Sans",
-                                "axes.edgecolor": "#9ca3af", "axes.labelcolor": "#374151",
-                                "xtick.color": "#4b5563", "ytick.color": "#4b5563",
-                                "axes.formatter.useoffset": False}):
+    with matplotlib.rc_context(
+        {
+            "font.family": "DejaVu Sans",
+            "axes.edgecolor": "#9ca3af",
+            "axes.labelcolor": "#374151",
+            "xtick.color": "#4b5563",
+            "ytick.color": "#4b5563",
+            "axes.formatter.useoffset": False,
+        }
+    ):
         for panel in panels:
             keys = [run.key_for(r) for r in panel.roles] + list(panel.keys)
             keys = [k for k in dict.fromkeys(keys) if k and k not in plotted and k in run.metrics]
@@ -503,8 +718,10 @@ def render_plots(report: AuditReport, run: RunData | None) -> tuple[list[Plot], 
             tl = not timeline_done and panel.group == "training" and bool(report.timeline)
             try:
                 plots.append(_render_panel(panel, series, markers, report, run, tl))
-            except Exception as exc:  # one broken panel never loses the report
-                problems.append(f"plot '{panel.title}' could not be drawn: {type(exc).__name__}: {exc}")
+            except Exception as exc:  # noqa: BLE001 - one broken panel never loses the report
+                problems.append(
+                    f"plot '{panel.title}' could not be drawn: {type(exc).__name__}: {exc}"
+                )
                 continue
             timeline_done = timeline_done or tl
             plotted.update(keys)
