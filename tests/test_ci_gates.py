@@ -106,7 +106,7 @@ def test_sources_are_parsed_never_executed(tmp_path):
     )
     gates, *_ = scan_python(src, "t.py")
     assert len(gates) == 1 and not marker.exists()
-    bad, _, _, notes = scan_python("def broken(:\n", "broken.py")
+    bad, _, _, notes = scan_python("def broken(:\n    assert x == pytest.approx(1)\n", "broken.py")
     assert bad == [] and notes == ["broken.py: not valid Python; its comparisons were not read"]
 
 

@@ -27,8 +27,8 @@ _HIB_ROLES = {Role.VAL_ACCURACY, Role.TRAIN_ACCURACY, Role.THROUGHPUT}
 def attach_baselines(run: RunData, baselines: Sequence[RunData]) -> None:
     """Make ``baselines`` the run's baselines for this audit (replaces earlier ones)."""
     run.cache[BASELINES] = list(baselines)
-    run.cache.pop(_MEMO, None)
-    run.cache.pop(EMITTED, None)
+    for key in (_MEMO, EMITTED, "mlaudit.baselines.deltas", "mlaudit.claims.checked"):
+        run.cache.pop(key, None)
 
 
 def baselines_of(run: RunData) -> list[RunData]:

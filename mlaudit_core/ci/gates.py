@@ -87,6 +87,11 @@ _CHECKED = re.compile(r"^(default_|checked_|check_)?metrics(_to_check|_checked)?
 _CHECKED_COMMENT = re.compile(
     r"checked metrics[^\[]*(\[[^\]]*\])|metrics checked[^\[]*(\[[^\]]*\])", re.IGNORECASE
 )
+#: a source without any of these cannot hold a gate this module recognises; it is not parsed
+_GATE_TOKENS = re.compile(
+    r"approx|close|assert|rtol|atol|tol|timeout|Test\(|METRICS|metrics|threshold|margin|"
+    r"raise|\.fail\(|exit\("
+)
 _CI_TIMEOUT = re.compile(
     r"^\s*-?\s*(timeout-minutes|timeout_in_minutes|timeout)\s*:\s*(.+)$", re.IGNORECASE
 )
@@ -284,10 +289,16 @@ class _Scanner:
         )
 
     def run(self, tree: ast.Module) -> None:
-        for node in ast.walk(tree):
+        # one pass: parent links and every node in breadth-first order (the order ast.walk gives)
+        nodes: list[ast.AST] = [tree]
+        i = 0
+        while i < len(nodes):
+            node = nodes[i]
             for child in ast.iter_child_nodes(node):
                 self.parent[id(child)] = node
-        for node in ast.walk(tree):
+                nodes.append(child)
+            i += 1
+        for node in nodes:
             if isinstance(node, ast.Assign) and len(node.targets) == 1:
                 t = node.targets[0]
                 name = (
@@ -301,10 +312,10 @@ class _Scanner:
                 if name and v is not None:
                     self.consts[name] = v
         handled: set[int] = set()
-        for node in ast.walk(tree):
+        for node in nodes:
             if isinstance(node, ast.Dict):
                 self.dict_thresholds(node, handled)
-        for node in ast.walk(tree):
+        for node in nodes:
             if isinstance(node, ast.Call) and id(node) not in handled:
                 self.call(node)
             elif isinstance(node, ast.Assert):
@@ -637,6 +648,8 @@ def parse_python(text: str) -> ast.Module | None:
 def scan_python(text: str, rel: str) -> tuple[list[Gate], list[str] | None, Line | None, list[str]]:
     """Gates in one Python source. Returns (gates, checked metric list, where it was declared, notes)."""
     notes: list[str] = []
+    if not _GATE_TOKENS.search(text):
+        return [], None, None, notes
     tree = parse_python(text)
     sc = _Scanner(text, rel)
     if tree is None:

@@ -35,6 +35,19 @@ _PASS = re.compile(
     r"\b\d+ passed\b",
     re.IGNORECASE,
 )
+#: substrings (lower case) one of which every _FAIL / _PASS match contains: a cheap prefilter
+_FAIL_WORDS = (
+    "fail",
+    "error",
+    "traceback",
+    "time",
+    "exit",
+    "non-zero",
+    "killed",
+    "segmentation",
+    "core dumped",
+)
+_PASS_WORDS = ("pass", "ok", "succe", "✓")
 _NOT_FAIL = re.compile(
     r"\b0 failed\b|no (?:training )?(?:crashes|failures|errors)|without (?:error|failure)",
     re.IGNORECASE,
@@ -111,7 +124,13 @@ def window(lines: list[ConsoleLine], idx: int, n: int) -> list[str]:
 
 
 def parse_metric_pairs(text: str) -> tuple[int | None, dict[str, float]]:
-    """(step or None, {metric: value}) from one log line in any supported shape."""
+    """(step, {metric: value}) from one log line in any supported shape.
+
+    Key/value pairs are read only on lines that carry a step (a metric value
+    without a step cannot be placed on a trajectory): ``(None, {})`` otherwise.
+    """
+    if ":" not in text and "=" not in text:
+        return None, {}
     m = _MEGATRON.search(text)
     if m:
         out = {}
@@ -142,6 +161,8 @@ def parse_metric_pairs(text: str) -> tuple[int | None, dict[str, float]]:
                 k: v for k, v in vals.items() if k not in ("step", "global_step", "iteration")
             }
     sm = _STEP.search(text)
+    if sm is None:
+        return None, {}
     pairs = {}
     for pm in _PAIR.finditer(text):
         k = pm.group("k").strip()
@@ -152,7 +173,7 @@ def parse_metric_pairs(text: str) -> tuple[int | None, dict[str, float]]:
             pairs[k] = float(pm.group("v"))
         except ValueError:
             continue
-    return (int(sm.group(1)) if sm else None), pairs
+    return int(sm.group(1)), pairs
 
 
 def parse_packages(text: str) -> dict[str, str]:
@@ -169,7 +190,10 @@ def parse_packages(text: str) -> dict[str, str]:
 
 def env_changes_in(text: str, source: str, line: int) -> list[EnvChange]:
     """Version changes stated on one line (``bump X from 1.2 to 1.3``, ``X 1.2 -> 1.3``, ``image ... to 26.04-py3``)."""
-    if not _ENV_WORDS.search(text):
+    # cheap prefilter: every shape needs an arrow or the word "to" next to a version
+    if not ("->" in text or "→" in text or "=>" in text or " to " in text) or not _ENV_WORDS.search(
+        text
+    ):
         return []
     out = []
     for m in _TRANSITION.finditer(text):
@@ -210,8 +234,9 @@ def scan_logs(
                 ctx.env_changes += env_changes_in(t, name, cl.lineno)
                 continue
             ctx.env_changes += env_changes_in(t, name, cl.lineno)
-            ctx.packages_log.update(parse_packages(t))
-            ev = Line(name, cl.lineno, t.strip(), window(lines, i, window_lines))
+            if "Successfully installed" in t:
+                ctx.packages_log.update(parse_packages(t))
+            low = t.lower()
             tm = _TEST.match(t.strip())
             if tm:
                 test = tm.group("t1") or tm.group("t2")
@@ -228,13 +253,15 @@ def scan_logs(
                         (tm.group("m1") or "").strip(),
                     )
                 )
-            fm = _FAILED_METRICS.search(t)
+            fm = _FAILED_METRICS.search(t) if "failed:" in low else None
             if fm:
                 ctx.failed_metrics = [
                     m.strip() for m in (fm.group("m") or fm.group("m2")).split(",") if m.strip()
                 ]
-                ctx.failed_metrics_line = ev
-            am = _ASSERT_CMP.search(t)
+                ctx.failed_metrics_line = Line(
+                    name, cl.lineno, t.strip(), window(lines, i, window_lines), "failure"
+                )
+            am = _ASSERT_CMP.search(t) if "assert" in low else None
             if am:
                 test = next(
                     (
@@ -249,15 +276,20 @@ def scan_logs(
                         float(am["a"]), am["op"], float(am["b"]), name, cl.lineno, t.strip(), test
                     )
                 )
-            if _TIMEOUT.search(t) and not _TIMEOUT_NOT.search(t):
-                ctx.timeouts.append(Line(name, cl.lineno, t.strip(), ev.context, "timeout"))
-            failing = bool(_FAIL.search(t)) and not _NOT_FAIL.search(t)
-            if failing:
-                ctx.failure_lines.append(Line(name, cl.lineno, t.strip(), ev.context, "failure"))
-            if _PASS.search(
-                t
-            ):  # a line can state both ("APPROXIMATE passes, only DETERMINISTIC fails")
-                ctx.pass_lines.append(Line(name, cl.lineno, t.strip(), ev.context, "pass"))
+            # substring prefilters first: most lines of a long log match none of these
+            if "time" in low and _TIMEOUT.search(t) and not _TIMEOUT_NOT.search(t):
+                ctx.timeouts.append(
+                    Line(name, cl.lineno, t.strip(), window(lines, i, window_lines), "timeout")
+                )
+            if any(w in low for w in _FAIL_WORDS) and _FAIL.search(t) and not _NOT_FAIL.search(t):
+                ctx.failure_lines.append(
+                    Line(name, cl.lineno, t.strip(), window(lines, i, window_lines), "failure")
+                )
+            # a line can state both ("APPROXIMATE lane passes everywhere, only DETERMINISTIC fails")
+            if any(w in low for w in _PASS_WORDS) and _PASS.search(t):
+                ctx.pass_lines.append(
+                    Line(name, cl.lineno, t.strip(), window(lines, i, window_lines), "pass")
+                )
             step, pairs = parse_metric_pairs(t)
             if pairs and (step is not None):
                 ctx.metric_lines.append(Line(name, cl.lineno, t.strip(), [], "metric"))

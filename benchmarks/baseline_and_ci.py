@@ -1,0 +1,123 @@
+"""Cost of a baseline comparison on long runs, and of ``mlaudit ci`` on a large repository.
+
+Baseline: one run and ``--baselines`` seeds, each with ``--points`` train-loss points
+(plus a validation loss every 1,000 steps and a consumed-samples counter), compared
+with :func:`mlaudit_core.baseline.compare_to_baselines` (alignment, band, deltas,
+first broken layer). Prints seconds and the peak traced memory (tracemalloc) of the
+comparison itself; building the runs is not counted.
+
+CI: a synthetic repository of ``--files`` Python test modules (each with a
+pytest.approx gate, an assert_allclose gate and a timing threshold) and one golden
+file, plus a 100,000-line CI log; times :func:`mlaudit_core.ci.audit_ci` end to end.
+
+Usage: ``python benchmarks/baseline_and_ci.py [--points N] [--baselines N] [--files N]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+from mlaudit_core import MetricTable, RunData, RunIdentity, RunStatus
+from mlaudit_core.baseline import compare_to_baselines
+from mlaudit_core.ci import audit_ci
+
+
+def make_run(seed: int, n: int, scale: float = 1.0) -> RunData:
+    rng = np.random.default_rng(seed)
+    steps = np.arange(1, n + 1)
+    loss = scale * (0.5 + 2.0 * np.exp(-steps / (n / 5))) * (1 + 0.02 * rng.standard_normal(n))
+    ev = steps[::1000]
+    vloss = scale * (0.6 + 2.0 * np.exp(-ev / (n / 5))) * (1 + 0.01 * rng.standard_normal(ev.size))
+    keys = np.concatenate(
+        [np.zeros(n, np.int32), np.ones(ev.size, np.int32), np.full(n, 2, np.int32)]
+    )
+    table = MetricTable(
+        keys,
+        np.concatenate([steps, ev, steps]),
+        np.concatenate([loss, vloss, steps * 64.0]),
+        names=["train/loss", "val/loss", "consumed_samples"],
+    )
+    return RunData(
+        RunIdentity("bench", f"r{seed}"),
+        status=RunStatus.FINISHED,
+        params={"lr": "0.001" if scale == 1.0 else "0.0001", "seed": str(seed)},
+        metrics=table,
+    )
+
+
+def bench_baseline(points: int, n_base: int) -> None:
+    base = [make_run(s, points) for s in range(n_base)]
+    compare_to_baselines(make_run(0, 1000), [make_run(1, 1000)])  # import the detectors once
+    for label, run in (
+        ("within noise", make_run(99, points)),
+        ("worse", make_run(98, points, 1.2)),
+    ):
+        t0 = time.perf_counter()
+        fs = compare_to_baselines(run, base)
+        dt = time.perf_counter() - t0
+        tracemalloc.start()  # a second, traced pass for memory (tracing slows allocation)
+        compare_to_baselines(run, base)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        verdicts = {f.facts["metric"]: f.facts["verdict"] for f in fs if f.code == "BL001"}
+        print(
+            f"baseline  {label:13s} {points:>10,} points x {n_base + 1} runs: {dt:6.2f} s, "
+            f"peak {peak / 2**20:7.1f} MiB, verdicts {verdicts}"
+        )
+
+
+def bench_ci(n_files: int) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        repo = Path(d) / "repo"
+        (repo / "tests").mkdir(parents=True)
+        for i in range(n_files):
+            (repo / "tests" / f"test_m{i}.py").write_text(
+                "import numpy as np\nimport pytest\n\n"
+                f"def test_loss_{i}(m, g):\n    assert m['loss'] == pytest.approx(g['loss'], rel=0.01)\n"
+                f"    np.testing.assert_allclose(m['grad_norm'], g['grad_norm'], rtol=1e-3)\n\n"
+                f"def test_speed_{i}(r):\n    assert r.step_time < 0.5\n"
+            )
+        n = 50_000
+        (repo / "golden_values.json").write_text(
+            json.dumps(
+                {"loss": list(np.linspace(3, 1, n)), "grad_norm": list(np.linspace(2, 1, n))}
+            )
+        )
+        log = Path(d) / "ci.log"
+        log.write_text(
+            "\n".join(
+                f"step {s} loss={3 - 2 * (s - 1) / (n - 1):.6f} grad_norm={2 - (s - 1) / (n - 1):.6f}"
+                for s in range(1, n + 1)
+            )
+            + "\n"
+            + "\n".join(f"info line {i}" for i in range(50_000))
+            + "\nFAILED tests/test_m0.py::test_speed_0 - assert 0.61 < 0.5\n"
+        )
+        t0 = time.perf_counter()
+        rep = audit_ci(repo, [log])
+        dt = time.perf_counter() - t0
+        print(
+            f"ci        {n_files:,} test files, {n:,}-step golden, 100,001-line log: {dt:6.2f} s -> "
+            f"{rep.verdict.outcome.value}/{rep.verdict.cause.value}"
+        )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--points", type=int, default=1_000_000)
+    ap.add_argument("--baselines", type=int, default=3)
+    ap.add_argument("--files", type=int, default=2_000)
+    a = ap.parse_args()
+    bench_baseline(a.points, a.baselines)
+    bench_ci(a.files)
+
+
+if __name__ == "__main__":
+    main()
