@@ -18,8 +18,8 @@ server, which speaks the wire protocol of clearml-server's API (v2.23):
 * tasks: ``create, get_all (id, name as regex, project, status, tags, system_tags,
   parent, last_update/last_change ">iso", _or_, only_fields, order_by, page,
   page_size), get_by_id, edit, update, started, stopped, completed, failed,
-  publish, reset, enqueue, ping, set_requirements, edit_hyper_params,
-  delete_hyper_params, edit_configuration, add_or_update_artifacts,
+  publish, reset, enqueue, ping, set_requirements, get_hyper_params,
+  edit_hyper_params, delete_hyper_params, edit_configuration, add_or_update_artifacts,
   add_or_update_model``; projects: ``get_all, create, get_by_id``; queues:
   ``get_all, get_default``; events: ``add_batch, get_task_log, get_task_events,
   get_scalar_metrics_and_variants, scalar_metrics_iter_raw, debug_images,
@@ -134,7 +134,8 @@ class FakeClearMLServer:
         tasks, projects, queues: the stored documents (dicts shaped like the API's).
         events: task id -> event type -> {event id: event} (a list for ``log``).
         files: file-server path -> bytes.
-        calls: every ``service.action`` called, in order; unknown: the unimplemented ones.
+        calls: every call in order as ``(service.action, task id or None)``; unknown: the
+            unimplemented endpoints.
     """
 
     def __init__(self, access_key: str = "mlaudit-test-key", secret_key: str = "mlaudit-test-secret") -> None:
@@ -212,7 +213,8 @@ class FakeClearMLServer:
 
     def handle(self, endpoint: str, data: Any, auth_header: str | None) -> dict:
         with self.lock:
-            self.calls.append(endpoint)
+            task = data.get("task") if isinstance(data, dict) else None
+            self.calls.append((endpoint, task if isinstance(task, str) else None))
             if endpoint == "auth.login":
                 return self._login(auth_header)
             self._check_token(auth_header)
@@ -522,6 +524,14 @@ class FakeClearMLServer:
                                            if k in p}
         self._touch(t, update=not properties_only)
         return {"updated": 1}
+
+    def ep_tasks__get_hyper_params(self, d: dict) -> dict:
+        out = []
+        for tid in d.get("tasks") or []:
+            items = [p for sec in self._task(tid).get("hyperparams", {}).values() for p in sec.values()]
+            out.append({"task": tid, "hyperparams": sorted(copy.deepcopy(items),
+                                                           key=lambda p: (p.get("section"), p.get("name")))})
+        return {"params": out}
 
     def ep_tasks__delete_hyper_params(self, d: dict) -> dict:
         t = self._task(d.get("task"))

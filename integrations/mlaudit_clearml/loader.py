@@ -155,6 +155,7 @@ def run_from_task(task: dict, *, project: str | None, metrics: MetricTable, log_
         start_time=start, end_time=end, params=mapping.params_of(task), tags=mapping.tags_of(task),
         metrics=metrics, console=mapping.console_lines(log_events), artifacts=mapping.artifacts_of(task),
         environment=env, parent_id=task.get("parent") or None, notes=notes, warnings=warnings)
+    mapping.restore_nonfinite(run)
     enrich(run)
     return run
 

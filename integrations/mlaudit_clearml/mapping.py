@@ -23,7 +23,8 @@ from typing import Iterable
 
 import numpy as np
 
-from mlaudit_core.rundata import Artifact, ConsoleLine, RunStatus
+from mlaudit_core.roles import Role
+from mlaudit_core.rundata import Artifact, ConsoleLine, MetricTable, RunData, RunStatus, Series
 
 CONFIG_MAX_CHARS = 20_000
 PROPERTIES = "properties"
@@ -149,3 +150,72 @@ def pair_wall_times(iter_values: np.ndarray, ts_values: np.ndarray, timestamps_m
 def to_float(values) -> np.ndarray:
     """Scalar values as float64; ``None`` (JSON for NaN/inf the SDK could not encode) becomes NaN."""
     return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+
+
+#: What ClearML's ``Logger`` stores in place of NaN and +-inf scalars by default
+#: (``Logger.set_reporting_nan_value`` / ``set_reporting_inf_value``): the scalar store
+#: cannot hold non-finite numbers.
+SDK_NONFINITE_SUBSTITUTE = 0.0
+
+
+def restore_nonfinite(run: RunData, substitute: float = SDK_NONFINITE_SUBSTITUTE) -> int:
+    """Put back the non-finite values the SDK stored as ``substitute``, where the console proves them.
+
+    The console is parsed with :func:`mlaudit_core.logs.parse_lines`. For each
+    printed metric with a NaN/inf value at some step, the stored series playing
+    the same role (or logged under the same key) is examined: a maximal stretch of
+    consecutive points equal to ``substitute`` that contains such a step is
+    restored to NaN, and a warning names the series, the steps and the console
+    evidence. Stretches the console does not prove are left as stored.
+
+    Returns the number of points restored (0 when ``mlaudit_core.logs`` is absent).
+    """
+    try:
+        from mlaudit_core.logs import parse_lines
+    except ImportError:
+        return 0
+    if not run.console:
+        return 0
+    printed = parse_lines(((c.lineno, c.text) for c in run.console), keep_console=False).metrics
+    proofs: dict[str, tuple[str, np.ndarray]] = {}
+    for pkey in printed.keys:
+        ps = printed.series(pkey)
+        bad = ps.steps[~np.isfinite(ps.values)]
+        if not len(bad):
+            continue
+        key = pkey if pkey in run.metrics else None
+        if key is None:
+            role = next((r for r in Role if run.aliases.resolve(r, [pkey]) == pkey), None)
+            key = run.key_for(role) if role is not None else None
+        if key is not None and key not in proofs:
+            proofs[key] = (pkey, bad)
+    if not proofs:
+        return 0
+    restored = 0
+    series = []
+    for key in run.metrics.keys:
+        s = run.metrics.series(key)
+        if key in proofs:
+            pkey, bad = proofs[key]
+            order = np.argsort(s.steps, kind="stable")
+            zero = s.values[order] == substitute
+            values = s.values.copy()
+            edges = np.flatnonzero(np.diff(np.concatenate([[0], zero.astype(np.int8), [0]])))
+            hits = []
+            for a, b in zip(edges[::2], edges[1::2]):
+                steps = s.steps[order][a:b]
+                if np.isin(bad, steps).any():
+                    values[order[a:b]] = np.nan
+                    hits.append((int(steps[0]), int(steps[-1]), b - a))
+            if hits:
+                n = sum(h[2] for h in hits)
+                restored += n
+                where = ", ".join(f"{a}-{b}" for a, b, _ in hits)
+                run.warnings.append(
+                    f"ClearML stores NaN/inf scalars as {substitute:g}: {n} points of {key} (steps {where}) "
+                    f"restored as non-finite, the console printed {pkey} = nan/inf at step {int(bad[0])}")
+                s = Series(key, s.steps, values, s.wall_times)
+        series.append(s)
+    if restored:
+        run.metrics = MetricTable.from_series(series)
+    return restored

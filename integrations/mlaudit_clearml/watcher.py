@@ -54,6 +54,21 @@ CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
+def _stop_on_sigterm() -> None:
+    """SIGTERM stops the watcher like Ctrl-C (KeyboardInterrupt in the polling loop).
+
+    ``Task.init`` (inside the scheduler) installs a SIGTERM handler that closes the
+    task and then re-sends the signal; it can block on the scheduler's sleeping main
+    thread, so a service manager's stop would hang. Set after the scheduler exists.
+    """
+    import signal
+
+    def _raise(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _raise)
+
+
 def default_state_path(project: str) -> Path:
     """``~/.mlaudit/clearml-watch-<project>.sqlite`` (project name made file-safe)."""
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", project).strip("_") or "project"
@@ -251,7 +266,9 @@ class Watcher:
         self.log(f"mlaudit: watching ClearML project {self.project!r} for tasks that end "
                  f"({', '.join(self.statuses)}), polling every {self.interval_s:g} s; {audited} caught up; "
                  f"guard {self.guard.path}")
-        self.make_scheduler().start()
+        sched = self.make_scheduler()
+        _stop_on_sigterm()
+        sched.start()
 
     def start_remotely(self, queue: str) -> None:
         """Enqueue the watcher as a ClearML service on ``queue`` (this process exits); on the agent, run it."""

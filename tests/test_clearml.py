@@ -1,0 +1,425 @@
+"""ClearML plugin: the real ClearML SDK against a fake ClearML server on 127.0.0.1, and offline sessions.
+
+``clearml_fake_server`` says what that server implements and why no real ClearML
+server is used. Tasks are recorded by the real SDK in child processes
+(``clearml_helpers``), the way a training script records them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("clearml")
+mlflow = pytest.importorskip("mlflow")
+pytest.importorskip("sklearn")
+from typer.testing import CliRunner  # noqa: E402
+
+from clearml_fake_server import FakeClearMLServer  # noqa: E402
+from mlaudit_core import InputError, audit  # noqa: E402
+from mlaudit_core.cli import app  # noqa: E402
+from mlaudit_core.roles import Role  # noqa: E402
+from mlaudit_core.rundata import RunStatus  # noqa: E402
+from mlaudit_core.writeback import BEGIN  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+HELPERS = str(HERE / "clearml_helpers.py")
+MLAUDIT = shutil.which("mlaudit", path=str(Path(sys.executable).parent)) or "mlaudit"
+REGIMES = ["healthy", "high_lr", "overfit", "underfit", "starved"]
+USER_NOTE = "Sweep 12, lr from the paper. Keep this text."
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """The fake server, a clearml.conf for it, and the environment every SDK user here reads."""
+    root = tmp_path_factory.mktemp("clearml")
+    srv = FakeClearMLServer().start()
+    conf = srv.write_config(root / "clearml.conf")
+    env = {"CLEARML_CONFIG_FILE": str(conf), "CLEARML_CACHE_DIR": str(root / "cache"),
+           "CLEARML_LOG_LEVEL": "WARNING"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    # The SDK binds its log handler to the stream it first sees; create it now, on this process's
+    # stream, not on the short-lived stream of the first CliRunner invocation.
+    from clearml.debugging.log import LoggerRoot
+
+    LoggerRoot.get_base_logger()
+    srv.root = root  # type: ignore[attr-defined]
+    yield srv
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+    srv.stop()
+
+
+def helper(*args: str, timeout: float = 180) -> dict:
+    p = subprocess.run([sys.executable, HELPERS, *args], capture_output=True, text=True, timeout=timeout,
+                       env=dict(os.environ))
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def cli(*args: str, env: dict | None = None):
+    return CliRunner().invoke(app, list(args), env=env)
+
+
+def cli_proc(*args: str) -> subprocess.CompletedProcess:
+    """``mlaudit`` in its own process, as a user runs it (the SDK binds its log handlers to the
+    streams it first sees, so write-backs are not run under CliRunner's swapped streams)."""
+    return subprocess.run([MLAUDIT, *args], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, COLUMNS="200"))
+
+
+def one_line(output: str) -> str:
+    lines = [ln for ln in output.splitlines() if ln.strip()]
+    assert len(lines) == 1, output
+    return lines[0]
+
+
+def sdk_task(task_id: str):
+    from clearml import Task
+
+    return Task.get_task(task_id=task_id)
+
+
+def new_task(project: str, name: str, *, status: str = "completed", steps: int = 120, tags=None):
+    """A task made through the SDK: created, started, some scalars, then ``status``."""
+    from clearml import Task
+
+    t = Task.create(project_name=project, task_name=name)
+    if tags:
+        t.add_tags(tags)
+    t.mark_started(force=True)
+    lg = t.get_logger()
+    for i in range(1, steps + 1):
+        lg.report_scalar("train", "loss", 2.0 / i + 0.1, iteration=i)
+    t.flush(wait_for_uploads=True)
+    if status == "completed":
+        t.mark_completed(force=True)
+    elif status == "failed":
+        t.mark_failed(force=True)
+    return t
+
+
+# --------------------------------------------------------------------------- same verdict as MLflow
+
+
+@pytest.fixture(scope="module")
+def trained(server, tmp_path_factory):
+    """The five regimes of mlaudit_demo.regimes trained for real into a sqlite MLflow store, then
+    replayed point by point into ClearML tasks by the real SDK: regime -> (mlflow run id, task id)."""
+    import logging
+
+    from mlaudit_demo import regimes
+
+    logging.getLogger("mlflow").setLevel(logging.WARNING)
+    root = tmp_path_factory.mktemp("regimes")
+    uri = f"sqlite:///{root / 'mlflow.db'}"
+    prev = mlflow.get_tracking_uri()
+    mlflow.set_tracking_uri(uri)
+    try:
+        exp = mlflow.create_experiment("clearml-parity", artifact_location=(root / "art").as_uri())
+        mlflow.set_experiment(experiment_id=exp)
+        runs = {name: regimes.train(name, seed=0, verbose=False)["run_id"] for name in REGIMES}
+    finally:
+        mlflow.set_tracking_uri(prev)
+    tasks = helper("replay", "--mlflow-uri", uri, "--project", "parity", *runs.values())
+    return {"uri": uri, "runs": {name: (rid, tasks[rid]) for name, rid in runs.items()}}
+
+
+@pytest.mark.parametrize("regime", REGIMES)
+def test_same_verdict_as_mlflow(server, trained, regime):
+    from mlaudit_mlflow.loader import load_run
+
+    run_id, task_id = trained["runs"][regime]
+    mlf_run = load_run(run_id, trained["uri"])
+    expected = audit(mlf_run).verdict
+    res = cli("clearml", task_id, "--no-write", "--format", "json")
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.stdout)
+    assert (got["verdict"]["outcome"], got["verdict"]["cause"]) == (expected.outcome.value, expected.cause.value)
+
+    from mlaudit_clearml import ClearMLPlugin
+
+    run = ClearMLPlugin().load(task_id)
+    assert run.status is RunStatus.FINISHED and run.identity.project == "parity"
+    for key in ("train/loss", "val/loss", "val/accuracy", "train/lr", "perf/step_time", "perf/data_time",
+                "perf/throughput"):
+        a, b = mlf_run.series(key), run.series(key)
+        np.testing.assert_array_equal(a.steps, b.steps)  # every point, not a downsampled curve
+        finite = np.isfinite(a.values)
+        np.testing.assert_allclose(b.values[finite], a.values[finite], rtol=1e-6)
+        assert np.isnan(b.values[~finite]).all()  # the SDK stored NaN/inf as 0.0; the console proves them
+        assert np.isfinite(b.wall_times).all()
+    assert any(c.text.startswith("step ") for c in run.console)
+    if regime == "starved":  # long enough for the resource monitor's samples
+        assert run.key_for(Role.CPU_UTIL) == ":monitor:machine/cpu_usage"
+
+
+# --------------------------------------------------------------------------- write-back
+
+
+def test_writeback_visible_through_sdk_and_idempotent(server, trained):
+    import requests
+
+    task_id = trained["runs"]["overfit"][1]
+    t = sdk_task(task_id)
+    t.set_comment(USER_NOTE)
+    t.add_tags(["keep-me"])
+    before_scalars = len(server.events[task_id]["training_stats_scalar"])
+
+    for attempt in range(2):
+        res = cli("clearml", task_id, "--format", "json")
+        assert res.exit_code == 0, res.output
+        verdict = json.loads(res.stdout)["verdict"]
+        t = sdk_task(task_id)
+        labels = t.get_tags()
+        assert sorted(labels) == sorted(["keep-me", f"mlaudit:{verdict['outcome']}", f"mlaudit:{verdict['cause']}"])
+        props = t.get_user_properties(value_only=True)
+        assert props["mlaudit.verdict"] == verdict["outcome"] and props["mlaudit.cause"] == verdict["cause"]
+        assert float(props["mlaudit.confidence"]) == pytest.approx(verdict["confidence"], abs=0.01)
+        assert set(props) >= {"mlaudit.codes", "mlaudit.version"}
+        comment = t.comment
+        assert comment.startswith(USER_NOTE) and comment.count(BEGIN) == 1
+        samples = t.get_debug_samples("mlaudit", "report")
+        assert len(samples) == 1
+        page = requests.get(samples[0]["url"], timeout=10).text
+        assert verdict["outcome"] in page and "<html" in page.lower()
+        assert samples[0]["url"].split("/")[-1] in comment  # the report files are linked from the comment
+        plots = [p["metric"] + "/" + p["variant"] for p in t.get_reported_plots()]
+        assert "mlaudit/loss" in plots and "mlaudit/summary" in plots
+        counts = {k: len(v) for k, v in server.events[task_id].items()}
+        files = sorted(f for f in server.files if "/mlaudit/" in f)
+        if attempt == 0:
+            first = (counts, files, len(plots))
+    assert (counts, files, len(plots)) == first  # the second audit replaced, nothing accumulated
+    assert counts["training_stats_scalar"] == before_scalars  # the panel added no scalars
+    assert len(files) == 3
+    assert "mlaudit/report.json" not in sdk_task(task_id).artifacts  # a completed task takes no artifacts
+
+
+def test_completed_task_rejects_artifacts_and_the_sdk_hides_it(server):
+    t = new_task("status-rules", "done")
+    n = sum(1 for e, tid in server.calls if e == "tasks.add_or_update_artifacts" and tid == t.id)
+    t.upload_artifact("notes", artifact_object={"a": 1}, wait_on_upload=True)  # no exception ...
+    t.reload()
+    assert "notes" not in t.artifacts  # ... and no artifact: the server answered 400/110
+    assert sum(1 for e, tid in server.calls if e == "tasks.add_or_update_artifacts" and tid == t.id) == n + 1
+
+    running = new_task("status-rules", "running", status="in_progress")
+    res = cli_proc("clearml", running.id, "--no-baselines")
+    assert res.returncode == 0, res.stderr
+    running.reload()
+    assert {"mlaudit/report.json", "mlaudit/report.md", "mlaudit/report.html"} <= set(running.artifacts)
+
+
+def test_published_task_left_untouched(server):
+    t = new_task("status-rules", "published")
+    t.set_comment(USER_NOTE)
+    t.publish()
+    import copy
+
+    doc = copy.deepcopy(server.tasks[t.id])
+    events = {k: len(v) for k, v in server.events[t.id].items()}
+    files = set(server.files)
+    res = cli("clearml", t.id, "--format", "json")
+    assert res.exit_code == 2
+    line = one_line(res.stderr)
+    assert "published" in line and "read-only" in line and "nothing was written" in line
+    assert server.tasks[t.id] == doc
+    assert {k: len(v) for k, v in server.events[t.id].items()} == events and set(server.files) == files
+    assert cli("clearml", t.id, "--no-write").exit_code == 0  # reading a published task is fine
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def test_unknown_task_wrong_credentials_unreachable_server(server):
+    res = cli("clearml", "0" * 32)
+    assert res.exit_code == 2 and "no ClearML task" in one_line(res.output)
+
+    res = cli("clearml", "0" * 32, env={"CLEARML_API_SECRET_KEY": "not-the-secret"})
+    assert res.exit_code == 2
+    line = one_line(res.output)
+    assert "rejected the credentials" in line and "not-the-secret" not in res.output
+    assert server.secret_key not in res.output
+
+    from conftest import free_port
+
+    t0 = time.time()
+    res = cli("clearml", "0" * 32, env={"CLEARML_API_HOST": f"http://127.0.0.1:{free_port()}"})
+    elapsed = time.time() - t0
+    assert res.exit_code == 2 and "unreachable" in one_line(res.output) and "3 attempts" in res.output
+    assert 1.4 <= elapsed < 30  # tenacity backed off 0.5 s then 1 s between the three attempts
+
+
+def test_missing_sdk_prints_install_hint():
+    code = ("import sys; sys.modules['clearml'] = None\nfrom mlaudit_core.cli import main\n"
+            "sys.argv = ['mlaudit', 'clearml', 'abc']\nmain()\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env=dict(os.environ, COLUMNS="200"))
+    assert p.returncode == 2
+    assert "pip install 'mlaudit[clearml]'" in one_line(p.stderr)
+
+
+def test_help_imports_no_sdk():
+    code = ("import sys\nfrom typer.testing import CliRunner\nfrom mlaudit_core.cli import app\n"
+            "for a in (['clearml', '--help'], ['watch', 'clearml', '--help']):\n"
+            "    assert CliRunner().invoke(app, a).exit_code == 0\n"
+            "sys.exit(1 if 'clearml' in sys.modules else 0)\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+# --------------------------------------------------------------------------- offline sessions
+
+
+def test_offline_session_folder_and_zip(server, tmp_path):
+    from mlaudit_clearml.offline import load_offline
+
+    made = helper("offline", "--out", str(tmp_path))
+    folder, zipped = load_offline(made["folder"]), load_offline(made["zip"])
+    for run in (folder, zipped):
+        assert run.identity.id == made["task_id"] and run.identity.project == "offline-proj"
+        assert run.params == {"Args/lr": "0.5", "Args/batch_size": "64"}
+        assert run.tags["owner"] == "ml-team" and run.tags["nightly"] == "true"
+        loss = run.series("train/loss")
+        assert len(loss) == 300 and loss.values[-1] == 123.0  # re-reported point: the last value wins
+        assert run.key_for(Role.GPU_UTIL) == ":monitor:gpu/gpu_0_utilization"
+        assert run.key_for(Role.GPU_MEMORY) == ":monitor:gpu/gpu_0_mem_usage"
+        assert run.status is RunStatus.UNKNOWN and run.start_time < run.end_time
+        assert any("CUDA out of memory" in c.text for c in run.console)
+    np.testing.assert_array_equal(folder.metrics.to_frame().value, zipped.metrics.to_frame().value)
+
+    res = cli("clearml", "--offline", made["zip"], "--format", "json")
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert (report["verdict"]["outcome"], report["verdict"]["cause"]) == ("crashed", "infra_runtime")
+    assert {"RT001", "OP001", "SY003"} <= {f["code"] for f in report["findings"]}
+
+    res = cli("clearml", "--offline", str(tmp_path / "nope.zip"))
+    assert res.exit_code == 2 and "no such offline session" in one_line(res.output)
+    res = cli("clearml", "other-id", "--offline", made["folder"])
+    assert res.exit_code == 2 and "not other-id" in one_line(res.output)
+    with pytest.raises(InputError, match="not a ClearML offline session"):
+        load_offline(HELPERS)
+
+
+# --------------------------------------------------------------------------- baselines
+
+
+def test_find_baselines(server):
+    from mlaudit_clearml import ClearMLPlugin
+
+    parent = new_task("elsewhere", "parent", steps=5)
+    same_name = new_task("baselines", "exp", steps=5)
+    same_label = new_task("baselines", "other", steps=5, tags=["sweep-7"])
+    new_task("baselines", "exp", status="failed", steps=5)
+    new_task("not-baselines", "exp", steps=5)
+    new_task("baselines", "unrelated", steps=5)
+    target = new_task("baselines", "exp", steps=5, tags=["sweep-7"])
+    target.set_parent(parent.id)
+    plugin = ClearMLPlugin()
+    run = plugin.load(target.id)
+    assert run.parent_id == parent.id
+    found = {r.identity.id for r in plugin.find_baselines(run)}
+    assert found == {parent.id, same_name.id, same_label.id}
+
+
+# --------------------------------------------------------------------------- watcher
+
+
+def _judged(state: Path) -> list[dict]:
+    if not state.exists():
+        return []
+    with sqlite3.connect(str(state)) as db:
+        db.row_factory = sqlite3.Row
+        return [dict(r) for r in db.execute("SELECT * FROM judged ORDER BY claimed_at")]
+
+
+def _wait_done(state: Path, task_id: str, timeout: float = 40) -> dict:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        rows = [r for r in _judged(state) if r["task_id"] == task_id and r["state"] != "pending"]
+        if rows:
+            return rows[0]
+        time.sleep(0.2)
+    raise AssertionError(f"task {task_id} was not audited within {timeout} s: {_judged(state)}")
+
+
+class _Watcher:
+    def __init__(self, state: Path, log: Path, *extra: str) -> None:
+        self.proc = subprocess.Popen(
+            [MLAUDIT, "watch", "clearml", "--project", "watched",
+             "--interval", "1", "--state", str(state), *extra],
+            stdout=log.open("ab"), stderr=subprocess.STDOUT, env=dict(os.environ), start_new_session=True)
+
+    def stop(self) -> int:
+        os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            raise
+
+
+def _write_backs(server, task_id: str) -> int:
+    """Write-backs seen by the server: user-property edits, which only mlaudit makes here."""
+    return sum(1 for e, tid in server.calls if e == "tasks.edit_hyper_params" and tid == task_id)
+
+
+def test_watcher_audits_within_one_interval_and_never_twice_across_restart(server, tmp_path):
+    new_task("watched", "before-the-watcher")  # ended before the first start: not the watcher's
+    state, log = tmp_path / "guard.sqlite", tmp_path / "watch.log"
+    w = _Watcher(state, log)
+    try:
+        deadline = time.time() + 40  # the watcher is up once its scheduler task is in_progress
+        while not any(t["name"] == "mlaudit watcher: watched" and t["status"] == "in_progress"
+                      for t in list(server.tasks.values())):
+            assert w.proc.poll() is None and time.time() < deadline, log.read_text()
+            time.sleep(0.2)
+        first = new_task("watched", "first")
+        ended = time.time()
+        row = _wait_done(state, first.id)
+        assert row["state"] == "done", (row, log.read_text()[-3000:])
+        assert row["claimed_at"] - ended <= 1.0 + 1.5  # within one polling interval (+ a query's time)
+    finally:
+        assert w.stop() == 0, log.read_text()
+    second = new_task("watched", "while-down")  # ends while no watcher runs
+    w = _Watcher(state, log)
+    try:
+        _wait_done(state, second.id)
+        time.sleep(3)  # three more polls: the audited tasks' own updates must not re-trigger them
+    finally:
+        assert w.stop() == 0, log.read_text()
+    rows = _judged(state)
+    assert Counter(r["task_id"] for r in rows) == {first.id: 1, second.id: 1}
+    assert all(r["state"] == "done" for r in rows)
+    assert _write_backs(server, first.id) == 1 and _write_backs(server, second.id) == 1
+    assert sdk_task(second.id).get_user_properties(value_only=True)["mlaudit.verdict"]
+
+
+def test_watcher_start_remotely_enqueues_on_the_queue(server, tmp_path):
+    log = tmp_path / "remote.log"
+    w = _Watcher(tmp_path / "guard.sqlite", log, "--queue", "services")
+    assert w.proc.wait(timeout=60) == 0, log.read_text()
+    services = next(q for q in server.queues.values() if q["name"] == "services")
+    queued = [server.tasks[e["task"]] for e in services["entries"]]
+    assert [t["name"] for t in queued] == ["mlaudit watcher: watched"]
+    assert queued[0]["status"] == "queued"
+    res = cli("watch", "clearml", "--project", "no-such-project", "--once",
+              "--state", str(tmp_path / "g2.sqlite"))
+    assert res.exit_code == 2 and "no ClearML project named 'no-such-project'" in one_line(res.output)
