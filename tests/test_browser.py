@@ -7,7 +7,8 @@ A run whose name is a script tag is logged to the server, audited with
 * ``mlaudit/report.html`` downloaded from the run's artifacts renders its plots
   (every ``<img>`` decoded, natural width > 0) and runs no script from run data
   (``window.__pwned`` stays undefined and the run name is visible as text);
-* MLflow's own Artifacts viewer shows the same report inside its sandboxed iframe.
+* MLflow's own Artifacts viewer shows the same report inside its sandboxed iframe;
+* a real ``tensorboard`` shows the verdict and the report in its Text tab.
 
 Chromium is Debian's ``chromium`` + ``chromium-driver`` (installed by ``.ci/run``),
 driven by selenium. When they are missing the tests fail under ``CI=true`` and are
@@ -20,6 +21,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -64,14 +66,29 @@ def _missing_browser() -> str | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def browser():
-    """Headless Chromium driven by selenium, with a fresh profile; quit at the end of the module."""
+def require_browser() -> None:
+    """Fail (under ``CI=true``) or skip (elsewhere) with the reason when Chromium cannot run."""
     why = _missing_browser()
     if why:
         if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
             pytest.fail(f"browser tests need headless Chromium: {why}")
         pytest.skip(why)
+
+
+def test_missing_chromium_fails_in_ci_and_skips_elsewhere(monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "CHROMIUM", "/nonexistent/chromium")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="/nonexistent/chromium not found: install"):
+        require_browser()
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match="apt-get install -y chromium chromium-driver"):
+        require_browser()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium driven by selenium, with a fresh profile; quit at the end of the module."""
+    require_browser()
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -279,7 +296,9 @@ def test_report_html_artifact_renders_plots_and_runs_no_run_script(browser, audi
     assert "<img src=x onerror=window.__pwned=2>" in body  # ...and then as text
     assert browser.execute_script("return typeof window.__pwned") == "undefined"
     browser.execute_script("document.querySelectorAll('details').forEach(d => d.open = false)")
-    keep_screenshot(browser, tmp_path, "report-html.png", full_page=True)
+    browser.set_window_size(1280, 1500)
+    keep_screenshot(browser, tmp_path, "report-html.png")  # the top: banner, conclusions, loss curve
+    keep_screenshot(browser, tmp_path, "report-html-full.png", full_page=True)
 
 
 def test_report_renders_inside_mlflow_artifact_viewer(browser, audited, tmp_path):
@@ -314,3 +333,68 @@ def test_report_renders_inside_mlflow_artifact_viewer(browser, audited, tmp_path
     finally:
         browser.switch_to.default_content()
     keep_screenshot(browser, tmp_path, "mlflow-artifact-report.png")
+
+
+@pytest.fixture(scope="module")
+def tensorboard_ui(tmp_path_factory):
+    """A diverging TensorBoard log directory audited by the CLI (write-back on), served by a real
+    ``tensorboard`` on 127.0.0.1; yields (url, logdir). The server is stopped afterwards."""
+    tbx = pytest.importorskip("tensorboardX")
+    pytest.importorskip("tensorboard")
+    import signal
+    import subprocess
+
+    import requests
+    from conftest import free_port
+
+    logdir = tmp_path_factory.mktemp("tb-ui")
+    w = tbx.SummaryWriter(str(logdir))
+    for i in range(1, 3001):
+        loss = 2.0 * math.exp(-i / 300) + 0.3 + max(i - 2200, 0) * 0.004
+        w.add_scalar("train/loss", loss, i)
+        if i % 100 == 0:
+            w.add_scalar("val/loss", loss + 0.1, i)
+    w.close()
+    res = CliRunner().invoke(app, ["tensorboard", str(logdir), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    port = free_port()
+    tb = shutil.which("tensorboard", path=str(Path(sys.executable).parent)) or "tensorboard"
+    cmd = [tb, "--logdir", str(logdir), "--host", "127.0.0.1", "--port", str(port)]
+    cmd += ["--reload_interval", "1"]
+    with open(logdir.parent / "tensorboard.log", "wb") as log:  # the child keeps its own handle
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            assert proc.poll() is None, (logdir.parent / "tensorboard.log").read_text()[-2000:]
+            try:
+                if requests.get(f"{url}/data/runs", timeout=1).status_code == 200:
+                    break
+            except requests.RequestException:
+                time.sleep(0.5)
+        else:
+            pytest.fail("tensorboard did not start in 60 s")
+        yield url, logdir
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_tensorboard_text_tab_shows_verdict(browser, tensorboard_ui, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    url, _ = tensorboard_ui
+    browser.get(f"{url}/#text")
+    wait_for(
+        browser,
+        lambda d: "mlaudit verdict: diverged" in d.find_element(By.TAG_NAME, "body").text,
+        what="the mlaudit/verdict text summary in TensorBoard's Text tab",
+    )
+    body = browser.find_element(By.TAG_NAME, "body").text
+    assert "mlaudit/verdict" in body and "mlaudit/report" in body
+    assert "cause model_convergence" in body
+    keep_screenshot(browser, tmp_path, "tensorboard-text-tab.png")
