@@ -303,6 +303,10 @@ def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
                  for d in det_runs if d.status == "errored"]
     if run.warnings:
         unknowns += [f"loading: {w}" for w in run.warnings]
+    if not (run.key_for(Role.TRAIN_LOSS) or run.key_for(Role.VAL_LOSS)):
+        unknowns.append("timeline: unknown, no training or validation loss series to place phases on")
+    if not len(run.metrics):
+        unknowns.append("key metrics: unknown, no metric was logged")
     return AuditReport(
         run=RunRef(tracker=run.identity.tracker, id=run.identity.id),
         verdict=verdict,
@@ -356,14 +360,21 @@ def key_metrics(run: RunData) -> dict[str, dict[str, float | int | str | None]]:
         s = run.series(key).by_step()
         f = s.finite()
         if not len(f):
-            out[role.value] = {"key": key, "points": len(s), "finite_points": 0}
+            out[role.value] = {"key": key, "points": len(s), "finite_points": 0, "first": None, "best": None,
+                               "best_step": None, "min": None, "max": None, "final": None, "final_step": None,
+                               "median": None}
             continue
         from .roles import is_higher_better
         hib = is_higher_better(key) or role in (Role.VAL_ACCURACY, Role.TRAIN_ACCURACY, Role.THROUGHPUT)
+        directional = role in (Role.TRAIN_LOSS, Role.VAL_LOSS, Role.TRAIN_ACCURACY, Role.VAL_ACCURACY,
+                               Role.THROUGHPUT)
         ib = int(np.argmax(f.values) if hib else np.argmin(f.values))
         out[role.value] = {"key": key, "points": len(s), "finite_points": len(f),
-                           "first": float(f.values[0]), "best": float(f.values[ib]),
-                           "best_step": int(f.steps[ib]), "final": float(f.values[-1]),
+                           "first": float(f.values[0]),
+                           "best": float(f.values[ib]) if directional else None,
+                           "best_step": int(f.steps[ib]) if directional else None,
+                           "min": float(f.values.min()), "max": float(f.values.max()),
+                           "final": float(f.values[-1]),
                            "final_step": int(f.steps[-1]), "median": float(np.median(f.values))}
     return out
 
@@ -396,8 +407,29 @@ def build_timeline(run: RunData, findings: list[Finding]) -> list[TimelinePhase]
                                             step_end=int(lr.steps[peak]), wall_start_s=wall(lr, 0),
                                             wall_end_s=wall(lr, peak),
                                             note=f"LR {fmt(float(lr.values[0]))} -> {fmt(float(lr.values[peak]))}"))
+    tk = run.key_for(Role.TRAIN_LOSS)
+    if tk:
+        t = run.series(tk).by_step().finite()
+        if len(t) >= 10:
+            from .signal import centered_median, smooth_window
+
+            sm = centered_median(t.values, smooth_window(len(t)))
+            drop = float(sm[0] - sm.min())
+            if drop > 0:
+                i90 = int(np.flatnonzero(sm <= sm[0] - 0.9 * drop)[0])
+                phases.append(TimelinePhase(name="early learning", step_start=int(t.steps[0]),
+                                            step_end=int(t.steps[i90]), wall_start_s=wall(t, 0),
+                                            wall_end_s=wall(t, i90),
+                                            note=f"{tk} {fmt(float(sm[0]))} -> {fmt(float(sm[i90]))} "
+                                                 "(90% of the total drop)"))
+                if i90 < len(t) - 1:
+                    phases.append(TimelinePhase(name="stable region", step_start=int(t.steps[i90]),
+                                                step_end=int(t.steps[-1]), wall_start_s=wall(t, i90),
+                                                wall_end_s=wall(t, len(t) - 1),
+                                                note=f"{tk} {fmt(float(sm[i90]))} -> {fmt(float(sm[-1]))}"))
     events = {"OP001": "divergence", "LI001": "non-finite onset", "GE001": "overfit onset",
-              "OP003": "plateau", "LI002": "step reset", "SY001": "slowdown"}
+              "OP003": "plateau", "LI002": "step reset", "SY001": "slowdown", "RT001": "out of memory",
+              "RT005": "exception", "RT003": "preemption"}
     for f in findings:
         if f.code in events:
             step = f.facts.get("onset_step") or f.facts.get("first_step") or f.facts.get("start_step") \

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import math
 
 import jinja2
@@ -14,10 +13,11 @@ _LEARNING = {"integrity", "optimization", "generalization", "runtime", "baseline
 
 
 def md_escape(value) -> str:
-    """Escape for Markdown that may be rendered as HTML: HTML entities, table pipes, newlines."""
+    """Escape for Markdown that may be rendered as HTML: tag openers, table pipes, newlines, backticks."""
     if value is None:
         return ""
-    s = html.escape(str(value), quote=False)
+    # Only "<" can open HTML in Markdown; entities decode to text, never to markup.
+    s = str(value).replace("<", "&lt;")
     return s.replace("|", "\\|").replace("\n", " ").replace("`", "'")
 
 
