@@ -145,6 +145,11 @@ def _nonfinite(c: _Ctx) -> _Decision | None:
                          f"The training loss grew and then turned non-finite at step {f.facts['first_step']}: "
                          "an optimisation divergence (learning rate / warmup / clipping).", f)
     prior = f.facts.get("finite_points_before", 0)
+    if not prior:
+        return _Decision(Outcome.DIVERGED, Cause.DATA_CONFIG, 0.6,
+                         f"The training loss was non-finite from its first logged step ({f.facts['first_step']}): "
+                         "the inputs, the initialisation or the loss computation are broken before any "
+                         "optimisation could diverge.", f)
     return _Decision(Outcome.DIVERGED, Cause.DATA_CONFIG, 0.75,
                      f"The training loss was finite and not growing ({prior} finite points, last "
                      f"{fmt(f.facts.get('last_finite'))}), then non-finite from step {f.facts['first_step']} "
