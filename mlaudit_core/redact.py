@@ -50,7 +50,7 @@ def redact_text(text: str) -> str:
     if not text:
         return text
     text = _TOKEN_RE.sub(REDACTED, text)
-    return _KV_RE.sub(lambda m: f"{m['k']}{m['sep']}{REDACTED}", text)
+    return _KV_RE.sub(lambda m: f"{m['k']}{m['sep']}{REDACTED}" if is_secret_key(m["k"]) else m[0], text)
 
 
 def redact_mapping(values: dict[str, Any]) -> dict[str, Any]:
