@@ -42,6 +42,10 @@ CONFIG = typer.Option(None, "--config", help="Settings file (default: mlaudit.to
 DRY_RUN = typer.Option(False, "--dry-run", help="Show what would be written back; write nothing.")
 NO_WRITE = typer.Option(False, "--no-write", help="Do not write the verdict back to the tracker.")
 VERBOSE = typer.Option(False, "--verbose", "-v", help="Show info-level findings too.")
+NOTIFY = typer.Option(None, "--notify", metavar="URL",
+                      help="Post the verdict to this webhook (Slack incoming webhook or signed JSON; "
+                           "repeatable; env:NAME reads the URL from $NAME). Adds to "
+                           "[tool.mlaudit.notify] urls; see docs/notifications.md.")
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -101,20 +105,28 @@ def exit_code(report: AuditReport, fail_on: FailOn | None, settings: Settings) -
 
 def run_pipeline(load: Callable[[], RunData], *, fmt: Format, out: Path | None, fail_on: FailOn | None,
                  config: Path | None, write_back: Callable[[RunData, AuditReport], object] | None = None,
-                 verbose: bool = False, what: str = "run") -> AuditReport:
+                 verbose: bool = False, what: str = "run", notify: list[str] | None = None) -> AuditReport:
     """Load, audit, print, optionally write back; exits with the documented code.
 
     Bad input (``MlauditError``) prints one line and exits 2 before anything is
     written back. Unexpected exceptions print one line and exit 3
-    (``MLAUDIT_DEBUG=1`` shows the traceback).
+    (``MLAUDIT_DEBUG=1`` shows the traceback). ``notify``: webhook URLs (default: the
+    command's ``--notify`` option, when it has one), posted to after the write-back,
+    never with ``--dry-run``; a failed notification is a warning line, never an exit code.
     """
     import os
 
     from rich.markup import escape
 
     from ..audit import audit
+    from ..notify import notify_config
 
     settings = settings_or_fail(config)
+    try:
+        targets, policy = notify_config(settings.notify, notify if notify is not None
+                                        else _command_param("notify") or [], source=settings.source)
+    except SettingsError as exc:
+        fail(str(exc))
     try:
         with _stages(2) as stage:
             stage(f"loading {what}")
@@ -144,7 +156,38 @@ def run_pipeline(load: Callable[[], RunData], *, fmt: Format, out: Path | None, 
             fail(str(exc))
         for line in getattr(result, "lines", lambda: [])():
             err_console.print(f"[dim]{escape(line)}[/]", highlight=False, soft_wrap=True)
+    if targets:
+        _notify(report, targets, policy)
     raise typer.Exit(exit_code(report, fail_on, settings))
+
+
+def _command_param(name: str):
+    """The running command's parsed option ``name`` (None outside a command or without it)."""
+    import click
+
+    ctx = click.get_current_context(silent=True)
+    return ctx.params.get(name) if ctx is not None else None
+
+
+def _notify(report: AuditReport, targets, policy) -> None:
+    """Send notifications (not with ``--dry-run``); one dim line per target on stderr."""
+    from rich.markup import escape
+
+    from ..notify import send_verdict
+
+    if _command_param("dry_run"):
+        for t in targets:
+            err_console.print(f"[dim]would notify {escape(t.label)}[/]", highlight=False, soft_wrap=True)
+        return
+    with _stages(1) as stage:
+        stage("sending notifications")
+        deliveries = send_verdict(report, targets, policy)  # failures: one warning line each
+    for d in deliveries:
+        if d.sent:
+            err_console.print(f"[dim]notified {escape(d.target)}[/]", highlight=False, soft_wrap=True)
+        elif d.skipped:
+            err_console.print(f"[dim]did not notify {escape(d.target)}: {escape(d.skipped)}[/]",
+                              highlight=False, soft_wrap=True)
 
 
 @contextmanager

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ._common import CONFIG, DRY_RUN, FAIL_ON, FORMAT, NO_WRITE, OUT, VERBOSE, FailOn, Format, run_pipeline
+from ._common import CONFIG, DRY_RUN, FAIL_ON, FORMAT, NO_WRITE, NOTIFY, OUT, VERBOSE, FailOn, Format, run_pipeline
 
 
 def register(app: typer.Typer) -> None:
@@ -25,6 +25,7 @@ def register(app: typer.Typer) -> None:
                                                                 "(title 'mlaudit') to the task."),
         fmt: Format = FORMAT, out: Path = OUT, fail_on: FailOn = FAIL_ON, config: Path = CONFIG,
         dry_run: bool = DRY_RUN, no_write: bool = NO_WRITE, verbose: bool = VERBOSE,
+        notify: list[str] = NOTIFY,
     ) -> None:
         """Audit a ClearML task; write labels, user properties, a comment section and a report panel
         back. Credentials: clearml.conf or CLEARML_API_HOST / CLEARML_API_ACCESS_KEY /

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ._common import FAIL_ON, FORMAT, OUT, VERBOSE, FailOn, Format, run_pipeline
+from ._common import FAIL_ON, FORMAT, NOTIFY, OUT, VERBOSE, FailOn, Format, run_pipeline
 
 
 def register(app: typer.Typer) -> None:
@@ -26,6 +26,7 @@ def register(app: typer.Typer) -> None:
         out: Path = OUT,
         fail_on: FailOn = FAIL_ON,
         verbose: bool = VERBOSE,
+        notify: list[str] = NOTIFY,
     ) -> None:
         """Diagnose a run from its console logs: metrics and failure signatures from plain text.
 

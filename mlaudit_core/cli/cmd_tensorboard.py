@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ._common import CONFIG, DRY_RUN, FAIL_ON, FORMAT, NO_WRITE, OUT, VERBOSE, FailOn, Format, run_pipeline
+from ._common import CONFIG, DRY_RUN, FAIL_ON, FORMAT, NO_WRITE, NOTIFY, OUT, VERBOSE, FailOn, Format, run_pipeline
 
 
 def register(app: typer.Typer) -> None:
@@ -15,6 +15,7 @@ def register(app: typer.Typer) -> None:
         logdir: Path = typer.Argument(..., help="TensorBoard log directory (searched recursively)."),
         fmt: Format = FORMAT, out: Path = OUT, fail_on: FailOn = FAIL_ON, config: Path = CONFIG,
         dry_run: bool = DRY_RUN, no_write: bool = NO_WRITE, verbose: bool = VERBOSE,
+        notify: list[str] = NOTIFY,
     ) -> None:
         """Audit a TensorBoard log directory; write the verdict as a text summary in its own event file."""
         from ..plugins import get_plugin

@@ -13,6 +13,7 @@ from ._common import (
     FAIL_ON,
     FORMAT,
     NO_WRITE,
+    NOTIFY,
     OUT,
     VERBOSE,
     FailOn,
@@ -40,6 +41,7 @@ def register(app: typer.Typer) -> None:
         timeout: int = typer.Option(30, "--timeout", help="Seconds per W&B API request."),
         fmt: Format = FORMAT, out: Path = OUT, fail_on: FailOn = FAIL_ON, config: Path = CONFIG,
         dry_run: bool = DRY_RUN, no_write: bool = NO_WRITE, verbose: bool = VERBOSE,
+        notify: list[str] = NOTIFY,
     ) -> None:
         """Audit a W&B run; write tags, mlaudit/ summary keys, a notes section, report files and
         a report panel back. Credentials: WANDB_API_KEY / WANDB_BASE_URL / ~/.netrc."""

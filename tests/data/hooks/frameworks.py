@@ -1,0 +1,125 @@
+"""Train a tiny model with each framework named in FRAMEWORKS, each with its mlaudit callback.
+
+Run by tests/test_hooks.py as one subprocess (torch is imported once for all three).
+Environment: MLFLOW_TRACKING_URI, FRAMEWORKS (comma-separated: hf, lightning, keras),
+OUT_JSON (``{framework: {"run_id": ..., "results": [...]}}`` is written there).
+
+Each model is a small classifier on a fixed synthetic two-class problem (no download):
+Hugging Face ``Trainer`` with its own ``MLflowCallback`` (``report_to="mlflow"``), Lightning
+with ``MLFlowLogger``, Keras 3 on the torch backend with ``mlflow.keras.MlflowCallback``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import tempfile
+
+os.environ.setdefault("KERAS_BACKEND", "torch")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("DISABLE_MLFLOW_INTEGRATION", "FALSE")
+
+import mlflow  # noqa: E402
+import numpy as np  # noqa: E402
+
+import mlaudit.hooks  # noqa: E402
+
+URI = os.environ["MLFLOW_TRACKING_URI"]
+rng = np.random.default_rng(0)
+X = rng.normal(size=(256, 8)).astype("float32")
+Y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype("int64")
+
+
+def hf() -> dict:
+    import torch
+    from transformers import Trainer, TrainingArguments
+
+    class Tiny(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = torch.nn.Linear(8, 2)
+
+        def forward(self, x, labels=None):
+            logits = self.lin(x)
+            loss = torch.nn.functional.cross_entropy(logits, labels) if labels is not None else None
+            return {"loss": loss, "logits": logits}
+
+    data = [{"x": torch.tensor(x), "labels": torch.tensor(y)} for x, y in zip(X, Y)]
+    os.environ["MLFLOW_EXPERIMENT_NAME"] = "hooks-hf"
+    os.environ["MLFLOW_RUN_NAME"] = "hf-tiny"
+    cb = mlaudit.hooks.hf_callback()
+    with tempfile.TemporaryDirectory() as out:
+        args = TrainingArguments(output_dir=out, report_to=["mlflow"], max_steps=60, logging_steps=2,
+                                 per_device_train_batch_size=16, learning_rate=0.05,
+                                 eval_strategy="steps", eval_steps=10, save_strategy="no",
+                                 use_cpu=True, disable_tqdm=True, dataloader_num_workers=0)
+        Trainer(model=Tiny(), args=args, train_dataset=data, eval_dataset=data[:64],
+                callbacks=[cb]).train()
+    return {"run_id": mlflow.last_active_run().info.run_id, "results": cb.results}
+
+
+def lightning() -> dict:
+    import lightning as L
+    import torch
+    from lightning.pytorch.loggers import MLFlowLogger
+
+    class Tiny(L.LightningModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = torch.nn.Linear(8, 2)
+
+        def training_step(self, batch, i):
+            x, y = batch
+            loss = torch.nn.functional.cross_entropy(self.lin(x), y)
+            self.log("train_loss", loss)
+            return loss
+
+        def validation_step(self, batch, i):
+            x, y = batch
+            self.log("val_loss", torch.nn.functional.cross_entropy(self.lin(x), y))
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    ds = torch.utils.data.TensorDataset(torch.tensor(X), torch.tensor(Y))
+    dl = torch.utils.data.DataLoader(ds, batch_size=16)
+    logger = MLFlowLogger(experiment_name="hooks-lightning", tracking_uri=URI, run_name="lightning-tiny")
+    cb = mlaudit.hooks.lightning_callback()
+    trainer = L.Trainer(max_epochs=4, logger=logger, callbacks=[cb], accelerator="cpu",
+                        log_every_n_steps=2, enable_progress_bar=False, enable_model_summary=False,
+                        enable_checkpointing=False)
+    trainer.fit(Tiny(), dl, torch.utils.data.DataLoader(ds, batch_size=64))
+    return {"run_id": logger.run_id, "results": cb.results}
+
+
+def keras() -> dict:
+    import keras
+    from mlflow.keras import MlflowCallback
+
+    mlflow.set_experiment("hooks-keras")
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(2)])
+    model.compile(optimizer=keras.optimizers.SGD(0.1),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    cb = mlaudit.hooks.keras_callback()
+    with mlflow.start_run(run_name="keras-tiny") as run:  # still open when on_train_end fires
+        model.fit(X, Y, batch_size=16, epochs=6, validation_split=0.25, verbose=0,
+                  callbacks=[MlflowCallback(log_every_epoch=True), cb])
+    return {"run_id": run.info.run_id, "results": cb.results}
+
+
+def main() -> None:
+    mlflow.set_tracking_uri(URI)
+    out = {}
+    for name in os.environ.get("FRAMEWORKS", "hf,lightning,keras").split(","):
+        got = {"hf": hf, "lightning": lightning, "keras": keras}[name]()
+        got["results"] = [dataclasses.asdict(r) for r in got["results"] or []]
+        out[name] = got
+    with open(os.environ["OUT_JSON"], "w") as f:
+        json.dump(out, f)
+    print("frameworks trained:", ", ".join(out), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
