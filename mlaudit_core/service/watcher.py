@@ -27,7 +27,8 @@ Crash windows (the process may be SIGKILLed at any moment):
 Outages. A failing listing is retried with exponential backoff and jitter (tenacity,
 1 s doubling to 60 s), logged, never fatal. A failing run goes back to ``pending`` with
 its own backoff (``retry_base_s`` doubling to ``max_backoff_s``) and is given up
-(``failed``, logged) after ``max_attempts``; after any failed run, dispatching pauses
+(``failed``, logged) after ``max_attempts``, counting attempts cut short by a killed
+watcher, so a run that kills the process every time is given up too; after any failed run, dispatching pauses
 until the tracker answers the next listing, so an outage costs at most one attempt per
 run in flight.
 
@@ -235,6 +236,12 @@ class Watcher:
 
     def _process(self, ref: str) -> None:
         if not self.store.claim(ref):
+            return
+        attempts = (self.store.get(ref) or {}).get("attempts", 1)
+        if attempts > self.cfg.max_attempts:  # earlier watchers died on this run every time
+            self.store.fail(ref, RunResult(ref=ref, ok=False, error=f"the watcher stopped during "
+                                           f"{attempts - 1} attempts on this run"), retry_at=None)
+            log.error("run %s: gave up: the watcher stopped during %d attempts on it", ref, attempts - 1)
             return
 
         def after_load(run) -> str | None:

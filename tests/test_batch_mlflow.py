@@ -1,0 +1,105 @@
+"""``mlaudit batch mlflow`` on a real ``mlflow server``: summary, unreadable runs listed with the
+reason and exit 0, resume from the state file, and the Ray executor."""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+
+import pytest
+
+mlflow = pytest.importorskip("mlflow")
+from typer.testing import CliRunner  # noqa: E402
+
+from mlaudit_core.cli import app  # noqa: E402
+
+WIDE = {"COLUMNS": "240", "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0"}
+
+
+def log_run(client, exp_id: str, name: str, shape: str, finish: bool = True) -> str:
+    from mlflow.entities import Metric
+
+    rid = client.create_run(exp_id, run_name=name).info.run_id
+    ms = []
+    for i in range(1, 301):
+        loss = 2.0 * math.exp(-i / 50) + 0.2
+        if shape == "diverge" and i > 200:
+            loss = 0.2 + (i - 200) * 0.3
+        ms.append(Metric("train/loss", loss, 1_700_000_000_000 + i * 1000, i))
+        if i % 30 == 0:
+            val = loss + 0.1 + (max(0, i - 90) * 0.02 if shape == "overfit" else 0.0)
+            ms.append(Metric("val/loss", val, 1_700_000_000_000 + i * 1000, i))
+    client.log_batch(rid, metrics=ms)
+    if finish:
+        client.set_terminated(rid, "FINISHED")
+    return rid
+
+
+@pytest.fixture(scope="module")
+def experiment(mlflow_server):
+    """Four finished runs (healthy, diverging, overfitting, and one whose metric history the
+    server cannot read) and one still running."""
+    client = mlflow.MlflowClient(mlflow_server["url"])
+    exp_id = client.create_experiment("batch-it")
+    runs = {shape: log_run(client, exp_id, shape, shape) for shape in ("healthy", "diverge", "overfit")}
+    runs["corrupt"] = log_run(client, exp_id, "corrupt", "healthy")
+    runs["running"] = log_run(client, exp_id, "running", "healthy", finish=False)
+    # A damaged row in the server's own store: get-history answers HTTP 500 for this run only.
+    db = sqlite3.connect(mlflow_server["root"] / "mlflow.db")
+    with db:
+        db.execute("UPDATE metrics SET value='not a number' WHERE run_uuid=? AND step=7", (runs["corrupt"],))
+    db.close()
+    return runs
+
+
+def batch(url: str, state, *extra: str):
+    return CliRunner().invoke(app, ["batch", "mlflow", "-e", "batch-it", "-u", url, "--state", str(state),
+                                    *extra], env=WIDE)
+
+
+def test_batch_summary_lists_unreadable_runs_and_exits_0(mlflow_server, experiment, tmp_path):
+    url, state = mlflow_server["url"], tmp_path / "b.sqlite"
+    res = batch(url, state, "--jobs", "2")
+    out = res.output
+    assert res.exit_code == 0, out
+    assert "mlflow experiment batch-it: 4 runs, 3 audited, 1 unreadable or failed" in out
+    assert "Unreadable or failed runs (1)" in out
+    bad = next(line for line in out.splitlines() if experiment["corrupt"] in line)
+    assert "load: MlflowException" in bad and "500" in out
+    assert "diverged" in out and "overfit" in out and "Worst runs" in out
+    worst = out[out.index("Worst runs"):]
+    assert worst.index(experiment["diverge"]) < worst.index(experiment["overfit"])  # worst first
+
+    client = mlflow.MlflowClient(url)
+    assert client.get_run(experiment["diverge"]).data.tags["mlaudit.verdict"] == "diverged"
+    assert client.get_run(experiment["overfit"]).data.tags["mlaudit.verdict"] == "overfit"
+    assert client.get_run(experiment["healthy"]).data.tags["mlaudit.verdict"] == "succeeded"
+    assert "mlaudit.verdict" not in client.get_run(experiment["corrupt"]).data.tags
+    assert "mlaudit.verdict" not in client.get_run(experiment["running"]).data.tags  # not finished
+
+    # Resumed: the three settled runs come from the state file, only the failed one is retried.
+    again = batch(url, state)
+    assert again.exit_code == 0, again.output
+    assert "3 settled in an earlier session" in again.output
+    assert "this session: 1 runs" in again.output
+    assert "Unreadable or failed runs (1)" in again.output
+
+
+def test_batch_bad_input_is_one_line_exit_2(mlflow_server, tmp_path):
+    res = CliRunner().invoke(app, ["batch", "mlflow", "-e", "batch-it", "-u", mlflow_server["url"],
+                                   "--since", "last tuesday", "--state", str(tmp_path / "s.sqlite")])
+    assert res.exit_code == 2 and "--since 'last tuesday': not a date" in res.output
+    res = CliRunner().invoke(app, ["batch", "mlflow", "-e", "nope", "-u", mlflow_server["url"],
+                                   "--state", str(tmp_path / "s.sqlite")])
+    assert res.exit_code == 2 and "no mlflow experiment named 'nope'" in res.output
+    assert not (tmp_path / "s.sqlite").exists()  # nothing written for bad input
+
+
+def test_batch_on_ray_gives_the_same_summary(mlflow_server, experiment, tmp_path):
+    pytest.importorskip("ray")
+    res = batch(mlflow_server["url"], tmp_path / "r.sqlite", "--executor", "ray", "--jobs", "2", "--no-write")
+    assert res.exit_code == 0, res.output
+    assert "mlflow experiment batch-it: 4 runs, 3 audited, 1 unreadable or failed" in res.output
+    assert experiment["corrupt"] in res.output and "load: MlflowException" in res.output
+    for shape in ("diverged", "overfit", "succeeded"):
+        assert shape in res.output

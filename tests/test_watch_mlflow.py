@@ -1,0 +1,180 @@
+"""``mlaudit watch mlflow`` against a real ``mlflow server``: runs finish while the watcher runs
+as a subprocess; it is SIGKILLed in two crash windows and SIGTERMed once, restarted, and every
+run ends up audited and written exactly once."""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+mlflow = pytest.importorskip("mlflow")
+from typer.testing import CliRunner  # noqa: E402
+
+from mlaudit_core.cli import app  # noqa: E402
+from mlaudit_core.writeback import BEGIN  # noqa: E402
+
+NOTE = "Owner notes: lr sweep 3. Keep me."
+MLAUDIT = shutil.which("mlaudit", path=str(Path(sys.executable).parent)) or "mlaudit"
+
+
+def finish_run(client, exp_id: str, name: str, diverge: bool) -> str:
+    from mlflow.entities import Metric
+
+    rid = client.create_run(exp_id, run_name=name, tags={"mlflow.note.content": NOTE}).info.run_id
+    ms = []
+    for i in range(1, 301):
+        loss = 2.0 * math.exp(-i / 50) + 0.2
+        if diverge and i > 200:
+            loss = 0.2 + (i - 200) * 0.3
+        ms.append(Metric("train/loss", loss, 1_700_000_000_000 + i * 1000, i))
+    client.log_batch(rid, metrics=ms)
+    client.set_terminated(rid, "FINISHED")
+    return rid
+
+
+class Watcher:
+    """``mlaudit watch mlflow`` as a subprocess, its stderr in a file."""
+
+    def __init__(self, tmp: Path, label: str, url: str, since: str, pause: str | None = None,
+                 once: bool = False) -> None:
+        self.log = tmp / f"watch-{label}.log"
+        env = dict(os.environ, MLAUDIT_WATCH_TEST_PAUSE=pause or "")
+        cmd = [MLAUDIT, "watch", "mlflow", "-e", "watch-it", "-u", url, "--state", str(tmp / "state.sqlite"),
+               "--poll-interval", "0.3", "--concurrency", "1", "--since", since]
+        self.proc = subprocess.Popen(cmd + (["--once"] if once else []), stdout=subprocess.DEVNULL,
+                                     stderr=open(self.log, "wb"), env=env, cwd=tmp)
+
+    def text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def wait_for(self, pattern: str, timeout: float = 45) -> re.Match:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            m = re.search(pattern, self.text())
+            if m:
+                return m
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        self.proc.kill()
+        raise AssertionError(f"no {pattern!r} in the watcher log:\n{self.text()}")
+
+    def kill(self, sig: int) -> int:
+        self.proc.send_signal(sig)
+        return self.proc.wait(timeout=30)
+
+
+def states(db: Path) -> dict[str, tuple[str, int, int]]:
+    con = sqlite3.connect(db)
+    try:
+        return {r[0]: (r[1], r[2], r[3]) for r in con.execute("SELECT ref, state, attempts, writes FROM runs")}
+    finally:
+        con.close()
+
+
+def test_killed_and_restarted_watcher_audits_every_run_exactly_once(mlflow_server, tmp_path):
+    url = mlflow_server["url"]
+    client = mlflow.MlflowClient(url)
+    exp_id = client.create_experiment("watch-it")
+    since = (datetime.now(timezone.utc) - timedelta(seconds=2)).isoformat()
+    db = tmp_path / "state.sqlite"
+    logs = []
+
+    # 1. Runs finish while watcher A runs; A is killed after writing R1, before recording it.
+    a = Watcher(tmp_path, "a", url, since, pause="after_write:120")
+    logs.append(a)
+    a.wait_for(r"INFO watching mlflow")
+    r1 = finish_run(client, exp_id, "r1", diverge=True)
+    r2 = finish_run(client, exp_id, "r2", diverge=False)
+    a.wait_for(rf"run {r1}: wrote verdict")
+    assert a.kill(signal.SIGKILL) == -signal.SIGKILL
+    assert states(db)[r1][0] == "writing"  # the crash window "written but not recorded"
+
+    # 2. Watcher B finds R1 already written (no second write), then is killed mid-audit of R2.
+    b = Watcher(tmp_path, "b", url, since, pause="after_audit:120")
+    logs.append(b)
+    b.wait_for(rf"run {r1}: verdict already present, recorded without writing")
+    b.wait_for(rf"run {r2}: audited: succeeded")
+    assert b.kill(signal.SIGKILL) == -signal.SIGKILL
+    assert states(db)[r2] == ("claimed", 1, 0)  # the crash window "claimed, nothing written"
+    assert "mlaudit.verdict" not in client.get_run(r2).data.tags
+
+    # 3. Watcher C audits R2 again and is stopped with SIGTERM before writing: it gives R2 back.
+    c = Watcher(tmp_path, "c", url, since, pause="after_audit:120")
+    logs.append(c)
+    c.wait_for(rf"resuming 1 run\(s\) left in flight by a previous watcher: {r2}")
+    c.wait_for(rf"run {r2}: audited: succeeded")
+    assert c.kill(signal.SIGTERM) == 0
+    assert f"run {r2}: released unwritten (shutting down)" in c.text()
+    assert states(db)[r2] == ("pending", 1, 0)  # B's attempt counts (it died); C's was given back
+
+    # 4. R3 finishes while no watcher runs; D (--once) audits R2 and R3 and exits.
+    r3 = finish_run(client, exp_id, "r3", diverge=True)
+    d = Watcher(tmp_path, "d", url, since, once=True)
+    logs.append(d)
+    assert d.proc.wait(timeout=60) == 0, d.text()
+
+    final = states(db)
+    assert {r: s[0] for r, s in final.items()} == {r1: "done", r2: "done", r3: "done"}
+    assert all(s[2] == 1 for s in final.values()), final  # one write-back per run
+    all_logs = "".join(w.text() for w in logs)
+    for rid, outcome in ((r1, "diverged"), (r2, "succeeded"), (r3, "diverged")):
+        assert all_logs.count(f"run {rid}: wrote verdict") == 1, all_logs
+        run = client.get_run(rid)
+        assert run.data.tags["mlaudit.verdict"] == outcome
+        note = run.data.tags["mlflow.note.content"]
+        assert note.count(BEGIN) == 1 and note.startswith(NOTE)
+        files = {f.path for f in client.list_artifacts(rid, "mlaudit")}
+        assert {"mlaudit/report.json", "mlaudit/report.md"} <= files
+
+
+def test_unknown_experiment_is_one_line_and_exit_2(mlflow_server, tmp_path):
+    res = CliRunner().invoke(app, ["watch", "mlflow", "-e", "no-such-exp", "-u", mlflow_server["url"],
+                                   "--state", str(tmp_path / "s.sqlite"), "--once"])
+    assert res.exit_code == 2
+    assert "no mlflow experiment named 'no-such-exp'" in res.output
+
+
+def test_tracker_outage_is_retried_and_logged_never_fatal(tmp_path, monkeypatch, caplog):
+    from mlaudit_core.cli.cmd_watch import _mlflow_source
+    from mlaudit_core.service import StateStore, WatchConfig
+    from mlaudit_core.service import Watcher as CoreWatcher
+    from mlaudit_core.settings import Settings
+    from mlaudit_mlflow.plugin import MlflowPlugin
+
+    from conftest import free_port
+
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    source = _mlflow_source(MlflowPlugin(url), f"mlflow {url} experiments=x", ["x"])
+    cfg = WatchConfig(poll_interval_s=0.1, concurrency=1, listing_max_backoff_s=0.3)
+    with StateStore(tmp_path / "s.sqlite", source.scope) as store:
+        w = CoreWatcher(source, store, Settings(), cfg)
+        codes = []
+        t = threading.Thread(target=lambda: codes.append(w.run()))
+        with caplog.at_level(logging.INFO, logger="mlaudit.watch"):
+            t.start()
+            deadline = time.time() + 20
+            while time.time() < deadline and sum("listing finished runs failed" in r.getMessage()
+                                                 for r in caplog.records) < 3:
+                time.sleep(0.05)
+            assert t.is_alive()  # still watching through the outage
+            w.stop()
+            t.join(10)
+    assert codes == [0]
+    failures = [r.getMessage() for r in caplog.records if "listing finished runs failed" in r.getMessage()]
+    assert len(failures) >= 3 and "attempt 3" in failures[2]
+    assert any("ConnectionError" in m or "MlflowException" in m for m in failures)
