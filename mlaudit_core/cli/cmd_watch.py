@@ -25,7 +25,7 @@ from typing import Callable, List
 
 import typer
 
-from ._common import CONFIG, fail, settings_or_fail
+from ._common import CONFIG, NOTIFY, _command_param, fail, settings_or_fail
 
 watch_app = typer.Typer(
     name="watch", no_args_is_help=True,
@@ -68,18 +68,22 @@ def setup_logging() -> None:
     logger.setLevel(logging.INFO)
 
 
-def run_watch(make_source: Callable, *, state: Path | None, config: Path | None, watch) -> None:
+def run_watch(make_source: Callable, *, state: Path | None, config: Path | None, watch,
+              notify: list[str] | None = None) -> None:
     """Build the source, open the state file and watch until SIGTERM/SIGINT; exits 0.
 
     ``make_source()`` returns a :class:`~mlaudit_core.service.PluginSource`. A configuration
     problem (unknown experiment, missing SDK, state file in use or of another scope) is one
-    line on stderr and exit 2; tracker outages are retried, never fatal.
+    line on stderr and exit 2; tracker outages are retried, never fatal. ``notify``: webhook
+    URLs each written verdict is posted to, with ``[tool.mlaudit.notify]`` (default: the
+    command's ``--notify``).
     """
     from ..errors import MlauditError
     from ..redact import redact_text
     from ..service import StateStore, Watcher, default_state_path
 
     settings = settings_or_fail(config)
+    settings = _with_notify(settings, notify if notify is not None else _command_param("notify") or [])
     setup_logging()
     try:
         source = make_source()
@@ -91,6 +95,22 @@ def run_watch(make_source: Callable, *, state: Path | None, config: Path | None,
     except MlauditError as exc:
         fail(str(exc))
     raise typer.Exit(code)
+
+
+def _with_notify(settings, urls: list[str]):
+    """``settings`` with ``urls`` added to ``[tool.mlaudit.notify]``; exit 2 on a bad notify table."""
+    from ..notify import notify_config
+    from ..settings import SettingsError
+
+    try:
+        notify_config(settings.notify, urls, source=settings.source)
+    except SettingsError as exc:
+        fail(str(exc))
+    if not urls:
+        return settings
+    table = dict(settings.notify)
+    table["urls"] = [*table.get("urls", []), *urls]
+    return settings.model_copy(update={"notify": table})
 
 
 def _mlflow_source(plugin, scope: str, experiments: list[str]):
@@ -122,6 +142,7 @@ def watch_mlflow(
     since: str = SINCE, once: bool = ONCE, config: Path = CONFIG,
     tracking_uri: str = typer.Option(None, "--tracking-uri", "-u", envvar="MLFLOW_TRACKING_URI",
                                      help="Server URL or database URI (default: MLFLOW_TRACKING_URI)."),
+    notify: List[str] = NOTIFY,
 ) -> None:
     """Watch MLflow experiments: audit each run that finishes, write tags, artifacts, Description."""
     cfg = watch_config(poll_interval, concurrency, since, once)

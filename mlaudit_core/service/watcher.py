@@ -247,7 +247,10 @@ class Watcher:
         def after_load(run) -> str | None:
             return "verdict already present" if self.source.is_audited(run) else None
 
+        reports = []  # kept for the notification sent once the run is done
+
         def before_write(report) -> bool:
+            reports.append(report)
             v = report.verdict
             log.info("run %s: audited: %s / %s (%.2f)", ref, v.outcome.value, v.cause.value, v.confidence)
             self._test_pause("after_audit")
@@ -268,8 +271,21 @@ class Watcher:
                 log.info("run %s: %s, recorded without writing", ref, res.note)
             self.store.finish(ref, res)
             self.audited += 1
+            if res.wrote and reports:
+                self._notify(reports[-1])
             return
         self._failed(ref, res)
+
+    def _notify(self, report) -> None:
+        """Post a written verdict to the ``[tool.mlaudit.notify]`` targets (``--notify``).
+
+        After ``done``, so a crash never notifies twice (at most once); bounded in time and
+        never raises (see :mod:`mlaudit_core.notify`).
+        """
+        if self.settings.notify:
+            from ..notify import notify
+
+            notify(report, self.settings)
 
     def _failed(self, ref: str, res: RunResult) -> None:
         self._healthy = False
