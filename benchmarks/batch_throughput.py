@@ -133,7 +133,8 @@ def main() -> None:
                                     include_audited=True, max_results=None)
         print(f"listed {len(refs)} runs; write-back {'off' if args.no_write else 'on'}; "
               f"{os.cpu_count()} CPUs\n")
-        print(f"{'config':<22}{'runs':>6}{'failed':>8}{'seconds':>10}{'runs/s':>9}{'start-up s':>12}")
+        print(f"{'config':<22}{'runs':>6}{'failed':>8}{'seconds':>10}{'runs/s':>9}"
+              f"{'start-up s':>12}")
         for name in args.configs.split(","):
             jobs, executor = CONFIGS[name]
             label = f"--executor ray -j {jobs}" if executor == "ray" else f"--jobs {jobs}"

@@ -79,7 +79,7 @@ def replay(mlflow_uri: str, project: str, run_ids: list[str]) -> dict[str, str]:
         pending = list(console)
         if pending and not _STEP.search(pending[0]):
             print(pending.pop(0), flush=True)
-        t_end = time.time() + 1.0  # let the monitor take a few samples over the replay
+        t_end = time.time() + 0.6  # let the monitor take a few samples over the replay
         for step in sorted(points):
             for key, value in points[step]:
                 title, _, series = key.partition("/")

@@ -41,20 +41,21 @@ def experiment(mlflow_server):
     server cannot read) and one still running."""
     client = mlflow.MlflowClient(mlflow_server["url"])
     exp_id = client.create_experiment("batch-it")
-    runs = {shape: log_run(client, exp_id, shape, shape) for shape in ("healthy", "diverge", "overfit")}
+    runs = {s: log_run(client, exp_id, s, s) for s in ("healthy", "diverge", "overfit")}
     runs["corrupt"] = log_run(client, exp_id, "corrupt", "healthy")
     runs["running"] = log_run(client, exp_id, "running", "healthy", finish=False)
     # A damaged row in the server's own store: get-history answers HTTP 500 for this run only.
     db = sqlite3.connect(mlflow_server["root"] / "mlflow.db")
     with db:
-        db.execute("UPDATE metrics SET value='not a number' WHERE run_uuid=? AND step=7", (runs["corrupt"],))
+        db.execute("UPDATE metrics SET value='not a number' WHERE run_uuid=? AND step=7",
+                   (runs["corrupt"],))
     db.close()
     return runs
 
 
 def batch(url: str, state, *extra: str):
-    return CliRunner().invoke(app, ["batch", "mlflow", "-e", "batch-it", "-u", url, "--state", str(state),
-                                    *extra], env=WIDE)
+    return CliRunner().invoke(app, ["batch", "mlflow", "-e", "batch-it", "-u", url,
+                                    "--state", str(state), *extra], env=WIDE)
 
 
 def test_batch_summary_lists_unreadable_runs_and_exits_0(mlflow_server, experiment, tmp_path):
@@ -87,7 +88,8 @@ def test_batch_summary_lists_unreadable_runs_and_exits_0(mlflow_server, experime
 
 def test_batch_bad_input_is_one_line_exit_2(mlflow_server, tmp_path):
     res = CliRunner().invoke(app, ["batch", "mlflow", "-e", "batch-it", "-u", mlflow_server["url"],
-                                   "--since", "last tuesday", "--state", str(tmp_path / "s.sqlite")])
+                                   "--since", "last tuesday",
+                                   "--state", str(tmp_path / "s.sqlite")])
     assert res.exit_code == 2 and "--since 'last tuesday': not a date" in res.output
     res = CliRunner().invoke(app, ["batch", "mlflow", "-e", "nope", "-u", mlflow_server["url"],
                                    "--state", str(tmp_path / "s.sqlite")])
@@ -97,7 +99,8 @@ def test_batch_bad_input_is_one_line_exit_2(mlflow_server, tmp_path):
 
 def test_batch_on_ray_gives_the_same_summary(mlflow_server, experiment, tmp_path):
     pytest.importorskip("ray")
-    res = batch(mlflow_server["url"], tmp_path / "r.sqlite", "--executor", "ray", "--jobs", "2", "--no-write")
+    res = batch(mlflow_server["url"], tmp_path / "r.sqlite", "--executor", "ray", "--jobs", "2",
+                "--no-write")
     assert res.exit_code == 0, res.output
     assert "mlflow experiment batch-it: 4 runs, 3 audited, 1 unreadable or failed" in res.output
     assert experiment["corrupt"] in res.output and "load: MlflowException" in res.output

@@ -330,13 +330,14 @@ def test_find_baselines(server):
     new_task("baselines", "exp", status="failed", steps=5)
     new_task("not-baselines", "exp", steps=5)
     new_task("baselines", "unrelated", steps=5)
+    marked = new_task("baselines", "reference", steps=5, tags=["mlaudit.baseline"])
     target = new_task("baselines", "exp", steps=5, tags=["sweep-7"])
     target.set_parent(parent.id)
     plugin = ClearMLPlugin()
     run = plugin.load(target.id)
     assert run.parent_id == parent.id
     found = {r.identity.id for r in plugin.find_baselines(run)}
-    assert found == {parent.id, same_name.id, same_label.id}
+    assert found == {parent.id, same_name.id, same_label.id, marked.id}
 
 
 # --------------------------------------------------------------------------- watcher

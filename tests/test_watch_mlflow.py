@@ -52,8 +52,9 @@ class Watcher:
                  once: bool = False) -> None:
         self.log = tmp / f"watch-{label}.log"
         env = dict(os.environ, MLAUDIT_WATCH_TEST_PAUSE=pause or "")
-        cmd = [MLAUDIT, "watch", "mlflow", "-e", "watch-it", "-u", url, "--state", str(tmp / "state.sqlite"),
-               "--poll-interval", "0.3", "--concurrency", "1", "--since", since]
+        cmd = [MLAUDIT, "watch", "mlflow", "-e", "watch-it", "-u", url,
+               "--state", str(tmp / "state.sqlite"), "--poll-interval", "0.3",
+               "--concurrency", "1", "--since", since]
         self.proc = subprocess.Popen(cmd + (["--once"] if once else []), stdout=subprocess.DEVNULL,
                                      stderr=open(self.log, "wb"), env=env, cwd=tmp)
 
@@ -80,7 +81,8 @@ class Watcher:
 def states(db: Path) -> dict[str, tuple[str, int, int]]:
     con = sqlite3.connect(db)
     try:
-        return {r[0]: (r[1], r[2], r[3]) for r in con.execute("SELECT ref, state, attempts, writes FROM runs")}
+        rows = con.execute("SELECT ref, state, attempts, writes FROM runs")
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
     finally:
         con.close()
 
@@ -142,20 +144,21 @@ def test_killed_and_restarted_watcher_audits_every_run_exactly_once(mlflow_serve
 
 
 def test_unknown_experiment_is_one_line_and_exit_2(mlflow_server, tmp_path):
-    res = CliRunner().invoke(app, ["watch", "mlflow", "-e", "no-such-exp", "-u", mlflow_server["url"],
+    res = CliRunner().invoke(app, ["watch", "mlflow", "-e", "no-such-exp",
+                                   "-u", mlflow_server["url"],
                                    "--state", str(tmp_path / "s.sqlite"), "--once"])
     assert res.exit_code == 2
     assert "no mlflow experiment named 'no-such-exp'" in res.output
 
 
 def test_tracker_outage_is_retried_and_logged_never_fatal(tmp_path, monkeypatch, caplog):
+    from conftest import free_port
+    from mlaudit_mlflow.plugin import MlflowPlugin
+
     from mlaudit_core.cli.cmd_watch import _mlflow_source
     from mlaudit_core.service import StateStore, WatchConfig
     from mlaudit_core.service import Watcher as CoreWatcher
     from mlaudit_core.settings import Settings
-    from mlaudit_mlflow.plugin import MlflowPlugin
-
-    from conftest import free_port
 
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
     url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
@@ -175,6 +178,7 @@ def test_tracker_outage_is_retried_and_logged_never_fatal(tmp_path, monkeypatch,
             w.stop()
             t.join(10)
     assert codes == [0]
-    failures = [r.getMessage() for r in caplog.records if "listing finished runs failed" in r.getMessage()]
+    failures = [m for m in (r.getMessage() for r in caplog.records)
+                if "listing finished runs failed" in m]
     assert len(failures) >= 3 and "attempt 3" in failures[2]
     assert any("ConnectionError" in m or "MlflowException" in m for m in failures)

@@ -20,9 +20,11 @@ def test_transitions_count_attempts_and_writes(tmp_path):
         assert st.ready(10) == ["r1", "r2", "r3"]
         assert st.claim("r1") and not st.claim("r1")  # a claimed run cannot be claimed again
         assert st.begin_write("r1") and not st.begin_write("r1")
-        st.finish("r1", RunResult(ref="r1", outcome="diverged", cause="model_convergence", wrote=True))
+        st.finish("r1", RunResult(ref="r1", outcome="diverged", cause="model_convergence",
+                                  wrote=True))
         row = st.get("r1")
-        assert (row["state"], row["attempts"], row["writes"], row["outcome"]) == ("done", 1, 1, "diverged")
+        got = (row["state"], row["attempts"], row["writes"], row["outcome"])
+        assert got == ("done", 1, 1, "diverged")
         assert st.ready(10, exclude=["r2"]) == ["r3"]
 
         assert st.claim("r2") and st.release("r2")  # shutdown before writing: attempt not counted
@@ -31,7 +33,8 @@ def test_transitions_count_attempts_and_writes(tmp_path):
 
         assert st.claim("r3")
         st.fail("r3", RunResult(ref="r3", ok=False, error="load: boom"), retry_at=2e9)
-        assert st.get("r3")["state"] == "pending" and st.ready(10) == ["r2"]  # waits for its retry time
+        assert st.get("r3")["state"] == "pending"
+        assert st.ready(10) == ["r2"]  # r3 waits for its retry time
         assert st.claim("r2")
         st.fail("r2", RunResult(ref="r2", ok=False, error="load: gone"), retry_at=None)
         assert st.counts() == {"done": 1, "pending": 1, "failed": 1}
@@ -61,9 +64,8 @@ def test_a_killed_process_leaves_claims_that_the_next_one_recovers(tmp_path):
 
 def test_one_process_per_state_file_and_one_scope_per_file(tmp_path):
     path = tmp_path / "s.sqlite"
-    with StateStore(path, SCOPE):
-        with pytest.raises(StateInUse, match="in use by another mlaudit"):
-            StateStore(path, SCOPE)
+    with StateStore(path, SCOPE), pytest.raises(StateInUse, match="in use by another mlaudit"):
+        StateStore(path, SCOPE)
     with pytest.raises(StateScopeMismatch, match="experiments=b"):
         StateStore(path, SCOPE.replace("=a", "=b"))
     with StateStore(path, SCOPE) as st:  # the lock was released by close()
@@ -87,5 +89,6 @@ def test_since_and_error_lines():
     with pytest.raises(Exception, match="not a date"):
         parse_since("yesterday-ish")
     line = one_line("load", RuntimeError("token=hf_" + "a" * 34 + " " + "x" * 400 + " the cause"))
-    assert "hf_aaaa" not in line and line.startswith("load: RuntimeError: ") and line.endswith("the cause")
+    assert "hf_aaaa" not in line and line.startswith("load: RuntimeError: ")
+    assert line.endswith("the cause")
     assert len(line) <= 305

@@ -12,6 +12,8 @@ from . import mapping
 
 #: Candidate tasks loaded per baseline query (each is loaded in full, so keep it small).
 MAX_CANDIDATES = 8
+#: A label marking a task as a baseline (the baseline policy's ``mlaudit.baseline`` tag).
+BASELINE_LABEL = "mlaudit.baseline"
 
 
 class ClearMLPlugin:
@@ -77,8 +79,9 @@ class ClearMLPlugin:
 
     def find_baselines(self, run: RunData, policy=None) -> list[RunData]:
         """Candidate baselines: explicit ids, the parent task, and completed tasks of the same
-        project with the same name or sharing a label (most recent first, at most
-        ``MAX_CANDIDATES``). The policy in ``mlaudit_core.baseline`` picks among them."""
+        project with the same name, labelled ``mlaudit.baseline`` or sharing a label (most
+        recent first, at most ``MAX_CANDIDATES`` a query). The policy in
+        ``mlaudit_core.baseline`` picks among them."""
         from .connection import call
         from .loader import get_task, load_task
 
@@ -96,7 +99,7 @@ class ClearMLPlugin:
                     "page": 0, "page_size": MAX_CANDIDATES}
             import re
 
-            queries = [dict(base, name=f"^{re.escape(doc.get('name') or '')}$")]
+            queries = [dict(base, name=f"^{re.escape(doc.get('name') or '')}$"), dict(base, tags=[BASELINE_LABEL])]
             if labels:
                 queries.append(dict(base, tags=labels))
             for q in queries:

@@ -52,7 +52,8 @@ class MlflowPlugin:
         out: list[str] = []
         token = None
         while True:
-            page = client.search_runs(experiment_ids, filter_string=flt, order_by=["attributes.end_time ASC"],
+            page = client.search_runs(experiment_ids, filter_string=flt,
+                                      order_by=["attributes.end_time ASC"],
                                       max_results=1000 if max_results is None else max_results,
                                       page_token=token)
             out += [r.info.run_id for r in page]
@@ -76,6 +77,7 @@ class MlflowPlugin:
         for name in names:
             exp = client.get_experiment_by_name(name)
             if exp is None or exp.lifecycle_stage == "deleted":
-                raise InputError(f"no mlflow experiment named {name!r} at {resolve_uri(self.tracking_uri)}")
+                raise InputError(f"no mlflow experiment named {name!r} at "
+                                 f"{resolve_uri(self.tracking_uri)}")
             ids.append(exp.experiment_id)
         return ids

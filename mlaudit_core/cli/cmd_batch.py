@@ -14,8 +14,8 @@ in use), before anything is written.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import typer
 from rich.console import Console
@@ -28,14 +28,17 @@ batch_app = typer.Typer(name="batch", no_args_is_help=True,
 
 SINCE = typer.Option(None, "--since", help="Only runs that ended after this date or ISO time "
                                           "(local time unless it has an offset).")
-JOBS = typer.Option(None, "--jobs", "-j", min=1, help="Runs audited at the same time (local threads; "
-                                                    "with a local Ray: its CPUs). Default 1 / all CPUs.")
+JOBS = typer.Option(None, "--jobs", "-j", min=1,
+                    help="Runs audited at the same time (local threads; with a local Ray: its "
+                         "CPUs). Default 1 / all CPUs.")
 EXECUTOR = typer.Option("local", "--executor", help="local (threads) or ray.")
 RAY_ADDRESS = typer.Option(None, "--ray-address", envvar="RAY_ADDRESS",
                            help="Ray cluster address (default: start a local Ray).")
-STATE = typer.Option(None, "--state", help="State file (sqlite) that makes the batch resumable "
-                                          "(default ./.mlaudit/batch-<tracker>-<experiment>.sqlite).")
-FRESH = typer.Option(False, "--fresh", help="Forget earlier results in the state file; audit every run again.")
+STATE = typer.Option(None, "--state",
+                     help="State file (sqlite) that makes the batch resumable "
+                          "(default ./.mlaudit/batch-<tracker>-<experiment>.sqlite).")
+FRESH = typer.Option(False, "--fresh",
+                     help="Forget earlier results in the state file; audit every run again.")
 WORST = typer.Option(10, "--worst", min=0, help="How many of the worst runs the summary lists.")
 
 
@@ -53,12 +56,24 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
     file. An ``MlauditError`` there is one line and exit 2; any other exception (the
     tracker is unreachable) too, naming the tracker.
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     from ..errors import MlauditError
     from ..redact import redact_text
-    from ..service import (BatchSummary, Executor, StateStore, default_state_path, render_summary,
-                           run_batch)
+    from ..service import (
+        BatchSummary,
+        Executor,
+        StateStore,
+        default_state_path,
+        render_summary,
+        run_batch,
+    )
     from ..service.task import one_line
 
     try:
@@ -73,7 +88,8 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
         fail(one_line(f"listing the runs of {title}", exc))
     failed_count = 0
     try:
-        with StateStore(state or default_state_path("batch", tracker, name), redact_text(scope)) as store:
+        path = state or default_state_path("batch", tracker, name)
+        with StateStore(path, redact_text(scope)) as store:
             if fresh:
                 store.reset()
             progress = Progress(TextColumn("auditing"), BarColumn(), MofNCompleteColumn(),
@@ -87,8 +103,9 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
                     failed_count += not res.ok
                     progress.update(bar, advance=1, failed=failed_count)
 
-                outcome = run_batch(refs, spec, store, jobs=jobs, executor=mode, ray_address=ray_address,
-                                    on_start=lambda n: progress.update(bar, total=n), on_result=on_result)
+                outcome = run_batch(refs, spec, store, jobs=jobs, executor=mode,
+                                    ray_address=ray_address, on_result=on_result,
+                                    on_start=lambda n: progress.update(bar, total=n))
     except MlauditError as exc:
         fail(str(exc))
     summary = BatchSummary(title=title, results=outcome.results, from_earlier=outcome.from_earlier,
@@ -107,7 +124,8 @@ def batch_mlflow(
     state: Path = STATE, fresh: bool = FRESH, worst: int = WORST, no_write: bool = NO_WRITE,
     config: Path = CONFIG,
     tracking_uri: str = typer.Option(None, "--tracking-uri", "-u", envvar="MLFLOW_TRACKING_URI",
-                                     help="Server URL or database URI (default: MLFLOW_TRACKING_URI)."),
+                                     help="Server URL or database URI "
+                                          "(default: MLFLOW_TRACKING_URI)."),
 ) -> None:
     """Audit every finished run of an MLflow experiment and write each verdict back."""
     settings = settings_or_fail(config)
@@ -122,10 +140,13 @@ def batch_mlflow(
 
         uri = resolve_uri(tracking_uri)
         ids = plugin.experiment_ids([experiment])
-        refs = plugin.list_finished(since_dt, experiment_ids=ids, include_audited=True, max_results=None)
-        spec = TaskSpec("mlflow", (("tracking_uri", uri),), settings.model_dump(), write_back=not no_write)
+        refs = plugin.list_finished(since_dt, experiment_ids=ids, include_audited=True,
+                                    max_results=None)
+        spec = TaskSpec("mlflow", (("tracking_uri", uri),), settings.model_dump(),
+                        write_back=not no_write)
         return refs, spec, f"mlflow {uri} experiment={experiment}"
 
-    run_batch_cli(prepare, title=f"mlflow experiment {experiment}", tracker="mlflow", name=experiment,
-                  state=state, jobs=jobs, executor=executor, ray_address=ray_address, fresh=fresh,
+    run_batch_cli(prepare, title=f"mlflow experiment {experiment}", tracker="mlflow",
+                  name=experiment, state=state, jobs=jobs, executor=executor,
+                  ray_address=ray_address, fresh=fresh,
                   worst=worst)

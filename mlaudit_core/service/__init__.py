@@ -20,6 +20,6 @@ from .watcher import WatchConfig, Watcher
 
 __all__ = [
     "BatchOutcome", "BatchSummary", "Executor", "PluginSource", "RunResult", "StateInUse",
-    "StateScopeMismatch", "StateStore", "TaskSpec", "WatchConfig", "Watcher", "audit_one", "audit_task",
-    "default_state_path", "parse_since", "render_summary", "run_batch",
+    "StateScopeMismatch", "StateStore", "TaskSpec", "WatchConfig", "Watcher", "audit_one",
+    "audit_task", "default_state_path", "parse_since", "render_summary", "run_batch",
 ]

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import Enum
-from typing import Callable, Iterator
 
 from ..errors import InputError
 from .state import StateStore
@@ -56,7 +56,8 @@ def parse_since(text: str | None) -> datetime | None:
     try:
         dt = datetime.fromisoformat(text.strip())
     except ValueError:
-        raise InputError(f"--since {text!r}: not a date (YYYY-MM-DD, an ISO time, or 'all')") from None
+        raise InputError(f"--since {text!r}: not a date (YYYY-MM-DD, an ISO time, "
+                         "or 'all')") from None
     return dt if dt.tzinfo else dt.astimezone()
 
 
@@ -80,7 +81,8 @@ def ray_init(address: str | None, jobs: int | None):
     from ..plugins import require
 
     ray = require("ray", "ray", "ray")
-    kwargs: dict = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.WARNING}
+    kwargs: dict = {"include_dashboard": False, "log_to_driver": False,
+                    "logging_level": logging.WARNING}
     if address:
         kwargs["address"] = address
     elif jobs:
@@ -144,7 +146,8 @@ def run_batch(refs: list[str], spec: TaskSpec, store: StateStore, *, jobs: int |
         startup = time.perf_counter() - t
     t0 = time.perf_counter()
     try:
-        stream = ray_results(ray, spec, todo) if ray is not None else local_results(spec, todo, jobs or 1)
+        stream = (ray_results(ray, spec, todo) if ray is not None
+                  else local_results(spec, todo, jobs or 1))
         for res in stream:
             if res.ok:
                 store.finish(res.ref, res)

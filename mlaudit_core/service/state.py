@@ -27,8 +27,8 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from ..errors import InputError
 from .task import RunResult
@@ -106,8 +106,8 @@ class StateStore:
             self.set_meta("scope", scope)
         elif stored != scope:
             self.close()
-            raise StateScopeMismatch(f"{self.path}: state file belongs to '{stored}', not '{scope}' "
-                                     "(give this one its own --state)")
+            raise StateScopeMismatch(f"{self.path}: state file belongs to '{stored}', not "
+                                     f"'{scope}' (give this one its own --state)")
         self.scope = scope
 
     def close(self) -> None:
@@ -117,7 +117,7 @@ class StateStore:
         if not self._lock_file.closed:
             self._lock_file.close()
 
-    def __enter__(self) -> "StateStore":
+    def __enter__(self) -> StateStore:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -156,10 +156,10 @@ class StateStore:
     def recover(self, states: tuple[str, ...] = ("claimed", "writing")) -> list[str]:
         """Put runs left in ``states`` by a previous process back to ``pending``; returns them."""
         marks = ",".join("?" * len(states))
-        refs = [r[0] for r in self._exec(f"SELECT ref FROM runs WHERE state IN ({marks}) ORDER BY ref",
-                                         states)]
-        self._exec(f"UPDATE runs SET state='pending', next_at=0, updated_at=? WHERE state IN ({marks})",
-                   (time.time(), *states))
+        refs = [r[0] for r in self._exec(
+            f"SELECT ref FROM runs WHERE state IN ({marks}) ORDER BY ref", states)]
+        self._exec(f"UPDATE runs SET state='pending', next_at=0, updated_at=? "
+                   f"WHERE state IN ({marks})", (time.time(), *states))
         return refs
 
     def ready(self, limit: int, exclude: Iterable[str] = ()) -> list[str]:
@@ -208,7 +208,7 @@ class StateStore:
                    (state, retry_at or 0, time.time(), *(row[c] for c in _RESULT_COLS), ref))
 
     def requeue(self, states: tuple[str, ...]) -> int:
-        """Put every run in ``states`` back to ``pending`` now (a resumed batch retries failures)."""
+        """Put every run in ``states`` back to ``pending`` now (a resumed batch retries them)."""
         marks = ",".join("?" * len(states))
         return self._exec(f"UPDATE runs SET state='pending', next_at=0, updated_at=? "
                           f"WHERE state IN ({marks})", (time.time(), *states)).rowcount
@@ -232,11 +232,12 @@ class StateStore:
             cur = self._exec("SELECT * FROM runs ORDER BY seen_at, ref")
         else:
             marks = ",".join("?" * len(states))
-            cur = self._exec(f"SELECT * FROM runs WHERE state IN ({marks}) ORDER BY seen_at, ref", states)
+            cur = self._exec(f"SELECT * FROM runs WHERE state IN ({marks}) "
+                             "ORDER BY seen_at, ref", states)
         return [dict(r) for r in cur.fetchall()]
 
     def results(self, refs: Iterable[str] | None = None) -> list[RunResult]:
-        """The settled runs (``done`` and ``failed``, plus failed attempts still pending) as results."""
+        """Settled runs (``done``, ``failed``, and failed attempts still pending) as results."""
         want = None if refs is None else set(refs)
         out = []
         for row in self.rows():

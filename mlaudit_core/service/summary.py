@@ -14,15 +14,17 @@ from .task import RunResult
 
 #: Outcomes from worst to best, in the order of the verdict policy's rules ("first broken
 #: layer": a crash outranks a divergence, which outranks a slow run; docs/index.md).
-OUTCOME_ORDER = [Outcome.CRASHED, Outcome.DIVERGED, Outcome.REGRESSED, Outcome.UNSTABLE, Outcome.OVERFIT,
-                 Outcome.UNDERFIT, Outcome.PLATEAUED, Outcome.SLOW, Outcome.RUNNING, Outcome.SUCCEEDED]
+OUTCOME_ORDER = [Outcome.CRASHED, Outcome.DIVERGED, Outcome.REGRESSED, Outcome.UNSTABLE,
+                 Outcome.OVERFIT, Outcome.UNDERFIT, Outcome.PLATEAUED, Outcome.SLOW,
+                 Outcome.RUNNING, Outcome.SUCCEEDED]
 _RANK = {o.value: i for i, o in enumerate(OUTCOME_ORDER)}
 _SEV = {s.value: s.rank for s in Severity}
 
 
 def badness(r: RunResult) -> tuple:
     """Sort key, worst first: highest finding severity, then outcome order, then confidence."""
-    return (-_SEV.get(r.severity or "", -1), _RANK.get(r.outcome or "", len(_RANK)), -(r.confidence or 0))
+    return (-_SEV.get(r.severity or "", -1), _RANK.get(r.outcome or "", len(_RANK)),
+            -(r.confidence or 0))
 
 
 @dataclass

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import MlauditError
 from ..redact import redact_text
@@ -56,8 +57,9 @@ class RunResult:
         return row
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> "RunResult":
-        return cls(ref=row["ref"], ok=row["state"] == "done", name=row.get("name") or "", url=row.get("url"), outcome=row.get("outcome"),
+    def from_row(cls, row: dict[str, Any]) -> RunResult:
+        return cls(ref=row["ref"], ok=row["state"] == "done", name=row.get("name") or "",
+                   url=row.get("url"), outcome=row.get("outcome"),
                    cause=row.get("cause"), confidence=row.get("confidence"),
                    codes=[c for c in (row.get("codes") or "").split(",") if c],
                    severity=row.get("severity"), n_findings=row.get("n_findings") or 0,
