@@ -20,8 +20,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, List
 
 import typer
 
@@ -35,9 +35,10 @@ POLL_INTERVAL = typer.Option(30.0, "--poll-interval", min=0.1, help="Seconds bet
 CONCURRENCY = typer.Option(2, "--concurrency", "-j", min=1, help="Runs audited at the same time.")
 STATE = typer.Option(None, "--state", help="State file (sqlite; default "
                                           "./.mlaudit/watch-<tracker>-<scope hash>.sqlite).")
-SINCE = typer.Option(None, "--since", help="On a new state file, also audit runs that finished after "
-                                          "this date/ISO time ('all': every run without a "
-                                          "verdict); default: from now on.")
+SINCE = typer.Option(None, "--since",
+                     help="On a new state file, also audit runs that finished after this "
+                          "date/ISO time ('all': every run without a verdict); default: from "
+                          "now on.")
 ONCE = typer.Option(False, "--once", help="List once, audit everything ready, exit (for cron).")
 
 
@@ -46,7 +47,8 @@ def register(app: typer.Typer) -> None:
 
 
 def watch_config(poll_interval: float, concurrency: int, since: str | None, once: bool):
-    """The :class:`~mlaudit_core.service.WatchConfig` of the shared options (exit 2 on a bad date)."""
+    """The :class:`~mlaudit_core.service.WatchConfig` of the shared options (exit 2 on a bad
+    date)."""
     from ..errors import InputError
     from ..service import WatchConfig, parse_since
 
@@ -54,7 +56,8 @@ def watch_config(poll_interval: float, concurrency: int, since: str | None, once
         since_dt = parse_since(since)
     except InputError as exc:
         fail(str(exc))
-    return WatchConfig(poll_interval_s=poll_interval, concurrency=concurrency, since=since_dt, once=once)
+    return WatchConfig(poll_interval_s=poll_interval, concurrency=concurrency, since=since_dt,
+                       once=once)
 
 
 def setup_logging() -> None:
@@ -129,22 +132,24 @@ def _mlflow_source(plugin, scope: str, experiments: list[str]):
         def list_finished(self, since):
             if self._ids is None:  # resolved on the first listing, under its retries
                 self._ids = self.plugin.experiment_ids(experiments)
-            return self.plugin.list_finished(since, experiment_ids=self._ids, max_results=self.page_limit)
+            return self.plugin.list_finished(since, experiment_ids=self._ids,
+                                             max_results=self.page_limit)
 
     return MlflowWatchSource()
 
 
 @watch_app.command("mlflow")
 def watch_mlflow(
-    experiment: List[str] = typer.Option(..., "--experiment", "-e",
+    experiment: list[str] = typer.Option(..., "--experiment", "-e",
                                          help="Experiment name; repeat for several."),
     poll_interval: float = POLL_INTERVAL, concurrency: int = CONCURRENCY, state: Path = STATE,
     since: str = SINCE, once: bool = ONCE, config: Path = CONFIG,
     tracking_uri: str = typer.Option(None, "--tracking-uri", "-u", envvar="MLFLOW_TRACKING_URI",
-                                     help="Server URL or database URI (default: MLFLOW_TRACKING_URI)."),
-    notify: List[str] = NOTIFY,
+                                     help="Server URL or database URI "
+                                          "(default: MLFLOW_TRACKING_URI)."),
+    notify: list[str] = NOTIFY,
 ) -> None:
-    """Watch MLflow experiments: audit each run that finishes, write tags, artifacts, Description."""
+    """Watch MLflow experiments: audit each finished run; write tags, artifacts, Description."""
     cfg = watch_config(poll_interval, concurrency, since, once)
 
     def make_source():
@@ -153,7 +158,8 @@ def watch_mlflow(
         plugin = get_plugin("mlflow", tracking_uri=tracking_uri)
         from mlaudit_mlflow.loader import resolve_uri
 
-        scope = f"mlflow {resolve_uri(tracking_uri)} experiments={','.join(sorted(set(experiment)))}"
+        names = ",".join(sorted(set(experiment)))
+        scope = f"mlflow {resolve_uri(tracking_uri)} experiments={names}"
         return _mlflow_source(plugin, scope, list(dict.fromkeys(experiment)))
 
     run_watch(make_source, state=state, config=config, watch=cfg)

@@ -28,9 +28,9 @@ Outages. A failing listing is retried with exponential backoff and jitter (tenac
 1 s doubling to 60 s), logged, never fatal. A failing run goes back to ``pending`` with
 its own backoff (``retry_base_s`` doubling to ``max_backoff_s``) and is given up
 (``failed``, logged) after ``max_attempts``, counting attempts cut short by a killed
-watcher, so a run that kills the process every time is given up too; after any failed run, dispatching pauses
-until the tracker answers the next listing, so an outage costs at most one attempt per
-run in flight.
+watcher, so a run that kills the process every time is given up too. After any failed
+run, dispatching pauses until the tracker answers the next listing, so an outage costs at
+most one attempt per run in flight.
 
 Shutdown. SIGTERM or SIGINT: stop listing and dispatching, let in-flight runs finish for
 up to ``grace_s`` (a run not yet writing gives its claim back at once), release what is
@@ -99,7 +99,8 @@ class Watcher:
         config: options.
     """
 
-    def __init__(self, source: PluginSource, store: StateStore, settings, config: WatchConfig) -> None:
+    def __init__(self, source: PluginSource, store: StateStore, settings,
+                 config: WatchConfig) -> None:
         self.source, self.store, self.settings, self.cfg = source, store, settings, config
         self._stop = threading.Event()
         self._hurry = threading.Event()
@@ -157,7 +158,8 @@ class Watcher:
         listed_once = False
         while not self._stop.is_set():
             # --once lists again only to get past a failure (dispatch waits for a good listing)
-            if time.monotonic() >= next_poll and not (self.cfg.once and listed_once and self._healthy):
+            done_once = self.cfg.once and listed_once and self._healthy
+            if time.monotonic() >= next_poll and not done_once:
                 try:
                     self._poll()
                 except _Stopped:
@@ -241,7 +243,8 @@ class Watcher:
         if attempts > self.cfg.max_attempts:  # earlier watchers died on this run every time
             self.store.fail(ref, RunResult(ref=ref, ok=False, error=f"the watcher stopped during "
                                            f"{attempts - 1} attempts on this run"), retry_at=None)
-            log.error("run %s: gave up: the watcher stopped during %d attempts on it", ref, attempts - 1)
+            log.error("run %s: gave up: the watcher stopped during %d attempts on it", ref,
+                      attempts - 1)
             return
 
         def after_load(run) -> str | None:
@@ -252,13 +255,15 @@ class Watcher:
         def before_write(report) -> bool:
             reports.append(report)
             v = report.verdict
-            log.info("run %s: audited: %s / %s (%.2f)", ref, v.outcome.value, v.cause.value, v.confidence)
+            log.info("run %s: audited: %s / %s (%.2f)", ref, v.outcome.value, v.cause.value,
+                     v.confidence)
             self._test_pause("after_audit")
             if self._stop.is_set():  # shutting down before writing: give the run back
                 return False
             return self.store.begin_write(ref)
 
-        res = audit_one(self.source, ref, self.settings, after_load=after_load, before_write=before_write)
+        res = audit_one(self.source, ref, self.settings, after_load=after_load,
+                        before_write=before_write)
         if res.released:
             if self.store.release(ref):
                 log.info("run %s: released unwritten (shutting down)", ref)
@@ -296,7 +301,8 @@ class Watcher:
         else:
             delay = min(self.cfg.max_backoff_s, self.cfg.retry_base_s * 2 ** (attempts - 1))
             self.store.fail(ref, res, retry_at=time.time() + delay)
-            log.warning("run %s: attempt %d failed: %s; retrying in %.0f s", ref, attempts, res.error, delay)
+            log.warning("run %s: attempt %d failed: %s; retrying in %.0f s", ref, attempts,
+                        res.error, delay)
 
     def _test_pause(self, stage: str) -> None:
         if stage in self._pause:
