@@ -140,7 +140,7 @@ def build_run(steps: int, n_metrics: int, seed: int = 0):
 def numpy_pass(run, repeat: int = 3) -> float:
     """Best-of-``repeat`` seconds of one vectorised pass over the table's value and wall columns."""
     t = run.metrics
-    cols = (t._values, t._wall)  # noqa: SLF001  (the same arrays the detectors slice)
+    cols = (t._values, t._wall)  # the same arrays the detectors slice
     best = float("inf")
     for _ in range(repeat):
         t0 = time.perf_counter()
