@@ -2,9 +2,12 @@
 
 Each :class:`Signature` is one entry: an id, a category, a regular expression
 whose named groups are the figures it captures (memory figures come with a
-``<name>_unit`` group and are converted by :func:`to_gib`), and a one-line
-description. Adding a signature is adding one entry to :data:`CATALOG` and one
-fixture line in ``tests/data/signatures/``.
+``<name>_unit`` group and are converted by :func:`to_gib`), a one-line
+description, and ``needles``: lower-case substrings of which every matching line
+contains at least one. The needles keep the scan linear and cheap (a few
+substring tests per line; the regular expressions run only on the rare lines
+that contain a needle). Adding a signature is adding one entry to
+:data:`CATALOG` and one fixture line in ``tests/data/signatures/cases.yaml``.
 
 Within one line, only the first matching entry of each category is kept, so a
 more specific entry placed earlier (the PyTorch >= 2.1 OOM wording) wins over
@@ -32,10 +35,11 @@ class Signature:
     category: str
     pattern: re.Pattern
     description: str
+    needles: tuple[str, ...]
 
 
-def _sig(id: str, category: str, pattern: str, description: str) -> Signature:
-    return Signature(id, category, re.compile(pattern, re.IGNORECASE), description)
+def _sig(id: str, category: str, pattern: str, description: str, needles: tuple[str, ...]) -> Signature:
+    return Signature(id, category, re.compile(pattern, re.IGNORECASE), description, needles)
 
 
 _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
@@ -60,7 +64,8 @@ CATALOG: list[Signature] = [
          r" of which " + _M(name="free") + r" is free\."
          r"(?:.*?Of the allocated memory " + _M(name="allocated") + r" is allocated by PyTorch)?"
          r"(?:.*?and " + _M(name="reserved") + r" is reserved by PyTorch but unallocated)?",
-         "PyTorch (>= 2.1 wording) CUDA caching allocator failed to allocate"),
+         "PyTorch (>= 2.1 wording) CUDA caching allocator failed to allocate",
+         ('out of memory',)),
     _sig("cuda-oom", "oom",
          r"CUDA out of memory\.?(?: Tried to allocate " + _M(name="requested") + r")?"
          r"(?:.*?GPU (?P<device>\d+))?"
@@ -68,102 +73,129 @@ CATALOG: list[Signature] = [
          r"(?:.*?" + _M(name="allocated") + r" already allocated)?"
          r"(?:.*?" + _M(name="free") + r" free)?"
          r"(?:.*?" + _M(name="reserved") + r" reserved in total)?",
-         "PyTorch CUDA caching allocator failed to allocate"),
+         "PyTorch CUDA caching allocator failed to allocate",
+         ('out of memory',)),
     _sig("mps-oom", "oom",
          r"MPS backend out of memory \(MPS allocated: " + _M(name="allocated") +
          r".*?max allowed: " + _M(name="total") + r"\)\. Tried to allocate " + _M(name="requested"),
-         "PyTorch MPS (Apple) backend out of memory"),
-    _sig("torch-oom-error", "oom", r"torch\.(?:cuda\.)?OutOfMemoryError", "torch OutOfMemoryError raised"),
+         "PyTorch MPS (Apple) backend out of memory",
+         ('out of memory',)),
+    _sig("torch-oom-error", "oom", r"torch\.(?:cuda\.)?OutOfMemoryError", "torch OutOfMemoryError raised",
+         ('outofmemoryerror',)),
     _sig("cublas-alloc-failed", "oom", r"CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED",
-         "cuBLAS/cuDNN could not allocate its workspace (device memory exhausted)"),
+         "cuBLAS/cuDNN could not allocate its workspace (device memory exhausted)",
+         ('alloc_failed',)),
     _sig("xla-oom", "oom",
          r"RESOURCE_EXHAUSTED|Resource exhausted: OOM|OOM when allocating tensor",
-         "XLA / TensorFlow / JAX out of memory"),
+         "XLA / TensorFlow / JAX out of memory",
+         ('resource_exhausted', 'resource exhausted', 'oom when allocating')),
     _sig("host-oom-killer", "oom",
          r"Out of memory: Killed process (?P<pid>\d+)|Detected (?P<events>\d+) oom[-_]kill event|oom[-_]kill\b",
-         "the kernel OOM killer stopped a process (host memory)"),
+         "the kernel OOM killer stopped a process (host memory)",
+         ('out of memory: killed', 'oom-kill', 'oom_kill')),
     # --- distributed ---------------------------------------------------------------------------
     _sig("nccl-watchdog-timeout", "collective_timeout",
          r"(?:\[Rank (?P<rank>\d+)\]\s*)?Watchdog caught collective operation timeout"
          r"(?:.*?SeqNum=(?P<seq>\d+))?(?:.*?OpType=(?P<op>\w+))?(?:.*?Timeout\(ms\)=(?P<timeout_ms>\d+))?"
          r"(?:.*?ran for (?P<ran_ms>\d+) milliseconds)?",
-         "NCCL/collective watchdog timed out"),
+         "NCCL/collective watchdog timed out",
+         ('watchdog caught',)),
     _sig("nccl-error", "collective_timeout",
          r"NCCL (?:error|WARN).*?(?:unhandled system error|unhandled cuda error|remote process exited|"
          r"timeout|internal error)|ncclSystemError|ncclUnhandledCudaError|NCCL communicator was aborted",
-         "NCCL communicator error"),
+         "NCCL communicator error",
+         ('nccl',)),
     _sig("store-timeout", "collective_timeout",
          r"DistStoreError|Timed out (?:after \d+ seconds )?waiting for (?:clients|the store|rendezvous)|"
          r"RendezvousTimeoutError",
-         "the rendezvous / key-value store timed out (a rank never joined)"),
+         "the rendezvous / key-value store timed out (a rank never joined)",
+         ('diststoreerror', 'timed out', 'rendezvoustimeout')),
     # --- processes -----------------------------------------------------------------------------
     _sig("dataloader-worker-killed", "worker_killed",
          r"DataLoader worker \(pid(?:\(s\))? (?P<pid>[\d, ]+)\) (?:is killed by signal|exited unexpectedly)"
          r"(?::\s*(?P<signal>[\w ]+))?",
-         "a data-loader worker process died"),
+         "a data-loader worker process died",
+         ('dataloader worker',)),
     _sig("dataloader-shm", "worker_killed",
          r"insufficient shared memory \(shm\)|unable to (?:write to|open) (?:shared memory|file </torch_)",
-         "a data-loader worker ran out of shared memory (/dev/shm)"),
+         "a data-loader worker ran out of shared memory (/dev/shm)",
+         ('shared memory', '/torch_')),
     _sig("sigkill", "killed",
          r"Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|exitcode\s*:\s*-9\b|^\s*Killed\s*$|"
          r"\b\d+\s+Killed\s+\S|task \d+: Killed|killed by signal 9\b",
-         "the process was killed with SIGKILL (often the host OOM killer or the scheduler)"),
+         "the process was killed with SIGKILL (often the host OOM killer or the scheduler)",
+         ('killed', 'sigkill', 'exitcode')),
     _sig("time-limit", "time_limit",
          r"CANCELLED AT (?P<at>\S+) DUE TO TIME LIMIT|DUE TO TIME LIMIT|"
          r"exceeded (?:its |the )?(?:wall ?time|time limit)|walltime exceeded|job killed: walltime",
-         "the scheduler stopped the job at its wall-time limit"),
+         "the scheduler stopped the job at its wall-time limit",
+         ('time limit', 'wall time', 'walltime')),
     _sig("sigterm", "preemption",
          r"(?:received|got|caught)\s+(?:signal\s+)?(?:SIGTERM|signal 15)|SIGTERM received|"
          r"Signal 15 \(SIGTERM\)|Received SIGTERM|SIGTERM:\s*15",
-         "the process was asked to terminate (often preemption)"),
+         "the process was asked to terminate (often preemption)",
+         ('sigterm', 'signal 15')),
     _sig("preempted", "preemption",
          r"\bpreempt(?:ed|ion)\b|spot instance.*(?:interrupt|terminat)|instance is being preempted",
-         "the scheduler preempted the job"),
-    _sig("requeue", "requeue", r"\brequeu(?:e|ed|es|eing|ing)\b|\brequeing\b", "the job was requeued"),
+         "the scheduler preempted the job",
+         ('preempt', 'spot instance')),
+    _sig("requeue", "requeue", r"\brequeu(?:e|ed|es|eing|ing)\b|\brequeing\b", "the job was requeued",
+         ('requeu', 'requeing')),
     # --- hardware ------------------------------------------------------------------------------
     _sig("xid", "hardware", r"\bXid\b(?:\s*\([^)]*\))?\s*[:=]?\s*(?:error\s*)?(?P<xid>\d+)",
-         "an NVIDIA driver Xid event (see HARDWARE_XIDS)"),
+         "an NVIDIA driver Xid event (see HARDWARE_XIDS)",
+         ('xid',)),
     _sig("ecc", "hardware",
          r"uncorrectable ECC|double[- ]bit ECC|ECC error|cudaErrorECCUncorrectable|ECC page retirement",
-         "a GPU memory ECC error"),
+         "a GPU memory ECC error",
+         ('uncorrectable ecc', 'bit ecc', 'ecc error', 'eccuncorrectable', 'ecc page')),
     _sig("gpu-lost", "hardware",
          r"GPU has fallen off the bus|GPU is lost|NVML_ERROR_GPU_IS_LOST|"
          r"Unable to determine the device handle for GPU",
-         "the GPU disappeared from the bus"),
+         "the GPU disappeared from the bus",
+         ('fallen off the bus', 'gpu is lost', 'gpu_is_lost', 'device handle for gpu')),
     _sig("cuda-illegal-access", "cuda_error",
          r"an illegal memory access was encountered|unspecified launch failure",
-         "a CUDA kernel faulted (often a software bug; a hardware fault when an Xid precedes it)"),
+         "a CUDA kernel faulted (often a software bug; a hardware fault when an Xid precedes it)",
+         ('illegal memory access', 'unspecified launch failure')),
     _sig("device-assert", "device_assert", r"device-side assert triggered",
-         "a CUDA kernel assertion (typically an index/label out of range)"),
+         "a CUDA kernel assertion (typically an index/label out of range)",
+         ('device-side assert',)),
     # --- storage -------------------------------------------------------------------------------
     _sig("disk-full", "disk_full",
          r"(?:\[Errno 28\] )?No space left on device(?::\s*'(?P<path>[^']+)')?|Disk quota exceeded|"
          r"\bENOSPC\b|PytorchStreamWriter failed writing file.*?file write failed",
-         "the disk (or quota) filled up"),
+         "the disk (or quota) filled up",
+         ('no space left', 'quota exceeded', 'enospc', 'pytorchstreamwriter')),
     # --- fp16 loss scaling ---------------------------------------------------------------------
     _sig("min-loss-scale", "min_loss_scale",
          r"Current loss scale already at minimum|Minimum loss scale reached(?: \((?P<min_scale>" + _NUM + r")\))?|"
          r"loss scale.*below.*minimum",
-         "fp16 dynamic loss scaling hit its minimum"),
+         "fp16 dynamic loss scaling hit its minimum",
+         ('minimum',)),
     _sig("overflow-skip", "overflow_skip",
          r"Gradient overflow\.\s+Skipping step(?:,\s*(?:loss scaler \d+ )?reducing loss scale to "
          r"(?P<loss_scale>" + _NUM + r"))?",
-         "fp16 overflow (apex/Megatron): the step is skipped and the loss scale reduced"),
+         "fp16 overflow (apex/Megatron): the step is skipped and the loss scale reduced",
+         ('gradient overflow',)),
     _sig("overflow-skip-deepspeed", "overflow_skip",
          r"(?:OVERFLOW!|loss scale overflow!|Overflow detected\.)\s*(?:Rank (?P<rank>\d+) )?Skipping step\.?"
          r"(?:\s*Attempted loss scale: (?P<attempted>" + _NUM + r"), reducing to (?P<loss_scale>" + _NUM + r"))?",
-         "fp16 overflow (DeepSpeed): the step is skipped and the loss scale reduced"),
+         "fp16 overflow (DeepSpeed): the step is skipped and the loss scale reduced",
+         ('overflow!', 'overflow detected')),
     _sig("overflow-skip-fairseq", "overflow_skip",
          r"(?:gradient overflow detected, ignoring gradient|AMP: overflow detected), setting (?:loss )?scale to:?"
          r"\s*(?P<loss_scale>" + _NUM + r")",
-         "fp16 overflow (fairseq): the update is skipped and the loss scale reduced"),
+         "fp16 overflow (fairseq): the update is skipped and the loss scale reduced",
+         ('overflow detected',)),
     # --- numerics and shapes -------------------------------------------------------------------
     _sig("nan-message", "nan",
          r"\b(?:loss|grad(?:ient)?s?(?: norm)?)\b[^\n]{0,40}?\b(?:is|are|became|becomes|contains?|was)\s+"
          r"(?:nan|inf|infinite|non-?finite)\b|NaN or Inf found|non-finite (?:loss|gradient|norm)|"
          r"Detected (?:NaN|inf)|returned nan values|nan loss detected|"
          r"is not finite\. Previous best|encountered (?:NaN|inf)\b",
-         "a NaN/inf message printed by the framework"),
+         "a NaN/inf message printed by the framework",
+         ('nan', 'finite', 'is inf', 'are inf', 'or inf', 'detected inf', 'encountered inf', 'became inf', 'becomes inf', 'contains inf', 'contain inf', 'was inf')),
     _sig("shape-mismatch", "shape_mismatch",
          r"size mismatch for (?P<param>[\w.]+): copying a param with shape (?P<checkpoint_shape>torch\.Size\(\[[\d, ]*\]\))"
          r" from checkpoint, the shape in current model is (?P<model_shape>torch\.Size\(\[[\d, ]*\]\))|"
@@ -172,23 +204,24 @@ CATALOG: list[Signature] = [
          r"(?: at non-singleton dimension (?P<dim>\d+))?|"
          r"Expected input batch_size \((?P<input_batch>\d+)\) to match target batch_size \((?P<target_batch>\d+)\)|"
          r"size mismatch|shape mismatch|Incompatible shapes",
-         "tensor shape mismatch"),
+         "tensor shape mismatch",
+         ('mismatch', 'shapes cannot', 'size of tensor', 'incompatible shapes', 'expected input batch_size')),
     # --- checkpoints (context for resume and disk findings) ---------------------------------------
     _sig("checkpoint-saved", "checkpoint",
          r"\b(?:model|checkpoint|weights|state)s? (?:saved|written|stored) (?:to|at|in|as)\s*:?\s*"
          r"(?:\.{2,}\s+)?(?P<path>[^\s'\"]+)|\bSaving (?:model )?(?:checkpoint|model|weights) (?:to|at|in)\s*:?\s*"
          r"(?:\.{2,}\s+)?(?P<path2>[^\s'\"]+)",
-         "a checkpoint was written"),
+         "a checkpoint was written",
+         ('saved', 'written', 'stored', 'saving')),
     _sig("checkpoint-restored", "resume",
          r"\b(?:Restoring|Restored|Resuming|Resumed|Loading|Loaded) (?:\w+ )?(?:states? |training )?"
          r"from (?:the )?(?:checkpoint|ckpt)\b|\bresum(?:e|ing|ed) (?:training )?from (?:checkpoint|step|iteration)|"
          r"\bloaded checkpoint\b|\bcheckpoint (?:restored|loaded)\b",
-         "a checkpoint was restored (a resumed run)"),
+         "a checkpoint was restored (a resumed run)",
+         ('checkpoint', 'ckpt', 'resum')),
 ]
 
-_STRIP_GROUPS = re.compile(r"[(][?]P<[a-z_0-9]+>")
-_PREFILTER = re.compile("|".join(f"(?:{_STRIP_GROUPS.sub('(?:', s.pattern.pattern)})" for s in CATALOG),
-                        re.IGNORECASE | re.MULTILINE)
+_NEEDLES = tuple(sorted({n for s in CATALOG for n in s.needles}))
 _RANK_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d+\]:\s?|rank\d+:\s|\d{1,4}:\s)")
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _EXC = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|OutOfMemoryError))"
@@ -272,10 +305,16 @@ def classify_path(frames: list[tuple[str, int, str]]) -> str:
     return "unknown"
 
 
+def could_match(text: str) -> bool:
+    """Whether some signature's needle is in the line (a cheap pre-filter; no regex runs)."""
+    low = text.lower()
+    return any(n in low for n in _NEEDLES)
+
+
 def is_relevant(text: str) -> bool:
     """Whether a console line can matter to a signature or a traceback (used to thin huge logs)."""
-    return bool(_PREFILTER.search(text)) or "File \"" in text or "Error" in text or "Traceback" in text \
-        or "Exception" in text
+    return "File \"" in text or "Error" in text or "Traceback" in text or "Exception" in text \
+        or could_match(text)
 
 
 def scan_run(run) -> tuple[list[SignatureHit], list[Traceback]]:
@@ -287,12 +326,13 @@ def scan_run(run) -> tuple[list[SignatureHit], list[Traceback]]:
 
 def match_line(text: str) -> list[tuple[Signature, dict[str, str]]]:
     """Catalog entries matching one line (first per category) with their figures."""
-    if not _PREFILTER.search(text):
+    low = text.lower()
+    if not any(n in low for n in _NEEDLES):
         return []
     out: list[tuple[Signature, dict[str, str]]] = []
     seen: set[str] = set()
     for sig in CATALOG:
-        if sig.category in seen:
+        if sig.category in seen or not any(n in low for n in sig.needles):
             continue
         m = sig.pattern.search(text)
         if m:
@@ -300,6 +340,8 @@ def match_line(text: str) -> list[tuple[Signature, dict[str, str]]]:
             figs = {k: v.strip() for k, v in m.groupdict().items() if v is not None}
             if "path2" in figs:
                 figs["path"] = figs.pop("path2")
+            if "path" in figs:
+                figs["path"] = figs["path"].rstrip(".,;:")
             out.append((sig, figs))
     return out
 
@@ -308,7 +350,7 @@ def scan(lines: Iterable[ConsoleLine]) -> tuple[list[SignatureHit], list[Traceba
     """Match every catalog signature and recover tracebacks in ``lines``.
 
     Returns (hits in line order, tracebacks in line order). Cost is linear in
-    the text: one combined pre-filter regex skips lines that match nothing.
+    the text: a line without any signature's needle costs a few substring tests.
     """
     hits: list[SignatureHit] = []
     tbs: list[Traceback] = []

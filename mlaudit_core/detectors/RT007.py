@@ -51,11 +51,12 @@ class HardwareError(ConsoleSignatureDetector, code="RT007", name="hardware-error
         what = lead.signature.description
         if xid:
             meaning = XID_MEANING.get(int(xid), "see NVIDIA's Xid reference")
-            what = f"Xid {xid} ({meaning})"
+            what = f"Xid {xid}, {meaning}"
         after = [h for h in all_hits
                  if h.signature.category in _CONSEQUENCES and h.line.source == lead.line.source
                  and h.line.lineno >= lead.line.lineno]
-        msg = f"accelerator hardware error: {what} at {lead.line.source}:{lead.line.lineno}"
+        kind = "an accelerator hardware error" if hardware else "an accelerator driver event"
+        msg = f"{kind} ({what}) at {lead.line.source}:{lead.line.lineno}"
         if after:
             a = after[0]
             msg += (f"; followed by {a.signature.id} at line {a.line.lineno}"

@@ -48,6 +48,7 @@ class LogFormat:
         example: one real line of the format (documentation and tests).
         pattern: regular expression, searched in the line; named groups are figures.
         hint: substrings of which at least one must be in the line before the regex is tried.
+        exclude: substrings that rule a line out (Keras' running ``ETA:`` lines).
         fields: group -> metric name or marker.
         pairs: regex with groups ``k`` and ``v`` (optional ``u`` unit) applied to the
             ``rest`` group (or the text after the match) to read more figures.
@@ -75,6 +76,7 @@ class LogFormat:
     example: str
     pattern: str
     hint: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
     fields: dict[str, str] = field(default_factory=dict)
     pairs: str | None = None
     rename: dict[str, str] = field(default_factory=dict)
@@ -102,10 +104,10 @@ CATALOG: list[LogFormat] = [
     LogFormat(
         id="tqdm", name="tqdm progress bars (Hugging Face, PyTorch Lightning, NeMo, plain tqdm)",
         example="Epoch 3:  45%|████▌     | 424/938 [00:12<00:14, 34.61it/s, loss=0.312, v_num=0]",
-        pattern=(r"(?:(?P<desc>[A-Za-z][\w .#-]{0,60}?):\s*:?\s+)?(?P<pct>\d{1,3})%\|[^|]{0,200}\|\s*(?P<batch>\d+)/(?P<total>\d+)"
+        pattern=(r"(?P<pct>\d{1,3})%\|[^|]{0,200}\|\s*(?P<batch>\d+)/(?P<total>\d+)"
                  rf"\s*\[(?P<elapsed>[\d:]+)(?:<(?P<remaining>[\d:?]*))?(?:,\s*(?:(?P<rate>{_N})|\?)\s*"
                  r"(?P<rate_unit>[A-Za-z]+/[A-Za-z]+))?(?:,\s*(?P<postfix>[^\]]*))?\]"),
-        hint=("%|",), kind="progress",
+        hint=("%|",), kind="progress",  # the description before the bar ("Epoch 3:") is read by the engine
         fields={"rate": "perf/throughput"},
         pairs=rf"(?P<k>[A-Za-z_][\w ./@-]*?)=(?P<v>{_N})(?=[,\]\s]|$)",
         rename={"v_num": "@skip", "global_step": "@step", "step": "@step", "epoch": "@epoch",
@@ -164,11 +166,11 @@ CATALOG: list[LogFormat] = [
     LogFormat(
         id="keras", name="Keras fit() epoch lines (Keras 2 and 3, verbose 1 and 2)",
         example=" - 383s - loss: 0.5388 - acc: 0.7156 - val_loss: 0.7477 - val_acc: 0.5938",
-        pattern=(r"^(?!.*\bETA:)\s*(?:(?P<batch>\d+)/(?P<total>\d+)\s*(?:\[[=>.]*\]|[━─]+)?\s*)?-?\s*"
+        pattern=(r"^\s*(?:(?P<batch>\d+)/(?P<total>\d+)\s*(?:\[[=>.]*\]|[━─]+)?\s*)?-?\s*"
                  r"(?:(?P<epoch_time>\d+(?:\.\d+)?)(?P<epoch_time_unit>ms|s|m)\s+)?-?\s*"
                  r"(?:(?P<step_time>\d+(?:\.\d+)?)(?P<step_time_unit>us|µs|ms|s)/(?:step|sample)\s*)?"
                  rf"-\s+(?P<rest>[A-Za-z_][\w@]*:\s+{_N}(?:\s+-\s+[A-Za-z_][\w@]*:\s+{_N})*)\s*$"),
-        hint=(" - ",),
+        hint=("loss: ",), exclude=("ETA:",),
         fields={"batch": "@batch", "total": "@total", "epoch_time": "perf/epoch_time",
                 "step_time": "perf/step_time"},
         pairs=rf"(?P<k>[A-Za-z_][\w@]*):\s+(?P<v>{_N})", step="epoch", final_batch_only=True),

@@ -27,8 +27,7 @@ from datetime import datetime
 import numpy as np
 
 from ..rundata import ConsoleLine, MetricTable
-from ..signatures import _PREFILTER as _SIGNATURE_PREFILTER
-from ..signatures import is_relevant
+from ..signatures import is_relevant, match_line
 from .formats import CATALOG, NUM, LogFormat
 from .names import TIME_UNITS, canonical, is_time_metric, to_seconds
 
@@ -42,7 +41,7 @@ MAX_CONSOLE_CHARS = 65_536
 _N = f"(?:{NUM})"
 _UNIT = r"(?P<u>ms|us|s|sec|secs|min|%|it/s|s/it)?"
 _DELIM = r"(?=[\s,;|)\]}]|$)"
-_KEY = r"[A-Za-z][\w./@-]*(?:[ ][A-Za-z][\w./@()-]*){0,4}"
+_KEY = r"[A-Za-z][\w./@-]*(?:[ ][A-Za-z][\w./@()-]*){0,3}"
 _GEN_EQ = re.compile(rf"(?<![\w./@-])(?P<k>{_KEY})\s*=\s*(?P<v>{_N}){_UNIT}{_DELIM}")
 _GEN_COLON = re.compile(rf"(?<![\w./@-])(?P<k>{_KEY}):\s+(?P<v>{_N})\s?{_UNIT}{_DELIM}")
 _GEN_PIPE = re.compile(rf"\|\s*(?P<k>{_KEY})\s+(?P<v>{_N})\s?{_UNIT}\s*(?=\||$)")
@@ -52,15 +51,18 @@ _STEP_KEY = re.compile(r"\b(?:global_step|step|iter|iteration|epoch)\s*[:=]", re
 _PARAM_EQ = re.compile(r"(?<![\w.])(?P<k>[A-Za-z_][\w.]*)\s*=\s*(?P<v>'[^']*'|\"[^\"]*\"|<[^>]*>|[^,\s)]+)")
 _PARAM_LINE = re.compile(r"^\s*(?:\[[A-Z]+\]\s*)?(?P<k>[A-Za-z][\w .()/-]{0,60}?)\s*(?:=|:\s)\s*(?P<v>\S.*?)\s*$")
 _LOG_PREFIX = re.compile(
-    r"^\s*(?:\[[^\]]{0,120}\]|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?|\d{2}/\d{2}/\d{4} \d{2}:\d{2}:\d{2}|"
-    r"(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL|FATAL|TRACE)\b:?|[\w.]+(?=\s+[-|]\s)|>>|[-|:](?=\s))")
+    r"^(?:\s*(?:\[[^\]]{0,120}\]|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?|\d{2}/\d{2}/\d{4} \d{2}:\d{2}:\d{2}|"
+    r"(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL|FATAL|TRACE)\b:?|[\w.]+(?=\s+[-|]\s)|>>|[-|:](?=\s)))+")
 #: Lines after a record line within which a lone ``key: value`` still belongs to that record.
 CONTINUATION_LINES = 3
 _TS = re.compile(r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?)")
-_ANNOTATION = re.compile(r"\[(?P<b>[^\[\]\n]{1,400})\]")
+# candidates only: the marker words, or a body with two spaces and none of the characters of log structure
+_ANNOTATION = re.compile(r"\[(?P<b>\.\.\.|…|snip|truncated|omitted|sic|"
+                         r"[^\[\]\n=|<>%'\"{}]{0,200}? [^\[\]\n=|<>%'\"{}]{0,200}? [^\[\]\n=|<>%'\"{}]{0,200})\]")
 _PROSE_WORD = re.compile(r"(?<![\w./@-])[A-Za-z][a-z'’]+(?![\w./@(-])")
 _EVAL_DESC = re.compile(r"valid|eval|test|predict|sanity|inference", re.IGNORECASE)
 _EPOCH_DESC = re.compile(r"\bEpoch\s+(\d+)", re.IGNORECASE)
+_DESC_BEFORE = re.compile(r"(?P<desc>[A-Za-z][\w .#-]{0,60}?):\s*:?\s+$")
 _MARKERS = {"step": "@step", "global_step": "@step", "globalstep": "@step", "iteration": "@step", "iter": "@step",
             "it": "@step", "num_updates": "@step", "update": "@step", "updates": "@step", "trainer/global_step": "@step",
             "epoch": "@epoch", "batch": "@batch", "batch_idx": "@batch"}
@@ -86,7 +88,7 @@ def _annotation_repl(m: re.Match) -> str:
     body = m["b"].strip()
     if body in ("...", "…", "snip", "truncated", "omitted", "sic"):
         return ""
-    if any(c in body for c in "=|<>%'\"{}") or ":" in body and re.search(r"\d:\d", body):
+    if ":" in body and re.search(r"\d:\d", body):
         return m.group(0)
     if len(_PROSE_WORD.findall(body)) >= 3:
         return ""
@@ -95,12 +97,8 @@ def _annotation_repl(m: re.Match) -> str:
 
 def strip_log_prefix(line: str) -> str:
     """The message part of a log line: leading ``[...]`` groups, timestamps, levels and logger names removed."""
-    for _ in range(8):
-        m = _LOG_PREFIX.match(line)
-        if not m or not m.group(0).strip():
-            break
-        line = line[m.end():]
-    return line.lstrip()
+    m = _LOG_PREFIX.match(line)
+    return (line[m.end():] if m else line).lstrip()
 
 
 def _num(text: str) -> float | None:
@@ -149,12 +147,16 @@ class ParseResult:
 
 
 class _Compiled:
-    __slots__ = ("fields", "fmt", "has_kv", "hints", "pairs", "rx")
+    __slots__ = ("excludes", "fields", "fmt", "has_kv", "hints", "pairs", "pairs_kv", "pairs_unit", "rx")
 
     def __init__(self, fmt: LogFormat) -> None:
         self.fmt = fmt
         self.rx, self.pairs = fmt.compiled()
+        self.pairs_unit = bool(self.pairs is not None and "u" in self.pairs.groupindex)
+        # the same pattern with only k and v capturing, so findall returns (k, v) tuples
+        self.pairs_kv = re.compile(re.sub(r"\(\?P<(?!k>|v>)\w+>", "(?:", fmt.pairs)) if fmt.pairs else None
         self.hints = fmt.hint
+        self.excludes = fmt.exclude
         self.fields = fmt.fields
         self.has_kv = "k" in self.rx.groupindex and "v" in self.rx.groupindex
 
@@ -162,6 +164,9 @@ class _Compiled:
 _COMPILED = [_Compiled(f) for f in CATALOG]
 _PROGRESS = [c for c in _COMPILED if c.fmt.kind == "progress"]
 _OTHERS = [c for c in _COMPILED if c.fmt.kind != "progress"]
+#: (compiled, hints, excludes, block required, kind, id) in catalog order, for the per-line loop
+_DISPATCH = [(c, c.hints, c.excludes, c.fmt.block if c.fmt.kind != "header" else None, c.fmt.kind, c.fmt.id)
+             for c in _OTHERS]
 
 
 class LogParser:
@@ -181,7 +186,8 @@ class LogParser:
         self._steps = array("q")
         self._values = array("d")
         self._walls = array("d")
-        self._last: dict[int, tuple[int, float]] = {}
+        self._last_step: list[int] = []
+        self._last_value: list[float] = []
         self._summary: dict[str, tuple[float, float]] = {}
         self.params: dict[str, str] = {}
         self.facts: dict[str, float] = {}
@@ -205,6 +211,7 @@ class LogParser:
         self.max_step = 0
         self.lineno = 0
         self.last_record_line = -10
+        self._targets: dict[tuple[str, str, str], tuple[str, str | None]] = {}
 
     # --- input -------------------------------------------------------------------------------
     def feed_many(self, lines: Iterable[tuple[int, str]], source: str) -> None:
@@ -265,30 +272,34 @@ class LogParser:
                 guard = 0
                 while m and guard < 4:
                     guard += 1
-                    got = self._progress(c, m)
+                    start = m.start()
+                    dm = _DESC_BEFORE.search(seg, max(0, start - 80), start) if start else None
+                    got = self._progress(c, m, dm["desc"] if dm else "")
                     if got is not None:
                         line_step = got
-                    seg = seg[:m.start()] + " " + seg[m.end():]
+                    seg = seg[:dm.start() if dm else start] + " " + seg[m.end():]
                     m = c.rx.search(seg)
             if not seg.strip():
                 return
-        for c in _OTHERS:
-            fmt = c.fmt
-            if fmt.block is not None and fmt.kind != "header" and fmt.block != self.block:
+        block = self.block
+        for c, hints, excludes, needs_block, kind, fid in _DISPATCH:
+            if needs_block is not None and needs_block != block:
                 continue
-            for h in c.hints:
+            for h in hints:
                 if h in seg:
                     break
             else:
-                if c.hints:
+                if hints:
                     continue
+            if excludes and any(x in seg for x in excludes):
+                continue
             m = c.rx.search(seg)
             if m is None:
                 continue
-            self.formats[fmt.id] += 1
-            if fmt.kind == "ignore":
+            self.formats[fid] += 1
+            if kind == "ignore":
                 return
-            if fmt.kind == "header":
+            if kind == "header":
                 self._header(c, m)
                 return
             self._record(c, m, seg, line_step)
@@ -298,8 +309,8 @@ class LogParser:
         self._generic(seg, line_step)
 
     # --- formats ---------------------------------------------------------------------------------
-    def _progress(self, c: _Compiled, m: re.Match) -> int | None:
-        desc = (m["desc"] or "").strip()
+    def _progress(self, c: _Compiled, m: re.Match, desc: str) -> int | None:
+        desc = desc.strip()
         n, total = int(m["batch"]), int(m["total"])
         if _EVAL_DESC.search(desc):
             return None
@@ -414,8 +425,10 @@ class LogParser:
         if c.pairs is not None:
             rest = gd.get("rest")
             text = rest if rest is not None else seg[m.start():]
-            for pm in c.pairs.finditer(text):
-                pairs.append((pm["k"], pm["v"], pm.groupdict().get("u")))
+            if c.pairs_unit:
+                pairs += [(pm["k"], pm["v"], pm["u"]) for pm in c.pairs.finditer(text)]
+            else:
+                pairs += [(k, v, None) for k, v in c.pairs_kv.findall(text)]
         if gd.get("json"):
             try:
                 obj = json.loads(gd["json"])
@@ -427,11 +440,20 @@ class LogParser:
                         pairs.append((str(k), repr(float(v)), None))
                     elif isinstance(v, str) and _num(v) is not None:
                         pairs.append((str(k), v, None))
+        targets = self._targets
         for key, raw, unit in pairs:
-            key = key.strip()
-            target = self._pair_target(fmt, key, prefix)
-            v = _num(raw)
-            if v is None or target == "@skip":
+            tk = (fmt.id, key, prefix)
+            cached = targets.get(tk)
+            if cached is None:
+                k = key.strip()
+                cached = targets[tk] = (self._pair_target(fmt, k, prefix),
+                                        fmt.units.get(k.lower()) or fmt.units.get("*") or canonical(k, prefix)[1])
+            target = cached[0]
+            if target == "@skip":
+                continue
+            try:
+                v = float(raw)
+            except ValueError:
                 continue
             if target[0] == "@":
                 if target == "@step":
@@ -441,9 +463,9 @@ class LogParser:
                 elif target == "@batch":
                     batch = int(v)
                 continue
-            name_unit = canonical(key, prefix)[1]
-            u = unit or fmt.units.get(key.lower()) or fmt.units.get("*") or name_unit
-            rec.setdefault(target, _convert(target, v, u))
+            u = unit or cached[1]
+            if target not in rec:
+                rec[target] = _convert(target, v, u) if u else v
         events = tuple(fmt.const)
         for k, v in fmt.const.items():
             rec[k] = v
@@ -504,11 +526,12 @@ class LogParser:
                 _STEP_KEY.search(seg) is None:
             self._startup_params(seg)  # configuration printed before training starts
             return
-        if _SIGNATURE_PREFILTER.search(seg):
-            return
+        if match_line(seg):
+            return  # a failure message, not metrics
         pairs = []
         for rx in (_GEN_EQ, _GEN_COLON, _GEN_PIPE):
-            if rx is _GEN_EQ and "=" not in seg or rx is _GEN_PIPE and "|" not in seg:
+            if rx is _GEN_EQ and "=" not in seg or rx is _GEN_PIPE and "|" not in seg or \
+                    rx is _GEN_COLON and ": " not in seg:
                 continue
             for pm in rx.finditer(seg):
                 pairs.append((pm["k"], pm["v"], pm["u"]))
@@ -583,24 +606,27 @@ class LogParser:
     # --- output --------------------------------------------------------------------------------
     def _repeats(self, name: str, value: float) -> bool:
         code = self._names.get(name)
-        last = self._last.get(code) if code is not None else None
-        return last is not None and last[1] == value
+        return code is not None and self._last_value[code] == value
 
     def _emit_all(self, rec: dict[str, float], step: int, epoch: float | None, events: tuple = ()) -> None:
         if rec:
             self.last_record_line = self.lineno
+        names, last_step, last_value = self._names, self._last_step, self._last_value
+        wall = self.wall
         for name, value in rec.items():
-            code = self._names.get(name)
+            code = names.get(name)
             if code is None:
-                code = self._names[name] = len(self._names)
-            last = self._last.get(code)
-            if last is not None and last[0] == step and last[1] == value and name not in events:
-                continue  # the same point printed twice (a progress bar redrawn)
-            self._last[code] = (step, value)
+                code = names[name] = len(names)
+                last_step.append(-(2 ** 62))
+                last_value.append(math.nan)
+            elif last_step[code] == step and last_value[code] == value and name not in events:
+                continue  # the same point printed twice (a progress bar redrawn, a checkpoint message)
+            last_step[code] = step
+            last_value[code] = value
             self._codes.append(code)
             self._steps.append(step)
             self._values.append(value)
-            self._walls.append(self.wall)
+            self._walls.append(wall)
         self.max_step = max(self.max_step, step)
 
     def result(self) -> ParseResult:

@@ -67,7 +67,10 @@ class LineReader:
             if p.suffix == ".gz":
                 fh = gzip.open(fh, "rb")  # type: ignore[assignment]  # noqa: SIM115
         try:
-            head = fh.peek(_SNIFF)[:_SNIFF] if hasattr(fh, "peek") else b""
+            if not hasattr(fh, "peek"):  # a stream without look-ahead (a test runner's stdin)
+                first = fh.read(_SNIFF)
+                fh = io.BufferedReader(_Rewound(first, fh))  # type: ignore[assignment]
+            head = fh.peek(_SNIFF)[:_SNIFF]
         except (OSError, EOFError) as exc:
             raise UnreadableLog(f"{self.name}: cannot be read ({exc})") from None
         if not head:
@@ -93,6 +96,11 @@ class LineReader:
                     break
                 lineno += 1
                 if not raw.endswith(b"\n") and len(raw) >= limit:
+                    if b"\r" in raw:
+                        # progress output joined by carriage returns: read it update by update
+                        for part in self._cr_parts(raw, readline, lineno):
+                            yield lineno, self._decode(part, lineno)
+                        continue
                     skipped = 0
                     while True:
                         rest = readline(limit)
@@ -100,18 +108,40 @@ class LineReader:
                         if not rest or rest.endswith(b"\n"):
                             break
                     self._cut(lineno, len(raw) + skipped)
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    text = raw.decode("utf-8", "replace")
-                    self.bad_utf8 += 1
-                    if self.first_bad_line is None:
-                        self.first_bad_line = lineno
+                text = self._decode(raw, lineno)
                 yield lineno, text.rstrip("\n").rstrip("\r") if text.endswith("\n") else text
         except (OSError, EOFError, gzip.BadGzipFile) as exc:
             self.warnings.append(f"{self.name}: reading stopped early: {exc}")
         finally:
             self._finish()
+
+    def _decode(self, raw: bytes, lineno: int) -> str:
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            self.bad_utf8 += 1
+            if self.first_bad_line is None:
+                self.first_bad_line = lineno
+            return raw.decode("utf-8", "replace")
+
+    def _cr_parts(self, raw: bytes, readline, lineno: int) -> Iterator[bytes]:
+        """Split one enormous line on carriage returns, reading on until its newline."""
+        buf = raw
+        while True:
+            *done, buf = buf.split(b"\r")
+            yield from (d for d in done if d.strip())
+            if buf.endswith(b"\n"):
+                break
+            if len(buf) >= self.max_line:  # one update longer than the cap: keep its start
+                self._cut(lineno, len(buf))
+                yield buf[: self.max_line]
+                buf = b""
+            more = readline(self.max_line)
+            if not more:
+                break
+            buf += more
+        if buf.strip():
+            yield buf.rstrip(b"\n")
 
     def _iter_utf16(self, fh) -> Iterator[tuple[int, str]]:
         text = io.TextIOWrapper(fh, encoding="utf-16", errors="replace", newline="")
@@ -128,7 +158,7 @@ class LineReader:
             self.first_cut_line = lineno
 
     def _finish(self) -> None:
-        if self._fh is not sys.stdin.buffer:
+        if self.name != "-":
             self._fh.close()
         if self.bad_utf8:
             self.warnings.append(
@@ -139,6 +169,26 @@ class LineReader:
                 f"{self.name}: {self.cut_lines} line(s) longer than {_size(self.max_line)} (first at line "
                 f"{self.first_cut_line}, longest {_size(self.longest_cut)}); only their first "
                 f"{_size(self.max_line)} were read")
+
+
+class _Rewound(io.RawIOBase):
+    """A raw stream that first returns ``head`` (bytes already read), then the rest of ``fh``."""
+
+    def __init__(self, head: bytes, fh) -> None:
+        self._head, self._fh = head, fh
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        if self._head:
+            n = min(len(b), len(self._head))
+            b[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._fh.read(len(b))
+        b[: len(data)] = data
+        return len(data)
 
 
 def _size(n: int) -> str:

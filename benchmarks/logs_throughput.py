@@ -1,0 +1,166 @@
+"""Throughput and peak memory of ``mlaudit logs`` on a 1,000,000-line mixed-format console log.
+
+Generates the log (Hugging Face dicts after tqdm bars, Megatron iterations, fairseq
+train_inner, DeepSpeed steps, ImageNet-example lines, litgpt iterations, Keras epochs,
+generic key=value lines, plain INFO chatter, a few fp16 overflow messages and one
+traceback), then measures, each in a fresh child process:
+
+- parse: ``mlaudit_core.logs.load_logs`` (read + parse into a RunData);
+- cli: ``mlaudit logs FILE --format json`` end to end (parse, all detectors, verdict, render);
+- reference: ``grep -c loss FILE`` on the same file.
+
+Prints lines per second, wall and CPU seconds (the machine is shared: CPU time is the
+figure that does not depend on the other processes; the load average is printed), peak
+resident memory (MiB, from the child's ``ru_maxrss``, and over the interpreter-and-imports
+baseline for the parse), and the ratio to ``grep -c`` (CPU time to CPU time). Usage::
+
+    python benchmarks/logs_throughput.py [--lines 1000000] [--keep PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PY = sys.executable
+
+
+def generate(path: Path, n_lines: int, seed: int = 0) -> int:
+    """Write ``n_lines`` lines of mixed-format training output to ``path``; returns its size in bytes."""
+    rnd = random.Random(seed)
+    step = 0
+    loss = 9.0
+    out = []
+    kinds = ["hf", "megatron", "fairseq", "deepspeed", "imagenet", "litgpt", "keras", "generic", "chatter",
+             "chatter", "chatter"]
+    for i in range(n_lines):
+        step += 1
+        loss = max(0.5, loss * 0.99999 + rnd.uniform(-0.01, 0.01))
+        k = kinds[i % len(kinds)]
+        ts = f"2024-05-01 10:{(i // 60000) % 60:02d}:{(i // 1000) % 60:02d},{i % 1000:03d}"
+        if i % 100_003 == 5:
+            line = f" 45%|####5     | {step}/2000000 [01:00<01:10, 7.10it/s]Gradient overflow.  Skipping step, " \
+                   f"loss scaler 0 reducing loss scale to {2 ** (16 - i // 100_003)}.0"
+        elif k == "hf":
+            line = f" 45%|####5     | {step}/2000000 [01:00<01:10,  7.{i % 10}0it/s]{{'loss': {loss:.4f}, " \
+                   f"'grad_norm': {1 + rnd.random():.3f}, 'learning_rate': 2e-05, 'epoch': {step / 20000:.4f}}}"
+        elif k == "megatron":
+            line = f" [{ts}] iteration {step:8d}/ 2000000 | consumed samples: {step * 128:12d} | elapsed time per " \
+                   f"iteration (ms): {1500 + rnd.random() * 30:.1f} | learning rate: 1.500E-04 | global batch size: " \
+                   f"  128 | lm loss: {loss:.6E} | loss scale: 65536.0 | grad norm: {1 + rnd.random():.3f} | " \
+                   "number of skipped iterations:   0 | number of nan iterations:   0 |"
+        elif k == "fairseq":
+            line = f"{ts} | INFO | train_inner | epoch 001:  {step % 1000:5d} / 1000 loss={loss:.3f}, " \
+                   f"nll_loss={loss * 0.9:.3f}, ppl=12.3, wps=12345.6, ups=2.31, wpb=4096, bsz=128, " \
+                   f"num_updates={step}, lr=5e-05, gnorm={1 + rnd.random():.3f}, loss_scale=128, wall=50"
+        elif k == "deepspeed":
+            line = f"[{ts}] [INFO] [logging.py:96:log_dist] [Rank 0] step={step}, skipped=0, lr=[1.5e-05], " \
+                   "mom=[(0.9, 0.999)]"
+        elif k == "imagenet":
+            line = f"Epoch: [{step // 5005}][{step % 5005:5d}/5005]\tTime  0.351 ( 0.812)\tData  0.002 ( 0.411)\t" \
+                   f"Loss {loss:.4e} ({loss:.4e})\tAcc@1  12.50 ( 11.10)\tAcc@5  40.62 ( 38.00)"
+        elif k == "litgpt":
+            line = f"Epoch 1 | iter {step} step {step // 4} | loss train: {loss:.3f}, val: n/a | iter time: " \
+                   f"{300 + rnd.random() * 10:.2f} ms"
+        elif k == "keras":
+            line = f"938/938 [==============================] - 5s 5ms/step - loss: {loss:.4f} - accuracy: 0.9123 " \
+                   f"- val_loss: {loss * 1.1:.4f} - val_accuracy: 0.9012"
+        elif k == "generic":
+            line = f"{ts} - INFO - __main__ - step={step} loss={loss:.4f} lr=1e-4 grad_norm={rnd.random():.3f}"
+        else:
+            line = f"{ts} - INFO - data.loader - prefetching shard {i % 977} of 977 from /data/shards (cache hit)"
+        out.append(line)
+        if len(out) >= 50_000:
+            _flush(path, out)
+    out += ["Traceback (most recent call last):", '  File "train.py", line 80, in training_step',
+            "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 39.59 GiB total capacity; "
+            "36.10 GiB already allocated; 1.21 GiB free; 37.20 GiB reserved in total by PyTorch)"]
+    _flush(path, out)
+    return path.stat().st_size
+
+
+def _flush(path: Path, lines: list[str]) -> None:
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    lines.clear()
+
+
+_CHILD = r"""
+import resource, sys, time
+from mlaudit_core.logs import load_logs
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t, c = time.perf_counter(), time.process_time()
+run = load_logs([sys.argv[1]])
+dt, dc = time.perf_counter() - t, time.process_time() - c
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(dt, dc, base, peak, len(run.metrics), len(run.metrics.keys), len(run.console))
+"""
+
+
+def measure_parse(path: Path):
+    """(wall s, CPU s, baseline MiB, peak MiB, points, series, console lines) of load_logs in a child."""
+    out = subprocess.run([PY, "-c", _CHILD, str(path)], capture_output=True, text=True, check=True)
+    dt, dc, base, peak, pts, keys, console = out.stdout.split()
+    return float(dt), float(dc), int(base) / 1024, int(peak) / 1024, int(pts), int(keys), int(console)
+
+
+def measure_cmd(cmd: list[str], repeat: int = 1) -> tuple[float, float, float]:
+    """Median wall seconds, median CPU seconds and peak RSS (MiB) of a child command, from its own rusage."""
+    walls, cpus, peak = [], [], 0.0
+    for _ in range(repeat):
+        t = time.perf_counter()
+        # output to a pipe, not /dev/null: GNU grep stops at the first match when it writes to /dev/null
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        proc.stdout.read()
+        _, _, ru = os.wait4(proc.pid, 0)
+        proc.stdout.close()
+        walls.append(time.perf_counter() - t)
+        cpus.append(ru.ru_utime + ru.ru_stime)
+        peak = max(peak, ru.ru_maxrss / 1024)
+    return sorted(walls)[len(walls) // 2], sorted(cpus)[len(cpus) // 2], peak
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lines", type=int, default=1_000_000)
+    ap.add_argument("--keep", type=Path, help="write the generated log here and keep it")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="mlaudit-logs-bench-"))
+    path = args.keep or tmp / "mixed.log"
+    if path.exists():
+        path.unlink()
+    try:
+        t = time.perf_counter()
+        size = generate(path, args.lines)
+        n = args.lines + 3
+        print(f"generated {n:,} lines, {size / 2 ** 20:.1f} MiB in {time.perf_counter() - t:.1f} s: {path}")
+        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+        grep = shutil.which("grep")
+        g_dt, g_cpu, _ = measure_cmd([grep, "-c", "loss", str(path)], repeat=5)
+        g_cpu = max(g_cpu, 1e-3)
+        print(f"grep -c loss:        wall {g_dt:7.2f} s  CPU {g_cpu:7.2f} s  {n / g_cpu:12,.0f} lines/CPU-s")
+        p_dt, p_cpu, base, peak, pts, keys, console = measure_parse(path)
+        print(f"parse (load_logs):   wall {p_dt:7.2f} s  CPU {p_cpu:7.2f} s  {n / p_cpu:12,.0f} lines/CPU-s "
+              f"({n / p_dt:,.0f} lines/wall-s)  peak RSS {peak:,.0f} MiB ({peak - base:,.0f} MiB over the "
+              f"{base:,.0f} MiB interpreter+imports)  grep ratio {p_cpu / g_cpu:,.0f}x")
+        print(f"                     {pts:,} metric points in {keys} series; {console:,} console lines kept")
+        mlaudit = shutil.which("mlaudit", path=os.path.dirname(PY)) or "mlaudit"
+        c_dt, c_cpu, c_peak = measure_cmd([mlaudit, "logs", str(path), "--format", "json"])
+        print(f"mlaudit logs (CLI):  wall {c_dt:7.2f} s  CPU {c_cpu:7.2f} s  {n / c_cpu:12,.0f} lines/CPU-s "
+              f"({n / c_dt:,.0f} lines/wall-s)  peak RSS {c_peak:,.0f} MiB  grep ratio {c_cpu / g_cpu:,.0f}x  "
+              "(parse + all detectors + verdict + JSON)")
+    finally:
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,196 @@
+"""Bad and hostile log input: one clear message (exit 2) or a report that says what was not read; never a traceback."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mlaudit_core.cli import app
+from mlaudit_core.errors import InputError
+from mlaudit_core.logs import load_logs
+from mlaudit_core.logs.reader import MAX_LINE_BYTES
+
+GOOD = "step=1 loss=2.0\nstep=2 loss=1.5\nstep=3 loss=1.2\n"
+
+
+def run_cli(*args: str):
+    res = CliRunner().invoke(app, ["logs", *args])
+    assert "Traceback" not in res.output, res.output
+    assert not isinstance(res.exception, Exception) or isinstance(res.exception, SystemExit), res.exception
+    return res
+
+
+def one_error_line(res) -> str:
+    assert res.exit_code == 2, res.output
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("mlaudit: error: "), res.stderr
+    return lines[0]
+
+
+def test_binary_file(tmp_path):
+    p = tmp_path / "model.bin"
+    p.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 50)
+    line = one_error_line(run_cli(str(p)))
+    assert f"{p}: binary file (NUL bytes in the first 8 KiB), not a text log" in line
+
+
+def test_empty_file(tmp_path):
+    p = tmp_path / "empty.log"
+    p.write_bytes(b"")
+    assert "empty.log: empty file (0 bytes), nothing to audit" in one_error_line(run_cli(str(p)))
+
+
+def test_missing_file_and_directory(tmp_path):
+    assert "nope.log: no such file" in one_error_line(run_cli(str(tmp_path / "nope.log")))
+    assert "is a directory, not a log file" in one_error_line(run_cli(str(tmp_path)))
+
+
+def test_every_reason_is_named_when_no_file_is_readable(tmp_path):
+    (tmp_path / "a.log").write_bytes(b"")
+    (tmp_path / "b.bin").write_bytes(b"\x00\x01")
+    line = one_error_line(run_cli(str(tmp_path / "a.log"), str(tmp_path / "b.bin")))
+    assert "a.log: empty file" in line and "b.bin: binary file" in line
+
+
+def test_unreadable_file_next_to_a_good_one_is_reported_not_fatal(tmp_path):
+    good, bad = tmp_path / "train.log", tmp_path / "core.bin"
+    good.write_text(GOOD)
+    bad.write_bytes(b"\x7fELF\x02\x01\x01\x00\x00\x00")
+    res = run_cli(str(good), str(bad), "--format", "json")
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert any("core.bin: binary file" in w and "(skipped)" in w for w in report["warnings"])
+    assert report["key_metrics"]["train_loss"]["final"] == 1.2
+
+
+def test_non_utf8_bytes_are_read_and_reported(tmp_path):
+    p = tmp_path / "latin1.log"
+    p.write_bytes(GOOD.encode() + "step=4 loss=1.1 note=caf\xe9 \xff\xfe\n".encode("latin-1") + b"step=5 loss=1.0\n")
+    run = load_logs([p])
+    assert run.metrics.series("train/loss").values.tolist() == [2.0, 1.5, 1.2, 1.1, 1.0]
+    assert run.warnings == [f"{p}: 1 line(s) are not valid UTF-8 (first at line 4); they were read with "
+                            "replacement characters"]
+    res = run_cli(str(p), "--format", "json")
+    assert res.exit_code == 0
+    assert any("not valid UTF-8" in w for w in json.loads(res.stdout)["warnings"])
+
+
+def test_utf16_and_gzip_logs(tmp_path):
+    u16 = tmp_path / "powershell.log"
+    u16.write_bytes(GOOD.encode("utf-16"))  # with BOM, as PowerShell's Tee-Object writes
+    gz = tmp_path / "train.log.gz"
+    gz.write_bytes(gzip.compress(GOOD.encode()))
+    for p in (u16, gz):
+        assert load_logs([p]).metrics.series("train/loss").values.tolist() == [2.0, 1.5, 1.2]
+
+
+def test_200_mb_single_line(tmp_path):
+    p = tmp_path / "one-line.log"
+    chunk = (b"0123456789abcdef" * 4096)  # 64 KiB without a newline
+    t0 = time.perf_counter()
+    with open(p, "wb") as f:
+        for _ in range(200 * 16):
+            f.write(chunk)
+        f.write(b"\nstep=1 loss=0.5\n")
+    assert p.stat().st_size >= 200 * 2 ** 20
+    run = load_logs([p])
+    elapsed = time.perf_counter() - t0
+    assert run.warnings[0] == (f"{p}: 1 line(s) longer than 1 MiB (first at line 1, longest 200 MiB); only "
+                               "their first 1 MiB were read")
+    assert run.metrics.series("train/loss").values.tolist() == [0.5]  # the line after it is still read
+    assert len(run.console[0].text) <= MAX_LINE_BYTES
+    assert elapsed < 30, elapsed  # a guard against reading the line whole, not a benchmark
+    res = run_cli(str(p), "--format", "json")
+    assert res.exit_code == 0 and "longer than 1 MiB" in res.stdout
+
+
+def test_huge_carriage_return_progress_line_is_read_update_by_update(tmp_path):
+    p = tmp_path / "tqdm.log"
+    with open(p, "wb") as f:
+        for i in range(1, 30001):
+            f.write(f"\r{i * 100 // 30000:3d}%|#   | {i}/30000 [00:01<00:00, 9.5it/s, loss={3 - i / 10000:.4f}]"
+                    .encode())
+        f.write(b"\n")
+    assert p.stat().st_size > MAX_LINE_BYTES
+    run = load_logs([p])
+    loss = run.metrics.series("train/loss")
+    assert loss.steps[-1] == 30000 and loss.values[-1] == pytest.approx(0.0)
+    assert not run.warnings
+
+
+def test_log_without_any_metric_line_is_a_report_that_says_so(tmp_path):
+    p = tmp_path / "notes.log"
+    p.write_text("starting\nall good\n")
+    res = run_cli(str(p), "--format", "json")
+    assert res.exit_code == 0
+    report = json.loads(res.stdout)
+    assert report["verdict"]["cause"] == "inconclusive"
+    assert any("no metric lines were recognised" in w for w in report["warnings"])
+
+
+def test_bad_config_file(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(GOOD)
+    bad = tmp_path / "config.yaml"
+    bad.write_text("a: [1, 2\n")
+    line = one_error_line(run_cli(str(log), "--config", str(bad)))
+    assert f"--config {bad}: not valid YAML" in line
+    assert "no such file" in one_error_line(run_cli(str(log), "--config", str(tmp_path / "none.txt")))
+
+
+def test_load_logs_raises_input_error_not_oserror(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        load_logs([tmp_path / "missing.log"])
+    with pytest.raises(InputError, match="no log file given"):
+        load_logs([])
+
+
+def test_nothing_is_written_without_out(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.log").write_text(GOOD)
+    res = run_cli("train.log")
+    assert res.exit_code == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.log"]
+    out = tmp_path / "r" / "report.md"
+    assert run_cli("train.log", "--out", str(out)).exit_code == 0
+    assert out.read_text().startswith("# mlaudit")
+
+
+def test_redaction_of_printed_secrets(tmp_path):
+    p = tmp_path / "train.log"
+    p.write_text("WANDB_API_KEY=0123456789abcdef0123456789abcdef01234567 token\n"
+                 "Traceback (most recent call last):\n  File \"t.py\", line 3, in train_step\n"
+                 "ValueError: bad url https://user:hunter2@example.com/data\n")
+    res = run_cli(str(p), "--format", "json")
+    assert res.exit_code == 0
+    assert "hunter2" not in res.stdout and "0123456789abcdef0123456789abcdef01234567" not in res.stdout
+
+
+def test_stdin(tmp_path):
+    res = CliRunner().invoke(app, ["logs", "-", "--format", "json"], input=GOOD)
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["key_metrics"]["train_loss"]["points"] == 3
+
+
+def test_help_names_the_formats():
+    res = CliRunner().invoke(app, ["logs", "--help"])
+    assert res.exit_code == 0 and "Megatron" in res.stdout and "--config" in res.stdout
+
+
+@pytest.mark.parametrize("junk", [b"\xff" * 100, b"\r\r\r\n\n", "é" .encode() * 10, b"[" * 5000 + b"\n"])
+def test_odd_bytes_never_crash(tmp_path, junk):
+    p = tmp_path / "odd.log"
+    p.write_bytes(junk)
+    res = run_cli(str(p), "--format", "json")
+    assert res.exit_code == 0, res.output
+
+
+def test_paths_are_strings_or_paths(tmp_path):
+    p = tmp_path / "t.log"
+    p.write_text(GOOD)
+    assert len(load_logs([str(p)]).metrics) == len(load_logs([Path(p)]).metrics) == 3
