@@ -103,7 +103,11 @@ def _abrupt_nonfinite(c: _Ctx) -> _Decision | None:
 
 def _fp16_overflow(c: _Ctx) -> _Decision | None:
     """RT006 at error: fp16 loss scaling failed (a few skips with a healthy scale are info, benign)."""
-    f = c.get("RT006", Severity.ERROR) or c.get("OP007", Severity.ERROR)
+    f = c.get("RT006", Severity.ERROR)
+    if not f:
+        op7 = c.get("OP007", Severity.ERROR)
+        # a scale that never decreased did not collapse: bf16/fp32 Megatron runs print a constant 1.0
+        f = op7 if op7 is not None and op7.facts.get("decreases") else None
     if not f:
         return None
     cause = Cause.MODEL_CONVERGENCE if c.get("OP001", Severity.ERROR) else Cause.DATA_CONFIG

@@ -156,3 +156,15 @@ def test_nonfinite_onset_gradual_vs_abrupt(tmp_path, growth):
     r = audit_text(tmp_path, "\n".join(lines))
     assert r.verdict.outcome.value == "diverged"
     assert r.verdict.cause.value == ("model_convergence" if growth else "data_config")
+
+
+def test_a_constant_loss_scale_of_one_is_not_an_fp16_failure(tmp_path):
+    # Megatron prints "loss scale: 1.0" on every line of a bf16 (or fp32) run: there is no loss scaling
+    lines = [f" iteration {i:8d}/  250000 | consumed samples: {i * 1024:12d} | elapsed time per iteration (ms): "
+             f"86545.2 | learning rate: 9.150E-06 | global batch size:  1024 | lm loss: {3.0 - i / 400:.6E} | "
+             "loss scale: 1.0 | grad norm: 0.231 | number of skipped iterations:   0 | number of nan iterations:   0 |"
+             for i in range(100, 160)]
+    r = audit_text(tmp_path, "\n".join(lines))
+    assert "fp16" not in r.verdict.summary
+    assert r.verdict.outcome.value != "diverged"
+    assert not [f for f in r.findings if f.code == "RT006"]
