@@ -105,14 +105,15 @@ def exit_code(report: AuditReport, fail_on: FailOn | None, settings: Settings) -
 
 def run_pipeline(load: Callable[[], RunData], *, fmt: Format, out: Path | None, fail_on: FailOn | None,
                  config: Path | None, write_back: Callable[[RunData, AuditReport], object] | None = None,
-                 verbose: bool = False, what: str = "run", notify: list[str] | None = None) -> AuditReport:
+                 verbose: bool = False, what: str = "run", notify: list[str] | None = None,
+                 dry_run: bool = False) -> AuditReport:
     """Load, audit, print, optionally write back; exits with the documented code.
 
     Bad input (``MlauditError``) prints one line and exits 2 before anything is
     written back. Unexpected exceptions print one line and exit 3
-    (``MLAUDIT_DEBUG=1`` shows the traceback). ``notify``: webhook URLs (default: the
-    command's ``--notify`` option, when it has one), posted to after the write-back,
-    never with ``--dry-run``; a failed notification is a warning line, never an exit code.
+    (``MLAUDIT_DEBUG=1`` shows the traceback). ``notify``: webhook URLs (the command's
+    ``--notify``), added to ``[tool.mlaudit.notify]`` and posted to after the write-back,
+    not when ``dry_run``; a failed notification is a warning line, never an exit code.
     """
     import os
 
@@ -123,8 +124,7 @@ def run_pipeline(load: Callable[[], RunData], *, fmt: Format, out: Path | None, 
 
     settings = settings_or_fail(config)
     try:
-        targets, policy = notify_config(settings.notify, notify if notify is not None
-                                        else _command_param("notify") or [], source=settings.source)
+        targets, policy = notify_config(settings.notify, notify or [], source=settings.source)
     except SettingsError as exc:
         fail(str(exc))
     try:
@@ -157,25 +157,17 @@ def run_pipeline(load: Callable[[], RunData], *, fmt: Format, out: Path | None, 
         for line in getattr(result, "lines", lambda: [])():
             err_console.print(f"[dim]{escape(line)}[/]", highlight=False, soft_wrap=True)
     if targets:
-        _notify(report, targets, policy)
+        _notify(report, targets, policy, dry_run)
     raise typer.Exit(exit_code(report, fail_on, settings))
 
 
-def _command_param(name: str):
-    """The running command's parsed option ``name`` (None outside a command or without it)."""
-    import click
-
-    ctx = click.get_current_context(silent=True)
-    return ctx.params.get(name) if ctx is not None else None
-
-
-def _notify(report: AuditReport, targets, policy) -> None:
+def _notify(report: AuditReport, targets, policy, dry_run: bool) -> None:
     """Send notifications (not with ``--dry-run``); one dim line per target on stderr."""
     from rich.markup import escape
 
     from ..notify import send_verdict
 
-    if _command_param("dry_run"):
+    if dry_run:
         for t in targets:
             err_console.print(f"[dim]would notify {escape(t.label)}[/]", highlight=False, soft_wrap=True)
         return

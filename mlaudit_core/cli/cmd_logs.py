@@ -41,4 +41,4 @@ def register(app: typer.Typer) -> None:
             return load_logs(files, config, name=name)
 
         run_pipeline(load, fmt=fmt, out=out, fail_on=fail_on, config=settings, write_back=None,
-                     verbose=verbose, what="log files")
+                     verbose=verbose, what="log files", notify=notify)

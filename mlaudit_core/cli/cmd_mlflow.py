@@ -26,4 +26,5 @@ def register(app: typer.Typer) -> None:
         plugin = get_plugin("mlflow", tracking_uri=tracking_uri)
         wb = None if no_write else (lambda run, rep: plugin.write_back(run, rep, dry_run=dry_run))
         run_pipeline(lambda: plugin.load(run_id), fmt=fmt, out=out, fail_on=fail_on, config=config,
-                     write_back=wb, verbose=verbose, what=f"mlflow run {run_id}")
+                     write_back=wb, verbose=verbose, what=f"mlflow run {run_id}",
+                     notify=notify, dry_run=dry_run)

@@ -23,4 +23,5 @@ def register(app: typer.Typer) -> None:
         plugin = get_plugin("tensorboard")
         wb = None if no_write else (lambda run, rep: plugin.write_back(run, rep, dry_run=dry_run))
         run_pipeline(lambda: plugin.load(str(logdir)), fmt=fmt, out=out, fail_on=fail_on, config=config,
-                     write_back=wb, verbose=verbose, what=f"log directory {logdir}")
+                     write_back=wb, verbose=verbose, what=f"log directory {logdir}",
+                     notify=notify, dry_run=dry_run)

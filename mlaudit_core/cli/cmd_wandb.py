@@ -58,7 +58,7 @@ def register(app: typer.Typer) -> None:
         wb = None if no_write else (lambda run, rep: plugin.write_back(run, rep, dry_run=dry_run,
                                                                         panel=not no_panel))
         run_pipeline(load, fmt=fmt, out=out, fail_on=fail_on, config=config, write_back=wb,
-                     verbose=verbose, what=what)
+                     verbose=verbose, what=what, notify=notify, dry_run=dry_run)
 
     @serve_app.command("wandb-webhook")
     def serve_wandb(

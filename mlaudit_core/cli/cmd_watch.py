@@ -25,7 +25,7 @@ from pathlib import Path
 
 import typer
 
-from ._common import CONFIG, NOTIFY, _command_param, fail, settings_or_fail
+from ._common import CONFIG, NOTIFY, fail, settings_or_fail
 
 watch_app = typer.Typer(
     name="watch", no_args_is_help=True,
@@ -78,15 +78,15 @@ def run_watch(make_source: Callable, *, state: Path | None, config: Path | None,
     ``make_source()`` returns a :class:`~mlaudit_core.service.PluginSource`. A configuration
     problem (unknown experiment, missing SDK, state file in use or of another scope) is one
     line on stderr and exit 2; tracker outages are retried, never fatal. ``notify``: webhook
-    URLs each written verdict is posted to, with ``[tool.mlaudit.notify]`` (default: the
-    command's ``--notify``).
+    URLs each written verdict is posted to, with ``[tool.mlaudit.notify]`` (a command's
+    ``--notify``; see docs/notifications.md).
     """
     from ..errors import MlauditError
     from ..redact import redact_text
     from ..service import StateStore, Watcher, default_state_path
 
     settings = settings_or_fail(config)
-    settings = _with_notify(settings, notify if notify is not None else _command_param("notify") or [])
+    settings = _with_notify(settings, notify or [])
     setup_logging()
     try:
         source = make_source()
@@ -162,4 +162,4 @@ def watch_mlflow(
         scope = f"mlflow {resolve_uri(tracking_uri)} experiments={names}"
         return _mlflow_source(plugin, scope, list(dict.fromkeys(experiment)))
 
-    run_watch(make_source, state=state, config=config, watch=cfg)
+    run_watch(make_source, state=state, config=config, watch=cfg, notify=notify)
