@@ -116,3 +116,27 @@ def test_evidence_cites_failure_line_and_gates(report):
         ("num-zeros", "approximate"),
         ("iteration-time", "approximate"),
     }
+
+
+def test_renders_as_markdown_and_html(tmp_path):
+    for suffix in ("md", "html"):
+        out = tmp_path / f"report.{suffix}"
+        res = CliRunner().invoke(
+            app,
+            [
+                "ci",
+                "--repo",
+                str(CASE),
+                "--logs",
+                str(CASE / "ci_failure.txt"),
+                "--golden",
+                str(CASE / "golden_vs_new_h100.csv"),
+                "--format",
+                "markdown",
+                "--out",
+                str(out),
+            ],
+        )
+        assert res.exit_code == 0, res.output
+        text = out.read_text()
+        assert "metric_policy" in text and "lm loss" in text

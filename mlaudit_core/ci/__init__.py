@@ -347,14 +347,20 @@ def _report(
         hib = is_higher_better(r.metric)
         ib = int(np.argmax(vals) if hib else np.argmin(vals))
         # first/best/final as for a run (the report's table), then the golden comparison figures
+        # the same fields as verdict.key_metrics (the renderers read them), then the golden comparison
+        directional = not r.is_timing
         key_metrics[r.metric] = {
             "key": r.metric,
             "points": int(vals.size),
+            "finite_points": int(vals.size),
             "first": float(vals[0]),
-            "best": float(vals[ib]),
-            "best_step": int(st[ib]),
+            "best": float(vals[ib]) if directional else None,
+            "best_step": int(st[ib]) if directional else None,
+            "min": float(vals.min()),
+            "max": float(vals.max()),
             "final": float(vals[-1]),
             "final_step": int(st[-1]),
+            "median": float(np.median(vals)),
             "max_abs": r.max_abs,
             "max_rel": r.max_rel,
             "mean_rel": r.mean_rel,
