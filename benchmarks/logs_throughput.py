@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import resource
 import shutil
 import subprocess
 import sys
@@ -36,13 +35,12 @@ PY = sys.executable
 def generate(path: Path, n_lines: int, seed: int = 0) -> int:
     """Write ``n_lines`` lines of mixed-format training output to ``path``; returns its size in bytes."""
     rnd = random.Random(seed)
-    step = 0
     loss = 9.0
     out = []
     kinds = ["hf", "megatron", "fairseq", "deepspeed", "imagenet", "litgpt", "keras", "generic", "chatter",
              "chatter", "chatter"]
     for i in range(n_lines):
-        step += 1
+        step = i + 1
         loss = max(0.5, loss * 0.99999 + rnd.uniform(-0.01, 0.01))
         k = kinds[i % len(kinds)]
         ts = f"2024-05-01 10:{(i // 60000) % 60:02d}:{(i // 1000) % 60:02d},{i % 1000:03d}"
@@ -81,8 +79,8 @@ def generate(path: Path, n_lines: int, seed: int = 0) -> int:
         if len(out) >= 50_000:
             _flush(path, out)
     out += ["Traceback (most recent call last):", '  File "train.py", line 80, in training_step',
-            "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 39.59 GiB total capacity; "
-            "36.10 GiB already allocated; 1.21 GiB free; 37.20 GiB reserved in total by PyTorch)"]
+            ("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 39.59 GiB total capacity; "
+             "36.10 GiB already allocated; 1.21 GiB free; 37.20 GiB reserved in total by PyTorch)")]
     _flush(path, out)
     return path.stat().st_size
 

@@ -14,10 +14,21 @@ import numpy as np
 import pytest
 import yaml
 
-from mlaudit_core import ConsoleLine, MetricTable, RunData, RunIdentity, Role
-from mlaudit_core.logs import CATALOG, enrich_from_console, load_logs, parse_lines, strip_annotations
-from mlaudit_core.logs.context import (chance_level, parse_context_lines, precision_setting, read_context_file,
-                                       steps_per_epoch)
+from mlaudit_core import ConsoleLine, MetricTable, Role, RunData, RunIdentity
+from mlaudit_core.logs import (
+    CATALOG,
+    enrich_from_console,
+    load_logs,
+    parse_lines,
+    strip_annotations,
+)
+from mlaudit_core.logs.context import (
+    chance_level,
+    parse_context_lines,
+    precision_setting,
+    read_context_file,
+    steps_per_epoch,
+)
 from mlaudit_core.logs.names import canonical
 
 LOGS = Path(__file__).parent / "data" / "logs"

@@ -73,8 +73,8 @@ def test_non_utf8_bytes_are_read_and_reported(tmp_path):
     p.write_bytes(GOOD.encode() + "step=4 loss=1.1 note=caf\xe9 \xff\xfe\n".encode("latin-1") + b"step=5 loss=1.0\n")
     run = load_logs([p])
     assert run.metrics.series("train/loss").values.tolist() == [2.0, 1.5, 1.2, 1.1, 1.0]
-    assert run.warnings == [f"{p}: 1 line(s) are not valid UTF-8 (first at line 4); they were read with "
-                            "replacement characters"]
+    assert run.warnings == [(f"{p}: 1 line(s) are not valid UTF-8 (first at line 4); they were read with "
+                             "replacement characters")]
     res = run_cli(str(p), "--format", "json")
     assert res.exit_code == 0
     assert any("not valid UTF-8" in w for w in json.loads(res.stdout)["warnings"])
@@ -94,8 +94,7 @@ def test_200_mb_single_line(tmp_path):
     chunk = (b"0123456789abcdef" * 4096)  # 64 KiB without a newline
     t0 = time.perf_counter()
     with open(p, "wb") as f:
-        for _ in range(200 * 16):
-            f.write(chunk)
+        f.writelines(chunk for _ in range(200 * 16))
         f.write(b"\nstep=1 loss=0.5\n")
     assert p.stat().st_size >= 200 * 2 ** 20
     run = load_logs([p])
@@ -112,9 +111,8 @@ def test_200_mb_single_line(tmp_path):
 def test_huge_carriage_return_progress_line_is_read_update_by_update(tmp_path):
     p = tmp_path / "tqdm.log"
     with open(p, "wb") as f:
-        for i in range(1, 30001):
-            f.write(f"\r{i * 100 // 30000:3d}%|#   | {i}/30000 [00:01<00:00, 9.5it/s, loss={3 - i / 10000:.4f}]"
-                    .encode())
+        f.writelines(f"\r{i * 100 // 30000:3d}%|#   | {i}/30000 [00:01<00:00, 9.5it/s, loss={3 - i / 10000:.4f}]"
+                    .encode() for i in range(1, 30001))
         f.write(b"\n")
     assert p.stat().st_size > MAX_LINE_BYTES
     run = load_logs([p])

@@ -238,11 +238,14 @@ CATALOG: list[LogFormat] = [
         example=("[2023-05-01 10:00:00,456] [INFO] [timer.py:199:stop] epoch=0/micro_step=100/global_step=100, "
                  "RunningAvgSamplesPerSec=123.45, CurrSamplesPerSec=130.2, MemAllocated=10.5GB, "
                  "MaxMemAllocated=12.3GB"),
-        pattern=(r"epoch=(?P<epoch>\d+)/micro_step=(?P<micro_step>\d+)/global_step=(?P<step>\d+),\s*"
-                 rf"RunningAvgSamplesPerSec=(?P<avg>{_N}),\s*CurrSamplesPerSec=(?P<throughput>{_N})"
+        pattern=(r"(?:epoch=(?P<epoch>\d+)/micro_step=(?P<micro_step>\d+)/global_step=(?P<step>\d+)|"
+                 r"(?<![\w/])(?P<epoch_old>\d+)/(?P<step_old>\d+)),\s*"
+                 rf"(?:RunningAvgSamplesPerSec=(?P<avg>{_N}),\s*CurrSamplesPerSec=(?P<throughput>{_N})|"
+                 rf"SamplesPerSec=(?P<throughput_old>{_N}))"
                  rf"(?:,\s*MemAllocated=(?P<mem>{_N})GB,\s*MaxMemAllocated=(?P<max_mem>{_N})GB)?"),
-        hint=("CurrSamplesPerSec",),
+        hint=("SamplesPerSec",),
         fields={"epoch": "@epoch", "step": "@step", "micro_step": "@skip", "avg": "@skip",
+                "epoch_old": "@epoch", "step_old": "@step", "throughput_old": "perf/throughput",
                 "throughput": "perf/throughput", "mem": "perf/mem_allocated_gb",
                 "max_mem": "perf/max_mem_allocated_gb"}),
     LogFormat(
@@ -260,6 +263,15 @@ CATALOG: list[LogFormat] = [
         rename={"time": "perf/step_time", "data": "perf/data_time", "loss": "train/loss"},
         units={"prec@1": "%", "prec@5": "%", "acc@1": "%", "acc@5": "%"}, step="epoch_batch"),
     LogFormat(
+        id="timm-train", name="timm train.py lines",
+        example=("Train: 3 [ 400/1251 ( 32%)]  Loss: 4.512 (4.62)  Time: 0.512s,  500.12/s  (0.530s,  483.02/s)  "
+                 "LR: 1.000e-03  Data: 0.012 (0.015)"),
+        pattern=r"\bTrain: (?P<epoch>\d+) \[\s*(?P<batch>\d+)/(?P<total>\d+) \(\s*\d+%\)\]\s+(?P<rest>.*)$",
+        hint=("Train: ",), fields={"epoch": "@epoch", "batch": "@batch", "total": "@total"},
+        pairs=rf"(?P<k>Loss|Time|LR|Data|Grad\s?Norm):\s*(?P<v>{_N})",
+        rename={"time": "perf/step_time", "data": "perf/data_time", "loss": "train/loss", "lr": "train/lr"},
+        step="epoch_batch"),
+    LogFormat(
         id="imagenet-test-batch", name="PyTorch ImageNet example, per-batch test lines (running values)",
         example="Test: [ 10/196]\tTime  0.105 ( 0.450)\tLoss 1.0e+00 (1.1e+00)\tAcc@1  75.00 ( 72.16)",
         pattern=r"^\s*Test: \[\s*\d+/\d+\]", hint=("Test: [",), kind="ignore"),
@@ -272,9 +284,12 @@ CATALOG: list[LogFormat] = [
     LogFormat(
         id="pytorch-mnist", name="PyTorch examples (MNIST-style `Train Epoch: 1 [640/60000 (1%)] Loss: ...`)",
         example="Train Epoch: 1 [640/60000 (1%)]\tLoss: 2.300513",
-        pattern=rf"Train Epoch: (?P<epoch>\d+) \[(?P<batch>\d+)/(?P<total>\d+) \(\d+%\)\]\s+Loss: (?P<loss>{_N})",
+        pattern=(rf"Train Epoch: (?P<epoch>\d+) \[\s*(?P<batch>\d+)/(?P<total>\d+) \(\s*\d+%\)\]\s+Loss: (?P<loss>{_N})"
+                 r"(?P<rest>.*)$"),
         hint=("Train Epoch",), fields={"epoch": "@epoch", "batch": "@batch", "total": "@span",
                                         "loss": "train/loss"},
+        pairs=rf"(?P<k>Data \(t\)|Batch \(t\)|LR|Logit Scale):\s*(?P<v>{_N})",
+        rename={"data (t)": "perf/data_time", "batch (t)": "perf/step_time", "lr": "train/lr"},
         step="epoch_batch", epoch_base=1),
     LogFormat(
         id="pytorch-mnist-test", name="PyTorch examples, test summary",
