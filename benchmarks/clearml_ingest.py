@@ -8,7 +8,7 @@ the figures. The fake server answers from memory, so the figures are the client 
 session, JSON decoding, building the table) plus loopback HTTP; a real server adds its
 Elasticsearch time.
 
-    python benchmarks/clearml_ingest.py --points 1000000 --series 10
+    python benchmarks/clearml_ingest.py --points 200000 --series 10
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--points", type=int, default=1_000_000)
+    ap.add_argument("--points", type=int, default=200_000)
     ap.add_argument("--series", type=int, default=10)
     ap.add_argument("--log-lines", type=int, default=100_000)
     args = ap.parse_args()

@@ -180,6 +180,12 @@ def test_writeback_visible_through_sdk_and_idempotent(server, trained):
     t.set_comment(USER_NOTE)
     t.add_tags(["keep-me"])
     before_scalars = len(server.events[task_id]["training_stats_scalar"])
+    import copy
+
+    doc = copy.deepcopy(server.tasks[task_id])
+    res = cli("clearml", task_id, "--dry-run")
+    assert res.exit_code == 0 and "would write 5 tags: mlaudit.verdict=" in res.output, res.output
+    assert server.tasks[task_id] == doc and not any("/mlaudit/" in f for f in server.files)
 
     for attempt in range(2):
         res = cli("clearml", task_id, "--format", "json")

@@ -156,12 +156,14 @@ def to_float(values) -> np.ndarray:
 #: (``Logger.set_reporting_nan_value`` / ``set_reporting_inf_value``): the scalar store
 #: cannot hold non-finite numbers.
 SDK_NONFINITE_SUBSTITUTE = 0.0
+_NONFINITE_WORD = re.compile(r"(?i)(?<![a-z])[-+]?(nan|inf|infinity)(?![a-z])")
 
 
 def restore_nonfinite(run: RunData, substitute: float = SDK_NONFINITE_SUBSTITUTE) -> int:
     """Put back the non-finite values the SDK stored as ``substitute``, where the console proves them.
 
-    The console is parsed with :func:`mlaudit_core.logs.parse_lines`. For each
+    The console lines that print a ``nan``/``inf`` are parsed with
+    :func:`mlaudit_core.logs.parse_lines`. For each
     printed metric with a NaN/inf value at some step, the stored series playing
     the same role (or logged under the same key) is examined: a maximal stretch of
     consecutive points equal to ``substitute`` that contains such a step is
@@ -174,9 +176,11 @@ def restore_nonfinite(run: RunData, substitute: float = SDK_NONFINITE_SUBSTITUTE
         from mlaudit_core.logs import parse_lines
     except ImportError:
         return 0
-    if not run.console:
+    # only lines that print a non-finite number can prove one (and parsing all costs seconds)
+    lines = [(c.lineno, c.text) for c in run.console if _NONFINITE_WORD.search(c.text)]
+    if not lines:
         return 0
-    printed = parse_lines(((c.lineno, c.text) for c in run.console), keep_console=False).metrics
+    printed = parse_lines(lines, keep_console=False).metrics
     proofs: dict[str, tuple[str, np.ndarray]] = {}
     for pkey in printed.keys:
         ps = printed.series(pkey)
