@@ -128,7 +128,8 @@ class RunResult:
     status: str  # "FINISHED" or "FAILED"
     steps_logged: int
     wall_time: float  # s
-    history: dict[str, list[tuple[int, float, float]]] = field(default_factory=dict)  # key -> (step, wall, value)
+    # key -> [(step, wall s, value)]: every point trained, including those a crash lost before logging
+    history: dict[str, list[tuple[int, float, float]]] = field(default_factory=dict)
     console: list[str] = field(default_factory=list)
 
     def last(self, key: str) -> float:
@@ -303,8 +304,7 @@ class _Crash(Exception):
 
 
 def train_run(spec: RunSpec, client=None, experiment_id: str | None = None,
-              tags: dict[str, str] | None = None, verbose: bool = False,
-              say: Callable[[str], None] | None = None) -> RunResult:
+              tags: dict[str, str] | None = None, verbose: bool = False) -> RunResult:
     """Train ``spec`` for real and log it to MLflow through ``client`` (``None``: in memory only).
 
     The run is created in ``experiment_id`` with ``tags``; the console lines are logged as
@@ -330,8 +330,6 @@ def train_run(spec: RunSpec, client=None, experiment_id: str | None = None,
         res.console.append(line)
         if verbose:
             print(line, flush=True)
-        if say is not None:
-            say(line)
 
     t_start = time.time()
     try:
