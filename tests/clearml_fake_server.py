@@ -155,7 +155,7 @@ class FakeClearMLServer:
 
     # ------------------------------------------------------------------ lifecycle
 
-    def start(self) -> "FakeClearMLServer":
+    def start(self) -> FakeClearMLServer:
         api = self._serve(_ApiHandler)
         files = self._serve(_FilesHandler)
         self.api_url = f"http://127.0.0.1:{api.server_address[1]}"

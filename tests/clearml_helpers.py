@@ -67,12 +67,10 @@ def replay(mlflow_uri: str, project: str, run_ids: list[str]) -> dict[str, str]:
         for key in keys:
             for m in client.get_metric_history(run_id, key):
                 points.setdefault(m.step, []).append((key, m.value))
-        console: list[str] = []
-        try:
-            local = client.download_artifacts(run_id, "console.log")
-            console = open(local, encoding="utf-8").read().splitlines()
-        except Exception:
-            pass
+        # every mlaudit_demo.regimes run logs its console as this artifact
+        local = client.download_artifacts(run_id, "console.log")
+        with open(local, encoding="utf-8") as fh:
+            console = fh.read().splitlines()
         task = _init(project, run.info.run_name, monitor=True)
         task.connect(dict(run.data.params), name="Args")
         logger = task.get_logger()

@@ -18,8 +18,8 @@ Naming, in ClearML's own terms:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import datetime, timezone
-from typing import Iterable
 
 import numpy as np
 

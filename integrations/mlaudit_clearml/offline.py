@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import json
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO
 
 import numpy as np
 

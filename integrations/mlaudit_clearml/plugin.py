@@ -119,8 +119,8 @@ class ClearMLPlugin:
         """Write the verdict onto the task (see :mod:`.writeback`); offline sessions get nothing."""
         if self.offline:
             return WriteBackResult(tracker="clearml", run_id=run.identity.id, dry_run=dry_run,
-                                   notes=["offline session: nothing written back (import it with "
-                                          "Task.import_offline_session and audit the imported task)"])
+                                   notes=[("offline session: nothing written back (import it with "
+                                           "Task.import_offline_session and audit the imported task)")])
         from .writeback import write_verdict
 
         return write_verdict(self.session, run, report, dry_run=dry_run, panel=panel)

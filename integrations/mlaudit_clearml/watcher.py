@@ -32,9 +32,9 @@ import re
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
 
 from mlaudit_core.errors import InputError
 from mlaudit_core.settings import Settings
