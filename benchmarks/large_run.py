@@ -8,10 +8,11 @@ throughput with jitter, GPU utilisation and memory, and per-layer grad norms, we
 and activation statistics for the rest. Then it runs :func:`mlaudit_core.audit.audit`
 once and prints:
 
-* the audit's wall time next to one vectorised numpy pass over the same columns
-  (``np.isfinite(...).sum()``, ``np.nanmin`` and ``np.nanmax`` over the values and the wall
-  times; best of 3), and their ratio. Aim (issue #4): audit <= 10x that pass;
-* peak memory: the process's peak resident set during the audit (Linux ``VmHWM``, reset
+* the audit's wall time (best of 3, with the first and the median) next to one vectorised
+  numpy pass over the same columns (``np.isfinite(...).sum()``, ``np.nanmin`` and
+  ``np.nanmax`` over the values and the wall times; best of 3), and their ratio. Aim
+  (issue #4): audit <= 10x that pass;
+* peak memory: the process's peak resident set during the first audit (Linux ``VmHWM``, reset
   through ``/proc/self/clear_refs`` just before the audit; ``ru_maxrss`` elsewhere, which
   may include the table's construction) minus the resident set before the data was built,
   against the raw size of the table (``MetricTable.nbytes``: key code, step, value and wall
@@ -184,8 +185,15 @@ def main(argv: list[str] | None = None) -> int:
     exact = reset_peak()
     t0 = time.perf_counter()
     report = audit(run)
-    t_audit = time.perf_counter() - t0
+    t_first = time.perf_counter() - t0
     peak = peak_bytes()
+    times = [t_first]
+    for _ in range(2):  # best of 3, as the numpy pass; the per-audit memo is cleared each time
+        run.cache.clear()
+        t0 = time.perf_counter()
+        audit(run)
+        times.append(time.perf_counter() - t0)
+    t_audit = min(times)
     top = sorted(((d.seconds, d.code) for d in report.detectors), reverse=True)[:8]
 
     print(f"large run: {n:,} points ({len(run.metrics.keys)} metrics; {args.metrics} x {args.steps:,} "
@@ -195,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{len(report.findings)} findings")
     print()
     print(f"numpy pass (isfinite+nanmin+nanmax over values and wall times, best of 3): {t_np:.3f}s")
-    print(f"audit wall time:                                                    {t_audit:.3f}s")
+    print(f"audit wall time (best of 3; first {t_first:.3f}s, median {sorted(times)[1]:.3f}s):   "
+          f"{t_audit:.3f}s")
     print(f"ratio audit / numpy pass: {t_audit / t_np:.1f}x   (aim <= 10x: "
           f"{'ok' if t_audit / t_np <= 10 else 'MISS'})")
     print("slowest detectors: " + ", ".join(f"{c} {s:.3f}s" for s, c in top))
