@@ -182,6 +182,21 @@ def read_console(client, run_id: str, artifacts: list[Artifact], warnings: list[
     return lines
 
 
+def light_run(r) -> RunData:
+    """RunData with metadata only (no metrics, console or artifacts) from an MLflow ``Run`` entity."""
+    info, data = r.info, r.data
+    tags = dict(data.tags)
+    return RunData(
+        identity=RunIdentity(tracker="mlflow", id=info.run_id, name=info.run_name or info.run_id,
+                             project=info.experiment_id),
+        status=_STATUS.get(info.status, RunStatus.UNKNOWN),
+        start_time=datetime.fromtimestamp(info.start_time / 1000, tz=timezone.utc) if info.start_time else None,
+        end_time=datetime.fromtimestamp(info.end_time / 1000, tz=timezone.utc) if info.end_time else None,
+        params=dict(data.params), tags=tags,
+        environment={k: v for k, v in tags.items() if k.startswith(("mlflow.source.", "mlflow.gitRepoURL"))},
+        parent_id=tags.get("mlflow.parentRunId"))
+
+
 def load_run(run_id: str, tracking_uri: str | None = None) -> RunData:
     """Load one MLflow run.
 

@@ -30,6 +30,53 @@ class MlflowPlugin:
 
         return write_verdict(client_for(self.tracking_uri), run, report, dry_run=dry_run)
 
+    def find_baselines(self, run: RunData, policy=None) -> list[RunData]:
+        """Baseline *candidates* for :func:`mlaudit_core.baseline.select_baselines`, without metrics.
+
+        Candidates: the explicit ids of ``policy``; runs of the same experiment tagged
+        ``mlaudit.baseline``; the parent run; and the most recent FINISHED runs of the same
+        experiment (``4 x policy.max_runs``). Only run metadata is read here (params, tags,
+        status, times); load the chosen ones with :meth:`load`.
+
+        Raises:
+            InputError: an explicit baseline id does not exist.
+        """
+        from mlaudit_core.baseline.selection import BASELINE_TAG, BaselinePolicy
+
+        from .loader import client_for, light_run
+
+        policy = policy or BaselinePolicy()
+        client = client_for(self.tracking_uri)
+        out: list[RunData] = []
+        if policy.explicit:
+            from mlflow.exceptions import MlflowException
+
+            from mlaudit_core.errors import InputError
+
+            for rid in policy.explicit:
+                try:
+                    out.append(light_run(client.get_run(rid)))
+                except MlflowException:
+                    raise InputError(f"baseline mlflow run {rid!r} not found") from None
+            return out
+        exp_id = client.get_run(run.identity.id).info.experiment_id
+        if policy.use_tagged:
+            out += [light_run(r) for r in client.search_runs(
+                [exp_id], filter_string=f"tags.`{BASELINE_TAG}` = 'true'", max_results=50)]
+        if policy.use_parent and run.parent_id:
+            try:
+                out.append(light_run(client.get_run(run.parent_id)))
+            except Exception:  # a deleted parent is no baseline; selection goes on
+                pass
+        if policy.use_same_config:
+            out += [light_run(r) for r in client.search_runs(
+                [exp_id], filter_string="attributes.status = 'FINISHED'",
+                order_by=["attributes.end_time DESC"], max_results=4 * policy.max_runs)]
+        for c in out:  # same experiment: name it the way the audited run does
+            if c.identity.project == exp_id:
+                c.identity.project = run.identity.project
+        return out
+
     def list_finished(self, since: datetime | None = None, *, experiment_ids: list[str] | None = None,
                       include_audited: bool = False, max_results: int | None = 1000,
                       **options) -> list[str]:

@@ -106,7 +106,8 @@ def exit_code(report: AuditReport, fail_on: FailOn | None, settings: Settings) -
 def run_pipeline(load: Callable[[], RunData], *, fmt: Format, out: Path | None, fail_on: FailOn | None,
                  config: Path | None, write_back: Callable[[RunData, AuditReport], object] | None = None,
                  verbose: bool = False, what: str = "run", notify: list[str] | None = None,
-                 dry_run: bool = False) -> AuditReport:
+                 dry_run: bool = False,
+                 audit_fn: Callable[[RunData, Settings], AuditReport] | None = None) -> AuditReport:
     """Load, audit, print, optionally write back; exits with the documented code.
 
     Bad input (``MlauditError``) prints one line and exits 2 before anything is
@@ -114,6 +115,7 @@ def run_pipeline(load: Callable[[], RunData], *, fmt: Format, out: Path | None, 
     (``MLAUDIT_DEBUG=1`` shows the traceback). ``notify``: webhook URLs (the command's
     ``--notify``), added to ``[tool.mlaudit.notify]`` and posted to after the write-back,
     not when ``dry_run``; a failed notification is a warning line, never an exit code.
+    ``audit_fn``: replaces :func:`mlaudit_core.audit.audit` (e.g. to add baselines).
     """
     import os
 
@@ -133,7 +135,7 @@ def run_pipeline(load: Callable[[], RunData], *, fmt: Format, out: Path | None, 
             run = load()
             n_keys = len(run.metrics.keys)
             stage(f"auditing {len(run.metrics):,} points of {n_keys} metric{'s' * (n_keys != 1)}")
-            report = audit(run, settings)
+            report = (audit_fn or audit)(run, settings)
     except MlauditError as exc:
         fail(str(exc))
     except SettingsError as exc:
