@@ -716,8 +716,9 @@ def render_plots(report: AuditReport, run: RunData | None) -> tuple[list[Plot], 
             if not any(len(s) for _, s in series):
                 continue
             tl = not timeline_done and panel.group == "training" and bool(report.timeline)
-            try:
-                plots.append(_render_panel(panel, series, markers, report, run, tl))
+            try:  # extreme ranges (1e300) overflow inside matplotlib's log transform: harmless
+                with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+                    plots.append(_render_panel(panel, series, markers, report, run, tl))
             except Exception as exc:  # noqa: BLE001 - one broken panel never loses the report
                 problems.append(
                     f"plot '{panel.title}' could not be drawn: {type(exc).__name__}: {exc}"
