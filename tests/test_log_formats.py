@@ -182,3 +182,13 @@ def test_structured_config_files(tmp_path):
     (tmp_path / "c.yaml").write_text("optim:\n  lr: 0.001\n  betas: [0.9, 0.999]\n")
     assert read_context_file(tmp_path / "c.json") == {"trainer.precision": "bf16-mixed", "trainer.max_epochs": "3"}
     assert read_context_file(tmp_path / "c.yaml") == {"optim.lr": "0.001", "optim.betas": "[0.9, 0.999]"}
+
+
+def test_console_cap_keeps_the_lines_that_matter(tmp_path):
+    p = tmp_path / "long.log"
+    p.write_text("\n".join(f"step={i} loss={1 / (i + 1):.4f}" for i in range(50)) + "\nKilled\n")
+    run = load_logs([p], max_console_lines=10)
+    assert len(run.metrics.series("train/loss")) == 50          # metrics from every line
+    assert len(run.console) == 11 and run.console[-1].text == "Killed"
+    assert "40 of 51 console lines were not kept" in run.notes[-1]
+    assert not run.warnings

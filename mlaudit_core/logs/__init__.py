@@ -83,21 +83,22 @@ def load_logs(paths: Sequence[str | Path], config_paths: Iterable[str | Path] = 
         except UnreadableLog as exc:
             raise InputError(f"--config {exc}") from None
     res = parser.result()
-    return _to_run(res, paths, params, warnings, name)
+    return _to_run(res, paths, params, warnings, name, max_console_lines)
 
 
 def _to_run(res: ParseResult, paths: Sequence[str | Path], config: dict[str, str], warnings: list[str],
-            name: str | None) -> RunData:
+            name: str | None, console_cap: int) -> RunData:
     params = dict(res.params)
     params.update(config)
     for k, v in res.facts.items():
         params[f"{FACT_PREFIX}{k}"] = str(int(v)) if float(v).is_integer() else str(v)
     if res.formats:
         params[f"{FACT_PREFIX}formats"] = ", ".join(f"{k} ({n})" for k, n in res.formats.most_common())
-    if res.omitted_console:
-        warnings.append(f"{res.omitted_console} of {res.lines} console lines were not kept (past the "
-                        f"{len(res.console) - 0:,}-line console cap only lines that can hold a failure signature "
-                        "are kept); metrics were read from every line")
+    notes = []
+    if res.omitted_console:  # a note, not a warning: no figure is lost, so no confidence is either
+        notes.append(f"{res.omitted_console:,} of {res.lines:,} console lines were not kept (past the first "
+                        f"{console_cap:,} lines, only lines that can hold a failure signature or a traceback are "
+                        "kept); metrics were read from every line")
     if len(res.metrics) == 0:
         warnings.append("no metric lines were recognised in the log (docs/logs.md lists the formats); the audit "
                         "relies on failure signatures only")
@@ -111,6 +112,7 @@ def _to_run(res: ParseResult, paths: Sequence[str | Path], config: dict[str, str
         params=params, metrics=res.metrics, console=res.console, warnings=warnings)
     run.notes.append(f"read {res.lines} lines from {len(paths)} file(s); "
                      f"{len(res.metrics)} metric points in {len(res.metrics.keys)} series")
+    run.notes.extend(notes)
     for key in res.metrics.keys:
         run.derived[key] = "parsed from the console log"
     return run
