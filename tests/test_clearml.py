@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -365,6 +366,29 @@ def _wait_done(state: Path, task_id: str, timeout: float = 40) -> dict:
             return rows[0]
         time.sleep(0.2)
     raise AssertionError(f"task {task_id} was not audited within {timeout} s: {_judged(state)}")
+
+
+def test_guard_records_each_ending_once_and_retries_failures_with_backoff(tmp_path):
+    from mlaudit_clearml.watcher import MAX_ATTEMPTS, Guard
+
+    g = Guard(tmp_path / "g.sqlite")
+    assert g.claim("t1", "end-1") and not g.claim("t1", "end-1")  # in flight
+    g.finish("t1", "end-1", verdict="overfit/model_convergence")
+    assert not g.claim("t1", "end-1")  # judged
+    assert g.claim("t1", "end-2")  # the task ran again and ended anew
+    g.finish("t1", "end-2", error="server hiccup")
+    failed_at = g.rows()[-1]["done_at"]
+    assert g.due_retries(failed_at + 0.5, base_delay_s=1.0) == []  # still backing off
+    assert g.due_retries(failed_at + 1.0, base_delay_s=1.0) == ["t1"]
+    for _ in range(MAX_ATTEMPTS - 1):
+        assert g.claim("t1", "end-2")
+        g.finish("t1", "end-2", error="server hiccup")
+    assert not g.claim("t1", "end-2") and g.due_retries(time.time() + 1e6, 1.0) == []  # gave up
+    g.watermark = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+    g.close()
+    g = Guard(tmp_path / "g.sqlite")  # a restarted watcher reads the same record
+    assert g.watermark == datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+    assert [r["state"] for r in g.rows()] == ["done", "failed"] and g.unfinished() == []
 
 
 class _Watcher:

@@ -13,7 +13,8 @@ write-back moves a task's ``last_update``/``last_change``, so a restarted
 scheduler would see every judged task again. The guard is a SQLite file:
 
 * ``judged``: one row per (task id, ``status_changed`` of the run that ended):
-  ``pending`` while an audit runs, ``done`` after it, ``failed`` with the error.
+  ``pending`` while an audit runs, ``done`` after it, ``failed`` with the error
+  (retried after ``interval`` x 2^(attempt-1) seconds, ``MAX_ATTEMPTS`` attempts in all).
   A task is audited at most once per ending; a task reset and run again ends
   with a new ``status_changed`` and is audited again;
 * ``state``: the poll watermark (the scheduler's own ``last_update`` after each
@@ -117,6 +118,17 @@ class Guard:
             rows = self._db.execute("SELECT DISTINCT task_id FROM judged WHERE state='pending' OR "
                                     "(state='failed' AND attempts<?) ORDER BY claimed_at", (MAX_ATTEMPTS,))
             return [r[0] for r in rows.fetchall()]
+
+    def due_retries(self, now: float, base_delay_s: float) -> list[str]:
+        """Task ids whose last audit failed, with attempts left, and whose back-off has passed.
+
+        The wait after the n-th failed attempt is ``base_delay_s`` x 2^(n-1) seconds.
+        """
+        with self._lock:
+            rows = self._db.execute("SELECT task_id, finished, attempts, done_at FROM judged WHERE "
+                                    "state='failed' AND attempts<? ORDER BY done_at", (MAX_ATTEMPTS,))
+            return [r[0] for r in rows.fetchall() if (r[0], r[1]) not in self._inflight
+                    and (r[3] or 0) + base_delay_s * 2 ** (r[2] - 1) <= now]
 
     def rows(self) -> list[dict]:
         with self._lock:
@@ -247,6 +259,9 @@ class Watcher:
                 if marks:
                     watcher.guard.watermark = max(mapping.parse_time(m) if isinstance(m, str) else m
                                                   for m in marks)
+                # a failed audit (server hiccup) is retried with back-off, not left until a restart
+                for task_id in watcher.guard.due_retries(time.time(), watcher.interval_s):
+                    threading.Thread(target=watcher.audit_task, args=(task_id,), daemon=True).start()
                 return executed
 
         sched = _Scheduler(pooling_frequency_minutes=self.interval_s / 60.0,
