@@ -222,6 +222,8 @@ CATALOG: list[Signature] = [
 ]
 
 _NEEDLES = tuple(sorted({n for s in CATALOG for n in s.needles}))
+#: Categories that describe what happened, not what went wrong.
+CONTEXT_CATEGORIES = frozenset({"checkpoint", "resume"})
 _RANK_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d+\]:\s?|rank\d+:\s|\d{1,4}:\s)")
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _EXC = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|OutOfMemoryError))"

@@ -192,3 +192,14 @@ def test_console_cap_keeps_the_lines_that_matter(tmp_path):
     assert len(run.console) == 11 and run.console[-1].text == "Killed"
     assert "40 of 51 console lines were not kept" in run.notes[-1]
     assert not run.warnings
+
+
+def test_free_text_around_generic_keys():
+    res = parse_lines(["step=1 loss=2.0", "Saving model at step=500 with loss=0.3",
+                       "Step 600: Validation Accuracy: 0.91, final accuracy: 0.9",
+                       "step=700 loss=nan", "RuntimeError: CUDA out of memory. step=701 loss=0.2"])
+    got = {k: list(zip(res.metrics.series(k).steps.tolist(), res.metrics.series(k).values.tolist()))
+           for k in res.metrics.keys}
+    assert got["train/loss"][:2] == [(1, 2.0), (500, 0.3)]
+    assert np.isnan(got["train/loss"][2][1]) and len(got["train/loss"]) == 3  # the OOM line is not metrics
+    assert got["val/accuracy"] == [(600, 0.91)] and got["train/accuracy"] == [(600, 0.9)]

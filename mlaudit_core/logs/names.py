@@ -110,6 +110,16 @@ def canonical(raw: str, default_prefix: str = "train/") -> tuple[str, str | None
     return out, unit
 
 
+def is_known(raw: str) -> bool:
+    """Whether a printed name maps onto the vocabulary above (not just kept in its own words)."""
+    k = _SEP.sub("_", _UNIT_SUFFIX.sub("", raw.strip().lower())).strip("_")
+    for p, _ in _PREFIXES:
+        if k.startswith(p) and len(k) > len(p):
+            k = k[len(p):]
+            break
+    return k in _BASE or k in _PERF
+
+
 def to_seconds(value: float, unit: str | None) -> float:
     """Convert a time figure to seconds; an unknown or missing unit leaves it unchanged."""
     if not unit:

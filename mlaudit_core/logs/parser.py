@@ -27,9 +27,9 @@ from datetime import datetime
 import numpy as np
 
 from ..rundata import ConsoleLine, MetricTable
-from ..signatures import is_relevant, match_line
+from ..signatures import CONTEXT_CATEGORIES, is_relevant, match_line
 from .formats import CATALOG, NUM, LogFormat
-from .names import TIME_UNITS, canonical, is_time_metric, to_seconds
+from .names import TIME_UNITS, canonical, is_known, is_time_metric, to_seconds
 
 #: Longest line segment whose metrics are read (characters). Longer segments are
 #: kept for signatures only: no training framework prints a metric line this long,
@@ -93,6 +93,23 @@ def _annotation_repl(m: re.Match) -> str:
     if len(_PROSE_WORD.findall(body)) >= 3:
         return ""
     return m.group(0)
+
+
+def _metric_words(key: str) -> str:
+    """The longest tail of a multi-word key that names a known metric or counter.
+
+    Free text runs into generic keys: in ``Saving model at step=500 with loss=0.3`` the
+    keys are ``step`` and ``loss``, not ``Saving model at step``; ``train loss`` and
+    ``Validation Accuracy`` stay whole. A key with no known tail is kept as written.
+    """
+    if " " not in key:
+        return key
+    words = key.split()
+    for i in range(len(words)):
+        tail = " ".join(words[i:])
+        if tail.lower().replace(" ", "_") in _MARKERS or is_known(tail):
+            return tail
+    return key
 
 
 def strip_log_prefix(line: str) -> str:
@@ -526,7 +543,7 @@ class LogParser:
                 _STEP_KEY.search(seg) is None:
             self._startup_params(seg)  # configuration printed before training starts
             return
-        if match_line(seg):
+        if any(sig.category not in CONTEXT_CATEGORIES for sig, _ in match_line(seg)):
             return  # a failure message, not metrics
         pairs = []
         for rx in (_GEN_EQ, _GEN_COLON, _GEN_PIPE):
@@ -551,7 +568,8 @@ class LogParser:
                 step = int(sp["n"])
         rec: dict[str, float] = {}
         for key, raw, unit in pairs:
-            lk = key.strip().lower().replace(" ", "_")
+            key = _metric_words(key.strip())
+            lk = key.lower().replace(" ", "_")
             v = _num(raw)
             if v is None:
                 continue
