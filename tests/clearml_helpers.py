@@ -7,11 +7,11 @@ its stdout (one JSON object on the last line).
 
 Commands::
 
-    python clearml_helpers.py replay  --mlflow-uri URI --project P RUN_ID...
+    python clearml_helpers.py replay  --runs RUNS.json --project P
     python clearml_helpers.py offline --out DIR
 
-``replay`` re-logs MLflow runs (``mlaudit_demo.regimes`` training, logged with
-``train/loss``, ``val/loss``, ``val/accuracy``, ``train/lr``, ``train/grad_norm``,
+``replay`` re-logs MLflow runs exported by :func:`export_mlflow_runs` (the
+``mlaudit_demo.regimes`` trainings, logged with ``train/loss``, ``val/loss``, ``val/accuracy``, ``train/lr``, ``train/grad_norm``,
 ``perf/step_time``, ``perf/data_time``, ``perf/throughput``) into one ClearML task
 each: every point through ``Logger.report_scalar(title, series, value, iteration)``
 (``train/loss`` -> title ``train``, series ``loss``) in step order, the console
@@ -55,24 +55,39 @@ def _init(project: str, name: str, *, monitor: bool, tags: list[str] | None = No
     return task
 
 
-def replay(mlflow_uri: str, project: str, run_ids: list[str]) -> dict[str, str]:
+def export_mlflow_runs(mlflow_uri: str, run_ids: list[str], path: str) -> None:
+    """Write what ``replay`` needs of each MLflow run to a JSON file (run in the parent process,
+    where mlflow is already imported)."""
     import mlflow
 
     client = mlflow.MlflowClient(mlflow_uri)
-    out: dict[str, str] = {}
+    runs = []
     for run_id in run_ids:
         run = client.get_run(run_id)
         keys = sorted(k for k in run.data.metrics if not k.startswith("system/"))
-        points: dict[int, list[tuple[str, float]]] = {}
-        for key in keys:
-            for m in client.get_metric_history(run_id, key):
-                points.setdefault(m.step, []).append((key, m.value))
+        points = {k: [[m.step, m.value] for m in client.get_metric_history(run_id, k)] for k in keys}
         # every mlaudit_demo.regimes run logs its console as this artifact
         local = client.download_artifacts(run_id, "console.log")
         with open(local, encoding="utf-8") as fh:
             console = fh.read().splitlines()
-        task = _init(project, run.info.run_name, monitor=True)
-        task.connect(dict(run.data.params), name="Args")
+        runs.append({"id": run_id, "name": run.info.run_name, "params": dict(run.data.params),
+                     "points": points, "console": console})
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(runs, fh)  # NaN/Infinity are kept (Python's JSON extension)
+
+
+def replay(runs_file: str, project: str) -> dict[str, str]:
+    with open(runs_file, encoding="utf-8") as fh:
+        runs = json.load(fh)
+    out: dict[str, str] = {}
+    for run in runs:
+        points: dict[int, list[tuple[str, float]]] = {}
+        for key, pts in run["points"].items():
+            for step, value in pts:
+                points.setdefault(int(step), []).append((key, value))
+        console: list[str] = run["console"]
+        task = _init(project, run["name"], monitor=True)
+        task.connect(dict(run["params"]), name="Args")
         logger = task.get_logger()
         pending = list(console)
         if pending and not _STEP.search(pending[0]):
@@ -89,7 +104,7 @@ def replay(mlflow_uri: str, project: str, run_ids: list[str]) -> dict[str, str]:
         for line in pending:
             print(line, flush=True)
         task.close()
-        out[run_id] = task.id
+        out[run["id"]] = task.id
     return out
 
 
@@ -128,13 +143,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("replay")
-    r.add_argument("--mlflow-uri", required=True)
+    r.add_argument("--runs", required=True, help="JSON file written by export_mlflow_runs")
     r.add_argument("--project", required=True)
-    r.add_argument("run_ids", nargs="+")
     o = sub.add_parser("offline")
     o.add_argument("--out", required=True)
     args = ap.parse_args(argv)
-    res = replay(args.mlflow_uri, args.project, args.run_ids) if args.cmd == "replay" else offline(args.out)
+    res = replay(args.runs, args.project) if args.cmd == "replay" else offline(args.out)
     sys.stdout.write("\n" + json.dumps(res) + "\n")
     sys.stdout.flush()
     return 0

@@ -137,7 +137,10 @@ def trained(server, tmp_path_factory):
         runs = {name: regimes.train(name, seed=0, verbose=False)["run_id"] for name in REGIMES}
     finally:
         mlflow.set_tracking_uri(prev)
-    tasks = helper("replay", "--mlflow-uri", uri, "--project", "parity", *runs.values())
+    from clearml_helpers import export_mlflow_runs
+
+    export_mlflow_runs(uri, list(runs.values()), str(root / "runs.json"))
+    tasks = helper("replay", "--runs", str(root / "runs.json"), "--project", "parity")
     return {"uri": uri, "runs": {name: (rid, tasks[rid]) for name, rid in runs.items()}}
 
 
@@ -433,7 +436,7 @@ def test_watcher_audits_within_one_interval_and_never_twice_across_restart(serve
     w = _Watcher(state, log)
     try:
         _wait_done(state, second.id)
-        time.sleep(3)  # three more polls: the audited tasks' own updates must not re-trigger them
+        time.sleep(2.5)  # more polls: the audited tasks' own updates must not re-trigger them
     finally:
         assert w.stop() == 0, log.read_text()
     rows = _judged(state)
