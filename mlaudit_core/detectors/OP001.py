@@ -23,7 +23,10 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
     Thresholds: ``factor`` 2 follows the divergence property of TheDeepChecker
     (Ben Braiek & Khomh 2020: loss more than twice its running minimum);
     ``min_regained`` 0.5 (half the improvement lost) keeps a loss that approaches 0
-    from being called divergent by ratio alone; measured on examples/regimes.py.
+    from being called divergent by ratio alone; measured on examples/regimes.py. A loss
+    that first dropped by at least ``min_drop`` 20% and then regained ``back_to_initial`` 90%
+    of the drop diverged too, even under 2x its best (measured on the corpus: a network that
+    dies at a high LR returns to log(num_classes)).
     Smoothing: centred rolling median over 5% of the points, so one spike is not a divergence.
     """
 
@@ -32,6 +35,8 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
     class Params(DetectorParams):
         factor: float = 2.0
         min_regained: float = 0.5
+        back_to_initial: float = 0.9
+        min_drop: float = 0.2
         min_points: int = 10
 
     def check(self, run, p):
@@ -50,14 +55,19 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
         initial, best = float(sm[0]), float(sm.min())
         ibest = int(np.argmin(sm))
         final = float(sm[-1])
+        span = initial - best
+        regained = (final - best) / span if span > 0 else (np.inf if final > best else 0.0)
+        # a loss that learned (dropped by >= min_drop) and climbed back to ~its initial level
+        # diverged too, even below factor x best (a "dead" network back at log(num_classes))
+        back_to_start = span > 0 and span / abs(initial) >= p.min_drop and regained >= p.back_to_initial
         above = sm > p.factor * np.maximum(best_run, 1e-12)
-        # onset: first point from which the smoothed loss stays above factor x running best
+        if not above[-1] and back_to_start:
+            above = sm > best + 0.5 * span
+        # onset: first point from which the smoothed loss stays above the line
         onset = None
         if above[-1]:
             tail_ok = np.flatnonzero(~above)
             onset = int(tail_ok[-1] + 1) if tail_ok.size else 0
-        span = initial - best
-        regained = (final - best) / span if span > 0 else (np.inf if final > best else 0.0)
         grew_then_nan = first_bad is not None and len(vals) >= 3 and (
             float(vals[-1]) > p.factor * float(vals.min()) or float(vals[-1]) > float(vals[0]))
         if onset is not None and ibest < len(sm) - 1 and regained >= p.min_regained:

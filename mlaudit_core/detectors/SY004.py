@@ -23,8 +23,8 @@ class StepTimeOutliers(Detector, code="SY004", name="step-time-outliers", family
     Thresholds: a step is an outlier above ``factor`` 5x the median; it is a finding
     when outliers take more than ``max_share`` 10% of the total step time
     (convention; below that the tail is normal jitter) and their excess over the median adds
-    up to at least ``min_lost_seconds`` 5 s (measured here: a 0.5 ms/step toy run on a loaded
-    2-core machine shows dozens of 5x "stalls" from OS scheduling that cost well under a second).
+    up to at least ``min_lost_seconds`` 0.5 s (measured here: a 0.5 ms/step toy run on a loaded
+    2-core machine shows dozens of 5x "stalls" from OS scheduling that cost under 0.3 s).
     """
 
     needs = (Role.STEP_TIME,)
@@ -33,7 +33,7 @@ class StepTimeOutliers(Detector, code="SY004", name="step-time-outliers", family
         factor: float = 5.0
         max_share: float = 0.10
         skip: int = 3
-        min_lost_seconds: float = 5.0
+        min_lost_seconds: float = 0.5
 
     def check(self, run, p):
         key = run.key_for(Role.STEP_TIME)

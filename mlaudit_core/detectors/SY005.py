@@ -34,7 +34,7 @@ class TimeOutsideTraining(Detector, code="SY005", name="time-outside-training", 
         max_eval_share: float = 0.30
         max_outside_share: float = 0.50
         min_points: int = 20
-        min_seconds: float = 10.0
+        min_seconds: float = 5.0
 
     def check(self, run, p):
         key = run.key_for(Role.TRAIN_LOSS)
@@ -59,9 +59,10 @@ class TimeOutsideTraining(Detector, code="SY005", name="time-outside-training", 
         eval_excess, n_evals = 0.0, 0
         if eval_key:
             ev_steps = np.unique(run.series(eval_key).steps)
-            after_eval = np.isin(s.steps[:-1], ev_steps)
+            # an evaluation logged at step s ran just after (or just before) training step s
+            after_eval = np.isin(s.steps[:-1], ev_steps) | np.isin(s.steps[1:], ev_steps)
             eval_excess = float(excess[after_eval].sum())
-            n_evals = int(after_eval.sum())
+            n_evals = int(ev_steps.size)
         outside = float(excess.sum())
         eval_share, outside_share = eval_excess / total, outside / total
         if outside < p.min_seconds or (eval_share <= p.max_eval_share and outside_share <= p.max_outside_share):
