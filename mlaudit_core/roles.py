@@ -47,17 +47,19 @@ DEFAULT_ALIASES: dict[Role, list[str]] = {
     Role.VAL_LOSS: [
         "val/loss", "val_loss", "loss/val", "valid/loss", "valid_loss", "validation/loss",
         "validation_loss", "eval/loss", "eval_loss", "loss/validation", "val/lm_loss",
-        "eval/lm_loss", "test/loss", "test_loss", "val/*loss", "eval/*loss",
+        "eval/lm_loss", "test/loss", "test_loss", "val/*loss", "eval/*loss", "validation/*loss",
+        "valid/*loss",
     ],
     Role.TRAIN_ACCURACY: [
         "train/accuracy", "train/acc", "train_accuracy", "train_acc", "accuracy", "acc",
-        "train/top1", "train/prec@1",
+        "train/top1", "train/prec@1", "train/*accuracy",
     ],
     Role.VAL_ACCURACY: [
         "val/accuracy", "val/acc", "val_accuracy", "val_acc", "valid/accuracy", "valid_acc",
         "eval/accuracy", "eval_accuracy", "eval/acc", "validation/accuracy",
         "val/top1", "val/acc1", "val/prec@1", "eval/f1", "val/f1", "eval_f1", "test/accuracy",
-        "test_accuracy", "test/acc",
+        "test_accuracy", "test/acc", "validation/*accuracy", "val/*accuracy", "valid/*accuracy",
+        "eval/*accuracy",
     ],
     Role.LEARNING_RATE: [
         "train/lr", "lr", "learning_rate", "train/learning_rate", "lr/*", "lr_*", "optim/lr",

@@ -173,3 +173,19 @@ def test_vectorised_and_protobuf_tiers_agree_with_event_accumulator(tmp_path):
     t = run.series("t/acc")
     assert list(t.steps) == list(range(5))
     np.testing.assert_allclose(t.values, [0.1 * i for i in range(5)], rtol=1e-6)
+
+
+def test_keras_layout_under_a_parent_folder(tmp_path):
+    """Keras writes <run>/train and <run>/validation with epoch_* tags; pointing at the parent of
+    the run gives the same keys and roles as pointing at the run."""
+    for sub, n in (("train", 10), ("validation", 10)):
+        w = tbx.SummaryWriter(str(tmp_path / "exp1" / sub))
+        for i in range(n):
+            w.add_scalar("epoch_loss", 1.0 / (i + 1) + (0.05 * i if sub == "validation" else 0), i)
+            w.add_scalar("epoch_accuracy", 0.5 + 0.04 * i, i)
+        w.close()
+    for target in (tmp_path, tmp_path / "exp1"):
+        run = load_logdir(target)
+        assert run.key_for(Role.TRAIN_LOSS) == "train/epoch_loss"
+        assert run.key_for(Role.VAL_LOSS) == "validation/epoch_loss"
+        assert run.key_for(Role.VAL_ACCURACY) == "validation/epoch_accuracy"

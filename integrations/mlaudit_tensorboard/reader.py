@@ -245,8 +245,12 @@ def load_logdir(logdir: str | os.PathLike) -> RunData:
     names: list[str] = []
     index: dict[str, int] = {}
     parts = []
+    # key prefixes are relative to the deepest folder holding every event file, so pointing at
+    # the parent of a single run (``runs/`` holding ``exp1/train``, ``exp1/validation``) gives
+    # the same keys as pointing at the run itself
+    base = Path(os.path.commonpath([str(f.parent) for f in files]))
     for f in files:
-        rel = f.parent.relative_to(root).as_posix()
+        rel = f.parent.relative_to(base).as_posix()
         fp = read_event_file(f, "" if rel == "." else rel + "/", notes, warnings)
         remap = np.array([index.setdefault(nm, len(index)) for nm in fp.names] or [0], dtype=np.int32)
         names = list(index)
