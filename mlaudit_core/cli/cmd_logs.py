@@ -21,7 +21,7 @@ def register(app: typer.Typer) -> None:
         name: str = typer.Option(None, "--name", "-n", help="Display name of the run."),
         settings: Path = typer.Option(None, "--settings",
                                       help="mlaudit settings file (default: mlaudit.toml or pyproject.toml "
-                                           "[tool.mlaudit] in the current directory or its parents)."),
+                                           "\\[tool.mlaudit] in the current directory or its parents)."),
         fmt: Format = FORMAT,
         out: Path = OUT,
         fail_on: FailOn = FAIL_ON,
