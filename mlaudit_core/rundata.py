@@ -165,7 +165,7 @@ class RunIdentity:
     project: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class ConsoleLine:
     """One line of console output: where it came from (file or stream) and its 1-based line number."""
 

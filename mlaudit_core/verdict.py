@@ -69,7 +69,7 @@ def _crash_infra(c: _Ctx) -> _Decision | None:
     if hw:  # the first broken layer: an OOM or CUDA error after a hardware fault is its symptom
         return _Decision(Outcome.CRASHED, Cause.INFRA_RUNTIME, 0.9,
                          f"The run crashed on {hw.message}.", hw)
-    for code, what in (("RT001", "ran out of memory"), ("RT002", "a collective operation timed out"),
+    for code, what in (("RT001", "it ran out of memory"), ("RT002", "a collective operation timed out"),
                        ("RT004", "a data-loader worker died"), ("RT008", "the disk filled up"),
                        ("RT010", "it was killed from outside")):
         f = c.get(code, Severity.ERROR)
@@ -636,7 +636,8 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
         acts.append(NextAction(action="Name checkpoints uniquely (run id + step): checkpoints named by step "
                                       "will overwrite the earlier segment's", why="prevents silent overwrite",
                                cost="minutes"))
-    for a, why, cost in (_PRIMARY_ACTIONS.get(p.code, []) if p is not None else []) + _ACTIONS.get(d.outcome, []):
+    generic = [] if (p is not None and p.code in ("LI002", "LI003")) else _ACTIONS.get(d.outcome, [])
+    for a, why, cost in (_PRIMARY_ACTIONS.get(p.code, []) if p is not None else []) + generic:
         acts.append(NextAction(action=a, why=why, cost=cost))
     if c.get("GE003", Severity.WARNING) and d.outcome is not Outcome.OVERFIT:
         f = c.get("GE003")

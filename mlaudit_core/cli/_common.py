@@ -38,7 +38,7 @@ OUT = typer.Option(None, "--out", "-o", help="Also write the report to FILE (.js
 FAIL_ON = typer.Option(None, "--fail-on", help="Exit 1 when a finding is at or above this severity "
                                                "(default: settings' fail_on, else never).")
 CONFIG = typer.Option(None, "--config", help="Settings file (default: mlaudit.toml or pyproject.toml "
-                                             "[tool.mlaudit] in the current directory or its parents).")
+                                             "\\[tool.mlaudit] in the current directory or its parents).")
 DRY_RUN = typer.Option(False, "--dry-run", help="Show what would be written back; write nothing.")
 NO_WRITE = typer.Option(False, "--no-write", help="Do not write the verdict back to the tracker.")
 VERBOSE = typer.Option(False, "--verbose", "-v", help="Show info-level findings too.")
@@ -156,6 +156,10 @@ def run_pipeline(load: Callable[[], RunData], *, fmt: Format, out: Path | None, 
                 result = write_back(run, report)
         except MlauditError as exc:
             fail(str(exc))
+        except Exception as exc:  # a bug or a tracker fault mid-write: one line, exit 3
+            if os.environ.get("MLAUDIT_DEBUG"):
+                traceback.print_exc()
+            fail(f"writing the verdict back failed: {type(exc).__name__}: {exc}", code=3)
         for line in getattr(result, "lines", lambda: [])():
             err_console.print(f"[dim]{escape(line)}[/]", highlight=False, soft_wrap=True)
     if targets:
