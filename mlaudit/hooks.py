@@ -49,9 +49,10 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 __all__ = [
     "DEFAULT_BUDGET_S", "HANDOFF_LABEL", "HANDOFF_TAG", "AuditOnExit", "HookResult", "TrackedRun",
@@ -68,8 +69,11 @@ HANDOFF_TAG = "mlaudit.handoff"
 HANDOFF_LABEL = "mlaudit:handoff"
 #: ``MLAUDIT_HOOKS=off`` (or 0/false/no) disables every hook.
 DISABLE_ENV = "MLAUDIT_HOOKS"
-#: Part of the budget kept for marking the run for the watcher (at most 5 s).
+#: Time kept for marking the run for the watcher: a fifth of the budget, at least 2 s (one
+#: round trip to the tracker) and at most 5 s.
 HANDOFF_RESERVE = 0.2
+HANDOFF_MIN_S = 2.0
+HANDOFF_MAX_S = 5.0
 
 
 @dataclass
@@ -240,7 +244,7 @@ class _Options:
     def of(cls, budget_s: float = DEFAULT_BUDGET_S, notify: str | Sequence[str] = (),
            config: str | os.PathLike | None = None, write_back: bool = True,
            trackers: Sequence[str] | None = None, run_id: str | None = None,
-           tracking_uri: str | None = None) -> "_Options":
+           tracking_uri: str | None = None) -> _Options:
         if budget_s is None or budget_s < 0:
             raise ValueError(f"budget_s must be a number of seconds >= 0, got {budget_s!r}")
         unknown = set(trackers or ()) - {"mlflow", "wandb", "clearml"}
@@ -383,8 +387,8 @@ def _run_hook(opts: _Options, ended: str, runs: list[TrackedRun] | None, t0: flo
     if not runs:
         _warn("mlaudit: no MLflow, W&B or ClearML run found in this process; nothing audited")
         return [HookResult("no_run", seconds=time.monotonic() - t0)]
-    deadline = t0 + opts.budget_s
-    reserve = min(5.0, HANDOFF_RESERVE * opts.budget_s)
+    reserve = min(HANDOFF_MAX_S, max(HANDOFF_MIN_S, HANDOFF_RESERVE * opts.budget_s))
+    deadline = t0 + max(opts.budget_s, reserve)  # a budget under 2 s still leaves time to mark
     job = _Job(runs, opts, ended)
     worker = threading.Thread(target=job.run, name="mlaudit-hook", daemon=True)
     worker.start()
@@ -478,7 +482,7 @@ class AuditOnExit:
         self.results: list[HookResult] | None = None
         atexit.register(self.at_exit)
 
-    def __enter__(self) -> "AuditOnExit":
+    def __enter__(self) -> AuditOnExit:
         atexit.unregister(self.at_exit)
         return self
 
@@ -537,7 +541,7 @@ def _require(module: str, what: str):
                           f"(pip install {module.split('.')[0]})") from None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _hf_class() -> type:
     TrainerCallback = _require("transformers", "hf_callback").TrainerCallback
 
@@ -578,7 +582,7 @@ def _lightning_runs(trainer) -> list[TrackedRun] | None:
     return found or None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _lightning_class(namespace: str | None = None) -> type:
     if namespace is None:  # the namespace the script uses: Trainer checks isinstance against it
         namespace = "pytorch_lightning" if ("pytorch_lightning" in sys.modules
@@ -610,7 +614,7 @@ def _lightning_class(namespace: str | None = None) -> type:
     return MlauditLightningCallback
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _keras_class() -> type:
     keras = _require("keras", "keras_callback")
 

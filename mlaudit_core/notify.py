@@ -52,11 +52,12 @@ import os
 import random
 import time
 import uuid
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Iterable, Literal, Mapping, Sequence
+from typing import Any, Literal
 from urllib.parse import quote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator

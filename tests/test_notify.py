@@ -12,6 +12,7 @@ import math
 import time
 
 import pytest
+from webhook_receiver import Receiver
 
 from mlaudit_core.notify import (
     SIGNATURE_HEADER,
@@ -23,7 +24,6 @@ from mlaudit_core.notify import (
 )
 from mlaudit_core.report import AuditReport, Cause, Finding, Outcome, RunRef, Severity, Verdict
 from mlaudit_core.settings import Settings, SettingsError
-from webhook_receiver import Receiver
 
 SECRET = "s3cret-shared-with-the-receiver"
 TOKEN = "ghp_" + "A" * 36  # a GitHub-token-shaped secret inside a run-controlled string

@@ -36,7 +36,7 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 with receiver._lock:
                     queue = receiver.fail_first.get(self.path) or []
@@ -55,7 +55,7 @@ class Receiver:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def __enter__(self) -> "Receiver":
+    def __enter__(self) -> Receiver:
         self._thread.start()
         return self
 

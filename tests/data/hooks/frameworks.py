@@ -1,7 +1,8 @@
 """Train a tiny model with each framework named in FRAMEWORKS, each with its mlaudit callback.
 
 Run by tests/test_hooks.py as one subprocess (torch is imported once for all three).
-Environment: MLFLOW_TRACKING_URI, FRAMEWORKS (comma-separated: hf, lightning, keras),
+Environment: MLFLOW_TRACKING_URI, FRAMEWORKS (comma-separated: hf, lightning, keras,
+lightning_fails: a fit that raises at step 20, audited by ``on_exception``),
 OUT_JSON (``{framework: {"run_id": ..., "results": [...]}}`` is written there).
 
 Each model is a small classifier on a fixed synthetic two-class problem (no download):
@@ -21,10 +22,10 @@ os.environ.setdefault("KERAS_BACKEND", "torch")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("DISABLE_MLFLOW_INTEGRATION", "FALSE")
 
-import mlflow  # noqa: E402
-import numpy as np  # noqa: E402
+import mlflow
+import numpy as np
 
-import mlaudit.hooks  # noqa: E402
+import mlaudit.hooks
 
 URI = os.environ["MLFLOW_TRACKING_URI"]
 rng = np.random.default_rng(0)
@@ -60,7 +61,7 @@ def hf() -> dict:
     return {"run_id": mlflow.last_active_run().info.run_id, "results": cb.results}
 
 
-def lightning() -> dict:
+def lightning(fail_at: int | None = None) -> dict:
     import lightning as L
     import torch
     from lightning.pytorch.loggers import MLFlowLogger
@@ -71,6 +72,8 @@ def lightning() -> dict:
             self.lin = torch.nn.Linear(8, 2)
 
         def training_step(self, batch, i):
+            if fail_at is not None and self.global_step >= fail_at:
+                raise RuntimeError("CUDA error: an illegal memory access was encountered")
             x, y = batch
             loss = torch.nn.functional.cross_entropy(self.lin(x), y)
             self.log("train_loss", loss)
@@ -85,12 +88,16 @@ def lightning() -> dict:
 
     ds = torch.utils.data.TensorDataset(torch.tensor(X), torch.tensor(Y))
     dl = torch.utils.data.DataLoader(ds, batch_size=16)
-    logger = MLFlowLogger(experiment_name="hooks-lightning", tracking_uri=URI, run_name="lightning-tiny")
+    logger = MLFlowLogger(experiment_name="hooks-lightning", tracking_uri=URI,
+                          run_name="lightning-tiny" if fail_at is None else "lightning-fails")
     cb = mlaudit.hooks.lightning_callback()
     trainer = L.Trainer(max_epochs=4, logger=logger, callbacks=[cb], accelerator="cpu",
                         log_every_n_steps=2, enable_progress_bar=False, enable_model_summary=False,
                         enable_checkpointing=False)
-    trainer.fit(Tiny(), dl, torch.utils.data.DataLoader(ds, batch_size=64))
+    try:
+        trainer.fit(Tiny(), dl, torch.utils.data.DataLoader(ds, batch_size=64))
+    except RuntimeError as exc:  # the failing fit: on_exception has audited it by now
+        print(f"fit failed: {exc}", file=sys.stderr)
     return {"run_id": logger.run_id, "results": cb.results}
 
 
@@ -112,8 +119,9 @@ def keras() -> dict:
 def main() -> None:
     mlflow.set_tracking_uri(URI)
     out = {}
-    for name in os.environ.get("FRAMEWORKS", "hf,lightning,keras").split(","):
-        got = {"hf": hf, "lightning": lightning, "keras": keras}[name]()
+    for name in os.environ.get("FRAMEWORKS", "hf,lightning,lightning_fails,keras").split(","):
+        got = {"hf": hf, "lightning": lightning, "keras": keras,
+               "lightning_fails": lambda: lightning(fail_at=20)}[name]()
         got["results"] = [dataclasses.asdict(r) for r in got["results"] or []]
         out[name] = got
     with open(os.environ["OUT_JSON"], "w") as f:

@@ -4,7 +4,7 @@ Environment:
     MLFLOW_TRACKING_URI   where runs are logged (the test's mlflow server).
     LOOP                  ``regime``: mlaudit_demo's numpy MLP, regime ``high_lr`` (it starts and
                           ends its own MLflow run); ``own``: a small numpy softmax regression in
-                          this file, inside ``with mlflow.start_run()``.
+                          this file (synthetic data), inside ``with mlflow.start_run()``.
     HOOK                  ``none`` | ``with`` (context manager) | ``atexit`` (plain call).
     HOOK_BUDGET           the hook's budget in seconds (default: the hook's default).
     HOOK_CONFIG           a settings file for the hook.
@@ -25,13 +25,12 @@ import numpy as np
 
 
 def own_loop(record: Path, steps: int = 120) -> None:
-    """Softmax regression on sklearn digits with plain SGD; logs train/val loss to MLflow."""
-    from sklearn.datasets import load_digits
-
-    X, y = load_digits(return_X_y=True)
-    X = (X / 16.0).astype(np.float64)
-    X_tr, y_tr, X_val, y_val = X[:1400], y[:1400], X[1400:], y[1400:]
+    """Softmax regression with plain SGD on a fixed synthetic 10-class problem (64 features,
+    class = argmax of a random linear map plus noise); logs train/val loss to MLflow."""
     rng = np.random.default_rng(0)
+    X = rng.normal(size=(1800, 64))
+    y = (X @ rng.normal(size=(64, 10)) + rng.normal(scale=2.0, size=(1800, 10))).argmax(1)
+    X_tr, y_tr, X_val, y_val = X[:1400], y[:1400], X[1400:], y[1400:]
     W = np.zeros((64, 10))
     with mlflow.start_run(run_name="own-loop") as run:
         record.write_text(run.info.run_id)

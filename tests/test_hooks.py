@@ -1,0 +1,251 @@
+"""In-process hooks: real training scripts (subprocesses) logging to a real mlflow server.
+
+The scripts in tests/data/hooks/ are started together once per module (they spend most of
+their time importing): the plain loop with ``audit_on_exit`` (context manager and atexit),
+the same loop without a hook as the reference for stdout, stderr and exit status, a hook
+whose audit raises (bad settings), a hook over its budget, a crashing script, and one
+script training a tiny model with each installed framework (Hugging Face Trainer,
+Lightning, Keras on the torch backend) with its mlaudit callback.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+mlflow = pytest.importorskip("mlflow")
+
+from webhook_receiver import Receiver
+
+SCRIPTS = Path(__file__).parent / "data" / "hooks"
+FRAMEWORK_MODULES = {"hf": "transformers", "lightning": "lightning", "keras": "keras"}
+INSTALLED = [f for f, m in FRAMEWORK_MODULES.items()
+             if importlib.util.find_spec(m) is not None and importlib.util.find_spec("torch") is not None]
+PLAIN = {
+    "regime": {"LOOP": "regime", "HOOK": "with"},
+    "baseline": {"HOOK": "none"},
+    "raises": {"HOOK": "with", "HOOK_CONFIG": "{bad}"},
+    "budget": {"HOOK": "with", "HOOK_BUDGET": "0.001"},
+    "crash_atexit": {"HOOK": "atexit", "CRASH": "1"},
+}
+
+
+@pytest.fixture(scope="module")
+def scripts(mlflow_server, tmp_path_factory):
+    """``{case: (exit status, stdout, stderr, run id)}`` for every plain case, plus
+    ``"frameworks"``: the framework script's JSON (run ids and callback results) and the
+    JSON documents the hook of the ``regime`` case posted to a receiver."""
+    d = tmp_path_factory.mktemp("hooks")
+    bad = d / "bad.toml"
+    bad.write_text('select = ["ZZ9"]\n')  # no detector code starts with ZZ9: SettingsError
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("MLAUDIT_", "MLFLOW_"))}
+    base.update(MLFLOW_TRACKING_URI=mlflow_server["url"], PYTHONHASHSEED="0")
+    # created here, not by whichever script comes first (its log line would differ between runs)
+    client = mlflow.MlflowClient(mlflow_server["url"])
+    for name in ("hooks-plain", "hooks-hf", "hooks-lightning", "hooks-keras"):
+        if client.get_experiment_by_name(name) is None:
+            client.create_experiment(name)
+    with Receiver() as rx:
+        procs = {}
+        for case, extra in PLAIN.items():
+            env = dict(base, RUN_ID_FILE=str(d / f"{case}.id"),
+                       **{k: v.format(bad=bad) for k, v in extra.items()})
+            if case == "regime":
+                env["HOOK_NOTIFY"] = f"{rx.url}/hook"
+            procs[case] = subprocess.Popen([sys.executable, str(SCRIPTS / "plain_loop.py")], cwd=d, env=env,
+                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if INSTALLED:
+            fw = [f for f in ["hf", "lightning", "keras"] if f in INSTALLED]
+            if "lightning" in fw:
+                fw.append("lightning_fails")
+            env = dict(base, FRAMEWORKS=",".join(fw), OUT_JSON=str(d / "fw.json"))
+            procs["frameworks"] = subprocess.Popen(
+                [sys.executable, str(SCRIPTS / "frameworks.py")], cwd=d, env=env,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        out = {}
+        try:
+            for case, p in procs.items():
+                so, se = p.communicate(timeout=300)
+                rid = (d / f"{case}.id").read_text() if (d / f"{case}.id").exists() else None
+                out[case] = (p.returncode, so, se, rid)
+        finally:
+            for p in procs.values():
+                if p.poll() is None:
+                    p.kill()
+        out["notified"] = [r.json() for r in rx.at("/hook")]
+    if "frameworks" in out:
+        rc, so, se, _ = out["frameworks"]
+        assert rc == 0, se[-3000:]
+        out["frameworks"] = json.loads((d / "fw.json").read_text())
+    return out
+
+
+def _same(text: str) -> str:
+    """``text`` with what differs between two runs of one script (run ids, log times) masked."""
+    text = re.sub(r"\b[0-9a-f]{32}\b", "<id>", text)
+    return re.sub(r"\d{4}/\d\d/\d\d \d\d:\d\d:\d\d", "<time>", text)
+
+
+def _norm(text: str) -> Counter:
+    """The masked lines of ``text`` as a multiset (threads may interleave log lines)."""
+    return Counter(_same(text).splitlines())
+
+
+def _tags(run_id: str) -> dict[str, str]:
+    client = mlflow.MlflowClient(_URL[0])
+    return {k: v for k, v in client.get_run(run_id).data.tags.items() if k.startswith("mlaudit")}
+
+
+_URL: list[str] = []
+
+
+@pytest.fixture(autouse=True)
+def _server_url(mlflow_server):
+    _URL[:] = [mlflow_server["url"]]
+
+
+def test_import_is_light():
+    code = ("import sys, mlaudit, mlaudit.hooks; mlaudit.audit_on_exit; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in {'mlflow', 'wandb', 'clearml', "
+            "'torch', 'transformers', 'lightning', 'keras', 'pandas', 'numpy', 'mlaudit_core', "
+            "'requests', 'pydantic'}))")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0 and res.stdout.strip() == "[]", res.stdout + res.stderr
+
+
+def test_plain_hook_writes_the_verdict_and_notifies(scripts):
+    rc, so, se, rid = scripts["regime"]
+    assert rc == 0, se
+    assert "high_lr: diverged at step" in so
+    tags = _tags(rid)
+    assert tags["mlaudit.verdict"] == "diverged" and tags["mlaudit.cause"] == "model_convergence"
+    assert "mlaudit.handoff" not in tags
+    assert not [line for line in se.splitlines() if line.startswith("mlaudit:")]  # silent on success
+    (doc,) = [d for d in scripts["notified"] if d["run"]["id"] == rid]
+    assert doc["verdict"]["outcome"] == "diverged" and doc["run"]["url"].endswith(f"/runs/{rid}")
+
+
+def test_failing_audit_leaves_the_job_untouched_but_one_warning(scripts):
+    rc0, so0, se0, _ = scripts["baseline"]
+    rc, so, se, rid = scripts["raises"]
+    assert rc == rc0 == 0 and _same(so) == _same(so0)
+    extra, missing = _norm(se) - _norm(se0), _norm(se0) - _norm(se)
+    assert not missing, missing
+    (line,) = list(extra.elements())
+    assert line.startswith("mlaudit: audit of mlflow run <id> failed: settings: ")
+    assert "ZZ9" in line and line.endswith("the training job is unaffected")
+    assert "mlaudit.verdict" not in _tags(rid)
+
+
+def test_over_budget_hands_the_run_to_the_watcher(scripts):
+    rc0, so0, se0, _ = scripts["baseline"]
+    rc, so, se, rid = scripts["budget"]
+    assert rc == rc0 == 0 and _same(so) == _same(so0)
+    extra, missing = _norm(se) - _norm(se0), _norm(se0) - _norm(se)
+    assert not missing, missing
+    (line,) = list(extra.elements())
+    assert line == ("mlaudit: audit of mlflow run <id> not done within the 0.001 s budget; marked for "
+                    "the watcher (mlaudit.handoff=watcher on mlflow run <id>); the training job is "
+                    "unaffected")
+    tags = _tags(rid)
+    # the worker may still have finished before the interpreter exited; then it removed the mark
+    assert ("mlaudit.verdict" in tags) != ("mlaudit.handoff" in tags), tags
+    if "mlaudit.handoff" in tags:  # the watcher's listing picks the run up
+        from mlaudit_mlflow.plugin import MlflowPlugin
+
+        plugin = MlflowPlugin(_URL[0])
+        assert rid in plugin.list_finished(None, experiment_ids=plugin.experiment_ids(["hooks-plain"]),
+                                           max_results=None)
+
+
+def test_crashing_script_keeps_its_exit_status_and_traceback(scripts):
+    """The atexit hook audits a script that died of an uncaught exception as crashed."""
+    rc, so, se, rid = scripts["crash_atexit"]
+    assert rc == 1 and "training done" not in so
+    assert se.rstrip().endswith("RuntimeError: evaluation failed after training")
+    assert not [line for line in se.splitlines() if "mlaudit" in line]
+    assert _tags(rid)["mlaudit.verdict"] == "crashed"
+
+
+@pytest.mark.parametrize("framework", ["hf", "lightning", "keras"])
+def test_framework_callback_writes_the_verdict(scripts, framework):
+    if framework not in INSTALLED:
+        pytest.skip(f"{FRAMEWORK_MODULES[framework]} (with torch) is not installed: "
+                    f"pip install 'mlaudit[frameworks]'")
+    got = scripts["frameworks"][framework]
+    (res,) = got["results"]
+    assert res["status"] == "written" and res["ref"] == got["run_id"] and res["error"] is None
+    tags = _tags(got["run_id"])
+    assert tags["mlaudit.verdict"] == res["outcome"] == "succeeded"
+    assert tags["mlaudit.cause"] == res["cause"] == "healthy"
+    client = mlflow.MlflowClient(_URL[0])
+    assert client.get_run(got["run_id"]).info.status == "FINISHED"
+    report = json.loads(Path(client.download_artifacts(got["run_id"], "mlaudit/report.json")).read_text())
+    hook_note = [w for w in report["warnings"] if "in-process hook saw training end" in w]
+    # Keras and Lightning audit while the tracker still has the run open; HF's MLflowCallback
+    # ends its run in its own on_train_end, before mlaudit's callback runs
+    assert bool(hook_note) == (framework in ("keras", "lightning")), report["warnings"]
+
+
+def test_lightning_on_exception_audits_a_failed_fit(scripts):
+    if "lightning" not in INSTALLED:
+        pytest.skip("lightning (with torch) is not installed: pip install 'mlaudit[frameworks]'")
+    got = scripts["frameworks"]["lightning_fails"]
+    (res,) = got["results"]
+    assert res["status"] == "written" and res["outcome"] == "crashed"
+    assert _tags(got["run_id"])["mlaudit.verdict"] == "crashed"
+
+
+# --------------------------------------------------------------------------- in-process contract
+
+def test_options_are_checked_at_the_call():
+    from mlaudit.hooks import audit_on_exit
+
+    with pytest.raises(ValueError, match="budget_s"):
+        audit_on_exit(budget_s=-1)
+    with pytest.raises(ValueError, match="unknown tracker"):
+        audit_on_exit(trackers=["neptune"])
+
+
+def test_no_run_is_one_warning_and_disabled_is_silent(caplog, monkeypatch):
+    from mlaudit.hooks import _Options, run_hook
+
+    caplog.set_level(logging.INFO, logger="mlaudit.hooks")
+    (res,) = run_hook(_Options.of(trackers=["clearml"]))  # no ClearML task in this process
+    assert res.status == "no_run"
+    assert [r.getMessage() for r in caplog.records] == [
+        "mlaudit: no MLflow, W&B or ClearML run found in this process; nothing audited"]
+    caplog.clear()
+    monkeypatch.setenv("MLAUDIT_HOOKS", "off")
+    assert [r.status for r in run_hook(_Options.of())] == ["disabled"] and not caplog.records
+
+
+def test_context_manager_never_swallows_the_exception(mlflow_server, tmp_path, monkeypatch, caplog):
+    """In-process: the block's exception propagates, and the run is audited as crashed."""
+    import mlaudit
+
+    monkeypatch.chdir(tmp_path)
+    exp_id = mlflow.MlflowClient(mlflow_server["url"]).create_experiment("hooks-inprocess")
+    prev = mlflow.get_tracking_uri()
+    mlflow.set_tracking_uri(mlflow_server["url"])
+    try:
+        hook = mlaudit.audit_on_exit(budget_s=30)
+        with pytest.raises(KeyError), hook, mlflow.start_run(experiment_id=exp_id) as run:
+            for step in range(1, 40):
+                mlflow.log_metric("train/loss", 1.0 / step, step=step)
+            raise KeyError("labels")
+    finally:
+        mlflow.set_tracking_uri(prev)
+    (res,) = hook.results
+    assert res.status == "written" and res.ref == run.info.run_id and res.outcome == "crashed"
+    assert _tags(run.info.run_id)["mlaudit.verdict"] == "crashed"
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING and r.name.startswith("mlaudit")]
