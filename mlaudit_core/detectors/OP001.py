@@ -68,8 +68,9 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
         if above[-1]:
             tail_ok = np.flatnonzero(~above)
             onset = int(tail_ok[-1] + 1) if tail_ok.size else 0
-        grew_then_nan = first_bad is not None and len(vals) >= 3 and (
-            float(vals[-1]) > p.factor * float(vals.min()) or float(vals[-1]) > float(vals[0]))
+        # growth before a NaN is judged on the smoothed curve: noisy micro-batch losses
+        # (0.5, 1.5, 2.3, 1.1 ...) are not growth
+        grew_then_nan = first_bad is not None and len(vals) >= 3 and float(sm[-1]) > p.factor * best
         if onset is not None and ibest < len(sm) - 1 and regained >= p.min_regained:
             yield self.finding(
                 Severity.CRITICAL,
@@ -84,10 +85,10 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
         elif grew_then_nan:
             yield self.finding(
                 Severity.CRITICAL,
-                f"{key} grew from {fmt(float(vals.min()))} to {fmt(float(vals[-1]))} and then "
+                f"{key} grew from {fmt(best)} to {fmt(float(sm[-1]))} (smoothed) and then "
                 f"turned non-finite at step {int(s.steps[first_bad])}",
                 evidence=[SeriesEvidence(metric=key, step_start=int(steps[0]),
                                          step_end=int(s.steps[first_bad]),
-                                         values={"best": float(vals.min()), "last_finite": float(vals[-1])})],
-                onset_step=int(s.steps[first_bad]), best=float(vals.min()),
-                final=float(vals[-1]), initial=float(vals[0]), regained=None, gradual=True)
+                                         values={"best": best, "last_finite": float(vals[-1])})],
+                onset_step=int(s.steps[first_bad]), best=best,
+                final=float(sm[-1]), initial=initial, regained=None, gradual=True)
