@@ -100,17 +100,9 @@ def _norm(text: str) -> Counter:
     return Counter(_same(text).splitlines())
 
 
-def _tags(run_id: str) -> dict[str, str]:
-    client = mlflow.MlflowClient(_URL[0])
+def _tags(url: str, run_id: str) -> dict[str, str]:
+    client = mlflow.MlflowClient(url)
     return {k: v for k, v in client.get_run(run_id).data.tags.items() if k.startswith("mlaudit")}
-
-
-_URL: list[str] = []
-
-
-@pytest.fixture(autouse=True)
-def _server_url(mlflow_server):
-    _URL[:] = [mlflow_server["url"]]
 
 
 def test_import_is_light():
@@ -122,11 +114,11 @@ def test_import_is_light():
     assert res.returncode == 0 and res.stdout.strip() == "[]", res.stdout + res.stderr
 
 
-def test_plain_hook_writes_the_verdict_and_notifies(scripts):
+def test_plain_hook_writes_the_verdict_and_notifies(scripts, mlflow_server):
     rc, so, se, rid = scripts["regime"]
     assert rc == 0, se
     assert "high_lr: diverged at step" in so
-    tags = _tags(rid)
+    tags = _tags(mlflow_server["url"], rid)
     assert tags["mlaudit.verdict"] == "diverged" and tags["mlaudit.cause"] == "model_convergence"
     assert "mlaudit.handoff" not in tags
     assert not [line for line in se.splitlines() if line.startswith("mlaudit:")]  # silent on success
@@ -134,7 +126,7 @@ def test_plain_hook_writes_the_verdict_and_notifies(scripts):
     assert doc["verdict"]["outcome"] == "diverged" and doc["run"]["url"].endswith(f"/runs/{rid}")
 
 
-def test_failing_audit_leaves_the_job_untouched_but_one_warning(scripts):
+def test_failing_audit_leaves_the_job_untouched_but_one_warning(scripts, mlflow_server):
     rc0, so0, se0, _ = scripts["baseline"]
     rc, so, se, rid = scripts["raises"]
     assert rc == rc0 == 0 and _same(so) == _same(so0)
@@ -143,10 +135,10 @@ def test_failing_audit_leaves_the_job_untouched_but_one_warning(scripts):
     (line,) = list(extra.elements())
     assert line.startswith("mlaudit: audit of mlflow run <id> failed: settings: ")
     assert "ZZ9" in line and line.endswith("the training job is unaffected")
-    assert "mlaudit.verdict" not in _tags(rid)
+    assert "mlaudit.verdict" not in _tags(mlflow_server["url"], rid)
 
 
-def test_over_budget_hands_the_run_to_the_watcher(scripts):
+def test_over_budget_hands_the_run_to_the_watcher(scripts, mlflow_server):
     rc0, so0, se0, _ = scripts["baseline"]
     rc, so, se, rid = scripts["budget"]
     assert rc == rc0 == 0 and _same(so) == _same(so0)
@@ -156,38 +148,38 @@ def test_over_budget_hands_the_run_to_the_watcher(scripts):
     assert line == ("mlaudit: audit of mlflow run <id> not done within the 0.001 s budget; marked for "
                     "the watcher (mlaudit.handoff=watcher on mlflow run <id>); the training job is "
                     "unaffected")
-    tags = _tags(rid)
+    tags = _tags(mlflow_server["url"], rid)
     # the worker may still have finished before the interpreter exited; then it removed the mark
     assert ("mlaudit.verdict" in tags) != ("mlaudit.handoff" in tags), tags
     if "mlaudit.handoff" in tags:  # the watcher's listing picks the run up
         from mlaudit_mlflow.plugin import MlflowPlugin
 
-        plugin = MlflowPlugin(_URL[0])
+        plugin = MlflowPlugin(mlflow_server["url"])
         assert rid in plugin.list_finished(None, experiment_ids=plugin.experiment_ids(["hooks-plain"]),
                                            max_results=None)
 
 
-def test_crashing_script_keeps_its_exit_status_and_traceback(scripts):
+def test_crashing_script_keeps_its_exit_status_and_traceback(scripts, mlflow_server):
     """The atexit hook audits a script that died of an uncaught exception as crashed."""
     rc, so, se, rid = scripts["crash_atexit"]
     assert rc == 1 and "training done" not in so
     assert se.rstrip().endswith("RuntimeError: evaluation failed after training")
     assert not [line for line in se.splitlines() if "mlaudit" in line]
-    assert _tags(rid)["mlaudit.verdict"] == "crashed"
+    assert _tags(mlflow_server["url"], rid)["mlaudit.verdict"] == "crashed"
 
 
 @pytest.mark.parametrize("framework", ["hf", "lightning", "keras"])
-def test_framework_callback_writes_the_verdict(scripts, framework):
+def test_framework_callback_writes_the_verdict(scripts, mlflow_server, framework):
     if framework not in INSTALLED:
         pytest.skip(f"{FRAMEWORK_MODULES[framework]} (with torch) is not installed: "
                     f"pip install 'mlaudit[frameworks]'")
     got = scripts["frameworks"][framework]
     (res,) = got["results"]
     assert res["status"] == "written" and res["ref"] == got["run_id"] and res["error"] is None
-    tags = _tags(got["run_id"])
+    tags = _tags(mlflow_server["url"], got["run_id"])
     assert tags["mlaudit.verdict"] == res["outcome"] == "succeeded"
     assert tags["mlaudit.cause"] == res["cause"] == "healthy"
-    client = mlflow.MlflowClient(_URL[0])
+    client = mlflow.MlflowClient(mlflow_server["url"])
     assert client.get_run(got["run_id"]).info.status == "FINISHED"
     report = json.loads(Path(client.download_artifacts(got["run_id"], "mlaudit/report.json")).read_text())
     hook_note = [w for w in report["warnings"] if "in-process hook saw training end" in w]
@@ -196,13 +188,13 @@ def test_framework_callback_writes_the_verdict(scripts, framework):
     assert bool(hook_note) == (framework in ("keras", "lightning")), report["warnings"]
 
 
-def test_lightning_on_exception_audits_a_failed_fit(scripts):
+def test_lightning_on_exception_audits_a_failed_fit(scripts, mlflow_server):
     if "lightning" not in INSTALLED:
         pytest.skip("lightning (with torch) is not installed: pip install 'mlaudit[frameworks]'")
     got = scripts["frameworks"]["lightning_fails"]
     (res,) = got["results"]
     assert res["status"] == "written" and res["outcome"] == "crashed"
-    assert _tags(got["run_id"])["mlaudit.verdict"] == "crashed"
+    assert _tags(mlflow_server["url"], got["run_id"])["mlaudit.verdict"] == "crashed"
 
 
 # --------------------------------------------------------------------------- in-process contract
@@ -247,5 +239,29 @@ def test_context_manager_never_swallows_the_exception(mlflow_server, tmp_path, m
         mlflow.set_tracking_uri(prev)
     (res,) = hook.results
     assert res.status == "written" and res.ref == run.info.run_id and res.outcome == "crashed"
-    assert _tags(run.info.run_id)["mlaudit.verdict"] == "crashed"
+    assert _tags(mlflow_server["url"], run.info.run_id)["mlaudit.verdict"] == "crashed"
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING and r.name.startswith("mlaudit")]
+
+
+def test_wandb_offline_run_is_finished_and_audited(tmp_path, monkeypatch):
+    """The current ``wandb.run`` (offline, real SDK): the hook finishes it, reads its run directory
+    and audits it; an offline run has no server copy, so nothing is written and the result says so."""
+    wandb = pytest.importorskip("wandb")
+    import mlaudit
+
+    monkeypatch.chdir(tmp_path)
+    for k, v in {"WANDB_MODE": "offline", "WANDB_DIR": str(tmp_path), "WANDB_SILENT": "true"}.items():
+        monkeypatch.setenv(k, v)
+    hook = mlaudit.audit_on_exit(trackers=["wandb"], budget_s=30)
+    try:
+        with hook:
+            run = wandb.init(project="hooks", config={"lr": 0.1})
+            for step in range(1, 300):
+                loss = 2.0 * 2.718 ** (-step / 50) + 0.2 if step < 200 else 0.2 + (step - 200) * 0.3
+                wandb.log({"train/loss": loss}, step=step)
+    finally:
+        wandb.teardown()
+    (res,) = hook.results
+    assert res.status == "audited" and res.tracker == "wandb" and res.outcome == "diverged"
+    assert res.ref == str(Path(run.dir).parent) and "offline run: nothing written back" in res.notes[0]
+    assert wandb.run is None  # finished by the hook
