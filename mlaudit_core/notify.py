@@ -409,6 +409,17 @@ def _retry_after(value: str | None) -> float | None:
         return None
 
 
+def _without_url(text: str, target: NotifyTarget) -> str:
+    """``text`` (an HTTP client's error) without the target's URL path and query: for a Slack
+    webhook they are the credential, and urllib3 quotes them (``url: /services/...``)."""
+    u = urlsplit(target.url)
+    text = text.replace(target.url, target.label)
+    for part in (f"{u.path}?{u.query}" if u.query else "", u.path):
+        if part and part != "/":
+            text = text.replace(part, "/…")
+    return redact_text(text)
+
+
 def _deliver(session, target: NotifyTarget, body: bytes, headers: dict[str, str],
              policy: NotifyPolicy, deadline: float) -> Delivery:
     import requests
@@ -454,8 +465,8 @@ def _deliver(session, target: NotifyTarget, body: bytes, headers: dict[str, str]
     except _OutOfTime:
         d.error = f"out of time ({policy.total_s:g} s for all notifications)"
     except requests.RequestException as exc:
-        d.error = redact_text(f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}")
-        d.error = d.error.replace(target.url, target.label)
+        d.error = _without_url(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+                               target)[:300]
     except Exception as exc:  # never let a notification fail the audit
         d.error = f"{type(exc).__name__}: {exc}"[:200]
     d.seconds = time.monotonic() - t0

@@ -138,6 +138,7 @@ def test_failures_are_bounded_logged_and_never_raise(caplog):
     assert got[0].attempts == 3 and got[0].error == "HTTP 503"
     assert got[1].attempts == 1 and got[1].error == "HTTP 404"  # a 4xx is not retried
     assert got[2].attempts == 3 and "ConnectionError" in got[2].error
+    assert "/closed" not in got[2].error  # a webhook's path can be its credential
     lines = [r.getMessage() for r in caplog.records if r.name == "mlaudit.notify"]
     assert len(lines) == 3 and all("\n" not in x and x.startswith("mlaudit: notification to json http")
                                    for x in lines)
