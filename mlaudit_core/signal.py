@@ -62,3 +62,11 @@ def fmt(x: float | int | None, digits: int = 4) -> str:
     if not np.isfinite(x):
         return str(x)
     return f"{x:.{digits}g}"
+
+
+def clip(text: str, n: int = 200) -> str:
+    """``text`` cut to at most ``n`` characters at a word boundary, with an ellipsis when cut."""
+    if len(text) <= n:
+        return text
+    cut = text[: n - 1].rsplit(" ", 1)[0]
+    return cut.rstrip(",;: ") + "…"

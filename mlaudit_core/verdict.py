@@ -27,7 +27,7 @@ from .report import (AuditReport, Cause, DetectorRun, Finding, Hypothesis, Missi
                      Outcome, RunRef, Severity, TimelinePhase, Verdict)
 from .roles import Role
 from .rundata import RunData, RunStatus
-from .signal import fmt
+from .signal import clip, fmt
 
 _CORRECTNESS_EXC = ("ValueError", "TypeError", "KeyError", "IndexError", "AttributeError",
                     "AssertionError", "NameError", "NotImplementedError", "ZeroDivisionError",
@@ -460,7 +460,7 @@ def build_timeline(run: RunData, findings: list[Finding]) -> list[TimelinePhase]
             ev = next((e for e in f.evidence if getattr(e, "kind", "") == "series"), None)
             phases.append(TimelinePhase(name=events[f.code],
                                         step_start=step if step is not None else (ev.step_start if ev else None),
-                                        step_end=ev.step_end if ev else None, note=f.message[:200]))
+                                        step_end=ev.step_end if ev else None, note=clip(f.message)))
     if tl:
         s = run.series(tl).by_step()
         if len(s):
@@ -490,7 +490,7 @@ def hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis]:
     elif o is Outcome.OVERFIT:
         hs.append(Hypothesis(statement="too little data or regularisation for the model size",
                              status="supported", cause=Cause.MODEL_CONVERGENCE,
-                             evidence_for=[d.summary[:200]],
+                             evidence_for=[clip(d.summary)],
                              discriminating_test="retrain with weight decay / augmentation or 2x data; the "
                                                  "validation minimum should move later"))
         hs.append(Hypothesis(statement="train/validation distribution mismatch (data/config issue)",
@@ -500,7 +500,7 @@ def hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis]:
     elif o in (Outcome.UNDERFIT, Outcome.PLATEAUED):
         hs.append(Hypothesis(statement="learning rate too low or capacity too small",
                              status="supported" if lr else "open", cause=Cause.MODEL_CONVERGENCE,
-                             evidence_for=[d.summary[:200]],
+                             evidence_for=[clip(d.summary)],
                              discriminating_test="overfit a tiny subset (e.g. 64 samples); a healthy setup "
                                                  "drives training loss near 0"))
         hs.append(Hypothesis(statement="labels do not carry signal (shuffled, misaligned) or inputs are broken",
@@ -524,7 +524,7 @@ def hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis]:
         if d.primary.code == "RT001":
             hs.append(Hypothesis(statement=f"peak memory of the {path or 'failing'} code path exceeds the device",
                                  status="supported", cause=Cause.INFRA_RUNTIME,
-                                 evidence_for=[d.primary.message[:200]],
+                                 evidence_for=[clip(d.primary.message)],
                                  discriminating_test="rerun that path alone with half the batch; "
                                                      "record torch.cuda.max_memory_allocated()"))
             hs.append(Hypothesis(statement="a memory leak in the training loop",
@@ -536,11 +536,11 @@ def hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis]:
                                                      "steadily"))
     elif o is Outcome.SUCCEEDED and d.cause is Cause.HEALTHY:
         hs.append(Hypothesis(statement="the run is healthy", status="supported", cause=Cause.HEALTHY,
-                             evidence_for=[d.summary[:200]]))
+                             evidence_for=[clip(d.summary)]))
         benign = c.get("OP002")
         if benign:
             hs.append(Hypothesis(statement="the loss spikes are an instability", status="rejected",
-                                 cause=Cause.MODEL_CONVERGENCE, evidence_against=[benign.message[:200]]))
+                                 cause=Cause.MODEL_CONVERGENCE, evidence_against=[clip(benign.message)]))
         skips = c.get("RT006")
         if skips and skips.facts.get("benign"):
             hs.append(Hypothesis(statement="the fp16 overflow messages are a failure", status="rejected",

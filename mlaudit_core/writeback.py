@@ -67,7 +67,8 @@ class WriteBackResult:
 
     def lines(self) -> list[str]:
         verb = "would write" if self.dry_run else "wrote"
-        out = [f"{verb} {len(self.tags)} tags: " + ", ".join(f"{k}={v}" for k, v in self.tags.items())]
+        out = [f"{verb} {len(self.tags)} tags: " + ", ".join(f"{k}={v}" for k, v in self.tags.items())
+               ] if self.tags else []
         if self.artifacts:
             out.append(f"{verb} artifacts: " + ", ".join(self.artifacts))
         if self.description is not None:

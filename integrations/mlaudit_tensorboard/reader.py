@@ -222,6 +222,23 @@ def read_event_file(path: Path, prefix: str, notes: list[str], warnings: list[st
     return _FilePoints(names, codes, steps, walls, values)
 
 
+_SPLIT_DIRS = {"train", "training", "validation", "valid", "val", "eval", "evaluation", "test"}
+
+
+def _separate_runs(names: list[str]) -> list[str]:
+    """Top-level folders that look like separate runs (same tags repeated), not a train/val split."""
+    by_top: dict[str, set[str]] = {}
+    for n in names:
+        if "/" in n:
+            top, rest = n.split("/", 1)
+            by_top.setdefault(top, set()).add(rest)
+    tops = [t for t in by_top if t.lower() not in _SPLIT_DIRS]
+    if len(tops) < 2:
+        return []
+    common = set.intersection(*(by_top[t] for t in tops))
+    return sorted(tops) if common else []
+
+
 def load_logdir(logdir: str | os.PathLike) -> RunData:
     """Read every event file under ``logdir`` into one RunData.
 
@@ -256,6 +273,11 @@ def load_logdir(logdir: str | os.PathLike) -> RunData:
         names = list(index)
         parts.append((remap[fp.codes] if fp.codes.size else fp.codes, fp.steps, fp.walls, fp.values))
     codes, steps, walls, values = (np.concatenate([p[i] for p in parts]) for i in range(4))
+    runs = _separate_runs(names)
+    if runs:
+        warnings.append(f"{root} holds {len(runs)} separate runs ({', '.join(runs[:5])}"
+                        f"{', ...' if len(runs) > 5 else ''}) with the same metric names: audit one run "
+                        "directory at a time")
     table = MetricTable(codes, steps, values, walls, names=names)
     start = end = None
     if walls.size:

@@ -13,7 +13,7 @@ from pathlib import Path
 from mlaudit_core.plugins import require
 from mlaudit_core.render import render_markdown
 from mlaudit_core.report import AuditReport
-from mlaudit_core.writeback import WriteBackResult, verdict_tags
+from mlaudit_core.writeback import WriteBackResult
 
 from .reader import MLAUDIT_SUFFIX
 
@@ -26,8 +26,8 @@ def write_verdict(logdir: str | Path, report: AuditReport, *, dry_run: bool = Fa
     Returns what was (or, with ``dry_run``, would be) written.
     """
     root = Path(logdir)
-    result = WriteBackResult(tracker="tensorboard", run_id=str(root), dry_run=dry_run,
-                             tags=verdict_tags(report))
+    # TensorBoard has no tags: the verdict is the text summary itself
+    result = WriteBackResult(tracker="tensorboard", run_id=str(root), dry_run=dry_run)
     old = sorted(root.glob(f"*tfevents*{MLAUDIT_SUFFIX}"))
     result.artifacts = [f"{root}/events.out.tfevents.*{MLAUDIT_SUFFIX} (Text tab: {TEXT_TAG})"]
     if dry_run:

@@ -26,13 +26,18 @@ app = typer.Typer(
 )
 
 
-@app.callback()
-def _root(version: bool = typer.Option(False, "--version", help="Print the version and exit.")) -> None:
-    if version:
+def _version(value: bool) -> None:
+    if value:
         from .. import __version__
 
         typer.echo(f"mlaudit {__version__}")
         raise typer.Exit(0)
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", help="Print the version and exit.",
+                                       callback=_version, is_eager=True)) -> None:
+    """Evidence-backed diagnosis of ML training runs, written back into the tracker."""
 
 
 def _register_all() -> None:

@@ -45,7 +45,7 @@ VERBOSE = typer.Option(False, "--verbose", "-v", help="Show info-level findings 
 NOTIFY = typer.Option(None, "--notify", metavar="URL",
                       help="Post the verdict to this webhook (Slack incoming webhook or signed JSON; "
                            "repeatable; env:NAME reads the URL from $NAME). Adds to "
-                           "[tool.mlaudit.notify] urls; see docs/notifications.md.")
+                           "\\[tool.mlaudit.notify] urls; see docs/notifications.md.")
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -69,6 +69,7 @@ def settings_or_fail(config: Path | None) -> Settings:
 
 
 def write_out(report: AuditReport, out: Path, run: RunData | None = None) -> None:
+    """Write the report to ``out`` in the format its suffix names, and say so on stderr."""
     from ..render import render_json, render_markdown
 
     suffix = out.suffix.lower()
@@ -82,6 +83,7 @@ def write_out(report: AuditReport, out: Path, run: RunData | None = None) -> Non
         text = render_markdown(report)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
+    err_console.print(f"wrote {out}", highlight=False, markup=False)
 
 
 def emit(report: AuditReport, fmt: Format, verbose: bool = False) -> None:

@@ -31,6 +31,7 @@ def register(app: typer.Typer) -> None:
         from ..audit import audit
         from ..errors import MlauditError
         from ..plugins import get_plugin, require
+        from ..signal import clip
         from ._common import fail
 
         try:
@@ -56,8 +57,8 @@ def register(app: typer.Typer) -> None:
         mlflow.set_experiment(exp_name)
         mlf = get_plugin("mlflow", tracking_uri=uri)
         tb = get_plugin("tensorboard")
-        table = Table("run", "regime", "outcome", "cause", "conf", "TensorBoard", title=f"mlaudit demo ({uri})")
-        table.add_column("top finding", no_wrap=True, overflow="ellipsis", max_width=70)
+        table = Table("regime", "outcome", "cause", "conf", "TensorBoard", title="mlaudit demo")
+        lines: list[str] = []
         mismatches = 0
         for regime in REGIMES:
             import time as _time
@@ -77,12 +78,24 @@ def register(app: typer.Typer) -> None:
             ok = v.outcome.value in outcomes and (cause is None or v.cause.value == cause)
             mismatches += not ok
             top = next((f for f in report.findings if f.severity.rank >= 1), None)
-            table.add_row(res["run_id"][:8], regime, ("" if ok else "[red]") + v.outcome.value, v.cause.value,
-                          f"{v.confidence:.2f}", tb_report.verdict.outcome.value,
-                          (f"{top.code}: {top.message}" if top else "-")[:90])
+            table.add_row(regime, ("" if ok else "[red]") + v.outcome.value, v.cause.value,
+                          f"{v.confidence:.2f}", tb_report.verdict.outcome.value)
+            lines.append(f"{regime}: run {res['run_id']}"
+                         + (f"\n    {top.code}: {clip(top.message, 160)}" if top else ""))
         console.print(table)
-        console.print(f"Verdicts are on the runs (tags mlaudit.*, Description, artifacts mlaudit/). Open:\n"
-                      f"  mlflow ui --backend-store-uri {uri} --port 5000\n"
-                      f"  tensorboard --logdir {directory / 'tensorboard'}", soft_wrap=True)
+        for line in lines:
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+        import shutil
+        import sys
+
+        def tool(name: str) -> str:  # the venv's own script when the venv is not activated
+            return shutil.which(name) and name or str(Path(sys.executable).parent / name)
+
+        console.print(f"\nStore: {uri}\nVerdicts are on the runs (tags mlaudit.*, Description, artifacts "
+                      f"mlaudit/). Open:\n"
+                      f"  {tool('mlflow')} ui --backend-store-uri {uri} --host 127.0.0.1 --port 5000\n"
+                      f"  {tool('tensorboard')} --logdir {directory / 'tensorboard'}\n"
+                      f"Audit one again:\n  {tool('mlaudit')} mlflow {res['run_id']} -u {uri}",
+                      soft_wrap=True, markup=False, highlight=False)
         if mismatches:
             console.print(f"[red]{mismatches} regime(s) got a verdict other than the injected one[/]")

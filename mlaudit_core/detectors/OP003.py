@@ -38,7 +38,11 @@ class LossPlateau(Detector, code="OP003", name="loss-plateau", family="optimizat
         s = run.series(key).by_step().finite()
         if len(s) < p.min_points:
             raise Skip(f"{key} has {len(s)} finite points (< {p.min_points})")
+        if (~np.isfinite(run.series(key).values)).any():
+            return  # a loss that went non-finite is not a plateau (LI001 / OP001)
         sm = centered_median(s.values, smooth_window(len(s), 0.1))
+        if sm[-1] > sm[0]:
+            return  # ended above where it started: not stalled learning (OP001)
         n = len(sm)
         # earliest start point i such that everything from i on improved < threshold relative to sm[i]
         future_min = np.minimum.accumulate(sm[::-1])[::-1]
