@@ -42,7 +42,7 @@ def main() -> None:
                     if i % 100 == 0:
                         ms.append(Metric("val/loss", loss + 0.05, 1_700_000_000_000 + i, i))
                 for k in range(0, len(ms), 1000):
-                    client.log_batch(run.info.run_id, metrics=ms[k:k + 1000])
+                    client.log_batch(run.info.run_id, metrics=ms[k : k + 1000])
                 with hook:
                     pass  # training ends here; the hook audits the run, still open in MLflow
             (res,) = hook.results  # res.seconds: from the block's end to the hook's return

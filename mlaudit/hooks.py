@@ -55,8 +55,18 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
-    "DEFAULT_BUDGET_S", "HANDOFF_LABEL", "HANDOFF_TAG", "AuditOnExit", "HookResult", "TrackedRun",
-    "audit_on_exit", "find_runs", "hf_callback", "keras_callback", "lightning_callback", "run_hook",
+    "DEFAULT_BUDGET_S",
+    "HANDOFF_LABEL",
+    "HANDOFF_TAG",
+    "AuditOnExit",
+    "HookResult",
+    "TrackedRun",
+    "audit_on_exit",
+    "find_runs",
+    "hf_callback",
+    "keras_callback",
+    "lightning_callback",
+    "run_hook",
 ]
 
 log = logging.getLogger("mlaudit.hooks")
@@ -118,6 +128,7 @@ class TrackedRun:
 
 # --------------------------------------------------------------------------- finding runs
 
+
 def _mlflow_run(run_id: str | None = None, tracking_uri: str | None = None) -> TrackedRun | None:
     """The MLflow run of this thread (active, else last ended), or ``run_id``.
 
@@ -147,9 +158,14 @@ def _mlflow_run(run_id: str | None = None, tracking_uri: str | None = None) -> T
     def client():
         return mlflow.MlflowClient(tracking_uri=uri)
 
-    return TrackedRun("mlflow", run_id, {"tracking_uri": uri}, flush=flush,
-                      handoff=lambda: client().set_tag(run_id, HANDOFF_TAG, "watcher"),
-                      clear_handoff=lambda: client().delete_tag(run_id, HANDOFF_TAG))
+    return TrackedRun(
+        "mlflow",
+        run_id,
+        {"tracking_uri": uri},
+        flush=flush,
+        handoff=lambda: client().set_tag(run_id, HANDOFF_TAG, "watcher"),
+        clear_handoff=lambda: client().delete_tag(run_id, HANDOFF_TAG),
+    )
 
 
 def _last_mlflow_run_id(mlflow) -> str | None:
@@ -170,11 +186,16 @@ def _wandb_run(run: Any = None) -> TrackedRun | None:
     if run is None:
         return None
     settings = getattr(run, "settings", None)
-    offline = bool(getattr(run, "offline", False) or getattr(settings, "mode", "") == "offline"
-                   or getattr(settings, "_offline", False))
+    offline = bool(
+        getattr(run, "offline", False)
+        or getattr(settings, "mode", "") == "offline"
+        or getattr(settings, "_offline", False)
+    )
     finish = getattr(run, "finish", None)
     if offline:
-        run_dir = str(Path(run.dir).parent)  # .../offline-run-<time>-<id>/files -> the run directory
+        run_dir = str(
+            Path(run.dir).parent
+        )  # .../offline-run-<time>-<id>/files -> the run directory
         return TrackedRun("wandb", run_dir, load_options={"offline": True}, flush=finish)
     ref = f"{run.entity}/{run.project}/{run.id}"
 
@@ -186,8 +207,9 @@ def _wandb_run(run: Any = None) -> TrackedRun | None:
         api_run.tags = kept + [HANDOFF_LABEL] if add else kept
         api_run.update()
 
-    return TrackedRun("wandb", ref, flush=finish, handoff=lambda: tags(True),
-                      clear_handoff=lambda: tags(False))
+    return TrackedRun(
+        "wandb", ref, flush=finish, handoff=lambda: tags(True), clear_handoff=lambda: tags(False)
+    )
 
 
 def _clearml_task() -> TrackedRun | None:
@@ -197,16 +219,26 @@ def _clearml_task() -> TrackedRun | None:
     task = clearml.Task.current_task()
     if task is None:
         return None
-    found = TrackedRun("clearml", task.id, flush=lambda: task.flush(wait_for_uploads=True),
-                       handoff=lambda: task.add_tags([HANDOFF_LABEL]))
+    found = TrackedRun(
+        "clearml",
+        task.id,
+        flush=lambda: task.flush(wait_for_uploads=True),
+        handoff=lambda: task.add_tags([HANDOFF_LABEL]),
+    )
     if clearml.Task.is_offline():
-        found.note = ("an offline ClearML session is complete only after Task.close(): audit its "
-                      "zip with `mlaudit clearml --offline`")
+        found.note = (
+            "an offline ClearML session is complete only after Task.close(): audit its "
+            "zip with `mlaudit clearml --offline`"
+        )
     return found
 
 
-def find_runs(trackers: Sequence[str] | None = None, *, run_id: str | None = None,
-              tracking_uri: str | None = None) -> list[TrackedRun]:
+def find_runs(
+    trackers: Sequence[str] | None = None,
+    *,
+    run_id: str | None = None,
+    tracking_uri: str | None = None,
+) -> list[TrackedRun]:
     """The tracker runs of this process, in the order MLflow, W&B, ClearML.
 
     Args:
@@ -219,8 +251,11 @@ def find_runs(trackers: Sequence[str] | None = None, *, run_id: str | None = Non
     """
     want = set(trackers or (["mlflow"] if run_id else ["mlflow", "wandb", "clearml"]))
     out: list[TrackedRun] = []
-    for name, find in (("mlflow", lambda: _mlflow_run(run_id, tracking_uri)),
-                       ("wandb", _wandb_run), ("clearml", _clearml_task)):
+    for name, find in (
+        ("mlflow", lambda: _mlflow_run(run_id, tracking_uri)),
+        ("wandb", _wandb_run),
+        ("clearml", _clearml_task),
+    ):
         if name in want:
             found = find()
             if found is not None:
@@ -229,6 +264,7 @@ def find_runs(trackers: Sequence[str] | None = None, *, run_id: str | None = Non
 
 
 # --------------------------------------------------------------------------- the hook
+
 
 @dataclass
 class _Options:
@@ -241,18 +277,30 @@ class _Options:
     tracking_uri: str | None = None
 
     @classmethod
-    def of(cls, budget_s: float = DEFAULT_BUDGET_S, notify: str | Sequence[str] = (),
-           config: str | os.PathLike | None = None, write_back: bool = True,
-           trackers: Sequence[str] | None = None, run_id: str | None = None,
-           tracking_uri: str | None = None) -> _Options:
+    def of(
+        cls,
+        budget_s: float = DEFAULT_BUDGET_S,
+        notify: str | Sequence[str] = (),
+        config: str | os.PathLike | None = None,
+        write_back: bool = True,
+        trackers: Sequence[str] | None = None,
+        run_id: str | None = None,
+        tracking_uri: str | None = None,
+    ) -> _Options:
         if budget_s is None or budget_s < 0:
             raise ValueError(f"budget_s must be a number of seconds >= 0, got {budget_s!r}")
         unknown = set(trackers or ()) - {"mlflow", "wandb", "clearml"}
         if unknown:
             raise ValueError(f"unknown tracker(s) {sorted(unknown)}: use mlflow, wandb, clearml")
-        return cls(float(budget_s), (notify,) if isinstance(notify, str) else tuple(notify),
-                   Path(config) if config else None, write_back,
-                   tuple(trackers) if trackers else None, run_id, tracking_uri)
+        return cls(
+            float(budget_s),
+            (notify,) if isinstance(notify, str) else tuple(notify),
+            Path(config) if config else None,
+            write_back,
+            tuple(trackers) if trackers else None,
+            run_id,
+            tracking_uri,
+        )
 
 
 def _one_line(exc: BaseException) -> str:
@@ -295,7 +343,9 @@ class _Job:
             settings = load_settings(explicit=self.opts.config)
         except Exception as exc:
             for i, r in enumerate(self.runs):
-                self._set(i, HookResult("failed", r.tracker, r.ref, error=f"settings: {_one_line(exc)}"))
+                self._set(
+                    i, HookResult("failed", r.tracker, r.ref, error=f"settings: {_one_line(exc)}")
+                )
             return
         for i, r in enumerate(self.runs):
             try:
@@ -321,14 +371,19 @@ class _Job:
         plugin = get_plugin(tr.tracker, **tr.plugin_options)
         run = plugin.load(tr.ref, **tr.load_options)
         if run.status is RunStatus.RUNNING:  # the tracker has not closed it yet; training has ended
-            run.status = {"failed": RunStatus.FAILED, "killed": RunStatus.KILLED}.get(self.ended,
-                                                                                     RunStatus.FINISHED)
+            run.status = {"failed": RunStatus.FAILED, "killed": RunStatus.KILLED}.get(
+                self.ended, RunStatus.FINISHED
+            )
             run.end_time = run.end_time or datetime.now(timezone.utc)
-            run.warnings.append(f"the tracker still showed the run as running; mlaudit's in-process "
-                                f"hook saw training end ({run.status.value}) and audited it as such")
+            run.warnings.append(
+                f"the tracker still showed the run as running; mlaudit's in-process "
+                f"hook saw training end ({run.status.value}) and audited it as such"
+            )
         report = audit(run, settings)
         v = report.verdict
-        res = HookResult("audited", tr.tracker, tr.ref, v.outcome.value, v.cause.value, v.confidence)
+        res = HookResult(
+            "audited", tr.tracker, tr.ref, v.outcome.value, v.cause.value, v.confidence
+        )
         if self.opts.write_back:
             wb = plugin.write_back(run, report)
             if wb.tags:
@@ -352,8 +407,9 @@ class _Job:
         return res
 
 
-def run_hook(opts: _Options, *, ended: str = "finished",
-             runs: list[TrackedRun] | None = None) -> list[HookResult]:
+def run_hook(
+    opts: _Options, *, ended: str = "finished", runs: list[TrackedRun] | None = None
+) -> list[HookResult]:
     """Find the runs (unless given), audit them within the budget; never raises.
 
     Args:
@@ -381,7 +437,9 @@ def run_hook(opts: _Options, *, ended: str = "finished",
         return [res]
 
 
-def _run_hook(opts: _Options, ended: str, runs: list[TrackedRun] | None, t0: float) -> list[HookResult]:
+def _run_hook(
+    opts: _Options, ended: str, runs: list[TrackedRun] | None, t0: float
+) -> list[HookResult]:
     if runs is None:
         runs = find_runs(opts.trackers, run_id=opts.run_id, tracking_uri=opts.tracking_uri)
     if not runs:
@@ -406,12 +464,19 @@ def _run_hook(opts: _Options, ended: str, runs: list[TrackedRun] | None, t0: flo
         marked, why = _handoff([runs[i] for i in pending], deadline)
         job.handoff_done.set()
         for i in pending:
-            res = HookResult("handed_off", runs[i].tracker, runs[i].ref,
-                             error=f"not done within the {opts.budget_s:g} s budget")
+            res = HookResult(
+                "handed_off",
+                runs[i].tracker,
+                runs[i].ref,
+                error=f"not done within the {opts.budget_s:g} s budget",
+            )
             results[i] = res
         where = ", ".join(str(runs[i]) for i in pending)
-        mark = ("marked for the watcher (" + ", ".join(marked) + ")") if marked else \
-            f"could not mark it for the watcher ({why})"
+        mark = (
+            ("marked for the watcher (" + ", ".join(marked) + ")")
+            if marked
+            else f"could not mark it for the watcher ({why})"
+        )
         problems.append(f"audit of {where} not done within the {opts.budget_s:g} s budget; {mark}")
     for i, r in enumerate(runs):
         res = results.get(i)
@@ -427,8 +492,15 @@ def _run_hook(opts: _Options, ended: str, runs: list[TrackedRun] | None, t0: flo
         _warn("mlaudit: " + "; ".join(problems) + "; the training job is unaffected")
     else:
         for res in out:
-            log.info("mlaudit: %s run %s: %s / %s (%.2f), %s", res.tracker, res.ref, res.outcome,
-                     res.cause, res.confidence or 0.0, res.status)
+            log.info(
+                "mlaudit: %s run %s: %s / %s (%.2f), %s",
+                res.tracker,
+                res.ref,
+                res.outcome,
+                res.cause,
+                res.confidence or 0.0,
+                res.status,
+            )
     return out
 
 
@@ -444,8 +516,11 @@ def _handoff(runs: list[TrackedRun], deadline: float) -> tuple[list[str], str]:
                 continue
             try:
                 r.handoff()
-                marked.append(f"{HANDOFF_TAG}=watcher on {r}" if r.tracker == "mlflow"
-                              else f"{HANDOFF_LABEL} on {r}")
+                marked.append(
+                    f"{HANDOFF_TAG}=watcher on {r}"
+                    if r.tracker == "mlflow"
+                    else f"{HANDOFF_LABEL} on {r}"
+                )
             except Exception as exc:
                 errors.append(_one_line(exc))
 
@@ -469,6 +544,7 @@ def _warn(line: str) -> None:
 
 # --------------------------------------------------------------------------- plain loops
 
+
 class AuditOnExit:
     """Audit the tracker run when a block ends (``with``) or when the interpreter exits.
 
@@ -491,7 +567,9 @@ class AuditOnExit:
         if exc_type is not None:
             if issubclass(exc_type, KeyboardInterrupt):
                 ended = "killed"
-            elif not (issubclass(exc_type, SystemExit) and exc is not None and exc.code in (0, None)):
+            elif not (
+                issubclass(exc_type, SystemExit) and exc is not None and exc.code in (0, None)
+            ):
                 ended = "failed"
         self.results = run_hook(self.opts, ended=ended)
         return False  # never swallow the training's exception
@@ -505,10 +583,16 @@ class AuditOnExit:
         self.results = run_hook(self.opts, ended=ended)
 
 
-def audit_on_exit(*, budget_s: float = DEFAULT_BUDGET_S, notify: str | Sequence[str] = (),
-                  config: str | os.PathLike | None = None, write_back: bool = True,
-                  trackers: Sequence[str] | None = None, run_id: str | None = None,
-                  tracking_uri: str | None = None) -> AuditOnExit:
+def audit_on_exit(
+    *,
+    budget_s: float = DEFAULT_BUDGET_S,
+    notify: str | Sequence[str] = (),
+    config: str | os.PathLike | None = None,
+    write_back: bool = True,
+    trackers: Sequence[str] | None = None,
+    run_id: str | None = None,
+    tracking_uri: str | None = None,
+) -> AuditOnExit:
     """Audit the run when training ends: ``with audit_on_exit(): ...`` or at interpreter exit.
 
     Args:
@@ -525,11 +609,13 @@ def audit_on_exit(*, budget_s: float = DEFAULT_BUDGET_S, notify: str | Sequence[
     Raises:
         ValueError: a negative budget or an unknown tracker name (at the call, not at exit).
     """
-    return AuditOnExit(_Options.of(budget_s, notify, config, write_back, trackers, run_id,
-                                   tracking_uri))
+    return AuditOnExit(
+        _Options.of(budget_s, notify, config, write_back, trackers, run_id, tracking_uri)
+    )
 
 
 # --------------------------------------------------------------------------- framework callbacks
+
 
 def _require(module: str, what: str):
     import importlib
@@ -537,8 +623,10 @@ def _require(module: str, what: str):
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise ImportError(f"mlaudit.hooks.{what} needs the {module.split('.')[0]} package "
-                          f"(pip install {module.split('.')[0]})") from None
+        raise ImportError(
+            f"mlaudit.hooks.{what} needs the {module.split('.')[0]} package "
+            f"(pip install {module.split('.')[0]})"
+        ) from None
 
 
 @functools.cache
@@ -546,7 +634,7 @@ def _hf_class() -> type:
     TrainerCallback = _require("transformers", "hf_callback").TrainerCallback
 
     class MlauditTrainerCallback(TrainerCallback):
-        """Hugging Face ``Trainer`` callback: audits the run in ``on_train_end`` (main process only).
+        """Hugging Face ``Trainer`` callback: audits the run in ``on_train_end`` (main process).
 
         Put it after the tracker's own callback (``callbacks=[...]`` come after ``report_to``'s),
         so the tracker has closed or flushed its run first.
@@ -585,9 +673,11 @@ def _lightning_runs(trainer) -> list[TrackedRun] | None:
 @functools.cache
 def _lightning_class(namespace: str | None = None) -> type:
     if namespace is None:  # the namespace the script uses: Trainer checks isinstance against it
-        namespace = "pytorch_lightning" if ("pytorch_lightning" in sys.modules
-                                            and "lightning.pytorch" not in sys.modules) \
+        namespace = (
+            "pytorch_lightning"
+            if ("pytorch_lightning" in sys.modules and "lightning.pytorch" not in sys.modules)
             else "lightning.pytorch"
+        )
     Callback = _require(namespace, "lightning_callback").Callback
 
     class MlauditLightningCallback(Callback):
@@ -657,8 +747,11 @@ def keras_callback(**options: Any):
     return _keras_class()(**options)
 
 
-_CLASSES = {"MlauditTrainerCallback": _hf_class, "MlauditLightningCallback": _lightning_class,
-            "MlauditKerasCallback": _keras_class}
+_CLASSES = {
+    "MlauditTrainerCallback": _hf_class,
+    "MlauditLightningCallback": _lightning_class,
+    "MlauditKerasCallback": _keras_class,
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -83,6 +83,7 @@ USER_AGENT = "mlaudit-notify/1"
 
 # --------------------------------------------------------------------------- settings
 
+
 class _Filters(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -154,8 +155,10 @@ class NotifyTarget:
         if self.min_severity is not None:
             worst = report.max_severity()
             if worst is None or worst.rank < self.min_severity.rank:
-                return (f"worst finding {worst.value if worst else 'none'} below "
-                        f"{self.min_severity.value}")
+                return (
+                    f"worst finding {worst.value if worst else 'none'} below "
+                    f"{self.min_severity.value}"
+                )
         return None
 
 
@@ -201,18 +204,21 @@ def _resolve_url(raw: str, where: str) -> tuple[str, str | None]:
     kind = None
     for k in ("slack", "json"):
         if value.startswith(f"{k}+"):
-            kind, value = k, value[len(k) + 1:]
+            kind, value = k, value[len(k) + 1 :]
     u = urlsplit(value)
     if u.scheme not in ("http", "https") or not u.hostname:
         # the value may be a secret (a Slack URL is its own credential): name only its scheme
-        what = f"env:{raw.strip()[4:]}" if raw.strip().startswith("env:") else \
-            f"a URL with {'scheme ' + repr(u.scheme) if u.scheme else 'no scheme'}"
+        what = (
+            f"env:{raw.strip()[4:]}"
+            if raw.strip().startswith("env:")
+            else f"a URL with {'scheme ' + repr(u.scheme) if u.scheme else 'no scheme'}"
+        )
         raise SettingsError(f"{where}: notify URL ({what}) is not an http(s) URL with a host")
     return value, kind
 
 
 def _secret(f: _Filters, cfg: _Filters) -> str | None:
-    """A target's own secret (or ``secret_env``), else the table's, else ``$MLAUDIT_WEBHOOK_SECRET``."""
+    """A target's secret (or ``secret_env``), else the table's, else ``$MLAUDIT_WEBHOOK_SECRET``."""
     if f.secret:
         return f.secret
     if f.secret_env:
@@ -222,8 +228,9 @@ def _secret(f: _Filters, cfg: _Filters) -> str | None:
     return os.environ.get(cfg.secret_env or SECRET_ENV) or None
 
 
-def notify_config(notify: Mapping[str, Any] | None, urls: Sequence[str] = (), *,
-                  source: str | None = None) -> tuple[list[NotifyTarget], NotifyPolicy]:
+def notify_config(
+    notify: Mapping[str, Any] | None, urls: Sequence[str] = (), *, source: str | None = None
+) -> tuple[list[NotifyTarget], NotifyPolicy]:
     """Targets and timing from ``[tool.mlaudit.notify]`` plus extra URLs (``--notify``).
 
     Args:
@@ -251,9 +258,16 @@ def notify_config(notify: Mapping[str, Any] | None, urls: Sequence[str] = (), *,
         k = kind or forced or ("slack" if host in SLACK_HOSTS else "json")
         sev = f.min_severity or cfg.min_severity or Severity.WARNING.value
         causes = f.causes if f.causes is not None else (cfg.causes or [])
-        targets.setdefault(url, NotifyTarget(
-            url=url, kind=k, min_severity=None if sev == "none" else Severity(sev),
-            causes=frozenset(causes), secret=_secret(f, cfg) if k == "json" else None))
+        targets.setdefault(
+            url,
+            NotifyTarget(
+                url=url,
+                kind=k,
+                min_severity=None if sev == "none" else Severity(sev),
+                causes=frozenset(causes),
+                secret=_secret(f, cfg) if k == "json" else None,
+            ),
+        )
 
     for t in cfg.targets:
         add(t.url, t, t.kind)
@@ -264,6 +278,7 @@ def notify_config(notify: Mapping[str, Any] | None, urls: Sequence[str] = (), *,
 
 
 # --------------------------------------------------------------------------- messages
+
 
 def slack_escape(text: str) -> str:
     """Escape ``&``, ``<`` and ``>`` as Slack asks for text in ``mrkdwn`` ("Escaping text")."""
@@ -286,7 +301,7 @@ def _clip(text: str, n: int) -> str:
 
 
 def slack_payload(report: AuditReport) -> dict[str, Any]:
-    """A Slack message payload (``text`` plus ``blocks``) for ``report``; strings redacted and escaped."""
+    """A Slack message payload (``text``, ``blocks``) for ``report``; strings redacted, escaped."""
     v, r = report.verdict, report.run
 
     def esc(s: str | None) -> str:
@@ -296,29 +311,57 @@ def slack_payload(report: AuditReport) -> dict[str, Any]:
     url = redact_text(r.url) if r.url else None
     link = f"<{_slack_link_url(url)}|{name}>" if url else f"*{name}*"
     where = f" in {esc(r.project)}" if r.project else ""
-    head = (f"*mlaudit verdict: {v.outcome.value}* · cause *{v.cause.value}* · confidence "
-            f"{v.confidence:.2f}\n{esc(r.tracker)} run {link}{where}")
+    head = (
+        f"*mlaudit verdict: {v.outcome.value}* · cause *{v.cause.value}* · confidence "
+        f"{v.confidence:.2f}\n{esc(r.tracker)} run {link}{where}"
+    )
     blocks: list[dict[str, Any]] = [
-        {"type": "section", "text": {"type": "mrkdwn", "text": _clip(head, SLACK_SECTION_MAX)}}]
+        {"type": "section", "text": {"type": "mrkdwn", "text": _clip(head, SLACK_SECTION_MAX)}}
+    ]
     if v.summary:
-        blocks.append({"type": "section",
-                       "text": {"type": "mrkdwn", "text": _clip(esc(v.summary), SLACK_SECTION_MAX)}})
+        blocks.append(
+            {
+                "type": "section",
+                "text": {"type": "mrkdwn", "text": _clip(esc(v.summary), SLACK_SECTION_MAX)},
+            }
+        )
     top = top_findings(report)
     if top:
-        lines = [f"• `{f.code}` {f.severity.value}: {esc(f.message).replace('`', chr(39))}" for f in top]
-        blocks.append({"type": "section",
-                       "text": {"type": "mrkdwn", "text": _clip("\n".join(lines), SLACK_SECTION_MAX)}})
+        lines = [
+            f"• `{f.code}` {f.severity.value}: {esc(f.message).replace('`', chr(39))}" for f in top
+        ]
+        blocks.append(
+            {
+                "type": "section",
+                "text": {"type": "mrkdwn", "text": _clip("\n".join(lines), SLACK_SECTION_MAX)},
+            }
+        )
     worst = report.max_severity()
-    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": (
-        f"mlaudit {esc(report.tool_version)} · {len(report.findings)} finding(s) · worst "
-        f"{worst.value if worst else 'none'}")}]})
-    text = (f"mlaudit: {esc(r.tracker)} run {name}: {v.outcome.value} ({v.cause.value}, "
-            f"confidence {v.confidence:.2f})")
+    blocks.append(
+        {
+            "type": "context",
+            "elements": [
+                {
+                    "type": "mrkdwn",
+                    "text": (
+                        f"mlaudit {esc(report.tool_version)} · {len(report.findings)} finding(s)"
+                        " · worst "
+                        f"{worst.value if worst else 'none'}"
+                    ),
+                }
+            ],
+        }
+    )
+    text = (
+        f"mlaudit: {esc(r.tracker)} run {name}: {v.outcome.value} ({v.cause.value}, "
+        f"confidence {v.confidence:.2f})"
+    )
     return {"text": text, "blocks": blocks}
 
 
-def json_payload(report: AuditReport, delivery: str | None = None,
-                 sent_at: datetime | None = None) -> dict[str, Any]:
+def json_payload(
+    report: AuditReport, delivery: str | None = None, sent_at: datetime | None = None
+) -> dict[str, Any]:
     """The generic webhook document (``version`` 1); every string redacted.
 
     Keys: ``event`` ("mlaudit.verdict"), ``version``, ``delivery`` (one id per message,
@@ -335,16 +378,28 @@ def json_payload(report: AuditReport, delivery: str | None = None,
         "version": PAYLOAD_VERSION,
         "delivery": delivery or uuid.uuid4().hex,
         "sent_at": (sent_at or datetime.now(timezone.utc)).isoformat(),
-        "run": {"tracker": r.tracker, "id": r.id, "name": r.name, "project": r.project,
-                "url": r.url, "status": r.status},
-        "verdict": {"outcome": v.outcome.value, "cause": v.cause.value,
-                    "confidence": round(v.confidence, 4), "summary": v.summary,
-                    "inconclusive": v.inconclusive},
+        "run": {
+            "tracker": r.tracker,
+            "id": r.id,
+            "name": r.name,
+            "project": r.project,
+            "url": r.url,
+            "status": r.status,
+        },
+        "verdict": {
+            "outcome": v.outcome.value,
+            "cause": v.cause.value,
+            "confidence": round(v.confidence, 4),
+            "summary": v.summary,
+            "inconclusive": v.inconclusive,
+        },
         "max_severity": worst.value if worst else None,
         "codes": report.codes,
         "n_findings": len(report.findings),
-        "findings": [{"code": f.code, "name": f.name, "severity": f.severity.value,
-                      "message": f.message} for f in top_findings(report)],
+        "findings": [
+            {"code": f.code, "name": f.name, "severity": f.severity.value, "message": f.message}
+            for f in top_findings(report)
+        ],
         "next_action": report.next_actions[0].action if report.next_actions else None,
         "tool_version": report.tool_version,
     }
@@ -371,7 +426,9 @@ def verify_signature(body: bytes, header: str | None, secret: str) -> bool:
     return bool(header) and hmac.compare_digest(sign(body, secret), header.strip())
 
 
-def encode(target: NotifyTarget, report: AuditReport, delivery: str) -> tuple[bytes, dict[str, str]]:
+def encode(
+    target: NotifyTarget, report: AuditReport, delivery: str
+) -> tuple[bytes, dict[str, str]]:
     """The raw body and headers ``target`` gets for ``report``."""
     payload = slack_payload(report) if target.kind == "slack" else json_payload(report, delivery)
     body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
@@ -385,6 +442,7 @@ def encode(target: NotifyTarget, report: AuditReport, delivery: str) -> tuple[by
 
 
 # --------------------------------------------------------------------------- sending
+
 
 class _Retryable(Exception):
     def __init__(self, status: int, retry_after: float | None) -> None:
@@ -420,8 +478,14 @@ def _without_url(text: str, target: NotifyTarget) -> str:
     return redact_text(text)
 
 
-def _deliver(session, target: NotifyTarget, body: bytes, headers: dict[str, str],
-             policy: NotifyPolicy, deadline: float) -> Delivery:
+def _deliver(
+    session,
+    target: NotifyTarget,
+    body: bytes,
+    headers: dict[str, str],
+    policy: NotifyPolicy,
+    deadline: float,
+) -> Delivery:
     import requests
     import tenacity
 
@@ -434,8 +498,9 @@ def _deliver(session, target: NotifyTarget, body: bytes, headers: dict[str, str]
         if remaining <= 0.05:
             raise _OutOfTime("out of time")
         t = min(policy.timeout_s, remaining)
-        resp = session.post(target.url, data=body, headers=headers, timeout=(min(t, 3.05), t),
-                            allow_redirects=False)
+        resp = session.post(
+            target.url, data=body, headers=headers, timeout=(min(t, 3.05), t), allow_redirects=False
+        )
         d.status = resp.status_code
         if resp.status_code == 429 or resp.status_code >= 500:
             raise _Retryable(resp.status_code, _retry_after(resp.headers.get("Retry-After")))
@@ -455,8 +520,13 @@ def _deliver(session, target: NotifyTarget, body: bytes, headers: dict[str, str]
         return rs.attempt_number >= policy.attempts or time.monotonic() >= deadline - 0.05
 
     retrying = tenacity.Retrying(
-        retry=tenacity.retry_if_exception_type((requests.ConnectionError, requests.Timeout, _Retryable)),
-        wait=wait, stop=stop, reraise=True)
+        retry=tenacity.retry_if_exception_type(
+            (requests.ConnectionError, requests.Timeout, _Retryable)
+        ),
+        wait=wait,
+        stop=stop,
+        reraise=True,
+    )
     try:
         retrying(attempt)
         d.sent = True
@@ -465,16 +535,18 @@ def _deliver(session, target: NotifyTarget, body: bytes, headers: dict[str, str]
     except _OutOfTime:
         d.error = f"out of time ({policy.total_s:g} s for all notifications)"
     except requests.RequestException as exc:
-        d.error = _without_url(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
-                               target)[:300]
+        d.error = _without_url(
+            f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", target
+        )[:300]
     except Exception as exc:  # never let a notification fail the audit
         d.error = f"{type(exc).__name__}: {exc}"[:200]
     d.seconds = time.monotonic() - t0
     return d
 
 
-def send_verdict(report: AuditReport, targets: Iterable[NotifyTarget],
-                 policy: NotifyPolicy | None = None) -> list[Delivery]:
+def send_verdict(
+    report: AuditReport, targets: Iterable[NotifyTarget], policy: NotifyPolicy | None = None
+) -> list[Delivery]:
     """Post ``report`` to every target that wants it; never raises.
 
     Targets are posted to in parallel (up to 4 at a time); the call returns within about
@@ -503,26 +575,37 @@ def send_verdict(report: AuditReport, targets: Iterable[NotifyTarget],
     deadline = time.monotonic() + policy.total_s
     delivery = uuid.uuid4().hex
     with requests.Session() as session:
-        pool = ThreadPoolExecutor(max_workers=min(4, len(todo)), thread_name_prefix="mlaudit-notify")
+        pool = ThreadPoolExecutor(
+            max_workers=min(4, len(todo)), thread_name_prefix="mlaudit-notify"
+        )
         try:
             futures = {}
             for i, t in todo:
                 try:
                     body, headers = encode(t, report, delivery)
                 except Exception as exc:  # a message that cannot be built is that target's failure
-                    out[i] = Delivery(target=t.label, error=f"building the message: {type(exc).__name__}: {exc}")
+                    out[i] = Delivery(
+                        target=t.label, error=f"building the message: {type(exc).__name__}: {exc}"
+                    )
                     continue
                 futures[pool.submit(_deliver, session, t, body, headers, policy, deadline)] = i
             wait_futures(futures, timeout=policy.total_s + 4)
             for fut, i in futures.items():
-                out[i] = fut.result() if fut.done() else Delivery(target=targets[i].label,
-                                                                  error="still sending at the deadline")
+                out[i] = (
+                    fut.result()
+                    if fut.done()
+                    else Delivery(target=targets[i].label, error="still sending at the deadline")
+                )
         finally:
             pool.shutdown(wait=False)
     for d in out:
         if d.error:
-            log.warning("mlaudit: notification to %s failed after %d attempt(s): %s",
-                        d.target, d.attempts, d.error)
+            log.warning(
+                "mlaudit: notification to %s failed after %d attempt(s): %s",
+                d.target,
+                d.attempts,
+                d.error,
+            )
     return out
 
 
@@ -532,8 +615,9 @@ def notify(report: AuditReport, settings=None, urls: Sequence[str] = ()) -> list
     A configuration problem is logged as one warning line and nothing is sent.
     """
     try:
-        targets, policy = notify_config(getattr(settings, "notify", None) or {}, urls,
-                                        source=getattr(settings, "source", None))
+        targets, policy = notify_config(
+            getattr(settings, "notify", None) or {}, urls, source=getattr(settings, "source", None)
+        )
     except SettingsError as exc:
         log.warning("mlaudit: notifications skipped: %s", exc)
         return []

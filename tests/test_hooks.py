@@ -24,12 +24,15 @@ import pytest
 
 mlflow = pytest.importorskip("mlflow")
 
-from webhook_receiver import Receiver
+from webhook_receiver import Receiver  # noqa: E402
 
 SCRIPTS = Path(__file__).parent / "data" / "hooks"
 FRAMEWORK_MODULES = {"hf": "transformers", "lightning": "lightning", "keras": "keras"}
-INSTALLED = [f for f, m in FRAMEWORK_MODULES.items()
-             if importlib.util.find_spec(m) is not None and importlib.util.find_spec("torch") is not None]
+INSTALLED = [
+    f
+    for f, m in FRAMEWORK_MODULES.items()
+    if importlib.util.find_spec(m) is not None and importlib.util.find_spec("torch") is not None
+]
 PLAIN = {
     "regime": {"LOOP": "regime", "HOOK": "with"},
     "baseline": {"HOOK": "none"},
@@ -57,20 +60,34 @@ def scripts(mlflow_server, tmp_path_factory):
     with Receiver() as rx:
         procs = {}
         for case, extra in PLAIN.items():
-            env = dict(base, RUN_ID_FILE=str(d / f"{case}.id"),
-                       **{k: v.format(bad=bad) for k, v in extra.items()})
+            env = dict(
+                base,
+                RUN_ID_FILE=str(d / f"{case}.id"),
+                **{k: v.format(bad=bad) for k, v in extra.items()},
+            )
             if case == "regime":
                 env["HOOK_NOTIFY"] = f"{rx.url}/hook"
-            procs[case] = subprocess.Popen([sys.executable, str(SCRIPTS / "plain_loop.py")], cwd=d, env=env,
-                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            procs[case] = subprocess.Popen(
+                [sys.executable, str(SCRIPTS / "plain_loop.py")],
+                cwd=d,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
         if INSTALLED:
             fw = [f for f in ["hf", "lightning", "keras"] if f in INSTALLED]
             if "lightning" in fw:
                 fw.append("lightning_fails")
             env = dict(base, FRAMEWORKS=",".join(fw), OUT_JSON=str(d / "fw.json"))
             procs["frameworks"] = subprocess.Popen(
-                [sys.executable, str(SCRIPTS / "frameworks.py")], cwd=d, env=env,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                [sys.executable, str(SCRIPTS / "frameworks.py")],
+                cwd=d,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
         out = {}
         try:
             for case, p in procs.items():
@@ -106,10 +123,12 @@ def _tags(url: str, run_id: str) -> dict[str, str]:
 
 
 def test_import_is_light():
-    code = ("import sys, mlaudit, mlaudit.hooks; mlaudit.audit_on_exit; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in {'mlflow', 'wandb', 'clearml', "
-            "'torch', 'transformers', 'lightning', 'keras', 'pandas', 'numpy', 'mlaudit_core', "
-            "'requests', 'pydantic'}))")
+    code = (
+        "import sys, mlaudit, mlaudit.hooks; mlaudit.audit_on_exit; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in {'mlflow', 'wandb', 'clearml', "
+        "'torch', 'transformers', 'lightning', 'keras', 'pandas', 'numpy', 'mlaudit_core', "
+        "'requests', 'pydantic'}))"
+    )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0 and res.stdout.strip() == "[]", res.stdout + res.stderr
 
@@ -121,7 +140,9 @@ def test_plain_hook_writes_the_verdict_and_notifies(scripts, mlflow_server):
     tags = _tags(mlflow_server["url"], rid)
     assert tags["mlaudit.verdict"] == "diverged" and tags["mlaudit.cause"] == "model_convergence"
     assert "mlaudit.handoff" not in tags
-    assert not [line for line in se.splitlines() if line.startswith("mlaudit:")]  # silent on success
+    assert not [
+        line for line in se.splitlines() if line.startswith("mlaudit:")
+    ]  # silent on success
     (doc,) = [d for d in scripts["notified"] if d["run"]["id"] == rid]
     assert doc["verdict"]["outcome"] == "diverged" and doc["run"]["url"].endswith(f"/runs/{rid}")
 
@@ -145,9 +166,11 @@ def test_over_budget_hands_the_run_to_the_watcher(scripts, mlflow_server):
     extra, missing = _norm(se) - _norm(se0), _norm(se0) - _norm(se)
     assert not missing, missing
     (line,) = list(extra.elements())
-    assert line == ("mlaudit: audit of mlflow run <id> not done within the 0.001 s budget; marked for "
-                    "the watcher (mlaudit.handoff=watcher on mlflow run <id>); the training job is "
-                    "unaffected")
+    assert line == (
+        "mlaudit: audit of mlflow run <id> not done within the 0.001 s budget; marked for "
+        "the watcher (mlaudit.handoff=watcher on mlflow run <id>); the training job is "
+        "unaffected"
+    )
     tags = _tags(mlflow_server["url"], rid)
     # the worker may still have finished before the interpreter exited; then it removed the mark
     assert ("mlaudit.verdict" in tags) != ("mlaudit.handoff" in tags), tags
@@ -155,8 +178,9 @@ def test_over_budget_hands_the_run_to_the_watcher(scripts, mlflow_server):
         from mlaudit_mlflow.plugin import MlflowPlugin
 
         plugin = MlflowPlugin(mlflow_server["url"])
-        assert rid in plugin.list_finished(None, experiment_ids=plugin.experiment_ids(["hooks-plain"]),
-                                           max_results=None)
+        assert rid in plugin.list_finished(
+            None, experiment_ids=plugin.experiment_ids(["hooks-plain"]), max_results=None
+        )
 
 
 def test_crashing_script_keeps_its_exit_status_and_traceback(scripts, mlflow_server):
@@ -171,8 +195,10 @@ def test_crashing_script_keeps_its_exit_status_and_traceback(scripts, mlflow_ser
 @pytest.mark.parametrize("framework", ["hf", "lightning", "keras"])
 def test_framework_callback_writes_the_verdict(scripts, mlflow_server, framework):
     if framework not in INSTALLED:
-        pytest.skip(f"{FRAMEWORK_MODULES[framework]} (with torch) is not installed: "
-                    f"pip install 'mlaudit[frameworks]'")
+        pytest.skip(
+            f"{FRAMEWORK_MODULES[framework]} (with torch) is not installed: "
+            f"pip install 'mlaudit[frameworks]'"
+        )
     got = scripts["frameworks"][framework]
     (res,) = got["results"]
     assert res["status"] == "written" and res["ref"] == got["run_id"] and res["error"] is None
@@ -181,7 +207,9 @@ def test_framework_callback_writes_the_verdict(scripts, mlflow_server, framework
     assert tags["mlaudit.cause"] == res["cause"] == "healthy"
     client = mlflow.MlflowClient(mlflow_server["url"])
     assert client.get_run(got["run_id"]).info.status == "FINISHED"
-    report = json.loads(Path(client.download_artifacts(got["run_id"], "mlaudit/report.json")).read_text())
+    report = json.loads(
+        Path(client.download_artifacts(got["run_id"], "mlaudit/report.json")).read_text()
+    )
     hook_note = [w for w in report["warnings"] if "in-process hook saw training end" in w]
     # Keras and Lightning audit while the tracker still has the run open; HF's MLflowCallback
     # ends its run in its own on_train_end, before mlaudit's callback runs
@@ -199,6 +227,7 @@ def test_lightning_on_exception_audits_a_failed_fit(scripts, mlflow_server):
 
 # --------------------------------------------------------------------------- in-process contract
 
+
 def test_options_are_checked_at_the_call():
     from mlaudit.hooks import audit_on_exit
 
@@ -215,7 +244,8 @@ def test_no_run_is_one_warning_and_disabled_is_silent(caplog, monkeypatch):
     (res,) = run_hook(_Options.of(trackers=["clearml"]))  # no ClearML task in this process
     assert res.status == "no_run"
     assert [r.getMessage() for r in caplog.records] == [
-        "mlaudit: no MLflow, W&B or ClearML run found in this process; nothing audited"]
+        "mlaudit: no MLflow, W&B or ClearML run found in this process; nothing audited"
+    ]
     caplog.clear()
     monkeypatch.setenv("MLAUDIT_HOOKS", "off")
     assert [r.status for r in run_hook(_Options.of())] == ["disabled"] and not caplog.records
@@ -240,17 +270,23 @@ def test_context_manager_never_swallows_the_exception(mlflow_server, tmp_path, m
     (res,) = hook.results
     assert res.status == "written" and res.ref == run.info.run_id and res.outcome == "crashed"
     assert _tags(mlflow_server["url"], run.info.run_id)["mlaudit.verdict"] == "crashed"
-    assert not [r for r in caplog.records if r.levelno >= logging.WARNING and r.name.startswith("mlaudit")]
+    assert not [
+        r for r in caplog.records if r.levelno >= logging.WARNING and r.name.startswith("mlaudit")
+    ]
 
 
 def test_wandb_offline_run_is_finished_and_audited(tmp_path, monkeypatch):
     """The current ``wandb.run`` (offline, real SDK): the hook finishes it, reads its run directory
-    and audits it; an offline run has no server copy, so nothing is written and the result says so."""
+    and audits it; an offline run has no server copy: nothing is written, the result says so."""
     wandb = pytest.importorskip("wandb")
     import mlaudit
 
     monkeypatch.chdir(tmp_path)
-    for k, v in {"WANDB_MODE": "offline", "WANDB_DIR": str(tmp_path), "WANDB_SILENT": "true"}.items():
+    for k, v in {
+        "WANDB_MODE": "offline",
+        "WANDB_DIR": str(tmp_path),
+        "WANDB_SILENT": "true",
+    }.items():
         monkeypatch.setenv(k, v)
     hook = mlaudit.audit_on_exit(trackers=["wandb"], budget_s=30)
     try:
@@ -263,5 +299,7 @@ def test_wandb_offline_run_is_finished_and_audited(tmp_path, monkeypatch):
         wandb.teardown()
     (res,) = hook.results
     assert res.status == "audited" and res.tracker == "wandb" and res.outcome == "diverged"
-    assert res.ref == str(Path(run.dir).parent) and "offline run: nothing written back" in res.notes[0]
+    assert (
+        res.ref == str(Path(run.dir).parent) and "offline run: nothing written back" in res.notes[0]
+    )
     assert wandb.run is None  # finished by the hook

@@ -30,22 +30,45 @@ TOKEN = "ghp_" + "A" * 36  # a GitHub-token-shaped secret inside a run-controlle
 FAST = NotifyPolicy(timeout_s=2.0, attempts=3, total_s=10.0, backoff_s=0.05)
 
 
-def report(severity: Severity = Severity.ERROR, cause: Cause = Cause.MODEL_CONVERGENCE,
-           name: str = "<!channel> lr=3e-4 & <b>sweep</b>") -> AuditReport:
+def report(
+    severity: Severity = Severity.ERROR,
+    cause: Cause = Cause.MODEL_CONVERGENCE,
+    name: str = "<!channel> lr=3e-4 & <b>sweep</b>",
+) -> AuditReport:
     findings = [
-        Finding(code="OP002", name="loss-divergence", severity=severity,
-                message=f"train loss climbed to 4.8 (12x its best) after step 1000; token {TOKEN}"),
-        Finding(code="GE001", name="generalization-gap", severity=Severity.WARNING,
-                message="val loss 0.4 above train loss <from step 200>"),
-        Finding(code="MI001", name="missing-grad-norm", severity=Severity.INFO, message="no grad norm"),
+        Finding(
+            code="OP002",
+            name="loss-divergence",
+            severity=severity,
+            message=f"train loss climbed to 4.8 (12x its best) after step 1000; token {TOKEN}",
+        ),
+        Finding(
+            code="GE001",
+            name="generalization-gap",
+            severity=Severity.WARNING,
+            message="val loss 0.4 above train loss <from step 200>",
+        ),
+        Finding(
+            code="MI001", name="missing-grad-norm", severity=Severity.INFO, message="no grad norm"
+        ),
     ]
     return AuditReport(
         tool_version="0.1.0",
-        run=RunRef(tracker="mlflow", id="0123abcd", name=name, project="it",
-                   url="http://127.0.0.1:5000/#/experiments/1/runs/0123abcd?a=1&b=2"),
-        verdict=Verdict(outcome=Outcome.DIVERGED, cause=cause, confidence=0.85,
-                        summary="Training diverged at step 1000 & never recovered."),
-        findings=findings)
+        run=RunRef(
+            tracker="mlflow",
+            id="0123abcd",
+            name=name,
+            project="it",
+            url="http://127.0.0.1:5000/#/experiments/1/runs/0123abcd?a=1&b=2",
+        ),
+        verdict=Verdict(
+            outcome=Outcome.DIVERGED,
+            cause=cause,
+            confidence=0.85,
+            summary="Training diverged at step 1000 & never recovered.",
+        ),
+        findings=findings,
+    )
 
 
 def test_slack_and_signed_json_payloads_with_a_retry_after_500(monkeypatch):
@@ -66,14 +89,18 @@ def test_slack_and_signed_json_payloads_with_a_retry_after_500(monkeypatch):
     assert [b["type"] for b in msg["blocks"]] == ["section", "section", "section", "context"]
     head = msg["blocks"][0]["text"]["text"]
     assert "*mlaudit verdict: diverged* · cause *model_convergence* · confidence 0.85" in head
-    assert ("<http://127.0.0.1:5000/#/experiments/1/runs/0123abcd?a=1&amp;b=2|"
-            "&lt;!channel&gt; lr=3e-4 &amp; &lt;b&gt;sweep&lt;/b&gt;>") in head
+    assert (
+        "<http://127.0.0.1:5000/#/experiments/1/runs/0123abcd?a=1&amp;b=2|"
+        "&lt;!channel&gt; lr=3e-4 &amp; &lt;b&gt;sweep&lt;/b&gt;>"
+    ) in head
     assert "<!channel>" not in slack[1].body.decode() and "<b>" not in slack[1].body.decode()
     findings = msg["blocks"][2]["text"]["text"].splitlines()
     assert findings[0].startswith("• `OP002` error: train loss climbed")
     assert findings[1] == "• `GE001` warning: val loss 0.4 above train loss &lt;from step 200&gt;"
     assert len(findings) == 2  # info findings are not "top findings"
-    assert "Training diverged at step 1000 &amp; never recovered." in msg["blocks"][1]["text"]["text"]
+    assert (
+        "Training diverged at step 1000 &amp; never recovered." in msg["blocks"][1]["text"]["text"]
+    )
 
     # JSON: HMAC-SHA256 over the raw body with the shared secret, stable headers
     raw = hook[1].body
@@ -85,13 +112,26 @@ def test_slack_and_signed_json_payloads_with_a_retry_after_500(monkeypatch):
     assert hook[1].headers["X-Mlaudit-Event"] == "verdict"
     assert hook[0].headers["X-Mlaudit-Delivery"] == hook[1].headers["X-Mlaudit-Delivery"]
     doc = hook[1].json()
-    assert doc["event"] == "mlaudit.verdict" and doc["delivery"] == hook[1].headers["X-Mlaudit-Delivery"]
-    assert doc["verdict"] == {"outcome": "diverged", "cause": "model_convergence", "confidence": 0.85,
-                              "summary": "Training diverged at step 1000 & never recovered.",
-                              "inconclusive": False}
-    assert doc["run"]["url"].endswith("/runs/0123abcd?a=1&b=2") and doc["run"]["name"].startswith("<!channel>")
+    assert (
+        doc["event"] == "mlaudit.verdict"
+        and doc["delivery"] == hook[1].headers["X-Mlaudit-Delivery"]
+    )
+    assert doc["verdict"] == {
+        "outcome": "diverged",
+        "cause": "model_convergence",
+        "confidence": 0.85,
+        "summary": "Training diverged at step 1000 & never recovered.",
+        "inconclusive": False,
+    }
+    assert doc["run"]["url"].endswith("/runs/0123abcd?a=1&b=2") and doc["run"]["name"].startswith(
+        "<!channel>"
+    )
     assert [f["code"] for f in doc["findings"]] == ["OP002", "GE001"]
-    assert doc["max_severity"] == "error" and doc["codes"] == ["GE001", "OP002"] and doc["n_findings"] == 3
+    assert (
+        doc["max_severity"] == "error"
+        and doc["codes"] == ["GE001", "OP002"]
+        and doc["n_findings"] == 3
+    )
 
     # secrets redacted in every message
     for r in slack + hook:
@@ -108,9 +148,13 @@ def test_unsigned_without_a_secret(monkeypatch):
 
 def test_filters_by_severity_and_cause():
     with Receiver() as rx:
-        table = {"min_severity": "error", "targets": [
-            {"url": f"{rx.url}/infra", "causes": ["infra_runtime"]},
-            {"url": f"{rx.url}/all", "min_severity": "none"}]}
+        table = {
+            "min_severity": "error",
+            "targets": [
+                {"url": f"{rx.url}/infra", "causes": ["infra_runtime"]},
+                {"url": f"{rx.url}/all", "min_severity": "none"},
+            ],
+        }
         targets, _ = notify_config(table, [f"{rx.url}/errors"])
         got = send_verdict(report(severity=Severity.WARNING), targets, FAST)
         by = {d.target: d for d in got}
@@ -128,7 +172,9 @@ def test_filters_by_severity_and_cause():
 def test_failures_are_bounded_logged_and_never_raise(caplog):
     with Receiver() as rx:
         rx.always = {"/down": 503, "/gone": 404}
-        targets, _ = notify_config({}, [f"{rx.url}/down", f"{rx.url}/gone", "http://127.0.0.1:9/closed"])
+        targets, _ = notify_config(
+            {}, [f"{rx.url}/down", f"{rx.url}/gone", "http://127.0.0.1:9/closed"]
+        )
         caplog.set_level(logging.WARNING, logger="mlaudit.notify")
         t0 = time.monotonic()
         got = send_verdict(report(), targets, FAST)
@@ -140,8 +186,9 @@ def test_failures_are_bounded_logged_and_never_raise(caplog):
     assert got[2].attempts == 3 and "ConnectionError" in got[2].error
     assert "/closed" not in got[2].error  # a webhook's path can be its credential
     lines = [r.getMessage() for r in caplog.records if r.name == "mlaudit.notify"]
-    assert len(lines) == 3 and all("\n" not in x and x.startswith("mlaudit: notification to json http")
-                                   for x in lines)
+    assert len(lines) == 3 and all(
+        "\n" not in x and x.startswith("mlaudit: notification to json http") for x in lines
+    )
 
 
 def test_total_time_bounds_a_slow_target():
@@ -154,19 +201,36 @@ def test_total_time_bounds_a_slow_target():
     assert not d.sent and time.monotonic() - t0 < 3.0 and 2 <= d.attempts < 10
 
 
-@pytest.mark.parametrize("table, urls, message", [
-    ({"min_severity": "loud"}, [], "[tool.mlaudit.notify] min_severity: Value error, must be one of none"),
-    ({"causes": ["bad_luck"]}, [], "unknown cause 'bad_luck'"),
-    ({"channel": "#ml"}, [], "[tool.mlaudit.notify] channel: Extra inputs are not permitted"),
-    ({}, ["env:MLAUDIT_TEST_UNSET_URL"], "environment variable MLAUDIT_TEST_UNSET_URL (a notify URL) is not set"),
-    ({}, ["hooks.slack.com/services/T0/B0/XYZSECRET"], "notify URL (a URL with no scheme) is not an http(s) URL"),
-    ({"urls": ["ftp://example.org/x"]}, [], "notify URL (a URL with scheme 'ftp')"),
-])
+@pytest.mark.parametrize(
+    "table, urls, message",
+    [
+        (
+            {"min_severity": "loud"},
+            [],
+            "[tool.mlaudit.notify] min_severity: Value error, must be one of none",
+        ),
+        ({"causes": ["bad_luck"]}, [], "unknown cause 'bad_luck'"),
+        ({"channel": "#ml"}, [], "[tool.mlaudit.notify] channel: Extra inputs are not permitted"),
+        (
+            {},
+            ["env:MLAUDIT_TEST_UNSET_URL"],
+            "environment variable MLAUDIT_TEST_UNSET_URL (a notify URL) is not set",
+        ),
+        (
+            {},
+            ["hooks.slack.com/services/T0/B0/XYZSECRET"],
+            "notify URL (a URL with no scheme) is not an http(s) URL",
+        ),
+        ({"urls": ["ftp://example.org/x"]}, [], "notify URL (a URL with scheme 'ftp')"),
+    ],
+)
 def test_settings_errors_name_the_key_not_the_secret(table, urls, message, monkeypatch):
     monkeypatch.delenv("MLAUDIT_TEST_UNSET_URL", raising=False)
     with pytest.raises(SettingsError) as err:
         notify_config(table, urls, source="pyproject.toml")
-    assert message in str(err.value) and str(err.value).startswith("pyproject.toml: [tool.mlaudit.notify]")
+    assert message in str(err.value) and str(err.value).startswith(
+        "pyproject.toml: [tool.mlaudit.notify]"
+    )
     assert "XYZSECRET" not in str(err.value)
 
 
@@ -174,18 +238,25 @@ def test_env_urls_kinds_and_secrets(monkeypatch):
     monkeypatch.setenv("SLACK_URL", "https://hooks.slack.com/services/T0/B0/XYZ")
     monkeypatch.setenv("TEAM_SECRET", "team")
     targets, policy = notify_config(
-        {"urls": ["env:SLACK_URL", "https://ci.example.org/h"], "secret_env": "TEAM_SECRET",
-         "total_s": 7, "targets": [{"url": "json+https://a.example.org/x", "secret": "own"}]},
-        ["https://ci.example.org/h"])
+        {
+            "urls": ["env:SLACK_URL", "https://ci.example.org/h"],
+            "secret_env": "TEAM_SECRET",
+            "total_s": 7,
+            "targets": [{"url": "json+https://a.example.org/x", "secret": "own"}],
+        },
+        ["https://ci.example.org/h"],
+    )
     assert [(t.kind, t.label, t.secret) for t in targets] == [
         ("json", "json https://a.example.org", "own"),
         ("slack", "slack https://hooks.slack.com", None),
-        ("json", "json https://ci.example.org", "team")]
+        ("json", "json https://ci.example.org", "team"),
+    ]
     assert policy.total_s == 7 and "XYZ" not in repr(targets[1].label)
     assert slack_escape("a & <b> > c") == "a &amp; &lt;b&gt; &gt; c"
 
 
 # --------------------------------------------------------------------------- CLI and watcher
+
 
 def _diverging_run(url: str, experiment: str) -> str:
     mlflow = pytest.importorskip("mlflow")
@@ -215,27 +286,51 @@ def test_cli_notify_after_write_back(mlflow_server, tmp_path, monkeypatch):
     env = {"MLAUDIT_WEBHOOK_SECRET": SECRET, "COLUMNS": "200"}
     with Receiver() as rx:
         rx.fail_first = {"/hook": [500]}
-        res = CliRunner().invoke(app, ["mlflow", rid, "-u", url, "-f", "json", "--notify",
-                                       f"{rx.url}/hook", "--notify", f"slack+{rx.url}/slack"], env=env)
+        res = CliRunner().invoke(
+            app,
+            [
+                "mlflow",
+                rid,
+                "-u",
+                url,
+                "-f",
+                "json",
+                "--notify",
+                f"{rx.url}/hook",
+                "--notify",
+                f"slack+{rx.url}/slack",
+            ],
+            env=env,
+        )
         assert res.exit_code == 0, res.output
         assert [r.status for r in rx.at("/hook")] == [500, 200] and len(rx.at("/slack")) == 1
         doc = rx.at("/hook")[-1].json()
-        assert verify_signature(rx.at("/hook")[-1].body, rx.at("/hook")[-1].headers[SIGNATURE_HEADER],
-                                SECRET)
+        assert verify_signature(
+            rx.at("/hook")[-1].body, rx.at("/hook")[-1].headers[SIGNATURE_HEADER], SECRET
+        )
         tags = __import__("mlflow").MlflowClient(url).get_run(rid).data.tags
-        assert doc["run"]["id"] == rid and doc["run"]["url"] == f"{url}/#/experiments/" \
+        assert (
+            doc["run"]["id"] == rid
+            and doc["run"]["url"]
+            == f"{url}/#/experiments/"
             f"{doc['run']['url'].split('/experiments/')[1].split('/')[0]}/runs/{rid}"
-        assert (doc["verdict"]["outcome"], doc["verdict"]["cause"]) == (tags["mlaudit.verdict"],
-                                                                         tags["mlaudit.cause"])
+        )
+        assert (doc["verdict"]["outcome"], doc["verdict"]["cause"]) == (
+            tags["mlaudit.verdict"],
+            tags["mlaudit.cause"],
+        )
         assert "notified json http://127.0.0.1" in res.stderr
 
         # --dry-run sends nothing; a bad notify table is exit 2 before anything is written
         n = len(rx.requests)
-        res = CliRunner().invoke(app, ["mlflow", rid, "-u", url, "--dry-run", "--notify",
-                                       f"{rx.url}/hook"], env=env)
+        res = CliRunner().invoke(
+            app, ["mlflow", rid, "-u", url, "--dry-run", "--notify", f"{rx.url}/hook"], env=env
+        )
         assert res.exit_code == 0 and len(rx.requests) == n and "would notify json" in res.stderr
         (tmp_path / "mlaudit.toml").write_text('[notify]\nmin_severity = "loud"\n')
-        res = CliRunner().invoke(app, ["mlflow", rid, "-u", url, "--notify", f"{rx.url}/hook"], env=env)
+        res = CliRunner().invoke(
+            app, ["mlflow", rid, "-u", url, "--notify", f"{rx.url}/hook"], env=env
+        )
         assert res.exit_code == 2 and "min_severity" in res.stderr and len(rx.requests) == n
 
 
@@ -248,9 +343,24 @@ def test_watcher_notifies_each_written_verdict(mlflow_server, tmp_path, monkeypa
     url = mlflow_server["url"]
     rid = _diverging_run(url, "notify-watch")
     with Receiver() as rx:
-        res = CliRunner().invoke(app, ["watch", "mlflow", "-e", "notify-watch", "-u", url, "--once",
-                                       "--since", "all", "--state", str(tmp_path / "w.sqlite"),
-                                       "--notify", f"{rx.url}/hook"])
+        res = CliRunner().invoke(
+            app,
+            [
+                "watch",
+                "mlflow",
+                "-e",
+                "notify-watch",
+                "-u",
+                url,
+                "--once",
+                "--since",
+                "all",
+                "--state",
+                str(tmp_path / "w.sqlite"),
+                "--notify",
+                f"{rx.url}/hook",
+            ],
+        )
         assert res.exit_code == 0, res.output
         docs = [r.json() for r in rx.at("/hook")]
     assert [d["run"]["id"] for d in docs] == [rid]

@@ -41,8 +41,11 @@ class Receiver:
                 with receiver._lock:
                     queue = receiver.fail_first.get(self.path) or []
                     status = receiver.always.get(self.path) or (queue.pop(0) if queue else 200)
-                    receiver.requests.append(Received(self.path, dict(self.headers.items()), body,
-                                                      time.monotonic(), status))
+                    receiver.requests.append(
+                        Received(
+                            self.path, dict(self.headers.items()), body, time.monotonic(), status
+                        )
+                    )
                 self.send_response(status)
                 self.send_header("Content-Type", "text/plain")
                 self.end_headers()

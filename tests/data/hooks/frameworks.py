@@ -52,12 +52,23 @@ def hf() -> dict:
     os.environ["MLFLOW_RUN_NAME"] = "hf-tiny"
     cb = mlaudit.hooks.hf_callback()
     with tempfile.TemporaryDirectory() as out:
-        args = TrainingArguments(output_dir=out, report_to=["mlflow"], max_steps=60, logging_steps=2,
-                                 per_device_train_batch_size=16, learning_rate=0.05,
-                                 eval_strategy="steps", eval_steps=10, save_strategy="no",
-                                 use_cpu=True, disable_tqdm=True, dataloader_num_workers=0)
-        Trainer(model=Tiny(), args=args, train_dataset=data, eval_dataset=data[:64],
-                callbacks=[cb]).train()
+        args = TrainingArguments(
+            output_dir=out,
+            report_to=["mlflow"],
+            max_steps=60,
+            logging_steps=2,
+            per_device_train_batch_size=16,
+            learning_rate=0.05,
+            eval_strategy="steps",
+            eval_steps=10,
+            save_strategy="no",
+            use_cpu=True,
+            disable_tqdm=True,
+            dataloader_num_workers=0,
+        )
+        Trainer(
+            model=Tiny(), args=args, train_dataset=data, eval_dataset=data[:64], callbacks=[cb]
+        ).train()
     return {"run_id": mlflow.last_active_run().info.run_id, "results": cb.results}
 
 
@@ -88,12 +99,22 @@ def lightning(fail_at: int | None = None) -> dict:
 
     ds = torch.utils.data.TensorDataset(torch.tensor(X), torch.tensor(Y))
     dl = torch.utils.data.DataLoader(ds, batch_size=16)
-    logger = MLFlowLogger(experiment_name="hooks-lightning", tracking_uri=URI,
-                          run_name="lightning-tiny" if fail_at is None else "lightning-fails")
+    logger = MLFlowLogger(
+        experiment_name="hooks-lightning",
+        tracking_uri=URI,
+        run_name="lightning-tiny" if fail_at is None else "lightning-fails",
+    )
     cb = mlaudit.hooks.lightning_callback()
-    trainer = L.Trainer(max_epochs=4, logger=logger, callbacks=[cb], accelerator="cpu",
-                        log_every_n_steps=2, enable_progress_bar=False, enable_model_summary=False,
-                        enable_checkpointing=False)
+    trainer = L.Trainer(
+        max_epochs=4,
+        logger=logger,
+        callbacks=[cb],
+        accelerator="cpu",
+        log_every_n_steps=2,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        enable_checkpointing=False,
+    )
     try:
         trainer.fit(Tiny(), dl, torch.utils.data.DataLoader(ds, batch_size=64))
     except RuntimeError as exc:  # the failing fit: on_exception has audited it by now
@@ -107,12 +128,21 @@ def keras() -> dict:
 
     mlflow.set_experiment("hooks-keras")
     model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(2)])
-    model.compile(optimizer=keras.optimizers.SGD(0.1),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(
+        optimizer=keras.optimizers.SGD(0.1),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     cb = mlaudit.hooks.keras_callback()
     with mlflow.start_run(run_name="keras-tiny") as run:  # still open when on_train_end fires
-        model.fit(X, Y, batch_size=16, epochs=6, validation_split=0.25, verbose=0,
-                  callbacks=[MlflowCallback(log_every_epoch=True), cb])
+        model.fit(
+            X,
+            Y,
+            batch_size=16,
+            epochs=6,
+            validation_split=0.25,
+            verbose=0,
+            callbacks=[MlflowCallback(log_every_epoch=True), cb],
+        )
     return {"run_id": run.info.run_id, "results": cb.results}
 
 
@@ -120,8 +150,12 @@ def main() -> None:
     mlflow.set_tracking_uri(URI)
     out = {}
     for name in os.environ.get("FRAMEWORKS", "hf,lightning,lightning_fails,keras").split(","):
-        got = {"hf": hf, "lightning": lightning, "keras": keras,
-               "lightning_fails": lambda: lightning(fail_at=20)}[name]()
+        got = {
+            "hf": hf,
+            "lightning": lightning,
+            "keras": keras,
+            "lightning_fails": lambda: lightning(fail_at=20),
+        }[name]()
         got["results"] = [dataclasses.asdict(r) for r in got["results"] or []]
         out[name] = got
     with open(os.environ["OUT_JSON"], "w") as f:

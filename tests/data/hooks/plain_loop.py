@@ -48,7 +48,9 @@ def own_loop(record: Path, steps: int = 120) -> None:
                 zv = X_val @ W
                 pv = np.exp(zv - zv.max(1, keepdims=True))
                 pv /= pv.sum(1, keepdims=True)
-                metrics["val/loss"] = float(-np.log(pv[np.arange(len(y_val)), y_val] + 1e-12).mean())
+                metrics["val/loss"] = float(
+                    -np.log(pv[np.arange(len(y_val)), y_val] + 1e-12).mean()
+                )
                 metrics["val/accuracy"] = float((pv.argmax(1) == y_val).mean())
                 print(f"step {step} loss {loss:.4f} val_loss {metrics['val/loss']:.4f}", flush=True)
             mlflow.log_metrics(metrics, step=step)
