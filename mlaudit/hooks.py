@@ -449,8 +449,12 @@ def _run_hook(
     deadline = t0 + max(opts.budget_s, reserve)  # a budget under 2 s still leaves time to mark
     job = _Job(runs, opts, ended)
     worker = threading.Thread(target=job.run, name="mlaudit-hook", daemon=True)
-    worker.start()
-    worker.join(max(0.0, deadline - reserve - time.monotonic()))
+    try:
+        worker.start()
+    except RuntimeError:  # Python 3.12.0-3.12.1 refuse new threads in atexit handlers
+        job.run()  # so the audit runs inline there, without the budget
+    else:
+        worker.join(max(0.0, deadline - reserve - time.monotonic()))
     with job.lock:
         done = not worker.is_alive()
         results = dict(job.results)
