@@ -83,27 +83,34 @@ def _tensor_scalar(t) -> float | None:
 
 
 def _frame(data: bytes, name: str, warnings: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Record payload offsets and lengths (int64 arrays); a truncated tail adds a warning."""
+    """Record payload offsets and lengths (int64 arrays); a truncated tail adds a warning.
+
+    The loop only follows the length fields (one unpack and one append per record);
+    bounds are checked once, vectorised, afterwards.
+    """
     offsets: list[int] = []
-    lengths: list[int] = []
+    app = offsets.append
     unpack = _LEN.unpack_from
-    size = len(data)
     off = 0
-    while off + 12 <= size:
-        (length,) = unpack(data, off)
-        end = off + 16 + length
-        if end > size:
-            warnings.append(f"{name}: truncated record at byte {off} (needs {length} bytes, "
-                            f"{size - off - 12} left); kept {len(offsets)} records")
-            off = size + 1
-            break
-        offsets.append(off + 12)
-        lengths.append(length)
-        off = end
-    if 0 <= size - off < 12 and off != size:
-        warnings.append(f"{name}: truncated record header at byte {off} of {size}; "
-                        f"kept {len(offsets)} records")
-    return np.asarray(offsets, dtype=np.int64), np.asarray(lengths, dtype=np.int64)
+    try:
+        while True:
+            app(off)
+            off += unpack(data, off)[0] + 16
+    except (struct.error, OverflowError):  # < 8 bytes left at ``off``, or ``off`` past the end
+        pass
+    size = len(data)
+    if offsets[-1] > size:  # a corrupt length can exceed int64; only "past the end" matters
+        offsets[-1] = size + 1
+    o = np.asarray(offsets, dtype=np.int64)
+    # o[-1] is where reading stopped: the file's end when every record was whole
+    if o[-1] > size:  # the last record's declared length runs past the end of the file
+        warnings.append(f"{name}: truncated or corrupt record at byte {int(o[-2])} (its length "
+                        f"field runs past the end of the file); kept {o.size - 2} records")
+        o = o[:-1]
+    elif o[-1] < size:
+        warnings.append(f"{name}: truncated record header at byte {int(o[-1])} of {size}; "
+                        f"kept {o.size - 1} records")
+    return o[:-1] + 12, np.diff(o) - 16
 
 
 def _fast_simple_values(data: bytes, starts: np.ndarray, lengths: np.ndarray):
@@ -150,6 +157,31 @@ def _fast_simple_values(data: bytes, starts: np.ndarray, lengths: np.ndarray):
     return ok, step[idx].view(np.int64), walls, values, s[idx] + 6, taglen[idx]
 
 
+def _factorize_tags(data: bytes, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, list[bytes]]:
+    """Codes and distinct values of the tag byte strings ``data[start:start+length]``.
+
+    Vectorised: tags are gathered into a zero-padded (n, max_len) byte matrix and grouped
+    with ``np.unique`` over its rows (viewed as one fixed-width void value each), so no
+    Python object is made per record. Returns (codes in first-seen order, distinct tags).
+    """
+    if starts.size == 0:
+        return np.zeros(0, dtype=np.int64), []
+    buf = np.frombuffer(data, dtype=np.uint8)
+    width = int(lengths.max())
+    cols = np.arange(width)
+    idx = np.minimum(starts[:, None] + cols, buf.size - 1)
+    rows = np.where(cols < lengths[:, None], buf[idx], 0).astype(np.uint8)
+    # the length is part of the key, so "a" and "a\0" never merge
+    keyed = np.concatenate([rows, lengths[:, None].astype(np.uint8)], axis=1)
+    keyed = np.ascontiguousarray(keyed).view(np.dtype((np.void, width + 1))).ravel()
+    uniq, first, inverse = np.unique(keyed, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # first-seen order, as tag names appear in the file
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    tags = [data[int(starts[first[i]]):int(starts[first[i]] + lengths[first[i]])] for i in order]
+    return rank[inverse.ravel()], tags
+
+
 def read_event_file(path: Path, prefix: str, notes: list[str], warnings: list[str]) -> _FilePoints:
     """Every scalar point of one event file, tagged ``prefix + tag``, in record order."""
     event_pb2 = require("tensorboard.compat.proto.event_pb2", "tensorboard", "tensorboard")
@@ -164,9 +196,7 @@ def read_event_file(path: Path, prefix: str, notes: list[str], warnings: list[st
     else:
         ok = np.zeros(0, dtype=bool)
         f_steps = f_walls = f_values = t_start = t_len = np.zeros(0)
-    # tags of the fast records: hash the raw tag bytes once, decode only the distinct ones
-    tag_bytes = [data[a:a + b] for a, b in zip(t_start.tolist(), t_len.tolist())]
-    f_codes, uniq = pd.factorize(pd.Series(tag_bytes, dtype=object)) if tag_bytes else (np.zeros(0, int), [])
+    f_codes, uniq = _factorize_tags(data, t_start, t_len)
     names = [prefix + u.decode("utf-8", "replace") for u in uniq]
     code_of = {nm: i for i, nm in enumerate(names)}
     f_order = np.flatnonzero(ok)
