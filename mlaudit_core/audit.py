@@ -71,9 +71,12 @@ def audit(run: RunData, settings: Settings | None = None,
     settings = settings or Settings()
     if settings.aliases:
         run.aliases = settings.alias_table()
-    findings, det_runs = run_detectors(run, settings)
-    findings.extend(extra_findings)
-    report = decide(run, findings, det_runs)
+    import numpy as np
+
+    with np.errstate(all="ignore"):  # inf/NaN arithmetic in runs is data, not a warning to print
+        findings, det_runs = run_detectors(run, settings)
+        findings.extend(extra_findings)
+        report = decide(run, findings, det_runs)
     report.run = run_ref(run)
     report.tool_version = __version__
     report.warnings = list(run.warnings) + list(PLUGIN_ERRORS)

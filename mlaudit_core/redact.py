@@ -45,10 +45,24 @@ def is_secret_key(key: str) -> bool:
                                                                        "max_tokens", "tokenizer"))
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
+
+
+def neutralise_controls(text: str) -> str:
+    """Show terminal control characters (ESC, BEL, C1 codes...) as visible ``\\xNN`` escapes.
+
+    Run names, tags and log lines are run-controlled: a raw ESC sequence could retitle or
+    clear the reader's terminal, or hide text in Markdown/HTML views.
+    """
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def redact_text(text: str) -> str:
-    """Scrub token-shaped values and ``key=value`` credentials from free text."""
+    """Scrub token-shaped values and ``key=value`` credentials from free text, and neutralise
+    terminal control characters."""
     if not text:
         return text
+    text = neutralise_controls(text)
     text = _TOKEN_RE.sub(REDACTED, text)
     return _KV_RE.sub(lambda m: f"{m['k']}{m['sep']}{REDACTED}" if is_secret_key(m["k"]) else m[0], text)
 

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .roles import AliasTable, Role
 
@@ -44,6 +44,14 @@ class Settings(BaseModel):
     detectors: dict[str, dict[str, Any]] = Field(default_factory=dict)
     notify: dict[str, Any] = Field(default_factory=dict)
     source: str | None = None
+
+    @field_validator("fail_on")
+    @classmethod
+    def _fail_on_level(cls, v: str | None) -> str | None:
+        levels = ("info", "warning", "error", "critical", "never")
+        if v is not None and v not in levels:
+            raise ValueError(f"must be one of {', '.join(levels)}")
+        return v
 
     def is_selected(self, code: str) -> bool:
         if self.select and not any(code.startswith(s) for s in self.select):

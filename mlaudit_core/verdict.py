@@ -18,6 +18,7 @@ example regimes; they rank conclusions, they are not calibrated probabilities.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -315,10 +316,18 @@ def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
     if run.warnings:
         conf -= 0.1
     inconclusive = decision.cause is Cause.INCONCLUSIVE
+    # partial input (a truncated or unreadable file, a missing log): the verdict stands as the
+    # best reading of what was there, but is marked inconclusive and says what is missing
+    partial = [w for w in run.warnings
+               if re.search(r"truncat|corrupt|could not be read|cannot read|no such file|skipped|empty", w, re.I)]
+    summary = decision.summary
+    if partial:
+        inconclusive = True
+        summary += " Partial data: " + "; ".join(partial[:3]) + "."
     if inconclusive:
         conf = min(conf, 0.5)
     verdict = Verdict(outcome=decision.outcome, cause=decision.cause, confidence=round(max(conf, 0.05), 2),
-                      summary=decision.summary, inconclusive=inconclusive)
+                      summary=summary, inconclusive=inconclusive)
 
     ordered = sorted(findings, key=lambda f: (-f.severity.rank, f is not decision.primary, f.code))
     unknowns = [f"{d.code} {d.name}: {d.reason}" for d in det_runs if d.status == "skipped"]

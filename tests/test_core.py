@@ -129,3 +129,43 @@ def test_cli_rule_and_schema():
     assert r.exit_code == 0 and "Prechelt" in r.output
     r = CliRunner().invoke(app, ["schema"])
     assert r.exit_code == 0 and json.loads(r.output)["title"] == "AuditReport"
+
+
+def test_control_characters_from_run_data_are_neutralised():
+    run = simple_run(name="\x1b]0;PWNED\x07\x1b[2Jrun")
+    rep = audit(run)
+    for text in (render_json(rep), render_markdown(rep)):
+        assert "\x1b" not in text and "\x07" not in text
+    assert "\\x1b" in rep.run.name
+
+
+def test_unwritable_out_and_bad_fail_on_are_one_line_errors(tmp_path):
+    steps = np.arange(1, 51)
+    import tensorboardX
+
+    w = tensorboardX.SummaryWriter(str(tmp_path / "tb"))
+    for i in steps:
+        w.add_scalar("train/loss", 1.0 / i, int(i))
+    w.close()
+    res = CliRunner().invoke(app, ["tensorboard", str(tmp_path / "tb"), "--no-write", "--out", str(tmp_path)])
+    assert res.exit_code == 2 and "cannot write the report" in res.output
+    (tmp_path / "mlaudit.toml").write_text('fail_on = "sometimes"\n')
+    with pytest.raises(SettingsError, match="fail_on"):
+        load_settings(explicit=tmp_path / "mlaudit.toml")
+
+
+def test_mlflow_refuses_sqlite_files_that_are_not_mlflow_stores(tmp_path):
+    pytest.importorskip("mlflow")
+    import sqlite3
+
+    empty, other = tmp_path / "empty.db", tmp_path / "other.db"
+    empty.write_bytes(b"")
+    con = sqlite3.connect(other)
+    con.execute("create table t(x)")
+    con.commit()
+    con.close()
+    before = {p: p.read_bytes() for p in (empty, other)}
+    for p in (empty, other):
+        res = CliRunner().invoke(app, ["mlflow", "abc", "-u", f"sqlite:///{p}"])
+        assert res.exit_code == 2 and "not an MLflow database" in res.output
+    assert {p: p.read_bytes() for p in (empty, other)} == before

@@ -189,3 +189,27 @@ def test_keras_layout_under_a_parent_folder(tmp_path):
         assert run.key_for(Role.TRAIN_LOSS) == "train/epoch_loss"
         assert run.key_for(Role.VAL_LOSS) == "validation/epoch_loss"
         assert run.key_for(Role.VAL_ACCURACY) == "validation/epoch_accuracy"
+
+
+def test_unreadable_event_files_are_bad_input_and_nothing_is_written(tmp_path):
+    from typer.testing import CliRunner
+
+    from mlaudit_core.cli import app
+
+    (tmp_path / "zero").mkdir()
+    (tmp_path / "zero" / "events.out.tfevents.1.host").write_bytes(b"")
+    (tmp_path / "rand").mkdir()
+    (tmp_path / "rand" / "events.out.tfevents.1.host").write_bytes(np.random.default_rng(0).bytes(4096))
+    for d in ("zero", "rand"):
+        res = CliRunner().invoke(app, ["tensorboard", str(tmp_path / d)])
+        assert res.exit_code == 2, res.output
+        assert "no scalar could be read" in res.output
+        assert not list((tmp_path / d).glob(f"*{MLAUDIT_SUFFIX}"))
+
+
+def test_truncated_file_marks_the_verdict_inconclusive(tmp_path):
+    write_tbx(tmp_path, n=500)
+    f = next(tmp_path.glob("*tfevents*"))
+    f.write_bytes(f.read_bytes()[:-400])
+    v = audit(load_logdir(tmp_path)).verdict
+    assert v.inconclusive and "Partial data" in v.summary and v.confidence <= 0.5

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from mlaudit_core.errors import InputError
+from mlaudit_core.signal import clip
 from mlaudit_core.plugins import require
 from mlaudit_core.rundata import (Artifact, ConsoleLine, MetricTable, RunData, RunIdentity, RunStatus,
                                   Series)
@@ -49,6 +50,10 @@ def _mlflow():
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", "1")
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "30")
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+    # MLflow 3 keeps file stores readable only behind this switch; mlaudit reads (and tags)
+    # existing legacy stores, it never creates one (check_store_exists)
+    os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
     return m
 
 
@@ -58,8 +63,19 @@ def resolve_uri(tracking_uri: str | None) -> str:
 
 
 def client_for(tracking_uri: str | None):
+    """An ``MlflowClient`` for an existing store.
+
+    Raises:
+        InputError: the store does not exist, is not an MLflow store, or its scheme is unsupported.
+    """
     mlflow = _mlflow()
-    return mlflow.MlflowClient(tracking_uri=resolve_uri(tracking_uri))
+    uri = resolve_uri(tracking_uri)
+    check_store_exists(uri)
+    try:
+        return mlflow.MlflowClient(tracking_uri=uri)
+    except Exception as exc:  # unsupported scheme, missing DB driver, broken database...
+        raise InputError(f"{uri}: cannot open the MLflow tracking store ({type(exc).__name__}: "
+                         f"{clip(str(exc).splitlines()[0] if str(exc) else '', 160)})") from None
 
 
 def is_db_uri(uri: str) -> bool:
@@ -74,8 +90,24 @@ def check_store_exists(uri: str) -> None:
     """
     if uri.startswith("sqlite:///"):
         path = Path(uri[len("sqlite:///"):])
-        if str(path) not in ("", ":memory:") and not path.is_file():
+        if str(path) in ("", ":memory:"):
+            return
+        if not path.is_file():
             raise InputError(f"{uri}: no such MLflow database file")
+        # MLflow would write its whole schema into any sqlite file it is pointed at: look first,
+        # read-only, for the tables every MLflow database has
+        import sqlite3
+
+        try:
+            con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+            try:
+                tables = {r[0] for r in con.execute("select name from sqlite_master where type='table'")}
+            finally:
+                con.close()
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"{uri}: not an sqlite database ({exc})") from None
+        if not {"runs", "metrics", "experiments"} <= tables:
+            raise InputError(f"{uri}: not an MLflow database (no runs/metrics/experiments tables)")
     elif uri.startswith("file:") or "://" not in uri:
         path = Path(uri[len("file://"):] if uri.startswith("file://") else uri.removeprefix("file:"))
         if not path.is_dir():
@@ -213,15 +245,14 @@ def load_run(run_id: str, tracking_uri: str | None = None) -> RunData:
     from mlflow.exceptions import MlflowException
 
     uri = resolve_uri(tracking_uri)
-    check_store_exists(uri)
-    client = mlflow.MlflowClient(tracking_uri=uri)
+    client = client_for(uri)
     try:
         r = client.get_run(run_id)
     except MlflowException as exc:
         code = getattr(exc, "error_code", "")
         if "RESOURCE_DOES_NOT_EXIST" in str(code) or "not found" in str(exc).lower():
             raise InputError(f"mlflow run {run_id!r} not found at {uri}") from None
-        first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+        first = clip(str(exc).strip().splitlines()[0], 300) if str(exc).strip() else type(exc).__name__
         raise InputError(f"mlflow tracking server {uri} could not be read: {first}") from None
     except Exception as exc:  # connection errors surface as requests/urllib3 exceptions
         raise InputError(f"mlflow tracking store {uri} is unreachable: {type(exc).__name__}: "

@@ -58,8 +58,10 @@ def event_files(logdir: Path) -> list[Path]:
     out = []
     for root, _dirs, files in os.walk(logdir):
         for f in files:
-            if "tfevents" in f and not f.endswith(MLAUDIT_SUFFIX):
-                out.append(Path(root) / f)
+            p = Path(root) / f
+            # regular files only: a FIFO or device named like an event file would block the read
+            if "tfevents" in f and not f.endswith(MLAUDIT_SUFFIX) and p.is_file():
+                out.append(p)
     return sorted(out, key=lambda p: (str(p.parent), p.name))
 
 
@@ -190,6 +192,9 @@ def read_event_file(path: Path, prefix: str, notes: list[str], warnings: list[st
     except OSError as exc:
         warnings.append(f"{path}: cannot read ({exc.strerror})")
         data = b""
+    if not data:
+        warnings.append(f"{path.name}: empty event file")
+        return _FilePoints([], np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
     starts, lengths = _frame(data, path.name, warnings)
     if starts.size:
         ok, f_steps, f_walls, f_values, t_start, t_len = _fast_simple_values(data, starts, lengths)
@@ -303,6 +308,9 @@ def load_logdir(logdir: str | os.PathLike) -> RunData:
         names = list(index)
         parts.append((remap[fp.codes] if fp.codes.size else fp.codes, fp.steps, fp.walls, fp.values))
     codes, steps, walls, values = (np.concatenate([p[i] for p in parts]) for i in range(4))
+    if codes.size == 0 and not notes:
+        detail = "; ".join(warnings[:2]) or "the files hold no summaries"
+        raise InputError(f"{root}: no scalar could be read from its {len(files)} event file(s) ({detail})")
     runs = _separate_runs(names)
     if runs:
         warnings.append(f"{root} holds {len(runs)} separate runs ({', '.join(runs[:5])}"

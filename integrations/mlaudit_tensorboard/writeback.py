@@ -34,6 +34,13 @@ def write_verdict(logdir: str | Path, report: AuditReport, *, dry_run: bool = Fa
         if old:
             result.notes.append(f"would replace {len(old)} earlier mlaudit event file(s)")
         return result
+    import os
+
+    from mlaudit_core.errors import WriteBackRefused
+
+    if not os.access(root, os.W_OK):
+        raise WriteBackRefused(f"{root}: the log directory is not writable; nothing was written "
+                               "(use --no-write to audit only)")
     efw = require("tensorboard.summary.writer.event_file_writer", "tensorboard", "tensorboard")
     text = require("tensorboard.plugins.text.summary_v2", "tensorboard", "tensorboard")
     event_pb2 = require("tensorboard.compat.proto.event_pb2", "tensorboard", "tensorboard")

@@ -81,8 +81,11 @@ def write_out(report: AuditReport, out: Path, run: RunData | None = None) -> Non
         text = render_html(report, run)
     else:
         text = render_markdown(report)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+    except OSError as exc:  # a directory, a read-only place, a parent that is a file...
+        fail(f"{out}: cannot write the report ({exc.strerror or type(exc).__name__})")
     err_console.print(f"wrote {out}", highlight=False, markup=False)
 
 

@@ -17,7 +17,7 @@ def md_escape(value) -> str:
     if value is None:
         return ""
     # Only "<" can open HTML in Markdown; entities decode to text, never to markup.
-    s = str(value).replace("<", "&lt;")
+    s = str(value).replace("<", "&lt;").replace("[", "\\[").replace("]", "\\]")  # no live links
     return s.replace("|", "\\|").replace("\n", " ").replace("`", "'")
 
 
