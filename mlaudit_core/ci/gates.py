@@ -636,12 +636,12 @@ def parse_python(text: str) -> ast.Module | None:
     """Parse source text; retry without elision lines (``...``) for excerpts. ``None`` if still invalid."""
     try:
         return ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # pathological sources: skip
         pass
     kept = "\n".join("" if ln.strip() in ("...", "…") else ln for ln in text.split("\n"))
     try:
         return ast.parse(kept)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 
