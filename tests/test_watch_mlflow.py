@@ -99,9 +99,11 @@ def test_killed_and_restarted_watcher_audits_every_run_exactly_once(mlflow_serve
     a = Watcher(tmp_path, "a", url, since, pause="after_write:120")
     logs.append(a)
     a.wait_for(r"INFO watching mlflow")
-    r1 = finish_run(client, exp_id, "r1", diverge=True)
-    r2 = finish_run(client, exp_id, "r2", diverge=False)
-    a.wait_for(rf"run {r1}: wrote verdict")
+    expected = {finish_run(client, exp_id, "r1", diverge=True): "diverged",
+                finish_run(client, exp_id, "r2", diverge=False): "succeeded"}
+    # Both runs come in one listing; whichever A takes first is R1, the other R2.
+    r1 = a.wait_for(r"run (\w+): wrote verdict").group(1)
+    (r2,) = set(expected) - {r1}
     assert a.kill(signal.SIGKILL) == -signal.SIGKILL
     assert states(db)[r1][0] == "writing"  # the crash window "written but not recorded"
 
@@ -109,7 +111,7 @@ def test_killed_and_restarted_watcher_audits_every_run_exactly_once(mlflow_serve
     b = Watcher(tmp_path, "b", url, since, pause="after_audit:120")
     logs.append(b)
     b.wait_for(rf"run {r1}: verdict already present, recorded without writing")
-    b.wait_for(rf"run {r2}: audited: succeeded")
+    b.wait_for(rf"run {r2}: audited: {expected[r2]}")
     assert b.kill(signal.SIGKILL) == -signal.SIGKILL
     assert states(db)[r2] == ("claimed", 1, 0)  # the crash window "claimed, nothing written"
     assert "mlaudit.verdict" not in client.get_run(r2).data.tags
@@ -118,13 +120,14 @@ def test_killed_and_restarted_watcher_audits_every_run_exactly_once(mlflow_serve
     c = Watcher(tmp_path, "c", url, since, pause="after_audit:120")
     logs.append(c)
     c.wait_for(rf"resuming 1 run\(s\) left in flight by a previous watcher: {r2}")
-    c.wait_for(rf"run {r2}: audited: succeeded")
+    c.wait_for(rf"run {r2}: audited: {expected[r2]}")
     assert c.kill(signal.SIGTERM) == 0
     assert f"run {r2}: released unwritten (shutting down)" in c.text()
     assert states(db)[r2] == ("pending", 1, 0)  # B's attempt counts (it died); C's was given back
 
     # 4. R3 finishes while no watcher runs; D (--once) audits R2 and R3 and exits.
     r3 = finish_run(client, exp_id, "r3", diverge=True)
+    expected[r3] = "diverged"
     d = Watcher(tmp_path, "d", url, since, once=True)
     logs.append(d)
     assert d.proc.wait(timeout=60) == 0, d.text()
@@ -133,7 +136,7 @@ def test_killed_and_restarted_watcher_audits_every_run_exactly_once(mlflow_serve
     assert {r: s[0] for r, s in final.items()} == {r1: "done", r2: "done", r3: "done"}
     assert all(s[2] == 1 for s in final.values()), final  # one write-back per run
     all_logs = "".join(w.text() for w in logs)
-    for rid, outcome in ((r1, "diverged"), (r2, "succeeded"), (r3, "diverged")):
+    for rid, outcome in expected.items():
         assert all_logs.count(f"run {rid}: wrote verdict") == 1, all_logs
         run = client.get_run(rid)
         assert run.data.tags["mlaudit.verdict"] == outcome

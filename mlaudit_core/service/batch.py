@@ -18,7 +18,7 @@ from enum import Enum
 
 from ..errors import InputError
 from .state import StateStore
-from .task import RunResult, TaskSpec, audit_task, one_line
+from .task import RunResult, TaskSpec, audit_task, one_line, warm_up
 
 RAY_POLL_S = 0.5
 
@@ -63,6 +63,7 @@ def parse_since(text: str | None) -> datetime | None:
 
 def local_results(spec: TaskSpec, refs: list[str], jobs: int) -> Iterator[RunResult]:
     """Audit ``refs`` on ``jobs`` threads (tracker I/O dominates a small run's audit)."""
+    warm_up()
     pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="mlaudit-batch")
     try:
         futures = [pool.submit(audit_task, spec, ref) for ref in refs]

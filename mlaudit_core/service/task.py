@@ -150,6 +150,18 @@ def audit_one(plugin, ref: str, settings, *, write_back: bool = True,
     return res
 
 
+def warm_up() -> None:
+    """Load the detector registry once, before worker threads start.
+
+    ``detectors.load_builtin_and_plugins`` marks itself loaded before its imports finish,
+    so a thread auditing while another one triggers the first load can see only part of
+    the catalog (a diverged run came out "succeeded" with two cold threads).
+    """
+    from ..detectors import registry
+
+    registry()
+
+
 @functools.lru_cache(maxsize=8)
 def _plugin(tracker: str, options: tuple[tuple[str, Any], ...]):
     from ..plugins import get_plugin

@@ -57,7 +57,7 @@ import tenacity
 from ..errors import MlauditError
 from .source import PluginSource
 from .state import StateStore
-from .task import RunResult, audit_one, one_line
+from .task import RunResult, audit_one, one_line, warm_up
 
 log = logging.getLogger("mlaudit.watch")
 
@@ -141,6 +141,7 @@ class Watcher:
                 start = (self.cfg.since or datetime.now(timezone.utc)).timestamp()
                 self.store.set_meta("floor", repr(start))
                 self.store.set_meta("cursor", repr(start))
+            warm_up()
             for w in workers:
                 w.start()
             log.info("watching %s (every %g s, %d worker(s), state %s)", self.source.scope,
