@@ -59,7 +59,10 @@ def write_verdict(client, run: RunData, report: AuditReport, *, dry_run: bool = 
             return result
         from mlflow.entities import RunTag
 
-        client.log_batch(run_id, tags=[RunTag(k, v) for k, v in tags.items()]
-                         + [RunTag(NOTE_TAG, description)])
+        # artifacts first, then the Description, then the tags with mlaudit.verdict last: the
+        # verdict tag alone marks a complete write-back (watchers rely on it after a crash)
         client.log_artifacts(run_id, str(out), artifact_path=ARTIFACT_DIR)
+        client.log_batch(run_id, tags=[RunTag(NOTE_TAG, description)]
+                         + [RunTag(k, v) for k, v in tags.items() if k != "mlaudit.verdict"])
+        client.set_tag(run_id, "mlaudit.verdict", tags["mlaudit.verdict"])
     return result
