@@ -98,8 +98,8 @@ CLASSES: dict[str, CorpusClass] = {c.name: c for c in [
                 "training labels permuted at random (validation labels intact): nothing to learn",
                 _with(_THREE, shuffle_labels=True)),
     CorpusClass("eval_heavy", frozenset({"slow"}), "infra_runtime",
-                "every evaluation (each 10 steps) costs 3x the training since the previous one",
-                _with(_THREE, eval_every=10, eval_cost_ratio=3.0, steps=500)),
+                "every evaluation (each 10 steps) costs 6x the training since the previous one",
+                _with(_THREE, eval_every=10, eval_cost_ratio=6.0, steps=300)),
     CorpusClass("oom_crash", frozenset({"crashed"}), "infra_runtime",
                 "the simulated accelerator runs out of memory mid-run (in evaluation or in a "
                 "training step): CUDA out-of-memory traceback, run FAILED",
