@@ -543,6 +543,15 @@ def hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis]:
                                                    "training step"] if path == "evaluation" else [],
                                  discriminating_test="log allocated memory per training step; a leak grows "
                                                      "steadily"))
+    elif d.primary is not None and d.primary.code in ("LI002", "LI003"):
+        hs.append(Hypothesis(statement="the job was resumed without restoring its checkpoint (state and step)",
+                             status="supported", cause=Cause.CORRECTNESS_BUG,
+                             evidence_for=[clip(d.primary.message)],
+                             discriminating_test="look for the checkpoint-load line in the resumed job's log; "
+                                                 "compare the first resumed loss with the last loss before"))
+        hs.append(Hypothesis(statement="two different jobs logged into the same run id",
+                             status="open", cause=Cause.CORRECTNESS_BUG,
+                             discriminating_test="compare hosts, start times and params of the two segments"))
     elif o is Outcome.SUCCEEDED and d.cause is Cause.HEALTHY:
         hs.append(Hypothesis(statement="the run is healthy", status="supported", cause=Cause.HEALTHY,
                              evidence_for=[clip(d.summary)]))
@@ -654,6 +663,11 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
                                why="the final checkpoint is worse than the best", cost="minutes"))
     for f in c.by_code.get("MI001", []) + c.by_code.get("MI004", []):
         acts.append(NextAction(action=f"Log {f.facts['signal']} in the next run", why=f.facts["would_tell"],
+                               cost="minutes"))
+    if d.cause is Cause.HEALTHY and not acts:
+        acts.append(NextAction(action="Tag this run mlaudit.baseline=true so that later runs of the same "
+                                      "config are judged against it (noise band from several seeds)",
+                               why="a healthy reference makes the next regression audit decisive",
                                cost="minutes"))
     if d.cause is Cause.INCONCLUSIVE:
         acts.insert(0, NextAction(action="Attach the console log and the loss/validation metrics to the run",
