@@ -63,11 +63,11 @@ def register(app: typer.Typer) -> None:
     @serve_app.command("wandb-webhook")
     def serve_wandb(
         host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
-        port: int = typer.Option(8787, "--port", help="TCP port."),
+        port: int = typer.Option(8787, "--port", min=1, max=65535, help="TCP port."),
         queue_db: Path = typer.Option(Path("mlaudit-wandb-queue.sqlite"), "--queue-db",
                                       help="SQLite file persisting the queue (survives restarts)."),
-        max_queue: int = typer.Option(1000, "--max-queue", help="Pending runs before 503."),
-        max_attempts: int = typer.Option(5, "--max-attempts", help="Tries per run before giving up."),
+        max_queue: int = typer.Option(1000, "--max-queue", min=1, help="Pending runs before 503."),
+        max_attempts: int = typer.Option(5, "--max-attempts", min=1, help="Tries per run before giving up."),
         no_panel: bool = NO_PANEL, config: Path = CONFIG,
     ) -> None:
         """Receive W&B Automations webhooks (run finished/failed) and audit each run.
@@ -86,7 +86,18 @@ def register(app: typer.Typer) -> None:
             fail(f"set {SECRET_ENV} to the webhook's access token (W&B sends it as a Bearer token)")
         settings = settings_or_fail(config)
         plugin = get_plugin("wandb")
-        queue = RunQueue(queue_db, max_size=max_queue)
+        import socket
+        import sqlite3
+
+        try:  # bind check first: an unusable host/port is one line, before any file is made
+            with socket.create_server((host, port)):
+                pass
+        except OSError as exc:
+            fail(f"--host {host} --port {port}: cannot listen ({exc.strerror or exc})")
+        try:
+            queue = RunQueue(queue_db, max_size=max_queue)
+        except (sqlite3.Error, OSError) as exc:
+            fail(f"--queue-db {queue_db}: not a usable queue database ({exc})")
         worker = Worker(queue, lambda ref: judge(plugin, ref, settings=settings, panel=not no_panel,
                                                  log=typer.echo),
                         max_attempts=max_attempts, log=typer.echo)
