@@ -319,6 +319,23 @@ def test_bad_online_input_is_one_line_exit_2(server, monkeypatch, case):
     assert expect in lines[0]
 
 
+@pytest.mark.parametrize("ref", ["not/a valid/ref/extra", "justone", "a b/proj/run1",
+                                 "https://wandb.ai/ent/proj"])
+def test_malformed_ref_is_rejected_before_login(tmp_path, monkeypatch, ref):
+    # no key and no server: a shape check must answer before any login or request
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    monkeypatch.setenv("WANDB_BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("NETRC", str(tmp_path / "no-netrc"))
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, ["wandb", ref, "--timeout", "3"])
+    assert res.exit_code == 2, res.output
+    lines = [x for x in res.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("mlaudit: error:"), res.output
+    assert repr(ref) in lines[0] and "ENTITY/PROJECT/RUN_ID" in lines[0]
+    assert "login" not in lines[0] and "Traceback" not in res.output
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_find_baselines_group_and_config_except_seed(trained, server):
     r = trained["runs"]["healthy"]
     server.add_run(FakeRun(ENTITY, PROJECT, "seed1", config=dict(r["params"], seed="1")))

@@ -39,6 +39,8 @@ PAGE_SIZE = 10_000
 #: Upper bound on system-metric samples asked for (the events stream is sampled
 #: every 15 s by default: 100,000 samples is 17 days).
 SYSTEM_SAMPLES = 100_000
+#: Characters W&B never allows in an entity, project or run id (whitespace, URL syntax).
+_BAD_SEGMENT = re.compile(r"[\s?#:]")
 _URL = re.compile(r"^https?://[^/]+/(?P<e>[^/]+)/(?P<p>[^/]+)/runs/(?P<r>[^/?#]+)")
 
 
@@ -65,7 +67,7 @@ def parse_ref(ref: str) -> RunPath:
     parts = [p for p in ref.split("/") if p]
     if len(parts) == 4 and parts[2] == "runs":
         parts = [parts[0], parts[1], parts[3]]
-    if len(parts) != 3:
+    if len(parts) != 3 or any(_BAD_SEGMENT.search(p) for p in parts):
         raise InputError(f"{ref!r}: expected a W&B run as ENTITY/PROJECT/RUN_ID or its URL")
     return RunPath(*parts)
 

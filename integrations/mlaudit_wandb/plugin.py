@@ -35,9 +35,10 @@ class WandbPlugin:
     name = "wandb"
     extra = "wandb"
 
-    def __init__(self, api=None, timeout: int = 30) -> None:
+    def __init__(self, api=None, timeout: int = 30, panel: bool = True) -> None:
         self._api = api
         self.timeout = timeout
+        self.panel = panel  # write_back's default; False for batches (no run is resumed)
 
     @property
     def api(self):
@@ -54,14 +55,16 @@ class WandbPlugin:
 
             run = load_offline(ref)
         else:
-            from .online import load_online
+            from .online import load_online, parse_ref
 
+            parse_ref(ref)  # a malformed ref is one line before any login / network
             run = load_online(ref, api=self.api)
         return _enrich(run)
 
     def write_back(self, run: RunData, report: AuditReport, *, dry_run: bool = False,
-                   panel: bool = True, **options) -> WriteBackResult:
-        """Tags, ``mlaudit/`` summary keys, notes section, report files, optional panel.
+                   panel: bool | None = None, **options) -> WriteBackResult:
+        """Tags, ``mlaudit/`` summary keys, notes section, report files, optional panel
+        (``panel`` None: the plugin's ``panel`` setting).
 
         An offline run has no server copy to write to: nothing is written and the
         result says so (sync it, then audit it online).
@@ -72,7 +75,8 @@ class WandbPlugin:
         from .writeback import write_back
 
         path = parse_ref(f"{run.identity.project}/{run.identity.id}")
-        return write_back(self.api, path, report, run_data=run, dry_run=dry_run, panel=panel)
+        return write_back(self.api, path, report, run_data=run, dry_run=dry_run,
+                          panel=self.panel if panel is None else panel)
 
     def list_finished(self, since: datetime | None = None, *, project: str = "",
                       **options) -> list[str]:
@@ -100,6 +104,36 @@ class WandbPlugin:
                 summary = dict(r.summary._json_dict) if hasattr(r.summary, "_json_dict") else {}
                 if not already_judged(summary, r.state):
                     out.append(f"{entity}/{proj}/{r.id}")
+        return out
+
+    def list_runs(self, project: str, since: datetime | None = None) -> list[str]:
+        """``ENTITY/PROJECT/RUN_ID`` of every run of ``project`` that ended (finished, failed,
+        crashed, killed), verdict or not, oldest first: what ``mlaudit batch wandb`` audits.
+
+        Args:
+            project: ``ENTITY/PROJECT``.
+            since: only runs whose last heartbeat is at or after this time.
+
+        Raises:
+            InputError: ``project`` is not ``ENTITY/PROJECT``, or W&B refused the listing.
+        """
+        from mlaudit_core.errors import InputError
+
+        from .online import sdk_errors
+
+        entity, _, proj = project.partition("/")
+        if not entity or not proj or "/" in proj:
+            raise InputError(f"--project {project!r}: expected ENTITY/PROJECT")
+        out = []
+        with sdk_errors(project):
+            self.api.flush()
+            runs = self.api.runs(project, filters={"state": {"$in": list(FINISHED_STATES)}},
+                                 order="+created_at", per_page=100, lazy=False)
+            for r in runs:
+                hb = _time(r._attrs.get("heartbeatAt")) if since is not None else None
+                if hb is not None and hb < since:
+                    continue
+                out.append(f"{entity}/{proj}/{r.id}")
         return out
 
     def run_state(self, ref: str) -> tuple[str, dict]:
