@@ -259,3 +259,39 @@ def test_bad_inputs_exit_2_with_one_line_and_write_nothing(slow_job, tmp_path):
         ["ci", "--repo", str(repo), "--logs", str(log), "--schema", str(sch), "--out", str(out)],
     )
     assert r.exit_code == 2 and "not a valid JSON Schema" in r.output and not out.exists()
+
+
+@pytest.mark.parametrize("option", ["--logs", "--claims"])
+def test_binary_log_or_claims_file_is_one_line_exit_2(tmp_path, option):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    text_log = tmp_path / "ci.log"
+    text_log.write_text("FAILED tests/test_train.py::test_loss - assert 2.5 < 2.0\n")
+    binary = tmp_path / "blob.bin"
+    binary.write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8)
+    out = tmp_path / "report.json"
+    logs = str(binary) if option == "--logs" else str(text_log)
+    args = ["ci", "--repo", str(repo), "--logs", logs, "--out", str(out)]
+    if option == "--claims":
+        args += ["--claims", str(binary)]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 2, r.output
+    lines = [x for x in r.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("mlaudit: error:"), r.output
+    assert f"{option} {binary}: binary file" in lines[0] and "Traceback" not in r.output
+    assert not out.exists()
+
+
+def test_text_log_warnings_reach_the_report_notes(tmp_path):
+    from mlaudit_core.ci.logs import read_log_lines
+
+    log = tmp_path / "ci.log"
+    log.write_bytes(b"step 1 loss 2.0\r\nbad \xff byte\n\nlast")
+    notes: list[str] = []
+    lines = read_log_lines(log, "ci.log", notes)
+    assert [(x.lineno, x.text) for x in lines] == [
+        (1, "step 1 loss 2.0"), (2, "bad \ufffd byte"), (3, ""), (4, "last")]
+    assert len(notes) == 1 and "not valid UTF-8" in notes[0]
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    assert read_log_lines(empty) == []

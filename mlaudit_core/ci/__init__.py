@@ -33,7 +33,7 @@ from .classify import CIVerdict, classify
 from .context import attach_context, context_of, recomputed
 from .gates import is_golden_file, iter_files, parse_pins, scan_ci_yaml, scan_python
 from .golden import load_values
-from .logs import env_changes_in, read_lines, scan_logs, window
+from .logs import env_changes_in, read_lines, read_log_lines, scan_logs, window
 from .model import CIContext, Gate, Line, ValueSet, metric_id
 
 __all__ = [
@@ -298,7 +298,9 @@ def audit_ci(
     if claims is not None:
         if not claims.is_file():
             raise InputError(f"--claims {claims}: file not found")
-        claims_text = claims.read_text(encoding="utf-8", errors="replace")
+        claims_text = "\n".join(
+            cl.text for cl in read_log_lines(claims, str(claims), option="--claims")
+        )
     ctx, console = collect(repo, logs, golden)
     run = build_run(ctx, console)
     attach_context(run, ctx)

@@ -114,6 +114,35 @@ def read_lines(path: Path, source: str | None = None) -> list[ConsoleLine]:
     ]
 
 
+def read_log_lines(
+    path: Path, source: str | None = None, notes: list[str] | None = None, option: str = "--logs"
+) -> list[ConsoleLine]:
+    """The lines of a user-given text file (a CI log) as :class:`ConsoleLine` (1-based).
+
+    Read with the console-log reader (:class:`~mlaudit_core.logs.reader.LineReader`), so a
+    binary file is refused, ``.gz`` is decompressed and over-long lines are cut; its warnings
+    (invalid UTF-8, cut lines) are appended to ``notes``. An empty file has no lines.
+
+    Raises:
+        UnreadableLog: the file is binary (NUL bytes in its first 8 KiB) or cannot be read;
+            the message starts with ``option`` and names the file.
+    """
+    from ..logs.reader import LineReader, UnreadableLog
+
+    try:
+        if path.is_file() and path.stat().st_size == 0:
+            return []
+        reader = LineReader(path)
+    except UnreadableLog as exc:
+        raise UnreadableLog(f"{option} {exc}") from None
+    except OSError as exc:
+        raise UnreadableLog(f"{option} {path}: cannot be read ({exc.strerror or exc})") from None
+    lines = [ConsoleLine(source or str(path), n, t) for n, t in reader]
+    if notes is not None:
+        notes += reader.warnings
+    return lines
+
+
 def is_annotation(text: str) -> bool:
     return text.startswith("# ") or text.strip() == "#"
 
@@ -223,7 +252,7 @@ def scan_logs(
 
     every: list[ConsoleLine] = []
     for path, name in files:
-        lines = read_lines(path, name)
+        lines = read_log_lines(path, name, ctx.notes)
         every += lines
         series: dict[str, tuple[list[int], list[float]]] = {}
         for i, cl in enumerate(lines):
