@@ -14,6 +14,9 @@ from . import mapping
 MAX_CANDIDATES = 8
 #: A label marking a task as a baseline (the baseline policy's ``mlaudit.baseline`` tag).
 BASELINE_LABEL = "mlaudit.baseline"
+#: Tasks per ``tasks.get_all`` page when listing a project for a batch (clearml-server's
+#: own page sizes are in the hundreds; the value only bounds one answer's size).
+LIST_PAGE = 500
 
 
 class ClearMLPlugin:
@@ -140,6 +143,31 @@ class ClearMLPlugin:
         tasks = call(self.session, "tasks.get_all", **q).get("tasks") or []
         return [t["id"] for t in tasks if not any(str(x).startswith(mapping.LABEL_PREFIX)
                                                     for x in t.get("tags") or [])]
+
+    def list_runs(self, project: str, since: datetime | None = None, *,
+                  statuses: tuple[str, ...] = mapping.FINISHED_STATUSES) -> list[str]:
+        """Ids of every task of the project named ``project`` that ended (completed, failed,
+        stopped) after ``since``, labelled by mlaudit or not, archived ones left out, oldest
+        first: what ``mlaudit batch clearml`` audits. Paged by ``LIST_PAGE`` tasks a call.
+
+        Raises:
+            InputError: no project of that name, or a server call failed.
+        """
+        from .connection import call
+
+        q: dict = {"project": [self.project_id(project)], "status": list(statuses),
+                   "only_fields": ["id"], "order_by": ["status_changed"],
+                   "system_tags": ["-archived"], "page_size": LIST_PAGE}
+        if since is not None:
+            q["status_changed"] = ">" + since.astimezone(timezone.utc).isoformat()
+        ids: list[str] = []
+        page = 0
+        while True:
+            tasks = call(self.session, "tasks.get_all", **q, page=page).get("tasks") or []
+            ids += [t["id"] for t in tasks]
+            if len(tasks) < LIST_PAGE:
+                return list(dict.fromkeys(ids))
+            page += 1
 
     def project_id(self, name: str) -> str:
         """The id of the project called ``name``. Raises InputError when there is none."""

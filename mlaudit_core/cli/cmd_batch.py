@@ -150,3 +150,66 @@ def batch_mlflow(
                   name=experiment, state=state, jobs=jobs, executor=executor,
                   ray_address=ray_address, fresh=fresh,
                   worst=worst)
+
+
+@batch_app.command("wandb")
+def batch_wandb(
+    project: str = typer.Option(..., "--project", "-p", metavar="ENTITY/PROJECT",
+                                help="The W&B project."),
+    since: str = SINCE, jobs: int = JOBS, executor: str = EXECUTOR, ray_address: str = RAY_ADDRESS,
+    state: Path = STATE, fresh: bool = FRESH, worst: int = WORST, no_write: bool = NO_WRITE,
+    config: Path = CONFIG,
+    timeout: int = typer.Option(30, "--timeout", help="Seconds per W&B API request."),
+) -> None:
+    """Audit every ended run of a W&B project and write each verdict back.
+
+    Written: tags, mlaudit/ summary keys, notes section, report files; no report panel
+    (logging it resumes the run). Credentials: WANDB_API_KEY / WANDB_BASE_URL / ~/.netrc.
+    """
+    settings = settings_or_fail(config)
+
+    def prepare():
+        from ..plugins import get_plugin
+        from ..service import TaskSpec, parse_since
+
+        since_dt = parse_since(since)
+        options = (("timeout", timeout), ("panel", False))
+        refs = get_plugin("wandb", **dict(options)).list_runs(project, since_dt)
+        from mlaudit_wandb.online import base_url
+
+        spec = TaskSpec("wandb", options, settings.model_dump(), write_back=not no_write)
+        return refs, spec, f"wandb {base_url()} project={project}"
+
+    run_batch_cli(prepare, title=f"wandb project {project}", tracker="wandb",
+                  name=project, state=state, jobs=jobs, executor=executor,
+                  ray_address=ray_address, fresh=fresh, worst=worst)
+
+
+@batch_app.command("clearml")
+def batch_clearml(
+    project: str = typer.Option(..., "--project", "-p", help="The ClearML project (its name)."),
+    since: str = SINCE, jobs: int = JOBS, executor: str = EXECUTOR, ray_address: str = RAY_ADDRESS,
+    state: Path = STATE, fresh: bool = FRESH, worst: int = WORST, no_write: bool = NO_WRITE,
+    config: Path = CONFIG,
+) -> None:
+    """Audit every ended task of a ClearML project and write each verdict back.
+
+    Ended: completed, failed or stopped. Written: labels, user properties, comment section,
+    report panel. Credentials: clearml.conf or CLEARML_API_HOST / CLEARML_API_ACCESS_KEY /
+    CLEARML_API_SECRET_KEY.
+    """
+    settings = settings_or_fail(config)
+
+    def prepare():
+        from ..plugins import get_plugin
+        from ..service import TaskSpec, parse_since
+
+        since_dt = parse_since(since)
+        plugin = get_plugin("clearml")
+        refs = plugin.list_runs(project, since_dt)
+        spec = TaskSpec("clearml", (), settings.model_dump(), write_back=not no_write)
+        return refs, spec, f"clearml {plugin.session.host} project={project}"
+
+    run_batch_cli(prepare, title=f"clearml project {project}", tracker="clearml", name=project,
+                  state=state, jobs=jobs, executor=executor, ray_address=ray_address,
+                  fresh=fresh, worst=worst)

@@ -1,0 +1,261 @@
+"""``mlaudit batch wandb`` and ``mlaudit batch clearml``: the shared batch runner on the real SDKs
+against the local fake servers (``wandb_fake_server``, ``clearml_fake_server``).
+
+Each project holds a healthy, a diverging and an overfitting run, one run the server cannot
+read, and one still running. The batch lists the ended ones, audits them, writes each readable
+run's verdict back once, lists the unreadable one with its reason, exits 0; a second
+invocation takes the settled runs from the state file and writes nothing again.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mlaudit_core.cli import app
+from mlaudit_core.writeback import BEGIN
+
+WIDE = {"COLUMNS": "240"}
+SHAPES = ("healthy", "diverge", "overfit")
+OUTCOMES = {"healthy": "succeeded", "diverge": "diverged", "overfit": "overfit"}
+
+
+def curve(shape: str) -> list[tuple[int, float, float | None]]:
+    """(step, train loss, val loss or None) for 300 steps of one shape."""
+    out = []
+    for i in range(1, 301):
+        loss = 2.0 * math.exp(-i / 50) + 0.2
+        if shape == "diverge" and i > 200:
+            loss = 0.2 + (i - 200) * 0.3
+        val = None
+        if i % 30 == 0:
+            val = loss + 0.1 + (max(0, i - 90) * 0.02 if shape == "overfit" else 0.0)
+        out.append((i, loss, val))
+    return out
+
+
+# --------------------------------------------------------------------------- W&B
+
+wandb_fake_server = pytest.importorskip("wandb_fake_server")
+KEY = "k" * 40
+ENTITY, PROJECT = "ent", "batch-it"
+
+
+def wandb_rows(shape: str) -> list[dict]:
+    rows = []
+    for i, loss, val in curve(shape):
+        row = {"_step": i, "_timestamp": 1_700_000_000 + i, "_runtime": i, "train/loss": loss}
+        if val is not None:
+            row["val/loss"] = val
+        rows.append(row)
+    return rows
+
+
+@pytest.fixture(scope="module")
+def wandb_server():
+    """The fake W&B server with the project's runs; writes (upserts) counted per run; the run
+    ``broken`` answers every history query with a server error."""
+    pytest.importorskip("wandb")
+    FakeRun, FakeWandbServer = wandb_fake_server.FakeRun, wandb_fake_server.FakeWandbServer
+    failure = wandb_fake_server.GraphQLFailure
+    mp = pytest.MonkeyPatch()
+    with FakeWandbServer(api_key=KEY, entity=ENTITY) as srv:
+        for shape in (*SHAPES, "broken"):
+            srv.add_run(FakeRun(ENTITY, PROJECT, shape, display_name=shape, tags=["keep-me"],
+                                notes="user notes", history=wandb_rows("healthy" if shape ==
+                                                                       "broken" else shape)))
+        srv.add_run(FakeRun(ENTITY, PROJECT, "live", state="running",
+                            history=wandb_rows("healthy")[:50]))
+        srv.writes = {}
+        run_view, upsert = srv._run_view, srv._upsert_bucket
+
+        def broken_view(r):
+            view = run_view(r)
+            if view is not None and r.name == "broken":
+                def fail(**_):
+                    raise failure("internal error: history storage unavailable")
+                view.update(history=fail, sampledHistory=fail, parquetHistory=fail)
+            return view
+
+        def counting_upsert(input=None, **kw):
+            res = upsert(input=input, **kw)
+            name = res["bucket"]["name"]
+            srv.writes[name] = srv.writes.get(name, 0) + 1
+            return res
+
+        srv._run_view, srv._upsert_bucket = broken_view, counting_upsert
+        mp.setenv("WANDB_BASE_URL", srv.base_url)
+        mp.setenv("WANDB_API_KEY", KEY)
+        mp.setenv("WANDB_SILENT", "true")
+        mp.delenv("WANDB_MODE", raising=False)
+        yield srv
+    mp.undo()
+
+
+def test_batch_wandb_summary_write_back_once_and_resume(wandb_server, tmp_path):
+    state = tmp_path / "w.sqlite"
+    args = ["batch", "wandb", "--project", f"{ENTITY}/{PROJECT}", "--state", str(state)]
+    res = CliRunner().invoke(app, [*args, "--jobs", "2"], env=WIDE)
+    out = res.output
+    assert res.exit_code == 0, out
+    assert f"wandb project {ENTITY}/{PROJECT}: 4 runs, 3 audited, 1 unreadable or failed" in out
+    bad = next(line for line in out.splitlines() if f"{ENTITY}/{PROJECT}/broken" in line)
+    assert "load:" in bad and "history storage unavailable" in bad
+    assert "live" not in wandb_server.writes  # still running: not listed
+    for shape in SHAPES:
+        run = wandb_server.run(ENTITY, PROJECT, shape)
+        assert run.summary["mlaudit/verdict"] == OUTCOMES[shape], shape
+        assert [t for t in run.tags if t.startswith("mlaudit:")] == [f"mlaudit:{OUTCOMES[shape]}"]
+        assert "keep-me" in run.tags and run.notes.count(BEGIN) == 1
+        assert "mlaudit/report.json" in run.files
+    broken = wandb_server.run(ENTITY, PROJECT, "broken")
+    assert "mlaudit/verdict" not in broken.summary and "broken" not in wandb_server.writes
+    writes = dict(wandb_server.writes)
+    assert set(writes) == set(SHAPES) and len(set(writes.values())) == 1  # one write-back each
+
+    again = CliRunner().invoke(app, args, env=WIDE)
+    assert again.exit_code == 0, again.output
+    assert "3 settled in an earlier session" in again.output
+    assert "this session: 1 runs" in again.output  # only the unreadable run is tried again
+    assert wandb_server.writes == writes  # nothing written twice
+
+
+def test_batch_wandb_since_filters_by_last_heartbeat(wandb_server, tmp_path):
+    from datetime import datetime, timezone
+
+    from mlaudit_wandb.plugin import WandbPlugin
+
+    plugin = WandbPlugin()  # the runs' last heartbeat: 2026-01-01 00:10 UTC
+    listed = plugin.list_runs(f"{ENTITY}/{PROJECT}", datetime(2026, 1, 1, tzinfo=timezone.utc))
+    assert sorted(listed) == sorted(f"{ENTITY}/{PROJECT}/{n}" for n in (*SHAPES, "broken"))
+    assert plugin.list_runs(f"{ENTITY}/{PROJECT}", datetime(2026, 1, 2, tzinfo=timezone.utc)) == []
+    res = CliRunner().invoke(app, ["batch", "wandb", "--project", f"{ENTITY}/{PROJECT}",
+                                   "--since", "2026-01-02T00:00+00:00", "--no-write",
+                                   "--state", str(tmp_path / "s.sqlite")], env=WIDE)
+    assert res.exit_code == 0 and f"wandb project {ENTITY}/{PROJECT}: 0 runs" in res.output
+
+
+def test_batch_wandb_bad_project_is_one_line_exit_2(wandb_server, tmp_path):
+    res = CliRunner().invoke(app, ["batch", "wandb", "--project", "no-entity",
+                                   "--state", str(tmp_path / "s.sqlite")])
+    assert res.exit_code == 2 and "--project 'no-entity': expected ENTITY/PROJECT" in res.output
+    assert not (tmp_path / "s.sqlite").exists()
+
+
+# --------------------------------------------------------------------------- ClearML
+
+clearml_fake_server = pytest.importorskip("clearml_fake_server")
+MLAUDIT = shutil.which("mlaudit", path=str(Path(sys.executable).parent)) or "mlaudit"
+CL_PROJECT = "batch-it"
+
+
+def new_task(name: str, shape: str, status: str = "completed") -> str:
+    """A task recorded through the SDK: created, started, the curve's scalars, then ``status``."""
+    from clearml import Task
+
+    t = Task.create(project_name=CL_PROJECT, task_name=name)
+    t.mark_started(force=True)
+    lg = t.get_logger()
+    for i, loss, val in curve(shape):
+        lg.report_scalar("train", "loss", loss, iteration=i)
+        if val is not None:
+            lg.report_scalar("val", "loss", val, iteration=i)
+    t.flush(wait_for_uploads=True)
+    if status == "completed":
+        t.mark_completed(force=True)
+    return t.id
+
+
+@pytest.fixture(scope="module")
+def clearml_server(tmp_path_factory):
+    """The fake ClearML server with the project's tasks; ``broken`` is a damaged document in the
+    server's store (its hyper-parameters are not a mapping), so reading it fails."""
+    pytest.importorskip("clearml")
+    root = tmp_path_factory.mktemp("clearml")
+    srv = clearml_fake_server.FakeClearMLServer().start()
+    conf = srv.write_config(root / "clearml.conf")
+    env = {"CLEARML_CONFIG_FILE": str(conf), "CLEARML_CACHE_DIR": str(root / "cache"),
+           "CLEARML_LOG_LEVEL": "WARNING"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        ids = {shape: new_task(shape, shape) for shape in SHAPES}
+        ids["broken"] = new_task("broken", "healthy")
+        ids["running"] = new_task("running", "healthy", status="in_progress")
+        with srv.lock:
+            srv.tasks[ids["broken"]]["hyperparams"] = "damaged"
+        srv.ids = ids
+        yield srv
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        srv.stop()
+
+
+def clearml_writes(srv, task_id: str) -> int:
+    """Write-backs seen by the server: user-property edits, which only mlaudit makes here."""
+    return sum(1 for e, tid in srv.calls if e == "tasks.edit_hyper_params" and tid == task_id)
+
+
+def batch_clearml(state: Path, *extra: str) -> subprocess.CompletedProcess:
+    """``mlaudit batch clearml`` in its own process, as a user runs it (the SDK binds its log
+    handlers to the streams it first sees)."""
+    return subprocess.run([MLAUDIT, "batch", "clearml", "--project", CL_PROJECT,
+                           "--state", str(state), *extra], check=False, capture_output=True,
+                          text=True, timeout=120, env=dict(os.environ, **WIDE))
+
+
+def test_batch_clearml_summary_write_back_once_and_resume(clearml_server, tmp_path):
+    from clearml import Task
+
+    ids, state = clearml_server.ids, tmp_path / "c.sqlite"
+    res = batch_clearml(state, "--jobs", "2")
+    out = res.stdout
+    assert res.returncode == 0, out + res.stderr[-3000:]
+    assert f"clearml project {CL_PROJECT}: 4 runs, 3 audited, 1 unreadable or failed" in out
+    bad = next(line for line in out.splitlines() if ids["broken"] in line)
+    assert "load: AttributeError" in bad
+    for shape in SHAPES:
+        props = Task.get_task(task_id=ids[shape]).get_user_properties(value_only=True)
+        assert props["mlaudit.verdict"] == OUTCOMES[shape], shape
+        assert clearml_writes(clearml_server, ids[shape]) == 1
+        assert clearml_server.tasks[ids[shape]]["comment"].count(BEGIN) == 1
+    for other in ("broken", "running"):
+        assert clearml_writes(clearml_server, ids[other]) == 0
+
+    again = batch_clearml(state)
+    assert again.returncode == 0, again.stdout + again.stderr[-3000:]
+    assert "3 settled in an earlier session" in again.stdout
+    assert "this session: 1 runs" in again.stdout
+    assert all(clearml_writes(clearml_server, ids[s]) == 1 for s in SHAPES)  # not written twice
+
+
+def test_clearml_list_runs_since_and_statuses(clearml_server):
+    from datetime import datetime, timedelta, timezone
+
+    from mlaudit_clearml.plugin import ClearMLPlugin
+
+    ids = clearml_server.ids
+    plugin = ClearMLPlugin(attempts=1)
+    listed = plugin.list_runs(CL_PROJECT, datetime(2000, 1, 1, tzinfo=timezone.utc))
+    assert sorted(listed) == sorted(ids[n] for n in (*SHAPES, "broken"))  # not the running one
+    later = datetime.now(timezone.utc) + timedelta(minutes=1)
+    assert plugin.list_runs(CL_PROJECT, later) == []
+
+
+def test_batch_clearml_unknown_project_is_one_line_exit_2(clearml_server, tmp_path):
+    res = subprocess.run([MLAUDIT, "batch", "clearml", "--project", "nope", "--state",
+                          str(tmp_path / "s.sqlite")], check=False, capture_output=True,
+                         text=True, timeout=60, env=dict(os.environ, **WIDE))
+    assert res.returncode == 2 and "no ClearML project named 'nope'" in res.stdout + res.stderr
+    assert not (tmp_path / "s.sqlite").exists()
