@@ -328,6 +328,106 @@ def test_offline_session_folder_and_zip(server, tmp_path):
         load_offline(HELPERS)
 
 
+def _session_zip(path: Path, metrics: bytes, *, compression=None, log: bytes | None = None) -> Path:
+    """A hand-made offline session zip (the layout the SDK writes), with raw member bytes."""
+    import zipfile
+
+    task = {"id": "offline-0badc0de", "name": "bad-input", "project_name": "offline-proj"}
+    with zipfile.ZipFile(path, "w", compression=compression or zipfile.ZIP_STORED) as z:
+        z.writestr("offline-0badc0de/task.json", json.dumps(task))
+        z.writestr("offline-0badc0de/metrics.jsonl", metrics)
+        if log is not None:
+            z.writestr("offline-0badc0de/log.jsonl", log)
+    return path
+
+
+def _scalar(it: int, value, **kw) -> dict:
+    return {"type": "training_stats_scalar", "task": "offline-0badc0de", "metric": "train",
+            "variant": "loss", "iter": it, "value": value, "timestamp": 1_700_000_000_000 + it, **kw}
+
+
+def test_offline_malformed_lines_are_skipped_with_a_warning(tmp_path):
+    from mlaudit_clearml.offline import load_offline
+
+    good = [json.dumps([_scalar(i, 2.0 - i / 100)]) for i in range(50)]
+    bad = ["5", '"text"', "{not json", "null", json.dumps([1, "x", _scalar(99, "not-a-number")]),
+           json.dumps([_scalar(98, 1.0, iter="x")])]
+    body = "\n".join(good[:25] + bad + good[25:]).encode()
+    log = b"7\n" + json.dumps([{"type": "log", "msg": "epoch done", "timestamp": "soon"}]).encode()
+    z = _session_zip(tmp_path / "s.zip", body, log=log)
+    run = load_offline(z)
+    assert len(run.series("train/loss")) == 50
+    assert any("epoch done" in c.text for c in run.console)
+    text = " | ".join(run.warnings)
+    assert "metrics.jsonl: 3 line(s) that are not a list of events skipped (first at line 26)" in text
+    assert "1 line(s) that are not JSON" in text and "2 event(s) that are not JSON objects" in text
+    assert "2 scalar event(s) with a non-numeric value" in text and "log.jsonl: 1 line(s)" in text
+    res = cli("clearml", "--offline", str(z), "--format", "json", "--fail-on", "never")
+    assert res.exit_code == 0, res.output
+
+
+def _corrupt_crc(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    at = data.index(b'{"type": "training_stats_scalar"') + 40
+    data[at] ^= 0xFF  # the stored bytes change, the recorded CRC-32 does not
+    path.write_bytes(bytes(data))
+
+
+def _mark_encrypted(path: Path) -> None:
+    # set general-purpose bit 0 (encrypted) on metrics.jsonl, in its local and central headers
+    data = bytearray(path.read_bytes())
+    name = b"offline-0badc0de/metrics.jsonl"
+    for sig, flag_at, name_at in ((b"PK\x03\x04", 6, 30), (b"PK\x01\x02", 8, 46)):
+        i = data.index(sig)
+        while data[i + name_at:i + name_at + len(name)] != name:
+            i = data.index(sig, i + 1)
+        data[i + flag_at] |= 0x01
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damage", ["crc", "encrypted", "deflate"])
+def test_offline_damaged_zip_is_one_line_exit_2(tmp_path, damage):
+    import zipfile
+
+    body = "\n".join(json.dumps([_scalar(i, 1.0)]) for i in range(200)).encode()
+    z = tmp_path / "s.zip"
+    if damage == "deflate":
+        _session_zip(z, body, compression=zipfile.ZIP_DEFLATED)
+        data = bytearray(z.read_bytes())
+        start = data.index(b"metrics.jsonl") + len(b"metrics.jsonl")
+        data[start + 5:start + 60] = bytes(55)  # garbage in the deflate stream
+        z.write_bytes(bytes(data))
+    else:
+        _session_zip(z, body)
+        (_corrupt_crc if damage == "crc" else _mark_encrypted)(z)
+    out = tmp_path / "report.json"
+    res = cli("clearml", "--offline", str(z), "--out", str(out))
+    assert res.exit_code == 2, res.output
+    line = one_line(res.output)
+    assert line.startswith("mlaudit: error:") and str(z) in line and "metrics.jsonl" in line
+    assert ("encrypted" if damage == "encrypted" else "damaged zip member") in line
+    assert "Traceback" not in res.output and not out.exists()
+
+
+def test_offline_zip_bomb_reading_is_bounded(tmp_path, monkeypatch):
+    import zipfile
+
+    from mlaudit_clearml import offline
+
+    monkeypatch.setattr(offline, "MAX_SESSION_BYTES", 4 << 20)
+    monkeypatch.setattr(offline, "MAX_LINE_BYTES", 64 << 10)
+    line = json.dumps([_scalar(0, 1.0)]).encode()
+    lines = b"\n".join(json.dumps([_scalar(i, 1.0)]).encode() for i in range(1000))
+    body = b"[" + b" " * (1 << 20) + b"]\n" + lines + b"\n" + (line + b"\n") * 100_000  # ~15 MB
+    z = _session_zip(tmp_path / "bomb.zip", body, compression=zipfile.ZIP_DEFLATED)
+    assert z.stat().st_size < 200_000
+    run = offline.load_offline(z)
+    assert len(run.series("train/loss")) == 1000  # read up to the cap: a partial run
+    text = " | ".join(run.warnings)
+    assert "1 line(s) longer than 0 MiB skipped (first at line 1)" in text
+    assert "read stopped at" in text and "the run is partial" in text
+
+
 # --------------------------------------------------------------------------- baselines
 
 

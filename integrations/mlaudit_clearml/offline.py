@@ -16,13 +16,24 @@ them directly gives the same run without a server. A zip is read member by
 member (nothing is extracted). A scalar reported twice at one iteration keeps
 the last value, as the server does (its event id is task-iter-metric-variant).
 The session records no status: it is ``unknown`` unless ``task.json`` has one.
+
+Damaged input: a malformed line or event (not JSON, not a list of event objects,
+a non-numeric value or iteration) is skipped and counted in one warning (the
+rest of the run is read); a damaged zip (bad CRC, truncated or encrypted member,
+unsupported compression) is one :class:`InputError` naming the file. Reading is
+bounded (a zip bomb stops there, with a warning): ``MAX_SESSION_BYTES``
+uncompressed bytes over all members, ``MAX_LINE_BYTES`` per line, ``MAX_TASK_BYTES``
+for ``task.json``, and the console keeps its last ``CONSOLE_MAX_BYTES``.
 """
 
 from __future__ import annotations
 
 import json
 import zipfile
+import zlib
+from collections import deque
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
@@ -32,9 +43,20 @@ from mlaudit_core.errors import InputError
 from mlaudit_core.rundata import MetricTable, RunData, Series
 
 from . import mapping
-from .loader import run_from_task
+from .loader import CONSOLE_MAX_BYTES, run_from_task
 
 TASK_FILE, METRICS_FILE, LOG_FILE = "task.json", "metrics.jsonl", "log.jsonl"
+#: Uncompressed bytes read from one session, all members together: 2 GiB. The SDK
+#: flushes a few hundred events per line (~100 bytes a scalar event), so 2 GiB is
+#: some 20 million scalar points, beyond any run the server itself would plot.
+MAX_SESSION_BYTES = 2 << 30
+#: Longest line read (one ``add_batch`` call): 64 MiB, room for a batch of large
+#: plotly plots; a longer line is skipped. Bounds the memory of one ``json.loads``.
+MAX_LINE_BYTES = 64 << 20
+#: Largest ``task.json`` read: 64 MiB (the server's own document limit is 16 MB).
+MAX_TASK_BYTES = 64 << 20
+#: What reading a zip member can raise when the zip is damaged or encrypted.
+_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, RuntimeError, NotImplementedError, EOFError, OSError)
 
 
 class _Session:
@@ -76,19 +98,91 @@ class _Session:
             self.zip.close()
 
 
-def _event_lists(session: _Session, name: str, warnings: list[str]) -> Iterator[dict]:
+@contextmanager
+def _member_errors(session: _Session, name: str) -> Iterator[None]:
+    """A damaged / encrypted zip member or an unreadable file -> one InputError naming both."""
+    try:
+        yield
+    except _ZIP_ERRORS as exc:
+        what = f"{session.path}: {name}"
+        if isinstance(exc, RuntimeError) and "encrypted" in str(exc):
+            raise InputError(f"{what} is encrypted (password-protected zip); cannot be read") from None
+        if isinstance(exc, RuntimeError) and not session.zip:
+            raise
+        kind = "damaged zip member" if session.zip is not None else "cannot be read"
+        raise InputError(f"{what}: {kind} ({type(exc).__name__}: {exc})") from None
+
+
+class _Skipped:
+    """Counts of skipped input of one member, reported as one warning each."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.counts: dict[str, list[int]] = {}  # reason -> [count, first line]
+
+    def add(self, reason: str, lineno: int) -> None:
+        c = self.counts.setdefault(reason, [0, lineno])
+        c[0] += 1
+
+    def report(self, warnings: list[str]) -> None:
+        for reason, (n, first) in self.counts.items():
+            warnings.append(f"{self.name}: {n} {reason} skipped (first at line {first}); "
+                            "the rest was read")
+
+
+def _lines(session: _Session, name: str, budget: list[int], skipped: _Skipped,
+           warnings: list[str]) -> Iterator[tuple[int, bytes]]:
+    """(line number, bytes) of one member, streamed under the line and session caps.
+
+    ``budget`` is the one-element list of session bytes still allowed (shared by members).
+    """
     if not session.exists(name):
         return
-    with session.open(name) as fh:
-        for lineno, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            try:
-                batch = json.loads(raw)
-            except ValueError:
-                warnings.append(f"{name}:{lineno}: unreadable line skipped")
-                continue
-            yield from (batch if isinstance(batch, list) else [batch])
+    with _member_errors(session, name), session.open(name) as fh:
+        lineno = 0
+        while True:
+            raw = fh.readline(MAX_LINE_BYTES)
+            if not raw:
+                return
+            lineno += 1
+            budget[0] -= len(raw)
+            if len(raw) >= MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                while budget[0] > 0:  # skip the rest of the over-long line
+                    rest = fh.readline(MAX_LINE_BYTES)
+                    budget[0] -= len(rest)
+                    if not rest or rest.endswith(b"\n"):
+                        break
+                skipped.add(f"line(s) longer than {MAX_LINE_BYTES >> 20} MiB", lineno)
+                raw = b""
+            if budget[0] < 0:
+                warnings.append(f"{session.path}: read stopped at {MAX_SESSION_BYTES >> 30} GiB of "
+                                f"uncompressed data (in {name} line {lineno}); the run is partial")
+                return
+            if raw.strip():
+                yield lineno, raw
+
+
+def _event_lists(session: _Session, name: str, warnings: list[str],
+                 budget: list[int]) -> Iterator[tuple[int, dict, _Skipped]]:
+    """(line number, event, skip counter) for every event object of a ``*.jsonl`` member."""
+    skipped = _Skipped(name)
+    for lineno, raw in _lines(session, name, budget, skipped, warnings):
+        try:
+            batch = json.loads(raw)
+        except ValueError:
+            skipped.add("line(s) that are not JSON", lineno)
+            continue
+        if isinstance(batch, dict):
+            batch = [batch]
+        if not isinstance(batch, list):
+            skipped.add("line(s) that are not a list of events", lineno)
+            continue
+        for ev in batch:
+            if isinstance(ev, dict):
+                yield lineno, ev, skipped
+            else:
+                skipped.add("event(s) that are not JSON objects", lineno)
+    skipped.report(warnings)
 
 
 def load_offline(path: str | Path, expected_id: str | None = None) -> RunData:
@@ -99,16 +193,23 @@ def load_offline(path: str | Path, expected_id: str | None = None) -> RunData:
         expected_id: when given, the session's task id must match it.
 
     Raises:
-        InputError: the path is missing, is not a session, or holds another task.
+        InputError: the path is missing, is not a session, or holds another task; a zip
+            member is damaged (bad CRC-32, corrupt deflate data) or encrypted; ``task.json``
+            is over ``MAX_TASK_BYTES``. Malformed lines and caps reached are warnings instead.
     """
     p = Path(path).expanduser()
     session = _Session(p)
     warnings: list[str] = []
     notes = ["read from a ClearML offline session; nothing is written back to it"]
+    budget = [MAX_SESSION_BYTES]
     try:
+        with _member_errors(session, TASK_FILE), session.open(TASK_FILE) as fh:
+            data = fh.read(MAX_TASK_BYTES + 1)
+        if len(data) > MAX_TASK_BYTES:
+            raise InputError(f"{p}: {TASK_FILE} is over {MAX_TASK_BYTES >> 20} MiB; not a task document")
+        budget[0] -= len(data)
         try:
-            with session.open(TASK_FILE) as fh:
-                task = json.load(fh)
+            task = json.loads(data)
         except ValueError as exc:
             raise InputError(f"{p}: {TASK_FILE} is not valid JSON ({exc})") from None
         if not isinstance(task, dict) or not task.get("id"):
@@ -117,18 +218,40 @@ def load_offline(path: str | Path, expected_id: str | None = None) -> RunData:
             raise InputError(f"{p} holds task {task['id']}, not {expected_id}")
         points: dict[str, dict[int, tuple[float, float]]] = {}
         first_ts = last_ts = None
-        for ev in _event_lists(session, METRICS_FILE, warnings):
+        for lineno, ev, skipped in _event_lists(session, METRICS_FILE, warnings, budget):
             if ev.get("task") not in (None, task["id"]) or ev.get("type") != "training_stats_scalar":
                 continue
-            ts = ev.get("timestamp")
-            key = mapping.metric_key(ev.get("metric") or "", ev.get("variant") or "")
-            value = ev.get("value")
-            points.setdefault(key, {})[int(ev.get("iter") or 0)] = (
-                np.nan if value is None else float(value), np.nan if ts is None else float(ts) / 1000.0)
+            try:
+                ts = ev.get("timestamp")
+                ts = None if ts is None else float(ts)
+                key = mapping.metric_key(str(ev.get("metric") or ""), str(ev.get("variant") or ""))
+                value = ev.get("value")
+                point = (np.nan if value is None else float(value),
+                         np.nan if ts is None else ts / 1000.0)
+                it = int(ev.get("iter") or 0)
+            except (TypeError, ValueError, OverflowError):
+                skipped.add("scalar event(s) with a non-numeric value, iteration or timestamp", lineno)
+                continue
+            points.setdefault(key, {})[it] = point
             if ts is not None:
                 first_ts = ts if first_ts is None else min(first_ts, ts)
                 last_ts = ts if last_ts is None else max(last_ts, ts)
-        logs = [ev for ev in _event_lists(session, LOG_FILE, warnings) if ev.get("type", "log") == "log"]
+        tail: deque[dict] = deque()
+        size = dropped = 0
+        for _, ev, _ in _event_lists(session, LOG_FILE, warnings, budget):
+            if ev.get("type", "log") != "log":
+                continue
+            if not isinstance(ev.get("timestamp"), (int, float, type(None))):
+                ev["timestamp"] = None
+            tail.append(ev)
+            size += len(str(ev.get("msg") or ""))
+            while size > CONSOLE_MAX_BYTES and len(tail) > 1:
+                size -= len(str(tail.popleft().get("msg") or ""))
+                dropped += 1
+        if dropped:
+            warnings.append(f"{LOG_FILE}: console is over {CONSOLE_MAX_BYTES >> 20} MiB; read its last "
+                            f"part ({dropped} earlier log events dropped)")
+        logs = list(tail)
     finally:
         session.close()
     logs.sort(key=lambda e: e.get("timestamp") or 0)
