@@ -97,6 +97,37 @@ def test_batch_bad_input_is_one_line_exit_2(mlflow_server, tmp_path):
     assert not (tmp_path / "s.sqlite").exists()  # nothing written for bad input
 
 
+def test_batch_non_sqlite_state_file_leaves_no_lock_behind(mlflow_server, experiment, tmp_path):
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"GARBAGE" * 1000)
+    res = batch(mlflow_server["url"], garbage)
+    assert res.exit_code == 2, res.output
+    lines = [x for x in res.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and f"{garbage}: not an mlaudit state file" in lines[0], res.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["garbage.db"]
+    assert garbage.read_bytes() == b"GARBAGE" * 1000
+
+
+def test_state_store_refuses_a_bad_file_before_making_a_lock(tmp_path):
+    from mlaudit_core.errors import InputError
+    from mlaudit_core.service import StateStore
+
+    garbage = tmp_path / "g.sqlite"
+    garbage.write_text("hello")
+    with pytest.raises(InputError, match="not an SQLite database"):
+        StateStore(garbage, "scope")
+    with pytest.raises(InputError, match="is a directory"):
+        StateStore(tmp_path, "scope")
+    # passes the header check but is damaged past it: the lock file made is removed again
+    broken = tmp_path / "broken.sqlite"
+    broken.write_bytes(b"SQLite format 3\x00" + b"\xff" * 2000)
+    with pytest.raises(InputError, match="not an mlaudit state file"):
+        StateStore(broken, "scope")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.sqlite", "g.sqlite"]
+    with StateStore(tmp_path / "ok.sqlite", "scope") as store:  # a new file still works
+        assert store.scope == "scope"
+
+
 def test_batch_on_ray_gives_the_same_summary(mlflow_server, experiment, tmp_path):
     pytest.importorskip("ray")
     res = batch(mlflow_server["url"], tmp_path / "r.sqlite", "--executor", "ray", "--jobs", "2",

@@ -154,6 +154,27 @@ def test_unknown_experiment_is_one_line_and_exit_2(mlflow_server, tmp_path):
     assert "no mlflow experiment named 'no-such-exp'" in res.output
 
 
+def test_unknown_experiment_creates_no_state_or_lock_file(mlflow_server, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the default state path is ./.mlaudit/watch-mlflow-*.sqlite
+    res = CliRunner().invoke(app, ["watch", "mlflow", "-e", "nope", "-u", mlflow_server["url"],
+                                   "--once"])
+    assert res.exit_code == 2, res.output
+    lines = [x for x in res.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and "no mlflow experiment named 'nope'" in lines[0], res.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_non_sqlite_state_file_is_one_line_and_nothing_created(mlflow_server, tmp_path):
+    garbage = tmp_path / "garbage.db"
+    garbage.write_text("not a database, just text\n" * 100)
+    res = CliRunner().invoke(app, ["watch", "mlflow", "-e", "nope", "-u", mlflow_server["url"],
+                                   "--state", str(garbage), "--once"])
+    assert res.exit_code == 2, res.output
+    lines = [x for x in res.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and f"{garbage}: not an mlaudit state file" in lines[0], res.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["garbage.db"]
+
+
 def test_tracker_outage_is_retried_and_logged_never_fatal(tmp_path, monkeypatch, caplog):
     from conftest import free_port
     from mlaudit_mlflow.plugin import MlflowPlugin

@@ -74,6 +74,7 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
         render_summary,
         run_batch,
     )
+    from ..service.state import check_state_file
     from ..service.task import one_line
 
     try:
@@ -81,6 +82,8 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
     except ValueError:
         fail(f"--executor {executor!r}: use 'local' or 'ray'")
     try:
+        if state is not None:  # a bad --state fails before the tracker is asked anything
+            check_state_file(state)
         refs, spec, scope = prepare()
     except MlauditError as exc:
         fail(str(exc))

@@ -89,6 +89,10 @@ def run_watch(make_source: Callable, *, state: Path | None, config: Path | None,
     settings = _with_notify(settings, notify or [])
     setup_logging()
     try:
+        if state is not None:  # a bad --state fails before the tracker is asked anything
+            from ..service.state import check_state_file
+
+            check_state_file(state)
         source = make_source()
         source.scope = redact_text(source.scope)
         digest = hashlib.sha1(source.scope.encode()).hexdigest()[:8]
@@ -153,6 +157,7 @@ def watch_mlflow(
     cfg = watch_config(poll_interval, concurrency, since, once)
 
     def make_source():
+        from ..errors import MlauditError
         from ..plugins import get_plugin
 
         plugin = get_plugin("mlflow", tracking_uri=tracking_uri)
@@ -160,6 +165,14 @@ def watch_mlflow(
 
         names = ",".join(sorted(set(experiment)))
         scope = f"mlflow {resolve_uri(tracking_uri)} experiments={names}"
-        return _mlflow_source(plugin, scope, list(dict.fromkeys(experiment)))
+        source = _mlflow_source(plugin, scope, list(dict.fromkeys(experiment)))
+        try:  # an unknown experiment is one line before any state or lock file is made
+            source._ids = plugin.experiment_ids(list(dict.fromkeys(experiment)))
+        except MlauditError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - tracker outage: the watcher's listing retries it
+            logging.getLogger("mlaudit").info("experiments not resolved yet (%s); the first "
+                                              "listing retries", type(exc).__name__)
+        return source
 
     run_watch(make_source, state=state, config=config, watch=cfg, notify=notify)

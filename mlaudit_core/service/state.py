@@ -63,6 +63,33 @@ class StateScopeMismatch(InputError):
     """The state file belongs to another tracker, store or experiment set."""
 
 
+#: The first 16 bytes of every SQLite 3 database (https://www.sqlite.org/fileformat.html).
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def check_state_file(path: Path) -> None:
+    """Refuse a ``--state`` path that cannot be a state file, creating nothing.
+
+    A missing or empty file is fine (it becomes a new state file); an existing one must be
+    a regular file starting with the SQLite header.
+
+    Raises:
+        InputError: the path is a directory, cannot be read, or is not an SQLite database.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory, not an mlaudit state file")
+    if not path.exists():
+        return
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise InputError(f"{path}: state file cannot be read ({exc.strerror or exc})") from None
+    if head and head != SQLITE_HEADER:
+        raise InputError(f"{path}: not an mlaudit state file (not an SQLite database)")
+
+
 class StateStore:
     """Runs and cursor of one watcher or batch, in a sqlite file.
 
@@ -81,8 +108,11 @@ class StateStore:
 
     def __init__(self, path: Path, scope: str) -> None:
         self.path = Path(path)
+        check_state_file(self.path)  # before any directory, lock or database file is made
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock_file = open(self.path.with_name(self.path.name + ".lock"), "a+")
+        lock_path = self.path.with_name(self.path.name + ".lock")
+        made_lock = not lock_path.exists()
+        self._lock_file = open(lock_path, "a+")
         try:
             fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -99,6 +129,8 @@ class StateStore:
             self._db.executescript(_DDL)
         except sqlite3.DatabaseError as exc:
             self._lock_file.close()
+            if made_lock:  # leave nothing behind for a file that is not ours
+                lock_path.unlink(missing_ok=True)
             raise InputError(f"{self.path}: not an mlaudit state file ({exc})") from None
         stored = self.get_meta("scope")
         if self.get_meta("schema") is None:
