@@ -58,6 +58,25 @@ def wandb_rows(shape: str) -> list[dict]:
     return rows
 
 
+def _reset_sdk_state() -> None:
+    """Forget the SDKs' in-process sessions and settings so that the next test module, with its
+    own local server, is not sent to this module's (stopped) one."""
+    try:
+        from clearml.backend_interface.base import InterfaceBase
+        from clearml.config import ConfigWrapper
+
+        InterfaceBase._default_session = None
+        ConfigWrapper._config = None
+    except ImportError:
+        pass
+    try:
+        import wandb
+
+        wandb.teardown()
+    except Exception:  # teardown with no active setup is fine to ignore
+        pass
+
+
 @pytest.fixture(scope="module")
 def wandb_server():
     """The fake W&B server with the project's runs; writes (upserts) counted per run; the run
@@ -95,8 +114,11 @@ def wandb_server():
         mp.setenv("WANDB_API_KEY", KEY)
         mp.setenv("WANDB_SILENT", "true")
         mp.delenv("WANDB_MODE", raising=False)
-        yield srv
-    mp.undo()
+        try:
+            yield srv
+        finally:
+            mp.undo()
+            _reset_sdk_state()
 
 
 def test_batch_wandb_summary_write_back_once_and_resume(wandb_server, tmp_path):
@@ -185,6 +207,7 @@ def clearml_server(tmp_path_factory):
            "CLEARML_LOG_LEVEL": "WARNING"}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
+    _reset_sdk_state()  # an earlier module's server may be cached in the SDK
     try:
         ids = {shape: new_task(shape, shape) for shape in SHAPES}
         ids["broken"] = new_task("broken", "healthy")
@@ -200,6 +223,7 @@ def clearml_server(tmp_path_factory):
             else:
                 os.environ[k] = v
         srv.stop()
+        _reset_sdk_state()
 
 
 def clearml_writes(srv, task_id: str) -> int:
