@@ -92,3 +92,55 @@ def test_since_and_error_lines():
     assert "hf_aaaa" not in line and line.startswith("load: RuntimeError: ")
     assert line.endswith("the cause")
     assert len(line) <= 305
+
+
+def test_a_run_that_ends_again_is_requeued_once_per_ending(tmp_path):
+    with StateStore(tmp_path / "s.sqlite", SCOPE) as st:
+        assert st.add([("t1", "2026-01-01T00:00:00"), "r2"]) == 2
+        assert st.claim("t1") and st.begin_write("t1")
+        st.finish("t1", RunResult(ref="t1", outcome="healthy", wrote=True))
+        assert st.add([("t1", "2026-01-01T00:00:00")]) == 0  # same ending: settled stays settled
+        assert st.pending() == 1  # r2
+        assert st.add([("t1", "2026-01-02T09:30:00")]) == 1  # reset and run again: audit again
+        row = st.get("t1")
+        assert (row["state"], row["attempts"], row["ending"]) == ("pending", 0, "2026-01-02T09:30:00")
+        assert st.add([("t1", "2026-01-03T00:00:00")]) == 0  # not settled yet: not requeued twice
+        assert st.add([("r2", "x")]) == 0 and st.get("r2")["ending"] == "x"  # no ending before
+        assert st.pending() == 2
+
+
+def test_a_state_file_from_before_endings_is_migrated(tmp_path):
+    path = tmp_path / "old.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript("""
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        INSERT INTO meta VALUES ('schema', '1'), ('scope', '%s');
+        CREATE TABLE runs (ref TEXT PRIMARY KEY, state TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0, writes INTEGER NOT NULL DEFAULT 0,
+            next_at REAL NOT NULL DEFAULT 0, seen_at REAL NOT NULL, updated_at REAL NOT NULL,
+            name TEXT, url TEXT, outcome TEXT, cause TEXT, confidence REAL, codes TEXT,
+            severity TEXT, n_findings INTEGER, seconds REAL, wrote INTEGER, note TEXT, error TEXT);
+        INSERT INTO runs (ref, state, seen_at, updated_at) VALUES ('old', 'done', 1, 1);
+    """ % SCOPE)
+    db.commit()
+    db.close()
+    with StateStore(path, SCOPE) as st:
+        assert st.add([("old", "e1")]) == 0  # the first ending seen is recorded, not re-audited
+        assert st.get("old")["state"] == "done" and st.get("old")["ending"] == "e1"
+        assert st.add([("old", "e2")]) == 1
+
+
+def test_submit_is_bounded_and_queues_nothing_when_full(tmp_path):
+    from mlaudit_core.service import PluginSource, QueueFull, WatchConfig, Watcher
+    from mlaudit_core.settings import Settings
+
+    with StateStore(tmp_path / "s.sqlite", SCOPE) as st:
+        w = Watcher(PluginSource(plugin=None, scope=SCOPE), st, Settings(),
+                    WatchConfig(max_pending=3))
+        assert w.submit(["a", "b"]) == 2
+        assert w.submit(["a"]) == 0  # already waiting
+        with pytest.raises(QueueFull):
+            w.submit(["c", "d"])  # would make 4
+        assert st.pending() == 2 and st.get("c") is None
+        assert w.submit(["c"]) == 1
+        assert w.status() == {"pending": 3}

@@ -16,10 +16,10 @@ from .source import PluginSource
 from .state import StateInUse, StateScopeMismatch, StateStore, default_state_path
 from .summary import BatchSummary, render_summary
 from .task import RunResult, TaskSpec, audit_one, audit_task
-from .watcher import WatchConfig, Watcher
+from .watcher import QueueFull, WatchConfig, Watcher
 
 __all__ = [
-    "BatchOutcome", "BatchSummary", "Executor", "PluginSource", "RunResult", "StateInUse",
+    "BatchOutcome", "BatchSummary", "Executor", "PluginSource", "QueueFull", "RunResult", "StateInUse",
     "StateScopeMismatch", "StateStore", "TaskSpec", "WatchConfig", "Watcher", "audit_one",
     "audit_task", "default_state_path", "parse_since", "render_summary", "run_batch",
 ]

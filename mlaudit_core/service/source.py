@@ -44,8 +44,11 @@ class PluginSource:
     def tracker(self) -> str:
         return self.plugin.name
 
-    def list_finished(self, since: datetime | None) -> list[str]:
+    def list_finished(self, since: datetime | None) -> list[str | tuple[str, str]]:
         """Refs of runs that finished after ``since`` with no verdict yet.
+
+        An item may be ``(ref, ending)``, ``ending`` naming this ending of the run (its end
+        time, say), so a run that is resumed and ends again is audited again.
 
         Raise :class:`~mlaudit_core.errors.MlauditError` for a configuration problem (the
         watcher stops, exit 2); any other exception is an outage (retried with backoff).

@@ -47,7 +47,8 @@ CREATE TABLE IF NOT EXISTS runs (
     seen_at    REAL NOT NULL,
     updated_at REAL NOT NULL,
     name       TEXT, url TEXT, outcome TEXT, cause TEXT, confidence REAL, codes TEXT,
-    severity   TEXT, n_findings INTEGER, seconds REAL, wrote INTEGER, note TEXT, error TEXT
+    severity   TEXT, n_findings INTEGER, seconds REAL, wrote INTEGER, note TEXT, error TEXT,
+    ending     TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_state ON runs (state, next_at, seen_at);
 """
@@ -127,6 +128,9 @@ class StateStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_DDL)
+            cols = {r[1] for r in self._db.execute("PRAGMA table_info(runs)")}
+            if "ending" not in cols:  # a state file written before endings were recorded
+                self._db.execute("ALTER TABLE runs ADD COLUMN ending TEXT")
         except sqlite3.DatabaseError as exc:
             self._lock_file.close()
             if made_lock:  # leave nothing behind for a file that is not ours
@@ -172,18 +176,42 @@ class StateStore:
                    "ON CONFLICT(key) DO UPDATE SET value=excluded.value", (key, value))
 
     # -- runs -----------------------------------------------------------------------------
-    def add(self, refs: Iterable[str]) -> int:
-        """Record runs as ``pending`` unless already known; returns how many were new."""
+    def add(self, refs: Iterable[str | tuple[str, str | None]]) -> int:
+        """Record runs as ``pending`` unless already known; returns how many were (re)queued.
+
+        An item is a run reference, or ``(ref, ending)`` where ``ending`` is an opaque token
+        naming one ending of the run (e.g. its end time). A run already settled (``done`` or
+        ``failed``) that is listed again with a *different* ending goes back to ``pending``
+        with its attempts reset: a resumed W&B run or a reset ClearML task that ended again
+        is audited again. The same ending, or none, never requeues a run.
+        """
         now = time.time()
         with self._mu:
             cur = self._db.cursor()
             cur.execute("BEGIN")
             n = 0
-            for ref in refs:
-                n += cur.execute("INSERT OR IGNORE INTO runs(ref, state, seen_at, updated_at) "
-                                 "VALUES(?, 'pending', ?, ?)", (ref, now, now)).rowcount
+            for item in refs:
+                ref, ending = (item, None) if isinstance(item, str) else item
+                got = cur.execute("INSERT OR IGNORE INTO runs(ref, state, seen_at, updated_at, "
+                                  "ending) VALUES(?, 'pending', ?, ?, ?)",
+                                  (ref, now, now, ending)).rowcount
+                if not got and ending is not None:
+                    got = cur.execute(
+                        "UPDATE runs SET state='pending', attempts=0, next_at=0, seen_at=?, "
+                        "updated_at=?, ending=?, error=NULL WHERE ref=? AND state IN "
+                        "('done', 'failed') AND ending IS NOT NULL AND ending<>?",
+                        (now, now, ending, ref, ending)).rowcount
+                    # a row from before endings were recorded: remember this one, no requeue
+                    cur.execute("UPDATE runs SET ending=? WHERE ref=? AND ending IS NULL",
+                                (ending, ref))
+                n += got
             cur.execute("COMMIT")
         return n
+
+    def pending(self) -> int:
+        """How many runs wait for an audit (``pending``, ``claimed`` or ``writing``)."""
+        marks = ",".join("?" * len(UNSETTLED))
+        return self._one(f"SELECT COUNT(*) FROM runs WHERE state IN ({marks})", UNSETTLED)
 
     def recover(self, states: tuple[str, ...] = ("claimed", "writing")) -> list[str]:
         """Put runs left in ``states`` by a previous process back to ``pending``; returns them."""

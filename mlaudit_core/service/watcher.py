@@ -36,6 +36,11 @@ Shutdown. SIGTERM or SIGINT: stop listing and dispatching, let in-flight runs fi
 up to ``grace_s`` (a run not yet writing gives its claim back at once), release what is
 left, exit 0. A second signal stops waiting.
 
+Pushed runs. A tracker with its own trigger (W&B's webhook receiver, ClearML's
+``TriggerScheduler``) hands runs to :meth:`Watcher.submit` from any thread; they go into the
+same state file and queue as listed ones, so the trigger gets the same exactly-once,
+retry and shutdown rules. ``max_pending`` bounds the runs waiting (:class:`QueueFull`).
+
 Test hook: ``MLAUDIT_WATCH_TEST_PAUSE=after_audit:SECONDS`` or ``after_write:SECONDS``
 pauses every run at that point (after the audit, before writing; after the write-back,
 before ``done``), so a test can kill the process in a known crash window.
@@ -83,6 +88,11 @@ class WatchConfig:
     listing_max_backoff_s: float = 60.0
     grace_s: float = 30.0
     prune_after_s: float = 7 * 86400.0
+    max_pending: int | None = None
+
+
+class QueueFull(Exception):
+    """:meth:`Watcher.submit` would leave more than ``max_pending`` runs waiting."""
 
 
 class _Stopped(Exception):
@@ -110,7 +120,10 @@ class Watcher:
         self._mu = threading.Lock()
         self._healthy = False
         self._pause = _parse_pause(os.environ.get(TEST_PAUSE_ENV, ""))
+        self._submit_mu = threading.Lock()
         self.audited = 0
+        #: Set once the workers run and the first listing may start (for threads that push).
+        self.started = threading.Event()
 
     # -- control --------------------------------------------------------------------------
     def stop(self, *_args) -> None:
@@ -119,6 +132,32 @@ class Watcher:
             self._hurry.set()
         self._stop.set()
         self._wake.set()
+
+    def submit(self, refs) -> int:
+        """Queue runs pushed by a trigger; thread-safe. Returns how many were (re)queued.
+
+        ``refs``: run references or ``(ref, ending)`` pairs (see
+        :meth:`~mlaudit_core.service.state.StateStore.add`). A run already waiting or
+        settled with the same ending is not queued again.
+
+        Raises:
+            QueueFull: ``max_pending`` runs are waiting already (nothing was queued).
+        """
+        refs = list(refs)
+        with self._submit_mu:
+            limit = self.cfg.max_pending
+            if limit is not None and self.store.pending() + len(refs) > limit:
+                raise QueueFull(f"queue full ({limit} runs waiting)")
+            n = self.store.add(refs)
+        if n:
+            log.info("%d run(s) queued by the trigger", n)
+            self._wake.set()
+        return n
+
+    def status(self) -> dict[str, int]:
+        """Runs per state in the state file (``pending``, ``claimed``, ``writing``, ``done``,
+        ``failed``), for a health endpoint."""
+        return self.store.counts()
 
     def run(self) -> int:
         """Watch until stopped (or, with ``once``, until nothing is ready). Returns 0.
@@ -144,6 +183,7 @@ class Watcher:
             warm_up()
             for w in workers:
                 w.start()
+            self.started.set()
             log.info("watching %s (every %g s, %d worker(s), state %s)", self.source.scope,
                      self.cfg.poll_interval_s, self.cfg.concurrency, self.store.path)
             self._loop()
