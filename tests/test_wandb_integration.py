@@ -347,69 +347,7 @@ def test_find_baselines_group_and_config_except_seed(trained, server):
     assert "other1" not in found and r["id"] not in found
 
 
-# --------------------------------------------------------------------------- auto-triage
-
-
-def test_webhook_auth_queue_and_health(tmp_path):
-    from mlaudit_wandb.triage import RunQueue, make_app
-    from starlette.testclient import TestClient
-
-    q = RunQueue(tmp_path / "q.sqlite", max_size=2)
-    client = TestClient(make_app(q, "s3cret"))
-    body = {"entity": "ent", "project": "p", "run_id": "r1", "event_type": "RUN_STATE"}
-    assert client.post("/webhook", json=body).status_code == 401
-    assert client.post("/webhook", json=body, headers={"Authorization": "Bearer nope"}).status_code == 401
-    ok = {"Authorization": "Bearer s3cret"}
-    assert client.post("/webhook", json=body, headers=ok).status_code == 202
-    assert client.post("/webhook", json=body, headers=ok).status_code == 200  # already queued
-    assert client.post("/webhook", json={"x": 1}, headers=ok).status_code == 400
-    assert client.post("/webhook", json={"run_url": "https://wandb.ai/ent/p/runs/r2"},
-                       headers=ok).status_code == 202
-    assert client.post("/webhook", json={"run_path": "ent/p/r3"}, headers=ok).status_code == 503
-    assert client.get("/healthz").json() == {"ok": True, "queued": 2, "failed": 0}
-    q.close()
-    q2 = RunQueue(tmp_path / "q.sqlite")  # a restart loses nothing
-    assert q2.depth() == 2 and q2.next()[1] == "ent/p/r1"
-    q2.close()
-
-
-def test_crashed_audit_is_retried_then_kept_as_failed(tmp_path):
-    from mlaudit_wandb.triage import RunQueue, Worker
-
-    q = RunQueue(tmp_path / "q.sqlite")
-    q.put("ent/p/flaky")
-    q.put("ent/p/broken")
-    calls: list[str] = []
-
-    def audit_one(ref):
-        calls.append(ref)
-        if ref.endswith("broken") or calls.count(ref) == 1:
-            raise RuntimeError("server hiccup")
-
-    w = Worker(q, audit_one, max_attempts=3, base_delay_s=0, log=lambda _: None)
-    while w.step():
-        pass
-    assert calls.count("ent/p/flaky") == 2 and calls.count("ent/p/broken") == 3
-    assert q.depth() == 0 and [f[0] for f in q.failed()] == ["ent/p/broken"]
-
-
-def test_watch_once_audits_then_skips_judged_runs(trained, server):
-    from mlaudit_wandb.triage import judge
-
-    plugin = _plugin()
-    r = trained["runs"]["healthy"]
-    server.add_run(FakeRun(ENTITY, "watched", "w1", history=r["rows"], config=dict(r["params"]),
-                           files={"output.log": r["console"].encode()}))
-    server.add_run(FakeRun(ENTITY, "watched", "w2", state="running", history=r["rows"][:50]))
-    assert plugin.list_finished(project=f"{ENTITY}/watched") == [f"{ENTITY}/watched/w1"]
-    res = CliRunner().invoke(app, ["watch", "wandb", "--project", f"{ENTITY}/watched", "--once",
-                                   "--no-panel"])
-    assert res.exit_code == 0, res.output
-    assert "audited 1 runs" in res.output
-    assert server.run(ENTITY, "watched", "w1").summary["mlaudit/run_state"] == "finished"
-    assert plugin.list_finished(project=f"{ENTITY}/watched") == []  # the loop guard
-    assert judge(plugin, f"{ENTITY}/watched/w1", panel=False, log=lambda _: None) == \
-        "skipped: already judged"
+# auto-triage (webhook receiver, watch wandb): tests/test_wandb_triage.py
 
 
 def test_wandb_system_metric_names_play_roles():

@@ -79,13 +79,15 @@ class WandbPlugin:
                           panel=self.panel if panel is None else panel)
 
     def list_finished(self, since: datetime | None = None, *, project: str = "",
-                      **options) -> list[str]:
+                      endings: bool = False, **options) -> list:
         """``ENTITY/PROJECT/RUN_ID`` of runs in ``project`` that ended and carry no verdict for
         their current state (the auto-triage loop guard), oldest first.
 
         Args:
             since: only runs whose last heartbeat is at or after this time.
             project: ``ENTITY/PROJECT``.
+            endings: return ``(ref, "<state>@<heartbeatAt>")`` pairs, so the watcher's state
+                file audits a run again when it is resumed and ends again.
         """
         from .online import sdk_errors
         from .writeback import already_judged
@@ -103,7 +105,8 @@ class WandbPlugin:
                         continue
                 summary = dict(r.summary._json_dict) if hasattr(r.summary, "_json_dict") else {}
                 if not already_judged(summary, r.state):
-                    out.append(f"{entity}/{proj}/{r.id}")
+                    ref = f"{entity}/{proj}/{r.id}"
+                    out.append((ref, f"{r.state}@{r._attrs.get('heartbeatAt')}") if endings else ref)
         return out
 
     def list_runs(self, project: str, since: datetime | None = None) -> list[str]:

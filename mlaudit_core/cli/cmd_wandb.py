@@ -28,7 +28,16 @@ NO_PANEL = typer.Option(False, "--no-panel", help="Do not log the HTML report pa
 
 def register(app: typer.Typer) -> None:
     from .cmd_serve import serve_app
-    from .cmd_watch import watch_app
+    from .cmd_watch import (
+        CONCURRENCY,
+        ONCE,
+        POLL_INTERVAL,
+        SINCE,
+        STATE,
+        run_watch,
+        watch_app,
+        watch_config,
+    )
 
     @app.command("wandb")
     def wandb_cmd(
@@ -64,79 +73,103 @@ def register(app: typer.Typer) -> None:
     def serve_wandb(
         host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
         port: int = typer.Option(8787, "--port", min=1, max=65535, help="TCP port."),
-        queue_db: Path = typer.Option(Path("mlaudit-wandb-queue.sqlite"), "--queue-db",
-                                      help="SQLite file persisting the queue (survives restarts)."),
-        max_queue: int = typer.Option(1000, "--max-queue", min=1, help="Pending runs before 503."),
+        state: Path = typer.Option(None, "--state", "--queue-db",
+                                   help="State file (sqlite) holding the queue and what was audited; "
+                                        "survives restarts (default ./.mlaudit/watch-wandb-"
+                                        "webhook-<hash>.sqlite)."),
+        max_queue: int = typer.Option(1000, "--max-queue", min=1, help="Runs waiting before 503."),
         max_attempts: int = typer.Option(5, "--max-attempts", min=1, help="Tries per run before giving up."),
-        no_panel: bool = NO_PANEL, config: Path = CONFIG,
+        concurrency: int = CONCURRENCY,
+        project: list[str] = typer.Option([], "--project", "-p", metavar="ENTITY/PROJECT",
+                                          help="Also list this project's ended runs every "
+                                               "--poll-interval seconds (a safety net for lost "
+                                               "deliveries); repeat for several."),
+        poll_interval: float = typer.Option(300.0, "--poll-interval", min=0.1,
+                                            help="Seconds between --project listings."),
+        no_panel: bool = NO_PANEL, config: Path = CONFIG, notify: list[str] = NOTIFY,
     ) -> None:
         """Receive W&B Automations webhooks (run finished/failed) and audit each run.
 
         The shared secret (the webhook's access token, sent as Authorization: Bearer) is read
-        from MLAUDIT_WANDB_WEBHOOK_SECRET; it is never printed.
+        from MLAUDIT_WANDB_WEBHOOK_SECRET; it is never printed. Runs go through the shared
+        watcher core: a restart loses nothing, a failed audit is retried with backoff.
         """
-        import uvicorn
-        from mlaudit_wandb.triage import SECRET_ENV, RunQueue, Worker, judge, make_app
+        import signal
+        import socket
+        import threading
 
-        from ..plugins import get_plugin
-        from ._common import fail, settings_or_fail
+        from mlaudit_wandb.triage import SECRET_ENV
+
+        from ._common import fail
 
         secret = os.environ.get(SECRET_ENV, "")
         if not secret:
             fail(f"set {SECRET_ENV} to the webhook's access token (W&B sends it as a Bearer token)")
-        settings = settings_or_fail(config)
-        plugin = get_plugin("wandb")
-        import socket
-        import sqlite3
-
+        projects = _projects_or_fail(project)
         try:  # bind check first: an unusable host/port is one line, before any file is made
             with socket.create_server((host, port)):
                 pass
         except OSError as exc:
             fail(f"--host {host} --port {port}: cannot listen ({exc.strerror or exc})")
-        try:
-            queue = RunQueue(queue_db, max_size=max_queue)
-        except (sqlite3.Error, OSError) as exc:
-            fail(f"--queue-db {queue_db}: not a usable queue database ({exc})")
-        worker = Worker(queue, lambda ref: judge(plugin, ref, settings=settings, panel=not no_panel,
-                                                 log=typer.echo),
-                        max_attempts=max_attempts, log=typer.echo)
-        worker.start()
-        typer.echo(f"mlaudit: W&B webhook receiver on http://{host}:{port}/webhook "
-                   f"({queue.depth()} runs pending in {queue_db})")
-        try:
-            uvicorn.run(make_app(queue, secret), host=host, port=port, log_level="warning")
-        finally:
-            worker.stop()
-            queue.close()
+        scope = "wandb webhook" + (f" projects={','.join(sorted(set(projects)))}" if projects else "")
+        cfg = watch_config(poll_interval, concurrency, None, False)
+        cfg.max_attempts, cfg.max_pending = max_attempts, max_queue
+
+        def serve(watcher) -> None:
+            import uvicorn
+            from mlaudit_wandb.triage import make_app
+
+            runner = threading.Thread(target=watcher.run, name="mlaudit-watch", daemon=True)
+            runner.start()
+            typer.echo(f"mlaudit: W&B webhook receiver on http://{host}:{port}/webhook "
+                       f"(state {watcher.store.path})")
+            # uvicorn catches SIGINT/SIGTERM, shuts down, restores the handlers it found and
+            # raises the signal again: with these handlers that stops the watcher, exit 0
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(sig, watcher.stop)
+            try:
+                uvicorn.run(make_app(watcher, secret), host=host, port=port, log_level="warning")
+            finally:
+                watcher.stop()
+                runner.join(cfg.grace_s + 5)
+
+        run_watch(lambda: _wandb_source(scope, projects, no_panel), state=state, config=config,
+                  watch=cfg, notify=notify, serve=serve)
 
     @watch_app.command("wandb")
     def watch_wandb(
-        project: str = typer.Option(..., "--project", "-p", metavar="ENTITY/PROJECT",
-                                    help="The project to watch."),
-        interval: float = typer.Option(60.0, "--interval", help="Seconds between polls."),
-        once: bool = typer.Option(False, "--once", help="Poll once and exit."),
-        no_panel: bool = NO_PANEL, config: Path = CONFIG,
+        project: list[str] = typer.Option(..., "--project", "-p", metavar="ENTITY/PROJECT",
+                                          help="The project to watch; repeat for several."),
+        poll_interval: float = POLL_INTERVAL, concurrency: int = CONCURRENCY, state: Path = STATE,
+        since: str = SINCE, once: bool = ONCE,
+        interval: float = typer.Option(None, "--interval", hidden=True,
+                                       help="Old name of --poll-interval."),
+        no_panel: bool = NO_PANEL, config: Path = CONFIG, notify: list[str] = NOTIFY,
     ) -> None:
-        """Poll a W&B project and audit every run that ended and carries no verdict yet
-        (the fallback for plans without Automations)."""
-        from mlaudit_wandb.triage import judge, poll
+        """Poll W&B projects and audit every run that ended and carries no verdict yet (the
+        fallback for plans without Automations); tags, summary keys, notes, files, panel."""
+        projects = _projects_or_fail(project)
+        cfg = watch_config(interval if interval is not None else poll_interval, concurrency,
+                           since, once)
+        scope = f"wandb projects={','.join(sorted(set(projects)))}"
+        run_watch(lambda: _wandb_source(scope, projects, no_panel), state=state, config=config,
+                  watch=cfg, notify=notify)
 
-        from ..errors import MlauditError
-        from ..plugins import get_plugin
-        from ._common import fail, settings_or_fail
 
-        if project.count("/") != 1:
-            fail(f"--project {project!r}: expected ENTITY/PROJECT")
-        settings = settings_or_fail(config)
-        plugin = get_plugin("wandb")
-        try:
-            n = poll(lambda: plugin.list_finished(project=project),
-                     lambda ref: judge(plugin, ref, settings=settings, panel=not no_panel,
-                                       log=typer.echo),
-                     interval_s=interval, once=once, log=typer.echo)
-        except MlauditError as exc:
-            fail(str(exc))
-        except KeyboardInterrupt:
-            raise typer.Exit(0)
-        typer.echo(f"mlaudit: audited {n} runs")
+def _projects_or_fail(projects: list[str]) -> list[str]:
+    from ._common import fail
+
+    for p in projects:
+        entity, _, name = p.partition("/")
+        if not entity or not name or "/" in name:
+            fail(f"--project {p!r}: expected ENTITY/PROJECT")
+    return list(dict.fromkeys(projects))
+
+
+def _wandb_source(scope: str, projects: list[str], no_panel: bool):
+    from mlaudit_wandb.triage import WandbWatchSource
+
+    from ..plugins import get_plugin
+
+    plugin = get_plugin("wandb", panel=not no_panel)
+    return WandbWatchSource(plugin, scope, projects)

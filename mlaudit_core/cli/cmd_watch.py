@@ -72,14 +72,16 @@ def setup_logging() -> None:
 
 
 def run_watch(make_source: Callable, *, state: Path | None, config: Path | None, watch,
-              notify: list[str] | None = None) -> None:
+              notify: list[str] | None = None, serve: Callable | None = None) -> None:
     """Build the source, open the state file and watch until SIGTERM/SIGINT; exits 0.
 
     ``make_source()`` returns a :class:`~mlaudit_core.service.PluginSource`. A configuration
     problem (unknown experiment, missing SDK, state file in use or of another scope) is one
     line on stderr and exit 2; tracker outages are retried, never fatal. ``notify``: webhook
     URLs each written verdict is posted to, with ``[tool.mlaudit.notify]`` (a command's
-    ``--notify``; see docs/notifications.md).
+    ``--notify``; see docs/notifications.md). ``serve(watcher)``, when given, runs instead of
+    ``watcher.run()`` in the main thread (a webhook receiver that runs the watcher in a
+    thread, submits pushed runs, and stops it on exit).
     """
     from ..errors import MlauditError
     from ..redact import redact_text
@@ -98,7 +100,12 @@ def run_watch(make_source: Callable, *, state: Path | None, config: Path | None,
         digest = hashlib.sha1(source.scope.encode()).hexdigest()[:8]
         path = state or default_state_path("watch", source.tracker, digest)
         with StateStore(path, source.scope) as store:
-            code = Watcher(source, store, settings, watch).run()
+            watcher = Watcher(source, store, settings, watch)
+            if serve is None:
+                code = watcher.run()
+            else:
+                serve(watcher)
+                code = 0
     except MlauditError as exc:
         fail(str(exc))
     raise typer.Exit(code)

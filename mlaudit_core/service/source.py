@@ -61,6 +61,15 @@ class PluginSource:
     def write_back(self, run: RunData, report: AuditReport) -> WriteBackResult:
         return self.plugin.write_back(run, report)
 
+    def skip_reason(self, run: RunData) -> str | None:
+        """Why the loaded run is settled without an audit, or None to audit it.
+
+        The default: ``"verdict already present"`` when :meth:`is_audited`. A tracker whose
+        trigger may name a run before it ends (a webhook) also returns a reason for a run
+        still running; it is audited when it is pushed or listed again with a new ending.
+        """
+        return "verdict already present" if self.is_audited(run) else None
+
     def is_audited(self, run: RunData) -> bool:
         """True when the run carries a complete verdict (tag and every required artifact)."""
         if self.audited_tag not in run.tags:

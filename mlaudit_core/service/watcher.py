@@ -289,7 +289,7 @@ class Watcher:
             return
 
         def after_load(run) -> str | None:
-            return "verdict already present" if self.source.is_audited(run) else None
+            return self.source.skip_reason(run)
 
         reports = []  # kept for the notification sent once the run is done
 
