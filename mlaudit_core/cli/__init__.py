@@ -50,5 +50,35 @@ _register_all()
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point.
+
+    Usage errors (unknown option, bad choice, missing argument) are one line on stderr,
+    ``<command>: <problem> (see '<command> --help')``, exit 2, instead of click's boxed
+    multi-line message; everything else is click's standalone behaviour.
+    """
+    import sys
+
+    try:  # typer >= 0.29 vendors click as typer._click; older typer uses click itself
+        from typer._click import exceptions as click
+    except ImportError:  # pragma: no cover - older typer
+        from click import exceptions as click
+
+    try:
+        code = app(standalone_mode=False)
+    except click.NoArgsIsHelpError as exc:  # bare group: its help, as before
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.UsageError as exc:
+        cmd = exc.ctx.command_path if exc.ctx is not None else "mlaudit"
+        msg = " ".join(exc.format_message().split())
+        sys.stderr.write(f"{cmd}: {msg} (see '{cmd} --help')\n")
+        sys.exit(2)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except (click.Exit, typer.Exit) as exc:
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        sys.stderr.write("Aborted!\n")
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
