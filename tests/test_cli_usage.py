@@ -23,6 +23,8 @@ def _run(*args: str, cwd=None) -> subprocess.CompletedProcess:
     (["nosuch"], "mlaudit: No such command 'nosuch'"),
     (["logs", "--bogus", "x"], "mlaudit logs: No such option: --bogus"),
     (["watch", "mlflow", "--poll-interval", "0"], "mlaudit watch mlflow: Invalid value"),
+    (["logs", str(CASE), "--out", "report.pdf"], "mlaudit logs: Invalid value for '--out'"),
+    (["logs", str(CASE), "--out", "report"], "mlaudit logs: Invalid value for '--out'"),
 ])
 def test_usage_errors_are_one_line_exit_2(args, message, tmp_path):
     p = _run(*args, cwd=tmp_path)

@@ -34,7 +34,21 @@ class FailOn(str, Enum):
 
 
 FORMAT = typer.Option(Format.terminal, "--format", "-f", help="Output format on stdout.")
-OUT = typer.Option(None, "--out", "-o", help="Also write the report to FILE (.json, .md or .html by suffix).")
+#: ``--out`` suffixes and the renderer each selects.
+OUT_SUFFIXES = {".json": "json", ".md": "markdown", ".markdown": "markdown", ".txt": "markdown",
+                ".html": "html", ".htm": "html"}
+
+
+def _check_out(value: Path | None) -> Path | None:
+    """Refuse an ``--out`` whose suffix names no report format, before anything is loaded."""
+    if value is not None and value.suffix.lower() not in OUT_SUFFIXES:
+        raise typer.BadParameter(f"{value}: the suffix must be .json, .md or .html "
+                                 f"(got {value.suffix or 'none'})")
+    return value
+
+
+OUT = typer.Option(None, "--out", "-o", callback=_check_out,
+                   help="Also write the report to FILE (.json, .md or .html by suffix).")
 FAIL_ON = typer.Option(None, "--fail-on", help="Exit 1 when a finding is at or above this severity "
                                                "(default: settings' fail_on, else never).")
 CONFIG = typer.Option(None, "--config", help="Settings file (default: mlaudit.toml or pyproject.toml "
@@ -72,10 +86,12 @@ def write_out(report: AuditReport, out: Path, run: RunData | None = None) -> Non
     """Write the report to ``out`` in the format its suffix names, and say so on stderr."""
     from ..render import render_json, render_markdown
 
-    suffix = out.suffix.lower()
-    if suffix == ".json":
+    kind = OUT_SUFFIXES.get(out.suffix.lower())
+    if kind is None:
+        fail(f"{out}: the suffix must be .json, .md or .html (got {out.suffix or 'none'})")
+    if kind == "json":
         text = render_json(report)
-    elif suffix in (".html", ".htm"):
+    elif kind == "html":
         from ..render.html import render_html  # added by the HTML report work
 
         text = render_html(report, run)
