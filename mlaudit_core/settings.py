@@ -64,8 +64,9 @@ class Settings(BaseModel):
         except ValidationError as exc:
             err = exc.errors()[0]
             key = ".".join(str(x) for x in err["loc"])
+            msg = err["msg"].removeprefix("Value error, ")
             raise SettingsError(f"{self.source or 'settings'}: [tool.mlaudit.detectors.{cls.code}] "
-                                f"{key}: {err['msg']}") from None
+                                f"{key + ': ' if key else ''}{msg}") from None
 
     def alias_table(self) -> AliasTable:
         return AliasTable(self.aliases)

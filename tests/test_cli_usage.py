@@ -45,3 +45,17 @@ def test_help_version_and_audit_exit_codes_pass_through(tmp_path):
     assert _run("logs", str(CASE), "--fail-on", "never", "--format", "json",
                 "--out", str(tmp_path / "r.json")).returncode == 0
     assert _run("logs", str(tmp_path / "missing.log")).returncode == 2
+
+
+@pytest.mark.parametrize("value, message", [
+    ("nan", "factor: Input should be a finite number"),
+    ("inf", "factor: Input should be a finite number"),
+    ("-1", "factor must be >= 0 (got -1.0)"),
+    ('"big"', "factor: Input should be a valid number, unable to parse string as a number"),
+])
+def test_out_of_range_detector_parameters_are_one_line_exit_2(value, message, tmp_path):
+    (tmp_path / "mlaudit.toml").write_text(f"[tool.mlaudit.detectors.OP001]\nfactor = {value}\n")
+    p = _run("logs", str(CASE), "--format", "json", cwd=tmp_path)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.strip() == (f"mlaudit: error: {tmp_path / 'mlaudit.toml'}: "
+                                f"[tool.mlaudit.detectors.OP001] {message}")

@@ -147,7 +147,9 @@ def test_unwritable_out_and_bad_fail_on_are_one_line_errors(tmp_path):
     for i in steps:
         w.add_scalar("train/loss", 1.0 / i, int(i))
     w.close()
-    res = CliRunner().invoke(app, ["tensorboard", str(tmp_path / "tb"), "--no-write", "--out", str(tmp_path)])
+    (tmp_path / "r.json").mkdir()  # a directory where the report should go
+    res = CliRunner().invoke(app, ["tensorboard", str(tmp_path / "tb"), "--no-write", "--out",
+                                   str(tmp_path / "r.json")])
     assert res.exit_code == 2 and "cannot write the report" in res.output
     (tmp_path / "mlaudit.toml").write_text('fail_on = "sometimes"\n')
     with pytest.raises(SettingsError, match="fail_on"):

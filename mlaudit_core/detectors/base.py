@@ -26,7 +26,7 @@ import inspect
 import re
 from typing import Any, ClassVar, Iterator
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from ..report import Finding, Severity
 from ..roles import Role
@@ -48,9 +48,21 @@ FAMILIES = {
 
 
 class DetectorParams(BaseModel):
-    """Base of every detector's parameters; unknown keys are rejected."""
+    """Base of every detector's parameters.
 
-    model_config = ConfigDict(extra="forbid")
+    Unknown keys are rejected, and so are NaN, infinite and negative numbers: every
+    threshold, factor, count and window of the built-in detectors is a non-negative
+    magnitude (a negative or NaN one would silently switch a detector off or on).
+    """
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _non_negative(self):
+        for name, value in self:
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+                raise ValueError(f"{name} must be >= 0 (got {value})")
+        return self
 
 
 class Skip(Exception):
