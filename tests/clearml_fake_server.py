@@ -39,9 +39,10 @@ server, which speaks the wire protocol of clearml-server's API (v2.23):
   the same point replaces it; log events always accumulate. Adding events sets
   ``last_update``; ``tasks.update``/``edit`` set ``last_change``.
 
-Nothing is persisted; every call is recorded in ``calls`` and an endpoint this
-server does not implement is recorded in ``unknown`` and answered 400/1
-("endpoint is not supported"), so a test can assert that the SDK used nothing
+Nothing is persisted; every call is recorded in ``calls`` (and every user-property
+edit, with its names and values, in ``property_edits``, so a test counts write-backs)
+and an endpoint this server does not implement is recorded in ``unknown`` and answered
+400/1 ("endpoint is not supported"), so a test can assert that the SDK used nothing
 this server fakes wrongly.
 """
 
@@ -136,6 +137,8 @@ class FakeClearMLServer:
         files: file-server path -> bytes.
         calls: every call in order as ``(service.action, task id or None)``; unknown: the
             unimplemented endpoints.
+        property_edits: every ``tasks.edit_hyper_params`` of the ``properties`` section as
+            ``(task id, {name: value})``, in order.
     """
 
     def __init__(self, access_key: str = "mlaudit-test-key", secret_key: str = "mlaudit-test-secret") -> None:
@@ -147,6 +150,7 @@ class FakeClearMLServer:
         self.files: dict[str, bytes] = {}
         self.calls: list[str] = []
         self.unknown: list[str] = []
+        self.property_edits: list[tuple[str, dict]] = []
         self.lock = threading.RLock()
         self._servers: list[ThreadingHTTPServer] = []
         self.api_url = self.files_url = self.web_url = ""
@@ -522,6 +526,9 @@ class FakeClearMLServer:
         for p in params:
             hp[p["section"]][p["name"]] = {k: p[k] for k in ("section", "name", "value", "type", "description")
                                            if k in p}
+        props = {p["name"]: p.get("value") for p in params if p["section"] == "properties"}
+        if props:
+            self.property_edits.append((t["id"], props))
         self._touch(t, update=not properties_only)
         return {"updated": 1}
 

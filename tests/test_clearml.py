@@ -15,7 +15,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -25,9 +24,9 @@ import pytest
 pytest.importorskip("clearml")
 mlflow = pytest.importorskip("mlflow")
 pytest.importorskip("sklearn")
+from clearml_fake_server import FakeClearMLServer  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
-from clearml_fake_server import FakeClearMLServer  # noqa: E402
 from mlaudit_core import InputError, audit  # noqa: E402
 from mlaudit_core.cli import app  # noqa: E402
 from mlaudit_core.roles import Role  # noqa: E402
@@ -188,7 +187,8 @@ def test_writeback_visible_through_sdk_and_idempotent(server, trained):
 
     doc = copy.deepcopy(server.tasks[task_id])
     res = cli("clearml", task_id, "--dry-run")
-    assert res.exit_code == 0 and "would write 5 tags: mlaudit.verdict=" in res.output, res.output
+    assert res.exit_code == 0 and "would write 6 tags: mlaudit.verdict=" in res.output, res.output
+    assert f"mlaudit.ended={doc['status_changed']}" in res.output  # the ending audited
     assert server.tasks[task_id] == doc and not any("/mlaudit/" in f for f in server.files)
 
     for attempt in range(2):
@@ -202,6 +202,7 @@ def test_writeback_visible_through_sdk_and_idempotent(server, trained):
         assert props["mlaudit.verdict"] == verdict["outcome"] and props["mlaudit.cause"] == verdict["cause"]
         assert float(props["mlaudit.confidence"]) == pytest.approx(verdict["confidence"], abs=0.01)
         assert set(props) >= {"mlaudit.codes", "mlaudit.version"}
+        assert props["mlaudit.ended"] == server.tasks[task_id]["status_changed"]
         comment = t.comment
         assert comment.startswith(USER_NOTE) and comment.count(BEGIN) == 1
         samples = t.get_debug_samples("mlaudit", "report")
@@ -453,53 +454,107 @@ def test_find_baselines(server):
 # --------------------------------------------------------------------------- watcher
 
 
-def _judged(state: Path) -> list[dict]:
+def _rows(state: Path) -> list[dict]:
+    """The runs table of a watcher's state file (read while the watcher may hold it: WAL)."""
     if not state.exists():
         return []
     with sqlite3.connect(str(state)) as db:
         db.row_factory = sqlite3.Row
-        return [dict(r) for r in db.execute("SELECT * FROM judged ORDER BY claimed_at")]
+        return [dict(r) for r in db.execute("SELECT * FROM runs ORDER BY seen_at")]
 
 
-def _wait_done(state: Path, task_id: str, timeout: float = 40) -> dict:
+def _wait_row(state: Path, task_id: str, want, what: str, log: Path, timeout: float = 60) -> dict:
     deadline = time.time() + timeout
     while time.time() < deadline:
-        rows = [r for r in _judged(state) if r["task_id"] == task_id and r["state"] != "pending"]
+        rows = [r for r in _rows(state) if r["ref"] == task_id and want(r)]
         if rows:
             return rows[0]
-        time.sleep(0.2)
-    raise AssertionError(f"task {task_id} was not audited within {timeout} s: {_judged(state)}")
+        time.sleep(0.1)
+    raise AssertionError(f"task {task_id}: not {what} within {timeout} s: {_rows(state)}\n"
+                         f"{log.read_text()[-3000:]}")
 
 
-def test_guard_records_each_ending_once_and_retries_failures_with_backoff(tmp_path):
-    from mlaudit_clearml.watcher import MAX_ATTEMPTS, Guard
+def _write_backs(server, task_id: str) -> int:
+    """Write-backs seen by the server: property edits that set ``mlaudit.verdict``."""
+    return sum(1 for tid, props in server.property_edits if tid == task_id and "mlaudit.verdict" in props)
 
-    g = Guard(tmp_path / "g.sqlite")
-    assert g.claim("t1", "end-1") and not g.claim("t1", "end-1")  # in flight
-    g.finish("t1", "end-1", verdict="overfit/model_convergence")
-    assert not g.claim("t1", "end-1")  # judged
-    assert g.claim("t1", "end-2")  # the task ran again and ended anew
-    g.finish("t1", "end-2", error="server hiccup")
-    failed_at = g.rows()[-1]["done_at"]
-    assert g.due_retries(failed_at + 0.5, base_delay_s=1.0) == []  # still backing off
-    assert g.due_retries(failed_at + 1.0, base_delay_s=1.0) == ["t1"]
-    for _ in range(MAX_ATTEMPTS - 1):
-        assert g.claim("t1", "end-2")
-        g.finish("t1", "end-2", error="server hiccup")
-    assert not g.claim("t1", "end-2") and g.due_retries(time.time() + 1e6, 1.0) == []  # gave up
-    g.watermark = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
-    g.close()
-    g = Guard(tmp_path / "g.sqlite")  # a restarted watcher reads the same record
-    assert g.watermark == datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
-    assert [r["state"] for r in g.rows()] == ["done", "failed"] and g.unfinished() == []
+
+def _ended_property(server, task_id: str) -> str | None:
+    prop = server.tasks[task_id].get("hyperparams", {}).get("properties", {}).get("mlaudit.ended")
+    return prop and prop.get("value")
+
+
+def _rerun(task) -> None:
+    """Reset the task and run it again to completion (a new ``status_changed``; the labels and
+    properties of its earlier audit stay, as on a real server)."""
+    task.reset(force=True)
+    task.mark_started(force=True)
+    task.get_logger().report_scalar("train", "loss", 0.05, iteration=200)
+    task.flush(wait_for_uploads=True)
+    task.mark_completed(force=True)
+
+
+def test_watch_source_lists_endings_and_judges_by_the_ending(server):
+    """ClearMLWatchSource on the fake server: every ended task of the project (labelled or not) as
+    ``(id, status_changed)``; a task counts as audited only for the ending its ``mlaudit.ended``
+    names; a task running again is settled without an audit."""
+    from mlaudit_clearml.plugin import ClearMLPlugin
+    from mlaudit_clearml.watcher import ClearMLWatchSource
+
+    from mlaudit_core.settings import Settings
+
+    since = datetime.now(timezone.utc)
+    time.sleep(0.01)
+    done, failed = new_task("src", "done"), new_task("src", "failed", status="failed")
+    labelled = new_task("src", "labelled", tags=["mlaudit:succeeded"])
+    new_task("src", "running", status="in_progress")
+    new_task("other-src", "elsewhere")
+    plugin = ClearMLPlugin()
+    source = ClearMLWatchSource(plugin, "src")
+    assert "src" in source.scope and server.api_url in source.scope
+    listed = source.list_finished(since)
+    assert listed == [(t.id, server.tasks[t.id]["status_changed"]) for t in (done, failed, labelled)]
+    assert source.list_finished(datetime.now(timezone.utc)) == []
+    assert ClearMLWatchSource(plugin, "src", ("failed",)).list_finished(since) == [listed[1]]
+
+    run = source.load(done.id)
+    assert not source.is_audited(run) and source.skip_reason(run) is None
+    report = audit(run, Settings())
+    source.write_back(run, report)
+    run = source.load(done.id)
+    assert source.is_audited(run) and source.skip_reason(run) == "verdict already present"
+    assert run.tags["mlaudit.ended"] == listed[0][1]
+
+    done.reset(force=True)
+    done.mark_started(force=True)
+    run = source.load(done.id)  # running again: its old verdict and labels are still on it
+    assert run.tags["mlaudit.verdict"] and "task is in_progress now" in source.skip_reason(run)
+    done.mark_completed(force=True)
+    run = source.load(done.id)
+    assert not source.is_audited(run) and source.skip_reason(run) is None  # a new ending
+    with pytest.raises(InputError, match="no ClearML project named 'nope'"):
+        ClearMLWatchSource(plugin, "nope")
 
 
 class _Watcher:
-    def __init__(self, state: Path, log: Path, *extra: str) -> None:
+    """``mlaudit watch clearml`` in its own process (its own session), logging to ``log``."""
+
+    def __init__(self, state: Path, log: Path, *extra: str, env: dict | None = None) -> None:
+        self.log = log
         self.proc = subprocess.Popen(
-            [MLAUDIT, "watch", "clearml", "--project", "watched",
-             "--interval", "1", "--state", str(state), *extra],
-            stdout=log.open("ab"), stderr=subprocess.STDOUT, env=dict(os.environ), start_new_session=True)
+            [MLAUDIT, "watch", "clearml", "--project", "watched", "--poll-interval", "1",
+             "--state", str(state), *extra],
+            stdout=log.open("ab"), stderr=subprocess.STDOUT, env=dict(os.environ, **(env or {})),
+            start_new_session=True)
+
+    def wait_up(self, server) -> None:
+        """Until the scheduler's service task runs and the watcher logged its start."""
+        deadline = time.time() + 60
+        while not (any(t["name"] == "mlaudit watcher: watched" and t["status"] == "in_progress"
+                       for t in list(server.tasks.values()))
+                   and "INFO watching clearml" in self.log.read_text()):
+            assert self.proc.poll() is None and time.time() < deadline, self.log.read_text()
+            time.sleep(0.1)
 
     def stop(self) -> int:
         os.killpg(self.proc.pid, signal.SIGTERM)
@@ -509,51 +564,87 @@ class _Watcher:
             os.killpg(self.proc.pid, signal.SIGKILL)
             raise
 
+    def kill(self) -> None:
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=30)
 
-def _write_backs(server, task_id: str) -> int:
-    """Write-backs seen by the server: user-property edits, which only mlaudit makes here."""
-    return sum(1 for e, tid in server.calls if e == "tasks.edit_hyper_params" and tid == task_id)
 
-
-def test_watcher_audits_within_one_interval_and_never_twice_across_restart(server, tmp_path):
-    new_task("watched", "before-the-watcher")  # ended before the first start: not the watcher's
-    state, log = tmp_path / "guard.sqlite", tmp_path / "watch.log"
-    w = _Watcher(state, log)
+def test_watcher_audits_within_one_interval_once_across_a_kill_and_again_after_a_rerun(server, tmp_path):
+    """The real SDK in a watcher process against the fake server: the TriggerScheduler hands a task
+    to the shared core within one poll (--poll-interval 1 s; the project listing runs every 10 s,
+    so only the trigger is that fast); a watcher SIGKILLed after a write-back and before recording
+    it, and a task that ends while no watcher runs, still give one write-back per task; a task reset
+    and run again is audited again; SIGTERM exits 0."""
+    before = new_task("watched", "before-the-watcher")  # ended before the first start: not audited
+    state, log = tmp_path / "watch.sqlite", tmp_path / "watch.log"
+    # every run pauses 20 s after its write-back, before it is recorded done: the kill window
+    w = _Watcher(state, log, env={"MLAUDIT_WATCH_TEST_PAUSE": "after_write:20"})
     try:
-        deadline = time.time() + 40  # the watcher is up once its scheduler task is in_progress
-        while not any(t["name"] == "mlaudit watcher: watched" and t["status"] == "in_progress"
-                      for t in list(server.tasks.values())):
-            assert w.proc.poll() is None and time.time() < deadline, log.read_text()
-            time.sleep(0.2)
+        w.wait_up(server)
         first = new_task("watched", "first")
         ended = time.time()
-        row = _wait_done(state, first.id)
-        assert row["state"] == "done", (row, log.read_text()[-3000:])
-        assert row["claimed_at"] - ended <= 1.0 + 1.5  # within one polling interval (+ a query's time)
+        row = _wait_row(state, first.id, lambda r: True, "queued", log, timeout=30)
+        assert row["seen_at"] - ended <= 1.0 + 1.5, log.read_text()[-3000:]  # one poll (+ queries' time)
+        assert "queued by the trigger" in log.read_text()
+        row = _wait_row(state, first.id, lambda r: r["state"] == "writing", "writing", log)
+        deadline = time.time() + 60
+        while _ended_property(server, first.id) is None:  # its write-back is complete on the server
+            assert time.time() < deadline, log.read_text()[-3000:]
+            time.sleep(0.1)
+        assert [r["state"] for r in _rows(state) if r["ref"] == first.id] == ["writing"]  # not done yet
     finally:
-        assert w.stop() == 0, log.read_text()
-    second = new_task("watched", "while-down")  # ends while no watcher runs
+        w.kill()
+    while_down = new_task("watched", "while-down")  # ends while no watcher runs
     w = _Watcher(state, log)
     try:
-        _wait_done(state, second.id)
-        time.sleep(2.5)  # more polls: the audited tasks' own updates must not re-trigger them
+        _wait_row(state, while_down.id, lambda r: r["state"] == "done", "audited", log)
+        assert _wait_row(state, first.id, lambda r: r["state"] == "done", "done", log)["wrote"] == 0
+        rerun_at = time.time()
+        _rerun(first)
+        row = _wait_row(state, first.id, lambda r: r["seen_at"] >= rerun_at, "queued again", log, timeout=30)
+        assert row["seen_at"] - rerun_at <= 1.0 + 1.5 + 1.0, log.read_text()[-3000:]  # + the rerun's calls
+        row = _wait_row(state, first.id, lambda r: r["state"] == "done" and r["wrote"], "audited again", log)
+        assert row["ending"] == server.tasks[first.id]["status_changed"] == _ended_property(server, first.id)
+        time.sleep(3)  # more polls: the audited tasks' own updates must not queue them again
     finally:
-        assert w.stop() == 0, log.read_text()
-    rows = _judged(state)
-    assert Counter(r["task_id"] for r in rows) == {first.id: 1, second.id: 1}
-    assert all(r["state"] == "done" for r in rows)
-    assert _write_backs(server, first.id) == 1 and _write_backs(server, second.id) == 1
-    assert sdk_task(second.id).get_user_properties(value_only=True)["mlaudit.verdict"]
+        assert w.stop() == 0, log.read_text()[-3000:]
+    text = log.read_text()
+    assert f"resuming 1 run(s) left in flight by a previous watcher: {first.id}" in text
+    assert "verdict already present, recorded without writing" in text
+    assert "Traceback" not in text, text[-3000:]
+    rows = {r["ref"]: r for r in _rows(state)}
+    assert set(rows) == {first.id, while_down.id} and all(r["state"] == "done" for r in rows.values())
+    assert _write_backs(server, first.id) == 2  # one per ending, none for the killed watcher's restart
+    assert _write_backs(server, while_down.id) == 1 and _write_backs(server, before.id) == 0
+    scheduler = next(t for t in server.tasks.values() if t["name"] == "mlaudit watcher: watched")
+    assert scheduler["project"] == next(p["id"] for p in server.projects.values() if p["name"] == "DevOps")
 
 
 def test_watcher_start_remotely_enqueues_on_the_queue(server, tmp_path):
     log = tmp_path / "remote.log"
-    w = _Watcher(tmp_path / "guard.sqlite", log, "--queue", "services")
+    w = _Watcher(tmp_path / "remote.sqlite", log, "--queue", "services")
     assert w.proc.wait(timeout=60) == 0, log.read_text()
     services = next(q for q in server.queues.values() if q["name"] == "services")
     queued = [server.tasks[e["task"]] for e in services["entries"]]
     assert [t["name"] for t in queued] == ["mlaudit watcher: watched"]
     assert queued[0]["status"] == "queued"
-    res = cli("watch", "clearml", "--project", "no-such-project", "--once",
-              "--state", str(tmp_path / "g2.sqlite"))
-    assert res.exit_code == 2 and "no ClearML project named 'no-such-project'" in one_line(res.output)
+    assert not (tmp_path / "remote.sqlite").exists()  # the agent keeps the state, not this machine
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--project", "no-such-project"], "no ClearML project named 'no-such-project'"),
+    (["--project", "watched", "--queue", "no-such-queue"], "no ClearML queue named 'no-such-queue'"),
+    (["--project", "watched", "--status", "completed,running"], "--status 'completed,running': use "),
+    (["--project", "watched", "--interval", "-1"], "--interval -1.0: must be a positive number"),
+    (["--project", "watched", "--state", "IS_A_DIR"], "is a directory, not an mlaudit state file"),
+    (["--project", "watched", "--state", "NOT_SQLITE"], "not an mlaudit state file"),
+])
+def test_watcher_bad_input_is_one_line_exit_2_and_makes_no_state(server, tmp_path, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "IS_A_DIR").mkdir()
+    (tmp_path / "NOT_SQLITE").write_text("hello")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    p = subprocess.run([MLAUDIT, "watch", "clearml", *args], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, COLUMNS="200"))
+    assert p.returncode == 2 and message in one_line(p.stderr), p.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # no state, lock or .mlaudit made

@@ -129,20 +129,48 @@ class ClearMLPlugin:
         return write_verdict(self.session, run, report, dry_run=dry_run, panel=panel)
 
     def list_finished(self, since: datetime | None = None, *, project: str | None = None,
-                      statuses: tuple[str, ...] = mapping.FINISHED_STATUSES, **options) -> list[str]:
-        """Ids of tasks that ended (completed, failed, stopped) after ``since`` and carry no
-        ``mlaudit:`` label yet, oldest first. ``project`` is a project name."""
+                      project_id: str | None = None,
+                      statuses: tuple[str, ...] = mapping.FINISHED_STATUSES,
+                      include_audited: bool = False, endings: bool = False,
+                      **options) -> list[str] | list[tuple[str, str]]:
+        """Tasks that ended (``statuses``, by default completed, failed, stopped) after
+        ``since`` (their ``status_changed``), archived ones left out, oldest first, paged by
+        ``LIST_PAGE`` tasks a call.
+
+        Args:
+            project, project_id: only this project (its name, or its id).
+            include_audited: also tasks that carry an ``mlaudit:`` label (a task reset and
+                run again keeps the labels of its earlier audit).
+            endings: return ``(task id, status_changed)`` pairs (the ending the watcher's
+                state file keys an audit by) instead of ids.
+
+        Raises:
+            InputError: no project of that name, or a server call failed.
+        """
         from .connection import call
 
         q: dict = {"status": list(statuses), "only_fields": ["id", "tags", "status_changed"],
-                   "order_by": ["status_changed"], "system_tags": ["-archived"]}
-        if project:
-            q["project"] = [self.project_id(project)]
+                   "order_by": ["status_changed"], "system_tags": ["-archived"],
+                   "page_size": LIST_PAGE}
+        if project_id or project:
+            q["project"] = [project_id or self.project_id(project)]
         if since is not None:
             q["status_changed"] = ">" + since.astimezone(timezone.utc).isoformat()
-        tasks = call(self.session, "tasks.get_all", **q).get("tasks") or []
-        return [t["id"] for t in tasks if not any(str(x).startswith(mapping.LABEL_PREFIX)
-                                                    for x in t.get("tags") or [])]
+        tasks: list[dict] = []
+        page = 0
+        while True:
+            got = call(self.session, "tasks.get_all", **q, page=page).get("tasks") or []
+            tasks += got
+            if len(got) < LIST_PAGE:
+                break
+            page += 1
+        if not include_audited:
+            tasks = [t for t in tasks if not any(str(x).startswith(mapping.LABEL_PREFIX)
+                                                 for x in t.get("tags") or [])]
+        seen: dict[str, str] = {}
+        for t in tasks:
+            seen.setdefault(t["id"], str(t.get("status_changed") or ""))
+        return list(seen.items()) if endings else list(seen)
 
     def list_runs(self, project: str, since: datetime | None = None, *,
                   statuses: tuple[str, ...] = mapping.FINISHED_STATUSES) -> list[str]:

@@ -1,298 +1,275 @@
-"""Auto-triage: audit every task of a project when it completes, fails or is stopped.
+"""``mlaudit watch clearml``: audit every task of a project when it completes, fails or is stopped.
 
-The trigger is ClearML's own :class:`clearml.automation.TriggerScheduler`: a
-task trigger on the project and statuses, polling ``tasks.get_all`` for tasks
-whose ``last_update``/``last_change`` moved past its watermark, and calling
-:meth:`Watcher.audit_task` on a background thread for each new task. It runs in
-this process (:meth:`Watcher.start`) or as a ClearML service on a queue such as
-``services`` (:meth:`Watcher.start_remotely`, the scheduler's ``start_remotely``).
+Built on the watcher core shared by every tracker (:mod:`mlaudit_core.service`): its
+state file, queue, retries, exactly-once bookkeeping and SIGTERM shutdown. ClearML
+supplies only what is ClearML's:
 
-Why a guard of its own: the scheduler remembers which tasks it triggered only in
-memory (and in its own task's artifact when run by an agent). mlaudit's
-write-back moves a task's ``last_update``/``last_change``, so a restarted
-scheduler would see every judged task again. The guard is a SQLite file:
+* :class:`ClearMLWatchSource`: "tasks of the project that ended after ``since``", as
+  ``(task id, status_changed)`` pairs (``tasks.get_all`` filtered on ``status`` and
+  ``status_changed``), plus the load (with baselines) and the write-back. The core lists
+  every ``LIST_EVERY`` trigger polls: the catch-up after downtime and the safety net. A pair
+  names one *ending* of a task, so a task reset and run again (a new ``status_changed``) is
+  audited again, while a task whose verdict is written stays settled however often
+  mlaudit's own write-back moves its ``last_update``.
+* :class:`SchedulerTrigger`: ClearML's own :class:`clearml.automation.TriggerScheduler`,
+  one task trigger on the project and statuses, polling every ``interval_s`` in a thread
+  of its own; each task it fires on is handed to ``Watcher.submit`` with its ending, so an
+  audit starts within one poll of the task's end. The scheduler is a service task
+  ``mlaudit watcher: <project>`` in the ``DevOps`` project (``Task.init``), which
+  :func:`enqueue` can also send to an agent's queue (``start_remotely``).
 
-* ``judged``: one row per (task id, ``status_changed`` of the run that ended):
-  ``pending`` while an audit runs, ``done`` after it, ``failed`` with the error
-  (retried after ``interval`` x 2^(attempt-1) seconds, ``MAX_ATTEMPTS`` attempts in all).
-  A task is audited at most once per ending; a task reset and run again ends
-  with a new ``status_changed`` and is audited again;
-* ``state``: the poll watermark (the scheduler's own ``last_update`` after each
-  poll).
-
-On start the watcher first catches up: the ``pending`` rows a previous process
-left (it died mid-audit), ``failed`` rows with attempts left, and every task of
-the project that ended (``status_changed``) after the stored watermark. Then the
-scheduler starts from the time the catch-up query was made, so no task that
-ended while the watcher was down is skipped and none is judged twice.
+The guard against a second audit is two-fold: the state file (one row per task and
+ending) and, on the task itself, the user property ``mlaudit.ended``
+(:data:`~.writeback.ENDED_PROPERTY`), written last by the write-back; a task whose
+``mlaudit.ended`` is its current ``status_changed`` is settled without an audit, even by a
+watcher that lost its state file.
 """
 
 from __future__ import annotations
 
+import logging
 import re
-import sqlite3
 import threading
-import time
-from collections.abc import Callable
-from datetime import datetime, timezone
-from pathlib import Path
+from datetime import datetime
 
-from mlaudit_core.errors import InputError
-from mlaudit_core.settings import Settings
+from mlaudit_core.errors import InputError, MlauditError
+from mlaudit_core.rundata import RunData
+from mlaudit_core.service import PluginSource, QueueFull
+from mlaudit_core.service.task import one_line
 
 from . import mapping
 from .connection import call
-from .plugin import ClearMLPlugin
+from .writeback import ENDED_CACHE, ENDED_PROPERTY
 
-#: Audits of one task ending that may fail (server hiccups) before the watcher gives up on it.
-MAX_ATTEMPTS = 3
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS judged (
-    task_id TEXT NOT NULL, finished TEXT NOT NULL, state TEXT NOT NULL, verdict TEXT, error TEXT,
-    attempts INTEGER NOT NULL DEFAULT 0, claimed_at REAL, done_at REAL,
-    PRIMARY KEY (task_id, finished));
-CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
+log = logging.getLogger("mlaudit.watch.clearml")
 
-
-def _stop_on_sigterm() -> None:
-    """SIGTERM stops the watcher like Ctrl-C (KeyboardInterrupt in the polling loop).
-
-    ``Task.init`` (inside the scheduler) installs a SIGTERM handler that closes the
-    task and then re-sends the signal; it can block on the scheduler's sleeping main
-    thread, so a service manager's stop would hang. Set after the scheduler exists.
-    """
-    import signal
-
-    def _raise(signum, frame):
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, _raise)
+#: The project is listed once every this many trigger polls (the catch-up and safety net).
+LIST_EVERY = 10
+#: ``RunData.cache`` key: the task's status when it was loaded for the audit.
+STATUS_CACHE = "clearml.status"
+#: Executed-trigger records the scheduler keeps for its tables in the web UI.
+KEEP_EXECUTED = 100
+SCHEDULER_PROJECT = "DevOps"
 
 
-def default_state_path(project: str) -> Path:
-    """``~/.mlaudit/clearml-watch-<project>.sqlite`` (project name made file-safe)."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", project).strip("_") or "project"
-    return Path.home() / ".mlaudit" / f"clearml-watch-{safe}.sqlite"
+def scheduler_name(project: str) -> str:
+    """The name of the scheduler's service task."""
+    return f"mlaudit watcher: {project}"
 
 
-class Guard:
-    """The persistent record of judged tasks and the poll watermark (thread-safe)."""
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path).expanduser()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._inflight: set[tuple[str, str]] = set()
-        self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=30)
-        with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.executescript(_SCHEMA)
-
-    def claim(self, task_id: str, finished: str) -> bool:
-        """Mark (task, ending) as being audited; False when it was judged or is being judged now."""
-        with self._lock:
-            if (task_id, finished) in self._inflight:
-                return False
-            row = self._db.execute("SELECT state, attempts FROM judged WHERE task_id=? AND finished=?",
-                                   (task_id, finished)).fetchone()
-            if row and (row[0] == "done" or (row[0] == "failed" and row[1] >= MAX_ATTEMPTS)):
-                return False
-            self._db.execute(
-                "INSERT INTO judged (task_id, finished, state, attempts, claimed_at) VALUES (?, ?, 'pending', 1, ?)"
-                " ON CONFLICT(task_id, finished) DO UPDATE SET state='pending', attempts=attempts+1,"
-                " claimed_at=excluded.claimed_at", (task_id, finished, time.time()))
-            self._inflight.add((task_id, finished))
-            return True
-
-    def finish(self, task_id: str, finished: str, *, verdict: str | None = None, error: str | None = None) -> None:
-        with self._lock:
-            self._db.execute("UPDATE judged SET state=?, verdict=?, error=?, done_at=? WHERE task_id=? AND "
-                             "finished=?", ("failed" if error else "done", verdict, error, time.time(),
-                                            task_id, finished))
-            self._inflight.discard((task_id, finished))
-
-    def unfinished(self) -> list[str]:
-        """Task ids left ``pending`` by a previous process, or ``failed`` with attempts left."""
-        with self._lock:
-            rows = self._db.execute("SELECT DISTINCT task_id FROM judged WHERE state='pending' OR "
-                                    "(state='failed' AND attempts<?) ORDER BY claimed_at", (MAX_ATTEMPTS,))
-            return [r[0] for r in rows.fetchall()]
-
-    def due_retries(self, now: float, base_delay_s: float) -> list[str]:
-        """Task ids whose last audit failed, with attempts left, and whose back-off has passed.
-
-        The wait after the n-th failed attempt is ``base_delay_s`` x 2^(n-1) seconds.
-        """
-        with self._lock:
-            rows = self._db.execute("SELECT task_id, finished, attempts, done_at FROM judged WHERE "
-                                    "state='failed' AND attempts<? ORDER BY done_at", (MAX_ATTEMPTS,))
-            return [r[0] for r in rows.fetchall() if (r[0], r[1]) not in self._inflight
-                    and (r[3] or 0) + base_delay_s * 2 ** (r[2] - 1) <= now]
-
-    def rows(self) -> list[dict]:
-        with self._lock:
-            cur = self._db.execute("SELECT task_id, finished, state, verdict, error, attempts, claimed_at, "
-                                   "done_at FROM judged ORDER BY claimed_at")
-            names = [d[0] for d in cur.description]
-            return [dict(zip(names, r)) for r in cur.fetchall()]
-
-    @property
-    def watermark(self) -> datetime | None:
-        with self._lock:
-            row = self._db.execute("SELECT value FROM state WHERE key='watermark'").fetchone()
-        return mapping.parse_time(row[0]) if row else None
-
-    @watermark.setter
-    def watermark(self, when: datetime) -> None:
-        when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
-        with self._lock:
-            self._db.execute("INSERT INTO state (key, value) VALUES ('watermark', ?) ON CONFLICT(key) DO UPDATE "
-                             "SET value=excluded.value", (when.astimezone(timezone.utc).isoformat(),))
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
+class ServerError(RuntimeError):
+    """A ClearML call failed while the watcher was running: an outage, retried, never fatal."""
 
 
-class Watcher:
-    """Audit the tasks of one ClearML project as they end.
+class ClearMLWatchSource(PluginSource):
+    """The ended tasks of one ClearML project, as the shared watcher sees them.
 
     Args:
-        project: the project name (it must exist).
-        settings: audit settings (thresholds, select/ignore, aliases).
-        state_path: the SQLite guard file.
-        interval_s: seconds between polls of the server (the scheduler's pooling frequency).
-        statuses: task statuses that trigger an audit.
-        panel: write the report panel (debug sample and plots) too.
-        log: one-line progress messages.
-        plugin: the ClearML plugin to use (a new one by default).
+        plugin: a :class:`~.plugin.ClearMLPlugin` (server mode).
+        project: the project name.
+        statuses: the task statuses that count as ended (a subset of
+            :data:`~.mapping.FINISHED_STATUSES`).
+        panel: also write the report panel (debug sample and plots).
 
     Raises:
-        InputError: no such project, or the server/credentials problems of ``connect``.
+        InputError: no project of that name, no credentials, credentials refused or
+            server unreachable (each one line).
     """
 
-    def __init__(self, project: str, *, settings: Settings | None = None, state_path: str | Path,
-                 interval_s: float = 60.0, statuses: tuple[str, ...] = mapping.FINISHED_STATUSES,
-                 panel: bool = True, log: Callable[[str], None] = print,
-                 plugin: ClearMLPlugin | None = None) -> None:
+    def __init__(self, plugin, project: str, statuses: tuple[str, ...] = mapping.FINISHED_STATUSES,
+                 *, panel: bool = True) -> None:
         self.project = project
-        self.settings = settings or Settings()
-        self.interval_s = interval_s
         self.statuses = tuple(statuses)
         self.panel = panel
-        self.log = log
-        self.plugin = plugin or ClearMLPlugin()
-        self.project_id = self.plugin.project_id(project)
-        self.guard = Guard(state_path)
-        self.scheduler = None
+        self.project_id = plugin.project_id(project)
+        super().__init__(plugin, f"clearml {plugin.session.host} project={project}")
 
-    # ------------------------------------------------------------------ one task
+    def list_finished(self, since: datetime | None) -> list[tuple[str, str]]:
+        """``(task id, status_changed)`` of the project's tasks that ended after ``since``,
+        with or without an earlier verdict (the state file and :meth:`is_audited` decide).
 
-    def audit_task(self, task_id: str) -> str | None:
-        """Audit one task unless it was judged for this ending already; never raises.
-
-        Returns the ``outcome/cause`` written, or ``None`` when skipped or failed.
+        Raises:
+            ServerError: the server failed the call (the watcher retries with backoff).
         """
-        from mlaudit_core.audit import audit
-
         try:
-            doc = call(self.plugin.session, "tasks.get_by_id", task=task_id)["task"]
-        except Exception as exc:
-            self.log(f"mlaudit: cannot read task {task_id}: {exc}")
-            return None
-        if doc.get("status") not in self.statuses:
-            return None
-        finished = str(doc.get("status_changed") or doc.get("completed") or doc.get("last_update") or "")
-        if not self.guard.claim(task_id, finished):
-            return None
-        try:
-            run = self.plugin.load_with_baselines(task_id)
-            report = audit(run, self.settings)
-            self.plugin.write_back(run, report, panel=self.panel)
-        except Exception as exc:  # one bad task never stops the watcher
-            msg = f"{type(exc).__name__}: {exc}" if not isinstance(exc, InputError) else str(exc)
-            self.guard.finish(task_id, finished, error=msg)
-            self.log(f"mlaudit: audit of task {task_id} failed: {msg}")
-            return None
-        verdict = f"{report.verdict.outcome.value}/{report.verdict.cause.value}"
-        self.guard.finish(task_id, finished, verdict=verdict)
-        self.log(f"mlaudit: task {task_id} ({doc.get('name')}): {verdict}")
-        return verdict
+            return self.plugin.list_finished(since, project_id=self.project_id, statuses=self.statuses,
+                                             include_audited=True, endings=True)
+        except InputError as exc:
+            raise ServerError(str(exc)) from None
 
-    # ------------------------------------------------------------------ catch-up
+    def endings(self, task_ids: list[str]) -> list[tuple[str, str]]:
+        """``(task id, status_changed)`` of those of ``task_ids`` that are ended now.
 
-    def _ended_since(self, since: datetime) -> list[str]:
-        q = {"project": [self.project_id], "status": list(self.statuses), "order_by": ["status_changed"],
-             "only_fields": ["id", "status_changed"],
-             "status_changed": ">" + since.astimezone(timezone.utc).isoformat()}
-        return [t["id"] for t in call(self.plugin.session, "tasks.get_all", **q).get("tasks") or []]
-
-    def catch_up(self) -> int:
-        """Audit what a previous watcher left: pending/failed audits and tasks ended since the watermark.
-
-        Returns the number of tasks audited. Leaves the watermark at the time the
-        query was made (a first run, with no watermark, only records it).
+        Raises:
+            InputError: the server failed the call.
         """
-        started = datetime.now(timezone.utc)
-        ids = list(self.guard.unfinished())
-        mark = self.guard.watermark
-        if mark is not None:
-            ids += self._ended_since(mark)
-        n = sum(1 for tid in dict.fromkeys(ids) if self.audit_task(tid))
-        self.guard.watermark = started
-        return n
+        tasks = call(self.plugin.session, "tasks.get_all", id=list(task_ids), status=list(self.statuses),
+                     only_fields=["id", "status_changed"]).get("tasks") or []
+        return [(t["id"], str(t["status_changed"])) for t in tasks if t.get("status_changed")]
 
-    # ------------------------------------------------------------------ the scheduler
+    def load(self, ref: str) -> RunData:
+        """The task with its baselines; ``run.cache`` gets its status and ``status_changed``
+        as read *before* the load (so a task reset meanwhile is audited again, never skipped).
 
-    def make_scheduler(self):
-        """A ``TriggerScheduler`` with one task trigger calling :meth:`audit_task`."""
-        from clearml.automation import TriggerScheduler
-        from clearml.backend_api.session.client import APIClient
+        Raises:
+            InputError: the task is gone, or a server call failed.
+        """
+        docs = call(self.plugin.session, "tasks.get_all", id=[ref],
+                    only_fields=["id", "status", "status_changed"]).get("tasks") or []
+        if not docs:
+            raise InputError(f"no ClearML task {ref!r} on {self.plugin.session.host}")
+        run = self.plugin.load_with_baselines(ref)
+        run.cache[STATUS_CACHE] = docs[0].get("status")
+        run.cache[ENDED_CACHE] = docs[0].get("status_changed")
+        return run
 
-        watcher = self
+    def write_back(self, run, report):
+        return self.plugin.write_back(run, report, panel=self.panel)
 
-        class _Scheduler(TriggerScheduler):
-            def _step(self) -> bool:
-                executed = super()._step()
-                marks = [t.last_update for t in self._task_triggers if t.last_update]
-                if marks:
-                    watcher.guard.watermark = max(mapping.parse_time(m) if isinstance(m, str) else m
-                                                  for m in marks)
-                # a failed audit (server hiccup) is retried with back-off, not left until a restart
-                for task_id in watcher.guard.due_retries(time.time(), watcher.interval_s):
-                    threading.Thread(target=watcher.audit_task, args=(task_id,), daemon=True).start()
-                return executed
+    def is_audited(self, run: RunData) -> bool:
+        """True when the task carries a complete verdict for the ending that was loaded: its
+        ``mlaudit.ended`` property (written last) is the task's ``status_changed``."""
+        if self.audited_tag not in run.tags:
+            return False
+        written, loaded = run.tags.get(ENDED_PROPERTY), run.cache.get(ENDED_CACHE)
+        if not written or not loaded:
+            return False
+        a, b = mapping.parse_time(written), mapping.parse_time(loaded)
+        return a == b if a is not None and b is not None else str(written) == str(loaded)
 
-        sched = _Scheduler(pooling_frequency_minutes=self.interval_s / 60.0,
-                           force_create_task_name=f"mlaudit watcher: {self.project}",
-                           force_create_task_project="DevOps")
-        sched._client = APIClient(session=self.plugin.session)  # the bounded-retry session
-        sched.add_task_trigger(name="mlaudit", schedule_function=self.audit_task, trigger_project=self.project,
-                               trigger_on_status=list(self.statuses), add_tag=False)
-        for trigger in sched._task_triggers:
-            trigger.last_update = self.guard.watermark or datetime.now(timezone.utc)
-        self.scheduler = sched
-        return sched
+    def skip_reason(self, run: RunData) -> str | None:
+        status = run.cache.get(STATUS_CACHE)
+        if status not in self.statuses:
+            return f"task is {status} now, no longer ended (audited when it ends again)"
+        return super().skip_reason(run)
+
+
+def make_scheduler(source: ClearMLWatchSource, interval_s: float, on_task):
+    """A ``TriggerScheduler`` (its service task made by ``Task.init``) with one task trigger on
+    the project and statuses that calls ``on_task(task_id)`` in a thread for each hit.
+
+    The scheduler's own record of what it triggered is cleared before each poll: the state
+    file decides what is audited, and a task that ends again must fire again.
+    """
+    from clearml.automation import TriggerScheduler
+    from clearml.backend_api.session.client import APIClient
+
+    class _Scheduler(TriggerScheduler):
+        def _step(self) -> bool:
+            for trigger in self._task_triggers:
+                trigger._triggered_instances = None
+            executed = super()._step()
+            del self._executed_triggers[:-KEEP_EXECUTED]
+            return executed
+
+        def _log(self, message: str, level: int = logging.INFO) -> None:
+            # "Scheduling Job ..." for every hit is noise in mlaudit's log; problems are not
+            log.log(level if level >= logging.WARNING else logging.DEBUG, "TriggerScheduler: %s", message)
+
+    sched = _Scheduler(pooling_frequency_minutes=interval_s / 60.0,
+                       force_create_task_name=scheduler_name(source.project),
+                       force_create_task_project=SCHEDULER_PROJECT)
+    sched._client = APIClient(session=source.plugin.session)  # the bounded-retry session
+    sched.add_task_trigger(name="mlaudit", schedule_function=on_task, trigger_project=source.project,
+                           trigger_on_status=list(source.statuses), add_tag=False)
+    return sched
+
+
+class SchedulerTrigger:
+    """Run the ``TriggerScheduler`` in a thread, handing the tasks it fires on to the watcher.
+
+    Create it in the main thread (``Task.init`` runs here), then :meth:`start`; :meth:`stop`
+    ends the polling thread (waits up to ``timeout`` s for a poll in progress).
+    """
+
+    def __init__(self, source: ClearMLWatchSource, watcher, interval_s: float) -> None:
+        self.source, self.watcher, self.interval_s = source, watcher, interval_s
+        self._stop = threading.Event()
+        self.scheduler = make_scheduler(source, interval_s, self._on_task)
+        self._thread = threading.Thread(target=self._run, name="mlaudit-clearml-trigger", daemon=True)
 
     def start(self) -> None:
-        """Catch up, then poll every ``interval_s`` seconds in this process (does not return)."""
-        audited = self.catch_up()
-        self.log(f"mlaudit: watching ClearML project {self.project!r} for tasks that end "
-                 f"({', '.join(self.statuses)}), polling every {self.interval_s:g} s; {audited} caught up; "
-                 f"guard {self.guard.path}")
-        sched = self.make_scheduler()
-        _stop_on_sigterm()
-        sched.start()
+        self._thread.start()
 
-    def start_remotely(self, queue: str) -> None:
-        """Enqueue the watcher as a ClearML service on ``queue`` (this process exits); on the agent, run it."""
-        from clearml import Task
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
 
-        if not Task.running_locally():
-            self.start()
+    def _run(self) -> None:
+        sched = self.scheduler
+        try:
+            sched._serialize()  # the trigger's configuration, shown on the service task
+        except Exception as exc:  # noqa: BLE001 - display only
+            log.debug("TriggerScheduler: configuration not shown on its task: %s", exc)
+        while not self._stop.is_set():
+            try:
+                if sched._step():
+                    sched._update_execution_plots()
+            except Exception as exc:  # noqa: BLE001 - an outage; the next poll tries again
+                log.warning("TriggerScheduler poll failed: %s", one_line("clearml", exc))
+            self._stop.wait(self.interval_s)
+
+    def _on_task(self, task_id: str) -> None:
+        """The trigger's function (a scheduler thread): queue the task with its ending."""
+        if self._stop.is_set():
             return
-        if not call(self.plugin.session, "queues.get_all", name=f"^{re.escape(queue)}$").get("queues"):
-            raise InputError(f"no ClearML queue named {queue!r}")
-        self.log(f"mlaudit: enqueuing the watcher of {self.project!r} on queue {queue!r}")
-        self.make_scheduler().start_remotely(queue=queue)
+        try:
+            pairs = self.source.endings([task_id])
+            if pairs:
+                self.watcher.submit(pairs)
+        except QueueFull as exc:
+            log.warning("task %s: %s; the next listing picks it up", task_id, exc)
+        except Exception as exc:  # noqa: BLE001 - the listing is the safety net
+            log.warning("task %s: not queued by the trigger (%s); the next listing picks it up", task_id,
+                        one_line("clearml", exc))
+
+
+def run_with_trigger(watcher, interval_s: float) -> None:
+    """Watch with the ``TriggerScheduler`` as the trigger, in this (the main) thread, until
+    SIGTERM/SIGINT.
+
+    The scheduler's ``Task.init`` installs its own SIGTERM handler; ``watcher.run`` then
+    installs the watcher's over it, so SIGTERM stops the watcher (in-flight audits finish
+    or are given back), then the scheduler's thread, and the process exits 0. If the
+    scheduler cannot be created, the watcher lists the project every ``interval_s`` instead.
+    """
+    try:
+        trigger = SchedulerTrigger(watcher.source, watcher, interval_s)
+    except MlauditError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - keep watching by listing alone
+        log.error("the ClearML TriggerScheduler could not start (%s); listing the project every %g s "
+                  "instead", one_line("clearml", exc), interval_s)
+        watcher.cfg.poll_interval_s = interval_s
+        watcher.run()
+        return
+    trigger.start()
+    try:
+        watcher.run()
+    finally:
+        trigger.stop()
+
+
+def running_on_agent() -> bool:
+    """True when this process was started by a ClearML agent (``Task.running_locally()`` is
+    False). Raises MissingDependency when the clearml SDK is not installed."""
+    from .connection import sdk
+
+    return not sdk().Task.running_locally()
+
+
+def enqueue(source: ClearMLWatchSource, queue: str, interval_s: float) -> None:
+    """Send the watcher to a ClearML agent's ``queue`` as the scheduler's service task
+    (``TriggerScheduler.start_remotely``); this process then exits 0. On the agent the same
+    command runs the shared watcher with the scheduler as its trigger.
+
+    Raises:
+        InputError: no queue of that name.
+    """
+    found = call(source.plugin.session, "queues.get_all", name=f"^{re.escape(queue)}$").get("queues") or []
+    if not any(q.get("name") == queue for q in found):
+        raise InputError(f"no ClearML queue named {queue!r}")
+    log.info("enqueuing the watcher of %r on queue %r as the service task %r", source.project, queue,
+             scheduler_name(source.project))
+    make_scheduler(source, interval_s, lambda task_id: None).start_remotely(queue=queue)

@@ -5,8 +5,14 @@ What is written (every item is replaced by the next audit, nothing accumulates):
 * labels ``mlaudit:<outcome>`` and ``mlaudit:<cause>`` (earlier ``mlaudit:`` labels
   removed, the user's labels kept), through ``Task.set_tags``;
 * user properties ``mlaudit.verdict``, ``mlaudit.cause``, ``mlaudit.confidence``,
-  ``mlaudit.codes``, ``mlaudit.version`` (``Task.set_user_properties``; the server
-  accepts properties on any status and they do not move ``last_update``);
+  ``mlaudit.codes``, ``mlaudit.version`` and, for a task that has ended,
+  ``mlaudit.ended``: the ``status_changed`` of the ending audited (the one the watcher
+  loaded, ``run.cache[ENDED_CACHE]``; else the task's own). ``Task.set_user_properties``;
+  the server accepts properties on any status and they do not move ``last_update``.
+  They are written **last**, in one call, once everything below is written, so they mark
+  a complete write-back for that ending: ``mlaudit watch clearml`` skips a task whose
+  ``mlaudit.ended`` is its current ``status_changed``, and audits again a task reset and
+  run again (it keeps the labels and properties of its earlier audit);
 * the task comment (INFO > description): one section between the
   ``<!-- mlaudit:begin -->``/``<!-- mlaudit:end -->`` markers, the user's text kept,
   with links to the report files;
@@ -51,6 +57,10 @@ from .loader import get_task
 
 TITLE = "mlaudit"
 ARTIFACT_PREFIX = "mlaudit/"
+#: The user property naming the ending (``status_changed``) whose verdict the task carries.
+ENDED_PROPERTY = "mlaudit.ended"
+#: ``RunData.cache`` key: the ``status_changed`` of the task as loaded for the audit.
+ENDED_CACHE = "clearml.status_changed"
 #: Points per plotted curve (min/max decimation): a display limit, not an analysis one.
 PLOT_POINTS = 2_000
 _PLOTS = (  # (series name, roles drawn in one figure)
@@ -170,7 +180,11 @@ def write_verdict(session, run: RunData, report: AuditReport, *, dry_run: bool =
                                "so nothing was written back (clone it to record a verdict)")
     labels = new_labels(doc.get("tags"), report)
     props = verdict_tags(report)
+    ended = run.cache.get(ENDED_CACHE) or (doc.get("status_changed") if status in mapping.FINISHED_STATUSES
+                                           else None)
     result = WriteBackResult(tracker="clearml", run_id=run.identity.id, dry_run=dry_run, tags=dict(props))
+    if ended:
+        result.tags[ENDED_PROPERTY] = str(ended)
     result.notes.append("labels: " + ", ".join(t for t in labels if t.startswith(mapping.LABEL_PREFIX)))
     files = {"report.html": report_html(report, run, result.notes), "report.json": render_json(report),
              "report.md": render_markdown(report)}
@@ -186,8 +200,6 @@ def write_verdict(session, run: RunData, report: AuditReport, *, dry_run: bool =
 
     task = Task.get_task(task_id=run.identity.id)
     task.set_tags(labels)
-    task.set_user_properties(*[{"name": k, "value": v, "description": "written by mlaudit"}
-                               for k, v in props.items()])
     folder = f"{task_folder(task)}/mlaudit"
     urls: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="mlaudit-clearml-") as tmp:
@@ -214,6 +226,9 @@ def write_verdict(session, run: RunData, report: AuditReport, *, dry_run: bool =
     comment = merge_section(doc.get("comment"), summary_section(report) + f"\n\nReport files: {links}")
     task.set_comment(comment)
     result.description = comment
+    # last, in one call: the properties mark the write-back for this ending complete
+    task.set_user_properties(*[{"name": k, "value": v, "description": "written by mlaudit"}
+                               for k, v in result.tags.items()])
     return result
 
 

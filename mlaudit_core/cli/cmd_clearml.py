@@ -22,7 +22,16 @@ from ._common import (
 
 
 def register(app: typer.Typer) -> None:
-    from .cmd_watch import watch_app
+    from .cmd_watch import (
+        CONCURRENCY,
+        ONCE,
+        SINCE,
+        STATE,
+        run_watch,
+        setup_logging,
+        watch_app,
+        watch_config,
+    )
 
     @app.command("clearml")
     def clearml_cmd(
@@ -65,41 +74,58 @@ def register(app: typer.Typer) -> None:
         queue: str = typer.Option(None, "--queue", "-q",
                                   help="Run the watcher as a ClearML service on this queue (start_remotely, "
                                        "e.g. 'services') instead of in this process."),
-        interval: float = typer.Option(60.0, "--interval", help="Seconds between polls of the server."),
-        state: Path = typer.Option(None, "--state", help="SQLite guard file: tasks already judged and the "
-                                                         "poll watermark (default ~/.mlaudit/clearml-watch-"
-                                                         "<project>.sqlite)."),
         status: str = typer.Option("completed,failed,stopped", "--status",
-                                   help="Comma-separated task statuses that trigger an audit."),
-        once: bool = typer.Option(False, "--once", help="Audit what ended since the last watermark, then exit."),
+                                   help="Comma-separated task statuses that count as ended."),
+        poll_interval: float = typer.Option(30.0, "--poll-interval", min=0.1,
+                                            help="Seconds between the TriggerScheduler's polls of the server; "
+                                                 "the project is also listed every 10 polls (catch-up and "
+                                                 "safety net)."),
+        concurrency: int = CONCURRENCY, state: Path = STATE, since: str = SINCE, once: bool = ONCE,
+        interval: float = typer.Option(None, "--interval", hidden=True, help="Old name of --poll-interval."),
         no_panel: bool = typer.Option(False, "--no-panel", help="Do not report the HTML report and plots."),
-        config: Path = CONFIG,
+        config: Path = CONFIG, notify: list[str] = NOTIFY,
     ) -> None:
-        """Audit every task of a project when it completes, fails or is stopped, with ClearML's own
-        TriggerScheduler; a restarted watcher never audits a task twice and skips none."""
+        """Audit every task of a project when it completes, fails or is stopped: ClearML's own
+        TriggerScheduler is the trigger, the shared watcher core audits each task ending once (state
+        file), also across restarts, and skips none."""
+        from mlaudit_clearml.mapping import FINISHED_STATUSES
+        from mlaudit_clearml.watcher import LIST_EVERY
+
         from ..errors import MlauditError
-        from ._common import fail, settings_or_fail
+        from ._common import fail
 
-        statuses = tuple(s.strip() for s in status.split(",") if s.strip())
-        bad = [s for s in statuses if s not in ("completed", "failed", "stopped", "published", "closed")]
-        if bad or not statuses:
-            fail(f"--status {status!r}: use completed, failed, stopped (comma-separated)")
-        if interval <= 0:
+        statuses = tuple(dict.fromkeys(s.strip() for s in status.split(",") if s.strip()))
+        if not statuses or any(s not in FINISHED_STATUSES for s in statuses):
+            fail(f"--status {status!r}: use {', '.join(FINISHED_STATUSES)} (comma-separated)")
+        every = poll_interval if interval is None else interval
+        if not every > 0:
             fail(f"--interval {interval}: must be a positive number of seconds")
-        settings = settings_or_fail(config)
-        try:
-            from mlaudit_clearml.watcher import Watcher, default_state_path
+        if queue is not None and once:
+            fail("--queue and --once do not go together (a service runs until stopped)")
+        cfg = watch_config(every * LIST_EVERY, concurrency, since, once)
 
-            watcher = Watcher(project, settings=settings, state_path=state or default_state_path(project),
-                              interval_s=interval, statuses=statuses, panel=not no_panel, log=typer.echo)
-            if once:
-                n = watcher.catch_up()
-                typer.echo(f"mlaudit: audited {n} tasks")
-            elif queue:
-                watcher.start_remotely(queue)
-            else:
-                watcher.start()
-        except MlauditError as exc:
-            fail(str(exc))
-        except KeyboardInterrupt:
-            raise typer.Exit(0)
+        def make_source():
+            from mlaudit_clearml.watcher import ClearMLWatchSource
+
+            from ..plugins import get_plugin
+
+            return ClearMLWatchSource(get_plugin("clearml"), project, statuses, panel=not no_panel)
+
+        if queue is not None:
+            from mlaudit_clearml.watcher import enqueue, running_on_agent
+
+            try:
+                if not running_on_agent():  # on the agent the same command runs the watcher below
+                    setup_logging()
+                    enqueue(make_source(), queue, every)
+                    raise typer.Exit(0)
+            except MlauditError as exc:
+                fail(str(exc))
+
+        def serve(watcher) -> None:
+            from mlaudit_clearml.watcher import run_with_trigger
+
+            run_with_trigger(watcher, every)
+
+        run_watch(make_source, state=state, config=config, watch=cfg, notify=notify,
+                  serve=None if once else serve)
