@@ -239,3 +239,45 @@ def test_webhook_without_secret_is_refused(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "MLAUDIT_WANDB_WEBHOOK_SECRET" in proc.stderr
     assert json.dumps(list(tmp_path.iterdir())) == "[]"
+
+
+def test_a_failed_audit_is_retried_after_its_backoff_not_at_the_next_listing(server, tmp_path):
+    """A pushed run whose first load fails (the server's history query errors once) is retried
+    after ``retry_base_s`` although the watcher lists only hourly; the run ends ``done``."""
+    import threading
+
+    from mlaudit_core.service import StateStore, WatchConfig, Watcher
+    from mlaudit_core.settings import Settings
+
+    FakeRun = wandb_fake_server.FakeRun
+    server.add_run(FakeRun(ENTITY, "hooked", "flaky", history=wandb_rows("healthy"),
+                           heartbeat_at="2026-03-01T00:00:00"))
+    run_view, failures = server._run_view, []
+
+    def flaky_view(r):
+        view = run_view(r)
+        if view is not None and r.name == "flaky" and not failures:
+            def fail(**_):
+                failures.append(1)
+                raise wandb_fake_server.GraphQLFailure("internal error: try again")
+            view.update(history=fail, sampledHistory=fail, parquetHistory=fail)
+        return view
+
+    server._run_view = flaky_view
+    try:
+        with StateStore(tmp_path / "s.sqlite", "wandb webhook") as store:
+            w = Watcher(_source(), store, Settings(),
+                        WatchConfig(poll_interval_s=3600, retry_base_s=0.5, concurrency=1))
+            t = threading.Thread(target=w.run, daemon=True)
+            t.start()
+            assert w.started.wait(30)
+            w.submit([(f"{ENTITY}/hooked/flaky", "e1")])
+            _wait(lambda: (store.get(f"{ENTITY}/hooked/flaky") or {}).get("state") == "done",
+                  30, "the retried run to be done")
+            w.stop()
+            t.join(30)
+            row = store.get(f"{ENTITY}/hooked/flaky")
+    finally:
+        server._run_view = run_view
+    assert failures and row["attempts"] == 2 and row["writes"] == 1
+    assert server.run(ENTITY, "hooked", "flaky").summary["mlaudit/verdict"] == "succeeded"

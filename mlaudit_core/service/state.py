@@ -234,6 +234,11 @@ class StateStore:
                     break
         return out
 
+    def next_retry_at(self) -> float | None:
+        """The earliest retry time (epoch seconds) of a pending run still in its backoff."""
+        return self._one("SELECT MIN(next_at) FROM runs WHERE state='pending' AND next_at>?",
+                         (time.time(),))
+
     def _move(self, ref: str, frm: str, to: str, extra: str = "", args: Iterable = ()) -> bool:
         cur = self._exec(f"UPDATE runs SET state=?, updated_at=?{extra} WHERE ref=? AND state=?",
                          (to, time.time(), *args, ref, frm))

@@ -29,8 +29,9 @@ Outages. A failing listing is retried with exponential backoff and jitter (tenac
 its own backoff (``retry_base_s`` doubling to ``max_backoff_s``) and is given up
 (``failed``, logged) after ``max_attempts``, counting attempts cut short by a killed
 watcher, so a run that kills the process every time is given up too. After any failed
-run, dispatching pauses until the tracker answers the next listing, so an outage costs at
-most one attempt per run in flight.
+run, dispatching pauses until the tracker answers a listing again, so an outage costs at
+most one attempt per run in flight; that listing comes at the next poll or after
+``retry_base_s``, whichever is sooner, and the loop wakes for each run's retry time.
 
 Shutdown. SIGTERM or SIGINT: stop listing and dispatching, let in-flight runs finish for
 up to ``grace_s`` (a run not yet writing gives its claim back at once), release what is
@@ -121,6 +122,7 @@ class Watcher:
         self._healthy = False
         self._pause = _parse_pause(os.environ.get(TEST_PAUSE_ENV, ""))
         self._submit_mu = threading.Lock()
+        self._relist_at: float | None = None
         self.audited = 0
         #: Set once the workers run and the first listing may start (for threads that push).
         self.started = threading.Event()
@@ -200,7 +202,10 @@ class Watcher:
         while not self._stop.is_set():
             # --once lists again only to get past a failure (dispatch waits for a good listing)
             done_once = self.cfg.once and listed_once and self._healthy
-            if time.monotonic() >= next_poll and not done_once:
+            now = time.monotonic()
+            relist = self._relist_at is not None and now >= self._relist_at
+            if (now >= next_poll or relist) and not done_once:
+                self._relist_at = None
                 try:
                     self._poll()
                 except _Stopped:
@@ -211,8 +216,19 @@ class Watcher:
             if self.cfg.once and n == 0 and not self._busy() and not self.store.ready(1):
                 return
             self._wake.clear()
-            timeout = 0.5 if self.cfg.once else max(0.0, next_poll - time.monotonic())
-            self._wake.wait(timeout)
+            self._wake.wait(0.5 if self.cfg.once else self._sleep_s(next_poll))
+
+    def _sleep_s(self, next_poll: float) -> float:
+        """Seconds until the next listing, an earlier re-listing after a failed run, or the
+        retry time of a run waiting on its backoff, whichever comes first."""
+        now = time.monotonic()
+        until = [next_poll - now]
+        if self._relist_at is not None:
+            until.append(self._relist_at - now)
+        retry_at = self.store.next_retry_at()
+        if retry_at is not None:
+            until.append(retry_at - time.time() + 0.05)
+        return max(0.0, min(until))
 
     def _poll(self) -> None:
         floor = float(self.store.get_meta("floor"))
@@ -334,7 +350,9 @@ class Watcher:
             notify(report, self.settings)
 
     def _failed(self, ref: str, res: RunResult) -> None:
-        self._healthy = False
+        self._healthy = False  # dispatch waits for the tracker to answer a listing again...
+        # ...which comes no later than the first retry (a pushed-runs watcher may list rarely)
+        self._relist_at = time.monotonic() + min(self.cfg.poll_interval_s, self.cfg.retry_base_s)
         attempts = (self.store.get(ref) or {}).get("attempts", 1)
         if attempts >= self.cfg.max_attempts:
             self.store.fail(ref, res, retry_at=None)
