@@ -4,7 +4,9 @@ against the local fake servers (``wandb_fake_server``, ``clearml_fake_server``).
 Each project holds a healthy, a diverging and an overfitting run, one run the server cannot
 read, and one still running. The batch lists the ended ones, audits them, writes each readable
 run's verdict back once, lists the unreadable one with its reason, exits 0; a second
-invocation takes the settled runs from the state file and writes nothing again.
+invocation takes the settled runs from the state file and writes nothing again. With
+``--executor ray`` the same holds on a Ray cluster whose workers share neither the caller's
+environment nor its credential files (``ray_head``).
 """
 
 from __future__ import annotations
@@ -92,7 +94,7 @@ def wandb_server():
                                                                        "broken" else shape)))
         srv.add_run(FakeRun(ENTITY, PROJECT, "live", state="running",
                             history=wandb_rows("healthy")[:50]))
-        srv.writes = {}
+        srv.writes, srv.verdicts = {}, {}
         run_view, upsert = srv._run_view, srv._upsert_bucket
 
         def broken_view(r):
@@ -107,6 +109,8 @@ def wandb_server():
             res = upsert(input=input, **kw)
             name = res["bucket"]["name"]
             srv.writes[name] = srv.writes.get(name, 0) + 1
+            if "mlaudit/verdict" in str((input or {}).get("summaryMetrics") or ""):
+                srv.verdicts[name] = srv.verdicts.get(name, 0) + 1  # the write-back's last step
             return res
 
         srv._run_view, srv._upsert_bucket = broken_view, counting_upsert
@@ -283,3 +287,127 @@ def test_batch_clearml_unknown_project_is_one_line_exit_2(clearml_server, tmp_pa
                          text=True, timeout=60, env=dict(os.environ, **WIDE))
     assert res.returncode == 2 and "no ClearML project named 'nope'" in res.stdout + res.stderr
     assert not (tmp_path / "s.sqlite").exists()
+
+
+# --------------------------------------------------------------------------- Ray
+
+SCRUBBED = ("WANDB_", "CLEARML_", "TRAINS_", "RAY_ADDRESS")
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def ray_head():
+    """A Ray cluster started apart from the batch (``ray start --head --block``, 2 CPUs), whose
+    processes have no ``WANDB_*``/``CLEARML_*`` variable and an empty home directory (no
+    ``~/.netrc``, no ``clearml.conf``): its workers reach the fake servers only with what the
+    batch ships in ``TaskSpec.env``, as workers on another machine would. One cluster serves
+    both trackers' tests (each batch connects with ``--ray-address``). Yields ``(address,
+    temp dir)``; Ray's logs are under the temp dir. Stopped by signalling the ``ray start``
+    process this fixture started (never ``ray stop``, which stops every Ray on the machine)."""
+    import signal
+    import tempfile
+    import time
+
+    pytest.importorskip("ray")
+    root = Path(tempfile.mkdtemp(prefix="mlray-"))  # short: Ray's socket paths live under it
+    (root / "home").mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(SCRUBBED)}
+    env.update(HOME=str(root / "home"), RAY_USAGE_STATS_ENABLED="0")
+    port = _free_port()
+    ports = {flag: _free_port() for flag in (
+        "--ray-client-server-port", "--dashboard-port", "--dashboard-agent-listen-port",
+        "--dashboard-agent-grpc-port", "--runtime-env-agent-port", "--metrics-export-port")}
+    ray_bin = shutil.which("ray", path=str(Path(sys.executable).parent)) or "ray"
+    log = root / "head.log"
+    proc = subprocess.Popen(
+        [ray_bin, "start", "--head", "--block", "--num-cpus", "2", "--node-ip-address", "127.0.0.1",
+         "--port", str(port), "--include-dashboard", "false", "--temp-dir", str(root / "ray"),
+         *[x for flag, p in ports.items() for x in (flag, str(p))]],
+        cwd=root, env=env, stdout=open(log, "wb"), stderr=subprocess.STDOUT,
+        start_new_session=True)
+    try:
+        deadline = time.time() + 90
+        while "Ray runtime started" not in log.read_text(errors="replace"):
+            if proc.poll() is not None or time.time() > deadline:
+                pytest.fail("ray start --head failed:\n" + log.read_text(errors="replace")[-3000:])
+            time.sleep(0.2)
+        yield f"127.0.0.1:{port}", root
+    finally:
+        proc.send_signal(signal.SIGTERM)  # ray start --block stops its own processes
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def ray_logs_contain(root: Path, secret: str) -> list[str]:
+    """The files under the Ray temp dir (every Ray process's logs) whose bytes hold ``secret``."""
+    needle = secret.encode()
+    return [str(f) for f in (root / "ray").rglob("*")
+            if f.is_file() and not f.is_socket() and needle in f.read_bytes()]
+
+
+def test_batch_wandb_on_ray_writes_once_and_lists_the_unreadable_run(wandb_server, ray_head,
+                                                                     tmp_path):
+    """``batch wandb --executor ray`` on a cluster that does not share the caller's environment:
+    the same summary, one verdict write-back per readable run, the unreadable run listed with its
+    reason; the API key is neither printed nor in any Ray log."""
+    address, root = ray_head
+    for shape in (*SHAPES, "broken"):  # forget earlier tests' write-backs
+        run = wandb_server.run(ENTITY, PROJECT, shape)
+        run.summary, run.tags, run.notes, run.files = {}, ["keep-me"], "user notes", {}
+    wandb_server.writes.clear()
+    wandb_server.verdicts.clear()
+    res = CliRunner().invoke(app, ["batch", "wandb", "--project", f"{ENTITY}/{PROJECT}", "--state",
+                                   str(tmp_path / "r.sqlite"), "--executor", "ray",
+                                   "--ray-address", address], env=WIDE)
+    out = res.output
+    assert res.exit_code == 0, out
+    assert f"wandb project {ENTITY}/{PROJECT}: 4 runs, 3 audited, 1 unreadable or failed" in out
+    bad = next(line for line in out.splitlines() if f"{ENTITY}/{PROJECT}/broken" in line)
+    assert "load:" in bad and "history storage unavailable" in bad
+    for shape in SHAPES:
+        run = wandb_server.run(ENTITY, PROJECT, shape)
+        assert run.summary["mlaudit/verdict"] == OUTCOMES[shape], shape
+        assert run.notes.count(BEGIN) == 1 and "mlaudit/report.json" in run.files
+    assert wandb_server.verdicts == {shape: 1 for shape in SHAPES}  # one write-back per run
+    assert "broken" not in wandb_server.writes and "live" not in wandb_server.writes
+    assert KEY not in out
+    assert ray_logs_contain(root, KEY) == []
+
+
+def test_batch_clearml_on_ray_writes_once_and_lists_the_unreadable_task(clearml_server, ray_head,
+                                                                        tmp_path):
+    """``batch clearml --executor ray`` on a cluster without the caller's ``CLEARML_*``
+    variables and ``clearml.conf``: the same summary, one write-back per readable task, the
+    unreadable task listed with its reason; the secret key is neither printed nor in a Ray log."""
+    from clearml import Task
+
+    address, root = ray_head
+    ids = clearml_server.ids
+    before = {name: clearml_writes(clearml_server, tid) for name, tid in ids.items()}
+    res = batch_clearml(tmp_path / "r.sqlite", "--executor", "ray", "--ray-address", address)
+    out = res.stdout
+    assert res.returncode == 0, out + res.stderr[-3000:]
+    assert f"clearml project {CL_PROJECT}: 4 runs, 3 audited, 1 unreadable or failed" in out
+    bad = next(line for line in out.splitlines() if ids["broken"] in line)
+    assert "load: AttributeError" in bad
+    for shape in SHAPES:
+        props = Task.get_task(task_id=ids[shape]).get_user_properties(value_only=True)
+        assert props["mlaudit.verdict"] == OUTCOMES[shape], shape
+        assert clearml_writes(clearml_server, ids[shape]) == before[shape] + 1, shape
+        assert clearml_server.tasks[ids[shape]]["comment"].count(BEGIN) == 1
+    for other in ("broken", "running"):
+        assert clearml_writes(clearml_server, ids[other]) == before[other]
+    secret = clearml_server.secret_key
+    assert secret not in out + res.stderr
+    assert ray_logs_contain(root, secret) == []

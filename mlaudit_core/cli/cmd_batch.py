@@ -13,6 +13,7 @@ in use), before anything is written.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -120,6 +121,48 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
     raise typer.Exit(0)
 
 
+def _env_with_prefix(*prefixes: str) -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k.startswith(prefixes)}
+
+
+def wandb_worker_env(api) -> tuple[tuple[str, str], ...]:
+    """What a batch's workers need to reach the W&B server the listing used (``TaskSpec.env``).
+
+    Every ``WANDB_*`` variable of this process, then ``WANDB_BASE_URL`` and ``WANDB_API_KEY``
+    as ``api`` (a logged-in ``wandb.Api``) resolved them, so a key read from ``~/.netrc`` or
+    ``wandb login`` reaches a Ray worker on another machine too. No key when ``api`` is
+    authenticated otherwise (an identity token): its ``WANDB_*`` variables are forwarded.
+    """
+    env = _env_with_prefix("WANDB_")
+    env["WANDB_BASE_URL"] = str(api.settings["base_url"])
+    if getattr(api, "api_key", None):
+        env["WANDB_API_KEY"] = str(api.api_key)
+    return tuple(sorted(env.items()))
+
+
+def clearml_worker_env(session) -> tuple[tuple[str, str], ...]:
+    """What a batch's workers need to reach the ClearML server the listing used (``TaskSpec.env``).
+
+    Every ``CLEARML_*`` / ``TRAINS_*`` variable of this process, then the API, web and files
+    hosts and the access/secret key pair as ``session`` (the logged-in SDK ``Session``)
+    resolved them from ``clearml.conf`` or the environment, so they reach a Ray worker on a
+    machine without that file. A host the SDK cannot infer is left out (the worker's SDK
+    infers it the same way).
+    """
+    env = _env_with_prefix("CLEARML_", "TRAINS_")
+    env["CLEARML_API_HOST"] = str(session.host)
+    for name, getter in (("CLEARML_WEB_HOST", session.get_app_server_host),
+                         ("CLEARML_FILES_HOST", session.get_files_server_host)):
+        try:
+            env[name] = str(getter())
+        except ValueError:  # "Could not detect ClearML web application server"
+            pass
+    if session.access_key and session.secret_key:  # None with CLEARML_AUTH_TOKEN (forwarded)
+        env["CLEARML_API_ACCESS_KEY"] = str(session.access_key)
+        env["CLEARML_API_SECRET_KEY"] = str(session.secret_key)
+    return tuple(sorted(env.items()))
+
+
 @batch_app.command("mlflow")
 def batch_mlflow(
     experiment: str = typer.Option(..., "--experiment", "-e", help="Experiment name."),
@@ -167,7 +210,8 @@ def batch_wandb(
     """Audit every ended run of a W&B project and write each verdict back.
 
     Written: tags, mlaudit/ summary keys, notes section, report files; no report panel
-    (logging it resumes the run). Credentials: WANDB_API_KEY / WANDB_BASE_URL / ~/.netrc.
+    (logging it resumes the run). Credentials: WANDB_API_KEY / WANDB_BASE_URL / ~/.netrc;
+    with --executor ray they travel to the workers inside each task (never printed or logged).
     """
     settings = settings_or_fail(config)
 
@@ -177,10 +221,12 @@ def batch_wandb(
 
         since_dt = parse_since(since)
         options = (("timeout", timeout), ("panel", False))
-        refs = get_plugin("wandb", **dict(options)).list_runs(project, since_dt)
+        plugin = get_plugin("wandb", **dict(options))
+        refs = plugin.list_runs(project, since_dt)
         from mlaudit_wandb.online import base_url
 
-        spec = TaskSpec("wandb", options, settings.model_dump(), write_back=not no_write)
+        spec = TaskSpec("wandb", options, settings.model_dump(), write_back=not no_write,
+                        env=wandb_worker_env(plugin.api))
         return refs, spec, f"wandb {base_url()} project={project}"
 
     run_batch_cli(prepare, title=f"wandb project {project}", tracker="wandb",
@@ -199,7 +245,8 @@ def batch_clearml(
 
     Ended: completed, failed or stopped. Written: labels, user properties, comment section,
     report panel. Credentials: clearml.conf or CLEARML_API_HOST / CLEARML_API_ACCESS_KEY /
-    CLEARML_API_SECRET_KEY.
+    CLEARML_API_SECRET_KEY; with --executor ray they travel to the workers inside each task
+    (never printed or logged).
     """
     settings = settings_or_fail(config)
 
@@ -210,7 +257,8 @@ def batch_clearml(
         since_dt = parse_since(since)
         plugin = get_plugin("clearml")
         refs = plugin.list_runs(project, since_dt)
-        spec = TaskSpec("clearml", (), settings.model_dump(), write_back=not no_write)
+        spec = TaskSpec("clearml", (), settings.model_dump(), write_back=not no_write,
+                        env=clearml_worker_env(plugin.session))
         return refs, spec, f"clearml {plugin.session.host} project={project}"
 
     run_batch_cli(prepare, title=f"clearml project {project}", tracker="clearml", name=project,

@@ -18,7 +18,7 @@ from enum import Enum
 
 from ..errors import InputError
 from .state import StateStore
-from .task import RunResult, TaskSpec, audit_task, one_line, warm_up
+from .task import RunResult, TaskSpec, audit_task, one_line, warm_up, worker_task
 
 RAY_POLL_S = 0.5
 
@@ -93,11 +93,14 @@ def ray_init(address: str | None, jobs: int | None):
 
 
 def ray_results(ray, spec: TaskSpec, refs: list[str]) -> Iterator[RunResult]:
-    """Fan ``audit_task`` out as one Ray task per run; yield results as they complete.
+    """Fan the per-run task out as one Ray task per run; yield results as they complete.
 
-    A task lost with its worker (Ray retries it first) comes back as a failed run.
+    Each worker first sets ``spec.env`` (the tracker's server and credentials, see
+    :class:`TaskSpec`), since a worker on a cluster node shares neither the caller's
+    environment nor its files. A task lost with its worker (Ray retries it first) comes
+    back as a failed run.
     """
-    task = ray.remote(audit_task)
+    task = ray.remote(worker_task)
     spec_ref = ray.put(spec)
     pending = {task.remote(spec_ref, ref): ref for ref in refs}
     while pending:

@@ -73,12 +73,19 @@ class TaskSpec:
 
     ``plugin_options`` are the plugin's constructor arguments (e.g. ``tracking_uri``);
     ``settings`` is ``Settings.model_dump()``; ``write_back`` False audits only.
+    ``env``: ``(name, value)`` environment variables a worker process sets before it builds
+    the plugin (the tracker's server URL and credentials as the caller resolved them), for
+    workers that share neither the caller's environment nor its files (Ray workers on
+    another machine, or on a cluster started elsewhere). Left out of ``repr``; it travels
+    inside the pickled task, never in Ray's ``runtime_env`` (which Ray logs and shows on
+    its dashboard). The thread pool ignores it: its threads already run in the caller.
     """
 
     tracker: str
     plugin_options: tuple[tuple[str, Any], ...] = ()
     settings: dict = field(default_factory=dict, hash=False)
     write_back: bool = True
+    env: tuple[tuple[str, str], ...] = field(default=(), repr=False)
 
 
 def one_line(stage: str, exc: BaseException) -> str:
@@ -179,3 +186,16 @@ def audit_task(spec: TaskSpec, ref: str) -> RunResult:
     except Exception as exc:
         return RunResult(ref=ref, ok=False, error=one_line("setup", exc))
     return audit_one(plugin, ref, settings, write_back=spec.write_back)
+
+
+def worker_task(spec: TaskSpec, ref: str) -> RunResult:
+    """:func:`audit_task` in a worker process of its own (a Ray worker): first sets
+    ``spec.env`` in the process environment (the caller's values win over the worker's),
+    so the tracker SDK the plugin builds talks to the caller's server with its credentials.
+    Never raises for the run (see :func:`audit_one`)."""
+    import os
+
+    for name, value in spec.env:
+        if os.environ.get(name) != value:
+            os.environ[name] = value
+    return audit_task(spec, ref)
