@@ -1,25 +1,53 @@
 """A local stand-in for the W&B backend on 127.0.0.1, for testing mlaudit against the real wandb SDK.
 
-What it implements: the part of the W&B GraphQL API (``POST /graphql``) and
-file endpoints that the real ``wandb.Api`` (wandb 0.31, through its wandb-core
-service) sends when mlaudit reads and writes a run:
+What it implements: the part of the W&B API that the real wandb 0.31 SDK sends, both
+the public ``wandb.Api`` (through its wandb-core service) when mlaudit reads and writes a
+run, and ``wandb.init``/``log``/``finish`` (wandb-core) when a training process logs a
+run ONLINE or mlaudit resumes one for its report panel.
 
-* ``Viewer`` (credential check: HTTP basic ``api:<key>``; a wrong key gets
-  ``viewer: null`` as the real server answers, which the SDK reports as
-  invalid credentials);
+GraphQL (``POST /graphql``, HTTP basic ``api:<key>``):
+
+* ``Viewer`` (credential check; a wrong key gets ``viewer: null`` as the real server
+  answers, which the SDK reports as invalid credentials); ``ServerFeaturesQuery``
+  (``serverInfo { features }``: none enabled, so wandb-core sends plain JSON, no gzip);
+  ``entity(name)`` with ``organization: null`` (a personal entity: wandb-core's system
+  monitor then asks no CoreWeave metadata server, ``OrganizationCoreWeaveOrganizationID``);
 * ``project { run(name) { ...RunFragment } }`` and ``project { runs(filters) }``
   with the field names and JSON-string encodings of ``wandb/apis/public/runs.py``
-  (``config`` as ``{"key": {"value": v, "desc": null}}``, ``summaryMetrics`` and
-  ``systemMetrics`` as JSON strings, ``tags``, ``notes``, ``group``, ``jobType``,
-  ``sweepName``, ``historyLineCount``, ``historyKeys``);
-* full-fidelity history: ``history(minStep, maxStep, samples)`` and
-  ``events(samples)`` returning JSON-string rows, and ``runParquetHistory`` with no
-  exported files (so wandb-core reads the history through GraphQL);
+  (``config`` as ``{"key": {"value": v, "desc": null}}`` including the SDK's ``_wandb``
+  entry, ``summaryMetrics`` and ``systemMetrics`` as JSON strings, ``tags``, ``notes``,
+  ``group``, ``jobType``, ``sweepName``, ``historyLineCount``, ``historyKeys``);
+* full-fidelity history: ``history(minStep, maxStep, samples)`` (wandb-core's
+  ``HistoryPage``) and ``events(samples)`` returning JSON-string rows, and
+  ``runParquetHistory`` (exported rows as a parquet file, the newest rows inline);
 * the run's files (``files`` connection with download URLs served by ``GET
-  /files/...``; upload through ``createRunFiles`` + ``PUT``);
-* ``upsertBucket`` (tags, notes, config, summary) as ``Run.update()`` sends it;
+  /files/...``; ``createRunFiles`` hands out upload URLs, ``PUT`` to them stores the
+  file; ``markRunFilesUploaded``);
+* ``upsertBucket``: by ``id`` as ``Run.update()`` and mlaudit's tag/notes write send
+  it, or by ``entityName``/``modelName``/``name`` as wandb-core sends it at run start,
+  which creates the run (state ``running``, ``inserted: true``) when it does not exist;
+  the ``_wandb`` config entry (the SDK's telemetry ``t``) is kept;
+* ``RunResumeStatus``: ``model(name, entityName) { bucket(name, missingOk) }`` with
+  ``summaryMetrics``, ``config``, ``tags``, ``notes``, ``historyLineCount``,
+  ``eventsLineCount``, ``logLineCount`` (wandb-core's file-stream offsets),
+  ``historyTail``/``eventsTail`` (a JSON list of JSON-string rows; the SDK continues at
+  the last ``_step`` + 1) and ``wandbConfig(keys: ["t"])`` (wandb-core resumes only a run
+  whose ``t`` is set, as every SDK-made run's is);
 * ``deleteRun``; anything else is answered with a GraphQL error naming the
-  operation, so a new query in the SDK shows up as a clear failure.
+  operation or field, so a new query in the SDK shows up as a clear failure.
+
+File stream (``POST /files/<entity>/<project>/<run>/file_stream``, wandb-core's
+``FileStreamRequestJSON``): ``files`` -> ``{"wandb-history.jsonl" | "wandb-events.jsonl"
+| "output.log" | "wandb-summary.json": {"offset": n, "content": [lines]}}`` written at
+those line offsets into the run's history rows, system-metric rows, console lines and
+summary (the last summary line replaces it); ``uploaded``; ``complete`` with
+``exitcode``. Any request is a heartbeat that marks a run not running as ``running``
+(how a resumed run shows as running); ``complete`` ends it ``finished`` for exit code 0,
+``failed`` otherwise. Answer: ``{"exitcode": null, "limits": {}}``. Each run keeps the
+states it went through (``FakeRun.state_log``); ``srv.calls`` and ``srv.requests``
+record every GraphQL operation (with variables) and file-stream/upload request.
+Not implemented: crash detection (W&B marks a run ``crashed`` when heartbeats stop;
+tests set that state directly), artifacts, sweeps, rate limits.
 
 Queries are parsed with graphql-core and answered by projecting an in-memory
 run onto the requested selection set (fields, aliases, fragments), so the
@@ -28,12 +56,16 @@ payload shapes follow the query exactly like a real GraphQL server's.
 Why no real server: tests must run without network and without W&B
 credentials; the W&B Local server image is a multi-GB container needing a
 license. Payload shapes were taken from the queries in wandb 0.31's
-``wandb/apis/public/*.py`` and checked against the SDK's own parsing of them.
+``wandb/apis/public/*.py``, from the GraphQL documents and file-stream types compiled
+into its wandb-core binary (``core/internal/gql``, ``core/internal/filestream``,
+``core/internal/runbranch`` in the wandb repository), and checked against the SDK's own
+parsing of them: the SDK logs, resumes and reads runs here without errors.
 """
 
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import os
 import socket
@@ -48,6 +80,11 @@ from graphql.language import FieldNode, FragmentSpreadNode, InlineFragmentNode
 from graphql.utilities import value_from_ast_untyped
 
 __all__ = ["FakeRun", "FakeWandbServer"]
+
+#: the ``_wandb.t`` telemetry entry wandb 0.31 writes (python version, cli version, platform).
+_TELEMETRY = {"4": "3.11.7", "5": "0.31.0", "12": "0.31.0", "13": "linux-x86_64"}
+#: rows of history/events returned as ``historyTail``/``eventsTail`` on resume.
+_TAIL_ROWS = 10
 
 
 @dataclass
@@ -73,6 +110,24 @@ class FakeRun:
     heartbeat_at: str = "2026-01-01T00:10:00"
     deleted: bool = False
     exports: dict[str, bytes] = field(default_factory=dict)  # parquet history files served
+    #: the ``_wandb`` config entry the SDK writes (``t`` = its telemetry); wandb-core resumes
+    #: only runs whose ``wandbConfig(keys: ["t"])`` has ``t``, as every SDK-made run has.
+    wandb_config: dict[str, Any] = field(default_factory=lambda: {"t": dict(_TELEMETRY)})
+    #: console lines received through the file stream (``output.log`` chunk), as sent:
+    #: ``<ISO time> <text>`` for stdout, ``ERROR <ISO time> <text>`` for stderr.
+    console: list[str] = field(default_factory=list)
+    exitcode: int | None = None
+    #: every state the run went through, in order (initial state first).
+    state_log: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.state_log:
+            self.state_log.append(self.state)
+
+    def set_state(self, state: str) -> None:
+        if state != self.state:
+            self.state = state
+            self.state_log.append(state)
 
     @property
     def storage_id(self) -> str:
@@ -94,6 +149,8 @@ class FakeWandbServer:
         self.entity = entity
         self.runs: dict[tuple[str, str, str], FakeRun] = {}
         self.operations: list[str] = []  # operation names received, for assertions
+        self.calls: list[tuple[str, dict[str, Any]]] = []  # (operation name, variables)
+        self.requests: list[tuple[str, str]] = []  # (method, path) of file stream and file requests
         self.unknown: list[str] = []
         self.lock = threading.Lock()
         self.live_rows = 10  # newest history rows answered inline as liveData, not in parquet
@@ -181,17 +238,44 @@ class FakeWandbServer:
         async def put_file(request):
             key = (request.path_params["entity"], request.path_params["project"],
                    request.path_params["run"])
-            run = self.run(*key)
-            if run is None:
-                return Response(b"not found", status_code=404)
-            run.files[request.path_params["name"]] = await request.body()
+            data = await request.body()
+            with self.lock:
+                self.requests.append(("PUT", request.url.path))
+                run = self.run(*key)
+                if run is None:
+                    return Response(b"not found", status_code=404)
+                run.files[request.path_params["name"]] = data
             return Response(b"")
+
+        async def file_stream(request):
+            if not self._authorized(request.headers.get("authorization", "")):
+                return JSONResponse({"error": "unauthorized"}, status_code=401)
+            raw = await request.body()
+            if request.headers.get("content-encoding", "").lower() == "gzip":
+                raw = gzip.decompress(raw)
+            try:
+                body = json.loads(raw)  # wandb-core writes NaN/Infinity as bare words, like Python
+            except ValueError:
+                return JSONResponse({"error": "invalid JSON"}, status_code=400)
+            p = request.path_params
+            with self.lock:
+                self.requests.append(("POST", request.url.path))
+                run = self.run(p["entity"], p["project"], p["run"])
+                if run is None:
+                    return JSONResponse({"error": "run not found"}, status_code=404)
+                try:
+                    self._apply_file_stream(run, body)
+                except ValueError as exc:  # a bad line or offset: visible in srv.unknown too
+                    self.unknown.append(f"file_stream: {exc}")
+                    return JSONResponse({"error": str(exc)}, status_code=400)
+            return JSONResponse({"exitcode": None, "limits": {}})
 
         async def other(request):  # wandb-core's telemetry export and the like
             return Response(b"")
 
         return Starlette(routes=[
             Route("/graphql", graphql, methods=["POST"]),
+            Route("/files/{entity}/{project}/{run}/file_stream", file_stream, methods=["POST"]),
             Route("/files/{entity}/{project}/{run}/{name:path}", get_file, methods=["GET"]),
             Route("/files/{entity}/{project}/{run}/{name:path}", put_file, methods=["PUT"]),
             Route("/parquet/{entity}/{project}/{run}/{name:path}", get_export, methods=["GET"]),
@@ -216,6 +300,7 @@ class FakeWandbServer:
         name = op.name.value if op.name else "anonymous"
         with self.lock:
             self.operations.append(name)
+            self.calls.append((name, dict(variables)))
             if os.environ.get("FAKE_WANDB_TRACE"):
                 print("GQL", name, json.dumps(variables)[:300], file=sys.stderr)
                 if os.environ.get("FAKE_WANDB_TRACE") == name:
@@ -264,18 +349,68 @@ class FakeWandbServer:
             "serverInfo": {"cliVersionInfo": {}, "latestLocalVersionInfo": None,
                            "features": [], "__typename": "ServerInfo"},
             "project": self._project_view,
+            "model": self._model_view,
+            # a personal entity: no organization, so wandb-core's system monitor
+            # (OrganizationCoreWeaveOrganizationID) probes no CoreWeave metadata server
             "entity": lambda name=None, **_: {"name": name, "id": "RW50aXR5OjE=",
-                                              "isTeam": False, "__typename": "Entity"},
+                                              "isTeam": False, "organization": None,
+                                              "__typename": "Entity"},
         }
 
     def mutation_root(self) -> dict[str, Any]:
         return {
             "upsertBucket": self._upsert_bucket,
             "createRunFiles": self._create_run_files,
+            "markRunFilesUploaded": lambda input=None, **_: {"success": True},
             "deleteRun": self._delete_run,
         }
 
+    # ------------------------------------------------------------------ file stream
+    def _apply_file_stream(self, run: FakeRun, body: dict[str, Any]) -> None:
+        """One ``file_stream`` request, as the W&B backend applies it (call with the lock held).
+
+        ``files`` chunks write their ``content`` lines at line ``offset`` of the run's history
+        (``wandb-history.jsonl``, one JSON row a line), system metrics (``wandb-events.jsonl``)
+        and console (``output.log``); a resent chunk overwrites the same lines. The last line of
+        ``wandb-summary.json`` replaces the summary (wandb-core always sends the whole summary).
+        Any request is a heartbeat: a run that is not running is marked running (this is how a
+        resumed run shows as running). ``complete`` ends the run: ``finished`` for exit code 0,
+        ``failed`` otherwise.
+        """
+        files = body.get("files") or {}
+        for name, chunk in files.items():
+            offset = int(chunk.get("offset") or 0)
+            content = list(chunk.get("content") or [])
+            if name == "wandb-history.jsonl":
+                _put_lines(run.history, offset, [json.loads(x) for x in content])
+            elif name == "wandb-events.jsonl":
+                _put_lines(run.events, offset, [json.loads(x) for x in content])
+            elif name == "output.log":
+                _put_lines(run.console, offset, content)
+            elif name == "wandb-summary.json" and content:
+                run.summary = json.loads(content[-1])
+        run.heartbeat_at = _now()
+        if body.get("complete"):
+            run.exitcode = int(body.get("exitcode") or 0)
+            run.set_state("finished" if run.exitcode == 0 else "failed")
+        elif run.state != "running":
+            run.set_state("running")
+
     # ------------------------------------------------------------------ views
+    def _model_view(self, name=None, entityName=None, **_):
+        """``model`` is the project under its legacy name; wandb-core's ``RunResumeStatus`` asks
+        for ``model(name, entityName) { bucket(name, missingOk) }`` (bucket = run)."""
+        entity, project = entityName or self.entity, name
+        if not any(e == entity and p == project for (e, p, _n) in self.runs):
+            return None
+        return {
+            "id": base64.b64encode(f"Project:{entity}:{project}".encode()).decode(),
+            "name": project, "__typename": "Project",
+            "entity": {"id": "RW50aXR5OjE=", "name": entity, "__typename": "Entity"},
+            "bucket": lambda name=None, missingOk=False, **_: self._run_view(
+                self.run(entity, project, name)),
+        }
+
     def _project_view(self, name=None, entityName=None, **_):
         if name is None:
             return None
@@ -322,10 +457,13 @@ class FakeWandbServer:
 
         last_step = max((x.get("_step", 0) for x in rows), default=-1)
         keys = sorted({k for x in rows for k in x if not k.startswith("_")})
+        config = {k: {"value": v, "desc": None} for k, v in r.config.items()}
+        if r.wandb_config:
+            config["_wandb"] = {"value": r.wandb_config, "desc": None}
         return {
             "id": r.storage_id, "name": r.name, "displayName": r.display_name or r.name,
             "projectId": "1", "state": r.state,
-            "config": json.dumps({k: {"value": v, "desc": None} for k, v in r.config.items()}),
+            "config": json.dumps(config),
             "summaryMetrics": json.dumps(r.summary),
             "systemMetrics": json.dumps(r.events[-1] if r.events else {}),
             "tags": list(r.tags), "notes": r.notes, "description": r.notes, "group": r.group,
@@ -338,7 +476,16 @@ class FakeWandbServer:
             "sampledHistory": lambda specs=None, **_: [[json.loads(h) for h in history(500)]],
             "parquetHistory": lambda liveKeys=None, **_: self._parquet_history(r, rows, liveKeys),
             "bucketUploadedFilesCount": len(r.files), "fileCount": len(r.files),
-            "project": {"name": r.project, "entityName": r.entity, "__typename": "Project"},
+            "project": {"id": base64.b64encode(f"Project:{r.entity}:{r.project}".encode()).decode(),
+                        "name": r.project, "entityName": r.entity, "__typename": "Project",
+                        "entity": {"id": "RW50aXR5OjE=", "name": r.entity, "__typename": "Entity"}},
+            # what wandb-core's RunResumeStatus reads to continue a run: line counts (its file
+            # stream offsets), the last rows as a JSON list of JSON strings, the _wandb config
+            "logLineCount": len(r.console), "eventsLineCount": len(r.events),
+            "historyTail": json.dumps([json.dumps(x) for x in rows[-_TAIL_ROWS:]]),
+            "eventsTail": json.dumps([json.dumps(x) for x in r.events[-_TAIL_ROWS:]]),
+            "wandbConfig": lambda keys=None, **_: json.dumps(
+                {k: v for k, v in r.wandb_config.items() if keys is None or k in keys}),
             "__typename": "Run",
         }
 
@@ -375,10 +522,26 @@ class FakeWandbServer:
         return None
 
     def _upsert_bucket(self, input=None, **_):
+        """``upsertBucket``: by ``id`` (the storage id: the public API's ``Run.update``) or by
+        ``entityName``/``modelName``/``name`` (wandb-core's run start, which creates the run,
+        state ``running``, when it does not exist). Only the fields given are changed."""
         inp = input or {}
         r = self._find_by_storage_id(inp.get("id") or "")
+        inserted = False
+        if r is None and inp.get("id"):
+            raise GraphQLFailure("run not found")
         if r is None and inp.get("name"):
-            r = self.run(inp.get("entityName") or self.entity, inp.get("modelName") or "", inp["name"])
+            entity, project = inp.get("entityName") or self.entity, inp.get("modelName") or ""
+            if not project:
+                raise GraphQLFailure("project name required")
+            r = self.run(entity, project, inp["name"])
+            if r is None:
+                if (entity, project, inp["name"]) in self.runs:  # deleted: the name is taken
+                    raise GraphQLFailure(f"run {inp['name']} was previously created and deleted")
+                r = FakeRun(entity, project, inp["name"], state="running", created_at=_now(),
+                            heartbeat_at=_now(), wandb_config={})
+                self.runs[(entity, project, r.name)] = r
+                inserted = True
         if r is None:
             raise GraphQLFailure("run not found")
         if inp.get("tags") is not None:
@@ -391,6 +554,9 @@ class FakeWandbServer:
             cfg = json.loads(inp["config"]) if isinstance(inp["config"], str) else inp["config"]
             r.config = {k: (v["value"] if isinstance(v, dict) and "value" in v else v)
                         for k, v in cfg.items() if k != "_wandb"}
+            wb = cfg.get("_wandb")
+            if isinstance(wb, dict):
+                r.wandb_config = wb.get("value", wb)
         if inp.get("summaryMetrics"):
             r.summary = json.loads(inp["summaryMetrics"])
         if inp.get("groupName") is not None:
@@ -398,8 +564,11 @@ class FakeWandbServer:
         if inp.get("jobType") is not None:
             r.job_type = inp["jobType"]
         if inp.get("state"):
-            r.state = inp["state"]
-        return {"bucket": self._run_view(r), "inserted": False, "__typename": "UpsertBucketPayload"}
+            r.set_state(inp["state"])
+        if inp.get("sweep"):
+            r.sweep = inp["sweep"]
+        return {"bucket": self._run_view(r), "inserted": inserted,
+                "__typename": "UpsertBucketPayload"}
 
     def _create_run_files(self, input=None, **_):
         inp = input or {}
@@ -418,6 +587,21 @@ class FakeWandbServer:
 
 class GraphQLFailure(Exception):
     """Answered as a GraphQL ``errors`` entry."""
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+
+
+def _put_lines(lines: list, offset: int, content: list) -> None:
+    """Write ``content`` at line ``offset`` of ``lines`` (overwriting, extending at the end).
+
+    Raises:
+        ValueError: ``offset`` is past the end (wandb-core never leaves a gap: a client bug).
+    """
+    if offset > len(lines):
+        raise ValueError(f"offset {offset} leaves a gap after line {len(lines)}")
+    lines[offset:offset + len(content)] = content
 
 
 def _connection(nodes: list, after: str | None, first: int | None) -> dict[str, Any]:
