@@ -5,32 +5,49 @@ What is written (a second audit replaces each item, never adds a second one):
 * tags: one ``mlaudit:<outcome>`` tag; earlier ``mlaudit:*`` tags are removed,
   the user's tags kept;
 * summary keys under ``mlaudit/``: ``verdict``, ``cause``, ``confidence``,
-  ``codes``, ``version``, and ``run_state`` (the run state that was judged: the
-  loop guard of auto-triage);
+  ``codes``, ``version``, and ``run_state`` (the loop guard of auto-triage: the
+  state the run is in once mlaudit is done with it: the state judged, or the
+  state the panel's resume left it in, see below);
 * the run notes: an mlaudit section between the markers of
   :func:`mlaudit_core.writeback.merge_section`, the user's text kept;
 * files ``mlaudit/report.json``, ``mlaudit/report.md`` (and ``mlaudit/report.html``
   when the HTML renderer is installed), overwritten in place;
 * optionally a report panel: the HTML report logged as ``wandb.Html`` under the
-  history key ``mlaudit/report``. Logging needs ``wandb.init(id=..., resume="must")``,
-  which **sets the run's state to running and back** when it finishes: a
-  run-state automation fires again, the run's heartbeat and runtime move, and a
-  failed/crashed run is finished with exit code 1 so it stays ``failed``. The
-  panel is skipped when the same report is already logged (``mlaudit/report_sha``),
-  and ``--no-panel`` avoids the resume altogether.
+  history key ``mlaudit/report`` (one history row after the last step; the page
+  is uploaded as ``media/html/mlaudit/report_<step>_<hash>.html``). Logging needs
+  ``wandb.init(id=..., resume="must")``: W&B **marks the run running** while the
+  resumed process streams and ends it again when it exits, ``finished`` for exit
+  code 0, ``failed`` otherwise. mlaudit exits with 0 for a finished run and 1 for
+  any other end state, so a finished run stays finished and a failed one failed,
+  but a **crashed, killed or preempted run ends up failed**. A run-state
+  automation fires again, the run's heartbeat moves, and the resumed process
+  re-uploads ``config.yaml`` (same config). The resumed run's summary gets
+  ``mlaudit/report_sha`` (see below) and ``mlaudit/run_state`` = the state it ends
+  in, so the loop guard holds for the re-fired automation; a re-audit whose report
+  says the same does not resume again. ``--no-panel`` avoids the resume altogether.
+
+``mlaudit/report_sha`` is :func:`report_fingerprint`: a hash of what the page
+says (verdict, findings, the run's status and point counts, mlaudit's version), not
+of the page's bytes, which carry the run's duration and end time: the resume itself
+moves those (W&B rewrites ``_runtime`` and the heartbeat), so a byte hash would make
+every second audit log the panel again. The page also leaves mlaudit's own
+``mlaudit:*`` tag out of its tag table (it is mlaudit's output, not run data).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import tempfile
 from pathlib import Path
 
 from mlaudit_core import __version__
+from mlaudit_core.errors import InputError
 from mlaudit_core.report import AuditReport
 from mlaudit_core.writeback import WriteBackResult, merge_section, summary_section
 
-from .online import RunPath, fetch_run, sdk_errors
+from .online import RunPath, _first_line, fetch_run, sdk_errors
 
 TAG_PREFIX = "mlaudit:"
 SUMMARY_PREFIX = "mlaudit/"
@@ -87,6 +104,35 @@ def render_html(report: AuditReport, run=None) -> str | None:
         return None
 
 
+def report_fingerprint(report: AuditReport) -> str:
+    """16 hex digits identifying what the report panel says, stable across re-audits of an
+    unchanged run (``mlaudit/report_sha``).
+
+    Covers mlaudit's version and report schema, the verdict (outcome, cause, confidence to
+    4 places, inconclusive), each finding's code and severity, and the run's status and
+    metric/point counts (new data changes it). Leaves out wall-clock values (duration, end
+    time, timeline seconds, detector timings) that a resume or the audit itself moves.
+    """
+    v, run = report.verdict, report.run
+    body = {
+        "version": [report.tool_version or __version__, report.schema_version],
+        "verdict": [v.outcome.value, v.cause.value, round(float(v.confidence), 4),
+                    bool(v.inconclusive)],
+        "findings": sorted([f.code, f.severity.value] for f in report.findings),
+        "run": [run.status, run.n_metrics, run.n_points],
+    }
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def panel_end_state(state: str) -> tuple[int, str]:
+    """(exit code the panel's resumed run finishes with, state W&B leaves the run in).
+
+    W&B ends a run ``finished`` when its process exits with 0 and ``failed`` otherwise
+    (a resumed run included), so only a finished run can stay what it was.
+    """
+    return (0, "finished") if state == "finished" else (1, "failed")
+
+
 def already_judged(summary: dict, state: str) -> bool:
     """True when mlaudit already wrote a verdict for this run in this state (the auto-triage loop guard)."""
     return bool(summary.get(f"{SUMMARY_PREFIX}verdict")) and \
@@ -112,6 +158,10 @@ def write_back(api, path: RunPath, report: AuditReport, *, run_data=None, dry_ru
         InputError: the run vanished, or the server refused a write.
     """
     what = str(path)
+    if run_data is not None and any(t.startswith(TAG_PREFIX) for t in run_data.tags):
+        # an earlier verdict tag is mlaudit's output, not run data: leave it off the page
+        run_data = dataclasses.replace(run_data, tags={k: v for k, v in run_data.tags.items()
+                                                       if not k.startswith(TAG_PREFIX)})
     files = report_files(report, run_data)
     notes_section = summary_section(report)
     wrun = fetch_run(api, path)
@@ -125,7 +175,7 @@ def write_back(api, path: RunPath, report: AuditReport, *, run_data=None, dry_ru
                                  artifacts=[f"mlaudit/{n}" for n in files], description=notes)
         result.tags.update({k: str(v) for k, v in summary.items()})
         html = files.get("report.html")
-        sha = hashlib.sha256((html or files["report.md"]).encode()).hexdigest()[:16]
+        sha = report_fingerprint(report)
         current = dict(wrun.summary._json_dict) if hasattr(wrun.summary, "_json_dict") else {}
         do_panel = panel and html is not None and current.get(f"{SUMMARY_PREFIX}report_sha") != sha
         if panel and html is None:
@@ -135,16 +185,18 @@ def write_back(api, path: RunPath, report: AuditReport, *, run_data=None, dry_ru
         if dry_run:
             if do_panel:
                 result.notes.append(f"would resume the run to log {PANEL_KEY} (state {state} -> "
-                                    f"running -> {state}; run-state automations fire again)")
+                                    f"running -> {panel_end_state(state)[1]}; run-state "
+                                    "automations fire again)")
             return result
         _update_tags_notes(wrun, tags, notes)
         _upload(wrun, files)
-        if do_panel:
-            summary[f"{SUMMARY_PREFIX}report_sha"] = sha
         wrun.summary.update(summary)
     if do_panel:
-        _log_panel(path, html, state)
-        result.notes.append(f"logged the report panel {PANEL_KEY} (the run was resumed)")
+        end_state = _log_panel(path, html, state, sha)
+        result.tags[f"{SUMMARY_PREFIX}run_state"] = end_state
+        result.tags[f"{SUMMARY_PREFIX}report_sha"] = sha
+        result.notes.append(f"logged the report panel {PANEL_KEY} (the run was resumed: "
+                            f"{state} -> running -> {end_state})")
     return result
 
 
@@ -170,16 +222,46 @@ def _upload(wrun, files: dict[str, str]) -> None:
             wrun.upload_file(str(p), root=str(root))
 
 
-def _log_panel(path: RunPath, html: str, state: str) -> None:
-    """Resume the run and log the HTML report under ``mlaudit/report`` (see module docstring)."""
+def _log_panel(path: RunPath, html: str, state: str, sha: str) -> str:
+    """Resume the run, log the HTML report under ``mlaudit/report`` and finish it again.
+
+    The resumed run's summary gets ``mlaudit/report_sha`` = ``sha`` and
+    ``mlaudit/run_state`` = the state the run ends in (see :func:`panel_end_state`),
+    in the same file-stream session that ends the run, so a run-state automation
+    the resume re-fires already sees the loop guard. The SDK's run directory is a
+    temporary one (nothing is left in the working directory); the process's pip
+    list is not uploaded over the training's ``requirements.txt``; an active run of
+    the calling process is left alone (``reinit="create_new"``); ``mode="online"``
+    whatever ``WANDB_MODE`` says, since the panel is only useful on the server.
+
+    Returns:
+        The state the run is left in.
+
+    Raises:
+        InputError: the run cannot be resumed or the server refused (the verdict,
+            tags, notes and files are written already; the line says so).
+    """
     import wandb
 
-    with sdk_errors(str(path)):
-        run = wandb.init(entity=path.entity, project=path.project, id=path.run_id, resume="must",
-                         settings=wandb.Settings(console="off", x_disable_stats=True,
-                                                 x_disable_meta=True, silent=True))
+    exit_code, end_state = panel_end_state(state)
+    what = f"{path} (report panel; the verdict itself was written)"
+    with tempfile.TemporaryDirectory(prefix="mlaudit-wandb-panel-",
+                                     ignore_cleanup_errors=True) as tmp:
         try:
-            run.log({PANEL_KEY: wandb.Html(html, inject=False)})
-        finally:
-            run.finish(exit_code=0 if state == "finished" else 1)
+            with sdk_errors(what):
+                run = wandb.init(
+                    entity=path.entity, project=path.project, id=path.run_id, resume="must",
+                    mode="online", dir=tmp, reinit="create_new",
+                    settings=wandb.Settings(console="off", x_disable_stats=True,
+                                            x_disable_meta=True, x_save_requirements=False,
+                                            save_code=False, silent=True))
+                try:
+                    run.log({PANEL_KEY: wandb.Html(html, inject=False)})
+                    run.summary[f"{SUMMARY_PREFIX}report_sha"] = sha
+                    run.summary[f"{SUMMARY_PREFIX}run_state"] = end_state
+                finally:
+                    run.finish(exit_code=exit_code)
+        except wandb.errors.Error as exc:  # e.g. "Error initializing run": no sdk_errors type
+            raise InputError(f"{what}: W&B refused the resume: {_first_line(exc)}") from None
+    return end_state
 
