@@ -765,6 +765,7 @@ def _respond(handler: BaseHTTPRequestHandler, status: int, body: bytes, ctype: s
 
 class _ApiHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # else each response waits ~40 ms for the client's ACK
 
     def log_message(self, *args) -> None:  # keep test output clean
         pass
@@ -807,6 +808,7 @@ class _ApiHandler(BaseHTTPRequestHandler):
 
 class _FilesHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # else each response waits ~40 ms for the client's ACK
 
     def log_message(self, *args) -> None:
         pass

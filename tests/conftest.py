@@ -13,6 +13,11 @@ from pathlib import Path
 import pytest
 import requests
 
+# The tests talk to 127.0.0.1 only: MLflow's usage telemetry (HTTPS to
+# config.mlflow-telemetry.io, on by default since MLflow 3.2) is off for this process and every
+# process it starts (mlflow server, training scripts, mlaudit), before mlflow is imported.
+os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_CASES = REPO.parent / "shared" / "cases"
 

@@ -81,6 +81,7 @@ def sdk_errors(what: str) -> Iterator[None]:
     """Turn wandb's exceptions into one InputError line (credentials redacted)."""
     wandb = require("wandb", "wandb", "wandb")
     from wandb.errors import AuthenticationError, CommError, UsageError
+    from wandb.errors import Error as WandbError
     from wandb.sdk.lib.service.service_connection import WandbApiFailedError
 
     try:
@@ -95,7 +96,7 @@ def sdk_errors(what: str) -> Iterator[None]:
                              "WANDB_API_KEY, ~/.netrc or `wandb login`)") from None
         raise InputError(f"{what}: cannot reach W&B at {base_url()}: "
                          f"{msg.split(': ', 1)[-1]}") from None
-    except (CommError, UsageError, WandbApiFailedError, ValueError) as exc:
+    except (CommError, UsageError, WandbApiFailedError, ValueError, WandbError) as exc:
         msg = _first_line(exc)
         low = msg.lower()
         if "could not find run" in low or "not found" in low:
