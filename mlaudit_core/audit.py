@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Iterable
+from collections.abc import Iterable
 
 from . import __version__
 from .detectors import PLUGIN_ERRORS, registry

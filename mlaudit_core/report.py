@@ -8,7 +8,7 @@ outcomes, causes) are stable identifiers.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -104,7 +104,7 @@ class FactEvidence(_Model):
     values: dict[str, float | str | None] = Field(default_factory=dict)
 
 
-Evidence = Annotated[Union[SeriesEvidence, LogEvidence, ConfigEvidence, CodeEvidence, FactEvidence],
+Evidence = Annotated[SeriesEvidence | LogEvidence | ConfigEvidence | CodeEvidence | FactEvidence,
                      Field(discriminator="kind")]
 
 

@@ -10,10 +10,10 @@ an O(1) slice. Ten million points cost about 28 bytes each (280 MB).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
-from typing import Iterable
 
 import numpy as np
 import pandas as pd
@@ -50,7 +50,7 @@ class Series:
     def __len__(self) -> int:
         return int(self.values.shape[0])
 
-    def by_step(self) -> "Series":
+    def by_step(self) -> Series:
         """The same points stably sorted by step, keeping the *last* value of a repeated step.
 
         A repeated step is a re-logged point (a resumed run overwrites); the last
@@ -65,7 +65,7 @@ class Series:
         idx = order[keep]
         return Series(self.key, self.steps[idx], self.values[idx], self.wall_times[idx])
 
-    def finite(self) -> "Series":
+    def finite(self) -> Series:
         """Only the points whose value is finite."""
         m = np.isfinite(self.values)
         return Series(self.key, self.steps[m], self.values[m], self.wall_times[m])
@@ -111,11 +111,11 @@ class MetricTable:
                         if bounds[i + 1] > bounds[i]}
 
     @classmethod
-    def empty(cls) -> "MetricTable":
+    def empty(cls) -> MetricTable:
         return cls([], [], [], [])
 
     @classmethod
-    def from_series(cls, series: Iterable[Series]) -> "MetricTable":
+    def from_series(cls, series: Iterable[Series]) -> MetricTable:
         """Build a table from per-key series (used by loaders that page per metric)."""
         series = list(series)
         if not series:

@@ -19,13 +19,25 @@ example regimes; they rank conclusions, they are not calibrated probabilities.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
-from .report import (AuditReport, Cause, DetectorRun, Finding, Hypothesis, MissingSignal, NextAction,
-                     Outcome, RunRef, Severity, TimelinePhase, Verdict)
+from .report import (
+    AuditReport,
+    Cause,
+    DetectorRun,
+    Finding,
+    Hypothesis,
+    MissingSignal,
+    NextAction,
+    Outcome,
+    RunRef,
+    Severity,
+    TimelinePhase,
+    Verdict,
+)
 from .roles import Role
 from .rundata import RunData, RunStatus
 from .signal import clip, fmt

@@ -318,7 +318,10 @@ def ray_head():
     pytest.importorskip("ray")
     root = Path(tempfile.mkdtemp(prefix="mlray-"))  # short: Ray's socket paths live under it
     (root / "home").mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(SCRUBBED)}
+    # RAY_*: an earlier ray.init in this process (test_batch_mlflow) leaves RAY_AUTH_MODE=token
+    # in os.environ, and `ray start` then refuses to run without a token
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(SCRUBBED) and not k.startswith("RAY_") and k != "PYTHONBREAKPOINT"}
     env.update(HOME=str(root / "home"), RAY_USAGE_STATS_ENABLED="0")
     port = _free_port()
     ports = {flag: _free_port() for flag in (

@@ -28,12 +28,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-mlflow = pytest.importorskip("mlflow")
-
 from typer.testing import CliRunner
 
 from mlaudit_core.cli import app
+
+mlflow = pytest.importorskip("mlflow")
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"

@@ -9,7 +9,15 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from mlaudit_core import MetricTable, RunData, RunIdentity, RunStatus, Settings, audit, report_json_schema
+from mlaudit_core import (
+    MetricTable,
+    RunData,
+    RunIdentity,
+    RunStatus,
+    Settings,
+    audit,
+    report_json_schema,
+)
 from mlaudit_core.cli import app
 from mlaudit_core.detectors import Detector, registry
 from mlaudit_core.detectors.base import _REGISTRY
@@ -67,7 +75,7 @@ def test_secrets_redacted_everywhere():
     run = simple_run(params={"api_key": "abc123secret", "lr": "0.1"})
     from mlaudit_core import ConsoleLine
 
-    run.console = [ConsoleLine("console.log", 1, f"Traceback (most recent call last):"),
+    run.console = [ConsoleLine("console.log", 1, "Traceback (most recent call last):"),
                    ConsoleLine("console.log", 2, '  File "t.py", line 1, in train'),
                    ConsoleLine("console.log", 3, f"ValueError: bad header Authorization: Bearer {token}")]
     rep = audit(run)

@@ -10,13 +10,13 @@ mlflow = pytest.importorskip("mlflow")
 pytest.importorskip("sklearn")
 pytest.importorskip("tensorboardX")
 
+from mlaudit_tensorboard.reader import MLAUDIT_SUFFIX, load_logdir  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from mlaudit_core import audit  # noqa: E402
 from mlaudit_core.cli import app  # noqa: E402
 from mlaudit_core.cli.cmd_demo import EXPECTED  # noqa: E402
 from mlaudit_core.writeback import BEGIN  # noqa: E402
-from mlaudit_tensorboard.reader import MLAUDIT_SUFFIX, load_logdir  # noqa: E402
 
 
 @pytest.fixture(scope="module")

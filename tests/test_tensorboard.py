@@ -18,6 +18,8 @@ import pytest
 pytest.importorskip("tensorboard")
 tbx = pytest.importorskip("tensorboardX")
 
+from mlaudit_tensorboard.reader import MLAUDIT_SUFFIX, load_logdir  # noqa: E402
+from mlaudit_tensorboard.writeback import write_verdict  # noqa: E402
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
 from tensorboard.compat.proto import event_pb2  # noqa: E402
 from tensorboard.plugins.scalar.summary_v2 import scalar_pb  # noqa: E402
@@ -26,8 +28,6 @@ from tensorboard.summary.writer.event_file_writer import EventFileWriter  # noqa
 
 from mlaudit_core import Role, audit  # noqa: E402
 from mlaudit_core.errors import InputError  # noqa: E402
-from mlaudit_tensorboard.reader import MLAUDIT_SUFFIX, load_logdir  # noqa: E402
-from mlaudit_tensorboard.writeback import write_verdict  # noqa: E402
 
 
 def write_tbx(logdir: Path, n: int = 300, nan_at: int | None = None) -> None:

@@ -112,16 +112,16 @@ def test_a_run_that_ends_again_is_requeued_once_per_ending(tmp_path):
 def test_a_state_file_from_before_endings_is_migrated(tmp_path):
     path = tmp_path / "old.sqlite"
     db = sqlite3.connect(path)
-    db.executescript("""
+    db.executescript(f"""
         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        INSERT INTO meta VALUES ('schema', '1'), ('scope', '%s');
+        INSERT INTO meta VALUES ('schema', '1'), ('scope', '{SCOPE}');
         CREATE TABLE runs (ref TEXT PRIMARY KEY, state TEXT NOT NULL,
             attempts INTEGER NOT NULL DEFAULT 0, writes INTEGER NOT NULL DEFAULT 0,
             next_at REAL NOT NULL DEFAULT 0, seen_at REAL NOT NULL, updated_at REAL NOT NULL,
             name TEXT, url TEXT, outcome TEXT, cause TEXT, confidence REAL, codes TEXT,
             severity TEXT, n_findings INTEGER, seconds REAL, wrote INTEGER, note TEXT, error TEXT);
         INSERT INTO runs (ref, state, seen_at, updated_at) VALUES ('old', 'done', 1, 1);
-    """ % SCOPE)
+    """)
     db.commit()
     db.close()
     with StateStore(path, SCOPE) as st:

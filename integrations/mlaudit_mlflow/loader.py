@@ -21,17 +21,24 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
-from operator import itemgetter
 from datetime import datetime, timezone
+from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
 
 from mlaudit_core.errors import InputError
-from mlaudit_core.signal import clip
 from mlaudit_core.plugins import require
-from mlaudit_core.rundata import (Artifact, ConsoleLine, MetricTable, RunData, RunIdentity, RunStatus,
-                                  Series)
+from mlaudit_core.rundata import (
+    Artifact,
+    ConsoleLine,
+    MetricTable,
+    RunData,
+    RunIdentity,
+    RunStatus,
+    Series,
+)
+from mlaudit_core.signal import clip
 
 CONSOLE_MAX_BYTES = 50 * 1024 * 1024
 _MAXF = 1.7976931348623157e308
@@ -241,7 +248,7 @@ def load_run(run_id: str, tracking_uri: str | None = None) -> RunData:
         InputError: the run does not exist, was deleted, or the store is unreachable.
         MissingDependency: mlflow is not installed.
     """
-    mlflow = _mlflow()
+    _mlflow()  # MissingDependency (one line) before anything else
     from mlflow.exceptions import MlflowException
 
     uri = resolve_uri(tracking_uri)

@@ -30,7 +30,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from mlaudit_core.errors import InputError
 from mlaudit_core.plugins import require

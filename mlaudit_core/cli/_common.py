@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import traceback
+from collections.abc import Callable
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import Callable
 
 import typer
 from rich.console import Console

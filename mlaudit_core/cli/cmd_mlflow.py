@@ -6,7 +6,19 @@ from pathlib import Path
 
 import typer
 
-from ._common import CONFIG, DRY_RUN, FAIL_ON, FORMAT, NO_WRITE, NOTIFY, OUT, VERBOSE, FailOn, Format, run_pipeline
+from ._common import (
+    CONFIG,
+    DRY_RUN,
+    FAIL_ON,
+    FORMAT,
+    NO_WRITE,
+    NOTIFY,
+    OUT,
+    VERBOSE,
+    FailOn,
+    Format,
+    run_pipeline,
+)
 
 
 def register(app: typer.Typer) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import Finding, SeriesEvidence, Severity
+from ..report import SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
 from .base import Detector, DetectorParams, Skip

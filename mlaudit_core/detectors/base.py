@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import inspect
 import re
-from typing import Any, ClassVar, Iterator
+from collections.abc import Iterator
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -72,7 +73,7 @@ class Skip(Exception):
     """
 
 
-_REGISTRY: dict[str, type["Detector"]] = {}
+_REGISTRY: dict[str, type[Detector]] = {}
 
 
 class Detector:
