@@ -123,7 +123,8 @@ def test_webhook_auth_queue_and_health(server, tmp_path):
                                              "diverge"}, headers=ok).status_code == 202
         assert client.post("/webhook", json={"run_path": f"{ENTITY}/hooked/live"},
                            headers=ok).status_code == 503
-        assert client.get("/healthz").json() == {"ok": False, "queued": 2, "done": 0, "failed": 0}
+        assert client.get("/healthz").json() == {"ok": False, "queued": 2, "retrying": 0,
+                                                 "done": 0, "failed": 0}
         assert [r["ref"] for r in store.rows()] == [f"{ENTITY}/hooked/healthy",
                                                    f"{ENTITY}/hooked/diverge"]
     with StateStore(tmp_path / "q.sqlite", "wandb webhook") as again:  # a restart loses nothing
@@ -233,6 +234,24 @@ def test_bad_watch_input_is_one_line_and_makes_no_file(argv, message, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("argv", [
+    ["watch", "wandb", "--project", "e/p", "--once"],
+    ["serve", "wandb-webhook", "--port", "38765"],
+])
+def test_no_api_key_is_one_line_before_any_state_file(argv, tmp_path, tmp_path_factory):
+    """Without WANDB_API_KEY (and no ~/.netrc) the watcher and the receiver refuse to start,
+    instead of queueing runs whose every audit fails; nothing is made in the working dir."""
+    home = tmp_path_factory.mktemp("home")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
+    env.update(HOME=str(home), MLAUDIT_WANDB_WEBHOOK_SECRET=SECRET, WANDB_SILENT="true")
+    proc = subprocess.run([MLAUDIT, *argv], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("mlaudit: error: login: ")
+    assert "API key" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_webhook_without_secret_is_refused(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "MLAUDIT_WANDB_WEBHOOK_SECRET"}
     proc = subprocess.run([MLAUDIT, "serve", "wandb-webhook"], cwd=tmp_path, env=env,
@@ -281,3 +300,13 @@ def test_a_failed_audit_is_retried_after_its_backoff_not_at_the_next_listing(ser
         server._run_view = run_view
     assert failures and row["attempts"] == 2 and row["writes"] == 1
     assert server.run(ENTITY, "hooked", "flaky").summary["mlaudit/verdict"] == "succeeded"
+
+
+def test_a_refused_key_is_one_line_before_any_state_file(server, tmp_path):
+    env = dict(os.environ, WANDB_API_KEY="w" * 40)  # the fake server answers viewer: null
+    proc = subprocess.run([MLAUDIT, "watch", "wandb", "--project", f"{ENTITY}/polled", "--once"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (f"mlaudit: error: login: W&B at {server.base_url} rejected the "
+                                   "API key (check WANDB_API_KEY, ~/.netrc or `wandb login`)")
+    assert list(tmp_path.iterdir()) == []

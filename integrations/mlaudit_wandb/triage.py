@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import logging
 import re
 import time
 
@@ -40,6 +41,7 @@ from mlaudit_core.rundata import RunData
 from mlaudit_core.service import PluginSource, QueueFull
 
 SECRET_ENV = "MLAUDIT_WANDB_WEBHOOK_SECRET"
+log = logging.getLogger("mlaudit.watch")
 _URL = re.compile(r"/(?P<e>[^/]+)/(?P<p>[^/]+)/runs/(?P<r>[^/?#]+)")
 #: W&B run states that are not an end (wandb/apis/public/runs.py; "preempting" is the
 #: state a preempted run holds until it resumes or is marked crashed).
@@ -60,9 +62,37 @@ class WandbWatchSource(PluginSource):
     #: ``api.runs`` pages through every ended run without a verdict; nothing is cut.
     page_limit = None
 
+    @property
+    def lists(self) -> bool:
+        """False for a receiver with no ``--project``: it only takes pushed runs."""
+        return bool(self.projects)
+
     def __init__(self, plugin, scope: str, projects: list[str] | tuple[str, ...] = ()) -> None:
         super().__init__(plugin, scope)
         self.projects = list(projects)
+
+    def check_access(self) -> None:
+        """Ask W&B who the key belongs to, before any state file is made.
+
+        Raises:
+            InputError: no API key, or the key is refused (one line, exit 2). A server that
+                cannot be reached is an outage: logged, and retried by the watcher.
+        """
+        from mlaudit_core.errors import InputError
+
+        from .online import base_url, sdk_errors
+
+        try:
+            api = self.plugin.api
+            with sdk_errors("login"):
+                entity = api.default_entity  # the Viewer query: null for a key it refuses
+            if entity is None:
+                raise InputError(f"login: W&B at {base_url()} rejected the API key (check "
+                                 "WANDB_API_KEY, ~/.netrc or `wandb login`)")
+        except InputError as exc:
+            if "cannot reach" not in str(exc):
+                raise
+            log.warning("%s; the watcher retries", exc)
 
     def list_finished(self, since):
         """``(ref, "<state>@<heartbeatAt>")`` of ended runs without a verdict for their state."""
@@ -118,7 +148,10 @@ def make_app(watcher, secret: str, *, states: tuple[str, ...] = ("finished", "fa
         states: run states whose events are audited (others are acknowledged, ignored).
 
     Responses: 202 queued, 200 ignored (already waiting, or an event for another state),
-    400 payload names no run or is not JSON, 401 wrong or missing secret, 503 queue full.
+    400 payload names no run or is not JSON, 401 wrong or missing secret (logged with the
+    client's address, never the token), 503 queue full. ``GET /healthz``: ``ok`` (workers
+    running), ``queued`` (waiting, incl. ``retrying``: waiting after a failed attempt),
+    ``done``, ``failed`` (given up).
     Each accepted delivery is one ending (its receipt time), so a run that ended again
     after an earlier audit is looked at again; one judged in its state is not rewritten.
     """
@@ -131,6 +164,9 @@ def make_app(watcher, secret: str, *, states: tuple[str, ...] = ("finished", "fa
     async def webhook(request):
         got = request.headers.get("authorization", "").encode()
         if not secret or not hmac.compare_digest(got, expected):
+            client = request.client.host if request.client else "?"
+            log.warning("webhook: refused a delivery from %s: %s bearer token", client,
+                        "wrong" if got else "no")
             return JSONResponse({"error": "missing or wrong bearer token"}, status_code=401)
         try:
             payload = json.loads(await request.body() or b"{}")
@@ -155,6 +191,7 @@ def make_app(watcher, secret: str, *, states: tuple[str, ...] = ("finished", "fa
         counts = watcher.status()
         waiting = sum(counts.get(s, 0) for s in ("pending", "claimed", "writing"))
         return JSONResponse({"ok": watcher.started.is_set(), "queued": waiting,
+                             "retrying": watcher.store.retrying(),
                              "done": counts.get("done", 0), "failed": counts.get("failed", 0)})
 
     return Starlette(routes=[Route("/webhook", webhook, methods=["POST"]),

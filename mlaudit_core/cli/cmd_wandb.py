@@ -167,9 +167,12 @@ def _projects_or_fail(projects: list[str]) -> list[str]:
 
 
 def _wandb_source(scope: str, projects: list[str], no_panel: bool):
+    """The W&B source, its key checked before any state file is made (exit 2 when refused)."""
     from mlaudit_wandb.triage import WandbWatchSource
 
     from ..plugins import get_plugin
 
     plugin = get_plugin("wandb", panel=not no_panel)
-    return WandbWatchSource(plugin, scope, projects)
+    source = WandbWatchSource(plugin, scope, projects)
+    source.check_access()
+    return source

@@ -33,6 +33,8 @@ class PluginSource:
     """
 
     page_limit: int | None = None
+    #: False for a source that only takes runs pushed by its trigger (its listing is empty).
+    lists: bool = True
     audited_tag: str = "mlaudit.verdict"
     audited_artifacts: tuple[str, ...] = ()
 

@@ -234,6 +234,10 @@ class StateStore:
                     break
         return out
 
+    def retrying(self) -> int:
+        """How many pending runs wait after a failed attempt (an error recorded)."""
+        return self._one("SELECT COUNT(*) FROM runs WHERE state='pending' AND error IS NOT NULL")
+
     def next_retry_at(self) -> float | None:
         """The earliest retry time (epoch seconds) of a pending run still in its backoff."""
         return self._one("SELECT MIN(next_at) FROM runs WHERE state='pending' AND next_at>?",

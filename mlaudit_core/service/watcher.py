@@ -178,6 +178,9 @@ class Watcher:
             if recovered:
                 log.info("resuming %d run(s) left in flight by a previous watcher: %s",
                          len(recovered), ", ".join(recovered))
+            if self.store.get_meta("cursor") is not None and self.cfg.since is not None:
+                log.warning("--since ignored: %s has a cursor already (give a new --state to "
+                            "start from another date)", self.store.path)
             if self.store.get_meta("cursor") is None:
                 start = (self.cfg.since or datetime.now(timezone.utc)).timestamp()
                 self.store.set_meta("floor", repr(start))
@@ -186,8 +189,11 @@ class Watcher:
             for w in workers:
                 w.start()
             self.started.set()
-            log.info("watching %s (every %g s, %d worker(s), state %s)", self.source.scope,
-                     self.cfg.poll_interval_s, self.cfg.concurrency, self.store.path)
+            how = ("listing once" if self.cfg.once else
+                   f"listing every {self.cfg.poll_interval_s:g} s" if self.source.lists else
+                   "pushed runs only")
+            log.info("watching %s (%s, %d worker(s), state %s)", self.source.scope, how,
+                     self.cfg.concurrency, self.store.path)
             self._loop()
         finally:
             self._shutdown(workers)
