@@ -213,3 +213,23 @@ def test_truncated_file_marks_the_verdict_inconclusive(tmp_path):
     f.write_bytes(f.read_bytes()[:-400])
     v = audit(load_logdir(tmp_path)).verdict
     assert v.inconclusive and "Partial data" in v.summary and v.confidence <= 0.5
+
+
+def test_a_folder_of_several_runs_is_refused_and_nothing_is_written(tmp_path):
+    """``lightning_logs/version_0`` and ``version_1`` (same tags): one verdict over both runs'
+    curves would be wrong, so the parent is refused (exit 2) and no .mlaudit file is made;
+    each run directory alone is audited."""
+    from typer.testing import CliRunner
+
+    from mlaudit_core.cli import app
+
+    for v in ("version_0", "version_1"):
+        write_tbx(tmp_path / "lightning_logs" / v, n=50)
+    with pytest.raises(InputError, match=r"holds 2 separate runs \(version_0, version_1\)"):
+        load_logdir(tmp_path / "lightning_logs")
+    res = CliRunner().invoke(app, ["tensorboard", str(tmp_path / "lightning_logs")])
+    assert res.exit_code == 2
+    assert f"one run directory at a time, e.g. {tmp_path / 'lightning_logs' / 'version_0'}" \
+        in res.output
+    assert not list(tmp_path.rglob(f"*{MLAUDIT_SUFFIX}"))
+    assert load_logdir(tmp_path / "lightning_logs" / "version_0").key_for(Role.TRAIN_LOSS)

@@ -281,7 +281,9 @@ def load_logdir(logdir: str | os.PathLike) -> RunData:
     stay apart; scalars in ``logdir`` itself keep their tag.
 
     Raises:
-        InputError: ``logdir`` does not exist, is not a directory, or holds no event file.
+        InputError: ``logdir`` does not exist, is not a directory, holds no event file, or
+            holds several runs (sub-directories other than train/validation/eval splits that
+            log the same tags, e.g. ``lightning_logs/version_0``, ``version_1``).
     """
     root = Path(logdir)
     if not root.exists():
@@ -311,10 +313,10 @@ def load_logdir(logdir: str | os.PathLike) -> RunData:
         detail = "; ".join(warnings[:2]) or "the files hold no summaries"
         raise InputError(f"{root}: no scalar could be read from its {len(files)} event file(s) ({detail})")
     runs = _separate_runs(names)
-    if runs:
-        warnings.append(f"{root} holds {len(runs)} separate runs ({', '.join(runs[:5])}"
-                        f"{', ...' if len(runs) > 5 else ''}) with the same metric names: audit one run "
-                        "directory at a time")
+    if runs:  # one verdict over several runs' curves would be wrong, and written back wrongly
+        raise InputError(f"{root}: holds {len(runs)} separate runs ({', '.join(runs[:3])}"
+                         f"{', ...' if len(runs) > 3 else ''}) with the same metric names; audit "
+                         f"one run directory at a time, e.g. {base / runs[0]}")
     table = MetricTable(codes, steps, values, walls, names=names)
     start = end = None
     if walls.size:
