@@ -59,3 +59,18 @@ def test_out_of_range_detector_parameters_are_one_line_exit_2(value, message, tm
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr.strip() == (f"mlaudit: error: {tmp_path / 'mlaudit.toml'}: "
                                 f"[tool.mlaudit.detectors.OP001] {message}")
+
+
+def test_missing_default_mlflow_store_names_the_option(tmp_path):
+    """With no --tracking-uri and no MLFLOW_TRACKING_URI, MLflow's default store (a path the
+    user never gave) is missing: the line says how to name the store, and nothing is made."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
+    p = subprocess.run([MLAUDIT, "mlflow", "0123abcd"], capture_output=True, text=True,
+                       timeout=120, cwd=tmp_path, env=env)
+    assert p.returncode == 2
+    assert p.stderr.strip().endswith("no such MLflow database file (MLflow's default store for "
+                                     "this directory: give --tracking-uri/-u or set "
+                                     "MLFLOW_TRACKING_URI)")
+    assert list(tmp_path.iterdir()) == []

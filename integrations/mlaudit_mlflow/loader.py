@@ -77,7 +77,13 @@ def client_for(tracking_uri: str | None):
     """
     mlflow = _mlflow()
     uri = resolve_uri(tracking_uri)
-    check_store_exists(uri)
+    try:
+        check_store_exists(uri)
+    except InputError as exc:
+        if not tracking_uri and not os.environ.get("MLFLOW_TRACKING_URI"):  # a path never given
+            raise InputError(f"{exc} (MLflow's default store for this directory: give "
+                             "--tracking-uri/-u or set MLFLOW_TRACKING_URI)") from None
+        raise
     try:
         return mlflow.MlflowClient(tracking_uri=uri)
     except Exception as exc:  # unsupported scheme, missing DB driver, broken database...
