@@ -77,13 +77,7 @@ def client_for(tracking_uri: str | None):
     """
     mlflow = _mlflow()
     uri = resolve_uri(tracking_uri)
-    try:
-        check_store_exists(uri)
-    except InputError as exc:
-        if not tracking_uri and not os.environ.get("MLFLOW_TRACKING_URI"):  # a path never given
-            raise InputError(f"{exc} (MLflow's default store for this directory: give "
-                             "--tracking-uri/-u or set MLFLOW_TRACKING_URI)") from None
-        raise
+    check_store_exists(uri)
     try:
         return mlflow.MlflowClient(tracking_uri=uri)
     except Exception as exc:  # unsupported scheme, missing DB driver, broken database...
@@ -106,7 +100,12 @@ def check_store_exists(uri: str) -> None:
         if str(path) in ("", ":memory:"):
             return
         if not path.is_file():
-            raise InputError(f"{uri}: no such MLflow database file")
+            hint = ""
+            if not os.environ.get("MLFLOW_TRACKING_URI") and path == Path.cwd() / "mlflow.db":
+                # MLflow's default store: a path the user may never have given
+                hint = (" (MLflow's default store for this directory: give --tracking-uri/-u or "
+                        "set MLFLOW_TRACKING_URI)")
+            raise InputError(f"{uri}: no such MLflow database file{hint}")
         # MLflow would write its whole schema into any sqlite file it is pointed at: look first,
         # read-only, for the tables every MLflow database has
         import sqlite3
