@@ -153,6 +153,18 @@ def test_offline_reads_every_point_config_console_and_exit(trained, offline_dirs
     assert not run.warnings
 
 
+def test_a_wandb_folder_audits_its_latest_run_and_says_so(offline_dirs):
+    """``mlaudit wandb --offline wandb/`` follows ``latest-run`` and names the run it chose."""
+    wandb_dir = next(iter(offline_dirs.values())).parent
+    latest = (wandb_dir / "latest-run").resolve()
+    res = CliRunner().invoke(app, ["wandb", "--offline", str(wandb_dir), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    n = len(offline_dirs)
+    assert (f"{wandb_dir}: auditing the latest run, {latest.name} ({n} run directories there; "
+            "give one to audit another)") in " ".join(res.output.split())
+    assert json.loads(res.stdout[res.stdout.index("{"):])["run"]["id"] == latest.name.rsplit("-", 1)[1]
+
+
 def test_truncated_log_keeps_records_and_warns(offline_dirs, tmp_path):
     from mlaudit_wandb.offline import find_log, load_offline
 

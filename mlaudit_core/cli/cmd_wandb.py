@@ -61,7 +61,21 @@ def register(app: typer.Typer) -> None:
             fail("give ENTITY/PROJECT/RUN_ID, or --offline RUN_DIR")
         plugin = get_plugin("wandb", timeout=timeout)
         if offline is not None:
-            load, what = (lambda: plugin.load(str(offline), offline=True)), f"offline W&B run {offline}"
+            def load():
+                from mlaudit_wandb.offline import find_log
+
+                from ._common import err_console
+
+                run_dir = find_log(offline).parent
+                if offline.is_dir() and offline.resolve() != run_dir.resolve():  # latest-run
+                    n = sum(1 for d in offline.glob("*run-*") if d.is_dir() and not d.is_symlink())
+                    err_console.print(f"{offline}: auditing the latest run, {run_dir.name} ({n} run "
+                                      f"director{'y' if n == 1 else 'ies'} there; give one to "
+                                      "audit another)", markup=False, highlight=False,
+                                      soft_wrap=True)
+                return plugin.load(str(run_dir), offline=True)
+
+            what = f"offline W&B run {offline}"
         else:
             load, what = (lambda: plugin.load(ref)), f"W&B run {ref}"
         wb = None if no_write else (lambda run, rep: plugin.write_back(run, rep, dry_run=dry_run,
