@@ -467,7 +467,11 @@ def build_timeline(run: RunData, findings: list[Finding]) -> list[TimelinePhase]
                                             note=f"{tk} {fmt(float(sm[0]))} -> {fmt(float(sm[i90]))} "
                                                  "(90% of the total drop)"))
                 if i90 < len(t) - 1:
-                    phases.append(TimelinePhase(name="stable region", step_start=int(t.steps[i90]),
+                    # "stable" only if the loss stays near its best; a loss that climbs back by
+                    # more than half of what it had dropped is named for it (presentation only)
+                    rising = float(sm[-1] - sm.min()) > 0.5 * drop
+                    name = "late region (loss rising)" if rising else "stable region"
+                    phases.append(TimelinePhase(name=name, step_start=int(t.steps[i90]),
                                                 step_end=int(t.steps[-1]), wall_start_s=wall(t, i90),
                                                 wall_end_s=wall(t, len(t) - 1),
                                                 note=f"{tk} {fmt(float(sm[i90]))} -> {fmt(float(sm[-1]))}"))

@@ -20,7 +20,8 @@ class _MissingSignal(Detector):
         if any(run.has(r) for r in self.roles):
             return
         names = " / ".join(r.value.replace("_", " ") for r in self.roles)
-        keys = run.metrics.keys
+        # training keys first: system telemetry (system.*, sys/...) would hide them in "+N more"
+        keys = sorted(run.metrics.keys, key=lambda k: (k.lower().startswith(("system", "sys/")), k))
         shown = ", ".join(keys[:12]) + (f" (+{len(keys) - 12} more)" if len(keys) > 12 else "")
         yield self.finding(Severity.INFO, f"no {names} logged: {self.would_tell}",
                            evidence=[FactEvidence(text=f"no logged key matches the {names} aliases; "
