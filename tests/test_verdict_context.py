@@ -168,3 +168,16 @@ def test_a_constant_loss_scale_of_one_is_not_an_fp16_failure(tmp_path):
     assert "fp16" not in r.verdict.summary
     assert r.verdict.outcome.value != "diverged"
     assert not [f for f in r.findings if f.code == "RT006"]
+
+
+def test_the_phase_after_early_learning_is_named_for_what_the_loss_does(tmp_path):
+    """A loss that falls and stays is a 'stable region'; one that falls and climbs back above
+    half of its drop is a 'late region (loss rising)', never 'stable'."""
+    fall = [2.0 * math.exp(-i / 20) + 0.3 for i in range(100)]
+    names = {}
+    for shape, tail in (("flat", [0.3] * 100), ("rising", [0.3 + 0.02 * i for i in range(100)])):
+        text = "\n".join(f"step={i} loss={x:.4f} lr=0.001" for i, x in enumerate(fall + tail))
+        r = audit_text(tmp_path, text, f"{shape}.log")
+        names[shape] = [p.name for p in r.timeline]
+    assert "stable region" in names["flat"] and "late region (loss rising)" not in names["flat"]
+    assert "late region (loss rising)" in names["rising"] and "stable region" not in names["rising"]
