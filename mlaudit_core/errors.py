@@ -11,6 +11,15 @@ class InputError(MlauditError):
     """The input (run id, path, file, URI) does not exist or cannot be read."""
 
 
+class TrackerUnavailable(InputError):
+    """The tracker could not be reached, timed out, or failed the call on its side (5xx).
+
+    A one-shot command prints it as one line (exit 2) like any input error; a watcher
+    treats it as an outage and retries with backoff, where any other :class:`MlauditError`
+    is a problem that retrying cannot fix.
+    """
+
+
 class MissingDependency(MlauditError):
     """A tracker SDK is not installed. The message carries the ``pip install`` line."""
 

@@ -310,3 +310,102 @@ def test_a_refused_key_is_one_line_before_any_state_file(server, tmp_path):
     assert proc.stderr.strip() == (f"mlaudit: error: login: W&B at {server.base_url} rejected the "
                                    "API key (check WANDB_API_KEY, ~/.netrc or `wandb login`)")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_outage_while_listing_is_retried_and_a_missing_run_does_not_stall_others(server,
+                                                                                  tmp_path):
+    """The project listing fails twice with a server error (W&B's GraphQL "internal error"):
+    the watcher retries instead of stopping; a pushed run that does not exist is given up at
+    once (no retries, no pause), and the real run behind it is audited."""
+    import threading
+
+    from mlaudit_core.service import StateStore, WatchConfig, Watcher
+    from mlaudit_core.settings import Settings
+
+    FakeRun = wandb_fake_server.FakeRun
+    server.add_run(FakeRun(ENTITY, "outage", "ok1", history=wandb_rows("healthy"),
+                           heartbeat_at="2026-03-01T00:00:00"))
+    project_view, fails = server._project_view, []
+
+    def failing_project_view(*a, **kw):
+        if len(fails) < 2:
+            fails.append(1)
+            raise wandb_fake_server.GraphQLFailure("internal error: database unavailable")
+        return project_view(*a, **kw)
+
+    from mlaudit_core.plugins import get_plugin
+    from mlaudit_wandb.triage import WandbWatchSource
+
+    source = WandbWatchSource(get_plugin("wandb", panel=False), "wandb outage",
+                              [f"{ENTITY}/outage"])
+    server._project_view = failing_project_view
+    try:
+        with StateStore(tmp_path / "s.sqlite", "wandb outage") as store:
+            w = Watcher(source, store, Settings(),
+                        WatchConfig(poll_interval_s=3600, concurrency=1, max_attempts=5,
+                                    since=__import__("datetime").datetime(2026, 1, 1)))
+            t = threading.Thread(target=w.run, daemon=True)
+            t.start()
+            assert w.started.wait(30)
+            w.submit([f"{ENTITY}/outage/gone1", f"{ENTITY}/outage/gone2"])
+            _wait(lambda: (store.get(f"{ENTITY}/outage/ok1") or {}).get("state") == "done",
+                  60, "the listed run to be audited after the outage")
+            assert t.is_alive()  # the outage did not stop the watcher
+            w.stop()
+            t.join(30)
+            rows = {r["ref"].rsplit("/", 1)[1]: r for r in store.rows()}
+    finally:
+        server._project_view = project_view
+    assert len(fails) == 2
+    for gone in ("gone1", "gone2"):
+        assert rows[gone]["state"] == "failed" and rows[gone]["attempts"] == 1
+        assert "no such run" in rows[gone]["error"]
+    assert rows["ok1"]["writes"] == 1
+
+
+@pytest.mark.parametrize("payload", [
+    {"run_path": "//"}, {"run_path": "/ent/p"}, {"run_path": "../../etc"},
+    {"entity": "..", "project": "..", "run_id": ".."},
+    {"run_url": "https://evil/x/../y/z/runs/../../"},
+    {"entity": "ent", "project": "p", "run_id": "x" * 10_000},
+    {"entity": "ent", "project": "p", "run_id": "x: ok\n2026 INFO run FORGED\x1b[2K"},
+    {"entity": "ent", "project": "p", "run_id": "a\x00b"},
+])
+def test_webhook_refuses_run_names_wandb_could_not_hold(payload, tmp_path):
+    from mlaudit_wandb.triage import make_app
+    from starlette.testclient import TestClient
+
+    from mlaudit_core.service import StateStore, WatchConfig, Watcher
+    from mlaudit_core.settings import Settings
+
+    with StateStore(tmp_path / "q.sqlite", "wandb webhook") as store:
+        client = TestClient(make_app(Watcher(_source(), store, Settings(), WatchConfig()),
+                                     SECRET))
+        res = client.post("/webhook", json=payload, headers={"Authorization": f"Bearer {SECRET}"})
+        assert res.status_code == 400 and store.rows() == []
+
+
+def test_webhook_body_limits_scheme_case_and_full_queue(tmp_path):
+    from mlaudit_wandb.triage import MAX_BODY_BYTES, make_app
+    from starlette.testclient import TestClient
+
+    from mlaudit_core.service import StateStore, WatchConfig, Watcher
+    from mlaudit_core.settings import Settings
+
+    with StateStore(tmp_path / "q.sqlite", "wandb webhook") as store:
+        client = TestClient(make_app(Watcher(_source(), store, Settings(),
+                                             WatchConfig(max_pending=1)), SECRET))
+        for scheme in ("bearer", "BEARER", "Bearer"):  # RFC 7235: the scheme is case-insensitive
+            res = client.post("/webhook", json={"run_path": "ent/p/r1"},
+                              headers={"Authorization": f"{scheme} {SECRET}"})
+            assert res.status_code in (200, 202)
+        ok = {"Authorization": f"Bearer {SECRET}"}
+        assert client.post("/webhook", json={"run_path": "ent/p/r1"}, headers=ok).status_code == 200
+        assert client.post("/webhook", json={"run_path": "ent/p/r2"}, headers=ok).status_code == 503
+        deep = b"[" * 100_000 + b"]" * 100_000
+        assert client.post("/webhook", content=deep[:MAX_BODY_BYTES], headers=ok).status_code == 400
+        assert client.post("/webhook", content=b"[" * 50_000 + b"]" * 50_000,
+                           headers=ok).status_code in (400, 413)
+        big = b'{"run_path": "ent/p/r3", "pad": "' + b"x" * (MAX_BODY_BYTES + 1) + b'"}'
+        assert client.post("/webhook", content=big, headers=ok).status_code == 413
+        assert [r["ref"] for r in store.rows()] == ["ent/p/r1"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mlaudit_core.errors import InputError
+from mlaudit_core.errors import InputError, TrackerUnavailable
 from mlaudit_core.plugins import require
 
 #: Per-call retries inside the SDK session (urllib3 ``Retry``), and their back-off factor (s).
@@ -80,8 +80,8 @@ def connect(*, attempts: int = ATTEMPTS, backoff: float = BACKOFF):
                          "CLEARML_API_ACCESS_KEY and CLEARML_API_SECRET_KEY") from None
     except Exception as exc:
         if _is_unreachable(exc):
-            raise InputError(f"ClearML server {host} is unreachable (gave up after {attempts} attempts "
-                             "with back-off)") from None
+            raise TrackerUnavailable(f"ClearML server {host} is unreachable (gave up after "
+                                     f"{attempts} attempts with back-off)") from None
         if isinstance(exc, LoginError) and ("401" in str(exc) or "nauthorized" in str(exc)):
             raise InputError(f"ClearML server {host} rejected the credentials (check clearml.conf or "
                              "CLEARML_API_ACCESS_KEY / CLEARML_API_SECRET_KEY)") from None
@@ -115,18 +115,20 @@ def call(session, endpoint: str, *, what: str | None = None, **payload: Any) -> 
         res = session.send_request(service, action, json=payload, method="post")
     except Exception as exc:
         if _is_unreachable(exc):
-            raise InputError(f"ClearML server {session.host} became unreachable during {endpoint}") from None
+            raise TrackerUnavailable(f"ClearML server {session.host} became unreachable during "
+                                     f"{endpoint}") from None
         raise
     try:
         body = res.json()
     except ValueError:
-        raise InputError(f"ClearML server {session.host} answered {endpoint} with HTTP {res.status_code} "
-                         "and no JSON") from None
+        raise TrackerUnavailable(f"ClearML server {session.host} answered {endpoint} with HTTP "
+                                 f"{res.status_code} and no JSON") from None
     meta = body.get("meta") or {}
     if res.status_code != 200 or meta.get("result_code", 200) != 200:
         code, sub = meta.get("result_code", res.status_code), meta.get("result_subcode", 0)
         msg = meta.get("result_msg") or f"HTTP {res.status_code}"
         if code == 400 and sub == 101:
             raise InputError(f"no ClearML task {what or payload.get('task')!r} on {session.host}")
-        raise InputError(f"ClearML {endpoint} failed ({code}/{sub}): {msg}")
+        err = TrackerUnavailable if str(code).isdigit() and int(code) >= 500 else InputError
+        raise err(f"ClearML {endpoint} failed ({code}/{sub}): {msg}")
     return body.get("data") or {}

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mlaudit_core.errors import InputError
+from mlaudit_core.errors import InputError, TrackerUnavailable
 from mlaudit_core.plugins import require
 from mlaudit_core.rundata import (
     Artifact,
@@ -265,10 +265,14 @@ def load_run(run_id: str, tracking_uri: str | None = None) -> RunData:
         if "RESOURCE_DOES_NOT_EXIST" in str(code) or "not found" in str(exc).lower():
             raise InputError(f"mlflow run {run_id!r} not found at {uri}") from None
         first = clip(str(exc).strip().splitlines()[0], 300) if str(exc).strip() else type(exc).__name__
-        raise InputError(f"mlflow tracking server {uri} could not be read: {first}") from None
+        # the server's own failures (MLflow's error codes for 5xx and 429) are worth a retry
+        err = TrackerUnavailable if str(code) in ("INTERNAL_ERROR", "TEMPORARILY_UNAVAILABLE",
+                                                  "REQUEST_LIMIT_EXCEEDED") else InputError
+        raise err(f"mlflow tracking server {uri} could not be read: {first}") from None
     except Exception as exc:  # connection errors surface as requests/urllib3 exceptions
-        raise InputError(f"mlflow tracking store {uri} is unreachable: {type(exc).__name__}: "
-                         f"{str(exc).splitlines()[0][:200] if str(exc) else ''}") from None
+        raise TrackerUnavailable(f"mlflow tracking store {uri} is unreachable: "
+                                 f"{type(exc).__name__}: "
+                                 f"{str(exc).splitlines()[0][:200] if str(exc) else ''}") from None
     info, data = r.info, r.data
     if info.lifecycle_stage == "deleted":
         raise InputError(f"mlflow run {run_id!r} is deleted")

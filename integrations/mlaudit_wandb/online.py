@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from mlaudit_core.errors import InputError
+from mlaudit_core.errors import InputError, TrackerUnavailable
 from mlaudit_core.plugins import require
 from mlaudit_core.redact import redact_text
 from mlaudit_core.rundata import Artifact, RunData, RunIdentity
@@ -40,7 +40,14 @@ PAGE_SIZE = 10_000
 #: every 15 s by default: 100,000 samples is 17 days).
 SYSTEM_SAMPLES = 100_000
 #: Characters W&B never allows in an entity, project or run id (whitespace, URL syntax).
-_BAD_SEGMENT = re.compile(r"[\s?#:]")
+_BAD_SEGMENT = re.compile(r"[\s?#:%\\]")
+
+
+def valid_segment(s: str) -> bool:
+    r"""An entity, project or run id W&B could hold: 1-128 printable characters, none of
+    whitespace ``? # : % \``, not ``.`` or ``..`` (URL path segments W&B would not route)."""
+    return 0 < len(s) <= 128 and s.isprintable() and not _BAD_SEGMENT.search(s) \
+        and s not in (".", "..")
 _URL = re.compile(r"^https?://[^/]+/(?P<e>[^/]+)/(?P<p>[^/]+)/runs/(?P<r>[^/?#]+)")
 
 
@@ -67,13 +74,19 @@ def parse_ref(ref: str) -> RunPath:
     parts = [p for p in ref.split("/") if p]
     if len(parts) == 4 and parts[2] == "runs":
         parts = [parts[0], parts[1], parts[3]]
-    if len(parts) != 3 or any(_BAD_SEGMENT.search(p) for p in parts):
+    if len(parts) != 3 or not all(valid_segment(p) for p in parts):
         raise InputError(f"{ref!r}: expected a W&B run as ENTITY/PROJECT/RUN_ID or its URL")
     return RunPath(*parts)
 
 
 def base_url() -> str:
     return os.environ.get("WANDB_BASE_URL", "https://api.wandb.ai").rstrip("/")
+
+
+#: W&B answers that mean "the server failed this time" (HTTP 5xx, rate limiting, a GraphQL
+#: "internal error"): a watcher retries them, unlike "no such run" or a refused key.
+_TRANSIENT = ("internal error", "500", "502", "503", "504", "bad gateway", "service unavailable",
+              "gateway timeout", "429", "too many requests", "rate limit")
 
 
 @contextmanager
@@ -94,8 +107,8 @@ def sdk_errors(what: str) -> Iterator[None]:
                                           "api key", "unauthorized")):
             raise InputError(f"{what}: W&B at {base_url()} rejected the API key (check "
                              "WANDB_API_KEY, ~/.netrc or `wandb login`)") from None
-        raise InputError(f"{what}: cannot reach W&B at {base_url()}: "
-                         f"{msg.split(': ', 1)[-1]}") from None
+        raise TrackerUnavailable(f"{what}: cannot reach W&B at {base_url()}: "
+                                 f"{msg.split(': ', 1)[-1]}") from None
     except (CommError, UsageError, WandbApiFailedError, ValueError, WandbError) as exc:
         msg = _first_line(exc)
         low = msg.lower()
@@ -105,9 +118,11 @@ def sdk_errors(what: str) -> Iterator[None]:
         if any(s in low for s in ("connection refused", "connect:", "no such host", "timeout",
                                   "timed out", "dial tcp", "unreachable", "connection reset",
                                   "did not respond in time")):
-            raise InputError(f"{what}: cannot reach W&B at {base_url()}: {msg}") from None
+            raise TrackerUnavailable(f"{what}: cannot reach W&B at {base_url()}: {msg}") from None
         if "api key" in low or "credentials" in low or "401" in low or "permission" in low:
             raise InputError(f"{what}: W&B at {base_url()} refused access: {msg}") from None
+        if any(s in low for s in _TRANSIENT):
+            raise TrackerUnavailable(f"{what}: W&B API error: {msg}") from None
         raise InputError(f"{what}: W&B API error: {msg}") from None
     except OSError as exc:
         raise InputError(f"{what}: cannot reach W&B at {base_url()}: {exc}") from None

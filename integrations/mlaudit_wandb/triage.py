@@ -39,10 +39,14 @@ import time
 
 from mlaudit_core.rundata import RunData
 from mlaudit_core.service import PluginSource, QueueFull
+from mlaudit_core.signal import clip
 
 SECRET_ENV = "MLAUDIT_WANDB_WEBHOOK_SECRET"
 log = logging.getLogger("mlaudit.watch")
-_URL = re.compile(r"/(?P<e>[^/]+)/(?P<p>[^/]+)/runs/(?P<r>[^/?#]+)")
+_URL = re.compile(r"^https?://[^/]+/(?P<e>[^/]+)/(?P<p>[^/]+)/runs/(?P<r>[^/?#]+)/?(?:[?#].*)?$")
+#: Webhook bodies larger than this are refused (413): W&B's payload templates are a few
+#: hundred bytes; 64 KiB leaves room for any template without buffering floods.
+MAX_BODY_BYTES = 64 * 1024
 #: W&B run states that are not an end (wandb/apis/public/runs.py; "preempting" is the
 #: state a preempted run holds until it resumes or is marked crashed).
 RUNNING_STATES = ("running", "pending", "preempting")
@@ -120,21 +124,30 @@ class WandbWatchSource(PluginSource):
 
 
 def run_path_from_payload(payload: dict) -> str | None:
-    """``ENTITY/PROJECT/RUN_ID`` from a webhook payload, or None when it names no run."""
+    """``ENTITY/PROJECT/RUN_ID`` from a webhook payload, or None when it names no run.
+
+    Each part must be a name W&B could hold (:func:`~mlaudit_wandb.online.valid_segment`:
+    no empty parts, ``..``, control characters, whitespace, more than 128 characters), so
+    nothing odd reaches the state file or the log.
+    """
+    from .online import valid_segment
+
     if not isinstance(payload, dict):
         return None
+    parts = None
     for key in ("run_path", "run"):
         v = payload.get(key)
         if isinstance(v, str) and v.count("/") == 2:
-            return v.strip("/")
-    v = payload.get("run_url")
-    if isinstance(v, str) and (m := _URL.search(v)):
-        return f"{m['e']}/{m['p']}/{m['r']}"
-    entity = payload.get("entity") or payload.get("entity_name")
-    project = payload.get("project") or payload.get("project_name")
-    run_id = payload.get("run_id") or payload.get("run_name")
-    if all(isinstance(x, str) and x and "/" not in x for x in (entity, project, run_id)):
-        return f"{entity}/{project}/{run_id}"
+            parts = v.split("/")
+            break
+    if parts is None and isinstance(v := payload.get("run_url"), str) and (m := _URL.search(v)):
+        parts = [m["e"], m["p"], m["r"]]
+    if parts is None:
+        parts = [payload.get("entity") or payload.get("entity_name"),
+                 payload.get("project") or payload.get("project_name"),
+                 payload.get("run_id") or payload.get("run_name")]
+    if all(isinstance(x, str) and valid_segment(x) for x in parts):
+        return "/".join(parts)
     return None
 
 
@@ -148,8 +161,9 @@ def make_app(watcher, secret: str, *, states: tuple[str, ...] = ("finished", "fa
         states: run states whose events are audited (others are acknowledged, ignored).
 
     Responses: 202 queued, 200 ignored (already waiting, or an event for another state),
-    400 payload names no run or is not JSON, 401 wrong or missing secret (logged with the
-    client's address, never the token), 503 queue full. ``GET /healthz``: ``ok`` (workers
+    400 payload names no run or is not JSON, 401 wrong or missing secret (``Bearer`` in any
+    case; refusals logged at most once a minute with the client's address, never the
+    token), 413 body over ``MAX_BODY_BYTES``, 503 queue full. ``GET /healthz``: ``ok`` (workers
     running), ``queued`` (waiting, incl. ``retrying``: waiting after a failed attempt),
     ``done``, ``failed`` (given up).
     Each accepted delivery is one ending (its receipt time), so a run that ended again
@@ -159,27 +173,47 @@ def make_app(watcher, secret: str, *, states: tuple[str, ...] = ("finished", "fa
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
-    expected = f"Bearer {secret}".encode()
+    expected = secret.encode()
+    refused = {"n": 0, "logged_at": 0.0}
+
+    def _log_refusal(request, why: str) -> None:
+        """At most one line per minute, with the count since the last one (a flood of bad
+        deliveries must not flood the log)."""
+        refused["n"] += 1
+        now = time.monotonic()
+        if now - refused["logged_at"] >= 60.0:
+            client = request.client.host if request.client else "?"
+            log.warning("webhook: refused %d delivery(ies) in the last minute; latest from %s: %s",
+                        refused["n"], client, why)
+            refused["n"], refused["logged_at"] = 0, now
 
     async def webhook(request):
-        got = request.headers.get("authorization", "").encode()
-        if not secret or not hmac.compare_digest(got, expected):
-            client = request.client.host if request.client else "?"
-            log.warning("webhook: refused a delivery from %s: %s bearer token", client,
-                        "wrong" if got else "no")
+        scheme, _, token = request.headers.get("authorization", "").strip().partition(" ")
+        if not secret or scheme.lower() != "bearer" or \
+                not hmac.compare_digest(token.strip().encode(), expected):
+            _log_refusal(request, "wrong bearer token" if token else "no bearer token")
             return JSONResponse({"error": "missing or wrong bearer token"}, status_code=401)
+        size = request.headers.get("content-length", "")
+        if size.isdigit() and int(size) > MAX_BODY_BYTES:
+            return JSONResponse({"error": f"body over {MAX_BODY_BYTES} bytes"}, status_code=413)
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_BODY_BYTES:
+                return JSONResponse({"error": f"body over {MAX_BODY_BYTES} bytes"},
+                                    status_code=413)
         try:
-            payload = json.loads(await request.body() or b"{}")
-        except ValueError:
+            payload = json.loads(body or b"{}")
+        except (ValueError, RecursionError):
             return JSONResponse({"error": "body is not JSON"}, status_code=400)
-        state = str(payload.get("state") or payload.get("run_state") or "").lower() \
-            if isinstance(payload, dict) else ""
+        state = payload.get("state") or payload.get("run_state") if isinstance(payload, dict) else ""
+        state = state.lower() if isinstance(state, str) else ""
         if state and state not in states:
-            return JSONResponse({"ignored": f"run state {state}"}, status_code=200)
+            return JSONResponse({"ignored": f"run state {clip(state, 40)}"}, status_code=200)
         run = run_path_from_payload(payload)
         if run is None:
             return JSONResponse({"error": "payload names no run (send entity, project, run_id "
-                                          "or run_path)"}, status_code=400)
+                                          "or run_path: names W&B could hold)"}, status_code=400)
         try:
             added = watcher.submit([(run, f"webhook@{time.time():.6f}")])
         except QueueFull as exc:
@@ -190,7 +224,8 @@ def make_app(watcher, secret: str, *, states: tuple[str, ...] = ("finished", "fa
     async def healthz(request):
         counts = watcher.status()
         waiting = sum(counts.get(s, 0) for s in ("pending", "claimed", "writing"))
-        return JSONResponse({"ok": watcher.started.is_set(), "queued": waiting,
+        ok = watcher.started.is_set() and not watcher.stopped.is_set()
+        return JSONResponse({"ok": ok, "queued": waiting,
                              "retrying": watcher.store.retrying(),
                              "done": counts.get("done", 0), "failed": counts.get("failed", 0)})
 

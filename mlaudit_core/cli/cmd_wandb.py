@@ -116,7 +116,7 @@ def register(app: typer.Typer) -> None:
 
         from ._common import fail
 
-        secret = os.environ.get(SECRET_ENV, "")
+        secret = os.environ.get(SECRET_ENV, "").strip()  # a newline from an env file never matches
         if not secret:
             fail(f"set {SECRET_ENV} to the webhook's access token (W&B sends it as a Bearer token)")
         projects = _projects_or_fail(project)
@@ -133,7 +133,19 @@ def register(app: typer.Typer) -> None:
             import uvicorn
             from mlaudit_wandb.triage import make_app
 
-            runner = threading.Thread(target=watcher.run, name="mlaudit-watch", daemon=True)
+            server = uvicorn.Server(uvicorn.Config(make_app(watcher, secret), host=host, port=port,
+                                                   log_level="warning", lifespan="off"))
+            died: list[BaseException] = []
+
+            def run_watcher() -> None:  # if the watcher stops on its own, the receiver stops too
+                try:
+                    watcher.run()
+                except BaseException as exc:  # noqa: BLE001 - reported after the server stops
+                    died.append(exc)
+                finally:
+                    server.should_exit = True
+
+            runner = threading.Thread(target=run_watcher, name="mlaudit-watch", daemon=True)
             runner.start()
             typer.echo(f"mlaudit: W&B webhook receiver on http://{host}:{port}/webhook "
                        f"(state {watcher.store.path})")
@@ -142,10 +154,17 @@ def register(app: typer.Typer) -> None:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, watcher.stop)
             try:
-                uvicorn.run(make_app(watcher, secret), host=host, port=port, log_level="warning")
+                server.run()
             finally:
                 watcher.stop()
                 runner.join(cfg.grace_s + 5)
+            if died:
+                from ..errors import MlauditError
+
+                exc = died[0]
+                if isinstance(exc, MlauditError):
+                    raise exc
+                raise RuntimeError(f"the watcher stopped: {type(exc).__name__}: {exc}") from exc
 
         run_watch(lambda: _wandb_source(scope, projects, no_panel), state=state, config=config,
                   watch=cfg, notify=notify, serve=serve)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..errors import MlauditError
+from ..errors import MlauditError, TrackerUnavailable
 from ..redact import redact_text
 
 ERROR_MAX_CHARS = 300
@@ -31,7 +31,10 @@ class RunResult:
     then says which stage failed and why. ``severity`` is the highest finding severity
     (None without findings); ``codes`` are the finding codes at warning or above;
     ``seconds`` is wall time for the whole task. ``released`` marks a run given back
-    unfinished at shutdown (nothing written).
+    unfinished at shutdown (nothing written). ``permanent`` marks a failure that retrying
+    cannot fix (no such run, a malformed reference, a refused write-back): any
+    :class:`~mlaudit_core.errors.MlauditError` except
+    :class:`~mlaudit_core.errors.TrackerUnavailable`. Not stored in the state file.
     """
 
     ref: str
@@ -49,6 +52,7 @@ class RunResult:
     note: str | None = None
     error: str | None = None
     released: bool = False
+    permanent: bool = False
 
     def to_row(self) -> dict[str, Any]:
         row = asdict(self)
@@ -152,6 +156,7 @@ def audit_one(plugin, ref: str, settings, *, write_back: bool = True,
     except Exception as exc:  # one run's failure is its result, never the caller's exception
         res.ok = False
         res.error = one_line(stage, exc)
+        res.permanent = isinstance(exc, MlauditError) and not isinstance(exc, TrackerUnavailable)
     finally:
         res.seconds = time.perf_counter() - t0
     return res

@@ -32,6 +32,9 @@ watcher, so a run that kills the process every time is given up too. After any f
 run, dispatching pauses until the tracker answers a listing again, so an outage costs at
 most one attempt per run in flight; that listing comes at the next poll or after
 ``retry_base_s``, whichever is sooner, and the loop wakes for each run's retry time.
+A run whose failure retrying cannot fix (an ``MlauditError`` other than
+``TrackerUnavailable``: no such run, a malformed reference, a refused write-back) is given
+up at once and pauses nothing; a listing that fails that way stops the watcher (exit 2).
 
 Shutdown. SIGTERM or SIGINT: stop listing and dispatching, let in-flight runs finish for
 up to ``grace_s`` (a run not yet writing gives its claim back at once), release what is
@@ -60,9 +63,9 @@ from datetime import datetime, timezone
 
 import tenacity
 
-from ..errors import MlauditError
+from ..errors import MlauditError, TrackerUnavailable
 from .source import PluginSource
-from .state import StateStore
+from .state import UNSETTLED, StateStore
 from .task import RunResult, audit_one, one_line, warm_up
 
 log = logging.getLogger("mlaudit.watch")
@@ -126,6 +129,8 @@ class Watcher:
         self.audited = 0
         #: Set once the workers run and the first listing may start (for threads that push).
         self.started = threading.Event()
+        #: Set when :meth:`run` returns or raises (a health endpoint reports not ok).
+        self.stopped = threading.Event()
 
     # -- control --------------------------------------------------------------------------
     def stop(self, *_args) -> None:
@@ -148,8 +153,12 @@ class Watcher:
         refs = list(refs)
         with self._submit_mu:
             limit = self.cfg.max_pending
-            if limit is not None and self.store.pending() + len(refs) > limit:
-                raise QueueFull(f"queue full ({limit} runs waiting)")
+            if limit is not None:  # runs already waiting take no new room
+                new = [r for r in refs
+                       if (self.store.get(r if isinstance(r, str) else r[0]) or {}).get("state")
+                       not in UNSETTLED]
+                if new and self.store.pending() + len(new) > limit:
+                    raise QueueFull(f"queue full ({limit} runs waiting)")
             n = self.store.add(refs)
         if n:
             log.info("%d run(s) queued by the trigger", n)
@@ -199,6 +208,7 @@ class Watcher:
             self._shutdown(workers)
             for sig, h in handlers.items():
                 signal.signal(sig, h)
+            self.stopped.set()
         return 0
 
     # -- main loop ------------------------------------------------------------------------
@@ -263,7 +273,7 @@ class Watcher:
                         rs.next_action.sleep if rs.next_action else 0)
 
         return tenacity.Retrying(
-            retry=tenacity.retry_if_not_exception_type((_Stopped, MlauditError)),
+            retry=tenacity.retry_if_exception(_is_outage),
             wait=tenacity.wait_exponential_jitter(initial=1, max=self.cfg.listing_max_backoff_s),
             sleep=self._stop.wait, before_sleep=before_sleep, reraise=True)  # _list raises _Stopped
 
@@ -356,6 +366,10 @@ class Watcher:
             notify(report, self.settings)
 
     def _failed(self, ref: str, res: RunResult) -> None:
+        if res.permanent:  # no such run, a malformed ref...: retrying cannot help, no outage
+            self.store.fail(ref, res, retry_at=None)
+            log.error("run %s: gave up: %s", ref, res.error)
+            return
         self._healthy = False  # dispatch waits for the tracker to answer a listing again...
         # ...which comes no later than the first retry (a pushed-runs watcher may list rarely)
         self._relist_at = time.monotonic() + min(self.cfg.poll_interval_s, self.cfg.retry_base_s)
@@ -396,6 +410,14 @@ class Watcher:
             if self.store.release(ref):
                 log.warning("run %s: released unfinished at shutdown", ref)
         log.info("stopped (%d run(s) audited in this session)", self.audited)
+
+
+def _is_outage(exc: BaseException) -> bool:
+    """A listing failure to retry: anything but a stop or a configuration problem (an
+    :class:`MlauditError` other than :class:`TrackerUnavailable`)."""
+    if isinstance(exc, _Stopped):
+        return False
+    return isinstance(exc, TrackerUnavailable) or not isinstance(exc, MlauditError)
 
 
 def _parse_pause(value: str) -> dict[str, float]:
