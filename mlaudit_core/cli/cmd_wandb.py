@@ -190,12 +190,14 @@ def register(app: typer.Typer) -> None:
 
 
 def _projects_or_fail(projects: list[str]) -> list[str]:
+    from mlaudit_wandb.online import valid_segment
+
     from ._common import fail
 
     for p in projects:
         entity, _, name = p.partition("/")
-        if not entity or not name or "/" in name:
-            fail(f"--project {p!r}: expected ENTITY/PROJECT")
+        if not (valid_segment(entity) and valid_segment(name)):
+            fail(f"--project {p!r}: expected ENTITY/PROJECT (names without spaces, ?, #, :, %)")
     return list(dict.fromkeys(projects))
 
 
