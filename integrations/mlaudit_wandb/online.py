@@ -40,12 +40,12 @@ PAGE_SIZE = 10_000
 #: every 15 s by default: 100,000 samples is 17 days).
 SYSTEM_SAMPLES = 100_000
 #: Characters W&B never allows in an entity, project or run id (whitespace, URL syntax).
-_BAD_SEGMENT = re.compile(r"[\s?#:%\\]")
+_BAD_SEGMENT = re.compile(r"[\s?#:%\\/]")
 
 
 def valid_segment(s: str) -> bool:
     r"""An entity, project or run id W&B could hold: 1-128 printable characters, none of
-    whitespace ``? # : % \``, not ``.`` or ``..`` (URL path segments W&B would not route)."""
+    whitespace ``? # : % \ /``, not ``.`` or ``..`` (URL path segments W&B would not route)."""
     return 0 < len(s) <= 128 and s.isprintable() and not _BAD_SEGMENT.search(s) \
         and s not in (".", "..")
 _URL = re.compile(r"^https?://[^/]+/(?P<e>[^/]+)/(?P<p>[^/]+)/runs/(?P<r>[^/?#]+)")
