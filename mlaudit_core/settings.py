@@ -117,6 +117,10 @@ def load_settings(start: Path | None = None, explicit: Path | None = None) -> Se
         section = data if path.name != "pyproject.toml" else data.get("tool", {}).get("mlaudit")
         if path.name == "mlaudit.toml" and "tool" in data:
             section = data["tool"].get("mlaudit", {})
+            stray = sorted(k for k in data if k != "tool")
+            if stray:  # both forms in one file: the top-level keys would be silently ignored
+                raise SettingsError(f"{path}: has both [tool.mlaudit] and top-level keys "
+                                    f"({', '.join(stray)}); use one form")
         if section is None:
             continue
         try:
