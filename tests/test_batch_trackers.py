@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
+from wandb_helpers import reset_sdk_state, sdk_pointed_at
 
 from mlaudit_core.cli import app
 from mlaudit_core.writeback import BEGIN
@@ -60,25 +61,6 @@ def wandb_rows(shape: str) -> list[dict]:
     return rows
 
 
-def _reset_sdk_state() -> None:
-    """Forget the SDKs' in-process sessions and settings so that the next test module, with its
-    own local server, is not sent to this module's (stopped) one."""
-    try:
-        from clearml.backend_interface.base import InterfaceBase
-        from clearml.config import ConfigWrapper
-
-        InterfaceBase._default_session = None
-        ConfigWrapper._config = None
-    except ImportError:
-        pass
-    try:
-        import wandb
-
-        wandb.teardown()
-    except Exception:  # teardown with no active setup is fine to ignore
-        pass
-
-
 @pytest.fixture(scope="module")
 def wandb_server():
     """The fake W&B server with the project's runs; writes (upserts) counted per run; the run
@@ -86,7 +68,6 @@ def wandb_server():
     pytest.importorskip("wandb")
     FakeRun, FakeWandbServer = wandb_fake_server.FakeRun, wandb_fake_server.FakeWandbServer
     failure = wandb_fake_server.GraphQLFailure
-    mp = pytest.MonkeyPatch()
     with FakeWandbServer(api_key=KEY, entity=ENTITY) as srv:
         for shape in (*SHAPES, "broken"):
             srv.add_run(FakeRun(ENTITY, PROJECT, shape, display_name=shape, tags=["keep-me"],
@@ -114,15 +95,8 @@ def wandb_server():
             return res
 
         srv._run_view, srv._upsert_bucket = broken_view, counting_upsert
-        mp.setenv("WANDB_BASE_URL", srv.base_url)
-        mp.setenv("WANDB_API_KEY", KEY)
-        mp.setenv("WANDB_SILENT", "true")
-        mp.delenv("WANDB_MODE", raising=False)
-        try:
+        with sdk_pointed_at(srv, KEY):
             yield srv
-        finally:
-            mp.undo()
-            _reset_sdk_state()
 
 
 def test_batch_wandb_summary_write_back_once_and_resume(wandb_server, tmp_path):
@@ -211,7 +185,7 @@ def clearml_server(tmp_path_factory):
            "CLEARML_LOG_LEVEL": "WARNING"}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
-    _reset_sdk_state()  # an earlier module's server may be cached in the SDK
+    reset_sdk_state()  # an earlier module's server may be cached in the SDK
     try:
         ids = {shape: new_task(shape, shape) for shape in SHAPES}
         ids["broken"] = new_task("broken", "healthy")
@@ -227,7 +201,7 @@ def clearml_server(tmp_path_factory):
             else:
                 os.environ[k] = v
         srv.stop()
-        _reset_sdk_state()
+        reset_sdk_state()
 
 
 def clearml_writes(srv, task_id: str) -> int:

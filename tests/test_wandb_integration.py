@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 pytest.importorskip("wandb")
 
 from wandb_fake_server import FakeRun, FakeWandbServer
+from wandb_helpers import mlflow_run_as_rows
 
 from mlaudit_core.audit import audit
 from mlaudit_core.cli import app
@@ -71,18 +72,8 @@ def trained(tmp_path_factory):
     for name in REGIMES:
         res = regimes.train(name, seed=0, verbose=False)
         run_id = res["run_id"]
-        data = client.get_run(run_id).data
-        rows: dict[int, dict] = {}
-        for key in data.metrics:
-            if key.startswith("system/"):
-                continue
-            for m in client.get_metric_history(run_id, key):
-                row = rows.setdefault(m.step, {"_step": m.step})
-                row[key] = m.value
-                row["_timestamp"] = m.timestamp / 1000
-        console = Path(client.download_artifacts(run_id, "console.log", str(root))).read_text()
-        out[name] = {"mlflow_id": run_id, "id": f"{name.replace('_', '')}0", "params": data.params,
-                     "rows": [rows[s] for s in sorted(rows)], "console": console}
+        out[name] = {"mlflow_id": run_id, "id": f"{name.replace('_', '')}0",
+                     **mlflow_run_as_rows(client, run_id, root)}
     mlflow.set_tracking_uri(None)
     return {"uri": uri, "runs": out}
 

@@ -35,6 +35,7 @@ pytest.importorskip("mlflow")
 pytest.importorskip("sklearn")
 
 from wandb_fake_server import FakeWandbServer
+from wandb_helpers import mlflow_run_as_rows
 
 from mlaudit_core.cli import app
 
@@ -104,18 +105,7 @@ def trained(tmp_path_factory):
     try:
         for name in REGIMES:
             run_id = regimes.train(name, seed=0, verbose=False)["run_id"]
-            data = client.get_run(run_id).data
-            rows: dict[int, dict] = {}
-            for key in data.metrics:
-                if key.startswith("system/"):
-                    continue
-                for m in client.get_metric_history(run_id, key):
-                    row = rows.setdefault(m.step, {"_step": m.step})
-                    row[key] = m.value
-                    row["_timestamp"] = m.timestamp / 1000
-            console = Path(client.download_artifacts(run_id, "console.log", str(root))).read_text()
-            out[name] = {"mlflow_id": run_id, "params": data.params,
-                         "rows": [rows[s] for s in sorted(rows)], "console": console}
+            out[name] = {"mlflow_id": run_id, **mlflow_run_as_rows(client, run_id, root)}
     finally:
         mlflow.set_tracking_uri(None)
     try:

@@ -26,7 +26,8 @@ from typer.testing import CliRunner
 from mlaudit_core.cli import app
 
 wandb_fake_server = pytest.importorskip("wandb_fake_server")
-from test_batch_trackers import _reset_sdk_state, wandb_rows  # noqa: E402
+from test_batch_trackers import wandb_rows  # noqa: E402
+from wandb_helpers import sdk_pointed_at  # noqa: E402
 
 KEY = "k" * 40
 SECRET = "hook-secret-0123456789"
@@ -40,7 +41,6 @@ def server():
     ``srv.writes`` counts upserts (tags/summary/notes write-backs) per run."""
     pytest.importorskip("wandb")
     FakeRun, FakeWandbServer = wandb_fake_server.FakeRun, wandb_fake_server.FakeWandbServer
-    mp = pytest.MonkeyPatch()
     with FakeWandbServer(api_key=KEY, entity=ENTITY) as srv:
         for project in ("hooked", "polled"):
             for shape in ("healthy", "diverge"):
@@ -59,15 +59,8 @@ def server():
             return res
 
         srv._upsert_bucket = counting_upsert
-        mp.setenv("WANDB_BASE_URL", srv.base_url)
-        mp.setenv("WANDB_API_KEY", KEY)
-        mp.setenv("WANDB_SILENT", "true")
-        mp.delenv("WANDB_MODE", raising=False)
-        try:
+        with sdk_pointed_at(srv, KEY):
             yield srv
-        finally:
-            mp.undo()
-            _reset_sdk_state()
 
 
 def _writes(srv, project: str, run: str) -> int:
@@ -333,8 +326,9 @@ def test_an_outage_while_listing_is_retried_and_a_missing_run_does_not_stall_oth
             raise wandb_fake_server.GraphQLFailure("internal error: database unavailable")
         return project_view(*a, **kw)
 
-    from mlaudit_core.plugins import get_plugin
     from mlaudit_wandb.triage import WandbWatchSource
+
+    from mlaudit_core.plugins import get_plugin
 
     source = WandbWatchSource(get_plugin("wandb", panel=False), "wandb outage",
                               [f"{ENTITY}/outage"])
