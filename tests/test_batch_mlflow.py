@@ -137,3 +137,45 @@ def test_batch_on_ray_gives_the_same_summary(mlflow_server, experiment, tmp_path
     assert experiment["corrupt"] in res.output and "load: MlflowException" in res.output
     for shape in ("diverged", "overfit", "succeeded"):
         assert shape in res.output
+
+
+@pytest.mark.parametrize("form", ["{}", "ray://{}"])
+def test_batch_on_an_unreachable_ray_address_is_one_line_exit_2(mlflow_server, experiment, tmp_path,
+                                                                 monkeypatch, form):
+    """A closed port: ray.init would retry its GCS connection for minutes; the address is
+    checked (TCP connect) before the listing and before any state file or directory."""
+    from conftest import free_port
+
+    address = form.format(f"127.0.0.1:{free_port()}")
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, ["batch", "mlflow", "-e", "batch-it", "-u", mlflow_server["url"],
+                                   "--executor", "ray", "--ray-address", address], env=WIDE)
+    assert res.exit_code == 2, res.output
+    assert res.output == (f"mlaudit: error: --ray-address {address}: cannot connect "
+                          "(Connection refused)\n")
+    assert list(tmp_path.iterdir()) == []  # no ./.mlaudit/ state directory
+
+
+def test_batch_state_in_an_unusable_place_is_one_line_exit_2(mlflow_server, experiment, tmp_path):
+    """A parent that is a regular file, a device, and (as root, where chmod does not bind)
+    /proc, where no file can be created: one line naming the path, nothing created."""
+    import os
+
+    (tmp_path / "afile").write_text("x")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    ro_state = ro / "s.sqlite" if not os.access(ro, os.W_OK) else f"/proc/mlaudit-{os.getpid()}.sqlite"
+    try:
+        for state, text in ((tmp_path / "afile" / "s.sqlite", "a parent of the state file is not "
+                                                             "a directory"),
+                            ("/dev/null", "not a regular file"),
+                            (ro_state, "")):
+            res = batch(mlflow_server["url"], state, "--no-write")
+            assert res.exit_code == 2, res.output
+            lines = res.output.splitlines()
+            assert len(lines) == 1 and lines[0].startswith(f"mlaudit: error: {state}: {text}")
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "ro"]
+        assert list(ro.iterdir()) == [] and not os.path.exists("/dev/null-journal")
+    finally:
+        ro.chmod(0o755)

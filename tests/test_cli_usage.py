@@ -74,3 +74,141 @@ def test_missing_default_mlflow_store_names_the_option(tmp_path):
                                      "this directory: give --tracking-uri/-u or set "
                                      "MLFLOW_TRACKING_URI)")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args, message", [
+    (["wandb", "ent/p/r1", "-f"], "mlaudit wandb: Option '-f' requires an argument."),
+    (["watch", "mlflow", "-e"], "mlaudit watch mlflow: Option '-e' requires an argument."),
+    (["logs", str(CASE), "--out"], "mlaudit logs: Option '--out' requires an argument."),
+    (["watch", "mlflow", "-e", "x", "--concurrency", "100000"],
+     "mlaudit watch mlflow: Invalid value for '--concurrency' / '-j': Input should be less than "
+     "or equal to 64"),
+    (["batch", "mlflow", "-e", "x", "--jobs", "100000"],
+     "mlaudit batch mlflow: Invalid value for '--jobs' / '-j': Input should be less than or "
+     "equal to 64"),
+    *[(["watch", "mlflow", "-e", "x", "--poll-interval", v],
+       "mlaudit watch mlflow: Invalid value for '--poll-interval': Input should be less than or "
+       "equal to 604800") for v in ("inf", "1e10", "nan")],
+    (["logs", str(CASE), "--out", "r.pdf"],
+     "mlaudit logs: Invalid value for '--out' / '-o': r.pdf: the suffix must be .json, "
+     ".md/.markdown/.txt or .html/.htm (got .pdf)"),
+])
+def test_subcommand_usage_errors_name_the_subcommand(args, message, tmp_path):
+    """Option errors raised by click's parser carry no context; the line still names the
+    subcommand whose option it is, and bounds refuse values that exhausted threads or
+    overflowed the watcher's wait before anything ran."""
+    p = _run(*args, cwd=tmp_path)
+    assert p.returncode == 2, p.stderr
+    cmd = message.split(":")[0]
+    assert p.stderr == f"{message} (see '{cmd} --help')\n"
+    assert p.stdout == "" and list(tmp_path.iterdir()) == []
+
+
+def test_out_under_a_file_or_read_only_dir_is_refused_before_the_audit(tmp_path):
+    """--out is checked before loading: one usage line, no report printed, nothing written."""
+    (tmp_path / "afile").write_text("x")
+    p = _run("logs", str(CASE), "--format", "json", "--out", "afile/r.json", cwd=tmp_path)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr == ("mlaudit logs: Invalid value for '--out' / '-o': cannot write the report: "
+                        "a parent of afile/r.json is not a directory (afile) "
+                        "(see 'mlaudit logs --help')\n")
+    p = _run("logs", str(CASE), "--format", "json", "--out", "afile", cwd=tmp_path)
+    assert p.returncode == 2 and p.stdout == "" and "the suffix must be .json" in p.stderr
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["afile"]
+    assert (tmp_path / "afile").read_text() == "x"
+
+
+def test_write_out_names_a_parent_that_is_a_file(tmp_path, capsys):
+    """write_out itself (cmd_ci calls it without the option check): the parent is named."""
+    import numpy as np
+    import typer
+
+    from mlaudit_core import MetricTable, RunData, RunIdentity, RunStatus, audit
+    from mlaudit_core.cli._common import write_out
+
+    steps = np.arange(1, 101)
+    run = RunData(RunIdentity("test", "r1", "r1"), status=RunStatus.FINISHED,
+                  metrics=MetricTable(["train/loss"] * 100, steps, 2.0 * np.exp(-steps / 30)))
+    (tmp_path / "afile").write_text("x")
+    out = tmp_path / "afile" / "r.json"
+    with pytest.raises(typer.Exit) as exc:
+        write_out(audit(run), out)
+    assert exc.value.exit_code == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"a parent of {out} is not a directory" in err and "File exists" not in err
+
+
+# A command added to the real app, run through the real console-script entry point in a
+# subprocess: the only way to reach main()'s handlers for errors no command lets escape.
+_RAISE = """
+import sys, typer
+from mlaudit_core.cli import app, main
+
+@app.command("boom")
+def boom(kind: str) -> None:
+    if kind == "abort":
+        raise typer.Abort()
+    if kind == "interrupt":
+        raise KeyboardInterrupt
+    if kind == "exit":
+        raise typer.Exit(4)
+    raise RuntimeError("first line of the bug, token=ghp_" + "a" * 36 + "\\nsecond line")
+
+sys.argv[0] = "mlaudit"
+main()
+"""
+
+
+def _boom(kind: str, **env: str) -> subprocess.CompletedProcess:
+    import os
+
+    return subprocess.run([sys.executable, "-c", _RAISE, "boom", kind], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, **env})
+
+
+def test_an_internal_error_is_one_line_exit_3():
+    p = _boom("bug")
+    assert p.returncode == 3, p.stderr
+    assert p.stderr == ("mlaudit: internal error: RuntimeError: first line of the bug, "
+                        "token=[REDACTED]\n")
+    debug = _boom("bug", MLAUDIT_DEBUG="1")
+    assert debug.returncode == 3
+    assert "Traceback (most recent call last)" in debug.stderr and "second line" in debug.stderr
+    assert debug.stderr.endswith("mlaudit: internal error: RuntimeError: first line of the bug, "
+                                 "token=[REDACTED]\n")
+
+
+def test_abort_interrupt_and_exit_codes():
+    abort = _boom("abort")
+    assert (abort.returncode, abort.stderr) == (1, "Aborted!\n")
+    interrupt = _boom("interrupt")
+    assert (interrupt.returncode, interrupt.stderr) == (130, "")
+    exited = _boom("exit")
+    assert (exited.returncode, exited.stderr) == (4, "")
+
+
+@pytest.mark.parametrize("args", [
+    ["watch", "mlflow", "-e", "x", "--since", "2999-01-01"],
+    ["batch", "mlflow", "-e", "x", "--since", "2999-01-01"],
+])
+def test_a_since_in_the_future_is_refused(args, tmp_path):
+    """A --since in the future would audit nothing, forever: one line, exit 2, nothing made."""
+    import os
+
+    env = {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'nothing.db'}",
+           "COLUMNS": "300"}
+    p = subprocess.run([MLAUDIT, *args], capture_output=True, text=True, timeout=120,
+                       cwd=tmp_path, env=env)
+    assert p.returncode == 2
+    assert p.stderr == "mlaudit: error: --since '2999-01-01': in the future (no run has ended " \
+                       "after it yet)\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_mlaudit_toml_with_both_forms_is_one_line_exit_2(tmp_path):
+    (tmp_path / "mlaudit.toml").write_text("[tool.mlaudit]\nfail_on = 'error'\n\n"
+                                           "[detectors.OP001]\nfactor = nan\n")
+    p = _run("logs", str(CASE), "--format", "json", cwd=tmp_path)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.strip() == (f"mlaudit: error: {tmp_path / 'mlaudit.toml'}: has both "
+                                "[tool.mlaudit] and top-level keys (detectors); use one form")

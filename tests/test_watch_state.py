@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import sys
 
 import pytest
 
@@ -144,3 +145,160 @@ def test_submit_is_bounded_and_queues_nothing_when_full(tmp_path):
         assert st.pending() == 2 and st.get("c") is None
         assert w.submit(["c"]) == 1
         assert w.status() == {"pending": 3}
+
+
+def test_a_since_in_the_future_is_refused():
+    from mlaudit_core.errors import InputError
+
+    with pytest.raises(InputError, match=r"--since '2999-01-01': in the future"):
+        parse_since("2999-01-01")
+    assert parse_since("0001-01-01") == parse_since("all")  # before 1970: every run
+
+
+def _watch(state: str, cwd):
+    """``mlaudit watch mlflow`` up to its --state check (made before the tracker is asked)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    mlaudit = str(Path(sys.executable).with_name("mlaudit"))
+    env = {**os.environ, "MLFLOW_TRACKING_URI": "http://127.0.0.1:1", "COLUMNS": "300"}
+    return subprocess.run([mlaudit, "watch", "mlflow", "-e", "x", "--once", "--state", state],
+                          capture_output=True, text=True, timeout=120, cwd=cwd, env=env)
+
+
+def _one_error_line(p, text: str, after_log: bool = False) -> None:
+    """Exit 2 and one error line containing ``text``; with ``after_log``, the watcher's INFO
+    log lines may come first (the tracker was asked before the state file was opened)."""
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.splitlines()
+    if after_log:
+        assert all(" INFO " in line for line in lines[:-1]), p.stderr
+        lines = lines[-1:]
+    assert len(lines) == 1 and lines[0].startswith("mlaudit: error: "), p.stderr
+    assert text in lines[0], p.stderr
+
+
+def test_state_under_a_regular_file_is_one_line_and_creates_nothing(tmp_path):
+    from mlaudit_core.errors import InputError
+
+    (tmp_path / "afile").write_text("x")
+    for rel in ("afile/x.sqlite", "afile/sub/x.sqlite"):
+        with pytest.raises(InputError, match="a parent of the state file is not a directory"):
+            StateStore(tmp_path / rel, SCOPE)
+        _one_error_line(_watch(rel, tmp_path),
+                        f"{rel}: a parent of the state file is not a directory")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_state_on_a_device_is_refused_and_makes_no_journal():
+    """/dev/null passed the header check (empty) and sqlite then made /dev/null-journal."""
+    from pathlib import Path
+
+    from mlaudit_core.errors import InputError
+
+    journal = Path("/dev/null-journal")
+    journal.unlink(missing_ok=True)
+    with pytest.raises(InputError, match="/dev/null: not a regular file"):
+        StateStore(Path("/dev/null"), SCOPE)
+    _one_error_line(_watch("/dev/null", "/tmp"), "/dev/null: not a regular file")
+    assert not journal.exists() and not Path("/dev/null.lock").exists()
+
+
+def _unwritable_dir(d):
+    """chmod ``d`` read-only; True when that denies writing (it does not for root)."""
+    import os
+
+    d.chmod(0o555)
+    return not os.access(d, os.W_OK)
+
+
+def test_new_state_in_a_read_only_place_is_one_line(tmp_path):
+    """A chmod'ed directory; as root (chmod does not bind it) a place no one can create files
+    in: /proc, where sqlite and the lock file both get ENOENT."""
+    from pathlib import Path
+
+    from mlaudit_core.errors import InputError
+
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    try:
+        root = not _unwritable_dir(ro)
+        if not root:
+            path, text = ro / "x.sqlite", "is not writable"
+        else:
+            path, text = Path(f"/proc/mlaudit-test-{tmp_path.name}.sqlite"), "cannot create"
+        for target in (path, path.parent / "sub" / "x.sqlite"):
+            with pytest.raises(InputError, match=text) as exc:
+                StateStore(target, SCOPE)
+            assert str(target) in str(exc.value)
+        _one_error_line(_watch(str(path), tmp_path), f"{path}: ", after_log=root)
+        assert list(ro.iterdir()) == [] and not path.exists()
+    finally:
+        ro.chmod(0o755)
+
+
+def test_existing_state_in_a_read_only_dir_is_one_line(tmp_path):
+    """A valid state file whose directory is read-only: its lock file cannot be made. chmod
+    does not bind root, so as root the command runs as user nobody (uid 65534, setpriv from
+    util-linux); without setpriv, a directory where the lock file should go stands in."""
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from mlaudit_core.errors import InputError
+
+    base = Path(tempfile.mkdtemp(prefix="mlaudit-ro-"))  # reachable by nobody, unlike tmp_path
+    state = base / "ro" / "s.sqlite"
+    try:
+        base.chmod(0o755)
+        state.parent.mkdir()
+        with StateStore(state, SCOPE) as st:
+            st.add(["r1"])
+        (base / "ro" / "s.sqlite.lock").unlink()
+        if _unwritable_dir(state.parent):  # not root: chmod binds
+            with pytest.raises(InputError, match="is not writable"):
+                StateStore(state, SCOPE)
+            before = sorted(p.name for p in state.parent.iterdir())
+            p = _watch(str(state), base)
+            text = f"{state}: directory {state.parent} is not writable"
+        elif shutil.which("setpriv"):
+            import subprocess
+
+            before = sorted(p.name for p in state.parent.iterdir())
+            p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                str(Path(sys.executable).with_name("mlaudit")), "watch", "mlflow",
+                                "-e", "x", "--once", "--state", str(state)],
+                               capture_output=True, text=True, timeout=120, cwd=base,
+                               env={**os.environ, "HOME": str(base), "COLUMNS": "300",
+                                    "MLFLOW_TRACKING_URI": "http://127.0.0.1:1"})
+            text = f"{state}: directory {state.parent} is not writable"
+        else:  # root without setpriv: the lock file cannot be created for another reason
+            state.parent.chmod(0o755)
+            (base / "ro" / "s.sqlite.lock").mkdir()
+            before = sorted(p.name for p in state.parent.iterdir())
+            p = _watch(str(state), base)
+            text = f"{state}: cannot create the state file's lock"
+        _one_error_line(p, text, after_log=text.endswith("lock"))
+        assert sorted(p.name for p in state.parent.iterdir()) == before
+        assert sqlite3.connect(state).execute("SELECT ref FROM runs").fetchall() == [("r1",)]
+    finally:
+        state.parent.chmod(0o755)
+        shutil.rmtree(base)
+
+
+def test_a_symlinked_state_file_shares_the_lock_of_its_target(tmp_path):
+    target = tmp_path / "hook.sqlite"
+    link = tmp_path / "link.sqlite"
+    with StateStore(target, SCOPE):
+        link.symlink_to(target)
+        with pytest.raises(StateInUse, match="link.sqlite: state file is in use"):
+            StateStore(link, SCOPE)
+    with StateStore(link, SCOPE) as st:
+        assert st.path == target
+        with pytest.raises(StateInUse):
+            StateStore(target, SCOPE)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hook.sqlite", "hook.sqlite.lock",
+                                                          "link.sqlite"]

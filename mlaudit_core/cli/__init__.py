@@ -49,12 +49,50 @@ def _register_all() -> None:
 _register_all()
 
 
+def _usage_context(exc):
+    """The context of the command whose arguments failed to parse.
+
+    click's option parser raises some usage errors (``Option '-f' requires an argument.``)
+    without a context; the innermost ``ctx`` of the traceback is then the subcommand's.
+    """
+    if exc.ctx is not None:
+        return exc.ctx
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        ctx = tb.tb_frame.f_locals.get("ctx")
+        if ctx is not None and hasattr(ctx, "command_path"):
+            found = ctx
+        tb = tb.tb_next
+    return found
+
+
+def _internal_error(exc: BaseException) -> None:
+    """One line ``mlaudit: internal error: <Type>: <first line>`` on stderr, exit 3; the
+    traceback too with ``MLAUDIT_DEBUG=1``."""
+    import os
+    import sys
+    import traceback
+
+    from ..redact import redact_text
+
+    if os.environ.get("MLAUDIT_DEBUG"):
+        traceback.print_exception(exc)
+    lines = str(exc).strip().splitlines()
+    first = f": {lines[0]}" if lines else ""
+    sys.stderr.write(redact_text(f"mlaudit: internal error: {type(exc).__name__}{first}") + "\n")
+    sys.exit(3)
+
+
 def main() -> None:
     """Console-script entry point.
 
     Usage errors (unknown option, bad choice, missing argument) are one line on stderr,
     ``<command>: <problem> (see '<command> --help')``, exit 2, instead of click's boxed
-    multi-line message; everything else is click's standalone behaviour.
+    multi-line message. ``typer.Exit(n)`` exits ``n``; ``typer.Abort`` prints ``Aborted!``
+    and exits 1; Ctrl-C exits 130 without a traceback. Any other exception is a bug: one
+    line ``mlaudit: internal error: <Type>: <first line of the message>`` on stderr and
+    exit 3 (``MLAUDIT_DEBUG=1`` adds the traceback).
     """
     import sys
 
@@ -63,22 +101,30 @@ def main() -> None:
     except ImportError:  # pragma: no cover - older typer
         from click import exceptions as click
 
+    # typer >= 0.29 defines Exit/Abort in typer.exceptions; click's own where it has them
+    exits = tuple({typer.Exit, getattr(click, "Exit", typer.Exit)})
+    aborts = tuple({typer.Abort, getattr(click, "Abort", typer.Abort)})
     try:
         code = app(standalone_mode=False)
     except click.NoArgsIsHelpError as exc:  # bare group: its help, as before
         exc.show()
         sys.exit(exc.exit_code)
     except click.UsageError as exc:
-        cmd = exc.ctx.command_path if exc.ctx is not None else "mlaudit"
+        ctx = _usage_context(exc)
+        cmd = ctx.command_path if ctx is not None else "mlaudit"
         msg = " ".join(exc.format_message().split())
         sys.stderr.write(f"{cmd}: {msg} (see '{cmd} --help')\n")
         sys.exit(2)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except (click.Exit, typer.Exit) as exc:
+    except exits as exc:
         sys.exit(exc.exit_code)
-    except click.Abort:
+    except aborts:
         sys.stderr.write("Aborted!\n")
         sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - a bug: one line and the documented exit code
+        _internal_error(exc)
     sys.exit(code if isinstance(code, int) else 0)

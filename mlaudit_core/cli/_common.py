@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import traceback
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -39,16 +40,46 @@ OUT_SUFFIXES = {".json": "json", ".md": "markdown", ".markdown": "markdown", ".t
                 ".html": "html", ".htm": "html"}
 
 
+#: What ``--out`` accepts, for error lines.
+OUT_ACCEPTED = ".json, .md/.markdown/.txt or .html/.htm"
+
+
+def out_problem(out: Path) -> str | None:
+    """Why the report cannot be written to ``out``, or None; creates nothing.
+
+    The suffix must name a format (:data:`OUT_SUFFIXES`); an existing ``out`` must be a
+    writable file; otherwise its nearest existing ancestor must be a writable directory
+    (missing parent directories are created when writing).
+    """
+    if out.suffix.lower() not in OUT_SUFFIXES:
+        return f"{out}: the suffix must be {OUT_ACCEPTED} (got {out.suffix or 'none'})"
+    if out.exists():  # (a dangling symlink is written through, as a new file)
+        if out.is_dir():
+            return f"cannot write the report to {out}: it is a directory"
+        if not os.access(out, os.W_OK):
+            return f"cannot write the report to {out}: the file is not writable"
+        return None
+    base = next((p for p in out.parents if os.path.lexists(p)), Path("."))
+    if not base.is_dir():
+        return f"cannot write the report: a parent of {out} is not a directory ({base})"
+    if not os.access(base, os.W_OK | os.X_OK):
+        return f"cannot write the report to {out}: directory {base} is not writable"
+    return None
+
+
 def _check_out(value: Path | None) -> Path | None:
-    """Refuse an ``--out`` whose suffix names no report format, before anything is loaded."""
-    if value is not None and value.suffix.lower() not in OUT_SUFFIXES:
-        raise typer.BadParameter(f"{value}: the suffix must be .json, .md or .html "
-                                 f"(got {value.suffix or 'none'})")
+    """Refuse an ``--out`` that cannot be written (:func:`out_problem`) before anything is
+    loaded, audited, printed or written back."""
+    if value is not None:
+        problem = out_problem(value)
+        if problem:
+            raise typer.BadParameter(problem)
     return value
 
 
 OUT = typer.Option(None, "--out", "-o", callback=_check_out,
-                   help="Also write the report to FILE (.json, .md or .html by suffix).")
+                   help="Also write the report to FILE (by suffix: .json; .md, .markdown or "
+                        ".txt for Markdown; .html or .htm).")
 FAIL_ON = typer.Option(None, "--fail-on", help="Exit 1 when a finding is at or above this severity "
                                                "(default: settings' fail_on, else never).")
 CONFIG = typer.Option(None, "--config", help="Settings file (default: mlaudit.toml or pyproject.toml "
@@ -83,12 +114,17 @@ def settings_or_fail(config: Path | None) -> Settings:
 
 
 def write_out(report: AuditReport, out: Path, run: RunData | None = None) -> None:
-    """Write the report to ``out`` in the format its suffix names, and say so on stderr."""
+    """Write the report to ``out`` in the format its suffix names, and say so on stderr.
+
+    Missing parent directories are created. Exit 2 (one line) when ``out`` has no report
+    suffix (:data:`OUT_SUFFIXES`) or cannot be written (a directory, a parent that is a
+    file, a read-only place).
+    """
     from ..render import render_json, render_markdown
 
     kind = OUT_SUFFIXES.get(out.suffix.lower())
     if kind is None:
-        fail(f"{out}: the suffix must be .json, .md or .html (got {out.suffix or 'none'})")
+        fail(f"{out}: the suffix must be {OUT_ACCEPTED} (got {out.suffix or 'none'})")
     if kind == "json":
         text = render_json(report)
     elif kind == "html":
@@ -100,7 +136,9 @@ def write_out(report: AuditReport, out: Path, run: RunData | None = None) -> Non
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text, encoding="utf-8")
-    except OSError as exc:  # a directory, a read-only place, a parent that is a file...
+    except (NotADirectoryError, FileExistsError):  # mkdir or open under a regular file
+        fail(f"{out}: cannot write the report (a parent of {out} is not a directory)")
+    except OSError as exc:  # a directory, a read-only place...
         fail(f"{out}: cannot write the report ({exc.strerror or type(exc).__name__})")
     err_console.print(f"wrote {out}", highlight=False, markup=False)
 

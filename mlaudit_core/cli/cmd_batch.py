@@ -7,13 +7,15 @@ registering a command on :data:`batch_app` that lists its runs and calls
     from mlaudit_core.cli.cmd_batch import batch_app, run_batch_cli, JOBS, EXECUTOR, ...
 
 Exit 0 once the summary is printed, even when some runs could not be read (they are
-listed with the reason); exit 2 for bad input (unknown experiment, bad date, state file
-in use), before anything is written.
+listed with the reason); exit 2 for bad input (unknown experiment, bad or future date,
+state file in use or unusable, a ``--ray-address`` that does not accept a connection),
+before anything is written.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +24,7 @@ import typer
 from rich.console import Console
 
 from ._common import CONFIG, NO_WRITE, err_console, fail, settings_or_fail
+from .cmd_watch import MAX_CONCURRENCY
 
 batch_app = typer.Typer(name="batch", no_args_is_help=True,
                         help="Audit every run of an experiment; resumable, with a summary.")
@@ -29,9 +32,10 @@ batch_app = typer.Typer(name="batch", no_args_is_help=True,
 
 SINCE = typer.Option(None, "--since", help="Only runs that ended after this date or ISO time "
                                           "(local time unless it has an offset).")
-JOBS = typer.Option(None, "--jobs", "-j", min=1,
-                    help="Runs audited at the same time (local threads; with a local Ray: its "
-                         "CPUs). Default 1 / all CPUs.")
+JOBS = typer.Option(None, "--jobs", "-j", min=1, max=MAX_CONCURRENCY,
+                    help="Runs audited at the same time, 1 to 64 (local threads; with a local "
+                         "Ray: its CPUs). Default 1 / all CPUs. Each is a tracker connection, "
+                         "and the tracker is the bottleneck.")
 EXECUTOR = typer.Option("local", "--executor", help="local (threads) or ray.")
 RAY_ADDRESS = typer.Option(None, "--ray-address", envvar="RAY_ADDRESS",
                            help="Ray cluster address (default: start a local Ray).")
@@ -45,6 +49,45 @@ WORST = typer.Option(10, "--worst", min=0, help="How many of the worst runs the 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(batch_app, name="batch")
+
+
+#: Seconds ``--ray-address`` has to accept a TCP connection (``ray.init`` itself retries an
+#: unreachable address for minutes).
+RAY_CONNECT_TIMEOUT_S = 5.0
+
+
+def check_ray_address(address: str | None, timeout: float = RAY_CONNECT_TIMEOUT_S) -> None:
+    """Exit 2 (one line) unless the Ray cluster at ``address`` accepts a TCP connection.
+
+    ``address``: ``host:port`` (a GCS address) or ``ray://host:port`` (Ray Client);
+    None, ``auto`` and ``local`` (Ray finds or starts the cluster itself) and other
+    schemes are not checked. ``timeout``: seconds for the connection. Called before any
+    state file is made: ``ray.init`` on an address nobody answers retries its GCS
+    connection for minutes.
+    """
+    from urllib.parse import urlsplit
+
+    if address is None or address.strip().lower() in ("", "auto", "local"):
+        return
+    text = address.strip()
+    scheme, _, rest = text.rpartition("://")
+    if scheme not in ("", "ray"):
+        return
+    try:
+        parts = urlsplit(f"//{rest}")
+        host, port = parts.hostname, parts.port
+    except ValueError:  # a port that is not a number from 0 to 65535
+        fail(f"--ray-address {address!r}: the port is not a number from 0 to 65535")
+    if not host or port is None:
+        fail(f"--ray-address {address}: not host:port, ray://host:port, auto or local")
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except TimeoutError:
+        fail(f"--ray-address {address}: cannot connect (no answer within {timeout:g} s)")
+    except socket.gaierror as exc:
+        fail(f"--ray-address {address}: cannot connect (unknown host {host}: {exc.strerror})")
+    except OSError as exc:
+        fail(f"--ray-address {address}: cannot connect ({exc.strerror or type(exc).__name__})")
 
 
 def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, name: str,
@@ -82,6 +125,8 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
         mode = Executor(executor)
     except ValueError:
         fail(f"--executor {executor!r}: use 'local' or 'ray'")
+    if mode is Executor.ray:  # an unreachable cluster fails now, not after minutes in ray.init
+        check_ray_address(ray_address)
     try:
         if state is not None:  # a bad --state fails before the tracker is asked anything
             check_state_file(state)

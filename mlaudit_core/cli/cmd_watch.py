@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -31,8 +32,21 @@ watch_app = typer.Typer(
     name="watch", no_args_is_help=True,
     help="Watch a tracker and audit runs as they end (polling).")
 
-POLL_INTERVAL = typer.Option(30.0, "--poll-interval", min=0.1, help="Seconds between listings.")
-CONCURRENCY = typer.Option(2, "--concurrency", "-j", min=1, help="Runs audited at the same time.")
+#: Longest ``--poll-interval``: one week, in seconds. Beyond it a watcher is not watching; and
+#: the wait behind it overflows the platform's timeout (``threading.TIMEOUT_MAX``) near 9.2e9 s.
+MAX_POLL_INTERVAL_S = 604800.0
+#: Most runs audited at the same time (``--concurrency``, ``batch --jobs``). Each is a thread
+#: with its own tracker connection and one run's metrics in memory, and the tracker is the
+#: bottleneck (docs/automation.md: --jobs 4 is no faster than --jobs 1 on W&B or ClearML);
+#: 100000 threads took 660 MB and 15 s before the thread limit failed them.
+MAX_CONCURRENCY = 64
+
+
+POLL_INTERVAL = typer.Option(30.0, "--poll-interval", min=0.1, max=MAX_POLL_INTERVAL_S,
+                             help="Seconds between listings (0.1 to 604800, one week).")
+CONCURRENCY = typer.Option(2, "--concurrency", "-j", min=1, max=MAX_CONCURRENCY,
+                           help="Runs audited at the same time (1 to 64: each is a thread with "
+                                "its own tracker connection, and the tracker is the bottleneck).")
 STATE = typer.Option(None, "--state", help="State file (sqlite; default "
                                           "./.mlaudit/watch-<tracker>-<scope hash>.sqlite).")
 SINCE = typer.Option(None, "--since",
@@ -47,11 +61,21 @@ def register(app: typer.Typer) -> None:
 
 
 def watch_config(poll_interval: float, concurrency: int, since: str | None, once: bool):
-    """The :class:`~mlaudit_core.service.WatchConfig` of the shared options (exit 2 on a bad
-    date)."""
+    """The :class:`~mlaudit_core.service.WatchConfig` of the shared options.
+
+    Exit 2 (one line) on a bad or future ``--since`` date, a ``poll_interval`` (seconds) that
+    is not a finite number in 0.1..:data:`MAX_POLL_INTERVAL_S`, or a ``concurrency`` outside
+    1..:data:`MAX_CONCURRENCY` (the options check this; values that reach here another way,
+    e.g. a hidden old option name, are checked again).
+    """
     from ..errors import InputError
     from ..service import WatchConfig, parse_since
 
+    if not (math.isfinite(poll_interval) and 0.1 <= poll_interval <= MAX_POLL_INTERVAL_S):
+        fail(f"--poll-interval {poll_interval:g}: must be a finite number of seconds from 0.1 to "
+             f"{MAX_POLL_INTERVAL_S:g} (one week)")
+    if not 1 <= concurrency <= MAX_CONCURRENCY:
+        fail(f"--concurrency {concurrency}: must be from 1 to {MAX_CONCURRENCY}")
     try:
         since_dt = parse_since(since)
     except InputError as exc:

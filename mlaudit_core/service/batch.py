@@ -46,19 +46,30 @@ class BatchOutcome:
 def parse_since(text: str | None) -> datetime | None:
     """``YYYY-MM-DD`` or an ISO time (local time unless it has an offset); ``all`` = the epoch.
 
+    Returns an aware datetime, or None for None.
+
     Raises:
-        InputError: the text is not a date.
+        InputError: the text is not a date, or is in the future (no run has ended after it:
+            a watcher or batch would audit nothing).
     """
     if text is None:
         return None
+    epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
     if text.strip().lower() == "all":
-        return datetime(1970, 1, 1, tzinfo=timezone.utc)
+        return epoch
     try:
         dt = datetime.fromisoformat(text.strip())
     except ValueError:
         raise InputError(f"--since {text!r}: not a date (YYYY-MM-DD, an ISO time, "
                          "or 'all')") from None
-    return dt if dt.tzinfo else dt.astimezone()
+    if dt.tzinfo is None:
+        try:
+            dt = dt.astimezone()
+        except (OverflowError, OSError, ValueError):  # near year 1 or 9999: no local offset
+            dt = dt.replace(tzinfo=timezone.utc)
+    if dt > datetime.now(timezone.utc):
+        raise InputError(f"--since {text!r}: in the future (no run has ended after it yet)")
+    return max(dt, epoch)  # no run ended before 1970; trackers' filters take no negative times
 
 
 def local_results(spec: TaskSpec, refs: list[str], jobs: int) -> Iterator[RunResult]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import fcntl
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterable
@@ -68,57 +69,125 @@ class StateScopeMismatch(InputError):
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 
+def _first_existing(path: Path) -> Path:
+    """``path`` or its nearest ancestor that exists (``Path.exists`` is False under a file)."""
+    for p in (path, *path.parents):
+        if os.path.lexists(p):
+            return p
+    return Path(path.anchor or ".")
+
+
+def _resolve(given: Path) -> Path:
+    try:
+        return given.resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop (RuntimeError before Python 3.13)
+        raise InputError(f"{given}: cannot resolve the state file's path ({exc})") from None
+
+
 def check_state_file(path: Path) -> None:
     """Refuse a ``--state`` path that cannot be a state file, creating nothing.
 
-    A missing or empty file is fine (it becomes a new state file); an existing one must be
-    a regular file starting with the SQLite header.
+    A missing or empty file is fine (it becomes a new state file, with its missing parent
+    directories); an existing one must be a readable and writable regular file starting
+    with the SQLite header. A symlink is followed (the file it names is checked).
 
     Raises:
-        InputError: the path is a directory, cannot be read, or is not an SQLite database.
+        InputError: the path is a directory or another non-regular file (``/dev/null``), a
+            parent is not a directory, the directory cannot be written (the lock file and
+            the journal live next to the state file), or the file cannot be read or is not
+            an SQLite database.
     """
-    path = Path(path)
+    given = Path(path)
+    path = _resolve(given)
     if path.is_dir():
-        raise InputError(f"{path}: is a directory, not an mlaudit state file")
-    if not path.exists():
+        raise InputError(f"{given}: is a directory, not an mlaudit state file")
+    base = _first_existing(path)
+    if base != path:  # a new file: its nearest existing ancestor must be a writable directory
+        if not base.is_dir():
+            raise InputError(f"{given}: a parent of the state file is not a directory ({base})")
+        if not os.access(base, os.W_OK | os.X_OK):
+            raise InputError(f"{given}: cannot create the state file (directory {base} is not "
+                             "writable)")
         return
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise InputError(f"{given}: state file cannot be read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(mode):
+        raise InputError(f"{given}: not a regular file (a state file is an SQLite file)")
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise InputError(f"{given}: directory {path.parent} is not writable (the state file's "
+                         "lock and journal are created next to it)")
     try:
         with open(path, "rb") as fh:
             head = fh.read(len(SQLITE_HEADER))
     except OSError as exc:
-        raise InputError(f"{path}: state file cannot be read ({exc.strerror or exc})") from None
+        raise InputError(f"{given}: state file cannot be read ({exc.strerror or exc})") from None
     if head and head != SQLITE_HEADER:
-        raise InputError(f"{path}: not an mlaudit state file (not an SQLite database)")
+        raise InputError(f"{given}: not an mlaudit state file (not an SQLite database)")
+    if not os.access(path, os.W_OK):
+        raise InputError(f"{given}: state file is not writable")
 
 
 class StateStore:
     """Runs and cursor of one watcher or batch, in a sqlite file.
 
     Args:
-        path: the state file (created with its parent directory when missing).
+        path: the state file (created with its parent directory when missing). A symlink
+            is resolved first: :attr:`path` is the file itself, and its lock
+            ``<file>.lock`` sits next to it, so two names of one file share one lock.
         scope: one line naming what the file tracks, e.g.
             ``"mlflow http://host:5000 experiments=a,b"``.
 
     Raises:
         StateInUse: another process has the file open.
         StateScopeMismatch: the file was created for another scope.
-        InputError: the file is not an mlaudit state file.
+        InputError: the file is not an mlaudit state file, or cannot be one there (see
+            :func:`check_state_file`; also a lock file that cannot be created). Nothing
+            this call created is left behind.
 
     Thread-safe: one connection, guarded by a lock (transactions are microseconds).
     """
 
     def __init__(self, path: Path, scope: str) -> None:
-        self.path = Path(path)
-        check_state_file(self.path)  # before any directory, lock or database file is made
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        given = Path(path)
+        check_state_file(given)  # before any directory, lock or database file is made
+        # the file itself, not the name it was given: a symlink and its target share one lock
+        self.path = _resolve(given)
+        made_dirs = [p for p in reversed(self.path.parents) if not p.exists()]
         lock_path = self.path.with_name(self.path.name + ".lock")
         made_lock = not lock_path.exists()
-        self._lock_file = open(lock_path, "a+")
+        made_db = not self.path.exists()
+
+        def undo() -> None:  # leave nothing behind that this call created
+            if made_db:
+                for suffix in ("", "-wal", "-shm", "-journal"):
+                    Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            if made_lock:
+                lock_path.unlink(missing_ok=True)
+            for d in reversed(made_dirs):
+                try:
+                    d.rmdir()
+                except OSError:
+                    break
+
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            undo()
+            raise InputError(f"{given}: cannot create the directory {self.path.parent} "
+                             f"({exc.strerror or type(exc).__name__})") from None
+        try:
+            self._lock_file = open(lock_path, "a+")
+        except OSError as exc:
+            undo()
+            raise InputError(f"{given}: cannot create the state file's lock {lock_path} "
+                             f"({exc.strerror or type(exc).__name__})") from None
         try:
             fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             self._lock_file.close()
-            raise StateInUse(f"{self.path}: state file is in use by another mlaudit watcher or "
+            raise StateInUse(f"{given}: state file is in use by another mlaudit watcher or "
                              "batch (give each one its own --state)") from None
         self._mu = threading.Lock()
         try:
@@ -132,17 +201,20 @@ class StateStore:
             if "ending" not in cols:  # a state file written before endings were recorded
                 self._db.execute("ALTER TABLE runs ADD COLUMN ending TEXT")
         except sqlite3.DatabaseError as exc:
+            if getattr(self, "_db", None) is not None:
+                self._db.close()
             self._lock_file.close()
-            if made_lock:  # leave nothing behind for a file that is not ours
-                lock_path.unlink(missing_ok=True)
-            raise InputError(f"{self.path}: not an mlaudit state file ({exc})") from None
+            undo()
+            what = ("cannot open the state file" if isinstance(exc, sqlite3.OperationalError)
+                    else "not an mlaudit state file")
+            raise InputError(f"{given}: {what} ({exc})") from None
         stored = self.get_meta("scope")
         if self.get_meta("schema") is None:
             self.set_meta("schema", SCHEMA_VERSION)
             self.set_meta("scope", scope)
         elif stored != scope:
             self.close()
-            raise StateScopeMismatch(f"{self.path}: state file belongs to '{stored}', not "
+            raise StateScopeMismatch(f"{given}: state file belongs to '{stored}', not "
                                      f"'{scope}' (give this one its own --state)")
         self.scope = scope
 
