@@ -100,7 +100,7 @@ def fail(message: str, code: int = 2) -> None:
     from ..redact import redact_text
 
     err_console.print(f"[bold red]mlaudit: error:[/] {escape(redact_text(message))}", markup=True,
-                      highlight=False,
+                      highlight=False, emoji=False,
                       soft_wrap=True)
     raise typer.Exit(code)
 

@@ -76,7 +76,7 @@ def register(app: typer.Typer) -> None:
                                        "e.g. 'services') instead of in this process."),
         status: str = typer.Option("completed,failed,stopped", "--status",
                                    help="Comma-separated task statuses that count as ended."),
-        poll_interval: float = typer.Option(30.0, "--poll-interval", min=0.1,
+        poll_interval: float = typer.Option(30.0, "--poll-interval", min=0.1, max=60480.0,
                                             help="Seconds between the TriggerScheduler's polls of the server; "
                                                  "the project is also listed every 10 polls (catch-up and "
                                                  "safety net)."),
@@ -98,8 +98,8 @@ def register(app: typer.Typer) -> None:
         if not statuses or any(s not in FINISHED_STATUSES for s in statuses):
             fail(f"--status {status!r}: use {', '.join(FINISHED_STATUSES)} (comma-separated)")
         every = poll_interval if interval is None else interval
-        if not every > 0:
-            fail(f"--interval {interval}: must be a positive number of seconds")
+        if not 0 < every <= 60480:  # listed every 10 polls: the shared core's one-week cap / 10
+            fail(f"--poll-interval {every}: must be a number of seconds in (0, 60480]")
         if queue is not None and once:
             fail("--queue and --once do not go together (a service runs until stopped)")
         cfg = watch_config(every * LIST_EVERY, concurrency, since, once)
