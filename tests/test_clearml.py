@@ -635,7 +635,7 @@ def test_watcher_start_remotely_enqueues_on_the_queue(server, tmp_path):
     (["--project", "no-such-project"], "no ClearML project named 'no-such-project'"),
     (["--project", "watched", "--queue", "no-such-queue"], "no ClearML queue named 'no-such-queue'"),
     (["--project", "watched", "--status", "completed,running"], "--status 'completed,running': use "),
-    (["--project", "watched", "--interval", "-1"], "--interval -1.0: must be a positive number"),
+    (["--project", "watched", "--interval", "-1"], "--interval -1.0: must be a positive number of seconds, at most 60480"),
     (["--project", "watched", "--state", "IS_A_DIR"], "is a directory, not an mlaudit state file"),
     (["--project", "watched", "--state", "NOT_SQLITE"], "not an mlaudit state file"),
 ])

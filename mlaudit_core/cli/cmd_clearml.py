@@ -99,7 +99,8 @@ def register(app: typer.Typer) -> None:
             fail(f"--status {status!r}: use {', '.join(FINISHED_STATUSES)} (comma-separated)")
         every = poll_interval if interval is None else interval
         if not 0 < every <= 60480:  # listed every 10 polls: the shared core's one-week cap / 10
-            fail(f"--poll-interval {every}: must be a number of seconds in (0, 60480]")
+            name = "--poll-interval" if interval is None else "--interval"
+            fail(f"{name} {every}: must be a positive number of seconds, at most 60480")
         if queue is not None and once:
             fail("--queue and --once do not go together (a service runs until stopped)")
         cfg = watch_config(every * LIST_EVERY, concurrency, since, once)
