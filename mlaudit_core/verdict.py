@@ -278,8 +278,18 @@ def _slow(c: _Ctx) -> _Decision | None:
     return None
 
 
+def _ended_failed(c: _Ctx) -> _Decision | None:
+    """A run the tracker (or the in-process hook) saw end failed or killed is not called "slow":
+    its ending is the main fact, the slowness stays a finding. Without a crash signature the
+    cause is inconclusive (as in the fallback)."""
+    if c.run.status in (RunStatus.FAILED, RunStatus.KILLED) and c.get("RT003") is None:
+        return _fallback(c)
+    return None
+
+
 RULES: list[Rule] = [_crash_infra, _abrupt_nonfinite, _nonfinite, _fp16_overflow, _divergence, _nan_message,
-                     _crash_other, _reset, _baseline, _chance, _overfit, _underfit, _unstable, _slow, _preempted]
+                     _crash_other, _reset, _baseline, _chance, _overfit, _underfit, _unstable,
+                     _ended_failed, _slow, _preempted]
 
 
 def _fallback(c: _Ctx) -> _Decision:
