@@ -217,12 +217,13 @@ def batch_clearml(state: Path, *extra: str) -> subprocess.CompletedProcess:
                           text=True, timeout=120, env=dict(os.environ, **WIDE))
 
 
-def test_batch_clearml_summary_write_back_once_and_resume(clearml_server, tmp_path):
+def check_clearml_batch(srv, res, before: dict[str, int]) -> str:
+    """The batch's summary and the unreadable task's reason in its output; one write-back
+    (labels, properties, one comment section) per readable task beyond ``before``, none for
+    the broken and the running task. Returns stdout."""
     from clearml import Task
 
-    ids, state = clearml_server.ids, tmp_path / "c.sqlite"
-    res = batch_clearml(state, "--jobs", "2")
-    out = res.stdout
+    ids, out = srv.ids, res.stdout
     assert res.returncode == 0, out + res.stderr[-3000:]
     assert f"clearml project {CL_PROJECT}: 4 runs, 3 audited, 1 unreadable or failed" in out
     bad = next(line for line in out.splitlines() if ids["broken"] in line)
@@ -230,10 +231,16 @@ def test_batch_clearml_summary_write_back_once_and_resume(clearml_server, tmp_pa
     for shape in SHAPES:
         props = Task.get_task(task_id=ids[shape]).get_user_properties(value_only=True)
         assert props["mlaudit.verdict"] == OUTCOMES[shape], shape
-        assert clearml_writes(clearml_server, ids[shape]) == 1
-        assert clearml_server.tasks[ids[shape]]["comment"].count(BEGIN) == 1
+        assert clearml_writes(srv, ids[shape]) == before.get(shape, 0) + 1, shape
+        assert srv.tasks[ids[shape]]["comment"].count(BEGIN) == 1
     for other in ("broken", "running"):
-        assert clearml_writes(clearml_server, ids[other]) == 0
+        assert clearml_writes(srv, ids[other]) == before.get(other, 0)
+    return out
+
+
+def test_batch_clearml_summary_write_back_once_and_resume(clearml_server, tmp_path):
+    ids, state = clearml_server.ids, tmp_path / "c.sqlite"
+    check_clearml_batch(clearml_server, batch_clearml(state, "--jobs", "2"), before={})
 
     again = batch_clearml(state)
     assert again.returncode == 0, again.stdout + again.stderr[-3000:]
@@ -367,24 +374,10 @@ def test_batch_clearml_on_ray_writes_once_and_lists_the_unreadable_task(clearml_
     """``batch clearml --executor ray`` on a cluster without the caller's ``CLEARML_*``
     variables and ``clearml.conf``: the same summary, one write-back per readable task, the
     unreadable task listed with its reason; the secret key is neither printed nor in a Ray log."""
-    from clearml import Task
-
     address, root = ray_head
-    ids = clearml_server.ids
-    before = {name: clearml_writes(clearml_server, tid) for name, tid in ids.items()}
+    before = {name: clearml_writes(clearml_server, tid) for name, tid in clearml_server.ids.items()}
     res = batch_clearml(tmp_path / "r.sqlite", "--executor", "ray", "--ray-address", address)
-    out = res.stdout
-    assert res.returncode == 0, out + res.stderr[-3000:]
-    assert f"clearml project {CL_PROJECT}: 4 runs, 3 audited, 1 unreadable or failed" in out
-    bad = next(line for line in out.splitlines() if ids["broken"] in line)
-    assert "load: AttributeError" in bad
-    for shape in SHAPES:
-        props = Task.get_task(task_id=ids[shape]).get_user_properties(value_only=True)
-        assert props["mlaudit.verdict"] == OUTCOMES[shape], shape
-        assert clearml_writes(clearml_server, ids[shape]) == before[shape] + 1, shape
-        assert clearml_server.tasks[ids[shape]]["comment"].count(BEGIN) == 1
-    for other in ("broken", "running"):
-        assert clearml_writes(clearml_server, ids[other]) == before[other]
+    out = check_clearml_batch(clearml_server, res, before)
     secret = clearml_server.secret_key
     assert secret not in out + res.stderr
     assert ray_logs_contain(root, secret) == []
