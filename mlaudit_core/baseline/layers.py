@@ -95,29 +95,18 @@ def analyse(deltas: list[Delta], moves: list[MetricMove]) -> LayerReport:
     loss_quiet = bool(losses) and all(m.verdict != "worse" for m in losses)
     hs: list[Hypothesis] = []
 
-    # seed noise: the null hypothesis
-    if worse:
-        hs.append(
-            Hypothesis(
-                statement="the difference is seed-to-seed noise",
-                status="rejected",
-                evidence_against=[m.summary for m in worse],
-                discriminating_test="run two more seeds of the new config; a real regression "
-                "stays outside the band",
-            )
+    # seed noise: the null hypothesis. No cause: "no regression against the baselines" says
+    # nothing of the run's health (baselines that diverged the same way are within the noise too)
+    hs.append(
+        Hypothesis(
+            statement="the difference is seed-to-seed noise",
+            status="rejected" if worse else "supported",
+            evidence_against=[m.summary for m in worse],
+            evidence_for=[] if worse else [m.summary for m in moves],
+            discriminating_test="run two more seeds of the new config; a real regression "
+            "stays outside the band",
         )
-    else:
-        hs.append(
-            Hypothesis(
-                # no cause: "no regression against the baselines" says nothing of the run's
-                # health (baselines that diverged the same way are within the noise too)
-                statement="the difference is seed-to-seed noise",
-                status="supported",
-                evidence_for=[m.summary for m in moves],
-                discriminating_test="run two more seeds of the new config; a real regression "
-                "stays outside the band",
-            )
-        )
+    )
 
     metric_only = bool(worse) and loss_quiet and "metric" in by_layer
     first: str | None = None
