@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 
 
 class Outcome(str, Enum):
@@ -28,6 +28,9 @@ class Outcome(str, Enum):
     SLOW = "slow"
     CRASHED = "crashed"
     RUNNING = "running"
+    #: Not judged: no judgeable training signal (no recognised loss or validation metric,
+    #: too few points, an unreadable input, only summary values). Added in schema 1.1.
+    UNKNOWN = "unknown"
 
 
 class Cause(str, Enum):

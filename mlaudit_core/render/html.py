@@ -34,6 +34,7 @@ _TONE = {
     Outcome.PLATEAUED: "warn",
     Outcome.UNSTABLE: "warn",
     Outcome.UNDERFIT: "warn",
+    Outcome.UNKNOWN: "info",
 }
 _FAMILY_ORDER = [
     "runtime",

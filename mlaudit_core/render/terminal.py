@@ -11,7 +11,8 @@ from rich.text import Text
 from ..report import AuditReport, Cause, Outcome
 
 _COLOUR = {Outcome.SUCCEEDED: "green", Outcome.RUNNING: "cyan", Outcome.SLOW: "yellow",
-           Outcome.PLATEAUED: "yellow", Outcome.UNSTABLE: "yellow", Outcome.UNDERFIT: "yellow"}
+           Outcome.PLATEAUED: "yellow", Outcome.UNSTABLE: "yellow", Outcome.UNDERFIT: "yellow",
+           Outcome.UNKNOWN: "white"}
 _SEV = {"info": "dim", "warning": "yellow", "error": "red", "critical": "bold red"}
 
 

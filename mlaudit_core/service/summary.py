@@ -16,7 +16,7 @@ from .task import RunResult
 #: layer": a crash outranks a divergence, which outranks a slow run; docs/index.md).
 OUTCOME_ORDER = [Outcome.CRASHED, Outcome.DIVERGED, Outcome.REGRESSED, Outcome.UNSTABLE,
                  Outcome.OVERFIT, Outcome.UNDERFIT, Outcome.PLATEAUED, Outcome.SLOW,
-                 Outcome.RUNNING, Outcome.SUCCEEDED]
+                 Outcome.RUNNING, Outcome.UNKNOWN, Outcome.SUCCEEDED]
 _RANK = {o.value: i for i, o in enumerate(OUTCOME_ORDER)}
 _SEV = {s.value: s.rank for s in Severity}
 
