@@ -7,7 +7,13 @@ Public surface::
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _dist_version
+
+try:  # the one version string is pyproject.toml's, as installed
+    __version__ = _dist_version("mlaudit")
+except PackageNotFoundError:  # pragma: no cover - a source tree that was never installed
+    __version__ = "0+unknown"
 
 from .audit import audit, run_detectors  # noqa: E402
 from .errors import InputError, MissingDependency, MlauditError  # noqa: E402

@@ -52,7 +52,7 @@ def test_a_killed_process_leaves_claims_that_the_next_one_recovers(tmp_path):
     st.claim("done") and st.begin_write("done")
     st.finish("done", RunResult(ref="done"))
     # no close(): as after SIGKILL, the lock file descriptor is only dropped with the object
-    st._lock_file.close()
+    st._lock_file.release()
     with StateStore(path, SCOPE) as again:
         assert again.recover() == ["claimed", "writing"]
         assert {r["ref"]: r["state"] for r in again.rows()} == {

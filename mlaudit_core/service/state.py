@@ -14,15 +14,14 @@ A process killed at any moment leaves rows in ``claimed`` or ``writing``;
 worker then asks the tracker whether the verdict is already there (see
 ``mlaudit_core.service.watcher``). ``writes`` counts the write-backs started per run.
 
-One process at a time: the store holds an exclusive ``flock`` on ``<file>.lock``
-(POSIX), and a second watcher or batch on the same file gets :class:`StateInUse`.
+One process at a time: the store holds an exclusive lock on ``<file>.lock``
+(``filelock``: ``flock`` on POSIX, ``msvcrt`` locking on Windows), and a second watcher or batch on the same file gets :class:`StateInUse`.
 A file also records its *scope* (tracker, store, experiments); opening it for another
 scope raises :class:`StateScopeMismatch` instead of mixing two cursors.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import sqlite3
 import stat
@@ -30,6 +29,8 @@ import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
+
+import filelock
 
 from ..errors import InputError
 from .task import RunResult
@@ -178,17 +179,16 @@ class StateStore:
             raise InputError(f"{given}: cannot create the directory {self.path.parent} "
                              f"({exc.strerror or type(exc).__name__})") from None
         try:
-            self._lock_file = open(lock_path, "a+")
+            open(lock_path, "a").close()  # errors here are named (a directory, no write access)
+            self._lock_file = filelock.FileLock(str(lock_path), timeout=0, thread_local=False)
+            self._lock_file.acquire()
+        except filelock.Timeout:  # a TimeoutError, so an OSError: caught first
+            raise StateInUse(f"{given}: state file is in use by another mlaudit watcher or "
+                             "batch (give each one its own --state)") from None
         except OSError as exc:
             undo()
             raise InputError(f"{given}: cannot create the state file's lock {lock_path} "
                              f"({exc.strerror or type(exc).__name__})") from None
-        try:
-            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._lock_file.close()
-            raise StateInUse(f"{given}: state file is in use by another mlaudit watcher or "
-                             "batch (give each one its own --state)") from None
         self._mu = threading.Lock()
         try:
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
@@ -203,7 +203,7 @@ class StateStore:
         except sqlite3.DatabaseError as exc:
             if getattr(self, "_db", None) is not None:
                 self._db.close()
-            self._lock_file.close()
+            self._lock_file.release()
             undo()
             what = ("cannot open the state file" if isinstance(exc, sqlite3.OperationalError)
                     else "not an mlaudit state file")
@@ -222,8 +222,8 @@ class StateStore:
         if getattr(self, "_db", None) is not None:
             self._db.close()
             self._db = None
-        if not self._lock_file.closed:
-            self._lock_file.close()
+        if self._lock_file.is_locked:
+            self._lock_file.release()
 
     def __enter__(self) -> StateStore:
         return self
