@@ -37,33 +37,58 @@ class Role(str, Enum):
 #: Default aliases, most specific first. Patterns are matched against the
 #: *normalised* key (lower case, any of ``.``, ``-``, space and ``:`` turned into
 #: ``/`` except inside words joined by ``_``) with :func:`fnmatch.fnmatchcase`.
+#: Where the names come from (each checked against files the framework wrote, see
+#: tests/detectors/test_framework_defaults.py and /work/shared/realworld):
+#: Hugging Face Trainer (``loss``/``eval_loss`` to MLflow, ``train/loss``/``eval/loss`` to
+#: TensorBoard and W&B, summary point ``train_loss``), Lightning (``train_loss_step``,
+#: ``train_loss_epoch``, ``val_loss``, ``epoch``), Keras (``loss``/``val_loss`` in History and
+#: CSVLogger; ``epoch_loss`` in the TensorBoard ``train/`` and ``validation/`` sub-directories),
+#: the ``torch.utils.tensorboard`` tutorial (``Loss/train``, ``Loss/test``, ``Accuracy/test``),
+#: Ultralytics YOLOv5/v8 (``train/box_loss``, ``val/box_loss``, ``metrics/mAP_0.5:0.95``,
+#: ``metrics/mAP50-95(B)``, ``x/lr0``, ``lr/pg0``), detectron2 (``total_loss``, ``bbox/AP``),
+#: nanoGPT (``train loss``, ``val loss``, ``lr``) and generic ``*cross_entropy*``, ``*_nll``,
+#: ``perplexity`` names (perplexity last: it is exp(loss), so ratio thresholds read it harder).
 DEFAULT_ALIASES: dict[Role, list[str]] = {
     Role.TRAIN_LOSS: [
         "train/loss", "train_loss", "loss/train", "training/loss", "training_loss",
-        "train/lm_loss", "lm/loss", "lm_loss", "train/loss_epoch", "train/loss_step",
-        "loss", "train/*loss", "*/train_loss", "train_*_loss", "train/loss_*", "train_loss_*",
-        "running_loss", "loss_avg", "avg_loss",
+        "train/lm_loss", "lm/loss", "lm_loss", "train/loss_step", "train_loss_step", "train/loss_epoch",
+        "train_loss_epoch", "loss", "total_loss", "train/total_loss", "train/epoch_loss", "epoch_loss",
+        "train/*loss", "*/train_loss", "train_*_loss", "train/loss_*", "train_loss_*", "loss_step", "loss_epoch",
+        "running_loss", "loss_avg", "avg_loss", "train/*cross_entropy*", "*cross_entropy*", "train/*nll*",
+        "*_nll", "nll", "nll_loss", "*/loss", "train/perplexity", "train/ppl", "perplexity", "ppl",
     ],
     Role.VAL_LOSS: [
         "val/loss", "val_loss", "loss/val", "valid/loss", "valid_loss", "validation/loss",
-        "validation_loss", "eval/loss", "eval_loss", "loss/validation", "val/lm_loss",
-        "eval/lm_loss", "test/loss", "test_loss", "val/*loss", "eval/*loss", "validation/*loss",
-        "valid/*loss",
+        "validation_loss", "eval/loss", "eval_loss", "loss/validation", "loss/valid", "loss/eval",
+        "loss/test", "val/lm_loss", "eval/lm_loss", "validation/epoch_loss", "val_loss_epoch", "test/loss",
+        "test_loss", "val/*loss", "eval/*loss", "validation/*loss", "valid/*loss", "test/*loss",
+        "val_*loss", "eval_*loss", "valid_*loss", "val/*cross_entropy*", "eval/*cross_entropy*",
+        "*val*cross_entropy*", "*eval*cross_entropy*", "val/*nll*", "eval/*nll*", "val_*nll", "eval_*nll",
+        "val/perplexity", "eval/perplexity", "val_perplexity", "eval_perplexity", "val/ppl", "val_ppl",
+        "eval/ppl", "eval_ppl", "test/perplexity", "test_perplexity",
     ],
     Role.TRAIN_ACCURACY: [
-        "train/accuracy", "train/acc", "train_accuracy", "train_acc", "accuracy", "acc",
-        "train/top1", "train/prec@1", "train/*accuracy",
+        "train/accuracy", "train/acc", "train_accuracy", "train_acc", "accuracy/train", "acc/train",
+        "train_acc_step", "train_acc_epoch", "train_accuracy_step", "train_accuracy_epoch",
+        "train/epoch_accuracy", "epoch_accuracy", "accuracy", "acc",
+        "train/top1", "train/prec@1", "train/*accuracy", "train_acc_*", "train_accuracy_*",
     ],
     Role.VAL_ACCURACY: [
         "val/accuracy", "val/acc", "val_accuracy", "val_acc", "valid/accuracy", "valid_acc",
-        "eval/accuracy", "eval_accuracy", "eval/acc", "validation/accuracy",
+        "eval/accuracy", "eval_accuracy", "eval/acc", "validation/accuracy", "accuracy/val",
+        "accuracy/valid", "accuracy/validation", "accuracy/test", "acc/val", "acc/test",
+        "validation/epoch_accuracy", "val_acc_epoch", "val_accuracy_epoch",
         "val/top1", "val/acc1", "val/prec@1", "eval/f1", "val/f1", "eval_f1", "test/accuracy",
-        "test_accuracy", "test/acc", "validation/*accuracy", "val/*accuracy", "valid/*accuracy",
+        "test_accuracy", "test/acc", "test_acc", "validation/*accuracy", "val/*accuracy", "valid/*accuracy",
         "eval/*accuracy",
+        # detection: the COCO-style mAP is the validation metric (YOLOv5/v8 fitness weighs mAP@.5:.95
+        # 0.9 and mAP@.5 0.1; detectron2 writes AP in percent)
+        "metrics/map50/95*", "metrics/map_0/5/0/95", "metrics/map_0/5", "metrics/map50*", "metrics/map*",
+        "bbox/ap", "segm/ap", "keypoints/ap",
     ],
     Role.LEARNING_RATE: [
         "train/lr", "lr", "learning_rate", "train/learning_rate", "lr/*", "lr_*", "optim/lr",
-        "trainer/lr", "*/lr", "*learning_rate*",
+        "trainer/lr", "*/lr", "x/lr0", "lr0", "*/lr0", "*learning_rate*",
     ],
     Role.GRAD_NORM: ["train/grad_norm", "grad_norm", "gradient_norm", "*/grad_norm", "*grad_norm*",
                      "*gnorm*"],
@@ -93,6 +118,13 @@ DEFAULT_ALIASES: dict[Role, list[str]] = {
     Role.EPOCH: ["epoch", "train/epoch", "trainer/epoch"],
 }
 
+#: Roles measured on the training loop: an evaluation key (``eval_samples_per_second``,
+#: ``eval/runtime``) never plays them, and neither does a key of another role's family.
+_TRAINING_ONLY = {Role.TRAIN_LOSS, Role.TRAIN_ACCURACY, Role.THROUGHPUT, Role.STEP_TIME, Role.DATA_TIME,
+                  Role.LEARNING_RATE, Role.GRAD_NORM}
+#: Roles whose key must name an evaluation split when matched by a broad pattern.
+_EVAL_ONLY = {Role.VAL_LOSS}
+
 _SEP = re.compile(r"[.\-\s:]+")
 
 
@@ -113,35 +145,88 @@ class AliasTable:
         overrides: role name -> list of patterns, tried *before* the defaults.
 
     Resolution is deterministic: patterns are tried in order and, for one
-    pattern, the lexicographically first matching key wins.
+    pattern, the lexicographically first matching key wins. When the number of
+    points per key is known (``counts``), a *series* wins over a *summary point*:
+    a key with a single point (HF Trainer's end-of-training ``train_loss``, a
+    ``test_acc`` written once) is used only when no candidate key of the role has
+    two or more points; and Lightning's ``<name>_step`` wins over ``<name>_epoch``
+    when it has more points (the raw per-step signal; the epoch mean hides spikes).
     """
 
     def __init__(self, overrides: dict[str, list[str]] | None = None) -> None:
         self.patterns: dict[Role, list[str]] = {r: list(p) for r, p in DEFAULT_ALIASES.items()}
+        self.user_patterns: dict[Role, list[str]] = {}
         for role_name, pats in (overrides or {}).items():
             role = Role(role_name)
-            self.patterns[role] = [normalise_key(p) for p in pats] + self.patterns[role]
+            self.user_patterns[role] = [normalise_key(p) for p in pats]
+            self.patterns[role] = self.user_patterns[role] + self.patterns[role]
 
-    def resolve(self, role: Role, keys: list[str]) -> str | None:
-        """Return the logged key that plays ``role`` among ``keys``, or ``None``."""
+    def candidates(self, role: Role, keys: list[str]) -> list[str]:
+        """Every logged key that could play ``role``, best first (pattern order, then name)."""
         norm = {k: normalise_key(k) for k in keys}
-        taken_by_other: set[str] = set()
-        # A key that is exactly another role's first-choice name never plays this role
-        # (``val/loss`` must not be picked up by the ``*/loss``-style train patterns).
+        user = set(self.user_patterns.get(role, ()))
+        excluded: set[str] = set()
+        if role in _TRAINING_ONLY:
+            # ``val/loss`` must not be picked up by the ``*/loss``-style train patterns, nor
+            # ``eval_samples_per_second`` be the training throughput
+            excluded = {k for k, n in norm.items() if _is_eval_key(n)}
         if role is Role.TRAIN_LOSS:
-            taken_by_other = {k for k, n in norm.items() if _is_eval_key(n) or "scale" in n}
+            excluded |= {k for k, n in norm.items() if "scale" in n or "grad" in n}
+        if role is Role.LEARNING_RATE:
+            excluded |= {k for k, n in norm.items() if "grad" in n}
+        out: list[str] = []
         for pat in self.patterns[role]:
             hits = sorted(k for k, n in norm.items()
-                          if k not in taken_by_other and fnmatch.fnmatchcase(n, pat))
-            if role is Role.LEARNING_RATE:
-                hits = [h for h in hits if "grad" not in norm[h]]
-            if hits:
-                return hits[0]
-        return None
+                          if (pat in user or k not in excluded) and fnmatch.fnmatchcase(n, pat))
+            if role in _EVAL_ONLY and pat.startswith("*"):
+                hits = [h for h in hits if _is_eval_key(norm[h])]
+            out.extend(h for h in hits if h not in out)
+        return out
+
+    def resolve(self, role: Role, keys: list[str], counts: dict[str, int] | None = None) -> str | None:
+        """Return the logged key that plays ``role`` among ``keys``, or ``None``.
+
+        Args:
+            counts: points per key, when known; enables "a series wins over a summary point".
+        """
+        cands = self.candidates(role, keys)
+        if not cands:
+            return None
+        if counts is None:
+            return cands[0]
+        series = [k for k in cands if counts.get(k, 0) >= 2]
+        best = series[0] if series else cands[0]
+        if best.endswith("_epoch"):
+            sibling = best[: -len("_epoch")] + "_step"
+            if sibling in counts and counts[sibling] > counts.get(best, 0):
+                best = sibling
+        return best
 
 
 def _is_eval_key(norm: str) -> bool:
     return bool(re.search(r"(^|/|_)(val|valid|validation|eval|test)(/|_|$)", norm))
+
+
+#: Accuracy-like names whose values may be logged in percent (0-100).
+_PERCENT_NAMES = re.compile(r"acc|accuracy|top1|top5|prec@|(^|/)ap(\d+|[sml])?($|/)|map|f1|precision|recall|iou")
+
+
+def as_fraction(key: str, values):
+    """``values`` of an accuracy-like metric on the 0-1 scale, and whether they were in percent.
+
+    A metric named like an accuracy (accuracy, acc, top1, mAP, AP, F1, precision, recall, IoU)
+    whose finite values exceed 1 but not 100 was logged in percent (Keras/timm print
+    ``77.08``; detectron2 writes ``bbox/AP`` 0-100): it is divided by 100. Anything else is
+    returned unchanged. Shapes: ``values`` array-like (n,) -> (np.ndarray (n,), bool).
+    """
+    import numpy as np
+
+    v = np.asarray(values, dtype=np.float64)
+    fin = v[np.isfinite(v)]
+    if fin.size and _PERCENT_NAMES.search(normalise_key(key)) and 1.0 + 1e-9 < fin.max() <= 100.0 \
+            and fin.min() >= 0.0:
+        return v / 100.0, True
+    return v, False
 
 
 def is_higher_better(key: str) -> bool:

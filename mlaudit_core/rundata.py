@@ -136,6 +136,11 @@ class MetricTable:
     def __len__(self) -> int:
         return int(self._values.shape[0])
 
+    def count(self, key: str) -> int:
+        """Number of points logged for ``key`` (0 when not logged)."""
+        a, b = self._slices.get(key, (0, 0))
+        return b - a
+
     def series(self, key: str) -> Series:
         """The history of ``key`` in logging order. Raises ``KeyError`` if not logged."""
         a, b = self._slices[key]
@@ -212,7 +217,8 @@ class RunData:
 
     def key_for(self, role: Role) -> str | None:
         """The logged key playing ``role``, or ``None`` when no key matches."""
-        return self.aliases.resolve(role, self.metrics.keys)
+        m = self.metrics
+        return self.aliases.resolve(role, m.keys, {k: m.count(k) for k in m.keys})
 
     def has(self, role: Role) -> bool:
         key = self.key_for(role)
