@@ -222,6 +222,10 @@ def describe(path: Path):
     if name.endswith((".yaml", ".yml")) or name in ("last_checkpoint",):
         print("   " + path.read_text(errors="replace")[:1500].replace("\n", "\n   "))
         return
+    if name.endswith((".log", ".txt")):
+        first = path.read_text(errors="replace").split("\n", 1)[0]
+        if "," in first and "epoch" in first.lower() and not first.lstrip().startswith("{"):
+            return describe_csv(path)  # Keras CSVLogger writes training.log as CSV
     if name.endswith((".json", ".jsonl", ".txt", ".log")):
         if name.endswith((".json", ".jsonl")) or path.read_text(errors="replace").lstrip().startswith("{"):
             try:
