@@ -20,9 +20,9 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from ..errors import InputError
-from ..roles import Role
-from ..rundata import MetricTable, RunData, RunIdentity, RunStatus
+from ...errors import InputError
+from ...roles import Role
+from ...rundata import MetricTable, RunData, RunIdentity, RunStatus
 from .context import read_context_file
 from .formats import CATALOG, LogFormat
 from .parser import LogParser, ParseResult, parse_lines, strip_annotations

@@ -95,6 +95,10 @@ class LogFormat:
         return re.compile(self.pattern), (re.compile(self.pairs) if self.pairs else None)
 
 
+#: A unit written after a value (``loss 1.23 BPC``, ``mem 5678MB``, ``time 20ms``): read as the
+#: pair's ``u`` group; times and percentages are converted, other units are kept as printed.
+UNIT_WORD = (r"(?:\s?(?P<u>(?i:bpc|bpb|bits?|nats?|ppl|[kmgt]i?b|tok(?:en)?s/s|samples/s|img/s|ex/s|ms|us|"
+             r"s|sec|min|%)))?")
 _PIPE_PAIRS = rf"(?P<k>[A-Za-z][^|:]*?)\s*:\s*(?P<v>{_N})\s*(?=\||$)"
 _PAREN_TIME_UNIT = {"elapsed time per iteration": "ms"}
 
@@ -127,8 +131,9 @@ CATALOG: list[LogFormat] = [
     LogFormat(
         id="hf-dict", name="Hugging Face Trainer log dicts (training and evaluation)",
         example="{'loss': 1.3437, 'grad_norm': 2.91, 'learning_rate': 4.41e-06, 'epoch': 0.0148}",
-        pattern=rf"'[^'\n]{{1,80}}':\s*{_N}\s*[,}}]", hint=("':",),
-        pairs=rf"'(?P<k>[^'\n]{{1,80}})':\s*(?P<v>{_N})(?=\s*[,}}])",
+        # transformers 5.x prints the values as strings: {'loss': '2.345', 'grad_norm': '1.2', ...}
+        pattern=rf"'[^'\n]{{1,80}}':\s*'?{_N}'?\s*[,}}]", hint=("':",),
+        pairs=rf"'(?P<k>[^'\n]{{1,80}})':\s*'?(?P<v>{_N})'?(?=\s*[,}}])",
         rename={"loss": "train/loss", "learning_rate": "train/lr", "grad_norm": "train/grad_norm",
                 "epoch": "@epoch", "step": "@step", "global_step": "@step",
                 "eval_runtime": "val/runtime", "eval_samples_per_second": "val/samples_per_s",
@@ -223,7 +228,7 @@ CATALOG: list[LogFormat] = [
         pattern=(r"\|?\s*epoch (?P<epoch>\d+)\s*\|\s*(?:(?P<section>valid|test|train)\w* on '[^']*' subset\s*\|)?"
                  rf"(?P<rest>\s*[A-Za-z_][\w.]*\s+{_N}\s*(?:\|.*)?)$"),
         hint=("epoch ",), fields={"epoch": "@epoch", "section": "@section"},
-        pairs=rf"(?:^|\|)\s*(?P<k>[A-Za-z_][\w.]*)\s+(?P<v>{_N})\s*(?=\||$)",
+        pairs=rf"(?:^|\|)\s*(?P<k>[A-Za-z_][\w.]*)\s+(?P<v>{_N}){UNIT_WORD}\s*(?=\||$)",
         rename={"num_updates": "@step", "wall": "@skip", "train_wall": "@skip", "clip": "~/clip_pct",
                 "oom": "~/oom_count", "gb_free": "perf/gb_free", "wpb": "~/words_per_batch",
                 "bsz": "~/batch_size", "best_loss": "val/best_loss"}),
@@ -262,6 +267,25 @@ CATALOG: list[LogFormat] = [
         pairs=rf"(?P<k>[A-Za-z][\w@]*)\s+(?P<v>{_N})\s*\(\s*{_N}\s*\)",
         rename={"time": "perf/step_time", "data": "perf/data_time", "loss": "train/loss"},
         units={"prec@1": "%", "prec@5": "%", "acc@1": "%", "acc@5": "%"}, step="epoch_batch"),
+    LogFormat(
+        id="imagenet-train-nototal",
+        name="ImageNet-example-style lines without the batch total (SwAV, DeepCluster, MoCo forks)",
+        example="Epoch: [6][50]\tTime 0.627 (0.666)\tData 0.000 (0.032)\tLoss 3.9122 (3.9121)\tLr: 0.3913",
+        pattern=r"Epoch: \[(?P<epoch>\d+)\]\[\s*(?P<batch>\d+)\]\s+(?P<rest>.*)$",
+        hint=("Epoch: [",), fields={"epoch": "@epoch", "batch": "@skip"},
+        pairs=rf"(?P<k>[A-Za-z][\w@]*):?\s+(?P<v>{_N})(?:\s*\(\s*{_N}\s*\))?(?=\s|$)",
+        rename={"time": "perf/step_time", "data": "perf/data_time", "loss": "train/loss", "lr": "train/lr"},
+        units={"prec@1": "%", "prec@5": "%", "acc@1": "%", "acc@5": "%"}, step="epoch"),
+    LogFormat(
+        id="swin-train", name="Swin Transformer / timm-derived `Train: [epoch/epochs][batch/total]` lines",
+        example=("Train: [3/300][100/625]\teta 0:03:37 lr 0.000100\ttime 0.3471 (0.3700)\tloss 2.3100 (2.4500)"
+                 "\tgrad_norm 1.2345 (1.5000)\tmem 5678MB"),
+        pattern=r"\bTrain: \[(?P<epoch>\d+)/(?P<epochs>\d+)\]\[\s*(?P<batch>\d+)/(?P<total>\d+)\]\s+(?P<rest>.*)$",
+        hint=("Train: [",), fields={"epoch": "@epoch", "epochs": "@epochs", "batch": "@batch", "total": "@total"},
+        pairs=rf"(?P<k>[A-Za-z][\w@]*)\s+(?P<v>{_N}){UNIT_WORD}(?:\s*\(\s*{_N}\s*\))?(?=\s|$)",
+        rename={"time": "perf/step_time", "loss": "train/loss", "lr": "train/lr", "grad_norm": "train/grad_norm",
+                "mem": "perf/gpu_mem_mb", "eta": "@skip"},
+        step="epoch_batch"),
     LogFormat(
         id="timm-train", name="timm train.py lines",
         example=("Train: 3 [ 400/1251 ( 32%)]  Loss: 4.512 (4.62)  Time: 0.512s,  500.12/s  (0.530s,  483.02/s)  "
@@ -315,6 +339,19 @@ CATALOG: list[LogFormat] = [
         pattern=rf"\biter (?P<iteration>\d+): val loss (?P<val_loss>{_N})(?:, val time: (?P<val_time>{_N})\s*"
                 r"(?P<val_time_unit>ms|s))?",
         hint=("val loss",), fields={"iteration": "@step", "val_loss": "val/loss", "val_time": "val/runtime"}),
+    LogFormat(
+        id="nanogpt-iter-rate", name="nanoGPT-derived iteration lines with a per-iteration time",
+        example="[train] iter 10: loss 8.7390 11136 ms/iter",
+        pattern=rf"\biter (?P<iteration>\d+):\s*loss (?P<loss>{_N}),?\s+(?P<step_time>{_N})\s*(?P<step_time_unit>ms|s)/iter",
+        hint=("/iter",), fields={"iteration": "@step", "loss": "train/loss", "step_time": "perf/step_time"}),
+    LogFormat(
+        id="nanogpt-eval-short", name="nanoGPT-derived evaluation lines (`iter N: train X val Y`)",
+        example="[eval] iter 0: train 9.8508 val 9.8491 lr 7.50e-07",
+        pattern=rf"\b(?:iter|step) (?P<iteration>\d+):\s*train (?P<train_loss>{_N}),?\s+val (?P<val_loss>{_N})"
+                rf"(?:,?\s+lr (?P<lr>{_N}))?",
+        hint=(" val ",),
+        fields={"iteration": "@step", "train_loss": "train/loss_estimate", "val_loss": "val/loss",
+                "lr": "train/lr"}),
     LogFormat(
         id="nanogpt-eval", name="nanoGPT evaluation lines",
         example="step 2000: train loss 1.7612, val loss 1.8956",

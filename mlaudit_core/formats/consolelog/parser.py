@@ -26,8 +26,8 @@ from datetime import datetime
 
 import numpy as np
 
-from ..rundata import ConsoleLine, MetricTable
-from ..signatures import CONTEXT_CATEGORIES, is_relevant, match_line
+from ...rundata import ConsoleLine, MetricTable
+from ...signatures import CONTEXT_CATEGORIES, is_relevant, match_line
 from .formats import CATALOG, NUM, LogFormat
 from .names import TIME_UNITS, canonical, is_known, is_time_metric, to_seconds
 
@@ -39,7 +39,7 @@ MAX_PARSE_CHARS = 65_536
 MAX_CONSOLE_CHARS = 65_536
 
 _N = f"(?:{NUM})"
-_UNIT = r"(?P<u>ms|us|s|sec|secs|min|%|it/s|s/it)?"
+_UNIT = r"(?P<u>ms|us|s|sec|secs|min|%|it/s|s/it|(?i:bpc|bpb|bits|nats|tok/s|tokens/s|samples/s))?"
 _DELIM = r"(?=[\s,;|)\]}]|$)"
 _KEY = r"[A-Za-z][\w./@-]*(?:[ ][A-Za-z][\w./@()-]*){0,3}"
 _GEN_EQ = re.compile(rf"(?<![\w./@-])(?P<k>{_KEY})\s*=\s*(?P<v>{_N}){_UNIT}{_DELIM}")

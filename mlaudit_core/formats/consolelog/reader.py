@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from ..errors import InputError
+from ...errors import InputError
 
 #: Longest line read, in bytes; the rest of a longer line is skipped (and counted).
 #: 1 MiB is ~100x the longest metric line of any framework in the catalog.

@@ -1,0 +1,264 @@
+"""Helpers every table-shaped reader shares: safe file checks, wide tables to RunData,
+appended runs, the epoch axis.
+
+Bad input is one :class:`~mlaudit_core.errors.InputError` naming the file (empty,
+binary, a Git LFS pointer, header only) or a warning on the run (rows cut, strings in
+number columns, steps out of order), never a traceback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from ..rundata import MetricTable, RunData, RunIdentity, RunStatus
+
+HEAD = 4096
+LFS_MAGIC = b"version https://git-lfs.github.com/spec/"
+
+
+def head(path: Path, n: int = HEAD) -> bytes:
+    """The first ``n`` bytes of ``path`` (b"" when unreadable or not a file)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(n)
+    except OSError:
+        return b""
+
+
+def head_text(path: Path, n: int = HEAD) -> str:
+    data = head(path, n)
+    if b"\x00" in data:
+        return ""
+    return data.decode("utf-8", "replace")
+
+
+def placeholder_problem(path: Path) -> str | None:
+    """Why ``path`` is a stand-in for the real file, or None.
+
+    Git LFS pointers (``version https://git-lfs.github.com/spec/v1``), git-annex pointers
+    (a path into ``.git/annex/objects``), and HTML pages saved in place of a raw file are
+    named; the message tells the user how to get the real content.
+    """
+    data = head(path, 512)
+    if data.startswith(LFS_MAGIC):
+        return "this is a Git LFS pointer, not the file: run `git lfs pull` in its repository"
+    if b"/annex/objects/" in data[:300] and len(data) < 300:
+        return "this is a git-annex pointer, not the file: run `git annex get` on it"
+    low = data[:200].lstrip().lower()
+    if low.startswith((b"<!doctype html", b"<html")):
+        return "this is an HTML page saved in place of the file (download the raw file)"
+    return None
+
+
+def check_text(path: Path, what: str) -> None:
+    """Refuse a file that cannot be a text log: missing, a folder, empty, binary or a pointer.
+
+    Raises:
+        InputError: one line naming ``path`` and the problem.
+    """
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder, not a {what}")
+    problem = placeholder_problem(path)
+    if problem:
+        raise InputError(f"{path}: {problem}")
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror})") from None
+    if size == 0:
+        raise InputError(f"{path}: empty file (0 bytes), nothing to audit")
+    data = head(path, 8192)
+    if b"\x00" in data:
+        raise InputError(f"{path}: binary content (NUL bytes in the first 8 KiB), not a {what}")
+
+
+def split_restarts(steps: np.ndarray) -> list[int]:
+    """Row indices where a counter restarts: the value drops back to (or below) where the
+    current segment began, e.g. a Keras CSVLogger with ``append=True`` run twice.
+
+    A drop that does not reach the segment's first value (a row logged out of order) is
+    not a restart. NaN steps are ignored. Returns the start row of each later segment.
+    """
+    out: list[int] = []
+    if steps.size < 2:
+        return out
+    finite = np.isfinite(steps)
+    idx = np.flatnonzero(finite)
+    if idx.size < 2:
+        return out
+    s = steps[idx]
+    drops = np.flatnonzero(s[1:] < s[:-1]) + 1
+    if drops.size == 0:
+        return out
+    seg_first = s[0]
+    for d in drops.tolist():
+        if s[d] <= seg_first:
+            out.append(int(idx[d]))
+            seg_first = s[d]
+    return out
+
+
+def run_id(path: Path) -> str:
+    return str(path.resolve())
+
+
+def _name(path: Path) -> str:
+    """A readable run name: the folder when the file has a fixed framework name."""
+    p = path.resolve()
+    if p.is_dir():
+        return p.name
+    generic = {"metrics.csv", "results.csv", "summary.csv", "trainer_state.json", "metrics.json",
+               "log.txt", "trainer_log.jsonl", "training.log", "train.log", "output.log"}
+    if p.name in generic:
+        return f"{p.parent.name}/{p.name}"
+    return p.name
+
+
+def wide_run(path: Path, columns: dict[str, np.ndarray], steps: np.ndarray, *, tracker: str,
+             axis: str, params: dict[str, str] | None = None, walls: np.ndarray | None = None,
+             notes: list[str] | None = None, warnings: list[str] | None = None,
+             what: str = "file", split: bool = True, axis_why: str = "") -> RunData:
+    """A RunData from a wide table: one row per logging event, one column per metric.
+
+    Args:
+        columns: metric name -> float64 values, one per row (NaN where a row does not
+            log that metric), or ``(values, present)`` with a bool mask of the cells that
+            hold a value, so a logged ``nan`` is kept as a NaN point.
+        steps: float64 step (or epoch) per row; NaN rows are dropped with a warning.
+        axis: ``"step"`` or ``"epoch"``: what the step axis counts (stated in the notes).
+        split: look for appended runs (the counter restarting) and keep the last.
+
+    Raises:
+        InputError: no metric value at all (header only, every cell empty).
+    """
+    notes = list(notes or [])
+    warnings = list(warnings or [])
+    n = int(steps.shape[0])
+    walls = np.full(n, np.nan) if walls is None else walls
+    keep = np.isfinite(steps)
+    if not keep.all():
+        bad = int((~keep).sum())
+        warnings.append(f"{path.name}: {bad} row(s) without a readable {axis} were left out")
+    start_row = 0
+    restarts = split_restarts(np.where(keep, steps, np.nan)) if split else []
+    if restarts:
+        bounds = [0, *restarts, n]
+        segs = [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]
+        earlier = "; ".join(f"run {i + 1}: rows {a + 1}-{b}, {axis}s {_rng(steps[a:b])}"
+                            for i, (a, b) in enumerate(segs[:-1]))
+        start_row = segs[-1][0]
+        notes.append(f"{path.name} holds {len(segs)} runs appended one after another (the {axis} "
+                     f"counter restarts); audited the last (rows {start_row + 1}-{n}, {axis}s "
+                     f"{_rng(steps[start_row:])}); earlier: {earlier}")
+        keep[:start_row] = False
+    rows = np.flatnonzero(keep)
+    st = steps[rows]
+    if st.size > 1:
+        back = int((np.diff(st) < 0).sum())
+        if back:
+            warnings.append(f"{path.name}: {back} row(s) go back in {axis} (logged out of order); "
+                            f"the latest value of a repeated {axis} is used")
+    codes, ks, vs, ws, names = [], [], [], [], []
+    for key, col in columns.items():
+        if isinstance(col, tuple):  # (values, present): a logged NaN is kept, an empty cell is not
+            v, m = col[0][rows], col[1][rows]
+        else:
+            v = col[rows]
+            m = ~np.isnan(v)
+        if not m.any():
+            continue
+        names.append(key)
+        codes.append(np.full(int(m.sum()), len(names) - 1, dtype=np.int32))
+        ks.append(st[m].astype(np.int64))
+        vs.append(v[m])
+        ws.append(walls[rows][m])
+    if not names:
+        raise InputError(f"{path}: no metric values in this {what} (header only or every cell empty)")
+    table = MetricTable(np.concatenate(codes), np.concatenate(ks), np.concatenate(vs),
+                        np.concatenate(ws), names=names)
+    if axis == "epoch":
+        notes.insert(0, f"the step axis is the epoch{' (' + axis_why + ')' if axis_why else ''}: "
+                        "every series is one point per epoch")
+    start = end = None
+    w = walls[rows]
+    if np.isfinite(w).any():
+        start = datetime.fromtimestamp(float(np.nanmin(w)), tz=timezone.utc)
+        end = datetime.fromtimestamp(float(np.nanmax(w)), tz=timezone.utc)
+    p = dict(params or {})
+    p.setdefault("log.step_axis", axis)
+    return RunData(identity=RunIdentity(tracker=tracker, id=run_id(path), name=_name(path)),
+                   status=RunStatus.UNKNOWN, start_time=start, end_time=end, params=p,
+                   metrics=table, notes=notes, warnings=warnings)
+
+
+def _rng(a: np.ndarray) -> str:
+    f = a[np.isfinite(a)]
+    if f.size == 0:
+        return "none"
+    lo, hi = float(f.min()), float(f.max())
+    return f"{lo:g}-{hi:g}"
+
+
+def flat_params(d, prefix: str = "", out: dict[str, str] | None = None, limit: int = 2000) -> dict[str, str]:
+    """Nested dict -> ``a.b.c`` string params (lists as their JSON text), at most ``limit``."""
+    import json
+
+    out = {} if out is None else out
+    if not isinstance(d, dict):
+        return out
+    for k, v in d.items():
+        if len(out) >= limit:
+            break
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            flat_params(v, key + ".", out, limit)
+        elif isinstance(v, (list, tuple)):
+            out[key] = json.dumps(v, default=str)[:500]
+        else:
+            out[key] = str(v)[:500]
+    return out
+
+
+def read_yaml(path: Path, warnings: list[str], max_bytes: int = 1 << 20) -> dict:
+    """A small YAML mapping read safely (``yaml.safe_load``, size-capped); {} with a warning
+    when unreadable. Objects tagged with Python types (Lightning's hparams.yaml may hold
+    ``!!python/object``) are read as plain mappings, never constructed."""
+    import yaml
+
+    try:
+        if path.stat().st_size > max_bytes:
+            warnings.append(f"{path.name}: larger than {max_bytes >> 20} MiB, not read")
+            return {}
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+
+    class _Loader(yaml.SafeLoader):
+        pass
+
+    def _any(loader, suffix, node):
+        if isinstance(node, yaml.MappingNode):
+            return loader.construct_mapping(node, deep=True)
+        if isinstance(node, yaml.SequenceNode):
+            return loader.construct_sequence(node, deep=True)
+        return loader.construct_scalar(node)
+
+    _Loader.add_multi_constructor("tag:yaml.org,2002:python/", _any)
+    _Loader.add_multi_constructor("!", _any)
+    try:
+        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - SafeLoader subclass
+    except yaml.YAMLError as exc:
+        warnings.append(f"{path.name}: not valid YAML ({str(exc).splitlines()[0]}); its values were not read")
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]

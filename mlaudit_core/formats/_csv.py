@@ -1,0 +1,139 @@
+"""CSV tables for the CSV readers: pandas' C parser, then a per-column repair pass.
+
+``pandas.read_csv`` (C engine) parses the file; numeric columns come back as float64
+at once. Columns holding anything else (a ``nan`` or ``inf`` written by the framework,
+a stray string) are converted with ``pandas.to_numeric(errors="coerce")``: ``nan``,
+``inf`` and ``-inf`` become those values (a logged NaN is a point, an empty cell is
+not), other strings are counted in a warning. Ultralytics pads its header and cells
+with spaces: names are stripped, and cells read with ``skipinitialspace``.
+``benchmarks/ingest.py`` compares the speed with plain ``pandas.read_csv``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from ._common import check_text, head
+
+#: The first line must end within this many bytes (a 200 MB single line is not a CSV log).
+MAX_HEADER = 1 << 20
+STEP_NAMES = ("step", "global_step", "iteration", "iter", "it", "trainer/global_step", "_step",
+              "current_steps", "steps")
+EPOCH_NAMES = ("epoch", "epochs", "Epoch")
+
+
+def header(path: Path) -> list[str] | None:
+    """The stripped column names of a CSV file's first line, or None when the first line is
+    not a plausible CSV header (no comma, binary, over 64 KiB)."""
+    data = head(path, 65536)
+    if not data or b"\x00" in data:
+        return None
+    line = data.split(b"\n", 1)[0]
+    if len(line) >= 65536 and b"\n" not in data:
+        return None
+    text = line.decode("utf-8", "replace").lstrip("\ufeff").rstrip("\r")
+    if text.count(",") < 1 or text.lstrip().startswith(("{", "[", "<")):
+        return None
+    try:
+        names = next(csv.reader(io.StringIO(text)))
+    except (csv.Error, StopIteration):
+        return None
+    return [n.strip() for n in names]
+
+
+def looks_numeric_header(names: list[str]) -> bool:
+    """True when the "header" is itself a row of numbers (a CSV without a header)."""
+    def num(x: str) -> bool:
+        try:
+            float(x)
+            return True
+        except ValueError:
+            return False
+    return bool(names) and all(num(n) for n in names if n)
+
+
+def read(path: Path, what: str = "CSV log") -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], list[str]]:
+    """Every column of a CSV file as ``name -> (float64 values, present mask)``.
+
+    Raises:
+        InputError: empty, binary, a pointer file, a first line over 1 MiB, no header,
+            header only, or not parseable as CSV (one line, naming the file).
+    """
+    import pandas as pd
+
+    check_text(path, what)
+    first = head(path, MAX_HEADER + 1)
+    if b"\n" not in first and len(first) > MAX_HEADER:
+        raise InputError(f"{path}: the first line is longer than {MAX_HEADER >> 20} MiB; not a {what}")
+    warnings: list[str] = []
+    names = header(path)
+    if names is None or looks_numeric_header(names):
+        raise InputError(f"{path}: no CSV header line (comma-separated column names) at the top")
+    try:
+        df = pd.read_csv(path, engine="c", skipinitialspace=True, keep_default_na=False,
+                         na_values=[""], low_memory=False, on_bad_lines="warn",
+                         encoding_errors="replace")
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{path}: empty {what}") from None
+    except (pd.errors.ParserError, ValueError, UnicodeError, MemoryError) as exc:
+        raise InputError(f"{path}: not a readable {what} ({str(exc).splitlines()[0][:160]})") from None
+    if len(df) == 0:
+        raise InputError(f"{path}: header only, no rows of values")
+    df.columns = [str(c).strip() for c in df.columns]
+    cols: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    bad_cells: dict[str, int] = {}
+    for name in df.columns:
+        if not name or name.startswith("Unnamed:"):
+            continue
+        s = df[name]
+        if s.dtype.kind in "fiub":
+            v = s.to_numpy(dtype=np.float64, na_value=np.nan)
+            cols[name] = (v, ~np.isnan(v))
+            continue
+        text = s.astype("string").str.strip()
+        present = text.notna().to_numpy() & (text.fillna("") != "").to_numpy()
+        v = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        low = text.str.lower()
+        logged_nan = low.isin(["nan", "-nan", "+nan"]).fillna(False).to_numpy(dtype=bool)
+        ok = ~np.isnan(v) | logged_nan
+        bad = present & ~ok
+        n_bad = int(bad.sum())
+        if n_bad and n_bad == int(present.sum()):
+            continue  # a text column (a checkpoint path, a timestamp string): not a metric
+        if n_bad:
+            bad_cells[name] = n_bad
+        cols[name] = (v, present & ok)
+    if bad_cells:
+        listed = ", ".join(f"{k} ({n})" for k, n in list(bad_cells.items())[:5])
+        warnings.append(f"{path.name}: cells that are not numbers were left out: {listed}")
+    tail = head_tail_problem(path)
+    if tail:
+        warnings.append(tail)
+    return cols, warnings
+
+
+def head_tail_problem(path: Path) -> str | None:
+    """A warning when the file does not end with a newline (the last row may be cut short)."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(-1, 2)
+            last = fh.read(1)
+    except OSError:
+        return None
+    if last not in (b"\n", b"\r"):
+        return (f"{path.name}: the last line has no line end (the file may have been cut while "
+                "being written); its values were read as they are")
+    return None
+
+
+def pick(cols: dict, names: tuple[str, ...]) -> str | None:
+    low = {k.lower(): k for k in cols}
+    for n in names:
+        if n.lower() in low:
+            return low[n.lower()]
+    return None

@@ -1,0 +1,101 @@
+"""Console logs (stdout captured to a file): the catalog in :mod:`.consolelog` reads them.
+
+Detected by a text file whose first 64 KiB hold lines some catalog format recognises
+(``docs/logs.md`` lists the formats); a ``*.log``/``*.txt``/``*.out`` file without
+such lines is a weak candidate (chosen only when nothing else fits, and then audited for
+failure signatures). A log holding several launches of a job appended to one file (the
+step or epoch counter starts over, e.g. SwAV's ``train.log``) is split: the last launch
+is audited and the earlier ones are named in the notes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..rundata import MetricTable
+from ._common import check_text, head
+
+NAME = "console"
+DETECTS = "console log (lines the log-format catalog recognises)"
+_TEXT_SUFFIXES = (".log", ".txt", ".out", ".err", ".stdout", ".stderr", ".gz")
+
+
+def sniff(path: Path) -> float:
+    if path.is_dir():
+        return 0.0
+    suffix = path.suffix.lower()
+    named = suffix in _TEXT_SUFFIXES or any(w in path.name.lower() for w in ("log", "stdout", "output"))
+    if suffix in (".json", ".csv", ".yaml", ".yml", ".py", ".md", ".jsonl"):
+        return 0.0
+    data = head(path, 65536)
+    if not data or b"\x00" in data:
+        return 0.0
+    from .consolelog import parse_lines
+
+    res = parse_lines(data.decode("utf-8", "replace").splitlines()[:2000], keep_console=False)
+    n = len(res.metrics)
+    if n >= 3:
+        return 0.6 if named else 0.5
+    if n:
+        return 0.45 if named else 0.3
+    return 0.2 if named else 0.0
+
+
+def load(path: Path):
+    from .consolelog import load_logs
+
+    check_text(path, "console log") if path.suffix != ".gz" else None
+    run = load_logs([path])
+    split_launches(run, path.name)
+    return run
+
+
+def split_launches(run, name: str) -> None:
+    """Keep only the last launch when the main series' counter starts over (in place).
+
+    The main series is the one with the most points among the training-loss-like keys
+    (else any key). With wall times, every point before the last restart's time is
+    dropped; without, each key keeps its own points after its last restart.
+    """
+    from ._common import split_restarts
+
+    keys = run.metrics.keys
+    if not keys:
+        return
+    lossy = [k for k in keys if "loss" in k.lower()] or keys
+    main = max(lossy, key=lambda k: len(run.metrics.series(k)))
+    s = run.metrics.series(main)
+    restarts = split_restarts(s.steps.astype(np.float64))
+    if not restarts:
+        return
+    cut_wall = s.wall_times[restarts[-1]]
+    kept = []
+    for k in keys:
+        ks = run.metrics.series(k)
+        if np.isfinite(cut_wall) and np.isfinite(ks.wall_times).all():
+            m = ks.wall_times >= cut_wall
+        else:
+            r = split_restarts(ks.steps.astype(np.float64))
+            m = np.zeros(len(ks), dtype=bool)
+            m[(r[-1] if r else 0):] = True
+        if m.any():
+            kept.append(type(ks)(k, ks.steps[m], ks.values[m], ks.wall_times[m]))
+    bounds = [0, *restarts, len(s)]
+    segs = [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]
+    desc = "; ".join(f"{a + 1}: steps {int(s.steps[a])}-{int(s.steps[b - 1])}" for a, b in
+                     [segs[i] for i in range(len(segs) - 1)][:20])
+    more = "" if len(segs) <= 21 else f" and {len(segs) - 21} more"
+    last_a, last_b = segs[-1]
+    run.metrics = MetricTable.from_series(kept)
+    run.notes.append(f"{name} holds {len(segs)} launches appended one after another ({main} starts over "
+                     f"{len(restarts)} time(s)); audited the last (steps {int(s.steps[last_a])}-"
+                     f"{int(s.steps[last_b - 1])}); earlier launches (from point {desc}{more}) were left out")
+    if np.isfinite(cut_wall):
+        from datetime import datetime, timezone
+
+        run.start_time = datetime.fromtimestamp(float(cut_wall), tz=run.end_time.tzinfo if run.end_time
+                                                else timezone.utc).replace(tzinfo=run.end_time.tzinfo
+                                                                           if run.end_time else None)
+    run.cache.clear()

@@ -1,0 +1,210 @@
+"""MLflow file stores (``mlruns/``, Ultralytics' ``runs/mlflow``) read directly, read-only.
+
+Detected by MLflow's layout: a run folder (``meta.yaml`` with ``run_uuid``, beside
+``metrics/``, ``params/``, ``tags/``), an experiment folder (``meta.yaml`` with
+``artifact_location``, run folders inside) or a store (experiment folders inside).
+:func:`list_runs` names every run of a store or experiment; ``.trash`` is skipped.
+
+Why not ``MlflowClient``: MLflow's FileStore skips run folders without an
+``artifacts/`` sub-folder, and git does not keep empty folders, so stores committed
+to a repository lose runs ("run not found"); it also refuses paths with a component
+named ``artifacts``, and MLflow 3 refuses file stores unless
+``MLFLOW_ALLOW_FILE_STORE=true``. The files are simple (``metrics/<key>``: lines of
+``timestamp value [step]``; ``params/<key>`` and ``tags/<key>``: the value;
+``meta.yaml``: status, times, lifecycle stage), so they are read as they are, nothing is
+created in the user's store, and ``artifact_uri`` values from another machine or OS
+(``file:///E:/...``) do not matter. Deleted runs (``lifecycle_stage: deleted``) are
+named as deleted and not audited.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from ..rundata import Artifact, MetricTable, RunData, RunIdentity, RunStatus
+from ._common import head_text, read_yaml
+
+NAME = "mlflow_store"
+DETECTS = "MLflow file store (meta.yaml, metrics/, params/, tags/)"
+_STATUS = {1: RunStatus.RUNNING, 2: RunStatus.RUNNING, 3: RunStatus.FINISHED, 4: RunStatus.FAILED,
+           5: RunStatus.KILLED, "RUNNING": RunStatus.RUNNING, "SCHEDULED": RunStatus.RUNNING,
+           "FINISHED": RunStatus.FINISHED, "FAILED": RunStatus.FAILED, "KILLED": RunStatus.KILLED}
+_STATUS_NAME = {1: "RUNNING", 2: "SCHEDULED", 3: "FINISHED", 4: "FAILED", 5: "KILLED"}
+MAX_RUNS = 10_000
+
+
+def is_run_dir(d: Path) -> bool:
+    meta = d / "meta.yaml"
+    if not meta.is_file():
+        return False
+    t = head_text(meta, 4096)
+    return ("run_uuid:" in t or "run_id:" in t) and "experiment_id" in t
+
+
+def is_experiment_dir(d: Path) -> bool:
+    meta = d / "meta.yaml"
+    return meta.is_file() and "artifact_location" in head_text(meta, 4096)
+
+
+def _experiments(store: Path) -> list[Path]:
+    try:
+        return sorted((d for d in store.iterdir() if d.is_dir() and d.name != ".trash" and is_experiment_dir(d)),
+                      key=lambda d: d.name)
+    except OSError:
+        return []
+
+
+def sniff(path: Path) -> float:
+    if not path.is_dir():
+        return 0.0
+    if is_run_dir(path) or is_experiment_dir(path):
+        return 0.9
+    if _experiments(path):
+        return 0.9
+    return 0.0
+
+
+def list_runs(path: Path) -> list[Path]:
+    """Run folders of a store or an experiment (``[]`` for a run folder itself)."""
+    if is_run_dir(path):
+        return []
+    exps = [path] if is_experiment_dir(path) else _experiments(path)
+    runs: list[Path] = []
+    for e in exps:
+        try:
+            runs.extend(sorted((d for d in e.iterdir() if d.is_dir() and is_run_dir(d)), key=lambda d: d.name))
+        except OSError:
+            continue
+        if len(runs) > MAX_RUNS:
+            break
+    return runs[:MAX_RUNS]
+
+
+def find_run(store: Path, run_id: str) -> Path | None:
+    """The folder of run ``run_id`` in a store (any experiment), or None."""
+    for e in _experiments(store):
+        d = e / run_id
+        if is_run_dir(d):
+            return d
+    return None
+
+
+def _read_values(folder: Path, warnings: list[str], limit: int = 10_000) -> dict[str, str]:
+    out: dict[str, str] = {}
+    if not folder.is_dir():
+        return out
+    for f in sorted(folder.rglob("*")):
+        if len(out) >= limit:
+            warnings.append(f"{folder}: more than {limit} entries; the rest were not read")
+            break
+        if f.is_file():
+            try:
+                out[f.relative_to(folder).as_posix()] = f.read_text(encoding="utf-8", errors="replace")[:5000]
+            except OSError:
+                continue
+    return out
+
+
+def _read_metric(f: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """(steps, values, wall seconds, bad lines) of one metric file."""
+    ts, vs, st = [], [], []
+    bad = 0
+    with open(f, "rb") as fh:
+        for line in fh:
+            parts = line.split()
+            if not parts:
+                continue
+            try:
+                t = float(parts[0])
+                v = float(parts[1])
+                s = int(float(parts[2])) if len(parts) > 2 else 0
+            except (ValueError, IndexError):
+                bad += 1
+                continue
+            ts.append(t / 1000.0)
+            vs.append(v)
+            st.append(s)
+    return (np.asarray(st, dtype=np.int64), np.asarray(vs, dtype=np.float64), np.asarray(ts, dtype=np.float64),
+            bad)
+
+
+def load(path: Path) -> RunData:
+    if not path.is_dir():
+        raise InputError(f"{path}: not an MLflow run folder")
+    if not is_run_dir(path):
+        runs = list_runs(path)
+        if len(runs) == 1:
+            path = runs[0]
+        elif runs:
+            raise InputError(f"{path}: an MLflow store with {len(runs)} runs; give one run folder "
+                             f"(e.g. {runs[0]}) or run `mlaudit {path}` to audit each")
+        else:
+            raise InputError(f"{path}: no MLflow run folder here (meta.yaml with run_uuid)")
+    warnings: list[str] = []
+    meta = read_yaml(path / "meta.yaml", warnings)
+    run_id = str(meta.get("run_id") or meta.get("run_uuid") or path.name)
+    if meta.get("lifecycle_stage") == "deleted":
+        raise InputError(f"{path}: MLflow run {run_id} is deleted (lifecycle_stage: deleted); restore it "
+                         "in MLflow to audit it")
+    exp_meta = read_yaml(path.parent / "meta.yaml", warnings) if (path.parent / "meta.yaml").is_file() else {}
+    if exp_meta.get("lifecycle_stage") == "deleted":
+        raise InputError(f"{path}: the MLflow experiment of run {run_id} is deleted")
+    names, codes, steps, values, walls = [], [], [], [], []
+    bad_total = 0
+    mdir = path / "metrics"
+    if mdir.is_dir():
+        for f in sorted(p for p in mdir.rglob("*") if p.is_file()):
+            s, v, w, bad = _read_metric(f)
+            bad_total += bad
+            if not v.size:
+                continue
+            names.append(f.relative_to(mdir).as_posix())
+            codes.append(np.full(v.size, len(names) - 1, dtype=np.int32))
+            steps.append(s)
+            values.append(v)
+            walls.append(w)
+    if bad_total:
+        warnings.append(f"{mdir}: {bad_total} metric line(s) were not 'timestamp value step' and were left out")
+    table = (MetricTable(np.concatenate(codes), np.concatenate(steps), np.concatenate(values),
+                         np.concatenate(walls), names=names) if names else MetricTable.empty())
+    if not names:
+        warnings.append(f"{path}: the run logged no metric")
+    params = _read_values(path / "params", warnings)
+    tags = _read_values(path / "tags", warnings)
+    status_raw = meta.get("status")
+    status = _STATUS.get(status_raw, RunStatus.UNKNOWN)
+    notes = [f"read directly from the MLflow file store folder {path} (read-only)"]
+    if not (path / "artifacts").is_dir():
+        notes.append("the run folder has no artifacts/ (git keeps no empty folder), so MLflow's own "
+                     "FileStore would not list this run; its files were read directly")
+    if status is RunStatus.RUNNING:
+        notes.append(f"status in meta.yaml: {_STATUS_NAME.get(status_raw, status_raw)} (never set to "
+                     "finished: still running, or the process died without ending the run)")
+    arts = []
+    adir = path / "artifacts"
+    if adir.is_dir():
+        for f in sorted(adir.rglob("*"))[:1000]:
+            if f.is_file():
+                try:
+                    arts.append(Artifact(f.relative_to(adir).as_posix(), f.stat().st_size))
+                except OSError:
+                    continue
+
+    def ms(v):
+        try:
+            return datetime.fromtimestamp(int(v) / 1000, tz=timezone.utc) if v else None
+        except (TypeError, ValueError, OverflowError, OSError):
+            return None
+
+    env = {k: v for k, v in tags.items() if k.startswith(("mlflow.source.", "mlflow.gitRepoURL"))}
+    return RunData(
+        identity=RunIdentity(tracker="mlflow", id=run_id,
+                             name=str(meta.get("run_name") or tags.get("mlflow.runName") or run_id),
+                             project=str(exp_meta.get("name") or meta.get("experiment_id") or "")),
+        status=status, start_time=ms(meta.get("start_time")), end_time=ms(meta.get("end_time")),
+        params=params, tags=tags, metrics=table, artifacts=arts, environment=env,
+        parent_id=tags.get("mlflow.parentRunId"), notes=notes, warnings=warnings)

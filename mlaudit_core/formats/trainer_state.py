@@ -1,0 +1,137 @@
+"""Hugging Face ``Trainer`` state: ``checkpoint-N/trainer_state.json`` (or the checkpoint folder).
+
+Detected by a JSON object with a ``log_history`` list (``global_step``, ``max_steps``
+beside it). Every ``log_history`` entry is a logging event at its ``step``: training
+entries give ``loss``, ``learning_rate``, ``grad_norm`` and ``epoch``; evaluation entries
+``eval_*``. The closing summary entry (``train_runtime``, ``train_loss``: an average over
+the whole run, not a point) goes to params as ``final.*``. ``max_steps``,
+``num_train_epochs``, ``logging_steps``, ``eval_steps``, ``global_step``,
+``best_metric`` and ``best_model_checkpoint`` become params so the planned length is
+known. A checkpoint is written mid-run: ``global_step < max_steps`` is said in the notes
+and is no evidence of a crash by itself.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from ._common import check_text, head_text, wide_run
+
+NAME = "trainer_state"
+DETECTS = "Hugging Face trainer_state.json (log_history list)"
+_STATE_KEYS = ("max_steps", "num_train_epochs", "logging_steps", "eval_steps", "save_steps", "global_step",
+               "epoch", "best_metric", "best_model_checkpoint", "train_batch_size", "best_global_step")
+_SUMMARY = ("train_runtime", "train_samples_per_second", "train_steps_per_second", "total_flos", "train_loss")
+MAX_BYTES = 512 << 20
+
+
+def _file_conf(p: Path) -> float:
+    text = head_text(p, 8192)
+    if '"log_history"' in text or ('"global_step"' in text and '"max_steps"' in text):
+        return 0.95
+    return 0.0
+
+
+def sniff(path: Path) -> float:
+    if path.is_dir():
+        f = path / "trainer_state.json"
+        return _file_conf(f) if f.is_file() else 0.0
+    if path.suffix.lower() != ".json":
+        return 0.0
+    return _file_conf(path)
+
+
+def load(path: Path):
+    if path.is_dir():
+        path = path / "trainer_state.json"
+    check_text(path, "trainer_state.json")
+    if path.stat().st_size > MAX_BYTES:
+        raise InputError(f"{path}: larger than {MAX_BYTES >> 20} MiB; not a trainer_state.json")
+    try:
+        state = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}); the file may be "
+                         "cut short") from None
+    except RecursionError:
+        raise InputError(f"{path}: JSON nested too deeply") from None
+    if not isinstance(state, dict) or not isinstance(state.get("log_history"), list):
+        raise InputError(f"{path}: no log_history list (not a Hugging Face trainer_state.json)")
+    hist = state["log_history"]
+    warnings: list[str] = []
+    params: dict[str, str] = {}
+    for k in _STATE_KEYS:
+        if state.get(k) is not None:
+            params[k] = str(state[k])
+    cols: dict[str, list] = {}
+    steps: list[float] = []
+    bad = 0
+    for i, e in enumerate(hist):
+        if not isinstance(e, dict):
+            bad += 1
+            continue
+        if any(k in e for k in ("train_runtime",)) and "loss" not in e:
+            for k in _SUMMARY:
+                if k in e and _num(e[k]) is not None:
+                    params[f"final.{k}"] = str(e[k])
+            continue
+        st = _num(e.get("step"))
+        if st is None:
+            bad += 1
+            continue
+        row = len(steps)
+        steps.append(st)
+        for k, v in e.items():
+            if k == "step":
+                continue
+            x = _num(v)
+            if x is None:
+                if not isinstance(v, (str, type(None), list, dict)):
+                    bad += 1
+                continue
+            col = cols.get(k)
+            if col is None:
+                col = cols[k] = []
+            col.append((row, x))
+    if bad:
+        warnings.append(f"{path.name}: {bad} log_history entries (or values) were not readable and were "
+                        "left out")
+    if not steps:
+        raise InputError(f"{path}: log_history holds no logged step (the checkpoint was saved before the "
+                         "first logging step)")
+    n = len(steps)
+    arrays = {}
+    for k, pts in cols.items():
+        v = np.full(n, np.nan)
+        present = np.zeros(n, dtype=bool)
+        idx = np.fromiter((r for r, _ in pts), np.int64, len(pts))
+        v[idx] = np.fromiter((x for _, x in pts), np.float64, len(pts))
+        present[idx] = True
+        arrays[k] = (v, present)
+    notes = []
+    gs, ms = state.get("global_step"), state.get("max_steps")
+    if isinstance(gs, (int, float)) and isinstance(ms, (int, float)) and 0 < gs < ms:
+        notes.append(f"checkpoint snapshot at step {int(gs)} of max_steps {int(ms)}: a checkpoint is saved "
+                     "mid-run, so the run may have gone on after it")
+    run = wide_run(path, arrays, np.asarray(steps, dtype=np.float64), tracker="huggingface", axis="step",
+                   params=params, notes=notes, warnings=warnings, what="trainer_state.json",
+                   split=False)
+    return run
+
+
+def _num(v) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):  # transformers 5 console dicts print strings; states keep numbers
+        try:
+            x = float(v)
+        except ValueError:
+            return None
+        return x if not math.isnan(x) or v.strip().lower() == "nan" else None
+    return None
