@@ -183,8 +183,32 @@ def _factorize_tags(data: bytes, starts: np.ndarray, lengths: np.ndarray) -> tup
     return rank[inverse.ravel()], tags
 
 
-def read_event_file(path: Path, prefix: str, notes: list[str], warnings: list[str]) -> _FilePoints:
-    """Every scalar point of one event file, tagged ``prefix + tag``, in record order."""
+def _text_params(tag: str, txt: str, params: dict[str, str] | None) -> bool:
+    """Flatten a JSON text summary (HF Trainer's ``args/text_summary``,
+    ``model_config/text_summary``) into ``params`` as ``args.<key>`` / ``model_config.<key>``;
+    True when it was one."""
+    if params is None or not tag.endswith("text_summary") or not txt.lstrip().startswith("{"):
+        return False
+    import json
+
+    try:
+        data = json.loads(txt)
+    except ValueError:
+        return False
+    if not isinstance(data, dict):
+        return False
+    from mlaudit_core.formats._common import flat_params
+
+    flat_params(data, tag.split("/", 1)[0] + ".", params)
+    return True
+
+
+def read_event_file(path: Path, prefix: str, notes: list[str], warnings: list[str],
+                    params: dict[str, str] | None = None) -> _FilePoints:
+    """Every scalar point of one event file, tagged ``prefix + tag``, in record order.
+
+    JSON text summaries (HF Trainer's ``args/text_summary``) go to ``params`` when given,
+    other text summaries to ``notes``."""
     event_pb2 = require("tensorboard.compat.proto.event_pb2", "tensorboard", "tensorboard")
     try:
         data = path.read_bytes()
@@ -234,7 +258,8 @@ def read_event_file(path: Path, prefix: str, notes: list[str], warnings: list[st
                     text_tags.add(tag)
                 if tag in text_tags:
                     txt = b" ".join(v.tensor.string_val).decode("utf-8", "replace")
-                    notes.append(f"{prefix}{tag} (step {ev.step}): {txt}")
+                    if not _text_params(tag, txt, params):
+                        notes.append(f"{prefix}{tag} (step {ev.step}): {txt[:2000]}")
                 elif tag in scalar_tags or (not plugin and not v.tensor.tensor_shape.dim):
                     val = _tensor_scalar(v.tensor)
             if val is not None:
@@ -256,73 +281,112 @@ def read_event_file(path: Path, prefix: str, notes: list[str], warnings: list[st
     return _FilePoints(names, codes, steps, walls, values)
 
 
-_SPLIT_DIRS = {"train", "training", "validation", "valid", "val", "eval", "evaluation", "test"}
+#: Sub-directory names that hold one split of a run (Keras ``train``/``validation``, Lightning
+#: and HF ``eval``...): their event files belong to the parent directory's run.
+SPLIT_DIRS = frozenset({"train", "training", "validation", "valid", "val", "eval", "evaluation", "test",
+                        "testing"})
+_SPLIT_DIRS = SPLIT_DIRS
 
 
-def _separate_runs(names: list[str]) -> list[str]:
-    """Top-level folders that look like separate runs (same tags repeated), not a train/val split."""
-    by_top: dict[str, set[str]] = {}
-    for n in names:
-        if "/" in n:
-            top, rest = n.split("/", 1)
-            by_top.setdefault(top, set()).add(rest)
-    tops = [t for t in by_top if t.lower() not in _SPLIT_DIRS]
-    if len(tops) < 2:
-        return []
-    common = set.intersection(*(by_top[t] for t in tops))
-    return sorted(tops) if common else []
+def run_dir_of(event_dir: Path, root: Path) -> Path:
+    """The run an event file's directory belongs to: a split sub-directory belongs to its parent."""
+    if event_dir != root and event_dir.name.lower() in SPLIT_DIRS:
+        return event_dir.parent
+    return event_dir
+
+
+def run_dirs(root: Path, files: list[Path]) -> list[Path]:
+    """The distinct run directories of ``files`` (event files under ``root``), sorted.
+
+    Runs are told apart by directory only: tag prefixes (``Loss/train``) never split a run.
+    """
+    return sorted({run_dir_of(f.parent, root) for f in files}, key=str)
+
+
+def _placeholder(f: Path) -> str | None:
+    try:
+        with open(f, "rb") as fh:
+            head = fh.read(200)
+    except OSError:
+        return None
+    if head.startswith(b"version https://git-lfs.github.com/spec/"):
+        return "this is a Git LFS pointer, not the event file: run `git lfs pull` in its repository"
+    if head and all(32 <= c < 127 or c in (9, 10, 13) for c in head):
+        # an event file starts with a little-endian uint64 record length (zero high bytes):
+        # all-printable first bytes are a text stand-in
+        return "a text file in place of the event file (a placeholder, not TensorBoard data)"
+    return None
 
 
 def load_logdir(logdir: str | os.PathLike) -> RunData:
-    """Read every event file under ``logdir`` into one RunData.
+    """Read the event files of ONE run into a RunData.
 
-    Scalars from a sub-directory ``sub/`` are keyed ``sub/<tag>`` (the TensorBoard
-    "run" name), so Keras' ``train/epoch_loss`` and ``validation/epoch_loss``
-    stay apart; scalars in ``logdir`` itself keep their tag.
+    ``logdir`` is a run directory (event files in it, and/or in its split sub-directories
+    ``train/``, ``validation/``, ``eval/``...), a parent holding exactly one such run, or a
+    single event file. Scalars from a split sub-directory are keyed ``<split>/<tag>``
+    (Keras: ``train/epoch_loss``, ``validation/epoch_loss``); scalars in the run directory
+    keep their tag (PyTorch docs: ``Loss/train``, ``Accuracy/test``: one run).
 
     Raises:
-        InputError: ``logdir`` does not exist, is not a directory, holds no event file, or
-            holds several runs (sub-directories other than train/validation/eval splits that
-            log the same tags, e.g. ``lightning_logs/version_0``, ``version_1``).
+        InputError: ``logdir`` does not exist, holds no event file, its event files are Git
+            LFS pointers or other text placeholders, or it holds several runs (event files in
+            several run directories, e.g. ``lightning_logs/version_0``, ``version_1``).
     """
     root = Path(logdir)
     if not root.exists():
         raise InputError(f"{root}: no such log directory")
-    if not root.is_dir():
-        raise InputError(f"{root}: not a directory (give the TensorBoard log directory)")
-    files = event_files(root)
+    if root.is_file():
+        if "tfevents" not in root.name:
+            raise InputError(f"{root}: not a directory and not a TensorBoard event file (give the log directory)")
+        files, base = [root], root.parent
+    else:
+        files = event_files(root)
+        base = None
     if not files:
         raise InputError(f"{root}: no TensorBoard event files (events.out.tfevents.*) found")
-    notes: list[str] = []
     warnings: list[str] = []
+    real = []
+    for f in files:
+        problem = _placeholder(f)
+        if problem:
+            warnings.append(f"{f}: {problem}; skipped")
+        else:
+            real.append(f)
+    if not real:
+        first = next(w for w in warnings)
+        raise InputError(first.removesuffix("; skipped") if len(files) == 1 else
+                         f"{files[0]}: {_placeholder(files[0])} (and {len(files) - 1} more event file(s) like it)")
+    files = real
+    if base is None:
+        runs = run_dirs(root, files)
+        if len(runs) > 1:  # one verdict over several runs' curves would be wrong, and written back wrongly
+            names = [r.relative_to(root).as_posix() if r != root else "." for r in runs]
+            raise InputError(f"{root}: holds {len(runs)} separate runs ({', '.join(names[:3])}"
+                             f"{', ...' if len(runs) > 3 else ''}); audit one run directory at a time, "
+                             f"e.g. {runs[0]} (or `mlaudit {root}` audits each)")
+        base = runs[0]
+    notes: list[str] = []
+    params: dict[str, str] = {}
     names: list[str] = []
     index: dict[str, int] = {}
     parts = []
-    # key prefixes are relative to the deepest folder holding every event file, so pointing at
-    # the parent of a single run (``runs/`` holding ``exp1/train``, ``exp1/validation``) gives
-    # the same keys as pointing at the run itself
-    base = Path(os.path.commonpath([str(f.parent) for f in files]))
     for f in files:
         rel = f.parent.relative_to(base).as_posix()
-        fp = read_event_file(f, "" if rel == "." else rel + "/", notes, warnings)
+        fp = read_event_file(f, "" if rel == "." else rel + "/", notes, warnings, params)
         remap = np.array([index.setdefault(nm, len(index)) for nm in fp.names] or [0], dtype=np.int32)
         names = list(index)
         parts.append((remap[fp.codes] if fp.codes.size else fp.codes, fp.steps, fp.walls, fp.values))
     codes, steps, walls, values = (np.concatenate([p[i] for p in parts]) for i in range(4))
-    if codes.size == 0 and not notes:
+    if codes.size == 0 and not notes and not params:
         detail = "; ".join(warnings[:2]) or "the files hold no summaries"
         raise InputError(f"{root}: no scalar could be read from its {len(files)} event file(s) ({detail})")
-    runs = _separate_runs(names)
-    if runs:  # one verdict over several runs' curves would be wrong, and written back wrongly
-        raise InputError(f"{root}: holds {len(runs)} separate runs ({', '.join(runs[:3])}"
-                         f"{', ...' if len(runs) > 3 else ''}) with the same metric names; audit "
-                         f"one run directory at a time, e.g. {base / runs[0]}")
     table = MetricTable(codes, steps, values, walls, names=names)
     start = end = None
     if walls.size:
         start = datetime.fromtimestamp(float(np.nanmin(walls)), tz=timezone.utc)
         end = datetime.fromtimestamp(float(np.nanmax(walls)), tz=timezone.utc)
-    return RunData(identity=RunIdentity(tracker="tensorboard", id=str(root.resolve()),
-                                        name=root.resolve().name),
+    ident = base if root.is_file() else root
+    return RunData(identity=RunIdentity(tracker="tensorboard", id=str(ident.resolve()),
+                                        name=ident.resolve().name),
                    status=RunStatus.UNKNOWN, start_time=start, end_time=end, metrics=table,
-                   notes=notes, warnings=warnings)
+                   params=params, notes=notes, warnings=warnings)

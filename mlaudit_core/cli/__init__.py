@@ -84,6 +84,26 @@ def _internal_error(exc: BaseException) -> None:
     sys.exit(3)
 
 
+def _route_path(argv: list[str]) -> list[str]:
+    """``mlaudit PATH ...`` is ``mlaudit audit PATH ...``: a first argument that is no command
+    name and no option, and exists on disk or looks like a path (has ``/`` or a ``.``), is a
+    PATH to audit. A command name always wins (write ``./mlflow`` for a folder so named)."""
+    import os
+
+    if not argv or argv[0].startswith("-"):
+        return argv
+    try:
+        names = set(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - never let routing break the CLI
+        return argv
+    first = argv[0]
+    if first in names:
+        return argv
+    if os.path.exists(first) or "/" in first or os.sep in first or "." in first:
+        return ["audit", *argv]
+    return argv
+
+
 def main() -> None:
     """Console-script entry point.
 
@@ -105,7 +125,7 @@ def main() -> None:
     exits = tuple({typer.Exit, getattr(click, "Exit", typer.Exit)})
     aborts = tuple({typer.Abort, getattr(click, "Abort", typer.Abort)})
     try:
-        code = app(standalone_mode=False)
+        code = app(args=_route_path(sys.argv[1:]), standalone_mode=False)
     except click.NoArgsIsHelpError as exc:  # bare group: its help, as before
         exc.show()
         sys.exit(exc.exit_code)

@@ -1,0 +1,192 @@
+"""``mlaudit PATH`` / ``mlaudit audit PATH``: audit any local run file or folder, format sniffed.
+
+The reader is chosen by :mod:`mlaudit_core.formats` (one line on stderr says which and
+why; ``--as FORMAT`` overrides). A folder holding several runs is listed and each run
+audited, then the batch summary is printed. Write-back: TensorBoard runs get the verdict
+as a text summary in mlaudit's own event file (as ``mlaudit tensorboard`` does); nothing
+is written into any other local format's folder.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from ._common import (
+    CONFIG,
+    DRY_RUN,
+    FAIL_ON,
+    FORMAT,
+    NO_WRITE,
+    NOTIFY,
+    OUT,
+    VERBOSE,
+    FailOn,
+    Format,
+    err_console,
+    fail,
+    run_pipeline,
+)
+
+#: Readers whose runs get the verdict written back into the user's folder (see module doc).
+WRITES_BACK = {"tensorboard"}
+
+
+def _say(text: str) -> None:
+    err_console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def _write_back(reader: str, dry_run: bool):
+    if reader not in WRITES_BACK:
+        return None
+    from ..plugins import get_plugin
+
+    plugin = get_plugin("tensorboard")
+    return lambda run, rep: plugin.write_back(run, rep, dry_run=dry_run)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("audit")
+    def audit_cmd(
+        path: Path = typer.Argument(..., help="A run file or folder, or a folder holding several runs."),
+        as_: str = typer.Option(None, "--as", metavar="FORMAT",
+                                help="Use this reader instead of sniffing (see 'mlaudit audit --formats')."),
+        list_only: bool = typer.Option(False, "--list", help="List the runs found and their readers; "
+                                                             "audit nothing."),
+        formats: bool = typer.Option(False, "--formats", help="List the readers and exit."),
+        fmt: Format = FORMAT, out: Path = OUT, fail_on: FailOn = FAIL_ON, config: Path = CONFIG,
+        dry_run: bool = DRY_RUN, no_write: bool = NO_WRITE, verbose: bool = VERBOSE,
+        notify: list[str] = NOTIFY,
+    ) -> None:
+        """Audit a local run file or folder; the format is detected (docs/formats.md).
+
+        Hugging Face trainer_state.json, Lightning/Keras/Ultralytics/timm CSV logs,
+        detectron2/mmdetection/DETR/LLaMA-Factory JSON-lines logs, console logs,
+        TensorBoard log directories, MLflow file stores, W&B run folders and ClearML
+        offline sessions. Also reachable as 'mlaudit PATH'.
+        """
+        from ..errors import MlauditError
+        from ..formats import plan, readers
+
+        table = readers()
+        if formats:
+            for name, r in table.items():
+                typer.echo(f"{name:16} {getattr(r, 'DETECTS', '')}")
+            raise typer.Exit(0)
+        try:
+            cands, skipped = plan(path, as_)
+        except MlauditError as exc:
+            fail(str(exc))
+        for where, why in skipped:
+            _say(f"skipped {where}: {why}")
+        if list_only:
+            for c in cands:
+                typer.echo(f"{c.path}\t{c.reader}\t{c.confidence:.2f}\t{c.reason}")
+            raise typer.Exit(0)
+        if len(cands) == 1:
+            c = cands[0]
+            _say(f"reader: {c.reader} ({c.reason}; confidence {c.confidence:.2f}) for {c.path}")
+            wb = None if no_write else _write_back(c.reader, dry_run)
+
+            def load():
+                run = table[c.reader].load(c.path)
+                run.notes.insert(0, f"read by the {c.reader} reader: {c.reason}")
+                return run
+
+            run_pipeline(load, fmt=fmt, out=out, fail_on=fail_on, config=config, write_back=wb,
+                         verbose=verbose, what=str(c.path), notify=notify, dry_run=dry_run)
+            return
+        _audit_many(path, cands, table, fmt=fmt, out=out, fail_on=fail_on, config=config,
+                    dry_run=dry_run, no_write=no_write, verbose=verbose)
+
+
+def _audit_many(path: Path, cands, table, *, fmt: Format, out: Path | None, fail_on: FailOn | None,
+                config: Path | None, dry_run: bool, no_write: bool, verbose: bool) -> None:
+    """Audit every run found under ``path``; print each report (json: one list) and the summary."""
+    import time
+
+    from rich.console import Console
+
+    from ..audit import audit
+    from ..errors import MlauditError
+    from ..redact import redact_text
+    from ..render import render_json, render_markdown
+    from ..service import BatchSummary, render_summary
+    from ..service.task import RunResult
+    from ._common import exit_code, settings_or_fail
+
+    settings = settings_or_fail(config)
+    _say(f"{path}: {len(cands)} runs found")
+    for c in cands:
+        _say(f"  {c.path}  [{c.reader}: {c.reason}]")
+    if out is not None and out.suffix.lower() in (".html", ".htm"):
+        fail(f"{out}: one HTML report per run; with several runs use --out with .json or .md")
+    results: list[RunResult] = []
+    reports = []
+    worst_code = 0
+    t0 = time.perf_counter()
+    for c in cands:
+        res = RunResult(ref=str(c.path))
+        t = time.perf_counter()
+        stage = "load"
+        try:
+            run = table[c.reader].load(c.path)
+            run.notes.insert(0, f"read by the {c.reader} reader: {c.reason}")
+            res.name = run.identity.name or ""
+            stage = "audit"
+            report = audit(run, settings)
+            v = report.verdict
+            res.outcome, res.cause, res.confidence = v.outcome.value, v.cause.value, v.confidence
+            res.codes = list(report.codes)
+            res.n_findings = len(report.findings)
+            worst = report.max_severity()
+            res.severity = worst.value if worst else None
+            reports.append((c, report))
+            worst_code = max(worst_code, exit_code(report, fail_on, settings))
+            wb = None if no_write else _write_back(c.reader, dry_run)
+            if wb is not None:
+                stage = "write-back"
+                wb(run, report)
+                res.wrote = not dry_run
+        except MlauditError as exc:
+            res.ok, res.error = False, redact_text(f"{stage}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - one run's bug is its result, the batch goes on
+            res.ok, res.error = False, redact_text(f"{stage}: internal error {type(exc).__name__}: {exc}")
+        res.seconds = time.perf_counter() - t
+        results.append(res)
+    if fmt is Format.json:
+        typer.echo(json.dumps([{"path": str(c.path), "reader": c.reader,
+                                "report": json.loads(render_json(r))} for c, r in reports], indent=2))
+    elif fmt is Format.markdown:
+        for c, r in reports:
+            typer.echo(f"<!-- {c.path} ({c.reader}) -->\n{render_markdown(r)}")
+    console = Console(stderr=fmt is not Format.terminal)
+    if fmt is Format.terminal:
+        from rich.markup import escape
+        from rich.table import Table
+
+        t = Table(title="Runs", title_justify="left")
+        for col in ("run", "reader", "outcome", "cause", "confidence"):
+            t.add_column(col, overflow="fold")
+        for c, r in zip(cands, results):
+            t.add_row(escape(str(c.path)), c.reader, r.outcome or ("unreadable" if not r.ok else ""),
+                      r.cause or "", f"{r.confidence:.2f}" if r.confidence is not None else "")
+        console.print(t)
+    summary = BatchSummary(title=str(path), results=results, seconds=time.perf_counter() - t0,
+                           audited_now=len(results))
+    render_summary(summary, console)
+    if out is not None:
+        if out.suffix.lower() == ".json":
+            text = json.dumps([{"path": str(c.path), "reader": c.reader,
+                                "report": json.loads(render_json(r))} for c, r in reports], indent=2)
+        else:
+            text = "\n\n".join(f"<!-- {c.path} ({c.reader}) -->\n{render_markdown(r)}" for c, r in reports)
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            fail(f"{out}: cannot write the report ({exc.strerror or type(exc).__name__})")
+        _say(f"wrote {out}")
+    raise typer.Exit(worst_code)
