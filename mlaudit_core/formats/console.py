@@ -82,6 +82,19 @@ def split_launches(run, name: str) -> None:
             m[(r[-1] if r else 0):] = True
         if m.any():
             kept.append(type(ks)(k, ks.steps[m], ks.values[m], ks.wall_times[m]))
+    # values each launch prints once with its configuration (``epochs: 400``, ``seed: 31``) are
+    # not metrics: a key logged at most once per launch with one value throughout becomes a param
+    n_launch = len(restarts) + 1
+    config = []
+    for k in keys:
+        if k == main:
+            continue
+        ks = run.metrics.series(k)
+        if 0 < len(ks) <= n_launch and np.unique(ks.values[np.isfinite(ks.values)]).size <= 1:
+            config.append(k)
+            if np.isfinite(ks.values).any():
+                run.params.setdefault(f"log.{k.split('/', 1)[-1]}", f"{ks.values[-1]:g}")
+    kept = [ks for ks in kept if ks.key not in config]
     bounds = [0, *restarts, len(s)]
     segs = [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]
     desc = "; ".join(f"{a + 1}: steps {int(s.steps[a])}-{int(s.steps[b - 1])}" for a, b in
@@ -93,9 +106,7 @@ def split_launches(run, name: str) -> None:
                      f"{len(restarts)} time(s)); audited the last (steps {int(s.steps[last_a])}-"
                      f"{int(s.steps[last_b - 1])}); earlier launches (from point {desc}{more}) were left out")
     if np.isfinite(cut_wall):
-        from datetime import datetime, timezone
+        from datetime import datetime
 
-        run.start_time = datetime.fromtimestamp(float(cut_wall), tz=run.end_time.tzinfo if run.end_time
-                                                else timezone.utc).replace(tzinfo=run.end_time.tzinfo
-                                                                           if run.end_time else None)
+        run.start_time = datetime.fromtimestamp(float(cut_wall))  # naive local, as load_logs does
     run.cache.clear()

@@ -184,6 +184,7 @@ class _Builder:
         self.mm = (array("d"), array("d"), array("b"))  # epoch, iter, is_train
         self.cols: dict[str, tuple[array, array]] = {}
         self.n = 0
+        self.last_eta = None
 
     def add(self, r: dict) -> None:
         kind = self.kind
@@ -207,6 +208,8 @@ class _Builder:
         self.n += 1
         if kind == "llamafactory" and "max_steps" not in self.params and "total_steps" in r:
             self.params["max_steps"] = str(r["total_steps"])
+        if kind == "detectron2" and "eta_seconds" in r:
+            self.last_eta = (r.get("iteration"), r.get("eta_seconds"), r.get("time"))
         val = kind == "mmdetection" and r.get("mode") == "val"
         cols = self.cols
         skip = self.skip
@@ -242,6 +245,15 @@ class _Builder:
             steps = np.where(train, (ep - 1) * per + it, ep * per)
         if self.step_key is None and self.kind != "mmdetection":
             warnings.append(f"{path.name}: no step key in the lines; the line number is the step")
+        notes = [f"JSON-lines dialect: {self.kind}"]
+        if self.last_eta is not None:
+            it, eta, per = self.last_eta
+            if all(type(x) in (int, float) for x in (it, eta, per)) and per > 0 and eta >= 0:
+                # detectron2's ETA is (max_iter - iteration - 1) x the median iteration time
+                total = int(round(it + 1 + eta / per))
+                self.params.setdefault("max_iter", str(total))
+                notes.append(f"max_iter {total} estimated from the last record (iteration {it}, eta_seconds "
+                             f"{eta:.0f} at {per:.3g} s per iteration); detectron2 does not log max_iter")
         if self.kind == "detr" and "n_parameters" in self.cols:
             self.params["n_parameters"] = f"{self.cols.pop('n_parameters')[1][0]:g}"
         arrays = {}
@@ -252,7 +264,6 @@ class _Builder:
             v[ii] = np.frombuffer(vals, dtype=np.float64)
             present[ii] = True
             arrays[k] = (v, present)
-        notes = [f"JSON-lines dialect: {self.kind}"]
         return wide_run(path, arrays, steps, tracker=self.kind if self.kind != "generic" else "jsonlines",
                         axis=self.axis, params=self.params, notes=notes, warnings=warnings,
                         what="JSON-lines log", axis_why=self.axis_why, split=self.kind != "mmdetection")

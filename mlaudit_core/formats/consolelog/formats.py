@@ -287,6 +287,16 @@ CATALOG: list[LogFormat] = [
                 "mem": "perf/gpu_mem_mb", "eta": "@skip"},
         step="epoch_batch"),
     LogFormat(
+        id="pipe-epoch-step", name="custom loops printing `Epoch e | Step s/N | Loss: x | LR: y | ...`",
+        example="Epoch 0 | Step   10/6501 | Loss: 8.2445 | PPL: 4455.51 | LR: 5.97e-05 | Grad: 25.399 | Time: 0.507s",
+        pattern=r"\bEpoch (?P<epoch>\d+)(?:/(?P<epochs>\d+))?\s*\|\s*(?:Step|Batch|Iter)\s+(?P<batch>\d+)/(?P<total>\d+)\s*(?P<rest>\|.*)$",
+        hint=("| Step", "| Batch", "| Iter"),
+        fields={"epoch": "@epoch", "epochs": "@epochs", "batch": "@batch", "total": "@total"},
+        pairs=rf"\|\s*(?P<k>[A-Za-z][\w ./@-]*?)\s*:\s*(?P<v>{_N}){UNIT_WORD}\s*(?=\||$)",
+        rename={"loss": "train/loss", "lr": "train/lr", "grad": "train/grad_norm", "grad_norm": "train/grad_norm",
+                "ppl": "train/ppl", "time": "perf/step_time"},
+        step="epoch_batch"),
+    LogFormat(
         id="timm-train", name="timm train.py lines",
         example=("Train: 3 [ 400/1251 ( 32%)]  Loss: 4.512 (4.62)  Time: 0.512s,  500.12/s  (0.530s,  483.02/s)  "
                  "LR: 1.000e-03  Data: 0.012 (0.015)"),
