@@ -12,7 +12,8 @@ leaves, so a worker that lost its claim (released at shutdown) cannot write.
 A process killed at any moment leaves rows in ``claimed`` or ``writing``;
 :meth:`StateStore.recover` puts them back to ``pending`` on the next start, and the
 worker then asks the tracker whether the verdict is already there (see
-``mlaudit_core.service.watcher``). ``writes`` counts the write-backs started per run.
+``mlaudit_core.service.watcher``). ``writes`` counts the write-backs started per run,
+``failures`` the attempts that failed, ``interrupts`` the attempts a dead process cut short.
 
 One process at a time: the store holds an exclusive lock on ``<file>.lock``
 (``filelock``: ``flock`` on POSIX, ``msvcrt`` locking on Windows), and a second watcher or batch on the same file gets :class:`StateInUse`.
@@ -33,9 +34,20 @@ from pathlib import Path
 import filelock
 
 from ..errors import InputError
+from ..redact import redact_text
 from .task import RunResult
 
 SCHEMA_VERSION = "1"
+#: Run-controlled text columns, scrubbed of credentials before they are stored
+_TEXT_COLS = ("name", "url", "note", "error")
+
+
+def _redacted_row(result: RunResult) -> dict:
+    row = result.to_row()
+    for c in _TEXT_COLS:
+        if isinstance(row.get(c), str):
+            row[c] = redact_text(row[c])
+    return row
 UNSETTLED = ("pending", "claimed", "writing")
 
 _DDL = """
@@ -50,7 +62,9 @@ CREATE TABLE IF NOT EXISTS runs (
     updated_at REAL NOT NULL,
     name       TEXT, url TEXT, outcome TEXT, cause TEXT, confidence REAL, codes TEXT,
     severity   TEXT, n_findings INTEGER, seconds REAL, wrote INTEGER, note TEXT, error TEXT,
-    ending     TEXT
+    ending     TEXT,
+    failures   INTEGER NOT NULL DEFAULT 0,
+    interrupts INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS runs_state ON runs (state, next_at, seen_at);
 """
@@ -151,6 +165,7 @@ class StateStore:
     """
 
     def __init__(self, path: Path, scope: str) -> None:
+        scope = redact_text(scope)  # a tracking URI's password never reaches the file
         given = Path(path)
         check_state_file(given)  # before any directory, lock or database file is made
         # the file itself, not the name it was given: a symlink and its target share one lock
@@ -200,6 +215,9 @@ class StateStore:
             cols = {r[1] for r in self._db.execute("PRAGMA table_info(runs)")}
             if "ending" not in cols:  # a state file written before endings were recorded
                 self._db.execute("ALTER TABLE runs ADD COLUMN ending TEXT")
+            for col in ("failures", "interrupts"):  # before failures and kills were told apart
+                if col not in cols:
+                    self._db.execute(f"ALTER TABLE runs ADD COLUMN {col} INTEGER NOT NULL DEFAULT 0")
         except sqlite3.DatabaseError as exc:
             if getattr(self, "_db", None) is not None:
                 self._db.close()
@@ -269,7 +287,8 @@ class StateStore:
                                   (ref, now, now, ending)).rowcount
                 if not got and ending is not None:
                     got = cur.execute(
-                        "UPDATE runs SET state='pending', attempts=0, next_at=0, seen_at=?, "
+                        "UPDATE runs SET state='pending', attempts=0, failures=0, interrupts=0, "
+                        "next_at=0, seen_at=?, "
                         "updated_at=?, ending=?, error=NULL WHERE ref=? AND state IN "
                         "('done', 'failed') AND ending IS NOT NULL AND ending<>?",
                         (now, now, ending, ref, ending)).rowcount
@@ -286,12 +305,15 @@ class StateStore:
         return self._one(f"SELECT COUNT(*) FROM runs WHERE state IN ({marks})", UNSETTLED)
 
     def recover(self, states: tuple[str, ...] = ("claimed", "writing")) -> list[str]:
-        """Put runs left in ``states`` by a previous process back to ``pending``; returns them."""
+        """Put runs left in ``states`` by a previous process back to ``pending``; returns them.
+
+        Each counts one *interruption* (the process died during its attempt), kept apart
+        from failures: a killed watcher is not the run's fault."""
         marks = ",".join("?" * len(states))
         refs = [r[0] for r in self._exec(
             f"SELECT ref FROM runs WHERE state IN ({marks}) ORDER BY ref", states)]
-        self._exec(f"UPDATE runs SET state='pending', next_at=0, updated_at=? "
-                   f"WHERE state IN ({marks})", (time.time(), *states))
+        self._exec(f"UPDATE runs SET state='pending', next_at=0, updated_at=?, "
+                   f"interrupts=interrupts+1 WHERE state IN ({marks})", (time.time(), *states))
         return refs
 
     def ready(self, limit: int, exclude: Iterable[str] = ()) -> list[str]:
@@ -328,13 +350,19 @@ class StateStore:
         """``claimed`` -> ``pending``, the attempt not counted (shutdown before writing)."""
         return self._move(ref, "claimed", "pending", ", attempts=MAX(attempts-1, 0)")
 
+    def defer(self, ref: str, retry_at: float, note: str | None = None) -> bool:
+        """``claimed`` -> ``pending`` until ``retry_at`` (epoch s), no attempt counted (another
+        watcher holds the run's tracker-side claim)."""
+        return self._move(ref, "claimed", "pending", ", attempts=MAX(attempts-1, 0), next_at=?, "
+                          "note=?", (retry_at, note))
+
     def begin_write(self, ref: str) -> bool:
         """``claimed`` -> ``writing``; counts one write. False when the claim was lost."""
         return self._move(ref, "claimed", "writing", ", writes=writes+1")
 
     def finish(self, ref: str, result: RunResult) -> None:
         """Settle a run as ``done`` with its verdict (from any state)."""
-        row = result.to_row()
+        row = _redacted_row(result)
         cols = ", ".join(f"{c}=?" for c in _RESULT_COLS)
         self._exec(f"UPDATE runs SET state='done', updated_at=?, {cols} WHERE ref=?",
                    (time.time(), *(row[c] for c in _RESULT_COLS), ref))
@@ -342,10 +370,11 @@ class StateStore:
     def fail(self, ref: str, result: RunResult, retry_at: float | None) -> None:
         """Record a failed attempt: back to ``pending`` until ``retry_at`` (epoch seconds), or
         ``failed`` for good when ``retry_at`` is None."""
-        row = result.to_row()
+        row = _redacted_row(result)
         cols = ", ".join(f"{c}=?" for c in _RESULT_COLS)
         state = "failed" if retry_at is None else "pending"
-        self._exec(f"UPDATE runs SET state=?, next_at=?, updated_at=?, {cols} WHERE ref=?",
+        self._exec(f"UPDATE runs SET state=?, next_at=?, updated_at=?, failures=failures+1, "
+                   f"{cols} WHERE ref=?",
                    (state, retry_at or 0, time.time(), *(row[c] for c in _RESULT_COLS), ref))
 
     def requeue(self, states: tuple[str, ...]) -> int:

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ..redact import redact_text
 from ..report import Outcome, Severity
 from .task import RunResult
 
@@ -59,8 +60,14 @@ class BatchSummary:
         return sorted(bad, key=badness)[:n]
 
 
+def _safe(text: str | None) -> str:
+    """Run-controlled text for the terminal: credentials redacted, control characters (ESC
+    sequences that clear or retitle a terminal) shown as ``\\xNN``, Rich markup escaped."""
+    return escape(redact_text(text or ""))
+
+
 def render_summary(s: BatchSummary, console: Console, worst_n: int = 10) -> None:
-    """Print the summary tables (run names and reasons are escaped; reasons are pre-redacted)."""
+    """Print the summary tables (run names, refs and reasons redacted and escaped)."""
     rate = f", {s.audited_now / s.seconds:.1f} runs/s" if s.seconds > 0 and s.audited_now else ""
     head = (f"{escape(s.title)}: {len(s.results)} runs, {len(s.ok)} audited, "
             f"{len(s.failed)} unreadable or failed")
@@ -89,7 +96,7 @@ def render_summary(s: BatchSummary, console: Console, worst_n: int = 10) -> None
         for col in ("run", "name", "outcome", "cause", "confidence", "codes"):
             w.add_column(col, overflow="fold")
         for r in worst:
-            w.add_row(escape(r.ref), escape(r.name), r.outcome or "", r.cause or "",
+            w.add_row(_safe(r.ref), _safe(r.name), r.outcome or "", r.cause or "",
                       f"{r.confidence:.2f}" if r.confidence is not None else "", ",".join(r.codes))
         console.print(w)
 
@@ -98,5 +105,5 @@ def render_summary(s: BatchSummary, console: Console, worst_n: int = 10) -> None
         f.add_column("run", overflow="fold")
         f.add_column("reason", overflow="fold")
         for r in s.failed:
-            f.add_row(escape(r.ref), escape(r.error or "unknown error"))
+            f.add_row(_safe(r.ref), _safe(r.error or "unknown error"))
         console.print(f)
