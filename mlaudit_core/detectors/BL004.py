@@ -29,7 +29,7 @@ class BaselineThroughput(Detector, code="BL004", name="baseline-throughput", fam
         if run.cache.get(EMITTED) or not baselines_of(run):
             return
         for c in compare_metrics(run, p.k, p.tail_frac, p.min_outside):
-            if c.kind != "performance" or c.band.verdict == "within_noise":
+            if c.kind != "performance" or c.band.verdict in ("within_noise", "insufficient_seeds"):
                 continue
             b = c.band
             slower = b.verdict == "worse"

@@ -42,7 +42,7 @@ class GateTighterThanNoise(Detector, code="CI010", name="ci-gate-tighter-than-no
             tight = [c for c in tol if r.spread_rel > (c.gate.rtol or 0)]
             inside = (
                 r.band is not None
-                and r.band["verdict"] != "worse"
+                and r.band["verdict"] == "within_noise"
                 and any(c.passed is False for c in tol)
             )
             if not tight and not inside:

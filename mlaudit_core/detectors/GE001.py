@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..report import SeriesEvidence, Severity
-from ..roles import Role
+from ..roles import Role, as_fraction
 from ..signal import fmt
+from ._context import chance
 from .base import Detector, DetectorParams, Skip
 
 
@@ -26,6 +27,11 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
     criterion GL_alpha; alpha 5 is his most used, 10 is used here because tracker
     validation curves are noisier than his averaged ones), sustained: the last
     ``sustain`` evaluations all stay above the best by half of it.
+    Not an overfit (issue 14: Lightning, SGD lr=50, loss bouncing at 6-12x chance, validation
+    accuracy at chance throughout): when the training loss (median of its last evaluation
+    interval) is at or above the chance-level loss ln K, or the validation accuracy never rose
+    more than ``max_lift`` 25% of the way from chance to 1 (GE004's convention). The training
+    loss change is a difference of window medians, one window per evaluation interval.
     """
 
     needs = (Role.VAL_LOSS,)
@@ -34,6 +40,7 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
         gl_alpha: float = 10.0
         sustain: int = 2
         min_evals: int = 4
+        max_lift: float = 0.25
 
     def check(self, run, p):
         key = run.key_for(Role.VAL_LOSS)
@@ -54,14 +61,25 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
         monotone_share = float((rises > 0).mean()) if rises.size else 0.0
         train_change = None
         tk = run.key_for(Role.TRAIN_LOSS)
+        ch = chance(run)
         if tk:
             t = run.series(tk).by_step().finite()
-            a = t.values[t.steps <= s.steps[ib]]
-            b = t.values[t.steps >= s.steps[-1]] if (t.steps >= s.steps[-1]).any() else t.values[-1:]
+            # medians of a window of training points (one per evaluation interval), not single
+            # points: a per-step loss bouncing 6-12x chance gives any sign to a point difference
+            w = max(1, len(t) // max(len(v), 1))
+            a = t.values[t.steps <= s.steps[ib]][-w:]
+            b = t.values[-w:]
             if a.size and b.size:
-                train_change = float(b[-1] - a[-1])
+                train_change = float(np.median(b) - np.median(a))
+            if ch is not None and len(t) and float(np.median(t.values[-w:])) >= ch.loss:
+                return  # the training set is not fit better than a uniform guess: nothing to overfit
         if train_change is not None and train_change > 0:
             return  # both rising: that is divergence, not overfitting
+        ak = run.key_for(Role.VAL_ACCURACY)
+        if ak and ch is not None:
+            acc, _ = as_fraction(ak, run.series(ak).by_step().finite().values)
+            if acc.size and float(acc.max()) - ch.accuracy < p.max_lift * (1 - ch.accuracy):
+                return  # validation accuracy never left chance: the model learned nothing to overfit
         steps = s.steps
         total = float(steps[-1] - steps[0]) or 1.0
         after_share = float(steps[-1] - steps[ib]) / max(float(steps[-1]), 1.0)

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..report import SeriesEvidence, Severity
 from ..roles import Role
+from ..signal import fmt
 from .base import Detector, DetectorParams, Skip
 
 
@@ -19,6 +20,10 @@ class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family
     Evidence: logging position, the step before and after each reset, the count of
     repeated steps, per metric (train loss first).
     Remedy: restore the global step with the checkpoint on resume; log a resume marker.
+    A reset after which the training loss is back at its starting level (closer to the first
+    value than to the value before the reset, after it had fallen) is a new run appended to
+    the same log (Keras ``CSVLogger(append=True)``, a relaunched script; realworld csv01):
+    reported as a warning with ``appended``, not as a correctness bug.
     Thresholds: any decrease is a reset; repeats are reported when more than
     ``dup_frac`` of the points share a step (a few re-logged points are common).
     """
@@ -40,6 +45,26 @@ class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family
             dups = int((d == 0).sum())
             if resets.size:
                 i = int(resets[0])
+                v = s.values
+                first, before, after = float(v[0]), float(v[i]), float(v[i + 1])
+                lossy = key != run.key_for(Role.LEARNING_RATE)
+                learned = lossy and np.isfinite([first, before, after]).all() and before < first
+                if learned and abs(after - first) < abs(after - before):
+                    # the loss is back at its starting level: a new run appended to the same log or
+                    # run (Keras CSVLogger(append=True), a relaunched script), not a resumed one
+                    yield self.finding(
+                        Severity.WARNING,
+                        f"{key}: the log holds {resets.size + 1} runs one after another: the step went back from "
+                        f"{int(s.steps[i])} to {int(s.steps[i + 1])} at point {i + 1} of {len(s)} and the loss "
+                        f"restarted at {fmt(after)} (the first run started at {fmt(first)} and had reached "
+                        f"{fmt(before)}): a relaunch from scratch, judged by its last segment",
+                        evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[i + 1]), step_end=int(s.steps[i]),
+                                                 values={"step_before": float(s.steps[i]),
+                                                         "step_after": float(s.steps[i + 1]),
+                                                         "loss_before": before, "loss_after": after})],
+                        key=key, n_resets=int(resets.size), index=i + 1, appended=True,
+                        step_before=int(s.steps[i]), step_after=int(s.steps[i + 1]))
+                    return
                 yield self.finding(
                     Severity.ERROR,
                     f"{key}: step counter went back from {int(s.steps[i])} to {int(s.steps[i + 1])} "
@@ -49,7 +74,7 @@ class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family
                                              step_end=int(s.steps[i]),
                                              values={"step_before": float(s.steps[i]),
                                                      "step_after": float(s.steps[i + 1])})],
-                    key=key, n_resets=int(resets.size), index=i + 1,
+                    key=key, n_resets=int(resets.size), index=i + 1, appended=False,
                     step_before=int(s.steps[i]), step_after=int(s.steps[i + 1]))
                 return
             if dups > p.dup_frac * len(s):

@@ -32,7 +32,9 @@ class EpochStepMismatch(Detector, code="LI003", name="epoch-step-mismatch", fami
     per epoch also divided by the gradient-accumulation steps when they are given.
     Steps per epoch come from params (``steps_per_epoch``, ``Number of batches per
     epoch``, "1352 steps per epoch") or the ``steps_per_epoch`` parameter. Runs whose
-    step axis is the epoch itself (Keras epoch logs) are skipped.
+    step axis is the epoch itself (Keras epoch logs) are skipped, and so are records at step 0:
+    only an epoch logged together with a real global step is compared (an epoch parsed from a
+    console header gets step 0 when the line names no step).
     """
 
     needs = (Role.EPOCH,)
@@ -55,6 +57,13 @@ class EpochStepMismatch(Detector, code="LI003", name="epoch-step-mismatch", fami
             raise Skip(f"{key} has no finite values")
         if np.all(np.abs(s.values - s.steps) <= 1):
             raise Skip("the step axis is the epoch itself")
+        # only records that carry a real step: step 0 is what a logger or a console parser writes when
+        # no step was known on the line (an "Epoch 3/10" header), so epoch >= 1 at step 0 says nothing
+        # about the counter (seven healthy runs were called reset that way, issue 14)
+        together = s.steps > 0
+        if not together.any():
+            raise Skip(f"no {key} record carries a global step (all at step 0)")
+        s = type(s)(s.key, s.steps[together], s.values[together], s.wall_times[together])
         ga = gradient_accumulation(run.params)
         spes = [spe] + ([spe / ga] if ga > 1 else [])
         fits = np.zeros(len(s), dtype=bool)

@@ -24,6 +24,11 @@ class LossPlateau(Detector, code="OP003", name="loss-plateau", family="optimizat
     Thresholds: ``min_rel_improvement`` 1e-2 over the flat span is 100x the
     relative threshold of PyTorch's ``ReduceLROnPlateau`` (1e-4 per epoch) summed
     over a span; a plateau must cover ``min_flat_share`` 40% of the run.
+    Short runs (``min_points_short`` 6 to ``min_points`` 20 points, typically one point per
+    epoch): the values are judged unsmoothed (an epoch value is already a mean over the
+    epoch's steps) and the flat span must hold at least ``min_flat_points`` 3 points after the
+    point it is measured from (realworld tb07: a Keras run flat at 28.83-28.97 for 12 of 15
+    epochs could never be judged with a 20-point minimum).
     """
 
     needs = (Role.TRAIN_LOSS,)
@@ -32,15 +37,18 @@ class LossPlateau(Detector, code="OP003", name="loss-plateau", family="optimizat
         min_rel_improvement: float = 0.01
         min_flat_share: float = 0.4
         min_points: int = 20
+        min_points_short: int = 6
+        min_flat_points: int = 3
 
     def check(self, run, p):
         key = run.key_for(Role.TRAIN_LOSS)
         s = run.series(key).by_step().finite()
-        if len(s) < p.min_points:
-            raise Skip(f"{key} has {len(s)} finite points (< {p.min_points})")
+        short = len(s) < p.min_points
+        if len(s) < p.min_points_short:
+            raise Skip(f"{key} has {len(s)} finite points (< {p.min_points_short})")
         if (~np.isfinite(run.series(key).values)).any():
             return  # a loss that went non-finite is not a plateau (LI001 / OP001)
-        sm = centered_median(s.values, smooth_window(len(s), 0.1))
+        sm = s.values.astype(float) if short else centered_median(s.values, smooth_window(len(s), 0.1))
         if sm[-1] > sm[0]:
             return  # ended above where it started: not stalled learning (OP001)
         n = len(sm)
@@ -51,7 +59,7 @@ class LossPlateau(Detector, code="OP003", name="loss-plateau", family="optimizat
         flat_from = np.flatnonzero(rel >= p.min_rel_improvement)
         start = int(flat_from[-1] + 1) if flat_from.size else 0
         share = (n - start) / n
-        if share < p.min_flat_share or start >= n - 1:
+        if share < p.min_flat_share or start >= n - 1 or (short and n - 1 - start < p.min_flat_points):
             return
         level = float(sm[start])
         total_drop = float(sm[0] - sm.min())

@@ -1,0 +1,156 @@
+"""LI006 logged-zeros."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..report import SeriesEvidence, Severity
+from ..roles import Role, normalise_key
+from ..signal import fmt
+from ._context import loss_keys
+from .base import Detector, DetectorParams, Skip
+
+
+_CLS = re.compile(r"cls|class")
+
+
+class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity"):
+    """A loss logged as exactly 0.0 is a missing value, not a perfect model.
+
+    Three real shapes, each a different failure:
+
+    * ``stand_in``: exact zeros *between* positive training losses. Hugging Face Trainer's
+      ``logging_nan_inf_filter`` (on by default) drops a NaN/inf step from the logging
+      window; with ``logging_steps=1`` the window is empty and 0.0 is logged. These steps
+      were non-finite (realworld tb03: 14 zeros between spikes to 19.97).
+    * ``all_zero``: a training loss (or a loss component) that is exactly 0 at every point.
+      With a zero gradient norm, or next to other components that do move, no learning
+      signal reaches it: labels masked out, a loss disconnected from the graph, or (YOLO
+      ``box_loss``/``dfl_loss``) no ground-truth boxes in the training set (realworld ts02,
+      mlf01). A classification component (``cls_loss``) that is 0 while the others move is
+      left alone: a single-class detector has no classification loss (YOLOv5 with ``nc: 1``,
+      realworld csv04 and tb05).
+    * ``empty_validation``: validation losses exactly 0 at every evaluation while another
+      validation component is not: YOLOv5 writes 0 box/cls validation losses when the
+      validation images have no labels (realworld tb06).
+    * ``metrics_zero``: every task metric (``metrics/*``: mAP, precision, recall) exactly 0 at
+      every evaluation: the model never matched one validation label (realworld tb06, mlf01).
+
+    Why it matters: a zero loss reads as success and hides a broken pipeline or a
+    non-finite step.
+    Evidence: the key, how many points are exactly zero and where, the values around them.
+    Remedy: stand-ins: treat them as NaN (set ``logging_nan_inf_filter=False`` to see the
+    real values) and find the first non-finite step; all-zero: check label masking and that
+    the loss depends on the model output; empty validation: check the validation labels.
+    Thresholds: none for all-zero (every point exactly 0, at least ``min_points`` 3); stand-ins
+    need at least ``min_standins`` 1 exact zero whose neighbours' median exceeds
+    ``min_neighbour`` 0.05 (a converged loss decays smoothly towards 0 and is never exactly 0
+    next to values of 0.05 and more; measured on realworld tb03 vs ts05/log03).
+    """
+
+    class Params(DetectorParams):
+        min_points: int = 3
+        min_standins: int = 1
+        min_neighbour: float = 0.05
+
+    def check(self, run, p):
+        train = loss_keys(run, evaluation=False)
+        val = loss_keys(run, evaluation=True)
+        tk = run.key_for(Role.TRAIN_LOSS)
+        if tk and tk not in train:
+            train.append(tk)
+        if not train and not val:
+            raise Skip("no loss series logged")
+        yield from self._train(run, p, train)
+        yield from self._validation(run, p, val)
+
+    def _train(self, run, p, keys):
+        all_zero, moving = [], []
+        for key in keys:
+            s = run.series(key).by_step().finite()
+            if len(s) < p.min_points:
+                continue
+            v = s.values
+            zero = v == 0.0
+            if zero.all():
+                all_zero.append((key, s))
+                continue
+            moving.append(key)
+            if not zero.any() or zero.sum() > 0.8 * len(v):
+                continue
+            # stand-ins: an exact zero surrounded by clearly positive values
+            idx = np.flatnonzero(zero)
+            standins = []
+            for i in idx:
+                nb = v[max(0, i - 3):i + 4]
+                nb = nb[nb != 0.0]
+                if nb.size and float(np.median(nb)) > p.min_neighbour:
+                    standins.append(i)
+            if len(standins) >= p.min_standins:
+                i0 = standins[0]
+                around = v[max(0, i0 - 3):i0 + 4]
+                yield self.finding(
+                    Severity.ERROR,
+                    f"{key} is exactly 0.0 at {len(standins)} of {len(v)} points between positive values (first at "
+                    f"step {int(s.steps[i0])}; neighbours {', '.join(fmt(float(x), 3) for x in around)}): a logged 0.0 "
+                    "next to losses of this size is a stand-in for a non-finite step (Hugging Face Trainer's "
+                    "logging_nan_inf_filter logs 0.0 when every step of the logging window was NaN/inf)",
+                    evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[max(0, i0 - 3)]),
+                                             step_end=int(s.steps[min(len(v) - 1, i0 + 3)]),
+                                             values={"zeros": float(len(standins)), "max": float(v.max())})],
+                    kind="stand_in", key=key, n_zero=len(standins), n_points=len(v), first_step=int(s.steps[i0]),
+                    role=Role.TRAIN_LOSS.value if key == run.key_for(Role.TRAIN_LOSS) else None)
+        for key, s in all_zero:
+            if moving and _CLS.search(normalise_key(key)):
+                continue  # a single-class detector has no classification loss (YOLO nc=1: cls_loss is 0)
+            gk = run.key_for(Role.GRAD_NORM)
+            g = run.series(gk).finite().values if gk else np.array([])
+            why = []
+            if g.size and (g == 0).all():
+                why.append(f"{gk} is 0 too")
+            if moving:
+                why.append(f"other training losses move ({', '.join(moving[:3])})")
+            yield self.finding(
+                Severity.ERROR,
+                f"{key} is exactly 0 at all {len(s)} points (steps {int(s.steps[0])}-{int(s.steps[-1])})"
+                + (f"; {'; '.join(why)}" if why else "")
+                + ": no learning signal reaches this loss (labels masked out, a loss detached from the model output, "
+                  "or, for a detection box/dfl loss, no ground-truth boxes in the training data)",
+                evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[0]), step_end=int(s.steps[-1]),
+                                         values={"points": float(len(s)), "max": 0.0})],
+                kind="all_zero", key=key, n_points=len(s), other_losses_move=bool(moving),
+                grad_norm_zero=bool(g.size and (g == 0).all()))
+
+    def _validation(self, run, p, keys):
+        zero_keys, nonzero = [], []
+        for key in keys:
+            s = run.series(key).by_step().finite()
+            if len(s) < 1:
+                continue
+            (zero_keys if (s.values == 0.0).all() else nonzero).append(key)
+        metric_keys = [k for k in run.metrics.keys
+                       if normalise_key(k).startswith("metrics/") and run.series(k).finite().values.size]
+        zero_metrics = [k for k in metric_keys if (run.series(k).finite().values == 0.0).all()]
+        n_evals = max((len(run.series(k)) for k in zero_keys + zero_metrics), default=0)
+        zero_keys = [k for k in zero_keys if not (nonzero and _CLS.search(normalise_key(k)))]
+        if zero_keys and nonzero:
+            yield self.finding(
+                Severity.ERROR,
+                f"{', '.join(zero_keys)} exactly 0 at every evaluation while {', '.join(nonzero[:2])} is not"
+                + (f", and every task metric ({', '.join(zero_metrics[:4])}) is 0" if zero_metrics
+                   and len(zero_metrics) == len(metric_keys) else "")
+                + f" over {n_evals} evaluation(s): the validation set has no labels to match (empty or misnamed "
+                "label files; YOLOv5 writes 0 box/cls validation losses in that case)",
+                evidence=[SeriesEvidence(metric=k, values={"evaluations": float(len(run.series(k)))})
+                          for k in (zero_keys + zero_metrics)[:4]],
+                kind="empty_validation", zero_keys=zero_keys, zero_metrics=zero_metrics, n_evals=n_evals)
+        elif len(metric_keys) >= 2 and len(zero_metrics) == len(metric_keys):
+            yield self.finding(
+                Severity.ERROR,
+                f"every task metric ({', '.join(zero_metrics[:4])}) is exactly 0 at all {n_evals} evaluations: the "
+                "model never matched a single validation label",
+                evidence=[SeriesEvidence(metric=k, values={"evaluations": float(len(run.series(k)))})
+                          for k in zero_metrics[:4]],
+                kind="metrics_zero", zero_keys=zero_keys, zero_metrics=zero_metrics, n_evals=n_evals)

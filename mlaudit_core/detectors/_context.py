@@ -1,0 +1,258 @@
+"""What a detector may know about a run beyond its curves: chance level, fine-tune evidence, loss components.
+
+Shared by GE001, GE002, GE004, GE005, OP003 and LI006. Every figure here is read from the
+run itself (params, config, the logged series); nothing is assumed about a framework
+except the names its defaults write (see :mod:`mlaudit_core.roles`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..formats.consolelog.context import chance_level
+from ..roles import Role, as_fraction, normalise_key
+from ..rundata import RunData
+
+
+@dataclass(frozen=True)
+class Chance:
+    """Chance level of a classification-style run.
+
+    Attributes:
+        accuracy: accuracy of a uniform guess (1/K).
+        loss: cross-entropy of a uniform guess, ln K (nats).
+        classes: K.
+        source: where K came from (a param key, or ``"loss and accuracy agree"``).
+    """
+
+    accuracy: float
+    loss: float
+    classes: int
+    source: str
+
+
+_VOCAB_KEY = re.compile(r"(?:^|[._/])(?:vocab_size|n_vocab|num_tokens|ntokens)$", re.IGNORECASE)
+_ID2LABEL = re.compile(r"(?:^|[._/])id2label$", re.IGNORECASE)
+
+
+def chance(run: RunData) -> Chance | None:
+    """The run's chance level, or ``None`` when nothing in the run states or shows it.
+
+    In order: the *consistency* inference below (two measurements agreeing beat a param
+    whose meaning is a guess: realworld wb04 has a 200-class param but sits at ln 10 with
+    accuracy 0.10), then ``num_classes``/``num_labels``/``chance``/binary in params (as GE004 always
+    did), the number of entries of an ``id2label`` param (HF model config), a
+    ``vocab_size`` param (language models: the uniform next-token loss is ln V). The
+    consistency inference: the final validation accuracy within 10% (relative) of 1/K
+    and the final training loss within 3% of ln K for the same K in 2..1000. Two
+    independent quantities agreeing on K is the evidence an analyst uses when a run
+    "sits at ln 4 with accuracy 0.24" (realworld tb02, ts04; wb01 of the Lion runs).
+    """
+    seen = _inferred(run)
+    if seen is not None:  # what the run shows beats what a param might mean (``classes: 200`` of a dataset)
+        return seen
+    got = chance_level(run.params)
+    if got is not None and 0 < got[0] < 1:
+        k = max(2, round(1 / got[0]))
+        return Chance(got[0], math.log(1 / got[0]), k, got[1])
+    for key, v in run.params.items():
+        if _ID2LABEL.search(key.strip()):
+            n = _count_labels(str(v))
+            if n and n >= 2:
+                return Chance(1 / n, math.log(n), n, key)
+    for key, v in run.params.items():
+        if _VOCAB_KEY.search(key.strip()):
+            try:
+                n = int(float(str(v).strip()))
+            except ValueError:
+                continue
+            if n >= 2:
+                return Chance(1 / n, math.log(n), n, key)
+    return None
+
+
+def _count_labels(text: str) -> int | None:
+    try:
+        d = json.loads(text.replace("'", '"'))
+        return len(d) if isinstance(d, dict) else None
+    except (ValueError, TypeError):
+        n = len(re.findall(r"['\"]?\d+['\"]?\s*:", text))
+        return n or None
+
+
+def _last_finite(run: RunData, role: Role, tail: int = 3) -> float | None:
+    key = run.key_for(role)
+    if key is None:
+        return None
+    s = run.series(key).by_step().finite()
+    if not len(s):
+        return None
+    v = s.values
+    if role in (Role.VAL_ACCURACY, Role.TRAIN_ACCURACY):
+        v, _ = as_fraction(key, v)
+    return float(np.median(v[-tail:]))
+
+
+def _inferred(run: RunData) -> Chance | None:
+    acc = _last_finite(run, Role.VAL_ACCURACY)
+    loss = _last_finite(run, Role.TRAIN_LOSS, tail=5)
+    if acc is None or loss is None or not (0.001 <= acc < 0.55) or loss <= 0:
+        return None
+    k = round(1 / acc)
+    if not 2 <= k <= 1000 or abs(acc - 1 / k) > 0.1 / k:
+        return None
+    if abs(loss - math.log(k)) > 0.03 * math.log(k):
+        return None
+    return Chance(1 / k, math.log(k), k, "loss and accuracy agree")
+
+
+_PRETRAINED_KEYS = re.compile(
+    r"(?:^|[._/])(?:_?name_or_path|model_name_or_path|pretrained(?:_model)?(?:_name)?(?:_or_path)?|"
+    r"base_model(?:_name_or_path)?|init_from|resume_from_checkpoint|load_from|finetune_from|from_pretrained|"
+    r"weights|init_checkpoint|checkpoint_path|ckpt_path|pretrained_weights)$", re.IGNORECASE)
+_PEFT_KEYS = re.compile(r"(?:^|[._/])(?:peft_type|lora_r|lora_alpha|lora_rank|use_lora|use_peft|adapter_name|"
+                        r"finetuning_type|finetune)$", re.IGNORECASE)
+_FALSY = {"", "none", "null", "false", "0", "scratch", "''", '""', "[]", "{}"}
+
+
+def finetune_evidence(run: RunData) -> tuple[str, str] | None:
+    """(param key, value) showing the run started from trained weights, or ``None``.
+
+    A pretrained model name or path (HF ``_name_or_path`` / ``model_name_or_path``), a
+    warm start (nanoGPT ``init_from`` other than ``scratch``, Ultralytics ``model``/YOLOv5
+    ``weights`` ending in ``.pt``, ``resume_from_checkpoint``), or PEFT/LoRA settings.
+    """
+    for key, v in run.params.items():
+        k, val = key.strip(), str(v).strip()
+        if val.lower() in _FALSY:
+            continue
+        if _PRETRAINED_KEYS.search(k):
+            return key, val[:200]
+        if re.search(r"(?:^|[._/])model$", k, re.IGNORECASE) and re.search(r"\.(?:pt|pth|ckpt|safetensors|bin)$",
+                                                                               val, re.IGNORECASE):
+            return key, val[:200]
+        if _PEFT_KEYS.search(k) and val.lower() not in ("false", "0", "none"):
+            return key, val[:200]
+    return None
+
+
+_LOSS_NAME = re.compile(r"loss|nll|cross_entropy")
+
+
+def loss_keys(run: RunData, *, evaluation: bool) -> list[str]:
+    """Every logged loss-like key (components included) of the training or the evaluation split."""
+    out = []
+    for k in run.metrics.keys:
+        n = normalise_key(k)
+        if not _LOSS_NAME.search(n) or "scale" in n:
+            continue
+        is_eval = bool(re.search(r"(^|/|_)(val|valid|validation|eval|test)(/|_|$)", n))
+        if is_eval == evaluation:
+            out.append(k)
+    return sorted(out)
+
+
+def planned_epochs(run: RunData) -> int | None:
+    """Epochs the run planned (``epochs``, ``num_train_epochs``, ``max_epochs``), or ``None``."""
+    for key, v in run.params.items():
+        if re.search(r"(?:^|[._/])(?:epochs|num_train_epochs|max_epochs|n_epochs|num_epochs)$", key.strip(),
+                     re.IGNORECASE):
+            try:
+                n = int(float(str(v).strip()))
+            except ValueError:
+                continue
+            if n > 0:
+                return n
+    return None
+
+
+def early_stopping_patience(run: RunData) -> tuple[int, str] | None:
+    """(patience in evaluations, param key) the run itself configured, or ``None``."""
+    for key, v in run.params.items():
+        if re.search(r"(?:^|[._/])(?:patience|early_stopping_patience|es_patience)$", key.strip(), re.IGNORECASE):
+            try:
+                n = int(float(str(v).strip()))
+            except ValueError:
+                continue
+            if n > 0:
+                return n, key
+    return None
+
+
+_SGD = re.compile(r"\bsgd\b|momentum", re.IGNORECASE)
+
+
+def peak_lr(run: RunData) -> tuple[float, float] | None:
+    """(peak learning rate, the "high" level for this run's optimiser) or ``None`` when unknown.
+
+    The peak is the largest finite value of the learning-rate series, else a ``learning_rate``
+    / ``lr`` / ``lr0`` param. "High" is 0.1 for SGD (the ResNet recipe's starting LR, Goyal et
+    al. 2017) and 1e-3 for everything else (Adam's default, Kingma & Ba 2015; fine-tunes of
+    pretrained models use 1e-5..1e-4, Devlin et al. 2019, Hu et al. 2021).
+    """
+    lr = None
+    key = run.key_for(Role.LEARNING_RATE)
+    if key:
+        v = run.series(key).finite().values
+        if v.size:
+            lr = float(v.max())
+    if lr is None:
+        for k, v in run.params.items():
+            if re.search(r"(?:^|[._/])(?:learning_rate|lr|lr0|base_lr|max_lr|peak_lr)$", k.strip(), re.IGNORECASE):
+                try:
+                    lr = float(str(v).strip())
+                    break
+                except ValueError:
+                    continue
+    if lr is None or lr <= 0:
+        return None
+    opt = " ".join(str(v) for k, v in run.params.items() if re.search(r"optim", k, re.IGNORECASE))
+    return lr, (0.1 if _SGD.search(opt) else 1e-3)
+
+
+def monitored(run: RunData, val_loss_key: str):
+    """(key, series by step, higher is better, where the choice came from) of the metric the run monitors.
+
+    The ``monitor`` / ``metric_for_best_model`` / ``early_stopping_metric`` param names it (Keras,
+    Lightning, HF Trainer; HF drops the ``eval_`` prefix); Ultralytics logs ``metrics/mAP*`` and
+    selects by fitness = 0.1 mAP@.5 + 0.9 mAP@.5:.95 (ultralytics ``Metric.fitness``); otherwise
+    the validation loss.
+    """
+    from ..roles import is_higher_better
+    from ..rundata import Series
+
+    keys = run.metrics.keys
+    norm = {normalise_key(k): k for k in keys}
+    for pk, pv in run.params.items():
+        if re.search(r"(?:^|[._/])(?:monitor|metric_for_best_model|early_stopping_metric)$", pk.strip(), re.IGNORECASE):
+            want = normalise_key(str(pv).strip().strip("'\""))
+            for cand in (want, f"eval_{want}", f"eval/{want}", f"val_{want}", f"val/{want}"):
+                if cand in norm and len(run.series(norm[cand]).finite()):
+                    k = norm[cand]
+                    hib = is_higher_better(k)
+                    if re.search(r"greater_is_better|mode", " ".join(run.params)):
+                        for gk, gv in run.params.items():
+                            if gk.strip().endswith(("greater_is_better",)):
+                                hib = str(gv).strip().lower() in ("true", "1")
+                            elif gk.strip().endswith(".mode") or gk.strip() == "mode":
+                                hib = str(gv).strip().lower() == "max" if str(gv).strip().lower() in ("max", "min") \
+                                    else hib
+                    return k, run.series(k).by_step().finite(), hib, pk
+    m50 = [k for n, k in norm.items() if re.fullmatch(r"metrics/map(_0/5|50)(\(b\)|b)?", n)]
+    m5095 = [k for n, k in norm.items() if re.fullmatch(r"metrics/map(_0/5/0/95|50/95)(\(b\)|b)?", n)]
+    if m50 and m5095:
+        a, b = run.series(m50[0]).by_step(), run.series(m5095[0]).by_step()
+        steps = np.intersect1d(a.steps, b.steps)
+        if steps.size:
+            va = a.values[np.searchsorted(a.steps, steps)]
+            vb = b.values[np.searchsorted(b.steps, steps)]
+            fit = 0.1 * va + 0.9 * vb
+            ok = np.isfinite(fit)
+            s = Series("fitness", steps[ok], fit[ok], np.full(int(ok.sum()), np.nan))
+            return "fitness (0.1 mAP@.5 + 0.9 mAP@.5:.95)", s, True, "Ultralytics fitness"
+    return val_loss_key, run.series(val_loss_key).by_step().finite(), False, "validation loss"
