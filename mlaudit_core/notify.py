@@ -8,9 +8,16 @@ findings and a link to the run in its tracker's UI. Two target kinds:
   ``mrkdwn`` (``&`` ``<`` ``>`` become entities, so a run named ``<!channel>`` cannot
   mention anyone). Chosen for ``hooks.slack.com`` URLs or a ``slack+https://`` URL.
 * ``json``: any other URL (or ``json+https://``). The body is the JSON document of
-  :func:`json_payload`; with a shared secret the request carries
-  ``X-Mlaudit-Signature: sha256=<hex>``, the HMAC-SHA256 of the raw body (the scheme
-  GitHub uses for its webhooks), checked by :func:`verify_signature`.
+  :func:`json_payload`; with a shared secret the request is signed in the Standard
+  Webhooks scheme (standardwebhooks.com, the scheme MLflow's own webhooks use):
+  ``webhook-id`` (the delivery id, the same on every retry), ``webhook-timestamp``
+  (integer Unix seconds) and ``webhook-signature: v1,<base64 HMAC-SHA256 of
+  "<id>.<timestamp>.<raw body>">``, checked by :func:`verify_webhook` with a timestamp
+  tolerance, so a captured delivery cannot be replayed later. A secret written
+  ``whsec_<base64>`` is the base64-decoded key (the spec's form); any other secret is used
+  as its UTF-8 bytes (as MLflow does). Deprecated, sent for one more release:
+  ``X-Mlaudit-Signature: sha256=<hex>`` (HMAC of the body alone; no timestamp, replayable),
+  checked by :func:`verify_signature`.
 
 Every string in every message is scrubbed by :func:`mlaudit_core.redact.redact_text`.
 Webhook URLs are secrets themselves (a Slack URL is its own credential): logs and errors
@@ -44,6 +51,8 @@ URLs out of files under version control).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import hmac
 import json
@@ -68,7 +77,15 @@ from .settings import SettingsError
 
 log = logging.getLogger("mlaudit.notify")
 
+#: Deprecated (no timestamp: a captured delivery can be replayed); sent until mlaudit 0.3.
 SIGNATURE_HEADER = "X-Mlaudit-Signature"
+#: Standard Webhooks headers (lower case, as the spec writes them)
+WEBHOOK_ID_HEADER = "webhook-id"
+WEBHOOK_TIMESTAMP_HEADER = "webhook-timestamp"
+WEBHOOK_SIGNATURE_HEADER = "webhook-signature"
+#: Accepted clock difference between sender and receiver, seconds (the spec's recommended
+#: five minutes).
+DEFAULT_TOLERANCE_S = 300.0
 DELIVERY_HEADER = "X-Mlaudit-Delivery"
 EVENT_HEADER = "X-Mlaudit-Event"
 SECRET_ENV = "MLAUDIT_WEBHOOK_SECRET"
@@ -416,13 +433,87 @@ def _redact_all(obj: Any) -> Any:
     return obj
 
 
+class WebhookVerificationError(ValueError):
+    """A delivery failed :func:`verify_webhook`; the message says why (missing header, bad
+    timestamp, outside the tolerance, no matching signature). Answer it with 401."""
+
+
+def _key(secret: str | bytes) -> bytes:
+    """The HMAC key: ``whsec_<base64>`` decoded (Standard Webhooks), bytes as given, any other
+    string as UTF-8 (MLflow's webhooks)."""
+    if isinstance(secret, bytes):
+        return secret
+    if secret.startswith("whsec_"):
+        try:
+            raw = secret[6:]
+            return base64.b64decode(raw + "=" * (-len(raw) % 4), validate=True)
+        except (binascii.Error, ValueError):
+            raise WebhookVerificationError("secret: whsec_ followed by invalid base64") from None
+    return secret.encode("utf-8")
+
+
+def standard_signature(msg_id: str, timestamp: int, body: bytes, secret: str | bytes) -> str:
+    """The ``webhook-signature`` value: ``"v1," + base64(HMAC-SHA256(key,
+    f"{msg_id}.{timestamp}." + body))`` (Standard Webhooks, "Signature scheme")."""
+    signed = f"{msg_id}.{int(timestamp)}.".encode() + body
+    return "v1," + base64.b64encode(hmac.new(_key(secret), signed, hashlib.sha256).digest()).decode()
+
+
+def standard_headers(msg_id: str, body: bytes, secret: str | bytes,
+                     timestamp: int | None = None) -> dict[str, str]:
+    """The three Standard Webhooks headers for one delivery of ``body``."""
+    ts = int(time.time() if timestamp is None else timestamp)
+    return {WEBHOOK_ID_HEADER: msg_id, WEBHOOK_TIMESTAMP_HEADER: str(ts),
+            WEBHOOK_SIGNATURE_HEADER: standard_signature(msg_id, ts, body, secret)}
+
+
+def verify_webhook(body: bytes, headers: Mapping[str, str], secret: str | bytes, *,
+                   tolerance_s: float = DEFAULT_TOLERANCE_S, now: float | None = None) -> str:
+    """Check a delivery signed in the Standard Webhooks scheme; returns its ``webhook-id``.
+
+    Args:
+        body: the raw request body, before any JSON parsing.
+        headers: the request headers (any case of the names).
+        secret: the shared secret (``whsec_<base64>`` or any string).
+        tolerance_s: largest accepted difference between ``webhook-timestamp`` and ``now``
+            (seconds, either way): older deliveries are replays.
+        now: the receiver's clock, Unix seconds (default: ``time.time()``).
+
+    Raises:
+        WebhookVerificationError: a header missing, a timestamp that is not an integer or is
+            outside the tolerance, or no ``v1`` signature that matches (constant-time compare;
+            several space-separated signatures are allowed, for secret rotation).
+    """
+    h = {k.lower(): v for k, v in headers.items()}
+    missing = [n for n in (WEBHOOK_ID_HEADER, WEBHOOK_TIMESTAMP_HEADER, WEBHOOK_SIGNATURE_HEADER)
+               if not h.get(n)]
+    if missing:
+        raise WebhookVerificationError(f"missing header(s): {', '.join(missing)}")
+    try:
+        ts = int(h[WEBHOOK_TIMESTAMP_HEADER].strip())
+    except ValueError:
+        raise WebhookVerificationError("webhook-timestamp is not an integer") from None
+    now = time.time() if now is None else now
+    if abs(now - ts) > tolerance_s:
+        raise WebhookVerificationError(
+            f"webhook-timestamp {ts} is {now - ts:+.0f} s from now (tolerance {tolerance_s:g} s)")
+    expected = standard_signature(h[WEBHOOK_ID_HEADER], ts, body, secret).partition(",")[2]
+    for part in h[WEBHOOK_SIGNATURE_HEADER].split():
+        version, _, sig = part.partition(",")
+        if version == "v1" and hmac.compare_digest(sig.encode(), expected.encode()):
+            return h[WEBHOOK_ID_HEADER]
+    raise WebhookVerificationError("no matching v1 signature")
+
+
 def sign(body: bytes, secret: str) -> str:
-    """The signature header value: ``"sha256=" + hex(HMAC-SHA256(secret, body))``."""
+    """Deprecated: the ``X-Mlaudit-Signature`` value ``"sha256=" + hex(HMAC-SHA256(secret,
+    body))`` (no timestamp: replayable). Use :func:`standard_headers` / :func:`verify_webhook`."""
     return "sha256=" + hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
 
 
 def verify_signature(body: bytes, header: str | None, secret: str) -> bool:
-    """True when ``header`` is the signature of the raw ``body`` (constant-time compare)."""
+    """Deprecated (see :func:`sign`): True when ``header`` is the ``sha256=`` signature of the
+    raw ``body`` (constant-time compare). Use :func:`verify_webhook`."""
     return bool(header) and hmac.compare_digest(sign(body, secret), header.strip())
 
 
@@ -437,7 +528,8 @@ def encode(
         headers[EVENT_HEADER] = "verdict"
         headers[DELIVERY_HEADER] = delivery
         if target.secret:
-            headers[SIGNATURE_HEADER] = sign(body, target.secret)
+            headers.update(standard_headers(delivery, body, target.secret))
+            headers[SIGNATURE_HEADER] = sign(body, target.secret)  # deprecated, one release
     return body, headers
 
 

@@ -375,3 +375,60 @@ def test_settings_notify_table_is_used_by_the_notify_helper(monkeypatch):
         (d,) = notify(report(severity=Severity.INFO), s)
         assert d.sent and json.loads(rx.at("/hook")[0].body)["max_severity"] == "warning"
         assert notify(report(), Settings(notify={"min_severity": "loud"})) == []
+
+
+# --------------------------------------------------------------------------- Standard Webhooks
+
+
+@pytest.mark.parametrize("secret", [SECRET, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"])
+def test_json_deliveries_are_signed_in_the_standard_webhooks_scheme(monkeypatch, secret):
+    """Finding 7: the delivery carries webhook-id / webhook-timestamp / webhook-signature,
+    verified by our helper and by the spec's reference library (``standardwebhooks``); a
+    replay outside the tolerance, a changed body or a changed id are refused."""
+    from standardwebhooks import Webhook
+
+    from mlaudit_core.notify import WebhookVerificationError, verify_webhook
+
+    monkeypatch.setenv("MLAUDIT_WEBHOOK_SECRET", secret)
+    with Receiver() as rx:
+        targets, _ = notify_config({}, [f"{rx.url}/hook"])
+        before = time.time()
+        assert send_verdict(report(), targets, FAST)[0].sent
+        (got,) = rx.at("/hook")
+    h = {k.lower(): v for k, v in got.headers.items()}
+    assert h["webhook-id"] == h["x-mlaudit-delivery"] == got.json()["delivery"]
+    assert abs(int(h["webhook-timestamp"]) - before) <= 5
+    assert h["webhook-signature"].startswith("v1,")
+    assert verify_webhook(got.body, got.headers, secret) == h["webhook-id"]
+    key = secret if secret.startswith("whsec_") else secret.encode()
+    assert Webhook(key).verify(got.body, h)["delivery"] == h["webhook-id"]  # the reference lib
+    ts = int(h["webhook-timestamp"])
+    with pytest.raises(WebhookVerificationError, match="tolerance"):
+        verify_webhook(got.body, got.headers, secret, now=ts + 301)  # a replay 5 min later
+    with pytest.raises(WebhookVerificationError, match="no matching"):
+        verify_webhook(got.body.replace(b"diverged", b"succeeded"), got.headers, secret)
+    with pytest.raises(WebhookVerificationError, match="no matching"):
+        verify_webhook(got.body, {**h, "webhook-id": "other"}, secret)
+    with pytest.raises(WebhookVerificationError, match="missing"):
+        verify_webhook(got.body, {"content-type": "application/json"}, secret)
+    # the deprecated header is still sent for one release
+    assert verify_signature(got.body, h["x-mlaudit-signature"], secret)
+
+
+def test_standard_signature_matches_the_spec_reference_for_a_fixed_message():
+    """A signature made by the reference library is accepted by verify_webhook, and ours equals
+    it for the same id, timestamp and body."""
+    from datetime import datetime, timezone
+
+    from standardwebhooks import Webhook
+
+    from mlaudit_core.notify import standard_signature, verify_webhook
+
+    secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+    body, ts = b'{"test": 2432232314}', 1614265330
+    ref = Webhook(secret).sign("msg_p5jXN8AQM9LWM0D4loKWxJek", datetime.fromtimestamp(ts, timezone.utc),
+                               body.decode())
+    assert standard_signature("msg_p5jXN8AQM9LWM0D4loKWxJek", ts, body, secret) == ref
+    headers = {"webhook-id": "msg_p5jXN8AQM9LWM0D4loKWxJek", "webhook-timestamp": str(ts),
+               "webhook-signature": f"v1,bm9ldHZhbGlk {ref}"}  # rotation: one of several matches
+    assert verify_webhook(body, headers, secret, now=ts + 10) == "msg_p5jXN8AQM9LWM0D4loKWxJek"
