@@ -53,6 +53,7 @@ class MetricComparison:
             "worse": "worse than",
             "better": "better than",
             "within_noise": "within the noise of",
+            "insufficient_seeds": "not enough seeds to tell against",
         }[b.verdict]
         rel = f"{fmt(100 * b.rel_delta, 3)}%" if b.rel_delta is not None else "n/a"
         z = f", {fmt(b.z, 3)} std" if b.z is not None else ""
@@ -63,6 +64,13 @@ class MetricComparison:
             + (f" (aligned by {self.axis})" if self.axis != "step" else "")
             + f"; delta {rel}{z}; {fmt(100 * (b.frac_tail_better if b.verdict == 'better' else b.frac_tail_worse), 3)}"
             f"% of tail points beyond the band"
+            + (
+                f"; about {b.seeds_needed} seeds would resolve this gap"
+                if b.verdict == "insufficient_seeds" and b.seeds_needed
+                else "; at least 3 seeds are needed for a seed-to-seed estimate"
+                if b.verdict == "insufficient_seeds"
+                else ""
+            )
         )
 
 

@@ -31,10 +31,11 @@ from ..rundata import ConsoleLine, MetricTable, RunData, RunIdentity, RunStatus
 from ..settings import Settings
 from .classify import CIVerdict, classify
 from .context import attach_context, context_of, recomputed
-from .gates import is_golden_file, iter_files, parse_pins, scan_ci_yaml, scan_python
-from .golden import load_values
+from .gates import MAX_BYTES, is_golden_file, iter_files, parse_pins, scan_ci_yaml, scan_python
+from .golden import TooBig, TooDeep, load_values
 from .logs import env_changes_in, read_lines, read_log_lines, scan_logs, window
 from .model import CIContext, Gate, Line, ValueSet, metric_id
+from .trace import confine, trace_tests
 
 __all__ = [
     "CIContext",
@@ -99,8 +100,11 @@ def collect(
     ctx = CIContext(repo=str(repo), logs=[_display(p, repo) for p in logs])
     text_logs = []
     for p in logs:
-        if p.suffix.lower() in (".json", ".csv", ".tsv"):
-            ctx.actuals += load_values(p, "actual", _display(p, repo))
+        if p.suffix.lower() in (".json", ".csv", ".tsv", ".npy", ".npz"):
+            try:
+                ctx.actuals += load_values(p, "actual", _display(p, repo))
+            except (TooDeep, TooBig) as exc:
+                ctx.notes.append(f"--logs {exc}")
         else:
             text_logs.append((p, _display(p, repo)))
     console = scan_logs(ctx, text_logs, window_lines)
@@ -154,7 +158,11 @@ def collect(
         except OSError as exc:
             ctx.notes.append(f"{rel}: unreadable ({exc})")
     for p in golden:
-        ctx_sets = load_values(p, "golden", _display(p, repo))
+        try:
+            ctx_sets = load_values(p, "golden", _display(p, repo))
+        except (TooDeep, TooBig) as exc:
+            ctx.notes.append(f"--golden {exc}")
+            continue
         for s in ctx_sets:
             (ctx.goldens if s.role == "golden" else ctx.actuals).append(s)
     if not golden:
@@ -164,20 +172,43 @@ def collect(
                     (ctx.goldens if s.role == "golden" else ctx.actuals).append(s)
             except InputError as exc:
                 ctx.notes.append(f"golden file skipped: {exc}")
+    # follow the log's tests into their source: the files they read, tolerances read from them
+    given_by_name = {q.name: q for q in [*logs, *golden]}
+    for rel, (data, sources) in trace_tests(repo, ctx, given_by_name).items():
+        try:
+            text = (repo / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        gates, _, _, _ = scan_python(text, rel, data, sources)
+        ctx.gates = [g for g in ctx.gates if g.path != rel] + gates
     ctx.env_changes = dedupe_env(ctx.env_changes)
-    # the sources the logs point at, with a context window from the repo
+    # the sources the logs point at, with a context window from the repo; only files inside the
+    # repository are opened (a log can name /proc/self/environ or ../secrets), at most MAX_BYTES
     seen: set[tuple[str, int]] = set()
+    refused: set[str] = set()
     for cl in console:
         for m in _SRC_REF.finditer(cl.text):
             fname = m["f1"] or m["f2"] or m["f3"]
-            cand = (repo / fname) if not Path(fname).is_absolute() else Path(fname)
+            cand, why = confine(repo, fname)
+            if cand is None:
+                if fname not in refused and len(refused) < 5:
+                    ctx.notes.append(
+                        f"{fname} (named at {cl.source}:{cl.lineno}): {why}; not opened"
+                    )
+                refused.add(fname)
+                continue
             if not cand.is_file():
                 cand = (
-                    next((q for q in repo.rglob(Path(fname).name) if q.is_file()), None)
-                    if len(ctx.source_candidates) < 20
+                    next((q for q in iter_files(repo) if q.name == Path(fname).name), None)
+                    if len(ctx.source_candidates) < 20 and not Path(fname).is_absolute()
                     else None
                 )
             if cand is None or not cand.is_file():
+                continue
+            try:
+                if cand.stat().st_size > MAX_BYTES:
+                    continue
+            except OSError:
                 continue
             lines = read_lines(cand, _display(cand, repo))
             lineno = int(m["l1"] or m["l2"] or 0)

@@ -56,6 +56,11 @@ def check_facts(c) -> dict:
         "active": c.active,
         "active_reason": c.active_reason,
         "log_failed": c.log_failed,
+        "function": g.function,
+        "index": g.index,
+        "dtype": g.dtype,
+        "tolerance_source": g.tolerance_source,
+        "analysis": c.analysis,
     }
 
 

@@ -166,6 +166,12 @@ def _num(node: ast.AST | None, consts: dict[str, float]) -> float | None:
         return -v if v is not None else None
     if isinstance(node, ast.Name) and node.id in consts:
         return consts[node.id]
+    if isinstance(node, ast.Subscript):  # GOLDEN["rtol"]: a value read from a data file
+        data = getattr(consts, "data", None)
+        if data:
+            v = _subscript_value(node, data)
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                return float(v)
     if isinstance(node, ast.Attribute) and node.attr in consts:
         return consts[node.attr]
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div, ast.Pow)):
@@ -181,6 +187,58 @@ def _num(node: ast.AST | None, consts: dict[str, float]) -> float | None:
                 )
             except (ZeroDivisionError, OverflowError):
                 return None
+    return None
+
+
+class Consts(dict):
+    """Module constants for :func:`_num`, plus ``data``: names bound to loaded JSON documents
+    (``GOLDEN = json.load(open("golden.json"))``) so ``GOLDEN["rtol"]`` resolves, and
+    ``sources`` naming the file each came from."""
+
+    def __init__(self, *a, data=None, sources=None, **kw):
+        super().__init__(*a, **kw)
+        self.data = data or {}
+        self.sources = sources or {}
+
+
+def _subscript_value(node: ast.AST, data: dict):
+    """``NAME["a"]["b"]`` looked up in ``data[NAME]``; ``None`` when not a constant-key chain."""
+    keys = []
+    while isinstance(node, ast.Subscript):
+        sl = node.slice
+        if not (isinstance(sl, ast.Constant) and isinstance(sl.value, (str, int))):
+            return None
+        keys.append(sl.value)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in data:
+        return None
+    cur = data[node.id]
+    for k in reversed(keys):
+        try:
+            cur = cur[k]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return cur
+
+
+def subscript_root(node: ast.AST) -> str | None:
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def const_index(node: ast.AST) -> int | None:
+    """``x[-1]`` / ``x[0]`` -> the constant integer index, else ``None``."""
+    if isinstance(node, ast.Subscript):
+        sl = node.slice
+        if isinstance(sl, ast.UnaryOp) and isinstance(sl.op, ast.USub):
+            sl = ast.Constant(-sl.operand.value) if isinstance(sl.operand, ast.Constant) else sl
+        if (
+            isinstance(sl, ast.Constant)
+            and isinstance(sl.value, int)
+            and not isinstance(sl.value, bool)
+        ):
+            return sl.value
     return None
 
 
@@ -266,12 +324,12 @@ def _plausible(s: str) -> bool:
 
 
 class _Scanner:
-    def __init__(self, text: str, rel: str) -> None:
+    def __init__(self, text: str, rel: str, data: dict | None = None, sources=None) -> None:
         self.text, self.rel = text, rel
         self.gates: list[Gate] = []
         self.checked: list[str] | None = None
         self.checked_line: Line | None = None
-        self.consts: dict[str, float] = {}
+        self.consts: dict[str, float] = Consts(data=data, sources=sources)
         self.parent: dict[int, ast.AST] = {}
 
     def func_of(self, node: ast.AST) -> str | None:
@@ -281,6 +339,18 @@ class _Scanner:
                 return cur.name
             cur = self.parent.get(id(cur))
         return None
+
+    def tol_source(self, *nodes) -> str:
+        """``golden_values.json["rtol"]`` when a tolerance argument is read from a data file."""
+        out = []
+        for n in nodes:
+            if isinstance(n, ast.Subscript):
+                root = subscript_root(n)
+                src = self.consts.sources.get(root) if root else None
+                v = _num(n, self.consts)
+                if src and v is not None:
+                    out.append(f"{_seg(self.text, n)} = {v:g} from {src}")
+        return "; ".join(out)
 
     def add(self, node: ast.AST, kind: str, **kw) -> None:
         line = getattr(node, "lineno", 0)
@@ -386,13 +456,32 @@ class _Scanner:
         n = full.rsplit(".", 1)[-1]
         a0 = c.args[0] if c.args else None
         if n == "approx":
-            rel = _num(_kw(c, "rel") or (c.args[1] if len(c.args) > 1 else None), self.consts)
-            ab = _num(_kw(c, "abs") or (c.args[2] if len(c.args) > 2 else None), self.consts)
+            rel_n = _kw(c, "rel") or (c.args[1] if len(c.args) > 1 else None)
+            abs_n = _kw(c, "abs") or (c.args[2] if len(c.args) > 2 else None)
+            rel = _num(rel_n, self.consts)
+            ab = _num(abs_n, self.consts)
+            unresolved = (rel_n is not None and rel is None) or (abs_n is not None and ab is None)
+            if unresolved:
+                self.add(
+                    c,
+                    "tolerance",
+                    metric=metric_of(self.parent.get(id(c)) or c),
+                    formula="pytest.approx with a tolerance that is not a literal nor read "
+                    "from a file the test loads: not recomputed",
+                )
+                return
+            # pytest's defaults: rel 1e-6 and abs 1e-12 when neither is given; when only rel is
+            # given abs stays 1e-12; when only abs is given rel is not used (pytest docs, approx)
             if rel is None and ab is None:
                 rel, ab = 1e-6, 1e-12
             elif ab is None:
                 ab = 1e-12
             parent = self.parent.get(id(c))
+            index = None
+            if isinstance(parent, ast.Compare):
+                idx = {const_index(parent.left), const_index(c.args[0]) if c.args else None}
+                idx.discard(None)
+                index = idx.pop() if len(idx) == 1 else None
             metric = metric_of(parent) if isinstance(parent, ast.Compare) else None
             metric = metric or (metric_of(a0) if a0 is not None else None)
             formula = (
@@ -406,21 +495,45 @@ class _Scanner:
                 metric=metric,
                 rtol=rel,
                 atol=ab,
+                index=index,
+                tolerance_source=self.tol_source(rel_n, abs_n),
                 formula=f"pytest.approx: {formula}",
             )
         elif n in ("assert_allclose", "assert_close"):
             torchy = full.startswith("torch") or n == "assert_close"
-            rtol = _num(_kw(c, "rtol") or (c.args[2] if len(c.args) > 2 else None), self.consts)
-            atol = _num(_kw(c, "atol") or (c.args[3] if len(c.args) > 3 else None), self.consts)
-            rtol = rtol if rtol is not None else (1.3e-6 if torchy else 1e-7)
-            atol = atol if atol is not None else (1e-5 if torchy else 0.0)
+            rtol_n = _kw(c, "rtol") or (c.args[2] if len(c.args) > 2 else None)
+            atol_n = _kw(c, "atol") or (c.args[3] if len(c.args) > 3 else None)
+            rtol, atol = _num(rtol_n, self.consts), _num(atol_n, self.consts)
+            if (rtol_n is not None and rtol is None) or (atol_n is not None and atol is None):
+                self.add(
+                    c,
+                    "tolerance",
+                    metric=metric_of(c),
+                    formula=f"{full} with a tolerance that is not a literal nor read from a "
+                    "file the test loads: not recomputed",
+                )
+                return
+            dtype = _torch_dtype(c) if torchy else None
+            if torchy:
+                # torch.testing.assert_close defaults by dtype (its documentation's table)
+                d_rtol, d_atol = _TORCH_TOL.get(dtype or "float32", (1.3e-6, 1e-5))
+            else:  # numpy.testing.assert_allclose: rtol 1e-7, atol 0
+                d_rtol, d_atol = 1e-7, 0.0
+            rtol = rtol if rtol is not None else d_rtol
+            atol = atol if atol is not None else d_atol
+            idx = {const_index(a) for a in c.args[:2]}
+            idx.discard(None)
             self.add(
                 c,
                 "allclose",
                 metric=metric_of(c),
                 rtol=rtol,
                 atol=atol,
-                formula=f"{full}: |actual - desired| <= atol + rtol * |desired| for every element",
+                dtype=dtype,
+                index=idx.pop() if len(idx) == 1 else None,
+                tolerance_source=self.tol_source(rtol_n, atol_n),
+                formula=f"{full}: |actual - desired| <= atol + rtol * |desired| for every element"
+                + (f" (in {dtype})" if dtype else ""),
             )
         elif n in ("isclose", "allclose") and full.split(".")[0] in (
             "math",
@@ -632,6 +745,35 @@ class _Scanner:
             )
 
 
+#: torch.testing.assert_close default (rtol, atol) per dtype (PyTorch documentation)
+_TORCH_TOL = {
+    "float16": (1e-3, 1e-5),
+    "bfloat16": (1.6e-2, 1e-5),
+    "float32": (1.3e-6, 1e-5),
+    "float64": (1e-7, 1e-7),
+}
+
+
+def _torch_dtype(c: ast.Call) -> str:
+    """The dtype an ``assert_close`` compares in: an explicit ``dtype=torch.X`` / ``.double()`` /
+    ``.to(torch.X)`` in its arguments, else float32 (``torch.tensor`` of Python floats)."""
+    for a in c.args[:2]:
+        for sub in ast.walk(a):
+            if isinstance(sub, ast.Attribute) and sub.attr in (
+                "float64",
+                "double",
+                "float16",
+                "half",
+                "bfloat16",
+                "float32",
+                "float",
+            ):
+                return {"double": "float64", "half": "float16", "float": "float32"}.get(
+                    sub.attr, sub.attr
+                )
+    return "float32"
+
+
 def parse_python(text: str) -> ast.Module | None:
     """Parse source text; retry without elision lines (``...``) for excerpts. ``None`` if still invalid."""
     try:
@@ -645,13 +787,19 @@ def parse_python(text: str) -> ast.Module | None:
         return None
 
 
-def scan_python(text: str, rel: str) -> tuple[list[Gate], list[str] | None, Line | None, list[str]]:
-    """Gates in one Python source. Returns (gates, checked metric list, where it was declared, notes)."""
+def scan_python(
+    text: str, rel: str, data: dict | None = None, sources: dict | None = None
+) -> tuple[list[Gate], list[str] | None, Line | None, list[str]]:
+    """Gates in one Python source. Returns (gates, checked metric list, where it was declared, notes).
+
+    ``data`` maps module names bound to loaded JSON documents (from :mod:`.trace`) so that
+    tolerances read from them (``rel=GOLDEN["rtol"]``) resolve; ``sources`` names their files.
+    """
     notes: list[str] = []
     if not _GATE_TOKENS.search(text):
         return [], None, None, notes
     tree = parse_python(text)
-    sc = _Scanner(text, rel)
+    sc = _Scanner(text, rel, data, sources)
     if tree is None:
         notes.append(f"{rel}: not valid Python; its comparisons were not read")
     else:

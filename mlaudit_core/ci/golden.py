@@ -30,6 +30,77 @@ import pandas as pd
 from ..errors import InputError
 from .model import ValueSet
 
+#: Largest value file read (bytes); a golden/metrics file of a CI test is kilobytes to megabytes.
+MAX_VALUE_BYTES = 64 * 2**20
+#: Deepest JSON nesting read. Golden shapes nest 3 levels (metric -> values -> step); Python's
+#: own parser raises RecursionError near 1,000, which used to end the audit with exit 3.
+MAX_JSON_DEPTH = 64
+#: top-level keys of a golden file that hold the test's tolerances, not metric values
+TOLERANCE_KEYS = {"rtol", "atol", "rel", "abs", "tol", "tolerance", "rel_tol", "abs_tol"}
+
+
+class TooDeep(InputError):
+    """A JSON document nested deeper than :data:`MAX_JSON_DEPTH` (skipped: too deep)."""
+
+
+class TooBig(InputError):
+    """A value file larger than :data:`MAX_VALUE_BYTES` (skipped: too big)."""
+
+
+def json_depth_exceeds(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
+    """True when the brackets of ``text`` nest deeper than ``limit`` (strings skipped; no recursion)."""
+    depth, i, n = 0, 0, len(text)
+    in_str = False
+    while i < n:
+        c = text[i]
+        if in_str:
+            if c == "\\":
+                i += 2
+                continue
+            if c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif c in "]}":
+            depth -= 1
+        i += 1
+    return False
+
+
+def read_json_capped(path: Path, source: str):
+    """``json.loads`` of a file after the size and depth checks.
+
+    Raises:
+        TooBig, TooDeep: the file is over :data:`MAX_VALUE_BYTES` / nested over
+            :data:`MAX_JSON_DEPTH` (message ``"<source>: skipped: too deep (...)"``).
+        InputError: not valid JSON / not UTF-8 / unreadable.
+    """
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise InputError(f"{source}: cannot be read ({exc.strerror or exc})") from None
+    if size > MAX_VALUE_BYTES:
+        raise TooBig(f"{source}: skipped: too big ({size:,} bytes > {MAX_VALUE_BYTES:,})")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{source}: not valid JSON: {exc}") from None
+    except OSError as exc:
+        raise InputError(f"{source}: cannot be read ({exc.strerror or exc})") from None
+    if json_depth_exceeds(text):
+        raise TooDeep(f"{source}: skipped: too deep (JSON nested over {MAX_JSON_DEPTH} levels)")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{source}: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise TooDeep(f"{source}: skipped: too deep") from None
+
+
 _GOLDEN = {"golden", "expected", "reference", "ref", "baseline", "before", "old"}
 _ACTUAL = {"actual", "new", "after", "observed", "current", "candidate", "measured"}
 _STEP_COLS = ("step", "steps", "iteration", "iter", "epoch", "global_step", "it")
@@ -53,6 +124,8 @@ def _from_json(data, source: str, side: str) -> list[ValueSet]:
         raise InputError(f"{source}: expected a JSON object of metric -> values")
     vs = ValueSet(source, side, "")
     for name, v in data.items():
+        if str(name).lower() in TOLERANCE_KEYS:
+            continue
         if isinstance(v, dict) and "values" in v:
             vals = v["values"]
             if isinstance(vals, dict):
@@ -66,6 +139,7 @@ def _from_json(data, source: str, side: str) -> list[ValueSet]:
                 )
         elif isinstance(v, list) and all(isinstance(x, (int, float, str)) or x is None for x in v):
             vs.metrics[name] = (list(range(1, len(v) + 1)), [_f(x) for x in v])
+            vs.indexed.append(name)
         elif isinstance(v, (int, float)) and not isinstance(v, bool):
             vs.metrics[name] = ([1], [float(v)])
     if not vs.metrics:
@@ -132,9 +206,36 @@ def load_values(path: Path, side: str, display: str | None = None) -> list[Value
         raise InputError(f"{source}: file not found")
     suffix = path.suffix.lower()
     if suffix in (".csv", ".tsv"):
+        if path.stat().st_size > MAX_VALUE_BYTES:
+            raise TooBig(f"{source}: skipped: too big ({path.stat().st_size:,} bytes)")
         return _from_csv(path, source, side)
+    if suffix in (".npy", ".npz"):
+        return _from_numpy(path, source, side)
+    return _from_json(read_json_capped(path, source), source, side)
+
+
+def _from_numpy(path: Path, source: str, side: str) -> list[ValueSet]:
+    """A ``.npy`` array (one metric named after the file) or ``.npz`` archive (one per array).
+
+    Read with ``allow_pickle=False``: object arrays are refused, never unpickled.
+    """
+    import numpy as np
+
+    if path.stat().st_size > MAX_VALUE_BYTES:
+        raise TooBig(f"{source}: skipped: too big ({path.stat().st_size:,} bytes)")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{source}: not valid JSON: {exc}") from None
-    return _from_json(data, source, side)
+        obj = np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise InputError(f"{source}: not a readable numpy file: {exc}") from None
+    arrays = {path.stem: obj} if isinstance(obj, np.ndarray) else {k: obj[k] for k in obj.files}
+    vs = ValueSet(source, side, "")
+    for name, a in arrays.items():
+        a = np.asarray(a)
+        if a.dtype.kind not in "fiu" or a.ndim > 1:
+            continue
+        vals = [float(x) for x in a.reshape(-1)]
+        vs.metrics[name] = (list(range(1, len(vals) + 1)), vals)
+        vs.indexed.append(name)
+    if not vs.metrics:
+        raise InputError(f"{source}: no 1-D numeric arrays")
+    return [vs]

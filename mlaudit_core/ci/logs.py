@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..rundata import ConsoleLine
-from .model import CIContext, EnvChange, Line, Measured, TestResult, ValueSet
+from .model import CIContext, EnvChange, Line, LogAssertion, Measured, TestResult, ValueSet
 
 _NUM = r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?"
 _FAIL = re.compile(
@@ -80,6 +80,96 @@ _TIMEOUT = re.compile(
 _TIMEOUT_NOT = re.compile(
     r"no (?:training )?(?:crashes|failures)|timeout[-_ ]minutes|--timeout", re.IGNORECASE
 )
+_SECTION = re.compile(r"^_{3,} (?P<t>\S+(?: \S+)?) _{3,}$")
+_E_LINE = re.compile(r"^E(?:\s|$)(?P<t>.*)$")
+_LOCATION = re.compile(r"^(?P<f>[^\s:]+\.py):(?P<l>\d+): (?P<e>[\w.]+)")
+_F = r"([-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|inf)"
+_A_MISMATCH = re.compile(r"Mismatched elements: (\d+) / (\d+)")
+_A_PYTEST_ABS = re.compile(r"^Max absolute difference: " + _F)
+_A_PYTEST_REL = re.compile(r"^Max relative difference: " + _F)
+_A_NP_ABS = re.compile(r"^Max absolute difference(?P<v> among violations)?: " + _F)
+_A_NP_REL = re.compile(r"^Max relative difference(?P<v> among violations)?: " + _F)
+_A_NP_TOL = re.compile(r"Not equal to tolerance rtol=" + _F + r", atol=" + _F)
+_A_TORCH_ABS = re.compile(
+    r"Greatest absolute difference: " + _F + r".*?\(up to " + _F + r" allowed\)"
+)
+_A_TORCH_REL = re.compile(
+    r"Greatest relative difference: " + _F + r".*?\(up to " + _F + r" allowed\)"
+)
+_A_LEN_PYTEST = re.compile(r"Lengths: (\d+) and (\d+)")
+_A_LEN_NP = re.compile(r"\(shapes \((\d+),?\), \((\d+),?\) mismatch\)")
+_A_LEN_TORCH = re.compile(
+    r"'shape' do not match: torch\.Size\(\[(\d+)\]\) != torch\.Size\(\[(\d+)\]\)"
+)
+_A_SCALAR = re.compile(r"assert " + _F + r" == " + _F + r" ± " + _F)
+
+
+def parse_assertion(block: list[str]) -> dict | None:
+    """Figures of one failed comparison from its ``E`` lines (their text without the ``E``).
+
+    Recognises pytest.approx (``Mismatched elements: 2 / 4:``, ``Max absolute difference:``,
+    ``Lengths: 3 and 4``, ``assert 4.1 == 3.4 ± 0.04``), numpy.testing (``Not equal to
+    tolerance rtol=..., atol=...``, ``... among violations``, ``(shapes (4,), (3,) mismatch)``)
+    and torch.testing (``Greatest absolute difference: x at index (1,) (up to 1e-05 allowed)``,
+    ``torch.Size([4]) != torch.Size([3])``). Returns ``None`` for anything else.
+    """
+    text = "\n".join(x.strip() for x in block)
+    out: dict = {}
+    m = _A_LEN_PYTEST.search(text)
+    if m and "different sizes" in text:  # pytest prints len(expected) first
+        return {"kind": "length", "lengths": [int(m[1]), int(m[2])]}
+    m = _A_LEN_NP.search(text)
+    if m:  # numpy prints (actual, desired)
+        return {"kind": "length", "lengths": [int(m[2]), int(m[1])]}
+    m = _A_LEN_TORCH.search(text)
+    if m:  # torch prints (actual, expected)
+        return {"kind": "length", "lengths": [int(m[2]), int(m[1])]}
+    m = _A_MISMATCH.search(text)
+    if m:
+        out["n_mismatch"], out["n_total"] = int(m[1]), int(m[2])
+    if "Tensor-likes are not close" in text or "Scalars are not close" in text:
+        out["kind"] = "assert_close"
+        a, r = _A_TORCH_ABS.search(text), _A_TORCH_REL.search(text)
+        if a:
+            out["max_abs"], out["atol"] = float(a[1]), float(a[2])
+        if r:
+            out["max_rel"], out["rtol"] = float(r[1]), float(r[2])
+        return out
+    t = _A_NP_TOL.search(text)
+    if t:
+        out["kind"] = "allclose"
+        out["rtol"], out["atol"] = float(t[1]), float(t[2])
+        for ln in text.split("\n"):
+            a, r = _A_NP_ABS.match(ln), _A_NP_REL.match(ln)
+            if a:
+                out["max_abs"], out["among_violations"] = float(a[2]), bool(a["v"])
+            if r:
+                out["max_rel"] = float(r[2])
+        return out
+    if "comparison failed" in text or "approx(" in text or " ± " in text:
+        out["kind"] = "approx"
+        for ln in text.split("\n"):
+            a, r = _A_PYTEST_ABS.match(ln), _A_PYTEST_REL.match(ln)
+            if a:
+                out["max_abs"] = float(a[1])
+            if r:
+                out["max_rel"] = float(r[1])
+        s = _A_SCALAR.search(text)
+        if s:
+            out["obtained"], out["expected"], out["tolerance"] = (
+                float(s[1]),
+                float(s[2]),
+                float(s[3]),
+            )
+            out.setdefault("n_mismatch", 1)
+            out.setdefault("n_total", 1)
+            out["max_abs"] = abs(out["obtained"] - out["expected"])
+            if out["expected"]:
+                out["max_rel"] = out["max_abs"] / abs(out["expected"])
+        return out if len(out) > 1 else None
+    return None
+
+
 _SUCCESS_INSTALL = re.compile(r"Successfully installed (?P<pk>.+)$")
 _PIN = re.compile(r"^\s*(?P<n>[A-Za-z0-9][A-Za-z0-9_.\-]*)\s*==\s*(?P<v>[\w.+\-!]+)\s*$")
 _VER = r"v?\d+(?:\.\d+)+(?:[-+.]?[A-Za-z0-9]+)*"
@@ -102,6 +192,17 @@ _ENV_WORDS = re.compile(
     r"==|nvcr|wheel|requirements",
     re.IGNORECASE,
 )
+
+
+def _free_timeout(text: str) -> bool:
+    """A timeout statement, not the word inside a path or identifier (``/tmp/test_timeout0/``)."""
+    for m in _TIMEOUT.finditer(text):
+        before = text[m.start() - 1] if m.start() else " "
+        after = text[m.end()] if m.end() < len(text) else " "
+        if before in "/\\_-." or after in "/\\_-":
+            continue
+        return True
+    return False
 
 
 def read_lines(path: Path, source: str | None = None) -> list[ConsoleLine]:
@@ -255,10 +356,39 @@ def scan_logs(
         lines = read_log_lines(path, name, ctx.notes)
         every += lines
         series: dict[str, tuple[list[int], list[float]]] = {}
+        section: str | None = None
+        eblock: list[str] = []
+        eline = 0
         for i, cl in enumerate(lines):
             t = cl.text
             if not t.strip():
                 continue
+            if t.startswith(("_", "E")) or (eblock and ".py:" in t):
+                sm_ = _SECTION.match(t.strip()) if t.startswith("_") else None
+                if sm_:
+                    section, eblock = sm_.group("t"), []
+                    continue
+                em = _E_LINE.match(t)
+                if em:
+                    if not eblock:
+                        eline = cl.lineno
+                    eblock.append(em.group("t"))
+                    continue
+                lm = _LOCATION.match(t.strip())
+                if lm and eblock:
+                    fig = parse_assertion(eblock)
+                    if fig:
+                        ctx.assertions.append(
+                            LogAssertion(
+                                test=section,
+                                source=name,
+                                line=eline,
+                                text=eblock[0].strip()[:300],
+                                location=f"{lm['f']}:{lm['l']}",
+                                **fig,
+                            )
+                        )
+                    eblock = []
             if is_annotation(t):
                 ctx.env_changes += env_changes_in(t, name, cl.lineno)
                 continue
@@ -306,7 +436,7 @@ def scan_logs(
                     )
                 )
             # substring prefilters first: most lines of a long log match none of these
-            if "time" in low and _TIMEOUT.search(t) and not _TIMEOUT_NOT.search(t):
+            if "time" in low and _free_timeout(t) and not _TIMEOUT_NOT.search(t):
                 ctx.timeouts.append(
                     Line(name, cl.lineno, t.strip(), window(lines, i, window_lines), "timeout")
                 )
@@ -328,6 +458,30 @@ def scan_logs(
                     vals.append(v)
         if series:
             ctx.actuals.append(ValueSet(name, "actual", "log", series))
+        # the section header names the function; the summary line gives the node id
+        for a in ctx.assertions:
+            if a.source == name and a.test and "::" not in a.test:
+                hit = next(
+                    (
+                        r.test
+                        for r in ctx.tests
+                        if r.outcome in ("failed", "error")
+                        and r.source == name
+                        and (
+                            r.test.split("::", 1)[1].replace("::", ".") == a.test
+                            or r.function == a.test.split(".")[-1].split("[")[0]
+                        )
+                        and (
+                            a.location is None
+                            or r.path == a.location.split(":")[0]
+                            or r.path.endswith(a.location.split(":")[0])
+                            or a.location.split(":")[0].endswith(r.path)
+                        )
+                    ),
+                    None,
+                )
+                if hit:
+                    a.test = hit
         hits, tbs = scan([cl for cl in lines if not is_annotation(cl.text)])
         for h in hits:
             if h.signature.category in (

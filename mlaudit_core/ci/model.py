@@ -70,6 +70,12 @@ class Gate:
     function: str | None = None
     formula: str = ""
     style: str = ""
+    #: the element the test compares (``values[-1]``): ``None`` compares every element
+    index: int | None = None
+    #: torch dtype the comparison runs in (``assert_close`` on ``torch.tensor(list)``: float32)
+    dtype: str | None = None
+    #: where a tolerance read from a data file came from (``golden_values.json["rtol"]``)
+    tolerance_source: str = ""
 
 
 @dataclass
@@ -83,6 +89,8 @@ class ValueSet:
     role: str  # golden | actual
     label: str = ""
     metrics: dict[str, tuple[list[int], list[float]]] = field(default_factory=dict)
+    #: metric names whose steps are list positions (a bare JSON list): compared by position
+    indexed: list[str] = field(default_factory=list)
 
     def series(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         steps, values = self.metrics[name]
@@ -133,6 +141,52 @@ class TestResult:
 
 
 @dataclass
+class LogAssertion:
+    """The figures a failed comparison printed in the log (pytest / numpy / torch wording).
+
+    ``kind``: ``approx`` (pytest.approx), ``allclose`` (numpy.testing), ``assert_close``
+    (torch.testing), ``length`` (sizes or shapes differ). Figures the message does not print
+    stay ``None``; ``lengths`` is (expected/desired, actual) for ``length``.
+    """
+
+    test: str | None
+    kind: str
+    source: str
+    line: int
+    text: str
+    n_mismatch: int | None = None
+    n_total: int | None = None
+    max_abs: float | None = None
+    max_rel: float | None = None
+    among_violations: bool = False
+    rtol: float | None = None
+    atol: float | None = None
+    lengths: list[int] | None = None
+    obtained: float | None = None
+    expected: float | None = None
+    tolerance: float | None = None
+    location: str | None = None  # "tests/test_x.py:25" of the raising line
+
+
+@dataclass
+class TracedInput:
+    """A file a test reads, found by following the test's source with ``ast``.
+
+    ``status``: ``loaded`` (read as values), ``missing`` (not in the repo nor given),
+    ``refused`` (outside the repository), ``too_big``, ``too_deep``, ``unreadable``.
+    """
+
+    test: str
+    path: str  # as written / resolved relative to the repo
+    role: str  # golden | actual | other
+    status: str
+    source: str  # test file
+    line: int
+    how: str = ""  # json.load / np.load / pd.read_csv / open
+    detail: str = ""
+
+
+@dataclass
 class CIContext:
     """Everything collected for one CI audit (see the module docstring)."""
 
@@ -160,6 +214,8 @@ class CIContext:
     infra: list[Line] = field(default_factory=list)
     exceptions: list[Line] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    assertions: list[LogAssertion] = field(default_factory=list)
+    traced: list[TracedInput] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-compatible dict (NaN values become ``None``)."""
@@ -199,6 +255,8 @@ class CIContext:
             "timeouts": Line,
             "infra": Line,
             "exceptions": Line,
+            "assertions": LogAssertion,
+            "traced": TracedInput,
         }
         kw: dict[str, Any] = {}
         try:
@@ -218,6 +276,7 @@ class CIContext:
                                 )
                                 for m, (s, vals) in _pairs(x.get("metrics", {})).items()
                             },
+                            list(x.get("indexed") or []),
                         )
                         for x in v or []
                     ]

@@ -34,6 +34,31 @@ class _VariadicCommand(TyperCommand):
         return super().parse_args(ctx, out)
 
 
+def _github(report, machine_stdout: bool) -> None:
+    """GitHub Actions: append the job summary to $GITHUB_STEP_SUMMARY when set, and print
+    ``::error file=...,line=...::`` annotations for the failing gate when GITHUB_ACTIONS=true
+    (on stdout, or on stderr when stdout carries JSON; the runner reads commands from both)."""
+    import os
+    import sys
+
+    from ..ci.github import annotations, step_summary
+
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if path:
+        try:
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(step_summary(report))
+        except OSError as exc:
+            typer.echo(
+                f"mlaudit: warning: GITHUB_STEP_SUMMARY {path}: not written ({exc})", err=True
+            )
+    if os.environ.get("GITHUB_ACTIONS") == "true" and report.verdict.cause.value != "healthy":
+        stream = sys.stderr if machine_stdout else sys.stdout
+        for line in annotations(report):
+            print(line, file=stream)
+        stream.flush()
+
+
 def register(app: typer.Typer) -> None:
     @app.command("ci", cls=_VariadicCommand)
     def ci(
@@ -112,6 +137,7 @@ def register(app: typer.Typer) -> None:
             fail(
                 f"internal error while auditing the CI failure: {type(exc).__name__}: {exc}", code=3
             )
+        _github(report, machine_stdout=doc is not None and not out or fmt is Format.json)
         if doc is not None:
             text = json.dumps(doc, indent=2, default=str) + "\n"
             if out:

@@ -1,0 +1,458 @@
+"""Follow a test named in the CI log into its source and find the files it reads.
+
+Given the tests of a log (``FAILED tests/test_train.py::test_loss - ...`` and the
+``tests/test_train.py:25: AssertionError`` location under a traceback), each test
+function is parsed with :mod:`ast` (never imported or executed) and the files it
+reads are found: calls ``open(P)``, ``json.load(open(P))``, ``P.read_text()``,
+``P.open()``, ``np.load(P)`` / ``np.loadtxt`` / ``np.genfromtxt``,
+``pd.read_csv(P)`` / ``pd.read_json(P)``, in the test function, in the pytest
+fixtures it takes (same module or a ``conftest.py`` between it and the
+repository root), in module-level functions it calls (one level) and at module
+level. ``P`` is evaluated as a path expression: string literals,
+``Path(__file__)``, ``.parent`` / ``.parents[i]`` / ``.resolve()``, ``/``,
+``os.path.join`` / ``dirname`` / ``abspath``, and names assigned from such
+expressions at module or function level. A relative literal is taken relative
+to the repository root (pytest's usual working directory), then to the test's
+directory.
+
+Each file found is classified golden (its name or the variable it is bound to
+says golden / expected / reference / baseline) or actual, and looked up:
+
+1. a file given on the command line (``--logs`` / ``--golden``) with the same
+   name is used as given;
+2. otherwise a file inside the repository is read (JSON with size and depth
+   limits, CSV, ``.npy`` / ``.npz`` without pickle);
+3. a path that leaves the repository (absolute, ``..``) is refused and never
+   opened, with one note naming it;
+4. otherwise the file is *missing*: the report says which test reads it and
+   that it was neither in the logs nor in the repository.
+
+Names bound to a loaded JSON document (``GOLDEN = json.load(open(...))``) are
+handed to the gate scanner so tolerances read from the file
+(``pytest.approx(ref, rel=GOLDEN["rtol"])``) are known.
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import InputError
+from .gates import MAX_BYTES, parse_python
+from .golden import TooBig, TooDeep, load_values, read_json_capped
+from .model import CIContext, TracedInput
+
+_DATA_EXT = (".json", ".csv", ".tsv", ".npy", ".npz", ".jsonl")
+_LOADERS = {
+    "open": "open",
+    "io.open": "open",
+    "np.load": "np.load",
+    "numpy.load": "np.load",
+    "np.loadtxt": "np.loadtxt",
+    "numpy.loadtxt": "np.loadtxt",
+    "np.genfromtxt": "np.genfromtxt",
+    "numpy.genfromtxt": "np.genfromtxt",
+    "pd.read_csv": "pd.read_csv",
+    "pandas.read_csv": "pd.read_csv",
+    "pd.read_json": "pd.read_json",
+    "pandas.read_json": "pd.read_json",
+}
+_METHOD_LOADERS = {"read_text", "read_bytes", "open"}
+_GOLDEN_WORDS = re.compile(r"golden|expected|reference|(^|_)ref(_|$)|baseline|gold", re.IGNORECASE)
+
+
+class _Unknown:
+    """A path expression that could not be evaluated."""
+
+
+_UNKNOWN = _Unknown()
+
+
+@dataclass
+class TestSource:
+    """A test module as parsed: its relative path, text, tree and module-level path names."""
+
+    rel: str
+    text: str
+    tree: ast.Module
+    env: dict[str, object] = field(default_factory=dict)
+    functions: dict[str, ast.FunctionDef] = field(default_factory=dict)
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def confine(repo: Path, name: str) -> tuple[Path | None, str]:
+    """A path named in a log or a test, inside ``repo``: (path or None, reason when refused).
+
+    A relative path is joined to the repository and must stay inside it once ``..`` and
+    symlinks are resolved. An absolute path is accepted only when it points inside the
+    repository, or when a suffix of it (``/home/runner/work/x/x/tests/test_a.py`` ->
+    ``tests/test_a.py``) names a file of the repository (a CI runner's checkout path);
+    anything else (``/proc/self/environ``, ``../secrets.json``) is refused, never opened.
+    """
+    root = repo.resolve()
+    p = Path(name)
+    if p.is_absolute():
+        try:
+            rp = p.resolve()
+            rp.relative_to(root)
+            return rp, ""
+        except (ValueError, OSError):
+            pass
+        parts = p.parts[1:]
+        for i in range(len(parts) - 1, 0, -1):
+            cand = root.joinpath(*parts[i:])
+            # only suffixes that start at a directory of the repo count (not any file name)
+            if i < len(parts) - 1 and cand.is_file():
+                try:
+                    cand.resolve().relative_to(root)
+                    return cand.resolve(), ""
+                except (ValueError, OSError):
+                    return None, "outside the repository"
+        return None, "an absolute path outside the repository"
+    try:
+        rp = (root / p).resolve()
+        rp.relative_to(root)
+    except (ValueError, OSError):
+        return None, "outside the repository"
+    return rp, ""
+
+
+def _eval_path(node: ast.AST, env: dict[str, object], test_rel: str) -> object:
+    """A repo-relative POSIX path string (may hold ``..``) for a path expression, else _UNKNOWN."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id == "__file__":
+            return test_rel
+        return env.get(node.id, _UNKNOWN)
+    if isinstance(node, ast.JoinedStr):
+        return _UNKNOWN
+    if isinstance(node, ast.Call):
+        fn = _dotted(node.func)
+        short = fn.rsplit(".", 1)[-1]
+        if short in ("Path", "PurePath", "PosixPath") and node.args:
+            vals = [_eval_path(a, env, test_rel) for a in node.args]
+            if any(v is _UNKNOWN for v in vals):
+                return _UNKNOWN
+            return posixpath.join(*vals)  # type: ignore[arg-type]
+        if fn in ("os.path.join", "path.join", "join") and node.args:
+            vals = [_eval_path(a, env, test_rel) for a in node.args]
+            if any(v is _UNKNOWN for v in vals):
+                return _UNKNOWN
+            return posixpath.join(*vals)  # type: ignore[arg-type]
+        if fn in ("os.path.dirname", "path.dirname", "dirname") and node.args:
+            v = _eval_path(node.args[0], env, test_rel)
+            return _UNKNOWN if v is _UNKNOWN else posixpath.dirname(v) or "."  # type: ignore
+        if fn in ("os.path.abspath", "os.path.realpath", "os.path.normpath", "str", "os.fspath"):
+            return _eval_path(node.args[0], env, test_rel) if node.args else _UNKNOWN
+        if isinstance(node.func, ast.Attribute) and node.func.attr in (
+            "resolve",
+            "absolute",
+            "expanduser",
+        ):
+            return _eval_path(node.func.value, env, test_rel)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "joinpath":
+            base = _eval_path(node.func.value, env, test_rel)
+            vals = [_eval_path(a, env, test_rel) for a in node.args]
+            if base is _UNKNOWN or any(v is _UNKNOWN for v in vals):
+                return _UNKNOWN
+            return posixpath.join(base, *vals)  # type: ignore[arg-type]
+        return _UNKNOWN
+    if isinstance(node, ast.Attribute) and node.attr == "parent":
+        v = _eval_path(node.value, env, test_rel)
+        return _UNKNOWN if v is _UNKNOWN else (posixpath.dirname(v) or ".")  # type: ignore
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
+        if node.value.attr == "parents" and isinstance(node.slice, ast.Constant):
+            v = _eval_path(node.value.value, env, test_rel)
+            if v is _UNKNOWN or not isinstance(node.slice.value, int):
+                return _UNKNOWN
+            for _ in range(node.slice.value + 1):
+                v = posixpath.dirname(v) or "."  # type: ignore[arg-type]
+            return v
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        a, b = _eval_path(node.left, env, test_rel), _eval_path(node.right, env, test_rel)
+        if a is _UNKNOWN or b is _UNKNOWN:
+            return _UNKNOWN
+        return posixpath.join(a, b)  # type: ignore[arg-type]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        a, b = _eval_path(node.left, env, test_rel), _eval_path(node.right, env, test_rel)
+        if isinstance(a, str) and isinstance(b, str):
+            return a + b
+    return _UNKNOWN
+
+
+def _assign_env(stmts, env: dict[str, object], test_rel: str) -> None:
+    for st in stmts:
+        if (
+            isinstance(st, ast.Assign)
+            and len(st.targets) == 1
+            and isinstance(st.targets[0], ast.Name)
+        ):
+            v = _eval_path(st.value, env, test_rel)
+            if v is not _UNKNOWN:
+                env[st.targets[0].id] = v
+
+
+def parse_test_source(path: Path, rel: str) -> TestSource | None:
+    """Parse a test module (at most :data:`~.gates.MAX_BYTES`); ``None`` when unreadable/invalid."""
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            return None
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    tree = parse_python(text)
+    if tree is None:
+        return None
+    ts = TestSource(rel, text, tree)
+    _assign_env(tree.body, ts.env, rel)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            ts.functions.setdefault(node.name, node)
+    return ts
+
+
+@dataclass
+class _Load:
+    path: str
+    how: str
+    line: int
+    bound: str | None  # variable the loaded content is assigned to
+    json: bool
+
+
+def _loads_in(nodes, env: dict[str, object], test_rel: str, parents: dict[int, ast.AST]):
+    """Every data-file read under ``nodes`` (an iterable of AST roots)."""
+    out: list[_Load] = []
+    for root in nodes:
+        for node in ast.walk(root):
+            if not isinstance(node, ast.Call):
+                continue
+            fn = _dotted(node.func)
+            target = None
+            how = ""
+            if fn in _LOADERS and node.args:
+                target, how = node.args[0], _LOADERS[fn]
+            elif isinstance(node.func, ast.Attribute) and node.func.attr in _METHOD_LOADERS:
+                target, how = node.func.value, node.func.attr
+            if target is None:
+                continue
+            v = _eval_path(target, env, test_rel)
+            if not isinstance(v, str) or not v.lower().endswith(_DATA_EXT):
+                continue
+            # what the content is bound to, and whether it goes through json
+            bound, is_json, cur = None, False, node
+            for _ in range(6):
+                par = parents.get(id(cur))
+                if par is None:
+                    break
+                if isinstance(par, ast.Call) and _dotted(par.func) in ("json.load", "json.loads"):
+                    is_json = True
+                if isinstance(par, ast.Assign) and len(par.targets) == 1:
+                    t = par.targets[0]
+                    bound = t.id if isinstance(t, ast.Name) else None
+                    break
+                if isinstance(par, ast.withitem) and isinstance(par.optional_vars, ast.Name):
+                    bound = par.optional_vars.id
+                    break
+                cur = par
+            out.append(_Load(v, how, node.lineno, bound, is_json or v.lower().endswith(".json")))
+    return out
+
+
+def _role(path: str, bound: str | None) -> str:
+    if _GOLDEN_WORDS.search(posixpath.basename(path)) or (bound and _GOLDEN_WORDS.search(bound)):
+        return "golden"
+    return "actual"
+
+
+def _conftest_fixtures(
+    repo: Path, test_rel: str, cache: dict
+) -> dict[str, tuple[TestSource, ast.FunctionDef]]:
+    """Fixtures (functions) of the ``conftest.py`` files from the repo root to the test's directory."""
+    out: dict[str, tuple[TestSource, ast.FunctionDef]] = {}
+    parts = posixpath.dirname(test_rel).split("/") if posixpath.dirname(test_rel) else []
+    for i in range(len(parts) + 1):
+        rel = posixpath.join(*parts[:i], "conftest.py") if i else "conftest.py"
+        if rel not in cache:
+            p = repo / rel
+            cache[rel] = parse_test_source(p, rel) if p.is_file() else None
+        ts = cache[rel]
+        if ts is not None:
+            for name, fn in ts.functions.items():
+                out[name] = (ts, fn)
+    return out
+
+
+def test_location(ctx: CIContext, test: str) -> tuple[str, str]:
+    """(module path, function name) of a pytest node id ``path::[Class::]func[param]``."""
+    path, _, rest = test.partition("::")
+    func = rest.split("::")[-1].split("[")[0]
+    return path, func
+
+
+def trace_tests(repo: Path, ctx: CIContext, given: dict[str, Path]) -> dict[str, tuple[dict, dict]]:
+    """Trace the tests of the log into the repository (see the module docstring).
+
+    Args:
+        repo: the repository root.
+        ctx: the context; its ``tests`` and ``assertions`` name the tests. Fills ``traced``,
+            ``notes``, and adds the value sets read to ``goldens`` / ``actuals``.
+        given: files given on the command line by base name.
+
+    Returns:
+        ``{test module rel path: (data, sources)}``: module-level names bound to loaded JSON
+        documents and the file each came from, for :func:`~.gates.scan_python`.
+    """
+    root = repo.resolve()
+    tests: list[str] = []
+    for t in sorted(ctx.tests, key=lambda t: t.outcome not in ("failed", "error")):
+        if t.test not in tests:
+            tests.append(t.test)
+    modules: dict[str, TestSource | None] = {}
+    conf_cache: dict = {}
+    data_out: dict[str, tuple[dict, dict]] = {}
+    loaded: dict[str, str] = {}  # resolved path -> status, so a file is read once
+    have_sources = {s.source for s in ctx.goldens + ctx.actuals}
+    refused_notes: set[str] = set()
+    for test in tests[:200]:
+        mod_rel, func = test_location(ctx, test)
+        p, why = confine(repo, mod_rel)
+        if p is None:
+            note = f"{mod_rel}: {why}; not opened"
+            if note not in refused_notes:
+                refused_notes.add(note)
+                ctx.notes.append(note)
+            continue
+        if not p.is_file():
+            continue
+        rel = str(p.relative_to(root)).replace("\\", "/")
+        if rel not in modules:
+            modules[rel] = parse_test_source(p, rel)
+        ts = modules[rel]
+        if ts is None or func not in ts.functions:
+            continue
+        fn = ts.functions[func]
+        parents: dict[int, ast.AST] = {}
+        for node in ast.walk(ts.tree):
+            for ch in ast.iter_child_nodes(node):
+                parents[id(ch)] = node
+        env = dict(ts.env)
+        _assign_env(fn.body, env, rel)
+        roots: list[ast.AST] = [
+            st
+            for st in ts.tree.body
+            if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        ]
+        roots.append(fn)
+        # helpers it calls by name, and fixtures it takes (same module, then conftest.py)
+        called = {
+            n.func.id
+            for n in ast.walk(fn)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+        }
+        args = {a.arg for a in fn.args.args}
+        fixtures = _conftest_fixtures(repo, rel, conf_cache)
+        extra: list[tuple[TestSource, ast.AST]] = []
+        for name in sorted(called | args):
+            if name in ts.functions and name != func:
+                roots.append(ts.functions[name])
+            elif name in args and name in fixtures:
+                extra.append(fixtures[name])
+        loads = _loads_in(roots, env, rel, parents)
+        for cts, cfn in extra:
+            cparents: dict[int, ast.AST] = {}
+            for node in ast.walk(cts.tree):
+                for ch in ast.iter_child_nodes(node):
+                    cparents[id(ch)] = node
+            cenv = dict(cts.env)
+            _assign_env(cfn.body, cenv, cts.rel)
+            loads += _loads_in([cfn], cenv, cts.rel, cparents)
+        data, sources = data_out.setdefault(rel, ({}, {}))
+        for ld in loads:
+            role = _role(ld.path, ld.bound)
+            norm = posixpath.normpath(ld.path)
+            cand = [norm]
+            if not norm.startswith(("/", "..")) and "/" not in norm:
+                cand.append(posixpath.normpath(posixpath.join(posixpath.dirname(rel), norm)))
+            base = posixpath.basename(norm)
+            rec = TracedInput(test, norm, role, "missing", rel, ld.line, ld.how)
+            if base in given:
+                rec.status, rec.detail = "given", f"given on the command line as {given[base]}"
+                target: Path | None = given[base]
+            else:
+                target = None
+                reason = ""
+                for c in cand:
+                    q, reason = confine(repo, c)
+                    if q is None:
+                        continue
+                    if q.is_file():
+                        target = q
+                        break
+                if target is None and reason and all(confine(repo, c)[0] is None for c in cand):
+                    rec.status, rec.detail = "refused", f"{norm}: {reason}; not opened"
+                elif target is None:
+                    rec.detail = (
+                        f"{rel}:{ld.line} ({func}) reads {norm}, which is neither in --logs nor "
+                        "in the repository"
+                    )
+            if target is not None:
+                disp = (
+                    str(target.resolve().relative_to(root)).replace("\\", "/")
+                    if rec.status != "given"
+                    else str(target)
+                )
+                key = str(target.resolve())
+                if key not in loaded:
+                    status = "loaded"
+                    try:
+                        if ld.json:
+                            doc = read_json_capped(target, disp)
+                            if ld.bound and isinstance(doc, dict):
+                                data[ld.bound] = doc
+                                sources[ld.bound] = disp
+                        if rec.status != "given" and disp not in have_sources:
+                            for s in load_values(target, role, disp):
+                                s.label = s.label or "test"
+                                (ctx.goldens if s.role == "golden" else ctx.actuals).append(s)
+                            have_sources.add(disp)
+                    except TooDeep as exc:
+                        status, rec.detail = "too_deep", str(exc)
+                    except TooBig as exc:
+                        status, rec.detail = "too_big", str(exc)
+                    except InputError as exc:
+                        status, rec.detail = "unreadable", str(exc)
+                    loaded[key] = status
+                    if rec.detail and status != "loaded":
+                        ctx.notes.append(rec.detail)
+                elif ld.json and ld.bound and loaded[key] == "loaded" and ld.bound not in data:
+                    try:
+                        doc = read_json_capped(target, disp)
+                        if isinstance(doc, dict):
+                            data[ld.bound], sources[ld.bound] = doc, disp
+                    except InputError:
+                        pass
+                if rec.status != "given":
+                    rec.status = loaded[key]
+                rec.path = disp if rec.status != "given" else norm
+            elif rec.status == "refused" and rec.detail not in ctx.notes:
+                ctx.notes.append(rec.detail)
+            if not any(
+                (x.test, x.path, x.line) == (rec.test, rec.path, rec.line) for x in ctx.traced
+            ):
+                ctx.traced.append(rec)
+    return {k: v for k, v in data_out.items() if v[0]}
