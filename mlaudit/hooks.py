@@ -633,6 +633,15 @@ def _require(module: str, what: str):
         ) from None
 
 
+def _guard(stop_on: Any):
+    """The in-process live guard of a callback's ``stop_on=`` (None when not asked)."""
+    if not stop_on:
+        return None
+    from mlaudit_core.live.inprocess import guard_from
+
+    return guard_from(stop_on)
+
+
 @functools.cache
 def _hf_class() -> type:
     TrainerCallback = _require("transformers", "hf_callback").TrainerCallback
@@ -644,9 +653,15 @@ def _hf_class() -> type:
         so the tracker has closed or flushed its run first.
         """
 
-        def __init__(self, **options: Any) -> None:
+        def __init__(self, stop_on: Any = (), **options: Any) -> None:
             self.options = _Options.of(**options)
             self.results: list[HookResult] | None = None
+            self.live = _guard(stop_on)  # stop_on=: live checks per log step (docs/live.md)
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            # every rank sees the same gathered logs, so every rank takes the same decision
+            if self.live is not None and logs and self.live.check(logs, state.global_step):
+                control.should_training_stop = True
 
         def on_train_end(self, args, state, control, **kwargs):
             if getattr(state, "is_world_process_zero", True):
@@ -691,10 +706,19 @@ def _lightning_class(namespace: str | None = None) -> type:
         ``WandbLogger`` when there is one, else from the active tracker runs.
         """
 
-        def __init__(self, **options: Any) -> None:
+        def __init__(self, stop_on: Any = (), **options: Any) -> None:
             super().__init__()
             self.options = _Options.of(**options)
             self.results: list[HookResult] | None = None
+            self.live = _guard(stop_on)  # stop_on=: live checks per batch (docs/live.md)
+
+        def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+            if self.live is not None:
+                logs = dict(trainer.callback_metrics)
+                if isinstance(outputs, dict) and "loss" in outputs:
+                    logs.setdefault("loss", outputs["loss"])
+                if self.live.check(logs, trainer.global_step):
+                    trainer.should_stop = True
 
         def on_fit_end(self, trainer, pl_module) -> None:
             if getattr(trainer, "is_global_zero", True):
@@ -715,10 +739,17 @@ def _keras_class() -> type:
     class MlauditKerasCallback(keras.callbacks.Callback):
         """Keras callback: audits the active tracker run in ``on_train_end``."""
 
-        def __init__(self, **options: Any) -> None:
+        def __init__(self, stop_on: Any = (), **options: Any) -> None:
             super().__init__()
             self.options = _Options.of(**options)
             self.results: list[HookResult] | None = None
+            self.live = _guard(stop_on)  # stop_on=: live checks per batch (docs/live.md)
+            self._batches = 0
+
+        def on_train_batch_end(self, batch, logs=None) -> None:
+            self._batches += 1
+            if self.live is not None and logs and self.live.check(logs, self._batches):
+                self.model.stop_training = True
 
         def on_train_end(self, logs=None) -> None:
             self.results = run_hook(self.options)

@@ -54,6 +54,15 @@ SINCE = typer.Option(None, "--since",
                           "date/ISO time ('all': every run without a verdict); default: from "
                           "now on.")
 ONCE = typer.Option(False, "--once", help="List once, audit everything ready, exit (for cron).")
+LIVE = typer.Option(False, "--live", help="Also follow RUNNING runs: read only what is new each "
+                   "poll, alert once per episode (NaN, divergence, stall...); see docs/live.md.")
+STOP_ON = typer.Option(None, "--stop-on", help="With --live: request a stop on these live findings "
+                       "(comma-separated: nan, diverged, loss_scale, stalled, throughput, console). "
+                       "Off by default.")
+STALL_FLOOR = typer.Option(600.0, "--stall-floor", min=1.0, help="With --live: shortest stall "
+                           "reported, seconds (default 600: PyTorch's NCCL timeout).")
+COOLDOWN = typer.Option(300.0, "--cooldown", min=0.0, help="With --live: seconds after an episode "
+                        "clears during which the same condition is not alerted again.")
 
 
 def register(app: typer.Typer) -> None:
@@ -95,8 +104,25 @@ def setup_logging() -> None:
     logger.setLevel(logging.INFO)
 
 
+def live_options(live: bool, poll_interval: float, stop_on: str | None, stall_floor: float,
+                 cooldown: float):
+    """The :class:`~mlaudit_core.live.LiveConfig` of ``--live`` (None without it); exit 2 on an
+    unknown ``--stop-on`` name or ``--stop-on`` without ``--live``."""
+    if not live:
+        if stop_on:
+            fail("--stop-on needs --live")
+        return None
+    from ..live.cli import live_config
+
+    try:
+        return live_config(poll_interval, stop_on, stall_floor, cooldown)
+    except ValueError as exc:
+        fail(f"--stop-on: {exc}")
+
+
 def run_watch(make_source: Callable, *, state: Path | None, config: Path | None, watch,
-              notify: list[str] | None = None, serve: Callable | None = None) -> None:
+              notify: list[str] | None = None, serve: Callable | None = None,
+              live: tuple[Callable, object] | None = None) -> None:
     """Build the source, open the state file and watch until SIGTERM/SIGINT; exits 0.
 
     ``make_source()`` returns a :class:`~mlaudit_core.service.PluginSource`. A configuration
@@ -105,7 +131,8 @@ def run_watch(make_source: Callable, *, state: Path | None, config: Path | None,
     URLs each written verdict is posted to, with ``[tool.mlaudit.notify]`` (a command's
     ``--notify``; see docs/notifications.md). ``serve(watcher)``, when given, runs instead of
     ``watcher.run()`` in the main thread (a webhook receiver that runs the watcher in a
-    thread, submits pushed runs, and stops it on exit).
+    thread, submits pushed runs, and stops it on exit). ``live``: ``(make_live_source(source),
+    LiveConfig)`` to also follow running runs in a thread (``--live``, docs/live.md).
     """
     from ..errors import MlauditError
     from ..redact import redact_text
@@ -125,11 +152,21 @@ def run_watch(make_source: Callable, *, state: Path | None, config: Path | None,
         path = state or default_state_path("watch", source.tracker, digest)
         with StateStore(path, source.scope) as store:
             watcher = Watcher(source, store, settings, watch)
-            if serve is None:
-                code = watcher.run()
-            else:
-                serve(watcher)
-                code = 0
+            monitor = None
+            if live is not None:
+                from ..live.cli import MonitorThread
+
+                monitor = MonitorThread(live[0](source), store, settings, live[1],
+                                        once=watch.once).start()
+            try:
+                if serve is None:
+                    code = watcher.run()
+                else:
+                    serve(watcher)
+                    code = 0
+            finally:
+                if monitor is not None:
+                    monitor.stop()
     except MlauditError as exc:
         fail(str(exc))
     raise typer.Exit(code)
@@ -168,7 +205,8 @@ def _mlflow_source(plugin, scope: str, experiments: list[str]):
             if self._ids is None:  # resolved on the first listing, under its retries
                 self._ids = self.plugin.experiment_ids(experiments)
             return self.plugin.list_finished(since, experiment_ids=self._ids,
-                                             max_results=self.page_limit)
+                                             max_results=self.page_limit,
+                                             no_end_time_since=self.floor)
 
     return MlflowWatchSource()
 
@@ -182,10 +220,14 @@ def watch_mlflow(
     tracking_uri: str = typer.Option(None, "--tracking-uri", "-u", envvar="MLFLOW_TRACKING_URI",
                                      help="Server URL or database URI "
                                           "(default: MLFLOW_TRACKING_URI)."),
-    notify: list[str] = NOTIFY,
+    notify: list[str] = NOTIFY, live: bool = LIVE, stop_on: str = STOP_ON,
+    stall_floor: float = STALL_FLOOR, cooldown: float = COOLDOWN,
 ) -> None:
-    """Watch MLflow experiments: audit each finished run; write tags, artifacts, Description."""
+    """Watch MLflow experiments: audit each finished run; write tags, artifacts, Description.
+
+    With ``--live``, RUNNING runs are followed too (docs/live.md)."""
     cfg = watch_config(poll_interval, concurrency, since, once)
+    live_cfg = live_options(live, poll_interval, stop_on, stall_floor, cooldown)
 
     def make_source():
         from ..errors import MlauditError
@@ -206,4 +248,51 @@ def watch_mlflow(
                                               "listing retries", type(exc).__name__)
         return source
 
-    run_watch(make_source, state=state, config=config, watch=cfg, notify=notify)
+    def make_live(source):
+        from ..live.sources import MlflowLiveSource
+
+        return MlflowLiveSource(tracking_uri, source._ids)
+
+    run_watch(make_source, state=state, config=config, watch=cfg, notify=notify,
+              live=None if live_cfg is None else (make_live, live_cfg))
+
+
+@watch_app.command("tensorboard")
+def watch_tensorboard(
+    logdir: list[Path] = typer.Argument(..., help="TensorBoard log directory of one run; repeat "
+                                                  "for several."),
+    live: bool = typer.Option(False, "--live", help="Follow the runs while they are written "
+                              "(required: a TensorBoard run has no 'finished' state to watch for)."),
+    poll_interval: float = POLL_INTERVAL, state: Path = STATE, once: bool = ONCE,
+    config: Path = CONFIG, notify: list[str] = NOTIFY, stop_on: str = STOP_ON,
+    stall_floor: float = STALL_FLOOR, cooldown: float = COOLDOWN,
+) -> None:
+    """Follow TensorBoard log directories live: each poll reads the event files from the byte
+    where the last one stopped; alerts go to --notify and LOGDIR/mlaudit/live.json."""
+    from ..errors import MlauditError
+
+    if not live:
+        fail("watch tensorboard needs --live (TensorBoard runs have no end state to watch for)")
+    for d in logdir:
+        if not d.is_dir():
+            fail(f"{d}: not a directory (give a TensorBoard log directory)")
+    live_cfg = live_options(True, poll_interval, stop_on, stall_floor, cooldown)
+    settings = _with_notify(settings_or_fail(config), notify or [])
+    setup_logging()
+    from ..live.cli import run_live_only
+    from ..live.sources import TensorBoardLiveSource
+    from ..service import StateStore, default_state_path
+
+    source = TensorBoardLiveSource(list(logdir))
+    scope = "tensorboard-live " + ",".join(sorted(str(p) for p in source.logdirs))
+    digest = hashlib.sha1(scope.encode()).hexdigest()[:8]
+    try:
+        if state is not None:
+            from ..service.state import check_state_file
+
+            check_state_file(state)
+        with StateStore(state or default_state_path("watch", "tensorboard", digest), scope) as st:
+            code = run_live_only(source, st, settings, live_cfg, once=once)
+    except MlauditError as exc:
+        fail(str(exc))
+    raise typer.Exit(code)

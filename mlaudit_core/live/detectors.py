@@ -1,0 +1,502 @@
+"""Live detectors: cheap, incremental checks on the tail of a run that is still running.
+
+A :class:`LiveRun` keeps a bounded summary of everything seen so far (running best of the
+smoothed loss, the run's logging intervals, its early throughput, the last points) and is
+fed only the points that are new since the last poll (:meth:`LiveRun.feed`). Memory and
+time per point are O(1): nothing grows with the run's length, so the watcher can follow
+hundreds of runs and the in-process hooks can call it on every log step (measured in
+``benchmarks/live_poll.py``: per-call cost on a 1 M-point history).
+
+:meth:`LiveRun.conditions` returns the conditions that hold *now*, one per slot, each as a
+:class:`~mlaudit_core.report.Finding` with evidence (the same models as the post-hoc report).
+Episodes, alerts and recovery are decided by :mod:`mlaudit_core.live.episodes`.
+
+Codes and default thresholds (:class:`LiveThresholds`; each with its source):
+
+========  =====================  ==========================================================
+code      slot / name            holds while
+========  =====================  ==========================================================
+LV001     nonfinite              the training loss is NaN/inf (one point), or the grad norm
+                                 is non-finite on ``nonfinite_grad_run`` 2 logged points in
+                                 a row (one inf grad norm is a skipped fp16 overflow step);
+                                 clears after ``clear_points`` 10 finite points
+LV002     diverged               the smoothed loss (median of the last 5) stays above
+                                 ``diverge_factor`` 2 x its running best for
+                                 ``diverge_window`` 10 points in a row
+LV003     loss_scale             the loss scale fell to ``min_loss_scale`` 1 or below after
+                                 being above it
+LV004     stall (stalled)        no new training point for max(``stall_factor`` 10 x the
+                                 run's median logging interval, ``stall_floor_s``)
+LV005     stall (heartbeat)      the same, while system metrics keep arriving (a hang)
+LV006     throughput             throughput below (1 - ``throughput_drop``) 0.7 x the run's
+                                 early median for ``throughput_window`` 10 points in a row
+LV007     console                an NCCL watchdog/communicator error or an out-of-memory line
+                                 in the run's console (one episode per signature and rank)
+========  =====================  ==========================================================
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+
+from ..report import FactEvidence, Finding, LogEvidence, SeriesEvidence, Severity
+from ..roles import AliasTable, Role
+
+#: code, finding name, family, severity, the ``--stop-on`` name that covers it
+CODES: dict[str, tuple[str, str, Severity, str]] = {
+    "LV001": ("live-nonfinite", "optimization", Severity.CRITICAL, "nan"),
+    "LV002": ("live-divergence", "optimization", Severity.ERROR, "diverged"),
+    "LV003": ("live-loss-scale-collapse", "optimization", Severity.ERROR, "loss_scale"),
+    "LV004": ("live-stalled", "runtime", Severity.ERROR, "stalled"),
+    "LV005": ("live-heartbeat-only", "runtime", Severity.ERROR, "stalled"),
+    "LV006": ("live-throughput-collapse", "systems", Severity.WARNING, "throughput"),
+    "LV007": ("live-console-failure", "runtime", Severity.CRITICAL, "console"),
+}
+#: Names ``--stop-on`` / ``stop_on=`` accept.
+STOP_NAMES = ("nan", "diverged", "loss_scale", "stalled", "throughput", "console")
+#: Cause class of each slot, for the alert's verdict block.
+SLOT_CAUSE = {"nonfinite": "model_convergence", "diverged": "model_convergence",
+              "loss_scale": "model_convergence", "stall": "infra_runtime",
+              "throughput": "infra_runtime", "console": "infra_runtime"}
+#: Console signature categories that alert while a run is running.
+CONSOLE_CATEGORIES = ("oom", "collective_timeout", "nccl")
+#: Metric-key prefixes of system telemetry (MLflow's system metrics monitor logs ``system/...``;
+#: W&B ``system.*``); such keys are the heartbeat, never the training signal.
+SYSTEM_PREFIXES = ("system/", "system.", "sys/")
+
+
+def parse_stop_on(value: str | Iterable[str] | None) -> tuple[str, ...]:
+    """``"nan,diverged"`` or ``("nan",)`` -> a tuple of stop names.
+
+    Raises:
+        ValueError: a name that is not one of :data:`STOP_NAMES`.
+    """
+    if not value:
+        return ()
+    items = value.split(",") if isinstance(value, str) else list(value)
+    out = []
+    for it in items:
+        name = str(it).strip().lower()
+        if not name:
+            continue
+        if name not in STOP_NAMES:
+            raise ValueError(f"unknown stop condition {name!r} (one of {', '.join(STOP_NAMES)})")
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+@dataclass
+class LiveThresholds:
+    """Default live thresholds and their sources (all overridable).
+
+    * ``diverge_factor`` 2.0: the divergence property of TheDeepChecker (Ben Braiek & Khomh
+      2020: loss above twice its running minimum), the same factor as post-hoc OP001;
+      ``diverge_window`` 10 points and the median-of-5 smoothing keep one spike from counting
+      (OP001 smooths over 5 % of a finished run; a live tail has no "5 % of the run", so a
+      fixed window is used). ``min_points`` 10 before the best means anything.
+    * ``min_loss_scale`` 1.0: apex's ``min_loss_scale`` floor, as post-hoc OP007.
+    * ``stall_factor`` 10 x the median logging interval, floored at ``stall_floor_s`` 600 s:
+      PyTorch's default process-group timeout for NCCL is 10 min, so a rank that waits
+      shorter than that may still be inside a legitimately slow collective or checkpoint.
+    * ``throughput_drop`` 0.3 with ``throughput_window`` 10 points: post-hoc SY001's 30 %
+      (run-to-run jitter on shared clusters is within 10-15 %); ``throughput_warmup`` 5 points
+      skipped (compile/warm-up steps); the early median is over the first
+      ``throughput_ref_points`` 200 points after them.
+    * ``nonfinite_grad_run`` 2 and ``clear_points`` 10: dynamic loss scaling skips a step on an
+      inf/NaN gradient and logs it (torch ``GradScaler``; HF Trainer logs that grad norm), so
+      a single one is normal in fp16; a non-finite loss is never normal.
+    """
+
+    diverge_factor: float = 2.0
+    diverge_window: int = 10
+    min_points: int = 10
+    min_loss_scale: float = 1.0
+    stall_factor: float = 10.0
+    stall_floor_s: float = 600.0
+    throughput_drop: float = 0.3
+    throughput_window: int = 10
+    throughput_warmup: int = 5
+    throughput_ref_points: int = 200
+    nonfinite_grad_run: int = 2
+    clear_points: int = 10
+
+
+_SMOOTH = 5
+_MAX_INTERVALS = 200
+_CONSOLE_TAIL = 20
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "-"
+    if not math.isfinite(x):
+        return str(x)
+    return f"{x:.4g}"
+
+
+def _iso(t: float | None) -> str | None:
+    if t is None:
+        return None
+    return datetime.fromtimestamp(t, tz=timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass
+class _NonFinite:
+    bad_run: int = 0
+    good_run: int = 0
+    first_step: int | None = None
+    first_value: str | None = None
+    active: bool = False
+
+
+@dataclass
+class LiveRun:
+    """The live summary of one run (JSON-serialisable with :meth:`to_json`/:meth:`from_json`).
+
+    Feed it new points with :meth:`feed` (training keys) and :meth:`feed_system` (heartbeat
+    keys), console lines with :meth:`feed_console`, then ask :meth:`conditions`.
+    """
+
+    loss_key: str | None = None
+    grad_key: str | None = None
+    scale_key: str | None = None
+    thr_key: str | None = None
+    thr_inverted: bool = False
+    keys: list[str] = field(default_factory=list)
+    n_loss: int = 0
+    smooth: list[float] = field(default_factory=list)
+    best: float | None = None
+    best_step: int | None = None
+    over_run: int = 0
+    over_since: int | None = None
+    last_loss: float | None = None
+    last_loss_step: int | None = None
+    nonfinite: dict[str, dict] = field(default_factory=dict)
+    scale_max: float | None = None
+    scale_last: float | None = None
+    scale_step: int | None = None
+    scale_collapsed_at: int | None = None
+    thr_seen: int = 0
+    thr_ref: list[float] = field(default_factory=list)
+    thr_low_run: int = 0
+    thr_low_since: int | None = None
+    thr_last: float | None = None
+    last_step: int | None = None
+    last_wall: float | None = None
+    last_obs: float | None = None
+    last_sys_wall: float | None = None
+    last_sys_obs: float | None = None
+    intervals: list[float] = field(default_factory=list)
+    console_tail: list[str] = field(default_factory=list)
+    console_hits: list[dict] = field(default_factory=list)
+    n_points: int = 0
+
+    # -- serialisation ---------------------------------------------------------------------
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, doc: dict | None) -> LiveRun:
+        if not doc:
+            return cls()
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in doc.items() if k in known})
+
+    # -- roles -----------------------------------------------------------------------------
+    def _resolve(self, keys: Iterable[str], aliases: AliasTable | None = None) -> None:
+        new = [k for k in keys if k not in self.keys and not is_system_key(k)]
+        if not new:
+            return
+        self.keys = sorted({*self.keys, *new})
+        table = aliases or AliasTable()
+        self.loss_key = self.loss_key or table.resolve(Role.TRAIN_LOSS, self.keys)
+        self.grad_key = self.grad_key or table.resolve(Role.GRAD_NORM, self.keys)
+        self.scale_key = self.scale_key or table.resolve(Role.LOSS_SCALE, self.keys)
+        if self.thr_key is None:
+            k = table.resolve(Role.THROUGHPUT, self.keys)
+            if k is None:
+                k = table.resolve(Role.STEP_TIME, self.keys)
+                self.thr_inverted = k is not None
+            self.thr_key = k
+
+    # -- feeding ---------------------------------------------------------------------------
+    def feed(self, points: dict[str, tuple], now: float, thresholds: LiveThresholds,
+             aliases: AliasTable | None = None) -> None:
+        """Add new training points: ``{key: (steps, walls, values)}``, each sequence in step
+        order (walls in epoch seconds, may be None). ``now``: the watcher's clock."""
+        if not points:
+            return
+        self._resolve(points.keys(), aliases)
+        merged: dict[int, float] = {}
+        for key, (steps, walls, values) in points.items():
+            if is_system_key(key):
+                continue
+            n = len(values)
+            if not n:
+                continue
+            self.n_points += n
+            if key == self.loss_key:
+                for i in range(n):
+                    self._loss(int(steps[i]), float(values[i]), thresholds)
+            if key == self.grad_key:
+                for i in range(n):
+                    self._nonfinite(key, int(steps[i]), float(values[i]), thresholds,
+                                    need=thresholds.nonfinite_grad_run)
+            if key == self.scale_key:
+                for i in range(n):
+                    self._scale(int(steps[i]), float(values[i]), thresholds)
+            if key == self.thr_key:
+                for i in range(n):
+                    self._throughput(int(steps[i]), float(values[i]), thresholds)
+            if walls is not None:
+                for i in range(n):
+                    s, w = int(steps[i]), walls[i]
+                    if w is not None and (s not in merged or w > merged[s]):
+                        merged[s] = float(w)
+            else:
+                for i in range(n):
+                    merged.setdefault(int(steps[i]), now)
+        if not merged:
+            return
+        for s in sorted(merged):
+            w = merged[s]
+            if self.last_step is not None and s <= self.last_step and (
+                    self.last_wall is None or w <= self.last_wall):
+                continue
+            if self.last_wall is not None and w > self.last_wall and (
+                    self.last_step is None or s > self.last_step):
+                self.intervals.append(w - self.last_wall)
+                if len(self.intervals) > _MAX_INTERVALS:
+                    del self.intervals[: len(self.intervals) - _MAX_INTERVALS]
+            if self.last_step is None or s > self.last_step:
+                self.last_step = s
+            if self.last_wall is None or w > self.last_wall:
+                self.last_wall = w
+            self.last_obs = now
+
+    def feed_system(self, wall: float | None, now: float) -> None:
+        """A system-metric (heartbeat) point arrived, logged at ``wall`` (epoch s)."""
+        if wall is not None and (self.last_sys_wall is None or wall > self.last_sys_wall):
+            self.last_sys_wall = wall
+            self.last_sys_obs = now
+
+    def feed_console(self, lines: Iterable[tuple[str, int, str]]) -> None:
+        """New console lines ``(source, line number, text)``; failure lines become hits."""
+        from ..signatures import could_match, match_line
+
+        for source, lineno, text in lines:
+            self.console_tail.append(text[:500])
+            if not could_match(text):
+                continue
+            for sig, groups in match_line(text):
+                if sig.category not in CONSOLE_CATEGORIES:
+                    continue
+                rank = groups.get("rank") or _rank_of(text)
+                self.console_hits.append({"sig": sig.id, "category": sig.category,
+                                          "description": sig.description, "rank": rank,
+                                          "source": source, "line": lineno, "text": text[:500]})
+        if len(self.console_tail) > _CONSOLE_TAIL:
+            del self.console_tail[: len(self.console_tail) - _CONSOLE_TAIL]
+
+    # -- per-point rules -------------------------------------------------------------------
+    def _loss(self, step: int, v: float, t: LiveThresholds) -> None:
+        self._nonfinite(self.loss_key, step, v, t, need=1)
+        if not math.isfinite(v):
+            return
+        self.n_loss += 1
+        self.last_loss, self.last_loss_step = v, step
+        self.smooth.append(v)
+        if len(self.smooth) > _SMOOTH:
+            del self.smooth[0]
+        m = statistics.median(self.smooth)
+        if self.n_loss < min(_SMOOTH, t.min_points):
+            return
+        if self.best is None or m < self.best:
+            self.best, self.best_step = m, step
+        if self.n_loss >= t.min_points and self.best > 0 and m > t.diverge_factor * self.best:
+            if self.over_run == 0:
+                self.over_since = step
+            self.over_run += 1
+        else:
+            self.over_run, self.over_since = 0, None
+
+    def _nonfinite(self, key: str, step: int, v: float, t: LiveThresholds, need: int) -> None:
+        st = _NonFinite(**self.nonfinite.get(key, {}))
+        if math.isfinite(v):
+            st.good_run += 1
+            st.bad_run = 0
+            if st.active and st.good_run >= t.clear_points:
+                st.active = False
+        else:
+            st.bad_run += 1
+            st.good_run = 0
+            if st.bad_run >= need and not st.active:
+                st.active = True
+                st.first_step = step
+                st.first_value = str(v)
+        self.nonfinite[key] = asdict(st)
+
+    def _scale(self, step: int, v: float, t: LiveThresholds) -> None:
+        if not math.isfinite(v):
+            return
+        if self.scale_max is None or v > self.scale_max:
+            self.scale_max = v
+        self.scale_last, self.scale_step = v, step
+        if self.scale_max > t.min_loss_scale and v <= t.min_loss_scale:
+            if self.scale_collapsed_at is None:
+                self.scale_collapsed_at = step
+        elif v > t.min_loss_scale:
+            self.scale_collapsed_at = None
+
+    def _throughput(self, step: int, v: float, t: LiveThresholds) -> None:
+        if not math.isfinite(v) or v <= 0:
+            return
+        if self.thr_inverted:
+            v = 1.0 / v
+        self.thr_seen += 1
+        self.thr_last = v
+        if self.thr_seen <= t.throughput_warmup:
+            return
+        if len(self.thr_ref) < t.throughput_ref_points:
+            self.thr_ref.append(v)
+            return
+        ref = statistics.median(self.thr_ref)
+        if v < (1 - t.throughput_drop) * ref:
+            if self.thr_low_run == 0:
+                self.thr_low_since = step
+            self.thr_low_run += 1
+        else:
+            self.thr_low_run, self.thr_low_since = 0, None
+
+    # -- conditions ------------------------------------------------------------------------
+    def median_interval(self) -> float | None:
+        return statistics.median(self.intervals) if len(self.intervals) >= 3 else None
+
+    def stall_threshold(self, t: LiveThresholds) -> float:
+        med = self.median_interval()
+        return max(t.stall_factor * med, t.stall_floor_s) if med else t.stall_floor_s
+
+    def stall_age(self, now: float) -> float | None:
+        """Seconds without a new training point: the smaller of the run's own clock (its last
+        point's time) and ours (when we last saw one), so a skewed writer clock cannot fake a
+        stall; None before any point."""
+        ages = [now - x for x in (self.last_wall, self.last_obs) if x is not None]
+        return max(0.0, min(ages)) if ages else None
+
+    def conditions(self, now: float, t: LiveThresholds, running: bool = True) -> dict[str, Finding]:
+        """The live conditions that hold now: ``{slot: Finding}`` (slots of :data:`SLOT_CAUSE`;
+        console hits are returned under ``console:<signature>:<rank>`` and consumed)."""
+        out: dict[str, Finding] = {}
+        for key, st in self.nonfinite.items():
+            if st.get("active"):
+                out["nonfinite"] = _finding(
+                    "LV001", f"{key} is {st['first_value']} at step {st['first_step']} while the "
+                    "run is still running",
+                    [SeriesEvidence(metric=key, step_start=st["first_step"],
+                                    step_end=self.last_step,
+                                    values={"first_nonfinite_step": st["first_step"]},
+                                    note=f"first non-finite value {st['first_value']}")],
+                    key=key, step=st["first_step"], value=st["first_value"])
+                break
+        if self.over_run >= t.diverge_window and self.best:
+            ratio = statistics.median(self.smooth) / self.best
+            out["diverged"] = _finding(
+                "LV002", f"{self.loss_key} (median of the last {len(self.smooth)}: "
+                f"{_fmt(statistics.median(self.smooth))}) has stayed above {t.diverge_factor:g} x its "
+                f"best {_fmt(self.best)} (step {self.best_step}) for {self.over_run} points since "
+                f"step {self.over_since}",
+                [SeriesEvidence(metric=self.loss_key, step_start=self.best_step,
+                                step_end=self.last_loss_step,
+                                values={"best": self.best, "last": self.last_loss, "ratio": ratio})],
+                best=self.best, best_step=self.best_step, since_step=self.over_since, ratio=ratio,
+                factor=t.diverge_factor)
+        if self.scale_collapsed_at is not None:
+            out["loss_scale"] = _finding(
+                "LV003", f"{self.scale_key} fell from {_fmt(self.scale_max)} to "
+                f"{_fmt(self.scale_last)} (<= {t.min_loss_scale:g}) at step {self.scale_collapsed_at}: "
+                "nearly every step overflows and is skipped",
+                [SeriesEvidence(metric=self.scale_key, step_start=self.scale_collapsed_at,
+                                step_end=self.scale_step,
+                                values={"max": self.scale_max, "last": self.scale_last})],
+                step=self.scale_collapsed_at, max=self.scale_max, last=self.scale_last)
+        age = self.stall_age(now)
+        limit = self.stall_threshold(t)
+        if running and age is not None and age >= limit:
+            med = self.median_interval()
+            ev = [FactEvidence(
+                text=f"last training step {self.last_step} at {_iso(self.last_wall)}; no new "
+                     f"step for {age:.0f} s (threshold {limit:.0f} s)",
+                values={"last_step": self.last_step, "last_wall_time": _iso(self.last_wall),
+                        "seconds_without_step": round(age, 1), "threshold_s": round(limit, 1),
+                        "median_interval_s": None if med is None else round(med, 3)})]
+            for i, line in enumerate(self.console_tail[-5:]):
+                ev.append(LogEvidence(source="console (last lines)", line=i + 1, text=line))
+            sys_alive = (self.last_sys_wall is not None and self.last_wall is not None
+                         and self.last_sys_wall > self.last_wall + (med or 0)
+                         and self.last_sys_obs is not None and now - self.last_sys_obs < limit)
+            if sys_alive:
+                out["stall"] = _finding(
+                    "LV005", f"training metrics stopped at step {self.last_step} "
+                    f"({age:.0f} s ago) while system metrics keep arriving (last at "
+                    f"{_iso(self.last_sys_wall)}): the process is alive but not training (a hang)",
+                    ev, last_step=self.last_step, seconds=age, threshold_s=limit,
+                    last_system_time=_iso(self.last_sys_wall))
+            else:
+                out["stall"] = _finding(
+                    "LV004", f"no new training step for {age:.0f} s (threshold {limit:.0f} s = "
+                    f"max({t.stall_factor:g} x median interval "
+                    f"{'-' if med is None else f'{med:.3g} s'}, {t.stall_floor_s:g} s)) while the "
+                    f"run is still running; last step {self.last_step} at {_iso(self.last_wall)}",
+                    ev, last_step=self.last_step, seconds=age, threshold_s=limit)
+        if self.thr_low_run >= t.throughput_window and self.thr_ref:
+            ref = statistics.median(self.thr_ref)
+            what = f"1/{self.thr_key}" if self.thr_inverted else self.thr_key
+            out["throughput"] = _finding(
+                "LV006", f"throughput ({what}) {_fmt(self.thr_last)} is below "
+                f"{1 - t.throughput_drop:g} x the run's early median {_fmt(ref)} for "
+                f"{self.thr_low_run} points since step {self.thr_low_since}",
+                [SeriesEvidence(metric=self.thr_key, step_start=self.thr_low_since,
+                                step_end=self.last_step,
+                                values={"early_median": ref, "last": self.thr_last,
+                                        "ratio": self.thr_last / ref})],
+                early_median=ref, last=self.thr_last, since_step=self.thr_low_since)
+        for hit in self.console_hits:
+            where = f" on rank {hit['rank']}" if hit.get("rank") is not None else ""
+            out[f"console:{hit['sig']}:{hit.get('rank')}"] = _finding(
+                "LV007", f"{hit['description']}{where} in the running run's console "
+                f"({hit['source']} line {hit['line']})",
+                [LogEvidence(source=hit["source"], line=hit["line"], text=hit["text"])],
+                signature=hit["sig"], category=hit["category"], rank=hit.get("rank"))
+        self.console_hits = []
+        return out
+
+
+def _rank_of(text: str) -> str | None:
+    import re
+
+    m = re.match(r"^\s*\[(?:rank|default)(\d+)\]:|^\s*rank(\d+):|^\s*(\d{1,4}):\s", text)
+    if m:
+        return next(g for g in m.groups() if g is not None)
+    m = re.search(r"\[Rank (\d+)\]|\brank[ =:]+(\d+)", text, re.IGNORECASE)
+    return next((g for g in m.groups() if g is not None), None) if m else None
+
+
+def is_system_key(key: str) -> bool:
+    k = key.lower()
+    return k.startswith(SYSTEM_PREFIXES)
+
+
+def _finding(code: str, message: str, evidence: list, **facts) -> Finding:
+    name, family, severity, _stop = CODES[code]
+    return Finding(code=code, name=name, severity=severity, message=message, evidence=evidence,
+                   facts={k: v for k, v in facts.items()}, family=family)
+
+
+def stop_name(code: str) -> str:
+    """The ``--stop-on`` name that covers a live code (``LV001`` -> ``nan``)."""
+    return CODES[code][3]

@@ -1,0 +1,396 @@
+"""What the live monitor needs from a tracker: running runs, their new points, write-back, stop.
+
+* :class:`MlflowLiveSource`: RUNNING runs of the watched experiments (one ``search_runs``
+  per 1,000 runs, which also carries every key's latest step and time: a key that did not
+  advance costs no request); new points of the keys that advanced, read with MLflow's
+  ``get-history-bulk-interval`` (up to 100 runs per request, one request per metric key,
+  the step range starting at the last point seen). For a database URI the same query runs
+  in-process through MLflow's SQL store. ``system/*`` keys are the heartbeat (their latest
+  time only; never their history).
+* :class:`TensorBoardLiveSource`: one log directory per run; every event file is read from
+  the byte offset where the last poll stopped (whole records only), and console files
+  (``*.log``, ``*.out``, ``*.txt``) in the directory from theirs.
+
+Cursors are plain JSON dicts kept by the monitor in the state file.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..report import RunRef
+from .detectors import is_system_key
+
+log = logging.getLogger("mlaudit.live")
+
+LIVE_TAG = "mlaudit.live"
+STOP_TAG = "mlaudit.stop_requested"
+LIVE_ARTIFACT = "mlaudit/live.json"
+#: MLflow's server limits for get-history-bulk-interval (mlflow/server/handlers.py:
+#: MAX_RUNS_GET_METRIC_HISTORY_BULK, MAX_RESULTS_PER_RUN); a range holding more rows than
+#: this for one run comes back evenly sampled.
+MLFLOW_MAX_RUNS = 100
+MLFLOW_MAX_ROWS = 2500
+_MAXF = 1.7976931348623157e308
+
+
+@dataclass
+class RunInfo:
+    """A running run as listed: ``latest`` maps each key to its latest ``(step, wall s)``."""
+
+    ref: str
+    name: str = ""
+    url: str | None = None
+    project: str | None = None
+    latest: dict[str, tuple[int, float]] = field(default_factory=dict)
+    tags: dict[str, str] = field(default_factory=dict)
+
+    def run_ref(self, tracker: str) -> RunRef:
+        return RunRef(tracker=tracker, id=self.ref, name=self.name, url=self.url,
+                      project=self.project, status="running")
+
+
+@dataclass
+class Tail:
+    """What is new on one run: training points ``{key: (steps, walls, values)}``, the newest
+    system-metric time, console lines ``(source, line number, text)``, and notes."""
+
+    points: dict[str, tuple[list, list, list]] = field(default_factory=dict)
+    system_wall: float | None = None
+    console: list[tuple[str, int, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _restore(v) -> float:
+    x = float(v)
+    if math.isfinite(x) and abs(x) >= _MAXF:  # MLflow stores +-inf as +-max float64
+        return math.copysign(math.inf, x)
+    return x
+
+
+class MlflowLiveSource:
+    """RUNNING runs of MLflow experiments (see the module docstring)."""
+
+    tracker = "mlflow"
+    can_stop = False  # MLflow has no remote stop: the hooks honour the stop_requested tag
+
+    def __init__(self, tracking_uri: str | None, experiment_ids: list[str] | None) -> None:
+        from mlaudit_mlflow.loader import client_for, is_db_uri, resolve_uri
+
+        self.uri = resolve_uri(tracking_uri)
+        self.client = client_for(tracking_uri)
+        self.experiment_ids = experiment_ids
+        self._db = is_db_uri(self.uri)
+        self._http = self.uri.startswith(("http://", "https://"))
+        self._exp_names: dict[str, str] = {}
+        self.requests = 0
+
+    # -- listing ---------------------------------------------------------------------------
+    def list_running(self) -> dict[str, RunInfo]:
+        ids = self.experiment_ids or [e.experiment_id for e in self.client.search_experiments()]
+        out: dict[str, RunInfo] = {}
+        token = None
+        while True:
+            page = self.client.search_runs(ids, filter_string="attributes.status = 'RUNNING'",
+                                           max_results=1000, page_token=token)
+            self.requests += 1
+            for r in page:
+                latest = {m.key: (int(m.step), m.timestamp / 1000.0)
+                          for m in r.data._metric_objs}
+                out[r.info.run_id] = RunInfo(
+                    ref=r.info.run_id, name=r.info.run_name or "",
+                    url=self._url(r.info.experiment_id, r.info.run_id),
+                    project=self._exp_name(r.info.experiment_id), latest=latest,
+                    tags=dict(r.data.tags))
+            token = page.token
+            if not token:
+                return out
+
+    def _exp_name(self, exp_id: str) -> str:
+        if exp_id not in self._exp_names:
+            try:
+                self._exp_names[exp_id] = self.client.get_experiment(exp_id).name
+            except Exception:  # noqa: BLE001 - a name is cosmetic
+                self._exp_names[exp_id] = exp_id
+        return self._exp_names[exp_id]
+
+    def _url(self, exp_id: str, run_id: str) -> str | None:
+        if not self._http:
+            return None
+        return f"{self.uri.rstrip('/')}/#/experiments/{exp_id}/runs/{run_id}"
+
+    def status(self, ref: str) -> str:
+        """``running``, ``ended`` or ``gone`` (deleted or not found)."""
+        try:
+            r = self.client.get_run(ref)
+        except Exception as exc:  # noqa: BLE001
+            if "RESOURCE_DOES_NOT_EXIST" in str(exc) or "not found" in str(exc).lower():
+                return "gone"
+            raise
+        if r.info.lifecycle_stage == "deleted":
+            return "gone"
+        return "running" if r.info.status in ("RUNNING", "SCHEDULED") else "ended"
+
+    # -- reading ---------------------------------------------------------------------------
+    def read(self, infos: list[RunInfo], cursors: dict[str, dict]) -> dict[str, Tail]:
+        """New points of every run; advances ``cursors[ref][key] = [step, wall]`` in place."""
+        tails = {i.ref: Tail() for i in infos}
+        want: dict[str, list[tuple[str, int | None, int]]] = {}
+        for info in infos:
+            cur = cursors.setdefault(info.ref, {})
+            for key, (step, wall) in info.latest.items():
+                if is_system_key(key):
+                    t = tails[info.ref]
+                    t.system_wall = max(t.system_wall or 0.0, wall)
+                    continue
+                seen = cur.get(key)
+                if seen is not None and (step, wall) <= (seen[0], seen[1]):
+                    continue  # nothing new for this key: no request
+                want.setdefault(key, []).append((info.ref, None if seen is None else seen[0], step))
+        for key, items in want.items():
+            first = [(r, e) for r, s, e in items if s is None]
+            ranged = sorted(((r, s, e) for r, s, e in items if s is not None), key=lambda x: x[1])
+            for i in range(0, len(first), MLFLOW_MAX_RUNS):  # first sight: a sampled summary
+                chunk = first[i:i + MLFLOW_MAX_RUNS]
+                self._fetch(key, [r for r, _ in chunk], None, None, tails, cursors)
+            group: list[tuple[str, int, int]] = []
+            for item in ranged:
+                if group and (len(group) >= MLFLOW_MAX_RUNS or item[1] - group[0][1] > MLFLOW_MAX_ROWS):
+                    self._fetch(key, [g[0] for g in group], group[0][1],
+                                max(g[2] for g in group), tails, cursors)
+                    group = []
+                group.append(item)
+            if group:
+                self._fetch(key, [g[0] for g in group], group[0][1], max(g[2] for g in group),
+                            tails, cursors)
+        return tails
+
+    def _fetch(self, key: str, refs: list[str], start: int | None, end: int | None,
+               tails: dict[str, Tail], cursors: dict[str, dict]) -> None:
+        rows = self._history(key, refs, start, end)
+        by_run: dict[str, list[tuple[int, float, float]]] = {}
+        for run_id, step, ts, value in rows:
+            by_run.setdefault(run_id, []).append((step, ts, value))
+        for ref, pts in by_run.items():
+            pts.sort()
+            seen = cursors[ref].get(key)
+            if seen is not None:
+                pts = [p for p in pts if (p[0], p[1]) > (seen[0], seen[1])]
+            if len(by_run[ref]) >= MLFLOW_MAX_ROWS:
+                tails[ref].notes.append(f"{key}: {len(by_run[ref])} new points in one poll; "
+                                        "MLflow returned an even sample of them")
+            if not pts:
+                continue
+            t = tails[ref]
+            t.points[key] = ([p[0] for p in pts], [p[1] for p in pts], [p[2] for p in pts])
+            cursors[ref][key] = [pts[-1][0], pts[-1][1]]
+
+    def _history(self, key: str, refs: list[str], start, end) -> list[tuple[str, int, float, float]]:
+        self.requests += 1
+        if self._http:
+            from mlflow.utils.rest_utils import http_request
+
+            params = {"run_ids": refs, "metric_key": key, "max_results": MLFLOW_MAX_ROWS}
+            if start is not None:
+                params.update(start_step=start, end_step=max(end, start))
+            store = self.client._tracking_client.store
+            resp = http_request(store.get_host_creds(),
+                                "/ajax-api/2.0/mlflow/metrics/get-history-bulk-interval", "GET",
+                                params=params)
+            resp.raise_for_status()
+            return [(m["run_id"], int(m.get("step", 0)), int(m.get("timestamp", 0)) / 1000.0,
+                     _restore(m.get("value", 0.0))) for m in resp.json().get("metrics", [])]
+        store = self.client._tracking_client.store
+        if self._db:
+            got = store.get_metric_history_bulk_interval(
+                run_ids=refs, metric_key=key, max_results=MLFLOW_MAX_ROWS,
+                start_step=start, end_step=None if start is None else max(end, start))
+            return [(m.run_id, int(m.step), m.timestamp / 1000.0, _restore(m.value)) for m in got]
+        out = []  # a file store: the full history of the key (no range query exists)
+        for ref in refs:
+            for m in self.client.get_metric_history(ref, key):
+                if start is None or start <= m.step <= end:
+                    out.append((ref, int(m.step), m.timestamp / 1000.0, _restore(m.value)))
+        return out
+
+    # -- writing ---------------------------------------------------------------------------
+    def write_live(self, ref: str, tag: str, doc: dict) -> None:
+        import json
+
+        self.client.log_text(ref, json.dumps(doc, indent=1, default=str), LIVE_ARTIFACT)
+        self.client.set_tag(ref, LIVE_TAG, tag[:5000])
+
+    def end_live(self, ref: str) -> None:
+        """The run ended: the post-hoc verdict supersedes the live tag."""
+        self.client.set_tag(ref, LIVE_TAG, "superseded: the run ended; see mlaudit.verdict "
+                                           "(live history in mlaudit/live.json)")
+
+    def request_stop(self, ref: str, message: str) -> str:
+        self.client.set_tag(ref, STOP_TAG, message[:5000])
+        return f"tag {STOP_TAG} set (mlaudit.hooks callbacks stop the run at their next step)"
+
+
+class TensorBoardLiveSource:
+    """Local TensorBoard log directories, one run each (see the module docstring).
+
+    TensorBoard records no run status: a directory whose files have not grown for
+    ``ended_after_s`` (default 24 h) is taken as ended and no longer polled.
+    """
+
+    tracker = "tensorboard"
+    can_stop = False
+    CONSOLE_SUFFIXES = (".log", ".out", ".txt")
+    #: Most console bytes read per file per poll (a runaway log cannot stall the poll).
+    CONSOLE_MAX_BYTES = 4 * 1024 * 1024
+
+    def __init__(self, logdirs: list[Path], ended_after_s: float = 86400.0) -> None:
+        self.logdirs = [Path(p).resolve() for p in logdirs]
+        self.ended_after_s = ended_after_s
+        self.requests = 0
+
+    def _files(self, root: Path) -> tuple[list[Path], list[Path]]:
+        from mlaudit_tensorboard.reader import event_files
+
+        events = event_files(root)
+        console = []
+        for dirpath, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if d != "mlaudit"]
+            for f in files:
+                if f.endswith(self.CONSOLE_SUFFIXES):
+                    console.append(Path(dirpath) / f)
+        return events, sorted(console)
+
+    def list_running(self) -> dict[str, RunInfo]:
+        out = {}
+        now = time.time()
+        for root in self.logdirs:
+            if not root.is_dir():
+                continue
+            events, console = self._files(root)
+            if not events:
+                continue
+            newest = max(p.stat().st_mtime for p in events + console)
+            if now - newest > self.ended_after_s:
+                continue
+            out[str(root)] = RunInfo(ref=str(root), name=root.name, project=str(root.parent))
+        return out
+
+    def status(self, ref: str) -> str:
+        root = Path(ref)
+        if not root.is_dir():
+            return "gone"
+        return "running" if str(root) in self.list_running() else "ended"
+
+    def read(self, infos: list[RunInfo], cursors: dict[str, dict]) -> dict[str, Tail]:
+        from mlaudit_tensorboard.reader import read_event_file
+
+        tails = {}
+        for info in infos:
+            root = Path(info.ref)
+            cur = cursors.setdefault(info.ref, {})
+            offsets = cur.setdefault("offsets", {})
+            lines = cur.setdefault("lines", {})
+            tail = tails[info.ref] = Tail()
+            events, console = self._files(root)
+            for f in events:
+                name = str(f.relative_to(root))
+                off = int(offsets.get(name, 0))
+                size = f.stat().st_size
+                if size <= off:
+                    continue
+                with open(f, "rb") as fh:
+                    fh.seek(off)
+                    data = fh.read(size - off)
+                whole = _whole_records(data)
+                if not whole:
+                    continue
+                self.requests += 1
+                rel = f.parent.relative_to(root).as_posix()
+                prefix = "" if rel == "." else rel + "/"
+                pts = _decode_records(data[:whole], name, prefix, read_event_file)
+                for key, (s, w, v) in pts.items():
+                    acc = tail.points.setdefault(key, ([], [], []))
+                    acc[0].extend(s)
+                    acc[1].extend(w)
+                    acc[2].extend(v)
+                offsets[name] = off + whole
+            for key, (s, w, v) in list(tail.points.items()):
+                order = sorted(range(len(s)), key=lambda i: (s[i], w[i]))
+                tail.points[key] = ([s[i] for i in order], [w[i] for i in order],
+                                    [v[i] for i in order])
+            for f in console:
+                name = str(f.relative_to(root))
+                off = int(offsets.get(name, 0))
+                size = f.stat().st_size
+                if size < off:  # truncated or replaced: start again
+                    off, lines[name] = 0, 0
+                if size == off:
+                    continue
+                with open(f, "rb") as fh:
+                    fh.seek(off)
+                    data = fh.read(min(size - off, self.CONSOLE_MAX_BYTES))
+                end = data.rfind(b"\n") + 1  # whole lines only
+                if end == 0:
+                    continue
+                n0 = int(lines.get(name, 0))
+                for i, line in enumerate(data[:end].decode("utf-8", "replace").splitlines()):
+                    tail.console.append((name, n0 + i + 1, line))
+                lines[name] = n0 + data[:end].count(b"\n")
+                offsets[name] = off + end
+        return tails
+
+    def write_live(self, ref: str, tag: str, doc: dict) -> None:
+        import json
+
+        out = Path(ref) / "mlaudit"
+        out.mkdir(exist_ok=True)
+        tmp = out / "live.json.tmp"
+        tmp.write_text(json.dumps({"tag": tag, **doc}, indent=1, default=str), encoding="utf-8")
+        os.replace(tmp, out / "live.json")
+
+    def end_live(self, ref: str) -> None:
+        pass
+
+    def request_stop(self, ref: str, message: str) -> str:
+        return "TensorBoard has no remote stop (use mlaudit.hooks stop_on= in the training script)"
+
+
+def _whole_records(data: bytes) -> int:
+    """Bytes of ``data`` made of whole TFRecord frames (``u64 len | u32 crc | data | u32 crc``)."""
+    import struct
+
+    off, n = 0, len(data)
+    while off + 12 <= n:
+        length = struct.unpack_from("<Q", data, off)[0]
+        end = off + 16 + length
+        if end > n:
+            break
+        off = end
+    return off
+
+
+def _decode_records(data: bytes, name: str, prefix: str, read_event_file) -> dict:
+    """Scalars of whole records, through the post-hoc reader (vectorised tier + TensorBoard's
+    protobuf for the rest): the bytes go to a temporary file it reads."""
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".tfevents.live", delete=True) as tmp:
+        tmp.write(data)
+        tmp.flush()
+        notes: list[str] = []
+        warnings: list[str] = []
+        fp = read_event_file(Path(tmp.name), prefix, notes, warnings)
+    out: dict[str, tuple[list, list, list]] = {}
+    codes = fp.codes.tolist()
+    steps, walls, values = fp.steps.tolist(), fp.walls.tolist(), fp.values.tolist()
+    for i, c in enumerate(codes):
+        acc = out.setdefault(fp.names[c], ([], [], []))
+        acc[0].append(steps[i])
+        acc[1].append(walls[i])
+        acc[2].append(values[i])
+    return out
