@@ -224,7 +224,7 @@ def describe(path: Path):
         return
     if name.endswith((".log", ".txt")):
         first = path.read_text(errors="replace").split("\n", 1)[0]
-        if "," in first and "epoch" in first.lower() and not first.lstrip().startswith("{"):
+        if first.strip().lower().startswith("epoch,"):
             return describe_csv(path)  # Keras CSVLogger writes training.log as CSV
     if name.endswith((".json", ".jsonl", ".txt", ".log")):
         if name.endswith((".json", ".jsonl")) or path.read_text(errors="replace").lstrip().startswith("{"):
