@@ -174,8 +174,9 @@ _SUCCESS_INSTALL = re.compile(r"Successfully installed (?P<pk>.+)$")
 _PIN = re.compile(r"^\s*(?P<n>[A-Za-z0-9][A-Za-z0-9_.\-]*)\s*==\s*(?P<v>[\w.+\-!]+)\s*$")
 _VER = r"v?\d+(?:\.\d+)+(?:[-+.]?[A-Za-z0-9]+)*"
 _TRANSITION = re.compile(
-    r"(?:(?:bump|upgrade|update|move|change)[sd]?\s+(?P<n1>[A-Za-z][\w.\-/:]*?)\s+(?:version\s+)?from\s+"
-    r"(?P<o1>" + _VER + r")\s+to\s+(?P<v1>" + _VER + r"))"
+    r"(?:(?:bump|upgrade|update|move|change)[sd]?\s+(?P<n1>[A-Za-z][\w.\-/:]*?(?:\s+[A-Za-z][\w.\-/]*?){0,2})"
+    r"\s+(?:version\s+)?from\s+(?:[\w.\-/]+:)?"
+    r"(?P<o1>" + _VER + r")\s+to\s+(?:[\w.\-/]+:)?(?P<v1>" + _VER + r"))"
     r"|(?:(?P<n2>[A-Za-z][\w.\-/:]*?)[\s:=]+(?P<o2>"
     + _VER
     + r")\s*(?:->|→|=>)\s*(?:(?P=n2)[\s:=]*)?(?P<v2>"
