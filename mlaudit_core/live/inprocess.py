@@ -98,9 +98,10 @@ class LiveGuard:
 
     def _trip(self, f: Finding) -> Finding:
         self.tripped = f
-        log.warning("mlaudit: stopping training (stop_on=%s): %s %s: %s",
-                    ",".join(self.stop_on) or "tag", f.code, f.name, f.message)
-        print(f"mlaudit: stopping training: {f.code} {f.name}: {f.message}", file=sys.stderr)
+        # one clear line on stderr whatever the script's logging setup (as the hooks' messages)
+        print(f"mlaudit: stopping training (stop_on={','.join(self.stop_on) or 'tag'}): "
+              f"{f.code} {f.name}: {f.message}", file=sys.stderr, flush=True)
+        log.info("stopping training: %s %s: %s", f.code, f.name, f.message)
         if self.write_back:
             self._write(f)
         self.close()
