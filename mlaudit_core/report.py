@@ -137,9 +137,13 @@ class DetectorRun(_Model):
 class Verdict(_Model):
     outcome: Outcome
     cause: Cause
-    confidence: float = Field(ge=0, le=1, description="0..1; see docs/verdict.md")
+    confidence: float = Field(ge=0, le=1, description="0..1, derived from the evidence examined "
+                                                          "(docs/index.md, 'How confidence is derived'); "
+                                                          "0 for unknown")
     summary: str
     inconclusive: bool = False
+    rule: str | None = Field(None, description="id of the policy rule that decided (V01..); added in 1.1")
+    basis: str | None = Field(None, description="the terms the confidence came from; added in 1.1")
 
 
 class TimelinePhase(_Model):

@@ -1,380 +1,28 @@
-"""The verdict policy: findings in, outcome / cause / confidence / narrative out.
+"""The narrative around a verdict: timeline, key metrics, surprising facts, hypotheses, next actions.
 
-Detectors measure; this module decides. The policy is an ordered list of rules
-(first match sets the outcome and cause); every other finding is kept as
-secondary evidence. The order encodes the "first broken layer" principle of the
-diagnosis workflow: a crash signature explains more than the curves before it,
-non-finite values explain more than a plateau, and systems problems are
-reported apart from learning problems (they set the outcome only when the
-learning itself is healthy).
-
-Confidence (0..1) starts from the rule's base (how specific its evidence is) and
-loses 0.1 for each missing signal that could have changed the conclusion
-(validation metric for learning verdicts, step/data time for systems verdicts),
-0.1 when loading produced warnings, and is capped at 0.5 for inconclusive
-verdicts. The bases were set on the labelled cases in ``shared/cases`` and the
-example regimes; they rank conclusions, they are not calibrated probabilities.
+Presentation only: nothing here changes the outcome, the cause or the confidence (those are
+:mod:`.policy` and :mod:`.evidence`). Moved unchanged out of the former ``verdict.py``; the
+hypotheses and actions read the decision and the findings it rests on.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
-from dataclasses import dataclass
-
 import numpy as np
 
-from .report import (
-    AuditReport,
+from ..report import (
     Cause,
-    DetectorRun,
     Finding,
     Hypothesis,
-    MissingSignal,
     NextAction,
     Outcome,
-    RunRef,
     Severity,
     TimelinePhase,
-    Verdict,
 )
-from .roles import Role
-from .rundata import RunData, RunStatus
-from .signal import clip, fmt
-
-_CORRECTNESS_EXC = ("ValueError", "TypeError", "KeyError", "IndexError", "AttributeError",
-                    "AssertionError", "NameError", "NotImplementedError", "ZeroDivisionError",
-                    "ImportError", "ModuleNotFoundError", "FileNotFoundError", "UnboundLocalError")
-
-
-@dataclass
-class _Ctx:
-    run: RunData
-    by_code: dict[str, list[Finding]]
-
-    def get(self, code: str, min_sev: Severity = Severity.INFO) -> Finding | None:
-        for f in self.by_code.get(code, []):
-            if f.severity.rank >= min_sev.rank:
-                return f
-        return None
-
-    def train_nonfinite(self) -> Finding | None:
-        for f in self.by_code.get("LI001", []):
-            if f.facts.get("role") == Role.TRAIN_LOSS.value:
-                return f
-        return None
-
-
-@dataclass
-class _Decision:
-    outcome: Outcome
-    cause: Cause
-    base_confidence: float
-    summary: str
-    primary: Finding | None = None
-
-
-Rule = Callable[[_Ctx], "_Decision | None"]
-
-
-def _crash_infra(c: _Ctx) -> _Decision | None:
-    hw = c.get("RT007", Severity.ERROR)
-    if hw:  # the first broken layer: an OOM or CUDA error after a hardware fault is its symptom
-        return _Decision(Outcome.CRASHED, Cause.INFRA_RUNTIME, 0.9,
-                         f"The run crashed on {hw.message}.", hw)
-    for code, what in (("RT001", "it ran out of memory"), ("RT002", "a collective operation timed out"),
-                       ("RT004", "a data-loader worker died"), ("RT008", "the disk filled up"),
-                       ("RT010", "it was killed from outside")):
-        f = c.get(code, Severity.ERROR)
-        if f and not _ended_by_preemption(c, f):
-            where = f.facts.get("code_path")
-            extra = f" in the {where} code path" if where and where != "unknown" else ""
-            return _Decision(Outcome.CRASHED, Cause.INFRA_RUNTIME, 0.9,
-                             f"The run crashed because {what}{extra}: {f.message}.", f)
-    return None
-
-
-def _ended_by_preemption(c: _Ctx, f: Finding) -> bool:
-    """A crash signature explained by the job's own termination (RT003: SIGTERM / preemption)."""
-    if c.get("RT003") is None:
-        return False
-    if f.code in ("RT004", "RT010"):  # workers and the process are killed as the job is torn down
-        return True
-    msg = (f.facts.get("exception_message") or "").lower()
-    exc = str(f.facts.get("exception_type", ""))
-    return f.code == "RT005" and (exc.endswith(("KeyboardInterrupt", "SystemExit"))
-                                  or "sigterm" in msg or "signal 15" in msg)
-
-
-def _abrupt_nonfinite(c: _Ctx) -> _Decision | None:
-    """OP004 reads the onset robustly (medians, optimizer steps): an abrupt onset is numerics."""
-    f = c.get("OP004")
-    if f and f.facts.get("abrupt"):
-        return _Decision(Outcome.DIVERGED, Cause.DATA_CONFIG, 0.8, f"{f.message}.", f)
-    return None
-
-
-def _fp16_overflow(c: _Ctx) -> _Decision | None:
-    """RT006 at error: fp16 loss scaling failed (a few skips with a healthy scale are info, benign)."""
-    f = c.get("RT006", Severity.ERROR)
-    if not f:
-        op7 = c.get("OP007", Severity.ERROR)
-        # a scale that never decreased did not collapse: bf16/fp32 Megatron runs print a constant 1.0
-        f = op7 if op7 is not None and op7.facts.get("decreases") else None
-    if not f:
-        return None
-    cause = Cause.MODEL_CONVERGENCE if c.get("OP001", Severity.ERROR) else Cause.DATA_CONFIG
-    outcome = Outcome.CRASHED if f.facts.get("min_scale_error") else Outcome.DIVERGED
-    return _Decision(outcome, cause, 0.75, f"fp16 loss scaling failed: {f.message}.", f)
-
-
-def _nan_message(c: _Ctx) -> _Decision | None:
-    """RT009 without a loss history: non-finite, but the onset cannot be read."""
-    f = c.get("RT009", Severity.ERROR)
-    if f and not c.run.has(Role.TRAIN_LOSS):
-        return _Decision(Outcome.DIVERGED, Cause.INCONCLUSIVE, 0.5,
-                         f"The loss became non-finite ({f.message}); without the loss history a learning-rate "
-                         "divergence and a numerical failure cannot be told apart.", f)
-    return None
-
-
-def _preempted(c: _Ctx) -> _Decision | None:
-    """RT003 when nothing else explains the end: preempted and requeued is not a crash."""
-    f = c.get("RT003")
-    if not f:
-        return None
-    if f.facts.get("requeued"):
-        return _Decision(Outcome.RUNNING, Cause.INFRA_RUNTIME, 0.6,
-                         f"The job was preempted and requeued, not crashed ({f.message}); it continues in a later "
-                         "segment: check that it resumes from its checkpoint.", f)
-    return _Decision(Outcome.CRASHED, Cause.INFRA_RUNTIME, 0.6,
-                     f"The job was stopped by its scheduler ({f.message}) and not requeued.", f)
-
-
-def _nonfinite(c: _Ctx) -> _Decision | None:
-    f = c.train_nonfinite()
-    if not f:
-        return None
-    div = c.get("OP001", Severity.ERROR)
-    growth = f.facts.get("growth_before")
-    if div or (growth is not None and growth >= 2.0):
-        return _Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE, 0.85,
-                         f"The training loss grew and then turned non-finite at step {f.facts['first_step']}: "
-                         "an optimisation divergence (learning rate / warmup / clipping).", f)
-    prior = f.facts.get("finite_points_before", 0)
-    if not prior:
-        return _Decision(Outcome.DIVERGED, Cause.DATA_CONFIG, 0.6,
-                         f"The training loss was non-finite from its first logged step ({f.facts['first_step']}): "
-                         "the inputs, the initialisation or the loss computation are broken before any "
-                         "optimisation could diverge.", f)
-    return _Decision(Outcome.DIVERGED, Cause.DATA_CONFIG, 0.75,
-                     f"The training loss was finite and not growing ({prior} finite points, last "
-                     f"{fmt(f.facts.get('last_finite'))}), then non-finite from step {f.facts['first_step']} "
-                     f"on ({f.facts['n_nonfinite']} points): an abrupt numerical failure (precision / loss "
-                     "scaling / a bad batch), not a learning-rate divergence.", f)
-
-
-def _divergence(c: _Ctx) -> _Decision | None:
-    f = c.get("OP001", Severity.ERROR)
-    if f:
-        return _Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE, 0.85, f"The run diverged: {f.message}.", f)
-    return None
-
-
-def _crash_other(c: _Ctx) -> _Decision | None:
-    f = c.get("RT005", Severity.ERROR)
-    if f and not _ended_by_preemption(c, f):
-        exc = f.facts.get("exception_type", "")
-        shape = c.get("RT005") and "shape" in (f.facts.get("exception_message") or "").lower()
-        cause = (Cause.CORRECTNESS_BUG if (exc.rsplit(".", 1)[-1] in _CORRECTNESS_EXC or shape)
-                 else Cause.INFRA_RUNTIME if exc.endswith(("OSError", "MemoryError", "TimeoutError"))
-                 else Cause.CORRECTNESS_BUG)
-        return _Decision(Outcome.CRASHED, cause, 0.7, f"The run crashed with {f.message}.", f)
-    return None
-
-
-def _reset(c: _Ctx) -> _Decision | None:
-    f = c.get("LI002", Severity.ERROR) or c.get("LI003", Severity.ERROR)
-    if f:
-        return _Decision(Outcome.UNSTABLE, Cause.CORRECTNESS_BUG, 0.7,
-                         f"The step counter reset: {f.message}. Curves by step overlay two segments; "
-                         "the resume did not restore the training state.", f)
-    return None
-
-
-def _baseline(c: _Ctx) -> _Decision | None:
-    """BL001: a learning metric worse than the baselines beyond their noise band; within noise: no rule."""
-    f = c.get("BL001", Severity.ERROR)
-    if not f:
-        return None
-    layer = c.get("BL003")
-    cause = Cause((layer.facts.get("cause") if layer else None) or Cause.MODEL_CONVERGENCE.value)
-    if cause is Cause.METRIC_POLICY:
-        return _Decision(Outcome.SUCCEEDED, cause, 0.7, f"The metric moved because of how it is computed, "
-                         f"not the model: {f.message}; {layer.message}.", f)
-    where = f"; {layer.message}" if layer else ""
-    return _Decision(Outcome.REGRESSED, cause, 0.8,
-                     f"The run is worse than its baselines: {f.message}{where}.", f)
-
-
-def _chance(c: _Ctx) -> _Decision | None:
-    """GE004: validation at chance is a data problem first (labels without signal, broken
-    validation labels), whatever the training curve did."""
-    f = c.get("GE004", Severity.WARNING)
-    if not f or (f.facts.get("labels_carry_signal") and c.get("GE001", Severity.ERROR)):
-        return None  # training accuracy beat chance from the first eval: an overfit, not the labels (GE004)
-    if c.get("GE002", Severity.ERROR):
-        # Training barely learned either. If the loss never moved, the optimiser is the first
-        # suspect (LR far too low: underfit rule). If it moved, then stalled early while
-        # validation sat at chance, the model reached what the labels allow: no signal.
-        # Thresholds measured on the corpus (examples/corpus): shuffled labels drop the loss
-        # 6% then plateau for under half the run; a too-low LR moves it < 3% or never plateaus.
-        plateau = c.get("OP003")
-        moved_then_stalled = (plateau is not None and plateau.facts.get("flat_share", 1.0) < 0.9
-                              and plateau.facts.get("rel_total_improvement", 0.0) >= 0.03)
-        if not (moved_then_stalled and (f.facts.get("lift") or 0.0) < 0.1):
-            return None
-    outcome = (Outcome.OVERFIT if c.get("GE001", Severity.ERROR)
-               else Outcome.UNDERFIT if c.get("GE002", Severity.ERROR) else Outcome.PLATEAUED)
-    return _Decision(outcome, Cause.DATA_CONFIG, 0.75,
-                     f"Validation never beat chance: {f.message}. The labels or inputs carry no signal the "
-                     "model can generalise (shuffled or misaligned labels, broken validation preprocessing).", f)
-
-
-def _overfit(c: _Ctx) -> _Decision | None:
-    f = c.get("GE001", Severity.ERROR)
-    if f:
-        return _Decision(Outcome.OVERFIT, Cause.MODEL_CONVERGENCE, 0.85, f"The run overfit: {f.message}.", f)
-    return None
-
-
-def _underfit(c: _Ctx) -> _Decision | None:
-    f = c.get("GE002", Severity.ERROR)
-    if f:
-        return _Decision(Outcome.UNDERFIT, Cause.MODEL_CONVERGENCE, 0.75,
-                         f"The model barely learned the training set: {f.message}.", f)
-    f = c.get("OP003", Severity.WARNING)
-    if f:
-        return _Decision(Outcome.PLATEAUED, Cause.MODEL_CONVERGENCE, 0.7, f"The run plateaued: {f.message}.", f)
-    return None
-
-
-def _unstable(c: _Ctx) -> _Decision | None:
-    f = c.get("OP002", Severity.WARNING)
-    if f:
-        return _Decision(Outcome.UNSTABLE, Cause.MODEL_CONVERGENCE, 0.6, f"Training was unstable: {f.message}.", f)
-    return None
-
-
-def _slow(c: _Ctx) -> _Decision | None:
-    # SY004 (isolated slow steps) and SY003 (idle accelerator) stay bottleneck findings but do not
-    # set the outcome: on shared machines both come from neighbours as often as from the run
-    # (measured on the corpus at load average 8-15: SY004 fired on healthy runs)
-    for code in ("SY002", "SY005", "SY001"):
-        f = c.get(code, Severity.WARNING)
-        if f:
-            base = 0.85 if code in ("SY002", "SY005") else 0.7
-            return _Decision(Outcome.SLOW, Cause.INFRA_RUNTIME, base, f"The run was slow: {f.message}.", f)
-    return None
-
-
-def _ended_failed(c: _Ctx) -> _Decision | None:
-    """A run the tracker (or the in-process hook) saw end failed or killed is not called "slow":
-    its ending is the main fact, the slowness stays a finding. Without a crash signature the
-    cause is inconclusive (as in the fallback)."""
-    if c.run.status in (RunStatus.FAILED, RunStatus.KILLED) and c.get("RT003") is None:
-        return _fallback(c)
-    return None
-
-
-RULES: list[Rule] = [_crash_infra, _abrupt_nonfinite, _nonfinite, _fp16_overflow, _divergence, _nan_message,
-                     _crash_other, _reset, _baseline, _chance, _overfit, _underfit, _unstable,
-                     _ended_failed, _slow, _preempted]
-
-
-def _fallback(c: _Ctx) -> _Decision:
-    run = c.run
-    if run.status in (RunStatus.FAILED, RunStatus.KILLED):
-        return _Decision(Outcome.CRASHED, Cause.INCONCLUSIVE, 0.3,
-                         f"The run ended {run.status.value}, and nothing in its metrics or console explains "
-                         "why.")
-    if not run.has(Role.TRAIN_LOSS) and not run.has(Role.VAL_LOSS) and not run.has(Role.VAL_ACCURACY):
-        return _Decision(Outcome.SUCCEEDED, Cause.INCONCLUSIVE, 0.2,
-                         "No loss or validation metric was logged, so the learning cannot be judged.")
-    tl = run.key_for(Role.TRAIN_LOSS)
-    msg = "No failure signature: the run finished"
-    if tl:
-        s = run.series(tl).finite()
-        if len(s):
-            msg += f" with {tl} {fmt(float(s.values[0]))} -> {fmt(float(s.values[-1]))}"
-    return _Decision(Outcome.SUCCEEDED, Cause.HEALTHY, 0.75, msg + ".")
-
-
-def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -> AuditReport:
-    """Apply the policy. Returns a report with verdict, timeline, hypotheses, unknowns and actions."""
-    by_code: dict[str, list[Finding]] = {}
-    for f in findings:
-        by_code.setdefault(f.code, []).append(f)
-    ctx = _Ctx(run, by_code)
-    decision = None
-    for rule in RULES:
-        decision = rule(ctx)
-        if decision:
-            break
-    decision = decision or _fallback(ctx)
-    if run.status is RunStatus.RUNNING and decision.outcome is not Outcome.CRASHED:
-        decision = _Decision(Outcome.RUNNING, decision.cause if decision.cause is not Cause.HEALTHY
-                             else Cause.INCONCLUSIVE, min(decision.base_confidence, 0.5),
-                             "The run is still running; so far: " + decision.summary, decision.primary)
-
-    missing = [MissingSignal(signal=f.facts["signal"], would_tell=f.facts["would_tell"])
-               for f in findings if f.family == "instrumentation"]
-    conf = decision.base_confidence
-    learning = decision.outcome in (Outcome.SUCCEEDED, Outcome.OVERFIT, Outcome.UNDERFIT, Outcome.PLATEAUED)
-    if learning and not (run.has(Role.VAL_LOSS) or run.has(Role.VAL_ACCURACY)):
-        conf -= 0.1
-    if decision.outcome is Outcome.SLOW and not run.has(Role.STEP_TIME):
-        conf -= 0.1
-    if run.warnings:
-        conf -= 0.1
-    inconclusive = decision.cause is Cause.INCONCLUSIVE
-    # partial input (a truncated or unreadable file, a missing log): the verdict stands as the
-    # best reading of what was there, but is marked inconclusive and says what is missing
-    partial = [w for w in run.warnings
-               if re.search(r"truncat|corrupt|could not be read|cannot read|no such file|skipped|empty", w, re.I)]
-    summary = decision.summary
-    if partial:
-        inconclusive = True
-        summary += " Partial data: " + "; ".join(partial[:3]) + "."
-    if inconclusive:
-        conf = min(conf, 0.5)
-    verdict = Verdict(outcome=decision.outcome, cause=decision.cause, confidence=round(max(conf, 0.05), 2),
-                      summary=summary, inconclusive=inconclusive)
-
-    ordered = sorted(findings, key=lambda f: (-f.severity.rank, f is not decision.primary, f.code))
-    unknowns = [f"{d.code} {d.name}: {d.reason}" for d in det_runs if d.status == "skipped"]
-    unknowns += [f"{d.code} {d.name} errored ({d.reason}); its check is unknown"
-                 for d in det_runs if d.status == "errored"]
-    if run.warnings:
-        unknowns += [f"loading: {w}" for w in run.warnings]
-    if not (run.key_for(Role.TRAIN_LOSS) or run.key_for(Role.VAL_LOSS)):
-        unknowns.append("timeline: unknown, no training or validation loss series to place phases on")
-    if not len(run.metrics):
-        unknowns.append("key metrics: unknown, no metric was logged")
-    return AuditReport(
-        run=RunRef(tracker=run.identity.tracker, id=run.identity.id),
-        verdict=verdict,
-        findings=ordered,
-        timeline=build_timeline(run, findings),
-        key_metrics=key_metrics(run),
-        hypotheses=hypotheses(decision, ctx),
-        conclusions=[f.message for f in ordered if f.severity.rank >= Severity.ERROR.rank][:5],
-        unknowns=unknowns,
-        surprising=surprising(run, findings),
-        missing_instrumentation=missing,
-        next_actions=next_actions(decision, ctx),
-        detectors=det_runs,
-    )
+from ..roles import Role
+from ..rundata import RunData
+from ..signal import clip, fmt
+from .policy import Ctx as _Ctx
+from .policy import Decision as _Decision
 
 
 def surprising(run: RunData, findings: list[Finding]) -> list[str]:
@@ -418,7 +66,7 @@ def key_metrics(run: RunData) -> dict[str, dict[str, float | int | str | None]]:
                                "best_step": None, "min": None, "max": None, "final": None, "final_step": None,
                                "median": None}
             continue
-        from .roles import is_higher_better
+        from ..roles import is_higher_better
         hib = is_higher_better(key) or role in (Role.VAL_ACCURACY, Role.TRAIN_ACCURACY, Role.THROUGHPUT)
         directional = role in (Role.TRAIN_LOSS, Role.VAL_LOSS, Role.TRAIN_ACCURACY, Role.VAL_ACCURACY,
                                Role.THROUGHPUT)
@@ -465,7 +113,7 @@ def build_timeline(run: RunData, findings: list[Finding]) -> list[TimelinePhase]
     if tk:
         t = run.series(tk).by_step().finite()
         if len(t) >= 10:
-            from .signal import centered_median, smooth_window
+            from ..signal import centered_median, smooth_window
 
             sm = centered_median(t.values, smooth_window(len(t)))
             drop = float(sm[0] - sm.min())
@@ -514,12 +162,16 @@ def hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis]:
         gradual = d.cause is Cause.MODEL_CONVERGENCE
         hs.append(Hypothesis(statement="learning rate too high (or warmup too short)",
                              status="supported" if gradual else "rejected", cause=Cause.MODEL_CONVERGENCE,
-                             evidence_for=["loss grew before the failure"] if gradual else [],
+                             evidence_for=([c.lr.describe() + " (>= 10x typical)"] if gradual and c.lr.far_above
+                                           else ["loss grew before the failure"] if gradual else []),
                              evidence_against=[] if gradual else ["no loss growth before the non-finite onset"],
                              discriminating_test="rerun the first steps with the LR divided by 10"))
         hs.append(Hypothesis(statement="numerical failure: precision mode / loss scaling / a bad batch",
                              status="rejected" if gradual else "supported", cause=Cause.DATA_CONFIG,
-                             evidence_for=[] if gradual else ["abrupt onset right after finite, non-growing loss"],
+                             evidence_for=[] if gradual else ["abrupt onset right after finite, non-growing loss"]
+                             + [f"reduced precision in use: {c.precision[0][:100]}" for _ in c.precision[:1]],
+                             evidence_against=[] if c.precision else ["no fp16/bf16/AMP/loss-scale evidence in "
+                                                                      "params, config or console"],
                              discriminating_test="rerun from the last good checkpoint in fp32/bf16 or with "
                                                  "dynamic loss scaling; replay the batch at the onset step"))
     elif o is Outcome.OVERFIT:
@@ -534,7 +186,9 @@ def hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis]:
                              discriminating_test="evaluate on a held-out slice of the training set"))
     elif o in (Outcome.UNDERFIT, Outcome.PLATEAUED):
         hs.append(Hypothesis(statement="learning rate too low or capacity too small",
-                             status="supported" if lr else "open", cause=Cause.MODEL_CONVERGENCE,
+                             status="rejected" if _no_lr_raise(c) else "supported" if lr else "open",
+                             cause=Cause.MODEL_CONVERGENCE,
+                             evidence_against=[_no_lr_raise(c)] if _no_lr_raise(c) else [],
                              evidence_for=[clip(d.summary)],
                              discriminating_test="overfit a tiny subset (e.g. 64 samples); a healthy setup "
                                                  "drives training loss near 0"))
@@ -645,16 +299,28 @@ _SIGNATURE_ACTIONS: dict[str, tuple[str, str]] = {
 }
 
 
+def _no_lr_raise(c: _Ctx) -> str:
+    """Why raising the learning rate must not be advised ('' when it may): the LR is at or above the
+    optimiser's typical value, or the loss sits at chance with an unstable start (OP002/GE004)."""
+    if c.lr.at_or_above_typical:
+        return c.lr.describe() + " is at or above typical"
+    if c.get("GE004", Severity.WARNING) is not None and c.get("OP002", Severity.WARNING) is not None:
+        return "the loss is at chance level with an unstable start"
+    return ""
+
+
 def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
     """The smallest high-signal actions, cheapest first within the main outcome."""
     acts: list[NextAction] = []
     p = d.primary
     if d.outcome is Outcome.DIVERGED and d.cause is Cause.DATA_CONFIG:
-        acts.append(NextAction(action="Check the precision setting first: train in bf16/fp32 or enable "
-                                      "mixed precision with dynamic loss scaling (pure fp16 has no master "
-                                      "weights or loss scaling)",
-                               why="an abrupt NaN with no loss growth is numerics, not the learning rate",
-                               cost="minutes"))
+        if c.precision:  # a precision cause is only named with precision evidence (issue 14)
+            acts.append(NextAction(action="Check the precision setting first: train in bf16/fp32 or enable "
+                                          "mixed precision with dynamic loss scaling (pure fp16 has no master "
+                                          "weights or loss scaling)",
+                                   why="an abrupt NaN with no loss growth is numerics, not the learning rate; "
+                                       "reduced precision is in use (" + c.precision[0][:100] + ")",
+                                   cost="minutes"))
         acts.append(NextAction(action="Replay the batch at the onset step and check inputs/labels for "
                                       "NaN or extreme values", why="rules out a bad batch", cost="minutes"))
     elif d.outcome is Outcome.CRASHED and p is not None and p.code == "RT001":
@@ -681,6 +347,11 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
                                       "will overwrite the earlier segment's", why="prevents silent overwrite",
                                cost="minutes"))
     generic = [] if (p is not None and p.code in ("LI002", "LI003")) else _ACTIONS.get(d.outcome, [])
+    if d.outcome in (Outcome.UNDERFIT, Outcome.PLATEAUED) and _no_lr_raise(c):
+        generic = [(a, w, k) for a, w, k in generic if "higher LR" not in a and "Raise the learning rate" not in a]
+        generic.append(("Do not raise the learning rate: " + _no_lr_raise(c) + "; check the data and labels, "
+                        "the loss, and lower the LR or add warmup if the start is unstable",
+                        "a higher LR would make an unstable or already-high-LR run worse", "hours"))
     for a, why, cost in (_PRIMARY_ACTIONS.get(p.code, []) if p is not None else []) + generic:
         acts.append(NextAction(action=a, why=why, cost=cost))
     if c.get("GE003", Severity.WARNING) and d.outcome is not Outcome.OVERFIT:

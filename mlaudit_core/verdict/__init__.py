@@ -1,0 +1,114 @@
+"""The verdict: findings in, outcome / cause / confidence / narrative out.
+
+Detectors measure; this package decides.
+
+* :mod:`.policy` is the policy table (:data:`~.policy.POLICY`): one row per rule with the
+  findings it needs, the outcome and cause it gives, its precedence and its own cases.
+* :mod:`.evidence` says what the verdict rests on: the judgeable training signal examined, how
+  the run ended (planned vs reached, interrupts, snapshots), precision and learning-rate
+  evidence, and the confidence derived from that evidence.
+* :mod:`.narrative` writes the timeline, key metrics, hypotheses and next actions.
+
+With no judgeable training signal and nothing else that says what happened (a signature, the
+tracker's status) the outcome is ``unknown`` (schema 1.1) and the report says exactly what was
+missing and what to log or pass; ``succeeded`` needs a training signal actually examined.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..report import (
+    AuditReport,
+    Cause,
+    DetectorRun,
+    Finding,
+    MissingSignal,
+    NextAction,
+    Outcome,
+    RunRef,
+    Severity,
+    Verdict,
+)
+from ..roles import Role
+from ..rundata import RunData, RunStatus
+from .evidence import assess, confidence, ending, lr_assessment, precision_evidence, what_to_log
+from .narrative import build_timeline, hypotheses, key_metrics, next_actions, surprising
+from .policy import POLICY, Case, Ctx, Decision, Rule, first_match, table_markdown
+
+__all__ = ["POLICY", "Case", "Ctx", "Decision", "Rule", "build_context", "decide", "table_markdown"]
+
+_PARTIAL = re.compile(r"truncat|corrupt|could not be read|cannot read|no such file|skipped|empty", re.I)
+
+
+def build_context(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -> Ctx:
+    by_code: dict[str, list[Finding]] = {}
+    for f in findings:
+        by_code.setdefault(f.code, []).append(f)
+    return Ctx(run, by_code, assess(run, findings, det_runs), ending(run, findings),
+               precision_evidence(run, findings), lr_assessment(run))
+
+
+def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -> AuditReport:
+    """Apply the policy. Returns a report with verdict, timeline, hypotheses, unknowns and actions."""
+    ctx = build_context(run, findings, det_runs)
+    decision = first_match(ctx)
+    if (run.status is RunStatus.RUNNING
+            and decision.outcome not in (Outcome.CRASHED, Outcome.RUNNING, Outcome.UNKNOWN)):
+        decision = Decision(Outcome.RUNNING, decision.cause if decision.cause is not Cause.HEALTHY
+                            else Cause.INCONCLUSIVE, "The run is still running; so far: " + decision.summary,
+                            decision.primary, decision.rule)
+
+    missing = [MissingSignal(signal=f.facts["signal"], would_tell=f.facts["would_tell"])
+               for f in findings if f.family == "instrumentation"]
+    inconclusive = decision.cause is Cause.INCONCLUSIVE
+    # partial input (a truncated or unreadable file, a missing log): the verdict stands as the
+    # best reading of what was there, but is marked inconclusive and says what is missing
+    partial = [w for w in run.warnings if _PARTIAL.search(w)]
+    summary = decision.summary
+    if partial:
+        inconclusive = True
+        summary += " Partial data: " + "; ".join(partial[:3]) + "."
+    conf, terms = confidence(
+        outcome=decision.outcome.value, cause=decision.cause.value, primary=decision.primary, basis=ctx.basis,
+        findings=findings, has_validation=run.has(Role.VAL_LOSS) or run.has(Role.VAL_ACCURACY),
+        has_step_time=run.has(Role.STEP_TIME), warnings=len(run.warnings), inconclusive=inconclusive)
+    verdict = Verdict(outcome=decision.outcome, cause=decision.cause, confidence=conf,
+                      summary=summary, inconclusive=inconclusive,
+                      rule=decision.rule or None, basis=terms)
+
+    ordered = sorted(findings, key=lambda f: (-f.severity.rank, f is not decision.primary, f.code))
+    unknowns = [f"{d.code} {d.name}: {d.reason}" for d in det_runs if d.status == "skipped"]
+    unknowns += [f"{d.code} {d.name} errored ({d.reason}); its check is unknown"
+                 for d in det_runs if d.status == "errored"]
+    if run.warnings:
+        unknowns += [f"loading: {w}" for w in run.warnings]
+    if not (run.key_for(Role.TRAIN_LOSS) or run.key_for(Role.VAL_LOSS)):
+        unknowns.append("timeline: unknown, no training or validation loss series to place phases on")
+    if not len(run.metrics):
+        unknowns.append("key metrics: unknown, no metric was logged")
+    actions = next_actions(decision, ctx)
+    if decision.outcome is Outcome.UNKNOWN or (decision.rule == "V20"):
+        unknowns[:0] = [f"verdict: not judged, {m}" for m in ctx.basis.missing(run)]
+        actions = [NextAction(action=a, why=w, cost="minutes") for a, w in what_to_log(run, ctx.basis)] + \
+            [a for a in actions if not a.action.startswith(("Attach the console log and the loss",
+                                                            "Tag this run mlaudit.baseline"))]
+    if ctx.ending.in_warmup and decision.outcome is not Outcome.CRASHED:
+        unknowns.append(f"ending: {ctx.ending.in_warmup}; whether it stopped early or was a short run with "
+                        "a long warmup is not in the data")
+    if ctx.ending.snapshot:
+        unknowns.append(f"ending: {ctx.ending.snapshot}; whether the run went on is not in this file")
+    return AuditReport(
+        run=RunRef(tracker=run.identity.tracker, id=run.identity.id),
+        verdict=verdict,
+        findings=ordered,
+        timeline=build_timeline(run, findings),
+        key_metrics=key_metrics(run),
+        hypotheses=hypotheses(decision, ctx),
+        conclusions=[f.message for f in ordered if f.severity.rank >= Severity.ERROR.rank][:5],
+        unknowns=unknowns,
+        surprising=surprising(run, findings),
+        missing_instrumentation=missing,
+        next_actions=actions[:8],
+        detectors=det_runs,
+    )

@@ -1,0 +1,522 @@
+"""What the verdict rests on: the training signal examined, how the run ended, precision and
+learning-rate evidence, and the confidence derived from all of it.
+
+Everything here reads the run and the findings; nothing decides an outcome (that is
+:mod:`.policy`). Three questions are answered:
+
+1. **Is there a judgeable training signal?** (:func:`assess`) A learning series (training loss,
+   validation loss, validation or training accuracy, resolved through the alias table) with at
+   least :data:`MIN_TREND_POINTS` finite points *and* at least one learning detector that ran on
+   it. Without one the verdict is ``unknown`` unless a runtime signature or the tracker's status
+   says what happened (a crash is judged from its traceback, not from curves).
+2. **How did the run end?** (:func:`ending`) The planned length (``max_steps``, ``MAX_ITER``,
+   ``train_iters``, ``epochs``/``num_train_epochs``/``max_epochs`` in params, or Keras'
+   ``Epoch k/N`` in the console) against what was reached, an interrupt in the console
+   (KeyboardInterrupt, SIGTERM), early stopping (a ``patience`` that explains the stop), and a
+   checkpoint snapshot (a ``trainer_state.json`` saved mid-run, which is *not* evidence of a stop).
+3. **Is there precision evidence / is the learning rate high?** (:func:`precision_evidence`,
+   :func:`lr_assessment`) A precision cause is only named with fp16/bf16/AMP/loss-scale evidence;
+   raising the learning rate is never advised when it is at or above the optimiser's typical value.
+
+Confidence (:func:`confidence`) is derived from the evidence, not set per rule; the formula and its
+sources are in its docstring and in docs/index.md.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..report import DetectorRun, Finding, Severity
+from ..roles import Role, normalise_key
+from ..rundata import RunData, RunStatus
+
+#: Fewer finite points than this cannot show a trend: with one or two points the first and last
+#: value are the whole series, and no learning detector of the catalogue can run (their
+#: ``min_points`` are 5-20). An MLflow run with one point per metric (summary values only) and a
+#: TensorBoard logdir with only ``hp_metric`` fall under this.
+MIN_TREND_POINTS = 3
+
+LEARNING_ROLES = (Role.TRAIN_LOSS, Role.VAL_LOSS, Role.VAL_ACCURACY, Role.TRAIN_ACCURACY)
+LEARNING_FAMILIES = ("optimization", "generalization")
+
+#: A run that reached less than this share of its planned length stopped early (a 5% allowance
+#: covers the last logging interval and 0/1-based epoch counters; HF logs epoch 2.99 of 3).
+COMPLETE_SHARE = 0.95
+
+
+@dataclass
+class Basis:
+    """The evidence a verdict can rest on (a summary of what was examined)."""
+
+    signals: dict[str, tuple[str, int]] = field(default_factory=dict)  # role -> (key, finite points)
+    learning_detectors_ran: list[str] = field(default_factory=list)
+    signature: list[str] = field(default_factory=list)  # runtime signature codes at warning+
+    console_lines: int = 0
+    n_metrics: int = 0
+
+    @property
+    def points(self) -> int:
+        return max((n for _, n in self.signals.values()), default=0)
+
+    @property
+    def judgeable(self) -> bool:
+        return self.points >= MIN_TREND_POINTS and bool(self.learning_detectors_ran)
+
+    def missing(self, run: RunData) -> list[str]:
+        """Exactly what is missing for a learning verdict, one sentence each."""
+        out: list[str] = []
+        keys = run.metrics.keys
+        if not keys:
+            out.append("no metric was logged at all")
+        elif not self.signals:
+            shown = ", ".join(sorted(keys)[:8]) + (" ..." if len(keys) > 8 else "")
+            out.append(f"none of the {len(keys)} logged metrics ({shown}) is a training loss, validation loss "
+                       "or accuracy mlaudit recognises")
+        else:
+            few = [f"{k} has {n} finite point{'s' if n != 1 else ''}" for k, n in self.signals.values()
+                   if n < MIN_TREND_POINTS]
+            if few and self.points < MIN_TREND_POINTS:
+                out.append("too few points for any trend (" + "; ".join(few[:4]) +
+                           f"; at least {MIN_TREND_POINTS} are needed): only summary values were logged")
+            elif not self.learning_detectors_ran:
+                out.append("no learning detector could run on the logged series (see unknowns)")
+        if not self.console_lines and not self.signature:
+            out.append("no console log was attached, so crash signatures could not be checked")
+        return out
+
+
+def signals(run: RunData) -> dict[str, tuple[str, int]]:
+    out: dict[str, tuple[str, int]] = {}
+    for role in LEARNING_ROLES:
+        key = run.key_for(role)
+        if key is None:
+            continue
+        s = run.metrics.series(key)
+        out[role.value] = (key, int(np.isfinite(s.values).sum()))
+    return out
+
+
+def assess(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -> Basis:
+    from ..detectors import registry
+
+    reg = registry()
+    ran = [d.code for d in det_runs if d.status == "ran" and d.code in reg
+           and reg[d.code].family in LEARNING_FAMILIES
+           and any(r in LEARNING_ROLES for r in getattr(reg[d.code], "needs", ()))]
+    sig = sorted({f.code for f in findings if f.family == "runtime" and f.severity.rank >= Severity.WARNING.rank})
+    return Basis(signals=signals(run), learning_detectors_ran=ran, signature=sig,
+                 console_lines=len(run.console), n_metrics=len(run.metrics.keys))
+
+
+def what_to_log(run: RunData, basis: Basis) -> list[tuple[str, str]]:
+    """(action, why) pairs that would turn an abstention into a verdict."""
+    out = [("Log the training loss every few steps (and a validation loss or accuracy per evaluation) "
+            "under a recognised name (train/loss, loss, val_loss, eval/accuracy; docs/detectors.md lists "
+            "the aliases) or map yours with [tool.mlaudit.aliases]",
+            "a learning verdict needs a per-step series; summary values or unrecognised names cannot be judged")]
+    if basis.signals and basis.points < MIN_TREND_POINTS:
+        out.insert(0, ("Log the loss as a series (a value per logging step, e.g. mlflow.log_metric(key, v, "
+                       "step=step)), not only its final value",
+                       f"a trend needs at least {MIN_TREND_POINTS} points; the run holds only summary values"))
+    if not basis.console_lines:
+        out.append(("Attach the console log (mlaudit logs FILE, or the tracker's output.log artifact)",
+                    "crash, OOM and numerical signatures are read from it"))
+    return out
+
+
+# --- how the run ended ----------------------------------------------------------------------------
+
+_PLANNED_STEPS = ("max_steps", "max_iter", "max_iters", "train_iters", "total_steps", "num_steps",
+                  "total_iters", "max_iterations", "num_iterations")
+_PLANNED_EPOCHS = ("num_train_epochs", "epochs", "max_epochs", "n_epochs", "num_epochs", "epoch")
+_PATIENCE = ("patience", "early_stopping_patience", "es_patience")
+_INTERRUPT = re.compile(r"\bKeyboardInterrupt\b|\bSIGTERM\b|signal 15\b|^Terminated\b|\bSIGINT\b", re.M)
+_EARLY_STOP_LINE = re.compile(r"early[ _-]?stopping|EarlyStopping|Stopping training early|"
+                              r"stopped early|no improvement observed in last \d+ epochs", re.I)
+_KERAS_EPOCH = re.compile(r"^\s*Epoch (\d+)/(\d+)\s*$")
+#: The line a framework prints when training starts and the one it prints when training ends
+#: normally. A log holding the start banner but not the end line stopped before its end (a log
+#: fragment without the banner is not judged this way: its end may simply be cut off).
+_END_LINES = {
+    "huggingface": (re.compile(r"'train_runtime'|\"train_runtime\"|Training completed"),
+                    re.compile(r"\*\*\*\*\* Running training \*\*\*\*\*")),
+    "detectron2": (re.compile(r"Overall training speed|Total training time"),
+                   re.compile(r"Starting training from iteration")),
+}
+_HF_TOTAL = re.compile(r"Total optimization steps = ([\d,]+)")
+
+
+@dataclass
+class Ending:
+    """How the run ended, from params, series and console (see :func:`ending`)."""
+
+    planned: float | None = None
+    planned_key: str | None = None
+    unit: str = "step"  # "step" or "epoch"
+    reached: float | None = None
+    interrupt: str | None = None  # the console line
+    early_stopped: str | None = None  # why a short run is an early stop, not a crash
+    snapshot: str | None = None  # a mid-run checkpoint: short is expected
+    missing_end_line: str | None = None  # framework whose end-of-training line is absent
+    in_warmup: str | None = None  # the LR rose at every step to the end: no schedule ends in warmup
+
+    @property
+    def share(self) -> float | None:
+        if self.planned and self.reached is not None and self.planned > 0:
+            return self.reached / self.planned
+        return None
+
+    @property
+    def short(self) -> bool:
+        s = self.share
+        return s is not None and s < COMPLETE_SHARE
+
+    @property
+    def stopped(self) -> bool:
+        """Positive evidence that the run stopped before its end (not a snapshot, not early stopping)."""
+        if self.snapshot or self.early_stopped:
+            return False
+        # in_warmup is reported, never decisive: detectron2's default warmup (1000 iterations) is
+        # longer than many complete fine-tunes (shared/realworld tb01: 300/300 iterations, healthy)
+        return bool(self.interrupt or self.short or self.missing_end_line)
+
+    def describe(self) -> str:
+        parts = []
+        if self.short:
+            parts.append(f"it reached {self.unit} {self.reached:g} of the {self.planned:g} planned "
+                         f"({self.planned_key}, {100 * self.share:.0f}%)")
+        if self.interrupt:
+            parts.append(f"the console shows an interrupt ({self.interrupt.strip()[:120]})")
+        if self.in_warmup:
+            parts.append(self.in_warmup)
+        if self.missing_end_line:
+            parts.append(f"the {self.missing_end_line} log stops without its end-of-training line")
+        return "; ".join(parts)
+
+
+def _param(run: RunData, names: tuple[str, ...]) -> tuple[str, float] | None:
+    """The first param whose last dotted component (normalised) is one of ``names``, as a number."""
+    by_leaf: dict[str, tuple[str, float]] = {}
+    for k, v in run.params.items():
+        leaf = normalise_key(k).split("/")[-1]
+        if leaf not in names or leaf in by_leaf:
+            continue
+        try:
+            x = float(str(v).strip())
+        except ValueError:
+            continue
+        if math.isfinite(x) and x > 0:
+            by_leaf[leaf] = (k, x)
+    for n in names:
+        if n in by_leaf:
+            return by_leaf[n]
+    return None
+
+
+def _reached_steps(run: RunData) -> float | None:
+    best = None
+    for role in (Role.TRAIN_LOSS, Role.LEARNING_RATE, Role.VAL_LOSS):
+        k = run.key_for(role)
+        if k:
+            s = run.metrics.series(k)
+            if len(s):
+                best = max(best or 0.0, float(s.steps.max()))
+    return best
+
+
+def _reached_epochs(run: RunData) -> float | None:
+    k = run.key_for(Role.EPOCH)
+    if k:
+        s = run.metrics.series(k).finite()
+        if len(s):
+            top = float(s.values.max())
+            # an integer epoch counter is 0-based in Lightning/Keras/YOLOv5 (the last epoch of 20
+            # is logged as 19); HF's fractional epoch ends at 3.0. +1 errs towards "complete".
+            ints = bool(np.all(np.equal(np.mod(s.values, 1), 0)))
+            return top + 1 if ints else top
+    if run.params.get("log.step_axis") == "epoch":
+        st = _reached_steps(run)
+        if st is not None:
+            return st + 1  # results.csv / Keras epochs are 0-based rows: row k is epoch k+1
+    return None
+
+
+def _val_series(run: RunData):
+    for role in (Role.VAL_ACCURACY, Role.VAL_LOSS):
+        k = run.key_for(role)
+        if k:
+            s = run.metrics.series(k).by_step().finite()
+            if len(s) >= 2:
+                return role, s
+    return None, None
+
+
+def ending(run: RunData, findings: list[Finding]) -> Ending:
+    """Read the planned length, the length reached and the console's ending.
+
+    Returns an :class:`Ending`; ``stopped`` is True only with positive evidence (a shortfall of
+    more than 5% of the plan, an interrupt line, or a framework log missing its end line), and
+    never for a mid-run checkpoint snapshot (HF ``trainer_state.json``, shared/realworld README)
+    or a stop that the run's own early-stopping patience explains.
+    """
+    e = Ending()
+    for n in run.notes:
+        if "checkpoint snapshot" in n or "saved mid-run" in n:
+            e.snapshot = n
+    if str(run.params.get("source.snapshot", "")).lower() == "true":
+        e.snapshot = e.snapshot or "the input is a mid-run snapshot"
+    text = [c.text for c in run.console]
+    steps = _param(run, _PLANNED_STEPS)
+    epochs = _param(run, _PLANNED_EPOCHS)
+    if steps is not None:
+        reached = _reached_steps(run)
+        gs = _param(run, ("global_step",))  # HF trainer_state: the step the state was saved at
+        if gs is not None:
+            reached = max(reached or 0.0, gs[1])
+        if reached is not None:
+            e.planned_key, e.planned, e.unit, e.reached = steps[0], steps[1], "step", reached
+    if e.planned is None and epochs is not None:
+        reached = _reached_epochs(run)
+        if reached is not None:
+            e.planned_key, e.planned, e.unit, e.reached = epochs[0], epochs[1], "epoch", reached
+    if e.planned is None and text:
+        for t in text[:3000]:
+            m = _HF_TOTAL.search(t)
+            if m:
+                reached = _reached_steps(run)
+                if reached is not None:
+                    e.planned_key, e.planned, e.unit = "console 'Total optimization steps'", \
+                        float(m.group(1).replace(",", "")), "step"
+                    e.reached = reached
+                break
+    if e.planned is None and text:
+        last = None
+        for t in text:
+            m = _KERAS_EPOCH.match(t)
+            if m:
+                last = m
+        if last:
+            e.planned_key, e.planned, e.unit = "console 'Epoch k/N'", float(last.group(2)), "epoch"
+            e.reached = float(last.group(1))
+    k = run.key_for(Role.LEARNING_RATE)
+    if k and not e.snapshot:
+        lr = run.metrics.series(k).by_step().finite()
+        if len(lr) >= MIN_TREND_POINTS and lr.values[-1] > lr.values[0] > 0 \
+                and bool(np.all(np.diff(lr.values) > 0)):
+            e.in_warmup = (f"{k} rose at every logged step to its last value ({lr.values[0]:.3g} -> "
+                           f"{lr.values[-1]:.3g}): the run ended inside its warmup")
+    for t in text[-200:]:
+        if _INTERRUPT.search(t):
+            e.interrupt = t
+            break
+    if any(_EARLY_STOP_LINE.search(t) for t in text[-400:]):
+        e.early_stopped = "the console reports early stopping"
+    pat = _param(run, _PATIENCE)
+    if e.short and not e.early_stopped and pat is not None and e.unit == "epoch":
+        role, s = _val_series(run)
+        if s is not None:
+            from ..roles import is_higher_better
+
+            hib = role is Role.VAL_ACCURACY or is_higher_better(s.key)
+            ib = int(np.argmax(s.values) if hib else np.argmin(s.values))
+            since = len(s) - 1 - ib
+            if since >= pat[1] * 0.9:
+                e.early_stopped = (f"{s.key} last improved {since} evaluations before the end, which the "
+                                   f"run's {pat[0]}={pat[1]:g} explains (early stopping)")
+    if text and not e.interrupt:
+        joined_tail = "\n".join(text[-300:])
+        for fw, (end_re, start_re) in _END_LINES.items():
+            if any(start_re.search(t) for t in text[:5000]) and not end_re.search(joined_tail):
+                if not any(end_re.search(t) for t in text):
+                    e.missing_end_line = fw
+                break
+    return e
+
+
+# --- precision and learning-rate evidence ---------------------------------------------------------
+
+_PRECISION_PARAM = re.compile(r"(^|[/_.])(fp16|bf16|amp|half|mixed_precision|precision|autocast|"
+                              r"loss_scale|use_amp|apex|opt_level)($|[/_.])", re.I)
+_PRECISION_TRUE = re.compile(r"^(true|1|yes|o[123]|16|16-mixed|bf16|bf16-mixed|fp16|16-true|bf16-true|"
+                             r"half|mixed|amp|dynamic)$", re.I)
+_PRECISION_LINE = re.compile(r"\b(fp16|bf16|float16|bfloat16|mixed[- ]precision|GradScaler|loss scal|"
+                             r"apex\.amp|autocast|Using 16bit|16-mixed|half precision)\b", re.I)
+
+
+def precision_evidence(run: RunData, findings: list[Finding]) -> list[str]:
+    """Evidence that reduced precision is in use: params/config, a loss-scale series or finding,
+    console lines. Empty when there is none (then no precision cause may be named)."""
+    out: list[str] = []
+    for k, v in run.params.items():
+        if _PRECISION_PARAM.search(normalise_key(k)) and _PRECISION_TRUE.match(str(v).strip()):
+            out.append(f"param {k}={v}")
+    if run.has(Role.LOSS_SCALE):
+        out.append(f"a loss-scale series ({run.key_for(Role.LOSS_SCALE)})")
+    out += [f"{f.code} {f.name}" for f in findings if f.code in ("RT006", "OP007")]
+    for c in run.console[:5000]:
+        if _PRECISION_LINE.search(c.text):
+            out.append(f"console {c.source}:{c.lineno}: {c.text.strip()[:120]}")
+            break
+    return out
+
+
+#: Typical peak learning rates per optimiser family: Adam/AdamW 1e-3 (Kingma & Ba 2015's default;
+#: PyTorch/Keras defaults), Adagrad/RMSprop 1e-2 / 1e-3 (PyTorch defaults), SGD 0.1 (He et al. 2016,
+#: Goyal et al. 2017: 0.1 per 256 images), Lion 1e-4 (Chen et al. 2023: 3-10x below AdamW).
+TYPICAL_LR = {"adam": 1e-3, "adamw": 1e-3, "lion": 1e-4, "rmsprop": 1e-3, "adagrad": 1e-2, "sgd": 0.1,
+              "adafactor": 1e-3, "lamb": 1e-2}
+#: Without a known optimiser, the upper of the typical values (SGD's) is used.
+TYPICAL_LR_UNKNOWN = 0.1
+#: A learning rate this many times the typical value is "far too high" (a NaN from the first
+#: steps is then read as a learning-rate divergence, not numerics).
+FAR_ABOVE = 10.0
+
+
+@dataclass
+class LrAssessment:
+    lr: float | None
+    key: str | None
+    optimiser: str | None
+    typical: float
+
+    @property
+    def at_or_above_typical(self) -> bool:
+        return self.lr is not None and self.lr >= self.typical
+
+    @property
+    def far_above(self) -> bool:
+        return self.lr is not None and self.lr >= FAR_ABOVE * self.typical
+
+    def describe(self) -> str:
+        if self.lr is None:
+            return "learning rate unknown"
+        opt = self.optimiser or "unknown optimiser"
+        return f"learning rate {self.lr:g} ({self.key}) vs typical {self.typical:g} for {opt}"
+
+
+def lr_assessment(run: RunData) -> LrAssessment:
+    """The run's peak learning rate (params or the LR series) against the optimiser's typical value."""
+    opt = None
+    for k, v in run.params.items():
+        leaf = normalise_key(k).split("/")[-1]
+        if leaf in ("optimizer", "optim", "optimiser", "opt", "optimizer_name", "optimizer_type", "name") \
+                and isinstance(v, str):
+            low = v.lower()
+            for name in sorted(TYPICAL_LR, key=len, reverse=True):
+                if name in low:
+                    opt = name
+                    break
+            if opt:
+                break
+    lr, key = None, None
+    p = _param(run, ("learning_rate", "lr", "lr0", "base_lr", "max_lr", "peak_lr", "init_lr"))
+    if p is not None:
+        key, lr = p
+    k = run.key_for(Role.LEARNING_RATE)
+    if lr is None and k:
+        s = run.metrics.series(k).finite()
+        if len(s):
+            key, lr = k, float(s.values.max())
+    return LrAssessment(lr, key, opt, TYPICAL_LR.get(opt, TYPICAL_LR_UNKNOWN))
+
+
+# --- confidence -----------------------------------------------------------------------------------
+
+#: Outcome implied by a finding at warning or above, for counting independent agreement.
+IMPLIES = {"OP001": "diverged", "OP004": "diverged", "LI001": "diverged", "RT009": "diverged",
+           "RT006": "diverged", "OP007": "diverged", "GE001": "overfit", "GE003": "overfit",
+           "GE005": "overfit", "GE002": "underfit", "OP003": "plateaued", "GE004": "underfit",
+           "OP002": "unstable", "LI002": "unstable", "LI003": "unstable", "SY001": "slow", "SY002": "slow",
+           "SY005": "slow", "SY003": "slow", "RT001": "crashed", "RT002": "crashed", "RT004": "crashed",
+           "RT005": "crashed", "RT007": "crashed", "RT008": "crashed", "RT010": "crashed", "RT003": "crashed",
+           "BL001": "regressed"}
+#: Outcomes read as the same symptom for agreement (a plateau agrees with an underfit).
+SAME = {"underfit": {"underfit", "plateaued"}, "plateaued": {"underfit", "plateaued"},
+        "diverged": {"diverged", "unstable"}, "unstable": {"unstable", "diverged"}}
+
+
+def points_strength(n: int) -> float:
+    """How well a curve of ``n`` finite points determines a trend: 0 at <= 2 points, rising with
+    log10(n) to 1 at 100 points (a smoothed trend's noise falls roughly as 1/sqrt(window); beyond
+    ~100 points more points no longer change the reading of a loss curve)."""
+    if n < MIN_TREND_POINTS:
+        return 0.0
+    return min(1.0, math.log10(n) / 2.0)
+
+
+def confidence(*, outcome: str, cause: str, primary: Finding | None, basis: Basis, findings: list[Finding],
+               has_validation: bool, has_step_time: bool, warnings: int, inconclusive: bool) -> tuple[float, str]:
+    """Confidence in [0, 1] from the evidence examined, and the terms it came from (one line).
+
+    ``p0`` (what the main conclusion rests on):
+
+    * a runtime signature (a traceback, an OOM message, a hardware error; the primary finding is in
+      the ``runtime`` family) or the tracker's own failed status: 0.8 (a signature names what
+      happened; it can still be a symptom of something earlier);
+    * a curve (any other primary finding, or no finding for ``succeeded``):
+      ``0.3 + 0.5 * points_strength(n)`` with ``n`` the finite points of the richest learning
+      series examined (0.3 for a 3-point curve, 0.55 at 10 points, 0.8 at 100+).
+
+    Independent agreement combines by noisy-OR (Pearl 1988, *Probabilistic Reasoning in
+    Intelligent Systems*, 4.3.2): every other detector at warning or above implying the same
+    outcome (``IMPLIES``/``SAME``) adds ``1 - (1 - c) * (1 - 0.3)``, at most three; for
+    ``succeeded`` each further learning series examined counts with weight
+    ``0.3 * points_strength(its points)``, at most two. Every
+    finding implying a different failure multiplies by 0.85 (a competing explanation), at most
+    three. A learning verdict without a validation metric, or a slow verdict without step times,
+    multiplies by 0.85 (the signal that could have overturned it was not there); load warnings by
+    0.9. An inconclusive cause or partial input caps at 0.5.
+    The constants rank conclusions; the reliability table of ``benchmarks/diagnosis_eval.py``
+    checks them against the real corpora (docs/corpus.md).
+    """
+    n = basis.points
+    signature = primary is not None and primary.family == "runtime"
+    terms = []
+    if outcome == "unknown":
+        return 0.0, "no judgeable evidence"
+    if signature or (primary is None and outcome == "crashed"):
+        c = 0.8
+        terms.append("signature/status 0.8")
+    else:
+        c = 0.3 + 0.5 * points_strength(n)
+        terms.append(f"curve of {n} points {c:.2f}")
+    same = SAME.get(outcome, {outcome})
+    agree = [f for f in findings if f is not primary and f.severity.rank >= Severity.WARNING.rank
+             and IMPLIES.get(f.code) in same]
+    agree_codes = sorted({f.code for f in agree} - ({primary.code} if primary else set()))[:3]
+    weights = [0.3] * len(agree_codes)
+    if outcome == "succeeded" and cause == "healthy":
+        # each further learning series examined agrees, weighted by how much its points can show
+        extra = sorted(basis.signals.values(), key=lambda kn: -kn[1])[1:3]
+        agree_codes = [k for k, _ in extra]
+        weights = [0.3 * points_strength(n) for _, n in extra]
+    for w in weights:
+        c = 1 - (1 - c) * (1 - w)
+    if agree_codes:
+        terms.append(f"+{len(agree_codes)} agreeing")
+    other = sorted({f.code for f in findings if f.severity.rank >= Severity.WARNING.rank
+                    and IMPLIES.get(f.code) not in (None, *same)
+                    and not (outcome == "crashed" and IMPLIES.get(f.code) == "crashed")})[:3]
+    if outcome in ("succeeded", "running"):
+        other = other[:0]
+    for _ in other:
+        c *= 0.85
+    if other:
+        terms.append(f"-{len(other)} competing ({','.join(other)})")
+    if outcome in ("succeeded", "overfit", "underfit", "plateaued") and not has_validation:
+        c *= 0.85
+        terms.append("no validation x0.85")
+    if outcome == "slow" and not has_step_time:
+        c *= 0.85
+        terms.append("no step time x0.85")
+    if warnings:
+        c *= 0.9
+        terms.append("load warnings x0.9")
+    if inconclusive:
+        c = min(c, 0.5)
+        terms.append("inconclusive cap 0.5")
+    return round(max(min(c, 0.99), 0.05), 2), ", ".join(terms)

@@ -1,0 +1,610 @@
+"""The verdict policy as a table: one :class:`Rule` per row, tried in precedence order.
+
+Each rule states the findings it needs (``needs``, in words, and ``codes``), the outcomes and
+causes it can give, its precedence, a test (``when``) and its own cases (``cases``: small
+finding sets with the verdict the rule must give, or ``None`` where it must not fire).
+``tests/test_verdict_policy.py`` enumerates :data:`POLICY` and runs every case; ``mlaudit`` docs
+print the table (docs/index.md).
+
+The order encodes the "first broken layer" principle of the diagnosis workflow: a hardware or
+memory signature explains more than the curves before it; non-finite values explain more than a
+plateau; systems problems set the outcome only when the learning itself is healthy; a run that
+stopped before its planned end is ``crashed`` (or ``running``) unless a learning failure explains
+more; and with no judgeable training signal the verdict is ``unknown``. The first rule that
+matches sets outcome and cause; every other finding stays as secondary evidence. Confidence is
+not part of a rule: :func:`.evidence.confidence` derives it from what was examined.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..report import Cause, Finding, Outcome, Severity
+from ..roles import Role
+from ..rundata import RunData, RunStatus
+from ..signal import fmt
+from .evidence import MIN_TREND_POINTS, Basis, Ending, LrAssessment
+
+_CORRECTNESS_EXC = ("ValueError", "TypeError", "KeyError", "IndexError", "AttributeError",
+                    "AssertionError", "NameError", "NotImplementedError", "ZeroDivisionError",
+                    "ImportError", "ModuleNotFoundError", "FileNotFoundError", "UnboundLocalError")
+_STOP_EXC = ("KeyboardInterrupt", "SystemExit")
+
+
+@dataclass
+class Ctx:
+    """What a rule sees: the run, findings by code, and the evidence assessment."""
+
+    run: RunData
+    by_code: dict[str, list[Finding]]
+    basis: Basis
+    ending: Ending
+    precision: list[str]
+    lr: LrAssessment
+
+    def get(self, code: str, min_sev: Severity = Severity.INFO) -> Finding | None:
+        for f in self.by_code.get(code, []):
+            if f.severity.rank >= min_sev.rank:
+                return f
+        return None
+
+    def train_nonfinite(self) -> Finding | None:
+        for f in self.by_code.get("LI001", []):
+            if f.facts.get("role") == Role.TRAIN_LOSS.value:
+                return f
+        return None
+
+
+@dataclass
+class Decision:
+    outcome: Outcome
+    cause: Cause
+    summary: str
+    primary: Finding | None = None
+    rule: str = ""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One example of a rule: findings ``(code, severity, facts)``, run facts, and the verdict
+    ``(outcome, cause)`` the rule gives, or ``None`` where it must not fire."""
+
+    name: str
+    findings: tuple[tuple[str, str, dict[str, Any]], ...] = ()
+    expect: tuple[str, str] | None = None
+    status: str = "finished"
+    series: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    params: dict[str, str] = field(default_factory=dict)
+    console: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One row of the policy table."""
+
+    id: str
+    name: str
+    precedence: int
+    needs: str
+    outcomes: tuple[Outcome, ...]
+    causes: tuple[Cause, ...]
+    when: Callable[[Ctx], Decision | None]
+    cases: tuple[Case, ...] = ()
+    codes: tuple[str, ...] = ()
+
+    def apply(self, c: Ctx) -> Decision | None:
+        d = self.when(c)
+        if d is not None:
+            d.rule = self.id
+        return d
+
+
+# --- rule tests ---------------------------------------------------------------------------------
+
+def _ended_by_preemption(c: Ctx, f: Finding) -> bool:
+    """A crash signature explained by the job's own termination (RT003: SIGTERM / preemption)."""
+    if c.get("RT003") is None:
+        return False
+    if f.code in ("RT004", "RT010"):  # workers and the process are killed as the job is torn down
+        return True
+    msg = (f.facts.get("exception_message") or "").lower()
+    exc = str(f.facts.get("exception_type", ""))
+    return f.code == "RT005" and (exc.endswith(_STOP_EXC) or "sigterm" in msg or "signal 15" in msg)
+
+
+def _hardware(c: Ctx) -> Decision | None:
+    hw = c.get("RT007", Severity.ERROR)
+    if hw:  # the first broken layer: an OOM or CUDA error after a hardware fault is its symptom
+        return Decision(Outcome.CRASHED, Cause.INFRA_RUNTIME, f"The run crashed on {hw.message}.", hw)
+    return None
+
+
+def _crash_infra(c: Ctx) -> Decision | None:
+    for code, what in (("RT001", "it ran out of memory"), ("RT002", "a collective operation timed out"),
+                       ("RT004", "a data-loader worker died"), ("RT008", "the disk filled up"),
+                       ("RT010", "it was killed from outside")):
+        f = c.get(code, Severity.ERROR)
+        if f and not _ended_by_preemption(c, f):
+            where = f.facts.get("code_path")
+            extra = f" in the {where} code path" if where and where != "unknown" else ""
+            return Decision(Outcome.CRASHED, Cause.INFRA_RUNTIME,
+                            f"The run crashed because {what}{extra}: {f.message}.", f)
+    return None
+
+
+def transient_nonfinite(c: Ctx) -> Finding | None:
+    """LI001 on the training loss where the loss came back: fewer than half of the points after the
+    onset are non-finite and the last point is finite (a skipped batch, HF/YOLO logging a NaN step),
+    so the run did not diverge."""
+    f = c.train_nonfinite()
+    if f is None or f.facts.get("all_after_nonfinite"):
+        return None
+    after = (f.facts.get("n_points") or 0) - (f.facts.get("index") or 0)
+    if after <= 0 or (f.facts.get("n_nonfinite") or 0) / after >= 0.5:
+        return None
+    s = c.run.metrics.series(f.facts["key"]).by_step() if f.facts.get("key") in c.run.metrics else None
+    if s is None or not len(s) or not np.isfinite(s.values[-1]):
+        return None
+    return f
+
+
+def _transient(c: Ctx) -> Decision | None:
+    f = transient_nonfinite(c)
+    if f is None:
+        return None
+    return Decision(Outcome.UNSTABLE, Cause.INCONCLUSIVE,
+                    f"The training loss was non-finite at {f.facts.get('n_nonfinite')} of "
+                    f"{f.facts.get('n_points')} points from step {f.facts.get('first_step')} on, but came back "
+                    "and ended finite: transient non-finite values (a skipped or bad batch), not a divergence.", f)
+
+
+def _zero_loss(c: Ctx) -> Decision | None:
+    """The training loss is exactly 0.0 at its last points: nothing is being measured (labels
+    leaked into inputs, a fully masked loss, templated targets); exactly 0 from the first point means
+    nothing was ever learned from the data."""
+    k = c.run.key_for(Role.TRAIN_LOSS)
+    if not k:
+        return None
+    s = c.run.metrics.series(k).by_step().finite()
+    if len(s) < MIN_TREND_POINTS or not np.all(s.values[-3:] == 0.0):
+        return None
+    from_start = bool(s.values[0] == 0.0)
+    outcome = Outcome.PLATEAUED if from_start else Outcome.SUCCEEDED
+    when = "from its first logged point" if from_start else f"from step {int(s.steps[np.argmax(s.values == 0.0)])}"
+    return Decision(outcome, Cause.DATA_CONFIG,
+                    f"{k} is exactly 0 {when} to the end: a loss of exactly zero measures nothing (targets "
+                    "leaked into the inputs, a fully masked loss, templated data); the training result cannot "
+                    "be trusted until the data and the loss are checked.")
+
+
+def _abrupt_nonfinite(c: Ctx) -> Decision | None:
+    """OP004 reads the onset robustly (medians, optimizer steps): an abrupt onset is numerics or a
+    bad batch (data_config), unless the learning rate is far above typical (then it is the LR)."""
+    f = c.get("OP004")
+    if not (f and f.facts.get("abrupt")) or transient_nonfinite(c):
+        return None
+    if c.lr.far_above and not c.precision:
+        return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE,
+                        f"{f.message}; with {c.lr.describe()} (>= {10:g}x typical) and no reduced precision "
+                        "in use, the learning rate is the first suspect.", f)
+    return Decision(Outcome.DIVERGED, Cause.DATA_CONFIG, f"{f.message}.", f)
+
+
+def _fp16_overflow(c: Ctx) -> Decision | None:
+    """RT006 at error: fp16 loss scaling failed (a few skips with a healthy scale are info, benign)."""
+    f = c.get("RT006", Severity.ERROR)
+    if not f:
+        op7 = c.get("OP007", Severity.ERROR)
+        # a scale that never decreased did not collapse: bf16/fp32 Megatron runs print a constant 1.0
+        f = op7 if op7 is not None and op7.facts.get("decreases") else None
+    if not f:
+        return None
+    cause = Cause.MODEL_CONVERGENCE if c.get("OP001", Severity.ERROR) else Cause.DATA_CONFIG
+    outcome = Outcome.CRASHED if f.facts.get("min_scale_error") else Outcome.DIVERGED
+    return Decision(outcome, cause, f"fp16 loss scaling failed: {f.message}.", f)
+
+
+def _nonfinite(c: Ctx) -> Decision | None:
+    f = c.train_nonfinite()
+    if not f or transient_nonfinite(c):
+        return None
+    div = c.get("OP001", Severity.ERROR)
+    growth = f.facts.get("growth_before")
+    if div or (growth is not None and growth >= 2.0):
+        return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE,
+                        f"The training loss grew and then turned non-finite at step {f.facts['first_step']}: "
+                        "an optimisation divergence (learning rate / warmup / clipping).", f)
+    prior = f.facts.get("finite_points_before", 0)
+    if not prior:
+        if c.lr.far_above and not c.precision:
+            return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE,
+                            f"The training loss was non-finite from its first logged step ({f.facts['first_step']}) "
+                            f"with {c.lr.describe()}: at 10x the typical value the first updates overshoot; "
+                            "no reduced precision is in use, so numerics are not the first suspect.", f)
+        return Decision(Outcome.DIVERGED, Cause.DATA_CONFIG,
+                        f"The training loss was non-finite from its first logged step ({f.facts['first_step']}): "
+                        "the inputs, the initialisation or the loss computation are broken before any "
+                        "optimisation could diverge.", f)
+    what = "precision / loss scaling / a bad batch" if c.precision else "a bad batch or an input/loss bug"
+    return Decision(Outcome.DIVERGED, Cause.DATA_CONFIG,
+                    f"The training loss was finite and not growing ({prior} finite points, last "
+                    f"{fmt(f.facts.get('last_finite'))}), then non-finite from step {f.facts['first_step']} "
+                    f"on ({f.facts['n_nonfinite']} points): an abrupt numerical failure ({what}), not a "
+                    "learning-rate divergence.", f)
+
+
+def _divergence(c: Ctx) -> Decision | None:
+    f = c.get("OP001", Severity.ERROR)
+    if f:
+        return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE, f"The run diverged: {f.message}.", f)
+    return None
+
+
+def _nan_message(c: Ctx) -> Decision | None:
+    """RT009 without a loss history: non-finite, but the onset cannot be read."""
+    f = c.get("RT009", Severity.ERROR)
+    if f and not c.run.has(Role.TRAIN_LOSS):
+        return Decision(Outcome.DIVERGED, Cause.INCONCLUSIVE,
+                        f"The loss became non-finite ({f.message}); without the loss history a learning-rate "
+                        "divergence and a numerical failure cannot be told apart.", f)
+    return None
+
+
+def _crash_other(c: Ctx) -> Decision | None:
+    f = c.get("RT005", Severity.ERROR)
+    if f and not _ended_by_preemption(c, f):
+        exc = str(f.facts.get("exception_type", ""))
+        if exc.endswith(_STOP_EXC):
+            return Decision(Outcome.CRASHED, Cause.INCONCLUSIVE,
+                            f"The run was stopped by {exc.rsplit('.', 1)[-1]} ({f.message}); why it was "
+                            "stopped is not in the data.", f)
+        shape = "shape" in (f.facts.get("exception_message") or "").lower()
+        cause = (Cause.CORRECTNESS_BUG if (exc.rsplit(".", 1)[-1] in _CORRECTNESS_EXC or shape)
+                 else Cause.INFRA_RUNTIME if exc.endswith(("OSError", "MemoryError", "TimeoutError"))
+                 else Cause.CORRECTNESS_BUG)
+        return Decision(Outcome.CRASHED, cause, f"The run crashed with {f.message}.", f)
+    return None
+
+
+def _reset(c: Ctx) -> Decision | None:
+    f = c.get("LI002", Severity.ERROR) or c.get("LI003", Severity.ERROR)
+    if f:
+        return Decision(Outcome.UNSTABLE, Cause.CORRECTNESS_BUG,
+                        f"The step counter reset: {f.message}. Curves by step overlay two segments; "
+                        "the resume did not restore the training state.", f)
+    return None
+
+
+def _baseline(c: Ctx) -> Decision | None:
+    """BL001: a learning metric worse than the baselines beyond their noise band; within noise: no rule."""
+    f = c.get("BL001", Severity.ERROR)
+    if not f:
+        return None
+    layer = c.get("BL003")
+    cause = Cause((layer.facts.get("cause") if layer else None) or Cause.MODEL_CONVERGENCE.value)
+    if cause is Cause.METRIC_POLICY:
+        return Decision(Outcome.SUCCEEDED, cause, f"The metric moved because of how it is computed, "
+                        f"not the model: {f.message}; {layer.message}.", f)
+    where = f"; {layer.message}" if layer else ""
+    return Decision(Outcome.REGRESSED, cause, f"The run is worse than its baselines: {f.message}{where}.", f)
+
+
+def _chance(c: Ctx) -> Decision | None:
+    """GE004: validation at chance is a data problem first (labels without signal, broken
+    validation labels), whatever the training curve did."""
+    f = c.get("GE004", Severity.WARNING)
+    if not f or (f.facts.get("labels_carry_signal") and c.get("GE001", Severity.ERROR)):
+        return None  # training accuracy beat chance from the first eval: an overfit, not the labels
+    if c.get("GE002", Severity.ERROR):
+        # Training barely learned either. If the loss never moved, the optimiser is the first
+        # suspect (LR: underfit rule). If it moved, then stalled early while validation sat at
+        # chance, the model reached what the labels allow: no signal (examples/corpus: shuffled
+        # labels drop the loss 6% then plateau for under half the run; a too-low LR moves it < 3%).
+        plateau = c.get("OP003")
+        moved_then_stalled = (plateau is not None and plateau.facts.get("flat_share", 1.0) < 0.9
+                              and plateau.facts.get("rel_total_improvement", 0.0) >= 0.03)
+        if not (moved_then_stalled and (f.facts.get("lift") or 0.0) < 0.1):
+            return None
+    outcome = (Outcome.OVERFIT if c.get("GE001", Severity.ERROR)
+               else Outcome.UNDERFIT if c.get("GE002", Severity.ERROR) else Outcome.PLATEAUED)
+    return Decision(outcome, Cause.DATA_CONFIG,
+                    f"Validation never beat chance: {f.message}. The labels or inputs carry no signal the "
+                    "model can generalise (shuffled or misaligned labels, broken validation preprocessing).", f)
+
+
+def _overfit(c: Ctx) -> Decision | None:
+    f = c.get("GE001", Severity.ERROR)
+    if f:
+        return Decision(Outcome.OVERFIT, Cause.MODEL_CONVERGENCE, f"The run overfit: {f.message}.", f)
+    return None
+
+
+def _underfit(c: Ctx) -> Decision | None:
+    f = c.get("GE002", Severity.ERROR)
+    if f:
+        return Decision(Outcome.UNDERFIT, Cause.MODEL_CONVERGENCE,
+                        f"The model barely learned the training set: {f.message}.", f)
+    return None
+
+
+def _plateau(c: Ctx) -> Decision | None:
+    f = c.get("OP003", Severity.WARNING)
+    if f:
+        return Decision(Outcome.PLATEAUED, Cause.MODEL_CONVERGENCE, f"The run plateaued: {f.message}.", f)
+    return None
+
+
+def _unstable(c: Ctx) -> Decision | None:
+    f = c.get("OP002", Severity.WARNING)
+    if f:
+        return Decision(Outcome.UNSTABLE, Cause.MODEL_CONVERGENCE, f"Training was unstable: {f.message}.", f)
+    return None
+
+
+def _ended_failed(c: Ctx) -> Decision | None:
+    """A run the tracker (or the in-process hook) saw end failed or killed: its ending is the main
+    fact (a slowdown stays a finding). Without a crash signature the cause is inconclusive."""
+    if c.run.status in (RunStatus.FAILED, RunStatus.KILLED) and c.get("RT003") is None:
+        return Decision(Outcome.CRASHED, Cause.INCONCLUSIVE,
+                        f"The run ended {c.run.status.value}, and nothing in its metrics or console explains "
+                        "why.")
+    return None
+
+
+def _stopped_early(c: Ctx) -> Decision | None:
+    """Positive evidence that the run stopped before its planned end: planned length vs reached,
+    an interrupt line, a framework log without its end-of-training line. A mid-run checkpoint
+    snapshot or an early stop the run's patience explains is not such evidence."""
+    e = c.ending
+    if not e.stopped or c.get("RT003") is not None:  # a preemption has its own rule (V19)
+        return None
+    why = e.describe()
+    if c.run.status is RunStatus.RUNNING:
+        return Decision(Outcome.RUNNING, Cause.INCONCLUSIVE,
+                        f"The run is still running according to its tracker: {why}.")
+    return Decision(Outcome.CRASHED, Cause.INCONCLUSIVE,
+                    f"The run stopped before its planned end: {why}. No crash signature says why "
+                    "(attach the console log or the scheduler's record).")
+
+
+def _slow(c: Ctx) -> Decision | None:
+    # SY004 (isolated slow steps) and SY003 (idle accelerator) stay bottleneck findings but do not
+    # set the outcome: on shared machines both come from neighbours as often as from the run
+    for code in ("SY002", "SY005", "SY001"):
+        f = c.get(code, Severity.WARNING)
+        if f:
+            return Decision(Outcome.SLOW, Cause.INFRA_RUNTIME, f"The run was slow: {f.message}.", f)
+    return None
+
+
+def _preempted(c: Ctx) -> Decision | None:
+    """RT003 when nothing else explains the end: preempted and requeued is not a crash."""
+    f = c.get("RT003")
+    if not f:
+        return None
+    if f.facts.get("requeued"):
+        return Decision(Outcome.RUNNING, Cause.INFRA_RUNTIME,
+                        f"The job was preempted and requeued, not crashed ({f.message}); it continues in a later "
+                        "segment: check that it resumes from its checkpoint.", f)
+    return Decision(Outcome.CRASHED, Cause.INFRA_RUNTIME,
+                    f"The job was stopped by its scheduler ({f.message}) and not requeued.", f)
+
+
+def _no_signal(c: Ctx) -> Decision | None:
+    """Abstain: no judgeable training signal (no recognised loss/validation metric, too few points,
+    only summary values). ``succeeded`` needs positive evidence."""
+    if c.basis.judgeable:
+        return None
+    missing = c.basis.missing(c.run)
+    if c.run.status is RunStatus.RUNNING:
+        return Decision(Outcome.RUNNING, Cause.INCONCLUSIVE,
+                        "The run is still running and holds no judgeable training signal yet: "
+                        + "; ".join(missing) + ".")
+    return Decision(Outcome.UNKNOWN, Cause.INCONCLUSIVE,
+                    "Not judged: " + "; ".join(missing) + ". Log or pass what is listed under next actions "
+                    "to get a verdict.")
+
+
+def _healthy(c: Ctx) -> Decision | None:
+    """Positive evidence of health: a judgeable training signal examined, no rule above fired."""
+    run = c.run
+    if run.status is RunStatus.RUNNING:
+        return Decision(Outcome.RUNNING, Cause.INCONCLUSIVE,
+                        "The run is still running; so far no failure signature in what was examined.")
+    tl = run.key_for(Role.TRAIN_LOSS)
+    msg = "No failure signature: the run finished"
+    if tl:
+        s = run.series(tl).finite()
+        if len(s):
+            msg += f" with {tl} {fmt(float(s.values[0]))} -> {fmt(float(s.values[-1]))}"
+    examined = ", ".join(f"{k} ({n} points)" for k, n in c.basis.signals.values())
+    return Decision(Outcome.SUCCEEDED, Cause.HEALTHY, msg + f". Examined: {examined}.")
+
+
+# --- the table ----------------------------------------------------------------------------------
+
+_E, _W, _I = "error", "warning", "info"
+_LOSS = {"loss": tuple(2.0 - 0.01 * i for i in range(50))}
+
+POLICY: tuple[Rule, ...] = (
+    Rule("V01", "hardware-fault", 10, "RT007 hardware error at error", (Outcome.CRASHED,), (Cause.INFRA_RUNTIME,),
+         _hardware, codes=("RT007",), cases=(
+             Case("xid then OOM: the hardware fault first", ((("RT007", _E, {})), ("RT001", _E, {})),
+                  ("crashed", "infra_runtime")),
+             Case("no hardware signature", (("RT001", _E, {}),), None))),
+    Rule("V02", "infra-crash", 20,
+         "RT001 OOM, RT002 collective timeout, RT004 worker died, RT008 disk full or RT010 killed, at error, "
+         "not explained by the job's own preemption (RT003)", (Outcome.CRASHED,), (Cause.INFRA_RUNTIME,),
+         _crash_infra, codes=("RT001", "RT002", "RT004", "RT008", "RT010"), cases=(
+             Case("OOM in evaluation", (("RT001", _E, {"code_path": "evaluation"}),), ("crashed", "infra_runtime")),
+             Case("worker killed while the job is preempted", (("RT004", _E, {}), ("RT003", _W, {})), None))),
+    Rule("V03", "abrupt-nonfinite", 30,
+         "OP004 with an abrupt onset (finite, not growing, then non-finite); the LR >= 10x typical without "
+         "reduced precision makes it the learning rate", (Outcome.DIVERGED,),
+         (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE), _abrupt_nonfinite, codes=("OP004",), cases=(
+             Case("fp16 NaN after the first optimizer step", (("OP004", _E, {"abrupt": True}),),
+                  ("diverged", "data_config"), params={"fp16": "true", "learning_rate": "2e-5"}),
+             Case("float64 numpy, lr 3.0, NaN from step 1", (("OP004", _E, {"abrupt": True}),),
+                  ("diverged", "model_convergence"), params={"lr": "3.0", "dtype": "float64"}),
+             Case("gradual onset", (("OP004", _E, {"abrupt": False}),), None))),
+    Rule("V04", "nonfinite-loss", 40,
+         "LI001 on the training loss: grown >= 2x (or OP001) before -> LR divergence; non-finite from the first "
+         "step -> inputs/init, or the LR when >= 10x typical without reduced precision; finite then abrupt -> "
+         "numerics / bad batch", (Outcome.DIVERGED,), (Cause.MODEL_CONVERGENCE, Cause.DATA_CONFIG),
+         _nonfinite, codes=("LI001", "OP001"), cases=(
+             Case("grew then NaN", (("LI001", _E, {"role": "train_loss", "first_step": 40, "growth_before": 5.0}),),
+                  ("diverged", "model_convergence")),
+             Case("NaN from step 1 at lr 3.0 (SGD)", (("LI001", _E, {"role": "train_loss", "first_step": 1,
+                                                                       "finite_points_before": 0}),),
+                  ("diverged", "model_convergence"), params={"lr": "3.0", "optimizer": "SGD"}),
+             Case("NaN from step 1 at lr 1e-4", (("LI001", _E, {"role": "train_loss", "first_step": 1,
+                                                                "finite_points_before": 0}),),
+                  ("diverged", "data_config"), params={"lr": "1e-4"}),
+             Case("finite then NaN", (("LI001", _E, {"role": "train_loss", "first_step": 300, "n_nonfinite": 5,
+                                                     "finite_points_before": 30, "last_finite": 0.5}),),
+                  ("diverged", "data_config")),
+             Case("NaN in a validation metric only", (("LI001", _E, {"role": "val_loss"}),), None))),
+    Rule("V05", "loss-scale-collapse", 50,
+         "RT006 at error, or OP007 with a decreasing scale (precision evidence in itself)",
+         (Outcome.DIVERGED, Outcome.CRASHED), (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE), _fp16_overflow,
+         codes=("RT006", "OP007"), cases=(
+             Case("40 consecutive skips", (("RT006", _E, {}),), ("diverged", "data_config")),
+             Case("scale hit its floor", (("RT006", _E, {"min_scale_error": True}),), ("crashed", "data_config")),
+             Case("constant scale 1.0 (bf16)", (("OP007", _E, {"decreases": False}),), None))),
+    Rule("V05b", "transient-nonfinite", 55,
+         "LI001 on the training loss with < 50% of the points after the onset non-finite and a finite last "
+         "point (the loss came back)", (Outcome.UNSTABLE,), (Cause.INCONCLUSIVE,), _transient,
+         codes=("LI001",), cases=(
+             Case("3 NaN of 133 after onset, ends finite",
+                  (("LI001", _E, {"role": "train_loss", "key": "loss", "n_nonfinite": 2, "n_points": 50,
+                                  "index": 10, "first_step": 10, "all_after_nonfinite": False}),),
+                  ("unstable", "inconclusive"),
+                  series={"loss": tuple(float("nan") if i in (10, 20) else 1.0 for i in range(50))}),
+             Case("NaN to the end", (("LI001", _E, {"role": "train_loss", "key": "loss", "n_nonfinite": 40,
+                                                    "n_points": 50, "index": 10, "all_after_nonfinite": True}),),
+                  None))),
+    Rule("V06", "divergence", 60, "OP001 at error", (Outcome.DIVERGED,), (Cause.MODEL_CONVERGENCE,), _divergence,
+         codes=("OP001",), cases=(Case("loss 10x its best", (("OP001", _E, {}),), ("diverged", "model_convergence")),)),
+    Rule("V07", "nonfinite-message", 70, "RT009 at error without a training-loss series",
+         (Outcome.DIVERGED,), (Cause.INCONCLUSIVE,), _nan_message, codes=("RT009",), cases=(
+             Case("NaN message, no loss history", (("RT009", _E, {}),), ("diverged", "inconclusive")),
+             Case("NaN message with a loss history", (("RT009", _E, {}),), None, series=_LOSS))),
+    Rule("V08", "exception", 80,
+         "RT005 traceback at error (not a preemption): KeyboardInterrupt/SystemExit -> stopped, cause "
+         "inconclusive; code errors -> correctness_bug; OSError/MemoryError/TimeoutError -> infra_runtime",
+         (Outcome.CRASHED,), (Cause.CORRECTNESS_BUG, Cause.INFRA_RUNTIME, Cause.INCONCLUSIVE), _crash_other,
+         codes=("RT005",), cases=(
+             Case("shape mismatch", (("RT005", _E, {"exception_type": "RuntimeError",
+                                                   "exception_message": "shape mismatch"}),),
+                  ("crashed", "correctness_bug")),
+             Case("OSError", (("RT005", _E, {"exception_type": "OSError"}),), ("crashed", "infra_runtime")),
+             Case("KeyboardInterrupt", (("RT005", _E, {"exception_type": "KeyboardInterrupt"}),),
+                  ("crashed", "inconclusive")),
+             Case("SIGTERM by the scheduler", (("RT005", _E, {"exception_type": "KeyboardInterrupt"}),
+                                               ("RT003", _W, {})), None))),
+    Rule("V08b", "zero-loss", 85,
+         "training loss exactly 0.0 at its last 3+ points (exactly 0 from the first point: nothing learned)",
+         (Outcome.PLATEAUED, Outcome.SUCCEEDED), (Cause.DATA_CONFIG,), _zero_loss, cases=(
+             Case("LoRA loss exactly zero throughout", (), ("plateaued", "data_config"),
+                  series={"loss": (0.0,) * 20}),
+             Case("templated data: 0.85 -> 0", (), ("succeeded", "data_config"),
+                  series={"loss": (0.85, 0.4, 0.1, 0.0, 0.0, 0.0)}),
+             Case("HF nan filter zeros between spikes", (), None,
+                  series={"loss": (10.3, 0.0, 19.9, 0.0, 12.0, 0.0, 15.0)}))),
+    Rule("V09", "step-reset", 90, "LI002 or LI003 at error", (Outcome.UNSTABLE,), (Cause.CORRECTNESS_BUG,), _reset,
+         codes=("LI002", "LI003"), cases=(
+             Case("step counter went 8672 -> 542", (("LI002", _E, {}),), ("unstable", "correctness_bug")),
+             Case("info only", (("LI003", _I, {}),), None))),
+    Rule("V10", "baseline-regression", 100,
+         "BL001 at error; BL003's layer gives the cause (metric_policy -> succeeded)",
+         (Outcome.REGRESSED, Outcome.SUCCEEDED), tuple(Cause), _baseline, codes=("BL001", "BL003"), cases=(
+             Case("worse than baselines", (("BL001", _E, {}),), ("regressed", "model_convergence")),
+             Case("metric definition changed", (("BL001", _E, {}), ("BL003", _I, {"cause": "metric_policy"})),
+                  ("succeeded", "metric_policy")))),
+    Rule("V11", "validation-at-chance", 110,
+         "GE004 at warning (not with GE001 when the labels carry signal; with GE002 only when the loss moved "
+         "then stalled)", (Outcome.OVERFIT, Outcome.UNDERFIT, Outcome.PLATEAUED), (Cause.DATA_CONFIG,), _chance,
+         codes=("GE004", "GE001", "GE002", "OP003"), cases=(
+             Case("val at chance, train plateau", (("GE004", _W, {"lift": 0.0}),), ("plateaued", "data_config")),
+             Case("train beat chance, overfit", (("GE004", _W, {"labels_carry_signal": True}), ("GE001", _E, {})),
+                  None),
+             Case("loss never moved (LR)", (("GE004", _W, {"lift": 0.0}), ("GE002", _E, {})), None))),
+    Rule("V12", "overfit", 120, "GE001 at error", (Outcome.OVERFIT,), (Cause.MODEL_CONVERGENCE,), _overfit,
+         codes=("GE001",), cases=(Case("val loss rose 40% from its min", (("GE001", _E, {}),),
+                                       ("overfit", "model_convergence")),)),
+    Rule("V13", "underfit", 130, "GE002 at error", (Outcome.UNDERFIT,), (Cause.MODEL_CONVERGENCE,), _underfit,
+         codes=("GE002",), cases=(Case("loss 2.30 -> 2.28", (("GE002", _E, {}),), ("underfit", "model_convergence")),
+                                  Case("warning only", (("GE002", _W, {}),), None))),
+    Rule("V14", "plateau", 140, "OP003 at warning", (Outcome.PLATEAUED,), (Cause.MODEL_CONVERGENCE,), _plateau,
+         codes=("OP003",), cases=(Case("flat for 60% of the run", (("OP003", _W, {}),),
+                                       ("plateaued", "model_convergence")),)),
+    Rule("V15", "unstable", 150, "OP002 at warning", (Outcome.UNSTABLE,), (Cause.MODEL_CONVERGENCE,), _unstable,
+         codes=("OP002",), cases=(Case("unrecovered spikes", (("OP002", _W, {}),), ("unstable", "model_convergence")),
+                                  Case("benign spike (info)", (("OP002", _I, {}),), None))),
+    Rule("V16", "ended-failed", 160, "tracker status failed or killed, no preemption (RT003)",
+         (Outcome.CRASHED,), (Cause.INCONCLUSIVE,), _ended_failed, cases=(
+             Case("MLflow status FAILED", (), ("crashed", "inconclusive"), status="failed"),
+             Case("killed but preempted", (("RT003", _W, {}),), None, status="killed"))),
+    Rule("V17", "stopped-early", 170,
+         "planned length (max_steps, MAX_ITER, epochs, Keras 'Epoch k/N') > 5% beyond what was reached, an "
+         "interrupt line, or an HF/detectron2 log without its end-of-training line; not a mid-run checkpoint "
+         "snapshot, not an early stop its patience explains; 'running' when the tracker says running",
+         (Outcome.CRASHED, Outcome.RUNNING), (Cause.INCONCLUSIVE,), _stopped_early, cases=(
+             Case("3 epochs of 100 (results.csv)", (), ("crashed", "inconclusive"), series={"loss": (2.0, 1.9, 1.8)},
+                  params={"epochs": "100", "log.step_axis": "epoch"}),
+             Case("still running at 10%", (), ("running", "inconclusive"), status="running", series=_LOSS,
+                  params={"max_steps": "500"}),
+             Case("trainer_state checkpoint 500/1250", (), None, series=_LOSS, params={"max_steps": "1250"},
+                  notes=("checkpoint snapshot at step 49 of max_steps 1250: a checkpoint is saved mid-run",)),
+             Case("KeyboardInterrupt line", (), ("crashed", "inconclusive"), series=_LOSS,
+                  console=("Traceback (most recent call last):", "KeyboardInterrupt")),
+             Case("complete", (), None, series=_LOSS, params={"max_steps": "50"}),
+             Case("ended inside the LR warmup (detectron2 300/300 with a 1000-iteration warmup)", (), None,
+                  series={"loss": (2.6, 2.4, 2.1, 1.9, 1.7, 1.65), "lr": (1e-7, 2e-7, 4e-7, 8e-7, 1.6e-6, 2.4e-6)}),
+             Case("Lightning epoch counter 0-19 of 20", (), None,
+                  series={"loss": _LOSS["loss"][:20], "epoch": tuple(float(i) for i in range(20))},
+                  params={"max_epochs": "20"}))),
+    Rule("V18", "slow", 180, "SY002 data starvation, SY005 time outside training or SY001 throughput drop, "
+         "at warning", (Outcome.SLOW,), (Cause.INFRA_RUNTIME,), _slow, codes=("SY002", "SY005", "SY001"), cases=(
+             Case("input-bound", (("SY002", _E, {}),), ("slow", "infra_runtime")),
+             Case("isolated slow steps only (SY004)", (("SY004", _W, {}),), None))),
+    Rule("V19", "preempted", 190, "RT003: requeued -> running, else crashed", (Outcome.RUNNING, Outcome.CRASHED),
+         (Cause.INFRA_RUNTIME,), _preempted, codes=("RT003",), cases=(
+             Case("requeued", (("RT003", _W, {"requeued": True}),), ("running", "infra_runtime")),
+             Case("cancelled", (("RT003", _W, {}),), ("crashed", "infra_runtime")))),
+    Rule("V20", "no-judgeable-signal", 200,
+         "no learning series with >= 3 finite points that a learning detector examined (no recognised "
+         "loss/validation metric, only summary values, hp_metric only)", (Outcome.UNKNOWN, Outcome.RUNNING),
+         (Cause.INCONCLUSIVE,), _no_signal, cases=(
+             Case("hp_metric only", (), ("unknown", "inconclusive"), series={"hp_metric": (0.5,)}),
+             Case("one point per metric", (), ("unknown", "inconclusive"),
+                  series={"loss": (0.3,), "val_loss": (0.4,)}),
+             Case("a loss curve", (), None, series=_LOSS))),
+    Rule("V21", "healthy", 210, "a judgeable training signal examined and no rule above fired",
+         (Outcome.SUCCEEDED, Outcome.RUNNING), (Cause.HEALTHY, Cause.INCONCLUSIVE), _healthy, cases=(
+             Case("a decreasing loss", (), ("succeeded", "healthy"), series=_LOSS),
+             Case("running", (), ("running", "inconclusive"), series=_LOSS, status="running"))),
+)
+
+
+def first_match(c: Ctx) -> Decision:
+    """The decision of the first rule (by precedence) that matches."""
+    for rule in sorted(POLICY, key=lambda r: r.precedence):
+        d = rule.apply(c)
+        if d is not None:
+            return d
+    raise AssertionError("the healthy rule always matches")  # pragma: no cover
+
+
+def table_markdown() -> str:
+    """The policy as a Markdown table (docs/index.md)."""
+    rows = ["| # | rule | needs | outcome | cause |", "|---|---|---|---|---|"]
+    for r in sorted(POLICY, key=lambda r: r.precedence):
+        rows.append(f"| {r.id} | {r.name} | {r.needs} | {', '.join(o.value for o in r.outcomes)} | "
+                    f"{', '.join(c.value for c in r.causes) if len(r.causes) < 6 else 'from BL003'} |")
+    return "\n".join(rows)
