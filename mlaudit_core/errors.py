@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+#: Exit status of a batch or a ``watch --once`` that finished without auditing every run: runs
+#: failed (they are retried by running the same command again) or the tracker did not answer
+#: within the retry budget. Distinct from 2 (bad input: fix the command) so cron and CI can
+#: tell "try again later" from "fix it".
+EXIT_INCOMPLETE = 4
+
 
 class MlauditError(Exception):
     """Base: a problem the user can fix; the message is the one line shown."""

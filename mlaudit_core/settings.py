@@ -16,12 +16,14 @@ Example::
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .errors import InputError
 from .roles import AliasTable, Role
 
 if sys.version_info >= (3, 11):
@@ -32,6 +34,34 @@ else:  # pragma: no cover
 
 class SettingsError(ValueError):
     """A settings file has an unknown key/code or a bad value. The message names file and key."""
+
+
+#: Environment variable: seconds a tracker call may wait for a connection, and then for each
+#: read of its answer, before it counts as failed (``MLAUDIT_TRACKER_TIMEOUT=30``).
+TRACKER_TIMEOUT_ENV = "MLAUDIT_TRACKER_TIMEOUT"
+#: Default of :data:`TRACKER_TIMEOUT_ENV`: 10 s. MLflow's own default is 120 s with 7 retries
+#: (minutes for a server that accepts and never answers); a healthy server answers a
+#: ``runs/get`` or a 1,000-run ``runs/search`` page in well under a second, and a read timeout
+#: bounds the wait for each chunk, not a whole artifact download.
+DEFAULT_TRACKER_TIMEOUT_S = 10.0
+
+
+def tracker_timeout() -> float:
+    """Seconds per tracker connect/read (:data:`TRACKER_TIMEOUT_ENV`, default 10).
+
+    Raises:
+        InputError: the variable is set to something that is not a number in 1..3600 (exit 2).
+    """
+    raw = os.environ.get(TRACKER_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_TRACKER_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not 1.0 <= value <= 3600.0:  # also false for nan
+        raise InputError(f"{TRACKER_TIMEOUT_ENV}={raw!r}: expected seconds from 1 to 3600")
+    return value
 
 
 class Settings(BaseModel):

@@ -104,7 +104,7 @@ def test_batch_wandb_summary_write_back_once_and_resume(wandb_server, tmp_path):
     args = ["batch", "wandb", "--project", f"{ENTITY}/{PROJECT}", "--state", str(state)]
     res = CliRunner().invoke(app, [*args, "--jobs", "2"], env=WIDE)
     out = res.output
-    assert res.exit_code == 0, out
+    assert res.exit_code == 4, out  # a run failed: EXIT_INCOMPLETE
     assert f"wandb project {ENTITY}/{PROJECT}: 4 runs, 3 audited, 1 unreadable or failed" in out
     bad = next(line for line in out.splitlines() if f"{ENTITY}/{PROJECT}/broken" in line)
     assert "load:" in bad and "history storage unavailable" in bad
@@ -121,7 +121,7 @@ def test_batch_wandb_summary_write_back_once_and_resume(wandb_server, tmp_path):
     assert set(writes) == set(SHAPES) and len(set(writes.values())) == 1  # one write-back each
 
     again = CliRunner().invoke(app, args, env=WIDE)
-    assert again.exit_code == 0, again.output
+    assert again.exit_code == 4, again.output  # a run failed: EXIT_INCOMPLETE
     assert "3 settled in an earlier session" in again.output
     assert "this session: 1 runs" in again.output  # only the unreadable run is tried again
     assert wandb_server.writes == writes  # nothing written twice
@@ -224,7 +224,7 @@ def check_clearml_batch(srv, res, before: dict[str, int]) -> str:
     from clearml import Task
 
     ids, out = srv.ids, res.stdout
-    assert res.returncode == 0, out + res.stderr[-3000:]
+    assert res.returncode == 4, out + res.stderr[-3000:]  # a run failed: EXIT_INCOMPLETE
     assert f"clearml project {CL_PROJECT}: 4 runs, 3 audited, 1 unreadable or failed" in out
     bad = next(line for line in out.splitlines() if ids["broken"] in line)
     assert "load: AttributeError" in bad
@@ -243,7 +243,7 @@ def test_batch_clearml_summary_write_back_once_and_resume(clearml_server, tmp_pa
     check_clearml_batch(clearml_server, batch_clearml(state, "--jobs", "2"), before={})
 
     again = batch_clearml(state)
-    assert again.returncode == 0, again.stdout + again.stderr[-3000:]
+    assert again.returncode == 4, again.stdout + again.stderr[-3000:]  # a run failed: EXIT_INCOMPLETE
     assert "3 settled in an earlier session" in again.stdout
     assert "this session: 1 runs" in again.stdout
     assert all(clearml_writes(clearml_server, ids[s]) == 1 for s in SHAPES)  # not written twice
@@ -355,7 +355,7 @@ def test_batch_wandb_on_ray_writes_once_and_lists_the_unreadable_run(wandb_serve
                                    str(tmp_path / "r.sqlite"), "--executor", "ray",
                                    "--ray-address", address], env=WIDE)
     out = res.output
-    assert res.exit_code == 0, out
+    assert res.exit_code == 4, out  # a run failed: EXIT_INCOMPLETE
     assert f"wandb project {ENTITY}/{PROJECT}: 4 runs, 3 audited, 1 unreadable or failed" in out
     bad = next(line for line in out.splitlines() if f"{ENTITY}/{PROJECT}/broken" in line)
     assert "load:" in bad and "history storage unavailable" in bad

@@ -52,11 +52,13 @@ def _mlflow():
     m = require("mlflow", "mlflow", "mlflow")
     for name in ("mlflow", "alembic"):  # store-migration chatter is not mlaudit's output
         logging.getLogger(name).setLevel(logging.WARNING)
-    # Bounded retries so an unreachable server fails in seconds, not minutes; a user's own
-    # settings win.
-    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
+    # Bounded retries and connect/read timeouts (MLAUDIT_TRACKER_TIMEOUT, default 10 s) so an
+    # unreachable or hung server fails in seconds, not minutes; a user's own MLFLOW_* win.
+    from mlaudit_core.settings import tracker_timeout
+
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "1")
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", "1")
-    os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "30")
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", str(max(1, round(tracker_timeout()))))
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     # MLflow 3 keeps file stores readable only behind this switch; mlaudit reads (and tags)
     # existing legacy stores, it never creates one (check_store_exists)

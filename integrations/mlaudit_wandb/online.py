@@ -134,12 +134,17 @@ def _first_line(exc: BaseException) -> str:
     return redact_text(text[0] if text else type(exc).__name__)
 
 
-def make_api(timeout: int = 30):
-    """A ``wandb.Api`` with the user's settings; raises InputError on bad credentials/server."""
+def make_api(timeout: int | None = None):
+    """A ``wandb.Api`` with the user's settings; raises InputError on bad credentials/server.
+
+    ``timeout``: seconds per request (default: ``MLAUDIT_TRACKER_TIMEOUT``, 10 s).
+    """
+    from mlaudit_core.settings import tracker_timeout
+
     os.environ.setdefault("WANDB_SILENT", "true")  # wandb's own ERROR lines would double ours
     wandb = require("wandb", "wandb", "wandb")
     with sdk_errors("login"):
-        return wandb.Api(timeout=timeout)
+        return wandb.Api(timeout=max(1, round(timeout or tracker_timeout())))
 
 
 def fetch_run(api, path: RunPath):
@@ -147,7 +152,7 @@ def fetch_run(api, path: RunPath):
         return api.run(str(path))
 
 
-def load_online(ref: str, *, api=None, timeout: int = 30) -> RunData:
+def load_online(ref: str, *, api=None, timeout: int | None = None) -> RunData:
     """Read one run through the public API at full fidelity.
 
     Reads state and timestamps, config, summary, tags, notes, group, job type and

@@ -35,7 +35,7 @@ class WandbPlugin:
     name = "wandb"
     extra = "wandb"
 
-    def __init__(self, api=None, timeout: int = 30, panel: bool = True) -> None:
+    def __init__(self, api=None, timeout: int | None = None, panel: bool = True) -> None:
         self._api = api
         self.timeout = timeout
         self.panel = panel  # write_back's default; False for batches (no run is resumed)

@@ -163,6 +163,15 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
     if mode is Executor.ray and outcome.startup_s:
         err_console.print(f"[dim]ray start-up: {outcome.startup_s:.1f} s (not counted above)[/]")
     sys.stdout.flush()
+    if summary.failed:  # an outage must not look like a clean batch to cron or CI
+        from ..errors import EXIT_INCOMPLETE
+
+        err_console.print(
+            f"mlaudit: {len(summary.failed)} of {len(summary.results)} run(s) could not be "
+            f"audited; run the same command again to retry them (the state file {path} keeps "
+            f"the {len(summary.ok)} audited run(s); --fresh starts over)",
+            markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_INCOMPLETE)
     raise typer.Exit(0)
 
 

@@ -125,6 +125,9 @@ def run_watch(make_source: Callable, *, state: Path | None, config: Path | None,
               live: tuple[Callable, object] | None = None) -> None:
     """Build the source, open the state file and watch until SIGTERM/SIGINT; exits 0.
 
+    With ``--once``: exit 4 (``EXIT_INCOMPLETE``, one line) when the tracker did not answer
+    the listing within ``once_listing_attempts``, or when runs failed and wait for a retry.
+
     ``make_source()`` returns a :class:`~mlaudit_core.service.PluginSource`. A configuration
     problem (unknown experiment, missing SDK, state file in use or of another scope) is one
     line on stderr and exit 2; tracker outages are retried, never fatal. ``notify``: webhook
@@ -134,7 +137,7 @@ def run_watch(make_source: Callable, *, state: Path | None, config: Path | None,
     thread, submits pushed runs, and stops it on exit). ``live``: ``(make_live_source(source),
     LiveConfig)`` to also follow running runs in a thread (``--live``, docs/live.md).
     """
-    from ..errors import MlauditError
+    from ..errors import EXIT_INCOMPLETE, MlauditError, TrackerUnavailable
     from ..redact import redact_text
     from ..service import StateStore, Watcher, default_state_path
 
@@ -167,6 +170,8 @@ def run_watch(make_source: Callable, *, state: Path | None, config: Path | None,
             finally:
                 if monitor is not None:
                     monitor.stop()
+    except TrackerUnavailable as exc:  # --once: the tracker did not answer within the budget
+        fail(str(exc), code=EXIT_INCOMPLETE)
     except MlauditError as exc:
         fail(str(exc))
     raise typer.Exit(code)
@@ -232,12 +237,13 @@ def watch_mlflow(
     def make_source():
         from ..errors import MlauditError
         from ..plugins import get_plugin
+        from ..redact import strip_uri_credentials
 
         plugin = get_plugin("mlflow", tracking_uri=tracking_uri)
         from mlaudit_mlflow.loader import resolve_uri
 
         names = ",".join(sorted(set(experiment)))
-        scope = f"mlflow {resolve_uri(tracking_uri)} experiments={names}"
+        scope = f"mlflow {strip_uri_credentials(resolve_uri(tracking_uri))} experiments={names}"
         source = _mlflow_source(plugin, scope, list(dict.fromkeys(experiment)))
         try:  # an unknown experiment is one line before any state or lock file is made
             source._ids = plugin.experiment_ids(list(dict.fromkeys(experiment)))

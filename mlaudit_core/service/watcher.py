@@ -63,7 +63,7 @@ from datetime import datetime, timezone
 
 import tenacity
 
-from ..errors import MlauditError, TrackerUnavailable
+from ..errors import EXIT_INCOMPLETE, MlauditError, TrackerUnavailable
 from .source import PluginSource
 from .state import UNSETTLED, StateStore
 from .task import RunResult, audit_one, one_line, warm_up
@@ -90,6 +90,9 @@ class WatchConfig:
     retry_base_s: float = 30.0
     max_backoff_s: float = 600.0
     listing_max_backoff_s: float = 60.0
+    #: ``once``: listing attempts before giving up on an unreachable tracker (about 1+2+4 s
+    #: of back-off between 4 attempts, plus each attempt's own timeouts)
+    once_listing_attempts: int = 4
     grace_s: float = 30.0
     prune_after_s: float = 7 * 86400.0
     max_pending: int | None = None
@@ -209,6 +212,10 @@ class Watcher:
             for sig, h in handlers.items():
                 signal.signal(sig, h)
             self.stopped.set()
+        if self.cfg.once and self.store.retrying():
+            log.warning("%d run(s) failed and wait for a retry: run the same command again "
+                        "(state %s)", self.store.retrying(), self.store.path)
+            return EXIT_INCOMPLETE
         return 0
 
     # -- main loop ------------------------------------------------------------------------
@@ -251,7 +258,15 @@ class Watcher:
         cursor = float(self.store.get_meta("cursor"))
         since = datetime.fromtimestamp(max(floor, cursor - self.cfg.overlap_s), tz=timezone.utc)
         started = time.time()
-        refs = self._retrying()(self._list, since)
+        try:
+            refs = self._retrying()(self._list, since)
+        except Exception as exc:
+            if not (self.cfg.once and _is_outage(exc)):
+                raise
+            raise TrackerUnavailable(
+                f"{self.source.tracker} did not answer the listing after "
+                f"{self.cfg.once_listing_attempts} attempts (--once gives up; the next run "
+                f"retries): {one_line('listing', exc)}") from None
         new = self.store.add(refs)
         if self.source.page_limit is None or len(refs) < self.source.page_limit:
             self.store.set_meta("cursor", repr(started))
@@ -275,6 +290,8 @@ class Watcher:
         return tenacity.Retrying(
             retry=tenacity.retry_if_exception(_is_outage),
             wait=tenacity.wait_exponential_jitter(initial=1, max=self.cfg.listing_max_backoff_s),
+            stop=(tenacity.stop_after_attempt(self.cfg.once_listing_attempts) if self.cfg.once
+                  else tenacity.stop_never),
             sleep=self._stop.wait, before_sleep=before_sleep, reraise=True)  # _list raises _Stopped
 
     def _busy(self) -> bool:
