@@ -171,7 +171,10 @@ def test_allclose_drift_after_image_bump_is_metric_policy(drift):
     new = float(re.search(r"to rtol=(\S+) ", widen)[1])
     assert an["max_rel"] < new <= 4 * an["max_rel"] and "still fails" in widen
     hyps = {h["statement"].split(":")[0]: h["status"] for h in r["hypotheses"]}
-    assert hyps["model/convergence regression"] != "supported"
+    assert hyps["model/convergence regression"] == "rejected"
+    assert hyps["numerical drift from an environment change (image, library, hardware)"] == (
+        "supported"
+    )
 
 
 def test_github_summary_and_annotation_for_the_failing_gate(drift, tmp_path):

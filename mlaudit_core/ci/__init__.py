@@ -332,9 +332,14 @@ def audit_ci(
         claims_text = "\n".join(
             cl.text for cl in read_log_lines(claims, str(claims), option="--claims")
         )
-    ctx, console = collect(repo, logs, golden)
+    from ..evidence import collect as collect_evidence
+    from .context import _RECOMPUTE
+
+    ev = collect_evidence(repo, logs, golden)  # the evidence pass (`mlaudit evidence`): collect
+    ctx, console = ev.context, ev.console
     run = build_run(ctx, console)
     attach_context(run, ctx)
+    run.cache[_RECOMPUTE] = ev.recomputed  # recomputed once, by the evidence pass
     sub = settings.model_copy(update={"select": ["CI"]})
     findings, det_runs = run_detectors(run, sub)
     v = classify(findings, ctx)

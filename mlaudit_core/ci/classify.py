@@ -642,21 +642,28 @@ def _ledger(
             "rerun the last green commit on the same image and hardware; a regression reproduces there only "
             "with the new code",
             for_=[v.summary] if r == "regression" else [],
-            against=rejected_by if r != "regression" else [],
+            against=(
+                ["the deviations are drift-sized: " + v.summary.split(": ", 1)[-1]]
+                if r == "tolerance_drift"
+                else rejected_by
+            )
+            if r != "regression"
+            else [],
         ),
         _hyp(
             "numerical drift from an environment change (image, library, hardware)",
-            True if r == "exact_drift" else None if ctx.env_changes else False,
+            True if r in ("exact_drift", "tolerance_drift") else None if ctx.env_changes else False,
             Cause.METRIC_POLICY,
             "rerun the job twice on the new image (bit-identical to each other) and once on the old image "
             "(matches the old golden values)",
-            for_=[f.message for f in by.get("CI003", [])]
+            for_=([v.summary] if r == "tolerance_drift" else [])
+            + [f.message for f in by.get("CI003", [])]
             + [
                 f"{e.name}: {e.old or '?'} -> {e.new or '?'} ({e.source}:{e.line})"
                 for e in ctx.env_changes[:2]
             ],
             against=[]
-            if r == "exact_drift" or ctx.env_changes
+            if r in ("exact_drift", "tolerance_drift") or ctx.env_changes
             else ["no environment change seen in the logs"],
         ),
         _hyp(

