@@ -402,6 +402,8 @@ class LRow:
     missing: list[str] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    judgeable: bool | None = None  # a learning signal was examined (None: not known, e.g. CLI cases)
+    rule: str = ""
 
     @property
     def outcome_ok(self) -> bool:
@@ -428,14 +430,23 @@ class LRow:
         return self.healthy and not self.right and self.outcome not in NOT_FAILING
 
     @property
+    def succeeded_without_signal(self) -> bool:
+        return self.judgeable is False and self.outcome == "succeeded" and self.cause == "healthy"
+
+    @property
     def violations(self) -> list[str]:
         return [m for m in self.must_not if m == self.outcome]
 
 
-def _fill(row: LRow, report, t0: float) -> LRow:
+def _fill(row: LRow, report, t0: float, run=None) -> LRow:
     from mlaudit_core.report import Severity
 
+    if run is not None:
+        from mlaudit_core.verdict.evidence import assess
+
+        row.judgeable = assess(run, report.findings, report.detectors).judgeable
     v = report.verdict
+    row.rule = v.rule or ""
     row.outcome, row.cause, row.confidence, row.summary = (v.outcome.value, v.cause.value, v.confidence,
                                                            v.summary)
     row.missing = [m.signal for m in report.missing_instrumentation]
@@ -536,7 +547,7 @@ def eval_labelled(root: Path, labels_file: Path, progress: bool = True) -> list[
             except Exception as exc:  # noqa: BLE001 - the tool could not read it: an abstention
                 rows.append(_unreadable(row, str(exc), t0))
             else:
-                rows.append(_fill(row, audit(run), t0))
+                rows.append(_fill(row, audit(run), t0, run))
             if progress:
                 r = rows[-1]
                 print(f"  [{i:>3}/{len(labels)}] {'ok  ' if r.right else 'MISS'} {r.id:<48} -> "
@@ -610,6 +621,7 @@ def summarise_labelled(rows: list[LRow]) -> dict:
         "healthy": len(healthy), "false_alarms": sum(r.false_alarm for r in rows),
         "false_alarm_rate": (sum(r.false_alarm for r in rows) / len(healthy)) if healthy else None,
         "reliability": bins, "ece": ece,
+        "succeeded_without_signal": sum(r.succeeded_without_signal for r in rows),
     }
 
 
@@ -625,6 +637,7 @@ def print_labelled(name: str, where: Path, rows: list[LRow], m: dict) -> None:
     print(f"  both right        {frac(m['both_right'], n)}   (judged only: {frac(m['judged_right'], m['judged'])})")
     print(f"  abstentions       {m['abstentions']} (outcome unknown)")
     print(f"  must_not violated {m['must_not_violations']}")
+    print(f"  succeeded/healthy without a judgeable signal {m['succeeded_without_signal']} (must be 0)")
     fa = m["false_alarm_rate"]
     print(f"  false alarms on healthy runs {frac(m['false_alarms'], m['healthy'])} "
           f"(label accepts succeeded/healthy; verdict not accepted and not unknown)")
@@ -701,7 +714,8 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print_labelled(name, root, rows, m)
         out[name] = {"figures": m, "rows": [dict(asdict(r), right=r.right) for r in rows]}
-        fa_ok = m["false_alarm_rate"] is None or m["false_alarm_rate"] <= FALSE_ALARM_TARGET
+        fa_ok = (m["false_alarm_rate"] is None or m["false_alarm_rate"] <= FALSE_ALARM_TARGET) \
+            and m["succeeded_without_signal"] == 0
         if name == "realworld" and m["n"] == 30:
             floors_ok &= m["both_right"] >= REALWORLD_FLOOR and fa_ok
         elif name == "own" and m["n"]:
