@@ -152,26 +152,35 @@ def run_path_from_payload(payload: dict) -> str | None:
 
 
 def make_app(watcher, secret: str, *, states: tuple[str, ...] = ("finished", "failed",
-                                                                   "crashed", "killed")):
+                                                                   "crashed", "killed"),
+             body_timeout_s: float = 10.0):
     """The Starlette app: ``POST /webhook`` (Bearer secret), ``GET /healthz``.
 
     Args:
         watcher: the running :class:`~mlaudit_core.service.Watcher` runs are submitted to.
         secret: the webhook's access token; an empty secret refuses every request.
         states: run states whose events are audited (others are acknowledged, ignored).
+        body_timeout_s: seconds for the whole body once the headers are in (408 after).
 
     Responses: 202 queued, 200 ignored (already waiting, or an event for another state),
     400 payload names no run or is not JSON, 401 wrong or missing secret (``Bearer`` in any
     case; refusals logged at most once a minute with the client's address, never the
-    token), 413 body over ``MAX_BODY_BYTES``, 503 queue full. ``GET /healthz``: ``ok`` (workers
+    token), 408 body not complete within ``body_timeout_s``, 413 body over ``MAX_BODY_BYTES``,
+    503 queue full. A client that disconnects mid-body is one counted line, no traceback
+    (connection-level limits: :func:`mlaudit_core.cli.cmd_serve.make_server`). ``GET /healthz``: ``ok`` (workers
     running), ``queued`` (waiting, incl. ``retrying``: waiting after a failed attempt),
     ``done``, ``failed`` (given up).
     Each accepted delivery is one ending (its receipt time), so a run that ended again
     after an earlier audit is looked at again; one judged in its state is not rewritten.
     """
+    import asyncio
+
     from starlette.applications import Starlette
-    from starlette.responses import JSONResponse
+    from starlette.requests import ClientDisconnect
+    from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
+
+    from mlaudit_core.cli.cmd_serve import refusals
 
     expected = secret.encode()
     refused = {"n": 0, "logged_at": 0.0}
@@ -196,12 +205,26 @@ def make_app(watcher, secret: str, *, states: tuple[str, ...] = ("finished", "fa
         size = request.headers.get("content-length", "")
         if size.isdigit() and int(size) > MAX_BODY_BYTES:
             return JSONResponse({"error": f"body over {MAX_BODY_BYTES} bytes"}, status_code=413)
-        body = b""
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > MAX_BODY_BYTES:
-                return JSONResponse({"error": f"body over {MAX_BODY_BYTES} bytes"},
-                                    status_code=413)
+        async def read() -> bytes | None:
+            body = b""
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > MAX_BODY_BYTES:
+                    return None
+            return body
+
+        client = f"{request.client.host}" if request.client else "?"
+        try:
+            body = await asyncio.wait_for(read(), body_timeout_s)
+        except asyncio.TimeoutError:
+            refusals.note(f"body not complete within {body_timeout_s:g} s (408)", client)
+            return JSONResponse({"error": f"body not complete within {body_timeout_s:g} s"},
+                                status_code=408, headers={"connection": "close"})
+        except ClientDisconnect:
+            refusals.note("client disconnected before the end of its body", client)
+            return Response(status_code=400)  # nobody reads it
+        if body is None:
+            return JSONResponse({"error": f"body over {MAX_BODY_BYTES} bytes"}, status_code=413)
         try:
             payload = json.loads(body or b"{}")
         except (ValueError, RecursionError):

@@ -27,7 +27,7 @@ NO_PANEL = typer.Option(False, "--no-panel", help="Do not log the HTML report pa
 
 
 def register(app: typer.Typer) -> None:
-    from .cmd_serve import serve_app
+    from .cmd_serve import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS, serve_app
     from .cmd_watch import (
         CONCURRENCY,
         ONCE,
@@ -100,6 +100,15 @@ def register(app: typer.Typer) -> None:
                                                "deliveries); repeat for several."),
         poll_interval: float = typer.Option(300.0, "--poll-interval", min=0.1,
                                             help="Seconds between --project listings."),
+        max_connections: int = typer.Option(
+            DEFAULT_MAX_CONNECTIONS, "--max-connections", min=1, max=10000,
+            help="Connections served at once; more get 503 (uvicorn limit_concurrency)."),
+        header_timeout: float = typer.Option(
+            DEFAULT_HEADER_TIMEOUT_S, "--header-timeout", min=0.1, max=3600,
+            help="Seconds a connection may take to send its request headers; then it is closed."),
+        body_timeout: float = typer.Option(
+            10.0, "--body-timeout", min=0.1, max=3600,
+            help="Seconds a delivery may take to send its body; then 408."),
         no_panel: bool = NO_PANEL, config: Path = CONFIG, notify: list[str] = NOTIFY,
     ) -> None:
         """Receive W&B Automations webhooks (run finished/failed) and audit each run.
@@ -130,11 +139,12 @@ def register(app: typer.Typer) -> None:
         cfg.max_attempts, cfg.max_pending = max_attempts, max_queue
 
         def serve(watcher) -> None:
-            import uvicorn
             from mlaudit_wandb.triage import make_app
 
-            server = uvicorn.Server(uvicorn.Config(make_app(watcher, secret), host=host, port=port,
-                                                   log_level="warning", lifespan="off"))
+            from .cmd_serve import make_server
+
+            server = make_server(make_app(watcher, secret, body_timeout_s=body_timeout), host, port,
+                                 max_connections=max_connections, header_timeout_s=header_timeout)
             died: list[BaseException] = []
 
             def run_watcher() -> None:  # if the watcher stops on its own, the receiver stops too
