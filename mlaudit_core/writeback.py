@@ -13,30 +13,249 @@ from dataclasses import dataclass, field
 from .render import render_summary_markdown
 from .report import AuditReport
 
-BEGIN = "<!-- mlaudit:begin -->"
-END = "<!-- mlaudit:end -->"
+#: The section markers. The id is a fixed random UUID (drawn once for mlaudit 0.x): user text
+#: cannot plausibly contain it unless it was copied from an mlaudit section, so prose or a
+#: code block quoting ``<!-- mlaudit:begin -->`` is never taken for mlaudit's section.
+SECTION_ID = "b6e1f0c2-5a7d-4e93-8c1f-2d9a4b7e6f31"
+BEGIN = f"<!-- mlaudit:begin {SECTION_ID} -->"
+END = f"<!-- mlaudit:end {SECTION_ID} -->"
+#: The markers written by mlaudit before the id (still recognised, see :func:`split_section`).
+LEGACY_BEGIN = "<!-- mlaudit:begin -->"
+LEGACY_END = "<!-- mlaudit:end -->"
+#: Every section mlaudit ever wrote starts with this line prefix (render_summary_markdown).
+_HEAD = _LEGACY_HEAD = "**mlaudit verdict:"
 _SECTION = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.DOTALL)
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 TAG_PREFIX = "mlaudit."
+#: Characters of the shortest section worth writing (the verdict line and the report link).
+MIN_SECTION_CHARS = 120
 
 
-def merge_section(existing: str | None, section: str) -> str:
-    """Put ``section`` between the mlaudit markers in ``existing``, keeping the user's text.
+@dataclass
+class MergedText:
+    """A description with mlaudit's section merged in (:func:`merge`).
 
-    Replaces every previous mlaudit section (so a second audit never duplicates),
-    and appends one when there was none.
+    ``text``: the whole new description. ``user``: the user's part (``text`` without the
+    section). ``section``: the section as written, None when it did not fit the tracker's
+    limit at all (``text`` is then the user's part alone). ``shortened``: the section was
+    cut to fit ``limit``.
     """
-    block = f"{BEGIN}\n{section.strip()}\n{END}"
+
+    text: str
+    user: str
+    section: str | None
+    shortened: bool = False
+
+
+def _fenced_lines(lines: list[str]) -> set[int]:
+    """Indices of lines inside (or opening/closing) a fenced Markdown code block."""
+    fence, out = None, set()
+    for i, line in enumerate(lines):
+        m = _FENCE.match(line)
+        if fence is None:
+            if m:
+                fence = m.group(1)
+                out.add(i)
+            continue
+        out.add(i)
+        if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) \
+                and not line.strip().strip(fence[0]):
+            fence = None
+    return out
+
+
+def _legacy_spans(text: str, limit: int | None) -> list[tuple[int, int]]:
+    """Character spans of sections written by earlier mlaudit versions (marker without id).
+
+    Only a block mlaudit itself wrote counts: the old begin marker alone on its line,
+    outside a fenced code block, followed by a line starting ``**mlaudit verdict:``, and
+    closed by the old end marker alone on its line. A block whose end marker a tracker cut
+    off (the text is exactly ``limit`` characters long, MLflow's 8,000) runs to the end.
+    Everything else that quotes the old markers (prose, code blocks) is user text.
+    """
+    lines = text.splitlines(keepends=True)
+    fenced = _fenced_lines([ln.rstrip("\r\n") for ln in lines])
+    offsets, pos = [], 0
+    for ln in lines:
+        offsets.append(pos)
+        pos += len(ln)
+    spans, i = [], 0
+    while i < len(lines):
+        if (i not in fenced and lines[i].strip() == LEGACY_BEGIN and i + 1 < len(lines)
+                and lines[i + 1].startswith(_LEGACY_HEAD)):
+            j = i + 1
+            while j < len(lines) and lines[j].strip() != LEGACY_END:
+                j += 1
+            if j < len(lines):
+                spans.append((offsets[i], offsets[j] + len(lines[j])))
+                i = j + 1
+                continue
+            if limit is not None and len(text) >= limit:  # cut off by the tracker
+                spans.append((offsets[i], len(text)))
+                break
+        i += 1
+    return spans
+
+
+def split_section(existing: str | None, *, limit: int | None = None) -> tuple[str, str | None]:
+    """``(user's part, mlaudit's section or None)`` of a description.
+
+    The section is the text between :data:`BEGIN` and :data:`END` that starts with mlaudit's
+    verdict line. A stray marker (one of the pair missing, or a pair around other text) is
+    dropped and the text around it kept as the user's; only when the
+    description is exactly ``limit`` characters long (a tracker cut it, losing the end
+    marker) does a begin marker without its end run to the end of the text. Without a
+    current section, a section of an earlier mlaudit version is recognised (see
+    :func:`_legacy_spans`). The user's part keeps its text in order, the section's place
+    left empty.
+    """
     text = existing or ""
-    if BEGIN in text:
-        text = _SECTION.sub("", text)
+    found = None
+    if BEGIN in text or END in text:
+        kept, pos = [], 0
+        for m in _SECTION.finditer(text):
+            body = text[m.start() + len(BEGIN):m.end() - len(END)].strip()
+            if body.startswith(_HEAD):  # mlaudit's own section; anything else is user text
+                found = body
+                kept.append(text[pos:m.start()])
+                pos = m.end()
+        text = "".join(kept) + text[pos:]
+        b = text.find(BEGIN)
+        if b >= 0 and END not in text[b:] and limit is not None and len(existing or "") >= limit:
+            found = found or text[b + len(BEGIN):].strip()
+            text = text[:b]
         text = text.replace(BEGIN, "").replace(END, "")
-    text = text.rstrip()
-    return f"{text}\n\n{block}\n" if text else f"{block}\n"
+    else:
+        spans = _legacy_spans(text, limit)
+        if spans:
+            s, e = spans[-1]
+            found = text[s:e].replace(LEGACY_BEGIN, "").replace(LEGACY_END, "").strip()
+            for s, e in reversed(spans):
+                text = text[:s] + text[e:]
+    return _tidy(text), found
+
+
+def _tidy(text: str) -> str:
+    """Strip trailing blanks and collapse the blank lines left where a section was."""
+    return re.sub(r"\n{3,}", "\n\n", text).rstrip()
 
 
 def strip_section(text: str | None) -> str:
     """The user's part of a description: ``text`` without the mlaudit section."""
-    return _SECTION.sub("", text or "").strip()
+    return split_section(text)[0].strip()
+
+
+def _block(section: str) -> str:
+    return f"{BEGIN}\n{section.strip()}\n{END}"
+
+
+def _join(user: str, section: str) -> str:
+    return f"{user}\n\n{_block(section)}\n" if user else f"{_block(section)}\n"
+
+
+def shorten_section(section: str, room: int, full_report: str) -> str | None:
+    """``section`` cut to at most ``room`` characters, whole lines kept from the top, with a
+    last line saying where the full report is; None when not even the first line fits."""
+    tail = f"\n\n_Shortened to fit the tracker's limit; full report: {full_report}_"
+    lines = section.strip().splitlines()
+    for n in range(len(lines) - 1, 0, -1):
+        cand = "\n".join(lines[:n]).rstrip() + tail
+        if len(cand) <= room:
+            return cand
+    first = lines[0] if lines else ""
+    cand = first + tail
+    return cand if len(cand) <= room and len(cand) >= 1 else None
+
+
+def merge(existing: str | None, section: str, *, limit: int | None = None,
+          full_report: str = "`mlaudit/report.md`") -> MergedText:
+    """Put ``section`` between the mlaudit markers in ``existing``, keeping the user's text.
+
+    Replaces mlaudit's previous section (current or legacy markers; see
+    :func:`split_section`) and appends the new one after the user's text.
+
+    Args:
+        existing: the current description (None or empty: none).
+        section: the Markdown to put between the markers.
+        limit: the tracker's maximum description length in characters (MLflow: its tag
+            value limit, ``mlflow.utils.validation.MAX_TAG_VAL_LENGTH``, 8,000 in MLflow
+            2.x/3.x). The section is shortened to fit, with a line naming ``full_report``;
+            when not even its first line fits, it is left out (``section`` None) and the
+            user's text is returned alone. The user's text is never cut.
+        full_report: where the full report is, for the shortened section's last line.
+    """
+    user, _old = split_section(existing, limit=limit)
+    text = _join(user, section)
+    if limit is None or len(text) <= limit:
+        return MergedText(text, user, section.strip())
+    room = limit - len(_join(user, ""))
+    short = shorten_section(section, room, full_report) if room > 0 else None
+    if short is None:
+        return MergedText(user, user, None)
+    return MergedText(_join(user, short), user, short, shortened=True)
+
+
+def merge_section(existing: str | None, section: str, *, limit: int | None = None) -> str:
+    """The new description text of :func:`merge` (see there)."""
+    return merge(existing, section, limit=limit).text
+
+
+@dataclass
+class SectionWrite:
+    """What :func:`write_section` did: the last text written (or found already right),
+    the merge behind it, how many writes, and whether a re-read confirmed it."""
+
+    merged: MergedText
+    writes: int = 0
+    verified: bool = False
+    conflicts: int = 0
+
+
+def write_section(read, write, section: str, *, limit: int | None = None,
+                  full_report: str = "`mlaudit/report.md`", attempts: int = 5,
+                  pause_s: float = 0.2) -> SectionWrite:
+    """Read-modify-write a description with mlaudit's section, verified by a re-read.
+
+    The window between reading the user's text and writing it back is one round trip (call
+    this after every slow step: rendering, uploads). After writing, the description is read
+    again: when it is not what was written (the user saved an edit meanwhile, e.g. from a
+    page loaded before the write), the merge is redone on the newer text and written again,
+    up to ``attempts`` times, ``pause_s`` (doubling) apart. No tracker here offers a
+    conditional write, so an edit saved inside the one round trip itself cannot be seen;
+    every later one is kept.
+
+    Args:
+        read: ``() -> str | None``, the current description from the tracker (uncached).
+        write: ``(text) -> None``, replaces the description.
+        section, limit, full_report: as :func:`merge`.
+
+    Returns:
+        A :class:`SectionWrite`; ``verified`` False when the description still changed after
+        the last attempt (the caller says so; the next audit merges again).
+    """
+    import time
+
+    out = None
+    current = read()
+    for i in range(max(1, attempts)):
+        merged = merge(current, section, limit=limit, full_report=full_report)
+        if out is None:
+            out = SectionWrite(merged)
+        out.merged = merged
+        if merged.text == (current or ""):
+            out.verified = True
+            return out
+        write(merged.text)
+        out.writes += 1
+        current = read()
+        if (current or "") == merged.text:
+            out.verified = True
+            return out
+        out.conflicts += 1
+        if i + 1 < attempts:
+            time.sleep(pause_s * 2 ** i)
+            current = read()
+    return out
 
 
 def verdict_tags(report: AuditReport) -> dict[str, str]:
@@ -64,6 +283,13 @@ class WriteBackResult:
     artifacts: list[str] = field(default_factory=list)
     description: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: What happened to the description section: ``written``, ``shortened`` (cut to the
+    #: tracker's limit, linking the full report), ``left_out`` (no room under the limit;
+    #: nothing of mlaudit's in the description), ``unverified`` (written, but the description
+    #: kept changing under it), or None (no description section for this tracker/run).
+    section_state: str | None = None
+    #: The tracker's description limit in characters, when it has one.
+    section_limit: int | None = None
 
     def lines(self) -> list[str]:
         verb = "would write" if self.dry_run else "wrote"
@@ -71,8 +297,20 @@ class WriteBackResult:
                ] if self.tags else []
         if self.artifacts:
             out.append(f"{verb} artifacts: " + ", ".join(self.artifacts))
-        if self.description is not None:
+        state = self.section_state or ("written" if self.description is not None else None)
+        limit = f"{self.section_limit:,}-character" if self.section_limit else "tracker's"
+        if state == "written":
             out.append(f"{verb} the mlaudit section of the run description")
+        elif state == "shortened":
+            out.append(f"{verb} the mlaudit section of the run description, shortened to fit the "
+                       f"{limit} limit (it links the full report)")
+        elif state == "left_out":
+            out.append(f"{'would leave' if self.dry_run else 'left'} the mlaudit section out of the "
+                       f"run description: the user's text leaves no room under the {limit} limit "
+                       "(the verdict is in the tags and the report artifacts)")
+        elif state == "unverified":
+            out.append(f"{verb} the mlaudit section of the run description, but the description "
+                       "kept changing under it; the next audit merges it again")
         out += self.notes
         return out
 

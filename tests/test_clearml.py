@@ -648,3 +648,27 @@ def test_watcher_bad_input_is_one_line_exit_2_and_makes_no_state(server, tmp_pat
                        env=dict(os.environ, COLUMNS="200"))
     assert p.returncode == 2 and message in one_line(p.stderr), p.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # no state, lock or .mlaudit made
+
+
+def test_comment_edited_during_the_write_back_is_kept(server, trained, monkeypatch):
+    """Issue 16.1 on ClearML: the user saves the task comment (real SDK ``Task.set_comment``)
+    while mlaudit uploads the report files; the comment is read after the uploads and read back
+    after writing, so the edit is kept next to exactly one mlaudit section. (The old write-back
+    merged the comment it read before the uploads.)"""
+    import mlaudit_clearml.writeback as wb
+
+    task_id = trained["runs"]["healthy"][1]
+    sdk_task(task_id).set_comment(USER_NOTE)
+    real = wb._register_artifacts
+
+    def register_then_user_edits(task, folder, files, status):
+        out = real(task, folder, files, status)
+        sdk_task(task_id).set_comment(USER_NOTE + "\nuser edit during the upload")
+        return out
+
+    monkeypatch.setattr(wb, "_register_artifacts", register_then_user_edits)
+    res = cli("clearml", task_id, "--no-baselines")
+    assert res.exit_code == 0, res.output
+    comment = sdk_task(task_id).comment
+    assert comment.startswith(USER_NOTE + "\nuser edit during the upload"), comment
+    assert comment.count(BEGIN) == 1

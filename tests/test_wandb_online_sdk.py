@@ -38,6 +38,7 @@ from wandb_fake_server import FakeWandbServer
 from wandb_helpers import mlflow_run_as_rows
 
 from mlaudit_core.cli import app
+from mlaudit_core.writeback import BEGIN
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = "f" * 40
@@ -297,7 +298,7 @@ def test_panel_resumes_logs_html_and_is_not_logged_twice(server, tmp_path, monke
     # the resume kept everything else: config, tags, notes, the verdict summary
     assert run.config == config
     assert "mlaudit:diverged" in run.tags and "regimes" in run.tags
-    assert run.notes.count("<!-- mlaudit:begin -->") == 1
+    assert run.notes.count(BEGIN) == 1
     assert run.summary["mlaudit/verdict"] == "diverged"
     assert run.summary["mlaudit/run_state"] == "finished" and run.summary["mlaudit/report_sha"]
     assert run.summary["mlaudit/report"]["path"] == media["path"]
@@ -447,3 +448,32 @@ def test_refused_resume_is_one_line_and_the_verdict_stays(server, tmp_path, monk
     assert run.summary["mlaudit/verdict"] and "mlaudit/report_sha" not in run.summary
     assert run.state_log == ["running", "finished"]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_notes_edited_during_the_write_back_are_kept(server, monkeypatch):
+    """Issue 16.1 on W&B: the user saves a note (real SDK, public API ``Run.update``) while
+    mlaudit uploads the report files; mlaudit reads the notes only after the upload and reads
+    them back after writing, so the note is kept next to exactly one mlaudit section. (The
+    old write-back merged the notes it read before the upload and wrote that stale copy.)"""
+    import wandb
+
+    from mlaudit_core import audit
+    from mlaudit_wandb import writeback as wb
+    from mlaudit_wandb.online import load_online, make_api, parse_ref
+
+    run_id = server.ids["healthy"]
+    ref = f"{ENTITY}/{PROJECT}/{run_id}"
+    real_upload = wb._upload
+
+    def upload_then_user_edits(wrun, files):
+        real_upload(wrun, files)
+        mine = wandb.Api().run(ref)
+        mine.notes = (mine.notes or "") + "\nuser edit during the upload"
+        mine.update()
+
+    monkeypatch.setattr(wb, "_upload", upload_then_user_edits)
+    data = load_online(ref)
+    res = wb.write_back(make_api(30), parse_ref(ref), audit(data), run_data=data, panel=False)
+    notes = server.run(ENTITY, PROJECT, run_id).notes
+    assert "user edit during the upload" in notes and notes.count(BEGIN) == 1, notes
+    assert res.section_state == "written"

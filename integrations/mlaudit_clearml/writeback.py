@@ -13,9 +13,11 @@ What is written (every item is replaced by the next audit, nothing accumulates):
   a complete write-back for that ending: ``mlaudit watch clearml`` skips a task whose
   ``mlaudit.ended`` is its current ``status_changed``, and audits again a task reset and
   run again (it keeps the labels and properties of its earlier audit);
-* the task comment (INFO > description): one section between the
-  ``<!-- mlaudit:begin -->``/``<!-- mlaudit:end -->`` markers, the user's text kept,
-  with links to the report files;
+* the task comment (INFO > description): one section between mlaudit's markers
+  (:data:`mlaudit_core.writeback.BEGIN`/``END``), the user's text kept, with links to the
+  report files. The comment is read, merged and written after the uploads, then read
+  again; a comment the user saved meanwhile is merged again
+  (:func:`mlaudit_core.writeback.write_section`);
 * a report panel under the title ``mlaudit``: the HTML report as the debug sample
   ``mlaudit/report`` (DEBUG SAMPLES), the key curves with the findings' step
   windows as plotly plots and the summary as a table (PLOTS). All are reported at
@@ -50,7 +52,7 @@ from mlaudit_core.render import render_json, render_markdown
 from mlaudit_core.report import AuditReport, SeriesEvidence
 from mlaudit_core.roles import Role
 from mlaudit_core.rundata import RunData
-from mlaudit_core.writeback import WriteBackResult, merge_section, summary_section, verdict_tags
+from mlaudit_core.writeback import WriteBackResult, merge, summary_section, verdict_tags, write_section
 
 from . import mapping
 from .loader import get_task
@@ -190,7 +192,8 @@ def write_verdict(session, run: RunData, report: AuditReport, *, dry_run: bool =
              "report.md": render_markdown(report)}
     if dry_run:
         result.artifacts = [ARTIFACT_PREFIX + n for n in files]
-        result.description = merge_section(doc.get("comment"), summary_section(report))
+        merged = merge(doc.get("comment"), summary_section(report))
+        result.description, result.section_state = merged.text, "written"
         if panel:
             result.notes.append(f"report panel: debug sample {TITLE}/report, plots "
                                 + ", ".join(f"{TITLE}/{n}" for n in key_plots(run, report)))
@@ -199,7 +202,6 @@ def write_verdict(session, run: RunData, report: AuditReport, *, dry_run: bool =
     from clearml import StorageManager, Task
 
     task = Task.get_task(task_id=run.identity.id)
-    task.set_tags(labels)
     folder = f"{task_folder(task)}/mlaudit"
     urls: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="mlaudit-clearml-") as tmp:
@@ -223,9 +225,12 @@ def write_verdict(session, run: RunData, report: AuditReport, *, dry_run: bool =
         result.notes.append(f"the task is {status}: ClearML accepts new artifacts only on created or running "
                             f"tasks, so the report files were uploaded to {folder}/ and linked from the comment")
     links = " · ".join(f"[{n}]({u})" for n, u in urls.items())
-    comment = merge_section(doc.get("comment"), summary_section(report) + f"\n\nReport files: {links}")
-    task.set_comment(comment)
-    result.description = comment
+    done = write_section(lambda: get_task(session, run.identity.id).get("comment"), task.set_comment,
+                         summary_section(report) + f"\n\nReport files: {links}")
+    result.description = done.merged.text
+    result.section_state = "written" if done.verified else "unverified"
+    # the user's labels as they are now (read after the slow uploads, like the comment)
+    task.set_tags(new_labels(get_task(session, run.identity.id).get("tags"), report))
     # last, in one call: the properties mark the write-back for this ending complete
     task.set_user_properties(*[{"name": k, "value": v, "description": "written by mlaudit"}
                                for k, v in result.tags.items()])

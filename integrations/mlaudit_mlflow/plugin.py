@@ -14,6 +14,8 @@ class MlflowPlugin:
 
     name = "mlflow"
     extra = "mlflow"
+    #: Seconds between setting ``mlaudit.claim`` and reading it back (see ``claim_run``).
+    claim_settle_s = 0.5
 
     def __init__(self, tracking_uri: str | None = None) -> None:
         self.tracking_uri = tracking_uri
@@ -21,7 +23,31 @@ class MlflowPlugin:
     def load(self, ref: str, **options) -> RunData:
         from .loader import load_run
 
-        return load_run(ref, self.tracking_uri)
+        run = load_run(ref, self.tracking_uri)
+        from mlaudit_core.rundata import RunStatus
+
+        if run.end_time is None and run.status in (RunStatus.FINISHED, RunStatus.FAILED,
+                                                   RunStatus.KILLED):
+            run.warnings.append(
+                f"the run ended ({run.status.value}) without an end time (MLflow records none "
+                "when a run is ended with update_run(status=...)); its duration is taken "
+                "from its last logged point")
+        return run
+
+    def claim(self, run: RunData, owner: str, *, lease_s: float = 900.0) -> str | None:
+        """Claim ``run`` for a watcher (tag ``mlaudit.claim``); see
+        :func:`mlaudit_mlflow.writeback.claim_run`."""
+        from .loader import client_for
+        from .writeback import claim_run
+
+        return claim_run(client_for(self.tracking_uri), run.identity.id, owner, lease_s=lease_s,
+                         settle_s=self.claim_settle_s)
+
+    def release_claim(self, run: RunData, owner: str) -> None:
+        from .loader import client_for
+        from .writeback import release_claim
+
+        release_claim(client_for(self.tracking_uri), run.identity.id, owner)
 
     def write_back(self, run: RunData, report: AuditReport, *, dry_run: bool = False,
                    **options) -> WriteBackResult:
@@ -79,12 +105,18 @@ class MlflowPlugin:
 
     def list_finished(self, since: datetime | None = None, *, experiment_ids: list[str] | None = None,
                       include_audited: bool = False, max_results: int | None = 1000,
-                      **options) -> list[str]:
+                      no_end_time_since: datetime | None = None, **options) -> list[str]:
         """Runs no longer RUNNING that ended after ``since`` and have no ``mlaudit.verdict`` tag.
 
         Oldest end first. ``include_audited=True`` drops the tag condition (batch audits of a
         whole experiment); ``max_results=None`` pages through every match (MLflow pages by
         1,000), otherwise at most ``max_results`` ids come back.
+
+        ``no_end_time_since``: also list runs with a terminal status but no end time (ended
+        with ``update_run(status=...)``, which sets none, so no end-time filter finds them)
+        that started after it. MLflow's search cannot filter on a missing end time
+        ("IS NULL is only supported for tags and params"), so these are searched by start
+        time and status and picked out here; they come after the others.
         """
         from .loader import client_for
 
@@ -106,7 +138,25 @@ class MlflowPlugin:
             out += [r.info.run_id for r in page]
             token = page.token
             if max_results is not None or not token:
-                return out
+                break
+        if no_end_time_since is not None:
+            flt = "attributes.status != 'RUNNING'"
+            if not include_audited:
+                flt += " and tags.`mlaudit.verdict` IS NULL"
+            flt += f" and attributes.start_time > {int(no_end_time_since.timestamp() * 1000)}"
+            token = None
+            while True:
+                page = client.search_runs(experiment_ids, filter_string=flt,
+                                          order_by=["attributes.start_time ASC"],
+                                          max_results=1000, page_token=token)
+                out += [r.info.run_id for r in page
+                        if r.info.end_time is None and r.info.status in ("FINISHED", "FAILED",
+                                                                         "KILLED")
+                        and r.info.run_id not in out]
+                token = page.token
+                if not token:
+                    break
+        return out
 
     def experiment_ids(self, names: list[str]) -> list[str]:
         """The ids of the experiments called ``names``, in the same order.

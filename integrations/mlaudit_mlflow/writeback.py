@@ -4,8 +4,23 @@
   ``mlaudit.version`` (set_tag replaces: a second audit leaves one set);
 * artifacts ``mlaudit/report.json``, ``mlaudit/report.md`` (and ``mlaudit/report.html``
   with its plots when the HTML renderer is installed), overwritten in place;
-* the run Description (tag ``mlflow.note.content``): one section between the
-  ``<!-- mlaudit:begin -->`` / ``<!-- mlaudit:end -->`` markers, the user's text kept.
+* the run Description (tag ``mlflow.note.content``): one section between mlaudit's
+  markers (:data:`mlaudit_core.writeback.BEGIN`/``END``), the user's text kept.
+
+Order, so that ``mlaudit.verdict`` present means the write-back is complete: report
+artifacts, then the Description, then the other tags, ``mlaudit.verdict`` last.
+
+The Description is read, merged and written *after* the slow steps (rendering, upload),
+then read again; an edit the user saved meanwhile is merged again
+(:func:`mlaudit_core.writeback.write_section`). It never exceeds MLflow's tag value limit
+(``mlflow.utils.validation.MAX_TAG_VAL_LENGTH``, 8,000 characters in MLflow 2.x and 3.x;
+longer values are cut by the server, which would lose the end marker): the section is
+shortened to fit, linking ``mlaudit/report.md``, or left out when the user's text leaves
+no room.
+
+Claims: :func:`claim_run` / :func:`release_claim` manage the ``mlaudit.claim`` tag
+(``<owner> <expiry epoch s>``), a lease two watchers of one experiment use so that only
+one of them audits, writes and notifies a run.
 """
 
 from __future__ import annotations
@@ -16,10 +31,23 @@ from pathlib import Path
 from mlaudit_core.render import render_json, render_markdown
 from mlaudit_core.report import AuditReport
 from mlaudit_core.rundata import RunData
-from mlaudit_core.writeback import WriteBackResult, merge_section, summary_section, verdict_tags
+from mlaudit_core.writeback import WriteBackResult, merge, summary_section, verdict_tags, write_section
 
 NOTE_TAG = "mlflow.note.content"
 ARTIFACT_DIR = "mlaudit"
+CLAIM_TAG = "mlaudit.claim"
+#: MLflow's tag value limit in characters when the installed client does not say (2.x/3.x).
+DEFAULT_TAG_LIMIT = 8000
+
+
+def tag_value_limit() -> int:
+    """The installed MLflow's tag value limit (``MAX_TAG_VAL_LENGTH``; 8,000 in 2.x and 3.x)."""
+    try:
+        from mlflow.utils.validation import MAX_TAG_VAL_LENGTH
+
+        return int(MAX_TAG_VAL_LENGTH)
+    except Exception:  # an MLflow without the constant: the documented 2.x/3.x value
+        return DEFAULT_TAG_LIMIT
 
 
 def report_files(report: AuditReport, run: RunData | None, out_dir: Path) -> list[str]:
@@ -42,27 +70,110 @@ def report_files(report: AuditReport, run: RunData | None, out_dir: Path) -> lis
     return names
 
 
-def write_verdict(client, run: RunData, report: AuditReport, *, dry_run: bool = False) -> WriteBackResult:
-    """Tag the run, upload the report under ``mlaudit/`` and update the Description section."""
+def write_verdict(client, run: RunData, report: AuditReport, *, dry_run: bool = False,
+                  before_verdict=None) -> WriteBackResult:
+    """Tag the run, upload the report under ``mlaudit/`` and update the Description section.
+
+    ``before_verdict``: called with no argument just before ``mlaudit.verdict`` is set; a
+    False return stops there (a watcher whose claim on the run was lost). Raises what the
+    MLflow client raises.
+    """
     run_id = run.identity.id
     tags = verdict_tags(report)
-    current = client.get_run(run_id).data.tags.get(NOTE_TAG)
-    description = merge_section(current, summary_section(report))
+    section = summary_section(report)
+    limit = tag_value_limit()
+    full = f"artifact `{ARTIFACT_DIR}/report.md`"
     result = WriteBackResult(tracker="mlflow", run_id=run_id, dry_run=dry_run, tags=tags,
-                             description=description)
+                             section_limit=limit)
+
+    def read() -> str | None:
+        return client.get_run(run_id).data.tags.get(NOTE_TAG)
+
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / ARTIFACT_DIR
         out.mkdir()
         names = report_files(report, run, out)
         result.artifacts = [f"{ARTIFACT_DIR}/{n}" for n in names]
         if dry_run:
+            merged = merge(read(), section, limit=limit, full_report=full)
+            _describe(result, merged)
             return result
         from mlflow.entities import RunTag
 
-        # artifacts first, then the Description, then the tags with mlaudit.verdict last: the
-        # verdict tag alone marks a complete write-back (watchers rely on it after a crash)
+        # the slow part first; the Description is read and written only after it
         client.log_artifacts(run_id, str(out), artifact_path=ARTIFACT_DIR)
-        client.log_batch(run_id, tags=[RunTag(NOTE_TAG, description)]
-                         + [RunTag(k, v) for k, v in tags.items() if k != "mlaudit.verdict"])
-        client.set_tag(run_id, "mlaudit.verdict", tags["mlaudit.verdict"])
+    done = write_section(read, lambda text: client.set_tag(run_id, NOTE_TAG, text), section,
+                         limit=limit, full_report=full)
+    _describe(result, done.merged, verified=done.verified)
+    client.log_batch(run_id, tags=[RunTag(k, v) for k, v in tags.items() if k != "mlaudit.verdict"])
+    if before_verdict is not None and not before_verdict():
+        result.notes.append("stopped before mlaudit.verdict: the claim on the run was lost")
+        result.tags = {k: v for k, v in tags.items() if k != "mlaudit.verdict"}
+        return result
+    # last: the verdict tag alone marks a complete write-back (watchers rely on it)
+    client.set_tag(run_id, "mlaudit.verdict", tags["mlaudit.verdict"])
     return result
+
+
+def _describe(result: WriteBackResult, merged, *, verified: bool = True) -> None:
+    result.description = merged.text if merged.section is not None else None
+    result.section_state = ("left_out" if merged.section is None else
+                            "unverified" if not verified else
+                            "shortened" if merged.shortened else "written")
+
+
+def claim_run(client, run_id: str, owner: str, *, lease_s: float = 900.0,
+              settle_s: float = 1.0) -> str | None:
+    """Claim the run for ``owner`` with the ``mlaudit.claim`` tag; None on success, else why not.
+
+    A run whose claim belongs to another owner and has not expired is refused. Otherwise
+    the tag is set to ``"<owner> <expiry>"``, and read back after ``settle_s``: two
+    watchers setting it at the same moment both read the last value written, so only one
+    sees its own (compare-and-check; MLflow has no conditional write). The lease covers one
+    audit and write-back; a watcher killed mid-way leaves a claim that expires after
+    ``lease_s`` (default 15 min) and the run is then taken over.
+    """
+    import time
+
+    def holder() -> tuple[str, float] | None:
+        value = client.get_run(run_id).data.tags.get(CLAIM_TAG)
+        if not value:
+            return None
+        who, _, expiry = value.rpartition(" ")
+        try:
+            return who, float(expiry)
+        except ValueError:
+            return None  # not a claim mlaudit wrote: treat as none
+
+    now = time.time()
+    held = holder()
+    if held is not None and held[0] != owner and held[1] > now:
+        return f"claimed by another mlaudit watcher ({held[0]}) until {time.ctime(held[1])}"
+    client.set_tag(run_id, CLAIM_TAG, f"{owner} {now + lease_s:.0f}")
+    time.sleep(settle_s)
+    held = holder()
+    if held is None or held[0] != owner:
+        return f"claimed by another mlaudit watcher ({held[0] if held else 'unknown'})"
+    return None
+
+
+def holds_claim(client, run_id: str, owner: str) -> bool:
+    """True when the run's ``mlaudit.claim`` is ``owner``'s and not expired."""
+    import time
+
+    value = client.get_run(run_id).data.tags.get(CLAIM_TAG) or ""
+    who, _, expiry = value.rpartition(" ")
+    try:
+        return who == owner and float(expiry) > time.time()
+    except ValueError:
+        return False
+
+
+def release_claim(client, run_id: str, owner: str) -> None:
+    """Delete the run's ``mlaudit.claim`` when it is ``owner``'s (best effort, never raises)."""
+    try:
+        value = client.get_run(run_id).data.tags.get(CLAIM_TAG) or ""
+        if value.rpartition(" ")[0] == owner:
+            client.delete_tag(run_id, CLAIM_TAG)
+    except Exception:  # an expired claim is harmless; the verdict is written
+        pass

@@ -9,7 +9,9 @@ What is written (a second audit replaces each item, never adds a second one):
   state the run is in once mlaudit is done with it: the state judged, or the
   state the panel's resume left it in, see below);
 * the run notes: an mlaudit section between the markers of
-  :func:`mlaudit_core.writeback.merge_section`, the user's text kept;
+  :func:`mlaudit_core.writeback.merge`, the user's text kept. The notes are read, merged
+  and written after the report files are uploaded, then read again; a note the user saved
+  meanwhile is merged again (:func:`mlaudit_core.writeback.write_section`);
 * files ``mlaudit/report.json``, ``mlaudit/report.md`` (and ``mlaudit/report.html``
   when the HTML renderer is installed), overwritten in place;
 * optionally a report panel: the HTML report logged as ``wandb.Html`` under the
@@ -25,6 +27,9 @@ What is written (a second audit replaces each item, never adds a second one):
   ``mlaudit/report_sha`` (see below) and ``mlaudit/run_state`` = the state it ends
   in, so the loop guard holds for the re-fired automation; a re-audit whose report
   says the same does not resume again. ``--no-panel`` avoids the resume altogether.
+
+Order: files, notes, tags, then the ``mlaudit/*`` summary keys, so a summary verdict
+(what the watcher and auto-triage check) means the write-back is complete.
 
 ``mlaudit/report_sha`` is :func:`report_fingerprint`: a hash of what the page
 says (verdict, findings, the run's status and point counts, mlaudit's version), not
@@ -45,7 +50,7 @@ from pathlib import Path
 from mlaudit_core import __version__
 from mlaudit_core.errors import InputError
 from mlaudit_core.report import AuditReport
-from mlaudit_core.writeback import WriteBackResult, merge_section, summary_section
+from mlaudit_core.writeback import WriteBackResult, merge, summary_section, write_section
 
 from .online import RunPath, _first_line, fetch_run, sdk_errors
 
@@ -53,10 +58,24 @@ TAG_PREFIX = "mlaudit:"
 SUMMARY_PREFIX = "mlaudit/"
 PANEL_KEY = "mlaudit/report"
 
-_UPDATE_TAGS_NOTES = """
-mutation UpsertBucket($id: String!, $tags: [String!], $notes: String) {
-    upsertBucket(input: {id: $id, tags: $tags, notes: $notes}) {
+_UPDATE_TAGS = """
+mutation UpsertBucket($id: String!, $tags: [String!]) {
+    upsertBucket(input: {id: $id, tags: $tags}) {
         bucket { id }
+    }
+}
+"""
+_UPDATE_NOTES = """
+mutation UpsertBucket($id: String!, $notes: String) {
+    upsertBucket(input: {id: $id, notes: $notes}) {
+        bucket { id }
+    }
+}
+"""
+_READ_TAGS_NOTES = """
+query RunTagsNotes($project: String!, $entity: String!, $name: String!) {
+    project(name: $project, entityName: $entity) {
+        run(name: $name) { tags notes }
     }
 }
 """
@@ -168,11 +187,10 @@ def write_back(api, path: RunPath, report: AuditReport, *, run_data=None, dry_ru
     with sdk_errors(what):
         state = wrun.state
         tags = merged_tags(list(wrun.tags or []), report)
-        notes = merge_section(wrun.notes, notes_section)
         summary = verdict_summary(report, state)
         result = WriteBackResult(tracker="wandb", run_id=path.run_id, dry_run=dry_run,
                                  tags={t: "" for t in tags if t.startswith(TAG_PREFIX)},
-                                 artifacts=[f"mlaudit/{n}" for n in files], description=notes)
+                                 artifacts=[f"mlaudit/{n}" for n in files])
         result.tags.update({k: str(v) for k, v in summary.items()})
         html = files.get("report.html")
         sha = report_fingerprint(report)
@@ -183,14 +201,20 @@ def write_back(api, path: RunPath, report: AuditReport, *, run_data=None, dry_ru
         elif panel and not do_panel:
             result.notes.append("report panel unchanged: not logged again")
         if dry_run:
+            _describe(result, merge(wrun.notes, notes_section))
             if do_panel:
                 result.notes.append(f"would resume the run to log {PANEL_KEY} (state {state} -> "
                                     f"running -> {panel_end_state(state)[1]}; run-state "
                                     "automations fire again)")
             return result
-        _update_tags_notes(wrun, tags, notes)
+        # the slow part first; the notes and tags are read and written only after it
         _upload(wrun, files)
-        wrun.summary.update(summary)
+        done = write_section(lambda: _read_tags_notes(wrun)[1],
+                             lambda text: _write(wrun, _UPDATE_NOTES, notes=text), notes_section)
+        _describe(result, done.merged, verified=done.verified)
+        tags = merged_tags(_read_tags_notes(wrun)[0], report)
+        _write(wrun, _UPDATE_TAGS, tags=tags)
+        wrun.summary.update(summary)  # last: the summary verdict marks a complete write-back
     if do_panel:
         end_state = _log_panel(path, html, state, sha)
         result.tags[f"{SUMMARY_PREFIX}run_state"] = end_state
@@ -200,16 +224,36 @@ def write_back(api, path: RunPath, report: AuditReport, *, run_data=None, dry_ru
     return result
 
 
-def _update_tags_notes(wrun, tags: list[str], notes: str) -> None:
-    """Only tags and notes: ``Run.update()`` would also re-send the user's config."""
+def _describe(result: WriteBackResult, merged, *, verified: bool = True) -> None:
+    result.description = merged.text if merged.section is not None else None
+    result.section_state = ("left_out" if merged.section is None else
+                            "unverified" if not verified else
+                            "shortened" if merged.shortened else "written")
+
+
+def _read_tags_notes(wrun) -> tuple[list[str], str | None]:
+    """The run's tags and notes as the server has them now (not the cached ``Run``)."""
+    service = getattr(wrun, "_service_api", None)
+    if service is None:  # another SDK layout: reload the public object
+        wrun.load(force=True)
+        return list(wrun.tags or []), wrun.notes
+    data = service.execute_graphql(_READ_TAGS_NOTES, {"project": wrun.project,
+                                                      "entity": wrun.entity, "name": wrun.id})
+    run = ((data or {}).get("project") or {}).get("run") or {}
+    return list(run.get("tags") or []), run.get("notes")
+
+
+def _write(wrun, mutation: str, **fields) -> None:
+    """Only tags or notes: ``Run.update()`` would also re-send the user's config."""
     service = getattr(wrun, "_service_api", None)
     if service is None:  # another SDK layout: the public, broader call
-        wrun.tags, wrun.notes = tags, notes
+        for k, v in fields.items():
+            setattr(wrun, k, v)
         wrun.update()
         return
-    service.execute_graphql(_UPDATE_TAGS_NOTES,
-                            {"id": wrun.storage_id, "tags": tags, "notes": notes})
-    wrun.tags, wrun.notes = tags, notes
+    service.execute_graphql(mutation, {"id": wrun.storage_id, **fields})
+    for k, v in fields.items():
+        setattr(wrun, k, v)
 
 
 def _upload(wrun, files: dict[str, str]) -> None:

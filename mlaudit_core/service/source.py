@@ -37,6 +37,9 @@ class PluginSource:
     lists: bool = True
     audited_tag: str = "mlaudit.verdict"
     audited_artifacts: tuple[str, ...] = ()
+    #: The watcher's first cursor (set by the watcher before each listing): where a source
+    #: starts listing runs that ended without an end time.
+    floor: datetime | None = None
 
     def __init__(self, plugin, scope: str) -> None:
         self.plugin = plugin
@@ -71,6 +74,22 @@ class PluginSource:
         still running; it is audited when it is pushed or listed again with a new ending.
         """
         return "verdict already present" if self.is_audited(run) else None
+
+    def claim(self, run: RunData, owner: str, lease_s: float) -> str | None:
+        """Take the run's tracker-side claim for ``owner`` (a lease of ``lease_s`` seconds) so
+        that two watchers of one scope do not both write; None when taken, else why not.
+
+        Delegates to the plugin's ``claim(run, owner, lease_s=...)`` when it has one
+        (MLflow: the ``mlaudit.claim`` tag); a tracker without one is not claimed.
+        """
+        fn = getattr(self.plugin, "claim", None)
+        return fn(run, owner, lease_s=lease_s) if fn is not None else None
+
+    def release_claim(self, run: RunData, owner: str) -> None:
+        """Give up ``owner``'s claim once the verdict is written (best effort)."""
+        fn = getattr(self.plugin, "release_claim", None)
+        if fn is not None:
+            fn(run, owner)
 
     def is_audited(self, run: RunData) -> bool:
         """True when the run carries a complete verdict (tag and every required artifact)."""

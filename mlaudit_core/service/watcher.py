@@ -24,11 +24,28 @@ Crash windows (the process may be SIGKILLed at any moment):
   first in place (write-backs are idempotent).
 * a run whose verdict someone else wrote meanwhile is skipped the same way.
 
+Write order (each tracker's write-back): report artifacts, the description section, the
+other ``mlaudit.*`` tags, and the verdict (``mlaudit.verdict``; W&B's ``mlaudit/verdict``
+summary key) last, so the verdict present means the write-back is complete, and a run
+killed before it is audited and written again. A kill is not held against the run: the
+state file counts *failures* (an attempt that ended with an error) apart from
+*interruptions* (an attempt cut short by a dead watcher), and only failures give a run up
+(``max_attempts``). ``max_interrupts`` (default 25) stops a run that takes the watcher
+down every time (a poison run), far above what random restarts cause.
+
+Two watchers on one tracker scope with different state files: before auditing, a worker
+takes the run's tracker-side claim (MLflow: tag ``mlaudit.claim`` = ``<owner> <expiry>``,
+a lease of ``claim_lease_s``, read back after a settle delay; see
+``mlaudit_mlflow.writeback.claim_run``). A run claimed by another live watcher goes back
+to ``pending`` until the lease ends, without an attempt counted; by then the other
+watcher's verdict is there and the run is recorded without writing. So one watcher writes
+and notifies each run. ``owner`` is stored in the state file (host and a random id).
+
 Outages. A failing listing is retried with exponential backoff and jitter (tenacity,
 1 s doubling to 60 s), logged, never fatal. A failing run goes back to ``pending`` with
 its own backoff (``retry_base_s`` doubling to ``max_backoff_s``) and is given up
-(``failed``, logged) after ``max_attempts``, counting attempts cut short by a killed
-watcher, so a run that kills the process every time is given up too. After any failed
+(``failed``, logged) after ``max_attempts`` failed attempts (attempts cut short by a
+killed watcher are not failures; see above). After any failed
 run, dispatching pauses until the tracker answers a listing again, so an outage costs at
 most one attempt per run in flight; that listing comes at the next poll or after
 ``retry_base_s``, whichever is sooner, and the loop wakes for each run's retry time.
@@ -55,6 +72,8 @@ from __future__ import annotations
 import logging
 import os
 import queue
+import socket
+import uuid
 import signal
 import threading
 import time
@@ -87,6 +106,8 @@ class WatchConfig:
     once: bool = False
     overlap_s: float = 600.0
     max_attempts: int = 3
+    max_interrupts: int = 25
+    claim_lease_s: float = 900.0
     retry_base_s: float = 30.0
     max_backoff_s: float = 600.0
     listing_max_backoff_s: float = 60.0
@@ -197,6 +218,10 @@ class Watcher:
                 start = (self.cfg.since or datetime.now(timezone.utc)).timestamp()
                 self.store.set_meta("floor", repr(start))
                 self.store.set_meta("cursor", repr(start))
+            self.owner = self.store.get_meta("owner")
+            if self.owner is None:  # who holds a tracker-side claim: one id per state file
+                self.owner = f"{socket.gethostname()}:{uuid.uuid4().hex[:12]}"
+                self.store.set_meta("owner", self.owner)
             warm_up()
             for w in workers:
                 w.start()
@@ -257,6 +282,9 @@ class Watcher:
         floor = float(self.store.get_meta("floor"))
         cursor = float(self.store.get_meta("cursor"))
         since = datetime.fromtimestamp(max(floor, cursor - self.cfg.overlap_s), tz=timezone.utc)
+        # a run ended without an end time (MLflow update_run(status=...)) has no place on the
+        # cursor: a source that can list those lists the ones started after the floor
+        self.source.floor = datetime.fromtimestamp(floor, tz=timezone.utc)
         started = time.time()
         try:
             refs = self._retrying()(self._list, since)
@@ -329,16 +357,27 @@ class Watcher:
     def _process(self, ref: str) -> None:
         if not self.store.claim(ref):
             return
-        attempts = (self.store.get(ref) or {}).get("attempts", 1)
-        if attempts > self.cfg.max_attempts:  # earlier watchers died on this run every time
+        interrupts = (self.store.get(ref) or {}).get("interrupts", 0)
+        if interrupts >= self.cfg.max_interrupts:  # the watcher died on this run every time
             self.store.fail(ref, RunResult(ref=ref, ok=False, error=f"the watcher stopped during "
-                                           f"{attempts - 1} attempts on this run"), retry_at=None)
+                                           f"{interrupts} attempts on this run"), retry_at=None)
             log.error("run %s: gave up: the watcher stopped during %d attempts on it", ref,
-                      attempts - 1)
+                      interrupts)
             return
+        owner = getattr(self, "owner", None) or "mlaudit-watch"
+        deferred: list[str] = []
+        loaded = []
 
         def after_load(run) -> str | None:
-            return self.source.skip_reason(run)
+            loaded.append(run)
+            reason = self.source.skip_reason(run)
+            if reason:
+                return reason
+            refused = self.source.claim(run, owner, self.cfg.claim_lease_s)
+            if refused:
+                deferred.append(refused)
+                return refused
+            return None
 
         reports = []  # kept for the notification sent once the run is done
 
@@ -354,6 +393,13 @@ class Watcher:
 
         res = audit_one(self.source, ref, self.settings, after_load=after_load,
                         before_write=before_write)
+        if deferred:  # another watcher holds the run: look again when its lease ends
+            retry = time.time() + min(self.cfg.claim_lease_s, max(self.cfg.poll_interval_s, 5.0))
+            if self.store.defer(ref, retry, deferred[0]):
+                log.info("run %s: %s; looking again later", ref, deferred[0])
+            return
+        if loaded and res.ok and res.wrote:
+            self.source.release_claim(loaded[0], owner)
         if res.released:
             if self.store.release(ref):
                 log.info("run %s: released unwritten (shutting down)", ref)
@@ -390,10 +436,10 @@ class Watcher:
         self._healthy = False  # dispatch waits for the tracker to answer a listing again...
         # ...which comes no later than the first retry (a pushed-runs watcher may list rarely)
         self._relist_at = time.monotonic() + min(self.cfg.poll_interval_s, self.cfg.retry_base_s)
-        attempts = (self.store.get(ref) or {}).get("attempts", 1)
+        attempts = (self.store.get(ref) or {}).get("failures", 0) + 1  # this one included
         if attempts >= self.cfg.max_attempts:
             self.store.fail(ref, res, retry_at=None)
-            log.error("run %s: gave up after %d attempts: %s", ref, attempts, res.error)
+            log.error("run %s: gave up after %d failed attempts: %s", ref, attempts, res.error)
         else:
             delay = min(self.cfg.max_backoff_s, self.cfg.retry_base_s * 2 ** (attempts - 1))
             self.store.fail(ref, res, retry_at=time.time() + delay)
