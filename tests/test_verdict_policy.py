@@ -140,3 +140,12 @@ def test_no_lr_raise_when_lr_is_already_high():
     acts = " ".join(a.action for a in rep.next_actions)
     assert "Raise the learning rate" not in acts and "higher LR" not in acts
     assert "Do not raise the learning rate" in acts
+
+
+def test_docs_index_holds_the_current_policy_table():
+    """docs/index.md shows the table generated from POLICY (regenerate with
+    ``python -c "from mlaudit_core.verdict import table_markdown; print(table_markdown())"``)."""
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "index.md").read_text()
+    assert table_markdown() in doc
