@@ -181,6 +181,7 @@ def collect(
             continue
         gates, _, _, _ = scan_python(text, rel, data, sources)
         ctx.gates = [g for g in ctx.gates if g.path != rel] + gates
+    _name_unnamed_gates(ctx)
     ctx.env_changes = dedupe_env(ctx.env_changes)
     # the sources the logs point at, with a context window from the repo; only files inside the
     # repository are opened (a log can name /proc/self/environ or ../secrets), at most MAX_BYTES
@@ -230,6 +231,24 @@ def collect(
                 Line(key[0], lineno, lines[idx].text.strip(), window(lines, idx, 3), "source")
             )
     return ctx, console
+
+
+def _name_unnamed_gates(ctx: CIContext) -> None:
+    """A comparison that names no metric (``abs(a - b) / abs(b) < TOL`` over zipped arrays)
+    compares what its test loads: when the golden values the test reads hold one metric, the
+    gate is about that metric."""
+    by_test: dict[tuple[str, str], set[str]] = {}
+    for x in ctx.traced:
+        if x.status != "loaded" or x.role != "golden":
+            continue
+        func = x.test.split("::")[-1].split("[")[0]
+        names = {m for s in ctx.goldens if s.source == x.path for m in s.metrics}
+        by_test.setdefault((x.source, func), set()).update(names)
+    for g in ctx.gates:
+        if g.metric is None and g.function and g.kind not in ("timeout", "timing", "throughput"):
+            names = by_test.get((g.path, g.function))
+            if names and len(names) == 1:
+                g.metric = next(iter(names))
 
 
 def dedupe_env(changes: list) -> list:

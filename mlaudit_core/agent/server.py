@@ -1,0 +1,116 @@
+"""``mlaudit mcp``: the agent tools (:mod:`.tools`) served over the Model Context Protocol.
+
+Built on the official ``mcp`` Python SDK's low-level :class:`mcp.server.lowlevel.Server`, so
+each tool publishes exactly the JSON Schemas of :mod:`.tools` (the audit tools' output schema
+is the report schema, docs/schema/report.schema.json) and a tool error is the CLI's one line.
+
+Transports: stdio (the default; while serving, the SDK points fd 1 at stderr, so nothing an
+SDK prints can corrupt the protocol) and streamable HTTP on 127.0.0.1 (``--http PORT``; the
+SDK's DNS-rebinding protection for localhost is on). Tool calls run in a worker thread, one
+at a time; a call that asked for progress (``_meta.progressToken``) gets
+``notifications/progress`` at each stage (loading, auditing, writing back; per run for a
+folder of runs).
+
+Requires the ``mcp`` extra: ``pip install 'mlaudit[mcp]'``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import MissingDependency
+from .tools import Roots, Toolbox, ToolFailure, tool_specs
+
+#: tools that can write (only with write_back: true); every other tool only reads
+_MAY_WRITE = {"audit_run", "audit_path"}
+_TRACKER_TOOLS = {"audit_run", "compare_runs", "get_series"}
+
+INSTRUCTIONS = (
+    "mlaudit audits ML training runs and ML CI failures and returns an evidence-cited report "
+    "(verdict: outcome, cause, confidence; findings with metric/step or file:line evidence; "
+    "hypotheses; unknowns; next actions). Start with audit_run (MLflow, W&B, ClearML), "
+    "audit_path (local files) or audit_ci (a CI failure). Read verdict, then unknowns (what "
+    "could not be judged) and hypotheses before concluding. Fetch get_series only to look at "
+    "a curve the report points to. Nothing is written back unless write_back is true."
+)
+
+
+def _require_sdk():
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        raise MissingDependency("mcp", "mcp") from None
+
+
+def build_server(roots: Roots, config: str | None = None):
+    """The MCP server object (``mcp.server.lowlevel.Server``) with every tool registered."""
+    _require_sdk()
+    import anyio
+    import mcp.types as types
+    from mcp.server.lowlevel import Server
+
+    from .. import __version__
+
+    toolbox = Toolbox(roots, config)
+    specs = tool_specs()
+
+    def annotations(name: str):
+        return types.ToolAnnotations(read_only_hint=name not in _MAY_WRITE, destructive_hint=False,
+                                     idempotent_hint=True, open_world_hint=name in _TRACKER_TOOLS)
+
+    tools = [types.Tool(name=s.name, description=s.description, input_schema=s.input_schema,
+                        output_schema=s.output_schema, annotations=annotations(s.name))
+             for s in specs]
+
+    async def list_tools(ctx, params) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx, params) -> types.CallToolResult:
+        name, args = params.name, dict(params.arguments or {})
+
+        def progress(done: float, total: float, message: str) -> None:
+            try:
+                anyio.from_thread.run(ctx.session.report_progress, done, total, message)
+            except Exception:  # noqa: BLE001 - progress is best effort, never fails a call
+                pass
+
+        try:
+            res = await anyio.to_thread.run_sync(lambda: toolbox.call(name, args, progress))
+        except ToolFailure as exc:
+            return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))],
+                                        is_error=True)
+        text = json.dumps(res.data, indent=1, default=str)
+        content = [types.TextContent(type="text", text=text)]
+        content += [types.TextContent(type="text", text=line) for line in res.lines]
+        return types.CallToolResult(content=content, structured_content=res.data, is_error=False)
+
+    return Server("mlaudit", version=__version__, title="mlaudit",
+                  description="Evidence-backed diagnosis of ML training runs and ML CI failures.",
+                  instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def serve_stdio(roots: Roots, config: str | None = None) -> None:
+    """Serve over stdin/stdout until the client closes the stream."""
+    server = build_server(roots, config)
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    async def main() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(main)
+
+
+def serve_http(roots: Roots, port: int, config: str | None = None,
+               on_ready: Any = None) -> None:
+    """Serve streamable HTTP at ``http://127.0.0.1:PORT/mcp`` until interrupted."""
+    server = build_server(roots, config)
+    import uvicorn
+
+    app = server.streamable_http_app(host="127.0.0.1")
+    config_ = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    if on_ready is not None:
+        on_ready(f"http://127.0.0.1:{port}/mcp")
+    uvicorn.Server(config_).run()

@@ -1,0 +1,770 @@
+"""The agent tools: each a plain function over JSON arguments returning JSON, with its schemas.
+
+``mlaudit mcp`` (:mod:`.server`) lists :data:`TOOLS` and calls :func:`call`. A tool does the
+same work as the CLI command it mirrors, through the same functions (tracker plugins from
+:mod:`mlaudit_core.plugins`, :func:`mlaudit_core.audit.audit`, the baseline selection,
+:func:`mlaudit_core.ci.audit_ci`, :func:`mlaudit_core.formats.plan`), so a verdict is the
+CLI's verdict for the same input.
+
+Rules every tool follows:
+
+* **Paths are confined** to the roots given at start (:class:`Roots`): a file, folder,
+  log, repository, file-store tracking URI or settings file outside them is refused with
+  one line. Relative paths are taken relative to the first root.
+* **Nothing is written back** unless the call says ``write_back: true``.
+* **Errors** are :class:`ToolFailure` with the CLI's one-line message (``mlaudit: error:
+  ...``); the server turns them into MCP tool errors (``isError: true``).
+* Long work reports progress through the ``progress(done, total, message)`` callback.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+Progress = Callable[[float, float, str], None]
+
+TRACKERS = ("mlflow", "wandb", "clearml")
+#: get_series / compare_runs sources: the trackers, or ``path`` (anything ``mlaudit PATH`` reads).
+SOURCES = (*TRACKERS, "path")
+MAX_POINTS = 10_000
+#: Runs audited by one audit_path call (a folder of many runs: call again on one of them).
+MAX_RUNS = 25
+
+
+class ToolFailure(Exception):
+    """A tool call that cannot be done; ``str()`` is the one line the client sees."""
+
+
+def _noop(done: float, total: float, message: str) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Roots:
+    """The folders the server may read (``--root``, repeatable; default: the current directory).
+
+    :meth:`confine` resolves a path (``~`` expanded, relative to the first root, symlinks
+    followed) and refuses it unless it lies inside one of the roots.
+    """
+
+    paths: tuple[Path, ...]
+
+    @classmethod
+    def of(cls, roots: Sequence[str | os.PathLike] | None) -> Roots:
+        given = list(roots or []) or [os.getcwd()]
+        out = []
+        for r in given:
+            p = Path(r).expanduser().resolve()
+            if not p.is_dir():
+                raise ToolFailure(f"mlaudit: error: --root {r}: not a directory")
+            out.append(p)
+        return cls(tuple(dict.fromkeys(out)))
+
+    def confine(self, value: str | os.PathLike, what: str) -> Path:
+        raw = Path(value).expanduser()
+        p = (raw if raw.is_absolute() else self.paths[0] / raw).resolve()
+        if any(p == r or p.is_relative_to(r) for r in self.paths):
+            return p
+        roots = ", ".join(str(r) for r in self.paths)
+        raise ToolFailure(f"mlaudit: error: {what} {value}: outside the allowed roots ({roots}); "
+                          "start the server with --root DIR to allow it")
+
+
+# --- schemas ---------------------------------------------------------------------------------
+
+_STR = {"type": "string"}
+_PATHS = {"type": "array", "items": {"type": "string"}, "minItems": 1}
+
+
+def _obj(props: dict, required: Sequence[str] = ()) -> dict:
+    return {"type": "object", "properties": props, "required": list(required),
+            "additionalProperties": False}
+
+
+def report_schema() -> dict:
+    """The report's JSON Schema (docs/schema/report.schema.json), as the audit tools' output."""
+    from ..report import report_json_schema
+
+    return report_json_schema()
+
+
+def _wrapping_report(props_fn: Callable[[dict], dict], required: Sequence[str]) -> dict:
+    """An object schema holding reports: the report's ``$defs`` hoisted, the report itself as
+    ``$defs.AuditReport`` (refs inside the report point at ``#/$defs/...`` and stay valid)."""
+    rep = dict(report_schema())
+    defs = dict(rep.pop("$defs", {}))
+    for k in ("$schema", "$id"):
+        rep.pop(k, None)
+    defs["AuditReport"] = rep
+    out = _obj(props_fn({"$ref": "#/$defs/AuditReport"}), required)
+    out["$defs"] = defs
+    return out
+
+
+_LINE = _obj({"file": _STR, "line": {"type": "integer"}, "text": _STR,
+              "context": {"type": "array", "items": _STR}, "kind": _STR})
+
+
+def _schemas() -> dict[str, tuple[dict, dict | None]]:
+    """name -> (inputSchema, outputSchema); ``"report"`` output means the report schema."""
+    tracker = {"type": "string", "enum": list(TRACKERS),
+               "description": "The experiment tracker holding the run."}
+    source = {"type": "string", "enum": list(SOURCES),
+              "description": "A tracker, or 'path' for a local run file/folder."}
+    run_ref = {"type": "string", "description": "MLflow run id; W&B ENTITY/PROJECT/RUN_ID (or "
+                                                "an offline run folder); ClearML task id (or an "
+                                                "offline session folder); with source 'path': "
+                                                "the run file or folder."}
+    uri = {"type": "string", "description": "MLflow tracking URI (server URL, sqlite:///path, "
+                                            "file store); default MLFLOW_TRACKING_URI."}
+    series = _obj({
+        "run": _STR, "metric": _STR, "key": _STR,
+        "points_total": {"type": "integer"}, "points_finite": {"type": "integer"},
+        "points_returned": {"type": "integer"}, "downsampled": {"type": "boolean"},
+        "method": _STR, "start": {"type": ["integer", "null"]}, "end": {"type": ["integer", "null"]},
+        "steps": {"type": "array", "items": {"type": "integer"}},
+        "values": {"type": "array", "items": {"type": "number"}},
+        "min": {"type": ["number", "null"]}, "min_step": {"type": ["integer", "null"]},
+        "max": {"type": ["number", "null"]}, "max_step": {"type": ["integer", "null"]},
+        "first": {"type": ["number", "null"]}, "last": {"type": ["number", "null"]},
+        "last_step": {"type": ["integer", "null"]},
+        "nonfinite": _obj({"count": {"type": "integer"},
+                           "steps": {"type": "array", "items": {"type": "integer"}},
+                           "values": {"type": "array", "items": _STR}}),
+    }, ["run", "metric", "key", "points_total", "points_returned", "steps", "values"])
+    rule_short = _obj({"code": _STR, "name": _STR, "family": _STR, "summary": _STR,
+                       "lifecycle": _STR})
+    rule_full = _obj({"code": _STR, "name": _STR, "family": _STR, "summary": _STR,
+                      "lifecycle": _STR, "doc": _STR,
+                      "needs": {"type": "array", "items": _STR},
+                      "params": {"type": "array", "items": _obj({
+                          "name": _STR, "type": _STR, "default": {}, "description": _STR})}},
+                     ["code", "name", "family", "doc"])
+    band = _obj({
+        "key": _STR, "role": {"type": ["string", "null"]}, "kind": _STR, "axis": _STR,
+        "verdict": {"type": "string",
+                    "enum": ["worse", "within_noise", "better", "insufficient_seeds"]},
+        "summary": _STR, "baseline_ids": {"type": "array", "items": _STR},
+        "n_baselines": {"type": "integer"}, "method": _STR, "k": {"type": "number"},
+        "tail_start_step": {"type": "integer"}, "tail_end_step": {"type": "integer"},
+        "run_tail_mean": {"type": "number"},
+        "baseline_tail_means": {"type": "array", "items": {"type": "number"}},
+        "band_lo": {"type": "number"}, "band_hi": {"type": "number"},
+        "delta": {"type": "number"}, "rel_delta": {"type": ["number", "null"]},
+        "z": {"type": ["number", "null"]}, "frac_tail_worse": {"type": "number"},
+        "frac_tail_better": {"type": "number"}, "onset_step": {"type": ["integer", "null"]},
+        "higher_is_better": {"type": "boolean"}, "seeds_needed": {"type": ["integer", "null"]},
+        "notes": {"type": "array", "items": _STR}})
+    delta = _obj({"source": _STR, "key": _STR, "run_value": {"type": ["string", "null"]},
+                  "baseline_values": {"type": "array", "items": {"type": ["string", "null"]}},
+                  "category": _STR, "layer": _STR, "consistent": {"type": "boolean"},
+                  "score": {"type": "number"}})
+    return {
+        "audit_run": (_obj({
+            "tracker": tracker, "run_ref": run_ref, "tracking_uri": uri,
+            "baselines": {"type": "array", "items": _STR,
+                          "description": "Baseline run ids (MLflow; several seeds give a noise "
+                                         "band). Default: the tracker's own choice (runs tagged "
+                                         "mlaudit.baseline, the parent, same-config runs); [] for "
+                                         "none."},
+            "write_back": {"type": "boolean", "default": False,
+                           "description": "Write the verdict onto the run (tags, mlaudit/ "
+                                          "artifacts). Off unless asked."},
+        }, ["tracker", "run_ref"]), "report"),
+        "audit_path": (_obj({
+            "path": {"type": "string", "description": "A run file or folder (trainer_state.json, "
+                                                      "CSV/JSON-lines logs, console log, "
+                                                      "TensorBoard logdir, mlruns store, W&B run "
+                                                      "folder, ClearML offline session), or a "
+                                                      "folder holding several runs."},
+            "as_format": {"type": "string", "description": "Use this reader instead of sniffing."},
+            "write_back": {"type": "boolean", "default": False,
+                           "description": "TensorBoard only: add the verdict as a text summary "
+                                          "in mlaudit's own event file. Off unless asked."},
+        }, ["path"]), None),
+        "audit_logs": (_obj({
+            "paths": {**_PATHS, "description": "Console log files, read in order as one log."},
+            "config": {"type": "array", "items": _STR,
+                       "description": "Run config files (key = value, JSON, YAML, TOML): their "
+                                      "values become the run's params."},
+            "name": {"type": "string", "description": "Display name of the run."},
+        }, ["paths"]), "report"),
+        "audit_ci": (_obj({
+            "repo": {"type": "string", "description": "Repository root (tests, golden files)."},
+            "logs": {**_PATHS, "description": "CI log files; .json/.csv are actual values."},
+            "golden": {"type": "array", "items": _STR,
+                       "description": "Golden-value files; default: the repo's own."},
+            "claims": {"type": "string", "description": "A PR description / results note whose "
+                                                        "numeric claims are checked."},
+        }, ["repo", "logs"]), "report"),
+        "collect_evidence": (_obj({
+            "repo": {"type": "string", "description": "Repository root; omit to read logs only."},
+            "logs": {**_PATHS, "description": "Log files; .json/.csv are actual metric values."},
+            "golden": {"type": "array", "items": _STR},
+            "window": {"type": "integer", "minimum": 0, "maximum": 50, "default": 3},
+        }, ["logs"]), _obj({
+            "schema": _STR, "repo": {"type": ["string", "null"]},
+            "failure_lines": {"type": "array", "items": _LINE},
+            "pass_lines": {"type": "array", "items": _LINE},
+            "metric_lines": {"type": "array", "items": _LINE},
+            "gates": {"type": "array", "items": {"type": "object"}},
+            "recomputed": {"type": "array", "items": {"type": "object"}},
+        } | {k: {} for k in ("logs", "timeouts", "infra", "exceptions", "tests", "assertions",
+                             "measured", "failed_metrics", "failed_metrics_line",
+                             "checked_metrics", "checked_metrics_source", "config_candidates",
+                             "source_candidates", "golden_files", "goldens", "actuals", "traced",
+                             "env_changes", "packages_log", "packages_repo", "notes")},
+            ["schema", "failure_lines", "pass_lines", "metric_lines", "gates", "recomputed"])),
+        "compare_runs": (_obj({
+            "source": source, "run": {"type": "string", "description": "The run (id or path)."},
+            "baselines": {**_PATHS, "description": "Baseline runs (ids or paths); 3 or more "
+                                                   "seeds give a seed-to-seed noise band."},
+            "tracking_uri": uri,
+        }, ["source", "run", "baselines"]), _obj({
+            "run": _STR, "baselines": {"type": "array", "items": _STR},
+            "comparisons": {"type": "array", "items": band},
+            "deltas": {"type": "array", "items": delta},
+            "notes": {"type": "array", "items": _STR},
+        }, ["run", "baselines", "comparisons", "deltas"])),
+        "explain_rule": (_obj({"code": {"type": "string", "description": "Detector code, e.g. "
+                                                                         "OP001."}}, ["code"]),
+                         rule_full),
+        "list_rules": (_obj({"family": {"type": "string", "description": "Only this family "
+                                                                         "(e.g. optimization)."}}),
+                       _obj({"rules": {"type": "array", "items": rule_short}}, ["rules"])),
+        "get_series": (_obj({
+            "source": source, "run_ref": run_ref, "tracking_uri": uri,
+            "metric": {"type": "string", "description": "A logged key, or a role (train_loss, "
+                                                        "val_loss, learning_rate, grad_norm, ...)."},
+            "start": {"type": "integer", "description": "First step (inclusive)."},
+            "end": {"type": "integer", "description": "Last step (inclusive)."},
+            "max_points": {"type": "integer", "minimum": 10, "maximum": MAX_POINTS,
+                           "default": 500},
+        }, ["source", "run_ref", "metric"]), series),
+    }
+
+
+DESCRIPTIONS = {
+    "audit_run": "Audit a run in MLflow, W&B or ClearML: verdict (outcome, cause, confidence), "
+                 "findings with evidence, hypotheses, unknowns, next actions. Same as `mlaudit "
+                 "mlflow|wandb|clearml`. Write-back only with write_back=true.",
+    "audit_path": "Audit a local run file or folder, format detected (trainer_state.json, "
+                  "Lightning/Keras/Ultralytics/timm CSV, JSON-lines, console logs, TensorBoard "
+                  "logdir, mlruns store, W&B run folder, ClearML offline). Returns one report "
+                  "per run found. Same as `mlaudit PATH`.",
+    "audit_logs": "Audit a run from its console log files (metrics and failure signatures "
+                  "parsed from text). Same as `mlaudit logs`.",
+    "audit_ci": "Audit an ML CI failure from the repository, its CI logs and golden values: "
+                "real regression, or gate / drift / setup / runtime problem. Same as `mlaudit ci`.",
+    "collect_evidence": "The evidence pass of a failure without a verdict: failure, pass and "
+                        "metric lines with context, tests, gates in the repo, recomputed gated "
+                        "metrics, config/source candidates, each with file:line. Same as "
+                        "`mlaudit evidence`.",
+    "compare_runs": "Compare a run with baseline runs: per metric, is the run worse than, "
+                    "within the noise of, or better than the baselines (noise band over the "
+                    "tail), and which config/environment keys differ.",
+    "explain_rule": "The documentation of one detector code (what it detects, why it matters, "
+                    "evidence, remedy, thresholds and their source, parameters).",
+    "list_rules": "Every detector: code, name, family, one-line summary.",
+    "get_series": "One metric's history, downsampled to at most max_points with a "
+                  "min/max-preserving method (spikes are kept), plus exact min/max/last and "
+                  "non-finite steps. For looking at a curve yourself.",
+}
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_schema: dict
+    output_schema: dict
+
+
+def tool_specs() -> list[ToolSpec]:
+    """The tools with their input and output JSON Schemas."""
+    out = []
+    for name, (inp, outp) in _schemas().items():
+        if outp == "report":
+            outp = report_schema()
+        elif outp is None:  # audit_path
+            outp = _wrapping_report(lambda rep: {
+                "path": _STR,
+                "runs": {"type": "array", "items": _obj({
+                    "path": _STR, "reader": _STR, "reason": _STR, "report": rep,
+                    "written_back": {"type": "array", "items": _STR}},
+                    ["path", "reader", "report"])},
+                "failed": {"type": "array", "items": _obj({"path": _STR, "error": _STR})},
+                "skipped": {"type": "array", "items": _obj({"path": _STR, "why": _STR})},
+                "not_audited": {"type": "array", "items": _STR}}, ["path", "runs"])
+        out.append(ToolSpec(name, DESCRIPTIONS[name], inp, outp))
+    return out
+
+
+TOOL_NAMES = tuple(_schemas())
+
+
+# --- the tools --------------------------------------------------------------------------------
+
+@dataclass
+class Result:
+    """What a tool returns: the structured content, and lines for people (write-back, notes)."""
+
+    data: dict
+    lines: list[str]
+
+
+class Toolbox:
+    """The tools bound to the server's roots and settings file."""
+
+    def __init__(self, roots: Roots, config: str | None = None) -> None:
+        self.roots = roots
+        self.config = Path(config).expanduser() if config else None  # the operator's, not confined
+        self._lock = threading.Lock()  # one audit at a time: trackers' SDK clients are shared
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _settings(self):
+        from ..settings import SettingsError, load_settings
+
+        try:
+            return load_settings(explicit=self.config)
+        except SettingsError as exc:
+            raise ToolFailure(f"mlaudit: error: {exc}") from None
+
+    def _uri(self, uri: str | None) -> str | None:
+        """Confine a file-store or sqlite tracking URI (rewritten absolute); leave server URLs alone."""
+        if not uri:
+            return uri
+        low = uri.lower()
+        if low.startswith("sqlite:///"):
+            return f"sqlite:///{self.roots.confine(uri[len('sqlite:///'):], 'tracking_uri')}"
+        if low.startswith("file:"):
+            from urllib.parse import urlparse
+
+            return self.roots.confine(urlparse(uri).path, "tracking_uri").as_uri()
+        if "://" not in uri:  # a plain path: an mlruns file store
+            return str(self.roots.confine(uri, "tracking_uri"))
+        return uri
+
+    def _local_ref(self, ref: str) -> Path | None:
+        """``ref`` as a confined local path when it names one (offline runs), else ``None``.
+
+        A ref is local when it starts with ``/``, ``./``, ``../`` or ``~``, or exists under the
+        first root; W&B's ``ENTITY/PROJECT/RUN_ID`` and ClearML task ids are not paths.
+        """
+        if ref.startswith(("/", "./", "../", "~")) or (self.roots.paths[0] / ref).exists():
+            return self.roots.confine(ref, "run_ref")
+        return None
+
+    def _load(self, source: str, ref: str, uri: str | None):
+        """(plugin or None, RunData) for ``ref`` from a tracker or a local path."""
+        from ..plugins import get_plugin
+
+        if source == "path":
+            p = self.roots.confine(ref, "run_ref")
+            from ..formats import load_path
+
+            loaded = load_path(p)
+            if len(loaded.runs) != 1:
+                names = ", ".join(str(r) for r, _ in loaded.runs[:8])
+                raise ToolFailure(f"mlaudit: error: {ref}: holds {len(loaded.runs)} runs ({names}); "
+                                  "give one of them")
+            return None, loaded.runs[0][1]
+        if source == "mlflow":
+            plugin = get_plugin("mlflow", tracking_uri=self._uri(uri))
+            return plugin, plugin.load(ref)
+        if source == "wandb":
+            plugin = get_plugin("wandb")
+            local = self._local_ref(ref)
+            if local is not None:
+                from mlaudit_wandb.offline import find_log
+
+                return None, plugin.load(str(find_log(local).parent), offline=True)
+            return plugin, plugin.load(ref)
+        if source == "clearml":
+            local = self._local_ref(ref)
+            if local is not None:
+                plugin = get_plugin("clearml", offline=str(local))
+                return None, plugin.load(None)
+            plugin = get_plugin("clearml")
+            return plugin, plugin.load(ref)
+        raise ToolFailure(f"mlaudit: error: unknown source {source!r} (use {', '.join(SOURCES)})")
+
+    # -- tools ------------------------------------------------------------------------------
+    def audit_run(self, tracker: str, run_ref: str, tracking_uri: str | None = None,
+                  baselines: list[str] | None = None, write_back: bool = False,
+                  progress: Progress = _noop) -> Result:
+        from ..audit import audit
+        from ..plugins import get_plugin
+
+        settings = self._settings()
+        lines: list[str] = []
+        progress(0, 3, f"loading {tracker} run {run_ref}")
+        if tracker == "mlflow":
+            plugin = get_plugin("mlflow", tracking_uri=self._uri(tracking_uri))
+            run = plugin.load(run_ref)
+            progress(1, 3, f"auditing {len(run.metrics):,} points")
+            if baselines == []:
+                report = audit(run, settings)
+            else:
+                from ..baseline import audit_with_baselines
+                from ..baseline.selection import BaselinePolicy, select_baselines
+
+                policy = BaselinePolicy(explicit=list(baselines or []))
+                sel = select_baselines(run, plugin.find_baselines(run, policy), policy)
+                run.warnings.extend(sel.warnings)
+                report = (audit_with_baselines(run, [plugin.load(r.identity.id) for r in sel.runs],
+                                               settings) if sel.runs else audit(run, settings))
+            wb = (lambda: plugin.write_back(run, report, dry_run=False)) if write_back else None
+        elif tracker == "wandb":
+            if baselines:
+                raise ToolFailure("mlaudit: error: baselines: explicit baselines are MLflow only "
+                                  "(use compare_runs for W&B runs)")
+            plugin = get_plugin("wandb")
+            local = self._local_ref(run_ref)
+            if local is not None:
+                from mlaudit_wandb.offline import find_log
+
+                run = plugin.load(str(find_log(local).parent), offline=True)
+            else:
+                run = plugin.load(run_ref)
+            progress(1, 3, f"auditing {len(run.metrics):,} points")
+            report = audit(run, settings)
+            if write_back and local is not None:
+                raise ToolFailure("mlaudit: error: write_back: an offline W&B run folder cannot "
+                                  "be written back (sync it, then audit ENTITY/PROJECT/RUN_ID)")
+            wb = (lambda: plugin.write_back(run, report, dry_run=False)) if write_back else None
+        elif tracker == "clearml":
+            if baselines:
+                raise ToolFailure("mlaudit: error: baselines: explicit baselines are MLflow only "
+                                  "(use compare_runs for ClearML tasks)")
+            local = self._local_ref(run_ref)
+            if local is not None:
+                if write_back:
+                    raise ToolFailure("mlaudit: error: write_back: an offline ClearML session "
+                                      "cannot be written back")
+                plugin = get_plugin("clearml", offline=str(local))
+                run = plugin.load(None)
+            else:
+                plugin = get_plugin("clearml")
+                run = (plugin.load(run_ref) if baselines == []
+                       else plugin.load_with_baselines(run_ref))
+            progress(1, 3, f"auditing {len(run.metrics):,} points")
+            report = audit(run, settings)
+            wb = (lambda: plugin.write_back(run, report, dry_run=False)) if write_back else None
+        else:
+            raise ToolFailure(f"mlaudit: error: tracker {tracker!r}: use one of "
+                              f"{', '.join(TRACKERS)} (local files: audit_path)")
+        if wb is not None:
+            progress(2, 3, "writing the verdict back")
+            res = wb()
+            lines += list(getattr(res, "lines", lambda: [])())
+        else:
+            lines.append("nothing written back (write_back is false)")
+        progress(3, 3, "done")
+        return Result(_report_dict(report), lines)
+
+    def audit_path(self, path: str, as_format: str | None = None, write_back: bool = False,
+                   progress: Progress = _noop) -> Result:
+        from ..audit import audit
+        from ..formats import plan, readers
+
+        p = self.roots.confine(path, "path")
+        settings = self._settings()
+        cands, skipped = plan(p, as_format)
+        table = readers()
+        todo, rest = cands[:MAX_RUNS], cands[MAX_RUNS:]
+        runs, failed, lines = [], [], []
+        for i, c in enumerate(todo):
+            progress(i, len(todo), f"auditing {c.path} ({c.reader})")
+            try:
+                run = table[c.reader].load(c.path)
+                run.notes.insert(0, f"read by the {c.reader} reader: {c.reason}")
+                report = audit(run, settings)
+            except ToolFailure:
+                raise
+            except Exception as exc:  # noqa: BLE001 - one run's failure is its entry
+                from ..errors import MlauditError
+
+                if len(todo) == 1:
+                    raise
+                msg = str(exc) if isinstance(exc, MlauditError) else (
+                    f"internal error {type(exc).__name__}: {exc}")
+                failed.append({"path": str(c.path), "error": msg})
+                continue
+            entry = {"path": str(c.path), "reader": c.reader, "reason": c.reason,
+                     "report": _report_dict(report)}
+            if write_back:
+                if c.reader != "tensorboard":
+                    entry["written_back"] = [f"not written back: the {c.reader} reader's folders "
+                                             "are never written into"]
+                else:
+                    from ..plugins import get_plugin
+
+                    res = get_plugin("tensorboard").write_back(run, report, dry_run=False)
+                    entry["written_back"] = list(getattr(res, "lines", lambda: [])())
+                lines += entry["written_back"]
+            runs.append(entry)
+        progress(len(todo), len(todo), "done")
+        if not write_back:
+            lines.append("nothing written back (write_back is false)")
+        data = {"path": str(p), "runs": runs, "failed": failed,
+                "skipped": [{"path": str(w), "why": y} for w, y in skipped],
+                "not_audited": [str(c.path) for c in rest]}
+        if rest:
+            lines.append(f"{len(rest)} more runs not audited (at most {MAX_RUNS} per call): "
+                         "call audit_path on one of not_audited")
+        return Result(data, lines)
+
+    def audit_logs(self, paths: list[str], config: list[str] | None = None,
+                   name: str | None = None, progress: Progress = _noop) -> Result:
+        from ..audit import audit
+        from ..formats.consolelog import load_logs
+
+        files = [str(self.roots.confine(p, "paths")) for p in paths]
+        cfgs = [str(self.roots.confine(p, "config")) for p in config or []]
+        settings = self._settings()
+        progress(0, 2, "reading the logs")
+        run = load_logs(files, cfgs, name=name)
+        progress(1, 2, f"auditing {len(run.metrics):,} points")
+        report = audit(run, settings)
+        progress(2, 2, "done")
+        return Result(_report_dict(report), [])
+
+    def audit_ci(self, repo: str, logs: list[str], golden: list[str] | None = None,
+                 claims: str | None = None, progress: Progress = _noop) -> Result:
+        from ..ci import audit_ci
+
+        r = self.roots.confine(repo, "repo")
+        lg = [self.roots.confine(p, "logs") for p in logs]
+        gd = [self.roots.confine(p, "golden") for p in golden or []]
+        cl = self.roots.confine(claims, "claims") if claims else None
+        settings = self._settings()
+        progress(0, 1, "collecting evidence and recomputing the gates")
+        report = audit_ci(r, lg, gd, claims=cl, settings=settings)
+        progress(1, 1, "done")
+        return Result(_report_dict(report), [])
+
+    def collect_evidence(self, logs: list[str], repo: str | None = None,
+                         golden: list[str] | None = None, window: int = 3,
+                         progress: Progress = _noop) -> Result:
+        from ..evidence import collect
+        from ..redact import redact_obj
+
+        r = self.roots.confine(repo, "repo") if repo else None
+        lg = [self.roots.confine(p, "logs") for p in logs]
+        gd = [self.roots.confine(p, "golden") for p in golden or []]
+        ev = collect(r, lg, gd, window_lines=window)
+        c = ev.counts()
+        return Result(redact_obj(ev.to_dict()),
+                      [", ".join(f"{v} {k.replace('_', ' ')}" for k, v in c.items())])
+
+    def compare_runs(self, source: str, run: str, baselines: list[str],
+                     tracking_uri: str | None = None, progress: Progress = _noop) -> Result:
+        from ..baseline import attach_baselines, compare_metrics, find_deltas
+
+        total = 1 + len(baselines)
+        progress(0, total + 1, f"loading {run}")
+        _, r = self._load(source, run, tracking_uri)
+        bls = []
+        for i, b in enumerate(baselines):
+            progress(i + 1, total + 1, f"loading baseline {b}")
+            bls.append(self._load(source, b, tracking_uri)[1])
+        attach_baselines(r, bls)
+        comps = compare_metrics(r)
+        deltas = sorted(find_deltas(r, bls), key=lambda d: -d.score)[:20]
+        progress(total + 1, total + 1, "done")
+        out = []
+        for c in comps:
+            b = c.band
+            out.append({"key": c.key, "role": c.role, "kind": c.kind, "axis": c.axis,
+                        "verdict": b.verdict, "summary": c.summary(),
+                        "baseline_ids": list(c.baseline_ids), "n_baselines": b.n_baselines,
+                        "method": b.method, "k": b.k, "tail_start_step": int(b.tail_start_step),
+                        "tail_end_step": int(b.tail_end_step),
+                        "run_tail_mean": b.run_tail_mean,
+                        "baseline_tail_means": [float(x) for x in b.baseline_tail_means],
+                        "band_lo": b.band_lo, "band_hi": b.band_hi, "delta": b.delta,
+                        "rel_delta": b.rel_delta, "z": b.z,
+                        "frac_tail_worse": b.frac_tail_worse,
+                        "frac_tail_better": b.frac_tail_better, "onset_step": b.onset_step,
+                        "higher_is_better": bool(b.higher_is_better),
+                        "seeds_needed": b.seeds_needed, "notes": list(b.notes)})
+        notes = list(r.warnings)
+        if not comps:
+            notes.append("no metric is logged by both the run and a baseline over two or more "
+                         "aligned points")
+        if len(bls) < 3:
+            notes.append(f"{len(bls)} baseline(s): at least 3 seeds are needed for a seed-to-seed "
+                         "noise estimate")
+        data = {"run": r.identity.id, "baselines": [b.identity.id for b in bls],
+                "comparisons": out,
+                "deltas": [{"source": d.source, "key": d.key, "run_value": d.run_value,
+                            "baseline_values": list(d.baseline_values), "category": d.category,
+                            "layer": d.layer, "consistent": bool(d.consistent),
+                            "score": float(d.score)} for d in deltas],
+                "notes": notes}
+        return Result(_finite(data), [c.summary() for c in comps])
+
+    def explain_rule(self, code: str, progress: Progress = _noop) -> Result:
+        from ..detectors import registry
+
+        cls = registry().get(code.strip().upper())
+        if cls is None:
+            raise ToolFailure(f"mlaudit: error: unknown detector code {code!r}; `mlaudit rules` "
+                              "(tool list_rules) lists them")
+        return Result({"code": cls.code, "name": cls.name, "family": cls.family,
+                       "summary": cls.summary(), "lifecycle": str(cls.lifecycle),
+                       "doc": cls.doc(), "needs": [r.value for r in cls.needs or ()],
+                       "params": [{"name": n, "type": t, "default": _jsonable(d),
+                                   "description": desc}
+                                  for n, t, d, desc in cls.param_table()]}, [])
+
+    def list_rules(self, family: str | None = None, progress: Progress = _noop) -> Result:
+        from ..detectors import registry
+
+        rules = [{"code": c.code, "name": c.name, "family": c.family, "summary": c.summary(),
+                  "lifecycle": str(c.lifecycle)}
+                 for c in registry().values() if family is None or c.family == family]
+        if family is not None and not rules:
+            fams = sorted({c.family for c in registry().values()})
+            raise ToolFailure(f"mlaudit: error: family {family!r}: no detectors (families: "
+                              f"{', '.join(fams)})")
+        return Result({"rules": rules}, [])
+
+    def get_series(self, source: str, run_ref: str, metric: str, tracking_uri: str | None = None,
+                   start: int | None = None, end: int | None = None, max_points: int = 500,
+                   progress: Progress = _noop) -> Result:
+        import numpy as np
+
+        from ..render.plots import downsample
+        from ..roles import Role
+
+        progress(0, 2, f"loading {run_ref}")
+        _, run = self._load(source, run_ref, tracking_uri)
+        key = metric if metric in run.metrics else None
+        if key is None:
+            role = next((r for r in Role if r.value == metric), None)
+            key = run.key_for(role) if role is not None else None
+        if key is None:
+            keys = run.metrics.keys
+            shown = ", ".join(keys[:40]) + (f" ... ({len(keys)} in all)" if len(keys) > 40 else "")
+            raise ToolFailure(f"mlaudit: error: metric {metric!r}: not logged by {run_ref} "
+                              f"(logged: {shown or 'nothing'})")
+        s = run.metrics.series(key).by_step()
+        steps, vals = s.steps, s.values
+        if start is not None:
+            m = steps >= start
+            steps, vals = steps[m], vals[m]
+        if end is not None:
+            m = steps <= end
+            steps, vals = steps[m], vals[m]
+        fin = np.isfinite(vals)
+        xs, ys = steps[fin].astype(np.float64), vals[fin]
+        n_out = max(10, min(int(max_points), MAX_POINTS))
+        dx, dy = downsample(xs, ys, n_out) if xs.size else (xs, ys)
+        try:
+            import tsdownsample  # noqa: F401
+
+            method = "MinMaxLTTB (tsdownsample), as the report's plots"
+        except ImportError:
+            method = "min/max per bucket, as the report's plots without tsdownsample"
+        bad = ~fin
+        data = {
+            "run": run.identity.id, "metric": metric, "key": key,
+            "points_total": int(steps.size), "points_finite": int(fin.sum()),
+            "points_returned": int(dx.size), "downsampled": bool(dx.size < xs.size),
+            "method": method if dx.size < xs.size else "none (all points)",
+            "start": start, "end": end,
+            "steps": [int(x) for x in dx], "values": [float(y) for y in dy],
+            "min": float(ys.min()) if ys.size else None,
+            "min_step": int(xs[int(np.argmin(ys))]) if ys.size else None,
+            "max": float(ys.max()) if ys.size else None,
+            "max_step": int(xs[int(np.argmax(ys))]) if ys.size else None,
+            "first": float(ys[0]) if ys.size else None,
+            "last": float(ys[-1]) if ys.size else None,
+            "last_step": int(xs[-1]) if ys.size else None,
+            "nonfinite": {"count": int(bad.sum()), "steps": [int(x) for x in steps[bad][:100]],
+                          "values": [str(v) for v in vals[bad][:100]]},
+        }
+        progress(2, 2, "done")
+        return Result(data, [f"{key}: {data['points_returned']} of {data['points_finite']} finite "
+                             f"points ({data['method']})"])
+
+    # -- dispatch ---------------------------------------------------------------------------
+    def call(self, name: str, arguments: dict[str, Any], progress: Progress = _noop) -> Result:
+        """Validate ``arguments`` against the tool's input schema and run it.
+
+        Raises:
+            ToolFailure: unknown tool, invalid arguments, or the tool's own one-line error
+                (an :class:`~mlaudit_core.errors.MlauditError` becomes ``mlaudit: error: ...``,
+                anything else ``mlaudit: internal error: <Type>: ...``).
+        """
+        import jsonschema
+
+        from ..errors import MlauditError
+        from ..redact import redact_text
+
+        schemas = _schemas()
+        if name not in schemas:
+            raise ToolFailure(f"mlaudit: error: unknown tool {name!r} (tools: "
+                              f"{', '.join(schemas)})")
+        try:
+            jsonschema.validate(arguments, schemas[name][0])
+        except jsonschema.ValidationError as exc:
+            where = "/".join(str(p) for p in exc.absolute_path) or "arguments"
+            raise ToolFailure(f"mlaudit: error: {name}: {where}: {exc.message}") from None
+        with self._lock:
+            try:
+                return getattr(self, name)(**arguments, progress=progress)
+            except ToolFailure:
+                raise
+            except MlauditError as exc:
+                raise ToolFailure(redact_text(f"mlaudit: error: {_one_line(str(exc))}")) from None
+            except Exception as exc:  # a bug: one line, like the CLI's exit 3
+                if os.environ.get("MLAUDIT_DEBUG"):
+                    import traceback
+
+                    traceback.print_exc()
+                raise ToolFailure(redact_text(
+                    f"mlaudit: internal error: {type(exc).__name__}: {_one_line(str(exc))}")
+                ) from None
+
+
+def _one_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def _report_dict(report) -> dict:
+    import json
+
+    from ..render import render_json
+
+    return json.loads(render_json(report))
+
+
+def _jsonable(x):
+    if isinstance(x, (str, int, float, bool)) or x is None:
+        return x
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    return str(x)
+
+
+def _finite(x):
+    import math
+
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_finite(v) for v in x]
+    return x

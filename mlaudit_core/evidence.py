@@ -1,0 +1,207 @@
+"""The evidence pass: what a failure's logs and repository say, each item cited by file:line, no verdict.
+
+This is the first stage of ``mlaudit ci`` and the whole of ``mlaudit evidence``, and the
+``collect_evidence`` tool of ``mlaudit mcp``: one collection, three users. The
+collection itself is :func:`mlaudit_core.ci.collect` (log lines with context windows, test
+outcomes, printed assertion figures, gates parsed from the repository with ``ast``, golden
+files, config and source candidates, environment changes) followed by
+:func:`mlaudit_core.ci.recompute.recompute` (every gated metric recomputed from the raw
+values); :func:`collect` runs both once and :meth:`Evidence.to_dict` writes them as plain
+JSON. :func:`mlaudit_core.ci.audit_ci` starts from the same :class:`Evidence` object, so the
+evidence a user reads is exactly what the CI verdict was decided on.
+
+Without a repository (``repo=None``) only the logs are read, with the same line scanner
+(:func:`mlaudit_core.ci.logs.scan_logs`): failure, pass and metric lines, tests, timeouts,
+infrastructure signatures and exceptions.
+
+Output shape (``schema: "mlaudit-evidence/1"``): every line item is
+``{"file", "line", "text", "context": ["n: text", ...], "kind"}``; gates are
+``{"file", "line", "expr", "kind", "metric", "rtol", "atol", "threshold", "op", ...}``;
+recomputed metrics carry the figures and the per-gate checks (``passed``, ``n_exceed``,
+``worst_step``, ``detail``) with the gate's file:line. Nothing in it is a judgement.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+
+SCHEMA = "mlaudit-evidence/1"
+#: Value files among ``logs`` (read as actual metric values, as ``mlaudit ci`` does).
+VALUE_SUFFIXES = (".json", ".csv", ".tsv", ".npy", ".npz")
+
+
+@dataclass
+class Evidence:
+    """One collection: the CI context, the logs as console lines, and the recomputed gates.
+
+    Attributes:
+        context: :class:`~mlaudit_core.ci.model.CIContext` (lines, gates, values, notes).
+        console: every text log line (:class:`~mlaudit_core.rundata.ConsoleLine`), in order.
+        recomputed: :class:`~mlaudit_core.ci.recompute.Recompute` per gated metric with golden
+            and actual values (empty without a repository or without golden values).
+        repo: the repository given, or ``None`` for logs only.
+    """
+
+    context: Any
+    console: list = field(default_factory=list)
+    recomputed: list = field(default_factory=list)
+    repo: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The evidence as JSON-compatible data (non-finite floats become ``None``)."""
+        ctx = self.context
+
+        def line(x) -> dict:
+            return {"file": x.source, "line": x.line, "text": x.text, "context": list(x.context),
+                    "kind": x.kind}
+
+        def gate(g) -> dict:
+            d = asdict(g)
+            d["file"] = d.pop("path")
+            return d
+
+        def values(vs) -> dict:
+            return {"source": vs.source, "role": vs.role, "label": vs.label,
+                    "metrics": {k: {"points": len(st), "first_step": st[0] if st else None,
+                                    "last_step": st[-1] if st else None}
+                                for k, (st, _) in vs.metrics.items()}}
+
+        def check(c) -> dict:
+            return {"gate": {"file": c.gate.path, "line": c.gate.line, "expr": c.gate.expr,
+                             "kind": c.gate.kind},
+                    "passed": c.passed, "n_steps": c.n_steps, "n_exceed": c.n_exceed,
+                    "allowed": c.allowed, "worst_step": c.worst_step, "detail": c.detail,
+                    "active": c.active, "active_reason": c.active_reason,
+                    "log_failed": c.log_failed, "analysis": c.analysis}
+
+        def rec(r) -> dict:
+            return {"metric": r.metric, "golden_source": r.golden.source,
+                    "actual_source": r.actual.source, "n_golden": r.n_golden,
+                    "n_actual": r.n_actual, "n_common": r.n_common,
+                    "golden_steps": list(r.golden_steps), "actual_steps": list(r.actual_steps),
+                    "only_golden": r.only_golden, "only_actual": r.only_actual,
+                    "max_abs": r.max_abs, "max_rel": r.max_rel, "mean_rel": r.mean_rel,
+                    "max_rel_step": r.max_rel_step, "first_step": r.first_step,
+                    "median_golden": r.median_golden, "median_actual": r.median_actual,
+                    "nonfinite_actual": r.nonfinite_actual,
+                    "checks": [check(c) for c in r.checks]}
+
+        out = {
+            "schema": SCHEMA,
+            "repo": self.repo,
+            "logs": list(ctx.logs),
+            "failure_lines": [line(x) for x in ctx.failure_lines],
+            "pass_lines": [line(x) for x in ctx.pass_lines],
+            "metric_lines": [line(x) for x in ctx.metric_lines],
+            "timeouts": [line(x) for x in ctx.timeouts],
+            "infra": [line(x) for x in ctx.infra],
+            "exceptions": [line(x) for x in ctx.exceptions],
+            "tests": [{"test": t.test, "outcome": t.outcome, "file": t.source, "line": t.line,
+                       "message": t.message} for t in ctx.tests],
+            "assertions": [asdict(a) | {"file": a.source} for a in ctx.assertions],
+            "measured": [asdict(m) | {"file": m.source} for m in ctx.measured],
+            "failed_metrics": list(ctx.failed_metrics),
+            "failed_metrics_line": line(ctx.failed_metrics_line) if ctx.failed_metrics_line else None,
+            "checked_metrics": ctx.checked_metrics,
+            "checked_metrics_source": (line(ctx.checked_metrics_source)
+                                       if ctx.checked_metrics_source else None),
+            "config_candidates": [line(x) for x in ctx.config_candidates],
+            "source_candidates": [line(x) for x in ctx.source_candidates],
+            "gates": [gate(g) for g in ctx.gates],
+            "golden_files": list(ctx.golden_files),
+            "goldens": [values(v) for v in ctx.goldens],
+            "actuals": [values(v) for v in ctx.actuals],
+            "traced": [asdict(t) for t in ctx.traced],
+            "env_changes": [asdict(e) | {"file": e.source} for e in ctx.env_changes],
+            "packages_log": dict(ctx.packages_log),
+            "packages_repo": dict(ctx.packages_repo),
+            "recomputed": [rec(r) for r in self.recomputed],
+            "notes": list(ctx.notes),
+        }
+        return _clean(out)
+
+    def counts(self) -> dict[str, int]:
+        """How many items of each kind were collected (for a one-line summary)."""
+        ctx = self.context
+        return {"failure_lines": len(ctx.failure_lines), "pass_lines": len(ctx.pass_lines),
+                "metric_lines": len(ctx.metric_lines), "tests": len(ctx.tests),
+                "gates": len(ctx.gates), "golden_files": len(ctx.golden_files),
+                "config_candidates": len(ctx.config_candidates),
+                "source_candidates": len(ctx.source_candidates),
+                "recomputed": len(self.recomputed)}
+
+
+def _clean(x):
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    return x
+
+
+def collect(repo: Path | str | None, logs: Sequence[Path | str], golden: Sequence[Path | str] = (),
+            window_lines: int = 3) -> Evidence:
+    """Collect the evidence of a failure from its logs and (optionally) its repository.
+
+    Args:
+        repo: the repository root, or ``None`` to read the logs only.
+        logs: log files (``.json``/``.csv``/``.tsv``/``.npy``/``.npz`` are actual metric values).
+        golden: golden-value files; with a repository and none given, the repository's own.
+        window_lines: context lines kept on each side of a cited line.
+
+    Returns:
+        The :class:`Evidence` (with a repository: recomputed gates included).
+
+    Raises:
+        InputError: no log given, a missing repository or file, an unreadable value file.
+    """
+    from .ci import collect as ci_collect
+    from .ci.recompute import recompute
+
+    logs = [Path(p) for p in logs]
+    golden = [Path(p) for p in golden]
+    if repo is not None:
+        ctx, console = ci_collect(Path(repo), logs, golden, window_lines)
+        return Evidence(ctx, console, recompute(ctx), str(repo))
+    if not logs:
+        raise InputError("--logs: give at least one log file (or --repo)")
+    return _logs_only(logs, golden, window_lines)
+
+
+def _logs_only(logs: list[Path], golden: list[Path], window_lines: int) -> Evidence:
+    """Logs without a repository: the same log scanner and value readers as ``ci.collect``."""
+    from .ci.golden import TooBig, TooDeep, load_values
+    from .ci.logs import scan_logs
+    from .ci.model import CIContext
+    from .ci.recompute import recompute
+
+    for p in [*logs, *golden]:
+        if not p.is_file():
+            raise InputError(f"{p}: file not found")
+    ctx = CIContext(repo="", logs=[str(p) for p in logs])
+    text_logs = []
+    for p in logs:
+        if p.suffix.lower() in VALUE_SUFFIXES:
+            try:
+                ctx.actuals += load_values(p, "actual", str(p))
+            except (TooDeep, TooBig) as exc:
+                ctx.notes.append(f"--logs {exc}")
+        else:
+            text_logs.append((p, str(p)))
+    console = scan_logs(ctx, text_logs, window_lines)
+    for p in golden:
+        try:
+            for s in load_values(p, "golden", str(p)):
+                (ctx.goldens if s.role == "golden" else ctx.actuals).append(s)
+        except (TooDeep, TooBig) as exc:
+            ctx.notes.append(f"--golden {exc}")
+    ctx.notes.append("no repository given: gates, config and source candidates were not collected")
+    return Evidence(ctx, console, recompute(ctx) if ctx.goldens else [], None)
