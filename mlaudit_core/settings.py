@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .errors import InputError
 from .roles import AliasTable, Role
+from .safeparse import TooComplex, loads_toml
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -141,7 +142,9 @@ def load_settings(start: Path | None = None, explicit: Path | None = None) -> Se
                 raise SettingsError(f"{path}: settings file not found")
             continue
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            data = loads_toml(path.read_text(encoding="utf-8"))
+        except TooComplex as exc:
+            raise SettingsError(f"{path}: skipped: {exc}") from None
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise SettingsError(f"{path}: not valid TOML: {exc}") from None
         section = data if path.name != "pyproject.toml" else data.get("tool", {}).get("mlaudit")

@@ -38,13 +38,17 @@ def read_context_file(path: str | Path) -> dict[str, str]:
     if suffix in (".json", ".yaml", ".yml", ".toml"):
         reader = LineReader(p)  # same checks (missing, empty, binary) as for logs
         text = "\n".join(t for _, t in reader)
-        try:
+        from mlaudit_core.safeparse import TooComplex, load_yaml, loads_json, loads_toml
+
+        try:  # depth, size and YAML alias expansion bounded (mlaudit_core.safeparse)
             if suffix == ".json":
-                data = json.loads(text)
+                data = loads_json(text)
             elif suffix == ".toml":
-                data = _toml().loads(text)
+                data = loads_toml(text)
             else:
-                data = yaml.safe_load(text)
+                data = load_yaml(text)
+        except TooComplex as exc:
+            raise UnreadableLog(f"{p}: skipped: {exc}") from None
         except (ValueError, yaml.YAMLError) as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise UnreadableLog(f"{p}: not valid {suffix[1:].upper()}: {first}") from None
