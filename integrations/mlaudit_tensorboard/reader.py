@@ -24,6 +24,7 @@ exactly what TensorBoard's ``EventAccumulator`` reads. Figures: ``benchmarks/ing
 from __future__ import annotations
 
 import os
+import re
 import struct
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -52,8 +53,24 @@ class _FilePoints:
     values: np.ndarray
 
 
+_CHUNKS = re.compile(r"(\d+)")
+
+
+def event_file_order(p: Path) -> tuple:
+    """Sort key: directory, then the name with its numbers compared as numbers.
+
+    Writers name files ``events.out.tfevents.<unix seconds>.<host>[.<pid>.<uid>][<suffix>]``
+    with unpadded numbers: two files opened in one second differ only in a counter
+    (``...host.9`` and ``...host.10``), and plain name order read the later file first (a false
+    "step reset"). Numeric chunks order them as they were created.
+    """
+    parts = _CHUNKS.split(p.name)
+    return (str(p.parent), [(int(x), "") if i % 2 else (-1, x) for i, x in enumerate(parts)])
+
+
 def event_files(logdir: Path) -> list[Path]:
-    """Every event file under ``logdir`` (recursively), sorted by directory then name, minus mlaudit's own."""
+    """Every event file under ``logdir`` (recursively), sorted by directory then creation
+    (:func:`event_file_order`), minus mlaudit's own."""
     out = []
     for root, _dirs, files in os.walk(logdir):
         for f in files:
@@ -61,7 +78,7 @@ def event_files(logdir: Path) -> list[Path]:
             # regular files only: a FIFO or device named like an event file would block the read
             if "tfevents" in f and not f.endswith(MLAUDIT_SUFFIX) and p.is_file():
                 out.append(p)
-    return sorted(out, key=lambda p: (str(p.parent), p.name))
+    return sorted(out, key=event_file_order)
 
 
 def _tensor_scalar(t) -> float | None:
