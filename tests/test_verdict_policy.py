@@ -149,3 +149,14 @@ def test_docs_index_holds_the_current_policy_table():
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "index.md").read_text()
     assert table_markdown() in doc
+
+
+def test_schema_1_0_reports_still_parse():
+    """A 1.0 report (no unknown outcome, no verdict.rule/basis) reads with the 1.1 model."""
+    from mlaudit_core.report import AuditReport
+
+    old = {"schema_version": "1.0", "tool_version": "0.0.9", "run": {"tracker": "mlflow", "id": "abc"},
+           "verdict": {"outcome": "succeeded", "cause": "healthy", "confidence": 0.75, "summary": "ok",
+                       "inconclusive": False}}
+    r = AuditReport.model_validate(old)
+    assert r.verdict.rule is None and r.verdict.basis is None and r.schema_version == "1.0"

@@ -32,7 +32,15 @@ from ..report import (
 )
 from ..roles import Role
 from ..rundata import RunData, RunStatus
-from .evidence import assess, confidence, ending, lr_assessment, precision_evidence, what_to_log
+from .evidence import (
+    assess,
+    confidence,
+    ending,
+    lr_assessment,
+    precision_evidence,
+    primary_points,
+    what_to_log,
+)
 from .narrative import build_timeline, hypotheses, key_metrics, next_actions, surprising
 from .policy import POLICY, Case, Ctx, Decision, Rule, first_match, table_markdown
 
@@ -72,7 +80,8 @@ def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
     conf, terms = confidence(
         outcome=decision.outcome.value, cause=decision.cause.value, primary=decision.primary, basis=ctx.basis,
         findings=findings, has_validation=run.has(Role.VAL_LOSS) or run.has(Role.VAL_ACCURACY),
-        has_step_time=run.has(Role.STEP_TIME), warnings=len(run.warnings), inconclusive=inconclusive)
+        has_step_time=run.has(Role.STEP_TIME), warnings=len(run.warnings), inconclusive=inconclusive,
+        n_primary=primary_points(run, decision.primary, ctx.basis))
     verdict = Verdict(outcome=decision.outcome, cause=decision.cause, confidence=conf,
                       summary=summary, inconclusive=inconclusive,
                       rule=decision.rule or None, basis=terms)
