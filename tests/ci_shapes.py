@@ -109,6 +109,10 @@ def test_loss_curve_close():
     torch.testing.assert_close(torch.tensor(actual["loss"]), torch.tensor(golden["loss"]))
 """
 
+ASSERT_CLOSE_GOLDEN_TEST = ASSERT_CLOSE_TEST.replace(
+    '"golden", "loss_golden.json"', '"golden_values.json"'
+)
+
 THROUGHPUT_TEST = """\
 import json
 
@@ -130,6 +134,35 @@ def test_loss_curve_matches_golden(metrics):
 def test_throughput(metrics):
     samples_per_sec = float(np.median(metrics["samples_per_sec"]))
     assert samples_per_sec > 2000
+"""
+
+HANDWRITTEN_TEST = """\
+import json
+import os
+
+import pandas as pd
+
+HERE = os.path.dirname(__file__)
+CFG = json.load(open(os.path.join(HERE, "..", "thresholds.json")))
+TOL = CFG["loss_tol"]
+
+
+def test_loss_relative_error(golden_loss):
+    table = pd.read_csv(os.path.join(HERE, "..", "out", "metrics.csv"))
+    for a, b in zip(table["loss"], golden_loss):
+        assert abs(a - b) / abs(b) < TOL
+"""
+
+CONFTEST = """\
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture
+def golden_loss():
+    return np.load(Path(__file__).parent / "data" / "golden_loss.npy")
 """
 
 TIMEOUT_TEST = (

@@ -18,8 +18,11 @@ import pytest
 from ci_shapes import (
     ALLCLOSE_TEST,
     APPROX_TEST,
+    ASSERT_CLOSE_GOLDEN_TEST,
     ASSERT_CLOSE_TEST,
+    CONFTEST,
     GOOD,
+    HANDWRITTEN_TEST,
     THROUGHPUT_TEST,
     TIMEOUT_TEST,
     WORKFLOW,
@@ -197,6 +200,35 @@ def test_github_summary_and_annotation_for_the_failing_gate(drift, tmp_path):
     assert "title=mlaudit ci%3A succeeded / metric_policy::" in ann[0] and "\n" not in ann[0]
 
 
+def test_assert_close_float32_drift_recomputed_in_the_tensor_dtype(tmp_path):
+    """torch.testing.assert_close on torch.tensor(list): float32, rtol 1.3e-6, atol 1e-5.
+
+    The reduced-precision image moves the loss by ~1e-4 relative, far past torch's float32
+    round-off tolerance yet of both signs and within numerical precision: drift."""
+    repo = make_repo(tmp_path, ASSERT_CLOSE_GOLDEN_TEST)
+    log = run_job(repo, GOOD, env={"MATMUL_PRECISION": "float16"}, header=IMAGE_BUMP)
+    text = log.read_text()
+    assert "Tensor-likes are not close!" in text
+    r, _ = audit(repo, log)
+    c = failing(r)
+    assert c["dtype"] == "float32" and (c["rtol"], c["atol"]) == (1.3e-6, 1e-5)
+    an = c["analysis"]
+    a, g, _ = curves(repo)
+    a32, g32 = a.astype(np.float32), g.astype(np.float32)
+    d = np.abs(a32 - g32)
+    outside = d > np.float32(1e-5) + np.float32(1.3e-6) * np.abs(g32)
+    assert an["n_outside"] == int(outside.sum())
+    m = re.search(r"Mismatched elements: (\d+) / (\d+)", text)
+    assert (int(m[1]), int(m[2])) == (an["n_outside"], 40)
+    ga = float(re.search(r"Greatest absolute difference: (\S+)", text)[1])
+    gr = float(re.search(r"Greatest relative difference: (\S+)", text)[1])
+    assert an["max_abs"] == pytest.approx(ga, rel=1e-6)
+    assert an["max_rel"] == pytest.approx(gr, rel=1e-5)
+    assert an["log_agrees"] is True
+    assert (r["verdict"]["outcome"], r["verdict"]["cause"]) == ("succeeded", "metric_policy")
+    assert "within numerical precision" in r["verdict"]["summary"]
+
+
 # --- assert_close with a golden file of another length: harness -------------------------
 
 
@@ -318,6 +350,63 @@ def test_given_actual_values_file_completes_the_audit(missing, tmp_path):
     r, _ = audit(repo, log, art)
     assert (r["verdict"]["outcome"], r["verdict"]["cause"]) == ("regressed", "model_convergence")
     assert failing(r)["analysis"]["log_agrees"] is True
+
+
+# --- a hand-written relative-error check, golden from a conftest fixture (np.load) ----------
+
+
+def test_handwritten_check_with_fixture_npy_golden_and_csv_actuals(tmp_path):
+    """``abs(a - b) / abs(b) < TOL`` with TOL read from thresholds.json, the golden curve from a
+    conftest fixture (``np.load``) and the actual curve from ``pd.read_csv``."""
+    import subprocess
+    import sys
+
+    repo = make_repo(
+        tmp_path,
+        HANDWRITTEN_TEST,
+        golden="unused_golden_values.json",
+        files={"tests/conftest.py": CONFTEST, "thresholds.json": json.dumps({"loss_tol": 1e-3})},
+    )
+    # the golden curve as the conftest fixture loads it (.npy), and the job writing a CSV
+    g = np.array(json.loads((repo / "unused_golden_values.json").read_text())["loss"])
+    (repo / "unused_golden_values.json").unlink()
+    (repo / "tests" / "data").mkdir()
+    np.save(repo / "tests" / "data" / "golden_loss.npy", g)
+    log = run_job(repo, dict(GOOD, lr=0.45))
+    a = np.array(json.loads((repo / "metrics.json").read_text())["loss"])
+    (repo / "out").mkdir()
+    (repo / "out" / "metrics.csv").write_text(
+        "step,loss\n" + "\n".join(f"{i + 1},{float(v)!r}" for i, v in enumerate(a)) + "\n"
+    )
+    # rerun the suite now that the job's CSV exists: the log is pytest's own
+    e = dict(PYTHONDONTWRITEBYTECODE="1", PATH="/usr/bin:/bin")
+    te = subprocess.run(
+        [sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "tests"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=e,
+    )
+    log.write_text(te.stdout + te.stderr)
+    assert "FAILED tests/test_convergence.py::test_loss_relative_error" in te.stdout
+    r, _ = audit(repo, log)
+    c = failing(r)
+    assert c["kind"] == "tolerance" and c["rtol"] == 1e-3
+    assert "thresholds.json" in c["tolerance_source"]
+    rel = np.abs(a - g) / np.abs(g)
+    assert c["analysis"]["n_outside"] == int((rel > 1e-3).sum())
+    assert c["analysis"]["max_rel"] == pytest.approx(float(rel.max()))
+    # the loop stops at the first failing element: the log prints that one
+    m = re.search(
+        r"assert \(np\.float64\(([\d.e-]+)\) / np\.float64\(([\d.e-]+)\)\) < 0\.001", te.stdout
+    )
+    first = float(m[1]) / float(m[2])
+    assert first == pytest.approx(float(rel[np.argmax(rel > 1e-3)]), rel=1e-12)
+    assert r["verdict"]["cause"] == "model_convergence"
+    row = ci002(r)["facts"]
+    assert row["golden_source"] == "tests/data/golden_loss.npy"
+    assert row["actual_source"] == "out/metrics.csv"
 
 
 # --- files the audit may open (issue 16 item 10) ------------------------------------------

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from ..report import Cause, Finding, Hypothesis, NextAction, Outcome
 from ..signal import fmt
 from .model import CIContext
-from .recompute import DRIFT_MAX_EXCESS
+from .recompute import DRIFT_MAX_EXCESS, DRIFT_REL
 
 _DATA_EXC = (
     "FileNotFoundError",
@@ -304,10 +304,12 @@ def classify(findings: list[Finding], ctx: CIContext) -> CIVerdict:
         fa = _failing_analysis(f)
         drift_like = (
             fa is not None
-            and fa[1]["excess"] <= DRIFT_MAX_EXCESS
             and fa[1]["sign"] == "mixed"
-            and not fa[1]["growing"]
-            and not first_off
+            and (
+                fa[1]["max_rel"] <= DRIFT_REL
+                or (fa[1]["excess"] <= DRIFT_MAX_EXCESS and not fa[1]["growing"])
+            )
+            and not (first_off and f.facts["first_rel"] > DRIFT_REL)
             and not (f.facts.get("band") and f.facts["band"].get("verdict") == "worse")
         )
         if drift_like:
@@ -327,8 +329,14 @@ def classify(findings: list[Finding], ctx: CIContext) -> CIVerdict:
                 0.8 if envs else 0.6,
                 f"Numerical drift{env_txt}, not a model regression: {f.facts['metric']}: "
                 + _pattern(c, an)
-                + ". Small deviations of both signs just past a tight tolerance: the gate is tighter "
-                "than the platform's numerical noise."
+                + (
+                    ". Small deviations of both signs just past a tight tolerance: the gate is "
+                    "tighter than the platform's numerical noise."
+                    if an["excess"] <= DRIFT_MAX_EXCESS
+                    else f". Deviations of both signs within numerical precision (max rel "
+                    f"{fmt(an['max_rel'], 3)} <= {fmt(DRIFT_REL)}): the gate is set at "
+                    "round-off level, tighter than the platform's numerical noise."
+                )
                 + (
                     ""
                     if envs

@@ -330,6 +330,7 @@ class _Scanner:
         self.checked: list[str] | None = None
         self.checked_line: Line | None = None
         self.consts: dict[str, float] = Consts(data=data, sources=sources)
+        self.named_sources: dict[str, str] = {}
         self.parent: dict[int, ast.AST] = {}
 
     def func_of(self, node: ast.AST) -> str | None:
@@ -378,9 +379,11 @@ class _Scanner:
                     if isinstance(t, ast.Attribute)
                     else None
                 )
-                v = _num(node.value, {})
+                v = _num(node.value, Consts(data=self.consts.data))
                 if name and v is not None:
                     self.consts[name] = v
+                    if isinstance(node.value, ast.Subscript):  # TOL = GOLDEN["tol"]
+                        self.named_sources[name] = self.tol_source(node.value)
         handled: set[int] = set()
         for node in nodes:
             if isinstance(node, ast.Dict):
@@ -680,6 +683,7 @@ class _Scanner:
             rel = any(
                 isinstance(s, ast.BinOp) and isinstance(s.op, ast.Div) for s in ast.walk(measured)
             )
+            bnode = left if flip else right
             self.add(
                 test,
                 "tolerance",
@@ -687,6 +691,8 @@ class _Scanner:
                 rtol=bound if rel else None,
                 atol=None if rel else bound,
                 op=sym,
+                tolerance_source=self.tol_source(bnode)
+                or (self.named_sources.get(bnode.id, "") if isinstance(bnode, ast.Name) else ""),
                 formula=("|a - b| / |b|" if rel else "|a - b|") + f" {sym} {bound:g}",
             )
             return

@@ -223,7 +223,12 @@ def _from_numpy(path: Path, source: str, side: str) -> list[ValueSet]:
         obj = np.load(path, allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
         raise InputError(f"{source}: not a readable numpy file: {exc}") from None
-    arrays = {path.stem: obj} if isinstance(obj, np.ndarray) else {k: obj[k] for k in obj.files}
+    from .gates import _AFFIX
+
+    stem = path.stem
+    for _ in range(2):  # golden_loss.npy holds the golden "loss"
+        stem = _AFFIX.sub("", stem) or stem
+    arrays = {stem: obj} if isinstance(obj, np.ndarray) else {k: obj[k] for k in obj.files}
     vs = ValueSet(source, side, "")
     for name, a in arrays.items():
         a = np.asarray(a)
