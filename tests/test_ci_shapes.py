@@ -467,3 +467,22 @@ def test_deeply_nested_golden_json_is_skipped_not_exit_3(regression, tmp_path):
         assert any("too deep" in n for n in r2["unknowns"])
     finally:
         deep.unlink()
+
+
+def test_schema_answer_never_invents_a_class_for_an_unjudged_failure(missing, tmp_path):
+    repo, log = missing
+    schema = {
+        "type": "object",
+        "required": ["classification"],
+        "properties": {"classification": {"enum": ["model_regression", "gate_policy"]}},
+    }
+    sp, out = tmp_path / "schema.json", tmp_path / "answer.json"
+    sp.write_text(json.dumps(schema))
+    args = ["ci", "--repo", str(repo), "--logs", str(log), "--schema", str(sp), "--out", str(out)]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2 and "has no value for it" in res.output and not out.exists()
+    schema["properties"]["classification"]["enum"].append("unknown")
+    sp.write_text(json.dumps(schema))
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert json.loads(out.read_text())["classification"] == "unknown"

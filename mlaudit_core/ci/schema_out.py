@@ -350,6 +350,12 @@ def _enum_pick(options: list, value: Any, canon: str | None) -> Any:
         sc = len(_tokens(str(o)) & words)
         if sc > score:
             best, score = o, sc
+    if canon == "classification" and score == 0:
+        # never put a class the audit did not find (the first option) into the answer
+        raise InputError(
+            f"--schema: the verdict is {value!r} and the schema's classification enum has no "
+            f"value for it ({', '.join(map(str, options))}); nothing written"
+        )
     return best
 
 
