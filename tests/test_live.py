@@ -82,6 +82,7 @@ def test_mlflow_live_nan_stall_healthy_restart(mlflow_server, tmp_path):
             proc.send_signal(signal.SIGKILL)  # during the episode
             proc.wait(10)
             proc, log = _watcher(tmp_path, url, hook, "2")
+            _wait(lambda: "live: polling" in log.read_text(), 120, "the restarted watcher")
             time.sleep(3.0)  # the restarted watcher polls the still-stalled run several times
             assert len(stall_alerts()) == 1, log.read_text()[-3000:]
             resume.write_text("go")

@@ -183,6 +183,7 @@ class LiveRun:
     scale_collapsed_at: int | None = None
     thr_seen: int = 0
     thr_ref: list[float] = field(default_factory=list)
+    thr_median: float | None = None
     thr_low_run: int = 0
     thr_low_since: int | None = None
     thr_last: float | None = None
@@ -313,7 +314,8 @@ class LiveRun:
         self.smooth.append(v)
         if len(self.smooth) > _SMOOTH:
             del self.smooth[0]
-        m = statistics.median(self.smooth)
+        m = sorted(self.smooth)[len(self.smooth) // 2] if len(self.smooth) % 2 else \
+            statistics.median(self.smooth)
         if self.n_loss < min(_SMOOTH, t.min_points):
             return
         if self.best is None or m < self.best:
@@ -326,20 +328,21 @@ class LiveRun:
             self.over_run, self.over_since = 0, None
 
     def _nonfinite(self, key: str, step: int, v: float, t: LiveThresholds, need: int) -> None:
-        st = _NonFinite(**self.nonfinite.get(key, {}))
+        st = self.nonfinite.get(key)
+        if st is None:  # a plain dict (JSON state), the fields of _NonFinite
+            st = self.nonfinite[key] = asdict(_NonFinite())
         if math.isfinite(v):
-            st.good_run += 1
-            st.bad_run = 0
-            if st.active and st.good_run >= t.clear_points:
-                st.active = False
+            st["good_run"] += 1
+            st["bad_run"] = 0
+            if st["active"] and st["good_run"] >= t.clear_points:
+                st["active"] = False
         else:
-            st.bad_run += 1
-            st.good_run = 0
-            if st.bad_run >= need and not st.active:
-                st.active = True
-                st.first_step = step
-                st.first_value = str(v)
-        self.nonfinite[key] = asdict(st)
+            st["bad_run"] += 1
+            st["good_run"] = 0
+            if st["bad_run"] >= need and not st["active"]:
+                st["active"] = True
+                st["first_step"] = step
+                st["first_value"] = str(v)
 
     def _scale(self, step: int, v: float, t: LiveThresholds) -> None:
         if not math.isfinite(v):
@@ -364,8 +367,11 @@ class LiveRun:
             return
         if len(self.thr_ref) < t.throughput_ref_points:
             self.thr_ref.append(v)
+            self.thr_median = None
             return
-        ref = statistics.median(self.thr_ref)
+        if self.thr_median is None:  # the reference is fixed once full: its median once
+            self.thr_median = statistics.median(self.thr_ref)
+        ref = self.thr_median
         if v < (1 - t.throughput_drop) * ref:
             if self.thr_low_run == 0:
                 self.thr_low_since = step
@@ -374,6 +380,25 @@ class LiveRun:
             self.thr_low_run, self.thr_low_since = 0, None
 
     # -- conditions ------------------------------------------------------------------------
+    def latest_conditions(self, latest: dict[str, tuple[int, float, float]],
+                          aliases: AliasTable | None = None) -> dict[str, Finding]:
+        """The fast path: conditions visible in each key's *latest* point alone
+        (``{key: (step, wall, value)}``, as a tracker's run listing carries them), before the
+        tail is read. Only a non-finite training loss qualifies (one point is enough for it);
+        the state is not changed (the tail read feeds the same points)."""
+        self._resolve(latest.keys(), aliases)
+        if self.loss_key is None or self.loss_key not in latest:
+            return {}
+        step, _wall, v = latest[self.loss_key]
+        if math.isfinite(v):
+            return {}
+        return {"nonfinite": _finding(
+            "LV001", f"{self.loss_key} is {v} at step {step} while the run is still running",
+            [SeriesEvidence(metric=self.loss_key, step_start=step, step_end=step,
+                            values={"first_nonfinite_step": step},
+                            note=f"latest value {v} (from the run listing)")],
+            key=self.loss_key, step=step, value=str(v))}
+
     def median_interval(self) -> float | None:
         return statistics.median(self.intervals) if len(self.intervals) >= 3 else None
 

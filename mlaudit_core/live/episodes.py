@@ -152,11 +152,12 @@ class LiveEvent:
 
 def reconcile(lstore: LiveStore, ref: str, conditions: dict[str, Finding], *,
               stop_on: tuple[str, ...] = (), cooldown_s: float = COOLDOWN_S,
-              now: float | None = None) -> list[LiveEvent]:
+              now: float | None = None, close_missing: bool = True) -> list[LiveEvent]:
     """Open episodes for new conditions, close those that cleared; returns the messages due.
 
     ``conditions``: :meth:`LiveRun.conditions` of this poll. Console slots
     (``console:...``) never clear (a line that was printed stays printed).
+    ``close_missing=False``: only open (a fast path that saw part of the conditions).
     """
     now = time.time() if now is None else now
     events: list[LiveEvent] = []
@@ -175,7 +176,7 @@ def reconcile(lstore: LiveStore, ref: str, conditions: dict[str, Finding], *,
             log.info("run %s: %s again within the %.0f s cooldown: recorded, not alerted", ref,
                      base, cooldown_s)
     for slot, ep in opened.items():
-        if slot in conditions or slot.startswith("console:"):
+        if not close_missing or slot in conditions or slot.startswith("console:"):
             continue
         finding = Finding.model_validate_json(ep["finding"])
         send = bool(ep["alert_sent"])

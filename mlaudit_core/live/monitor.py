@@ -2,7 +2,9 @@
 
 One poll (:meth:`LiveMonitor.poll_once`):
 
-1. list the running runs (one tracker request per 1,000 runs);
+1. list the running runs (one tracker request per 1,000 runs); a listing that carries each
+   key's latest value (MLflow) is checked at once for a non-finite loss (the fast path: that
+   alert does not wait for the tails);
 2. read what is new on each since its cursor (:mod:`.sources`);
 3. feed the tail to the run's :class:`~mlaudit_core.live.detectors.LiveRun` (its summary
    of everything earlier) and take the conditions that hold now;
@@ -81,11 +83,21 @@ class LiveMonitor:
         stats = PollStats()
         listed = self.source.list_running()
         infos = list(listed.values())
-        for info in infos:
-            self._get(info.ref)
+        th = self.cfg.thresholds
+        fasts: dict[str, dict] = {}
+        for info in infos:  # fast path: a NaN loss in the listing alerts before the tails are read
+            lr = self._get(info.ref)
+            if info.values:
+                fast = fasts[info.ref] = lr.latest_conditions(
+                    {k: (*info.latest[k], v) for k, v in info.values.items() if k in info.latest})
+                if fast:
+                    events = reconcile(self.lstore, info.ref, fast, stop_on=self.cfg.stop_on,
+                                       cooldown_s=self.cfg.cooldown_s, close_missing=False)
+                    if events:
+                        self._deliver(info, events)
+                        stats.events += len(events)
         tails = self.source.read(infos, self._cursors)
         now = time.time()
-        th = self.cfg.thresholds
         rows = []
         for info in infos:
             lr = self._runs[info.ref]
@@ -99,7 +111,8 @@ class LiveMonitor:
                 stats.points += sum(len(v[2]) for v in tail.points.values())
                 for note in tail.notes:
                     log.info("run %s: %s", info.ref, note)
-            events = reconcile(self.lstore, info.ref, lr.conditions(now, th, running=True),
+            conds = {**fasts.get(info.ref, {}), **lr.conditions(now, th, running=True)}
+            events = reconcile(self.lstore, info.ref, conds,
                                stop_on=self.cfg.stop_on, cooldown_s=self.cfg.cooldown_s, now=now)
             if events:
                 self._deliver(info, events)

@@ -49,6 +49,8 @@ class RunInfo:
     project: str | None = None
     latest: dict[str, tuple[int, float]] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
+    #: each key's latest value, when the listing carries it (MLflow does)
+    values: dict[str, float] = field(default_factory=dict)
 
     def run_ref(self, tracker: str) -> RunRef:
         return RunRef(tracker=tracker, id=self.ref, name=self.name, url=self.url,
@@ -100,9 +102,9 @@ class MlflowLiveSource:
                                            max_results=1000, page_token=token)
             self.requests += 1
             for r in page:
-                latest = {m.key: (int(m.step), m.timestamp / 1000.0)
-                          for m in r.data._metric_objs}
-                out[r.info.run_id] = RunInfo(
+                objs = r.data._metric_objs
+                latest = {m.key: (int(m.step), m.timestamp / 1000.0) for m in objs}
+                out[r.info.run_id] = RunInfo(values={m.key: _restore(m.value) for m in objs},
                     ref=r.info.run_id, name=r.info.run_name or "",
                     url=self._url(r.info.experiment_id, r.info.run_id),
                     project=self._exp_name(r.info.experiment_id), latest=latest,

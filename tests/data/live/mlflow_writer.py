@@ -7,7 +7,7 @@ MODE ``nan``: the loss turns NaN at step 40 and stays NaN; the script honours th
 ``mlaudit.stop_requested`` tag through :class:`mlaudit_core.live.inprocess.LiveGuard` (the
 code path of the hooks) and ends the run KILLED when it is set; at most 400 steps.
 MODE ``stall``: 40 steps, then no logging (the run stays RUNNING) until RESUME_FILE exists,
-then 40 more steps and FINISHED.
+then 60 more steps and FINISHED.
 OUT_JSON receives ``{"run_id", "last_step", "stopped_by_tag", "end_time"}``.
 """
 
@@ -32,7 +32,7 @@ stopped = False
 step = 0
 status = "FINISHED"
 with mlflow.start_run(run_name=f"live-{mode}") as run:
-    n = {"healthy": 100, "nan": 400, "stall": 80}[mode]
+    n = {"healthy": 100, "nan": 400, "stall": 100}[mode]
     for step in range(1, n + 1):
         if mode == "stall" and step == 41:
             while not resume.exists():

@@ -1,0 +1,345 @@
+"""Cost of one live poll and the NaN-to-alert latency (issue 18), on MLflow and TensorBoard.
+
+MLflow: a local ``mlflow server`` (sqlite backend, one worker) and ``--runs`` RUNNING runs,
+each logging 10 metrics at 10 Hz. A writer process (:func:`_writer`) logs every run's
+points of the last second in one ``log_batch`` per run per second, through MLflow's own SQL
+store on the server's database (the server's single worker could not also take 1,000
+REST calls a second on 2 cores; the points land in the same tables either way). mlaudit
+reads through the server's HTTP API, as ``mlaudit watch mlflow --live`` does. The
+:class:`~mlaudit_core.live.LiveMonitor` polls every ``--interval`` s in this process and
+posts alerts to a local HTTP receiver. After the warm-up, the writer logs a NaN loss on
+one run and records the wall time; the latency is the receiver's time minus that.
+
+Printed: per steady-state poll, the poll thread's CPU seconds (mlaudit's work: listing,
+reading the tails, detectors, state file; ``time.thread_time``), wall seconds, points read
+and tracker requests; and the NaN-to-alert latency against its target (interval + 1 s).
+
+TensorBoard: an event file of ``--tb-points`` scalars (10 tags) written first, then a writer
+appends 10 tags at 10 Hz and a NaN; printed: the first poll (attach: the whole file), the
+steady-state polls (only the appended bytes) and the NaN-to-alert latency.
+
+In-process guard (``mlaudit.hooks`` ``stop_on=``): per-call time of
+:meth:`LiveGuard.check` (5 scalars a call) after a history of ``--guard-points`` calls:
+mean and 99th percentile, against the 1 ms bound.
+
+Usage: ``python benchmarks/live_poll.py [--runs 100] [--seconds 30] [--interval 5]
+[--tb-points 1000000] [--guard-points 1000000]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+KEYS = ["train/loss", "train/grad_norm", "train/lr", "train/throughput", "train/acc",
+        "train/aux_loss", "train/tokens", "train/step_time", "train/data_time", "train/mem"]
+
+
+class _Receiver:
+    """A local webhook receiver: records (time.time(), JSON body) of each POST."""
+
+    def __init__(self) -> None:
+        self.got: list[tuple[float, dict]] = []
+        rx = self
+
+        class H(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                rx.got.append((time.time(), json.loads(body)))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *a):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def first(self, code: str) -> float | None:
+        for t, d in self.got:
+            if d.get("live", {}).get("code") == code and d["live"]["kind"] == "alert":
+                return t
+        return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _writer(db_uri: str, run_ids: list[str], seconds: float, nan_at: float, out: str) -> None:
+    """Subprocess body: 10 metrics at 10 Hz per run, one log_batch per run per second; a NaN
+    loss on the first run ``nan_at`` s in (its wall time written to ``out``)."""
+    from mlflow.entities import Metric
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+    store = SqlAlchemyStore(db_uri, "/tmp/unused-artifacts")
+    Path(out + ".started").write_text("1")
+    t0 = time.time()
+    step = 0
+    nan_done = False
+    while time.time() - t0 < seconds:
+        tick = time.time()
+        for rid in run_ids:
+            ms = []
+            for k in range(10):
+                s = step + k
+                ts = int((tick - 1 + k / 10) * 1000)
+                for j, key in enumerate(KEYS):
+                    ms.append(Metric(key, 1.0 + math.exp(-s / 300) + 0.01 * j, ts, s))
+            store.log_batch(rid, metrics=ms, params=[], tags=[])
+        step += 10
+        if not nan_done and time.time() - t0 >= nan_at:
+            now = time.time()
+            store.log_batch(run_ids[0], metrics=[Metric("train/loss", float("nan"),
+                                                        int(now * 1000), step)], params=[], tags=[])
+            Path(out).write_text(repr(now))
+            nan_done = True
+        time.sleep(max(0.0, 1.0 - (time.time() - tick)))
+
+
+def bench_mlflow(n_runs: int, seconds: float, interval: float) -> dict:
+    import mlflow
+
+    from mlaudit_core.live import LiveConfig, LiveMonitor, LiveThresholds
+    from mlaudit_core.live.sources import MlflowLiveSource
+    from mlaudit_core.service import StateStore
+    from mlaudit_core.settings import Settings
+
+    tmp = Path(tempfile.mkdtemp(prefix="live-bench-"))
+    db_uri = f"sqlite:///{tmp / 'mlflow.db'}"
+    port = _free_port()
+    exe = shutil.which("mlflow", path=str(Path(sys.executable).parent)) or "mlflow"
+    srv = subprocess.Popen([exe, "server", "--host", "127.0.0.1", "--port", str(port),
+                            "--backend-store-uri", db_uri, "--artifacts-destination",
+                            str(tmp / "art"), "--workers", "1"],
+                           stdout=open(tmp / "server.log", "wb"), stderr=subprocess.STDOUT,
+                           env=dict(os.environ, MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false"),
+                           start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    writer = None
+    try:
+        import requests
+
+        for _ in range(180):
+            try:
+                if requests.get(url + "/health", timeout=1).status_code == 200:
+                    break
+            except requests.RequestException:
+                time.sleep(0.5)
+        client = mlflow.MlflowClient(url)
+        exp = client.create_experiment("live-bench")
+        ids = [client.create_run(exp, run_name=f"r{i}").info.run_id for i in range(n_runs)]
+        nan_file = tmp / "nan_at"
+        nan_at = max(3 * interval, seconds * 0.6)
+        writer = subprocess.Popen([sys.executable, __file__, "--_writer", db_uri, ",".join(ids),
+                                   repr(seconds), repr(nan_at), str(nan_file)])
+        rx = _Receiver()
+        settings = Settings().model_copy(update={"notify": {"urls": [rx.url], "min_severity": "none"}})
+        for _ in range(1200):  # the writer's imports take seconds on a loaded machine
+            if Path(str(nan_file) + ".started").exists() or writer.poll() is not None:
+                break
+            time.sleep(0.1)
+        with StateStore(tmp / "state.sqlite", "bench") as st:
+            mon = LiveMonitor(MlflowLiveSource(url, [exp]), st, settings,
+                              LiveConfig(poll_interval_s=interval,
+                                         thresholds=LiveThresholds(stall_floor_s=600)))
+            stats = []
+            t_end = time.time() + seconds + interval
+            while time.time() < t_end:
+                t0 = time.monotonic()
+                stats.append(mon.poll_once())
+                time.sleep(max(0.0, interval - (time.monotonic() - t0)))
+            writer.wait(60)
+            nan_t = float(nan_file.read_text()) if nan_file.exists() else None
+            alert_t = rx.first("LV001")
+        steady = [s for s in stats[2:] if s.points]
+        return {"runs": n_runs, "polls": len(stats), "first": stats[0] if stats else None,
+                "steady": steady, "nan_t": nan_t, "alert_t": alert_t, "interval": interval}
+    finally:
+        if writer is not None and writer.poll() is None:
+            writer.kill()
+        import signal
+
+        try:
+            os.killpg(srv.pid, signal.SIGTERM)
+            srv.wait(20)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            os.killpg(srv.pid, signal.SIGKILL)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _tb_prefill(logdir: Path, points: int) -> None:
+    """``points`` scalars (10 tags) written with TensorBoard's own EventFileWriter."""
+    from tensorboard.compat.proto.event_pb2 import Event
+    from tensorboard.compat.proto.summary_pb2 import Summary
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    w = EventFileWriter(str(logdir), max_queue_size=10000, flush_secs=3600)
+    t0 = time.time() - points / 100
+    steps = points // len(KEYS)
+    for s in range(steps):
+        for j, key in enumerate(KEYS):
+            ev = Event(wall_time=t0 + s / 10, step=s,
+                       summary=Summary(value=[Summary.Value(tag=key, simple_value=1.0 + math.exp(
+                           -s / 3000) + 0.01 * j)]))
+            w.add_event(ev)
+    w.flush()
+    w.close()
+
+
+def bench_tensorboard(points: int, seconds: float, interval: float) -> dict:
+    from mlaudit_core.live import LiveConfig, LiveMonitor
+    from mlaudit_core.live.sources import TensorBoardLiveSource
+    from mlaudit_core.service import StateStore
+    from mlaudit_core.settings import Settings
+
+    from torch.utils.tensorboard import SummaryWriter
+
+    tmp = Path(tempfile.mkdtemp(prefix="live-tb-"))
+    logdir = tmp / "run"
+    logdir.mkdir()
+    try:
+        t = time.perf_counter()
+        _tb_prefill(logdir, points)
+        prefill_s = time.perf_counter() - t
+        rx = _Receiver()
+        settings = Settings().model_copy(update={"notify": {"urls": [rx.url], "min_severity": "none"}})
+        state = {"nan_t": None, "stop": False}
+
+        def append() -> None:
+            w = SummaryWriter(str(logdir), filename_suffix=".live")
+            s0 = points // len(KEYS)
+            t0 = time.time()
+            i = 0
+            while time.time() - t0 < seconds and not state["stop"]:
+                for j, key in enumerate(KEYS):
+                    v = 1.0 + 0.01 * j
+                    if key == "train/loss" and state["nan_t"] is None and time.time() - t0 >= seconds * 0.6:
+                        v = float("nan")
+                    w.add_scalar(key, v, s0 + i)
+                w.flush()
+                if state["nan_t"] is None and time.time() - t0 >= seconds * 0.6:
+                    state["nan_t"] = time.time()
+                i += 1
+                time.sleep(0.1)
+            w.close()
+
+        with StateStore(tmp / "state.sqlite", "bench-tb") as st:
+            mon = LiveMonitor(TensorBoardLiveSource([logdir]), st, settings,
+                              LiveConfig(poll_interval_s=interval))
+            first = mon.poll_once()
+            th = threading.Thread(target=append, daemon=True)
+            th.start()
+            stats = []
+            t_end = time.time() + seconds + interval
+            while time.time() < t_end:
+                t0 = time.monotonic()
+                stats.append(mon.poll_once())
+                time.sleep(max(0.0, interval - (time.monotonic() - t0)))
+            state["stop"] = True
+            th.join(30)
+        return {"points": points, "prefill_s": prefill_s, "first": first,
+                "steady": [s for s in stats if s.points], "nan_t": state["nan_t"],
+                "alert_t": rx.first("LV001"), "interval": interval}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def bench_guard(points: int) -> dict:
+    from mlaudit_core.live.inprocess import LiveGuard
+
+    g = LiveGuard(("nan", "diverged", "loss_scale", "throughput"), honour_stop_tag=False,
+                  write_back=False)
+    t0 = time.perf_counter()
+    for s in range(points):
+        g.check({"loss": 1.0 + math.exp(-s / 1e5), "grad_norm": 1.0, "learning_rate": 1e-4,
+                 "loss_scale": 65536.0, "throughput": 1000.0}, s, now=1e9 + s)
+    fill_s = time.perf_counter() - t0
+    times = []
+    for s in range(points, points + 10_000):
+        t = time.perf_counter()
+        g.check({"loss": 1.0, "grad_norm": 1.0, "learning_rate": 1e-4, "loss_scale": 65536.0,
+                 "throughput": 1000.0}, s, now=1e9 + s)
+        times.append(time.perf_counter() - t)
+    times.sort()
+    return {"points": points, "fill_s": fill_s, "mean_ms": 1000 * statistics.fmean(times),
+            "p99_ms": 1000 * times[int(0.99 * len(times))], "tripped": g.tripped is not None}
+
+
+def _print_polls(name: str, r: dict) -> bool:
+    steady = r["steady"]
+    ok = True
+    if steady:
+        cpu = [s.cpu_s for s in steady]
+        print(f"{name}: steady polls {len(steady)}, per poll: CPU median {statistics.median(cpu):.3f} s "
+              f"max {max(cpu):.3f} s (target <= 2 s), wall median "
+              f"{statistics.median(s.wall_s for s in steady):.3f} s, points median "
+              f"{int(statistics.median(s.points for s in steady)):,}, tracker requests median "
+              f"{int(statistics.median(s.requests for s in steady))}")
+        ok &= max(cpu) <= 2.0
+    else:
+        print(f"{name}: no steady poll read any point")
+        ok = False
+    if r["nan_t"] and r["alert_t"]:
+        lat = r["alert_t"] - r["nan_t"]
+        print(f"{name}: NaN-to-alert latency {lat:.2f} s (target <= interval {r['interval']:g} s "
+              f"+ 1 s = {r['interval'] + 1:g} s)")
+        ok &= lat <= r["interval"] + 1
+    else:
+        print(f"{name}: NaN-to-alert latency: no alert (nan logged: {r['nan_t'] is not None})")
+        ok = False
+    return ok
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--_writer":
+        db, ids, secs, nan_at, out = sys.argv[2:7]
+        _writer(db, ids.split(","), float(secs), float(nan_at), out)
+        return 0
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--seconds", type=float, default=30.0)
+    ap.add_argument("--interval", type=float, default=5.0)
+    ap.add_argument("--tb-points", type=int, default=1_000_000)
+    ap.add_argument("--guard-points", type=int, default=1_000_000)
+    args = ap.parse_args()
+    import logging
+
+    logging.getLogger("mlaudit").setLevel(logging.ERROR)
+    ok = True
+    r = bench_mlflow(args.runs, args.seconds, args.interval)
+    f = r["first"]
+    print(f"mlflow: {r['runs']} running runs x 10 metrics at 10 Hz, poll every {args.interval:g} s; "
+          f"first poll (attach) CPU {f.cpu_s:.3f} s, {f.points:,} points")
+    ok &= _print_polls("mlflow", r)
+    t = bench_tensorboard(args.tb_points, args.seconds, args.interval)
+    print(f"tensorboard: {t['points']:,}-point logdir (written in {t['prefill_s']:.1f} s) then "
+          f"appended at 10 Hz x 10 tags; first poll (attach, whole file) CPU "
+          f"{t['first'].cpu_s:.3f} s, wall {t['first'].wall_s:.3f} s, {t['first'].points:,} points")
+    ok &= _print_polls("tensorboard", t)
+    g = bench_guard(args.guard_points)
+    print(f"guard: LiveGuard.check after {g['points']:,} calls ({g['fill_s']:.1f} s to build): "
+          f"mean {g['mean_ms']:.4f} ms, p99 {g['p99_ms']:.4f} ms per call (bound 1 ms)")
+    ok &= g["p99_ms"] <= 1.0 and not g["tripped"]
+    print("within targets" if ok else "OUTSIDE TARGETS")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
