@@ -289,7 +289,9 @@ def test_job_timeout_with_metrics_passing_is_not_a_regression(tmp_path):
     text = log.read_text()
     assert "exceeded the maximum execution time" in text
     assert "test_loss_curve_matches_golden PASSED" in text
-    r, _ = audit(repo, log)
+    r, output = audit(repo, log, env={"GITHUB_ACTIONS": "true"})
+    ann = [x for x in output.splitlines() if x.startswith("::error ")]
+    assert ann and ann[0].startswith("::error file=.github/workflows/ci.yml,line=6,")
     assert r["verdict"]["outcome"] == "slow" and r["verdict"]["cause"] == "metric_policy"
     assert "every metric check passed" in r["verdict"]["summary"]
     assert "limit 60 s at .github/workflows/ci.yml:6" in r["verdict"]["summary"]
@@ -486,3 +488,11 @@ def test_schema_answer_never_invents_a_class_for_an_unjudged_failure(missing, tm
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
     assert json.loads(out.read_text())["classification"] == "unknown"
+
+
+def test_annotation_for_an_unjudged_failure_points_at_the_tests_comparison(missing):
+    repo, log = missing
+    _, output = audit(repo, log, env={"GITHUB_ACTIONS": "true"})
+    ann = [x for x in output.splitlines() if x.startswith("::error ")]
+    assert len(ann) == 1 and ann[0].startswith("::error file=tests/test_convergence.py,line=10,")
+    assert "unknown / inconclusive" in ann[0]

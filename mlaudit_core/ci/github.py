@@ -58,6 +58,39 @@ def failing_gates(report: AuditReport) -> list[dict]:
                     "detail": c.get("detail", ""),
                 }
             )
+    if out:
+        return out
+    # no recomputed gate failed: the job timeout's line, else the failed tests' comparisons
+    by = {f.code: f for f in report.findings}
+    gates = by["CI001"].facts.get("gates", []) if "CI001" in by else []
+    timing = by.get("CI005")
+    if timing is not None and timing.facts.get("timeout"):
+        out = [
+            {
+                "path": g["path"],
+                "line": g["line"],
+                "metric": None,
+                "kind": "timeout",
+                "detail": g.get("formula", ""),
+            }
+            for g in gates
+            if g.get("kind") == "timeout"
+        ][:1]
+    if not out and "CI007" in by:
+        failed = {
+            t.split("::")[-1].split("[")[0] for t in by["CI007"].facts.get("failed_tests", [])
+        }
+        out = [
+            {
+                "path": g["path"],
+                "line": g["line"],
+                "metric": g.get("metric"),
+                "kind": g["kind"],
+                "detail": "its test failed; the comparison could not be recomputed",
+            }
+            for g in gates
+            if g.get("function") in failed and g.get("kind") != "timeout"
+        ]
     return out
 
 
