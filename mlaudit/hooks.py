@@ -21,13 +21,21 @@ What a hook does when training ends:
    thread ended), the current ``wandb.run``, the current ClearML ``Task``; a Lightning
    ``MLFlowLogger``/``WandbLogger`` names its run directly. A tracker module that the
    script never imported is never imported. Every run found is audited.
-2. In a worker thread: lets the tracker flush (MLflow async logging is flushed; a W&B
-   run is finished, because W&B has the full history only then; a ClearML task is
-   flushed with its uploads), loads the run through the tracker plugin, audits it with
-   the project's settings, writes the verdict back exactly as ``mlaudit <tracker>`` does,
-   and posts notifications (``notify=`` URLs plus ``[tool.mlaudit.notify]``).
-   A run the tracker still shows as running is audited as ended (finished, or failed
-   when training raised), and the report says so in its warnings.
+2. In a worker thread: lets the tracker flush (MLflow async logging is flushed for the
+   run found, never through ``mlflow.flush_artifact_async_logging()``, which starts a new
+   run in a thread without one; a ClearML task is flushed with its uploads), loads the
+   run through the tracker plugin, audits it with the project's settings, writes the
+   verdict back exactly as ``mlaudit <tracker>`` does, and posts notifications
+   (``notify=`` URLs plus ``[tool.mlaudit.notify]``). A run the tracker still shows as
+   running is audited as ended (finished, or failed when training raised), and the report
+   says so in its warnings. The exception that ended training (the ``with`` block's, the
+   uncaught one at exit, Lightning's ``on_exception``) is added to the run's console as
+   evidence, so ``RuntimeError: CUDA out of memory ...`` is diagnosed as such.
+   A W&B run is never finished by mlaudit: W&B writes its history out completely only
+   when the run finishes, and the user may still log to it (``trainer.train();
+   trainer.evaluate()``). While it is open, the audit waits for it: it runs when W&B
+   finishes the run (``run.finish()``, ``wandb.finish()``, or W&B's own exit handler),
+   in W&B's last teardown stage; the result says ``deferred`` until then.
 3. Waits for the worker at most ``budget_s`` seconds (default 60). Over budget it marks
    the run for the watcher (MLflow tag ``mlaudit.handoff = watcher``, W&B tag or ClearML
    label ``mlaudit:handoff``) and returns; the worker goes on as a daemon thread and, if
@@ -93,7 +101,9 @@ class HookResult:
     ``status``: ``written`` (verdict written back), ``audited`` (audited, nothing written:
     ``write_back=False`` or a tracker copy that cannot be written, such as an offline W&B
     run), ``handed_off`` (over budget, marked for the watcher), ``failed`` (``error`` says
-    why), ``no_run`` (no tracker run found), ``disabled`` (``MLAUDIT_HOOKS=off``).
+    why), ``no_run`` (no tracker run found), ``disabled`` (``MLAUDIT_HOOKS=off``),
+    ``deferred`` (a W&B run still open: audited when W&B finishes it; this object is then
+    updated in place).
     ``seconds`` is the time the hook delayed the caller.
     """
 
@@ -121,6 +131,9 @@ class TrackedRun:
     handoff: Callable[[], None] | None = None
     clear_handoff: Callable[[], None] | None = None
     note: str | None = None  # a reason this run cannot be audited here
+    #: ``defer(callback) -> bool``: run ``callback`` once the tracker has finished the run
+    #: (False: it is finished already, audit now). W&B only.
+    defer: Callable[[Callable[[], None]], bool] | None = None
 
     def __str__(self) -> str:
         return f"{self.tracker} run {self.ref}"
@@ -150,10 +163,21 @@ def _mlflow_run(run_id: str | None = None, tracking_uri: str | None = None) -> T
         return None
 
     def flush() -> None:
-        for name in ("flush_async_logging", "flush_artifact_async_logging"):
-            fn = getattr(mlflow, name, None)
-            if fn is not None:
-                fn()
+        # flush_async_logging flushes the store's queue (no run involved); the fluent
+        # flush_artifact_async_logging() would call _get_or_start_run() and, in this worker
+        # thread (MLflow's active-run stack is per thread), start a new empty run: flush the
+        # artifact repository of *this* run instead, when MLflow has one cached for it
+        fn = getattr(mlflow, "flush_async_logging", None)
+        if fn is not None:
+            fn()
+        try:
+            from mlflow.tracking._tracking_service.utils import _get_artifact_repo
+
+            repo = _get_artifact_repo(run_id)
+        except Exception:  # another MLflow layout: nothing cached to flush
+            repo = None
+        if repo is not None and hasattr(repo, "flush_async_logging"):
+            repo.flush_async_logging()
 
     def client():
         return mlflow.MlflowClient(tracking_uri=uri)
@@ -191,12 +215,12 @@ def _wandb_run(run: Any = None) -> TrackedRun | None:
         or getattr(settings, "mode", "") == "offline"
         or getattr(settings, "_offline", False)
     )
-    finish = getattr(run, "finish", None)
+    defer = functools.partial(_after_wandb_finish, run)
     if offline:
         run_dir = str(
             Path(run.dir).parent
         )  # .../offline-run-<time>-<id>/files -> the run directory
-        return TrackedRun("wandb", run_dir, load_options={"offline": True}, flush=finish)
+        return TrackedRun("wandb", run_dir, load_options={"offline": True}, defer=defer)
     ref = f"{run.entity}/{run.project}/{run.id}"
 
     def tags(add: bool) -> None:
@@ -208,8 +232,29 @@ def _wandb_run(run: Any = None) -> TrackedRun | None:
         api_run.update()
 
     return TrackedRun(
-        "wandb", ref, flush=finish, handoff=lambda: tags(True), clear_handoff=lambda: tags(False)
+        "wandb", ref, handoff=lambda: tags(True), clear_handoff=lambda: tags(False), defer=defer
     )
+
+
+def _after_wandb_finish(run: Any, callback: Callable[[], None]) -> bool:
+    """Run ``callback`` once W&B has finished ``run``; False when it is finished already.
+
+    Uses the run's teardown hooks (``TeardownStage.LATE``: after W&B sent its last
+    messages, so the history is complete on disk and on the server), which ``finish()``
+    calls however the run ends (``run.finish()``, ``wandb.finish()``, W&B's exit handler).
+    These are private W&B names (wandb 0.19-0.31): without them the run is audited at once,
+    as far as W&B has written it, with a warning.
+    """
+    if getattr(run, "_is_finished", False):
+        return False
+    try:
+        from wandb.sdk.wandb_run import TeardownHook, TeardownStage
+
+        hooks = run._teardown_hooks
+    except Exception:
+        return False
+    hooks.append(TeardownHook(callback, TeardownStage.LATE))
+    return True
 
 
 def _clearml_task() -> TrackedRun | None:
@@ -315,8 +360,9 @@ def _one_line(exc: BaseException) -> str:
 class _Job:
     """The worker thread's state, shared with the waiting caller under ``lock``."""
 
-    def __init__(self, runs: list[TrackedRun], opts: _Options, ended: str) -> None:
-        self.runs, self.opts, self.ended = runs, opts, ended
+    def __init__(self, runs: list[TrackedRun], opts: _Options, ended: str,
+                 error: BaseException | None = None) -> None:
+        self.runs, self.opts, self.ended, self.error = runs, opts, ended, error
         self.lock = threading.Lock()
         self.results: dict[int, HookResult] = {}
         self.written: set[int] = set()
@@ -379,6 +425,8 @@ class _Job:
                 f"the tracker still showed the run as running; mlaudit's in-process "
                 f"hook saw training end ({run.status.value}) and audited it as such"
             )
+        if self.error is not None:
+            _add_exception(run, self.error)
         report = audit(run, settings)
         v = report.verdict
         res = HookResult(
@@ -407,8 +455,32 @@ class _Job:
         return res
 
 
+#: The console source name of the exception a hook caught.
+EXCEPTION_SOURCE = "mlaudit hook: exception that ended training"
+
+
+def _add_exception(run, exc: BaseException) -> None:
+    """Append the traceback of ``exc`` to ``run.console`` (console evidence for signatures),
+    unless the console already ends with it (a tracker that captured stderr)."""
+    import traceback
+
+    from mlaudit_core.redact import redact_text
+    from mlaudit_core.rundata import ConsoleLine
+
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    last = f"{type(exc).__name__}: {exc}".strip()
+    tail = [c.text for c in run.console[-200:]]
+    if any(last.splitlines()[0] in t for t in tail if t):
+        return
+    lines = [redact_text(x) for x in text.rstrip("\n").splitlines()]
+    run.console.extend(ConsoleLine(EXCEPTION_SOURCE, i, x) for i, x in enumerate(lines, 1))
+    run.warnings.append(f"training ended with {type(exc).__name__}; mlaudit's hook added its "
+                        "traceback to the console evidence")
+
+
 def run_hook(
-    opts: _Options, *, ended: str = "finished", runs: list[TrackedRun] | None = None
+    opts: _Options, *, ended: str = "finished", runs: list[TrackedRun] | None = None,
+    error: BaseException | None = None,
 ) -> list[HookResult]:
     """Find the runs (unless given), audit them within the budget; never raises.
 
@@ -417,6 +489,7 @@ def run_hook(
         ended: how training ended: ``finished``, ``failed`` or ``killed`` (the status a run
             the tracker still shows as running is audited with).
         runs: runs found by the caller (a Lightning logger); default :func:`find_runs`.
+        error: the exception that ended training, added to the run's console as evidence.
 
     Returns:
         One :class:`HookResult` per run (one ``no_run``/``disabled``/``failed`` result when
@@ -426,7 +499,7 @@ def run_hook(
     if os.environ.get(DISABLE_ENV, "").strip().lower() in ("off", "0", "false", "no"):
         return [HookResult("disabled")]
     try:
-        return _run_hook(opts, ended, runs, t0)
+        return _run_hook(opts, ended, runs, t0, error)
     except BaseException as exc:  # noqa: BLE001 - nothing may escape into the training job
         if isinstance(exc, KeyboardInterrupt):
             res = HookResult("failed", error="interrupted (Ctrl-C) while auditing")
@@ -437,17 +510,53 @@ def run_hook(
         return [res]
 
 
+def _defer(opts: _Options, ended: str, tr: TrackedRun,
+           error: BaseException | None) -> HookResult | None:
+    """Audit ``tr`` once its tracker finishes it; the ``deferred`` result (updated in place
+    then), or None when the run is finished already (audit it now)."""
+    res = HookResult("deferred", tr.tracker, tr.ref, notes=[
+        "the W&B run is still open: audited when W&B finishes it (run.finish(), "
+        "wandb.finish() or at exit); mlaudit never ends a run it does not own"])
+
+    def later() -> None:
+        import dataclasses
+
+        (got,) = run_hook(opts, ended=ended, runs=[dataclasses.replace(tr, defer=None)],
+                          error=error)
+        res.__dict__.update(got.__dict__)
+
+    return res if tr.defer(later) else None
+
+
 def _run_hook(
-    opts: _Options, ended: str, runs: list[TrackedRun] | None, t0: float
+    opts: _Options, ended: str, runs: list[TrackedRun] | None, t0: float,
+    error: BaseException | None = None,
 ) -> list[HookResult]:
     if runs is None:
         runs = find_runs(opts.trackers, run_id=opts.run_id, tracking_uri=opts.tracking_uri)
     if not runs:
         _warn("mlaudit: no MLflow, W&B or ClearML run found in this process; nothing audited")
         return [HookResult("no_run", seconds=time.monotonic() - t0)]
+    deferred: list[HookResult] = []
+    now: list[TrackedRun] = []
+    for r in runs:
+        got = _defer(opts, ended, r, error) if r.defer is not None else None
+        if got is not None:
+            deferred.append(got)
+        else:
+            now.append(r)
+    if not now:
+        return deferred
+    return deferred + _audit_now(opts, ended, now, t0, error)
+
+
+def _audit_now(
+    opts: _Options, ended: str, runs: list[TrackedRun], t0: float,
+    error: BaseException | None,
+) -> list[HookResult]:
     reserve = min(HANDOFF_MAX_S, max(HANDOFF_MIN_S, HANDOFF_RESERVE * opts.budget_s))
     deadline = t0 + max(opts.budget_s, reserve)  # a budget under 2 s still leaves time to mark
-    job = _Job(runs, opts, ended)
+    job = _Job(runs, opts, ended, error)
     worker = threading.Thread(target=job.run, name="mlaudit-hook", daemon=True)
     try:
         worker.start()
@@ -575,7 +684,8 @@ class AuditOnExit:
                 issubclass(exc_type, SystemExit) and exc is not None and exc.code in (0, None)
             ):
                 ended = "failed"
-        self.results = run_hook(self.opts, ended=ended)
+        error = exc if ended == "failed" else None
+        self.results = run_hook(self.opts, ended=ended, error=error)
         return False  # never swallow the training's exception
 
     def at_exit(self) -> None:
@@ -584,7 +694,8 @@ class AuditOnExit:
         ended = "finished"
         if last is not None:
             ended = "killed" if isinstance(last, KeyboardInterrupt) else "failed"
-        self.results = run_hook(self.opts, ended=ended)
+        self.results = run_hook(self.opts, ended=ended,
+                                error=last if ended == "failed" else None)
 
 
 def audit_on_exit(
@@ -727,7 +838,8 @@ def _lightning_class(namespace: str | None = None) -> type:
         def on_exception(self, trainer, pl_module, exception: BaseException) -> None:
             if getattr(trainer, "is_global_zero", True):
                 ended = "killed" if isinstance(exception, KeyboardInterrupt) else "failed"
-                self.results = run_hook(self.options, ended=ended, runs=_lightning_runs(trainer))
+                self.results = run_hook(self.options, ended=ended, runs=_lightning_runs(trainer),
+                                        error=exception if ended == "failed" else None)
 
     return MlauditLightningCallback
 

@@ -188,8 +188,28 @@ def test_crashing_script_keeps_its_exit_status_and_traceback(scripts, mlflow_ser
     rc, so, se, rid = scripts["crash_atexit"]
     assert rc == 1 and "training done" not in so
     assert se.rstrip().endswith("RuntimeError: evaluation failed after training")
-    assert not [line for line in se.splitlines() if "mlaudit" in line]
+    # mlaudit says nothing; traceback frame lines name files by path, and the checkout's
+    # folder may well be called "mlaudit" (git clone .../mlaudit), so they are left out
+    said = [line for line in se.splitlines() if not line.startswith('  File "')]
+    assert not [line for line in said if "mlaudit" in line], said
     assert _tags(mlflow_server["url"], rid)["mlaudit.verdict"] == "crashed"
+
+
+def test_no_ghost_run_is_left_running(scripts, mlflow_server):
+    """Every hooked training (``with``, atexit, the HF/Lightning/Keras callbacks) leaves only the
+    runs the scripts made: none RUNNING, none unnamed by a script (the old flush started one)."""
+    client = mlflow.MlflowClient(mlflow_server["url"])
+    exps = [client.get_experiment_by_name(n).experiment_id
+            for n in ("hooks-plain", "hooks-hf", "hooks-lightning", "hooks-keras")]
+    runs = client.search_runs(exps, max_results=1000)
+    assert runs
+    running = [(r.info.run_id, r.info.run_name) for r in runs if r.info.status == "RUNNING"]
+    assert not running, running
+    made = {v[3] for k, v in scripts.items() if k in PLAIN and v[3]}
+    if "frameworks" in scripts:
+        made |= {v["run_id"] for v in scripts["frameworks"].values() if isinstance(v, dict)}
+    plain = [r.info.run_id for r in runs if r.info.experiment_id == exps[0]]
+    assert set(plain) <= made and len(plain) == len(PLAIN), plain
 
 
 @pytest.mark.parametrize("framework", ["hf", "lightning", "keras"])
@@ -273,11 +293,45 @@ def test_context_manager_never_swallows_the_exception(mlflow_server, tmp_path, m
     assert not [
         r for r in caplog.records if r.levelno >= logging.WARNING and r.name.startswith("mlaudit")
     ]
+    # the hook left the user's run as it was: no second run in the experiment
+    client = mlflow.MlflowClient(mlflow_server["url"])
+    assert [r.info.run_id for r in client.search_runs([exp_id])] == [run.info.run_id]
 
 
-def test_wandb_offline_run_is_finished_and_audited(tmp_path, monkeypatch):
-    """The current ``wandb.run`` (offline, real SDK): the hook finishes it, reads its run directory
-    and audits it; an offline run has no server copy: nothing is written, the result says so."""
+def test_caught_exception_is_console_evidence(mlflow_server, tmp_path, monkeypatch):
+    """A CUDA out-of-memory RuntimeError ending the block is diagnosed from the exception the
+    hook caught (the run's own console has nothing): crashed, infra_runtime, the OOM finding."""
+    import mlaudit
+
+    monkeypatch.chdir(tmp_path)
+    url = mlflow_server["url"]
+    exp_id = mlflow.MlflowClient(url).create_experiment("hooks-oom")
+    prev = mlflow.get_tracking_uri()
+    mlflow.set_tracking_uri(url)
+    msg = ("CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.78 GiB total capacity; "
+           "13.12 GiB already allocated; 1.02 GiB free; 13.50 GiB reserved in total by PyTorch)")
+    try:
+        hook = mlaudit.audit_on_exit(budget_s=30)
+        with pytest.raises(RuntimeError), hook, mlflow.start_run(experiment_id=exp_id) as run:
+            for step in range(1, 40):
+                mlflow.log_metric("train/loss", 1.0 / step, step=step)
+            raise RuntimeError(msg)
+    finally:
+        mlflow.set_tracking_uri(prev)
+    (res,) = hook.results
+    assert (res.status, res.outcome, res.cause) == ("written", "crashed", "infra_runtime"), res
+    client = mlflow.MlflowClient(url)
+    report = json.loads(Path(client.download_artifacts(run.info.run_id, "mlaudit/report.json",
+                                                       str(tmp_path))).read_text())
+    assert any("out of memory" in f["message"].lower() for f in report["findings"]), report
+    assert [r.info.run_id for r in client.search_runs([exp_id])] == [run.info.run_id]
+
+
+def test_wandb_run_is_not_finished_by_the_hook(tmp_path, monkeypatch):
+    """The current ``wandb.run`` (offline, real SDK): the hook leaves it open (the user logs an
+    evaluation after it, as ``trainer.train(); trainer.evaluate()`` does), and audits it when the
+    user finishes it, from its run directory; an offline run has no server copy: nothing is
+    written, the result says so."""
     wandb = pytest.importorskip("wandb")
     import mlaudit
 
@@ -295,11 +349,17 @@ def test_wandb_offline_run_is_finished_and_audited(tmp_path, monkeypatch):
             for step in range(1, 300):
                 loss = 2.0 * 2.718 ** (-step / 50) + 0.2 if step < 200 else 0.2 + (step - 200) * 0.3
                 wandb.log({"train/loss": loss}, step=step)
+        (res,) = hook.results
+        assert res.status == "deferred" and wandb.run is run  # still the user's open run
+        wandb.log({"eval/loss": 9.5}, step=300)  # the evaluation after training
+        run.finish()
     finally:
         wandb.teardown()
-    (res,) = hook.results
+    assert hook.results[0] is res  # updated in place once W&B finished the run
     assert res.status == "audited" and res.tracker == "wandb" and res.outcome == "diverged"
     assert (
         res.ref == str(Path(run.dir).parent) and "offline run: nothing written back" in res.notes[0]
     )
-    assert wandb.run is None  # finished by the hook
+    from mlaudit_wandb.offline import load_offline
+
+    assert "eval/loss" in load_offline(res.ref).metrics.keys  # the evaluation was not lost
