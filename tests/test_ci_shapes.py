@@ -180,6 +180,21 @@ def test_allclose_drift_after_image_bump_is_metric_policy(drift):
     )
 
 
+def test_approx_drift_is_not_called_a_regression(tmp_path):
+    """The issue's case: ``pytest.approx(rel=1e-4)`` failing by ~0.01% with mixed signs."""
+    repo = make_repo(tmp_path, APPROX_TEST, rtol=1e-4)
+    log = run_job(repo, GOOD, env={"MATMUL_PRECISION": "float16"}, header=IMAGE_BUMP)
+    r, _ = audit(repo, log)
+    assert (r["verdict"]["outcome"], r["verdict"]["cause"]) == ("succeeded", "metric_policy")
+    an = failing(r)["analysis"]
+    fig = log_figures(log.read_text())
+    assert (fig["n_mismatch"], fig["n_total"]) == (an["n_outside"], 40)
+    assert an["max_rel_outside_vs_actual"] == pytest.approx(fig["max_rel"], rel=1e-9)
+    assert an["max_rel"] < 1e-3 and an["sign"] == "mixed"
+    assert "do not refresh" not in json.dumps(r["next_actions"])
+    assert "rel=" in r["next_actions"][0]["action"]  # widen approx's own argument
+
+
 def test_github_summary_and_annotation_for_the_failing_gate(drift, tmp_path):
     repo, log = drift
     summary = tmp_path / "summary.md"
