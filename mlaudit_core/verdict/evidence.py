@@ -148,6 +148,13 @@ _END_LINES = {
                    re.compile(r"Starting training from iteration")),
 }
 _HF_TOTAL = re.compile(r"Total optimization steps = ([\d,]+)")
+#: Lines frameworks print when training returns normally (also after early stopping): HF
+#: ``train_runtime`` / "Training completed", detectron2 "Overall training speed" / "Total training
+#: time", Lightning "`Trainer.fit` stopped" / "Signaling Trainer to stop", Ultralytics "N epochs
+#: completed in". A short run whose log ends with one of these ended normally.
+_NORMAL_END = re.compile(r"'train_runtime'|\"train_runtime\"|Training completed|Overall training speed|"
+                         r"Total training time|Trainer\.fit` stopped|Signaling Trainer to stop|"
+                         r"epochs completed in", re.I)
 
 
 @dataclass
@@ -315,6 +322,10 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
             break
     if any(_EARLY_STOP_LINE.search(t) for t in text[-400:]):
         e.early_stopped = "the console reports early stopping"
+    elif e.short and not e.interrupt:
+        end = next((t for t in reversed(text[-300:]) if _NORMAL_END.search(t)), None)
+        if end is not None:
+            e.early_stopped = f"the log ends with the framework's end-of-training line ({end.strip()[:100]})"
     pat = _param(run, _PATIENCE)
     if e.short and not e.early_stopped and pat is not None and e.unit == "epoch":
         role, s = _val_series(run)
