@@ -23,10 +23,13 @@ class BaselineRegression(Detector, code="BL001", name="baseline-regression", fam
     per-point band and the step from which the run stays outside.
     Remedy: read BL002 (what changed) and BL003 (first broken layer); rerun
     the baseline config with one change at a time.
-    Thresholds: band = mean +- ``k`` std across >= 3 baselines (``k`` = 2, the
-    two-sided ~95% range of a normal spread), widened to every baseline seed;
-    with 1-2 baselines their min/max widened by ``k`` x the within-run standard
-    error. "Worse" needs the tail mean beyond the band *and* at least
+    Thresholds: with >= 3 baselines the Student-t prediction interval for one
+    new seed, mean +- t(q, n-1) * sd * sqrt(1 + 1/n) of the tail means (``k`` = 2
+    sets the coverage to that of +-2 sd, 95.4%), widened to every baseline
+    seed; with 1-2 baselines "not enough seeds to tell" (info) unless the gap
+    exceeds 10x the within-run noise and 5% of the baseline (see
+    mlaudit_core/baseline/band.py and the false-worse figures of
+    benchmarks/baseline_and_ci.py). "Worse" needs the tail mean beyond the band *and* at least
     ``min_outside`` (50%) of the tail points beyond the per-point band, so a
     single bad evaluation is not a regression. ``tail_frac`` 0.2 judges the end
     of training, the part a checkpoint is taken from.

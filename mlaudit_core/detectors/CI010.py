@@ -20,7 +20,7 @@ class GateTighterThanNoise(Detector, code="CI010", name="ci-gate-tighter-than-no
     Remedy: set the tolerance from the measured spread (e.g. k = 2 standard
     deviations) or compare against the seed band instead of one golden run.
     Thresholds: spread compared directly with the gate's rtol; the band of
-    BL001 (mean +- 2 std across >= 3 seeds).
+    BL001 (Student-t prediction interval across >= 3 seeds).
     """
 
     class Params(DetectorParams):
