@@ -10,10 +10,18 @@ reads each with:
   ``MlflowClient.get_metric_history`` on the same URI and through a local
   ``mlflow server``.
 
-Each reader runs in its own subprocess so its peak RSS (``ru_maxrss``) is its own.
-Prints points, seconds, points/s, peak MB and the speed-up of mlaudit over each.
+and a CSV log and a JSON-lines log (default 1,000,000 rows each, about 100 MB: a
+generic step CSV and a detectron2-style ``metrics.json``), read with mlaudit's format
+readers (:mod:`mlaudit_core.formats`) and with ``pandas.read_csv`` /
+``pandas.read_json(lines=True)``.
 
-Usage: ``python benchmarks/ingest.py [--tb-points N] [--mlflow-points N] [--skip-server]``
+Each reader runs in its own subprocess so its peak RSS (``ru_maxrss``) is its own.
+Prints points (or rows), seconds, points/s, peak MB and the speed-up of mlaudit over each.
+Targets (issue 15): TensorBoard at least 15x faster than tbparse; CSV and JSON-lines at no
+less than half the speed of pandas.
+
+Usage: ``python benchmarks/ingest.py [--tb-points N] [--mlflow-points N] [--rows N] [--skip-server]
+[--skip-mlflow]`` (``tests/test_formats.py`` runs it at toy size).
 """
 
 from __future__ import annotations
@@ -65,6 +73,31 @@ def gen_mlflow(uri: str, n: int) -> str:
     return rid
 
 
+CSV_COLS = ("loss", "val_loss", "lr", "grad_norm", "accuracy", "val_accuracy", "throughput", "data_time")
+
+
+def gen_tables(path: Path, rows: int) -> tuple[Path, Path]:
+    """A generic step CSV and a detectron2-style JSON-lines log with ``rows`` rows each."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    step = np.arange(rows)
+    cols = {c: (1.0 / (step + 1 + i)) * (1 + 0.01 * rng.standard_normal(rows)) for i, c in enumerate(CSV_COLS)}
+    csv = path / "metrics_log.csv"
+    import pandas as pd
+
+    pd.DataFrame({"step": step, "epoch": step // 1000, **cols}).to_csv(csv, index=False, float_format="%.9g")
+    jl = path / "metrics.json"
+    with open(jl, "w") as fh:
+        names = ["total_loss", "loss_cls", "loss_box_reg", "lr", "time", "data_time", "fast_rcnn/cls_accuracy",
+                 "eta_seconds"]
+        arr = np.stack([cols[c] for c in CSV_COLS], axis=1)
+        for i in range(rows):
+            fh.write('{"iteration": %d, ' % i + ", ".join(f'"{n}": {v:.9g}' for n, v in zip(names, arr[i]))
+                     + "}\n")
+    return csv, jl
+
+
 def read(reader: str, target: str, extra: str) -> dict:
     """Run inside the child process: read with one reader, return points and seconds.
 
@@ -73,7 +106,9 @@ def read(reader: str, target: str, extra: str) -> dict:
     for mod in {"mlaudit-tb": ["mlaudit_tensorboard.reader", "mlaudit_core"],
                 "EventAccumulator": ["tensorboard.backend.event_processing.event_accumulator"],
                 "tbparse": ["tbparse"], "mlaudit-mlflow": ["mlaudit_mlflow.loader", "mlflow"],
-                "MlflowClient": ["mlflow"]}.get(reader, []):
+                "MlflowClient": ["mlflow"], "mlaudit-csv": ["mlaudit_core.formats", "pandas"],
+                "mlaudit-jsonl": ["mlaudit_core.formats", "pandas"], "pandas.read_csv": ["pandas"],
+                "pandas.read_json": ["pandas"]}.get(reader, []):
         __import__(mod)
     t0 = time.perf_counter()
     if reader == "mlaudit-tb":
@@ -99,6 +134,22 @@ def read(reader: str, target: str, extra: str) -> dict:
 
         c = mlflow.MlflowClient(target)
         n = sum(len(c.get_metric_history(extra, k)) for k in c.get_run(extra).data.metrics)
+    elif reader in ("mlaudit-csv", "mlaudit-jsonl"):
+        from mlaudit_core.formats import load_path
+
+        loaded = load_path(target)
+        n = len(loaded.runs[0][1].metrics)
+        extra = loaded.reader
+    elif reader == "pandas.read_csv":
+        import pandas as pd
+
+        df = pd.read_csv(target)
+        n = int(df.drop(columns=["step"]).notna().sum().sum())
+    elif reader == "pandas.read_json":
+        import pandas as pd
+
+        df = pd.read_json(target, lines=True)
+        n = int(df.drop(columns=["iteration", "eta_seconds"]).notna().sum().sum())
     else:
         raise SystemExit(f"unknown reader {reader}")
     return {"points": n, "seconds": time.perf_counter() - t0,
@@ -149,7 +200,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tb-points", type=int, default=1_000_000)
     ap.add_argument("--mlflow-points", type=int, default=500_000)
+    ap.add_argument("--rows", type=int, default=1_000_000, help="rows of the CSV and JSON-lines logs")
     ap.add_argument("--skip-server", action="store_true", help="skip MlflowClient through a server (slowest)")
+    ap.add_argument("--skip-mlflow", action="store_true", help="skip the MLflow part")
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="mlaudit-ingest-"))
     head = f"{'reader':34s} {'points':>10s} {'seconds':>9s} {'points/s':>13s} {'peak MB':>9s}  mlaudit is"
@@ -163,6 +216,26 @@ def main() -> None:
             print(row(n, r, None if n == "mlaudit-tb" else res["mlaudit-tb"]))
         counts = {r["points"] for r in res.values()}
         print(f"identical point counts: {len(counts) == 1}")
+        tbx = res["tbparse"]["seconds"] / res["mlaudit-tb"]["seconds"]
+        print(f"mlaudit vs tbparse: {tbx:.1f}x faster (target >= 15x: {'met' if tbx >= 15 else 'NOT met'})")
+
+        t = time.perf_counter()
+        (tmp / "tables").mkdir()
+        csv, jl = gen_tables(tmp / "tables", a.rows)
+        mb = (csv.stat().st_size / 1e6, jl.stat().st_size / 1e6)
+        print(f"\ngenerated {a.rows:,d}-row logs (CSV {mb[0]:.0f} MB, JSON-lines {mb[1]:.0f} MB) in "
+              f"{time.perf_counter() - t:.1f} s")
+        for title, ours, theirs, f in (("CSV log", "mlaudit-csv", "pandas.read_csv", csv),
+                                       ("JSON-lines log", "mlaudit-jsonl", "pandas.read_json", jl)):
+            r = {ours: child(ours, str(f)), theirs: child(theirs, str(f))}
+            print(f"\n{title}\n" + head)
+            for n, x in r.items():
+                print(row(n, x, None if n == ours else r[ours]))
+            ratio = r[theirs]["seconds"] / r[ours]["seconds"]
+            print(f"mlaudit speed / pandas speed: {ratio:.2f} (target >= 0.5: {'met' if ratio >= 0.5 else 'NOT met'})"
+                  f"; identical point counts: {r[ours]['points'] == r[theirs]['points']}")
+        if a.skip_mlflow:
+            return
 
         db_uri = f"sqlite:///{tmp / 'mlflow.db'}"
         t = time.perf_counter()

@@ -243,6 +243,52 @@ def light_run(r) -> RunData:
         parent_id=tags.get("mlflow.parentRunId"))
 
 
+def file_store_path(uri: str) -> Path | None:
+    """The folder of a file-store URI (``file:///x``, ``file:x`` or a bare path), else None."""
+    if is_db_uri(uri) or uri.startswith(("http://", "https://", "databricks")):
+        return None
+    if uri.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        return Path(unquote(urlparse(uri).path))
+    if "://" in uri:
+        return None
+    return Path(uri.removeprefix("file:"))
+
+
+def _committed_run_dir(uri: str, run_id: str) -> Path | None:
+    """The run's folder when MLflow's FileStore would not list it, read directly instead.
+
+    A run folder without ``artifacts/`` (a store committed to git, which keeps no empty
+    folder) is skipped by the FileStore ("run not found"); a store under a path with a
+    component named ``artifacts`` is refused by it. Opening the store with MlflowClient
+    would also create ``.trash/`` in it. Such runs are read from their files
+    (:mod:`mlaudit_core.formats.mlflow_store`), read-only.
+    """
+    store = file_store_path(uri)
+    if store is None or not store.is_dir():
+        return None
+    from mlaudit_core.formats.mlflow_store import find_run
+
+    d = find_run(store, run_id)
+    if d is None:
+        return None
+    if not (d / "artifacts").is_dir() or "artifacts" in d.resolve().parts[:-1]:
+        return d
+    return None
+
+
+def _load_direct(run_dir: Path) -> RunData:
+    from mlaudit_core.formats.mlflow_store import load
+
+    run = load(run_dir)
+    try:
+        from mlaudit_core.logs import enrich_from_console
+    except ImportError:
+        return run
+    return enrich_from_console(run)
+
+
 def load_run(run_id: str, tracking_uri: str | None = None) -> RunData:
     """Load one MLflow run.
 
@@ -259,6 +305,9 @@ def load_run(run_id: str, tracking_uri: str | None = None) -> RunData:
     from mlflow.exceptions import MlflowException
 
     uri = resolve_uri(tracking_uri)
+    direct = _committed_run_dir(uri, run_id)
+    if direct is not None:
+        return _load_direct(direct)
     client = client_for(uri)
     try:
         r = client.get_run(run_id)

@@ -82,6 +82,10 @@ def read(path: Path, what: str = "CSV log") -> tuple[dict[str, tuple[np.ndarray,
         raise InputError(f"{path}: empty {what}") from None
     except (pd.errors.ParserError, ValueError, UnicodeError, MemoryError) as exc:
         raise InputError(f"{path}: not a readable {what} ({str(exc).splitlines()[0][:160]})") from None
+    tail = head_tail_problem(path)
+    if tail and len(df):
+        df = df.iloc[:-1]  # a row cut mid-value would be read as a wrong number
+        warnings.append(tail)
     if len(df) == 0:
         raise InputError(f"{path}: header only, no rows of values")
     df.columns = [str(c).strip() for c in df.columns]
@@ -111,9 +115,6 @@ def read(path: Path, what: str = "CSV log") -> tuple[dict[str, tuple[np.ndarray,
     if bad_cells:
         listed = ", ".join(f"{k} ({n})" for k, n in list(bad_cells.items())[:5])
         warnings.append(f"{path.name}: cells that are not numbers were left out: {listed}")
-    tail = head_tail_problem(path)
-    if tail:
-        warnings.append(tail)
     return cols, warnings
 
 
@@ -126,8 +127,8 @@ def head_tail_problem(path: Path) -> str | None:
     except OSError:
         return None
     if last not in (b"\n", b"\r"):
-        return (f"{path.name}: the last line has no line end (the file may have been cut while "
-                "being written); its values were read as they are")
+        return (f"{path.name}: the last line is truncated (no line end: the file was cut while being "
+                "written); that row was left out")
     return None
 
 

@@ -155,7 +155,7 @@ def _report(path: Path, stats: dict, warnings: list[str]) -> None:
     if stats["long"]:
         warnings.append(f"{path.name}: {stats['long']} line(s) longer than {MAX_LINE >> 20} MiB were skipped")
     if stats["bad"]:
-        tail = " (the last line is cut short)" if stats["last_bad"] and stats["bad"] == 1 else ""
+        tail = " (the last line is truncated: the file was cut while being written)" if stats["last_bad"] else ""
         warnings.append(f"{path.name}: {stats['bad']} line(s) are not JSON objects and were skipped{tail}")
 
 

@@ -121,8 +121,8 @@ CATALOG: list[LogFormat] = [
         id="hf-train-summary", name="Hugging Face Trainer, final training summary dict",
         example="{'train_runtime': 430.4, 'train_samples_per_second': 50.2, 'train_steps_per_second': 3.14, "
                 "'train_loss': 0.8221, 'epoch': 1.0}",
-        pattern=rf"'train_runtime':\s*{_N}", hint=("'train_runtime'",), kind="summary",
-        pairs=rf"'(?P<k>[^'\n]{{1,80}})':\s*(?P<v>{_N})(?=\s*[,}}])",
+        pattern=rf"'train_runtime':\s*'?{_N}", hint=("'train_runtime'",), kind="summary",
+        pairs=rf"'(?P<k>[^'\n]{{1,80}})':\s*'?(?P<v>{_N})'?(?=\s*[,}}])",
         rename={"train_loss": "train/loss_mean", "train_runtime": "perf/train_runtime",
                 "train_samples_per_second": "perf/train_samples_per_s",
                 "train_steps_per_second": "perf/train_steps_per_s", "total_flos": "train/total_flos",

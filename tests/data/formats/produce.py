@@ -1,0 +1,134 @@
+"""Write one run per local format with the real library, into OUT (argv[1]).
+
+Run by tests/test_formats.py as one subprocess (torch is imported once). Every model is a
+tiny classifier on a fixed synthetic two-class problem (no download):
+
+- ``hf/checkpoint-*/trainer_state.json`` and ``hf/console.log`` (the Trainer's printed
+  log dicts): Hugging Face ``Trainer``;
+- ``lightning_logs/version_0`` and ``version_1``: Lightning ``CSVLogger`` (two fits);
+- ``keras/training.log``: Keras 3 (torch backend) ``CSVLogger(append=True)``, fit twice
+  (two runs appended to one file, as users get when re-running a notebook cell);
+- ``torch_tb/``: ``torch.utils.tensorboard.SummaryWriter`` with the tag names of PyTorch's
+  own TensorBoard tutorial (``Loss/train``, ``Loss/test``, ``Accuracy/train``,
+  ``Accuracy/test``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("KERAS_BACKEND", "torch")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ["WANDB_DISABLED"] = "true"
+
+import numpy as np
+
+OUT = Path(sys.argv[1])
+rng = np.random.default_rng(0)
+X = rng.normal(size=(256, 8)).astype("float32")
+Y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype("int64")
+
+
+def hf() -> None:
+    import torch
+    from transformers import Trainer, TrainingArguments
+
+    class Tiny(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = torch.nn.Linear(8, 2)
+
+        def forward(self, x, labels=None):
+            logits = self.lin(x)
+            loss = torch.nn.functional.cross_entropy(logits, labels) if labels is not None else None
+            return {"loss": loss, "logits": logits}
+
+    data = [{"x": torch.tensor(x), "labels": torch.tensor(y)} for x, y in zip(X, Y)]
+    args = TrainingArguments(output_dir=str(OUT / "hf"), report_to=[], max_steps=40, logging_steps=2,
+                             per_device_train_batch_size=16, learning_rate=0.05, eval_strategy="steps",
+                             eval_steps=10, save_strategy="steps", save_steps=40, use_cpu=True,
+                             disable_tqdm=True, dataloader_num_workers=0)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        Trainer(model=Tiny(), args=args, train_dataset=data, eval_dataset=data[:64]).train()
+    (OUT / "hf" / "console.log").write_text(buf.getvalue())
+
+
+def lightning() -> None:
+    import lightning as L
+    import torch
+    from lightning.pytorch.loggers import CSVLogger
+
+    class Tiny(L.LightningModule):
+        def __init__(self, lr: float = 0.1) -> None:
+            super().__init__()
+            self.save_hyperparameters()
+            self.lin = torch.nn.Linear(8, 2)
+
+        def training_step(self, batch, i):
+            x, y = batch
+            loss = torch.nn.functional.cross_entropy(self.lin(x), y)
+            self.log("train_loss", loss, on_step=True, on_epoch=True)
+            return loss
+
+        def validation_step(self, batch, i):
+            x, y = batch
+            self.log("val_loss", torch.nn.functional.cross_entropy(self.lin(x), y))
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=self.hparams.lr)
+
+    ds = torch.utils.data.TensorDataset(torch.tensor(X), torch.tensor(Y))
+    for _ in range(2):
+        trainer = L.Trainer(max_epochs=5, logger=CSVLogger(str(OUT)), accelerator="cpu", log_every_n_steps=2,
+                            enable_progress_bar=False, enable_model_summary=False, enable_checkpointing=False)
+        trainer.fit(Tiny(), torch.utils.data.DataLoader(ds, batch_size=16),
+                    torch.utils.data.DataLoader(ds, batch_size=64))
+
+
+def keras() -> None:
+    import keras
+
+    (OUT / "keras").mkdir(parents=True, exist_ok=True)
+    for epochs in (4, 6):  # a second fit appends a second run to the same file
+        model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(2)])
+        model.compile(optimizer=keras.optimizers.SGD(0.1),
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+        model.fit(X, Y, batch_size=16, epochs=epochs, validation_split=0.25, verbose=0,
+                  callbacks=[keras.callbacks.CSVLogger(str(OUT / "keras" / "training.log"), append=True)])
+
+
+def torch_tb() -> None:
+    """The loop of https://pytorch.org/docs/stable/tensorboard.html (tags as in the docs)."""
+    import torch
+    from torch.utils.tensorboard import SummaryWriter
+
+    model = torch.nn.Linear(8, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    xt, yt = torch.tensor(X), torch.tensor(Y)
+    writer = SummaryWriter(str(OUT / "torch_tb"))
+    for n_iter in range(60):
+        opt.zero_grad()
+        out = model(xt[:192])
+        loss = torch.nn.functional.cross_entropy(out, yt[:192])
+        loss.backward()
+        opt.step()
+        with torch.no_grad():
+            test_out = model(xt[192:])
+            test_loss = torch.nn.functional.cross_entropy(test_out, yt[192:])
+        writer.add_scalar("Loss/train", loss.item(), n_iter)
+        writer.add_scalar("Loss/test", test_loss.item(), n_iter)
+        writer.add_scalar("Accuracy/train", (out.argmax(1) == yt[:192]).float().mean().item(), n_iter)
+        writer.add_scalar("Accuracy/test", (test_out.argmax(1) == yt[192:]).float().mean().item(), n_iter)
+    writer.close()
+
+
+if __name__ == "__main__":
+    OUT.mkdir(parents=True, exist_ok=True)
+    for fn in (torch_tb, keras, lightning, hf):
+        fn()
+    print("done")
