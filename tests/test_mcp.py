@@ -356,3 +356,63 @@ def test_print_config_and_skill_tool_names():
                    ("audit", "get", "compare", "explain", "list", "collect")}
     assert tools_named and tools_named <= set(TOOL_NAMES), tools_named - set(TOOL_NAMES)
     assert {"audit_run", "audit_path", "audit_ci", "get_series"} <= tools_named
+
+
+def _abridge(obj, depth: int = 0):
+    """Long lists cut to their first items (with a count) for the transcript; values unchanged."""
+    if isinstance(obj, dict):
+        return {k: _abridge(v, depth + 1) for k, v in obj.items()}
+    if isinstance(obj, list) and len(obj) > 4:
+        return [_abridge(v, depth + 1) for v in obj[:3]] + [f"... {len(obj) - 3} more"]
+    if isinstance(obj, list):
+        return [_abridge(v, depth + 1) for v in obj]
+    return obj
+
+
+def test_worked_example_transcript(root, runs, mlflow_server):
+    """The transcript in docs/agents.md: an agent's session, as the SDK client saw it.
+
+    With ``MLAUDIT_TRANSCRIPT=FILE`` the Markdown is written to FILE (how the doc's copy was made).
+    """
+    url, rid = mlflow_server["url"], runs["diverged"]
+    steps: list[tuple[str, dict, object]] = []
+
+    async def fn(c):
+        tools = (await c.list_tools()).tools
+        steps.append(("tools/list", {}, [t.name for t in tools]))
+        args = {"tracker": "mlflow", "run_ref": rid, "tracking_uri": url}
+        rep = (await c.call_tool("audit_run", args)).structured_content
+        steps.append(("audit_run", args, rep))
+        top = next(f for f in rep["findings"] if any("step_start" in e for e in f["evidence"]))
+        ev = next(e for e in top["evidence"] if "step_start" in e)
+        sargs = {"source": "mlflow", "run_ref": rid, "tracking_uri": url, "metric": ev["metric"],
+                 "start": max(0, int(ev["step_start"]) - 50), "max_points": 20}
+        steps.append(("get_series", sargs, (await c.call_tool("get_series", sargs)).structured_content))
+        eargs = {"code": top["code"]}
+        steps.append(("explain_rule", eargs,
+                      (await c.call_tool("explain_rule", eargs)).structured_content))
+        return rep
+
+    rep = session(root, fn)
+    validate_report(rep)
+    assert steps[2][2]["key"] == "train/loss" and steps[2][2]["points_returned"] <= 20
+    assert steps[3][2]["code"] in {f["code"] for f in rep["findings"]}
+    md = []
+    for name, args, result in steps:
+        if name == "tools/list":
+            md += ["**tools/list** ->", "", "```json", json.dumps(result), "```", ""]
+            continue
+        if name == "audit_run":
+            result = {k: result[k] for k in ("verdict", "findings", "hypotheses", "unknowns",
+                                             "next_actions")}
+            result["findings"] = [{k: f[k] for k in ("code", "severity", "message", "evidence")}
+                                  for f in result["findings"]]
+        if name == "explain_rule":
+            result = {**result, "doc": result["doc"].split("\n\n")[0]}
+        md += [f"**tools/call `{name}`**", "", "```json", json.dumps(args, indent=1), "```", "",
+               "structuredContent (lists abridged to 3 items):", "", "```json",
+               json.dumps(_abridge(result), indent=1), "```", ""]
+    text = "\n".join(md)
+    assert rid in text and rep["verdict"]["outcome"] in text
+    if os.environ.get("MLAUDIT_TRANSCRIPT"):
+        Path(os.environ["MLAUDIT_TRANSCRIPT"]).write_text(text, encoding="utf-8")

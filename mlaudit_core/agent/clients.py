@@ -43,9 +43,11 @@ def snippets(roots: list[str], http_port: int | None = None, command: str | None
     ]
     if http_port:
         url = f"http://127.0.0.1:{http_port}/mcp"
+        start = shlex.join([cmd, *args, "--http", str(http_port)])
         blocks += [
-            (f"Streamable HTTP (start it first: {shlex.join([cmd, *args, '--http', str(http_port)])})",
-             f"claude mcp add --transport http mlaudit {url}\n"
-             + json.dumps({"servers": {"mlaudit": {"type": "http", "url": url}}}, indent=2)),
+            (f"Streamable HTTP, Claude Code (start the server first: {start})",
+             f"claude mcp add --transport http mlaudit {url}"),
+            ("Streamable HTTP, VS Code: .vscode/mcp.json",
+             json.dumps({"servers": {"mlaudit": {"type": "http", "url": url}}}, indent=2)),
         ]
     return "\n\n".join(f"# {title}\n{body}" for title, body in blocks) + "\n"
