@@ -10,9 +10,12 @@ reads through the server's HTTP API, as ``mlaudit watch mlflow --live`` does. Th
 posts alerts to a local HTTP receiver. After the warm-up, the writer logs a NaN loss on
 one run and records the wall time; the latency is the receiver's time minus that.
 
-Printed: per steady-state poll, the poll thread's CPU seconds (mlaudit's work: listing,
-reading the tails, detectors, state file; ``time.thread_time``), wall seconds, points read
-and tracker requests; and the NaN-to-alert latency against its target (interval + 1 s).
+The monitor runs as ``mlaudit watch mlflow --live`` runs it (:meth:`LiveMonitor.run`: tail
+polls, plus the listing thread of the fast path). Printed: per steady-state tail poll, the
+poll thread's CPU seconds (listing, reading the tails, detectors, state file;
+``time.thread_time``), wall seconds (mostly the server's), points read and tracker requests;
+this process's CPU per interval (both threads; the server and the writer are other
+processes); and the NaN-to-alert latency against its target (interval + 1 s).
 
 TensorBoard: an event file of ``--tb-points`` scalars (10 tags) written first, then a writer
 appends 10 tags at 10 Hz and a NaN; printed: the first poll (attach: the whole file), the
@@ -159,18 +162,23 @@ def bench_mlflow(n_runs: int, seconds: float, interval: float) -> dict:
             mon = LiveMonitor(MlflowLiveSource(url, [exp]), st, settings,
                               LiveConfig(poll_interval_s=interval,
                                          thresholds=LiveThresholds(stall_floor_s=600)))
-            stats = []
-            t_end = time.time() + seconds + interval
-            while time.time() < t_end:
-                t0 = time.monotonic()
-                stats.append(mon.poll_once())
-                time.sleep(max(0.0, interval - (time.monotonic() - t0)))
-            writer.wait(60)
+            first = mon.poll_once()  # attach: every run's sampled summary
+            mon.history.clear()
+            th = threading.Thread(target=mon.run, daemon=True)  # as `watch --live` runs it
+            c0, w0 = time.process_time(), time.monotonic()
+            th.start()
+            writer.wait(seconds + 600)
+            time.sleep(interval + 1)
+            mon.stop_event.set()
+            th.join(120)
+            proc_cpu, window = time.process_time() - c0, time.monotonic() - w0
+            stats = [first, *mon.history]
             nan_t = float(nan_file.read_text()) if nan_file.exists() else None
             alert_t = rx.first("LV001")
         steady = [s for s in stats[2:] if s.points]
         return {"runs": n_runs, "polls": len(stats), "first": stats[0] if stats else None,
-                "steady": steady, "nan_t": nan_t, "alert_t": alert_t, "interval": interval}
+                "steady": steady, "nan_t": nan_t, "alert_t": alert_t, "interval": interval,
+                "cpu_per_interval": proc_cpu / max(1.0, window / interval)}
     finally:
         if writer is not None and writer.poll() is None:
             writer.kill()
@@ -327,7 +335,9 @@ def main() -> int:
     f = r["first"]
     print(f"mlflow: {r['runs']} running runs x 10 metrics at 10 Hz, poll every {args.interval:g} s; "
           f"first poll (attach) CPU {f.cpu_s:.3f} s, {f.points:,} points")
-    ok &= _print_polls("mlflow", r)
+    print(f"mlflow: mlaudit process CPU per {args.interval:g} s interval, listing thread and "
+          f"tail polls together: {r['cpu_per_interval']:.3f} s (target <= 2 s)")
+    ok &= _print_polls("mlflow", r) and r["cpu_per_interval"] <= 2.0
     t = bench_tensorboard(args.tb_points, args.seconds, args.interval)
     print(f"tensorboard: {t['points']:,}-point logdir (written in {t['prefill_s']:.1f} s) then "
           f"appended at 10 Hz x 10 tags; first poll (attach, whole file) CPU "

@@ -280,6 +280,24 @@ class LiveRun:
                 self.last_wall = w
             self.last_obs = now
 
+    def needed_keys(self, keys: Iterable[str], aliases: AliasTable | None = None) -> set[str]:
+        """The training keys whose points the detectors read (loss, grad norm, loss scale,
+        throughput or step time); the others only matter for progress, which a listing's
+        latest step and time give (:meth:`feed_progress`)."""
+        self._resolve(keys, aliases)
+        return {k for k in (self.loss_key, self.grad_key, self.scale_key, self.thr_key) if k}
+
+    def feed_progress(self, step: int, wall: float, now: float) -> None:
+        """The newest training point of any key (from a run listing): moves the stall clock,
+        not the logging intervals (those come from the points the detectors read)."""
+        if self.last_step is None or step > self.last_step or (
+                self.last_wall is not None and wall > self.last_wall and step >= self.last_step):
+            if self.last_wall is None or wall > self.last_wall:
+                self.last_wall = wall
+            if self.last_step is None or step > self.last_step:
+                self.last_step = step
+            self.last_obs = now
+
     def feed_system(self, wall: float | None, now: float) -> None:
         """A system-metric (heartbeat) point arrived, logged at ``wall`` (epoch s)."""
         if wall is not None and (self.last_sys_wall is None or wall > self.last_sys_wall):

@@ -28,7 +28,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from .detectors import LiveRun, LiveThresholds, stop_name
+from .detectors import LiveRun, LiveThresholds, is_system_key, stop_name
 from .episodes import COOLDOWN_S, LiveStore, close_all, live_doc, live_tag, reconcile, send
 
 log = logging.getLogger("mlaudit.live")
@@ -69,6 +69,8 @@ class LiveMonitor:
         self.stop_event = threading.Event()
         self.last_stats = PollStats()
         self.sent: list = []  # (event, deliveries) of this process, for tests and the benchmark
+        self.history: list[PollStats] = []
+        self._mu = threading.RLock()
 
     def _get(self, ref: str) -> LiveRun:
         if ref not in self._runs:
@@ -77,17 +79,19 @@ class LiveMonitor:
             self._cursors[ref] = row["cursor"] if row else {}
         return self._runs[ref]
 
-    def poll_once(self) -> PollStats:
-        t0, c0 = time.monotonic(), time.thread_time()
-        req0 = getattr(self.source, "requests", 0)
-        stats = PollStats()
-        listed = self.source.list_running()
-        infos = list(listed.values())
-        th = self.cfg.thresholds
+    def _fast(self, infos, stats: PollStats | None = None) -> dict[str, dict]:
+        """The listing's part (under the lock): progress (newest step and time of any training
+        key) and the fast non-finite check on each key's latest value."""
         fasts: dict[str, dict] = {}
-        for info in infos:  # fast path: a NaN loss in the listing alerts before the tails are read
-            lr = self._get(info.ref)
-            if info.values:
+        now = time.time()
+        with self._mu:
+            for info in infos:
+                lr = self._get(info.ref)
+                train = [v for k, v in info.latest.items() if not is_system_key(k)]
+                if train:
+                    lr.feed_progress(max(s for s, _ in train), max(w for _, w in train), now)
+                if not info.values:
+                    continue
                 fast = fasts[info.ref] = lr.latest_conditions(
                     {k: (*info.latest[k], v) for k, v in info.values.items() if k in info.latest})
                 if fast:
@@ -95,55 +99,77 @@ class LiveMonitor:
                                        cooldown_s=self.cfg.cooldown_s, close_missing=False)
                     if events:
                         self._deliver(info, events)
-                        stats.events += len(events)
-        tails = self.source.read(infos, self._cursors)
+                        if stats is not None:
+                            stats.events += len(events)
+        return fasts
+
+    def fast_once(self) -> int:
+        """List the running runs and run only the fast path (see :meth:`run`); returns the
+        number of runs listed."""
+        listed = self.source.list_running()
+        self._fast(list(listed.values()))
+        return len(listed)
+
+    def poll_once(self) -> PollStats:
+        t0, c0 = time.monotonic(), time.thread_time()
+        req0 = getattr(self.source, "requests", 0)
+        stats = PollStats()
+        listed = self.source.list_running()
+        infos = list(listed.values())
+        th = self.cfg.thresholds
+        fasts = self._fast(infos, stats)
+        with self._mu:
+            need = {i.ref: self._runs[i.ref].needed_keys(
+                [k for k in i.latest if not is_system_key(k)]) for i in infos if i.latest}
+        tails = self.source.read(infos, self._cursors, need if need else None)
         now = time.time()
         rows = []
-        for info in infos:
-            lr = self._runs[info.ref]
-            tail = tails.get(info.ref)
-            if tail is not None:
-                lr.feed(tail.points, now, th)
-                if tail.system_wall is not None:
-                    lr.feed_system(tail.system_wall, now)
-                if tail.console:
-                    lr.feed_console(tail.console)
-                stats.points += sum(len(v[2]) for v in tail.points.values())
-                for note in tail.notes:
-                    log.info("run %s: %s", info.ref, note)
-            conds = {**fasts.get(info.ref, {}), **lr.conditions(now, th, running=True)}
-            events = reconcile(self.lstore, info.ref, conds,
-                               stop_on=self.cfg.stop_on, cooldown_s=self.cfg.cooldown_s, now=now)
-            if events:
-                self._deliver(info, events)
-                stats.events += len(events)
-            info_doc = {"name": info.name, "url": info.url, "project": info.project}
-            self._infos[info.ref] = info_doc
-            rows.append((info.ref, "running", lr.to_json(), self._cursors[info.ref], info_doc))
-        for ref in self.lstore.refs("running"):
-            if ref in listed:
-                continue
-            st = self.source.status(ref)
-            if st == "running":  # listed a moment ago or page edge: next poll
-                continue
-            n = close_all(self.lstore, ref)
-            if st == "ended" and self.cfg.write_back and self.lstore.episodes(ref):
-                try:
-                    self.source.end_live(ref)
-                except Exception as exc:  # noqa: BLE001 - cosmetic; the verdict follows anyway
-                    log.warning("run %s: could not mark the live tag superseded: %s", ref, exc)
-            log.info("run %s: %s; live monitoring ends (%d open episode(s) closed)", ref, st, n)
-            row = self.lstore.load_run(ref) or {}
-            rows.append((ref, st, row.get("state") or {}, row.get("cursor") or {},
-                         row.get("info") or {}))
-            self._runs.pop(ref, None)
-            self._cursors.pop(ref, None)
-        self.lstore.save_runs(rows)
+        with self._mu:
+            for info in infos:
+                lr = self._runs[info.ref]
+                tail = tails.get(info.ref)
+                if tail is not None:
+                    lr.feed(tail.points, now, th)
+                    if tail.system_wall is not None:
+                        lr.feed_system(tail.system_wall, now)
+                    if tail.console:
+                        lr.feed_console(tail.console)
+                    stats.points += sum(len(v[2]) for v in tail.points.values())
+                    for note in tail.notes:
+                        log.info("run %s: %s", info.ref, note)
+                conds = {**fasts.get(info.ref, {}), **lr.conditions(now, th, running=True)}
+                events = reconcile(self.lstore, info.ref, conds, stop_on=self.cfg.stop_on,
+                                   cooldown_s=self.cfg.cooldown_s, now=now)
+                if events:
+                    self._deliver(info, events)
+                    stats.events += len(events)
+                info_doc = {"name": info.name, "url": info.url, "project": info.project}
+                rows.append((info.ref, "running", lr.to_json(), self._cursors[info.ref], info_doc))
+            for ref in self.lstore.refs("running"):
+                if ref in listed:
+                    continue
+                st = self.source.status(ref)
+                if st == "running":  # listed a moment ago or page edge: next poll
+                    continue
+                n = close_all(self.lstore, ref)
+                if st == "ended" and self.cfg.write_back and self.lstore.episodes(ref):
+                    try:
+                        self.source.end_live(ref)
+                    except Exception as exc:  # noqa: BLE001 - cosmetic; the verdict follows
+                        log.warning("run %s: could not mark the live tag superseded: %s", ref, exc)
+                log.info("run %s: %s; live monitoring ends (%d open episode(s) closed)", ref, st, n)
+                row = self.lstore.load_run(ref) or {}
+                rows.append((ref, st, row.get("state") or {}, row.get("cursor") or {},
+                             row.get("info") or {}))
+                self._runs.pop(ref, None)
+                self._cursors.pop(ref, None)
+            self.lstore.save_runs(rows)
         stats.runs = len(infos)
         stats.requests = getattr(self.source, "requests", 0) - req0
         stats.cpu_s = time.thread_time() - c0
         stats.wall_s = time.monotonic() - t0
         self.last_stats = stats
+        self.history.append(stats)
         return stats
 
     def _deliver(self, info, events) -> None:
@@ -173,16 +199,29 @@ class LiveMonitor:
 
     def run(self) -> None:
         """Poll every ``poll_interval_s`` until :attr:`stop_event` is set; never raises for a
-        tracker outage (logged, retried at the next poll)."""
+        tracker outage (logged, retried at the next poll).
+
+        When the listing carries latest values (MLflow), a second thread lists the runs every
+        ``poll_interval_s`` for the fast path alone, so a NaN loss is alerted within one
+        interval even when reading the tails of many runs takes longer than that.
+        """
         log.info("live: polling running runs of %s every %g s", self.source.tracker,
                  self.cfg.poll_interval_s)
+        fast = None
+        if getattr(self.source, "lists_latest_values", False):
+            fast = threading.Thread(target=self._loop, args=(self.fast_once, "live listing"),
+                                    name="mlaudit-live-fast", daemon=True)
+            fast.start()
+        self._loop(self.poll_once, "live poll")
+        if fast is not None:
+            fast.join(30)
+
+    def _loop(self, fn, what: str) -> None:
         while not self.stop_event.is_set():
             t0 = time.monotonic()
             try:
-                s = self.poll_once()
-                log.debug("live poll: %d run(s), %d point(s), %d event(s), %.3f s CPU",
-                          s.runs, s.points, s.events, s.cpu_s)
+                fn()
             except Exception as exc:  # noqa: BLE001 - an outage: next poll
-                log.warning("live poll failed: %s: %s; retrying at the next poll",
+                log.warning("%s failed: %s: %s; retrying at the next poll", what,
                             type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "")
             self.stop_event.wait(max(0.0, self.cfg.poll_interval_s - (time.monotonic() - t0)))

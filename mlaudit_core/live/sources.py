@@ -80,6 +80,7 @@ class MlflowLiveSource:
 
     tracker = "mlflow"
     can_stop = False  # MLflow has no remote stop: the hooks honour the stop_requested tag
+    lists_latest_values = True  # search_runs carries each key's latest value, step and time
 
     def __init__(self, tracking_uri: str | None, experiment_ids: list[str] | None) -> None:
         from mlaudit_mlflow.loader import client_for, is_db_uri, resolve_uri
@@ -139,16 +140,24 @@ class MlflowLiveSource:
         return "running" if r.info.status in ("RUNNING", "SCHEDULED") else "ended"
 
     # -- reading ---------------------------------------------------------------------------
-    def read(self, infos: list[RunInfo], cursors: dict[str, dict]) -> dict[str, Tail]:
-        """New points of every run; advances ``cursors[ref][key] = [step, wall]`` in place."""
+    def read(self, infos: list[RunInfo], cursors: dict[str, dict],
+             keys: dict[str, set[str]] | None = None) -> dict[str, Tail]:
+        """New points of every run; advances ``cursors[ref][key] = [step, wall]`` in place.
+
+        ``keys[ref]``: read only these training keys of that run (the detectors' inputs);
+        None reads every key. System keys are never read (their latest time is the heartbeat).
+        """
         tails = {i.ref: Tail() for i in infos}
         want: dict[str, list[tuple[str, int | None, int]]] = {}
         for info in infos:
             cur = cursors.setdefault(info.ref, {})
+            only = None if keys is None else keys.get(info.ref)
             for key, (step, wall) in info.latest.items():
                 if is_system_key(key):
                     t = tails[info.ref]
                     t.system_wall = max(t.system_wall or 0.0, wall)
+                    continue
+                if only is not None and key not in only:
                     continue
                 seen = cur.get(key)
                 if seen is not None and (step, wall) <= (seen[0], seen[1]):
@@ -288,7 +297,10 @@ class TensorBoardLiveSource:
             return "gone"
         return "running" if str(root) in self.list_running() else "ended"
 
-    def read(self, infos: list[RunInfo], cursors: dict[str, dict]) -> dict[str, Tail]:
+    def read(self, infos: list[RunInfo], cursors: dict[str, dict],
+             keys: dict[str, set[str]] | None = None) -> dict[str, Tail]:
+        """New records of every event file (all tags: a file is read once either way) and new
+        whole lines of the console files, from their byte offsets in ``cursors``."""
         from mlaudit_tensorboard.reader import read_event_file
 
         tails = {}
