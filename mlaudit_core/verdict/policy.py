@@ -220,6 +220,15 @@ def _nonfinite(c: Ctx) -> Decision | None:
                         f"The training loss grew and then turned non-finite at step {f.facts['first_step']}: "
                         "an optimisation divergence (learning rate / warmup / clipping).", f)
     prior = f.facts.get("finite_points_before", 0)
+    epoch_axis = c.run.params.get("log.step_axis") == "epoch"
+    if not prior and epoch_axis and not c.lr.far_above:
+        # the first logged point closes a whole epoch of updates: "before any optimisation" does not
+        # hold, and without the LR a divergence inside epoch 1 and broken inputs look the same
+        return Decision(Outcome.DIVERGED, Cause.INCONCLUSIVE,
+                        "The training loss was non-finite from the first logged epoch: the first point closes a "
+                        "whole epoch of updates, so a learning-rate divergence inside that epoch and broken "
+                        f"inputs or loss cannot be told apart ({c.lr.describe()}). Log the loss per step or "
+                        "pass the config with the learning rate.", f)
     if not prior:
         if c.lr.far_above and not c.precision:
             return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE,
@@ -496,8 +505,9 @@ POLICY: tuple[Rule, ...] = (
              Case("gradual onset", (("OP004", _E, {"abrupt": False}),), None))),
     Rule("V04", "nonfinite-loss", 40,
          "LI001 on the training loss: grown >= 2x (or OP001) before -> LR divergence; non-finite from the first "
-         "step -> inputs/init, or the LR when >= 10x typical without reduced precision; finite then abrupt -> "
-         "numerics / bad batch", (Outcome.DIVERGED,), (Cause.MODEL_CONVERGENCE, Cause.DATA_CONFIG),
+         "step -> inputs/init, or the LR when >= 10x typical without reduced precision (from the first logged "
+         "epoch with the LR unknown: inconclusive); finite then abrupt -> numerics / bad batch", (Outcome.DIVERGED,),
+         (Cause.MODEL_CONVERGENCE, Cause.DATA_CONFIG, Cause.INCONCLUSIVE),
          _nonfinite, codes=("LI001", "OP001"), cases=(
              Case("grew then NaN", (("LI001", _E, {"role": "train_loss", "first_step": 40, "growth_before": 5.0}),),
                   ("diverged", "model_convergence")),
@@ -507,6 +517,9 @@ POLICY: tuple[Rule, ...] = (
              Case("NaN from step 1 at lr 1e-4", (("LI001", _E, {"role": "train_loss", "first_step": 1,
                                                                 "finite_points_before": 0}),),
                   ("diverged", "data_config"), params={"lr": "1e-4"}),
+             Case("NaN from the first logged epoch (Keras CSVLogger), LR unknown",
+                  (("LI001", _E, {"role": "train_loss", "first_step": 0, "finite_points_before": 0}),),
+                  ("diverged", "inconclusive"), params={"log.step_axis": "epoch"}),
              Case("finite then NaN", (("LI001", _E, {"role": "train_loss", "first_step": 300, "n_nonfinite": 5,
                                                      "finite_points_before": 30, "last_finite": 0.5}),),
                   ("diverged", "data_config")),
