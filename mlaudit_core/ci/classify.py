@@ -369,6 +369,15 @@ def classify(findings: list[Finding], ctx: CIContext) -> CIVerdict:
                     cost="minutes",
                 )
             )
+            v.actions.append(
+                NextAction(
+                    action="To confirm, run the last green commit on this runner and image: if it "
+                    "still reproduces the golden values within the current tolerance, the change "
+                    "under test moved them (a real change, not drift)",
+                    why="drift moves old and new code alike; a regression moves only the new code",
+                    cost="minutes",
+                )
+            )
         elif in_band or (tight and not f.facts.get("band")):
             n = (in_band or tight)[0]
             v = CIVerdict(
