@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import logging
 import os
-import tempfile
 from datetime import datetime, timezone
 from operator import itemgetter
 from pathlib import Path
@@ -209,20 +208,17 @@ def _console_candidates(artifacts: list[Artifact]) -> list[Artifact]:
 
 def read_console(client, run_id: str, artifacts: list[Artifact], warnings: list[str]) -> list[ConsoleLine]:
     lines: list[ConsoleLine] = []
+    from .console_tail import read_tail
+
     for a in _console_candidates(artifacts)[:3]:
-        with tempfile.TemporaryDirectory() as tmp:
-            try:
-                local = Path(client.download_artifacts(run_id, a.path, tmp))
-                with local.open("rb") as fh:
-                    size = local.stat().st_size
-                    if size > CONSOLE_MAX_BYTES:
-                        fh.seek(size - CONSOLE_MAX_BYTES)
-                        warnings.append(f"console artifact {a.path} is {size} bytes; read the last "
-                                        f"{CONSOLE_MAX_BYTES}")
-                    raw = fh.read()
-            except Exception as exc:  # an unreadable artifact is a warning, not a failed audit
-                warnings.append(f"console artifact {a.path} could not be read: {exc}")
-                continue
+        try:  # only the tail is fetched where the store allows it (console_tail.py)
+            raw, _how = read_tail(client, run_id, a.path, CONSOLE_MAX_BYTES)
+        except Exception as exc:  # an unreadable artifact is a warning, not a failed audit
+            warnings.append(f"console artifact {a.path} could not be read: {exc}")
+            continue
+        if a.size is not None and a.size > CONSOLE_MAX_BYTES:
+            warnings.append(f"console artifact {a.path} is {a.size} bytes; read the last "
+                            f"{CONSOLE_MAX_BYTES}")
         text = raw.decode("utf-8", errors="replace")
         lines += [ConsoleLine(a.path, i, t) for i, t in enumerate(text.splitlines(), 1)]
     return lines
