@@ -622,6 +622,22 @@ def classify(findings: list[Finding], ctx: CIContext) -> CIVerdict:
             rule="healthy",
         )
 
+    # per gated metric: the deviation pattern of each failing tolerance check
+    for row in metric_rows:
+        fa_ = _failing_analysis(row)
+        if fa_ is None:
+            continue
+        txt = f"{row.facts['metric']}: {_pattern(*fa_)}"
+        band = row.facts.get("band")
+        if band:
+            txt += (
+                f"; against {band['n']} golden seeds the run is {band['verdict'].replace('_', ' ')}"
+                f" (band {fmt(band['band_lo'])}..{fmt(band['band_hi'])})"
+            )
+        if row.facts.get("spread_rel") is not None:
+            txt += f"; seed-to-seed spread {fmt(100 * row.facts['spread_rel'], 3)}% (median relative range)"
+        if txt not in v.conclusions:
+            v.conclusions.append(txt)
     for u in ungated:
         v.actions.append(
             NextAction(
