@@ -21,6 +21,14 @@ import pandas as pd
 from .roles import AliasTable, Role
 
 
+_LOSS_ROLES = (Role.TRAIN_LOSS, Role.VAL_LOSS)
+
+
+def _all_zero(s: "Series") -> bool:
+    v = s.values[np.isfinite(s.values)]
+    return bool(v.size) and not v.any()
+
+
 class RunStatus(str, Enum):
     """Lifecycle state of a run, normalised across trackers."""
 
@@ -218,7 +226,17 @@ class RunData:
     def key_for(self, role: Role) -> str | None:
         """The logged key playing ``role``, or ``None`` when no key matches."""
         m = self.metrics
-        return self.aliases.resolve(role, m.keys, {k: m.count(k) for k in m.keys})
+        keys = m.keys
+        counts = {k: m.count(k) for k in keys}
+        key = self.aliases.resolve(role, keys, counts)
+        if key is not None and counts[key] >= 2 and role in _LOSS_ROLES and _all_zero(m.series(key)):
+            # a loss component that is exactly 0 everywhere (YOLO box_loss without boxes) carries no
+            # signal: another candidate that moves plays the role (LI006 reports the zeros)
+            others = [k for k in self.aliases.candidates(role, keys)
+                      if k != key and counts[k] >= 2 and not _all_zero(m.series(k))]
+            if others:
+                return self.aliases.resolve(role, others, counts)
+        return key
 
     def has(self, role: Role) -> bool:
         key = self.key_for(role)

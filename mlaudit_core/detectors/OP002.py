@@ -26,6 +26,9 @@ class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"
     returns to within ``recovery_tol`` (20%) of its pre-spike median, or within
     ``recovery_range`` 2% of the loss's whole range (initial level minus best) for losses near
     zero (measured on the corpus: 0.012 -> 0.036 after a spike is 3x but 1.5% of the range).
+    A rise smaller than ``recovery_range`` of that range is not a spike at all, and a burst with
+    fewer than ``min_points_after`` 10 points after it cannot be called unrecovered (tests/data/
+    realworld log06: a T5 loss at 0.0004 "spiking" to 0.002 near the end was called unstable).
     """
 
     needs = (Role.TRAIN_LOSS,)
@@ -38,6 +41,7 @@ class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"
         recovery_tol: float = 0.2
         recovery_range: float = 0.02
         max_reported: int = 5
+        min_points_after: int = 10
 
     def check(self, run, p):
         key = run.key_for(Role.TRAIN_LOSS)
@@ -61,10 +65,18 @@ class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"
         rng = max(float(np.median(v[: p.window])) - float(v.min()), 0.0)
         for i, last in zip(starts, ends):
             ref = base[i]
+            if float(v[i]) - ref < p.recovery_range * rng:
+                continue  # smaller than 2% of the loss's range: noise near zero, not an instability
             after = v[last + 1: last + 1 + p.recovery_points]
             back = np.flatnonzero(after <= ref + max(ref * p.recovery_tol, p.recovery_range * rng))
             events.append((int(i), float(v[i]), float(ref), int(back[0]) + 1 if back.size else None))
-        unrecovered = [e for e in events if e[3] is None and e[0] < len(v) - 1]
+        if not events:
+            return
+        # a burst in the last few points has no room to show recovery: it is not "unrecovered"
+        unrecovered = [e for e in events if e[3] is None and len(v) - 1 - e[0] >= p.min_points_after]
+        events = [e for e in events if e[3] is not None or e in unrecovered]
+        if not events:
+            return
         recovered = [e for e in events if e[3] is not None]
         ev = [SeriesEvidence(metric=key, step_start=int(s.steps[i]), step_end=int(s.steps[i]),
                              values={"value": val, "trailing_median": ref,

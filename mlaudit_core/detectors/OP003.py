@@ -29,6 +29,11 @@ class LossPlateau(Detector, code="OP003", name="loss-plateau", family="optimizat
     epoch's steps) and the flat span must hold at least ``min_flat_points`` 3 points after the
     point it is measured from (realworld tb07: a Keras run flat at 28.83-28.97 for 12 of 15
     epochs could never be judged with a 20-point minimum).
+    Frozen: a flat span whose median absolute deviation is under ``frozen_rel_spread`` 1e-4 of
+    its level (constant to four significant digits, as printed) at a level above
+    ``frozen_min_level`` 1% of the initial loss is a warning even after a large drop: minibatch
+    training always moves the loss, so an unmoving one sits at a fixed point (tests/data/realworld
+    csv01: an LSTM at exactly 0.2500, the MSE of predicting the mean; csv13: a PINN at 0.5109).
     """
 
     needs = (Role.TRAIN_LOSS,)
@@ -38,6 +43,8 @@ class LossPlateau(Detector, code="OP003", name="loss-plateau", family="optimizat
         min_flat_share: float = 0.4
         min_points: int = 20
         min_points_short: int = 6
+        frozen_rel_spread: float = 1e-4
+        frozen_min_level: float = 0.01
         min_flat_points: int = 3
 
     def check(self, run, p):
@@ -64,13 +71,22 @@ class LossPlateau(Detector, code="OP003", name="loss-plateau", family="optimizat
         level = float(sm[start])
         total_drop = float(sm[0] - sm.min())
         rel_total = total_drop / abs(sm[0]) if sm[0] else 0.0
-        sev = Severity.WARNING if rel_total < 0.5 else Severity.INFO
+        tail = s.values[start:]
+        med = float(np.median(tail))
+        spread = float(np.median(np.abs(tail - med)))
+        frozen = (med > p.frozen_min_level * abs(float(sm[0])) and spread <= p.frozen_rel_spread * abs(med)
+                  and tail.size >= p.min_flat_points)
+        sev = Severity.WARNING if (rel_total < 0.5 or frozen) else Severity.INFO
+        msg = (f"{key} flat from step {int(s.steps[start])} to the end ({fmt(100 * share, 3)}% of points): "
+               f"improved < {fmt(100 * p.min_rel_improvement, 2)}% from {fmt(level)}; "
+               f"overall drop {fmt(100 * rel_total, 3)}% of the initial loss")
+        if frozen:
+            msg += (f"; frozen at {fmt(med, 5)} (median deviation {fmt(spread, 2)}): no update changes the loss any "
+                    "more, the model sits at a fixed (often trivial, constant-prediction) solution rather than "
+                    "converging with minibatch noise")
         yield self.finding(
-            sev,
-            f"{key} flat from step {int(s.steps[start])} to the end ({fmt(100 * share, 3)}% of points): "
-            f"improved < {fmt(100 * p.min_rel_improvement, 2)}% from {fmt(level)}; "
-            f"overall drop {fmt(100 * rel_total, 3)}% of the initial loss",
+            sev, msg,
             evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[start]), step_end=int(s.steps[-1]),
                                      values={"level": level, "initial": float(sm[0]), "final": float(sm[-1])})],
             start_step=int(s.steps[start]), flat_share=float(share), level=level,
-            rel_total_improvement=float(rel_total))
+            rel_total_improvement=float(rel_total), frozen=bool(frozen))
