@@ -422,6 +422,7 @@ def test_handwritten_check_with_fixture_npy_golden_and_csv_actuals(tmp_path):
     assert first == pytest.approx(float(rel[np.argmax(rel > 1e-3)]), rel=1e-12)
     assert r["verdict"]["cause"] == "model_convergence"
     row = ci002(r)["facts"]
+    assert not any("thresholds.json" in u for u in r["unknowns"])  # settings, not values
     assert row["golden_source"] == "tests/data/golden_loss.npy"
     assert row["actual_source"] == "out/metrics.csv"
 

@@ -39,6 +39,10 @@ MAX_JSON_DEPTH = 64
 TOLERANCE_KEYS = {"rtol", "atol", "rel", "abs", "tol", "tolerance", "rel_tol", "abs_tol"}
 
 
+#: ``loss_tol``, ``val_rtol``, ``accuracy_threshold``: a tolerance setting, not a metric value
+_TOL_KEY = re.compile(r"(^|_)(rtol|atol|tol|tolerance|rel_tol|abs_tol|threshold|margin)$", re.I)
+
+
 class TooDeep(InputError):
     """A JSON document nested deeper than :data:`MAX_JSON_DEPTH` (skipped: too deep)."""
 
@@ -120,7 +124,7 @@ def _from_json(data, source: str, side: str) -> list[ValueSet]:
         raise InputError(f"{source}: expected a JSON object of metric -> values")
     vs = ValueSet(source, side, "")
     for name, v in data.items():
-        if str(name).lower() in TOLERANCE_KEYS:
+        if str(name).lower() in TOLERANCE_KEYS or _TOL_KEY.search(str(name)):
             continue
         if isinstance(v, dict) and "values" in v:
             vals = v["values"]
