@@ -100,9 +100,9 @@ def _legacy_spans(text: str, limit: int | None) -> list[tuple[int, int]]:
 def split_section(existing: str | None, *, limit: int | None = None) -> tuple[str, str | None]:
     """``(user's part, mlaudit's section or None)`` of a description.
 
-    The section is the text between :data:`BEGIN` and :data:`END` that starts with mlaudit's
-    verdict line. A stray marker (one of the pair missing, or a pair around other text) is
-    dropped and the text around it kept as the user's; only when the
+    The section is the text between :data:`BEGIN` and :data:`END` (the id in the markers makes
+    the pair mlaudit's). A stray marker (the other of the pair missing, or an end before its
+    begin) is dropped and the text around it kept as the user's; only when the
     description is exactly ``limit`` characters long (a tracker cut it, losing the end
     marker) does a begin marker without its end run to the end of the text. Without a
     current section, a section of an earlier mlaudit version is recognised (see
@@ -112,14 +112,9 @@ def split_section(existing: str | None, *, limit: int | None = None) -> tuple[st
     text = existing or ""
     found = None
     if BEGIN in text or END in text:
-        kept, pos = [], 0
-        for m in _SECTION.finditer(text):
-            body = text[m.start() + len(BEGIN):m.end() - len(END)].strip()
-            if body.startswith(_HEAD):  # mlaudit's own section; anything else is user text
-                found = body
-                kept.append(text[pos:m.start()])
-                pos = m.end()
-        text = "".join(kept) + text[pos:]
+        for m in _SECTION.finditer(text):  # the id makes a begin/end pair mlaudit's own
+            found = text[m.start() + len(BEGIN):m.end() - len(END)].strip()
+        text = _SECTION.sub("", text)
         b = text.find(BEGIN)
         if b >= 0 and END not in text[b:] and limit is not None and len(existing or "") >= limit:
             found = found or text[b + len(BEGIN):].strip()

@@ -206,7 +206,7 @@ def test_user_text_quoting_the_markers_is_never_removed(mlflow_server):
 
 def test_markers_merge_rules():
     # user text between stray markers is kept; the stray markers go
-    stray = f"keep {BEGIN} this\nand {END} that"
+    stray = f"keep {END} this\nand {BEGIN} that"
     out = merge_section(stray, "**mlaudit verdict: x**")
     assert strip_section(out) == "keep  this\nand  that" and out.count(BEGIN) == 1
     # a legacy section (what mlaudit < 16 wrote) is replaced, in place of the old one
