@@ -416,3 +416,46 @@ def test_worked_example_transcript(root, runs, mlflow_server):
     assert rid in text and rep["verdict"]["outcome"] in text
     if os.environ.get("MLAUDIT_TRANSCRIPT"):
         Path(os.environ["MLAUDIT_TRANSCRIPT"]).write_text(text, encoding="utf-8")
+
+
+_WANDB_RUN = r"""
+import math, wandb
+r = wandb.init(project="mcp", name="offline-diverge", config={"lr": 0.5},
+               settings=wandb.Settings(x_disable_stats=True))
+for i in range(1, 401):
+    loss = 2.3 * math.exp(-i / 50) + 0.1 if i <= 250 else 0.1 * math.exp((i - 250) / 25)
+    r.log({"train/loss": loss}, step=i)
+r.finish(exit_code=1)
+"""
+
+
+def test_wandb_and_clearml_offline_runs_same_verdict_as_cli(root):
+    """Offline runs made by the real wandb and clearml SDKs (no server can run here), audited
+    through audit_run with the run folder / session zip as run_ref; write-back is refused."""
+    pytest.importorskip("wandb")
+    pytest.importorskip("clearml")
+    env = dict(os.environ, WANDB_MODE="offline", WANDB_DIR=str(root), WANDB_SILENT="true")
+    env.pop("WANDB_BASE_URL", None)
+    subprocess.run([sys.executable, "-c", _WANDB_RUN], env=env, check=True, capture_output=True,
+                   timeout=180)
+    (wb_dir,) = (root / "wandb").glob("offline-run-*")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLEARML_")}
+    p = subprocess.run([sys.executable, str(REPO / "tests" / "clearml_helpers.py"), "offline",
+                        "--out", str(root / "clearml")], env=env, capture_output=True, text=True,
+                       timeout=180, check=True)
+    zipped = json.loads(p.stdout.strip().splitlines()[-1])["zip"]
+
+    async def fn(c):
+        return (await c.call_tool("audit_run", {"tracker": "wandb", "run_ref": str(wb_dir)}),
+                await c.call_tool("audit_run", {"tracker": "clearml", "run_ref": zipped}),
+                await c.call_tool("audit_run", {"tracker": "wandb", "run_ref": str(wb_dir),
+                                                "write_back": True}))
+
+    wb, cl, wb_write = session(root, fn)
+    for r in (wb, cl):
+        assert not r.is_error, r.content[0].text
+        validate_report(r.structured_content)
+    assert wb.structured_content["verdict"]["outcome"] == "diverged"
+    same_verdict(wb.structured_content, cli_json("wandb", "--offline", str(wb_dir), cwd=root))
+    same_verdict(cl.structured_content, cli_json("clearml", "--offline", zipped, cwd=root))
+    assert wb_write.is_error and "offline" in wb_write.content[0].text

@@ -426,6 +426,9 @@ class Toolbox:
                                   "(use compare_runs for W&B runs)")
             plugin = get_plugin("wandb")
             local = self._local_ref(run_ref)
+            if write_back and local is not None:
+                raise ToolFailure("mlaudit: error: write_back: an offline W&B run folder cannot "
+                                  "be written back (sync it, then audit ENTITY/PROJECT/RUN_ID)")
             if local is not None:
                 from mlaudit_wandb.offline import find_log
 
@@ -434,9 +437,6 @@ class Toolbox:
                 run = plugin.load(run_ref)
             progress(1, 3, f"auditing {len(run.metrics):,} points")
             report = audit(run, settings)
-            if write_back and local is not None:
-                raise ToolFailure("mlaudit: error: write_back: an offline W&B run folder cannot "
-                                  "be written back (sync it, then audit ENTITY/PROJECT/RUN_ID)")
             wb = (lambda: plugin.write_back(run, report, dry_run=False)) if write_back else None
         elif tracker == "clearml":
             if baselines:
