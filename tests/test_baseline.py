@@ -193,6 +193,9 @@ def test_single_baseline_band_is_from_within_run_noise(baselines):
     f = bl001(fs, "val/loss")
     assert f.facts["n_baselines"] == 1 and f.facts["z"] is None
     assert any("within-run noise" in n for n in f.facts["notes"])
+    # another seed of the same config against one baseline: not enough seeds to tell (info)
+    assert f.facts["verdict"] == "insufficient_seeds" and f.severity is Severity.INFO
+    assert "not enough seeds to tell" in f.message and "seeds" in f.facts["notes"][-1]
 
 
 def test_alignment_by_samples_seen_when_batch_size_differs(baselines):

@@ -91,8 +91,10 @@ def analyse(deltas: list[Delta], moves: list[MetricMove]) -> LayerReport:
     noisy = [d for d in deltas if not d.consistent]
     ordered = [lay for lay in LAYERS if lay in by_layer]
     worse = [m for m in moves if m.verdict == "worse"]
+    # fewer than 3 baselines and no large gap: neither worse nor within noise
+    unsure = [m for m in moves if m.verdict == "insufficient_seeds"]
     losses = [m for m in moves if m.is_loss]
-    loss_quiet = bool(losses) and all(m.verdict != "worse" for m in losses)
+    loss_quiet = bool(losses) and all(m.verdict in ("within_noise", "better") for m in losses)
     hs: list[Hypothesis] = []
 
     # seed noise: the null hypothesis. No cause: "no regression against the baselines" says
@@ -100,9 +102,9 @@ def analyse(deltas: list[Delta], moves: list[MetricMove]) -> LayerReport:
     hs.append(
         Hypothesis(
             statement="the difference is seed-to-seed noise",
-            status="rejected" if worse else "supported",
+            status="rejected" if worse else "open" if unsure else "supported",
             evidence_against=[m.summary for m in worse],
-            evidence_for=[] if worse else [m.summary for m in moves],
+            evidence_for=[] if worse or unsure else [m.summary for m in moves],
             discriminating_test="run two more seeds of the new config; a real regression "
             "stays outside the band",
         )
@@ -119,9 +121,17 @@ def analyse(deltas: list[Delta], moves: list[MetricMove]) -> LayerReport:
             hs.append(
                 Hypothesis(
                     statement=stmt,
-                    status="rejected",
+                    status="open" if unsure else "rejected",
                     cause=_CAUSE[lay],
-                    evidence_against=["no compared metric left the baselines' noise band"],
+                    evidence_against=[]
+                    if unsure
+                    else ["no compared metric left the baselines' noise band"],
+                    evidence_for=[
+                        "not enough baseline seeds to tell whether a metric moved: "
+                        + "; ".join(m.summary for m in unsure[:2])
+                    ]
+                    if unsure
+                    else [],
                     discriminating_test=test,
                 )
             )
