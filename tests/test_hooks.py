@@ -17,6 +17,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -57,6 +58,7 @@ def scripts(mlflow_server, tmp_path_factory):
     for name in ("hooks-plain", "hooks-hf", "hooks-lightning", "hooks-keras"):
         if client.get_experiment_by_name(name) is None:
             client.create_experiment(name)
+    t0 = int(time.time() * 1000)
     with Receiver() as rx:
         procs = {}
         for case, extra in PLAIN.items():
@@ -79,6 +81,8 @@ def scripts(mlflow_server, tmp_path_factory):
             fw = [f for f in ["hf", "lightning", "keras"] if f in INSTALLED]
             if "lightning" in fw:
                 fw.append("lightning_fails")
+            if "hf" in fw and importlib.util.find_spec("wandb") is not None:
+                fw.append("hf_wandb")
             env = dict(base, FRAMEWORKS=",".join(fw), OUT_JSON=str(d / "fw.json"))
             procs["frameworks"] = subprocess.Popen(
                 [sys.executable, str(SCRIPTS / "frameworks.py")],
@@ -99,6 +103,7 @@ def scripts(mlflow_server, tmp_path_factory):
                 if p.poll() is None:
                     p.kill()
         out["notified"] = [r.json() for r in rx.at("/hook")]
+    out["window"] = (t0, int(time.time() * 1000))
     if "frameworks" in out:
         rc, so, se, _ = out["frameworks"]
         assert rc == 0, se[-3000:]
@@ -199,17 +204,24 @@ def test_no_ghost_run_is_left_running(scripts, mlflow_server):
     """Every hooked training (``with``, atexit, the HF/Lightning/Keras callbacks) leaves only the
     runs the scripts made: none RUNNING, none unnamed by a script (the old flush started one)."""
     client = mlflow.MlflowClient(mlflow_server["url"])
-    exps = [client.get_experiment_by_name(n).experiment_id
-            for n in ("hooks-plain", "hooks-hf", "hooks-lightning", "hooks-keras")]
-    runs = client.search_runs(exps, max_results=1000)
+    runs = _runs_started(client, *scripts["window"])  # every experiment, Default included
     assert runs
     running = [(r.info.run_id, r.info.run_name) for r in runs if r.info.status == "RUNNING"]
     assert not running, running
     made = {v[3] for k, v in scripts.items() if k in PLAIN and v[3]}
     if "frameworks" in scripts:
         made |= {v["run_id"] for v in scripts["frameworks"].values() if isinstance(v, dict)}
-    plain = [r.info.run_id for r in runs if r.info.experiment_id == exps[0]]
-    assert set(plain) <= made and len(plain) == len(PLAIN), plain
+    assert {r.info.run_id for r in runs} <= made, [(r.info.run_name, r.info.experiment_id)
+                                                  for r in runs if r.info.run_id not in made]
+
+
+def _runs_started(client, t0: int, t1: int | None = None) -> list:
+    """Runs of every experiment (the Default one included) started at or after ``t0`` ms."""
+    exps = [e.experiment_id for e in client.search_experiments()]
+    flt = f"attributes.start_time >= {t0}"
+    if t1 is not None:
+        flt += f" and attributes.start_time <= {t1}"
+    return client.search_runs(exps, filter_string=flt, max_results=1000)
 
 
 @pytest.mark.parametrize("framework", ["hf", "lightning", "keras"])
@@ -234,6 +246,20 @@ def test_framework_callback_writes_the_verdict(scripts, mlflow_server, framework
     # Keras and Lightning audit while the tracker still has the run open; HF's MLflowCallback
     # ends its run in its own on_train_end, before mlaudit's callback runs
     assert bool(hook_note) == (framework in ("keras", "lightning")), report["warnings"]
+
+
+def test_hf_trainer_wandb_run_keeps_logging_after_train(scripts):
+    """HF ``Trainer`` reporting to W&B (offline): ``trainer.train(); trainer.evaluate()`` keeps the
+    evaluation in the run (the hook did not finish it at train end), and the run is audited once
+    W&B finishes it."""
+    if "hf" not in INSTALLED or importlib.util.find_spec("wandb") is None:
+        pytest.skip("transformers, torch and wandb are needed: pip install 'mlaudit[frameworks,wandb]'")
+    got = scripts["frameworks"]["hf_wandb"]
+    assert got["open_after_train"], got
+    assert [r["status"] for r in got["at_train_end"]] == ["deferred"], got["at_train_end"]
+    assert any(k.startswith("eval/") for k in got["keys"]), got["keys"]  # evaluate() logged
+    (res,) = got["results"]
+    assert res["status"] == "audited" and res["tracker"] == "wandb" and res["outcome"], res
 
 
 def test_lightning_on_exception_audits_a_failed_fit(scripts, mlflow_server):
@@ -277,6 +303,7 @@ def test_context_manager_never_swallows_the_exception(mlflow_server, tmp_path, m
 
     monkeypatch.chdir(tmp_path)
     exp_id = mlflow.MlflowClient(mlflow_server["url"]).create_experiment("hooks-inprocess")
+    t0 = int(time.time() * 1000)
     prev = mlflow.get_tracking_uri()
     mlflow.set_tracking_uri(mlflow_server["url"])
     try:
@@ -293,9 +320,9 @@ def test_context_manager_never_swallows_the_exception(mlflow_server, tmp_path, m
     assert not [
         r for r in caplog.records if r.levelno >= logging.WARNING and r.name.startswith("mlaudit")
     ]
-    # the hook left the user's run as it was: no second run in the experiment
+    # the hook left the user's run as it was: no second run, in any experiment
     client = mlflow.MlflowClient(mlflow_server["url"])
-    assert [r.info.run_id for r in client.search_runs([exp_id])] == [run.info.run_id]
+    assert [r.info.run_id for r in _runs_started(client, t0)] == [run.info.run_id]
 
 
 def test_caught_exception_is_console_evidence(mlflow_server, tmp_path, monkeypatch):

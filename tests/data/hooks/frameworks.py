@@ -2,7 +2,9 @@
 
 Run by tests/test_hooks.py as one subprocess (torch is imported once for all three).
 Environment: MLFLOW_TRACKING_URI, FRAMEWORKS (comma-separated: hf, lightning, keras,
-lightning_fails: a fit that raises at step 20, audited by ``on_exception``),
+lightning_fails: a fit that raises at step 20, audited by ``on_exception``; hf_wandb: the HF
+``Trainer`` reporting to an offline W&B run, ``train()`` then ``evaluate()`` then
+``wandb.finish()``: the hook must not finish the run at train end),
 OUT_JSON (``{framework: {"run_id": ..., "results": [...]}}`` is written there).
 
 Each model is a small classifier on a fixed synthetic two-class problem (no download):
@@ -70,6 +72,51 @@ def hf() -> dict:
             model=Tiny(), args=args, train_dataset=data, eval_dataset=data[:64], callbacks=[cb]
         ).train()
     return {"run_id": mlflow.last_active_run().info.run_id, "results": cb.results}
+
+
+def hf_wandb() -> dict:
+    """``trainer.train(); trainer.evaluate()`` with W&B (offline, in a temporary WANDB_DIR): the
+    mlaudit callback's result at train end, and after ``wandb.finish()``."""
+    import copy
+
+    import torch
+    import wandb
+    from transformers import Trainer, TrainingArguments
+
+    class Tiny(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = torch.nn.Linear(8, 2)
+
+        def forward(self, x, labels=None):
+            logits = self.lin(x)
+            loss = torch.nn.functional.cross_entropy(logits, labels) if labels is not None else None
+            return {"loss": loss, "logits": logits}
+
+    data = [{"x": torch.tensor(x), "labels": torch.tensor(y)} for x, y in zip(X, Y)]
+    os.environ.update(WANDB_MODE="offline", WANDB_SILENT="true", WANDB_PROJECT="hooks-hf-wandb")
+    cb = mlaudit.hooks.hf_callback(trackers=["wandb"])
+    with tempfile.TemporaryDirectory() as out:
+        os.environ["WANDB_DIR"] = out
+        args = TrainingArguments(
+            output_dir=out, report_to=["wandb"], max_steps=40, logging_steps=2,
+            per_device_train_batch_size=16, learning_rate=0.05, save_strategy="no",
+            use_cpu=True, disable_tqdm=True, dataloader_num_workers=0,
+        )
+        trainer = Trainer(model=Tiny(), args=args, train_dataset=data, eval_dataset=data[:64],
+                          callbacks=[cb])
+        trainer.train()
+        at_train_end = [dataclasses.asdict(r) for r in copy.deepcopy(cb.results or [])]
+        run = wandb.run
+        still_open = run is not None
+        trainer.evaluate()
+        run_dir = str(os.path.dirname(run.dir)) if run is not None else None
+        wandb.finish()
+        from mlaudit_wandb.offline import load_offline
+
+        keys = sorted(load_offline(run_dir).metrics.keys) if run_dir else []
+    return {"run_id": run_dir, "results": cb.results, "at_train_end": at_train_end,
+            "open_after_train": still_open, "keys": keys}
 
 
 def lightning(fail_at: int | None = None) -> dict:
@@ -155,6 +202,7 @@ def main() -> None:
             "lightning": lightning,
             "keras": keras,
             "lightning_fails": lambda: lightning(fail_at=20),
+            "hf_wandb": hf_wandb,
         }[name]()
         got["results"] = [dataclasses.asdict(r) for r in got["results"] or []]
         out[name] = got
