@@ -274,3 +274,21 @@ def test_cli_bad_stop_on_is_one_line_exit_2(tmp_path):
                        text=True, timeout=60)
     assert p.returncode == 2 and "--live" in p.stderr
     assert not (tmp_path / ".mlaudit").exists()
+
+
+def test_live_poll_benchmark_runs_at_toy_size():
+    """benchmarks/live_poll.py at toy size (3 runs, a 3,000-point logdir): it runs end to end
+    and prints every figure, and each NaN it logs is alerted. Its targets are figures for the
+    full size, not asserted here (no timed test)."""
+    import re
+
+    pytest.importorskip("torch")
+    p = subprocess.run([sys.executable, str(HERE.parent / "benchmarks" / "live_poll.py"),
+                        "--runs", "3", "--seconds", "6", "--interval", "1", "--tb-points", "3000",
+                        "--guard-points", "2000"], capture_output=True, text=True, timeout=600)
+    assert p.returncode in (0, 1), p.stderr[-3000:]
+    out = p.stdout
+    for name in ("mlflow", "tensorboard"):
+        assert re.search(rf"^{name}: steady polls \d+, per poll: CPU median [\d.]+ s", out, re.M), out
+        assert re.search(rf"^{name}: NaN-to-alert latency [\d.]+ s", out, re.M), out
+    assert re.search(r"^guard: .* mean [\d.]+ ms, p99 [\d.]+ ms", out, re.M), out

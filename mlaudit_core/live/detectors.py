@@ -193,6 +193,8 @@ class LiveRun:
     last_sys_wall: float | None = None
     last_sys_obs: float | None = None
     intervals: list[float] = field(default_factory=list)
+    iv_step: int | None = None
+    iv_wall: float | None = None
     console_tail: list[str] = field(default_factory=list)
     console_hits: list[dict] = field(default_factory=list)
     n_points: int = 0
@@ -234,6 +236,7 @@ class LiveRun:
             return
         self._resolve(points.keys(), aliases)
         merged: dict[int, float] = {}
+        progress: list[tuple[int, float]] = []
         for key, (steps, walls, values) in points.items():
             if is_system_key(key):
                 continue
@@ -254,6 +257,11 @@ class LiveRun:
             if key == self.thr_key:
                 for i in range(n):
                     self._throughput(int(steps[i]), float(values[i]), thresholds)
+            if key not in (self.loss_key, self.grad_key, self.scale_key, self.thr_key):
+                # not a detector input: its newest point moves the stall clock, no per-point work
+                w = walls[n - 1] if walls is not None and walls[n - 1] is not None else now
+                progress.append((int(max(steps)), float(w)))
+                continue
             if walls is not None:
                 for i in range(n):
                     s, w = int(steps[i]), walls[i]
@@ -262,23 +270,17 @@ class LiveRun:
             else:
                 for i in range(n):
                     merged.setdefault(int(steps[i]), now)
-        if not merged:
-            return
-        for s in sorted(merged):
+        for s in sorted(merged):  # logging intervals from the detector keys' own points
             w = merged[s]
-            if self.last_step is not None and s <= self.last_step and (
-                    self.last_wall is None or w <= self.last_wall):
-                continue
-            if self.last_wall is not None and w > self.last_wall and (
-                    self.last_step is None or s > self.last_step):
-                self.intervals.append(w - self.last_wall)
-                if len(self.intervals) > _MAX_INTERVALS:
-                    del self.intervals[: len(self.intervals) - _MAX_INTERVALS]
-            if self.last_step is None or s > self.last_step:
-                self.last_step = s
-            if self.last_wall is None or w > self.last_wall:
-                self.last_wall = w
-            self.last_obs = now
+            if self.iv_step is None or s > self.iv_step:
+                if self.iv_wall is not None and w > self.iv_wall:
+                    self.intervals.append(w - self.iv_wall)
+                    if len(self.intervals) > _MAX_INTERVALS:
+                        del self.intervals[: len(self.intervals) - _MAX_INTERVALS]
+                self.iv_step, self.iv_wall = s, max(w, self.iv_wall or w)
+            self.feed_progress(s, w, now)
+        for step, wall in progress:
+            self.feed_progress(step, wall, now)
 
     def needed_keys(self, keys: Iterable[str], aliases: AliasTable | None = None) -> set[str]:
         """The training keys whose points the detectors read (loss, grad norm, loss scale,
