@@ -17,7 +17,8 @@ before issue 17 this setting gave 24%, 10%, 8%, 7% and 3.5% false "worse" for 1,
 and 10 baselines, 400 runs each)
 are judged with :func:`mlaudit_core.baseline.band.compare_band` against 1, 2, 3, 5 and 10
 baselines; the share called "worse" is printed per n (``--trials`` runs each), with the
-share called "not enough seeds to tell". A sensitivity row repeats it with seeds spreading
+share called "not enough seeds to tell", and the share of runs 10% worse that are called
+worse (the power the rule keeps). A sensitivity row repeats it with seeds spreading
 2.5x wider (5%): with one baseline nothing in the data measures seed spread, so the fixed
 5% floor of the 1-baseline rule is exceeded by chance more often there.
 
@@ -128,6 +129,7 @@ def false_worse_rate(
     seed_sd: float = 0.02,
     noise_sd: float = 0.005,
     steps: int = 200,
+    shift: float = 0.0,
 ) -> tuple[float, float]:
     """(share called "worse", share called "insufficient_seeds") over ``trials`` runs drawn
     from the same distribution as their ``n_baselines`` baselines (see the module docstring)."""
@@ -139,6 +141,7 @@ def false_worse_rate(
     worse = insufficient = 0
     for _ in range(trials):
         offs = 1 + seed_sd * rng.standard_normal(n_baselines + 1)
+        offs[0] += shift  # the run under test: worse by `shift` (relative) when > 0
         ys = (
             curve[None, :]
             * offs[:, None]
@@ -168,6 +171,12 @@ def bench_false_worse(trials: int, ns=(1, 2, 3, 5, 10)) -> dict[tuple[float, int
                 + (f" ({100 * ins:.0f}% 'not enough seeds')" if ins else "")
             )
         print(f"false worse  {label}, {trials} runs each: " + "; ".join(cells))
+    cells = []
+    for n in ns:
+        w, _ = false_worse_rate(n, trials, seed=100 + n, shift=0.10)
+        out[("power", n)] = w
+        cells.append(f"n={n}: {100 * w:4.1f}%")
+    print(f"detected     a run 10% worse (seed sd 2%), {trials} runs each: " + "; ".join(cells))
     return out
 
 
