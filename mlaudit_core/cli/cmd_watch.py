@@ -257,7 +257,9 @@ def watch_mlflow(
     def make_live(source):
         from ..live.sources import MlflowLiveSource
 
-        return MlflowLiveSource(tracking_uri, source._ids)
+        names = list(dict.fromkeys(experiment))
+        return MlflowLiveSource(tracking_uri, source._ids,
+                                resolve=lambda: source.plugin.experiment_ids(names))
 
     run_watch(make_source, state=state, config=config, watch=cfg, notify=notify,
               live=None if live_cfg is None else (make_live, live_cfg))

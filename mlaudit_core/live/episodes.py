@@ -93,6 +93,19 @@ class LiveStore:
                      redact_text(json.dumps(info)), now, now))
             cur.execute("COMMIT")
 
+    def prune(self, before: float) -> int:
+        """Forget runs that stopped running before ``before`` (epoch s), with their episodes."""
+        with self._mu:
+            cur = self._db.cursor()
+            cur.execute("BEGIN")
+            old = [r[0] for r in cur.execute("SELECT ref FROM live_runs WHERE status<>'running' "
+                                             "AND updated_at<?", (before,))]
+            for ref in old:
+                cur.execute("DELETE FROM live_episodes WHERE ref=?", (ref,))
+                cur.execute("DELETE FROM live_runs WHERE ref=?", (ref,))
+            cur.execute("COMMIT")
+        return len(old)
+
     def refs(self, status: str = "running") -> list[str]:
         return [r[0] for r in self._q("SELECT ref FROM live_runs WHERE status=? ORDER BY ref",
                                       (status,))]

@@ -33,6 +33,9 @@ from .episodes import COOLDOWN_S, LiveStore, close_all, live_doc, live_tag, reco
 
 log = logging.getLogger("mlaudit.live")
 
+#: Ended runs' live rows are forgotten after a week (as the watcher prunes settled runs).
+PRUNE_AFTER_S = 7 * 86400.0
+
 
 @dataclass
 class LiveConfig:
@@ -164,6 +167,7 @@ class LiveMonitor:
                 self._runs.pop(ref, None)
                 self._cursors.pop(ref, None)
             self.lstore.save_runs(rows)
+            self.lstore.prune(time.time() - PRUNE_AFTER_S)
         stats.runs = len(infos)
         stats.requests = getattr(self.source, "requests", 0) - req0
         stats.cpu_s = time.thread_time() - c0

@@ -82,12 +82,17 @@ class MlflowLiveSource:
     can_stop = False  # MLflow has no remote stop: the hooks honour the stop_requested tag
     lists_latest_values = True  # search_runs carries each key's latest value, step and time
 
-    def __init__(self, tracking_uri: str | None, experiment_ids: list[str] | None) -> None:
+    def __init__(self, tracking_uri: str | None, experiment_ids: list[str] | None,
+                 resolve=None) -> None:
+        """``experiment_ids``: the experiments to follow; None with ``resolve`` (a callable
+        returning them, retried at each listing until it answers), or None alone for every
+        experiment."""
         from mlaudit_mlflow.loader import client_for, is_db_uri, resolve_uri
 
         self.uri = resolve_uri(tracking_uri)
         self.client = client_for(tracking_uri)
         self.experiment_ids = experiment_ids
+        self._resolve_ids = resolve
         self._db = is_db_uri(self.uri)
         self._http = self.uri.startswith(("http://", "https://"))
         self._exp_names: dict[str, str] = {}
@@ -95,6 +100,8 @@ class MlflowLiveSource:
 
     # -- listing ---------------------------------------------------------------------------
     def list_running(self) -> dict[str, RunInfo]:
+        if self.experiment_ids is None and self._resolve_ids is not None:
+            self.experiment_ids = list(self._resolve_ids())
         ids = self.experiment_ids or [e.experiment_id for e in self.client.search_experiments()]
         out: dict[str, RunInfo] = {}
         token = None
