@@ -131,14 +131,16 @@ TB_WRITER = r"""
 import math, sys, time
 from pathlib import Path
 from torch.utils.tensorboard import SummaryWriter
-logdir = Path(sys.argv[1])
+logdir, bad = Path(sys.argv[1]), sys.argv[2] == "bad"
 w = SummaryWriter(str(logdir))
 con = open(logdir / "train.log", "a")
 for step in range(1, 61):
-    loss = float("nan") if step >= 30 else 2.0 * math.exp(-step / 10) + 0.3
+    loss = float("nan") if bad and step >= 30 else 2.0 * math.exp(-step / 10) + 0.3
     w.add_scalar("train/loss", loss, step)
     w.flush()
-    if step == 45:
+    con.write(f"step {step} loss {loss:.4f}\n")
+    con.flush()
+    if bad and step == 45:
         con.write("[rank3]:[E ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught collective "
                   "operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE) ran for 600000 "
                   "milliseconds before timing out.\n")
@@ -150,24 +152,29 @@ print(time.time())
 
 
 def test_tensorboard_live_nan_and_nccl(tmp_path):
-    """A real SummaryWriter appending to its event file: one NaN alert, one NCCL alert naming
-    rank 3, both before the writer ends; LOGDIR/mlaudit/live.json records them."""
+    """Two real SummaryWriters appending to their event files, one watcher on both logdirs:
+    the bad run gets one NaN alert and one NCCL alert naming rank 3, both before its writer
+    ends, recorded in LOGDIR/mlaudit/live.json; the healthy run gets nothing."""
     pytest.importorskip("torch")
-    logdir = tmp_path / "run1"
+    logdir, good = tmp_path / "run1", tmp_path / "run2"
     logdir.mkdir()
+    good.mkdir()
     script = tmp_path / "tbw.py"
     script.write_text(TB_WRITER)
     with Receiver() as rx:
         hook = rx.url + "/hook"
         log = tmp_path / "watch.log"
-        proc = subprocess.Popen([MLAUDIT, "watch", "tensorboard", str(logdir), "--live",
+        proc = subprocess.Popen([MLAUDIT, "watch", "tensorboard", str(logdir), str(good), "--live",
                                  "--poll-interval", "0.3", "--state", str(tmp_path / "s.sqlite"),
                                  "--stall-floor", "30", "--notify", hook],
                                 stdout=subprocess.DEVNULL, stderr=open(log, "wb"))
         try:
-            w = subprocess.run([sys.executable, str(script), str(logdir)], capture_output=True,
-                               text=True, timeout=120)
+            g = subprocess.Popen([sys.executable, str(script), str(good), "good"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            w = subprocess.run([sys.executable, str(script), str(logdir), "bad"],
+                               capture_output=True, text=True, timeout=120)
             assert w.returncode == 0, w.stderr[-2000:]
+            assert g.wait(120) == 0
             ended = float(w.stdout.strip().splitlines()[-1])
             _wait(lambda: len(_live(rx)) >= 2, 20, "two live alerts")
             time.sleep(1.5)
@@ -176,6 +183,8 @@ def test_tensorboard_live_nan_and_nccl(tmp_path):
             proc.wait(30)
         live = _live(rx)
     assert proc.returncode == 0, log.read_text()[-2000:]
+    assert {d["run"]["id"] for d in live} == {str(logdir.resolve())}
+    assert not (good / "mlaudit").exists()
     codes = sorted((d["live"]["kind"], d["live"]["code"]) for d in live)
     assert codes == [("alert", "LV001"), ("alert", "LV007")], log.read_text()[-3000:]
     nccl = next(d for d in live if d["live"]["code"] == "LV007")
