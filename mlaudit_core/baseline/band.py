@@ -303,9 +303,6 @@ def compare_band(
         noise = max(_scatter(b[tail]) for b in al.baselines)
         floor = max(LARGE_MULTIPLE * noise, LARGE_REL * abs(mu))
         t_lo, t_hi = float(base_tail.min()) - floor, float(base_tail.max()) + floor
-        if n == 2:  # one degree of freedom: the t interval is wide, but it is a valid one
-            half = t_quantile(2, k) * float(base_tail.std(ddof=1))
-            t_lo, t_hi = min(t_lo, mu - half), max(t_hi, mu + half)
         z = None
         seed_sd = float(base_tail.std(ddof=1)) if n == 2 else noise
         needed = seeds_needed(run_tail - mu, seed_sd, k)
