@@ -253,11 +253,17 @@ def test_third_party_reader_by_entry_point(tmp_path, monkeypatch):
     (di / "METADATA").write_text("Metadata-Version: 2.1\nName: fancy-reader\nVersion: 0.1\n")
     (di / "entry_points.txt").write_text("[mlaudit.formats]\nfancy = fancy_reader\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    assert "fancy" in readers()
-    f = tmp_path / "a.fancy"
-    f.write_text("3 2 1.5 1.2 1.1")
-    loaded = load_path(f)
-    assert loaded.reader == "fancy" and len(loaded.runs[0][1].metrics.series("loss")) == 5
+    readers.cache_clear()  # readers() is cached: look at the entry points again
+    try:
+        assert "fancy" in readers()
+        f = tmp_path / "a.fancy"
+        f.write_text("3 2 1.5 1.2 1.1")
+        loaded = load_path(f)
+        assert loaded.reader == "fancy" and len(loaded.runs[0][1].metrics.series("loss")) == 5
+    finally:
+        monkeypatch.undo()
+        readers.cache_clear()
+    assert "fancy" not in readers()
 
 
 # --- bad input ---------------------------------------------------------------------------------
@@ -422,9 +428,56 @@ def test_realworld_artifact_sniffed_and_loaded(base, entry):
         runs = [(p, r) for p, r in runs if r.identity.id == entry["run_id"]]
     assert runs, (loaded.reader, loaded.problems)
     for p, run in runs:
-        reader = next(c.reader for c in plan(p))
+        reader = next(c.reader for c in plan(p)[0])
         assert reader in SENSIBLE[entry["kind"]], (entry["id"], reader)
         has = [r for r in ROLES if run.key_for(r) is not None]
         if entry.get("outcome_any_of") == ["unknown"]:
             continue  # labelled as holding nothing judgeable (e.g. only hp_metric)
         assert has, (entry["id"], run.metrics.keys[:20])
+
+
+def test_grouped_table_equals_the_constructor():
+    """The readers' sort-free MetricTable (formats._common.grouped_table) is the same table."""
+    from mlaudit_core.formats._common import grouped_table
+    from mlaudit_core.rundata import MetricTable
+
+    rng = np.random.default_rng(1)
+    names, counts = ["a", "b/c", "d"], [5, 3, 7]
+    steps = rng.integers(0, 50, 15)
+    values = rng.normal(size=15)
+    values[4] = np.nan
+    walls = rng.uniform(1e9, 2e9, 15)
+    codes = np.repeat(np.arange(3), counts)
+    ref = MetricTable(codes, steps, values, walls, names=names)
+    got = grouped_table(names, counts, steps, values, walls)
+    assert got.keys == ref.keys and len(got) == len(ref) and got.nbytes == ref.nbytes
+    for k in names:
+        a, b = got.series(k), ref.series(k)
+        assert np.array_equal(a.steps, b.steps) and np.array_equal(a.wall_times, b.wall_times)
+        assert np.array_equal(a.values, b.values, equal_nan=True)
+    assert got.to_frame().equals(ref.to_frame())
+
+
+# --- benchmarks at toy size (so they cannot rot) -------------------------------------------------
+
+def test_ingest_benchmark_runs_at_toy_size():
+    """benchmarks/ingest.py end to end, tiny: every reader runs and the counts agree (no timing)."""
+    pytest.importorskip("tbparse")
+    pytest.importorskip("tensorboardX")
+    res = subprocess.run([sys.executable, str(REPO / "benchmarks" / "ingest.py"), "--tb-points", "2000",
+                          "--rows", "500", "--mlflow-points", "500", "--skip-server", "--repeat", "1"],
+                         capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stderr[-3000:]
+    out = res.stdout
+    for reader in ("mlaudit-tb", "tbparse", "EventAccumulator", "mlaudit-csv", "pandas.read_csv",
+                   "mlaudit-jsonl", "pandas.read_json", "MlflowClient (sqlite:///)"):
+        assert reader in out, out
+    assert "mlaudit vs tbparse" in out and "mlaudit speed / pandas speed" in out
+    assert out.count("identical point counts: True") == 4, out
+
+
+def test_logs_throughput_benchmark_runs_at_toy_size():
+    res = subprocess.run([sys.executable, str(REPO / "benchmarks" / "logs_throughput.py"), "--lines", "2000"],
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert res.stdout.strip()

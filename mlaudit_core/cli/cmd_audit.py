@@ -118,9 +118,17 @@ def _audit_many(path: Path, cands, table, *, fmt: Format, out: Path | None, fail
     from ._common import exit_code, settings_or_fail
 
     settings = settings_or_fail(config)
+
+    def rel(p: Path) -> str:  # run paths relative to PATH keep the tables readable
+        try:
+            r = p.resolve().relative_to(path.resolve()).as_posix()
+        except ValueError:
+            return str(p)
+        return r if r != "." else p.name
+
     _say(f"{path}: {len(cands)} runs found")
     for c in cands:
-        _say(f"  {c.path}  [{c.reader}: {c.reason}]")
+        _say(f"  {rel(c.path) if c.path != path else c.path}  [{c.reader}: {c.reason}]")
     if out is not None and out.suffix.lower() in (".html", ".htm"):
         fail(f"{out}: one HTML report per run; with several runs use --out with .json or .md")
     results: list[RunResult] = []
@@ -128,7 +136,7 @@ def _audit_many(path: Path, cands, table, *, fmt: Format, out: Path | None, fail
     worst_code = 0
     t0 = time.perf_counter()
     for c in cands:
-        res = RunResult(ref=str(c.path))
+        res = RunResult(ref=rel(c.path))
         t = time.perf_counter()
         stage = "load"
         try:
@@ -171,7 +179,7 @@ def _audit_many(path: Path, cands, table, *, fmt: Format, out: Path | None, fail
         for col in ("run", "reader", "outcome", "cause", "confidence"):
             t.add_column(col, overflow="fold")
         for c, r in zip(cands, results):
-            t.add_row(escape(str(c.path)), c.reader, r.outcome or ("unreadable" if not r.ok else ""),
+            t.add_row(escape(rel(c.path)), c.reader, r.outcome or ("unreadable" if not r.ok else ""),
                       r.cause or "", f"{r.confidence:.2f}" if r.confidence is not None else "")
         console.print(t)
     summary = BatchSummary(title=str(path), results=results, seconds=time.perf_counter() - t0,

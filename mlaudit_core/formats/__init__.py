@@ -51,6 +51,7 @@ a built-in replaces it. A reader that fails to import warns and is left out.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import warnings
@@ -101,9 +102,10 @@ class Candidate:
     reason: str
 
 
+@functools.lru_cache(maxsize=1)
 def readers() -> dict[str, object]:
     """Every reader by name: built-ins, then ``mlaudit.formats`` entry points (which may
-    replace a built-in of the same name)."""
+    replace a built-in of the same name). Cached; ``readers.cache_clear()`` looks again."""
     out: dict[str, object] = {}
     for name in BUILTIN:
         out[name] = importlib.import_module(f"{__name__}.{name}")

@@ -58,7 +58,7 @@ def load_csv(path: Path, *, tracker: str, what: str, axis_pref: str = "auto", si
 def _per_epoch_only(cols, step_col, epoch_col) -> bool:
     """True when no metric column has two values within one epoch."""
     ep = cols[epoch_col][0]
-    for k, (v, present) in cols.items():
+    for k, (_v, present) in cols.items():
         if k in (step_col, epoch_col):
             continue
         e = ep[present & np.isfinite(ep)]

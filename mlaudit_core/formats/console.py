@@ -82,18 +82,19 @@ def split_launches(run, name: str) -> None:
             m[(r[-1] if r else 0):] = True
         if m.any():
             kept.append(type(ks)(k, ks.steps[m], ks.values[m], ks.wall_times[m]))
-    # values each launch prints once with its configuration (``epochs: 400``, ``seed: 31``) are
-    # not metrics: a key logged at most once per launch with one value throughout becomes a param
-    n_launch = len(restarts) + 1
+    # values each launch prints with its configuration (``epochs: 400``, ``seed: 31``) are not
+    # metrics: a key of the kept launch with one value throughout and far fewer points than the
+    # main series (each launch prints it once, resumed launches again) becomes a param
+    n_main = max((len(ks) for ks in kept if ks.key == main), default=0)
     config = []
-    for k in keys:
-        if k == main:
+    for ks in kept:
+        if ks.key == main:
             continue
-        ks = run.metrics.series(k)
-        if 0 < len(ks) <= n_launch and np.unique(ks.values[np.isfinite(ks.values)]).size <= 1:
-            config.append(k)
-            if np.isfinite(ks.values).any():
-                run.params.setdefault(f"log.{k.split('/', 1)[-1]}", f"{ks.values[-1]:g}")
+        fin = ks.values[np.isfinite(ks.values)]
+        if len(ks) * 20 <= n_main and np.unique(fin).size <= 1:
+            config.append(ks.key)
+            if fin.size:
+                run.params.setdefault(f"log.{ks.key.split('/', 1)[-1]}", f"{fin[-1]:g}")
     kept = [ks for ks in kept if ks.key not in config]
     bounds = [0, *restarts, len(s)]
     segs = [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]

@@ -23,7 +23,7 @@ def _file_conf(p: Path) -> float:
         return 0.0
     low = {n.lower() for n in names}
     if {"epoch", "step"} <= low:
-        score = 0.9 if p.name == "metrics.csv" else 0.6
+        score = 0.9 if p.name == "metrics.csv" else 0.5
         if any(n.endswith(("_step", "_epoch")) for n in low):
             score = max(score, 0.8)
         return score

@@ -57,8 +57,8 @@ def load(path: Path):
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}); the file may be "
                          "cut short") from None
-    except RecursionError:
-        raise InputError(f"{path}: JSON nested too deeply") from None
+    except (ValueError, RecursionError) as exc:  # a 200 MB number, nesting too deep
+        raise InputError(f"{path}: not a readable trainer_state.json ({str(exc)[:120]})") from None
     if not isinstance(state, dict) or not isinstance(state.get("log_history"), list):
         raise InputError(f"{path}: no log_history list (not a Hugging Face trainer_state.json)")
     hist = state["log_history"]
@@ -70,7 +70,7 @@ def load(path: Path):
     cols: dict[str, list] = {}
     steps: list[float] = []
     bad = 0
-    for i, e in enumerate(hist):
+    for e in hist:
         if not isinstance(e, dict):
             bad += 1
             continue

@@ -47,6 +47,9 @@ _GEN_COLON = re.compile(rf"(?<![\w./@-])(?P<k>{_KEY}):\s+(?P<v>{_N})\s?{_UNIT}{_
 _GEN_PIPE = re.compile(rf"\|\s*(?P<k>{_KEY})\s+(?P<v>{_N})\s?{_UNIT}\s*(?=\||$)")
 _STEP_PREFIX = re.compile(r"^\W{0,3}(?P<w>global[ _]step|step|iteration|iter|it|update|epoch|batch)s?\b\s*[:=#]?\s*"
                           r"\[?\s*(?P<n>\d+)(?:\s*/\s*(?P<total>\d+))?\]?", re.IGNORECASE)
+_D2_TASK = re.compile(r"Evaluation results for (?P<task>\w+)")
+_D2_COPY = re.compile(r"copypaste: (?P<body>.*)$")
+_D2_ROW = re.compile(r"^\s*\|(?:[^|]*\|){2,}\s*$")
 _STEP_KEY = re.compile(r"\b(?:global_step|step|iter|iteration|epoch)\s*[:=]", re.IGNORECASE)
 _PARAM_EQ = re.compile(r"(?<![\w.])(?P<k>[A-Za-z_][\w.]*)\s*=\s*(?P<v>'[^']*'|\"[^\"]*\"|<[^>]*>|[^,\s)]+)")
 _PARAM_LINE = re.compile(r"^\s*(?:\[[A-Z]+\]\s*)?(?P<k>[A-Za-z][\w .()/-]{0,60}?)\s*(?:=|:\s)\s*(?P<v>\S.*?)\s*$")
@@ -282,6 +285,12 @@ class LogParser:
     def _segment(self, seg: str) -> None:
         if len(seg) > MAX_PARSE_CHARS:
             return
+        if ("copypaste: " in seg or seg.lstrip().startswith("|")) and self._d2_table(seg):
+            return
+        if "Evaluation results for " in seg:
+            m = _D2_TASK.search(seg)
+            if m:
+                self._d2_task = m["task"]
         line_step = None
         if "%|" in seg:
             for c in _PROGRESS:
@@ -628,6 +637,40 @@ class LogParser:
     def _repeats(self, name: str, value: float) -> bool:
         code = self._names.get(name)
         return code is not None and self._last_value[code] == value
+
+    def _d2_table(self, seg: str) -> bool:
+        """detectron2's evaluation results, as validation metrics keyed like its metrics.json
+        (``bbox/AP``, ``bbox/AP50``, ``segm/AP``...; percent, as printed) at the current step:
+        ``copypaste: Task: bbox``, ``copypaste: AP,AP50,...``, ``copypaste: 45.1,65.4,...`` and
+        the Markdown table ``|   AP   |  AP50  |`` / ``| 45.123 | 65.432 |`` before them.
+        Returns True when the line was one of them."""
+        m = _D2_COPY.search(seg)
+        if m:
+            body = m["body"].strip()
+            if body.startswith("Task:"):
+                self._d2_task = body[5:].strip() or "bbox"
+                return True
+            cells = [c.strip() for c in body.split(",")]
+        elif _D2_ROW.match(seg):
+            cells = [c.strip() for c in seg.strip().strip("|").split("|")]
+            if all(set(c) <= set(":-") for c in cells):
+                return True  # the |:---:| separator
+        else:
+            return False
+        nums = [_num(c) for c in cells]
+        if cells and all(c and (c[0].isalpha()) for c in cells) and "AP" in cells[0]:
+            self._d2_names = cells
+            return True
+        names = getattr(self, "_d2_names", None)
+        if names and len(nums) == len(names) and all(v is not None for v in nums):
+            task = getattr(self, "_d2_task", "bbox")
+            rec = {f"{task}/{n}": v for n, v in zip(names, nums)}
+            self.formats["detectron2-ap"] += 1
+            self._emit_all(rec, self.step if self.step is not None else self.max_step, None)
+            if m:  # the copypaste block closes the table
+                self._d2_names = None
+            return True
+        return False
 
     def _emit_all(self, rec: dict[str, float], step: int, epoch: float | None, events: tuple = ()) -> None:
         if rec:
