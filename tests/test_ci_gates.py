@@ -195,3 +195,42 @@ def test_golden_files(tmp_path):
         load_values(bad, "golden")
     with pytest.raises(InputError, match="file not found"):
         load_values(Path(tmp_path / "nope.json"), "golden")
+
+
+def test_tolerance_not_a_literal_is_never_replaced_by_a_default():
+    """``rel=cfg.rel`` is not pytest's default 1e-6: the gate says it cannot be recomputed."""
+    src = (
+        "import pytest\nimport numpy as np\n\n"
+        "def test_a(cfg, m, g):\n"
+        "    assert m['loss'] == pytest.approx(g['loss'], rel=cfg.rel)\n"
+        "    np.testing.assert_allclose(m['acc'], g['acc'], rtol=cfg.rtol)\n"
+    )
+    gates, _, _, _ = scan_python(src, "t.py")
+    assert [(g.kind, g.rtol, g.atol) for g in gates] == [
+        ("tolerance", None, None),
+        ("tolerance", None, None),
+    ]
+    assert all("not recomputed" in g.formula for g in gates)
+
+
+def test_tolerance_read_from_a_loaded_golden_file_and_element_index():
+    src = (
+        "import json\nimport pytest\nimport torch\n\n"
+        "GOLDEN = json.load(open('golden_values.json'))\n"
+        "TOL = GOLDEN['tol']\n\n"
+        "def test_a(m):\n"
+        "    assert m['loss'][-1] == pytest.approx(GOLDEN['loss'][-1], rel=GOLDEN['rtol'])\n"
+        "    assert abs(m['acc'] - GOLDEN['acc']) / GOLDEN['acc'] < TOL\n"
+        "    torch.testing.assert_close(torch.tensor(m['x'], dtype=torch.float64), torch.tensor(GOLDEN['x']))\n"
+    )
+    data = {"GOLDEN": {"rtol": 1e-4, "tol": 0.02, "loss": [1.0]}}
+    gates, _, _, _ = scan_python(src, "t.py", data, {"GOLDEN": "golden_values.json"})
+    by = {g.kind: g for g in gates}
+    assert (by["approx"].rtol, by["approx"].index) == (1e-4, -1)
+    assert "from golden_values.json" in by["approx"].tolerance_source
+    assert by["tolerance"].rtol == 0.02 and "golden_values.json" in by["tolerance"].tolerance_source
+    assert (by["allclose"].dtype, by["allclose"].rtol, by["allclose"].atol) == (
+        "float64",
+        1e-7,
+        1e-7,
+    )
