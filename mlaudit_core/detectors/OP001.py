@@ -7,6 +7,7 @@ import numpy as np
 from ..report import SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import centered_median, fmt, smooth_window
+from ._context import chance_or_bound
 from .base import Detector, DetectorParams, Skip
 
 
@@ -28,6 +29,13 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
     of the drop diverged too, even under 2x its best (measured on the corpus: a network that
     dies at a high LR returns to log(num_classes)).
     Smoothing: centred rolling median over 5% of the points, so one spike is not a divergence.
+    Worse than guessing: when the chance level is known (params or loss/accuracy agreement, see
+    ``detectors/_context.py``), a median training loss over the second half of the run at or above
+    ``chance_factor`` 2 x ln K is a divergence too, even if it fell from a higher start (issue 14:
+    Lightning SGD lr=50 bouncing at 40-230x ln 10 was called healthy; realworld ts01's 24 vs ln V
+    = 12.4 is the same shape). 2x: a model can only do that much worse than uniform by confidently
+    predicting wrong classes, which learning never produces. With an accuracy logged but no class
+    count, ln 100,000 bounds the chance loss of any classifier (``chance_or_bound``).
     """
 
     needs = (Role.TRAIN_LOSS,)
@@ -38,6 +46,7 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
         back_to_initial: float = 0.9
         min_drop: float = 0.2
         min_points: int = 10
+        chance_factor: float = 2.0
 
     def check(self, run, p):
         key = run.key_for(Role.TRAIN_LOSS)
@@ -71,6 +80,10 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
         # growth before a NaN is judged on the smoothed curve: noisy micro-batch losses
         # (0.5, 1.5, 2.3, 1.1 ...) are not growth
         grew_then_nan = first_bad is not None and len(vals) >= 3 and float(sm[-1]) > p.factor * best
+        ch = chance_or_bound(run)
+        late = sm[len(sm) // 2:]
+        worse_than_uniform = (ch is not None and first_bad is None and len(vals) >= p.min_points
+                              and float(np.median(late)) >= p.chance_factor * ch.loss)
         if onset is not None and ibest < len(sm) - 1 and regained >= p.min_regained:
             yield self.finding(
                 Severity.CRITICAL,
@@ -82,6 +95,20 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
                                          values={"initial": initial, "best": best, "final": final})],
                 onset_step=int(steps[onset]), best_step=int(steps[ibest]), best=best, final=final,
                 initial=initial, regained=float(regained), gradual=True)
+        elif worse_than_uniform:
+            med = float(np.median(late))
+            yield self.finding(
+                Severity.CRITICAL,
+                f"{key} stays far above the chance level: median {fmt(med)} over the second half of the run is "
+                f"{fmt(med / ch.loss, 3)}x the loss of a uniform guess over {ch.classes} classes (ln {ch.classes} = "
+                f"{fmt(ch.loss)}; {ch.source}): the model predicts worse than guessing, so the optimisation is "
+                "unstable (learning rate far too high) or the loss is computed on broken inputs",
+                evidence=[SeriesEvidence(metric=key, step_start=int(steps[len(sm) // 2]), step_end=int(steps[-1]),
+                                         values={"median_late": med, "chance_loss": ch.loss, "best": best,
+                                                 "final": final})],
+                onset_step=int(steps[0]), best_step=int(steps[ibest]), best=best, final=final, initial=initial,
+                regained=None, gradual=False, above_chance=True, chance_loss=ch.loss,
+                times_chance=med / ch.loss)
         elif grew_then_nan:
             yield self.finding(
                 Severity.CRITICAL,

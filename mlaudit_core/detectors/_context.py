@@ -256,3 +256,28 @@ def monitored(run: RunData, val_loss_key: str):
             s = Series("fitness", steps[ok], fit[ok], np.full(int(ok.sum()), np.nan))
             return "fitness (0.1 mAP@.5 + 0.9 mAP@.5:.95)", s, True, "Ultralytics fitness"
     return val_loss_key, run.series(val_loss_key).by_step().finite(), False, "validation loss"
+
+
+#: Classes assumed at most when only an upper bound on the chance-level loss is wanted.
+MAX_CLASSES = 100_000
+
+
+def chance_or_bound(run: RunData) -> Chance | None:
+    """The run's chance level, else an upper bound on it for a classifier of unknown K.
+
+    When the run logs an accuracy (a classification run, so its loss is a cross-entropy) but
+    nothing says how many classes, ln(``MAX_CLASSES`` = 100,000) = 11.5 bounds the uniform-guess
+    loss of any classifier up to 100k classes (LM vocabularies of 32k-250k included: ln 250,880 =
+    12.4 is within 2x of it). An accuracy that is 0 at every point does not count (Keras adds
+    one to regressions). ``None`` when the run is not visibly a classification run.
+    """
+    ch = chance(run)
+    if ch is not None:
+        return ch
+    accs = [k for k in (run.key_for(Role.VAL_ACCURACY), run.key_for(Role.TRAIN_ACCURACY)) if k]
+    # an accuracy that is exactly 0 throughout is Keras' default metric on a regression (realworld
+    # tb07: MSE with epoch_accuracy 0): not evidence of a classifier
+    if any(np.nanmax(run.series(k).finite().values, initial=0.0) > 0 for k in accs):
+        return Chance(1 / MAX_CLASSES, math.log(MAX_CLASSES), MAX_CLASSES,
+                      "upper bound: an accuracy is logged, classes unknown (at most 100,000 assumed)")
+    return None
