@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ..report import SeriesEvidence, Severity
-from ..roles import Role
+from ..roles import Role, as_fraction
 from ..signal import fmt
 from .base import Detector, DetectorParams, Skip
 
@@ -21,7 +21,8 @@ class HiddenBadSlice(Detector, code="GE006", name="hidden-bad-slice", family="ge
     number then overstates what the model does for that slice.
     Evidence: the headline validation metric's final value, and the worst slices' final values.
     Remedy: look at that slice's data (label noise, too few examples); re-weight or collect more.
-    Thresholds: a slice more than ``max_gap`` 0.2 (absolute) below the headline (convention).
+    Thresholds: a slice more than ``max_gap`` 0.2 (absolute, on the 0-1 scale: metrics logged in
+    percent are divided by 100 first, see ``roles.as_fraction``) below the headline (convention).
     Slices are keys like ``val/acc_class_3``, ``eval/f1/slice=night``, ``val/class_7/recall``.
     """
 
@@ -40,9 +41,10 @@ class HiddenBadSlice(Detector, code="GE006", name="hidden-bad-slice", family="ge
             raise Skip("no per-class or per-slice metrics logged")
         if not len(head):
             return
-        h = float(head.values[-1])
-        worst = sorted(slices.items(), key=lambda kv: float(kv[1].values[-1]))
-        bad = [(k, float(s.values[-1])) for k, s in worst if h - float(s.values[-1]) > p.max_gap]
+        h = float(as_fraction(head_key, head.values)[0][-1])
+        finals = {k: float(as_fraction(k, s.values)[0][-1]) for k, s in slices.items()}
+        worst = sorted(finals.items(), key=lambda kv: kv[1])
+        bad = [(k, v) for k, v in worst if h - v > p.max_gap]
         if not bad:
             return
         yield self.finding(Severity.WARNING,
