@@ -512,3 +512,13 @@ def test_annotation_for_an_unjudged_failure_points_at_the_tests_comparison(missi
     ann = [x for x in output.splitlines() if x.startswith("::error ")]
     assert len(ann) == 1 and ann[0].startswith("::error file=tests/test_convergence.py,line=10,")
     assert "unknown / inconclusive" in ann[0]
+
+
+def test_node_ids_relative_to_a_subdirectory_rootdir(regression, tmp_path):
+    """pytest run from tests/ prints ``test_convergence.py::...``: still traced to the repo file."""
+    repo, log = regression
+    log2 = tmp_path / "ci.log"
+    log2.write_text(log.read_text().replace("tests/test_convergence.py", "test_convergence.py"))
+    r, _ = audit(repo, log2)
+    assert r["verdict"]["cause"] == "model_convergence"
+    assert "golden_values.json" in failing(r)["tolerance_source"]

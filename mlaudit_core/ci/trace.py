@@ -328,6 +328,7 @@ def trace_tests(repo: Path, ctx: CIContext, given: dict[str, Path]) -> dict[str,
     loaded: dict[str, str] = {}  # resolved path -> status, so a file is read once
     have_sources = {s.source for s in ctx.goldens + ctx.actuals}
     refused_notes: set[str] = set()
+    suffix_cache: dict[str, Path | None] = {}
     for test in tests[:200]:
         mod_rel, func = test_location(ctx, test)
         p, why = confine(repo, mod_rel)
@@ -338,7 +339,20 @@ def trace_tests(repo: Path, ctx: CIContext, given: dict[str, Path]) -> dict[str,
                 ctx.notes.append(note)
             continue
         if not p.is_file():
-            continue
+            # pytest ran from a sub-directory (its node ids are relative to its rootdir):
+            # the one repository file whose path ends with the node id's path
+            if mod_rel not in suffix_cache:
+                from .gates import iter_files
+
+                hits = [
+                    q
+                    for q in iter_files(repo)
+                    if str(q.resolve().relative_to(root)).replace("\\", "/").endswith("/" + mod_rel)
+                ]
+                suffix_cache[mod_rel] = hits[0].resolve() if len(hits) == 1 else None
+            p = suffix_cache[mod_rel]
+            if p is None:
+                continue
         rel = str(p.relative_to(root)).replace("\\", "/")
         if rel not in modules:
             modules[rel] = parse_test_source(p, rel)
