@@ -25,6 +25,9 @@ USER_NOTE = "My notes: sweep 7, lr 3e-4. Do not lose this."
 
 
 def log_diverging_run(url: str, tmp_path: Path, name: str = "diverge") -> str:
+    # MLflow 2.x resolves proxied artifact URIs (mlflow-artifacts:/) against the *global*
+    # tracking URI, not the client's (CI also runs these tests against MLflow 2.16)
+    mlflow.set_tracking_uri(url)
     client = mlflow.MlflowClient(url)
     exp = client.get_experiment_by_name("it") or None
     exp_id = exp.experiment_id if exp else client.create_experiment("it")

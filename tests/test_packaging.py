@@ -167,7 +167,7 @@ def test_the_walk_sees_lazy_imports():
 
 
 @pytest.mark.parametrize("extra,dist,oldest", [("mlflow", "mlflow", "2.16"),
-                                               ("wandb", "wandb", "0.19"),
+                                               ("wandb", "wandb", "0.22"),
                                                ("clearml", "clearml", "1.16")])
 def test_tracker_ranges_accept_what_users_run(extra, dist, oldest):
     (req,) = [r for r in PYPROJECT["project"]["optional-dependencies"][extra]
@@ -182,3 +182,14 @@ def test_one_version_string():
     literal = re.compile(r"""__version__\s*=\s*["']\d+\.\d+""")  # a hard-coded release
     offenders = [p.relative_to(ROOT).as_posix() for p in _modules() if literal.search(p.read_text())]
     assert not offenders, offenders
+
+
+def test_ci_tests_the_oldest_supported_tracker_versions():
+    """.ci/run's second venv pins exactly the lower bounds of the mlflow and wandb extras."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    for extra, var in (("mlflow", "OLDEST_MLFLOW"), ("wandb", "OLDEST_WANDB")):
+        (req,) = [r for r in PYPROJECT["project"]["optional-dependencies"][extra]
+                  if _req_name(r) == extra]
+        low = re.search(r">=\s*([0-9.]+)", req).group(1)
+        pinned = re.search(rf"^{var}=([0-9.]+)$", ci, re.MULTILINE).group(1)
+        assert pinned.split(".")[:2] == low.split(".")[:2], (extra, pinned, low)

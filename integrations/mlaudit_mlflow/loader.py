@@ -79,6 +79,10 @@ def client_for(tracking_uri: str | None):
     mlflow = _mlflow()
     uri = resolve_uri(tracking_uri)
     check_store_exists(uri)
+    if uri.startswith(("http://", "https://")) and int(mlflow.__version__.split(".")[0]) < 3:
+        # MLflow 2.x resolves proxied artifact URIs (mlflow-artifacts:/) against the global
+        # tracking URI, not the client's: without this the report artifacts cannot be written
+        mlflow.set_tracking_uri(uri)
     try:
         return mlflow.MlflowClient(tracking_uri=uri)
     except Exception as exc:  # unsupported scheme, missing DB driver, broken database...

@@ -124,38 +124,18 @@ class MlflowPlugin:
         if experiment_ids is None:
             experiment_ids = [e.experiment_id for e in client.search_experiments()]
         flt = "attributes.status != 'RUNNING'"
-        if not include_audited:
-            flt += " and tags.`mlaudit.verdict` IS NULL"
         if since is not None:
             flt += f" and attributes.end_time > {int(since.timestamp() * 1000)}"
-        out: list[str] = []
-        token = None
-        while True:
-            page = client.search_runs(experiment_ids, filter_string=flt,
-                                      order_by=["attributes.end_time ASC"],
-                                      max_results=1000 if max_results is None else max_results,
-                                      page_token=token)
-            out += [r.info.run_id for r in page]
-            token = page.token
-            if max_results is not None or not token:
-                break
+        out = [r.info.run_id for r in _search_unaudited(
+            client, experiment_ids, flt, "attributes.end_time ASC", max_results, include_audited)]
         if no_end_time_since is not None:
-            flt = "attributes.status != 'RUNNING'"
-            if not include_audited:
-                flt += " and tags.`mlaudit.verdict` IS NULL"
-            flt += f" and attributes.start_time > {int(no_end_time_since.timestamp() * 1000)}"
-            token = None
-            while True:
-                page = client.search_runs(experiment_ids, filter_string=flt,
-                                          order_by=["attributes.start_time ASC"],
-                                          max_results=1000, page_token=token)
-                out += [r.info.run_id for r in page
-                        if r.info.end_time is None and r.info.status in ("FINISHED", "FAILED",
-                                                                         "KILLED")
-                        and r.info.run_id not in out]
-                token = page.token
-                if not token:
-                    break
+            flt = ("attributes.status != 'RUNNING' and attributes.start_time > "
+                   f"{int(no_end_time_since.timestamp() * 1000)}")
+            for r in _search_unaudited(client, experiment_ids, flt, "attributes.start_time ASC",
+                                       None, include_audited):
+                if (r.info.end_time is None and r.info.status in ("FINISHED", "FAILED", "KILLED")
+                        and r.info.run_id not in out):
+                    out.append(r.info.run_id)
         return out
 
     def experiment_ids(self, names: list[str]) -> list[str]:
@@ -178,3 +158,39 @@ class MlflowPlugin:
                                  f"{resolve_uri(self.tracking_uri)}")
             ids.append(exp.experiment_id)
         return ids
+
+
+def _search_unaudited(client, experiment_ids: list[str], flt: str, order: str,
+                      max_results: int | None, include_audited: bool) -> list:
+    """Runs matching ``flt`` (and, unless ``include_audited``, without ``mlaudit.verdict``),
+    ordered by ``order``; at most ``max_results`` (None: every page).
+
+    The tag condition is ``tags.`mlaudit.verdict` IS NULL`` on the server. MLflow servers
+    before 3.x refuse ``IS NULL`` on tags ("Invalid clause(s) in filter string"): then every
+    page of the other conditions is read and the tag is checked here (the ``since`` cursor
+    keeps those pages few), and the result is cut to ``max_results`` afterwards, so a full page
+    still means "more may follow".
+    """
+    from mlflow.exceptions import MlflowException
+
+    def pages(f: str, limit: int | None) -> list:
+        got: list = []
+        token = None
+        while True:
+            page = client.search_runs(experiment_ids, filter_string=f, order_by=[order],
+                                      max_results=1000 if limit is None else limit,
+                                      page_token=token)
+            got += list(page)
+            token = page.token
+            if limit is not None or not token:
+                return got
+
+    if include_audited:
+        return pages(flt, max_results)
+    try:
+        return pages(flt + " and tags.`mlaudit.verdict` IS NULL", max_results)
+    except MlflowException as exc:
+        if "IS" not in str(exc) and "clause" not in str(exc):
+            raise
+    runs = [r for r in pages(flt, None) if "mlaudit.verdict" not in r.data.tags]
+    return runs if max_results is None else runs[:max_results]
