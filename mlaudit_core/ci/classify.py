@@ -307,7 +307,11 @@ def classify(findings: list[Finding], ctx: CIContext) -> CIVerdict:
             and fa[1]["sign"] == "mixed"
             and (
                 fa[1]["max_rel"] <= DRIFT_REL
-                or (fa[1]["excess"] <= DRIFT_MAX_EXCESS and not fa[1]["growing"])
+                or (
+                    fa[1]["excess"] <= DRIFT_MAX_EXCESS
+                    and not fa[1]["growing"]
+                    and not fa[1].get("persistent")
+                )
             )
             and not (first_off and f.facts["first_rel"] > DRIFT_REL)
             and not (f.facts.get("band") and f.facts["band"].get("verdict") == "worse")
@@ -437,6 +441,8 @@ def classify(findings: list[Finding], ctx: CIContext) -> CIVerdict:
                     else "one-signed"
                     if an["sign"] != "mixed"
                     else "growing along the steps"
+                    if an["growing"]
+                    else f"outside at every step from step {an['onset_step']}"
                 )
                 pat = f" {f.facts['metric']}: {_pattern(c, an)} ({why_real}: not numerical drift)."
             v = CIVerdict(

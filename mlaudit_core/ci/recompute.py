@@ -156,9 +156,11 @@ def analyse(gate: Gate, steps: np.ndarray, a: np.ndarray, g: np.ndarray) -> dict
     ``a - g``), ``sign`` (``mixed``, ``positive``, ``negative``: one side holds at least
     :data:`ONE_SIGNED` of them), ``onset_step`` (first step outside), ``outside_from_step`` (the
     step from which every later step is outside, or ``None``), ``early_rel`` / ``late_rel``
-    (mean relative error of the first / last quarter) and ``growing`` (late >= 3 x early, or the
-    outside steps form an unbroken tail), ``rtol_needed`` (the smallest rtol that passes with the
-    gate's atol) and ``widen_to`` (twice that, rounded up to 1-2-5).
+    (mean relative error of the first / last quarter), ``growing`` (late >= 3 x early),
+    ``persistent`` (every step from the first one outside is outside, at least 3),
+    ``rtol_needed`` (the smallest rtol that passes with the gate's atol) and ``widen_to`` (twice
+    that, rounded up to 1-2-5). Also ``max_rel_outside_vs_actual`` (pytest.approx's own
+    "Max relative difference") and ``golden_step_change``.
     """
     fin = np.isfinite(a) & np.isfinite(g)
     st, a, g = steps[fin], a[fin], g[fin]
@@ -209,13 +211,8 @@ def analyse(gate: Gate, steps: np.ndarray, a: np.ndarray, g: np.ndarray) -> dict
         need2 = np.where(d <= atol, 0.0, need)
         rtol_needed = float(np.max(need2)) if need2.size else math.nan
     n_out = int(out.sum())
-    tail_run = (
-        outside_from is not None
-        and n_out >= 3
-        and (st[-1] - outside_from) >= 0
-        and bool(out[np.searchsorted(st, outside_from) :].all())
-        and n_out == int(out[np.searchsorted(st, outside_from) :].size)
-    )
+    # persistent: from the first step outside, every later step is outside too
+    persistent = bool(onset is not None and onset == outside_from and n_out >= 3)
     return {
         "n": int(d.size),
         "n_outside": n_out,
@@ -236,10 +233,8 @@ def analyse(gate: Gate, steps: np.ndarray, a: np.ndarray, g: np.ndarray) -> dict
         "outside_from_step": outside_from,
         "early_rel": early,
         "late_rel": late,
-        "growing": bool(
-            (late >= 3 * early and late > 0 and early >= 0)
-            or (tail_run and n_out < out.size and onset == outside_from)
-        ),
+        "growing": bool(late >= 3 * early and late > 0 and early >= 0),
+        "persistent": persistent,
         "rtol_needed": rtol_needed,
         "widen_to": _nice_up(2 * rtol_needed)
         if math.isfinite(rtol_needed) and rtol_needed > 0
