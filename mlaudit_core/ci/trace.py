@@ -72,7 +72,7 @@ _UNKNOWN = _Unknown()
 
 
 @dataclass
-class TestSource:
+class ModuleSource:
     """A test module as parsed: its relative path, text, tree and module-level path names."""
 
     rel: str
@@ -206,7 +206,7 @@ def _assign_env(stmts, env: dict[str, object], test_rel: str) -> None:
                 env[st.targets[0].id] = v
 
 
-def parse_test_source(path: Path, rel: str) -> TestSource | None:
+def parse_test_source(path: Path, rel: str) -> ModuleSource | None:
     """Parse a test module (at most :data:`~.gates.MAX_BYTES`); ``None`` when unreadable/invalid."""
     try:
         if path.stat().st_size > MAX_BYTES:
@@ -217,7 +217,7 @@ def parse_test_source(path: Path, rel: str) -> TestSource | None:
     tree = parse_python(text)
     if tree is None:
         return None
-    ts = TestSource(rel, text, tree)
+    ts = ModuleSource(rel, text, tree)
     _assign_env(tree.body, ts.env, rel)
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -281,9 +281,9 @@ def _role(path: str, bound: str | None) -> str:
 
 def _conftest_fixtures(
     repo: Path, test_rel: str, cache: dict
-) -> dict[str, tuple[TestSource, ast.FunctionDef]]:
+) -> dict[str, tuple[ModuleSource, ast.FunctionDef]]:
     """Fixtures (functions) of the ``conftest.py`` files from the repo root to the test's directory."""
-    out: dict[str, tuple[TestSource, ast.FunctionDef]] = {}
+    out: dict[str, tuple[ModuleSource, ast.FunctionDef]] = {}
     parts = posixpath.dirname(test_rel).split("/") if posixpath.dirname(test_rel) else []
     for i in range(len(parts) + 1):
         rel = posixpath.join(*parts[:i], "conftest.py") if i else "conftest.py"
@@ -297,7 +297,7 @@ def _conftest_fixtures(
     return out
 
 
-def test_location(ctx: CIContext, test: str) -> tuple[str, str]:
+def node_location(ctx: CIContext, test: str) -> tuple[str, str]:
     """(module path, function name) of a pytest node id ``path::[Class::]func[param]``."""
     path, _, rest = test.partition("::")
     func = rest.split("::")[-1].split("[")[0]
@@ -322,7 +322,7 @@ def trace_tests(repo: Path, ctx: CIContext, given: dict[str, Path]) -> dict[str,
     for t in sorted(ctx.tests, key=lambda t: t.outcome not in ("failed", "error")):
         if t.test not in tests:
             tests.append(t.test)
-    modules: dict[str, TestSource | None] = {}
+    modules: dict[str, ModuleSource | None] = {}
     conf_cache: dict = {}
     data_out: dict[str, tuple[dict, dict]] = {}
     loaded: dict[str, str] = {}  # resolved path -> status, so a file is read once
@@ -330,7 +330,7 @@ def trace_tests(repo: Path, ctx: CIContext, given: dict[str, Path]) -> dict[str,
     refused_notes: set[str] = set()
     suffix_cache: dict[str, Path | None] = {}
     for test in tests[:200]:
-        mod_rel, func = test_location(ctx, test)
+        mod_rel, func = node_location(ctx, test)
         p, why = confine(repo, mod_rel)
         if p is None:
             note = f"{mod_rel}: {why}; not opened"
@@ -380,7 +380,7 @@ def trace_tests(repo: Path, ctx: CIContext, given: dict[str, Path]) -> dict[str,
         }
         args = {a.arg for a in fn.args.args}
         fixtures = _conftest_fixtures(repo, rel, conf_cache)
-        extra: list[tuple[TestSource, ast.AST]] = []
+        extra: list[tuple[ModuleSource, ast.AST]] = []
         for name in sorted(called | args):
             if name in ts.functions and name != func:
                 roots.append(ts.functions[name])
