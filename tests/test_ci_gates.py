@@ -234,3 +234,17 @@ def test_tolerance_read_from_a_loaded_golden_file_and_element_index():
         1e-7,
         1e-7,
     )
+
+
+def test_gitlab_job_timeout_line_and_limit(tmp_path):
+    log = tmp_path / "job.log"
+    log.write_text(
+        "tests/test_train.py::test_loss PASSED\n"
+        "ERROR: Job failed: execution took longer than 1h0m0s seconds\n"
+        "rootdir: /builds/group/test_timeout_project\n"
+    )
+    ctx = CIContext(repo=str(tmp_path))
+    scan_logs(ctx, [(log, "job.log")])
+    assert [t.line for t in ctx.timeouts] == [2]  # not the path that contains "timeout"
+    gates = scan_ci_yaml("convergence:\n  stage: test\n  timeout: 1h 30m\n", ".gitlab-ci.yml")
+    assert [(g.kind, g.threshold, g.line) for g in gates] == [("timeout", 5400.0, 3)]

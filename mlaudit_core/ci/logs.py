@@ -74,7 +74,8 @@ _FAILED_METRICS = re.compile(
 )
 _TIMEOUT = re.compile(
     r"timed? ?out|\bTimeout\b|time limit|DUE TO TIME LIMIT|exceeded the maximum|"
-    r"job exceeded|deadline exceeded|TimeoutError|pytest-timeout",
+    r"job exceeded|deadline exceeded|TimeoutError|pytest-timeout|"
+    r"execution took longer than",  # GitLab: "Job failed: execution took longer than 1h0m0s"
     re.IGNORECASE,
 )
 _TIMEOUT_NOT = re.compile(
@@ -437,7 +438,11 @@ def scan_logs(
                     )
                 )
             # substring prefilters first: most lines of a long log match none of these
-            if "time" in low and _free_timeout(t) and not _TIMEOUT_NOT.search(t):
+            if (
+                ("time" in low or "longer than" in low)
+                and _free_timeout(t)
+                and not _TIMEOUT_NOT.search(t)
+            ):
                 ctx.timeouts.append(
                     Line(name, cl.lineno, t.strip(), window(lines, i, window_lines), "timeout")
                 )
