@@ -522,3 +522,14 @@ def test_node_ids_relative_to_a_subdirectory_rootdir(regression, tmp_path):
     r, _ = audit(repo, log2)
     assert r["verdict"]["cause"] == "model_convergence"
     assert "golden_values.json" in failing(r)["tolerance_source"]
+
+
+def test_given_golden_wins_over_the_file_the_test_reads(regression, tmp_path):
+    repo, log = regression
+    other = tmp_path / "release_golden.json"
+    other.write_text((repo / "golden_values.json").read_text())
+    r, _ = audit(repo, log, extra=["--golden", str(other)])
+    row = ci002(r)["facts"]
+    assert row["golden_source"].endswith("release_golden.json") and row["band"] is None
+    assert failing(r)["rtol"] == 1e-4  # the tolerance still read from the test's own file
+    assert r["verdict"]["cause"] == "model_convergence"

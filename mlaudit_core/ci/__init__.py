@@ -174,7 +174,9 @@ def collect(
                 ctx.notes.append(f"golden file skipped: {exc}")
     # follow the log's tests into their source: the files they read, tolerances read from them
     given_by_name = {q.name: q for q in [*logs, *golden]}
-    for rel, (data, sources) in trace_tests(repo, ctx, given_by_name).items():
+    for rel, (data, sources) in trace_tests(
+        repo, ctx, given_by_name, load_golden=not golden
+    ).items():
         try:
             text = (repo / rel).read_text(encoding="utf-8", errors="replace")
         except OSError:

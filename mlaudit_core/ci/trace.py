@@ -304,7 +304,9 @@ def node_location(ctx: CIContext, test: str) -> tuple[str, str]:
     return path, func
 
 
-def trace_tests(repo: Path, ctx: CIContext, given: dict[str, Path]) -> dict[str, tuple[dict, dict]]:
+def trace_tests(
+    repo: Path, ctx: CIContext, given: dict[str, Path], load_golden: bool = True
+) -> dict[str, tuple[dict, dict]]:
     """Trace the tests of the log into the repository (see the module docstring).
 
     Args:
@@ -312,6 +314,8 @@ def trace_tests(repo: Path, ctx: CIContext, given: dict[str, Path]) -> dict[str,
         ctx: the context; its ``tests`` and ``assertions`` name the tests. Fills ``traced``,
             ``notes``, and adds the value sets read to ``goldens`` / ``actuals``.
         given: files given on the command line by base name.
+        load_golden: read the golden values of the files the tests read (``False`` when the
+            user gave ``--golden``: those win; the files are still read for tolerances).
 
     Returns:
         ``{test module rel path: (data, sources)}``: module-level names bound to loaded JSON
@@ -439,7 +443,11 @@ def trace_tests(repo: Path, ctx: CIContext, given: dict[str, Path]) -> dict[str,
                             if ld.bound and isinstance(doc, dict):
                                 data[ld.bound] = doc
                                 sources[ld.bound] = disp
-                        if rec.status != "given" and disp not in have_sources:
+                        if (
+                            rec.status != "given"
+                            and disp not in have_sources
+                            and (load_golden or role != "golden")
+                        ):
                             for s in load_values(target, role, disp):
                                 s.label = s.label or "test"
                                 (ctx.goldens if s.role == "golden" else ctx.actuals).append(s)
