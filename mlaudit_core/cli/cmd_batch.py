@@ -45,6 +45,10 @@ STATE = typer.Option(None, "--state",
 FRESH = typer.Option(False, "--fresh",
                      help="Forget earlier results in the state file; audit every run again.")
 WORST = typer.Option(10, "--worst", min=0, help="How many of the worst runs the summary lists.")
+FORMAT = typer.Option("table", "--format", "-f",
+                      help="table (for people), or one row per run for scripts: json, csv, "
+                           "markdown (columns id, name, status, outcome, cause, confidence, "
+                           "codes, error, url; docs/automation.md).")
 
 
 def register(app: typer.Typer) -> None:
@@ -92,8 +96,13 @@ def check_ray_address(address: str | None, timeout: float = RAY_CONNECT_TIMEOUT_
 
 def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, name: str,
                   state: Path | None, jobs: int | None, executor: str, ray_address: str | None,
-                  fresh: bool, worst: int) -> None:
+                  fresh: bool, worst: int, fmt: str = "table") -> None:
     """List the runs, audit them with a progress bar, print the summary; exits 0.
+
+    ``fmt``: ``table`` prints the Rich summary (never wrapped or cut when stdout is not a
+    terminal: a pipe or file gets each table row on one line); ``json``, ``csv`` and
+    ``markdown`` print one row per run to stdout (:mod:`.batch_formats`) and nothing else
+    there (progress and the retry hint go to stderr).
 
     ``prepare()`` returns ``(refs, spec, scope)``: the run references, the
     :class:`~mlaudit_core.service.TaskSpec` and the one-line scope stored in the state
@@ -121,6 +130,10 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
     from ..service.state import check_state_file
     from ..service.task import one_line
 
+    from .batch_formats import FORMATS, render
+
+    if fmt not in FORMATS:
+        fail(f"--format {fmt!r}: use one of {', '.join(FORMATS)}")
     try:
         mode = Executor(executor)
     except ValueError:
@@ -159,7 +172,13 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
         fail(str(exc))
     summary = BatchSummary(title=title, results=outcome.results, from_earlier=outcome.from_earlier,
                            seconds=outcome.seconds, audited_now=outcome.audited_now)
-    render_summary(summary, Console(), worst_n=worst)
+    if fmt == "table":
+        # A pipe or file is not a terminal: Rich would fold every table at 80 columns and cut
+        # run ids across lines; a width no row reaches keeps each row on one greppable line.
+        out = Console() if sys.stdout.isatty() else Console(width=100_000)
+        render_summary(summary, out, worst_n=worst)
+    else:
+        sys.stdout.write(render(summary, fmt))
     if mode is Executor.ray and outcome.startup_s:
         err_console.print(f"[dim]ray start-up: {outcome.startup_s:.1f} s (not counted above)[/]")
     sys.stdout.flush()
@@ -222,7 +241,7 @@ def batch_mlflow(
     experiment: str = typer.Option(..., "--experiment", "-e", help="Experiment name."),
     since: str = SINCE, jobs: int = JOBS, executor: str = EXECUTOR, ray_address: str = RAY_ADDRESS,
     state: Path = STATE, fresh: bool = FRESH, worst: int = WORST, no_write: bool = NO_WRITE,
-    config: Path = CONFIG,
+    config: Path = CONFIG, fmt: str = FORMAT,
     tracking_uri: str = typer.Option(None, "--tracking-uri", "-u", envvar="MLFLOW_TRACKING_URI",
                                      help="Server URL or database URI "
                                           "(default: MLFLOW_TRACKING_URI)."),
@@ -249,7 +268,7 @@ def batch_mlflow(
     run_batch_cli(prepare, title=f"mlflow experiment {experiment}", tracker="mlflow",
                   name=experiment, state=state, jobs=jobs, executor=executor,
                   ray_address=ray_address, fresh=fresh,
-                  worst=worst)
+                  worst=worst, fmt=fmt)
 
 
 @batch_app.command("wandb")
@@ -258,7 +277,7 @@ def batch_wandb(
                                 help="The W&B project."),
     since: str = SINCE, jobs: int = JOBS, executor: str = EXECUTOR, ray_address: str = RAY_ADDRESS,
     state: Path = STATE, fresh: bool = FRESH, worst: int = WORST, no_write: bool = NO_WRITE,
-    config: Path = CONFIG,
+    config: Path = CONFIG, fmt: str = FORMAT,
     timeout: int = typer.Option(30, "--timeout", help="Seconds per W&B API request."),
 ) -> None:
     """Audit every ended run of a W&B project and write each verdict back.
@@ -285,7 +304,7 @@ def batch_wandb(
 
     run_batch_cli(prepare, title=f"wandb project {project}", tracker="wandb",
                   name=project, state=state, jobs=jobs, executor=executor,
-                  ray_address=ray_address, fresh=fresh, worst=worst)
+                  ray_address=ray_address, fresh=fresh, worst=worst, fmt=fmt)
 
 
 @batch_app.command("clearml")
@@ -293,7 +312,7 @@ def batch_clearml(
     project: str = typer.Option(..., "--project", "-p", help="The ClearML project (its name)."),
     since: str = SINCE, jobs: int = JOBS, executor: str = EXECUTOR, ray_address: str = RAY_ADDRESS,
     state: Path = STATE, fresh: bool = FRESH, worst: int = WORST, no_write: bool = NO_WRITE,
-    config: Path = CONFIG,
+    config: Path = CONFIG, fmt: str = FORMAT,
 ) -> None:
     """Audit every ended task of a ClearML project and write each verdict back.
 
@@ -317,4 +336,4 @@ def batch_clearml(
 
     run_batch_cli(prepare, title=f"clearml project {project}", tracker="clearml", name=project,
                   state=state, jobs=jobs, executor=executor, ray_address=ray_address,
-                  fresh=fresh, worst=worst)
+                  fresh=fresh, worst=worst, fmt=fmt)
