@@ -463,17 +463,27 @@ def test_notes_edited_during_the_write_back_are_kept(server, monkeypatch):
 
     run_id = server.ids["healthy"]
     ref = f"{ENTITY}/{PROJECT}/{run_id}"
-    real_upload = wb._upload
+    real_upload, real_fetch = wb._upload, wb.fetch_run
+
+    def user_edits(line: str) -> None:
+        mine = wandb.Api().run(ref)
+        mine.notes = (mine.notes or "") + "\n" + line
+        mine.update()
+
+    def fetch_then_user_edits(api, path):  # the user saves just after mlaudit loaded the run
+        wrun = real_fetch(api, path)
+        user_edits("user edit after mlaudit loaded the run")
+        return wrun
 
     def upload_then_user_edits(wrun, files):
         real_upload(wrun, files)
-        mine = wandb.Api().run(ref)
-        mine.notes = (mine.notes or "") + "\nuser edit during the upload"
-        mine.update()
+        user_edits("user edit during the upload")
 
+    monkeypatch.setattr(wb, "fetch_run", fetch_then_user_edits)
     monkeypatch.setattr(wb, "_upload", upload_then_user_edits)
     data = load_online(ref)
     res = wb.write_back(make_api(30), parse_ref(ref), audit(data), run_data=data, panel=False)
     notes = server.run(ENTITY, PROJECT, run_id).notes
+    assert "user edit after mlaudit loaded the run" in notes, notes
     assert "user edit during the upload" in notes and notes.count(BEGIN) == 1, notes
     assert res.section_state == "written"
