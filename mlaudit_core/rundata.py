@@ -20,11 +20,10 @@ import pandas as pd
 
 from .roles import AliasTable, Role
 
-
 _LOSS_ROLES = (Role.TRAIN_LOSS, Role.VAL_LOSS)
 
 
-def _all_zero(s: "Series") -> bool:
+def _all_zero(s: Series) -> bool:
     v = s.values[np.isfinite(s.values)]
     return bool(v.size) and not v.any()
 
@@ -121,6 +120,39 @@ class MetricTable:
     @classmethod
     def empty(cls) -> MetricTable:
         return cls([], [], [], [])
+
+    @classmethod
+    def from_grouped(cls, names: list[str], counts, steps, values, wall_times=None) -> MetricTable:
+        """A table from columns already grouped by key, without the sort ``__init__`` does.
+
+        Args:
+            names: the key of each group, in the order the groups appear in the columns.
+            counts: points per group, shape (len(names),), summing to n.
+            steps, values, wall_times: shape (n,) each, group after group (``wall_times`` may be
+                ``None``: all NaN). Arrays are used as given (no copy when already int64/float64).
+
+        Raises:
+            ValueError: if the counts do not add up to the column length, or columns differ in length.
+        """
+        counts = np.asarray(counts, dtype=np.int64)
+        steps = np.asarray(steps, dtype=np.int64)
+        values = np.asarray(values, dtype=np.float64)
+        n = steps.shape[0]
+        wall = np.full(n, np.nan) if wall_times is None else np.asarray(wall_times, dtype=np.float64)
+        if counts.shape[0] != len(names) or int(counts.sum()) != n or values.shape[0] != n or wall.shape[0] != n:
+            raise ValueError(f"grouped columns do not match: {len(names)} names, {counts.shape[0]} counts summing "
+                             f"to {int(counts.sum())}, steps={n} values={values.shape[0]} wall_times={wall.shape[0]}")
+        t = cls.__new__(cls)
+        t._codes = np.repeat(np.arange(len(names), dtype=np.int32), counts)
+        t._steps, t._values, t._wall = steps, values, wall
+        bounds = np.concatenate([[0], np.cumsum(counts)])
+        t._slices = {}
+        for i, name in enumerate(names):
+            if counts[i] > 0:
+                if name in t._slices:
+                    raise ValueError(f"key {name!r} appears in two groups")
+                t._slices[name] = (int(bounds[i]), int(bounds[i + 1]))
+        return t
 
     @classmethod
     def from_series(cls, series: Iterable[Series]) -> MetricTable:

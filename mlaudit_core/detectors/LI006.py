@@ -12,7 +12,6 @@ from ..signal import fmt
 from ._context import loss_keys
 from .base import Detector, DetectorParams, Skip
 
-
 _CLS = re.compile(r"cls|class")
 
 

@@ -218,7 +218,7 @@ def _torch_tb(out: Path) -> dict:
         opt = torch.optim.SGD(net.parameters(), lr=lr)
         writer = SummaryWriter(str(out / "torch_tb" / name))
         step = 0
-        for epoch in range(8):
+        for _epoch in range(8):
             for i in range(0, len(xt), 32):
                 loss = torch.nn.functional.cross_entropy(net(xt[i:i + 32]), yt[i:i + 32])
                 opt.zero_grad()

@@ -8,24 +8,21 @@ PyTorch loop with the torch.utils.tensorboard tutorial's tag names. Each run is 
 project's own readers (``mlaudit_core.formats.load_path`` and the MLflow loader), audited with
 default settings, and the roles and the verdict are asserted.
 
-Frameworks that cannot run here are covered by the names their real artifacts carry (copied
-from the labelled real runs in ../shared/realworld and tests/data/realworld, names only):
-Ultralytics YOLOv5/v8, detectron2, Keras' TensorBoard callback (it needs TensorFlow, which is
-not installed), nanoGPT.
+Frameworks that cannot run here (Ultralytics, detectron2, Keras' TensorBoard callback, which
+needs TensorFlow, nanoGPT) are covered in tests/detectors/test_roles.py by the names their real
+artifacts carry.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from mlaudit_core.audit import audit
-from mlaudit_core.roles import AliasTable, Role, as_fraction
+from mlaudit_core.roles import Role
 from mlaudit_core.rundata import MetricTable, RunData, RunIdentity
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -199,85 +196,3 @@ def test_torch_tutorial_tag_names(torch_tb):
     assert (v.outcome.value, v.cause.value) == ("succeeded", "healthy"), v.summary
     v = verdict(load(torch_tb["lr50"]["tensorboard"]))
     assert v.outcome.value == "diverged", v.summary
-
-
-# --- names of frameworks that cannot run here, from their real artifacts ------------------------
-
-#: Metric keys exactly as found in labelled real artifacts (source in the tuple).
-REAL_KEYS = {
-    "yolov5 results.csv / TensorBoard (realworld csv04, tb05)": (
-        ["train/box_loss", "train/obj_loss", "train/cls_loss", "metrics/precision", "metrics/recall",
-         "metrics/mAP_0.5", "metrics/mAP_0.5:0.95", "val/box_loss", "val/obj_loss", "val/cls_loss", "x/lr0",
-         "x/lr1", "x/lr2"],
-        {"train_loss": "train/box_loss", "val_loss": "val/box_loss", "val_accuracy": "metrics/mAP_0.5:0.95",
-         "learning_rate": "x/lr0"}),
-    "yolov8 MLflow callback (realworld mlf01-03; MLflow drops the parentheses)": (
-        ["metrics/mAP50-95B", "metrics/recallB", "metrics/mAP50B", "metrics/precisionB", "lr/pg0", "lr/pg1",
-         "lr/pg2", "train/dfl_loss", "train/cls_loss", "train/box_loss", "val/dfl_loss", "val/cls_loss",
-         "val/box_loss"],
-        {"train_loss": "train/box_loss", "val_loss": "val/box_loss", "val_accuracy": "metrics/mAP50-95B",
-         "learning_rate": "lr/pg0"}),
-    "yolov8 results.csv (Ultralytics writes the parentheses)": (
-        ["epoch", "train/box_loss", "train/cls_loss", "train/dfl_loss", "metrics/precision(B)", "metrics/recall(B)",
-         "metrics/mAP50(B)", "metrics/mAP50-95(B)", "val/box_loss", "val/cls_loss", "val/dfl_loss", "lr/pg0"],
-        {"train_loss": "train/box_loss", "val_accuracy": "metrics/mAP50-95(B)", "learning_rate": "lr/pg0"}),
-    "detectron2 TensorBoard (realworld tb01)": (
-        ["total_loss", "loss_cls", "loss_box_reg", "loss_rpn_cls", "loss_rpn_loc", "lr", "data_time", "time",
-         "eta_seconds", "fast_rcnn/cls_accuracy", "bbox/AP", "bbox/AP50", "bbox/AP75", "bbox/APs"],
-        {"train_loss": "total_loss", "val_accuracy": "bbox/AP", "learning_rate": "lr", "data_time": "data_time"}),
-    "Keras TensorBoard callback train/ and validation/ (realworld tb07)": (
-        ["train/epoch_loss", "train/epoch_accuracy", "validation/epoch_loss", "validation/epoch_accuracy",
-         "validation/evaluation_loss_vs_iterations"],
-        {"train_loss": "train/epoch_loss", "val_loss": "validation/epoch_loss",
-         "train_accuracy": "train/epoch_accuracy", "val_accuracy": "validation/epoch_accuracy"}),
-    "nanoGPT console (train loss / val loss / lr)": (
-        ["train loss", "val loss", "lr", "mfu", "time"],
-        {"train_loss": "train loss", "val_loss": "val loss", "learning_rate": "lr"}),
-    "cross-entropy / nll / perplexity names": (
-        ["train/cross_entropy", "val/cross_entropy", "eval_perplexity"],
-        {"train_loss": "train/cross_entropy", "val_loss": "val/cross_entropy"}),
-    "nll and perplexity only": (
-        ["train_nll", "val_nll", "perplexity"],
-        {"train_loss": "train_nll", "val_loss": "val_nll"}),
-}
-
-
-@pytest.mark.parametrize("source", list(REAL_KEYS))
-def test_roles_of_real_artifact_names(source):
-    keys, want = REAL_KEYS[source]
-    table = AliasTable()
-    counts = dict.fromkeys(keys, 50)
-    got = {r.value: table.resolve(r, keys, counts) for r in Role}
-    for role, key in want.items():
-        assert got[role] == key, (source, role, got)
-    # an evaluation key never plays a training role
-    for role in ("train_loss", "train_accuracy", "throughput", "step_time", "learning_rate"):
-        assert got[role] is None or not any(w in got[role].lower() for w in ("val", "eval", "test")), got
-
-
-def test_summary_point_loses_to_series_and_zero_component_loses_to_a_moving_one():
-    """HF ``train_loss`` (1 point) vs ``loss`` (series); YOLOv8 ``train/box_loss`` exactly 0
-    without boxes (realworld mlf01) vs a moving ``train/cls_loss``."""
-    keys = ["train_loss"] + ["loss"] * 20 + ["train/box_loss"] * 5 + ["train/cls_loss"] * 5
-    run = RunData(RunIdentity("t", "x"), metrics=MetricTable(
-        keys, [100] + list(range(20)) + list(range(5)) * 2, [0.3] + list(np.linspace(2, 1, 20)) + [0.0] * 5
-        + [3.0, 2.0, 1.0, 0.5, 0.2]))
-    assert run.key_for(Role.TRAIN_LOSS) == "loss"
-    only_yolo = RunData(RunIdentity("t", "y"), metrics=MetricTable(
-        ["train/box_loss"] * 5 + ["train/cls_loss"] * 5, list(range(5)) * 2, [0.0] * 5 + [3.0, 2.0, 1.0, 0.5, 0.2]))
-    assert only_yolo.key_for(Role.TRAIN_LOSS) == "train/cls_loss"
-
-
-@pytest.mark.parametrize("key,values,percent", [
-    ("val_accuracy", [61.2, 70.5, 77.08], True),   # printed in percent (issue 14: 77.08 is not "perfect")
-    ("bbox/AP", [23.9, 75.8], True),              # detectron2 writes AP in percent
-    ("val_accuracy", [0.61, 0.77], False),
-    ("val_loss", [61.2, 70.5], False),             # not accuracy-like: left alone
-])
-def test_accuracy_in_percent(key, values, percent):
-    got, was = as_fraction(key, values)
-    assert was is percent
-    assert got.max() <= 1.0 or not percent
-    if percent:
-        assert got[-1] == pytest.approx(values[-1] / 100)
-    assert math.isfinite(float(got.sum()))
