@@ -824,7 +824,9 @@ def _lightning_class(namespace: str | None = None) -> type:
             self.live = _guard(stop_on)  # stop_on=: live checks per batch (docs/live.md)
 
         def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
-            if self.live is not None:
+            # on logging steps only: reading a device tensor syncs the accelerator
+            every = max(1, int(getattr(trainer, "log_every_n_steps", 1) or 1))
+            if self.live is not None and trainer.global_step % every == 0:
                 logs = dict(trainer.callback_metrics)
                 if isinstance(outputs, dict) and "loss" in outputs:
                     logs.setdefault("loss", outputs["loss"])

@@ -245,6 +245,10 @@ def test_loss_scale_throughput_and_heartbeat():
     assert r.conditions(1_031.0, th)["stall"].code == "LV005"
     assert r.conditions(1_100.0, th)["stall"].code == "LV004"  # heartbeat gone too
     assert "stall" not in r.conditions(1_100.0, th, running=False)
+    # no run status (TensorBoard): a run that stopped writing may have ended: no LV004...
+    assert "stall" not in r.conditions(1_100.0, th, status_known=False)
+    r.feed_system(1_099.0, 1_099.0)  # ...but a console still growing is a hang
+    assert r.conditions(1_100.0, th, status_known=False)["stall"].code == "LV005"
 
 
 def test_episodes_survive_a_new_store_and_respect_cooldown(tmp_path):
@@ -301,3 +305,13 @@ def test_live_poll_benchmark_runs_at_toy_size():
         assert re.search(rf"^{name}: steady polls \d+, per poll: CPU median [\d.]+ s", out, re.M), out
         assert re.search(rf"^{name}: NaN-to-alert latency [\d.]+ s", out, re.M), out
     assert re.search(r"^guard: .* mean [\d.]+ ms, p99 [\d.]+ ms", out, re.M), out
+
+
+def test_a_nan_that_clears_within_one_poll_is_still_reported_once():
+    from mlaudit_core.live import LiveRun
+
+    r = LiveRun()
+    th = _feed(r, "train/loss", [1.0] * 5 + [float("nan")] + [1.0] * 12)  # one poll's tail
+    c = r.conditions(1_020.0, th, running=False)
+    assert c["nonfinite"].facts["step"] == 5 and "finite again since" in c["nonfinite"].message
+    assert "nonfinite" not in r.conditions(1_021.0, th, running=False)  # the next poll: cleared

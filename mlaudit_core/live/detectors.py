@@ -147,6 +147,7 @@ def _iso(t: float | None) -> str | None:
 
 @dataclass
 class _NonFinite:
+    pending: bool = False
     bad_run: int = 0
     good_run: int = 0
     first_step: int | None = None
@@ -361,6 +362,7 @@ class LiveRun:
             st["good_run"] = 0
             if st["bad_run"] >= need and not st["active"]:
                 st["active"] = True
+                st["pending"] = True  # reported by the next conditions() even if it clears first
                 st["first_step"] = step
                 st["first_value"] = str(v)
 
@@ -433,15 +435,23 @@ class LiveRun:
         ages = [now - x for x in (self.last_wall, self.last_obs) if x is not None]
         return max(0.0, min(ages)) if ages else None
 
-    def conditions(self, now: float, t: LiveThresholds, running: bool = True) -> dict[str, Finding]:
+    def conditions(self, now: float, t: LiveThresholds, running: bool = True,
+                   status_known: bool = True) -> dict[str, Finding]:
         """The live conditions that hold now: ``{slot: Finding}`` (slots of :data:`SLOT_CAUSE`;
-        console hits are returned under ``console:<signature>:<rank>`` and consumed)."""
+        console hits are returned under ``console:<signature>:<rank>`` and consumed).
+
+        ``running``: the tracker says the run is running (False: no stall is judged).
+        ``status_known=False`` (TensorBoard: no run status): a run that stopped writing may
+        simply have ended, so only a stall with a heartbeat (LV005: console still growing) is
+        reported, never a plain LV004."""
         out: dict[str, Finding] = {}
         for key, st in self.nonfinite.items():
-            if st.get("active"):
+            if st.get("active") or st.get("pending"):
+                cleared = "" if st.get("active") else " (finite again since)"
+                st["pending"] = False
                 out["nonfinite"] = _finding(
                     "LV001", f"{key} is {st['first_value']} at step {st['first_step']} while the "
-                    "run is still running",
+                    f"run is still running{cleared}",
                     [SeriesEvidence(metric=key, step_start=st["first_step"],
                                     step_end=self.last_step,
                                     values={"first_nonfinite_step": st["first_step"]},
@@ -482,7 +492,7 @@ class LiveRun:
             for i, line in enumerate(self.console_tail[-5:]):
                 ev.append(LogEvidence(source="console (last lines)", line=i + 1, text=line))
             sys_alive = (self.last_sys_wall is not None and self.last_wall is not None
-                         and self.last_sys_wall > self.last_wall + (med or 0)
+                         and self.last_sys_wall > self.last_wall + max(med or 0, 1.0)
                          and self.last_sys_obs is not None and now - self.last_sys_obs < limit)
             if sys_alive:
                 out["stall"] = _finding(
@@ -491,7 +501,7 @@ class LiveRun:
                     f"{_iso(self.last_sys_wall)}): the process is alive but not training (a hang)",
                     ev, last_step=self.last_step, seconds=age, threshold_s=limit,
                     last_system_time=_iso(self.last_sys_wall))
-            else:
+            elif status_known:
                 out["stall"] = _finding(
                     "LV004", f"no new training step for {age:.0f} s (threshold {limit:.0f} s = "
                     f"max({t.stall_factor:g} x median interval "

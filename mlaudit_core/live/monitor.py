@@ -140,7 +140,9 @@ class LiveMonitor:
                     stats.points += sum(len(v[2]) for v in tail.points.values())
                     for note in tail.notes:
                         log.info("run %s: %s", info.ref, note)
-                conds = {**fasts.get(info.ref, {}), **lr.conditions(now, th, running=True)}
+                conds = {**fasts.get(info.ref, {}), **lr.conditions(
+                    now, th, running=True,
+                    status_known=getattr(self.source, "has_status", True))}
                 events = reconcile(self.lstore, info.ref, conds, stop_on=self.cfg.stop_on,
                                    cooldown_s=self.cfg.cooldown_s, now=now)
                 if events:

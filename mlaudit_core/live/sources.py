@@ -36,6 +36,11 @@ LIVE_ARTIFACT = "mlaudit/live.json"
 #: this for one run comes back evenly sampled.
 MLFLOW_MAX_RUNS = 100
 MLFLOW_MAX_ROWS = 2500
+#: First sight of a run: an even sample of each detector key's whole history, this many runs
+#: and rows per request (the server samples with window functions over the whole history;
+#: 100 runs in one request took over 10 s on a loaded 2-core machine, 10 stay well under).
+MLFLOW_ATTACH_RUNS = 10
+MLFLOW_ATTACH_ROWS = 1000
 _MAXF = 1.7976931348623157e308
 
 
@@ -173,8 +178,8 @@ class MlflowLiveSource:
         for key, items in want.items():
             first = [(r, e) for r, s, e in items if s is None]
             ranged = sorted(((r, s, e) for r, s, e in items if s is not None), key=lambda x: x[1])
-            for i in range(0, len(first), MLFLOW_MAX_RUNS):  # first sight: a sampled summary
-                chunk = first[i:i + MLFLOW_MAX_RUNS]
+            for i in range(0, len(first), MLFLOW_ATTACH_RUNS):  # first sight: a sampled summary
+                chunk = first[i:i + MLFLOW_ATTACH_RUNS]
                 self._fetch(key, [r for r, _ in chunk], None, None, tails, cursors)
             group: list[tuple[str, int, int]] = []
             for item in ranged:
@@ -199,7 +204,7 @@ class MlflowLiveSource:
             seen = cursors[ref].get(key)
             if seen is not None:
                 pts = [p for p in pts if (p[0], p[1]) > (seen[0], seen[1])]
-            if len(by_run[ref]) >= MLFLOW_MAX_ROWS:
+            if seen is not None and len(by_run[ref]) >= MLFLOW_MAX_ROWS:
                 tails[ref].notes.append(f"{key}: {len(by_run[ref])} new points in one poll; "
                                         "MLflow returned an even sample of them")
             if not pts:
@@ -213,7 +218,8 @@ class MlflowLiveSource:
         if self._http:
             from mlflow.utils.rest_utils import http_request
 
-            params = {"run_ids": refs, "metric_key": key, "max_results": MLFLOW_MAX_ROWS}
+            params = {"run_ids": refs, "metric_key": key,
+                      "max_results": MLFLOW_MAX_ROWS if start is not None else MLFLOW_ATTACH_ROWS}
             if start is not None:
                 params.update(start_step=start, end_step=max(end, start))
             store = self.client._tracking_client.store
@@ -226,7 +232,8 @@ class MlflowLiveSource:
         store = self.client._tracking_client.store
         if self._db:
             got = store.get_metric_history_bulk_interval(
-                run_ids=refs, metric_key=key, max_results=MLFLOW_MAX_ROWS,
+                run_ids=refs, metric_key=key,
+                max_results=MLFLOW_MAX_ROWS if start is not None else MLFLOW_ATTACH_ROWS,
                 start_step=start, end_step=None if start is None else max(end, start))
             return [(m.run_id, int(m.step), m.timestamp / 1000.0, _restore(m.value)) for m in got]
         out = []  # a file store: the full history of the key (no range query exists)
@@ -262,6 +269,8 @@ class TensorBoardLiveSource:
 
     tracker = "tensorboard"
     can_stop = False
+    #: no run status: a stall is reported only with a heartbeat (the console still growing)
+    has_status = False
     CONSOLE_SUFFIXES = (".log", ".out", ".txt")
     #: Most console bytes read per file per poll (a runaway log cannot stall the poll).
     CONSOLE_MAX_BYTES = 4 * 1024 * 1024
@@ -363,6 +372,8 @@ class TensorBoardLiveSource:
                     tail.console.append((name, n0 + i + 1, line))
                 lines[name] = n0 + data[:end].count(b"\n")
                 offsets[name] = off + end
+                mtime = f.stat().st_mtime  # the console grew: the process is alive (heartbeat)
+                tail.system_wall = max(tail.system_wall or 0.0, mtime)
         return tails
 
     def write_live(self, ref: str, tag: str, doc: dict) -> None:
