@@ -46,8 +46,11 @@ def chance(run: RunData) -> Chance | None:
     In order: the *consistency* inference below (two measurements agreeing beat a param
     whose meaning is a guess: realworld wb04 has a 200-class param but sits at ln 10 with
     accuracy 0.10), then ``num_classes``/``num_labels``/``chance``/binary in params (as GE004 always
-    did), the number of entries of an ``id2label`` param (HF model config), a
-    ``vocab_size`` param (language models: the uniform next-token loss is ln V). The
+    did), the number of entries of an ``id2label`` param (HF model config; only with a
+    ``*ForSequenceClassification``-style architecture or named labels, since every HF config
+    carries a default two-entry ``id2label``), a ``vocab_size`` param (language models: the
+    uniform next-token loss is ln V; not for classifier architectures, whose configs carry the
+    vocabulary of their encoder). The
     consistency inference: the final validation accuracy within 10% (relative) of 1/K
     and the final training loss within 3% of ln K for the same K in 2..1000. Two
     independent quantities agreeing on K is the evidence an analyst uses when a run
@@ -60,13 +63,19 @@ def chance(run: RunData) -> Chance | None:
     if got is not None and 0 < got[0] < 1:
         k = max(2, round(1 / got[0]))
         return Chance(got[0], math.log(1 / got[0]), k, got[1])
+    arch = " ".join(str(v) for k, v in run.params.items() if re.search(r"architectures?$", k.strip(), re.I))
+    classifier = bool(re.search(r"For\w*Classification", arch))
+    lm_head = bool(re.search(r"For(?:Causal|Masked)LM|ForConditionalGeneration|LMHead|ForSeq2SeqLM", arch))
     for key, v in run.params.items():
         if _ID2LABEL.search(key.strip()):
             n = _count_labels(str(v))
-            if n and n >= 2:
+            # every HF config carries id2label {0: LABEL_0, 1: LABEL_1} by default: only a classifier
+            # head or named labels make it the class count
+            named = not re.fullmatch(r"[\s{}'\":,0-9]*(?:LABEL_\d+[\s{}'\":,0-9]*)*", str(v))
+            if n and n >= 2 and (classifier or named) and not lm_head:
                 return Chance(1 / n, math.log(n), n, key)
     for key, v in run.params.items():
-        if _VOCAB_KEY.search(key.strip()):
+        if _VOCAB_KEY.search(key.strip()) and (lm_head or not (arch or classifier)):
             try:
                 n = int(float(str(v).strip()))
             except ValueError:

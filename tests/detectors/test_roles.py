@@ -111,3 +111,33 @@ def test_metric_table_from_grouped_equals_the_constructor():
         assert np.array_equal(a.series(k).values, b.series(k).values)
     with pytest.raises(ValueError):
         MetricTable.from_grouped(names, [2, 2], steps, values)
+
+
+@pytest.mark.parametrize("params,classes", [
+    # every HF config carries a default 2-entry id2label: a T5 fine-tune is not a binary classifier
+    ({"model_config.id2label": "{'0': 'LABEL_0', '1': 'LABEL_1'}",
+      "model_config.architectures": "['T5ForConditionalGeneration']", "model_config.vocab_size": "32128"}, 32128),
+    ({"model_config.id2label": "{'0': 'LABEL_0', '1': 'LABEL_1', '2': 'LABEL_2', '3': 'LABEL_3'}",
+      "model_config.architectures": "['RobertaForSequenceClassification']", "model_config.vocab_size": "50265"}, 4),
+    ({"id2label": '{"0": "negative", "1": "positive"}'}, 2),
+    ({"id2label": "{0: 'LABEL_0', 1: 'LABEL_1'}"}, None),
+    ({"num_classes": "10"}, 10),
+])
+def test_chance_level_from_params(params, classes):
+    from mlaudit_core.detectors._context import chance
+
+    got = chance(RunData(RunIdentity("t", "x"), params=params))
+    assert (got.classes if got else None) == classes
+    if got:
+        assert got.loss == pytest.approx(math.log(classes))
+
+
+def test_chance_level_from_loss_and_accuracy_agreeing():
+    """No class count anywhere, but a final loss of ln 4 with accuracy 0.24 (realworld tb02)."""
+    from mlaudit_core.detectors._context import chance
+
+    run = RunData(RunIdentity("t", "x"), metrics=MetricTable(
+        ["train/loss"] * 12 + ["eval/accuracy"] * 12, list(range(12)) * 2,
+        [1.3975, 1.394, 1.3958, 1.3931, 1.3957, 1.3961, 1.3953, 1.3952, 1.3905, 1.3968, 1.3957, 1.3945] + [0.2409] * 12))
+    got = chance(run)
+    assert got is not None and got.classes == 4 and got.source == "loss and accuracy agree"
