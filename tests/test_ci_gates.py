@@ -248,3 +248,21 @@ def test_gitlab_job_timeout_line_and_limit(tmp_path):
     assert [t.line for t in ctx.timeouts] == [2]  # not the path that contains "timeout"
     gates = scan_ci_yaml("convergence:\n  stage: test\n  timeout: 1h 30m\n", ".gitlab-ci.yml")
     assert [(g.kind, g.threshold, g.line) for g in gates] == [("timeout", 5400.0, 3)]
+
+
+def test_schema_without_jsonschema_is_one_clear_error(monkeypatch):
+    """A venv without the ``ci`` extra: --schema names the package to install (not exit 3)."""
+    import builtins
+
+    from mlaudit_core.ci.schema_out import fill_schema
+
+    real = builtins.__import__
+
+    def no_jsonschema(name, *a, **k):
+        if name == "jsonschema" or name.startswith("jsonschema."):
+            raise ImportError("No module named 'jsonschema'")
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", no_jsonschema)
+    with pytest.raises(InputError, match=r"pip install 'mlaudit\[ci\]'"):
+        fill_schema(None, {"type": "object"})

@@ -504,9 +504,15 @@ def fill_schema(report: AuditReport, schema: dict) -> dict:
 
     Raises:
         InputError: the schema is not a valid JSON Schema, or the answers cannot be
-            made to satisfy it (the message names the first violation).
+            made to satisfy it (the message names the first violation); ``jsonschema`` is not
+            installed (it comes with the ``ci`` extra: ``pip install 'mlaudit[ci]'``).
     """
-    import jsonschema
+    try:
+        import jsonschema
+    except ImportError:
+        raise InputError(
+            "--schema needs the jsonschema package: pip install 'mlaudit[ci]'"
+        ) from None
 
     try:
         cls = jsonschema.validators.validator_for(schema)
