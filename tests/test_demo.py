@@ -73,3 +73,37 @@ def test_reaudit_is_idempotent(demo_store):
     assert after.data.tags["mlflow.note.content"].count(BEGIN) == 1
     assert sorted(a.path for a in client.list_artifacts(rid, "mlaudit")) == before
     assert after.data.tags["mlaudit.verdict"] == "overfit"
+
+
+def test_demo_prints_direct_ui_links_that_match_the_store_and_the_ui_routes(demo_store):
+    """Issue 19.6: the runs list (not the GenAI view), a filtered list, each run's page, and the
+    column hint. The link shapes must be routes of the installed MLflow UI bundle, the ids must
+    be the store's, and the printed filter must be one the tracking store accepts."""
+    import re
+    from pathlib import Path
+    from urllib.parse import unquote
+
+    from mlaudit_core.cli.cmd_demo import EXPERIMENT_KIND, EXPERIMENT_KIND_TAG, NOT_SUCCEEDED
+
+    d, output = demo_store
+    client, runs = runs_by_regime(d)
+    exp = client.get_experiment_by_name("mlaudit-demo")
+    assert exp.tags[EXPERIMENT_KIND_TAG] == EXPERIMENT_KIND  # opens on the training-runs table
+    base = f"http://127.0.0.1:5000/#/experiments/{exp.experiment_id}/runs"
+    assert f"runs list:  {base}\n" in output
+    for regime, run in runs.items():
+        assert f"{regime}: {base}/{run.info.run_id}" in output
+    [flt] = re.findall(r"searchFilter=(\S+)", output)
+    assert unquote(flt) == NOT_SUCCEEDED
+    bad = client.search_runs([exp.experiment_id], filter_string=NOT_SUCCEEDED)
+    assert {r.data.tags["regime"] for r in bad} == set(EXPECTED) - {"healthy"}
+    diverged = client.search_runs([exp.experiment_id],
+                                  filter_string="tags.`mlaudit.verdict` = 'diverged'")
+    assert [r.data.tags["regime"] for r in diverged] == ["high_lr"]
+    assert "Columns > Tags > tick mlaudit.verdict" in output
+
+    bundle = Path(mlflow.__file__).parent / "server" / "js" / "build" / "static" / "js"
+    text = "".join(p.read_text(errors="ignore") for p in bundle.glob("*.js"))
+    for route in ('"/experiments/:experimentId/runs"', '"/experiments/:experimentId/runs/:runUuid"',
+                  '"searchFilter"', '"custom_model_development"'):
+        assert route in text, route

@@ -16,6 +16,35 @@ EXPECTED = {
 }
 
 
+#: Where ``mlflow ui`` (the command the demo prints) serves the UI.
+UI_URL = "http://127.0.0.1:5000"
+#: MLflow 3.x's experiment-kind tag and the value of classic training experiments: the UI opens
+#: an experiment without it in the GenAI (traces) view (mlflow/server/js, ExperimentKind).
+EXPERIMENT_KIND_TAG, EXPERIMENT_KIND = "mlflow.experimentKind", "custom_model_development"
+#: The search filter that lists the runs mlaudit did not call succeeded.
+NOT_SUCCEEDED = "tags.`mlaudit.verdict` != 'succeeded'"
+
+
+def ui_links(base: str, experiment_id: str, runs: list[tuple[str, str]]) -> list[str]:
+    """Lines with direct MLflow UI links: the experiment's runs list (the training-runs table,
+    not the GenAI view), the same list filtered to runs not called succeeded, and each run's
+    page; then how to show the verdict column.
+
+    URL shapes are the MLflow 3.x UI routes (hash router): ``#/experiments/<id>/runs`` with
+    the ``searchFilter`` query parameter, and ``#/experiments/<id>/runs/<run_id>``; MLflow
+    2.x serves the same two routes. ``runs``: ``(label, run_id)`` pairs.
+    """
+    from urllib.parse import quote
+
+    listing = f"{base}/#/experiments/{experiment_id}/runs"
+    out = [f"  runs list:  {listing}",
+           f"  not succeeded: {listing}?searchFilter={quote(NOT_SUCCEEDED, safe='')}"]
+    out += [f"  {label}: {base}/#/experiments/{experiment_id}/runs/{rid}" for label, rid in runs]
+    out.append("  To see verdicts in the runs list: Columns > Tags > tick mlaudit.verdict "
+               "(and mlaudit.cause); filter with tags.`mlaudit.verdict` = 'diverged'.")
+    return out
+
+
 def register(app: typer.Typer) -> None:
     @app.command("demo")
     def demo(
@@ -54,7 +83,12 @@ def register(app: typer.Typer) -> None:
         exp_name = "mlaudit-demo"
         if mlflow.get_experiment_by_name(exp_name) is None:
             mlflow.create_experiment(exp_name, artifact_location=(directory / "artifacts").as_uri())
-        mlflow.set_experiment(exp_name)
+        exp = mlflow.set_experiment(exp_name)
+        # MLflow 3.x opens an experiment of unknown kind in its GenAI view (traces); the demo's
+        # runs are classic model training, so the experiment says so and opens on the runs list.
+        mlflow.MlflowClient().set_experiment_tag(exp.experiment_id, EXPERIMENT_KIND_TAG,
+                                                 EXPERIMENT_KIND)
+        run_ids: list[tuple[str, str]] = []
         mlf = get_plugin("mlflow", tracking_uri=uri)
         tb = get_plugin("tensorboard")
         table = Table("regime", "outcome", "cause", "conf", "TensorBoard", title="mlaudit demo")
@@ -80,6 +114,7 @@ def register(app: typer.Typer) -> None:
             top = next((f for f in report.findings if f.severity.rank >= 1), None)
             table.add_row(regime, ("" if ok else "[red]") + v.outcome.value, v.cause.value,
                           f"{v.confidence:.2f}", tb_report.verdict.outcome.value)
+            run_ids.append((regime, res["run_id"]))
             lines.append(f"{regime}: run {res['run_id']}"
                          + (f"\n    {top.code}: {clip(top.message, 160)}" if top else ""))
         console.print(table)
@@ -95,6 +130,7 @@ def register(app: typer.Typer) -> None:
                       f"mlaudit/). Open:\n"
                       f"  {tool('mlflow')} ui --backend-store-uri {uri} --host 127.0.0.1 --port 5000\n"
                       f"  {tool('tensorboard')} --logdir {directory / 'tensorboard'}\n"
+                      + "\n".join(ui_links(UI_URL, exp.experiment_id, run_ids)) + "\n"
                       f"Audit one again:\n  {tool('mlaudit')} mlflow {res['run_id']} -u {uri}",
                       soft_wrap=True, markup=False, highlight=False)
         if mismatches:
