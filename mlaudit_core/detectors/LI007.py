@@ -1,0 +1,64 @@
+"""LI007 metric-out-of-range."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..report import SeriesEvidence, Severity
+from ..roles import normalise_key
+from ..signal import fmt
+from .base import Detector, DetectorParams, Skip
+
+#: Names of metrics bounded to [0, 1] (or [0, 100] when logged in percent).
+_BOUNDED = re.compile(r"(^|[/_])(acc|accuracy|f1|f1_score|fscore|precision|recall|auc|roc_auc|iou|miou|dice|"
+                      r"map\d*|top1|top5|balanced_accuracy)([/_(]|$|\d)")
+
+
+class MetricOutOfRange(Detector, code="LI007", name="metric-out-of-range", family="integrity"):
+    """A metric bounded to [0, 1] (accuracy, F1, precision, recall, AUC, IoU, mAP) took an impossible value.
+
+    Why it matters: an F1 above 1 or a negative accuracy cannot come from a correct metric; the
+    number every comparison and model selection rests on is computed wrongly (a batch-averaged
+    F1 of a Keras custom metric, a sum instead of a mean, a wrong ``average=`` argument), so
+    conclusions drawn from it are void until it is fixed.
+    Evidence: the metric, how many points lie outside its range, the extreme value and where.
+    Remedy: compute the metric from the full confusion counts of the epoch (``torchmetrics``,
+    ``sklearn.metrics`` on the concatenated predictions), not as a mean of per-batch values
+    of a non-linear metric; check its arguments.
+    Thresholds: any value below 0, or above 1 in a series that otherwise lives on the 0-1 scale
+    (at least ``min_in_range`` 50% of its points within [0, 1]: a series mostly above 1 is in
+    percent, see ``roles.as_fraction``), or above 100 in a percent series. Tolerance
+    ``tol`` 1e-6 for float rounding. Realworld csv01: a Keras ``F1_score`` reaching 1.092 (train)
+    and 1.059 (validation) next to an accuracy that never exceeds 1.
+    """
+
+    class Params(DetectorParams):
+        min_in_range: float = 0.5
+        tol: float = 1e-6
+
+    def check(self, run, p):
+        keys = [k for k in run.metrics.keys if _BOUNDED.search(normalise_key(k))
+                and not normalise_key(k).startswith(("system", "sys/"))]
+        if not keys:
+            raise Skip("no accuracy-like (bounded) metric logged")
+        for key in keys:
+            s = run.series(key).by_step().finite()
+            if len(s) < 2:
+                continue
+            v = s.values
+            in_unit = float(np.mean((v >= -p.tol) & (v <= 1 + p.tol)))
+            upper = 1.0 if in_unit >= p.min_in_range else 100.0
+            bad = (v < -p.tol) | (v > upper + p.tol * upper)
+            if not bad.any():
+                continue
+            i = int(np.argmax(np.abs(np.where(bad, v, 0.0))))
+            yield self.finding(
+                Severity.ERROR,
+                f"{key} reaches {fmt(float(v[i]))} at step {int(s.steps[i])}: outside the range [0, {fmt(upper)}] "
+                f"such a metric can take ({int(bad.sum())} of {len(v)} points), so it is computed wrongly",
+                evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[i]), step_end=int(s.steps[i]),
+                                         values={"value": float(v[i]), "upper_bound": upper,
+                                                 "points_outside": float(bad.sum())})],
+                key=key, value=float(v[i]), upper_bound=upper, n_outside=int(bad.sum()), n_points=len(v))
