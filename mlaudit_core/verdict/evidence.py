@@ -132,7 +132,7 @@ def what_to_log(run: RunData, basis: Basis) -> list[tuple[str, str]]:
 
 _PLANNED_STEPS = ("max_steps", "max_iter", "max_iters", "train_iters", "total_steps", "num_steps",
                   "total_iters", "max_iterations", "num_iterations")
-_PLANNED_EPOCHS = ("num_train_epochs", "epochs", "max_epochs", "n_epochs", "num_epochs", "epoch")
+_PLANNED_EPOCHS = ("num_train_epochs", "epochs", "max_epochs", "n_epochs", "num_epochs")  # not "epoch": HF saves the epoch reached under it
 _PATIENCE = ("patience", "early_stopping_patience", "es_patience")
 _INTERRUPT = re.compile(r"\bKeyboardInterrupt\b|\bSIGTERM\b|signal 15\b|^Terminated\b|\bSIGINT\b", re.M)
 _EARLY_STOP_LINE = re.compile(r"early[ _-]?stopping|EarlyStopping|Stopping training early|"
