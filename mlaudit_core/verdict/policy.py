@@ -401,6 +401,11 @@ def _ended_failed(c: Ctx) -> Decision | None:
     """A run the tracker (or the in-process hook) saw end failed or killed: its ending is the main
     fact (a slowdown stays a finding). Without a crash signature the cause is inconclusive."""
     if c.run.status in (RunStatus.FAILED, RunStatus.KILLED) and c.get("RT003") is None:
+        e = c.ending
+        if e.interrupt or e.short:
+            return Decision(Outcome.CRASHED, Cause.INCONCLUSIVE,
+                            f"The run ended {c.run.status.value}: {e.describe()}. Who stopped it, and why, is not in "
+                            "the data.")
         return Decision(Outcome.CRASHED, Cause.INCONCLUSIVE,
                         f"The run ended {c.run.status.value}, and nothing in its metrics or console explains "
                         "why.")
@@ -615,6 +620,8 @@ POLICY: tuple[Rule, ...] = (
     Rule("V16", "ended-failed", 160, "tracker status failed or killed, no preemption (RT003)",
          (Outcome.CRASHED,), (Cause.INCONCLUSIVE,), _ended_failed, cases=(
              Case("MLflow status FAILED", (), ("crashed", "inconclusive"), status="failed"),
+             Case("W&B run failed after a KeyboardInterrupt", (), ("crashed", "inconclusive"), status="failed",
+                  series=_LOSS, console=("Traceback (most recent call last):", "KeyboardInterrupt")),
              Case("killed but preempted", (("RT003", _W, {}),), None, status="killed"))),
     Rule("V17", "stopped-early", 170,
          "planned length (max_steps, MAX_ITER, epochs, Keras 'Epoch k/N') > 5% beyond what was reached, an "
