@@ -433,6 +433,9 @@ def test_realworld_artifact_sniffed_and_loaded(base, entry):
         has = [r for r in ROLES if run.key_for(r) is not None]
         if entry.get("outcome_any_of") == ["unknown"]:
             continue  # labelled as holding nothing judgeable (e.g. only hp_metric)
+        if not run.metrics.keys and set(entry["outcome_any_of"]) <= {"crashed", "unknown"}:
+            assert run.console, entry["id"]  # died before logging a metric: the console says why
+            continue
         assert has, (entry["id"], run.metrics.keys[:20])
 
 
@@ -481,3 +484,20 @@ def test_logs_throughput_benchmark_runs_at_toy_size():
                          capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
     assert res.stdout.strip()
+
+
+def test_clearml_offline_session_sniffed(tmp_path):
+    """A session recorded by the real ClearML SDK (Task.set_offline; tests/clearml_helpers.py)."""
+    pytest.importorskip("clearml")
+    p = subprocess.run([sys.executable, str(REPO / "tests" / "clearml_helpers.py"), "offline", "--out",
+                        str(tmp_path)], capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    assert p.returncode == 0, p.stderr[-3000:]
+    made = json.loads(p.stdout.strip().splitlines()[-1])
+    for target in (made["folder"], made["zip"]):
+        loaded = load_path(target)
+        assert loaded.reader == "clearml_offline"
+        _, run = loaded.runs[0]
+        assert run.identity.id == made["task_id"] and len(run.series("train/loss")) == 300
+    res = cli(made["zip"], "--format", "json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout[res.stdout.index("{"):])["verdict"]["outcome"] != "succeeded"

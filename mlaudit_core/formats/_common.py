@@ -232,7 +232,11 @@ def grouped_table(names: list[str], counts: list[int], steps: np.ndarray, values
         return fast(names, counts, steps, values, walls)
     n = int(steps.shape[0])
     t = MetricTable.__new__(MetricTable)
-    t._codes = np.repeat(np.arange(len(names), dtype=np.int32), counts)
+    t._codes = np.empty(n, dtype=np.int32)
+    pos = 0
+    for i, c in enumerate(counts):
+        t._codes[pos:pos + c] = i
+        pos += c
     t._steps = np.ascontiguousarray(steps, dtype=np.int64)
     t._values = np.ascontiguousarray(values, dtype=np.float64)
     t._wall = walls if walls.dtype == np.float64 else walls.astype(np.float64)

@@ -27,8 +27,10 @@ def sniff(path: Path) -> float:
         return 0.0
     suffix = path.suffix.lower()
     named = suffix in _TEXT_SUFFIXES or any(w in path.name.lower() for w in ("log", "stdout", "output"))
-    if suffix in (".json", ".csv", ".yaml", ".yml", ".py", ".md", ".jsonl"):
+    if not named and suffix:  # an image, a checkpoint, source code...: not opened while walking
         return 0.0
+    if suffix in (".csv", ".tsv", ".json", ".jsonl", ".yaml", ".yml", ".toml", ".py"):
+        return 0.0  # structured files have their own readers (``--as console`` still reads them)
     data = head(path, 65536)
     if not data or b"\x00" in data:
         return 0.0

@@ -70,8 +70,34 @@ def load(path: Path):
     if any(path.glob("*.wandb")):
         from ..plugins import get_plugin
 
-        return get_plugin("wandb").load(str(path), offline=True)
+        run = get_plugin("wandb").load(str(path), offline=True)
+        _check_summary(run, path)
+        return run
     return _from_files(path)
+
+
+def _check_summary(run, path: Path) -> None:
+    """Say so when the ``.wandb`` history stops far before the step ``wandb-summary.json`` reached
+    (a binary cut short when copied or committed), and keep the summary's final values."""
+    summ = path / "files" / "wandb-summary.json"
+    if not summ.is_file():
+        return
+    try:
+        data = json.loads(summ.read_text(encoding="utf-8", errors="replace")[: 16 << 20])
+    except ValueError:
+        return
+    if not isinstance(data, dict):
+        return
+    last = data.get("_step")
+    hist_max = max((int(run.metrics.series(k).steps.max()) for k in run.metrics.keys
+                    if not k.startswith("system.") and len(run.metrics.series(k))), default=None)
+    if isinstance(last, (int, float)) and hist_max is not None and last > 1.05 * (hist_max + 1):
+        run.warnings.append(f"{path.name}: the .wandb history is truncated: it stops at step {hist_max}, "
+                            f"wandb-summary.json reached step {int(last)}; the summary's final values are "
+                            "kept as summary.* params")
+        for k, v in data.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                run.params.setdefault(f"summary.{k}", str(v))
 
 
 def _from_files(path: Path):
