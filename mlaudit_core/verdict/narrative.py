@@ -208,6 +208,21 @@ def hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis]:
         hs.append(Hypothesis(statement="a model or convergence problem", status="rejected",
                              cause=Cause.MODEL_CONVERGENCE,
                              evidence_against=["the finding is about time, not about the loss"]))
+    elif o in (Outcome.CRASHED, Outcome.RUNNING) and d.rule in ("V16", "V17") and c.ending.stopped:
+        why = c.ending.describe()
+        hs.append(Hypothesis(statement="stopped from outside (a person, the scheduler's time limit, a "
+                                       "preemption)", status="supported" if c.ending.interrupt else "open",
+                             cause=Cause.INFRA_RUNTIME, evidence_for=[why] if c.ending.interrupt else [],
+                             discriminating_test="check the scheduler's record (sacct / job events) and the "
+                                                 "shell history for the end time"))
+        hs.append(Hypothesis(statement="crashed with an error the captured output does not hold",
+                             status="rejected" if c.ending.interrupt else "open", cause=Cause.CORRECTNESS_BUG,
+                             evidence_against=["the console shows an interrupt"] if c.ending.interrupt else [],
+                             discriminating_test="attach the full stderr of the job; look for a traceback or an "
+                                                 "OOM-killer line in the kernel log"))
+        hs.append(Hypothesis(statement="still running, or resumed elsewhere", status="open",
+                             cause=Cause.INCONCLUSIVE,
+                             discriminating_test="look for a later run or checkpoint of the same config"))
     elif o is Outcome.CRASHED and d.primary is not None:
         path = d.primary.facts.get("code_path")
         if d.primary.code == "RT001":
@@ -367,7 +382,13 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
                                why="a healthy reference makes the next regression audit decisive",
                                cost="minutes"))
     if d.cause is Cause.INCONCLUSIVE:
-        acts.insert(0, NextAction(action="Attach the console log and the loss/validation metrics to the run",
-                                  why="the verdict is blocked on missing data", cost="minutes"))
+        if c.basis.judgeable and not c.run.console:
+            acts.insert(0, NextAction(action="Attach the job's console log (stdout and stderr) to the run, or "
+                                             "pass it with mlaudit logs",
+                                      why="the curves do not say why the run ended; a traceback, an OOM-killer "
+                                          "or a scheduler line would", cost="minutes"))
+        elif not c.basis.judgeable:
+            acts.insert(0, NextAction(action="Attach the console log and the loss/validation metrics to the run",
+                                      why="the verdict is blocked on missing data", cost="minutes"))
     order = {"minutes": 0, "hours": 1, "days": 2}
     return sorted(acts, key=lambda a: order[a.cost])[:8]
