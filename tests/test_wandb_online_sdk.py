@@ -277,7 +277,7 @@ def test_panel_resumes_logs_html_and_is_not_logged_twice(server, tmp_path, monke
     files = dict(run.files)
     last_step = run.history[-1]["_step"]
 
-    report = _cli("wandb", ref)
+    report = _cli("wandb", ref, "--panel")
     assert report["verdict"]["outcome"] == "diverged"
     # the resumed run's directory was a temporary one: nothing in the working directory, nor
     # where the SDK's process-wide setup put run directories (its first working directory)
@@ -309,7 +309,7 @@ def test_panel_resumes_logs_html_and_is_not_logged_twice(server, tmp_path, monke
     # a second audit: the same report is not logged again, the run is not resumed
     mark = len(server.calls)
     streams = len(server.requests)
-    res = CliRunner().invoke(app, ["wandb", ref, "-f", "json"])
+    res = CliRunner().invoke(app, ["wandb", ref, "-f", "json", "--panel"])
     assert res.exit_code == 0, res.output
     assert "RunResumeStatus" not in _ops_for(server, run_id, mark)
     assert not [p for _m, p in server.requests[streams:] if p.endswith("file_stream")]
@@ -328,7 +328,7 @@ def test_panel_leaves_the_callers_active_run_alone(server, tmp_path):
                                                                    x_disable_stats=True))
     try:
         active.log({"x": 1.0}, step=0)
-        report = _cli("wandb", f"{ENTITY}/{PROJECT}/panelhook1")
+        report = _cli("wandb", f"{ENTITY}/{PROJECT}/panelhook1", "--panel")
         active.log({"x": 2.0}, step=1)
     finally:
         active.finish()
@@ -340,12 +340,15 @@ def test_panel_leaves_the_callers_active_run_alone(server, tmp_path):
     assert len(_panel_rows(f"{ENTITY}/{PROJECT}/panelhook1")) == 1
 
 
-def test_no_panel_never_resumes(server):
+def test_default_write_back_never_resumes(server):
+    """Issue 19: the panel is opt-in; by default the verdict goes through the API only (tags,
+    summary keys, notes, files), the run's state log and history are untouched, and no
+    run-state automation can fire again."""
     run_id = "nopanel1"
     ref = f"{ENTITY}/{PROJECT}/{run_id}"
     run = server.run(ENTITY, PROJECT, run_id)
     n_rows, mark, reqs = len(run.history), len(server.calls), len(server.requests)
-    _cli("wandb", ref, "--no-panel")
+    _cli("wandb", ref)
     assert "RunResumeStatus" not in server.operations[mark:]
     assert "CreateRunFiles" in server.operations[mark:]  # the report files still go up
     assert not [p for _m, p in server.requests[reqs:] if p.endswith("file_stream")]
@@ -353,6 +356,8 @@ def test_no_panel_never_resumes(server):
     assert run.state_log == ["running", "finished"] and len(run.history) == n_rows
     assert run.summary["mlaudit/verdict"] and "mlaudit/report_sha" not in run.summary
     assert not any(name.startswith("media/") for name in run.files)
+    assert run.notes.count(BEGIN) == 1 and f"mlaudit:{run.summary['mlaudit/verdict']}" in run.tags
+    assert {"mlaudit/report.json", "mlaudit/report.md"} <= set(run.files)
 
 
 def test_crashed_run_panel_leaves_it_failed_and_the_loop_guard_holds(server, monkeypatch):
@@ -371,7 +376,7 @@ def test_crashed_run_panel_leaves_it_failed_and_the_loop_guard_holds(server, mon
     with server.lock:
         run.set_state("crashed")
     monkeypatch.setenv("WANDB_MODE", "offline")
-    report = _cli("wandb", ref)
+    report = _cli("wandb", ref, "--panel")
     monkeypatch.delenv("WANDB_MODE")
     assert report["verdict"]["outcome"] != "succeeded"  # a crashed run is never called healthy
     assert run.state_log == ["running", "finished", "crashed", "running", "failed"]
@@ -393,7 +398,7 @@ def test_watcher_loop_guard_after_the_panel_resume(server, tmp_path):
     from mlaudit_core.plugins import get_plugin
 
     args = ["watch", "wandb", "--project", f"{ENTITY}/{GUARDED}", "--once", "--since", "all",
-            "--state", str(tmp_path / "w.sqlite")]
+            "--state", str(tmp_path / "w.sqlite"), "--panel"]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
     runs = {rid: server.run(ENTITY, GUARDED, rid) for rid in ("guard1", "guard2")}
@@ -439,7 +444,7 @@ def test_refused_resume_is_one_line_and_the_verdict_stays(server, tmp_path, monk
     monkeypatch.setattr(server, "_model_view", refuse)
     monkeypatch.chdir(tmp_path)
     run = server.run(ENTITY, PROJECT, run_id)
-    res = CliRunner().invoke(app, ["wandb", ref, "-f", "json", "--timeout", "10"])
+    res = CliRunner().invoke(app, ["wandb", ref, "-f", "json", "--timeout", "10", "--panel"])
     assert res.exit_code == 2, res.output
     lines = [x for x in res.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and lines[0].startswith("mlaudit: error:"), res.stderr

@@ -35,10 +35,12 @@ class WandbPlugin:
     name = "wandb"
     extra = "wandb"
 
-    def __init__(self, api=None, timeout: int | None = None, panel: bool = True) -> None:
+    def __init__(self, api=None, timeout: int | None = None, panel: bool = False) -> None:
         self._api = api
         self.timeout = timeout
-        self.panel = panel  # write_back's default; False for batches (no run is resumed)
+        # write_back's default. Off unless asked (--panel): logging the panel resumes the run,
+        # which changes a crashed run's state and re-fires run-state automations (issue 19).
+        self.panel = panel
 
     @property
     def api(self):

@@ -14,7 +14,8 @@ What is written (a second audit replaces each item, never adds a second one):
   meanwhile is merged again (:func:`mlaudit_core.writeback.write_section`);
 * files ``mlaudit/report.json``, ``mlaudit/report.md`` (and ``mlaudit/report.html``
   when the HTML renderer is installed), overwritten in place;
-* optionally a report panel: the HTML report logged as ``wandb.Html`` under the
+* only when asked (``panel=True``, CLI ``--panel``; off by default since issue 19) a
+  report panel: the HTML report logged as ``wandb.Html`` under the
   history key ``mlaudit/report`` (one history row after the last step; the page
   is uploaded as ``media/html/mlaudit/report_<step>_<hash>.html``). Logging needs
   ``wandb.init(id=..., resume="must")``: W&B **marks the run running** while the
@@ -26,7 +27,7 @@ What is written (a second audit replaces each item, never adds a second one):
   re-uploads ``config.yaml`` (same config). The resumed run's summary gets
   ``mlaudit/report_sha`` (see below) and ``mlaudit/run_state`` = the state it ends
   in, so the loop guard holds for the re-fired automation; a re-audit whose report
-  says the same does not resume again. ``--no-panel`` avoids the resume altogether.
+  says the same does not resume again. Without ``--panel`` nothing resumes the run.
 
 Order: files, notes, tags, then the ``mlaudit/*`` summary keys, so a summary verdict
 (what the watcher and auto-triage check) means the write-back is complete.
@@ -159,7 +160,7 @@ def already_judged(summary: dict, state: str) -> bool:
 
 
 def write_back(api, path: RunPath, report: AuditReport, *, run_data=None, dry_run: bool = False,
-               panel: bool = True) -> WriteBackResult:
+               panel: bool = False) -> WriteBackResult:
     """Write the verdict onto the run ``path``; see the module docstring for what and why.
 
     Args:
@@ -168,7 +169,8 @@ def write_back(api, path: RunPath, report: AuditReport, *, run_data=None, dry_ru
         report: the audit report.
         run_data: the RunData the report came from (used by the HTML renderer's plots).
         dry_run: compute and return everything, write nothing.
-        panel: also log the HTML report panel (resumes the run; see module docstring).
+        panel: also log the HTML report panel (resumes the run; see module docstring). Off
+            by default (``--panel`` opts in).
 
     Returns:
         What was (or would be) written.

@@ -21,9 +21,11 @@ from ._common import (
     run_pipeline,
 )
 
-NO_PANEL = typer.Option(False, "--no-panel", help="Do not log the HTML report panel (it needs resuming "
-                                                  "the run, which flips its state and re-fires "
-                                                  "run-state automations).")
+PANEL = typer.Option(False, "--panel/--no-panel",
+                     help="Also log the HTML report as a panel in the run's history. Off by "
+                          "default: it resumes the run (wandb.init resume='must'), which turns a "
+                          "crashed run 'failed', moves its heartbeat and re-fires run-state "
+                          "automations. Without it: tags, summary keys, notes, files.")
 
 
 def register(app: typer.Typer) -> None:
@@ -46,20 +48,21 @@ def register(app: typer.Typer) -> None:
         offline: Path = typer.Option(None, "--offline", metavar="RUN_DIR",
                                      help="Read an offline run directory (run-<id>.wandb + files/) "
                                           "instead of the W&B server; nothing is written back."),
-        no_panel: bool = NO_PANEL,
+        panel: bool = PANEL,
         timeout: int = typer.Option(30, "--timeout", help="Seconds per W&B API request."),
         fmt: Format = FORMAT, out: Path = OUT, fail_on: FailOn = FAIL_ON, config: Path = CONFIG,
         dry_run: bool = DRY_RUN, no_write: bool = NO_WRITE, verbose: bool = VERBOSE,
         notify: list[str] = NOTIFY,
     ) -> None:
-        """Audit a W&B run; write tags, mlaudit/ summary keys, a notes section, report files and
-        a report panel back. Credentials: WANDB_API_KEY / WANDB_BASE_URL / ~/.netrc."""
+        """Audit a W&B run; write tags, mlaudit/ summary keys, a notes section and report files
+        back (with --panel also a report panel). Credentials: WANDB_API_KEY / WANDB_BASE_URL /
+        ~/.netrc."""
         from ..plugins import get_plugin
         from ._common import fail
 
         if offline is None and not ref:
             fail("give ENTITY/PROJECT/RUN_ID, or --offline RUN_DIR")
-        plugin = get_plugin("wandb", timeout=timeout)
+        plugin = get_plugin("wandb", timeout=timeout, panel=panel)
         if offline is not None:
             def load():
                 from mlaudit_wandb.offline import find_log
@@ -79,7 +82,7 @@ def register(app: typer.Typer) -> None:
         else:
             load, what = (lambda: plugin.load(ref)), f"W&B run {ref}"
         wb = None if no_write else (lambda run, rep: plugin.write_back(run, rep, dry_run=dry_run,
-                                                                        panel=not no_panel))
+                                                                        panel=panel))
         run_pipeline(load, fmt=fmt, out=out, fail_on=fail_on, config=config, write_back=wb,
                      verbose=verbose, what=what, notify=notify, dry_run=dry_run)
 
@@ -109,7 +112,7 @@ def register(app: typer.Typer) -> None:
         body_timeout: float = typer.Option(
             10.0, "--body-timeout", min=0.1, max=3600,
             help="Seconds a delivery may take to send its body; then 408."),
-        no_panel: bool = NO_PANEL, config: Path = CONFIG, notify: list[str] = NOTIFY,
+        panel: bool = PANEL, config: Path = CONFIG, notify: list[str] = NOTIFY,
     ) -> None:
         """Receive W&B Automations webhooks (run finished/failed) and audit each run.
 
@@ -176,7 +179,7 @@ def register(app: typer.Typer) -> None:
                     raise exc
                 raise RuntimeError(f"the watcher stopped: {type(exc).__name__}: {exc}") from exc
 
-        run_watch(lambda: _wandb_source(scope, projects, no_panel), state=state, config=config,
+        run_watch(lambda: _wandb_source(scope, projects, panel), state=state, config=config,
                   watch=cfg, notify=notify, serve=serve)
 
     @watch_app.command("wandb")
@@ -187,15 +190,15 @@ def register(app: typer.Typer) -> None:
         since: str = SINCE, once: bool = ONCE,
         interval: float = typer.Option(None, "--interval", hidden=True,
                                        help="Old name of --poll-interval."),
-        no_panel: bool = NO_PANEL, config: Path = CONFIG, notify: list[str] = NOTIFY,
+        panel: bool = PANEL, config: Path = CONFIG, notify: list[str] = NOTIFY,
     ) -> None:
         """Poll W&B projects and audit every run that ended and carries no verdict yet (the
-        fallback for plans without Automations); tags, summary keys, notes, files, panel."""
+        fallback for plans without Automations); tags, summary keys, notes, files (--panel: panel)."""
         projects = _projects_or_fail(project)
         cfg = watch_config(interval if interval is not None else poll_interval, concurrency,
                            since, once)
         scope = f"wandb projects={','.join(sorted(set(projects)))}"
-        run_watch(lambda: _wandb_source(scope, projects, no_panel), state=state, config=config,
+        run_watch(lambda: _wandb_source(scope, projects, panel), state=state, config=config,
                   watch=cfg, notify=notify)
 
 
@@ -211,13 +214,13 @@ def _projects_or_fail(projects: list[str]) -> list[str]:
     return list(dict.fromkeys(projects))
 
 
-def _wandb_source(scope: str, projects: list[str], no_panel: bool):
+def _wandb_source(scope: str, projects: list[str], panel: bool):
     """The W&B source, its key checked before any state file is made (exit 2 when refused)."""
     from mlaudit_wandb.triage import WandbWatchSource
 
     from ..plugins import get_plugin
 
-    plugin = get_plugin("wandb", panel=not no_panel)
+    plugin = get_plugin("wandb", panel=panel)
     source = WandbWatchSource(plugin, scope, projects)
     source.check_access()
     return source
