@@ -31,7 +31,8 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
     accuracy at chance throughout): when the training loss (median of its last evaluation
     interval) is at or above the chance-level loss ln K, or the validation accuracy never rose
     more than ``max_lift`` 25% of the way from chance to 1 (GE004's convention). The training
-    loss change is a difference of window medians, one window per evaluation interval.
+    loss change is a difference of window medians, one window per evaluation interval. Without
+    any training loss the rise is reported at info level only (``train_loss_missing``).
     """
 
     needs = (Role.VAL_LOSS,)
@@ -75,6 +76,19 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
                 return  # the training set is not fit better than a uniform guess: nothing to overfit
         if train_change is not None and train_change > 0:
             return  # both rising: that is divergence, not overfitting
+        if not tk:
+            # without a training loss a rising validation loss cannot be told from a divergence or
+            # from a model that never learned (tests/data/realworld tb11: a TF homework logging only
+            # its test loss, stuck at the mean, was called "overfit")
+            yield self.finding(
+                Severity.INFO,
+                f"{key} rose from its best {fmt(best)} at step {int(s.steps[ib])} to {fmt(final)} (GL {fmt(gl, 3)}%), "
+                "but no training loss is logged: overfitting (training loss falling meanwhile) cannot be told "
+                "from a divergence or a model that never learned",
+                evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[ib]), step_end=int(s.steps[-1]),
+                                         values={"best": best, "final": final, "gl_percent": gl})],
+                onset_step=int(s.steps[ib]), best=best, final=final, gl=gl, train_loss_missing=True)
+            return
         ak = run.key_for(Role.VAL_ACCURACY)
         if ak and ch is not None:
             acc, _ = as_fraction(ak, run.series(ak).by_step().finite().values)
