@@ -48,6 +48,8 @@ class GeneralizationGap(Detector, code="GE005", name="generalization-gap", famil
         gap = v.values - tv
         ib = int(np.argmin(v.values))
         mon_key, mon, hib, mon_src = monitored(run, vk)
+        if len(mon) < 2:  # the monitored metric has no usable points: fall back to the validation loss
+            mon_key, mon, hib, mon_src = vk, v, False, "validation loss"
         own = early_stopping_patience(run)
         if own:
             patience, pat_src = own[0], f"the run's {own[1]}"
