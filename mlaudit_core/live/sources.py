@@ -36,6 +36,9 @@ LIVE_ARTIFACT = "mlaudit/live.json"
 #: this for one run comes back evenly sampled.
 MLFLOW_MAX_RUNS = 100
 MLFLOW_MAX_ROWS = 2500
+#: Runs per tail request (below the server's 100): shorter requests keep the fast-path listing
+#: from queueing behind one long request on a busy server.
+MLFLOW_TAIL_RUNS = 20
 #: First sight of a run: an even sample of each detector key's whole history, this many runs
 #: and rows per request (the server samples with window functions over the whole history;
 #: 100 runs in one request took over 10 s on a loaded 2-core machine, 10 stay well under).
@@ -102,6 +105,7 @@ class MlflowLiveSource:
         self._http = self.uri.startswith(("http://", "https://"))
         self._exp_names: dict[str, str] = {}
         self.requests = 0
+        self.failures = 0  # tail requests that failed (the poll goes on without them)
 
     # -- listing ---------------------------------------------------------------------------
     def list_running(self) -> dict[str, RunInfo]:
@@ -183,7 +187,7 @@ class MlflowLiveSource:
                 self._fetch(key, [r for r, _ in chunk], None, None, tails, cursors)
             group: list[tuple[str, int, int]] = []
             for item in ranged:
-                if group and (len(group) >= MLFLOW_MAX_RUNS or item[1] - group[0][1] > MLFLOW_MAX_ROWS):
+                if group and (len(group) >= MLFLOW_TAIL_RUNS or item[1] - group[0][1] > MLFLOW_MAX_ROWS):
                     self._fetch(key, [g[0] for g in group], group[0][1],
                                 max(g[2] for g in group), tails, cursors)
                     group = []
@@ -195,7 +199,15 @@ class MlflowLiveSource:
 
     def _fetch(self, key: str, refs: list[str], start: int | None, end: int | None,
                tails: dict[str, Tail], cursors: dict[str, dict]) -> None:
-        rows = self._history(key, refs, start, end)
+        try:
+            rows = self._history(key, refs, start, end)
+        except Exception as exc:  # noqa: BLE001 - these runs' cursors stay: read at the next poll
+            self.failures += 1
+            if self.failures == 1 or self.failures % 100 == 0:
+                log.warning("reading %s of %d run(s) failed (%s); retried at the next poll "
+                            "(%d such failure(s) so far)", key, len(refs), type(exc).__name__,
+                            self.failures)
+            return
         by_run: dict[str, list[tuple[int, float, float]]] = {}
         for run_id, step, ts, value in rows:
             by_run.setdefault(run_id, []).append((step, ts, value))
