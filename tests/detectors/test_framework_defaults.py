@@ -71,8 +71,12 @@ def test_hf_mlflow_per_step_loss_wins_over_the_summary_point(hf, mlflow_server):
     assert r["train_loss"] == "loss" and r["val_loss"] == "eval_loss" and r["val_accuracy"] == "eval_accuracy"
     assert r["learning_rate"] == "learning_rate" and r["epoch"] == "epoch"
     assert r.get("throughput") != "eval_samples_per_second"  # evaluation speed is not training throughput
-    v = verdict(run)
+    rep = audit(run)
+    v = rep.verdict
     assert (v.outcome.value, v.cause.value) == ("succeeded", "healthy"), v.summary
+    # step-time jitter of this shared 2-core machine is not time outside training (issue 14)
+    assert not [f for f in rep.findings if f.code in ("SY004", "SY005") and f.severity.value != "info"], \
+        [f.message for f in rep.findings if f.code.startswith("SY")]
 
     bad = load_run(hf["diverging"]["mlflow_run_id"], mlflow_server["url"])
     assert roles(bad)["train_loss"] == "loss"
