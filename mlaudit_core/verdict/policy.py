@@ -333,6 +333,43 @@ def _overfit(c: Ctx) -> Decision | None:
     return None
 
 
+def _gap_overfit(c: Ctx) -> Decision | None:
+    """GE005 at warning (validation loss at least twice the training loss at the end, the gap grown
+    since the best evaluation) while the validation loss ended worse than its best beyond its noise
+    (3x the median step-to-step change of its last half, at least 2% of the best) and the training
+    loss kept falling after that best evaluation: the run fits the training set ever better and the
+    held-out data no better, the definition of overfitting even when GE001's generalisation-loss
+    threshold is not reached (a slow creep)."""
+    f = c.get("GE005", Severity.WARNING)
+    tk, vk = c.run.key_for(Role.TRAIN_LOSS), c.run.key_for(Role.VAL_LOSS)
+    if not f or not tk or not vk or c.ending.early_stopped:
+        # an early stop on the rising validation loss is the designed response: the rise inside its
+        # patience window is what triggered it (tests/data/realworld wb06, healthy)
+        return None
+    v = c.run.metrics.series(vk).by_step().finite()
+    t = c.run.metrics.series(tk).by_step().finite()
+    if len(v) < 4 or len(t) < 4:
+        return None
+    ib = int(np.argmin(v.values))
+    if ib >= len(v) - 1:
+        return None
+    best, final = float(v.values[ib]), float(v.values[-1])
+    half = v.values[len(v) // 2:]
+    noise = float(np.median(np.abs(np.diff(half)))) if half.size > 2 else 0.0
+    if final - best <= max(3 * noise, 0.02 * abs(best)):
+        return None
+    at_best = t.values[t.steps <= v.steps[ib]]
+    after = t.values[t.steps > v.steps[ib]]
+    if not len(at_best) or len(after) < 2:
+        return None
+    k = max(1, min(len(after) // 4, 10))
+    if float(np.median(after[-k:])) >= float(np.median(at_best[-k:])):
+        return None  # training did not keep improving: not the overfitting shape
+    return Decision(Outcome.OVERFIT, Cause.MODEL_CONVERGENCE,
+                    f"The run overfit (slowly): {vk} ended at {fmt(final)}, above its best {fmt(best)} at step "
+                    f"{int(v.steps[ib])} (noise ~{fmt(noise)}), while {tk} kept falling; {f.message}.", f)
+
+
 #: Degraded in-run: the held-out metric's final value is worse than its best by this share of the
 #: best (a loss 25% above its minimum, an accuracy/mAP 25% below its peak) ...
 DEGRADED_HELDOUT = 0.25
@@ -597,6 +634,25 @@ POLICY: tuple[Rule, ...] = (
     Rule("V12", "overfit", 120, "GE001 at error", (Outcome.OVERFIT,), (Cause.MODEL_CONVERGENCE,), _overfit,
          codes=("GE001",), cases=(Case("val loss rose 40% from its min", (("GE001", _E, {}),),
                                        ("overfit", "model_convergence")),)),
+    Rule("V12a", "gap-overfit", 122,
+         "GE005 at warning (val loss >= 2x train loss at the end, gap grown since the best evaluation), the "
+         "validation loss ending above its best beyond its noise (3x median change, >= 2%) and the training "
+         "loss still falling after that best; not when the run's own early stopping fired", (Outcome.OVERFIT,), (Cause.MODEL_CONVERGENCE,), _gap_overfit,
+         codes=("GE005",), cases=(
+             Case("val creeps 1.20 -> 1.37 while train falls",
+                  (("GE005", _W, {}),), ("overfit", "model_convergence"),
+                  series={"loss": tuple(2.0 * 0.97 ** i for i in range(40)),
+                          "val_loss": tuple([1.5, 1.3, 1.2] + [1.2 + 0.005 * i for i in range(37)])}),
+             Case("the run's early stopping fired on the rise", (("GE005", _W, {}),), None,
+                  series={"loss": tuple(2.0 * 0.97 ** i for i in range(40)),
+                          "val_loss": tuple([1.5, 1.3, 1.2] + [1.2 + 0.005 * i for i in range(37)])},
+                  console=("Early stopping triggered after 40 epochs.",)),
+             Case("val still at its best at the end", (("GE005", _W, {}),), None,
+                  series={"loss": tuple(2.0 * 0.97 ** i for i in range(40)),
+                          "val_loss": tuple(1.5 - 0.005 * i for i in range(40))}),
+             Case("train loss rose too (not overfit)", (("GE005", _W, {}),), None,
+                  series={"loss": tuple([0.5, 0.3, 0.2] + [0.2 + 0.01 * i for i in range(37)]),
+                          "val_loss": tuple([1.5, 1.3, 1.2] + [1.2 + 0.01 * i for i in range(37)])}))),
     Rule("V12b", "degraded-in-run", 125,
          "GE003 at warning with the final held-out value >= 25% worse than its best, and the smoothed "
          "training loss rising >= 1.5x above its minimum after it", (Outcome.REGRESSED,), (Cause.MODEL_CONVERGENCE,), _degraded,
