@@ -32,7 +32,7 @@ import numpy as np
 
 from ..report import DetectorRun, Finding, Severity
 from ..roles import Role, normalise_key
-from ..rundata import RunData, RunStatus
+from ..rundata import RunData
 
 #: Fewer finite points than this cannot show a trend: with one or two points the first and last
 #: value are the whole series, and no learning detector of the catalogue can run (their
