@@ -50,6 +50,13 @@ KEYS = ["train/loss", "train/grad_norm", "train/lr", "train/throughput", "train/
         "train/aux_loss", "train/tokens", "train/step_time", "train/data_time", "train/mem"]
 
 
+def _value(key: str, j: int, step: int, scale: float) -> float:
+    """A healthy run's value: losses falling slowly, throughput and step time steady."""
+    if key in ("train/throughput", "train/step_time"):
+        return 1000.0 if key == "train/throughput" else 0.1
+    return 1.0 + math.exp(-step / scale) + 0.01 * j
+
+
 class _Receiver:
     """A local webhook receiver: records (time.time(), JSON body) of each POST."""
 
@@ -113,7 +120,7 @@ def _writer(db_uri: str, run_ids: list[str], seconds: float, nan_at: float, out:
                 s = step + k
                 ts = int((tick - 1 + k / 10) * 1000)
                 for j, key in enumerate(KEYS):
-                    v = 1.0 + math.exp(-s / 300) + 0.01 * j
+                    v = _value(key, j, s, 300)
                     rows.append((key, v, ts, rid, s, 0))
                     if k == 9:
                         latest.append((key, v, ts, s, 0, rid))
@@ -230,8 +237,8 @@ def _tb_prefill(logdir: Path, points: int) -> None:
     for s in range(steps):
         for j, key in enumerate(KEYS):
             ev = Event(wall_time=t0 + s / 10, step=s,
-                       summary=Summary(value=[Summary.Value(tag=key, simple_value=1.0 + math.exp(
-                           -s / 3000) + 0.01 * j)]))
+                       summary=Summary(value=[Summary.Value(tag=key,
+                                                            simple_value=_value(key, j, s, 3000))]))
             w.add_event(ev)
     w.flush()
     w.close()
@@ -263,7 +270,7 @@ def bench_tensorboard(points: int, seconds: float, interval: float) -> dict:
             i = 0
             while time.time() - t0 < seconds and not state["stop"]:
                 for j, key in enumerate(KEYS):
-                    v = 1.0 + 0.01 * j
+                    v = _value(key, j, s0 + i, 3000)
                     if key == "train/loss" and state["nan_t"] is None and time.time() - t0 >= seconds * 0.6:
                         v = float("nan")
                     w.add_scalar(key, v, s0 + i)

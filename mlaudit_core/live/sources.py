@@ -362,9 +362,11 @@ class TensorBoardLiveSource:
                     acc[2].extend(v)
                 offsets[name] = off + whole
             for key, (s, w, v) in list(tail.points.items()):
-                order = sorted(range(len(s)), key=lambda i: (s[i], w[i]))
-                tail.points[key] = ([s[i] for i in order], [w[i] for i in order],
-                                    [v[i] for i in order])
+                import numpy as np
+
+                order = np.lexsort((np.asarray(w), np.asarray(s)))  # by step, then wall time
+                tail.points[key] = (np.asarray(s)[order].tolist(), np.asarray(w)[order].tolist(),
+                                    np.asarray(v)[order].tolist())
             for f in console:
                 name = str(f.relative_to(root))
                 off = int(offsets.get(name, 0))
@@ -430,11 +432,8 @@ def _decode_records(data: bytes, name: str, prefix: str, read_event_file) -> dic
         warnings: list[str] = []
         fp = read_event_file(Path(tmp.name), prefix, notes, warnings)
     out: dict[str, tuple[list, list, list]] = {}
-    codes = fp.codes.tolist()
-    steps, walls, values = fp.steps.tolist(), fp.walls.tolist(), fp.values.tolist()
-    for i, c in enumerate(codes):
-        acc = out.setdefault(fp.names[c], ([], [], []))
-        acc[0].append(steps[i])
-        acc[1].append(walls[i])
-        acc[2].append(values[i])
+    for c, name in enumerate(fp.names):  # one vectorised selection per tag
+        m = fp.codes == c
+        if m.any():
+            out[name] = (fp.steps[m].tolist(), fp.walls[m].tolist(), fp.values[m].tolist())
     return out
