@@ -4,7 +4,8 @@ A real ``mlflow server`` (sqlite store) on 127.0.0.1, started here unless ``--tr
 is given. A producer thread finishes ``--runs`` runs in experiment ``watcher-kills`` at a
 steady pace (each with a user Description, 300 loss points, some diverging), while
 ``mlaudit watch mlflow`` runs as a subprocess and is SIGKILLed ``--kills`` times at random
-moments (uniform between ``--min-gap`` and ``--max-gap`` seconds after it logged its start),
+moments (uniform between ``--min-gap`` and ``--max-gap`` seconds, default 2-10 s, after it
+logged its start),
 restarted each time on the same state file. Once every run is finished, a last watcher runs
 until the state file has settled every run (or ``--settle`` seconds pass).
 
@@ -19,7 +20,7 @@ while a run was being written.
 Prints one JSON object; the figure is ``complete_runs`` out of ``runs``.
 
 Usage: ``python benchmarks/watcher_kills.py [--runs 200] [--kills 100] [--seed 0]``
-(full size takes about 10-15 minutes on 2 cores; the test suite runs it at toy size).
+(full size takes about 15-20 minutes on 2 cores; the test suite runs it at toy size).
 """
 
 from __future__ import annotations
@@ -233,8 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--kills", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--min-gap", type=float, default=1.0)
-    ap.add_argument("--max-gap", type=float, default=6.0)
+    ap.add_argument("--min-gap", type=float, default=2.0)
+    ap.add_argument("--max-gap", type=float, default=10.0)
     ap.add_argument("--tracking-uri", help="an MLflow server to use (default: start one)")
     ap.add_argument("--settle", type=float, default=900.0)
     args = ap.parse_args(argv)
