@@ -35,7 +35,10 @@ WRITES_BACK = {"tensorboard"}
 
 
 def _say(text: str) -> None:
-    err_console.print(text, markup=False, highlight=False, soft_wrap=True)
+    """One line on stderr; file names are run-controlled: control codes shown as ``\\xNN``."""
+    from ..redact import redact_text
+
+    err_console.print(redact_text(text), markup=False, highlight=False, soft_wrap=True)
 
 
 def _write_back(reader: str, dry_run: bool):
@@ -83,7 +86,9 @@ def register(app: typer.Typer) -> None:
             _say(f"skipped {where}: {why}")
         if list_only:
             for c in cands:
-                typer.echo(f"{c.path}\t{c.reader}\t{c.confidence:.2f}\t{c.reason}")
+                from ..redact import redact_text
+
+                typer.echo(redact_text(f"{c.path}\t{c.reader}\t{c.confidence:.2f}\t{c.reason}"))
             raise typer.Exit(0)
         if len(cands) == 1:
             c = cands[0]
