@@ -45,6 +45,8 @@ def test_tensorboard_hp_metric_only_is_unknown_and_written_back(tmp_path):
     assert "hp_metric" in rep["verdict"]["summary"]  # says which metric it saw and why it is not enough
     res = CliRunner().invoke(app, ["tensorboard", str(logdir)])
     assert "UNKNOWN" in res.output and "SUCCEEDED" not in res.output
+    res = CliRunner().invoke(app, ["tensorboard", str(logdir), "--format", "markdown", "--no-write"])
+    assert "none of the 1 logged metrics plays a recognised role" in res.output, res.output
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     acc = EventAccumulator(str(logdir), size_guidance={"tensors": 0})
