@@ -33,6 +33,21 @@ GraphQL (``POST /graphql``, HTTP basic ``api:<key>``):
   ``historyTail``/``eventsTail`` (a JSON list of JSON-string rows; the SDK continues at
   the last ``_step`` + 1) and ``wandbConfig(keys: ["t"])`` (wandb-core resumes only a run
   whose ``t`` is set, as every SDK-made run's is);
+* Automations (``wandb.automations``, ``Api.create_automation``): ``GetProject``
+  (``project { ...ProjectFragment }``: ``id``, ``createdAt``, ``isBenchmark``, ``user``),
+  ``IntegrationsByEntity`` (``entity { integrations }``: the webhook integrations in
+  ``srv.integrations``, ``GenericWebhookIntegration`` with ``id``, ``name``,
+  ``urlEndpoint``), ``ServerFeaturesQuery`` features from ``srv.features`` (none by
+  default; wandb 0.31 treats project scope, run-state events and webhook actions as
+  supported by every server, ``automations/_compat.py``), and the
+  ``CreateAutomation`` mutation ``createFilterTrigger(input: CreateFilterTriggerInput)``
+  answered with ``trigger { ...TriggerFields }`` (scope ``Project``, event
+  ``FilterEventTriggeringCondition`` with ``eventType``/``filter``, action
+  ``GenericWebhookTriggeredAction`` with ``integration`` and ``requestPayload``); the
+  inputs are kept in ``srv.automations``; a second automation of the same name is the
+  409 conflict the SDK reports. Shapes from wandb 0.31's
+  ``wandb/automations/_generated/operations.py`` and ``input_types.py``; fragments with a
+  type condition are applied only to objects of that type for these union-typed fields.
 * ``deleteRun``; anything else is answered with a GraphQL error naming the
   operation or field, so a new query in the SDK shows up as a clear failure.
 
@@ -154,6 +169,9 @@ class FakeWandbServer:
         self.unknown: list[str] = []
         self.lock = threading.Lock()
         self.live_rows = 10  # newest history rows answered inline as liveData, not in parquet
+        self.features: list[str] = []  # ServerFeature names reported enabled
+        self.integrations: list[dict[str, Any]] = []  # webhook integrations of the entity
+        self.automations: list[dict[str, Any]] = []  # createFilterTrigger inputs received
         self._server = None
         self._thread: threading.Thread | None = None
         self.port = 0
@@ -219,7 +237,8 @@ class FakeWandbServer:
             except GraphQLFailure as exc:
                 if os.environ.get("FAKE_WANDB_DEBUG"):
                     print(body.get("query"), body.get("variables"), file=sys.stderr)
-                return JSONResponse({"data": None, "errors": [{"message": str(exc)}]})
+                return JSONResponse({"data": None, "errors": [{"message": str(exc)}]},
+                                    status_code=exc.status)
             return JSONResponse({"data": data})
 
         async def get_file(request):
@@ -318,9 +337,14 @@ class FakeWandbServer:
         out: dict[str, Any] = {}
         for sel in selection_set.selections:
             if isinstance(sel, FragmentSpreadNode):
-                out.update(self._project(obj, fragments[sel.name.value].selection_set, fragments,
-                                         variables, opname))
+                frag = fragments[sel.name.value]
+                if obj.get("__union") and frag.type_condition.name.value != obj.get("__typename"):
+                    continue  # a fragment on another member of a union type
+                out.update(self._project(obj, frag.selection_set, fragments, variables, opname))
             elif isinstance(sel, InlineFragmentNode):
+                if obj.get("__union") and sel.type_condition is not None and \
+                        sel.type_condition.name.value != obj.get("__typename"):
+                    continue
                 out.update(self._project(obj, sel.selection_set, fragments, variables, opname))
             elif isinstance(sel, FieldNode):
                 fname = sel.name.value
@@ -349,14 +373,18 @@ class FakeWandbServer:
                        "teams": {"edges": [{"node": {"name": self.entity}}]},
                        "__typename": "User"},
             "serverInfo": {"cliVersionInfo": {}, "latestLocalVersionInfo": None,
-                           "features": [], "__typename": "ServerInfo"},
+                           "features": [{"name": f, "isEnabled": True} for f in self.features],
+                           "__typename": "ServerInfo"},
             "project": self._project_view,
             "model": self._model_view,
             # a personal entity: no organization, so wandb-core's system monitor
             # (OrganizationCoreWeaveOrganizationID) probes no CoreWeave metadata server
             "entity": lambda name=None, **_: {"name": name, "id": "RW50aXR5OjE=",
                                               "isTeam": False, "organization": None,
-                                              "__typename": "Entity"},
+                                              "__typename": "Entity",
+                                              "integrations": lambda after=None, first=50, **_:
+                                                  _connection([dict(i, __union=True) for i in
+                                                               self.integrations], after, first)},
         }
 
     def mutation_root(self) -> dict[str, Any]:
@@ -365,7 +393,40 @@ class FakeWandbServer:
             "createRunFiles": self._create_run_files,
             "markRunFilesUploaded": lambda input=None, **_: {"success": True},
             "deleteRun": self._delete_run,
+            "createFilterTrigger": self._create_filter_trigger,
         }
+
+    def _create_filter_trigger(self, input=None, **_):
+        """``createFilterTrigger``: keep the input, answer the created trigger (TriggerFields)."""
+        inp = dict(input or {})
+        if any(a["name"] == inp.get("name") for a in self.automations):
+            raise GraphQLFailure(f"conflict: a trigger named {inp.get('name')!r} exists", 409)
+        self.automations.append(inp)
+        hook = next((i for i in self.integrations
+                     if i["id"] == (inp.get("triggeredActionConfig") or {})
+                     .get("genericWebhookActionInput", {}).get("integrationID")), None)
+        action_in = (inp.get("triggeredActionConfig") or {}).get("genericWebhookActionInput") or {}
+        scope_id = inp.get("scopeID")
+        project = next(((e, p) for (e, p, _n) in self.runs
+                        if base64.b64encode(f"Project:{e}:{p}".encode()).decode() == scope_id),
+                       (self.entity, "?"))
+        now = _now()
+        trigger = {
+            "__typename": "Trigger", "id": base64.b64encode(
+                f"Trigger:{len(self.automations)}".encode()).decode(),
+            "createdAt": now, "updatedAt": now, "name": inp.get("name"),
+            "description": inp.get("description"), "enabled": inp.get("enabled", True),
+            "scope": {"__typename": "Project", "__union": True, "id": scope_id,
+                      "name": project[1]},
+            "triggeringCondition": {"__typename": "FilterEventTriggeringCondition",
+                                    "__union": True, "eventType": inp.get("triggeringEventType"),
+                                    "filter": inp.get("eventFilter")},
+            "triggeredAction": {"__typename": "GenericWebhookTriggeredAction", "__union": True,
+                                "integration": dict(hook or {}, __union=True,
+                                                    __typename="GenericWebhookIntegration"),
+                                "requestPayload": action_in.get("requestPayload")},
+        }
+        return {"trigger": trigger}
 
     # ------------------------------------------------------------------ file stream
     def _apply_file_stream(self, run: FakeRun, body: dict[str, Any]) -> None:
@@ -421,7 +482,8 @@ class FakeWandbServer:
         return {
             "id": base64.b64encode(f"Project:{entity}:{name}".encode()).decode(),
             "name": name, "entityName": entity, "internalId": "1", "readOnly": False,
-            "__typename": "Project",
+            "__typename": "Project", "createdAt": "2026-01-01T00:00:00", "isBenchmark": False,
+            "user": None,
             "run": lambda name=None, **_: self._run_view(self.run(entity, pname, name)),
             "runCount": lambda filters=None, **_: len(_filter(runs, filters)),
             "runs": lambda filters=None, after=None, first=50, order=None, **_:
@@ -588,7 +650,12 @@ class FakeWandbServer:
 
 
 class GraphQLFailure(Exception):
-    """Answered as a GraphQL ``errors`` entry."""
+    """A GraphQL error answered with HTTP ``status`` (200 unless given, as W&B answers most
+    errors; 409 for a name conflict, which the SDK's create_automation recognises)."""
+
+    def __init__(self, message: str = "", status: int = 200) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def _now() -> str:

@@ -12,12 +12,16 @@ when to leave a run alone.
 action POSTs the automation's payload with the webhook's access token in
 ``Authorization: Bearer <token>`` (W&B docs, "Create a webhook automation"); the
 receiver compares it in constant time with ``MLAUDIT_WANDB_WEBHOOK_SECRET`` and hands
-the run to :meth:`Watcher.submit`. A recommended payload template::
+the run to :meth:`Watcher.submit`. The payload ``--install-automation`` sets
+(:data:`mlaudit_wandb.automation.PAYLOAD`) uses W&B's documented payload variables only::
 
     {"event_type": "${event_type}", "entity": "${entity_name}",
-     "project": "${project_name}", "run_id": "${run_id}"}
+     "project": "${project_name}", "event_author": "${event_author}"}
 
-(``run_path``/``run_url``/``run_name`` are accepted too.) Accepted runs are rows of the
+None of them names the run, so such a delivery (entity and project, no run) queues every
+ended run of that project without a verdict for its state (the ``watch wandb`` listing,
+run off the event loop). A payload naming a run (``run_path``, ``run_url``, or
+``entity``/``project``/``run_id``/``run_name``) queues that run. Accepted runs are rows of the
 watcher's state file, so a crash or restart loses nothing; an audit that fails is
 retried with backoff and given up after ``max_attempts``. ``GET /healthz`` reports the
 runs per state. With ``--project`` the receiver also lists those projects every
@@ -151,6 +155,22 @@ def run_path_from_payload(payload: dict) -> str | None:
     return None
 
 
+def project_from_payload(payload: dict) -> str | None:
+    """``ENTITY/PROJECT`` from a payload that names a project and no run at all (W&B's
+    documented ``${entity_name}``/``${project_name}``), else None; parts checked like run
+    names."""
+    from .online import valid_segment
+
+    if not isinstance(payload, dict) or any(
+            k in payload for k in ("run_id", "run_name", "run_path", "run_url", "run")):
+        return None  # a payload that names a run but not validly is refused, not widened
+    parts = [payload.get("entity") or payload.get("entity_name"),
+             payload.get("project") or payload.get("project_name")]
+    if all(isinstance(x, str) and valid_segment(x) for x in parts):
+        return "/".join(parts)
+    return None
+
+
 def make_app(watcher, secret: str, *, states: tuple[str, ...] = ("finished", "failed",
                                                                    "crashed", "killed"),
              body_timeout_s: float = 10.0):
@@ -234,6 +254,22 @@ def make_app(watcher, secret: str, *, states: tuple[str, ...] = ("finished", "fa
         if state and state not in states:
             return JSONResponse({"ignored": f"run state {clip(state, 40)}"}, status_code=200)
         run = run_path_from_payload(payload)
+        if run is None and (project := project_from_payload(payload)):
+            # W&B's documented variables name the project only: sweep its ended runs
+            source = watcher.source
+            try:
+                refs = await asyncio.to_thread(source.plugin.list_finished, None,
+                                               project=project, endings=True)
+            except Exception as exc:  # W&B unreachable: W&B retries a failed delivery
+                log.warning("webhook: listing %s failed: %s", project, clip(str(exc), 200))
+                return JSONResponse({"error": f"listing {project} failed; try again"},
+                                    status_code=503)
+            try:  # each run's ending is its state@heartbeat, as the poll records it
+                added = watcher.submit(list(refs)) if refs else 0
+            except QueueFull as exc:
+                return JSONResponse({"error": str(exc)}, status_code=503)
+            return JSONResponse({"project": project, "queued": added, "ended_without_verdict":
+                                 len(refs)}, status_code=202 if added else 200)
         if run is None:
             return JSONResponse({"error": "payload names no run (send entity, project, run_id "
                                           "or run_path: names W&B could hold)"}, status_code=400)

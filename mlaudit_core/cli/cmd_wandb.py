@@ -113,12 +113,22 @@ def register(app: typer.Typer) -> None:
             10.0, "--body-timeout", min=0.1, max=3600,
             help="Seconds a delivery may take to send its body; then 408."),
         panel: bool = PANEL, config: Path = CONFIG, notify: list[str] = NOTIFY,
+        install_automation: str = typer.Option(
+            None, "--install-automation", metavar="ENTITY/PROJECT",
+            help="Create the W&B Automation (run finished/failed -> the team webhook) in this "
+                 "project through wandb.automations, then exit; see docs/wandb.md."),
+        webhook: str = typer.Option(None, "--webhook", metavar="NAME",
+                                    help="With --install-automation: the team webhook to use "
+                                         "(default: the only one)."),
+        automation_name: str = typer.Option("mlaudit-triage", "--automation-name",
+                                            help="With --install-automation: its name."),
     ) -> None:
         """Receive W&B Automations webhooks (run finished/failed) and audit each run.
 
         The shared secret (the webhook's access token, sent as Authorization: Bearer) is read
         from MLAUDIT_WANDB_WEBHOOK_SECRET; it is never printed. Runs go through the shared
         watcher core: a restart loses nothing, a failed audit is retried with backoff.
+        With --install-automation ENTITY/PROJECT it creates the Automation and exits.
         """
         import signal
         import socket
@@ -127,6 +137,10 @@ def register(app: typer.Typer) -> None:
         from mlaudit_wandb.triage import SECRET_ENV
 
         from ._common import fail
+
+        if install_automation is not None:
+            _install_automation(install_automation, webhook, automation_name)
+            return
 
         secret = os.environ.get(SECRET_ENV, "").strip()  # a newline from an env file never matches
         if not secret:
@@ -200,6 +214,30 @@ def register(app: typer.Typer) -> None:
         scope = f"wandb projects={','.join(sorted(set(projects)))}"
         run_watch(lambda: _wandb_source(scope, projects, panel), state=state, config=config,
                   watch=cfg, notify=notify)
+
+
+def _install_automation(project: str, webhook: str | None, name: str) -> None:
+    """``--install-automation``: create the run-state Automation; one line, exit 0 (also when
+    it exists already), exit 2 for bad input or a server without run-state automations."""
+    from mlaudit_wandb.automation import PAYLOAD, install_automation
+    from mlaudit_wandb.online import sdk_errors
+
+    from ..errors import MlauditError
+    from ..plugins import get_plugin
+    from ._common import fail
+
+    [project] = _projects_or_fail([project])
+    try:
+        api = get_plugin("wandb").api
+        with sdk_errors(project):
+            done = install_automation(api, project, webhook=webhook, name=name)
+    except MlauditError as exc:
+        fail(str(exc))
+    import json
+
+    verb = "created" if done.created else "exists already (left unchanged)"
+    typer.echo(f"mlaudit: automation {done.name!r} in {done.project} {verb}: runs that finish or "
+               f"fail -> webhook {done.webhook!r} ({done.url}), payload {json.dumps(PAYLOAD)}")
 
 
 def _projects_or_fail(projects: list[str]) -> list[str]:
