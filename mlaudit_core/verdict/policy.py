@@ -427,6 +427,44 @@ def _plateau(c: Ctx) -> Decision | None:
     return None
 
 
+def _val_plateau(c: Ctx) -> Decision | None:
+    """GE007: the monitored validation metric came within its noise of its best early and did not
+    improve in the rest of the run (detector: defaults; fires on no healthy run of realworld/own/
+    libraries, NOTES 17:02)."""
+    f = c.get("GE007", Severity.WARNING)
+    stopped = c.ending.stopped or c.run.status in (RunStatus.FAILED, RunStatus.KILLED)
+    if f and not stopped:  # a run cut short never had the chance to improve: its stop explains more
+        return Decision(Outcome.PLATEAUED, Cause.MODEL_CONVERGENCE,
+                        f"Validation plateaued: {f.message}. More steps at this setting buy nothing; change the LR "
+                        "schedule, the data or the model, or stop earlier.", f)
+    return None
+
+
+_LEARNING_OUTCOMES = (Outcome.OVERFIT, Outcome.UNDERFIT, Outcome.PLATEAUED, Outcome.UNSTABLE, Outcome.REGRESSED)
+
+
+def _metric_out_of_range(c: Ctx) -> Decision | None:
+    """LI007: a bounded metric (accuracy, F1, AUC, IoU, mAP) outside [0, 1] (or above 100 on a
+    percent scale) is computed wrongly: the cause is a correctness bug in the evaluation whatever
+    the curves show; the outcome is what the learning rules after this one read (succeeded when
+    none fires)."""
+    f = c.get("LI007", Severity.ERROR)
+    if not f:
+        return None
+    outcome = Outcome.SUCCEEDED
+    for rule in sorted(POLICY, key=lambda r: r.precedence):
+        if rule.precedence <= 97 or rule.name in ("no-judgeable-signal", "healthy"):
+            continue
+        d = rule.when(c)
+        if d is not None and d.outcome in _LEARNING_OUTCOMES:
+            outcome = d.outcome
+            break
+    return Decision(outcome, Cause.CORRECTNESS_BUG,
+                    f"A metric is computed wrongly: {f.message}. Whatever it says about the model cannot be "
+                    "trusted until the metric code is fixed (custom metrics averaged over batches, a missing "
+                    "clip, a wrong reduction).", f)
+
+
 def _unstable(c: Ctx) -> Decision | None:
     f = c.get("OP002", Severity.WARNING)
     if f:
@@ -617,6 +655,14 @@ POLICY: tuple[Rule, ...] = (
          codes=("LI002", "LI003"), cases=(
              Case("step counter went 8672 -> 542", (("LI002", _E, {}),), ("unstable", "correctness_bug")),
              Case("info only", (("LI003", _I, {}),), None))),
+    Rule("V09b", "metric-out-of-range", 97,
+         "LI007 at error (a bounded metric outside [0, 1], or above 100 in percent); the outcome is the first "
+         "learning rule after this one that matches, else succeeded", (Outcome.SUCCEEDED,) + _LEARNING_OUTCOMES,
+         (Cause.CORRECTNESS_BUG,), _metric_out_of_range, codes=("LI007",), cases=(
+             Case("Keras custom F1 1.092, run plateaued", (("LI007", _E, {}), ("OP003", _W, {})),
+                  ("plateaued", "correctness_bug")),
+             Case("F1 1.092, curves healthy", (("LI007", _E, {}),), ("succeeded", "correctness_bug"),
+                  series=_LOSS))),
     Rule("V10", "baseline-regression", 100,
          "BL001 at error; BL003's layer gives the cause (metric_policy -> succeeded)",
          (Outcome.REGRESSED, Outcome.SUCCEEDED), tuple(Cause), _baseline, codes=("BL001", "BL003"), cases=(
@@ -670,6 +716,13 @@ POLICY: tuple[Rule, ...] = (
     Rule("V14", "plateau", 140, "OP003 at warning", (Outcome.PLATEAUED,), (Cause.MODEL_CONVERGENCE,), _plateau,
          codes=("OP003",), cases=(Case("flat for 60% of the run", (("OP003", _W, {}),),
                                        ("plateaued", "model_convergence")),)),
+    Rule("V14b", "validation-plateau", 145, "GE007 at warning (the monitored validation metric stopped "
+         "improving early); not on a run that stopped early or ended failed", (Outcome.PLATEAUED,), (Cause.MODEL_CONVERGENCE,), _val_plateau, codes=("GE007",),
+         cases=(Case("val loss flat for the last 60% of evaluations", (("GE007", _W, {}),),
+                     ("plateaued", "model_convergence")),
+                Case("info only", (("GE007", _I, {}),), None),
+                Case("run interrupted at 8% of its plan", (("GE007", _W, {}),), None, status="failed",
+                     series=_LOSS, console=("KeyboardInterrupt",)))),
     Rule("V15", "unstable", 150, "OP002 at warning", (Outcome.UNSTABLE,), (Cause.MODEL_CONVERGENCE,), _unstable,
          codes=("OP002",), cases=(Case("unrecovered spikes", (("OP002", _W, {}),), ("unstable", "model_convergence")),
                                   Case("benign spike (info)", (("OP002", _I, {}),), None))),
