@@ -1,0 +1,271 @@
+"""``mlaudit serve mlflow-webhook``: audit a model version's source run when it is registered.
+
+MLflow (>= 3.3) sends signed webhooks for model-registry events. On ``model_version.created``
+the payload's ``data`` carries the registered model ``name``, the ``version`` and the
+source ``run_id``; this receiver audits that run (and writes the verdict onto the run as
+``mlaudit mlflow`` does), then tags the **model version**:
+
+* ``mlaudit.verdict``, ``mlaudit.cause``, ``mlaudit.confidence``, ``mlaudit.codes``,
+* ``mlaudit.report``: where the report is (the run's ``mlaudit/report.html`` artifact, as a
+  UI link when the tracking URI is an HTTP server),
+* with ``--gate``: ``mlaudit.gate`` = ``passed`` when the outcome is one of the allowed
+  outcomes (default ``succeeded``), else ``blocked``; a promotion step checks it before it
+  moves an alias (docs/mlflow.md, "Registry gate").
+
+Signature (MLflow ``mlflow/webhooks/delivery.py``, Standard Webhooks conventions): headers
+``X-MLflow-Delivery-Id``, ``X-MLflow-Timestamp`` (Unix seconds) and ``X-MLflow-Signature`` =
+``v1,`` + base64(HMAC-SHA256(secret, ``"<delivery id>.<timestamp>.<raw body>"``)). A delivery
+is accepted only when the signature matches (constant-time compare) and the timestamp is
+within ``max_age_s`` of now in either direction (default 300 s: the Standard Webhooks
+recommendation, which MLflow's docs follow). A delivery id seen in the last ``max_age_s``
+is acknowledged without a second audit (replay, or MLflow's own retry).
+
+Responses: 202 queued, 200 acknowledged and ignored (another event, no run id, a repeated
+delivery), 400 not JSON or no model version, 401 missing/wrong signature or stale
+timestamp, 413 body over :data:`MAX_BODY_BYTES`, 503 queue full. Audits run on a worker
+thread so MLflow's delivery (30 s timeout) is answered at once. Queued deliveries live in
+memory: a receiver restart loses those not yet audited (MLflow does not redeliver an
+acknowledged event); ``mlaudit batch mlflow`` or ``mlaudit watch mlflow`` catch the runs up.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import logging
+import queue
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+log = logging.getLogger("mlaudit.serve.mlflow")
+
+SECRET_ENV = "MLAUDIT_MLFLOW_WEBHOOK_SECRET"
+#: MLflow's header names (mlflow/webhooks/constants.py).
+SIGNATURE_HEADER = "x-mlflow-signature"
+TIMESTAMP_HEADER = "x-mlflow-timestamp"
+DELIVERY_HEADER = "x-mlflow-delivery-id"
+#: Seconds a delivery's timestamp may differ from now (Standard Webhooks: 5 minutes).
+MAX_AGE_S = 300
+#: MLflow payloads are a few hundred bytes (tags included); bigger bodies are refused.
+MAX_BODY_BYTES = 256 * 1024
+#: Deliveries waiting for an audit before the receiver answers 503.
+MAX_QUEUE = 1000
+#: Model-version tag names.
+TAG_VERDICT, TAG_CAUSE, TAG_CONFIDENCE, TAG_CODES = ("mlaudit.verdict", "mlaudit.cause",
+                                                      "mlaudit.confidence", "mlaudit.codes")
+TAG_REPORT, TAG_GATE = "mlaudit.report", "mlaudit.gate"
+
+
+def sign(secret: str, delivery_id: str, timestamp: str, body: bytes) -> str:
+    """MLflow's signature of a delivery: ``v1,<base64 HMAC-SHA256>`` over
+    ``"<delivery_id>.<timestamp>.<body>"``."""
+    content = f"{delivery_id}.{timestamp}.".encode() + body
+    digest = hmac.new(secret.encode(), content, hashlib.sha256).digest()
+    return "v1," + base64.b64encode(digest).decode()
+
+
+def verify(secret: str, headers, body: bytes, *, now: float | None = None,
+           max_age_s: float = MAX_AGE_S) -> str | None:
+    """None when the delivery is MLflow's, else why not (one short phrase).
+
+    ``headers``: a case-insensitive mapping (Starlette's ``request.headers``).
+    """
+    sig = headers.get(SIGNATURE_HEADER, "")
+    ts = headers.get(TIMESTAMP_HEADER, "")
+    delivery = headers.get(DELIVERY_HEADER, "")
+    if not (sig and ts and delivery):
+        return "missing signature, timestamp or delivery id header"
+    try:
+        stamp = int(ts)
+    except ValueError:
+        return "timestamp is not Unix seconds"
+    now = time.time() if now is None else now
+    if abs(now - stamp) > max_age_s:
+        return f"timestamp {abs(now - stamp):.0f} s from now (limit {max_age_s:g} s)"
+    want = sign(secret, delivery, ts, body)
+    # MLflow sends one "v1,<sig>"; Standard Webhooks allows several, space-separated
+    if not any(hmac.compare_digest(s.encode(), want.encode()) for s in sig.split()):
+        return "signature does not match"
+    return None
+
+
+@dataclass
+class GateConfig:
+    """``--gate``: tag ``mlaudit.gate`` ``passed`` for these outcomes, ``blocked`` otherwise."""
+
+    enabled: bool = False
+    allow: tuple[str, ...] = ("succeeded",)
+
+
+@dataclass
+class Registered:
+    """One ``model_version.created`` delivery to audit."""
+
+    name: str
+    version: str
+    run_id: str
+    delivery: str
+
+
+def report_link(tracking_uri: str, experiment_id: str, run_id: str) -> str:
+    """The report's place: the MLflow UI artifact view for an HTTP tracking URI, else the
+    ``runs:/`` artifact URI."""
+    if tracking_uri.startswith(("http://", "https://")):
+        return (f"{tracking_uri.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
+                "/artifacts/mlaudit/report.html")
+    return f"runs:/{run_id}/mlaudit/report.html"
+
+
+@dataclass
+class RegistryAuditor:
+    """Audits the source run of each registered model version and tags the version.
+
+    ``plugin``: the :class:`~mlaudit_mlflow.plugin.MlflowPlugin`; ``settings``: mlaudit
+    settings; ``write_run``: also write the verdict onto the run.
+    """
+
+    plugin: object
+    settings: object
+    tracking_uri: str
+    gate: GateConfig = field(default_factory=GateConfig)
+    write_run: bool = True
+    done: list = field(default_factory=list)  # (Registered, outcome or error) for /healthz
+
+    def handle(self, item: Registered) -> str:
+        """Audit ``item.run_id``, tag the model version; returns the outcome."""
+        from mlaudit_core.audit import audit
+
+        from .loader import client_for
+
+        client = client_for(self.plugin.tracking_uri)
+        run = self.plugin.load(item.run_id)
+        report = audit(run, settings=self.settings)
+        if self.write_run:
+            self.plugin.write_back(run, report)
+        v = report.verdict
+        exp_id = client.get_run(item.run_id).info.experiment_id
+        codes = sorted({f.code for f in report.findings if f.severity.rank >= 1})
+        tags = {TAG_VERDICT: v.outcome.value, TAG_CAUSE: v.cause.value,
+                TAG_CONFIDENCE: f"{v.confidence:.2f}", TAG_CODES: ",".join(codes),
+                TAG_REPORT: report_link(self.tracking_uri, exp_id, item.run_id)}
+        if self.gate.enabled:
+            tags[TAG_GATE] = "passed" if v.outcome.value in self.gate.allow else "blocked"
+        for key, value in tags.items():  # mlaudit.verdict last: present means complete
+            if key != TAG_VERDICT:
+                client.set_model_version_tag(item.name, item.version, key, value)
+        client.set_model_version_tag(item.name, item.version, TAG_VERDICT, tags[TAG_VERDICT])
+        return v.outcome.value
+
+
+class Receiver:
+    """The delivery queue, its worker thread and the recent delivery ids."""
+
+    def __init__(self, auditor: RegistryAuditor, secret: str, *, max_age_s: float = MAX_AGE_S,
+                 max_queue: int = MAX_QUEUE) -> None:
+        self.auditor, self.secret, self.max_age_s = auditor, secret, max_age_s
+        self.queue: queue.Queue[Registered | None] = queue.Queue(maxsize=max_queue)
+        self.seen: OrderedDict[str, float] = OrderedDict()
+        self.counts = {"audited": 0, "failed": 0}
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._work, name="mlaudit-mlflow-hook", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        self.queue.put(None)
+        self._thread.join(timeout)
+
+    def first_time(self, delivery: str) -> bool:
+        """Record ``delivery``; False when it was seen within ``max_age_s``."""
+        now = time.monotonic()
+        with self._lock:
+            while self.seen and next(iter(self.seen.values())) < now - 2 * self.max_age_s:
+                self.seen.popitem(last=False)
+            if delivery in self.seen:
+                return False
+            self.seen[delivery] = now
+            return True
+
+    def _work(self) -> None:
+        from mlaudit_core.redact import redact_text
+
+        while (item := self.queue.get()) is not None:
+            try:
+                outcome = self.auditor.handle(item)
+                self.counts["audited"] += 1
+                log.info("model %s version %s (run %s): %s", item.name, item.version,
+                         item.run_id, outcome)
+            except Exception as exc:  # noqa: BLE001 - one delivery's failure stops nothing
+                self.counts["failed"] += 1
+                log.error("model %s version %s (run %s): not audited: %s", item.name,
+                          item.version, item.run_id,
+                          redact_text(f"{type(exc).__name__}: {exc}".splitlines()[0]))
+
+
+def parse(payload) -> Registered | str:
+    """The model version of a ``model_version.created`` payload, else why it is ignored."""
+    if not isinstance(payload, dict):
+        return "not a JSON object"
+    event = f"{payload.get('entity')}.{payload.get('action')}"
+    if event != "model_version.created":
+        return f"event {event[:60]} ignored"
+    data = payload.get("data")
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str) \
+            or not isinstance(data.get("version"), (str, int)):
+        return "no model version in the payload"
+    run_id = data.get("run_id")
+    if not isinstance(run_id, str) or not run_id.isalnum() or len(run_id) > 64:
+        return "model version has no source run"
+    return Registered(data["name"], str(data["version"]), run_id, "")
+
+
+def make_app(receiver: Receiver):
+    """Starlette app: ``POST /webhook`` (MLflow-signed), ``GET /healthz``."""
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def webhook(request):
+        size = request.headers.get("content-length", "")
+        if size.isdigit() and int(size) > MAX_BODY_BYTES:
+            return JSONResponse({"error": f"body over {MAX_BODY_BYTES} bytes"}, status_code=413)
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_BODY_BYTES:
+                return JSONResponse({"error": f"body over {MAX_BODY_BYTES} bytes"},
+                                    status_code=413)
+        why = verify(receiver.secret, request.headers, body, max_age_s=receiver.max_age_s)
+        if why:
+            log.warning("refused a delivery: %s", why)
+            return JSONResponse({"error": why}, status_code=401)
+        try:
+            payload = json.loads(body)
+        except (ValueError, RecursionError):
+            return JSONResponse({"error": "body is not JSON"}, status_code=400)
+        item = parse(payload)
+        if isinstance(item, str):
+            status = 400 if item.startswith(("not a JSON", "no model")) else 200
+            return JSONResponse({"ignored" if status == 200 else "error": item},
+                                status_code=status)
+        item.delivery = request.headers.get(DELIVERY_HEADER, "")
+        if not receiver.first_time(item.delivery):
+            return JSONResponse({"ignored": "delivery seen already"}, status_code=200)
+        try:
+            receiver.queue.put_nowait(item)
+        except queue.Full:
+            return JSONResponse({"error": "queue full"}, status_code=503)
+        return JSONResponse({"queued": f"{item.name}/{item.version}", "run_id": item.run_id},
+                            status_code=202)
+
+    async def healthz(request):
+        return JSONResponse({"ok": receiver._thread.is_alive(), "queued": receiver.queue.qsize(),
+                             **receiver.counts})
+
+    return Starlette(routes=[Route("/webhook", webhook, methods=["POST"]),
+                             Route("/healthz", healthz, methods=["GET"])])

@@ -1,0 +1,171 @@
+"""``mlaudit serve mlflow-webhook`` against a real ``mlflow server`` (issue 19, item 1).
+
+The server (SQL backend, webhooks allowed to reach 127.0.0.1 over http via
+``MLFLOW_WEBHOOK_ALLOWED_SCHEMES`` / ``MLFLOW_WEBHOOK_ALLOW_PRIVATE_IPS``) gets a webhook for
+``model_version.created`` created through ``MlflowClient.create_webhook`` with a secret; a
+model is registered from a diverged run and from a healthy run, MLflow delivers the signed
+events to a real ``mlaudit`` receiver process, which tags each model version. Deliveries
+with a wrong signature, a stale timestamp or a repeated delivery id are refused or ignored;
+the valid-signature case uses MLflow's own signing function, so the receiver follows
+MLflow's scheme, not a copy of it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import requests
+
+mlflow = pytest.importorskip("mlflow")
+from conftest import free_port  # noqa: E402
+from test_batch_mlflow import log_run  # noqa: E402
+
+SECRET = "mlflow-hook-secret-0123"
+BIN = Path(sys.executable).parent
+
+
+def _wait_http(url: str, proc, log: Path, timeout: float = 120) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{url}: process exited\n" + log.read_text()[-3000:])
+        try:
+            if requests.get(url, timeout=1).status_code == 200:
+                return
+        except requests.RequestException:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError(f"{url} did not answer in {timeout} s\n" + log.read_text()[-3000:])
+
+
+def _stop(proc) -> int | None:
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        return proc.wait(timeout=30)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        os.killpg(proc.pid, signal.SIGKILL)
+        return None
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    """A webhook-enabled ``mlflow server`` and an ``mlaudit serve mlflow-webhook --gate``."""
+    root = tmp_path_factory.mktemp("mlflow-hooks")
+    port, hook_port = free_port(), free_port()
+    env = dict(os.environ, MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false",
+               MLFLOW_WEBHOOK_ALLOWED_SCHEMES="http,https", MLFLOW_WEBHOOK_ALLOW_PRIVATE_IPS="true",
+               MLFLOW_WEBHOOK_REQUEST_MAX_RETRIES="1")
+    mlflow_bin = shutil.which("mlflow", path=str(BIN)) or "mlflow"
+    server = subprocess.Popen(
+        [mlflow_bin, "server", "--host", "127.0.0.1", "--port", str(port), "--backend-store-uri",
+         f"sqlite:///{root / 'mlflow.db'}", "--artifacts-destination", str(root / "artifacts"),
+         "--workers", "1"], stdout=open(root / "server.log", "wb"), stderr=subprocess.STDOUT,
+        env=env, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    hook_log = root / "hook.log"
+    receiver = None
+    try:
+        _wait_http(f"{url}/health", server, root / "server.log")
+        receiver = subprocess.Popen(
+            [str(BIN / "mlaudit"), "serve", "mlflow-webhook", "--port", str(hook_port), "-u", url,
+             "--gate"], stdout=open(hook_log, "wb"), stderr=subprocess.STDOUT,
+            env=dict(os.environ, MLAUDIT_MLFLOW_WEBHOOK_SECRET=SECRET,
+                     MLFLOW_HTTP_REQUEST_MAX_RETRIES="0"), start_new_session=True)
+        hook = f"http://127.0.0.1:{hook_port}"
+        _wait_http(f"{hook}/healthz", receiver, hook_log)
+        yield {"url": url, "hook": hook, "log": hook_log, "receiver": receiver}
+    finally:
+        if receiver is not None:
+            _stop(receiver)
+        _stop(server)
+
+
+def _wait_tag(client, name: str, version: str, log: Path, timeout: float = 120) -> dict:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        tags = client.get_model_version(name, version).tags
+        if "mlaudit.verdict" in tags:
+            return tags
+        time.sleep(0.5)
+    raise AssertionError(f"{name}/{version} got no verdict\n" + log.read_text()[-3000:])
+
+
+def test_registering_a_diverged_run_tags_the_version_blocked(stack):
+    client = mlflow.MlflowClient(stack["url"])
+    client.create_webhook(name="mlaudit", url=f"{stack['hook']}/webhook",
+                          events=["model_version.created"], secret=SECRET)
+    exp = client.create_experiment("registry-gate")
+    bad, good = log_run(client, exp, "diverge", "diverge"), log_run(client, exp, "healthy", "healthy")
+    client.create_registered_model("churn")
+    v_bad = client.create_model_version("churn", f"runs:/{bad}/model", run_id=bad)
+    v_good = client.create_model_version("churn", f"runs:/{good}/model", run_id=good)
+
+    tags = _wait_tag(client, "churn", v_bad.version, stack["log"])
+    assert tags["mlaudit.verdict"] == "diverged" and tags["mlaudit.gate"] == "blocked"
+    assert tags["mlaudit.cause"] and 0 < float(tags["mlaudit.confidence"]) <= 1
+    assert tags["mlaudit.report"] == (f"{stack['url']}/#/experiments/{exp}/runs/{bad}"
+                                      "/artifacts/mlaudit/report.html")
+    assert "OP001" in tags["mlaudit.codes"]
+    assert client.get_run(bad).data.tags["mlaudit.verdict"] == "diverged"  # the run too
+    good_tags = _wait_tag(client, "churn", v_good.version, stack["log"])
+    assert good_tags["mlaudit.verdict"] == "succeeded" and good_tags["mlaudit.gate"] == "passed"
+
+    # the promotion rule docs/mlflow.md shows: only a passed version gets the alias
+    for v in (v_bad, v_good):
+        if client.get_model_version("churn", v.version).tags.get("mlaudit.gate") == "passed":
+            client.set_registered_model_alias("churn", "champion", v.version)
+    assert client.get_model_version_by_alias("churn", "champion").version == v_good.version
+    health = requests.get(f"{stack['hook']}/healthz", timeout=5).json()
+    assert health["audited"] == 2 and health["failed"] == 0
+
+
+def _post(hook: str, body: bytes, *, delivery: str, stamp: int, secret: str = SECRET):
+    from mlflow.webhooks.delivery import _generate_hmac_signature  # MLflow's own signer
+
+    sig = _generate_hmac_signature(secret, delivery, str(stamp), body.decode())
+    return requests.post(f"{hook}/webhook", data=body, timeout=10, headers={
+        "Content-Type": "application/json", "X-MLflow-Delivery-Id": delivery,
+        "X-MLflow-Timestamp": str(stamp), "X-MLflow-Signature": sig})
+
+
+def test_signature_timestamp_and_replay_are_checked(stack):
+    body = json.dumps({"entity": "model_version", "action": "created", "timestamp": "x",
+                       "data": {"name": "nothing", "version": "1", "run_id": None,
+                                "source": "s3://b/m", "tags": {}, "description": None}}).encode()
+    now = int(time.time())
+    ok = _post(stack["hook"], body, delivery=str(uuid.uuid4()), stamp=now)
+    assert ok.status_code == 200 and ok.json() == {"ignored": "model version has no source run"}
+    wrong = _post(stack["hook"], body, delivery=str(uuid.uuid4()), stamp=now, secret="other")
+    assert wrong.status_code == 401 and wrong.json()["error"] == "signature does not match"
+    stale = _post(stack["hook"], body, delivery=str(uuid.uuid4()), stamp=now - 3600)
+    assert stale.status_code == 401 and "from now (limit 300 s)" in stale.json()["error"]
+    unsigned = requests.post(f"{stack['hook']}/webhook", data=body, timeout=10)
+    assert unsigned.status_code == 401
+    other = json.dumps({"entity": "registered_model", "action": "created", "data": {}}).encode()
+    res = _post(stack["hook"], other, delivery=str(uuid.uuid4()), stamp=now)
+    assert res.status_code == 200 and "ignored" in res.json()
+
+    # a replayed delivery (same id, still signed and fresh) is acknowledged, not audited again
+    client = mlflow.MlflowClient(stack["url"])
+    exp = client.create_experiment("registry-replay")
+    rid = log_run(client, exp, "overfit", "overfit")
+    client.create_registered_model("replayed")
+    mv = client.create_model_version("replayed", f"runs:/{rid}/model", run_id=rid)
+    first = _wait_tag(client, "replayed", mv.version, stack["log"])
+    assert first["mlaudit.gate"] == "blocked"
+    again = json.dumps({"entity": "model_version", "action": "created",
+                        "data": {"name": "replayed", "version": mv.version, "run_id": rid}}).encode()
+    delivery = str(uuid.uuid4())
+    assert _post(stack["hook"], again, delivery=delivery, stamp=now).status_code == 202
+    assert _post(stack["hook"], again, delivery=delivery, stamp=now).json() == {
+        "ignored": "delivery seen already"}
+    assert "Traceback" not in stack["log"].read_text()
