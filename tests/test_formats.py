@@ -501,3 +501,18 @@ def test_clearml_offline_session_sniffed(tmp_path):
     res = cli(made["zip"], "--format", "json")
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout[res.stdout.index("{"):])["verdict"]["outcome"] != "succeeded"
+
+
+def test_tensorboard_split_pairs_with_a_shared_suffix(tmp_path):
+    """'train with SGD' + 'val with SGD' (a TF2 course run, tests/data/realworld tb11) are one run;
+    'train_a' + 'train_b' are two runs (one split word: not a pair)."""
+    tbx = pytest.importorskip("tensorboardX")
+    for sub, tag in (("one/train with SGD", "loss"), ("one/val with SGD", "loss"),
+                     ("two/train_a", "loss"), ("two/train_b", "loss")):
+        w = tbx.SummaryWriter(str(tmp_path / sub))
+        for i in range(10):
+            w.add_scalar(tag, 1.0 / (i + 1), i)
+        w.close()
+    loaded = load_path(tmp_path / "one")
+    assert len(loaded) == 1 and set(loaded.runs[0][1].metrics.keys) == {"train/loss", "val/loss"}
+    assert [Path(p).name for p, _ in load_path(tmp_path / "two")] == ["train_a", "train_b"]

@@ -305,9 +305,33 @@ SPLIT_DIRS = frozenset({"train", "training", "validation", "valid", "val", "eval
 _SPLIT_DIRS = SPLIT_DIRS
 
 
-def run_dir_of(event_dir: Path, root: Path) -> Path:
+_SPLIT_PREFIX = re.compile(r"^(train|training|validation|valid|val|eval|evaluation|test|testing)(\W.*|_.*|)$",
+                           re.IGNORECASE)
+
+
+def _paired_splits(dirs: set[Path]) -> dict[Path, str]:
+    """Sibling event directories named like splits with one shared suffix (``train with SGD`` and
+    ``val with SGD``, ``train_adam`` and ``test_adam``): the splits of their parent's run.
+    Returns ``{directory: split word}``."""
+    by_parent: dict[Path, list[tuple[Path, str, str]]] = {}
+    for d in dirs:
+        m = _SPLIT_PREFIX.match(d.name)
+        if m and d.name.lower() not in SPLIT_DIRS:
+            by_parent.setdefault(d.parent, []).append((d, m.group(1).lower(), m.group(2)))
+    out: dict[Path, str] = {}
+    for items in by_parent.values():
+        by_rest: dict[str, list[tuple[Path, str]]] = {}
+        for d, word, rest in items:
+            by_rest.setdefault(rest, []).append((d, word))
+        for group in by_rest.values():
+            if len({w for _, w in group}) >= 2:
+                out.update(dict(group))
+    return out
+
+
+def run_dir_of(event_dir: Path, root: Path, paired: dict[Path, str] | None = None) -> Path:
     """The run an event file's directory belongs to: a split sub-directory belongs to its parent."""
-    if event_dir != root and event_dir.name.lower() in SPLIT_DIRS:
+    if event_dir != root and (event_dir.name.lower() in SPLIT_DIRS or event_dir in (paired or {})):
         return event_dir.parent
     return event_dir
 
@@ -317,7 +341,8 @@ def run_dirs(root: Path, files: list[Path]) -> list[Path]:
 
     Runs are told apart by directory only: tag prefixes (``Loss/train``) never split a run.
     """
-    return sorted({run_dir_of(f.parent, root) for f in files}, key=str)
+    paired = _paired_splits({f.parent for f in files})
+    return sorted({run_dir_of(f.parent, root, paired) for f in files}, key=str)
 
 
 def _placeholder(f: Path) -> str | None:
@@ -387,8 +412,13 @@ def load_logdir(logdir: str | os.PathLike) -> RunData:
     names: list[str] = []
     index: dict[str, int] = {}
     parts = []
+    paired = _paired_splits({f.parent for f in files})
+    if paired:
+        notes.append("sub-directories " + ", ".join(repr(d.name) for d in sorted(paired)) + " are the splits "
+                     "of one run; their keys are prefixed with the split (" + ", ".join(
+                         sorted({w + "/" for w in paired.values()})) + ")")
     for f in files:
-        rel = f.parent.relative_to(base).as_posix()
+        rel = paired[f.parent] if f.parent in paired else f.parent.relative_to(base).as_posix()
         fp = read_event_file(f, "" if rel == "." else rel + "/", notes, warnings, params)
         remap = np.array([index.setdefault(nm, len(index)) for nm in fp.names] or [0], dtype=np.int32)
         names = list(index)

@@ -30,13 +30,20 @@ def sniff(path: Path) -> float:
         return 0.8 if "tfevents" in path.name else 0.0
     if _has_events(path):
         return 0.8
-    from mlaudit_tensorboard.reader import SPLIT_DIRS
+    from mlaudit_tensorboard.reader import run_dirs
 
     try:
-        subs = [d for d in path.iterdir() if d.is_dir() and d.name.lower() in SPLIT_DIRS]
+        subs = [d for d in path.iterdir() if d.is_dir()]
     except OSError:
         return 0.0
-    return 0.8 if any(_has_events(d) for d in subs) else 0.0
+    files = []
+    for d in subs[:200]:
+        try:
+            files.extend(p for p in d.iterdir() if "tfevents" in p.name and p.is_file())
+        except OSError:
+            continue
+    # event files only in split sub-folders (train/, validation/, "train with SGD"...): one run
+    return 0.8 if files and run_dirs(path, files) == [path] else 0.0
 
 
 def list_runs(path: Path) -> list[Path]:
