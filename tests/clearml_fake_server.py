@@ -16,7 +16,8 @@ server, which speaks the wire protocol of clearml-server's API (v2.23):
   ``api_version``/``server_version`` as the SDK decodes them; other calls need
   ``Authorization: Bearer <token>``;
 * tasks: ``create, get_all (id, name as regex, project, status, tags, system_tags,
-  parent, last_update/last_change ">iso", _or_, only_fields, order_by, page,
+  parent, last_update/last_change/status_changed ">iso" or a list of such conditions (the
+  Monitor's ``status_changed: [">..."]``), _or_, only_fields, order_by, page,
   page_size), get_by_id, edit, update, started, stopped, completed, failed,
   publish, reset, enqueue, ping, set_requirements, get_hyper_params,
   edit_hyper_params, delete_hyper_params, edit_configuration, add_or_update_artifacts,
@@ -374,7 +375,9 @@ class FakeClearMLServer:
         if d.get("system_tags") and not self._match_tags(t.get("system_tags", []), d["system_tags"]):
             return False
         for field in ("last_update", "last_change", "status_changed"):  # the server's datetime_fields
-            if isinstance(d.get(field), str) and not self._cmp_dt(t.get(field), d[field]):
+            conds = d.get(field)  # one ">iso" condition, or a list of them (all must hold), as
+            conds = [conds] if isinstance(conds, str) else conds  # clearml Monitor sends it
+            if isinstance(conds, list) and not all(self._cmp_dt(t.get(field), c) for c in conds):
                 return False
         ors = d.get("_or_")
         if ors:

@@ -570,7 +570,7 @@ class _Watcher:
 
 
 def test_watcher_audits_within_one_interval_once_across_a_kill_and_again_after_a_rerun(server, tmp_path):
-    """The real SDK in a watcher process against the fake server: the TriggerScheduler hands a task
+    """The real SDK in a watcher process against the fake server: the ClearML Monitor hands a task
     to the shared core within one poll (--poll-interval 1 s; the project listing runs every 10 s,
     so only the trigger is that fast); a watcher SIGKILLed after a write-back and before recording
     it, and a task that ends while no watcher runs, still give one write-back per task; a task reset

@@ -42,6 +42,8 @@ MODULE_EXTRAS = {
     "mlaudit_core/ci/schema_out.py": {"ci"},
     "mlaudit_core/cli/cmd_serve.py": {"serve"},
     "mlaudit_core/cli/cmd_wandb.py": {"wandb"},
+    "integrations/mlaudit_mlflow/registry_webhook.py": {"mlflow", "serve"},
+    "mlaudit_core/cli/cmd_mlflow_webhook.py": {"mlflow", "serve"},
     "mlaudit_core/cli/cmd_demo.py": {"examples", "mlflow", "tensorboard"},
     "mlaudit_core/service/batch.py": {"ray"},
     "mlaudit_core/agent": {"mcp"},

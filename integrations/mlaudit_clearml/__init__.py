@@ -7,7 +7,7 @@
   both go through :mod:`.mapping` into one :class:`~mlaudit_core.rundata.RunData`;
 * :mod:`.writeback` puts the verdict back onto the task (tags, user properties,
   comment section, report panel, artifacts where the server allows them);
-* :mod:`.watcher` audits tasks as they finish, on ClearML's own ``TriggerScheduler``.
+* :mod:`.watcher` audits tasks as they finish, on ClearML's public ``Monitor`` class.
 
 Importing this package imports no ClearML SDK; the SDK is imported on first use
 through :func:`mlaudit_core.plugins.require`.

@@ -11,12 +11,16 @@ supplies only what is ClearML's:
   names one *ending* of a task, so a task reset and run again (a new ``status_changed``) is
   audited again, while a task whose verdict is written stays settled however often
   mlaudit's own write-back moves its ``last_update``.
-* :class:`SchedulerTrigger`: ClearML's own :class:`clearml.automation.TriggerScheduler`,
-  one task trigger on the project and statuses, polling every ``interval_s`` in a thread
-  of its own; each task it fires on is handed to ``Watcher.submit`` with its ending, so an
-  audit starts within one poll of the task's end. The scheduler is a service task
-  ``mlaudit watcher: <project>`` in the ``DevOps`` project (``Task.init``), which
-  :func:`enqueue` can also send to an agent's queue (``start_remotely``).
+* :class:`MonitorTrigger`: ClearML's public monitoring base class
+  :class:`clearml.automation.monitor.Monitor` (the extension point of ClearML's own
+  monitoring services), subclassed through its public hooks only
+  (``get_query_parameters``: the project's tasks that reached an ended status since the
+  previous poll; ``process_task``), polled every ``interval_s`` in a thread of its own;
+  each task it reports is handed to ``Watcher.submit`` with its ending, so an audit starts
+  within one poll of the task's end. The watcher is a ClearML task
+  ``mlaudit watcher: <project>`` in the ``DevOps`` project (``Task.init``, type
+  ``monitor``), which :func:`enqueue` can send to an agent's queue, usually ``services``
+  (``Task.execute_remotely``).
 
 The guard against a second audit is two-fold: the state file (one row per task and
 ending) and, on the task itself, the user property ``mlaudit.ended``
@@ -47,8 +51,6 @@ log = logging.getLogger("mlaudit.watch.clearml")
 LIST_EVERY = 10
 #: ``RunData.cache`` key: the task's status when it was loaded for the audit.
 STATUS_CACHE = "clearml.status"
-#: Executed-trigger records the scheduler keeps for its tables in the web UI.
-KEEP_EXECUTED = 100
 SCHEDULER_PROJECT = "DevOps"
 
 
@@ -144,48 +146,60 @@ class ClearMLWatchSource(PluginSource):
         return super().skip_reason(run)
 
 
-def make_scheduler(source: ClearMLWatchSource, interval_s: float, on_task):
-    """A ``TriggerScheduler`` (its service task made by ``Task.init``) with one task trigger on
-    the project and statuses that calls ``on_task(task_id)`` in a thread for each hit.
+def service_task(project: str):
+    """The watcher's own ClearML task, ``mlaudit watcher: <project>`` in ``DevOps`` (type
+    ``monitor``), as ClearML's monitoring services make theirs (``Task.init``; on an agent
+    this attaches to the task the agent runs)."""
+    from .connection import sdk
 
-    The scheduler's own record of what it triggered is cleared before each poll: the state
-    file decides what is audited, and a task that ends again must fire again.
+    Task = sdk().Task
+    return Task.init(project_name=SCHEDULER_PROJECT, task_name=scheduler_name(project),
+                     task_type=Task.TaskTypes.monitor, reuse_last_task_id=False,
+                     auto_resource_monitoring=False, auto_connect_frameworks=False)
+
+
+def make_monitor(source: ClearMLWatchSource, on_task):
+    """A :class:`clearml.automation.monitor.Monitor` on the source's project that calls
+    ``on_task(task_id)`` for each task that reached one of ``source.statuses`` since the
+    previous step.
+
+    Only the public extension points are used (ClearML's own monitoring services, e.g.
+    ``examples/services/monitoring/slack_alerts.py``, subclass it the same way):
+    :meth:`~Monitor.set_projects`, :meth:`get_query_parameters` (the ``tasks.get_all``
+    filter: the statuses, newest first), :meth:`process_task`, and ``monitor_step()`` (one
+    poll; ``monitor()`` is the same loop without a way to stop, so the thread below calls
+    ``monitor_step`` itself). The Monitor asks for tasks whose ``status_changed`` is after its
+    previous step, so a task is reported once per ending; the watcher's state file and the
+    task's ``mlaudit.ended`` property still decide whether it is audited.
     """
-    from clearml.automation import TriggerScheduler
-    from clearml.backend_api.session.client import APIClient
+    from clearml.automation.monitor import Monitor
 
-    class _Scheduler(TriggerScheduler):
-        def _step(self) -> bool:
-            for trigger in self._task_triggers:
-                trigger._triggered_instances = None
-            executed = super()._step()
-            del self._executed_triggers[:-KEEP_EXECUTED]
-            return executed
+    class TaskEndMonitor(Monitor):
+        def get_query_parameters(self) -> dict:
+            return {"status": list(source.statuses), "order_by": ["-last_update"]}
 
-        def _log(self, message: str, level: int = logging.INFO) -> None:
-            # "Scheduling Job ..." for every hit is noise in mlaudit's log; problems are not
-            log.log(level if level >= logging.WARNING else logging.DEBUG, "TriggerScheduler: %s", message)
+        def process_task(self, task) -> None:
+            on_task(task.id)
 
-    sched = _Scheduler(pooling_frequency_minutes=interval_s / 60.0,
-                       force_create_task_name=scheduler_name(source.project),
-                       force_create_task_project=SCHEDULER_PROJECT)
-    sched._client = APIClient(session=source.plugin.session)  # the bounded-retry session
-    sched.add_task_trigger(name="mlaudit", schedule_function=on_task, trigger_project=source.project,
-                           trigger_on_status=list(source.statuses), add_tag=False)
-    return sched
+    monitor = TaskEndMonitor()
+    monitor.set_projects(project_ids=[source.project_id])
+    return monitor
 
 
-class SchedulerTrigger:
-    """Run the ``TriggerScheduler`` in a thread, handing the tasks it fires on to the watcher.
+class MonitorTrigger:
+    """Run the :func:`make_monitor` Monitor in a thread, handing the tasks it reports to the
+    watcher.
 
-    Create it in the main thread (``Task.init`` runs here), then :meth:`start`; :meth:`stop`
-    ends the polling thread (waits up to ``timeout`` s for a poll in progress).
+    Create it in the main thread (the service task's ``Task.init`` runs here), then
+    :meth:`start`; :meth:`stop` ends the polling thread (waits up to ``timeout`` s for a poll
+    in progress).
     """
 
     def __init__(self, source: ClearMLWatchSource, watcher, interval_s: float) -> None:
         self.source, self.watcher, self.interval_s = source, watcher, interval_s
         self._stop = threading.Event()
-        self.scheduler = make_scheduler(source, interval_s, self._on_task)
+        self.task = service_task(source.project)
+        self.monitor = make_monitor(source, self._on_task)
         self._thread = threading.Thread(target=self._run, name="mlaudit-clearml-trigger", daemon=True)
 
     def start(self) -> None:
@@ -197,21 +211,16 @@ class SchedulerTrigger:
             self._thread.join(timeout)
 
     def _run(self) -> None:
-        sched = self.scheduler
-        try:
-            sched._serialize()  # the trigger's configuration, shown on the service task
-        except Exception as exc:  # noqa: BLE001 - display only
-            log.debug("TriggerScheduler: configuration not shown on its task: %s", exc)
         while not self._stop.is_set():
-            try:
-                if sched._step():
-                    sched._update_execution_plots()
+            try:  # monitor_step catches and prints its own query errors; this is a backstop
+                self.monitor.monitor_step()
             except Exception as exc:  # noqa: BLE001 - an outage; the next poll tries again
-                log.warning("TriggerScheduler poll failed: %s", one_line("clearml", exc))
+                log.warning("ClearML Monitor poll failed: %s", one_line("clearml", exc))
             self._stop.wait(self.interval_s)
 
     def _on_task(self, task_id: str) -> None:
-        """The trigger's function (a scheduler thread): queue the task with its ending."""
+        """The Monitor's ``process_task``: queue the task with its ending (``status_changed``
+        as the server returns it, the same string the listing records)."""
         if self._stop.is_set():
             return
         try:
@@ -226,20 +235,20 @@ class SchedulerTrigger:
 
 
 def run_with_trigger(watcher, interval_s: float) -> None:
-    """Watch with the ``TriggerScheduler`` as the trigger, in this (the main) thread, until
+    """Watch with the ClearML ``Monitor`` as the trigger, in this (the main) thread, until
     SIGTERM/SIGINT.
 
-    The scheduler's ``Task.init`` installs its own SIGTERM handler; ``watcher.run`` then
+    The service task's ``Task.init`` installs its own SIGTERM handler; ``watcher.run`` then
     installs the watcher's over it, so SIGTERM stops the watcher (in-flight audits finish
-    or are given back), then the scheduler's thread, and the process exits 0. If the
-    scheduler cannot be created, the watcher lists the project every ``interval_s`` instead.
+    or are given back), then the Monitor's thread, and the process exits 0. If the Monitor
+    cannot be created, the watcher lists the project every ``interval_s`` instead.
     """
     try:
-        trigger = SchedulerTrigger(watcher.source, watcher, interval_s)
+        trigger = MonitorTrigger(watcher.source, watcher, interval_s)
     except MlauditError:
         raise
     except Exception as exc:  # noqa: BLE001 - keep watching by listing alone
-        log.error("the ClearML TriggerScheduler could not start (%s); listing the project every %g s "
+        log.error("the ClearML Monitor could not start (%s); listing the project every %g s "
                   "instead", one_line("clearml", exc), interval_s)
         watcher.cfg.poll_interval_s = interval_s
         watcher.run()
@@ -260,9 +269,10 @@ def running_on_agent() -> bool:
 
 
 def enqueue(source: ClearMLWatchSource, queue: str, interval_s: float) -> None:
-    """Send the watcher to a ClearML agent's ``queue`` as the scheduler's service task
-    (``TriggerScheduler.start_remotely``); this process then exits 0. On the agent the same
-    command runs the shared watcher with the scheduler as its trigger.
+    """Send the watcher to a ClearML agent's ``queue`` (default ``services``) as its service
+    task (``Task.init`` then ``Task.execute_remotely(queue_name=queue, exit_process=True)``,
+    as ClearML's monitoring services do); this process then exits 0. On the agent the same
+    command runs the shared watcher with the Monitor as its trigger.
 
     Raises:
         InputError: no queue of that name.
@@ -272,4 +282,4 @@ def enqueue(source: ClearMLWatchSource, queue: str, interval_s: float) -> None:
         raise InputError(f"no ClearML queue named {queue!r}")
     log.info("enqueuing the watcher of %r on queue %r as the service task %r", source.project, queue,
              scheduler_name(source.project))
-    make_scheduler(source, interval_s, lambda task_id: None).start_remotely(queue=queue)
+    service_task(source.project).execute_remotely(queue_name=queue, exit_process=True)

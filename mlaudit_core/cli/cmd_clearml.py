@@ -77,7 +77,7 @@ def register(app: typer.Typer) -> None:
         status: str = typer.Option("completed,failed,stopped", "--status",
                                    help="Comma-separated task statuses that count as ended."),
         poll_interval: float = typer.Option(30.0, "--poll-interval", min=0.1, max=60480.0,
-                                            help="Seconds between the TriggerScheduler's polls of the server; "
+                                            help="Seconds between the ClearML Monitor's polls of the server; "
                                                  "the project is also listed every 10 polls (catch-up and "
                                                  "safety net)."),
         concurrency: int = CONCURRENCY, state: Path = STATE, since: str = SINCE, once: bool = ONCE,
@@ -85,8 +85,8 @@ def register(app: typer.Typer) -> None:
         no_panel: bool = typer.Option(False, "--no-panel", help="Do not report the HTML report and plots."),
         config: Path = CONFIG, notify: list[str] = NOTIFY,
     ) -> None:
-        """Audit every task of a project when it completes, fails or is stopped: ClearML's own
-        TriggerScheduler is the trigger, the shared watcher core audits each task ending once (state
+        """Audit every task of a project when it completes, fails or is stopped: ClearML's public
+        Monitor class is the trigger, the shared watcher core audits each task ending once (state
         file), also across restarts, and skips none."""
         from mlaudit_clearml.mapping import FINISHED_STATUSES
         from mlaudit_clearml.watcher import LIST_EVERY

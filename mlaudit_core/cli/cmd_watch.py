@@ -261,8 +261,23 @@ def watch_mlflow(
         return MlflowLiveSource(tracking_uri, source._ids,
                                 resolve=lambda: source.plugin.experiment_ids(names))
 
+    def with_app_inbox(watcher) -> None:
+        # runs the MLflow server's `--app-name mlaudit` recorded as ended (docs/mlflow.md):
+        # drained into the queue about every second; the listing stays the safety net
+        from mlaudit_mlflow.server_app import InboxTrigger
+
+        trigger = InboxTrigger(watcher.store.path, watcher,
+                               lambda: getattr(watcher.source, "_ids", None)).start()
+        try:
+            code = watcher.run()
+        finally:
+            trigger.stop()
+        if code:
+            raise typer.Exit(code)
+
     run_watch(make_source, state=state, config=config, watch=cfg, notify=notify,
-              live=None if live_cfg is None else (make_live, live_cfg))
+              live=None if live_cfg is None else (make_live, live_cfg),
+              serve=None if once else with_app_inbox)
 
 
 @watch_app.command("tensorboard")
