@@ -47,8 +47,8 @@ def register(app: typer.Typer) -> None:
         from mlaudit_mlflow.registry_webhook import (
             SECRET_ENV,
             GateConfig,
-            RegistryAuditor,
             Receiver,
+            RegistryAuditor,
             make_app,
         )
 
