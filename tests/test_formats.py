@@ -476,7 +476,7 @@ def test_ingest_benchmark_runs_at_toy_size():
                    "mlaudit-jsonl", "pandas.read_json", "MlflowClient (sqlite:///)"):
         assert reader in out, out
     assert "mlaudit vs tbparse" in out and "mlaudit speed / pandas speed" in out
-    assert out.count("identical point counts: True") == 4, out
+    assert out.count("identical point counts: True") >= 4 and "identical point counts: False" not in out, out
 
 
 def test_logs_throughput_benchmark_runs_at_toy_size():
