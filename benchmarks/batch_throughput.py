@@ -8,11 +8,14 @@ mlflow`` runs after listing) once per configuration, each with a fresh state fil
 writes every verdict back (tags, Description section, report artifacts) unless
 ``--no-write``.
 
-Prints, per configuration: runs, failed runs, seconds, runs/s, and for Ray its start-up
-time (``ray.init``), which is not counted in runs/s.
+Prints, per configuration and write-back mode: runs, failed runs, seconds, runs/s,
+runs/s per worker (target, issue 21: at least 10 without write-back), for Ray its start-up
+time (``ray.init``, not counted in runs/s), and where the time went (load, detect, verdict,
+render, write; per run, summed over worker threads, :mod:`mlaudit_core.service.timing`).
 
 Usage: ``python benchmarks/batch_throughput.py [--runs N] [--configs jobs1,jobs4,ray]
-[--no-write] [--server-workers N]``
+[--write off,on | --no-write] [--server-workers N]`` (``tests/test_benchmarks_smoke.py`` runs
+it at toy size).
 """
 
 from __future__ import annotations
@@ -106,7 +109,7 @@ def measure(url: str, refs: list[str], state: Path, *, jobs: int | None, executo
     failed = [r for r in out.results if not r.ok]
     return {"runs": out.audited_now, "failed": len(failed), "seconds": out.seconds,
             "rate": out.audited_now / out.seconds if out.seconds else 0.0, "startup": out.startup_s,
-            "first_error": failed[0].error if failed else ""}
+            "first_error": failed[0].error if failed else "", "timings": out.timings}
 
 
 CONFIGS = {"jobs1": (1, "local"), "jobs4": (4, "local"), "ray": (4, "ray")}
@@ -116,7 +119,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=1000)
     ap.add_argument("--configs", default="jobs1,jobs4,ray")
-    ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--no-write", action="store_true", help="same as --write off")
+    ap.add_argument("--write", default="off,on", help="write-back modes to measure: off, on or off,on")
     ap.add_argument("--server-workers", type=int, default=2)
     args = ap.parse_args()
     from mlaudit_mlflow.plugin import MlflowPlugin
@@ -131,19 +135,32 @@ def main() -> None:
         plugin = MlflowPlugin(url)
         refs = plugin.list_finished(None, experiment_ids=plugin.experiment_ids([EXPERIMENT]),
                                     include_audited=True, max_results=None)
-        print(f"listed {len(refs)} runs; write-back {'off' if args.no_write else 'on'}; "
-              f"{os.cpu_count()} CPUs\n")
-        print(f"{'config':<22}{'runs':>6}{'failed':>8}{'seconds':>10}{'runs/s':>9}"
-              f"{'start-up s':>12}")
-        for name in args.configs.split(","):
-            jobs, executor = CONFIGS[name]
-            label = f"--executor ray -j {jobs}" if executor == "ray" else f"--jobs {jobs}"
-            r = measure(url, refs, root / f"state-{name}.sqlite", jobs=jobs, executor=executor,
-                        write=not args.no_write)
-            print(f"{label:<22}{r['runs']:>6}{r['failed']:>8}{r['seconds']:>10.1f}{r['rate']:>9.2f}"
-                  f"{r['startup']:>12.1f}", flush=True)
-            if r["first_error"]:
-                print(f"  first failure: {r['first_error']}")
+        modes = ["off"] if args.no_write else args.write.split(",")
+        print(f"listed {len(refs)} runs; {os.cpu_count()} CPUs\n")
+        print(f"{'config':<22}{'write':>6}{'runs':>6}{'failed':>8}{'seconds':>10}{'runs/s':>9}"
+              f"{'per worker':>12}{'start-up s':>12}")
+        from mlaudit_core.service.timing import split_line
+
+        splits = []
+        for mode in modes:  # off first: the write-back's tags would not change an audit's cost
+            for name in args.configs.split(","):
+                jobs, executor = CONFIGS[name]
+                label = f"--executor ray -j {jobs}" if executor == "ray" else f"--jobs {jobs}"
+                r = measure(url, refs, root / f"state-{name}-{mode}.sqlite", jobs=jobs,
+                            executor=executor, write=mode == "on")
+                per = r["rate"] / jobs
+                print(f"{label:<22}{mode:>6}{r['runs']:>6}{r['failed']:>8}{r['seconds']:>10.1f}"
+                      f"{r['rate']:>9.2f}{per:>12.2f}{r['startup']:>12.1f}", flush=True)
+                if r["first_error"]:
+                    print(f"  first failure: {r['first_error']}")
+                splits.append((label, mode, split_line(r["timings"], r["runs"]), per))
+        print("\ntime split (per run, summed over worker threads)")
+        for label, mode, split, _ in splits:
+            print(f"{label:<22}{mode:>6}  {split}")
+        for label, mode, _, per in splits:
+            if mode == "off":
+                print(f"runs/s per worker without write-back ({label}): {per:.1f} "
+                      f"(target >= 10: {'met' if per >= 10 else 'NOT met'})")
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:

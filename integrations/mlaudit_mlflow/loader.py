@@ -7,8 +7,10 @@ Two paths for metric histories:
   key, timestamp and step. ``MlflowClient.get_metric_history`` pages per key and
   builds an entity object per point; on 500,000 points it took 16 s here against
   1.7 s for the bulk query (see ``benchmarks/ingest.py``).
-* **Servers and file stores**: ``MlflowClient.get_metric_history`` per key (it pages
-  the REST API), the only public way to read every point.
+* **Servers** (``http(s)://``): the REST API directly, keys in parallel on a bounded pool,
+  through MLflow's own request function and credentials (:mod:`.rest_history`); 3x and
+  more faster than ``MlflowClient.get_metric_history`` on the same server.
+* **File stores**: ``MlflowClient.get_metric_history`` per key.
 
 NaN is stored by MLflow as ``value=0, is_nan=1`` and +-inf as +-max float64; both
 are restored. Console output is read from a text artifact when one was logged
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from datetime import datetime, timezone
 from operator import itemgetter
 from pathlib import Path
@@ -83,11 +86,39 @@ def client_for(tracking_uri: str | None):
         # MLflow 2.x resolves proxied artifact URIs (mlflow-artifacts:/) against the global
         # tracking URI, not the client's: without this the report artifacts cannot be written
         mlflow.set_tracking_uri(uri)
+    key = _cache_key(uri)
+    with _clients_lock:
+        client = _clients.get(key)
+    if client is not None:
+        return client
     try:
-        return mlflow.MlflowClient(tracking_uri=uri)
+        client = mlflow.MlflowClient(tracking_uri=uri)
     except Exception as exc:  # unsupported scheme, missing DB driver, broken database...
         raise InputError(f"{uri}: cannot open the MLflow tracking store ({type(exc).__name__}: "
                          f"{clip(str(exc).splitlines()[0] if str(exc) else '', 160)})") from None
+    with _clients_lock:
+        return _clients.setdefault(key, client)
+
+
+#: One ``MlflowClient`` per store and process, reused by every load and write-back of a
+#: watcher or batch worker: building one for a ``sqlite:///`` store verifies the schema
+#: (about 1 s on a loaded 2-core machine); for a server it is cheap, and MLflow's
+#: keep-alive session is shared anyway.
+_clients: dict[tuple, object] = {}
+_clients_lock = threading.Lock()
+
+
+def _cache_key(uri: str) -> tuple:
+    """(uri, process, file identity of a sqlite database): a database file replaced at the
+    same path gets a new client, never one holding connections to the old file."""
+    ident: tuple = ()
+    if uri.startswith("sqlite:///"):
+        try:
+            st = os.stat(uri[len("sqlite:///"):])
+            ident = (st.st_dev, st.st_ino)
+        except OSError:
+            pass
+    return (uri, os.getpid(), *ident)
 
 
 def is_db_uri(uri: str) -> bool:
@@ -138,12 +169,29 @@ def _restore_inf(v: np.ndarray) -> np.ndarray:
     return v
 
 
+_engines: dict[tuple, object] = {}
+
+
+def _engine(uri: str):
+    """One SQLAlchemy engine per database and process (:func:`_cache_key`), without a
+    connection pool: each load opens and closes its own connection."""
+    sa = require("sqlalchemy", "mlflow", "mlflow")
+    from sqlalchemy.pool import NullPool
+
+    key = _cache_key(uri)
+    with _clients_lock:
+        eng = _engines.get(key)
+        if eng is None:
+            eng = _engines[key] = sa.create_engine(uri, poolclass=NullPool)
+        return eng
+
+
 def _bulk_metrics_db(uri: str, run_id: str) -> MetricTable:
     """All metric points of ``run_id`` in one query through MLflow's ``SqlMetric`` model."""
     sa = require("sqlalchemy", "mlflow", "mlflow")
     from mlflow.store.tracking.dbmodels.models import SqlMetric
 
-    engine = sa.create_engine(uri)
+    engine = _engine(uri)
     stmt = (sa.select(SqlMetric.key, SqlMetric.step, SqlMetric.timestamp, SqlMetric.value, SqlMetric.is_nan)
             .where(SqlMetric.run_uuid == run_id)
             .order_by(SqlMetric.key, SqlMetric.timestamp, SqlMetric.step))
@@ -160,7 +208,6 @@ def _bulk_metrics_db(uri: str, run_id: str) -> MetricTable:
         cur.close()
     finally:
         raw.close()
-        engine.dispose()
     if not rows:
         return MetricTable.empty()
     n = len(rows)
@@ -171,6 +218,18 @@ def _bulk_metrics_db(uri: str, run_id: str) -> MetricTable:
     v[np.fromiter(map(itemgetter(4), rows), bool, n)] = np.nan
     del rows
     return MetricTable(keys, steps, v, ts / 1000.0)
+
+
+def _metrics_via_rest(client, uri: str, run_id: str, keys: list[str], data=None) -> MetricTable:
+    """Every key's history from a tracking server, keys in parallel (:mod:`.rest_history`).
+    ``data``: the run's ``RunData`` entity (its latest metrics' steps hint each key's length)."""
+    from .rest_history import fetch_all
+
+    last = {m.key: m.step for m in getattr(data, "_metric_objs", None) or []
+            if isinstance(getattr(m, "step", None), int)}
+    series = [Series(k, steps, _restore_inf(values), ts / 1000.0)
+              for k, (steps, values, ts) in fetch_all(client, uri, run_id, keys, last)]
+    return MetricTable.from_series(series)
 
 
 def _metrics_via_client(client, run_id: str, keys: list[str]) -> MetricTable:
@@ -328,12 +387,21 @@ def load_run(run_id: str, tracking_uri: str | None = None) -> RunData:
     if info.lifecycle_stage == "deleted":
         raise InputError(f"mlflow run {run_id!r} is deleted")
     warnings: list[str] = []
-    if is_db_uri(uri):
+    side = None
+    if uri.startswith(("http://", "https://")):
+        # a server: the artifact listing and the experiment are asked while the metric
+        # histories download, all on the bounded fetch pool (rest_history.pool)
+        from .rest_history import pool
+
+        side = (pool().submit(_list_artifacts, client, run_id),
+                pool().submit(client.get_experiment, info.experiment_id))
+        metrics = _metrics_via_rest(client, uri, run_id, sorted(data.metrics), data)
+    elif is_db_uri(uri):
         metrics = _bulk_metrics_db(uri, run_id)
     else:
         metrics = _metrics_via_client(client, run_id, sorted(data.metrics))
     try:
-        artifacts = _list_artifacts(client, run_id)
+        artifacts = side[0].result() if side else _list_artifacts(client, run_id)
     except Exception as exc:
         artifacts = []
         warnings.append(f"artifact listing failed: {exc}")
@@ -341,7 +409,7 @@ def load_run(run_id: str, tracking_uri: str | None = None) -> RunData:
     tags = dict(data.tags)
     exp = None
     try:
-        exp = client.get_experiment(info.experiment_id)
+        exp = side[1].result() if side else client.get_experiment(info.experiment_id)
     except Exception:
         pass
     url = None

@@ -92,7 +92,10 @@ def write_verdict(client, run: RunData, report: AuditReport, *, dry_run: bool = 
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / ARTIFACT_DIR
         out.mkdir()
-        names = report_files(report, run, out)
+        from mlaudit_core.service.timing import timed
+
+        with timed("render"):  # the batch summary's time split (service/timing.py)
+            names = report_files(report, run, out)
         result.artifacts = [f"{ARTIFACT_DIR}/{n}" for n in names]
         if dry_run:
             merged = merge(read(), section, limit=limit, full_report=full)

@@ -183,7 +183,10 @@ def write_back(api, path: RunPath, report: AuditReport, *, run_data=None, dry_ru
         # an earlier verdict tag is mlaudit's output, not run data: leave it off the page
         run_data = dataclasses.replace(run_data, tags={k: v for k, v in run_data.tags.items()
                                                        if not k.startswith(TAG_PREFIX)})
-    files = report_files(report, run_data)
+    from mlaudit_core.service.timing import timed
+
+    with timed("render"):  # the batch summary's time split (service/timing.py)
+        files = report_files(report, run_data)
     notes_section = summary_section(report)
     wrun = fetch_run(api, path)
     with sdk_errors(what):

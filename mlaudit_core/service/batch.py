@@ -12,11 +12,12 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
 
 from ..errors import InputError
+from . import timing
 from .state import StateStore
 from .task import RunResult, TaskSpec, audit_task, one_line, warm_up, worker_task
 
@@ -33,7 +34,9 @@ class BatchOutcome:
     """Every run of the listing with its result (earlier sessions included), and timings.
 
     ``seconds``: wall time of this session's audits; ``startup_s``: executor start-up
-    (``ray.init``), not included in ``seconds``.
+    (``ray.init``), not included in ``seconds``; ``timings``: seconds per stage (load,
+    detect, verdict, render, write) summed over this session's runs and worker threads
+    (:mod:`.timing`).
     """
 
     results: list[RunResult]
@@ -41,6 +44,7 @@ class BatchOutcome:
     from_earlier: int
     seconds: float
     startup_s: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)
 
 
 def parse_since(text: str | None) -> datetime | None:
@@ -160,10 +164,12 @@ def run_batch(refs: list[str], spec: TaskSpec, store: StateStore, *, jobs: int |
         ray = ray_init(ray_address, jobs)
         startup = time.perf_counter() - t
     t0 = time.perf_counter()
+    now: list[RunResult] = []
     try:
         stream = (ray_results(ray, spec, todo) if ray is not None
                   else local_results(spec, todo, jobs or 1))
         for res in stream:
+            now.append(res)
             if res.ok:
                 store.finish(res.ref, res)
             else:
@@ -177,4 +183,4 @@ def run_batch(refs: list[str], spec: TaskSpec, store: StateStore, *, jobs: int |
     wanted = set(refs)
     results = [r for r in store.results(wanted)]
     return BatchOutcome(results=results, audited_now=len(todo), from_earlier=len(wanted & settled),
-                        seconds=seconds, startup_s=startup)
+                        seconds=seconds, startup_s=startup, timings=timing.total(now))

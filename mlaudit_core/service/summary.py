@@ -37,6 +37,7 @@ class BatchSummary:
     from_earlier: int = 0
     seconds: float = 0.0
     audited_now: int = 0
+    timings: dict = field(default_factory=dict)  # stage -> seconds, this session (timing.py)
     outcomes: Counter = field(default_factory=Counter)
     causes: Counter = field(default_factory=Counter)
 
@@ -107,3 +108,9 @@ def render_summary(s: BatchSummary, console: Console, worst_n: int = 10) -> None
         for r in s.failed:
             f.add_row(_safe(r.ref), _safe(r.error or "unknown error"))
         console.print(f)
+
+    from .timing import split_line
+
+    split = split_line(s.timings, s.audited_now)
+    if split:  # footer: where this session's time went, summed over worker threads
+        console.print(f"[dim]{split}; summed over worker threads[/]", highlight=False)

@@ -30,7 +30,9 @@ class RunResult:
     ``ok`` is False when the run could not be loaded, audited or written back; ``error``
     then says which stage failed and why. ``severity`` is the highest finding severity
     (None without findings); ``codes`` are the finding codes at warning or above;
-    ``seconds`` is wall time for the whole task. ``released`` marks a run given back
+    ``seconds`` is wall time for the whole task; ``timings`` splits it into stages
+    (``load``, ``detect``, ``verdict``, ``render``, ``write``; :mod:`.timing`), not stored in
+    the state file. ``released`` marks a run given back
     unfinished at shutdown (nothing written). ``permanent`` marks a failure that retrying
     cannot fix (no such run, a malformed reference, a refused write-back): any
     :class:`~mlaudit_core.errors.MlauditError` except
@@ -53,11 +55,13 @@ class RunResult:
     error: str | None = None
     released: bool = False
     permanent: bool = False
+    timings: dict[str, float] = field(default_factory=dict)
 
     def to_row(self) -> dict[str, Any]:
         row = asdict(self)
         row["codes"] = ",".join(self.codes)
         row["wrote"] = int(self.wrote)
+        row.pop("timings", None)
         return row
 
     @classmethod
@@ -124,12 +128,16 @@ def audit_one(plugin, ref: str, settings, *, write_back: bool = True,
         The run's :class:`RunResult`; ``ok`` False with ``error`` set when a stage failed.
     """
     from ..audit import audit
+    from . import timing
 
     t0 = time.perf_counter()
     res = RunResult(ref=ref)
     stage = "load"
+    scope = timing.collect()
+    res.timings = scope.__enter__()
     try:
-        run = plugin.load(ref)
+        with timing.timed("load"):
+            run = plugin.load(ref)
         res.name, res.url = run.identity.name or "", run.identity.url
         if after_load is not None:
             note = after_load(run)
@@ -139,7 +147,13 @@ def audit_one(plugin, ref: str, settings, *, write_back: bool = True,
                 res.cause = run.tags.get("mlaudit.cause")
                 return res
         stage = "audit"
+        t = time.perf_counter()
         report = audit(run, settings)
+        # detectors time themselves (DetectorRun.seconds); the rest is the verdict policy,
+        # the report's assembly and redaction
+        detect = sum(d.seconds or 0.0 for d in report.detectors)
+        timing.add("detect", detect)
+        timing.add("verdict", max(0.0, time.perf_counter() - t - detect))
         v = report.verdict
         res.outcome, res.cause, res.confidence = v.outcome.value, v.cause.value, v.confidence
         res.codes = list(report.codes)
@@ -151,7 +165,10 @@ def audit_one(plugin, ref: str, settings, *, write_back: bool = True,
                 res.released = True
                 return res
             stage = "write-back"
-            plugin.write_back(run, report)
+            t = time.perf_counter()
+            before = res.timings.get("render", 0.0)
+            plugin.write_back(run, report)  # a tracker marks its rendering timing.timed("render")
+            timing.add("write", max(0.0, time.perf_counter() - t - (res.timings.get("render", 0.0) - before)))
             res.wrote = True
     except Exception as exc:  # one run's failure is its result, never the caller's exception
         res.ok = False
@@ -159,6 +176,7 @@ def audit_one(plugin, ref: str, settings, *, write_back: bool = True,
         res.permanent = isinstance(exc, MlauditError) and not isinstance(exc, TrackerUnavailable)
     finally:
         res.seconds = time.perf_counter() - t0
+        scope.__exit__(None, None, None)
     return res
 
 

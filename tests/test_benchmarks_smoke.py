@@ -1,0 +1,111 @@
+"""Every benchmark script at toy size, so none can rot (issue 21).
+
+Each test runs one script in a subprocess with tiny inputs and asserts that it finished and
+printed its figures (the row labels and the figures' lines); no test asserts a time or a
+speed-up, those are measurements (benchmarks/README.md).
+
+Benchmarks with toy-size tests elsewhere (not repeated here): ``ingest.py`` without the
+server part and ``logs_throughput.py`` (tests/test_formats.py), ``diagnosis_eval.py``
+(tests/test_diagnosis_eval_smoke.py), ``baseline_and_ci.py`` (tests/test_baseline_band.py),
+``live_poll.py`` (tests/test_live.py), ``redact_speed.py`` (tests/test_redact.py),
+``watcher_kills.py`` (tests/test_watch_trust.py). :func:`test_every_benchmark_has_a_toy_test`
+keeps that list honest.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+BENCH = REPO / "benchmarks"
+
+
+def run(script: str, *args: str, timeout: float = 600, env: dict | None = None) -> str:
+    p = subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True, text=True,
+                       timeout=timeout, cwd=REPO, env=dict(os.environ, **(env or {})))
+    assert p.returncode == 0, f"{script} exited {p.returncode}:\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
+    return p.stdout
+
+
+def test_every_benchmark_has_a_toy_test():
+    """A new script in benchmarks/ without a toy-size test anywhere in tests/ fails here."""
+    tests = "\n".join(p.read_text(errors="replace") for p in (REPO / "tests").glob("test_*.py"))
+    missing = [p.name for p in BENCH.glob("*.py") if p.name not in tests]
+    assert not missing, f"benchmarks without a toy-size test: {missing}"
+
+
+def test_ingest_mlflow_server_part():
+    """benchmarks/ingest.py's MLflow part: sqlite:/// and a real ``mlflow server`` with 2
+    workers, mlaudit next to MlflowClient, identical point counts."""
+    pytest.importorskip("mlflow")
+    out = run("ingest.py", "--only", "mlflow", "--mlflow-points", "400", "--server-workers", "2",
+              "--repeat", "1")
+    assert "mlaudit vs MlflowClient (sqlite:///)" in out, out
+    assert "mlaudit vs MlflowClient (mlflow server, 2 workers)" in out, out
+    for label in ("mlaudit (sqlite:///, bulk query)", "MlflowClient (sqlite:///)",
+                  "mlaudit (server 2w, REST)", "MlflowClient (server 2w)"):
+        line = next(x for x in out.splitlines() if x.startswith(label))
+        assert re.search(r"\s400\s", line), line  # the point count column
+        assert "peak MB" in out
+    assert out.count("identical point counts: True") == 3, out
+    assert "identical point counts: False" not in out
+
+
+def test_batch_throughput_prints_rates_and_the_time_split():
+    pytest.importorskip("mlflow")
+    out = run("batch_throughput.py", "--runs", "4", "--configs", "jobs1", "--server-workers", "1")
+    rows = [x for x in out.splitlines() if x.startswith("--jobs 1")]
+    assert len(rows) == 4, out  # off and on, then their time splits
+    off, on = rows[0].split(), rows[1].split()
+    assert off[2:5] == ["off", "4", "0"] and on[2:5] == ["on", "4", "0"], out  # 4 runs, 0 failed
+    for stage in ("load", "detect", "verdict", "render", "write"):
+        assert f" {stage} " in rows[3], rows[3]
+    assert "runs/s per worker without write-back (--jobs 1)" in out
+
+
+def test_batch_trackers_throughput():
+    pytest.importorskip("wandb")
+    pytest.importorskip("clearml")
+    out = run("batch_trackers_throughput.py", "--runs", "2", "--configs", "jobs1", timeout=900)
+    assert "wandb" in out and "clearml" in out, out
+    assert re.search(r"--jobs 1\s+2\s+0\s", out), out  # 2 runs, none failed
+
+
+def test_clearml_ingest():
+    pytest.importorskip("clearml")
+    out = run("clearml_ingest.py", "--points", "2000", "--series", "2", "--log-lines", "200")
+    assert out.strip() and re.search(r"\d", out), out
+
+
+def test_clearml_offline_bomb():
+    pytest.importorskip("clearml")
+    out = run("clearml_offline_bomb.py", "--gib", "0.01", "--shape", "line")
+    assert "peak RSS" in out and "load time" in out, out
+
+
+def test_hook_delay():
+    out = run("hook_delay.py", "--sizes", "200")
+    assert re.search(r"^\s+200\s+\d", out, re.M), out
+
+
+def test_html_size():
+    out = run("html_size.py", "--metrics", "3", "--steps", "200")
+    assert out.strip() and re.search(r"\d", out), out
+
+
+def test_large_run():
+    out = run("large_run.py", "--steps", "1000", "--metrics", "10")
+    assert out.strip() and re.search(r"\d", out), out
+
+
+def test_wandb_ingest(tmp_path):
+    pytest.importorskip("wandb")
+    out = run("wandb_ingest.py", "--rows", "300", "--workdir", str(tmp_path / "w"), "--repeat", "1",
+              env={"WANDB_SILENT": "true"})
+    assert out.strip() and re.search(r"\d", out), out
