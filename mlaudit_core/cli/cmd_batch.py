@@ -171,7 +171,8 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
     except MlauditError as exc:
         fail(str(exc))
     summary = BatchSummary(title=title, results=outcome.results, from_earlier=outcome.from_earlier,
-                           seconds=outcome.seconds, audited_now=outcome.audited_now)
+                           seconds=outcome.seconds, audited_now=outcome.audited_now,
+                           timings=outcome.timings)
     if fmt == "table":
         # A pipe or file is not a terminal: Rich would fold every table at 80 columns and cut
         # run ids across lines; a width no row reaches keeps each row on one greppable line.
@@ -179,6 +180,11 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
         render_summary(summary, out, worst_n=worst)
     else:
         sys.stdout.write(render(summary, fmt))
+        from ..service.timing import split_line
+
+        if split_line(summary.timings, summary.audited_now):  # stdout keeps the rows only
+            err_console.print(split_line(summary.timings, summary.audited_now), markup=False,
+                              highlight=False)
     if mode is Executor.ray and outcome.startup_s:
         err_console.print(f"[dim]ray start-up: {outcome.startup_s:.1f} s (not counted above)[/]")
     sys.stdout.flush()
