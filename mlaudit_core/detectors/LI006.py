@@ -144,7 +144,8 @@ class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity
                 "label files; YOLOv5 writes 0 box/cls validation losses in that case)",
                 evidence=[SeriesEvidence(metric=k, values={"evaluations": float(len(run.series(k)))})
                           for k in (zero_keys + zero_metrics)[:4]],
-                kind="empty_validation", zero_keys=zero_keys, zero_metrics=zero_metrics, n_evals=n_evals)
+                kind="empty_validation", zero_keys=zero_keys, zero_metrics=zero_metrics, n_evals=n_evals,
+                all_metrics_zero=bool(zero_metrics) and len(zero_metrics) == len(metric_keys))
         elif len(metric_keys) >= 2 and len(zero_metrics) == len(metric_keys):
             yield self.finding(
                 Severity.ERROR,

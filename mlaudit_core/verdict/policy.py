@@ -443,6 +443,42 @@ def _val_plateau(c: Ctx) -> Decision | None:
 _LEARNING_OUTCOMES = (Outcome.OVERFIT, Outcome.UNDERFIT, Outcome.PLATEAUED, Outcome.UNSTABLE, Outcome.REGRESSED)
 
 
+def _learning_outcome(c: Ctx, after: int) -> Outcome | None:
+    """The outcome of the first learning rule with precedence above ``after`` that matches (used by
+    rules that fix the cause but leave the outcome to what the curves show)."""
+    for rule in sorted(POLICY, key=lambda r: r.precedence):
+        if rule.precedence <= after or rule.name in ("no-judgeable-signal", "healthy", "metric-out-of-range"):
+            continue
+        d = rule.when(c)
+        if d is not None and d.outcome in _LEARNING_OUTCOMES:
+            return d.outcome
+    return None
+
+
+def _logged_zeros(c: Ctx) -> Decision | None:
+    """LI006 at error with a data signature: validation losses exactly 0 at every evaluation while
+    another validation component is not (the validation set has no labels), every task metric
+    (mAP, precision, recall) exactly 0 at every evaluation (the model never matched one label), or a
+    training loss component exactly 0 throughout while the other components move (no ground-truth
+    boxes reach training). Each is a data/label pipeline failure, not a model result: cause
+    data_config. With the task metrics all 0 the model learned nothing usable (underfit); otherwise
+    the outcome is what the learning rules after this one read (succeeded when none fires). The HF
+    nan-filter stand-ins (kind ``stand_in``) are non-finite steps, not data: other rules judge them."""
+    fs = [f for f in c.by_code.get("LI006", []) if f.severity.rank >= Severity.ERROR.rank
+          and (f.facts.get("kind") in ("empty_validation", "metrics_zero")
+               or (f.facts.get("kind") == "all_zero" and f.facts.get("other_losses_move")))]
+    if not fs:
+        return None
+    metrics_zero = any(f.facts.get("kind") == "metrics_zero" or f.facts.get("all_metrics_zero") for f in fs)
+    outcome = Outcome.UNDERFIT if metrics_zero else (_learning_outcome(c, 86) or Outcome.SUCCEEDED)
+    f = next((f for f in fs if f.facts.get("kind") != "all_zero"), fs[0])
+    more = "; ".join(x.message for x in fs if x is not f)
+    return Decision(outcome, Cause.DATA_CONFIG,
+                    f"Logged zeros show a data problem: {f.message}" + (f"; also {more}" if more else "")
+                    + ". Check the label files and the dataset config (paths, class ids, label format) "
+                    "before reading anything else in this run.", f)
+
+
 def _metric_out_of_range(c: Ctx) -> Decision | None:
     """LI007: a bounded metric (accuracy, F1, AUC, IoU, mAP) outside [0, 1] (or above 100 on a
     percent scale) is computed wrongly: the cause is a correctness bug in the evaluation whatever
@@ -451,14 +487,7 @@ def _metric_out_of_range(c: Ctx) -> Decision | None:
     f = c.get("LI007", Severity.ERROR)
     if not f:
         return None
-    outcome = Outcome.SUCCEEDED
-    for rule in sorted(POLICY, key=lambda r: r.precedence):
-        if rule.precedence <= 97 or rule.name in ("no-judgeable-signal", "healthy"):
-            continue
-        d = rule.when(c)
-        if d is not None and d.outcome in _LEARNING_OUTCOMES:
-            outcome = d.outcome
-            break
+    outcome = _learning_outcome(c, 97) or Outcome.SUCCEEDED
     return Decision(outcome, Cause.CORRECTNESS_BUG,
                     f"A metric is computed wrongly: {f.message}. Whatever it says about the model cannot be "
                     "trusted until the metric code is fixed (custom metrics averaged over batches, a missing "
@@ -651,6 +680,22 @@ POLICY: tuple[Rule, ...] = (
                   series={"loss": (0.85, 0.4, 0.1, 0.0, 0.0, 0.0)}),
              Case("HF nan filter zeros between spikes", (), None,
                   series={"loss": (10.3, 0.0, 19.9, 0.0, 12.0, 0.0, 15.0)}))),
+    Rule("V08c", "logged-zeros", 86,
+         "LI006 at error with a data signature (validation losses exactly 0 while another validation "
+         "component is not, every task metric exactly 0, or a training loss component exactly 0 while the "
+         "others move): task metrics all 0 -> underfit, else the first learning rule after this one, else "
+         "succeeded", (Outcome.UNDERFIT, Outcome.SUCCEEDED) + _LEARNING_OUTCOMES, (Cause.DATA_CONFIG,),
+         _logged_zeros, codes=("LI006",), cases=(
+             Case("YOLOv5 val box/cls losses 0, mAP 0 (no validation labels)",
+                  (("LI006", _E, {"kind": "empty_validation", "all_metrics_zero": True}),), ("underfit", "data_config")),
+             Case("YOLOv8 train box loss 0, every metric 0", (("LI006", _E, {"kind": "all_zero", "other_losses_move": True}),
+                                                            ("LI006", _E, {"kind": "metrics_zero"}), ("GE001", _E, {})),
+                  ("underfit", "data_config")),
+             Case("val losses 0, metrics fine, curves healthy", (("LI006", _E, {"kind": "empty_validation"}),),
+                  ("succeeded", "data_config"), series=_LOSS),
+             Case("HF nan-filter stand-ins", (("LI006", _E, {"kind": "stand_in"}),), None, series=_LOSS),
+             Case("the only loss is 0 (no other component)", (("LI006", _E, {"kind": "all_zero",
+                                                                              "other_losses_move": False}),), None))),
     Rule("V09", "step-reset", 90, "LI002 or LI003 at error", (Outcome.UNSTABLE,), (Cause.CORRECTNESS_BUG,), _reset,
          codes=("LI002", "LI003"), cases=(
              Case("step counter went 8672 -> 542", (("LI002", _E, {}),), ("unstable", "correctness_bug")),
