@@ -31,6 +31,20 @@ class ValidationPlateau(Detector, code="GE007", name="validation-plateau", famil
     epoch 38 of 100, mlf02; YOLOv5 from 59 of 159, tb09; Keras val_loss from 20 of 100, csv06);
     healthy runs with early stopping have 50-58% left (wb06, tb04 Lightning, a 25-epoch YOLOv8
     whose noisy early fitness gave a 26% tolerance before the cap, tb08).
+
+    A second shape (``kind`` ``diminishing``), when the monitored metric is the validation loss and
+    a training loss is logged: over the second half of the evaluations the validation loss improved
+    less than ``max_late_val_gain`` 2% (its best in that half vs the median of the three evaluations
+    around the midpoint) while the training loss (median over the same windows) fell at least
+    ``min_late_train_gain`` 8% and at least ``train_val_ratio`` 4x as much, and the gap between them
+    (validation minus training; the training loss at the end is the median of its points after the
+    last-but-one evaluation, at least its last 3) was positive at the midpoint and grew at least
+    ``min_gap_growth`` 1.5x: the extra compute fits the
+    training set only (diminishing held-out returns, the onset of overfitting). Measured on the real
+    corpora: realworld log02 (nanoGPT, val 2.43 -> 2.39 = 1.4% over iterations 4000-8000 while train fell
+    ~11%, gap 0.2 -> 0.45) and tests/data/realworld csv09 (Lightning, val -0.5% while train fell ~19%),
+    both labelled plateaued|overfit by their analysts; realworld ts05 (LoRA, healthy: train and eval
+    loss track each other, the train loss below eval only from its last point) does not have it.
     """
 
     class Params(DetectorParams):
@@ -39,6 +53,10 @@ class ValidationPlateau(Detector, code="GE007", name="validation-plateau", famil
         max_rel: float = 0.03
         min_flat_share: float = 0.6
         min_evals: int = 8
+        max_late_val_gain: float = 0.02
+        min_late_train_gain: float = 0.08
+        train_val_ratio: float = 4.0
+        min_gap_growth: float = 1.5
 
     def check(self, run, p):
         vk = run.key_for(Role.VAL_LOSS)
@@ -63,6 +81,8 @@ class ValidationPlateau(Detector, code="GE007", name="validation-plateau", famil
             return  # never improved beyond its noise: an underfit/at-chance question (GE002, GE004), not a plateau
         after = (len(v) - 1 - i) / (len(v) - 1)
         if after < p.min_flat_share:
+            if vk is not None and key == vk and not hib:
+                yield from self._diminishing(run, p, key, s)
             return
         yield self.finding(
             Severity.WARNING,
@@ -74,3 +94,46 @@ class ValidationPlateau(Detector, code="GE007", name="validation-plateau", famil
                                              "first": first})],
             key=key, monitored_source=src, plateau_step=int(s.steps[i]), flat_share=after, best=best,
             tolerance=tol, noise=noise, higher_is_better=bool(hib))
+
+    def _diminishing(self, run, p, key, s):
+        """The ``diminishing`` shape (see the class docstring)."""
+        tk = run.key_for(Role.TRAIN_LOSS)
+        if tk is None:
+            return
+        t = run.series(tk).by_step().finite()
+        v, st = s.values, s.steps
+        m = len(v) // 2
+        if m < 2 or len(t) < 4:
+            return
+        v_mid = float(np.median(v[m - 1:m + 2]))
+        v_late = float(v[m:].min())
+        if v_mid <= 0:
+            return
+        val_gain = (v_mid - v_late) / v_mid
+        mid_win = t.values[(t.steps > st[m - 1]) & (t.steps <= st[m + 1])]
+        end_win = t.values[t.steps > st[-2]]
+        if end_win.size < 3:  # one logged point is noise (a last-step dip): at least the last 3
+            end_win = t.values[-3:]
+        if not mid_win.size or not end_win.size:
+            return
+        t_mid, t_end = float(np.median(mid_win)), float(np.median(end_win))
+        if t_mid <= 0:
+            return
+        train_gain = (t_mid - t_end) / t_mid
+        gap_mid, gap_end = v_mid - t_mid, float(np.median(v[-2:])) - t_end
+        if (val_gain >= p.max_late_val_gain or train_gain < p.min_late_train_gain
+                or train_gain < p.train_val_ratio * max(val_gain, 0.0)
+                or gap_mid <= 0 or gap_end < p.min_gap_growth * gap_mid):
+            return
+        yield self.finding(
+            Severity.WARNING,
+            f"over the second half of the evaluations (from step {int(st[m])}) {key} improved only "
+            f"{fmt(100 * val_gain, 2)}% ({fmt(v_mid)} -> best {fmt(v_late)}) while {tk} fell {fmt(100 * train_gain, 2)}% "
+            f"({fmt(t_mid)} -> {fmt(t_end)}); the gap grew {fmt(gap_mid)} -> {fmt(gap_end)}: the extra steps fit the "
+            "training set only (diminishing held-out returns)",
+            evidence=[SeriesEvidence(metric=key, step_start=int(st[m]), step_end=int(st[-1]),
+                                     values={"mid": v_mid, "best_late": v_late, "val_gain": val_gain}),
+                      SeriesEvidence(metric=tk, step_start=int(st[m]), step_end=int(st[-1]),
+                                     values={"mid": t_mid, "end": t_end, "train_gain": train_gain})],
+            kind="diminishing", key=key, monitored_source="validation loss", plateau_step=int(st[m]),
+            val_gain=val_gain, train_gain=train_gain, gap_mid=gap_mid, gap_end=gap_end, higher_is_better=False)
