@@ -762,9 +762,12 @@ POLICY: tuple[Rule, ...] = (
          codes=("OP003",), cases=(Case("flat for 60% of the run", (("OP003", _W, {}),),
                                        ("plateaued", "model_convergence")),)),
     Rule("V14b", "validation-plateau", 145, "GE007 at warning (the monitored validation metric stopped "
-         "improving early); not on a run that stopped early or ended failed", (Outcome.PLATEAUED,), (Cause.MODEL_CONVERGENCE,), _val_plateau, codes=("GE007",),
+         "improving early, or improved < 2% over the second half while the training loss kept falling and "
+         "the gap widened); not on a run that stopped early or ended failed", (Outcome.PLATEAUED,), (Cause.MODEL_CONVERGENCE,), _val_plateau, codes=("GE007",),
          cases=(Case("val loss flat for the last 60% of evaluations", (("GE007", _W, {}),),
                      ("plateaued", "model_convergence")),
+                Case("nanoGPT val -1.4% over the second half, train -9.5%, gap 0.24 -> 0.42",
+                     (("GE007", _W, {"kind": "diminishing"}),), ("plateaued", "model_convergence"), series=_LOSS),
                 Case("info only", (("GE007", _I, {}),), None),
                 Case("run interrupted at 8% of its plan", (("GE007", _W, {}),), None, status="failed",
                      series=_LOSS, console=("KeyboardInterrupt",)))),
@@ -800,9 +803,13 @@ POLICY: tuple[Rule, ...] = (
                   series={"loss": _LOSS["loss"][:20], "epoch": tuple(float(i) for i in range(20))},
                   params={"max_epochs": "20"}))),
     Rule("V18", "slow", 180, "SY002 data starvation, SY005 time outside training or SY001 throughput drop, "
-         "at warning", (Outcome.SLOW,), (Cause.INFRA_RUNTIME,), _slow, codes=("SY002", "SY005", "SY001"), cases=(
+         "at warning (SY001 is a warning only when progressive: a step change is info)", (Outcome.SLOW,), (Cause.INFRA_RUNTIME,), _slow, codes=("SY002", "SY005", "SY001"), cases=(
              Case("input-bound", (("SY002", _E, {}),), ("slow", "infra_runtime")),
-             Case("isolated slow steps only (SY004)", (("SY004", _W, {}),), None))),
+             Case("isolated slow steps only (SY004)", (("SY004", _W, {}),), None),
+             Case("throughput stepped down (neighbour load), no cause in the data", (("SY001", _I, {}),), None,
+                  series=_LOSS),
+             Case("throughput falling every quarter", (("SY001", _E, {"progressive": True}),), ("slow", "infra_runtime"),
+                  series=_LOSS))),
     Rule("V19", "preempted", 190, "RT003: requeued -> running, else crashed", (Outcome.RUNNING, Outcome.CRASHED),
          (Cause.INFRA_RUNTIME,), _preempted, codes=("RT003",), cases=(
              Case("requeued", (("RT003", _W, {"requeued": True}),), ("running", "infra_runtime")),
