@@ -256,7 +256,21 @@ class RunData:
     cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def key_for(self, role: Role) -> str | None:
-        """The logged key playing ``role``, or ``None`` when no key matches."""
+        """The logged key playing ``role``, or ``None`` when no key matches.
+
+        Memoised per run in :attr:`cache` for the same metric table and alias table (the
+        detectors ask about 100 times per audit; resolving took 30% of a small run's audit
+        CPU, benchmarks/batch_throughput.py)."""
+        memo = self.cache.setdefault("key_for", {})
+        hit = memo.get(role)
+        m = self.metrics
+        if hit is not None and hit[0] is m and hit[1] is self.aliases and hit[2] == len(m.keys):
+            return hit[3]
+        key = self._key_for(role)
+        memo[role] = (m, self.aliases, len(m.keys), key)
+        return key
+
+    def _key_for(self, role: Role) -> str | None:
         m = self.metrics
         keys = m.keys
         counts = {k: m.count(k) for k in keys}
