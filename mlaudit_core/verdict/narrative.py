@@ -7,6 +7,8 @@ hypotheses and actions read the decision and the findings it rests on.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..report import (
@@ -18,7 +20,7 @@ from ..report import (
     Severity,
     TimelinePhase,
 )
-from ..roles import Role
+from ..roles import Role, normalise_key
 from ..rundata import RunData
 from ..signal import clip, fmt
 from .policy import Ctx as _Ctx
@@ -262,8 +264,8 @@ def hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis]:
 
 
 _ACTIONS: dict[Outcome, list[tuple[str, str, str]]] = {
-    Outcome.DIVERGED: [("Rerun from the last good checkpoint with the peak LR halved and gradient clipping "
-                        "at 1.0", "tests the learning-rate explanation directly", "hours")],
+    # Outcome.DIVERGED: built per run by _divergence_action (how far the loss blew up, and whether a
+    # good checkpoint can exist at all)
     Outcome.OVERFIT: [("Keep the checkpoint at the validation minimum (early stopping on validation loss)",
                        "recovers the best model at no cost", "minutes"),
                       ("Add regularisation (weight decay, dropout), augmentation or more data",
@@ -314,6 +316,108 @@ _SIGNATURE_ACTIONS: dict[str, tuple[str, str]] = {
 }
 
 
+#: A training loss this many times its first finite value before it blew up (or went non-finite)
+#: is not fixed by halving the learning rate: halving moves the LR by 2x, the loss moved by orders of
+#: magnitude. 100x is two orders of magnitude; the torch tutorial run with SGD lr=20 (issue NEWUSER
+#: 17:58) reached 5e13 / 2.3 ~ 2e13x.
+BLOWUP_EXTREME = 100.0
+#: Param names (last dotted component) holding a checkpoint interval: HF Trainer ``save_steps``,
+#: Lightning ModelCheckpoint ``every_n_train_steps``, Keras ModelCheckpoint ``save_freq``, common
+#: script names.
+_SAVE_INTERVAL = ("save_steps", "every_n_train_steps", "save_freq", "checkpoint_every", "checkpoint_interval",
+                  "save_interval", "ckpt_interval", "save_every", "ckpt_every")
+#: A "good" checkpoint needs at least this many finite, improving loss points before the blow-up.
+_GOOD_PREFIX_POINTS = 5
+
+
+@dataclass
+class Blowup:
+    """How the loss left its range: ``growth`` is the largest finite loss over the first finite
+    value (inf when the loss never had a finite value), ``onset_step`` the first step that is
+    non-finite or above 3x the running minimum, ``good_checkpoint`` whether a checkpoint taken while the
+    loss was finite and improving can exist (>= 5 such points and, when a save interval is in the
+    params, the onset after the first save)."""
+
+    growth: float
+    onset_step: int | None
+    nonfinite: bool
+    good_checkpoint: bool
+    save_interval: float | None = None
+
+
+def blowup(run: RunData) -> Blowup | None:
+    """Measure the blow-up of the training loss (validation loss when no training loss); ``None``
+    without a loss series. Reads ``run.params`` for a checkpoint interval (see ``_SAVE_INTERVAL``)."""
+    k = run.key_for(Role.TRAIN_LOSS) or run.key_for(Role.VAL_LOSS)
+    if k is None:
+        return None
+    s = run.series(k).by_step()
+    if not len(s):
+        return None
+    v, st = np.asarray(s.values, dtype=float), np.asarray(s.steps)
+    fin = np.isfinite(v)
+    nonfinite = bool((~fin).any())
+    if not fin.any():
+        return Blowup(float("inf"), int(st[0]), True, False)
+    i0 = int(np.flatnonzero(fin)[0])
+    first = float(v[i0])
+    onset = None
+    run_min = first
+    for i in range(i0, len(v)):
+        if not np.isfinite(v[i]) or (run_min > 0 and v[i] > 3 * run_min):
+            onset = i
+            break
+        run_min = min(run_min, float(v[i]))
+    fv = v[fin]
+    growth = float(fv.max() / first) if first > 0 else float("inf") if fv.max() > first else 1.0
+    prefix = v[i0:onset] if onset is not None else v[i0:]
+    improving = len(prefix) >= _GOOD_PREFIX_POINTS and float(prefix.min()) < 0.9 * float(prefix[0])
+    interval = None
+    for pk, pv in run.params.items():
+        if normalise_key(pk).split("/")[-1] in _SAVE_INTERVAL:
+            try:
+                x = float(str(pv).strip())
+            except ValueError:
+                continue
+            if np.isfinite(x) and x > 0:
+                interval = x
+                break
+    good = improving
+    if good and interval is not None and onset is not None:
+        good = float(st[onset]) > interval
+    return Blowup(growth, int(st[onset]) if onset is not None else None, nonfinite, good, interval)
+
+
+def _divergence_action(c: _Ctx) -> tuple[str, str, str]:
+    """The learning-rate action for a diverged run, scaled by how far the loss blew up; "rerun from
+    the last good checkpoint" only when one can exist, else "restart"."""
+    b = blowup(c.run)
+    extreme = c.lr.far_above or (b is not None and (b.growth >= BLOWUP_EXTREME
+                                                    or (b.nonfinite and not b.good_checkpoint
+                                                        and b.growth >= 10)))
+    where = ("Rerun from the last good checkpoint (saved before step " + str(b.onset_step) + ")"
+             if b is not None and b.good_checkpoint and b.onset_step is not None
+             else "Restart from scratch (no checkpoint taken while the loss was finite and improving can "
+                  "exist)" if b is not None else "Rerun from the last good checkpoint")
+    if extreme:
+        target = (f"{c.lr.typical:g} for {c.lr.optimiser}" if c.lr.optimiser
+                  else "e.g. 1e-3 for Adam/AdamW, 0.1 for SGD")
+        lr_part = (f" (now {c.lr.lr:g}, {c.lr.lr / c.lr.typical:.0f}x typical)" if c.lr.lr is not None else "")
+        why = []
+        if b is not None and np.isfinite(b.growth) and b.growth > 1:
+            why.append(f"the loss reached {b.growth:.3g}x its first value")
+        if b is not None and b.nonfinite:
+            why.append("then turned non-finite")
+        if c.lr.far_above:
+            why.append(c.lr.describe())
+        return (f"{where} with the peak LR lowered 10x or more{lr_part}, back to the optimiser's typical range "
+                f"({target}), with warmup and gradient clipping at 1.0",
+                (", ".join(why) or "the loss blew up by orders of magnitude")
+                + ": halving the learning rate will not be enough", "hours")
+    return (f"{where} with the peak LR halved and gradient clipping at 1.0",
+            "tests the learning-rate explanation directly", "hours")
+
+
 def _no_lr_raise(c: _Ctx) -> str:
     """Why raising the learning rate must not be advised ('' when it may): the LR is at or above the
     optimiser's typical value, or the loss sits at chance with an unstable start (OP002/GE004)."""
@@ -361,7 +465,9 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
         acts.append(NextAction(action="Name checkpoints uniquely (run id + step): checkpoints named by step "
                                       "will overwrite the earlier segment's", why="prevents silent overwrite",
                                cost="minutes"))
-    generic = [] if (p is not None and p.code in ("LI002", "LI003")) else _ACTIONS.get(d.outcome, [])
+    generic = [] if (p is not None and p.code in ("LI002", "LI003")) else list(_ACTIONS.get(d.outcome, []))
+    if d.outcome is Outcome.DIVERGED and not (p is not None and p.code in ("LI002", "LI003")):
+        generic.append(_divergence_action(c))
     if d.outcome in (Outcome.UNDERFIT, Outcome.PLATEAUED) and _no_lr_raise(c):
         generic = [(a, w, k) for a, w, k in generic if "higher LR" not in a and "Raise the learning rate" not in a]
         generic.append(("Do not raise the learning rate: " + _no_lr_raise(c) + "; check the data and labels, "
@@ -373,10 +479,11 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
         f = c.get("GE003")
         acts.append(NextAction(action=f"Use the checkpoint at step {f.facts['best_step']} (best {f.facts['key']})",
                                why="the final checkpoint is worse than the best", cost="minutes"))
+    instrument = []  # missing-instrumentation actions: useful for the next run, never ahead of the fix
     for f in c.by_code.get("MI001", []) + c.by_code.get("MI004", []):
-        acts.append(NextAction(action=f"Log {f.facts['signal']} in the next run", why=f.facts["would_tell"],
-                               cost="minutes"))
-    if d.cause is Cause.HEALTHY and not acts:
+        instrument.append(NextAction(action=f"Log {f.facts['signal']} in the next run",
+                                     why=f.facts["would_tell"], cost="minutes"))
+    if d.cause is Cause.HEALTHY and not acts and not instrument:
         acts.append(NextAction(action="Tag this run mlaudit.baseline=true so that later runs of the same "
                                       "config are judged against it (noise band from several seeds)",
                                why="a healthy reference makes the next regression audit decisive",
@@ -391,4 +498,5 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
             acts.insert(0, NextAction(action="Attach the console log and the loss/validation metrics to the run",
                                       why="the verdict is blocked on missing data", cost="minutes"))
     order = {"minutes": 0, "hours": 1, "days": 2}
-    return sorted(acts, key=lambda a: order[a.cost])[:8]
+    # the fix for the diagnosed failure first (cheapest first within it), then what to log next time
+    return (sorted(acts, key=lambda a: order[a.cost]) + sorted(instrument, key=lambda a: order[a.cost]))[:8]

@@ -1,0 +1,41 @@
+"""Next actions: the fix for the diagnosed failure first, learning-rate advice scaled to the blow-up.
+
+Each test writes a small console log, runs the real pipeline (load_logs -> audit) and reads the
+ranked next actions (a new-user report, NOTES 2026-12-01 17:58: "Log throughput" ranked above the
+fix, and "halve the peak LR" for a loss 1e13x its start with no good checkpoint).
+"""
+
+from __future__ import annotations
+
+from mlaudit_core import audit
+from mlaudit_core.logs import load_logs
+
+
+def actions(tmp_path, vals):
+    p = tmp_path / "train.log"
+    p.write_text("\n".join(f"step={i} loss={x}" for i, x in enumerate(vals)) + "\n")
+    r = audit(load_logs([p]))
+    return r, [a.action for a in r.next_actions]
+
+
+def test_a_blow_up_by_orders_of_magnitude_is_not_fixed_by_halving_the_lr(tmp_path):
+    r, acts = actions(tmp_path, [2.3, 5e13, 1.4e30] + ["nan"] * 40)
+    assert r.verdict.outcome.value == "diverged"
+    assert "lowered 10x or more" in acts[0] and "typical range" in acts[0]
+    assert not any("halved" in a for a in acts)
+    # two finite points, none improving: no good checkpoint can exist
+    assert acts[0].startswith("Restart from scratch") and "last good checkpoint" not in acts[0]
+
+
+def test_missing_instrumentation_ranks_below_the_fix(tmp_path):
+    r, acts = actions(tmp_path, [2.3, 5e13, 1.4e30] + ["nan"] * 40)
+    logs = [i for i, a in enumerate(acts) if a.startswith("Log ")]
+    assert logs, "the run lacks validation and throughput: those actions are expected, after the fix"
+    assert min(logs) > 0 and all(not a.startswith("Log ") for a in acts[:min(logs)])
+
+
+def test_a_mild_climb_after_long_improvement_keeps_the_checkpoint_and_halving(tmp_path):
+    vals = [2.0 - i * 0.01 for i in range(60)] + [1.4 + 0.3 * i for i in range(20)] + ["nan"] * 5
+    r, acts = actions(tmp_path, vals)
+    assert (r.verdict.outcome.value, r.verdict.cause.value) == ("diverged", "model_convergence")
+    assert acts[0].startswith("Rerun from the last good checkpoint") and "halved" in acts[0]
