@@ -370,6 +370,42 @@ def _gap_overfit(c: Ctx) -> Decision | None:
                     f"{int(v.steps[ib])} (noise ~{fmt(noise)}), while {tk} kept falling; {f.message}.", f)
 
 
+#: Memorised: the training accuracy's last-quarter median at or above this (the training set is fit) ...
+MEMORISED_TRAIN_ACC = 0.99
+#: ... with the validation accuracy's last-quarter median at least this far below it (in accuracy units).
+#: From the real corpora: own wb03/wb05 (AlexNet CIFAR-10, labelled overfit: train 0.993, val 0.77) and
+#: realworld csv01 (Keras, labelled overfit|plateaued: train 0.997, val 0.85); no healthy run of
+#: realworld/own/libraries has a training accuracy >= 0.99 with a gap of 10 points (keras-healthy: 1.0/1.0).
+MEMORISED_GAP = 0.10
+
+
+def _acc(c: Ctx, role: Role) -> tuple[str, float] | None:
+    k = c.run.key_for(role)
+    if not k:
+        return None
+    v = c.run.metrics.series(k).by_step().finite().values
+    if len(v) < 3:
+        return None
+    q = v[-max(1, len(v) // 4):]
+    scale = 100.0 if float(np.max(v)) > 1.5 else 1.0  # accuracy logged in percent (0-100)
+    return k, float(np.median(q)) / scale
+
+
+def _memorised(c: Ctx) -> Decision | None:
+    """The training accuracy at >= 99% over the last quarter of the run while the validation accuracy
+    sits >= 10 points below it: the model memorised the training set and does not generalise as
+    well; more epochs only widen the gap (the textbook overfit reading of an accuracy gap)."""
+    tr, va = _acc(c, Role.TRAIN_ACCURACY), _acc(c, Role.VAL_ACCURACY)
+    if tr is None or va is None or tr[1] > 1.0 or va[1] > 1.0:
+        return None
+    if tr[1] < MEMORISED_TRAIN_ACC or tr[1] - va[1] < MEMORISED_GAP:
+        return None
+    return Decision(Outcome.OVERFIT, Cause.MODEL_CONVERGENCE,
+                    f"The run overfit: {tr[0]} is {fmt(100 * tr[1], 3)}% over the last quarter (the training set is "
+                    f"memorised) while {va[0]} is {fmt(100 * va[1], 3)}%, {fmt(100 * (tr[1] - va[1]), 3)} points "
+                    "lower; more epochs only widen the gap (regularise, augment, or stop at the best validation).")
+
+
 #: Degraded in-run: the held-out metric's final value is worse than its best by this share of the
 #: best (a loss 25% above its minimum, an accuracy/mAP 25% below its peak) ...
 DEGRADED_HELDOUT = 0.25
@@ -787,6 +823,18 @@ POLICY: tuple[Rule, ...] = (
              Case("train loss rose too (not overfit)", (("GE005", _W, {}),), None,
                   series={"loss": tuple([0.5, 0.3, 0.2] + [0.2 + 0.01 * i for i in range(37)]),
                           "val_loss": tuple([1.5, 1.3, 1.2] + [1.2 + 0.01 * i for i in range(37)])}))),
+    Rule("V12c", "memorised", 124,
+         "training accuracy >= 99% over the last quarter with the validation accuracy >= 10 points below it",
+         (Outcome.OVERFIT,), (Cause.MODEL_CONVERGENCE,), _memorised, cases=(
+             Case("AlexNet CIFAR-10: train 99.3%, val 77%", (), ("overfit", "model_convergence"),
+                  series={"loss": _LOSS["loss"], "train_acc": tuple(min(0.993, 0.5 + 0.02 * i) for i in range(50)),
+                          "val_acc": tuple(min(0.77, 0.5 + 0.01 * i) for i in range(50))}),
+             Case("percent scale: 99.7 vs 85", (), ("overfit", "model_convergence"),
+                  series={"loss": _LOSS["loss"], "train_acc": (90.0, 99.0, 99.7, 99.8), "val_acc": (80.0, 84.0, 85.0, 85.0)}),
+             Case("both at 100% (easy task)", (), None,
+                  series={"loss": _LOSS["loss"], "train_acc": (0.9, 1.0, 1.0, 1.0), "val_acc": (0.9, 1.0, 1.0, 1.0)}),
+             Case("train 86.5%, val 84% (not memorised)", (), None,
+                  series={"loss": _LOSS["loss"], "train_acc": (0.7, 0.8, 0.86, 0.865), "val_acc": (0.7, 0.8, 0.84, 0.84)}))),
     Rule("V12b", "degraded-in-run", 125,
          "GE003 at warning with the final held-out value >= 25% worse than its best, and the smoothed "
          "training loss rising >= 1.5x above its minimum after it", (Outcome.REGRESSED,), (Cause.MODEL_CONVERGENCE,), _degraded,
