@@ -42,7 +42,8 @@ class ValidationPlateau(Detector, code="GE007", name="validation-plateau", famil
     ``min_gap_growth`` 1.5x: the extra compute fits the
     training set only (diminishing held-out returns, the onset of overfitting). Measured on the real
     corpora: realworld log02 (nanoGPT, val 2.43 -> 2.39 = 1.4% over iterations 4000-8000 while train fell
-    ~11%, gap 0.2 -> 0.45) and tests/data/realworld csv09 (Lightning, val -0.5% while train fell ~19%),
+    9.5%, gap 0.24 -> 0.42) and tests/data/realworld csv09 (Lightning, val -0.5% while train fell 12%, gap
+    0.98 -> 1.47),
     both labelled plateaued|overfit by their analysts; realworld ts05 (LoRA, healthy: train and eval
     loss track each other, the train loss below eval only from its last point) does not have it.
     """
