@@ -1,9 +1,10 @@
-"""Throughput and peak memory of ``mlaudit logs`` on a 1,000,000-line mixed-format console log.
+"""Throughput and peak memory of ``mlaudit logs`` on a mixed-format console log of any size.
 
-Generates the log (Hugging Face dicts after tqdm bars, Megatron iterations, fairseq
-train_inner, DeepSpeed steps, ImageNet-example lines, litgpt iterations, Keras epochs,
-generic key=value lines, plain INFO chatter, a few fp16 overflow messages and one
-traceback), then measures, each in a fresh child process:
+Generates the log (Hugging Face dicts after tqdm bars, tqdm bars redrawn with carriage
+returns, Megatron iterations, fairseq train_inner, DeepSpeed steps, ImageNet-example lines,
+litgpt iterations, Keras epochs, generic key=value lines, plain INFO chatter, warnings, a
+few fp16 overflow messages, a caught-and-logged traceback every 250,000 lines and the final
+CUDA OOM traceback), then measures, each in a fresh child process:
 
 - parse: ``mlaudit_core.logs.load_logs`` (read + parse into a RunData);
 - cli: ``mlaudit logs FILE --format json`` end to end (parse, all detectors, verdict, render);
@@ -12,9 +13,11 @@ traceback), then measures, each in a fresh child process:
 Prints lines per second, wall and CPU seconds (the machine is shared: CPU time is the
 figure that does not depend on the other processes; the load average is printed), peak
 resident memory (MiB, from the child's ``ru_maxrss``, and over the interpreter-and-imports
-baseline for the parse), and the ratio to ``grep -c`` (CPU time to CPU time). Usage::
+baseline for the parse), and the ratio to ``grep -c`` (CPU time to CPU time); then whether
+the end-to-end peak is within the 1 GiB bound of issue 16 (a 10 M-line log), and whether the
+final OOM traceback was found at its line. Usage::
 
-    python benchmarks/logs_throughput.py [--lines 1000000] [--keep PATH]
+    python benchmarks/logs_throughput.py [--lines 1000000] [--keep PATH] [--no-cli]
 """
 
 from __future__ import annotations
@@ -44,7 +47,18 @@ def generate(path: Path, n_lines: int, seed: int = 0) -> int:
         loss = max(0.5, loss * 0.99999 + rnd.uniform(-0.01, 0.01))
         k = kinds[i % len(kinds)]
         ts = f"2024-05-01 10:{(i // 60000) % 60:02d}:{(i // 1000) % 60:02d},{i % 1000:03d}"
-        if i % 100_003 == 5:
+        if i % 250_000 == 125_000:  # a caught exception logged with its traceback mid-run
+            out += [f"{ts} - WARNING - trainer - checkpoint upload failed, retrying",
+                    "Traceback (most recent call last):", '  File "train.py", line 212, in upload_checkpoint',
+                    "    client.put(path)", "ConnectionResetError: [Errno 104] Connection reset by peer"]
+            line = f"{ts} - INFO - trainer - retry 1 succeeded"
+        elif i % 997 == 3:
+            line = f"{ts} - WARNING - torch.utils.data - UserWarning: This DataLoader will create 8 worker " \
+                   "processes in total. Our suggested max number of worker in current system is 2"
+        elif i % 13 == 7:  # a tqdm bar redrawn on one line with carriage returns (stdout captured to a file)
+            line = "\r".join(f"Epoch 0:  {j}%|#         | {step * 10 + j}/20000000 [00:{j:02d}<10:00, 3.1{j}it/s, "
+                              f"loss={loss:.3f}]" for j in range(5))
+        elif i % 100_003 == 5:
             line = f" 45%|####5     | {step}/2000000 [01:00<01:10, 7.10it/s]Gradient overflow.  Skipping step, " \
                    f"loss scaler 0 reducing loss scale to {2 ** (16 - i // 100_003)}.0"
         elif k == "hf":
@@ -99,15 +113,19 @@ t, c = time.perf_counter(), time.process_time()
 run = load_logs([sys.argv[1]])
 dt, dc = time.perf_counter() - t, time.process_time() - c
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(dt, dc, base, peak, len(run.metrics), len(run.metrics.keys), len(run.console))
+last = run.console[-1]
+oom = int(last.text.startswith("RuntimeError: CUDA out of memory"))
+print(dt, dc, base, peak, len(run.metrics), len(run.metrics.keys), len(run.console), last.lineno, oom)
 """
 
 
 def measure_parse(path: Path):
-    """(wall s, CPU s, baseline MiB, peak MiB, points, series, console lines) of load_logs in a child."""
+    """(wall s, CPU s, baseline MiB, peak MiB, points, series, console lines, last line number,
+    whether the last kept line is the OOM) of load_logs in a child."""
     out = subprocess.run([PY, "-c", _CHILD, str(path)], capture_output=True, text=True, check=True)
-    dt, dc, base, peak, pts, keys, console = out.stdout.split()
-    return float(dt), float(dc), int(base) / 1024, int(peak) / 1024, int(pts), int(keys), int(console)
+    dt, dc, base, peak, pts, keys, console, lastno, oom = out.stdout.split()
+    return (float(dt), float(dc), int(base) / 1024, int(peak) / 1024, int(pts), int(keys), int(console),
+            int(lastno), oom == "1")
 
 
 def measure_cmd(cmd: list[str], repeat: int = 1) -> tuple[float, float, float]:
@@ -130,31 +148,41 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--keep", type=Path, help="write the generated log here and keep it")
+    ap.add_argument("--reuse", action="store_true", help="with --keep: measure the kept log if it exists")
+    ap.add_argument("--no-cli", action="store_true", help="measure the parse only, not `mlaudit logs` end to end")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="mlaudit-logs-bench-"))
     path = args.keep or tmp / "mixed.log"
-    if path.exists():
+    reuse = args.reuse and args.keep and path.exists()
+    if path.exists() and not reuse:
         path.unlink()
     try:
         t = time.perf_counter()
-        size = generate(path, args.lines)
-        n = args.lines + 3
-        print(f"generated {n:,} lines, {size / 2 ** 20:.1f} MiB in {time.perf_counter() - t:.1f} s: {path}")
+        size = path.stat().st_size if reuse else generate(path, args.lines)
+        with open(path, "rb") as f:
+            n = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 24), b""))
+        print(f"{'reused' if reuse else 'generated'} {n:,} lines, {size / 2 ** 20:.1f} MiB in "
+              f"{time.perf_counter() - t:.1f} s: {path}")
         print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         grep = shutil.which("grep")
         g_dt, g_cpu, _ = measure_cmd([grep, "-c", "loss", str(path)], repeat=5)
         g_cpu = max(g_cpu, 1e-3)
         print(f"grep -c loss:        wall {g_dt:7.2f} s  CPU {g_cpu:7.2f} s  {n / g_cpu:12,.0f} lines/CPU-s")
-        p_dt, p_cpu, base, peak, pts, keys, console = measure_parse(path)
+        p_dt, p_cpu, base, peak, pts, keys, console, lastno, oom = measure_parse(path)
         print(f"parse (load_logs):   wall {p_dt:7.2f} s  CPU {p_cpu:7.2f} s  {n / p_cpu:12,.0f} lines/CPU-s "
               f"({n / p_dt:,.0f} lines/wall-s)  peak RSS {peak:,.0f} MiB ({peak - base:,.0f} MiB over the "
               f"{base:,.0f} MiB interpreter+imports)  grep ratio {p_cpu / g_cpu:,.0f}x")
-        print(f"                     {pts:,} metric points in {keys} series; {console:,} console lines kept")
+        print(f"                     {pts:,} metric points in {keys} series; {console:,} console lines kept; "
+              f"last kept line {lastno:,} is the final OOM: {oom}")
+        if args.no_cli:
+            print(f"parse peak within 1 GiB: {peak <= 1024}")
+            return
         mlaudit = shutil.which("mlaudit", path=os.path.dirname(PY)) or "mlaudit"
         c_dt, c_cpu, c_peak = measure_cmd([mlaudit, "logs", str(path), "--format", "json"])
         print(f"mlaudit logs (CLI):  wall {c_dt:7.2f} s  CPU {c_cpu:7.2f} s  {n / c_cpu:12,.0f} lines/CPU-s "
               f"({n / c_dt:,.0f} lines/wall-s)  peak RSS {c_peak:,.0f} MiB  grep ratio {c_cpu / g_cpu:,.0f}x  "
               "(parse + all detectors + verdict + JSON)")
+        print(f"end-to-end peak within 1 GiB: {c_peak <= 1024} ({c_peak:,.0f} MiB)")
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)

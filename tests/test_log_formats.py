@@ -187,11 +187,74 @@ def test_structured_config_files(tmp_path):
 def test_console_cap_keeps_the_lines_that_matter(tmp_path):
     p = tmp_path / "long.log"
     p.write_text("\n".join(f"step={i} loss={1 / (i + 1):.4f}" for i in range(50)) + "\nKilled\n")
-    run = load_logs([p], max_console_lines=10)
+    run = load_logs([p], max_console_lines=10, tail_lines=1, context_lines=0)
     assert len(run.metrics.series("train/loss")) == 50          # metrics from every line
     assert len(run.console) == 11 and run.console[-1].text == "Killed"
     assert "40 of 51 console lines were not kept" in run.notes[-1]
     assert not run.warnings
+
+
+def test_long_log_keeps_failures_and_line_numbers_within_the_bounds(tmp_path):
+    """A log far longer than every retention bound: the console keeps the head, the tail and
+    the failures in between with their own line numbers; the loss is thinned to the point
+    budget but keeps its transient NaN, its restart and its last point (not timed)."""
+    from mlaudit_core.audit import audit
+    from mlaudit_core.signatures import scan_run
+
+    n = 60_000
+    lines = [f"step={i} loss={2.0 / (1 + i / 1000):.5f} lr=1e-4" for i in range(n)]
+    lines[17_777] = "step=17777 loss=nan lr=1e-4"
+    lines[30_000] = "Traceback (most recent call last):"       # a caught, logged exception mid-run
+    lines[30_001] = '  File "train.py", line 88, in save_checkpoint'
+    lines[30_002] = "OSError: [Errno 28] No space left on device"
+    for j in range(40_000, 40_010):
+        lines[j] = f"step={j - 40_000} loss=2.0 lr=1e-4"  # a restart: the step counter starts over
+    lines += ["Traceback (most recent call last):", '  File "train.py", line 80, in training_step',
+              "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 39.59 GiB total capacity; "
+              "36.10 GiB already allocated; 1.21 GiB free; 37.20 GiB reserved in total by PyTorch)"]
+    p = tmp_path / "long.log"
+    p.write_text("\n".join(lines) + "\n")
+    run = load_logs([p], max_console_lines=100, tail_lines=50, middle_lines=40, context_lines=2, max_points=4000)
+    assert 150 < len(run.console) <= 100 + 50 + 40
+    linenos = [c.lineno for c in run.console]
+    assert linenos == sorted(linenos) and linenos[:100] == list(range(1, 101))
+    assert linenos[-50:] == list(range(n + 3 - 49, n + 4))
+    by_line = {c.lineno: c.text for c in run.console}
+    assert by_line[30_003].startswith("OSError") and by_line[30_002].startswith("  File")  # 1-based numbers
+    assert by_line[n + 3].startswith("RuntimeError: CUDA out of memory")
+    _, tbs = scan_run(run)
+    assert [(tb.exception_type, tb.line.lineno) for tb in tbs] == [("OSError", 30_003), ("RuntimeError", n + 3)]
+    report = audit(run)
+    oom = [f for f in report.findings if f.code == "RT001"]
+    assert oom and any(getattr(e, "line", None) == n + 3 for e in oom[0].evidence), oom
+    loss = run.metrics.series("train/loss")
+    assert len(run.metrics) <= 4000 and len(loss) < n // 10
+    assert int(loss.steps[0]) == 0 and int(loss.steps[-1]) == n - 1       # first and last point
+    nan_at = loss.steps[np.isnan(loss.values)]
+    assert list(nan_at) == [17_777]                                         # the transient NaN
+    resets = np.flatnonzero(np.diff(loss.steps) < 0)
+    assert len(resets) == 1 and int(loss.steps[resets[0] + 1]) == 0          # the restart
+    assert any("were thinned" in x and "train/loss" in x for x in run.notes), run.notes
+    assert any("console lines were not kept" in x for x in run.notes)
+
+
+def test_point_store_thins_the_densest_series_only():
+    from mlaudit_core.formats.consolelog.retention import PointStore
+
+    store = PointStore(budget=1000)
+    store.new_series()
+    store.new_series()
+    for i in range(20_000):
+        store.add(0, i, 1.0 / (i + 1), float("nan"))
+        if i % 100 == 0:
+            store.add(1, i, 0.5, float("nan"))
+    assert store.kept <= 1000 and store.seen == 20_200
+    table = store.table(["train/loss", "val/loss"])
+    assert len(table.series("val/loss")) == 200                     # the sparse series stays whole
+    s = table.series("train/loss")
+    stride = int(s.steps[1] - s.steps[0])
+    assert stride > 1 and np.all(np.diff(s.steps[:-1]) == stride)   # a systematic sample
+    assert int(s.steps[-1]) == 19_999 and np.isnan(table.series("train/loss").wall_times).all()
 
 
 def test_free_text_around_generic_keys():

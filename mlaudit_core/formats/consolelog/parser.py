@@ -1,7 +1,10 @@
 """The engine that runs the format catalog over console lines.
 
-One pass, one line at a time, constant memory per line: metric points go to
-typed arrays (24 bytes a point), not Python objects. The engine keeps a little
+One pass, one line at a time, bounded memory: metric points go to typed arrays
+per series (25 bytes a point while reading), not Python objects, and past a budget
+the densest series is thinned to a systematic sample; console lines are kept for
+the head, the tail and the relevant lines in between (:mod:`.retention` gives the
+policy and why). The engine keeps a little
 state between lines (the last step, the current epoch from a Keras header,
 steps per epoch inferred from a Hugging Face dict printed after a progress
 bar, the open ``***** eval metrics *****`` block) so that formats that print
@@ -18,18 +21,24 @@ from __future__ import annotations
 import json
 import math
 import re
-from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
-import numpy as np
-
 from ...rundata import ConsoleLine, MetricTable
 from ...signatures import CONTEXT_CATEGORIES, is_relevant, match_line
 from .formats import CATALOG, NUM, LogFormat
 from .names import TIME_UNITS, canonical, is_known, is_time_metric, to_seconds
+from .retention import (
+    CONTEXT_LINES,
+    HEAD_LINES,
+    MIDDLE_LINES,
+    POINT_BUDGET,
+    TAIL_LINES,
+    ConsoleKeeper,
+    PointStore,
+)
 
 #: Longest line segment whose metrics are read (characters). Longer segments are
 #: kept for signatures only: no training framework prints a metric line this long,
@@ -150,8 +159,11 @@ class ParseResult:
         params: configuration printed at start-up (``key = value`` lines before training).
         facts: figures recovered from the structure of the log: ``steps_per_epoch``,
             ``total_steps``, ``epochs``; and ``formats`` (format id -> lines).
-        console: the kept console lines (all, or the relevant ones past the cap).
+        console: the kept console lines (head, relevant lines with context, tail; see
+            :mod:`.retention`), in log order with their original line numbers.
         lines: number of lines read; ``omitted_console``: lines not kept in ``console``.
+        points_read: metric points read; ``thinned``: series name -> sampling stride, for
+            series thinned to stay within the point budget (empty when nothing was).
         first_wall / last_wall: first and last timestamp (seconds since the epoch) or None.
     """
 
@@ -162,6 +174,8 @@ class ParseResult:
     console: list[ConsoleLine] = field(default_factory=list)
     lines: int = 0
     omitted_console: int = 0
+    points_read: int = 0
+    thinned: dict[str, int] = field(default_factory=dict)
     first_wall: float | None = None
     last_wall: float | None = None
 
@@ -194,26 +208,28 @@ class LogParser:
 
     Args:
         keep_console: keep console lines (for signatures and evidence).
-        max_console_lines: past this many lines, keep only lines that can matter to a
-            failure signature or a traceback (see :func:`mlaudit_core.signatures.is_relevant`).
+        max_console_lines: console lines kept from the start of the log (the head).
+        tail_lines: console lines kept from the end of the log.
+        middle_lines: relevant lines (:func:`mlaudit_core.signatures.is_relevant`) kept
+            between head and tail, the first half and the last half of them.
+        context_lines: lines kept either side of each relevant line in between.
+        max_points: metric points kept before the densest series is thinned.
     """
 
-    def __init__(self, keep_console: bool = True, max_console_lines: int = 200_000) -> None:
+    def __init__(self, keep_console: bool = True, max_console_lines: int = HEAD_LINES, *,
+                 tail_lines: int = TAIL_LINES, middle_lines: int = MIDDLE_LINES,
+                 context_lines: int = CONTEXT_LINES, max_points: int = POINT_BUDGET) -> None:
         self.keep_console = keep_console
-        self.max_console = max_console_lines
+        self._keeper = ConsoleKeeper(max_console_lines, tail_lines, middle_lines, context_lines,
+                                     MAX_CONSOLE_CHARS, is_relevant)
         self._names: dict[str, int] = {}
-        self._codes = array("i")
-        self._steps = array("q")
-        self._values = array("d")
-        self._walls = array("d")
+        self._store = PointStore(max_points)
         self._last_step: list[int] = []
         self._last_value: list[float] = []
         self._summary: dict[str, tuple[float, float]] = {}
         self.params: dict[str, str] = {}
         self.facts: dict[str, float] = {}
         self.formats: Counter = Counter()
-        self.console: list[ConsoleLine] = []
-        self.omitted = 0
         self.lines = 0
         # state carried between lines
         self.step: int | None = None
@@ -245,7 +261,7 @@ class LogParser:
         if not text or text.isspace():
             self.block = None
             if self.keep_console:
-                self._keep(source, lineno, "")
+                self._keeper.add(source, lineno, "")
             return
         if text[0] == "#" and text.startswith("# "):
             return  # an annotation, not log content
@@ -254,7 +270,7 @@ class LogParser:
             if not text.strip():
                 return
         if self.keep_console:
-            self._keep(source, lineno, text)
+            self._keeper.add(source, lineno, text)
         c0 = text[0]
         if c0.isdigit() or c0 == "[":
             m = _TS.match(text)
@@ -275,11 +291,10 @@ class LogParser:
         else:
             self._segment(text)
 
-    def _keep(self, source: str, lineno: int, text: str) -> None:
-        if len(self.console) < self.max_console or (text and is_relevant(text)):
-            self.console.append(ConsoleLine(source, lineno, text[:MAX_CONSOLE_CHARS]))
-        else:
-            self.omitted += 1
+    @property
+    def console(self) -> list[ConsoleLine]:
+        """The console lines kept so far, in log order."""
+        return self._keeper.lines()
 
     # --- one segment (a line, or one carriage-return part of it) --------------------------------
     def _segment(self, seg: str) -> None:
@@ -677,45 +692,45 @@ class LogParser:
             self.last_record_line = self.lineno
         names, last_step, last_value = self._names, self._last_step, self._last_value
         wall = self.wall
+        store = self._store
         for name, value in rec.items():
             code = names.get(name)
             if code is None:
                 code = names[name] = len(names)
                 last_step.append(-(2 ** 62))
                 last_value.append(math.nan)
+                store.new_series()
             elif last_step[code] == step and last_value[code] == value and name not in events:
                 continue  # the same point printed twice (a progress bar redrawn, a checkpoint message)
             last_step[code] = step
             last_value[code] = value
-            self._codes.append(code)
-            self._steps.append(step)
-            self._values.append(value)
-            self._walls.append(wall)
+            store.add(code, step, value, wall)
         self.max_step = max(self.max_step, step)
 
     def result(self) -> ParseResult:
         """The parsed metrics, params and facts. Summary values are added for metrics without history."""
+        store = self._store
         for name, (value, wall) in self._summary.items():
             if name in self._names:
                 continue
             self._names[name] = len(self._names)
-            self._codes.append(self._names[name])
-            self._steps.append(self.max_step)
-            self._values.append(value)
-            self._walls.append(wall)
+            store.new_series()
+            store.append_final(self._names[name], self.max_step, value, wall)
+            if wall == wall:
+                store.any_wall = True
         self._summary.clear()
         names = list(self._names)
-        table = MetricTable(np.frombuffer(self._codes, dtype=np.int32) if len(self._codes) else [],
-                            np.frombuffer(self._steps, dtype=np.int64) if len(self._steps) else [],
-                            np.frombuffer(self._values, dtype=np.float64) if len(self._values) else [],
-                            np.frombuffer(self._walls, dtype=np.float64) if len(self._walls) else None,
-                            names=names)
+        thinned = {names[c]: k for c, k in store.thinned.items()}
+        seen = store.seen
+        table = store.table(names)
         if self.spe and "steps_per_epoch" not in self.facts:
             self.facts["steps_per_epoch"] = float(round(self.spe))
         last = self.wall if not math.isnan(self.wall) else None
+        keeper = self._keeper
         return ParseResult(metrics=table, params=dict(self.params), facts=dict(self.facts),
-                           formats=self.formats, console=self.console, lines=self.lines,
-                           omitted_console=self.omitted, first_wall=self.first_wall, last_wall=last)
+                           formats=self.formats, console=keeper.lines() if self.keep_console else [],
+                           lines=self.lines, omitted_console=keeper.omitted if self.keep_console else 0,
+                           points_read=seen, thinned=thinned, first_wall=self.first_wall, last_wall=last)
 
 
 _GENERIC_FMT = LogFormat(id="generic", name="generic key/value lines", example="step=100 loss=2.31 lr=1e-4",
