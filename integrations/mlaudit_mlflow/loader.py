@@ -220,6 +220,19 @@ def _bulk_metrics_db(uri: str, run_id: str) -> MetricTable:
     return MetricTable(keys, steps, v, ts / 1000.0)
 
 
+_experiments: dict[tuple[str, str], object] = {}
+
+
+def _experiment(client, uri: str, experiment_id: str):
+    """The run's experiment, asked once per store and process: a batch audits one
+    experiment's runs, and only its name is used (a rename meanwhile shows next session)."""
+    key = (uri, str(experiment_id))
+    exp = _experiments.get(key)
+    if exp is None:
+        exp = _experiments[key] = client.get_experiment(experiment_id)
+    return exp
+
+
 def _metrics_via_rest(client, uri: str, run_id: str, keys: list[str], data=None) -> MetricTable:
     """Every key's history from a tracking server, keys in parallel (:mod:`.rest_history`).
     ``data``: the run's ``RunData`` entity (its latest metrics' steps hint each key's length)."""
@@ -394,7 +407,7 @@ def load_run(run_id: str, tracking_uri: str | None = None) -> RunData:
         from .rest_history import pool
 
         side = (pool().submit(_list_artifacts, client, run_id),
-                pool().submit(client.get_experiment, info.experiment_id))
+                pool().submit(_experiment, client, uri, info.experiment_id))
         metrics = _metrics_via_rest(client, uri, run_id, sorted(data.metrics), data)
     elif is_db_uri(uri):
         metrics = _bulk_metrics_db(uri, run_id)
