@@ -160,6 +160,10 @@ class MlflowPlugin:
         return ids
 
 
+#: The verdict tag value of a run audited while it was still running (an interim verdict).
+RUNNING_VERDICT = "running"
+
+
 def _search_unaudited(client, experiment_ids: list[str], flt: str, order: str,
                       max_results: int | None, include_audited: bool) -> list:
     """Runs matching ``flt`` (and, unless ``include_audited``, without ``mlaudit.verdict``),
@@ -187,10 +191,21 @@ def _search_unaudited(client, experiment_ids: list[str], flt: str, order: str,
 
     if include_audited:
         return pages(flt, max_results)
+    # A run audited by hand while it was still RUNNING carries the interim verdict 'running';
+    # it must be audited again once it has ended (else the watcher would never judge it).
+    field = order.split()[0].split(".", 1)[1]
+    desc = order.split()[-1].upper() == "DESC"
+
+    def when(r) -> int:
+        return getattr(r.info, field, None) or 0
+
     try:
-        return pages(flt + " and tags.`mlaudit.verdict` IS NULL", max_results)
+        runs = pages(flt + " and tags.`mlaudit.verdict` IS NULL", max_results)
+        runs += pages(flt + " and tags.`mlaudit.verdict` = 'running'", max_results)
     except MlflowException as exc:
         if "IS" not in str(exc) and "clause" not in str(exc):
             raise
-    runs = [r for r in pages(flt, None) if "mlaudit.verdict" not in r.data.tags]
+        runs = [r for r in pages(flt, None)
+                if r.data.tags.get("mlaudit.verdict") in (None, RUNNING_VERDICT)]
+    runs.sort(key=when, reverse=desc)
     return runs if max_results is None else runs[:max_results]
