@@ -31,6 +31,8 @@ def surprising(run: RunData, findings: list[Finding]) -> list[str]:
     """Things a careful analyst would flag as unexpected, even when they are not failures."""
     out = [f"benign: {f.message}" for f in findings if f.code == "OP002" and f.severity is Severity.INFO]
     out += [f.message for f in findings if f.code in ("OP007", "RT006") and f.severity is Severity.INFO]
+    out += [f"calibration: {f.message}" for f in findings
+            if f.code == "GE001" and f.facts.get("kind") == "calibration"]
     tk, vk = run.key_for(Role.TRAIN_LOSS), run.key_for(Role.VAL_LOSS)
     if tk and vk:
         t, v = run.series(tk).by_step().finite(), run.series(vk).by_step().finite()

@@ -365,6 +365,10 @@ def _gap_overfit(c: Ctx) -> Decision | None:
     k = max(1, min(len(after) // 4, 10))
     if float(np.median(after[-k:])) >= float(np.median(at_best[-k:])):
         return None  # training did not keep improving: not the overfitting shape
+    from ..detectors.GE001 import heldout_accuracy_holds
+    held = heldout_accuracy_holds(c.run, float(v.steps[ib]))
+    if held is not None and held["holds"]:
+        return None  # held-out accuracy kept its level: a calibration shift, not overfitting (GE001 notes it)
     return Decision(Outcome.OVERFIT, Cause.MODEL_CONVERGENCE,
                     f"The run overfit (slowly): {vk} ended at {fmt(final)}, above its best {fmt(best)} at step "
                     f"{int(v.steps[ib])} (noise ~{fmt(noise)}), while {tk} kept falling; {f.message}.", f)
@@ -511,6 +515,8 @@ def _val_plateau(c: Ctx) -> Decision | None:
     improve in the rest of the run (detector: defaults; fires on no healthy run of realworld/own/
     libraries, NOTES 17:02)."""
     f = c.get("GE007", Severity.WARNING)
+    if any(g.facts.get("kind") == "calibration" for g in c.by_code.get("GE001", [])):
+        return None  # val loss rose while held-out accuracy held: a calibration note, not a plateau
     stopped = c.ending.stopped or c.run.status in (RunStatus.FAILED, RunStatus.KILLED)
     if f and not stopped:  # a run cut short never had the chance to improve: its stop explains more
         return Decision(Outcome.PLATEAUED, Cause.MODEL_CONVERGENCE,
