@@ -28,3 +28,34 @@ def test_escape_codes_in_a_file_name_never_reach_the_terminal(tmp_path):
         both = p.stdout + p.stderr
         assert b"\x1b" not in both and b"\x07" not in both, (args, both[:400])
         assert b"\\x1b" in both, (args, both[:400])
+
+
+def _trainer_state(path: Path) -> None:
+    import json
+
+    path.write_text(json.dumps({"global_step": 50, "log_history": [
+        {"step": i, "loss": 1 / (i + 1)} for i in range(1, 51)]}))
+
+
+def test_mcp_never_reads_a_file_linked_from_inside_a_root_to_outside(tmp_path):
+    """A run folder inside --root whose trainer_state.json is a symlink to a file outside the
+    root: audit_path and get_series refuse it (one line naming the link); the same run as a
+    real file inside the root is audited."""
+    import pytest
+
+    from mlaudit_core.agent.tools import Roots, Toolbox, ToolFailure
+
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "run").mkdir(parents=True)
+    outside.mkdir()
+    _trainer_state(outside / "trainer_state.json")
+    (root / "run" / "trainer_state.json").symlink_to(outside / "trainer_state.json")
+    tools = Toolbox(Roots.of([root]))
+    for name, args in (("audit_path", {"path": "run"}),
+                       ("get_series", {"source": "path", "run_ref": "run", "metric": "loss"})):
+        with pytest.raises(ToolFailure) as exc:
+            tools.call(name, args)
+        assert "trainer_state.json links outside the allowed roots" in str(exc.value), name
+    (root / "run" / "trainer_state.json").unlink()
+    _trainer_state(root / "run" / "trainer_state.json")
+    assert tools.call("audit_path", {"path": "run"}).data["runs"][0]["reader"] == "trainer_state"

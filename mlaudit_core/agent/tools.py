@@ -74,6 +74,27 @@ class Roots:
         raise ToolFailure(f"mlaudit: error: {what} {value}: outside the allowed roots ({roots}); "
                           "start the server with --root DIR to allow it")
 
+    def confine_tree(self, value: str | os.PathLike, what: str) -> Path:
+        """:meth:`confine`, and for a folder also every symbolic link under it: the readers open
+        the files inside a run folder, so a link in it to a file outside the roots would be
+        read (``run/trainer_state.json -> /elsewhere/...``). Raises :class:`ToolFailure`
+        naming the first such link. W&B's own ``debug*.log`` links (into its cache, in every
+        offline run folder) are allowed: no reader opens them."""
+        p = self.confine(value, what)
+        if p.is_dir():
+            for top, dirs, files in os.walk(p, followlinks=False):
+                for name in dirs + files:
+                    link = Path(top) / name
+                    if link.is_symlink() and not (name.startswith("debug") and name.endswith(".log")):
+                        target = link.resolve()
+                        if not any(target == r or target.is_relative_to(r) for r in self.paths):
+                            rel = link.relative_to(p)
+                            roots = ", ".join(str(r) for r in self.paths)
+                            raise ToolFailure(
+                                f"mlaudit: error: {what} {value}: {rel} links outside the allowed "
+                                f"roots ({roots}); start the server with --root DIR to allow it")
+        return p
+
 
 # --- schemas ---------------------------------------------------------------------------------
 
@@ -345,9 +366,9 @@ class Toolbox:
         if low.startswith("file:"):
             from urllib.parse import urlparse
 
-            return self.roots.confine(urlparse(uri).path, "tracking_uri").as_uri()
+            return self.roots.confine_tree(urlparse(uri).path, "tracking_uri").as_uri()
         if "://" not in uri:  # a plain path: an mlruns file store
-            return str(self.roots.confine(uri, "tracking_uri"))
+            return str(self.roots.confine_tree(uri, "tracking_uri"))
         return uri
 
     def _local_ref(self, ref: str) -> Path | None:
@@ -357,7 +378,7 @@ class Toolbox:
         first root; W&B's ``ENTITY/PROJECT/RUN_ID`` and ClearML task ids are not paths.
         """
         if ref.startswith(("/", "./", "../", "~")) or (self.roots.paths[0] / ref).exists():
-            return self.roots.confine(ref, "run_ref")
+            return self.roots.confine_tree(ref, "run_ref")
         return None
 
     def _load(self, source: str, ref: str, uri: str | None):
@@ -365,7 +386,7 @@ class Toolbox:
         from ..plugins import get_plugin
 
         if source == "path":
-            p = self.roots.confine(ref, "run_ref")
+            p = self.roots.confine_tree(ref, "run_ref")
             from ..formats import load_path
 
             loaded = load_path(p)
@@ -473,7 +494,7 @@ class Toolbox:
         from ..audit import audit
         from ..formats import plan, readers
 
-        p = self.roots.confine(path, "path")
+        p = self.roots.confine_tree(path, "path")
         settings = self._settings()
         cands, skipped = plan(p, as_format)
         table = readers()
