@@ -196,16 +196,21 @@ _TRIGGER_LITERALS = (
     "whsec_", "npm_", "eyj",
 )
 _PEM_LINE = re.compile(r"^\s*[A-Za-z0-9+/]{64}\s*$", re.MULTILINE)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
+#: C0/C1 controls, and the Unicode bidirectional controls (LRM/RLM, ALM, LRE..RLO, LRI..PDI)
+#: that reorder what a terminal or browser shows (a run named ``x\u202egnp.exe`` reads as
+#: ``xexe.png``; CVE-2021-42574 "Trojan Source").
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
 
 
 def neutralise_controls(text: str) -> str:
     """Show terminal control characters (ESC, BEL, C1 codes...) as visible ``\\xNN`` escapes.
 
     Run names, tags and log lines are run-controlled: a raw ESC sequence could retitle or
-    clear the reader's terminal, or hide text in Markdown/HTML views. Newlines and tabs stay.
+    clear the reader's terminal, or hide text in Markdown/HTML views; a bidi control (shown as
+    ``\\uNNNN``) would reorder a name on screen. Newlines and tabs stay.
     """
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                        else f"\\u{ord(m.group()):04x}", text)
 
 
 def _scrub(text: str) -> str:

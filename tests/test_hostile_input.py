@@ -59,3 +59,14 @@ def test_mcp_never_reads_a_file_linked_from_inside_a_root_to_outside(tmp_path):
     (root / "run" / "trainer_state.json").unlink()
     _trainer_state(root / "run" / "trainer_state.json")
     assert tools.call("audit_path", {"path": "run"}).data["runs"][0]["reader"] == "trainer_state"
+
+
+def test_bidi_controls_in_a_run_name_are_shown_not_obeyed():
+    """A right-to-left override (U+202E) or isolate (U+2066) in a name would reorder it on
+    screen; the text channels show it as \\uNNNN (C0 controls still as \\xNN)."""
+    from mlaudit_core.redact import redact_text
+
+    shown = redact_text("run\u202egnp.exe \u2066x\u2069 \x1b[2J")
+    assert "\u202e" not in shown and "\u2066" not in shown and "\u2069" not in shown
+    assert "\\u202e" in shown and "\\u2066" in shown and "\\x1b" in shown
+    assert redact_text("café 中文") == "café 中文"  # ordinary non-ASCII untouched
