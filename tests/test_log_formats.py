@@ -266,3 +266,22 @@ def test_free_text_around_generic_keys():
     assert got["train/loss"][:2] == [(1, 2.0), (500, 0.3)]
     assert np.isnan(got["train/loss"][2][1]) and len(got["train/loss"]) == 3  # the OOM line is not metrics
     assert got["val/accuracy"] == [(600, 0.91)] and got["train/accuracy"] == [(600, 0.9)]
+
+
+def test_enormous_console_line_keeps_both_ends(tmp_path):
+    """A line of carriage-return progress updates with the exception printed after them on the
+    same line: the kept console text is bounded and still ends with the exception."""
+    from mlaudit_core.formats.consolelog.retention import LINE_CHARS
+
+    bar = "\r".join(f"Epoch 0:  {j % 100}%|#   | {j}/90000 [00:01<00:02, 4.2it/s, loss=2.3]" for j in range(3000))
+    oom = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 39.59 GiB total capacity)"
+    p = tmp_path / "cr.log"
+    p.write_text("step=1 loss=2.5\n" + bar + oom + "\nstep=2 loss=2.4\n")
+    run = load_logs([p])
+    kept = {c.lineno: c.text for c in run.console}
+    assert len(bar) > 10 * LINE_CHARS and len(kept[2]) < LINE_CHARS + 100
+    assert kept[2].startswith("Epoch 0:") and kept[2].endswith(oom) and "characters ...]" in kept[2]
+    from mlaudit_core.audit import audit
+
+    report = audit(run)
+    assert any(f.code == "RT001" and any(getattr(e, "line", None) == 2 for e in f.evidence) for f in report.findings)

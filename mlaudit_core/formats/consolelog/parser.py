@@ -33,6 +33,7 @@ from .names import TIME_UNITS, canonical, is_known, is_time_metric, to_seconds
 from .retention import (
     CONTEXT_LINES,
     HEAD_LINES,
+    LINE_CHARS,
     MIDDLE_LINES,
     POINT_BUDGET,
     TAIL_LINES,
@@ -44,8 +45,8 @@ from .retention import (
 #: kept for signatures only: no training framework prints a metric line this long,
 #: and regexes over megabyte lines cost seconds.
 MAX_PARSE_CHARS = 65_536
-#: Longest text kept per console line (characters).
-MAX_CONSOLE_CHARS = 65_536
+#: Longest text kept per console line (characters; see :mod:`.retention`).
+MAX_CONSOLE_CHARS = LINE_CHARS
 
 _N = f"(?:{NUM})"
 _UNIT = r"(?P<u>ms|us|s|sec|secs|min|%|it/s|s/it|(?i:bpc|bpb|bits|nats|tok/s|tokens/s|samples/s))?"

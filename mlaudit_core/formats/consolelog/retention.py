@@ -21,8 +21,12 @@ lines** (:func:`~mlaudit_core.signatures.is_relevant`: a signature's needle, ``E
 relevant lines in between are bounded too: the first ``middle // 2`` and the last
 ``middle // 2`` (default 50,000 in all) are kept, so the first failure and the last one
 both survive a log that repeats a warning millions of times. Lines keep their original
-line numbers, so evidence points at the right line of the file. Each kept line's text is
-cut at ``max_chars``.
+line numbers, so evidence points at the right line of the file. A kept line longer than
+``max_chars`` (default 4,096) keeps its first quarter and its last three quarters around a
+``[... N characters ...]`` marker: an exception printed after carriage-return progress
+updates on the same line stays whole, and 120,000 kept lines stay under 500 MB even when
+every line is enormous (the longest signature message in the catalog, a CUDA OOM, is
+about 400 characters; evidence shows 500).
 
 :class:`PointStore` (metric points). Every point is read; points are kept in typed arrays
 per series (8 bytes each for step, value and wall time, one flag byte). Past ``budget``
@@ -56,6 +60,8 @@ TAIL_LINES = 20_000
 MIDDLE_LINES = 50_000
 #: Lines kept before and after each relevant line in between.
 CONTEXT_LINES = 3
+#: Longest text kept per console line (characters): its first quarter and last three quarters.
+LINE_CHARS = 4096
 #: Metric points kept in all before the largest series is thinned (24 bytes each in the
 #: table, 25 while reading: about 120 MB).
 POINT_BUDGET = 5_000_000
@@ -92,7 +98,7 @@ class ConsoleKeeper:
 
     def add(self, source: str, lineno: int, text: str) -> None:
         self.seen += 1
-        cl = ConsoleLine(source, lineno, text[: self.max_chars] if len(text) > self.max_chars else text)
+        cl = ConsoleLine(source, lineno, text if len(text) <= self.max_chars else self._cut(text))
         if len(self.head) < self.head_n:
             self.head.append(cl)
             return
@@ -102,6 +108,11 @@ class ConsoleKeeper:
         if len(self.tail) == self.tail.maxlen:
             self._middle(self.tail[0])  # the oldest tail line leaves the tail window
         self.tail.append(cl)
+
+    def _cut(self, text: str) -> str:
+        a = self.max_chars // 4
+        b = self.max_chars - a
+        return f"{text[:a]} [... {len(text) - a - b:,} characters ...] {text[-b:]}"
 
     def _middle(self, cl: ConsoleLine) -> None:
         """Decide on a line that is neither in the head nor in the tail."""
