@@ -101,8 +101,10 @@ def split_section(existing: str | None, *, limit: int | None = None) -> tuple[st
     """``(user's part, mlaudit's section or None)`` of a description.
 
     The section is the text between :data:`BEGIN` and :data:`END` (the id in the markers makes
-    the pair mlaudit's). A stray marker (the other of the pair missing, or an end before its
-    begin) is dropped and the text around it kept as the user's; only when the
+    the pair mlaudit's), each marker a whole line outside a fenced code block (markers quoted
+    in prose or in a code block are user text, kept verbatim). A stray marker line (the other
+    of the pair missing, or an end before its begin) is dropped and the text around it kept
+    as the user's; only when the
     description is exactly ``limit`` characters long (a tracker cut it, losing the end
     marker) does a begin marker without its end run to the end of the text. Without a
     current section, a section of an earlier mlaudit version is recognised (see
@@ -112,15 +114,8 @@ def split_section(existing: str | None, *, limit: int | None = None) -> tuple[st
     text = existing or ""
     found = None
     if BEGIN in text or END in text:
-        for m in _SECTION.finditer(text):  # the id makes a begin/end pair mlaudit's own
-            found = text[m.start() + len(BEGIN):m.end() - len(END)].strip()
-        text = _SECTION.sub("", text)
-        b = text.find(BEGIN)
-        if b >= 0 and END not in text[b:] and limit is not None and len(existing or "") >= limit:
-            found = found or text[b + len(BEGIN):].strip()
-            text = text[:b]
-        text = text.replace(BEGIN, "").replace(END, "")
-    else:
+        text, found = _split_current(text, limit)
+    if found is None:
         spans = _legacy_spans(text, limit)
         if spans:
             s, e = spans[-1]
@@ -128,6 +123,44 @@ def split_section(existing: str | None, *, limit: int | None = None) -> tuple[st
             for s, e in reversed(spans):
                 text = text[:s] + text[e:]
     return _tidy(text), found
+
+
+def _split_current(text: str, limit: int | None) -> tuple[str, str | None]:
+    """Remove mlaudit's current-marker sections from ``text``: ``(rest, last section or None)``.
+
+    mlaudit writes each marker as a whole line, so only a marker line outside a fenced code
+    block counts: a marker quoted in prose (inside a line) or in a code block is user text and
+    kept verbatim (break-it pass: a code block quoting a copied section lost its lines). A
+    begin line pairs with the next end line; an unpaired marker line is dropped (a broken
+    earlier write), its surrounding text kept; a begin line without its end runs to the end of
+    the text only when the text is exactly at the tracker's ``limit`` (the tracker cut it).
+    """
+    lines = text.splitlines(keepends=True)
+    fenced = _fenced_lines([ln.rstrip("\r\n") for ln in lines])
+    marks = [(i, ln.strip()) for i, ln in enumerate(lines)
+             if i not in fenced and ln.strip() in (BEGIN, END)]
+    drop: set[int] = set()
+    found = None
+    open_at = None
+    for i, kind in marks:
+        if kind == BEGIN:
+            if open_at is not None:
+                drop.add(open_at)  # a begin never closed before the next one: stray
+            open_at = i
+        elif open_at is not None:
+            found = "".join(lines[open_at + 1:i]).strip()
+            drop.update(range(open_at, i + 1))
+            open_at = None
+        else:
+            drop.add(i)  # an end before any begin: stray
+    if open_at is not None:
+        if limit is not None and len(text) >= limit:
+            found = found or "".join(lines[open_at + 1:]).strip()
+            drop.update(range(open_at, len(lines)))
+        else:
+            drop.add(open_at)
+    rest = "".join(ln for i, ln in enumerate(lines) if i not in drop)
+    return rest, found
 
 
 def _tidy(text: str) -> str:

@@ -205,10 +205,20 @@ def test_user_text_quoting_the_markers_is_never_removed(mlflow_server):
 
 
 def test_markers_merge_rules():
-    # user text between stray markers is kept; the stray markers go
-    stray = f"keep {END} this\nand {BEGIN} that"
+    # markers quoted inside a line of prose are user text, kept verbatim (mlaudit writes each
+    # marker as a whole line); an unpaired whole-line marker is a broken earlier write: dropped
+    prose = f"keep {END} this\nand {BEGIN} that"
+    out = merge_section(prose, "**mlaudit verdict: x**")
+    assert strip_section(out) == prose and out.count(BEGIN) == 2
+    assert strip_section(merge_section(out, "**mlaudit verdict: y**")) == prose
+    stray = f"keep\n{END}\nthis\n{BEGIN}\nthat"
     out = merge_section(stray, "**mlaudit verdict: x**")
-    assert strip_section(out) == "keep  this\nand  that" and out.count(BEGIN) == 1
+    assert strip_section(out) == "keep\nthis\nthat" and out.count(BEGIN) == 1
+    # a copied section quoted in a fenced code block is the user's, every line of it
+    quoted = f"see:\n```\n{BEGIN}\n**mlaudit verdict: fake**\n{END}\n```\nend"
+    out = merge_section(quoted, "**mlaudit verdict: real**")
+    assert strip_section(out) == quoted and split_section(out)[1] == "**mlaudit verdict: real**"
+    assert strip_section(merge_section(out, "**mlaudit verdict: again**")) == quoted
     # a legacy section (what mlaudit < 16 wrote) is replaced, in place of the old one
     legacy = (f"top\n\n{LEGACY_BEGIN}\n**mlaudit verdict: old** · cause healthy\n\nold body\n"
               f"{LEGACY_END}\n\nuser text after it")
