@@ -285,3 +285,17 @@ def test_enormous_console_line_keeps_both_ends(tmp_path):
 
     report = audit(run)
     assert any(f.code == "RT001" and any(getattr(e, "line", None) == 2 for e in f.evidence) for f in report.findings)
+
+
+def test_point_store_bounds_points_kept_outside_the_sample():
+    """A series whose step alternates between two counters on every line (two formats writing
+    one key) cannot force every point past the budget."""
+    from mlaudit_core.formats.consolelog.retention import FORCED_MAX, PointStore
+
+    store = PointStore(budget=1000)
+    store.new_series()
+    for i in range(100_000):
+        store.add(0, i if i % 2 else i // 1000, float("nan") if i % 3 == 0 else 1.0, float("nan"))
+    assert store.kept <= 2 * (FORCED_MAX + 1000) and store.seen == 100_000
+    s = store.table(["train/loss"]).series("train/loss")
+    assert int(s.steps[-1]) == 99_999 and int(s.steps[0]) == 0

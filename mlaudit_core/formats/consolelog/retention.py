@@ -36,7 +36,9 @@ until the total is under 3/4 of the budget. A systematic sample keeps a series' 
 trend and noise (what the trend and noise detectors compute); points a stride would drop
 are kept anyway when they matter on their own: a change between finite and non-finite
 values (the first NaN, a recovery), a step that goes backwards (a restart, a reset), and
-the last point of each series. Series smaller than the largest are never thinned first,
+the last point of each series; at most ``FORCED_MAX`` (10,000) such points per series, the
+first ones, so a series whose value flips between NaN and finite, or whose step axis
+alternates between two counters, on every line still fits the budget. Series smaller than the largest are never thinned first,
 so an evaluation series printed every few thousand steps stays whole.
 """
 
@@ -60,6 +62,8 @@ TAIL_LINES = 20_000
 MIDDLE_LINES = 50_000
 #: Lines kept before and after each relevant line in between.
 CONTEXT_LINES = 3
+#: Points kept per series outside the sample (non-finite changes, step resets): the first ones.
+FORCED_MAX = 10_000
 #: Longest text kept per console line (characters): its first quarter and last three quarters.
 LINE_CHARS = 4096
 #: Metric points kept in all before the largest series is thinned (24 bytes each in the
@@ -152,8 +156,8 @@ class ConsoleKeeper:
 
 
 class _Series:
-    __slots__ = ("flags", "last", "last_kept", "last_step", "nonfinite", "seen", "steps", "stride", "values",
-                 "walls")
+    __slots__ = ("flags", "forced", "last", "last_kept", "last_step", "nonfinite", "seen", "steps", "stride",
+                 "values", "walls")
 
     def __init__(self) -> None:
         self.steps = array("q")
@@ -161,6 +165,7 @@ class _Series:
         self.walls = array("d")
         self.flags = bytearray()
         self.seen = 0
+        self.forced = 0
         self.stride = 1
         self.last: tuple[int, float, float] | None = None
         self.last_kept = True
@@ -178,6 +183,7 @@ class PointStore:
 
     def __init__(self, budget: int = POINT_BUDGET) -> None:
         self.budget = max(int(budget), 1000)
+        self.limit = self.budget  # raised only when forced points alone exceed the budget
         self.series: list[_Series] = []
         self.kept = 0
         self.seen = 0
@@ -192,20 +198,23 @@ class PointStore:
         i = s.seen
         s.seen = i + 1
         nonfinite = not isfinite(value)
-        forced = (i > 0 and nonfinite != s.nonfinite) or (s.last_step is not None and step < s.last_step)
+        forced = s.forced < FORCED_MAX and (
+            (i > 0 and nonfinite != s.nonfinite) or (s.last_step is not None and step < s.last_step))
         s.nonfinite = nonfinite
         s.last_step = step
         on_stride = i % s.stride == 0
         if wall == wall:
             self.any_wall = True
         if on_stride or forced:
+            if forced and not on_stride:
+                s.forced += 1
             s.steps.append(step)
             s.values.append(value)
             s.walls.append(wall)
             s.flags.append(_BOTH if on_stride and forced else _STRIDE if on_stride else _FORCED)
             s.last_kept = True
             self.kept += 1
-            if self.kept > self.budget:
+            if self.kept > self.limit:
                 self._thin()
         else:
             s.last = (step, value, wall)
@@ -213,10 +222,12 @@ class PointStore:
 
     def _thin(self) -> None:
         """Halve the sample of the largest series until the total is under 3/4 of the budget."""
+        self.limit = self.budget
         while self.kept > self.budget * 3 // 4:
             s = max(self.series, key=lambda x: len(x.steps))
             n = len(s.steps)
             if n < 4:
+                self.limit = max(self.budget, self.kept * 2)  # nothing left to thin: do not retry per point
                 return
             flags = np.frombuffer(s.flags, dtype=np.uint8)
             stride_pt = flags != _FORCED
@@ -234,7 +245,8 @@ class PointStore:
             s.stride *= 2
             self.kept -= n - len(s.steps)
             if n - len(s.steps) == 0:
-                return  # nothing left to thin (all forced)
+                self.limit = max(self.budget, self.kept * 2)  # nothing left to thin (all forced)
+                return
 
     def append_final(self, code: int, step: int, value: float, wall: float) -> None:
         """A point added after reading (a summary value): always kept."""
