@@ -71,7 +71,7 @@ def gen_mlflow(uri: str, n: int) -> str:
     from mlflow.entities import Metric
 
     client = mlflow.MlflowClient(uri)
-    exp = client.create_experiment("bench")
+    exp = client.create_experiment(f"bench-{time.time_ns()}")
     rid = client.create_run(exp).info.run_id
     per = n // TAGS
     t0 = 1_700_000_000_000
@@ -227,6 +227,9 @@ def main() -> None:
     ap.add_argument("--only", default="tb,tables,mlflow", help="parts to run: tb, tables, mlflow")
     ap.add_argument("--skip-mlflow", action="store_true", help="skip the MLflow part")
     ap.add_argument("--skip-sqlite", action="store_true", help="MLflow: only the server rows")
+    ap.add_argument("--server-url", help="MLflow: read through this running server (its backend must "
+                                         "be --db-uri) instead of starting servers")
+    ap.add_argument("--db-uri", help="MLflow: an existing sqlite:/// store to log the run into")
     ap.add_argument("--repeat", type=int, default=3,
                     help="runs of each CSV/JSON-lines reader, alternating; the fastest counts (a shared "
                          "machine's load varies between runs)")
@@ -297,7 +300,7 @@ def _best(reader: str, target: str, rid: str, repeat: int) -> dict:
 def mlflow_part(a, tmp: Path, head: str) -> None:
     """sqlite:/// and a local ``mlflow server`` (sqlite backend) per worker count: mlaudit's
     loader and ``MlflowClient.get_metric_history`` on the same run, alternating."""
-    db_uri = f"sqlite:///{tmp / 'mlflow.db'}"
+    db_uri = a.db_uri or f"sqlite:///{tmp / 'mlflow.db'}"
     t = time.perf_counter()
     rid = gen_mlflow(db_uri, a.mlflow_points)
     print(f"\ngenerated {a.mlflow_points:,d} MLflow points in {time.perf_counter() - t:.1f} s")
@@ -305,7 +308,12 @@ def mlflow_part(a, tmp: Path, head: str) -> None:
     if not a.skip_sqlite:
         _pair(m, "mlaudit (sqlite:///, bulk query)", "MlflowClient (sqlite:///)",
               child("mlaudit-mlflow", db_uri, rid), child("MlflowClient", db_uri, rid), 5, "sqlite:///")
-    if not a.skip_server:
+    if a.server_url:  # a server already running on --db-uri (the test suite's)
+        theirs = child("MlflowClient", a.server_url, rid)
+        ours = _best("mlaudit-mlflow", a.server_url, rid, a.repeat)
+        _pair(m, "mlaudit (server, REST)", "MlflowClient (server)", ours, theirs, 3,
+              f"mlflow server at {a.server_url}")
+    elif not a.skip_server:
         for w in [int(x) for x in a.server_workers.split(",") if x]:
             proc, url = start_server(db_uri, tmp, w)
             try:
