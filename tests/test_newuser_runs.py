@@ -86,3 +86,17 @@ def test_the_own_corpus_overfit_with_a_large_eval_loss_rise_stays_overfit():
     (_, run), = load_path(p).runs
     r = audit(run)
     assert any(f.code == "GE001" and f.severity.value == "error" for f in r.findings)
+
+
+def test_shuffled_labels_are_a_data_problem_and_an_inferred_chance_level_is_named_as_inferred(runs):
+    r = runs["shuffled"]
+    assert (r.verdict.outcome.value, r.verdict.cause.value) == ("underfit", "data_config")
+    ge002 = next(f for f in r.findings if f.code == "GE002")
+    assert ge002.facts["labels_suspect"] is True and ge002.facts["raise_lr_advisable"] is False
+    assert "check the labels and the shuffling" in ge002.message
+    if ge002.facts.get("at_chance"):  # K came from the run's own accuracy: never stated as fact
+        assert ge002.facts["chance_inferred"] and "inferred" in ge002.message
+        assert "sits at the chance level" not in ge002.message
+    acts = [a.action for a in r.next_actions]
+    assert acts[0].startswith("Check that labels line up with inputs")
+    assert not any(a.startswith("Raise the learning rate") for a in acts)

@@ -5,10 +5,42 @@ from __future__ import annotations
 import numpy as np
 
 from ..report import SeriesEvidence, Severity
-from ..roles import Role
+from ..roles import Role, as_fraction
 from ..signal import centered_median, fmt, smooth_window
 from ._context import chance, finetune_evidence, peak_lr
 from .base import Detector, DetectorParams, Skip
+
+
+#: ``Chance.source`` of a chance level inferred from the run's own loss and accuracy (``_context``).
+INFERRED = "loss and accuracy agree"
+
+
+def memorising(run, train, initial: float, final: float) -> dict | None:
+    """The shuffled-labels signature, or ``None``: the training loss fell (smoothed final <= 95% of
+    the initial) to below the held-out loss at the first evaluation (the untrained level), while the
+    held-out loss ended above where it started (median of the last 3 evaluations > median of the
+    first 3) and the held-out accuracy ended within its noise of where it started
+    (:func:`GE001.accuracy_tolerance`). Needs >= 4 finite evaluations of both. Training fits
+    something the held-out data does not share: labels without signal (Zhang et al. 2017,
+    "Understanding deep learning requires rethinking generalization": networks fit random labels,
+    the training loss falls while test accuracy stays at chance)."""
+    from .GE001 import accuracy_tolerance
+
+    vk, ak = run.key_for(Role.VAL_LOSS), run.key_for(Role.VAL_ACCURACY)
+    if not vk or not ak or final > 0.95 * initial:
+        return None
+    v = run.series(vk).by_step().finite()
+    a = run.series(ak).by_step().finite()
+    if len(v) < 4 or len(a) < 4:
+        return None
+    acc, _ = as_fraction(ak, a.values)
+    v_first, v_last = float(np.median(v.values[:3])), float(np.median(v.values[-3:]))
+    a_first, a_last = float(np.median(acc[:3])), float(np.median(acc[-3:]))
+    tol = accuracy_tolerance(acc)
+    if not (final < float(v.values[0]) and v_last > v_first and a_last <= a_first + tol):
+        return None
+    return {"val_key": vk, "val_first": v_first, "val_last": v_last, "acc_key": ak, "acc_first": a_first,
+            "acc_last": a_last, "acc_tolerance": tol}
 
 
 class Underfitting(Detector, code="GE002", name="underfitting", family="generalization"):
@@ -43,7 +75,12 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
     above typical values for the optimiser family (``high_lr`` 1e-3 for Adam-type fine-tunes
     of pretrained models, 0.1 for SGD from scratch; Adam 1e-3 is Kingma & Ba's default,
     1e-5..1e-4 the range of the BERT/LoRA fine-tuning papers) or when the loss sits at chance
-    after an unstable start (the first points above chance): raising it would make things worse.
+    after an unstable start (the first points above chance): raising it would make things worse,
+    or when the run shows the shuffled-labels signature (:func:`memorising`: training loss falls
+    under the first held-out loss while the held-out loss rises and the held-out accuracy stays at
+    its start): then ``labels_suspect`` is true and the verdict's cause is the data.
+    A chance level inferred from the run's own loss and accuracy (no class count in the params) is
+    named as inferred (``chance_inferred``), never stated as fact.
     """
 
     needs = (Role.TRAIN_LOSS,)
@@ -105,8 +142,25 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
                f"over {len(s)} points)")
         if acc is not None:
             msg += f"; final {ak} {fmt(acc)}"
-        if at_chance:
+        if at_chance and ch.source == INFERRED:
+            # K from the final accuracy is an inference, not a fact (a 10-class run at accuracy 0.12
+            # reads as K = 8): say so and name what would state it
+            msg += (f"; the loss is near ln {ch.classes} = {fmt(ch.loss)}, the chance level of {ch.classes} "
+                    f"classes inferred from the final accuracy and loss agreeing, not read from a num_labels / "
+                    "num_classes / id2label param)")
+        elif at_chance:
             msg += f"; the loss sits at the chance level ln {ch.classes} = {fmt(ch.loss)} ({ch.source})"
+        memo = memorising(run, s, initial, final)
+        if memo is not None:
+            raise_ok = False
+            values.update({k: v for k, v in memo.items() if isinstance(v, float)})
+            msg += (f"; meanwhile {memo['val_key']} rose {fmt(memo['val_first'])} -> {fmt(memo['val_last'])} and "
+                    f"{memo['acc_key']} stayed at its starting level ({fmt(memo['acc_first'])} -> "
+                    f"{fmt(memo['acc_last'])}, noise {fmt(memo['acc_tolerance'])}) while the training loss fell "
+                    f"below the held-out loss of the first evaluation: the model memorises training labels "
+                    "that do not generalise; check the labels and the shuffling (labels shuffled or misaligned "
+                    "with the inputs, a different label mapping for training and validation); a higher "
+                    "learning rate will not help")
         if lr is not None and lr[0] >= lr[1]:
             msg += (f"; the peak learning rate {fmt(lr[0])} is already at or above typical values "
                     f"(>= {fmt(lr[1])} for this run's optimiser): raising it is not the remedy")
@@ -117,4 +171,5 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
                                                     step_end=int(s.steps[-1]), values=values)],
                            initial=initial, final=final, ratio=ratio, final_val_accuracy=acc,
                            at_chance=at_chance, chance_loss=ch.loss if ch else None, finetune=bool(ft),
-                           peak_lr=lr[0] if lr else None, raise_lr_advisable=raise_ok)
+                           peak_lr=lr[0] if lr else None, raise_lr_advisable=raise_ok,
+                           labels_suspect=memo is not None, chance_inferred=bool(ch and ch.source == INFERRED))

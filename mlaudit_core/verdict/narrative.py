@@ -423,6 +423,10 @@ def _divergence_action(c: _Ctx) -> tuple[str, str, str]:
 def _no_lr_raise(c: _Ctx) -> str:
     """Why raising the learning rate must not be advised ('' when it may): the LR is at or above the
     optimiser's typical value, or the loss sits at chance with an unstable start (OP002/GE004)."""
+    g = c.get("GE002", Severity.ERROR)
+    if g is not None and g.facts.get("labels_suspect"):
+        return ("the training loss fell below the first held-out loss while the held-out loss rose and the "
+                "held-out accuracy stayed at its start (a label/data problem)")
     if c.lr.at_or_above_typical:
         return c.lr.describe() + " is at or above typical"
     if c.get("GE004", Severity.WARNING) is not None and c.get("OP002", Severity.WARNING) is not None:
@@ -475,7 +479,11 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
         generic.append(("Do not raise the learning rate: " + _no_lr_raise(c) + "; check the data and labels, "
                         "the loss, and lower the LR or add warmup if the start is unstable",
                         "a higher LR would make an unstable or already-high-LR run worse", "hours"))
-    for a, why, cost in (_PRIMARY_ACTIONS.get(p.code, []) if p is not None else []) + generic:
+    primary = _PRIMARY_ACTIONS.get(p.code, []) if p is not None else []
+    if p is not None and p.code == "GE002" and p.facts.get("labels_suspect"):
+        primary = _PRIMARY_ACTIONS["GE004"]  # the label checks first (the shuffled-labels signature)
+        generic = [(a, w, k) for a, w, k in generic if not a.startswith("Overfit a tiny subset")]
+    for a, why, cost in primary + generic:
         acts.append(NextAction(action=a, why=why, cost=cost))
     if c.get("GE003", Severity.WARNING) and d.outcome is not Outcome.OVERFIT:
         f = c.get("GE003")

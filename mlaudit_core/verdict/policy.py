@@ -499,6 +499,9 @@ def _underfit(c: Ctx) -> Decision | None:
                         f"The training loss fell, then sat at exactly {fmt(val, 6)} for {n} consecutive points from "
                         f"step {step}: identical values over different batches mean the output stopped depending on "
                         f"the input (a collapse), so the run plateaued rather than learning slowly; {f.message}.", f)
+    if f.facts.get("labels_suspect"):  # GE002: train loss under the first held-out loss, held-out rising, acc flat
+        return Decision(Outcome.UNDERFIT, Cause.DATA_CONFIG,
+                        f"The model learned nothing that generalises: {f.message}.", f)
     return Decision(Outcome.UNDERFIT, Cause.MODEL_CONVERGENCE,
                     f"The model barely learned the training set: {f.message}.", f)
 
