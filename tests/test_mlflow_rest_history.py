@@ -73,8 +73,9 @@ def test_load_run_through_the_server_equals_the_database(logged, mlflow_server):
 
 
 def test_fetch_concurrency_is_bounded_and_checked(monkeypatch):
-    from mlaudit_core.errors import InputError
     from mlaudit_mlflow.rest_history import CONCURRENCY_ENV, DEFAULT_CONCURRENCY, concurrency
+
+    from mlaudit_core.errors import InputError
 
     monkeypatch.delenv(CONCURRENCY_ENV, raising=False)
     assert concurrency() == DEFAULT_CONCURRENCY
