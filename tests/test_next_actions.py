@@ -39,3 +39,13 @@ def test_a_mild_climb_after_long_improvement_keeps_the_checkpoint_and_halving(tm
     r, acts = actions(tmp_path, vals)
     assert (r.verdict.outcome.value, r.verdict.cause.value) == ("diverged", "model_convergence")
     assert acts[0].startswith("Rerun from the last good checkpoint") and "halved" in acts[0]
+
+
+def test_a_blow_up_in_the_first_tenth_of_the_run_restarts(tmp_path):
+    """The demo's high_lr shape: the loss improves for 10 steps, blows up at step 14 of 200 and
+    turns NaN: no save interval in the params, and a checkpoint that early is not plausible."""
+    vals = [0.62 - 0.025 * i for i in range(10)] + [0.4, 0.8, 1.5, 4.0] + [10.0 ** (1 + i) for i in range(30)]
+    vals += ["nan"] * 156
+    r, acts = actions(tmp_path, vals)
+    assert r.verdict.outcome.value == "diverged"
+    assert acts[0].startswith("Restart from scratch") and "lowered 10x or more" in acts[0]

@@ -15,6 +15,27 @@ from .base import Detector, DetectorParams, Skip
 _CLS = re.compile(r"cls|class")
 
 
+#: Params only Hugging Face ``TrainingArguments`` / trainer_state.json carry (last dotted component).
+_HF_PARAMS = ("logging_nan_inf_filter", "per_device_train_batch_size", "logging_steps", "transformers_version",
+              "eval_steps", "save_total_limit")
+#: Metric keys only the HF Trainer's integrations log (W&B/MLflow/TensorBoard callbacks).
+_HF_KEYS = ("train/global_step", "train/train_runtime", "train/total_flos", "total_flos", "train_runtime")
+
+
+def hf_trainer_evidence(run) -> str | None:
+    """What shows that the run was made by the Hugging Face Trainer (a param or metric key only it
+    writes, e.g. ``args.logging_nan_inf_filter``, ``logging_steps``, ``train/global_step``), or ``None``.
+    The stand-in wording names HF's ``logging_nan_inf_filter`` only then."""
+    for k in run.params:
+        leaf = normalise_key(k).split("/")[-1].split(".")[-1]
+        if leaf in _HF_PARAMS or k.startswith("args.") and leaf.startswith("logging_"):
+            return f"param {k}"
+    for k in run.metrics.keys:
+        if k in _HF_KEYS:
+            return f"metric {k}"
+    return None
+
+
 class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity"):
     """A loss logged as exactly 0.0 is a missing value, not a perfect model.
 
@@ -23,7 +44,9 @@ class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity
     * ``stand_in``: exact zeros *between* positive training losses. Hugging Face Trainer's
       ``logging_nan_inf_filter`` (on by default) drops a NaN/inf step from the logging
       window; with ``logging_steps=1`` the window is empty and 0.0 is logged. These steps
-      were non-finite (realworld tb03: 14 zeros between spikes to 19.97).
+      were non-finite (realworld tb03: 14 zeros between spikes to 19.97). The message names
+      that filter only when the run shows it is an HF Trainer run (:func:`hf_trainer_evidence`;
+      fact ``hf_trainer``); other scripts that write 0 for NaN get the generic wording.
     * ``all_zero``: a training loss (or a loss component) that is exactly 0 at every point.
       With a zero gradient norm, or next to other components that do move, no learning
       signal reaches it: labels masked out, a loss disconnected from the graph, or (YOLO
@@ -67,6 +90,7 @@ class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity
 
     def _train(self, run, p, keys):
         all_zero, moving = [], []
+        hf = hf_trainer_evidence(run)
         for key in keys:
             s = run.series(key).by_step().finite()
             if len(s) < p.min_points:
@@ -94,12 +118,15 @@ class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity
                     Severity.ERROR,
                     f"{key} is exactly 0.0 at {len(standins)} of {len(v)} points between positive values (first at "
                     f"step {int(s.steps[i0])}; neighbours {', '.join(fmt(float(x), 3) for x in around)}): a logged 0.0 "
-                    "next to losses of this size is a stand-in for a non-finite step (Hugging Face Trainer's "
-                    "logging_nan_inf_filter logs 0.0 when every step of the logging window was NaN/inf)",
+                    "next to losses of this size is a stand-in for a non-finite step, not a value"
+                    + (f" (Hugging Face Trainer run, {hf}: its logging_nan_inf_filter logs 0.0 when every step of "
+                       "the logging window was NaN/inf; set logging_nan_inf_filter=False to see them)" if hf else
+                       " (a logger or script that replaces NaN/inf by 0, e.g. nan_to_num or a NaN filter; "
+                       "log the raw value to see them)"),
                     evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[max(0, i0 - 3)]),
                                              step_end=int(s.steps[min(len(v) - 1, i0 + 3)]),
                                              values={"zeros": float(len(standins)), "max": float(v.max())})],
-                    kind="stand_in", key=key, n_zero=len(standins), n_points=len(v), first_step=int(s.steps[i0]),
+                    kind="stand_in", hf_trainer=bool(hf), key=key, n_zero=len(standins), n_points=len(v), first_step=int(s.steps[i0]),
                     role=Role.TRAIN_LOSS.value if key == run.key_for(Role.TRAIN_LOSS) else None)
         for key, s in all_zero:
             if moving and _CLS.search(normalise_key(key)):

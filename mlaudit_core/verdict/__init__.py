@@ -112,7 +112,7 @@ def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
         verdict=verdict,
         findings=ordered,
         timeline=build_timeline(run, findings),
-        key_metrics=key_metrics(run),
+        key_metrics=key_metrics(run, findings),
         hypotheses=hypotheses(decision, ctx),
         conclusions=[f.message for f in ordered if f.severity.rank >= Severity.ERROR.rank][:5],
         unknowns=unknowns,

@@ -21,7 +21,7 @@ from ..report import (
     TimelinePhase,
 )
 from ..roles import Role, normalise_key
-from ..rundata import RunData
+from ..rundata import RunData, Series
 from ..signal import clip, fmt
 from .policy import Ctx as _Ctx
 from .policy import Decision as _Decision
@@ -56,8 +56,13 @@ def surprising(run: RunData, findings: list[Finding]) -> list[str]:
     return out
 
 
-def key_metrics(run: RunData) -> dict[str, dict[str, float | int | str | None]]:
-    """Initial / best / final (and medians for time series) for each role that is logged."""
+def key_metrics(run: RunData, findings: list[Finding] | None = None) -> dict[str, dict[str, float | int | str | None]]:
+    """Initial / best / final (and medians for time series) for each role that is logged.
+
+    Exact zeros of a key that LI006 found to be stand-ins for non-finite steps (``kind='stand_in'``)
+    are not values: they are left out of first/best/min/final/median and counted in
+    ``standin_zeros`` (a "best 0" would show the logger's placeholder as the best loss)."""
+    standin = {f.facts.get("key") for f in findings or [] if f.code == "LI006" and f.facts.get("kind") == "stand_in"}
     out: dict[str, dict[str, float | int | str | None]] = {}
     for role in Role:
         key = run.key_for(role)
@@ -65,6 +70,11 @@ def key_metrics(run: RunData) -> dict[str, dict[str, float | int | str | None]]:
             continue
         s = run.series(key).by_step()
         f = s.finite()
+        n_standin = 0
+        if key in standin and len(f):
+            keep = f.values != 0.0
+            n_standin = int((~keep).sum())
+            f = Series(f.key, f.steps[keep], f.values[keep], f.wall_times[keep]) if n_standin else f
         if not len(f):
             out[role.value] = {"key": key, "points": len(s), "finite_points": 0, "first": None, "best": None,
                                "best_step": None, "min": None, "max": None, "final": None, "final_step": None,
@@ -82,6 +92,8 @@ def key_metrics(run: RunData) -> dict[str, dict[str, float | int | str | None]]:
                            "min": float(f.values.min()), "max": float(f.values.max()),
                            "final": float(f.values[-1]),
                            "final_step": int(f.steps[-1]), "median": float(np.median(f.values))}
+        if n_standin:
+            out[role.value]["standin_zeros"] = n_standin
     return out
 
 
@@ -330,6 +342,10 @@ _SAVE_INTERVAL = ("save_steps", "every_n_train_steps", "save_freq", "checkpoint_
                   "save_interval", "ckpt_interval", "save_every", "ckpt_every")
 #: A "good" checkpoint needs at least this many finite, improving loss points before the blow-up.
 _GOOD_PREFIX_POINTS = 5
+#: Without a save interval in the params, a blow-up within this share of the logged steps is taken to
+#: precede the first checkpoint (trainers save per epoch or every N steps; HF's default save_steps is
+#: 500, Lightning's ModelCheckpoint once per epoch).
+_EARLY_SHARE = 0.10
 
 
 @dataclass
@@ -337,8 +353,8 @@ class Blowup:
     """How the loss left its range: ``growth`` is the largest finite loss over the first finite
     value (inf when the loss never had a finite value), ``onset_step`` the first step that is
     non-finite or above 3x the running minimum, ``good_checkpoint`` whether a checkpoint taken while the
-    loss was finite and improving can exist (>= 5 such points and, when a save interval is in the
-    params, the onset after the first save)."""
+    loss was finite and improving can exist (>= 5 such points and the onset after the first save: the
+    save interval in the params, else after the first 10% of the logged steps)."""
 
     growth: float
     onset_step: int | None
@@ -385,8 +401,12 @@ def blowup(run: RunData) -> Blowup | None:
                 interval = x
                 break
     good = improving
-    if good and interval is not None and onset is not None:
-        good = float(st[onset]) > interval
+    if good and onset is not None:
+        if interval is not None:
+            good = float(st[onset]) > interval
+        else:  # no save interval known: a blow-up in the first tenth of the run rarely has a checkpoint
+            span = float(st[-1] - st[0]) or 1.0
+            good = float(st[onset] - st[0]) >= _EARLY_SHARE * span
     return Blowup(growth, int(st[onset]) if onset is not None else None, nonfinite, good, interval)
 
 
@@ -485,10 +505,12 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
         generic = [(a, w, k) for a, w, k in generic if not a.startswith("Overfit a tiny subset")]
     for a, why, cost in primary + generic:
         acts.append(NextAction(action=a, why=why, cost=cost))
+    later = []  # after the fix for the diagnosed failure, before what to log next time
     if c.get("GE003", Severity.WARNING) and d.outcome is not Outcome.OVERFIT:
         f = c.get("GE003")
-        acts.append(NextAction(action=f"Use the checkpoint at step {f.facts['best_step']} (best {f.facts['key']})",
-                               why="the final checkpoint is worse than the best", cost="minutes"))
+        (later if d.outcome is Outcome.DIVERGED else acts).append(
+            NextAction(action=f"Use the checkpoint at step {f.facts['best_step']} (best {f.facts['key']})",
+                       why="the final checkpoint is worse than the best", cost="minutes"))
     instrument = []  # missing-instrumentation actions: useful for the next run, never ahead of the fix
     for f in c.by_code.get("MI001", []) + c.by_code.get("MI004", []):
         instrument.append(NextAction(action=f"Log {f.facts['signal']} in the next run",
@@ -509,4 +531,5 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
                                       why="the verdict is blocked on missing data", cost="minutes"))
     order = {"minutes": 0, "hours": 1, "days": 2}
     # the fix for the diagnosed failure first (cheapest first within it), then what to log next time
-    return (sorted(acts, key=lambda a: order[a.cost]) + sorted(instrument, key=lambda a: order[a.cost]))[:8]
+    return (sorted(acts, key=lambda a: order[a.cost]) + later
+            + sorted(instrument, key=lambda a: order[a.cost]))[:8]
