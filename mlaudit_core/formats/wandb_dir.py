@@ -15,6 +15,8 @@ so. Nothing is written into the folder.
 from __future__ import annotations
 
 import json
+import re
+import time
 from pathlib import Path
 
 from ..errors import InputError
@@ -76,28 +78,148 @@ def load(path: Path):
     return _from_files(path)
 
 
-def _check_summary(run, path: Path) -> None:
-    """Say so when the ``.wandb`` history stops far before the step ``wandb-summary.json`` reached
-    (a binary cut short when copied or committed), and keep the summary's final values."""
+#: A run folder whose files changed within this many seconds may still be written to
+#: (W&B flushes the ``.wandb`` every few seconds, the console every write); without an
+#: end record it stays ``running``.
+RECENT_S = 600
+#: ``logs/debug.log`` line ``wandb_run.py:_atexit_cleanup(): got exitcode: N``, written by
+#: every SDK (0.10 to 0.31) when the run finishes (``wandb.finish()`` or at interpreter exit).
+_EXITCODE = re.compile(rb"got exitcode: (-?\d+)")
+#: The footer ``wandb.finish()`` prints into ``files/output.log`` (SDK 0.10-0.31).
+_FOOTER = re.compile(rb"^wandb: (?:Run summary:|Run history:|Synced \d|You can sync this run|"
+                     rb"\S* ?View run .* at: |Find logs at: )", re.MULTILINE)
+
+
+def _tail(p: Path, n: int = 65536) -> bytes:
+    try:
+        with open(p, "rb") as fh:
+            fh.seek(0, 2)
+            fh.seek(max(0, fh.tell() - n))
+            return fh.read()
+    except OSError:
+        return b""
+
+
+def _recent(path: Path) -> bool:
+    """Whether the ``.wandb``, the summary or the console changed in the last :data:`RECENT_S` s."""
+    now = time.time()
+    for p in [*path.glob("*.wandb"), path / "files" / "wandb-summary.json", path / "files" / "output.log"]:
+        try:
+            if now - p.stat().st_mtime < RECENT_S:
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def _read_summary(path: Path) -> dict | None:
     summ = path / "files" / "wandb-summary.json"
     if not summ.is_file():
-        return
+        return None
     try:
         data = json.loads(summ.read_text(encoding="utf-8", errors="replace")[: 16 << 20])
     except ValueError:
-        return
-    if not isinstance(data, dict):
-        return
-    last = data.get("_step")
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _check_summary(run, path: Path) -> None:
+    """Reconcile a ``.wandb`` history with the run folder's other files (in place).
+
+    A ``.wandb`` can stop early (cut when copied or committed: the realworld corpus's
+    wb01/wb02 stop at step ~3,900 of 62,509 with no exit record), while
+    ``files/wandb-summary.json``, ``files/output.log`` and ``logs/debug.log`` were
+    written to the end. Then:
+
+    - history: the ``.wandb`` prefix is kept, and the series parsed from
+      ``files/output.log`` (console engine :mod:`.consolelog`) whose names the prefix
+      lacks are added (they carry the console's own step axis, said in the notes);
+      the summary's final values become ``summary.*`` params;
+    - status, when the ``.wandb`` has no exit record: the exit code from
+      ``logs/debug.log`` (``got exitcode: N``: finished for 0, failed otherwise), else
+      ``finished`` when ``output.log`` ends with W&B's footer, else ``unknown`` when the
+      summary reached a step the ``.wandb`` never reached (a live run's summary never
+      runs ahead of its ``.wandb``). A warning names the truncated ``.wandb``.
+
+    A run with none of these end marks stays ``running`` (as does any folder whose
+    ``.wandb`` or ``output.log`` changed in the last :data:`RECENT_S` seconds and has
+    neither an exit code nor a footer): a live offline run is never called finished.
+    """
+    from ..rundata import RunStatus
+
+    data = _read_summary(path)
     hist_max = max((int(run.metrics.series(k).steps.max()) for k in run.metrics.keys
                     if not k.startswith("system.") and len(run.metrics.series(k))), default=None)
-    if isinstance(last, (int, float)) and hist_max is not None and last > 1.05 * (hist_max + 1):
-        run.warnings.append(f"{path.name}: the .wandb history is truncated: it stops at step {hist_max}, "
-                            f"wandb-summary.json reached step {int(last)}; the summary's final values are "
-                            "kept as summary.* params")
+    last = data.get("_step") if data else None
+    truncated = (isinstance(last, (int, float)) and not isinstance(last, bool)
+                 and last > 1.05 * ((hist_max if hist_max is not None else -1) + 1) + 1)
+    wandb_file = next(iter(sorted(path.glob("*.wandb"))), None)
+    wname = wandb_file.name if wandb_file else path.name
+    if truncated:
+        run.warnings.append(f"{path.name}: the .wandb history ({wname}) is truncated: it stops at step "
+                            f"{hist_max}, wandb-summary.json reached step {int(last)}; the summary's final "
+                            "values are kept as summary.* params")
         for k, v in data.items():
             if isinstance(v, (int, float)) and not isinstance(v, bool):
                 run.params.setdefault(f"summary.{k}", str(v))
+    if run.status != RunStatus.RUNNING:
+        if truncated:
+            _add_console_history(run, path, hist_max)
+        return
+    codes = _EXITCODE.findall(_tail(path / "logs" / "debug.log"))
+    footer = bool(_FOOTER.search(_tail(path / "files" / "output.log", 16384)))
+    if codes:
+        code = int(codes[-1])
+        run.status = RunStatus.FINISHED if code == 0 else RunStatus.FAILED
+        run.environment["exit_code"] = str(code)
+        how = f"logs/debug.log records exit code {code}"
+    elif footer:
+        run.status = RunStatus.FINISHED
+        how = "files/output.log ends with W&B's end-of-run footer"
+    elif truncated and not _recent(path):
+        run.status = RunStatus.UNKNOWN
+        how = "wandb-summary.json reached a later step than the .wandb (a live run's never does)"
+    else:
+        return  # no end mark: still running, or killed before any end was written
+    _add_console_history(run, path, hist_max)  # the .wandb stops before the end the other files saw
+    runtime = data.get("_runtime") if data else None
+    rt = f", runtime {float(runtime):.0f} s" if isinstance(runtime, (int, float)) else ""
+    run.warnings[:] = [w for w in run.warnings if "no exit record" not in w]
+    run.warnings.append(f"{wname} has no exit record (the file stops early), but the run ended: {how}{rt}; "
+                        f"status {run.status.value} from those files, not from the .wandb")
+
+
+def _add_console_history(run, path: Path, hist_max) -> None:
+    """Audit the whole console of ``files/output.log`` instead of the prefix the ``.wandb``
+    holds, and add its metric series the history lacks (in place).
+
+    The series come from :func:`~mlaudit_core.formats.consolelog.enrich_from_console` (a
+    logged key, or a key playing the same role, wins over a printed one); their steps are
+    the console's own counter (an epoch or a progress bar), which the notes say.
+    """
+    out = path / "files" / "output.log"
+    if not out.is_file() or out.stat().st_size == 0:
+        return
+    from mlaudit_wandb.mapping import console_from_text
+
+    from .consolelog import enrich_from_console
+
+    try:
+        console = console_from_text(out.read_text("utf-8", "replace"))
+    except OSError as exc:
+        run.warnings.append(f"{out}: not read ({exc.strerror}); history is the .wandb prefix only")
+        return
+    if len(console) <= len(run.console):
+        return
+    before = set(run.metrics.keys)
+    run.console = console
+    run.cache.clear()
+    enrich_from_console(run)
+    added = [k for k in run.metrics.keys if k not in before]
+    run.notes.append(f"{path.name}: the .wandb stops at step {hist_max}; the console audited is "
+                     f"files/output.log ({len(console)} lines, the whole run)"
+                     + (f", and its series {', '.join(added[:8])} were added (their steps are the "
+                        "console's own counter)" if added else ""))
 
 
 def _from_files(path: Path):
