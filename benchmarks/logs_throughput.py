@@ -99,6 +99,50 @@ def generate(path: Path, n_lines: int, seed: int = 0) -> int:
     return path.stat().st_size
 
 
+def generate_hf(path: Path, n_lines: int, seed: int = 0) -> int:
+    """A Hugging Face Trainer job's captured stdout: ``n_lines`` lines, most of them the tqdm bar
+    redrawn with carriage returns (10 updates a line, one line per 10 steps, as a file captures
+    it), a loss dict every 50 steps, an eval dict every 5,000, INFO/WARNING chatter, a caught
+    traceback every 250,000 lines and the final CUDA OOM traceback. Returns the size in bytes."""
+    rnd = random.Random(seed)
+    loss, out, step = 9.0, [], 0
+    total = n_lines * 10
+    for i in range(n_lines):
+        ts = f"[INFO|2024-05-01 10:{(i // 60000) % 60:02d}:{(i // 1000) % 60:02d},{i % 1000:03d}]"
+        if i % 250_000 == 125_000:
+            out += [f"{ts} trainer.py:2310 >> push_to_hub failed, will retry", "Traceback (most recent call last):",
+                    '  File "run_clm.py", line 601, in on_save', "    api.upload_folder(folder)",
+                    "requests.exceptions.ReadTimeout: HTTPSConnectionPool(host='huggingface.co', port=443)"]
+            line = f"{ts} trainer.py:2315 >> retry succeeded"
+        elif i % 500 == 250:
+            line = f"{ts} trainer.py:1912 >> Saving model checkpoint to out/checkpoint-{step}"
+        elif i % 997 == 3:
+            line = "/usr/lib/python3/dist-packages/torch/utils/checkpoint.py:31: UserWarning: None of the inputs " \
+                   "have requires_grad=True. Gradients will be None"
+        elif i % 500 == 0 and step:
+            line = f"{{'eval_loss': {loss * 1.05:.4f}, 'eval_runtime': 12.3, 'eval_samples_per_second': 81.2, " \
+                   f"'eval_steps_per_second': 10.2, 'epoch': {step / 100000:.2f}}}"
+        elif i % 5 == 1:
+            loss = max(0.5, loss * 0.9999 + rnd.uniform(-0.01, 0.01))
+            line = f"{{'loss': {loss:.4f}, 'grad_norm': {1 + rnd.random():.3f}, 'learning_rate': " \
+                   f"{2e-5 * (1 - step / total):.3e}, 'epoch': {step / 100000:.2f}}}"
+        else:
+            parts = []
+            for _ in range(10):
+                step += 1
+                parts.append(f" {100 * step // total:3d}%|###       | {step}/{total} [1:02:03<10:00:00, "
+                             f"{3 + rnd.random():.2f}it/s]")
+            line = "\r".join(parts)
+        out.append(line)
+        if len(out) >= 50_000:
+            _flush(path, out)
+    out += ["Traceback (most recent call last):", '  File "train.py", line 80, in training_step',
+            ("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 39.59 GiB total capacity; "
+             "36.10 GiB already allocated; 1.21 GiB free; 37.20 GiB reserved in total by PyTorch)")]
+    _flush(path, out)
+    return path.stat().st_size
+
+
 def _flush(path: Path, lines: list[str]) -> None:
     with open(path, "a", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
@@ -148,6 +192,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--keep", type=Path, help="write the generated log here and keep it")
+    ap.add_argument("--mix", choices=("formats", "hf"), default="formats",
+                    help="formats: every catalog format in turn (the costly mix); hf: a Hugging Face Trainer job's "
+                         "stdout (tqdm bars with carriage returns, loss and eval dicts, chatter, tracebacks)")
     ap.add_argument("--reuse", action="store_true", help="with --keep: measure the kept log if it exists")
     ap.add_argument("--no-cli", action="store_true", help="measure the parse only, not `mlaudit logs` end to end")
     args = ap.parse_args()
@@ -158,7 +205,7 @@ def main() -> None:
         path.unlink()
     try:
         t = time.perf_counter()
-        size = path.stat().st_size if reuse else generate(path, args.lines)
+        size = path.stat().st_size if reuse else (generate_hf if args.mix == "hf" else generate)(path, args.lines)
         with open(path, "rb") as f:
             n = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 24), b""))
         print(f"{'reused' if reuse else 'generated'} {n:,} lines, {size / 2 ** 20:.1f} MiB in "

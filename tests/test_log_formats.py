@@ -299,3 +299,15 @@ def test_point_store_bounds_points_kept_outside_the_sample():
     assert store.kept <= 2 * (FORCED_MAX + 1000) and store.seen == 100_000
     s = store.table(["train/loss"]).series("train/loss")
     assert int(s.steps[-1]) == 99_999 and int(s.steps[0]) == 0
+
+
+def test_logs_throughput_benchmark_hf_mix_at_toy_size():
+    """benchmarks/logs_throughput.py --mix hf at toy size (the figures are not asserted, the run is)."""
+    import subprocess
+    import sys
+
+    bench = Path(__file__).parents[1] / "benchmarks" / "logs_throughput.py"
+    res = subprocess.run([sys.executable, str(bench), "--lines", "2000", "--mix", "hf", "--no-cli"],
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "is the final OOM: True" in res.stdout and "parse peak within 1 GiB: True" in res.stdout, res.stdout
