@@ -157,3 +157,19 @@ def test_live_offline_run_stays_running(tmp_path):
     finally:
         p.kill()
         p.wait(timeout=30)
+
+
+def test_truncated_wandb_with_footer_is_finished(finished, tmp_path):
+    """No debug.log, a fresh folder, but output.log ends with the footer ``wandb.finish()`` prints
+    (the line of wandb_run.py's ``_footer_sync_info``, appended here: WANDB_SILENT runs omit it)."""
+    from mlaudit_core.formats import wandb_dir
+    from mlaudit_core.rundata import RunStatus
+
+    d = _cut(finished, tmp_path / finished.name, 0.1)
+    (d / "logs" / "debug.log").unlink()
+    with open(d / "files" / "output.log", "a") as fh:
+        fh.write("wandb: Synced 5 W&B file(s), 0 media file(s), 0 artifact file(s) and 0 other file(s)\n")
+    run = wandb_dir.load(d)
+    assert run.status == RunStatus.FINISHED
+    assert "exit_code" not in run.environment
+    assert any("footer" in w and "no exit record" in w for w in run.warnings)
