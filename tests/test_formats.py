@@ -2,7 +2,7 @@
 real library (tests/data/formats/produce.py runs Hugging Face Trainer, Lightning CSVLogger,
 Keras CSVLogger and torch.utils.tensorboard once per session) or copied from public
 repositories (tests/data/formats/SOURCES.md), bad input for every reader, and every labelled
-real artifact of tests/data/realworld (and /work/shared/realworld when present)."""
+real artifact of tests/data/realworld (and shared/realworld beside the checkout when present)."""
 
 from __future__ import annotations
 
@@ -398,7 +398,10 @@ SENSIBLE = {
     "logs": {"console", "jsonlines"},
 }
 ROLES = (Role.TRAIN_LOSS, Role.VAL_LOSS, Role.VAL_ACCURACY, Role.TRAIN_ACCURACY)
-CORPORA = [REPO / "tests" / "data" / "realworld", Path("/work/shared/realworld")]
+# shared/ lies beside the checkout (CI: a copy next to the fresh clone, whatever its folder name;
+# developers: /work/shared); the first one present is used
+_SHARED = [p for p in (REPO.parent / "shared" / "realworld", Path("/work/shared/realworld")) if p.is_dir()]
+CORPORA = [REPO / "tests" / "data" / "realworld", *_SHARED[:1]]
 
 
 def _entries():
