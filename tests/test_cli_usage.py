@@ -212,3 +212,15 @@ def test_mlaudit_toml_with_both_forms_is_one_line_exit_2(tmp_path):
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr.strip() == (f"mlaudit: error: {tmp_path / 'mlaudit.toml'}: has both "
                                 "[tool.mlaudit] and top-level keys (detectors); use one form")
+
+
+def test_audit_formats_needs_no_path(tmp_path):
+    """docs/formats.md and 'mlaudit audit --help' say --formats lists the readers and exits; a new
+    user runs it without a PATH (NOTES 2026-12-01 17:40). Without --formats PATH stays required."""
+    p = _run("audit", "--formats", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    names = [line.split()[0] for line in p.stdout.splitlines() if line.strip()]
+    assert "trainer_state" in names and "tensorboard" in names
+    missing = _run("audit", cwd=tmp_path)
+    assert missing.returncode == 2 and "Missing argument" in missing.stderr
+    assert list(tmp_path.iterdir()) == []

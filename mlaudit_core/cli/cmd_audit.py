@@ -50,6 +50,17 @@ def _write_back(reader: str, dry_run: bool):
     return lambda run, rep: plugin.write_back(run, rep, dry_run=dry_run)
 
 
+def _list_formats(value: bool) -> None:
+    """``--formats``: eager (handled before PATH is checked), so ``mlaudit audit --formats`` works."""
+    if not value:
+        return
+    from ..formats import readers
+
+    for name, r in readers().items():
+        typer.echo(f"{name:16} {getattr(r, 'DETECTS', '')}")
+    raise typer.Exit(0)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("audit")
     def audit_cmd(
@@ -58,7 +69,8 @@ def register(app: typer.Typer) -> None:
                                 help="Use this reader instead of sniffing (see 'mlaudit audit --formats')."),
         list_only: bool = typer.Option(False, "--list", help="List the runs found and their readers; "
                                                              "audit nothing."),
-        formats: bool = typer.Option(False, "--formats", help="List the readers and exit."),
+        formats: bool = typer.Option(False, "--formats", help="List the readers and exit (no PATH needed).",
+                                     is_eager=True, callback=_list_formats),
         fmt: Format = FORMAT, out: Path = OUT, fail_on: FailOn = FAIL_ON, config: Path = CONFIG,
         dry_run: bool = DRY_RUN, no_write: bool = NO_WRITE, verbose: bool = VERBOSE,
         notify: list[str] = NOTIFY,
@@ -74,10 +86,6 @@ def register(app: typer.Typer) -> None:
         from ..formats import plan, readers
 
         table = readers()
-        if formats:
-            for name, r in table.items():
-                typer.echo(f"{name:16} {getattr(r, 'DETECTS', '')}")
-            raise typer.Exit(0)
         try:
             cands, skipped = plan(path, as_)
         except MlauditError as exc:
