@@ -125,6 +125,9 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
     more than ``max_lift`` 25% of the way from chance to 1 (GE004's convention). The training
     loss change is a difference of window medians, one window per evaluation interval. Without
     any training loss the rise is reported at info level only (``train_loss_missing``).
+    A mild rise while the held-out accuracy stays flat within its noise
+    (:func:`heldout_accuracy_holds`) is an info-level calibration note (``kind='calibration'``:
+    over-confidence on the errors), not an overfit.
     """
 
     needs = (Role.VAL_LOSS,)
