@@ -390,3 +390,76 @@ def test_wandb_run_is_not_finished_by_the_hook(tmp_path, monkeypatch):
     from mlaudit_wandb.offline import load_offline
 
     assert "eval/loss" in load_offline(res.ref).metrics.keys  # the evaluation was not lost
+
+
+@pytest.fixture(scope="module")
+def hf_diverging(mlflow_server, tmp_path_factory):
+    """The diverging HF ``Trainer`` run (tests/data/hooks/frameworks.py ``hf_diverging``) trained
+    alone, as a user would run it: ``python train.py > train.log 2>&1``. Returns the script's JSON
+    (run id, the callback's results, the Trainer's logged steps) with ``log``, the console file."""
+    if "hf" not in INSTALLED:
+        pytest.skip("transformers and torch are needed: pip install 'mlaudit[frameworks]'")
+    d = tmp_path_factory.mktemp("hf-diverging")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MLAUDIT_", "MLFLOW_"))}
+    env.update(MLFLOW_TRACKING_URI=mlflow_server["url"], PYTHONHASHSEED="0", OMP_NUM_THREADS="1",
+               FRAMEWORKS="hf_diverging", OUT_JSON=str(d / "out.json"))
+    client = mlflow.MlflowClient(mlflow_server["url"])
+    if client.get_experiment_by_name("hooks-hf") is None:
+        client.create_experiment("hooks-hf")
+    log = d / "train.log"
+    with open(log, "w") as f:
+        rc = subprocess.run([sys.executable, str(SCRIPTS / "frameworks.py")], cwd=d, env=env,
+                            stdout=f, stderr=subprocess.STDOUT, timeout=600).returncode
+    assert rc == 0, log.read_text()[-3000:]
+    got = json.loads((d / "out.json").read_text())["hf_diverging"]
+    got["log"] = log
+    return got
+
+
+def test_hf_callback_cli_and_console_agree_on_a_diverging_run(hf_diverging, mlflow_server):
+    """Issue 14 "Done when": a real HF Trainer run logged to MLflow that diverges (lr 2, the loss
+    falls and then climbs as the warmup raises the LR) is called diverged by the in-process
+    callback (its result and the tags it wrote), by ``mlaudit mlflow RUN`` on the same run, and
+    the run's transformers 5 console log (quoted values) is parsed: the training loss series has
+    one point per Trainer logging step, and the verdict is not ``succeeded``."""
+    got = hf_diverging
+    losses = got["losses"]
+    assert max(losses[len(losses) // 2:]) > 3 * min(losses), losses  # the recipe still diverges
+    (res,) = got["results"]
+    assert res["status"] == "written" and res["ref"] == got["run_id"] and res["error"] is None
+    assert res["outcome"] == "diverged", res
+    tags = _tags(mlflow_server["url"], got["run_id"])
+    assert tags["mlaudit.verdict"] == "diverged", tags
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MLAUDIT_", "MLFLOW_"))}
+    exe = Path(sys.executable).parent / "mlaudit"
+    cli = subprocess.run(
+        [str(exe), "mlflow", got["run_id"], "--tracking-uri", mlflow_server["url"], "--format", "json",
+         "--no-write"],
+        capture_output=True, text=True, env=env, timeout=300)
+    assert cli.returncode in (0, 1), cli.stderr
+    rep = json.loads(cli.stdout)
+    assert rep["verdict"]["outcome"] == "diverged" == res["outcome"], rep["verdict"]
+    assert rep["verdict"]["cause"] == res["cause"], (rep["verdict"], res)
+
+    text = got["log"].read_text()
+    assert "'loss': '" in text  # transformers 5 prints its log dicts with quoted values
+    from mlaudit_core.formats.consolelog import load_logs
+    from mlaudit_core.roles import Role
+
+    run = load_logs([got["log"]])
+    key = run.key_for(Role.TRAIN_LOSS)
+    assert key is not None and key.rsplit("/", 1)[-1] == "loss", sorted(run.metrics.keys)  # not train_loss
+    series = run.metrics.series(key)
+    steps, values = series.steps, series.values
+    assert len(steps) == len(got["logged_steps"]), (list(steps), got["logged_steps"])
+    # the console's log dicts carry no step: the parser numbers the dicts in order (eval ones too)
+    assert all(a < b for a, b in zip(steps, steps[1:])), list(steps)
+    # transformers 5 prints 4 significant digits ('1.063' for 1.0634)
+    assert [float(v) for v in values] == pytest.approx(losses, rel=1e-3)
+    logs = subprocess.run([str(exe), "logs", str(got["log"]), "--format", "json"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert logs.returncode in (0, 1), logs.stderr
+    lrep = json.loads(logs.stdout)
+    assert lrep["verdict"]["outcome"] != "succeeded", lrep["verdict"]
+    assert lrep["verdict"]["outcome"] in ("diverged", "unstable"), lrep["verdict"]

@@ -4,7 +4,10 @@ Run by tests/test_hooks.py as one subprocess (torch is imported once for all thr
 Environment: MLFLOW_TRACKING_URI, FRAMEWORKS (comma-separated: hf, lightning, keras,
 lightning_fails: a fit that raises at step 20, audited by ``on_exception``; hf_wandb: the HF
 ``Trainer`` reporting to an offline W&B run, ``train()`` then ``evaluate()`` then
-``wandb.finish()``: the hook must not finish the run at train end),
+``wandb.finish()``: the hook must not finish the run at train end; hf_diverging: a tiny BERT
+classifier at lr 2 with warmup over the whole run, the recipe of
+tests/detectors/framework_runs.py whose loss first falls and then climbs as the LR grows, with
+the Trainer's own console output, run alone with stdout and stderr sent to a file),
 OUT_JSON (``{framework: {"run_id": ..., "results": [...]}}`` is written there).
 
 Each model is a small classifier on a fixed synthetic two-class problem (no download):
@@ -119,6 +122,54 @@ def hf_wandb() -> dict:
             "open_after_train": still_open, "keys": keys}
 
 
+def hf_diverging() -> dict:
+    """The diverging HF run of tests/detectors/framework_runs.py (tiny BERT from a config, lr 2.0,
+    warmup 96 steps over 6 epochs, logging every 2 steps, evaluation every 8) reporting to MLflow
+    with the mlaudit callback; ``logged_steps`` are the steps of the Trainer's ``log_history``
+    entries with a training ``loss`` (what its console printed, one dict per logging step)."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
+
+    torch.set_num_threads(1)
+
+    class Tokens(torch.utils.data.Dataset):
+        """Label 1 when token 7 occurs."""
+
+        def __init__(self, n: int, seed: int) -> None:
+            g = torch.Generator().manual_seed(seed)
+            self.x = torch.randint(1, 50, (n, 16), generator=g)
+            self.y = (self.x == 7).any(1).long()
+
+        def __len__(self) -> int:
+            return len(self.y)
+
+        def __getitem__(self, i):
+            return {"input_ids": self.x[i], "attention_mask": torch.ones(16, dtype=torch.long),
+                    "labels": self.y[i]}
+
+    torch.manual_seed(0)
+    model = BertForSequenceClassification(BertConfig(
+        vocab_size=50, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=64, max_position_embeddings=32, num_labels=2))
+    os.environ["MLFLOW_EXPERIMENT_NAME"] = "hooks-hf"
+    os.environ["MLFLOW_RUN_NAME"] = "hf-diverging"
+    cb = mlaudit.hooks.hf_callback()
+    with tempfile.TemporaryDirectory() as out:
+        args = TrainingArguments(
+            output_dir=out, report_to=["mlflow"], logging_steps=2, eval_strategy="steps",
+            eval_steps=8, num_train_epochs=6, learning_rate=2.0, warmup_steps=96,
+            per_device_train_batch_size=16, per_device_eval_batch_size=64, save_strategy="no",
+            use_cpu=True, disable_tqdm=True, seed=0, dataloader_num_workers=0,
+        )
+        trainer = Trainer(model=model, args=args, train_dataset=Tokens(256, 0),
+                          eval_dataset=Tokens(128, 1), callbacks=[cb])
+        trainer.train()
+    logged = [h["step"] for h in trainer.state.log_history if "loss" in h]
+    return {"run_id": mlflow.last_active_run().info.run_id, "results": cb.results,
+            "logged_steps": logged,
+            "losses": [h["loss"] for h in trainer.state.log_history if "loss" in h]}
+
+
 def lightning(fail_at: int | None = None) -> dict:
     import lightning as L
     import torch
@@ -203,6 +254,7 @@ def main() -> None:
             "keras": keras,
             "lightning_fails": lambda: lightning(fail_at=20),
             "hf_wandb": hf_wandb,
+            "hf_diverging": hf_diverging,
         }[name]()
         got["results"] = [dataclasses.asdict(r) for r in got["results"] or []]
         out[name] = got
