@@ -202,7 +202,7 @@ def _add_console_history(run, path: Path, hist_max) -> None:
         return
     from mlaudit_wandb.mapping import console_from_text
 
-    from .consolelog import enrich_from_console
+    from .consolelog import FACT_PREFIX, enrich_from_console
 
     try:
         console = console_from_text(out.read_text("utf-8", "replace"))
@@ -214,6 +214,10 @@ def _add_console_history(run, path: Path, hist_max) -> None:
     before = set(run.metrics.keys)
     run.console = console
     run.cache.clear()
+    # facts read from the partial console (a planned length from the first progress bar, ...)
+    # are re-read from the whole log: the first bar may be a per-epoch bar that restarts
+    for k in [k for k in run.params if k.startswith(FACT_PREFIX)]:
+        del run.params[k]
     enrich_from_console(run)
     added = [k for k in run.metrics.keys if k not in before]
     run.notes.append(f"{path.name}: the .wandb stops at step {hist_max}; the console audited is "

@@ -73,6 +73,13 @@ def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
     # partial input (a truncated or unreadable file, a missing log): the verdict stands as the
     # best reading of what was there, but is marked inconclusive and says what is missing
     partial = [w for w in run.warnings if _PARTIAL.search(w)]
+    if partial and decision.outcome is Outcome.SUCCEEDED:
+        # 'succeeded' needs positive evidence about the whole run; a history known to be cut
+        # (a truncated file, a .wandb prefix of a longer run) shows only part of it
+        decision = Decision(Outcome.UNKNOWN, Cause.INCONCLUSIVE,
+                            "Not judged: the data read is partial, so whether the run succeeded "
+                            "cannot be told from it; what was read looked healthy: "
+                            + decision.summary, decision.primary, "V20p")
     summary = decision.summary
     if partial:
         inconclusive = True

@@ -240,6 +240,10 @@ class LogParser:
         self.block: str | None = None
         self.section: str | None = None
         self.train_bar: tuple | None = None
+        #: Last position of the training bar and how often it started over: a bar that
+        #: restarts is a per-epoch bar, its total is steps per epoch, not the planned length.
+        self._bar_last = -1
+        self._bar_restarts = 0
         self.bar_n: int | None = None
         self.seq = 0
         self.wall = math.nan
@@ -370,8 +374,14 @@ class LogParser:
             self.epoch = epoch
             self.facts.setdefault("steps_per_epoch", float(total))
         else:
-            step = n
-            self.facts["total_steps"] = float(total)
+            if n < self._bar_last:  # the bar started over: one bar per epoch
+                self._bar_restarts += 1
+                self.facts.pop("total_steps", None)
+                self.facts.setdefault("steps_per_epoch", float(total))
+            self._bar_last = n
+            step = self._bar_restarts * total + n
+            if not self._bar_restarts:
+                self.facts["total_steps"] = float(total)
         rec: dict[str, float] = {}
         post = m["postfix"]
         if post:
