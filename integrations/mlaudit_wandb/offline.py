@@ -55,7 +55,42 @@ def find_log(path: str | Path) -> Path:
     return logs[0]
 
 
+#: How long a run file still being written (modified within FRESH_S seconds) may take to get
+#: its run record: W&B's service writes the ``.wandb`` in its own process and can flush it
+#: after ``finish()`` returned; seen on a loaded 2-core CI machine (the hooks test's HF run).
+FRESH_S = 30.0
+RECORD_WAIT_S = 15.0
+
+
 def load_offline(path: str | Path) -> RunData:
+    """Read an offline W&B run, waiting briefly for a run file that is still being written.
+
+    Same as :func:`_load_offline`; when the file has no run record yet but was modified in the
+    last :data:`FRESH_S` seconds and starts with W&B's header (W&B's service is still writing it), it is read again every
+    0.5 s for at most :data:`RECORD_WAIT_S` seconds before the error is raised.
+    """
+    import time
+
+    deadline = time.monotonic() + RECORD_WAIT_S
+    while True:
+        try:
+            return _load_offline(path)
+        except InputError as exc:
+            if "no run record" not in str(exc) or time.monotonic() > deadline:
+                raise
+            try:
+                log = find_log(path)
+                with open(log, "rb") as fh:  # a W&B file (its header) still being written
+                    fresh = (fh.read(4) == b":W&B"
+                             and time.time() - log.stat().st_mtime < FRESH_S)
+            except (InputError, OSError):
+                raise exc from None
+            if not fresh:
+                raise
+            time.sleep(0.5)
+
+
+def _load_offline(path: str | Path) -> RunData:
     """Read an offline (or synced) W&B run directory into RunData.
 
     Args:
