@@ -224,9 +224,9 @@ class PointStore:
         """Halve the sample of the largest series until the total is under 3/4 of the budget."""
         self.limit = self.budget
         while self.kept > self.budget * 3 // 4:
-            s = max(self.series, key=lambda x: len(x.steps))
+            s = max(self.series, key=lambda x: len(x.steps) - x.forced)  # the most points a stride can drop
             n = len(s.steps)
-            if n < 4:
+            if n - s.forced < 4:
                 self.limit = max(self.budget, self.kept * 2)  # nothing left to thin: do not retry per point
                 return
             flags = np.frombuffer(s.flags, dtype=np.uint8)
