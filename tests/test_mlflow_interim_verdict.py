@@ -14,9 +14,8 @@ pytest.importorskip("mlflow")
 
 
 def test_interim_running_verdict_is_listed_again_after_the_run_ends(mlflow_server):
-    from mlflow.tracking import MlflowClient
-
     from mlaudit_mlflow.plugin import MlflowPlugin
+    from mlflow.tracking import MlflowClient
 
     client = MlflowClient(mlflow_server["url"])
     exp = client.create_experiment("interim-verdict")

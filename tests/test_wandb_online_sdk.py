@@ -461,10 +461,10 @@ def test_notes_edited_during_the_write_back_are_kept(server, monkeypatch):
     them back after writing, so the note is kept next to exactly one mlaudit section. (The
     old write-back merged the notes it read before the upload and wrote that stale copy.)"""
     import wandb
-
-    from mlaudit_core import audit
     from mlaudit_wandb import writeback as wb
     from mlaudit_wandb.online import load_online, make_api, parse_ref
+
+    from mlaudit_core import audit
 
     run_id = server.ids["healthy"]
     ref = f"{ENTITY}/{PROJECT}/{run_id}"

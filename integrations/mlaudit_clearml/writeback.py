@@ -52,7 +52,13 @@ from mlaudit_core.render import render_json, render_markdown
 from mlaudit_core.report import AuditReport, SeriesEvidence
 from mlaudit_core.roles import Role
 from mlaudit_core.rundata import RunData
-from mlaudit_core.writeback import WriteBackResult, merge, summary_section, verdict_tags, write_section
+from mlaudit_core.writeback import (
+    WriteBackResult,
+    merge,
+    summary_section,
+    verdict_tags,
+    write_section,
+)
 
 from . import mapping
 from .loader import get_task

@@ -31,7 +31,13 @@ from pathlib import Path
 from mlaudit_core.render import render_json, render_markdown
 from mlaudit_core.report import AuditReport
 from mlaudit_core.rundata import RunData
-from mlaudit_core.writeback import WriteBackResult, merge, summary_section, verdict_tags, write_section
+from mlaudit_core.writeback import (
+    WriteBackResult,
+    merge,
+    summary_section,
+    verdict_tags,
+    write_section,
+)
 
 NOTE_TAG = "mlflow.note.content"
 ARTIFACT_DIR = "mlaudit"

@@ -129,7 +129,6 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
     )
     from ..service.state import check_state_file
     from ..service.task import one_line
-
     from .batch_formats import FORMATS, render
 
     if fmt not in FORMATS:

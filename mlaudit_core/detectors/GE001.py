@@ -13,7 +13,6 @@ from ..signal import fmt
 from ._context import chance
 from .base import Detector, DetectorParams, Skip
 
-
 #: Evaluations on each side of the validation-loss minimum, and at the end, whose median accuracy
 #: is compared (a single evaluation of a test set of a few hundred samples moves by a sample or two).
 ACC_WINDOW = 3

@@ -10,7 +10,6 @@ from ..signal import centered_median, fmt, smooth_window
 from ._context import chance, finetune_evidence, peak_lr
 from .base import Detector, DetectorParams, Skip
 
-
 #: ``Chance.source`` of a chance level inferred from the run's own loss and accuracy (``_context``).
 INFERRED = "loss and accuracy agree"
 

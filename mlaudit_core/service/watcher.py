@@ -72,11 +72,11 @@ from __future__ import annotations
 import logging
 import os
 import queue
-import socket
-import uuid
 import signal
+import socket
 import threading
 import time
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 

@@ -19,8 +19,6 @@ Readers (ordinary libraries, no home-made parsing where a library exists):
 from __future__ import annotations
 
 import json
-import math
-import os
 import re
 import sys
 from pathlib import Path
