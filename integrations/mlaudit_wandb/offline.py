@@ -59,7 +59,7 @@ def find_log(path: str | Path) -> Path:
 #: its run record: W&B's service writes the ``.wandb`` in its own process and can flush it
 #: after ``finish()`` returned; seen on a loaded 2-core CI machine (the hooks test's HF run).
 FRESH_S = 30.0
-RECORD_WAIT_S = 15.0
+RECORD_WAIT_S = 30.0
 
 
 def load_offline(path: str | Path) -> RunData:
