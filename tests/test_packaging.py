@@ -193,5 +193,5 @@ def test_ci_tests_the_oldest_supported_tracker_versions():
         (req,) = [r for r in PYPROJECT["project"]["optional-dependencies"][extra]
                   if _req_name(r) == extra]
         low = re.search(r">=\s*([0-9.]+)", req).group(1)
-        pinned = re.search(rf"^{var}=([0-9.]+)$", ci, re.MULTILINE).group(1)
+        pinned = re.search(rf"^\s*{var}=([0-9.]+)$", ci, re.MULTILINE).group(1)
         assert pinned.split(".")[:2] == low.split(".")[:2], (extra, pinned, low)
