@@ -62,7 +62,7 @@ import random
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -680,7 +680,12 @@ def send_verdict(
                         target=t.label, error=f"building the message: {type(exc).__name__}: {exc}"
                     )
                     continue
-                futures[pool.submit(_deliver, session, t, body, headers, policy, deadline)] = i
+                try:
+                    fut = pool.submit(_deliver, session, t, body, headers, policy, deadline)
+                except RuntimeError:  # interpreter shutdown (an atexit hook): send it here
+                    fut = Future()
+                    fut.set_result(_deliver(session, t, body, headers, policy, deadline))
+                futures[fut] = i
             wait_futures(futures, timeout=policy.total_s + 4)
             for fut, i in futures.items():
                 out[i] = (

@@ -385,9 +385,9 @@ def load_run(run_id: str, tracking_uri: str | None = None) -> RunData:
     if uri.startswith(("http://", "https://")):
         # a server: the artifact listing needs only the id, so it is asked while get_run is
         # (one round trip less per run in a batch; rest_history.pool bounds both)
-        from .rest_history import pool
+        from .rest_history import submit
 
-        listing = pool().submit(_list_artifacts, client, run_id)
+        listing = submit(_list_artifacts, client, run_id)
     try:
         r = client.get_run(run_id)
     except MlflowException as exc:
@@ -411,9 +411,9 @@ def load_run(run_id: str, tracking_uri: str | None = None) -> RunData:
     if uri.startswith(("http://", "https://")):
         # a server: the artifact listing and the experiment are asked while the metric
         # histories download, all on the bounded fetch pool (rest_history.pool)
-        from .rest_history import pool
+        from .rest_history import submit
 
-        side = (listing, pool().submit(_experiment, client, uri, info.experiment_id))
+        side = (listing, submit(_experiment, client, uri, info.experiment_id))
         metrics = _metrics_via_rest(client, uri, run_id, sorted(data.metrics), data)
     elif is_db_uri(uri):
         metrics = _bulk_metrics_db(uri, run_id)

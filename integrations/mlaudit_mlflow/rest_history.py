@@ -169,6 +169,25 @@ def fetch_key(creds, uri: str, run_id: str, key: str,
     return _columns(_paged(creds, run_id, key))
 
 
+def submit(fn, *args) -> Future:
+    """``fn(*args)`` on :func:`pool`, or right here when no new thread may start.
+
+    At interpreter shutdown (an ``atexit`` audit of a script that crashed: the in-process hooks)
+    ``concurrent.futures`` refuses new work ("cannot schedule new futures after interpreter
+    shutdown"); the call then runs in the calling thread and its result (or exception) is
+    returned as a finished future.
+    """
+    try:
+        return pool().submit(fn, *args)
+    except RuntimeError:
+        done: Future = Future()
+        try:
+            done.set_result(fn(*args))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
+            done.set_exception(exc)
+        return done
+
+
 def fetch_all(client, uri: str, run_id: str, keys: list[str],
               last_steps: dict[str, int] | None = None) -> list[tuple[str, tuple]]:
     """Every key of ``keys`` fetched on :func:`pool`; ``[(key, (steps, values, ts_ms))]`` in
@@ -179,7 +198,7 @@ def fetch_all(client, uri: str, run_id: str, keys: list[str],
         raise RuntimeError("no REST host credentials")
     hint = last_steps or {}
     futures: list[tuple[str, Future]] = [
-        (k, pool().submit(fetch_key, creds, uri, run_id, k, hint.get(k))) for k in keys]
+        (k, submit(fetch_key, creds, uri, run_id, k, hint.get(k))) for k in keys]
     out, first = [], None
     for k, f in futures:
         try:
