@@ -143,8 +143,13 @@ class LiveMonitor:
                 conds = {**fasts.get(info.ref, {}), **lr.conditions(
                     now, th, running=True,
                     status_known=getattr(self.source, "has_status", True))}
+                # a condition clears only on new evidence: training points that arrived in this
+                # poll (a poll that read nothing new, e.g. as a stopped run ends, closes nothing;
+                # a full CI run once saw alert, 'recovered', alert on a run NaN to its end)
+                fresh = tail is not None and any(
+                    len(v[2]) for k, v in tail.points.items() if not is_system_key(k))
                 events = reconcile(self.lstore, info.ref, conds, stop_on=self.cfg.stop_on,
-                                   cooldown_s=self.cfg.cooldown_s, now=now)
+                                   cooldown_s=self.cfg.cooldown_s, now=now, close_missing=fresh)
                 if events:
                     self._deliver(info, events)
                     stats.events += len(events)
