@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import logging
 import math
-import os
-import re
 import shutil
 import signal
 import sqlite3
-import subprocess
 import sys
 import threading
 import time
@@ -22,6 +19,7 @@ import pytest
 
 mlflow = pytest.importorskip("mlflow")
 from typer.testing import CliRunner  # noqa: E402
+from watch_helpers import Watcher  # noqa: E402
 
 from mlaudit_core.cli import app  # noqa: E402
 from mlaudit_core.writeback import BEGIN  # noqa: E402
@@ -45,39 +43,6 @@ def finish_run(client, exp_id: str, name: str, diverge: bool) -> str:
     return rid
 
 
-class Watcher:
-    """``mlaudit watch mlflow`` as a subprocess, its stderr in a file."""
-
-    def __init__(self, tmp: Path, label: str, url: str, since: str, pause: str | None = None,
-                 once: bool = False) -> None:
-        self.log = tmp / f"watch-{label}.log"
-        env = dict(os.environ, MLAUDIT_WATCH_TEST_PAUSE=pause or "")
-        cmd = [MLAUDIT, "watch", "mlflow", "-e", "watch-it", "-u", url,
-               "--state", str(tmp / "state.sqlite"), "--poll-interval", "0.3",
-               "--concurrency", "1", "--since", since]
-        self.proc = subprocess.Popen(cmd + (["--once"] if once else []), stdout=subprocess.DEVNULL,
-                                     stderr=open(self.log, "wb"), env=env, cwd=tmp)
-
-    def text(self) -> str:
-        return self.log.read_text(errors="replace")
-
-    def wait_for(self, pattern: str, timeout: float = 45) -> re.Match:
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            m = re.search(pattern, self.text())
-            if m:
-                return m
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.1)
-        self.proc.kill()
-        raise AssertionError(f"no {pattern!r} in the watcher log:\n{self.text()}")
-
-    def kill(self, sig: int) -> int:
-        self.proc.send_signal(sig)
-        return self.proc.wait(timeout=30)
-
-
 def states(db: Path) -> dict[str, tuple[str, int, int]]:
     con = sqlite3.connect(db)
     try:
@@ -96,7 +61,7 @@ def test_killed_and_restarted_watcher_audits_every_run_exactly_once(mlflow_serve
     logs = []
 
     # 1. Runs finish while watcher A runs; A is killed after writing R1, before recording it.
-    a = Watcher(tmp_path, "a", url, since, pause="after_write:120")
+    a = Watcher(tmp_path, "a", url, "watch-it", since, pause="after_write:120")
     logs.append(a)
     a.wait_for(r"INFO watching mlflow")
     expected = {finish_run(client, exp_id, "r1", diverge=True): "diverged",
@@ -104,31 +69,31 @@ def test_killed_and_restarted_watcher_audits_every_run_exactly_once(mlflow_serve
     # Both runs come in one listing; whichever A takes first is R1, the other R2.
     r1 = a.wait_for(r"run (\w+): wrote verdict").group(1)
     (r2,) = set(expected) - {r1}
-    assert a.kill(signal.SIGKILL) == -signal.SIGKILL
+    assert a.stop(signal.SIGKILL) == -signal.SIGKILL
     assert states(db)[r1][0] == "writing"  # the crash window "written but not recorded"
 
     # 2. Watcher B finds R1 already written (no second write), then is killed mid-audit of R2.
-    b = Watcher(tmp_path, "b", url, since, pause="after_audit:120")
+    b = Watcher(tmp_path, "b", url, "watch-it", since, pause="after_audit:120")
     logs.append(b)
     b.wait_for(rf"run {r1}: verdict already present, recorded without writing")
     b.wait_for(rf"run {r2}: audited: {expected[r2]}")
-    assert b.kill(signal.SIGKILL) == -signal.SIGKILL
+    assert b.stop(signal.SIGKILL) == -signal.SIGKILL
     assert states(db)[r2] == ("claimed", 1, 0)  # the crash window "claimed, nothing written"
     assert "mlaudit.verdict" not in client.get_run(r2).data.tags
 
     # 3. Watcher C audits R2 again and is stopped with SIGTERM before writing: it gives R2 back.
-    c = Watcher(tmp_path, "c", url, since, pause="after_audit:120")
+    c = Watcher(tmp_path, "c", url, "watch-it", since, pause="after_audit:120")
     logs.append(c)
     c.wait_for(rf"resuming 1 run\(s\) left in flight by a previous watcher: {r2}")
     c.wait_for(rf"run {r2}: audited: {expected[r2]}")
-    assert c.kill(signal.SIGTERM) == 0
+    assert c.stop(signal.SIGTERM) == 0
     assert f"run {r2}: released unwritten (shutting down)" in c.text()
     assert states(db)[r2] == ("pending", 1, 0)  # B's attempt counts (it died); C's was given back
 
     # 4. R3 finishes while no watcher runs; D (--once) audits R2 and R3 and exits.
     r3 = finish_run(client, exp_id, "r3", diverge=True)
     expected[r3] = "diverged"
-    d = Watcher(tmp_path, "d", url, since, once=True)
+    d = Watcher(tmp_path, "d", url, "watch-it", since, once=True)
     logs.append(d)
     assert d.proc.wait(timeout=60) == 0, d.text()
 

@@ -8,14 +8,10 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
-import os
-import re
 import shutil
 import signal
 import sqlite3
-import subprocess
 import sys
-import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -23,6 +19,7 @@ import pytest
 
 mlflow = pytest.importorskip("mlflow")
 
+from watch_helpers import Watcher  # noqa: E402
 from webhook_receiver import Receiver  # noqa: E402
 
 from mlaudit_core.writeback import BEGIN  # noqa: E402
@@ -51,39 +48,6 @@ def finish_run(client, exp_id: str, name: str, *, diverge: bool = False,
     else:
         client.set_terminated(rid, "FINISHED")
     return rid
-
-
-class Watcher:
-    """``mlaudit watch mlflow`` as a subprocess, its stderr in a file."""
-
-    def __init__(self, tmp: Path, label: str, url: str, exp: str, since: str, *,
-                 state: str = "state.sqlite", pause: str | None = None,
-                 extra: tuple[str, ...] = ()) -> None:
-        self.log = tmp / f"watch-{label}.log"
-        env = dict(os.environ, MLAUDIT_WATCH_TEST_PAUSE=pause or "")
-        cmd = [MLAUDIT, "watch", "mlflow", "-e", exp, "-u", url, "--state", str(tmp / state),
-               "--poll-interval", "0.3", "--concurrency", "1", "--since", since, *extra]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(self.log, "wb"),
-                                     env=env, cwd=tmp)
-
-    def text(self) -> str:
-        return self.log.read_text(errors="replace")
-
-    def wait_for(self, pattern: str, timeout: float = 60) -> re.Match:
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            m = re.search(pattern, self.text())
-            if m:
-                return m
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.1)
-        self.proc.kill()
-        raise AssertionError(f"no {pattern!r} in the watcher log:\n{self.text()}")
-
-    def stop(self, sig: int = signal.SIGTERM) -> int:
-        self.proc.send_signal(sig)
-        return self.proc.wait(timeout=60)
 
 
 def _row(db: Path, ref: str) -> dict:
