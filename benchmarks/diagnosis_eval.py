@@ -559,7 +559,7 @@ def eval_cases(root: Path, progress: bool = True) -> list[LRow]:
     """The real cases through the CLI, as a user runs them (``mlaudit logs`` / ``mlaudit ci``)."""
     from typer.testing import CliRunner
 
-    from mlaudit_core.cli import app
+    from mlaudit.cli import app
     from mlaudit_core.report import AuditReport
 
     rows: list[LRow] = []

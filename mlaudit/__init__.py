@@ -11,8 +11,9 @@ Public surface (imported lazily, so ``import mlaudit`` costs nothing)::
     trainer = L.Trainer(..., callbacks=[mlaudit.hooks.lightning_callback()]) # Lightning
     model.fit(..., callbacks=[mlaudit.hooks.keras_callback()])               # Keras
 
-See :mod:`mlaudit.hooks` and ``docs/hooks.md``. The command line and the tracker
-plugins live in ``mlaudit_core`` and ``mlaudit_<tracker>``.
+See :mod:`mlaudit.hooks` and ``docs/hooks.md``. The command line is :mod:`mlaudit.cli`
+(the application); the library it drives is ``mlaudit_core``; tracker plugins are
+``mlaudit_<tracker>``.
 """
 
 from __future__ import annotations

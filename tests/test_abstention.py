@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mlaudit_core.cli import app
+from mlaudit.cli import app
 
 
 def _report(out: Path) -> dict:

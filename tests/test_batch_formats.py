@@ -24,8 +24,8 @@ mlflow = pytest.importorskip("mlflow")
 from test_batch_mlflow import log_run  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
-from mlaudit_core.cli import app  # noqa: E402
-from mlaudit_core.cli.batch_formats import COLUMNS  # noqa: E402
+from mlaudit.cli import app  # noqa: E402
+from mlaudit.cli.batch_formats import COLUMNS  # noqa: E402
 
 EXP = "batch-formats"
 EVIL = "diverge\x1b]0;pwned\x07\x1b[2J"

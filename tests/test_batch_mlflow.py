@@ -11,7 +11,7 @@ import pytest
 mlflow = pytest.importorskip("mlflow")
 from typer.testing import CliRunner  # noqa: E402
 
-from mlaudit_core.cli import app  # noqa: E402
+from mlaudit.cli import app  # noqa: E402
 
 WIDE = {"COLUMNS": "240", "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0"}
 

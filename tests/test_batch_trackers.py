@@ -22,7 +22,7 @@ import pytest
 from typer.testing import CliRunner
 from wandb_helpers import reset_sdk_state, sdk_pointed_at
 
-from mlaudit_core.cli import app
+from mlaudit.cli import app
 from mlaudit_core.writeback import BEGIN
 
 WIDE = {"COLUMNS": "240"}

@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from mlaudit_core.cli import app
+from mlaudit.cli import app
 
 mlflow = pytest.importorskip("mlflow")
 

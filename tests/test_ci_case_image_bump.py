@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mlaudit_core.cli import app
+from mlaudit.cli import app
 
 CASE = Path(__file__).parent / "data" / "cases" / "ci-golden-drift-after-image-bump"
 

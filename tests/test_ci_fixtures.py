@@ -14,7 +14,7 @@ import pytest
 from ci_fixture_repo import GOOD, TEST_EVAL_PY, TEST_LENGTH_PY, make_repo, run_ci_job
 from typer.testing import CliRunner
 
-from mlaudit_core.cli import app
+from mlaudit.cli import app
 
 
 def audit(repo, *logs, extra=()) -> dict:

@@ -31,7 +31,7 @@ from ci_shapes import (
 )
 from typer.testing import CliRunner
 
-from mlaudit_core.cli import app
+from mlaudit.cli import app
 
 IMAGE_BUMP = (
     "Bump base image from ghcr.io/acme/train-ci:24.05 to 24.09 (reduced-precision matmul "

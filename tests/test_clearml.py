@@ -28,7 +28,7 @@ from clearml_fake_server import FakeClearMLServer  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from mlaudit_core import InputError, audit  # noqa: E402
-from mlaudit_core.cli import app  # noqa: E402
+from mlaudit.cli import app  # noqa: E402
 from mlaudit_core.roles import Role  # noqa: E402
 from mlaudit_core.rundata import RunStatus  # noqa: E402
 from mlaudit_core.writeback import BEGIN  # noqa: E402
@@ -278,7 +278,7 @@ def test_unknown_task_wrong_credentials_unreachable_server(server):
 
 
 def test_missing_sdk_prints_install_hint():
-    code = ("import sys; sys.modules['clearml'] = None\nfrom mlaudit_core.cli import main\n"
+    code = ("import sys; sys.modules['clearml'] = None\nfrom mlaudit.cli import main\n"
             "sys.argv = ['mlaudit', 'clearml', 'abc']\nmain()\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        env=dict(os.environ, COLUMNS="200"))
@@ -287,7 +287,7 @@ def test_missing_sdk_prints_install_hint():
 
 
 def test_help_imports_no_sdk():
-    code = ("import sys\nfrom typer.testing import CliRunner\nfrom mlaudit_core.cli import app\n"
+    code = ("import sys\nfrom typer.testing import CliRunner\nfrom mlaudit.cli import app\n"
             "for a in (['clearml', '--help'], ['watch', 'clearml', '--help']):\n"
             "    assert CliRunner().invoke(app, a).exit_code == 0\n"
             "sys.exit(1 if 'clearml' in sys.modules else 0)\n")

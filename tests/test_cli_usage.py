@@ -124,7 +124,7 @@ def test_write_out_names_a_parent_that_is_a_file(tmp_path, capsys):
     import typer
 
     from mlaudit_core import MetricTable, RunData, RunIdentity, RunStatus, audit
-    from mlaudit_core.cli._common import write_out
+    from mlaudit.cli._common import write_out
 
     steps = np.arange(1, 101)
     run = RunData(RunIdentity("test", "r1", "r1"), status=RunStatus.FINISHED,
@@ -142,7 +142,7 @@ def test_write_out_names_a_parent_that_is_a_file(tmp_path, capsys):
 # subprocess: the only way to reach main()'s handlers for errors no command lets escape.
 _RAISE = """
 import sys, typer
-from mlaudit_core.cli import app, main
+from mlaudit.cli import app, main
 
 @app.command("boom")
 def boom(kind: str) -> None:

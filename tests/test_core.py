@@ -18,7 +18,7 @@ from mlaudit_core import (
     audit,
     report_json_schema,
 )
-from mlaudit_core.cli import app
+from mlaudit.cli import app
 from mlaudit_core.detectors import Detector, registry
 from mlaudit_core.detectors.base import _REGISTRY
 from mlaudit_core.redact import REDACTED, redact_text
@@ -113,7 +113,7 @@ def test_report_validates_against_published_schema():
 
 
 def test_detector_reference_is_generated_from_the_detectors():
-    from mlaudit_core.cli.cmd_rules import rules_markdown
+    from mlaudit.cli.cmd_rules import rules_markdown
 
     assert (REPO / "docs/detectors.md").read_text() == rules_markdown(), \
         "docs/detectors.md is stale: run `mlaudit rules --format markdown > docs/detectors.md`"

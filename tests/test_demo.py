@@ -14,8 +14,8 @@ from mlaudit_tensorboard.reader import MLAUDIT_SUFFIX, load_logdir  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from mlaudit_core import audit  # noqa: E402
-from mlaudit_core.cli import app  # noqa: E402
-from mlaudit_core.cli.cmd_demo import EXPECTED  # noqa: E402
+from mlaudit.cli import app  # noqa: E402
+from mlaudit.cli.cmd_demo import EXPECTED  # noqa: E402
 from mlaudit_core.writeback import BEGIN  # noqa: E402
 
 
@@ -83,7 +83,7 @@ def test_demo_prints_direct_ui_links_that_match_the_store_and_the_ui_routes(demo
     from pathlib import Path
     from urllib.parse import unquote
 
-    from mlaudit_core.cli.cmd_demo import EXPERIMENT_KIND, EXPERIMENT_KIND_TAG, NOT_SUCCEEDED
+    from mlaudit.cli.cmd_demo import EXPERIMENT_KIND, EXPERIMENT_KIND_TAG, NOT_SUCCEEDED
 
     d, output = demo_store
     client, runs = runs_by_regime(d)

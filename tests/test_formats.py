@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from mlaudit_core.cli import _route_path, app
+from mlaudit.cli import _route_path, app
 from mlaudit_core.errors import InputError
 from mlaudit_core.formats import load_path, plan, readers
 from mlaudit_core.roles import Role

@@ -375,7 +375,7 @@ def test_cli_out_html(tmp_path):
     pytest.importorskip("tensorboard")
     from typer.testing import CliRunner
 
-    from mlaudit_core.cli import app
+    from mlaudit.cli import app
 
     w = tbx.SummaryWriter(str(tmp_path / "tb"))
     for i in range(1, 401):
@@ -395,7 +395,7 @@ def test_cli_out_html(tmp_path):
 def test_progress_bar_only_on_a_terminal(monkeypatch):
     from rich.console import Console
 
-    from mlaudit_core.cli import _common
+    from mlaudit.cli import _common
 
     buf = io.StringIO()
     monkeypatch.setattr(_common, "err_console", Console(file=buf, force_terminal=True, width=100))

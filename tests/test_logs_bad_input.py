@@ -11,7 +11,7 @@ import pytest
 from mlaudit_core.logs.reader import MAX_LINE_BYTES
 from typer.testing import CliRunner
 
-from mlaudit_core.cli import app
+from mlaudit.cli import app
 from mlaudit_core.errors import InputError
 from mlaudit_core.logs import load_logs
 

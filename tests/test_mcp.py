@@ -143,7 +143,7 @@ def test_tools_listed_with_schemas_and_help_does_not_import_mcp(root):
     assert by["audit_run"].output_schema["title"] == REPORT_SCHEMA["title"]
     assert by["audit_run"].input_schema["properties"]["write_back"]["default"] is False
     assert set(by["audit_run"].input_schema["required"]) == {"tracker", "run_ref"}
-    code = ("import sys; sys.argv = ['mlaudit', '--help']\nfrom mlaudit_core.cli import main\n"
+    code = ("import sys; sys.argv = ['mlaudit', '--help']\nfrom mlaudit.cli import main\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
             "print('IMPORTED', sorted(m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')"
             " or m.startswith('mlaudit_core.agent')))")

@@ -12,7 +12,7 @@ pytest.importorskip("sklearn")
 pytest.importorskip("tensorboardX")
 from typer.testing import CliRunner  # noqa: E402
 
-from mlaudit_core.cli import app  # noqa: E402
+from mlaudit.cli import app  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from mlaudit_mlflow.writeback import NOTE_TAG, write_verdict  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from mlaudit_core import InputError, audit  # noqa: E402
-from mlaudit_core.cli import app  # noqa: E402
+from mlaudit.cli import app  # noqa: E402
 from mlaudit_core.writeback import BEGIN  # noqa: E402
 
 USER_NOTE = "My notes: sweep 7, lr 3e-4. Do not lose this."
@@ -120,7 +120,7 @@ def test_cli_end_to_end_and_errors(mlflow_server, diverged, tmp_path):
 
 def test_missing_mlflow_prints_install_hint(tmp_path):
     code = ("import sys; sys.modules['mlflow'] = None\n"
-            "from mlaudit_core.cli import main\n"
+            "from mlaudit.cli import main\n"
             "sys.argv = ['mlaudit', 'mlflow', 'abc', '-u', 'http://127.0.0.1:9']\nmain()\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        env=dict(os.environ, COLUMNS="200"))
@@ -137,7 +137,7 @@ def test_no_such_database_is_not_created(tmp_path):
 
 
 def test_help_imports_no_tracker_sdk():
-    code = ("import sys\nfrom typer.testing import CliRunner\nfrom mlaudit_core.cli import app\n"
+    code = ("import sys\nfrom typer.testing import CliRunner\nfrom mlaudit.cli import app\n"
             "r = CliRunner().invoke(app, ['--help'])\nassert r.exit_code == 0\n"
             "bad = [m for m in ('mlflow', 'wandb', 'clearml', 'tensorboard') if m in sys.modules]\n"
             "print(bad)\nsys.exit(1 if bad else 0)\n")

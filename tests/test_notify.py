@@ -278,7 +278,7 @@ def _diverging_run(url: str, experiment: str) -> str:
 def test_cli_notify_after_write_back(mlflow_server, tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    from mlaudit_core.cli import app
+    from mlaudit.cli import app
 
     monkeypatch.chdir(tmp_path)  # no project settings
     url = mlflow_server["url"]
@@ -337,7 +337,7 @@ def test_cli_notify_after_write_back(mlflow_server, tmp_path, monkeypatch):
 def test_watcher_notifies_each_written_verdict(mlflow_server, tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    from mlaudit_core.cli import app
+    from mlaudit.cli import app
 
     monkeypatch.chdir(tmp_path)
     url = mlflow_server["url"]

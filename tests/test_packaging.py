@@ -40,11 +40,11 @@ MODULE_EXTRAS = {
     "integrations/mlaudit_demo": {"examples", "mlflow", "tensorboard"},
     "mlaudit_core/render/plots.py": {"plots"},
     "mlaudit_core/ci/schema_out.py": {"ci"},
-    "mlaudit_core/cli/cmd_serve.py": {"serve"},
-    "mlaudit_core/cli/cmd_wandb.py": {"wandb"},
+    "mlaudit/cli/cmd_serve.py": {"serve"},
+    "mlaudit/cli/cmd_wandb.py": {"wandb"},
     "integrations/mlaudit_mlflow/registry_webhook.py": {"mlflow", "serve"},
-    "mlaudit_core/cli/cmd_mlflow_webhook.py": {"mlflow", "serve"},
-    "mlaudit_core/cli/cmd_demo.py": {"examples", "mlflow", "tensorboard"},
+    "mlaudit/cli/cmd_mlflow_webhook.py": {"mlflow", "serve"},
+    "mlaudit/cli/cmd_demo.py": {"examples", "mlflow", "tensorboard"},
     "mlaudit_core/service/batch.py": {"ray"},
     "mlaudit_core/agent": {"mcp"},
     "mlaudit_core/live/sources.py": {"mlflow", "wandb", "clearml", "tensorboard"},
@@ -161,8 +161,8 @@ def test_every_third_party_import_is_declared_where_the_module_belongs():
 def test_the_walk_sees_lazy_imports():
     """The check would catch the finding's case: uvicorn imported inside a function of the
     receiver command, declared only through mlflow before."""
-    found = {name for _, name, _ in _imports(ROOT / "mlaudit_core" / "cli" / "cmd_wandb.py")}
-    serve = {name for _, name, _ in _imports(ROOT / "mlaudit_core" / "cli" / "cmd_serve.py")}
+    found = {name for _, name, _ in _imports(ROOT / "mlaudit" / "cli" / "cmd_wandb.py")}
+    serve = {name for _, name, _ in _imports(ROOT / "mlaudit" / "cli" / "cmd_serve.py")}
     assert "uvicorn" in found | serve
     assert {"uvicorn", "starlette"} <= _extra_dists("wandb")
     assert "jsonschema" in _extra_dists("ci") and "jsonschema" in _extra_dists("all")

@@ -43,7 +43,7 @@ def make_dist(root: Path, name: str, module_src: str, group: str, entry: str) ->
 
 def run_cli(args, root: Path):
     env = dict(os.environ, PYTHONPATH=str(root), COLUMNS="200")
-    return subprocess.run([sys.executable, "-c", "from mlaudit_core.cli import main; main()", *args],
+    return subprocess.run([sys.executable, "-c", "from mlaudit.cli import main; main()", *args],
                           capture_output=True, text=True, env=env)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mlaudit_core.cli import app
+from mlaudit.cli import app
 
 CASES = Path(__file__).parent / "data" / "cases"
 NOT_LOG_CASES = {"ci-golden-drift-after-image-bump"}

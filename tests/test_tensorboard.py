@@ -194,7 +194,7 @@ def test_keras_layout_under_a_parent_folder(tmp_path):
 def test_unreadable_event_files_are_bad_input_and_nothing_is_written(tmp_path):
     from typer.testing import CliRunner
 
-    from mlaudit_core.cli import app
+    from mlaudit.cli import app
 
     (tmp_path / "zero").mkdir()
     (tmp_path / "zero" / "events.out.tfevents.1.host").write_bytes(b"")
@@ -221,7 +221,7 @@ def test_a_folder_of_several_runs_is_refused_and_nothing_is_written(tmp_path):
     each run directory alone is audited."""
     from typer.testing import CliRunner
 
-    from mlaudit_core.cli import app
+    from mlaudit.cli import app
 
     for v in ("version_0", "version_1"):
         write_tbx(tmp_path / "lightning_logs" / v, n=50)

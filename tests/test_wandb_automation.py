@@ -19,7 +19,7 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from mlaudit_core.cli import app
+from mlaudit.cli import app
 
 wandb_fake_server = pytest.importorskip("wandb_fake_server")
 from test_batch_trackers import wandb_rows  # noqa: E402

@@ -24,7 +24,7 @@ from wandb_fake_server import FakeRun, FakeWandbServer
 from wandb_helpers import mlflow_run_as_rows
 
 from mlaudit_core.audit import audit
-from mlaudit_core.cli import app
+from mlaudit.cli import app
 from mlaudit_core.rundata import RunStatus
 from mlaudit_core.writeback import BEGIN
 

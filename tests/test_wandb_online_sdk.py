@@ -37,7 +37,7 @@ pytest.importorskip("sklearn")
 from wandb_fake_server import FakeWandbServer
 from wandb_helpers import mlflow_run_as_rows
 
-from mlaudit_core.cli import app
+from mlaudit.cli import app
 from mlaudit_core.writeback import BEGIN
 
 REPO = Path(__file__).resolve().parents[1]

@@ -21,7 +21,7 @@ mlflow = pytest.importorskip("mlflow")
 from typer.testing import CliRunner  # noqa: E402
 from watch_helpers import Watcher  # noqa: E402
 
-from mlaudit_core.cli import app  # noqa: E402
+from mlaudit.cli import app  # noqa: E402
 from mlaudit_core.writeback import BEGIN  # noqa: E402
 
 NOTE = "Owner notes: lr sweep 3. Keep me."
@@ -144,7 +144,7 @@ def test_tracker_outage_is_retried_and_logged_never_fatal(tmp_path, monkeypatch,
     from conftest import free_port
     from mlaudit_mlflow.plugin import MlflowPlugin
 
-    from mlaudit_core.cli.cmd_watch import _mlflow_source
+    from mlaudit.cli.cmd_watch import _mlflow_source
     from mlaudit_core.service import StateStore, WatchConfig
     from mlaudit_core.service import Watcher as CoreWatcher
     from mlaudit_core.settings import Settings

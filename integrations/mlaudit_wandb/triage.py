@@ -187,7 +187,7 @@ def make_app(watcher, secret: str, *, states: tuple[str, ...] = ("finished", "fa
     case; refusals logged at most once a minute with the client's address, never the
     token), 408 body not complete within ``body_timeout_s``, 413 body over ``MAX_BODY_BYTES``,
     503 queue full. A client that disconnects mid-body is one counted line, no traceback
-    (connection-level limits: :func:`mlaudit_core.cli.cmd_serve.make_server`). ``GET /healthz``: ``ok`` (workers
+    (connection-level limits: :func:`mlaudit.cli.cmd_serve.make_server`). ``GET /healthz``: ``ok`` (workers
     running), ``queued`` (waiting, incl. ``retrying``: waiting after a failed attempt),
     ``done``, ``failed`` (given up).
     Each accepted delivery is one ending (its receipt time), so a run that ended again
@@ -200,7 +200,7 @@ def make_app(watcher, secret: str, *, states: tuple[str, ...] = ("finished", "fa
     from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
 
-    from mlaudit_core.cli.cmd_serve import refusals
+    from mlaudit.cli.cmd_serve import refusals
 
     expected = secret.encode()
     refused = {"n": 0, "logged_at": 0.0}

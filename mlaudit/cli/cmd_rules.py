@@ -17,8 +17,8 @@ class RulesFormat(str, Enum):
 
 def rules_markdown() -> str:
     """The detector reference (docs/detectors.md), generated from the detectors' docstrings."""
-    from ..detectors import registry
-    from ..detectors.base import FAMILIES
+    from mlaudit_core.detectors import registry
+    from mlaudit_core.detectors.base import FAMILIES
 
     reg = registry()
     out = ["# Detector reference", "",
@@ -47,7 +47,7 @@ def register(app: typer.Typer) -> None:
     @app.command("rules")
     def rules(fmt: RulesFormat = typer.Option(RulesFormat.table, "--format", "-f")) -> None:
         """List every detector: code, name, family, summary."""
-        from ..detectors import registry
+        from mlaudit_core.detectors import registry
 
         reg = registry()
         if fmt is RulesFormat.markdown:
@@ -69,7 +69,7 @@ def register(app: typer.Typer) -> None:
     @app.command("rule")
     def rule(code: str = typer.Argument(..., help="Detector code, e.g. OP001")) -> None:
         """Print one detector's documentation and parameters."""
-        from ..detectors import registry
+        from mlaudit_core.detectors import registry
         from ._common import fail
 
         reg = registry()
@@ -87,7 +87,7 @@ def register(app: typer.Typer) -> None:
     @app.command("schema")
     def schema(out: Path = typer.Option(None, "--out", "-o", help="Write to FILE instead of stdout.")) -> None:
         """Print the JSON Schema of the report."""
-        from ..report import report_json_schema
+        from mlaudit_core.report import report_json_schema
 
         text = json.dumps(report_json_schema(), indent=2) + "\n"
         if out:

@@ -57,7 +57,7 @@ def register(app: typer.Typer) -> None:
         """Audit a W&B run; write tags, mlaudit/ summary keys, a notes section and report files
         back (with --panel also a report panel). Credentials: WANDB_API_KEY / WANDB_BASE_URL /
         ~/.netrc."""
-        from ..plugins import get_plugin
+        from mlaudit_core.plugins import get_plugin
         from ._common import fail
 
         if offline is None and not ref:
@@ -186,7 +186,7 @@ def register(app: typer.Typer) -> None:
                 watcher.stop()
                 runner.join(cfg.grace_s + 5)
             if died:
-                from ..errors import MlauditError
+                from mlaudit_core.errors import MlauditError
 
                 exc = died[0]
                 if isinstance(exc, MlauditError):
@@ -222,8 +222,8 @@ def _install_automation(project: str, webhook: str | None, name: str) -> None:
     from mlaudit_wandb.automation import PAYLOAD, install_automation
     from mlaudit_wandb.online import sdk_errors
 
-    from ..errors import MlauditError
-    from ..plugins import get_plugin
+    from mlaudit_core.errors import MlauditError
+    from mlaudit_core.plugins import get_plugin
     from ._common import fail
 
     [project] = _projects_or_fail([project])
@@ -256,7 +256,7 @@ def _wandb_source(scope: str, projects: list[str], panel: bool):
     """The W&B source, its key checked before any state file is made (exit 2 when refused)."""
     from mlaudit_wandb.triage import WandbWatchSource
 
-    from ..plugins import get_plugin
+    from mlaudit_core.plugins import get_plugin
 
     plugin = get_plugin("wandb", panel=panel)
     source = WandbWatchSource(plugin, scope, projects)

@@ -38,15 +38,15 @@ def register(app: typer.Typer) -> None:
         no_baselines: bool = typer.Option(False, "--no-baselines", help="Do not look for baselines."),
     ) -> None:
         """Audit an MLflow run; write tags, mlaudit/ artifacts and a Description section back."""
-        from ..plugins import get_plugin
+        from mlaudit_core.plugins import get_plugin
 
         plugin = get_plugin("mlflow", tracking_uri=tracking_uri)
         wb = None if no_write else (lambda run, rep: plugin.write_back(run, rep, dry_run=dry_run))
 
         def audit_fn(run, settings):
-            from ..audit import audit
-            from ..baseline import audit_with_baselines
-            from ..baseline.selection import BaselinePolicy, select_baselines
+            from mlaudit_core.audit import audit
+            from mlaudit_core.baseline import audit_with_baselines
+            from mlaudit_core.baseline.selection import BaselinePolicy, select_baselines
 
             if no_baselines and not baseline:
                 return audit(run, settings)

@@ -31,16 +31,16 @@ def register(app: typer.Typer) -> None:
         from ._common import fail
 
         if print_config:
-            from ..agent.clients import snippets
+            from mlaudit_core.agent.clients import snippets
 
             typer.echo(snippets([str(r) for r in root] or ["."], http), nl=False)
             raise typer.Exit(0)
-        from ..agent.tools import Roots, ToolFailure
-        from ..errors import MlauditError
+        from mlaudit_core.agent.tools import Roots, ToolFailure
+        from mlaudit_core.errors import MlauditError
 
         try:
             roots = Roots.of([str(r) for r in root])
-            from ..agent import server
+            from mlaudit_core.agent import server
 
             if http is not None:
                 import socket

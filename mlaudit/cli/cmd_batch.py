@@ -4,7 +4,7 @@ The ``batch`` sub-app is shared by every tracker. A tracker adds its subcommand 
 registering a command on :data:`batch_app` that lists its runs and calls
 :func:`run_batch_cli` (see docs/automation.md, "Adding a tracker")::
 
-    from mlaudit_core.cli.cmd_batch import batch_app, run_batch_cli, JOBS, EXECUTOR, ...
+    from mlaudit.cli.cmd_batch import batch_app, run_batch_cli, JOBS, EXECUTOR, ...
 
 Exit 0 once the summary is printed, even when some runs could not be read (they are
 listed with the reason); exit 2 for bad input (unknown experiment, bad or future date,
@@ -117,9 +117,9 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
         TimeRemainingColumn,
     )
 
-    from ..errors import MlauditError
-    from ..redact import redact_text
-    from ..service import (
+    from mlaudit_core.errors import MlauditError
+    from mlaudit_core.redact import redact_text
+    from mlaudit_core.service import (
         BatchSummary,
         Executor,
         StateStore,
@@ -127,8 +127,8 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
         render_summary,
         run_batch,
     )
-    from ..service.state import check_state_file
-    from ..service.task import one_line
+    from mlaudit_core.service.state import check_state_file
+    from mlaudit_core.service.task import one_line
     from .batch_formats import FORMATS, render
 
     if fmt not in FORMATS:
@@ -179,7 +179,7 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
         render_summary(summary, out, worst_n=worst)
     else:
         sys.stdout.write(render(summary, fmt))
-        from ..service.timing import split_line
+        from mlaudit_core.service.timing import split_line
 
         if split_line(summary.timings, summary.audited_now):  # stdout keeps the rows only
             err_console.print(split_line(summary.timings, summary.audited_now), markup=False,
@@ -188,7 +188,7 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
         err_console.print(f"[dim]ray start-up: {outcome.startup_s:.1f} s (not counted above)[/]")
     sys.stdout.flush()
     if summary.failed:  # an outage must not look like a clean batch to cron or CI
-        from ..errors import EXIT_INCOMPLETE
+        from mlaudit_core.errors import EXIT_INCOMPLETE
 
         err_console.print(
             f"mlaudit: {len(summary.failed)} of {len(summary.results)} run(s) could not be "
@@ -255,8 +255,8 @@ def batch_mlflow(
     settings = settings_or_fail(config)
 
     def prepare():
-        from ..plugins import get_plugin
-        from ..service import TaskSpec, parse_since
+        from mlaudit_core.plugins import get_plugin
+        from mlaudit_core.service import TaskSpec, parse_since
 
         since_dt = parse_since(since)
         plugin = get_plugin("mlflow", tracking_uri=tracking_uri)
@@ -294,8 +294,8 @@ def batch_wandb(
     settings = settings_or_fail(config)
 
     def prepare():
-        from ..plugins import get_plugin
-        from ..service import TaskSpec, parse_since
+        from mlaudit_core.plugins import get_plugin
+        from mlaudit_core.service import TaskSpec, parse_since
 
         since_dt = parse_since(since)
         options = (("timeout", timeout), ("panel", False))
@@ -329,8 +329,8 @@ def batch_clearml(
     settings = settings_or_fail(config)
 
     def prepare():
-        from ..plugins import get_plugin
-        from ..service import TaskSpec, parse_since
+        from mlaudit_core.plugins import get_plugin
+        from mlaudit_core.service import TaskSpec, parse_since
 
         since_dt = parse_since(since)
         plugin = get_plugin("clearml")

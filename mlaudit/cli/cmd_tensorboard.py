@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
         notify: list[str] = NOTIFY,
     ) -> None:
         """Audit a TensorBoard log directory; write the verdict as a text summary in its own event file."""
-        from ..plugins import get_plugin
+        from mlaudit_core.plugins import get_plugin
 
         plugin = get_plugin("tensorboard")
         wb = None if no_write else (lambda run, rep: plugin.write_back(run, rep, dry_run=dry_run))

@@ -28,7 +28,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        from .. import __version__
+        from mlaudit_core import __version__
 
         typer.echo(f"mlaudit {__version__}")
         raise typer.Exit(0)
@@ -74,7 +74,7 @@ def _internal_error(exc: BaseException) -> None:
     import sys
     import traceback
 
-    from ..redact import redact_text
+    from mlaudit_core.redact import redact_text
 
     if os.environ.get("MLAUDIT_DEBUG"):
         traceback.print_exception(exc)

@@ -36,7 +36,7 @@ WRITES_BACK = {"tensorboard"}
 
 def _say(text: str) -> None:
     """One line on stderr; file names are run-controlled: control codes shown as ``\\xNN``."""
-    from ..redact import redact_text
+    from mlaudit_core.redact import redact_text
 
     err_console.print(redact_text(text), markup=False, highlight=False, soft_wrap=True)
 
@@ -44,7 +44,7 @@ def _say(text: str) -> None:
 def _write_back(reader: str, dry_run: bool):
     if reader not in WRITES_BACK:
         return None
-    from ..plugins import get_plugin
+    from mlaudit_core.plugins import get_plugin
 
     plugin = get_plugin("tensorboard")
     return lambda run, rep: plugin.write_back(run, rep, dry_run=dry_run)
@@ -54,7 +54,7 @@ def _list_formats(value: bool) -> None:
     """``--formats``: eager (handled before PATH is checked), so ``mlaudit audit --formats`` works."""
     if not value:
         return
-    from ..formats import readers
+    from mlaudit_core.formats import readers
 
     for name, r in readers().items():
         typer.echo(f"{name:16} {getattr(r, 'DETECTS', '')}")
@@ -82,8 +82,8 @@ def register(app: typer.Typer) -> None:
         TensorBoard log directories, MLflow file stores, W&B run folders and ClearML
         offline sessions. Also reachable as 'mlaudit PATH'.
         """
-        from ..errors import MlauditError
-        from ..formats import plan, readers
+        from mlaudit_core.errors import MlauditError
+        from mlaudit_core.formats import plan, readers
 
         table = readers()
         try:
@@ -94,7 +94,7 @@ def register(app: typer.Typer) -> None:
             _say(f"skipped {where}: {why}")
         if list_only:
             for c in cands:
-                from ..redact import redact_text
+                from mlaudit_core.redact import redact_text
 
                 typer.echo(redact_text(f"{c.path}\t{c.reader}\t{c.confidence:.2f}\t{c.reason}"))
             raise typer.Exit(0)
@@ -122,12 +122,12 @@ def _audit_many(path: Path, cands, table, *, fmt: Format, out: Path | None, fail
 
     from rich.console import Console
 
-    from ..audit import audit
-    from ..errors import MlauditError
-    from ..redact import redact_text
-    from ..render import render_json, render_markdown
-    from ..service import BatchSummary, render_summary
-    from ..service.task import RunResult
+    from mlaudit_core.audit import audit
+    from mlaudit_core.errors import MlauditError
+    from mlaudit_core.redact import redact_text
+    from mlaudit_core.render import render_json, render_markdown
+    from mlaudit_core.service import BatchSummary, render_summary
+    from mlaudit_core.service.task import RunResult
     from ._common import exit_code, settings_or_fail
 
     settings = settings_or_fail(config)

@@ -5,7 +5,7 @@ The ``watch`` sub-app is shared by every tracker (``cmd_wandb`` adds ``watch wan
 and registering a command that builds a
 :class:`~mlaudit_core.service.PluginSource` and calls :func:`run_watch`::
 
-    from mlaudit_core.cli.cmd_watch import watch_app, run_watch, POLL_INTERVAL, ...
+    from mlaudit.cli.cmd_watch import watch_app, run_watch, POLL_INTERVAL, ...
 
     @watch_app.command("wandb")
     def watch_wandb(project: str = ..., poll_interval: float = POLL_INTERVAL, ...):
@@ -77,8 +77,8 @@ def watch_config(poll_interval: float, concurrency: int, since: str | None, once
     1..:data:`MAX_CONCURRENCY` (the options check this; values that reach here another way,
     e.g. a hidden old option name, are checked again).
     """
-    from ..errors import InputError
-    from ..service import WatchConfig, parse_since
+    from mlaudit_core.errors import InputError
+    from mlaudit_core.service import WatchConfig, parse_since
 
     if not (math.isfinite(poll_interval) and 0.1 <= poll_interval <= MAX_POLL_INTERVAL_S):
         fail(f"--poll-interval {poll_interval:g}: must be a finite number of seconds from 0.1 to "
@@ -112,7 +112,7 @@ def live_options(live: bool, poll_interval: float, stop_on: str | None, stall_fl
         if stop_on:
             fail("--stop-on needs --live")
         return None
-    from ..live.cli import live_config
+    from mlaudit_core.live.cli import live_config
 
     try:
         return live_config(poll_interval, stop_on, stall_floor, cooldown)
@@ -137,16 +137,16 @@ def run_watch(make_source: Callable, *, state: Path | None, config: Path | None,
     thread, submits pushed runs, and stops it on exit). ``live``: ``(make_live_source(source),
     LiveConfig)`` to also follow running runs in a thread (``--live``, docs/live.md).
     """
-    from ..errors import EXIT_INCOMPLETE, MlauditError, TrackerUnavailable
-    from ..redact import redact_text
-    from ..service import StateStore, Watcher, default_state_path
+    from mlaudit_core.errors import EXIT_INCOMPLETE, MlauditError, TrackerUnavailable
+    from mlaudit_core.redact import redact_text
+    from mlaudit_core.service import StateStore, Watcher, default_state_path
 
     settings = settings_or_fail(config)
     settings = _with_notify(settings, notify or [])
     setup_logging()
     try:
         if state is not None:  # a bad --state fails before the tracker is asked anything
-            from ..service.state import check_state_file
+            from mlaudit_core.service.state import check_state_file
 
             check_state_file(state)
         source = make_source()
@@ -157,7 +157,7 @@ def run_watch(make_source: Callable, *, state: Path | None, config: Path | None,
             watcher = Watcher(source, store, settings, watch)
             monitor = None
             if live is not None:
-                from ..live.cli import MonitorThread
+                from mlaudit_core.live.cli import MonitorThread
 
                 monitor = MonitorThread(live[0](source), store, settings, live[1],
                                         once=watch.once).start()
@@ -179,8 +179,8 @@ def run_watch(make_source: Callable, *, state: Path | None, config: Path | None,
 
 def _with_notify(settings, urls: list[str]):
     """``settings`` with ``urls`` added to ``[tool.mlaudit.notify]``; exit 2 on a bad notify table."""
-    from ..notify import notify_config
-    from ..settings import SettingsError
+    from mlaudit_core.notify import notify_config
+    from mlaudit_core.settings import SettingsError
 
     try:
         notify_config(settings.notify, urls, source=settings.source)
@@ -194,7 +194,7 @@ def _with_notify(settings, urls: list[str]):
 
 
 def _mlflow_source(plugin, scope: str, experiments: list[str]):
-    from ..service import PluginSource
+    from mlaudit_core.service import PluginSource
 
     class MlflowWatchSource(PluginSource):
         """Finished MLflow runs of the named experiments without an ``mlaudit.verdict`` tag."""
@@ -235,9 +235,9 @@ def watch_mlflow(
     live_cfg = live_options(live, poll_interval, stop_on, stall_floor, cooldown)
 
     def make_source():
-        from ..errors import MlauditError
-        from ..plugins import get_plugin
-        from ..redact import strip_uri_credentials
+        from mlaudit_core.errors import MlauditError
+        from mlaudit_core.plugins import get_plugin
+        from mlaudit_core.redact import strip_uri_credentials
 
         plugin = get_plugin("mlflow", tracking_uri=tracking_uri)
         from mlaudit_mlflow.loader import resolve_uri
@@ -255,7 +255,7 @@ def watch_mlflow(
         return source
 
     def make_live(source):
-        from ..live.sources import MlflowLiveSource
+        from mlaudit_core.live.sources import MlflowLiveSource
 
         names = list(dict.fromkeys(experiment))
         return MlflowLiveSource(tracking_uri, source._ids,
@@ -292,7 +292,7 @@ def watch_tensorboard(
 ) -> None:
     """Follow TensorBoard log directories live: each poll reads the event files from the byte
     where the last one stopped; alerts go to --notify and LOGDIR/mlaudit/live.json."""
-    from ..errors import MlauditError
+    from mlaudit_core.errors import MlauditError
 
     if not live:
         fail("watch tensorboard needs --live (TensorBoard runs have no end state to watch for)")
@@ -302,16 +302,16 @@ def watch_tensorboard(
     live_cfg = live_options(True, poll_interval, stop_on, stall_floor, cooldown)
     settings = _with_notify(settings_or_fail(config), notify or [])
     setup_logging()
-    from ..live.cli import run_live_only
-    from ..live.sources import TensorBoardLiveSource
-    from ..service import StateStore, default_state_path
+    from mlaudit_core.live.cli import run_live_only
+    from mlaudit_core.live.sources import TensorBoardLiveSource
+    from mlaudit_core.service import StateStore, default_state_path
 
     source = TensorBoardLiveSource(list(logdir))
     scope = "tensorboard-live " + ",".join(sorted(str(p) for p in source.logdirs))
     digest = hashlib.sha1(scope.encode()).hexdigest()[:8]
     try:
         if state is not None:
-            from ..service.state import check_state_file
+            from mlaudit_core.service.state import check_state_file
 
             check_state_file(state)
         with StateStore(state or default_state_path("watch", "tensorboard", digest), scope) as st:

@@ -51,7 +51,7 @@ def register(app: typer.Typer) -> None:
         """Audit a ClearML task; write labels, user properties, a comment section and a report panel
         back. Credentials: clearml.conf or CLEARML_API_HOST / CLEARML_API_ACCESS_KEY /
         CLEARML_API_SECRET_KEY."""
-        from ..plugins import get_plugin
+        from mlaudit_core.plugins import get_plugin
         from ._common import fail
 
         if offline is None and not task_id:
@@ -91,7 +91,7 @@ def register(app: typer.Typer) -> None:
         from mlaudit_clearml.mapping import FINISHED_STATUSES
         from mlaudit_clearml.watcher import LIST_EVERY
 
-        from ..errors import MlauditError
+        from mlaudit_core.errors import MlauditError
         from ._common import fail
 
         statuses = tuple(dict.fromkeys(s.strip() for s in status.split(",") if s.strip()))
@@ -108,7 +108,7 @@ def register(app: typer.Typer) -> None:
         def make_source():
             from mlaudit_clearml.watcher import ClearMLWatchSource
 
-            from ..plugins import get_plugin
+            from mlaudit_core.plugins import get_plugin
 
             return ClearMLWatchSource(get_plugin("clearml"), project, statuses, panel=not no_panel)
 

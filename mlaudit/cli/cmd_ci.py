@@ -41,7 +41,7 @@ def _github(report, machine_stdout: bool) -> None:
     import os
     import sys
 
-    from ..ci.github import annotations, step_summary
+    from mlaudit_core.ci.github import annotations, step_summary
 
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if path:
@@ -109,8 +109,8 @@ def register(app: typer.Typer) -> None:
         import os
         import traceback
 
-        from ..ci import audit_ci
-        from ..errors import MlauditError
+        from mlaudit_core.ci import audit_ci
+        from mlaudit_core.errors import MlauditError
         from ._common import emit, exit_code, fail, settings_or_fail, write_out
 
         settings = settings_or_fail(config)
@@ -126,7 +126,7 @@ def register(app: typer.Typer) -> None:
             report = audit_ci(repo, logs, golden, claims=claims, settings=settings)
             doc = None
             if schema_doc is not None:
-                from ..ci.schema_out import fill_schema
+                from mlaudit_core.ci.schema_out import fill_schema
 
                 doc = fill_schema(report, schema_doc)
         except MlauditError as exc:

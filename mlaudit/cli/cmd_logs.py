@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
         generic key=value lines are recognised (docs/logs.md). Nothing is written
         anywhere except --out.
         """
-        from ..logs import load_logs
+        from mlaudit_core.logs import load_logs
 
         def load():
             return load_logs(files, config, name=name)

@@ -26,9 +26,9 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from ..redact import redact_text
-from ..service.summary import BatchSummary, badness
-from ..service.task import RunResult
+from mlaudit_core.redact import redact_text
+from mlaudit_core.service.summary import BatchSummary, badness
+from mlaudit_core.service.task import RunResult
 
 #: The columns, in order, of every format.
 COLUMNS = ("id", "name", "status", "outcome", "cause", "confidence", "codes", "error", "url")

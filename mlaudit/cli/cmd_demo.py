@@ -57,10 +57,10 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
         from rich.table import Table
 
-        from ..audit import audit
-        from ..errors import MlauditError
-        from ..plugins import get_plugin, require
-        from ..signal import clip
+        from mlaudit_core.audit import audit
+        from mlaudit_core.errors import MlauditError
+        from mlaudit_core.plugins import get_plugin, require
+        from mlaudit_core.signal import clip
         from ._common import fail
 
         try:

@@ -12,10 +12,10 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from ..errors import MlauditError
-from ..report import AuditReport, Severity
-from ..rundata import RunData
-from ..settings import Settings, SettingsError, load_settings
+from mlaudit_core.errors import MlauditError
+from mlaudit_core.report import AuditReport, Severity
+from mlaudit_core.rundata import RunData
+from mlaudit_core.settings import Settings, SettingsError, load_settings
 
 err_console = Console(stderr=True)
 
@@ -97,7 +97,7 @@ def fail(message: str, code: int = 2) -> None:
     """Print one clear error line to stderr and exit with ``code``."""
     from rich.markup import escape
 
-    from ..redact import redact_text
+    from mlaudit_core.redact import redact_text
 
     err_console.print(f"[bold red]mlaudit: error:[/] {escape(redact_text(message))}", markup=True,
                       highlight=False, emoji=False,
@@ -120,7 +120,7 @@ def write_out(report: AuditReport, out: Path, run: RunData | None = None) -> Non
     suffix (:data:`OUT_SUFFIXES`) or cannot be written (a directory, a parent that is a
     file, a read-only place).
     """
-    from ..render import render_json, render_markdown
+    from mlaudit_core.render import render_json, render_markdown
 
     kind = OUT_SUFFIXES.get(out.suffix.lower())
     if kind is None:
@@ -128,7 +128,7 @@ def write_out(report: AuditReport, out: Path, run: RunData | None = None) -> Non
     if kind == "json":
         text = render_json(report)
     elif kind == "html":
-        from ..render.html import render_html  # added by the HTML report work
+        from mlaudit_core.render.html import render_html  # added by the HTML report work
 
         text = render_html(report, run)
     else:
@@ -144,7 +144,7 @@ def write_out(report: AuditReport, out: Path, run: RunData | None = None) -> Non
 
 
 def emit(report: AuditReport, fmt: Format, verbose: bool = False) -> None:
-    from ..render import render_json, render_markdown, render_terminal
+    from mlaudit_core.render import render_json, render_markdown, render_terminal
 
     if fmt is Format.json:
         typer.echo(render_json(report))
@@ -180,8 +180,8 @@ def run_pipeline(load: Callable[[], RunData], *, fmt: Format, out: Path | None, 
 
     from rich.markup import escape
 
-    from ..audit import audit
-    from ..notify import notify_config
+    from mlaudit_core.audit import audit
+    from mlaudit_core.notify import notify_config
 
     settings = settings_or_fail(config)
     try:
@@ -230,7 +230,7 @@ def _notify(report: AuditReport, targets, policy, dry_run: bool) -> None:
     """Send notifications (not with ``--dry-run``); one dim line per target on stderr."""
     from rich.markup import escape
 
-    from ..notify import send_verdict
+    from mlaudit_core.notify import send_verdict
 
     if dry_run:
         for t in targets:

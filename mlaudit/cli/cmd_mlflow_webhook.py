@@ -52,8 +52,8 @@ def register(app: typer.Typer) -> None:
             make_app,
         )
 
-        from ..plugins import get_plugin
-        from ..report import Outcome
+        from mlaudit_core.plugins import get_plugin
+        from mlaudit_core.report import Outcome
         from ._common import fail, settings_or_fail
         from .cmd_serve import make_server
 
@@ -80,7 +80,7 @@ def register(app: typer.Typer) -> None:
         receiver.start()
         server = make_server(make_app(receiver), host, port, max_connections=max_connections,
                              header_timeout_s=header_timeout)
-        from ..redact import strip_uri_credentials
+        from mlaudit_core.redact import strip_uri_credentials
 
         typer.echo(f"mlaudit: MLflow registry webhook receiver on http://{host}:{port}/webhook "
                    f"(registry {strip_uri_credentials(uri)}{', gate on' if gate else ''})")
