@@ -15,14 +15,17 @@ generic step CSV and a detectron2-style ``metrics.json``), read with mlaudit's f
 readers (:mod:`mlaudit_core.formats`) and with ``pandas.read_csv`` /
 ``pandas.read_json(lines=True)``.
 
-Each reader runs in its own subprocess so its peak RSS (``ru_maxrss``) is its own.
+Each reader runs in its own subprocess so its peak RSS (``VmHWM``, see :func:`peak_mb`) is its own.
 Prints points (or rows), seconds, points/s, peak MB and the speed-up of mlaudit over each.
 Targets: TensorBoard at least 20x faster than tbparse (issue 21); CSV and JSON-lines at no
 less than half the speed of pandas (issue 15); MLflow at least 5x ``MlflowClient`` on a
 ``sqlite:///`` URI and at least 3x through a local ``mlflow server`` (sqlite backend) with 2 and
 4 workers (issue 21). The server rows start one server per ``--server-workers`` count;
 ``MlflowClient`` is read once per server (slow), mlaudit ``--repeat`` times (fastest kept).
-``--only tb,tables,mlflow`` picks parts (``tests/test_benchmarks_smoke.py`` runs the MLflow
+``--only long`` (not in the default set) writes a CSV log and a JSON-lines log of a few
+hundred rows with one data line of ``--long-mb`` MB (default 200) in the middle and reads
+each with mlaudit (lines over 1 MiB are skipped, issue 15) and with pandas, printing the
+peak memory of each. ``--only tb,tables,mlflow`` picks parts (``tests/test_benchmarks_smoke.py`` runs the MLflow
 part at toy size, ``tests/test_formats.py`` the others).
 
 Usage: ``python benchmarks/ingest.py [--tb-points N] [--mlflow-points N] [--rows N] [--skip-server]
@@ -122,7 +125,8 @@ def read(reader: str, target: str, extra: str) -> dict:
                 "tbparse": ["tbparse"], "mlaudit-mlflow": ["mlaudit_mlflow.loader", "mlflow"],
                 "MlflowClient": ["mlflow"], "mlaudit-csv": ["mlaudit_core.formats", "pandas"],
                 "mlaudit-jsonl": ["mlaudit_core.formats", "pandas"], "pandas.read_csv": ["pandas"],
-                "pandas.read_json": ["pandas"]}.get(reader, []):
+                "pandas.read_json": ["pandas"], "mlaudit-long": ["mlaudit_core.formats", "pandas"],
+                "pandas-long": ["pandas"]}.get(reader, []):
         __import__(mod)
     t0 = time.perf_counter()
     if reader == "mlaudit-tb":
@@ -154,6 +158,20 @@ def read(reader: str, target: str, extra: str) -> dict:
         loaded = load_path(target)
         n = len(loaded.runs[0][1].metrics)
         extra = loaded.reader
+    elif reader == "mlaudit-long":
+        from mlaudit_core.formats import load_path
+
+        run = load_path(target).runs[0][1]
+        n = len(run.metrics)
+        extra = "; ".join(w for w in run.warnings if "MiB" in w)
+    elif reader == "pandas-long":
+        import pandas as pd
+
+        try:
+            df = pd.read_csv(target) if target.endswith(".csv") else pd.read_json(target, lines=True)
+            n = int(df.notna().sum().sum())
+        except Exception as exc:  # noqa: BLE001 - what pandas does with the line is the figure
+            n, extra = 0, f"{type(exc).__name__}: {str(exc)[:80]}"
     elif reader == "pandas.read_csv":
         import pandas as pd
 
@@ -166,8 +184,25 @@ def read(reader: str, target: str, extra: str) -> dict:
         n = int(df.drop(columns=["iteration", "eta_seconds"]).notna().sum().sum())
     else:
         raise SystemExit(f"unknown reader {reader}")
-    return {"points": n, "seconds": time.perf_counter() - t0,
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return {"points": n, "seconds": time.perf_counter() - t0, "peak_mb": peak_mb(), "extra": extra}
+
+
+def peak_mb() -> float:
+    """This process's peak RSS in MB: ``VmHWM`` (Linux), else ``ru_maxrss``.
+
+    ``ru_maxrss`` of a child started from a large parent is at least the parent's peak
+    (Linux copies the memory high-water mark at fork and keeps it across exec: the
+    long-line part read 587 MB for every reader, the parent's peak); ``VmHWM`` belongs to
+    the program the child runs.
+    """
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def child(reader: str, target: str, extra: str = "") -> dict:
@@ -224,7 +259,8 @@ def main() -> None:
     ap.add_argument("--skip-server", action="store_true", help="skip MlflowClient through a server (slowest)")
     ap.add_argument("--server-workers", default="2,4",
                     help="comma-separated worker counts of the local mlflow server, one server each")
-    ap.add_argument("--only", default="tb,tables,mlflow", help="parts to run: tb, tables, mlflow")
+    ap.add_argument("--only", default="tb,tables,mlflow", help="parts to run: tb, tables, mlflow, long")
+    ap.add_argument("--long-mb", type=int, default=200, help="size of the one long line of --only long (MB)")
     ap.add_argument("--skip-mlflow", action="store_true", help="skip the MLflow part")
     ap.add_argument("--skip-sqlite", action="store_true", help="MLflow: only the server rows")
     ap.add_argument("--server-url", help="MLflow: read through this running server (its backend must "
@@ -242,6 +278,8 @@ def main() -> None:
             tensorboard(a, tmp, head)
         if "tables" in parts:
             tables(a, tmp, head)
+        if "long" in parts:
+            long_line(a, tmp, head)
         if a.skip_mlflow or "mlflow" not in parts:
             return
         mlflow_part(a, tmp, head)
@@ -283,6 +321,29 @@ def tables(a, tmp: Path, head: str) -> None:
         ratio = r[theirs]["seconds"] / r[ours]["seconds"]
         print(f"mlaudit speed / pandas speed: {ratio:.2f} (target >= 0.5: {'met' if ratio >= 0.5 else 'NOT met'})"
               f"; identical point counts: {r[ours]['points'] == r[theirs]['points']}")
+
+
+def long_line(a, tmp: Path, head: str) -> None:
+    """One data line of ``--long-mb`` MB between 200 ordinary rows, in a CSV and a JSON-lines log."""
+    (tmp / "long").mkdir()
+    big = b"9" * (a.long_mb * 1_000_000)
+    csv, jl = tmp / "long" / "log.csv", tmp / "long" / "metrics.json"
+    with open(csv, "wb") as fh:
+        fh.write(b"step,loss\n" + b"".join(b"%d,%.6f\n" % (i, 1 / (i + 1)) for i in range(100)))
+        fh.write(b"100," + big + b"\n")
+        fh.write(b"".join(b"%d,%.6f\n" % (i, 1 / (i + 1)) for i in range(101, 201)))
+    with open(jl, "wb") as fh:
+        fh.write(b"".join(b'{"iteration": %d, "total_loss": %.6f}\n' % (i, 1 / (i + 1)) for i in range(100)))
+        fh.write(b'{"iteration": 100, "total_loss": ' + big + b"}\n")
+        fh.write(b"".join(b'{"iteration": %d, "total_loss": %.6f}\n' % (i, 1 / (i + 1)) for i in range(101, 201)))
+    del big
+    print(f"\none {a.long_mb} MB data line between 200 rows\n" + head)
+    for f in (csv, jl):
+        ours, theirs = child("mlaudit-long", str(f)), child("pandas-long", str(f))
+        print(row(f"mlaudit ({f.name})", ours, None))
+        print(row(f"pandas ({f.name})", theirs, None) + (f"  ({theirs['extra']})" if theirs["extra"] else ""))
+        print(f"  mlaudit's warning: {ours['extra'] or 'NONE'}; peak {ours['peak_mb']:.0f} MB for a "
+              f"{f.stat().st_size / 1e6:.0f} MB file")
 
 
 def _pair(m: dict, ours: str, theirs: str, r_ours: dict, r_theirs: dict, target: float, label: str) -> None:

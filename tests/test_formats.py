@@ -365,6 +365,50 @@ def test_200_mb_single_line(kind, tmp_path):
     assert "succeeded" not in res.output.lower()
 
 
+@pytest.mark.parametrize("kind", ["generic_csv", "jsonlines"])
+@pytest.mark.parametrize("where", ["middle", "last_without_newline"])
+def test_data_line_over_1_mib_is_skipped_and_reported(kind, where, tmp_path):
+    """A data line longer than 1 MiB (the console reader's cap) is skipped without being held,
+    the rows around it are read, and the report's warnings say so (issue 15; the memory
+    figure for a 200 MB line is benchmarks/ingest.py --only long)."""
+    from mlaudit_core.formats import _csv, jsonlines
+
+    assert _csv.MAX_LINE == jsonlines.MAX_LINE == 1 << 20
+    csv = kind == "generic_csv"
+    p = tmp_path / ("log.csv" if csv else "metrics.json")
+    row = (lambda i: f"{i},{1 / (i + 1):.6f}\n") if csv else (
+        lambda i: f'{{"iteration": {i}, "total_loss": {1 / (i + 1):.6f}}}\n')
+    big = ("50," + "1" * (3 << 20)) if csv else ('{"iteration": 50, "total_loss": ' + "1" * (3 << 20) + "}")
+    text = ("step,loss\n" if csv else "") + "".join(row(i) for i in range(50))
+    if where == "middle":
+        text += big + "\n" + "".join(row(i) for i in range(51, 100))
+    else:
+        text += big
+    p.write_text(text)
+    _, run = load_path(p, kind).runs[0]
+    loss = run.metrics.series("loss" if csv else "total_loss")
+    n_good = 99 if where == "middle" else 50
+    assert len(loss) == n_good and 50 not in set(loss.steps.tolist())
+    assert np.all(loss.values <= 1.0)  # the 3 MiB number never became a value
+    assert any("longer than 1 MiB" in w for w in run.warnings), run.warnings
+    res = cli(str(p), "--as", kind, "--format", "json", "--no-write")
+    assert res.exit_code in (0, 1), res.output
+    report = json.loads(res.stdout[res.stdout.index("{"):])
+    assert any("longer than 1 MiB" in w for w in report["warnings"]), report["warnings"]
+
+
+def test_long_lines_scan_counts_lines_across_blocks(tmp_path):
+    from mlaudit_core.formats._csv import long_lines
+
+    p = tmp_path / "x.csv"
+    limit = 1 << 20
+    # exactly the limit (kept), one byte over (long), a long line spanning three blocks, short lines
+    p.write_bytes(b"a,b\n" + b"x" * limit + b"\n" + b"y" * (limit + 1) + b"\n" + b"z" * (3 * limit) + b"\n1,2\n")
+    assert long_lines(p) == (2, 3 * limit, False)
+    p.write_bytes(b"a,b\n1,2\n" + b"z" * (limit + 5))
+    assert long_lines(p) == (1, limit + 5, True)
+
+
 def test_csv_nan_inf_strings_and_steps(tmp_path):
     p = tmp_path / "log.csv"
     p.write_text("step,loss,acc\n0,1.0,0.1\n1,nan,0.2\n2,inf,x\n2,0.5,0.3\n1,0.4,0.4\n")
@@ -471,7 +515,8 @@ def test_ingest_benchmark_runs_at_toy_size():
     pytest.importorskip("tbparse")
     pytest.importorskip("tensorboardX")
     res = subprocess.run([sys.executable, str(REPO / "benchmarks" / "ingest.py"), "--tb-points", "2000",
-                          "--rows", "500", "--mlflow-points", "500", "--skip-server", "--repeat", "1"],
+                          "--rows", "500", "--mlflow-points", "500", "--skip-server", "--repeat", "1",
+                          "--only", "tb,tables,mlflow,long", "--long-mb", "2"],
                          capture_output=True, text=True, timeout=900)
     assert res.returncode == 0, res.stderr[-3000:]
     out = res.stdout
@@ -480,6 +525,7 @@ def test_ingest_benchmark_runs_at_toy_size():
         assert reader in out, out
     assert "mlaudit vs tbparse" in out and "mlaudit speed / pandas speed" in out
     assert out.count("identical point counts: True") >= 4 and "identical point counts: False" not in out, out
+    assert out.count("mlaudit's warning: ") == 2 and "warning: NONE" not in out, out  # --only long, both files
 
 
 def test_logs_throughput_benchmark_runs_at_toy_size():

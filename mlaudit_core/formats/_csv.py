@@ -10,6 +10,13 @@ are stripped. The file is parsed strictly first (``on_bad_lines="warn"`` and
 ``skipinitialspace`` cost about 30% on a clean 1 M-row file), and again skipping
 malformed lines only when the strict parse fails. ``benchmarks/ingest.py`` compares the
 speed with plain ``pandas.read_csv``.
+
+Lines are capped at :data:`MAX_LINE` (1 MiB, the cap of the console reader): a cheap
+first pass (1 MiB blocks, ``bytes.find``: about 3% of a 100 MB parse) looks for longer
+lines; when there is one, the file is parsed through a filter that skips such lines
+without holding them, and the report's warnings say how many were skipped. Without the
+cap a 200 MB data line took 1.1 GB (pandas holds the line, then its Python string);
+``benchmarks/ingest.py --only long`` measures both readers on one.
 """
 
 from __future__ import annotations
@@ -25,6 +32,11 @@ from ._common import check_text, head
 
 #: The first line must end within this many bytes (a 200 MB single line is not a CSV log).
 MAX_HEADER = 1 << 20
+#: Longest data line read, in bytes (without its line end); longer lines are skipped and
+#: counted in a warning. The console reader's cap (``consolelog.reader.MAX_LINE_BYTES``):
+#: no framework writes a CSV row this long (a 200-column row of 20-digit floats is 4 KiB).
+MAX_LINE = 1 << 20
+_BLOCK = 1 << 20
 STEP_NAMES = ("step", "global_step", "iteration", "iter", "it", "trainer/global_step", "_step",
               "current_steps", "steps")
 EPOCH_NAMES = ("epoch", "epochs", "Epoch")
@@ -81,13 +93,21 @@ def read(path: Path, what: str = "CSV log") -> tuple[dict[str, tuple[np.ndarray,
 
     kw = dict(engine="c", keep_default_na=False, na_values=[""],
               encoding_errors="replace")
+    n_long, longest, last_long = long_lines(path)
+    if n_long:
+        warnings.append(f"{path.name}: {n_long} line(s) longer than {MAX_LINE >> 20} MiB (the longest "
+                        f"{longest / (1 << 20):.3g} MiB) were skipped; no CSV log writes rows that long")
+
+    def source():
+        return io.BufferedReader(_ShortLines(path, MAX_LINE)) if n_long else path
+
     try:
         try:  # strict first: on_bad_lines="warn" costs ~30% on a clean 1 M-row file
-            df = pd.read_csv(path, on_bad_lines="error", **kw)
+            df = pd.read_csv(source(), on_bad_lines="error", **kw)
         except pd.errors.ParserError:
             with _w.catch_warnings(record=True) as caught:
                 _w.simplefilter("always")
-                df = pd.read_csv(path, on_bad_lines="warn", **kw)
+                df = pd.read_csv(source(), on_bad_lines="warn", **kw)
             bad = sum(str(c.message).count("Skipping line") or 1 for c in caught
                       if issubclass(c.category, pd.errors.ParserWarning))
             warnings.append(f"{path.name}: {bad} malformed line(s) (a different number of fields) were "
@@ -96,7 +116,7 @@ def read(path: Path, what: str = "CSV log") -> tuple[dict[str, tuple[np.ndarray,
         raise InputError(f"{path}: empty {what}") from None
     except (pd.errors.ParserError, ValueError, UnicodeError, MemoryError) as exc:
         raise InputError(f"{path}: not a readable {what} ({str(exc).splitlines()[0][:160]})") from None
-    tail = head_tail_problem(path)
+    tail = None if last_long else head_tail_problem(path)
     if tail and len(df):
         df = df.iloc[:-1]  # a row cut mid-value would be read as a wrong number
         warnings.append(tail)
@@ -130,6 +150,83 @@ def read(path: Path, what: str = "CSV log") -> tuple[dict[str, tuple[np.ndarray,
         listed = ", ".join(f"{k} ({n})" for k, n in list(bad_cells.items())[:5])
         warnings.append(f"{path.name}: cells that are not numbers were left out: {listed}")
     return cols, warnings
+
+
+def long_lines(path: Path, limit: int = MAX_LINE) -> tuple[int, int, bool]:
+    """Lines of ``path`` longer than ``limit`` bytes: ``(count, longest, the last line is one)``.
+
+    Reads 1 MiB blocks and looks only at the first and last line end of each: a line
+    that lies inside one block is shorter than the block, so only lines that span block
+    boundaries are measured (``limit`` must be at least the block size). Memory: one block.
+    """
+    n = longest = run = 0
+    try:
+        with open(path, "rb") as fh:
+            read = fh.read
+            while True:
+                block = read(_BLOCK)
+                if not block:
+                    break
+                first = block.find(b"\n")
+                if first < 0:
+                    run += len(block)
+                    continue
+                run += first
+                if run > limit:
+                    n += 1
+                    longest = max(longest, run)
+                run = len(block) - block.rfind(b"\n") - 1
+    except OSError:
+        return 0, 0, False
+    if run > limit:
+        return n + 1, max(longest, run), True
+    return n, longest, False
+
+
+class _ShortLines(io.RawIOBase):
+    """``path`` as a binary stream without its lines longer than ``limit`` bytes.
+
+    A long line is read past in ``limit``-sized pieces, never held whole; pandas' C
+    parser reads the stream as it would the file (used only when :func:`long_lines`
+    found such a line: the per-line loop costs about 2x on a clean file).
+    """
+
+    def __init__(self, path: Path, limit: int) -> None:
+        self._fh = open(path, "rb")  # noqa: SIM115 - closed by close()
+        self._limit = limit
+        self._buf = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def _more(self, want: int) -> None:
+        readline, limit = self._fh.readline, self._limit
+        parts, size = [], 0
+        while size < want:
+            line = readline(limit + 1)
+            if not line:
+                break
+            if len(line) > limit and not line.endswith(b"\n"):
+                while True:  # skip the rest of the long line
+                    rest = readline(limit)
+                    if not rest or rest.endswith(b"\n"):
+                        break
+                continue
+            parts.append(line)
+            size += len(line)
+        self._buf += b"".join(parts)
+
+    def readinto(self, b) -> int:
+        if len(self._buf) < len(b):
+            self._more(max(len(b), 1 << 16))
+        n = min(len(b), len(self._buf))
+        b[:n] = self._buf[:n]
+        self._buf = self._buf[n:]
+        return n
+
+    def close(self) -> None:
+        self._fh.close()
+        super().close()
 
 
 def head_tail_problem(path: Path) -> str | None:
