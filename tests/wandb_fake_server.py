@@ -172,6 +172,8 @@ class FakeWandbServer:
         self.features: list[str] = []  # ServerFeature names reported enabled
         self.integrations: list[dict[str, Any]] = []  # webhook integrations of the entity
         self.automations: list[dict[str, Any]] = []  # createFilterTrigger inputs received
+        #: saved reports (W&B "views"), id -> the upsertView input as stored (``spec`` a JSON string)
+        self.views: dict[str, dict[str, Any]] = {}
         self._server = None
         self._thread: threading.Thread | None = None
         self.port = 0
@@ -377,6 +379,12 @@ class FakeWandbServer:
                            "__typename": "ServerInfo"},
             "project": self._project_view,
             "model": self._model_view,
+            # Api.projects(entity) (GetProjects): the projects that hold runs
+            "models": lambda entityName=None, after=None, first=50, **_: _connection(
+                [self._project_view(p, e) for e, p in sorted({(e, p) for (e, p, _n) in self.runs})
+                 if entityName in (None, e)], after, first),
+            # Report.from_url (SpecificReport): a saved report by id
+            "view": lambda id=None, **_: self._view(self.views.get(id)),
             # a personal entity: no organization, so wandb-core's system monitor
             # (OrganizationCoreWeaveOrganizationID) probes no CoreWeave metadata server
             "entity": lambda name=None, **_: {"name": name, "id": "RW50aXR5OjE=",
@@ -394,7 +402,43 @@ class FakeWandbServer:
             "markRunFilesUploaded": lambda input=None, **_: {"success": True},
             "deleteRun": self._delete_run,
             "createFilterTrigger": self._create_filter_trigger,
+            "upsertView": self._upsert_view,
         }
+
+    def _view(self, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        if v is None:
+            return None
+        e, p = v["entityName"], v["projectName"]
+        return {"__typename": "View", "id": v["id"], "type": v["type"], "name": v["name"],
+                "displayName": v["displayName"], "description": v["description"],
+                "spec": v["spec"], "createdAt": v["createdAt"], "updatedAt": v["updatedAt"],
+                "project": {"__typename": "Project", "id": base64.b64encode(
+                    f"Project:{e}:{p}".encode()).decode(), "name": p, "entityName": e}}
+
+    def _upsert_view(self, input=None, **_):
+        """``upsertView`` (wandb-workspaces' ``Report.save``, ``reports/v2/gql.py``): without
+        ``id`` a new view (report) in ``entityName``/``projectName``; with the ``id`` of a saved
+        one, that view replaced (``inserted: false``); an unknown id is an error. ``spec`` must be
+        a JSON string, as the real server requires."""
+        inp = dict(input or {})
+        try:
+            json.loads(inp.get("spec") or "")
+        except ValueError:
+            raise GraphQLFailure("upsertView: spec is not valid JSON") from None
+        now = _now()
+        if inp.get("id"):
+            old = self.views.get(inp["id"])
+            if old is None:
+                raise GraphQLFailure(f"upsertView: no view {inp['id']}")
+            keep = {k: v for k, v in inp.items() if v is not None and k != "id"}
+            old.update(keep, updatedAt=now, saves=old["saves"] + 1)
+            return {"view": self._view(old), "inserted": False, "__typename": "UpsertViewPayload"}
+        if not inp.get("entityName") or not inp.get("projectName"):
+            raise GraphQLFailure("upsertView: entityName and projectName required")
+        vid = base64.b64encode(f"View:{len(self.views) + 1}".encode()).decode()
+        self.views[vid] = dict(inp, id=vid, createdAt=now, updatedAt=now, saves=1)
+        return {"view": self._view(self.views[vid]), "inserted": True,
+                "__typename": "UpsertViewPayload"}
 
     def _create_filter_trigger(self, input=None, **_):
         """``createFilterTrigger``: keep the input, answer the created trigger (TriggerFields)."""
@@ -678,7 +722,8 @@ def _connection(nodes: list, after: str | None, first: int | None) -> dict[str, 
     first = first or 50
     page = nodes[start:start + first]
     return {"edges": [{"node": n, "cursor": str(start + i + 1)} for i, n in enumerate(page)],
-            "pageInfo": {"endCursor": str(start + len(page)) if page else after,
+            "pageInfo": {"__typename": "PageInfo",
+                         "endCursor": str(start + len(page)) if page else after,
                          "hasNextPage": start + first < len(nodes)},
             "totalCount": len(nodes)}
 

@@ -35,12 +35,15 @@ class WandbPlugin:
     name = "wandb"
     extra = "wandb"
 
-    def __init__(self, api=None, timeout: int | None = None, panel: bool = False) -> None:
+    def __init__(self, api=None, timeout: int | None = None, panel: bool = False,
+                 report: bool = False) -> None:
         self._api = api
         self.timeout = timeout
         # write_back's default. Off unless asked (--panel): logging the panel resumes the run,
         # which changes a crashed run's state and re-fires run-state automations (issue 19).
         self.panel = panel
+        # write_back's default for the W&B Report (--report; needs wandb-workspaces)
+        self.report = report
 
     @property
     def api(self):
@@ -64,9 +67,11 @@ class WandbPlugin:
         return _enrich(run)
 
     def write_back(self, run: RunData, report: AuditReport, *, dry_run: bool = False,
-                   panel: bool | None = None, **options) -> WriteBackResult:
+                   panel: bool | None = None, report_view: bool | None = None,
+                   **options) -> WriteBackResult:
         """Tags, ``mlaudit/`` summary keys, notes section, report files, optional panel
-        (``panel`` None: the plugin's ``panel`` setting).
+        (``panel`` None: the plugin's ``panel`` setting) and W&B Report (``report_view`` None:
+        the plugin's ``report`` setting).
 
         An offline run has no server copy to write to: nothing is written and the
         result says so (sync it, then audit it online).
@@ -78,7 +83,8 @@ class WandbPlugin:
 
         path = parse_ref(f"{run.identity.project}/{run.identity.id}")
         return write_back(self.api, path, report, run_data=run, dry_run=dry_run,
-                          panel=self.panel if panel is None else panel)
+                          panel=self.panel if panel is None else panel,
+                          wandb_report=self.report if report_view is None else report_view)
 
     def list_finished(self, since: datetime | None = None, *, project: str = "",
                       endings: bool = False, **options) -> list:

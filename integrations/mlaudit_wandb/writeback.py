@@ -29,6 +29,11 @@ What is written (a second audit replaces each item, never adds a second one):
   in, so the loop guard holds for the re-fired automation; a re-audit whose report
   says the same does not resume again. Without ``--panel`` nothing resumes the run.
 
+* only when asked (``wandb_report=True``, CLI ``--report``) a W&B Report of the verdict with
+  metric panels at the findings' steps, saved in the run's project through wandb-workspaces
+  (:mod:`.report_view`); no resume. Its id and address go into ``mlaudit/report_id`` and
+  ``mlaudit/report_url``; a second audit updates the same report.
+
 Order: files, notes, tags, then the ``mlaudit/*`` summary keys, so a summary verdict
 (what the watcher and auto-triage check) means the write-back is complete.
 
@@ -160,7 +165,7 @@ def already_judged(summary: dict, state: str) -> bool:
 
 
 def write_back(api, path: RunPath, report: AuditReport, *, run_data=None, dry_run: bool = False,
-               panel: bool = False) -> WriteBackResult:
+               panel: bool = False, wandb_report: bool = False) -> WriteBackResult:
     """Write the verdict onto the run ``path``; see the module docstring for what and why.
 
     Args:
@@ -171,6 +176,9 @@ def write_back(api, path: RunPath, report: AuditReport, *, run_data=None, dry_ru
         dry_run: compute and return everything, write nothing.
         panel: also log the HTML report panel (resumes the run; see module docstring). Off
             by default (``--panel`` opts in).
+        wandb_report: also save the verdict as a W&B Report in the run's project (no resume;
+            :mod:`.report_view`), after the summary keys; a re-audit updates the same report
+            (``mlaudit/report_id``). ``--report`` opts in.
 
     Returns:
         What was (or would be) written.
@@ -211,6 +219,12 @@ def write_back(api, path: RunPath, report: AuditReport, *, run_data=None, dry_ru
                 result.notes.append(f"would resume the run to log {PANEL_KEY} (state {state} -> "
                                     f"running -> {panel_end_state(state)[1]}; run-state "
                                     "automations fire again)")
+            if wandb_report:
+                from .report_view import REPORT_ID_KEY
+
+                verb = "update" if current.get(REPORT_ID_KEY) else "save"
+                result.notes.append(f"would {verb} the W&B Report of the verdict in "
+                                    f"{path.entity}/{path.project}")
             return result
         # the slow part first; the notes and tags are read and written only after it
         _upload(wrun, files)
@@ -220,6 +234,8 @@ def write_back(api, path: RunPath, report: AuditReport, *, run_data=None, dry_ru
         tags = merged_tags(_read_tags_notes(wrun)[0], report)
         _write(wrun, _UPDATE_TAGS, tags=tags)
         wrun.summary.update(summary)  # last: the summary verdict marks a complete write-back
+    if wandb_report:
+        _save_report(wrun, path, report, run_data, current, result)
     if do_panel:
         end_state = _log_panel(path, html, state, sha)
         result.tags[f"{SUMMARY_PREFIX}run_state"] = end_state
@@ -227,6 +243,26 @@ def write_back(api, path: RunPath, report: AuditReport, *, run_data=None, dry_ru
         result.notes.append(f"logged the report panel {PANEL_KEY} (the run was resumed: "
                             f"{state} -> running -> {end_state})")
     return result
+
+
+def _save_report(wrun, path: RunPath, report: AuditReport, run_data, current: dict,
+                 result: WriteBackResult) -> None:
+    """Save (or update) the W&B Report and remember it in ``mlaudit/report_id``/``_url``.
+
+    Raises:
+        InputError: the report was not saved (the verdict itself is written; the line says so).
+    """
+    from .report_view import REPORT_ID_KEY, REPORT_URL_KEY, save_report
+
+    try:
+        saved = save_report(report, path, run_data=run_data,
+                            existing_id=current.get(REPORT_ID_KEY) or None)
+    except InputError as exc:
+        raise InputError(f"{exc} (the verdict itself was written)") from None
+    with sdk_errors(str(path)):
+        wrun.summary.update({REPORT_ID_KEY: saved.id, REPORT_URL_KEY: saved.url})
+    result.tags[REPORT_URL_KEY] = saved.url
+    result.notes.append(f"{'saved' if saved.created else 'updated'} the W&B Report {saved.url}")
 
 
 def _describe(result: WriteBackResult, merged, *, verified: bool = True) -> None:

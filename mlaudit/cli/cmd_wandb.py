@@ -27,6 +27,23 @@ PANEL = typer.Option(False, "--panel/--no-panel",
                           "crashed run 'failed', moves its heartbeat and re-fires run-state "
                           "automations. Without it: tags, summary keys, notes, files.")
 
+REPORT = typer.Option(False, "--report/--no-report",
+                      help="Also save the verdict as a W&B Report in the run's project, with "
+                           "metric panels at the findings' steps (needs wandb-workspaces, in "
+                           "mlaudit[wandb]). No resume: the run's state is left alone. A "
+                           "re-audit updates the same report (mlaudit/report_id).")
+
+
+def _report_or_fail(report: bool) -> None:
+    """--report without wandb-workspaces: one line, exit 2, before any audit."""
+    if report:
+        from mlaudit_wandb.report_view import INSTALL_HINT, available
+
+        from ._common import fail
+
+        if not available():
+            fail(f"--report needs wandb-workspaces: {INSTALL_HINT}")
+
 
 def register(app: typer.Typer) -> None:
     from .cmd_serve import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS, serve_app
@@ -48,7 +65,7 @@ def register(app: typer.Typer) -> None:
         offline: Path = typer.Option(None, "--offline", metavar="RUN_DIR",
                                      help="Read an offline run directory (run-<id>.wandb + files/) "
                                           "instead of the W&B server; nothing is written back."),
-        panel: bool = PANEL,
+        panel: bool = PANEL, report: bool = REPORT,
         timeout: int = typer.Option(30, "--timeout", help="Seconds per W&B API request."),
         fmt: Format = FORMAT, out: Path = OUT, fail_on: FailOn = FAIL_ON, config: Path = CONFIG,
         dry_run: bool = DRY_RUN, no_write: bool = NO_WRITE, verbose: bool = VERBOSE,
@@ -62,7 +79,8 @@ def register(app: typer.Typer) -> None:
 
         if offline is None and not ref:
             fail("give ENTITY/PROJECT/RUN_ID, or --offline RUN_DIR")
-        plugin = get_plugin("wandb", timeout=timeout, panel=panel)
+        _report_or_fail(report and not no_write and offline is None)
+        plugin = get_plugin("wandb", timeout=timeout, panel=panel, report=report)
         if offline is not None:
             def load():
                 from mlaudit_wandb.offline import find_log
@@ -82,7 +100,8 @@ def register(app: typer.Typer) -> None:
         else:
             load, what = (lambda: plugin.load(ref)), f"W&B run {ref}"
         wb = None if no_write else (lambda run, rep: plugin.write_back(run, rep, dry_run=dry_run,
-                                                                        panel=panel))
+                                                                        panel=panel,
+                                                                        report_view=report))
         run_pipeline(load, fmt=fmt, out=out, fail_on=fail_on, config=config, write_back=wb,
                      verbose=verbose, what=what, notify=notify, dry_run=dry_run)
 
