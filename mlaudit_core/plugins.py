@@ -5,6 +5,17 @@ its module must not import the tracker SDK (the SDK is imported on first use,
 and a missing SDK raises :class:`~mlaudit_core.errors.MissingDependency` with the
 ``pip install 'mlaudit[...]'`` line). A plugin that fails to load warns and is
 left out, like MLflow's own plugin registry.
+
+Optional member ``cli``: ``"module:function"`` naming the plugin's commands. The
+``mlaudit`` command line (the application, :mod:`mlaudit.cli`, not this library) imports
+that module at start-up and calls ``function(app)`` with its root ``typer.Typer``; the
+function adds the plugin's run command (``mlaudit <tracker> RUN``) and its subcommands
+of the shared groups (``mlaudit watch <tracker>``, ``batch <tracker>``, ``serve ...``;
+:mod:`mlaudit.cli.api`). The module must not import the SDK either (``mlaudit --help``
+imports none). A ``cli`` that fails to load or register warns and is left out.
+Packages that add commands but no tracker (the demo) use the ``mlaudit.commands``
+entry-point group, naming the same kind of ``register(app)`` function. The core never
+names a plugin: everything tracker-specific reaches it through these entry points.
 """
 
 from __future__ import annotations
@@ -35,6 +46,45 @@ class TrackerPlugin(Protocol):
 
     def list_finished(self, since: datetime | None = None, **options) -> list[str]:
         """Ids of runs that finished after ``since`` and carry no verdict yet (for watchers)."""
+
+    # Optional (not checked by isinstance): ``cli: str`` -- "module:function" of the plugin's
+    # commands, ``function(app: typer.Typer) -> None`` (module docstring).
+
+
+def load_object(spec: str):
+    """The object ``"package.module:attr.path"`` names (the entry-point syntax; without
+    ``:attr`` the module). Raises ImportError / AttributeError as importing would."""
+    module, _, attr = spec.partition(":")
+    obj = importlib.import_module(module.strip())
+    for part in filter(None, attr.strip().split(".")):
+        obj = getattr(obj, part)
+    return obj
+
+
+def command_registrars() -> list[tuple[str, object]]:
+    """``(name, register)`` of every installed plugin's commands, by name: the ``cli`` member
+    of each ``mlaudit.trackers`` plugin, then each ``mlaudit.commands`` entry point. A plugin
+    whose commands fail to import warns and is left out (the host keeps working)."""
+    out: list[tuple[str, object]] = []
+    for name, cls in sorted(tracker_plugins().items()):
+        spec = getattr(cls, "cli", None)
+        if not spec:
+            continue
+        try:
+            out.append((name, spec if callable(spec) else load_object(spec)))
+        except Exception as exc:  # noqa: BLE001 - a broken plugin never breaks the host
+            warnings.warn(f"tracker plugin {name!r}: its commands failed to load: {exc}",
+                          stacklevel=2)
+    try:
+        eps = sorted(entry_points(group="mlaudit.commands"), key=lambda e: e.name)
+    except Exception:  # noqa: BLE001 - broken metadata never stops the built-in commands
+        eps = []
+    for ep in eps:
+        try:
+            out.append((ep.name, ep.load()))
+        except Exception as exc:  # noqa: BLE001
+            warnings.warn(f"command plugin {ep.name!r} failed to load: {exc}", stacklevel=2)
+    return out
 
 
 def require(module: str, package: str, extra: str):

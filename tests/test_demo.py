@@ -15,7 +15,7 @@ from typer.testing import CliRunner  # noqa: E402
 
 from mlaudit_core import audit  # noqa: E402
 from mlaudit.cli import app  # noqa: E402
-from mlaudit.cli.cmd_demo import EXPECTED  # noqa: E402
+from mlaudit_demo.cli import EXPECTED  # noqa: E402
 from mlaudit_core.writeback import BEGIN  # noqa: E402
 
 
@@ -83,7 +83,7 @@ def test_demo_prints_direct_ui_links_that_match_the_store_and_the_ui_routes(demo
     from pathlib import Path
     from urllib.parse import unquote
 
-    from mlaudit.cli.cmd_demo import EXPERIMENT_KIND, EXPERIMENT_KIND_TAG, NOT_SUCCEEDED
+    from mlaudit_demo.cli import EXPERIMENT_KIND, EXPERIMENT_KIND_TAG, NOT_SUCCEEDED
 
     d, output = demo_store
     client, runs = runs_by_regime(d)

@@ -41,10 +41,8 @@ MODULE_EXTRAS = {
     "mlaudit_core/render/plots.py": {"plots"},
     "mlaudit_core/ci/schema_out.py": {"ci"},
     "mlaudit/cli/cmd_serve.py": {"serve"},
-    "mlaudit/cli/cmd_wandb.py": {"wandb"},
     "integrations/mlaudit_mlflow/registry_webhook.py": {"mlflow", "serve"},
-    "mlaudit/cli/cmd_mlflow_webhook.py": {"mlflow", "serve"},
-    "mlaudit/cli/cmd_demo.py": {"examples", "mlflow", "tensorboard"},
+    "integrations/mlaudit_mlflow/cli_webhook.py": {"mlflow", "serve"},
     "mlaudit_core/service/batch.py": {"ray"},
     "mlaudit_core/agent": {"mcp"},
     "mlaudit_core/live/sources.py": {"mlflow", "wandb", "clearml", "tensorboard"},
@@ -161,7 +159,7 @@ def test_every_third_party_import_is_declared_where_the_module_belongs():
 def test_the_walk_sees_lazy_imports():
     """The check would catch the finding's case: uvicorn imported inside a function of the
     receiver command, declared only through mlflow before."""
-    found = {name for _, name, _ in _imports(ROOT / "mlaudit" / "cli" / "cmd_wandb.py")}
+    found = {name for _, name, _ in _imports(ROOT / "integrations" / "mlaudit_wandb" / "cli.py")}
     serve = {name for _, name, _ in _imports(ROOT / "mlaudit" / "cli" / "cmd_serve.py")}
     assert "uvicorn" in found | serve
     assert {"uvicorn", "starlette"} <= _extra_dists("wandb")

@@ -144,7 +144,7 @@ def test_tracker_outage_is_retried_and_logged_never_fatal(tmp_path, monkeypatch,
     from conftest import free_port
     from mlaudit_mlflow.plugin import MlflowPlugin
 
-    from mlaudit.cli.cmd_watch import _mlflow_source
+    from mlaudit_mlflow.cli import _mlflow_source
     from mlaudit_core.service import StateStore, WatchConfig
     from mlaudit_core.service import Watcher as CoreWatcher
     from mlaudit_core.settings import Settings

@@ -31,6 +31,8 @@ class ClearMLPlugin:
 
     name = "clearml"
     extra = "clearml"
+    #: The plugin's commands (``mlaudit clearml ...``, ``watch clearml``...; :mod:`.cli`).
+    cli = "mlaudit_clearml.cli:register"
 
     def __init__(self, offline: str | None = None, *, attempts: int | None = None,
                  backoff: float | None = None) -> None:

@@ -14,6 +14,8 @@ class MlflowPlugin:
 
     name = "mlflow"
     extra = "mlflow"
+    #: The plugin's commands (``mlaudit mlflow ...``, ``watch mlflow``...; :mod:`.cli`).
+    cli = "mlaudit_mlflow.cli:register"
     #: Seconds between setting ``mlaudit.claim`` and reading it back (see ``claim_run``).
     claim_settle_s = 0.5
 

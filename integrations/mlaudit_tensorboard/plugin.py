@@ -14,6 +14,8 @@ class TensorBoardPlugin:
 
     name = "tensorboard"
     extra = "tensorboard"
+    #: The plugin's commands (``mlaudit tensorboard ...``, ``watch tensorboard``...; :mod:`.cli`).
+    cli = "mlaudit_tensorboard.cli:register"
 
     def load(self, ref: str, **options) -> RunData:
         from .reader import load_logdir

@@ -34,6 +34,8 @@ class WandbPlugin:
 
     name = "wandb"
     extra = "wandb"
+    #: The plugin's commands (``mlaudit wandb ...``, ``watch wandb``...; :mod:`.cli`).
+    cli = "mlaudit_wandb.cli:register"
 
     def __init__(self, api=None, timeout: int | None = None, panel: bool = False,
                  report: bool = False) -> None:

@@ -1,8 +1,12 @@
 """The ``mlaudit`` command line (typer).
 
-Each command group lives in its own ``cmd_*.py`` module exposing
-``register(app)``; modules import tracker SDKs only inside the command that
-needs them, so ``mlaudit --help`` imports none.
+Each built-in command group lives in its own ``cmd_*.py`` module exposing
+``register(app)``; those name no tracker. Tracker commands (``mlaudit mlflow RUN``,
+``watch wandb``, ``batch clearml``, ``serve wandb-webhook``...) come from the installed
+plugins: each tracker plugin's ``cli`` member and each ``mlaudit.commands`` entry point
+is a ``register(app)`` too (:func:`mlaudit_core.plugins.command_registrars`,
+docs/extending.md). Modules import tracker SDKs only inside the command that needs
+them, so ``mlaudit --help`` imports none.
 
 Exit codes: 0 audit done (no finding at or above ``--fail-on``); 1 findings at or
 above ``--fail-on``; 2 bad input or usage (one line on stderr, nothing written
@@ -41,9 +45,18 @@ def _root(version: bool = typer.Option(False, "--version", help="Print the versi
 
 
 def _register_all() -> None:
+    import warnings
+
+    from mlaudit_core.plugins import command_registrars
+
     for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if mod.name.startswith("cmd_"):
             importlib.import_module(f"{__name__}.{mod.name}").register(app)
+    for name, register in command_registrars():
+        try:
+            register(app)
+        except Exception as exc:  # noqa: BLE001 - a broken plugin never breaks the host
+            warnings.warn(f"plugin {name!r}: its commands failed to register: {exc}", stacklevel=2)
 
 
 _register_all()

@@ -1,10 +1,12 @@
 """``mlaudit batch <tracker>``: audit every run of an experiment, with a summary at the end.
 
-The ``batch`` sub-app is shared by every tracker. A tracker adds its subcommand by
-registering a command on :data:`batch_app` that lists its runs and calls
-:func:`run_batch_cli` (see docs/automation.md, "Adding a tracker")::
+The ``batch`` sub-app is shared by every tracker. A tracker plugin adds its subcommand
+from its ``cli`` member (:mod:`mlaudit_core.plugins`) by registering a command on
+:data:`batch_app` that lists its runs and calls :func:`run_batch_cli` (see
+docs/extending.md)::
 
-    from mlaudit.cli.cmd_batch import batch_app, run_batch_cli, JOBS, EXECUTOR, ...
+    from mlaudit.cli.api import batch_app, run_batch_cli
+    from mlaudit.cli.cmd_batch import JOBS, EXECUTOR, ...
 
 Exit 0 once the summary is printed, even when some runs could not be read (they are
 listed with the reason); exit 2 for bad input (unknown experiment, bad or future date,
@@ -23,7 +25,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from ._common import CONFIG, NO_WRITE, err_console, fail, settings_or_fail
+from ._common import err_console, fail
 from .cmd_watch import MAX_CONCURRENCY
 
 batch_app = typer.Typer(name="batch", no_args_is_help=True,
@@ -129,6 +131,7 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
     )
     from mlaudit_core.service.state import check_state_file
     from mlaudit_core.service.task import one_line
+
     from .batch_formats import FORMATS, render
 
     if fmt not in FORMATS:
@@ -199,146 +202,7 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
     raise typer.Exit(0)
 
 
-def _env_with_prefix(*prefixes: str) -> dict[str, str]:
+def env_with_prefix(*prefixes: str) -> dict[str, str]:
+    """This process's environment variables whose names start with one of ``prefixes`` (what a
+    tracker's batch forwards to its workers in ``TaskSpec.env``)."""
     return {k: v for k, v in os.environ.items() if k.startswith(prefixes)}
-
-
-def wandb_worker_env(api) -> tuple[tuple[str, str], ...]:
-    """What a batch's workers need to reach the W&B server the listing used (``TaskSpec.env``).
-
-    Every ``WANDB_*`` variable of this process, then ``WANDB_BASE_URL`` and ``WANDB_API_KEY``
-    as ``api`` (a logged-in ``wandb.Api``) resolved them, so a key read from ``~/.netrc`` or
-    ``wandb login`` reaches a Ray worker on another machine too. No key when ``api`` is
-    authenticated otherwise (an identity token): its ``WANDB_*`` variables are forwarded.
-    """
-    env = _env_with_prefix("WANDB_")
-    env["WANDB_BASE_URL"] = str(api.settings["base_url"])
-    if getattr(api, "api_key", None):
-        env["WANDB_API_KEY"] = str(api.api_key)
-    return tuple(sorted(env.items()))
-
-
-def clearml_worker_env(session) -> tuple[tuple[str, str], ...]:
-    """What a batch's workers need to reach the ClearML server the listing used (``TaskSpec.env``).
-
-    Every ``CLEARML_*`` / ``TRAINS_*`` variable of this process, then the API, web and files
-    hosts and the access/secret key pair as ``session`` (the logged-in SDK ``Session``)
-    resolved them from ``clearml.conf`` or the environment, so they reach a Ray worker on a
-    machine without that file. A host the SDK cannot infer is left out (the worker's SDK
-    infers it the same way).
-    """
-    env = _env_with_prefix("CLEARML_", "TRAINS_")
-    env["CLEARML_API_HOST"] = str(session.host)
-    for name, getter in (("CLEARML_WEB_HOST", session.get_app_server_host),
-                         ("CLEARML_FILES_HOST", session.get_files_server_host)):
-        try:
-            env[name] = str(getter())
-        except ValueError:  # "Could not detect ClearML web application server"
-            pass
-    if session.access_key and session.secret_key:  # None with CLEARML_AUTH_TOKEN (forwarded)
-        env["CLEARML_API_ACCESS_KEY"] = str(session.access_key)
-        env["CLEARML_API_SECRET_KEY"] = str(session.secret_key)
-    return tuple(sorted(env.items()))
-
-
-@batch_app.command("mlflow")
-def batch_mlflow(
-    experiment: str = typer.Option(..., "--experiment", "-e", help="Experiment name."),
-    since: str = SINCE, jobs: int = JOBS, executor: str = EXECUTOR, ray_address: str = RAY_ADDRESS,
-    state: Path = STATE, fresh: bool = FRESH, worst: int = WORST, no_write: bool = NO_WRITE,
-    config: Path = CONFIG, fmt: str = FORMAT,
-    tracking_uri: str = typer.Option(None, "--tracking-uri", "-u", envvar="MLFLOW_TRACKING_URI",
-                                     help="Server URL or database URI "
-                                          "(default: MLFLOW_TRACKING_URI)."),
-) -> None:
-    """Audit every finished run of an MLflow experiment and write each verdict back."""
-    settings = settings_or_fail(config)
-
-    def prepare():
-        from mlaudit_core.plugins import get_plugin
-        from mlaudit_core.service import TaskSpec, parse_since
-
-        since_dt = parse_since(since)
-        plugin = get_plugin("mlflow", tracking_uri=tracking_uri)
-        from mlaudit_mlflow.loader import resolve_uri
-
-        uri = resolve_uri(tracking_uri)
-        ids = plugin.experiment_ids([experiment])
-        refs = plugin.list_finished(since_dt, experiment_ids=ids, include_audited=True,
-                                    max_results=None)
-        spec = TaskSpec("mlflow", (("tracking_uri", uri),), settings.model_dump(),
-                        write_back=not no_write)
-        return refs, spec, f"mlflow {uri} experiment={experiment}"
-
-    run_batch_cli(prepare, title=f"mlflow experiment {experiment}", tracker="mlflow",
-                  name=experiment, state=state, jobs=jobs, executor=executor,
-                  ray_address=ray_address, fresh=fresh,
-                  worst=worst, fmt=fmt)
-
-
-@batch_app.command("wandb")
-def batch_wandb(
-    project: str = typer.Option(..., "--project", "-p", metavar="ENTITY/PROJECT",
-                                help="The W&B project."),
-    since: str = SINCE, jobs: int = JOBS, executor: str = EXECUTOR, ray_address: str = RAY_ADDRESS,
-    state: Path = STATE, fresh: bool = FRESH, worst: int = WORST, no_write: bool = NO_WRITE,
-    config: Path = CONFIG, fmt: str = FORMAT,
-    timeout: int = typer.Option(30, "--timeout", help="Seconds per W&B API request."),
-) -> None:
-    """Audit every ended run of a W&B project and write each verdict back.
-
-    Written: tags, mlaudit/ summary keys, notes section, report files; no report panel
-    (logging it resumes the run). Credentials: WANDB_API_KEY / WANDB_BASE_URL / ~/.netrc;
-    with --executor ray they travel to the workers inside each task (never printed or logged).
-    """
-    settings = settings_or_fail(config)
-
-    def prepare():
-        from mlaudit_core.plugins import get_plugin
-        from mlaudit_core.service import TaskSpec, parse_since
-
-        since_dt = parse_since(since)
-        options = (("timeout", timeout), ("panel", False))
-        plugin = get_plugin("wandb", **dict(options))
-        refs = plugin.list_runs(project, since_dt)
-        from mlaudit_wandb.online import base_url
-
-        spec = TaskSpec("wandb", options, settings.model_dump(), write_back=not no_write,
-                        env=wandb_worker_env(plugin.api))
-        return refs, spec, f"wandb {base_url()} project={project}"
-
-    run_batch_cli(prepare, title=f"wandb project {project}", tracker="wandb",
-                  name=project, state=state, jobs=jobs, executor=executor,
-                  ray_address=ray_address, fresh=fresh, worst=worst, fmt=fmt)
-
-
-@batch_app.command("clearml")
-def batch_clearml(
-    project: str = typer.Option(..., "--project", "-p", help="The ClearML project (its name)."),
-    since: str = SINCE, jobs: int = JOBS, executor: str = EXECUTOR, ray_address: str = RAY_ADDRESS,
-    state: Path = STATE, fresh: bool = FRESH, worst: int = WORST, no_write: bool = NO_WRITE,
-    config: Path = CONFIG, fmt: str = FORMAT,
-) -> None:
-    """Audit every ended task of a ClearML project and write each verdict back.
-
-    Ended: completed, failed or stopped. Written: labels, user properties, comment section,
-    report panel. Credentials: clearml.conf or CLEARML_API_HOST / CLEARML_API_ACCESS_KEY /
-    CLEARML_API_SECRET_KEY; with --executor ray they travel to the workers inside each task
-    (never printed or logged).
-    """
-    settings = settings_or_fail(config)
-
-    def prepare():
-        from mlaudit_core.plugins import get_plugin
-        from mlaudit_core.service import TaskSpec, parse_since
-
-        since_dt = parse_since(since)
-        plugin = get_plugin("clearml")
-        refs = plugin.list_runs(project, since_dt)
-        spec = TaskSpec("clearml", (), settings.model_dump(), write_back=not no_write,
-                        env=clearml_worker_env(plugin.session))
-        return refs, spec, f"clearml {plugin.session.host} project={project}"
-
-    run_batch_cli(prepare, title=f"clearml project {project}", tracker="clearml", name=project,
-                  state=state, jobs=jobs, executor=executor, ray_address=ray_address,
-                  fresh=fresh, worst=worst, fmt=fmt)

@@ -1,18 +1,19 @@
 """``mlaudit watch <tracker>``: audit runs as they finish, and write the verdict back.
 
-The ``watch`` sub-app is shared by every tracker (``cmd_wandb`` adds ``watch wandb``,
-``cmd_clearml`` adds ``watch clearml``). A tracker adds its subcommand by importing it
-and registering a command that builds a
-:class:`~mlaudit_core.service.PluginSource` and calls :func:`run_watch`::
+The ``watch`` sub-app is shared by every tracker; each tracker plugin adds its own
+subcommand from its ``cli`` member (``mlaudit_wandb.cli`` adds ``watch wandb``,
+``mlaudit_clearml.cli`` adds ``watch clearml``; :mod:`mlaudit_core.plugins`). A command
+builds a :class:`~mlaudit_core.service.PluginSource` and calls :func:`run_watch`::
 
-    from mlaudit.cli.cmd_watch import watch_app, run_watch, POLL_INTERVAL, ...
+    from mlaudit.cli.api import watch_app, run_watch, watch_config
+    from mlaudit.cli.cmd_watch import POLL_INTERVAL, ...
 
     @watch_app.command("wandb")
     def watch_wandb(project: str = ..., poll_interval: float = POLL_INTERVAL, ...):
         run_watch(lambda: WandbWatchSource(...), state=state, config=config,
                   watch=watch_config(poll_interval, concurrency, since, once))
 
-(see docs/automation.md, "Adding a tracker"). SDKs are imported only when a command runs.
+(see docs/extending.md). SDKs are imported only when a command runs.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import typer
 
-from ._common import CONFIG, NOTIFY, fail, settings_or_fail
+from ._common import fail, settings_or_fail
 
 watch_app = typer.Typer(
     name="watch", no_args_is_help=True,
@@ -142,7 +143,7 @@ def run_watch(make_source: Callable, *, state: Path | None, config: Path | None,
     from mlaudit_core.service import StateStore, Watcher, default_state_path
 
     settings = settings_or_fail(config)
-    settings = _with_notify(settings, notify or [])
+    settings = with_notify(settings, notify or [])
     setup_logging()
     try:
         if state is not None:  # a bad --state fails before the tracker is asked anything
@@ -177,7 +178,7 @@ def run_watch(make_source: Callable, *, state: Path | None, config: Path | None,
     raise typer.Exit(code)
 
 
-def _with_notify(settings, urls: list[str]):
+def with_notify(settings, urls: list[str]):
     """``settings`` with ``urls`` added to ``[tool.mlaudit.notify]``; exit 2 on a bad notify table."""
     from mlaudit_core.notify import notify_config
     from mlaudit_core.settings import SettingsError
@@ -193,129 +194,4 @@ def _with_notify(settings, urls: list[str]):
     return settings.model_copy(update={"notify": table})
 
 
-def _mlflow_source(plugin, scope: str, experiments: list[str]):
-    from mlaudit_core.service import PluginSource
-
-    class MlflowWatchSource(PluginSource):
-        """Finished MLflow runs of the named experiments without an ``mlaudit.verdict`` tag."""
-
-        page_limit = 1000
-        audited_artifacts = ("mlaudit/report.json", "mlaudit/report.md")
-
-        def __init__(self) -> None:
-            super().__init__(plugin, scope)
-            self._ids: list[str] | None = None
-
-        def list_finished(self, since):
-            if self._ids is None:  # resolved on the first listing, under its retries
-                self._ids = self.plugin.experiment_ids(experiments)
-            return self.plugin.list_finished(since, experiment_ids=self._ids,
-                                             max_results=self.page_limit,
-                                             no_end_time_since=self.floor)
-
-    return MlflowWatchSource()
-
-
-@watch_app.command("mlflow")
-def watch_mlflow(
-    experiment: list[str] = typer.Option(..., "--experiment", "-e",
-                                         help="Experiment name; repeat for several."),
-    poll_interval: float = POLL_INTERVAL, concurrency: int = CONCURRENCY, state: Path = STATE,
-    since: str = SINCE, once: bool = ONCE, config: Path = CONFIG,
-    tracking_uri: str = typer.Option(None, "--tracking-uri", "-u", envvar="MLFLOW_TRACKING_URI",
-                                     help="Server URL or database URI "
-                                          "(default: MLFLOW_TRACKING_URI)."),
-    notify: list[str] = NOTIFY, live: bool = LIVE, stop_on: str = STOP_ON,
-    stall_floor: float = STALL_FLOOR, cooldown: float = COOLDOWN,
-) -> None:
-    """Watch MLflow experiments: audit each finished run; write tags, artifacts, Description.
-
-    With ``--live``, RUNNING runs are followed too (docs/live.md)."""
-    cfg = watch_config(poll_interval, concurrency, since, once)
-    live_cfg = live_options(live, poll_interval, stop_on, stall_floor, cooldown)
-
-    def make_source():
-        from mlaudit_core.errors import MlauditError
-        from mlaudit_core.plugins import get_plugin
-        from mlaudit_core.redact import strip_uri_credentials
-
-        plugin = get_plugin("mlflow", tracking_uri=tracking_uri)
-        from mlaudit_mlflow.loader import resolve_uri
-
-        names = ",".join(sorted(set(experiment)))
-        scope = f"mlflow {strip_uri_credentials(resolve_uri(tracking_uri))} experiments={names}"
-        source = _mlflow_source(plugin, scope, list(dict.fromkeys(experiment)))
-        try:  # an unknown experiment is one line before any state or lock file is made
-            source._ids = plugin.experiment_ids(list(dict.fromkeys(experiment)))
-        except MlauditError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - tracker outage: the watcher's listing retries it
-            logging.getLogger("mlaudit").info("experiments not resolved yet (%s); the first "
-                                              "listing retries", type(exc).__name__)
-        return source
-
-    def make_live(source):
-        from mlaudit_core.live.sources import MlflowLiveSource
-
-        names = list(dict.fromkeys(experiment))
-        return MlflowLiveSource(tracking_uri, source._ids,
-                                resolve=lambda: source.plugin.experiment_ids(names))
-
-    def with_app_inbox(watcher) -> None:
-        # runs the MLflow server's `--app-name mlaudit` recorded as ended (docs/mlflow.md):
-        # drained into the queue about every second; the listing stays the safety net
-        from mlaudit_mlflow.server_app import InboxTrigger
-
-        trigger = InboxTrigger(watcher.store.path, watcher,
-                               lambda: getattr(watcher.source, "_ids", None)).start()
-        try:
-            code = watcher.run()
-        finally:
-            trigger.stop()
-        if code:
-            raise typer.Exit(code)
-
-    run_watch(make_source, state=state, config=config, watch=cfg, notify=notify,
-              live=None if live_cfg is None else (make_live, live_cfg),
-              serve=None if once else with_app_inbox)
-
-
-@watch_app.command("tensorboard")
-def watch_tensorboard(
-    logdir: list[Path] = typer.Argument(..., help="TensorBoard log directory of one run; repeat "
-                                                  "for several."),
-    live: bool = typer.Option(False, "--live", help="Follow the runs while they are written "
-                              "(required: a TensorBoard run has no 'finished' state to watch for)."),
-    poll_interval: float = POLL_INTERVAL, state: Path = STATE, once: bool = ONCE,
-    config: Path = CONFIG, notify: list[str] = NOTIFY, stop_on: str = STOP_ON,
-    stall_floor: float = STALL_FLOOR, cooldown: float = COOLDOWN,
-) -> None:
-    """Follow TensorBoard log directories live: each poll reads the event files from the byte
-    where the last one stopped; alerts go to --notify and LOGDIR/mlaudit/live.json."""
-    from mlaudit_core.errors import MlauditError
-
-    if not live:
-        fail("watch tensorboard needs --live (TensorBoard runs have no end state to watch for)")
-    for d in logdir:
-        if not d.is_dir():
-            fail(f"{d}: not a directory (give a TensorBoard log directory)")
-    live_cfg = live_options(True, poll_interval, stop_on, stall_floor, cooldown)
-    settings = _with_notify(settings_or_fail(config), notify or [])
-    setup_logging()
-    from mlaudit_core.live.cli import run_live_only
-    from mlaudit_core.live.sources import TensorBoardLiveSource
-    from mlaudit_core.service import StateStore, default_state_path
-
-    source = TensorBoardLiveSource(list(logdir))
-    scope = "tensorboard-live " + ",".join(sorted(str(p) for p in source.logdirs))
-    digest = hashlib.sha1(scope.encode()).hexdigest()[:8]
-    try:
-        if state is not None:
-            from mlaudit_core.service.state import check_state_file
-
-            check_state_file(state)
-        with StateStore(state or default_state_path("watch", "tensorboard", digest), scope) as st:
-            code = run_live_only(source, st, settings, live_cfg, once=once)
-    except MlauditError as exc:
-        fail(str(exc))
-    raise typer.Exit(code)
+_with_notify = with_notify  # the name before issue 22

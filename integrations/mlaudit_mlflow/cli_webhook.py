@@ -7,11 +7,11 @@ from pathlib import Path
 
 import typer
 
-from ._common import CONFIG
+from mlaudit.cli.api import CONFIG
 
 
 def register(app: typer.Typer) -> None:
-    from .cmd_serve import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS, serve_app
+    from mlaudit.cli.api import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS, serve_app
 
     @serve_app.command("mlflow-webhook")
     def serve_mlflow(
@@ -35,15 +35,27 @@ def register(app: typer.Typer) -> None:
         header_timeout: float = typer.Option(DEFAULT_HEADER_TIMEOUT_S, "--header-timeout",
                                              min=0.1, max=3600,
                                              help="Seconds for a connection's request headers."),
+        state: Path = typer.Option(None, "--state",
+                                   help="State file (sqlite) holding accepted deliveries until "
+                                        "audited; survives restarts (default ./.mlaudit/serve-"
+                                        "mlflow-webhook-<hash>.sqlite)."),
+        max_queue: int = typer.Option(1000, "--max-queue", min=1,
+                                      help="Deliveries waiting for an audit before 503."),
+        max_attempts: int = typer.Option(3, "--max-attempts", min=1,
+                                         help="Audits of one delivery before it is given up."),
         config: Path = CONFIG,
     ) -> None:
         """Receive MLflow model-registry webhooks; on model_version.created audit the source run
         and tag the model version (mlaudit.verdict, mlaudit.cause, mlaudit.report; --gate:
         mlaudit.gate). The webhook secret is read from MLAUDIT_MLFLOW_WEBHOOK_SECRET (never
-        printed); deliveries are checked against MLflow's HMAC signature and timestamp."""
+        printed); deliveries are checked against MLflow's HMAC signature and timestamp, and
+        kept in --state until audited (a restart loses none and re-audits none)."""
         import signal
         import socket
 
+        from mlaudit.cli.api import fail, make_server, settings_or_fail
+        from mlaudit_core.plugins import get_plugin
+        from mlaudit_core.report import Outcome
         from mlaudit_mlflow.registry_webhook import (
             SECRET_ENV,
             GateConfig,
@@ -51,11 +63,6 @@ def register(app: typer.Typer) -> None:
             RegistryAuditor,
             make_app,
         )
-
-        from mlaudit_core.plugins import get_plugin
-        from mlaudit_core.report import Outcome
-        from ._common import fail, settings_or_fail
-        from .cmd_serve import make_server
 
         secret = os.environ.get(SECRET_ENV, "").strip()
         if not secret:
@@ -73,20 +80,34 @@ def register(app: typer.Typer) -> None:
             fail(f"--host {host} --port {port}: cannot listen ({exc.strerror or exc})")
         from mlaudit_mlflow.loader import resolve_uri
 
+        import hashlib
+
+        from mlaudit_core.errors import MlauditError
+        from mlaudit_core.redact import strip_uri_credentials
+        from mlaudit_core.service import StateStore, default_state_path
+        from mlaudit_mlflow.registry_state import DeliveryQueue
+
         uri = resolve_uri(tracking_uri)
+        shown = strip_uri_credentials(uri)
+        try:
+            store = StateStore(state or default_state_path(
+                "serve", "mlflow-webhook", hashlib.sha1(shown.encode()).hexdigest()[:10]),
+                f"mlflow registry webhook {shown}")
+        except MlauditError as exc:
+            fail(str(exc))
         auditor = RegistryAuditor(get_plugin("mlflow", tracking_uri=uri), settings, uri,
                                   GateConfig(gate, tuple(gate_allow)), write_run=not no_run_write)
-        receiver = Receiver(auditor, secret, max_age_s=max_age)
+        deliveries = DeliveryQueue(store, max_queue=max_queue, max_attempts=max_attempts)
+        receiver = Receiver(auditor, secret, deliveries, max_age_s=max_age)
         receiver.start()
         server = make_server(make_app(receiver), host, port, max_connections=max_connections,
                              header_timeout_s=header_timeout)
-        from mlaudit_core.redact import strip_uri_credentials
-
         typer.echo(f"mlaudit: MLflow registry webhook receiver on http://{host}:{port}/webhook "
-                   f"(registry {strip_uri_credentials(uri)}{', gate on' if gate else ''})")
+                   f"(registry {shown}{', gate on' if gate else ''}; state {store.path})")
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: setattr(server, "should_exit", True))
         try:
             server.run()
         finally:
             receiver.stop()
+            store.close()

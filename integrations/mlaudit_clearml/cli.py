@@ -1,4 +1,6 @@
-"""``mlaudit clearml TASK_ID`` and ``mlaudit watch clearml --project P``."""
+"""The ClearML plugin's commands: ``mlaudit clearml TASK_ID``, ``mlaudit watch clearml --project P``
+and ``mlaudit batch clearml --project P`` (registered by :func:`register`, the plugin's ``cli``
+member; ``docs/extending.md``). Importing this module imports no SDK."""
 
 from __future__ import annotations
 
@@ -6,7 +8,8 @@ from pathlib import Path
 
 import typer
 
-from ._common import (
+from mlaudit.cli import cmd_batch as B
+from mlaudit.cli.api import (
     CONFIG,
     DRY_RUN,
     FAIL_ON,
@@ -17,12 +20,14 @@ from ._common import (
     VERBOSE,
     FailOn,
     Format,
+    run_batch_cli,
     run_pipeline,
+    settings_or_fail,
 )
 
 
 def register(app: typer.Typer) -> None:
-    from .cmd_watch import (
+    from mlaudit.cli.cmd_watch import (
         CONCURRENCY,
         ONCE,
         SINCE,
@@ -51,8 +56,8 @@ def register(app: typer.Typer) -> None:
         """Audit a ClearML task; write labels, user properties, a comment section and a report panel
         back. Credentials: clearml.conf or CLEARML_API_HOST / CLEARML_API_ACCESS_KEY /
         CLEARML_API_SECRET_KEY."""
+        from mlaudit.cli.api import fail
         from mlaudit_core.plugins import get_plugin
-        from ._common import fail
 
         if offline is None and not task_id:
             fail("give a TASK_ID, or --offline PATH")
@@ -67,6 +72,8 @@ def register(app: typer.Typer) -> None:
             lambda run, rep: plugin.write_back(run, rep, dry_run=dry_run, panel=not no_panel))
         run_pipeline(load, fmt=fmt, out=out, fail_on=fail_on, config=config, write_back=wb,
                      verbose=verbose, what=what, notify=notify, dry_run=dry_run)
+
+    B.batch_app.command("clearml")(batch_clearml)
 
     @watch_app.command("clearml")
     def watch_clearml(
@@ -88,11 +95,10 @@ def register(app: typer.Typer) -> None:
         """Audit every task of a project when it completes, fails or is stopped: ClearML's public
         Monitor class is the trigger, the shared watcher core audits each task ending once (state
         file), also across restarts, and skips none."""
+        from mlaudit.cli.api import fail
         from mlaudit_clearml.mapping import FINISHED_STATUSES
         from mlaudit_clearml.watcher import LIST_EVERY
-
         from mlaudit_core.errors import MlauditError
-        from ._common import fail
 
         statuses = tuple(dict.fromkeys(s.strip() for s in status.split(",") if s.strip()))
         if not statuses or any(s not in FINISHED_STATUSES for s in statuses):
@@ -107,7 +113,6 @@ def register(app: typer.Typer) -> None:
 
         def make_source():
             from mlaudit_clearml.watcher import ClearMLWatchSource
-
             from mlaudit_core.plugins import get_plugin
 
             return ClearMLWatchSource(get_plugin("clearml"), project, statuses, panel=not no_panel)
@@ -130,3 +135,57 @@ def register(app: typer.Typer) -> None:
 
         run_watch(make_source, state=state, config=config, watch=cfg, notify=notify,
                   serve=None if once else serve)
+
+
+def batch_clearml(
+    project: str = typer.Option(..., "--project", "-p", help="The ClearML project (its name)."),
+    since: str = B.SINCE, jobs: int = B.JOBS, executor: str = B.EXECUTOR, ray_address: str = B.RAY_ADDRESS,
+    state: Path = B.STATE, fresh: bool = B.FRESH, worst: int = B.WORST, no_write: bool = NO_WRITE,
+    config: Path = CONFIG, fmt: str = B.FORMAT,
+) -> None:
+    """Audit every ended task of a ClearML project and write each verdict back.
+
+    Ended: completed, failed or stopped. Written: labels, user properties, comment section,
+    report panel. Credentials: clearml.conf or CLEARML_API_HOST / CLEARML_API_ACCESS_KEY /
+    CLEARML_API_SECRET_KEY; with --executor ray they travel to the workers inside each task
+    (never printed or logged).
+    """
+    settings = settings_or_fail(config)
+
+    def prepare():
+        from mlaudit_core.plugins import get_plugin
+        from mlaudit_core.service import TaskSpec, parse_since
+
+        since_dt = parse_since(since)
+        plugin = get_plugin("clearml")
+        refs = plugin.list_runs(project, since_dt)
+        spec = TaskSpec("clearml", (), settings.model_dump(), write_back=not no_write,
+                        env=clearml_worker_env(plugin.session))
+        return refs, spec, f"clearml {plugin.session.host} project={project}"
+
+    run_batch_cli(prepare, title=f"clearml project {project}", tracker="clearml", name=project,
+                  state=state, jobs=jobs, executor=executor, ray_address=ray_address,
+                  fresh=fresh, worst=worst, fmt=fmt)
+
+
+def clearml_worker_env(session) -> tuple[tuple[str, str], ...]:
+    """What a batch's workers need to reach the ClearML server the listing used (``TaskSpec.env``).
+
+    Every ``CLEARML_*`` / ``TRAINS_*`` variable of this process, then the API, web and files
+    hosts and the access/secret key pair as ``session`` (the logged-in SDK ``Session``)
+    resolved them from ``clearml.conf`` or the environment, so they reach a Ray worker on a
+    machine without that file. A host the SDK cannot infer is left out (the worker's SDK
+    infers it the same way).
+    """
+    env = B.env_with_prefix("CLEARML_", "TRAINS_")
+    env["CLEARML_API_HOST"] = str(session.host)
+    for name, getter in (("CLEARML_WEB_HOST", session.get_app_server_host),
+                         ("CLEARML_FILES_HOST", session.get_files_server_host)):
+        try:
+            env[name] = str(getter())
+        except ValueError:  # "Could not detect ClearML web application server"
+            pass
+    if session.access_key and session.secret_key:  # None with CLEARML_AUTH_TOKEN (forwarded)
+        env["CLEARML_API_ACCESS_KEY"] = str(session.access_key)
+        env["CLEARML_API_SECRET_KEY"] = str(session.secret_key)
+    return tuple(sorted(env.items()))

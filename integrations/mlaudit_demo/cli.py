@@ -57,11 +57,11 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
         from rich.table import Table
 
+        from mlaudit.cli.api import fail
         from mlaudit_core.audit import audit
         from mlaudit_core.errors import MlauditError
         from mlaudit_core.plugins import get_plugin, require
         from mlaudit_core.signal import clip
-        from ._common import fail
 
         try:
             require("sklearn", "scikit-learn", "examples")

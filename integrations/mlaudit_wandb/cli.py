@@ -1,4 +1,6 @@
-"""``mlaudit wandb``, ``mlaudit serve wandb-webhook`` and ``mlaudit watch wandb``."""
+"""The W&B plugin's commands: ``mlaudit wandb``, ``mlaudit serve wandb-webhook``,
+``mlaudit watch wandb`` and ``mlaudit batch wandb`` (registered by :func:`register`, the
+plugin's ``cli`` member; ``docs/extending.md``). Importing this module imports no SDK."""
 
 from __future__ import annotations
 
@@ -7,7 +9,8 @@ from pathlib import Path
 
 import typer
 
-from ._common import (
+from mlaudit.cli import cmd_batch as B
+from mlaudit.cli.api import (
     CONFIG,
     DRY_RUN,
     FAIL_ON,
@@ -18,7 +21,9 @@ from ._common import (
     VERBOSE,
     FailOn,
     Format,
+    run_batch_cli,
     run_pipeline,
+    settings_or_fail,
 )
 
 PANEL = typer.Option(False, "--panel/--no-panel",
@@ -37,17 +42,16 @@ REPORT = typer.Option(False, "--report/--no-report",
 def _report_or_fail(report: bool) -> None:
     """--report without wandb-workspaces: one line, exit 2, before any audit."""
     if report:
+        from mlaudit.cli.api import fail
         from mlaudit_wandb.report_view import INSTALL_HINT, available
-
-        from ._common import fail
 
         if not available():
             fail(f"--report needs wandb-workspaces: {INSTALL_HINT}")
 
 
 def register(app: typer.Typer) -> None:
-    from .cmd_serve import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS, serve_app
-    from .cmd_watch import (
+    from mlaudit.cli.api import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS, serve_app
+    from mlaudit.cli.cmd_watch import (
         CONCURRENCY,
         ONCE,
         POLL_INTERVAL,
@@ -74,8 +78,8 @@ def register(app: typer.Typer) -> None:
         """Audit a W&B run; write tags, mlaudit/ summary keys, a notes section and report files
         back (with --panel also a report panel). Credentials: WANDB_API_KEY / WANDB_BASE_URL /
         ~/.netrc."""
+        from mlaudit.cli.api import fail
         from mlaudit_core.plugins import get_plugin
-        from ._common import fail
 
         if offline is None and not ref:
             fail("give ENTITY/PROJECT/RUN_ID, or --offline RUN_DIR")
@@ -83,9 +87,8 @@ def register(app: typer.Typer) -> None:
         plugin = get_plugin("wandb", timeout=timeout, panel=panel, report=report)
         if offline is not None:
             def load():
+                from mlaudit.cli.api import err_console
                 from mlaudit_wandb.offline import find_log
-
-                from ._common import err_console
 
                 run_dir = find_log(offline).parent
                 if offline.is_dir() and offline.resolve() != run_dir.resolve():  # latest-run
@@ -153,9 +156,8 @@ def register(app: typer.Typer) -> None:
         import socket
         import threading
 
+        from mlaudit.cli.api import fail
         from mlaudit_wandb.triage import SECRET_ENV
-
-        from ._common import fail
 
         if install_automation is not None:
             _install_automation(install_automation, webhook, automation_name)
@@ -175,9 +177,8 @@ def register(app: typer.Typer) -> None:
         cfg.max_attempts, cfg.max_pending = max_attempts, max_queue
 
         def serve(watcher) -> None:
+            from mlaudit.cli.api import make_server
             from mlaudit_wandb.triage import make_app
-
-            from .cmd_serve import make_server
 
             server = make_server(make_app(watcher, secret, body_timeout_s=body_timeout), host, port,
                                  max_connections=max_connections, header_timeout_s=header_timeout)
@@ -215,6 +216,8 @@ def register(app: typer.Typer) -> None:
         run_watch(lambda: _wandb_source(scope, projects, panel), state=state, config=config,
                   watch=cfg, notify=notify, serve=serve)
 
+    B.batch_app.command("wandb")(batch_wandb)
+
     @watch_app.command("wandb")
     def watch_wandb(
         project: list[str] = typer.Option(..., "--project", "-p", metavar="ENTITY/PROJECT",
@@ -238,12 +241,11 @@ def register(app: typer.Typer) -> None:
 def _install_automation(project: str, webhook: str | None, name: str) -> None:
     """``--install-automation``: create the run-state Automation; one line, exit 0 (also when
     it exists already), exit 2 for bad input or a server without run-state automations."""
-    from mlaudit_wandb.automation import PAYLOAD, install_automation
-    from mlaudit_wandb.online import sdk_errors
-
+    from mlaudit.cli.api import fail
     from mlaudit_core.errors import MlauditError
     from mlaudit_core.plugins import get_plugin
-    from ._common import fail
+    from mlaudit_wandb.automation import PAYLOAD, install_automation
+    from mlaudit_wandb.online import sdk_errors
 
     [project] = _projects_or_fail([project])
     try:
@@ -260,9 +262,8 @@ def _install_automation(project: str, webhook: str | None, name: str) -> None:
 
 
 def _projects_or_fail(projects: list[str]) -> list[str]:
+    from mlaudit.cli.api import fail
     from mlaudit_wandb.online import valid_segment
-
-    from ._common import fail
 
     for p in projects:
         entity, _, name = p.partition("/")
@@ -273,11 +274,60 @@ def _projects_or_fail(projects: list[str]) -> list[str]:
 
 def _wandb_source(scope: str, projects: list[str], panel: bool):
     """The W&B source, its key checked before any state file is made (exit 2 when refused)."""
-    from mlaudit_wandb.triage import WandbWatchSource
-
     from mlaudit_core.plugins import get_plugin
+    from mlaudit_wandb.triage import WandbWatchSource
 
     plugin = get_plugin("wandb", panel=panel)
     source = WandbWatchSource(plugin, scope, projects)
     source.check_access()
     return source
+
+
+def batch_wandb(
+    project: str = typer.Option(..., "--project", "-p", metavar="ENTITY/PROJECT",
+                                help="The W&B project."),
+    since: str = B.SINCE, jobs: int = B.JOBS, executor: str = B.EXECUTOR, ray_address: str = B.RAY_ADDRESS,
+    state: Path = B.STATE, fresh: bool = B.FRESH, worst: int = B.WORST, no_write: bool = NO_WRITE,
+    config: Path = CONFIG, fmt: str = B.FORMAT,
+    timeout: int = typer.Option(30, "--timeout", help="Seconds per W&B API request."),
+) -> None:
+    """Audit every ended run of a W&B project and write each verdict back.
+
+    Written: tags, mlaudit/ summary keys, notes section, report files; no report panel
+    (logging it resumes the run). Credentials: WANDB_API_KEY / WANDB_BASE_URL / ~/.netrc;
+    with --executor ray they travel to the workers inside each task (never printed or logged).
+    """
+    settings = settings_or_fail(config)
+
+    def prepare():
+        from mlaudit_core.plugins import get_plugin
+        from mlaudit_core.service import TaskSpec, parse_since
+
+        since_dt = parse_since(since)
+        options = (("timeout", timeout), ("panel", False))
+        plugin = get_plugin("wandb", **dict(options))
+        refs = plugin.list_runs(project, since_dt)
+        from mlaudit_wandb.online import base_url
+
+        spec = TaskSpec("wandb", options, settings.model_dump(), write_back=not no_write,
+                        env=wandb_worker_env(plugin.api))
+        return refs, spec, f"wandb {base_url()} project={project}"
+
+    run_batch_cli(prepare, title=f"wandb project {project}", tracker="wandb",
+                  name=project, state=state, jobs=jobs, executor=executor,
+                  ray_address=ray_address, fresh=fresh, worst=worst, fmt=fmt)
+
+
+def wandb_worker_env(api) -> tuple[tuple[str, str], ...]:
+    """What a batch's workers need to reach the W&B server the listing used (``TaskSpec.env``).
+
+    Every ``WANDB_*`` variable of this process, then ``WANDB_BASE_URL`` and ``WANDB_API_KEY``
+    as ``api`` (a logged-in ``wandb.Api``) resolved them, so a key read from ``~/.netrc`` or
+    ``wandb login`` reaches a Ray worker on another machine too. No key when ``api`` is
+    authenticated otherwise (an identity token): its ``WANDB_*`` variables are forwarded.
+    """
+    env = B.env_with_prefix("WANDB_")
+    env["WANDB_BASE_URL"] = str(api.settings["base_url"])
+    if getattr(api, "api_key", None):
+        env["WANDB_API_KEY"] = str(api.api_key)
+    return tuple(sorted(env.items()))
