@@ -8,6 +8,11 @@ events to a real ``mlaudit`` receiver process, which tags each model version. De
 with a wrong signature, a stale timestamp or a repeated delivery id are refused or ignored;
 the valid-signature case uses MLflow's own signing function, so the receiver follows
 MLflow's scheme, not a copy of it.
+
+Persistence (``--state``): a delivery MLflow made to a receiver that accepted it (202) and
+stopped before auditing is audited by the next receiver on the same state file; a delivery id
+seen before a restart is still refused after it; a delivery a killed receiver left half done is
+not audited again when its model version already carries the verdict.
 """
 
 from __future__ import annotations
@@ -63,7 +68,8 @@ def stack(tmp_path_factory):
     port, hook_port = free_port(), free_port()
     env = dict(os.environ, MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false",
                MLFLOW_WEBHOOK_ALLOWED_SCHEMES="http,https", MLFLOW_WEBHOOK_ALLOW_PRIVATE_IPS="true",
-               MLFLOW_WEBHOOK_REQUEST_MAX_RETRIES="1")
+               MLFLOW_WEBHOOK_REQUEST_MAX_RETRIES="1",
+               MLFLOW_WEBHOOK_CACHE_TTL="1")  # webhooks changed in a test apply after 1 s
     mlflow_bin = shutil.which("mlflow", path=str(BIN)) or "mlflow"
     server = subprocess.Popen(
         [mlflow_bin, "server", "--host", "127.0.0.1", "--port", str(port), "--backend-store-uri",
@@ -77,12 +83,12 @@ def stack(tmp_path_factory):
         _wait_http(f"{url}/health", server, root / "server.log")
         receiver = subprocess.Popen(
             [str(BIN / "mlaudit"), "serve", "mlflow-webhook", "--port", str(hook_port), "-u", url,
-             "--gate"], stdout=open(hook_log, "wb"), stderr=subprocess.STDOUT,
+             "--gate", "--state", str(root / "hook.sqlite")], stdout=open(hook_log, "wb"), stderr=subprocess.STDOUT,
             env=dict(os.environ, MLAUDIT_MLFLOW_WEBHOOK_SECRET=SECRET,
                      MLFLOW_HTTP_REQUEST_MAX_RETRIES="0"), start_new_session=True)
         hook = f"http://127.0.0.1:{hook_port}"
         _wait_http(f"{hook}/healthz", receiver, hook_log)
-        yield {"url": url, "hook": hook, "log": hook_log, "receiver": receiver}
+        yield {"url": url, "hook": hook, "log": hook_log, "receiver": receiver, "root": root}
     finally:
         if receiver is not None:
             _stop(receiver)
@@ -164,8 +170,113 @@ def test_signature_timestamp_and_replay_are_checked(stack):
     assert first["mlaudit.gate"] == "blocked"
     again = json.dumps({"entity": "model_version", "action": "created",
                         "data": {"name": "replayed", "version": mv.version, "run_id": rid}}).encode()
+    # another delivery id for an audited model version is not audited again either (the
+    # replay of MLflow's own delivery id, across a restart, is checked in the last test)
     delivery = str(uuid.uuid4())
-    assert _post(stack["hook"], again, delivery=delivery, stamp=now).status_code == 202
-    assert _post(stack["hook"], again, delivery=delivery, stamp=now).json() == {
-        "ignored": "delivery seen already"}
+    for _ in range(2):
+        res = _post(stack["hook"], again, delivery=delivery, stamp=now)
+        assert res.status_code == 200 and res.json() == {
+            "ignored": "model version queued or audited already"}
     assert "Traceback" not in stack["log"].read_text()
+
+
+def test_deliveries_survive_a_restart_and_are_not_audited_twice(stack, tmp_path):
+    """Receiver A (in this process, its worker never started: 'killed before auditing')
+    accepts MLflow's own delivery into the state file; receiver B (the CLI) on the same file
+    audits it. Runs last in this module: the module's webhook is disabled meanwhile (restored
+    at the end) so that only A gets this registration."""
+    import sqlite3
+    import threading
+
+    from mlaudit_mlflow.plugin import MlflowPlugin
+    from mlaudit_mlflow.registry_state import DeliveryQueue
+    from mlaudit_mlflow.registry_webhook import Receiver, RegistryAuditor, make_app
+
+    from mlaudit.cli.cmd_serve import make_server
+    from mlaudit_core.service import StateStore
+    from mlaudit_core.settings import Settings
+
+    client = mlflow.MlflowClient(stack["url"])
+    others = [w for w in client.list_webhooks() if w.status.value == "ACTIVE"]
+    for w in others:
+        client.update_webhook(w.webhook_id, status="DISABLED")
+    state = tmp_path / "deliveries.sqlite"
+    scope = f"mlflow registry webhook {stack['url']}"
+    port_a, port_b = free_port(), free_port()
+    store = StateStore(state, scope)
+    queue_a = DeliveryQueue(store)
+    receiver_a = Receiver(RegistryAuditor(MlflowPlugin(tracking_uri=stack["url"]), Settings(),
+                                          stack["url"]), SECRET, queue_a)  # never started
+    server_a = make_server(make_app(receiver_a), "127.0.0.1", port_a)
+    thread_a = threading.Thread(target=server_a.run, daemon=True)
+    thread_a.start()
+    hook_b = None
+    try:
+        while not server_a.started:
+            time.sleep(0.05)
+        hook = client.create_webhook(name="restart", url=f"http://127.0.0.1:{port_a}/webhook",
+                                     events=["model_version.created"], secret=SECRET)
+        time.sleep(2.5)  # MLflow's webhook cache (MLFLOW_WEBHOOK_CACHE_TTL=1 above)
+        exp = client.create_experiment("registry-restart")
+        rid = log_run(client, exp, "diverge", "diverge")
+        client.create_registered_model("restarted")
+        mv = client.create_model_version("restarted", f"runs:/{rid}/model", run_id=rid)
+        deadline = time.time() + 60
+        while not queue_a.rows() and time.time() < deadline:
+            time.sleep(0.2)
+        [row] = queue_a.rows()  # MLflow's delivery, on disk, not audited
+        assert (row["name"], row["version"], row["run_id"], row["state"]) == (
+            "restarted", mv.version, rid, "queued")
+        assert "mlaudit.verdict" not in client.get_model_version("restarted", mv.version).tags
+        client.update_webhook(hook.webhook_id, status="DISABLED")
+    finally:
+        server_a.should_exit = True
+        thread_a.join(10)
+        store.close()
+
+    # a second delivery a killed receiver left 'running' after it had tagged the version:
+    # the model version from the module's first test, whose tags we mark to see a re-audit
+    client.set_model_version_tag("churn", "1", "mlaudit.confidence", "from-the-first-audit")
+    db = sqlite3.connect(state)
+    db.execute("INSERT INTO registry_deliveries (delivery, name, version, run_id, state, attempts, "
+               "received_at, updated_at) VALUES ('half-done', 'churn', '1', ?, 'running', 1, ?, ?)",
+               (client.get_model_version("churn", "1").run_id, time.time(), time.time()))
+    db.commit()
+    db.close()
+
+    log_b = tmp_path / "b.log"
+    receiver_b = subprocess.Popen(
+        [str(BIN / "mlaudit"), "serve", "mlflow-webhook", "--port", str(port_b), "-u",
+         stack["url"], "--state", str(state)], stdout=open(log_b, "wb"),
+        stderr=subprocess.STDOUT, start_new_session=True,
+        env=dict(os.environ, MLAUDIT_MLFLOW_WEBHOOK_SECRET=SECRET,
+                 MLFLOW_HTTP_REQUEST_MAX_RETRIES="0"))
+    try:
+        hook_b = f"http://127.0.0.1:{port_b}"
+        _wait_http(f"{hook_b}/healthz", receiver_b, log_b)
+        tags = _wait_tag(client, "restarted", mv.version, log_b)
+        assert tags["mlaudit.verdict"] == "diverged"
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            health = requests.get(f"{hook_b}/healthz", timeout=5).json()
+            if health["state"]["done"] == 2:
+                break
+            time.sleep(0.5)
+        assert health["state"] == {"queued": 0, "running": 0, "done": 2, "failed": 0}, health
+        # the half-done one was settled from its tag, not audited again
+        assert client.get_model_version("churn", "1").tags["mlaudit.confidence"] == \
+            "from-the-first-audit"
+        assert "queued again" in log_b.read_text()
+        # MLflow's delivery id, known before the restart, is still refused after it
+        body = json.dumps({"entity": "model_version", "action": "created",
+                           "data": {"name": "restarted", "version": mv.version,
+                                    "run_id": rid}}).encode()
+        again = _post(hook_b, body, delivery=row["delivery"], stamp=int(time.time()))
+        assert again.json() == {"ignored": "delivery seen already"}
+        other_id = _post(hook_b, body, delivery=str(uuid.uuid4()), stamp=int(time.time()))
+        assert other_id.json() == {"ignored": "model version queued or audited already"}
+        assert SECRET not in state.read_bytes().decode("latin-1")
+    finally:
+        _stop(receiver_b)
+        for w in others:
+            client.update_webhook(w.webhook_id, status="ACTIVE")

@@ -21,11 +21,13 @@ recommendation, which MLflow's docs follow). A delivery id seen in the last ``ma
 is acknowledged without a second audit (replay, or MLflow's own retry).
 
 Responses: 202 queued, 200 acknowledged and ignored (another event, no run id, a repeated
-delivery), 400 not JSON or no model version, 401 missing/wrong signature or stale
-timestamp, 413 body over :data:`MAX_BODY_BYTES`, 503 queue full. Audits run on a worker
-thread so MLflow's delivery (30 s timeout) is answered at once. Queued deliveries live in
-memory: a receiver restart loses those not yet audited (MLflow does not redeliver an
-acknowledged event); ``mlaudit batch mlflow`` or ``mlaudit watch mlflow`` catch the runs up.
+delivery id, a model version queued or audited already), 400 not JSON or no model version,
+401 missing/wrong signature or stale timestamp, 413 body over :data:`MAX_BODY_BYTES`, 503
+queue full. Audits run on a worker thread so MLflow's delivery (30 s timeout) is answered at
+once. Accepted deliveries are written to the receiver's state file before the 202
+(:mod:`.registry_state`: a bounded on-disk queue, redacted): a restart loses none of them,
+re-audits none that finished, and the replay check (a delivery id seen before) holds across
+restarts.
 """
 
 from __future__ import annotations
@@ -35,10 +37,8 @@ import hashlib
 import hmac
 import json
 import logging
-import queue
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 log = logging.getLogger("mlaudit.serve.mlflow")
@@ -54,6 +54,8 @@ MAX_AGE_S = 300
 MAX_BODY_BYTES = 256 * 1024
 #: Deliveries waiting for an audit before the receiver answers 503.
 MAX_QUEUE = 1000
+#: Audits of one delivery before it is given up.
+MAX_ATTEMPTS = 3
 #: Model-version tag names.
 TAG_VERDICT, TAG_CAUSE, TAG_CONFIDENCE, TAG_CODES = ("mlaudit.verdict", "mlaudit.cause",
                                                       "mlaudit.confidence", "mlaudit.codes")
@@ -135,13 +137,23 @@ class RegistryAuditor:
     write_run: bool = True
     done: list = field(default_factory=list)  # (Registered, outcome or error) for /healthz
 
-    def handle(self, item: Registered) -> str:
-        """Audit ``item.run_id``, tag the model version; returns the outcome."""
+    def handle(self, item) -> str:
+        """Audit ``item.run_id``, tag the model version; returns the outcome.
+
+        ``item``: a :class:`Registered` or a :class:`~.registry_state.Delivery`. A delivery a
+        killed receiver left half done (``recovered``) whose model version already carries
+        ``mlaudit.verdict`` (written last: the first attempt completed) is not audited again;
+        its outcome is that tag.
+        """
         from mlaudit_core.audit import audit
 
         from .loader import client_for
 
         client = client_for(self.plugin.tracking_uri)
+        if getattr(item, "recovered", False):
+            done = client.get_model_version(item.name, item.version).tags.get(TAG_VERDICT)
+            if done:
+                return done
         run = self.plugin.load(item.run_id)
         report = audit(run, settings=self.settings)
         if self.write_run:
@@ -162,49 +174,60 @@ class RegistryAuditor:
 
 
 class Receiver:
-    """The delivery queue, its worker thread and the recent delivery ids."""
+    """The on-disk delivery queue (:class:`~.registry_state.DeliveryQueue`) and its worker.
 
-    def __init__(self, auditor: RegistryAuditor, secret: str, *, max_age_s: float = MAX_AGE_S,
-                 max_queue: int = MAX_QUEUE) -> None:
+    ``counts``: audits done and failed attempts by this process (``/healthz``); the queue's
+    own counts cover every process that used the state file.
+    """
+
+    def __init__(self, auditor: RegistryAuditor, secret: str, deliveries, *,
+                 max_age_s: float = MAX_AGE_S) -> None:
         self.auditor, self.secret, self.max_age_s = auditor, secret, max_age_s
-        self.queue: queue.Queue[Registered | None] = queue.Queue(maxsize=max_queue)
-        self.seen: OrderedDict[str, float] = OrderedDict()
+        self.deliveries = deliveries
         self.counts = {"audited": 0, "failed": 0}
-        self._lock = threading.Lock()
+        self._stop = threading.Event()
         self._thread = threading.Thread(target=self._work, name="mlaudit-mlflow-hook", daemon=True)
 
     def start(self) -> None:
+        n = self.deliveries.recover()
+        if n:
+            log.warning("%d deliver%s left running by an earlier receiver queued again (each is "
+                        "checked for a finished verdict first)", n, "y" if n == 1 else "ies")
         self._thread.start()
 
     def stop(self, timeout: float = 30.0) -> None:
-        self.queue.put(None)
+        """Let the audit in progress finish (up to ``timeout`` s); queued deliveries stay in the
+        state file for the next start."""
+        self._stop.set()
+        self.deliveries.wake.set()
         self._thread.join(timeout)
-
-    def first_time(self, delivery: str) -> bool:
-        """Record ``delivery``; False when it was seen within ``max_age_s``."""
-        now = time.monotonic()
-        with self._lock:
-            while self.seen and next(iter(self.seen.values())) < now - 2 * self.max_age_s:
-                self.seen.popitem(last=False)
-            if delivery in self.seen:
-                return False
-            self.seen[delivery] = now
-            return True
 
     def _work(self) -> None:
         from mlaudit_core.redact import redact_text
 
-        while (item := self.queue.get()) is not None:
+        q = self.deliveries
+        while not self._stop.is_set():
+            item = q.claim()
+            if item is None:
+                due = q.next_due()
+                wait = 1.0 if due is None else min(1.0, max(0.05, due - time.time()))
+                q.wake.wait(wait)
+                q.wake.clear()
+                continue
             try:
                 outcome = self.auditor.handle(item)
-                self.counts["audited"] += 1
-                log.info("model %s version %s (run %s): %s", item.name, item.version,
-                         item.run_id, outcome)
             except Exception as exc:  # noqa: BLE001 - one delivery's failure stops nothing
                 self.counts["failed"] += 1
-                log.error("model %s version %s (run %s): not audited: %s", item.name,
-                          item.version, item.run_id,
-                          redact_text(f"{type(exc).__name__}: {exc}".splitlines()[0]))
+                why = redact_text(f"{type(exc).__name__}: {exc}".splitlines()[0])
+                state = q.fail(item, why)
+                log.error("model %s version %s (run %s): not audited (attempt %d, %s): %s",
+                          item.name, item.version, item.run_id, item.attempts,
+                          "given up" if state == "failed" else "will retry", why)
+                continue
+            q.finish(item, outcome)
+            self.counts["audited"] += 1
+            log.info("model %s version %s (run %s): %s", item.name, item.version,
+                     item.run_id, outcome)
 
 
 def parse(payload) -> Registered | str:
@@ -254,18 +277,24 @@ def make_app(receiver: Receiver):
             return JSONResponse({"ignored" if status == 200 else "error": item},
                                 status_code=status)
         item.delivery = request.headers.get(DELIVERY_HEADER, "")
-        if not receiver.first_time(item.delivery):
+        from starlette.concurrency import run_in_threadpool
+
+        added = await run_in_threadpool(receiver.deliveries.add, item.delivery, item.name,
+                                        item.version, item.run_id)
+        if added == "seen":
             return JSONResponse({"ignored": "delivery seen already"}, status_code=200)
-        try:
-            receiver.queue.put_nowait(item)
-        except queue.Full:
+        if added == "duplicate":
+            return JSONResponse({"ignored": "model version queued or audited already"},
+                                status_code=200)
+        if added == "full":
             return JSONResponse({"error": "queue full"}, status_code=503)
         return JSONResponse({"queued": f"{item.name}/{item.version}", "run_id": item.run_id},
                             status_code=202)
 
     async def healthz(request):
-        return JSONResponse({"ok": receiver._thread.is_alive(), "queued": receiver.queue.qsize(),
-                             **receiver.counts})
+        state = receiver.deliveries.counts()
+        return JSONResponse({"ok": receiver._thread.is_alive(), "queued": state["queued"],
+                             **receiver.counts, "state": state})
 
     return Starlette(routes=[Route("/webhook", webhook, methods=["POST"]),
                              Route("/healthz", healthz, methods=["GET"])])
