@@ -122,6 +122,9 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true", help="same as --write off")
     ap.add_argument("--write", default="off,on", help="write-back modes to measure: off, on or off,on")
     ap.add_argument("--server-workers", type=int, default=2)
+    ap.add_argument("--read-ahead", default=None,
+                    help="runs loaded ahead of the workers (MLAUDIT_READ_AHEAD), one or more "
+                         "comma-separated depths to compare, e.g. 0,4 (default: mlaudit's default)")
     args = ap.parse_args()
     from mlaudit_mlflow.plugin import MlflowPlugin
 
@@ -138,22 +141,30 @@ def main() -> None:
         modes = ["off"] if args.no_write else args.write.split(",")
         print(f"listed {len(refs)} runs; {os.cpu_count()} CPUs\n")
         print(f"{'config':<22}{'write':>6}{'runs':>6}{'failed':>8}{'seconds':>10}{'runs/s':>9}"
-              f"{'per worker':>12}{'start-up s':>12}")
+              f"{'per worker':>12}{'start-up s':>12}{'load avg':>10}")
         from mlaudit_core.service.timing import split_line
 
         splits = []
-        for mode in modes:  # off first: the write-back's tags would not change an audit's cost
-            for name in args.configs.split(","):
-                jobs, executor = CONFIGS[name]
-                label = f"--executor ray -j {jobs}" if executor == "ray" else f"--jobs {jobs}"
-                r = measure(url, refs, root / f"state-{name}-{mode}.sqlite", jobs=jobs,
-                            executor=executor, write=mode == "on")
-                per = r["rate"] / jobs
-                print(f"{label:<22}{mode:>6}{r['runs']:>6}{r['failed']:>8}{r['seconds']:>10.1f}"
-                      f"{r['rate']:>9.2f}{per:>12.2f}{r['startup']:>12.1f}", flush=True)
-                if r["first_error"]:
-                    print(f"  first failure: {r['first_error']}")
-                splits.append((label, mode, split_line(r["timings"], r["runs"]), per))
+        from mlaudit_core.service.batch import READ_AHEAD_ENV, read_ahead_depth
+
+        depths = [int(d) for d in args.read_ahead.split(",")] if args.read_ahead else [read_ahead_depth()]
+        runs_of = [(mode, name, d) for mode in modes for name in args.configs.split(",")
+                   for d in (depths if CONFIGS[name][1] == "local" else [0])]
+        for mode, name, depth in runs_of:  # off first: the write-back's tags would not change an audit's cost
+            jobs, executor = CONFIGS[name]
+            label = f"--executor ray -j {jobs}" if executor == "ray" else f"--jobs {jobs}"
+            if executor == "local" and len(depths) > 1:
+                label += f" ahead {depth}"
+            os.environ[READ_AHEAD_ENV] = str(depth)
+            r = measure(url, refs, root / f"state-{name}-{mode}-{depth}.sqlite", jobs=jobs,
+                        executor=executor, write=mode == "on")
+            per = r["rate"] / jobs
+            print(f"{label:<22}{mode:>6}{r['runs']:>6}{r['failed']:>8}{r['seconds']:>10.1f}"
+                  f"{r['rate']:>9.2f}{per:>12.2f}{r['startup']:>12.1f}{os.getloadavg()[0]:>10.1f}",
+                  flush=True)
+            if r["first_error"]:
+                print(f"  first failure: {r['first_error']}")
+            splits.append((label, mode, split_line(r["timings"], r["runs"]), per))
         print("\ntime split (per run, summed over worker threads)")
         for label, mode, split, _ in splits:
             print(f"{label:<22}{mode:>6}  {split}")

@@ -1,6 +1,6 @@
 """Audit many runs: a thread pool on one machine, or the same task fanned out on Ray.
 
-The per-run task is :func:`~mlaudit_core.service.task.audit_task`; both executors yield
+The per-run task is :func:`~mlaudit_core.service.task.audit_one` (Ray: :func:`~mlaudit_core.service.task.worker_task`); both executors yield
 its :class:`~mlaudit_core.service.task.RunResult` as runs complete, and
 :func:`run_batch` records each in the state file, so a batch stopped at any point
 resumes where it was (settled runs are not audited again; failed ones are retried).
@@ -9,9 +9,11 @@ resumes where it was (settled runs are not audited again; failed ones are retrie
 from __future__ import annotations
 
 import logging
+import os
+import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
@@ -19,9 +21,15 @@ from enum import Enum
 from ..errors import InputError
 from . import timing
 from .state import StateStore
-from .task import RunResult, TaskSpec, audit_task, one_line, warm_up, worker_task
+from .task import RunResult, TaskSpec, _plugin, audit_one, one_line, warm_up, worker_task
 
 RAY_POLL_S = 0.5
+READ_AHEAD_ENV = "MLAUDIT_READ_AHEAD"
+#: Runs loaded ahead of the local workers (see :class:`ReadAhead`). 4: on a 2-worker local
+#: ``mlflow server`` (2 cores, load 4-12) a run's load waits 100-200 ms on the server and its
+#: audit takes 30-40 ms of CPU, so about four loads in flight keep one worker busy
+#: (``benchmarks/batch_throughput.py --read-ahead 0,2,4,8``; figures in benchmarks/README.md).
+DEFAULT_READ_AHEAD = 4
 
 
 class Executor(str, Enum):
@@ -76,15 +84,113 @@ def parse_since(text: str | None) -> datetime | None:
     return max(dt, epoch)  # no run ended before 1970; trackers' filters take no negative times
 
 
+def read_ahead_depth() -> int:
+    """Runs to load ahead of the local workers (:data:`READ_AHEAD_ENV`, 0 to 64; 0 = off).
+
+    Raises:
+        InputError: the variable is not a whole number from 0 to 64.
+    """
+    raw = os.environ.get(READ_AHEAD_ENV, "").strip()
+    if not raw:
+        return DEFAULT_READ_AHEAD
+    if not raw.isdigit() or int(raw) > 64:
+        raise InputError(f"{READ_AHEAD_ENV}={raw!r}: expected a whole number from 0 to 64")
+    return int(raw)
+
+
+class ReadAhead:
+    """A tracker plugin whose ``load`` returns runs read ahead, in the batch's order.
+
+    A batch audits runs in the order it lists them, and a run's load from a tracking server
+    is mostly waiting (the server's answer: 100-200 ms per small run on a loaded 2-core
+    machine, against 30-40 ms of the audit's own CPU). Up to ``depth`` runs after the ones
+    the workers hold are loaded meanwhile on a pool of ``depth`` threads, so a worker finds
+    its next run already read. Memory: at most ``depth`` runs loaded and not yet taken.
+
+    ``load(ref)`` of a run that was read ahead returns it (or raises its load error, the
+    same exception the worker's own load would have raised, only earlier); any other
+    reference is loaded in the calling thread. Every other attribute is the plugin's.
+    The seconds spent loading ahead are added to the taking worker's ``read-ahead`` stage
+    (:mod:`.timing`; overlapped, not part of the run's wall time).
+    """
+
+    def __init__(self, plugin, refs: list[str], depth: int) -> None:
+        self._plugin = plugin
+        self._refs = list(refs)
+        self._depth = max(1, depth)
+        self._next = 0
+        self._pending: dict[str, Future] = {}
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=self._depth, thread_name_prefix="mlaudit-read-ahead")
+        with self._lock:
+            self._top_up()
+
+    def __getattr__(self, name: str):
+        return getattr(self._plugin, name)
+
+    def _timed_load(self, ref: str):
+        t = time.perf_counter()
+        try:
+            return self._plugin.load(ref), time.perf_counter() - t, None
+        except Exception as exc:  # handed to the worker that takes this run
+            return None, time.perf_counter() - t, exc
+
+    def _top_up(self) -> None:
+        while len(self._pending) < self._depth and self._next < len(self._refs):
+            ref = self._refs[self._next]
+            self._next += 1
+            if ref not in self._pending:
+                try:
+                    self._pending[ref] = self._pool.submit(self._timed_load, ref)
+                except RuntimeError:  # closed, or the interpreter is shutting down
+                    return
+
+    def load(self, ref: str, **options):
+        with self._lock:
+            fut = None if options else self._pending.pop(ref, None)
+            self._top_up()
+        if fut is None:
+            return self._plugin.load(ref, **options)
+        run, seconds, exc = fut.result()
+        timing.add("read-ahead", seconds)
+        if exc is not None:
+            raise exc
+        return run
+
+    def close(self) -> None:
+        """Stop loading ahead; drop runs loaded and not taken (a stopped batch)."""
+        with self._lock:
+            self._next = len(self._refs)
+            pending, self._pending = self._pending, {}
+        for fut in pending.values():
+            fut.cancel()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
 def local_results(spec: TaskSpec, refs: list[str], jobs: int) -> Iterator[RunResult]:
-    """Audit ``refs`` on ``jobs`` threads (tracker I/O dominates a small run's audit)."""
+    """Audit ``refs`` on ``jobs`` threads (tracker I/O dominates a small run's audit), with
+    up to :func:`read_ahead_depth` runs loaded ahead of them (:class:`ReadAhead`)."""
+    from ..settings import Settings
+
     warm_up()
+    try:  # one plugin (and tracker client) and one Settings for every run of the batch
+        plugin = _plugin(spec.tracker, spec.plugin_options)
+        settings = Settings(**spec.settings)
+        depth = read_ahead_depth()
+    except Exception as exc:
+        for ref in refs:
+            yield RunResult(ref=ref, ok=False, error=one_line("setup", exc))
+        return
+    reader = ReadAhead(plugin, refs, depth) if depth and len(refs) > 1 else None
     pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="mlaudit-batch")
     try:
-        futures = [pool.submit(audit_task, spec, ref) for ref in refs]
+        futures = [pool.submit(audit_one, reader or plugin, ref, settings, write_back=spec.write_back)
+                   for ref in refs]
         for fut in as_completed(futures):
             yield fut.result()
     finally:
+        if reader is not None:
+            reader.close()
         pool.shutdown(wait=True, cancel_futures=True)
 
 
