@@ -149,7 +149,7 @@ def bench_mlflow(n_runs: int, seconds: float, interval: float) -> dict:
     import mlflow
 
     from mlaudit_core.live import LiveConfig, LiveMonitor, LiveThresholds
-    from mlaudit_core.live.sources import MlflowLiveSource
+    from mlaudit_mlflow.live import MlflowLiveSource
     from mlaudit_core.service import StateStore
     from mlaudit_core.settings import Settings
 
@@ -248,7 +248,7 @@ def bench_tensorboard(points: int, seconds: float, interval: float) -> dict:
     from torch.utils.tensorboard import SummaryWriter
 
     from mlaudit_core.live import LiveConfig, LiveMonitor
-    from mlaudit_core.live.sources import TensorBoardLiveSource
+    from mlaudit_tensorboard.live import TensorBoardLiveSource
     from mlaudit_core.service import StateStore
     from mlaudit_core.settings import Settings
 

@@ -7,14 +7,7 @@ Public surface::
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as _dist_version
-
-try:  # the one version string is pyproject.toml's, as installed
-    __version__ = _dist_version("mlaudit")
-except PackageNotFoundError:  # pragma: no cover - a source tree that was never installed
-    __version__ = "0+unknown"
-
+from ._version import __version__  # the one version string: pyproject.toml's, as installed
 from .audit import audit, run_detectors  # noqa: E402
 from .errors import InputError, MissingDependency, MlauditError  # noqa: E402
 from .report import AuditReport, Cause, Finding, Outcome, Severity, report_json_schema  # noqa: E402

@@ -288,7 +288,7 @@ def write_section(read, write, section: str, *, limit: int | None = None,
 
 def verdict_tags(report: AuditReport) -> dict[str, str]:
     """The ``mlaudit.*`` tags for a report (values are short strings every tracker accepts)."""
-    from . import __version__
+    from ._version import __version__
 
     v = report.verdict
     return {

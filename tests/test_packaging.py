@@ -45,7 +45,6 @@ MODULE_EXTRAS = {
     "integrations/mlaudit_mlflow/cli_webhook.py": {"mlflow", "serve"},
     "mlaudit_core/service/batch.py": {"ray"},
     "mlaudit_core/agent": {"mcp"},
-    "mlaudit_core/live/sources.py": {"mlflow", "wandb", "clearml", "tensorboard"},
     # the in-process hooks run inside the user's training, with whichever tracker it uses
     "mlaudit/hooks.py": {"mlflow", "wandb", "frameworks"},
 }

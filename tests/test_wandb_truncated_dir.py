@@ -1,4 +1,4 @@
-"""W&B run folders whose ``.wandb`` stops early (mlaudit_core/formats/wandb_dir.py).
+"""W&B run folders whose ``.wandb`` stops early (integrations/mlaudit_wandb/local_format.py).
 
 The shape of the realworld corpus's wb01/wb02 (aorvieto/VerySimpleTransformer: the
 committed ``.wandb`` stops at step ~3,900 of 62,509 with no exit record, while
@@ -82,7 +82,7 @@ def _cut(src: Path, dst: Path, share: float) -> Path:
 
 
 def test_full_run_is_finished_with_no_truncation_warning(finished):
-    from mlaudit_core.formats import wandb_dir
+    from mlaudit_wandb import local_format as wandb_dir
     from mlaudit_core.rundata import RunStatus
 
     run = wandb_dir.load(finished)
@@ -91,7 +91,7 @@ def test_full_run_is_finished_with_no_truncation_warning(finished):
 
 
 def test_truncated_wandb_with_debug_log_exit_is_finished_and_warns(finished, tmp_path):
-    from mlaudit_core.formats import wandb_dir
+    from mlaudit_wandb import local_format as wandb_dir
     from mlaudit_core.rundata import RunStatus
 
     d = _cut(finished, tmp_path / finished.name, 0.1)
@@ -119,7 +119,7 @@ def test_truncated_wandb_with_debug_log_exit_is_finished_and_warns(finished, tmp
 def test_truncated_wandb_without_debug_log_has_status_from_summary(finished, tmp_path):
     """No exit code anywhere, an old folder, a summary far ahead of the .wandb: ended, exit
     unknown (not running); with a fresh mtime and nothing else, it stays running."""
-    from mlaudit_core.formats import wandb_dir
+    from mlaudit_wandb import local_format as wandb_dir
     from mlaudit_core.rundata import RunStatus
 
     d = _cut(finished, tmp_path / finished.name, 0.1)
@@ -139,7 +139,7 @@ def test_truncated_wandb_without_debug_log_has_status_from_summary(finished, tmp
 
 def test_live_offline_run_stays_running(tmp_path):
     """A real offline run read while its process still runs (it sleeps after logging)."""
-    from mlaudit_core.formats import wandb_dir
+    from mlaudit_wandb import local_format as wandb_dir
     from mlaudit_core.rundata import RunStatus
 
     flag = tmp_path / "logged"
@@ -162,7 +162,7 @@ def test_live_offline_run_stays_running(tmp_path):
 def test_truncated_wandb_with_footer_is_finished(finished, tmp_path):
     """No debug.log, a fresh folder, but output.log ends with the footer ``wandb.finish()`` prints
     (the line of wandb_run.py's ``_footer_sync_info``, appended here: WANDB_SILENT runs omit it)."""
-    from mlaudit_core.formats import wandb_dir
+    from mlaudit_wandb import local_format as wandb_dir
     from mlaudit_core.rundata import RunStatus
 
     d = _cut(finished, tmp_path / finished.name, 0.1)

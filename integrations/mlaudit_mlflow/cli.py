@@ -61,7 +61,7 @@ def register(app: typer.Typer) -> None:
 
         def audit_fn(run, settings):
             from mlaudit_core.audit import audit
-            from mlaudit_core.baseline import audit_with_baselines
+            from mlaudit_core.audit import audit_with_baselines
             from mlaudit_core.baseline.selection import BaselinePolicy, select_baselines
 
             if no_baselines and not baseline:
@@ -139,7 +139,7 @@ def watch_mlflow(
         return source
 
     def make_live(source):
-        from mlaudit_core.live.sources import MlflowLiveSource
+        from mlaudit_mlflow.live import MlflowLiveSource
 
         names = list(dict.fromkeys(experiment))
         return MlflowLiveSource(tracking_uri, source._ids,

@@ -72,7 +72,7 @@ def watch_tensorboard(
     settings = with_notify(settings_or_fail(config), notify or [])
     setup_logging()
     from mlaudit_core.live.cli import run_live_only
-    from mlaudit_core.live.sources import TensorBoardLiveSource
+    from mlaudit_tensorboard.live import TensorBoardLiveSource
     from mlaudit_core.service import StateStore, default_state_path
 
     source = TensorBoardLiveSource(list(logdir))

@@ -50,7 +50,7 @@ def build_server(roots: Roots, config: str | None = None):
     import mcp.types as types
     from mcp.server.lowlevel import Server
 
-    from .. import __version__
+    from .._version import __version__
 
     toolbox = Toolbox(roots, config)
     specs = tool_specs()

@@ -401,10 +401,8 @@ class Toolbox:
         if source == "wandb":
             plugin = get_plugin("wandb")
             local = self._local_ref(ref)
-            if local is not None:
-                from mlaudit_wandb.offline import find_log
-
-                return None, plugin.load(str(find_log(local).parent), offline=True)
+            if local is not None:  # the plugin finds the run file (run dir, wandb/ latest-run)
+                return None, plugin.load(str(local), offline=True)
             return plugin, plugin.load(ref)
         if source == "clearml":
             local = self._local_ref(ref)
@@ -450,10 +448,8 @@ class Toolbox:
             if write_back and local is not None:
                 raise ToolFailure("mlaudit: error: write_back: an offline W&B run folder cannot "
                                   "be written back (sync it, then audit ENTITY/PROJECT/RUN_ID)")
-            if local is not None:
-                from mlaudit_wandb.offline import find_log
-
-                run = plugin.load(str(find_log(local).parent), offline=True)
+            if local is not None:  # the plugin finds the run file (run dir, wandb/ latest-run)
+                run = plugin.load(str(local), offline=True)
             else:
                 run = plugin.load(run_ref)
             progress(1, 3, f"auditing {len(run.metrics):,} points")

@@ -2,8 +2,8 @@
 
 Tracker-agnostic: everything here works on :class:`~mlaudit_core.rundata.RunData`.
 A tracker plugin finds candidate runs; :func:`select_baselines` picks the
-baselines; :func:`compare_to_baselines` turns the comparison into findings for
-:func:`~mlaudit_core.audit.audit`::
+baselines; the orchestration home, :mod:`mlaudit_core.audit`, runs the comparison
+(``compare_to_baselines``: the baseline detectors BL001-BL004) and the audit::
 
     sel = select_baselines(run, plugin.find_baselines(run, policy), policy)
     report = audit(run, settings, extra_findings=compare_to_baselines(run, sel.runs, settings))
@@ -14,13 +14,9 @@ or, with the hypothesis ledger and actions folded into the report,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from ..report import AuditReport, Finding, Hypothesis, NextAction
-from ..rundata import RunData
-from ..settings import Settings
+from ..report import AuditReport, Hypothesis, NextAction
 from .band import Aligned, BandResult, align, compare_band
-from .compare import EMITTED, MetricComparison, attach_baselines, baselines_of, compare_metrics
+from .compare import MetricComparison, attach_baselines, baselines_of, compare_metrics
 from .deltas import LAYERS, Delta, find_deltas
 from .layers import LayerReport, analyse
 from .selection import BASELINE_TAG, BaselinePolicy, Selection, config_matches, select_baselines
@@ -48,53 +44,6 @@ __all__ = [
     "fold_ledger",
     "select_baselines",
 ]
-
-BASELINE_CODES = ("BL001", "BL002", "BL003", "BL004")
-
-
-def compare_to_baselines(
-    run: RunData, baselines: Sequence[RunData], settings: Settings | None = None
-) -> list[Finding]:
-    """Compare ``run`` with ``baselines`` and return the baseline findings (BL001-BL004).
-
-    Pass the result as ``audit(run, settings, extra_findings=...)``: the
-    verdict then says ``regressed`` when a learning metric is worse beyond the
-    baselines' noise band, and does not when it is within noise. The baseline
-    detectors inside that audit see that the comparison was already reported
-    and add nothing twice.
-
-    Args:
-        run: the run under audit.
-        baselines: baseline runs (several seeds of the reference config give the noise band).
-        settings: detector selection and parameters (``[tool.mlaudit.detectors.BL001]``).
-
-    Returns:
-        The findings; empty when ``baselines`` is empty (BL001 then reports
-        "no baseline" as an unknown in the audit). A baseline detector that
-        raises is recorded in ``run.warnings`` and skipped.
-    """
-    from ..detectors import registry
-    from ..detectors.base import Skip
-
-    settings = settings or Settings()
-    attach_baselines(run, baselines)
-    if not baselines:
-        return []
-    reg = registry()
-    out: list[Finding] = []
-    for code in BASELINE_CODES:
-        if code not in reg or not settings.is_selected(code):
-            continue
-        cls = reg[code]
-        try:
-            out.extend(cls().check(run, settings.params_for(cls)))
-        except Skip:
-            continue
-        except Exception as exc:  # never abort the audit for one comparison
-            run.warnings.append(f"{code} {cls.name} errored: {type(exc).__name__}: {exc}")
-    run.cache[EMITTED] = True
-    return out
-
 
 def fold_ledger(report: AuditReport) -> AuditReport:
     """Move the BL003 hypothesis ledger and its first discriminating test into the report.
@@ -135,14 +84,18 @@ def fold_ledger(report: AuditReport) -> AuditReport:
     return report
 
 
-def audit_with_baselines(
-    run: RunData, baselines: Sequence[RunData], settings: Settings | None = None
-) -> AuditReport:
-    """``audit`` with the baseline comparison, the ledger folded into the report.
+#: Names that moved to the orchestration home (:mod:`mlaudit_core.audit`, issue 22) and keep
+#: their old public path here: resolved on first use, so this package never imports upwards
+#: while the core runs (tests/test_import_graph.py).
+_MOVED = {"compare_to_baselines": "mlaudit_core.audit", "audit_with_baselines": "mlaudit_core.audit",
+          "BASELINE_CODES": "mlaudit_core.audit"}
 
-    Raises nothing of its own; see :func:`mlaudit_core.audit.audit`.
-    """
-    from ..audit import audit
 
-    extra = compare_to_baselines(run, baselines, settings)
-    return fold_ledger(audit(run, settings, extra_findings=extra))
+def __getattr__(name: str):
+    if name in _MOVED:
+        from ..audit import BASELINE_CODES, audit_with_baselines, compare_to_baselines
+
+        return {"compare_to_baselines": compare_to_baselines,
+                "audit_with_baselines": audit_with_baselines,
+                "BASELINE_CODES": BASELINE_CODES}[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -25,15 +25,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import InputError
-from ..report import AuditReport, DetectorRun, Finding, Severity, Verdict
-from ..roles import is_higher_better
 from ..rundata import ConsoleLine, MetricTable, RunData, RunIdentity, RunStatus
-from ..settings import Settings
 from .classify import CIVerdict, classify
 from .context import attach_context, context_of, recomputed
 from .gates import MAX_BYTES, is_golden_file, iter_files, parse_pins, scan_ci_yaml, scan_python
 from .golden import TooBig, TooDeep, load_values
-from .logs import env_changes_in, read_lines, read_log_lines, scan_logs, window
+from .logs import env_changes_in, read_lines, scan_logs, window
 from .model import CIContext, Gate, Line, ValueSet, metric_id
 from .trace import confine, trace_tests
 
@@ -323,160 +320,15 @@ def _golden_run(ctx: CIContext) -> RunData | None:
     )
 
 
-def audit_ci(
-    repo: Path,
-    logs: Sequence[Path],
-    golden: Sequence[Path] = (),
-    claims: Path | None = None,
-    settings: Settings | None = None,
-) -> AuditReport:
-    """Run the whole CI audit and return the report (redacted).
-
-    Args:
-        repo, logs, golden: see :func:`collect`.
-        claims: a text file (PR description, results note) whose numeric claims are checked.
-        settings: detector selection (``ignore`` applies) and parameters.
-
-    Raises:
-        InputError: bad inputs (see :func:`collect`; an unreadable claims file).
-    """
-    from .. import __version__
-    from ..audit import run_detectors
-    from ..claims import REGRESSION, apply_claims, attach_claims
-    from ..redact import redact_report
-
-    settings = settings or Settings()
-    claims_text = None
-    if claims is not None:
-        if not claims.is_file():
-            raise InputError(f"--claims {claims}: file not found")
-        claims_text = "\n".join(
-            cl.text for cl in read_log_lines(claims, str(claims), option="--claims")
-        )
-    from ..evidence import collect as collect_evidence
-    from .context import _RECOMPUTE
-
-    ev = collect_evidence(repo, logs, golden)  # the evidence pass (`mlaudit evidence`): collect
-    ctx, console = ev.context, ev.console
-    run = build_run(ctx, console)
-    attach_context(run, ctx)
-    run.cache[_RECOMPUTE] = ev.recomputed  # recomputed once, by the evidence pass
-    sub = settings.model_copy(update={"select": ["CI"]})
-    findings, det_runs = run_detectors(run, sub)
-    v = classify(findings, ctx)
-    if claims_text is not None:
-        from ..baseline.compare import attach_baselines
-
-        g = _golden_run(ctx)
-        if g is not None:
-            attach_baselines(run, [g])
-        regressed = v.cause.value in ("model_convergence", "correctness_bug")
-        run.cache[REGRESSION] = {
-            "regressed": regressed,
-            "why": ("the CI audit found " + v.cause.value.replace("_", " ") + ": " + v.summary)
-            if regressed
-            else f"the CI audit found no model regression ({v.cause.value}): {v.summary}",
-        }
-        attach_claims(run, claims_text, _display(claims, repo))
-        cl_findings, cl_runs = run_detectors(run, settings.model_copy(update={"select": ["CL"]}))
-        findings += cl_findings
-        det_runs += cl_runs
-    report = _report(run, ctx, findings, det_runs, v)
-    report.tool_version = __version__
-    if claims_text is not None:
-        apply_claims(report)
-    return redact_report(report)
+#: Names that moved to the orchestration home (:mod:`mlaudit_core.audit`, issue 22) and keep
+#: their old public path here: resolved on first use, so this package never imports upwards
+#: while the core runs (tests/test_import_graph.py).
+_MOVED = {"audit_ci": "mlaudit_core.audit"}
 
 
-def _report(
-    run: RunData, ctx: CIContext, findings: list[Finding], det_runs: list[DetectorRun], v: CIVerdict
-) -> AuditReport:
-    from ..audit import run_ref
+def __getattr__(name: str):
+    if name == "audit_ci":
+        from ..audit import audit_ci
 
-    ordered = sorted(findings, key=lambda f: (-f.severity.rank, f is not v.primary, f.code))
-    key_metrics: dict[str, dict[str, float | int | str | None]] = {}
-    import numpy as np
-
-    for r in recomputed(run):
-        st, vals = r.actual.series(r.actual.find(r.metric) or r.metric)
-        fin = np.isfinite(vals)
-        if not fin.any():
-            continue
-        st, vals = st[fin], vals[fin]
-        hib = is_higher_better(r.metric)
-        ib = int(np.argmax(vals) if hib else np.argmin(vals))
-        # first/best/final as for a run (the report's table), then the golden comparison figures
-        # the same fields as verdict.key_metrics (the renderers read them), then the golden comparison
-        directional = not r.is_timing
-        key_metrics[r.metric] = {
-            "key": r.metric,
-            "points": int(vals.size),
-            "finite_points": int(vals.size),
-            "first": float(vals[0]),
-            "best": float(vals[ib]) if directional else None,
-            "best_step": int(st[ib]) if directional else None,
-            "min": float(vals.min()),
-            "max": float(vals.max()),
-            "final": float(vals[-1]),
-            "final_step": int(st[-1]),
-            "median": float(np.median(vals)),
-            "max_abs": r.max_abs,
-            "max_rel": r.max_rel,
-            "mean_rel": r.mean_rel,
-            "golden_median": r.median_golden,
-            "actual_median": r.median_actual,
-            "golden_source": r.golden.source,
-        }
-    unknowns = [
-        f"{d.code} {d.name}: {d.reason}" for d in det_runs if d.status in ("skipped", "errored")
-    ]
-    if not ctx.goldens:
-        unknowns.append(
-            "no golden values were found or given (--golden): the gates could not be recomputed"
-        )
-    if ctx.goldens and not ctx.actuals:
-        unknowns.append("no actual metric values in the logs: the gates could not be recomputed")
-    named = {metric_id(m) for m in ctx.failed_metrics}
-    have = {metric_id(r.metric) for r in recomputed(run)}
-    for m in ctx.failed_metrics:
-        if metric_id(m) not in have:
-            unknowns.append(
-                f"the log reports {m!r} as failed, but no golden/actual values for it were given"
-            )
-    for g in ctx.gates:
-        if g.kind in ("approximate", "deterministic") and ctx.checked_metrics is None and not named:
-            unknowns.append(
-                "which metrics this job checks is not declared in the repo; all configured gates "
-                "were taken as active"
-            )
-            break
-    unknowns += ctx.notes
-    conclusions = list(
-        dict.fromkeys(
-            v.conclusions
-            + [
-                f.message
-                for f in ordered
-                if f.severity.rank >= Severity.ERROR.rank and f.family != "ci"
-            ]
-        )
-    )[:6]
-    return AuditReport(
-        run=run_ref(run),
-        verdict=Verdict(
-            outcome=v.outcome,
-            cause=v.cause,
-            confidence=round(v.confidence, 2),
-            summary=v.summary,
-            inconclusive=v.cause.value == "inconclusive",
-        ),
-        findings=ordered,
-        key_metrics=key_metrics,
-        hypotheses=v.hypotheses,
-        conclusions=conclusions,
-        unknowns=unknowns,
-        surprising=[f.message for f in findings if f.code == "CI006"],
-        next_actions=v.actions[:8],
-        detectors=det_runs,
-        warnings=[],
-    )
+        return audit_ci
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

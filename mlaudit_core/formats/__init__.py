@@ -6,7 +6,9 @@ Ultralytics ``results.csv``, timm ``summary.csv``, generic step/epoch CSVs), JSO
 logs (detectron2 ``metrics.json``, mmdetection ``*.log.json``, DETR ``log.txt``,
 LLaMA-Factory ``trainer_log.jsonl``), console logs (engine: :mod:`.consolelog`),
 TensorBoard log directories, MLflow file stores, W&B run folders and ClearML offline
-sessions. ``docs/formats.md`` lists them with how each is detected.
+sessions (the last three readers come with their tracker plugins, registered in the
+``mlaudit.formats`` entry-point group). ``docs/formats.md`` lists them with how each is
+detected.
 
 Public API (stable; ``benchmarks/diagnosis_eval.py`` and the ``mlaudit PATH`` command
 use it)::
@@ -62,9 +64,15 @@ from pathlib import Path
 from ..errors import InputError
 from ..rundata import RunData
 
-#: Built-in readers, in tie-break order (earlier wins at equal confidence).
+#: Tie-break order of the readers (earlier wins at equal confidence); readers not named here
+#: come after these, in the order found.
+ORDER = ("trainer_state", "ultralytics", "lightning_csv", "keras_csv", "timm_csv", "jsonlines",
+         "mlflow_store", "wandb_dir", "clearml_offline", "tensorboard", "generic_csv", "console")
+#: Readers of this package (no tracker plugin needed). ``wandb_dir``, ``clearml_offline`` and
+#: ``tensorboard`` come with their tracker plugins, through the ``mlaudit.formats`` entry points
+#: like any third-party reader (the core names no tracker; issue 22).
 BUILTIN = ("trainer_state", "ultralytics", "lightning_csv", "keras_csv", "timm_csv", "jsonlines",
-           "mlflow_store", "wandb_dir", "clearml_offline", "tensorboard", "generic_csv", "console")
+           "mlflow_store", "generic_csv", "console")
 
 #: Confidence at or above which a folder (or a file inside a walked folder) is taken as a run.
 CLAIM = 0.5
@@ -125,7 +133,8 @@ def readers() -> dict[str, object]:
             warnings.warn(f"format reader {ep.name!r} has no sniff()/load(); left out", stacklevel=2)
             continue
         out[getattr(obj, "NAME", ep.name)] = obj
-    return out
+    rank = {name: i for i, name in enumerate(ORDER)}
+    return dict(sorted(out.items(), key=lambda kv: rank.get(kv[0], len(ORDER))))  # stable
 
 
 def _sniff(reader, path: Path) -> float:

@@ -212,7 +212,7 @@ def close_all(lstore: LiveStore, ref: str) -> int:
 def alert_report(event: LiveEvent, run: RunRef) -> AuditReport:
     """The alert as an :class:`AuditReport` (outcome ``running``): the same finding and evidence
     models as a post-hoc report, so every renderer and the notification payloads read it."""
-    from .. import __version__
+    from .._version import __version__
 
     f = event.finding
     base = event.slot.split(":", 1)[0]

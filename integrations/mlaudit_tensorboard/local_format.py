@@ -30,7 +30,7 @@ def sniff(path: Path) -> float:
         return 0.8 if "tfevents" in path.name else 0.0
     if _has_events(path):
         return 0.8
-    from mlaudit_tensorboard.reader import run_dirs
+    from .reader import run_dirs
 
     try:
         subs = [d for d in path.iterdir() if d.is_dir()]
@@ -47,7 +47,7 @@ def sniff(path: Path) -> float:
 
 
 def list_runs(path: Path) -> list[Path]:
-    from mlaudit_tensorboard.reader import event_files, run_dirs
+    from .reader import event_files, run_dirs
 
     if path.is_file():
         return []
@@ -56,6 +56,6 @@ def list_runs(path: Path) -> list[Path]:
 
 
 def load(path: Path):
-    from mlaudit_tensorboard.reader import load_logdir
+    from .reader import load_logdir
 
     return load_logdir(path)

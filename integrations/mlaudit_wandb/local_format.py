@@ -19,8 +19,8 @@ import re
 import time
 from pathlib import Path
 
-from ..errors import InputError
-from ._common import flat_params, read_yaml
+from mlaudit_core.errors import InputError
+from mlaudit_core.formats._common import flat_params, read_yaml
 
 NAME = "wandb_dir"
 DETECTS = "W&B run folder (run-<id>.wandb and/or files/wandb-summary.json, output.log)"
@@ -70,7 +70,7 @@ def load(path: Path):
             raise InputError(f"{path}: not a W&B run folder (no run-<id>.wandb, no files/wandb-summary.json)")
         path = runs[-1]
     if any(path.glob("*.wandb")):
-        from ..plugins import get_plugin
+        from mlaudit_core.plugins import get_plugin
 
         run = get_plugin("wandb").load(str(path), offline=True)
         _check_summary(run, path)
@@ -145,7 +145,7 @@ def _check_summary(run, path: Path) -> None:
     ``.wandb`` or ``output.log`` changed in the last :data:`RECENT_S` seconds and has
     neither an exit code nor a footer): a live offline run is never called finished.
     """
-    from ..rundata import RunStatus
+    from mlaudit_core.rundata import RunStatus
 
     data = _read_summary(path)
     hist_max = max((int(run.metrics.series(k).steps.max()) for k in run.metrics.keys
@@ -200,9 +200,9 @@ def _add_console_history(run, path: Path, hist_max) -> None:
     out = path / "files" / "output.log"
     if not out.is_file() or out.stat().st_size == 0:
         return
-    from mlaudit_wandb.mapping import console_from_text
+    from mlaudit_core.formats.consolelog import FACT_PREFIX, enrich_from_console
 
-    from .consolelog import FACT_PREFIX, enrich_from_console
+    from .mapping import console_from_text
 
     try:
         console = console_from_text(out.read_text("utf-8", "replace"))
@@ -227,18 +227,18 @@ def _add_console_history(run, path: Path, hist_max) -> None:
 
 
 def _from_files(path: Path):
-    from .consolelog import load_logs
+    from mlaudit_core.formats.consolelog import load_logs
 
     files = path / "files"
     warnings: list[str] = []
     out = files / "output.log"
     if out.is_file() and out.stat().st_size > 0:
         run = load_logs([out], name=path.name)
-        from .console import split_launches
+        from mlaudit_core.formats.console import split_launches
 
         split_launches(run, out.name)
     else:
-        from ..rundata import RunData, RunIdentity
+        from mlaudit_core.rundata import RunData, RunIdentity
 
         run = RunData(identity=RunIdentity(tracker="wandb", id=path.name, name=path.name))
         warnings.append(f"{path}: no files/output.log either; only the summary values are known")

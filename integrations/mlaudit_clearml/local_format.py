@@ -10,7 +10,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from ._common import head_text
+from mlaudit_core.formats._common import head_text
 
 NAME = "clearml_offline"
 DETECTS = "ClearML offline session (task.json, metrics.jsonl)"
@@ -34,6 +34,6 @@ def sniff(path: Path) -> float:
 
 
 def load(path: Path):
-    from mlaudit_clearml.offline import load_offline
+    from .offline import load_offline
 
     return load_offline(path)

@@ -1,0 +1,185 @@
+"""``TensorBoardLiveSource``: what ``mlaudit watch tensorboard --live`` follows (moved from
+``mlaudit_core/live/sources.py``, issue 22; the shapes it returns are there).
+
+One log directory per run; every event file is read from the byte offset where the last poll
+stopped (whole records only), and console files (``*.log``, ``*.out``, ``*.txt``) in the
+directory from theirs.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+
+from mlaudit_core.live.sources import RunInfo, Tail
+
+log = logging.getLogger("mlaudit.live")
+
+
+class TensorBoardLiveSource:
+    """Local TensorBoard log directories, one run each (see the module docstring).
+
+    TensorBoard records no run status: a directory whose files have not grown for
+    ``ended_after_s`` (default 24 h) is taken as ended and no longer polled.
+    """
+
+    tracker = "tensorboard"
+    can_stop = False
+    #: no run status: a stall is reported only with a heartbeat (the console still growing)
+    has_status = False
+    CONSOLE_SUFFIXES = (".log", ".out", ".txt")
+    #: Most console bytes read per file per poll (a runaway log cannot stall the poll).
+    CONSOLE_MAX_BYTES = 4 * 1024 * 1024
+
+    def __init__(self, logdirs: list[Path], ended_after_s: float = 86400.0) -> None:
+        self.logdirs = [Path(p).resolve() for p in logdirs]
+        self.ended_after_s = ended_after_s
+        self.requests = 0
+
+    def _files(self, root: Path) -> tuple[list[Path], list[Path]]:
+        from mlaudit_tensorboard.reader import event_files
+
+        events = event_files(root)
+        console = []
+        for dirpath, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if d != "mlaudit"]
+            for f in files:
+                if f.endswith(self.CONSOLE_SUFFIXES):
+                    console.append(Path(dirpath) / f)
+        return events, sorted(console)
+
+    def list_running(self) -> dict[str, RunInfo]:
+        out = {}
+        now = time.time()
+        for root in self.logdirs:
+            if not root.is_dir():
+                continue
+            events, console = self._files(root)
+            if not events:
+                continue
+            newest = max(p.stat().st_mtime for p in events + console)
+            if now - newest > self.ended_after_s:
+                continue
+            out[str(root)] = RunInfo(ref=str(root), name=root.name, project=str(root.parent))
+        return out
+
+    def status(self, ref: str) -> str:
+        root = Path(ref)
+        if not root.is_dir():
+            return "gone"
+        return "running" if str(root) in self.list_running() else "ended"
+
+    def read(self, infos: list[RunInfo], cursors: dict[str, dict],
+             keys: dict[str, set[str]] | None = None) -> dict[str, Tail]:
+        """New records of every event file (all tags: a file is read once either way) and new
+        whole lines of the console files, from their byte offsets in ``cursors``."""
+        from mlaudit_tensorboard.reader import read_event_file
+
+        tails = {}
+        for info in infos:
+            root = Path(info.ref)
+            cur = cursors.setdefault(info.ref, {})
+            offsets = cur.setdefault("offsets", {})
+            lines = cur.setdefault("lines", {})
+            tail = tails[info.ref] = Tail()
+            events, console = self._files(root)
+            for f in events:
+                name = str(f.relative_to(root))
+                off = int(offsets.get(name, 0))
+                size = f.stat().st_size
+                if size <= off:
+                    continue
+                with open(f, "rb") as fh:
+                    fh.seek(off)
+                    data = fh.read(size - off)
+                whole = _whole_records(data)
+                if not whole:
+                    continue
+                self.requests += 1
+                rel = f.parent.relative_to(root).as_posix()
+                prefix = "" if rel == "." else rel + "/"
+                pts = _decode_records(data[:whole], name, prefix, read_event_file)
+                for key, (s, w, v) in pts.items():
+                    acc = tail.points.setdefault(key, ([], [], []))
+                    acc[0].extend(s)
+                    acc[1].extend(w)
+                    acc[2].extend(v)
+                offsets[name] = off + whole
+            for key, (s, w, v) in list(tail.points.items()):
+                import numpy as np
+
+                order = np.lexsort((np.asarray(w), np.asarray(s)))  # by step, then wall time
+                tail.points[key] = (np.asarray(s)[order].tolist(), np.asarray(w)[order].tolist(),
+                                    np.asarray(v)[order].tolist())
+            for f in console:
+                name = str(f.relative_to(root))
+                off = int(offsets.get(name, 0))
+                size = f.stat().st_size
+                if size < off:  # truncated or replaced: start again
+                    off, lines[name] = 0, 0
+                if size == off:
+                    continue
+                with open(f, "rb") as fh:
+                    fh.seek(off)
+                    data = fh.read(min(size - off, self.CONSOLE_MAX_BYTES))
+                end = data.rfind(b"\n") + 1  # whole lines only
+                if end == 0:
+                    continue
+                n0 = int(lines.get(name, 0))
+                for i, line in enumerate(data[:end].decode("utf-8", "replace").splitlines()):
+                    tail.console.append((name, n0 + i + 1, line))
+                lines[name] = n0 + data[:end].count(b"\n")
+                offsets[name] = off + end
+                mtime = f.stat().st_mtime  # the console grew: the process is alive (heartbeat)
+                tail.system_wall = max(tail.system_wall or 0.0, mtime)
+        return tails
+
+    def write_live(self, ref: str, tag: str, doc: dict) -> None:
+        import json
+
+        out = Path(ref) / "mlaudit"
+        out.mkdir(exist_ok=True)
+        tmp = out / "live.json.tmp"
+        tmp.write_text(json.dumps({"tag": tag, **doc}, indent=1, default=str), encoding="utf-8")
+        os.replace(tmp, out / "live.json")
+
+    def end_live(self, ref: str) -> None:
+        pass
+
+    def request_stop(self, ref: str, message: str) -> str:
+        return "TensorBoard has no remote stop (use mlaudit.hooks stop_on= in the training script)"
+
+
+def _whole_records(data: bytes) -> int:
+    """Bytes of ``data`` made of whole TFRecord frames (``u64 len | u32 crc | data | u32 crc``)."""
+    import struct
+
+    off, n = 0, len(data)
+    while off + 12 <= n:
+        length = struct.unpack_from("<Q", data, off)[0]
+        end = off + 16 + length
+        if end > n:
+            break
+        off = end
+    return off
+
+
+def _decode_records(data: bytes, name: str, prefix: str, read_event_file) -> dict:
+    """Scalars of whole records, through the post-hoc reader (vectorised tier + TensorBoard's
+    protobuf for the rest): the bytes go to a temporary file it reads."""
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".tfevents.live", delete=True) as tmp:
+        tmp.write(data)
+        tmp.flush()
+        notes: list[str] = []
+        warnings: list[str] = []
+        fp = read_event_file(Path(tmp.name), prefix, notes, warnings)
+    out: dict[str, tuple[list, list, list]] = {}
+    for c, name in enumerate(fp.names):  # one vectorised selection per tag
+        m = fp.codes == c
+        if m.any():
+            out[name] = (fp.steps[m].tolist(), fp.walls[m].tolist(), fp.values[m].tolist())
+    return out
