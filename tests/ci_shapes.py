@@ -284,3 +284,174 @@ def run_job(
     path = repo.parent / "ci.log"
     path.write_text("\n".join(log))
     return path
+
+
+# --- the old code on the same runner: a CI job that runs the base branch beside the PR --------
+
+GIT = [
+    "git",
+    "-c",
+    "user.name=ci",
+    "-c",
+    "user.email=ci@example.invalid",
+    "-c",
+    "init.defaultBranch=main",
+]
+
+
+def make_git_repo(root: Path, test_py: str, new_train: str, **kw) -> Path:
+    """A fixture repository under git: ``main`` holds the code that recorded the golden values,
+    branch ``pr`` the change under test (``new_train`` replaces ``train.py``)."""
+    repo = make_repo(root, test_py, **kw)
+    run = dict(cwd=repo, check=True, capture_output=True, timeout=60)
+    subprocess.run([*GIT, "init", "-q"], **run)
+    subprocess.run([*GIT, "add", "-A"], **run)
+    subprocess.run([*GIT, "commit", "-q", "-m", "golden values recorded"], **run)
+    subprocess.run([*GIT, "checkout", "-q", "-b", "pr"], **run)
+    (repo / "train.py").write_text(new_train)
+    subprocess.run([*GIT, "commit", "-q", "-am", "the change under test"], **run)
+    return repo
+
+
+def _bk(lines: list[str], t0: int = 1_764_600_000_000) -> list[str]:
+    """Buildkite's raw job log framing: every line starts with an APC timestamp
+    ``ESC _bk;t=<ms> BEL`` (https://buildkite.com/docs/pipelines/managing-log-output)."""
+    out = []
+    for i, block in enumerate(lines):
+        for ln in block.split("\n"):
+            out.append(f"\x1b_bk;t={t0 + 7 * len(out) + i}\x07{ln}")
+    return out
+
+
+def _gh(lines: list[str]) -> list[str]:
+    """GitHub Actions' downloaded job log: an ISO-8601 timestamp before every line."""
+    out = []
+    for block in lines:
+        for ln in block.split("\n"):
+            out.append(f"2026-12-01T19:{len(out) // 60 % 60:02d}:{len(out) % 60:02d}.1234567Z {ln}")
+    return out
+
+
+def run_two_versions(
+    repo: Path,
+    cfg: dict,
+    env: dict | None = None,
+    system: str = "plain",
+    header: str = "",
+    name: str = "ci.log",
+) -> Path:
+    """One CI job that runs the suite on the base branch (``git checkout main``) and then on the
+    change under test (``git checkout pr``), on the same machine, for real: git, ``train.py`` and
+    pytest in subprocesses. ``system``: ``plain`` (commands echoed as ``$ cmd``), ``buildkite``
+    (``--- `` / ``+++ `` sections, ``_bk;t=`` timestamps, pytest's own ANSI colours) or
+    ``github`` (``##[group]Run cmd`` groups, ISO timestamps)."""
+    e = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1", **(env or {}))
+    e.pop("PYTEST_ADDOPTS", None)
+    (repo / "config.json").write_text(json.dumps(cfg))
+    log: list[str] = [header] if header else []
+    color = ["--color=yes"] if system == "buildkite" else []
+    steps = [
+        ("main", "Reference: the base branch (main) on this agent"),
+        ("pr", "Tests on the PR"),
+    ]
+    for ref, title in steps:
+        if system == "buildkite":
+            log.append(("--- :git: " if ref == "main" else "+++ :pytest: ") + title)
+        elif system == "github":
+            log.append(f"##[group]Run git checkout {ref}")
+        for cmd in (
+            [*GIT, "checkout", "-q", ref],
+            [sys.executable, "train.py", "config.json"],
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", *color, "tests"],
+        ):
+            shown = " ".join(["git", *cmd[len(GIT) :]] if cmd[0] == "git" else ["python", *cmd[1:]])
+            if system != "github" or cmd[0] != "git":
+                log.append(f"$ {shown}")
+            p = subprocess.run(cmd, cwd=repo, env=e, capture_output=True, text=True, timeout=300)
+            log += [p.stdout, p.stderr]
+        if system == "github":
+            log.append("##[endgroup]")
+    if system == "buildkite":
+        log = _bk(log)
+    elif system == "github":
+        log = _gh(log)
+    path = repo.parent / name
+    path.write_text("\n".join(log))
+    return path
+
+
+# --- final metrics compared as a mapping: results == pytest.approx({...}) ----------------------
+
+EVALUATE = """\
+import json
+
+m = json.load(open("metrics.json"))
+tail = m["loss"][-5:]
+json.dump({"eval_loss": m["loss"][-1], "loss_tail": sum(tail) / len(tail)}, open("eval_results.json", "w"))
+"""
+
+#: the expected final metrics written in the test (``%(...)r`` filled with recorded values)
+MAPPING_LITERAL_TEST = """\
+import json
+
+import pytest
+
+EXPECTED = {"eval_loss": %(eval_loss)r, "loss_tail": %(loss_tail)r}
+
+
+def test_eval_results():
+    results = json.load(open("eval_results.json"))
+    assert results == pytest.approx(EXPECTED, rel=1e-4)
+"""
+
+MAPPING_FILE_TEST = """\
+import json
+
+import pytest
+
+
+def test_eval_results():
+    golden = json.load(open("golden_eval.json"))
+    results = json.load(open("eval_results.json"))
+    assert results == pytest.approx(golden, rel=1e-4)
+"""
+
+
+def make_mapping_repo(root: Path, literal: bool) -> Path:
+    """A repository whose test compares the job's final metrics (``eval_results.json``) with
+    expected values, as a mapping, with ``pytest.approx(rel=1e-4)``; the expected values are
+    recorded by running the good config for real (written into the test, or ``golden_eval.json``)."""
+    repo = make_repo(root, "", files={"evaluate.py": EVALUATE})
+    e = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    (repo / "config.json").write_text(json.dumps(GOOD))
+    for cmd in (["train.py", "config.json"], ["evaluate.py"]):
+        subprocess.run([sys.executable, *cmd], cwd=repo, env=e, check=True, timeout=120)
+    ev = json.loads((repo / "eval_results.json").read_text())
+    if literal:
+        (repo / "tests" / "test_convergence.py").write_text(MAPPING_LITERAL_TEST % ev)
+    else:
+        (repo / "golden_eval.json").write_text(json.dumps(ev))
+        (repo / "tests" / "test_convergence.py").write_text(MAPPING_FILE_TEST)
+    for f in ("eval_results.json", "metrics.json", "config.json"):
+        (repo / f).unlink()
+    return repo
+
+
+def run_eval_job(repo: Path, cfg: dict, env: dict | None = None) -> Path:
+    """The job: train, evaluate, pytest (subprocesses); returns the log."""
+    e = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", **(env or {}))
+    e.pop("PYTEST_ADDOPTS", None)
+    (repo / "config.json").write_text(json.dumps(cfg))
+    log = []
+    for cmd in (
+        ["train.py", "config.json"],
+        ["evaluate.py"],
+        ["-m", "pytest", "-p", "no:cacheprovider", "-rA", "tests"],
+    ):
+        p = subprocess.run(
+            [sys.executable, *cmd], cwd=repo, env=e, capture_output=True, text=True, timeout=300
+        )
+        log += [f"$ python {' '.join(cmd)}", p.stdout, p.stderr]
+    path = repo.parent / "ci.log"
+    path.write_text("\n".join(log))
+    return path

@@ -57,6 +57,48 @@ def _github(report, machine_stdout: bool) -> None:
         for line in annotations(report):
             print(line, file=stream)
         stream.flush()
+    if os.environ.get("BUILDKITE") == "true":
+        _buildkite(report)
+
+
+def _buildkite(report) -> None:
+    """Buildkite (the agent sets ``BUILDKITE=true`` in every job): the same Markdown as GitHub's
+    job summary becomes a build annotation, ``buildkite-agent annotate --style STYLE --context
+    mlaudit-ci`` with the body on stdin (re-running the step replaces it: same context). A
+    missing agent or a failed call is one warning line; the audit's exit code is unchanged."""
+    import os
+    import shutil
+    import subprocess
+
+    from mlaudit_core.ci.github import buildkite_style, step_summary
+
+    agent = shutil.which("buildkite-agent")
+    if agent is None:
+        typer.echo(
+            "mlaudit: warning: BUILDKITE=true but buildkite-agent is not on PATH; no annotation",
+            err=True,
+        )
+        return
+    context = os.environ.get("MLAUDIT_BUILDKITE_CONTEXT", "mlaudit-ci")
+    try:
+        p = subprocess.run(
+            [agent, "annotate", "--style", buildkite_style(report), "--context", context],
+            input=step_summary(report),
+            text=True,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        typer.echo(f"mlaudit: warning: buildkite-agent annotate failed ({exc})", err=True)
+        return
+    if p.returncode != 0:
+        err = (p.stderr or p.stdout).strip().splitlines()
+        typer.echo(
+            f"mlaudit: warning: buildkite-agent annotate exited {p.returncode}"
+            + (f": {err[-1][:200]}" if err else ""),
+            err=True,
+        )
 
 
 def register(app: typer.Typer) -> None:
@@ -111,6 +153,7 @@ def register(app: typer.Typer) -> None:
 
         from mlaudit_core.ci import audit_ci
         from mlaudit_core.errors import MlauditError
+
         from ._common import emit, exit_code, fail, settings_or_fail, write_out
 
         settings = settings_or_fail(config)

@@ -30,7 +30,7 @@ from .classify import CIVerdict, classify
 from .context import attach_context, context_of, recomputed
 from .gates import MAX_BYTES, is_golden_file, iter_files, parse_pins, scan_ci_yaml, scan_python
 from .golden import TooBig, TooDeep, load_values
-from .logs import env_changes_in, read_lines, scan_logs, window
+from .logs import _REF_FILE, env_changes_in, read_lines, scan_logs, window
 from .model import CIContext, Gate, Line, ValueSet, metric_id
 from .trace import confine, trace_tests
 
@@ -98,8 +98,11 @@ def collect(
     text_logs = []
     for p in logs:
         if p.suffix.lower() in (".json", ".csv", ".tsv", ".npy", ".npz"):
+            # a value file named for the old code (metrics_main.json, reference_metrics.csv)
+            side = "reference" if _REF_FILE.search(p.stem) else "actual"
             try:
-                ctx.actuals += load_values(p, "actual", _display(p, repo))
+                for s in load_values(p, side, _display(p, repo)):
+                    _add_set(ctx, s)
             except (TooDeep, TooBig) as exc:
                 ctx.notes.append(f"--logs {exc}")
         else:
@@ -161,16 +164,21 @@ def collect(
             ctx.notes.append(f"--golden {exc}")
             continue
         for s in ctx_sets:
-            (ctx.goldens if s.role == "golden" else ctx.actuals).append(s)
+            _add_set(ctx, s)
     if not golden:
         for f in found_golden:
             try:
                 for s in load_values(f, "golden", _display(f, repo)):
-                    (ctx.goldens if s.role == "golden" else ctx.actuals).append(s)
+                    _add_set(ctx, s)
             except InputError as exc:
                 ctx.notes.append(f"golden file skipped: {exc}")
     # follow the log's tests into their source: the files they read, tolerances read from them
-    given_by_name = {q.name: q for q in [*logs, *golden]}
+    # files of the old code are not what the failing test read
+    given_by_name = {
+        q.name: q
+        for q in [*logs, *golden]
+        if not (q in logs and q.suffix.lower() != ".log" and _REF_FILE.search(q.stem))
+    }
     for rel, (data, sources) in trace_tests(
         repo, ctx, given_by_name, load_golden=not golden
     ).items():
@@ -230,6 +238,10 @@ def collect(
                 Line(key[0], lineno, lines[idx].text.strip(), window(lines, idx, 3), "source")
             )
     return ctx, console
+
+
+def _add_set(ctx: CIContext, s: ValueSet) -> None:
+    {"golden": ctx.goldens, "reference": ctx.references}.get(s.role, ctx.actuals).append(s)
 
 
 def _name_unnamed_gates(ctx: CIContext) -> None:

@@ -37,6 +37,7 @@ from ..report import Cause, Finding, Hypothesis, NextAction, Outcome
 from ..signal import fmt
 from .model import CIContext
 from .recompute import DRIFT_MAX_EXCESS, DRIFT_REL
+from .reference import decisive, describe
 
 _DATA_EXC = (
     "FileNotFoundError",
@@ -117,7 +118,9 @@ def _pattern(c: dict, an: dict) -> str:
         f", atol={fmt(c['atol'])}" if c.get("atol") and c.get("kind") != "approx" else ""
     )
     signs = (
-        f"mixed signs ({an['n_pos']} above, {an['n_neg']} below golden)"
+        "too few elements for a sign pattern"
+        if an["n"] < 3
+        else f"mixed signs ({an['n_pos']} above, {an['n_neg']} below golden)"
         if an["sign"] == "mixed"
         else f"one-signed ({an['n_pos'] if an['sign'] == 'positive' else an['n_neg']} of "
         f"{an['n_pos'] + an['n_neg']} {'above' if an['sign'] == 'positive' else 'below'} golden)"
@@ -130,7 +133,7 @@ def _pattern(c: dict, an: dict) -> str:
             and an["outside_from_step"] != an["onset_step"]
             else ""
         )
-        if an.get("onset_step") is not None
+        if an.get("onset_step") is not None and an["n"] >= 3
         else ""
     )
     log = an.get("log")
@@ -142,8 +145,15 @@ def _pattern(c: dict, an: dict) -> str:
             else f"; differs from the log's assertion ({log['source']}:{log['line']}: "
             f"{log.get('n_mismatch')} / {log.get('n_total')} mismatched)"
         )
+    keys = an.get("dict_keys") or []
+    scope = (
+        f" (key {an.get('metric')!r} of the mapping compared there; {an['dict_outside']} of "
+        f"{len(keys)} keys outside)"
+        if len(keys) > 1
+        else ""
+    )
     return (
-        f"{an['n_outside']} of {an['n']} elements outside {tol} ({c['path']}:{c['line']}), "
+        f"{an['n_outside']} of {an['n']} elements outside {tol} ({c['path']}:{c['line']}){scope}, "
         f"max rel {fmt(an['max_rel'], 3)}, median rel {fmt(an['median_rel'], 3)}, "
         f"{fmt(an['excess'], 3)}x the allowed deviation, {signs}"
         + (f", {where}" if where else "")
@@ -296,7 +306,9 @@ def classify(findings: list[Finding], ctx: CIContext) -> CIVerdict:
         tight = [n for n in noise if n.facts.get("metric") == f.facts["metric"]]
         rtols = [c["rtol"] for c in f.facts.get("checks", []) if c.get("rtol") and c.get("active")]
         first_off = (
-            f.facts.get("first_rel") is not None
+            # a single value (a final metric of a dict) has no first step to be off at
+            (f.facts.get("n_common") or 2) > 1
+            and f.facts.get("first_rel") is not None
             and rtols
             and math.isfinite(f.facts["first_rel"])
             and f.facts["first_rel"] > min(rtols)
@@ -304,7 +316,8 @@ def classify(findings: list[Finding], ctx: CIContext) -> CIVerdict:
         fa = _failing_analysis(f)
         drift_like = (
             fa is not None
-            and fa[1]["sign"] == "mixed"
+            # one or two values (final metrics) have no sign pattern: their size decides
+            and (fa[1]["sign"] == "mixed" or fa[1]["n"] < 3)
             and (
                 fa[1]["max_rel"] <= DRIFT_REL
                 or (
@@ -316,7 +329,44 @@ def classify(findings: list[Finding], ctx: CIContext) -> CIVerdict:
             and not (first_off and f.facts["first_rel"] > DRIFT_REL)
             and not (f.facts.get("band") and f.facts["band"].get("verdict") == "worse")
         )
-        if drift_like:
+        # the old code on the same runner decides when the logs hold it: drift moves old and
+        # new code alike, a change under test moves only the new code
+        ref = decisive(ctx, f.facts["metric"])
+        old_ok = ref is not None and ref.reproduces is True
+        old_fails = ref is not None and ref.reproduces is False
+        if old_ok:
+            fa_ = fa
+            pat = (
+                f" {f.facts['metric']}: {_pattern(*fa_)}." if fa_ is not None else f" {f.message}."
+            )
+            cause = Cause.CORRECTNESS_BUG if first_off else Cause.MODEL_CONVERGENCE
+            v = CIVerdict(
+                Outcome.REGRESSED,
+                cause,
+                0.85 if ref.same_runner else 0.75,
+                "A real change, not numerical drift: "
+                + describe(ref)
+                + ", while the new code fails it."
+                + pat
+                + (
+                    " The deviations are drift-sized, but drift would move the old code too."
+                    if drift_like
+                    else ""
+                ),
+                f,
+                rule="regression_old_code" if not first_off else "first_step",
+            )
+            v.actions.append(
+                NextAction(
+                    action="Bisect the commits between the old code and this one on the same "
+                    "runner and image; do not refresh the golden values and do not widen the "
+                    "tolerance",
+                    why="the old code still reproduces the golden values where the new code does "
+                    "not: the change under test moved them",
+                    cost="hours",
+                )
+            )
+        elif drift_like:
             c, an = fa
             envs = ctx.env_changes
             env_txt = (
@@ -330,11 +380,15 @@ def classify(findings: list[Finding], ctx: CIContext) -> CIVerdict:
             v = CIVerdict(
                 Outcome.SUCCEEDED,
                 Cause.METRIC_POLICY,
-                0.8 if envs else 0.6,
+                0.9 if old_fails else 0.5 if an["n"] < 3 else 0.8 if envs else 0.6,
                 f"Numerical drift{env_txt}, not a model regression: {f.facts['metric']}: "
                 + _pattern(c, an)
                 + (
-                    ". Small deviations of both signs just past a tight tolerance: the gate is "
+                    f". A deviation within {fmt(an['excess'], 3)}x of the tolerance on "
+                    f"{an['n']} value(s): drift-sized, but one or two values show no sign "
+                    "pattern, so run the old code on this runner to tell drift from a change."
+                    if an["n"] < 3
+                    else ". Small deviations of both signs just past a tight tolerance: the gate is "
                     "tighter than the platform's numerical noise."
                     if an["excess"] <= DRIFT_MAX_EXCESS
                     else f". Deviations of both signs within numerical precision (max rel "
@@ -342,7 +396,9 @@ def classify(findings: list[Finding], ctx: CIContext) -> CIVerdict:
                     "round-off level, tighter than the platform's numerical noise."
                 )
                 + (
-                    ""
+                    f" Confirmed: {describe(ref)}."
+                    if old_fails
+                    else ""
                     if envs
                     else " No environment change was seen in the logs; confirm with a rerun on the old image."
                 ),
@@ -373,15 +429,16 @@ def classify(findings: list[Finding], ctx: CIContext) -> CIVerdict:
                     cost="minutes",
                 )
             )
-            v.actions.append(
-                NextAction(
-                    action="To confirm, run the last green commit on this runner and image: if it "
-                    "still reproduces the golden values within the current tolerance, the change "
-                    "under test moved them (a real change, not drift)",
-                    why="drift moves old and new code alike; a regression moves only the new code",
-                    cost="minutes",
+            if not old_fails:
+                v.actions.append(
+                    NextAction(
+                        action="To confirm, run the last green commit on this runner and image: if it "
+                        "still reproduces the golden values within the current tolerance, the change "
+                        "under test moved them (a real change, not drift)",
+                        why="drift moves old and new code alike; a regression moves only the new code",
+                        cost="minutes",
+                    )
                 )
-            )
         elif in_band or (tight and not f.facts.get("band")):
             n = (in_band or tight)[0]
             v = CIVerdict(
@@ -445,6 +502,11 @@ def classify(findings: list[Finding], ctx: CIContext) -> CIVerdict:
                     else f"outside at every step from step {an['onset_step']}"
                 )
                 pat = f" {f.facts['metric']}: {_pattern(c, an)} ({why_real}: not numerical drift)."
+            if old_fails:
+                extra += (
+                    f" But {describe(ref)}: the environment, not the change under test, moved "
+                    "the values."
+                )
             v = CIVerdict(
                 Outcome.REGRESSED,
                 Cause.MODEL_CONVERGENCE,
@@ -462,12 +524,35 @@ def classify(findings: list[Finding], ctx: CIContext) -> CIVerdict:
             )
             v.actions.append(
                 NextAction(
-                    action="Bisect between the last green commit and this one with the same "
+                    action="Bisect the environment change (image, driver, libraries) with the "
+                    "old code: it fails the gate too"
+                    if old_fails
+                    else "Bisect between the last green commit and this one with the same "
                     "config and image; do not refresh the golden values",
                     why="the loss left its tolerance: the change under test made training worse",
                     cost="hours",
                 )
             )
+    elif drift and (ref0 := decisive(ctx)) is not None and ref0.reproduces:
+        f = drift[0]
+        v = CIVerdict(
+            Outcome.SUCCEEDED,
+            Cause.METRIC_POLICY,
+            0.6,
+            "The change under test moved the values within tolerance, not the environment: "
+            f"{describe(ref0)}, while the new code is not bit-identical ({f.message.split('. Numerical')[0]}).",
+            f,
+            rule="exact_code_change",
+        )
+        v.actions.append(
+            NextAction(
+                action="If the numerical change is intended (operation order, a fused kernel), "
+                "re-record the golden values with this commit; otherwise bisect the commits since "
+                "the old code",
+                why="the old code reproduces the golden values bit-exactly on this runner",
+                cost="minutes",
+            )
+        )
     elif drift:
         f = drift[0]
         new = _new_env(ctx)
@@ -575,6 +660,13 @@ def classify(findings: list[Finding], ctx: CIContext) -> CIVerdict:
                 "missing": "was neither in --logs nor in the repository",
                 "refused": "is outside the repository (not opened)",
             }.get(x.status, f"could not be read ({x.detail})")
+            r0 = decisive(ctx)
+            if r0 is not None:
+                said += f" Note: {describe(r0)}: " + (
+                    "the change under test, not the environment, moved the values."
+                    if r0.reproduces
+                    else "the environment moved the values for the old code too."
+                )
             v = CIVerdict(
                 Outcome.UNKNOWN,
                 Cause.INCONCLUSIVE,
@@ -673,37 +765,53 @@ def _ledger(
     loss_txt: str,
 ) -> list[Hypothesis]:
     r = v.rule
+    ref = decisive(ctx)
+    ref_for = [describe(ref)] if ref is not None and ref.reproduces else []
+    ref_against = [describe(ref)] if ref is not None and ref.reproduces is False else []
     hs = [
         _hyp(
             "model/convergence regression: the change under test made training worse",
-            r == "regression",
+            r in ("regression", "regression_old_code"),
             Cause.MODEL_CONVERGENCE,
             "rerun the last green commit on the same image and hardware; a regression reproduces there only "
             "with the new code",
-            for_=[v.summary] if r == "regression" else [],
+            for_=([v.summary] if r in ("regression", "regression_old_code") else []) + ref_for,
             against=(
-                ["the deviations are drift-sized: " + v.summary.split(": ", 1)[-1]]
-                if r == "tolerance_drift"
-                else rejected_by
+                (
+                    ["the deviations are drift-sized: " + v.summary.split(": ", 1)[-1]]
+                    if r == "tolerance_drift"
+                    else rejected_by
+                )
+                if r not in ("regression", "regression_old_code")
+                else []
             )
-            if r != "regression"
-            else [],
+            + ref_against,
         ),
         _hyp(
             "numerical drift from an environment change (image, library, hardware)",
-            True if r in ("exact_drift", "tolerance_drift") else None if ctx.env_changes else False,
+            False
+            if ref_for
+            else True
+            if r in ("exact_drift", "tolerance_drift")
+            else None
+            if ctx.env_changes
+            else False,
             Cause.METRIC_POLICY,
             "rerun the job twice on the new image (bit-identical to each other) and once on the old image "
             "(matches the old golden values)",
             for_=([v.summary] if r == "tolerance_drift" else [])
+            + ref_against
             + [f.message for f in by.get("CI003", [])]
             + [
                 f"{e.name}: {e.old or '?'} -> {e.new or '?'} ({e.source}:{e.line})"
                 for e in ctx.env_changes[:2]
             ],
-            against=[]
-            if r in ("exact_drift", "tolerance_drift") or ctx.env_changes
-            else ["no environment change seen in the logs"],
+            against=ref_for
+            + (
+                []
+                if r in ("exact_drift", "tolerance_drift") or ctx.env_changes
+                else ["no environment change seen in the logs"]
+            ),
         ),
         _hyp(
             "test setup: golden values of another length or step interval",

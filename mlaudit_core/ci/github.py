@@ -1,4 +1,5 @@
-"""Where CI users look: a GitHub Actions job summary and annotations for the failing gate.
+"""Where CI users look: a GitHub Actions job summary and annotations for the failing gate, and
+a Buildkite build annotation.
 
 * :func:`step_summary` renders the Markdown written (appended) to the file named by
   ``GITHUB_STEP_SUMMARY`` (GitHub's job summary; 1 MiB per step, so the text is capped at
@@ -8,7 +9,11 @@
   GitHub documents: ``%``, ``\\r``, ``\\n`` in the message as ``%25``, ``%0D``, ``%0A``, and
   also ``:`` and ``,`` in properties as ``%3A``, ``%2C``.
 
-Both read only the finished :class:`~mlaudit_core.report.AuditReport` (already redacted).
+* :func:`buildkite_style` picks the style of the Buildkite annotation (``buildkite-agent
+  annotate --style error|warning|info|success``) whose body is the same Markdown (Buildkite
+  renders CommonMark with GitHub's extensions, 1 MiB per annotation).
+
+All read only the finished :class:`~mlaudit_core.report.AuditReport` (already redacted).
 """
 
 from __future__ import annotations
@@ -159,3 +164,20 @@ def step_summary(report: AuditReport) -> str:
     if len(text.encode()) > SUMMARY_LIMIT:
         text = head + "\n(full report omitted: over GitHub's 1 MiB summary limit)\n"
     return text
+
+
+def buildkite_style(report: AuditReport) -> str:
+    """The annotation style for a verdict: ``error`` for a regression or a crash, ``warning``
+    for anything not judged or slow, ``success`` when healthy, else ``info`` (a gate or drift
+    problem: the model is fine, the gate needs a change)."""
+    v = report.verdict
+    if v.outcome.value in ("regressed", "crashed", "diverged") or v.cause.value in (
+        "model_convergence",
+        "correctness_bug",
+    ):
+        return "error"
+    if v.cause.value == "healthy":
+        return "success"
+    if v.outcome.value in ("unknown", "slow") or v.cause.value == "inconclusive":
+        return "warning"
+    return "info"

@@ -103,6 +103,8 @@ def read_json_capped(path: Path, source: str):
 
 _GOLDEN = {"golden", "expected", "reference", "ref", "baseline", "before", "old"}
 _ACTUAL = {"actual", "new", "after", "observed", "current", "candidate", "measured"}
+#: column markers of the old code rerun beside the new one (``loss_main``, ``loss_previous``)
+_REFERENCE = {"main", "master", "base", "previous", "prev", "parent", "rerun", "reverted", "revert"}
 _STEP_COLS = ("step", "steps", "iteration", "iter", "epoch", "global_step", "it")
 
 
@@ -155,8 +157,8 @@ def _split_column(col: str) -> tuple[str, str | None, str]:
     toks = re.split(r"[_\s]+", col.strip())
     for i, t in enumerate(toks):
         low = t.lower()
-        if i > 0 and (low in _GOLDEN or low in _ACTUAL):
-            side = "golden" if low in _GOLDEN else "actual"
+        if i > 0 and (low in _GOLDEN or low in _ACTUAL or low in _REFERENCE):
+            side = "golden" if low in _GOLDEN else "actual" if low in _ACTUAL else "reference"
             return "_".join(toks[:i]), side, "_".join(toks[i:])
     return col.strip(), None, ""
 

@@ -11,6 +11,21 @@ Metric values are read from the common training-log shapes:
 * key/value with a step: ``step 10 loss=1.23 acc: 0.5``, ``epoch 3: val_loss=0.41``
 * Python dict literals (Hugging Face Trainer): ``{'loss': 0.52, 'epoch': 1.0, 'step': 10}``
   (read with :func:`ast.literal_eval`, never evaluated)
+
+Logs as CI systems store them are read as the job printed them (:func:`clean_line`): ANSI
+colour / cursor sequences, Buildkite's per-line timestamps (``ESC _bk;t=1700000000000 BEL``),
+the ISO timestamps of GitHub Actions' downloaded logs (``2024-05-01T12:00:00.1234567Z``) and
+of GitLab's ``FF_TIMESTAMPS`` (``...Z 00O+``), and GitLab's ``section_start:`` /
+``section_end:`` markers are removed; line numbers are kept.
+
+A log can hold runs of two code versions: the change under test and the *old* code (a step
+that checks out the base branch / previous commit, a reference job's log). Lines after a
+version switch (``git checkout main``, ``HEAD~1``, a Buildkite ``--- `` / ``+++ `` / ``~~~ ``
+or GitHub ``##[group]`` section titled "reference" / "baseline" / "previous commit", a log
+file named ``*main*`` / ``*reference*`` / ``*base*``) belong to that version: their test
+outcomes, assertion figures and metric values are kept apart (``ref_tests``,
+``ref_assertions``, ``references``) so the failing run is judged on its own values, and the old
+code's results tell drift (old code fails too) from a real change (old code still passes).
 """
 
 from __future__ import annotations
@@ -103,6 +118,139 @@ _A_LEN_TORCH = re.compile(
     r"'shape' do not match: torch\.Size\(\[(\d+)\]\) != torch\.Size\(\[(\d+)\]\)"
 )
 _A_SCALAR = re.compile(r"assert " + _F + r" == " + _F + r" ± " + _F)
+
+
+# -- CI systems' log framing ---------------------------------------------------------------
+#: ANSI: CSI sequences (colours, cursor), OSC / APC strings (Buildkite's ``ESC _bk;t=... BEL``
+#: timestamps, links ``ESC ]1339;... BEL``) ended by BEL or ST, and lone two-byte escapes
+_ANSI = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]_P^X][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]"
+)
+#: a timestamp a CI system puts before every line: GitHub Actions' downloaded logs
+#: (``2024-05-01T12:00:00.1234567Z ``), GitLab FF_TIMESTAMPS (``2024-05-14T11:19:20.000000Z 00O+``)
+_TS_PREFIX = re.compile(
+    r"^\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)\]?"
+    r"(?: [0-9a-f]{2}[OE]\+?)? ?"
+)
+_GITLAB_SECTION = re.compile(r"section_(?:start|end):\d+:[\w.\-]+(?:\[[^\]]*\])?\r?")
+
+
+def clean_line(text: str) -> str:
+    """The text a CI job printed, without the CI system's framing (see the module docstring).
+
+    >>> clean_line("\x1b_bk;t=1700000000000\x07\x1b[31mFAILED\x1b[0m tests/t.py::test_a")
+    'FAILED tests/t.py::test_a'
+    """
+    if "\x1b" in text or "\x9b" in text:
+        text = _ANSI.sub("", text)
+    if "section_" in text:
+        text = _GITLAB_SECTION.sub("", text)
+    if text[:1] in "[0123456789" and len(text) >= 20:
+        text = _TS_PREFIX.sub("", text, count=1)
+    if "\r" in text:  # a progress line redrawn with carriage returns shows its last state
+        parts = [p for p in text.split("\r") if p.strip()]
+        text = parts[-1] if parts else ""
+    return text
+
+
+# -- which code version a log segment ran ---------------------------------------------------
+#: a version switch: ``git checkout [-f] REF``, ``git switch REF``, ``git worktree add DIR REF``
+_CHECKOUT = re.compile(
+    r"\bgit\s+(?:-C\s+\S+\s+)?(?:checkout|switch)\s+(?:-[-\w]+\s+)*(?P<ref>[^\s;&|'\"]+)(?P<rest>.*)"
+    r"|\bgit\s+worktree\s+add\s+(?:-[-\w]+\s+)*\S+\s+(?P<ref2>[^\s;&|'\"]+)"
+)
+_HEAD_AT = re.compile(r"HEAD is now at (?P<sha>[0-9a-f]{7,40})\b")
+#: a section title: Buildkite ``--- `` / ``+++ `` / ``~~~ ``, GitHub ``##[group]``, a ``::group::``
+_SECTION_TITLE = re.compile(r"^(?:(?:---|\+\+\+|~~~) |##\[group\]|::group::)(?P<t>.+)$")
+#: a checkout target that is the old code
+_REF_TARGET = re.compile(
+    r"^(?:(?:origin|upstream)/)?(?:main|master|trunk)$|^HEAD(?:~\d*|\^+)$|^@(?:~\d*|\^+)$|"
+    r"base|reference|last[-_]?green|previous|parent|baseline|merge[-_]base|BASE_REF|"
+    r"TARGET_BRANCH|BASE_BRANCH|BASE_SHA|BASE_COMMIT",
+    re.IGNORECASE,
+)
+#: a section title (or log file name) that names the old code
+_REF_TITLE = re.compile(
+    r"\breference\b|\bbaseline\b|\bprevious (?:commit|version|release|code|build)\b|"
+    r"\bparent commit\b|\blast[- ]green\b|\bold code\b|\bbase (?:branch|commit|code|sha|ref)\b|"
+    r"\bon (?:origin/)?(?:main|master)\b|[@(\[] ?(?:origin/)?(?:main|master)\b|"
+    r"\b(?:main|master) (?:branch|commit|code)\b|\brevert(?:ed|ing)?\b|HEAD(?:~\d*|\^+)",
+    re.IGNORECASE,
+)
+#: a section title that names the change under test
+_CAND_TITLE = re.compile(
+    r"\b(?:PR|pull request|merge request|MR|candidate|new code|this (?:commit|change|PR)|"
+    r"feature branch|change under test)\b|\bHEAD\b(?![~^])",
+)
+_REF_FILE = re.compile(
+    r"(?:^|[_\-.\s/])(?:main|master|base|baseline|reference|ref|previous|prev|parent|"
+    r"old|lastgreen|last[-_]green|revert(?:ed)?)(?=$|[_\-.\s/])",
+    re.IGNORECASE,
+)
+#: the runner / agent a job ran on
+_RUNNER = re.compile(
+    r"(?:Runner name|Agent name|BUILDKITE_AGENT_NAME|RUNNER_NAME)\s*[:=]\s*['\"]?(?P<n>[\w.\-]+)"
+    r"|\bRunning on (?P<g>[\w.\-]+) via\b",
+    re.IGNORECASE,
+)
+#: a statement about the old code (a reporter's note, a PR description, a bisect step)
+_OLD_CODE = re.compile(
+    r"\b(?:old|previous|parent|base|baseline|reference|last[- ]green|prior)\s+"
+    r"(?:code|commit|version|build|run|job|sha|branch|revision|release)\b|"
+    r"\b(?:origin/)?(?:main|master)(?![.\w/])(?:\s+(?:branch|commit|build|job|code))?|"
+    r"HEAD(?:~\d*|\^+)|\brevert(?:ing|ed)?\b|\bthe commit before\b|\bbefore (?:the|this) (?:PR|change|commit)\b",
+    re.IGNORECASE,
+)
+_OLD_YES = re.compile(
+    r"\b(?:still\s+)?(?:reproduces?|reproduced|reproducing|matches|matched|passes|passed|"
+    r"is within|stays within|within tolerance|restores?|restored|recovers?|green)\b",
+    re.IGNORECASE,
+)
+_OLD_NO = re.compile(
+    r"\b(?:also|too|as well|likewise|equally)\b[^.;]*\bfail|\bfail(?:s|ed)?\b[^.;]*\b(?:too|as well|also)\b|"
+    r"\b(?:also|both)\b[^.;]*\b(?:drift|differ|diverge)|\bfails? the same\b|\bsame (?:failure|drift|values)\b",
+    re.IGNORECASE,
+)
+_OLD_ABOUT = re.compile(
+    r"golden|expected|reference|tolerance|values?|test|gate|assert", re.IGNORECASE
+)
+
+
+def ref_statement(text: str) -> bool | None:
+    """What a prose line says about the old code: True (it still reproduces the golden
+    values / passes), False (it fails the same way too), None (it says neither)."""
+    if not _OLD_CODE.search(text) or not _OLD_ABOUT.search(text):
+        return None
+    if _OLD_NO.search(text):
+        return False
+    if _OLD_YES.search(text) and not re.search(
+        r"\b(?:not|no longer|never|doesn't|does not)\b[^.;]*\b(?:reproduce|match|pass)",
+        text,
+        re.IGNORECASE,
+    ):
+        return True
+    return None
+
+
+def version_cue(text: str) -> tuple[str, str] | None:
+    """(role, label) when a line switches the code version: ``("reference", "git checkout main")``
+    or ``("candidate", "git checkout -f 3f2a...")``; None for any other line."""
+    m = _CHECKOUT.search(text) if "git" in text else None
+    if m:
+        ref = m["ref"] or m["ref2"]
+        rest = m["rest"] or ""
+        if ref == "--" or re.match(r"\s+--\s", rest + " ") or ref.startswith("-"):
+            return None  # `git checkout REF -- path`: files, not a version switch
+        role = "reference" if _REF_TARGET.search(ref) else "candidate"
+        return role, text.strip()[:200]
+    t = _SECTION_TITLE.match(text)
+    if t:
+        title = t["t"].strip()
+        if _REF_TITLE.search(title):
+            return "reference", title[:200]
+        if _CAND_TITLE.search(title):
+            return "candidate", title[:200]
+    return None
 
 
 def parse_assertion(block: list[str]) -> dict | None:
@@ -240,7 +388,7 @@ def read_log_lines(
         raise UnreadableLog(f"{option} {exc}") from None
     except OSError as exc:
         raise UnreadableLog(f"{option} {path}: cannot be read ({exc.strerror or exc})") from None
-    lines = [ConsoleLine(source or str(path), n, t) for n, t in reader]
+    lines = [ConsoleLine(source or str(path), n, clean_line(t)) for n, t in reader]
     if notes is not None:
         notes += reader.warnings
     return lines
@@ -355,16 +503,53 @@ def scan_logs(
 
     every: list[ConsoleLine] = []
     for path, name in files:
-        lines = read_log_lines(path, name, ctx.notes)
+        # a list of ConsoleLine: lines read already (mlaudit logs shares its one pass, evidence.py)
+        lines = path if isinstance(path, list) else read_log_lines(path, name, ctx.notes)
         every += lines
         series: dict[str, tuple[list[int], list[float]]] = {}
+        ref_series: dict[str, dict[str, tuple[list[int], list[float]]]] = {}
         section: str | None = None
         eblock: list[str] = []
         eline = 0
+        # the code version of the current segment: a log file named for the old code is the
+        # old code's until a version switch says otherwise
+        stem = Path(name).name.rsplit(".", 1)[0]
+        role, label = (
+            ("reference", f"log file {name}") if _REF_FILE.search(stem) else ("candidate", "")
+        )
         for i, cl in enumerate(lines):
             t = cl.text
             if not t.strip():
                 continue
+            if ("git" in t or t[:1] in "-+~#:") and not is_annotation(t):
+                cue = version_cue(t.strip())
+                if cue:
+                    titled = (
+                        role == cue[0] and label and not label.startswith(("$", "git", "log file"))
+                    )
+                    is_checkout = "git" in cue[1] and not _SECTION_TITLE.match(t.strip())
+                    # a section titled for the old code, then its checkout: keep both
+                    role, label = (cue[0], f"{label}; {cue[1]}") if titled and is_checkout else cue
+                elif role == "reference" and "HEAD is now at" in t:
+                    hm = _HEAD_AT.search(t)
+                    if hm and hm["sha"] not in label:
+                        label = f"{label} (HEAD {hm['sha']})"
+            if ("unner" in t or "gent" in t or " via " in t) and name not in ctx.runners:
+                rm = _RUNNER.search(t)
+                if rm:
+                    ctx.runners[name] = rm["n"] or rm["g"]
+            if not _TEST.match(t.strip()):
+                said = ref_statement(t) if _OLD_CODE.search(t) else None
+                if said is not None and len(ctx.ref_statements) < 20:
+                    ctx.ref_statements.append(
+                        Line(
+                            name,
+                            cl.lineno,
+                            t.strip()[:400],
+                            window(lines, i, window_lines),
+                            "reference:" + ("reproduces" if said else "fails"),
+                        )
+                    )
             if t.startswith(("_", "E")) or (eblock and ".py:" in t):
                 sm_ = _SECTION.match(t.strip()) if t.startswith("_") else None
                 if sm_:
@@ -380,13 +565,14 @@ def scan_logs(
                 if lm and eblock:
                     fig = parse_assertion(eblock)
                     if fig:
-                        ctx.assertions.append(
+                        (ctx.ref_assertions if role == "reference" else ctx.assertions).append(
                             LogAssertion(
                                 test=section,
                                 source=name,
                                 line=eline,
                                 text=eblock[0].strip()[:300],
                                 location=f"{lm['f']}:{lm['l']}",
+                                segment=label if role == "reference" else "",
                                 **fig,
                             )
                         )
@@ -403,7 +589,7 @@ def scan_logs(
                 test = tm.group("t1") or tm.group("t2")
                 outcome = (tm.group("o1") or tm.group("o2")).lower()
                 path_part, _, func = test.partition("::")
-                ctx.tests.append(
+                (ctx.ref_tests if role == "reference" else ctx.tests).append(
                     TestResult(
                         test,
                         path_part,
@@ -412,6 +598,7 @@ def scan_logs(
                         name,
                         cl.lineno,
                         (tm.group("m1") or "").strip(),
+                        segment=label if role == "reference" else "",
                     )
                 )
             fm = _FAILED_METRICS.search(t) if "failed:" in low else None
@@ -422,7 +609,7 @@ def scan_logs(
                 ctx.failed_metrics_line = Line(
                     name, cl.lineno, t.strip(), window(lines, i, window_lines), "failure"
                 )
-            am = _ASSERT_CMP.search(t) if "assert" in low else None
+            am = _ASSERT_CMP.search(t) if "assert" in low and role != "reference" else None
             if am:
                 test = next(
                     (
@@ -439,7 +626,8 @@ def scan_logs(
                 )
             # substring prefilters first: most lines of a long log match none of these
             if (
-                ("time" in low or "longer than" in low)
+                role != "reference"
+                and ("time" in low or "longer than" in low)
                 and _free_timeout(t)
                 and not _TIMEOUT_NOT.search(t)
             ):
@@ -458,19 +646,24 @@ def scan_logs(
             step, pairs = parse_metric_pairs(t)
             if pairs and (step is not None):
                 ctx.metric_lines.append(Line(name, cl.lineno, t.strip(), [], "metric"))
+                into = ref_series.setdefault(label, {}) if role == "reference" else series
                 for k, v in pairs.items():
-                    s, vals = series.setdefault(k, ([], []))
+                    s, vals = into.setdefault(k, ([], []))
                     s.append(step)
                     vals.append(v)
         if series:
             ctx.actuals.append(ValueSet(name, "actual", "log", series))
+        for lab, ser in ref_series.items():
+            ctx.references.append(ValueSet(name, "reference", lab or "reference", ser))
         # the section header names the function; the summary line gives the node id
-        for a in ctx.assertions:
+        for a, tests in [(a, ctx.tests) for a in ctx.assertions] + [
+            (a, ctx.ref_tests) for a in ctx.ref_assertions
+        ]:
             if a.source == name and a.test and "::" not in a.test:
                 hit = next(
                     (
                         r.test
-                        for r in ctx.tests
+                        for r in tests
                         if r.outcome in ("failed", "error")
                         and r.source == name
                         and (

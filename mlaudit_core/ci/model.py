@@ -138,6 +138,8 @@ class TestResult:
     source: str
     line: int
     message: str = ""
+    #: how the log names the code version that ran it (reference segments only)
+    segment: str = ""
 
 
 @dataclass
@@ -166,6 +168,7 @@ class LogAssertion:
     expected: float | None = None
     tolerance: float | None = None
     location: str | None = None  # "tests/test_x.py:25" of the raising line
+    segment: str = ""  # the code version that printed it (reference segments only)
 
 
 @dataclass
@@ -184,6 +187,28 @@ class TracedInput:
     line: int
     how: str = ""  # json.load / np.load / pd.read_csv / open
     detail: str = ""
+
+
+@dataclass
+class ReferenceRun:
+    """Evidence about the *old* code on the same runner: the previous commit / base branch /
+    a reference job, run beside the failing one (see :mod:`.reference`).
+
+    ``reproduces`` is True when the old code still reproduces the golden values within the
+    gate's tolerance, False when it fails the same gate too, None when not stated.
+    """
+
+    kind: str  # session (a test run in the logs) | values (its metric values) | statement
+    source: str
+    line: int
+    text: str
+    label: str = ""  # how the log names the old code ("git checkout main", "HEAD~1", ...)
+    reproduces: bool | None = None
+    test: str | None = None
+    metric: str | None = None
+    figures: dict = field(default_factory=dict)
+    runner: str | None = None  # the runner / agent the old code ran on, when the log names it
+    same_runner: bool | None = None
 
 
 @dataclass
@@ -216,6 +241,16 @@ class CIContext:
     notes: list[str] = field(default_factory=list)
     assertions: list[LogAssertion] = field(default_factory=list)
     traced: list[TracedInput] = field(default_factory=list)
+    #: test outcomes / assertion figures / metric values of the old code (reference segments)
+    ref_tests: list[TestResult] = field(default_factory=list)
+    ref_assertions: list[LogAssertion] = field(default_factory=list)
+    references: list[ValueSet] = field(default_factory=list)
+    #: what the logs say about the old code on the same runner (filled by :mod:`.reference`)
+    reference: list[ReferenceRun] = field(default_factory=list)
+    #: statements about the old code found in the logs, before they are matched to a test
+    ref_statements: list[Line] = field(default_factory=list)
+    #: log source -> the runner / agent name it states (``Runner name: 'gpu-3'``)
+    runners: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-compatible dict (NaN values become ``None``)."""
@@ -257,13 +292,17 @@ class CIContext:
             "exceptions": Line,
             "assertions": LogAssertion,
             "traced": TracedInput,
+            "ref_tests": TestResult,
+            "ref_assertions": LogAssertion,
+            "reference": ReferenceRun,
+            "ref_statements": Line,
         }
         kw: dict[str, Any] = {}
         try:
             for k, v in d.items():
                 if k in kinds:
                     kw[k] = [kinds[k](**x) for x in v or []]
-                elif k in ("goldens", "actuals"):
+                elif k in ("goldens", "actuals", "references"):
                     kw[k] = [
                         ValueSet(
                             x["source"],

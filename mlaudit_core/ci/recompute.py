@@ -296,7 +296,10 @@ def match_log(check: CheckOutcome, ctx: CIContext) -> None:
     ours_abs = an["max_abs_outside"] if x.among_violations else an["max_abs"]
     ours_rel = an["max_rel_outside"] if x.among_violations else an["max_rel"]
     if x.kind == "approx" and x.n_total and x.n_total > 1:
-        ours_abs, ours_rel = an["max_abs_outside"], an["max_rel_outside_vs_actual"]
+        # pytest's ApproxSequenceLike divides by the obtained value, ApproxMapping by the
+        # expected one (_pytest/approx.py, _repr_compare)
+        ours_abs = an["max_abs_outside"]
+        ours_rel = an["max_rel_outside"] if an.get("mapping") else an["max_rel_outside_vs_actual"]
     agree = []
     if x.n_mismatch is not None:
         agree.append(x.n_mismatch == an["n_outside"])
@@ -306,6 +309,44 @@ def match_log(check: CheckOutcome, ctx: CIContext) -> None:
         if theirs is not None and ours is not None:
             agree.append(math.isclose(theirs, ours, rel_tol=tol, abs_tol=1e-12))
     an["log_agrees"] = all(agree) if agree else None
+
+
+def _match_log_mapping(recs: list[Recompute], ctx: CIContext) -> None:
+    """One comparison of a mapping (``results == pytest.approx({"loss": .., "acc": ..})``) is
+    recomputed key by key (one :class:`Recompute` per key); the log's assertion covers all the
+    keys at once. Aggregate the keys' figures per gate (elements, mismatches, maxima) and set
+    each key's ``log_agrees`` from the aggregate; ``dict_keys`` / ``dict_outside`` name them."""
+    groups: dict[tuple, list[CheckOutcome]] = {}
+    for r in recs:
+        if r.n_common != 1:
+            continue
+        for c in r.checks:
+            if c.analysis is not None and "n" in c.analysis and c.gate.metric is None:
+                key = (c.gate.path, c.gate.line, c.gate.function, r.golden.source)
+                groups.setdefault(key, []).append(c)
+    for cs in groups.values():
+        if len(cs) < 2:
+            continue
+        ans = [c.analysis for c in cs]
+        agg = {
+            "n": sum(a["n"] for a in ans),
+            "n_outside": sum(a["n_outside"] for a in ans),
+            "max_abs": max(a["max_abs"] for a in ans),
+            "max_rel": max(a["max_rel"] for a in ans),
+            "max_abs_outside": max((a["max_abs_outside"] or 0.0) for a in ans) or None,
+            "max_rel_outside": max((a["max_rel_outside"] or 0.0) for a in ans) or None,
+            "max_rel_outside_vs_actual": max((a["max_rel_outside_vs_actual"] or 0.0) for a in ans)
+            or None,
+        }
+        probe = CheckOutcome(cs[0].gate, None, analysis=dict(agg, mapping=True))
+        match_log(probe, ctx)
+        keys = [c.analysis.get("metric") for c in cs]
+        for c in cs:
+            c.analysis["dict_keys"] = keys
+            c.analysis["dict_outside"] = agg["n_outside"]
+            if "log" in probe.analysis:
+                c.analysis["log"] = probe.analysis["log"]
+                c.analysis["log_agrees"] = probe.analysis.get("log_agrees")
 
 
 def gate_applies(gate: Gate, metric: str, all_metrics: list[str]) -> bool:
@@ -567,6 +608,7 @@ def recompute(ctx: CIContext, k: float = 2.0) -> list[Recompute]:
                     and (c.passed is False or gate.function in logged_tests or gate.dtype)
                 ):
                     c.analysis = analyse(gate, common, a, g)
+                    c.analysis["metric"] = rec.metric
                     if gate.dtype in ("float32", "float16", "bfloat16"):
                         # torch compares in the tensor's dtype: the verdict follows the cast values
                         c.passed = c.analysis["n_outside"] == 0
@@ -639,6 +681,10 @@ def recompute(ctx: CIContext, k: float = 2.0) -> list[Recompute]:
             rec.spread_rel = float(np.nanmedian(spread))
         _activity(rec, ctx)
         out.append(rec)
+    _match_log_mapping(out, ctx)
+    from .reference import find_reference
+
+    find_reference(ctx, out)  # the old code's results on the same runner, per failing gate
     return out
 
 

@@ -30,6 +30,13 @@ says golden / expected / reference / baseline) or actual, and looked up:
 Names bound to a loaded JSON document (``GOLDEN = json.load(open(...))``) are
 handed to the gate scanner so tolerances read from the file
 (``pytest.approx(ref, rel=GOLDEN["rtol"])``) are known.
+
+Expected values written in the test itself are golden values too
+(:func:`literal_goldens`): ``results == pytest.approx({"eval_loss": 0.41, "acc": 0.88},
+rel=1e-3)``, ``EXPECTED = {...}`` at module or function level, ``approx(0.41)`` against
+``metrics["eval_loss"]``, ``assert_allclose(m["loss"], [2.30, 2.11])``, read with
+:func:`ast.literal_eval` (never evaluated). A dict is compared key by key, as pytest.approx
+does (a mapping of scalars; pytest refuses nested containers with a ``TypeError``).
 """
 
 from __future__ import annotations
@@ -391,6 +398,10 @@ def trace_tests(
             elif name in args and name in fixtures:
                 extra.append(fixtures[name])
         loads = _loads_in(roots, env, rel, parents)
+        if load_golden:
+            have_lit = {s.source for s in ctx.goldens}
+            lit = [x for x in literal_goldens(ts, fn) if x.source not in have_lit]
+            ctx.goldens[:0] = lit  # the values the failing test itself expects come first
         for cts, cfn in extra:
             cparents: dict[int, ast.AST] = {}
             for node in ast.walk(cts.tree):
@@ -450,7 +461,9 @@ def trace_tests(
                         ):
                             for s in load_values(target, role, disp):
                                 s.label = s.label or "test"
-                                (ctx.goldens if s.role == "golden" else ctx.actuals).append(s)
+                                {"golden": ctx.goldens, "reference": ctx.references}.get(
+                                    s.role, ctx.actuals
+                                ).append(s)
                             have_sources.add(disp)
                     except TooDeep as exc:
                         status, rec.detail = "too_deep", str(exc)
@@ -481,3 +494,129 @@ def trace_tests(
             ):
                 ctx.traced.append(rec)
     return {k: v for k, v in data_out.items() if v[0]}
+
+
+_EXPECTED_CALLS = {
+    "approx": 0,
+    "assert_allclose": 1,
+    "assert_close": 1,
+    "assert_array_almost_equal": 1,
+    "assert_almost_equal": 1,
+    "allclose": 1,
+    "isclose": 1,
+}
+_WRAPPERS = {"tensor", "array", "asarray", "as_tensor", "float", "np.float64"}
+
+
+def _literal(node: ast.AST | None, scopes: list[dict[str, ast.AST]]):
+    """The Python value of a literal expression (a name bound to one, ``torch.tensor([...])``),
+    via :func:`ast.literal_eval`; None when it is not a literal."""
+    for _ in range(3):
+        if isinstance(node, ast.Name):
+            node = next((sc[node.id] for sc in scopes if node.id in sc), None)
+        elif (
+            isinstance(node, ast.Call)
+            and len(node.args) == 1
+            and _dotted(node.func).split(".")[-1] in _WRAPPERS
+        ):
+            node = node.args[0]
+        else:
+            break
+    if node is None:
+        return None
+    try:
+        v = ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return v
+
+
+def _key_of(node: ast.AST | None, scopes: list[dict[str, ast.AST]]) -> str | None:
+    """The metric name an actual-side expression selects: ``m["eval_loss"]``, ``m["loss"][-1]``,
+    or a name bound to such a subscript."""
+    for _ in range(3):
+        if isinstance(node, ast.Name):
+            node = next((sc[node.id] for sc in scopes if node.id in sc), None)
+        elif isinstance(node, ast.Call) and len(node.args) == 1:
+            node = node.args[0]
+        else:
+            break
+    while isinstance(node, ast.Subscript):
+        sl = node.slice
+        if isinstance(sl, ast.Constant) and isinstance(sl.value, str):
+            return sl.value
+        node = node.value
+    return None
+
+
+def _num(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def literal_goldens(ts: ModuleSource, fn: ast.AST) -> list:
+    """Golden value sets written as literals in test ``fn`` of module ``ts`` (see the module
+    docstring). Each set's source is ``path:line`` of the comparison.
+
+    Returns:
+        :class:`~.model.ValueSet` objects (role ``golden``, label ``literal``).
+    """
+    from .model import ValueSet
+
+    mod_scope: dict[str, ast.AST] = {}
+    for st in ts.tree.body:
+        if (
+            isinstance(st, ast.Assign)
+            and len(st.targets) == 1
+            and isinstance(st.targets[0], ast.Name)
+        ):
+            mod_scope[st.targets[0].id] = st.value
+    fn_scope: dict[str, ast.AST] = {}
+    for st in ast.walk(fn):
+        if (
+            isinstance(st, ast.Assign)
+            and len(st.targets) == 1
+            and isinstance(st.targets[0], ast.Name)
+        ):
+            fn_scope.setdefault(st.targets[0].id, st.value)
+    scopes = [fn_scope, mod_scope]
+    out = []
+    for node in ast.walk(fn):
+        pairs: list[tuple[ast.AST | None, ast.AST | None]] = []  # (actual, expected)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
+            left, right = node.left, node.comparators[0]
+            for a_, e_ in ((left, right), (right, left)):
+                if (
+                    isinstance(e_, ast.Call)
+                    and _dotted(e_.func).split(".")[-1] == "approx"
+                    and e_.args
+                ):
+                    pairs.append((a_, e_.args[0]))
+        elif isinstance(node, ast.Call):
+            name = _dotted(node.func).split(".")[-1]
+            i = _EXPECTED_CALLS.get(name)
+            if i == 1 and len(node.args) >= 2:
+                pairs.append((node.args[0], node.args[1]))
+        for a_node, e_node in pairs:
+            v = _literal(e_node, scopes)
+            if v is None:
+                continue
+            vs = ValueSet(f"{ts.rel}:{node.lineno}", "golden", "literal")
+            if isinstance(v, dict):
+                for k, x in v.items():
+                    if _num(x):
+                        vs.metrics[str(k)] = ([1], [float(x)])
+                    elif isinstance(x, (list, tuple)) and x and all(_num(y) for y in x):
+                        vs.metrics[str(k)] = (list(range(1, len(x) + 1)), [float(y) for y in x])
+                        vs.indexed.append(str(k))
+            else:
+                key = _key_of(a_node, scopes)
+                if key is None:
+                    continue
+                if _num(v):
+                    vs.metrics[key] = ([1], [float(v)])
+                elif isinstance(v, (list, tuple)) and v and all(_num(y) for y in v):
+                    vs.metrics[key] = (list(range(1, len(v) + 1)), [float(y) for y in v])
+                    vs.indexed.append(key)
+            if vs.metrics:
+                out.append(vs)
+    return out
