@@ -403,3 +403,71 @@ def test_webhook_body_limits_scheme_case_and_full_queue(tmp_path):
         big = b'{"run_path": "ent/p/r3", "pad": "' + b"x" * (MAX_BODY_BYTES + 1) + b'"}'
         assert client.post("/webhook", content=big, headers=ok).status_code == 413
         assert [r["ref"] for r in store.rows()] == ["ent/p/r1"]
+
+
+def _state_rows(path: Path) -> list[dict]:
+    import sqlite3
+
+    if not path.exists():
+        return []
+    con = sqlite3.connect(path, timeout=30)
+    try:
+        con.row_factory = sqlite3.Row
+        return [dict(r) for r in con.execute("SELECT * FROM runs")]
+    except sqlite3.OperationalError:  # not created yet
+        return []
+    finally:
+        con.close()
+
+
+def test_two_watchers_of_one_project_write_and_notify_each_run_once(server, tmp_path):
+    """Issue 16, two watchers: two ``mlaudit watch wandb`` processes with their own state files
+    poll one project at the same moment; the lease in the summary key ``mlaudit/claim`` lets one
+    of them write and notify each run, the other settles it as present; no claim is left on a
+    run. Real wandb SDK (``wandb.Api``) in real ``mlaudit`` processes against the fake W&B
+    server (tests/wandb_fake_server.py: no W&B server can run here)."""
+    from webhook_receiver import Receiver
+
+    from mlaudit_core.writeback import BEGIN
+
+    FakeRun = wandb_fake_server.FakeRun
+    names = [f"twice{i}" for i in range(4)]
+    for name in names:  # diverging runs: every verdict is notified
+        server.add_run(FakeRun(ENTITY, "claimed", name, display_name=name, notes="user notes",
+                               history=wandb_rows("diverge"), heartbeat_at="2026-03-01T00:00:00"))
+    procs = []
+    with Receiver() as rx:
+        try:
+            for who in ("a", "b"):
+                log = tmp_path / f"{who}.log"
+                proc = subprocess.Popen(
+                    [MLAUDIT, "watch", "wandb", "--project", f"{ENTITY}/claimed", "--since", "all",
+                     "--poll-interval", "1", "--concurrency", "2", "--state",
+                     str(tmp_path / f"{who}.sqlite"), "--notify", f"{rx.url}/hook"],
+                    stdout=open(log, "w"), stderr=subprocess.STDOUT, env=dict(os.environ))
+                procs.append((proc, log, tmp_path / f"{who}.sqlite"))
+
+            def settled() -> bool:
+                for proc, log, state in procs:
+                    assert proc.poll() is None, log.read_text()
+                    rows = _state_rows(state)
+                    if len(rows) < len(names) or any(r["state"] != "done" for r in rows):
+                        return False
+                return True
+
+            _wait(settled, 240, "both watchers to settle every run", procs[0][1])
+        finally:
+            for proc, _log, _state in procs:
+                proc.send_signal(signal.SIGTERM)
+            for proc, log, _state in procs:
+                assert proc.wait(60) == 0, log.read_text()
+        docs = [r.json() for r in rx.at("/hook")]
+    logs = "".join(log.read_text() for _proc, log, _state in procs)
+    for name in names:
+        ref = f"{ENTITY}/claimed/{name}"
+        assert logs.count(f"run {ref}: wrote verdict") == 1, logs
+        assert [d["run"]["id"] for d in docs].count(name) == 1, docs
+        run = server.run(ENTITY, "claimed", name)
+        assert run.summary["mlaudit/verdict"] == "diverged" and "mlaudit/claim" not in run.summary
+        assert run.notes.startswith("user notes") and run.notes.count(BEGIN) == 1
+    assert "Traceback" not in logs, logs

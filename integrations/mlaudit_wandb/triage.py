@@ -126,6 +126,28 @@ class WandbWatchSource(PluginSource):
     def is_audited(self, run: RunData) -> bool:
         return self.skip_reason(run) == "verdict already present"
 
+    #: Seconds between setting ``mlaudit/claim`` and reading it back (see ``claim_run``).
+    claim_settle_s = 0.5
+
+    def claim(self, run: RunData, owner: str, lease_s: float) -> str | None:
+        """Take the run's lease (summary key ``mlaudit/claim``) so that two watchers or
+        receivers of one project do not both write and notify it; None when taken, else why
+        not. See :func:`mlaudit_wandb.writeback.claim_run`."""
+        from .online import parse_ref
+        from .writeback import claim_run
+
+        path = parse_ref(f"{run.identity.project}/{run.identity.id}")
+        return claim_run(self.plugin.api, path, owner, lease_s=lease_s,
+                         settle_s=self.claim_settle_s)
+
+    def release_claim(self, run: RunData, owner: str) -> None:
+        """Delete ``owner``'s ``mlaudit/claim`` once the verdict is written (best effort)."""
+        from .online import parse_ref
+        from .writeback import release_claim
+
+        release_claim(self.plugin.api, parse_ref(f"{run.identity.project}/{run.identity.id}"),
+                      owner)
+
 
 def run_path_from_payload(payload: dict) -> str | None:
     """``ENTITY/PROJECT/RUN_ID`` from a webhook payload, or None when it names no run.

@@ -37,6 +37,13 @@ What is written (a second audit replaces each item, never adds a second one):
 Order: files, notes, tags, then the ``mlaudit/*`` summary keys, so a summary verdict
 (what the watcher and auto-triage check) means the write-back is complete.
 
+Claims: :func:`claim_run` / :func:`release_claim` manage the summary key ``mlaudit/claim``
+(``"<owner> <expiry epoch s>"``), a lease two watchers (or receivers) of one project use so
+that only one of them audits, writes and notifies a run; the key is deleted once the verdict
+is written. The summary is mlaudit's place on a W&B run that the user does not edit (tags and
+notes are the user's); W&B has no conditional write, so the claim is compare-and-check like
+MLflow's ``mlaudit.claim`` tag.
+
 ``mlaudit/report_sha`` is :func:`report_fingerprint`: a hash of what the page
 says (verdict, findings, the run's status and point counts, mlaudit's version), not
 of the page's bytes, which carry the run's duration and end time: the resume itself
@@ -63,6 +70,8 @@ from .online import RunPath, _first_line, fetch_run, sdk_errors
 TAG_PREFIX = "mlaudit:"
 SUMMARY_PREFIX = "mlaudit/"
 PANEL_KEY = "mlaudit/report"
+#: Summary key of a watcher's lease on the run (``"<owner> <expiry epoch seconds>"``).
+CLAIM_KEY = "mlaudit/claim"
 
 _UPDATE_TAGS = """
 mutation UpsertBucket($id: String!, $tags: [String!]) {
@@ -74,6 +83,20 @@ mutation UpsertBucket($id: String!, $tags: [String!]) {
 _UPDATE_NOTES = """
 mutation UpsertBucket($id: String!, $notes: String) {
     upsertBucket(input: {id: $id, notes: $notes}) {
+        bucket { id }
+    }
+}
+"""
+_READ_SUMMARY = """
+query RunSummary($project: String!, $entity: String!, $name: String!) {
+    project(name: $project, entityName: $entity) {
+        run(name: $name) { state summaryMetrics }
+    }
+}
+"""
+_UPDATE_SUMMARY = """
+mutation UpsertBucket($id: String!, $summaryMetrics: JSONString) {
+    upsertBucket(input: {id: $id, summaryMetrics: $summaryMetrics}) {
         bucket { id }
     }
 }
@@ -350,3 +373,99 @@ def _log_panel(path: RunPath, html: str, state: str, sha: str) -> str:
             raise InputError(f"{what}: W&B refused the resume: {_first_line(exc)}") from None
     return end_state
 
+
+
+def _read_summary(wrun) -> tuple[dict, str]:
+    """The run's summary and state as the server has them now (the SDK caches ``Run`` objects)."""
+    from mlaudit_core.safeparse import loads_json
+
+    service = getattr(wrun, "_service_api", None)
+    if service is None:  # another SDK layout: reload the public object
+        wrun.load(force=True)
+        return dict(getattr(wrun.summary, "_json_dict", {}) or {}), wrun.state
+    data = service.execute_graphql(_READ_SUMMARY, {"project": wrun.project,
+                                                   "entity": wrun.entity, "name": wrun.id})
+    run = ((data or {}).get("project") or {}).get("run") or {}
+    raw = run.get("summaryMetrics") or "{}"
+    summary = loads_json(raw) if isinstance(raw, (str, bytes)) else dict(raw)
+    return (summary if isinstance(summary, dict) else {}), run.get("state") or wrun.state
+
+
+def _write_summary(wrun, summary: dict) -> None:
+    """Replace the run's summary with ``summary`` (W&B's ``upsertBucket`` replaces it whole:
+    the SDK's own ``del run.summary[key]`` relies on that)."""
+    service = getattr(wrun, "_service_api", None)
+    if service is None:  # another SDK layout: the public summary object
+        wrun.summary._json_dict = dict(summary)
+        wrun.summary._write()
+        return
+    service.execute_graphql(_UPDATE_SUMMARY, {"id": wrun.storage_id,
+                                              "summaryMetrics": json.dumps(summary)})
+    if hasattr(wrun.summary, "_json_dict"):
+        wrun.summary._json_dict = dict(summary)
+
+
+def _claim_holder(summary: dict) -> tuple[str, float] | None:
+    value = summary.get(CLAIM_KEY)
+    if not isinstance(value, str) or not value:
+        return None
+    who, _, expiry = value.rpartition(" ")
+    try:
+        return who, float(expiry)
+    except ValueError:
+        return None  # not a claim mlaudit wrote: treat as none
+
+
+def claim_run(api, path: RunPath, owner: str, *, lease_s: float = 900.0,
+              settle_s: float = 0.5) -> str | None:
+    """Claim the run for ``owner`` with the summary key ``mlaudit/claim``; None when taken,
+    else why not (one line).
+
+    A claim of another owner that has not expired is refused. Otherwise the key is set to
+    ``"<owner> <expiry>"`` and read back after ``settle_s`` seconds: two watchers setting it
+    at the same moment both read the last value written, so only one sees its own
+    (compare-and-check; W&B has no conditional write). A run whose summary gained a verdict
+    for its current state meanwhile (another watcher wrote it) is refused too. The lease
+    covers one audit and write-back (default 15 min); a watcher killed mid-way leaves a claim
+    that expires and the run is then taken over.
+
+    Raises:
+        InputError: the run vanished, or the server refused the call.
+        TrackerUnavailable: the server could not be reached.
+    """
+    import time
+
+    wrun = fetch_run(api, path)
+    with sdk_errors(str(path)):
+        now = time.time()
+        summary, _ = _read_summary(wrun)
+        held = _claim_holder(summary)
+        if held is not None and held[0] != owner and held[1] > now:
+            return f"claimed by another mlaudit watcher ({held[0]}) until {time.ctime(held[1])}"
+        summary[CLAIM_KEY] = f"{owner} {now + lease_s:.0f}"
+        _write_summary(wrun, summary)
+        time.sleep(settle_s)
+        summary, state = _read_summary(wrun)
+        held = _claim_holder(summary)
+        if held is None or held[0] != owner:
+            return f"claimed by another mlaudit watcher ({held[0] if held else 'unknown'})"
+        if already_judged(summary, state):
+            _release(wrun, owner)
+            return "a verdict was written meanwhile (another mlaudit watcher)"
+    return None
+
+
+def _release(wrun, owner: str) -> None:
+    summary, _ = _read_summary(wrun)
+    held = _claim_holder(summary)
+    if held is not None and held[0] == owner:
+        del summary[CLAIM_KEY]
+        _write_summary(wrun, summary)
+
+
+def release_claim(api, path: RunPath, owner: str) -> None:
+    """Delete the run's ``mlaudit/claim`` when it is ``owner``'s (best effort, never raises)."""
+    try:
+        _release(fetch_run(api, path), owner)
+    except Exception:  # an expired claim is harmless; the verdict is written
+        pass
