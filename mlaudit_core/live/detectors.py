@@ -32,6 +32,11 @@ LV006     throughput             throughput below (1 - ``throughput_drop``) 0.7 
                                  early median for ``throughput_window`` 10 points in a row
 LV007     console                an NCCL watchdog/communicator error or an out-of-memory line
                                  in the run's console (one episode per signature and rank)
+LV008     spike                  a loss spike (modified z > 3.5 and +50 % over the trailing
+                                 median of 25 points, as post-hoc OP002) has not come back
+                                 within ``spike_recovery_points`` 100 points; a spike that
+                                 recovers inside that window is never alerted; clears when the
+                                 loss returns to its pre-spike level
 ========  =====================  ==========================================================
 """
 
@@ -55,13 +60,15 @@ CODES: dict[str, tuple[str, str, Severity, str]] = {
     "LV005": ("live-heartbeat-only", "runtime", Severity.ERROR, "stalled"),
     "LV006": ("live-throughput-collapse", "systems", Severity.WARNING, "throughput"),
     "LV007": ("live-console-failure", "runtime", Severity.CRITICAL, "console"),
+    "LV008": ("live-unrecovered-spike", "optimization", Severity.ERROR, "spike"),
 }
 #: Names ``--stop-on`` / ``stop_on=`` accept.
-STOP_NAMES = ("nan", "diverged", "loss_scale", "stalled", "throughput", "console")
+STOP_NAMES = ("nan", "diverged", "loss_scale", "stalled", "throughput", "console", "spike")
 #: Cause class of each slot, for the alert's verdict block.
 SLOT_CAUSE = {"nonfinite": "model_convergence", "diverged": "model_convergence",
               "loss_scale": "model_convergence", "stall": "infra_runtime",
-              "throughput": "infra_runtime", "console": "infra_runtime"}
+              "throughput": "infra_runtime", "console": "infra_runtime",
+              "spike": "model_convergence"}
 #: Console signature categories that alert while a run is running.
 CONSOLE_CATEGORIES = ("oom", "collective_timeout", "nccl")
 #: Metric-key prefixes of system telemetry (MLflow's system metrics monitor logs ``system/...``;
@@ -107,6 +114,23 @@ class LiveThresholds:
       (run-to-run jitter on shared clusters is within 10-15 %); ``throughput_warmup`` 5 points
       skipped (compile/warm-up steps); the early median is over the first
       ``throughput_ref_points`` 200 points after them.
+    * unrecovered spike (LV008): the same rule as post-hoc OP002 (``mlaudit_core/detectors/
+      OP002.py``), fed one point at a time: a point is a spike when its modified z-score
+      against the median of the previous ``spike_window`` 25 points exceeds ``spike_z`` 3.5
+      (Iglewicz & Hoaglin 1993, MAD of the previous 25 residuals) *and* it is at least
+      ``spike_min_rise`` 50 % above that median; spike points less than ``spike_window``
+      points apart are one burst. The burst has recovered when a later point is within
+      ``spike_recovery_tol`` 20 % of the pre-spike median (or within ``spike_recovery_range``
+      2 % of the loss's range, initial level minus best, for losses near zero; a rise smaller
+      than that is not a spike). Recovery is judged on the median of the last 5 points
+      (LV002's smoothing), not one point as OP002 does on a finished run, so one low
+      mini-batch does not end an episode (the real torch run with a lasting LR bump,
+      tests/data/live/torch_lr_bump.py ``bump``: 5 single points of 246 were back at the old
+      level, the first 15 steps before the median of 5 was). Unrecovered = ``spike_recovery_points`` 100 points after the
+      burst's last spike without such a point: OP002's window, the "few hundred steps" a
+      benign spike (hard batch, LR restart) takes to recover at the usual logging interval
+      (PaLM, Chowdhery et al. 2022, sec. 5.1: spikes that do not recover are the ones that
+      need a restart from an earlier checkpoint).
     * ``nonfinite_grad_run`` 2 and ``clear_points`` 10: dynamic loss scaling skips a step on an
       inf/NaN gradient and logs it (torch ``GradScaler``; HF Trainer logs that grad norm), so
       a single one is normal in fp16; a non-finite loss is never normal.
@@ -124,6 +148,12 @@ class LiveThresholds:
     throughput_ref_points: int = 200
     nonfinite_grad_run: int = 2
     clear_points: int = 10
+    spike_window: int = 25
+    spike_z: float = 3.5
+    spike_min_rise: float = 0.5
+    spike_recovery_points: int = 100
+    spike_recovery_tol: float = 0.2
+    spike_recovery_range: float = 0.02
 
 
 _SMOOTH = 5
@@ -199,6 +229,12 @@ class LiveRun:
     console_tail: list[str] = field(default_factory=list)
     console_hits: list[dict] = field(default_factory=list)
     n_points: int = 0
+    sp_win: list[float] = field(default_factory=list)
+    sp_res: list[float] = field(default_factory=list)
+    sp_head: list[float] = field(default_factory=list)
+    sp_min: float | None = None
+    sp_event: dict | None = None
+    sp_unreported: dict | None = None
 
     # -- serialisation ---------------------------------------------------------------------
     def to_json(self) -> dict:
@@ -332,6 +368,7 @@ class LiveRun:
             return
         self.n_loss += 1
         self.last_loss, self.last_loss_step = v, step
+        self._spike(step, v, t)
         self.smooth.append(v)
         if len(self.smooth) > _SMOOTH:
             del self.smooth[0]
@@ -347,6 +384,54 @@ class LiveRun:
             self.over_run += 1
         else:
             self.over_run, self.over_since = 0, None
+
+    def _spike(self, step: int, v: float, t: LiveThresholds) -> None:
+        """One finite loss point through the OP002 rule (see :class:`LiveThresholds`); O(window)."""
+        w = t.spike_window
+        if len(self.sp_head) < w:
+            self.sp_head.append(v)
+        self.sp_min = v if self.sp_min is None else min(self.sp_min, v)
+        rng = max(statistics.median(self.sp_head) - self.sp_min, 0.0)
+        base = statistics.median(self.sp_win) if self.sp_win else v
+        resid = v - base
+        mad = statistics.median(self.sp_res) if len(self.sp_res) >= 3 else 0.0
+        z = 0.6745 * resid / mad if mad > 0 else 0.0
+        is_spike = (len(self.sp_win) >= w and z > t.spike_z and base > 0
+                    and v > base * (1 + t.spike_min_rise)
+                    and resid >= t.spike_recovery_range * rng)
+        self.sp_win.append(v)
+        self.sp_res.append(abs(resid))
+        if len(self.sp_win) > w:
+            del self.sp_win[0]
+        if len(self.sp_res) > w:
+            del self.sp_res[0]
+        ev = self.sp_event
+        if is_spike and ev is None:
+            tol = max(base * t.spike_recovery_tol, t.spike_recovery_range * rng)
+            self.sp_event = {"step": step, "value": v, "ref": base, "tol": tol,
+                             "last_i": self.n_loss, "last_step": step, "after": 0,
+                             "active": False, "peak": v}
+            return
+        if ev is None:
+            return
+        if is_spike and not ev["active"] and self.n_loss - ev["last_i"] <= w:
+            # the same burst (OP002: spike points closer than the window belong together):
+            # the recovery window restarts after its last spike
+            ev["last_i"], ev["last_step"], ev["after"] = self.n_loss, step, 0
+            ev["peak"] = max(ev["peak"], v)
+            return
+        level = statistics.median(self.smooth)  # median of the last 5, as LV002
+        if level <= ev["ref"] + ev["tol"]:
+            self.sp_event = None  # recovered (before or after the alert)
+            if ev["active"] and not ev.get("reported"):  # unrecovered, then back within one poll
+                ev["recovered_step"] = step
+                self.sp_unreported = ev
+            return
+        ev["after"] += 1
+        ev["last_value"] = v
+        if not ev["active"] and ev["after"] >= t.spike_recovery_points:
+            ev["active"] = True
+            ev["since_step"] = step
 
     def _nonfinite(self, key: str, step: int, v: float, t: LiveThresholds, need: int) -> None:
         st = self.nonfinite.get(key)
@@ -470,6 +555,27 @@ class LiveRun:
                                 values={"best": self.best, "last": self.last_loss, "ratio": ratio})],
                 best=self.best, best_step=self.best_step, since_step=self.over_since, ratio=ratio,
                 factor=t.diverge_factor)
+        ev = self.sp_event if self.sp_event is not None and self.sp_event.get("active") \
+            else self.sp_unreported
+        if ev is not None:
+            ev["reported"] = True
+            self.sp_unreported = None
+            since = (f"; back at step {ev['recovered_step']}" if ev.get("recovered_step")
+                     is not None else "")
+            out["spike"] = _finding(
+                "LV008", f"{self.loss_key} spiked at step {ev['step']} ({_fmt(ev['value'])} vs "
+                f"trailing median {_fmt(ev['ref'])}) and did not come back within "
+                f"{t.spike_recovery_points} points (last {_fmt(ev.get('last_value'))}; recovered "
+                f"means a median of 5 points <= {_fmt(ev['ref'] + ev['tol'])}){since}",
+                [SeriesEvidence(metric=self.loss_key, step_start=ev["step"],
+                                step_end=self.last_loss_step,
+                                values={"value": ev["value"], "trailing_median": ev["ref"],
+                                        "peak": ev["peak"], "last": ev.get("last_value"),
+                                        "recovered_after_points": None},
+                                note=f"no point back within {_fmt(ev['tol'])} of the pre-spike "
+                                     f"median in {ev['after']} points")],
+                step=ev["step"], value=ev["value"], trailing_median=ev["ref"],
+                points_after=ev["after"], recovery_points=t.spike_recovery_points)
         if self.scale_collapsed_at is not None:
             out["loss_scale"] = _finding(
                 "LV003", f"{self.scale_key} fell from {_fmt(self.scale_max)} to "
