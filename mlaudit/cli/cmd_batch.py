@@ -97,8 +97,9 @@ def check_ray_address(address: str | None, timeout: float = RAY_CONNECT_TIMEOUT_
 
 
 def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, name: str,
-                  state: Path | None, jobs: int | None, executor: str, ray_address: str | None,
-                  fresh: bool, worst: int, fmt: str = "table") -> None:
+                  state: Path | None = None, jobs: int | None = None, executor: str = "local",
+                  ray_address: str | None = None, fresh: bool = False, worst: int = 10,
+                  fmt: str = "table") -> None:
     """List the runs, audit them with a progress bar, print the summary; exits 0.
 
     ``fmt``: ``table`` prints the Rich summary (never wrapped or cut when stdout is not a
