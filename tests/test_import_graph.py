@@ -93,8 +93,10 @@ def _in_getattr(node: ast.AST, parents: dict) -> bool:
     return False
 
 
-def plugin_references(path: Path, root: Path = CORE) -> list[str]:
-    """Every static import of a FORBIDDEN package, and every string naming one as a module."""
+def plugin_references(path: Path, root: Path = CORE, forbidden: tuple[str, ...] = FORBIDDEN
+                      ) -> list[str]:
+    """Every static import of a ``forbidden`` package, and every string naming a plugin or the
+    demo as a module."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     docstrings = {id(n.body[0].value) for n in ast.walk(tree)
                   if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
@@ -103,7 +105,7 @@ def plugin_references(path: Path, root: Path = CORE) -> list[str]:
     out = []
     for node in ast.walk(tree):
         for t in _targets(node, path, root):
-            if t.split(".")[0] in FORBIDDEN:
+            if t.split(".")[0] in forbidden:
                 out.append(f"{path.name}:{node.lineno}: imports {t}")
         if isinstance(node, ast.Constant) and isinstance(node.value, str) \
                 and id(node) not in docstrings and _MODULE_STRING.match(node.value):
@@ -148,6 +150,15 @@ def _core_modules():
 
 def test_the_core_names_no_plugin_no_demo_and_not_the_application():
     problems = [p for path in _core_modules() for p in plugin_references(path)]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_command_line_names_no_plugin_and_no_demo():
+    """The application's command line (``mlaudit/cli``) gets every tracker command from the
+    plugins' entry points: it names none of them either."""
+    cli = ROOT / "mlaudit" / "cli"
+    problems = [p for path in sorted(cli.rglob("*.py"))
+                for p in plugin_references(path, cli, forbidden=DYNAMIC)]
     assert not problems, "\n".join(problems)
 
 

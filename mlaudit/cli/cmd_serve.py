@@ -1,8 +1,8 @@
 """``mlaudit serve <receiver>``: the command group of the webhook receivers, and the HTTP
 server settings every receiver runs with.
 
-Tracker modules add their subcommand to :data:`serve_app` (e.g. ``cmd_wandb``
-adds ``mlaudit serve wandb-webhook``) and run their Starlette app with
+Tracker plugins add their subcommand to :data:`serve_app` from their ``cli`` member (e.g. the
+W&B plugin adds ``mlaudit serve wandb-webhook``) and run their Starlette app with
 :func:`make_server`: uvicorn with its own limits (``limit_concurrency``: connections
 beyond it get 503; ``timeout_keep_alive``: an idle keep-alive connection is closed;
 ``h11_max_incomplete_event_size``: request line plus headers at most 16 KiB) and one
