@@ -111,6 +111,26 @@ def test_hf_console_quoted_values_transformers_5(produced):
     assert "train/grad_norm" in run.metrics.keys
 
 
+def test_hf_console_dicts_numbered_like_the_trainer(produced):
+    """transformers 5, disable_tqdm: the console's log dicts carry no step. Training dicts are
+    numbered 1, 2, 3 ... (step N = the N-th training log), evaluation dicts sit at the training
+    log before them; checked against the same run's trainer_state.json (logging_steps=2,
+    eval_steps=10): console step x logging_steps is the Trainer's global step, for both."""
+    ckpt = next((produced / "hf").glob("checkpoint-*"))
+    state = json.loads((ckpt / "trainer_state.json").read_text())
+    every = state["logging_steps"]
+    train_steps = [h["step"] for h in state["log_history"] if "loss" in h]
+    eval_steps = [h["step"] for h in state["log_history"] if "eval_loss" in h]
+    assert eval_steps and len(train_steps) == 20
+    _, run = load_path(produced / "hf" / "console.log").runs[0]
+    loss, val = run.metrics.series("train/loss"), run.metrics.series("val/loss")
+    assert [int(s) * every for s in loss.steps] == train_steps
+    assert [int(s) * every for s in val.steps] == eval_steps  # eval dicts no longer counted as steps
+    assert run.params["log.step_axis"] == "train_log_dict"
+    assert any("training log dicts" in n for n in run.notes)
+    assert list(loss.values) == pytest.approx([h["loss"] for h in state["log_history"] if "loss" in h], rel=1e-3)
+
+
 # --- copied public artifacts (tests/data/formats/SOURCES.md) ---------------------------------
 
 def test_keras_tensorboard_train_validation_are_one_run():
@@ -345,7 +365,11 @@ def test_bad_input_never_a_traceback_never_succeeded(kind, tmp_path):
                 pytest.fail(f"{kind}/{case}: audited ({outcome}) instead of refused")
             if case == "header_only":  # a log without one metric line: unknown, saying so
                 assert outcome == "unknown" and report["warnings"], (kind, case, report)
-            if case == "strings":
+            if case == "strings" and kind == "console":
+                # console text has no number columns: 'loss abc' is prose, not a bad cell; the
+                # printed nan/inf losses are points, so the run is not called healthy
+                assert outcome not in ("succeeded", "unknown"), (kind, case, report["verdict"])
+            elif case == "strings":
                 assert report["warnings"] or outcome == "unknown", (kind, case, report["warnings"])
 
 

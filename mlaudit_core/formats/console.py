@@ -5,7 +5,10 @@ Detected by a text file whose first 64 KiB hold lines some catalog format recogn
 such lines is a weak candidate (chosen only when nothing else fits, and then audited for
 failure signatures). A log holding several launches of a job appended to one file (the
 step or epoch counter starts over, e.g. SwAV's ``train.log``) is split: the last launch
-is audited and the earlier ones are named in the notes.
+is audited and the earlier ones are named in the notes. A file whose last line has no line
+end (``print`` and ``logging`` end every line) was cut while being written: a warning says so
+and the verdict treats the data as partial. (W&B's ``files/output.log`` normally lacks the
+final line end; it is read by the W&B folder reader, which does not warn.)
 """
 
 from __future__ import annotations
@@ -51,6 +54,12 @@ def load(path: Path):
     check_text(path, "console log") if path.suffix != ".gz" else None
     run = load_logs([path])
     split_launches(run, path.name)
+    if path.suffix != ".gz":
+        from ._csv import head_tail_problem
+
+        cut = head_tail_problem(path)
+        if cut:  # print() and logging end every line: a log without a final line end was cut
+            run.warnings.append(cut.replace("that row was left out", "the log may stop before the run did"))
     return run
 
 

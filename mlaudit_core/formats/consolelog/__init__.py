@@ -39,7 +39,7 @@ FACT_PREFIX = "log."
 def load_logs(paths: Sequence[str | Path], config_paths: Iterable[str | Path] = (), name: str | None = None,
               *, max_line_bytes: int = MAX_LINE_BYTES, max_console_lines: int = HEAD_LINES,
               tail_lines: int = TAIL_LINES, middle_lines: int = MIDDLE_LINES, context_lines: int = CONTEXT_LINES,
-              max_points: int = POINT_BUDGET) -> RunData:
+              max_points: int = POINT_BUDGET, tap=None) -> RunData:
     """Read console log files (in the order given, as one continuous log) into a RunData.
 
     Args:
@@ -56,6 +56,9 @@ def load_logs(paths: Sequence[str | Path], config_paths: Iterable[str | Path] = 
         max_points: metric points kept before the densest series is thinned to a
             systematic sample (non-finite changes, step resets and last points are always
             kept); the notes name thinned series. See :mod:`.retention`.
+        tap: called as ``tap(path, lineno, text)`` with every line as read, before any
+            filtering, so another reader can share this one pass over the files (the evidence
+            pass of ``mlaudit logs``, :func:`mlaudit_core.evidence.collect`).
 
     Memory is bounded by these figures, not by the length of the log: 10 M lines read in
     well under 1 GB (``benchmarks/logs_throughput.py`` measures it).
@@ -83,7 +86,7 @@ def load_logs(paths: Sequence[str | Path], config_paths: Iterable[str | Path] = 
             problems.append(str(exc))
             continue
         source = Path(str(path)).name if str(path) != "-" else "stdin"
-        parser.feed_many(reader, source)
+        parser.feed_many(reader if tap is None else _tapped(reader, tap, path), source)
         warnings.extend(reader.warnings)
         read += 1
     if not read:
@@ -96,7 +99,18 @@ def load_logs(paths: Sequence[str | Path], config_paths: Iterable[str | Path] = 
         except UnreadableLog as exc:
             raise InputError(f"--config {exc}") from None
     res = parser.result()
-    return _to_run(res, paths, params, warnings, name, (max_console_lines, tail_lines))
+    run = _to_run(res, paths, params, warnings, name, (max_console_lines, tail_lines))
+    if len(paths) == 1 and res.launches:  # several launches appended to one file: the run is the last
+        from .launches import keep_last_launch
+
+        keep_last_launch(run, res, Path(str(paths[0])).name if str(paths[0]) != "-" else "stdin")
+    return run
+
+
+def _tapped(reader, tap, path):
+    for lineno, text in reader:
+        tap(path, lineno, text)
+        yield lineno, text
 
 
 def _to_run(res: ParseResult, paths: Sequence[str | Path], config: dict[str, str], warnings: list[str],
@@ -118,6 +132,13 @@ def _to_run(res: ParseResult, paths: Sequence[str | Path], config: dict[str, str
         notes.append(f"{res.points_read:,} metric points were read and {len(res.metrics):,} kept: the densest "
                      f"series were thinned to a systematic sample ({some}); the first non-finite value, step "
                      "resets and each series' last point are kept (docs/logs.md)")
+    if params.get(f"{FACT_PREFIX}step_axis") == "train_log_dict":
+        notes.append("the step axis counts the Hugging Face Trainer's training log dicts (1, 2, 3 ...): the "
+                     "console prints no step and not logging_steps, so step N is the N-th training log (global "
+                     "step N x logging_steps); each evaluation dict sits at the training log before it (or at "
+                     "the one its epoch stands for)")
+    elif params.get(f"{FACT_PREFIX}step_axis") == "epoch":
+        notes.append("the step axis is the epoch (per-epoch lines under bare 'epoch N' headers, no step printed)")
     if len(res.metrics) == 0:
         warnings.append("no metric lines were recognised in the log (docs/logs.md lists the formats); the audit "
                         "relies on failure signatures only")

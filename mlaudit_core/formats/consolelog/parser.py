@@ -55,6 +55,14 @@ _KEY = r"[A-Za-z][\w./@-]*(?:[ ][A-Za-z][\w./@()-]*){0,3}"
 _GEN_EQ = re.compile(rf"(?<![\w./@-])(?P<k>{_KEY})\s*=\s*(?P<v>{_N}){_UNIT}{_DELIM}")
 _GEN_COLON = re.compile(rf"(?<![\w./@-])(?P<k>{_KEY}):\s+(?P<v>{_N})\s?{_UNIT}{_DELIM}")
 _GEN_PIPE = re.compile(rf"\|\s*(?P<k>{_KEY})\s+(?P<v>{_N})\s?{_UNIT}\s*(?=\||$)")
+#: ``name value`` with only spaces between, as ``print("test accuracy", acc)`` or
+#: ``print(f"epoch {e} loss {l}")`` write it. Read only for names of the vocabulary
+#: (:func:`.names.is_known`) and step/epoch markers, never for free words: ``nr. of
+#: training examples 6250`` is not a metric.
+_GEN_SPACE = re.compile(rf"(?<![\w./@-])(?P<k>{_KEY})\s+(?P<v>{_N}){_UNIT}{_DELIM}")
+_SPACE_CHEAP = re.compile(r"[A-Za-z]\s+[-+]?\.?\d")
+#: A line that is only an epoch header: ``epoch 3``, ``Epoch 3/10``, ``=== Epoch 3 ===``.
+_EPOCH_ONLY = re.compile(r"^\W*epoch\s*[:#]?\s*(?P<n>\d+)(?:\s*/\s*(?P<total>\d+))?\W*$", re.IGNORECASE)
 _STEP_PREFIX = re.compile(r"^\W{0,3}(?P<w>global[ _]step|step|iteration|iter|it|update|epoch|batch)s?\b\s*[:=#]?\s*"
                           r"\[?\s*(?P<n>\d+)(?:\s*/\s*(?P<total>\d+))?\]?", re.IGNORECASE)
 _D2_TASK = re.compile(r"Evaluation results for (?P<task>\w+)")
@@ -151,6 +159,33 @@ def _convert(name: str, value: float, unit: str | None) -> float:
     return value
 
 
+#: Launch starts remembered (the first ones; past it the last start replaces the previous last).
+MAX_LAUNCHES = 10_000
+_LEAD = re.compile(r"^[^A-Za-z]*")
+
+
+def _launch_text(text: str) -> str | None:
+    """A line's message for launch matching: log prefix, timestamps and leading non-letters
+    removed (``09/02/20 13:55:22 - 0:00:00 - arch: resnet50`` -> ``arch: resnet50``); None
+    for a line without letters or a progress-bar update."""
+    if "%|" in text or "\r" in text:
+        return None
+    msg = _LEAD.sub("", strip_log_prefix(text)).rstrip()
+    return msg or None
+
+
+@dataclass
+class Launch:
+    """Where one appended launch starts: its first line, the timestamp then (NaN when none),
+    and the metric store's position (generation, kept points per series code)."""
+
+    lineno: int
+    source: str
+    wall: float
+    generation: int
+    counts: list[int]
+
+
 @dataclass
 class ParseResult:
     """What one pass over the lines produced.
@@ -179,6 +214,10 @@ class ParseResult:
     thinned: dict[str, int] = field(default_factory=dict)
     first_wall: float | None = None
     last_wall: float | None = None
+    launches: list[Launch] = field(default_factory=list)
+    launches_dropped: int = 0
+    store_generation: int = 0
+    series_order: list[str] = field(default_factory=list)
 
 
 class _Compiled:
@@ -243,8 +282,23 @@ class LogParser:
         #: Last position of the training bar and how often it started over: a bar that
         #: restarts is a per-epoch bar, its total is steps per epoch, not the planned length.
         self._bar_last = -1
+        self._bar_line = -10
         self._bar_restarts = 0
         self.bar_n: int | None = None
+        #: the epoch of the last bare ``epoch N`` header line (None before one)
+        self.epoch_header: float | None = None
+        #: launches appended to the log after the first (see :meth:`_launch_check`)
+        self.launches: list[Launch] = []
+        self.launches_dropped = 0
+        self._launch_first: list[str] = []
+        self._launch_sig: tuple[str, str] | None = None
+        self._launch_source: str | None = None
+        self._launch_tail: str | None = None
+        self._launch_pending: Launch | None = None
+        #: Hugging Face dicts numbered without a step (see :meth:`_hf_ordinal`)
+        self._hf_k = 0
+        self._hf_rate = 0.0
+        self._hf_epoch = 0.0
         self.seq = 0
         self.wall = math.nan
         self._ts_text = ""
@@ -289,12 +343,62 @@ class LogParser:
                         self.wall = math.nan
                     if self.first_wall is None and not math.isnan(self.wall):
                         self.first_wall = self.wall
+        if self._launch_tail is None or self._launch_tail in text or self._launch_pending is not None:
+            self._launch_check(lineno, text, source)
         if "\r" in text:
             for seg in text.split("\r"):
                 if seg.strip():
                     self._segment(seg)
         else:
             self._segment(text)
+
+    # --- appended launches ----------------------------------------------------------------------
+    def _launch_check(self, lineno: int, text: str, source: str) -> None:
+        """Find launches appended to one log: the log's first two message lines (timestamps and
+        logger prefixes removed) appearing again, one after the other, start a new launch.
+
+        One line alone is not enough (a message printed every epoch could open a log); two
+        lines in the same order are what a job prints at start-up. Marks where each launch
+        begins (line, timestamp, kept points per series) in :attr:`launches`.
+        """
+        msg = _launch_text(text)
+        if msg is None:
+            return
+        if self._launch_sig is None:  # collecting the log's first two message lines
+            self._launch_first.append(msg)
+            if len(self._launch_first) == 2:
+                self._launch_sig = tuple(self._launch_first)
+                self._launch_source = source
+                first = self._launch_sig[0]
+                self._launch_tail = first[-24:] if len(first) >= 8 and sum(ch.isalpha() for ch in first) >= 6 \
+                    else "\x00never\x00"
+            return
+        if self._launch_pending is not None:
+            pend, self._launch_pending = self._launch_pending, None
+            if msg == self._launch_sig[1]:
+                if len(self.launches) >= MAX_LAUNCHES:
+                    self.launches_dropped += 1
+                    self.launches[-1] = pend  # the last launch's start is what matters
+                else:
+                    self.launches.append(pend)
+                self._new_launch()
+                return
+        if source == self._launch_source and msg == self._launch_sig[0]:
+            gen, counts = self._store.mark()
+            self._launch_pending = Launch(lineno, source, self.wall, gen, counts)
+
+    def _new_launch(self) -> None:
+        """A new process started writing: forget the step state, the plan and the start-up
+        configuration of the launch before (its points stay in the store, marked)."""
+        self.started = False
+        self.step = self.epoch = self.spe = self.epoch_header = None
+        self.block = self.section = self.train_bar = self.bar_n = None
+        self._bar_last, self._bar_line, self._bar_restarts = -1, -10, 0
+        self.seq_steps = False
+        self._hf_k, self._hf_rate, self._hf_epoch = 0, 0.0, 0.0
+        self.facts.clear()
+        self.params.clear()
+        self._summary.clear()
 
     @property
     def console(self) -> list[ConsoleLine]:
@@ -374,11 +478,17 @@ class LogParser:
             self.epoch = epoch
             self.facts.setdefault("steps_per_epoch", float(total))
         else:
-            if n < self._bar_last:  # the bar started over: one bar per epoch
+            # the bar started over (one bar per epoch): its position went back, or a finished
+            # bar is drawn finished again on a later line (a log that kept only each bar's final
+            # state, as W&B's output.log of a terminal session does; tqdm's closing redraw of a
+            # finished bar is on the bar's own line, after a carriage return)
+            again = n == self._bar_last == total and self.lineno > self._bar_line + 1
+            if n < self._bar_last or again:
                 self._bar_restarts += 1
                 self.facts.pop("total_steps", None)
                 self.facts.setdefault("steps_per_epoch", float(total))
             self._bar_last = n
+            self._bar_line = self.lineno
             step = self._bar_restarts * total + n
             if not self._bar_restarts:
                 self.facts["total_steps"] = float(total)
@@ -395,6 +505,7 @@ class LogParser:
                 elif target[0] != "@" and not self._repeats(target, v):
                     rec[target] = v  # a bar redraws stale postfix values: only changes are points
         if n == self.bar_n and not rec:
+            self.step = step  # the same position, maybe of the next pass (a restarted bar)
             return step
         self.bar_n = n
         rate = _num(m["rate"]) if m["rate"] else None
@@ -534,17 +645,45 @@ class LogParser:
         if not rec and epoch is None and step is None:
             return
         explicit = step is not None or line_step is not None
+        ordinal = False
+        if fmt.id == "hf-dict" and not explicit and (self.step is None or self._hf_k) and not self.spe and \
+                not (self.facts.get("total_steps") and self.facts.get("epochs")):
+            step, ordinal = self._hf_ordinal(rec, epoch), True
         step = self._resolve_step(fmt, step, epoch, batch, total or span, line_step)
         if not fmt.const:
             self.started = True
         if epoch is not None:
-            if fmt.step == "auto" and explicit and epoch != int(epoch) and epoch > 0 and step > 0:
+            if fmt.step == "auto" and explicit and not ordinal and epoch != int(epoch) and epoch > 0 and step > 0:
                 self.spe = step / epoch
                 self.facts["steps_per_epoch"] = float(round(self.spe))
             rec.setdefault("train/epoch", epoch)
         if prefix == "train/" and (self.step is None or step > self.step):
             self.step = step
         self._emit_all(rec, step, epoch, events)
+
+    def _hf_ordinal(self, rec: dict[str, float], epoch: float | None) -> int:
+        """The step of a Hugging Face log dict printed without a progress bar or a plan
+        (transformers 5 with ``disable_tqdm``, or its start-up lines not logged).
+
+        Training dicts (``loss``/``learning_rate``) are numbered 1, 2, 3...: the step axis
+        counts training log dicts (``logging_steps`` is not printed, so the global step
+        cannot be told). An evaluation dict (``eval_*`` only) belongs to the training dict
+        before it, or, when its ``epoch`` is past that dict's, to the training dict count
+        its epoch stands for (dicts per epoch from the last training dict: consecutive
+        end-of-epoch evaluations land on their own epochs). Before any training dict: 0.
+        """
+        train = "train/loss" in rec or "train/lr" in rec or "train/grad_norm" in rec
+        if train:
+            self._hf_k += 1
+            if epoch is not None and epoch > 0:
+                self._hf_rate = self._hf_k / epoch
+                self._hf_epoch = epoch
+            self.params["log.step_axis"] = "train_log_dict"
+            return self._hf_k
+        k = self._hf_k
+        if epoch is not None and self._hf_rate and epoch > self._hf_epoch * (1 + 1e-6) + 1e-9:
+            k = max(k, round(epoch * self._hf_rate))
+        return k
 
     def _resolve_step(self, fmt: LogFormat, step, epoch, batch, total, line_step) -> int:
         self.seq += 1
@@ -575,7 +714,18 @@ class LogParser:
 
     # --- generic key/value lines ---------------------------------------------------------------
     def _generic(self, seg: str, line_step: int | None) -> None:
-        if not ("=" in seg or ": " in seg or "|" in seg):
+        spaced = not ("=" in seg or ": " in seg or "|" in seg)
+        if spaced and _SPACE_CHEAP.search(seg) is None:
+            return
+        msg = strip_log_prefix(seg)
+        em = _EPOCH_ONLY.match(msg)
+        if em:  # a bare epoch header: later lines without a step belong to this epoch
+            self.epoch_header = float(em["n"])
+            self.epoch = self.epoch_header
+            if em["total"]:
+                self.facts["epochs"] = float(em["total"])
+            self.started = True
+            self.formats["epoch-header"] += 1
             return
         if not self.started and _STEP_PREFIX.match(strip_log_prefix(seg)) is None and \
                 _STEP_KEY.search(seg) is None:
@@ -590,6 +740,13 @@ class LogParser:
                 continue
             for pm in rx.finditer(seg):
                 pairs.append((pm["k"], pm["v"], pm["u"]))
+        known_only = False
+        if not pairs:  # ``test accuracy 0.739``: only vocabulary names and step/epoch markers
+            known_only = True
+            for pm in _GEN_SPACE.finditer(seg):
+                key = _metric_words(pm["k"].strip())
+                if key.lower().replace(" ", "_") in _MARKERS or is_known(key):
+                    pairs.append((key, pm["v"], pm["u"]))
         if not pairs:
             return
         step = epoch = batch = None
@@ -628,13 +785,18 @@ class LogParser:
         if not self.started and step is None and epoch is None:
             self._startup_params(seg)
             return
-        self.formats["generic"] += 1
-        if step is None and line_step is None and epoch is None and len(rec) == 1 and \
+        self.formats["generic-spaced" if known_only else "generic"] += 1
+        by_header = step is None and line_step is None and epoch is None and self.epoch_header is not None
+        if step is None and line_step is None and epoch is None and len(rec) == 1 and not by_header and \
                 self.lineno - self.last_record_line > CONTINUATION_LINES:
             for k, v in rec.items():
                 self._summary[k] = (v, self.wall)
             return
         self.started = True
+        if by_header and (self.step is None or self.params.get("log.step_axis") == "epoch") and not self.spe:
+            # per-epoch prints under bare ``epoch N`` headers, no step anywhere: the epoch is the step
+            step = int(self.epoch_header)
+            self.params["log.step_axis"] = "epoch"
         step = self._resolve_step(_GENERIC_FMT, step, epoch, batch, None, line_step)
         if epoch is not None:
             rec.setdefault("train/epoch", epoch)
@@ -741,7 +903,9 @@ class LogParser:
         return ParseResult(metrics=table, params=dict(self.params), facts=dict(self.facts),
                            formats=self.formats, console=keeper.lines() if self.keep_console else [],
                            lines=self.lines, omitted_console=keeper.omitted if self.keep_console else 0,
-                           points_read=seen, thinned=thinned, first_wall=self.first_wall, last_wall=last)
+                           points_read=seen, thinned=thinned, first_wall=self.first_wall, last_wall=last,
+                           launches=list(self.launches), launches_dropped=self.launches_dropped,
+                           store_generation=store.generation, series_order=names)
 
 
 _GENERIC_FMT = LogFormat(id="generic", name="generic key/value lines", example="step=100 loss=2.31 lr=1e-4",

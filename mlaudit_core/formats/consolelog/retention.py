@@ -188,6 +188,8 @@ class PointStore:
         self.kept = 0
         self.seen = 0
         self.any_wall = False
+        #: bumped each time a series is thinned (kept-point indices taken before are stale)
+        self.generation = 0
 
     def new_series(self) -> None:
         self.series.append(_Series())
@@ -243,6 +245,7 @@ class PointStore:
             s.walls = array("d", np.frombuffer(s.walls, dtype=np.float64)[keep].tobytes())
             s.flags = bytearray(new_flags.astype(np.uint8).tobytes())
             s.stride *= 2
+            self.generation += 1
             self.kept -= n - len(s.steps)
             if n - len(s.steps) == 0:
                 self.limit = max(self.budget, self.kept * 2)  # nothing left to thin (all forced)
@@ -258,6 +261,10 @@ class PointStore:
         s.seen += 1
         self.seen += 1
         self.kept += 1
+
+    def mark(self) -> tuple[int, list[int]]:
+        """``(generation, kept points per series code)``: where every series stands now."""
+        return self.generation, [len(s.steps) for s in self.series]
 
     @property
     def thinned(self) -> dict[int, int]:

@@ -1,0 +1,170 @@
+"""Several launches of a job appended to one console log: the run is the last launch.
+
+A log file that a job appends to on every launch (``python train.py >> train.log``, a
+hydra or SwAV logger opened in append mode) holds many runs one after the other. The
+parser (:meth:`.parser.LogParser._launch_check`) marks where each launch begins: the
+log's first two message lines (prefixes and timestamps removed) appearing again, one
+after the other. :func:`keep_last_launch` then makes the run the last launch:
+
+- **console**: only the last launch's lines are audited (failure signatures, the run's
+  ending), so a traceback of an earlier launch never decides the last launch's verdict;
+- **history**: the earlier launches are summarised in the notes (how many, their lines,
+  how many ended with a traceback and the last such exception) and in params
+  ``log.launches`` / ``log.launches_with_traceback``;
+- **metrics**: the points printed after the last launch began; when that launch resumes
+  an earlier one (the main series' first step comes after that launch's first step: a
+  restart starts at or below it), the resumed launches' points are kept too, back to the
+  launch that started the counter (a repeated step keeps its latest value downstream). Each launch's printed configuration (``epochs: 400``) becomes ``log.*`` params
+  (:func:`config_to_params`).
+
+Launches are found only within one file (``mlaudit logs a.log b.log`` reads files as one
+log and does not split them).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+import numpy as np
+
+from ...rundata import MetricTable, RunData
+from .parser import Launch, ParseResult
+
+_EXCEPTION = re.compile(r"^\s*(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure)\b(?::|\s*$)")
+
+
+def main_series(run: RunData) -> str | None:
+    """The series that carries the launch's counter: the loss-like key with the most points."""
+    keys = run.metrics.keys
+    if not keys:
+        return None
+    lossy = [k for k in keys if "loss" in k.lower()] or keys
+    return max(lossy, key=lambda k: len(run.metrics.series(k)))
+
+
+def keep_last_launch(run: RunData, res: ParseResult, name: str) -> None:
+    """Make ``run`` (read from one file with ``res``) its last launch, in place. See the module."""
+    launches = res.launches
+    if not launches:
+        return
+    last = launches[-1]
+    n = len(launches) + 1 + res.launches_dropped
+    history = _history(run, launches)
+    run.console = [cl for cl in run.console if cl.lineno >= last.lineno]
+    kept_from, how = _cut_metrics(run, res, launches)
+    config_to_params(run, main_series(run))
+    tb = history["with_traceback"]
+    run.params["log.launches"] = str(n)
+    run.params["log.launches_with_traceback"] = str(tb)
+    ended = (f"; {tb} of them ended with a traceback (the last: {history['last_exception']!r} at line "
+             f"{history['last_exception_line']})" if tb else "; none ended with a traceback")
+    run.notes.append(
+        f"{name} holds {n} launches appended one after another (each starts with the same first lines); the "
+        f"run audited is the last launch (from line {last.lineno}"
+        + (f", {datetime.fromtimestamp(last.wall):%Y-%m-%d %H:%M:%S}" if np.isfinite(last.wall) else "")
+        + f"); the {n - 1} earlier launch(es) are history, not this run{ended}. {how}")
+    if kept_from is not None and np.isfinite(kept_from.wall):
+        run.start_time = datetime.fromtimestamp(float(kept_from.wall))  # naive local, as load_logs does
+    run.cache.clear()
+
+
+def _history(run: RunData, launches: list[Launch]) -> dict:
+    """Tracebacks of the launches before the last, from the console lines kept."""
+    starts = [1] + [la.lineno for la in launches]
+    with_tb = set()
+    last_exc, last_line = "", 0
+    bounds = np.array(starts[1:])
+    for cl in run.console:
+        if cl.lineno >= launches[-1].lineno:
+            break
+        i = int(np.searchsorted(bounds, cl.lineno, side="right"))  # launch index of this line
+        text = cl.text
+        if text.startswith("Traceback (most recent call last)"):
+            with_tb.add(i)
+        elif i in with_tb and _EXCEPTION.match(text):
+            last_exc, last_line = text.strip()[:200], cl.lineno
+    return {"with_traceback": len(with_tb), "last_exception": last_exc, "last_exception_line": last_line}
+
+
+def _cut_metrics(run: RunData, res: ParseResult, launches: list[Launch]) -> tuple[Launch | None, str]:
+    """Keep the points of the last launch (and of the launches it resumes). Returns the launch
+    the kept points start at (None when they start at the top of the file) and a sentence."""
+    table = run.metrics
+    if not table.keys:
+        return launches[-1], "No metric was printed in the last launch."
+    order = {k: i for i, k in enumerate(res.series_order)}
+    if any(la.generation != res.store_generation for la in launches[-1:]):
+        walls = launches[-1].wall
+        if not np.isfinite(walls):
+            return None, ("The log was thinned after the last launch began and has no timestamps: its metrics "
+                          "were kept whole (not split by launch).")
+        series = [table.series(k) for k in table.keys]
+        kept = [type(s)(s.key, s.steps[m], s.values[m], s.wall_times[m])
+                for s in series for m in [s.wall_times >= walls] if m.any()]
+        run.metrics = MetricTable.from_series(kept)
+        return launches[-1], "Metrics: the points timestamped after the last launch began."
+
+    def start(la: Launch | None, key: str) -> int:
+        if la is None:
+            return 0
+        c = order.get(key, len(la.counts))
+        return la.counts[c] if c < len(la.counts) else 0
+
+    main = main_series(run)
+    chain = [None, *launches]
+    s = table.series(main)
+    bounds = [start(la, main) for la in chain] + [len(s)]
+    with_points = [j for j in range(len(chain)) if bounds[j + 1] > bounds[j]]
+    i = len(chain) - 1  # the last launch
+    # walk back while a launch resumes an earlier one: its first step comes after that launch's
+    # first step (a restart starts at or below it, as split_restarts in _common decides);
+    # launches that printed no point of the main series (crashed at start-up) are passed over
+    while bounds[i + 1] > bounds[i]:
+        earlier = [j for j in with_points if j < i]
+        if not earlier or not s.steps[bounds[i]] > s.steps[bounds[earlier[-1]]]:
+            break
+        i = earlier[-1]
+    first = chain[i]
+    kept = []
+    for k in table.keys:
+        ks = table.series(k)
+        a = start(first, k)
+        if a < len(ks):
+            kept.append(type(ks)(k, ks.steps[a:], ks.values[a:], ks.wall_times[a:]))
+    run.metrics = MetricTable.from_series(kept)
+    resumed = len(chain) - 1 - i
+    if not kept:
+        return first, "The last launch printed no metric (earlier launches' metrics are not this run's)."
+    if resumed:
+        return first, (f"The last launch resumes the {resumed} launch(es) before it ({main} goes on from where "
+                       "they stopped): their points are kept with it.")
+    return first, "Metrics: the points printed by the last launch."
+
+
+def config_to_params(run: RunData, main: str | None) -> None:
+    """Values a launch prints with its configuration (``epochs: 400``, ``seed: 31``) are not
+    metrics: a key with one value, at most 1/20 of the main series' points and no metric
+    word in its name (``loss``, ``acc``, ``f1``, ``map``..., nothing under ``val/`` or
+    ``test/``) becomes a ``log.*`` param (in place). The first launch's start-up lines are
+    params already (the parser reads ``key: value`` lines before training as configuration);
+    a later launch prints them after the earlier launches' training lines."""
+    if main is None or main not in run.metrics:
+        return
+    n_main = len(run.metrics.series(main))
+    kept, config = [], []
+    for k in run.metrics.keys:
+        ks = run.metrics.series(k)
+        fin = ks.values[np.isfinite(ks.values)]
+        if k != main and len(ks) * 20 <= n_main and np.unique(fin).size <= 1 and not _METRIC_WORD.search(k):
+            config.append(k)
+            if fin.size:
+                run.params.setdefault(f"log.{k.split('/', 1)[-1]}", f"{fin[-1]:g}")
+        else:
+            kept.append(ks)
+    if config:
+        run.metrics = MetricTable.from_series(kept)
+
+
+_METRIC_WORD = re.compile(r"^(?:val|test)/|loss|acc|top\d|f1|map|auc|iou|bleu|rouge|ppl|perplex|error|score|reward",
+                          re.IGNORECASE)

@@ -1,0 +1,164 @@
+"""Console line shapes the catalog has no entry for but many scripts print (issue 15).
+
+- ``name value`` with only spaces between (``print("test accuracy", acc)``), read only for
+  names of the metric vocabulary and step/epoch words;
+- bare ``epoch N`` header lines;
+- a progress bar kept only in its final state once per epoch (W&B's ``output.log`` of a
+  terminal session): each finished bar on a later line is the next pass.
+
+The real W&B run folders of shared/realworld (wb01, wb02) are used when present beside the
+checkout (CI copies them); the same shapes are also checked on lines written here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mlaudit_core.formats import load_path
+from mlaudit_core.formats.consolelog import parse_lines
+
+REPO = Path(__file__).parent.parent
+_SHARED = [p for p in (REPO.parent / "shared" / "realworld", Path("/work/shared/realworld")) if p.is_dir()]
+WB = "runs/aorvieto--VerySimpleTransformer/wandb"
+
+
+def _series(res, key):
+    s = res.metrics.series(key)
+    return s.steps.tolist(), s.values.tolist()
+
+
+def test_space_separated_metric_lines_under_epoch_headers():
+    res = parse_lines(["- nr. of training examples 6250", "- nr. of test examples 6250",
+                       " epoch 0", '-- "test accuracy 0.739', " epoch 1", '-- "test accuracy 0.817',
+                       "=== Epoch 2 ===", "train loss 0.41", "test accuracy 0.83"])
+    assert set(res.metrics.keys) == {"test/accuracy", "train/loss"}, res.metrics.keys  # no 'examples'
+    assert _series(res, "test/accuracy") == ([0, 1, 2], [0.739, 0.817, 0.83])
+    assert _series(res, "train/loss") == ([2], [0.41])
+    assert res.params.get("log.step_axis") == "epoch"
+
+
+def test_space_separated_pairs_on_one_line_and_prose_left_alone():
+    res = parse_lines(["Starting", "epoch 1 train loss 0.53 test accuracy 0.81",
+                       "epoch 2 train loss 0.43 test accuracy 0.85",
+                       "we used 4 GPUs and batch size 32", "loss went up 3 times"])
+    assert _series(res, "train/loss") == ([1, 2], [0.53, 0.43])
+    assert _series(res, "test/accuracy") == ([1, 2], [0.81, 0.85])
+    assert not [k for k in res.metrics.keys if "gpu" in k or "size" in k or "went" in k]
+
+
+def test_lines_with_delimiters_still_read_as_before():
+    res = parse_lines(["step 1: loss: 2.0, lr: 0.1", "step 2: loss: 1.5, lr: 0.1"])
+    assert _series(res, "train/loss") == ([1, 2], [2.0, 1.5])
+
+
+def test_final_state_bars_count_passes():
+    """Each epoch's bar appears once, finished (6250/6250), on its own line; a metric printed
+    after it takes the cumulative step. A bar's closing redraw on its own line is no new pass."""
+    bar = "100%|##########| 6250/6250 [05:02<00:00, 20.67it/s]"
+    lines = []
+    for e, acc in enumerate((0.7, 0.8, 0.75)):
+        lines += [f" epoch {e}", "", f"  0%|          | 0/6250\r 50%|#####     | 3125/6250\r{bar}\r{bar}",
+                  f'-- "test accuracy {acc}']
+    res = parse_lines(lines)
+    assert _series(res, "test/accuracy") == ([6250, 12500, 18750], [0.7, 0.8, 0.75])
+    only_final = []
+    for acc in (0.7, 0.8, 0.75):
+        only_final += ["", bar, f'-- "test accuracy {acc}']
+    res = parse_lines(only_final)
+    assert _series(res, "test/accuracy") == ([6250, 12500, 18750], [0.7, 0.8, 0.75])
+
+
+@pytest.mark.skipif(not _SHARED, reason="shared/realworld is not beside this checkout")
+@pytest.mark.parametrize("run, expected", [
+    ("run-20230329_030534-dnevcmuk", [0.739, 0.817, 0.821, 0.839, 0.799, 0.833, 0.823, 0.815, 0.827, 0.536]),
+    ("run-20230329_045808-2brlp5wd", [0.5] * 10),
+])
+def test_wandb_output_log_per_epoch_accuracy(run, expected):
+    """realworld wb01/wb02: the .wandb stops at step ~3,900 of 62,509; the per-epoch test
+    accuracy exists only in files/output.log and covers all 10 epochs up to W&B's last _step."""
+    _, r = load_path(_SHARED[0] / WB / run).runs[0]
+    steps, values = r.metrics.series("test/accuracy").steps.tolist(), r.metrics.series("test/accuracy").values
+    assert values.tolist() == expected
+    assert steps == sorted(steps) and len(set(steps)) == 10
+    assert 6000 <= steps[0] <= 6500 and steps[-1] == 62500  # W&B's summary says _step 62509
+
+
+# --- several launches appended to one log -----------------------------------------------------
+
+OWN = REPO / "tests" / "data" / "realworld"
+
+
+def _launch(lines_after: list[str], when: str) -> list[str]:
+    return [f"[{when}][__main__][INFO] - Starting job <cfg.seed=1>",
+            f"[{when}][__main__][INFO] - Instantiating model <Net>"] + lines_after
+
+
+def _write(tmp_path, launches: list[list[str]]) -> Path:
+    p = tmp_path / "train.log"
+    p.write_text("\n".join(line for la in launches for line in la) + "\n")
+    return p
+
+
+TRACEBACK = ["Traceback (most recent call last):", '  File "train.py", line 3, in <module>',
+             "RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x10 and 20x5)"]
+
+
+def test_last_launch_is_the_run_and_earlier_tracebacks_are_history(tmp_path):
+    from mlaudit_core.audit import audit
+    from mlaudit_core.settings import Settings
+
+    first = _launch([f"step {i}: loss {2.0 - i / 100:.3f}" for i in range(1, 30)] + TRACEBACK,
+                    "2024-01-01 10:00:00,000")
+    second = _launch([f"step {i}: loss {2.0 / i:.4f}" for i in range(1, 101)] + ["Training done."],
+                     "2024-01-02 10:00:00,000")
+    _, run = load_path(_write(tmp_path, [first, second])).runs[0]
+    assert not any("Traceback" in cl.text for cl in run.console)
+    assert run.console[0].lineno == len(first) + 1
+    loss = run.metrics.series("train/loss")
+    assert loss.steps.tolist() == list(range(1, 101))  # the first launch's points are not this run's
+    assert run.params["log.launches"] == "2" and run.params["log.launches_with_traceback"] == "1"
+    assert any("2 launches" in n and "RuntimeError: mat1 and mat2" in n for n in run.notes), run.notes
+    report = audit(run, Settings())
+    assert report.verdict.outcome.value != "crashed", report.verdict
+
+
+def test_a_launch_that_resumes_keeps_the_curve_and_a_crash_in_the_last_launch_counts(tmp_path):
+    first = _launch([f"step {i}: loss {2.0 / i:.4f}" for i in range(1, 51)] + TRACEBACK, "2024-01-01 10:00:00,000")
+    dead = _launch(TRACEBACK, "2024-01-01 11:00:00,000")  # crashed at start-up: no point
+    resumed = _launch([f"step {i}: loss {2.0 / i:.4f}" for i in range(41, 81)] + TRACEBACK,
+                      "2024-01-01 12:00:00,000")
+    _, run = load_path(_write(tmp_path, [first, dead, resumed])).runs[0]
+    steps = run.metrics.series("train/loss").steps.tolist()
+    assert steps[0] == 1 and steps[-1] == 80  # resumed from step 40: the whole curve is the run
+    assert any("resumes" in n for n in run.notes), run.notes
+    assert sum(cl.text.startswith("Traceback") for cl in run.console) == 1  # the last launch's own crash
+    assert run.params["log.launches"] == "3" and run.params["log.launches_with_traceback"] == "2"
+
+
+def test_one_repeated_line_is_not_a_launch(tmp_path):
+    """A message printed every epoch that happens to open the log does not split it."""
+    lines = []
+    for e in range(5):
+        lines += ["Loading data ...", f"epoch {e}", f"train loss {1.0 / (e + 1):.3f}"]
+    p = tmp_path / "train.log"
+    p.write_text("\n".join(lines) + "\n")
+    _, run = load_path(p).runs[0]
+    assert "log.launches" not in run.params
+    assert len(run.metrics.series("train/loss")) == 5
+
+
+def test_own_corpus_log07_ninety_launches():
+    """tests/data/realworld log07: a lightning-hydra-template log with 90 launches appended; 22
+    earlier ones crashed with tracebacks, the last trained and tested normally and printed no
+    metric. The run is the last launch: no traceback in what is audited, no 'crashed'."""
+    from mlaudit_core.audit import audit
+    from mlaudit_core.settings import Settings
+
+    _, run = load_path(OWN / "runs" / "AnudeepReddy-Katta--cifar10" / "train.log").runs[0]
+    assert run.params["log.launches"] == "90" and int(run.params["log.launches_with_traceback"]) >= 20
+    assert run.console and not any("Traceback" in cl.text for cl in run.console)
+    assert "Starting testing!" in "\n".join(cl.text for cl in run.console)
+    v = audit(run, Settings()).verdict
+    assert v.outcome.value == "unknown", v
