@@ -114,3 +114,23 @@ def test_the_fake_plugin_is_named_nowhere_in_mlaudit():
         for path in (ROOT / pkg).rglob("*.py"):
             assert "mlaudit_fake" not in path.read_text(encoding="utf-8"), path
     assert "mlaudit_fake" not in (ROOT / "pyproject.toml").read_text()
+
+
+def test_a_plugin_whose_commands_are_broken_warns_and_mlaudit_keeps_working(tmp_path):
+    """A plugin whose ``cli`` names a module that fails to import, and one whose ``register``
+    raises: each is one warning on stderr, every other command still works."""
+    (tmp_path / "mlaudit_broken_cli.py").write_text(
+        "class Missing:\n    name = 'missingcli'\n    cli = 'mlaudit_no_such_module:register'\n\n"
+        "class Raising:\n    name = 'raisingcli'\n    cli = 'mlaudit_broken_cli:register'\n\n"
+        "def register(app):\n    raise RuntimeError('boom at registration')\n")
+    info = tmp_path / "mlaudit_broken_cli-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mlaudit-broken-cli\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[mlaudit.trackers]\nmissingcli = mlaudit_broken_cli:Missing\n"
+                                           "raisingcli = mlaudit_broken_cli:Raising\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path), COLUMNS="200")
+    r = subprocess.run([sys.executable, "-c", "from mlaudit.cli import main; main()", "rules",
+                        "--format", "json"], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0 and '"OP001"' in r.stdout, r.stderr
+    assert "'missingcli': its commands failed to load" in r.stderr, r.stderr
+    assert "'raisingcli': its commands failed to register: boom at registration" in r.stderr
