@@ -1,4 +1,10 @@
-"""``mlaudit logs FILE...``: audit plain console logs like any run (no write-back)."""
+"""``mlaudit logs FILE...``: audit plain console logs like any run (no write-back).
+
+Built on the evidence pass (:func:`mlaudit_core.evidence.collect`, the collection ``mlaudit ci``
+and ``mlaudit evidence`` use): the files are read once; the evidence scanner (failure, pass and
+metric lines, tests, exceptions, infrastructure signatures, each with file:line) and the
+console-log reader that makes the audited run share that pass. ``--evidence FILE`` writes the
+collection next to the report."""
 
 from __future__ import annotations
 
@@ -27,6 +33,10 @@ def register(app: typer.Typer) -> None:
         fail_on: FailOn = FAIL_ON,
         verbose: bool = VERBOSE,
         notify: list[str] = NOTIFY,
+        evidence: Path = typer.Option(None, "--evidence", metavar="FILE",
+                                      help="Also write the evidence pass (failure, pass and metric "
+                                           "lines, exceptions, each with file:line; the format of "
+                                           "`mlaudit evidence`) to FILE."),
     ) -> None:
         """Diagnose a run from its console logs: metrics and failure signatures from plain text.
 
@@ -35,10 +45,36 @@ def register(app: typer.Typer) -> None:
         generic key=value lines are recognised (docs/logs.md). Nothing is written
         anywhere except --out.
         """
-        from mlaudit_core.logs import load_logs
+        from mlaudit_core.evidence import collect
+
+        from ._common import fail
+
+        if evidence is not None and evidence.is_dir():
+            fail(f"--evidence {evidence}: is a directory")
 
         def load():
-            return load_logs(files, config, name=name)
+            ev = collect(None, files, config=config, name=name, value_files=False)
+            if evidence is not None:  # before the audit: run_pipeline ends with the exit code
+                _write_evidence(evidence, ev)
+            return ev.run
 
         run_pipeline(load, fmt=fmt, out=out, fail_on=fail_on, config=settings, write_back=None,
                      verbose=verbose, what="log files", notify=notify)
+
+
+def _write_evidence(path: Path, ev) -> None:
+    import json
+
+    from mlaudit_core.redact import redact_obj
+
+    from ._common import err_console, fail
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(redact_obj(ev.to_dict()), indent=2, default=str) + "\n",
+                        encoding="utf-8")
+    except OSError as exc:
+        fail(f"--evidence {path}: cannot write ({exc.strerror or type(exc).__name__})")
+    err_console.print(f"wrote {path}: " + ", ".join(f"{v} {k.replace('_', ' ')}"
+                                                     for k, v in ev.counts().items()),
+                      markup=False, highlight=False, soft_wrap=True)

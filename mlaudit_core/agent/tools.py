@@ -540,13 +540,14 @@ class Toolbox:
     def audit_logs(self, paths: list[str], config: list[str] | None = None,
                    name: str | None = None, progress: Progress = _noop) -> Result:
         from ..audit import audit
-        from ..formats.consolelog import load_logs
+        from ..evidence import collect
 
-        files = [str(self.roots.confine(p, "paths")) for p in paths]
-        cfgs = [str(self.roots.confine(p, "config")) for p in config or []]
+        files = [self.roots.confine(p, "paths") for p in paths]
+        cfgs = [self.roots.confine(p, "config") for p in config or []]
         settings = self._settings()
         progress(0, 2, "reading the logs")
-        run = load_logs(files, cfgs, name=name)
+        # as `mlaudit logs`: the evidence pass reads the files once and hands over the run
+        run = collect(None, files, config=cfgs, name=name, value_files=False).run
         progress(1, 2, f"auditing {len(run.metrics):,} points")
         report = audit(run, settings)
         progress(2, 2, "done")
