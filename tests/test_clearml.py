@@ -672,3 +672,77 @@ def test_comment_edited_during_the_write_back_is_kept(server, trained, monkeypat
     comment = sdk_task(task_id).comment
     assert comment.startswith(USER_NOTE + "\nuser edit during the upload"), comment
     assert comment.count(BEGIN) == 1
+
+
+def test_two_watchers_of_one_project_write_each_task_once(server, tmp_path):
+    """Issue 16, two watchers: two ``mlaudit watch clearml`` processes with their own state files
+    watch one project; the lease in the user property ``mlaudit.claim`` lets one of them write
+    (and so notify) each task, the other settles it as present; no claim is left on a task. Real
+    ClearML SDK in real ``mlaudit`` processes against the fake ClearML server
+    (tests/clearml_fake_server.py: a real server needs Docker, MongoDB, Elasticsearch)."""
+    tasks = [new_task("claimed", f"twice{i}", steps=60) for i in range(3)]
+    procs = []
+    try:
+        for who in ("a", "b"):
+            log, state = tmp_path / f"{who}.log", tmp_path / f"{who}.sqlite"
+            proc = subprocess.Popen(
+                [MLAUDIT, "watch", "clearml", "--project", "claimed", "--poll-interval", "1",
+                 "--since", "all", "--no-panel", "--state", str(state)],
+                stdout=log.open("ab"), stderr=subprocess.STDOUT, env=dict(os.environ),
+                start_new_session=True)
+            procs.append((proc, log, state))
+        deadline = time.time() + 240
+        while not all(len(rows) == len(tasks) and all(r["state"] == "done" for r in rows)
+                      for rows in (_rows(state) for _p, _l, state in procs)):
+            for proc, log, _state in procs:
+                assert proc.poll() is None, log.read_text()[-3000:]
+            assert time.time() < deadline, "".join(log.read_text()[-3000:] for _p, log, _s in procs)
+            time.sleep(0.5)
+    finally:
+        for proc, _log, _state in procs:
+            os.killpg(proc.pid, signal.SIGTERM)
+        for proc, log, _state in procs:
+            assert proc.wait(timeout=60) == 0, log.read_text()[-3000:]
+    logs = "".join(log.read_text() for _p, log, _s in procs)
+    for t in tasks:
+        assert _write_backs(server, t.id) == 1, logs[-4000:]
+        assert logs.count(f"run {t.id}: wrote verdict") == 1, logs[-4000:]
+        props = server.tasks[t.id]["hyperparams"]["properties"]
+        assert "mlaudit.claim" not in props and props["mlaudit.verdict"]["value"]
+        assert server.tasks[t.id]["comment"].count(BEGIN) == 1
+    assert "Traceback" not in logs, logs[-4000:]
+
+
+def test_a_server_that_stops_answering_fails_within_the_tracker_timeout(server, monkeypatch):
+    """Issue 16, finding 8 on ClearML: the SDK waited up to 300 s for each answer, so a server
+    that accepts and then never answers held every call for minutes. mlaudit's session waits
+    ``MLAUDIT_TRACKER_TIMEOUT`` (here 1 s) per read: a call the server leaves hanging for 20 s
+    fails as an outage (before: it waited and got the answer). Real SDK, fake server."""
+    import threading
+
+    from clearml.backend_interface.base import InterfaceBase
+
+    from mlaudit_clearml.connection import call, connect
+    from mlaudit_core.errors import TrackerUnavailable
+
+    task = new_task("hang", "slow")
+    monkeypatch.setenv("MLAUDIT_TRACKER_TIMEOUT", "1")
+    default = InterfaceBase._default_session
+    try:
+        session = connect()
+        hang = threading.Event()
+        original = server.handle
+
+        def slow(endpoint, data, auth_header):
+            if endpoint == "tasks.get_all" and hang.is_set():
+                time.sleep(20)
+            return original(endpoint, data, auth_header)
+
+        monkeypatch.setattr(server, "handle", slow)
+        assert call(session, "tasks.get_all", id=[task.id])["tasks"][0]["id"] == task.id
+        hang.set()
+        with pytest.raises(TrackerUnavailable, match="became unreachable during tasks.get_all"):
+            call(session, "tasks.get_all", id=[task.id])
+        hang.clear()
+    finally:
+        InterfaceBase._set_default_session(default)

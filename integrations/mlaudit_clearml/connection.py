@@ -9,6 +9,13 @@ an unreachable server hangs for hours. mlaudit configures the SDK session down t
 ``SDK_RETRIES`` quick retries per call and retries *connecting* with tenacity:
 ``attempts`` tries with exponential back-off (``backoff`` x 2^n seconds, capped at
 8 s), then one clear error.
+
+Timeouts: the SDK waits up to 300 s for each answer (``Session._session_timeout`` =
+(10 s connect, 300 s read); 300 s for requests over 15,000 bytes), so a server that accepts
+connections and never answers held a call for 15 minutes with the retries. mlaudit's session
+waits ``MLAUDIT_TRACKER_TIMEOUT`` (default 10 s, as for MLflow and W&B) to connect and for
+each read, and three times that to read the answer of a large request
+(:func:`session_timeouts`).
 """
 
 from __future__ import annotations
@@ -45,6 +52,15 @@ def _is_unreachable(exc: BaseException) -> bool:
                                    "timed out", "Name or service not known", "NewConnectionError"))
 
 
+def session_timeouts(timeout: float) -> dict[str, tuple[float, float]]:
+    """The SDK ``Session`` timeouts (class attributes, (connect s, read s)) for a tracker
+    timeout of ``timeout`` seconds: the first call (login), every other call, and calls whose
+    body exceeds the SDK's 15,000 bytes (event batches: three times the read timeout)."""
+    return {"_session_initial_timeout": (timeout, timeout),
+            "_session_timeout": (timeout, timeout),
+            "_write_session_timeout": (timeout, 3 * timeout)}
+
+
 def connect(*, attempts: int = ATTEMPTS, backoff: float = BACKOFF):
     """Open a logged-in SDK ``Session`` and make it the SDK's default session.
 
@@ -63,6 +79,10 @@ def connect(*, attempts: int = ATTEMPTS, backoff: float = BACKOFF):
     from clearml.backend_api.session.session import LoginError
     from clearml.backend_interface.base import InterfaceBase
 
+    from mlaudit_core.settings import tracker_timeout
+
+    # the SDK reads its timeouts from class attributes: a subclass bounds this session only
+    BoundedSession = type("BoundedSession", (Session,), session_timeouts(tracker_timeout()))
     retries = {"total": SDK_RETRIES, "connect": SDK_RETRIES, "read": SDK_RETRIES, "redirect": SDK_RETRIES,
                "status": SDK_RETRIES, "backoff_factor": SDK_BACKOFF}
 
@@ -70,7 +90,7 @@ def connect(*, attempts: int = ATTEMPTS, backoff: float = BACKOFF):
                     wait=tenacity.wait_exponential(multiplier=backoff, max=8),
                     retry=tenacity.retry_if_exception(_is_unreachable), reraise=True)
     def _open():
-        return Session(initialize_logging=False, http_retries_config=dict(retries))
+        return BoundedSession(initialize_logging=False, http_retries_config=dict(retries))
 
     host = _configured_host()
     try:

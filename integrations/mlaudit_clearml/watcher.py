@@ -139,6 +139,24 @@ class ClearMLWatchSource(PluginSource):
         a, b = mapping.parse_time(written), mapping.parse_time(loaded)
         return a == b if a is not None and b is not None else str(written) == str(loaded)
 
+    #: Seconds between setting ``mlaudit.claim`` and reading it back (see ``claim_task``).
+    claim_settle_s = 0.5
+
+    def claim(self, run: RunData, owner: str, lease_s: float) -> str | None:
+        """Take the task's lease (user property ``mlaudit.claim``) so that two watchers of one
+        project do not both write and notify it; None when taken, else why not. See
+        :func:`mlaudit_clearml.writeback.claim_task`."""
+        from .writeback import claim_task
+
+        return claim_task(self.plugin.session, run.identity.id, owner, lease_s=lease_s,
+                          settle_s=self.claim_settle_s, ended=run.cache.get(ENDED_CACHE))
+
+    def release_claim(self, run: RunData, owner: str) -> None:
+        """Delete ``owner``'s ``mlaudit.claim`` once the verdict is written (best effort)."""
+        from .writeback import release_claim
+
+        release_claim(self.plugin.session, run.identity.id, owner)
+
     def skip_reason(self, run: RunData) -> str | None:
         status = run.cache.get(STATUS_CACHE)
         if status not in self.statuses:

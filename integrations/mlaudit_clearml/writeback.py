@@ -37,6 +37,14 @@ What is written (every item is replaced by the next audit, nothing accumulates):
 
 A published (or publishing) task is read-only: :class:`WriteBackRefused` is
 raised before anything is written.
+
+Claims: :func:`claim_task` / :func:`release_claim` manage the user property
+``mlaudit.claim`` (``"<owner> <expiry epoch s>"``), a lease two watchers of one project use
+so that only one of them audits, writes and notifies a task; it is deleted once the verdict
+is written. It is set with ``tasks.edit_hyper_params`` on the ``properties`` section alone
+(the server accepts that on any status and merges it by name: the user's other properties
+are untouched) and read back with ``tasks.get_hyper_params``; clearml-server has no
+conditional write, so the claim is compare-and-check like MLflow's ``mlaudit.claim`` tag.
 """
 
 from __future__ import annotations
@@ -69,6 +77,8 @@ ARTIFACT_PREFIX = "mlaudit/"
 ENDED_PROPERTY = "mlaudit.ended"
 #: ``RunData.cache`` key: the ``status_changed`` of the task as loaded for the audit.
 ENDED_CACHE = "clearml.status_changed"
+#: The user property holding a watcher's lease on the task (``"<owner> <expiry epoch s>"``).
+CLAIM_PROPERTY = "mlaudit.claim"
 #: Points per plotted curve (min/max decimation): a display limit, not an analysis one.
 PLOT_POINTS = 2_000
 _PLOTS = (  # (series name, roles drawn in one figure)
@@ -253,3 +263,87 @@ def _register_artifacts(task, folder: Path, files: dict[str, str], status: str) 
     have = set(task.artifacts)
     # the status may have changed meanwhile, in which case the SDK swallowed the refusal: check
     return [n for n in files if ARTIFACT_PREFIX + n in have]
+
+
+def _properties(session, task_id: str) -> dict[str, str]:
+    """The task's user properties (section ``properties``) as the server has them now."""
+    from .connection import call
+
+    data = call(session, "tasks.get_hyper_params", what=task_id, tasks=[task_id])
+    out: dict[str, str] = {}
+    for entry in data.get("params") or []:
+        for p in entry.get("hyperparams") or []:
+            if (p.get("section") or "").lower() == "properties" and p.get("name"):
+                out[p["name"]] = p.get("value")
+    return out
+
+
+def _claim_holder(props: dict[str, str]) -> tuple[str, float] | None:
+    value = props.get(CLAIM_PROPERTY)
+    if not isinstance(value, str) or not value:
+        return None
+    who, _, expiry = value.rpartition(" ")
+    try:
+        return who, float(expiry)
+    except ValueError:
+        return None  # not a claim mlaudit wrote: treat as none
+
+
+def claim_task(session, task_id: str, owner: str, *, lease_s: float = 900.0, settle_s: float = 0.5,
+               ended: str | None = None) -> str | None:
+    """Claim the task for ``owner`` with the user property ``mlaudit.claim``; None when taken,
+    else why not (one line).
+
+    A claim of another owner that has not expired is refused. Otherwise the property is set
+    to ``"<owner> <expiry>"`` and read back after ``settle_s`` seconds: two watchers setting
+    it at the same moment both read the last value written, so only one sees its own
+    (compare-and-check; clearml-server has no conditional write). ``ended``: the
+    ``status_changed`` of the ending being audited; a task whose ``mlaudit.ended`` became
+    that ending meanwhile (another watcher wrote its verdict) is refused too. The lease covers
+    one audit and write-back (default 15 min); a watcher killed mid-way leaves a claim that
+    expires and the task is then taken over.
+
+    Raises:
+        InputError: the task is gone, or the server refused the call.
+        TrackerUnavailable: the server could not be reached or failed (5xx).
+    """
+    import time
+
+    from .connection import call
+
+    now = time.time()
+    held = _claim_holder(_properties(session, task_id))
+    if held is not None and held[0] != owner and held[1] > now:
+        return f"claimed by another mlaudit watcher ({held[0]}) until {time.ctime(held[1])}"
+    call(session, "tasks.edit_hyper_params", what=task_id, task=task_id, replace_hyperparams="none",
+         hyperparams=[{"section": "properties", "name": CLAIM_PROPERTY, "type": "str",
+                       "value": f"{owner} {now + lease_s:.0f}",
+                       "description": "written by mlaudit: a watcher's lease on this task"}])
+    time.sleep(settle_s)
+    props = _properties(session, task_id)
+    held = _claim_holder(props)
+    if held is None or held[0] != owner:
+        return f"claimed by another mlaudit watcher ({held[0] if held else 'unknown'})"
+    written = props.get(ENDED_PROPERTY)
+    if ended and written and _same_time(written, ended) and "mlaudit.verdict" in props:
+        release_claim(session, task_id, owner)
+        return "a verdict was written meanwhile (another mlaudit watcher)"
+    return None
+
+
+def _same_time(a: str, b: str) -> bool:
+    x, y = mapping.parse_time(a), mapping.parse_time(b)
+    return x == y if x is not None and y is not None else str(a) == str(b)
+
+
+def release_claim(session, task_id: str, owner: str) -> None:
+    """Delete the task's ``mlaudit.claim`` when it is ``owner``'s (best effort, never raises)."""
+    from .connection import call
+
+    try:
+        held = _claim_holder(_properties(session, task_id))
+        if held is not None and held[0] == owner:
+            call(session, "tasks.delete_hyper_params", what=task_id, task=task_id,
+                 hyperparams=[{"section": "properties", "name": CLAIM_PROPERTY}])
+    except Exception:  # an expired claim is harmless; the verdict is written
+        pass
