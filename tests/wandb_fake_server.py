@@ -48,6 +48,9 @@ GraphQL (``POST /graphql``, HTTP basic ``api:<key>``):
   409 conflict the SDK reports. Shapes from wandb 0.31's
   ``wandb/automations/_generated/operations.py`` and ``input_types.py``; fragments with a
   type condition are applied only to objects of that type for these union-typed fields.
+* ``stopRun`` (``Run.stop()``, the UI's stop button) sets the run's ``stopped`` flag, which
+  ``project { run { stopped } }`` answers (wandb-core's ``RunStoppedStatus``, polled by a
+  running SDK every 15 s: it then interrupts the training process as W&B's UI stop does);
 * ``deleteRun``; anything else is answered with a GraphQL error naming the
   operation or field, so a new query in the SDK shows up as a clear failure.
 
@@ -134,6 +137,9 @@ class FakeRun:
     exitcode: int | None = None
     #: every state the run went through, in order (initial state first).
     state_log: list[str] = field(default_factory=list)
+    #: the run's stop flag (``stopRun``, the UI's "Stop run" button / ``Run.stop()``); the SDK's
+    #: wandb-core reads it with ``RunStoppedStatus`` and stops the training process.
+    stopped: bool = False
 
     def __post_init__(self) -> None:
         if not self.state_log:
@@ -401,6 +407,7 @@ class FakeWandbServer:
             "createRunFiles": self._create_run_files,
             "markRunFilesUploaded": lambda input=None, **_: {"success": True},
             "deleteRun": self._delete_run,
+            "stopRun": self._stop_run,
             "createFilterTrigger": self._create_filter_trigger,
             "upsertView": self._upsert_view,
         }
@@ -576,6 +583,7 @@ class FakeWandbServer:
             "systemMetrics": json.dumps(r.events[-1] if r.events else {}),
             "tags": list(r.tags), "notes": r.notes, "description": r.notes, "group": r.group,
             "jobType": r.job_type, "sweepName": r.sweep, "commit": None, "readOnly": False,
+            "stopped": r.stopped,
             "createdAt": r.created_at, "heartbeatAt": r.heartbeat_at,
             "historyLineCount": len(rows), "historyKeys": {"lastStep": last_step,
                                                              "keys": {k: {} for k in keys}},
@@ -685,6 +693,15 @@ class FakeWandbServer:
             return {"runID": None, "uploadHeaders": [], "files": []}
         return {"runID": r.storage_id, "uploadHeaders": [],
                 "files": [{"name": n, "uploadUrl": self._file_url(r, n)} for n in inp.get("files", [])]}
+
+    def _stop_run(self, input=None, **_):
+        """``stopRun(input: {id})`` (wandb-core's ``StopRun``, sent by ``Run.stop()``): sets the
+        run's stop flag, answered ``{success}``; the run's state is left to the process."""
+        r = self._find_by_storage_id((input or {}).get("id", ""))
+        if r is None:
+            raise GraphQLFailure("run not found")
+        r.stopped = True
+        return {"success": True, "clientMutationId": None, "__typename": "StopRunPayload"}
 
     def _delete_run(self, input=None, **_):
         r = self._find_by_storage_id((input or {}).get("id", ""))

@@ -53,10 +53,15 @@ def register(app: typer.Typer) -> None:
     from mlaudit.cli.api import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS, serve_app
     from mlaudit.cli.cmd_watch import (
         CONCURRENCY,
+        COOLDOWN,
+        LIVE,
         ONCE,
         POLL_INTERVAL,
         SINCE,
+        STALL_FLOOR,
         STATE,
+        STOP_ON,
+        live_options,
         run_watch,
         watch_app,
         watch_config,
@@ -227,15 +232,27 @@ def register(app: typer.Typer) -> None:
         interval: float = typer.Option(None, "--interval", hidden=True,
                                        help="Old name of --poll-interval."),
         panel: bool = PANEL, config: Path = CONFIG, notify: list[str] = NOTIFY,
+        live: bool = LIVE, stop_on: str = STOP_ON, stall_floor: float = STALL_FLOOR,
+        cooldown: float = COOLDOWN,
     ) -> None:
         """Poll W&B projects and audit every run that ended and carries no verdict yet (the
-        fallback for plans without Automations); tags, summary keys, notes, files (--panel: panel)."""
+        fallback for plans without Automations); tags, summary keys, notes, files (--panel: panel).
+
+        With ``--live``, running runs are followed too (docs/live.md)."""
         projects = _projects_or_fail(project)
-        cfg = watch_config(interval if interval is not None else poll_interval, concurrency,
-                           since, once)
+        every = interval if interval is not None else poll_interval
+        cfg = watch_config(every, concurrency, since, once)
+        live_cfg = live_options(live, every, stop_on, stall_floor, cooldown)
         scope = f"wandb projects={','.join(sorted(set(projects)))}"
+
+        def make_live(source):
+            from mlaudit_wandb.live import WandbLiveSource
+
+            return WandbLiveSource(projects)
+
         run_watch(lambda: _wandb_source(scope, projects, panel), state=state, config=config,
-                  watch=cfg, notify=notify)
+                  watch=cfg, notify=notify,
+                  live=None if live_cfg is None else (make_live, live_cfg))
 
 
 def _install_automation(project: str, webhook: str | None, name: str) -> None:

@@ -5,7 +5,8 @@ process (the same :class:`~mlaudit_core.live.detectors.LiveRun` the watcher uses
 call whatever the run's length: ``benchmarks/live_poll.py`` measures it on a 1 M-point
 history) and tells the callback to set the framework's own stop flag. It also honours
 ``mlaudit.stop_requested``, the tag a live watcher run with ``--stop-on`` sets on an MLflow
-run (MLflow has no remote stop): a daemon thread reads the active run's tags every
+run (MLflow has no remote stop), and ``mlaudit:stop-requested`` on an online W&B run (next
+to W&B's own ``Run.stop()``): a daemon thread reads the active run's tags every
 ``tag_check_s`` seconds, so the training loop never waits on the tracker.
 
 Stall conditions cannot be seen from inside a stalled loop; in-process ``stop_on`` covers
@@ -28,6 +29,8 @@ from .detectors import CODES, LiveRun, LiveThresholds, parse_stop_on, stop_name
 log = logging.getLogger("mlaudit.live")
 
 STOP_TAG = "mlaudit.stop_requested"
+#: The tag a W&B live watcher adds with ``--stop-on`` (W&B tags are plain strings).
+WANDB_STOP_TAG = "mlaudit:stop-requested"
 LIVE_TAG = "mlaudit.live"
 
 
@@ -118,16 +121,47 @@ class LiveGuard:
         run = mlflow.active_run()
         return (mlflow, run.info.run_id) if run is not None else (mlflow, None)
 
+    def _active_wandb(self):
+        """The active ONLINE W&B run's ``entity/project/id`` (None offline or without one)."""
+        wandb = sys.modules.get("wandb")
+        run = getattr(wandb, "run", None) if wandb is not None else None
+        if run is None:
+            return None
+        try:
+            if run.settings._offline or run.settings.mode in ("offline", "disabled"):
+                return None
+            return f"{run.entity}/{run.project}/{run.id}"
+        except Exception:  # noqa: BLE001 - an SDK without these attributes: no polling
+            return None
+
     def _start_tag_watch(self) -> None:
         mlflow, run_id = self._active_mlflow()
-        if run_id is None:
+        wandb_path = self._active_wandb()
+        if run_id is None and wandb_path is None:
             return  # no tracked run yet; tried again at the next step
-        client = mlflow.MlflowClient()
+        if run_id is not None:
+            client = mlflow.MlflowClient()
+
+            def read() -> str | None:
+                return client.get_run(run_id).data.tags.get(STOP_TAG)
+        else:
+            import wandb
+
+            api = wandb.Api(timeout=10)
+
+            def read() -> str | None:
+                # the W&B live watcher's stop request (mlaudit_wandb.live.STOP_TAG)
+                api.flush()
+                tags = api.run(wandb_path).tags or []
+                if WANDB_STOP_TAG not in tags:
+                    return None
+                codes = [t.split("-", 1)[1] for t in tags if t.startswith("mlaudit:live-LV")]
+                return f"{' '.join(codes)} (W&B run tag {WANDB_STOP_TAG})".strip()
 
         def loop() -> None:
             while not self._stop_watch.is_set():
                 try:
-                    tag = client.get_run(run_id).data.tags.get(STOP_TAG)
+                    tag = read()
                     if tag:
                         self._remote = tag
                         return

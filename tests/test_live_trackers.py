@@ -1,0 +1,110 @@
+"""Live triage on W&B and ClearML: ``mlaudit watch wandb|clearml --live`` end to end.
+
+No W&B or ClearML server can run here, so each test drives the real SDKs against the local
+servers that implement their endpoints with the real payload shapes:
+
+* W&B: training processes log ONLINE with the real ``wandb`` SDK (tests/data/live/
+  wandb_writer.py) to tests/wandb_fake_server.py; ``mlaudit watch wandb --live`` (a
+  subprocess, the real ``wandb.Api``) lists running runs, reads their new history after the
+  last ``_step``, posts to a real HTTP receiver, and with ``--stop-on nan`` calls
+  ``Run.stop()`` (the real ``StopRun`` mutation) and tags the run; the writer's in-process
+  ``LiveGuard`` honours the tag and stops its loop.
+* ClearML: a task reported with the real ``clearml`` SDK (tests/data/live/clearml_writer.py)
+  to tests/clearml_fake_server.py; the live watcher reads the scalars after the last
+  iteration and aborts the task with ``tasks.stop`` (clearml-server's status rules for a
+  development task: stopped at once); the SDK's own stop signal ends the training process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.webhook_receiver import Receiver
+
+HERE = Path(__file__).parent
+MLAUDIT = shutil.which("mlaudit", path=str(Path(sys.executable).parent)) or "mlaudit"
+KEY = "k" * 40
+
+
+def _live(receiver: Receiver) -> list[dict]:
+    return [r.json() for r in receiver.at("/hook") if r.headers.get("X-Mlaudit-Event") == "live"]
+
+
+def _wait(pred, timeout: float, what: str) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if pred():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+
+
+def _wandb_env(root: Path, base_url: str) -> dict[str, str]:
+    env = dict(os.environ, WANDB_MODE="online", WANDB_DIR=str(root), WANDB_SILENT="true",
+               WANDB_CONFIG_DIR=str(root / "config"), WANDB_CACHE_DIR=str(root / "cache"),
+               WANDB_DATA_DIR=str(root / "data"), WANDB_ERROR_REPORTING="false",
+               WANDB_BASE_URL=base_url, WANDB_API_KEY=KEY, PYTHONPATH=str(HERE.parent))
+    return env
+
+
+def test_wandb_live_nan_alert_and_stop(tmp_path):
+    """NaN run: one LV001 alert before it ends, ``Run.stop()`` reaches the server (its stop
+    flag) and the run's tag stops the training loop well before its 150 steps; healthy run:
+    no alert over its whole life."""
+    pytest.importorskip("wandb")
+    from tests.wandb_fake_server import FakeWandbServer
+
+    with FakeWandbServer(api_key=KEY, entity="ent") as srv, Receiver() as rx:
+        env = _wandb_env(tmp_path, srv.base_url)
+        log = tmp_path / "watch.log"
+        watcher = subprocess.Popen(
+            [MLAUDIT, "watch", "wandb", "-p", "ent/live", "--live", "--poll-interval", "0.5",
+             "--state", str(tmp_path / "s.sqlite"), "--stall-floor", "60", "--cooldown", "0",
+             "--stop-on", "nan", "--notify", rx.url + "/hook"],
+            stdout=subprocess.DEVNULL, stderr=open(log, "wb"), cwd=tmp_path, env=env)
+        try:
+            writers = {}
+            for mode in ("healthy", "nan"):
+                out = tmp_path / f"{mode}.json"
+                writers[mode] = (subprocess.Popen(
+                    [sys.executable, str(HERE / "data" / "live" / "wandb_writer.py"), "ent/live",
+                     f"{mode}1", mode, str(out)], cwd=tmp_path, env=env,
+                    stdout=subprocess.DEVNULL, stderr=open(tmp_path / f"{mode}.err", "wb")), out)
+            for mode, (w, _o) in writers.items():
+                assert w.wait(240) == 0, (tmp_path / f"{mode}.err").read_text()[-3000:]
+            time.sleep(2.0)
+        finally:
+            watcher.send_signal(signal.SIGTERM)
+            watcher.wait(60)
+        live = _live(rx)
+        results = {m: json.loads(o.read_text()) for m, (_w, o) in writers.items()}
+        nan_run = srv.run("ent", "live", "nan1")
+        healthy_run = srv.run("ent", "live", "healthy1")
+    text = log.read_text()
+    by_run: dict[str, list[dict]] = {}
+    for d in live:
+        by_run.setdefault(d["run"]["id"], []).append(d)
+    assert by_run.get("ent/live/healthy1", []) == [], text[-3000:]
+    nan = by_run.get("ent/live/nan1", [])
+    assert [(d["live"]["kind"], d["live"]["code"]) for d in nan] == [("alert", "LV001")], text[-3000:]
+    assert nan[0]["live"]["stop_requested"] is True
+    assert nan[0]["findings"][0]["code"] == "LV001" and "train/loss" in nan[0]["findings"][0]["message"]
+    from datetime import datetime
+
+    assert datetime.fromisoformat(nan[0]["sent_at"]).timestamp() < results["nan"]["end_time"]
+    # the stop: W&B's own flag on the server, and the tag the writer's guard honoured
+    assert nan_run.stopped and not healthy_run.stopped
+    assert results["nan"]["how"] in ("stopped_by_tag", "stopped_by_wandb")
+    assert 30 <= results["nan"]["last_step"] < 149
+    assert results["healthy"]["how"] == "ended" and results["healthy"]["last_step"] == 149
+    assert "StopRun" in srv.operations
+    assert not srv.unknown, srv.unknown
