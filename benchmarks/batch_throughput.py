@@ -98,18 +98,48 @@ def create_runs(url: str, n: int) -> None:
         list(pool.map(one, range(n)))
 
 
+def server_cpu(pid: int) -> float:
+    """CPU seconds of the server process tree (psutil; NaN without it)."""
+    try:
+        import psutil
+    except ImportError:
+        return math.nan
+    total = 0.0
+    try:
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return math.nan
+    for p in procs:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.Error:
+            pass
+    return total
+
+
 def measure(url: str, refs: list[str], state: Path, *, jobs: int | None, executor: str,
-            write: bool) -> dict:
+            write: bool, server_pid: int | None = None) -> dict:
+    """One batch; CPU per run of this process (all threads) and of the server: figures
+    the machine's load does not move the way it moves wall time (Ray workers' CPU is
+    not in this process)."""
     from mlaudit_core.service import Executor, StateStore, TaskSpec, run_batch
     from mlaudit_core.settings import Settings
 
     spec = TaskSpec("mlflow", (("tracking_uri", url),), Settings().model_dump(), write_back=write)
+    s0 = server_cpu(server_pid) if server_pid else math.nan
+    c0 = time.process_time()
     with StateStore(state, f"bench {url}") as store:
         out = run_batch(refs, spec, store, jobs=jobs, executor=Executor(executor))
+    cpu = time.process_time() - c0
+    srv = (server_cpu(server_pid) - s0) if server_pid else math.nan
     failed = [r for r in out.results if not r.ok]
+    n = max(1, out.audited_now)
     return {"runs": out.audited_now, "failed": len(failed), "seconds": out.seconds,
             "rate": out.audited_now / out.seconds if out.seconds else 0.0, "startup": out.startup_s,
-            "first_error": failed[0].error if failed else "", "timings": out.timings}
+            "first_error": failed[0].error if failed else "", "timings": out.timings,
+            "client_ms": 1000 * cpu / n, "server_ms": 1000 * srv / n}
 
 
 CONFIGS = {"jobs1": (1, "local"), "jobs4": (4, "local"), "ray": (4, "ray")}
@@ -141,7 +171,7 @@ def main() -> None:
         modes = ["off"] if args.no_write else args.write.split(",")
         print(f"listed {len(refs)} runs; {os.cpu_count()} CPUs\n")
         print(f"{'config':<22}{'write':>6}{'runs':>6}{'failed':>8}{'seconds':>10}{'runs/s':>9}"
-              f"{'per worker':>12}{'start-up s':>12}{'load avg':>10}")
+              f"{'per worker':>12}{'start-up s':>12}{'load avg':>10}{'CPU ms/run':>12}{'server':>8}")
         from mlaudit_core.service.timing import split_line
 
         splits = []
@@ -157,11 +187,11 @@ def main() -> None:
                 label += f" ahead {depth}"
             os.environ[READ_AHEAD_ENV] = str(depth)
             r = measure(url, refs, root / f"state-{name}-{mode}-{depth}.sqlite", jobs=jobs,
-                        executor=executor, write=mode == "on")
+                        executor=executor, write=mode == "on", server_pid=proc.pid)
             per = r["rate"] / jobs
             print(f"{label:<22}{mode:>6}{r['runs']:>6}{r['failed']:>8}{r['seconds']:>10.1f}"
-                  f"{r['rate']:>9.2f}{per:>12.2f}{r['startup']:>12.1f}{os.getloadavg()[0]:>10.1f}",
-                  flush=True)
+                  f"{r['rate']:>9.2f}{per:>12.2f}{r['startup']:>12.1f}{os.getloadavg()[0]:>10.1f}"
+                  f"{r['client_ms']:>12.0f}{r['server_ms']:>8.0f}", flush=True)
             if r["first_error"]:
                 print(f"  first failure: {r['first_error']}")
             splits.append((label, mode, split_line(r["timings"], r["runs"]), per))

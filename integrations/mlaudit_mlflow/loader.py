@@ -403,24 +403,34 @@ def load_run(run_id: str, tracking_uri: str | None = None) -> RunData:
         raise TrackerUnavailable(f"mlflow tracking store {uri} is unreachable: "
                                  f"{type(exc).__name__}: "
                                  f"{str(exc).splitlines()[0][:200] if str(exc) else ''}") from None
-    info, data = r.info, r.data
-    if info.lifecycle_stage == "deleted":
+    if r.info.lifecycle_stage == "deleted":
         raise InputError(f"mlflow run {run_id!r} is deleted")
-    warnings: list[str] = []
+    if uri.startswith(("http://", "https://")):
+        _batch_experiments.setdefault(uri, set()).add(str(r.info.experiment_id))
     side = None
+    metrics = None
     if uri.startswith(("http://", "https://")):
         # a server: the artifact listing and the experiment are asked while the metric
         # histories download, all on the bounded fetch pool (rest_history.pool)
         from .rest_history import submit
 
-        side = (listing, submit(_experiment, client, uri, info.experiment_id))
-        metrics = _metrics_via_rest(client, uri, run_id, sorted(data.metrics), data)
+        side = (listing, submit(_experiment, client, uri, r.info.experiment_id))
+        metrics = _metrics_via_rest(client, uri, run_id, sorted(r.data.metrics), r.data)
     elif is_db_uri(uri):
         metrics = _bulk_metrics_db(uri, run_id)
     else:
-        metrics = _metrics_via_client(client, run_id, sorted(data.metrics))
+        metrics = _metrics_via_client(client, run_id, sorted(r.data.metrics))
+    return _assemble(client, uri, r, metrics, *(side or (None, None)))
+
+
+def _assemble(client, uri: str, r, metrics: MetricTable, listing=None, experiment=None) -> RunData:
+    """RunData from a ``Run`` entity and its metric histories; the artifact listing and the
+    experiment are futures (a server) or asked here (None)."""
+    info, data = r.info, r.data
+    run_id = info.run_id
+    warnings: list[str] = []
     try:
-        artifacts = side[0].result() if side else _list_artifacts(client, run_id)
+        artifacts = listing.result() if listing is not None else _list_artifacts(client, run_id)
     except Exception as exc:
         artifacts = []
         warnings.append(f"artifact listing failed: {exc}")
@@ -428,7 +438,7 @@ def load_run(run_id: str, tracking_uri: str | None = None) -> RunData:
     tags = dict(data.tags)
     exp = None
     try:
-        exp = side[1].result() if side else client.get_experiment(info.experiment_id)
+        exp = experiment.result() if experiment is not None else client.get_experiment(info.experiment_id)
     except Exception:
         pass
     url = None
@@ -448,3 +458,98 @@ def load_run(run_id: str, tracking_uri: str | None = None) -> RunData:
     except ImportError:
         return run
     return enrich_from_console(run)
+
+
+#: Experiments whose runs a server's batch has loaded (:func:`load_runs` searches them).
+_batch_experiments: dict[str, set[str]] = {}
+#: Run ids per ``search_runs`` in :func:`load_runs` (the filter names each id).
+SEARCH_IDS = 50
+
+
+def _search_ids(client, uri: str, run_ids: list[str]) -> dict[str, object]:
+    """``Run`` entities of ``run_ids`` from the experiments this process has seen them in,
+    by ``search_runs`` with an ``attributes.run_id IN (...)`` filter (one request for many
+    ``get_run``). Runs it does not return (another experiment, deleted) are left out; a
+    server that refuses the filter gives {} (the caller then asks ``get_run`` per run)."""
+    exps = sorted(_batch_experiments.get(uri, ()))
+    if not exps or not run_ids:
+        return {}
+    out: dict[str, object] = {}
+    try:
+        for i in range(0, len(run_ids), SEARCH_IDS):
+            chunk = run_ids[i:i + SEARCH_IDS]
+            flt = "attributes.run_id IN (" + ", ".join(f"'{rid}'" for rid in chunk) + ")"
+            for r in client.search_runs(exps, filter_string=flt, max_results=len(chunk)):
+                if r.info.run_id in chunk:
+                    out[r.info.run_id] = r
+    except Exception:  # an old server or a proxy refusing the filter: per-run get_run
+        return {}
+    return out
+
+
+def load_runs(run_ids: list[str], tracking_uri: str | None = None) -> dict[str, RunData | Exception]:
+    """Load several runs of one store: ``{run_id: RunData or the exception load_run would raise}``.
+
+    From a server (``http(s)://``) this asks fewer, larger requests than one :func:`load_run`
+    per run: the runs' entities in one ``search_runs`` per :data:`SEARCH_IDS` ids (the
+    experiments are learnt from the first run, asked with ``get_run``), each metric key's
+    history for many runs in one ``get-history-bulk`` request (full fidelity, see
+    :func:`.rest_history.fetch_many`), and the artifact listings in parallel. A run the
+    search does not return, or whose histories cannot be read in bulk, is loaded alone,
+    so its error is its own. Other stores: :func:`load_run` per run.
+
+    Raises:
+        MissingDependency: mlflow is not installed.
+    """
+    _mlflow()
+    uri = resolve_uri(tracking_uri)
+    out: dict[str, RunData | Exception] = {}
+
+    def alone(rid: str) -> None:
+        try:
+            out[rid] = load_run(rid, uri)
+        except Exception as exc:  # noqa: BLE001 - the run's own result
+            out[rid] = exc
+
+    if not uri.startswith(("http://", "https://")) or len(run_ids) < 2:
+        for rid in run_ids:
+            alone(rid)
+        return out
+    try:
+        client = client_for(uri)
+    except Exception as exc:  # noqa: BLE001 - every run's result
+        return dict.fromkeys(run_ids, exc)
+    ids = list(dict.fromkeys(run_ids))
+    if not _batch_experiments.get(uri):
+        try:
+            _batch_experiments.setdefault(uri, set()).add(str(client.get_run(ids[0]).info.experiment_id))
+        except Exception:  # noqa: BLE001 - load_run below reports it
+            pass
+    found = _search_ids(client, uri, ids)
+    for rid in ids:
+        if rid not in found:
+            alone(rid)
+    if not found:
+        return out
+    from .rest_history import fetch_many, submit
+
+    wanted = {}
+    for rid, r in found.items():  # each key with its latest step (a hint of its length)
+        last = {m.key: m.step for m in getattr(r.data, "_metric_objs", None) or []
+                if isinstance(getattr(m, "step", None), int)}
+        wanted[rid] = {k: last.get(k) for k in sorted(r.data.metrics)}
+    listings = {rid: submit(_list_artifacts, client, rid) for rid in found}
+    exps = {rid: submit(_experiment, client, uri, r.info.experiment_id) for rid, r in found.items()}
+    histories = fetch_many(client, uri, wanted)
+    for rid, r in found.items():
+        h = histories.get(rid)
+        if isinstance(h, Exception) or h is None:
+            listings[rid].cancel()
+            alone(rid)
+            continue
+        try:
+            series = [Series(k, st, _restore_inf(v), ts / 1000.0) for k, (st, v, ts) in h]
+            out[rid] = _assemble(client, uri, r, MetricTable.from_series(series), listings[rid], exps[rid])
+        except Exception as exc:  # noqa: BLE001 - the run's own result
+            out[rid] = exc
+    return out

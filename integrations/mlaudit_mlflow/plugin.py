@@ -25,7 +25,10 @@ class MlflowPlugin:
     def load(self, ref: str, **options) -> RunData:
         from .loader import load_run
 
-        run = load_run(ref, self.tracking_uri)
+        return self._checked(load_run(ref, self.tracking_uri))
+
+    @staticmethod
+    def _checked(run: RunData) -> RunData:
         from mlaudit_core.rundata import RunStatus
 
         if run.end_time is None and run.status in (RunStatus.FINISHED, RunStatus.FAILED,
@@ -35,6 +38,15 @@ class MlflowPlugin:
                 "when a run is ended with update_run(status=...)); its duration is taken "
                 "from its last logged point")
         return run
+
+    def load_many(self, refs: list[str]) -> dict[str, RunData | Exception]:
+        """Several runs in fewer requests (a batch's read-ahead): ``{ref: RunData or the
+        exception load would raise}``; see :func:`mlaudit_mlflow.loader.load_runs`."""
+        from .loader import load_runs
+
+        got = load_runs(refs, self.tracking_uri)
+        return {ref: (self._checked(run) if isinstance(run, RunData) else run)
+                for ref, run in got.items()}
 
     def claim(self, run: RunData, owner: str, *, lease_s: float = 900.0) -> str | None:
         """Claim ``run`` for a watcher (tag ``mlaudit.claim``); see

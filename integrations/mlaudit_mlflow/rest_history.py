@@ -208,3 +208,102 @@ def fetch_all(client, uri: str, run_id: str, keys: list[str],
     if first is not None:
         raise first
     return out
+
+
+#: Run ids per ``get-history-bulk`` request (MLflow's own limit is 100).
+BULK_RUNS = 100
+
+
+def _bulk_runs(creds, run_ids: list[str], key: str) -> tuple[dict[str, list[dict]], set[str]]:
+    """One ``get-history-bulk`` request for ``key`` of several runs.
+
+    Returns ({run_id: points} of the runs answered whole, run ids to read alone). The server
+    sorts the answer by run id and cuts it at ``max_results`` points in all: when it is
+    full, every run before the last run id in it is whole and the rest are read alone.
+
+    Raises:
+        LookupError: no bulk endpoint on this server (remembered like in :func:`fetch_key`).
+        MlflowException / requests exceptions: any other refusal (the caller reads each run
+            alone, so the error lands on the run it belongs to).
+    """
+    from mlflow.utils.rest_utils import verify_rest_response
+
+    resp = _request(creds, BULK, {"run_id": run_ids, "metric_key": key, "max_results": PAGE_SIZE})
+    if resp.status_code in _NO_BULK_STATUS:
+        raise LookupError(BULK)
+    verify_rest_response(resp, BULK)
+    points = json.loads(resp.content or b"{}").get("metrics", [])
+    by_run: dict[str, list[dict]] = {rid: [] for rid in run_ids}
+    for p in points:
+        by_run.setdefault(p.get("run_id"), []).append(p)
+    if len(points) < PAGE_SIZE:
+        return {rid: by_run[rid] for rid in run_ids}, set()
+    last = points[-1].get("run_id")
+    whole = {rid: by_run[rid] for rid in run_ids if rid < last}
+    return whole, {rid for rid in run_ids if rid not in whole}
+
+
+def fetch_many(client, uri: str, wanted: dict[str, dict[str, int | None]]
+               ) -> dict[str, list[tuple[str, tuple]] | Exception]:
+    """Histories of several runs of one server: ``wanted`` maps run id -> {key: latest step or
+    None}; returns run id -> ``[(key, (steps, values, ts_ms))]`` in ``wanted[run]`` key order,
+    or the exception that run's own read raised.
+
+    Each key is asked for many runs at once through ``get-history-bulk`` (full fidelity,
+    never the interval-sampled endpoint): runs are grouped so that their latest steps (a
+    hint of the point counts) add up to at most half a page, at most :data:`BULK_RUNS` per
+    request; a key whose latest step is past half a page, a run cut from a full answer, and
+    every run of a request the server refused are read alone with :func:`fetch_key`.
+    Requests run on :func:`pool`.
+    """
+    creds = host_creds(client, uri)
+    if creds is None:
+        raise RuntimeError("no REST host credentials")
+    by_key: dict[str, list[str]] = {}
+    alone: list[tuple[str, str]] = []
+    for rid, keys in wanted.items():
+        for k, last in keys.items():
+            if uri in _no_bulk or last is None or last >= PAGE_SIZE // 2:
+                alone.append((rid, k))
+            else:
+                by_key.setdefault(k, []).append(rid)
+    groups: list[tuple[str, list[str]]] = []
+    for k, rids in by_key.items():
+        group: list[str] = []
+        budget = 0
+        for rid in sorted(rids):
+            need = wanted[rid][k] + 1
+            if group and (budget + need > PAGE_SIZE // 2 or len(group) >= BULK_RUNS):
+                groups.append((k, group))
+                group, budget = [], 0
+            group.append(rid)
+            budget += need
+        if group:
+            groups.append((k, group))
+    got: dict[tuple[str, str], tuple | BaseException] = {}
+    futures = [(k, g, submit(_bulk_runs, creds, g, k)) for k, g in groups]
+    for k, g, fut in futures:
+        try:
+            whole, rest = fut.result()
+        except LookupError:
+            _no_bulk.add(uri)
+            whole, rest = {}, set(g)
+        except Exception:  # noqa: BLE001 - each run read alone says whose data was refused
+            whole, rest = {}, set(g)
+        for rid, points in whole.items():
+            try:
+                got[(rid, k)] = _columns(points)
+            except (TypeError, ValueError):  # a damaged value: the run's own get-history reports it
+                rest.add(rid)
+        alone += [(rid, k) for rid in rest]
+    single = [(rid, k, submit(fetch_key, creds, uri, rid, k, wanted[rid][k])) for rid, k in alone]
+    for rid, k, fut in single:
+        try:
+            got[(rid, k)] = fut.result()
+        except BaseException as exc:  # noqa: BLE001 - that run's result
+            got[(rid, k)] = exc
+    out: dict[str, list[tuple[str, tuple]] | Exception] = {}
+    for rid, keys in wanted.items():
+        errors = [got[(rid, k)] for k in keys if isinstance(got[(rid, k)], BaseException)]
+        out[rid] = errors[0] if errors else [(k, got[(rid, k)]) for k in keys]
+    return out

@@ -13,7 +13,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
@@ -112,16 +112,25 @@ class ReadAhead:
     reference is loaded in the calling thread. Every other attribute is the plugin's.
     The seconds spent loading ahead are added to the taking worker's ``read-ahead`` stage
     (:mod:`.timing`; overlapped, not part of the run's wall time).
+
+    A plugin with ``load_many(refs) -> {ref: RunData or the exception its load raised}``
+    (MLflow: fewer, larger requests, :func:`mlaudit_mlflow.loader.load_runs`) is asked for
+    windows of ``2 x depth`` runs, a new window once at most one is left untaken: at most
+    ``4 x depth`` runs loaded and not yet taken.
     """
 
     def __init__(self, plugin, refs: list[str], depth: int) -> None:
         self._plugin = plugin
         self._refs = list(refs)
         self._depth = max(1, depth)
+        many = getattr(plugin, "load_many", None)
+        self._many = many if callable(many) else None
+        self._window = 2 * self._depth
         self._next = 0
         self._pending: dict[str, Future] = {}
         self._lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(max_workers=self._depth, thread_name_prefix="mlaudit-read-ahead")
+        threads = 2 if self._many else self._depth
+        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="mlaudit-read-ahead")
         with self._lock:
             self._top_up()
 
@@ -135,7 +144,33 @@ class ReadAhead:
         except Exception as exc:  # handed to the worker that takes this run
             return None, time.perf_counter() - t, exc
 
+    def _load_window(self, refs: list[str], futures: dict[str, Future]) -> None:
+        t = time.perf_counter()
+        try:
+            got = self._many(refs)
+        except Exception as exc:  # every run of the window gets the error
+            got = dict.fromkeys(refs, exc)
+        share = (time.perf_counter() - t) / max(1, len(refs))
+        for ref, fut in futures.items():
+            res = got.get(ref, LookupError(f"{ref}: not returned by load_many"))
+            try:
+                fut.set_result((None, share, res) if isinstance(res, Exception) else (res, share, None))
+            except InvalidStateError:  # cancelled by close()
+                pass
+
     def _top_up(self) -> None:
+        if self._many is not None:
+            while len(self._pending) <= self._window and self._next < len(self._refs):
+                refs = [r for r in self._refs[self._next:self._next + self._window]
+                        if r not in self._pending]
+                self._next += self._window
+                futures = {r: Future() for r in dict.fromkeys(refs)}
+                try:
+                    self._pool.submit(self._load_window, list(futures), futures)
+                except RuntimeError:  # closed, or the interpreter is shutting down
+                    return
+                self._pending.update(futures)
+            return
         while len(self._pending) < self._depth and self._next < len(self._refs):
             ref = self._refs[self._next]
             self._next += 1
