@@ -325,7 +325,9 @@ def _run_record(r, info: dict, config: dict, env: dict[str, str]) -> None:
     if r.HasField("start_time"):
         info["start_time"] = datetime.fromtimestamp(
             r.start_time.seconds + r.start_time.nanos / 1e9, tz=timezone.utc)
-    if r.HasField("branch_point") and r.branch_point.run:
+    # RunRecord.branch_point (a fork's parent) exists from wandb 0.22's protobufs on
+    if "branch_point" in r.DESCRIPTOR.fields_by_name and r.HasField("branch_point") \
+            and r.branch_point.run:
         info["parent_id"] = r.branch_point.run
     if r.resumed:
         info["resumed_from"] = r.run_id

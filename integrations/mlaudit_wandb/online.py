@@ -229,7 +229,13 @@ def read_history(run, buf: PointBuffer) -> int:
     """Every history row into ``buf`` (full fidelity); returns the number of distinct steps."""
     seen: set[int] = set()
     n = 0
-    for row in run.scan_history(page_size=PAGE_SIZE, use_cache=False):
+    # wandb >= 0.22 caches scanned history unless told not to; older SDKs have no cache
+    # (and no ``use_cache`` argument)
+    import inspect
+
+    fresh = ({"use_cache": False} if "use_cache" in inspect.signature(run.scan_history).parameters
+             else {})
+    for row in run.scan_history(page_size=PAGE_SIZE, **fresh):
         step = row.get("_step")
         if isinstance(step, (int, float)) and not isinstance(step, bool):
             if step in seen:
