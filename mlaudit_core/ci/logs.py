@@ -201,6 +201,21 @@ _OLD_CODE = re.compile(
     r"HEAD(?:~\d*|\^+)|\brevert(?:ing|ed)?\b|\bthe commit before\b|\bbefore (?:the|this) (?:PR|change|commit)\b",
     re.IGNORECASE,
 )
+#: substrings (lower case) one of which every _OLD_CODE match contains: a cheap prefilter
+_OLD_WORDS = (
+    "old",
+    "prev",
+    "parent",
+    "base",
+    "reference",
+    "green",
+    "prior",
+    "main",
+    "master",
+    "head",
+    "revert",
+    "before",
+)
 _OLD_YES = re.compile(
     r"\b(?:still\s+)?(?:reproduces?|reproduced|reproducing|matches|matched|passes|passed|"
     r"is within|stays within|within tolerance|restores?|restored|recovers?|green)\b",
@@ -538,8 +553,9 @@ def scan_logs(
                 rm = _RUNNER.search(t)
                 if rm:
                     ctx.runners[name] = rm["n"] or rm["g"]
-            if not _TEST.match(t.strip()):
-                said = ref_statement(t) if _OLD_CODE.search(t) else None
+            low0 = t.lower()
+            if any(w in low0 for w in _OLD_WORDS) and not _TEST.match(t.strip()):
+                said = ref_statement(t)
                 if said is not None and len(ctx.ref_statements) < 20:
                     ctx.ref_statements.append(
                         Line(
