@@ -93,3 +93,16 @@ def test_watch_once_with_a_failed_run_exits_4_and_says_how_to_resume(mlflow_serv
              "--since", "all", "--state", str(tmp_path / "w.sqlite")], timeout=300)
     assert p.returncode == 4, p.stderr[-3000:]
     assert "1 run(s) failed and wait for a retry: run the same command again" in p.stderr
+
+
+def test_logs_memory_benchmark_end_to_end_at_toy_size():
+    """``benchmarks/logs_throughput.py --no-parse`` (the issue-16 figure: ``mlaudit logs`` end to
+    end on a generated N-line log, peak RSS against 1 GiB) at toy size; the figures themselves
+    are printed by the full-size run, not asserted here."""
+    bench = Path(__file__).resolve().parents[1] / "benchmarks" / "logs_throughput.py"
+    p = subprocess.run([sys.executable, str(bench), "--lines", "3000", "--no-parse"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "generated 3,00" in p.stdout and "mlaudit logs (CLI):" in p.stdout, p.stdout
+    assert "parse (load_logs)" not in p.stdout  # --no-parse: the end-to-end child only
+    assert "end-to-end peak within 1 GiB: True" in p.stdout, p.stdout
