@@ -140,7 +140,10 @@ def test_tools_listed_with_schemas_and_help_does_not_import_mcp(root):
         jsonschema.Draft202012Validator.check_schema(t.output_schema)
         assert t.input_schema["type"] == "object" and t.description
     by = {t.name: t for t in tools}
-    assert by["audit_run"].output_schema["title"] == REPORT_SCHEMA["title"]
+    # the full report, or its compact form with format 'compact' (tests/test_compact.py)
+    out = by["audit_run"].output_schema
+    assert out["type"] == "object" and out["$defs"]["AuditReport"]["title"] == REPORT_SCHEMA["title"]
+    assert out["anyOf"] == [{"$ref": "#/$defs/AuditReport"}, {"$ref": "#/$defs/CompactReport"}]
     assert by["audit_run"].input_schema["properties"]["write_back"]["default"] is False
     assert set(by["audit_run"].input_schema["required"]) == {"tracker", "run_ref"}
     code = ("import sys; sys.argv = ['mlaudit', '--help']\nfrom mlaudit.cli import main\n"

@@ -24,6 +24,9 @@ class Format(str, Enum):
     terminal = "terminal"
     markdown = "markdown"
     json = "json"
+    #: verdict, cause, confidence, top evidence with file:line, next actions as one JSON line
+    #: within MLAUDIT_COMPACT_TOKENS tokens (default 400; mlaudit_core/agent/compact.py)
+    compact = "compact"
 
 
 class FailOn(str, Enum):
@@ -148,10 +151,29 @@ def emit(report: AuditReport, fmt: Format, verbose: bool = False) -> None:
 
     if fmt is Format.json:
         typer.echo(render_json(report))
+    elif fmt is Format.compact:
+        from mlaudit_core.agent.compact import render_compact
+
+        typer.echo(render_compact(report, compact_budget()))
     elif fmt is Format.markdown:
         typer.echo(render_markdown(report))
     else:
         render_terminal(report, Console(), verbose=verbose)
+
+
+def compact_budget() -> int:
+    """``MLAUDIT_COMPACT_TOKENS`` (default 400), the token budget of ``--format compact``."""
+    import os
+
+    from mlaudit_core.agent.compact import DEFAULT_TOKENS, MAX_TOKENS, MIN_TOKENS
+
+    raw = os.environ.get("MLAUDIT_COMPACT_TOKENS", "").strip()
+    if not raw:
+        return DEFAULT_TOKENS
+    if not raw.isdigit() or not MIN_TOKENS <= int(raw) <= MAX_TOKENS:
+        fail(f"MLAUDIT_COMPACT_TOKENS={raw!r}: give a whole number of tokens from {MIN_TOKENS} "
+             f"to {MAX_TOKENS}")
+    return int(raw)
 
 
 def exit_code(report: AuditReport, fail_on: FailOn | None, settings: Settings) -> int:

@@ -183,6 +183,16 @@ def _audit_many(path: Path, cands, table, *, fmt: Format, out: Path | None, fail
     elif fmt is Format.markdown:
         for c, r in reports:
             typer.echo(f"<!-- {c.path} ({c.reader}) -->\n{render_markdown(r)}")
+    elif fmt is Format.compact:  # one JSON line per run
+        from mlaudit_core.agent.compact import compact_report
+
+        from ._common import compact_budget
+
+        budget = compact_budget()
+        for c, r in reports:
+            typer.echo(json.dumps({"path": str(c.path), "reader": c.reader,
+                                   **compact_report(r, budget)}, separators=(",", ":"),
+                                  ensure_ascii=False))
     console = Console(stderr=fmt is not Format.terminal)
     if fmt is Format.terminal:
         from rich.markup import escape

@@ -80,7 +80,12 @@ def build_server(roots: Roots, config: str | None = None):
         except ToolFailure as exc:
             return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))],
                                         is_error=True)
-        text = json.dumps(res.data, indent=1, default=str)
+        compact = res.data.get("schema") == "mlaudit-compact/1" or any(
+            (r.get("report") or {}).get("schema") == "mlaudit-compact/1"
+            for r in res.data.get("runs") or [] if isinstance(r, dict))
+        # the compact form's budget is counted on compact JSON: no indentation for it
+        text = (json.dumps(res.data, separators=(",", ":"), ensure_ascii=False, default=str)
+                if compact else json.dumps(res.data, indent=1, default=str))
         content = [types.TextContent(type="text", text=text)]
         content += [types.TextContent(type="text", text=line) for line in res.lines]
         return types.CallToolResult(content=content, structured_content=res.data, is_error=False)

@@ -116,15 +116,39 @@ def report_schema() -> dict:
 
 def _wrapping_report(props_fn: Callable[[dict], dict], required: Sequence[str]) -> dict:
     """An object schema holding reports: the report's ``$defs`` hoisted, the report itself as
-    ``$defs.AuditReport`` (refs inside the report point at ``#/$defs/...`` and stay valid)."""
+    ``$defs.AuditReport`` (refs inside the report point at ``#/$defs/...`` and stay valid), the
+    compact form as ``$defs.CompactReport``; each report is either."""
+    node, defs = _report_or_compact()
+    out = _obj(props_fn(node), required)
+    out["$defs"] = defs
+    return out
+
+
+#: Tools whose output is a report (or, per audited run, reports): they take ``format``.
+REPORT_TOOLS = ("audit_run", "audit_path", "audit_logs", "audit_ci")
+_FORMAT_ARGS = {
+    "format": {"type": "string", "enum": ["report", "compact"], "default": "report",
+               "description": "'report': the full report (the report schema). 'compact': "
+                              "verdict, cause, confidence, top evidence with file:line and next "
+                              "actions within budget_tokens (schema mlaudit-compact/1); ask for "
+                              "the report when 'omitted' says more is there."},
+    "budget_tokens": {"type": "integer", "minimum": 200, "maximum": 8000, "default": 400,
+                      "description": "With format 'compact': its size limit in tokens (3 "
+                                     "characters a token of compact JSON)."},
+}
+
+
+def _report_or_compact() -> tuple[dict, dict]:
+    """(a schema node accepting a full or a compact report, the ``$defs`` it refers to)."""
+    from .compact import COMPACT_SCHEMA
+
     rep = dict(report_schema())
     defs = dict(rep.pop("$defs", {}))
     for k in ("$schema", "$id"):
         rep.pop(k, None)
     defs["AuditReport"] = rep
-    out = _obj(props_fn({"$ref": "#/$defs/AuditReport"}), required)
-    out["$defs"] = defs
-    return out
+    defs["CompactReport"] = COMPACT_SCHEMA
+    return {"anyOf": [{"$ref": "#/$defs/AuditReport"}, {"$ref": "#/$defs/CompactReport"}]}, defs
 
 
 _LINE = _obj({"file": _STR, "line": {"type": "integer"}, "text": _STR,
@@ -132,7 +156,16 @@ _LINE = _obj({"file": _STR, "line": {"type": "integer"}, "text": _STR,
 
 
 def _schemas() -> dict[str, tuple[dict, dict | None]]:
-    """name -> (inputSchema, outputSchema); ``"report"`` output means the report schema."""
+    """name -> (inputSchema, outputSchema); ``"report"`` output means the report schema (or
+    its compact form: the report tools take ``format`` and ``budget_tokens``)."""
+    out = _base_schemas()
+    for name in REPORT_TOOLS:
+        inp, outp = out[name]
+        out[name] = ({**inp, "properties": {**inp["properties"], **_FORMAT_ARGS}}, outp)
+    return out
+
+
+def _base_schemas() -> dict[str, tuple[dict, dict | None]]:
     tracker = {"type": "string", "enum": list(TRACKERS),
                "description": "The experiment tracker holding the run."}
     source = {"type": "string", "enum": list(SOURCES),
@@ -310,8 +343,9 @@ def tool_specs() -> list[ToolSpec]:
     """The tools with their input and output JSON Schemas."""
     out = []
     for name, (inp, outp) in _schemas().items():
-        if outp == "report":
-            outp = report_schema()
+        if outp == "report":  # the full report or its compact form (format argument)
+            node, defs = _report_or_compact()
+            outp = {"type": "object", **node, "$defs": defs}
         elif outp is None:  # audit_path
             outp = _wrapping_report(lambda rep: {
                 "path": _STR,
@@ -736,9 +770,13 @@ class Toolbox:
         except jsonschema.ValidationError as exc:
             where = "/".join(str(p) for p in exc.absolute_path) or "arguments"
             raise ToolFailure(f"mlaudit: error: {name}: {where}: {exc.message}") from None
+        arguments = dict(arguments)
+        form = arguments.pop("format", "report") if name in REPORT_TOOLS else "report"
+        budget = arguments.pop("budget_tokens", None) if name in REPORT_TOOLS else None
         with self._lock:
             try:
-                return getattr(self, name)(**arguments, progress=progress)
+                res = getattr(self, name)(**arguments, progress=progress)
+                return _compacted(res, budget) if form == "compact" else res
             except ToolFailure:
                 raise
             except MlauditError as exc:
@@ -751,6 +789,22 @@ class Toolbox:
                 raise ToolFailure(redact_text(
                     f"mlaudit: internal error: {type(exc).__name__}: {_one_line(str(exc))}")
                 ) from None
+
+
+def _compacted(res: Result, budget: int | None) -> Result:
+    """A report tool's result with each report in its compact form (:mod:`.compact`)."""
+    from ..report import AuditReport
+    from .compact import DEFAULT_TOKENS, compact_report
+
+    def one(d: dict) -> dict:
+        return compact_report(AuditReport.model_validate(d), budget or DEFAULT_TOKENS)
+
+    data = res.data
+    if "runs" in data and "verdict" not in data:  # audit_path: one entry per run
+        data = {**data, "runs": [{**r, "report": one(r["report"])} for r in data["runs"]]}
+    else:
+        data = one(data)
+    return Result(data, res.lines)
 
 
 def _one_line(text: str) -> str:
