@@ -404,6 +404,7 @@ class LRow:
     seconds: float = 0.0
     judgeable: bool | None = None  # a learning signal was examined (None: not known, e.g. CLI cases)
     rule: str = ""
+    basis: str = ""  # the confidence terms (report verdict.basis)
 
     @property
     def outcome_ok(self) -> bool:
@@ -447,6 +448,7 @@ def _fill(row: LRow, report, t0: float, run=None) -> LRow:
         row.judgeable = assess(run, report.findings, report.detectors).judgeable
     v = report.verdict
     row.rule = v.rule or ""
+    row.basis = v.basis or ""
     row.outcome, row.cause, row.confidence, row.summary = (v.outcome.value, v.cause.value, v.confidence,
                                                            v.summary)
     row.missing = [m.signal for m in report.missing_instrumentation]

@@ -81,3 +81,46 @@ def test_keras_early_stopping_line_is_not_a_stop(tmp_path):
     log.write_text("\n".join(_keras_epochs(9, 50) + ["Epoch 9: early stopping"]) + "\n")
     rep = audit(load_logs([log]))
     assert rep.verdict.outcome.value != "crashed", rep.verdict.summary
+
+
+def test_wandb_step_axis_is_not_the_iteration_count():
+    """own wb11 (nanoGPT W&B folder): W&B's _step counts wandb.log calls (20 at the end) while
+    max_iters 5000 counts iterations; the logged ``iter`` reached 5000, so the run finished."""
+    rep = audit(_own("wb11-nanogpt-enwik-char-healthy"))
+    assert (rep.verdict.outcome.value, rep.verdict.cause.value) == ("succeeded", "healthy"), rep.verdict.summary
+
+
+def test_held_out_score_at_its_floor_is_underfit_unless_the_run_was_cut_short():
+    """own csv17: YOLOv8n from scratch, 10 of 10 epochs, mAP50-95 0.0005 throughout -> underfit.
+    own csv19 (YOLO11 13 of 20 epochs) keeps its stop as the verdict."""
+    rep = audit(_own("csv17-yolov8-balloons-scratch-10ep-no-learning"))
+    assert (rep.verdict.outcome.value, rep.verdict.rule) == ("underfit", "V13"), rep.verdict.summary
+    assert "never rose above" in rep.verdict.summary
+    rep = audit(_own("csv19-yolo11-cucumber-stopped-13of20"))
+    assert rep.verdict.outcome.value == "crashed", rep.verdict.summary
+
+
+def test_zero_regularisation_loss_is_not_a_data_problem():
+    """own tb14/tb15 (Lightning weather regressor): RegLoss = 0 means no regulariser, not empty labels."""
+    rep = audit(_own("tb14-lightning-weather-regression-47ep-healthy"))
+    assert (rep.verdict.outcome.value, rep.verdict.cause.value) == ("succeeded", "healthy"), rep.verdict.summary
+    rep = audit(_own("tb15-lightning-weather-one-epoch-one-point"))
+    assert rep.verdict.outcome.value == "unknown", rep.verdict.summary
+
+
+def test_held_out_accuracy_collapsing_at_the_last_epoch_is_regressed_not_plateaued():
+    """shared/realworld wb02 shape through the policy: test accuracy 0.839 best, 0.536 at the last epoch
+    (28x the evaluation noise) is regressed; a plateau or success would hide the collapse."""
+    from mlaudit_core.verdict.policy import POLICY
+
+    rule = next(r for r in POLICY if r.id == "V13b")
+    assert [c.expect for c in rule.cases] == [("regressed", "model_convergence"), None, None]
+
+
+def test_stuck_held_out_accuracy_is_underfit():
+    """own tb12: val_acc at exactly 41/62 (the majority share) at 59 of 100 epochs: the model
+    predicts one class; it was called 'slow' from its per-epoch evaluation time before."""
+    rep = audit(_own("tb12-lightning-efficientnet-binary-stuck-at-majority"))
+    assert (rep.verdict.outcome.value, rep.verdict.cause.value) == ("underfit", "model_convergence"), rep.verdict.summary
+    rep = audit(_own("tb13-lightning-efficientnet-binary-learns-late"))
+    assert rep.verdict.outcome.value == "succeeded", rep.verdict.summary

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ..report import SeriesEvidence, Severity
@@ -42,6 +44,72 @@ def memorising(run, train, initial: float, final: float) -> dict | None:
             "acc_last": a_last, "acc_tolerance": tol}
 
 
+def _heldout_not_lower(run) -> bool:
+    """True when the held-out loss (if logged) ended no lower than it began and the held-out score
+    (if logged) ended no more than 2 points (as a fraction) above its first value: nothing held-out
+    improved. (A YOLO box loss rising through warm-up while mAP climbs 0.02 -> 0.27 is learning.)"""
+    vk = run.key_for(Role.VAL_LOSS)
+    if vk:
+        v = run.series(vk).by_step().finite().values
+        if len(v) >= 2 and float(v[-1]) < float(v[0]):
+            return False
+    ak = run.key_for(Role.VAL_ACCURACY)
+    if ak:
+        a = run.series(ak).by_step().finite()
+        if len(a) >= 2:
+            acc, _ = as_fraction(ak, a.values)
+            if float(acc[-1]) > float(acc[0]) + 0.02:
+                return False
+    return True
+
+
+def score_floor(run, floor: float, min_evaluations: int) -> tuple[str, float, int] | None:
+    """``(key, best, n)`` when the held-out score (accuracy, mAP, F1 as a fraction) never exceeded
+    ``floor`` over at least ``min_evaluations`` evaluations, else ``None``. A score that stays at
+    its floor (a detector's mAP50-95 at 0.0005 for 10 epochs, own corpus csv17) means nothing was
+    learned that held-out data can measure, whatever the training loss did; it stands in for the
+    chance level that a detection metric has no class count for (chance mAP is ~0)."""
+    ak = run.key_for(Role.VAL_ACCURACY)
+    if not ak:
+        return None
+    a = run.series(ak).by_step().finite()
+    if len(a) < min_evaluations:
+        return None
+    acc, _ = as_fraction(ak, a.values)
+    best = float(np.max(acc))
+    return (ak, best, len(a)) if best <= floor else None
+
+
+def stuck_accuracy(run, share: float, min_evaluations: int, ceiling: float) -> tuple[str, float, int, int] | None:
+    """``(key, value, n at value, n)`` when the held-out accuracy equals its first-evaluation value
+    *exactly* at ``share`` or more of at least ``min_evaluations`` evaluations, that value being under
+    ``ceiling`` (a saturated 1.0 is a solved task, not a stuck one); else ``None``. Identical accuracy
+    over many evaluations means identical predictions: the model outputs one class (own tb12: val_acc
+    0.6613 = 41/62, the majority share, at 59 of 100 epochs; realworld wb04 0.1 at 50 of 50). Not when
+    the held-out loss's last quarter sits at 70% of its first value or lower: the model kept improving
+    its probabilities with an argmax already fixed at the first evaluation (a 53-image validation set
+    at 0.943 from the first evaluation while the validation loss fell 0.25 -> 0.10)."""
+    ak = run.key_for(Role.VAL_ACCURACY)
+    if not ak:
+        return None
+    a = run.series(ak).by_step().finite()
+    if len(a) < min_evaluations:
+        return None
+    acc, _ = as_fraction(ak, a.values)
+    first = float(acc[0])
+    n_at = int(np.sum(acc == first))
+    if first >= ceiling or n_at < share * len(acc):
+        return None
+    vk = run.key_for(Role.VAL_LOSS)
+    if vk:
+        v = run.series(vk).by_step().finite().values
+        if len(v) >= 4 and v[0] > 0 and float(np.median(v[-max(1, len(v) // 4):])) <= 0.7 * float(v[0]):
+            # the held-out loss fell by a third or more: the model improved (its confidence) even though
+            # the argmax never changed, e.g. a small validation set solved before the first evaluation
+            return None
+    return ak, float(a.values[0]), n_at, len(acc)
+
+
 class Underfitting(Detector, code="GE002", name="underfitting", family="generalization"):
     """Training loss barely moved over the whole run: the model is not learning the training set.
 
@@ -80,6 +148,22 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
     its start): then ``labels_suspect`` is true and the verdict's cause is the data.
     A chance level inferred from the run's own loss and accuracy (no class count in the params) is
     named as inferred (``chance_inferred``), never stated as fact.
+    Stuck held-out accuracy (:func:`stuck_accuracy`, fact ``stuck_accuracy``): the held-out accuracy
+    equal to its first-evaluation value at >= ``stuck_share`` 50% of >= ``stuck_min_evaluations`` 10
+    evaluations, under ``stuck_ceiling`` 0.95, is underfit whatever the training loss did. On our real
+    corpora this shape occurs on 10 artifacts (realworld tb02, tb07, mlf01, wb01, wb04; own csv16, tb12;
+    libraries hf-diverging x2, keras-lr10), all labelled underfit/plateaued/diverged; the healthy run
+    nearest to it (libraries hf-healthy, 0.75 at 3 of 6 evaluations) has too few evaluations.
+    Never below its start: with ``min_points`` 8 or more, a smoothed training loss that never went under
+    its first value, and a held-out loss (if logged) that ended no lower than it began, is underfit without
+    a chance level (own tb11: a TF2 MSE regressor, train 15.4 -> 16.6 and test 13.4 -> 17.0 over 10 epochs).
+    Held-out score at its floor (:func:`score_floor`): a held-out accuracy/mAP/F1 that never exceeded
+    ``score_floor`` 1% (as a fraction) over at least ``min_evaluations`` 5 evaluations stands in for
+    the chance check (fact ``score_floor``; the policy leaves a run that stopped early to its stop rule):
+    own corpus csv17, YOLOv8 from scratch, 10 epochs at mAP50-95 0.0005 with rising box loss. 1% sits
+    under every trained detector in our real corpora after its first epochs (own tb08 0.056 at epoch
+    1; own csv11, YOLOv5 from scratch, 0.0001 at epoch 0 and past 0.01 in its first quarter) and
+    above an untrained one (0.0005, own csv17); 5 evaluations keep the warm-up of a from-scratch run out.
     """
 
     needs = (Role.TRAIN_LOSS,)
@@ -90,8 +174,48 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
         min_points_unassisted: int = 20
         finetune_start: float = 0.5
         at_chance: float = 0.05
+        score_floor: float = 0.01
+        min_evaluations: int = 5
+        stuck_share: float = 0.5
+        stuck_min_evaluations: int = 10
+        stuck_ceiling: float = 0.95
 
     def check(self, run, p):
+        found, skip = [], None
+        try:
+            found = list(self._loss_check(run, p))
+        except Skip as exc:
+            skip = exc
+        if any(f.severity is Severity.ERROR for f in found):
+            yield from found
+            return
+        tk = run.key_for(Role.TRAIN_LOSS)
+        blew_up = bool(tk) and bool((~np.isfinite(run.series(tk).values)).any())
+        stuck = None if blew_up else stuck_accuracy(run, p.stuck_share, p.stuck_min_evaluations, p.stuck_ceiling)
+        if stuck is not None:
+            key = run.key_for(Role.TRAIN_LOSS)
+            s = run.series(key).by_step().finite()
+            if len(s):
+                ak, value, n_at, n = stuck
+                initial, final = float(s.values[0]), float(s.values[-1])
+                yield self.finding(
+                    Severity.ERROR,
+                    f"{ak} is exactly {fmt(value)}, its value at the first evaluation, at {n_at} of {n} evaluations: "
+                    "the model's held-out predictions did not change for most of the run"
+                    + (" (one class predicted for every input, typically the majority class)"
+                       if re.search(r"acc", ak, re.I) else "")
+                    + f", whatever {key} did ({fmt(initial)} -> {fmt(final)}); check the learning rate, the class "
+                    "balance and that the output layer is trained",
+                    evidence=[SeriesEvidence(metric=ak, values={"value": value, "at_value": float(n_at),
+                                                                "evaluations": float(n)})],
+                    initial=initial, final=final, stuck_accuracy=True, key=ak, value=value,
+                    n_at_value=n_at, n_evaluations=n, raise_lr_advisable=False, labels_suspect=False)
+                return
+        yield from found
+        if skip is not None and not found:
+            raise skip
+
+    def _loss_check(self, run, p):
         key = run.key_for(Role.TRAIN_LOSS)
         s = run.series(key).by_step()
         if (~np.isfinite(s.values)).any():
@@ -108,12 +232,16 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
             return
         ch = chance(run)
         at_chance = ch is not None and final >= (1 - p.at_chance) * ch.loss
-        if len(s) < p.min_points_unassisted and not at_chance:
+        floor = score_floor(run, p.score_floor, p.min_evaluations)
+        # never below its start: the smoothed training loss never went under its first value (and the
+        # held-out loss, when logged, ended no lower than it began): with >= min_points nothing was learned
+        never_fell = best >= initial and _heldout_not_lower(run)
+        if len(s) < p.min_points_unassisted and not at_chance and floor is None and not never_fell:
             raise Skip(f"{key} has {len(s)} points (< {p.min_points_unassisted}) and no chance level to compare "
                        "with: too few to call a small relative drop underfitting")
         ft = finetune_evidence(run)
         low_start = ch is not None and initial < p.finetune_start * ch.loss
-        if (ft or low_start) and not at_chance:
+        if (ft or low_start) and not at_chance and floor is None:
             why = (f"{ft[0]} = {ft[1]}" if ft else
                    f"its initial loss {fmt(initial)} is already under half the chance level ln {ch.classes} = "
                    f"{fmt(ch.loss)}")
@@ -141,6 +269,9 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
                f"over {len(s)} points)")
         if acc is not None:
             msg += f"; final {ak} {fmt(acc)}"
+        if floor is not None:
+            msg += (f"; the held-out score {floor[0]} never rose above {fmt(floor[1])} in {floor[2]} evaluations "
+                    "(its floor: the model predicts nothing correctly on held-out data)")
         if at_chance and ch.source == INFERRED:
             # K from the final accuracy is an inference, not a fact (a 10-class run at accuracy 0.12
             # reads as K = 8): say so and name what would state it
@@ -171,4 +302,5 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
                            initial=initial, final=final, ratio=ratio, final_val_accuracy=acc,
                            at_chance=at_chance, chance_loss=ch.loss if ch else None, finetune=bool(ft),
                            peak_lr=lr[0] if lr else None, raise_lr_advisable=raise_ok,
-                           labels_suspect=memo is not None, chance_inferred=bool(ch and ch.source == INFERRED))
+                           labels_suspect=memo is not None, chance_inferred=bool(ch and ch.source == INFERRED),
+                           score_floor=floor is not None)

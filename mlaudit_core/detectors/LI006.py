@@ -13,6 +13,20 @@ from ._context import loss_keys
 from .base import Detector, DetectorParams, Skip
 
 _CLS = re.compile(r"cls|class")
+#: A penalty term that is 0 whenever its weight is 0 (the default of most codes that log one):
+#: regularisation, weight decay, L1/L2 penalties. ``reg`` alone counts only without a box context
+#: (detectron2 ``loss_box_reg``, ``rpn``/``loc`` losses are box regression, whose zeros matter).
+_PENALTY = re.compile(r"regulari[sz]|penalty|weight_?decay|(^|[/_.\-])l[12]([/_.\-]|$)")
+_REG = re.compile(r"(^|[/_.\-])reg(loss|_loss)?([/_.\-]|$)|^regloss")
+_BOX = re.compile(r"box|bbox|rpn|loc|anchor")
+
+
+def is_penalty(key: str) -> bool:
+    """A regularisation-type loss term (``RegLoss``, ``reg_loss``, ``l2_penalty``, ``weight_decay_loss``)
+    whose exact zeros mean the penalty is switched off, not a broken pipeline (own corpus tb14/tb15:
+    a weather regressor logging ``RegLoss`` = 0 with no regulariser configured)."""
+    k = normalise_key(key).replace("regloss", "reg_loss")
+    return bool(_PENALTY.search(k) or (_REG.search(k) and not _BOX.search(k)))
 
 
 #: Params only Hugging Face ``TrainingArguments`` / trainer_state.json carry (last dotted component).
@@ -57,6 +71,8 @@ class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity
     * ``empty_validation``: validation losses exactly 0 at every evaluation while another
       validation component is not: YOLOv5 writes 0 box/cls validation losses when the
       validation images have no labels (realworld tb06).
+    * Penalty terms (:func:`is_penalty`: regularisation, weight decay, L1/L2; ``RegLoss`` without a
+      box context) are left out of every shape: their zeros mean the penalty is off.
     * ``metrics_zero``: every task metric (``metrics/*``: mAP, precision, recall) exactly 0 at
       every evaluation: the model never matched one validation label (realworld tb06, mlf01).
 
@@ -89,6 +105,7 @@ class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity
         yield from self._validation(run, p, val)
 
     def _train(self, run, p, keys):
+        keys = [k for k in keys if not is_penalty(k)]
         all_zero, moving = [], []
         hf = hf_trainer_evidence(run)
         for key in keys:
@@ -150,6 +167,7 @@ class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity
                 grad_norm_zero=bool(g.size and (g == 0).all()))
 
     def _validation(self, run, p, keys):
+        keys = [k for k in keys if not is_penalty(k)]
         zero_keys, nonzero = [], []
         for key in keys:
             s = run.series(key).by_step().finite()

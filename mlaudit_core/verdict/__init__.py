@@ -84,11 +84,17 @@ def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
     if partial:
         inconclusive = True
         summary += " Partial data: " + "; ".join(partial[:3]) + "."
+    # a learning check that errored is evidence not examined: it lowers the confidence, and a verdict
+    # of health says which checks did not run
+    errored = [f"{d.code}" for d in det_runs if d.status == "errored" and d.code[:2] in ("GE", "OP", "LI")]
+    if errored and decision.outcome in (Outcome.SUCCEEDED, Outcome.RUNNING):
+        summary += (f" Not checked: {', '.join(errored)} errored (see unknowns), so a failure only "
+                    f"{'it' if len(errored) == 1 else 'they'} would see cannot be ruled out.")
     conf, terms = confidence(
         outcome=decision.outcome.value, cause=decision.cause.value, primary=decision.primary, basis=ctx.basis,
         findings=findings, has_validation=run.has(Role.VAL_LOSS) or run.has(Role.VAL_ACCURACY),
         has_step_time=run.has(Role.STEP_TIME), warnings=len(run.warnings), inconclusive=inconclusive,
-        n_primary=primary_points(run, decision.primary, ctx.basis))
+        n_primary=primary_points(run, decision.primary, ctx.basis), partial=bool(partial), errored=errored)
     verdict = Verdict(outcome=decision.outcome, cause=decision.cause, confidence=conf,
                       summary=summary, inconclusive=inconclusive,
                       rule=decision.rule or None, basis=terms)

@@ -452,6 +452,33 @@ def _degraded(c: Ctx) -> Decision | None:
                     "warmup is the first suspect; keep the best checkpoint.", f)
 
 
+#: Ended far below its best: the final held-out value worse than its best by DEGRADED_HELDOUT of the best
+#: *and* by this many times the evaluation noise (GE003's noise estimate). 10x noise is far outside what an
+#: evaluation repeats by chance; the realworld/own/libraries runs reaching it are all labelled diverged,
+#: overfit, regressed or underfit (measured: wb02 28x, tb11 >1000x, ts12 15x, wb09 14x), none healthy.
+ENDED_BELOW_NOISE = 10.0
+
+
+def _ended_below_best(c: Ctx) -> Decision | None:
+    """GE003 with the final held-out value >= 25% of the best and >= 10x the noise below the best, when no
+    overfit/underfit rule explained it: the model the run ends with is much worse than one it produced
+    earlier. Never a plateau or a success (realworld wb02: test accuracy 0.839 best, 0.536 at the last
+    epoch, labelled regressed)."""
+    f = c.get("GE003", Severity.WARNING)
+    if not f or not f.facts.get("best"):
+        return None
+    best, final = float(f.facts["best"]), float(f.facts["final"])
+    noise = float(f.facts.get("noise") or 0.0)
+    gap = abs(final - best)
+    if gap < DEGRADED_HELDOUT * abs(best) or gap < ENDED_BELOW_NOISE * noise:
+        return None
+    return Decision(Outcome.REGRESSED, Cause.MODEL_CONVERGENCE,
+                    f"The run ended far below its best: {f.message} ({fmt(100 * gap / abs(best), 3)}% of the best, "
+                    f"{fmt(gap / noise if noise else float('inf'), 3)}x the evaluation noise). The final model is "
+                    "much worse than one the run produced earlier: keep the best checkpoint, and look at what "
+                    "changed before the drop (learning rate, data order, a numerical event).", f)
+
+
 #: A collapse: the training loss repeats one value exactly (to the logged precision) at this many
 #: consecutive points, at least ``COLLAPSE_SHARE`` of the run, after it first fell ``COLLAPSE_DROP`` from its
 #: first value. Losses averaged over different batches never repeat to 4+ significant digits for 10 points
@@ -492,6 +519,8 @@ def _underfit(c: Ctx) -> Decision | None:
     f = c.get("GE002", Severity.ERROR)
     if not f:
         return None
+    if f.facts.get("score_floor") and c.ending.stopped:
+        return None  # a held-out score still at its floor when the run was cut short: its stop explains more
     col = collapse_stretch(c)
     if col is not None:
         k, step, n, val = col
@@ -580,6 +609,18 @@ def _metric_out_of_range(c: Ctx) -> Decision | None:
                     f"A metric is computed wrongly: {f.message}. Whatever it says about the model cannot be "
                     "trusted until the metric code is fixed (custom metrics averaged over batches, a missing "
                     "clip, a wrong reduction).", f)
+
+
+def _erratic_validation(c: Ctx) -> Decision | None:
+    """OP008: the validation loss jumps by factors between consecutive evaluations late in the run.
+    At an absurd scale (>= 1e6, fact ``scale_suspect``) the cause is the data's scale, not the model."""
+    f = c.get("OP008", Severity.ERROR)
+    if not f:
+        return None
+    if f.facts.get("scale_suspect"):
+        return Decision(Outcome.UNSTABLE, Cause.DATA_CONFIG,
+                        f"The held-out loss is erratic at an absurd scale: {f.message}.", f)
+    return Decision(Outcome.UNSTABLE, Cause.MODEL_CONVERGENCE, f"The held-out loss is erratic: {f.message}.", f)
 
 
 def _unstable(c: Ctx) -> Decision | None:
@@ -866,6 +907,16 @@ POLICY: tuple[Rule, ...] = (
                                   Case("stuck at chance from the start (no drop first)", (("GE002", _E, {}),),
                                        ("underfit", "model_convergence"), series={"loss": (2.3026,) * 50}),
                                   Case("warning only", (("GE002", _W, {}),), None))),
+    Rule("V13b", "ended-below-best", 136,
+         "GE003 with the final held-out value >= 25% of the best and >= 10x its noise below the best",
+         (Outcome.REGRESSED,), (Cause.MODEL_CONVERGENCE,), _ended_below_best, codes=("GE003",), cases=(
+             Case("realworld wb02: test accuracy 0.839 -> 0.536 at the last epoch, noise 0.011",
+                  (("GE003", _W, {"best": 0.839, "final": 0.536, "noise": 0.011}),), ("regressed", "model_convergence"),
+                  series=_LOSS),
+             Case("healthy Keras dip: val acc 0.90 -> 0.86", (("GE003", _W, {"best": 0.90, "final": 0.86,
+                                                                              "noise": 0.01}),), None, series=_LOSS),
+             Case("30% below the best but within 5x noise (tiny, noisy validation set)",
+                  (("GE003", _W, {"best": 0.8, "final": 0.56, "noise": 0.05}),), None, series=_LOSS))),
     Rule("V14", "plateau", 140, "OP003 at warning", (Outcome.PLATEAUED,), (Cause.MODEL_CONVERGENCE,), _plateau,
          codes=("OP003",), cases=(Case("flat for 60% of the run", (("OP003", _W, {}),),
                                        ("plateaued", "model_convergence")),)),
@@ -879,6 +930,14 @@ POLICY: tuple[Rule, ...] = (
                 Case("info only", (("GE007", _I, {}),), None),
                 Case("run interrupted at 8% of its plan", (("GE007", _W, {}),), None, status="failed",
                      series=_LOSS, console=("KeyboardInterrupt",)))),
+    Rule("V14c", "erratic-validation", 148, "OP008 at error: the validation loss jumps > 2x between consecutive "
+         "evaluations >= 3 times in the second half; data_config when it sits at >= 1e6",
+         (Outcome.UNSTABLE,), (Cause.MODEL_CONVERGENCE, Cause.DATA_CONFIG), _erratic_validation,
+         codes=("OP008",), cases=(
+             Case("realworld csv03: val_loss 7.9e12 -> bouncing 2e7-7e7", (("OP008", _E, {"scale_suspect": True}),),
+                  ("unstable", "data_config")),
+             Case("val loss bouncing 0.4-1.7 (TF2 RMSprop)", (("OP008", _E, {"scale_suspect": False}),),
+                  ("unstable", "model_convergence")))),
     Rule("V15", "unstable", 150, "OP002 at warning", (Outcome.UNSTABLE,), (Cause.MODEL_CONVERGENCE,), _unstable,
          codes=("OP002",), cases=(Case("unrecovered spikes", (("OP002", _W, {}),), ("unstable", "model_convergence")),
                                   Case("benign spike (info)", (("OP002", _I, {}),), None))),
