@@ -156,3 +156,17 @@ def test_report_without_the_library_is_one_line_before_any_audit(srv, monkeypatc
     assert res.stderr.strip().splitlines() == [
         "mlaudit: error: --report needs wandb-workspaces: pip install 'mlaudit[wandb]' (wandb-workspaces)"]
     assert srv.run(ENTITY, PROJECT, "div1").tags == ["keep-me"]  # nothing written
+
+
+def test_watch_once_with_report_saves_a_report_per_audited_run(srv, tmp_path):
+    """Auto-triage (``mlaudit watch wandb --once --report``) writes the same Report surface."""
+    res = CliRunner().invoke(app, ["watch", "wandb", "-p", f"{ENTITY}/{PROJECT}", "--once",
+                                   "--since", "all", "--report",
+                                   "--state", str(tmp_path / "w.sqlite")])
+    assert res.exit_code == 0, res.output
+    run = srv.run(ENTITY, PROJECT, "div1")
+    assert run.summary.get("mlaudit/verdict") == "diverged"
+    [view] = srv.views.values()
+    assert run.summary["mlaudit/report_id"] == view["id"]
+    assert view["displayName"] == "mlaudit: diverged (lr-0.5)"
+    assert run.state_log == ["crashed"]

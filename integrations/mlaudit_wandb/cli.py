@@ -139,7 +139,8 @@ def register(app: typer.Typer) -> None:
         body_timeout: float = typer.Option(
             10.0, "--body-timeout", min=0.1, max=3600,
             help="Seconds a delivery may take to send its body; then 408."),
-        panel: bool = PANEL, config: Path = CONFIG, notify: list[str] = NOTIFY,
+        panel: bool = PANEL, report: bool = REPORT, config: Path = CONFIG,
+        notify: list[str] = NOTIFY,
         install_automation: str = typer.Option(
             None, "--install-automation", metavar="ENTITY/PROJECT",
             help="Create the W&B Automation (run finished/failed -> the team webhook) in this "
@@ -218,8 +219,9 @@ def register(app: typer.Typer) -> None:
                     raise exc
                 raise RuntimeError(f"the watcher stopped: {type(exc).__name__}: {exc}") from exc
 
-        run_watch(lambda: _wandb_source(scope, projects, panel), state=state, config=config,
-                  watch=cfg, notify=notify, serve=serve)
+        _report_or_fail(report)
+        run_watch(lambda: _wandb_source(scope, projects, panel, report), state=state,
+                  config=config, watch=cfg, notify=notify, serve=serve)
 
     B.batch_app.command("wandb")(batch_wandb)
 
@@ -231,7 +233,8 @@ def register(app: typer.Typer) -> None:
         since: str = SINCE, once: bool = ONCE,
         interval: float = typer.Option(None, "--interval", hidden=True,
                                        help="Old name of --poll-interval."),
-        panel: bool = PANEL, config: Path = CONFIG, notify: list[str] = NOTIFY,
+        panel: bool = PANEL, report: bool = REPORT, config: Path = CONFIG,
+        notify: list[str] = NOTIFY,
         live: bool = LIVE, stop_on: str = STOP_ON, stall_floor: float = STALL_FLOOR,
         cooldown: float = COOLDOWN,
     ) -> None:
@@ -250,8 +253,9 @@ def register(app: typer.Typer) -> None:
 
             return WandbLiveSource(projects)
 
-        run_watch(lambda: _wandb_source(scope, projects, panel), state=state, config=config,
-                  watch=cfg, notify=notify,
+        _report_or_fail(report)
+        run_watch(lambda: _wandb_source(scope, projects, panel, report), state=state,
+                  config=config, watch=cfg, notify=notify,
                   live=None if live_cfg is None else (make_live, live_cfg))
 
 
@@ -289,12 +293,12 @@ def _projects_or_fail(projects: list[str]) -> list[str]:
     return list(dict.fromkeys(projects))
 
 
-def _wandb_source(scope: str, projects: list[str], panel: bool):
+def _wandb_source(scope: str, projects: list[str], panel: bool, report: bool = False):
     """The W&B source, its key checked before any state file is made (exit 2 when refused)."""
     from mlaudit_core.plugins import get_plugin
     from mlaudit_wandb.triage import WandbWatchSource
 
-    plugin = get_plugin("wandb", panel=panel)
+    plugin = get_plugin("wandb", panel=panel, report=report)
     source = WandbWatchSource(plugin, scope, projects)
     source.check_access()
     return source
