@@ -10,6 +10,20 @@ from ..signal import fmt
 from .base import Detector, DetectorParams, Skip
 
 
+def _without_standins(v: np.ndarray, min_neighbour: float = 0.05) -> np.ndarray:
+    """``v`` without exact 0.0 values whose non-zero neighbours (3 each side) have a median above
+    ``min_neighbour``: LI006's stand-ins for non-finite steps (an HF Trainer window of NaN steps is
+    logged as 0.0), which are not a loss level the run reached (demo high_lr: 'best before the onset
+    0' read a stand-in as the best loss)."""
+    keep = np.ones(v.size, dtype=bool)
+    for j in np.flatnonzero(v == 0.0):
+        nb = v[max(0, j - 3):j + 4]
+        nb = nb[nb != 0.0]
+        if nb.size and float(np.median(nb)) > min_neighbour:
+            keep[j] = False
+    return v[keep]
+
+
 class NonFiniteValues(Detector, code="LI001", name="non-finite-values", family="integrity"):
     """A loss, grad norm or validation metric became NaN or infinite.
 
@@ -44,6 +58,8 @@ class NonFiniteValues(Detector, code="LI001", name="non-finite-values", family="
                 continue
             i = int(np.flatnonzero(bad)[0])
             before = s.values[:i][np.isfinite(s.values[:i])]
+            if role in (Role.TRAIN_LOSS, Role.VAL_LOSS):
+                before = _without_standins(before)
             last = float(before[-1]) if before.size else None
             best = float(before.min()) if before.size else None
             growth = (last / best) if (last is not None and best and best > 0) else None
