@@ -18,7 +18,8 @@ server, which speaks the wire protocol of clearml-server's API (v2.23):
 * tasks: ``create, get_all (id, name as regex, project, status, tags, system_tags,
   parent, last_update/last_change/status_changed ">iso" or a list of such conditions (the
   Monitor's ``status_changed: [">..."]``), _or_, only_fields, order_by, page,
-  page_size), get_by_id, edit, update, started, stopped, completed, failed,
+  page_size), get_by_id, edit, update, started, stop (the UI's Abort, with the server's
+  development-task / worker rules), stopped, completed, failed,
   publish, reset, enqueue, ping, set_requirements, get_hyper_params,
   edit_hyper_params, delete_hyper_params, edit_configuration, add_or_update_artifacts,
   add_or_update_model``; projects: ``get_all, create, get_by_id``; queues:
@@ -451,6 +452,28 @@ class FakeClearMLServer:
         if t["status"] in _LOCKED:
             raise _bad_status(t["status"], "in_progress")
         return self._set_status(t, "stopped", d.get("status_reason"), d.get("status_message"))
+
+    #: clearml-server's ``apiserver.workers.task_update_timeout``: a worker that has not updated
+    #: its task for this long is not running it any more.
+    TASK_UPDATE_TIMEOUT_S = 600
+
+    def ep_tasks__stop(self, d: dict) -> dict:
+        """``tasks.stop`` (the UI's Abort), after clearml-server's
+        ``apiserver/bll/task/task_operations.py`` ``stop_task``: a queued task, a development
+        task (system tag ``development``: run from a user's machine) or one no worker updated
+        within ``TASK_UPDATE_TIMEOUT_S`` is set ``stopped`` at once (status message ``Stopped
+        by <user>``); one an agent runs keeps its status with ``status_message: stopping`` for
+        the agent to kill. Only ``in_progress``/``queued`` tasks can be stopped without
+        ``force`` (400/110 otherwise)."""
+        t = self._task(d.get("task"))
+        if t["status"] not in ("in_progress", "queued") and not d.get("force"):
+            raise _bad_status(t["status"], "in_progress")
+        updated = _parse_dt(t["last_update"]) if t.get("last_update") else None
+        by_worker = bool(t.get("last_worker")) and updated is not None and \
+            (_now() - updated).total_seconds() < self.TASK_UPDATE_TIMEOUT_S
+        if t["status"] == "queued" or "development" in (t.get("system_tags") or []) or not by_worker:
+            return self._set_status(t, "stopped", d.get("status_reason"), "Stopped by tester")
+        return self._set_status(t, t["status"], d.get("status_reason"), "stopping")
 
     def ep_tasks__failed(self, d: dict) -> dict:
         t = self._task(d.get("task"))

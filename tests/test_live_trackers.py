@@ -108,3 +108,75 @@ def test_wandb_live_nan_alert_and_stop(tmp_path):
     assert results["healthy"]["how"] == "ended" and results["healthy"]["last_step"] == 149
     assert "StopRun" in srv.operations
     assert not srv.unknown, srv.unknown
+
+
+def _task_id(proc) -> str:
+    for line in proc.stdout:  # the SDK prints its own lines first
+        if line.startswith("{"):
+            return json.loads(line)["task_id"]
+    raise AssertionError("the writer printed no task id")
+
+
+def test_clearml_live_nan_alert_and_abort(tmp_path):
+    """NaN task (the SDK reports the NaN as 0.0 and warns on the console): one LV001 alert while
+    it runs, ``tasks.stop`` aborts it and the SDK's own stop signal ends the training process
+    before its 150 iterations; healthy task: no alert, runs to its end."""
+    pytest.importorskip("clearml")
+    from tests.clearml_fake_server import FakeClearMLServer
+
+    srv = FakeClearMLServer().start()
+    try:
+        conf = srv.write_config(tmp_path / "clearml.conf")
+        conf.write_text(conf.read_text().replace("support_stopping: false",
+                                                 "support_stopping: true"))
+        # the SDK's default log level (INFO): its "NaN value encountered" line is printed
+        env = dict(os.environ, CLEARML_CONFIG_FILE=str(conf), CLEARML_CACHE_DIR=str(tmp_path / "cache"),
+                   PYTHONPATH=str(HERE.parent))
+        env.pop("CLEARML_LOG_LEVEL", None)
+        srv.ep_projects__create({"name": "live-it"})  # the watcher checks the project exists
+        with Receiver() as rx:
+            log = tmp_path / "watch.log"
+            watcher = subprocess.Popen(
+                [MLAUDIT, "watch", "clearml", "--project", "live-it", "--live",
+                 "--poll-interval", "0.5", "--state", str(tmp_path / "s.sqlite"),
+                 "--stall-floor", "60", "--cooldown", "0", "--stop-on", "nan",
+                 "--notify", rx.url + "/hook"],
+                stdout=subprocess.DEVNULL, stderr=open(log, "wb"), cwd=tmp_path, env=env)
+            _wait(lambda: "live: polling" in log.read_text(), 120, "the live watcher")
+            writers = {}
+            for mode in ("healthy", "nan"):
+                out = tmp_path / f"{mode}.json"
+                writers[mode] = (subprocess.Popen(
+                    [sys.executable, str(HERE / "data" / "live" / "clearml_writer.py"), "live-it",
+                     f"task-{mode}", mode, str(out)], cwd=tmp_path, env=env, text=True,
+                    stdout=subprocess.PIPE, stderr=open(tmp_path / f"{mode}.err", "w")), out)
+            ids = {m: _task_id(w) for m, (w, _o) in writers.items()}
+            try:
+                codes = {m: w.wait(240) for m, (w, _o) in writers.items()}
+                time.sleep(2.0)
+            finally:
+                watcher.send_signal(signal.SIGTERM)
+                watcher.wait(60)
+            live = _live(rx)
+        tasks = {m: srv.tasks[i] for m, i in ids.items()}
+    finally:
+        srv.stop()
+    text = log.read_text()
+    by_task: dict[str, list[dict]] = {}
+    for d in live:
+        by_task.setdefault(d["run"]["id"], []).append(d)
+    assert by_task.get(ids["healthy"], []) == [], text[-3000:]
+    nan = by_task.get(ids["nan"], [])
+    assert [(d["live"]["kind"], d["live"]["code"]) for d in nan] == [("alert", "LV001")], text[-3000:]
+    assert nan[0]["live"]["stop_requested"] is True
+    # aborted: the server's status, the SDK ended the process before the loop's end
+    assert tasks["nan"]["status"] == "stopped", tasks["nan"]["status"]
+    assert codes["nan"] != 0 and not (tmp_path / "nan.json").exists()
+    assert 30 <= tasks["nan"]["last_iteration"] < 149
+    assert codes["healthy"] == 0 and json.loads((tmp_path / "healthy.json").read_text())[
+        "last_iteration"] == 149
+    assert tasks["healthy"]["status"] != "stopped"
+    # the live property was written on the running task
+    props = tasks["nan"]["hyperparams"]["properties"]
+    assert props["mlaudit.live"]["value"].startswith(("alert", "superseded"))
+    assert "tasks.stop" in {e for e, _t in srv.calls} and not srv.unknown, srv.unknown

@@ -29,9 +29,14 @@ from mlaudit.cli.api import (
 def register(app: typer.Typer) -> None:
     from mlaudit.cli.cmd_watch import (
         CONCURRENCY,
+        COOLDOWN,
+        LIVE,
         ONCE,
         SINCE,
+        STALL_FLOOR,
         STATE,
+        STOP_ON,
+        live_options,
         run_watch,
         setup_logging,
         watch_app,
@@ -90,11 +95,13 @@ def register(app: typer.Typer) -> None:
         concurrency: int = CONCURRENCY, state: Path = STATE, since: str = SINCE, once: bool = ONCE,
         interval: float = typer.Option(None, "--interval", hidden=True, help="Old name of --poll-interval."),
         no_panel: bool = typer.Option(False, "--no-panel", help="Do not report the HTML report and plots."),
-        config: Path = CONFIG, notify: list[str] = NOTIFY,
+        config: Path = CONFIG, notify: list[str] = NOTIFY, live: bool = LIVE,
+        stop_on: str = STOP_ON, stall_floor: float = STALL_FLOOR, cooldown: float = COOLDOWN,
     ) -> None:
         """Audit every task of a project when it completes, fails or is stopped: ClearML's public
         Monitor class is the trigger, the shared watcher core audits each task ending once (state
-        file), also across restarts, and skips none."""
+        file), also across restarts, and skips none. With ``--live``, in-progress tasks are
+        followed too (every --poll-interval; --stop-on aborts the task: docs/live.md)."""
         from mlaudit.cli.api import fail
         from mlaudit_clearml.mapping import FINISHED_STATUSES
         from mlaudit_clearml.watcher import LIST_EVERY
@@ -110,6 +117,12 @@ def register(app: typer.Typer) -> None:
         if queue is not None and once:
             fail("--queue and --once do not go together (a service runs until stopped)")
         cfg = watch_config(every * LIST_EVERY, concurrency, since, once)
+        live_cfg = live_options(live, every, stop_on, stall_floor, cooldown)
+
+        def make_live(source):
+            from mlaudit_clearml.live import ClearMLLiveSource
+
+            return ClearMLLiveSource([project], session=source.plugin.session)
 
         def make_source():
             from mlaudit_clearml.watcher import ClearMLWatchSource
@@ -134,7 +147,8 @@ def register(app: typer.Typer) -> None:
             run_with_trigger(watcher, every)
 
         run_watch(make_source, state=state, config=config, watch=cfg, notify=notify,
-                  serve=None if once else serve)
+                  serve=None if once else serve,
+                  live=None if live_cfg is None else (make_live, live_cfg))
 
 
 def batch_clearml(
