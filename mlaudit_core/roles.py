@@ -67,6 +67,8 @@ DEFAULT_ALIASES: dict[Role, list[str]] = {
         "*val*cross_entropy*", "*eval*cross_entropy*", "val/*nll*", "eval/*nll*", "val_*nll", "eval_*nll",
         "val/perplexity", "eval/perplexity", "val_perplexity", "eval_perplexity", "val/ppl", "val_ppl",
         "eval/ppl", "eval_ppl", "test/perplexity", "test_perplexity",
+        # suffix style (own corpus tb14, a Lightning regressor logging Loss / Loss_val / MAE_val)
+        "loss_val", "loss_valid", "loss_validation", "loss_test", "loss_eval",
     ],
     Role.TRAIN_ACCURACY: [
         "train/accuracy", "train/acc", "train_accuracy", "train_acc", "accuracy/train", "acc/train",

@@ -51,6 +51,9 @@ REAL_KEYS = {
     "cross-entropy / nll / perplexity names": (
         ["train/cross_entropy", "val/cross_entropy", "eval_perplexity"],
         {"train_loss": "train/cross_entropy", "val_loss": "val/cross_entropy"}),
+    "Lightning regressor with suffix names (own tb14)": (
+        ["Loss", "Loss_val", "MAE", "MAE_val", "RMSE", "RMSE_val", "RegLoss", "RegLoss_val"],
+        {"train_loss": "Loss", "val_loss": "Loss_val"}),
     "nll and perplexity only": (
         ["train_nll", "val_nll", "perplexity"],
         {"train_loss": "train_nll", "val_loss": "val_nll"}),
