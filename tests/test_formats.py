@@ -552,6 +552,39 @@ def test_ingest_benchmark_runs_at_toy_size():
     assert out.count("mlaudit's warning: ") == 2 and "warning: NONE" not in out, out  # --only long, both files
 
 
+def test_many_runs_benchmark_runs_at_toy_size():
+    """benchmarks/many_runs.py end to end, tiny (12 runs, --max-runs 10): runs found, audited
+    and the left-out count agree (no timing asserted)."""
+    res = subprocess.run([sys.executable, str(REPO / "benchmarks" / "many_runs.py"), "--runs", "3,12",
+                          "--formats", "json,terminal", "--max-runs", "10"],
+                         capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stderr[-3000:]
+    rows = [line.split() for line in res.stdout.splitlines() if line.strip()[:1].isdigit()]
+    assert [(r[0], r[1], r[2], r[3]) for r in rows] == [("3", "json", "3", "3"), ("3", "terminal", "3", "3"),
+                                                        ("12", "json", "12", "10"), ("12", "terminal", "12", "10")]
+    assert "KB per audited run" in res.stdout
+
+
+def test_folder_of_many_runs_is_capped_and_streamed(tmp_path):
+    """More runs than --max-runs: the first ones in path order are audited, the rest counted on
+    stderr; the JSON list on stdout and in --out is complete and valid (written run by run)."""
+    for i in range(6):
+        (tmp_path / f"r{i}.csv").write_text("step,loss\n1,0.5\n2,0.4\n3,0.3\n")
+    out = tmp_path / "out" / "all.json"
+    res = cli(str(tmp_path), "--no-write", "--format", "json", "--max-runs", "4", "--out", str(out))
+    assert res.exit_code in (0, 1), res.output
+    got = json.loads(res.stdout[res.stdout.index("["):res.stdout.rindex("]") + 1])
+    assert [Path(x["path"]).name for x in got] == ["r0.csv", "r1.csv", "r2.csv", "r3.csv"]
+    assert all(x["reader"] == "generic_csv" and x["report"]["verdict"]["outcome"] for x in got)
+    assert json.loads(out.read_text()) == got
+    assert "6 runs found" in res.output and "2 left out" in res.output and "audited 4 of 6" in res.output
+    res = cli(str(tmp_path), "--no-write", "--format", "markdown", "--max-runs", "0")
+    assert res.stdout.count("<!-- ") == 6 and "audited 6 of 6" in res.output
+    from mlaudit.cli.cmd_audit import MAX_RUNS
+
+    assert MAX_RUNS == 1000  # the documented default (docs/formats.md)
+
+
 def test_logs_throughput_benchmark_runs_at_toy_size():
     res = subprocess.run([sys.executable, str(REPO / "benchmarks" / "logs_throughput.py"), "--lines", "2000"],
                          capture_output=True, text=True, timeout=600)

@@ -32,6 +32,14 @@ from ._common import (
 
 #: Readers whose runs get the verdict written back into the user's folder (see module doc).
 WRITES_BACK = {"tensorboard"}
+#: Runs audited per call on a folder holding several runs (``--max-runs``; 0 audits every run).
+#: At ~55 ms a run (one-row CSVs, the 2-core development machine, benchmarks/many_runs.py)
+#: 1,000 runs take about a minute; a tree of 10,000 took 10 minutes before anything was shown.
+#: The runs beyond it are counted on stderr, never silently dropped. Reports are streamed
+#: (written as each run is audited, not kept), so memory does not grow with the count.
+MAX_RUNS = 1000
+#: Runs named one per line on stderr before auditing; the rest are counted.
+LIST_LINES = 50
 
 
 def _say(text: str) -> None:
@@ -71,6 +79,8 @@ def register(app: typer.Typer) -> None:
                                                              "audit nothing."),
         formats: bool = typer.Option(False, "--formats", help="List the readers and exit (no PATH needed).",
                                      is_eager=True, callback=_list_formats),
+        max_runs: int = typer.Option(MAX_RUNS, "--max-runs", min=0,
+                                     help="Audit at most this many runs of a folder (path order); 0: all."),
         fmt: Format = FORMAT, out: Path = OUT, fail_on: FailOn = FAIL_ON, config: Path = CONFIG,
         dry_run: bool = DRY_RUN, no_write: bool = NO_WRITE, verbose: bool = VERBOSE,
         notify: list[str] = NOTIFY,
@@ -112,12 +122,51 @@ def register(app: typer.Typer) -> None:
                          verbose=verbose, what=str(c.path), notify=notify, dry_run=dry_run)
             return
         _audit_many(path, cands, table, fmt=fmt, out=out, fail_on=fail_on, config=config,
-                    dry_run=dry_run, no_write=no_write, verbose=verbose)
+                    dry_run=dry_run, no_write=no_write, verbose=verbose, max_runs=max_runs)
+
+
+class _Stream:
+    """Reports written as each run is audited: a JSON list (``[`` ... ``]``), Markdown
+    sections, or compact JSON lines, to ``write`` (stdout or the ``--out`` file). Nothing is
+    kept in memory (benchmarks/many_runs.py measures it)."""
+
+    def __init__(self, write, kind: str) -> None:
+        self.write, self.kind, self.n = write, kind, 0
+        self.budget = None
+        if kind == "json":
+            write("[")
+
+    def add(self, c, report) -> None:
+        from mlaudit_core.render import render_json, render_markdown
+
+        if self.kind == "json":
+            self.write(("," if self.n else "") + f'\n{{"path": {json.dumps(str(c.path))}, "reader": '
+                       f'{json.dumps(c.reader)}, "report": {render_json(report)}}}')
+        elif self.kind == "compact":  # one JSON line per run
+            from mlaudit_core.agent.compact import compact_report
+
+            from ._common import compact_budget
+
+            if self.budget is None:
+                self.budget = compact_budget()
+            self.write(json.dumps({"path": str(c.path), "reader": c.reader, **compact_report(report, self.budget)},
+                                  separators=(",", ":"), ensure_ascii=False) + "\n")
+        else:
+            self.write(("\n\n" if self.n else "") + f"<!-- {c.path} ({c.reader}) -->\n{render_markdown(report)}")
+        self.n += 1
+
+    def close(self) -> None:
+        if self.kind == "json":
+            self.write("\n]\n" if self.n else "]\n")
+        elif self.kind == "markdown":
+            self.write("\n")
 
 
 def _audit_many(path: Path, cands, table, *, fmt: Format, out: Path | None, fail_on: FailOn | None,
-                config: Path | None, dry_run: bool, no_write: bool, verbose: bool) -> None:
-    """Audit every run found under ``path``; print each report (json: one list) and the summary."""
+                config: Path | None, dry_run: bool, no_write: bool, verbose: bool, max_runs: int = MAX_RUNS) -> None:
+    """Audit the runs found under ``path`` (at most ``max_runs``, path order); stream each report
+    (json: one list) to stdout and to ``--out`` as it is made, then print the summary."""
+    import sys
     import time
 
     from rich.console import Console
@@ -125,9 +174,9 @@ def _audit_many(path: Path, cands, table, *, fmt: Format, out: Path | None, fail
     from mlaudit_core.audit import audit
     from mlaudit_core.errors import MlauditError
     from mlaudit_core.redact import redact_text
-    from mlaudit_core.render import render_json, render_markdown
     from mlaudit_core.service import BatchSummary, render_summary
     from mlaudit_core.service.task import RunResult
+
     from ._common import exit_code, settings_or_fail
 
     settings = settings_or_fail(config)
@@ -139,13 +188,30 @@ def _audit_many(path: Path, cands, table, *, fmt: Format, out: Path | None, fail
             return str(p)
         return r if r != "." else p.name
 
-    _say(f"{path}: {len(cands)} runs found")
-    for c in cands:
+    found = len(cands)
+    _say(f"{path}: {found:,} runs found")
+    if max_runs and found > max_runs:
+        cands = cands[:max_runs]
+        _say(f"{path}: auditing the first {max_runs:,} in path order (--max-runs {max_runs}; --max-runs 0 audits "
+             f"all); {found - max_runs:,} left out")
+    for c in cands[:LIST_LINES]:
         _say(f"  {rel(c.path) if c.path != path else c.path}  [{c.reader}: {c.reason}]")
+    if len(cands) > LIST_LINES:
+        _say(f"  ... and {len(cands) - LIST_LINES:,} more (--list names them all)")
     if out is not None and out.suffix.lower() in (".html", ".htm"):
         fail(f"{out}: one HTML report per run; with several runs use --out with .json or .md")
+    streams = []
+    if fmt is not Format.terminal:
+        streams.append(_Stream(sys.stdout.write, fmt.value))
+    out_fh = None
+    if out is not None:
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out_fh = open(out, "w", encoding="utf-8")  # noqa: SIM115 - closed after the last run
+        except OSError as exc:
+            fail(f"{out}: cannot write the report ({exc.strerror or type(exc).__name__})")
+        streams.append(_Stream(out_fh.write, "json" if out.suffix.lower() == ".json" else "markdown"))
     results: list[RunResult] = []
-    reports = []
     worst_code = 0
     t0 = time.perf_counter()
     for c in cands:
@@ -164,7 +230,8 @@ def _audit_many(path: Path, cands, table, *, fmt: Format, out: Path | None, fail
             res.n_findings = len(report.findings)
             worst = report.max_severity()
             res.severity = worst.value if worst else None
-            reports.append((c, report))
+            for st in streams:
+                st.add(c, report)
             worst_code = max(worst_code, exit_code(report, fail_on, settings))
             wb = None if no_write else _write_back(c.reader, dry_run)
             if wb is not None:
@@ -177,22 +244,11 @@ def _audit_many(path: Path, cands, table, *, fmt: Format, out: Path | None, fail
             res.ok, res.error = False, redact_text(f"{stage}: internal error {type(exc).__name__}: {exc}")
         res.seconds = time.perf_counter() - t
         results.append(res)
-    if fmt is Format.json:
-        typer.echo(json.dumps([{"path": str(c.path), "reader": c.reader,
-                                "report": json.loads(render_json(r))} for c, r in reports], indent=2))
-    elif fmt is Format.markdown:
-        for c, r in reports:
-            typer.echo(f"<!-- {c.path} ({c.reader}) -->\n{render_markdown(r)}")
-    elif fmt is Format.compact:  # one JSON line per run
-        from mlaudit_core.agent.compact import compact_report
-
-        from ._common import compact_budget
-
-        budget = compact_budget()
-        for c, r in reports:
-            typer.echo(json.dumps({"path": str(c.path), "reader": c.reader,
-                                   **compact_report(r, budget)}, separators=(",", ":"),
-                                  ensure_ascii=False))
+    for st in streams:
+        st.close()
+    sys.stdout.flush()
+    if out_fh is not None:
+        out_fh.close()
     console = Console(stderr=fmt is not Format.terminal)
     if fmt is Format.terminal:
         from rich.markup import escape
@@ -208,16 +264,8 @@ def _audit_many(path: Path, cands, table, *, fmt: Format, out: Path | None, fail
     summary = BatchSummary(title=str(path), results=results, seconds=time.perf_counter() - t0,
                            audited_now=len(results))
     render_summary(summary, console)
+    _say(f"audited {sum(r.ok for r in results):,} of {found:,} runs found"
+         + (f" ({found - len(cands):,} left out by --max-runs {max_runs})" if found > len(cands) else ""))
     if out is not None:
-        if out.suffix.lower() == ".json":
-            text = json.dumps([{"path": str(c.path), "reader": c.reader,
-                                "report": json.loads(render_json(r))} for c, r in reports], indent=2)
-        else:
-            text = "\n\n".join(f"<!-- {c.path} ({c.reader}) -->\n{render_markdown(r)}" for c, r in reports)
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            fail(f"{out}: cannot write the report ({exc.strerror or type(exc).__name__})")
         _say(f"wrote {out}")
     raise typer.Exit(worst_code)
