@@ -170,3 +170,14 @@ def test_watch_once_with_report_saves_a_report_per_audited_run(srv, tmp_path):
     assert run.summary["mlaudit/report_id"] == view["id"]
     assert view["displayName"] == "mlaudit: diverged (lr-0.5)"
     assert run.state_log == ["crashed"]
+
+
+def test_a_refused_report_is_one_line_after_the_verdict_is_written(srv):
+    srv.refuse_views = "permission denied: this API key cannot create reports"
+    res = CliRunner().invoke(app, ["wandb", f"{ENTITY}/{PROJECT}/div1", "--report", "-f", "json"])
+    assert res.exit_code == 2
+    [line] = [ln for ln in res.stderr.splitlines() if ln.startswith("mlaudit: error:")]
+    assert "W&B refused the report" in line and "the verdict itself was written" in line
+    run = srv.run(ENTITY, PROJECT, "div1")
+    assert run.summary["mlaudit/verdict"] == "diverged" and "mlaudit/report_id" not in run.summary
+    assert srv.views == {}

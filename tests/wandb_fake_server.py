@@ -180,6 +180,8 @@ class FakeWandbServer:
         self.automations: list[dict[str, Any]] = []  # createFilterTrigger inputs received
         #: saved reports (W&B "views"), id -> the upsertView input as stored (``spec`` a JSON string)
         self.views: dict[str, dict[str, Any]] = {}
+        #: when set, upsertView is refused with this message (a viewer-only API key, say)
+        self.refuse_views: str | None = None
         self._server = None
         self._thread: threading.Thread | None = None
         self.port = 0
@@ -428,6 +430,8 @@ class FakeWandbServer:
         one, that view replaced (``inserted: false``); an unknown id is an error. ``spec`` must be
         a JSON string, as the real server requires."""
         inp = dict(input or {})
+        if self.refuse_views:
+            raise GraphQLFailure(self.refuse_views)
         try:
             json.loads(inp.get("spec") or "")
         except ValueError:
