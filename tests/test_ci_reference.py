@@ -191,3 +191,39 @@ def test_buildkite_without_the_agent_is_one_warning(code_change, tmp_path):
     r, out = audit(repo, log, env={"BUILDKITE": "true", "PATH": f"{empty}{os.pathsep}{py}"})
     assert "buildkite-agent is not on PATH; no annotation" in out
     assert r["verdict"]["cause"] == "model_convergence"
+
+
+@pytest.mark.parametrize(
+    "checkout",
+    [
+        "/usr/bin/git checkout --progress --force -B main refs/remotes/origin/main",  # actions/checkout
+        "$ git checkout main",  # a push build that checks out its own branch
+    ],
+)
+def test_a_build_of_main_itself_is_not_taken_for_the_old_code(tmp_path, checkout):
+    """A push build of ``main`` checks out ``main``: with no other run in the log, its results
+    are the job's own (the approx regression stays a regression, never 'not judged')."""
+    from ci_shapes import make_repo, run_job
+
+    repo = make_repo(tmp_path, APPROX_TEST, rtol=1e-4)
+    log = run_job(repo, dict(GOOD, lr=0.45), header=checkout + "\nSwitched to branch 'main'")
+    r, _ = audit(repo, log)
+    assert _verdict(r) == ("regressed", "model_convergence"), r["verdict"]["summary"]
+    assert failing(r)["analysis"]["log_agrees"] is True
+
+
+def test_gitlab_raw_log_with_sections_and_timestamps(code_change, tmp_path):
+    """The same job as GitLab's raw job log stores it with ``FF_TIMESTAMPS``: every line
+    prefixed ``<RFC3339>Z 00O `` (``00O+`` for a continued line), ``section_start:<t>:<name>``
+    / ``section_end:`` markers followed by ``ESC[0K``, ANSI colours (gitlab-runner's format)."""
+    repo, log = code_change
+    out = ["section_start:1764600000:step_script\r\x1b[0K\x1b[36;1mExecuting step_script\x1b[0;m"]
+    for i, ln in enumerate(log.read_text().split("\n")):
+        out.append(f"2026-12-01T19:00:{i % 60:02d}.{i:06d}Z 00O {ln}")
+    out.append("section_end:1764600100:step_script\r\x1b[0K")
+    gl = tmp_path / "gitlab.log"
+    gl.write_text("\n".join(out))
+    r, _ = audit(repo, gl)
+    assert _verdict(r) == ("regressed", "model_convergence"), r["verdict"]["summary"]
+    assert failing(r)["analysis"]["log_agrees"] is True
+    assert "passes the same test" in r["verdict"]["summary"]

@@ -256,7 +256,10 @@ def version_cue(text: str) -> tuple[str, str] | None:
         rest = m["rest"] or ""
         if ref == "--" or re.match(r"\s+--\s", rest + " ") or ref.startswith("-"):
             return None  # `git checkout REF -- path`: files, not a version switch
-        role = "reference" if _REF_TARGET.search(ref) else "candidate"
+        # actions/checkout checks out the job's own ref: `git checkout --progress --force -B
+        # main refs/remotes/origin/main` on a push to main is the code under test
+        own = "--progress" in text or re.search(r"\s-B\s", text) or "refs/remotes/pull/" in text
+        role = "reference" if _REF_TARGET.search(ref) and not own else "candidate"
         return role, text.strip()[:200]
     t = _SECTION_TITLE.match(text)
     if t:
@@ -520,6 +523,13 @@ def scan_logs(
     for path, name in files:
         # a list of ConsoleLine: lines read already (mlaudit logs shares its one pass, evidence.py)
         lines = path if isinstance(path, list) else read_log_lines(path, name, ctx.notes)
+        if isinstance(path, list):  # read by another reader: remove the CI framing here
+            lines = [
+                cl
+                if (c := clean_line(cl.text)) == cl.text
+                else ConsoleLine(cl.source, cl.lineno, c)
+                for cl in lines
+            ]
         every += lines
         series: dict[str, tuple[list[int], list[float]]] = {}
         ref_series: dict[str, dict[str, tuple[list[int], list[float]]]] = {}
@@ -729,4 +739,23 @@ def scan_logs(
                     f"exception:{tb.exception_type}" + (f"@{frame[0]}:{frame[1]}" if frame else ""),
                 )
             )
+    if ctx.ref_tests and not ctx.tests:
+        # every test result fell in a segment taken for the old code: there is no run of
+        # other code to compare it with, so the segmentation was wrong (a checkout of main
+        # on a push build): judge them as the job's own results
+        ctx.tests, ctx.ref_tests = ctx.ref_tests, []
+        ctx.assertions, ctx.ref_assertions = ctx.assertions + ctx.ref_assertions, []
+        for t in ctx.tests:
+            t.segment = ""
+        own = {t.source for t in ctx.tests}
+        ctx.actuals += [
+            ValueSet(v.source, "actual", "log", v.metrics)
+            for v in ctx.references
+            if v.source in own
+        ]
+        ctx.references = [v for v in ctx.references if v.source not in own]
+        ctx.notes.append(
+            "test results followed a checkout of the base branch, but no run of other code was "
+            "found: they were judged as this job's own results"
+        )
     return every
