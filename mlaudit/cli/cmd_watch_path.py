@@ -1,0 +1,110 @@
+"""``mlaudit watch PATH... --live``: follow local runs while they are written.
+
+PATH is a run: a TensorBoard log directory (event files: the TensorBoard plugin's live source),
+a directory of CSV / console logs, a CSV file or a console log being appended
+(:mod:`mlaudit_core.live.files`). ``mlaudit watch path PATH`` is the same command by name;
+``mlaudit watch PATH`` reaches it when PATH is not a tracker's subcommand name (the ``watch``
+group falls back to it for an existing path).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import typer
+
+from . import cmd_watch as W
+from ._common import CONFIG, NOTIFY, fail, settings_or_fail
+
+
+def _has_events(p: Path) -> bool:
+    if not p.is_dir():
+        return False
+    try:
+        from mlaudit_core.plugins import require  # noqa: F401 - the TensorBoard plugin's reader
+        import importlib
+
+        reader = importlib.import_module("mlaudit_tensorboard.reader")
+    except ImportError:
+        return False
+    return bool(reader.event_files(p))
+
+
+def make_source(paths: list[Path]):
+    """The live source for ``paths``: TensorBoard log directories go to the TensorBoard plugin's
+    source, everything else to :class:`~mlaudit_core.live.files.LocalLiveSource`."""
+    import importlib
+
+    from mlaudit_core.live.files import CompositeSource, LocalLiveSource
+
+    tb = [p for p in paths if _has_events(p)]
+    rest = [p for p in paths if p not in tb]
+    sources = []
+    if tb:
+        sources.append(importlib.import_module("mlaudit_tensorboard.live").TensorBoardLiveSource(tb))
+    if rest:
+        sources.append(LocalLiveSource(rest))
+    return sources[0] if len(sources) == 1 else CompositeSource(sources)
+
+
+def watch_path(
+    paths: list[Path] = typer.Argument(..., metavar="PATH...", help="A run being written: a "
+                                       "TensorBoard log directory, a directory of CSV/console "
+                                       "logs, a CSV file or a console log; repeat for several."),
+    live: bool = typer.Option(False, "--live", help="Follow the runs while they are written "
+                              "(required: a local log has no 'finished' state to watch for)."),
+    poll_interval: float = W.POLL_INTERVAL, state: Path = W.STATE, once: bool = W.ONCE,
+    config: Path = CONFIG, notify: list[str] = NOTIFY, stop_on: str = W.STOP_ON,
+    stall_floor: float = W.STALL_FLOOR, cooldown: float = W.COOLDOWN,
+) -> None:
+    """Follow local runs live: each poll reads what was appended since the last one (event
+    files, CSV rows, console lines); alerts go to --notify and <run>/mlaudit/live.json."""
+    from mlaudit_core.errors import MlauditError
+
+    if not live:
+        fail("watch PATH needs --live (a local log has no end state to watch for)")
+    for p in paths:
+        if not p.exists():
+            fail(f"{p}: no such file or directory")
+    live_cfg = W.live_options(True, poll_interval, stop_on, stall_floor, cooldown)
+    settings = W.with_notify(settings_or_fail(config), notify or [])
+    W.setup_logging()
+    from mlaudit_core.live.cli import run_live_only
+    from mlaudit_core.service import StateStore, default_state_path
+
+    resolved = sorted({p.resolve() for p in paths})
+    source = make_source(resolved)
+    scope = "local-live " + ",".join(str(p) for p in resolved)
+    digest = hashlib.sha1(scope.encode()).hexdigest()[:8]
+    try:
+        if state is not None:
+            from mlaudit_core.service.state import check_state_file
+
+            check_state_file(state)
+        with StateStore(state or default_state_path("watch", "local", digest), scope) as st:
+            code = run_live_only(source, st, settings, live_cfg, once=once)
+    except MlauditError as exc:
+        fail(str(exc))
+    raise typer.Exit(code)
+
+
+def _path_fallback_group():
+    from typer.core import TyperGroup
+
+    class PathFallbackGroup(TyperGroup):
+        """``watch PATH ...``: a first argument that names no subcommand but an existing path
+        runs ``watch path PATH ...``."""
+
+        def resolve_command(self, ctx, args):
+            if args and args[0] not in self.commands and not args[0].startswith("-") \
+                    and Path(args[0]).exists() and "path" in self.commands:
+                return "path", self.commands["path"], args
+            return super().resolve_command(ctx, args)
+
+    return PathFallbackGroup
+
+
+def register(app: typer.Typer) -> None:
+    W.watch_app.command("path")(watch_path)
+    W.watch_app.info.cls = _path_fallback_group()

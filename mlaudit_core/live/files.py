@@ -1,0 +1,311 @@
+"""Local runs followed as they grow: CSV logs and console logs (``mlaudit watch PATH --live``).
+
+:class:`LocalLiveSource`: each PATH is one run, a file or a directory.
+
+* CSV (``*.csv``: Keras ``CSVLogger``, Lightning ``CSVLogger``, Ultralytics ``results.csv``,
+  timm ``summary.csv``, any ``step,loss,...`` table): the header is read once, then only the
+  rows appended since the last poll (whole lines from the saved byte offset). The step is
+  the first column named ``step``/``global_step``/``iteration``/``iter``/``epoch`` (else the
+  row number); every other numeric column is a series. A file that shrank was rewritten:
+  it is read again from its start.
+* Console logs (``*.log``, ``*.out``, ``*.txt``, or a file given as PATH): appended whole
+  lines go through the same console-log engine as ``mlaudit logs``
+  (:class:`mlaudit_core.formats.consolelog.parser.LogParser`: HF Trainer dicts, Lightning
+  and Keras progress lines, ``key=value`` lines...), kept per file for the watcher's life, so
+  formats that print the step on another line keep it; the metric points it emits become
+  the tail, and the lines themselves feed LV007 (NCCL/OOM) and the stall evidence. A
+  console that keeps growing while no training point arrives is the heartbeat (LV005).
+  After a watcher restart the parser resumes at the saved byte offset with a fresh state.
+* A directory: its CSV and console files (not under ``mlaudit/``), at most ``MAX_FILES``.
+  A directory holding TensorBoard event files is followed by the TensorBoard plugin's
+  source instead (:class:`CompositeSource` routes each PATH to the source that reads it).
+
+No run status exists for a local file: a path that has not grown for ``ended_after_s``
+(24 h) is taken as ended, and a stall is reported only with a heartbeat (see
+:meth:`~mlaudit_core.live.detectors.LiveRun.conditions`, ``status_known=False``). Alerts are
+written to ``<dir>/mlaudit/live.json`` (a directory) or ``<parent>/mlaudit/live-<name>.json``
+(a file). Nothing can be stopped remotely: use ``mlaudit.hooks`` ``stop_on=`` in the script.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+import math
+import os
+import time
+from pathlib import Path
+
+from .sources import RunInfo, Tail
+
+log = logging.getLogger("mlaudit.live")
+
+CONSOLE_SUFFIXES = (".log", ".out", ".txt")
+#: Step columns, in order of preference (lower-case header names).
+STEP_COLUMNS = ("step", "global_step", "iteration", "iter", "epoch")
+#: Files followed per directory (the newest first); a directory of thousands of logs is not one run.
+MAX_FILES = 64
+#: Most bytes read per file per poll: a runaway log cannot stall the poll.
+MAX_BYTES = 8 * 1024 * 1024
+
+
+def _num(text: str) -> float | None:
+    t = text.strip()
+    if not t:
+        return None
+    try:
+        return float(t)
+    except ValueError:
+        low = t.lower()
+        if low in ("nan", "inf", "-inf", "+inf", "infinity", "-infinity"):
+            return float(low.replace("infinity", "inf"))
+        return None
+
+
+def is_csv(p: Path) -> bool:
+    return p.suffix.lower() == ".csv"
+
+
+class LocalLiveSource:
+    """CSV and console-log runs (see the module docstring)."""
+
+    tracker = "local"
+    can_stop = False
+    has_status = False
+
+    def __init__(self, paths: list[Path], ended_after_s: float = 86400.0) -> None:
+        self.paths = [Path(p).resolve() for p in paths]
+        self.ended_after_s = ended_after_s
+        self.requests = 0
+        self._parsers: dict[str, object] = {}
+
+    def files(self, root: Path) -> list[Path]:
+        if root.is_file():
+            return [root]
+        out = []
+        for dirpath, dirs, names in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d != "mlaudit")
+            for n in names:
+                p = Path(dirpath) / n
+                if is_csv(p) or p.suffix.lower() in CONSOLE_SUFFIXES:
+                    out.append(p)
+        out.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+        return sorted(out[:MAX_FILES])
+
+    def list_running(self) -> dict[str, RunInfo]:
+        now = time.time()
+        out = {}
+        for root in self.paths:
+            if not root.exists():
+                continue
+            fs = self.files(root)
+            if not fs or now - max(p.stat().st_mtime for p in fs) > self.ended_after_s:
+                continue
+            out[str(root)] = RunInfo(ref=str(root), name=root.name, project=str(root.parent))
+        return out
+
+    def status(self, ref: str) -> str:
+        if not Path(ref).exists():
+            return "gone"
+        return "running" if ref in self.list_running() else "ended"
+
+    # -- reading ---------------------------------------------------------------------------
+    def read(self, infos: list[RunInfo], cursors: dict[str, dict],
+             keys: dict[str, set[str]] | None = None) -> dict[str, Tail]:
+        tails = {}
+        for info in infos:
+            root = Path(info.ref)
+            cur = cursors.setdefault(info.ref, {})
+            files = cur.setdefault("files", {})
+            tail = tails[info.ref] = Tail()
+            for f in self.files(root):
+                name = f.name if root.is_file() else str(f.relative_to(root))
+                fc = files.setdefault(name, {"offset": 0, "lines": 0})
+                data = self._new_bytes(f, fc)
+                if data is None:
+                    continue
+                self.requests += 1
+                if is_csv(f):
+                    self._csv(data, fc, tail, name)
+                else:
+                    self._console(info.ref, name, data, fc, tail)
+                    tail.system_wall = max(tail.system_wall or 0.0, f.stat().st_mtime)
+            self._normalize(tail)
+        return tails
+
+    @staticmethod
+    def _new_bytes(f: Path, fc: dict) -> bytes | None:
+        size = f.stat().st_size
+        off = int(fc.get("offset", 0))
+        if size < off:  # truncated or rewritten: from the start again
+            fc.clear()
+            fc.update(offset=0, lines=0)
+            off = 0
+        if size == off:
+            return None
+        with open(f, "rb") as fh:
+            fh.seek(off)
+            data = fh.read(min(size - off, MAX_BYTES))
+        end = data.rfind(b"\n") + 1  # whole lines only: a line being written waits
+        if end == 0:
+            return None
+        fc["offset"] = off + end
+        return data[:end]
+
+    @staticmethod
+    def _csv(data: bytes, fc: dict, tail: Tail, name: str) -> None:
+        text = data.decode("utf-8", "replace")
+        rows = list(csv.reader(io.StringIO(text)))
+        if fc.get("header") is None:
+            if not rows:
+                return
+            fc["header"] = [h.strip() for h in rows[0]]
+            rows = rows[1:]
+        header = fc["header"]
+        low = [h.lower() for h in header]
+        step_col = next((low.index(c) for c in STEP_COLUMNS if c in low), None)
+        n0 = int(fc.get("lines", 0))
+        for i, row in enumerate(rows):
+            if not row or row == header:  # a header repeated by a restarted logger
+                continue
+            step = None
+            if step_col is not None and step_col < len(row):
+                x = _num(row[step_col])
+                step = int(x) if x is not None and math.isfinite(x) else None
+            if step is None:
+                step = n0 + i
+            for j, cell in enumerate(row[:len(header)]):
+                if j == step_col:
+                    continue
+                x = _num(cell)
+                if x is None:
+                    continue
+                acc = tail.points.setdefault(header[j], ([], [], []))
+                acc[0].append(step)
+                acc[1].append(None)
+                acc[2].append(x)
+        fc["lines"] = n0 + len(rows)
+
+    def _console(self, ref: str, name: str, data: bytes, fc: dict, tail: Tail) -> None:
+        parser = self._parsers.get(f"{ref}::{name}")
+        if parser is None:
+            parser = self._parsers[f"{ref}::{name}"] = _TailParser()
+        n0 = int(fc.get("lines", 0))
+        lines = data.decode("utf-8", "replace").splitlines()
+        for i, line in enumerate(lines):
+            tail.console.append((name, n0 + i + 1, line))
+            parser.feed(n0 + i + 1, line, name)
+        fc["lines"] = n0 + len(lines)
+        for key, step, value, wall in parser.take():
+            acc = tail.points.setdefault(key, ([], [], []))
+            acc[0].append(step)
+            acc[1].append(wall)
+            acc[2].append(value)
+
+    @staticmethod
+    def _normalize(tail: Tail) -> None:
+        """Each key's points in step order; walls None (the monitor's clock) unless all known."""
+        for k, (s, w, v) in list(tail.points.items()):
+            order = sorted(range(len(s)), key=lambda i: s[i])
+            walls = None if any(w[i] is None for i in order) else [w[i] for i in order]
+            tail.points[k] = ([s[i] for i in order], walls, [v[i] for i in order])
+
+    # -- writing ---------------------------------------------------------------------------
+    def write_live(self, ref: str, tag: str, doc: dict) -> None:
+        p = Path(ref)
+        out = (p / "mlaudit" / "live.json") if p.is_dir() else \
+            (p.parent / "mlaudit" / f"live-{p.name}.json")
+        out.parent.mkdir(exist_ok=True)
+        tmp = out.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps({"tag": tag, **doc}, indent=1, default=str), encoding="utf-8")
+        os.replace(tmp, out)
+
+    def end_live(self, ref: str) -> None:
+        pass
+
+    def request_stop(self, ref: str, message: str) -> str:
+        return "a local log has no remote stop (use mlaudit.hooks stop_on= in the training script)"
+
+
+def _tail_parser_class():
+    from ..formats.consolelog.parser import LogParser
+
+    class TailParser(LogParser):
+        """The console engine, keeping each emitted point until :meth:`take` (no console
+        retention: the live source keeps its own lines)."""
+
+        def __init__(self) -> None:
+            super().__init__(keep_console=False)
+            self._fresh: list[tuple[str, int, float, float | None]] = []
+
+        def _emit_all(self, rec, step, epoch, events=()):
+            super()._emit_all(rec, step, epoch, events)
+            wall = None if math.isnan(self.wall) else float(self.wall)
+            for k, v in rec.items():
+                self._fresh.append((k, int(step), float(v), wall))
+
+        def take(self):
+            out, self._fresh = self._fresh, []
+            return out
+
+    return TailParser
+
+
+_TAIL_PARSER = None
+
+
+def _TailParser():  # noqa: N802 - a lazily built class
+    global _TAIL_PARSER
+    if _TAIL_PARSER is None:
+        _TAIL_PARSER = _tail_parser_class()
+    return _TAIL_PARSER()
+
+
+class CompositeSource:
+    """Several live sources as one: each run belongs to the source that listed it."""
+
+    tracker = "local"
+    can_stop = False
+    has_status = False
+
+    def __init__(self, sources: list) -> None:
+        self.sources = sources
+        self._owner: dict[str, object] = {}
+
+    @property
+    def requests(self) -> int:
+        return sum(getattr(s, "requests", 0) for s in self.sources)
+
+    def list_running(self) -> dict[str, RunInfo]:
+        out = {}
+        for s in self.sources:
+            got = s.list_running()
+            for ref in got:
+                self._owner[ref] = s
+            out.update(got)
+        return out
+
+    def _of(self, ref: str):
+        return self._owner.get(ref) or self.sources[0]
+
+    def status(self, ref: str) -> str:
+        return self._of(ref).status(ref)
+
+    def read(self, infos, cursors, keys=None):
+        out = {}
+        for s in self.sources:
+            mine = [i for i in infos if self._of(i.ref) is s]
+            if mine:
+                out.update(s.read(mine, cursors, keys))
+        return out
+
+    def write_live(self, ref, tag, doc):
+        return self._of(ref).write_live(ref, tag, doc)
+
+    def end_live(self, ref):
+        return self._of(ref).end_live(ref)
+
+    def request_stop(self, ref, message):
+        return self._of(ref).request_stop(ref, message)
