@@ -30,8 +30,9 @@ class ErraticValidationLoss(Detector, code="OP008", name="erratic-validation-los
     first half is left alone (from-scratch detectors bounce during warm-up and recover: own
     corpus csv18, YOLOv8 val/cls_loss 5.6 -> 65 -> 113 -> 0.7 in the first 12 of 100 epochs).
     Realworld csv03: a Lightning val_loss 7.9e12 -> 6.4e8 -> bouncing 2.1e7-7.2e7 (2.6x, 2.6x,
-    3.3x jumps over the last five epochs). On our real corpora no run labelled healthy shows
-    two such jumps in its second half.
+    3.3x jumps over the last five epochs). Measured on the 119 labelled real artifacts (realworld,
+    own, libraries): it fires on two, realworld csv03 and tb08 (a TF2 RMSprop run, val loss 0.39-1.66),
+    both labelled unstable/diverged, and on no run labelled healthy.
     """
 
     needs = (Role.VAL_LOSS,)
