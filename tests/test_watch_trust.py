@@ -140,3 +140,34 @@ def test_watcher_kills_benchmark_at_toy_size(mlflow_server, tmp_path):
                               min_gap=0.5, max_gap=3.0, settle_s=300)
     assert out["runs"] == 6 and out["complete_runs"] == 6, out
     assert out["failed_in_state"] == 0, out
+
+
+def test_a_run_audited_while_running_is_judged_by_the_watcher_once_it_ends(mlflow_server, tmp_path):
+    """A run audited by hand while still RUNNING carries the interim verdict ``running`` and the
+    report artifacts; once it ends, the watcher audits it again and writes its real verdict
+    (before: listed, then settled as "verdict already present", so it stayed ``running``)."""
+    from mlflow.entities import Metric
+
+    url = mlflow_server["url"]
+    client = mlflow.MlflowClient(url)
+    exp_id = client.create_experiment("watch-interim")
+    since = _since()
+    rid = client.create_run(exp_id, run_name="audited-early",
+                            tags={"mlflow.note.content": NOTE}).info.run_id
+    client.log_batch(rid, metrics=[Metric("train/loss", 0.2 + (i - 200) * 0.3 if i > 200 else
+                                          2.0 * math.exp(-i / 50) + 0.2,
+                                          1_700_000_000_000 + i * 1000, i) for i in range(1, 301)])
+    import subprocess
+
+    p = subprocess.run([MLAUDIT, "mlflow", rid, "-u", url], capture_output=True, text=True,
+                       timeout=300)
+    assert client.get_run(rid).data.tags.get("mlaudit.verdict") == "running", p.stderr[-2000:]
+    w = Watcher(tmp_path, "a", url, "watch-interim", since)
+    w.wait_for(r"INFO watching mlflow")
+    client.set_terminated(rid, "FINISHED")
+    w.wait_for(rf"run {rid}: wrote verdict diverged", timeout=180)
+    assert w.stop() == 0
+    tags = client.get_run(rid).data.tags
+    assert tags["mlaudit.verdict"] == "diverged" and "mlaudit.claim" not in tags
+    assert tags["mlflow.note.content"].startswith(NOTE)
+    assert tags["mlflow.note.content"].count(BEGIN) == 1

@@ -163,7 +163,8 @@ def claim_run(client, run_id: str, owner: str, *, lease_s: float = 900.0,
     held = holder()
     if held is None or held[0] != owner:
         return f"claimed by another mlaudit watcher ({held[0] if held else 'unknown'})"
-    if "mlaudit.verdict" in client.get_run(run_id).data.tags:  # written since it was loaded
+    # written since it was loaded ('running' is an interim verdict, judged again once ended)
+    if client.get_run(run_id).data.tags.get("mlaudit.verdict") not in (None, "running"):
         release_claim(client, run_id, owner)
         return "a verdict was written meanwhile (another mlaudit watcher)"
     return None

@@ -12,8 +12,12 @@ from __future__ import annotations
 from datetime import datetime
 
 from ..report import AuditReport
-from ..rundata import RunData
+from ..rundata import RunData, RunStatus
 from ..writeback import WriteBackResult
+
+
+#: The verdict an audit of a run that is still running writes (``Outcome.RUNNING``).
+INTERIM_VERDICT = "running"
 
 
 class PluginSource:
@@ -92,8 +96,16 @@ class PluginSource:
             fn(run, owner)
 
     def is_audited(self, run: RunData) -> bool:
-        """True when the run carries a complete verdict (tag and every required artifact)."""
-        if self.audited_tag not in run.tags:
+        """True when the run carries a complete verdict (tag and every required artifact).
+
+        An *interim* verdict does not count once the run has ended: ``running`` is what an
+        audit of a run still running writes (``mlaudit mlflow RUN`` by hand, a hook), and the
+        run is judged again when the watcher finds it ended.
+        """
+        verdict = run.tags.get(self.audited_tag)
+        if verdict is None:
+            return False
+        if verdict == INTERIM_VERDICT and run.status is not RunStatus.RUNNING:
             return False
         paths = {a.path for a in run.artifacts}
         return all(a in paths for a in self.audited_artifacts)
