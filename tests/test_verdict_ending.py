@@ -124,3 +124,25 @@ def test_stuck_held_out_accuracy_is_underfit():
     assert (rep.verdict.outcome.value, rep.verdict.cause.value) == ("underfit", "model_convergence"), rep.verdict.summary
     rep = audit(_own("tb13-lightning-efficientnet-binary-learns-late"))
     assert rep.verdict.outcome.value == "succeeded", rep.verdict.summary
+
+
+def test_an_errored_learning_detector_lowers_confidence_and_is_named(monkeypatch):
+    """A learning check that errored is evidence not examined (NOTES 18:19/18:35): the healthy verdict
+    of own csv15 (a finished Lightning run) keeps its outcome, names the check that did not run and
+    loses confidence. The fault is injected into the real detector (its check raises)."""
+    from mlaudit_core.detectors import load_builtin_and_plugins, registry
+
+    run = _own("csv15-lightning-fttransformer-15ep-still-improving")
+    before = audit(run).verdict
+    assert (before.outcome.value, before.cause.value) == ("succeeded", "healthy"), before.summary
+    load_builtin_and_plugins()
+
+    def broken(self, run, p):
+        raise RuntimeError("injected fault")
+        yield  # pragma: no cover
+
+    monkeypatch.setattr(registry()["GE001"], "check", broken)
+    after = audit(_own("csv15-lightning-fttransformer-15ep-still-improving")).verdict
+    assert after.outcome.value == "succeeded"
+    assert "GE001 errored" in after.summary and "GE001 errored x0.7" in after.basis
+    assert after.confidence < before.confidence
