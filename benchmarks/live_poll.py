@@ -24,8 +24,15 @@ In-process guard (``mlaudit.hooks`` ``stop_on=``): per-call time of
 :meth:`LiveGuard.check` (5 scalars a call) after a history of ``--guard-points`` calls:
 mean and 99th percentile, against the 1 ms bound.
 
+W&B, ClearML and local files (``--only wandb,clearml,files``): the same load (``--runs``
+runs x 10 metrics at 10 Hz, a NaN on the first run at 60 % of ``--seconds``) on
+tests/wandb_fake_server.py (the real ``wandb.Api``/wandb-core read it), on
+tests/clearml_fake_server.py (the SDK's session reads it; the NaN arrives as the SDK's 0.0
+stand-in) and on CSV + console files; printed as for MLflow. The fake servers run in this
+process, so the process CPU includes theirs; the poll thread's CPU is mlaudit's alone.
+
 Usage: ``python benchmarks/live_poll.py [--runs 100] [--seconds 30] [--interval 5]
-[--tb-points 1000000] [--guard-points 1000000]``
+[--tb-points 1000000] [--guard-points 1000000] [--only mlflow,tensorboard,wandb,clearml,files,guard]``
 """
 
 from __future__ import annotations
@@ -302,6 +309,244 @@ def bench_tensorboard(points: int, seconds: float, interval: float) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _run_monitor(mon, seconds: float, interval: float, state: dict) -> list:
+    """``mon.run()`` in a thread (as ``watch --live`` runs it) for ``seconds`` + 2 intervals;
+    returns the tail polls after the first (attach) one that read points."""
+    th = threading.Thread(target=mon.run, daemon=True)
+    th.start()
+    time.sleep(seconds + 2 * interval)
+    state["stop"] = True
+    mon.stop_event.set()
+    th.join(60)
+    return [x for x in mon.history[1:] if x.points]
+
+
+def bench_wandb(n_runs: int, seconds: float, interval: float) -> dict:
+    """W&B: ``n_runs`` running runs on tests/wandb_fake_server.py (the real ``wandb.Api`` and
+    wandb-core read them), each logging 10 keys at 10 Hz: a writer thread appends each
+    second's history rows and the summary (what the SDK's file stream does) straight into the
+    server's memory. The server keeps every row inline (no parquet export), so the tail reads
+    cost what the live rows cost. wandb-core (the SDK's service process) does the HTTP work of
+    ``scan_history``: its CPU is printed apart from mlaudit's."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.wandb_fake_server import FakeRun, FakeWandbServer
+
+    from mlaudit_core.live import LiveConfig, LiveMonitor
+    from mlaudit_core.service import StateStore
+    from mlaudit_core.settings import Settings
+
+    key = "b" * 40
+    tmp = Path(tempfile.mkdtemp(prefix="live-wb-"))
+    srv = FakeWandbServer(api_key=key, entity="ent")
+    srv.start()
+    srv.live_rows = 10 ** 9
+    env = {"WANDB_BASE_URL": srv.base_url, "WANDB_API_KEY": key, "WANDB_SILENT": "true",
+           "WANDB_DIR": str(tmp), "WANDB_CACHE_DIR": str(tmp / "cache"),
+           "WANDB_CONFIG_DIR": str(tmp / "config"), "WANDB_DATA_DIR": str(tmp / "data")}
+    os.environ.update(env)
+    runs = [srv.add_run(FakeRun("ent", "bench", f"run{i}", state="running")) for i in range(n_runs)]
+    state = {"nan_t": None, "stop": False}
+
+    def write() -> None:
+        step, t0 = 0, time.time()
+        while not state["stop"]:
+            tick = time.time()
+            nan = state["nan_t"] is None and tick - t0 >= seconds * 0.6
+            with srv.lock:
+                for i, r in enumerate(runs):
+                    for k in range(10):
+                        row = {"_step": step + k, "_timestamp": tick - 1 + k / 10}
+                        for j, kk in enumerate(KEYS):
+                            row[kk] = _value(kk, j, step + k, 300)
+                        if i == 0 and (nan or state["nan_t"] is not None):
+                            row["train/loss"] = float("nan")
+                        r.history.append(row)
+                    r.summary = dict(row)
+                    r.events.append({"_timestamp": tick, "cpu": 5.0})
+            if nan:
+                state["nan_t"] = time.time()
+            step += 10
+            time.sleep(max(0.0, 1.0 - (time.time() - tick)))
+
+    try:
+        from mlaudit_wandb.live import WandbLiveSource
+
+        rx = _Receiver()
+        settings = Settings().model_copy(update={"notify": {"urls": [rx.url], "min_severity": "none"}})
+        th = threading.Thread(target=write, daemon=True)
+        th.start()
+        time.sleep(2.0)
+        with StateStore(tmp / "state.sqlite", "bench-wb") as st:
+            mon = LiveMonitor(WandbLiveSource(["ent/bench"]), st, settings,
+                              LiveConfig(poll_interval_s=interval))
+            core0 = _children_cpu()
+            c0 = time.process_time()
+            steady = _run_monitor(mon, seconds, interval, state)
+            proc_cpu = time.process_time() - c0
+            core_cpu = _children_cpu() - core0
+        th.join(10)
+        n_int = max(1.0, (seconds + 2 * interval) / interval)
+        return {"runs": n_runs, "first": mon.history[0] if mon.history else None,
+                "steady": steady, "nan_t": state["nan_t"], "alert_t": rx.first("LV001"),
+                "interval": interval, "cpu_per_interval": proc_cpu / n_int,
+                "core_cpu_per_interval": core_cpu / n_int}
+    finally:
+        srv.stop()
+        for k in env:
+            os.environ.pop(k, None)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's child processes (wandb-core), 0 without psutil."""
+    try:
+        import psutil
+    except ImportError:
+        return 0.0
+    total = 0.0
+    for c in psutil.Process().children(recursive=True):
+        try:
+            t = c.cpu_times()
+            total += t.user + t.system
+        except psutil.Error:
+            pass
+    return total
+
+
+def bench_clearml(n_runs: int, seconds: float, interval: float) -> dict:
+    """ClearML: ``n_runs`` in_progress tasks on tests/clearml_fake_server.py (clearml-server's
+    API; the SDK's session reads it), each reporting 10 scalars at 10 Hz: a writer thread
+    adds each second's events through the server's ``events.add_batch``, as the SDK's
+    reporter does. The first task's loss becomes NaN, which the SDK would report as 0.0 (its
+    default NaN stand-in): the writer sends 0.0."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.clearml_fake_server import FakeClearMLServer
+
+    from mlaudit_core.live import LiveConfig, LiveMonitor
+    from mlaudit_core.service import StateStore
+    from mlaudit_core.settings import Settings
+
+    tmp = Path(tempfile.mkdtemp(prefix="live-cl-"))
+    srv = FakeClearMLServer().start()
+    conf = srv.write_config(tmp / "clearml.conf")
+    os.environ["CLEARML_CONFIG_FILE"] = str(conf)
+    pid = srv.ep_projects__create({"name": "bench"})["id"]
+    ids = []
+    for i in range(n_runs):
+        tid = srv.ep_tasks__create({"name": f"task{i}", "project": pid,
+                                    "system_tags": ["development"]})["id"]
+        srv.ep_tasks__started({"task": tid})
+        ids.append(tid)
+    state = {"nan_t": None, "stop": False}
+
+    def write() -> None:
+        step, t0 = 0, time.time()
+        while not state["stop"]:
+            tick = time.time()
+            nan = state["nan_t"] is None and tick - t0 >= seconds * 0.6
+            evs = []
+            for i, tid in enumerate(ids):
+                for k in range(10):
+                    ts = int((tick - 1 + k / 10) * 1000)
+                    for j, kk in enumerate(KEYS):
+                        v = _value(kk, j, step + k, 300)
+                        if i == 0 and kk == "train/loss" and (nan or state["nan_t"] is not None):
+                            v = 0.0  # the SDK's stand-in for NaN
+                        title, series = kk.split("/")
+                        evs.append({"type": "training_stats_scalar", "task": tid, "iter": step + k,
+                                    "metric": title, "variant": series, "value": v,
+                                    "timestamp": ts})
+            with srv.lock:
+                srv.ep_events__add_batch(evs)
+            if nan:
+                state["nan_t"] = time.time()
+            step += 10
+            time.sleep(max(0.0, 1.0 - (time.time() - tick)))
+
+    try:
+        from mlaudit_clearml.live import ClearMLLiveSource
+
+        rx = _Receiver()
+        settings = Settings().model_copy(update={"notify": {"urls": [rx.url], "min_severity": "none"}})
+        th = threading.Thread(target=write, daemon=True)
+        th.start()
+        time.sleep(2.0)
+        with StateStore(tmp / "state.sqlite", "bench-cl") as st:
+            mon = LiveMonitor(ClearMLLiveSource(["bench"]), st, settings,
+                              LiveConfig(poll_interval_s=interval))
+            c0 = time.process_time()
+            steady = _run_monitor(mon, seconds, interval, state)
+            proc_cpu = time.process_time() - c0
+        th.join(10)
+        return {"runs": n_runs, "first": mon.history[0] if mon.history else None,
+                "steady": steady, "nan_t": state["nan_t"], "alert_t": rx.first("LV001"),
+                "interval": interval,
+                "cpu_per_interval": proc_cpu / max(1.0, (seconds + 2 * interval) / interval)}
+    finally:
+        srv.stop()
+        os.environ.pop("CLEARML_CONFIG_FILE", None)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def bench_files(n_runs: int, seconds: float, interval: float) -> dict:
+    """Local files (``mlaudit watch PATH --live``): ``n_runs`` runs, each a CSV file and a
+    console log appended with 10 values at 10 Hz (a writer thread, one flush per second);
+    the first run's loss becomes NaN in both."""
+    from mlaudit_core.live import LiveConfig, LiveMonitor
+    from mlaudit_core.live.files import LocalLiveSource
+    from mlaudit_core.service import StateStore
+    from mlaudit_core.settings import Settings
+
+    tmp = Path(tempfile.mkdtemp(prefix="live-files-"))
+    dirs = []
+    for i in range(n_runs):
+        d = tmp / f"run{i}"
+        d.mkdir()
+        (d / "metrics.csv").write_text("step," + ",".join(KEYS) + "\n")
+        (d / "train.log").write_text("")
+        dirs.append(d)
+    state = {"nan_t": None, "stop": False}
+
+    def write() -> None:
+        step, t0 = 0, time.time()
+        while not state["stop"]:
+            tick = time.time()
+            nan = state["nan_t"] is None and tick - t0 >= seconds * 0.6
+            for i, d in enumerate(dirs):
+                csv_lines, log_lines = [], []
+                for k in range(10):
+                    vals = [_value(kk, j, step + k, 300) for j, kk in enumerate(KEYS)]
+                    if i == 0 and (nan or state["nan_t"] is not None):
+                        vals[0] = float("nan")
+                    csv_lines.append(f"{step + k}," + ",".join(f"{v:.6g}" for v in vals))
+                    log_lines.append(f"step {step + k} loss {vals[0]:.6g} grad_norm {vals[1]:.6g}")
+                with open(d / "metrics.csv", "a") as fh:
+                    fh.write("\n".join(csv_lines) + "\n")
+                with open(d / "train.log", "a") as fh:
+                    fh.write("\n".join(log_lines) + "\n")
+            if nan:
+                state["nan_t"] = time.time()
+            step += 10
+            time.sleep(max(0.0, 1.0 - (time.time() - tick)))
+
+    try:
+        rx = _Receiver()
+        settings = Settings().model_copy(update={"notify": {"urls": [rx.url], "min_severity": "none"}})
+        th = threading.Thread(target=write, daemon=True)
+        th.start()
+        time.sleep(1.5)
+        with StateStore(tmp / "state.sqlite", "bench-files") as st:
+            mon = LiveMonitor(LocalLiveSource(dirs), st, settings,
+                              LiveConfig(poll_interval_s=interval))
+            steady = _run_monitor(mon, seconds, interval, state)
+        th.join(10)
+        return {"runs": n_runs, "first": mon.history[0] if mon.history else None,
+                "steady": steady, "nan_t": state["nan_t"], "alert_t": rx.first("LV001"),
+                "interval": interval}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def bench_guard(points: int) -> dict:
     from mlaudit_core.live.inprocess import LiveGuard
 
@@ -359,8 +604,9 @@ def main() -> int:
     ap.add_argument("--interval", type=float, default=5.0)
     ap.add_argument("--tb-points", type=int, default=1_000_000)
     ap.add_argument("--guard-points", type=int, default=1_000_000)
-    ap.add_argument("--only", choices=("mlflow", "tensorboard", "guard"), default=None,
-                    help="run one part only")
+    ap.add_argument("--only", default=None,
+                    help="comma-separated parts to run: mlflow, tensorboard, wandb, clearml, "
+                         "files, guard (default: all)")
     args = ap.parse_args()
     import logging
 
@@ -379,11 +625,19 @@ def main() -> int:
     lg.propagate = False
     lg.addHandler(counter)
     ok = True
-    if args.only in (None, "mlflow"):
+    parts = set(args.only.split(",")) if args.only else None
+
+    def want(name: str) -> bool:
+        return parts is None or name in parts
+
+    if want("mlflow"):
         ok &= _mlflow_part(args, counter)
-    if args.only in (None, "tensorboard"):
+    if want("tensorboard"):
         ok &= _tb_part(args)
-    if args.only in (None, "guard"):
+    for name, bench in (("wandb", bench_wandb), ("clearml", bench_clearml), ("files", bench_files)):
+        if want(name):
+            ok &= _tracker_part(name, bench, args, counter)
+    if want("guard"):
         ok &= _guard_part(args)
     print("within targets" if ok else "OUTSIDE TARGETS")
     return 0 if ok else 1
@@ -401,6 +655,25 @@ def _mlflow_part(args, counter) -> bool:
     ok &= _print_polls("mlflow", r) and r["cpu_per_interval"] <= 2.0
     if counter.msgs:
         print(f"mlflow: {len(counter.msgs)} poll(s) or listing(s) failed; first: {counter.msgs[0]}")
+        counter.msgs.clear()
+    return ok
+
+
+def _tracker_part(name: str, bench, args, counter) -> bool:
+    r = bench(args.runs, args.seconds, args.interval)
+    f = r["first"]
+    first = f"first poll (attach) CPU {f.cpu_s:.3f} s, {f.points:,} points" if f else "no poll"
+    print(f"{name}: {r['runs']} running runs x 10 metrics at 10 Hz, poll every {args.interval:g} s; "
+          f"{first}; machine load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    ok = _print_polls(name, r)
+    if "cpu_per_interval" in r:
+        extra = (f"; wandb-core service process {r['core_cpu_per_interval']:.3f} s"
+                 if "core_cpu_per_interval" in r else "")
+        print(f"{name}: mlaudit process CPU per {args.interval:g} s interval (listing thread and "
+              f"tail polls; the fake server runs in this process too): "
+              f"{r['cpu_per_interval']:.3f} s{extra}")
+    if counter.msgs:
+        print(f"{name}: {len(counter.msgs)} poll(s) or listing(s) failed; first: {counter.msgs[0]}")
         counter.msgs.clear()
     return ok
 

@@ -290,8 +290,9 @@ def test_cli_bad_stop_on_is_one_line_exit_2(tmp_path):
 
 
 def test_live_poll_benchmark_runs_at_toy_size():
-    """benchmarks/live_poll.py at toy size (3 runs, a 3,000-point logdir): it runs end to end
-    and prints every figure, and each NaN it logs is alerted. Its targets are figures for the
+    """benchmarks/live_poll.py at toy size (3 runs, a 3,000-point logdir; MLflow, TensorBoard,
+    W&B and ClearML fake servers, local files): it runs end to end and prints every figure,
+    and each NaN it logs is alerted. Its targets are figures for the
     full size, not asserted here (no timed test)."""
     import re
 
@@ -301,7 +302,7 @@ def test_live_poll_benchmark_runs_at_toy_size():
                         "--guard-points", "2000"], capture_output=True, text=True, timeout=600)
     assert p.returncode in (0, 1), p.stderr[-3000:]
     out = p.stdout
-    for name in ("mlflow", "tensorboard"):
+    for name in ("mlflow", "tensorboard", "wandb", "clearml", "files"):
         assert re.search(rf"^{name}: steady polls \d+, per poll: CPU median [\d.]+ s", out, re.M), out
         assert re.search(rf"^{name}: NaN-to-alert latency [\d.]+ s", out, re.M), out
     assert re.search(r"^guard: .* mean [\d.]+ ms, p99 [\d.]+ ms", out, re.M), out

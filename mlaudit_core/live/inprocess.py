@@ -145,8 +145,7 @@ class LiveGuard:
             def read() -> str | None:
                 return client.get_run(run_id).data.tags.get(STOP_TAG)
         else:
-            import wandb
-
+            wandb = sys.modules["wandb"]  # the training script's (an active run was found)
             api = wandb.Api(timeout=10)
 
             def read() -> str | None:
