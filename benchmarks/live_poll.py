@@ -29,7 +29,8 @@ runs x 10 metrics at 10 Hz, a NaN on the first run at 60 % of ``--seconds``) on
 tests/wandb_fake_server.py (the real ``wandb.Api``/wandb-core read it), on
 tests/clearml_fake_server.py (the SDK's session reads it; the NaN arrives as the SDK's 0.0
 stand-in) and on CSV + console files; printed as for MLflow. The fake servers run in this
-process, so the process CPU includes theirs; the poll thread's CPU is mlaudit's alone.
+process (W&B) or in a subprocess with its writer (ClearML), so W&B's process CPU includes the
+server's; the poll thread's CPU is mlaudit's alone.
 
 Usage: ``python benchmarks/live_poll.py [--runs 100] [--seconds 30] [--interval 5]
 [--tb-points 1000000] [--guard-points 1000000] [--only mlflow,tensorboard,wandb,clearml,files,guard]``
@@ -413,23 +414,17 @@ def _children_cpu() -> float:
     return total
 
 
-def bench_clearml(n_runs: int, seconds: float, interval: float) -> dict:
-    """ClearML: ``n_runs`` in_progress tasks on tests/clearml_fake_server.py (clearml-server's
-    API; the SDK's session reads it), each reporting 10 scalars at 10 Hz: a writer thread
-    adds each second's events through the server's ``events.add_batch``, as the SDK's
-    reporter does. The first task's loss becomes NaN, which the SDK would report as 0.0 (its
-    default NaN stand-in): the writer sends 0.0."""
+def _clearml_server(n_runs: int, seconds: float, out: str) -> None:
+    """Subprocess body: tests/clearml_fake_server.py with ``n_runs`` in_progress development
+    tasks, and a writer adding each second's scalar events (10 keys x 10 iterations a task)
+    through the server's ``events.add_batch``, as the SDK's reporter does; the first task's
+    loss becomes the SDK's NaN stand-in 0.0 at 60 % of ``seconds`` (its wall time written to
+    ``out``/nan). Prints the clearml.conf path, then serves until killed."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from tests.clearml_fake_server import FakeClearMLServer
 
-    from mlaudit_core.live import LiveConfig, LiveMonitor
-    from mlaudit_core.service import StateStore
-    from mlaudit_core.settings import Settings
-
-    tmp = Path(tempfile.mkdtemp(prefix="live-cl-"))
     srv = FakeClearMLServer().start()
-    conf = srv.write_config(tmp / "clearml.conf")
-    os.environ["CLEARML_CONFIG_FILE"] = str(conf)
+    conf = srv.write_config(Path(out) / "clearml.conf")
     pid = srv.ep_projects__create({"name": "bench"})["id"]
     ids = []
     for i in range(n_runs):
@@ -437,53 +432,66 @@ def bench_clearml(n_runs: int, seconds: float, interval: float) -> dict:
                                     "system_tags": ["development"]})["id"]
         srv.ep_tasks__started({"task": tid})
         ids.append(tid)
-    state = {"nan_t": None, "stop": False}
+    print(conf, flush=True)
+    step, t0, nan_t = 0, time.time(), None
+    while True:
+        tick = time.time()
+        nan = nan_t is None and tick - t0 >= seconds * 0.6
+        evs = []
+        for i, tid in enumerate(ids):
+            for k in range(10):
+                ts = int((tick - 1 + k / 10) * 1000)
+                for j, kk in enumerate(KEYS):
+                    v = _value(kk, j, step + k, 300)
+                    if i == 0 and kk == "train/loss" and (nan or nan_t is not None):
+                        v = 0.0  # the SDK's stand-in for NaN
+                    title, series = kk.split("/")
+                    evs.append({"type": "training_stats_scalar", "task": tid, "iter": step + k,
+                                "metric": title, "variant": series, "value": v, "timestamp": ts})
+        with srv.lock:
+            srv.ep_events__add_batch(evs)
+        if nan:
+            nan_t = time.time()
+            (Path(out) / "nan").write_text(repr(nan_t))
+        step += 10
+        time.sleep(max(0.0, 1.0 - (time.time() - tick)))
 
-    def write() -> None:
-        step, t0 = 0, time.time()
-        while not state["stop"]:
-            tick = time.time()
-            nan = state["nan_t"] is None and tick - t0 >= seconds * 0.6
-            evs = []
-            for i, tid in enumerate(ids):
-                for k in range(10):
-                    ts = int((tick - 1 + k / 10) * 1000)
-                    for j, kk in enumerate(KEYS):
-                        v = _value(kk, j, step + k, 300)
-                        if i == 0 and kk == "train/loss" and (nan or state["nan_t"] is not None):
-                            v = 0.0  # the SDK's stand-in for NaN
-                        title, series = kk.split("/")
-                        evs.append({"type": "training_stats_scalar", "task": tid, "iter": step + k,
-                                    "metric": title, "variant": series, "value": v,
-                                    "timestamp": ts})
-            with srv.lock:
-                srv.ep_events__add_batch(evs)
-            if nan:
-                state["nan_t"] = time.time()
-            step += 10
-            time.sleep(max(0.0, 1.0 - (time.time() - tick)))
 
+def bench_clearml(n_runs: int, seconds: float, interval: float) -> dict:
+    """ClearML: ``n_runs`` in_progress tasks on tests/clearml_fake_server.py (clearml-server's
+    API; the SDK's session reads it), each reporting 10 scalars at 10 Hz; the server and its
+    writer run in another process (:func:`_clearml_server`). The first task's loss becomes NaN,
+    which the SDK reports as 0.0 (its default stand-in): the writer sends 0.0."""
+    from mlaudit_core.live import LiveConfig, LiveMonitor
+    from mlaudit_core.service import StateStore
+    from mlaudit_core.settings import Settings
+
+    tmp = Path(tempfile.mkdtemp(prefix="live-cl-"))
+    proc = subprocess.Popen([sys.executable, __file__, "--_clearml_server", str(n_runs),
+                             str(seconds + 2.0), str(tmp)], stdout=subprocess.PIPE, text=True)
     try:
+        conf = proc.stdout.readline().strip()
+        os.environ["CLEARML_CONFIG_FILE"] = conf
         from mlaudit_clearml.live import ClearMLLiveSource
 
         rx = _Receiver()
         settings = Settings().model_copy(update={"notify": {"urls": [rx.url], "min_severity": "none"}})
-        th = threading.Thread(target=write, daemon=True)
-        th.start()
         time.sleep(2.0)
+        state = {"stop": False}
         with StateStore(tmp / "state.sqlite", "bench-cl") as st:
             mon = LiveMonitor(ClearMLLiveSource(["bench"]), st, settings,
                               LiveConfig(poll_interval_s=interval))
             c0 = time.process_time()
             steady = _run_monitor(mon, seconds, interval, state)
             proc_cpu = time.process_time() - c0
-        th.join(10)
+        nan_file = tmp / "nan"
         return {"runs": n_runs, "first": mon.history[0] if mon.history else None,
-                "steady": steady, "nan_t": state["nan_t"], "alert_t": rx.first("LV001"),
-                "interval": interval,
+                "steady": steady, "nan_t": float(nan_file.read_text()) if nan_file.exists() else None,
+                "alert_t": rx.first("LV001"), "interval": interval,
                 "cpu_per_interval": proc_cpu / max(1.0, (seconds + 2 * interval) / interval)}
     finally:
-        srv.stop()
+        proc.kill()
+        proc.wait(30)
         os.environ.pop("CLEARML_CONFIG_FILE", None)
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -594,6 +602,9 @@ def _print_polls(name: str, r: dict) -> bool:
 
 
 def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--_clearml_server":
+        _clearml_server(int(sys.argv[2]), float(sys.argv[3]), sys.argv[4])
+        return 0
     if len(sys.argv) > 1 and sys.argv[1] == "--_writer":
         db, ids, secs, nan_at, out = sys.argv[2:7]
         _writer(db, ids.split(","), float(secs), float(nan_at), out)
@@ -669,8 +680,9 @@ def _tracker_part(name: str, bench, args, counter) -> bool:
     if "cpu_per_interval" in r:
         extra = (f"; wandb-core service process {r['core_cpu_per_interval']:.3f} s"
                  if "core_cpu_per_interval" in r else "")
+        where = "; the fake server runs in this process too" if name == "wandb" else ""
         print(f"{name}: mlaudit process CPU per {args.interval:g} s interval (listing thread and "
-              f"tail polls; the fake server runs in this process too): "
+              f"tail polls{where}): "
               f"{r['cpu_per_interval']:.3f} s{extra}")
     if counter.msgs:
         print(f"{name}: {len(counter.msgs)} poll(s) or listing(s) failed; first: {counter.msgs[0]}")

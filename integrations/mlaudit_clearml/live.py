@@ -107,7 +107,7 @@ class ClearMLLiveSource:
             upd = parse_time(t.get("last_update"))
             wall = upd.timestamp() if upd else None
             it = int(t.get("last_iteration") or 0)
-            latest, values = {}, {}
+            latest, values, maxima = {}, {}, {}
             for variants in (t.get("last_metrics") or {}).values():
                 for lm in (variants or {}).values():
                     key = _key(lm)
@@ -115,11 +115,27 @@ class ClearMLLiveSource:
                     if wall is None or not isinstance(v, (int, float)) or key.startswith(_MONITOR):
                         continue
                     latest[key], values[key] = (it, wall), float(v)
+                    if isinstance(lm.get("max_value"), (int, float)):
+                        maxima[key] = float(lm["max_value"])
+            self._standin_latest(values, maxima)
             self._tasks[t["id"]] = t
             out[t["id"]] = RunInfo(ref=t["id"], name=t.get("name") or t["id"],
                                    url=task_url(self.session, t), project=", ".join(self.projects),
                                    latest=latest, values=values)
         return out
+
+    @staticmethod
+    def _standin_latest(values: dict[str, float], maxima: dict[str, float]) -> None:
+        """The fast path's view of the SDK's NaN stand-in: a training loss or grad norm whose
+        latest value is exactly 0.0 while its maximum so far is positive is NaN (as
+        :meth:`_standins` reads the tail)."""
+        from mlaudit_core.roles import AliasTable, Role
+
+        table = AliasTable()
+        for role in (Role.TRAIN_LOSS, Role.GRAD_NORM):
+            key = table.resolve(role, list(values))
+            if key is not None and values[key] == 0.0 and maxima.get(key, 0.0) > 0:
+                values[key] = math.nan
 
     def status(self, ref: str) -> str:
         from mlaudit_core.errors import InputError
