@@ -227,3 +227,48 @@ def test_gitlab_raw_log_with_sections_and_timestamps(code_change, tmp_path):
     assert _verdict(r) == ("regressed", "model_convergence"), r["verdict"]["summary"]
     assert failing(r)["analysis"]["log_agrees"] is True
     assert "passes the same test" in r["verdict"]["summary"]
+
+
+def test_csv_with_golden_new_and_old_code_columns(tmp_path):
+    """``x_golden, x_new, x_old``: with its own golden column, the ``old`` column is the old
+    code's rerun (a reference set), not a second golden seed; ``x_main`` likewise."""
+    from mlaudit_core.ci.golden import load_values
+
+    p = tmp_path / "outputs.csv"
+    p.write_text("step,logit_golden,logit_new,logit_old,loss_main\n1,0.5,0.51,0.5,2.0\n2,0.4,0.39,0.4,1.9\n")
+    roles = {(s.role, tuple(s.metrics)) for s in load_values(p, "golden")}
+    assert roles == {
+        ("golden", ("logit",)),
+        ("actual", ("logit",)),
+        ("reference", ("logit",)),
+        ("reference", ("loss",)),
+    }
+    # without a golden column, "old"/"before" stays the golden side (the shipped image-bump case)
+    q = tmp_path / "before_after.csv"
+    q.write_text("step,loss_before,loss_after\n1,2.0,2.0\n")
+    assert {s.role for s in load_values(q, "golden")} == {"golden", "actual"}
+
+
+@pytest.mark.parametrize(
+    ("text", "decides"),
+    [
+        ("# Reverting the PR on the same runner reproduces the golden values.", True),
+        ("# the previous commit still passes on this runner", True),
+        ("# the last green build passed the test", False),  # the image may have changed since
+        ("# with the previous version of torch the values match", None),  # a library, not code
+    ],
+)
+def test_statements_about_the_old_code(text, decides):
+    from mlaudit_core.ci.logs import ref_statement
+    from mlaudit_core.ci.model import CIContext, Line
+    from mlaudit_core.ci.reference import decisive, find_reference
+
+    said = ref_statement(text)
+    if decides is None:
+        assert said is None
+        return
+    assert said is True
+    ctx = CIContext(repo=".")
+    ctx.ref_statements.append(Line("ci.log", 1, text, [], "reference:reproduces"))
+    find_reference(ctx, [])
+    assert (decisive(ctx) is not None) is decides

@@ -189,6 +189,16 @@ def _from_csv(path: Path, source: str, side: str) -> list[ValueSet]:
         vs.metrics[metric] = (list(steps), [float(x) for x in vals.tolist()])
     if not sets:
         raise InputError(f"{source}: no numeric metric columns")
+    # golden, new and "old" columns side by side: "old" / "before" is then the old code's rerun
+    # (the golden values have their own column), not a second golden set
+    explicit = any(
+        s_ == "golden" and lab.split("_")[0].lower() in _GOLDEN - {"old", "before"}
+        for s_, lab in sets
+    )
+    if explicit:
+        for (s_, lab), vs in sets.items():
+            if s_ == "golden" and lab.split("_")[0].lower() in ("old", "before"):
+                vs.role = "reference"
     return list(sets.values())
 
 

@@ -196,7 +196,7 @@ _RUNNER = re.compile(
 #: a statement about the old code (a reporter's note, a PR description, a bisect step)
 _OLD_CODE = re.compile(
     r"\b(?:old|previous|parent|base|baseline|reference|last[- ]green|prior)\s+"
-    r"(?:code|commit|version|build|run|job|sha|branch|revision|release)\b|"
+    r"(?:code|commit|build|run|job|sha|branch|revision)\b|"
     r"\b(?:origin/)?(?:main|master)(?![.\w/])(?:\s+(?:branch|commit|build|job|code))?|"
     r"HEAD(?:~\d*|\^+)|\brevert(?:ing|ed)?\b|\bthe commit before\b|\bbefore (?:the|this) (?:PR|change|commit)\b",
     re.IGNORECASE,
@@ -227,7 +227,8 @@ _OLD_NO = re.compile(
     re.IGNORECASE,
 )
 _OLD_ABOUT = re.compile(
-    r"golden|expected|reference|tolerance|values?|test|gate|assert", re.IGNORECASE
+    r"golden|expected|reference|tolerance|values?|test|gate|assert|pass|reproduc|green",
+    re.IGNORECASE,
 )
 
 

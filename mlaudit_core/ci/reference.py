@@ -16,8 +16,10 @@ sources (strongest first):
   a segment of the logs that ran the old code (see :mod:`.logs`): ``PASSED`` reproduces,
   ``FAILED`` does not (with the figures its assertion printed);
 * **statement**: a line that says so in words ("reverting the PR on the same runner reproduces
-  the golden values", "the previous commit fails the same way"), including the reporter's
-  ``# `` annotations of a shared case.
+  the golden values", "the previous commit fails the same way on this image"), including the
+  reporter's ``# `` annotations of a shared case. A statement decides only when it places the
+  old code on the same runner / machine / image or is a revert / rerun: "the last green build
+  passed" is no evidence when the image changed since.
 
 ``same_runner`` is True when the old code ran in the same log file (the same job, so the same
 runner), or when both logs name the same runner / agent; False when they name different
@@ -28,10 +30,17 @@ decide (drift can differ between machines).
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
 from .model import CIContext, ReferenceRun, metric_id
+
+_SAME = re.compile(
+    r"same (?:runner|machine|node|host|agent|image|container|environment|hardware|gpu)|"
+    r"this (?:runner|machine|node|agent|image)|\bre-?run\b|\brevert(?:ing|ed)?\b",
+    re.IGNORECASE,
+)
 
 
 def _same_runner(ctx: CIContext, ref_source: str, new_sources: set[str]) -> bool | None:
@@ -182,9 +191,9 @@ def find_reference(ctx: CIContext, recs: list) -> list[ReferenceRun]:
                 None,
                 {},
                 None,
-                True
-                if "same runner" in ln.text.lower() or "same machine" in ln.text.lower()
-                else (None if ln.source not in new_sources else True),
+                # "the last green build passed" says nothing when the image changed since:
+                # only the old code rerun now, on this runner / image, discriminates
+                bool(_SAME.search(ln.text)),
             )
         )
     ctx.reference = out
