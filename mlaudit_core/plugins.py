@@ -48,7 +48,31 @@ class TrackerPlugin(Protocol):
         """Ids of runs that finished after ``since`` and carry no verdict yet (for watchers)."""
 
     # Optional (not checked by isinstance): ``cli: str`` -- "module:function" of the plugin's
-    # commands, ``function(app: typer.Typer) -> None`` (module docstring).
+    # commands, ``function(app: typer.Typer) -> None`` (module docstring); and
+    # ``local_live_source(paths) -> (claimed paths, live source or None)`` for a tracker whose
+    # runs are local files that ``mlaudit watch PATH --live`` can follow (TensorBoard).
+
+
+def local_live_sources(paths: list) -> tuple[list, list]:
+    """Live sources of the installed plugins for local ``paths`` (``mlaudit watch PATH
+    --live``): each plugin with a ``local_live_source`` claims the paths it follows, in plugin
+    name order. Returns ``(sources, paths no plugin claimed)``; a plugin that raises warns and
+    claims nothing."""
+    sources: list = []
+    rest = list(paths)
+    for name, cls in sorted(tracker_plugins().items()):
+        fn = getattr(cls, "local_live_source", None)
+        if fn is None or not rest:
+            continue
+        try:
+            claimed, source = fn(rest)
+        except Exception as exc:  # noqa: BLE001 - a broken plugin never breaks the host
+            warnings.warn(f"tracker plugin {name!r}: local live source failed: {exc}", stacklevel=2)
+            continue
+        if claimed and source is not None:
+            sources.append(source)
+            rest = [p for p in rest if p not in claimed]
+    return sources, rest
 
 
 def load_object(spec: str):

@@ -18,31 +18,14 @@ from . import cmd_watch as W
 from ._common import CONFIG, NOTIFY, fail, settings_or_fail
 
 
-def _has_events(p: Path) -> bool:
-    if not p.is_dir():
-        return False
-    try:
-        from mlaudit_core.plugins import require  # noqa: F401 - the TensorBoard plugin's reader
-        import importlib
-
-        reader = importlib.import_module("mlaudit_tensorboard.reader")
-    except ImportError:
-        return False
-    return bool(reader.event_files(p))
-
-
 def make_source(paths: list[Path]):
-    """The live source for ``paths``: TensorBoard log directories go to the TensorBoard plugin's
-    source, everything else to :class:`~mlaudit_core.live.files.LocalLiveSource`."""
-    import importlib
-
+    """The live source for ``paths``: a path a tracker plugin follows (the TensorBoard plugin:
+    log directories with event files; :func:`mlaudit_core.plugins.local_live_sources`) goes to
+    that plugin's source, everything else to :class:`~mlaudit_core.live.files.LocalLiveSource`."""
     from mlaudit_core.live.files import CompositeSource, LocalLiveSource
+    from mlaudit_core.plugins import local_live_sources
 
-    tb = [p for p in paths if _has_events(p)]
-    rest = [p for p in paths if p not in tb]
-    sources = []
-    if tb:
-        sources.append(importlib.import_module("mlaudit_tensorboard.live").TensorBoardLiveSource(tb))
+    sources, rest = local_live_sources(paths)
     if rest:
         sources.append(LocalLiveSource(rest))
     return sources[0] if len(sources) == 1 else CompositeSource(sources)
