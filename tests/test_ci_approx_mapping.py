@@ -36,9 +36,7 @@ def test_mapping_regression_recomputed_per_key(tmp_path, literal):
     r, _ = audit(repo, log)
     exp = _expected(repo, literal)
     act = json.loads((repo / "eval_results.json").read_text())
-    rows = {
-        f["facts"]["metric"]: f["facts"] for f in r["findings"] if f["code"] == "CI002"
-    }
+    rows = {f["facts"]["metric"]: f["facts"] for f in r["findings"] if f["code"] == "CI002"}
     assert set(rows) == set(exp)
     n_out = 0
     for k, e in exp.items():

@@ -150,7 +150,9 @@ def test_a_statement_in_the_logs_about_the_old_code(code_change, tmp_path):
     )
     r, _ = audit(repo, only)
     assert _verdict(r) == ("regressed", "model_convergence")
-    assert "the logs state that the old code reproduces the golden values" in r["verdict"]["summary"]
+    assert (
+        "the logs state that the old code reproduces the golden values" in r["verdict"]["summary"]
+    )
 
 
 def test_buildkite_annotation_through_buildkite_agent(code_change, tmp_path):
@@ -166,9 +168,7 @@ def test_buildkite_annotation_through_buildkite_agent(code_change, tmp_path):
     bindir.mkdir()
     agent = bindir / "buildkite-agent"
     agent.write_text(
-        "#!/bin/sh\n"
-        f'printf "%s\\n" "$@" > "{tmp_path}/argv"\n'
-        f'cat > "{tmp_path}/body.md"\n'
+        f'#!/bin/sh\nprintf "%s\\n" "$@" > "{tmp_path}/argv"\ncat > "{tmp_path}/body.md"\n'
     )
     agent.chmod(agent.stat().st_mode | stat.S_IEXEC)
     env = {"BUILDKITE": "true", "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
@@ -235,7 +235,9 @@ def test_csv_with_golden_new_and_old_code_columns(tmp_path):
     from mlaudit_core.ci.golden import load_values
 
     p = tmp_path / "outputs.csv"
-    p.write_text("step,logit_golden,logit_new,logit_old,loss_main\n1,0.5,0.51,0.5,2.0\n2,0.4,0.39,0.4,1.9\n")
+    p.write_text(
+        "step,logit_golden,logit_new,logit_old,loss_main\n1,0.5,0.51,0.5,2.0\n2,0.4,0.39,0.4,1.9\n"
+    )
     roles = {(s.role, tuple(s.metrics)) for s in load_values(p, "golden")}
     assert roles == {
         ("golden", ("logit",)),
@@ -272,3 +274,32 @@ def test_statements_about_the_old_code(text, decides):
     ctx.ref_statements.append(Line("ci.log", 1, text, [], "reference:reproduces"))
     find_reference(ctx, [])
     assert (decisive(ctx) is not None) is decides
+
+
+def test_missing_values_stay_unknown_but_name_the_old_code(tmp_path):
+    """Without the new code's values the gate cannot be recomputed (unknown), but the old
+    code passing the same test in the same job is reported with the verdict."""
+    repo = make_git_repo(tmp_path, ALLCLOSE_TEST.replace("{rtol}", "1e-4"), TRAIN_F16)
+    log = run_two_versions(repo, GOOD)
+    (repo / "metrics.json").unlink()
+    r, _ = audit(repo, log)
+    assert _verdict(r) == ("unknown", "inconclusive")
+    s = r["verdict"]["summary"]
+    assert "metrics.json" in s and "passes the same test" in s
+    assert "the change under test, not the environment, moved the values" in s
+
+
+def test_reference_evidence_round_trips_through_the_context(code_change):
+    """``mlaudit evidence`` saves the context; the old code's results survive the round trip."""
+    from pathlib import Path
+
+    from mlaudit_core.ci import collect
+    from mlaudit_core.ci.model import CIContext
+    from mlaudit_core.ci.recompute import recompute
+
+    repo, log = code_change
+    ctx, _ = collect(Path(repo), [Path(log)])
+    recompute(ctx)
+    assert ctx.ref_tests and ctx.reference
+    back = CIContext.from_dict(json.loads(json.dumps(ctx.to_dict())))
+    assert back.reference == ctx.reference and back.ref_tests == ctx.ref_tests
