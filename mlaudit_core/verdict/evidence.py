@@ -528,8 +528,8 @@ def confidence(*, outcome: str, cause: str, primary: Finding | None, basis: Basi
     compete. A learning verdict without a validation metric, or a slow verdict without step times,
     multiplies by 0.85 (the signal that could have overturned it was not there); load warnings by
     0.9; every learning detector that errored (``errored``, at most two) by 0.7 (a check that did not
-    run is evidence not examined). Partial input caps at 0.5. An ``inconclusive`` cause does not lower
-    the confidence: it claims no cause, and the outcome it comes with rests on its own evidence (a
+    run is evidence not examined). Partial input, and an interim verdict of a run still running,
+    cap at 0.5. An ``inconclusive`` cause does not lower the confidence: it claims no cause, and the outcome it comes with rests on its own evidence (a
     run stopped at epoch 13 of 20 is crashed whatever the reason).
     The constants rank conclusions; the reliability table of ``benchmarks/diagnosis_eval.py``
     checks them against the real corpora, per corpus (docs/corpus.md).
@@ -595,4 +595,9 @@ def confidence(*, outcome: str, cause: str, primary: Finding | None, basis: Basi
     if partial:
         c = min(c, 0.5)
         terms.append("partial input cap 0.5")
+    if outcome == "running":
+        # an interim verdict: what the points so far show cannot say how the run will end, so it
+        # is never more sure than a coin (the same cap as partial input, for the same reason)
+        c = min(c, 0.5)
+        terms.append("interim (still running) cap 0.5")
     return round(max(min(c, 0.99), 0.05), 2), ", ".join(terms)
