@@ -155,9 +155,9 @@ def _writer(db_uri: str, run_ids: list[str], seconds: float, nan_at: float, out:
 
 def bench_mlflow(n_runs: int, seconds: float, interval: float) -> dict:
     import mlflow
+    from mlaudit_mlflow.live import MlflowLiveSource
 
     from mlaudit_core.live import LiveConfig, LiveMonitor, LiveThresholds
-    from mlaudit_mlflow.live import MlflowLiveSource
     from mlaudit_core.service import StateStore
     from mlaudit_core.settings import Settings
 
@@ -253,10 +253,10 @@ def _tb_prefill(logdir: Path, points: int) -> None:
 
 
 def bench_tensorboard(points: int, seconds: float, interval: float) -> dict:
+    from mlaudit_tensorboard.live import TensorBoardLiveSource
     from torch.utils.tensorboard import SummaryWriter
 
     from mlaudit_core.live import LiveConfig, LiveMonitor
-    from mlaudit_tensorboard.live import TensorBoardLiveSource
     from mlaudit_core.service import StateStore
     from mlaudit_core.settings import Settings
 
@@ -330,11 +330,10 @@ def bench_wandb(n_runs: int, seconds: float, interval: float) -> dict:
     cost what the live rows cost. wandb-core (the SDK's service process) does the HTTP work of
     ``scan_history``: its CPU is printed apart from mlaudit's."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tests.wandb_fake_server import FakeRun, FakeWandbServer
-
     from mlaudit_core.live import LiveConfig, LiveMonitor
     from mlaudit_core.service import StateStore
     from mlaudit_core.settings import Settings
+    from tests.wandb_fake_server import FakeRun, FakeWandbServer
 
     key = "b" * 40
     tmp = Path(tempfile.mkdtemp(prefix="live-wb-"))
