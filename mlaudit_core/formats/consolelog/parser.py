@@ -61,6 +61,8 @@ _GEN_PIPE = re.compile(rf"\|\s*(?P<k>{_KEY})\s+(?P<v>{_N})\s?{_UNIT}\s*(?=\||$)"
 #: training examples 6250`` is not a metric.
 _GEN_SPACE = re.compile(rf"(?<![\w./@-])(?P<k>{_KEY})\s+(?P<v>{_N}){_UNIT}{_DELIM}")
 _SPACE_CHEAP = re.compile(r"[A-Za-z]\s+[-+]?\.?\d")
+#: A unit printed one space after a spaced value (nanoGPT ``loss 6.1551 BPC``): not prose.
+_UNIT_WORD = re.compile(r"(?:ms|us|s|sec|secs|min|(?i:bpc|bpb|bits|nats|tok/s|tokens/s|samples/s))(?=[\s,;|)\]}]|$)")
 #: A line that is only an epoch header: ``epoch 3``, ``Epoch 3/10``, ``=== Epoch 3 ===``.
 _EPOCH_ONLY = re.compile(r"^\W*epoch\s*[:#]?\s*(?P<n>\d+)(?:\s*/\s*(?P<total>\d+))?\W*$", re.IGNORECASE)
 _STEP_PREFIX = re.compile(r"^\W{0,3}(?P<w>global[ _]step|step|iteration|iter|it|update|epoch|batch)s?\b\s*[:=#]?\s*"
@@ -743,7 +745,15 @@ class LogParser:
         known_only = False
         if not pairs:  # ``test accuracy 0.739``: only vocabulary names and step/epoch markers
             known_only = True
-            for pm in _GEN_SPACE.finditer(seg):
+            found = list(_GEN_SPACE.finditer(seg))
+            starts = {pm.start() for pm in found}
+            for pm in found:
+                # prose, not a metric: ``the loss 10 times higher``, ``accuracy 0 classes were``
+                # (a value followed by a word that does not begin another ``name value`` pair)
+                nxt = len(seg) - len(seg[pm.end():].lstrip())
+                if nxt < len(seg) and seg[nxt].isalpha() and nxt not in starts and \
+                        _UNIT_WORD.match(seg, nxt) is None:
+                    continue
                 key = _metric_words(pm["k"].strip())
                 if key.lower().replace(" ", "_") in _MARKERS or is_known(key):
                     pairs.append((key, pm["v"], pm["u"]))

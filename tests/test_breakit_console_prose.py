@@ -1,0 +1,47 @@
+"""Prose lines in ordinary console logs must not become metric points (break-it, session 3).
+
+The console reader reads space-separated ``name value`` lines (``print('test accuracy', acc)``,
+ca02f61) for vocabulary names. A warning or a sentence that happens to hold such a name followed
+by a number (``the loss 10 times higher``, ``accuracy 0 classes were never predicted``) is not a
+metric: before the fix these lines added a 1e9 loss spike and an accuracy of 99 to the run.
+"""
+from __future__ import annotations
+
+from mlaudit_core.formats.consolelog import load_logs
+
+TRAINING = [f"Epoch {e} loss {2.3 - 0.15 * e:.2f} accuracy {0.1 + 0.07 * e:.2f}" for e in range(1, 11)]
+PROSE = [
+    "Note: the loss 10 times higher than expected may indicate a bug",
+    "warning: accuracy 0 classes were never predicted",
+    "Top 5 accuracy 99 percent of samples were seen",
+    "The loss 1e9 is clipped",
+]
+
+
+def _values(run, key):
+    s = run.metrics.series(key)
+    return [float(v) for v in s.values]
+
+
+def test_prose_lines_between_epochs_add_no_points(tmp_path):
+    lines = []
+    for i, line in enumerate(TRAINING):
+        lines.append(line)
+        if i < len(PROSE):
+            lines.append(PROSE[i])
+    log = tmp_path / "train.log"
+    log.write_text("\n".join(lines) + "\n")
+    run = load_logs([log])
+    loss = _values(run, "train/loss")
+    acc = _values(run, "train/accuracy")
+    assert loss == [round(2.3 - 0.15 * e, 2) for e in range(1, 11)]
+    assert acc == [round(0.1 + 0.07 * e, 2) for e in range(1, 11)]
+
+
+def test_spaced_values_with_a_unit_word_are_still_read(tmp_path):
+    """nanoGPT's ``iter 10: loss 4.6810 BPC, time 52.57ms`` keeps its loss (a unit, not prose)."""
+    log = tmp_path / "train.log"
+    log.write_text("".join(f"iter {i * 10}: loss {5 - 0.1 * i:.4f} BPC, time 52.57ms, mfu 7.09%\n"
+                           for i in range(8)))
+    run = load_logs([log])
+    assert _values(run, "train/loss") == [round(5 - 0.1 * i, 4) for i in range(8)]
