@@ -303,3 +303,16 @@ def test_reference_evidence_round_trips_through_the_context(code_change):
     assert ctx.ref_tests and ctx.reference
     back = CIContext.from_dict(json.loads(json.dumps(ctx.to_dict())))
     assert back.reference == ctx.reference and back.ref_tests == ctx.ref_tests
+
+
+def test_a_values_file_named_main_alone_is_this_jobs_values(tmp_path):
+    """A build of ``main`` uploading ``metrics_main.json`` with no other values: its own."""
+    from ci_shapes import make_repo, run_job
+
+    repo = make_repo(tmp_path, APPROX_TEST, rtol=1e-4)
+    log = run_job(repo, dict(GOOD, lr=0.45))
+    mine = tmp_path / "metrics_main.json"
+    (repo / "metrics.json").rename(mine)
+    r, _ = audit(repo, log, mine)
+    assert _verdict(r) == ("regressed", "model_convergence"), r["verdict"]["summary"]
+    assert any("named like the old code's" in u for u in r["unknowns"])

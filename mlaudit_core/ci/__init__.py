@@ -49,6 +49,7 @@ __all__ = [
     "recomputed",
 ]
 
+_VALUE_EXT = (".json", ".csv", ".tsv", ".npy", ".npz")
 _CONFIG_EXT = (".yaml", ".yml", ".toml", ".cfg", ".ini")
 _CONFIG_WORDS = re.compile(
     r"golden|threshold|toleran|rtol|atol|timeout|METRICS|deterministic|approx", re.IGNORECASE
@@ -97,7 +98,7 @@ def collect(
     ctx = CIContext(repo=str(repo), logs=[_display(p, repo) for p in logs])
     text_logs = []
     for p in logs:
-        if p.suffix.lower() in (".json", ".csv", ".tsv", ".npy", ".npz"):
+        if p.suffix.lower() in _VALUE_EXT:
             # a value file named for the old code (metrics_main.json, reference_metrics.csv)
             side = "reference" if _REF_FILE.search(p.stem) else "actual"
             try:
@@ -188,6 +189,21 @@ def collect(
             continue
         gates, _, _, _ = scan_python(text, rel, data, sources)
         ctx.gates = [g for g in ctx.gates if g.path != rel] + gates
+    value_files = {_display(p, repo) for p in logs if p.suffix.lower() in _VALUE_EXT}
+    from_files = [s for s in ctx.references if s.source in value_files]
+    if from_files and not any(s.label != "log" for s in ctx.actuals):
+        # a value file named like the old code's (metrics_main.json from a build of main) while
+        # no other values of this job exist: it is this job's own
+        ctx.notes.append(
+            "value file(s) "
+            + ", ".join(sorted({s.source for s in from_files}))
+            + " are named like the old code's, but no other values of this job were given: "
+            "read as this job's values"
+        )
+        for s in from_files:
+            s.role = "actual"
+        ctx.actuals = from_files + ctx.actuals
+        ctx.references = [s for s in ctx.references if s not in from_files]
     _name_unnamed_gates(ctx)
     ctx.env_changes = dedupe_env(ctx.env_changes)
     # the sources the logs point at, with a context window from the repo; only files inside the
