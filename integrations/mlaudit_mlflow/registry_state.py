@@ -25,9 +25,10 @@ naming the registry), in their own table ``registry_deliveries``. One row per de
   means the first attempt completed) and then only marks it done: a restart neither loses a
   delivery nor audits one twice. A failed audit is retried ``max_attempts`` times with
   backoff (30 s, 60 s, 120 s ... capped at 15 min), then ``failed``.
-* **Redacted.** Nothing of the request but the delivery id, the model name (credentials
-  scrubbed by :func:`mlaudit_core.redact.redact_text`), the version and the run id is stored;
-  never the body, headers or signature. Error texts are scrubbed the same way.
+* **Redacted.** Nothing of the request but the delivery id, the model name (verbatim: it is
+  the address the worker tags, and the redactor takes names like ``sk-learn-...`` for a key),
+  the version and the run id is stored; never the body, headers or signature. Error texts are
+  scrubbed by :func:`mlaudit_core.redact.redact_text`.
 """
 
 from __future__ import annotations
@@ -107,7 +108,8 @@ class DeliveryQueue:
         """Queue a delivery; returns ``queued``, ``seen`` (this delivery id is known),
         ``duplicate`` (this model version is queued, running or done) or ``full``."""
         now = time.time() if now is None else now
-        name = redact_text(name)
+        # the name is the model version's address, kept verbatim (not redacted): the redactor
+        # takes names like 'sk-learn-classifier-...' for a key, and the worker tags that name
         with self._mu:
             db = self._db
             db.execute("BEGIN IMMEDIATE")
