@@ -224,3 +224,26 @@ def test_audit_formats_needs_no_path(tmp_path):
     missing = _run("audit", cwd=tmp_path)
     assert missing.returncode == 2 and "Missing argument" in missing.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_help_texts_print_as_written(tmp_path):
+    """Command summaries in a group's list are one paragraph (typer's rich mode kept a wrapped
+    docstring's line breaks: 'ClearML's public' / 'Monitor class ...' on separate ragged lines)
+    and brackets are not eaten as rich markup ('mlaudit[mcp]' printed as 'mlaudit')."""
+    import os
+
+    env = {**os.environ, "COLUMNS": "200"}
+
+    def run(*args):
+        p = subprocess.run([MLAUDIT, *args], capture_output=True, text=True, timeout=120,
+                           cwd=tmp_path, env=env)
+        assert p.returncode == 0, p.stderr
+        return p.stdout
+
+    assert "pip install 'mlaudit[mcp]'" in run("mcp", "--help")
+    assert "(pip install 'mlaudit[mcp]')" in run("--help")
+    # 200 columns hold each of these summaries' first line; a kept docstring break would split it
+    watch = run("watch", "--help")
+    assert "ClearML's public Monitor class is the trigger" in watch
+    serve = run("serve", "--help")
+    assert "audit the source run and tag the model version" in serve

@@ -59,7 +59,39 @@ def _register_all() -> None:
             warnings.warn(f"plugin {name!r}: its commands failed to register: {exc}", stacklevel=2)
 
 
+def _plain_help(typer_app: typer.Typer) -> None:
+    """Help texts shown as written, in every command (plugins' included).
+
+    typer's default rich markup mode (a) keeps the single line breaks of a docstring's first
+    paragraph in a group's command list, so a wrapped docstring printed as ragged half-lines
+    under ``mlaudit --help`` / ``watch --help`` / ``serve --help``; and (b) reads ``[...]`` as
+    rich markup, so ``pip install 'mlaudit[mcp]'`` printed as ``pip install 'mlaudit'``
+    (new-user pass, session 3). Here each command's summary becomes its first paragraph on one
+    line, and brackets in help texts are escaped. No command uses rich markup in its help.
+    """
+    import inspect
+
+    try:
+        from rich.markup import escape
+    except ImportError:  # pragma: no cover - typer without rich prints help as plain text
+        def escape(text: str) -> str:
+            return text
+
+    for info in typer_app.registered_commands:
+        doc = info.help if info.help is not None else inspect.getdoc(info.callback) or ""
+        if info.short_help is None:
+            first = doc.split("\n\n")[0]
+            if "\n" in first or "[" in first:
+                info.short_help = escape(" ".join(first.split()))
+        if "[" in doc:
+            info.help = escape(doc)
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _plain_help(group.typer_instance)
+
+
 _register_all()
+_plain_help(app)
 
 
 def _usage_context(exc):
