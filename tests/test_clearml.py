@@ -721,8 +721,8 @@ def test_a_server_that_stops_answering_fails_within_the_tracker_timeout(server, 
     import threading
 
     from clearml.backend_interface.base import InterfaceBase
-
     from mlaudit_clearml.connection import call, connect
+
     from mlaudit_core.errors import TrackerUnavailable
 
     task = new_task("hang", "slow")

@@ -15,7 +15,6 @@ from ..report import AuditReport
 from ..rundata import RunData, RunStatus
 from ..writeback import WriteBackResult
 
-
 #: The verdict an audit of a run that is still running writes (``Outcome.RUNNING``).
 INTERIM_VERDICT = "running"
 
