@@ -60,8 +60,7 @@ def register(app: typer.Typer) -> None:
         wb = None if no_write else (lambda run, rep: plugin.write_back(run, rep, dry_run=dry_run))
 
         def audit_fn(run, settings):
-            from mlaudit_core.audit import audit
-            from mlaudit_core.audit import audit_with_baselines
+            from mlaudit_core.audit import audit, audit_with_baselines
             from mlaudit_core.baseline.selection import BaselinePolicy, select_baselines
 
             if no_baselines and not baseline:

@@ -78,13 +78,12 @@ def register(app: typer.Typer) -> None:
                 pass
         except OSError as exc:
             fail(f"--host {host} --port {port}: cannot listen ({exc.strerror or exc})")
-        from mlaudit_mlflow.loader import resolve_uri
-
         import hashlib
 
         from mlaudit_core.errors import MlauditError
         from mlaudit_core.redact import strip_uri_credentials
         from mlaudit_core.service import StateStore, default_state_path
+        from mlaudit_mlflow.loader import resolve_uri
         from mlaudit_mlflow.registry_state import DeliveryQueue
 
         uri = resolve_uri(tracking_uri)

@@ -72,8 +72,8 @@ def watch_tensorboard(
     settings = with_notify(settings_or_fail(config), notify or [])
     setup_logging()
     from mlaudit_core.live.cli import run_live_only
-    from mlaudit_tensorboard.live import TensorBoardLiveSource
     from mlaudit_core.service import StateStore, default_state_path
+    from mlaudit_tensorboard.live import TensorBoardLiveSource
 
     source = TensorBoardLiveSource(list(logdir))
     scope = "tensorboard-live " + ",".join(sorted(str(p) for p in source.logdirs))

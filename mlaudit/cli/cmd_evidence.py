@@ -36,6 +36,7 @@ def register(app: typer.Typer) -> None:
         from mlaudit_core.errors import MlauditError
         from mlaudit_core.evidence import collect
         from mlaudit_core.redact import redact_obj
+
         from ._common import err_console, fail
 
         if out is not None and out.exists() and out.is_dir():

@@ -70,6 +70,7 @@ def register(app: typer.Typer) -> None:
     def rule(code: str = typer.Argument(..., help="Detector code, e.g. OP001")) -> None:
         """Print one detector's documentation and parameters."""
         from mlaudit_core.detectors import registry
+
         from ._common import fail
 
         reg = registry()
