@@ -23,7 +23,7 @@ r = wandb.init(entity=entity, project=project, id=run_id, settings=wandb.Setting
 guard = LiveGuard((), honour_stop_tag=True, tag_check_s=0.5, write_back=False)
 how, step = "ended", 0
 try:
-    for step in range(150):
+    for step in range(300):
         loss = float("nan") if mode == "nan" and step >= 30 else 2.0 * math.exp(-step / 30) + 0.3
         r.log({"train/loss": loss, "train/lr": 0.1}, step=step)
         if guard.check({"train/loss": loss}, step) is not None:
