@@ -28,9 +28,10 @@ real payload shapes (no W&B server can run in the tests).
 from __future__ import annotations
 
 import logging
-from datetime import datetime
 
 from mlaudit_core.live.sources import RunInfo, Tail
+
+from .mapping import time_of
 
 log = logging.getLogger("mlaudit.live")
 
@@ -52,15 +53,8 @@ def _num(v) -> float | None:
 
 
 def _ts(value) -> float | None:
-    if not value:
-        return None
-    try:
-        t = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    from datetime import timezone
-
-    return (t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
+    t = time_of(value)
+    return None if t is None else t.timestamp()
 
 
 class WandbLiveSource:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
+from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,18 @@ STATES = {
 }
 SYSTEM_PREFIX = "system."
 CONSOLE_SOURCE = "output.log"
+
+
+def time_of(value: Any) -> datetime | None:
+    """A W&B API timestamp (``createdAt``, ``heartbeatAt``: ISO 8601, ``Z`` or naive meaning UTC)
+    as an aware datetime; ``None`` for an empty or unparsable value."""
+    if not value:
+        return None
+    try:
+        t = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
 
 
 def status_of(state: str | None) -> RunStatus:

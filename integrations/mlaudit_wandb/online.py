@@ -17,7 +17,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from mlaudit_core.errors import InputError, TrackerUnavailable
 from mlaudit_core.plugins import require
@@ -33,6 +32,7 @@ from .mapping import (
     status_of,
     system_key,
 )
+from .mapping import time_of as _time
 
 #: Page size for the full-fidelity history scan (wandb's default is 1,000 rows).
 PAGE_SIZE = 10_000
@@ -277,16 +277,6 @@ def read_console(run, file_names: set[str]) -> tuple[list, str | None]:
     except Exception as exc:  # the run is still readable without its console
         return [], f"{run.id}: output.log could not be downloaded ({_first_line(exc)})"
     return console_from_text(text), None
-
-
-def _time(value: Any) -> datetime | None:
-    if not value:
-        return None
-    try:
-        t = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
 
 
 def _safe_url(run) -> str | None:

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 
 from mlaudit_core.report import AuditReport
 from mlaudit_core.rundata import RunData
 from mlaudit_core.writeback import WriteBackResult
 
 from .mapping import params_of
+from .mapping import time_of as _time
 
 #: Config keys that differ between repeats of one experiment (ignored when matching baselines).
 SEED_KEYS = ("seed", "*_seed", "seed_*", "random_state", "*.seed")
@@ -220,13 +221,3 @@ def _enrich(run: RunData) -> RunData:
     except ImportError:
         return run
     return enrich_from_console(run) or run
-
-
-def _time(value) -> datetime | None:
-    if not value:
-        return None
-    try:
-        t = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
