@@ -622,3 +622,47 @@ def test_tensorboard_split_pairs_with_a_shared_suffix(tmp_path):
     loaded = load_path(tmp_path / "one")
     assert len(loaded) == 1 and set(loaded.runs[0][1].metrics.keys) == {"train/loss", "val/loss"}
     assert [Path(p).name for p, _ in load_path(tmp_path / "two")] == ["train_a", "train_b"]
+
+
+def test_all_numeric_csv_fast_path_equals_the_general_parse(tmp_path, monkeypatch):
+    """An all-number CSV is parsed as one float64 block and handed to the metric table without
+    copies (_csv._float_columns, _common.concat); the run is the same as through the general
+    per-column parse, and a logged nan/inf still goes the general way and stays a point."""
+    from mlaudit_core.formats import _csv
+
+    p = tmp_path / "log.csv"
+    rng = np.random.default_rng(1)
+    rows = "".join(f"{i},{i // 10},{rng.random():.6f},,{rng.random():.4g}\n" if i % 3 else
+                   f"{i},{i // 10},{rng.random():.6f},{rng.random():.5f},{rng.random():.4g}\n" for i in range(300))
+    p.write_text("step,epoch,loss,val_loss,lr\n" + rows)
+    fast = load_path(p).runs[0][1]
+    full = tmp_path / "full.csv"
+    full.write_text("step,epoch,loss,lr\n" + "".join(f"{i},{i // 10},{1 / (i + 1):.6f},0.1\n" for i in range(50)))
+    assert load_path(full).runs[0][1].metrics._values.base is not None  # pandas' block, not a copy
+    monkeypatch.setattr(_csv, "_numeric_head", lambda *a, **k: False)
+    slow = load_path(p).runs[0][1]
+    assert fast.metrics.keys == slow.metrics.keys
+    for k in fast.metrics.keys:
+        a, b = fast.metrics.series(k), slow.metrics.series(k)
+        assert np.array_equal(a.steps, b.steps) and np.array_equal(a.values, b.values, equal_nan=True), k
+    assert len(fast.metrics.series("val_loss")) == 100  # empty cells are not points
+    monkeypatch.undo()
+    p.write_text("step,loss\n0,1.0\n1,nan\n2,inf\n3,0.5\n")
+    assert not _csv._numeric_head(p, 2)
+    loss = load_path(p).runs[0][1].metrics.series("loss")
+    assert len(loss) == 4 and np.isnan(loss.values[1]) and np.isinf(loss.values[2])
+
+
+def test_concat_views_back_to_back_columns_and_copies_otherwise():
+    from mlaudit_core.formats._common import concat
+
+    block = np.arange(12, dtype=np.float64).reshape(3, 4)
+    parts = [block[0], block[1], block[2]]
+    out = concat(parts)
+    assert np.array_equal(out, np.arange(12.0)) and np.shares_memory(out, block)
+    out = concat([block[0], block[2]])  # a gap: copied
+    assert np.array_equal(out, [0, 1, 2, 3, 8, 9, 10, 11]) and not np.shares_memory(out, block)
+    out = concat([block[1], block[0]])  # out of order: copied
+    assert np.array_equal(out, [4, 5, 6, 7, 0, 1, 2, 3]) and not np.shares_memory(out, block)
+    st = np.arange(3)
+    assert np.array_equal(concat([st, st]), [0, 1, 2, 0, 1, 2])

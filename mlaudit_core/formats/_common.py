@@ -194,8 +194,8 @@ def wide_run(path: Path, columns: dict[str, np.ndarray], steps: np.ndarray, *, t
     if not names:
         raise InputError(f"{path}: no metric values in this {what} (header only or every cell empty)")
     total = sum(counts)
-    table = grouped_table(names, counts, np.concatenate(ks), np.concatenate(vs),
-                          np.concatenate(ws) if has_walls else _no_walls(total))
+    table = grouped_table(names, counts, concat(ks), concat(vs),
+                          concat(ws) if has_walls else _no_walls(total))
     if axis == "epoch":
         notes.insert(0, f"the step axis is the epoch{' (' + axis_why + ')' if axis_why else ''}: "
                         "every series is one point per epoch")
@@ -208,6 +208,36 @@ def wide_run(path: Path, columns: dict[str, np.ndarray], steps: np.ndarray, *, t
     return RunData(identity=RunIdentity(tracker=tracker, id=run_id(path), name=_name(path)),
                    status=RunStatus.UNKNOWN, start_time=start, end_time=end, params=p,
                    metrics=table, notes=notes, warnings=warnings)
+
+
+def concat(arrays: list[np.ndarray]) -> np.ndarray:
+    """``np.concatenate(arrays)``, or a view when the arrays already lie back to back in one
+    buffer (the CSV reader's float columns, :func:`._csv._float_columns`), or a tiled view
+    when every array is the same array (each full column's steps): both save a copy of the
+    whole table. The result is read only when it is a view of another array's memory."""
+    if not arrays:
+        return np.zeros(0)
+    first = arrays[0]
+    if len(arrays) == 1:
+        return first
+    if all(a is first for a in arrays):
+        return np.tile(first, len(arrays))  # one pass, no intermediate list of copies
+    root = first
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if first.ndim == 1 and root.flags.c_contiguous and all(
+            a.ndim == 1 and a.dtype == first.dtype and a.flags.c_contiguous for a in arrays):
+        ptr = first.__array_interface__["data"][0]
+        start = ptr - root.__array_interface__["data"][0]
+        ok = 0 <= start and start % first.itemsize == 0
+        for a in arrays:
+            ok = ok and a.__array_interface__["data"][0] == ptr
+            ptr += a.nbytes
+        end = start + sum(a.nbytes for a in arrays)
+        if ok and end <= root.nbytes:
+            flat = root.reshape(-1).view(first.dtype)
+            return flat[start // first.itemsize:end // first.itemsize]
+    return np.concatenate(arrays)
 
 
 def _no_walls(n: int) -> np.ndarray:
