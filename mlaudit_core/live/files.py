@@ -7,7 +7,9 @@
   rows appended since the last poll (whole lines from the saved byte offset). The step is
   the first column named ``step``/``global_step``/``iteration``/``iter``/``epoch`` (else the
   row number); every other numeric column is a series. A file that shrank was rewritten:
-  it is read again from its start.
+  it is read again from its start. A file whose header line changed was rewritten with new
+  columns (Lightning's ``CSVLogger`` rewrites the whole file, header sorted, when a new key
+  is logged): it is read again under the new header, the rows already read skipped.
 * Console logs (``*.log``, ``*.out``, ``*.txt``, or a file given as PATH): appended whole
   lines go through the same console-log engine as ``mlaudit logs``
   (:class:`mlaudit_core.formats.consolelog.parser.LogParser`: HF Trainer dicts, Lightning
@@ -123,6 +125,8 @@ class LocalLiveSource:
             for f in self.files(root):
                 name = f.name if root.is_file() else str(f.relative_to(root))
                 fc = files.setdefault(name, {"offset": 0, "lines": 0})
+                if is_csv(f):
+                    self._check_header(f, fc)
                 data = self._new_bytes(f, fc)
                 if data is None:
                     continue
@@ -134,6 +138,20 @@ class LocalLiveSource:
                     tail.system_wall = max(tail.system_wall or 0.0, f.stat().st_mtime)
             self._normalize(tail)
         return tails
+
+    @staticmethod
+    def _check_header(f: Path, fc: dict) -> None:
+        """A CSV whose first line is no longer the header read: rewritten with new columns,
+        so read it again from the start, skipping the data rows already read."""
+        head = fc.get("head")
+        if head is None or not fc.get("offset"):
+            return
+        with open(f, "rb") as fh:
+            first = fh.readline(MAX_BYTES).decode("utf-8", "replace").rstrip("\r\n")
+        if first != head:
+            skip = int(fc.get("lines", 0))
+            fc.clear()
+            fc.update(offset=0, lines=0, skip=skip)
 
     @staticmethod
     def _new_bytes(f: Path, fc: dict) -> bytes | None:
@@ -162,13 +180,17 @@ class LocalLiveSource:
             if not rows:
                 return
             fc["header"] = [h.strip() for h in rows[0]]
+            fc["head"] = text.split("\n", 1)[0].rstrip("\r")
             rows = rows[1:]
         header = fc["header"]
         low = [h.lower() for h in header]
         step_col = next((low.index(c) for c in STEP_COLUMNS if c in low), None)
         n0 = int(fc.get("lines", 0))
+        skip = int(fc.pop("skip", 0))  # rows read before the file was rewritten
+        if skip > len(rows):
+            fc["skip"] = skip - len(rows)
         for i, row in enumerate(rows):
-            if not row or row == header:  # a header repeated by a restarted logger
+            if not row or row == header or i < skip:  # a header repeated by a restarted logger
                 continue
             step = None
             if step_col is not None and step_col < len(row):
