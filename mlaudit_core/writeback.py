@@ -286,6 +286,19 @@ def write_section(read, write, section: str, *, limit: int | None = None,
     return out
 
 
+def parse_claim(value: object) -> tuple[str, float] | None:
+    """A watcher's claim on a run as the trackers store it (MLflow tag / W&B summary key /
+    ClearML user property ``mlaudit.claim``: ``"<owner> <expiry, unix seconds>"``) ->
+    ``(owner, expiry)``; ``None`` when empty or not a claim mlaudit wrote (treated as none)."""
+    if not isinstance(value, str) or not value:
+        return None
+    who, _, expiry = value.rpartition(" ")
+    try:
+        return who, float(expiry)
+    except ValueError:
+        return None
+
+
 def verdict_tags(report: AuditReport) -> dict[str, str]:
     """The ``mlaudit.*`` tags for a report (values are short strings every tracker accepts)."""
     from ._version import __version__

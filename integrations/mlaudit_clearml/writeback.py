@@ -63,6 +63,7 @@ from mlaudit_core.rundata import RunData
 from mlaudit_core.writeback import (
     WriteBackResult,
     merge,
+    parse_claim,
     summary_section,
     verdict_tags,
     write_section,
@@ -279,14 +280,7 @@ def _properties(session, task_id: str) -> dict[str, str]:
 
 
 def _claim_holder(props: dict[str, str]) -> tuple[str, float] | None:
-    value = props.get(CLAIM_PROPERTY)
-    if not isinstance(value, str) or not value:
-        return None
-    who, _, expiry = value.rpartition(" ")
-    try:
-        return who, float(expiry)
-    except ValueError:
-        return None  # not a claim mlaudit wrote: treat as none
+    return parse_claim(props.get(CLAIM_PROPERTY))
 
 
 def claim_task(session, task_id: str, owner: str, *, lease_s: float = 900.0, settle_s: float = 0.5,

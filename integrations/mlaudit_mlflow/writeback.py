@@ -34,6 +34,7 @@ from mlaudit_core.rundata import RunData
 from mlaudit_core.writeback import (
     WriteBackResult,
     merge,
+    parse_claim,
     summary_section,
     verdict_tags,
     write_section,
@@ -145,14 +146,7 @@ def claim_run(client, run_id: str, owner: str, *, lease_s: float = 900.0,
     import time
 
     def holder() -> tuple[str, float] | None:
-        value = client.get_run(run_id).data.tags.get(CLAIM_TAG)
-        if not value:
-            return None
-        who, _, expiry = value.rpartition(" ")
-        try:
-            return who, float(expiry)
-        except ValueError:
-            return None  # not a claim mlaudit wrote: treat as none
+        return parse_claim(client.get_run(run_id).data.tags.get(CLAIM_TAG))
 
     now = time.time()
     held = holder()

@@ -63,7 +63,13 @@ from pathlib import Path
 from mlaudit_core import __version__
 from mlaudit_core.errors import InputError
 from mlaudit_core.report import AuditReport
-from mlaudit_core.writeback import WriteBackResult, merge, summary_section, write_section
+from mlaudit_core.writeback import (
+    WriteBackResult,
+    merge,
+    parse_claim,
+    summary_section,
+    write_section,
+)
 
 from .online import RunPath, _first_line, fetch_run, sdk_errors
 
@@ -406,14 +412,7 @@ def _write_summary(wrun, summary: dict) -> None:
 
 
 def _claim_holder(summary: dict) -> tuple[str, float] | None:
-    value = summary.get(CLAIM_KEY)
-    if not isinstance(value, str) or not value:
-        return None
-    who, _, expiry = value.rpartition(" ")
-    try:
-        return who, float(expiry)
-    except ValueError:
-        return None  # not a claim mlaudit wrote: treat as none
+    return parse_claim(summary.get(CLAIM_KEY))
 
 
 def claim_run(api, path: RunPath, owner: str, *, lease_s: float = 900.0,
