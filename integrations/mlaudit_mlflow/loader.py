@@ -491,8 +491,9 @@ def load_runs(run_ids: list[str], tracking_uri: str | None = None) -> dict[str, 
     """Load several runs of one store: ``{run_id: RunData or the exception load_run would raise}``.
 
     From a server (``http(s)://``) this asks fewer, larger requests than one :func:`load_run`
-    per run: the runs' entities in one ``search_runs`` per :data:`SEARCH_IDS` ids (the
-    experiments are learnt from the first run, asked with ``get_run``), each metric key's
+    per run: the runs' entities in one ``search_runs`` per :data:`SEARCH_IDS` ids (an
+    experiment not searched yet is learnt from the first run the search misses, asked with
+    ``get_run``, and searched too), each metric key's
     history for many runs in one ``get-history-bulk`` request (full fidelity, see
     :func:`.rest_history.fetch_many`), and the artifact listings in parallel. A run the
     search does not return, or whose histories cannot be read in bulk, is loaded alone,
@@ -520,12 +521,21 @@ def load_runs(run_ids: list[str], tracking_uri: str | None = None) -> dict[str, 
     except Exception as exc:  # noqa: BLE001 - every run's result
         return dict.fromkeys(run_ids, exc)
     ids = list(dict.fromkeys(run_ids))
-    if not _batch_experiments.get(uri):
+    known = _batch_experiments.setdefault(uri, set())
+    found: dict[str, object] = {}
+    missing = ids
+    while missing:  # a run the search misses names an experiment to add (once each)
+        found.update(_search_ids(client, uri, missing))
+        missing = [rid for rid in missing if rid not in found]
+        if not missing:
+            break
         try:
-            _batch_experiments.setdefault(uri, set()).add(str(client.get_run(ids[0]).info.experiment_id))
-        except Exception:  # noqa: BLE001 - load_run below reports it
-            pass
-    found = _search_ids(client, uri, ids)
+            exp = str(client.get_run(missing[0]).info.experiment_id)
+        except Exception:  # noqa: BLE001 - no such run: load_run below reports it
+            break
+        if exp in known:  # searched already (a deleted run): load_run below reports it
+            break
+        known.add(exp)
     for rid in ids:
         if rid not in found:
             alone(rid)
