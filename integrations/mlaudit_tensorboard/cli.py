@@ -5,7 +5,6 @@ module imports no SDK."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import typer
@@ -61,7 +60,6 @@ def watch_tensorboard(
 ) -> None:
     """Follow TensorBoard log directories live: each poll reads the event files from the byte
     where the last one stopped; alerts go to --notify and LOGDIR/mlaudit/live.json."""
-    from mlaudit_core.errors import MlauditError
 
     if not live:
         fail("watch tensorboard needs --live (TensorBoard runs have no end state to watch for)")
@@ -71,20 +69,9 @@ def watch_tensorboard(
     live_cfg = W.live_options(True, poll_interval, stop_on, stall_floor, cooldown)
     settings = with_notify(settings_or_fail(config), notify or [])
     setup_logging()
-    from mlaudit_core.live.cli import run_live_only
-    from mlaudit_core.service import StateStore, default_state_path
     from mlaudit_tensorboard.live import TensorBoardLiveSource
 
     source = TensorBoardLiveSource(list(logdir))
     scope = "tensorboard-live " + ",".join(sorted(str(p) for p in source.logdirs))
-    digest = hashlib.sha1(scope.encode()).hexdigest()[:8]
-    try:
-        if state is not None:
-            from mlaudit_core.service.state import check_state_file
-
-            check_state_file(state)
-        with StateStore(state or default_state_path("watch", "tensorboard", digest), scope) as st:
-            code = run_live_only(source, st, settings, live_cfg, once=once)
-    except MlauditError as exc:
-        fail(str(exc))
-    raise typer.Exit(code)
+    W.run_live_watch(source, scope, "tensorboard", state=state, settings=settings,
+                     live_cfg=live_cfg, once=once)

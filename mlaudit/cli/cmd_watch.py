@@ -178,6 +178,29 @@ def run_watch(make_source: Callable, *, state: Path | None, config: Path | None,
     raise typer.Exit(code)
 
 
+def run_live_watch(source, scope: str, kind: str, *, state: Path | None, settings, live_cfg,
+                   once: bool) -> None:
+    """Follow ``source`` live with no watcher of finished runs (``watch tensorboard --live``,
+    ``watch PATH --live``): the state file is ``state`` (checked first) or the default one of
+    ``watch <kind>`` for ``scope``; exit 2 on a bad state file or an :class:`MlauditError`,
+    else :class:`typer.Exit` with the monitor's code."""
+    from mlaudit_core.errors import MlauditError
+    from mlaudit_core.live.cli import run_live_only
+    from mlaudit_core.service import StateStore, default_state_path
+
+    digest = hashlib.sha1(scope.encode()).hexdigest()[:8]
+    try:
+        if state is not None:
+            from mlaudit_core.service.state import check_state_file
+
+            check_state_file(state)
+        with StateStore(state or default_state_path("watch", kind, digest), scope) as st:
+            code = run_live_only(source, st, settings, live_cfg, once=once)
+    except MlauditError as exc:
+        fail(str(exc))
+    raise typer.Exit(code)
+
+
 def with_notify(settings, urls: list[str]):
     """``settings`` with ``urls`` added to ``[tool.mlaudit.notify]``; exit 2 on a bad notify table."""
     from mlaudit_core.notify import notify_config

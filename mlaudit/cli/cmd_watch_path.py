@@ -9,7 +9,6 @@ group falls back to it for an existing path).
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import typer
@@ -43,7 +42,6 @@ def watch_path(
 ) -> None:
     """Follow local runs live: each poll reads what was appended since the last one (event
     files, CSV rows, console lines); alerts go to --notify and <run>/mlaudit/live.json."""
-    from mlaudit_core.errors import MlauditError
 
     if not live:
         fail("watch PATH needs --live (a local log has no end state to watch for)")
@@ -53,23 +51,11 @@ def watch_path(
     live_cfg = W.live_options(True, poll_interval, stop_on, stall_floor, cooldown)
     settings = W.with_notify(settings_or_fail(config), notify or [])
     W.setup_logging()
-    from mlaudit_core.live.cli import run_live_only
-    from mlaudit_core.service import StateStore, default_state_path
-
     resolved = sorted({p.resolve() for p in paths})
     source = make_source(resolved)
     scope = "local-live " + ",".join(str(p) for p in resolved)
-    digest = hashlib.sha1(scope.encode()).hexdigest()[:8]
-    try:
-        if state is not None:
-            from mlaudit_core.service.state import check_state_file
-
-            check_state_file(state)
-        with StateStore(state or default_state_path("watch", "local", digest), scope) as st:
-            code = run_live_only(source, st, settings, live_cfg, once=once)
-    except MlauditError as exc:
-        fail(str(exc))
-    raise typer.Exit(code)
+    W.run_live_watch(source, scope, "local", state=state, settings=settings, live_cfg=live_cfg,
+                     once=once)
 
 
 def _path_fallback_group():
