@@ -63,12 +63,9 @@ def _heldout_not_lower(run) -> bool:
     return True
 
 
-def score_floor(run, floor: float, min_evaluations: int) -> tuple[str, float, int] | None:
-    """``(key, best, n)`` when the held-out score (accuracy, mAP, F1 as a fraction) never exceeded
-    ``floor`` over at least ``min_evaluations`` evaluations, else ``None``. A score that stays at
-    its floor (a detector's mAP50-95 at 0.0005 for 10 epochs, own corpus csv17) means nothing was
-    learned that held-out data can measure, whatever the training loss did; it stands in for the
-    chance level that a detection metric has no class count for (chance mAP is ~0)."""
+def _heldout_accuracy(run, min_evaluations: int):
+    """``(key, finite points by step, values as fractions)`` of the held-out accuracy/score when it
+    has at least ``min_evaluations`` finite evaluations, else ``None``."""
     ak = run.key_for(Role.VAL_ACCURACY)
     if not ak:
         return None
@@ -76,6 +73,19 @@ def score_floor(run, floor: float, min_evaluations: int) -> tuple[str, float, in
     if len(a) < min_evaluations:
         return None
     acc, _ = as_fraction(ak, a.values)
+    return ak, a, acc
+
+
+def score_floor(run, floor: float, min_evaluations: int) -> tuple[str, float, int] | None:
+    """``(key, best, n)`` when the held-out score (accuracy, mAP, F1 as a fraction) never exceeded
+    ``floor`` over at least ``min_evaluations`` evaluations, else ``None``. A score that stays at
+    its floor (a detector's mAP50-95 at 0.0005 for 10 epochs, own corpus csv17) means nothing was
+    learned that held-out data can measure, whatever the training loss did; it stands in for the
+    chance level that a detection metric has no class count for (chance mAP is ~0)."""
+    got = _heldout_accuracy(run, min_evaluations)
+    if got is None:
+        return None
+    ak, a, acc = got
     best = float(np.max(acc))
     return (ak, best, len(a)) if best <= floor else None
 
@@ -89,13 +99,10 @@ def stuck_accuracy(run, share: float, min_evaluations: int, ceiling: float) -> t
     the held-out loss's last quarter sits at 70% of its first value or lower: the model kept improving
     its probabilities with an argmax already fixed at the first evaluation (a 53-image validation set
     at 0.943 from the first evaluation while the validation loss fell 0.25 -> 0.10)."""
-    ak = run.key_for(Role.VAL_ACCURACY)
-    if not ak:
+    got = _heldout_accuracy(run, min_evaluations)
+    if got is None:
         return None
-    a = run.series(ak).by_step().finite()
-    if len(a) < min_evaluations:
-        return None
-    acc, _ = as_fraction(ak, a.values)
+    ak, a, acc = got
     first = float(acc[0])
     n_at = int(np.sum(acc == first))
     if first >= ceiling or n_at < share * len(acc):
