@@ -26,6 +26,7 @@ with ``_``, under ``train/``, ``val/`` or ``test/`` by their prefix.
 
 from __future__ import annotations
 
+import functools
 import re
 
 #: unit -> factor to seconds
@@ -110,6 +111,7 @@ def canonical(raw: str, default_prefix: str = "train/") -> tuple[str, str | None
     return out, unit
 
 
+@functools.lru_cache(maxsize=8192)
 def is_known(raw: str) -> bool:
     """Whether a printed name maps onto the vocabulary above (not just kept in its own words)."""
     k = _SEP.sub("_", _UNIT_SUFFIX.sub("", raw.strip().lower())).strip("_")

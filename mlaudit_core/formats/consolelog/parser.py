@@ -18,6 +18,7 @@ metrics.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -118,6 +119,7 @@ def _annotation_repl(m: re.Match) -> str:
     return m.group(0)
 
 
+@functools.lru_cache(maxsize=8192)
 def _metric_words(key: str) -> str:
     """The longest tail of a multi-word key that names a known metric or counter.
 
@@ -719,8 +721,7 @@ class LogParser:
         spaced = not ("=" in seg or ": " in seg or "|" in seg)
         if spaced and _SPACE_CHEAP.search(seg) is None:
             return
-        msg = strip_log_prefix(seg)
-        em = _EPOCH_ONLY.match(msg)
+        em = _EPOCH_ONLY.match(strip_log_prefix(seg)) if ("poch" in seg or "POCH" in seg) and len(seg) < 200 else None
         if em:  # a bare epoch header: later lines without a step belong to this epoch
             self.epoch_header = float(em["n"])
             self.epoch = self.epoch_header
