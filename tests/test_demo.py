@@ -21,7 +21,7 @@ from mlaudit_core.writeback import BEGIN  # noqa: E402
 
 @pytest.fixture(scope="module")
 def demo_store(tmp_path_factory):
-    d = tmp_path_factory.mktemp("demo")
+    d = tmp_path_factory.mktemp("demo") / "my demo"  # a space: printed commands must quote it
     res = CliRunner().invoke(app, ["demo", "--dir", str(d)], env={"COLUMNS": "200"})
     assert res.exit_code == 0, res.output
     return d, res.output
@@ -107,3 +107,21 @@ def test_demo_prints_direct_ui_links_that_match_the_store_and_the_ui_routes(demo
     for route in ('"/experiments/:experimentId/runs"', '"/experiments/:experimentId/runs/:runUuid"',
                   '"searchFilter"', '"custom_model_development"'):
         assert route in text, route
+
+
+def test_printed_commands_are_copy_pastable_in_a_folder_with_spaces(demo_store):
+    """New-user pass: in a checkout like '/tmp/my checkout' the printed 'mlflow ui', 'tensorboard'
+    and 'Audit one again' commands split the store path at the space; a shell must get the
+    store URI and the log directory as one argument each."""
+    import shlex
+    from pathlib import Path
+
+    d, output = demo_store
+    uri = f"sqlite:///{d / 'mlflow.db'}"
+    lines = [ln.strip() for ln in output.splitlines()]
+    [ui] = [shlex.split(ln) for ln in lines if " ui --backend-store-uri " in ln]
+    assert ui[ui.index("--backend-store-uri") + 1] == uri
+    [tb] = [shlex.split(ln) for ln in lines if " --logdir " in ln]
+    assert Path(tb[tb.index("--logdir") + 1]) == d / "tensorboard"
+    again = shlex.split(lines[lines.index("Audit one again:") + 1])
+    assert again[-2:] == ["-u", uri] and again[-4] == "mlflow"

@@ -123,15 +123,17 @@ def register(app: typer.Typer) -> None:
         import shutil
         import sys
 
+        from shlex import quote  # printed commands stay copy-pastable in a folder with spaces
+
         def tool(name: str) -> str:  # the venv's own script when the venv is not activated
-            return shutil.which(name) and name or str(Path(sys.executable).parent / name)
+            return quote(shutil.which(name) and name or str(Path(sys.executable).parent / name))
 
         console.print(f"\nStore: {uri}\nVerdicts are on the runs (tags mlaudit.*, Description, artifacts "
                       f"mlaudit/). Open:\n"
-                      f"  {tool('mlflow')} ui --backend-store-uri {uri} --host 127.0.0.1 --port 5000\n"
-                      f"  {tool('tensorboard')} --logdir {directory / 'tensorboard'}\n"
+                      f"  {tool('mlflow')} ui --backend-store-uri {quote(uri)} --host 127.0.0.1 --port 5000\n"
+                      f"  {tool('tensorboard')} --logdir {quote(str(directory / 'tensorboard'))}\n"
                       + "\n".join(ui_links(UI_URL, exp.experiment_id, run_ids)) + "\n"
-                      f"Audit one again:\n  {tool('mlaudit')} mlflow {res['run_id']} -u {uri}",
+                      f"Audit one again:\n  {tool('mlaudit')} mlflow {res['run_id']} -u {quote(uri)}",
                       soft_wrap=True, markup=False, highlight=False)
         if mismatches:
             console.print(f"[red]{mismatches} regime(s) got a verdict other than the injected one[/]")
