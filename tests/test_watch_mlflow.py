@@ -171,3 +171,27 @@ def test_tracker_outage_is_retried_and_logged_never_fatal(tmp_path, monkeypatch,
                 if "listing finished runs failed" in m]
     assert len(failures) >= 3 and "attempt 3" in failures[2]
     assert any("ConnectionError" in m or "MlflowException" in m for m in failures)
+
+
+def test_a_first_once_says_why_earlier_runs_are_not_audited(mlflow_server, tmp_path, caplog):
+    """New-user pass: the first ``watch mlflow --once`` on a new state file audits nothing that
+    ended before it started (the cursor starts now) and said only '0 run(s) audited'. It now
+    says why and how to include them; with ``--since all`` the earlier run is audited."""
+    client = mlflow.MlflowClient(mlflow_server["url"])
+    exp_id = client.create_experiment(f"first-once-{tmp_path.name}")
+    rid = finish_run(client, exp_id, "before-the-watcher", diverge=True)
+    base = ["watch", "mlflow", "-e", f"first-once-{tmp_path.name}", "-u", mlflow_server["url"],
+            "--once"]
+    with caplog.at_level(logging.INFO):
+        res = CliRunner().invoke(app, [*base, "--state", str(tmp_path / "a.sqlite")])
+    assert res.exit_code == 0, res.output
+    log = caplog.text
+    assert "runs that ended before now are not audited" in log and "--since all" in log
+    assert "mlaudit.verdict" not in client.get_run(rid).data.tags
+    caplog.clear()
+    with caplog.at_level(logging.INFO):
+        res = CliRunner().invoke(app, [*base, "--state", str(tmp_path / "b.sqlite"),
+                                       "--since", "all"])
+    assert res.exit_code == 0, res.output
+    assert "runs that ended before now" not in caplog.text
+    assert client.get_run(rid).data.tags["mlaudit.verdict"] == "diverged"

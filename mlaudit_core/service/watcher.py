@@ -216,6 +216,10 @@ class Watcher:
                             "start from another date)", self.store.path)
             if self.store.get_meta("cursor") is None:
                 start = (self.cfg.since or datetime.now(timezone.utc)).timestamp()
+                if self.cfg.since is None:  # a first '--once' otherwise says "0 audited", no why
+                    log.info("new state file: runs that ended before now are not audited "
+                             "(--since DATE or --since all includes them; 'mlaudit batch' "
+                             "audits an experiment once)")
                 self.store.set_meta("floor", repr(start))
                 self.store.set_meta("cursor", repr(start))
             self.owner = self.store.get_meta("owner")
