@@ -320,7 +320,9 @@ def read_yaml(path: Path, warnings: list[str], max_bytes: int = 1 << 20) -> dict
     except OSError:
         return {}
 
-    class _Loader(yaml.SafeLoader):
+    from mlaudit_core.safeparse import MAX_YAML_VALUES, TooComplex, _BoundedLoader, _expanded_size
+
+    class _Loader(_BoundedLoader):  # SafeLoader with the depth limit of mlaudit_core.safeparse
         pass
 
     def _any(loader, suffix, node):
@@ -332,11 +334,23 @@ def read_yaml(path: Path, warnings: list[str], max_bytes: int = 1 << 20) -> dict
 
     _Loader.add_multi_constructor("tag:yaml.org,2002:python/", _any)
     _Loader.add_multi_constructor("!", _any)
+    loader = _Loader(text)
     try:
-        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - SafeLoader subclass
+        node = loader.get_single_node()
+        # an alias bomb constructs in no time (aliases are shared) but expands when the values
+        # are flattened into params: refuse it before constructing, like safeparse.load_yaml
+        if node is not None and _expanded_size(node, {}, MAX_YAML_VALUES) > MAX_YAML_VALUES:
+            raise TooComplex(f"its aliases expand to over {MAX_YAML_VALUES:,} values (an alias bomb?)")
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         warnings.append(f"{path.name}: not valid YAML ({str(exc).splitlines()[0]}); its values were not read")
         return {}
+    except (TooComplex, RecursionError) as exc:
+        why = exc if isinstance(exc, TooComplex) else "too deep"
+        warnings.append(f"{path.name}: {why}; its values were not read")
+        return {}
+    finally:
+        loader.dispose()
     return data if isinstance(data, dict) else {}
 
 
