@@ -96,6 +96,20 @@ NOTIFY = typer.Option(None, "--notify", metavar="URL",
                            "\\[tool.mlaudit.notify] urls; see docs/notifications.md.")
 
 
+def refuse_input_as_output(option: str, out: Path | None, inputs) -> None:
+    """Exit 2 (one line) when the output file ``out`` is one of the input files: writing the
+    report or evidence there would replace the user's log (``logs train.txt --out train.txt``)."""
+    if out is None:
+        return
+    for p in inputs or ():
+        try:
+            same = Path(p).exists() and out.exists() and out.samefile(p)
+        except OSError:
+            same = False
+        if same or Path(p).resolve() == out.resolve():
+            fail(f"{option} {out}: is an input file; it would be overwritten")
+
+
 def fail(message: str, code: int = 2) -> None:
     """Print one clear error line to stderr and exit with ``code``."""
     from rich.markup import escape

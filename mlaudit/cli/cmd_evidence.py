@@ -37,10 +37,11 @@ def register(app: typer.Typer) -> None:
         from mlaudit_core.evidence import collect
         from mlaudit_core.redact import redact_obj
 
-        from ._common import err_console, fail
+        from ._common import err_console, fail, refuse_input_as_output
 
         if out is not None and out.exists() and out.is_dir():
             fail(f"--out {out}: is a directory")
+        refuse_input_as_output("--out", out, [*logs, *(golden or [])])
         try:
             ev = collect(repo, logs, golden, window_lines=window)
         except MlauditError as exc:

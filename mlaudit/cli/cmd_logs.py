@@ -47,10 +47,12 @@ def register(app: typer.Typer) -> None:
         """
         from mlaudit_core.evidence import collect
 
-        from ._common import fail
+        from ._common import fail, refuse_input_as_output
 
         if evidence is not None and evidence.is_dir():
             fail(f"--evidence {evidence}: is a directory")
+        refuse_input_as_output("--out", out, [*files, *(config or [])])
+        refuse_input_as_output("--evidence", evidence, [*files, *(config or [])])
 
         def load():
             ev = collect(None, files, config=config, name=name, value_files=False)
