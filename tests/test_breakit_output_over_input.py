@@ -21,6 +21,7 @@ MLAUDIT = str(Path(sys.executable).with_name("mlaudit"))
     ["logs", "train.txt", "--out", "train.txt"],
     ["logs", "train.txt", "--evidence", "./train.txt"],
     ["evidence", "--logs", "train.txt", "--out", "train.txt"],
+    ["train.txt", "--no-write", "--out", "train.txt"],
 ])
 def test_output_over_an_input_is_refused(tmp_path, args):
     log = tmp_path / "train.txt"

@@ -27,6 +27,7 @@ from ._common import (
     Format,
     err_console,
     fail,
+    refuse_input_as_output,
     run_pipeline,
 )
 
@@ -96,6 +97,7 @@ def register(app: typer.Typer) -> None:
         from mlaudit_core.formats import plan, readers
 
         table = readers()
+        refuse_input_as_output("--out", out, [path])
         try:
             cands, skipped = plan(path, as_)
         except MlauditError as exc:
