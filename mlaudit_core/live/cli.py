@@ -49,8 +49,10 @@ class MonitorThread:
 def run_live_only(source, store, settings, cfg: LiveConfig, once: bool = False) -> int:
     """Poll until SIGTERM/SIGINT (or one poll with ``once``); returns 0."""
     mon = LiveMonitor(source, store, settings, cfg)
-    if once:
-        mon.poll_once()
+    if once:  # one line, or a --once that alerted nothing printed nothing at all (new-user pass)
+        st = mon.poll_once()
+        log.info("%s live, one poll (state %s): %d run(s) followed, %d point(s) read, %d alert "
+                 "event(s)", source.tracker, store.path, st.runs, st.points, st.events)
         return 0
     handlers = {}
     if threading.current_thread() is threading.main_thread():

@@ -67,7 +67,18 @@ def _num(text: str) -> float | None:
 
 
 def is_csv(p: Path) -> bool:
-    return p.suffix.lower() == ".csv"
+    """A ``*.csv`` file, or a ``*.log``/``*.txt`` file whose header is a Keras ``CSVLogger``'s
+    (Keras' own example writes ``CSVLogger('training.log')``; read as a console log it gave no
+    point at all). Decided on the header line at read time, so a file still empty is not
+    classified until its header is written."""
+    suffix = p.suffix.lower()
+    if suffix == ".csv":
+        return True
+    if suffix in (".log", ".txt") and p.is_file():
+        from ..formats import keras_csv
+
+        return keras_csv.sniff(p) > 0
+    return False
 
 
 class LocalLiveSource:
