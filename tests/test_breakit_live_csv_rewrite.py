@@ -42,3 +42,19 @@ def test_rewritten_header_is_read_again_without_repeating_rows(tmp_path):
     logger.save()
     third = _points(src.read([info], cursors)[info.ref])
     assert third["train_loss"][0] == [20, 21, 22]
+
+
+def test_a_truncated_csv_rewritten_by_a_new_run_is_read_from_its_first_row(tmp_path):
+    """A logger restarted over the same file (truncated, then a new header, between polls a
+    partial header line): the new run's rows are all read, none skipped as 'already read'."""
+    csv_path = tmp_path / "metrics.csv"
+    csv_path.write_text("step,loss\n" + "".join(f"{s},{2.0 - 0.1 * s}\n" for s in range(10)))
+    src = LocalLiveSource([csv_path])
+    [info] = src.list_running().values()
+    cursors: dict = {}
+    assert len(_points(src.read([info], cursors)[info.ref])["loss"][0]) == 10
+    csv_path.write_text("ste")  # the restarted logger is writing its header
+    assert _points(src.read([info], cursors)[info.ref]) == {}
+    csv_path.write_text("step,loss,acc\n" + "".join(f"{s},{3.0 - 0.1 * s},0.5\n" for s in range(4)))
+    again = _points(src.read([info], cursors)[info.ref])
+    assert again["loss"] == ([0, 1, 2, 3], [round(3.0 - 0.1 * s, 6) for s in range(4)])

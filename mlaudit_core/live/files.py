@@ -155,8 +155,8 @@ class LocalLiveSource:
         """A CSV whose first line is no longer the header read: rewritten with new columns,
         so read it again from the start, skipping the data rows already read."""
         head = fc.get("head")
-        if head is None or not fc.get("offset"):
-            return
+        if head is None or not fc.get("offset") or f.stat().st_size < int(fc["offset"]):
+            return  # nothing read yet, or shrunk: read again from the start (_new_bytes)
         with open(f, "rb") as fh:
             first = fh.readline(MAX_BYTES).decode("utf-8", "replace").rstrip("\r\n")
         if first != head:
