@@ -10,6 +10,7 @@ is written into any other local format's folder.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import typer
@@ -154,7 +155,9 @@ class _Stream:
             self.write(json.dumps({"path": str(c.path), "reader": c.reader, **compact_report(report, self.budget)},
                                   separators=(",", ":"), ensure_ascii=False) + "\n")
         else:
-            self.write(("\n\n" if self.n else "") + f"<!-- {c.path} ({c.reader}) -->\n{render_markdown(report)}")
+            # a path holding '--' could close the comment and open live HTML ('x--><img ...>')
+            where = re.sub(r"-{2,}", lambda m: " ".join(m.group()), f"{c.path} ({c.reader})")
+            self.write(("\n\n" if self.n else "") + f"<!-- {where} -->\n{render_markdown(report)}")
         self.n += 1
 
     def close(self) -> None:
