@@ -515,7 +515,10 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
     for f in c.by_code.get("MI001", []) + c.by_code.get("MI004", []):
         instrument.append(NextAction(action=f"Log {f.facts['signal']} in the next run",
                                      why=f.facts["would_tell"], cost="minutes"))
-    if d.cause is Cause.HEALTHY and not acts and not instrument:
+    # a tag is only possible on a tracker's run (the baseline finders read it there); a local
+    # file (CSV, console log, trainer_state, event files) has none (new-user pass, session 3)
+    taggable = c.run.identity.tracker in ("mlflow", "wandb", "clearml")
+    if d.cause is Cause.HEALTHY and not acts and not instrument and taggable:
         acts.append(NextAction(action="Tag this run mlaudit.baseline=true so that later runs of the same "
                                       "config are judged against it (noise band from several seeds)",
                                why="a healthy reference makes the next regression audit decisive",
