@@ -122,7 +122,6 @@ def register(app: typer.Typer) -> None:
             console.print(line, markup=False, highlight=False, soft_wrap=True)
         import shutil
         import sys
-
         from shlex import quote  # printed commands stay copy-pastable in a folder with spaces
 
         def tool(name: str) -> str:  # the venv's own script when the venv is not activated
