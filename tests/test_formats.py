@@ -87,8 +87,12 @@ def test_lightning_csvlogger_folder_of_versions(produced):
     assert "2 runs found" in res.output and "Outcomes" in res.output
 
 
+def _last_checkpoint(hf: Path) -> Path:
+    return max(hf.glob("checkpoint-*"), key=lambda c: int(c.name.split("-")[1]))
+
+
 def test_hf_trainer_state_and_checkpoint_folder(produced):
-    ckpt = next((produced / "hf").glob("checkpoint-*"))
+    ckpt = _last_checkpoint(produced / "hf")
     for target in (ckpt, ckpt / "trainer_state.json"):
         loaded = load_path(target)
         assert loaded.reader == "trainer_state"
@@ -98,6 +102,22 @@ def test_hf_trainer_state_and_checkpoint_folder(produced):
         assert len(run.metrics.series("eval_loss")) == 4
         assert "grad_norm" in run.metrics.keys and "learning_rate" in run.metrics.keys
         assert "train_loss" not in run.metrics.keys  # a checkpoint is saved before the closing summary
+
+
+def test_hf_output_dir_with_several_checkpoints_is_one_run(produced):
+    """A real Trainer output_dir (save_steps=20 of max_steps=40: checkpoint-20 and checkpoint-40,
+    each trainer_state.json the cumulative log_history to its step) is ONE run: the latest
+    snapshot is audited, the earlier one named, never audited as a run of its own."""
+    hf = produced / "hf"
+    assert sorted(c.name for c in hf.glob("checkpoint-*")) == ["checkpoint-20", "checkpoint-40"]
+    loaded = load_path(hf)
+    states = [(p, run) for p, run in loaded.runs if "checkpoint-" in str(p)]
+    assert len(states) == 1, [p for p, _ in loaded.runs]
+    path, run = states[0]
+    assert "checkpoint-40" in str(path) and len(run.metrics.series("loss")) == 20
+    res = cli(str(hf), "--list")
+    assert res.exit_code == 0, res.output
+    assert "checkpoint-20" in res.output and "earlier" in res.output, res.output
 
 
 def test_hf_console_quoted_values_transformers_5(produced):
@@ -116,7 +136,7 @@ def test_hf_console_dicts_numbered_like_the_trainer(produced):
     numbered 1, 2, 3 ... (step N = the N-th training log), evaluation dicts sit at the training
     log before them; checked against the same run's trainer_state.json (logging_steps=2,
     eval_steps=10): console step x logging_steps is the Trainer's global step, for both."""
-    ckpt = next((produced / "hf").glob("checkpoint-*"))
+    ckpt = _last_checkpoint(produced / "hf")
     state = json.loads((ckpt / "trainer_state.json").read_text())
     every = state["logging_steps"]
     train_steps = [h["step"] for h in state["log_history"] if "loss" in h]

@@ -56,6 +56,7 @@ from __future__ import annotations
 import functools
 import importlib
 import os
+import re
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -155,6 +156,62 @@ def best(path: Path, table: dict[str, object] | None = None) -> Candidate | None
     return Candidate(path, name, conf, getattr(table[name], "DETECTS", name))
 
 
+_CKPT = re.compile(r"checkpoint-(\d+)$")
+_GLOBAL_STEP = re.compile(rb'"global_step"\s*:\s*(\d+)')
+
+
+def _global_step(state: Path, ckpt: re.Match | None) -> int:
+    """A ``trainer_state.json``'s ``global_step`` (HF writes it with sorted keys, near the top:
+    the first 64 KiB is read), else the ``checkpoint-N`` number, else -1."""
+    try:
+        with open(state, "rb") as fh:
+            m = _GLOBAL_STEP.search(fh.read(65536))
+        if m:
+            return int(m.group(1))
+    except OSError:
+        pass
+    return int(ckpt.group(1)) if ckpt else -1
+
+
+def _latest_checkpoints(found: list[Candidate]) -> list[Candidate]:
+    """One run per Hugging Face ``output_dir``: its ``checkpoint-N/trainer_state.json`` files
+    (and a ``trainer_state.json`` beside them, from ``save_state``) are snapshots of ONE
+    training, each holding the cumulative ``log_history`` up to its step, so only the one
+    with the highest ``global_step`` is audited; the others are named in its reason. Auditing
+    each snapshot as a run called an early checkpoint of a run that went on 'succeeded'
+    (new-user pass, a real Trainer run with save_strategy=epoch)."""
+    groups: dict[Path, list[tuple[int, bool, Candidate]]] = {}
+    keep: list[Candidate | Path] = []
+    for c in found:
+        if c.reader != "trainer_state":
+            keep.append(c)
+            continue
+        state = c.path if c.path.is_file() else c.path / "trainer_state.json"
+        m = _CKPT.match(state.parent.name)
+        out = state.parent.parent if m else state.parent
+        if out not in groups:
+            groups[out] = []
+            keep.append(out)
+        groups[out].append((_global_step(state, m), m is None, c))
+    result: list[Candidate] = []
+    for k in keep:
+        if isinstance(k, Candidate):
+            result.append(k)
+            continue
+        members = groups[k]
+        if len(members) == 1:
+            result.append(members[0][2])
+            continue
+        members.sort(key=lambda t: (t[0], t[1]))
+        best_c = members[-1][2]
+        others = ", ".join(sorted(t[2].path.parent.name if t[2].path.is_file() else t[2].path.name
+                                  for t in members[:-1]))
+        result.append(Candidate(best_c.path, best_c.reader, best_c.confidence,
+                                f"{best_c.reason}; the latest of {len(members)} snapshots of one "
+                                f"Trainer output_dir (earlier: {others}, prefixes of its log_history)"))
+    return result
+
+
 def plan(path: str | os.PathLike, fmt: str | None = None) -> tuple[list[Candidate], list[tuple[str, str]]]:
     """The runs under ``path`` and the reader for each, without loading them.
 
@@ -190,6 +247,7 @@ def plan(path: str | os.PathLike, fmt: str | None = None) -> tuple[list[Candidat
     found: list[Candidate] = []
     skipped: list[tuple[str, str]] = []
     _walk(p, table, found, skipped, 0, [0])
+    found = _latest_checkpoints(found)
     if not found:
         why = "; ".join(f"{a}: {b}" for a, b in skipped[:3])
         raise InputError(f"{p}: nothing recognisable as a training run here"

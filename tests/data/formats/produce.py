@@ -50,7 +50,7 @@ def hf() -> None:
     data = [{"x": torch.tensor(x), "labels": torch.tensor(y)} for x, y in zip(X, Y)]
     args = TrainingArguments(output_dir=str(OUT / "hf"), report_to=[], max_steps=40, logging_steps=2,
                              per_device_train_batch_size=16, learning_rate=0.05, eval_strategy="steps",
-                             eval_steps=10, save_strategy="steps", save_steps=40, use_cpu=True,
+                             eval_steps=10, save_strategy="steps", save_steps=20, use_cpu=True,
                              disable_tqdm=True, dataloader_num_workers=0)
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
