@@ -308,10 +308,17 @@ def ray_head():
     ports = {flag: _free_port() for flag in (
         "--ray-client-server-port", "--dashboard-port", "--dashboard-agent-listen-port",
         "--dashboard-agent-grpc-port", "--runtime-env-agent-port", "--metrics-export-port")}
-    ray_bin = shutil.which("ray", path=str(Path(sys.executable).parent)) or "ray"
+    # Ray's head builds shell commands from its interpreter's path without quoting (its client
+    # server and jemalloc LD_PRELOAD): under a checkout whose path holds a space, `ray start`
+    # dies (exit 127, '/tmp/ci1/my: No such file or directory'). The venv is reached through a
+    # space-free symlink instead; `python -m ray.scripts.scripts` is the `ray` command.
+    venv = Path(sys.prefix)
+    if any(c.isspace() for c in str(venv)):
+        (root / "venv").symlink_to(venv, target_is_directory=True)
+        venv = root / "venv"
     log = root / "head.log"
     proc = subprocess.Popen(
-        [ray_bin, "start", "--head", "--block", "--num-cpus", "2", "--node-ip-address", "127.0.0.1",
+        [str(venv / "bin" / "python"), "-m", "ray.scripts.scripts", "start", "--head", "--block", "--num-cpus", "2", "--node-ip-address", "127.0.0.1",
          "--port", str(port), "--include-dashboard", "false", "--temp-dir", str(root / "ray"),
          *[x for flag, p in ports.items() for x in (flag, str(p))]],
         cwd=root, env=env, stdout=open(log, "wb"), stderr=subprocess.STDOUT,
