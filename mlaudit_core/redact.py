@@ -126,7 +126,8 @@ SHAPES: tuple[Shape, ...] = (
           r"gh[pousr]_|github_pat_", "GitHub: personal access / OAuth / app tokens"),
     Shape("gitlab_token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"), r"glpat-",
           "gitleaks gitlab-pat"),
-    Shape("openai_key", re.compile(r"\bsk-(?:proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
+    Shape("openai_key", re.compile(r"\bsk-(?:proj-|ant-|svcacct-|admin-)?(?=[A-Za-z0-9_\-]*[A-Z])"
+                                        r"(?=[A-Za-z0-9_\-]*[0-9])[A-Za-z0-9_\-]{20,}"),
           r"sk-", "GitHub: OpenAI API key, Anthropic API key"),
     Shape("huggingface_token", re.compile(r"\bhf_[A-Za-z0-9]{30,}"), r"hf_",
           "GitHub: Hugging Face user access token"),

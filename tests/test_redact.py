@@ -51,7 +51,10 @@ CASES: dict[str, tuple[tuple[str, str, str], str]] = {
                      "ghp_short"),
     "gitlab_token": (("glpat-abcdefghij0123456789", "glpat-abcdefghij0123456789", ""), "glpat-x"),
     "openai_key": (("openai.AuthenticationError: sk-proj-abcdefghij0123456789ABCD", "abcdefghij0123456789",
-                    "openai.AuthenticationError: "), "task-specific sk-learn estimator"),
+                    "openai.AuthenticationError: "),
+                   # a key body is random base62/base64url: it has an upper-case letter and a digit;
+                   # a scikit-learn model name has words and dates (break-it: registry names)
+                   "task-specific sk-learn estimator sk-learn-classifier-prod-2024-01-15-baseline"),
     "huggingface_token": (("hf_abcdefghijklmnopqrstuvwxyzABCDEF12", "hf_abcdefghijklmnop", ""),
                           "hf_hub_download(repo_id=x)"),
     "aws_access_key_id": (("AWS id AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE", "AWS id "),
