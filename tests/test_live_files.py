@@ -20,22 +20,11 @@ from pathlib import Path
 import pytest
 
 from tests.webhook_receiver import Receiver
+from tests.webhook_receiver import live_alerts as _live
+from tests.webhook_receiver import wait_for as _wait
 
 HERE = Path(__file__).parent
 MLAUDIT = shutil.which("mlaudit", path=str(Path(sys.executable).parent)) or "mlaudit"
-
-
-def _live(receiver: Receiver) -> list[dict]:
-    return [r.json() for r in receiver.at("/hook") if r.headers.get("X-Mlaudit-Event") == "live"]
-
-
-def _wait(pred, timeout: float, what: str) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if pred():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
 
 
 def test_watch_path_csv_console_and_directory(tmp_path):

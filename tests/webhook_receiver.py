@@ -69,3 +69,20 @@ class Receiver:
     def at(self, path: str) -> list[Received]:
         with self._lock:
             return [r for r in self.requests if r.path == path]
+
+
+def live_alerts(receiver: Receiver, path: str = "/hook") -> list[dict]:
+    """The JSON bodies of the live alerts (``X-Mlaudit-Event: live``) received at ``path``."""
+    return [r.json() for r in receiver.at(path) if r.headers.get("X-Mlaudit-Event") == "live"]
+
+
+def wait_for(pred, timeout: float, what: str) -> None:
+    """Poll ``pred()`` every 0.2 s until it is true; AssertionError naming ``what`` after ``timeout`` s."""
+    import time
+
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if pred():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
