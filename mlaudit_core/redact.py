@@ -51,13 +51,26 @@ _NOT_SECRET_KEY = re.compile(
     r"(tokens|tokenizer|tokenization|token_?ids?|token_?count|token_?len(gth)?|num_?tokens?|"
     r"authors?|authored|passes|num_?pass|pass_?rate|pass_?at|bypass|passthrough|compass|"
     r"auth_?(type|method|mode|scheme)|oauth_?(url|scope))$", re.IGNORECASE)
+#: Metric and tokenizer names that hold a credential word: LLM training logs print
+#: ``tokens_per_sec``, ``num_input_tokens_seen`` (HF Trainer), ``mean_token_accuracy`` (TRL),
+#: ``pad_token``/``eos_token`` and ``tokenizer_name`` (HF configs); their values are counts,
+#: rates and vocabulary entries, never credentials (break-it: ``mlaudit evidence`` showed
+#: ``tokens_per_sec: [REDACTED]`` in every metric line). A plural ``tokens`` anywhere, a
+#: tokenizer, a special token, a per-token score, or a measure suffix (``_len``, ``_rate``...).
+_METRIC_KEY = re.compile(
+    r"(tokens(?![a-z])|tokeniz|(?<![a-z])(pad|eos|bos|unk|sep|cls|mask|special|start|end|image|"
+    r"audio|video|vision)_?token(_?ids?)?$|token_?(acc|accuracy|loss|entropy|f1|type|embed|level|"
+    r"budget)|[_/.](acc|accuracy|loss|per_?sec(ond)?|per_?step|per_?gpu|throughput|seen|trained|"
+    r"count|len|length|size|dim|rate)$)", re.IGNORECASE)
 
 
 def is_secret_key(key: str) -> bool:
     """True when a param/tag/config key names a credential (e.g. ``db_password``,
-    ``WANDB_API_KEY``, ``AccountKey``), False for ``max_tokens``, ``tokenizer``, ``author``."""
-    k = key.strip().strip("\"'-")
-    return bool(_SECRET_KEY.search(k)) and not _NOT_SECRET_KEY.search(k)
+    ``WANDB_API_KEY``, ``AccountKey``), False for ``max_tokens``, ``tokenizer``, ``author``,
+    ``tokens_per_sec``, ``mean_token_accuracy``, ``pad_token``."""
+    k = key.strip().strip("\"'-[]")
+    return (bool(_SECRET_KEY.search(k)) and not _NOT_SECRET_KEY.search(k)
+            and not _METRIC_KEY.search(k))
 
 
 @dataclass(frozen=True)
@@ -115,6 +128,16 @@ SHAPES: tuple[Shape, ...] = (
         r"(?P<h>hooks\.slack(?:-gov)?\.com/)(?P<v>(?:services|workflows|triggers)/[A-Za-z0-9+/_\-]{8,})"),
         r"hooks\.slack", "gitleaks slack-webhook-url; GitHub: Slack incoming webhook URL",
         _keep("h", "v")),
+    Shape("discord_webhook_url", re.compile(
+        r"(?P<h>discord(?:app)?\.com/api/webhooks/)(?P<v>\d{5,30}/[A-Za-z0-9_\-]{20,})"),
+        r"discord", "TruffleHog DiscordWebhook", _keep("h", "v")),
+    Shape("teams_webhook_url", re.compile(
+        r"(?P<h>(?:[\w-]+\.webhook|outlook)\.office(?:365)?\.com/webhook(?:b2)?/)(?P<v>[^\s\"'<>]{16,})"),
+        r"office", "TruffleHog MicrosoftTeamsWebhook", _keep("h", "v")),
+    # an AWS key pair written as URL user-info (s3://AKIA...:SECRET@bucket): the secret holds '/'
+    Shape("aws_key_pair_userinfo", re.compile(
+        r"(?P<k>\b(?:AKIA|ASIA)[A-Z0-9]{16}:)(?P<v>[A-Za-z0-9/+=]{40})(?=@)"),
+        r"akia|asia", "GitHub: AWS secret access key (paired with the key ID)", _keep("k", "v")),
     Shape("uri_password", re.compile(
         r"(?P<s>\b[a-zA-Z][a-zA-Z0-9+.\-]{1,30}://)(?P<u>[^\s/:@\"'<>]*):(?P<v>[^\s/@\"'<>]+)@"),
         r"://", "gitleaks authenticated-url; TruffleHog URI; GitHub: connection strings",
@@ -168,13 +191,21 @@ SHAPES: tuple[Shape, ...] = (
         r"wandb\s+login", "W&B CLI `wandb login KEY` (a 40-hex or v1 API key)", _keep("k", "v")),
     Shape("wandb_key_near_word", re.compile(r"\b[0-9a-f]{40}\b(?=.*(?i:key|token|wandb))"),
           "", "W&B API key (40 hex) named as a key on the same line"),
+    # ... or named before it ("wandb api key 0123...", "W&B key: 0123..."), and W&B Server's
+    # "local-<40+>" keys (wandb/sdk/lib/wbauth/validation.py: a prefix, '-', 40+ characters)
+    Shape("wandb_key_after_word", re.compile(
+        r"(?P<k>(?i:wandb|w&b|api[ _-]?key)(?:(?!(?i:commit|sha|revision|hash|checkpoint))[^\n]){0,80}?)"
+        r"(?P<v>\b[0-9a-f]{40}\b)"
+        r"|(?P<v2>\blocal-[0-9a-f]{40,}\b)"),
+        "", "W&B API key named before it on the line; W&B Server local- keys",
+        lambda m: f"{m['k']}{REDACTED}" if m["v"] else REDACTED),
     Shape("cli_secret_flag", re.compile(
         rf"(?P<k>(?<![\w-])--?{_KEY_BODY})(?P<sep>=|\s+)(?P<q>[\"']?)(?P<v>(?!-|\[REDACTED\])[^\s\"']+)"),
         "", "GitHub non-provider: passwords on command lines",
         lambda m: (f"{m['k']}{m['sep']}{m['q']}{REDACTED}{m['q']}" if is_secret_key(m["k"])
                    else m[0])),
     Shape("quoted_secret_assignment", re.compile(
-        rf"(?P<k>[\"']?{_KEY}[\"']?)(?P<sep>\s*(?:[:=]|=>|:=)\s*)(?P<q>[\"'])"
+        rf"(?P<k>[\"']?{_KEY}[\"']?\]?)(?P<sep>\s*(?:[:=]|=>|:=)\s*)(?P<q>[\"'])"
         r"(?P<v>(?:\\.|(?!(?P=q))[^\\\n])*)(?P=q)", re.IGNORECASE),
         "", "gitleaks generic-api-key; GitHub non-provider: password assignments",
         _keyed),
@@ -194,7 +225,7 @@ _TRIGGER_LITERALS = (
     "pass", "pwd", "secret", "token", "key", "credential", "auth", "sig=", "wandb", "bearer",
     "://", "hooks.slack", "xox", "xapp-", "gh", "glpat-", "sk-", "hf_", "akia", "asia", "abia",
     "acca", "agpa", "aida", "aroa", "aiza", "dapi", "sharedaccess", "k_live_", "k_test_",
-    "whsec_", "npm_", "eyj",
+    "whsec_", "npm_", "eyj", "discord", "office", "local-", "w&b",
 )
 _PEM_LINE = re.compile(r"^\s*[A-Za-z0-9+/]{64}\s*$", re.MULTILINE)
 #: C0/C1 controls, and the Unicode bidirectional controls (LRM/RLM, ALM, LRE..RLO, LRI..PDI)

@@ -91,6 +91,19 @@ CASES: dict[str, tuple[tuple[str, str, str], str]] = {
     "wandb_key_near_word": (("wandb: 0123456789abcdef0123456789abcdef01234567 is your key",
                              "0123456789abcdef0123456789abcdef01234567", "wandb: "),
                             "commit 0123456789abcdef0123456789abcdef01234567 (HEAD)"),
+    "wandb_key_after_word": (("wandb api key 0123456789abcdef0123456789abcdef01234567",
+                              "0123456789abcdef0123456789abcdef", "wandb api key "),
+                             "wandb: git commit 0123456789abcdef0123456789abcdef01234567 (HEAD)"),
+    "discord_webhook_url": (("on_end: https://discord.com/api/webhooks/123456789012345678/"
+                             "abcDEF_ghi-JKL0123456789xyz", "abcDEF_ghi", "discord.com/api/webhooks/"),
+                            "see https://discord.com/channels/1234/5678 for the team"),
+    "teams_webhook_url": (("POST https://acme.webhook.office.com/webhookb2/aaa-bbb@ccc/IncomingWebhook/"
+                           "0123456789abcdef/ddd failed", "IncomingWebhook/0123",
+                           "acme.webhook.office.com/webhookb2/"),
+                          "docs at https://learn.microsoft.com/office/webhooks"),
+    "aws_key_pair_userinfo": (("open s3://AKIAIOSFODNN7EXAMPLE:wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+                               "@bucket/x failed", "bPxRfiCYEXAMPLEKEY", "@bucket/x failed"),
+                              "s3://bucket/AKIA-style/prefix/model.pt"),
     "cli_secret_flag": (("python train.py --password hunter2 --lr 3e-4", "hunter2",
                          "--password [REDACTED] --lr 3e-4"),
                         "python train.py --max-tokens 512 --tokenizer bert --lr 3e-4"),
