@@ -148,7 +148,8 @@ CONFIGS = {"jobs1": (1, "local"), "jobs4": (4, "local"), "ray": (4, "ray")}
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=1000)
-    ap.add_argument("--configs", default="jobs1,jobs4,ray")
+    ap.add_argument("--configs", default="jobs1,jobs4,ray",
+                    help=f"comma-separated configurations, of: {', '.join(CONFIGS)}")
     ap.add_argument("--no-write", action="store_true", help="same as --write off")
     ap.add_argument("--write", default="off,on", help="write-back modes to measure: off, on or off,on")
     ap.add_argument("--server-workers", type=int, default=2)
@@ -156,6 +157,10 @@ def main() -> None:
                     help="runs loaded ahead of the workers (MLAUDIT_READ_AHEAD), one or more "
                          "comma-separated depths to compare, e.g. 0,4 (default: mlaudit's default)")
     args = ap.parse_args()
+    bad = [c for c in args.configs.split(",") if c not in CONFIGS]
+    if bad:  # before a server is started or a run created
+        ap.exit(2, f"batch_throughput.py: error: --configs {args.configs!r}: unknown configuration "
+                   f"{', '.join(map(repr, bad))} (choose from {', '.join(CONFIGS)})\n")
     from mlaudit_mlflow.plugin import MlflowPlugin
 
     root = Path(tempfile.mkdtemp(prefix="mlaudit-batch-bench-"))

@@ -100,26 +100,69 @@ def _tensor_scalar(t) -> float | None:
     return None
 
 
+#: Framing: Python steps between two attempts to jump ahead vectorised (doubles after a failed
+#: attempt, up to the maximum), the longest length cycle looked for, and the most cycles checked
+#: per jump (bounds the work wasted when a cycle breaks).
+_FRAME_STEPS, _FRAME_STEPS_MAX, _FRAME_PERIOD, _FRAME_CHUNK = 32, 4096, 16, 1 << 16
+
+
 def _frame(data: bytes, name: str, warnings: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Record payload offsets and lengths (int64 arrays); a truncated tail adds a warning.
 
-    The loop only follows the length fields (one unpack and one append per record);
-    bounds are checked once, vectorised, afterwards.
+    Record lengths form a sequential chain (each record's offset follows from the previous
+    length), but writers repeat a short cycle of record lengths (the same tags every step;
+    only the step's varint grows at 128 and 16,384). So the chain is followed in Python for a
+    few records, then, when the last record lengths repeat with a period ``p`` (<= 16), the
+    next cycles are checked all at once through ``p`` strided views of the length fields and
+    accepted up to the first one that differs; then Python again. Every offset is still read
+    from its own length field: the result is the one plain walking gives (a ``tests`` case
+    compares both on mixed, truncated and corrupt files). Measured on 1 M records: 0.25-0.4 s
+    walking, 0.01 s this way (``benchmarks/ingest.py``).
     """
+    size = len(data)
+    unpack = _LEN.unpack_from
+    done: list[np.ndarray] = []  # offsets already framed, in order
     offsets: list[int] = []
     app = offsets.append
-    unpack = _LEN.unpack_from
     off = 0
+    budget = _FRAME_STEPS
     try:
         while True:
-            app(off)
-            off += unpack(data, off)[0] + 16
+            for _ in range(budget):
+                app(off)
+                off += unpack(data, off)[0] + 16
+            # the record sizes of the last steps: look for the shortest repeating cycle
+            tail = offsets[-2 * _FRAME_PERIOD:] + [off]
+            sizes = [b - a for a, b in zip(tail, tail[1:])]
+            period = next((p for p in range(1, len(sizes) // 2 + 1) if sizes[-p:] == sizes[-2 * p:-p]), 0)
+            jumped = 0
+            while period:
+                cycle = sizes[-period:]
+                width = sum(cycle)
+                count = min(_FRAME_CHUNK, (size - off) // width)
+                if count <= 0:
+                    break
+                same = np.ones(count, dtype=bool)
+                pre = 0
+                for rec in cycle:  # the length field of the cycle's records, cycle after cycle
+                    same &= np.ndarray((count,), "<u8", data, off + pre, (width,)) == rec - 16
+                    pre += rec
+                good = count if same.all() else int(np.argmin(same))
+                if good:
+                    done.append(np.asarray(offsets, dtype=np.int64))
+                    offsets.clear()
+                    starts = np.cumsum([0] + cycle[:-1], dtype=np.int64)
+                    done.append((off + width * np.arange(good, dtype=np.int64)[:, None] + starts).ravel())
+                    off += width * good
+                    jumped += good
+                if good < count:
+                    break
+            budget = _FRAME_STEPS if jumped >= 4 else min(budget * 2, _FRAME_STEPS_MAX)
     except (struct.error, OverflowError):  # < 8 bytes left at ``off``, or ``off`` past the end
         pass
-    size = len(data)
     if offsets[-1] > size:  # a corrupt length can exceed int64; only "past the end" matters
         offsets[-1] = size + 1
-    o = np.asarray(offsets, dtype=np.int64)
+    o = np.concatenate(done + [np.asarray(offsets, dtype=np.int64)]) if done else np.asarray(offsets, dtype=np.int64)
     # o[-1] is where reading stopped: the file's end when every record was whole
     if o[-1] > size:  # the last record's declared length runs past the end of the file
         warnings.append(f"{name}: truncated or corrupt record at byte {int(o[-2])} (its length "
@@ -131,6 +174,14 @@ def _frame(data: bytes, name: str, warnings: list[str]) -> tuple[np.ndarray, np.
     return o[:-1] + 12, np.diff(o) - 16
 
 
+def _every_byte(data: bytes, dtype: str) -> np.ndarray:
+    """A read-only view of ``data`` with one ``dtype`` element starting at every byte offset
+    (unaligned, overlapping): ``view[idx]`` gathers values at arbitrary byte offsets without
+    an (n, itemsize) index matrix."""
+    item = np.dtype(dtype).itemsize
+    return np.ndarray((max(len(data) - item + 1, 0),), dtype, data, 0, (1,))
+
+
 def _fast_simple_values(data: bytes, starts: np.ndarray, lengths: np.ndarray):
     """Decode records of the plain scalar shape with numpy; returns (mask, steps, walls, values,
     tag_starts, tag_lengths) where ``mask`` marks the records that were decoded.
@@ -140,50 +191,130 @@ def _fast_simple_values(data: bytes, starts: np.ndarray, lengths: np.ndarray):
         09 <f64 wall_time> [10 <varint step>] 2a <len> 0a <len> 0a <len> <tag> 15 <f32 value>
 
     with all three lengths < 128 (one varint byte) and consistent with the framed length.
+    Works on :data:`_FAST_CHUNK` records at a time (its temporaries are a few arrays of the
+    chunk's size, not of the file's).
     """
+    n = starts.size
+    if n <= _FAST_CHUNK:
+        return _fast_chunk(data, starts, lengths)
+    # outputs allocated once and filled chunk after chunk (concatenating would copy them)
+    ok = np.empty(n, dtype=bool)
+    out = [np.empty(n, np.int64), np.empty(n, np.float64), np.empty(n, np.float64), np.empty(n, np.int64),
+           np.empty(n, np.int64)]
+    m = 0
+    for a in range(0, n, _FAST_CHUNK):
+        part = _fast_chunk(data, starts[a:a + _FAST_CHUNK], lengths[a:a + _FAST_CHUNK])
+        ok[a:a + _FAST_CHUNK] = part[0]
+        k = part[1].size
+        for dst, src in zip(out, part[1:]):
+            dst[m:m + k] = src
+        m += k
+    return (ok, *(x[:m] for x in out))
+
+
+#: Records decoded per vectorised pass of :func:`_fast_simple_values`.
+_FAST_CHUNK = 1 << 18
+_U64 = np.uint64
+#: byte 0, 2 and 4 of the Summary header ``2a <len> 0a <len> 0a <len>`` as one little-endian word
+_HEAD_MASK, _HEAD = _U64(0xFF00FF00FF), _U64(0x0A000A002A)
+
+
+def _fast_chunk(data: bytes, starts: np.ndarray, lengths: np.ndarray):
     buf = np.frombuffer(data, dtype=np.uint8)
     last = buf.size - 1
+    words = _every_byte(data, "<u8")
+    top = words.size - 1
     n = starts.size
 
     def at(idx):
-        return buf[np.minimum(idx, last)]
+        return buf[np.minimum(idx, last, out=idx)]
 
-    ok = (lengths >= 20) & (at(starts) == 0x09)
-    i = starts + 9
-    has_step = at(i) == 0x10
+    ok = (lengths >= 20) & (at(starts.copy()) == 0x09)
+    has_step = at(starts + 9) == 0x10
     step = np.zeros(n, dtype=np.uint64)
     steplen = np.zeros(n, dtype=np.int64)
-    cont = has_step.copy()
+    # the step varint, byte after byte, only over the records whose varint goes on
+    act = np.flatnonzero(has_step)
     for k in range(10):
-        b = at(i + 1 + k).astype(np.uint64)
-        step += np.where(cont, (b & np.uint64(0x7F)) << np.uint64(7 * k), np.uint64(0))
-        steplen += cont
-        cont &= b >= 0x80
-    ok &= ~cont
-    s = i + np.where(has_step, 1 + steplen, 0)
-    sumlen = at(s + 1).astype(np.int64)
-    vallen = at(s + 3).astype(np.int64)
-    taglen = at(s + 5).astype(np.int64)
-    f = s + 6 + taglen
-    ok &= (at(s) == 0x2A) & (at(s + 2) == 0x0A) & (at(s + 4) == 0x0A) & (at(f) == 0x15)
-    ok &= (sumlen < 0x80) & (vallen < 0x80) & (taglen < 0x80)
-    ok &= (vallen == taglen + 7) & (sumlen == vallen + 2) & (s + 2 + sumlen == starts + lengths)
+        if not act.size:
+            break
+        b = at(starts[act] + (10 + k))
+        step[act] |= (b & 0x7F).astype(np.uint64) << np.uint64(7 * k)
+        steplen[act] += 1
+        act = act[b >= 0x80]
+    ok[act] = False  # a varint longer than 10 bytes
+    s = starts + 9
+    s += np.where(has_step, 1 + steplen, 0)
+    del steplen, has_step
+    # the six Summary header bytes in one word (a whole record of this shape holds >= 11 bytes
+    # from ``s`` on, so ``s <= top`` for every record that can pass)
+    ok &= s <= top
+    head = words[np.minimum(s, top)]
+    ok &= (head & _HEAD_MASK) == _HEAD
+    sumlen = ((head >> _U64(8)) & _U64(0xFF)).astype(np.int64)
+    vallen = ((head >> _U64(24)) & _U64(0xFF)).astype(np.int64)
+    taglen = ((head >> _U64(40)) & _U64(0xFF)).astype(np.int64)
+    del head
+    ok &= (sumlen < 0x80) & (vallen == taglen + 7) & (sumlen == vallen + 2) & (taglen < 0x80)
+    ok &= s + 2 + sumlen == starts + lengths
+    del sumlen, vallen
+    f = s + 6
+    f += taglen
+    ok &= at(f.copy()) == 0x15
     idx = np.flatnonzero(ok)
-    walls = buf[starts[idx, None] + 1 + np.arange(8)].copy().view("<f8").ravel()
-    values = buf[f[idx, None] + 1 + np.arange(4)].copy().view("<f4").ravel().astype(np.float64)
+    walls = _every_byte(data, "<f8")[starts[idx] + 1]
+    values = _every_byte(data, "<f4")[f[idx] + 1].astype(np.float64)
     # steps are int64 in the proto: reinterpret the varint's 64 bits as signed
     return ok, step[idx].view(np.int64), walls, values, s[idx] + 6, taglen[idx]
+
+
+_MASKS = np.array([(1 << (8 * i)) - 1 for i in range(9)], dtype=np.uint64)
 
 
 def _factorize_tags(data: bytes, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, list[bytes]]:
     """Codes and distinct values of the tag byte strings ``data[start:start+length]``.
 
-    Vectorised: tags are gathered into a zero-padded (n, max_len) byte matrix and grouped
-    with ``np.unique`` over its rows (viewed as one fixed-width void value each), so no
-    Python object is made per record. Returns (codes in first-seen order, distinct tags).
+    Vectorised without a Python object per record: each tag is read as ``ceil(max_len / 8)``
+    little-endian 64-bit words (bytes past its length masked off), the words and the length
+    are mixed into one 64-bit key, and the keys are grouped by ``pandas.factorize`` (hash
+    table, first-seen order). Grouping is then checked exactly: every record's words and
+    length must equal those of a record of its group; on a hash collision (never seen) the
+    tags are grouped by their full bytes with ``np.unique`` instead. Returns (codes in
+    first-seen order, distinct tags).
     """
+    import pandas as pd
+
     if starts.size == 0:
         return np.zeros(0, dtype=np.int64), []
+    words = _every_byte(data, "<u8")
+    top = words.size - 1
+    nwords = (int(lengths.max()) + 7) // 8
+    key = lengths.astype(np.uint64)
+    parts = []
+    for j in range(nwords):
+        # a tag ends >= 9 bytes before the file does (f32 value, CRC): only words past a
+        # shorter tag's end can reach beyond it, and those are masked to 0 anyway
+        w = words[np.minimum(starts + 8 * j, top)] & _MASKS[np.clip(lengths - 8 * j, 0, 8)]
+        parts.append(w)
+        key *= np.uint64(0x9E3779B97F4A7C15)
+        key ^= w
+        key ^= key >> np.uint64(29)
+    codes, _ = pd.factorize(key, sort=False)
+    del key
+    rep = np.empty(int(codes.max()) + 1, dtype=np.int64)
+    rep[codes] = np.arange(codes.size)  # some record of each group (which one does not matter)
+    exact = bool(np.array_equal(lengths[rep][codes], lengths))
+    for w in parts:
+        exact = exact and bool(np.array_equal(w[rep][codes], w))
+    if not exact:
+        return _factorize_tags_unique(data, starts, lengths)
+    tags = [data[int(starts[i]):int(starts[i] + lengths[i])] for i in rep]
+    return codes.astype(np.int64, copy=False), tags
+
+
+def _factorize_tags_unique(data: bytes, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, list[bytes]]:
+    """:func:`_factorize_tags` by full bytes: tags gathered into a zero-padded (n, max_len) byte
+    matrix and grouped with ``np.unique`` over its rows (slower; only on a hash collision)."""
     buf = np.frombuffer(data, dtype=np.uint8)
     width = int(lengths.max())
     cols = np.arange(width)
@@ -241,25 +372,26 @@ def read_event_file(path: Path, prefix: str, notes: list[str], warnings: list[st
     else:
         ok = np.zeros(0, dtype=bool)
         f_steps = f_walls = f_values = t_start = t_len = np.zeros(0)
+    slow = np.flatnonzero(~ok)  # the records for the protobuf tier; the others are decoded
+    slow_at = zip(slow.tolist(), starts[slow].tolist(), lengths[slow].tolist())
+    del starts, lengths
     f_codes, uniq = _factorize_tags(data, t_start, t_len)
+    del t_start, t_len
     names = [prefix + u.decode("utf-8", "replace") for u in uniq]
     code_of = {nm: i for i, nm in enumerate(names)}
-    f_order = np.flatnonzero(ok)
 
     slow_rows: list[tuple[int, int, int, float, float]] = []  # (record, code, step, wall, value)
     scalar_tags: set[str] = set()
     text_tags: set[str] = set()
     from_string = event_pb2.Event.FromString
     mv = memoryview(data)
-    for r in np.flatnonzero(~ok).tolist():
-        a = int(starts[r])
+    for r, a, length in slow_at:
         try:
-            ev = from_string(mv[a:a + int(lengths[r])])
+            ev = from_string(mv[a:a + length])
         except Exception:
             warnings.append(f"{path.name}: corrupt record at byte {a - 12}; kept the records before it")
-            keep = f_order < r
-            f_order, f_codes = f_order[keep], np.asarray(f_codes)[keep]
-            f_steps, f_walls, f_values = f_steps[keep], f_walls[keep], f_values[keep]
+            kept = int(np.count_nonzero(ok[:r]))  # decoded points are in record order
+            f_codes, f_steps, f_walls, f_values = f_codes[:kept], f_steps[:kept], f_walls[:kept], f_values[:kept]
             break
         for v in ev.summary.value:
             kind = v.WhichOneof("value")
@@ -288,6 +420,7 @@ def read_event_file(path: Path, prefix: str, notes: list[str], warnings: list[st
     codes = np.asarray(f_codes, dtype=np.int32)
     steps, walls, values = f_steps, f_walls, f_values
     if slow_rows:
+        f_order = np.flatnonzero(ok)[:codes.size]  # the record number of each decoded point
         rec = np.concatenate([f_order, np.fromiter((x[0] for x in slow_rows), np.int64, len(slow_rows))])
         codes = np.concatenate([codes, np.fromiter((x[1] for x in slow_rows), np.int32, len(slow_rows))])
         steps = np.concatenate([steps, np.fromiter((x[2] for x in slow_rows), np.int64, len(slow_rows))])
@@ -360,6 +493,20 @@ def _placeholder(f: Path) -> str | None:
     return None
 
 
+def _grouped_table(names: list[str], codes: np.ndarray, steps: np.ndarray, values: np.ndarray,
+                   walls: np.ndarray) -> MetricTable:
+    """The MetricTable of points in record order: grouped by key, record order kept in a key.
+
+    The same table ``MetricTable(codes, ...)`` builds, with the stable sort done on 16-bit codes
+    when there are fewer than 32,768 keys (numpy sorts those with a radix sort: 0.01 s instead
+    of 0.08 s for 1 M points)."""
+    small = codes.astype(np.int16) if len(names) < 32768 else codes
+    order = np.argsort(small, kind="stable")
+    del small
+    counts = np.bincount(codes, minlength=len(names)) if codes.size else np.zeros(len(names), np.int64)
+    return MetricTable.from_grouped(names, counts, steps[order], values[order], walls[order])
+
+
 def load_logdir(logdir: str | os.PathLike) -> RunData:
     """Read the event files of ONE run into a RunData.
 
@@ -423,11 +570,14 @@ def load_logdir(logdir: str | os.PathLike) -> RunData:
         remap = np.array([index.setdefault(nm, len(index)) for nm in fp.names] or [0], dtype=np.int32)
         names = list(index)
         parts.append((remap[fp.codes] if fp.codes.size else fp.codes, fp.steps, fp.walls, fp.values))
-    codes, steps, walls, values = (np.concatenate([p[i] for p in parts]) for i in range(4))
+    # one file (the usual case): its arrays as they are, no concatenated copy
+    codes, steps, walls, values = (parts[0][i] if len(parts) == 1 else np.concatenate([p[i] for p in parts])
+                                   for i in range(4))
+    del parts
     if codes.size == 0 and not notes and not params:
         detail = "; ".join(warnings[:2]) or "the files hold no summaries"
         raise InputError(f"{root}: no scalar could be read from its {len(files)} event file(s) ({detail})")
-    table = MetricTable(codes, steps, values, walls, names=names)
+    table = _grouped_table(names, codes, steps, values, walls)
     start = end = None
     if walls.size:
         start = datetime.fromtimestamp(float(np.nanmin(walls)), tz=timezone.utc)
