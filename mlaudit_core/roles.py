@@ -152,8 +152,10 @@ class AliasTable:
     points per key is known (``counts``), a *series* wins over a *summary point*:
     a key with a single point (HF Trainer's end-of-training ``train_loss``, a
     ``test_acc`` written once) is used only when no candidate key of the role has
-    two or more points; and Lightning's ``<name>_step`` wins over ``<name>_epoch``
-    when it has more points (the raw per-step signal; the epoch mean hides spikes).
+    two or more points; and for a training series Lightning's ``<name>_step`` wins over
+    ``<name>_epoch`` when it has more points (the raw per-step signal; the epoch mean hides
+    spikes). A validation ``<name>_step`` never wins: it is per-batch values of the evaluation
+    loop on their own batch counter, and ``<name>_epoch`` is the held-out evaluation.
     """
 
     def __init__(self, overrides: dict[str, list[str]] | None = None) -> None:
@@ -199,7 +201,11 @@ class AliasTable:
             return cands[0]
         series = [k for k in cands if counts.get(k, 0) >= 2]
         best = series[0] if series else cands[0]
-        if best.endswith("_epoch"):
+        if best.endswith("_epoch") and not _is_eval_key(normalise_key(best)):
+            # only for training series: a validation ``<name>_step`` holds per-batch values of
+            # the evaluation loop on its own batch counter (Lightning), not the model at more
+            # points in time; the ``_epoch`` value is the held-out evaluation (own corpus csv27:
+            # val_loss_step 0.10-0.45 across batches read as an overfit)
             sibling = best[: -len("_epoch")] + "_step"
             if sibling in counts and counts[sibling] > counts.get(best, 0):
                 best = sibling

@@ -38,6 +38,21 @@ def test_a_mild_climb_after_long_improvement_keeps_the_checkpoint_and_halving(tm
     vals = [2.0 - i * 0.01 for i in range(60)] + [1.4 + 0.3 * i for i in range(20)] + ["nan"] * 5
     r, acts = actions(tmp_path, vals)
     assert (r.verdict.outcome.value, r.verdict.cause.value) == ("diverged", "model_convergence")
+    # nothing in this log says a checkpoint was written: the action must not claim one exists
+    # (new-user report: "Rerun from the last good checkpoint" for a run that saved none)
+    assert acts[0].startswith("Rerun from a checkpoint saved before step") and "halved" in acts[0]
+    assert "if one was written" in acts[0] and "last good checkpoint" not in acts[0]
+
+
+def test_a_recorded_checkpoint_is_named_as_the_last_good_one(tmp_path):
+    vals = [2.0 - i * 0.01 for i in range(60)] + [1.4 + 0.3 * i for i in range(20)] + ["nan"] * 5
+    p = tmp_path / "train.log"
+    lines = [f"step={i} loss={x}" for i, x in enumerate(vals)]
+    lines.insert(51, "Saving model checkpoint to out/checkpoint-50")
+    p.write_text("\n".join(lines) + "\n")
+    r = audit(load_logs([p]))
+    acts = [a.action for a in r.next_actions]
+    assert r.verdict.outcome.value == "diverged"
     assert acts[0].startswith("Rerun from the last good checkpoint") and "halved" in acts[0]
 
 

@@ -32,7 +32,11 @@ class EpochStepMismatch(Detector, code="LI003", name="epoch-step-mismatch", fami
     per epoch also divided by the gradient-accumulation steps when they are given.
     Steps per epoch come from params (``steps_per_epoch``, ``Number of batches per
     epoch``, "1352 steps per epoch") or the ``steps_per_epoch`` parameter. Runs whose
-    step axis is the epoch itself (Keras epoch logs) are skipped, and so are records at step 0:
+    step axis is the epoch itself (Keras epoch logs) or a record count the reader made
+    (``log.step_axis`` = ``train_log_dict``/``epoch``) are skipped, and so are records at step 0;
+    a run whose records hold one steps-per-epoch ratio (within 15% from epoch 1 on, one stray
+    record allowed among >= 4) is not
+    called reset, whatever the steps-per-epoch figure says (the counters moved together);
     only an epoch logged together with a real global step is compared (an epoch parsed from a
     console header gets step 0 when the line names no step).
     """
@@ -44,6 +48,12 @@ class EpochStepMismatch(Detector, code="LI003", name="epoch-step-mismatch", fami
         tol: float = 0.05
 
     def check(self, run, p):
+        axis = str(run.params.get("log.step_axis", ""))
+        if axis and axis not in ("global_step", "step", "iteration", "iter"):
+            # the reader numbered records itself (HF console dicts at 1, 2, 3 ...: train_log_dict;
+            # per-epoch lines: epoch): there is no global step counter to compare with the epoch
+            # (own corpus log15, a finished transformers-5 SFT console, was called a step reset)
+            raise Skip(f"the step axis is {axis}, not a logged global step")
         if p.steps_per_epoch:
             spe, source = p.steps_per_epoch, "detector parameter steps_per_epoch"
         else:
@@ -74,6 +84,20 @@ class EpochStepMismatch(Detector, code="LI003", name="epoch-step-mismatch", fami
         bad = np.flatnonzero(~fits)
         if bad.size == 0:
             return
+        # a restart shows in the records themselves: steps per epoch (step / epoch) changes when one
+        # counter restarts. When every record from epoch 1 on holds the same ratio (within 15%), the
+        # two counters advanced together and the steps-per-epoch figure is what is wrong (own corpus
+        # log15: a progress-bar total over 3 epochs read as per epoch; 559 steps/epoch in every record)
+        later = s.values >= 1.0
+        if later.sum() >= 3:
+            ratio = s.steps[later] / s.values[later]
+            med = float(np.median(ratio))
+            off = int((np.abs(ratio / med - 1.0) > 0.15).sum()) if med > 0 else len(ratio)
+            # one stray record (an end-of-training summary placed at another step) is not a restart: a
+            # restart moves every record after it
+            if off == 0 or (off == 1 and len(ratio) >= 4):
+                raise Skip(f"step and epoch advance together (~{med:.0f} steps per epoch in the records from "
+                           f"epoch 1 on); the steps-per-epoch figure {spe} ({source}) does not fit them")
         i = int(bad[0])
         step, epoch = int(s.steps[i]), float(s.values[i])
         e_txt = str(int(epoch)) if epoch.is_integer() else f"{epoch:.3g}"

@@ -410,6 +410,19 @@ def blowup(run: RunData) -> Blowup | None:
     return Blowup(growth, int(st[onset]) if onset is not None else None, nonfinite, good, interval)
 
 
+def _checkpoint_recorded(run: RunData, b: Blowup | None) -> bool:
+    """Whether the run itself says a checkpoint was written: a checkpoint interval in its params, or a
+    console line of the checkpoint-save signatures (``saving checkpoint to ...``, ``Saving model
+    checkpoint to ...``, ``save_model``) before the blow-up."""
+    if b is not None and b.save_interval is not None:
+        return True
+    if not run.console:
+        return False
+    from ..signatures import scan_run
+    hits, _ = scan_run(run)
+    return any(h.signature.category == "checkpoint" for h in hits)
+
+
 def _divergence_action(c: _Ctx) -> tuple[str, str, str]:
     """The learning-rate action for a diverged run, scaled by how far the loss blew up; "rerun from
     the last good checkpoint" only when one can exist, else "restart"."""
@@ -417,10 +430,18 @@ def _divergence_action(c: _Ctx) -> tuple[str, str, str]:
     extreme = c.lr.far_above or (b is not None and (b.growth >= BLOWUP_EXTREME
                                                     or (b.nonfinite and not b.good_checkpoint
                                                         and b.growth >= 10)))
-    where = ("Rerun from the last good checkpoint (saved before step " + str(b.onset_step) + ")"
-             if b is not None and b.good_checkpoint and b.onset_step is not None
-             else "Restart from scratch (no checkpoint taken while the loss was finite and improving can "
-                  "exist)" if b is not None else "Rerun from the last good checkpoint")
+    saved = _checkpoint_recorded(c.run, b)
+    if b is not None and b.good_checkpoint and b.onset_step is not None:
+        where = ("Rerun from the last good checkpoint (saved before step " + str(b.onset_step) + ")" if saved
+                 # a checkpoint *can* exist; nothing in the run says one was written (new-user pass: a diverged
+                 # MLflow run with no checkpoint was told to rerun from "the last good checkpoint")
+                 else "Rerun from a checkpoint saved before step " + str(b.onset_step) + " if one was written "
+                      "(this run records none), else restart from scratch")
+    elif b is not None:
+        where = "Restart from scratch (no checkpoint taken while the loss was finite and improving can exist)"
+    else:
+        where = ("Rerun from the last good checkpoint" if saved
+                 else "Rerun from a checkpoint saved before the blow-up if one was written, else from scratch")
     if extreme:
         target = (f"{c.lr.typical:g} for {c.lr.optimiser}" if c.lr.optimiser
                   else "e.g. 1e-3 for Adam/AdamW, 0.1 for SGD")

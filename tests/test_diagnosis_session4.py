@@ -1,0 +1,62 @@
+"""Session-4 diagnosis rules, each on real input from the own corpus (tests/data/realworld) or a run
+made by the real library (tests/data/frameworks); each test fails on the code before the change.
+
+- A validation ``<name>_step`` series (Lightning: per-batch values of the evaluation loop on their
+  own batch counter) never replaces ``<name>_epoch`` as the held-out metric (csv27: a healthy
+  OneCycle run was called overfit from val_loss_step).
+- LI003 (epoch/step mismatch) does not call a reset when every record holds one steps-per-epoch
+  ratio, whatever the steps-per-epoch figure says (log15: a progress-bar total over 3 epochs read as
+  per epoch), nor on a step axis the reader numbered itself (``log.step_axis`` = train_log_dict).
+- A diverged run's action names "the last good checkpoint" only when the run records one (a save
+  interval in its params or a checkpoint-save console line).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mlaudit_core.audit import audit
+from mlaudit_core.formats import load_path
+from mlaudit_core.report import Outcome
+from mlaudit_core.roles import Role
+
+OWN = Path(__file__).parent / "data" / "realworld" / "runs"
+FRAMEWORKS = Path(__file__).parent / "data" / "frameworks"
+
+
+def _run(path: Path):
+    runs = list(load_path(path).runs)
+    assert runs, f"nothing read from {path}"
+    return runs[-1][1]
+
+
+def test_validation_step_series_does_not_replace_the_epoch_value():
+    run = _run(OWN / "aakashvardhan--pl-wrapper/logs/lightning_logs/version_0/metrics.csv")
+    assert run.key_for(Role.VAL_LOSS) == "val_loss_epoch"
+    # the training series still prefers Lightning's per-step values
+    assert run.key_for(Role.TRAIN_LOSS) == "train_loss_step"
+    rep = audit(run)
+    assert rep.verdict.outcome is Outcome.SUCCEEDED, rep.verdict.summary
+
+
+@pytest.mark.parametrize("params", [{"log.steps_per_epoch": "1677"}, {"log.step_axis": "train_log_dict",
+                                                                      "log.steps_per_epoch": "1677"}])
+def test_li003_no_reset_when_step_and_epoch_advance_together(params):
+    run = _run(OWN / "Ishihara-Masabumi--Llama_SFT/train_log.txt")
+    run.params.update(params)  # what a console reader reported for this log (the tqdm total, 3 epochs)
+    rep = audit(run)
+    assert not [f for f in rep.findings if f.code == "LI003"], [f.message for f in rep.findings]
+    assert rep.verdict.outcome is Outcome.SUCCEEDED, rep.verdict.summary
+
+
+def test_checkpoint_is_named_only_when_the_run_records_one():
+    from mlaudit_core.verdict.narrative import _checkpoint_recorded, blowup
+
+    with_saves = _run(OWN / "ChenZihua-cn--nanoGPT/train.log")  # prints 'saving checkpoint to out-kirin'
+    assert _checkpoint_recorded(with_saves, blowup(with_saves))
+    no_saves = _run(FRAMEWORKS / "torch_tb" / "lr50")  # torch.utils.tensorboard, no checkpoint written
+    assert not _checkpoint_recorded(no_saves, blowup(no_saves))
+    rep = audit(no_saves)
+    assert not any("last good checkpoint" in a.action for a in rep.next_actions), \
+        [a.action for a in rep.next_actions]
