@@ -339,6 +339,13 @@ class StateStore:
         """How many pending runs wait after a failed attempt (an error recorded)."""
         return self._one("SELECT COUNT(*) FROM runs WHERE state='pending' AND error IS NOT NULL")
 
+    def waiting(self) -> tuple[int, float | None]:
+        """Pending runs held back without a failure (another watcher's tracker-side claim, see
+        :meth:`defer`): ``(how many, earliest retry time in epoch s)``."""
+        row = self._exec("SELECT COUNT(*), MIN(next_at) FROM runs WHERE state='pending' AND "
+                         "error IS NULL AND next_at>?", (time.time(),)).fetchone()
+        return (row[0] or 0, row[1]) if row else (0, None)
+
     def next_retry_at(self) -> float | None:
         """The earliest retry time (epoch seconds) of a pending run still in its backoff."""
         return self._one("SELECT MIN(next_at) FROM runs WHERE state='pending' AND next_at>?",

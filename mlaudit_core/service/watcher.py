@@ -241,6 +241,12 @@ class Watcher:
             for sig, h in handlers.items():
                 signal.signal(sig, h)
             self.stopped.set()
+        held, until = self.store.waiting() if self.cfg.once else (0, None)
+        if held:  # '--once' otherwise said only "0 run(s) audited" for a run under a lease
+            log.warning("%d run(s) held by another mlaudit watcher's claim (or a killed one's, "
+                        "until its lease ends) are not audited yet: run the same command again "
+                        "after %s (state %s)", held,
+                        datetime.fromtimestamp(until).strftime("%H:%M:%S"), self.store.path)
         if self.cfg.once and self.store.retrying():
             log.warning("%d run(s) failed and wait for a retry: run the same command again "
                         "(state %s)", self.store.retrying(), self.store.path)
