@@ -252,9 +252,37 @@ def _tb_prefill(logdir: Path, points: int) -> None:
     w.close()
 
 
-def bench_tensorboard(points: int, seconds: float, interval: float) -> dict:
-    from mlaudit_tensorboard.live import TensorBoardLiveSource
+def _tb_append(logdir: str, points: int, seconds: float, out: str) -> None:
+    """Subprocess body: torch's ``SummaryWriter`` appends 10 tags at 10 Hz to ``logdir`` (a
+    second event file beside the prefilled one, as a resumed run writes); the loss becomes NaN
+    at 60 % of ``seconds`` (its wall time written to ``out``); ``out``.started once writing."""
     from torch.utils.tensorboard import SummaryWriter
+
+    w = SummaryWriter(logdir, filename_suffix=".live")
+    s0 = points // len(KEYS)
+    Path(out + ".started").write_text("1")
+    t0 = time.time()
+    i, nan_t = 0, None
+    while time.time() - t0 < seconds:
+        nan = nan_t is None and time.time() - t0 >= seconds * 0.6
+        for j, key in enumerate(KEYS):
+            v = _value(key, j, s0 + i, 3000)
+            if key == "train/loss" and (nan or nan_t is not None):
+                v = float("nan")
+            w.add_scalar(key, v, s0 + i)
+        w.flush()
+        if nan:
+            nan_t = time.time()
+            Path(out).write_text(repr(nan_t))
+        i += 1
+        time.sleep(0.1)
+    w.close()
+
+
+def bench_tensorboard(points: int, seconds: float, interval: float) -> dict:
+    """A ``points``-scalar logdir (10 tags) being appended to by a real writer in another
+    process (:func:`_tb_append`), so this process's CPU is mlaudit's alone."""
+    from mlaudit_tensorboard.live import TensorBoardLiveSource
 
     from mlaudit_core.live import LiveConfig, LiveMonitor
     from mlaudit_core.service import StateStore
@@ -263,50 +291,38 @@ def bench_tensorboard(points: int, seconds: float, interval: float) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="live-tb-"))
     logdir = tmp / "run"
     logdir.mkdir()
+    writer = None
     try:
         t = time.perf_counter()
         _tb_prefill(logdir, points)
         prefill_s = time.perf_counter() - t
         rx = _Receiver()
         settings = Settings().model_copy(update={"notify": {"urls": [rx.url], "min_severity": "none"}})
-        state = {"nan_t": None, "stop": False}
-
-        def append() -> None:
-            w = SummaryWriter(str(logdir), filename_suffix=".live")
-            s0 = points // len(KEYS)
-            t0 = time.time()
-            i = 0
-            while time.time() - t0 < seconds and not state["stop"]:
-                for j, key in enumerate(KEYS):
-                    v = _value(key, j, s0 + i, 3000)
-                    if key == "train/loss" and state["nan_t"] is None and time.time() - t0 >= seconds * 0.6:
-                        v = float("nan")
-                    w.add_scalar(key, v, s0 + i)
-                w.flush()
-                if state["nan_t"] is None and time.time() - t0 >= seconds * 0.6:
-                    state["nan_t"] = time.time()
-                i += 1
-                time.sleep(0.1)
-            w.close()
-
+        nan_file = tmp / "nan_at"
         with StateStore(tmp / "state.sqlite", "bench-tb") as st:
             mon = LiveMonitor(TensorBoardLiveSource([logdir]), st, settings,
                               LiveConfig(poll_interval_s=interval))
             first = mon.poll_once()
-            th = threading.Thread(target=append, daemon=True)
-            th.start()
+            writer = subprocess.Popen([sys.executable, __file__, "--_tb_append", str(logdir),
+                                       str(points), repr(seconds), str(nan_file)])
+            for _ in range(1200):  # torch's import takes seconds on a loaded machine
+                if Path(str(nan_file) + ".started").exists() or writer.poll() is not None:
+                    break
+                time.sleep(0.1)
             stats = []
             t_end = time.time() + seconds + interval
             while time.time() < t_end:
                 t0 = time.monotonic()
                 stats.append(mon.poll_once())
                 time.sleep(max(0.0, interval - (time.monotonic() - t0)))
-            state["stop"] = True
-            th.join(30)
+            writer.wait(60)
         return {"points": points, "prefill_s": prefill_s, "first": first,
-                "steady": [s for s in stats if s.points], "nan_t": state["nan_t"],
+                "steady": [s for s in stats if s.points],
+                "nan_t": float(nan_file.read_text()) if nan_file.exists() else None,
                 "alert_t": rx.first("LV001"), "interval": interval}
     finally:
+        if writer is not None and writer.poll() is None:
+            writer.kill()
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -575,17 +591,25 @@ def bench_guard(points: int) -> dict:
             "p99_ms": 1000 * times[int(0.99 * len(times))], "tripped": g.tripped is not None}
 
 
-def _print_polls(name: str, r: dict) -> bool:
+def _print_polls(name: str, r: dict, process_is_mlaudit: bool = True) -> bool:
+    """Per steady poll: the whole process's CPU (``time.process_time``: every thread, the
+    listing thread of the fast path too) and the poll thread's; the target (2 s) applies to the
+    process's when nothing else runs in it (``process_is_mlaudit``), else to the poll thread's."""
     steady = r["steady"]
     ok = True
     if steady:
         cpu = [s.cpu_s for s in steady]
-        print(f"{name}: steady polls {len(steady)}, per poll: CPU median {statistics.median(cpu):.3f} s "
-              f"max {max(cpu):.3f} s (target <= 2 s), wall median "
-              f"{statistics.median(s.wall_s for s in steady):.3f} s, points median "
+        proc = [s.proc_cpu_s for s in steady]
+        judged = proc if process_is_mlaudit else cpu
+        print(f"{name}: steady polls {len(steady)}, per poll: mlaudit process CPU median "
+              f"{statistics.median(proc):.3f} s max {max(proc):.3f} s"
+              f"{'' if process_is_mlaudit else ' (the fake server or writer runs in this process too)'}"
+              f", poll thread CPU median {statistics.median(cpu):.3f} s max {max(cpu):.3f} s "
+              f"(target <= 2 s on the {'process' if process_is_mlaudit else 'poll thread'}), "
+              f"wall median {statistics.median(s.wall_s for s in steady):.3f} s, points median "
               f"{int(statistics.median(s.points for s in steady)):,}, tracker requests median "
               f"{int(statistics.median(s.requests for s in steady))}")
-        ok &= max(cpu) <= 2.0
+        ok &= max(judged) <= 2.0
     else:
         print(f"{name}: no steady poll read any point")
         ok = False
@@ -601,6 +625,9 @@ def _print_polls(name: str, r: dict) -> bool:
 
 
 def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--_tb_append":
+        _tb_append(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), sys.argv[5])
+        return 0
     if len(sys.argv) > 1 and sys.argv[1] == "--_clearml_server":
         _clearml_server(int(sys.argv[2]), float(sys.argv[3]), sys.argv[4])
         return 0
@@ -675,7 +702,7 @@ def _tracker_part(name: str, bench, args, counter) -> bool:
     first = f"first poll (attach) CPU {f.cpu_s:.3f} s, {f.points:,} points" if f else "no poll"
     print(f"{name}: {r['runs']} running runs x 10 metrics at 10 Hz, poll every {args.interval:g} s; "
           f"{first}; machine load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    ok = _print_polls(name, r)
+    ok = _print_polls(name, r, process_is_mlaudit=name == "clearml")
     if "cpu_per_interval" in r:
         extra = (f"; wandb-core service process {r['core_cpu_per_interval']:.3f} s"
                  if "core_cpu_per_interval" in r else "")

@@ -51,6 +51,7 @@ this server fakes wrongly.
 from __future__ import annotations
 
 import base64
+import bisect
 import copy
 import hashlib
 import json
@@ -153,6 +154,11 @@ class FakeClearMLServer:
         self.calls: list[str] = []
         self.unknown: list[str] = []
         self.property_edits: list[tuple[str, dict]] = []
+        #: (task id, event type) -> [iterations, events, stored count, dirty]: the events of
+        #: one type in iteration order, so ``get_task_events`` pages by bisection instead of
+        #: sorting a task's whole history per request (a live benchmark of 100 tasks at 10,000
+        #: events a second measured this server, not the client, before)
+        self._iter_index: dict[tuple[str, str], list] = {}
         self.lock = threading.RLock()
         self._servers: list[ThreadingHTTPServer] = []
         self.api_url = self.files_url = self.web_url = ""
@@ -644,7 +650,16 @@ class FakeClearMLServer:
             if etype == "log":
                 store["log"].append(ev)
             else:
-                store[etype][_md5("-".join(str(ev[f]) for f in _ID_FIELDS if f in ev))] = ev
+                eid = _md5("-".join(str(ev[f]) for f in _ID_FIELDS if f in ev))
+                idx = self._iter_index.get((tid, etype))
+                if idx is not None and "iter" in ev:
+                    if eid in store[etype] or (idx[0] and int(ev["iter"]) < idx[0][-1]):
+                        idx[3] = True  # a replaced or late event: rebuilt at the next read
+                    elif not idx[3]:
+                        idx[0].append(int(ev["iter"]))
+                        idx[1].append(ev)
+                        idx[2] += 1
+                store[etype][eid] = ev
             if ev.get("iter") is not None:
                 t["last_iteration"] = max(int(t.get("last_iteration") or 0), int(ev["iter"]))
             if etype == "training_stats_scalar" and isinstance(ev.get("value"), (int, float)):
@@ -720,6 +735,45 @@ class FakeClearMLServer:
         st = {"from": page[-1][field] if page else None, "total": total, "request": req}
         return {"returned": len(page), "total": total, "scroll_id": self._scroll(st), "variants": variants}
 
+    def _indexed(self, task_id: str, etype: str) -> list:
+        """The iteration-ordered index of one task's events of one type (see ``__init__``)."""
+        evs = self._task_events(task_id)[etype]
+        idx = self._iter_index.get((task_id, etype))
+        if idx is None or idx[3] or idx[2] != len(evs):
+            ordered = sorted((e for e in evs.values() if "iter" in e), key=lambda e: int(e["iter"]))
+            idx = [[int(e["iter"]) for e in ordered], ordered, len(evs), False]
+            self._iter_index[(task_id, etype)] = idx
+        return idx
+
+    @staticmethod
+    def _metric_filter(metrics) -> Any:
+        """``metrics: [{metric, variants}]`` of clearml-server's ``TaskEventsRequest`` (API
+        2.22+) as a predicate on an event; None for no filter."""
+        if not metrics:
+            return None
+        want = {m.get("metric") or "": set(m.get("variants") or ()) for m in metrics}
+        return lambda e: e["metric"] in want and (not want[e["metric"]] or e["variant"] in want[e["metric"]])
+
+    def _indexed_page(self, task_id: str, etype: str, keep, batch: int, after, earlier: bool) -> list:
+        """``_page`` on the iteration index: ``batch`` matching events after ``after`` in
+        iteration order (descending when ``earlier``), plus the rest of the last iteration."""
+        iters, evs = self._indexed(task_id, etype)[:2]
+        page: list = []
+        if earlier:
+            i = (bisect.bisect_left(iters, after) if after is not None else len(iters)) - 1
+            step = -1
+        else:
+            i = bisect.bisect_right(iters, after) if after is not None else 0
+            step = 1
+        while 0 <= i < len(iters):
+            if len(page) >= batch and iters[i] != page[-1]["iter"]:
+                break
+            e = evs[i]
+            if keep is None or keep(e):
+                page.append(e)
+            i += step
+        return page
+
     def ep_events__get_task_events(self, d: dict) -> dict:
         if d.get("scroll_id"):
             st = self._unscroll(d["scroll_id"])
@@ -731,6 +785,16 @@ class FakeClearMLServer:
         self._task(req.get("task"))
         etype = req.get("event_type") or "all"
         store = self._task_events(req["task"])
+        if etype not in ("all", "log"):  # one event type: paged on its iteration index
+            keep = self._metric_filter(req.get("metrics"))
+            if req.get("count_total", True) and total is None:
+                total = sum(1 for e in store[etype].values() if keep is None or keep(e))
+            page = self._indexed_page(req["task"], etype, keep, min(int(req.get("batch_size") or 500),
+                                                                   10_000), after,
+                                      req.get("order") == "desc")
+            st = {"from": page[-1]["iter"] if page else None, "total": total, "request": req}
+            return {"returned": len(page), "total": total, "scroll_id": self._scroll(st),
+                    "events": [dict(e) for e in page]}
         pool = store["log"] if etype == "log" else (
             [e for k in ("training_stats_scalar", "training_stats_vector", "training_debug_image", "plot")
              for e in store[k].values()] + store["log"] if etype == "all" else list(store[etype].values()))

@@ -114,6 +114,10 @@ def test_mlflow_live_nan_stall_healthy_restart(mlflow_server, tmp_path):
         ("alert", "LV004"), ("recovered", "LV004")], logtext[-3000:]
     assert stall[0]["live"]["episode"] == stall[1]["live"]["episode"] == 1
     assert "last training step 40" in json.dumps(stall[0]) or "step 40" in stall[0]["findings"][0]["message"]
+    # MLflow keeps no console: the stall alert says so instead of showing last lines
+    finding = stall[0]["live"]["finding"]
+    assert "no console output" in finding["message"]
+    assert any("no console output" in e.get("text", "") for e in finding["evidence"])
 
 
 TB_WRITER = r"""

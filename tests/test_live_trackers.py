@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -169,3 +171,92 @@ def test_clearml_live_nan_alert_and_abort(tmp_path):
     props = tasks["nan"]["hyperparams"]["properties"]
     assert props["mlaudit.live"]["value"].startswith(("alert", "superseded"))
     assert "tasks.stop" in {e for e, _t in srv.calls} and not srv.unknown, srv.unknown
+
+
+STALL_LINE = "waiting for data loader worker 3 (shard 17) to answer"
+
+
+def _stall_episode(rx, writer, out: Path, timeout: float = 120) -> list[dict]:
+    """Wait for the stall alert, let the writer resume, wait for the recovered message."""
+    _wait(lambda: any(d["live"]["slot"] == "stall" for d in _live(rx)), timeout, "the stall alert")
+    Path(str(out) + ".resume").write_text("go")
+    _wait(lambda: len([d for d in _live(rx) if d["live"]["slot"] == "stall"]) >= 2, 60,
+          "the recovered message")
+    assert writer.wait(120) == 0
+    return [d for d in _live(rx) if d["live"]["slot"] == "stall"]
+
+
+def _assert_stall_with_console(stall: list[dict], text: str) -> None:
+    assert [(d["live"]["kind"], d["live"]["code"]) for d in stall] == [
+        ("alert", "LV004"), ("recovered", "LV004")], text[-3000:]
+    finding = stall[0]["live"]["finding"]
+    # W&B commits a step's row when the next one starts: its last row is step 39
+    assert re.search(r"last step (39|40) at", finding["message"]), finding["message"]
+    console = [e["text"] for e in finding["evidence"] if e["kind"] == "log"]
+    assert console and console[-1].endswith(STALL_LINE), finding["evidence"]
+
+
+def test_wandb_live_stall_alert_carries_console_lines(tmp_path):
+    """A run that stops logging at step 40 while RUNNING (the real SDK, online): one stalled
+    alert whose evidence ends with the last console line the run printed (read with
+    ``Run.console_logs``, W&B's Logs tab), and one recovered message when it resumes."""
+    pytest.importorskip("wandb")
+    from tests.wandb_fake_server import FakeWandbServer
+
+    with FakeWandbServer(api_key=KEY, entity="ent") as srv, Receiver() as rx:
+        env = _wandb_env(tmp_path, srv.base_url)
+        log = tmp_path / "watch.log"
+        watcher = subprocess.Popen(
+            [MLAUDIT, "watch", "wandb", "-p", "ent/live", "--live", "--poll-interval", "0.5",
+             "--state", str(tmp_path / "s.sqlite"), "--stall-floor", "5", "--cooldown", "0",
+             "--notify", rx.url + "/hook"],
+            stdout=subprocess.DEVNULL, stderr=open(log, "wb"), cwd=tmp_path, env=env)
+        try:
+            out = tmp_path / "stall.json"
+            w = subprocess.Popen([sys.executable, str(HERE / "data" / "live" / "wandb_writer.py"),
+                                  "ent/live", "stall1", "stall", str(out)], cwd=tmp_path, env=env,
+                                 stdout=subprocess.DEVNULL, stderr=open(tmp_path / "w.err", "wb"))
+            stall = _stall_episode(rx, w, out, 180)
+        finally:
+            watcher.send_signal(signal.SIGTERM)
+            watcher.wait(60)
+        assert "RunConsoleLogTail" in srv.operations and not srv.unknown, srv.unknown
+    _assert_stall_with_console(stall, log.read_text())
+
+
+def test_clearml_live_stall_alert_carries_console_lines(tmp_path):
+    """A task that stops reporting at iteration 40 while in_progress (the real SDK): one stalled
+    alert whose evidence ends with the last console line the task printed (its log events), and
+    one recovered message when it resumes."""
+    pytest.importorskip("clearml")
+    from tests.clearml_fake_server import FakeClearMLServer
+
+    srv = FakeClearMLServer().start()
+    try:
+        conf = srv.write_config(tmp_path / "clearml.conf")
+        env = dict(os.environ, CLEARML_CONFIG_FILE=str(conf), CLEARML_CACHE_DIR=str(tmp_path / "cache"),
+                   PYTHONPATH=str(HERE.parent))
+        srv.ep_projects__create({"name": "live-it"})
+        with Receiver() as rx:
+            log = tmp_path / "watch.log"
+            watcher = subprocess.Popen(
+                [MLAUDIT, "watch", "clearml", "--project", "live-it", "--live",
+                 "--poll-interval", "0.5", "--state", str(tmp_path / "s.sqlite"),
+                 "--stall-floor", "5", "--cooldown", "0", "--notify", rx.url + "/hook"],
+                stdout=subprocess.DEVNULL, stderr=open(log, "wb"), cwd=tmp_path, env=env)
+            try:
+                _wait(lambda: "live: polling" in log.read_text(), 120, "the live watcher")
+                out = tmp_path / "stall.json"
+                w = subprocess.Popen(
+                    [sys.executable, str(HERE / "data" / "live" / "clearml_writer.py"), "live-it",
+                     "task-stall", "stall", str(out)], cwd=tmp_path, env=env, text=True,
+                    stdout=subprocess.PIPE, stderr=open(tmp_path / "w.err", "w"))
+                _task_id(w)
+                threading.Thread(target=w.stdout.read, daemon=True).start()  # drain the pipe
+                stall = _stall_episode(rx, w, out, 180)
+            finally:
+                watcher.send_signal(signal.SIGTERM)
+                watcher.wait(60)
+    finally:
+        srv.stop()
+    _assert_stall_with_console(stall, log.read_text())

@@ -86,6 +86,7 @@ import base64
 import gzip
 import json
 import os
+import re
 import socket
 import sys
 import threading
@@ -103,6 +104,28 @@ __all__ = ["FakeRun", "FakeWandbServer"]
 _TELEMETRY = {"4": "3.11.7", "5": "0.31.0", "12": "0.31.0", "13": "linux-x86_64"}
 #: rows of history/events returned as ``historyTail``/``eventsTail`` on resume.
 _TAIL_ROWS = 10
+#: a streamed console line: wandb-core prefixes each with its UTC time, stderr lines with "ERROR "
+_CONSOLE_LINE = re.compile(r"^(ERROR )?(\d{4}-\d\d-\d\dT[0-9:.]+Z?) ?(.*)$", re.S)
+
+
+def _log_lines(console: list[str], last=None, first=None, after=None) -> dict[str, Any]:
+    """``logLines`` of a run: ``{edges: [{node: {number, timestamp, level, label, line}}]}``,
+    the stored file-stream lines split into their time, level (``error`` for stderr) and text;
+    ``last: N`` is the newest N lines, else ``first`` lines after line number ``after``."""
+    numbered = list(enumerate(console))
+    if last is not None:
+        numbered = numbered[-int(last):] if int(last) > 0 else []
+    else:
+        start = int(after) + 1 if after not in (None, "") else 0
+        numbered = numbered[start:start + int(first or 1000)]
+    edges = []
+    for n, raw in numbered:
+        m = _CONSOLE_LINE.match(raw)
+        level, ts, text = (("error" if m.group(1) else ""), m.group(2), m.group(3)) if m else ("", "", raw)
+        edges.append({"node": {"number": n, "timestamp": ts, "level": level, "label": "", "line": text},
+                      "cursor": str(n)})
+    return {"edges": edges, "pageInfo": {"hasNextPage": bool(edges) and edges[-1]["node"]["number"] < len(console) - 1,
+                                         "endCursor": edges[-1]["cursor"] if edges else None}}
 
 
 @dataclass
@@ -602,6 +625,9 @@ class FakeWandbServer:
             # what wandb-core's RunResumeStatus reads to continue a run: line counts (its file
             # stream offsets), the last rows as a JSON list of JSON strings, the _wandb config
             "logLineCount": len(r.console), "eventsLineCount": len(r.events),
+            # the run's console as the backend serves it to the UI's Logs tab and to
+            # Run.console_logs() (wandb >= 0.31: RunConsoleLogTail / logLines(last: N))
+            "logLines": lambda last=None, first=None, after=None, **_: _log_lines(r.console, last, first, after),
             "historyTail": json.dumps([json.dumps(x) for x in rows[-_TAIL_ROWS:]]),
             "eventsTail": json.dumps([json.dumps(x) for x in r.events[-_TAIL_ROWS:]]),
             "wandbConfig": lambda keys=None, **_: json.dumps(

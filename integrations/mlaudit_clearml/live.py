@@ -4,11 +4,21 @@
   ``in_progress`` (``last_iteration``, ``last_update``, ``last_metrics``: each series' latest
   value, the monitor's fast path).
 * Tail: a task whose ``last_iteration`` advanced is read with ``events.get_task_events``
-  (``event_type: training_stats_scalar``, newest first) page by page down to the last
-  iteration seen, so a poll reads only the new scalars; on first sight the newest
-  ``FIRST_EVENTS`` events. The console (``events.get_task_log``) is read after the last log
-  event's timestamp. The resource monitor's series (title ``:monitor:...``) are the
-  heartbeat: they keep arriving while a hung process is alive.
+  (``event_type: training_stats_scalar``, newest first, ``count_total: false``), every event
+  at full fidelity (never the sampled ``scalar_metrics_iter_histogram``), down to the last
+  iteration seen, so a poll reads only the new scalars. ``metrics`` (clearml-server API
+  2.22+: ``[{metric, variants}]``) limits the read to the series the live detectors use (loss,
+  grad norm, loss scale, throughput: :meth:`LiveRun.needed_keys`) and the resource monitor's,
+  and ``batch_size`` is the expected number of new events ((new iterations + 1) x series), so
+  one request per task per poll reads what is new and little else (a short page is followed
+  by the next one through the scroll id). clearml-server has no events endpoint that takes
+  several tasks at full fidelity (``multi_task_scalar_metrics_iter_histogram`` samples;
+  ``get_task_events``, ``scalar_metrics_iter_raw`` and ``get_task_log`` take one task), so a
+  poll costs one console request per task and one scalar request per task whose
+  ``last_iteration`` advanced. On first sight: the newest ``FIRST_EVENTS`` events.
+  The console (``events.get_task_log``) is read after the last log event's timestamp. The
+  resource monitor's series (title ``:monitor:...``) are the heartbeat: they keep arriving
+  while a hung process is alive.
 * NaN: the ClearML SDK reports a NaN/inf scalar as ``0.0`` by default
   (``MetricsEventAdapter.default_nan_value``, ``Logger.set_reporting_nan_value``), so the
   series never holds the NaN. Its ``NaN value encountered. Reporting it as '0.0'`` line is
@@ -46,15 +56,25 @@ LIVE_PROPERTY = "mlaudit.live"
 #: Scalar events read on first sight of a task (its newest ones: one page, about 100 iterations
 #: of 10 series; the detectors need tens of points, and 100 tasks x 5,000 took over a minute).
 FIRST_EVENTS = 1000
-PAGE = 1000
 _NAN_LINE = re.compile(r"NaN value encountered\. Reporting it as '([^']+)'")
 _MONITOR = ":monitor:"
 
 
-def _key(ev: dict) -> str:
-    from .mapping import metric_key
+_KEYS: dict[tuple[str, str], str] = {}
+#: Largest page clearml-server returns (``events_retrieval.max_raw_scalars_size``).
+MAX_PAGE = 10_000
 
-    return metric_key(ev.get("metric") or "", ev.get("variant") or "")
+
+def _key(ev: dict) -> str:
+    mv = (ev.get("metric") or "", ev.get("variant") or "")
+    key = _KEYS.get(mv)
+    if key is None:
+        from .mapping import metric_key
+
+        if len(_KEYS) > 100_000:  # bounded: a task logging ever new series names
+            _KEYS.clear()
+        key = _KEYS[mv] = metric_key(*mv)
+    return key
 
 
 class ClearMLLiveSource:
@@ -72,6 +92,7 @@ class ClearMLLiveSource:
         self.projects = list(projects)
         self._ids: list[str] | None = None
         self._tasks: dict[str, dict] = {}
+        self._series: dict[str, dict[str, tuple[str, str]]] = {}  # task -> key -> (metric, variant)
         self.requests = 0
 
     def _call(self, endpoint: str, **payload):
@@ -108,10 +129,11 @@ class ClearMLLiveSource:
             upd = parse_time(t.get("last_update"))
             wall = upd.timestamp() if upd else None
             it = int(t.get("last_iteration") or 0)
-            latest, values, maxima = {}, {}, {}
+            latest, values, maxima, series = {}, {}, {}, {}
             for variants in (t.get("last_metrics") or {}).values():
                 for lm in (variants or {}).values():
                     key = _key(lm)
+                    series[key] = (lm.get("metric") or "", lm.get("variant") or "")
                     v = lm.get("value")
                     if wall is None or not isinstance(v, (int, float)) or key.startswith(_MONITOR):
                         continue
@@ -120,6 +142,7 @@ class ClearMLLiveSource:
                         maxima[key] = float(lm["max_value"])
             self._standin_latest(values, maxima)
             self._tasks[t["id"]] = t
+            self._series[t["id"]] = series
             out[t["id"]] = RunInfo(ref=t["id"], name=t.get("name") or t["id"],
                                    url=task_url(self.session, t), project=", ".join(self.projects),
                                    latest=latest, values=values)
@@ -156,12 +179,14 @@ class ClearMLLiveSource:
         for info in infos:
             tail = tails[info.ref] = Tail()
             cur = cursors.setdefault(info.ref, {})
+            task = self._tasks.get(info.ref) or {}
             try:
                 self._console(info.ref, cur, tail)
-                last = int((self._tasks.get(info.ref) or {}).get("last_iteration") or 0)
+                last = int(task.get("last_iteration") or 0)
                 seen = cur.get("iter")
                 if seen is None or last > seen or cur.get("sys_pending"):
-                    self._scalars(info.ref, cur, tail, None if keys is None else keys.get(info.ref))
+                    self._scalars(info.ref, cur, tail, None if keys is None else keys.get(info.ref),
+                                  last)
             except Exception as exc:  # noqa: BLE001 - the cursor stays: read at the next poll
                 log.warning("reading task %s failed (%s); retried at the next poll", info.ref, exc)
                 tails[info.ref] = Tail()
@@ -169,13 +194,38 @@ class ClearMLLiveSource:
             self._restore_nan(tail, cur)
         return tails
 
-    def _scalars(self, task: str, cur: dict, tail: Tail, only: set[str] | None) -> None:
+    def _filter(self, task: str, only: set[str] | None) -> list[dict] | None:
+        """``metrics`` of the request: the wanted keys' series and the monitor's, grouped by
+        title; None (every series) when a wanted key is not in the listing's ``last_metrics``."""
+        series = self._series.get(task) or {}
+        if only is None or not series or any(k not in series for k in only):
+            return None
+        by_metric: dict[str, list[str]] = {}
+        for key, (metric, variant) in series.items():
+            if key in only or key.startswith(_MONITOR):
+                by_metric.setdefault(metric, []).append(variant)
+        return [{"metric": m, "variants": sorted(v)} for m, v in sorted(by_metric.items())]
+
+    def _scalars(self, task: str, cur: dict, tail: Tail, only: set[str] | None,
+                 last: int | None = None) -> None:
         seen = cur.get("iter")
         got: list[dict] = []
         scroll = None
+        metrics = self._filter(task, only)
+        n_series = sum(len(m["variants"]) for m in metrics) if metrics is not None else \
+            max(1, len(self._series.get(task) or {}))
+        if seen is None or last is None:
+            batch = FIRST_EVENTS
+        else:  # the new iterations' events and one more iteration: the page ends below `seen`
+            batch = min(MAX_PAGE, max(n_series, (max(0, last - seen) + 1) * n_series))
+        if metrics == [] and last is not None:  # no series the detectors read: nothing to fetch
+            cur["iter"] = last
+            return
         while True:
             payload = {"task": task, "event_type": "training_stats_scalar", "order": "desc",
-                       "batch_size": PAGE}
+                       "batch_size": batch, "count_total": False}
+            if metrics is not None:
+                payload["metrics"] = metrics
             if scroll:
                 payload["scroll_id"] = scroll
             data = self._call("events.get_task_events", **payload)
@@ -187,6 +237,7 @@ class ClearMLLiveSource:
             low = min(int(e.get("iter") or 0) for e in page)
             if (seen is not None and low <= seen) or (seen is None and len(got) >= FIRST_EVENTS):
                 break
+            batch = min(MAX_PAGE, 2 * batch)  # more than expected: larger pages from here
         if seen is None and len(got) >= FIRST_EVENTS:
             tail.notes.append(f"first sight: the newest {len(got)} scalar events")
         pts: dict[str, list[tuple[int, float, float]]] = {}

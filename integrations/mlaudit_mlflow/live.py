@@ -50,6 +50,10 @@ class MlflowLiveSource:
     tracker = "mlflow"
     can_stop = False  # MLflow has no remote stop: the hooks honour the stop_requested tag
     lists_latest_values = True  # search_runs carries each key's latest value, step and time
+    #: said in a stall alert instead of the last console lines
+    no_console = ("MLflow records no console output for a run (its tracking API has no log "
+                  "stream; a script's stdout never reaches the server), so no last console "
+                  "lines can be shown")
 
     def __init__(self, tracking_uri: str | None, experiment_ids: list[str] | None,
                  resolve=None) -> None:

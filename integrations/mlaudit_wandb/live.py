@@ -9,6 +9,9 @@
   sample of its history (``Run.history(samples=1000)``, the ``sampledHistory`` field), so a
   watcher that starts on a long run does not read all of it. ``systemMetrics`` (the newest
   system sample, with its ``_timestamp``) is the heartbeat.
+* Console: ``Run.console_logs(last=200)`` (wandb >= 0.31: the ``logLines`` of the run page's
+  Logs tab, which W&B serves for running runs too), the lines after the last one seen, when
+  the run's ``heartbeatAt`` moved: the stall evidence (last lines) and LV007 (NCCL/OOM).
 * Write-back while the run runs: tags only (``mlaudit:live-LV00x`` while an episode is open,
   ``mlaudit:live-ok`` after it cleared). The summary and files belong to the training
   process until it ends (wandb-core re-sends the whole summary), so the live history stays
@@ -40,6 +43,8 @@ STOP_TAG = "mlaudit:stop-requested"
 #: History rows read on first sight of a run (an even sample of everything before).
 FIRST_SAMPLES = 1000
 PAGE_SIZE = 1000
+#: Console lines read per run per poll (the newest; enough for the stall evidence and LV007).
+CONSOLE_LINES = 200
 
 
 def _num(v) -> float | None:
@@ -147,6 +152,7 @@ class WandbLiveSource:
             if isinstance(sysm, dict) and isinstance(sysm.get("_timestamp"), (int, float)):
                 tail.system_wall = float(sysm["_timestamp"])
             cur = cursors.setdefault(info.ref, {})
+            self._console(info.ref, r, cur, tail)
             seen = cur.get("step")
             last = getattr(r, "lastHistoryStep", -1)
             if last is None or last < 0 or (seen is not None and last <= seen):
@@ -195,6 +201,39 @@ class WandbLiveSource:
                 if any(x is None for x in w):
                     t.points[k] = (s, None, v)
         return tails
+
+    def _console(self, ref: str, r, cur: dict, tail: Tail) -> None:
+        """New console lines: ``Run.console_logs(last=CONSOLE_LINES)`` (wandb >= 0.31; the
+        ``logLines`` the UI's Logs tab reads, live runs included), lines numbered above the last
+        one seen. Read only when the run's ``heartbeatAt`` moved (console lines arrive through
+        the file stream, which moves it), so an idle run costs no request."""
+        if not hasattr(r, "console_logs"):
+            return
+        beat = str(r._attrs.get("heartbeatAt") or "")
+        if beat and cur.get("beat") == beat:
+            return
+        from .online import sdk_errors
+
+        seen = int(cur.get("log_n", -1))
+        try:
+            with sdk_errors(ref):
+                self.requests += 1
+                logs = r.console_logs(last=CONSOLE_LINES)
+                lines = [x for x in logs if x.number > seen]
+        except Exception as exc:  # noqa: BLE001 - console lines are evidence, not the tail
+            log.info("console of %s not read (%s); retried at the next poll", ref, exc)
+            return
+        total = getattr(getattr(logs, "last_response", None), "total_lines", 0) or 0
+        if lines and seen >= 0 and lines[0].number > seen + 1:
+            tail.notes.append(f"console: {lines[0].number - seen - 1} line(s) since the last poll "
+                              f"not read (the newest {CONSOLE_LINES} were)")
+        for x in lines:
+            tail.console.append(("console", x.number + 1, x.content))
+        if lines:
+            cur["log_n"] = max(x.number for x in lines)
+        elif total and seen < 0:
+            cur["log_n"] = total - 1
+        cur["beat"] = beat
 
     # -- writing ---------------------------------------------------------------------------
     def _tags(self, ref: str, change) -> None:

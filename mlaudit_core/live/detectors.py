@@ -521,14 +521,16 @@ class LiveRun:
         return max(0.0, min(ages)) if ages else None
 
     def conditions(self, now: float, t: LiveThresholds, running: bool = True,
-                   status_known: bool = True) -> dict[str, Finding]:
+                   status_known: bool = True, no_console: str | None = None) -> dict[str, Finding]:
         """The live conditions that hold now: ``{slot: Finding}`` (slots of :data:`SLOT_CAUSE`;
         console hits are returned under ``console:<signature>:<rank>`` and consumed).
 
         ``running``: the tracker says the run is running (False: no stall is judged).
         ``status_known=False`` (TensorBoard: no run status): a run that stopped writing may
         simply have ended, so only a stall with a heartbeat (LV005: console still growing) is
-        reported, never a plain LV004."""
+        reported, never a plain LV004.
+        ``no_console``: why the tracker has no console to show (MLflow): said in a stall's
+        evidence and message instead of the last console lines."""
         out: dict[str, Finding] = {}
         for key, st in self.nonfinite.items():
             if st.get("active") or st.get("pending"):
@@ -597,6 +599,12 @@ class LiveRun:
                         "median_interval_s": None if med is None else round(med, 3)})]
             for i, line in enumerate(self.console_tail[-5:]):
                 ev.append(LogEvidence(source="console (last lines)", line=i + 1, text=line))
+            console_note = ""
+            if not self.console_tail:
+                ev.append(FactEvidence(text=no_console or "no console line received from the "
+                                       "run so far: no last lines to show"))
+                if no_console:
+                    console_note = f"; {no_console}"
             sys_alive = (self.last_sys_wall is not None and self.last_wall is not None
                          and self.last_sys_wall > self.last_wall + max(med or 0, 1.0)
                          and self.last_sys_obs is not None and now - self.last_sys_obs < limit)
@@ -604,7 +612,8 @@ class LiveRun:
                 out["stall"] = _finding(
                     "LV005", f"training metrics stopped at step {self.last_step} "
                     f"({age:.0f} s ago) while system metrics keep arriving (last at "
-                    f"{_iso(self.last_sys_wall)}): the process is alive but not training (a hang)",
+                    f"{_iso(self.last_sys_wall)}): the process is alive but not training (a hang)"
+                    f"{console_note}",
                     ev, last_step=self.last_step, seconds=age, threshold_s=limit,
                     last_system_time=_iso(self.last_sys_wall))
             elif status_known:
@@ -612,7 +621,8 @@ class LiveRun:
                     "LV004", f"no new training step for {age:.0f} s (threshold {limit:.0f} s = "
                     f"max({t.stall_factor:g} x median interval "
                     f"{'-' if med is None else f'{med:.3g} s'}, {t.stall_floor_s:g} s)) while the "
-                    f"run is still running; last step {self.last_step} at {_iso(self.last_wall)}",
+                    f"run is still running; last step {self.last_step} at {_iso(self.last_wall)}"
+                    f"{console_note}",
                     ev, last_step=self.last_step, seconds=age, threshold_s=limit)
         if self.thr_low_run >= t.throughput_window and self.thr_ref:
             ref = statistics.median(self.thr_ref)

@@ -230,6 +230,25 @@ def alert_report(event: LiveEvent, run: RunRef) -> AuditReport:
         findings=[f])
 
 
+def evidence_text(e) -> str:
+    """One evidence item as one plain line, as the Markdown report words it
+    (:func:`mlaudit_core.render.markdown._evidence`), unescaped (the channel escapes it)."""
+    def num(x) -> str:
+        if isinstance(x, float):
+            return f"{x:.4g}"
+        return "n/a" if x is None else str(x)
+
+    vals = ", ".join(f"{n}={num(v)}" for n, v in (getattr(e, "values", None) or {}).items())
+    if e.kind == "series":
+        rng = f" steps {e.step_start}–{e.step_end}" if e.step_start is not None else ""
+        return f"{e.metric}{rng}" + (f" ({vals})" if vals else "")
+    if e.kind in ("log", "code"):
+        return f"{e.source if e.kind == 'log' else e.path}:{e.line}: {e.text[:300]}"
+    if e.kind == "config":
+        return f"{e.key} = {e.value}"
+    return e.text + (f" ({vals})" if vals else "")
+
+
 def live_doc(ref: str, lstore: LiveStore, run: RunRef) -> dict:
     """The ``mlaudit/live.json`` document: every episode of the run, newest last."""
     eps = []
@@ -283,11 +302,21 @@ def send(event: LiveEvent, run: RunRef, settings) -> list:
                 payload = nt.slack_payload(report)
                 head = ("mlaudit live alert" if event.kind == "alert" else "mlaudit live: recovered")
                 payload["text"] = f"{head}: {payload['text']}"
+                ev_lines = [f"• {nt.slack_escape(redact_text(evidence_text(e)))}"
+                            for e in report.findings[0].evidence[:8]]
+                if ev_lines:  # before the context block: the evidence of the report's finding
+                    payload["blocks"].insert(-1, {"type": "section", "text": {
+                        "type": "mrkdwn",
+                        "text": nt._clip("*Evidence*\n" + "\n".join(ev_lines), nt.SLACK_SECTION_MAX)}})
             else:
                 payload = nt.json_payload(report, event.delivery)
                 payload["event"] = "mlaudit.live"
                 payload["live"] = {"kind": event.kind, "slot": event.slot, "episode": event.n,
-                                   "code": event.finding.code, "stop_requested": event.stop}
+                                   "code": event.finding.code, "stop_requested": event.stop,
+                                   # the finding exactly as a report's findings[] holds it
+                                   # (docs/schema/report.schema.json#/$defs/Finding), redacted
+                                   "finding": nt._redact_all(
+                                       report.findings[0].model_dump(mode="json"))}
             body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
             headers = {"Content-Type": "application/json; charset=utf-8",
                        "User-Agent": nt.USER_AGENT}

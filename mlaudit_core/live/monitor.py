@@ -58,6 +58,9 @@ class PollStats:
     requests: int = 0
     cpu_s: float = 0.0
     wall_s: float = 0.0
+    #: CPU seconds of the whole process during the poll (every thread: the listing thread of
+    #: the fast path too), ``time.process_time``; ``cpu_s`` is the poll thread's alone
+    proc_cpu_s: float = 0.0
 
 
 class LiveMonitor:
@@ -114,7 +117,7 @@ class LiveMonitor:
         return len(listed)
 
     def poll_once(self) -> PollStats:
-        t0, c0 = time.monotonic(), time.thread_time()
+        t0, c0, p0 = time.monotonic(), time.thread_time(), time.process_time()
         req0 = getattr(self.source, "requests", 0)
         stats = PollStats()
         listed = self.source.list_running()
@@ -142,7 +145,8 @@ class LiveMonitor:
                         log.info("run %s: %s", info.ref, note)
                 conds = {**fasts.get(info.ref, {}), **lr.conditions(
                     now, th, running=True,
-                    status_known=getattr(self.source, "has_status", True))}
+                    status_known=getattr(self.source, "has_status", True),
+                    no_console=getattr(self.source, "no_console", None))}
                 # a condition clears only on new evidence: training points that arrived in this
                 # poll (a poll that read nothing new, e.g. as a stopped run ends, closes nothing;
                 # a full CI run once saw alert, 'recovered', alert on a run NaN to its end)
@@ -178,6 +182,7 @@ class LiveMonitor:
         stats.runs = len(infos)
         stats.requests = getattr(self.source, "requests", 0) - req0
         stats.cpu_s = time.thread_time() - c0
+        stats.proc_cpu_s = time.process_time() - p0
         stats.wall_s = time.monotonic() - t0
         self.last_stats = stats
         self.history.append(stats)
