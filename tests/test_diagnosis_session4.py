@@ -60,3 +60,20 @@ def test_checkpoint_is_named_only_when_the_run_records_one():
     rep = audit(no_saves)
     assert not any("last good checkpoint" in a.action for a in rep.next_actions), \
         [a.action for a in rep.next_actions]
+
+
+def test_a_python_warning_naming_gradscaler_is_not_precision_evidence():
+    """nanoGPT prints a FutureWarning about ``torch.cuda.amp.GradScaler`` and echoes the source line
+    ``scaler = torch.cuda.amp.GradScaler(enabled=(dtype == 'float16'))`` on every run, float32 on a
+    CPU included (own corpus log09, a phone CPU run): that names the API, not the setting."""
+    from mlaudit_core.verdict.evidence import precision_evidence
+
+    run = _run(OWN / "ChenZihua-cn--nanoGPT/train.log")
+    rep = audit(run)
+    assert precision_evidence(run, rep.findings) == []
+    assert rep.verdict.outcome is Outcome.DIVERGED
+    assert not any("precision" in a.action.lower() for a in rep.next_actions), [a.action for a in rep.next_actions]
+    # a console line that states the setting still counts
+    from mlaudit_core.rundata import ConsoleLine
+    run.console.append(ConsoleLine(source="train.log", lineno=9999, text="Using 16bit Automatic Mixed Precision (AMP)"))
+    assert precision_evidence(run, rep.findings)

@@ -370,6 +370,9 @@ _PRECISION_LINE = re.compile(r"\b(fp16|bf16|float16|bfloat16|mixed[- ]precision|
                              r"apex\.amp|autocast|Using 16bit|16-mixed|half precision)\b", re.I)
 
 
+_WARNING_OR_CODE = re.compile(r"\w*Warning\b:|^\s*[\w.\[\]]+\s*=\s*[\w.]+\(")
+
+
 def precision_evidence(run: RunData, findings: list[Finding]) -> list[str]:
     """Evidence that reduced precision is in use: params/config, a loss-scale series or finding,
     console lines. Empty when there is none (then no precision cause may be named)."""
@@ -381,7 +384,11 @@ def precision_evidence(run: RunData, findings: list[Finding]) -> list[str]:
         out.append(f"a loss-scale series ({run.key_for(Role.LOSS_SCALE)})")
     out += [f"{f.code} {f.name}" for f in findings if f.code in ("RT006", "OP007")]
     for c in run.console[:5000]:
-        if _PRECISION_LINE.search(c.text):
+        # a Python warning, or the source line it echoes, names the API, not the setting: nanoGPT prints
+        # "FutureWarning: `torch.cuda.amp.GradScaler(args...)` is deprecated" and
+        # "scaler = torch.cuda.amp.GradScaler(enabled=(dtype == 'float16'))" on every run, float32 on a
+        # CPU included (own corpus log09)
+        if _PRECISION_LINE.search(c.text) and not _WARNING_OR_CODE.search(c.text):
             out.append(f"console {c.source}:{c.lineno}: {c.text.strip()[:120]}")
             break
     return out
