@@ -262,7 +262,7 @@ def write_back(api, path: RunPath, report: AuditReport, *, run_data=None, dry_ru
         _describe(result, done.merged, verified=done.verified)
         tags = merged_tags(_read_tags_notes(wrun)[0], report)
         _write(wrun, _UPDATE_TAGS, tags=tags)
-        wrun.summary.update(summary)  # last: the summary verdict marks a complete write-back
+        _merge_summary(wrun, summary)  # last: the summary verdict marks a complete write-back
     if wandb_report:
         _save_report(wrun, path, report, run_data, current, result)
     if do_panel:
@@ -289,7 +289,7 @@ def _save_report(wrun, path: RunPath, report: AuditReport, run_data, current: di
     except InputError as exc:
         raise InputError(f"{exc} (the verdict itself was written)") from None
     with sdk_errors(str(path)):
-        wrun.summary.update({REPORT_ID_KEY: saved.id, REPORT_URL_KEY: saved.url})
+        _merge_summary(wrun, {REPORT_ID_KEY: saved.id, REPORT_URL_KEY: saved.url})
     result.tags[REPORT_URL_KEY] = saved.url
     result.notes.append(f"{'saved' if saved.created else 'updated'} the W&B Report {saved.url}")
 
@@ -379,6 +379,15 @@ def _log_panel(path: RunPath, html: str, state: str, sha: str) -> str:
             raise InputError(f"{what}: W&B refused the resume: {_first_line(exc)}") from None
     return end_state
 
+
+
+def _merge_summary(wrun, keys: dict) -> None:
+    """Set ``keys`` in the run's summary as the server has it now. ``wrun.summary.update``
+    would send the summary the (cached) ``Run`` object held when the audit loaded it, and
+    W&B replaces the summary whole: a key the user set during the audit was dropped."""
+    summary, _ = _read_summary(wrun)
+    summary.update(keys)
+    _write_summary(wrun, summary)
 
 
 def _read_summary(wrun) -> tuple[dict, str]:
