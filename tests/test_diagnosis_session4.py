@@ -77,3 +77,22 @@ def test_a_python_warning_naming_gradscaler_is_not_precision_evidence():
     from mlaudit_core.rundata import ConsoleLine
     run.console.append(ConsoleLine(source="train.log", lineno=9999, text="Using 16bit Automatic Mixed Precision (AMP)"))
     assert precision_evidence(run, rep.findings)
+
+
+def test_a_crash_followed_by_a_later_finished_launch_does_not_end_the_run():
+    """own log13: a YOLOX train_log.txt holding 14 launches; 13 die (CUDA OOM, FileNotFoundError ...),
+    the last runs 300/300 epochs and prints 'Training of experiment is done'. The OOM is reported but
+    is not how the run ended."""
+    run = _run(OWN / "Duke-Rodriguez-Rudolph--yolox-chepai/train_log.txt")
+    rep = audit(run)
+    assert any(f.code == "RT001" for f in rep.findings)  # still reported
+    assert rep.verdict.outcome is not Outcome.CRASHED, rep.verdict.summary
+    assert "Earlier attempts in the same log crashed" in rep.verdict.summary
+
+
+def test_a_crash_at_the_end_of_the_log_still_ends_the_run():
+    """own wb12: nanoGPT W&B run, CUDA OOM at step 0 and nothing after it."""
+    run = _run(OWN / "jackokeefe11--nanoGPT/wandb/run-20240215_023758-f656tyfr")
+    rep = audit(run)
+    assert rep.verdict.outcome is Outcome.CRASHED, rep.verdict.summary
+    assert "Earlier attempts" not in rep.verdict.summary

@@ -33,12 +33,14 @@ from ..report import (
 from ..roles import Role
 from ..rundata import RunData, RunStatus
 from .evidence import (
+    CRASH_CODES,
     assess,
     confidence,
     ending,
     lr_assessment,
     precision_evidence,
     primary_points,
+    superseded_crash,
     what_to_log,
 )
 from .narrative import build_timeline, hypotheses, key_metrics, next_actions, surprising
@@ -51,10 +53,15 @@ _PARTIAL = re.compile(r"truncat|corrupt|could not be read|cannot read|no such fi
 
 def build_context(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -> Ctx:
     by_code: dict[str, list[Finding]] = {}
+    superseded: list[str] = []
     for f in findings:
+        if f.code in CRASH_CODES and (end := superseded_crash(run, f)) is not None:
+            # an earlier attempt's crash in an appended log: reported, but not how this run ended
+            superseded.append(f"{f.code} ({f.message[:100]}) is followed by '{end}'")
+            continue
         by_code.setdefault(f.code, []).append(f)
     return Ctx(run, by_code, assess(run, findings, det_runs), ending(run, findings),
-               precision_evidence(run, findings), lr_assessment(run))
+               precision_evidence(run, findings), lr_assessment(run), superseded)
 
 
 def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -> AuditReport:
@@ -81,6 +88,9 @@ def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
                             "cannot be told from it; what was read looked healthy: "
                             + decision.summary, decision.primary, "V20p")
     summary = decision.summary
+    if ctx.superseded:
+        summary += (" Earlier attempts in the same log crashed before a later one finished, so those crashes "
+                    "did not end this run: " + "; ".join(ctx.superseded[:2]) + ".")
     if partial:
         inconclusive = True
         summary += " Partial data: " + "; ".join(partial[:3]) + "."

@@ -154,7 +154,28 @@ _HF_TOTAL = re.compile(r"Total optimization steps = ([\d,]+)")
 #: completed in". A short run whose log ends with one of these ended normally.
 _NORMAL_END = re.compile(r"'train_runtime'|\"train_runtime\"|Training completed|Overall training speed|"
                          r"Total training time|Trainer\.fit` stopped|Signaling Trainer to stop|"
-                         r"epochs completed in", re.I)
+                         r"epochs completed in|Training of experiment is done", re.I)
+#: Crash signatures (out of memory, collective timeout, worker death, Python error, hardware fault, disk
+#: full, killed) that a later end-of-training line in the same console supersedes.
+CRASH_CODES = ("RT001", "RT002", "RT004", "RT005", "RT007", "RT008", "RT010")
+
+
+def superseded_crash(run: RunData, f: Finding) -> str | None:
+    """The end-of-training line (:data:`_NORMAL_END`) that follows crash finding ``f``'s console line
+    in the same source, or ``None``. A log that people append to holds earlier attempts: a traceback
+    followed later by the trainer's normal end line belongs to an attempt that did not end the run
+    (own corpus log13: 13 failed YOLOX launches, OOMs included, then one that ran 300/300 epochs and
+    printed 'Training of experiment is done')."""
+    logs = [(e.source, e.line) for e in f.evidence if getattr(e, "kind", "") == "log"]
+    if not logs or not run.console:
+        return None
+    src, ln = max(logs, key=lambda t: t[1])
+    for c in reversed(run.console):
+        if c.source == src and c.lineno <= ln:
+            break
+        if c.source == src and _NORMAL_END.search(c.text):
+            return c.text.strip()[:160]
+    return None
 
 
 @dataclass

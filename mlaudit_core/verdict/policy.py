@@ -45,6 +45,8 @@ class Ctx:
     ending: Ending
     precision: list[str]
     lr: LrAssessment
+    #: crash findings left out because a later end-of-training line follows them (evidence.superseded_crash)
+    superseded: list[str] = field(default_factory=list)
 
     def get(self, code: str, min_sev: Severity = Severity.INFO) -> Finding | None:
         for f in self.by_code.get(code, []):
