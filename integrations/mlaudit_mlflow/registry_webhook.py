@@ -203,7 +203,10 @@ class Receiver:
         self._thread.join(timeout)
 
     def _work(self) -> None:
-        from mlaudit_core.redact import redact_text
+        from mlaudit_core.redact import neutralise_controls, redact_text
+
+        def shown(item) -> tuple[str, str]:  # a model name is the registering user's text
+            return neutralise_controls(item.name), neutralise_controls(item.version)
 
         q = self.deliveries
         while not self._stop.is_set():
@@ -221,13 +224,12 @@ class Receiver:
                 why = redact_text(f"{type(exc).__name__}: {exc}".splitlines()[0])
                 state = q.fail(item, why)
                 log.error("model %s version %s (run %s): not audited (attempt %d, %s): %s",
-                          item.name, item.version, item.run_id, item.attempts,
+                          *shown(item), item.run_id, item.attempts,
                           "given up" if state == "failed" else "will retry", why)
                 continue
             q.finish(item, outcome)
             self.counts["audited"] += 1
-            log.info("model %s version %s (run %s): %s", item.name, item.version,
-                     item.run_id, outcome)
+            log.info("model %s version %s (run %s): %s", *shown(item), item.run_id, outcome)
 
 
 def parse(payload) -> Registered | str:

@@ -98,8 +98,14 @@ def setup_logging() -> None:
     """One line per event on stderr: ``<time> <LEVEL> <message>`` (logger ``mlaudit``)."""
     logger = logging.getLogger("mlaudit")
     if not any(getattr(h, "_mlaudit", False) for h in logger.handlers):
+        from mlaudit_core.redact import neutralise_controls
+
+        class _Plain(logging.Formatter):  # run names, model names, tracker errors: run content
+            def format(self, record: logging.LogRecord) -> str:
+                return neutralise_controls(super().format(record))
+
         h = logging.StreamHandler(sys.stderr)
-        h.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        h.setFormatter(_Plain("%(asctime)s %(levelname)s %(message)s"))
         h._mlaudit = True  # type: ignore[attr-defined]
         logger.addHandler(h)
     logger.setLevel(logging.INFO)
