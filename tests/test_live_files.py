@@ -92,3 +92,76 @@ def test_watch_path_needs_live_and_an_existing_path(tmp_path):
     p = subprocess.run([MLAUDIT, "watch", str(f)], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "--live" in p.stderr
     assert not (tmp_path / "mlaudit").exists()
+
+
+REPLACE_WRITER = r"""
+import csv, os, sys
+path, first, last, scale = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+tmp = path + ".tmp"
+with open(tmp, "w", newline="") as fh:
+    w = csv.writer(fh)
+    w.writerow(["step", "loss"])
+    for s in range(first, last):
+        w.writerow([s, round(scale / (1 + s), 6)])
+os.replace(tmp, path)  # an atomic save: a new file (inode) under the same name
+"""
+
+
+def _write_replace(tmp_path, path, first, last, scale):
+    script = tmp_path / "replace_writer.py"
+    script.write_text(REPLACE_WRITER)
+    subprocess.run([sys.executable, str(script), str(path), str(first), str(last), str(scale)],
+                   check=True, timeout=60)
+
+
+def test_a_replaced_csv_longer_than_the_offset_is_read_from_its_start(tmp_path):
+    """Break-it: a CSV replaced (``os.replace``, by another process) with a file of the same
+    header that is already larger than the saved offset was read on from mid-file. The cursor
+    now knows the file's identity: another run's file is read from its start; the same history
+    saved again with more rows gives only the new rows."""
+    from mlaudit_core.live.files import LocalLiveSource
+
+    path = tmp_path / "metrics.csv"
+    _write_replace(tmp_path, path, 0, 10, 1.0)
+    src = LocalLiveSource([path])
+    cursors: dict = {}
+    info = src.list_running()[str(path.resolve())]
+    first = src.read([info], cursors)[info.ref].points["loss"]
+    assert first[0] == list(range(10))
+
+    # another run's file in its place: 40 rows, other values, bigger than the offset
+    _write_replace(tmp_path, path, 0, 40, 7.0)
+    tail = src.read([info], cursors)[info.ref]
+    steps, _w, values = tail.points["loss"]
+    assert steps == list(range(40))
+    assert values == [round(7.0 / (1 + s), 6) for s in range(40)]
+    assert any("replaced" in n for n in tail.notes)
+
+    # the same history saved again with 20 more rows: only those are new
+    _write_replace(tmp_path, path, 0, 60, 7.0)
+    steps, _w, values = src.read([info], cursors)[info.ref].points["loss"]
+    assert steps == list(range(40, 60)) and values[0] == round(7.0 / 41, 6)
+
+    # nothing new: nothing read
+    assert "loss" not in src.read([info], cursors)[info.ref].points
+
+
+def test_a_console_log_rewritten_in_place_is_read_again(tmp_path):
+    """A console log truncated and rewritten in place (same inode) with other content longer
+    than the offset: the bytes before the offset changed, so it is read from its start."""
+    from mlaudit_core.live.files import LocalLiveSource
+
+    path = tmp_path / "train.log"
+    path.write_text("".join(f"step {s} loss {1.0 / (1 + s):.4f}\n" for s in range(10)))
+    src = LocalLiveSource([path])
+    cursors: dict = {}
+    info = src.list_running()[str(path.resolve())]
+    tail = src.read([info], cursors)[info.ref]
+    assert len(tail.console) == 10
+    ino = path.stat().st_ino
+    with open(path, "w") as fh:  # truncate + write: the same file
+        fh.write("".join(f"step {s} loss {5.0 / (1 + s):.4f} (run 2)\n" for s in range(30)))
+    assert path.stat().st_ino == ino
+    tail = src.read([info], cursors)[info.ref]
+    assert [t for _src, _n, t in tail.console][0] == "step 0 loss 5.0000 (run 2)"
+    assert len(tail.console) == 30

@@ -9,7 +9,10 @@
   row number); every other numeric column is a series. A file that shrank was rewritten:
   it is read again from its start. A file whose header line changed was rewritten with new
   columns (Lightning's ``CSVLogger`` rewrites the whole file, header sorted, when a new key
-  is logged): it is read again under the new header, the rows already read skipped.
+  is logged): it is read again under the new header, the rows already read skipped. A file
+  replaced under the same name (another inode: ``os.replace``, log rotation) or rewritten in
+  place (the bytes before the saved offset changed) is read again from its start, even when
+  it is already longer than the offset (see :meth:`LocalLiveSource._replaced`).
 * Console logs (``*.log``, ``*.out``, ``*.txt``, or a file given as PATH): appended whole
   lines go through the same console-log engine as ``mlaudit logs``
   (:class:`mlaudit_core.formats.consolelog.parser.LogParser`: HF Trainer dicts, Lightning
@@ -32,6 +35,7 @@ written to ``<dir>/mlaudit/live.json`` (a directory) or ``<parent>/mlaudit/live-
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import logging
@@ -51,6 +55,10 @@ STEP_COLUMNS = ("step", "global_step", "iteration", "iter", "epoch")
 MAX_FILES = 64
 #: Most bytes read per file per poll: a runaway log cannot stall the poll.
 MAX_BYTES = 8 * 1024 * 1024
+#: Bytes before the saved offset compared at each poll (a file rewritten in place).
+MARK_BYTES = 64
+#: First bytes whose hash tells a replaced file that holds the same history from one that does not.
+HEAD_BYTES = 4096
 
 
 def _num(text: str) -> float | None:
@@ -136,6 +144,11 @@ class LocalLiveSource:
             for f in self.files(root):
                 name = f.name if root.is_file() else str(f.relative_to(root))
                 fc = files.setdefault(name, {"offset": 0, "lines": 0})
+                if self._replaced(f, fc):
+                    tail.notes.append(f"{name}: the file was replaced or rewritten since the last "
+                                      "poll; read again from its start"
+                                      + (f" (its first {fc['skip']} line(s) already read)"
+                                         if fc.get("skip") else ""))
                 if is_csv(f):
                     self._check_header(f, fc)
                 data = self._new_bytes(f, fc)
@@ -165,6 +178,47 @@ class LocalLiveSource:
             fc.update(offset=0, lines=0, skip=skip)
 
     @staticmethod
+    def _replaced(f: Path, fc: dict) -> bool:
+        """Whether the file under this name is no longer the one the cursor read: another
+        file (device and inode changed: ``os.replace`` of an atomic save, a rotated log) or
+        the same file rewritten in place (the bytes just before the saved offset changed). A
+        size check alone misses a replacement that is already larger than the offset (the
+        tail then read on from mid-file). The file is then read again from its start; when
+        its first bytes are those already read (the same history rewritten with more rows)
+        or a CSV's header changed (new columns: Lightning's rewrite, see
+        :meth:`_check_header`), the lines already read are skipped, else (another run in its
+        place) all are read."""
+        st = f.stat()
+        ident = [st.st_dev, st.st_ino]
+        off = int(fc.get("offset", 0))
+        if fc.get("ino") is None or not off:
+            fc["ino"] = ident
+            return False
+        same = fc["ino"] == ident
+        if same and fc.get("mark") and st.st_size >= off:
+            mark = bytes.fromhex(fc["mark"])
+            with open(f, "rb") as fh:
+                fh.seek(off - len(mark))
+                same = fh.read(len(mark)) == mark
+        if same:
+            return False
+        skip = 0
+        n = int(fc.get("h0n") or 0)
+        with open(f, "rb") as fh:
+            if n and st.st_size >= n and hashlib.sha1(fh.read(n)).hexdigest() == fc.get("h0"):
+                skip = int(fc.get("lines", 0))
+            elif fc.get("head") is not None:  # a CSV: its header line changed?
+                fh.seek(0)
+                first = fh.readline(MAX_BYTES).decode("utf-8", "replace").rstrip("\r\n")
+                if first and first != fc["head"]:  # new columns: as _check_header
+                    skip = int(fc.get("lines", 0))
+        fc.clear()
+        fc.update(offset=0, lines=0, ino=ident)
+        if skip:
+            fc["skip"] = skip
+        return True
+
+    @staticmethod
     def _new_bytes(f: Path, fc: dict) -> bytes | None:
         size = f.stat().st_size
         off = int(fc.get("offset", 0))
@@ -181,6 +235,13 @@ class LocalLiveSource:
         if end == 0:
             return None
         fc["offset"] = off + end
+        # identity marks (:meth:`_replaced`): the last bytes before the offset, and a hash of
+        # the file's first bytes (up to HEAD_BYTES)
+        fc["mark"] = (bytes.fromhex(fc.get("mark") or "") + data[:end])[-MARK_BYTES:].hex()
+        if int(fc.get("h0n") or 0) < HEAD_BYTES and off < HEAD_BYTES:
+            n = min(HEAD_BYTES, off + end)
+            with open(f, "rb") as fh:
+                fc["h0"], fc["h0n"] = hashlib.sha1(fh.read(n)).hexdigest(), n
         return data[:end]
 
     @staticmethod
@@ -227,7 +288,12 @@ class LocalLiveSource:
             parser = self._parsers[f"{ref}::{name}"] = _TailParser()
         n0 = int(fc.get("lines", 0))
         lines = data.decode("utf-8", "replace").splitlines()
+        skip = int(fc.pop("skip", 0))  # lines read before the file was replaced by a longer copy
+        if skip > len(lines):
+            fc["skip"] = skip - len(lines)
         for i, line in enumerate(lines):
+            if i < skip:
+                continue
             tail.console.append((name, n0 + i + 1, line))
             parser.feed(n0 + i + 1, line, name)
         fc["lines"] = n0 + len(lines)
