@@ -96,3 +96,15 @@ def test_a_crash_at_the_end_of_the_log_still_ends_the_run():
     rep = audit(run)
     assert rep.verdict.outcome is Outcome.CRASHED, rep.verdict.summary
     assert "Earlier attempts" not in rep.verdict.summary
+
+
+def test_a_relaunch_resumed_from_an_earlier_checkpoint_is_not_a_correctness_bug():
+    """own log12: a console log whose second launch resumes from the epoch-70 checkpoint (epoch counter
+    100 -> 71, loss 1.49 where the first launch had 1.66 at epoch 71): weights and counter restored
+    together. Reported (LI002 warning, rewound), not 'the resume did not restore the training state'."""
+    run = _run(OWN / "CloneNOX--Bi-LSTM-CN-Language-model/train_log.txt")
+    rep = audit(run)
+    li = [f for f in rep.findings if f.code == "LI002"]
+    assert li and li[0].facts.get("rewound") and li[0].severity.value == "warning", [f.message for f in li]
+    assert rep.verdict.cause.value != "correctness_bug", rep.verdict.summary
+    assert rep.verdict.outcome in (Outcome.SUCCEEDED, Outcome.PLATEAUED), rep.verdict.summary

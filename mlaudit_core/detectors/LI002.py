@@ -23,7 +23,11 @@ class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family
     A reset after which the training loss is back at its starting level (closer to the first
     value than to the value before the reset, after it had fallen) is a new run appended to
     the same log (Keras ``CSVLogger(append=True)``, a relaunched script; realworld csv01):
-    reported as a warning with ``appended``, not as a correctness bug.
+    reported as a warning with ``appended``, not as a correctness bug. A reset to a step where
+    the first segment had the same loss (within 25%) restored weights and step together from an
+    earlier checkpoint (a rewind, a relaunch resumed from it): a warning with ``rewound``. Only a
+    counter that went back while the loss stayed where it was (the state restored, the step not)
+    is the error.
     Thresholds: any decrease is a reset; repeats are reported when more than
     ``dup_frac`` of the points share a step (a few re-logged points are common).
     """
@@ -65,6 +69,25 @@ class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family
                         key=key, n_resets=int(resets.size), index=i + 1, appended=True,
                         step_before=int(s.steps[i]), step_after=int(s.steps[i + 1]))
                     return
+                ref = _value_at_or_before(s.steps[: i + 1], v[: i + 1], float(s.steps[i + 1]))
+                if learned and ref is not None and np.isfinite(ref) and ref > 0 and 0.75 <= after / ref <= 1.25:
+                    # the counter went back to a step where the first segment had the same loss: weights
+                    # and step were restored together from an earlier checkpoint (a rewind or a relaunch
+                    # resumed from it), not a counter that lost its state (own corpus log12: a Bi-LSTM
+                    # console log, epoch 100 -> 71, loss 1.49 where the first launch had 1.66 at 71)
+                    yield self.finding(
+                        Severity.WARNING,
+                        f"{key}: the step went back from {int(s.steps[i])} to {int(s.steps[i + 1])} at point {i + 1} "
+                        f"of {len(s)} with the loss at {fmt(after)}, where the first segment had {fmt(ref)}: "
+                        "the run was resumed from an earlier checkpoint with its step (weights and counter "
+                        "restored together); curves by step overlay the two segments",
+                        evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[i + 1]), step_end=int(s.steps[i]),
+                                                 values={"step_before": float(s.steps[i]),
+                                                         "step_after": float(s.steps[i + 1]),
+                                                         "loss_after": after, "loss_then": ref})],
+                        key=key, n_resets=int(resets.size), index=i + 1, appended=False, rewound=True,
+                        step_before=int(s.steps[i]), step_after=int(s.steps[i + 1]))
+                    return
                 yield self.finding(
                     Severity.ERROR,
                     f"{key}: step counter went back from {int(s.steps[i])} to {int(s.steps[i + 1])} "
@@ -84,3 +107,11 @@ class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family
                     evidence=[SeriesEvidence(metric=key, values={"repeated": float(dups)})],
                     key=key, n_repeated=dups)
                 return
+
+
+def _value_at_or_before(steps: np.ndarray, values: np.ndarray, step: float) -> float | None:
+    """The first segment's value at the last point whose step is <= ``step`` (``None`` if none)."""
+    idx = np.flatnonzero(steps <= step)
+    if not idx.size:
+        return None
+    return float(values[int(idx[-1])])
