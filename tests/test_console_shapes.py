@@ -162,3 +162,52 @@ def test_own_corpus_log07_ninety_launches():
     assert "Starting testing!" in "\n".join(cl.text for cl in run.console)
     v = audit(run, Settings()).verdict
     assert v.outcome.value == "unknown", v
+
+
+# --- session 4: shapes of real logs the console reader read nothing from -----------------------
+
+RW = REPO / "tests" / "data" / "realworld" / "runs"
+
+
+def test_epoch_header_with_of_and_message_on_the_next_line():
+    """KevinZH3/Faster-R-CNN-for-VOC2007 logs/train.log (Python logging, the message on the line
+    after its prefix): 'EPOCH 1 of 30' then 'EPOCH loss: 0.53'. Before: no metric at all."""
+    res = parse_lines(["2024-05-26 16:04:46 - INFO - task2_train_fasterrcnn.py - 65 - ", "EPOCH 1 of 30",
+                       "2024-05-26 16:25:29 - INFO - task2_train_fasterrcnn.py - 128 - ",
+                       "EPOCH loss: 0.535859936185811",
+                       "2024-05-26 16:25:35 - INFO - task2_train_fasterrcnn.py - 65 - ", "EPOCH 2 of 30",
+                       "2024-05-26 16:46:10 - INFO - task2_train_fasterrcnn.py - 128 - ",
+                       "EPOCH loss: 0.4816281531938906"])
+    assert _series(res, "train/loss") == ([1, 2], [0.535859936185811, 0.4816281531938906])
+    assert res.facts["epochs"] == 30 and res.params["log.step_axis"] == "epoch"
+
+
+def test_faster_rcnn_log_reads_the_first_launch_and_audits_the_empty_last():
+    """The real log holds 22 launches; the last printed no metric: the run is that launch,
+    the notes say the 10 epochs of loss were read from an earlier one (not this run's)."""
+    (_, run), = load_path(RW / "KevinZH3--Faster-R-CNN-for-VOC2007-" / "logs" / "train.log").runs
+    assert not run.metrics.keys
+    assert any("10 metric points" in n for n in run.notes) and any("printed no metric" in n for n in run.notes)
+
+
+def test_epoch_and_batch_without_a_step_take_the_batch_as_step():
+    """Barber0/LLM-pretrain train.log: 'ep: 0, batch: 20, time: 9.17, ntokens: 485.20/513, loss: 10.98'.
+    Before: every line was taken for start-up configuration (no 'step' or 'epoch' word)."""
+    (_, run), = load_path(RW / "Barber0--LLM-pretrain" / "train.log").runs
+    loss = run.metrics.series("train/loss")
+    assert loss.steps.tolist() == list(range(20, 261, 20)) and loss.values[0] == pytest.approx(10.984375)
+    assert run.params["log.step_axis"] == "batch" and "ntokens" not in run.params
+    res = parse_lines(["ep: 0, batch: 100, loss: 3.0", "ep: 0, batch: 200, loss: 2.0",
+                       "ep: 1, batch: 100, loss: 1.5", "ep: 1, batch: 200, loss: 1.2"])
+    assert _series(res, "train/loss")[0] == [100, 200, 300, 400]  # the next epoch goes on, never back
+
+
+def test_yolox_loguru_lines_and_last_launch():
+    """Duke-Rodriguez-Rudolph/yolox-chepai train_log.txt: 14 launches appended; the last trains
+    epochs 1-300 of 47 iterations. Before: no metric (loguru's 'module:function:line - ' prefix
+    and 'epoch: e/E, iter: i/N' had no reading)."""
+    (_, run), = load_path(RW / "Duke-Rodriguez-Rudolph--yolox-chepai" / "train_log.txt").runs
+    loss = run.metrics.series("train/loss")
+    assert run.params["log.steps_per_epoch"] == "47"
+    assert loss.steps[0] == 10 and loss.steps[-1] == 299 * 47 + 40
+    assert run.metrics.series("train/epoch").values[-1] == 300

@@ -151,6 +151,40 @@ def test_hf_console_dicts_numbered_like_the_trainer(produced):
     assert list(loss.values) == pytest.approx([h["loss"] for h in state["log_history"] if "loss" in h], rel=1e-3)
 
 
+def test_hf_console_with_bars_steps_from_the_trainer_bar_not_loading_bars(produced):
+    """A real fine-tune seen on a terminal (progress bars on): 'Writing model shards' and
+    'Loading weights' bars come first and are not training; the Trainer's log dicts (every 5
+    of 30 steps, eval every 10) sit at the steps they were logged at, which is the bar's redraw
+    after each dict (tqdm.write), not the stale draw before it. Before: every point at step 3
+    (the shard-writing bar's total), a throughput point from it, total_steps 3."""
+    text = (produced / "hf_tqdm" / "console.log").read_text()
+    assert "Writing model shards" in text and "Loading weights" in text  # the real libraries' bars
+    loaded = load_path(produced / "hf_tqdm" / "console.log")
+    assert loaded.reader == "console"
+    _, run = loaded.runs[0]
+    assert run.metrics.series("train/loss").steps.tolist() == [5, 10, 15, 20, 25, 30]
+    assert run.metrics.series("val/loss").steps.tolist() == [10, 20, 30]
+    assert run.params["log.total_steps"] == "30" and "log.steps_per_epoch" not in run.params
+    assert "tqdm-not-training" in run.params["log.formats"]
+    assert max(run.metrics.series("perf/throughput").steps) <= 30
+
+
+def test_keras_console_config_print_and_reduce_lr_on_plateau(produced):
+    """Keras 3 fit(verbose=2) with ReduceLROnPlateau(verbose=1) after a script's 'epochs: 12'
+    print: the print is the plan (not train/epoch 12 at step 1), the LR messages are events
+    (log.lr_changes), the lr series is Keras' own learning_rate column."""
+    _, run = load_path(produced / "keras_console" / "train.log").runs[0]
+    assert "train/epochs" not in run.metrics.keys and "train/epoch" not in run.metrics.keys
+    assert run.params["log.epochs"] == "12" and run.params["epochs"] == "12"
+    text = (produced / "keras_console" / "train.log").read_text()
+    n_msgs = text.count("ReduceLROnPlateau reducing learning rate")
+    assert n_msgs >= 1 and run.params["log.lr_changes"] == str(n_msgs)
+    loss = run.metrics.series("train/loss")
+    assert loss.steps.tolist() == list(range(1, 13))
+    lr = run.metrics.series("train/lr")
+    assert len(lr) == 12 and lr.values[0] == pytest.approx(0.01) and lr.values[-1] < 0.01
+
+
 # --- copied public artifacts (tests/data/formats/SOURCES.md) ---------------------------------
 
 def test_keras_tensorboard_train_validation_are_one_run():
@@ -483,7 +517,7 @@ SENSIBLE = {
     "tensorboard": {"tensorboard", "ultralytics", "jsonlines", "lightning_csv"},
     "mlflow": {"mlflow_store"},
     "wandb": {"wandb_dir"},
-    "logs": {"console", "jsonlines"},
+    "logs": {"console", "jsonlines", "generic_csv"},  # a step<TAB>loss table named train.log
 }
 ROLES = (Role.TRAIN_LOSS, Role.VAL_LOSS, Role.VAL_ACCURACY, Role.TRAIN_ACCURACY)
 # shared/ lies beside the checkout (CI: a copy next to the fresh clone, whatever its folder name;
@@ -524,7 +558,7 @@ def test_realworld_artifact_sniffed_and_loaded(base, entry):
         has = [r for r in ROLES if run.key_for(r) is not None]
         if entry.get("outcome_any_of") == ["unknown"]:
             continue  # labelled as holding nothing judgeable (e.g. only hp_metric)
-        if not run.metrics.keys and set(entry["outcome_any_of"]) <= {"crashed", "unknown"}:
+        if not run.metrics.keys and set(entry["outcome_any_of"]) <= {"crashed", "unknown", "running"}:
             assert run.console, entry["id"]  # died before logging a metric: the console says why
             continue
         assert has, (entry["id"], run.metrics.keys[:20])

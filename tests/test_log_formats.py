@@ -57,6 +57,8 @@ def test_fixture_log(fixture):
         assert run.params.get(f"log.{k}") == v, (k, run.params)
     for k in exp.get("absent_params", []):
         assert k not in run.params
+    for k in exp.get("absent_series", []):  # config prints (``epochs: 12``) are not metrics
+        assert k not in run.metrics.keys, (k, run.metrics.keys)
     assert not run.warnings
 
 

@@ -98,16 +98,56 @@ NOTIFY = typer.Option(None, "--notify", metavar="URL",
 
 def refuse_input_as_output(option: str, out: Path | None, inputs) -> None:
     """Exit 2 (one line) when the output file ``out`` is one of the input files: writing the
-    report or evidence there would replace the user's log (``logs train.txt --out train.txt``)."""
+    report or evidence there would replace the user's log (``logs train.txt --out train.txt``).
+
+    ``inputs`` are files or run folders. An existing ``out`` inside an input folder (a run
+    folder: a Lightning ``version_0``, an HF ``output_dir``, a TensorBoard logdir) is an
+    input file of that run and refused too (``mlaudit DIR --out DIR/train.txt`` replaced the
+    log the run was read from), unless it is a report mlaudit wrote there before
+    (:func:`_is_mlaudit_report`): re-running with the same ``--out`` keeps working.
+    """
     if out is None:
         return
+    try:
+        out_res = out.resolve()
+        out_file = out.is_file()
+    except OSError:
+        return
     for p in inputs or ():
+        p = Path(p)
         try:
-            same = Path(p).exists() and out.exists() and out.samefile(p)
+            same = p.exists() and out.exists() and out.samefile(p)
         except OSError:
             same = False
-        if same or Path(p).resolve() == out.resolve():
+        if same or p.resolve() == out_res:
             fail(f"{option} {out}: is an input file; it would be overwritten")
+        try:
+            inside = out_file and p.is_dir() and out_res.is_relative_to(p.resolve())
+        except OSError:
+            inside = False
+        if inside and not _is_mlaudit_report(out):
+            fail(f"{option} {out}: is an input file of the run in {p}; it would be overwritten")
+
+
+def _is_mlaudit_report(path: Path) -> bool:
+    """Whether ``path`` holds a report mlaudit wrote (Markdown ``# mlaudit:``, report JSON with
+    ``schema_version``/``tool_version``, the multi-run JSON list or Markdown stream, or the HTML
+    page): the first 4 KiB are read."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return False
+    h = head.lstrip()
+    if h.startswith("# mlaudit:"):
+        return True
+    if h.startswith("<!-- ") and "\n# mlaudit:" in h:
+        return True
+    if h.startswith("{") and '"schema_version"' in h and '"tool_version"' in h:
+        return True
+    if h.startswith("[") and ('"reader"' in h and '"report"' in h or h.rstrip() == "]"):
+        return True
+    return h.lower().startswith("<!doctype html>") and "mlaudit" in h
 
 
 def fail(message: str, code: int = 2) -> None:

@@ -103,6 +103,7 @@ def register(app: typer.Typer) -> None:
             cands, skipped = plan(path, as_)
         except MlauditError as exc:
             fail(str(exc))
+        refuse_input_as_output("--out", out, [c.path for c in cands])
         for where, why in skipped:
             _say(f"skipped {where}: {why}")
         if list_only:

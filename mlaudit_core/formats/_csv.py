@@ -43,9 +43,11 @@ STEP_NAMES = ("step", "global_step", "iteration", "iter", "it", "trainer/global_
 EPOCH_NAMES = ("epoch", "epochs", "Epoch")
 
 
-def header(path: Path) -> list[str] | None:
-    """The stripped column names of a CSV file's first line, or None when the first line is
-    not a plausible CSV header (no comma, binary, over 64 KiB)."""
+def delimiter(path: Path) -> str | None:
+    """The field separator of a metrics table: ``,`` (CSV), a tab (TSV: ``step<TAB>loss``
+    written by hand-rolled loops, also with a ``.log``/``.txt`` name), or runs of spaces
+    (``epoch train_loss val_loss``) when the rows below the header are numbers in as many
+    columns. None when the first line is no table header (binary, over 64 KiB, prose)."""
     data = head(path, 65536)
     if not data or b"\x00" in data:
         return None
@@ -53,10 +55,31 @@ def header(path: Path) -> list[str] | None:
     if len(line) >= 65536 and b"\n" not in data:
         return None
     text = line.decode("utf-8", "replace").lstrip("\ufeff").rstrip("\r")
-    if text.count(",") < 1 or text.lstrip().startswith(("{", "[", "<")):
+    if text.lstrip().startswith(("{", "[", "<")):
         return None
+    if text.count(",") >= 1:
+        return ","
+    if text.count("\t") >= 1:
+        return "\t"
+    names = text.split()
+    if len(names) >= 2 and all(n[:1].isalpha() or n[:1] == "_" for n in names) and \
+            _numeric_head(path, len(names), sep=None):
+        return " "
+    return None
+
+
+def header(path: Path) -> list[str] | None:
+    """The stripped column names of a metrics table's first line (comma, tab or space
+    separated: :func:`delimiter`), or None when the first line is not a plausible header."""
+    sep = delimiter(path)
+    if sep is None:
+        return None
+    line = head(path, 65536).split(b"\n", 1)[0]
+    text = line.decode("utf-8", "replace").lstrip("\ufeff").rstrip("\r")
+    if sep == " ":
+        return text.split()
     try:
-        names = next(csv.reader(io.StringIO(text)))
+        names = next(csv.reader(io.StringIO(text), delimiter=sep))
     except (csv.Error, StopIteration):
         return None
     return [n.strip() for n in names]
@@ -91,8 +114,9 @@ def read(path: Path, what: str = "CSV log") -> tuple[dict[str, tuple[np.ndarray,
     if names is None or looks_numeric_header(names):
         raise InputError(f"{path}: no CSV header line (comma-separated column names) at the top")
 
+    sep = delimiter(path) or ","
     kw = dict(engine="c", keep_default_na=False, na_values=[""],
-              encoding_errors="replace")
+              encoding_errors="replace", sep=r"\s+" if sep == " " else sep)
     n_long, longest, last_long = long_lines(path)
     if n_long:
         warnings.append(f"{path.name}: {n_long} line(s) longer than {MAX_LINE >> 20} MiB (the longest "
@@ -102,7 +126,7 @@ def read(path: Path, what: str = "CSV log") -> tuple[dict[str, tuple[np.ndarray,
         return io.BufferedReader(_ShortLines(path, MAX_LINE)) if n_long else path
 
     df = None
-    if _numeric_head(path, len(names)):
+    if _numeric_head(path, len(names), sep=sep):
         # every column parsed as float64 lands in one pandas block, which the metric table can
         # use without copying (_float_columns); any cell that is not a number fails this parse
         try:
@@ -174,9 +198,10 @@ def _parse_general(pd, source, kw: dict, path: Path, warnings: list[str]):
         return df
 
 
-def _numeric_head(path: Path, n_cols: int, rows: int = 50) -> bool:
+def _numeric_head(path: Path, n_cols: int, rows: int = 50, sep: str | None = ",") -> bool:
     """Whether the first rows after the header are all numbers or empty cells, with ``n_cols``
-    cells each (then the all-float64 parse is tried first)."""
+    cells each (then the all-float64 parse is tried first). ``sep`` None or ``" "``: runs of
+    white space separate the cells."""
     data = head(path, 65536)
     lines = data.split(b"\n")[1:rows + 1]
     if len(data) == 65536:
@@ -186,7 +211,7 @@ def _numeric_head(path: Path, n_cols: int, rows: int = 50) -> bool:
         line = raw.strip(b"\r")
         if not line.strip():
             continue
-        cells = line.split(b",")
+        cells = line.split() if sep in (None, " ") else line.split(sep.encode())
         if len(cells) != n_cols:
             return False
         for c in cells:

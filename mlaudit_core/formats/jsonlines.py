@@ -20,7 +20,8 @@ Dialects, told apart by their keys (the first readable lines):
 Values that are not numbers (strings, lists) are left out, except the ones above;
 ``NaN``/``Infinity`` (Python's JSON) are kept as points. Lines that are not JSON are
 counted in a warning (a cut last line is named as such); lines over
-:data:`MAX_LINE` (1 MiB) are skipped and counted in the report's warnings. Parsing is ``json.loads`` per line (the stdlib C scanner;
+:data:`MAX_LINE` (1 MiB) and lines nested too deeply for the decoder are skipped and
+counted in the report's warnings, which name the first line numbers. Parsing is ``json.loads`` per line (the stdlib C scanner;
 ``benchmarks/ingest.py`` compares it with ``pandas.read_json(lines=True)``).
 """
 
@@ -46,17 +47,32 @@ _FILES = ("metrics.json", "trainer_log.jsonl", "log.txt", "scalars.json")
 
 
 def _first_objects(p: Path, n: int = 5) -> list[dict]:
+    """The first ``n`` JSON objects among the first lines of ``p`` (for sniffing).
+
+    Reads the first 64 KiB; when a line there is cut (one line longer than that, e.g. a
+    deeply nested or huge first record), reads on past it, up to :data:`MAX_LINE` more bytes
+    in all, so that one enormous line does not hide the log behind it. Lines that are not
+    JSON objects (cut, nested too deeply, arrays) are passed over.
+    """
     data = head(p, 65536)
-    if not data or b"\x00" in data or not data.lstrip().startswith(b"{"):
+    if not data or b"\x00" in data or not data.lstrip().startswith((b"{", b"[")):
         return []
+    if len(data) == 65536 and data.count(b"\n") < n + 1:
+        try:
+            with open(p, "rb") as fh:
+                data = fh.read(65536 + MAX_LINE)
+        except OSError:
+            return []
+        if b"\x00" in data:
+            return []
     out = []
-    for line in data.split(b"\n")[:n + 1]:
+    for line in data.split(b"\n")[:n + 8]:
         line = line.strip()
-        if not line:
+        if not line or len(line) > MAX_LINE:
             continue
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # a cut line, or nesting deeper than Python's stack
             continue
         if isinstance(obj, dict):
             out.append(obj)
@@ -112,7 +128,7 @@ def load(path: Path):
         path = path / best
     check_text(path, "JSON-lines log")
     warnings: list[str] = []
-    stats = {"bad": 0, "long": 0, "last_bad": False}
+    stats = {"bad": 0, "long": 0, "deep": 0, "last_bad": False, "where": {}}
     objs = _objects(path, stats)
     first = list(itertools.islice(objs, 50))
     if not first:
@@ -126,15 +142,33 @@ def load(path: Path):
 
 
 def _objects(path: Path, stats: dict):
+    """Yield the JSON objects of the file, one per line; count what is skipped in ``stats``.
+
+    A line is skipped (never the whole file) when it is longer than :data:`MAX_LINE`
+    (``long``), nested deeper than the JSON decoder's recursion limit (``deep``: 200,000
+    ``[`` on one line, which ``json.loads`` refuses with RecursionError), not JSON or not an
+    object (``bad``). ``stats["where"]`` keeps the first :data:`_WHERE` line numbers of each
+    kind so the warning can name them.
+    """
     loads = json.loads
+    where = stats.setdefault("where", {})
+
+    def note(kind: str, lineno: int) -> None:
+        stats[kind] = stats.get(kind, 0) + 1
+        seen = where.setdefault(kind, [])
+        if len(seen) < _WHERE:
+            seen.append(lineno)
+
+    lineno = 0
     with open(path, "rb") as fh:
         readline = fh.readline
         while True:
             line = readline(MAX_LINE)
             if not line:
                 break
+            lineno += 1
             if len(line) >= MAX_LINE and not line.endswith(b"\n"):
-                stats["long"] += 1
+                note("long", lineno)
                 while True:  # skip the rest of the enormous line
                     rest = readline(MAX_LINE)
                     if not rest or rest.endswith(b"\n"):
@@ -142,24 +176,45 @@ def _objects(path: Path, stats: dict):
                 continue
             try:
                 obj = loads(line)
-            except (ValueError, RecursionError):
+            except RecursionError:
+                note("deep", lineno)
+                stats["last_bad"] = False
+                continue
+            except ValueError:
                 if line.strip():
-                    stats["bad"] += 1
+                    note("bad", lineno)
                     stats["last_bad"] = True
                 continue
             stats["last_bad"] = False
             if type(obj) is dict:
                 yield obj
             else:
-                stats["bad"] += 1
+                note("bad", lineno)
+
+
+#: Line numbers named per kind of skipped line in a warning.
+_WHERE = 5
+
+
+def _lines(stats: dict, kind: str) -> str:
+    seen = stats.get("where", {}).get(kind, [])
+    if not seen:
+        return ""
+    more = ", ..." if stats.get(kind, 0) > len(seen) else ""
+    return f" (line{'s' if len(seen) > 1 or more else ''} {', '.join(map(str, seen))}{more})"
 
 
 def _report(path: Path, stats: dict, warnings: list[str]) -> None:
     if stats["long"]:
-        warnings.append(f"{path.name}: {stats['long']} line(s) longer than {MAX_LINE >> 20} MiB were skipped")
+        warnings.append(f"{path.name}: {stats['long']} line(s) longer than {MAX_LINE >> 20} MiB were skipped"
+                        f"{_lines(stats, 'long')}")
+    if stats.get("deep"):
+        warnings.append(f"{path.name}: {stats['deep']} line(s) nested too deeply to decode were skipped"
+                        f"{_lines(stats, 'deep')}")
     if stats["bad"]:
         tail = " (the last line is truncated: the file was cut while being written)" if stats["last_bad"] else ""
-        warnings.append(f"{path.name}: {stats['bad']} line(s) are not JSON objects and were skipped{tail}")
+        warnings.append(f"{path.name}: {stats['bad']} line(s) are not JSON objects and were skipped"
+                        f"{_lines(stats, 'bad')}{tail}")
 
 
 class _Builder:

@@ -118,6 +118,18 @@ CATALOG: list[LogFormat] = [
                 "consumed_samples": "train/consumed_samples", "train_loss_step": "train/loss",
                 "loss_step": "train/loss"}),
     LogFormat(
+        id="lr-change", name="learning-rate change messages (ReduceLROnPlateau in Keras and PyTorch, custom decay)",
+        example="Epoch 3: ReduceLROnPlateau reducing learning rate to 1e-05.",
+        # a message about a change, not a value at a step: 'Reducing learning rate 0.01 to 0.001'
+        # names the old rate first. The engine keeps the count and the last new rate as facts
+        # (log.lr_changes, log.lr_changed_to); no lr point, and the step axis does not move.
+        pattern=(r"(?i:\b(?:reduc|decay|lower|decreas|drop|adjust|chang|cut|halv)\w*\s+(?:the\s+)?"
+                 r"(?:learning[ _]rate|lr)\b|\b(?:learning[ _]rate|lr)\s+(?:\w+\s+){0,3}?"
+                 r"(?:reduced|decayed|lowered|decreased|dropped|adjusted|changed|cut|halved)\b|"
+                 r"ReduceLROnPlateau\b(?=[^\n]{0,40}\bto\b))(?:[^\n]{0,80}?\bto\s*:?\s*(?P<to>"
+                 + _N + r"))?"),
+        hint=("earning rate", "EARNING RATE", "earning_rate", "lr ", "LR ", "ReduceLROnPlateau"), kind="ignore"),
+    LogFormat(
         id="hf-train-summary", name="Hugging Face Trainer, final training summary dict",
         example="{'train_runtime': 430.4, 'train_samples_per_second': 50.2, 'train_steps_per_second': 3.14, "
                 "'train_loss': 0.8221, 'epoch': 1.0}",
@@ -286,6 +298,18 @@ CATALOG: list[LogFormat] = [
         rename={"time": "perf/step_time", "loss": "train/loss", "lr": "train/lr", "grad_norm": "train/grad_norm",
                 "mem": "perf/gpu_mem_mb", "eta": "@skip"},
         step="epoch_batch"),
+    LogFormat(
+        id="yolox", name="YOLOX trainer iteration lines (loguru; `epoch: e/E, iter: i/N, ... total_loss: x`)",
+        example=("2021-09-03 20:47:25.076 | INFO     | yolox.core.trainer:after_iter:246 - epoch: 300/300, "
+                 "iter: 10/47, mem: 1756Mb, iter_time: 0.108s, data_time: 0.002s, total_loss: 1.9, iou_loss: 1.1, "
+                 "l1_loss: 0.3, conf_loss: 0.2, cls_loss: 0.4, lr: 7.813e-06, size: 480, ETA: 0:00:03"),
+        pattern=r"\bepoch: (?P<epoch>\d+)/(?P<epochs>\d+), iter: (?P<batch>\d+)/(?P<total>\d+), (?P<rest>.*)$",
+        hint=("iter: ",), fields={"epoch": "@epoch", "epochs": "@epochs", "batch": "@batch", "total": "@total"},
+        pairs=rf"(?P<k>[A-Za-z][\w]*): (?P<v>{_N})(?P<u>s|Mb|MB)?(?=,|\s|$)",
+        rename={"total_loss": "train/loss", "lr": "train/lr", "iter_time": "perf/step_time",
+                "data_time": "perf/data_time", "mem": "perf/gpu_mem_mb", "size": "@skip"},
+        units={"iter_time": "s", "data_time": "s"},
+        step="epoch_batch", epoch_base=1),
     LogFormat(
         id="pipe-epoch-step", name="custom loops printing `Epoch e | Step s/N | Loss: x | LR: y | ...`",
         example="Epoch 0 | Step   10/6501 | Loss: 8.2445 | PPL: 4455.51 | LR: 5.97e-05 | Grad: 25.399 | Time: 0.507s",

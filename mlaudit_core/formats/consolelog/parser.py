@@ -65,18 +65,32 @@ _SPACE_CHEAP = re.compile(r"[A-Za-z]\s+[-+]?\.?\d")
 #: A unit printed one space after a spaced value (nanoGPT ``loss 6.1551 BPC``): not prose.
 _UNIT_WORD = re.compile(r"(?:ms|us|s|sec|secs|min|(?i:bpc|bpb|bits|nats|tok/s|tokens/s|samples/s))(?=[\s,;|)\]}]|$)")
 #: A line that is only an epoch header: ``epoch 3``, ``Epoch 3/10``, ``=== Epoch 3 ===``.
-_EPOCH_ONLY = re.compile(r"^\W*epoch\s*[:#]?\s*(?P<n>\d+)(?:\s*/\s*(?P<total>\d+))?\W*$", re.IGNORECASE)
-_STEP_PREFIX = re.compile(r"^\W{0,3}(?P<w>global[ _]step|step|iteration|iter|it|update|epoch|batch)s?\b\s*[:=#]?\s*"
-                          r"\[?\s*(?P<n>\d+)(?:\s*/\s*(?P<total>\d+))?\]?", re.IGNORECASE)
+_EPOCH_ONLY = re.compile(r"^\W*epoch\s*[:#]?\s*(?P<n>\d+)(?:\s*(?:/|of)\s*(?P<total>\d+))?\W*$",
+                         re.IGNORECASE)
+#: A step/epoch position opening a line: ``Epoch 3``, ``step: 100``, ``Iter [20/500]``. A plural
+#: (``epochs: 400``, ``steps: 5000``) is a count, the plan printed with the configuration, unless a
+#: ``n/total`` follows (``Epochs 3/10``); :func:`_step_prefix` applies that rule.
+_STEP_PREFIX = re.compile(r"^\W{0,3}(?P<w>global[ _]step|step|iteration|iter|it|update|epoch|ep|batch)(?P<pl>s)?\b"
+                          r"\s*[:=#]?\s*\[?\s*(?P<n>\d+)(?:\s*/\s*(?P<total>\d+))?\]?", re.IGNORECASE)
+
+
+def _step_prefix(seg: str) -> re.Match | None:
+    """The position a line opens with (:data:`_STEP_PREFIX`), or None; a plural word
+    without ``/total`` (``epochs: 400``) is the plan, not a position."""
+    m = _STEP_PREFIX.match(strip_log_prefix(seg))
+    if m is not None and m["pl"] and not m["total"]:
+        return None
+    return m
 _D2_TASK = re.compile(r"Evaluation results for (?P<task>\w+)")
 _D2_COPY = re.compile(r"copypaste: (?P<body>.*)$")
 _D2_ROW = re.compile(r"^\s*\|(?:[^|]*\|){2,}\s*$")
-_STEP_KEY = re.compile(r"\b(?:global_step|step|iter|iteration|epoch)\s*[:=]", re.IGNORECASE)
+_STEP_KEY = re.compile(r"\b(?:global_step|step|iter|iteration|epoch|ep|batch)\s*[:=]", re.IGNORECASE)
 _PARAM_EQ = re.compile(r"(?<![\w.])(?P<k>[A-Za-z_][\w.]*)\s*=\s*(?P<v>'[^']*'|\"[^\"]*\"|<[^>]*>|[^,\s)]+)")
 _PARAM_LINE = re.compile(r"^\s*(?:\[[A-Z]+\]\s*)?(?P<k>[A-Za-z][\w .()/-]{0,60}?)\s*(?:=|:\s)\s*(?P<v>\S.*?)\s*$")
 _LOG_PREFIX = re.compile(
     r"^(?:\s*(?:\[[^\]]{0,120}\]|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?|\d{2}/\d{2}/\d{4} \d{2}:\d{2}:\d{2}|"
-    r"(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL|FATAL|TRACE)\b:?|[\w.]+(?=\s+[-|]\s)|>>|[-|:](?=\s)))+")
+    r"(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL|FATAL|TRACE|SUCCESS)\b:?|[\w.]+(?=\s+[-|]\s)|"
+    r"[\w.]+:[\w<>]+:\d+(?=\s+-\s)|>>|[-|:](?=\s)))+")  # loguru: 'name:function:line - message' 
 #: Lines after a record line within which a lone ``key: value`` still belongs to that record.
 CONTINUATION_LINES = 3
 _TS = re.compile(r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?)")
@@ -86,10 +100,35 @@ _ANNOTATION = re.compile(r"\[(?P<b>\.\.\.|…|snip|truncated|omitted|sic|"
 _PROSE_WORD = re.compile(r"(?<![\w./@-])[A-Za-z][a-z'’]+(?![\w./@(-])")
 _EVAL_DESC = re.compile(r"valid|eval|test|predict|sanity|inference", re.IGNORECASE)
 _EPOCH_DESC = re.compile(r"\bEpoch\s+(\d+)", re.IGNORECASE)
-_DESC_BEFORE = re.compile(r"(?P<desc>[A-Za-z][\w .#-]{0,60}?):\s*:?\s+$")
+#: Progress bars that are not training: loading weights, preparing or downloading data,
+#: tokenising, encoding, saving. Descriptions printed by transformers (``Loading checkpoint
+#: shards``, ``Loading weights``, ``Fetching 4 files``), datasets (``Map``, ``Map (num_proc=4)``,
+#: ``Filter``, ``Generating train split``, ``Downloading data``, ``Extracting data files``,
+#: ``Resolving data files``, ``Saving the dataset (1/1 shards)``, ``Casting the dataset``),
+#: the run_clm/run_mlm examples (``Running tokenizer on dataset``, ``Grouping texts in chunks
+#: of 1024``), TRL (``Tokenizing train dataset``, ``Applying chat template to train dataset``,
+#: ``Packing train dataset``, ``Truncating train dataset``), sentence-transformers ``encode``
+#: (``Batches``), vLLM (``Processed prompts``) and Ultralytics (``Scanning ...``). Such a bar
+#: neither becomes the training bar nor gives a throughput point.
+_NOT_TRAINING_DESC = re.compile(
+    r"^(?:load|download|fetch|map\b|filter|generat|extract|resolv|sav|cach|cast|flatten|"
+    r"tokeni[sz]|detokeni[sz]|running tokenizer|grouping texts|apply|pack|truncat|preprocess|process|"
+    r"encod|embed|batches\b|scan|upload|writ|read|convert|comput|build|index|shuffl|quantiz|merg|"
+    r"shard|creat|prepar|verif|check|copy|compil|export|sampl|search|sort|split|concat|collat|"
+    r"adding requests|processed prompts)", re.IGNORECASE)
+#: Rate units of data and file bars (``datasets`` ``examples/s``, ``ba/s``; downloads in bytes).
+_DATA_RATE_UNITS = frozenset({"examples/s", "ex/s", "ba/s", "b/s", "kb/s", "mb/s", "gb/s", "kib/s", "mib/s",
+                              "gib/s", "files/s", "file/s", "shards/s", "docs/s", "rows/s", "prompts/s",
+                              "lines/s", "bytes/s", "images/s", "img/s"})
+#: A progress bar the catalog's bar pattern does not read (unit-scaled counts ``1.2k/1.2k``,
+#: ``440M/440M``): a download or a data bar, removed from the line so its ``Name: 100%`` is not
+#: read as a metric.
+_OTHER_BAR = re.compile(r"(?:[A-Za-z][\w .#()/=,-]{0,80}?:\s*)?\d{1,3}%\|[^|]{0,200}\|[^\[\n]{0,60}"
+                        r"\[[^\]]{0,200}\]")
+_DESC_BEFORE = re.compile(r"(?P<desc>[A-Za-z][\w .#()/=,-]{0,60}?):\s*:?\s+$")
 _MARKERS = {"step": "@step", "global_step": "@step", "globalstep": "@step", "iteration": "@step", "iter": "@step",
             "it": "@step", "num_updates": "@step", "update": "@step", "updates": "@step", "trainer/global_step": "@step",
-            "epoch": "@epoch", "batch": "@batch", "batch_idx": "@batch"}
+            "epoch": "@epoch", "ep": "@epoch", "batch": "@batch", "batch_idx": "@batch"}
 #: Start-up lines that state the plan (Hugging Face "Num Epochs = 3", "Total optimization steps = 345").
 _PLAN_KEYS = {"num_epochs": "epochs", "num_train_epochs": "epochs", "max_epochs": "epochs", "epochs": "epochs",
               "n_epochs": "epochs", "total_optimization_steps": "total_steps", "max_steps": "total_steps",
@@ -287,6 +326,8 @@ class LogParser:
         #: restarts is a per-epoch bar, its total is steps per epoch, not the planned length.
         self._bar_last = -1
         self._bar_line = -10
+        self._bar_partial = False
+        self._bar_draw = ""
         self._bar_restarts = 0
         self.bar_n: int | None = None
         #: the epoch of the last bare ``epoch N`` header line (None before one)
@@ -311,6 +352,10 @@ class LogParser:
         self.lineno = 0
         self.last_record_line = -10
         self._targets: dict[tuple[str, str, str], tuple[str, str | None]] = {}
+        self._pending: tuple | None = None
+        self._be_epoch: float | None = None
+        self._be_base = 0
+        self._be_max = 0
 
     # --- input -------------------------------------------------------------------------------
     def feed_many(self, lines: Iterable[tuple[int, str]], source: str) -> None:
@@ -394,10 +439,12 @@ class LogParser:
     def _new_launch(self) -> None:
         """A new process started writing: forget the step state, the plan and the start-up
         configuration of the launch before (its points stay in the store, marked)."""
+        self._flush_pending()
         self.started = False
         self.step = self.epoch = self.spe = self.epoch_header = None
         self.block = self.section = self.train_bar = self.bar_n = None
-        self._bar_last, self._bar_line, self._bar_restarts = -1, -10, 0
+        self._bar_last, self._bar_line, self._bar_restarts, self._bar_partial = -1, -10, 0, False
+        self._bar_draw = ""
         self.seq_steps = False
         self._hf_k, self._hf_rate, self._hf_epoch = 0, 0.0, 0.0
         self.facts.clear()
@@ -433,6 +480,8 @@ class LogParser:
                         line_step = got
                     seg = seg[:dm.start() if dm else start] + " " + seg[m.end():]
                     m = c.rx.search(seg)
+            if "%|" in seg:
+                seg = _OTHER_BAR.sub(" ", seg)
             if not seg.strip():
                 return
         block = self.block
@@ -452,6 +501,11 @@ class LogParser:
                 continue
             self.formats[fid] += 1
             if kind == "ignore":
+                if fid == "lr-change":
+                    self.facts["lr_changes"] = self.facts.get("lr_changes", 0.0) + 1
+                    to = _num(m["to"]) if m["to"] else None
+                    if to is not None:
+                        self.facts["lr_changed_to"] = to
                 return
             if kind == "header":
                 self._header(c, m)
@@ -467,6 +521,10 @@ class LogParser:
         desc = desc.strip()
         n, total = int(m["batch"]), int(m["total"])
         if _EVAL_DESC.search(desc):
+            return None
+        unit = m["rate_unit"]
+        if (desc and _NOT_TRAINING_DESC.match(desc)) or (unit and unit.lower() in _DATA_RATE_UNITS):
+            self.formats["tqdm-not-training"] += 1
             return None
         em = _EPOCH_DESC.search(desc)
         ident = (re.sub(r"\d+", "#", desc), None if em else total)
@@ -486,7 +544,17 @@ class LogParser:
             # bar is drawn finished again on a later line (a log that kept only each bar's final
             # state, as W&B's output.log of a terminal session does; tqdm's closing redraw of a
             # finished bar is on the bar's own line, after a carriage return)
-            again = n == self._bar_last == total and self.lineno > self._bar_line + 1
+            # ... but not a finished draw repeated character for character (same elapsed time, same
+            # rate) after the bar was seen part-way: that is tqdm.write at work (the Hugging Face
+            # Trainer's eval and summary dicts clear the bar and draw it again after each message).
+            # Passes of a real loop differ in elapsed time or rate (W&B output.log of realworld
+            # wb01: 05:02 20.67it/s, 05:01 20.75it/s ...).
+            draw = m.group(0)
+            again = n == self._bar_last == total and self.lineno > self._bar_line + 1 and \
+                not (self._bar_partial and draw == self._bar_draw)
+            if n < total:
+                self._bar_partial = True
+            self._bar_draw = draw
             if n < self._bar_last or again:
                 self._bar_restarts += 1
                 self.facts.pop("total_steps", None)
@@ -508,6 +576,7 @@ class LogParser:
                     step = int(v)
                 elif target[0] != "@" and not self._repeats(target, v):
                     rec[target] = v  # a bar redraws stale postfix values: only changes are points
+        self._flush_pending(step)
         if n == self.bar_n and not rec:
             self.step = step  # the same position, maybe of the next pass (a restarted bar)
             return step
@@ -599,7 +668,7 @@ class LogParser:
         if gd.get("json"):
             try:
                 obj = json.loads(gd["json"])
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or lists nested past the decoder's stack
                 obj = None
             if isinstance(obj, dict):
                 for k, v in obj.items():
@@ -649,6 +718,7 @@ class LogParser:
         if not rec and epoch is None and step is None:
             return
         explicit = step is not None or line_step is not None
+        own_step = step is not None
         ordinal = False
         if fmt.id == "hf-dict" and not explicit and (self.step is None or self._hf_k) and not self.spe and \
                 not (self.facts.get("total_steps") and self.facts.get("epochs")):
@@ -656,14 +726,43 @@ class LogParser:
         step = self._resolve_step(fmt, step, epoch, batch, total or span, line_step)
         if not fmt.const:
             self.started = True
+        self._flush_pending()
+        if fmt.id == "hf-dict" and not own_step and not ordinal and not self.spe and self.train_bar is not None:
+            # a Trainer dict written through the bar (tqdm.write): the bar drawn before it on the
+            # line may lag (tqdm redraws at most every 0.1 s); the redraw right after the message
+            # shows the step the dict was logged at. Held until that draw (see _flush_pending).
+            self._pending = (rec, step, epoch, events, explicit, prefix, self.lineno)
+            return
+        self._finish_record(rec, step, epoch, events, explicit and not ordinal, prefix, fmt.step == "auto")
+
+    def _finish_record(self, rec, step, epoch, events, explicit, prefix, auto=True) -> None:
         if epoch is not None:
-            if fmt.step == "auto" and explicit and not ordinal and epoch != int(epoch) and epoch > 0 and step > 0:
+            if auto and explicit and epoch != int(epoch) and epoch > 0 and step > 0:
                 self.spe = step / epoch
                 self.facts["steps_per_epoch"] = float(round(self.spe))
             rec.setdefault("train/epoch", epoch)
         if prefix == "train/" and (self.step is None or step > self.step):
             self.step = step
         self._emit_all(rec, step, epoch, events)
+
+    #: Lines after a held Trainer dict within which the training bar's redraw gives its step.
+    _PENDING_LINES = 2
+
+    def _flush_pending(self, bar_step: int | None = None) -> None:
+        """Emit the held Hugging Face dict: at ``bar_step`` when the training bar is drawn again
+        within :data:`_PENDING_LINES` lines at or past the step it was read at, else at that step.
+
+        Measured on a real Trainer run (tests/data/formats/produce.py ``hf_tqdm``, 8 ms steps):
+        the dicts logged at steps 5, 10 ... 30 follow bars drawn at 0, 5, 12, 15, 24, 25; the
+        redraws after them read 5, 10, 15, 20, 25, 30."""
+        pend = self._pending
+        if pend is None:
+            return
+        self._pending = None
+        rec, step, epoch, events, explicit, prefix, line = pend
+        if bar_step is not None and self.lineno - line <= self._PENDING_LINES and bar_step >= step:
+            step = bar_step
+        self._finish_record(rec, step, epoch, events, explicit, prefix)
 
     def _hf_ordinal(self, rec: dict[str, float], epoch: float | None) -> int:
         """The step of a Hugging Face log dict printed without a progress bar or a plan
@@ -730,7 +829,7 @@ class LogParser:
             self.started = True
             self.formats["epoch-header"] += 1
             return
-        if not self.started and _STEP_PREFIX.match(strip_log_prefix(seg)) is None and \
+        if not self.started and _step_prefix(seg) is None and \
                 _STEP_KEY.search(seg) is None:
             self._startup_params(seg)  # configuration printed before training starts
             return
@@ -761,10 +860,10 @@ class LogParser:
         if not pairs:
             return
         step = epoch = batch = None
-        sp = _STEP_PREFIX.match(strip_log_prefix(seg))
+        sp = _step_prefix(seg)
         if sp:
             w = sp["w"].lower()
-            if w == "epoch":
+            if w in ("epoch", "ep"):
                 epoch = float(sp["n"])
                 if sp["total"]:
                     self.facts["epochs"] = float(sp["total"])
@@ -789,6 +888,11 @@ class LogParser:
             if mk == "@batch":
                 batch = int(v)
                 continue
+            plan = _PLAN_KEYS.get(lk)
+            if plan is not None and mk is None:  # ``epochs: 400``, ``max_steps = 5000``: the plan
+                if v > 0 and "/" not in key:
+                    self.facts.setdefault(plan, v)
+                continue
             name, name_unit = canonical(key, "train/")
             rec.setdefault(name, _convert(name, v, unit or name_unit))
         if not rec:
@@ -808,12 +912,28 @@ class LogParser:
             # per-epoch prints under bare ``epoch N`` headers, no step anywhere: the epoch is the step
             step = int(self.epoch_header)
             self.params["log.step_axis"] = "epoch"
+        if step is None and line_step is None and batch is not None and not self.spe and \
+                self.params.get("log.step_axis", "batch") == "batch":
+            step = self._batch_step(epoch if epoch is not None else self.epoch, batch)
         step = self._resolve_step(_GENERIC_FMT, step, epoch, batch, None, line_step)
         if epoch is not None:
             rec.setdefault("train/epoch", epoch)
         if self.step is None or step > self.step:
             self.step = step
         self._emit_all(rec, step, epoch)
+
+    def _batch_step(self, epoch: float | None, batch: int) -> int:
+        """The step of a line that gives only a batch index (``ep: 0, batch: 20, loss: ...``),
+        no step and no batches per epoch: the batch index, plus, from the second epoch on, the
+        last batch index printed in each epoch before (the epoch's length as far as the log
+        shows it; short by at most one logging interval per epoch)."""
+        if epoch != self._be_epoch:
+            if self._be_epoch is not None and epoch is not None and epoch > self._be_epoch:
+                self._be_base += self._be_max
+            self._be_epoch, self._be_max = epoch, 0
+        self._be_max = max(self._be_max, batch)
+        self.params["log.step_axis"] = "batch"
+        return self._be_base + batch
 
     def _startup_params(self, seg: str) -> None:
         seg = strip_log_prefix(seg)
@@ -893,6 +1013,7 @@ class LogParser:
 
     def result(self) -> ParseResult:
         """The parsed metrics, params and facts. Summary values are added for metrics without history."""
+        self._flush_pending()
         store = self._store
         for name, (value, wall) in self._summary.items():
             if name in self._names:

@@ -10,7 +10,13 @@ tiny classifier on a fixed synthetic two-class problem (no download):
   (two runs appended to one file, as users get when re-running a notebook cell);
 - ``torch_tb/``: ``torch.utils.tensorboard.SummaryWriter`` with the tag names of PyTorch's
   own TensorBoard tutorial (``Loss/train``, ``Loss/test``, ``Accuracy/train``,
-  ``Accuracy/test``).
+  ``Accuracy/test``);
+- ``hf_tqdm/console.log``: what a terminal shows for a Hugging Face fine-tune with the progress
+  bars on (stdout and stderr together): a tiny BERT saved in three shards and loaded back
+  (``Writing model shards`` and ``Loading weights`` bars: not training), then ``Trainer.train()``
+  (its bar, the log dicts written through it, the evaluation bars);
+- ``keras_console/train.log``: Keras 3 ``fit(verbose=2)`` with ``ReduceLROnPlateau(verbose=1)``
+  after a script's own ``epochs: 12`` configuration print.
 """
 
 from __future__ import annotations
@@ -127,8 +133,52 @@ def torch_tb() -> None:
     writer.close()
 
 
+def hf_tqdm() -> None:
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
+
+    torch.manual_seed(0)
+    out = OUT / "hf_tqdm"
+    out.mkdir(parents=True, exist_ok=True)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+        cfg = BertConfig(vocab_size=64, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                         intermediate_size=32, num_labels=2)
+        BertForSequenceClassification(cfg).save_pretrained(str(out / "tiny"), max_shard_size="20KB")
+        model = BertForSequenceClassification.from_pretrained(str(out / "tiny"))
+        g = torch.Generator().manual_seed(0)
+        ids = torch.randint(0, 64, (128, 8), generator=g)
+        data = [{"input_ids": i, "labels": i[0] % 2} for i in ids]
+        args = TrainingArguments(output_dir=str(out / "run"), report_to=[], max_steps=30, logging_steps=5,
+                                 per_device_train_batch_size=16, learning_rate=1e-3, eval_strategy="steps",
+                                 eval_steps=10, save_strategy="no", use_cpu=True, dataloader_num_workers=0)
+        Trainer(model=model, args=args, train_dataset=data, eval_dataset=data[:32]).train()
+    (out / "console.log").write_text(buf.getvalue())
+
+
+def keras_console() -> None:
+    import keras
+
+    out = OUT / "keras_console"
+    out.mkdir(parents=True, exist_ok=True)
+    keras.utils.set_random_seed(0)
+    y = Y.copy()
+    y[rng.random(len(y)) < 0.3] ^= 1  # label noise: the validation loss flattens and the LR is reduced
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        print("epochs: 12")
+        print("batch_size: 32")
+        model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(2)])
+        model.compile(optimizer=keras.optimizers.SGD(0.01), metrics=["accuracy"],
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        model.fit(X, y, batch_size=32, epochs=12, validation_split=0.25, verbose=2,
+                  callbacks=[keras.callbacks.ReduceLROnPlateau(monitor="val_loss", factor=0.1, patience=1,
+                                                               min_delta=0.01, verbose=1)])
+    (out / "train.log").write_text(buf.getvalue())
+
+
 if __name__ == "__main__":
     OUT.mkdir(parents=True, exist_ok=True)
-    for fn in (torch_tb, keras, lightning, hf):
+    for fn in (torch_tb, keras, lightning, hf, hf_tqdm, keras_console):
         fn()
     print("done")
