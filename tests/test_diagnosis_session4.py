@@ -108,3 +108,17 @@ def test_a_relaunch_resumed_from_an_earlier_checkpoint_is_not_a_correctness_bug(
     assert li and li[0].facts.get("rewound") and li[0].severity.value == "warning", [f.message for f in li]
     assert rep.verdict.cause.value != "correctness_bug", rep.verdict.summary
     assert rep.verdict.outcome in (Outcome.SUCCEEDED, Outcome.PLATEAUED), rep.verdict.summary
+
+
+def test_a_run_that_ends_inside_its_warmup_without_a_planned_length_is_not_succeeded(monkeypatch):
+    """own mlf03: an MLflow run (mmsegmentation) with 6 points, iterations 10-60, the learning rate
+    rising at every point (linear warmup), status FINISHED (MLflow's exit handler). No planned length
+    is logged: whether it finished or stopped at its start is not in the data, so not 'succeeded'."""
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    store = OWN / "GhadeerElmkaiel--SegFormer/mlruns"
+    runs = [r for where, r in load_path(store).runs if "3c7adce791d244d8bf5779f654f8e2e8" in where
+            or r.identity.id == "3c7adce791d244d8bf5779f654f8e2e8"]
+    assert runs, "run 3c7adce7 not read from the store"
+    rep = audit(runs[0])
+    assert rep.verdict.outcome is Outcome.UNKNOWN, rep.verdict.summary
+    assert "warmup" in rep.verdict.summary and "planned length" in rep.verdict.summary

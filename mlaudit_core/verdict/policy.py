@@ -714,6 +714,16 @@ def _healthy(c: Ctx) -> Decision | None:
         if len(s):
             msg += f" with {tl} {fmt(float(s.values[0]))} -> {fmt(float(s.values[-1]))}"
     examined = ", ".join(f"{k} ({n} points)" for k, n in c.basis.signals.values())
+    e = c.ending
+    if e.in_warmup and e.planned is None:
+        # 'succeeded' needs the run to have finished its schedule: a learning rate still rising at the
+        # last logged step, with no planned length to compare with, is the start of a training as
+        # often as a short run (own corpus mlf03: 6 points, iterations 10-60 of a warmup, FINISHED in
+        # MLflow because its exit handler marks any ended process so)
+        return Decision(Outcome.UNKNOWN, Cause.INCONCLUSIVE,
+                        f"Not judged: {e.in_warmup}, and no planned length (max_steps, epochs, MAX_ITER) was "
+                        "logged, so whether it finished its training or stopped at its start is not in the data; "
+                        f"what was read looked healthy. Examined: {examined}. Log the planned length.")
     return Decision(Outcome.SUCCEEDED, Cause.HEALTHY, msg + f". Examined: {examined}.")
 
 
@@ -991,10 +1001,16 @@ POLICY: tuple[Rule, ...] = (
              Case("one point per metric", (), ("unknown", "inconclusive"),
                   series={"loss": (0.3,), "val_loss": (0.4,)}),
              Case("a loss curve", (), None, series=_LOSS))),
-    Rule("V21", "healthy", 210, "a judgeable training signal examined and no rule above fired",
-         (Outcome.SUCCEEDED, Outcome.RUNNING), (Cause.HEALTHY, Cause.INCONCLUSIVE), _healthy, cases=(
+    Rule("V21", "healthy", 210, "a judgeable training signal examined and no rule above fired; unknown when "
+         "the learning rate still rose at the last logged step and no planned length was logged",
+         (Outcome.SUCCEEDED, Outcome.RUNNING, Outcome.UNKNOWN), (Cause.HEALTHY, Cause.INCONCLUSIVE), _healthy, cases=(
              Case("a decreasing loss", (), ("succeeded", "healthy"), series=_LOSS),
-             Case("running", (), ("running", "inconclusive"), series=_LOSS, status="running"))),
+             Case("running", (), ("running", "inconclusive"), series=_LOSS, status="running"),
+             Case("ended inside its warmup, no planned length", (), ("unknown", "inconclusive"),
+                  series={"loss": _LOSS["loss"][:6], "lr": (1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6)}),
+             Case("ended inside its warmup, planned length reached", (), ("succeeded", "healthy"),
+                  series={"loss": _LOSS["loss"][:6], "lr": (1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6)},
+                  params={"max_steps": "5"}))),
 )
 
 
