@@ -102,13 +102,26 @@ def _editor(url: str, rid: str):
     return edit
 
 
-def test_user_edits_during_the_write_back_are_kept(mlflow_server):
+def test_user_edits_during_the_write_back_are_kept(mlflow_server, monkeypatch):
     """An edit saved while the report uploads, and one saved right after mlaudit's write from a
-    page loaded before it (no mlaudit section in it), both survive with exactly one section."""
+    page loaded before it (no mlaudit section in it), both survive with exactly one section.
+    (A loaded run uploads straight to its artifact repository, ``writeback.upload_report``, not
+    through ``client.log_artifacts``: the upload hook wraps that function.)"""
+    import mlaudit_mlflow.writeback as wb
+
     url = mlflow_server["url"]
     rid = _log_run(url, "race", note="user line 0")
     run, report = _audited(url, rid)
+    assert run.cache.get(wb.ARTIFACT_URI_KEY)  # the direct upload is the path under test
     client = _EditingClient(url)
+    real_upload = wb.upload_report
+
+    def upload(c, r, out):
+        real_upload(c, r, out)
+        if c.on_upload is not None:
+            c.on_upload()
+
+    monkeypatch.setattr(wb, "upload_report", upload)
     edit = _editor(url, rid)
     page = {}
 

@@ -256,11 +256,27 @@ def _metrics_via_client(client, run_id: str, keys: list[str]) -> MetricTable:
     return MetricTable.from_series(series)
 
 
-def _list_artifacts(client, run_id: str, max_depth: int = 3) -> list[Artifact]:
+def _list_artifacts(client, run_id: str, max_depth: int = 3, artifact_uri: str | None = None) -> list[Artifact]:
+    """The run's artifact files, ``max_depth`` folder levels down.
+
+    ``artifact_uri``: the run's ``info.artifact_uri`` when the caller already has the run
+    (a batch's ``search_runs``): the run's artifact repository is then listed directly, as
+    ``MlflowClient.list_artifacts`` does after it has asked the server for the run again
+    (one request less per run), and sub-folders through the same repository (the client
+    lists a sub-folder through a ``runs:/`` repository: two more ``get_run`` and a search
+    for a logged model named like the folder, per folder; a logged model's own files, which
+    that search adds, are not the run's artifacts and never hold its console log).
+    """
     out: list[Artifact] = []
+    lister = client.list_artifacts
+    if artifact_uri is not None:
+        repo = _artifact_repo(artifact_uri, client)
+        if repo is not None:
+            def lister(_run_id, path):
+                return repo.list_artifacts(path)
 
     def walk(path: str | None, depth: int) -> None:
-        for fi in client.list_artifacts(run_id, path):
+        for fi in lister(run_id, path):
             if fi.is_dir:
                 if depth < max_depth:
                     walk(fi.path, depth + 1)
@@ -269,6 +285,24 @@ def _list_artifacts(client, run_id: str, max_depth: int = 3) -> list[Artifact]:
 
     walk(None, 0)
     return out
+
+
+def _artifact_repo(artifact_uri: str, client):
+    """MLflow's artifact repository for ``artifact_uri`` (what ``mlflow.artifacts.list_artifacts``
+    builds from a run's ``artifact_uri``), or None when this MLflow cannot build it that way."""
+    try:
+        from mlflow.tracking.artifact_utils import (
+            add_databricks_profile_info_to_artifact_uri,
+            get_artifact_repository,
+        )
+
+        uri = add_databricks_profile_info_to_artifact_uri(artifact_uri, client.tracking_uri)
+        try:
+            return get_artifact_repository(uri, tracking_uri=client.tracking_uri)
+        except TypeError:  # MLflow 2.x before tracking_uri was a parameter
+            return get_artifact_repository(uri)
+    except Exception:  # noqa: BLE001 - the client's own listing is the fallback
+        return None
 
 
 def _console_candidates(artifacts: list[Artifact]) -> list[Artifact]:
@@ -453,6 +487,8 @@ def _assemble(client, uri: str, r, metrics: MetricTable, listing=None, experimen
         end_time=datetime.fromtimestamp(info.end_time / 1000, tz=timezone.utc) if info.end_time else None,
         params=dict(data.params), tags=tags, metrics=metrics, console=console, artifacts=artifacts,
         environment=env, parent_id=tags.get("mlflow.parentRunId"), warnings=warnings)
+    if info.artifact_uri:  # the write-back uploads there directly (writeback.upload_report)
+        run.cache["mlflow.artifact_uri"] = info.artifact_uri
     try:  # console-only signals (grad norm, loss scale printed but not logged) become series
         from mlaudit_core.logs import enrich_from_console
     except ImportError:
@@ -548,7 +584,8 @@ def load_runs(run_ids: list[str], tracking_uri: str | None = None) -> dict[str, 
         last = {m.key: m.step for m in getattr(r.data, "_metric_objs", None) or []
                 if isinstance(getattr(m, "step", None), int)}
         wanted[rid] = {k: last.get(k) for k in sorted(r.data.metrics)}
-    listings = {rid: submit(_list_artifacts, client, rid) for rid in found}
+    listings = {rid: submit(_list_artifacts, client, rid, 3, r.info.artifact_uri)
+                for rid, r in found.items()}
     exps = {rid: submit(_experiment, client, uri, r.info.experiment_id) for rid, r in found.items()}
     histories = fetch_many(client, uri, wanted)
     for rid, r in found.items():
