@@ -1,4 +1,4 @@
-"""Cost of one live poll and the NaN-to-alert latency (issue 18), on MLflow and TensorBoard.
+"""Cost of one live poll and the NaN-to-alert latency (issue 18), per tracker and for local files.
 
 MLflow: a local ``mlflow server`` (sqlite backend, two workers: one per core) and ``--runs`` RUNNING runs,
 each logging 10 metrics at 10 Hz. A writer process (:func:`_writer`) adds every run's
@@ -11,14 +11,17 @@ one run and records the wall time; the latency is the receiver's time minus that
 
 The monitor runs as ``mlaudit watch mlflow --live`` runs it (:meth:`LiveMonitor.run`: tail
 polls, plus the listing thread of the fast path). Printed: per steady-state tail poll, the
-poll thread's CPU seconds (listing, reading the tails, detectors, state file;
-``time.thread_time``), wall seconds (mostly the server's), points read and tracker requests;
-this process's CPU per interval (both threads; the server and the writer are other
-processes); and the NaN-to-alert latency against its target (interval + 1 s).
+mlaudit process's CPU seconds over the poll (``time.process_time``: every thread, the listing
+thread too; the server and the writer are other processes) and the poll thread's alone
+(listing, reading the tails, detectors, state file; ``time.thread_time``), wall seconds
+(mostly the server's), points read and tracker requests; this process's CPU per interval;
+and the NaN-to-alert latency against its target (interval + 1 s). ``--server-url`` and
+``--db-uri`` use an ``mlflow server`` already running (the test suite's, at toy size).
 
-TensorBoard: an event file of ``--tb-points`` scalars (10 tags) written first, then a writer
-appends 10 tags at 10 Hz and a NaN; printed: the first poll (attach: the whole file), the
-steady-state polls (only the appended bytes) and the NaN-to-alert latency.
+TensorBoard: an event file of ``--tb-points`` scalars (10 tags) written first with
+TensorBoard's ``EventFileWriter``, then torch's ``SummaryWriter`` in another process appends
+10 tags at 10 Hz and a NaN; printed: the first poll (attach: the whole file), the steady-state
+polls (only the appended bytes; process CPU is mlaudit's alone) and the NaN-to-alert latency.
 
 In-process guard (``mlaudit.hooks`` ``stop_on=``): per-call time of
 :meth:`LiveGuard.check` (5 scalars a call) after a history of ``--guard-points`` calls:
@@ -29,11 +32,14 @@ runs x 10 metrics at 10 Hz, a NaN on the first run at 60 % of ``--seconds``) on
 tests/wandb_fake_server.py (the real ``wandb.Api``/wandb-core read it), on
 tests/clearml_fake_server.py (the SDK's session reads it; the NaN arrives as the SDK's 0.0
 stand-in) and on CSV + console files; printed as for MLflow. The fake servers run in this
-process (W&B) or in a subprocess with its writer (ClearML), so W&B's process CPU includes the
-server's; the poll thread's CPU is mlaudit's alone.
+process (W&B, whose writer also prints a console line per run per second) or in a subprocess
+with its writer (ClearML), so W&B's and the files' process CPU include the server's or the
+writer's (their target is judged on the poll thread's CPU); ClearML's process CPU is mlaudit's
+alone.
 
 Usage: ``python benchmarks/live_poll.py [--runs 100] [--seconds 30] [--interval 5]
-[--tb-points 1000000] [--guard-points 1000000] [--only mlflow,tensorboard,wandb,clearml,files,guard]``
+[--tb-points 1000000] [--guard-points 1000000] [--only mlflow,tensorboard,wandb,clearml,files,guard]
+[--server-url URL --db-uri sqlite:///PATH]``
 """
 
 from __future__ import annotations
@@ -153,7 +159,12 @@ def _writer(db_uri: str, run_ids: list[str], seconds: float, nan_at: float, out:
         time.sleep(max(0.0, 1.0 - (time.time() - tick)))
 
 
-def bench_mlflow(n_runs: int, seconds: float, interval: float) -> dict:
+def bench_mlflow(n_runs: int, seconds: float, interval: float,
+                 server: tuple[str, str] | None = None) -> dict:
+    """``server``: ``(url, sqlite db URI)`` of an ``mlflow server`` already running (the test
+    suite's, at toy size), else one is started here (two workers)."""
+    import uuid
+
     import mlflow
     from mlaudit_mlflow.live import MlflowLiveSource
 
@@ -162,16 +173,20 @@ def bench_mlflow(n_runs: int, seconds: float, interval: float) -> dict:
     from mlaudit_core.settings import Settings
 
     tmp = Path(tempfile.mkdtemp(prefix="live-bench-"))
-    db_uri = f"sqlite:///{tmp / 'mlflow.db'}"
-    port = _free_port()
-    exe = shutil.which("mlflow", path=str(Path(sys.executable).parent)) or "mlflow"
-    srv = subprocess.Popen([exe, "server", "--host", "127.0.0.1", "--port", str(port),
-                            "--backend-store-uri", db_uri, "--artifacts-destination",
-                            str(tmp / "art"), "--workers", "2"],
-                           stdout=open(tmp / "server.log", "wb"), stderr=subprocess.STDOUT,
-                           env=dict(os.environ, MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false"),
-                           start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
+    srv = None
+    if server is not None:
+        url, db_uri = server
+    else:
+        db_uri = f"sqlite:///{tmp / 'mlflow.db'}"
+        port = _free_port()
+        exe = shutil.which("mlflow", path=str(Path(sys.executable).parent)) or "mlflow"
+        srv = subprocess.Popen([exe, "server", "--host", "127.0.0.1", "--port", str(port),
+                                "--backend-store-uri", db_uri, "--artifacts-destination",
+                                str(tmp / "art"), "--workers", "2"],
+                               stdout=open(tmp / "server.log", "wb"), stderr=subprocess.STDOUT,
+                               env=dict(os.environ, MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false"),
+                               start_new_session=True)
+        url = f"http://127.0.0.1:{port}"
     writer = None
     try:
         import requests
@@ -183,7 +198,7 @@ def bench_mlflow(n_runs: int, seconds: float, interval: float) -> dict:
             except requests.RequestException:
                 time.sleep(0.5)
         client = mlflow.MlflowClient(url)
-        exp = client.create_experiment("live-bench")
+        exp = client.create_experiment(f"live-bench-{uuid.uuid4().hex[:8]}")
         ids = [client.create_run(exp, run_name=f"r{i}").info.run_id for i in range(n_runs)]
         nan_file = tmp / "nan_at"
         nan_at = max(3 * interval, seconds * 0.6)
@@ -225,11 +240,12 @@ def bench_mlflow(n_runs: int, seconds: float, interval: float) -> dict:
             writer.kill()
         import signal
 
-        try:
-            os.killpg(srv.pid, signal.SIGTERM)
-            srv.wait(20)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(srv.pid, signal.SIGKILL)
+        if srv is not None:
+            try:
+                os.killpg(srv.pid, signal.SIGTERM)
+                srv.wait(20)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                os.killpg(srv.pid, signal.SIGKILL)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -379,6 +395,11 @@ def bench_wandb(n_runs: int, seconds: float, interval: float) -> dict:
                         r.history.append(row)
                     r.summary = dict(row)
                     r.events.append({"_timestamp": tick, "cpu": 5.0})
+                    # the console line a training script prints each second, as the file
+                    # stream delivers it (which also moves the run's heartbeat)
+                    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(tick))
+                    r.console.append(f"{stamp}.000000 step {step + 9} loss {row['train/loss']:.4f}")
+                    r.heartbeat_at = stamp
             if nan:
                 state["nan_t"] = time.time()
             step += 10
@@ -391,7 +412,7 @@ def bench_wandb(n_runs: int, seconds: float, interval: float) -> dict:
         settings = Settings().model_copy(update={"notify": {"urls": [rx.url], "min_severity": "none"}})
         th = threading.Thread(target=write, daemon=True)
         th.start()
-        time.sleep(2.0)
+        time.sleep(min(2.0, 4 * interval))  # the writer's first rows
         with StateStore(tmp / "state.sqlite", "bench-wb") as st:
             mon = LiveMonitor(WandbLiveSource(["ent/bench"]), st, settings,
                               LiveConfig(poll_interval_s=interval))
@@ -491,7 +512,7 @@ def bench_clearml(n_runs: int, seconds: float, interval: float) -> dict:
 
         rx = _Receiver()
         settings = Settings().model_copy(update={"notify": {"urls": [rx.url], "min_severity": "none"}})
-        time.sleep(2.0)
+        time.sleep(min(2.0, 4 * interval))  # the writer's first rows
         state = {"stop": False}
         with StateStore(tmp / "state.sqlite", "bench-cl") as st:
             mon = LiveMonitor(ClearMLLiveSource(["bench"]), st, settings,
@@ -557,7 +578,7 @@ def bench_files(n_runs: int, seconds: float, interval: float) -> dict:
         settings = Settings().model_copy(update={"notify": {"urls": [rx.url], "min_severity": "none"}})
         th = threading.Thread(target=write, daemon=True)
         th.start()
-        time.sleep(1.5)
+        time.sleep(min(1.5, 3 * interval))  # the writer's first rows
         with StateStore(tmp / "state.sqlite", "bench-files") as st:
             mon = LiveMonitor(LocalLiveSource(dirs), st, settings,
                               LiveConfig(poll_interval_s=interval))
@@ -641,6 +662,10 @@ def main() -> int:
     ap.add_argument("--interval", type=float, default=5.0)
     ap.add_argument("--tb-points", type=int, default=1_000_000)
     ap.add_argument("--guard-points", type=int, default=1_000_000)
+    ap.add_argument("--server-url", default=None,
+                    help="MLflow: use this running mlflow server (with --db-uri, its sqlite "
+                         "backend, which the writer fills) instead of starting one")
+    ap.add_argument("--db-uri", default=None)
     ap.add_argument("--only", default=None,
                     help="comma-separated parts to run: mlflow, tensorboard, wandb, clearml, "
                          "files, guard (default: all)")
@@ -682,7 +707,8 @@ def main() -> int:
 
 def _mlflow_part(args, counter) -> bool:
     ok = True
-    r = bench_mlflow(args.runs, args.seconds, args.interval)
+    r = bench_mlflow(args.runs, args.seconds, args.interval,
+                     (args.server_url, args.db_uri) if args.server_url and args.db_uri else None)
     f = r["first"]
     print(f"mlflow: {r['runs']} running runs x 10 metrics at 10 Hz, poll every {args.interval:g} s; "
           f"first poll (attach) CPU {f.cpu_s:.3f} s, {f.points:,} points; machine load average "
