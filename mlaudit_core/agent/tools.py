@@ -660,7 +660,12 @@ class Toolbox:
                             "layer": d.layer, "consistent": bool(d.consistent),
                             "score": float(d.score)} for d in deltas],
                 "notes": notes}
-        return Result(_finite(data), [c.summary() for c in comps])
+        from ..redact import redact_obj, redact_text
+
+        # run ids, param values and notes come from the runs: credentials scrubbed (the deltas
+        # already hold no value of a credential-named key; this catches shaped ones, e.g. a
+        # database URI with its password in an ordinary param)
+        return Result(redact_obj(_finite(data)), [redact_text(c.summary()) for c in comps])
 
     def explain_rule(self, code: str, progress: Progress = _noop) -> Result:
         from ..detectors import registry

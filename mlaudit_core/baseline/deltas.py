@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..redact import REDACTED, is_secret_key
 from ..roles import Role
 from ..rundata import RunData
 
@@ -320,6 +321,9 @@ def find_deltas(run: RunData, baselines: Sequence[RunData]) -> list[Delta]:
             cat, layer = classify(
                 src, key, rv if rv is not None else next((v for v in bv if v), None)
             )
+            if is_secret_key(key):  # "api_secret: a/b -> c": the values never leave here
+                rv = None if rv is None else REDACTED
+                bv = [None if v is None else REDACTED for v in bv]
             d = Delta(src, key, rv, bv, cat, layer, consistent=len(distinct) == 1)
             d.score = _score(d)
             out.append(d)
