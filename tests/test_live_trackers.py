@@ -260,3 +260,50 @@ def test_clearml_live_stall_alert_carries_console_lines(tmp_path):
     finally:
         srv.stop()
     _assert_stall_with_console(stall, log.read_text())
+
+
+def test_wandb_offline_run_followed_live(tmp_path):
+    """A run logged OFFLINE with the real wandb SDK (no server: ``wandb/offline-run-...``)
+    followed by ``mlaudit watch RUN_DIR --live`` while it trains: the transaction log is read
+    from the last complete record each poll; the loss turning NaN at step 100 gets one LV001
+    alert before the run ends, written to RUN_DIR/mlaudit/live.json."""
+    pytest.importorskip("wandb")
+    env = dict(os.environ, WANDB_MODE="offline", WANDB_DIR=str(tmp_path), WANDB_SILENT="true",
+               WANDB_CONFIG_DIR=str(tmp_path / "config"), WANDB_CACHE_DIR=str(tmp_path / "cache"),
+               WANDB_DATA_DIR=str(tmp_path / "data"), WANDB_ERROR_REPORTING="false")
+    out = tmp_path / "w.json"
+    w = subprocess.Popen([sys.executable, str(HERE / "data" / "live" / "wandb_offline_writer.py"),
+                          "live-off", str(out)], cwd=tmp_path, env=env, text=True,
+                         stdout=subprocess.PIPE, stderr=open(tmp_path / "w.err", "w"))
+    run_dir = None
+    for line in w.stdout:
+        if line.startswith('{"run_dir"'):
+            run_dir = Path(json.loads(line)["run_dir"])
+            break
+    assert run_dir is not None, (tmp_path / "w.err").read_text()[-2000:]
+    threading.Thread(target=w.stdout.read, daemon=True).start()
+    with Receiver() as rx:
+        log = tmp_path / "watch.log"
+        watcher = subprocess.Popen(
+            [MLAUDIT, "watch", str(run_dir), "--live", "--poll-interval", "0.5",
+             "--state", str(tmp_path / "s.sqlite"), "--stall-floor", "60",
+             "--notify", rx.url + "/hook"],
+            stdout=subprocess.DEVNULL, stderr=open(log, "wb"), cwd=tmp_path, env=env)
+        try:
+            assert w.wait(240) == 0, (tmp_path / "w.err").read_text()[-3000:]
+            _wait(lambda: len(_live(rx)) >= 1, 30, "the live alert")
+            time.sleep(1.5)
+        finally:
+            watcher.send_signal(signal.SIGTERM)
+            watcher.wait(60)
+        live = _live(rx)
+    text = log.read_text()
+    assert [(d["live"]["kind"], d["live"]["code"]) for d in live] == [("alert", "LV001")], text[-3000:]
+    assert live[0]["run"]["id"] == str(run_dir.resolve()) and live[0]["run"]["tracker"] == "wandb"
+    finding = live[0]["live"]["finding"]
+    assert finding["facts"]["step"] == 100 and finding["facts"]["key"] == "train/loss"
+    from datetime import datetime
+
+    assert datetime.fromisoformat(live[0]["sent_at"]).timestamp() < json.loads(out.read_text())["end_time"]
+    doc = json.loads((run_dir / "mlaudit" / "live.json").read_text())
+    assert [e["code"] for e in doc["episodes"]] == ["LV001"]

@@ -38,6 +38,17 @@ class WandbPlugin:
     #: The plugin's commands (``mlaudit wandb ...``, ``watch wandb``...; :mod:`.cli`).
     cli = "mlaudit_wandb.cli:register"
 
+    @staticmethod
+    def local_live_source(paths: list):
+        """``mlaudit watch PATH --live``: the paths that are W&B run folders being written
+        offline (a ``run-<id>.wandb`` in them) and one live source following them."""
+        from .live_offline import WandbOfflineLiveSource, run_dirs
+
+        claimed = run_dirs(paths)
+        if not claimed:
+            return [], None
+        return claimed, WandbOfflineLiveSource(claimed)
+
     def __init__(self, api=None, timeout: int | None = None, panel: bool = False,
                  report: bool = False) -> None:
         self._api = api
