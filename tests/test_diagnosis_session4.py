@@ -122,3 +122,14 @@ def test_a_run_that_ends_inside_its_warmup_without_a_planned_length_is_not_succe
     rep = audit(runs[0])
     assert rep.verdict.outcome is Outcome.UNKNOWN, rep.verdict.summary
     assert "warmup" in rep.verdict.summary and "planned length" in rep.verdict.summary
+
+
+def test_li003_does_not_trust_a_bar_total_that_no_record_fits():
+    """own log20: an HF console whose only epoch record with a step is (8716, epoch 10); the reader's
+    steps per epoch (4358) came from a datasets 'Map' progress bar. No record fits that figure, so it
+    is the figure that is wrong, not a counter that restarted."""
+    run = _run(OWN / "EshaUbale--Language-Modeling-with-Huggiingface/train_log.txt")
+    run.params["log.steps_per_epoch"] = "4358"  # what the console reader reported at 2e6c134
+    rep = audit(run)
+    assert not [f for f in rep.findings if f.code == "LI003"], [f.message for f in rep.findings]
+    assert rep.verdict.cause.value != "correctness_bug", rep.verdict.summary
