@@ -133,3 +133,11 @@ def test_li003_does_not_trust_a_bar_total_that_no_record_fits():
     rep = audit(run)
     assert not [f for f in rep.findings if f.code == "LI003"], [f.message for f in rep.findings]
     assert rep.verdict.cause.value != "correctness_bug", rep.verdict.summary
+
+
+def test_task_metrics_still_zero_in_a_run_stopped_in_its_warmup_are_not_a_label_failure():
+    """own csv34: YOLOv8n results.csv + args.yaml (epochs 50) with 3 epochs, all inside the 3-epoch
+    warmup, precision/recall/mAP 0 at each: a detector's first epochs, cut short; not underfit/data."""
+    rep = audit(_run(OWN / "4rtur1t0--TrashYolo/runs/detect/train2/results.csv"))
+    assert rep.verdict.outcome in (Outcome.CRASHED, Outcome.RUNNING, Outcome.UNKNOWN), rep.verdict.summary
+    assert rep.verdict.cause.value != "data_config", rep.verdict.summary
