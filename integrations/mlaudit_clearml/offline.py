@@ -169,7 +169,7 @@ def _event_lists(session: _Session, name: str, warnings: list[str],
     for lineno, raw in _lines(session, name, budget, skipped, warnings):
         try:
             batch = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # cut, or nested past the stack
             skipped.add("line(s) that are not JSON", lineno)
             continue
         if isinstance(batch, dict):
@@ -210,7 +210,7 @@ def load_offline(path: str | Path, expected_id: str | None = None) -> RunData:
         budget[0] -= len(data)
         try:
             task = json.loads(data)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested past the stack
             raise InputError(f"{p}: {TASK_FILE} is not valid JSON ({exc})") from None
         if not isinstance(task, dict) or not task.get("id"):
             raise InputError(f"{p}: {TASK_FILE} has no task id")

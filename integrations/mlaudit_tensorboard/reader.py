@@ -341,7 +341,7 @@ def _text_params(tag: str, txt: str, params: dict[str, str] | None) -> bool:
 
     try:
         data = json.loads(txt)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past the decoder's stack
         return False
     if not isinstance(data, dict):
         return False

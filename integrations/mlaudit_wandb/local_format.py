@@ -118,7 +118,7 @@ def _read_summary(path: Path) -> dict | None:
         return None
     try:
         data = json.loads(summ.read_text(encoding="utf-8", errors="replace")[: 16 << 20])
-    except ValueError:
+    except (ValueError, RecursionError):  # cut, or nested past the stack
         return None
     return data if isinstance(data, dict) else None
 
@@ -261,7 +261,7 @@ def _from_files(path: Path):
             for k, v in (data.items() if isinstance(data, dict) else []):
                 if isinstance(v, (int, float)) and not isinstance(v, bool):
                     run.params[f"summary.{k}"] = str(v)
-        except ValueError:
+        except (ValueError, RecursionError):  # cut, or nested past the stack
             warnings.append(f"{summ}: not valid JSON; the final values were not read")
     run.notes.insert(0, f"{path.name}: no run-<id>.wandb history in the folder; metrics were parsed from "
                         "files/output.log, final values are the summary.* params (wandb-summary.json)")

@@ -216,7 +216,7 @@ def _load_offline(path: str | Path) -> RunData:
     for path, vj in summary_raw.items():
         try:
             _set(summary, (path,) if isinstance(path, str) else path, json.loads(vj))
-        except ValueError:
+        except (ValueError, RecursionError):  # cut, or nested past the stack
             continue
     if not info:
         raise InputError(f"{log}: no run record in the file (is it a W&B run file?)"
@@ -302,7 +302,7 @@ def _apply(target: dict, rec) -> None:
     for it in rec.update:
         try:
             _set(target, list(it.nested_key) or [it.key], json.loads(it.value_json))
-        except ValueError:
+        except (ValueError, RecursionError):  # cut, or nested past the stack
             continue
     for it in rec.remove:
         path = list(it.nested_key) or [it.key]
