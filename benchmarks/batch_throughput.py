@@ -10,8 +10,10 @@ writes every verdict back (tags, Description section, report artifacts) unless
 
 Prints, per configuration and write-back mode: runs, failed runs, seconds, runs/s,
 runs/s per worker (target, issue 21: at least 10 without write-back), for Ray its start-up
-time (``ray.init``, not counted in runs/s), and where the time went (load, detect, verdict,
-render, write; per run, summed over worker threads, :mod:`mlaudit_core.service.timing`).
+time (``ray.init``, not counted in runs/s), the load average at the row's end, CPU ms per run
+of this process and of the server, HTTP requests per run sent by this process (Ray workers'
+are not counted), and where the time went (load, detect, verdict, render, write; per run,
+summed over worker threads, :mod:`mlaudit_core.service.timing`).
 
 Usage: ``python benchmarks/batch_throughput.py [--runs N] [--configs jobs1,jobs4,ray]
 [--write off,on | --no-write] [--server-workers N]`` (``tests/test_benchmarks_smoke.py`` runs
@@ -119,6 +121,33 @@ def server_cpu(pid: int) -> float:
     return total
 
 
+class RequestCounter:
+    """Counts the HTTP requests this process sends (every ``requests.Session.request``: MLflow's
+    client and mlaudit's own history requests both go through it) while installed."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.n = 0
+        self._lock = threading.Lock()
+        self._orig = None
+
+    def __enter__(self) -> RequestCounter:
+        orig = self._orig = requests.Session.request
+        counter = self
+
+        def request(session, *a, **kw):
+            with counter._lock:
+                counter.n += 1
+            return orig(session, *a, **kw)
+
+        requests.Session.request = request
+        return self
+
+    def __exit__(self, *exc) -> None:
+        requests.Session.request = self._orig
+
+
 def measure(url: str, refs: list[str], state: Path, *, jobs: int | None, executor: str,
             write: bool, server_pid: int | None = None) -> dict:
     """One batch; CPU per run of this process (all threads) and of the server: figures
@@ -130,7 +159,7 @@ def measure(url: str, refs: list[str], state: Path, *, jobs: int | None, executo
     spec = TaskSpec("mlflow", (("tracking_uri", url),), Settings().model_dump(), write_back=write)
     s0 = server_cpu(server_pid) if server_pid else math.nan
     c0 = time.process_time()
-    with StateStore(state, f"bench {url}") as store:
+    with StateStore(state, f"bench {url}") as store, RequestCounter() as requests_sent:
         out = run_batch(refs, spec, store, jobs=jobs, executor=Executor(executor))
     cpu = time.process_time() - c0
     srv = (server_cpu(server_pid) - s0) if server_pid else math.nan
@@ -139,7 +168,7 @@ def measure(url: str, refs: list[str], state: Path, *, jobs: int | None, executo
     return {"runs": out.audited_now, "failed": len(failed), "seconds": out.seconds,
             "rate": out.audited_now / out.seconds if out.seconds else 0.0, "startup": out.startup_s,
             "first_error": failed[0].error if failed else "", "timings": out.timings,
-            "client_ms": 1000 * cpu / n, "server_ms": 1000 * srv / n}
+            "client_ms": 1000 * cpu / n, "server_ms": 1000 * srv / n, "requests": requests_sent.n / n}
 
 
 CONFIGS = {"jobs1": (1, "local"), "jobs4": (4, "local"), "ray": (4, "ray")}
@@ -176,7 +205,8 @@ def main() -> None:
         modes = ["off"] if args.no_write else args.write.split(",")
         print(f"listed {len(refs)} runs; {os.cpu_count()} CPUs\n")
         print(f"{'config':<22}{'write':>6}{'runs':>6}{'failed':>8}{'seconds':>10}{'runs/s':>9}"
-              f"{'per worker':>12}{'start-up s':>12}{'load avg':>10}{'CPU ms/run':>12}{'server':>8}")
+              f"{'per worker':>12}{'start-up s':>12}{'load avg':>10}{'CPU ms/run':>12}{'server':>8}"
+              f"{'req/run':>9}")
         from mlaudit_core.service.timing import split_line
 
         splits = []
@@ -196,7 +226,7 @@ def main() -> None:
             per = r["rate"] / jobs
             print(f"{label:<22}{mode:>6}{r['runs']:>6}{r['failed']:>8}{r['seconds']:>10.1f}"
                   f"{r['rate']:>9.2f}{per:>12.2f}{r['startup']:>12.1f}{os.getloadavg()[0]:>10.1f}"
-                  f"{r['client_ms']:>12.0f}{r['server_ms']:>8.0f}", flush=True)
+                  f"{r['client_ms']:>12.0f}{r['server_ms']:>8.0f}{r['requests']:>9.1f}", flush=True)
             if r["first_error"]:
                 print(f"  first failure: {r['first_error']}")
             splits.append((label, mode, split_line(r["timings"], r["runs"]), per))

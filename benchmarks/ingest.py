@@ -133,6 +133,9 @@ def read(reader: str, target: str, extra: str) -> dict:
                 "pandas.read_json": ["pandas"], "mlaudit-long": ["mlaudit_core.formats", "pandas"],
                 "pandas-long": ["pandas"]}.get(reader, []):
         __import__(mod)
+    if reader in ("mlaudit-mlflow", "MlflowClient"):  # MLflow's store module for the URI, for both alike
+        __import__("mlflow.store.tracking.sqlalchemy_store" if target.startswith("sqlite")
+                   else "mlflow.store.tracking.rest_store")
     c0 = cpu_seconds()
     t0 = time.perf_counter()
     if reader == "mlaudit-tb":
@@ -383,7 +386,8 @@ def long_line(a, tmp: Path, head: str) -> None:
               f"{f.stat().st_size / 1e6:.0f} MB file")
 
 
-def _pair(m: dict, ours: str, theirs: str, r_ours: dict, r_theirs: dict, target: float, label: str) -> None:
+def _pair(m: dict, ours: str, theirs: str, r_ours: dict, r_theirs: dict, target: float, label: str,
+          workers: int | None = None) -> None:
     m[ours], m[theirs] = r_ours, r_theirs
     x = r_theirs["seconds"] / r_ours["seconds"] if r_ours["seconds"] else float("inf")
     same = r_ours["points"] == r_theirs["points"]
@@ -398,6 +402,14 @@ def _pair(m: dict, ours: str, theirs: str, r_ours: dict, r_theirs: dict, target:
               f"server answering mlaudit {so:.2f}, MlflowClient {st:.2f}; reader + server: "
               f"mlaudit {r_ours['cpu'] + so:.2f}, MlflowClient {r_theirs['cpu'] + st:.2f} "
               f"({(r_theirs['cpu'] + st) / max(1e-9, r_ours['cpu'] + so):.1f}x)", flush=True)
+        if workers:
+            # MlflowClient asks one request at a time: its wall time is at least its own CPU plus
+            # the server's. mlaudit's requests run in parallel, but the server's CPU can at best
+            # spread over min(workers, cores) cores (reader and server share this machine)
+            cores = min(workers, os.cpu_count() or 1)
+            bound = (r_theirs["cpu"] + st) / max(1e-9, max(so / cores, r_ours["cpu"]))
+            print(f"  upper bound of the speed-up from these CPU figures with the server on this "
+                  f"machine ({os.cpu_count()} cores, {workers} workers): {bound:.1f}x", flush=True)
 
 
 def _best(reader: str, target: str, rid: str, repeat: int, server_pid: int | None = None) -> dict:
@@ -465,7 +477,7 @@ def mlflow_part(a, tmp: Path, head: str) -> None:
                 theirs = _served("MlflowClient", url, rid, proc.pid)
                 ours = _best("mlaudit-mlflow", url, rid, a.repeat, proc.pid)
                 _pair(m, f"mlaudit (server {w}w, REST)", f"MlflowClient (server {w}w)", ours, theirs, 3,
-                      f"mlflow server, {w} workers")
+                      f"mlflow server, {w} workers", workers=w)
             finally:
                 proc.terminate()
                 proc.wait(timeout=30)
