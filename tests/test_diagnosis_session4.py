@@ -141,3 +141,11 @@ def test_task_metrics_still_zero_in_a_run_stopped_in_its_warmup_are_not_a_label_
     rep = audit(_run(OWN / "4rtur1t0--TrashYolo/runs/detect/train2/results.csv"))
     assert rep.verdict.outcome in (Outcome.CRASHED, Outcome.RUNNING, Outcome.UNKNOWN), rep.verdict.summary
     assert rep.verdict.cause.value != "data_config", rep.verdict.summary
+
+
+def test_a_loss_that_rose_from_its_first_value_and_stayed_is_diverged_not_underfit():
+    """own ts23: QLoRA at learning rate 5, loss 1.637 -> 11.8 at step 2 -> exactly 10.3735 (ln 32000)
+    for the rest of its 10 steps. It got worse from the start: diverged, not 'barely learned'."""
+    rep = audit(_run(OWN / "poludmik--qlora-fine-tune/output/trainer_state.json"))
+    assert rep.verdict.outcome is Outcome.DIVERGED, rep.verdict.summary
+    assert any(f.code == "OP001" and f.facts.get("rose_from_start") for f in rep.findings)

@@ -36,6 +36,10 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
     = 12.4 is the same shape). 2x: a model can only do that much worse than uniform by confidently
     predicting wrong classes, which learning never produces. With an accuracy logged but no class
     count, ln 100,000 bounds the chance loss of any classifier (``chance_or_bound``).
+    Rose from the start: a loss whose whole second half (smoothed) sits at ``factor`` 2x or more its
+    first logged value (the median of the first 5% of points), and that never fell below half of
+    that value, got worse from the start and stayed there (``rose_from_start``): a divergence the
+    smoothing of a short series would hide.
     """
 
     needs = (Role.TRAIN_LOSS,)
@@ -82,6 +86,17 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
         grew_then_nan = first_bad is not None and len(vals) >= 3 and float(sm[-1]) > p.factor * best
         ch = chance_or_bound(run)
         late = sm[len(sm) // 2:]
+        # rose from its first logged value and never came back: the centred median of a short series
+        # averages the first point with the blow-up after it, so the smoothed best can sit on the rise
+        # (own corpus ts23: QLoRA at lr 5, loss 1.64 -> 11.8 at step 2 -> exactly 10.37 = ln 32000 for
+        # the rest; called underfit). Judged on the raw first values (the first 5% of points, at least
+        # one) against the smoothed second half; never when the loss ever fell below half its start.
+        rose_from_start = None
+        if first_bad is None and len(vals) >= 5:
+            k = max(1, len(vals) // 20)
+            first0 = float(np.median(vals[:k]))
+            if first0 > 0 and bool(np.all(late >= p.factor * first0)) and float(np.min(vals)) >= 0.5 * first0:
+                rose_from_start = (first0, float(np.median(late)))
         worse_than_uniform = (ch is not None and first_bad is None and len(vals) >= p.min_points
                               and float(np.median(late)) >= p.chance_factor * ch.loss)
         if onset is not None and ibest < len(sm) - 1 and regained >= p.min_regained:
@@ -109,6 +124,17 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
                 onset_step=int(steps[0]), best_step=int(steps[ibest]), best=best, final=final, initial=initial,
                 regained=None, gradual=False, above_chance=True, chance_loss=ch.loss,
                 times_chance=med / ch.loss)
+        elif rose_from_start is not None:
+            first0, med = rose_from_start
+            yield self.finding(
+                Severity.CRITICAL,
+                f"{key} rose from its first logged value {fmt(first0)} to {fmt(final)} (smoothed) and stayed at "
+                f">= {fmt(p.factor, 2)}x it for the whole second half of the run (median {fmt(med)}): the loss got "
+                "worse from the start, a divergence (the smoothing of a short series hides the first point)",
+                evidence=[SeriesEvidence(metric=key, step_start=int(steps[0]), step_end=int(steps[-1]),
+                                         values={"first": first0, "median_late": med, "final": final})],
+                onset_step=int(steps[0]), best_step=int(steps[0]), best=first0, final=final, initial=first0,
+                regained=None, gradual=False, rose_from_start=True)
         elif grew_then_nan:
             yield self.finding(
                 Severity.CRITICAL,
