@@ -106,7 +106,7 @@ class DeliveryQueue:
     def add(self, delivery: str, name: str, version: str, run_id: str,
             now: float | None = None) -> str:
         """Queue a delivery; returns ``queued``, ``seen`` (this delivery id is known),
-        ``duplicate`` (this model version is queued, running or done) or ``full``."""
+        ``duplicate`` (this model version of this run is queued, running or done) or ``full``."""
         now = time.time() if now is None else now
         # the name is the model version's address, kept verbatim (not redacted): the redactor
         # takes names like 'sk-learn-classifier-...' for a key, and the worker tags that name
@@ -118,9 +118,11 @@ class DeliveryQueue:
                               (delivery,)).fetchone():
                     db.execute("COMMIT")
                     return "seen"
+                # the same version of the same run: a registered model deleted and created
+                # again numbers its versions from 1 anew, from other runs (not a duplicate)
                 if db.execute("SELECT 1 FROM registry_deliveries WHERE name = ? AND version = ?"
-                              " AND state IN ('queued', 'running', 'done')",
-                              (name, version)).fetchone():
+                              " AND run_id = ? AND state IN ('queued', 'running', 'done')",
+                              (name, version, run_id)).fetchone():
                     db.execute("COMMIT")
                     return "duplicate"
                 waiting = db.execute("SELECT COUNT(*) FROM registry_deliveries WHERE state IN "
