@@ -93,7 +93,8 @@ def test_mlflow_live_nan_stall_healthy_restart(mlflow_server, tmp_path):
     assert by_run.get(results["healthy"]["run_id"], []) == [], logtext[-3000:]
 
     nan = by_run[results["nan"]["run_id"]]
-    assert [(d["live"]["kind"], d["live"]["code"]) for d in nan] == [("alert", "LV001")]
+    assert [(d["live"]["kind"], d["live"]["code"]) for d in nan] == [("alert", "LV001")], \
+        logtext[-4000:]
     assert nan[0]["findings"][0]["code"] == "LV001"
     assert nan[0]["verdict"]["outcome"] == "running"
     sent = nan[0]["sent_at"]
@@ -314,3 +315,30 @@ def test_a_nan_that_clears_within_one_poll_is_still_reported_once():
     c = r.conditions(1_020.0, th, running=False)
     assert c["nonfinite"].facts["step"] == 5 and "finite again since" in c["nonfinite"].message
     assert "nonfinite" not in r.conditions(1_021.0, th, running=False)  # the next poll: cleared
+
+
+def test_an_episode_is_not_closed_on_evidence_older_than_what_opened_it(tmp_path):
+    """The race behind a CI run's alert, 'recovered', alert on a run NaN to its end: the
+    fast-path thread opens the NaN episode from a newer listing while the poll thread's tails
+    end before the NaN; or a restarted watcher's saved summary predates the NaN point. Neither
+    poll may close the episode; a poll that has seen past it and is finite again does."""
+    from mlaudit_core.live import LiveRun
+    from mlaudit_core.live.episodes import LiveStore, reconcile
+    from mlaudit_core.service import StateStore
+
+    r = LiveRun()
+    th = _feed(r, "loss", [1.0] * 5 + [float("nan")])
+    cond = r.conditions(1_006.0, th, running=False)
+    assert cond["nonfinite"].facts["step"] == 5
+    with StateStore(tmp_path / "s.sqlite", "test") as st:
+        ls = LiveStore(st)
+        assert [e.kind for e in reconcile(ls, "run1", cond, cooldown_s=0, close_missing=False)] \
+            == ["alert"]
+        opened = ls.open_episodes("run1")["nonfinite"]["opened_at"]
+        # the poll thread listed before the fast path opened it: its finite tail closes nothing
+        assert reconcile(ls, "run1", {}, cooldown_s=0, seen_since=opened - 1.0, seen_step=9) == []
+        # a restarted watcher whose summary stops at step 3, before the NaN at step 5
+        assert reconcile(ls, "run1", {}, cooldown_s=0, seen_since=opened + 1.0, seen_step=3) == []
+        # finite again after the NaN, on a poll listed after the episode opened: recovered
+        ev = reconcile(ls, "run1", {}, cooldown_s=0, seen_since=opened + 1.0, seen_step=20)
+        assert [e.kind for e in ev] == ["recovered"]

@@ -165,12 +165,19 @@ class LiveEvent:
 
 def reconcile(lstore: LiveStore, ref: str, conditions: dict[str, Finding], *,
               stop_on: tuple[str, ...] = (), cooldown_s: float = COOLDOWN_S,
-              now: float | None = None, close_missing: bool = True) -> list[LiveEvent]:
+              now: float | None = None, close_missing: bool = True,
+              seen_since: float | None = None, seen_step: int | None = None) -> list[LiveEvent]:
     """Open episodes for new conditions, close those that cleared; returns the messages due.
 
     ``conditions``: :meth:`LiveRun.conditions` of this poll. Console slots
     (``console:...``) never clear (a line that was printed stays printed).
     ``close_missing=False``: only open (a fast path that saw part of the conditions).
+    An episode is not closed on evidence older than what opened it: one opened at or after
+    ``seen_since`` (this poll's listing time: the fast-path thread opened it on a newer
+    listing while this poll read its tails), or whose finding's step lies beyond
+    ``seen_step`` (the newest step the detectors were fed: after a restart the saved
+    summary may predate the point that opened the episode). Without this a NaN run once got
+    alert, "recovered", alert (a poll whose tails ended before the NaN closed the episode).
     """
     now = time.time() if now is None else now
     events: list[LiveEvent] = []
@@ -191,7 +198,13 @@ def reconcile(lstore: LiveStore, ref: str, conditions: dict[str, Finding], *,
     for slot, ep in opened.items():
         if not close_missing or slot in conditions or slot.startswith("console:"):
             continue
+        if seen_since is not None and float(ep["opened_at"]) >= seen_since:
+            continue
         finding = Finding.model_validate_json(ep["finding"])
+        step = finding.facts.get("step")
+        if seen_step is not None and isinstance(step, (int, float)) and \
+                not isinstance(step, bool) and seen_step < step:
+            continue
         send = bool(ep["alert_sent"])
         if lstore.close(ref, slot, ep["n"], recovered_sent=send) and send:
             events.append(LiveEvent(ref, slot, ep["n"], "recovered", finding))

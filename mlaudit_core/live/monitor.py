@@ -118,6 +118,7 @@ class LiveMonitor:
 
     def poll_once(self) -> PollStats:
         t0, c0, p0 = time.monotonic(), time.thread_time(), time.process_time()
+        listed_at = time.time()
         req0 = getattr(self.source, "requests", 0)
         stats = PollStats()
         listed = self.source.list_running()
@@ -153,7 +154,8 @@ class LiveMonitor:
                 fresh = tail is not None and any(
                     len(v[2]) for k, v in tail.points.items() if not is_system_key(k))
                 events = reconcile(self.lstore, info.ref, conds, stop_on=self.cfg.stop_on,
-                                   cooldown_s=self.cfg.cooldown_s, now=now, close_missing=fresh)
+                                   cooldown_s=self.cfg.cooldown_s, now=now, close_missing=fresh,
+                                   seen_since=listed_at, seen_step=lr.iv_step)
                 if events:
                     self._deliver(info, events)
                     stats.events += len(events)
