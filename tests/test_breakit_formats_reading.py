@@ -76,11 +76,13 @@ def test_bars_that_are_not_training_give_no_step_and_no_throughput(tmp_path):
 
 def test_a_finished_bar_drawn_again_by_tqdm_write_is_not_a_new_pass():
     """tqdm.write (the Trainer's eval and summary dicts) redraws the finished bar unchanged."""
-    done = "100%|██████████| 30/30 [00:00<00:00, 117.72it/s]"
-    res = parse_lines([" 50%|█████     | 15/30 [00:00<00:00, 118.04it/s]", done,
-                       "{'eval_loss': '0.682', 'epoch': '3.75'}", done,
-                       "{'train_runtime': '0.264', 'train_loss': '0.6884', 'epoch': '3.75'}", done])
-    assert res.facts.get("total_steps") == 30.0 and "steps_per_epoch" not in res.facts, res.facts
+    for elapsed in ("00:00", "00:57", "00:58"):  # the clock ticks between redraws; the rate does not
+        done = f"100%|██████████| 30/30 [{elapsed}<00:00, 3.19s/it]"
+        res = parse_lines([" 50%|█████     | 15/30 [00:28<00:30,  2.01s/it]", "100%|██████████| 30/30 [00:57<00:00, "
+                           "3.19s/it]", "{'eval_loss': '0.682', 'epoch': '3.75'}", done,
+                           "{'train_runtime': '58.69', 'train_loss': '0.6884', 'epoch': '3.75'}", done])
+        assert res.facts.get("total_steps") == 30.0 and "steps_per_epoch" not in res.facts, (elapsed, res.facts)
+        assert res.metrics.series("val/loss").steps.tolist() == [30]
 
 
 @pytest.mark.parametrize("message", [

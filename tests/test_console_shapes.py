@@ -211,3 +211,17 @@ def test_yolox_loguru_lines_and_last_launch():
     assert run.params["log.steps_per_epoch"] == "47"
     assert loss.steps[0] == 10 and loss.steps[-1] == 299 * 47 + 40
     assert run.metrics.series("train/epoch").values[-1] == 300
+
+
+def test_hf_console_two_trainings_in_one_script_keeps_the_last():
+    """EshaUbale/Language-Modeling-with-Huggiingface train_log.txt (transformers 4.35, no bar kept):
+    a masked-LM training (3 epochs), then a classifier trained from it (10 epochs). Each Trainer.train()
+    closes with its summary dict; the next training's dicts are numbered from 1 again, so the file
+    splits and the last training is audited. Before: 'Map' bars gave every point step 8716."""
+    (_, run), = load_path(RW / "EshaUbale--Language-Modeling-with-Huggiingface" / "train_log.txt").runs
+    loss = run.metrics.series("train/loss")
+    assert loss.steps.tolist() == [1, 2, 3, 4] and loss.values[0] == pytest.approx(0.1373)
+    val = run.metrics.series("val/loss")
+    assert len(val) == 10 and val.values[-1] == pytest.approx(0.031908828765153885)
+    assert list(val.steps) == sorted(val.steps)  # trainer.evaluate() after training sits at the end
+    assert any("2 launches" in n or "starts over" in n for n in run.notes), run.notes

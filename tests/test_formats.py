@@ -185,6 +185,44 @@ def test_keras_console_config_print_and_reduce_lr_on_plateau(produced):
     assert len(lr) == 12 and lr.values[0] == pytest.approx(0.01) and lr.values[-1] < 0.01
 
 
+def test_lightning_tensorboard_logger_params_and_roles(produced):
+    """Lightning TensorBoardLogger: hparams (the events' hparams plugin and hparams.yaml) become
+    params (before: none); train/val loss and accuracy, the LearningRateMonitor's lr-SGD and the
+    epoch play their roles."""
+    (_, run), = load_path(produced / "tb_logs").runs
+    assert run.params.get("lr") == "0.1"
+    assert run.key_for(Role.TRAIN_LOSS) == "train_loss_step" and run.key_for(Role.VAL_LOSS) == "val_loss"
+    assert run.key_for(Role.VAL_ACCURACY) == "val_acc" and run.key_for(Role.LEARNING_RATE) == "lr-SGD"
+    lr = run.metrics.series("lr-SGD")
+    assert lr.values[0] == pytest.approx(0.1) and lr.values[-1] == pytest.approx(0.01)  # StepLR(2) over 4 epochs
+
+
+def test_accelerate_tensorboard_tracker_is_one_run_with_its_config(produced):
+    """accelerate's TensorBoard tracker: init_trackers(config=) goes through add_hparams into a
+    str(time.time()) sub-folder. Before: 'holds 2 separate runs' and nothing audited."""
+    loaded = load_path(produced / "accel")
+    assert len(loaded.runs) == 1 and not loaded.problems, loaded.problems
+    _, run = loaded.runs[0]
+    assert run.params.get("lr") == "0.1" and run.params.get("epochs") == "3"
+    assert run.key_for(Role.TRAIN_LOSS) == "train_loss" and run.key_for(Role.VAL_LOSS) == "valid_loss"
+    assert len(run.metrics.series("train_loss")) == 18
+    assert not any(k.split("/")[0].replace(".", "").isdigit() for k in run.metrics.keys), run.metrics.keys
+
+
+def test_keras_history_json(produced):
+    """json.dump(history.history): one point per epoch, epochs from 0 (History.epoch); before:
+    'not a recognised run file'."""
+    loaded = load_path(produced / "keras_hist" / "history.json")
+    assert loaded.reader == "keras_history"
+    _, run = loaded.runs[0]
+    hist = json.loads((produced / "keras_hist" / "history.json").read_text())
+    assert run.metrics.series("val_loss").steps.tolist() == list(range(5))
+    assert run.metrics.series("val_loss").values.tolist() == pytest.approx(hist["val_loss"])
+    assert run.key_for(Role.VAL_ACCURACY) == "val_accuracy" and run.params["log.step_axis"] == "epoch"
+    assert load_path(produced / "hf" / _last_checkpoint(produced / "hf").name / "trainer_state.json").reader \
+        == "trainer_state"  # a trainer_state.json is not taken for a History
+
+
 # --- copied public artifacts (tests/data/formats/SOURCES.md) ---------------------------------
 
 def test_keras_tensorboard_train_validation_are_one_run():
@@ -372,6 +410,12 @@ def _bad_cases(kind: str, d: Path) -> dict[str, Path]:
         cases["strings"] = "\n".join(rows + ['{"iteration": 3, "total_loss": NaN}',
                                              '{"iteration": 2, "total_loss": "x"}',
                                              '{"iteration": 2, "total_loss": Infinity}'])
+    elif kind == "keras_history":
+        name = "history.json"
+        good = json.dumps({"loss": [1.0, 0.9, 0.8], "val_loss": [1.1, 1.0, 0.95]})
+        cases["truncated"] = good[: len(good) - 9]
+        cases["header_only"] = '{"loss": [], "val_loss": []}'
+        cases["strings"] = '{"loss": ["abc", NaN, 1e400, null, 0.5], "val_loss": "x"}'
     elif kind == "console":
         name = "train.log"
         cases["truncated"] = "".join(f"step {i}: loss {1.0 / (i + 1)}\n" for i in range(5)) + "step 5: lo"
@@ -397,7 +441,7 @@ def _bad_cases(kind: str, d: Path) -> dict[str, Path]:
     return out
 
 
-KINDS = ["trainer_state", "jsonlines", "console", *CSV_HEADERS]
+KINDS = ["trainer_state", "jsonlines", "keras_history", "console", *CSV_HEADERS]
 
 
 @pytest.mark.parametrize("kind", KINDS)

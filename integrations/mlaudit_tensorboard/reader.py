@@ -351,6 +351,31 @@ def _text_params(tag: str, txt: str, params: dict[str, str] | None) -> bool:
     return True
 
 
+def _hparams(content: bytes, params: dict[str, str] | None) -> None:
+    """The hyperparameters of an hparams-plugin summary (``SummaryWriter.add_hparams``,
+    Lightning's ``log_hyperparams``, accelerate's TensorBoard tracker ``init_trackers(config=)``)
+    into ``params`` (values already there win)."""
+    if params is None or not content:
+        return
+    try:
+        from tensorboard.plugins.hparams import plugin_data_pb2
+
+        data = plugin_data_pb2.HParamsPluginData.FromString(content)
+    except Exception:  # noqa: BLE001 - a malformed plugin record is no reason to stop reading scalars
+        return
+    if not data.HasField("session_start_info"):
+        return
+    for k, val in list(data.session_start_info.hparams.items())[:2000]:
+        kind = val.WhichOneof("kind")
+        if kind == "number_value":
+            x = val.number_value
+            params.setdefault(k, str(int(x)) if float(x).is_integer() else repr(x))
+        elif kind == "string_value":
+            params.setdefault(k, val.string_value[:1000])
+        elif kind == "bool_value":
+            params.setdefault(k, str(val.bool_value))
+
+
 def read_event_file(path: Path, prefix: str, notes: list[str], warnings: list[str],
                     params: dict[str, str] | None = None) -> _FilePoints:
     """Every scalar point of one event file, tagged ``prefix + tag``, in record order.
@@ -394,6 +419,9 @@ def read_event_file(path: Path, prefix: str, notes: list[str], warnings: list[st
             f_codes, f_steps, f_walls, f_values = f_codes[:kept], f_steps[:kept], f_walls[:kept], f_values[:kept]
             break
         for v in ev.summary.value:
+            if v.HasField("metadata") and v.metadata.plugin_data.plugin_name == "hparams":
+                _hparams(v.metadata.plugin_data.content, params)  # a summary without a value
+                continue
             kind = v.WhichOneof("value")
             tag = v.tag
             val = None
@@ -462,9 +490,17 @@ def _paired_splits(dirs: set[Path]) -> dict[Path, str]:
     return out
 
 
+#: ``torch.utils.tensorboard.SummaryWriter.add_hparams`` writes its summaries into a sub-directory
+#: named ``str(time.time())`` of the run's log directory (accelerate's TensorBoard tracker calls it
+#: from ``init_trackers(config=...)``): that folder is the run's hyperparameters, not another run.
+_HPARAMS_DIR = re.compile(r"^\d{9,11}\.\d+$")
+
+
 def run_dir_of(event_dir: Path, root: Path, paired: dict[Path, str] | None = None) -> Path:
-    """The run an event file's directory belongs to: a split sub-directory belongs to its parent."""
-    if event_dir != root and (event_dir.name.lower() in SPLIT_DIRS or event_dir in (paired or {})):
+    """The run an event file's directory belongs to: a split sub-directory, or the timestamp
+    folder of ``add_hparams``, belongs to its parent."""
+    if event_dir != root and (event_dir.name.lower() in SPLIT_DIRS or event_dir in (paired or {}) or
+                              _HPARAMS_DIR.match(event_dir.name)):
         return event_dir.parent
     return event_dir
 
@@ -566,10 +602,18 @@ def load_logdir(logdir: str | os.PathLike) -> RunData:
                          sorted({w + "/" for w in paired.values()})) + ")")
     for f in files:
         rel = paired[f.parent] if f.parent in paired else f.parent.relative_to(base).as_posix()
+        if f.parent != base and _HPARAMS_DIR.match(f.parent.name):
+            rel = "."  # add_hparams' metric_dict (hp_metric) is the run's own
         fp = read_event_file(f, "" if rel == "." else rel + "/", notes, warnings, params)
         remap = np.array([index.setdefault(nm, len(index)) for nm in fp.names] or [0], dtype=np.int32)
         names = list(index)
         parts.append((remap[fp.codes] if fp.codes.size else fp.codes, fp.steps, fp.walls, fp.values))
+    side = base / "hparams.yaml"  # Lightning TensorBoardLogger writes the module's hparams here
+    if side.is_file():
+        from mlaudit_core.formats._common import flat_params, read_yaml
+
+        for k, v in flat_params(read_yaml(side, warnings)).items():
+            params.setdefault(k, v)
     # one file (the usual case): its arrays as they are, no concatenated copy
     codes, steps, walls, values = (parts[0][i] if len(parts) == 1 else np.concatenate([p[i] for p in parts])
                                    for i in range(4))

@@ -70,6 +70,7 @@ def load(path: Path):
     cols: dict[str, list] = {}
     steps: list[float] = []
     bad = 0
+    summary = None
     for e in hist:
         if not isinstance(e, dict):
             bad += 1
@@ -78,6 +79,7 @@ def load(path: Path):
             for k in _SUMMARY:
                 if k in e and _num(e[k]) is not None:
                     params[f"final.{k}"] = str(e[k])
+            summary = e
             continue
         st = _num(e.get("step"))
         if st is None:
@@ -100,6 +102,20 @@ def load(path: Path):
     if bad:
         warnings.append(f"{path.name}: {bad} log_history entries (or values) were not readable and were "
                         "left out")
+    notes = []
+    if not steps and summary is not None:
+        # logging_steps larger than the run (HF default 500 for a 69-step fine-tune): the end-of-training
+        # summary is the only record. Its figures at its step, train_loss named for what it is (the mean
+        # training loss over the run, Trainer.train's TrainOutput.training_loss), never a curve.
+        st = _num(summary.get("step")) or _num(state.get("global_step")) or 0.0
+        steps.append(st)
+        for k, v in summary.items():
+            x = _num(v)
+            if k != "step" and x is not None:
+                cols[{"train_loss": "train_loss_mean"}.get(k, k)] = [(0, x)]
+        notes.append(f"log_history holds only the end-of-training summary (logging_steps "
+                     f"{state.get('logging_steps')} vs {state.get('global_step')} steps run): no training curve; "
+                     "train_loss_mean is the mean training loss over the whole run")
     if not steps:
         raise InputError(f"{path}: log_history holds no logged step (the checkpoint was saved before the "
                          "first logging step)")
@@ -112,7 +128,6 @@ def load(path: Path):
         v[idx] = np.fromiter((x for _, x in pts), np.float64, len(pts))
         present[idx] = True
         arrays[k] = (v, present)
-    notes = []
     gs, ms = state.get("global_step"), state.get("max_steps")
     if isinstance(gs, (int, float)) and isinstance(ms, (int, float)) and 0 < gs < ms:
         notes.append(f"checkpoint snapshot at step {int(gs)} of max_steps {int(ms)}: a checkpoint is saved "

@@ -280,6 +280,18 @@ CATALOG: list[LogFormat] = [
         rename={"time": "perf/step_time", "data": "perf/data_time", "loss": "train/loss"},
         units={"prec@1": "%", "prec@5": "%", "acc@1": "%", "acc@5": "%"}, step="epoch_batch"),
     LogFormat(
+        id="torchvision-metriclogger",
+        name="torchvision reference scripts' MetricLogger (classification, detection, segmentation)",
+        example=("Epoch: [0]  [0/6]  eta: 0:00:25  lr: 0.001004  loss: 8.2773 (8.2773)  loss_classifier: 0.7230 (0.7230)"
+                 "  time: 4.1973  data: 1.1906  max mem: 2547"),
+        pattern=r"Epoch: \[(?P<epoch>\d+)\]\s+\[\s*(?P<batch>\d+)/(?P<total>\d+)\]\s+(?P<rest>.*)$",
+        hint=("Epoch: [",), fields={"epoch": "@epoch", "batch": "@batch", "total": "@total"},
+        # the first value is the running median of the window, the one in brackets the global average
+        pairs=rf"(?P<k>[A-Za-z][\w/@]*(?: [a-z]+)?):\s+(?P<v>{_N})(?:\s+\(\s*{_N}\s*\))?(?=\s|$)",
+        rename={"lr": "train/lr", "loss": "train/loss", "time": "perf/step_time", "data": "perf/data_time",
+                "max mem": "perf/gpu_mem_mb", "img/s": "perf/throughput", "acc1": "train/top1", "acc5": "train/top5"},
+        units={"acc1": "%", "acc5": "%"}, step="epoch_batch"),
+    LogFormat(
         id="imagenet-train-nototal",
         name="ImageNet-example-style lines without the batch total (SwAV, DeepCluster, MoCo forks)",
         example="Epoch: [6][50]\tTime 0.627 (0.666)\tData 0.000 (0.032)\tLoss 3.9122 (3.9121)\tLr: 0.3913",
@@ -311,6 +323,44 @@ CATALOG: list[LogFormat] = [
         units={"iter_time": "s", "data_time": "s"},
         step="epoch_batch", epoch_base=1),
     LogFormat(
+        id="mmengine-train", name="MMEngine runners (mmdet 3, mmseg 1, mmpretrain, mmpose...), training lines",
+        example=("07/03 13:04:25 - mmengine - INFO - Epoch(train)  [1][ 50/196]  lr: 3.3333e-04  eta: 0:07:39  "
+                 "time: 0.2013  data_time: 0.0356  memory: 970  loss: 2.3025"),
+        pattern=(r"(?:Epoch\(train\)\s*\[(?P<epoch>\d+)\]\[\s*(?P<batch>\d+)/(?P<total>\d+)\]|"
+                 r"Iter\(train\)\s*\[\s*(?P<step>\d+)/(?P<total_steps>\d+)\])\s+(?P<rest>.*)$"),
+        hint=("(train)",), fields={"epoch": "@epoch", "batch": "@batch", "total": "@total", "step": "@step",
+                                   "total_steps": "@total_steps"},
+        pairs=rf"(?P<k>[A-Za-z][\w/.-]*):\s+(?P<v>{_N})(?=\s|$)",
+        rename={"lr": "train/lr", "base_lr": "@skip", "loss": "train/loss", "time": "perf/step_time",
+                "data_time": "perf/data_time", "memory": "perf/gpu_mem_mb", "grad_norm": "train/grad_norm"},
+        step="epoch_batch", epoch_base=1),
+    LogFormat(
+        id="mmengine-val", name="MMEngine runners, validation and test lines (the last one per pass holds the metrics)",
+        example="08/18 12:00:10 - mmengine - INFO - Epoch(val) [1][10/10]    accuracy/top1: 35.6000  data_time: 0.0220  time: 0.0663",
+        pattern=r"(?:Epoch|Iter)\((?P<section>val|test)\)\s*\[[\d\s/]+\](?:\[[\d\s/]+\])?\s+(?P<rest>.*)$",
+        hint=("(val)", "(test)"), fields={"section": "@section"},
+        pairs=rf"(?P<k>[A-Za-z][\w/.-]*):\s+(?P<v>{_N})(?=\s|$)",
+        rename={"time": "@skip", "data_time": "@skip", "memory": "@skip", "lr": "@skip", "eta": "@skip"},
+        # mmengine's and mmpretrain's Accuracy print percent (``accuracy: 7.5000``); mmaction's acc/top1 a fraction
+        units={"accuracy": "%", "accuracy/top1": "%", "accuracy/top5": "%"}),
+    LogFormat(
+        id="torchtune", name="torchtune DiskLogger files (log_<time>.txt: `Step N | name:value ...`)",
+        example="Step 2 | loss:2.1011 lr:2e-05 tokens_per_second_per_gpu:1411.9 peak_memory_active:12.1",
+        pattern=r"^Step (?P<step>\d+) \| (?P<rest>.*)$", hint=("Step ",), fields={"step": "@step"},
+        pairs=rf"(?P<k>[A-Za-z_][\w/.]*):(?P<v>{_N})(?=\s|$)",
+        rename={"loss": "train/loss", "lr": "train/lr", "grad_norm": "train/grad_norm",
+                "tokens_per_second_per_gpu": "perf/tokens_per_s_per_gpu"}),
+    LogFormat(
+        id="coco-eval", name="pycocotools COCOeval summary (torchvision and detectron2 evaluation)",
+        example=" Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets=100 ] = 0.612",
+        pattern=(rf"Average Precision\s+\(AP\) @\[ IoU=(?:0\.50:0\.95\s+\| area=\s*all \| maxDets=\s*100 \] = "
+                 rf"(?P<ap>{_N})|0\.50\s+\| area=\s*all \| maxDets=\s*100 \] = (?P<ap50>{_N}))"),
+        hint=("Average Precision",), fields={"ap": "val/AP", "ap50": "val/AP50"}, prefix="val/"),
+    LogFormat(
+        id="coco-eval-other", name="pycocotools COCOeval summary, the other ten lines (read past)",
+        example=" Average Recall     (AR) @[ IoU=0.50:0.95 | area=   all | maxDets=  1 ] = 0.401",
+        pattern=r"Average (?:Precision|Recall)\s+\((?:AP|AR)\) @\[", hint=("Average ",), kind="ignore"),
+    LogFormat(
         id="pipe-epoch-step", name="custom loops printing `Epoch e | Step s/N | Loss: x | LR: y | ...`",
         example="Epoch 0 | Step   10/6501 | Loss: 8.2445 | PPL: 4455.51 | LR: 5.97e-05 | Grad: 25.399 | Time: 0.507s",
         pattern=r"\bEpoch (?P<epoch>\d+)(?:/(?P<epochs>\d+))?\s*\|\s*(?:Step|Batch|Iter)\s+(?P<batch>\d+)/(?P<total>\d+)\s*(?P<rest>\|.*)$",
@@ -332,7 +382,7 @@ CATALOG: list[LogFormat] = [
     LogFormat(
         id="imagenet-test-batch", name="PyTorch ImageNet example, per-batch test lines (running values)",
         example="Test: [ 10/196]\tTime  0.105 ( 0.450)\tLoss 1.0e+00 (1.1e+00)\tAcc@1  75.00 ( 72.16)",
-        pattern=r"^\s*Test: \[\s*\d+/\d+\]", hint=("Test: [",), kind="ignore"),
+        pattern=r"^\s*Test:\s+\[\s*\d+/\d+\]", hint=("Test:",), kind="ignore"),
     LogFormat(
         id="imagenet-val", name="PyTorch ImageNet example, validation summary",
         example=" * Acc@1 56.522 Acc@5 79.066",

@@ -90,7 +90,7 @@ _PARAM_LINE = re.compile(r"^\s*(?:\[[A-Z]+\]\s*)?(?P<k>[A-Za-z][\w .()/-]{0,60}?
 _LOG_PREFIX = re.compile(
     r"^(?:\s*(?:\[[^\]]{0,120}\]|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?|\d{2}/\d{2}/\d{4} \d{2}:\d{2}:\d{2}|"
     r"(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL|FATAL|TRACE|SUCCESS)\b:?|[\w.]+(?=\s+[-|]\s)|"
-    r"[\w.]+:[\w<>]+:\d+(?=\s+-\s)|>>|[-|:](?=\s)))+")  # loguru: 'name:function:line - message' 
+    r"[\w.]+:[\w<>]+:\d+(?=\s+-\s)|>>|[-|:](?=\s)))+")  # loguru: 'name:function:line - message'
 #: Lines after a record line within which a lone ``key: value`` still belongs to that record.
 CONTINUATION_LINES = 3
 _TS = re.compile(r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?)")
@@ -327,7 +327,7 @@ class LogParser:
         self._bar_last = -1
         self._bar_line = -10
         self._bar_partial = False
-        self._bar_draw = ""
+        self._bar_draw: tuple | None = None
         self._bar_restarts = 0
         self.bar_n: int | None = None
         #: the epoch of the last bare ``epoch N`` header line (None before one)
@@ -344,6 +344,9 @@ class LogParser:
         self._hf_k = 0
         self._hf_rate = 0.0
         self._hf_epoch = 0.0
+        self._hf_done = False
+        self._hf_mode = False
+        self._hf_last_epoch = 0.0
         self.seq = 0
         self.wall = math.nan
         self._ts_text = ""
@@ -444,9 +447,9 @@ class LogParser:
         self.step = self.epoch = self.spe = self.epoch_header = None
         self.block = self.section = self.train_bar = self.bar_n = None
         self._bar_last, self._bar_line, self._bar_restarts, self._bar_partial = -1, -10, 0, False
-        self._bar_draw = ""
+        self._bar_draw = None
         self.seq_steps = False
-        self._hf_k, self._hf_rate, self._hf_epoch = 0, 0.0, 0.0
+        self._hf_k, self._hf_rate, self._hf_epoch, self._hf_done, self._hf_mode = 0, 0.0, 0.0, False, False
         self.facts.clear()
         self.params.clear()
         self._summary.clear()
@@ -544,12 +547,13 @@ class LogParser:
             # bar is drawn finished again on a later line (a log that kept only each bar's final
             # state, as W&B's output.log of a terminal session does; tqdm's closing redraw of a
             # finished bar is on the bar's own line, after a carriage return)
-            # ... but not a finished draw repeated character for character (same elapsed time, same
-            # rate) after the bar was seen part-way: that is tqdm.write at work (the Hugging Face
-            # Trainer's eval and summary dicts clear the bar and draw it again after each message).
-            # Passes of a real loop differ in elapsed time or rate (W&B output.log of realworld
-            # wb01: 05:02 20.67it/s, 05:01 20.75it/s ...).
-            draw = m.group(0)
+            # ... but not a finished draw repeated with the same rate after the bar was seen part-way:
+            # that is tqdm.write at work (the Hugging Face Trainer's eval and summary dicts clear the
+            # bar and draw it again after each message; tqdm's smoothed rate only changes on an
+            # update, while the elapsed time goes on ticking: 00:57 then 00:58 at 3.19s/it on a
+            # loaded machine). Passes of a real loop end at different rates (W&B output.log of
+            # realworld wb01: 20.67it/s, 20.75it/s, 20.72it/s ...).
+            draw = (m["rate"], m["rate_unit"], m["postfix"])
             again = n == self._bar_last == total and self.lineno > self._bar_line + 1 and \
                 not (self._bar_partial and draw == self._bar_draw)
             if n < total:
@@ -712,6 +716,8 @@ class LogParser:
         if fmt.kind == "summary":
             for k, v in rec.items():
                 self._summary[k] = (v, self.wall)
+            if fmt.id == "hf-train-summary" and self._hf_k:
+                self._hf_done = True  # Trainer.train() ended; a later dict belongs to the next training
             return
         if fmt.final_batch_only and batch is not None and total is not None and batch != total:
             return
@@ -720,8 +726,8 @@ class LogParser:
         explicit = step is not None or line_step is not None
         own_step = step is not None
         ordinal = False
-        if fmt.id == "hf-dict" and not explicit and (self.step is None or self._hf_k) and not self.spe and \
-                not (self.facts.get("total_steps") and self.facts.get("epochs")):
+        if fmt.id == "hf-dict" and not explicit and (self.step is None or self._hf_mode) and \
+                not self.spe and not (self.facts.get("total_steps") and self.facts.get("epochs")):
             step, ordinal = self._hf_ordinal(rec, epoch), True
         step = self._resolve_step(fmt, step, epoch, batch, total or span, line_step)
         if not fmt.const:
@@ -776,6 +782,14 @@ class LogParser:
         end-of-epoch evaluations land on their own epochs). Before any training dict: 0.
         """
         train = "train/loss" in rec or "train/lr" in rec or "train/grad_norm" in rec
+        self._hf_mode = True  # the log's dicts are numbered from here on (a later bar does not take over)
+        if self._hf_done and (train or (epoch is not None and epoch < self._hf_last_epoch - 1e-9)):
+            # the training before closed with its summary and this dict trains, or its epoch went back: a
+            # new training starts at 1 (an evaluation at the last epoch, trainer.evaluate(), is the old one's)
+            self._hf_done = False
+            self._hf_k, self._hf_rate, self._hf_epoch = 0, 0.0, 0.0
+        if epoch is not None:
+            self._hf_last_epoch = epoch
         if train:
             self._hf_k += 1
             if epoch is not None and epoch > 0:

@@ -16,7 +16,14 @@ tiny classifier on a fixed synthetic two-class problem (no download):
   (``Writing model shards`` and ``Loading weights`` bars: not training), then ``Trainer.train()``
   (its bar, the log dicts written through it, the evaluation bars);
 - ``keras_console/train.log``: Keras 3 ``fit(verbose=2)`` with ``ReduceLROnPlateau(verbose=1)``
-  after a script's own ``epochs: 12`` configuration print.
+  after a script's own ``epochs: 12`` configuration print;
+- ``tb_logs/tiny/version_0``: Lightning ``TensorBoardLogger`` with ``LearningRateMonitor``
+  (hparams in the events and in ``hparams.yaml``);
+- ``accel/tiny``: accelerate's TensorBoard tracker (``Accelerator(log_with="tensorboard")``,
+  ``init_trackers(config=...)`` writes the config through ``add_hparams`` into a timestamp
+  sub-folder);
+- ``keras_hist/history.json``: ``json.dump(model.fit(...).history)``, the usual way a Keras
+  History is saved.
 """
 
 from __future__ import annotations
@@ -177,8 +184,84 @@ def keras_console() -> None:
     (out / "train.log").write_text(buf.getvalue())
 
 
+def lightning_tb() -> None:
+    import lightning as L
+    import torch
+    from lightning.pytorch.callbacks import LearningRateMonitor
+    from lightning.pytorch.loggers import TensorBoardLogger
+
+    class Tiny(L.LightningModule):
+        def __init__(self, lr: float = 0.1) -> None:
+            super().__init__()
+            self.save_hyperparameters()
+            self.lin = torch.nn.Linear(8, 2)
+
+        def training_step(self, batch, i):
+            x, y = batch
+            out = self.lin(x)
+            loss = torch.nn.functional.cross_entropy(out, y)
+            self.log("train_loss", loss, on_step=True, on_epoch=True)
+            self.log("train_acc", (out.argmax(1) == y).float().mean())
+            return loss
+
+        def validation_step(self, batch, i):
+            x, y = batch
+            out = self.lin(x)
+            self.log("val_loss", torch.nn.functional.cross_entropy(out, y))
+            self.log("val_acc", (out.argmax(1) == y).float().mean())
+
+        def configure_optimizers(self):
+            opt = torch.optim.SGD(self.parameters(), lr=self.hparams.lr)
+            return {"optimizer": opt, "lr_scheduler": torch.optim.lr_scheduler.StepLR(opt, 2)}
+
+    ds = torch.utils.data.TensorDataset(torch.tensor(X), torch.tensor(Y))
+    trainer = L.Trainer(max_epochs=4, logger=TensorBoardLogger(str(OUT / "tb_logs"), name="tiny"), accelerator="cpu",
+                        log_every_n_steps=2, enable_progress_bar=False, enable_model_summary=False,
+                        enable_checkpointing=False, callbacks=[LearningRateMonitor()])
+    trainer.fit(Tiny(), torch.utils.data.DataLoader(ds, batch_size=16), torch.utils.data.DataLoader(ds, batch_size=64))
+
+
+def accel_tb() -> None:
+    import torch
+    from accelerate import Accelerator
+
+    acc = Accelerator(log_with="tensorboard", project_dir=str(OUT / "accel"), cpu=True)
+    acc.init_trackers("tiny", config={"lr": 0.1, "epochs": 3})
+    model = torch.nn.Linear(8, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, opt = acc.prepare(model, opt)
+    xt, yt = torch.tensor(X), torch.tensor(Y)
+    step = 0
+    for ep in range(3):
+        for i in range(0, 192, 32):
+            loss = torch.nn.functional.cross_entropy(model(xt[i:i + 32]), yt[i:i + 32])
+            acc.backward(loss)
+            opt.step()
+            opt.zero_grad()
+            acc.log({"train_loss": loss.item(), "lr": 0.1}, step=step)
+            step += 1
+        with torch.no_grad():
+            out = model(xt[192:])
+            acc.log({"valid_loss": torch.nn.functional.cross_entropy(out, yt[192:]).item(),
+                     "valid_accuracy": (out.argmax(1) == yt[192:]).float().mean().item(), "epoch": ep}, step=step)
+    acc.end_training()
+
+
+def keras_hist() -> None:
+    import json
+
+    import keras
+
+    (OUT / "keras_hist").mkdir(parents=True, exist_ok=True)
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(2)])
+    model.compile(optimizer=keras.optimizers.SGD(0.1), metrics=["accuracy"],
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    history = model.fit(X, Y, batch_size=16, epochs=5, validation_split=0.25, verbose=0)
+    (OUT / "keras_hist" / "history.json").write_text(json.dumps(history.history))
+
+
 if __name__ == "__main__":
     OUT.mkdir(parents=True, exist_ok=True)
-    for fn in (torch_tb, keras, lightning, hf, hf_tqdm, keras_console):
+    for fn in (torch_tb, keras, lightning, hf, hf_tqdm, keras_console, lightning_tb, accel_tb, keras_hist):
         fn()
     print("done")
