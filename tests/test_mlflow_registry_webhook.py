@@ -180,6 +180,27 @@ def test_signature_timestamp_and_replay_are_checked(stack):
     assert "Traceback" not in stack["log"].read_text()
 
 
+def test_a_recreated_model_is_gated_again(stack):
+    """Break-it: MLflow numbers a registered model's versions from 1 again when the model is
+    deleted and created anew. The receiver acknowledged the new ``version 1`` (another run) as
+    "model version queued or audited already" (its duplicate check was name + version for a
+    day): never audited, no ``mlaudit.gate``, which the promotion rule reads. A duplicate is
+    now the same version of the same source run. Uses the module's webhook (first test)."""
+    client = mlflow.MlflowClient(stack["url"])
+    exp = client.create_experiment("registry-recreated")
+    good, bad = log_run(client, exp, "healthy", "healthy"), log_run(client, exp, "diverge", "diverge")
+    client.create_registered_model("recreated")
+    first = client.create_model_version("recreated", f"runs:/{good}/model", run_id=good)
+    assert _wait_tag(client, "recreated", first.version, stack["log"])["mlaudit.gate"] == "passed"
+
+    client.delete_registered_model("recreated")
+    client.create_registered_model("recreated")
+    again = client.create_model_version("recreated", f"runs:/{bad}/model", run_id=bad)
+    assert again.version == first.version  # MLflow numbers from 1 again
+    tags = _wait_tag(client, "recreated", again.version, stack["log"], timeout=90)
+    assert tags["mlaudit.verdict"] == "diverged" and tags["mlaudit.gate"] == "blocked"
+
+
 def test_deliveries_survive_a_restart_and_are_not_audited_twice(stack, tmp_path):
     """Receiver A (in this process, its worker never started: 'killed before auditing')
     accepts MLflow's own delivery into the state file; receiver B (the CLI) on the same file
