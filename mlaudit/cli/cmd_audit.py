@@ -218,6 +218,7 @@ def _audit_many(path: Path, cands, table, *, fmt: Format, out: Path | None, fail
             fail(f"{out}: cannot write the report ({exc.strerror or type(exc).__name__})")
         streams.append(_Stream(out_fh.write, "json" if out.suffix.lower() == ".json" else "markdown"))
     results: list[RunResult] = []
+    written: list[str] = []  # runs whose folder got (or, dry run, would get) the *.mlaudit event file
     worst_code = 0
     t0 = time.perf_counter()
     for c in cands:
@@ -244,6 +245,7 @@ def _audit_many(path: Path, cands, table, *, fmt: Format, out: Path | None, fail
                 stage = "write-back"
                 wb(run, report)
                 res.wrote = not dry_run
+                written.append(rel(c.path))
         except MlauditError as exc:
             res.ok, res.error = False, redact_text(f"{stage}: {exc}")
         except Exception as exc:  # noqa: BLE001 - one run's bug is its result, the batch goes on
@@ -272,6 +274,11 @@ def _audit_many(path: Path, cands, table, *, fmt: Format, out: Path | None, fail
     render_summary(summary, console)
     _say(f"audited {sum(r.ok for r in results):,} of {found:,} runs found"
          + (f" ({found - len(cands):,} left out by --max-runs {max_runs})" if found > len(cands) else ""))
+    if written:  # a file in the user's run folders must never be a surprise (single-run audits say it too)
+        n = len(written)
+        _say(f"{'would write' if dry_run else 'wrote'} the verdict into {n:,} TensorBoard log "
+             f"director{'y' if n == 1 else 'ies'} (an events.*.mlaudit file each, shown in the Text tab; "
+             f"--no-write writes nothing): {', '.join(written[:5])}" + (f", ... {n - 5:,} more" if n > 5 else ""))
     if out is not None:
         _say(f"wrote {out}")
     raise typer.Exit(worst_code)
