@@ -112,6 +112,40 @@ def _recent(path: Path) -> bool:
     return False
 
 
+_now = time.time  # the clock _silence compares record times with (a test moves it forward)
+
+
+def _silence(run) -> tuple[float | None, float]:
+    """How long ago the run's last record was written, and how long a live run stays silent.
+
+    Returns ``(age_s, limit_s)``: ``age_s`` is now minus the latest wall time over every
+    series of the history (``system.*`` included; ``None`` when no record carries a time);
+    ``limit_s`` is ``max(RECENT_S, 5 x the median interval between the training records'
+    wall times)``. A live offline run writes a system-metrics record every 15 s by default
+    (``x_stats_sampling_interval``, SDK 0.17-0.31) and a history record every log call, so
+    a run silent past ``limit_s`` is not being written to: W&B's server marks an online run
+    ``crashed`` the same way, when its heartbeats stop. The record's own time is used, not
+    the file's mtime, so a run folder copied or cloned just now still reads as old.
+    """
+    import numpy as np
+
+    latest, gaps = None, []
+    for k in run.metrics.keys:
+        wt = run.metrics.series(k).wall_times
+        wt = wt[np.isfinite(wt)]
+        if not len(wt):
+            continue
+        latest = float(wt.max()) if latest is None else max(latest, float(wt.max()))
+        if not k.startswith("system.") and len(wt) > 2:
+            gaps.append(float(np.median(np.diff(np.sort(wt)))))
+    limit = max(RECENT_S, 5 * max(gaps)) if gaps else RECENT_S
+    return (None if latest is None else _now() - latest), limit
+
+
+def _span(s: float) -> str:
+    return f"{s / 3600:.1f} h" if s >= 5400 else f"{s / 60:.0f} min"
+
+
 def _read_summary(path: Path) -> dict | None:
     summ = path / "files" / "wandb-summary.json"
     if not summ.is_file():
@@ -141,9 +175,11 @@ def _check_summary(run, path: Path) -> None:
       summary reached a step the ``.wandb`` never reached (a live run's summary never
       runs ahead of its ``.wandb``). A warning names the truncated ``.wandb``.
 
-    A run with none of these end marks stays ``running`` (as does any folder whose
-    ``.wandb`` or ``output.log`` changed in the last :data:`RECENT_S` seconds and has
-    neither an exit code nor a footer): a live offline run is never called finished.
+    A run with none of these end marks stays ``running`` while its last record is recent
+    (:func:`_silence`: within ``max(RECENT_S, 5 x its median logging interval)``); past that
+    the process was killed, crashed or hung: status ``failed`` (W&B's ``crashed``, which
+    its server gives an online run whose heartbeats stop) with a warning saying how long
+    it has been silent. A live offline run is never called finished.
     """
     from mlaudit_core.rundata import RunStatus
 
@@ -180,7 +216,17 @@ def _check_summary(run, path: Path) -> None:
         run.status = RunStatus.UNKNOWN
         how = "wandb-summary.json reached a later step than the .wandb (a live run's never does)"
     else:
-        return  # no end mark: still running, or killed before any end was written
+        age, limit = _silence(run)
+        if age is None or age <= limit:
+            return  # no end mark and written to lately: still running (or killed just now)
+        run.status = RunStatus.FAILED  # what W&B's server calls 'crashed' (mapping.py: crashed -> failed)
+        run.warnings[:] = [w for w in run.warnings if "no exit record" not in w]
+        run.warnings.append(
+            f"{wname} has no exit record and its last record was written {_span(age)} ago "
+            f"(nothing since; a live run writes at least every {_span(limit)}): the process was killed, "
+            "crashed or hung before it could end; audited as crashed, as W&B marks a run whose "
+            "heartbeats stop")
+        return
     _add_console_history(run, path, hist_max)  # the .wandb stops before the end the other files saw
     runtime = data.get("_runtime") if data else None
     rt = f", runtime {float(runtime):.0f} s" if isinstance(runtime, (int, float)) else ""
