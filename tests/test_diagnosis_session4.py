@@ -149,3 +149,10 @@ def test_a_loss_that_rose_from_its_first_value_and_stayed_is_diverged_not_underf
     rep = audit(_run(OWN / "poludmik--qlora-fine-tune/output/trainer_state.json"))
     assert rep.verdict.outcome is Outcome.DIVERGED, rep.verdict.summary
     assert any(f.code == "OP001" and f.facts.get("rose_from_start") for f in rep.findings)
+
+
+def test_a_log_inside_its_first_epoch_with_no_end_is_not_succeeded():
+    """own log16: 'ep: 0, batch: 20 ... 260, loss ...' of an LLM pretraining that simply stops, loss
+    still falling fast; no planned length, no end line, no tracker status. Not 'succeeded'."""
+    rep = audit(_run(OWN / "Barber0--LLM-pretrain/train.log"))
+    assert rep.verdict.outcome is not Outcome.SUCCEEDED, rep.verdict.summary

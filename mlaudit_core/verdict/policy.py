@@ -27,7 +27,7 @@ from ..report import Cause, Finding, Outcome, Severity
 from ..roles import Role
 from ..rundata import RunData, RunStatus
 from ..signal import fmt
-from .evidence import MIN_TREND_POINTS, Basis, Ending, LrAssessment
+from .evidence import _NORMAL_END, MIN_TREND_POINTS, Basis, Ending, LrAssessment
 
 _CORRECTNESS_EXC = ("ValueError", "TypeError", "KeyError", "IndexError", "AttributeError",
                     "AssertionError", "NameError", "NotImplementedError", "ZeroDivisionError",
@@ -720,6 +720,21 @@ def _healthy(c: Ctx) -> Decision | None:
             msg += f" with {tl} {fmt(float(s.values[0]))} -> {fmt(float(s.values[-1]))}"
     examined = ", ".join(f"{k} ({n} points)" for k, n in c.basis.signals.values())
     e = c.ending
+    if e.planned is None and not e.early_stopped and run.status is not RunStatus.FINISHED:
+        ek = run.key_for(Role.EPOCH)
+        ev = run.series(ek).finite().values if ek else None
+        text = [ln.text for ln in run.console[-300:]]
+        if ev is not None and len(ev) >= 3 and float(ev.min()) == float(ev.max()) \
+                and not any(_NORMAL_END.search(t) for t in text):
+            # the whole record sits inside one epoch (the counter never advanced), with no planned
+            # length, no end-of-training line and no finished status: a one-epoch run that finished and
+            # one cut short look the same (own corpus log16: an LLM pretraining log 'ep: 0, batch: 20 ...
+            # 260' that simply stops, loss still falling fast)
+            return Decision(Outcome.UNKNOWN, Cause.INCONCLUSIVE,
+                            f"Not judged: every record is in epoch {ev[0]:g} ({ek} never advanced), and no planned "
+                            "length, end-of-training line or finished status says the run ended there; what was "
+                            f"read looked healthy. Examined: {examined}. Log the planned length or the end of "
+                            "training.")
     if e.in_warmup and e.planned is None:
         # 'succeeded' needs the run to have finished its schedule: a learning rate still rising at the
         # last logged step, with no planned length to compare with, is the start of a training as
@@ -1009,12 +1024,17 @@ POLICY: tuple[Rule, ...] = (
                   series={"loss": (0.3,), "val_loss": (0.4,)}),
              Case("a loss curve", (), None, series=_LOSS))),
     Rule("V21", "healthy", 210, "a judgeable training signal examined and no rule above fired; unknown when "
-         "the learning rate still rose at the last logged step and no planned length was logged",
+         "the learning rate still rose at the last logged step and no planned length was logged, or when every "
+         "record sits in one epoch with no planned length, end line or finished status",
          (Outcome.SUCCEEDED, Outcome.RUNNING, Outcome.UNKNOWN), (Cause.HEALTHY, Cause.INCONCLUSIVE), _healthy, cases=(
              Case("a decreasing loss", (), ("succeeded", "healthy"), series=_LOSS),
              Case("running", (), ("running", "inconclusive"), series=_LOSS, status="running"),
              Case("ended inside its warmup, no planned length", (), ("unknown", "inconclusive"),
                   series={"loss": _LOSS["loss"][:6], "lr": (1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6)}),
+             Case("every record in epoch 0, no end line, status unknown", (), ("unknown", "inconclusive"),
+                  series={"loss": (10.9, 10.1, 9.4, 8.9, 8.4), "epoch": (0, 0, 0, 0, 0)}, status="unknown"),
+             Case("every record in epoch 0, tracker says finished", (), ("succeeded", "healthy"),
+                  series={"loss": (10.9, 10.1, 9.4, 8.9, 8.4), "epoch": (0, 0, 0, 0, 0)}),
              Case("ended inside its warmup, planned length reached", (), ("succeeded", "healthy"),
                   series={"loss": _LOSS["loss"][:6], "lr": (1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6)},
                   params={"max_steps": "5"}))),
