@@ -95,7 +95,7 @@ def test_killed_and_restarted_watcher_audits_every_run_exactly_once(mlflow_serve
     expected[r3] = "diverged"
     d = Watcher(tmp_path, "d", url, "watch-it", since, once=True)
     logs.append(d)
-    assert d.proc.wait(timeout=60) == 0, d.text()
+    assert d.proc.wait(timeout=150) == 0, d.text()
 
     final = states(db)
     assert {r: s[0] for r, s in final.items()} == {r1: "done", r2: "done", r3: "done"}

@@ -31,7 +31,7 @@ class Watcher:
     def text(self) -> str:
         return self.log.read_text(errors="replace")
 
-    def wait_for(self, pattern: str, timeout: float = 60) -> re.Match:
+    def wait_for(self, pattern: str, timeout: float = 150) -> re.Match:
         deadline = time.time() + timeout
         while time.time() < deadline:
             m = re.search(pattern, self.text())
@@ -45,4 +45,4 @@ class Watcher:
 
     def stop(self, sig: int = signal.SIGTERM) -> int:
         self.proc.send_signal(sig)
-        return self.proc.wait(timeout=60)
+        return self.proc.wait(timeout=150)
