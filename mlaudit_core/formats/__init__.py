@@ -2,7 +2,8 @@
 
 Every file or folder a framework or tracker leaves on disk is read here: Hugging Face
 ``trainer_state.json``, CSV logs (Lightning ``CSVLogger``, Keras ``CSVLogger``,
-Ultralytics ``results.csv``, timm ``summary.csv``, generic step/epoch CSVs), JSON-lines
+Ultralytics ``results.csv``, timm ``summary.csv``, generic step/epoch tables: comma, tab or
+space separated), a Keras ``History`` saved as JSON, JSON-lines
 logs (detectron2 ``metrics.json``, mmdetection ``*.log.json``, DETR ``log.txt``,
 LLaMA-Factory ``trainer_log.jsonl``), console logs (engine: :mod:`.consolelog`),
 TensorBoard log directories, MLflow file stores, W&B run folders and ClearML offline
