@@ -95,8 +95,9 @@ def upload_report(client, run: RunData, out: Path) -> None:
 
     With the run's ``artifact_uri`` (kept by the loader in ``run.cache``) the files go straight
     to MLflow's artifact repository for it, :data:`UPLOAD_THREADS` at a time; otherwise (or
-    when the repository cannot be built) through ``client.log_artifacts``. Raises what the
-    repository or client raises.
+    when the repository cannot be built) through ``client.log_artifacts``. In an atexit hook
+    (interpreter shutdown: ``ThreadPoolExecutor.submit`` raises RuntimeError) the files go
+    one by one. Raises what the repository or client raises.
     """
     from .loader import _artifact_repo
 
@@ -116,8 +117,15 @@ def upload_report(client, run: RunData, out: Path) -> None:
 
     with ThreadPoolExecutor(max_workers=min(UPLOAD_THREADS, len(files)),
                             thread_name_prefix="mlaudit-upload") as pool:
-        for fut in [pool.submit(repo.log_artifact, str(p), d) for p, d in zip(files, dests)]:
+        try:
+            futures = [pool.submit(repo.log_artifact, str(p), d) for p, d in zip(files, dests)]
+        except RuntimeError:  # interpreter shutdown began (the atexit hook): no new threads
+            futures = []
+        for fut in futures:
             fut.result()  # the first failure is raised
+    if not futures:
+        for p, d in zip(files, dests):
+            repo.log_artifact(str(p), d)
 
 
 def write_verdict(client, run: RunData, report: AuditReport, *, dry_run: bool = False,
