@@ -92,6 +92,10 @@ DEFAULT_ALIASES: dict[Role, list[str]] = {
     Role.LEARNING_RATE: [
         "train/lr", "lr", "learning_rate", "train/learning_rate", "lr/*", "lr_*", "optim/lr",
         "trainer/lr", "*/lr", "x/lr0", "lr0", "*/lr0", "*learning_rate*",
+        # Lightning's LearningRateMonitor writes ``lr-<Optimizer>`` (``lr-SGD``, ``lr-Adam/pg1``),
+        # normalised to ``lr/sgd``; its ``lr-Adam-momentum`` is excluded in ``candidates``.
+        # MLflow's Keras callback: ``optimizer_learning_rate``; torch schedulers: ``lr_scheduler/...``
+        "optimizer/lr", "optimizer_lr", "lr/*/pg*", "lr_scheduler/*",
     ],
     Role.GRAD_NORM: ["train/grad_norm", "grad_norm", "gradient_norm", "*/grad_norm", "*grad_norm*",
                      "*gnorm*"],
@@ -178,7 +182,11 @@ class AliasTable:
         if role is Role.TRAIN_LOSS:
             excluded |= {k for k, n in norm.items() if "scale" in n or "grad" in n}
         if role is Role.LEARNING_RATE:
-            excluded |= {k for k, n in norm.items() if "grad" in n}
+            # Lightning's LearningRateMonitor(log_momentum=True) writes ``lr-Adam-momentum`` next to
+            # ``lr-Adam``; a scheduler's ``lr_scheduler/last_epoch`` / ``step_size`` / ``gamma`` are not rates
+            excluded |= {k for k, n in norm.items()
+                         if "grad" in n or re.search(r"momentum|beta|weight_decay|last_epoch|step_size|gamma"
+                                                     r"|warmup_steps|milestone", n)}
         out: list[str] = []
         for pat in self.patterns[role]:
             hits = sorted(k for k, n in norm.items()
@@ -210,6 +218,28 @@ class AliasTable:
             if sibling in counts and counts[sibling] > counts.get(best, 0):
                 best = sibling
         return best
+
+
+#: Param names holding the run's (peak) learning rate, as the frameworks write them: HF Trainer
+#: ``learning_rate``, YOLO ``lr0``, mmcv/detectron2 ``base_lr``, OneCycle ``max_lr``; MLflow's Keras
+#: callback logs the optimizer config prefixed (``optimizer_learning_rate``, new-user pass 2026-12-01).
+LR_PARAM_NAMES = ("learning_rate", "lr", "lr0", "base_lr", "max_lr", "peak_lr", "init_lr",
+                  "initial_learning_rate")
+_LR_PARAM_PREFIXES = ("optimizer_", "optimiser_", "optim_")
+
+
+def lr_param_name(key: str) -> str | None:
+    """The canonical learning-rate name a param key stands for, or ``None``.
+
+    The key's last dotted/slashed component is compared after dropping an optimizer prefix:
+    ``"optimizer_learning_rate"`` -> ``"learning_rate"``, ``"General/lr"`` -> ``"lr"``,
+    ``"optimizer.lr"`` -> ``"lr"``; ``"min_lr"``, ``"lr_scheduler_type"`` -> ``None``.
+    """
+    leaf = normalise_key(key).split("/")[-1]
+    for pre in _LR_PARAM_PREFIXES:
+        if leaf.startswith(pre) and leaf[len(pre):] in LR_PARAM_NAMES:
+            return leaf[len(pre):]
+    return leaf if leaf in LR_PARAM_NAMES else None
 
 
 def _is_eval_key(norm: str) -> bool:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..report import FactEvidence, Severity
-from ..roles import Role
+from ..roles import Role, lr_param_name
 from .base import Detector, DetectorParams
 
 
@@ -20,6 +22,23 @@ class _MissingSignal(Detector):
         if any(run.has(r) for r in self.roles):
             return
         names = " / ".join(r.value.replace("_", " ") for r in self.roles)
+        # a key of the role logged with only NaN/inf values is not missing: it was logged non-finite
+        # (new-user pass: a Keras validation_loss of inf was reported as "Missing: val loss" with the
+        # action "Log val loss in the next run"); LI001 judges the non-finite values themselves
+        nonfinite = []
+        for r in self.roles:
+            k = run.key_for(r)
+            if k is not None and len(run.metrics.series(k)):
+                v = run.metrics.series(k).values
+                kinds = sorted({"nan" if np.isnan(x) else "inf" if x > 0 else "-inf" for x in v})
+                nonfinite.append(f"{k} ({len(v)} point(s), all {'/'.join(kinds)})")
+        if nonfinite:
+            yield self.finding(Severity.INFO, f"{names} logged but never finite: " + ", ".join(nonfinite)
+                               + "; nothing could be judged from it",
+                               evidence=[FactEvidence(text="logged with non-finite values only: "
+                                                           + ", ".join(nonfinite))],
+                               signal=names, would_tell=self.would_tell, logged_nonfinite=True)
+            return
         # training keys first: system telemetry (system.*, sys/...) would hide them in "+N more"
         keys = sorted(run.metrics.keys, key=lambda k: (k.lower().startswith(("system", "sys/")), k))
         shown = ", ".join(keys[:12]) + (f" (+{len(keys) - 12} more)" if len(keys) > 12 else "")
@@ -35,6 +54,9 @@ class NoValidationMetric(_MissingSignal, code="MI001", name="no-validation-metri
     Why it matters: without held-out evaluation, overfitting, the best checkpoint
     and generalisation cannot be judged; a falling training loss alone proves little.
     Remedy: evaluate on a held-out split every N steps and log it.
+    A validation key logged with NaN/inf values only is not missing: the finding then says it was
+    logged but never finite (fact ``logged_nonfinite``), is not listed under missing
+    instrumentation, and LI001 judges the non-finite values.
     """
 
     roles = (Role.VAL_LOSS, Role.VAL_ACCURACY)
@@ -47,10 +69,27 @@ class NoLearningRate(_MissingSignal, code="MI002", name="no-learning-rate", fami
     Why it matters: warmup and schedule bugs, and the link between an instability
     and a schedule event, cannot be checked.
     Remedy: log the optimizer's current LR every step (``scheduler.get_last_lr()``).
+    When a learning-rate param is logged (``learning_rate``, ``lr``, MLflow Keras'
+    ``optimizer_learning_rate``), the signal reported missing is the learning-rate *series*.
     """
 
     roles = (Role.LEARNING_RATE,)
     would_tell = "warmup/schedule problems and whether an instability followed a schedule event"
+
+    def check(self, run, p):
+        # with the LR known from a param (HF ``learning_rate``, MLflow Keras ``optimizer_learning_rate``),
+        # what is missing is the *series* (the schedule), not the learning rate
+        param = next(((k, v) for k, v in run.params.items() if lr_param_name(k) is not None), None)
+        for f in super().check(run, p):
+            if param is not None and not f.facts.get("logged_nonfinite"):
+                try:
+                    shown = f"{float(str(param[1]).strip()):g}"
+                except ValueError:
+                    shown = str(param[1])[:40]
+                f.message = (f"no learning-rate series logged (param {param[0]}={shown} gives the "
+                             f"configured value only): {self.would_tell}")
+                f.facts["signal"] = "learning-rate series"
+            yield f
 
 
 class NoGradNorm(_MissingSignal, code="MI003", name="no-grad-norm", family="instrumentation"):

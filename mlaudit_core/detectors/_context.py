@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..formats.consolelog.context import chance_level
-from ..roles import Role, as_fraction, normalise_key
+from ..roles import Role, as_fraction, lr_param_name, normalise_key
 from ..rundata import RunData
 
 
@@ -200,7 +200,8 @@ def peak_lr(run: RunData) -> tuple[float, float] | None:
     """(peak learning rate, the "high" level for this run's optimiser) or ``None`` when unknown.
 
     The peak is the largest finite value of the learning-rate series, else a ``learning_rate``
-    / ``lr`` / ``lr0`` param. "High" is 0.1 for SGD (the ResNet recipe's starting LR, Goyal et
+    / ``lr`` / ``lr0`` param (:func:`mlaudit_core.roles.lr_param_name`, which also reads MLflow
+    Keras' ``optimizer_learning_rate``). "High" is 0.1 for SGD (the ResNet recipe's starting LR, Goyal et
     al. 2017) and 1e-3 for everything else (Adam's default, Kingma & Ba 2015; fine-tunes of
     pretrained models use 1e-5..1e-4, Devlin et al. 2019, Hu et al. 2021).
     """
@@ -212,7 +213,7 @@ def peak_lr(run: RunData) -> tuple[float, float] | None:
             lr = float(v.max())
     if lr is None:
         for k, v in run.params.items():
-            if re.search(r"(?:^|[._/])(?:learning_rate|lr|lr0|base_lr|max_lr|peak_lr)$", k.strip(), re.IGNORECASE):
+            if lr_param_name(k) is not None:
                 try:
                     lr = float(str(v).strip())
                     break

@@ -75,7 +75,7 @@ def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
                             decision.primary, decision.rule)
 
     missing = [MissingSignal(signal=f.facts["signal"], would_tell=f.facts["would_tell"])
-               for f in findings if f.family == "instrumentation"]
+               for f in findings if f.family == "instrumentation" and not f.facts.get("logged_nonfinite")]
     inconclusive = decision.cause is Cause.INCONCLUSIVE
     # partial input (a truncated or unreadable file, a missing log): the verdict stands as the
     # best reading of what was there, but is marked inconclusive and says what is missing

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..report import DetectorRun, Finding, Severity
-from ..roles import Role, normalise_key
+from ..roles import LR_PARAM_NAMES, Role, lr_param_name, normalise_key
 from ..rundata import RunData
 
 #: Fewer finite points than this cannot show a trend: with one or two points the first and last
@@ -449,6 +449,26 @@ class LrAssessment:
         return f"learning rate {self.lr:g} ({self.key}) vs typical {self.typical:g} for {opt}"
 
 
+def _lr_param(run: RunData) -> tuple[str, float] | None:
+    """The learning-rate param (:func:`mlaudit_core.roles.lr_param_name`: ``learning_rate``, ``lr``,
+    MLflow Keras' ``optimizer_learning_rate`` ...), in the order of ``LR_PARAM_NAMES``, as a number."""
+    found: dict[str, tuple[str, float]] = {}
+    for k, v in run.params.items():
+        name = lr_param_name(k)
+        if name is None or name in found:
+            continue
+        try:
+            x = float(str(v).strip())
+        except ValueError:
+            continue
+        if math.isfinite(x) and x > 0:
+            found[name] = (k, x)
+    for n in LR_PARAM_NAMES:
+        if n in found:
+            return found[n]
+    return None
+
+
 def lr_assessment(run: RunData) -> LrAssessment:
     """The run's peak learning rate (params or the LR series) against the optimiser's typical value."""
     opt = None
@@ -464,7 +484,7 @@ def lr_assessment(run: RunData) -> LrAssessment:
             if opt:
                 break
     lr, key = None, None
-    p = _param(run, ("learning_rate", "lr", "lr0", "base_lr", "max_lr", "peak_lr", "init_lr"))
+    p = _lr_param(run)
     if p is not None:
         key, lr = p
     k = run.key_for(Role.LEARNING_RATE)

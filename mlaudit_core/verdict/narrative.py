@@ -263,6 +263,17 @@ def hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis]:
         hs.append(Hypothesis(statement="two different jobs logged into the same run id",
                              status="open", cause=Cause.CORRECTNESS_BUG,
                              discriminating_test="compare hosts, start times and params of the two segments"))
+    elif o is Outcome.UNSTABLE and c.lr.far_above:
+        # name a logged learning rate >= 10x typical (new-user pass: HF Trainer SGD at lr 60 was called
+        # unstable without the LR ever being named)
+        on = _clipping_on(c)
+        hs.append(Hypothesis(statement="learning rate far too high for the optimiser",
+                             status="supported", cause=Cause.MODEL_CONVERGENCE,
+                             evidence_for=[f"{c.lr.describe()} ({c.lr.lr / c.lr.typical:.3g}x typical)"]
+                             + ([f"gradient clipping active on {100 * on[1]:.0f}% of steps (clip {on[0]:g})"]
+                                if on else []),
+                             discriminating_test="rerun with the LR at the optimiser's typical value; the "
+                                                 "held-out loss should settle"))
     elif o is Outcome.SUCCEEDED and d.cause is Cause.HEALTHY:
         hs.append(Hypothesis(statement="the run is healthy", status="supported", cause=Cause.HEALTHY,
                              evidence_for=[clip(d.summary)]))
@@ -445,7 +456,14 @@ def _divergence_action(c: _Ctx) -> tuple[str, str, str]:
     if extreme:
         target = (f"{c.lr.typical:g} for {c.lr.optimiser}" if c.lr.optimiser
                   else "e.g. 1e-3 for Adam/AdamW, 0.1 for SGD")
-        lr_part = (f" (now {c.lr.lr:g}, {c.lr.lr / c.lr.typical:.0f}x typical)" if c.lr.lr is not None else "")
+        if c.lr.lr is not None and c.lr.lr <= c.lr.typical:
+            # never send a run "back to" a range it is already in (new-user pass: a Keras SGD run at
+            # 0.05 was told to go back to "0.1 for sgd"): the LR is ordinary, the model/data need less
+            lr_part = (f" (now {c.lr.lr:g}, already at or below the typical {target}: this model and data "
+                       "need a smaller one; check the scale of the inputs and targets too)")
+        else:
+            lr_part = ((f" (now {c.lr.lr:g}, {c.lr.lr / c.lr.typical:.3g}x typical)" if c.lr.lr is not None
+                        else "") + f", back to the optimiser's typical range ({target})")
         why = []
         if b is not None and np.isfinite(b.growth) and b.growth > 1:
             why.append(f"the loss reached {b.growth:.3g}x its first value")
@@ -453,12 +471,51 @@ def _divergence_action(c: _Ctx) -> tuple[str, str, str]:
             why.append("then turned non-finite")
         if c.lr.far_above:
             why.append(c.lr.describe())
-        return (f"{where} with the peak LR lowered 10x or more{lr_part}, back to the optimiser's typical range "
-                f"({target}), with warmup and gradient clipping at 1.0",
+        return (f"{where} with the peak LR lowered 10x or more{lr_part}, with warmup and "
+                f"{_clipping_part(c)}",
                 (", ".join(why) or "the loss blew up by orders of magnitude")
                 + ": halving the learning rate will not be enough", "hours")
-    return (f"{where} with the peak LR halved and gradient clipping at 1.0",
+    return (f"{where} with the peak LR halved and {_clipping_part(c)}",
             "tests the learning-rate explanation directly", "hours")
+
+
+def _clipping_on(c: _Ctx) -> tuple[float, float] | None:
+    """(clip threshold, share of logged steps above it) when the run itself shows gradient clipping
+    active on most steps (OP006 facts clip / clip_share, share > 50%), else ``None``."""
+    for f in c.by_code.get("OP006", []):
+        clip, share = f.facts.get("clip"), f.facts.get("clip_share")
+        if clip is not None and share is not None and share > 0.5:
+            return float(clip), float(share)
+    return None
+
+
+def _clipping_part(c: _Ctx) -> str:
+    """"gradient clipping at 1.0", unless the run's own evidence says clipping is already on for most
+    steps: then advising it would contradict the run (new-user pass: HF Trainer max_grad_norm 1.0,
+    clipped on 98% of steps, was told to 'add gradient clipping')."""
+    on = _clipping_on(c)
+    if on is None:
+        return "gradient clipping at 1.0"
+    return (f"keep the clipping (already active: grad norm above the clip {on[0]:g} on {100 * on[1]:.0f}% of "
+            "steps, so the clip sets the step size and only a lower LR shrinks it)")
+
+
+def _unstable_action(c: _Ctx) -> tuple[str, str, str]:
+    """The unstable run's action: clipping is advised only when the run does not already clip on most
+    steps; a learning rate >= 10x the optimiser's typical value is named first."""
+    on = _clipping_on(c)
+    if c.lr.far_above:
+        return (f"Lower the peak learning rate 10x or more, to the optimiser's typical range "
+                f"({c.lr.describe()}, {c.lr.lr / c.lr.typical:.3g}x typical)"
+                + (f"; clipping is already active on {100 * on[1]:.0f}% of steps (clip {on[0]:g})" if on else
+                   "; add gradient clipping at 1.0"),
+                "an LR this far above typical makes every update overshoot", "hours")
+    if on is not None:
+        return (f"Lower the learning rate (or check it): gradient clipping is already active on {100 * on[1]:.0f}% "
+                f"of steps (clip {on[0]:g}), so the clip, not the LR schedule, sets the step size; then inspect "
+                "the batches at the spike steps",
+                "clipping on almost every step means the LR is too high for this model", "hours")
+    return _ACTIONS[Outcome.UNSTABLE][0]
 
 
 def _no_lr_raise(c: _Ctx) -> str:
@@ -513,6 +570,8 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
                                       "will overwrite the earlier segment's", why="prevents silent overwrite",
                                cost="minutes"))
     generic = [] if (p is not None and p.code in ("LI002", "LI003")) else list(_ACTIONS.get(d.outcome, []))
+    if d.outcome is Outcome.UNSTABLE and generic:
+        generic = [_unstable_action(c)]
     if d.outcome is Outcome.DIVERGED and not (p is not None and p.code in ("LI002", "LI003")):
         generic.append(_divergence_action(c))
     if d.outcome in (Outcome.UNDERFIT, Outcome.PLATEAUED) and _no_lr_raise(c):
@@ -534,6 +593,8 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
                        why="the final checkpoint is worse than the best", cost="minutes"))
     instrument = []  # missing-instrumentation actions: useful for the next run, never ahead of the fix
     for f in c.by_code.get("MI001", []) + c.by_code.get("MI004", []):
+        if f.facts.get("logged_nonfinite"):  # logged, but NaN/inf only: the fix is the run, not the logging
+            continue
         instrument.append(NextAction(action=f"Log {f.facts['signal']} in the next run",
                                      why=f.facts["would_tell"], cost="minutes"))
     # a tag is only possible on a tracker's run (the baseline finders read it there); a local
