@@ -56,6 +56,7 @@ def test_a_keras_training_log_is_followed_as_a_csv(tmp_path):
                         str(tmp_path / "live.sqlite")], capture_output=True, text=True,
                        timeout=300, cwd=tmp_path)
     assert p.returncode == 0, p.stderr
-    assert "local live, one poll" in p.stderr and "1 run(s) followed" in p.stderr
+    assert f"live, one poll of 1 local path: {run.resolve()}" in p.stderr, p.stderr
+    assert "1 run(s) followed" in p.stderr
     read = int(p.stderr.split("run(s) followed, ")[1].split(" point(s)")[0])
     assert read >= 4 * 3  # loss, accuracy, val_loss, val_accuracy over 3 epochs (+ console)

@@ -37,18 +37,37 @@ class TensorBoardLiveSource:
         self.logdirs = [Path(p).resolve() for p in logdirs]
         self.ended_after_s = ended_after_s
         self.requests = 0
+        self._scans: dict = {}
+
+    @property
+    def watching(self) -> str:
+        """What is followed, for the log (``live: following ...``)."""
+        n = len(self.logdirs)
+        names = ", ".join(str(p) for p in self.logdirs[:3]) + (", ..." if n > 3 else "")
+        return f"{n} TensorBoard log director{'y' if n == 1 else 'ies'}: {names}"
 
     def _files(self, root: Path) -> tuple[list[Path], list[Path]]:
-        from mlaudit_tensorboard.reader import event_files
+        """Event files (in :func:`~mlaudit_tensorboard.reader.event_file_order`, mlaudit's own
+        excluded) and console files under ``root``. The tree is kept between polls
+        (:class:`~mlaudit_core.live.scan.TreeScan`): event files and ``version_N`` folders
+        created after the watcher started are found at the next poll, and a poll of an
+        unchanged tree costs one ``stat`` per directory (``mlaudit/`` not entered, as
+        before for console files; the post-hoc reader's own event files in it are skipped
+        by name anyway)."""
+        from mlaudit_core.live.scan import TreeScan
+        from mlaudit_tensorboard.reader import MLAUDIT_SUFFIX, event_file_order
 
-        events = event_files(root)
-        console = []
-        for dirpath, dirs, files in os.walk(root):
-            dirs[:] = [d for d in dirs if d != "mlaudit"]
-            for f in files:
-                if f.endswith(self.CONSOLE_SUFFIXES):
-                    console.append(Path(dirpath) / f)
-        return events, sorted(console)
+        sc = self._scans.get(str(root))
+        if sc is None:
+            sc = self._scans[str(root)] = TreeScan(root)
+        events, console = [], []
+        for p in sc.scan():
+            f = p.name
+            if "tfevents" in f and not f.endswith(MLAUDIT_SUFFIX):
+                events.append(p)
+            elif f.endswith(self.CONSOLE_SUFFIXES):
+                console.append(p)
+        return sorted(events, key=event_file_order), console
 
     def list_running(self) -> dict[str, RunInfo]:
         out = {}
@@ -83,6 +102,12 @@ class TensorBoardLiveSource:
             cur = cursors.setdefault(info.ref, {})
             offsets = cur.setdefault("offsets", {})
             lines = cur.setdefault("lines", {})
+            # a folder first followed as local files (mlaudit_core.live.files, before its first
+            # event file was written): its console files go on from where that source stopped
+            for name, fc in (cur.pop("files", None) or {}).items():
+                if name.endswith(self.CONSOLE_SUFFIXES) and "offset" in fc:
+                    offsets.setdefault(name, int(fc["offset"]))
+                    lines.setdefault(name, int(fc.get("lines", 0)))
             tail = tails[info.ref] = Tail()
             events, console = self._files(root)
             for f in events:

@@ -20,14 +20,17 @@ from ._common import CONFIG, NOTIFY, fail, settings_or_fail
 def make_source(paths: list[Path]):
     """The live source for ``paths``: a path a tracker plugin follows (the TensorBoard plugin:
     log directories with event files; :func:`mlaudit_core.plugins.local_live_sources`) goes to
-    that plugin's source, everything else to :class:`~mlaudit_core.live.files.LocalLiveSource`."""
+    that plugin's source, everything else to :class:`~mlaudit_core.live.files.LocalLiveSource`,
+    inside a :class:`~mlaudit_core.live.files.CompositeSource` that offers those folders to the
+    plugins again at each poll where something was created in them (a watcher started before
+    the training wrote its first event file follows it from that poll on)."""
     from mlaudit_core.live.files import CompositeSource, LocalLiveSource
     from mlaudit_core.plugins import local_live_sources
 
     sources, rest = local_live_sources(paths)
-    if rest:
-        sources.append(LocalLiveSource(rest))
-    return sources[0] if len(sources) == 1 else CompositeSource(sources)
+    if not rest:
+        return sources[0] if len(sources) == 1 else CompositeSource(sources)
+    return CompositeSource([*sources, LocalLiveSource(rest)], claim=local_live_sources)
 
 
 def watch_path(

@@ -8,7 +8,7 @@ import signal
 import threading
 
 from .detectors import LiveThresholds, parse_stop_on
-from .monitor import LiveConfig, LiveMonitor
+from .monitor import LiveConfig, LiveMonitor, watching
 
 log = logging.getLogger("mlaudit.live")
 
@@ -51,15 +51,15 @@ def run_live_only(source, store, settings, cfg: LiveConfig, once: bool = False) 
     mon = LiveMonitor(source, store, settings, cfg)
     if once:  # one line, or a --once that alerted nothing printed nothing at all (new-user pass)
         st = mon.poll_once()
-        log.info("%s live, one poll (state %s): %d run(s) followed, %d point(s) read, %d alert "
-                 "event(s)", source.tracker, store.path, st.runs, st.points, st.events)
+        log.info("live, one poll of %s (state %s): %d run(s) followed, %d point(s) read, %d "
+                 "alert event(s)", watching(source), store.path, st.runs, st.points, st.events)
         return 0
     handlers = {}
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGINT):
             handlers[sig] = signal.signal(sig, lambda *_: mon.stop_event.set())
     try:
-        log.info("watching %s live (state %s)", source.tracker, store.path)
+        log.info("watching %s live (state %s)", watching(source), store.path)
         mon.run()
     finally:
         for sig, h in handlers.items():

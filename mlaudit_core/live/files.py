@@ -44,6 +44,7 @@ import os
 import time
 from pathlib import Path
 
+from .scan import TreeScan
 from .sources import RunInfo, Tail
 
 log = logging.getLogger("mlaudit.live")
@@ -101,18 +102,39 @@ class LocalLiveSource:
         self.ended_after_s = ended_after_s
         self.requests = 0
         self._parsers: dict[str, object] = {}
+        self._scans: dict[str, TreeScan] = {}
+
+    @property
+    def watching(self) -> str:
+        """What is followed, for the log (``live: following ...``)."""
+        return _paths_text(self.paths, "local path")
+
+    def scan_of(self, root: Path) -> TreeScan:
+        """The :class:`~mlaudit_core.live.scan.TreeScan` of one followed directory."""
+        sc = self._scans.get(str(root))
+        if sc is None:
+            sc = self._scans[str(root)] = TreeScan(root)
+        return sc
 
     def files(self, root: Path) -> list[Path]:
+        """The CSV and console files of one run (``root`` itself when it is a file), at most
+        :data:`MAX_FILES` (the newest). The directory's tree is kept between calls
+        (:class:`~mlaudit_core.live.scan.TreeScan`): files created since the last poll are
+        found without walking the whole tree again."""
         if root.is_file():
             return [root]
         out = []
-        for dirpath, dirs, names in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if d != "mlaudit")
-            for n in names:
-                p = Path(dirpath) / n
-                if is_csv(p) or p.suffix.lower() in CONSOLE_SUFFIXES:
-                    out.append(p)
-        out.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+        for p in self.scan_of(root).scan():
+            if p.suffix.lower() in CONSOLE_SUFFIXES or is_csv(p):
+                out.append(p)
+
+        def mtime(p: Path) -> float:
+            try:
+                return p.stat().st_mtime
+            except OSError:  # removed since the listing
+                return 0.0
+
+        out.sort(key=mtime, reverse=True)
         return sorted(out[:MAX_FILES])
 
     def list_running(self) -> dict[str, RunInfo]:
@@ -362,22 +384,74 @@ def _TailParser():  # noqa: N802 - a lazily built class
     return _TAIL_PARSER()
 
 
+def _paths_text(paths: list[Path], what: str) -> str:
+    """``following 2 local paths: /a, /b`` (the first 3 named)."""
+    names = ", ".join(str(p) for p in paths[:3]) + (f", ... ({len(paths) - 3} more)"
+                                                     if len(paths) > 3 else "")
+    return f"{len(paths)} {what}{'s' if len(paths) != 1 else ''}: {names}" if paths else \
+        f"no {what}s"
+
+
 class CompositeSource:
-    """Several live sources as one: each run belongs to the source that listed it."""
+    """Several live sources as one: each run belongs to the source that listed it.
+
+    ``claim(paths) -> (sources, unclaimed)`` (:func:`mlaudit_core.plugins.local_live_sources`)
+    re-offers the directories of ``local`` (the :class:`LocalLiveSource` of the paths no
+    plugin claimed at start) whenever their tree changed: a folder given before its training
+    wrote the first TensorBoard event file (or W&B offline record) is handed to the plugin's
+    source at the first poll that sees the file. The cost is one cached tree scan per folder
+    and poll (:class:`~mlaudit_core.live.scan.TreeScan`), and a plugin check only for a folder
+    in which something was created. A claimed folder's cursor moves with it (the plugin's
+    source reads the console files on from where the local source stopped)."""
 
     tracker = "local"
     can_stop = False
     has_status = False
 
-    def __init__(self, sources: list) -> None:
+    def __init__(self, sources: list, claim=None) -> None:
         self.sources = sources
+        self.claim = claim
         self._owner: dict[str, object] = {}
+        self._offered: dict[str, int] = {}  # root -> its scan generation last offered
+
+    @property
+    def watching(self) -> str:
+        parts = [getattr(s, "watching", None) or s.tracker for s in self.sources]
+        return "; ".join(parts)
 
     @property
     def requests(self) -> int:
         return sum(getattr(s, "requests", 0) for s in self.sources)
 
+    def _reoffer(self) -> None:
+        local = next((s for s in self.sources if isinstance(s, LocalLiveSource)), None)
+        if self.claim is None or local is None:
+            return
+        offer = []
+        for root in local.paths:
+            if root.is_dir():
+                local.files(root)  # scans the tree (cached): was anything created in it?
+                gen = local.scan_of(root).generation
+                if self._offered.get(str(root)) != gen:
+                    self._offered[str(root)] = gen
+                    offer.append(root)
+        if not offer:
+            return
+        try:
+            got, rest = self.claim(offer)
+        except Exception as exc:  # noqa: BLE001 - a broken plugin never breaks the watcher
+            log.warning("live: could not offer %s to the tracker plugins: %s", offer, exc)
+            return
+        claimed = [p for p in offer if p not in rest]
+        if not claimed:
+            return
+        local.paths = [p for p in local.paths if p not in claimed]
+        for p in claimed:
+            log.info("live: %s now holds a run a tracker plugin reads; followed by it", p)
+        self.sources.extend(got)
+
     def list_running(self) -> dict[str, RunInfo]:
+        self._reoffer()
         out = {}
         for s in self.sources:
             got = s.list_running()
@@ -388,6 +462,10 @@ class CompositeSource:
 
     def _of(self, ref: str):
         return self._owner.get(ref) or self.sources[0]
+
+    def tracker_of(self, ref: str) -> str:
+        """The tracker name of the source that follows ``ref`` (``tensorboard``, ``local``...)."""
+        return self._of(ref).tracker
 
     def status(self, ref: str) -> str:
         return self._of(ref).status(ref)

@@ -63,6 +63,12 @@ class PollStats:
     proc_cpu_s: float = 0.0
 
 
+def watching(source) -> str:
+    """What a live source follows, for the log: its ``watching`` text (local folders and
+    files name themselves: ``1 local path: /runs/tb3``), else ``running runs of <tracker>``."""
+    return getattr(source, "watching", None) or f"running runs of {source.tracker}"
+
+
 class LiveMonitor:
     """Follow the running runs of one source (see the module docstring)."""
 
@@ -191,7 +197,8 @@ class LiveMonitor:
         return stats
 
     def _deliver(self, info, events) -> None:
-        run = info.run_ref(self.source.tracker)
+        of = getattr(self.source, "tracker_of", None)  # a composite: the source that listed it
+        run = info.run_ref(of(info.ref) if of else self.source.tracker)
         for ev in events:
             f = ev.finding
             if ev.kind == "alert":
@@ -223,8 +230,7 @@ class LiveMonitor:
         ``poll_interval_s`` for the fast path alone, so a NaN loss is alerted within one
         interval even when reading the tails of many runs takes longer than that.
         """
-        log.info("live: polling running runs of %s every %g s", self.source.tracker,
-                 self.cfg.poll_interval_s)
+        log.info("live: polling %s every %g s", watching(self.source), self.cfg.poll_interval_s)
         fast = None
         if getattr(self.source, "lists_latest_values", False):
             fast = threading.Thread(target=self._loop, args=(self.fast_once, "live listing"),
