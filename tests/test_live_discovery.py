@@ -82,26 +82,72 @@ def test_tree_scan_is_bounded(tmp_path):
     assert sc.listed == 10
 
 
-def test_tensorboard_source_finds_an_event_file_written_after_it_started(tmp_path):
-    """``mlaudit watch tensorboard LOGDIR --live`` on a folder still empty."""
+def test_tensorboard_source_finds_event_files_and_run_folders_written_after_it_started(tmp_path):
+    """``mlaudit watch tensorboard LOGDIR --live`` on a folder still empty; Lightning's
+    ``lightning_logs/version_N`` layout: each version folder is a run, a new one is found at
+    the next poll and the earlier ones are not read again."""
     from mlaudit_tensorboard.live import TensorBoardLiveSource
     from tensorboardX import SummaryWriter
 
-    logdir = tmp_path / "tb3"
+    logdir = (tmp_path / "lightning_logs").resolve()
     logdir.mkdir()
     src = TensorBoardLiveSource([logdir])
     assert src.list_running() == {}
     w = SummaryWriter(str(logdir / "version_0"))
-    for step, v in enumerate([1.0, 0.8, float("nan")]):
+    for step, v in enumerate([1.0, 0.8, 0.7]):
         w.add_scalar("train/loss", v, step)
     w.close()  # tensorboardX writes from a thread: close() waits for it
     listed = src.list_running()
-    assert list(listed) == [str(logdir.resolve())]
+    v0, v1 = str(logdir / "version_0"), str(logdir / "version_1")
+    assert list(listed) == [v0] and listed[v0].name == "lightning_logs/version_0"
     cursors: dict = {}
-    tail = src.read(list(listed.values()), cursors)[str(logdir.resolve())]
-    s, _w, v = tail.points["version_0/train/loss"]
-    assert s == [0, 1, 2] and v[:2] == pytest.approx([1.0, 0.8]) and v[2] != v[2]
-    assert src.read(list(listed.values()), cursors)[str(logdir.resolve())].points == {}
+    tail = src.read(list(listed.values()), cursors)[v0]
+    s, _w, v = tail.points["train/loss"]
+    assert s == [0, 1, 2] and v == pytest.approx([1.0, 0.8, 0.7])
+
+    w = SummaryWriter(str(logdir / "version_1"))  # the next fit
+    for step, v in enumerate([2.0, float("nan")]):
+        w.add_scalar("train/loss", v, step)
+    (logdir / "version_1" / "train.log").write_text("epoch 0\n")
+    w.close()
+    listed = src.list_running()
+    assert sorted(listed) == [v0, v1]
+    tails = src.read(list(listed.values()), cursors)
+    assert tails[v0].points == {} and tails[v0].console == []  # nothing read again
+    s, _w, v = tails[v1].points["train/loss"]
+    assert s == [0, 1] and v[0] == 2.0 and v[1] != v[1]
+    assert [c[2] for c in tails[v1].console] == ["epoch 0"]
+
+
+def test_local_version_folders_are_runs_of_their_own(tmp_path):
+    """``mlaudit watch lightning_logs --live`` with CSVLogger output: the NaN of a
+    ``version_1`` created after the watcher started is alerted on that run, once, and the
+    finished ``version_0`` beside it is neither read again nor merged with it."""
+    from mlaudit.cli.cmd_watch_path import make_source
+    from mlaudit_core.live.monitor import LiveConfig, LiveMonitor
+    from mlaudit_core.service import StateStore
+    from mlaudit_core.settings import load_settings
+
+    root = (tmp_path / "lightning_logs").resolve()
+    (root / "version_0").mkdir(parents=True)
+    (root / "version_0" / "metrics.csv").write_text(
+        "step,train_loss\n" + "".join(f"{i},{1.0 / (i + 1)}\n" for i in range(50)))
+    src = make_source([root])
+    with StateStore(tmp_path / "s.sqlite", "t") as st:
+        mon = LiveMonitor(src, st, load_settings(tmp_path), LiveConfig(poll_interval_s=0.1,
+                                                                    cooldown_s=0.0))
+        first = mon.poll_once()
+        assert first.runs == 1 and first.points == 50 and first.events == 0
+        (root / "version_1").mkdir()
+        with open(root / "version_1" / "metrics.csv", "w") as fh:
+            fh.write("step,train_loss\n0,2.5\n1,2.1\n2,nan\n")
+        second = mon.poll_once()
+        assert second.runs == 2 and second.points == 3 and second.events == 1
+        (ev, _deliveries), = mon.sent
+        assert ev.kind == "alert" and ev.finding.code == "LV001"
+        assert json.loads((root / "version_1" / "mlaudit" / "live.json").read_text())
+        assert not (root / "version_0" / "mlaudit").exists()
+        assert mon.poll_once().events == 0
 
 
 def test_a_local_folder_that_gets_event_files_moves_to_the_tensorboard_source(tmp_path):
@@ -181,7 +227,8 @@ def test_watch_started_before_the_training_alerts_once_while_it_runs(tmp_path):
     by_run = {}
     for a in alerts:
         by_run.setdefault(a["run"]["id"], []).append(a)
-    assert sorted(by_run) == sorted([str(tb.resolve()), str(csvdir.resolve())]), text[-3000:]
+    csv_ref = str(csvdir.resolve() / "version_0")  # the run folder the CSV writer created
+    assert sorted(by_run) == sorted([str(tb.resolve()), csv_ref]), text[-3000:]
     for ref, got in by_run.items():
         assert [(a["live"]["kind"], a["live"]["code"]) for a in got] == [("alert", "LV001")], got
         msg = got[0]["live"]["finding"]["message"]

@@ -1,9 +1,11 @@
 """``TensorBoardLiveSource``: what ``mlaudit watch tensorboard --live`` follows (moved from
 ``mlaudit_core/live/sources.py``, issue 22; the shapes it returns are there).
 
-One log directory per run; every event file is read from the byte offset where the last poll
-stopped (whole records only), and console files (``*.log``, ``*.out``, ``*.txt``) in the
-directory from theirs.
+One log directory per run, or one run per run folder inside a followed directory
+(``lightning_logs/version_N``: :meth:`TensorBoardLiveSource._runs`); event files and run folders
+created after the watcher started are found at the next poll. Every event file is read from the
+byte offset where the last poll stopped (whole records only), and console files (``*.log``,
+``*.out``, ``*.txt``) in the directory from theirs.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class TensorBoardLiveSource:
         self.ended_after_s = ended_after_s
         self.requests = 0
         self._scans: dict = {}
+        self._listed: dict[str, tuple[list[Path], list[Path]]] = {}
 
     @property
     def watching(self) -> str:
@@ -69,19 +72,50 @@ class TensorBoardLiveSource:
                 console.append(p)
         return sorted(events, key=event_file_order), console
 
+    def _runs(self, root: Path) -> dict[Path, tuple[list[Path], list[Path]]]:
+        """The runs under one followed log directory, as the post-hoc reader tells them apart
+        (:func:`~mlaudit_tensorboard.reader.run_dirs`: a directory of event files is a run, its
+        split sub-folders ``train``/``validation`` and ``add_hparams`` folder belong to it):
+        ``{run directory: (event files, console files)}``. A log directory written by one
+        ``SummaryWriter(LOGDIR)`` is one run, ``LOGDIR`` itself; ``lightning_logs/`` with
+        ``version_0/`` and ``version_1/`` is two, and a ``version_2/`` created after the watcher
+        started is a third, followed from its first poll, with its own alerts (its loss is not
+        the ``version_0`` run's). A console file belongs to the run folder that holds it, or,
+        above every run folder, to the run written last."""
+        from mlaudit_tensorboard.reader import run_dirs
+
+        events, console = self._files(root)
+        if not events:
+            return {}
+        rds = run_dirs(root, events)
+        rset = set(rds)
+        out: dict[Path, tuple[list[Path], list[Path]]] = {rd: ([], []) for rd in rds}
+        for f in events:  # run_dir_of: the event file's folder or its parent
+            out[f.parent if f.parent in rset else f.parent.parent][0].append(f)
+
+        def newest(fs: list[Path]) -> float:
+            return max((_mtime(p) for p in fs), default=0.0)
+
+        last = max(rds, key=lambda rd: newest(out[rd][0]))
+        for c in console:
+            owner = next((a for a in c.parents if a in rset), None)
+            out[owner or last][1].append(c)
+        return out
+
     def list_running(self) -> dict[str, RunInfo]:
         out = {}
         now = time.time()
+        self._listed = {}
         for root in self.logdirs:
             if not root.is_dir():
                 continue
-            events, console = self._files(root)
-            if not events:
-                continue
-            newest = max(p.stat().st_mtime for p in events + console)
-            if now - newest > self.ended_after_s:
-                continue
-            out[str(root)] = RunInfo(ref=str(root), name=root.name, project=str(root.parent))
+            for rd, (events, console) in self._runs(root).items():
+                newest = max(_mtime(p) for p in events + console)
+                if now - newest > self.ended_after_s:
+                    continue
+                name = root.name if rd == root else rd.relative_to(root.parent).as_posix()
+                out[str(rd)] = RunInfo(ref=str(rd), name=name, project=str(rd.parent))
+                self._listed[str(rd)] = (events, console)
         return out
 
     def status(self, ref: str) -> str:
@@ -109,7 +143,9 @@ class TensorBoardLiveSource:
                     offsets.setdefault(name, int(fc["offset"]))
                     lines.setdefault(name, int(fc.get("lines", 0)))
             tail = tails[info.ref] = Tail()
-            events, console = self._files(root)
+            # the files of this run as the listing just split them (a run folder inside a
+            # followed log directory), else the folder's own
+            events, console = self._listed.get(info.ref) or self._files(root)
             for f in events:
                 name = str(f.relative_to(root))
                 off = int(offsets.get(name, 0))
@@ -175,6 +211,13 @@ class TensorBoardLiveSource:
 
     def request_stop(self, ref: str, message: str) -> str:
         return "TensorBoard has no remote stop (use mlaudit.hooks stop_on= in the training script)"
+
+
+def _mtime(p: Path) -> float:
+    try:
+        return p.stat().st_mtime
+    except OSError:  # removed since the listing
+        return 0.0
 
 
 def _whole_records(data: bytes) -> int:

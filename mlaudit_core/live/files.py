@@ -1,6 +1,9 @@
 """Local runs followed as they grow: CSV logs and console logs (``mlaudit watch PATH --live``).
 
-:class:`LocalLiveSource`: each PATH is one run, a file or a directory.
+:class:`LocalLiveSource`: each PATH is a run, a file or a directory; a directory whose files
+are all in sub-folders holds one run per top-level sub-folder (:meth:`LocalLiveSource.runs_of`).
+Files and folders created after the watcher started are found at the next poll
+(:class:`~mlaudit_core.live.scan.TreeScan`: only directories that changed are listed again).
 
 * CSV (``*.csv``: Keras ``CSVLogger``, Lightning ``CSVLogger``, Ultralytics ``results.csv``,
   timm ``summary.csv``, any ``step,loss,...`` table): the header is read once, then only the
@@ -23,7 +26,8 @@
   After a watcher restart the parser resumes at the saved byte offset with a fresh state.
 * A directory: its CSV and console files (not under ``mlaudit/``), at most ``MAX_FILES``.
   A directory holding TensorBoard event files is followed by the TensorBoard plugin's
-  source instead (:class:`CompositeSource` routes each PATH to the source that reads it).
+  source instead (:class:`CompositeSource` routes each PATH to the source that reads it, and
+  offers a folder to the plugins again when something was created in it).
 
 No run status exists for a local file: a path that has not grown for ``ended_after_s``
 (24 h) is taken as ended, and a stall is reported only with a heartbeat (see
@@ -75,6 +79,13 @@ def _num(text: str) -> float | None:
         return None
 
 
+def _mtime(p: Path) -> float:
+    try:
+        return p.stat().st_mtime
+    except OSError:  # removed since the listing
+        return 0.0
+
+
 def is_csv(p: Path) -> bool:
     """A ``*.csv`` file, or a ``*.log``/``*.txt`` file whose header is a Keras ``CSVLogger``'s
     (Keras' own example writes ``CSVLogger('training.log')``; read as a console log it gave no
@@ -103,6 +114,7 @@ class LocalLiveSource:
         self.requests = 0
         self._parsers: dict[str, object] = {}
         self._scans: dict[str, TreeScan] = {}
+        self._listed: dict[str, list[Path]] = {}
 
     @property
     def watching(self) -> str:
@@ -127,26 +139,37 @@ class LocalLiveSource:
         for p in self.scan_of(root).scan():
             if p.suffix.lower() in CONSOLE_SUFFIXES or is_csv(p):
                 out.append(p)
-
-        def mtime(p: Path) -> float:
-            try:
-                return p.stat().st_mtime
-            except OSError:  # removed since the listing
-                return 0.0
-
-        out.sort(key=mtime, reverse=True)
+        out.sort(key=_mtime, reverse=True)
         return sorted(out[:MAX_FILES])
+
+    @staticmethod
+    def runs_of(root: Path, files: list[Path]) -> dict[Path, list[Path]]:
+        """The runs of one followed PATH: ``{run path: its files}``. A file, or a folder with
+        followed files directly in it, is one run (everything below included). A folder whose
+        files are all in sub-folders (``lightning_logs/version_N/metrics.csv``,
+        ``runs/train/exp*/results.csv``) holds one run per top-level sub-folder: a
+        ``version_2/`` created after the watcher started is a run of its own from its first
+        poll, and its ``train_loss`` column is not merged with the earlier versions'."""
+        if root.is_file() or any(f.parent == root for f in files):
+            return {root: files} if files else {}
+        out: dict[Path, list[Path]] = {}
+        for f in files:
+            out.setdefault(root / f.relative_to(root).parts[0], []).append(f)
+        return out
 
     def list_running(self) -> dict[str, RunInfo]:
         now = time.time()
         out = {}
+        self._listed = {}
         for root in self.paths:
             if not root.exists():
                 continue
-            fs = self.files(root)
-            if not fs or now - max(p.stat().st_mtime for p in fs) > self.ended_after_s:
-                continue
-            out[str(root)] = RunInfo(ref=str(root), name=root.name, project=str(root.parent))
+            for run, fs in self.runs_of(root, self.files(root)).items():
+                if now - max(_mtime(p) for p in fs) > self.ended_after_s:
+                    continue
+                name = root.name if run == root else run.relative_to(root.parent).as_posix()
+                out[str(run)] = RunInfo(ref=str(run), name=name, project=str(run.parent))
+                self._listed[str(run)] = fs
         return out
 
     def status(self, ref: str) -> str:
@@ -163,7 +186,9 @@ class LocalLiveSource:
             cur = cursors.setdefault(info.ref, {})
             files = cur.setdefault("files", {})
             tail = tails[info.ref] = Tail()
-            for f in self.files(root):
+            # the run's files as the listing just split them (a run folder inside a followed
+            # folder), else its own
+            for f in self._listed.get(info.ref) or self.files(root):
                 name = f.name if root.is_file() else str(f.relative_to(root))
                 fc = files.setdefault(name, {"offset": 0, "lines": 0})
                 if self._replaced(f, fc):

@@ -51,14 +51,15 @@ class TreeScan:
         self.root = Path(root)
         self.skip = skip
         self.max_dirs = max_dirs
-        #: dir -> (mtime_ns, listed at (ns, wall), sub-directory names, file names)
-        self._dirs: dict[str, tuple[int, int, list[str], list[str]]] = {}
+        #: dir -> (mtime_ns, listed at (ns, wall), sub-directory names, file paths)
+        self._dirs: dict[str, tuple[int, int, list[str], list[Path]]] = {}
+        self._out: list[Path] | None = None  # the last result (returned again while unchanged)
         self.changed = False
         self.listed = 0
         self.generation = 0
         self._warned = False
 
-    def _list(self, d: str) -> tuple[list[str], list[str]] | None:
+    def _list(self, d: str) -> tuple[list[str], list[Path]] | None:
         subs, files = [], []
         try:
             with os.scandir(d) as it:
@@ -74,7 +75,7 @@ class TreeScan:
         except OSError:
             return None
         self.listed += 1
-        return sorted(subs), sorted(files)
+        return sorted(subs), [Path(d, f) for f in sorted(files)]
 
     def scan(self) -> list[Path]:
         self.changed, self.listed = False, 0
@@ -108,10 +109,12 @@ class TreeScan:
                 if cached is None or (cached[2], cached[3]) != (subs, files):
                     self.changed = True
                 self._dirs[d] = (st.st_mtime_ns, now_ns, subs, files)
-            out.extend(Path(d) / f for f in files)
+            out.extend(files)
             stack.extend(os.path.join(d, s) for s in reversed(subs))
         for d in [d for d in self._dirs if d not in seen]:  # removed (or beyond the bound)
             del self._dirs[d]
             self.changed = True
         self.generation += self.changed
-        return sorted(out)
+        if self.changed or self._out is None:
+            self._out = sorted(out)
+        return list(self._out)
