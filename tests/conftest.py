@@ -22,6 +22,28 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_CASES = REPO.parent / "shared" / "cases"
 
 
+@pytest.fixture(scope="module")
+def ray_exclusive(tmp_path_factory):
+    """Hold a lock shared by every pytest-xdist worker of this session while a test starts Ray.
+
+    ``ray.init()`` without an address joins a Ray it finds running on the machine (its GCS
+    process, ``/tmp/ray/ray_current_cluster``) instead of starting its own, so the local Ray of
+    test_batch_mlflow's ``--executor ray`` must not start while test_batch_trackers' ``ray
+    start --head`` cluster runs on another worker (``-n 2 --dist loadfile``). An ``fcntl``
+    lock on a file in the session's base temp dir, which the workers' temp dirs share; in a
+    serial run it is always free."""
+    import fcntl
+
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    with open(root / "ray.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -131,7 +131,7 @@ def test_state_store_refuses_a_bad_file_before_making_a_lock(tmp_path):
         assert store.scope == "scope"
 
 
-def test_batch_on_ray_gives_the_same_summary(mlflow_server, experiment, tmp_path):
+def test_batch_on_ray_gives_the_same_summary(mlflow_server, experiment, tmp_path, ray_exclusive):
     pytest.importorskip("ray")
     res = batch(mlflow_server["url"], tmp_path / "r.sqlite", "--executor", "ray", "--jobs", "2",
                 "--no-write")

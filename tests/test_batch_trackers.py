@@ -284,7 +284,7 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def ray_head():
+def ray_head(ray_exclusive):
     """A Ray cluster started apart from the batch (``ray start --head --block``, 2 CPUs), whose
     processes have no ``WANDB_*``/``CLEARML_*`` variable and an empty home directory (no
     ``~/.netrc``, no ``clearml.conf``): its workers reach the fake servers only with what the
