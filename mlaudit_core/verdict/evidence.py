@@ -228,20 +228,30 @@ class Ending:
 
 def _param(run: RunData, names: tuple[str, ...]) -> tuple[str, float] | None:
     """The first param whose last dotted component (normalised) is one of ``names``, as a number."""
-    by_leaf: dict[str, tuple[str, float]] = {}
+    def leaf(k: str) -> str | None:
+        x = normalise_key(k).split("/")[-1]
+        return x if x in names else None
+
+    return _positive_param(run, leaf, names)
+
+
+def _positive_param(run: RunData, name_of, order: tuple[str, ...]) -> tuple[str, float] | None:
+    """``(key, value)`` of the param whose ``name_of(key)`` comes first in ``order`` and whose
+    value is a finite positive number (the first such key per name wins), else None."""
+    found: dict[str, tuple[str, float]] = {}
     for k, v in run.params.items():
-        leaf = normalise_key(k).split("/")[-1]
-        if leaf not in names or leaf in by_leaf:
+        name = name_of(k)
+        if name is None or name in found:
             continue
         try:
             x = float(str(v).strip())
         except ValueError:
             continue
         if math.isfinite(x) and x > 0:
-            by_leaf[leaf] = (k, x)
-    for n in names:
-        if n in by_leaf:
-            return by_leaf[n]
+            found[name] = (k, x)
+    for n in order:
+        if n in found:
+            return found[n]
     return None
 
 
@@ -452,21 +462,7 @@ class LrAssessment:
 def _lr_param(run: RunData) -> tuple[str, float] | None:
     """The learning-rate param (:func:`mlaudit_core.roles.lr_param_name`: ``learning_rate``, ``lr``,
     MLflow Keras' ``optimizer_learning_rate`` ...), in the order of ``LR_PARAM_NAMES``, as a number."""
-    found: dict[str, tuple[str, float]] = {}
-    for k, v in run.params.items():
-        name = lr_param_name(k)
-        if name is None or name in found:
-            continue
-        try:
-            x = float(str(v).strip())
-        except ValueError:
-            continue
-        if math.isfinite(x) and x > 0:
-            found[name] = (k, x)
-    for n in LR_PARAM_NAMES:
-        if n in found:
-            return found[n]
-    return None
+    return _positive_param(run, lr_param_name, LR_PARAM_NAMES)
 
 
 def lr_assessment(run: RunData) -> LrAssessment:
