@@ -50,6 +50,13 @@ def _lease_ends(first: subprocess.CompletedProcess, set_claim) -> None:
     time.sleep(5.5)
 
 
+def _wait_until(cond, timeout: float = 30) -> None:
+    deadline = time.time() + timeout
+    while not cond():
+        assert time.time() < deadline, "the fake server never saw the expired claim"
+        time.sleep(0.1)
+
+
 def test_wandb_run_left_claimed_by_a_killed_watcher_is_audited_once_after_the_lease(tmp_path):
     pytest.importorskip("wandb")
     from test_batch_trackers import wandb_rows
@@ -137,6 +144,10 @@ def test_clearml_task_left_claimed_by_a_killed_watcher_is_audited_once_after_the
         assert "wrote verdict" not in first.stderr
         assert "mlaudit.verdict" not in srv.tasks[t.id]["hyperparams"]["properties"]
         _lease_ends(first, lambda v: t.set_user_properties({"name": "mlaudit.claim", "value": v}))
+        # the SDK's edit reached the server before the second watcher looks (once, under
+        # pytest-xdist at load 4, the second watcher still met the 15-min lease)
+        _wait_until(lambda: float(srv.tasks[t.id]["hyperparams"]["properties"]["mlaudit.claim"]["value"]
+                                  .split()[-1]) < time.time())
         second = _watch("clearml", "leased", state, f"{rx.url}/hook")
         third = _watch("clearml", "leased", state, f"{rx.url}/hook")
         logs = first.stderr + second.stderr + third.stderr
