@@ -21,9 +21,11 @@ here); the dead watcher's claim is planted as that watcher wrote it (``"<owner> 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -47,7 +49,15 @@ def _lease_ends(first: subprocess.CompletedProcess, set_claim) -> None:
     and the second watcher's look-again time (5 s after it met the claim) comes."""
     assert "held by another mlaudit watcher's claim" in first.stderr, first.stderr
     set_claim(f"{DEAD} {time.time() - 1:.0f}")
-    time.sleep(5.5)
+    # the look-again time the first watcher printed ('run the same command again after HH:MM:SS',
+    # local time; 5-10 s after it met the claim): a fixed 5.5 s sleep fell short of it once
+    m = re.search(r"again after (\d\d):(\d\d):(\d\d)", first.stderr)
+    assert m, first.stderr
+    now = datetime.now()
+    due = now.replace(hour=int(m[1]), minute=int(m[2]), second=int(m[3]), microsecond=0)
+    if due < now - timedelta(hours=12):  # printed just before midnight, read after it
+        due += timedelta(days=1)
+    time.sleep(max(0.0, (due - now).total_seconds()) + 1.5)
 
 
 def _wait_until(cond, timeout: float = 30) -> None:
