@@ -11,11 +11,10 @@ byte offset where the last poll stopped (whole records only), and console files 
 from __future__ import annotations
 
 import logging
-import os
 import time
 from pathlib import Path
 
-from mlaudit_core.live.sources import RunInfo, Tail
+from mlaudit_core.live.sources import RunInfo, Tail, write_live_json
 
 log = logging.getLogger("mlaudit.live")
 
@@ -198,13 +197,7 @@ class TensorBoardLiveSource:
         return tails
 
     def write_live(self, ref: str, tag: str, doc: dict) -> None:
-        import json
-
-        out = Path(ref) / "mlaudit"
-        out.mkdir(exist_ok=True)
-        tmp = out / "live.json.tmp"
-        tmp.write_text(json.dumps({"tag": tag, **doc}, indent=1, default=str), encoding="utf-8")
-        os.replace(tmp, out / "live.json")
+        write_live_json(Path(ref) / "mlaudit" / "live.json", tag, doc)
 
     def end_live(self, ref: str) -> None:
         pass

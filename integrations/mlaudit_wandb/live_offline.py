@@ -23,13 +23,12 @@ Tested with the real wandb SDK logging offline in a subprocess (tests/test_live_
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
 from pathlib import Path
 
-from mlaudit_core.live.sources import RunInfo, Tail
+from mlaudit_core.live.sources import RunInfo, Tail, write_live_json
 
 log = logging.getLogger("mlaudit.live")
 
@@ -231,11 +230,7 @@ class WandbOfflineLiveSource:
         return rows + 1
 
     def write_live(self, ref: str, tag: str, doc: dict) -> None:
-        out = Path(ref) / "mlaudit" / "live.json"
-        out.parent.mkdir(exist_ok=True)
-        tmp = out.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps({"tag": tag, **doc}, indent=1, default=str), encoding="utf-8")
-        os.replace(tmp, out)
+        write_live_json(Path(ref) / "mlaudit" / "live.json", tag, doc)
 
     def end_live(self, ref: str) -> None:
         pass

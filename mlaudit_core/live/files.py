@@ -41,15 +41,13 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import json
 import logging
 import math
-import os
 import time
 from pathlib import Path
 
 from .scan import TreeScan
-from .sources import RunInfo, Tail
+from .sources import RunInfo, Tail, write_live_json
 
 log = logging.getLogger("mlaudit.live")
 
@@ -361,12 +359,8 @@ class LocalLiveSource:
     # -- writing ---------------------------------------------------------------------------
     def write_live(self, ref: str, tag: str, doc: dict) -> None:
         p = Path(ref)
-        out = (p / "mlaudit" / "live.json") if p.is_dir() else \
-            (p.parent / "mlaudit" / f"live-{p.name}.json")
-        out.parent.mkdir(exist_ok=True)
-        tmp = out.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps({"tag": tag, **doc}, indent=1, default=str), encoding="utf-8")
-        os.replace(tmp, out)
+        write_live_json((p / "mlaudit" / "live.json") if p.is_dir() else
+                        (p.parent / "mlaudit" / f"live-{p.name}.json"), tag, doc)
 
     def end_live(self, ref: str) -> None:
         pass

@@ -20,8 +20,11 @@ Cursors are plain JSON dicts kept by the monitor in the state file.
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..report import RunRef
 
@@ -59,3 +62,13 @@ class Tail:
     system_wall: float | None = None
     console: list[tuple[str, int, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+
+def write_live_json(out: Path, tag: str, doc: dict) -> None:
+    """Write a local run's live state ``{"tag": tag, **doc}`` to ``out`` (a ``live.json`` under
+    the run's ``mlaudit/`` folder) atomically: a temporary file beside it, then ``os.replace``,
+    so a reader never sees half a file. Creates ``out``'s folder. Raises OSError."""
+    out.parent.mkdir(exist_ok=True)
+    tmp = out.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps({"tag": tag, **doc}, indent=1, default=str), encoding="utf-8")
+    os.replace(tmp, out)
