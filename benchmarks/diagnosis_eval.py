@@ -52,7 +52,7 @@ measurement); ``--strict`` exits 1 when a floor is missed; 2 on bad input.
 Usage::
 
     python benchmarks/diagnosis_eval.py [--corpus /tmp/corpus] [--only realworld,cases,own,...]
-        [--realworld DIR] [--cases DIR] [--own DIR] [--libraries DIR] [--strict]
+        [--realworld DIR] [--cases DIR] [--own DIR] [--libraries DIR] [--strict] [--ids f5b1-,...]
         [--json results.json] [--verbose]
 """
 
@@ -531,13 +531,24 @@ def load_labelled(path: Path, label: dict, tmp: Path):
         raise LookupError(f"{first_err}; legacy: {type(exc).__name__}: {str(exc)[:200]}") from None
 
 
-def eval_labelled(root: Path, labels_file: Path, progress: bool = True) -> list[LRow]:
-    """Audit every labelled artifact under ``root`` (labels.json schema of shared/realworld)."""
+def _selected(ident: str, ids: tuple[str, ...]) -> bool:
+    """True when ``ident`` starts with one of the ``ids`` prefixes (all are selected without any)."""
+    return not ids or ident.startswith(ids)
+
+
+def eval_labelled(root: Path, labels_file: Path, progress: bool = True,
+                  ids: tuple[str, ...] = ()) -> list[LRow]:
+    """Audit every labelled artifact under ``root`` (labels.json schema of shared/realworld).
+
+    ``ids``: id prefixes; when given, only labels whose id starts with one of them are audited
+    (one fresh batch scored on its own)."""
     import tempfile
 
     from mlaudit_core.audit import audit
 
     labels = json.loads(labels_file.read_text())
+    if ids:
+        labels = [lab for lab in labels if lab["id"].startswith(ids)]
     rows: list[LRow] = []
     with tempfile.TemporaryDirectory(prefix="mlaudit-eval-") as td:
         for i, lab in enumerate(labels, 1):
@@ -557,15 +568,21 @@ def eval_labelled(root: Path, labels_file: Path, progress: bool = True) -> list[
     return rows
 
 
-def eval_cases(root: Path, progress: bool = True) -> list[LRow]:
-    """The real cases through the CLI, as a user runs them (``mlaudit logs`` / ``mlaudit ci``)."""
+def eval_cases(root: Path, progress: bool = True, ids: tuple[str, ...] = ()) -> list[LRow]:
+    """The real cases through the CLI, as a user runs them (``mlaudit logs`` / ``mlaudit ci``).
+
+    ``root``: a folder of case folders in the ``shared/cases`` layout (input files and
+    ``expected.json``); the real failure reports of ``tests/data/reports`` use the same layout.
+    ``ids``: folder-name prefixes to select (all without any).
+    """
     from typer.testing import CliRunner
 
     from mlaudit.cli import app
     from mlaudit_core.report import AuditReport
 
     rows: list[LRow] = []
-    cases = sorted(d for d in root.iterdir() if (d / "expected.json").is_file())
+    cases = sorted(d for d in root.iterdir()
+                   if (d / "expected.json").is_file() and _selected(d.name, ids))
     for i, case in enumerate(cases, 1):
         exp = json.loads((case / "expected.json").read_text())
         row = LRow(case.name, "case", list(exp["outcome_any_of"]), [exp["cause"]], [])
@@ -619,6 +636,12 @@ def summarise_labelled(rows: list[LRow]) -> dict:
         "n": n, "outcome_right": sum(r.outcome_ok for r in rows), "cause_right": sum(r.cause_ok for r in rows),
         "both_right": sum(r.right for r in rows), "judged": len(judged),
         "judged_right": sum(r.right for r in judged), "abstentions": n - len(judged),
+        "wrong": sum(not r.right for r in judged),
+        # abstained although the label says the evidence supports a judgement
+        "abstained_label_known": sum(r.abstained and "unknown" not in r.outcomes for r in rows),
+        "abstained_right": sum(r.abstained and r.right for r in rows),
+        "selective_accuracy": (sum(r.right for r in judged) / len(judged)) if judged else None,
+        "coverage": (len(judged) / n) if n else None,
         "must_not_violations": sum(bool(r.violations) for r in rows),
         "healthy": len(healthy), "false_alarms": sum(r.false_alarm for r in rows),
         "false_alarm_rate": (sum(r.false_alarm for r in rows) / len(healthy)) if healthy else None,
@@ -637,7 +660,12 @@ def print_labelled(name: str, where: Path, rows: list[LRow], m: dict) -> None:
     print(f"  outcome right     {frac(m['outcome_right'], n)}")
     print(f"  cause right       {frac(m['cause_right'], n)}")
     print(f"  both right        {frac(m['both_right'], n)}   (judged only: {frac(m['judged_right'], m['judged'])})")
-    print(f"  abstentions       {m['abstentions']} (outcome unknown)")
+    print(f"  abstentions       {m['abstentions']} (outcome unknown): right to abstain {m['abstained_right']}, "
+          f"abstained where the label is known {m['abstained_label_known']}")
+    print(f"  wrong (judged)    {m['wrong']}")
+    cov, sel = m["coverage"], m["selective_accuracy"]
+    print(f"  coverage          {'n/a' if cov is None else format(cov, '.2f')}   selective accuracy "
+          f"(right among judged) {'n/a' if sel is None else format(sel, '.2f')}")
     print(f"  must_not violated {m['must_not_violations']}")
     print(f"  succeeded/healthy without a judgeable signal {m['succeeded_without_signal']} (must be 0)")
     fa = m["false_alarm_rate"]
@@ -671,7 +699,7 @@ def _default(dirname: str, *fallbacks: Path) -> Path | None:
     return None
 
 
-CORPORA = ("realworld", "cases", "own", "libraries", "generated")
+CORPORA = ("realworld", "cases", "own", "libraries", "reports", "generated")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -684,12 +712,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", type=Path, default=_default("cases", REPO / "tests" / "data" / "cases"))
     ap.add_argument("--own", type=Path, default=REPO / "tests" / "data" / "realworld")
     ap.add_argument("--libraries", type=Path, default=REPO / "tests" / "data" / "frameworks")
+    ap.add_argument("--reports", type=Path, default=REPO / "tests" / "data" / "reports",
+                    help="real public failure reports, one folder each in the shared/cases layout")
+    ap.add_argument("--ids", default="",
+                    help="comma-separated id prefixes: audit only the artifacts/cases whose id starts "
+                         "with one (a fresh batch scored on its own)")
     ap.add_argument("--only", default=",".join(CORPORA), help="comma-separated corpora to run")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a floor is missed")
     ap.add_argument("--json", type=Path, default=None, help="also write rows and figures as JSON here")
     ap.add_argument("--verbose", action="store_true", help="print every run's verdict")
     ap.add_argument("--quiet", action="store_true", help="no per-run progress lines")
     args = ap.parse_args(argv)
+    ids = tuple(i.strip() for i in args.ids.split(",") if i.strip())
     only = {c.strip() for c in args.only.split(",") if c.strip()}
     bad = only - set(CORPORA)
     if bad:
@@ -711,30 +745,35 @@ def main(argv: list[str] | None = None) -> int:
             print(f"== corpus {name}: not run (no labels.json under {root})\n")
             continue
         print(f"auditing corpus {name} ({root})", flush=True)
-        rows = eval_labelled(root, root / "labels.json", progress=not args.quiet)
+        rows = eval_labelled(root, root / "labels.json", progress=not args.quiet, ids=ids)
         m = summarise_labelled(rows)
         print()
         print_labelled(name, root, rows, m)
         out[name] = {"figures": m, "rows": [dict(asdict(r), right=r.right) for r in rows]}
         fa_ok = (m["false_alarm_rate"] is None or m["false_alarm_rate"] <= FALSE_ALARM_TARGET) \
             and m["succeeded_without_signal"] == 0
-        if name == "realworld" and m["n"] == 30:
+        if ids:
+            floors_ok &= fa_ok
+        elif name == "realworld" and m["n"] == 30:
             floors_ok &= m["both_right"] >= REALWORLD_FLOOR and fa_ok
         elif name == "own" and m["n"]:
             floors_ok &= m["both_right"] / m["n"] >= OWN_FLOOR and fa_ok
         else:
             floors_ok &= fa_ok
-    if "cases" in only:
-        if args.cases is None or not args.cases.is_dir():
-            print(f"== corpus cases: not run (no folder {args.cases})\n")
-        else:
-            print(f"auditing corpus cases ({args.cases})", flush=True)
-            rows = eval_cases(args.cases, progress=not args.quiet)
-            m = summarise_labelled(rows)
-            print()
-            print_labelled("cases", args.cases, rows, m)
-            out["cases"] = {"figures": m, "rows": [dict(asdict(r), right=r.right) for r in rows]}
-            floors_ok &= m["false_alarm_rate"] is None or m["false_alarm_rate"] <= FALSE_ALARM_TARGET
+    for name in ("cases", "reports"):
+        if name not in only:
+            continue
+        root = getattr(args, name)
+        if root is None or not root.is_dir():
+            print(f"== corpus {name}: not run (no folder {root})\n")
+            continue
+        print(f"auditing corpus {name} ({root})", flush=True)
+        rows = eval_cases(root, progress=not args.quiet, ids=ids)
+        m = summarise_labelled(rows)
+        print()
+        print_labelled(name, root, rows, m)
+        out[name] = {"figures": m, "rows": [dict(asdict(r), right=r.right) for r in rows]}
+        floors_ok &= m["false_alarm_rate"] is None or m["false_alarm_rate"] <= FALSE_ALARM_TARGET
     if "generated" in only and args.corpus is None:
         print("== corpus generated: not run (pass --corpus DIR; it is generated there when empty)\n")
     elif "generated" in only:
@@ -764,7 +803,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name:<10} accuracy {f['accuracy']:.3f}, false alarms {f['false_alarms']}/{f['healthy_runs']}")
             continue
         print(f"  {name:<10} both right {f['both_right']}/{f['n']}, outcome {f['outcome_right']}/{f['n']}, "
-              f"cause {f['cause_right']}/{f['n']}, abstained {f['abstentions']}, must_not {f['must_not_violations']}, "
+              f"cause {f['cause_right']}/{f['n']}, wrong {f['wrong']}, abstained {f['abstentions']} "
+              f"(label known {f['abstained_label_known']}), must_not {f['must_not_violations']}, "
               f"false alarms {f['false_alarms']}/{f['healthy']}, ECE "
               f"{'n/a' if f['ece'] is None else format(f['ece'], '.3f')}")
     print(f"Floors: {'met' if floors_ok else 'MISSED'}")
