@@ -37,7 +37,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 REDACTED = "[REDACTED]"
 
@@ -273,22 +273,59 @@ def redact_text(text: str) -> str:
     return _scrub(neutralise_controls(text))
 
 
-def strip_uri_credentials(uri: str) -> str:
-    """``uri`` without its user-info and without credential query parameters, for storing:
-    ``postgresql://u:pw@db:5432/mlflow?sslkey=..&password=x`` -> ``postgresql://db:5432/mlflow``.
+def _split_userinfo(rest: str) -> tuple[str, str]:
+    """``(userinfo, the rest from the host on)`` of a URL's text after ``scheme://``.
 
-    Anything that is not a URL (a path, a name) is returned scrubbed by :func:`redact_text`.
+    RFC 3986 forbids ``/`` and ``@`` in user-info unescaped, but people write passwords with
+    them (``postgresql://u:pa/ss@db/x``, ``u:p@ss@db``): the authority is taken up to the
+    last ``@`` before the first ``/?#``, and when the authority reads ``user:...`` (not
+    ``host:PORT``) with no ``@`` before the first ``/``, up to the next ``@`` after it."""
+    end = len(rest)
+    for c in "/?#":
+        k = rest.find(c)
+        if k != -1:
+            end = min(end, k)
+    authority = rest[:end]
+    if "@" in authority:
+        k = authority.rfind("@")
+        return rest[:k], rest[k + 1:]
+    user, colon, after = authority.partition(":")
+    if colon and not after.isdigit() and "[" not in user and "@" in rest[end:]:
+        k = rest.index("@", end)
+        more, host = _split_userinfo(rest[k + 1:])  # a password holding both '/' and '@'
+        return (rest[:k] + ("@" + more if more else "")), host
+    return "", rest
+
+
+def public_url(uri: str) -> str:
+    """``uri`` as mlaudit may write it anywhere (tags, reports, links, notifications, state
+    files, log lines): without user-info and without credential query parameters, scrubbed
+    by :func:`redact_text`. ``postgresql://u:pw@db:5432/mlflow?sslkey=..&password=x`` ->
+    ``postgresql://db:5432/mlflow?sslkey=..``; ``https://u:p/w@d@h/x`` -> ``https://h/x``.
+    Every URL mlaudit writes passes through this one function (report run links, the
+    registry gate's ``mlaudit.report`` tag, live ``RunInfo``, watch state).
+
+    Anything that is not a ``scheme://`` URL (a path, a name) is returned scrubbed by
+    :func:`redact_text`.
     """
+    if not uri or "://" not in uri:
+        return redact_text(uri)
+    scheme, _, rest = uri.partition("://")
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.\-]*", scheme):
+        return redact_text(uri)
+    _, rest = _split_userinfo(rest)
     try:
-        u = urlsplit(uri)
+        u = urlsplit(f"{scheme}://{rest}")
     except ValueError:
-        return redact_text(uri)
-    if not u.scheme or "://" not in uri:
-        return redact_text(uri)
-    host = u.netloc.rpartition("@")[2]
+        return redact_text(f"{scheme}://{rest}")
     query = "&".join(p for p in u.query.split("&")
                      if p and not is_secret_key(p.partition("=")[0]))
-    return redact_text(urlunsplit((u.scheme, host, u.path, query, u.fragment)))
+    out = f"{scheme}://{u.netloc}{u.path}" + (f"?{query}" if query else "")
+    return redact_text(out + (f"#{u.fragment}" if u.fragment else ""))
+
+
+#: the earlier name of :func:`public_url`
+strip_uri_credentials = public_url
 
 
 def redact_mapping(values: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 SCHEMA_VERSION = "1.1"
 
@@ -180,6 +180,15 @@ class RunRef(_Model):
     id: str
     name: str = ""
     url: str | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _public_url(cls, v: str | None) -> str | None:
+        """A run's link never carries user-info (``mlaudit_core.redact.public_url``)."""
+        from .redact import public_url
+
+        return public_url(v) if v else v
+
     project: str | None = None
     status: str = "unknown"
     start_time: str | None = None

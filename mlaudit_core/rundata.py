@@ -209,6 +209,12 @@ class RunIdentity:
     url: str | None = None
     project: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.url:  # a tracker URL built from the tracking URI never keeps its user-info
+            from .redact import public_url
+
+            self.url = public_url(self.url)
+
 
 @dataclass(slots=True)
 class ConsoleLine:

@@ -71,7 +71,7 @@ def test_mcp_compare_runs_returns_no_credential(runs):
     from mlaudit_core.agent.tools import Roots, Toolbox
 
     url, (rid, b1, b2) = runs
-    res = Toolbox(Roots((Path.cwd(),))).compare_runs("mlflow", rid, [b1, b2], tracking_uri=url)
+    res = Toolbox(Roots((Path.cwd(),)), tracking_uris=[url]).compare_runs("mlflow", rid, [b1, b2], tracking_uri=url)
     out = json.dumps(res.data) + json.dumps(res.lines)
     for s in SECRETS:
         assert s not in out, s

@@ -28,6 +28,7 @@ import anyio  # noqa: E402
 from ci_fixture_repo import GOOD, make_repo, run_ci_job  # noqa: E402
 from conftest import free_port  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from mlaudit_core.agent.tools import TOOL_NAMES  # noqa: E402
 
@@ -172,7 +173,7 @@ def test_mlflow_run_same_verdict_as_cli_write_back_only_when_asked(root, runs, m
                                                  "write_back": True})
         return first, tags_between, second
 
-    first, tags_between, second = session(root, fn)
+    first, tags_between, second = session(root, fn, "--tracking-uri", mlflow_server["url"])
     assert not first.is_error and not second.is_error
     rep = first.structured_content
     validate_report(rep)
@@ -196,7 +197,7 @@ def test_missing_run_is_a_one_line_tool_error_like_the_cli(root, mlflow_server):
         return await c.call_tool("audit_run", {"tracker": "mlflow", "run_ref": missing,
                                                "tracking_uri": url})
 
-    res = session(root, fn)
+    res = session(root, fn, "--tracking-uri", mlflow_server["url"])
     assert res.is_error and res.structured_content is None
     text = res.content[0].text
     assert "\n" not in text and missing in text
@@ -287,7 +288,7 @@ def test_series_keeps_the_spike_compare_runs_band_and_rules(root, runs, mlflow_s
                 await c.call_tool("explain_rule", {"code": "ZZ999"}),
                 await c.call_tool("audit_run", {"tracker": "mlflow", "run_ref": 5}))
 
-    s, window, missing, worse, same, rules, rule, bad_rule, bad_args = session(root, fn)
+    s, window, missing, worse, same, rules, rule, bad_rule, bad_args = session(root, fn, "--tracking-uri", mlflow_server["url"])
     d = s.structured_content
     assert d["key"] == "train/loss" and d["points_total"] == 2000 and d["points_finite"] == 1980
     assert d["downsampled"] and d["points_returned"] <= 100
@@ -313,14 +314,19 @@ def test_streamable_http_on_localhost(root):
     port = free_port()
     proc = subprocess.Popen([MLAUDIT, "mcp", "--root", str(root), "--http", str(port)], cwd=root,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ))
+                            env={**os.environ, "MLAUDIT_MCP_TOKEN": "test-token-0123456789abcdef"})
     try:
         assert "127.0.0.1" in proc.stderr.readline()
 
         async def main():
             for _ in range(100):
                 try:
-                    async with Client(f"http://127.0.0.1:{port}/mcp") as c:
+                    from mcp.shared._httpx_utils import create_mcp_http_client
+
+                    http = create_mcp_http_client(
+                        headers={"Authorization": "Bearer test-token-0123456789abcdef"})
+                    async with http, Client(streamable_http_client(
+                            f"http://127.0.0.1:{port}/mcp", http_client=http)) as c:
                         return (await c.list_tools()).tools, await c.call_tool(
                             "audit_path", {"path": "tb/run1"})
                 except Exception:  # noqa: BLE001 - not listening yet
@@ -396,7 +402,7 @@ def test_worked_example_transcript(root, runs, mlflow_server):
                       (await c.call_tool("explain_rule", eargs)).structured_content))
         return rep
 
-    rep = session(root, fn)
+    rep = session(root, fn, "--tracking-uri", mlflow_server["url"])
     validate_report(rep)
     assert steps[2][2]["key"] == "train/loss" and steps[2][2]["points_returned"] <= 20
     assert steps[3][2]["code"] in {f["code"] for f in rep["findings"]}

@@ -115,10 +115,13 @@ class Registered:
 
 def report_link(tracking_uri: str, experiment_id: str, run_id: str) -> str:
     """The report's place: the MLflow UI artifact view for an HTTP tracking URI, else the
-    ``runs:/`` artifact URI."""
+    ``runs:/`` artifact URI. Never with the tracking URI's user-info
+    (:func:`mlaudit_core.redact.public_url`): every registry user reads this tag."""
+    from mlaudit_core.redact import public_url
+
     if tracking_uri.startswith(("http://", "https://")):
-        return (f"{tracking_uri.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
-                "/artifacts/mlaudit/report.html")
+        return public_url(f"{tracking_uri.rstrip('/')}/#/experiments/{experiment_id}/runs/"
+                          f"{run_id}/artifacts/mlaudit/report.html")
     return f"runs:/{run_id}/mlaudit/report.html"
 
 

@@ -16,6 +16,16 @@ def register(app: typer.Typer) -> None:
         http: int = typer.Option(None, "--http", metavar="PORT", min=1, max=65535,
                                  help="Serve streamable HTTP on http://127.0.0.1:PORT/mcp instead "
                                       "of stdio."),
+        tracking_uri: list[str] = typer.Option(
+            [], "--tracking-uri", metavar="URI",
+            help="An MLflow tracking URI the tools may use (repeatable; the first is the default; "
+                 "default: MLFLOW_TRACKING_URI). A call may name one of these or a local store "
+                 "inside the roots, nothing else: MLflow's client sends this server's "
+                 "credentials to the host."),
+        token: str = typer.Option(None, "--token", envvar="MLAUDIT_MCP_TOKEN",
+                                  help="With --http: the bearer token clients must send "
+                                       "(Authorization: Bearer TOKEN; default: a random one, "
+                                       "printed at start)."),
         config: Path = typer.Option(None, "--config", help="mlaudit settings file (default: "
                                                            "mlaudit.toml or pyproject.toml "
                                                            "\\[tool.mlaudit] found from the current "
@@ -35,9 +45,12 @@ def register(app: typer.Typer) -> None:
 
             typer.echo(snippets([str(r) for r in root] or ["."], http), nl=False)
             raise typer.Exit(0)
+        import os
+
         from mlaudit_core.agent.tools import Roots, ToolFailure
         from mlaudit_core.errors import MlauditError
 
+        uris = list(tracking_uri) or [u for u in [os.environ.get("MLFLOW_TRACKING_URI")] if u]
         try:
             roots = Roots.of([str(r) for r in root])
             from mlaudit_core.agent import server
@@ -51,13 +64,25 @@ def register(app: typer.Typer) -> None:
                 except OSError as exc:
                     fail(f"--http {http}: cannot listen on 127.0.0.1 ({exc.strerror or exc})")
 
-                def ready(url: str) -> None:
-                    typer.echo(f"mlaudit: MCP server on {url} (roots: "
-                               f"{', '.join(str(r) for r in roots.paths)})", err=True)
+                if token is not None and len(token) < 16:
+                    fail("--token: give at least 16 characters (or omit it for a random one)")
+                bearer = token or server.new_token()
 
-                server.serve_http(roots, http, str(config) if config else None, on_ready=ready)
+                def ready(url: str) -> None:
+                    from mlaudit_core.redact import strip_uri_credentials
+
+                    shown = ", ".join(strip_uri_credentials(u) for u in uris) or "none"
+                    typer.echo(f"mlaudit: MCP server on {url} (roots: "
+                               f"{', '.join(str(r) for r in roots.paths)}; tracking URIs: "
+                               f"{shown})", err=True)
+                    if token is None:
+                        typer.echo(f"mlaudit: clients must send 'Authorization: Bearer {bearer}' "
+                                   "(or start with --token / MLAUDIT_MCP_TOKEN)", err=True)
+
+                server.serve_http(roots, http, str(config) if config else None, on_ready=ready,
+                                  tracking_uris=uris, token=bearer)
             else:
-                server.serve_stdio(roots, str(config) if config else None)
+                server.serve_stdio(roots, str(config) if config else None, tracking_uris=uris)
         except ToolFailure as exc:
             fail(str(exc).removeprefix("mlaudit: error: "))
         except MlauditError as exc:

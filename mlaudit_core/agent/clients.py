@@ -44,10 +44,14 @@ def snippets(roots: list[str], http_port: int | None = None, command: str | None
     if http_port:
         url = f"http://127.0.0.1:{http_port}/mcp"
         start = shlex.join([cmd, *args, "--http", str(http_port)])
+        auth = "Authorization: Bearer ${MLAUDIT_MCP_TOKEN}"
         blocks += [
-            (f"Streamable HTTP, Claude Code (start the server first: {start})",
-             f"claude mcp add --transport http mlaudit {url}"),
+            (f"Streamable HTTP, Claude Code (start the server first with the same token in "
+             f"MLAUDIT_MCP_TOKEN: {start})",
+             f"claude mcp add --transport http mlaudit {url} --header \"{auth}\""),
             ("Streamable HTTP, VS Code: .vscode/mcp.json",
-             json.dumps({"servers": {"mlaudit": {"type": "http", "url": url}}}, indent=2)),
+             json.dumps({"servers": {"mlaudit": {
+                 "type": "http", "url": url,
+                 "headers": {"Authorization": "Bearer ${env:MLAUDIT_MCP_TOKEN}"}}}}, indent=2)),
         ]
     return "\n\n".join(f"# {title}\n{body}" for title, body in blocks) + "\n"

@@ -6,7 +6,9 @@ is the report schema, docs/schema/report.schema.json) and a tool error is the CL
 
 Transports: stdio (the default; while serving, the SDK points fd 1 at stderr, so nothing an
 SDK prints can corrupt the protocol) and streamable HTTP on 127.0.0.1 (``--http PORT``; the
-SDK's DNS-rebinding protection for localhost is on). Tool calls run in a worker thread, one
+SDK's DNS-rebinding protection for localhost is on, and every request needs the bearer token
+fixed at start). The MLflow tracking URIs the tools may use are fixed at start too
+(``--tracking-uri``); see docs/agents.md "Trust model". Tool calls run in a worker thread, one
 at a time; a call that asked for progress (``_meta.progressToken``) gets
 ``notifications/progress`` at each stage (loading, auditing, writing back; per run for a
 folder of runs).
@@ -16,7 +18,10 @@ Requires the ``mcp`` extra: ``pip install 'mlaudit[mcp]'``.
 
 from __future__ import annotations
 
+import hmac
 import json
+import secrets
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import MissingDependency
@@ -43,8 +48,11 @@ def _require_sdk():
         raise MissingDependency("mcp", "mcp") from None
 
 
-def build_server(roots: Roots, config: str | None = None):
-    """The MCP server object (``mcp.server.lowlevel.Server``) with every tool registered."""
+def build_server(roots: Roots, config: str | None = None, tracking_uris: Sequence[str] = ()):
+    """The MCP server object (``mcp.server.lowlevel.Server``) with every tool registered.
+
+    ``tracking_uris``: the MLflow tracking URIs the tools may use (fixed here, never chosen by
+    a call beyond picking one of them; see :meth:`.tools.Toolbox._uri`)."""
     _require_sdk()
     import anyio
     import mcp.types as types
@@ -52,7 +60,7 @@ def build_server(roots: Roots, config: str | None = None):
 
     from .._version import __version__
 
-    toolbox = Toolbox(roots, config)
+    toolbox = Toolbox(roots, config, tracking_uris)
     specs = tool_specs()
 
     def annotations(name: str):
@@ -95,9 +103,10 @@ def build_server(roots: Roots, config: str | None = None):
                   instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-def serve_stdio(roots: Roots, config: str | None = None) -> None:
+def serve_stdio(roots: Roots, config: str | None = None,
+                tracking_uris: Sequence[str] = ()) -> None:
     """Serve over stdin/stdout until the client closes the stream."""
-    server = build_server(roots, config)
+    server = build_server(roots, config, tracking_uris)
     import anyio
     from mcp.server.stdio import stdio_server
 
@@ -108,14 +117,51 @@ def serve_stdio(roots: Roots, config: str | None = None) -> None:
     anyio.run(main)
 
 
-def serve_http(roots: Roots, port: int, config: str | None = None,
-               on_ready: Any = None) -> None:
-    """Serve streamable HTTP at ``http://127.0.0.1:PORT/mcp`` until interrupted."""
-    server = build_server(roots, config)
-    import uvicorn
+class StaticTokenVerifier:
+    """The SDK's bearer-token check (:class:`mcp.server.auth.provider.TokenVerifier`) for one
+    token fixed at start: compared in constant time (:func:`hmac.compare_digest`)."""
 
-    app = server.streamable_http_app(host="127.0.0.1")
+    def __init__(self, token: str) -> None:
+        self._token = token.encode()
+
+    async def verify_token(self, token: str):
+        from mcp.server.auth.provider import AccessToken
+
+        if hmac.compare_digest(token.encode(), self._token):
+            return AccessToken(token=token, client_id="mlaudit-mcp-client", scopes=[])
+        return None
+
+
+def new_token() -> str:
+    """A bearer token for ``--http`` when none is given: 256 random bits, URL-safe."""
+    return secrets.token_urlsafe(32)
+
+
+def serve_http(roots: Roots, port: int, config: str | None = None,
+               on_ready: Any = None, tracking_uris: Sequence[str] = (),
+               token: str | None = None) -> None:
+    """Serve streamable HTTP at ``http://127.0.0.1:PORT/mcp`` until interrupted.
+
+    Every request must carry ``Authorization: Bearer TOKEN`` (``token``; required): the MCP
+    authorization specification's bearer-token use, checked by the SDK's own
+    :class:`~mcp.server.auth.middleware.bearer_auth.BearerAuthBackend` with
+    :class:`StaticTokenVerifier`; a request without it, or with another token, gets 401 and
+    ``WWW-Authenticate: Bearer``. Any local process can reach 127.0.0.1; the token is what
+    keeps them from calling the tools.
+    """
+    if not token:
+        raise ValueError("serve_http needs a bearer token")
+    server = build_server(roots, config, tracking_uris)
+    import uvicorn
+    from mcp.server.auth.settings import AuthSettings
+
+    url = f"http://127.0.0.1:{port}/mcp"
+    from pydantic import AnyHttpUrl
+
+    auth = AuthSettings(issuer_url=AnyHttpUrl(f"http://127.0.0.1:{port}"), resource_server_url=None)
+    app = server.streamable_http_app(host="127.0.0.1", auth=auth,
+                                     token_verifier=StaticTokenVerifier(token))
     config_ = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
     if on_ready is not None:
-        on_ready(f"http://127.0.0.1:{port}/mcp")
+        on_ready(url)
     uvicorn.Server(config_).run()

@@ -20,6 +20,7 @@ Rules every tool follows:
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -376,9 +377,13 @@ class Result:
 class Toolbox:
     """The tools bound to the server's roots and settings file."""
 
-    def __init__(self, roots: Roots, config: str | None = None) -> None:
+    def __init__(self, roots: Roots, config: str | None = None,
+                 tracking_uris: Sequence[str] = ()) -> None:
         self.roots = roots
         self.config = Path(config).expanduser() if config else None  # the operator's, not confined
+        #: the MLflow tracking URIs fixed at start (``--tracking-uri``; else MLFLOW_TRACKING_URI):
+        #: the only remote stores a call may name; the first is the default
+        self.tracking_uris = tuple(u for u in tracking_uris if u)
         self._lock = threading.Lock()  # one audit at a time: trackers' SDK clients are shared
 
     # -- helpers ----------------------------------------------------------------------------
@@ -391,19 +396,67 @@ class Toolbox:
             raise ToolFailure(f"mlaudit: error: {exc}") from None
 
     def _uri(self, uri: str | None) -> str | None:
-        """Confine a file-store or sqlite tracking URI (rewritten absolute); leave server URLs alone."""
-        if not uri:
-            return uri
-        low = uri.lower()
-        if low.startswith("sqlite:///"):
-            return f"sqlite:///{self.roots.confine(uri[len('sqlite:///'):], 'tracking_uri')}"
-        if low.startswith("file:"):
-            from urllib.parse import urlparse
+        """The tracking URI a call may use: one fixed at start, or a local store inside the roots.
 
-            return self.roots.confine_tree(urlparse(uri).path, "tracking_uri").as_uri()
-        if "://" not in uri:  # a plain path: an mlruns file store
+        ``None`` is the first URI given at start (``--tracking-uri``, else the server's
+        MLFLOW_TRACKING_URI). A URI equal to one given at start (compared without its
+        credentials, which the caller does not know) is that one. Anything else must be a local
+        store: a SQLite database (any SQLAlchemy driver, ``sqlite+pysqlite:///...``, parsed
+        with SQLAlchemy's own URL parser), a ``file:`` store or a plain path, each confined to
+        the roots and rewritten absolute. A server URL, a database server or Databricks that
+        was not given at start is refused: MLflow's client would send the server's credentials
+        (MLFLOW_TRACKING_TOKEN, ..._USERNAME/_PASSWORD) to whatever host a call named.
+
+        Raises:
+            ToolFailure: a URI outside the start-time list and outside the roots.
+        """
+        from ..redact import strip_uri_credentials
+
+        if not uri:
+            return self.tracking_uris[0] if self.tracking_uris else uri
+        bare = strip_uri_credentials(uri).rstrip("/")
+        for allowed in self.tracking_uris:
+            if uri == allowed or bare == strip_uri_credentials(allowed).rstrip("/"):
+                return allowed
+        scheme = uri.split("://", 1)[0].lower() if "://" in uri else ""
+        if scheme.split("+", 1)[0] == "sqlite":
+            return self._sqlite_uri(uri)
+        if scheme == "file" or (not scheme and uri.lower().startswith("file:")):
+            from urllib.parse import unquote, urlsplit
+
+            u = urlsplit(uri)
+            if u.netloc not in ("", "localhost"):
+                raise ToolFailure(f"mlaudit: error: tracking_uri {bare}: a file URI on another "
+                                  "host is not a local store")
+            return self.roots.confine_tree(unquote(u.path), "tracking_uri").as_uri()
+        if not scheme and ":" not in uri.split("/", 1)[0]:  # a plain path: an mlruns file store
             return str(self.roots.confine_tree(uri, "tracking_uri"))
-        return uri
+        given = ", ".join(strip_uri_credentials(u) for u in self.tracking_uris) or "none"
+        raise ToolFailure(f"mlaudit: error: tracking_uri {bare}: not a tracking URI this server "
+                          f"was started with (--tracking-uri: {given}) nor a local store inside "
+                          "the roots; restart the server with --tracking-uri URI to allow it")
+
+    def _sqlite_uri(self, uri: str) -> str:
+        """A ``sqlite[+driver]:///PATH`` URI with PATH confined to the roots, as
+        ``sqlite:///ABSOLUTE``. Parsed by SQLAlchemy (:func:`sqlalchemy.engine.make_url`, what
+        MLflow's SQL store itself uses), so a driver suffix, ``////`` or ``..`` cannot move the
+        database outside the roots; query options (``?uri=true`` turns the path into a second
+        URI) and in-memory databases are refused."""
+        try:
+            from sqlalchemy.engine import make_url
+
+            url = make_url(uri)
+        except ImportError:
+            raise ToolFailure("mlaudit: error: tracking_uri: a SQLite store needs MLflow's "
+                              "SQLAlchemy (pip install 'mlaudit[mlflow]')") from None
+        except Exception as exc:  # noqa: BLE001 - SQLAlchemy's ArgumentError and ValueError
+            raise ToolFailure(f"mlaudit: error: tracking_uri {uri}: not a database URI "
+                              f"({type(exc).__name__})") from None
+        if url.get_backend_name() != "sqlite" or not url.database or url.query or \
+                url.database == ":memory:" or url.database.startswith("file:"):
+            raise ToolFailure(f"mlaudit: error: tracking_uri {uri}: give a SQLite database file "
+                              "as sqlite:///PATH (no query options, no in-memory database)")
+        return f"sqlite:///{self.roots.confine(url.database, 'tracking_uri')}"
 
     def _local_ref(self, ref: str) -> Path | None:
         """``ref`` as a confined local path when it names one (offline runs), else ``None``.
@@ -785,14 +838,15 @@ class Toolbox:
             except ToolFailure:
                 raise
             except MlauditError as exc:
-                raise ToolFailure(redact_text(f"mlaudit: error: {_one_line(str(exc))}")) from None
+                raise ToolFailure(redact_text(f"mlaudit: error: {_no_remote_body(str(exc))}")
+                                  ) from None
             except Exception as exc:  # a bug: one line, like the CLI's exit 3
                 if os.environ.get("MLAUDIT_DEBUG"):
                     import traceback
 
                     traceback.print_exc()
                 raise ToolFailure(redact_text(
-                    f"mlaudit: internal error: {type(exc).__name__}: {_one_line(str(exc))}")
+                    f"mlaudit: internal error: {type(exc).__name__}: {_no_remote_body(str(exc))}")
                 ) from None
 
 
@@ -810,6 +864,32 @@ def _compacted(res: Result, budget: int | None) -> Result:
     else:
         data = one(data)
     return Result(data, res.lines)
+
+
+#: where a tracker client's error message starts quoting the remote server's answer: MLflow's
+#: ``... failed with error code 404 != 200. Response body: '...'``, requests' ``for url: ...``
+#: bodies, W&B's GraphQL ``response: ...``
+_REMOTE_BODY = re.compile(r"(?i)[.,:;]?\s*(?:response(?: body| text| content)?)\s*[:=]"
+                          r"|<(?:!doctype|html|head|body|\?xml)")
+#: the longest error line a tool returns (a message is one line the client shows)
+MAX_ERROR_CHARS = 300
+
+
+def _no_remote_body(text: str) -> str:
+    """The first line of an error message without the remote server's answer quoted in it.
+
+    A tracker client's exception quotes the body of the HTTP answer it got; a tool must not
+    hand that on (an MCP caller would read any host's answer through the server, a read-SSRF),
+    so the message is cut where the body starts (:data:`_REMOTE_BODY`), and to
+    :data:`MAX_ERROR_CHARS` characters.
+    """
+    line = _one_line(text)
+    m = _REMOTE_BODY.search(line)
+    if m:
+        line = line[:m.start()].rstrip(" .,:;") + " (the server's answer is not shown)"
+    if len(line) > MAX_ERROR_CHARS:
+        line = line[:MAX_ERROR_CHARS - 3] + "..."
+    return line
 
 
 def _one_line(text: str) -> str:

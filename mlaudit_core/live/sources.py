@@ -48,6 +48,12 @@ class RunInfo:
     #: each key's latest value, when the listing carries it (MLflow does)
     values: dict[str, float] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if self.url:  # live.json, alerts and state never carry the tracking URI's user-info
+            from ..redact import public_url
+
+            self.url = public_url(self.url)
+
     def run_ref(self, tracker: str) -> RunRef:
         return RunRef(tracker=tracker, id=self.ref, name=self.name, url=self.url,
                       project=self.project, status="running")
