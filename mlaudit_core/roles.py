@@ -1,17 +1,51 @@
-"""Metric roles and the alias table that maps tracker metric names onto them.
+"""Metric roles: which logged series plays the training loss, the validation metric, the learning rate...
 
-Detectors never guess metric names: they ask :class:`RunData` for a *role*
-(train loss, validation loss, learning rate, ...) and the alias table decides
-which logged key plays that role. The default table covers the names written by
-the common frameworks (Hugging Face Trainer, PyTorch Lightning, Keras,
-Megatron-LM, fairseq, MLflow and W&B system metrics); projects extend it in
-``[tool.mlaudit.aliases]``.
+Detectors never guess metric names: they ask :class:`RunData` for a *role* (train loss,
+validation loss, learning rate, ...) and :class:`AliasTable` decides which logged key plays it.
+The decision is made from the name's *tokens*, not from a list of known names:
+
+1. :func:`parse_name` splits a key on ``/ _ - . : @ ( )`` and spaces and at camelCase
+   boundaries (``valLoss`` -> ``val``, ``loss``), joins the multi-word terms (``learning rate``,
+   ``cross entropy``, ``samples per second``, ``bits per byte``, ``grad norm``, ``top 1``), and
+   reads: the **split** (``train``/``training`` vs ``val``/``valid``/``validation``/``eval``/``test``/
+   ``dev``/``holdout``, as a prefix, a suffix or a path part), the **reduction** (Lightning's
+   ``_step``/``_epoch``, Keras' ``epoch_``), tracker prefixes that say nothing (``metrics/``,
+   ``charts/``, ``x/``, ``trainer/``, ``perf/``), and the **head**: the word that says what the
+   number measures. Heads and their families: loss (``loss``; ``nll``, ``ce``/cross-entropy,
+   bits-per-byte/char/dim; perplexity/``ppl`` last, as exp(loss) makes ratio thresholds read it
+   harder), error rates and regression errors (``error``/``err``, ``wer``, ``cer``, ``mae``,
+   ``mse``, ``rmse``: lower is better, a held-out one plays the validation loss when no loss is
+   logged), accuracy (``accuracy``/``acc``/``acc1``/``top1``/``prec@1``; ``top5``/``top_k`` after),
+   task scores (F1, AUC, mAP/AP, IoU, Dice, BLEU, ROUGE, exact match, precision/recall last),
+   learning rate, gradient norm, loss scale, throughput (``<count> per s/sec/second``, ``it/s``),
+   step time and data time. A name made only of counter words (``epoch``, ``global_step``,
+   ``num_input_tokens_seen``) is a counter, never a metric; a bare ``epoch`` plays :data:`Role.EPOCH`.
+2. Roles: a loss-family head with an evaluation split plays the validation loss, with a train
+   split or none the training loss; an accuracy or task score with an evaluation split plays the
+   validation accuracy (the held-out quality metric, higher is better). A bare accuracy is the
+   training side (Keras ``accuracy`` / ``val_accuracy``); a bare detection/sequence/ranking score
+   (``bbox/AP``, ``metrics/mAP50-95``, ``wer``, ``bleu``) is computed on held-out data unless the same
+   name with an evaluation split is also logged. A running best (``best_``/``max_``/``min_``) never
+   plays a role: it cannot show a regression.
+3. Ranking among the candidates of one role: head family (loss before nll/ce before perplexity
+   before error rates; accuracy/top-1 before top-k and task scores before precision/recall), then the
+   qualifier (none, then an aggregate such as ``total``/``overall``/``mean``/``macro``, then a
+   component such as ``box``/``cls``), explicit split before implied, no reduction before ``_step``
+   before ``_epoch``, fewer tokens, then the name. For mAP/AP the COCO primary metric (AP over IoU
+   0.5:0.95, or a bare AP) comes before a single-threshold AP50/AP75/APs.
+
+Values complete the names (:func:`as_fraction`: an accuracy-like series above 1 but within 100
+is in percent; :func:`is_counter`: a non-decreasing integer series is a step/epoch counter;
+:func:`unplaced`: the series no role took, reported so a user can map them). Tracker system
+telemetry (GPU/CPU utilisation and memory) keeps the fixed key names the tracker SDKs write.
+Projects map their own names in ``[tool.mlaudit.aliases]`` (fnmatch patterns tried first).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import re
+from dataclasses import dataclass
 from enum import Enum
 
 
@@ -34,86 +68,14 @@ class Role(str, Enum):
     EPOCH = "epoch"
 
 
-#: Default aliases, most specific first. Patterns are matched against the
-#: *normalised* key (lower case, any of ``.``, ``-``, space and ``:`` turned into
-#: ``/`` except inside words joined by ``_``) with :func:`fnmatch.fnmatchcase`.
-#: Where the names come from (each checked against files the framework wrote, see
-#: tests/detectors/test_framework_defaults.py and /work/shared/realworld):
-#: Hugging Face Trainer (``loss``/``eval_loss`` to MLflow, ``train/loss``/``eval/loss`` to
-#: TensorBoard and W&B, summary point ``train_loss``), Lightning (``train_loss_step``,
-#: ``train_loss_epoch``, ``val_loss``, ``epoch``), Keras (``loss``/``val_loss`` in History and
-#: CSVLogger; ``epoch_loss`` in the TensorBoard ``train/`` and ``validation/`` sub-directories),
-#: the ``torch.utils.tensorboard`` tutorial (``Loss/train``, ``Loss/test``, ``Accuracy/test``),
-#: Ultralytics YOLOv5/v8 (``train/box_loss``, ``val/box_loss``, ``metrics/mAP_0.5:0.95``,
-#: ``metrics/mAP50-95(B)``, ``x/lr0``, ``lr/pg0``), detectron2 (``total_loss``, ``bbox/AP``),
-#: nanoGPT (``train loss``, ``val loss``, ``lr``) and generic ``*cross_entropy*``, ``*_nll``,
-#: ``perplexity`` names (perplexity last: it is exp(loss), so ratio thresholds read it harder).
-DEFAULT_ALIASES: dict[Role, list[str]] = {
-    Role.TRAIN_LOSS: [
-        "train/loss", "train_loss", "loss/train", "training/loss", "training_loss",
-        "train/lm_loss", "lm/loss", "lm_loss", "train/loss_step", "train_loss_step", "train/loss_epoch",
-        "train_loss_epoch", "loss", "total_loss", "train/total_loss", "train/epoch_loss", "epoch_loss",
-        "train/*loss", "*/train_loss", "*_train_loss", "train_*_loss", "train/loss_*", "train_loss_*", "loss_step", "loss_epoch",
-        "running_loss", "loss_avg", "avg_loss", "train/*cross_entropy*", "*cross_entropy*", "train/*nll*",
-        "*_nll", "nll", "nll_loss", "*/loss", "train/perplexity", "train/ppl", "perplexity", "ppl",
-    ],
-    Role.VAL_LOSS: [
-        "val/loss", "val_loss", "loss/val", "valid/loss", "valid_loss", "validation/loss",
-        "validation_loss", "eval/loss", "eval_loss", "loss/validation", "loss/valid", "loss/eval",
-        "loss/test", "val/lm_loss", "eval/lm_loss", "validation/epoch_loss", "val_loss_epoch", "test/loss",
-        "test_loss", "val/*loss", "eval/*loss", "validation/*loss", "valid/*loss", "test/*loss",
-        "val_*loss", "eval_*loss", "valid_*loss", "*_val_loss", "*_valid_loss", "*_eval_loss", "*_test_loss",
-        "*/val_loss", "*/eval_loss", "*/test_loss", "val/*cross_entropy*", "eval/*cross_entropy*",
-        "*val*cross_entropy*", "*eval*cross_entropy*", "val/*nll*", "eval/*nll*", "val_*nll", "eval_*nll",
-        "val/perplexity", "eval/perplexity", "val_perplexity", "eval_perplexity", "val/ppl", "val_ppl",
-        "eval/ppl", "eval_ppl", "test/perplexity", "test_perplexity",
-        # suffix style (own corpus tb14, a Lightning regressor logging Loss / Loss_val / MAE_val)
-        "loss_val", "loss_valid", "loss_validation", "loss_test", "loss_eval",
-    ],
-    Role.TRAIN_ACCURACY: [
-        "train/accuracy", "train/acc", "train_accuracy", "train_acc", "accuracy/train", "acc/train",
-        "train_acc_step", "train_acc_epoch", "train_accuracy_step", "train_accuracy_epoch",
-        "train/epoch_accuracy", "epoch_accuracy", "accuracy", "acc",
-        "train/top1", "train/prec@1", "train/*accuracy", "train_acc_*", "train_accuracy_*",
-    ],
-    Role.VAL_ACCURACY: [
-        "val/accuracy", "val/acc", "val_accuracy", "val_acc", "valid/accuracy", "valid_acc",
-        "eval/accuracy", "eval_accuracy", "eval/acc", "validation/accuracy", "accuracy/val",
-        "accuracy/valid", "accuracy/validation", "accuracy/test", "acc/val", "acc/test",
-        "validation/epoch_accuracy", "val_acc_epoch", "val_accuracy_epoch",
-        "val/top1", "val/acc1", "val/prec@1", "eval/f1", "val/f1", "eval_f1", "test/accuracy",
-        "test_accuracy", "test/acc", "test_acc", "validation/*accuracy", "val/*accuracy", "valid/*accuracy",
-        "eval/*accuracy",
-        # detection: the COCO-style mAP is the validation metric (YOLOv5/v8 fitness weighs mAP@.5:.95
-        # 0.9 and mAP@.5 0.1; detectron2 writes AP in percent)
-        "metrics/map50/95*", "metrics/map_0/5/0/95", "metrics/map_0/5", "metrics/map50*", "metrics/map*",
-        "bbox/ap", "segm/ap", "keypoints/ap",
-    ],
-    Role.LEARNING_RATE: [
-        "train/lr", "lr", "learning_rate", "train/learning_rate", "lr/*", "lr_*", "optim/lr",
-        "trainer/lr", "*/lr", "x/lr0", "lr0", "*/lr0", "*learning_rate*",
-        # Lightning's LearningRateMonitor writes ``lr-<Optimizer>`` (``lr-SGD``, ``lr-Adam/pg1``),
-        # normalised to ``lr/sgd``; its ``lr-Adam-momentum`` is excluded in ``candidates``.
-        # MLflow's Keras callback: ``optimizer_learning_rate``; torch schedulers: ``lr_scheduler/...``
-        "optimizer/lr", "optimizer_lr", "lr/*/pg*", "lr_scheduler/*",
-    ],
-    Role.GRAD_NORM: ["train/grad_norm", "grad_norm", "gradient_norm", "*/grad_norm", "*grad_norm*",
-                     "*gnorm*"],
-    Role.LOSS_SCALE: ["loss_scale", "train/loss_scale", "*/loss_scale", "*loss_scale*", "scaler/scale"],
-    Role.THROUGHPUT: [
-        "perf/throughput", "throughput", "train/throughput", "*samples_per_second*",
-        "*samples_per_sec*", "*tokens_per_second*", "*tokens_per_sec*", "*it/s*", "*/throughput",
-    ],
-    Role.STEP_TIME: [
-        "perf/step_time", "step_time", "train/step_time", "iteration_time", "iter_time",
-        "iteration-time", "time/step", "batch_time", "*/step_time", "*step_time*", "*iter_time*",
-    ],
-    Role.DATA_TIME: ["perf/data_time", "data_time", "train/data_time", "time/data", "*/data_time",
-                     "*data_time*", "*dataloader_time*"],
+#: Tracker system telemetry: fixed key names written by the tracker SDKs (MLflow
+#: ``system/...``, W&B ``system.gpu.N.gpu``, ClearML ``:monitor:gpu``), matched with
+#: :func:`fnmatch.fnmatchcase` against the normalised key.
+SYSTEM_KEYS: dict[Role, list[str]] = {
     Role.GPU_UTIL: [
         "system/gpu_0_utilization_percentage", "system/gpu_*_utilization_percentage",
         "system/gpu/0/gpu", "system/gpu/*/gpu", "*gpu*util*",
-        "monitor/gpu/gpu_0_utilization", "*gpu_utilization*",  # ClearML ``:monitor:gpu``, normalised
+        "monitor/gpu/gpu_0_utilization", "*gpu_utilization*",
     ],
     Role.GPU_MEMORY: [
         "system/gpu_0_memory_usage_percentage", "system/gpu_*_memory_usage_percentage",
@@ -122,15 +84,9 @@ DEFAULT_ALIASES: dict[Role, list[str]] = {
         "*gpu*mem*percent*", "*gpu_memory*",
     ],
     Role.CPU_UTIL: ["system/cpu_utilization_percentage", "system/cpu", "*cpu_util*", "*cpu_usage*"],
-    Role.EPOCH: ["epoch", "train/epoch", "trainer/epoch"],
 }
-
-#: Roles measured on the training loop: an evaluation key (``eval_samples_per_second``,
-#: ``eval/runtime``) never plays them, and neither does a key of another role's family.
-_TRAINING_ONLY = {Role.TRAIN_LOSS, Role.TRAIN_ACCURACY, Role.THROUGHPUT, Role.STEP_TIME, Role.DATA_TIME,
-                  Role.LEARNING_RATE, Role.GRAD_NORM}
-#: Roles whose key must name an evaluation split when matched by a broad pattern.
-_EVAL_ONLY = {Role.VAL_LOSS}
+#: Kept under its historical name: the default patterns are the system-telemetry keys only.
+DEFAULT_ALIASES = SYSTEM_KEYS
 
 _SEP = re.compile(r"[.\-\s:]+")
 
@@ -145,56 +101,384 @@ def normalise_key(key: str) -> str:
     return k.strip("/")
 
 
+# --- tokens -------------------------------------------------------------------------------------
+
+_SPLIT_RE = re.compile(r"[/_\-.\s:@()\[\]|,=#]+")
+#: camelCase boundaries: ``valLoss`` -> val|Loss, ``F1Score`` -> F1|Score; ``mAP50``, ``IoU``,
+#: ``APs`` stay whole (a single lower-case letter before a capital is part of an acronym).
+_CAMEL = re.compile(r"(?<=[a-z]{2})(?=[A-Z])|(?<=[A-Z0-9])(?=[A-Z][a-z]{2})")
+_TRAIN = frozenset({"train", "training", "trn"})
+_EVAL = frozenset({"val", "valid", "validation", "eval", "evaluation", "test", "testing", "dev", "holdout",
+                   "heldout", "tst"})
+#: Words that say nothing about what is measured: tracker/logger prefixes and "set"/"split".
+_NEUTRAL = frozenset({"metrics", "metric", "charts", "chart", "x", "trainer", "perf", "performance", "scalars",
+                      "scalar", "summary", "logs", "log", "set", "split", "lm", "main", "data", "optim", "optimizer",
+                      "optimiser", "custom", "y", "value", "values"})
+_AGGREGATE = frozenset({"total", "overall", "mean", "avg", "average", "running", "sum", "combined", "full",
+                        "macro", "micro", "weighted", "all", "global", "ema", "smoothed", "smooth"})
+#: A running best is monotone by construction: it can never show a rise or a fall.
+_RUNNING_BEST = frozenset({"best", "max", "min", "lowest", "highest", "peak"})
+_REDUCTION = {"step": 1, "batch": 1, "iter": 1, "epoch": 2}
+_COUNTER_WORDS = frozenset({"step", "steps", "global", "iter", "iters", "iteration", "iterations", "epoch", "epochs",
+                            "batch", "batches", "idx", "index", "num", "n", "nb", "total", "seen", "samples",
+                            "examples", "tokens", "input", "flos", "runtime", "timestamp", "count", "counter",
+                            "consumed", "trained", "processed", "optimizer", "update", "updates", "length", "len",
+                            "dataset", "time", "wall", "walltime", "elapsed", "secs", "sec", "seconds", "s"})
+
+#: Head token -> (family, rank within the family). Families: loss, error (lower is better),
+#: acc, score (higher is better), lr, gradnorm, lossscale, throughput, steptime, datatime.
+_HEADS: dict[str, tuple[str, int]] = {
+    "loss": ("loss", 0), "losses": ("loss", 0), "objective": ("loss", 3),
+    "nll": ("loss", 1), "ce": ("loss", 1), "xent": ("loss", 1), "crossentropy": ("loss", 1), "bce": ("loss", 1),
+    "bpb": ("loss", 1), "bpc": ("loss", 1), "bpd": ("loss", 1), "logloss": ("loss", 1),
+    "perplexity": ("loss", 2), "ppl": ("loss", 2),
+    "error": ("error", 0), "err": ("error", 0), "wer": ("error", 0), "cer": ("error", 0), "ter": ("error", 0),
+    "mae": ("error", 1), "mse": ("error", 1), "rmse": ("error", 1), "mape": ("error", 1), "smape": ("error", 1),
+    "accuracy": ("acc", 0), "acc": ("acc", 0), "acc1": ("acc", 0), "top1": ("acc", 0), "prec1": ("acc", 0),
+    "top5": ("acc", 1), "acc5": ("acc", 1), "topk": ("acc", 1),
+    "f1": ("score", 1), "fscore": ("score", 1), "auc": ("score", 1), "auroc": ("score", 1), "map": ("score", 1),
+    "ap": ("score", 1), "iou": ("score", 1), "miou": ("score", 1), "dice": ("score", 1), "bleu": ("score", 1),
+    "sacrebleu": ("score", 1), "rouge": ("score", 1), "rouge1": ("score", 1), "rouge2": ("score", 1),
+    "rougel": ("score", 1), "rougelsum": ("score", 1), "em": ("score", 1), "mcc": ("score", 1),
+    "ndcg": ("score", 1), "mrr": ("score", 1), "r2": ("score", 1), "chrf": ("score", 1), "meteor": ("score", 1),
+    "precision": ("score", 3), "recall": ("score", 3),
+    "lr": ("lr", 0), "gradnorm": ("gradnorm", 0), "gnorm": ("gradnorm", 0), "lossscale": ("lossscale", 0),
+    "throughput": ("throughput", 0), "persec": ("throughput", 1), "steptime": ("steptime", 0), "datatime": ("datatime", 0),
+}
+_AP_HEAD = re.compile(r"^m?ap(\d+|[sml])$")
+_LR_HEAD = re.compile(r"^lr\d+$")
+_TOPK_HEAD = re.compile(r"^(top|acc)\d+$")
+#: Families computed on held-out data by convention when the name states no split.
+_HELDOUT_BY_DEFAULT = {"score"}
+_HIGHER = {"acc", "score"}
+_LOWER = {"loss", "error"}
+#: Words that never go with a learning rate series (LearningRateMonitor's ``lr-Adam-momentum``,
+#: a scheduler's ``last_epoch`` / ``step_size`` / ``gamma``).
+_NOT_LR = frozenset({"momentum", "beta", "beta1", "beta2", "decay", "wd", "gamma", "milestone", "milestones",
+                     "warmup", "size", "type", "factor", "patience", "last", "grad", "gradnorm", "scale"})
+_COUNT_NOUNS = frozenset({"samples", "sample", "tokens", "token", "tok", "examples", "example", "images", "image",
+                          "img", "imgs", "it", "its", "steps", "sequences", "seqs", "frames", "words", "batches",
+                          "items", "iters", "iterations"})
+_PER_TIME = frozenset({"s", "sec", "secs", "second", "seconds"})
+
+
+def _words(key: str) -> list[str]:
+    out: list[str] = []
+    for part in _SPLIT_RE.split(key.strip()):
+        if part:
+            out.extend(w.lower() for w in _CAMEL.split(part) if w)
+    return out
+
+
+def _join_terms(w: list[str]) -> list[str]:
+    """Join multi-word terms into one token (``learning rate`` -> ``lr``, ``samples per second`` ->
+    ``throughput``, ``top 1`` -> ``top1``, ``acc@1`` -> ``acc1``, ``grad norm`` -> ``gradnorm``)."""
+    out: list[str] = []
+    i = 0
+    n = len(w)
+    while i < n:
+        a = w[i]
+        b = w[i + 1] if i + 1 < n else ""
+        c = w[i + 2] if i + 2 < n else ""
+        if a == "learning" and b == "rate":
+            out.append("lr")
+            i += 2
+        elif a == "cross" and b == "entropy":
+            out.append("ce")
+            i += 2
+        elif a.endswith("crossentropy"):
+            out.append("ce")
+            i += 1
+        elif a in ("grad", "gradient", "grads", "gradients") and b in ("norm", "norms", "l2"):
+            out.append("gradnorm")
+            i += 2
+        elif a == "loss" and b == "scale":
+            out.append("lossscale")
+            i += 2
+        elif a == "scaler" and b == "scale":
+            out.append("lossscale")
+            i += 2
+        elif a == "bits" and b == "per" and c in ("byte", "char", "character", "dim"):
+            out.append({"byte": "bpb", "dim": "bpd"}.get(c, "bpc"))
+            i += 3
+        elif a in ("word", "char", "character") and b == "error" and c == "rate":
+            out.append("wer" if a == "word" else "cer")
+            i += 3
+        elif a == "error" and b == "rate":
+            out.append("error")
+            i += 2
+        elif a in ("top", "acc", "prec") and b.isdigit():
+            out.append(a + b if a != "prec" else "prec" + b)
+            i += 2
+        elif a == "top" and b == "k":
+            out.append("topk")
+            i += 2
+        elif a in ("map", "ap") and b.isdigit():
+            out.append(a + b)
+            i += 2
+        elif a == "f" and b == "1":
+            out.append("f1")
+            i += 2
+        elif a == "f1" and b == "score":
+            out.append("f1")
+            i += 2
+        elif a == "roc" and b == "auc":
+            out.append("auc")
+            i += 2
+        elif a == "exact" and b == "match":
+            out.append("em")
+            i += 2
+        elif a in _COUNT_NOUNS and b == "per" and c in _PER_TIME:
+            out.append("persec")
+            i += 3
+        elif a in _COUNT_NOUNS and b in _PER_TIME and a != "steps" or (a == "it" and b == "s"):
+            out.append("persec")
+            i += 2
+        elif a in ("step", "iter", "iteration", "batch") and b == "time":
+            out.append("steptime")
+            i += 2
+        elif a == "time" and b == "per" and c in ("step", "iter", "iteration", "batch"):
+            out.append("steptime")
+            i += 3
+        elif a == "time" and b in ("step", "iter", "iteration") and not c:
+            out.append("steptime")
+            i += 2
+        elif a in ("data", "dataloader", "dataloading", "loader") and b == "time":
+            out.append("datatime")
+            i += 2
+        elif a == "time" and b == "data" and not c:
+            out.append("datatime")
+            i += 2
+        else:
+            out.append(a)
+            i += 1
+    return out
+
+
+@dataclass(frozen=True)
+class NameParts:
+    """What a metric name says, from its tokens (see :func:`parse_name`).
+
+    Attributes:
+        tokens: the joined lower-case tokens.
+        split: ``"train"``, ``"eval"`` or ``None`` (the name states no split).
+        family: head family (``loss``, ``error``, ``acc``, ``score``, ``lr``, ``gradnorm``,
+            ``lossscale``, ``throughput``, ``steptime``, ``datatime``), ``"counter"``,
+            ``"epoch"``, or ``None`` (no head word: the name is not placed).
+        head: the head token.
+        kind_rank: rank of the head within its family (0 first).
+        qualifier_rank: 0 no qualifier, 1 an aggregate (total, overall, mean, macro...), 2 a component.
+        reduction: 0 none, 1 per step/batch, 2 per epoch.
+        running_best: a best/max/min-so-far series.
+    """
+
+    tokens: tuple[str, ...]
+    split: str | None
+    family: str | None
+    head: str | None
+    kind_rank: int
+    qualifier_rank: int
+    reduction: int
+    running_best: bool
+
+    @property
+    def higher_is_better(self) -> bool | None:
+        if self.family in _HIGHER:
+            return True
+        if self.family in _LOWER or self.family in ("steptime", "datatime"):
+            return False
+        return None
+
+
+def _head_of(t: str) -> tuple[str, int] | None:
+    if t in _HEADS:
+        return _HEADS[t]
+    if _LR_HEAD.match(t):
+        return ("lr", 0)
+    if _AP_HEAD.match(t):
+        return ("score", 1)
+    if _TOPK_HEAD.match(t):
+        return ("acc", 1)
+    if t.startswith("rouge"):
+        return ("score", 1)
+    return None
+
+
+_PARSE_CACHE: dict[str, NameParts] = {}
+
+
+def parse_name(key: str) -> NameParts:
+    """Tokens, split, head and rank of a metric name (pure; memoised).
+
+    ``"val_top1"`` -> split eval, family acc; ``"train/box_loss"`` -> split train, family loss,
+    component; ``"eval_samples_per_second"`` -> split eval, family throughput;
+    ``"num_input_tokens_seen"`` -> family counter.
+    """
+    hit = _PARSE_CACHE.get(key)
+    if hit is not None:
+        return hit
+    toks = tuple(_join_terms(_words(key)))
+    split = None
+    if any(t in _EVAL for t in toks):
+        split = "eval"
+    elif any(t in _TRAIN for t in toks):
+        split = "train"
+    heads = [(i, _head_of(t)) for i, t in enumerate(toks)]
+    found = [(i, h) for i, h in heads if h is not None]
+    family = head = None
+    kind_rank = 0
+    hi = -1
+    if found:
+        # the loss word names the quantity when a loss is broken into parts (DETR ``loss_ce``,
+        # mmseg ``decode.loss_seg``); otherwise the last head word does (``eval_overall_f1``)
+        loss_words = [(i, h) for i, h in found if toks[i] in ("loss", "losses")]
+        hi, (family, kind_rank) = loss_words[0] if loss_words else found[-1]
+        head = toks[hi]
+    rest = [t for i, t in enumerate(toks) if i != hi and t not in _TRAIN and t not in _EVAL
+            and t not in _NEUTRAL and not t.isdigit()]
+    reduction = 0
+    for t in list(rest):
+        if t in _REDUCTION and family is not None:
+            reduction = max(reduction, _REDUCTION[t])
+            rest.remove(t)
+    running_best = any(t in _RUNNING_BEST for t in rest)
+    if family is None:
+        core = [t for t in toks if t not in _NEUTRAL and t not in _TRAIN]
+        if core == ["epoch"]:
+            family = "epoch"
+        elif core and all(t in _COUNTER_WORDS or t.isdigit() for t in core) and split is None:
+            family = "counter"
+    if head is not None and (_AP_HEAD.match(head) or head in ("map", "ap") or head.startswith(("map", "ap"))):
+        # COCO: AP over IoU 0.5:0.95 (or a bare AP) is the primary metric; AP50/AP75/APs come after
+        low = key.lower()
+        primary = "95" in low or not re.search(r"m?ap[_@\-.:(\s]*\d|aps|apm|apl", low)
+        kind_rank = 1 if primary else 2
+        rest = [t for t in rest if not t.rstrip("b").isdigit() and t != "b"]  # YOLOv8's (B): boxes
+    qualifier_rank = 0
+    if rest:
+        qualifier_rank = 1 if all(t in _AGGREGATE for t in rest) else 2
+    out = NameParts(toks, split, family, head, kind_rank, qualifier_rank, reduction, running_best)
+    if len(_PARSE_CACHE) < 100_000:
+        _PARSE_CACHE[key] = out
+    return out
+
+
+def _family_roles(p: NameParts) -> tuple[Role, ...]:
+    """The roles a parsed name can play (before the run-level sibling rule)."""
+    if p.running_best:
+        return ()
+    f = p.family
+    if f in ("loss", "error"):
+        if f == "loss" and any(t in ("scale", "grad", "gradnorm") for t in p.tokens):
+            return ()
+        if p.split == "eval":
+            return (Role.VAL_LOSS,)
+        if f == "error" and p.split is None:
+            return (Role.VAL_LOSS, Role.TRAIN_LOSS)  # decided by the sibling rule
+        return (Role.TRAIN_LOSS,)
+    if f in ("acc", "score"):
+        if p.split == "eval":
+            return (Role.VAL_ACCURACY,)
+        if p.split is None and f in _HELDOUT_BY_DEFAULT:
+            return (Role.VAL_ACCURACY, Role.TRAIN_ACCURACY)  # decided by the sibling rule
+        if p.split is None and p.qualifier_rank == 2:
+            # a sub-module's own statistic named without a split (detectron2 ``fast_rcnn/cls_accuracy``
+            # over region proposals, mostly background): not the task's training accuracy, which the
+            # held-out metric is compared with (realworld tb01: 100% "memorised" vs bbox/AP 75.8%)
+            return ()
+        return (Role.TRAIN_ACCURACY,)
+    if p.split == "eval":
+        return ()  # eval_samples_per_second, eval/runtime: not the training loop's
+    if f == "lr":
+        return () if any(t in _NOT_LR for t in p.tokens) else (Role.LEARNING_RATE,)
+    simple = {"gradnorm": Role.GRAD_NORM, "lossscale": Role.LOSS_SCALE, "throughput": Role.THROUGHPUT,
+              "steptime": Role.STEP_TIME, "datatime": Role.DATA_TIME, "epoch": Role.EPOCH}
+    return (simple[f],) if f in simple else ()
+
+
+def _sibling_key(p: NameParts) -> tuple[str, ...]:
+    return tuple(t for t in p.tokens if t not in _TRAIN and t not in _EVAL and t not in _NEUTRAL)
+
+
+def roles_of(keys: list[str]) -> dict[str, tuple[Role, ...]]:
+    """Every role each key can play, from its name, with the run-level rule for names that state
+    no split: a bare task score or error rate (``bbox/AP``, ``wer``) is held-out unless the same
+    name with an evaluation split is logged too (Keras ``auc`` / ``val_auc``: then it is the
+    training side)."""
+    parsed = {k: parse_name(k) for k in keys}
+    with_eval = {_sibling_key(p) for p in parsed.values() if p.split == "eval"}
+    out: dict[str, tuple[Role, ...]] = {}
+    for k, p in parsed.items():
+        roles = _family_roles(p)
+        if len(roles) == 2:
+            roles = (roles[1],) if _sibling_key(p) in with_eval else (roles[0],)
+        out[k] = roles
+    return out
+
+
+def _rank(key: str, p: NameParts) -> tuple:
+    fam_order = {"loss": 0, "error": 1, "acc": 0, "score": 1}.get(p.family or "", 0)
+    # a held-out ``_epoch`` value is the evaluation; its ``_step`` twin is per-batch values of the
+    # evaluation loop: for an evaluation split the epoch reduction comes first
+    red = {0: 0, 1: 2, 2: 1}[p.reduction] if p.split == "eval" else p.reduction
+    return (fam_order, p.kind_rank, p.qualifier_rank, 0 if p.split else 1, red, len(p.tokens), key)
+
+
+#: Roles measured on the training loop: an evaluation key never plays them.
+_TRAINING_ONLY = {Role.TRAIN_LOSS, Role.TRAIN_ACCURACY, Role.THROUGHPUT, Role.STEP_TIME, Role.DATA_TIME,
+                  Role.LEARNING_RATE, Role.GRAD_NORM}
+
+
 class AliasTable:
     """Resolves a :class:`Role` to one logged metric key.
 
     Args:
-        overrides: role name -> list of patterns, tried *before* the defaults.
+        overrides: role name -> list of fnmatch patterns (on the normalised key), tried *before*
+            the name rules; a key a user pattern names plays that role whatever its tokens say.
 
-    Resolution is deterministic: patterns are tried in order and, for one
-    pattern, the lexicographically first matching key wins. When the number of
-    points per key is known (``counts``), a *series* wins over a *summary point*:
-    a key with a single point (HF Trainer's end-of-training ``train_loss``, a
-    ``test_acc`` written once) is used only when no candidate key of the role has
-    two or more points; and for a training series Lightning's ``<name>_step`` wins over
-    ``<name>_epoch`` when it has more points (the raw per-step signal; the epoch mean hides
-    spikes). A validation ``<name>_step`` never wins: it is per-batch values of the evaluation
-    loop on their own batch counter, and ``<name>_epoch`` is the held-out evaluation.
+    Candidates come from :func:`roles_of` (the name's tokens) and are ranked as the module
+    docstring says; system telemetry from :data:`SYSTEM_KEYS`. Resolution is deterministic.
+    When the number of points per key is known (``counts``), a *series* wins over a *summary
+    point*: a key with a single point (HF Trainer's end-of-training ``train_loss``, a ``test_acc``
+    written once) is used only when no candidate key of the role has two or more points; and for
+    a training series Lightning's ``<name>_step`` wins over ``<name>_epoch`` when it has more
+    points (the raw per-step signal; the epoch mean hides spikes). A validation ``<name>_step``
+    never wins: it is per-batch values of the evaluation loop on their own batch counter, and
+    ``<name>_epoch`` is the held-out evaluation.
     """
 
     def __init__(self, overrides: dict[str, list[str]] | None = None) -> None:
-        self.patterns: dict[Role, list[str]] = {r: list(p) for r, p in DEFAULT_ALIASES.items()}
+        self.patterns: dict[Role, list[str]] = {r: list(p) for r, p in SYSTEM_KEYS.items()}
         self.user_patterns: dict[Role, list[str]] = {}
         for role_name, pats in (overrides or {}).items():
             role = Role(role_name)
             self.user_patterns[role] = [normalise_key(p) for p in pats]
-            self.patterns[role] = self.user_patterns[role] + self.patterns[role]
+        self._memo: dict[tuple[str, ...], dict[str, tuple[Role, ...]]] = {}
+
+    def _roles(self, keys: list[str]) -> dict[str, tuple[Role, ...]]:
+        t = tuple(keys)
+        hit = self._memo.get(t)
+        if hit is None:
+            hit = roles_of(keys)
+            if len(self._memo) > 64:
+                self._memo.clear()
+            self._memo[t] = hit
+        return hit
 
     def candidates(self, role: Role, keys: list[str]) -> list[str]:
-        """Every logged key that could play ``role``, best first (pattern order, then name)."""
-        norm = {k: normalise_key(k) for k in keys}
-        user = set(self.user_patterns.get(role, ()))
-        excluded: set[str] = set()
-        if role in _TRAINING_ONLY:
-            # ``val/loss`` must not be picked up by the ``*/loss``-style train patterns, nor
-            # ``eval_samples_per_second`` be the training throughput
-            excluded = {k for k, n in norm.items() if _is_eval_key(n)}
-        if role is Role.TRAIN_LOSS:
-            excluded |= {k for k, n in norm.items() if "scale" in n or "grad" in n}
-        if role is Role.LEARNING_RATE:
-            # Lightning's LearningRateMonitor(log_momentum=True) writes ``lr-Adam-momentum`` next to
-            # ``lr-Adam``; a scheduler's ``lr_scheduler/last_epoch`` / ``step_size`` / ``gamma`` are not rates
-            excluded |= {k for k, n in norm.items()
-                         if "grad" in n or re.search(r"momentum|beta|weight_decay|last_epoch|step_size|gamma"
-                                                     r"|warmup_steps|milestone", n)}
+        """Every logged key that could play ``role``, best first (user patterns, then the rank)."""
         out: list[str] = []
-        for pat in self.patterns[role]:
-            hits = sorted(k for k, n in norm.items()
-                          if (pat in user or k not in excluded) and fnmatch.fnmatchcase(n, pat))
-            if role in _EVAL_ONLY and pat.startswith("*"):
-                hits = [h for h in hits if _is_eval_key(norm[h])]
-            out.extend(h for h in hits if h not in out)
-        return out
+        norm = {k: normalise_key(k) for k in keys}
+        for pat in self.user_patterns.get(role, ()):
+            out.extend(k for k in sorted(keys) if fnmatch.fnmatchcase(norm[k], pat) and k not in out)
+        if role in SYSTEM_KEYS:
+            for pat in self.patterns[role]:
+                out.extend(k for k in sorted(keys) if fnmatch.fnmatchcase(norm[k], pat) and k not in out)
+            return out
+        roles = self._roles(keys)
+        ranked = sorted((k for k in keys if role in roles.get(k, ()) and k not in out),
+                        key=lambda k: _rank(k, parse_name(k)))
+        return out + ranked
 
     def resolve(self, role: Role, keys: list[str], counts: dict[str, int] | None = None) -> str | None:
         """Return the logged key that plays ``role`` among ``keys``, or ``None``.
@@ -209,7 +493,7 @@ class AliasTable:
             return cands[0]
         series = [k for k in cands if counts.get(k, 0) >= 2]
         best = series[0] if series else cands[0]
-        if best.endswith("_epoch") and not _is_eval_key(normalise_key(best)):
+        if best.endswith("_epoch") and parse_name(best).split != "eval":
             # only for training series: a validation ``<name>_step`` holds per-batch values of
             # the evaluation loop on its own batch counter (Lightning), not the model at more
             # points in time; the ``_epoch`` value is the held-out evaluation (own corpus csv27:
@@ -243,39 +527,83 @@ def lr_param_name(key: str) -> str | None:
 
 
 def _is_eval_key(norm: str) -> bool:
-    return bool(re.search(r"(^|/|_)(val|valid|validation|eval|test)(/|_|$)", norm))
-
-
-#: Accuracy-like names whose values may be logged in percent (0-100).
-_PERCENT_NAMES = re.compile(r"acc|accuracy|top1|top5|prec@|(^|/)ap(\d+|[sml])?($|/)|map|f1|precision|recall|iou")
+    """True when the name states an evaluation split (val, valid, validation, eval, test, dev, holdout)."""
+    return parse_name(norm).split == "eval"
 
 
 def as_fraction(key: str, values):
     """``values`` of an accuracy-like metric on the 0-1 scale, and whether they were in percent.
 
-    A metric named like an accuracy (accuracy, acc, top1, mAP, AP, F1, precision, recall, IoU)
-    whose finite values exceed 1 but not 100 was logged in percent (Keras/timm print
-    ``77.08``; detectron2 writes ``bbox/AP`` 0-100): it is divided by 100. Anything else is
-    returned unchanged. Shapes: ``values`` array-like (n,) -> (np.ndarray (n,), bool).
+    A metric whose name's head is an accuracy, a task score bounded by 1 (F1, AUC, mAP/AP, IoU,
+    Dice, BLEU, ROUGE, precision, recall) or an error rate (error, WER, CER) and whose finite values
+    exceed 1 but not 100 was logged in percent (Keras/timm print ``77.08``; detectron2 writes
+    ``bbox/AP`` 0-100; sacreBLEU 0-100): it is divided by 100. Anything else is returned
+    unchanged. Shapes: ``values`` array-like (n,) -> (np.ndarray (n,), bool).
     """
     import numpy as np
 
     v = np.asarray(values, dtype=np.float64)
     fin = v[np.isfinite(v)]
-    if fin.size and _PERCENT_NAMES.search(normalise_key(key)) and 1.0 + 1e-9 < fin.max() <= 100.0 \
-            and fin.min() >= 0.0:
+    p = parse_name(key)
+    bounded = p.family in ("acc", "score") and p.head not in ("r2", "mcc", "ndcg", "mrr") \
+        or (p.family == "error" and p.kind_rank == 0)
+    if fin.size and bounded and 1.0 + 1e-9 < fin.max() <= 100.0 and fin.min() >= 0.0:
         return v / 100.0, True
     return v, False
 
 
 def is_higher_better(key: str) -> bool:
-    """Directionality of a metric from its name: accuracy-like keys are higher-is-better.
+    """Directionality of a metric from its name's head (:func:`parse_name`): accuracies and task
+    scores are higher-is-better; losses, error rates, perplexities and times lower-is-better; a
+    name without a head is higher-is-better only when it says ``score`` (anything else
+    unrecognised is read as lower-is-better, the conservative reading for a loss curve)."""
+    p = parse_name(key)
+    hib = p.higher_is_better
+    if hib is not None:
+        return hib
+    return "score" in p.tokens
 
-    Loss-, error-, perplexity- and time-like names are lower-is-better; so is
-    anything unrecognised (the conservative reading for a loss curve).
-    """
-    n = normalise_key(key)
-    if re.search(r"loss|err|perplexity|ppl|time|wer|cer|mse|mae|rmse|nll", n):
+
+def is_counter(values) -> bool:
+    """A step/epoch counter by its values: at least 3 finite values, all integers, never
+    decreasing and not all equal (``epoch`` 0, 0, 1, 1, 2; ``global_step`` 10, 20, 30)."""
+    import numpy as np
+
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if v.size < 3:
         return False
-    return bool(re.search(r"acc|f1|auc|precision|recall|bleu|rouge|map|iou|dice|top1|top5|prec@|score|r2",
-                          n))
+    return bool(np.all(np.mod(v, 1) == 0) and np.all(np.diff(v) >= 0) and v[-1] > v[0])
+
+
+#: Key prefixes of tracker system telemetry (never a training metric to place).
+_SYSTEM_PREFIXES = ("system", "sys/", "monitor", "gpu", "cpu", "memory", "disk", "network", "proc")
+
+
+def unplaced(run, heldout_only: bool = False) -> list[str]:
+    """Series of ``run`` (a :class:`~mlaudit_core.rundata.RunData`) with at least 3 finite points
+    that no role took and that are neither counters (by name or by values, :func:`is_counter`) nor
+    system telemetry: the names mlaudit could not place. With ``heldout_only``, only names that
+    state an evaluation split (``val_score``, ``eval/objective``). Sorted; at most 20."""
+    import numpy as np
+
+    m = run.metrics
+    keys = list(m.keys)
+    taken = {run.key_for(r) for r in Role}
+    roles = run.aliases._roles(keys)
+    out = []
+    for k in sorted(keys):
+        if k in taken or roles.get(k) or k.lower().startswith(_SYSTEM_PREFIXES):
+            continue
+        p = parse_name(k)
+        if p.family in ("counter", "epoch") or (heldout_only and p.split != "eval"):
+            continue
+        if p.family is not None and _family_roles(p):
+            continue  # a candidate of a role another key plays better (a loss component)
+        v = m.series(k).values
+        if int(np.isfinite(v).sum()) < 3 or is_counter(v):
+            continue
+        out.append(k)
+        if len(out) >= 20:
+            break
+    return out

@@ -756,10 +756,13 @@ class Toolbox:
 
         progress(0, 2, f"loading {run_ref}")
         _, run = self._load(source, run_ref, tracking_uri)
-        key = metric if metric in run.metrics else None
+        # a role name (``train_loss``) answers with the key the audit reads for that role, the same
+        # table for every path: on a Hugging Face run that is the per-step ``loss`` curve, not the
+        # one-point end-of-training summary logged under the literal key ``train_loss``
+        role = next((r for r in Role if r.value == metric), None)
+        key = run.key_for(role) if role is not None else None
         if key is None:
-            role = next((r for r in Role if r.value == metric), None)
-            key = run.key_for(role) if role is not None else None
+            key = metric if metric in run.metrics else None
         if key is None:
             keys = run.metrics.keys
             shown = ", ".join(keys[:40]) + (f" ... ({len(keys)} in all)" if len(keys) > 40 else "")

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..report import FactEvidence, Severity
 from ..roles import Role, lr_param_name
+from ..roles import unplaced as _unplaced
 from .base import Detector, DetectorParams
 
 
@@ -42,10 +43,17 @@ class _MissingSignal(Detector):
         # training keys first: system telemetry (system.*, sys/...) would hide them in "+N more"
         keys = sorted(run.metrics.keys, key=lambda k: (k.lower().startswith(("system", "sys/")), k))
         shown = ", ".join(keys[:12]) + (f" (+{len(keys) - 12} more)" if len(keys) > 12 else "")
-        yield self.finding(Severity.INFO, f"no {names} logged: {self.would_tell}",
-                           evidence=[FactEvidence(text=f"no logged key matches the {names} aliases; "
+        # held-out series whose name says no measure mlaudit knows (``val_score``, ``eval/objective``):
+        # named, so the user can map them in [tool.mlaudit.aliases]
+        unplaced = _unplaced(run, heldout_only=True) if Role.VAL_LOSS in self.roles else []
+        msg = f"no {names} logged: {self.would_tell}"
+        if unplaced:
+            msg += (f"; could not place {', '.join(unplaced)} (the name says no loss, accuracy, score or "
+                    "error mlaudit knows; map it in [tool.mlaudit.aliases])")
+        yield self.finding(Severity.INFO, msg,
+                           evidence=[FactEvidence(text=f"no logged key's name reads as a {names}; "
                                                        f"logged: {shown or 'nothing'}")],
-                           signal=names, would_tell=self.would_tell)
+                           signal=names, would_tell=self.would_tell, unplaced=unplaced)
 
 
 class NoValidationMetric(_MissingSignal, code="MI001", name="no-validation-metric", family="instrumentation"):

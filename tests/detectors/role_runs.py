@@ -1,0 +1,197 @@
+"""Real framework runs for the role and planned-length tests (issue 26 items 2-3, issue 27).
+
+Each ``make_*`` function trains a small model on CPU with the framework's own logging left at
+its defaults and returns where the artifacts are; nothing writes a metric by hand.
+
+- :func:`make_hf_killed`: a Hugging Face Trainer run (``max_steps`` 3000, a checkpoint every 20
+  steps, TensorBoard) killed by a signal (SIGKILL or SIGTERM) from outside once ``checkpoint-40``
+  exists, its console captured as users capture it (``python train.py > train.log 2>&1``).
+- :func:`make_lightning_top1`: Lightning logging ``train_loss`` and a held-out ``val_top1`` only,
+  on a small training set with 60% of its labels drawn at random: the network first learns the
+  class centres (held-out top-1 ~0.78) and then memorises the noise (held-out top-1 down by
+  more than 13 points) while the training loss keeps falling.
+- :func:`make_keras_topk`: the same data with Keras ``fit`` and the ``SparseTopKCategoricalAccuracy``
+  metric (keys ``sparse_top_k_categorical_accuracy`` / ``val_sparse_top_k_categorical_accuracy``),
+  CSVLogger, and the console (``verbose=2``) captured to a file.
+
+Every framework runs in a child process (``python role_runs.py --one NAME OUT``) so the
+libraries' global state never leaks into the test process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve()
+_ENV = {"PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false",
+        "KERAS_BACKEND": "torch"}
+
+
+def _child(name: str, out: Path, timeout: float = 600) -> dict:
+    res = subprocess.run([sys.executable, str(HERE), "--one", name, str(out)], env=dict(os.environ, **_ENV),
+                         capture_output=True, text=True, timeout=timeout)
+    if res.returncode != 0:
+        raise RuntimeError(f"{name} failed ({res.returncode}):\n{res.stderr[-4000:]}")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def _noisy_blobs(n: int, seed: int, noise: float, spread: float = 2.0):
+    """``n`` points of 10 Gaussian classes in 16-d; a share ``noise`` of the labels redrawn at random."""
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    centres = torch.randn(10, 16, generator=torch.Generator().manual_seed(123)) * 2.0
+    y = torch.randint(0, 10, (n,), generator=g)
+    x = centres[y] + spread * torch.randn(n, 16, generator=g)
+    if noise:
+        flip = torch.rand(n, generator=g) < noise
+        y = torch.where(flip, torch.randint(0, 10, (n,), generator=g), y)
+    return x, y
+
+
+# --- Hugging Face Trainer killed mid-training ---------------------------------------------------
+
+_HF_SCRIPT = r'''
+import os, sys, torch
+from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
+torch.set_num_threads(1)
+out = sys.argv[1]
+
+class Tokens(torch.utils.data.Dataset):
+    def __init__(self, n, seed):
+        g = torch.Generator().manual_seed(seed)
+        self.x = torch.randint(1, 50, (n, 16), generator=g)
+        self.y = (self.x == 7).any(1).long()
+    def __len__(self):
+        return len(self.y)
+    def __getitem__(self, i):
+        return {"input_ids": self.x[i], "attention_mask": torch.ones(16, dtype=torch.long), "labels": self.y[i]}
+
+torch.manual_seed(0)
+model = BertForSequenceClassification(BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=1,
+    num_attention_heads=2, intermediate_size=64, max_position_embeddings=32, num_labels=2))
+os.environ["TENSORBOARD_LOGGING_DIR"] = os.path.join(out, "runs")
+args = TrainingArguments(output_dir=out, report_to=["tensorboard"], logging_steps=5, eval_strategy="steps",
+    eval_steps=20, save_steps=20, max_steps=3000, learning_rate=3e-3, per_device_train_batch_size=16,
+    per_device_eval_batch_size=64, use_cpu=True, seed=0)
+Trainer(model=model, args=args, train_dataset=Tokens(512, 0), eval_dataset=Tokens(128, 1)).train()
+'''
+
+
+def make_hf_killed(out: Path, sig: int = signal.SIGKILL, at_checkpoint: int = 40, timeout: float = 600) -> dict:
+    """Start the HF Trainer script as ``python train.py > train.log 2>&1`` and send ``sig`` once
+    ``checkpoint-<at_checkpoint>`` holds its ``trainer_state.json``. Returns the paths and the
+    child's exit code (negative: the signal number). Raises RuntimeError when the run ended
+    before the signal could be sent."""
+    out.mkdir(parents=True, exist_ok=True)
+    script = out / "train.py"
+    script.write_text(_HF_SCRIPT)
+    state = out / f"checkpoint-{at_checkpoint}" / "trainer_state.json"
+    with open(out / "train.log", "wb") as log:
+        proc = subprocess.Popen([sys.executable, str(script), str(out)], stdout=log, stderr=subprocess.STDOUT,
+                                env=dict(os.environ, **_ENV))
+        t0 = time.monotonic()
+        while not state.is_file():
+            if proc.poll() is not None:
+                raise RuntimeError(f"HF run ended (exit {proc.returncode}) before {state} was written")
+            if time.monotonic() - t0 > timeout:
+                proc.kill()
+                raise RuntimeError(f"{state} not written within {timeout} s")
+            time.sleep(0.02)
+        time.sleep(0.5)  # let the checkpoint finish writing
+        proc.send_signal(sig)
+        rc = proc.wait(timeout=60)
+    ckpts = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+    return {"root": str(out), "returncode": rc, "tensorboard": str(out / "runs"), "log": str(out / "train.log"),
+            "last_checkpoint": str(ckpts[-1])}
+
+
+# --- Lightning, held-out top-1 ------------------------------------------------------------------
+
+def _lightning_top1(out: Path) -> dict:
+    import lightning as L
+    import torch
+    from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
+
+    torch.set_num_threads(1)
+
+    class MLP(L.LightningModule):
+        def __init__(self, lr: float) -> None:
+            super().__init__()
+            self.save_hyperparameters()
+            self.net = torch.nn.Sequential(torch.nn.Linear(16, 256), torch.nn.ReLU(), torch.nn.Linear(256, 256),
+                                           torch.nn.ReLU(), torch.nn.Linear(256, 10))
+
+        def training_step(self, batch, i):
+            x, y = batch
+            loss = torch.nn.functional.cross_entropy(self.net(x), y)
+            self.log("train_loss", loss)
+            return loss
+
+        def validation_step(self, batch, i):
+            x, y = batch
+            self.log("val_top1", (self.net(x).argmax(-1) == y).float().mean())
+
+        def configure_optimizers(self):
+            return torch.optim.Adam(self.parameters(), lr=self.hparams.lr)
+
+    L.seed_everything(0, verbose=False)
+    xt, yt = _noisy_blobs(400, 0, noise=0.6)
+    xv, yv = _noisy_blobs(1000, 1, noise=0.0)
+    train = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(xt, yt), batch_size=32, shuffle=True)
+    val = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(xv, yv), batch_size=500)
+    root = out / "lightning_top1"
+    loggers = [TensorBoardLogger(str(root), name="lightning_logs"), CSVLogger(str(root), name="csv_logs")]
+    trainer = L.Trainer(max_epochs=40, log_every_n_steps=5, logger=loggers, enable_progress_bar=False,
+                        enable_model_summary=False, enable_checkpointing=False, accelerator="cpu", devices=1)
+    trainer.fit(MLP(5e-4), train, val)
+    return {"tensorboard": loggers[0].log_dir, "csv": str(Path(loggers[1].log_dir) / "metrics.csv")}
+
+
+# --- Keras, held-out top-k ----------------------------------------------------------------------
+
+def _keras_topk(out: Path) -> dict:
+    import keras
+
+    xt, yt = (a.numpy() for a in _noisy_blobs(400, 0, noise=0.6))
+    xv, yv = (a.numpy() for a in _noisy_blobs(1000, 1, noise=0.0))
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((16,)), keras.layers.Dense(256, activation="relu"),
+                              keras.layers.Dense(256, activation="relu"), keras.layers.Dense(10)])
+    model.compile(optimizer=keras.optimizers.Adam(5e-4),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=[keras.metrics.SparseTopKCategoricalAccuracy(k=2)])
+    root = out / "keras_topk"
+    root.mkdir(parents=True, exist_ok=True)
+    hist = model.fit(xt, yt, epochs=40, batch_size=32, validation_data=(xv, yv), verbose=0,
+                     callbacks=[keras.callbacks.CSVLogger(str(root / "training.log"))])
+    (root / "history.json").write_text(json.dumps({k: [float(x) for x in v] for k, v in hist.history.items()}))
+    return {"csv": str(root / "training.log"), "history": str(root / "history.json"), "keys": sorted(hist.history)}
+
+
+_ONE = {"lightning_top1": _lightning_top1, "keras_topk": _keras_topk}
+
+
+def make_lightning_top1(out: Path) -> dict:
+    return _child("lightning_top1", out)
+
+
+def make_keras_topk(out: Path) -> dict:
+    return _child("keras_topk", out)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--one":
+        print(json.dumps(_ONE[sys.argv[2]](Path(sys.argv[3]))))
+    else:
+        dest = Path(sys.argv[1])
+        print(json.dumps({"hf_sigkill": make_hf_killed(dest / "hf_sigkill"),
+                          "hf_sigterm": make_hf_killed(dest / "hf_sigterm", sig=signal.SIGTERM),
+                          "lightning_top1": make_lightning_top1(dest),
+                          "keras_topk": make_keras_topk(dest)}, indent=1))
