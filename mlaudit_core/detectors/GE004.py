@@ -8,6 +8,7 @@ from ..logs.context import chance_level
 from ..report import ConfigEvidence, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
+from ._context import chance as label_chance
 from .base import Detector, DetectorParams, Skip
 
 
@@ -31,8 +32,10 @@ class ValidationAtChance(Detector, code="GE004", name="validation-at-chance", fa
     Thresholds: the median validation accuracy has recovered less than
     ``max_lift`` 25% of the way from chance to 1.0 (convention: on a balanced
     binary task, a median under 0.625). Chance comes from params (``chance =``,
-    ``num_classes`` / ``num_labels``, a binary task) or the ``chance`` parameter;
-    class imbalance is not known, so chance is the uniform guess.
+    ``num_classes`` / ``num_labels``, a binary task), else the task's label map (HF ``id2label``)
+    or the loss and accuracy agreeing on a class count K (``_context.chance``, never a vocabulary
+    or ``type_vocab_size``), or the ``chance`` parameter; class imbalance is not known, so chance
+    is the uniform guess.
     """
 
     needs = (Role.VAL_ACCURACY,)
@@ -48,7 +51,10 @@ class ValidationAtChance(Detector, code="GE004", name="validation-at-chance", fa
         else:
             got = chance_level(run.params)
             if got is None:
-                raise Skip("chance level unknown (no num_classes / chance in params)")
+                ch = label_chance(run, vocab=False)
+                if ch is None:
+                    raise Skip("chance level unknown (no num_classes / num_labels / id2label / chance in params)")
+                got = (ch.accuracy, ch.source)
             chance, source = got
         key = run.key_for(Role.VAL_ACCURACY)
         s = run.series(key).by_step().finite()

@@ -36,21 +36,51 @@ class Chance:
     source: str
 
 
-_VOCAB_KEY = re.compile(r"(?:^|[._/])(?:vocab_size|n_vocab|num_tokens|ntokens)$", re.IGNORECASE)
+#: The vocabulary size as a whole leaf name: ``vocab_size``, ``model_config.vocab_size``, never
+#: ``type_vocab_size`` (BERT's token-type count, 2) or ``max_vocab_size``-like compounds.
+_VOCAB_KEY = re.compile(r"(?:^|[./])(?:vocab_size|n_vocab|num_tokens|ntokens)$", re.IGNORECASE)
 _ID2LABEL = re.compile(r"(?:^|[._/])id2label$", re.IGNORECASE)
+#: One entry of a label map flattened into params (TensorBoard text summaries of the HF config:
+#: ``model_config.id2label.3 = LABEL_3``).
+_ID2LABEL_ENTRY = re.compile(r"^(?P<map>(?:.*[._/])?id2label)[./](?P<id>\d+)$", re.IGNORECASE)
 
 
-def chance(run: RunData) -> Chance | None:
+def label_map(run: RunData) -> tuple[int, str, bool] | None:
+    """``(entries, param key, named)`` of the run's label map (HF ``id2label``), given as one JSON
+    value or flattened into one param per entry; ``named`` when a label is not HF's default
+    ``LABEL_<i>``. ``None`` without one."""
+    for key, v in run.params.items():
+        if _ID2LABEL.search(key.strip()):
+            n = _count_labels(str(v))
+            if n:
+                return n, key, not re.fullmatch(r"[\s{}'\":,0-9]*(?:LABEL_\d+[\s{}'\":,0-9]*)*", str(v))
+    maps: dict[str, list[str]] = {}
+    for key, v in run.params.items():
+        m = _ID2LABEL_ENTRY.match(key.strip())
+        if m:
+            maps.setdefault(m["map"], []).append(str(v).strip())
+    if maps:
+        name, labels = max(maps.items(), key=lambda kv: len(kv[1]))
+        return len(labels), name, any(not re.fullmatch(r"LABEL_\d+", lab) for lab in labels)
+    return None
+
+
+def chance(run: RunData, *, vocab: bool = True) -> Chance | None:
     """The run's chance level, or ``None`` when nothing in the run states or shows it.
+
+    ``vocab=False`` leaves out the vocabulary-size source (an accuracy's chance level is the
+    task's label count, never a vocabulary).
 
     In order: the *consistency* inference below (two measurements agreeing beat a param
     whose meaning is a guess: realworld wb04 has a 200-class param but sits at ln 10 with
     accuracy 0.10), then ``num_classes``/``num_labels``/``chance``/binary in params (as GE004 always
-    did), the number of entries of an ``id2label`` param (HF model config; only with a
-    ``*ForSequenceClassification``-style architecture or named labels, since every HF config
-    carries a default two-entry ``id2label``), a ``vocab_size`` param (language models: the
-    uniform next-token loss is ln V; not for classifier architectures, whose configs carry the
-    vocabulary of their encoder). The
+    did), the number of entries of an ``id2label`` label map (HF model config, one JSON param or
+    flattened ``model_config.id2label.<i>`` entries; only with a ``*ForSequenceClassification``-style
+    architecture, named labels, or a size other than 2, since every HF config carries a default
+    two-entry ``id2label``), a ``vocab_size`` param (language models: the uniform next-token loss
+    is ln V; only with an LM head, or with no architecture or label map named and a perplexity or no
+    accuracy logged: classifier configs carry the vocabulary of their encoder; never
+    ``type_vocab_size``). The
     consistency inference: the final validation accuracy within 10% (relative) of 1/K
     and the final training loss within 3% of ln K for the same K in 2..1000. Two
     independent quantities agreeing on K is the evidence an analyst uses when a run
@@ -66,16 +96,19 @@ def chance(run: RunData) -> Chance | None:
     arch = " ".join(str(v) for k, v in run.params.items() if re.search(r"architectures?$", k.strip(), re.I))
     classifier = bool(re.search(r"For\w*Classification", arch))
     lm_head = bool(re.search(r"For(?:Causal|Masked)LM|ForConditionalGeneration|LMHead|ForSeq2SeqLM", arch))
+    labels = label_map(run)
+    if labels is not None and not lm_head:
+        n, key, named = labels
+        # every HF config carries id2label {0: LABEL_0, 1: LABEL_1} by default: only a classifier
+        # head, named labels or a map of another size (num_labels set) make it the class count
+        if n >= 2 and (classifier or named or n != 2):
+            return Chance(1 / n, math.log(n), n, key)
+    if not vocab or not (lm_head or (not (arch or classifier or labels) and _token_task(run))):
+        # a classifier's config carries its encoder's vocabulary: the vocabulary is the chance level
+        # of next-token prediction only, never of a task whose labels are unknown
+        return None
     for key, v in run.params.items():
-        if _ID2LABEL.search(key.strip()):
-            n = _count_labels(str(v))
-            # every HF config carries id2label {0: LABEL_0, 1: LABEL_1} by default: only a classifier
-            # head or named labels make it the class count
-            named = not re.fullmatch(r"[\s{}'\":,0-9]*(?:LABEL_\d+[\s{}'\":,0-9]*)*", str(v))
-            if n and n >= 2 and (classifier or named) and not lm_head:
-                return Chance(1 / n, math.log(n), n, key)
-    for key, v in run.params.items():
-        if _VOCAB_KEY.search(key.strip()) and (lm_head or not (arch or classifier)):
+        if _VOCAB_KEY.search(key.strip()):
             try:
                 n = int(float(str(v).strip()))
             except ValueError:
@@ -83,6 +116,15 @@ def chance(run: RunData) -> Chance | None:
             if n >= 2:
                 return Chance(1 / n, math.log(n), n, key)
     return None
+
+
+def _token_task(run: RunData) -> bool:
+    """Whether the run, with no architecture named, reads as token prediction: a perplexity is
+    logged, or no accuracy is (a classifier is judged by accuracy; a language model by its loss)."""
+    keys = [normalise_key(k) for k in run.metrics.keys]
+    if any("perplexity" in k or re.search(r"(^|[/_])ppl($|[/_])", k) for k in keys):
+        return True
+    return not (run.key_for(Role.VAL_ACCURACY) or run.key_for(Role.TRAIN_ACCURACY))
 
 
 def _count_labels(text: str) -> int | None:

@@ -583,10 +583,14 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
     if p is not None and p.code == "GE002" and p.facts.get("labels_suspect"):
         primary = _PRIMARY_ACTIONS["GE004"]  # the label checks first (the shuffled-labels signature)
         generic = [(a, w, k) for a, w, k in generic if not a.startswith("Overfit a tiny subset")]
+    at_chance = c.get("GE004", Severity.WARNING)
+    if at_chance is not None:
+        # no checkpoint of a run whose validation never beat chance is worth keeping
+        generic = [(a, w, k) for a, w, k in generic if not a.startswith("Keep the checkpoint")]
     for a, why, cost in primary + generic:
         acts.append(NextAction(action=a, why=why, cost=cost))
     later = []  # after the fix for the diagnosed failure, before what to log next time
-    if c.get("GE003", Severity.WARNING) and d.outcome is not Outcome.OVERFIT:
+    if c.get("GE003", Severity.WARNING) and d.outcome is not Outcome.OVERFIT and at_chance is None:
         f = c.get("GE003")
         (later if d.outcome is Outcome.DIVERGED else acts).append(
             NextAction(action=f"Use the checkpoint at step {f.facts['best_step']} (best {f.facts['key']})",

@@ -1,0 +1,449 @@
+"""Real training runs for the verdict's judgement rules (issue 27 item 3), made with the real libraries.
+
+Each ``make_*`` trains a small model for a few seconds on CPU and logs it the way a user's script
+does (torch ``SummaryWriter``, the HF Trainer's own TensorBoard callback, a ClearML offline
+session). Nothing here writes a metric value by hand: what is logged is what the training produced.
+What each run *is* comes from how it was made (the learning rate, the schedule, the labels chosen
+to break it), written in ``LABELS`` and in ``tests/data/judgement/labels.json``.
+
+Run as a script to (re)write the committed copies that ``tests/test_judgement_rules.py`` reads::
+
+    python tests/detectors/judgement_runs.py tests/data/judgement
+
+Every run is made in a child process (``--one NAME OUT``) so environment-driven settings and the
+libraries' global state never leak between runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve()
+
+
+def _child(name: str, out: Path, timeout: float = 900) -> dict:
+    env = dict(
+        os.environ,
+        PYTHONHASHSEED="0",
+        OMP_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+        TOKENIZERS_PARALLELISM="false",
+    )
+    res = subprocess.run(
+        [sys.executable, str(HERE), "--one", name, str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if res.returncode != 0:
+        raise RuntimeError(f"{name} failed ({res.returncode}):\n{res.stderr[-4000:]}")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def _blobs(n: int, classes: int, seed: int, spread: float = 1.0):
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    centres = torch.randn(classes, 16, generator=torch.Generator().manual_seed(123)) * 2.0
+    y = torch.randint(0, classes, (n,), generator=g)
+    x = centres[y] + spread * torch.randn(n, 16, generator=g)
+    return x, y
+
+
+def _mlp(classes: int = 10):
+    import torch
+
+    return torch.nn.Sequential(
+        torch.nn.Linear(16, 64), torch.nn.ReLU(), torch.nn.Linear(64, classes)
+    )
+
+
+# --- plain PyTorch + SummaryWriter: learning-rate schedules that end in NaN ------------------------
+
+
+def _torch_lr_nan(out: Path) -> dict:
+    """``warmup_nan``: SGD with a linear warm-up to lr 30 over 300 steps (a peak 300x the typical 0.1);
+    the loss turns NaN inside the ramp. ``jump_nan``: SGD lr 0.05 for 130 steps, then a
+    ``MultiStepLR`` with ``gamma=200`` (a decay factor written the wrong way round) jumps it to 10;
+    the loss turns NaN right after the jump. Both run the forward pass under bf16 autocast (the
+    hparams say ``precision=bf16-mixed``), keep training after the NaN as a loop without a finite
+    check does, and log ``train/loss`` and ``train/lr`` every 20 steps (nanoGPT's ``log_interval``
+    style: the loss of that step), val loss/accuracy per epoch. The same schedules in fp32 turn NaN
+    too: the learning rate, not the precision, is what broke them."""
+    import torch
+    from torch.utils.tensorboard import SummaryWriter
+
+    torch.set_num_threads(1)
+    xt, yt = _blobs(2048, 10, 0)
+    xv, yv = _blobs(512, 10, 1)
+    runs = {}
+    for name in ("warmup_nan", "jump_nan"):
+        torch.manual_seed(0)
+        net = _mlp()
+        if name == "warmup_nan":
+            opt = torch.optim.SGD(net.parameters(), lr=30.0)
+            sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 300))
+        else:
+            opt = torch.optim.SGD(net.parameters(), lr=0.05)
+            sched = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=[130], gamma=200.0)
+        writer = SummaryWriter(str(out / "torch_lr" / name))
+        writer.add_hparams(
+            {
+                "optimizer": "SGD",
+                "lr": opt.param_groups[0]["initial_lr"],
+                "precision": "bf16-mixed",
+                "schedule": "linear warmup 300"
+                if name == "warmup_nan"
+                else "MultiStepLR [130] x200",
+            },
+            {},
+            run_name=".",
+        )
+        step = 0
+        for _epoch in range(6):
+            perm = torch.randperm(len(xt))
+            for i in range(0, len(xt), 32):
+                idx = perm[i : i + 32]
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    loss = torch.nn.functional.cross_entropy(net(xt[idx]).float(), yt[idx])
+                opt.zero_grad()
+                loss.backward()
+                if step % 20 == 0:
+                    writer.add_scalar("train/lr", opt.param_groups[0]["lr"], step)
+                    writer.add_scalar("train/loss", loss.item(), step)
+                opt.step()
+                sched.step()
+                step += 1
+            with torch.no_grad():
+                logits = net(xv)
+                writer.add_scalar(
+                    "val/loss", torch.nn.functional.cross_entropy(logits, yv).item(), step
+                )
+                writer.add_scalar(
+                    "val/accuracy", (logits.argmax(-1) == yv).float().mean().item(), step
+                )
+        writer.close()
+        runs[name] = {"tensorboard": str(out / "torch_lr" / name)}
+    return runs
+
+
+# --- HF Trainer: shuffled labels, and a validation loss that goes non-finite ----------------------
+
+
+def _hf(out: Path) -> dict:
+    """Tiny BERT classifiers (from a config: no download) with the Trainer's own TensorBoard logging.
+
+    ``shuffled``: 4 classes whose labels are drawn at random, independent of the tokens, for the
+    training and the evaluation set (shuffled labels): the model memorises the training set (the
+    training loss falls), evaluation accuracy stays at chance 1/4; the config's ``type_vocab_size``
+    is 2 and ``vocab_size`` 64, neither of which is the label count. ``healthy``: the same model
+    on a learnable binary task (label 1 when token 7 occurs; transformers 5 writes no ``id2label``
+    for the default two labels), lr 3e-3.
+    """
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
+
+    torch.set_num_threads(1)
+
+    class Tokens(torch.utils.data.Dataset):
+        def __init__(self, n: int, seed: int, classes: int, shuffled: bool) -> None:
+            g = torch.Generator().manual_seed(seed)
+            self.x = torch.randint(1, 64, (n, 16), generator=g)
+            self.y = (
+                torch.randint(0, classes, (n,), generator=g)
+                if shuffled
+                else (self.x == 7).any(1).long()
+            )
+
+        def __len__(self) -> int:
+            return len(self.y)
+
+        def __getitem__(self, i):
+            return {
+                "input_ids": self.x[i],
+                "attention_mask": torch.ones(16, dtype=torch.long),
+                "labels": self.y[i],
+            }
+
+    def accuracy(p):
+        return {"accuracy": float((p.predictions.argmax(-1) == p.label_ids).mean())}
+
+    runs = {}
+    for name, classes, shuffled, lr, warmup, epochs in (
+        ("shuffled", 4, True, 2e-3, 0, 30),
+        ("healthy", 2, False, 3e-3, 0, 4),
+    ):
+        torch.manual_seed(0)
+        model = BertForSequenceClassification(
+            BertConfig(
+                vocab_size=64,
+                hidden_size=64,
+                num_hidden_layers=2,
+                num_attention_heads=2,
+                intermediate_size=128,
+                max_position_embeddings=32,
+                num_labels=classes,
+            )
+        )
+        root = out / "hf" / name
+        os.environ["TENSORBOARD_LOGGING_DIR"] = str(root / "tb")
+        args = TrainingArguments(
+            output_dir=str(root),
+            report_to=["tensorboard"],
+            logging_steps=4,
+            eval_strategy="epoch",
+            num_train_epochs=epochs,
+            learning_rate=lr,
+            warmup_steps=warmup,
+            per_device_train_batch_size=16,
+            per_device_eval_batch_size=64,
+            save_strategy="no",
+            use_cpu=True,
+            disable_tqdm=True,
+            seed=0,
+        )
+        n = 128 if shuffled else 512
+        trainer = Trainer(
+            model=model,
+            args=args,
+            train_dataset=Tokens(n, 0, classes, shuffled),
+            eval_dataset=Tokens(128, 1, classes, shuffled),
+            compute_metrics=accuracy,
+        )
+        trainer.train()
+        trainer.state.save_to_json(str(root / "trainer_state.json"))
+        runs[name] = {
+            "tensorboard": str(root / "tb"),
+            "trainer_state": str(root / "trainer_state.json"),
+        }
+    return runs
+
+
+# --- plain PyTorch: a validation loss that overflows while the training loss rises ---------------------
+
+
+def _torch_val_inf(out: Path) -> dict:
+    """A regression MLP (MSE, fp32 training with gradient clipping at 1.0), SGD with a linear warm-up
+    towards lr 10, far too hot for it (100x the typical 0.1): the training loss rises from 1.1 into the tens. Validation
+    runs the way a user speeds it up, in half precision (``net.half()`` on a copy) with the loss
+    summed over the set and divided by its size: once the model has blown up, the fp16 sum overflows
+    to inf at every evaluation while the fp32 per-batch training loss stays finite."""
+    import copy
+
+    import torch
+    from torch.utils.tensorboard import SummaryWriter
+
+    torch.set_num_threads(1)
+    g = torch.Generator().manual_seed(0)
+    w = torch.randn(16, 1, generator=g) / 4
+    xt, xv = torch.randn(2048, 16, generator=g), torch.randn(4096, 16, generator=g)
+    yt, yv = (
+        xt @ w + 0.1 * torch.randn(2048, 1, generator=g),
+        xv @ w + 0.1 * torch.randn(4096, 1, generator=g),
+    )
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+    opt = torch.optim.SGD(net.parameters(), lr=float(os.environ.get("JR_LR", "10")))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 200))
+    writer = SummaryWriter(str(out / "torch_val_inf"))
+    step = 0
+    for _epoch in range(6):
+        for i in range(0, len(xt), 32):
+            loss = torch.nn.functional.mse_loss(net(xt[i : i + 32]), yt[i : i + 32])
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            writer.add_scalar("train/loss", loss.item(), step)
+            writer.add_scalar("train/lr", opt.param_groups[0]["lr"], step)
+            step += 1
+        with torch.no_grad():
+            half = copy.deepcopy(net).half()
+            sse = torch.nn.functional.mse_loss(half(xv.half()), yv.half(), reduction="sum")
+        writer.add_scalar("val/loss", (sse / len(xv)).item(), step)
+    writer.close()
+    return {"tensorboard": str(out / "torch_val_inf"), "steps": step}
+
+
+# --- ClearML offline session: a diverging loss reported through the real SDK -------------------
+
+
+def _clearml(out: Path) -> dict:
+    """A plain PyTorch loop reporting to a ClearML offline session (``Task.set_offline(True)``):
+    SGD at lr 3 on a regression MLP with MSE; the loss grows by orders of magnitude and overflows
+    to inf/NaN, and every value is handed to ``Logger.report_scalar`` as the loop computed it."""
+    import shutil
+    import tempfile
+
+    os.environ["CLEARML_CACHE_DIR"] = tempfile.mkdtemp(prefix="clearml-cache-")
+    import torch
+    from clearml import Task
+
+    torch.set_num_threads(1)
+    Task.set_offline(True)
+    task = Task.init(
+        project_name="judgement",
+        task_name="regression-lr3",
+        auto_connect_frameworks=False,
+        auto_resource_monitoring=False,
+        auto_connect_streams=False,
+    )
+    task.connect({"lr": 3.0, "optimizer": "SGD", "batch_size": 32}, name="Args")
+    logger = task.get_logger()
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(1024, 16, generator=g)
+    y = x @ torch.randn(16, 1, generator=g) + 0.1 * torch.randn(1024, 1, generator=g)
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+    opt = torch.optim.SGD(net.parameters(), lr=0.01)
+    step = 0
+    for _epoch in range(8):
+        for i in range(0, len(x), 32):
+            if step == 60:
+                for gr in opt.param_groups:
+                    gr["lr"] = 3.0  # the configured lr, applied after a short warm start
+            loss = torch.nn.functional.mse_loss(net(x[i : i + 32]), y[i : i + 32])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            logger.report_scalar("train", "loss", float(loss.item()), iteration=step)
+            step += 1
+    folder = str(task.get_offline_mode_folder())
+    task.close()
+    (out / "clearml").mkdir(parents=True, exist_ok=True)
+    dest = out / "clearml" / "regression-lr3.zip"
+    shutil.copy(folder + ".zip", dest)
+    shutil.rmtree(os.environ["CLEARML_CACHE_DIR"], ignore_errors=True)
+    return {"zip": str(dest), "task_id": task.id}
+
+
+# --- plain PyTorch: signals that contradict a healthy-looking loss ---------------------------------
+
+
+def _torch_signals(out: Path) -> dict:
+    """``gradspikes``: an MLP on 10 blobs (SGD lr 0.05, clipping at 1.0) where every 25th batch holds
+    inputs scaled 30x (a corrupted shard): the loss curve stays healthy-looking, the logged
+    pre-clip grad norm spikes 10x+ on those batches again and again, and the weight norm grows
+    on every spike. ``grad_norm`` is what ``clip_grad_norm_`` returns; ``weight_norm`` the
+    parameters' L2 norm."""
+    import torch
+    from torch.utils.tensorboard import SummaryWriter
+
+    torch.set_num_threads(1)
+    xt, yt = _blobs(2048, 10, 0)
+    xv, yv = _blobs(512, 10, 1)
+    torch.manual_seed(0)
+    net = _mlp()
+    opt = torch.optim.SGD(net.parameters(), lr=0.05)
+    writer = SummaryWriter(str(out / "torch_signals" / "gradspikes"))
+    step = 0
+    for _epoch in range(8):
+        for i in range(0, len(xt), 32):
+            xb, yb = xt[i : i + 32], yt[i : i + 32]
+            if step % 25 == 24:
+                xb = xb * 30.0
+            loss = torch.nn.functional.cross_entropy(net(xb), yb)
+            opt.zero_grad()
+            loss.backward()
+            gn = torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+            opt.step()
+            writer.add_scalar("train/loss", loss.item(), step)
+            writer.add_scalar("train/grad_norm", float(gn), step)
+            writer.add_scalar(
+                "train/weight_norm",
+                float(torch.sqrt(sum((p.detach() ** 2).sum() for p in net.parameters()))),
+                step,
+            )
+            step += 1
+        with torch.no_grad():
+            logits = net(xv)
+            writer.add_scalar(
+                "val/loss", torch.nn.functional.cross_entropy(logits, yv).item(), step
+            )
+            writer.add_scalar("val/accuracy", (logits.argmax(-1) == yv).float().mean().item(), step)
+    writer.close()
+    return {"gradspikes": str(out / "torch_signals" / "gradspikes")}
+
+
+# --- plain PyTorch: a slowed data loader, timing only in the event wall times ------------------------
+
+
+def _torch_slow(out: Path) -> dict:
+    """``paused``: a ``DataLoader`` whose dataset sleeps 60 ms on every 8th batch (a slow shard / a
+    stalled network read), and ``healthy`` the same loop without the sleep. Only ``train/loss``
+    (per step) and the val metrics are logged: the step times are only in the event wall times."""
+    import torch
+    from torch.utils.tensorboard import SummaryWriter
+
+    torch.set_num_threads(1)
+    xt, yt = _blobs(2048, 10, 0)
+    xv, yv = _blobs(512, 10, 1)
+
+    class Slow(torch.utils.data.Dataset):
+        def __init__(self, pause: float) -> None:
+            self.pause = pause
+
+        def __len__(self) -> int:
+            return len(xt) // 32
+
+        def __getitem__(self, b):
+            if self.pause and b % 8 == 7:
+                time.sleep(self.pause)
+            return xt[b * 32 : (b + 1) * 32], yt[b * 32 : (b + 1) * 32]
+
+    runs = {}
+    for name, pause in (("healthy", 0.0), ("paused", 0.06)):
+        torch.manual_seed(0)
+        net = _mlp()
+        opt = torch.optim.SGD(net.parameters(), lr=0.05)
+        loader = torch.utils.data.DataLoader(Slow(pause), batch_size=None, shuffle=False)
+        writer = SummaryWriter(str(out / "torch_slow" / name))
+        step = 0
+        for _epoch in range(5):
+            for xb, yb in loader:
+                loss = torch.nn.functional.cross_entropy(net(xb), yb)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                time.sleep(0.01)  # the forward/backward of a real model: a step takes ~10 ms
+                writer.add_scalar("train/loss", loss.item(), step)
+                step += 1
+            with torch.no_grad():
+                logits = net(xv)
+                writer.add_scalar(
+                    "val/loss", torch.nn.functional.cross_entropy(logits, yv).item(), step
+                )
+                writer.add_scalar(
+                    "val/accuracy", (logits.argmax(-1) == yv).float().mean().item(), step
+                )
+        writer.close()
+        runs[name] = {"tensorboard": str(out / "torch_slow" / name)}
+    return runs
+
+
+MAKERS = {
+    "torch_val_inf": _torch_val_inf,
+    "torch_lr": _torch_lr_nan,
+    "hf": _hf,
+    "clearml": _clearml,
+    "torch_signals": _torch_signals,
+    "torch_slow": _torch_slow,
+}
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--one":
+        dest = Path(sys.argv[3])
+        dest.mkdir(parents=True, exist_ok=True)
+        print(json.dumps(MAKERS[sys.argv[2]](dest)))
+    else:
+        dest = Path(sys.argv[1])
+        for n in sys.argv[2].split(",") if len(sys.argv) > 2 else MAKERS:
+            print(n, _child(n, dest), flush=True)

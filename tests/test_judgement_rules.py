@@ -1,0 +1,69 @@
+"""The verdict's judgement rules (issue 27 item 3) on runs made with the real frameworks.
+
+Every run under tests/data/judgement/ was made by ``tests/detectors/judgement_runs.py`` with the
+real libraries (torch 2.13 ``SummaryWriter``, the HF Trainer's own TensorBoard callback, a ClearML
+offline session through the real SDK); what each run is comes from how it was made (the learning
+rate, schedule or labels chosen to break it), written in that script's docstrings. Each test audits
+the committed artifact through the CLI (``--no-write``), the way a user does.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from mlaudit.cli import app
+
+DATA = Path(__file__).parent / "data" / "judgement"
+
+
+def _audit(*args: str, tmp_path: Path) -> dict:
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(app, [*args, "--no-write", "--format", "json", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    return json.loads(out.read_text())
+
+
+def _finding(rep: dict, code: str) -> dict | None:
+    return next((f for f in rep["findings"] if f["code"] == code), None)
+
+
+# --- chance level from the task's label count (gap 9) and shuffled labels (gap 8) -------------------
+
+
+def test_chance_level_is_the_label_count_of_id2label_not_type_vocab_size(tmp_path):
+    """HF Trainer, 4 labels (``model_config.id2label.0..3``), ``type_vocab_size`` 2, ``vocab_size`` 64:
+    the chance level is 1/4, named after the label map."""
+    rep = _audit("audit", str(DATA / "hf" / "shuffled" / "tb"), tmp_path=tmp_path)
+    ge4 = _finding(rep, "GE004")
+    assert ge4 is not None, [f["code"] for f in rep["findings"]]
+    assert "0.25 for 4 classes" in ge4["message"]
+    assert "type_vocab_size" not in json.dumps(rep) and "ln 64" not in json.dumps(rep)
+
+
+def test_no_vocabulary_chance_level_for_a_classifier_without_a_label_map(tmp_path):
+    """The healthy binary HF classifier (transformers 5 writes no id2label for two labels): its config's
+    vocab_size (64) and type_vocab_size (2) are not a chance level."""
+    from mlaudit_core.detectors._context import chance
+    from mlaudit_core.formats import load_path
+
+    run = next(x for x in load_path(DATA / "hf" / "healthy" / "tb").runs[0] if hasattr(x, "params"))
+    assert (
+        run.params["model_config.type_vocab_size"] == "2"
+        and run.params["model_config.vocab_size"] == "64"
+    )
+    assert chance(run) is None
+
+
+def test_shuffled_labels_are_a_data_failure_with_no_checkpoint_advice(tmp_path):
+    """Labels drawn at random: the training loss falls to 0.01 while evaluation accuracy never beats 1/4.
+    A data/label failure, not healthy and not an overfit of the model; no checkpoint of it is kept."""
+    rep = _audit("audit", str(DATA / "hf" / "shuffled" / "tb"), tmp_path=tmp_path)
+    v = rep["verdict"]
+    assert v["cause"] == "data_config" and v["outcome"] != "succeeded", v
+    assert "chance" in v["summary"]
+    actions = " | ".join(a["action"] for a in rep["next_actions"])
+    assert "Check that labels line up with inputs" in actions
+    assert "checkpoint" not in actions.lower(), actions
