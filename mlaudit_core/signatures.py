@@ -59,15 +59,16 @@ HARDWARE_XIDS = {48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140}
 CATALOG: list[Signature] = [
     # --- out of memory -----------------------------------------------------------------------
     _sig("cuda-oom-v2", "oom",
-         r"CUDA out of memory\. Tried to allocate " + _M(name="requested") +
-         r"\. GPU (?P<device>\d+) has a total capacity of " + _M(name="total") +
+         r"(?:CUDA|HIP) out of memory\. Tried to allocate " + _M(name="requested") +
+         r"\. GPU (?P<device>\d+) has a total capaci?ty of " + _M(name="total") +
          r" of which " + _M(name="free") + r" is free\."
          r"(?:.*?Of the allocated memory " + _M(name="allocated") + r" is allocated by PyTorch)?"
          r"(?:.*?and " + _M(name="reserved") + r" is reserved by PyTorch but unallocated)?",
-         "PyTorch (>= 2.1 wording) CUDA caching allocator failed to allocate",
+         "PyTorch (>= 2.1 wording; 2.1-2.3 print 'capacty', ROCm builds 'HIP') caching allocator failed to "
+         "allocate",
          ('out of memory',)),
     _sig("cuda-oom", "oom",
-         r"CUDA out of memory\.?(?: Tried to allocate " + _M(name="requested") + r")?"
+         r"(?:CUDA|HIP) out of memory(?! with batch=)\.?(?: Tried to allocate " + _M(name="requested") + r")?"
          r"(?:.*?GPU (?P<device>\d+))?"
          r"(?:.*?" + _M(name="total") + r" total capacity)?"
          r"(?:.*?" + _M(name="allocated") + r" already allocated)?"
@@ -75,6 +76,9 @@ CATALOG: list[Signature] = [
          r"(?:.*?" + _M(name="reserved") + r" reserved in total)?",
          "PyTorch CUDA caching allocator failed to allocate",
          ('out of memory',)),
+    _sig("cuda-error-oom", "oom", r"CUDA error: out of memory|cudaErrorMemoryAllocation",
+         "a CUDA call outside the caching allocator could not allocate device memory",
+         ('out of memory', 'cudaerrormemoryallocation')),
     _sig("mps-oom", "oom",
          r"MPS backend out of memory \(MPS allocated: " + _M(name="allocated") +
          r".*?max allowed: " + _M(name="total") + r"\)\. Tried to allocate " + _M(name="requested"),
@@ -90,21 +94,28 @@ CATALOG: list[Signature] = [
          "XLA / TensorFlow / JAX out of memory",
          ('resource_exhausted', 'resource exhausted', 'oom when allocating')),
     _sig("host-oom-killer", "oom",
-         r"Out of memory: Killed process (?P<pid>\d+)|Detected (?P<events>\d+) oom[-_]kill event|oom[-_]kill\b",
+         r"Out of memory: Killed process (?P<pid>\d+)|Detected (?P<events>\d+) oom[-_]kill event|oom[-_]kill\b|"
+         r"step tasks have been OOM Killed",
          "the kernel OOM killer stopped a process (host memory)",
-         ('out of memory: killed', 'oom-kill', 'oom_kill')),
+         ('out of memory: killed', 'oom-kill', 'oom_kill', 'oom killed')),
+    _sig("oom-retry", "oom_recovered",
+         r"(?P<device>CUDA|MPS|CPU) out of memory with batch=(?P<old_batch>\d+)\. Reducing to batch=(?P<new_batch>\d+)",
+         "Ultralytics caught an out-of-memory error in its first epoch, halved the batch and retried (recovered)",
+         ('out of memory with batch',)),
     # --- distributed ---------------------------------------------------------------------------
     _sig("nccl-watchdog-timeout", "collective_timeout",
-         r"(?:\[Rank (?P<rank>\d+)\]\s*)?Watchdog caught collective operation timeout"
+         r"(?:\[(?:PG [^\]]*?)?Rank (?P<rank>\d+)\]\s*)?Watchdog caught collective operation timeout"
          r"(?:.*?SeqNum=(?P<seq>\d+))?(?:.*?OpType=(?P<op>\w+))?(?:.*?Timeout\(ms\)=(?P<timeout_ms>\d+))?"
          r"(?:.*?ran for (?P<ran_ms>\d+) milliseconds)?",
          "NCCL/collective watchdog timed out",
          ('watchdog caught',)),
     _sig("nccl-error", "collective_timeout",
          r"NCCL (?:error|WARN).*?(?:unhandled system error|unhandled cuda error|remote process exited|"
-         r"timeout|internal error)|ncclSystemError|ncclUnhandledCudaError|NCCL communicator was aborted",
-         "NCCL communicator error",
-         ('nccl',)),
+         r"timeout|internal error)|ncclSystemError|ncclUnhandledCudaError|ncclRemoteError|ncclInternalError|"
+         r"NCCL communicator was aborted|Some NCCL operations have failed or timed out|"
+         r"Heartbeat monitor timed out|watchdog got stuck for \d+ seconds",
+         "NCCL communicator error, an aborted communicator, or a stuck NCCL watchdog",
+         ('nccl', 'heartbeat monitor', 'watchdog got stuck')),
     _sig("store-timeout", "collective_timeout",
          r"DistStoreError|Timed out (?:after \d+ seconds )?waiting for (?:clients|the store|rendezvous)|"
          r"RendezvousTimeoutError",
@@ -122,19 +133,29 @@ CATALOG: list[Signature] = [
          ('shared memory', '/torch_')),
     _sig("sigkill", "killed",
          r"Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|exitcode\s*:\s*-9\b|^\s*Killed\s*$|"
-         r"\b\d+\s+Killed\s+\S|task \d+: Killed|killed by signal 9\b",
+         r"\b\d+\s+Killed\s+\S|task \d+: Killed|killed by signal 9\b|got signal: 9\b",
          "the process was killed with SIGKILL (often the host OOM killer or the scheduler)",
          ('killed', 'sigkill', 'exitcode')),
     _sig("time-limit", "time_limit",
-         r"CANCELLED AT (?P<at>\S+) DUE TO TIME LIMIT|DUE TO TIME LIMIT|"
+         r"CANCELLED AT (?P<at>\S+) DUE TO TIME LIMIT|DUE TO TIME LIMIT|DUE TO JOB REQUEUE|"
          r"exceeded (?:its |the )?(?:wall ?time|time limit)|walltime exceeded|job killed: walltime",
          "the scheduler stopped the job at its wall-time limit",
          ('time limit', 'wall time', 'walltime')),
     _sig("sigterm", "preemption",
          r"(?:received|got|caught)\s+(?:signal\s+)?(?:SIGTERM|signal 15)|SIGTERM received|"
-         r"Signal 15 \(SIGTERM\)|Received SIGTERM|SIGTERM:\s*15",
-         "the process was asked to terminate (often preemption)",
-         ('sigterm', 'signal 15')),
+         r"Signal 15 \(SIGTERM\)|Received SIGTERM|SIGTERM:\s*15|Received (?:15|1|3) death signal|"
+         r"got signal: (?:15|1|3)\b|exitcode\s*:\s*-(?:15|1|3)\b",
+         "the process was asked to terminate (SIGTERM/SIGHUP/SIGQUIT: a scheduler, a preemption, an operator)",
+         ('sigterm', 'signal 15', 'death signal', 'got signal', 'exitcode')),
+    _sig("sigint", "interrupt",
+         r"Detected KeyboardInterrupt, attempting graceful shutdown|Received 2 death signal|got signal: 2\b|"
+         r"exitcode\s*:\s*-2\b",
+         "the process was interrupted (SIGINT: Ctrl-C, or a launcher passing it on)",
+         ('keyboardinterrupt', 'death signal', 'got signal', 'exitcode')),
+    _sig("elastic-teardown", "teardown",
+         r"Sending process (?P<pid>\d+) closing signal (?P<signal>SIG\w+)",
+         "torchrun stopping the other workers after one failed (a consequence, not a cause)",
+         ('closing signal',)),
     _sig("preempted", "preemption",
          r"\bpreempt(?:ed|ion)\b|spot instance.*(?:interrupt|terminat)|instance is being preempted",
          "the scheduler preempted the job",
@@ -154,6 +175,9 @@ CATALOG: list[Signature] = [
          r"Unable to determine the device handle for GPU",
          "the GPU disappeared from the bus",
          ('fallen off the bus', 'gpu is lost', 'gpu_is_lost', 'device handle for gpu')),
+    _sig("node-fail", "hardware", r"CANCELLED AT (?P<at>\S+) DUE TO NODE FAIL(?:URE)?|DUE TO NODE FAIL",
+         "the scheduler cancelled the job because its node failed",
+         ('node fail',)),
     _sig("cuda-illegal-access", "cuda_error",
          r"an illegal memory access was encountered|unspecified launch failure",
          "a CUDA kernel faulted (often a software bug; a hardware fault when an Xid precedes it)",
@@ -164,13 +188,24 @@ CATALOG: list[Signature] = [
     # --- storage -------------------------------------------------------------------------------
     _sig("disk-full", "disk_full",
          r"(?:\[Errno 28\] )?No space left on device(?::\s*'(?P<path>[^']+)')?|Disk quota exceeded|"
-         r"\bENOSPC\b|PytorchStreamWriter failed writing file.*?file write failed",
+         r"\bENOSPC\b|StorageFull",
          "the disk (or quota) filled up",
-         ('no space left', 'quota exceeded', 'enospc', 'pytorchstreamwriter')),
+         ('no space left', 'quota exceeded', 'enospc', 'storagefull')),
+    _sig("checkpoint-write-failed", "checkpoint_failed",
+         r"PytorchStreamWriter failed writing (?:file|central directory)|unexpected pos \d+ vs \d+|"
+         r"Error while serializing: IoError",
+         "writing a checkpoint failed part-way (torch.save / safetensors): the file is likely truncated",
+         ('pytorchstreamwriter', 'unexpected pos', 'error while serializing')),
+    _sig("checkpoint-read-failed", "checkpoint_failed",
+         r"PytorchStreamReader failed reading zip archive|failed finding central directory|"
+         r"Error while deserializing header|invalid load key",
+         "reading a checkpoint failed: the file is truncated or not a checkpoint",
+         ('pytorchstreamreader', 'central directory', 'deserializing header', 'invalid load key')),
     # --- fp16 loss scaling ---------------------------------------------------------------------
     _sig("min-loss-scale", "min_loss_scale",
          r"Current loss scale already at minimum|Minimum loss scale reached(?: \((?P<min_scale>" + _NUM + r")\))?|"
-         r"loss scale.*below.*minimum",
+         r"loss scale is already at minimum(?: \((?P<min_scale2>" + _NUM + r")\))?|"
+         r"Loss is scaled down to minimum|loss scale.*below.*minimum",
          "fp16 dynamic loss scaling hit its minimum",
          ('minimum',)),
     _sig("overflow-skip", "overflow_skip",
@@ -185,17 +220,22 @@ CATALOG: list[Signature] = [
          ('overflow!', 'overflow detected')),
     _sig("overflow-skip-fairseq", "overflow_skip",
          r"(?:gradient overflow detected, ignoring gradient|AMP: overflow detected), setting (?:loss )?scale to:?"
-         r"\s*(?P<loss_scale>" + _NUM + r")",
-         "fp16 overflow (fairseq): the update is skipped and the loss scale reduced",
+         r"\s*(?:to\s+)?(?P<loss_scale>" + _NUM + r")|"
+         r"Overflow detected at step \d+, ignoring gradient, decreasing loss scale from " + _NUM +
+         r" to (?P<loss_scale2>\d+(?:\.\d+)?(?:e[-+]?\d+)?)",
+         "fp16 overflow (fairseq, fairseq2): the update is skipped and the loss scale reduced",
          ('overflow detected',)),
     # --- numerics and shapes -------------------------------------------------------------------
     _sig("nan-message", "nan",
          r"\b(?:loss|grad(?:ient)?s?(?: norm)?)\b[^\n]{0,40}?\b(?:is|are|became|becomes|contains?|was)\s+"
          r"(?:nan|inf|infinite|non-?finite)\b|NaN or Inf found|non-finite (?:loss|gradient|norm)|"
          r"Detected (?:NaN|inf)|returned nan values|nan loss detected|"
-         r"is not finite\. Previous best|encountered (?:NaN|inf)\b",
+         r"is (?:not finite|infinite)\. Previous best|encountered (?:NaN|inf)\b|Invalid loss, terminating training|"
+         r"(?:Loss|Fitness) NaN/Inf detected|NaN persisted for \d+ epochs|found (?:NaN|Inf) in local grad norm|"
+         r"Unexpected result (?:nan|inf)\b",
          "a NaN/inf message printed by the framework",
-         ('nan', 'finite', 'is inf', 'are inf', 'or inf', 'detected inf', 'encountered inf', 'became inf', 'becomes inf', 'contains inf', 'contain inf', 'was inf')),
+         ('nan', 'finite', 'is inf', 'are inf', 'or inf', 'detected inf', 'encountered inf', 'became inf', 'becomes inf',
+          'contains inf', 'contain inf', 'was inf', 'invalid loss', 'found inf', 'result inf')),
     _sig("shape-mismatch", "shape_mismatch",
          r"size mismatch for (?P<param>[\w.]+): copying a param with shape (?P<checkpoint_shape>torch\.Size\(\[[\d, ]*\]\))"
          r" from checkpoint, the shape in current model is (?P<model_shape>torch\.Size\(\[[\d, ]*\]\))|"
@@ -222,8 +262,57 @@ CATALOG: list[Signature] = [
 ]
 
 _NEEDLES = tuple(sorted({n for s in CATALOG for n in s.needles}))
-#: Categories that describe what happened, not what went wrong.
-CONTEXT_CATEGORIES = frozenset({"checkpoint", "resume"})
+#: Categories that describe what happened, not what went wrong: a checkpoint written or restored,
+#: torchrun stopping the sibling workers of a failed one, an out-of-memory the framework recovered from.
+CONTEXT_CATEGORIES = frozenset({"checkpoint", "resume", "teardown", "oom_recovered"})
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """What a category of signatures means for the verdict (docs/signatures.md)."""
+
+    meaning: str
+    cause: str  # the report's cause class (:class:`mlaudit_core.report.Cause` value)
+    outcome: str  # the outcome the verdict gives when this is the first broken layer
+    detector: str  # the detector that reports it
+
+
+#: Category -> meaning, cause class and outcome. A kill, termination or interrupt signal is an
+#: infrastructure event or an interrupt, never a code bug (issue 27): its cause is infra_runtime,
+#: or inconclusive for an interrupt whose sender the log does not name.
+MEANINGS: dict[str, Meaning] = {
+    "oom": Meaning("out of memory (device or host)", "infra_runtime", "crashed", "RT001"),
+    "oom_recovered": Meaning("out of memory caught and retried with a smaller batch", "-", "-", "context"),
+    "collective_timeout": Meaning("collective/NCCL timeout or communicator error", "infra_runtime", "crashed",
+                                  "RT002"),
+    "preemption": Meaning("termination signal (SIGTERM/SIGHUP/SIGQUIT) or preemption", "infra_runtime",
+                          "crashed (running when requeued)", "RT003"),
+    "requeue": Meaning("the scheduler requeued the job", "infra_runtime", "running", "RT003"),
+    "interrupt": Meaning("interrupt (SIGINT, Ctrl-C)", "inconclusive", "crashed", "ending (V17), RT005 (V08)"),
+    "teardown": Meaning("torchrun stopping the other workers after one failed", "-", "-", "context"),
+    "worker_killed": Meaning("data-loader worker death", "infra_runtime", "crashed", "RT004"),
+    "killed": Meaning("kill signal (SIGKILL, exit code -9, the OOM killer)", "infra_runtime", "crashed",
+                      "RT010"),
+    "time_limit": Meaning("scheduler wall-time limit", "infra_runtime", "crashed", "RT010"),
+    "hardware": Meaning("GPU hardware or node fault (Xid, ECC, lost GPU, node failure)", "infra_runtime",
+                        "crashed", "RT007"),
+    "cuda_error": Meaning("CUDA kernel fault", "infra_runtime when a hardware fault precedes it", "crashed",
+                          "RT007 context"),
+    "device_assert": Meaning("device-side assertion (an index or label out of range)", "correctness_bug",
+                             "crashed", "RT005 context"),
+    "disk_full": Meaning("disk full or quota exceeded", "infra_runtime", "crashed", "RT008"),
+    "checkpoint_failed": Meaning("checkpoint write or read failed (truncated file)", "infra_runtime", "crashed",
+                                 "RT008"),
+    "min_loss_scale": Meaning("fp16 loss-scale floor", "data_config (model_convergence with a divergence)",
+                              "crashed", "RT006"),
+    "overflow_skip": Meaning("fp16 overflow: step skipped, loss scale reduced", "benign unless they persist",
+                             "- (diverged when failing)", "RT006"),
+    "nan": Meaning("non-finite loss or gradients reported by the framework", "from the onset (LI001/OP004)",
+                   "diverged", "RT009"),
+    "shape_mismatch": Meaning("tensor shape mismatch", "correctness_bug", "crashed", "RT005 context"),
+    "checkpoint": Meaning("a checkpoint was written", "-", "-", "context"),
+    "resume": Meaning("a checkpoint was restored (a resumed run)", "-", "-", "LI003"),
+}
 _RANK_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d+\]:\s?|rank\d+:\s|\d{1,4}:\s)")
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _EXC = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|OutOfMemoryError))"
@@ -340,12 +429,24 @@ def match_line(text: str) -> list[tuple[Signature, dict[str, str]]]:
         if m:
             seen.add(sig.category)
             figs = {k: v.strip() for k, v in m.groupdict().items() if v is not None}
-            if "path2" in figs:
-                figs["path"] = figs.pop("path2")
+            for k in [k for k in figs if k.endswith("2") and k[:-1] not in figs]:
+                figs[k[:-1]] = figs.pop(k)  # an alternative's group (path2, loss_scale2) names the same figure
             if "path" in figs:
                 figs["path"] = figs["path"].rstrip(".,;:")
             out.append((sig, figs))
     return out
+
+
+#: torchrun's failure report (``ChildFailedError``, torch.distributed.elastic.multiprocessing.errors,
+#: ``_FAILURE_FORMAT_TEMPLATE``): a ``Failures:`` section listing the other workers, then ``Root Cause
+#: (first observed failure):``. The signals in the ``Failures:`` section are torchrun's own teardown of
+#: the siblings after the root cause (SIGTERM, exit code -15), not something done to the job.
+_ELASTIC_FAILURES = re.compile(r"^\s*Failures:\s*$")
+_ELASTIC_ROOT = re.compile(r"^\s*Root Cause \(first observed failure\):")
+_ELASTIC_END = re.compile(r"^\s*={20,}\s*$")
+_SIBLING = _sig("elastic-sibling-stopped", "teardown", r".", "a signal torchrun's failure report lists for "
+                "a worker other than the root cause (the launcher stopped it)", ())
+_SIGNAL_CATEGORIES = frozenset({"killed", "preemption", "interrupt"})
 
 
 def scan(lines: Iterable[ConsoleLine]) -> tuple[list[SignatureHit], list[Traceback]]:
@@ -353,14 +454,24 @@ def scan(lines: Iterable[ConsoleLine]) -> tuple[list[SignatureHit], list[Traceba
 
     Returns (hits in line order, tracebacks in line order). Cost is linear in
     the text: a line without any signature's needle costs a few substring tests.
+    Inside torchrun's failure report, a signal listed under ``Failures:`` (before the root
+    cause) is the launcher's teardown of the other workers: it is reported as
+    ``elastic-sibling-stopped`` (a context category), not as a kill or a termination.
     """
     hits: list[SignatureHit] = []
     tbs: list[Traceback] = []
     frames: list[tuple[str, int, str]] = []
+    section = None  # None, "failures" or "root" inside a torchrun failure report
     for cl in lines:
         text = cl.text
         if text[:1] in "[r0123456789":
             text = _RANK_PREFIX.sub("", text, count=1)
+        if _ELASTIC_FAILURES.match(text):
+            section = "failures"
+        elif section and _ELASTIC_ROOT.match(text):
+            section = "root"
+        elif section == "root" and _ELASTIC_END.match(text):
+            section = None
         fm = _FRAME.match(text)
         if fm:
             frames.append((fm["file"], int(fm["line"]), fm["func"]))
@@ -377,5 +488,8 @@ def scan(lines: Iterable[ConsoleLine]) -> tuple[list[SignatureHit], list[Traceba
             elif not stripped.startswith(("Traceback", "During handling", "The above")):
                 frames = []
         for sig, figs in match_line(text):
+            if section == "failures" and sig.category in _SIGNAL_CATEGORIES:
+                figs = {**figs, "listed_as": sig.id}
+                sig = _SIBLING
             hits.append(SignatureHit(sig, cl, figs))
     return hits, tbs

@@ -5,6 +5,9 @@ from __future__ import annotations
 from ..report import FactEvidence, Severity
 from ._console import ConsoleSignatureDetector
 
+#: Exceptions a launcher raises to report that a child process failed; the child's error is the cause.
+LAUNCHER_WRAPPERS = ("ChildFailedError",)
+
 
 class PythonTraceback(ConsoleSignatureDetector, code="RT005", name="python-traceback", family="runtime"):
     """The console holds a Python traceback: the run raised an exception.
@@ -16,6 +19,8 @@ class PythonTraceback(ConsoleSignatureDetector, code="RT005", name="python-trace
     Remedy: depends on the exception; shape mismatches and key errors are code or
     config bugs, resource errors are infrastructure.
     Thresholds: none. KeyboardInterrupt is reported at info level (a person stopped it).
+    A launcher's report that a child failed (torchrun's ``ChildFailedError``) is not the
+    error itself: the child's own traceback before it is reported when the log holds one.
     """
 
     categories = ()
@@ -24,7 +29,8 @@ class PythonTraceback(ConsoleSignatureDetector, code="RT005", name="python-trace
         _, tbs = self.hits(run)
         if not tbs:
             return
-        tb = tbs[-1]
+        own = [t for t in tbs if not t.exception_type.endswith(LAUNCHER_WRAPPERS)]
+        tb = own[-1] if own else tbs[-1]
         frame = tb.raising_frame
         sev = Severity.INFO if tb.exception_type.endswith("KeyboardInterrupt") else Severity.ERROR
         where = f" at {frame[0]}:{frame[1]} in {frame[2]}" if frame else ""

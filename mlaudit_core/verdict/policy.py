@@ -17,6 +17,7 @@ not part of a rule: :func:`.evidence.confidence` derives it from what was examin
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,7 +33,12 @@ from .evidence import _NORMAL_END, MIN_TREND_POINTS, Basis, Ending, LrAssessment
 _CORRECTNESS_EXC = ("ValueError", "TypeError", "KeyError", "IndexError", "AttributeError",
                     "AssertionError", "NameError", "NotImplementedError", "ZeroDivisionError",
                     "ImportError", "ModuleNotFoundError", "FileNotFoundError", "UnboundLocalError")
-_STOP_EXC = ("KeyboardInterrupt", "SystemExit")
+_STOP_EXC = ("KeyboardInterrupt", "SystemExit", "SignalException", "SIGTERMException")
+#: An exception message that names a signal (torch elastic ``Process N got signal: 15``, torchrun's
+#: ``Signal 9 (SIGKILL) received by PID N``): the process was stopped from outside (docs/signatures.md).
+_SIGNAL_MSG = re.compile(r"got signal:?\s*\d+|\bsignal \d+\b|\bSIG(?:TERM|KILL|INT|HUP|QUIT)\b", re.I)
+#: A launcher's report that a child process failed; with no child traceback in the log, why it failed is not there.
+_LAUNCHER_EXC = ("ChildFailedError",)
 
 
 @dataclass
@@ -114,9 +120,9 @@ def _ended_by_preemption(c: Ctx, f: Finding) -> bool:
         return False
     if f.code in ("RT004", "RT010"):  # workers and the process are killed as the job is torn down
         return True
-    msg = (f.facts.get("exception_message") or "").lower()
+    msg = f.facts.get("exception_message") or ""
     exc = str(f.facts.get("exception_type", ""))
-    return f.code == "RT005" and (exc.endswith(_STOP_EXC) or "sigterm" in msg or "signal 15" in msg)
+    return f.code == "RT005" and (exc.endswith(_STOP_EXC) or bool(_SIGNAL_MSG.search(msg)))
 
 
 def _hardware(c: Ctx) -> Decision | None:
@@ -270,10 +276,15 @@ def _crash_other(c: Ctx) -> Decision | None:
     f = c.get("RT005", Severity.ERROR)
     if f and not _ended_by_preemption(c, f):
         exc = str(f.facts.get("exception_type", ""))
-        if exc.endswith(_STOP_EXC):
+        if exc.endswith(_STOP_EXC) or _SIGNAL_MSG.search(f.facts.get("exception_message") or ""):
+            # a kill, termination or interrupt signal is an infrastructure event or a person, never a code bug
             return Decision(Outcome.CRASHED, Cause.INCONCLUSIVE,
                             f"The run was stopped by {exc.rsplit('.', 1)[-1]} ({f.message}); why it was "
                             "stopped is not in the data.", f)
+        if exc.endswith(_LAUNCHER_EXC):
+            return Decision(Outcome.CRASHED, Cause.INCONCLUSIVE,
+                            f"The launcher reports that a worker failed ({f.message}), and the worker's own error "
+                            "is not in the log: attach the worker's output (torchrun --tee 3, or the rank's log).", f)
         shape = "shape" in (f.facts.get("exception_message") or "").lower()
         cause = (Cause.CORRECTNESS_BUG if (exc.rsplit(".", 1)[-1] in _CORRECTNESS_EXC or shape)
                  else Cause.INFRA_RUNTIME if exc.endswith(("OSError", "MemoryError", "TimeoutError"))
@@ -820,8 +831,10 @@ POLICY: tuple[Rule, ...] = (
              Case("NaN message, no loss history", (("RT009", _E, {}),), ("diverged", "inconclusive")),
              Case("NaN message with a loss history", (("RT009", _E, {}),), None, series=_LOSS))),
     Rule("V08", "exception", 80,
-         "RT005 traceback at error (not a preemption): KeyboardInterrupt/SystemExit -> stopped, cause "
-         "inconclusive; code errors -> correctness_bug; OSError/MemoryError/TimeoutError -> infra_runtime",
+         "RT005 traceback at error (not a preemption): KeyboardInterrupt/SystemExit/SignalException or a signal "
+         "named in the message -> stopped, cause inconclusive (a signal is never a code bug); a launcher's "
+         "ChildFailedError without the worker's error -> inconclusive; code errors -> correctness_bug; "
+         "OSError/MemoryError/TimeoutError -> infra_runtime",
          (Outcome.CRASHED,), (Cause.CORRECTNESS_BUG, Cause.INFRA_RUNTIME, Cause.INCONCLUSIVE), _crash_other,
          codes=("RT005",), cases=(
              Case("shape mismatch", (("RT005", _E, {"exception_type": "RuntimeError",
@@ -831,7 +844,16 @@ POLICY: tuple[Rule, ...] = (
              Case("KeyboardInterrupt", (("RT005", _E, {"exception_type": "KeyboardInterrupt"}),),
                   ("crashed", "inconclusive")),
              Case("SIGTERM by the scheduler", (("RT005", _E, {"exception_type": "KeyboardInterrupt"}),
-                                               ("RT003", _W, {})), None))),
+                                               ("RT003", _W, {})), None),
+             Case("torchrun agent got SIGTERM (SignalException, RT003 fired)",
+                  (("RT005", _E, {"exception_type": "torch.distributed.elastic.multiprocessing.api.SignalException",
+                                  "exception_message": "Process 21354 got signal: 15"}), ("RT003", _W, {})), None),
+             Case("a signal named in the exception, no RT003", (("RT005", _E, {
+                 "exception_type": "RuntimeError", "exception_message": "Process 7 got signal: 2"}),),
+                  ("crashed", "inconclusive")),
+             Case("ChildFailedError without the worker's traceback", (("RT005", _E, {
+                 "exception_type": "torch.distributed.elastic.multiprocessing.errors.ChildFailedError",
+                 "exception_message": ""}),), ("crashed", "inconclusive")))),
     Rule("V08b", "zero-loss", 85,
          "training loss exactly 0.0 at its last 3+ points (exactly 0 from the first point: nothing learned)",
          (Outcome.PLATEAUED, Outcome.SUCCEEDED), (Cause.DATA_CONFIG,), _zero_loss, cases=(

@@ -1,0 +1,767 @@
+"""Where each failure signature's messages come from: the frameworks' own source.
+
+Every :data:`SOURCES` row is one message a framework, launcher, scheduler or driver prints, with
+the :data:`mlaudit_core.signatures.CATALOG` entry that must recognise it, where the text is written
+(package, version read, file, function and line), the format as the source writes it (``{}`` or
+``%s`` stand for the filled values) and one message filled as the package prints it.
+``check`` says how ``tests/test_signature_sources.py`` holds the row to the real package:
+
+* ``produced``: the test runs the package (a torchrun job whose worker gets SIGKILL, a DataLoader
+  whose worker dies, Keras' TerminateOnNaN, Lightning's handlers, ``torch.save`` to a full disk,
+  anomaly mode) and matches what it printed or raised;
+* ``installed``: the test reads the file of the installed package (a test dependency: torch,
+  lightning, transformers, accelerate, keras) and checks that the format's literal text is there;
+* ``source``: the package is not a test dependency (DeepSpeed builds from an sdist, fairseq,
+  fairseq2, Megatron-core, mmengine, Ultralytics pull their own stacks); the format was read from the
+  released package named by ``version`` and :func:`format_in_file` checks it against an unpacked
+  copy (``python -m mlaudit_core.signature_sources DIR`` prints the check per row);
+* ``upstream``: compiled code that the CPU wheel does not ship (the CUDA caching allocator, NCCL
+  process group), scheduler and kernel messages, and NVIDIA driver messages: the file named in the
+  project's repository or the vendor's documentation.
+
+Every row, whatever its check, is also tested the plain way: the filled message is an instance of
+its format and the signature matches it, capturing ``figures``. ``docs/signatures.md`` is generated
+from this table (``mlaudit rules --signatures --format markdown``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class MessageSource:
+    signature: str  # CATALOG id
+    package: str  # distribution, or the project (slurm, linux, nvidia-driver)
+    version: str  # the version whose text was read
+    file: str  # path inside the installed package or the project's repository
+    where: str  # function / class, and the line in that version
+    template: str  # the format as the source writes it
+    example: str  # a message filled as the package prints it
+    check: str  # produced | installed | source | upstream
+    figures: dict[str, str] = field(default_factory=dict)
+
+
+_T = "2.13.0"  # torch
+_L = "2.6.6"  # lightning
+
+SOURCES: tuple[MessageSource, ...] = (
+    # --- out of memory ---------------------------------------------------------------------------------
+    MessageSource(
+        "cuda-oom-v2",
+        "torch",
+        ">= 2.4",
+        "c10/cuda/CUDACachingAllocator.cpp",
+        "DeviceCachingAllocator::malloc, TORCH_CHECK_WITH(OutOfMemoryError, ...)",
+        "CUDA out of memory. Tried to allocate {}. GPU {} has a total capacity of {} of which {} is free. {}"
+        "Of the allocated memory {} is allocated by PyTorch, and {} is reserved by PyTorch but unallocated.",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.95 GiB. GPU 0 has a total capacity of "
+        "14.57 GiB of which 1.58 GiB is free. Process 2493055 has 12.02 GiB memory in use. Of the allocated memory "
+        "734.07 MiB is allocated by PyTorch, and 33.93 MiB is reserved by PyTorch but unallocated.",
+        "upstream",
+        {
+            "requested": "1.95",
+            "device": "0",
+            "total": "14.57",
+            "free": "1.58",
+            "allocated": "734.07",
+            "allocated_unit": "MiB",
+            "reserved": "33.93",
+        },
+    ),
+    MessageSource(
+        "cuda-oom-v2",
+        "torch",
+        "2.1-2.3",
+        "c10/cuda/CUDACachingAllocator.cpp",
+        "DeviceCachingAllocator::malloc (the 'capacty' spelling of 2.1-2.3)",
+        "CUDA out of memory. Tried to allocate {}. GPU {} has a total capacty of {} of which {} is free. {}",
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 448.00 MiB. GPU 1 has a total capacty "
+        "of 79.10 GiB of which 364.31 MiB is free. Process 175080 has 1.46 GiB memory in use.",
+        "upstream",
+        {"requested": "448.00", "device": "1", "total": "79.10", "free": "364.31"},
+    ),
+    MessageSource(
+        "cuda-oom-v2",
+        "torch (ROCm)",
+        ">= 2.4",
+        "c10/cuda/CUDACachingAllocator.cpp (hipified)",
+        "DeviceCachingAllocator::malloc, HIP build",
+        "HIP out of memory. Tried to allocate {}. GPU {} has a total capacity of {} of which {} is free.",
+        "OutOfMemoryError: HIP out of memory. Tried to allocate 704.00 GiB. GPU 0 has a total capacity of "
+        "191.69 GiB of which 186.02 GiB is free.",
+        "upstream",
+        {"requested": "704.00", "total": "191.69"},
+    ),
+    MessageSource(
+        "cuda-oom",
+        "torch",
+        "< 2.1",
+        "c10/cuda/CUDACachingAllocator.cpp",
+        "THCCachingAllocator malloc (1.x wording)",
+        "CUDA out of memory. Tried to allocate {} (GPU {}; {} total capacity; {} already allocated; {} free; "
+        "{} reserved in total by PyTorch)",
+        "RuntimeError: CUDA out of memory. Tried to allocate 4.18 GiB (GPU 0; 10.92 GiB total capacity; 4.68 GiB "
+        "already allocated; 2.44 GiB free; 7.85 GiB reserved in total by PyTorch)",
+        "upstream",
+        {"requested": "4.18", "total": "10.92", "allocated": "4.68", "free": "2.44"},
+    ),
+    MessageSource(
+        "torch-oom-error",
+        "torch",
+        _T,
+        "torch/cuda/__init__.py",
+        "OutOfMemoryError (torch._C._OutOfMemoryError)",
+        "OutOfMemoryError",
+        "torch.OutOfMemoryError",
+        "produced",
+    ),
+    MessageSource(
+        "cuda-error-oom",
+        "torch",
+        _T,
+        "c10/cuda/CUDAException.h",
+        "C10_CUDA_CHECK -> cudaGetErrorString",
+        "CUDA error: {}",
+        "RuntimeError: CUDA error: out of memory",
+        "upstream",
+    ),
+    MessageSource(
+        "oom-retry",
+        "ultralytics",
+        "8.4.190",
+        "ultralytics/engine/trainer.py",
+        "BaseTrainer._do_train, line 582",
+        "{} with batch={}. Reducing to batch={} and retrying ({}/3).",
+        "WARNING CUDA out of memory with batch=16. Reducing to batch=8 and retrying (1/3).",
+        "source",
+        {"device": "CUDA", "old_batch": "16", "new_batch": "8"},
+    ),
+    MessageSource(
+        "xla-oom",
+        "tensorflow",
+        "2.x",
+        "tensorflow/core/framework/op_kernel.cc",
+        "OpKernelContext::allocate_tensor (ResourceExhaustedError)",
+        "OOM when allocating tensor with shape{} and type {} on {} by allocator {}",
+        "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with "
+        "shape[256,1024,1024] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
+        "upstream",
+    ),
+    MessageSource(
+        "host-oom-killer",
+        "linux",
+        "6.x",
+        "mm/oom_kill.c",
+        "__oom_kill_process, pr_err",
+        "{}: Killed process {} ({}) total-vm:{}kB, anon-rss:{}kB, file-rss:{}kB, shmem-rss:{}kB",
+        "Memory cgroup out of memory: Killed process 4242 (python) total-vm:98765432kB, anon-rss:81234567kB, "
+        "file-rss:0kB, shmem-rss:0kB",
+        "upstream",
+        {"pid": "4242"},
+    ),
+    MessageSource(
+        "host-oom-killer",
+        "slurm",
+        "23.x",
+        "src/plugins/task/cgroup/task_cgroup_memory.c",
+        "task_cgroup_memory_check_oom",
+        "Detected {} oom_kill event in StepId={}. Some of the step tasks have been OOM Killed.",
+        "slurmstepd: error: Detected 1 oom_kill event in StepId=4242.batch. Some of the step tasks "
+        "have been OOM Killed.",
+        "upstream",
+        {"events": "1"},
+    ),
+    # --- distributed: NCCL, store, torchrun ------------------------------------------------------------------
+    MessageSource(
+        "nccl-watchdog-timeout",
+        "torch",
+        ">= 2.2",
+        "torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp",
+        "ProcessGroupNCCL::WorkNCCL::checkTimeout",
+        "{} Watchdog caught collective operation timeout: {} ran for {} milliseconds before timing out.",
+        "[rank1]:[E1218 20:27:21.433063423 ProcessGroupNCCL.cpp:629] [Rank 1] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=131072000, NumelOut=131072000, Timeout(ms)=600000) "
+        "ran for 600081 milliseconds before timing out.",
+        "upstream",
+        {"rank": "1", "seq": "1", "op": "BROADCAST", "timeout_ms": "600000", "ran_ms": "600081"},
+    ),
+    MessageSource(
+        "nccl-watchdog-timeout",
+        "torch",
+        ">= 2.4",
+        "torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp",
+        "logPrefix() of the process group (PG ID, GUID, rank)",
+        "[PG ID {} PG GUID {} Rank {}] Watchdog caught collective operation timeout: {}",
+        "[rank3]:[E506 10:00:00.000 ProcessGroupNCCL.cpp:632] [PG ID 0 PG GUID 0(default_pg) Rank 3] Watchdog "
+        "caught collective operation timeout: WorkNCCL(SeqNum=64214, OpType=ALLGATHER, NumelIn=1, NumelOut=32, "
+        "Timeout(ms)=600000) ran for 600012 milliseconds before timing out.",
+        "upstream",
+        {"rank": "3", "op": "ALLGATHER", "timeout_ms": "600000"},
+    ),
+    MessageSource(
+        "nccl-error",
+        "torch",
+        ">= 2.2",
+        "torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp",
+        "ProcessGroupNCCL::WorkNCCL::handleException",
+        "Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, "
+        "subsequent GPU operations might run on corrupted/incomplete data.",
+        "[rank0]:[E ProcessGroupNCCL.cpp:1537] [PG 0 Rank 0] Some NCCL operations have failed or timed out. Due to "
+        "the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+        "upstream",
+    ),
+    MessageSource(
+        "nccl-error",
+        "torch",
+        ">= 2.3",
+        "torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp",
+        "ProcessGroupNCCL::HeartbeatMonitor::runLoop",
+        "Heartbeat monitor timed out! Process will be terminated after dumping debug info.",
+        "[rank2]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 2] Heartbeat monitor timed out! Process will be "
+        "terminated after dumping debug info. workMetaList_.size()=1",
+        "upstream",
+    ),
+    MessageSource(
+        "nccl-error",
+        "torch",
+        ">= 2.0",
+        "torch/csrc/distributed/c10d/NCCLUtils.cpp",
+        "getNcclErrorDetailStr",
+        "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, remote "
+        "process exited or there was a network error, NCCL version 2.21.5 ncclRemoteError: A call failed possibly due "
+        "to a network error or a remote process exiting prematurely.",
+        "upstream",
+    ),
+    MessageSource(
+        "store-timeout",
+        "torch",
+        _T,
+        "torch/csrc/distributed/c10d/TCPStore.cpp (libtorch_cpu.so)",
+        "TCPStore::waitForWorkers",
+        "Timed out after {} seconds waiting for clients. {}/{} clients joined.",
+        "torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/2 clients joined.",
+        "installed",
+    ),
+    MessageSource(
+        "sigkill",
+        "torch",
+        _T,
+        "torch/distributed/elastic/multiprocessing/api.py",
+        "SubprocessContext._poll, line 1002",
+        "failed (exitcode: %s) local_rank: %s (pid: %s) of binary: %s",
+        "E1206 07:40:27.173000 8623 torch/distributed/elastic/multiprocessing/api.py:1002] failed (exitcode: -9) "
+        "local_rank: 1 (pid: 8746) of binary: /usr/bin/python3",
+        "produced",
+    ),
+    MessageSource(
+        "sigkill",
+        "torch",
+        _T,
+        "torch/distributed/elastic/multiprocessing/errors/__init__.py",
+        "ProcessFailure.__post_init__, line 142 (the root cause of a ChildFailedError report)",
+        "Signal {} ({}) received by PID {}",
+        "  traceback : Signal 9 (SIGKILL) received by PID 8746",
+        "produced",
+    ),
+    MessageSource(
+        "sigterm",
+        "torch",
+        _T,
+        "torch/distributed/elastic/agent/server/api.py",
+        "SimpleElasticAgent.run, line 753 (the agent got SIGTERM/SIGHUP/SIGQUIT)",
+        "Received %s death signal, shutting down workers",
+        "W1206 08:00:00.000000 1234 torch/distributed/elastic/agent/server/api.py:753] Received 15 death signal, "
+        "shutting down workers",
+        "produced",
+    ),
+    MessageSource(
+        "sigterm",
+        "torch",
+        _T,
+        "torch/distributed/elastic/multiprocessing/api.py",
+        "_terminate_process_handler, line 86 (SignalException)",
+        "Process {} got signal: {}",
+        "torch.distributed.elastic.multiprocessing.api.SignalException: Process 1234 got signal: 15",
+        "produced",
+    ),
+    MessageSource(
+        "sigint",
+        "torch",
+        _T,
+        "torch/distributed/elastic/agent/server/api.py",
+        "SimpleElasticAgent.run, line 753 (the agent got SIGINT)",
+        "Received %s death signal, shutting down workers",
+        "W1206 08:00:00.000000 1234 torch/distributed/elastic/agent/server/api.py:753] Received 2 death signal, "
+        "shutting down workers",
+        "installed",
+    ),
+    MessageSource(
+        "elastic-teardown",
+        "torch",
+        _T,
+        "torch/distributed/elastic/multiprocessing/api.py",
+        "SubprocessContext._close, line 1029",
+        "Sending process %s closing signal %s",
+        "W1206 07:40:27.094000 8623 torch/distributed/elastic/multiprocessing/api.py:1028] Sending process 8745 "
+        "closing signal SIGTERM",
+        "produced",
+        {"pid": "8745", "signal": "SIGTERM"},
+    ),
+    # --- data loader ------------------------------------------------------------------------------------------
+    MessageSource(
+        "dataloader-worker-killed",
+        "torch",
+        _T,
+        "torch/utils/data/dataloader.py",
+        "_MultiProcessingDataLoaderIter._try_get_data, line 1305",
+        "DataLoader worker (pid(s) {}) exited unexpectedly",
+        "RuntimeError: DataLoader worker (pid(s) 2816) exited unexpectedly",
+        "produced",
+        {"pid": "2816"},
+    ),
+    MessageSource(
+        "dataloader-worker-killed",
+        "torch",
+        _T,
+        "torch/csrc/DataLoader.cpp (libtorch_python.so)",
+        "handler_SIGCHLD / _error_if_any_worker_fails",
+        "DataLoader worker (pid {}) is killed by signal: {}. ",
+        "RuntimeError: DataLoader worker (pid 2816) is killed by signal: Killed. ",
+        "produced",
+        {"pid": "2816", "signal": "Killed"},
+    ),
+    MessageSource(
+        "dataloader-worker-killed",
+        "torch",
+        _T,
+        "torch/csrc/DataLoader.cpp (libtorch_python.so)",
+        "_error_if_any_worker_fails",
+        "DataLoader worker (pid {}) exited unexpectedly with exit code {}. Details are lost due to multiprocessing.",
+        "RuntimeError: DataLoader worker (pid 77) exited unexpectedly with exit code 1. Details are lost due to "
+        "multiprocessing. Rerunning with num_workers=0 may give better error trace.",
+        "installed",
+        {"pid": "77"},
+    ),
+    MessageSource(
+        "dataloader-shm",
+        "torch",
+        _T,
+        "torch/csrc/DataLoader.cpp (libtorch_python.so)",
+        "handler_SIGBUS",
+        "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+        "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+        "installed",
+    ),
+    # --- signals from shells, schedulers, frameworks ------------------------------------------------------------
+    MessageSource(
+        "sigkill",
+        "bash",
+        "5.x",
+        "jobs.c",
+        "notify_of_job_status (a foreground child killed by SIGKILL)",
+        "{}: line {}: {} Killed {}",
+        "bash: line 1: 31337 Killed                  python train.py",
+        "produced",
+    ),
+    MessageSource(
+        "time-limit",
+        "slurm",
+        "23.x",
+        "src/slurmd/slurmstepd/req.c",
+        "_handle_signal_container",
+        "*** %s ON %s CANCELLED AT %s DUE TO TIME LIMIT ***",
+        "slurmstepd: error: *** JOB 4242 ON gpu-node-7 CANCELLED AT 2024-03-01T12:00:00 DUE TO TIME LIMIT ***",
+        "upstream",
+        {"at": "2024-03-01T12:00:00"},
+    ),
+    MessageSource(
+        "preempted",
+        "slurm",
+        "23.x",
+        "src/slurmd/slurmstepd/req.c",
+        "_handle_signal_container",
+        "*** %s ON %s CANCELLED AT %s DUE TO PREEMPTION ***",
+        "slurmstepd: error: *** STEP 4242.0 ON gpu-node-7 CANCELLED AT 2024-03-01T12:00:00 DUE TO PREEMPTION ***",
+        "upstream",
+    ),
+    MessageSource(
+        "node-fail",
+        "slurm",
+        "23.x",
+        "src/slurmd/slurmstepd/req.c",
+        "_handle_signal_container",
+        "*** %s CANCELLED AT %s DUE TO NODE FAILURE ***",
+        "slurmstepd: error: *** JOB 4242 CANCELLED AT 2024-03-01T12:00:00 DUE TO NODE FAILURE ***",
+        "upstream",
+        {"at": "2024-03-01T12:00:00"},
+    ),
+    MessageSource(
+        "sigterm",
+        "lightning",
+        _L,
+        "lightning/pytorch/trainer/connectors/signal_connector.py",
+        "_SignalConnector._sigterm_notifier_fn, line 109",
+        "Received SIGTERM: {}",
+        "[rank: 0] Received SIGTERM: 15",
+        "produced",
+    ),
+    MessageSource(
+        "sigint",
+        "lightning",
+        _L,
+        "lightning/pytorch/trainer/call.py",
+        "_call_and_handle_interrupt, line 58",
+        "Detected KeyboardInterrupt, attempting graceful shutdown ...",
+        "Detected KeyboardInterrupt, attempting graceful shutdown ...",
+        "produced",
+    ),
+    MessageSource(
+        "requeue",
+        "lightning",
+        _L,
+        "lightning/pytorch/trainer/connectors/signal_connector.py",
+        "_SignalConnector._slurm_sigusr_handler_fn, line 104",
+        "Requeued SLURM job: {}",
+        "Requeued SLURM job: 4242",
+        "installed",
+    ),
+    # --- hardware -----------------------------------------------------------------------------------------------
+    MessageSource(
+        "xid",
+        "nvidia-driver",
+        "docs 2025",
+        "docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
+        "NVRM kernel log (Xid catalog; 79 = GPU has fallen off the bus)",
+        "NVRM: Xid ({}): {}, {}",
+        "[Mon Jan  8 10:00:01 2024] NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, GPU has fallen off the bus.",
+        "upstream",
+        {"xid": "79"},
+    ),
+    MessageSource(
+        "xid",
+        "nvidia-driver",
+        "docs 2025",
+        "docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
+        "NVRM kernel log (63 = row remapping)",
+        "NVRM: Xid ({}): {}, {}",
+        "NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to "
+        "activate.",
+        "upstream",
+        {"xid": "63"},
+    ),
+    MessageSource(
+        "gpu-lost",
+        "nvidia-driver",
+        "docs 2025",
+        "nvidia-smi (NVML_ERROR_GPU_IS_LOST)",
+        "nvidia-smi device query",
+        "Unable to determine the device handle for GPU {}: GPU is lost.  Reboot the system to recover this GPU",
+        "Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost.  Reboot the system to recover "
+        "this GPU",
+        "upstream",
+    ),
+    # --- storage and checkpoints ---------------------------------------------------------------------------------
+    MessageSource(
+        "disk-full",
+        "cpython",
+        "3.11",
+        "Objects/exceptions.c (OSError str: [Errno N] strerror: 'filename')",
+        "OSError_str",
+        "[Errno {}] {}: '{}'",
+        "OSError: [Errno 28] No space left on device: '/dev/full'",
+        "produced",
+        {"path": "/dev/full"},
+    ),
+    MessageSource(
+        "checkpoint-write-failed",
+        "torch",
+        _T,
+        "caffe2/serialize/inline_container.cc (libtorch_cpu.so)",
+        "PyTorchStreamWriter::writeRecord / valid()",
+        "PytorchStreamWriter failed {}: file write failed",
+        "RuntimeError: [enforce fail at inline_container.cc:778] . PytorchStreamWriter failed writing file "
+        "data/0: file write failed",
+        "produced",
+    ),
+    MessageSource(
+        "checkpoint-read-failed",
+        "torch",
+        _T,
+        "caffe2/serialize/inline_container.cc (libtorch_cpu.so)",
+        "PyTorchStreamReader::init",
+        "PytorchStreamReader failed {}: failed finding central directory",
+        "RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory",
+        "produced",
+    ),
+    # --- fp16 loss scaling ----------------------------------------------------------------------------------------
+    MessageSource(
+        "min-loss-scale",
+        "deepspeed",
+        "0.19.8",
+        "deepspeed/runtime/fp16/loss_scaler.py",
+        "DynamicLossScaler.update_scale, line 259",
+        "Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
+        "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
+        "source",
+    ),
+    MessageSource(
+        "overflow-skip-deepspeed",
+        "deepspeed",
+        "0.19.8",
+        "deepspeed/runtime/fp16/loss_scaler.py",
+        "DynamicLossScaler.update_scale, lines 263-265",
+        "[deepspeed] OVERFLOW! Rank {} Skipping step.{} Attempted loss scale: {}, reducing to {}",
+        "[2025-05-01 10:00:01,100] [INFO] [loss_scaler.py:190:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping "
+        "step. Attempted loss scale: 65536, reducing to 32768",
+        "source",
+        {"rank": "0", "attempted": "65536", "loss_scale": "32768"},
+    ),
+    MessageSource(
+        "overflow-skip-deepspeed",
+        "deepspeed",
+        "0.19.8",
+        "deepspeed/runtime/fp16/loss_scaler.py",
+        "LossScaler.update_scale (static scale), line 153",
+        "[deepspeed] OVERFLOW! Skipping step. Gradients are non-finite, weights were not updated.",
+        "[deepspeed] OVERFLOW! Skipping step. Gradients are non-finite, weights were not updated.",
+        "source",
+    ),
+    MessageSource(
+        "min-loss-scale",
+        "fairseq",
+        "0.12.2",
+        "fairseq/optim/dynamic_loss_scaler.py",
+        "DynamicLossScaler.check_overflow, line 63",
+        "Minimum loss scale reached ({}). Your loss is probably exploding. ",
+        "FloatingPointError: Minimum loss scale reached (0.0001). Your loss is probably exploding. Try lowering the "
+        "learning rate, using gradient clipping or increasing the batch size.",
+        "source",
+        {"min_scale": "0.0001"},
+    ),
+    MessageSource(
+        "overflow-skip-fairseq",
+        "fairseq",
+        "0.12.2",
+        "fairseq/trainer.py",
+        "Trainer.train_step, line 990",
+        "NOTE: gradient overflow detected, ignoring gradient, {}",
+        "2021-03-01 12:00:20 | INFO | fairseq.trainer | NOTE: gradient overflow detected, ignoring gradient, "
+        "setting loss scale to: 64.0",
+        "source",
+        {"loss_scale": "64.0"},
+    ),
+    MessageSource(
+        "overflow-skip-fairseq",
+        "fairseq",
+        "0.12.2",
+        "fairseq/optim/amp_optimizer.py",
+        "AMPOptimizer.clip_grad_norm, line 67 (the source's 'to to')",
+        "AMP: overflow detected, setting scale to to {}",
+        "2021-03-01 12:00:20 | INFO | fairseq.trainer | NOTE: gradient overflow detected, ignoring gradient, "
+        "AMP: overflow detected, setting scale to to 32768.0",
+        "source",
+        {"loss_scale": "32768.0"},
+    ),
+    MessageSource(
+        "overflow-skip-fairseq",
+        "fairseq2",
+        "0.8.1",
+        "fairseq2/trainer.py",
+        "Trainer._check_loss_scale, line 667",
+        "Overflow detected at step {}, ignoring gradient, decreasing loss scale from {:g} to {:g}.",
+        "[05/01/25 10:00:00] INFO     fairseq2 - Overflow detected at step 120, ignoring gradient, decreasing loss "
+        "scale from 128 to 64.",
+        "source",
+        {"loss_scale": "64"},
+    ),
+    MessageSource(
+        "min-loss-scale",
+        "fairseq2",
+        "0.8.1",
+        "fairseq2/trainer.py",
+        "Trainer._check_loss_scale, line 660",
+        "Overflow detected at step {}, ignoring gradient, loss scale is already at minimum ({:g}). Your loss is "
+        "probably exploding.",
+        "[05/01/25 10:00:00] ERROR    fairseq2 - Overflow detected at step 977, ignoring gradient, loss scale is "
+        "already at minimum (0.0001). Your loss is probably exploding. Try lowering the learning rate, using gradient "
+        "clipping, or increasing the batch size.",
+        "source",
+        {"min_scale": "0.0001"},
+    ),
+    MessageSource(
+        "min-loss-scale",
+        "fairseq2",
+        "0.8.1",
+        "fairseq2/recipe/error.py",
+        "MinimumLossScaleReachedError, line 108",
+        "Loss is scaled down to minimum at step {}.",
+        "fairseq2.recipe.error.MinimumLossScaleReachedError: Loss is scaled down to minimum at step 977.",
+        "source",
+    ),
+    # --- non-finite values -----------------------------------------------------------------------------------------
+    MessageSource(
+        "nan-message",
+        "torch",
+        _T,
+        "torch/csrc/autograd/engine.cpp (libtorch_cpu.so)",
+        "validate_outputs under anomaly mode (detect_anomaly)",
+        "Function '{}' returned nan values in its {}th output.",
+        "RuntimeError: Function 'SqrtBackward0' returned nan values in its 0th output.",
+        "produced",
+    ),
+    MessageSource(
+        "nan-message",
+        "lightning",
+        _L,
+        "lightning/pytorch/callbacks/early_stopping.py",
+        "EarlyStopping._evaluate_stopping_criteria, line 253 (check_finite)",
+        "Monitored metric {} = {} is not finite. Previous best value was {}. Signaling Trainer to stop.",
+        "Monitored metric val_loss = nan is not finite. Previous best value was 0.693. Signaling Trainer to stop.",
+        "produced",
+    ),
+    MessageSource(
+        "nan-message",
+        "keras",
+        "3.15.1",
+        "keras/src/callbacks/terminate_on_nan.py",
+        "TerminateOnNaN.on_batch_end, line 67",
+        "Batch {}: Invalid loss, terminating training",
+        "Batch 0: Invalid loss, terminating training",
+        "produced",
+    ),
+    MessageSource(
+        "nan-message",
+        "mmengine",
+        "0.10.7",
+        "mmengine/hooks/early_stopping_hook.py",
+        "EarlyStoppingHook._check_stop_condition, line 96 (check_finite)",
+        "Monitored metric {} = {} is infinite. Previous best value was {}.",
+        "Monitored metric loss = inf is infinite. Previous best value was 0.512.",
+        "source",
+    ),
+    MessageSource(
+        "nan-message",
+        "ultralytics",
+        "8.4.190",
+        "ultralytics/engine/trainer.py",
+        "BaseTrainer._handle_nan_recovery, line 1108",
+        "{} detected (attempt {}/3), recovering from last.pt...",
+        "WARNING Loss NaN/Inf detected (attempt 1/3), recovering from last.pt...",
+        "source",
+    ),
+    MessageSource(
+        "nan-message",
+        "ultralytics",
+        "8.4.190",
+        "ultralytics/engine/trainer.py",
+        "BaseTrainer._handle_nan_recovery, line 1107",
+        "Training failed: NaN persisted for {} epochs",
+        "RuntimeError: Training failed: NaN persisted for 4 epochs",
+        "source",
+    ),
+    MessageSource(
+        "nan-message",
+        "megatron-core",
+        "0.16.1",
+        "megatron/core/rerun_state_machine.py",
+        "RerunStateMachine.validate_result, line 529",
+        "Rank {}, node {}, device {}, iteration {}: Unexpected result {} (message='{}')",
+        "RuntimeError: Rank 3, node gpu-node-7, device 3, iteration 1200: Unexpected result nan (message='found NaN "
+        "in local grad norm for bucket #0 in backward pass before data-parallel communication collective')",
+        "source",
+    ),
+    MessageSource(
+        "nan-message",
+        "megatron-core",
+        "0.16.1",
+        "megatron/core/distributed/param_and_grad_buffer.py",
+        "_ParamAndGradBuffer.check_grads, line 225 (the message validate_result reports)",
+        "found NaN in local grad norm for bucket #{} in backward pass before data-parallel communication collective",
+        "found NaN in local grad norm for bucket #0 in backward pass before data-parallel communication collective",
+        "source",
+    ),
+    # --- context: what happened, not what went wrong ---------------------------------------------------------------
+    MessageSource(
+        "checkpoint-saved",
+        "transformers",
+        "5.25.0",
+        "transformers/trainer.py",
+        "Trainer._save_checkpoint, line 4193",
+        "Saving model checkpoint to {}",
+        "Saving model checkpoint to out/checkpoint-500",
+        "installed",
+        {"path": "out/checkpoint-500"},
+    ),
+)
+
+
+def template_regex(template: str) -> re.Pattern:
+    """A regular expression matching the messages ``template`` produces: its literal text, with each
+    placeholder (``{...}``, ``%s``/``%d``/``%u``, ``${name}``) standing for any text."""
+    parts = re.split(r"\{[^{}]*\}|%[-\d.]*[sdulfx]|\$\{\w+\}", template)
+    return re.compile(".*?".join(re.escape(p) for p in parts), re.S)
+
+
+def literal_fragments(template: str, min_len: int = 6) -> list[str]:
+    """The template's literal pieces between placeholders (at least ``min_len`` characters)."""
+    parts = re.split(r"\{[^{}]*\}|%[-\d.]*[sdulfx]|\$\{\w+\}", template)
+    parts = [p.strip(" :;,.") for p in parts]
+    return [p for p in parts if len(p) >= min_len]
+
+
+#: Adjacent Python string literals joined across a line break or a space (``"a" "b"``, ``"a"\n  f"b"``).
+_JOIN = re.compile(r"""(["'])\s*\n?\s*[rfbuRFBU]{0,2}\1""")
+
+
+def format_in_file(src: MessageSource, path: Path) -> list[str]:
+    """The template fragments of ``src`` missing from ``path`` (empty: the file writes this format).
+
+    Python sources are read with adjacent string literals joined (an f-string split over lines
+    is one message); compiled libraries are searched as bytes."""
+    if path.suffix == ".py":
+        text = _JOIN.sub("", path.read_text(encoding="utf-8", errors="replace"))
+        return [f for f in literal_fragments(src.template) if f not in text]
+    data = path.read_bytes()
+    return [f for f in literal_fragments(src.template) if f.encode() not in data]
+
+
+def source_file(src: MessageSource, site: Path) -> Path:
+    """The file of ``src`` in an installed package under ``site`` (a site-packages folder): the
+    Python file itself, or for compiled code the library named in brackets, in ``<package>/lib``."""
+    m = re.search(r"\((lib[\w.]+\.so)\)", src.file)
+    if m:
+        return site / src.package / "lib" / m.group(1)
+    return site / src.file.split(" (")[0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m mlaudit_core.signature_sources DIR [DIR ...]``: check the ``source`` rows against
+    unpacked releases (each DIR holds the packages' top-level folders) and print one line per row."""
+    import sys
+
+    roots = [Path(a) for a in (sys.argv[1:] if argv is None else argv)]
+    bad = 0
+    for src in SOURCES:
+        if src.check != "source":
+            continue
+        found = [r / src.file for r in roots if (r / src.file).is_file()]
+        if not found:
+            print(f"MISSING  {src.package} {src.version} {src.file}")
+            bad += 1
+            continue
+        miss = format_in_file(src, found[0])
+        print(
+            ("OK       " if not miss else "DIFFERS  ")
+            + f"{src.package} {src.version} {src.file}: {src.where}"
+            + (f" (not found: {miss})" if miss else "")
+        )
+        bad += bool(miss)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,336 @@
+"""The signature catalogue against the frameworks' own messages (mlaudit_core.signature_sources).
+
+Every row: its example is an instance of its format and its signature matches it. Rows of packages
+that are test dependencies (torch, lightning, transformers, keras): the format's literal text is in
+the installed file. Rows marked ``produced``: the package itself produces the message here (a
+torchrun job whose worker gets SIGKILL, a torchrun agent sent SIGTERM, a DataLoader worker that dies,
+Lightning's SIGTERM / KeyboardInterrupt / non-finite early-stopping handlers, Keras' TerminateOnNaN,
+anomaly mode, ``torch.save`` to a full device) and the catalogue reads what it printed. The two
+torchrun jobs are also audited end to end: a killed worker and a terminated job are infrastructure
+events, never a code bug.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from mlaudit_core.rundata import ConsoleLine
+from mlaudit_core.signature_sources import SOURCES, format_in_file, source_file, template_regex
+from mlaudit_core.signatures import CATALOG, MEANINGS, match_line, scan
+
+torch = pytest.importorskip("torch")
+
+PY = sys.executable
+BIN = Path(PY).parent
+_INSTALLED = ("torch", "lightning", "transformers", "keras", "accelerate")
+
+
+def _ids(src):
+    return f"{src.signature}:{src.package}:{src.template[:30]}"
+
+
+@pytest.mark.parametrize("src", SOURCES, ids=_ids)
+def test_every_row_is_an_instance_of_its_format_and_its_signature_matches(src):
+    assert template_regex(src.template).search(src.example), (src.template, src.example)
+    got = {sig.id: figs for sig, figs in match_line(src.example)}
+    assert src.signature in got, got
+    for k, v in src.figures.items():
+        assert got[src.signature].get(k) == v, (k, got[src.signature])
+
+
+def test_every_row_names_a_catalogue_entry_and_every_category_has_a_meaning():
+    ids = {s.id for s in CATALOG}
+    assert {s.signature for s in SOURCES} <= ids
+    assert {s.category for s in CATALOG} <= set(MEANINGS)
+    assert {s.check for s in SOURCES} <= {"produced", "installed", "source", "upstream"}
+
+
+def _site(package: str) -> Path:
+    spec = importlib.util.find_spec(package)
+    assert spec and spec.origin, package
+    return Path(spec.origin).parents[1]
+
+
+@pytest.mark.parametrize(
+    "src",
+    [s for s in SOURCES if s.check in ("installed", "produced") and s.package in _INSTALLED],
+    ids=_ids,
+)
+def test_the_installed_package_writes_this_format(src):
+    path = source_file(src, _site(src.package))
+    assert path.is_file(), path
+    missing = format_in_file(src, path)
+    assert not missing, (
+        f"{src.package} (installed) no longer writes {missing} in {path}; the row read {src.version}"
+    )
+
+
+def _lines(text: str) -> list[ConsoleLine]:
+    return [ConsoleLine("log", i, t) for i, t in enumerate(text.splitlines(), 1)]
+
+
+def _hits(text: str) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for h in scan(_lines(text))[0]:
+        out.setdefault(h.signature.id, []).append(h)
+    return out
+
+
+def _audit(log: Path) -> dict:
+    r = subprocess.run(
+        [str(BIN / "mlaudit"), "logs", str(log), "-f", "json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return json.loads(r.stdout)["verdict"]
+
+
+_TRAIN = """
+import os, signal, sys, time
+import torch, torch.distributed as dist
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+torch.manual_seed(0)
+w = torch.zeros(4, requires_grad=True)
+x = torch.randn(64, 4)
+y = x @ torch.tensor([1.0, -2.0, 0.5, 3.0])
+opt = torch.optim.SGD([w], lr=0.05)
+for step in range(1, 400):
+    loss = ((x @ w - y) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    dist.all_reduce(w.grad)
+    w.grad /= dist.get_world_size()
+    opt.step()
+    if rank == 0:
+        print(f"step {step} loss {loss.item():.4f}", flush=True)
+    if step == int(sys.argv[1]) and rank == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    time.sleep(0.05)
+"""
+
+
+def _torchrun(tmp_path: Path, kill_at: int, port: int, term_after: float | None = None) -> str:
+    script = tmp_path / "train.py"
+    script.write_text(_TRAIN)
+    log = tmp_path / "train.log"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    with log.open("w") as out:  # captured as users capture it: torchrun ... > log 2>&1
+        p = subprocess.Popen(
+            [
+                str(BIN / "torchrun"),
+                "--nproc_per_node",
+                "2",
+                "--master_port",
+                str(port),
+                str(script),
+                str(kill_at),
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=tmp_path,
+        )
+        if term_after is not None:
+            deadline = time.time() + 120
+            while "step 20 " not in log.read_text() and time.time() < deadline and p.poll() is None:
+                time.sleep(0.2)
+            time.sleep(term_after)
+            p.send_signal(signal.SIGTERM)
+        p.wait(timeout=180)
+    return log.read_text()
+
+
+def test_torchrun_worker_killed_with_sigkill_is_an_infra_crash_not_a_code_bug(tmp_path):
+    text = _torchrun(tmp_path, kill_at=30, port=29631)
+    for tpl in (
+        "failed (exitcode: %s) local_rank: %s (pid: %s) of binary: %s",
+        "Signal {} ({}) received by PID {}",
+        "Sending process %s closing signal %s",
+    ):
+        assert template_regex(tpl).search(text), tpl
+    hits = _hits(text)
+    assert "sigkill" in hits and "elastic-teardown" in hits
+    # the sibling torchrun stopped (SIGTERM, exit code -15 under 'Failures:') is teardown, not a termination
+    assert "sigterm" not in hits, [h.line.text for h in hits["sigterm"]]
+    assert (
+        any(h.figures.get("listed_as") for h in hits.get("elastic-sibling-stopped", []))
+        or "exitcode  : -15" not in text
+    )
+    v = _audit(tmp_path / "train.log")
+    assert (v["outcome"], v["cause"]) == ("crashed", "infra_runtime"), v
+
+
+def test_torchrun_agent_sent_sigterm_is_a_termination_not_a_code_bug(tmp_path):
+    text = _torchrun(tmp_path, kill_at=-1, port=29632, term_after=0.5)
+    assert template_regex("Received %s death signal, shutting down workers").search(text)
+    assert template_regex("Process {} got signal: {}").search(text)
+    hits = _hits(text)
+    assert "sigterm" in hits
+    v = _audit(tmp_path / "train.log")
+    assert v["cause"] != "correctness_bug" and (v["outcome"], v["cause"]) == (
+        "crashed",
+        "infra_runtime",
+    ), v
+
+
+def _run(code: str, tmp_path: Path, env: dict | None = None, timeout: int = 300) -> str:
+    script = tmp_path / "job.py"
+    script.write_text(textwrap.dedent(code))
+    r = subprocess.run(
+        [PY, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=tmp_path,
+        env={**os.environ, **(env or {})},
+    )
+    return r.stdout + r.stderr
+
+
+def test_dataloader_worker_death_as_torch_reports_it(tmp_path):
+    out = _run(
+        """
+        import os, signal, torch
+        from torch.utils.data import DataLoader, Dataset
+        class D(Dataset):
+            def __len__(self): return 8
+            def __getitem__(self, i):
+                os.kill(os.getpid(), signal.SIGKILL)
+        try:
+            list(DataLoader(D(), num_workers=1))
+        except RuntimeError as e:
+            print(f"RuntimeError: {e}")
+    """,
+        tmp_path,
+    )
+    assert "DataLoader worker (pid" in out, out
+    assert "dataloader-worker-killed" in _hits(out)
+
+
+def test_anomaly_mode_nan_message(tmp_path):
+    x = torch.tensor([-1.0], requires_grad=True)
+    with pytest.raises(RuntimeError) as e, torch.autograd.detect_anomaly(check_nan=True):
+        torch.sqrt(x).sum().backward()
+    assert [s.id for s, _ in match_line(f"RuntimeError: {e.value}")] == ["nan-message"], str(
+        e.value
+    )
+
+
+def test_torch_oom_error_class_line():
+    import traceback
+
+    line = traceback.format_exception_only(torch.OutOfMemoryError, torch.OutOfMemoryError())[
+        -1
+    ].strip()
+    assert [s.id for s, _ in match_line(line)] == ["torch-oom-error"], line
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_disk_full_and_checkpoint_write_and_read_failures_as_python_and_torch_report_them(tmp_path):
+    with pytest.raises(OSError) as e:
+        with open("/dev/full", "w") as f:
+            f.write("x" * 10)
+    assert [s.id for s, _ in match_line(f"OSError: {e.value}")] == ["disk-full"], str(e.value)
+    with pytest.raises(RuntimeError) as w:
+        torch.save({"w": torch.zeros(1000)}, "/dev/full")
+    got = {s.id for s, _ in match_line(f"RuntimeError: {w.value}")}
+    assert got & {"checkpoint-write-failed", "disk-full"}, str(w.value)
+    ok = tmp_path / "ok.pt"
+    torch.save({"w": torch.zeros(1000)}, ok)
+    cut = tmp_path / "cut.pt"
+    cut.write_bytes(ok.read_bytes()[:200])  # a checkpoint truncated by a full disk
+    with pytest.raises(RuntimeError) as r:
+        torch.load(cut, weights_only=True)
+    assert "checkpoint-read-failed" in {s.id for s, _ in match_line(f"RuntimeError: {r.value}")}, (
+        str(r.value)
+    )
+
+
+def test_shell_reports_a_sigkilled_child_as_killed(tmp_path):
+    r = subprocess.run(
+        ["bash", "-c", f"{PY} -c 'import os; os.kill(os.getpid(), 9)'; true"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "Killed" in r.stderr, r.stderr
+    assert "sigkill" in _hits(r.stderr), r.stderr
+
+
+def test_lightning_nonfinite_stop_sigterm_and_keyboard_interrupt_messages(tmp_path):
+    out = _run(
+        """
+        import os, signal, sys
+        import torch, lightning as L
+        from lightning.pytorch.callbacks import EarlyStopping
+        from torch.utils.data import DataLoader, TensorDataset
+
+        class M(L.LightningModule):
+            def __init__(self, mode):
+                super().__init__(); self.mode = mode; self.l = torch.nn.Linear(2, 1)
+            def training_step(self, b, i):
+                if self.mode == "sigterm" and self.global_step == 2:
+                    os.kill(os.getpid(), signal.SIGTERM)
+                if self.mode == "interrupt" and self.global_step == 2:
+                    raise KeyboardInterrupt
+                return self.l(b[0]).pow(2).mean()
+            def validation_step(self, b, i):
+                self.log("val_loss", torch.tensor(float("nan")))
+            def configure_optimizers(self):
+                return torch.optim.SGD(self.parameters(), lr=0.1)
+
+        data = DataLoader(TensorDataset(torch.randn(16, 2)), batch_size=4)
+        kw = dict(max_epochs=3, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                  enable_model_summary=False)
+        L.Trainer(callbacks=[EarlyStopping("val_loss", check_finite=True, verbose=True)], **kw).fit(M("nan"), data, data)
+        try:
+            L.Trainer(**kw).fit(M("sigterm"), data)
+        except SystemExit:
+            pass
+        L.Trainer(**kw).fit(M("interrupt"), data)
+    """,
+        tmp_path,
+    )
+    hits = _hits(out)
+    assert "is not finite. Previous best value was" in out and "nan-message" in hits, out[-2000:]
+    assert "Received SIGTERM: 15" in out and "sigterm" in hits, out[-2000:]
+    assert "Detected KeyboardInterrupt, attempting graceful shutdown" in out and "sigint" in hits, (
+        out[-2000:]
+    )
+
+
+def test_keras_terminate_on_nan_message(tmp_path):
+    out = _run(
+        """
+        import numpy as np, keras
+        x = np.ones((32, 2), "float32"); y = np.full((32, 1), np.nan, "float32")
+        m = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+        m.compile(optimizer="sgd", loss="mse")
+        m.fit(x, y, epochs=2, batch_size=8, callbacks=[keras.callbacks.TerminateOnNaN()], verbose=0)
+    """,
+        tmp_path,
+        env={"KERAS_BACKEND": "torch"},
+    )
+    assert "Invalid loss, terminating training" in out, out[-2000:]
+    assert "nan-message" in _hits(out)
+
+
+def test_signature_reference_is_generated_from_the_catalogue():
+    from mlaudit.cli.cmd_rules import signatures_markdown
+
+    doc = Path(__file__).resolve().parents[1] / "docs" / "signatures.md"
+    assert doc.read_text() == signatures_markdown(), (
+        "docs/signatures.md is stale: run `mlaudit rules --signatures --format markdown > docs/signatures.md`"
+    )
