@@ -404,7 +404,9 @@ def roles_of(keys: list[str]) -> dict[str, tuple[Role, ...]]:
     """Every role each key can play, from its name, with the run-level rule for names that state
     no split: a bare task score or error rate (``bbox/AP``, ``wer``) is held-out unless the same
     name with an evaluation split is logged too (Keras ``auc`` / ``val_auc``: then it is the
-    training side)."""
+    training side), and a qualified accuracy without a split (``fast_rcnn/cls_accuracy``) is the
+    training accuracy only when its evaluation twin is logged (Keras
+    ``sparse_top_k_categorical_accuracy`` / ``val_sparse_top_k_categorical_accuracy``)."""
     parsed = {k: parse_name(k) for k in keys}
     with_eval = {_sibling_key(p) for p in parsed.values() if p.split == "eval"}
     out: dict[str, tuple[Role, ...]] = {}
@@ -412,6 +414,9 @@ def roles_of(keys: list[str]) -> dict[str, tuple[Role, ...]]:
         roles = _family_roles(p)
         if len(roles) == 2:
             roles = (roles[1],) if _sibling_key(p) in with_eval else (roles[0],)
+        elif not roles and p.split is None and p.family in ("acc", "score") and not p.running_best \
+                and _sibling_key(p) in with_eval:
+            roles = (Role.TRAIN_ACCURACY,)  # Keras sparse_top_k_categorical_accuracy / val_...: one measure
         out[k] = roles
     return out
 

@@ -209,17 +209,10 @@ def loss_keys(run: RunData, *, evaluation: bool) -> list[str]:
 
 
 def planned_epochs(run: RunData) -> int | None:
-    """Epochs the run planned (``epochs``, ``num_train_epochs``, ``max_epochs``), or ``None``."""
-    for key, v in run.params.items():
-        if re.search(r"(?:^|[._/])(?:epochs|num_train_epochs|max_epochs|n_epochs|num_epochs)$", key.strip(),
-                     re.IGNORECASE):
-            try:
-                n = int(float(str(v).strip()))
-            except ValueError:
-                continue
-            if n > 0:
-                return n
-    return None
+    """Epochs the run planned, from every source that states it (:func:`mlaudit_core.plan.planned_epochs`)."""
+    from ..plan import planned_epochs as _planned
+
+    return _planned(run)
 
 
 def early_stopping_patience(run: RunData) -> tuple[int, str] | None:

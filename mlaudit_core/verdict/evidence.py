@@ -9,9 +9,10 @@ Everything here reads the run and the findings; nothing decides an outcome (that
    least :data:`MIN_TREND_POINTS` finite points *and* at least one learning detector that ran on
    it. Without one the verdict is ``unknown`` unless a runtime signature or the tracker's status
    says what happened (a crash is judged from its traceback, not from curves).
-2. **How did the run end?** (:func:`ending`) The planned length (``max_steps``, ``MAX_ITER``,
-   ``train_iters``, ``epochs``/``num_train_epochs``/``max_epochs`` in params, or Keras'
-   ``Epoch k/N`` in the console) against what was reached, an interrupt in the console
+2. **How did the run end?** (:func:`ending`) The planned length (:mod:`mlaudit_core.plan`:
+   ``max_steps``, ``MAX_ITER``, ``train_iters``, ``epochs``/``num_train_epochs``/``max_epochs`` in
+   params and config files, the HF banner, ``Epoch k/N`` and ``step k/N`` counters in the console)
+   against what was reached, an interrupt in the console
    (KeyboardInterrupt, SIGTERM), early stopping (a ``patience`` that explains the stop), and a
    checkpoint snapshot (a ``trainer_state.json`` saved mid-run, which is *not* evidence of a stop).
 3. **Is there precision evidence / is the learning rate high?** (:func:`precision_evidence`,
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..plan import planned_lengths
 from ..report import DetectorRun, Finding, Severity
 from ..roles import LR_PARAM_NAMES, Role, lr_param_name, normalise_key
 from ..rundata import RunData
@@ -130,14 +132,10 @@ def what_to_log(run: RunData, basis: Basis) -> list[tuple[str, str]]:
 
 # --- how the run ended ----------------------------------------------------------------------------
 
-_PLANNED_STEPS = ("max_steps", "max_iter", "max_iters", "train_iters", "total_steps", "num_steps",
-                  "total_iters", "max_iterations", "num_iterations")
-_PLANNED_EPOCHS = ("num_train_epochs", "epochs", "max_epochs", "n_epochs", "num_epochs")  # not "epoch": HF saves the epoch reached under it
 _PATIENCE = ("patience", "early_stopping_patience", "es_patience")
 _INTERRUPT = re.compile(r"\bKeyboardInterrupt\b|\bSIGTERM\b|signal 15\b|^Terminated\b|\bSIGINT\b", re.M)
 _EARLY_STOP_LINE = re.compile(r"early[ _-]?stopping|EarlyStopping|Stopping training early|"
                               r"stopped early|no improvement observed in last \d+ epochs", re.I)
-_KERAS_EPOCH = re.compile(r"^\s*Epoch (\d+)/(\d+)\s*$")
 #: The line a framework prints when training starts and the one it prints when training ends
 #: normally. A log holding the start banner but not the end line stopped before its end (a log
 #: fragment without the banner is not judged this way: its end may simply be cut off).
@@ -147,7 +145,6 @@ _END_LINES = {
     "detectron2": (re.compile(r"Overall training speed|Total training time"),
                    re.compile(r"Starting training from iteration")),
 }
-_HF_TOTAL = re.compile(r"Total optimization steps = ([\d,]+)")
 #: Lines frameworks print when training returns normally (also after early stopping): HF
 #: ``train_runtime`` / "Training completed", detectron2 "Overall training speed" / "Total training
 #: time", Lightning "`Trainer.fit` stopped" / "Signaling Trainer to stop", Ultralytics "N epochs
@@ -320,38 +317,21 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
     if str(run.params.get("source.snapshot", "")).lower() == "true":
         e.snapshot = e.snapshot or "the input is a mid-run snapshot"
     text = [c.text for c in run.console]
-    steps = _param(run, _PLANNED_STEPS)
-    epochs = _param(run, _PLANNED_EPOCHS)
-    if steps is not None:
-        reached = _reached_steps(run)
-        gs = _param(run, ("global_step",))  # HF trainer_state: the step the state was saved at
-        if gs is not None:
-            reached = max(reached or 0.0, gs[1])
+    for plan in planned_lengths(run):  # params' step budget, params' epoch budget, then the console
+        console = plan.source.startswith("console")
+        if plan.unit == "step":
+            reached = _reached_steps(run)
+            if not console:
+                gs = _param(run, ("global_step",))  # HF trainer_state: the step the state was saved at
+                if gs is not None:
+                    reached = max(reached or 0.0, gs[1])
+            elif plan.reached is not None:
+                reached = max(reached or 0.0, plan.reached)
+        else:
+            reached = plan.reached if console else _reached_epochs(run)
         if reached is not None:
-            e.planned_key, e.planned, e.unit, e.reached = steps[0], steps[1], "step", reached
-    if e.planned is None and epochs is not None:
-        reached = _reached_epochs(run)
-        if reached is not None:
-            e.planned_key, e.planned, e.unit, e.reached = epochs[0], epochs[1], "epoch", reached
-    if e.planned is None and text:
-        for t in text[:3000]:
-            m = _HF_TOTAL.search(t)
-            if m:
-                reached = _reached_steps(run)
-                if reached is not None:
-                    e.planned_key, e.planned, e.unit = "console 'Total optimization steps'", \
-                        float(m.group(1).replace(",", "")), "step"
-                    e.reached = reached
-                break
-    if e.planned is None and text:
-        last = None
-        for t in text:
-            m = _KERAS_EPOCH.match(t)
-            if m:
-                last = m
-        if last:
-            e.planned_key, e.planned, e.unit = "console 'Epoch k/N'", float(last.group(2)), "epoch"
-            e.reached = float(last.group(1))
+            e.planned_key, e.planned, e.unit, e.reached = plan.source, plan.planned, plan.unit, reached
+            break
     k = run.key_for(Role.LEARNING_RATE)
     if k and not e.snapshot:
         lr = run.metrics.series(k).by_step().finite()

@@ -1,0 +1,140 @@
+"""The planned length of a run, from every source that states it.
+
+One place answers "how long was this run meant to be?" for every reader (the verdict's
+ending, the detectors' context). Sources, in the order they are believed:
+
+1. **Params** (tracker params, hparams/config sidecar files the readers load: Lightning
+   ``hparams.yaml``, Ultralytics ``args.yaml``/``opt.yaml``, timm ``args.yaml``, W&B
+   ``config.yaml``, MLflow/ClearML params, HF ``trainer_state.json`` and ``TrainingArguments``,
+   console plan facts such as ``log.total_steps``): a key whose last component (after ``.``,
+   ``/``, ``:``) is a step budget (:data:`PLANNED_STEP_NAMES`: ``max_steps``, ``max_iter``,
+   ``train_iters``, ``total_steps``, accelerate's ``max_train_steps``...) or an epoch budget
+   (:data:`PLANNED_EPOCH_NAMES`: ``num_train_epochs``, ``epochs``, ``max_epochs``...), with a
+   finite positive value (HF's and Lightning's ``-1`` mean "not set").
+2. **The console**: the HF Trainer banner ``Total optimization steps = N``; an ``Epoch k/N``
+   counter (Keras ``Epoch 3/20``, Lightning's rich bar ``Epoch 3/19``, ``Epoch [3/100]``,
+   ``epoch: 3/100``); a step counter ``step k/N`` / ``iter [k/N]`` / ``Iteration k/N``. A counter
+   is believed only when one total ``N`` holds for at least half of its occurrences (a per-epoch
+   batch bar restarts with its own total; it is not the run's plan); ``k`` of its last
+   occurrence is the length reached by the console's own count.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+#: Param names of a step budget (HF ``max_steps``, detectron2 ``MAX_ITER``, Megatron ``train_iters``,
+#: accelerate examples ``max_train_steps``, transformers schedulers ``num_training_steps``).
+PLANNED_STEP_NAMES = ("max_steps", "max_iter", "max_iters", "train_iters", "total_steps", "num_steps",
+                      "total_iters", "max_iterations", "num_iterations", "max_train_steps", "num_training_steps",
+                      "total_training_steps", "train_steps")
+#: Param names of an epoch budget. Not ``epoch``: HF saves the epoch *reached* under it.
+PLANNED_EPOCH_NAMES = ("num_train_epochs", "epochs", "max_epochs", "n_epochs", "num_epochs", "max_epoch",
+                       "total_epochs", "train_epochs", "nb_epochs", "nb_epoch")
+
+_HF_TOTAL = re.compile(r"Total optimization steps = ([\d,]+)")
+_EPOCH_OF = re.compile(r"\bepoch\s*[:=]?\s*[\[(]?\s*(\d+)\s*/\s*(\d+)\s*[\])]?", re.I)
+_STEP_OF = re.compile(r"\b(?:step|iter|iteration)\s*[:=]?\s*[\[(]?\s*(\d+)\s*/\s*(\d+)\s*[\])]?", re.I)
+#: Console lines scanned at each end of the log (the plan is printed at the start, the count at the end).
+SCAN_LINES = 5000
+
+
+@dataclass(frozen=True)
+class PlannedLength:
+    """A planned length and where it was read.
+
+    Attributes:
+        planned: the budget (steps or epochs), > 0.
+        unit: ``"step"`` or ``"epoch"``.
+        source: the param key, or ``"console 'Epoch k/N'"`` and the like.
+        reached: the count reached by the same source, when the source states it (a console
+            counter's last ``k``), else ``None`` (the caller measures it from the series).
+    """
+
+    planned: float
+    unit: str
+    source: str
+    reached: float | None = None
+
+
+def _leaf(key: str) -> str:
+    return re.split(r"[./:]", key.strip().lower())[-1]
+
+
+def param_plan(params: dict[str, str], names: tuple[str, ...]) -> tuple[str, float] | None:
+    """``(key, value)`` of the first name in ``names`` (in that order) that a param's last key
+    component equals, with a finite positive numeric value; the first such key per name wins."""
+    found: dict[str, tuple[str, float]] = {}
+    for k, v in params.items():
+        leaf = _leaf(k)
+        if leaf not in names or leaf in found:
+            continue
+        try:
+            x = float(str(v).strip())
+        except ValueError:
+            continue
+        if math.isfinite(x) and x > 0:
+            found[leaf] = (k, x)
+    for n in names:
+        if n in found:
+            return found[n]
+    return None
+
+
+def _counter(lines: list[str], pattern: re.Pattern) -> tuple[float, float] | None:
+    """(planned N, last k) of a ``k/N`` counter whose N is the same in at least half of its hits."""
+    hits = [(int(m.group(1)), int(m.group(2))) for t in lines for m in [pattern.search(t)] if m]
+    hits = [(k, n) for k, n in hits if 0 < n and 0 <= k <= n]
+    if not hits:
+        return None
+    n, count = Counter(n for _, n in hits).most_common(1)[0]
+    if count * 2 < len(hits):
+        return None
+    last = [k for k, nn in hits if nn == n][-1]
+    return float(n), float(last)
+
+
+def console_plan(lines: list[str]) -> list[PlannedLength]:
+    """Planned lengths stated in console text (see the module docstring), best first."""
+    if len(lines) > 2 * SCAN_LINES:
+        lines = lines[:SCAN_LINES] + lines[-SCAN_LINES:]
+    out: list[PlannedLength] = []
+    for t in lines[:SCAN_LINES]:
+        m = _HF_TOTAL.search(t)
+        if m:
+            out.append(PlannedLength(float(m.group(1).replace(",", "")), "step",
+                                     "console 'Total optimization steps'"))
+            break
+    ep = _counter(lines, _EPOCH_OF)
+    if ep is not None:
+        out.append(PlannedLength(ep[0], "epoch", "console 'Epoch k/N'", ep[1]))
+    st = _counter(lines, _STEP_OF)
+    if st is not None:
+        out.append(PlannedLength(st[0], "step", "console 'step k/N'", st[1]))
+    return out
+
+
+def planned_lengths(run) -> list[PlannedLength]:
+    """Every planned length ``run`` (a :class:`~mlaudit_core.rundata.RunData`) states, in the
+    order they are believed: params' step budget, params' epoch budget, then the console."""
+    out: list[PlannedLength] = []
+    steps = param_plan(run.params, PLANNED_STEP_NAMES)
+    if steps is not None:
+        out.append(PlannedLength(steps[1], "step", steps[0]))
+    epochs = param_plan(run.params, PLANNED_EPOCH_NAMES)
+    if epochs is not None:
+        out.append(PlannedLength(epochs[1], "epoch", epochs[0]))
+    if run.console:
+        out.extend(console_plan([c.text for c in run.console]))
+    return out
+
+
+def planned_epochs(run) -> int | None:
+    """Epochs the run planned (params first, then the console's ``Epoch k/N``), or ``None``."""
+    for p in planned_lengths(run):
+        if p.unit == "epoch":
+            return int(p.planned)
+    return None
