@@ -731,6 +731,14 @@ def _healthy(c: Ctx) -> Decision | None:
             msg += f" with {tl} {fmt(float(s.values[0]))} -> {fmt(float(s.values[-1]))}"
     examined = ", ".join(f"{k} ({n} points)" for k, n in c.basis.signals.values())
     e = c.ending
+    if e.snapshot and e.short:
+        # a checkpoint saved mid-run shows the run training, not its end: it may have gone on or been
+        # stopped after it (a Trainer killed by SIGKILL leaves exactly this), so never 'succeeded'
+        return Decision(Outcome.RUNNING, Cause.HEALTHY,
+                        f"Healthy up to this snapshot, which is not the run's end: it holds {e.unit} "
+                        f"{e.reached:g} of the {e.planned:g} planned ({e.planned_key}, {100 * (e.share or 0):.0f}%). "
+                        "Whether the run went on to its end or stopped after it is not in this file; audit its "
+                        f"TensorBoard logs, tracker run or console log for the end. Examined: {examined}.")
     if e.planned is None and not e.early_stopped and run.status is not RunStatus.FINISHED:
         ek = run.key_for(Role.EPOCH)
         ev = run.series(ek).finite().values if ek else None
@@ -1047,7 +1055,8 @@ POLICY: tuple[Rule, ...] = (
              Case("a loss curve", (), None, series=_LOSS))),
     Rule("V21", "healthy", 210, "a judgeable training signal examined and no rule above fired; unknown when "
          "the learning rate still rose at the last logged step and no planned length was logged, or when every "
-         "record sits in one epoch with no planned length, end line or finished status",
+         "record sits in one epoch with no planned length, end line or finished status; running (healthy so "
+         "far) when the input is a mid-run snapshot below its planned length",
          (Outcome.SUCCEEDED, Outcome.RUNNING, Outcome.UNKNOWN), (Cause.HEALTHY, Cause.INCONCLUSIVE), _healthy, cases=(
              Case("a decreasing loss", (), ("succeeded", "healthy"), series=_LOSS),
              Case("running", (), ("running", "inconclusive"), series=_LOSS, status="running"),
@@ -1059,7 +1068,10 @@ POLICY: tuple[Rule, ...] = (
                   series={"loss": (10.9, 10.1, 9.4, 8.9, 8.4), "epoch": (0, 0, 0, 0, 0)}),
              Case("ended inside its warmup, planned length reached", (), ("succeeded", "healthy"),
                   series={"loss": _LOSS["loss"][:6], "lr": (1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6)},
-                  params={"max_steps": "5"}))),
+                  params={"max_steps": "5"}),
+             Case("trainer_state checkpoint at step 49 of 1250, healthy so far", (), ("running", "healthy"),
+                  series=_LOSS, params={"max_steps": "1250"},
+                  notes=("checkpoint snapshot at step 49 of max_steps 1250: a checkpoint is saved mid-run",)))),
 )
 
 

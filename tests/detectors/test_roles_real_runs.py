@@ -1,0 +1,91 @@
+"""Roles and planned length on runs made here by the real frameworks (tests/detectors/role_runs.py):
+a Lightning run whose held-out ``val_top1`` falls while its training loss falls, a Keras run with
+``SparseTopKCategoricalAccuracy``, and Hugging Face Trainer runs killed by SIGKILL / SIGTERM mid-training
+(TensorBoard, the checkpoint's trainer_state.json, the console captured with ``> train.log 2>&1``).
+Needs torch==2.13.0 (CPU), transformers, lightning, keras (the ``dev`` extra)."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from mlaudit_core.audit import audit
+from mlaudit_core.formats import load_path
+from mlaudit_core.roles import Role
+
+sys.path.insert(0, str(Path(__file__).parent))
+from role_runs import make_hf_killed, make_keras_topk, make_lightning_top1  # noqa: E402
+
+
+def _one(path) -> object:
+    runs = list(load_path(Path(path)).runs)
+    assert len(runs) == 1, [w for w, _ in runs]
+    return runs[0][1]
+
+
+@pytest.fixture(scope="module")
+def lightning_top1(tmp_path_factory):
+    return make_lightning_top1(tmp_path_factory.mktemp("lightning"))
+
+
+@pytest.fixture(scope="module")
+def keras_topk(tmp_path_factory):
+    return make_keras_topk(tmp_path_factory.mktemp("keras"))
+
+
+@pytest.fixture(scope="module", params=[signal.SIGKILL, signal.SIGTERM], ids=["sigkill", "sigterm"])
+def hf_killed(request, tmp_path_factory):
+    return make_hf_killed(tmp_path_factory.mktemp(f"hf-{request.param}") / "out", sig=request.param)
+
+
+@pytest.mark.parametrize("reader", ["csv", "tensorboard"])
+def test_lightning_heldout_top1_fall_drives_the_verdict(lightning_top1, reader):
+    """val_top1 is in no list: its tokens make it the held-out accuracy, and a fall of more than 13
+    points from its best while the training loss falls is not 'healthy'."""
+    run = _one(lightning_top1[reader])
+    assert run.key_for(Role.VAL_ACCURACY) == "val_top1"
+    s = run.series("val_top1").by_step().finite().values
+    assert s.max() - s[-1] > 0.13  # the run does what it was made to do
+    rep = audit(run)
+    assert rep.verdict.outcome.value in ("regressed", "overfit"), rep.verdict.summary
+    assert any(f.code == "GE003" and "val_top1" in f.message for f in rep.findings)
+
+
+def test_keras_top_k_accuracy_is_the_heldout_accuracy(keras_topk):
+    run = _one(keras_topk["csv"])
+    assert run.key_for(Role.VAL_ACCURACY) == "val_sparse_top_k_categorical_accuracy"
+    assert run.key_for(Role.TRAIN_ACCURACY) == "sparse_top_k_categorical_accuracy"
+    assert run.key_for(Role.VAL_LOSS) == "val_loss"
+    rep = audit(run)
+    assert rep.verdict.outcome.value not in ("succeeded", "unknown"), rep.verdict.summary
+
+
+def test_hf_killed_run_is_never_succeeded(hf_killed):
+    """The same killed run through every reader: TensorBoard and the console say it stopped below
+    its max_steps (crashed); the last checkpoint's trainer_state.json is a mid-run snapshot (running,
+    healthy so far), never 'succeeded'."""
+    assert hf_killed["returncode"] < 0  # killed by the signal, not finished
+    tb = audit(_one(hf_killed["tensorboard"]))
+    assert tb.verdict.outcome.value == "crashed", tb.verdict.summary
+    assert "planned" in tb.verdict.summary
+    log = audit(_one(hf_killed["log"]))
+    assert log.verdict.outcome.value == "crashed", log.verdict.summary
+    ckpt = audit(_one(hf_killed["last_checkpoint"]))
+    assert ckpt.verdict.outcome.value == "running", ckpt.verdict.summary
+    assert "snapshot" in ckpt.verdict.summary
+    # the output_dir as a whole: every run read from it, none succeeded
+    for _, run in load_path(Path(hf_killed["root"])).runs:
+        assert audit(run).verdict.outcome.value != "succeeded"
+
+
+def test_get_series_role_name_returns_the_audited_curve(hf_killed):
+    """MCP get_series asked for the role train_loss answers with the key the audit reads."""
+    from mlaudit_core.agent.tools import Roots, Toolbox
+
+    box = Toolbox(Roots.of([hf_killed["root"]]))
+    for path, key in ((hf_killed["last_checkpoint"], "loss"), (hf_killed["tensorboard"], "train/loss")):
+        data = box.get_series("path", path, "train_loss").data
+        assert data["key"] == key and data["points_total"] >= 5, data
