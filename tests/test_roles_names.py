@@ -131,3 +131,18 @@ def test_unplaced_names_heldout_series_it_could_not_place():
     run = RunData(RunIdentity("t", "u"), metrics=MetricTable(keys, list(range(5)) * 5, vals))
     assert unplaced(run, heldout_only=True) == ["val_score"]
     assert unplaced(run) == ["my_thing", "val_score"]  # global_batch counts (values), epoch is a counter
+
+
+def test_mi001_names_the_heldout_series_it_could_not_place():
+    """The report says which held-out series had no role (issue 26: 'the report says which series it
+    could not place'), so the user can map it; the training loss is still judged."""
+    from mlaudit_core.audit import audit
+
+    n = 30
+    keys = ["train_loss"] * n + ["val_score"] * n
+    vals = [2.0 - 0.05 * i for i in range(n)] + [0.3 + 0.01 * i for i in range(n)]
+    run = RunData(RunIdentity("t", "u"), metrics=MetricTable(keys, list(range(n)) * 2, vals))
+    rep = audit(run)
+    mi = [f for f in rep.findings if f.code == "MI001"]
+    assert mi and "could not place val_score" in mi[0].message
+    assert mi[0].facts["unplaced"] == ["val_score"]
