@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 from typer.testing import CliRunner
 
 from mlaudit.cli import app
@@ -67,3 +68,40 @@ def test_shuffled_labels_are_a_data_failure_with_no_checkpoint_advice(tmp_path):
     actions = " | ".join(a["action"] for a in rep["next_actions"])
     assert "Check that labels line up with inputs" in actions
     assert "checkpoint" not in actions.lower(), actions
+
+
+# --- non-finite validation loss (gap 1) and a tracker's 0.0 stand-ins (gap 7) -----------------------
+
+
+def test_validation_loss_inf_while_training_loss_rises_is_a_divergence(tmp_path):
+    """SGD warm-up to lr 1.0 on a regression: the training loss falls to 0.07, rises to ~0.36 (not
+    2x-and-half-regained: OP001 does not fire), the fp16-summed validation loss is inf at every
+    evaluation from step 128. Was succeeded/healthy, then slow (evaluation time)."""
+    rep = _audit("audit", str(DATA / "torch_val_inf"), tmp_path=tmp_path)
+    v = rep["verdict"]
+    assert (v["outcome"], v["cause"], v["rule"]) == ("diverged", "model_convergence", "V06b"), v
+    assert "val/loss was non-finite at every evaluation from step 128" in v["summary"]
+    assert "rose from its minimum" in v["summary"]
+    assert v["confidence"] >= 0.7 and "non-finite validation loss observed" in v["basis"]
+
+
+def test_clearml_zero_stand_ins_after_the_loss_grew_are_a_divergence(tmp_path):
+    """A ClearML offline session made with the real SDK: the loss grew to 1e29 after the lr was raised to 3,
+    then overflowed; the SDK logged 'NaN value encountered. Reporting it as 0.0' and stored 0.0 from
+    step 64 to the end. Was succeeded/data_config ('a loss of exactly zero measures nothing')."""
+    rep = _audit(
+        "clearml", "--offline", str(DATA / "clearml" / "regression-lr3.zip"), tmp_path=tmp_path
+    )
+    v = rep["verdict"]
+    assert (v["outcome"], v["cause"]) == ("diverged", "model_convergence"), v
+    assert "sat at exactly 0 from step 64" in v["summary"] and "ClearML" in v["summary"]
+
+
+def test_zero_loss_without_growth_before_is_still_the_zero_loss_rule():
+    """The stand-in reading needs the growth: a loss that fell to exactly 0 (templated targets) is not it."""
+    from mlaudit_core.verdict.policy import _grown_before_zeros
+
+    steps = np.arange(8)
+    assert _grown_before_zeros(steps, np.array([0.85, 0.4, 0.1, 0.05, 0.0, 0.0, 0.0, 0.0])) is None
+    got = _grown_before_zeros(steps, np.array([2.0, 0.3, 0.2, 160.0, 7e8, 0.0, 0.0, 0.0]))
+    assert got is not None and got[0] == 5 and got[1] == 7e8 and got[2] == 0.2

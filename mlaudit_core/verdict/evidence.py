@@ -527,7 +527,8 @@ def confidence(*, outcome: str, cause: str, primary: Finding | None, basis: Basi
 
     * a runtime signature (a traceback, an OOM message, a hardware error; the primary finding is in
       the ``runtime`` family), the tracker's own failed status, or a non-finite training loss (LI001
-      on the training loss: the NaN is observed, not inferred from a trend): 0.8 (a signature names
+      on the training loss, or on the validation loss non-finite to the end: the NaN is observed, not
+      inferred from a trend): 0.8 (a signature names
       what happened; it can still be a symptom of something earlier);
     * a curve (any other primary finding): ``0.3 + 0.5 * points_strength(n)`` with ``n`` the finite
       points of the series the finding cites (else the richest learning series examined): 0.42 for a
@@ -562,14 +563,18 @@ def confidence(*, outcome: str, cause: str, primary: Finding | None, basis: Basi
     signature = primary is not None and primary.family == "runtime"
     # a NaN/inf in the logged training loss is observed, not read from a trend: as strong as a signature
     # whatever the number of finite points before it (NOTES 18:35: lr=20 NaN from the 3rd point got 0.51)
-    nonfinite = primary is not None and primary.code == "LI001" and primary.facts.get("role") == "train_loss"
+    # a validation loss non-finite to the end (the nonfinite-validation rule) is as observed as a training one
+    nonfinite = primary is not None and primary.code == "LI001" and (
+        primary.facts.get("role") == "train_loss"
+        or (primary.facts.get("role") == "val_loss" and bool(primary.facts.get("all_after_nonfinite"))))
     terms = []
     if outcome == "unknown":
         return 0.0, "no judgeable evidence"
     healthy = outcome == "succeeded" and cause == "healthy"
     if nonfinite:
         c = 0.8
-        terms.append("non-finite training loss observed 0.8")
+        terms.append(f"non-finite {'training' if primary.facts.get('role') == 'train_loss' else 'validation'} "
+                     "loss observed 0.8")
     elif signature or (primary is None and outcome == "crashed"):
         c = 0.8
         terms.append("signature/status 0.8")

@@ -182,12 +182,45 @@ def _zero_loss(c: Ctx) -> Decision | None:
     if len(s) < MIN_TREND_POINTS or not np.all(s.values[-3:] == 0.0):
         return None
     from_start = bool(s.values[0] == 0.0)
+    grown = _grown_before_zeros(s.steps, s.values)
+    if grown is not None:
+        step0, peak, low = grown
+        return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE,
+                        f"{k} grew to {fmt(peak)} ({fmt(peak / low, 3)}x its best {fmt(low)}) and then sat at exactly 0 "
+                        f"from step {step0} to the end: a loss does not fall from there to exactly zero; the tracker "
+                        "stored the non-finite values that followed as 0.0 (ClearML reports NaN/inf as 0.0 by "
+                        "default). The run diverged.")
     outcome = Outcome.PLATEAUED if from_start else Outcome.SUCCEEDED
     when = "from its first logged point" if from_start else f"from step {int(s.steps[np.argmax(s.values == 0.0)])}"
     return Decision(outcome, Cause.DATA_CONFIG,
                     f"{k} is exactly 0 {when} to the end: a loss of exactly zero measures nothing (targets "
                     "leaked into the inputs, a fully masked loss, templated data); the training result cannot "
                     "be trusted until the data and the loss are checked.")
+
+
+#: Grown by orders of magnitude: the largest of the last points before the zeros at least this many
+#: times the lowest value before them. 100x (two orders of magnitude) is far beyond any loss spike of
+#: a run that recovers (OP002 calls 2x-10x spikes); a ClearML run that overflowed logged 1e29 then 0.0.
+ZERO_AFTER_GROWTH = 100.0
+
+
+def _grown_before_zeros(steps: np.ndarray, v: np.ndarray) -> tuple[int, float, float] | None:
+    """(first step of the final run of exact zeros, the peak just before it, the lowest value before
+    it) when the loss grew :data:`ZERO_AFTER_GROWTH`-fold over the last few points before the zeros
+    began, else ``None``."""
+    nz = np.flatnonzero(v != 0.0)
+    if not nz.size or nz[-1] >= len(v) - 1:
+        return None
+    end = int(nz[-1]) + 1  # the final zeros start here
+    before = v[:end]
+    before = before[before > 0]
+    if before.size < 3:
+        return None
+    low = float(before.min())
+    peak = float(before[-min(5, before.size):].max())
+    if low <= 0 or peak < ZERO_AFTER_GROWTH * low:
+        return None
+    return int(steps[end]), peak, low
 
 
 def _abrupt_nonfinite(c: Ctx) -> Decision | None:
@@ -260,6 +293,49 @@ def _divergence(c: Ctx) -> Decision | None:
     if f:
         return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE, f"The run diverged: {f.message}.", f)
     return None
+
+
+#: The training loss "rose" before a non-finite validation loss: its smoothed level over the last
+#: quarter at least this factor above its minimum. 1.5x is the in-run degradation level of
+#: ``DEGRADED_TRAIN`` (a loss noisy around a plateau stays well under it).
+VAL_NONFINITE_TRAIN_RISE = 1.5
+
+
+def _nonfinite_validation(c: Ctx) -> Decision | None:
+    """LI001 on the validation loss, non-finite at every evaluation from its onset to the end, while
+    the training loss stayed finite (a non-finite training loss has its own rules): the held-out
+    loss of the model the run produced is NaN/inf, so the run diverged whatever the training curve
+    shows (a NaN filter, averaged or sparse logging, or a finite check that stops before logging
+    hide the blow-up from the training loss). A training loss that rose >= 1.5x its minimum before
+    the end makes it an optimisation divergence (model_convergence); a training loss still falling
+    leaves a broken evaluation (fp16 overflow, an empty batch) as likely as a divergence."""
+    if c.train_nonfinite() is not None:
+        return None
+    f = next((x for x in c.by_code.get("LI001", []) if x.facts.get("role") == Role.VAL_LOSS.value
+              and x.facts.get("all_after_nonfinite")), None)
+    if f is None:
+        return None
+    onset = f"{f.facts.get('key')} was non-finite at every evaluation from step {f.facts.get('first_step')} on " \
+            f"({f.facts.get('n_nonfinite')} of {f.facts.get('n_points')})"
+    tk = c.run.key_for(Role.TRAIN_LOSS)
+    t = c.run.metrics.series(tk).by_step().finite() if tk else None
+    if t is not None and len(t) >= MIN_TREND_POINTS:
+        from ..signal import centered_median, smooth_window
+
+        sm = centered_median(t.values, smooth_window(len(t)))
+        i = int(np.argmin(sm))
+        low = float(sm[i])
+        late = float(np.median(sm[-max(1, len(sm) // 4):]))
+        if low > 0 and i < len(sm) - 1 and late >= VAL_NONFINITE_TRAIN_RISE * low:
+            return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE,
+                            f"The run diverged: {onset}, while {tk} rose from its minimum {fmt(low)} at step "
+                            f"{int(t.steps[i])} to {fmt(late)} over the last quarter ({fmt(late / low, 3)}x): the "
+                            f"model blew up ({c.lr.describe()}); the training loss as logged stayed finite.", f)
+    return Decision(Outcome.DIVERGED, Cause.INCONCLUSIVE,
+                    f"The held-out loss is non-finite: {onset}, while the training loss stayed finite and did not "
+                    "rise: a divergence the logged training loss does not show (a NaN filter, averaged logging), "
+                    "or a broken evaluation (half-precision overflow, an empty or corrupt batch). The final model's "
+                    "quality is unknown; evaluate one checkpoint in fp32 on a few batches.", f)
 
 
 def _nan_message(c: Ctx) -> Decision | None:
@@ -834,6 +910,23 @@ POLICY: tuple[Rule, ...] = (
                   None))),
     Rule("V06", "divergence", 60, "OP001 at error", (Outcome.DIVERGED,), (Cause.MODEL_CONVERGENCE,), _divergence,
          codes=("OP001",), cases=(Case("loss 10x its best", (("OP001", _E, {}),), ("diverged", "model_convergence")),)),
+    Rule("V06b", "nonfinite-validation", 65,
+         "LI001 on the validation loss, non-finite from its onset to the end, with a finite training loss: "
+         "training loss risen >= 1.5x its minimum over the last quarter -> model_convergence, else inconclusive",
+         (Outcome.DIVERGED,), (Cause.MODEL_CONVERGENCE, Cause.INCONCLUSIVE), _nonfinite_validation,
+         codes=("LI001",), cases=(
+             Case("val inf from step 128, train 0.06 -> 0.35",
+                  (("LI001", _E, {"role": "val_loss", "key": "val/loss", "first_step": 128, "n_nonfinite": 5,
+                                  "n_points": 6, "all_after_nonfinite": True}),), ("diverged", "model_convergence"),
+                  series={"loss": tuple([1.1, 0.5, 0.2, 0.1, 0.06] + [0.06 + 0.01 * i for i in range(30)])}),
+             Case("val NaN to the end, train still falling", (("LI001", _E, {
+                 "role": "val_loss", "key": "val/loss", "first_step": 40, "n_nonfinite": 3, "n_points": 8,
+                 "all_after_nonfinite": True}),), ("diverged", "inconclusive"), series=_LOSS),
+             Case("one NaN evaluation, later ones finite", (("LI001", _E, {
+                 "role": "val_loss", "key": "val/loss", "first_step": 40, "n_nonfinite": 1, "n_points": 8,
+                 "all_after_nonfinite": False}),), None, series=_LOSS),
+             Case("training loss non-finite too (V04's)", (("LI001", _E, {
+                 "role": "val_loss", "all_after_nonfinite": True}), ("LI001", _E, {"role": "train_loss"})), None))),
     Rule("V07", "nonfinite-message", 70, "RT009 at error without a training-loss series",
          (Outcome.DIVERGED,), (Cause.INCONCLUSIVE,), _nan_message, codes=("RT009",), cases=(
              Case("NaN message, no loss history", (("RT009", _E, {}),), ("diverged", "inconclusive")),
@@ -863,14 +956,19 @@ POLICY: tuple[Rule, ...] = (
                  "exception_type": "torch.distributed.elastic.multiprocessing.errors.ChildFailedError",
                  "exception_message": ""}),), ("crashed", "inconclusive")))),
     Rule("V08b", "zero-loss", 85,
-         "training loss exactly 0.0 at its last 3+ points (exactly 0 from the first point: nothing learned)",
-         (Outcome.PLATEAUED, Outcome.SUCCEEDED), (Cause.DATA_CONFIG,), _zero_loss, cases=(
+         "training loss exactly 0.0 at its last 3+ points (exactly 0 from the first point: nothing learned); "
+         "grown >= 100x its best over the last points before the zeros -> diverged (a tracker storing NaN/inf as "
+         "0.0, ClearML's default)",
+         (Outcome.PLATEAUED, Outcome.SUCCEEDED, Outcome.DIVERGED), (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE),
+         _zero_loss, cases=(
              Case("LoRA loss exactly zero throughout", (), ("plateaued", "data_config"),
                   series={"loss": (0.0,) * 20}),
              Case("templated data: 0.85 -> 0", (), ("succeeded", "data_config"),
                   series={"loss": (0.85, 0.4, 0.1, 0.0, 0.0, 0.0)}),
              Case("HF nan filter zeros between spikes", (), None,
-                  series={"loss": (10.3, 0.0, 19.9, 0.0, 12.0, 0.0, 15.0)}))),
+                  series={"loss": (10.3, 0.0, 19.9, 0.0, 12.0, 0.0, 15.0)}),
+             Case("ClearML: grew to 1e29, then NaN stored as 0.0", (), ("diverged", "model_convergence"),
+                  series={"loss": (2.0, 0.5, 0.3, 0.2, 160.0, 7e8, 1e29, 0.0, 0.0, 0.0, 0.0)}))),
     Rule("V08c", "logged-zeros", 86,
          "LI006 at error with a data signature (validation losses exactly 0 while another validation "
          "component is not, every task metric exactly 0, or a training loss component exactly 0 while the "

@@ -228,12 +228,17 @@ def _hf(out: Path) -> dict:
 # --- plain PyTorch: a validation loss that overflows while the training loss rises ---------------------
 
 
+NV = int(os.environ.get("JR_NV", "262144"))
+
+
 def _torch_val_inf(out: Path) -> dict:
     """A regression MLP (MSE, fp32 training with gradient clipping at 1.0), SGD with a linear warm-up
-    towards lr 10, far too hot for it (100x the typical 0.1): the training loss rises from 1.1 into the tens. Validation
-    runs the way a user speeds it up, in half precision (``net.half()`` on a copy) with the loss
-    summed over the set and divided by its size: once the model has blown up, the fp16 sum overflows
-    to inf at every evaluation while the fp32 per-batch training loss stays finite."""
+    to lr 1.0, too hot for it (10x the typical 0.1): the training loss falls from 1.09 to 0.06,
+    then rises again to 0.3-0.4 (5-7x its best, but less than half of what it had learned lost).
+    Validation runs the way a user speeds it up, in half precision (``net.half()`` on a copy) with
+    the squared error summed over the 262,144 held-out rows and divided by their number: as the
+    model degrades, the fp16 sum overflows (> 65,504) and the validation loss is inf at every
+    evaluation from the second on, while the fp32 per-batch training loss stays finite."""
     import copy
 
     import torch
@@ -242,14 +247,14 @@ def _torch_val_inf(out: Path) -> dict:
     torch.set_num_threads(1)
     g = torch.Generator().manual_seed(0)
     w = torch.randn(16, 1, generator=g) / 4
-    xt, xv = torch.randn(2048, 16, generator=g), torch.randn(4096, 16, generator=g)
+    xt, xv = torch.randn(2048, 16, generator=g), torch.randn(NV, 16, generator=g)
     yt, yv = (
         xt @ w + 0.1 * torch.randn(2048, 1, generator=g),
-        xv @ w + 0.1 * torch.randn(4096, 1, generator=g),
+        xv @ w + 0.1 * torch.randn(NV, 1, generator=g),
     )
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
-    opt = torch.optim.SGD(net.parameters(), lr=float(os.environ.get("JR_LR", "10")))
+    opt = torch.optim.SGD(net.parameters(), lr=float(os.environ.get("JR_LR", "1.0")))
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 200))
     writer = SummaryWriter(str(out / "torch_val_inf"))
     step = 0
