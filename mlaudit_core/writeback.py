@@ -25,7 +25,6 @@ LEGACY_END = "<!-- mlaudit:end -->"
 #: Every section mlaudit ever wrote starts with this line prefix (render_summary_markdown).
 _HEAD = _LEGACY_HEAD = "**mlaudit verdict:"
 _SECTION = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.DOTALL)
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 TAG_PREFIX = "mlaudit."
 #: Characters of the shortest section worth writing (the verdict line and the report link).
 MIN_SECTION_CHARS = 120
@@ -47,21 +46,72 @@ class MergedText:
     shortened: bool = False
 
 
-def _fenced_lines(lines: list[str]) -> set[int]:
-    """Indices of lines inside (or opening/closing) a fenced Markdown code block."""
-    fence, out = None, set()
-    for i, line in enumerate(lines):
-        m = _FENCE.match(line)
-        if fence is None:
-            if m:
-                fence = m.group(1)
-                out.add(i)
-            continue
-        out.add(i)
-        if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) \
-                and not line.strip().strip(fence[0]):
-            fence = None
-    return out
+def _lines(text: str) -> list[str]:
+    """``text`` cut into lines with their ends, at the line breaks CommonMark knows (``\\n``,
+    ``\\r\\n``, ``\\r``): the line numbers of :func:`_markdown` tokens index this list."""
+    return _LINE.findall(text)
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def _markdown(text: str) -> list:
+    """The CommonMark block tokens of ``text`` (markdown-it-py, the parser rich uses).
+
+    mlaudit's section is found from the document's structure, not from line matches: a
+    marker counts only where a CommonMark reader sees an HTML comment block of its own at the
+    top level. A marker quoted in an indented code block, a fenced block (also one inside a
+    list item or a block quote), a ``<pre>`` block or a longer HTML comment is user text
+    (break-it pass 3: such quotes were taken for mlaudit's section and the text between
+    them deleted)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").parse(text)
+
+
+def _marker_lines(tokens: list) -> set[int]:
+    """Line indices that are a one-line top-level HTML block: how mlaudit writes a marker."""
+    return {t.map[0] for t in tokens
+            if t.type == "html_block" and t.level == 0 and t.map and t.map[1] - t.map[0] == 1}
+
+
+#: A line that closes an open block and nothing else: a code fence, an HTML comment's end,
+#: a ``<pre>``/``<script>``/``<style>``/``<textarea>`` end tag.
+_CLOSER = re.compile(r"^ {0,3}(?:`{3,}|~{3,}|-->|</(?:pre|script|style|textarea)>)[ \t]*$",
+                     re.IGNORECASE)
+_RAW_OPEN = re.compile(r"^ {0,3}<(pre|script|style|textarea)(?:[\s>]|$)", re.IGNORECASE)
+
+
+def _closer(user: str) -> str | None:
+    """The line that closes a block the user's text leaves open at its end, else None.
+
+    An unclosed code fence (or HTML comment, ``<pre>`` block) runs to the end of the
+    document in CommonMark, so mlaudit's markers written after it would be inside it and not
+    found again: every audit would append another section (break-it pass 3). The closer is
+    written just before the begin marker, as part of mlaudit's block (see :func:`_block`);
+    the user's text itself is not changed."""
+    if not user:
+        return None
+    tokens = _markdown(user)
+    lines = _lines(user)
+    last = next((t for t in reversed(tokens) if t.level == 0 and t.map), None)
+    if last is None or last.map[1] < len(lines):
+        return None
+    end = lines[-1].strip()
+    if last.type == "fence":
+        fence = last.markup
+        closed = last.map[1] - last.map[0] > 1 and end and set(end) == {fence[0]} \
+            and len(end) >= len(fence)
+        return None if closed else fence
+    if last.type == "html_block":
+        first = lines[last.map[0]]
+        raw = _RAW_OPEN.match(first)
+        if raw:
+            tag = raw.group(1).lower()
+            return None if f"</{tag}>" in "".join(lines[last.map[0]:]).lower() else f"</{tag}>"
+        if first.lstrip().startswith("<!--"):
+            return None if "-->" in "".join(lines[last.map[0]:])[4:] else "-->"
+    return None
 
 
 def _legacy_spans(text: str, limit: int | None) -> list[tuple[int, int]]:
@@ -73,18 +123,18 @@ def _legacy_spans(text: str, limit: int | None) -> list[tuple[int, int]]:
     off (the text is exactly ``limit`` characters long, MLflow's 8,000) runs to the end.
     Everything else that quotes the old markers (prose, code blocks) is user text.
     """
-    lines = text.splitlines(keepends=True)
-    fenced = _fenced_lines([ln.rstrip("\r\n") for ln in lines])
+    lines = _lines(text)
+    top = _marker_lines(_markdown(text))
     offsets, pos = [], 0
     for ln in lines:
         offsets.append(pos)
         pos += len(ln)
     spans, i = [], 0
     while i < len(lines):
-        if (i not in fenced and lines[i].strip() == LEGACY_BEGIN and i + 1 < len(lines)
+        if (i in top and lines[i].strip() == LEGACY_BEGIN and i + 1 < len(lines)
                 and lines[i + 1].startswith(_LEGACY_HEAD)):
             j = i + 1
-            while j < len(lines) and lines[j].strip() != LEGACY_END:
+            while j < len(lines) and not (j in top and lines[j].strip() == LEGACY_END):
                 j += 1
             if j < len(lines):
                 spans.append((offsets[i], offsets[j] + len(lines[j])))
@@ -135,10 +185,10 @@ def _split_current(text: str, limit: int | None) -> tuple[str, str | None]:
     earlier write), its surrounding text kept; a begin line without its end runs to the end of
     the text only when the text is exactly at the tracker's ``limit`` (the tracker cut it).
     """
-    lines = text.splitlines(keepends=True)
-    fenced = _fenced_lines([ln.rstrip("\r\n") for ln in lines])
+    lines = _lines(text)
+    top = _marker_lines(_markdown(text))
     marks = [(i, ln.strip()) for i, ln in enumerate(lines)
-             if i not in fenced and ln.strip() in (BEGIN, END)]
+             if i in top and ln.strip() in (BEGIN, END)]
     drop: set[int] = set()
     found = None
     open_at = None
@@ -150,6 +200,9 @@ def _split_current(text: str, limit: int | None) -> tuple[str, str | None]:
         elif open_at is not None:
             found = "".join(lines[open_at + 1:i]).strip()
             drop.update(range(open_at, i + 1))
+            if open_at > 0 and _CLOSER.match(lines[open_at - 1].rstrip("\r\n")) \
+                    and _closer("".join(lines[:open_at - 1]).rstrip()):
+                drop.add(open_at - 1)  # the closer mlaudit wrote for the user's open block
             open_at = None
         else:
             drop.add(i)  # an end before any begin: stray
@@ -173,12 +226,13 @@ def strip_section(text: str | None) -> str:
     return split_section(text)[0].strip()
 
 
-def _block(section: str) -> str:
-    return f"{BEGIN}\n{section.strip()}\n{END}"
+def _block(section: str, closer: str | None = None) -> str:
+    head = f"{closer}\n" if closer else ""
+    return f"{head}{BEGIN}\n{section.strip()}\n{END}"
 
 
 def _join(user: str, section: str) -> str:
-    return f"{user}\n\n{_block(section)}\n" if user else f"{_block(section)}\n"
+    return f"{user}\n\n{_block(section, _closer(user))}\n" if user else f"{_block(section)}\n"
 
 
 def shorten_section(section: str, room: int, full_report: str) -> str | None:
