@@ -311,7 +311,16 @@ SOURCES: tuple[MessageSource, ...] = (
         "produced",
         {"pid": "8745", "signal": "SIGTERM"},
     ),
-    # --- data loader ------------------------------------------------------------------------------------------
+    MessageSource(
+        "sigkill",
+        "cpython",
+        "3.11",
+        "Lib/subprocess.py",
+        "CalledProcessError.__str__, line 142 (raised by accelerate launch, commands/launch.py:1049)",
+        "Command '%s' died with %r.",
+        "subprocess.CalledProcessError: Command '['/usr/bin/python3', 'train.py']' died with <Signals.SIGKILL: 9>.",
+        "produced",
+    ),
     MessageSource(
         "dataloader-worker-killed",
         "torch",
@@ -702,13 +711,13 @@ SOURCES: tuple[MessageSource, ...] = (
 def template_regex(template: str) -> re.Pattern:
     """A regular expression matching the messages ``template`` produces: its literal text, with each
     placeholder (``{...}``, ``%s``/``%d``/``%u``, ``${name}``) standing for any text."""
-    parts = re.split(r"\{[^{}]*\}|%[-\d.]*[sdulfx]|\$\{\w+\}", template)
+    parts = re.split(r"\{[^{}]*\}|%[-\d.]*[sdulfxr]|\$\{\w+\}", template)
     return re.compile(".*?".join(re.escape(p) for p in parts), re.S)
 
 
 def literal_fragments(template: str, min_len: int = 6) -> list[str]:
     """The template's literal pieces between placeholders (at least ``min_len`` characters)."""
-    parts = re.split(r"\{[^{}]*\}|%[-\d.]*[sdulfx]|\$\{\w+\}", template)
+    parts = re.split(r"\{[^{}]*\}|%[-\d.]*[sdulfxr]|\$\{\w+\}", template)
     parts = [p.strip(" :;,.") for p in parts]
     return [p for p in parts if len(p) >= min_len]
 

@@ -133,7 +133,8 @@ CATALOG: list[Signature] = [
          ('shared memory', '/torch_')),
     _sig("sigkill", "killed",
          r"Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|exitcode\s*:\s*-9\b|^\s*Killed\s*$|"
-         r"\b\d+\s+Killed\s+\S|task \d+: Killed|killed by signal 9\b|got signal: 9\b",
+         r"\b\d+\s+Killed\s+\S|task \d+: Killed|killed by signal 9\b|got signal: 9\b|"
+         r"died with <Signals\.SIGKILL: 9>",
          "the process was killed with SIGKILL (often the host OOM killer or the scheduler)",
          ('killed', 'sigkill', 'exitcode')),
     _sig("time-limit", "time_limit",
@@ -144,14 +145,14 @@ CATALOG: list[Signature] = [
     _sig("sigterm", "preemption",
          r"(?:received|got|caught)\s+(?:signal\s+)?(?:SIGTERM|signal 15)|SIGTERM received|"
          r"Signal 15 \(SIGTERM\)|Received SIGTERM|SIGTERM:\s*15|Received (?:15|1|3) death signal|"
-         r"got signal: (?:15|1|3)\b|exitcode\s*:\s*-(?:15|1|3)\b",
+         r"got signal: (?:15|1|3)\b|exitcode\s*:\s*-15\b|died with <Signals\.SIG(?:TERM|HUP|QUIT): \d+>",
          "the process was asked to terminate (SIGTERM/SIGHUP/SIGQUIT: a scheduler, a preemption, an operator)",
-         ('sigterm', 'signal 15', 'death signal', 'got signal', 'exitcode')),
+         ('sigterm', 'signal 15', 'death signal', 'got signal', 'exitcode', 'died with <signals')),
     _sig("sigint", "interrupt",
          r"Detected KeyboardInterrupt, attempting graceful shutdown|Received 2 death signal|got signal: 2\b|"
-         r"exitcode\s*:\s*-2\b",
+         r"exitcode\s*:\s*-2\b|died with <Signals\.SIGINT: 2>",
          "the process was interrupted (SIGINT: Ctrl-C, or a launcher passing it on)",
-         ('keyboardinterrupt', 'death signal', 'got signal', 'exitcode')),
+         ('keyboardinterrupt', 'death signal', 'got signal', 'exitcode', 'died with <signals')),
     _sig("elastic-teardown", "teardown",
          r"Sending process (?P<pid>\d+) closing signal (?P<signal>SIG\w+)",
          "torchrun stopping the other workers after one failed (a consequence, not a cause)",

@@ -105,3 +105,28 @@ def test_zero_loss_without_growth_before_is_still_the_zero_loss_rule():
     assert _grown_before_zeros(steps, np.array([0.85, 0.4, 0.1, 0.05, 0.0, 0.0, 0.0, 0.0])) is None
     got = _grown_before_zeros(steps, np.array([2.0, 0.3, 0.2, 160.0, 7e8, 0.0, 0.0, 0.0]))
     assert got is not None and got[0] == 5 and got[1] == 7e8 and got[2] == 0.2
+
+
+# --- signals that contradict a healthy-looking run (gap 10) -----------------------------------------
+
+
+def test_recurring_grad_norm_spikes_warn_and_lower_the_confidence_of_a_healthy_run(tmp_path):
+    """Every 25th batch from a corrupted shard: the loss recovers at once (benign spikes), the pre-clip
+    grad norm spikes 10x+ its median 18 times. The run is healthy on its curves; OP006 warns, the
+    summary names the contradicting signal, the confidence is lower than without it."""
+    rep = _audit("audit", str(DATA / "torch_signals" / "gradspikes"), tmp_path=tmp_path)
+    v = rep["verdict"]
+    op6 = _finding(rep, "OP006")
+    assert op6 is not None and op6["severity"] == "warning", op6
+    assert "separate spikes >= 10x the median" in op6["message"] and "recur" in op6["message"]
+    assert v["outcome"] == "succeeded" and "signals say otherwise" in v["summary"], v
+    assert "-1 contradicting (OP006)" in v["basis"]
+
+
+def test_grad_norm_spikes_only_at_the_start_are_not_recurring(tmp_path):
+    """The healthy HF run: its grad norm is largest over the first steps only (a fresh head); no
+    recurring-spike warning and no contradicting term."""
+    rep = _audit("audit", str(DATA / "hf" / "healthy" / "tb"), tmp_path=tmp_path)
+    op6 = _finding(rep, "OP006")
+    assert op6 is None or not op6["facts"].get("recurring_spikes"), op6
+    assert "contradicting" not in rep["verdict"]["basis"]

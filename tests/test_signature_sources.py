@@ -185,6 +185,29 @@ def test_torchrun_agent_sent_sigterm_is_a_termination_not_a_code_bug(tmp_path):
     ), v
 
 
+def test_accelerate_launch_of_a_killed_script_is_an_infra_crash(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import os, signal\nfrom accelerate import Accelerator\nAccelerator(cpu=True)\n"
+        "for step in range(1, 6):\n    print(f'step {step} loss {1.0 / step:.4f}', flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    log = tmp_path / "train.log"
+    with log.open("w") as out:
+        subprocess.run(
+            [str(BIN / "accelerate"), "launch", "--cpu", "--num_processes", "1", str(script)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            timeout=300,
+            cwd=tmp_path,
+        )
+    text = log.read_text()
+    assert "died with <Signals.SIGKILL: 9>" in text, text[-2000:]
+    assert "sigkill" in _hits(text)
+    v = _audit(log)
+    assert (v["outcome"], v["cause"]) == ("crashed", "infra_runtime"), v
+
+
 def _run(code: str, tmp_path: Path, env: dict | None = None, timeout: int = 300) -> str:
     script = tmp_path / "job.py"
     script.write_text(textwrap.dedent(code))
@@ -334,3 +357,25 @@ def test_signature_reference_is_generated_from_the_catalogue():
     assert doc.read_text() == signatures_markdown(), (
         "docs/signatures.md is stale: run `mlaudit rules --signatures --format markdown > docs/signatures.md`"
     )
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_ci_log_reads_a_failed_checkpoint_write_as_an_infra_signature(tmp_path):
+    from mlaudit_core.ci.logs import scan_logs
+    from mlaudit_core.ci.model import CIContext
+
+    out = _run(
+        """
+        import torch
+        torch.save({"w": torch.zeros(1000)}, "/dev/full")
+        """,
+        tmp_path,
+    )
+    assert "PytorchStreamWriter" in out or "unexpected pos" in out, out[-2000:]
+    log = tmp_path / "job.log"
+    log.write_text(out)
+    ctx = CIContext(repo=str(tmp_path))
+    scan_logs(ctx, [(log, "job.log")])
+    assert any(x.kind == "infra:checkpoint-write-failed" for x in ctx.infra), [
+        x.kind for x in ctx.infra
+    ]

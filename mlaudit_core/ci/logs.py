@@ -717,6 +717,7 @@ def scan_logs(
                 "preemption",
                 "hardware",
                 "disk_full",
+                "checkpoint_failed",
             ):
                 idx = h.line.lineno - 1
                 ctx.infra.append(

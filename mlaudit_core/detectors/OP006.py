@@ -23,7 +23,9 @@ class GradNorm(Detector, code="OP006", name="grad-norm", family="optimization"):
     threshold is in the params (``max_grad_norm`` and similar), the share of clipped steps.
     Remedy: lower the LR or warm up longer for growth/explosion; raise the clip or lower the
     LR when nearly every step is clipped.
-    Thresholds: explosion when the max exceeds ``spike_factor`` 10x the median; growth when the
+    Thresholds: explosion when the max exceeds ``spike_factor`` 10x the median, a warning when
+    at least ``min_recurring`` 3 separate spikes of that size recur after the first 10% of the run
+    (one spike is an event, three a pattern: a bad shard, an LR too close to the edge); growth when the
     last-quarter median exceeds ``growth_factor`` 10x the first-quarter median; frequent
     clipping above ``max_clip_share`` 50% of steps (conventions; one order of magnitude is the
     usual "exploding gradient" criterion, Pascanu et al. 2013 discuss norms growing by orders).
@@ -33,6 +35,7 @@ class GradNorm(Detector, code="OP006", name="grad-norm", family="optimization"):
 
     class Params(DetectorParams):
         spike_factor: float = 10.0
+        min_recurring: int = 3
         growth_factor: float = 10.0
         max_clip_share: float = 0.5
 
@@ -49,6 +52,16 @@ class GradNorm(Detector, code="OP006", name="grad-norm", family="optimization"):
         if med > 0 and v[imax] > p.spike_factor * med:
             problems.append(f"max {fmt(float(v[imax]))} at step {int(s.steps[imax])} is "
                             f"{fmt(float(v[imax]) / med, 3)}x the median")
+        spikes = np.flatnonzero(v > p.spike_factor * med) if med > 0 else np.array([], dtype=int)
+        # separate spike events (a spike spanning neighbouring points counts once), after the first 10%
+        # of the run, where the first updates of a fresh model legitimately have large gradients
+        events = [int(i) for j, i in enumerate(spikes) if (j == 0 or i > spikes[j - 1] + 1) and i >= len(v) // 10]
+        recurring = len(events) >= p.min_recurring
+        if recurring:
+            problems.append(f"{len(events)} separate spikes >= {fmt(p.spike_factor)}x the median {fmt(med)} "
+                            f"recur from step {int(s.steps[events[0]])} to step {int(s.steps[events[-1]])}: "
+                            "some batches or steps blow the gradient up again and again")
+            sev = Severity.WARNING
         if early > 0 and late > p.growth_factor * early:
             problems.append(f"grew from median {fmt(early)} (first quarter) to {fmt(late)} (last quarter)")
             sev = Severity.WARNING
@@ -74,4 +87,5 @@ class GradNorm(Detector, code="OP006", name="grad-norm", family="optimization"):
             return
         yield self.finding(sev, f"{key}: " + "; ".join(problems), evidence=ev, median=med, early=early,
                            late=late, max=float(v[imax]), max_step=int(s.steps[imax]), clip=clip,
-                           clip_share=share)
+                           clip_share=share, recurring_spikes=len(events) if recurring else 0,
+                           grew=bool(early > 0 and late > p.growth_factor * early))

@@ -492,6 +492,9 @@ SAME = {"underfit": {"underfit", "plateaued"}, "plateaued": {"underfit", "platea
 #: a slow input pipeline or an idle GPU says nothing against an overfit, and a learning curve says
 #: nothing against an OOM (the policy's "first broken layer" ordering already chose between layers).
 LAYER = {"slow": "systems", "crashed": "runtime"}
+#: Findings (code -> facts, any of them set) whose signal contradicts a healthy-looking run: recurring
+#: grad-norm spikes of 10x the median or more, or a grad norm grown 10x over the run (OP006).
+CONTRADICT_HEALTH = {"OP006": ("recurring_spikes", "grew")}
 #: Constants of the curve terms (see :func:`confidence`).
 FAILURE_PRIOR, FAILURE_SPAN = 0.3, 0.5
 HEALTHY_PRIOR, HEALTHY_SPAN = 0.3, 0.4
@@ -550,7 +553,9 @@ def confidence(*, outcome: str, cause: str, primary: Finding | None, basis: Basi
     ``0.15 * points_strength(its points)``, at most two. A finding implying a different failure *in the
     same layer* (``LAYER``: learning, systems, runtime) multiplies by 0.85 (a competing explanation),
     at most three; findings of another layer, and the held-out reflection of a failure (GE003), do not
-    compete. A learning verdict without a validation metric, or a slow verdict without step times,
+    compete. A healthy verdict whose own signals contradict it (``CONTRADICT_HEALTH``: recurring
+    grad-norm spikes, a growing grad norm) multiplies by 0.85 per such finding, the weight of a
+    competing explanation. A learning verdict without a validation metric, or a slow verdict without step times,
     multiplies by 0.85 (the signal that could have overturned it was not there); load warnings by
     0.9; every learning detector that errored (``errored``, at most two) by 0.7 (a check that did not
     run is evidence not examined). Partial input, and an interim verdict of a run still running,
@@ -609,6 +614,12 @@ def confidence(*, outcome: str, cause: str, primary: Finding | None, basis: Basi
         c *= 0.85
     if other:
         terms.append(f"-{len(other)} competing ({','.join(other)})")
+    doubt = sorted({f.code for f in findings if f.code in CONTRADICT_HEALTH and f.severity.rank >= Severity.WARNING.rank
+                    and any(f.facts.get(k) for k in CONTRADICT_HEALTH[f.code])})
+    if healthy and doubt:
+        # the run's own signals contradict the healthy reading (a competing explanation, as above)
+        c *= 0.85 ** len(doubt)
+        terms.append(f"-{len(doubt)} contradicting ({','.join(doubt)})")
     if outcome in ("succeeded", "overfit", "underfit", "plateaued") and not has_validation:
         c *= 0.85
         terms.append("no validation x0.85")

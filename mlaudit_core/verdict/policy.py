@@ -839,7 +839,21 @@ def _healthy(c: Ctx) -> Decision | None:
                         f"Not judged: {e.in_warmup}, and no planned length (max_steps, epochs, MAX_ITER) was "
                         "logged, so whether it finished its training or stopped at its start is not in the data; "
                         f"what was read looked healthy. Examined: {examined}. Log the planned length.")
+    doubt = contradicting_signals(c.by_code)
+    if doubt:
+        msg += (f". Examined: {examined}. But the run's own signals say otherwise: "
+                + "; ".join(f.message for f in doubt[:2])
+                + ". The curves look healthy; find the steps behind these before trusting the result")
+        return Decision(Outcome.SUCCEEDED, Cause.HEALTHY, msg + ".", doubt[0])
     return Decision(Outcome.SUCCEEDED, Cause.HEALTHY, msg + f". Examined: {examined}.")
+
+
+def contradicting_signals(by_code: dict[str, list[Finding]]) -> list[Finding]:
+    """Findings at warning or above that contradict a healthy-looking run without being a failure of
+    their own: OP006 on recurring grad-norm spikes of 10x the median or more, or a grad norm that
+    grew 10x over the run (the gradient says something the loss curve does not show yet)."""
+    return [f for f in by_code.get("OP006", []) if f.severity.rank >= Severity.WARNING.rank
+            and (f.facts.get("recurring_spikes") or f.facts.get("grew"))]
 
 
 # --- the table ----------------------------------------------------------------------------------
@@ -1151,12 +1165,15 @@ POLICY: tuple[Rule, ...] = (
              Case("one point per metric", (), ("unknown", "inconclusive"),
                   series={"loss": (0.3,), "val_loss": (0.4,)}),
              Case("a loss curve", (), None, series=_LOSS))),
-    Rule("V21", "healthy", 210, "a judgeable training signal examined and no rule above fired; unknown when "
+    Rule("V21", "healthy", 210, "a judgeable training signal examined and no rule above fired (recurring "
+         "grad-norm spikes or growth, OP006, named as contradicting signals and lowering the confidence); unknown when "
          "the learning rate still rose at the last logged step and no planned length was logged, or when every "
          "record sits in one epoch with no planned length, end line or finished status; running (healthy so "
          "far) when the input is a mid-run snapshot below its planned length",
          (Outcome.SUCCEEDED, Outcome.RUNNING, Outcome.UNKNOWN), (Cause.HEALTHY, Cause.INCONCLUSIVE), _healthy, cases=(
              Case("a decreasing loss", (), ("succeeded", "healthy"), series=_LOSS),
+             Case("a decreasing loss, grad-norm spikes of 10x+ recurring (OP006)",
+                  (("OP006", _W, {"recurring_spikes": 18}),), ("succeeded", "healthy"), series=_LOSS),
              Case("running", (), ("running", "inconclusive"), series=_LOSS, status="running"),
              Case("ended inside its warmup, no planned length", (), ("unknown", "inconclusive"),
                   series={"loss": _LOSS["loss"][:6], "lr": (1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6)}),
