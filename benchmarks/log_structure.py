@@ -10,6 +10,10 @@ that read its logs removed (``mlaudit_core/formats/consolelog/formats.py``).
 Usage::
 
     python benchmarks/log_structure.py [--only FRAMEWORK,...] [--limit N] [--no-lofo] [--json OUT]
+                                       [--code DIR]
+
+``--code DIR`` measures the ``mlaudit_core`` found in DIR instead of this tree's (a ``git archive``
+of another commit: the "before" figure of a change).
 
 Matching rule (what counts as the same triple)
 ----------------------------------------------
@@ -22,7 +26,7 @@ Matching rule (what counts as the same triple)
   ``section/base`` (:func:`normalise`): lower case, camelCase and separators split into tokens,
   a leading ``train``/``training`` -> ``train``, ``val``/``valid``/``validation``/``eval``/``dev``
   -> ``val``, and ``test`` -> ``val`` too (a held-out set either way; no section: ``train``), ``validation_0``-style numbered sets
-  kept apart (``val0``), a trailing ``step`` dropped (Lightning's ``train_loss_step`` is the
+  kept apart (``val0``; also ``val set 0``), a trailing ``step`` dropped (Lightning's ``train_loss_step`` is the
   per-step loss), and the synonyms of :data:`SYNONYMS` (``acc`` = ``accuracy``, ``learning_rate`` =
   ``lr``, ``Acc@1`` = ``top1``, ``gnorm`` = ``grad_norm`` ...). Where a log prints one name for
   two figures, or a name only the context explains, the key's ``names`` map gives the
@@ -190,6 +194,8 @@ def normalise(name: str) -> str:
             section = "perf"
             continue
         sec = SECTIONS[head]
+        if toks[:1] == ["set"] and toks[1:2] and toks[1].isdigit():  # "eval set 0"
+            toks.pop(0)
         if toks and toks[0].isdigit():  # validation_0, validation_1: numbered evaluation sets
             sec = f"{sec}{toks.pop(0)}"
         section = sec if section in (None, "train") or sec != "train" else section
@@ -529,8 +535,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--keys", type=Path, default=KEY_DIR, help="folder of key files")
     ap.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    ap.add_argument(
+        "--code", type=Path, help="import mlaudit_core from this folder (another commit's tree)"
+    )
     args = ap.parse_args(argv)
-    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str((args.code or ROOT).resolve()))
+    import mlaudit_core
+
+    print(f"reader: {Path(mlaudit_core.__file__).parent}")
     keys = load_keys(args.keys, [f for f in args.only.split(",") if f])
     if args.limit:
         keys = keys[: args.limit]

@@ -1,7 +1,7 @@
 """A tiny Hugging Face Trainer fine-tune (a small BERT built from a config, no download), console as printed.
 
 Usage: python hf_trainer.py {healthy,diverge} OUTDIR
-'diverge' uses a learning rate of 3.0 with SGD: the loss blows up.
+'diverge' uses SGD at a learning rate of 1000 (gradients clipped at norm 1, the default): the loss blows up.
 """
 
 import sys
@@ -46,7 +46,7 @@ args = TrainingArguments(
     num_train_epochs=3,
     per_device_train_batch_size=16,
     per_device_eval_batch_size=32,
-    learning_rate=3e-3 if mode == "healthy" else 3.0,
+    learning_rate=3e-3 if mode == "healthy" else 1000.0,
     optim="adamw_torch" if mode == "healthy" else "sgd",
     logging_steps=5,
     eval_strategy="epoch",

@@ -1,6 +1,7 @@
 """A tiny Keras 3 classifier trained with model.fit, as a user's train.py would.
 
 Usage: python keras_fit.py VERBOSE {healthy,diverge}
+With KERAS_IMPL=tf_keras in the environment the same script runs on Keras 2 (tf_keras, TensorFlow).
 The 'diverge' run uses SGD with a learning rate of 1e4 on logits: the loss becomes NaN in the first epoch.
 """
 
@@ -9,7 +10,12 @@ import sys
 
 os.environ.setdefault("KERAS_BACKEND", "torch")
 
-import keras
+# Keras 2 (tf.keras), in a side venv with tensorflow-cpu
+if os.environ.get("KERAS_IMPL") == "tf_keras":
+    os.environ["TF_USE_LEGACY_KERAS"] = "1"
+    import tf_keras as keras
+else:
+    import keras
 import numpy as np
 
 verbose = int(sys.argv[1])

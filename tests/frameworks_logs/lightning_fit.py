@@ -2,19 +2,24 @@
 
 Usage: python lightning_fit.py {healthy,diverge} OUTDIR [tqdm]
 With 'tqdm' the TQDMProgressBar is used (what Lightning shows where rich is not installed); without,
-Lightning's default bar (the RichProgressBar when rich is installed, as here).
+Lightning's default bar (2.x: the RichProgressBar when rich is installed, as here; 1.x: tqdm).
 'diverge' uses SGD with a learning rate of 200: the loss grows and becomes NaN.
 """
 
 import sys
 
-import lightning as L
+try:
+    import lightning as L
+    from lightning.pytorch.callbacks import TQDMProgressBar
+except ImportError:  # Lightning 1.x (pytorch_lightning), in a side venv
+    import pytorch_lightning as L
+    from pytorch_lightning.callbacks import TQDMProgressBar
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 mode, outdir = sys.argv[1], sys.argv[2]
-bars = [L.pytorch.callbacks.TQDMProgressBar()] if sys.argv[3:] == ["tqdm"] else None
+bars = [TQDMProgressBar()] if sys.argv[3:] == ["tqdm"] else None
 L.seed_everything(0)
 g = torch.Generator().manual_seed(0)
 x = torch.randn(512, 8, generator=g)

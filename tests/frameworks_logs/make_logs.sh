@@ -61,8 +61,20 @@ redirect tqdm-loop-healthy "$P" "$S/tqdm_loop.py" healthy
 tee_capture tqdm-loop-diverge-tee "$P" "$S/tqdm_loop.py" diverge
 redirect nanogpt-style-healthy "$P" "$S/nanogpt_style.py" healthy
 redirect nanogpt-style-diverge "$P" "$S/nanogpt_style.py" diverge
+# Keras 2 (tf_keras) and Lightning 1.x need their own venvs (TensorFlow; pytorch-lightning 1.9 beside
+# torch 2.13.0+cpu and setuptools<70): PY_KERAS2=/path/venv/bin/python PY_PL1=/path/venv/bin/python
+if [ -x "${PY_KERAS2:-}" ]; then
+  redirect keras2-verbose1-healthy env KERAS_IMPL=tf_keras "$PY_KERAS2" "$S/keras_fit.py" 1 healthy
+  redirect keras2-verbose2-healthy env KERAS_IMPL=tf_keras "$PY_KERAS2" "$S/keras_fit.py" 2 healthy
+  redirect keras2-verbose1-diverge env KERAS_IMPL=tf_keras "$PY_KERAS2" "$S/keras_fit.py" 1 diverge
+fi
+if [ -x "${PY_PL1:-}" ]; then
+  redirect lightning1-healthy "$PY_PL1" "$S/lightning_fit.py" healthy "$TMP/pl1"
+  redirect lightning1-diverge "$PY_PL1" "$S/lightning_fit.py" diverge "$TMP/pl1"
+fi
 # MLflow autolog records of the booster runs, in one real local MLflow file store
 if want "$FILTER" mlflow; then
+  export MLFLOW_ALLOW_FILE_STORE=true  # MLflow 3 writes a file store only when asked to
   rm -rf "$OUT/mlflow-autolog"
   for m in early_stop overfit; do
     redirect "mlflow-xgboost-$m" "$P" "$S/xgboost_train.py" "$m" "$ROOT/$OUT/mlflow-autolog"

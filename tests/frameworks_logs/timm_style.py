@@ -18,6 +18,7 @@ from torch.utils.data import DataLoader, TensorDataset
 logging.basicConfig(level=logging.INFO, format="%(message)s")
 _logger = logging.getLogger("train")
 mode = sys.argv[1]
+noise = 0.8 if mode == "overfit" else 4.0
 torch.manual_seed(0)
 g = torch.Generator().manual_seed(0)
 proto = torch.randn(10, 3, 8, 8, generator=g)
@@ -25,7 +26,7 @@ proto = torch.randn(10, 3, 8, 8, generator=g)
 
 def make(n, random_labels=False):
     y = torch.randint(0, 10, (n,), generator=g)
-    xs = proto[y] + 0.8 * torch.randn(n, 3, 8, 8, generator=g)
+    xs = proto[y] + noise * torch.randn(n, 3, 8, 8, generator=g)
     if random_labels:
         y = torch.randint(0, 10, (n,), generator=g)
     return xs, y
