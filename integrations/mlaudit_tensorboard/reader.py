@@ -608,12 +608,10 @@ def load_logdir(logdir: str | os.PathLike) -> RunData:
         remap = np.array([index.setdefault(nm, len(index)) for nm in fp.names] or [0], dtype=np.int32)
         names = list(index)
         parts.append((remap[fp.codes] if fp.codes.size else fp.codes, fp.steps, fp.walls, fp.values))
-    side = base / "hparams.yaml"  # Lightning TensorBoardLogger writes the module's hparams here
-    if side.is_file():
-        from mlaudit_core.formats._common import flat_params, read_yaml
+    # run config files beside the events (Lightning's hparams.yaml, LightningCLI's config.yaml...)
+    from mlaudit_core.formats._common import config_sidecar_params
 
-        for k, v in flat_params(read_yaml(side, warnings)).items():
-            params.setdefault(k, v)
+    config_sidecar_params(base, params, notes, warnings)
     # one file (the usual case): its arrays as they are, no concatenated copy
     codes, steps, walls, values = (parts[0][i] if len(parts) == 1 else np.concatenate([p[i] for p in parts])
                                    for i in range(4))

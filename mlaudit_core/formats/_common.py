@@ -306,6 +306,26 @@ def flat_params(d, prefix: str = "", out: dict[str, str] | None = None, limit: i
     return out
 
 
+#: Run config files a run folder may hold beside its metrics, read as params (the planned length,
+#: learning rate, label count...): Lightning's ``hparams.yaml`` (TensorBoardLogger/CSVLogger) and
+#: LightningCLI's ``config.yaml`` (SaveConfigCallback writes it into the log dir), YOLOv8/timm
+#: ``args.yaml``, YOLOv5 ``opt.yaml``. Earlier files win on a shared key.
+RUN_CONFIG_FILES = ("hparams.yaml", "config.yaml", "args.yaml", "opt.yaml")
+
+
+def config_sidecar_params(folder: Path, params: dict[str, str], notes: list[str], warnings: list[str],
+                          names: tuple[str, ...] = RUN_CONFIG_FILES) -> None:
+    """Add the values of the run config files in ``folder`` (:data:`RUN_CONFIG_FILES`) to
+    ``params`` (flattened ``a.b.c`` keys; a key already there is kept), naming each file read in
+    ``notes``. Safe YAML, size-capped (:func:`read_yaml`)."""
+    for name in names:
+        side = folder / name
+        if side.is_file():
+            for k, v in flat_params(read_yaml(side, warnings)).items():
+                params.setdefault(k, v)
+            notes.append(f"params from {name}")
+
+
 def read_yaml(path: Path, warnings: list[str], max_bytes: int = 1 << 20) -> dict:
     """A small YAML mapping read safely (``yaml.safe_load``, size-capped); {} with a warning
     when unreadable. Objects tagged with Python types (Lightning's hparams.yaml may hold

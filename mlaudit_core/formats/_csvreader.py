@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from . import _csv
-from ._common import flat_params, read_yaml, wide_run
+from ._common import RUN_CONFIG_FILES, config_sidecar_params, wide_run
 
 
 def load_csv(path: Path, *, tracker: str, what: str, axis_pref: str = "auto", sidecars: tuple[str, ...] = (),
@@ -45,11 +45,8 @@ def load_csv(path: Path, *, tracker: str, what: str, axis_pref: str = "auto", si
     if axis == "epoch" and step_col:
         metrics.pop(step_col, None)
     params: dict[str, str] = {}
-    for name in sidecars:
-        side = path.parent / name
-        if side.is_file():
-            flat_params(read_yaml(side, warnings), out=params)
-            notes.append(f"params from {name}")
+    config_sidecar_params(path.parent, params, notes, warnings,
+                          tuple(dict.fromkeys(sidecars + RUN_CONFIG_FILES)))
     run = wide_run(path, metrics, steps, tracker=tracker, axis=axis, params=params, notes=notes,
                    warnings=warnings, what=what, axis_why=axis_why)
     return run

@@ -10,6 +10,8 @@ its defaults and returns where the artifacts are; nothing writes a metric by han
   on a small training set with 60% of its labels drawn at random: the network first learns the
   class centres (held-out top-1 ~0.78) and then memorises the noise (held-out top-1 down by
   more than 13 points) while the training loss keeps falling.
+- :func:`make_lightning_cli_killed`: a LightningCLI run (``--trainer.max_epochs 200``, its
+  ``config.yaml`` written into the log dir by SaveConfigCallback) killed by a signal after a few epochs.
 - :func:`make_keras_topk`: the same data with Keras ``fit`` and the ``SparseTopKCategoricalAccuracy``
   metric (keys ``sparse_top_k_categorical_accuracy`` / ``val_sparse_top_k_categorical_accuracy``),
   CSVLogger, and the console (``verbose=2``) captured to a file.
@@ -175,6 +177,76 @@ def _keras_topk(out: Path) -> dict:
     return {"csv": str(root / "training.log"), "history": str(root / "history.json"), "keys": sorted(hist.history)}
 
 
+# --- LightningCLI run killed mid-training -------------------------------------------------------
+
+_CLI_SCRIPT = r'''
+import sys, torch
+import lightning as L
+from lightning.pytorch.cli import LightningCLI
+torch.set_num_threads(1)
+
+class MLP(L.LightningModule):
+    def __init__(self, lr: float = 0.05):
+        super().__init__()
+        self.save_hyperparameters()
+        self.net = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10))
+    def training_step(self, batch, i):
+        x, y = batch
+        loss = torch.nn.functional.cross_entropy(self.net(x), y)
+        self.log("train_loss", loss)
+        return loss
+    def validation_step(self, batch, i):
+        x, y = batch
+        self.log("val_loss", torch.nn.functional.cross_entropy(self.net(x), y))
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=self.hparams.lr)
+
+class Blobs(L.LightningDataModule):
+    def __init__(self, n: int = 2048):
+        super().__init__()
+        g = torch.Generator().manual_seed(0)
+        centres = torch.randn(10, 16, generator=g) * 2
+        y = torch.randint(0, 10, (n,), generator=g)
+        self.x, self.y = centres[y] + 2.5 * torch.randn(n, 16, generator=g), y
+    def train_dataloader(self):
+        return torch.utils.data.DataLoader(torch.utils.data.TensorDataset(self.x, self.y), batch_size=32, shuffle=True)
+    def val_dataloader(self):
+        return torch.utils.data.DataLoader(torch.utils.data.TensorDataset(self.x[:512], self.y[:512]), batch_size=256)
+
+LightningCLI(MLP, Blobs)
+'''
+
+
+def make_lightning_cli_killed(out: Path, sig: int = signal.SIGKILL, after_s: float = 6.0,
+                              timeout: float = 600) -> dict:
+    """``python train.py fit --trainer.max_epochs 200 ...`` with LightningCLI (TensorBoardLogger by
+    default; SaveConfigCallback writes ``config.yaml`` into the log dir) killed by ``sig`` ``after_s``
+    seconds after that ``config.yaml`` appeared. Raises RuntimeError when the run ended first."""
+    out.mkdir(parents=True, exist_ok=True)
+    script = out / "train.py"
+    script.write_text(_CLI_SCRIPT)
+    logdir = out / "lightning_logs" / "version_0"
+    args = [sys.executable, str(script), "fit", "--trainer.max_epochs", "200", "--trainer.accelerator", "cpu",
+            "--trainer.devices", "1", "--trainer.log_every_n_steps", "4", "--trainer.enable_progress_bar",
+            "false", "--trainer.default_root_dir", str(out)]
+    with open(out / "train.log", "wb") as log:
+        proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, **_ENV), cwd=out)
+        t0 = time.monotonic()
+        while not (logdir / "config.yaml").is_file():
+            if proc.poll() is not None:
+                raise RuntimeError(f"LightningCLI run ended (exit {proc.returncode}) before {logdir}/config.yaml")
+            if time.monotonic() - t0 > timeout:
+                proc.kill()
+                raise RuntimeError("config.yaml not written in time")
+            time.sleep(0.05)
+        time.sleep(after_s)
+        if proc.poll() is not None:
+            raise RuntimeError(f"LightningCLI run ended (exit {proc.returncode}) before the signal")
+        proc.send_signal(sig)
+        rc = proc.wait(timeout=60)
+    return {"root": str(out), "returncode": rc, "tensorboard": str(logdir), "log": str(out / "train.log")}
+
+
 _ONE = {"lightning_top1": _lightning_top1, "keras_topk": _keras_topk}
 
 
@@ -194,4 +266,5 @@ if __name__ == "__main__":
         print(json.dumps({"hf_sigkill": make_hf_killed(dest / "hf_sigkill"),
                           "hf_sigterm": make_hf_killed(dest / "hf_sigterm", sig=signal.SIGTERM),
                           "lightning_top1": make_lightning_top1(dest),
-                          "keras_topk": make_keras_topk(dest)}, indent=1))
+                          "keras_topk": make_keras_topk(dest),
+                          "lightning_cli_sigkill": make_lightning_cli_killed(dest / "cli_sigkill")}, indent=1))

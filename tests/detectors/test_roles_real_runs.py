@@ -89,3 +89,18 @@ def test_get_series_role_name_returns_the_audited_curve(hf_killed):
     for path, key in ((hf_killed["last_checkpoint"], "loss"), (hf_killed["tensorboard"], "train/loss")):
         data = box.get_series("path", path, "train_loss").data
         assert data["key"] == key and data["points_total"] >= 5, data
+
+
+def test_lightning_cli_killed_planned_length_from_its_config_yaml(tmp_path):
+    """LightningCLI's SaveConfigCallback writes config.yaml (trainer.max_epochs 200) into the log dir;
+    the TensorBoard reader reads it as params, so the run killed after a few epochs is crashed, not
+    succeeded (without the file the same events read as a finished healthy run)."""
+    from role_runs import make_lightning_cli_killed
+
+    res = make_lightning_cli_killed(tmp_path / "cli")
+    assert res["returncode"] == -signal.SIGKILL
+    run = _one(res["tensorboard"])
+    assert run.params.get("trainer.max_epochs") == "200"
+    rep = audit(run)
+    assert rep.verdict.outcome.value == "crashed", rep.verdict.summary
+    assert "trainer.max_epochs" in rep.verdict.summary
