@@ -379,3 +379,17 @@ def test_ci_log_reads_a_failed_checkpoint_write_as_an_infra_signature(tmp_path):
     assert any(x.kind == "infra:checkpoint-write-failed" for x in ctx.infra), [
         x.kind for x in ctx.infra
     ]
+
+
+def test_torch_gradscaler_skips_an_overflow_silently_so_only_the_scale_series_shows_it(capsys):
+    """torch's GradScaler prints nothing when it skips a step: there is no console signature for
+    torch AMP, only the logged loss scale (RT006/OP007 read it). Pinned here so the catalogue says so."""
+    p = torch.nn.Parameter(torch.ones(2))
+    opt = torch.optim.SGD([p], lr=0.1)
+    scaler = torch.amp.GradScaler("cpu", init_scale=1024.0)
+    scaler.scale(p.sum() * float("inf")).backward()
+    scaler.step(opt)
+    scaler.update()
+    out = capsys.readouterr()
+    assert scaler.get_scale() == 512.0 and torch.equal(p.detach(), torch.ones(2))
+    assert not out.out and not out.err and not match_line(out.out + out.err)
