@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mlaudit.cli import app
+from mlaudit.cli import _route_path, app
 from mlaudit_core import Role
 from mlaudit_core.logs import load_logs
 
@@ -219,7 +219,7 @@ CASES: dict[str, Case] = {
 }
 
 
-def _in_order(expected: list[float], got: list[float]) -> bool:
+def _in_order(expected: list[float], got: list[float], rel: float = 1e-6) -> bool:
     """Every expected value appears in ``got`` in order (values as printed, 1e-6 relative; % or fraction)."""
     j = 0
     for v in expected:
@@ -227,7 +227,7 @@ def _in_order(expected: list[float], got: list[float]) -> bool:
             g = got[j]
             j += 1
             if (math.isnan(v) and math.isnan(g)) or any(
-                not math.isnan(v) and abs(g - v * f) <= 1e-6 * max(abs(g), abs(v * f))
+                not math.isnan(v) and abs(g - v * f) <= rel * max(abs(g), abs(v * f))
                 for f in (1.0, 0.01, 100.0)
             ):
                 break
@@ -317,3 +317,44 @@ def test_every_framework_log_has_a_case():
     assert logs == set(CASES), (
         f"logs without a case: {logs - set(CASES)}; cases without a log: {set(CASES) - logs}"
     )
+
+
+# --- the boosters' MLflow autolog record (a real local MLflow file store, made by make_logs.sh) -----------
+STORE = LOGS / "mlflow-autolog"
+AUTOLOG = {
+    # experiment: (train loss, validation loss) per round as the console printed them, outcomes
+    "xgboost-early_stop": ([0.66724, 0.44981], [0.67442, 0.56384], {"succeeded"}),
+    "xgboost-overfit": ([0.49874, 0.01192], [0.73156, 1.33283], {"overfit"}),
+    "lightgbm-early_stop": ([0.67676, 0.554483], [0.685383, 0.602085], {"succeeded"}),
+    "lightgbm-overfit": ([0.428854, 4.92371e-05], [0.670598, 3.19312], {"overfit"}),
+}
+
+
+def _autolog_run(experiment: str) -> Path:
+    for meta in STORE.glob("*/meta.yaml"):
+        if f"name: {experiment}\n" in meta.read_text():
+            return next(p.parent for p in meta.parent.glob("*/meta.yaml"))
+    raise AssertionError(f"no experiment {experiment} in {STORE}")
+
+
+@pytest.mark.parametrize("experiment", sorted(AUTOLOG))
+def test_mlflow_store_reads_the_boosters_autolog_record(experiment):
+    """mlflow.xgboost.autolog() / mlflow.lightgbm.autolog() log every round's evaluation figures:
+    the run's training and validation loss are those the console printed, and the verdict is the run's."""
+    from mlaudit_core.formats import load_path
+
+    train, val, outcomes = AUTOLOG[experiment]
+    path = _autolog_run(experiment)
+    ((_, run),) = load_path(path).runs
+    for role, values in ((Role.TRAIN_LOSS, train), (Role.VAL_LOSS, val)):
+        key = run.key_for(role)
+        assert key is not None, f"{role.value}: no series plays it; series: {run.metrics.keys}"
+        # the store holds full precision; the console printed 5 decimals (0.01192: 4e-4 relative)
+        assert _in_order(values, run.metrics.series(key).values.tolist(), rel=1e-3), (
+            role.value,
+            key,
+        )
+    res = CliRunner().invoke(app, _route_path([str(path), "--format", "json"]))
+    assert res.exit_code in (0, 1), res.output
+    verdict = json.loads(res.stdout)["verdict"]
+    assert verdict["outcome"] in outcomes, verdict["summary"]
