@@ -415,6 +415,11 @@ def score(
 def evaluate(keys: list[Key], lofo: bool = True, verbose: bool = False, out=print) -> dict:
     """Score every key with the whole catalogue, then per framework without its entries; returns the figures."""
     per_log: dict[str, dict] = {}
+    from mlaudit_core.formats.consolelog import CATALOG
+
+    catalogue = {
+        f.id for f in CATALOG
+    }  # what fired that is not an entry (the generic readers) stays
     per_fw: dict[str, Score] = defaultdict(Score)
     fired_by_fw: dict[str, set[str]] = defaultdict(set)
     overall = Score()
@@ -435,9 +440,7 @@ def evaluate(keys: list[Key], lofo: bool = True, verbose: bool = False, out=prin
         }
         per_fw[key.framework].add(s)
         overall.add(s)
-        fired_by_fw[key.framework] |= {
-            f for f in fired if f not in ("generic", "tqdm-not-training")
-        }
+        fired_by_fw[key.framework] |= {f for f in fired if f in catalogue}
         out(
             f"{key.id:44s} {key.framework:16s} {s.key:5d} {s.read:5d} {s.hits:5d} {s.precision:6.3f} {s.recall:6.3f}"
         )
