@@ -6,7 +6,10 @@ litgpt iterations, Keras epochs, generic key=value lines, plain INFO chatter, wa
 few fp16 overflow messages, a caught-and-logged traceback every 250,000 lines and the final
 CUDA OOM traceback), then measures, each in a fresh child process:
 
-- parse: ``mlaudit_core.logs.load_logs`` (read + parse into a RunData);
+- parse: ``mlaudit_core.logs.load_logs`` (read + parse into a RunData), with structure inference
+  (the reader as shipped, :mod:`mlaudit_core.formats.consolelog.infer`) and, beside it, the
+  catalogue reader alone (``infer=False``: the catalogue and the generic ``key=value`` reader);
+  the inferring reader must keep at least half the catalogue reader's lines per CPU-second;
 - cli: ``mlaudit logs FILE --format json`` end to end (parse, all detectors, verdict, render);
 - reference: ``grep -c loss FILE`` on the same file.
 
@@ -154,7 +157,7 @@ import resource, sys, time
 from mlaudit_core.logs import load_logs
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t, c = time.perf_counter(), time.process_time()
-run = load_logs([sys.argv[1]])
+run = load_logs([sys.argv[1]], infer=sys.argv[2] == "infer")
 dt, dc = time.perf_counter() - t, time.process_time() - c
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 last = run.console[-1]
@@ -163,10 +166,11 @@ print(dt, dc, base, peak, len(run.metrics), len(run.metrics.keys), len(run.conso
 """
 
 
-def measure_parse(path: Path):
+def measure_parse(path: Path, mode: str = "infer"):
     """(wall s, CPU s, baseline MiB, peak MiB, points, series, console lines, last line number,
-    whether the last kept line is the OOM) of load_logs in a child."""
-    out = subprocess.run([PY, "-c", _CHILD, str(path)], capture_output=True, text=True, check=True)
+    whether the last kept line is the OOM) of load_logs in a child; ``mode`` ``infer`` (structure
+    inference on, as shipped) or ``catalogue`` (``infer=False``)."""
+    out = subprocess.run([PY, "-c", _CHILD, str(path), mode], capture_output=True, text=True, check=True)
     dt, dc, base, peak, pts, keys, console, lastno, oom = out.stdout.split()
     return (float(dt), float(dc), int(base) / 1024, int(peak) / 1024, int(pts), int(keys), int(console),
             int(lastno), oom == "1")
@@ -230,12 +234,18 @@ def main() -> None:
         print(f"grep -c loss:        wall {g_dt:7.2f} s  CPU {g_cpu:7.2f} s  {n / g_cpu:12,.0f} lines/CPU-s")
         if args.no_parse and not args.no_cli:
             return _cli(path, n, g_cpu)
+        k_dt, k_cpu, _, k_peak, k_pts, k_keys, _, _, _ = measure_parse(path, "catalogue")
+        print(f"catalogue reader:    wall {k_dt:7.2f} s  CPU {k_cpu:7.2f} s  {n / k_cpu:12,.0f} lines/CPU-s "
+              f"({n / k_dt:,.0f} lines/wall-s)  peak RSS {k_peak:,.0f} MiB  {k_pts:,} metric points in {k_keys} "
+              "series (load_logs(infer=False))")
         p_dt, p_cpu, base, peak, pts, keys, console, lastno, oom = measure_parse(path)
         print(f"parse (load_logs):   wall {p_dt:7.2f} s  CPU {p_cpu:7.2f} s  {n / p_cpu:12,.0f} lines/CPU-s "
               f"({n / p_dt:,.0f} lines/wall-s)  peak RSS {peak:,.0f} MiB ({peak - base:,.0f} MiB over the "
-              f"{base:,.0f} MiB interpreter+imports)  grep ratio {p_cpu / g_cpu:,.0f}x")
+              f"{base:,.0f} MiB interpreter+imports)  grep ratio {p_cpu / g_cpu:,.0f}x  (with structure inference)")
         print(f"                     {pts:,} metric points in {keys} series; {console:,} console lines kept; "
               f"last kept line {lastno:,} is the final OOM: {oom}")
+        ratio = k_cpu / p_cpu
+        print(f"inferring / catalogue reader speed: {ratio:.2f} (floor 0.5): {ratio >= 0.5}")
         if args.no_cli:
             print(f"parse peak within 1 GiB: {peak <= 1024}")
             return

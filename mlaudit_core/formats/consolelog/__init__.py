@@ -39,7 +39,8 @@ FACT_PREFIX = "log."
 def load_logs(paths: Sequence[str | Path], config_paths: Iterable[str | Path] = (), name: str | None = None,
               *, max_line_bytes: int = MAX_LINE_BYTES, max_console_lines: int = HEAD_LINES,
               tail_lines: int = TAIL_LINES, middle_lines: int = MIDDLE_LINES, context_lines: int = CONTEXT_LINES,
-              max_points: int = POINT_BUDGET, tap=None) -> RunData:
+              max_points: int = POINT_BUDGET, tap=None, disabled_formats: Iterable[str] | None = None,
+              infer: bool = True) -> RunData:
     """Read console log files (in the order given, as one continuous log) into a RunData.
 
     Args:
@@ -59,6 +60,10 @@ def load_logs(paths: Sequence[str | Path], config_paths: Iterable[str | Path] = 
         tap: called as ``tap(path, lineno, text)`` with every line as read, before any
             filtering, so another reader can share this one pass over the files (the evidence
             pass of ``mlaudit logs``, :func:`mlaudit_core.evidence.collect`).
+        disabled_formats: catalogue entry ids or framework names to switch off (their lines are
+            then read by structure inference alone, :mod:`.infer`); see
+            :data:`.formats.FRAMEWORK_FORMATS` and docs/logs.md.
+        infer: structure inference (:mod:`.infer`) on; off reads with the catalogue alone.
 
     Memory is bounded by these figures, not by the length of the log: 10 M lines read in
     well under 1 GB (``benchmarks/logs_throughput.py`` measures it).
@@ -75,7 +80,8 @@ def load_logs(paths: Sequence[str | Path], config_paths: Iterable[str | Path] = 
     if not paths:
         raise InputError("no log file given")
     parser = LogParser(keep_console=True, max_console_lines=max_console_lines, tail_lines=tail_lines,
-                       middle_lines=middle_lines, context_lines=context_lines, max_points=max_points)
+                       middle_lines=middle_lines, context_lines=context_lines, max_points=max_points,
+                       disabled_formats=disabled_formats, infer=infer)
     warnings: list[str] = []
     problems: list[str] = []
     read = 0
@@ -139,9 +145,13 @@ def _to_run(res: ParseResult, paths: Sequence[str | Path], config: dict[str, str
                      "the one its epoch stands for)")
     elif params.get(f"{FACT_PREFIX}step_axis") == "epoch":
         notes.append("the step axis is the epoch (per-epoch lines under bare 'epoch N' headers, no step printed)")
+    if res.template_note:
+        notes.append(res.template_note)
     if len(res.metrics) == 0:
-        warnings.append("no metric lines were recognised in the log (docs/logs.md lists the formats); the audit "
-                        "relies on failure signatures only")
+        warnings.append("no metric lines were recognised in the log: no catalogued format matched and no recurring "
+                        "line carried named numbers (looked for name: value, name=value, name value, | name value |, "
+                        "JSON/dict keys, N/M and step/epoch counters; docs/logs.md); the audit relies on failure "
+                        "signatures only")
     first = Path(str(paths[0])).name if str(paths[0]) != "-" else "stdin"
     digest = hashlib.sha1("\0".join(str(p) for p in paths).encode()).hexdigest()[:12]
     run = RunData(

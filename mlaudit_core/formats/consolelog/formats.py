@@ -480,3 +480,34 @@ CATALOG: list[LogFormat] = [
 #: Generic ``key=value``, ``key: value`` and ``| key value |`` lines are read by the
 #: engine after every catalog entry has declined the line; see docs/logs.md.
 GENERIC_ID = "generic"
+
+#: Catalogue entries per framework: the entries to switch off to measure how structure
+#: inference alone reads that framework's logs (leave-one-framework-out;
+#: ``LogParser(disabled_formats=["keras"])``, ``load_logs(..., disabled_formats=...)`` or the
+#: ``MLAUDIT_LOG_DISABLE_FORMATS`` environment variable). ``tqdm`` is the bar reader of every
+#: tqdm-drawing framework (Hugging Face, Lightning 1.x/2.x TQDMProgressBar, plain loops).
+FRAMEWORK_FORMATS: dict[str, tuple[str, ...]] = {
+    "tqdm": ("tqdm",),
+    "hf": ("hf-train-summary", "hf-dict", "hf-metrics-block-header", "hf-metrics-block"),
+    "keras": ("keras-epoch-header", "keras"),
+    "lightning": ("lightning-checkpoint", "table-row"),
+    "json": ("json-lines",),
+    "megatron": ("megatron", "megatron-validation"),
+    "fairseq": ("fairseq-inner", "fairseq-epoch", "fairseq-overflow"),
+    "timm": ("timm-train", "swin-train"),
+    "imagenet-example": ("imagenet-train", "imagenet-train-nototal", "imagenet-test-batch", "imagenet-val"),
+    "custom-pipe": ("pipe-epoch-step",),
+    "pytorch-examples": ("pytorch-mnist", "pytorch-mnist-test"),
+    "nanogpt": ("litgpt", "litgpt-val", "nanogpt-iter-rate", "nanogpt-eval-short", "nanogpt-eval"),
+    "mmengine": ("mmengine-train", "mmengine-val"),
+    "yolox": ("yolox",),
+    "torchtune": ("torchtune",),
+    "coco": ("coco-eval", "coco-eval-other"),
+    "deepspeed": ("deepspeed-step", "deepspeed-throughput", "deepspeed-timers", "deepspeed-overflow"),
+    "tensorpack": ("tensorpack-epoch",),
+    "torchvision": ("torchvision-metriclogger",),
+    "apex": ("apex-overflow",),
+    "wandb": ("wandb-summary",),
+    "xgboost": (),
+    "lightgbm": (),
+}

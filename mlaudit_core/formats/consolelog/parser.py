@@ -30,6 +30,7 @@ from datetime import datetime
 from ...rundata import ConsoleLine, MetricTable
 from ...signatures import CONTEXT_CATEGORIES, is_relevant, match_line
 from .formats import CATALOG, NUM, LogFormat
+from .infer import MAX_TEMPLATE_CHARS, Inferred, TemplateMiner, clean_terminal, template_key
 from .names import TIME_UNITS, canonical, is_known, is_time_metric, to_seconds
 from .retention import (
     CONTEXT_LINES,
@@ -67,6 +68,19 @@ _UNIT_WORD = re.compile(r"(?:ms|us|s|sec|secs|min|(?i:bpc|bpb|bits|nats|tok/s|to
 #: A line that is only an epoch header: ``epoch 3``, ``Epoch 3/10``, ``=== Epoch 3 ===``.
 _EPOCH_ONLY = re.compile(r"^\W*epoch\s*[:#]?\s*(?P<n>\d+)(?:\s*(?:/|of)\s*(?P<total>\d+))?\W*$",
                          re.IGNORECASE)
+#: A line that is only a step header (``step 100``, ``=== iter 200/1000 ===``, ``Iteration 5:``): the
+#: indented ``name=value`` lines under it are that step's record.
+_STEP_ONLY = re.compile(r"^\W*(?:global[ _]step|step|iteration|iter|update)\s*[:#=]?\s*(?P<n>\d+)"
+                        r"(?:\s*(?:/|of)\s*(?P<total>\d+))?\W*$", re.IGNORECASE)
+#: A line opening with a bracketed counter (XGBoost ``[0]\t...``, LightGBM ``[1]\t...``): kept for the
+#: template reader, not stripped as a log prefix.
+_BRACKET_COUNTER = re.compile(r"^\[\d+\]\s")
+_DIGIT = re.compile(r"\d")
+#: A warning line (logging level or a Python warning category): its figures are not a record.
+_WARNING_LINE = re.compile(r"\[Warning\]|\b[A-Z]\w*Warning:")
+#: A tqdm bar when the catalogue's tqdm entry is switched off: description, position and postfix
+#: are kept as text for the generic and template readers.
+_BAR_STRUCT = re.compile(r"(?P<pct>\d{1,3})%\|[^|]{0,200}\|\s*(?P<n>\d+)/(?P<m>\d+)\s*\[(?P<inside>[^\]]{0,400})\]")
 #: A step/epoch position opening a line: ``Epoch 3``, ``step: 100``, ``Iter [20/500]``. A plural
 #: (``epochs: 400``, ``steps: 5000``) is a count, the plan printed with the configuration, unless a
 #: ``n/total`` follows (``Epochs 3/10``); :func:`_step_prefix` applies that rule.
@@ -261,6 +275,8 @@ class ParseResult:
     launches_dropped: int = 0
     store_generation: int = 0
     series_order: list[str] = field(default_factory=list)
+    #: a note when the template cap of structure inference was reached (None otherwise)
+    template_note: str | None = None
 
 
 class _Compiled:
@@ -284,6 +300,33 @@ _OTHERS = [c for c in _COMPILED if c.fmt.kind != "progress"]
 #: (compiled, hints, excludes, block required, kind, id) in catalog order, for the per-line loop
 _DISPATCH = [(c, c.hints, c.excludes, c.fmt.block if c.fmt.kind != "header" else None, c.fmt.kind, c.fmt.id)
              for c in _OTHERS]
+#: Catalogue entries switched off in every parser of this process (comma-separated ids or
+#: framework names of :data:`.formats.FRAMEWORK_FORMATS`), for leave-one-framework-out measurements.
+DISABLE_ENV = "MLAUDIT_LOG_DISABLE_FORMATS"
+
+
+def resolve_disabled(disabled: Iterable[str] | None) -> frozenset[str]:
+    """Catalogue ids to switch off: ``disabled`` (ids or framework names) plus those named in
+    the ``MLAUDIT_LOG_DISABLE_FORMATS`` environment variable. Raises ValueError on a name that
+    is neither a catalogue id nor a framework."""
+    import os
+
+    from .formats import FRAMEWORK_FORMATS
+
+    names = list(disabled or ())
+    env = os.environ.get(DISABLE_ENV, "")
+    names += [n.strip() for n in env.split(",") if n.strip()]
+    ids = {f.id for f in CATALOG}
+    out: set[str] = set()
+    for n in names:
+        if n in FRAMEWORK_FORMATS:
+            out.update(FRAMEWORK_FORMATS[n])
+        elif n in ids:
+            out.add(n)
+        else:
+            raise ValueError(f"unknown log format or framework {n!r} (catalogue ids: docs/logs.md; frameworks: "
+                             f"{', '.join(sorted(FRAMEWORK_FORMATS))})")
+    return frozenset(out)
 
 
 class LogParser:
@@ -297,12 +340,28 @@ class LogParser:
             between head and tail, the first half and the last half of them.
         context_lines: lines kept either side of each relevant line in between.
         max_points: metric points kept before the densest series is thinned.
+        disabled_formats: catalogue entry ids or framework names (:data:`.formats.FRAMEWORK_FORMATS`)
+            to switch off; their lines are then read by structure inference alone (:mod:`.infer`).
+            The ``MLAUDIT_LOG_DISABLE_FORMATS`` environment variable adds to it.
+        infer: structure inference on (default). Off, the reader is the catalogue and the generic
+            ``key=value`` reader alone (``benchmarks/logs_throughput.py`` measures both).
+
+    Raises:
+        ValueError: a name in ``disabled_formats`` is neither a catalogue id nor a framework.
     """
 
     def __init__(self, keep_console: bool = True, max_console_lines: int = HEAD_LINES, *,
                  tail_lines: int = TAIL_LINES, middle_lines: int = MIDDLE_LINES,
-                 context_lines: int = CONTEXT_LINES, max_points: int = POINT_BUDGET) -> None:
+                 context_lines: int = CONTEXT_LINES, max_points: int = POINT_BUDGET,
+                 disabled_formats: Iterable[str] | None = None, infer: bool = True) -> None:
         self.keep_console = keep_console
+        self.infer = infer
+        self.disabled = resolve_disabled(disabled_formats)
+        self._dispatch = [d for d in _DISPATCH if d[5] not in self.disabled] if self.disabled else _DISPATCH
+        self._progress_fmts = [c for c in _PROGRESS if c.fmt.id not in self.disabled]
+        self._miner = TemplateMiner()
+        #: the step of the last bare ``step N`` header line, for the indented lines under it
+        self.step_header: int | None = None
         self._keeper = ConsoleKeeper(max_console_lines, tail_lines, middle_lines, context_lines,
                                      MAX_CONSOLE_CHARS, is_relevant)
         self._names: dict[str, int] = {}
@@ -369,6 +428,8 @@ class LogParser:
         """Read one line (without its newline)."""
         self.lines += 1
         self.lineno += 1
+        if "\x1b" in text or "\x08" in text:
+            text = clean_terminal(text)
         if not text or text.isspace():
             self.block = None
             if self.keep_console:
@@ -398,9 +459,9 @@ class LogParser:
         if self._launch_tail is None or self._launch_tail in text or self._launch_pending is not None:
             self._launch_check(lineno, text, source)
         if "\r" in text:
-            for seg in text.split("\r"):
-                if seg.strip():
-                    self._segment(seg)
+            parts = [seg for seg in text.split("\r") if seg.strip()]
+            for i, seg in enumerate(parts):
+                self._segment(seg, parts[i + 1] if i + 1 < len(parts) else None)
         else:
             self._segment(text)
 
@@ -460,9 +521,13 @@ class LogParser:
         return self._keeper.lines()
 
     # --- one segment (a line, or one carriage-return part of it) --------------------------------
-    def _segment(self, seg: str) -> None:
+    def _segment(self, seg: str, nxt: str | None = None) -> None:
+        """Read one part of a line; ``nxt`` is the part drawn after it on the same line (a
+        carriage return in between), if any: a part redrawn with the same template is superseded
+        and only the figures of the last state are read by the generic and template readers."""
         if len(seg) > MAX_PARSE_CHARS:
             return
+        raw = seg
         if ("copypaste: " in seg or seg.lstrip().startswith("|")) and self._d2_table(seg):
             return
         if "Evaluation results for " in seg:
@@ -471,7 +536,9 @@ class LogParser:
                 self._d2_task = m["task"]
         line_step = None
         if "%|" in seg:
-            for c in _PROGRESS:
+            if not self._progress_fmts:
+                seg = _BAR_STRUCT.sub(_bar_text, seg)
+            for c in self._progress_fmts:
                 m = c.rx.search(seg)
                 guard = 0
                 while m and guard < 4:
@@ -487,8 +554,11 @@ class LogParser:
                 seg = _OTHER_BAR.sub(" ", seg)
             if not seg.strip():
                 return
+        if nxt is not None and self.infer and len(raw) <= MAX_TEMPLATE_CHARS and \
+                template_key(raw) == template_key(nxt):
+            return  # a bar state drawn over by the next one: only the last state is read
         block = self.block
-        for c, hints, excludes, needs_block, kind, fid in _DISPATCH:
+        for c, hints, excludes, needs_block, kind, fid in self._dispatch:
             if needs_block is not None and needs_block != block:
                 continue
             for h in hints:
@@ -517,7 +587,60 @@ class LogParser:
             return
         if self.block is not None and seg[:1] not in " \t":
             self.block = None
-        self._generic(seg, line_step)
+        if not self.infer:
+            self._generic(seg, line_step)
+            return
+        if not self._generic(seg, line_step) and _DIGIT.search(seg) is not None:
+            self._infer(seg, line_step)
+
+    # --- structure inference (templates learnt from the log itself) ------------------------------
+    def _infer(self, seg: str, line_step: int | None) -> None:
+        msg = seg.strip() if _BRACKET_COUNTER.match(seg) else strip_log_prefix(seg)
+        if not msg or len(msg) > MAX_TEMPLATE_CHARS:
+            return
+        ctx = (line_step, self.step, self.epoch_header, self.seq)
+        got = self._miner.add(msg, ctx, veto=_is_failure)
+        for inf in got:
+            self._emit_inferred(inf)
+
+    def _emit_inferred(self, inf: Inferred) -> None:
+        line_step, ctx_step, header, _seq = inf.context
+        if inf.epochs and inf.epochs > 0:
+            self.facts["epochs"] = inf.epochs
+        if inf.total_steps and inf.total_steps > 0:
+            self.facts.setdefault("total_steps", inf.total_steps)
+        rec: dict[str, float] = {}
+        for raw, v in inf.rec.items():
+            lk = raw.lower().replace(" ", "_")
+            plan = _PLAN_KEYS.get(lk)
+            if plan is not None:
+                if v > 0:
+                    self.facts.setdefault(plan, v)
+                continue
+            name, name_unit = canonical(raw, "train/")
+            rec.setdefault(name, _convert(name, v, inf.units.get(raw) or name_unit))
+        if not rec:
+            return
+        self.formats["inferred"] += 1
+        step, epoch = inf.step, inf.epoch
+        if step is None:
+            step = line_step
+        if step is None:
+            e = epoch if epoch is not None else header
+            if e is not None:
+                step = round(e * self.spe) if self.spe else int(e)
+                self.params.setdefault("log.step_axis", "epoch")
+            elif ctx_step is not None:
+                step = ctx_step
+            else:
+                step = inf.ordinal
+                self.params.setdefault("log.step_axis", "record")
+        self.started = True
+        if epoch is not None:
+            rec.setdefault("train/epoch", epoch)
+        if self.step is None or step > self.step:
+            self.step = step
+        self._emit_all(rec, step, epoch)
 
     # --- formats ---------------------------------------------------------------------------------
     def _progress(self, c: _Compiled, m: re.Match, desc: str) -> int | None:
@@ -830,10 +953,19 @@ class LogParser:
         return self.seq
 
     # --- generic key/value lines ---------------------------------------------------------------
-    def _generic(self, seg: str, line_step: int | None) -> None:
+    def _generic(self, seg: str, line_step: int | None) -> bool:
+        """Read generic ``key=value`` / ``key: value`` / ``| key value |`` / ``name value`` pairs and
+        bare epoch / step header lines. Returns True when the line was taken (points, a summary
+        value or a header), False when it is left to the template reader."""
+        if seg[:1] not in " \t":
+            self.step_header = None
+        if _BRACKET_COUNTER.match(seg):
+            return False  # ``[12]\tname:value ...``: the template reader infers the counter
+        if _WARNING_LINE.search(seg) is not None:
+            return True  # a warning that holds a figure (``[Warning] ... best gain: -inf``), not a record
         spaced = not ("=" in seg or ": " in seg or "|" in seg)
         if spaced and _SPACE_CHEAP.search(seg) is None:
-            return
+            return False
         em = _EPOCH_ONLY.match(strip_log_prefix(seg)) if ("poch" in seg or "POCH" in seg) and len(seg) < 200 else None
         if em:  # a bare epoch header: later lines without a step belong to this epoch
             self.epoch_header = float(em["n"])
@@ -842,13 +974,22 @@ class LogParser:
                 self.facts["epochs"] = float(em["total"])
             self.started = True
             self.formats["epoch-header"] += 1
-            return
+            return True
+        sm = _STEP_ONLY.match(strip_log_prefix(seg)) if len(seg) < 120 else None
+        if sm:  # a bare step header: the indented lines under it are this step's record
+            self.step_header = int(sm["n"])
+            self.step = self.step_header
+            if sm["total"]:
+                self.facts.setdefault("total_steps", float(sm["total"]))
+            self.started = True
+            self.formats["step-header"] += 1
+            return True
         if not self.started and _step_prefix(seg) is None and \
                 _STEP_KEY.search(seg) is None:
             self._startup_params(seg)  # configuration printed before training starts
-            return
+            return False
         if any(sig.category not in CONTEXT_CATEGORIES for sig, _ in match_line(seg)):
-            return  # a failure message, not metrics
+            return True  # a failure message, not metrics
         pairs = []
         for rx in (_GEN_EQ, _GEN_COLON, _GEN_PIPE):
             if rx is _GEN_EQ and "=" not in seg or rx is _GEN_PIPE and "|" not in seg or \
@@ -872,7 +1013,7 @@ class LogParser:
                 if key.lower().replace(" ", "_") in _MARKERS or is_known(key):
                     pairs.append((key, pm["v"], pm["u"]))
         if not pairs:
-            return
+            return False
         step = epoch = batch = None
         sp = _step_prefix(seg)
         if sp:
@@ -910,17 +1051,19 @@ class LogParser:
             name, name_unit = canonical(key, "train/")
             rec.setdefault(name, _convert(name, v, unit or name_unit))
         if not rec:
-            return
+            return False
         if not self.started and step is None and epoch is None:
             self._startup_params(seg)
-            return
+            return False
         self.formats["generic-spaced" if known_only else "generic"] += 1
+        if step is None and line_step is None and epoch is None and self.step_header is not None:
+            step = self.step_header
         by_header = step is None and line_step is None and epoch is None and self.epoch_header is not None
         if step is None and line_step is None and epoch is None and len(rec) == 1 and not by_header and \
                 self.lineno - self.last_record_line > CONTINUATION_LINES:
             for k, v in rec.items():
                 self._summary[k] = (v, self.wall)
-            return
+            return True
         self.started = True
         if by_header and (self.step is None or self.params.get("log.step_axis") == "epoch") and not self.spe:
             # per-epoch prints under bare ``epoch N`` headers, no step anywhere: the epoch is the step
@@ -935,6 +1078,7 @@ class LogParser:
         if self.step is None or step > self.step:
             self.step = step
         self._emit_all(rec, step, epoch)
+        return True
 
     def _batch_step(self, epoch: float | None, batch: int) -> int:
         """The step of a line that gives only a batch index (``ep: 0, batch: 20, loss: ...``),
@@ -1051,7 +1195,21 @@ class LogParser:
                            lines=self.lines, omitted_console=keeper.omitted if self.keep_console else 0,
                            points_read=seen, thinned=thinned, first_wall=self.first_wall, last_wall=last,
                            launches=list(self.launches), launches_dropped=self.launches_dropped,
-                           store_generation=store.generation, series_order=names)
+                           store_generation=store.generation, series_order=names,
+                           template_note=self._miner.summary())
+
+
+def _is_failure(line: str) -> bool:
+    """A failure message (a signature outside the context categories): never a metric template."""
+    return any(sig.category not in CONTEXT_CATEGORIES for sig, _ in match_line(line))
+
+
+def _bar_text(m: re.Match) -> str:
+    """A tqdm bar as plain text for the generic and template readers (catalogue tqdm entry off):
+    the position and the postfix pairs, without elapsed/remaining time and rate."""
+    inside = m["inside"].split(",")
+    post = ", ".join(p.strip() for p in inside[2:] if "=" in p)
+    return f" {m['n']}/{m['m']} {post}"
 
 
 _GENERIC_FMT = LogFormat(id="generic", name="generic key/value lines", example="step=100 loss=2.31 lr=1e-4",
@@ -1059,13 +1217,14 @@ _GENERIC_FMT = LogFormat(id="generic", name="generic key/value lines", example="
 
 
 def parse_lines(lines: Iterable[tuple[int, str]] | Iterable[str], source: str = "console",
-                keep_console: bool = True) -> ParseResult:
+                keep_console: bool = True, disabled_formats: Iterable[str] | None = None) -> ParseResult:
     """Parse console lines (``(lineno, text)`` pairs or plain strings) in one pass.
 
+    ``disabled_formats``: catalogue ids or framework names switched off (see :class:`LogParser`).
     Returns a :class:`ParseResult`. Never raises on content: a line no format
     recognises is simply not a metric line.
     """
-    p = LogParser(keep_console=keep_console)
+    p = LogParser(keep_console=keep_console, disabled_formats=disabled_formats)
     p.feed_many(_numbered(lines), source)
     return p.result()
 

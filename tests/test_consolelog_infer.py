@@ -1,0 +1,249 @@
+"""Structure inference of the console reader (mlaudit_core/formats/consolelog/infer.py).
+
+Unit tests of the bar splitter and the template miner, the parser's use of them (catalogue
+entries switched off per framework, step headers, bounded templates), and bad input. The
+framework-made logs are in tests/test_consolelog_frameworks.py.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mlaudit_core.formats.consolelog import load_logs, parse_lines
+from mlaudit_core.formats.consolelog.formats import CATALOG, FRAMEWORK_FORMATS
+from mlaudit_core.formats.consolelog.infer import (
+    MAX_PENDING,
+    TemplateMiner,
+    clean_terminal,
+    redraws,
+    template_key,
+)
+from mlaudit_core.formats.consolelog.parser import LogParser
+
+
+def _values(res, key):
+    s = res.metrics.series(key)
+    return [int(x) for x in s.steps], [round(float(v), 6) for v in s.values]
+
+
+# --- bar splitter ------------------------------------------------------------------------------
+def test_clean_terminal_removes_colour_and_turns_backspaces_and_cursor_codes_into_redraws():
+    keras3 = (
+        "\x1b[1m 1/32\x1b[0m \x1b[37m━━━━\x1b[0m \x1b[1m6s\x1b[0m 199ms/step - loss: 0.69\x08\x08\x08\r"
+        "\x1b[1m32/32\x1b[0m \x1b[32m━━━━\x1b[0m \x1b[1m2s\x1b[0m 70ms/step - loss: 0.02"
+    )
+    out = clean_terminal(keras3)
+    assert "\x1b" not in out and "\x08" not in out
+    assert [p for p in out.split("\r") if p.strip()] == [
+        " 1/32 ━━━━ 6s 199ms/step - loss: 0.69",
+        "32/32 ━━━━ 2s 70ms/step - loss: 0.02",
+    ]
+    rich = "Epoch 1 ━━ 5/50 loss: 0.5\x1b[1A\x1b[2KEpoch 1 ━━ 50/50 loss: 0.3"
+    assert clean_terminal(rich).count("\r") >= 1
+    assert clean_terminal("plain line") == "plain line"
+
+
+def test_redraws_mark_every_state_but_the_last_of_one_bar():
+    line = (
+        "\r".join(f"{i}/4 ━━━━ loss: {1 - i / 10:.2f}" for i in range(1, 5))
+        + "\rval_loss: 0.5 done"
+    )
+    parts = list(redraws(line))
+    assert [sup for _, sup in parts] == [True, True, True, False, False]
+    assert parts[3][0] == "4/4 ━━━━ loss: 0.60"
+
+
+def test_template_key_masks_numbers_positions_bars_and_times():
+    a = template_key("Epoch 3/10  ━━━━━━━ 12/50 0:00:02 • loss=0.3124 lr=1e-4")
+    b = template_key("Epoch 4/10  ━━ 50/50 0:01:12 • loss=0.2 lr=5e-5")
+    assert a == b
+    assert template_key("loss=0.3") != template_key("acc=0.3")
+
+
+# --- template miner ------------------------------------------------------------------------------
+def test_miner_reads_xgboost_lines_with_an_iteration_counter_and_names_the_last_eval_set_val():
+    miner = TemplateMiner()
+    got = []
+    for i in range(4):
+        got += miner.add(
+            f"[{i}]\tvalidation_0-logloss:{0.6 - i / 20:.5f}\tvalidation_1-logloss:{0.65 - i / 50:.5f}"
+        )
+    assert [g.step for g in got] == [0, 1, 2, 3]
+    assert got[0].rec == {"eval_set_0_logloss": 0.6, "val_logloss": 0.65}
+
+
+def test_miner_leaves_prose_warnings_code_and_configuration_alone():
+    miner = TemplateMiner()
+    lines = []
+    for i in range(5):
+        lines += [
+            f"Number of data points in the train set: {80 + i}, number of used features: 10",
+            f"UserWarning: This DataLoader will create {i} worker processes in total",
+            f"    loss = criterion(out, y) * {i}.5",
+            "  lr: 0.01",  # a configuration dump printed again at every relaunch
+            f"Downloading shard {i} of 10",
+        ]
+    assert not [g for line in lines for g in miner.add(line)]
+    assert MAX_PENDING >= 2
+
+
+def test_miner_cap_counts_lines_of_templates_past_it():
+    miner = TemplateMiner(max_templates=3)
+    for i in range(10):
+        miner.add(f"metric_{'abcdefghij'[i]} value: {i}.5")
+    assert len(miner.templates) == 3 and miner.dropped == 7
+    assert "3 distinct line templates" in miner.summary()
+
+
+# --- the parser with inference -------------------------------------------------------------------
+def test_lightgbm_lines_become_train_and_validation_series_on_their_iteration():
+    lines = [
+        "[LightGBM] [Info] Number of positive: 37, number of negative: 43",
+        "[LightGBM] [Warning] No further splits with positive gain, best gain: -inf",
+    ]
+    lines += [
+        f"[{i}]\ttraining's binary_logloss: {0.5 / i:.6f}\tvalid_1's binary_logloss: {0.6 + i / 100:.6f}"
+        for i in range(1, 11)
+    ]
+    res = parse_lines(lines)
+    assert set(res.metrics.keys) == {"train/binary_logloss", "val/binary_logloss"}
+    assert _values(res, "val/binary_logloss") == (
+        list(range(1, 11)),
+        [round(0.6 + i / 100, 6) for i in range(1, 11)],
+    )
+
+
+def test_step_header_gives_the_step_of_the_indented_lines_under_it():
+    lines = []
+    for s in (100, 200, 300):
+        lines += [f"step {s}", f"    loss={3 - s / 200:.3f}", f"    grad_norm={1 + s / 1000:.3f}"]
+    res = parse_lines(lines)
+    assert _values(res, "train/loss") == ([100, 200, 300], [2.5, 2.0, 1.5])
+    assert _values(res, "train/grad_norm")[0] == [100, 200, 300]
+
+
+def test_pairs_without_spaces_and_glued_values_are_read():
+    lines = [f"it:{i} loss:{2 - i / 10:.3f} acc{0.5 + i / 100:.3f}" for i in range(1, 6)]
+    res = parse_lines(lines)
+    assert _values(res, "train/loss") == ([1, 2, 3, 4, 5], [1.9, 1.8, 1.7, 1.6, 1.5])
+    assert _values(res, "train/accuracy")[1] == [0.51, 0.52, 0.53, 0.54, 0.55]
+
+
+@pytest.mark.parametrize("framework", ["hf", "json"])
+def test_dict_lines_are_read_with_their_catalogue_entries_switched_off(framework):
+    if framework == "hf":
+        lines = [
+            str({"loss": 2 - i / 10, "learning_rate": 1e-4, "epoch": i / 10}) for i in range(1, 6)
+        ]
+    else:
+        lines = [
+            json.dumps({"step": i * 10, "loss": 2 - i / 10, "val_loss": 2.1 - i / 20})
+            for i in range(1, 6)
+        ]
+    on = parse_lines(lines)
+    off = parse_lines(lines, disabled_formats=[framework])
+    assert (
+        _values(off, "train/loss")[1] == _values(on, "train/loss")[1] == [1.9, 1.8, 1.7, 1.6, 1.5]
+    )
+    assert not off.formats.get("hf-dict") and not off.formats.get("json-lines")
+    assert off.formats["inferred"] or off.formats["generic"]
+
+
+def test_keras_verbose1_bars_with_colour_read_with_and_without_the_keras_entries():
+    lines = []
+    for e in range(1, 4):
+        lines.append(f"Epoch {e}/3")
+        states = [
+            f"\x1b[1m{b}/8\x1b[0m \x1b[32m━━━━\x1b[0m \x1b[1m1s\x1b[0m 9ms/step - accuracy: {0.5 + b / 100:.4f}"
+            f" - loss: {1 - e / 10 - b / 100:.4f}" + "\x08" * 20
+            for b in range(1, 9)
+        ]
+        final = (
+            f"\x1b[1m8/8\x1b[0m \x1b[32m━━━━\x1b[0m \x1b[1m1s\x1b[0m 9ms/step - accuracy: {0.58:.4f} - loss: "
+            f"{1 - e / 10 - 0.08:.4f} - val_accuracy: {0.4 + e / 10:.4f} - val_loss: {1.2 - e / 10:.4f}"
+        )
+        lines.append("\r" + "\r".join(states) + "\r" + final)
+    for disabled in (None, ["keras"]):
+        res = parse_lines(lines, disabled_formats=disabled)
+        steps, vals = _values(res, "val/loss")
+        assert vals == [1.1, 1.0, 0.9], disabled
+        assert steps == sorted(steps) and len(set(steps)) == 3
+        assert _values(res, "train/loss")[1] == [
+            round(1 - e / 10 - 0.08, 4) for e in range(1, 4)
+        ], disabled
+        assert res.facts["epochs"] == 3
+
+
+def test_tqdm_postfix_read_from_the_bars_last_state_when_the_tqdm_entry_is_off():
+    lines = []
+    for e in range(3):
+        lines.append(
+            "\r".join(
+                f"epoch {e}: {p * 25}%|##   | {p}/4 [00:0{p}<00:01, 3.1it/s, loss={2 - e - p / 10:.2f}]"
+                for p in range(5)
+            )
+        )
+    res = parse_lines(lines, disabled_formats=["tqdm"])
+    assert _values(res, "train/loss")[1] == [1.6, 0.6, -0.4]
+
+
+def test_disabled_formats_accept_ids_and_frameworks_and_reject_unknown_names(monkeypatch):
+    ids = {f.id for f in CATALOG}
+    assert all(set(v) <= ids for v in FRAMEWORK_FORMATS.values())
+    p = LogParser(disabled_formats=["keras", "tqdm"])
+    assert p.disabled == {"keras", "keras-epoch-header", "tqdm"}
+    with pytest.raises(ValueError, match="no-such-format"):
+        LogParser(disabled_formats=["no-such-format"])
+    monkeypatch.setenv("MLAUDIT_LOG_DISABLE_FORMATS", "xgboost,hf-dict")
+    assert LogParser().disabled == {"hf-dict"}
+
+
+def test_inference_off_reads_what_the_catalogue_alone_reads():
+    lines = [f"[{i}]\tvalidation_0-logloss:{0.6 - i / 20:.5f}" for i in range(5)]
+    assert not parse_lines(lines, keep_console=False).metrics.keys == []
+    p = LogParser(infer=False)
+    p.feed_many(enumerate(lines, 1), "x")
+    assert p.result().metrics.keys == []
+
+
+# --- bad input -------------------------------------------------------------------------------
+def test_a_log_with_no_numeric_structure_says_what_was_looked_for(tmp_path):
+    log = tmp_path / "prose.log"
+    log.write_text("Starting the job\nLoading the data from the bucket\nDone, goodbye\n" * 20)
+    run = load_logs([log])
+    assert not run.metrics.keys
+    (w,) = [w for w in run.warnings if "no metric lines" in w]
+    assert "name=value" in w and "N/M" in w and "\n" not in w
+
+
+def test_many_distinct_lines_stay_within_the_template_cap(tmp_path):
+    log = tmp_path / "big.log"
+    with open(log, "w") as f:
+        for i in range(6000):
+            f.write(
+                f"{'qwertyuiopasdfghjklzxcvbnm'[i % 26]}{i} metric{chr(97 + i % 26)}{i // 26}: {i}.25\n"
+            )
+        for i in range(5):
+            f.write(f"step {i} loss: {1 / (i + 1):.3f}\n")
+    run = load_logs([log])
+    assert any("distinct line templates" in n for n in run.notes)
+    assert [round(float(v), 3) for v in run.metrics.series("train/loss").values] == [
+        1.0,
+        0.5,
+        0.333,
+        0.25,
+        0.2,
+    ]
+
+
+def test_non_utf8_and_control_bytes_never_crash_the_reader(tmp_path):
+    log = tmp_path / "bytes.log"
+    body = b"".join(
+        b"[%d]\tvalid_0's auc: 0.%d\xff\xfe\x1b[31m\x08\x07\r\n" % (i, 50 + i) for i in range(8)
+    )
+    log.write_bytes(b"\x1b]0;title\x07" + body + bytes(range(1, 32)) * 3 + b"\n")
+    run = load_logs([log])
+    assert run.metrics.keys  # the AUC lines are still read
+    assert any("UTF-8" in w or "utf-8" in w for w in run.warnings)
