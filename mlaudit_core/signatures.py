@@ -134,9 +134,9 @@ CATALOG: list[Signature] = [
     _sig("sigkill", "killed",
          r"Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|exitcode\s*:\s*-9\b|^\s*Killed\s*$|"
          r"\b\d+\s+Killed\s+\S|task \d+: Killed|killed by signal 9\b|got signal: 9\b|"
-         r"died with <Signals\.SIGKILL: 9>",
+         r"died with <Signals\.SIGKILL: 9>|exits with return code = -9\b",
          "the process was killed with SIGKILL (often the host OOM killer or the scheduler)",
-         ('killed', 'sigkill', 'exitcode')),
+         ('killed', 'sigkill', 'exitcode', 'return code = -9')),
     _sig("time-limit", "time_limit",
          r"CANCELLED AT (?P<at>\S+) DUE TO TIME LIMIT|DUE TO TIME LIMIT|DUE TO JOB REQUEUE|"
          r"exceeded (?:its |the )?(?:wall ?time|time limit)|walltime exceeded|job killed: walltime",
@@ -145,18 +145,22 @@ CATALOG: list[Signature] = [
     _sig("sigterm", "preemption",
          r"(?:received|got|caught)\s+(?:signal\s+)?(?:SIGTERM|signal 15)|SIGTERM received|"
          r"Signal 15 \(SIGTERM\)|Received SIGTERM|SIGTERM:\s*15|Received (?:15|1|3) death signal|"
-         r"got signal: (?:15|1|3)\b|exitcode\s*:\s*-15\b|died with <Signals\.SIG(?:TERM|HUP|QUIT): \d+>",
+         r"got signal: (?:15|1|3)\b|exitcode\s*:\s*-15\b|died with <Signals\.SIG(?:TERM|HUP|QUIT): \d+>|"
+         r"exits with return code = -15\b",
          "the process was asked to terminate (SIGTERM/SIGHUP/SIGQUIT: a scheduler, a preemption, an operator)",
-         ('sigterm', 'signal 15', 'death signal', 'got signal', 'exitcode', 'died with <signals')),
+         ('sigterm', 'signal 15', 'death signal', 'got signal', 'exitcode', 'died with <signals',
+          'return code = -15')),
     _sig("sigint", "interrupt",
          r"Detected KeyboardInterrupt, attempting graceful shutdown|Received 2 death signal|got signal: 2\b|"
-         r"exitcode\s*:\s*-2\b|died with <Signals\.SIGINT: 2>",
+         r"exitcode\s*:\s*-2\b|died with <Signals\.SIGINT: 2>|Main process received SIGINT|"
+         r"exits with return code = -2\b",
          "the process was interrupted (SIGINT: Ctrl-C, or a launcher passing it on)",
-         ('keyboardinterrupt', 'death signal', 'got signal', 'exitcode', 'died with <signals')),
+         ('keyboardinterrupt', 'death signal', 'got signal', 'exitcode', 'died with <signals', 'received sigint',
+          'return code = -2')),
     _sig("elastic-teardown", "teardown",
-         r"Sending process (?P<pid>\d+) closing signal (?P<signal>SIG\w+)",
-         "torchrun stopping the other workers after one failed (a consequence, not a cause)",
-         ('closing signal',)),
+         r"Sending process (?P<pid>\d+) closing signal (?P<signal>SIG\w+)|Killing subprocess (?P<pid2>\d+)",
+         "a launcher (torchrun, the DeepSpeed launcher) stopping the other workers (a consequence, not a cause)",
+         ('closing signal', 'killing subprocess')),
     _sig("preempted", "preemption",
          r"\bpreempt(?:ed|ion)\b|spot instance.*(?:interrupt|terminat)|instance is being preempted",
          "the scheduler preempted the job",
@@ -216,9 +220,10 @@ CATALOG: list[Signature] = [
          ('gradient overflow',)),
     _sig("overflow-skip-deepspeed", "overflow_skip",
          r"(?:OVERFLOW!|loss scale overflow!|Overflow detected\.)\s*(?:Rank (?P<rank>\d+) )?Skipping step\.?"
-         r"(?:\s*Attempted loss scale: (?P<attempted>" + _NUM + r"), reducing to (?P<loss_scale>" + _NUM + r"))?",
+         r"(?:\s*Attempted loss scale: (?P<attempted>" + _NUM + r"), reducing to (?P<loss_scale>" + _NUM + r"))?|"
+         r"\bGrad overflow on iteration:? (?P<iteration>\d+)",
          "fp16 overflow (DeepSpeed): the step is skipped and the loss scale reduced",
-         ('overflow!', 'overflow detected')),
+         ('overflow!', 'overflow detected', 'grad overflow on iteration')),
     _sig("overflow-skip-fairseq", "overflow_skip",
          r"(?:gradient overflow detected, ignoring gradient|AMP: overflow detected), setting (?:loss )?scale to:?"
          r"\s*(?:to\s+)?(?P<loss_scale>" + _NUM + r")|"
