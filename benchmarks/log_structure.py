@@ -42,8 +42,10 @@ Matching rule (what counts as the same triple)
   the key has the bar position, as long as it keeps one consistent axis per series. A key step
   ``null`` (a message printed with no step, such as DeepSpeed's overflow lines before the first
   step line) is matched by value and order alone.
-- The same ``(step, value)`` twice in one series is one point on either side (Lightning's checkpoint
-  message repeats the ``val_loss`` of the bar at the same step).
+- A value repeated on consecutive points of one series is one figure, on either side: a progress
+  bar redraws unchanged (stale) figures at new positions, Lightning's checkpoint message repeats the
+  bar's ``val_loss``, and a metric stuck at 1.0 or NaN is read as one run of repeats (a reader that
+  prints it once and one that prints it every round score alike; one that misses it still misses).
 - Precision = hits / reader points in scope; recall = hits / key triples.
 
 Leave-one-framework-out
@@ -252,14 +254,13 @@ class Key:
 
 
 def _dedup(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """Points sorted by step (stable), the same (step, value) given twice kept once."""
-    seen: set[tuple[float, str]] = set()
-    out = []
+    """Points sorted by step (stable; a key point with no step first), a value repeated on the
+    point before it in the series dropped (see the module docstring: repeats are one figure)."""
+    out: list[tuple[float, float]] = []
     for step, value in sorted(points, key=lambda p: -math.inf if math.isnan(p[0]) else p[0]):
-        k = (step, repr(value))
-        if k not in seen:
-            seen.add(k)
-            out.append((step, value))
+        if out and (out[-1][1] == value or (math.isnan(out[-1][1]) and math.isnan(value))):
+            continue
+        out.append((step, value))
     return out
 
 
