@@ -105,6 +105,11 @@ def heldout_accuracy_holds(run, at_step: float) -> dict | None:
 class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family="generalization"):
     """Validation loss rises from its best while training loss keeps falling.
 
+    Without a validation loss, the held-out accuracy (any name the roles read as one: ``val_top1``,
+    ``val_sparse_top_k_categorical_accuracy``, ``eval/mAP``) is read as its error rate 1 - accuracy
+    (percent divided by 100 first), the quantity Prechelt's GL is defined on; the calibration
+    reading below does not apply then (the accuracy is the measure itself).
+
     Why it matters: every step after the onset makes the model worse on held-out
     data; the best checkpoint is the one at the onset, and early stopping would
     have saved the rest of the compute.
@@ -137,12 +142,29 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
         min_evals: int = 4
         max_lift: float = 0.25
 
+    def missing_inputs(self, run):
+        """Runs on the validation loss, or without one on the held-out accuracy (read as its error rate)."""
+        if run.has(Role.VAL_LOSS) or run.has(Role.VAL_ACCURACY):
+            return None
+        return "no val loss or val accuracy series logged"
+
     def check(self, run, p):
         key = run.key_for(Role.VAL_LOSS)
+        from_accuracy = not run.has(Role.VAL_LOSS)
+        if from_accuracy:
+            key = run.key_for(Role.VAL_ACCURACY)
         s = run.series(key).by_step().finite()
         if len(s) < p.min_evals:
             raise Skip(f"{key} has {len(s)} evaluations (< {p.min_evals})")
         v = s.values
+        if from_accuracy:
+            # no validation loss: the held-out error rate 1 - accuracy (Prechelt's GL is defined on the
+            # validation-set error, of which the classification error is one) -- a held-out top-1 that
+            # fell 30 points while the training loss fell is an overfit, whatever the metric is called
+            acc, _ = as_fraction(key, v)
+            if float(acc.min()) < 0.0 or float(acc.max()) > 1.0:
+                raise Skip(f"{key} is not on a 0-1 (or percent) scale: no error rate to read")
+            v = 1.0 - acc
         ib = int(np.argmin(v))
         best, final = float(v[ib]), float(v[-1])
         if ib >= len(v) - p.sustain or best <= 0:
@@ -155,6 +177,7 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
         rises = np.diff(v[ib:])
         monotone_share = float((rises > 0).mean()) if rises.size else 0.0
         train_change = None
+        train_noise = 0.0
         tk = run.key_for(Role.TRAIN_LOSS)
         ch = chance(run)
         if tk:
@@ -166,17 +189,26 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
             b = t.values[-w:]
             if a.size and b.size:
                 train_change = float(np.median(b) - np.median(a))
+            train_noise = float(np.median(np.abs(np.diff(t.values)))) if len(t) > 1 else 0.0
             if ch is not None and len(t) and float(np.median(t.values[-w:])) >= ch.loss:
                 return  # the training set is not fit better than a uniform guess: nothing to overfit
         if train_change is not None and train_change > 0:
             return  # both rising: that is divergence, not overfitting
+        if from_accuracy and (train_change is None or -train_change <= 3 * train_noise):
+            # an accuracy that falls while the training loss does not keep falling (beyond 3 noise units,
+            # its median step-to-step change) is a regression (GE003), not an overfit: realworld wb02,
+            # test accuracy 0.84 -> 0.54 at the last epoch with the training loss flat, is labelled regressed
+            return
         if not tk:
             # without a training loss a rising validation loss cannot be told from a divergence or
             # from a model that never learned (tests/data/realworld tb11: a TF homework logging only
             # its test loss, stuck at the mean, was called "overfit")
+            what = (f"{key} fell from its best {fmt(1 - best)} at step {int(s.steps[ib])} to {fmt(1 - final)}"
+                    if from_accuracy else
+                    f"{key} rose from its best {fmt(best)} at step {int(s.steps[ib])} to {fmt(final)}")
             yield self.finding(
                 Severity.INFO,
-                f"{key} rose from its best {fmt(best)} at step {int(s.steps[ib])} to {fmt(final)} (GL {fmt(gl, 3)}%), "
+                f"{what} (GL {fmt(gl, 3)}%), "
                 "but no training loss is logged: overfitting (training loss falling meanwhile) cannot be told "
                 "from a divergence or a model that never learned",
                 evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[ib]), step_end=int(s.steps[-1]),
@@ -189,7 +221,7 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
             if acc.size and float(acc.max()) - ch.accuracy < p.max_lift * (1 - ch.accuracy):
                 return  # validation accuracy never left chance: the model learned nothing to overfit
         steps = s.steps
-        held = heldout_accuracy_holds(run, float(steps[ib]))
+        held = None if from_accuracy else heldout_accuracy_holds(run, float(steps[ib]))
         if held is not None and held["holds"]:
             # the task metric kept its level: the loss rise is over-confidence on the errors, a
             # calibration note, not an overfit verdict (NOTES 17:58: torch tutorial run, accuracy
@@ -210,8 +242,13 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
             return
         total = float(steps[-1] - steps[0]) or 1.0
         after_share = float(steps[-1] - steps[ib]) / max(float(steps[-1]), 1.0)
-        msg = (f"{key} rose from its best {fmt(best)} at step {int(steps[ib])} to {fmt(final)} at step "
-               f"{int(steps[-1])} (GL {fmt(gl, 3)}%; rose in {fmt(100 * monotone_share, 3)}% of evals after the best)")
+        if from_accuracy:
+            msg = (f"{key} fell from its best {fmt(1 - best)} at step {int(steps[ib])} to {fmt(1 - final)} at step "
+                   f"{int(steps[-1])} (held-out error {fmt(best)} -> {fmt(final)}, GL {fmt(gl, 3)}%; fell in "
+                   f"{fmt(100 * monotone_share, 3)}% of evals after the best)")
+        else:
+            msg = (f"{key} rose from its best {fmt(best)} at step {int(steps[ib])} to {fmt(final)} at step "
+                   f"{int(steps[-1])} (GL {fmt(gl, 3)}%; rose in {fmt(100 * monotone_share, 3)}% of evals after the best)")
         if train_change is not None:
             msg += f" while training loss changed by {fmt(train_change)}"
         msg += (f"; early stopping at step {int(steps[ib])} would have saved "
@@ -222,4 +259,4 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
                                      values={"best": best, "final": final, "gl_percent": gl})],
             onset_step=int(steps[ib]), best=best, final=final, gl=gl, best_eval_index=ib,
             n_evals=len(v), train_loss_change=train_change, compute_after_onset=after_share,
-            span_steps=total)
+            span_steps=total, key=key, measure="held-out error (1 - accuracy)" if from_accuracy else "loss")

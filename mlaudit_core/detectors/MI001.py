@@ -48,12 +48,23 @@ class _MissingSignal(Detector):
         unplaced = _unplaced(run, heldout_only=True) if Role.VAL_LOSS in self.roles else []
         msg = f"no {names} logged: {self.would_tell}"
         if unplaced:
-            msg += (f"; could not place {', '.join(unplaced)} (the name says no loss, accuracy, score or "
-                    "error mlaudit knows; map it in [tool.mlaudit.aliases])")
+            shown_u = ", ".join(f"{k} ({_direction(run, k)})" for k in unplaced)
+            msg += (f"; could not place {shown_u} (the name says no loss, accuracy, score or error mlaudit "
+                    "knows, and a direction over the run does not say which it is; map it in "
+                    "[tool.mlaudit.aliases])")
         yield self.finding(Severity.INFO, msg,
                            evidence=[FactEvidence(text=f"no logged key's name reads as a {names}; "
                                                        f"logged: {shown or 'nothing'}")],
                            signal=names, would_tell=self.would_tell, unplaced=unplaced)
+
+
+def _direction(run, key: str) -> str:
+    """How a series moved over the run: the median of its first and last thirds."""
+    v = run.metrics.series(key).by_step().finite().values
+    third = max(1, v.size // 3)
+    a, b = float(np.median(v[:third])), float(np.median(v[-third:]))
+    word = "rose" if b > a else "fell" if b < a else "flat"
+    return f"{word} {a:.4g} -> {b:.4g}"
 
 
 class NoValidationMetric(_MissingSignal, code="MI001", name="no-validation-metric", family="instrumentation"):
