@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..roles import Role, is_higher_better
+from ..roles import Role, is_higher_better, parse_name
 from ..rundata import RunData
 from ..signal import fmt
 from .band import BandResult, align, compare_band
@@ -104,7 +104,7 @@ def _extra_learning_keys(run: RunData, baselines: Sequence[RunData], limit: int 
     keys = [
         k
         for k in sorted(common)
-        if not k.lower().startswith("system") and (is_higher_better(k) or "loss" in k.lower())
+        if not k.lower().startswith("system") and parse_name(k).family in ("loss", "error", "acc", "score")
     ]
     return keys[:limit]
 
