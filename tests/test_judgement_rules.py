@@ -130,3 +130,26 @@ def test_grad_norm_spikes_only_at_the_start_are_not_recurring(tmp_path):
     op6 = _finding(rep, "OP006")
     assert op6 is None or not op6["facts"].get("recurring_spikes"), op6
     assert "contradicting" not in rep["verdict"]["basis"]
+
+
+# --- slow runs read from the records' own wall times (gap 5) ------------------------------------
+
+
+def test_a_loader_pausing_every_8th_batch_is_slow_from_the_event_wall_times(tmp_path):
+    """Only the loss is logged (no step time): the TensorBoard events' wall times show 40 of 308 steps
+    taking 2x the median or more, 45% of the step time. Was succeeded/healthy."""
+    rep = _audit("audit", str(DATA / "torch_slow" / "paused"), tmp_path=tmp_path)
+    v = rep["verdict"]
+    assert (v["outcome"], v["cause"]) == ("slow", "infra_runtime"), v
+    sy4 = _finding(rep, "SY004")
+    assert sy4["facts"]["recurring"] and sy4["facts"]["from_wall_times"]
+    assert "wall time per step" in sy4["message"] and "2x the median step time" in sy4["message"]
+
+
+def test_the_same_loop_without_pauses_is_not_slow(tmp_path):
+    """The same loop and logging without the sleeping loader, and a loop of 1 ms steps whose wall-time
+    intervals jitter 2x on half the steps: neither is slow."""
+    for path in (DATA / "torch_slow" / "healthy", DATA / "torch_signals" / "gradspikes"):
+        rep = _audit("audit", str(path), tmp_path=tmp_path)
+        assert rep["verdict"]["outcome"] == "succeeded", (path, rep["verdict"])
+        assert _finding(rep, "SY004") is None and _finding(rep, "SY001") is None

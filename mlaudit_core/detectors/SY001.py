@@ -6,7 +6,9 @@ import numpy as np
 
 from ..report import SeriesEvidence, Severity
 from ..roles import Role
+from ..rundata import Series
 from ..signal import fmt
+from ._context import wall_step_times
 from .base import Detector, DetectorParams, Skip
 
 
@@ -18,7 +20,8 @@ class ThroughputDrop(Detector, code="SY001", name="throughput-drop", family="sys
     more the longer it runs, and usually gets worse.
     Evidence: median throughput of the first steady quarter (after ``skip_frac``
     warm-up/compile points) vs the last quarter, and the ratio. Uses the
-    throughput series, or 1 / step time when only step time is logged.
+    throughput series, or 1 / step time when only step time is logged, or 1 / the step time read
+    from the records' own wall times when neither is (``_context.wall_step_times``).
     Remedy: profile a late step against an early one; look for host-memory
     growth, recompilation, or I/O contention.
     Thresholds: a drop of more than ``max_drop`` 30% (convention: run-to-run
@@ -50,8 +53,13 @@ class ThroughputDrop(Detector, code="SY001", name="throughput-drop", family="sys
         if key is None:
             key, invert = run.key_for(Role.STEP_TIME), True
         if key is None:
-            raise Skip("no throughput or step time series logged")
-        s = run.series(key).by_step().finite()
+            got = wall_step_times(run)
+            if got is None:
+                raise Skip("no throughput or step time series logged, and no per-point wall times")
+            key, invert = got[0], True
+            s = Series(key, got[1], got[2], got[3])
+        else:
+            s = run.series(key).by_step().finite()
         if len(s) < p.min_points:
             raise Skip(f"{key} has {len(s)} points (< {p.min_points})")
         v = s.values[int(len(s) * p.skip_frac):]

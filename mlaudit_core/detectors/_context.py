@@ -326,3 +326,44 @@ def chance_or_bound(run: RunData) -> Chance | None:
         return Chance(1 / MAX_CLASSES, math.log(MAX_CLASSES), MAX_CLASSES,
                       "upper bound: an accuracy is logged, classes unknown (at most 100,000 assumed)")
     return None
+
+
+#: Fewest intervals between logged training points for a step time read from wall times.
+WALL_MIN_INTERVALS = 20
+
+
+def wall_step_times(run: RunData) -> tuple[str, np.ndarray, np.ndarray, np.ndarray] | None:
+    """``(description, steps, seconds per step, wall time at each step)`` read from the records' own wall times when the run
+    logs no step time or throughput: the training-loss points' timestamps (TensorBoard event
+    ``wall_time``, MLflow and W&B timestamps), the time between consecutive points divided by the
+    steps between them. Intervals that hold an evaluation (a validation point's step) or an epoch
+    change are left out: their time is evaluation, checkpointing and the loader's restart, not
+    training steps (SY005 reads evaluation time). ``None`` without finite,
+    advancing wall times on at least :data:`WALL_MIN_INTERVALS` intervals."""
+    key = run.key_for(Role.TRAIN_LOSS)
+    if key is None:
+        return None
+    s = run.series(key).by_step()
+    w = s.wall_times
+    if len(s) <= WALL_MIN_INTERVALS or not np.isfinite(w).all():
+        return None
+    dstep = np.diff(s.steps).astype(float)
+    dt = np.diff(w)
+    ok = (dstep > 0) & (dt > 0)
+    # boundaries: evaluations (a validation point) and epoch changes (evaluation, checkpointing and the
+    # loader's restart happen there); an interval [a, b] holding one measures them, not training steps
+    marks = [np.unique(run.series(k).steps) for k in (run.key_for(Role.VAL_LOSS), run.key_for(Role.VAL_ACCURACY))
+             if k]
+    ek = run.key_for(Role.EPOCH)
+    if ek:
+        e = run.series(ek).by_step().finite()
+        if len(e) > 1:
+            marks.append(e.steps[1:][np.diff(e.values) != 0])
+    if marks:
+        b = np.unique(np.concatenate(marks))
+        lo = np.searchsorted(b, s.steps[:-1], side="left")
+        hi = np.searchsorted(b, s.steps[1:], side="right")
+        ok &= hi <= lo  # no boundary step within [a, b]
+    if int(ok.sum()) < WALL_MIN_INTERVALS:
+        return None
+    return f"wall time per step between {key} points", s.steps[1:][ok], dt[ok] / dstep[ok], w[1:][ok]

@@ -762,6 +762,14 @@ def _slow(c: Ctx) -> Decision | None:
         f = c.get(code, Severity.WARNING)
         if f:
             return Decision(Outcome.SLOW, Cause.INFRA_RUNTIME, f"The run was slow: {f.message}.", f)
+    # recurring pauses (steps at 2x the median or more, in several stretches, a fifth of the step time)
+    # are a pattern of the run itself, unlike a few isolated slow steps
+    f = next((x for x in c.by_code.get("SY004", []) if x.facts.get("recurring")
+              and x.severity.rank >= Severity.WARNING.rank), None)
+    if f:
+        return Decision(Outcome.SLOW, Cause.INFRA_RUNTIME,
+                        f"The run was slow: {f.message}. The input pipeline or host work stalls the steps "
+                        "again and again (a slow shard or reader, too few loader workers, periodic host work).", f)
     return None
 
 
@@ -1146,9 +1154,13 @@ POLICY: tuple[Rule, ...] = (
                   series={"loss": _LOSS["loss"][:20], "epoch": tuple(float(i) for i in range(20))},
                   params={"max_epochs": "20"}))),
     Rule("V18", "slow", 180, "SY002 data starvation, SY005 time outside training or SY001 throughput drop, "
-         "at warning (SY001 is a warning only when progressive, falling in every quarter from the start)", (Outcome.SLOW,), (Cause.INFRA_RUNTIME,), _slow, codes=("SY002", "SY005", "SY001"), cases=(
+         "at warning (SY001 is a warning only when progressive, falling in every quarter from the start), or "
+         "SY004 recurring pauses (steps at 2x the median or more on >= 5% of steps, >= 20% of the step time; "
+         "from the records' wall times when no step time is logged)", (Outcome.SLOW,), (Cause.INFRA_RUNTIME,), _slow, codes=("SY002", "SY005", "SY001", "SY004"), cases=(
              Case("input-bound", (("SY002", _E, {}),), ("slow", "infra_runtime")),
              Case("isolated slow steps only (SY004)", (("SY004", _W, {}),), None),
+             Case("recurring pauses: 13% of steps at 2x+, 45% of the time (SY004)",
+                  (("SY004", _W, {"recurring": True}),), ("slow", "infra_runtime")),
              Case("throughput stepped down (neighbour load), no cause in the data", (("SY001", _I, {}),), None,
                   series=_LOSS),
              Case("throughput falling every quarter", (("SY001", _E, {"progressive": True}),), ("slow", "infra_runtime"),
