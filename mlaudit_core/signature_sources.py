@@ -735,6 +735,7 @@ SOURCES: tuple[MessageSource, ...] = (
         "Batch {}: Invalid loss, terminating training",
         "Batch 0: Invalid loss, terminating training",
         "produced",
+        {"batch": "0"},
     ),
     MessageSource(
         "nan-message",

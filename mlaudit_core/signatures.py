@@ -165,7 +165,8 @@ CATALOG: list[Signature] = [
          r"\bpreempt(?:ed|ion)\b|spot instance.*(?:interrupt|terminat)|instance is being preempted",
          "the scheduler preempted the job",
          ('preempt', 'spot instance')),
-    _sig("requeue", "requeue", r"\brequeu(?:e|ed|es|eing|ing)\b|\brequeing\b", "the job was requeued",
+    _sig("requeue", "requeue", r"^(?!.*failed with error code).*?(?:\brequeu(?:e|ed|es|eing|ing)\b|\brequeing\b)",
+         "the job was requeued (not Lightning's 'Requeuing SLURM job N failed with error code')",
          ('requeu', 'requeing')),
     # --- hardware ------------------------------------------------------------------------------
     _sig("xid", "hardware", r"\bXid\b(?:\s*\([^)]*\))?\s*[:=]?\s*(?:error\s*)?(?P<xid>\d+)",
@@ -236,7 +237,7 @@ CATALOG: list[Signature] = [
          r"\b(?:loss|grad(?:ient)?s?(?: norm)?)\b[^\n]{0,40}?\b(?:is|are|became|becomes|contains?|was)\s+"
          r"(?:nan|inf|infinite|non-?finite)\b|NaN or Inf found|non-finite (?:loss|gradient|norm)|"
          r"Detected (?:NaN|inf)|returned nan values|nan loss detected|"
-         r"is (?:not finite|infinite)\. Previous best|encountered (?:NaN|inf)\b|Invalid loss, terminating training|"
+         r"is (?:not finite|infinite)\. Previous best|encountered (?:NaN|inf)\b|(?:Batch (?P<batch>\d+): )?Invalid loss, terminating training|"
          r"(?:Loss|Fitness) NaN/Inf detected|NaN persisted for \d+ epochs|found (?:NaN|Inf) in local grad norm|"
          r"Unexpected result (?:nan|inf)\b",
          "a NaN/inf message printed by the framework",
