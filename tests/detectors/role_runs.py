@@ -12,6 +12,8 @@ its defaults and returns where the artifacts are; nothing writes a metric by han
   more than 13 points) while the training loss keeps falling.
 - :func:`make_lightning_cli_killed`: a LightningCLI run (``--trainer.max_epochs 200``, its
   ``config.yaml`` written into the log dir by SaveConfigCallback) killed by a signal after a few epochs.
+- :func:`make_keras_console_killed`: Keras ``fit(epochs=300, verbose=2)`` with its console captured,
+  killed by a signal at epoch 8.
 - :func:`make_keras_topk`: the same data with Keras ``fit`` and the ``SparseTopKCategoricalAccuracy``
   metric (keys ``sparse_top_k_categorical_accuracy`` / ``val_sparse_top_k_categorical_accuracy``),
   CSVLogger, and the console (``verbose=2``) captured to a file.
@@ -245,6 +247,47 @@ def make_lightning_cli_killed(out: Path, sig: int = signal.SIGKILL, after_s: flo
         proc.send_signal(sig)
         rc = proc.wait(timeout=60)
     return {"root": str(out), "returncode": rc, "tensorboard": str(logdir), "log": str(out / "train.log")}
+
+
+# --- Keras fit killed mid-training, console captured ----------------------------------------------
+
+_KERAS_SCRIPT = r'''
+import os
+os.environ.setdefault("KERAS_BACKEND", "torch")
+import keras, numpy as np
+rng = np.random.default_rng(0)
+centres = rng.normal(size=(10, 16)) * 2
+y = rng.integers(0, 10, 4096)
+x = (centres[y] + 2.5 * rng.normal(size=(4096, 16))).astype("float32")
+keras.utils.set_random_seed(0)
+model = keras.Sequential([keras.Input((16,)), keras.layers.Dense(64, activation="relu"), keras.layers.Dense(10)])
+model.compile(optimizer=keras.optimizers.Adam(1e-3),
+              loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+model.fit(x, y, epochs=300, batch_size=64, validation_split=0.2, verbose=2)
+'''
+
+
+def make_keras_console_killed(out: Path, sig: int = signal.SIGKILL, at_epoch: int = 8, timeout: float = 600) -> dict:
+    """``python train.py > train.log 2>&1`` of a Keras ``fit(epochs=300, verbose=2)``, sent ``sig`` once
+    the console shows ``Epoch <at_epoch>/300``. Raises RuntimeError when the run ended first."""
+    out.mkdir(parents=True, exist_ok=True)
+    script = out / "train.py"
+    script.write_text(_KERAS_SCRIPT)
+    log_path = out / "train.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([sys.executable, str(script)], stdout=log, stderr=subprocess.STDOUT,
+                                env=dict(os.environ, **_ENV, PYTHONUNBUFFERED="1"))
+        t0 = time.monotonic()
+        while f"Epoch {at_epoch}/300" not in log_path.read_text(errors="replace"):
+            if proc.poll() is not None:
+                raise RuntimeError(f"Keras run ended (exit {proc.returncode}) before epoch {at_epoch}")
+            if time.monotonic() - t0 > timeout:
+                proc.kill()
+                raise RuntimeError(f"epoch {at_epoch} not reached in time")
+            time.sleep(0.05)
+        proc.send_signal(sig)
+        rc = proc.wait(timeout=60)
+    return {"root": str(out), "returncode": rc, "log": str(log_path)}
 
 
 _ONE = {"lightning_top1": _lightning_top1, "keras_topk": _keras_topk}
