@@ -91,11 +91,12 @@ _FOOTER = re.compile(rb"^wandb: (?:Run summary:|Run history:|Synced \d|You can s
 
 
 def _tail(p: Path, n: int = 65536) -> bytes:
+    """The last ``n`` bytes of the regular file ``p`` (b"" for a FIFO, a device such as a
+    ``debug.log`` linked to ``/dev/zero``, or an unreadable file)."""
+    from mlaudit_core.boundedio import read_regular
+
     try:
-        with open(p, "rb") as fh:
-            fh.seek(0, 2)
-            fh.seek(max(0, fh.tell() - n))
-            return fh.read()
+        return read_regular(p, n, tail=True)
     except OSError:
         return b""
 
@@ -147,12 +148,14 @@ def _span(s: float) -> str:
 
 
 def _read_summary(path: Path) -> dict | None:
+    from mlaudit_core.boundedio import read_regular_text
+
     summ = path / "files" / "wandb-summary.json"
     if not summ.is_file():
         return None
     try:
-        data = json.loads(summ.read_text(encoding="utf-8", errors="replace")[: 16 << 20])
-    except (ValueError, RecursionError):  # cut, or nested past the stack
+        data = json.loads(read_regular_text(summ, 16 << 20))
+    except (ValueError, RecursionError, OSError):  # cut, nested past the stack, not a file
         return None
     return data if isinstance(data, dict) else None
 
@@ -246,12 +249,13 @@ def _add_console_history(run, path: Path, hist_max) -> None:
     out = path / "files" / "output.log"
     if not out.is_file() or out.stat().st_size == 0:
         return
+    from mlaudit_core.boundedio import read_regular_text
     from mlaudit_core.formats.consolelog import FACT_PREFIX, enrich_from_console
 
     from .mapping import console_from_text
 
     try:
-        console = console_from_text(out.read_text("utf-8", "replace"))
+        console = console_from_text(read_regular_text(out))
     except OSError as exc:
         run.warnings.append(f"{out}: not read ({exc.strerror}); history is the .wandb prefix only")
         return
@@ -303,11 +307,13 @@ def _from_files(path: Path):
     summ = files / "wandb-summary.json"
     if summ.is_file():
         try:
-            data = json.loads(summ.read_text(encoding="utf-8", errors="replace")[: 16 << 20])
+            from mlaudit_core.boundedio import read_regular_text
+
+            data = json.loads(read_regular_text(summ, 16 << 20))
             for k, v in (data.items() if isinstance(data, dict) else []):
                 if isinstance(v, (int, float)) and not isinstance(v, bool):
                     run.params[f"summary.{k}"] = str(v)
-        except (ValueError, RecursionError):  # cut, or nested past the stack
+        except (ValueError, RecursionError, OSError):  # cut, nested past the stack, no file
             warnings.append(f"{summ}: not valid JSON; the final values were not read")
     run.notes.insert(0, f"{path.name}: no run-<id>.wandb history in the folder; metrics were parsed from "
                         "files/output.log, final values are the summary.* params (wandb-summary.json)")

@@ -80,9 +80,11 @@ def load_offline(path: str | Path) -> RunData:
                 raise
             try:
                 log = find_log(path)
-                with open(log, "rb") as fh:  # a W&B file (its header) still being written
-                    fresh = (fh.read(4) == b":W&B"
-                             and time.time() - log.stat().st_mtime < FRESH_S)
+                from mlaudit_core.boundedio import read_regular
+
+                # a W&B file (its header) still being written
+                fresh = (read_regular(log, 4) == b":W&B"
+                         and time.time() - log.stat().st_mtime < FRESH_S)
             except (InputError, OSError):
                 raise exc from None
             if not fresh:
@@ -226,7 +228,12 @@ def _load_offline(path: str | Path) -> RunData:
     elif out_lines:
         console = console_from_chunks(line if line.endswith("\n") else line + "\n" for line in out_lines)
     elif (run_dir / "files" / "output.log").is_file():
-        console = console_from_text((run_dir / "files" / "output.log").read_text("utf-8", "replace"))
+        from mlaudit_core.boundedio import read_regular_text
+
+        try:
+            console = console_from_text(read_regular_text(run_dir / "files" / "output.log"))
+        except OSError:
+            console = []
     else:
         console = []
 

@@ -132,6 +132,11 @@ def _torn(path: Path, pos: int, n: int, where: str) -> str:
             f"writing); read every complete record before byte {pos}")
 
 
+#: The most bytes of one ``.wandb`` file read (a regular file only): 1 GiB, over any run
+#: file of the corpora (the largest, tests/data, is under 100 MiB)
+RUN_FILE_LIMIT = 1 << 30
+
+
 def iter_records(path: str | Path, result: ScanResult | None = None):
     """Yield the decoded ``wandb_internal_pb2.Record`` messages of a ``.wandb`` file.
 
@@ -147,11 +152,19 @@ def iter_records(path: str | Path, result: ScanResult | None = None):
 
     pb = require("wandb.proto.wandb_internal_pb2", "wandb", "wandb")
     path = Path(path)
+    from mlaudit_core.boundedio import NotRegularFile, read_regular
+
     try:
-        data = path.read_bytes()
+        data = read_regular(path, RUN_FILE_LIMIT)
+    except NotRegularFile:
+        raise InputError(f"{path}: not a regular file (a FIFO, a device or a socket); a W&B "
+                         "run file is a regular file") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read W&B run file: {exc.strerror or exc}") from None
     result = result if result is not None else ScanResult(path)
+    if len(data) == RUN_FILE_LIMIT:
+        result.warnings.append(f"{path}: read its first {RUN_FILE_LIMIT >> 20} MiB only; "
+                               "later records are not in this audit")
     Record = pb.Record
     for payload in iter_payloads(data, path, result):
         rec = Record()
