@@ -85,9 +85,6 @@ SYSTEM_KEYS: dict[Role, list[str]] = {
     ],
     Role.CPU_UTIL: ["system/cpu_utilization_percentage", "system/cpu", "*cpu_util*", "*cpu_usage*"],
 }
-#: Kept under its historical name: the default patterns are the system-telemetry keys only.
-DEFAULT_ALIASES = SYSTEM_KEYS
-
 _SEP = re.compile(r"[.\-\s:]+")
 
 
@@ -429,11 +426,6 @@ def _rank(key: str, p: NameParts) -> tuple:
     return (fam_order, p.kind_rank, p.qualifier_rank, 0 if p.split else 1, red, len(p.tokens), key)
 
 
-#: Roles measured on the training loop: an evaluation key never plays them.
-_TRAINING_ONLY = {Role.TRAIN_LOSS, Role.TRAIN_ACCURACY, Role.THROUGHPUT, Role.STEP_TIME, Role.DATA_TIME,
-                  Role.LEARNING_RATE, Role.GRAD_NORM}
-
-
 class AliasTable:
     """Resolves a :class:`Role` to one logged metric key.
 
@@ -529,11 +521,6 @@ def lr_param_name(key: str) -> str | None:
         if leaf.startswith(pre) and leaf[len(pre):] in LR_PARAM_NAMES:
             return leaf[len(pre):]
     return leaf if leaf in LR_PARAM_NAMES else None
-
-
-def _is_eval_key(norm: str) -> bool:
-    """True when the name states an evaluation split (val, valid, validation, eval, test, dev, holdout)."""
-    return parse_name(norm).split == "eval"
 
 
 def as_fraction(key: str, values):
