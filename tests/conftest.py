@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -92,3 +95,58 @@ def mlflow_server(tmp_path_factory):
         proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
+
+
+# --- markers: unit (the default), e2e (real servers, processes, trainings), slow ----------------
+# A test is ``e2e`` when its own source or the source of a fixture it uses (directly or through
+# other fixtures) starts a process, a server, a thread that serves, or a training with a real
+# framework; ``slow`` when that is a framework training. Everything else is ``unit``:
+# ``pytest -m unit`` runs the fast part, the README's command runs everything.
+_E2E_SOURCE = re.compile(
+    r"subprocess|Popen|_child\(|sys\.executable|uvicorn|threading\.Thread|Thread\(|wandb\.init|"
+    r"Task\.init|ray\.init|ray_head|webdriver|multiprocessing|\.fit\(|Trainer\(|serve_forever|"
+    r"mlflow\.start_run|make_server|HTTPServer|os\.fork|run_script|_run_training|"
+    r"ProcessPoolExecutor|generate\(|load_offline|TaskInit|offline_session"
+)
+_SLOW_SOURCE = re.compile(r"_child\(|\.fit\(|Trainer\(|import torch|import lightning|import keras|"
+                          r"transformers|ray\.init|ray_head|generate\(")
+
+
+@functools.cache
+def _source_of(func) -> str:
+    try:
+        return inspect.getsource(func)
+    except (OSError, TypeError):
+        return ""
+
+
+def _sources(item) -> list[str]:
+    """The test function's source and those of every fixture it uses (pytest resolves the
+    transitive closure into ``fixturenames``)."""
+    out = [_source_of(getattr(item, "function", None) or item.obj)] if hasattr(item, "obj") else []
+    info = getattr(item, "_fixtureinfo", None)  # pytest's FixtureFunctionInfo (pytest 8-9)
+    defs = getattr(info, "name2fixturedefs", {}) if info is not None else {}
+    for name in getattr(item, "fixturenames", ()):
+        for fd in defs.get(name, ())[-1:]:
+            out.append(_source_of(fd.func))
+    return out
+
+
+def pytest_configure(config):
+    for name, text in (("unit", "fast: no process, server or real-framework training (the default)"),
+                       ("e2e", "starts a real server, process or training"),
+                       ("slow", "trains with a real framework (seconds to minutes)")):
+        config.addinivalue_line("markers", f"{name}: {text}")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if any(m.name in ("e2e", "unit") for m in item.iter_markers()):
+            continue
+        srcs = _sources(item)
+        if any(_E2E_SOURCE.search(s) for s in srcs):
+            item.add_marker(pytest.mark.e2e)
+            if any(_SLOW_SOURCE.search(s) for s in srcs):
+                item.add_marker(pytest.mark.slow)
+        else:
+            item.add_marker(pytest.mark.unit)
