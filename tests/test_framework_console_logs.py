@@ -241,12 +241,6 @@ def _in_order(expected: list[float], got: list[float], rel: float = 1e-6) -> boo
 XFAIL_SERIES: set[str] = {
     "accelerate-healthy",
     "keras2-verbose2-healthy",
-    "keras3-verbose1-diverge",
-    "keras3-verbose1-healthy",
-    "keras3-verbose1-healthy-tee",
-    "keras3-verbose1-healthy-tty",
-    "lightgbm-early-stop",
-    "lightgbm-overfit",
     "lightning1-diverge",
     "lightning1-healthy",
     "lightning2-diverge",
@@ -255,27 +249,15 @@ XFAIL_SERIES: set[str] = {
     "lightning2-tqdm-diverge",
     "timm-style-healthy",
     "timm-style-overfit",
-    "xgboost-early-stop",
-    "xgboost-overfit",
-    "xgboost-sklearn",
 }
 XFAIL_VERDICT: set[str] = {
     "accelerate-healthy",
     "keras2-verbose2-healthy",
-    "keras3-verbose1-diverge",
-    "keras3-verbose1-healthy",
-    "keras3-verbose1-healthy-tee",
-    "keras3-verbose1-healthy-tty",
-    "lightgbm-early-stop",
-    "lightgbm-overfit",
     "lightning1-diverge",
     "lightning1-healthy",
     "lightning2-healthy",
     "lightning2-healthy-tty",
     "timm-style-overfit",
-    "xgboost-early-stop",
-    "xgboost-overfit",
-    "xgboost-sklearn",
 }
 
 
