@@ -153,3 +153,27 @@ def test_the_same_loop_without_pauses_is_not_slow(tmp_path):
         rep = _audit("audit", str(path), tmp_path=tmp_path)
         assert rep["verdict"]["outcome"] == "succeeded", (path, rep["verdict"])
         assert _finding(rep, "SY004") is None and _finding(rep, "SY001") is None
+
+
+# --- a NaN inside the warm-up ramp or right after an LR jump is learning-rate evidence (gaps 2, 6) ---
+
+
+def test_nan_inside_the_warmup_ramp_is_the_learning_rate_not_the_precision(tmp_path):
+    """bf16 autocast, LinearLR warm-up towards lr 1e4, the loss logged every 10 steps: 2.15 at step 0,
+    NaN from step 10 (no growth logged in between). Was diverged/data_config ('a numerical failure,
+    not a learning-rate divergence; the precision setting')."""
+    rep = _audit("audit", str(DATA / "torch_lr" / "warmup_nan"), tmp_path=tmp_path)
+    v = rep["verdict"]
+    assert (v["outcome"], v["cause"]) == ("diverged", "model_convergence"), v
+    assert "inside the warm-up ramp" in v["summary"] and "step 10" in v["summary"]
+
+
+def test_nan_right_after_a_schedule_jump_is_the_learning_rate(tmp_path):
+    """bf16 autocast, MultiStepLR(gamma=1e5) at step 131: the loss 0.038 at step 130, NaN at step 140,
+    the LR logged 0.05 then 5000. Was diverged/data_config."""
+    rep = _audit("audit", str(DATA / "torch_lr" / "jump_nan"), tmp_path=tmp_path)
+    v = rep["verdict"]
+    assert (v["outcome"], v["cause"]) == ("diverged", "model_convergence"), v
+    assert (
+        "right after a learning-rate jump" in v["summary"] and "to 5000 (step 140)" in v["summary"]
+    )

@@ -223,12 +223,56 @@ def _grown_before_zeros(steps: np.ndarray, v: np.ndarray) -> tuple[int, float, f
     return int(steps[end]), peak, low
 
 
+#: An LR "jump" before a non-finite onset: one logged LR value at least this factor above the one before
+#: it, among the last :data:`LR_EVENT_POINTS` LR points up to the onset (a step schedule's milestone,
+#: a restart, a misconfigured multiplier). 2x: schedules that decay never raise the LR, and a halving
+#: step schedule read backwards is the smallest multiplier in common use.
+LR_JUMP = 2.0
+LR_EVENT_POINTS = 3
+
+
+def lr_increase_before(c: Ctx, onset: int | None) -> str | None:
+    """The learning-rate event the non-finite onset at step ``onset`` follows, in words, or ``None``:
+    the LR still rising at the onset, risen at every logged point from the first to the onset and at
+    least 2x overall (inside a warm-up ramp), or a jump of :data:`LR_JUMP` x between consecutive LR
+    points among the last :data:`LR_EVENT_POINTS` up to the onset (a schedule jump). A NaN there is
+    learning-rate evidence whether or not the loss had grown first: the step that blew up can fall
+    between two logged points."""
+    k = c.run.key_for(Role.LEARNING_RATE)
+    if k is None or onset is None:
+        return None
+    lr = c.run.metrics.series(k).by_step().finite()
+    keep = lr.steps <= onset
+    st, v = lr.steps[keep], lr.values[keep]
+    if len(v) < 2 or v[0] <= 0:
+        return None
+    if bool(np.all(np.diff(v) > 0)) and v[-1] >= 2 * v[0]:
+        return (f"inside the warm-up ramp: {k} rose at every logged point from {fmt(float(v[0]))} (step "
+                f"{int(st[0])}) to {fmt(float(v[-1]))} at step {int(st[-1])}, and was still rising")
+    tail_s, tail_v = st[-(LR_EVENT_POINTS + 1):], v[-(LR_EVENT_POINTS + 1):]
+    ratio = tail_v[1:] / np.maximum(tail_v[:-1], 1e-300)
+    if ratio.size and float(ratio.max()) >= LR_JUMP:
+        j = int(np.argmax(ratio))
+        return (f"right after a learning-rate jump: {k} went from {fmt(float(tail_v[j]))} (step {int(tail_s[j])}) "
+                f"to {fmt(float(tail_v[j + 1]))} (step {int(tail_s[j + 1])}), {fmt(float(ratio[j]), 3)}x")
+    return None
+
+
 def _abrupt_nonfinite(c: Ctx) -> Decision | None:
     """OP004 reads the onset robustly (medians, optimizer steps): an abrupt onset is numerics or a
-    bad batch (data_config), unless the learning rate is far above typical (then it is the LR)."""
+    bad batch (data_config), unless the learning rate is far above typical or had just risen (a
+    warm-up ramp, a schedule jump: then it is the LR)."""
     f = c.get("OP004")
     if not (f and f.facts.get("abrupt")) or transient_nonfinite(c):
         return None
+    event = lr_increase_before(c, f.facts.get("onset_step"))
+    if event is not None:
+        return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE,
+                        f"{f.facts.get('key')} was finite (last {fmt(f.facts.get('last_finite'))}) and turned non-finite "
+                        f"at step {f.facts.get('onset_step')} with no loss growth logged before it; the onset is "
+                        f"{event}: the learning rate is the first suspect"
+                        + (f" before the precision ({', '.join(c.precision[:1])})" if c.precision else "")
+                        + ": the step that blew up can fall between two logged points.", f)
     if c.lr.far_above and not c.precision:
         return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE,
                         f"{f.message}; with {c.lr.describe()} (>= {10:g}x typical) and no reduced precision "
@@ -260,6 +304,11 @@ def _nonfinite(c: Ctx) -> Decision | None:
         return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE,
                         f"The training loss grew and then turned non-finite at step {f.facts['first_step']}: "
                         "an optimisation divergence (learning rate / warmup / clipping).", f)
+    event = lr_increase_before(c, f.facts.get("first_step"))
+    if event is not None:
+        return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE,
+                        f"The training loss turned non-finite at step {f.facts['first_step']}, {event}: a "
+                        "learning-rate divergence, even with no loss growth logged before it.", f)
     prior = f.facts.get("finite_points_before", 0)
     epoch_axis = c.run.params.get("log.step_axis") == "epoch"
     if not prior and epoch_axis and not c.lr.far_above:
@@ -883,15 +932,27 @@ POLICY: tuple[Rule, ...] = (
              Case("worker killed while the job is preempted", (("RT004", _E, {}), ("RT003", _W, {})), None))),
     Rule("V03", "abrupt-nonfinite", 30,
          "OP004 with an abrupt onset (finite, not growing, then non-finite); the LR >= 10x typical without "
-         "reduced precision makes it the learning rate", (Outcome.DIVERGED,),
+         "reduced precision, or an onset inside a warm-up ramp or right after an LR jump (>= 2x within the last "
+         "3 LR points), makes it the learning rate", (Outcome.DIVERGED,),
          (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE), _abrupt_nonfinite, codes=("OP004",), cases=(
              Case("fp16 NaN after the first optimizer step", (("OP004", _E, {"abrupt": True}),),
                   ("diverged", "data_config"), params={"fp16": "true", "learning_rate": "2e-5"}),
              Case("float64 numpy, lr 3.0, NaN from step 1", (("OP004", _E, {"abrupt": True}),),
                   ("diverged", "model_convergence"), params={"lr": "3.0", "dtype": "float64"}),
-             Case("gradual onset", (("OP004", _E, {"abrupt": False}),), None))),
+             Case("gradual onset", (("OP004", _E, {"abrupt": False}),), None),
+             Case("bf16, NaN at step 10 inside a linear warm-up", (("OP004", _E, {"abrupt": True, "onset_step": 10}),),
+                  ("diverged", "model_convergence"), params={"precision": "bf16-mixed"},
+                  series={"lr": (0.1, 333.0, 666.0, 1000.0)}),
+             Case("fp16, NaN right after a 1e5x step-schedule jump", (("OP004", _E, {"abrupt": True,
+                                                                                     "onset_step": 15}),),
+                  ("diverged", "model_convergence"), params={"fp16": "true", "learning_rate": "0.05"},
+                  series={"lr": tuple([0.05] * 14 + [5000.0] * 5)}),
+             Case("fp16, NaN with a decaying LR", (("OP004", _E, {"abrupt": True, "onset_step": 12}),),
+                  ("diverged", "data_config"), params={"fp16": "true", "learning_rate": "2e-5"},
+                  series={"lr": tuple(2e-5 * 0.9 ** i for i in range(20))}))),
     Rule("V04", "nonfinite-loss", 40,
-         "LI001 on the training loss: grown >= 2x (or OP001) before -> LR divergence; non-finite from the first "
+         "LI001 on the training loss: grown >= 2x (or OP001) before, or the onset inside a warm-up ramp or right "
+         "after an LR jump -> LR divergence; non-finite from the first "
          "step -> inputs/init, or the LR when >= 10x typical without reduced precision (from the first logged "
          "epoch with the LR unknown: inconclusive); finite then abrupt -> numerics / bad batch", (Outcome.DIVERGED,),
          (Cause.MODEL_CONVERGENCE, Cause.DATA_CONFIG, Cause.INCONCLUSIVE),

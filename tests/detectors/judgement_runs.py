@@ -68,14 +68,16 @@ def _mlp(classes: int = 10):
 
 
 def _torch_lr_nan(out: Path) -> dict:
-    """``warmup_nan``: SGD with a linear warm-up to lr 30 over 300 steps (a peak 300x the typical 0.1);
-    the loss turns NaN inside the ramp. ``jump_nan``: SGD lr 0.05 for 130 steps, then a
-    ``MultiStepLR`` with ``gamma=200`` (a decay factor written the wrong way round) jumps it to 10;
+    """``warmup_nan``: SGD with ``LinearLR(start_factor=1e-5, total_iters=300)`` towards a peak lr of
+    1e4 (a warm-up whose peak is 1e5x the typical 0.1: the ramp reaches a breaking lr within steps);
+    the loss turns NaN inside the ramp. ``jump_nan``: SGD lr 0.05 for 131 steps, then a
+    ``MultiStepLR`` with ``gamma=1e5`` (a decay factor written as a multiplier) jumps it to 5000;
     the loss turns NaN right after the jump. Both run the forward pass under bf16 autocast (the
     hparams say ``precision=bf16-mixed``), keep training after the NaN as a loop without a finite
-    check does, and log ``train/loss`` and ``train/lr`` every 20 steps (nanoGPT's ``log_interval``
-    style: the loss of that step), val loss/accuracy per epoch. The same schedules in fp32 turn NaN
-    too: the learning rate, not the precision, is what broke them."""
+    check does, and log ``train/loss`` and ``train/lr`` every 10 steps (a ``log_interval`` as in
+    nanoGPT: the loss of that step, so the step that blew up is between two logged points),
+    val loss/accuracy per epoch. The same schedules in fp32 turn NaN too: the learning rate, not
+    the precision, is what broke them."""
     import torch
     from torch.utils.tensorboard import SummaryWriter
 
@@ -87,11 +89,11 @@ def _torch_lr_nan(out: Path) -> dict:
         torch.manual_seed(0)
         net = _mlp()
         if name == "warmup_nan":
-            opt = torch.optim.SGD(net.parameters(), lr=30.0)
-            sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 300))
+            opt = torch.optim.SGD(net.parameters(), lr=1e4)
+            sched = torch.optim.lr_scheduler.LinearLR(opt, start_factor=1e-5, total_iters=300)
         else:
             opt = torch.optim.SGD(net.parameters(), lr=0.05)
-            sched = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=[130], gamma=200.0)
+            sched = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=[131], gamma=1e5)
         writer = SummaryWriter(str(out / "torch_lr" / name))
         writer.add_hparams(
             {
@@ -114,7 +116,7 @@ def _torch_lr_nan(out: Path) -> dict:
                     loss = torch.nn.functional.cross_entropy(net(xt[idx]).float(), yt[idx])
                 opt.zero_grad()
                 loss.backward()
-                if step % 20 == 0:
+                if step % 10 == 0:
                     writer.add_scalar("train/lr", opt.param_groups[0]["lr"], step)
                     writer.add_scalar("train/loss", loss.item(), step)
                 opt.step()
