@@ -21,15 +21,31 @@ class OutOfMemory(ConsoleSignatureDetector, code="RT001", name="out-of-memory", 
     Remedy: training path: smaller micro-batch, activation checkpointing, shorter
     sequences; evaluation path: chunk the computation, smaller eval batch, no
     gradients, or evaluate on CPU.
-    Thresholds: none; any OOM message is reported.
+    Thresholds: none; any OOM message is reported. An OOM the framework recovered from (the next
+    memory line in the same source is its recovery message: fairseq "attempting to recover from
+    OOM", "retrying batch") is a warning, not a crash; Ultralytics' "out of memory with batch=N.
+    Reducing to batch=M" carries no allocator message and is not an OOM hit at all.
     """
 
-    categories = ("oom",)
+    categories = ("oom", "oom_recovered")
 
     def check(self, run, p):
-        hits, tbs = self.hits(run)
+        every, tbs = self.hits(run)
+        hits = [x for x in every if x.signature.category == "oom"]
         if not hits:
             return
+        recovered = [x for x in hits if self._recovered(x, every)]
+        crashed = [x for x in hits if x not in recovered]
+        if not crashed:
+            r = recovered[0]
+            yield self.finding(Severity.WARNING,
+                               f"out of memory {len(recovered)} time(s), each followed by the framework's recovery "
+                               f"(first at {r.line.source}:{r.line.lineno}): the batch was skipped or retried, the "
+                               "run went on",
+                               evidence=[self.log_evidence(x.line) for x in recovered[:3]],
+                               signature=r.signature.id, recovered=True, n_hits=len(recovered))
+            return
+        hits = crashed
         h = hits[0]
         f = h.figures
         gib = {k: to_gib(f.get(k), f.get(f"{k}_unit"))
@@ -49,3 +65,9 @@ class OutOfMemory(ConsoleSignatureDetector, code="RT001", name="out-of-memory", 
         yield self.finding(Severity.CRITICAL, msg, evidence=ev, signature=h.signature.id,
                            code_path=path, lineno=h.line.lineno, n_hits=len(hits),
                            **{f"{k}_gib": v for k, v in gib.items()})
+
+    @staticmethod
+    def _recovered(h, every) -> bool:
+        """Whether the next memory line after ``h`` in its source is a recovery message."""
+        later = [x for x in every if x.line.source == h.line.source and x.line.lineno > h.line.lineno]
+        return bool(later) and later[0].signature.category == "oom_recovered"
