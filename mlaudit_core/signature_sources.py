@@ -12,9 +12,10 @@ the :data:`mlaudit_core.signatures.CATALOG` entry that must recognise it, where 
 * ``installed``: the test reads the file of the installed package (a test dependency: torch,
   lightning, transformers, accelerate, keras) and checks that the format's literal text is there;
 * ``source``: the package is not a test dependency (DeepSpeed builds from an sdist, fairseq,
-  fairseq2, Megatron-core, mmengine, Ultralytics pull their own stacks); the format was read from the
-  released package named by ``version`` and :func:`format_in_file` checks it against an unpacked
-  copy (``python -m mlaudit_core.signature_sources DIR`` prints the check per row);
+  fairseq2, Megatron-core, mmengine, Ultralytics pull their own stacks, TensorFlow is a 270 MB wheel);
+  the format was read from the released package named by ``version`` and :func:`format_in_file`
+  checks it against an unpacked copy (``python -m mlaudit_core.signature_sources DIR ...`` prints
+  the check per row; compiled libraries are searched as bytes);
 * ``upstream``: compiled code that the CPU wheel does not ship (the CUDA caching allocator, NCCL
   process group), scheduler and kernel messages, and NVIDIA driver messages: the file named in the
   project's repository or the vendor's documentation.
@@ -161,14 +162,14 @@ SOURCES: tuple[MessageSource, ...] = (
     ),
     MessageSource(
         "xla-oom",
-        "tensorflow",
-        "2.x",
-        "tensorflow/core/framework/op_kernel.cc",
-        "OpKernelContext::allocate_tensor (ResourceExhaustedError)",
+        "tensorflow-cpu",
+        "2.21.0",
+        "tensorflow/libtensorflow_framework.so.2 (compiled from tensorflow/core/framework/op_kernel.cc)",
+        "OpKernelContext::allocate_tensor (ResourceExhaustedError); strings of the released wheel's library",
         "OOM when allocating tensor with shape{} and type {} on {} by allocator {}",
         "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with "
         "shape[256,1024,1024] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
-        "upstream",
+        "source",
     ),
     MessageSource(
         "host-oom-killer",
@@ -872,7 +873,8 @@ def main(argv: list[str] | None = None) -> int:
     for src in SOURCES:
         if src.check != "source":
             continue
-        found = [r / src.file for r in roots if (r / src.file).is_file()]
+        rel = src.file.split(" (")[0]
+        found = [r / rel for r in roots if (r / rel).is_file()]
         if not found:
             print(f"MISSING  {src.package} {src.version} {src.file}")
             bad += 1
