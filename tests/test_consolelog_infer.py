@@ -176,17 +176,25 @@ def test_keras_verbose1_bars_with_colour_read_with_and_without_the_keras_entries
         assert res.facts["epochs"] == 3
 
 
-def test_tqdm_postfix_read_from_the_bars_last_state_when_the_tqdm_entry_is_off():
+def test_tqdm_bars_are_read_as_structure_when_the_tqdm_entry_is_off():
+    """The bar layout is the base layer's: switched off, the catalogue's tqdm entry only takes its
+    framework names away (``train_loss_step`` is then ``train/loss_step``, not ``train/loss``); the
+    ``loss`` printed beside a ``*loss_step`` is the running mean either way."""
     lines = []
     for e in range(3):
         lines.append(
             "\r".join(
-                f"epoch {e}: {p * 25}%|##   | {p}/4 [00:0{p}<00:01, 3.1it/s, loss={2 - e - p / 10:.2f}]"
+                f"Epoch {e}: {p * 25}%|##   | {p}/4 [00:0{p}<00:01, 3.1it/s, loss={2 - e - p / 10:.2f}, "
+                f"train_loss_step={1 - e - p / 10:.2f}]"
                 for p in range(5)
             )
         )
-    res = parse_lines(lines, disabled_formats=["tqdm"])
-    assert _values(res, "train/loss")[1] == [1.6, 0.6, -0.4]
+    on = parse_lines(lines)
+    off = parse_lines(lines, disabled_formats=["tqdm"])
+    assert _values(off, "train/loss_running") == _values(on, "train/loss_running")
+    assert _values(off, "train/loss_step") == _values(on, "train/loss")
+    assert _values(off, "train/loss_step")[0] == [e * 4 + p for e in range(3) for p in range(5)]
+    assert off.formats["bar"] and not off.formats["tqdm"]
 
 
 def test_disabled_formats_accept_ids_and_frameworks_and_reject_unknown_names(monkeypatch):

@@ -174,7 +174,9 @@ CATALOG: list[LogFormat] = [
         pattern=(r"^\s*(?:(?P<batch>\d+)/(?P<total>\d+)\s*(?:\[[=>.]*\]|[━─]+)?\s*)?-?\s*"
                  r"(?:(?P<epoch_time>\d+(?:\.\d+)?)(?P<epoch_time_unit>ms|s|m)\s+)?-?\s*"
                  r"(?:(?P<step_time>\d+(?:\.\d+)?)(?P<step_time_unit>us|µs|ms|s)/(?:step|sample)\s*)?"
-                 rf"-\s+(?P<rest>[A-Za-z_][\w@]*:\s+{_N}(?:\s+-\s+[A-Za-z_][\w@]*:\s+{_N})*)\s*$"),
+                 rf"-\s+(?P<rest>[A-Za-z_][\w@]*:\s+{_N}(?:\s+-\s+[A-Za-z_][\w@]*:\s+{_N})*)"
+                 # TF 2.x Keras 2 verbose=2 ends with the epoch and step times: '- 7s/epoch - 371ms/step'
+                 r"(?:\s+-\s+\d+(?:\.\d+)?(?:us|µs|ms|s|m)/(?:epoch|step|sample))*\s*$"),
         hint=("loss: ",), exclude=("ETA:",),
         fields={"batch": "@batch", "total": "@total", "epoch_time": "perf/epoch_time",
                 "step_time": "perf/step_time"},

@@ -77,7 +77,7 @@ _TEMPLATE_RX = re.compile(
     r"(?P<time>(?<![\w.:/-])(?:\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?|\d{1,2}/\d{1,2}/\d{2,4}"
     r"|\d{1,3}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:\s?[AaPp][Mm]\b)?)(?![\w:]))"
     r"|(?P<pos>(?<![\w./-])\d+\s*/\s*\d+(?![\w.]))"
-    r"|(?P<unit>(?<![\w./-])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?P<u>ms/step|s/step|us/step|µs/step|"
+    r"|(?P<unit>(?<![\w./-])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?P<u>(?:ms|s|us|µs)/(?:step|epoch|sample|batch|iter)|"
     r"it/s|s/it|ms|us|µs|s|%|MB|GB|Mb|Gb)(?![\w./]))"
     r"|(?P<num>(?<![\w./-])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])"
     r"|(?<=[A-Za-z])\d+\.\d+(?:[eE][-+]?\d+)?(?![\w.]))"
@@ -85,7 +85,7 @@ _TEMPLATE_RX = re.compile(
 )
 _WS = re.compile(r"\s+")
 _NAME_AT_END = re.compile(
-    r"""(?:['"](?P<q>[A-Za-z_][\w ./@'-]{0,60})['"]\s*:\s*|"""
+    r"""(?:['"](?P<q>[A-Za-z_][\w ./@'-]{0,60})['"]\s*:\s*['"]?|"""
     r"""(?P<n>[A-Za-z_][\w./@-]*(?:'s)?(?:\s[A-Za-z_][\w./@-]*){0,2}?)\s*(?P<sep>[:=]\s*|\s*|\|\s*)?)$"""
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]+")
@@ -154,6 +154,23 @@ def _mask(m: re.Match) -> str:
     return "\x01"
 
 
+#: The head of a counted bar (Keras ``12/20 [====>....]`` or ``12/20 ━━━━``): its position and total.
+_COUNTED_BAR = re.compile(r"^\s*(\d+)/(\d+)\s*(?:\[[=>.]*\]|[━─╸╺]+)")
+
+
+def superseded(part: str, nxt: str) -> bool:
+    """Whether ``nxt``, drawn after ``part`` on the same line (a carriage return between), is a
+    redraw of the same bar: the same template, or the same counted bar (``n/total`` with the
+    same total) at a later state (Keras' running ``ETA:`` states before the epoch's last)."""
+    if len(part) <= MAX_TEMPLATE_CHARS and template_key(part) == template_key(nxt):
+        return True
+    a = _COUNTED_BAR.match(part)
+    if a is None:
+        return False
+    b = _COUNTED_BAR.match(nxt)
+    return b is not None and a[2] == b[2] and int(a[1]) <= int(b[1])
+
+
 def redraws(text: str) -> Iterator[tuple[str, bool]]:
     """The parts of one physical line as ``(part, superseded)``: split at ``\\r``; a part is
     superseded when the next non-empty part has the same template (a redraw of the same bar).
@@ -162,9 +179,8 @@ def redraws(text: str) -> Iterator[tuple[str, bool]]:
     if len(parts) <= 1:
         yield from ((p, False) for p in parts)
         return
-    keys = [template_key(p) if len(p) <= MAX_TEMPLATE_CHARS else p for p in parts]
     for i, p in enumerate(parts):
-        yield p, i + 1 < len(parts) and keys[i + 1] == keys[i]
+        yield p, i + 1 < len(parts) and superseded(p, parts[i + 1])
 
 
 @dataclass
@@ -175,6 +191,9 @@ class Field:
     name: str
     kind: str
     unit: str | None = None
+    decimal: bool = (
+        False  # written with a decimal point or an exponent (``1.00000`` is not a count)
+    )
 
 
 @dataclass
@@ -212,6 +231,16 @@ def _field_name(before: str) -> tuple[str, str]:
         return "", ""
     sep = (m["sep"] or "").strip()
     return " ".join(words), sep
+
+
+_PREFIX = re.compile(r"^([A-Za-z]+(?:_\d+)?)(?:'s\s+|-|/)")
+
+
+def _prefix(name: str) -> str:
+    """The evaluation-set prefix of a metric name (``valid_1`` of ``valid_1's auc``, ``train`` of
+    ``train-logloss``, ``val`` of ``val/acc``), '' when it has none."""
+    m = _PREFIX.match(name)
+    return m[1].lower() if m else ""
 
 
 _EVAL_SET = re.compile(r"^(?P<set>[A-Za-z]+)_(?P<i>\d+)(?:-|'s\s+|/|\s+)(?P<m>\S.*)$")
@@ -273,7 +302,7 @@ def parse_template(seg: str) -> tuple[str, list[Field], list[float | tuple[int, 
             key_parts.append("\x01" + u)
         else:
             raw = m["num"]
-            fields.append(Field(name, "num"))
+            fields.append(Field(name, "num", decimal=not raw.lstrip("+-").isdigit()))
             try:
                 values.append(float(raw))
             except ValueError:
@@ -309,6 +338,7 @@ class Inferred:
     pos: tuple[int, int] | None = None
     context: tuple = ()
     ordinal: int = 0
+    key: str = ""
 
 
 class TemplateMiner:
@@ -337,6 +367,7 @@ class TemplateMiner:
         if parsed is None:
             return []
         key, fields, values, words = parsed
+        decimal = [f.decimal for f in fields]
         t = self.templates.get(key)
         if t is None:
             if len(self.templates) >= self.max_templates:
@@ -362,7 +393,7 @@ class TemplateMiner:
         for i, v in enumerate(values):
             if isinstance(v, tuple):
                 continue
-            if v != v or not float(v).is_integer():
+            if decimal[i] or v != v or not float(v).is_integer():
                 t.all_int[i] = False
             last = t.last[i]
             if last is not None and not (v > last):
@@ -394,6 +425,11 @@ class TemplateMiner:
         return out
 
     def _roles(self, t: Template) -> dict[int, str]:
+        # name prefixes of the fractional fields (``train`` of ``train-logloss``, ``valid's`` of
+        # ``valid's auc``): an integer printed under the same prefix is that set's metric (AUC 1)
+        fractional = {
+            _prefix(f.name) for i, f in enumerate(t.fields) if f.name and not t.all_int[i]
+        } - {""}
         roles: dict[int, str] = {}
         for i, f in enumerate(t.fields):
             lname = f.name.lower().replace(" ", "_")
@@ -401,7 +437,9 @@ class TemplateMiner:
                 roles[i] = _STEP_WORDS.get(lname, "pos")
                 continue
             counter = _STEP_WORDS.get(lname)
-            if counter is not None and t.all_int[i]:
+            if counter is not None and (
+                t.all_int[i] or counter == "epoch"
+            ):  # epochs may be fractional
                 roles[i] = counter
                 continue
             if not f.name:
@@ -409,13 +447,18 @@ class TemplateMiner:
                 if t.all_int[i] and t.grows[i] and i == 0 and "step" not in roles.values():
                     roles[i] = "step"
                 continue
-            if t.all_int[i] and not is_known(f.name) and f.kind != "unit":
+            if (
+                t.all_int[i]
+                and not is_known(f.name)
+                and f.kind != "unit"
+                and _prefix(f.name) not in fractional
+            ):
                 continue  # a count or a size (``shard 3``, ``workers 8``), not a series
             roles[i] = f.name
         return _name_eval_sets(roles)
 
     def _read(self, t: Template, values: list, context: tuple) -> Inferred:
-        out = Inferred({}, context=context[:-1], ordinal=context[-1])
+        out = Inferred({}, context=context[:-1], ordinal=context[-1], key=t.key)
         assert t.roles is not None
         for i, role in t.roles.items():
             v = values[i]

@@ -18,6 +18,7 @@ metrics.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -30,7 +31,7 @@ from datetime import datetime
 from ...rundata import ConsoleLine, MetricTable
 from ...signatures import CONTEXT_CATEGORIES, is_relevant, match_line
 from .formats import CATALOG, NUM, LogFormat
-from .infer import MAX_TEMPLATE_CHARS, Inferred, TemplateMiner, clean_terminal, template_key
+from .infer import MAX_TEMPLATE_CHARS, Inferred, TemplateMiner, clean_terminal, superseded
 from .names import TIME_UNITS, canonical, is_known, is_time_metric, to_seconds
 from .retention import (
     CONTEXT_LINES,
@@ -76,11 +77,15 @@ _STEP_ONLY = re.compile(r"^\W*(?:global[ _]step|step|iteration|iter|update)\s*[:
 #: template reader, not stripped as a log prefix.
 _BRACKET_COUNTER = re.compile(r"^\[\d+\]\s")
 _DIGIT = re.compile(r"\d")
+#: A rich progress bar (Lightning's RichProgressBar, ``rich.progress``): description, bar glyphs,
+#: ``n/total``, elapsed and remaining times around a bullet, rate, then the metric column.
+_RICH_BAR = re.compile(r"^\s*(?P<desc>\S.*?)\s+[━╸╺╾╼─]+\s+(?P<n>\d+)/(?P<m>\d+)\s+(?P<el>[\d:]+|-:--:--)\s*•\s*"
+                       r"(?:[\d:]+|-:--:--)\s*(?:(?P<rate>[\d.]+)(?P<unit>it/s|s/it))?\s*(?P<post>.*)$")
+_RICH_PAIR = re.compile(rf"([A-Za-z_][\w/.@-]*):\s+({NUM})(?=\s|$)")
+#: Indentation of the lines rich wraps a bar's metric column onto.
+_WRAP_INDENT = " " * 30
 #: A warning line (logging level or a Python warning category): its figures are not a record.
 _WARNING_LINE = re.compile(r"\[Warning\]|\b[A-Z]\w*Warning:")
-#: A tqdm bar when the catalogue's tqdm entry is switched off: description, position and postfix
-#: are kept as text for the generic and template readers.
-_BAR_STRUCT = re.compile(r"(?P<pct>\d{1,3})%\|[^|]{0,200}\|\s*(?P<n>\d+)/(?P<m>\d+)\s*\[(?P<inside>[^\]]{0,400})\]")
 #: A step/epoch position opening a line: ``Epoch 3``, ``step: 100``, ``Iter [20/500]``. A plural
 #: (``epochs: 400``, ``steps: 5000``) is a count, the plan printed with the configuration, unless a
 #: ``n/total`` follows (``Epochs 3/10``); :func:`_step_prefix` applies that rule.
@@ -300,6 +305,13 @@ _OTHERS = [c for c in _COMPILED if c.fmt.kind != "progress"]
 #: (compiled, hints, excludes, block required, kind, id) in catalog order, for the per-line loop
 _DISPATCH = [(c, c.hints, c.excludes, c.fmt.block if c.fmt.kind != "header" else None, c.fmt.kind, c.fmt.id)
              for c in _OTHERS]
+#: The progress-bar layout itself (``desc: pct%|bar| n/total [elapsed<remaining, rate, k=v ...]``) is
+#: structure, read by the base layer whatever draws it; the catalogue's ``tqdm`` entry adds the
+#: names frameworks print in it (Lightning's ``v_num``, ``train_loss_step``; Megatron's
+#: ``consumed_samples``). With that entry switched off, this reader without those names reads the bars.
+_STRUCT_BAR = _Compiled(dataclasses.replace(next(f for f in CATALOG if f.id == "tqdm"), id="bar",
+                                            name="progress bar (structure)", rename={}))
+
 #: Catalogue entries switched off in every parser of this process (comma-separated ids or
 #: framework names of :data:`.formats.FRAMEWORK_FORMATS`), for leave-one-framework-out measurements.
 DISABLE_ENV = "MLAUDIT_LOG_DISABLE_FORMATS"
@@ -358,8 +370,13 @@ class LogParser:
         self.infer = infer
         self.disabled = resolve_disabled(disabled_formats)
         self._dispatch = [d for d in _DISPATCH if d[5] not in self.disabled] if self.disabled else _DISPATCH
-        self._progress_fmts = [c for c in _PROGRESS if c.fmt.id not in self.disabled]
+        self._progress_fmts = [c if c.fmt.id not in self.disabled else _STRUCT_BAR for c in _PROGRESS]
         self._miner = TemplateMiner()
+        self._train_bar_moved = False
+        self._inf_last: dict[str, int] = {}
+        self._frac_epochs = False
+        #: a rich progress bar line waiting for the deeply indented lines its metric column wraps onto
+        self._wrap: str | None = None
         #: the step of the last bare ``step N`` header line, for the indented lines under it
         self.step_header: int | None = None
         self._keeper = ConsoleKeeper(max_console_lines, tail_lines, middle_lines, context_lines,
@@ -430,6 +447,13 @@ class LogParser:
         self.lineno += 1
         if "\x1b" in text or "\x08" in text:
             text = clean_terminal(text)
+        if self._wrap is not None:
+            if text.startswith(_WRAP_INDENT) and text.strip() and "\r" not in text:
+                self._wrap += " " + text.strip()  # the bar's metric column, wrapped by rich
+                if self.keep_console:
+                    self._keeper.add(source, lineno, text)
+                return
+            self._flush_wrap()
         if not text or text.isspace():
             self.block = None
             if self.keep_console:
@@ -460,10 +484,30 @@ class LogParser:
             self._launch_check(lineno, text, source)
         if "\r" in text:
             parts = [seg for seg in text.split("\r") if seg.strip()]
-            for i, seg in enumerate(parts):
-                self._segment(seg, parts[i + 1] if i + 1 < len(parts) else None)
         else:
+            parts = [text]
+        if parts and self.infer and "━" in parts[-1] and _RICH_BAR.search(parts[-1]):
+            self._wrap = parts.pop()  # read with the lines its metric column wraps onto
+        for i, seg in enumerate(parts):
+            self._segment(seg, parts[i + 1] if i + 1 < len(parts) else self._wrap)
+
+    def _flush_wrap(self) -> None:
+        """Read the pending rich bar (with its wrapped metric column) as a tqdm bar would be read:
+        ``Epoch 3/9 ━━╺━━ 5/16 0:00:01 • 0:00:02 15.6it/s v_num: 1.000 loss: 0.5`` becomes
+        ``Epoch 3/9: |━| 5/16 [0:00:01<?, 15.6it/s, v_num=1.000, loss=0.5]``: the position gives the
+        step (epoch x bar length + position), the ``name: value`` pairs after the rate the figures."""
+        text, self._wrap = self._wrap, None
+        if text is None:
+            return
+        m = _RICH_BAR.search(text)
+        if m is None:
             self._segment(text)
+            return
+        post = ", ".join(f"{k}={v}" for k, v in _RICH_PAIR.findall(m["post"] or ""))
+        rate = f", {m['rate']}{m['unit']}" if m["rate"] else ", ?it/s"
+        pct = 100 * int(m["n"]) // max(int(m["m"]), 1)
+        self._segment(f"{m['desc'].strip()}: {pct}%|#| {m['n']}/{m['m']} [{m['el']}<?{rate}"
+                      f"{', ' + post if post else ''}]")
 
     # --- appended launches ----------------------------------------------------------------------
     def _launch_check(self, lineno: int, text: str, source: str) -> None:
@@ -507,6 +551,7 @@ class LogParser:
         self.started = False
         self.step = self.epoch = self.spe = self.epoch_header = None
         self.block = self.section = self.train_bar = self.bar_n = None
+        self._train_bar_moved = False
         self._bar_last, self._bar_line, self._bar_restarts, self._bar_partial = -1, -10, 0, False
         self._bar_draw = None
         self.seq_steps = False
@@ -536,8 +581,6 @@ class LogParser:
                 self._d2_task = m["task"]
         line_step = None
         if "%|" in seg:
-            if not self._progress_fmts:
-                seg = _BAR_STRUCT.sub(_bar_text, seg)
             for c in self._progress_fmts:
                 m = c.rx.search(seg)
                 guard = 0
@@ -554,8 +597,7 @@ class LogParser:
                 seg = _OTHER_BAR.sub(" ", seg)
             if not seg.strip():
                 return
-        if nxt is not None and self.infer and len(raw) <= MAX_TEMPLATE_CHARS and \
-                template_key(raw) == template_key(nxt):
+        if nxt is not None and self.infer and superseded(raw, nxt):
             return  # a bar state drawn over by the next one: only the last state is read
         block = self.block
         for c, hints, excludes, needs_block, kind, fid in self._dispatch:
@@ -627,14 +669,27 @@ class LogParser:
             step = line_step
         if step is None:
             e = epoch if epoch is not None else header
-            if e is not None:
-                step = round(e * self.spe) if self.spe else int(e)
+            if epoch is not None and not float(epoch).is_integer():
+                self._frac_epochs = True  # the log counts fractional epochs: not an epoch axis
+            whole = e is not None and float(e).is_integer() and not self._frac_epochs
+            if inf.pos is not None and inf.pos[1] > 0:  # an unnamed n/total position: the bar's
+                step = (int(e) * inf.pos[1] if whole else 0) + inf.pos[0]
+            elif e is not None and self.spe:
+                step = round(e * self.spe)
+            elif whole:
+                step = int(e)  # type: ignore[arg-type]
                 self.params.setdefault("log.step_axis", "epoch")
-            elif ctx_step is not None:
-                step = ctx_step
             else:
-                step = inf.ordinal
-                self.params.setdefault("log.step_axis", "record")
+                # the step of the line before (a bar, a header, a record with a step) when this
+                # layout has not been read at it yet; else the next one after this layout's last
+                last = self._inf_last.get(inf.key)
+                if ctx_step is not None and (last is None or ctx_step > last):
+                    step = ctx_step
+                else:
+                    step = inf.ordinal if last is None else max(last + 1, inf.ordinal)
+                    self.params.setdefault("log.step_axis", "record")
+        if len(self._inf_last) < 4 * MAX_TEMPLATE_CHARS:
+            self._inf_last[inf.key] = step
         self.started = True
         if epoch is not None:
             rec.setdefault("train/epoch", epoch)
@@ -654,10 +709,14 @@ class LogParser:
             return None
         em = _EPOCH_DESC.search(desc)
         ident = (re.sub(r"\d+", "#", desc), None if em else total)
-        if self.train_bar is None:
+        if self.train_bar is None or (ident != self.train_bar and not self._train_bar_moved and em):
+            # the first bar, or an 'Epoch N' bar after a bar that never left 0 (Lightning 1.x draws
+            # 'Training: 0/18' and renames the same bar 'Epoch 0' as it starts)
             self.train_bar = ident
         if ident != self.train_bar:
             return None
+        if n > 0:
+            self._train_bar_moved = True
         self.formats[c.fmt.id] += 1
         self.started = True
         if em:
@@ -694,8 +753,13 @@ class LogParser:
         rec: dict[str, float] = {}
         post = m["postfix"]
         if post:
+            # Lightning 1.x shows its running mean (20 steps) as ``loss`` beside the logged
+            # ``train_loss_step``: two figures, kept apart
+            running = "loss_step=" in post
             for pm in c.pairs.finditer(post):
                 target = self._pair_target(c.fmt, pm["k"].strip())
+                if running and target == "train/loss" and pm["k"].strip() == "loss":
+                    target = "train/loss_running"
                 v = _num(pm["v"])
                 if v is None or target == "@skip":
                     continue
@@ -1113,7 +1177,10 @@ class LogParser:
     # --- output --------------------------------------------------------------------------------
     def _repeats(self, name: str, value: float) -> bool:
         code = self._names.get(name)
-        return code is not None and self._last_value[code] == value
+        if code is None:
+            return False
+        last = self._last_value[code]
+        return last == value or (last != last and value != value)  # NaN redrawn is NaN unchanged
 
     def _d2_table(self, seg: str) -> bool:
         """detectron2's evaluation results, as validation metrics keyed like its metrics.json
@@ -1171,6 +1238,7 @@ class LogParser:
 
     def result(self) -> ParseResult:
         """The parsed metrics, params and facts. Summary values are added for metrics without history."""
+        self._flush_wrap()
         self._flush_pending()
         store = self._store
         for name, (value, wall) in self._summary.items():
@@ -1202,14 +1270,6 @@ class LogParser:
 def _is_failure(line: str) -> bool:
     """A failure message (a signature outside the context categories): never a metric template."""
     return any(sig.category not in CONTEXT_CATEGORIES for sig, _ in match_line(line))
-
-
-def _bar_text(m: re.Match) -> str:
-    """A tqdm bar as plain text for the generic and template readers (catalogue tqdm entry off):
-    the position and the postfix pairs, without elapsed/remaining time and rate."""
-    inside = m["inside"].split(",")
-    post = ", ".join(p.strip() for p in inside[2:] if "=" in p)
-    return f" {m['n']}/{m['m']} {post}"
 
 
 _GENERIC_FMT = LogFormat(id="generic", name="generic key/value lines", example="step=100 loss=2.31 lr=1e-4",
