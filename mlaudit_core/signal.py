@@ -65,7 +65,15 @@ def fmt(x: float | int | None, digits: int = 4) -> str:
 
 
 def clip(text: str, n: int = 200) -> str:
-    """``text`` cut to at most ``n`` characters at a word boundary, with an ellipsis when cut."""
+    """``text`` cut to at most ``n`` characters at a word boundary, with an ellipsis when cut.
+
+    The text is redacted (:func:`mlaudit_core.redact.redact_text`) before it is cut: a cut
+    through a credential leaves a fragment no credential shape matches any more (break-it:
+    ``s3://AKIA...:SECRET@bucket`` cut before its ``@``)."""
+    if len(text) > n:
+        from .redact import redact_text
+
+        text = redact_text(text)
     if len(text) <= n:
         return text
     cut = text[: n - 1].rsplit(" ", 1)[0]

@@ -259,6 +259,7 @@ CATALOG: list[Signature] = [
          ('mismatch', 'shapes cannot', 'size of tensor', 'incompatible shapes', 'expected input batch_size')),
     # --- checkpoints (context for resume and disk findings) ---------------------------------------
     _sig("checkpoint-saved", "checkpoint",
+         r"\bSaving checkpoint at (?P<at>\d+ (?:epochs?|iterations?))\b|"
          r"\b(?:model|checkpoint|weights|state)s? (?:saved|written|stored) (?:to|at|in|as)\s*:?\s*"
          r"(?:\.{2,}\s+)?(?P<path>[^\s'\"]+)|\bSaving (?:model )?(?:checkpoint|model|weights) (?:to|at|in)\s*:?\s*"
          r"(?:\.{2,}\s+)?(?P<path2>[^\s'\"]+)",
@@ -353,6 +354,13 @@ class Traceback:
     message: str
     line: ConsoleLine  # the exception line
     code_path: str  # training / evaluation / checkpoint / unknown
+
+    def __post_init__(self) -> None:
+        # the message is quoted cut to a length in findings and summaries: redacted whole
+        # first, as a cut credential no longer matches its shape (mlaudit_core/redact.py)
+        from .redact import redact_text
+
+        self.message = redact_text(self.message)
 
     @property
     def raising_frame(self) -> tuple[str, int, str] | None:

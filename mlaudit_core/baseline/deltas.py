@@ -321,7 +321,8 @@ def find_deltas(run: RunData, baselines: Sequence[RunData]) -> list[Delta]:
             cat, layer = classify(
                 src, key, rv if rv is not None else next((v for v in bv if v), None)
             )
-            if is_secret_key(key):  # "api_secret: a/b -> c": the values never leave here
+            if is_secret_key(key, rv) or any(is_secret_key(key, v) for v in bv):
+                # "api_secret: a/b -> c": the values never leave here
                 rv = None if rv is None else REDACTED
                 bv = [None if v is None else REDACTED for v in bv]
             d = Delta(src, key, rv, bv, cat, layer, consistent=len(distinct) == 1)

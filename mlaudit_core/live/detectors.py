@@ -348,6 +348,10 @@ class LiveRun:
         from ..signatures import could_match, match_line
 
         for source, lineno, text in lines:
+            if len(text) > 500:  # redacted before the cut: a cut credential loses its shape
+                from ..redact import redact_text
+
+                text = redact_text(text)
             self.console_tail.append(text[:500])
             if not could_match(text):
                 continue

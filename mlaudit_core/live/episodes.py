@@ -28,7 +28,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-from ..redact import redact_text
+from ..redact import redact_obj, redact_text
 from ..report import AuditReport, Cause, Finding, Outcome, RunRef, Verdict
 from .detectors import SLOT_CAUSE, stop_name
 
@@ -89,8 +89,10 @@ class LiveStore:
                     " VALUES(?,?,?,?,?,?,?) ON CONFLICT(ref) DO UPDATE SET status=excluded.status,"
                     " state=excluded.state, cursor=excluded.cursor, info=excluded.info,"
                     " updated_at=excluded.updated_at",
-                    (ref, status, json.dumps(state), json.dumps(cursor),
-                     redact_text(json.dumps(info)), now, now))
+                    # redacted as objects, then serialised: a shape run over JSON text could
+                    # take a quote with it and leave a file no one can read back
+                    (ref, status, json.dumps(redact_obj(state)), json.dumps(cursor),
+                     json.dumps(redact_obj(info)), now, now))
             cur.execute("COMMIT")
 
     def prune(self, before: float) -> int:
@@ -136,7 +138,7 @@ class LiveStore:
             cur.execute("INSERT INTO live_episodes(ref, slot, n, code, state, opened_at, "
                         "alert_sent, stop_requested, finding) VALUES(?,?,?,?, 'open', ?,?,?,?)",
                         (ref, slot, n, finding.code, time.time(), int(alert), int(stop),
-                         redact_text(finding.model_dump_json())))
+                         json.dumps(redact_obj(finding.model_dump(mode="json")))))
             cur.execute("COMMIT")
         return n
 

@@ -74,7 +74,14 @@ def _safe_url(url: str | None) -> str | None:
 
 
 def _short(value, n: int = MAX_VALUE_CHARS) -> str:
+    """``value`` as text of at most ``n`` characters; redacted before a cut (a cut credential
+    no longer matches its shape)."""
     s = str(value)
+    if len(s) <= n:
+        return s
+    from ..redact import redact_text
+
+    s = redact_text(s)
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
