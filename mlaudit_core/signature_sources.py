@@ -821,6 +821,17 @@ SOURCES: tuple[MessageSource, ...] = (
         "installed",
         {"path": "out/checkpoint-500"},
     ),
+    MessageSource(
+        "checkpoint-saved",
+        "mmengine",
+        "0.10.7",
+        "mmengine/hooks/checkpoint_hook.py",
+        "CheckpointHook.after_train_epoch, line 344 (the path is not printed)",
+        "Saving checkpoint at {} epochs",
+        "12/06 08:00:00 - mmengine - INFO - Saving checkpoint at 12 epochs",
+        "source",
+        {"at": "12 epochs"},
+    ),
 )
 
 
