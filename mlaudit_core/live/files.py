@@ -57,6 +57,9 @@ STEP_COLUMNS = ("step", "global_step", "iteration", "iter", "epoch")
 #: Files followed per directory (the newest first); a directory of thousands of logs is not one run.
 MAX_FILES = 64
 #: Most bytes read per file per poll: a runaway log cannot stall the poll.
+#: The most bytes read from one file at one poll; a line longer than this (no newline in a
+#: whole read: a binary blob, NUL padding of a preallocated log) is skipped to its newline and
+#: said in the run's notes (break-it pass 3: the reader waited for its end forever)
 MAX_BYTES = 8 * 1024 * 1024
 #: Bytes before the saved offset compared at each poll (a file rewritten in place).
 MARK_BYTES = 64
@@ -197,6 +200,8 @@ class LocalLiveSource:
                 if is_csv(f):
                     self._check_header(f, fc)
                 data = self._new_bytes(f, fc)
+                if fc.get("note"):
+                    tail.notes.append(f"{name}: {fc.pop('note')}")
                 if data is None:
                     continue
                 self.requests += 1
@@ -276,8 +281,24 @@ class LocalLiveSource:
         with open(f, "rb") as fh:
             fh.seek(off)
             data = fh.read(min(size - off, MAX_BYTES))
+        if fc.get("overlong"):  # inside a line longer than MAX_BYTES: dropped to its end
+            nl = data.find(b"\n")
+            drop = data if nl == -1 else data[:nl + 1]
+            fc["offset"] = off = off + len(drop)
+            fc["mark"] = (bytes.fromhex(fc.get("mark") or "") + drop)[-MARK_BYTES:].hex()
+            if nl == -1:
+                return None
+            fc["lines"] = int(fc.get("lines", 0)) + 1
+            fc["note"] = (f"line {fc['lines']} is longer than {MAX_BYTES >> 20} MiB (no newline "
+                          "in it): skipped; reading goes on after it")
+            del fc["overlong"]
+            data = data[nl + 1:]
         end = data.rfind(b"\n") + 1  # whole lines only: a line being written waits
         if end == 0:
+            if len(data) >= MAX_BYTES:  # a whole read without a newline: an over-long line
+                fc["offset"] = off + len(data)
+                fc["mark"] = (bytes.fromhex(fc.get("mark") or "") + data)[-MARK_BYTES:].hex()
+                fc["overlong"] = True
             return None
         fc["offset"] = off + end
         # identity marks (:meth:`_replaced`): the last bytes before the offset, and a hash of
