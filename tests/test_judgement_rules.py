@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from typer.testing import CliRunner
 
 from mlaudit.cli import app
@@ -22,7 +23,8 @@ DATA = Path(__file__).parent / "data" / "judgement"
 
 def _audit(*args: str, tmp_path: Path) -> dict:
     out = tmp_path / "r.json"
-    res = CliRunner().invoke(app, [*args, "--no-write", "--format", "json", "--out", str(out)])
+    write = [] if args[0] == "logs" else ["--no-write"]  # mlaudit logs writes nothing but --out
+    res = CliRunner().invoke(app, [*args, *write, "--format", "json", "--out", str(out)])
     assert res.exit_code == 0, res.output
     return json.loads(out.read_text())
 
@@ -177,3 +179,32 @@ def test_nan_right_after_a_schedule_jump_is_the_learning_rate(tmp_path):
     assert (
         "right after a learning-rate jump" in v["summary"] and "to 5000 (step 140)" in v["summary"]
     )
+
+
+# --- several launches in one console log: the run is the launch that trained (gap 3) ----------------
+
+
+@pytest.mark.parametrize("name", ["eval_after", "resume_after"])
+def test_a_launch_that_did_not_train_does_not_replace_the_one_that_did(name, tmp_path):
+    """``python train.py MODE >> train.log 2>&1`` twice with the real HF Trainer: a 4-epoch training
+    launch, then an evaluation-only launch (``trainer.evaluate()``) or a resume that found training done.
+    Was unknown ('too few points': the last launch alone was judged); now the training launch is judged
+    and the verdict says which one."""
+    rep = _audit("logs", str(DATA / "hf_launches" / name / "train.log"), tmp_path=tmp_path)
+    v = rep["verdict"]
+    assert (v["outcome"], v["cause"]) == ("succeeded", "healthy"), v
+    assert "Judged: launch 1 of 2 in this log, the last one that trained" in v["summary"]
+    assert "train/loss (32 points)" in v["summary"]
+
+
+def test_a_later_launch_that_trained_is_still_the_run(tmp_path):
+    """The same log cut after its second launch's first lines plus a copy of the first launch's
+    training lines: the last launch trained, so it is the run (no launch_judged)."""
+    from mlaudit_core.formats.consolelog import load_logs
+
+    text = (DATA / "hf_launches" / "eval_after" / "train.log").read_text().splitlines()
+    second = [i for i, t in enumerate(text) if t.startswith("config: tiny-bert")][1]
+    log = tmp_path / "twice.log"
+    log.write_text("\n".join(text[:second] + text[:second]) + "\n")
+    run = load_logs([log])
+    assert run.params.get("log.launches") == "2" and "log.launch_judged" not in run.params

@@ -91,6 +91,12 @@ def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
     if ctx.superseded:
         summary += (" Earlier attempts in the same log crashed before a later one finished, so those crashes "
                     "did not end this run: " + "; ".join(ctx.superseded[:2]) + ".")
+    judged = run.params.get("log.launch_judged")
+    if judged:
+        # several launches in one log, and the run is not the last one (formats/consolelog/launches.py)
+        summary += (f" Judged: launch {judged} of {run.params.get('log.launches', '?')} in this log, the last one that "
+                    "trained; the launch(es) after it printed no training point and no traceback (evaluation only, "
+                    "or a resume that found training done).")
     if partial:
         inconclusive = True
         summary += " Partial data: " + "; ".join(partial[:3]) + "."

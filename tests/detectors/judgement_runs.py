@@ -435,6 +435,83 @@ def _torch_slow(out: Path) -> dict:
     return runs
 
 
+# --- HF Trainer console logs with several launches appended to one file ------------------------------
+
+_HF_SCRIPT = """
+import sys, torch
+from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
+torch.set_num_threads(1)
+mode, out = sys.argv[1], sys.argv[2]
+print("config: tiny-bert hidden=32 layers=1 num_labels=2 lr=3e-3 epochs=4 batch=16", flush=True)
+print("data: 512 train / 128 eval sequences of 16 tokens (label: token 7 occurs)", flush=True)
+
+class Tokens(torch.utils.data.Dataset):
+    def __init__(self, n, seed):
+        g = torch.Generator().manual_seed(seed)
+        self.x = torch.randint(1, 50, (n, 16), generator=g)
+        self.y = (self.x == 7).any(1).long()
+    def __len__(self):
+        return len(self.y)
+    def __getitem__(self, i):
+        return {"input_ids": self.x[i], "attention_mask": torch.ones(16, dtype=torch.long), "labels": self.y[i]}
+
+def accuracy(p):
+    return {"accuracy": float((p.predictions.argmax(-1) == p.label_ids).mean())}
+
+torch.manual_seed(0)
+if mode == "train":
+    model = BertForSequenceClassification(BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=1,
+        num_attention_heads=2, intermediate_size=64, max_position_embeddings=32, num_labels=2))
+else:
+    model = BertForSequenceClassification.from_pretrained(out + "/final")
+args = TrainingArguments(output_dir=out, report_to=[], logging_steps=4, eval_strategy="epoch", num_train_epochs=4,
+    learning_rate=3e-3, per_device_train_batch_size=16, per_device_eval_batch_size=64, save_strategy="epoch",
+    use_cpu=True, disable_tqdm=True, seed=0)
+trainer = Trainer(model=model, args=args, train_dataset=Tokens(512, 0), eval_dataset=Tokens(128, 1),
+                  compute_metrics=accuracy)
+if mode == "train":
+    trainer.train()
+    trainer.save_model(out + "/final")
+elif mode == "resume":
+    trainer.train(resume_from_checkpoint=True)
+else:
+    print(trainer.evaluate(), flush=True)
+"""
+
+
+def _hf_launches(out: Path) -> dict:
+    """An HF Trainer script run as users run it, ``python train.py MODE >> train.log 2>&1``, twice into
+    one log: ``eval_after``: a training launch (4 epochs, healthy), then an evaluation-only launch
+    of the saved model (``trainer.evaluate()``); ``resume_after``: a training launch, then a launch
+    that resumes from the last checkpoint (``resume_from_checkpoint=True``), finds training done and
+    exits. Each launch prints the script's same two configuration lines first."""
+    import shutil
+    import tempfile
+
+    runs = {}
+    for name, second in (("eval_after", "eval"), ("resume_after", "resume")):
+        work = Path(tempfile.mkdtemp(prefix="hf-launch-"))
+        script = work / "train.py"
+        script.write_text(_HF_SCRIPT)
+        log = out / "hf_launches" / name / "train.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ, TOKENIZERS_PARALLELISM="false")
+        with log.open("ab") as fh:
+            for mode in ("train", second):
+                subprocess.run(
+                    [sys.executable, str(script), mode, str(work / "out")],
+                    stdout=fh,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    check=True,
+                    timeout=900,
+                    cwd=str(work),
+                )
+        shutil.rmtree(work, ignore_errors=True)
+        runs[name] = str(log)
+    return runs
+
+
 MAKERS = {
     "torch_val_inf": _torch_val_inf,
     "torch_lr": _torch_lr_nan,
@@ -442,6 +519,7 @@ MAKERS = {
     "clearml": _clearml,
     "torch_signals": _torch_signals,
     "torch_slow": _torch_slow,
+    "hf_launches": _hf_launches,
 }
 
 

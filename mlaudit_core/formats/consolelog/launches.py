@@ -1,4 +1,4 @@
-"""Several launches of a job appended to one console log: the run is the last launch.
+"""Several launches of a job appended to one console log: the run is the last launch that trained.
 
 A log file that a job appends to on every launch (``python train.py >> train.log``, a
 hydra or SwAV logger opened in append mode) holds many runs one after the other. The
@@ -17,6 +17,11 @@ after the other. :func:`keep_last_launch` then makes the run the last launch:
   launch that started the counter (a repeated step keeps its latest value downstream). Each launch's printed configuration (``epochs: 400``) becomes ``log.*`` params
   (:func:`config_to_params`).
 
+When the last launch(es) printed no training point and no traceback (an evaluation-only launch
+of the saved model, a resume that found training done and exited), the run is the last launch that
+did train (:func:`_training_launch`): its lines and points, with a note and the param
+``log.launch_judged`` naming which launch was judged.
+
 Launches are found only within one file (``mlaudit logs a.log b.log`` reads files as one
 log and does not split them).
 """
@@ -31,6 +36,7 @@ import numpy as np
 from ...rundata import MetricTable, RunData
 from .parser import Launch, ParseResult
 
+_EVAL_KEY = re.compile(r"(?:^|[/_.])(?:val|valid|validation|eval|test)(?:[/_.]|$)", re.IGNORECASE)
 _EXCEPTION = re.compile(r"^\s*(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure)\b(?::|\s*$)")
 
 
@@ -43,13 +49,64 @@ def main_series(run: RunData) -> str | None:
     return max(lossy, key=lambda k: len(run.metrics.series(k)))
 
 
+def _training_launch(run: RunData, res: ParseResult, launches: list[Launch]) -> int | None:
+    """The launch (0 = the one at the top of the file, ``i`` = ``launches[i - 1]``) that is the run
+    when the last launch(es) did not train: they printed no point of the main series and no
+    traceback, and each shows what it did instead (evaluation points: an evaluation-only launch;
+    the trainer's end-of-training line: a resume that found training done), and an earlier launch
+    did print training points. ``None`` when the last launch is the run."""
+    main = main_series(run)
+    if main is None or any(la.generation != res.store_generation for la in launches):
+        return None  # the store was thinned: per-launch point counts are not known
+    order = {k: i for i, k in enumerate(res.series_order)}
+    c = order.get(main)
+    if c is None:
+        return None
+    n_main = len(run.metrics.series(main))
+    starts = [0] + [la.counts[c] if c < len(la.counts) else n_main for la in launches] + [n_main]
+    trained = [j for j in range(len(launches) + 1) if starts[j + 1] > starts[j]]
+    if not trained or trained[-1] == len(launches):
+        return None
+    j = trained[-1]
+    after = launches[j].lineno  # the first launch that did not train
+    if any(cl.lineno >= after and cl.text.startswith("Traceback (most recent call last)") for cl in run.console):
+        return None  # a later launch crashed: how the job ended is that crash (V08 reads it)
+    # each later launch shows what it did instead: evaluation points, or the trainer's end-of-training
+    # line (a resume that found training done); a launch that shows neither may have been a training
+    # that stopped before printing anything, and stays the run (own corpus log11)
+    from ...verdict.evidence import _NORMAL_END
+
+    evals = [k for k in run.metrics.keys if _EVAL_KEY.search(k)]
+    lines = [la.lineno for la in launches] + [10**12]
+    for i in range(j, len(launches)):
+        lo, hi = lines[i], lines[i + 1]
+        ends = any(lo <= cl.lineno < hi and _NORMAL_END.search(cl.text) for cl in run.console)
+        evaluated = False
+        for k in evals:
+            c = order.get(k)
+            if c is None:
+                continue
+            n_k = len(run.metrics.series(k))
+            a = launches[i].counts[c] if c < len(launches[i].counts) else n_k
+            b = launches[i + 1].counts[c] if i + 1 < len(launches) and c < len(launches[i + 1].counts) else n_k
+            evaluated = evaluated or b > a
+        if not (ends or evaluated):
+            return None
+    return j
+
+
 def keep_last_launch(run: RunData, res: ParseResult, name: str) -> None:
-    """Make ``run`` (read from one file with ``res``) its last launch, in place. See the module."""
+    """Make ``run`` (read from one file with ``res``) its last launch, in place, or the last launch
+    that trained when the launches after it did not (:func:`_training_launch`). See the module."""
     launches = res.launches
     if not launches:
         return
-    last = launches[-1]
     n = len(launches) + 1 + res.launches_dropped
+    j = _training_launch(run, res, launches)
+    if j is not None:
+        _keep_training_launch(run, res, launches, j, name, n)
+        return
+    last = launches[-1]
     history = _history(run, launches)
     run.console = [cl for cl in run.console if cl.lineno >= last.lineno]
     kept_from, how = _cut_metrics(run, res, launches)
@@ -66,6 +123,40 @@ def keep_last_launch(run: RunData, res: ParseResult, name: str) -> None:
         + f"); the {n - 1} earlier launch(es) are history, not this run{ended}. {how}")
     if kept_from is not None and np.isfinite(kept_from.wall):
         run.start_time = datetime.fromtimestamp(float(kept_from.wall))  # naive local, as load_logs does
+    run.cache.clear()
+
+
+def _keep_training_launch(run: RunData, res: ParseResult, launches: list[Launch], j: int, name: str,
+                          n: int) -> None:
+    """Make ``run`` launch ``j`` (see :func:`_training_launch`): its console lines and the points
+    printed before the next launch began (with the launches it resumes, as for the last launch)."""
+    nxt = launches[j]
+    begin = launches[j - 1].lineno if j else 0
+    order = {k: i for i, k in enumerate(res.series_order)}
+    table = run.metrics
+    cut = []
+    for k in table.keys:
+        ks = table.series(k)
+        c = order.get(k)
+        b = nxt.counts[c] if c is not None and c < len(nxt.counts) else len(ks)
+        cut.append(type(ks)(k, ks.steps[:b], ks.values[:b], ks.wall_times[:b]))
+    run.metrics = MetricTable.from_series([x for x in cut if len(x)])
+    later = run.console
+    run.console = [cl for cl in later if begin <= cl.lineno < nxt.lineno]
+    how = "Metrics: the points it printed."
+    if j:
+        _, how = _cut_metrics(run, res, launches[:j])
+    config_to_params(run, main_series(run))
+    run.params["log.launches"] = str(n)
+    run.params["log.launch_judged"] = str(j + 1)
+    run.notes.append(
+        f"{name} holds {n} launches appended one after another (each starts with the same first lines); the run "
+        f"audited is launch {j + 1} (lines {max(begin, 1)}-{nxt.lineno - 1}), the last one that trained: the "
+        f"{len(launches) - j} launch(es) after it (from line {nxt.lineno}) printed no training point and no "
+        "traceback (an evaluation-only launch, or a resume that found training done), so they do not replace "
+        f"the run that trained. {how.replace('the last launch', 'this launch')}")
+    if j and np.isfinite(launches[j - 1].wall):
+        run.start_time = datetime.fromtimestamp(float(launches[j - 1].wall))
     run.cache.clear()
 
 
