@@ -370,6 +370,13 @@ CATALOG: list[LogFormat] = [
         rename={"time": "perf/step_time", "data": "perf/data_time", "loss": "train/loss", "lr": "train/lr"},
         step="epoch_batch"),
     LogFormat(
+        id="timm-val", name="timm validate() lines: the last batch's running means are the pass's figures",
+        example="Test: [   3/3]  Time: 0.009 (0.012)  Loss:   2.638 ( 2.708)  Acc@1:   2.000 (  1.500)  Acc@5:  42.000 ( 38.000)",
+        pattern=r"^\s*Test:\s+\[\s*(?P<batch>\d+)/(?P<total>\d+)\]\s+(?P<rest>.*\bLoss:.*)$", hint=("Test:",),
+        fields={"batch": "@batch", "total": "@span"},
+        pairs=rf"(?P<k>Loss|Acc@1|Acc@5):\s*{_N}\s*\(\s*(?P<v>{_N})\s*\)",
+        prefix="val/", units={"acc@1": "%", "acc@5": "%"}, final_batch_only=True),
+    LogFormat(
         id="imagenet-test-batch", name="PyTorch ImageNet example, per-batch test lines (running values)",
         example="Test: [ 10/196]\tTime  0.105 ( 0.450)\tLoss 1.0e+00 (1.1e+00)\tAcc@1  75.00 ( 72.16)",
         pattern=r"^\s*Test:\s+\[\s*\d+/\d+\]", hint=("Test:",), kind="ignore"),
@@ -496,7 +503,7 @@ FRAMEWORK_FORMATS: dict[str, tuple[str, ...]] = {
     "json": ("json-lines",),
     "megatron": ("megatron", "megatron-validation"),
     "fairseq": ("fairseq-inner", "fairseq-epoch", "fairseq-overflow"),
-    "timm": ("timm-train", "swin-train"),
+    "timm": ("timm-train", "timm-val", "swin-train"),
     "imagenet-example": ("imagenet-train", "imagenet-train-nototal", "imagenet-test-batch", "imagenet-val"),
     "custom-pipe": ("pipe-epoch-step",),
     "pytorch-examples": ("pytorch-mnist", "pytorch-mnist-test"),

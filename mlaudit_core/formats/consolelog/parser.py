@@ -77,6 +77,9 @@ _STEP_ONLY = re.compile(r"^\W*(?:global[ _]step|step|iteration|iter|update)\s*[:
 #: template reader, not stripped as a log prefix.
 _BRACKET_COUNTER = re.compile(r"^\[\d+\]\s")
 _DIGIT = re.compile(r"\d")
+_WIDE_GAP = re.compile(r"\s{2,}")
+#: A column name of a table header: a name, not a number or a sentence.
+_HEADER_CELL = re.compile(r"^[A-Za-z_][\w./@%()-]{0,40}$")
 #: A rich progress bar (Lightning's RichProgressBar, ``rich.progress``): description, bar glyphs,
 #: ``n/total``, elapsed and remaining times around a bullet, rate, then the metric column.
 _RICH_BAR = re.compile(r"^\s*(?P<desc>\S.*?)\s+[━╸╺╾╼─]+\s+(?P<n>\d+)/(?P<m>\d+)\s+(?P<el>[\d:]+|-:--:--)\s*•\s*"
@@ -375,6 +378,9 @@ class LogParser:
         self._train_bar_moved = False
         self._inf_last: dict[str, int] = {}
         self._frac_epochs = False
+        #: the columns of a table printed in the log (names, separator), while its rows go on
+        self._table: tuple[list[str], str | None] | None = None
+        self._table_rows = 0
         #: a rich progress bar line waiting for the deeply indented lines its metric column wraps onto
         self._wrap: str | None = None
         #: the step of the last bare ``step N`` header line, for the indented lines under it
@@ -632,8 +638,53 @@ class LogParser:
         if not self.infer:
             self._generic(seg, line_step)
             return
-        if not self._generic(seg, line_step) and _DIGIT.search(seg) is not None:
+        if not self._generic(seg, line_step) and not self._table_line(seg) and _DIGIT.search(seg) is not None:
             self._infer(seg, line_step)
+
+    def _table_line(self, seg: str) -> bool:
+        """A table printed in the log: a header row of names (tab-, comma- or 2+-space-separated,
+        ``step<TAB>loss``) sets the columns; each following row of as many numbers is a record
+        (a ``step``/``iter``/``epoch`` column gives its step, else the row count). Any other line
+        ends the table. Returns True when the line was a header or a row."""
+        sep = "\t" if "\t" in seg else "," if "," in seg else None
+        cells = [c.strip() for c in (seg.split(sep) if sep else _WIDE_GAP.split(seg.strip()))]
+        table = self._table
+        if table is not None and sep == table[1] and len(cells) == len(table[0]):
+            vals = [_num(c) for c in cells]
+            if all(v is not None for v in vals):
+                self._table_record(table[0], vals)  # type: ignore[arg-type]
+                return True
+        self._table = None
+        if 2 <= len(cells) <= 40 and all(_HEADER_CELL.match(c) for c in cells) and \
+                (sep is not None or "  " in seg.strip()):
+            self._table = (cells, sep)
+            return True
+        return False
+
+    def _table_record(self, names: list[str], vals: list[float]) -> None:
+        rec: dict[str, float] = {}
+        step = epoch = None
+        for name, v in zip(names, vals):
+            mk = _MARKERS.get(name.lower().replace(" ", "_"))
+            if mk == "@step":
+                step = int(v)
+            elif mk == "@epoch":
+                epoch = v
+            elif mk is None:
+                key, unit = canonical(name, "train/")
+                rec[key] = _convert(key, v, unit)
+        if not rec:
+            return
+        self._table_rows += 1
+        if step is None:
+            step = int(epoch) if epoch is not None and float(epoch).is_integer() else self._table_rows
+        self.started = True
+        self.formats["table"] += 1
+        if epoch is not None:
+            rec.setdefault("train/epoch", epoch)
+        if self.step is None or step > self.step:
+            self.step = step
+        self._emit_all(rec, step, epoch)
 
     # --- structure inference (templates learnt from the log itself) ------------------------------
     def _infer(self, seg: str, line_step: int | None) -> None:
@@ -906,7 +957,8 @@ class LogParser:
             if fmt.id == "hf-train-summary" and self._hf_k:
                 self._hf_done = True  # Trainer.train() ended; a later dict belongs to the next training
             return
-        if fmt.final_batch_only and batch is not None and total is not None and batch != total:
+        end = total if total is not None else span
+        if fmt.final_batch_only and batch is not None and end is not None and batch != end:
             return
         if not rec and epoch is None and step is None:
             return
