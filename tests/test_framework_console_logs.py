@@ -240,11 +240,7 @@ def _in_order(expected: list[float], got: list[float], rel: float = 1e-6) -> boo
 #: removed as the structure-inference layer of issue 26 makes them pass.
 XFAIL_SERIES: set[str] = {
     "accelerate-healthy",
-    "keras2-verbose2-healthy",
     "lightning1-diverge",
-    "lightning1-healthy",
-    "lightning2-diverge",
-    "lightning2-healthy",
     "lightning2-healthy-tty",
     "lightning2-tqdm-diverge",
     "timm-style-healthy",
@@ -252,11 +248,7 @@ XFAIL_SERIES: set[str] = {
 }
 XFAIL_VERDICT: set[str] = {
     "accelerate-healthy",
-    "keras2-verbose2-healthy",
-    "lightning1-diverge",
-    "lightning1-healthy",
     "lightning2-healthy",
-    "lightning2-healthy-tty",
     "timm-style-overfit",
 }
 
