@@ -255,3 +255,43 @@ def test_non_utf8_and_control_bytes_never_crash_the_reader(tmp_path):
     run = load_logs([log])
     assert run.metrics.keys  # the AUC lines are still read
     assert any("UTF-8" in w or "utf-8" in w for w in run.warnings)
+
+
+# --- every input path: tracker consoles and live tails use the same inference ----------------
+XGB_LINES = [
+    f"[{i}]\tvalidation_0-logloss:{0.6 - i / 40:.5f}\tvalidation_1-logloss:{0.62 + i / 50:.5f}"
+    for i in range(8)
+]
+
+
+def test_enrich_from_console_adds_inferred_series_to_a_tracker_run():
+    """The function the MLflow, W&B and ClearML loaders call on a run's captured console."""
+    from mlaudit_core.formats.consolelog import enrich_from_console
+    from mlaudit_core.rundata import ConsoleLine, MetricTable, RunData, RunIdentity, RunStatus
+
+    run = RunData(
+        identity=RunIdentity(tracker="mlflow", id="r1", name="r1"),
+        status=RunStatus.FINISHED,
+        metrics=MetricTable.from_series([]),
+        console=[ConsoleLine("output.log", i + 1, t) for i, t in enumerate(XGB_LINES)],
+    )
+    enrich_from_console(run)
+    s = run.metrics.series("val/logloss")
+    assert [int(x) for x in s.steps] == list(range(8))
+    assert "console" in run.derived["val/logloss"]
+
+
+def test_live_tail_parser_reads_inferred_lines_as_they_arrive(tmp_path):
+    """``mlaudit watch PATH --live`` follows a console log with this parser subclass."""
+    from mlaudit_core.live.files import _TailParser
+
+    p = _TailParser()
+    p.feed(1, XGB_LINES[0], "train.log")
+    assert p.take() == []  # one line of a layout is not yet a series
+    p.feed(2, XGB_LINES[1], "train.log")
+    got = p.take()
+    assert {(k, s) for k, s, _, _ in got} == {
+        (k, s) for k in ("val/logloss", "val/set_0_logloss") for s in (0, 1)
+    }
+    p.feed(3, XGB_LINES[2], "train.log")
+    assert {k for k, s, _, _ in p.take() if s == 2} == {"val/logloss", "val/set_0_logloss"}
