@@ -172,6 +172,45 @@ def test_torchrun_worker_killed_with_sigkill_is_an_infra_crash_not_a_code_bug(tm
     assert (v["outcome"], v["cause"]) == ("crashed", "infra_runtime"), v
 
 
+def test_torchrun_worker_error_is_reported_over_the_peers_connection_loss(tmp_path):
+    """Rank 1 raises ValueError; rank 0's all_reduce then fails with gloo's 'Connection closed by
+    peer ... caused by a remote worker crashing': the verdict names rank 1's error (a code bug)."""
+    script = tmp_path / "train.py"
+    script.write_text(
+        _TRAIN.replace(
+            "os.kill(os.getpid(), signal.SIGKILL)", 'raise ValueError(f"bad label {step}")'
+        )
+    )
+    log = tmp_path / "train.log"
+    with log.open("w") as out:
+        subprocess.run(
+            [
+                str(BIN / "torchrun"),
+                "--nproc_per_node",
+                "2",
+                "--master_port",
+                "29633",
+                str(script),
+                "30",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
+            cwd=tmp_path,
+            timeout=180,
+        )
+    r = subprocess.run(
+        [str(BIN / "mlaudit"), "logs", str(log), "-f", "json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    report = json.loads(r.stdout)
+    v = report["verdict"]
+    assert (v["outcome"], v["cause"]) == ("crashed", "correctness_bug"), v
+    assert "ValueError: bad label 30" in v["summary"], v["summary"]
+
+
 def test_torchrun_agent_sent_sigterm_is_a_termination_not_a_code_bug(tmp_path):
     text = _torchrun(tmp_path, kill_at=-1, port=29632, term_after=0.5)
     assert template_regex("Received %s death signal, shutting down workers").search(text)

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 from ..report import FactEvidence, Severity
 from ._console import ConsoleSignatureDetector
 
 #: Exceptions a launcher raises to report that a child process failed; the child's error is the cause.
 LAUNCHER_WRAPPERS = ("ChildFailedError",)
+#: Messages of errors that report another worker's failure (torch 2.13 libtorch_cpu.so, gloo
+#: transport/tcp/pair.cc: "Connection closed by peer ... This is typically caused by a remote worker
+#: crashing."; NCCLUtils getNcclErrorDetailStr: "ncclRemoteError ... a remote process exiting").
+CONSEQUENCE = re.compile(r"caused by a remote worker crash|Connection closed by peer|ncclRemoteError|"
+                         r"remote process exit", re.I)
 
 
 class PythonTraceback(ConsoleSignatureDetector, code="RT005", name="python-traceback", family="runtime"):
@@ -20,7 +27,10 @@ class PythonTraceback(ConsoleSignatureDetector, code="RT005", name="python-trace
     config bugs, resource errors are infrastructure.
     Thresholds: none. KeyboardInterrupt is reported at info level (a person stopped it).
     A launcher's report that a child failed (torchrun's ``ChildFailedError``) is not the
-    error itself: the child's own traceback before it is reported when the log holds one.
+    error itself: the child's own traceback before it is reported when the log holds one. An
+    error that reports another worker's failure (gloo's "Connection closed by peer ... typically
+    caused by a remote worker crashing", NCCL's ``ncclRemoteError``) is a consequence: the
+    failing worker's traceback is reported when the log holds one.
     """
 
     categories = ()
@@ -30,7 +40,8 @@ class PythonTraceback(ConsoleSignatureDetector, code="RT005", name="python-trace
         if not tbs:
             return
         own = [t for t in tbs if not t.exception_type.endswith(LAUNCHER_WRAPPERS)]
-        tb = own[-1] if own else tbs[-1]
+        causes = [t for t in own if not CONSEQUENCE.search(t.message)]
+        tb = (causes or own or tbs)[-1]
         frame = tb.raising_frame
         sev = Severity.INFO if tb.exception_type.endswith("KeyboardInterrupt") else Severity.ERROR
         where = f" at {frame[0]}:{frame[1]} in {frame[2]}" if frame else ""
