@@ -31,17 +31,18 @@ or looks like echoed source code (``def``, ``return``, ``File "...", line``, a c
 (:func:`.names.is_known`) is a count or a size, not a series; a field name ending in a
 stop word (``is 2``, ``of 10``) is prose.
 
-Why not ``drain3`` (the maintained Drain implementation, LogPai): measured here on
-``benchmarks/logs_throughput.py``'s 300,000-line mixed log, ``drain3.TemplateMiner.add_log_message``
-alone costs ~60 µs a line (~17,000 lines/CPU-s, more than the whole catalogue reader's
-per-line budget), and drain3 0.9.11 pins ``cachetools==4.2.1``, which breaks
-``mlflow-tracing`` (``cachetools>=5``) in the same environment. On training logs the
-variable tokens are numbers, so masking the numbers gives Drain's clusters exactly (a
-template per line layout) at the cost of one regex pass and one dict look-up, ~4 µs a line.
+Why not ``drain3`` (the maintained Drain implementation, LogPai): measured on the first 20,000
+lines (26,148 carriage-return parts) of ``benchmarks/logs_throughput.py``'s mixed log, one CPU,
+same process: ``drain3`` 0.9.11 ``TemplateMiner.add_log_message`` at its default settings costs
+95.7 µs a part and makes 831 clusters; this miner costs 22.8 µs a part (names are worked out once
+per template) and finds the 12 layouts the generator prints. On training logs the variable tokens
+are the numbers, so masking them gives one cluster per layout without a similarity threshold.
+``drain3`` 0.9.11 also pins
+``cachetools==4.2.1``, which breaks ``mlflow-tracing`` (``cachetools>=5``) in the same environment.
 
 Memory: at most :data:`MAX_TEMPLATES` templates are tracked (each key at most
-:data:`MAX_TEMPLATE_CHARS` characters, :data:`MIN_REPEAT` pending occurrences each); lines of
-further templates are counted and reported, never stored.
+:data:`MAX_TEMPLATE_CHARS` characters, at most :data:`MAX_PENDING` pending occurrences each);
+lines of further templates are counted and reported, never stored.
 """
 
 from __future__ import annotations
@@ -53,8 +54,9 @@ from dataclasses import dataclass, field
 from .names import is_known
 
 #: Distinct templates tracked; past it new layouts are counted, not learnt (a log with
-#: millions of distinct lines stays within bounded memory). 4,096 is ~40x the distinct
-#: templates of the largest real log in tests/data (a 110-template HF + DeepSpeed job).
+#: millions of distinct lines stays within bounded memory). 4,096 is ~80x the most templates
+#: learnt from one log of tests/data/logs, ../shared/realworld and ../shared/cases (52, a W&B
+#: debug-internal.log of 6,830 lines; measured 2026-12-06).
 MAX_TEMPLATES = 4096
 #: Longest line (characters) considered as a template: metric lines are short; long lines
 #: are tracebacks, configs and dumps.
@@ -74,14 +76,16 @@ _ANSI = re.compile(
 #: Codes that move back over what was drawn: cursor up / to column / previous line, erase line.
 _REDRAW_CODES = re.compile(r"\x1b\[[0-9]*[AFGK]|\x1b\[2K|\x08+")
 _TEMPLATE_RX = re.compile(
-    r"(?P<time>(?<![\w.:/-])(?:\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?|\d{1,2}/\d{1,2}/\d{2,4}"
+    # one character class first: most positions of a line fail here, before the alternatives
+    r"(?=[\d━─█▉▊▋▌▍▎▏#=>.·•+-])"
+    r"(?:(?P<time>(?<![\w.:/-])(?:\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?|\d{1,2}/\d{1,2}/\d{2,4}"
     r"|\d{1,3}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:\s?[AaPp][Mm]\b)?)(?![\w:]))"
     r"|(?P<pos>(?<![\w./-])\d+\s*/\s*\d+(?![\w.]))"
     r"|(?P<unit>(?<![\w./-])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?P<u>(?:ms|s|us|µs)/(?:step|epoch|sample|batch|iter)|"
     r"it/s|s/it|ms|us|µs|s|%|MB|GB|Mb|Gb)(?![\w./]))"
     r"|(?P<num>(?<![\w./-])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])"
     r"|(?<=[A-Za-z])\d+\.\d+(?:[eE][-+]?\d+)?(?![\w.]))"
-    r"|(?P<glyph>[━─█▉▊▋▌▍▎▏#=>.·•]{3,}|[━█]+)"
+    r"|(?P<glyph>[━─█▉▊▋▌▍▎▏#=>.·•]{3,}|[━█]+))"
 )
 _WS = re.compile(r"\s+")
 _NAME_AT_END = re.compile(
@@ -268,10 +272,14 @@ def _name_eval_sets(roles: dict[int, str]) -> dict[int, str]:
     return out
 
 
-def parse_template(seg: str) -> tuple[str, list[Field], list[float | tuple[int, int]], int] | None:
+def parse_template(
+    seg: str, names: bool = True
+) -> tuple[str, list[Field], list[float | tuple[int, int]], int] | None:
     """``(key, fields, values, prose words)`` of one line, or None when it holds no number.
 
-    ``values[i]`` is a float, or ``(n, m)`` for an ``N/M`` position.
+    ``values[i]`` is a float, or ``(n, m)`` for an ``N/M`` position. With ``names`` False the
+    field names and the prose count are not worked out (a line of a template already known:
+    the names are the template's), which is most of the cost.
     """
     fields: list[Field] = []
     values: list[float | tuple[int, int]] = []
@@ -288,7 +296,7 @@ def parse_template(seg: str) -> tuple[str, list[Field], list[float | tuple[int, 
             consts.append(const)
             continue
         consts.append(const)
-        name, _sep = _field_name(const)
+        name = _field_name(const)[0] if names else ""
         if m["pos"]:
             a, _, b = m["pos"].partition("/")
             fields.append(Field(name, "pos"))
@@ -316,6 +324,8 @@ def parse_template(seg: str) -> tuple[str, list[Field], list[float | tuple[int, 
     key_parts.append(rest)
     consts.append(rest)
     key = _WS.sub(" ", "".join(key_parts)).strip()
+    if not names:
+        return key, fields, values, 0
     words = sum(len(_WORD.findall(c)) for c in consts) - sum(
         len(_WORD.findall(n)) for n in named_spans
     )
@@ -363,7 +373,7 @@ class TemplateMiner:
         (the parser passes its failure-signature check). Returns the readable occurrences."""
         if len(seg) > MAX_TEMPLATE_CHARS:
             return []
-        parsed = parse_template(seg)
+        parsed = parse_template(seg, names=False)
         if parsed is None:
             return []
         key, fields, values, words = parsed
@@ -373,6 +383,7 @@ class TemplateMiner:
             if len(self.templates) >= self.max_templates:
                 self.dropped += 1
                 return []
+            key, fields, values, words = parse_template(seg)  # type: ignore[misc]
             prose = (
                 words > MAX_PROSE_WORDS
                 or _REJECT.search(key) is not None
