@@ -79,6 +79,7 @@ _TEMPLATE_RX = re.compile(
     # one character class first: most positions of a line fail here, before the alternatives
     r"(?=[\d━─█▉▊▋▌▍▎▏#=>.·•+-])"
     r"(?:(?P<time>(?<![\w.:/-])(?:\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?|\d{1,2}/\d{1,2}/\d{2,4}"
+    r"|\d{2}/\d{2}\s+\d{2}:\d{2}:\d{2}(?:[.,]\d+)?"
     r"|\d{1,3}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:\s?[AaPp][Mm]\b)?)(?![\w:]))"
     r"|(?P<pos>(?<![\w./-])\d+\s*/\s*\d+(?![\w.]))"
     r"|(?P<unit>(?<![\w./-])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?P<u>(?:ms|s|us|µs)/(?:step|epoch|sample|batch|iter)|"
@@ -115,7 +116,7 @@ _STEP_WORDS = {
 }
 _REJECT = re.compile(
     r"(?i:warn|deprecat|exception|traceback)|\bdef |\breturn\b|File \"|\bline \x01|"
-    r"\bimport\b|[A-Za-z_]\(|https?:|\bERROR\b|\bCRITICAL\b|\bFATAL\b"
+    r"\bimport\b|=\s*[A-Za-z_][\w.]*\(|^\s*[A-Za-z_][\w.]*\(.*\)\s*$|https?:|\bERROR\b|\bCRITICAL\b|\bFATAL\b"
 )
 _UNIT_NAMES = {
     "ms/step": "step_time",
