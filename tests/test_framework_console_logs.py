@@ -243,13 +243,10 @@ XFAIL_SERIES: set[str] = {
     "lightning1-diverge",
     "lightning2-healthy-tty",
     "lightning2-tqdm-diverge",
-    "timm-style-healthy",
-    "timm-style-overfit",
 }
 XFAIL_VERDICT: set[str] = {
     "accelerate-healthy",
     "lightning2-healthy",
-    "timm-style-overfit",
 }
 
 
