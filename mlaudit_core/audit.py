@@ -90,9 +90,12 @@ def audit(run: RunData, settings: Settings | None = None,
         run.aliases = settings.alias_table()
     import numpy as np
 
+    extra = list(extra_findings)
     with np.errstate(all="ignore"):  # inf/NaN arithmetic in runs is data, not a warning to print
         findings, det_runs = run_detectors(run, settings)
-        findings.extend(extra_findings)
+        if not extra and not _has_baselines(run):
+            extra = _rerun_findings(run, settings)
+        findings.extend(extra)
         report = decide(run, findings, det_runs)
     report.run = run_ref(run)
     report.tool_version = __version__
@@ -101,6 +104,29 @@ def audit(run: RunData, settings: Settings | None = None,
 
 
 BASELINE_CODES = ("BL001", "BL002", "BL003", "BL004")
+
+
+def _has_baselines(run: RunData) -> bool:
+    from .baseline.compare import baselines_of
+
+    return bool(baselines_of(run))
+
+
+def _rerun_findings(run: RunData, settings: Settings) -> list[Finding]:
+    """A record holding reruns of one configuration (:func:`.baseline.reruns.split_reruns`): the last
+    run compared with the earlier ones through the baseline noise band (BL001-BL004), so that a gap
+    between seeds is not read as a regression and a gap beyond the band is. Each finding says that
+    the baselines are the earlier runs of the same record."""
+    from .baseline.reruns import split_reruns
+
+    got = split_reruns(run)
+    if got is None:
+        return []
+    last, earlier = got
+    out = compare_to_baselines(last, earlier, settings)
+    where = (f" [baselines: the {len(earlier)} earlier run(s) of the same configuration in this record; the run "
+             "compared is the last one]")
+    return [f.model_copy(update={"message": f.message + where}) for f in out]
 
 
 def compare_to_baselines(

@@ -208,3 +208,44 @@ def test_a_later_launch_that_trained_is_still_the_run(tmp_path):
     log.write_text("\n".join(text[:second] + text[:second]) + "\n")
     run = load_logs([log])
     assert run.params.get("log.launches") == "2" and "log.launch_judged" not in run.params
+
+
+# --- reruns of one configuration in one record, compared with a noise band (gap 4) ------------------
+
+
+def test_a_seed_rerun_within_the_noise_band_is_healthy(tmp_path):
+    """Keras, the same configuration with seed 0 then seed 1, both histories in one log: the rerun's
+    final val loss is 7% above the reference's, inside the two-run band (10x within-run noise, 5%)."""
+    rep = _audit("logs", str(DATA / "keras_reruns" / "seeds" / "train.log"), tmp_path=tmp_path)
+    v = rep["verdict"]
+    assert (v["outcome"], v["cause"]) == ("succeeded", "healthy"), v
+    bl = [f for f in rep["findings"] if f["code"] == "BL001"]
+    assert bl and all(f["severity"] == "info" for f in bl), bl
+    assert all(
+        "earlier run(s) of the same configuration in this record" in f["message"] for f in bl
+    )
+
+
+def test_a_rerun_far_outside_the_band_is_a_regression(tmp_path):
+    """The same log with the rerun's labels corrupted on 40% of the examples: val accuracy 0.51 against
+    the reference's 0.95, far beyond the band: regressed, against the earlier run of the record."""
+    rep = _audit("logs", str(DATA / "keras_reruns" / "broken" / "train.log"), tmp_path=tmp_path)
+    v = rep["verdict"]
+    assert (v["outcome"], v["rule"]) == ("regressed", "V10"), v
+    assert "earlier run(s) of the same configuration in this record" in v["summary"]
+
+
+def test_split_reruns_needs_a_relaunch_from_scratch():
+    """A resumed counter (the loss after the restart where it had got, not back at its start) is not a
+    rerun; two complete runs from scratch are."""
+    from mlaudit_core.baseline.reruns import split_reruns
+    from mlaudit_core.rundata import MetricTable, RunData, RunIdentity, Series
+
+    def run_of(values):
+        steps = np.array([1, 2, 3, 4, 5, 1, 2, 3, 4, 5])
+        s = Series("loss", steps, np.array(values, dtype=float), np.full(10, np.nan))
+        return RunData(RunIdentity("t", "x"), metrics=MetricTable.from_series([s]))
+
+    got = split_reruns(run_of([2.3, 1.5, 1.0, 0.7, 0.5, 2.3, 1.4, 1.0, 0.8, 0.6]))
+    assert got is not None and len(got[1]) == 1 and len(got[0].metrics.series("loss")) == 5
+    assert split_reruns(run_of([2.3, 1.5, 1.0, 0.7, 0.5, 0.5, 0.45, 0.4, 0.38, 0.36])) is None

@@ -512,6 +512,62 @@ def _hf_launches(out: Path) -> dict:
     return runs
 
 
+# --- Keras: a reference run and its rerun printed into one console log ----------------------------
+
+_KERAS_SCRIPT = """
+import os, sys
+os.environ.setdefault("KERAS_BACKEND", "torch")
+import keras, numpy as np, torch
+centres = torch.randn(10, 16, generator=torch.Generator().manual_seed(123)) * 2.0
+def blobs(n, seed):
+    g = torch.Generator().manual_seed(seed)
+    y = torch.randint(0, 10, (n,), generator=g)
+    return (centres[y] + 2.0 * torch.randn(n, 16, generator=g)).numpy(), y.numpy()
+x, y = blobs(2048, 0)
+broken = sys.argv[1] == "broken"
+for seed in (0, 1):
+    print(f"=== seed {seed}: {'reference' if seed == 0 else 'rerun'}", flush=True)
+    keras.utils.set_random_seed(seed)
+    yy = y.copy()
+    if broken and seed == 1:  # the rerun's data pipeline mislabels 40% of the examples
+        bad = np.random.default_rng(0).random(len(yy)) < 0.4
+        yy[bad] = np.random.default_rng(1).integers(0, 10, int(bad.sum()))
+    model = keras.Sequential([keras.Input((16,)), keras.layers.Dense(64, activation="relu"), keras.layers.Dense(10)])
+    model.compile(optimizer=keras.optimizers.Adam(1e-3),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    model.fit(x, yy, epochs=10, batch_size=64, validation_split=0.25, verbose=2)
+"""
+
+
+def _keras_reruns(out: Path) -> dict:
+    """A Keras script that trains the same configuration twice, seed 0 (the reference) and seed 1
+    (the rerun), printing both ``fit(verbose=2)`` histories into one log (``python train.py >
+    train.log 2>&1``). ``seeds``: both runs as written (the gap is seed noise). ``broken``: the
+    rerun's labels are corrupted on 40% of the examples (a broken data pipeline): it ends far
+    below the reference."""
+    import shutil
+    import tempfile
+
+    runs = {}
+    for name in ("seeds", "broken"):
+        work = Path(tempfile.mkdtemp(prefix="keras-reruns-"))
+        (work / "train.py").write_text(_KERAS_SCRIPT)
+        log = out / "keras_reruns" / name / "train.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("wb") as fh:
+            subprocess.run(
+                [sys.executable, str(work / "train.py"), name],
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                check=True,
+                timeout=900,
+                cwd=str(work),
+            )
+        shutil.rmtree(work, ignore_errors=True)
+        runs[name] = str(log)
+    return runs
+
+
 MAKERS = {
     "torch_val_inf": _torch_val_inf,
     "torch_lr": _torch_lr_nan,
@@ -520,6 +576,7 @@ MAKERS = {
     "torch_signals": _torch_signals,
     "torch_slow": _torch_slow,
     "hf_launches": _hf_launches,
+    "keras_reruns": _keras_reruns,
 }
 
 
