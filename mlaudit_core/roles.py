@@ -167,87 +167,72 @@ def _words(key: str) -> list[str]:
     return out
 
 
+_DIGIT = "<digit>"  # a word made of digits
+_END = "<end>"  # the end of the name
+_STEPS = frozenset({"step", "iter", "iteration", "batch"})
+#: Multi-word terms joined into one token, tried in order at each position: a tuple of word sets (or
+#: :data:`_DIGIT` / :data:`_END`) and the token, ``{0}``/``{1}`` standing for the matched words.
+_TERMS: tuple[tuple[tuple, str], ...] = (
+    (({"bits"}, {"per"}, {"byte"}), "bpb"),
+    (({"bits"}, {"per"}, {"char", "character"}), "bpc"),
+    (({"bits"}, {"per"}, {"dim"}), "bpd"),
+    (({"word"}, {"error"}, {"rate"}), "wer"),
+    (({"char", "character"}, {"error"}, {"rate"}), "cer"),
+    ((_COUNT_NOUNS, {"per"}, _PER_TIME), "persec"),
+    (({"time"}, {"per"}, _STEPS), "steptime"),
+    (({"learning"}, {"rate"}), "lr"),
+    (({"cross"}, {"entropy"}), "ce"),
+    (({"grad", "gradient", "grads", "gradients"}, {"norm", "norms", "l2"}), "gradnorm"),
+    (({"loss", "scaler"}, {"scale"}), "lossscale"),
+    (({"error"}, {"rate"}), "error"),
+    (({"top", "acc", "prec", "map", "ap"}, _DIGIT), "{0}{1}"),
+    (({"top"}, {"k"}), "topk"),
+    (({"f"}, {"1"}), "f1"),
+    (({"f1"}, {"score"}), "f1"),
+    (({"roc"}, {"auc"}), "auc"),
+    (({"exact"}, {"match"}), "em"),
+    ((_COUNT_NOUNS - {"steps"}, _PER_TIME), "persec"),
+    ((_STEPS, {"time"}), "steptime"),
+    (({"time"}, _STEPS - {"batch"}, _END), "steptime"),
+    (({"data", "dataloader", "dataloading", "loader"}, {"time"}), "datatime"),
+    (({"time"}, {"data"}, _END), "datatime"),
+)
+
+
+def _term_at(w: list[str], i: int) -> tuple[str, int] | None:
+    """The joined token starting at ``w[i]`` and the number of words it takes, or ``None``."""
+    for pattern, token in _TERMS:
+        taken: list[str] = []
+        for j, want in enumerate(pattern):
+            word = w[i + j] if i + j < len(w) else None
+            if want is _END:
+                ok = word is None
+            elif want is _DIGIT:
+                ok = word is not None and word.isdigit()
+            else:
+                ok = word is not None and word in want
+            if not ok:
+                break
+            if word is not None:
+                taken.append(word)
+        else:
+            return token.format(*taken), len(taken)
+    return None
+
+
 def _join_terms(w: list[str]) -> list[str]:
-    """Join multi-word terms into one token (``learning rate`` -> ``lr``, ``samples per second`` ->
-    ``throughput``, ``top 1`` -> ``top1``, ``acc@1`` -> ``acc1``, ``grad norm`` -> ``gradnorm``)."""
+    """Join multi-word terms into one token (:data:`_TERMS`: ``learning rate`` -> ``lr``, ``samples
+    per second`` -> ``persec``, ``top 1`` -> ``top1``, ``acc@1`` -> ``acc1``, ``grad norm`` ->
+    ``gradnorm``); a word ending in ``crossentropy`` (Keras) is ``ce``."""
     out: list[str] = []
     i = 0
-    n = len(w)
-    while i < n:
-        a = w[i]
-        b = w[i + 1] if i + 1 < n else ""
-        c = w[i + 2] if i + 2 < n else ""
-        if a == "learning" and b == "rate":
-            out.append("lr")
-            i += 2
-        elif a == "cross" and b == "entropy":
-            out.append("ce")
-            i += 2
-        elif a.endswith("crossentropy"):
-            out.append("ce")
-            i += 1
-        elif a in ("grad", "gradient", "grads", "gradients") and b in ("norm", "norms", "l2"):
-            out.append("gradnorm")
-            i += 2
-        elif a == "loss" and b == "scale":
-            out.append("lossscale")
-            i += 2
-        elif a == "scaler" and b == "scale":
-            out.append("lossscale")
-            i += 2
-        elif a == "bits" and b == "per" and c in ("byte", "char", "character", "dim"):
-            out.append({"byte": "bpb", "dim": "bpd"}.get(c, "bpc"))
-            i += 3
-        elif a in ("word", "char", "character") and b == "error" and c == "rate":
-            out.append("wer" if a == "word" else "cer")
-            i += 3
-        elif a == "error" and b == "rate":
-            out.append("error")
-            i += 2
-        elif a in ("top", "acc", "prec") and b.isdigit():
-            out.append(a + b if a != "prec" else "prec" + b)
-            i += 2
-        elif a == "top" and b == "k":
-            out.append("topk")
-            i += 2
-        elif a in ("map", "ap") and b.isdigit():
-            out.append(a + b)
-            i += 2
-        elif a == "f" and b == "1":
-            out.append("f1")
-            i += 2
-        elif a == "f1" and b == "score":
-            out.append("f1")
-            i += 2
-        elif a == "roc" and b == "auc":
-            out.append("auc")
-            i += 2
-        elif a == "exact" and b == "match":
-            out.append("em")
-            i += 2
-        elif a in _COUNT_NOUNS and b == "per" and c in _PER_TIME:
-            out.append("persec")
-            i += 3
-        elif a in _COUNT_NOUNS and b in _PER_TIME and a != "steps" or (a == "it" and b == "s"):
-            out.append("persec")
-            i += 2
-        elif a in ("step", "iter", "iteration", "batch") and b == "time":
-            out.append("steptime")
-            i += 2
-        elif a == "time" and b == "per" and c in ("step", "iter", "iteration", "batch"):
-            out.append("steptime")
-            i += 3
-        elif a == "time" and b in ("step", "iter", "iteration") and not c:
-            out.append("steptime")
-            i += 2
-        elif a in ("data", "dataloader", "dataloading", "loader") and b == "time":
-            out.append("datatime")
-            i += 2
-        elif a == "time" and b == "data" and not c:
-            out.append("datatime")
-            i += 2
+    while i < len(w):
+        hit = _term_at(w, i)
+        if hit is not None:
+            out.append(hit[0])
+            i += hit[1]
         else:
-            out.append(a)
+            out.append("ce" if w[i].endswith("crossentropy") else w[i])
             i += 1
     return out
 
