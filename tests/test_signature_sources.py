@@ -432,3 +432,36 @@ def test_torch_gradscaler_skips_an_overflow_silently_so_only_the_scale_series_sh
     out = capsys.readouterr()
     assert scaler.get_scale() == 512.0 and torch.equal(p.detach(), torch.ones(2))
     assert not out.out and not out.err and not match_line(out.out + out.err)
+
+
+def test_anomaly_mode_stop_is_a_numerical_failure_not_a_code_bug(tmp_path):
+    """A plain torch loop under detect_anomaly, finite loss, then one bad batch (a sqrt of negative
+    inputs): torch raises 'Function ... returned nan values'; the verdict is a numerical failure."""
+    script = tmp_path / "train.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import torch
+            torch.manual_seed(0)
+            w = torch.nn.Parameter(torch.tensor([1.0, 0.5]))
+            opt = torch.optim.SGD([w], lr=0.01)
+            x = torch.randn(256, 2).abs()
+            with torch.autograd.detect_anomaly():
+                for step in range(1, 200):
+                    i = (step * 8) % 256
+                    xb = x[i:i + 8] if step != 120 else -x[i:i + 8]
+                    loss = (torch.sqrt(xb) * w).sum(1).sub(1.0).pow(2).mean()
+                    opt.zero_grad(); loss.backward(); opt.step()
+                    if step % 10 == 0:
+                        print(f"step {step} loss {loss.item():.4f}", flush=True)
+            """
+        )
+    )
+    log = tmp_path / "train.log"
+    with log.open("w") as out:
+        subprocess.run(
+            [PY, str(script)], stdout=out, stderr=subprocess.STDOUT, timeout=300, cwd=tmp_path
+        )
+    assert "returned nan values" in log.read_text()
+    v = _audit(log)
+    assert (v["outcome"], v["cause"]) == ("crashed", "data_config"), v

@@ -28,6 +28,7 @@ from ..report import Cause, Finding, Outcome, Severity
 from ..roles import Role
 from ..rundata import RunData, RunStatus
 from ..signal import fmt
+from ..signatures import match_line
 from .evidence import _NORMAL_END, MIN_TREND_POINTS, Basis, Ending, LrAssessment
 
 _CORRECTNESS_EXC = ("ValueError", "TypeError", "KeyError", "IndexError", "AttributeError",
@@ -410,6 +411,13 @@ def _crash_other(c: Ctx) -> Decision | None:
             return Decision(Outcome.CRASHED, Cause.INCONCLUSIVE,
                             f"The launcher reports that a worker failed ({f.message}), and the worker's own error "
                             "is not in the log: attach the worker's output (torchrun --tee 3, or the rank's log).", f)
+        if any(sig.category == "nan" for sig, _ in match_line(f.facts.get("exception_message") or "")):
+            # a framework's non-finite check raised it (anomaly mode, a NaN guard): numerics, not code; a
+            # loss that grew first is a divergence rule above (V04/V06), so here it was finite and flat
+            return Decision(Outcome.CRASHED, Cause.DATA_CONFIG,
+                            f"The run stopped on a non-finite check ({f.message}) while the training loss was finite "
+                            "and not growing: an abrupt numerical failure (a bad batch, precision, a sqrt/log of an "
+                            "invalid value), not a code bug.", f)
         shape = "shape" in (f.facts.get("exception_message") or "").lower()
         cause = (Cause.CORRECTNESS_BUG if (exc.rsplit(".", 1)[-1] in _CORRECTNESS_EXC or shape)
                  else Cause.INFRA_RUNTIME if exc.endswith(("OSError", "MemoryError", "TimeoutError"))
@@ -1017,7 +1025,8 @@ POLICY: tuple[Rule, ...] = (
     Rule("V08", "exception", 80,
          "RT005 traceback at error (not a preemption): KeyboardInterrupt/SystemExit/SignalException or a signal "
          "named in the message -> stopped, cause inconclusive (a signal is never a code bug); a launcher's "
-         "ChildFailedError without the worker's error -> inconclusive; code errors -> correctness_bug; "
+         "ChildFailedError without the worker's error -> inconclusive; a non-finite check that raised (a nan "
+         "signature in the message: anomaly mode) -> data_config; code errors -> correctness_bug; "
          "OSError/MemoryError/TimeoutError -> infra_runtime",
          (Outcome.CRASHED,), (Cause.CORRECTNESS_BUG, Cause.INFRA_RUNTIME, Cause.INCONCLUSIVE), _crash_other,
          codes=("RT005",), cases=(
@@ -1035,6 +1044,10 @@ POLICY: tuple[Rule, ...] = (
              Case("a signal named in the exception, no RT003", (("RT005", _E, {
                  "exception_type": "RuntimeError", "exception_message": "Process 7 got signal: 2"}),),
                   ("crashed", "inconclusive")),
+             Case("anomaly mode raised on a NaN gradient, loss finite before", (("RT005", _E, {
+                 "exception_type": "RuntimeError",
+                 "exception_message": "Function 'PowBackward0' returned nan values in its 0th output."}),),
+                  ("crashed", "data_config"), series=_LOSS),
              Case("ChildFailedError without the worker's traceback", (("RT005", _E, {
                  "exception_type": "torch.distributed.elastic.multiprocessing.errors.ChildFailedError",
                  "exception_message": ""}),), ("crashed", "inconclusive")))),
