@@ -60,10 +60,13 @@ def test_no_vocabulary_chance_level_for_a_classifier_without_a_label_map(tmp_pat
     assert chance(run) is None
 
 
-def test_shuffled_labels_are_a_data_failure_with_no_checkpoint_advice(tmp_path):
+@pytest.mark.parametrize("path", ["tb", "trainer_state.json"])
+def test_shuffled_labels_are_a_data_failure_with_no_checkpoint_advice(path, tmp_path):
     """Labels drawn at random: the training loss falls to 0.01 while evaluation accuracy never beats 1/4.
-    A data/label failure, not healthy and not an overfit of the model; no checkpoint of it is kept."""
-    rep = _audit("audit", str(DATA / "hf" / "shuffled" / "tb"), tmp_path=tmp_path)
+    A data/label failure, not healthy and not an overfit of the model; no checkpoint of it is kept.
+    trainer_state.json carries no config: K = 4 comes from the first training loss (1.39 = ln 4) and
+    the median evaluation accuracy (0.22) agreeing (was overfit/model_convergence)."""
+    rep = _audit("audit", str(DATA / "hf" / "shuffled" / path), tmp_path=tmp_path)
     v = rep["verdict"]
     assert v["cause"] == "data_config" and v["outcome"] != "succeeded", v
     assert "chance" in v["summary"]

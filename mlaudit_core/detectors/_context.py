@@ -155,11 +155,33 @@ def _inferred(run: RunData) -> Chance | None:
     if acc is None or loss is None or not (0.001 <= acc < 0.55) or loss <= 0:
         return None
     k = round(1 / acc)
-    if not 2 <= k <= 1000 or abs(acc - 1 / k) > 0.1 / k:
-        return None
-    if abs(loss - math.log(k)) > 0.03 * math.log(k):
-        return None
+    if not 2 <= k <= 1000 or abs(acc - 1 / k) > 0.1 / k or abs(loss - math.log(k)) > 0.03 * math.log(k):
+        return _from_start(run)
     return Chance(1 / k, math.log(k), k, "loss and accuracy agree")
+
+
+def _from_start(run: RunData) -> Chance | None:
+    """K from the start of training: the first logged training loss within 3% of ln K (an untrained
+    classifier's cross-entropy is the uniform guess's) and the median validation accuracy within 15%
+    of 1/K (held-out accuracy at a uniform guess all run long), for the same K in 2..1000. Two
+    quantities agreeing on K, as in :func:`_inferred`, when the training loss has since fallen
+    (a model that memorised labels it cannot generalise: shuffled labels, a broken split). Only
+    for an accuracy (``acc``/``top1`` in its name): realworld mlf02's YOLOv8 mAP50-95 of ~0.19
+    with a first box loss near ln 5 is no chance level."""
+    tk, vk = run.key_for(Role.TRAIN_LOSS), run.key_for(Role.VAL_ACCURACY)
+    if tk is None or vk is None or not re.search(r"acc|top-?1", normalise_key(vk)):
+        return None  # a detection score (mAP) or F1 is not a share of right guesses: 1/K means nothing
+    t = run.series(tk).by_step().finite()
+    v = run.series(vk).by_step().finite()
+    if len(t) < 3 or len(v) < 3 or t.values[0] <= 0:
+        return None
+    acc = float(np.median(as_fraction(vk, v.values)[0]))
+    k = round(math.exp(float(t.values[0])))
+    if not 2 <= k <= 1000 or abs(float(t.values[0]) - math.log(k)) > 0.03 * math.log(k):
+        return None
+    if abs(acc - 1 / k) > 0.15 / k:
+        return None
+    return Chance(1 / k, math.log(k), k, "first training loss and validation accuracy agree")
 
 
 _PRETRAINED_KEYS = re.compile(
