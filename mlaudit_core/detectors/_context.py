@@ -214,18 +214,18 @@ def finetune_evidence(run: RunData) -> tuple[str, str] | None:
     return None
 
 
-_LOSS_NAME = re.compile(r"loss|nll|cross_entropy")
-
-
 def loss_keys(run: RunData, *, evaluation: bool) -> list[str]:
-    """Every logged loss-like key (components included) of the training or the evaluation split."""
+    """Every logged loss-like key (components included) of the training or the evaluation split: a
+    name whose head is a loss (``loss``, ``nll``, cross-entropy, bits per byte, perplexity;
+    :func:`mlaudit_core.roles.parse_name`), not a loss scale, with an evaluation split or not."""
+    from ..roles import parse_name
+
     out = []
     for k in run.metrics.keys:
-        n = normalise_key(k)
-        if not _LOSS_NAME.search(n) or "scale" in n:
+        p = parse_name(k)
+        if p.family != "loss" or any(t in ("scale", "lossscale") for t in p.tokens):
             continue
-        is_eval = bool(re.search(r"(^|/|_)(val|valid|validation|eval|test)(/|_|$)", n))
-        if is_eval == evaluation:
+        if (p.split == "eval") == evaluation:
             out.append(k)
     return sorted(out)
 
