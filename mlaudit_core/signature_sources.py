@@ -835,6 +835,23 @@ SOURCES: tuple[MessageSource, ...] = (
 )
 
 
+#: Packages read for failure messages that print none of their own (what they print comes from
+#: the libraries below them, catalogued there), with what was read.
+NO_OWN_MESSAGE: dict[str, str] = {
+    "torch GradScaler (2.13.0)": "torch/amp/grad_scaler.py: an overflowing step is skipped and the scale halved "
+    "without a message (tests/test_signature_sources.py pins it); only a logged loss-scale series shows it "
+    "(RT006, OP007)",
+    "accelerate (1.16.0)": "no NaN, overflow, OOM or signal message found in the installed package; `accelerate launch` runs torchrun's elastic agent "
+    "(multi-process) or a subprocess whose end it re-raises as CalledProcessError (the cpython row of `sigkill`)",
+    "transformers Trainer (5.25.0)": "trainer.py logs checkpoints (`checkpoint-saved`); no NaN, OOM or signal message "
+    "was found in it; failures surface as torch's messages",
+    "timm (1.0.31)": "the installed package prints no failure message; its train.py is a repository script, "
+    "not part of the wheel",
+    "mmengine (0.10.7)": "besides the rows listed (early-stopping `is infinite`, `Saving checkpoint at`), OOM and "
+    "NaN surface as torch's messages",
+}
+
+
 def template_regex(template: str) -> re.Pattern:
     """A regular expression matching the messages ``template`` produces: its literal text, with each
     placeholder (``{...}``, ``%s``/``%d``/``%u``, ``${name}``) standing for any text."""

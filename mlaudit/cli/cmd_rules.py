@@ -78,6 +78,10 @@ def signatures_markdown() -> str:
         out.append(f"| `{cat}` | {m.meaning} | {m.cause} | {m.outcome} | {m.detector} |")
     out += ["", "## How each message source is checked", ""]
     out += [f"- `{k}`: {v}" for k, v in checks.items()]
+    from mlaudit_core.signature_sources import NO_OWN_MESSAGE
+
+    out += ["", "## Read, with no failure message of their own", ""]
+    out += [f"- {k}: {v}." for k, v in NO_OWN_MESSAGE.items()]
     out += ["", "## Signatures", ""]
     for sig in CATALOG:
         out += [f"### `{sig.id}` ({sig.category})", "", sig.description + ".", "",
