@@ -26,6 +26,13 @@ def register(app: typer.Typer) -> None:
                                   help="With --http: the bearer token clients must send "
                                        "(Authorization: Bearer TOKEN; default: a random one, "
                                        "printed at start)."),
+        call_timeout: float = typer.Option(600.0, "--call-timeout", metavar="SECONDS", min=1,
+                                           help="The longest a tool call may run (and wait for "
+                                                "the call before it); over it the call is an "
+                                                "error."),
+        session_idle: float = typer.Option(600.0, "--session-idle", metavar="SECONDS", min=1,
+                                           help="With --http: a session without a request for "
+                                                "this long is closed."),
         config: Path = typer.Option(None, "--config", help="mlaudit settings file (default: "
                                                            "mlaudit.toml or pyproject.toml "
                                                            "\\[tool.mlaudit] found from the current "
@@ -80,9 +87,11 @@ def register(app: typer.Typer) -> None:
                                    "(or start with --token / MLAUDIT_MCP_TOKEN)", err=True)
 
                 server.serve_http(roots, http, str(config) if config else None, on_ready=ready,
-                                  tracking_uris=uris, token=bearer)
+                                  tracking_uris=uris, token=bearer, call_timeout_s=call_timeout,
+                                  session_idle_s=session_idle)
             else:
-                server.serve_stdio(roots, str(config) if config else None, tracking_uris=uris)
+                server.serve_stdio(roots, str(config) if config else None, tracking_uris=uris,
+                                   call_timeout_s=call_timeout)
         except ToolFailure as exc:
             fail(str(exc).removeprefix("mlaudit: error: "))
         except MlauditError as exc:

@@ -48,7 +48,8 @@ def _require_sdk():
         raise MissingDependency("mcp", "mcp") from None
 
 
-def build_server(roots: Roots, config: str | None = None, tracking_uris: Sequence[str] = ()):
+def build_server(roots: Roots, config: str | None = None, tracking_uris: Sequence[str] = (),
+                 call_timeout_s: float = 600.0):
     """The MCP server object (``mcp.server.lowlevel.Server``) with every tool registered.
 
     ``tracking_uris``: the MLflow tracking URIs the tools may use (fixed here, never chosen by
@@ -60,7 +61,7 @@ def build_server(roots: Roots, config: str | None = None, tracking_uris: Sequenc
 
     from .._version import __version__
 
-    toolbox = Toolbox(roots, config, tracking_uris)
+    toolbox = Toolbox(roots, config, tracking_uris, call_timeout_s)
     specs = tool_specs()
 
     def annotations(name: str):
@@ -84,7 +85,17 @@ def build_server(roots: Roots, config: str | None = None, tracking_uris: Sequenc
                 pass
 
         try:
-            res = await anyio.to_thread.run_sync(lambda: toolbox.call(name, args, progress))
+            # the call's time limit: the client gets an error line at the limit; the worker
+            # thread cannot be interrupted and finishes on its own (the next call waits for it
+            # at most the same limit, see Toolbox.call)
+            with anyio.fail_after(call_timeout_s):
+                res = await anyio.to_thread.run_sync(
+                    lambda: toolbox.call(name, args, progress), abandon_on_cancel=True)
+        except TimeoutError:
+            return types.CallToolResult(content=[types.TextContent(
+                type="text", text=f"mlaudit: error: {name}: took longer than the call time "
+                                  f"limit ({call_timeout_s:.0f} s, --call-timeout)")],
+                is_error=True)
         except ToolFailure as exc:
             return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))],
                                         is_error=True)
@@ -103,18 +114,62 @@ def build_server(roots: Roots, config: str | None = None, tracking_uris: Sequenc
                   instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool)
 
 
+#: The longest JSON-RPC message line read from stdin (a tool call's arguments are small; the
+#: SDK's own reader has no limit: a 300 MB line took 5.8 GB)
+MAX_LINE_BYTES = 16 << 20
+
+
+class BoundedLines:
+    """A text reader over a binary stream whose ``readline`` returns at most
+    :data:`MAX_LINE_BYTES`: a longer line is read to its end in pieces and dropped, and
+    replaced by one line no JSON-RPC parser accepts (the SDK answers it as a parse error),
+    with one line on stderr."""
+
+    def __init__(self, raw, limit: int = MAX_LINE_BYTES) -> None:
+        self.raw, self.limit = raw, limit
+
+    def readline(self) -> str:
+        line = self.raw.readline(self.limit + 1)
+        if len(line) <= self.limit or line.endswith(b"\n"):
+            return line.decode("utf-8", "replace")
+        while line and not line.endswith(b"\n"):  # drop the rest of the line, piece by piece
+            line = self.raw.readline(1 << 20)
+        import sys
+
+        print(f"mlaudit mcp: a message line over {self.limit >> 20} MiB was dropped",
+              file=sys.stderr, flush=True)
+        return "message line too long\n"
+
+
 def serve_stdio(roots: Roots, config: str | None = None,
-                tracking_uris: Sequence[str] = ()) -> None:
-    """Serve over stdin/stdout until the client closes the stream."""
-    server = build_server(roots, config, tracking_uris)
+                tracking_uris: Sequence[str] = (), call_timeout_s: float = 600.0) -> None:
+    """Serve over stdin/stdout until the client closes the stream.
+
+    stdin is read through :class:`BoundedLines`; fd 0 then points at the null device while
+    serving (as the SDK does for its own reader), so nothing the tools run reads the
+    protocol stream."""
+    server = build_server(roots, config, tracking_uris, call_timeout_s)
+    import os
+
     import anyio
     from mcp.server.stdio import stdio_server
 
+    private = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    raw = os.fdopen(private, "rb", buffering=1 << 16)
+
     async def main() -> None:
-        async with stdio_server() as (read, write):
+        # AsyncFile iteration calls readline() only, which BoundedLines has
+        stdin = anyio.wrap_file(BoundedLines(raw))  # type: ignore[arg-type]
+        async with stdio_server(stdin=stdin) as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
-    anyio.run(main)
+    try:
+        anyio.run(main)
+    finally:
+        raw.close()
 
 
 class StaticTokenVerifier:
@@ -139,7 +194,8 @@ def new_token() -> str:
 
 def serve_http(roots: Roots, port: int, config: str | None = None,
                on_ready: Any = None, tracking_uris: Sequence[str] = (),
-               token: str | None = None) -> None:
+               token: str | None = None, call_timeout_s: float = 600.0,
+               session_idle_s: float = 600.0) -> None:
     """Serve streamable HTTP at ``http://127.0.0.1:PORT/mcp`` until interrupted.
 
     Every request must carry ``Authorization: Bearer TOKEN`` (``token``; required): the MCP
@@ -151,7 +207,7 @@ def serve_http(roots: Roots, port: int, config: str | None = None,
     """
     if not token:
         raise ValueError("serve_http needs a bearer token")
-    server = build_server(roots, config, tracking_uris)
+    server = build_server(roots, config, tracking_uris, call_timeout_s)
     import uvicorn
     from mcp.server.auth.settings import AuthSettings
 
@@ -159,9 +215,13 @@ def serve_http(roots: Roots, port: int, config: str | None = None,
     from pydantic import AnyHttpUrl
 
     auth = AuthSettings(issuer_url=AnyHttpUrl(f"http://127.0.0.1:{port}"), resource_server_url=None)
+    # abandoned sessions end after session_idle_s without a request; at most 64 at a time;
+    # uvicorn closes an idle keep-alive connection after 5 s and takes 32 connections at once
     app = server.streamable_http_app(host="127.0.0.1", auth=auth,
-                                     token_verifier=StaticTokenVerifier(token))
-    config_ = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+                                     token_verifier=StaticTokenVerifier(token),
+                                     session_idle_timeout=session_idle_s, max_sessions=64)
+    config_ = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                             timeout_keep_alive=5, limit_concurrency=32)
     if on_ready is not None:
         on_ready(url)
     uvicorn.Server(config_).run()

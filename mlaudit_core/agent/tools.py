@@ -70,6 +70,7 @@ class Roots:
         raw = Path(value).expanduser()
         p = (raw if raw.is_absolute() else self.paths[0] / raw).resolve()
         if any(p == r or p.is_relative_to(r) for r in self.paths):
+            _regular_or_dir(p, what, value)
             return p
         roots = ", ".join(str(r) for r in self.paths)
         raise ToolFailure(f"mlaudit: error: {what} {value}: outside the allowed roots ({roots}); "
@@ -86,6 +87,8 @@ class Roots:
             for top, dirs, files in os.walk(p, followlinks=False):
                 for name in dirs + files:
                     link = Path(top) / name
+                    if name in files and not link.is_symlink():
+                        _regular_or_dir(link, what, value)
                     if link.is_symlink() and not (name.startswith("debug") and name.endswith(".log")):
                         target = link.resolve()
                         if not any(target == r or target.is_relative_to(r) for r in self.paths):
@@ -95,6 +98,40 @@ class Roots:
                                 f"mlaudit: error: {what} {value}: {rel} links outside the allowed "
                                 f"roots ({roots}); start the server with --root DIR to allow it")
         return p
+
+
+def _regular_or_dir(p: Path, what: str, value: str | os.PathLike) -> None:
+    """Refuse a FIFO, socket or device (a reader's ``open`` of a FIFO blocks until a writer
+    comes: one call would hold the server; ``/dev/zero`` never ends)."""
+    import stat
+
+    try:
+        mode = p.stat().st_mode
+    except OSError:
+        return  # missing: the tool's own error names it
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise ToolFailure(f"mlaudit: error: {what} {value}: {p.name} is not a regular file or "
+                          "folder (a FIFO, socket or device)")
+
+
+#: Limits of one call's arguments: items of an array, characters of a string
+MAX_ITEMS = 256
+MAX_STRING = 4096
+
+
+def _bounded(schema: dict) -> dict:
+    """``schema`` (an input schema) with ``maxItems`` on every array and ``maxLength`` on every
+    string that has none: a call of 20,000 paths is refused by the schema check."""
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: (_bounded(v) if isinstance(v, dict) else v) for k, v in schema.items()}
+    if "properties" in out:
+        out["properties"] = {k: _bounded(v) for k, v in out["properties"].items()}
+    if out.get("type") == "array":
+        out.setdefault("maxItems", MAX_ITEMS)
+    if out.get("type") == "string" and "enum" not in out:
+        out.setdefault("maxLength", MAX_STRING)
+    return out
 
 
 # --- schemas ---------------------------------------------------------------------------------
@@ -163,7 +200,7 @@ def _schemas() -> dict[str, tuple[dict, dict | None]]:
     for name in REPORT_TOOLS:
         inp, outp = out[name]
         out[name] = ({**inp, "properties": {**inp["properties"], **_FORMAT_ARGS}}, outp)
-    return out
+    return {name: (_bounded(inp), outp) for name, (inp, outp) in out.items()}
 
 
 def _base_schemas() -> dict[str, tuple[dict, dict | None]]:
@@ -378,13 +415,15 @@ class Toolbox:
     """The tools bound to the server's roots and settings file."""
 
     def __init__(self, roots: Roots, config: str | None = None,
-                 tracking_uris: Sequence[str] = ()) -> None:
+                 tracking_uris: Sequence[str] = (), call_timeout_s: float = 600.0) -> None:
         self.roots = roots
         self.config = Path(config).expanduser() if config else None  # the operator's, not confined
         #: the MLflow tracking URIs fixed at start (``--tracking-uri``; else MLFLOW_TRACKING_URI):
         #: the only remote stores a call may name; the first is the default
         self.tracking_uris = tuple(u for u in tracking_uris if u)
         self._lock = threading.Lock()  # one audit at a time: trackers' SDK clients are shared
+        #: the longest a call may run, and wait for the call before it (``--call-timeout``)
+        self.call_timeout_s = call_timeout_s
 
     # -- helpers ----------------------------------------------------------------------------
     def _settings(self):
@@ -834,7 +873,13 @@ class Toolbox:
         arguments = dict(arguments)
         form = arguments.pop("format", "report") if name in REPORT_TOOLS else "report"
         budget = arguments.pop("budget_tokens", None) if name in REPORT_TOOLS else None
-        with self._lock:
+        # one call at a time (the trackers' SDK clients are shared); a call that waits longer
+        # than the call time limit for the one before it is refused, never queued forever
+        wait_s = 0.9 * self.call_timeout_s  # inside the call's own limit (server.call_tool)
+        if not self._lock.acquire(timeout=wait_s):
+            raise ToolFailure(f"mlaudit: error: {name}: the server is still busy with an earlier "
+                              f"call after {wait_s:.0f} s; try again later")
+        try:
             try:
                 res = getattr(self, name)(**arguments, progress=progress)
                 return _compacted(res, budget) if form == "compact" else res
@@ -851,6 +896,8 @@ class Toolbox:
                 raise ToolFailure(redact_text(
                     f"mlaudit: internal error: {type(exc).__name__}: {_no_remote_body(str(exc))}")
                 ) from None
+        finally:
+            self._lock.release()
 
 
 def _compacted(res: Result, budget: int | None) -> Result:
