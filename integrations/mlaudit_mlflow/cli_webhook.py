@@ -35,6 +35,9 @@ def register(app: typer.Typer) -> None:
         header_timeout: float = typer.Option(DEFAULT_HEADER_TIMEOUT_S, "--header-timeout",
                                              min=0.1, max=3600,
                                              help="Seconds for a connection's request headers."),
+        body_timeout: float = typer.Option(10.0, "--body-timeout", min=0.1, max=3600,
+                                           help="Seconds a delivery may take to send its body; "
+                                                "then 408."),
         state: Path = typer.Option(None, "--state",
                                    help="State file (sqlite) holding accepted deliveries until "
                                         "audited; survives restarts (default ./.mlaudit/serve-"
@@ -99,7 +102,8 @@ def register(app: typer.Typer) -> None:
         deliveries = DeliveryQueue(store, max_queue=max_queue, max_attempts=max_attempts)
         receiver = Receiver(auditor, secret, deliveries, max_age_s=max_age)
         receiver.start()
-        server = make_server(make_app(receiver), host, port, max_connections=max_connections,
+        server = make_server(make_app(receiver, body_timeout_s=body_timeout), host, port,
+                             max_connections=max_connections,
                              header_timeout_s=header_timeout)
         typer.echo(f"mlaudit: MLflow registry webhook receiver on http://{host}:{port}/webhook "
                    f"(registry {shown}{', gate on' if gate else ''}; state {store.path})")

@@ -104,9 +104,11 @@ class DeliveryQueue:
         return self.store.path
 
     def add(self, delivery: str, name: str, version: str, run_id: str,
-            now: float | None = None) -> str:
+            now: float | None = None, *, again: bool = False) -> str:
         """Queue a delivery; returns ``queued``, ``seen`` (this delivery id is known),
-        ``duplicate`` (this model version of this run is queued, running or done) or ``full``."""
+        ``duplicate`` (this model version of this run is queued, running or, unless ``again``,
+        done) or ``full``. ``again``: the version was checked to carry no verdict (a model
+        deleted and created anew from the same run: same name, version and run)."""
         now = time.time() if now is None else now
         # the name is the model version's address, kept verbatim (not redacted): the redactor
         # takes names like 'sk-learn-classifier-...' for a key, and the worker tags that name
@@ -120,8 +122,9 @@ class DeliveryQueue:
                     return "seen"
                 # the same version of the same run: a registered model deleted and created
                 # again numbers its versions from 1 anew, from other runs (not a duplicate)
+                states = "('queued', 'running')" if again else "('queued', 'running', 'done')"
                 if db.execute("SELECT 1 FROM registry_deliveries WHERE name = ? AND version = ?"
-                              " AND run_id = ? AND state IN ('queued', 'running', 'done')",
+                              f" AND run_id = ? AND state IN {states}",
                               (name, version, run_id)).fetchone():
                     db.execute("COMMIT")
                     return "duplicate"

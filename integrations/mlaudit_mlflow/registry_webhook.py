@@ -10,7 +10,12 @@ source ``run_id``; this receiver audits that run (and writes the verdict onto th
   UI link when the tracking URI is an HTTP server),
 * with ``--gate``: ``mlaudit.gate`` = ``passed`` when the outcome is one of the allowed
   outcomes (default ``succeeded``), else ``blocked``; a promotion step checks it before it
-  moves an alias (docs/mlflow.md, "Registry gate").
+  moves an alias (docs/mlflow.md, "Registry gate"). As soon as a delivery is queued the tag
+  is ``pending`` (a ``passed`` set at registration never stands for a verdict not made), and
+  ``unaudited`` when every attempt failed.
+
+A model deleted and created again from the same run has the same name, version and run as
+the one audited before; it is audited again when its version carries no ``mlaudit.verdict``.
 
 Signature (MLflow ``mlflow/webhooks/delivery.py``, Standard Webhooks conventions): headers
 ``X-MLflow-Delivery-Id``, ``X-MLflow-Timestamp`` (Unix seconds) and ``X-MLflow-Signature`` =
@@ -60,6 +65,9 @@ MAX_ATTEMPTS = 3
 TAG_VERDICT, TAG_CAUSE, TAG_CONFIDENCE, TAG_CODES = ("mlaudit.verdict", "mlaudit.cause",
                                                       "mlaudit.confidence", "mlaudit.codes")
 TAG_REPORT, TAG_GATE = "mlaudit.report", "mlaudit.gate"
+#: ``mlaudit.gate`` values besides passed/blocked: queued and not audited yet; given up (the
+#: audit failed every attempt). Neither is ``passed``: a promotion rule reading the gate holds.
+GATE_PENDING, GATE_UNAUDITED = "pending", "unaudited"
 
 
 def sign(secret: str, delivery_id: str, timestamp: str, body: bytes) -> str:
@@ -191,6 +199,38 @@ class Receiver:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._work, name="mlaudit-mlflow-hook", daemon=True)
 
+    def unaudited(self, item) -> bool:
+        """Whether the model version exists and carries no ``mlaudit.verdict`` (False when the
+        tracker cannot say: the delivery then stays a duplicate)."""
+        from .loader import client_for
+
+        try:
+            tags = client_for(self.auditor.plugin.tracking_uri).get_model_version(
+                item.name, item.version).tags
+        except Exception:  # noqa: BLE001 - the tracker is down or the version is gone
+            return False
+        return TAG_VERDICT not in tags
+
+    def mark_pending(self, item) -> None:
+        """With the gate on, ``mlaudit.gate = pending`` as soon as a delivery is queued: a
+        ``passed`` someone set at registration must not stand for a verdict not yet made."""
+        self.mark(item, GATE_PENDING)
+
+    def mark(self, item, value: str) -> None:
+        """Set ``mlaudit.gate`` (gate on only); a failure is one warning line."""
+        if not self.auditor.gate.enabled:
+            return
+        from mlaudit_core.redact import redact_text
+
+        from .loader import client_for
+
+        try:
+            client_for(self.auditor.plugin.tracking_uri).set_model_version_tag(
+                item.name, item.version, TAG_GATE, value)
+        except Exception as exc:  # noqa: BLE001 - the audit goes on; the gate tag follows it
+            log.warning("model %s version %s: could not set %s=%s: %s", item.name, item.version,
+                        TAG_GATE, value, redact_text(str(exc).splitlines()[0] if str(exc) else ""))
+
     def start(self) -> None:
         n = self.deliveries.recover()
         if n:
@@ -229,6 +269,8 @@ class Receiver:
                 log.error("model %s version %s (run %s): not audited (attempt %d, %s): %s",
                           *shown(item), item.run_id, item.attempts,
                           "given up" if state == "failed" else "will retry", why)
+                if state == "failed":
+                    self.mark(item, GATE_UNAUDITED)
                 continue
             q.finish(item, outcome)
             self.counts["audited"] += 1
@@ -252,22 +294,47 @@ def parse(payload) -> Registered | str:
     return Registered(data["name"], str(data["version"]), run_id, "")
 
 
-def make_app(receiver: Receiver):
-    """Starlette app: ``POST /webhook`` (MLflow-signed), ``GET /healthz``."""
+#: Seconds for a delivery's whole body once its headers are in (408 after): a client that
+#: sends headers then trickles (or never sends) its body holds a connection, and the server
+#: takes a bounded number (the W&B receiver's rule, mlaudit_wandb.triage)
+BODY_TIMEOUT_S = 10.0
+
+
+def make_app(receiver: Receiver, body_timeout_s: float = BODY_TIMEOUT_S):
+    """Starlette app: ``POST /webhook`` (MLflow-signed), ``GET /healthz``.
+
+    A body over ``MAX_BYTES`` is 413; one not complete within ``body_timeout_s`` is 408 and
+    the connection is closed; a client gone before the end of its body is 400."""
+    import asyncio
+
     from starlette.applications import Starlette
-    from starlette.responses import JSONResponse
+    from starlette.requests import ClientDisconnect
+    from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
 
     async def webhook(request):
         size = request.headers.get("content-length", "")
         if size.isdigit() and int(size) > MAX_BODY_BYTES:
             return JSONResponse({"error": f"body over {MAX_BODY_BYTES} bytes"}, status_code=413)
-        body = b""
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > MAX_BODY_BYTES:
-                return JSONResponse({"error": f"body over {MAX_BODY_BYTES} bytes"},
-                                    status_code=413)
+
+        async def read() -> bytes | None:
+            body = b""
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > MAX_BODY_BYTES:
+                    return None
+            return body
+
+        try:
+            body = await asyncio.wait_for(read(), body_timeout_s)
+        except asyncio.TimeoutError:
+            log.warning("refused a delivery: body not complete within %g s (408)", body_timeout_s)
+            return JSONResponse({"error": f"body not complete within {body_timeout_s:g} s"},
+                                status_code=408, headers={"connection": "close"})
+        except ClientDisconnect:
+            return Response(status_code=400)  # nobody reads it
+        if body is None:
+            return JSONResponse({"error": f"body over {MAX_BODY_BYTES} bytes"}, status_code=413)
         why = verify(receiver.secret, request.headers, body, max_age_s=receiver.max_age_s)
         if why:
             log.warning("refused a delivery: %s", why)
@@ -286,6 +353,13 @@ def make_app(receiver: Receiver):
 
         added = await run_in_threadpool(receiver.deliveries.add, item.delivery, item.name,
                                         item.version, item.run_id)
+        if added == "duplicate" and await run_in_threadpool(receiver.unaudited, item):
+            # audited before under this name, version and run, yet the version carries no
+            # verdict: the model was deleted and created again from the same run
+            added = await run_in_threadpool(receiver.deliveries.add, item.delivery, item.name,
+                                            item.version, item.run_id, again=True)
+        if added == "queued":
+            await run_in_threadpool(receiver.mark_pending, item)
         if added == "seen":
             return JSONResponse({"ignored": "delivery seen already"}, status_code=200)
         if added == "duplicate":
