@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from ..report import Severity
+from ..report import SeriesEvidence, Severity
 from ._console import ConsoleSignatureDetector
+
+#: The series the console parser writes for Megatron's 'number of nan iterations' (formats.py).
+NAN_ITERATIONS_KEY = "train/nan_iterations"
 
 
 class NonFiniteMessage(ConsoleSignatureDetector, code="RT009", name="nonfinite-message", family="runtime"):
@@ -17,6 +20,9 @@ class NonFiniteMessage(ConsoleSignatureDetector, code="RT009", name="nonfinite-m
     metric that ``is not finite``) and how many there are.
     Remedy: as for non-finite values (LI001): with loss growth before, the learning
     rate; with an abrupt onset, the precision mode, loss scaling or the batch.
+    Megatron-LM counts them instead of printing them: its iteration line's ``number of nan
+    iterations: N |`` (megatron/training/training.py ``training_log``; parsed into
+    ``train/nan_iterations``) above 0 is the same report.
     Thresholds: none. fp16 ``Gradient overflow`` messages are not counted here:
     they are the loss scaler working (RT006).
     """
@@ -26,6 +32,7 @@ class NonFiniteMessage(ConsoleSignatureDetector, code="RT009", name="nonfinite-m
     def check(self, run, p):
         hits, _ = self.hits(run)
         if not hits:
+            yield from self._counted(run)
             return
         h = hits[0]
         yield self.finding(Severity.ERROR,
@@ -33,3 +40,19 @@ class NonFiniteMessage(ConsoleSignatureDetector, code="RT009", name="nonfinite-m
                            f"({h.line.source}:{h.line.lineno}; {len(hits)} such line(s))",
                            evidence=[self.log_evidence(x.line) for x in hits[:3]],
                            lineno=h.line.lineno, n_hits=len(hits))
+
+    def _counted(self, run):
+        """Megatron's per-interval count of iterations with a NaN/inf loss (``train/nan_iterations``)."""
+        if NAN_ITERATIONS_KEY not in run.metrics:
+            return
+        s = run.metrics.series(NAN_ITERATIONS_KEY).by_step().finite()
+        bad = s.values > 0
+        if not bad.any():
+            return
+        n, first = int(s.values[bad].sum()), int(s.steps[bad][0])
+        yield self.finding(Severity.ERROR,
+                           f"the framework counted {n} iteration(s) with a NaN/inf loss (Megatron 'number of nan "
+                           f"iterations'), the first in the interval logged at step {first}",
+                           evidence=[SeriesEvidence(metric=NAN_ITERATIONS_KEY, step_start=first,
+                                                    step_end=int(s.steps[bad][-1]), values={"nan_iterations": n})],
+                           n_nan_iterations=n, first_step=first)
