@@ -36,8 +36,9 @@ PLANNED_EPOCH_NAMES = ("num_train_epochs", "epochs", "max_epochs", "n_epochs", "
                        "total_epochs", "train_epochs", "nb_epochs", "nb_epoch")
 
 _HF_TOTAL = re.compile(r"Total optimization steps = ([\d,]+)")
-_EPOCH_OF = re.compile(r"\bepoch\s*[:=]?\s*[\[(]?\s*(\d+)\s*/\s*(\d+)\s*[\])]?", re.I)
-_STEP_OF = re.compile(r"\b(?:step|iter|iteration)\s*[:=]?\s*[\[(]?\s*(\d+)\s*/\s*(\d+)\s*[\])]?", re.I)
+_EPOCH_OF = re.compile(r"\bepoch\s*[:=]?\s*[\[(]?\s*(\d+)\s*/\s*(\d+)(?!\d)", re.I)
+#: ``step 65/3000``, ``Iter [65/3000]``; not Docker's build steps (``Step 3/12 : RUN pip install``)
+_STEP_OF = re.compile(r"\b(?:step|iter|iteration)\s*[:=]?\s*[\[(]?\s*(\d+)\s*/\s*(\d+)(?!\d)\s*[\])]?(?!\s*:\s)", re.I)
 #: Console lines scanned at each end of the log (the plan is printed at the start, the count at the end).
 SCAN_LINES = 5000
 

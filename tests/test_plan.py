@@ -72,3 +72,8 @@ def test_keras_fit_killed_is_crashed_from_its_console(tmp_path):
     rep = audit(runs[0][1])
     assert rep.verdict.outcome.value == "crashed", rep.verdict.summary
     assert "of the 300 planned" in rep.verdict.summary
+
+
+def test_console_plan_is_not_a_docker_build_step():
+    """CI logs hold Docker's 'Step 3/12 : RUN ...' lines: not a training plan."""
+    assert console_plan(["Step 3/12 : RUN pip install -e .", "Step 4/12 : COPY . /app"]) == []
