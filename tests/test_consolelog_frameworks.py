@@ -200,3 +200,44 @@ def test_nanogpt_style_log_is_read_with_and_without_its_catalogue_entries(tmp_pa
         assert steps == [0, 40, 80], disabled
         assert len(_series(run, "train/loss")[1]) >= 24, disabled
     assert _verdict(log)["outcome"] != "unknown"
+
+
+FRAMEWORK_LOGS = Path(__file__).parent / "data" / "logs" / "frameworks"
+
+
+def _expected_outcome(name: str) -> set[str]:
+    if "diverge" in name:
+        return {"diverged"}
+    if "overfit" in name:
+        return {"overfit"}
+    if (
+        name == "accelerate-healthy.log"
+    ):  # a CPU run the verdict calls slow (data-loader bound), read whole
+        return {"succeeded", "slow"}
+    return {"succeeded"}
+
+
+@pytest.mark.parametrize(
+    "log",
+    sorted(p.name for p in FRAMEWORK_LOGS.glob("*.log") if p.name != "lightning2-healthy.log"),
+)
+def test_framework_made_logs_give_the_verdict_of_their_run(log):
+    """The logs made with the real libraries in tests/data/logs/frameworks (its README: versions and
+    commands; Keras 2 and 3 verbose 1/2, Lightning 1.9 and 2 with tqdm and rich bars, HF Trainer,
+    accelerate, XGBoost, LightGBM, a tqdm loop, timm- and nanoGPT-style loops) are judged as the run
+    went, not ``unknown``. lightning2-healthy.log is left out: rich writes only the last state of
+    its bar to a file, one point per series, too few for a trend."""
+    v = _verdict(FRAMEWORK_LOGS / log)
+    assert v["outcome"] in _expected_outcome(log), (log, v["outcome"], v["cause"])
+
+
+def test_rich_bar_written_to_a_file_gives_its_one_final_state():
+    run = load_logs([FRAMEWORK_LOGS / "lightning2-healthy.log"])
+    assert {
+        k: len(run.metrics.series(k).values) for k in ("train/loss", "val/loss", "val/accuracy")
+    } == {
+        "train/loss": 1,
+        "val/loss": 1,
+        "val/accuracy": 1,
+    }
+    assert _verdict(FRAMEWORK_LOGS / "lightning2-healthy.log")["outcome"] == "unknown"
