@@ -37,7 +37,8 @@ _CORRECTNESS_EXC = ("ValueError", "TypeError", "KeyError", "IndexError", "Attrib
 _STOP_EXC = ("KeyboardInterrupt", "SystemExit", "SignalException", "SIGTERMException")
 #: An exception message that names a signal (torch elastic ``Process N got signal: 15``, torchrun's
 #: ``Signal 9 (SIGKILL) received by PID N``): the process was stopped from outside (docs/signatures.md).
-_SIGNAL_MSG = re.compile(r"got signal:?\s*\d+|\bsignal \d+\b|\bSIG(?:TERM|KILL|INT|HUP|QUIT)\b", re.I)
+_SIGNAL_MSG = re.compile(r"got signal:?\s*\d+|\bSignal \d+ \(SIG\w+\)|died with <Signals\.|"
+                         r"\bSIG(?:TERM|KILL|INT|HUP|QUIT)\b")
 #: A launcher's report that a child process failed; with no child traceback in the log, why it failed is not there.
 _LAUNCHER_EXC = ("ChildFailedError",)
 
@@ -1044,6 +1045,9 @@ POLICY: tuple[Rule, ...] = (
              Case("a signal named in the exception, no RT003", (("RT005", _E, {
                  "exception_type": "RuntimeError", "exception_message": "Process 7 got signal: 2"}),),
                   ("crashed", "inconclusive")),
+             Case("an audio ValueError that merely says 'signal 1' is a code error", (("RT005", _E, {
+                 "exception_type": "ValueError", "exception_message": "Input signal 1 has the wrong length"}),),
+                  ("crashed", "correctness_bug")),
              Case("anomaly mode raised on a NaN gradient, loss finite before", (("RT005", _E, {
                  "exception_type": "RuntimeError",
                  "exception_message": "Function 'PowBackward0' returned nan values in its 0th output."}),),
