@@ -12,7 +12,7 @@ by name; this module reads the layouts it does not know, from the log itself:
    between batches are not values a person reads off the log; the epoch-end state is).
 2. **Templates** (:class:`TemplateMiner`): each line the catalogue and the generic
    ``key=value`` reader left unread is reduced to its template (numbers masked, bar glyph
-   runs and whitespace runs folded). A template that recurs (:data:`MIN_REPEAT` times) and
+   runs folded, whitespace removed). A template that recurs (:data:`MIN_REPEAT` times) and
    whose masked numbers have a stable name in the constant text before them (``name: v``,
    ``name:v``, ``name=v``, ``name v``, ``| name v |``, ``'name': v`` / ``"name": v``,
    ``namev`` with a decimal value, LightGBM's ``valid_1's name: v``) gives one candidate
@@ -115,7 +115,7 @@ _STEP_WORDS = {
     "batch_idx": "batch",
 }
 _REJECT = re.compile(
-    r"(?i:warn|deprecat|exception|traceback)|\bdef |\breturn\b|File \"|\bline \x01|"
+    r"(?i:warn|deprecat|exception|traceback)|\bdef |\breturn\b|File \"|\bline \d|"
     r"\bimport\b|=\s*[A-Za-z_][\w.]*\(|^\s*[A-Za-z_][\w.]*\(.*\)\s*$|https?:|\bERROR\b|\bCRITICAL\b|\bFATAL\b"
 )
 _UNIT_NAMES = {
@@ -142,9 +142,10 @@ def clean_terminal(text: str) -> str:
 
 
 def template_key(seg: str) -> str:
-    """The layout of a line: numbers masked (``\\x01``, ``N/M`` as ``\\x02``), bar glyph runs and
-    whitespace runs folded. Two redraws of one bar, or two records of one print, share it."""
-    return _WS.sub(" ", _TEMPLATE_RX.sub(_mask, seg)).strip()
+    """The layout of a line: numbers masked (``\\x01``, ``N/M`` as ``\\x02``), bar glyph runs folded,
+    whitespace removed (numbers padded to a width: ``(  0%)`` and ``(100%)`` are one layout). Two
+    redraws of one bar, or two records of one print, share it."""
+    return _WS.sub("", _TEMPLATE_RX.sub(_mask, seg))
 
 
 def _mask(m: re.Match) -> str:
@@ -324,7 +325,7 @@ def parse_template(
     rest = seg[prev:]
     key_parts.append(rest)
     consts.append(rest)
-    key = _WS.sub(" ", "".join(key_parts)).strip()
+    key = _WS.sub("", "".join(key_parts))
     if not names:
         return key, fields, values, 0
     words = sum(len(_WORD.findall(c)) for c in consts) - sum(
@@ -387,7 +388,7 @@ class TemplateMiner:
             key, fields, values, words = parse_template(seg)  # type: ignore[misc]
             prose = (
                 words > MAX_PROSE_WORDS
-                or _REJECT.search(key) is not None
+                or _REJECT.search(seg) is not None
                 or not any(f.name for f in fields)
                 or (veto is not None and veto(seg))
             )

@@ -78,6 +78,7 @@ _STEP_ONLY = re.compile(r"^\W*(?:global[ _]step|step|iteration|iter|update)\s*[:
 _BRACKET_COUNTER = re.compile(r"^\[\d+\]\s")
 _DIGIT = re.compile(r"\d")
 _WIDE_GAP = re.compile(r"\s{2,}")
+_POSITION = re.compile(r"(?<![\w./-])\d+\s*/\s*\d+(?![\w./])")
 #: A column name of a table header: a name, not a number or a sentence.
 _HEADER_CELL = re.compile(r"^[A-Za-z_][\w./@%()-]{0,40}$")
 #: A rich progress bar (Lightning's RichProgressBar, ``rich.progress``): description, bar glyphs,
@@ -378,6 +379,7 @@ class LogParser:
         self._train_bar_moved = False
         self._inf_last: dict[str, int] = {}
         self._frac_epochs = False
+        self._inf_pos: dict[str, tuple[int, int]] = {}
         #: the columns of a table printed in the log (names, separator), while its rows go on
         self._table: tuple[list[str], str | None] | None = None
         self._table_rows = 0
@@ -723,8 +725,17 @@ class LogParser:
             if epoch is not None and not float(epoch).is_integer():
                 self._frac_epochs = True  # the log counts fractional epochs: not an epoch axis
             whole = e is not None and float(e).is_integer() and not self._frac_epochs
-            if inf.pos is not None and inf.pos[1] > 0:  # an unnamed n/total position: the bar's
-                step = (int(e) * inf.pos[1] if whole else 0) + inf.pos[0]
+            if inf.pos is not None and inf.pos[1] > 0 and whole:  # n of an epoch's total
+                step = int(e) * inf.pos[1] + inf.pos[0]  # type: ignore[arg-type]
+            elif inf.pos is not None and inf.pos[1] > 0:
+                # an n/total position that starts over (one pass per epoch): passes before + n
+                n, total = inf.pos
+                base, last_n = self._inf_pos.get(inf.key, (0, -1))
+                if n < last_n:
+                    base += total
+                if len(self._inf_pos) < 4 * MAX_TEMPLATE_CHARS:
+                    self._inf_pos[inf.key] = (base, n)
+                step = base + n
             elif e is not None and self.spe:
                 step = round(e * self.spe)
             elif whole:
@@ -1171,6 +1182,9 @@ class LogParser:
         if not self.started and step is None and epoch is None:
             self._startup_params(seg)
             return False
+        if step is None and line_step is None and epoch is None and batch is None and self.infer and \
+                self.epoch_header is None and self.step_header is None and _POSITION.search(seg) is not None:
+            return False  # an n/total position and no step: the template reader infers the step from it
         self.formats["generic-spaced" if known_only else "generic"] += 1
         if step is None and line_step is None and epoch is None and self.step_header is not None:
             step = self.step_header
