@@ -24,8 +24,9 @@ class GradNorm(Detector, code="OP006", name="grad-norm", family="optimization"):
     Remedy: lower the LR or warm up longer for growth/explosion; raise the clip or lower the
     LR when nearly every step is clipped.
     Thresholds: explosion when the max exceeds ``spike_factor`` 10x the median, a warning when
-    at least ``min_recurring`` 3 separate spikes of that size recur after the first 10% of the run
-    (one spike is an event, three a pattern: a bad shard, an LR too close to the edge); growth when the
+    at least ``min_recurring`` 3 separate spikes of that size recur after the first 10% of the run,
+    spread over at least a quarter of it (one spike or one burst is an event, spikes that come back
+    a pattern: a bad shard, an LR too close to the edge); growth when the
     last-quarter median exceeds ``growth_factor`` 10x the first-quarter median; frequent
     clipping above ``max_clip_share`` 50% of steps (conventions; one order of magnitude is the
     usual "exploding gradient" criterion, Pascanu et al. 2013 discuss norms growing by orders).
@@ -56,7 +57,8 @@ class GradNorm(Detector, code="OP006", name="grad-norm", family="optimization"):
         # separate spike events (a spike spanning neighbouring points counts once), after the first 10%
         # of the run, where the first updates of a fresh model legitimately have large gradients
         events = [int(i) for j, i in enumerate(spikes) if (j == 0 or i > spikes[j - 1] + 1) and i >= len(v) // 10]
-        recurring = len(events) >= p.min_recurring
+        # recurring: spread over at least a quarter of the run, not one burst
+        recurring = len(events) >= p.min_recurring and events[-1] - events[0] >= len(v) // 4
         if recurring:
             problems.append(f"{len(events)} separate spikes >= {fmt(p.spike_factor)}x the median {fmt(med)} "
                             f"recur from step {int(s.steps[events[0]])} to step {int(s.steps[events[-1]])}: "
