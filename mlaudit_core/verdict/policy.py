@@ -1233,7 +1233,8 @@ POLICY: tuple[Rule, ...] = (
                   params={"max_epochs": "20"}))),
     Rule("V18", "slow", 180, "SY002 data starvation, SY005 time outside training or SY001 throughput drop, "
          "at warning (SY001 is a warning only when progressive, falling in every quarter from the start), or "
-         "SY004 recurring pauses (steps at 2x the median or more on >= 5% of steps, >= 20% of the step time; "
+         "SY004 recurring pauses (steps at 2x the median or more on 5-30% of steps, >= 20% of the step time, "
+         "one spacing between them in >= half the cases; "
          "from the records' wall times when no step time is logged)", (Outcome.SLOW,), (Cause.INFRA_RUNTIME,), _slow, codes=("SY002", "SY005", "SY001", "SY004"), cases=(
              Case("input-bound", (("SY002", _E, {}),), ("slow", "infra_runtime")),
              Case("isolated slow steps only (SY004)", (("SY004", _W, {}),), None),
