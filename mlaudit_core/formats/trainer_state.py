@@ -8,7 +8,9 @@ the whole run, not a point) goes to params as ``final.*``. ``max_steps``,
 ``num_train_epochs``, ``logging_steps``, ``eval_steps``, ``global_step``,
 ``best_metric`` and ``best_model_checkpoint`` become params so the planned length is
 known. A checkpoint is written mid-run: ``global_step < max_steps`` is said in the notes
-and is no evidence of a crash by itself.
+and is no evidence of a crash by itself; unless the saved callback states say the Trainer
+ended training at that step (``TrainerControl.should_training_stop``, ``EarlyStoppingCallback``'s
+patience counter at its patience): then the note says training stopped by itself.
 """
 
 from __future__ import annotations
@@ -129,13 +131,48 @@ def load(path: Path):
         present[idx] = True
         arrays[k] = (v, present)
     gs, ms = state.get("global_step"), state.get("max_steps")
+    told_to_stop = _told_to_stop(state, params)
     if isinstance(gs, (int, float)) and isinstance(ms, (int, float)) and 0 < gs < ms:
-        notes.append(f"checkpoint snapshot at step {int(gs)} of max_steps {int(ms)}: a checkpoint is saved "
-                     "mid-run, so the run may have gone on after it")
+        if told_to_stop:
+            notes.append(f"training stopped by itself at step {int(gs)} of max_steps {int(ms)}: {told_to_stop}")
+        else:
+            notes.append(f"checkpoint snapshot at step {int(gs)} of max_steps {int(ms)}: a checkpoint is saved "
+                         "mid-run, so the run may have gone on after it")
     run = wide_run(path, arrays, np.asarray(steps, dtype=np.float64), tracker="huggingface", axis="step",
                    params=params, notes=notes, warnings=warnings, what="trainer_state.json",
                    split=False)
     return run
+
+
+def _told_to_stop(state: dict, params: dict[str, str]) -> str | None:
+    """Why the Trainer ended training at this state's step, from its saved callback states
+    (``stateful_callbacks``, transformers >= 4.40): ``TrainerControl.should_training_stop`` true
+    (a callback stopped training at this step; the checkpoint of that step is saved after the
+    decision), explained by ``EarlyStoppingCallback``'s patience counter when it reached its patience.
+    Adds ``early_stopping_patience`` to ``params``. ``None`` when nothing says so."""
+    cbs = state.get("stateful_callbacks")
+    if not isinstance(cbs, dict):
+        return None
+
+    def one(name: str) -> dict:
+        v = cbs.get(name)
+        v = v[-1] if isinstance(v, list) and v else v
+        return v if isinstance(v, dict) else {}
+
+    es = one("EarlyStoppingCallback")
+    pat = (es.get("args") or {}).get("early_stopping_patience") if isinstance(es.get("args"), dict) else None
+    cnt = (es.get("attributes") or {}).get("early_stopping_patience_counter") \
+        if isinstance(es.get("attributes"), dict) else None
+    if isinstance(pat, (int, float)) and not isinstance(pat, bool):
+        params.setdefault("early_stopping_patience", str(pat))
+    ctl = one("TrainerControl").get("args")
+    stop = isinstance(ctl, dict) and ctl.get("should_training_stop") is True
+    if isinstance(pat, (int, float)) and isinstance(cnt, (int, float)) and pat > 0 and cnt >= pat:
+        return (f"EarlyStoppingCallback's patience counter reached its patience ({int(cnt)} of {int(pat)} "
+                "evaluations without improvement): early stopping")
+    if stop:
+        return "the Trainer was told to stop training at this step (TrainerControl.should_training_stop)"
+    return None
 
 
 def _num(v) -> float | None:

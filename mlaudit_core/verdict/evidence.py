@@ -292,6 +292,25 @@ def _reached_epochs(run: RunData) -> float | None:
     return None
 
 
+#: Keys of the Hugging Face Trainer's end-of-training summary: ``Trainer.train`` logs them once, when
+#: the training loop returns (after max_steps, or earlier when a callback such as EarlyStoppingCallback
+#: stopped it), never from a run killed before it returned (tests/detectors/test_roles_real_runs.py).
+_END_SUMMARY_KEYS = ("train_runtime", "train_samples_per_second", "train_steps_per_second")
+
+
+def _end_summary(run: RunData) -> str | None:
+    """The end-of-training summary a tracker holds (HF ``train_runtime`` as a metric, e.g.
+    TensorBoard ``train/train_runtime``, or trainer_state's ``final.train_runtime`` param): the
+    training returned normally, so a run short of its plan stopped by itself."""
+    for k in run.metrics.keys:
+        if normalise_key(k).split("/")[-1] in _END_SUMMARY_KEYS:
+            return f"the run logged the Trainer's end-of-training summary ({k}): training returned normally"
+    for k in run.params:
+        if k.startswith("final.") and k[len("final."):] in _END_SUMMARY_KEYS:
+            return f"the run holds the Trainer's end-of-training summary ({k}): training returned normally"
+    return None
+
+
 def _val_series(run: RunData):
     for role in (Role.VAL_ACCURACY, Role.VAL_LOSS):
         k = run.key_for(role)
@@ -314,6 +333,8 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
     for n in run.notes:
         if "checkpoint snapshot" in n or "saved mid-run" in n:
             e.snapshot = n
+        elif n.startswith("training stopped by itself"):  # trainer_state: the Trainer ended training there
+            e.early_stopped = n
     if str(run.params.get("source.snapshot", "")).lower() == "true":
         e.snapshot = e.snapshot or "the input is a mid-run snapshot"
     text = [c.text for c in run.console]
@@ -343,6 +364,9 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
         if _INTERRUPT.search(t):
             e.interrupt = t
             break
+    summary = _end_summary(run) if e.short and not e.interrupt and not e.early_stopped else None
+    if summary:
+        e.early_stopped = summary
     if any(_EARLY_STOP_LINE.search(t) for t in text[-400:]):
         e.early_stopped = "the console reports early stopping"
     elif e.short and not e.interrupt:

@@ -88,6 +88,26 @@ Trainer(model=model, args=args, train_dataset=Tokens(512, 0), eval_dataset=Token
 '''
 
 
+def make_hf_early_stopped(out: Path, timeout: float = 600) -> dict:
+    """The same Trainer script with ``EarlyStoppingCallback(patience 2, threshold 0.01)`` on the
+    evaluation loss (evaluated and saved every 10 steps, ``max_steps`` 3000): training stops by itself
+    after a few evaluations; the last checkpoint is the one of the stopping step."""
+    out.mkdir(parents=True, exist_ok=True)
+    script = out / "train.py"
+    script.write_text(_HF_SCRIPT.replace(
+        'eval_steps=20, save_steps=20', 'eval_steps=10, save_steps=10, load_best_model_at_end=True, '
+        'metric_for_best_model="eval_loss"').replace(
+        "from transformers import", "from transformers import EarlyStoppingCallback,").replace(
+        "eval_dataset=Tokens(128, 1))", "eval_dataset=Tokens(128, 1), "
+        "callbacks=[EarlyStoppingCallback(early_stopping_patience=2, early_stopping_threshold=0.01)])"))
+    with open(out / "train.log", "wb") as log:
+        rc = subprocess.run([sys.executable, str(script), str(out)], stdout=log, stderr=subprocess.STDOUT,
+                            env=dict(os.environ, **_ENV), timeout=timeout).returncode
+    ckpts = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+    return {"root": str(out), "returncode": rc, "last_checkpoint": str(ckpts[-1]),
+            "earlier_checkpoint": str(ckpts[-2]) if len(ckpts) > 1 else None, "tensorboard": str(out / "runs")}
+
+
 def make_hf_killed(out: Path, sig: int = signal.SIGKILL, at_checkpoint: int = 40, timeout: float = 600) -> dict:
     """Start the HF Trainer script as ``python train.py > train.log 2>&1`` and send ``sig`` once
     ``checkpoint-<at_checkpoint>`` holds its ``trainer_state.json``. Returns the paths and the

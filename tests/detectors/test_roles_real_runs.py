@@ -107,3 +107,21 @@ def test_lightning_cli_killed_planned_length_from_its_config_yaml(tmp_path):
     rep = audit(run)
     assert rep.verdict.outcome.value == "crashed", rep.verdict.summary
     assert "trainer.max_epochs" in rep.verdict.summary
+
+
+def test_hf_early_stopped_run_is_not_a_stop(tmp_path):
+    """EarlyStoppingCallback ends training at step 30 of max_steps 3000: the last checkpoint's saved
+    callback states and TensorBoard's end-of-training summary (train/train_runtime) say training
+    returned by itself, so neither is read as a crash or a mid-run snapshot; an earlier checkpoint
+    of the same run still is a snapshot (running)."""
+    from role_runs import make_hf_early_stopped
+
+    res = make_hf_early_stopped(tmp_path / "es")
+    assert res["returncode"] == 0
+    last = _one(res["last_checkpoint"])
+    assert any(n.startswith("training stopped by itself") for n in last.notes), last.notes
+    assert last.params.get("early_stopping_patience") == "2"
+    for run in (last, _one(res["tensorboard"])):
+        rep = audit(run)
+        assert rep.verdict.outcome.value not in ("crashed", "running"), rep.verdict.summary
+    assert audit(_one(res["earlier_checkpoint"])).verdict.outcome.value == "running"
