@@ -227,6 +227,7 @@ def test_a_seed_rerun_within_the_noise_band_is_healthy(tmp_path):
     assert all(
         "earlier run(s) of the same configuration in this record" in f["message"] for f in bl
     )
+    assert "the gap is within noise" in v["summary"] and "not a regression" in v["summary"]
 
 
 def test_a_rerun_far_outside_the_band_is_a_regression(tmp_path):

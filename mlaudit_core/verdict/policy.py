@@ -905,6 +905,14 @@ def _healthy(c: Ctx) -> Decision | None:
                         f"Not judged: {e.in_warmup}, and no planned length (max_steps, epochs, MAX_ITER) was "
                         "logged, so whether it finished its training or stopped at its start is not in the data; "
                         f"what was read looked healthy. Examined: {examined}. Log the planned length.")
+    reruns = [f for f in c.by_code.get("BL001", []) if f.severity.rank < Severity.ERROR.rank
+              and any(re.search(r"#run-\d+$", str(b)) for b in f.facts.get("baseline_ids") or [])]
+    if reruns:
+        # the earlier runs of the same configuration in this record (baseline/reruns.py) gave a noise band
+        msg += (f"; against the {reruns[0].facts.get('n_baselines')} earlier run(s) of the same configuration in "
+                "this record, the gap is within noise (" + ", ".join(
+                    f"{f.facts.get('metric')} {fmt(100 * float(f.facts.get('rel_delta') or 0.0), 3)}%" for f in reruns[:2])
+                + "): not a regression")
     doubt = contradicting_signals(c.by_code)
     if doubt:
         msg += (f". Examined: {examined}. But the run's own signals say otherwise: "
@@ -1263,6 +1271,10 @@ POLICY: tuple[Rule, ...] = (
          "far) when the input is a mid-run snapshot below its planned length",
          (Outcome.SUCCEEDED, Outcome.RUNNING, Outcome.UNKNOWN), (Cause.HEALTHY, Cause.INCONCLUSIVE), _healthy, cases=(
              Case("a decreasing loss", (), ("succeeded", "healthy"), series=_LOSS),
+             Case("a seed rerun within the band of the earlier run in the same log (BL001 info)",
+                  (("BL001", _I, {"metric": "val/loss", "n_baselines": 1, "rel_delta": 0.07,
+                                  "baseline_ids": ["train.log#run-1"], "verdict": "insufficient_seeds"}),),
+                  ("succeeded", "healthy"), series=_LOSS),
              Case("a decreasing loss, grad-norm spikes of 10x+ recurring (OP006)",
                   (("OP006", _W, {"recurring_spikes": 18}),), ("succeeded", "healthy"), series=_LOSS),
              Case("running", (), ("running", "inconclusive"), series=_LOSS, status="running"),
