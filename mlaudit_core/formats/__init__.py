@@ -228,6 +228,8 @@ def plan(path: str | os.PathLike, fmt: str | None = None) -> tuple[list[Candidat
     p = Path(path).expanduser()
     if not p.exists():
         raise InputError(f"{p}: no such file or folder")
+    if not p.is_file() and not p.is_dir():  # reading a FIFO blocks until a writer comes
+        raise InputError(f"{p}: not a regular file or folder (a FIFO, socket or device)")
     table = readers()
     if fmt is not None:
         if fmt not in table:

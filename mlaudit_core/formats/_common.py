@@ -22,12 +22,20 @@ LFS_MAGIC = b"version https://git-lfs.github.com/spec/"
 
 
 def head(path: Path, n: int = HEAD) -> bytes:
-    """The first ``n`` bytes of ``path`` (b"" when unreadable or not a file)."""
+    """The first ``n`` bytes of ``path`` (b"" when unreadable or not a regular file: a FIFO's
+    open would block until a writer comes, :mod:`mlaudit_core.boundedio`)."""
+    from ..boundedio import read_regular
+
     try:
-        with open(path, "rb") as fh:
-            return fh.read(n)
+        return read_regular(path, n)
     except OSError:
         return b""
+
+
+def unpadded(data: bytes) -> bytes:
+    """``data`` without the NUL bytes that end it: a log file preallocated or cut by a crash
+    ends in NUL padding, which is not binary content (``mlaudit logs`` reads such a log)."""
+    return data.rstrip(b"\x00")
 
 
 def head_text(path: Path, n: int = HEAD) -> str:
@@ -74,7 +82,7 @@ def check_text(path: Path, what: str) -> None:
         raise InputError(f"{path}: cannot be read ({exc.strerror})") from None
     if size == 0:
         raise InputError(f"{path}: empty file (0 bytes), nothing to audit")
-    data = head(path, 8192)
+    data = unpadded(head(path, 8192))
     if b"\x00" in data:
         raise InputError(f"{path}: binary content (NUL bytes in the first 8 KiB), not a {what}")
 

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ._common import check_text, head
+from ._common import check_text, head, unpadded
 
 #: The first line must end within this many bytes (a 200 MB single line is not a CSV log).
 MAX_HEADER = 1 << 20
@@ -48,7 +48,7 @@ def delimiter(path: Path) -> str | None:
     written by hand-rolled loops, also with a ``.log``/``.txt`` name), or runs of spaces
     (``epoch train_loss val_loss``) when the rows below the header are numbers in as many
     columns. None when the first line is no table header (binary, over 64 KiB, prose)."""
-    data = head(path, 65536)
+    data = unpadded(head(path, 65536))
     if not data or b"\x00" in data:
         return None
     line = data.split(b"\n", 1)[0]

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..rundata import MetricTable
-from ._common import check_text, head
+from ._common import check_text, head, unpadded
 
 NAME = "console"
 DETECTS = "console log (lines the log-format catalog recognises)"
@@ -35,7 +35,7 @@ def sniff(path: Path) -> float:
         return 0.0
     if suffix in (".csv", ".tsv", ".json", ".jsonl", ".yaml", ".yml", ".toml", ".py"):
         return 0.0  # structured files have their own readers (``--as console`` still reads them)
-    data = head(path, 65536)
+    data = unpadded(head(path, 65536))
     if not data or b"\x00" in data:
         return 0.0
     from .consolelog import parse_lines
