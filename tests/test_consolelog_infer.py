@@ -295,3 +295,16 @@ def test_live_tail_parser_reads_inferred_lines_as_they_arrive(tmp_path):
     }
     p.feed(3, XGB_LINES[2], "train.log")
     assert {k for k, s, _, _ in p.take() if s == 2} == {"val/logloss", "val/set_0_logloss"}
+
+
+def test_random_text_and_control_characters_never_raise():
+    """Lines of random characters (digits, separators, bar glyphs, escapes, quotes, replacement
+    characters) through the whole reader: no exception, and no series from noise."""
+    import random
+
+    rnd = random.Random(26)
+    alphabet = "0123456789.:/=-+|[]{}()'\" \t\r\x08\x1b\x07abcxyzLOSS━█#%\ufffd,;"
+    lines = ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 120))) for _ in range(3000)]
+    res = parse_lines(lines)
+    assert res.lines == 3000
+    assert len(res.metrics) == 0
