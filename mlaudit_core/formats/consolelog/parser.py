@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ...errors import InputError
 from ...rundata import ConsoleLine, MetricTable
 from ...signatures import CONTEXT_CATEGORIES, is_relevant, match_line
 from .formats import CATALOG, NUM, LogFormat
@@ -321,10 +322,14 @@ _STRUCT_BAR = _Compiled(dataclasses.replace(next(f for f in CATALOG if f.id == "
 DISABLE_ENV = "MLAUDIT_LOG_DISABLE_FORMATS"
 
 
+class UnknownFormatName(InputError, ValueError):
+    """A name to switch off that is neither a catalogue id nor a framework of FRAMEWORK_FORMATS."""
+
+
 def resolve_disabled(disabled: Iterable[str] | None) -> frozenset[str]:
     """Catalogue ids to switch off: ``disabled`` (ids or framework names) plus those named in
-    the ``MLAUDIT_LOG_DISABLE_FORMATS`` environment variable. Raises ValueError on a name that
-    is neither a catalogue id nor a framework."""
+    the ``MLAUDIT_LOG_DISABLE_FORMATS`` environment variable. Raises :class:`UnknownFormatName`
+    (an InputError and a ValueError) on a name that is neither a catalogue id nor a framework."""
     import os
 
     from .formats import FRAMEWORK_FORMATS
@@ -340,7 +345,7 @@ def resolve_disabled(disabled: Iterable[str] | None) -> frozenset[str]:
         elif n in ids:
             out.add(n)
         else:
-            raise ValueError(f"unknown log format or framework {n!r} (catalogue ids: docs/logs.md; frameworks: "
+            raise UnknownFormatName(f"unknown log format or framework {n!r} (catalogue ids: docs/logs.md; frameworks: "
                              f"{', '.join(sorted(FRAMEWORK_FORMATS))})")
     return frozenset(out)
 
