@@ -122,6 +122,38 @@ def bench_ci(n_files: int) -> None:
         )
 
 
+REAL_SUITES = Path(__file__).resolve().parents[1] / "tests" / "data" / "ci_real"
+
+
+def bench_real_suites(root: Path = REAL_SUITES, held_out: bool | None = None) -> dict[str, bool]:
+    """``mlaudit ci`` on the CI fixtures built from real public suites (tests/data/ci_real).
+
+    Each fixture's verdict is right when its outcome equals the label's and its cause is one
+    of the label's causes (labels.json, written before the audit). ``held_out``: True for the
+    fixtures kept aside (not tuned on), False for the others, None for all. Prints one line per
+    fixture and the total; returns {fixture: right}.
+    """
+    labels = json.loads((root / "labels.json").read_text())
+    out: dict[str, bool] = {}
+    for name, lab in labels.items():
+        if held_out is not None and lab["held_out"] != held_out:
+            continue
+        fx = root / name
+        if not (fx / "ci.log").exists():
+            print(f"real-ci   {name:40s} no ci.log (run tests/ci_real_suites.py {name})")
+            continue
+        rep = audit_ci(fx / "repo", [fx / "ci.log"])
+        got = (rep.verdict.outcome.value, rep.verdict.cause.value)
+        out[name] = got[0] == lab["outcome"] and got[1] in lab["cause"]
+        tag = "held-out" if lab["held_out"] else "tuned"
+        print(
+            f"real-ci   {name:40s} {tag:8s} {'right' if out[name] else 'WRONG':5s} "
+            f"got {got[0]}/{got[1]}, label {lab['outcome']}/{'|'.join(lab['cause'])}"
+        )
+    print(f"real-ci   {sum(out.values())}/{len(out)} right")
+    return out
+
+
 def false_worse_rate(
     n_baselines: int,
     trials: int,
@@ -187,12 +219,19 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=2_000)
     ap.add_argument("--trials", type=int, default=2_000)
     ap.add_argument("--only-sim", action="store_true", help="print the false-worse figures only")
+    ap.add_argument(
+        "--only-real-ci", action="store_true", help="print the real-suite CI fixture figures only"
+    )
     a = ap.parse_args()
+    if a.only_real_ci:
+        bench_real_suites()
+        return
     bench_false_worse(a.trials)
     if a.only_sim:
         return
     bench_baseline(a.points, a.baselines)
     bench_ci(a.files)
+    bench_real_suites()
 
 
 if __name__ == "__main__":

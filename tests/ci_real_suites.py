@@ -28,7 +28,10 @@ ROOT = Path(__file__).parent / "data" / "ci_real"
 
 def _megatron_golden(repo: Path) -> dict:
     return json.loads(
-        (repo / "tests/functional_tests/test_cases/gpt/gpt3_mcore_te_tp2_pp2/golden_values_dev_dgx_a100.json").read_text()
+        (
+            repo
+            / "tests/functional_tests/test_cases/gpt/gpt3_mcore_te_tp2_pp2/golden_values_dev_dgx_a100.json"
+        ).read_text()
     )
 
 
@@ -63,7 +66,10 @@ TORCHTUNE_LLAMA3 = [11.9839, 11.9684, 11.9596, 11.9366]
 def art_torchtune_drift(repo: Path, rng) -> None:
     """Mixed-sign deviations of 0.9-1.4x the allowed (atol + rtol*|e| ~ 1.15e-3)."""
     signs = [1, -1, -1, 1]
-    vals = [round(e + s * float(rng.uniform(0.0011, 0.0016)), 4) for e, s in zip(TORCHTUNE_LLAMA2, signs)]
+    vals = [
+        round(e + s * float(rng.uniform(0.0011, 0.0016)), 4)
+        for e, s in zip(TORCHTUNE_LLAMA2, signs)
+    ]
     _write(repo / "artifacts/llama2_7B_full_low_memory/loss_values.json", vals)
     _write(repo / "artifacts/llama3_8B_full_single_device/loss_values.json", TORCHTUNE_LLAMA3)
 
@@ -72,7 +78,9 @@ def art_lm_eval_length(repo: Path, rng) -> None:
     """The task was built with limit=9 instead of 10: 36 loglikelihoods for 40 golden ones."""
     src = (repo / "tests/models/test_huggingface.py").read_text()
     start = src.index("MULTIPLE_CH_RES = [")
-    golden = json.loads(src[start + len("MULTIPLE_CH_RES = ") : src.index("]", start) + 1].replace(",\n    ]", "]"))
+    golden = json.loads(
+        src[start + len("MULTIPLE_CH_RES = ") : src.index("]", start) + 1].replace(",\n    ]", "]")
+    )
     vals = [round(v + float(rng.normal(0, 2e-4)), 6) for v in golden[:36]]
     _write(repo / "artifacts/arc_easy_loglikelihood.json", vals)
 
@@ -89,7 +97,9 @@ def art_liger_bf16(repo: Path, rng) -> None:
 
 def art_hf_bert_drift(repo: Path, rng) -> None:
     """BERT's [:, 1:4, 1:4] slice after a driver/image bump: mixed-sign 1-1.6e-4 deviations."""
-    expected = np.array([[[0.4249, 0.1008, 0.7531], [0.3771, 0.1188, 0.7467], [0.4152, 0.1098, 0.7108]]])
+    expected = np.array(
+        [[[0.4249, 0.1008, 0.7531], [0.3771, 0.1188, 0.7467], [0.4152, 0.1098, 0.7108]]]
+    )
     dev = rng.uniform(0.3e-4, 1.9e-4, expected.shape) * rng.choice([-1.0, 1.0], expected.shape)
     (repo / "artifacts").mkdir(parents=True, exist_ok=True)
     np.save(repo / "artifacts/bert_base_uncased_slice.npy", (expected + dev).astype(np.float32))
@@ -98,7 +108,9 @@ def art_hf_bert_drift(repo: Path, rng) -> None:
 def art_torchtune_seed(repo: Path, rng) -> None:
     """The recipe ran without its seed override (seed=null): another seed's curve, inside the seeds' band."""
     g = repo / "tests/recipes/golden"
-    seeds = np.array([json.loads((g / f"llama2_loss_seed{s}.json").read_text())["loss"] for s in (9, 10, 11)])
+    seeds = np.array(
+        [json.loads((g / f"llama2_loss_seed{s}.json").read_text())["loss"] for s in (9, 10, 11)]
+    )
     lo, hi = seeds.min(0), seeds.max(0)
     vals = [round(float(a + (b - a) * rng.uniform(0.2, 0.8)), 4) for a, b in zip(lo, hi)]
     _write(repo / "artifacts/llama2_7B_full_low_memory/loss_values.json", vals)
@@ -137,7 +149,15 @@ def build(name: str, root: Path = ROOT, seed: int = 0) -> Path:
     env.pop("PYTEST_ADDOPTS", None)
     header = (fx / "job_header.txt").read_text() if (fx / "job_header.txt").exists() else ""
     te = subprocess.run(
-        [sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "tests" if (repo / "tests").is_dir() else "test"],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-rA",
+            "-p",
+            "no:cacheprovider",
+            "tests" if (repo / "tests").is_dir() else "test",
+        ],
         cwd=repo,
         env=env,
         capture_output=True,
@@ -146,7 +166,13 @@ def build(name: str, root: Path = ROOT, seed: int = 0) -> Path:
         check=False,
     )
     log = fx / "ci.log"
-    log.write_text(header + "$ python -m pytest -rA tests\n" + te.stdout + te.stderr + f"Error: Process completed with exit code {te.returncode}.\n")
+    log.write_text(
+        header
+        + "$ python -m pytest -rA tests\n"
+        + te.stdout
+        + te.stderr
+        + f"Error: Process completed with exit code {te.returncode}.\n"
+    )
     return log
 
 
