@@ -163,5 +163,54 @@ def load_settings(start: Path | None = None, explicit: Path | None = None) -> Se
             key = ".".join(str(x) for x in err["loc"])
             raise SettingsError(f"{path}: [tool.mlaudit] {key}: {err['msg']}") from None
         s.validate_codes()
+        if not explicit and not _trusted(path):
+            s.notify = _env_urls_only(s.notify, path)
         return s
     return Settings()
+
+
+#: Settings files whose literal notify URLs are used although they were found, not given
+#: (``os.pathsep``-separated paths)
+TRUSTED_SETTINGS_ENV = "MLAUDIT_TRUSTED_SETTINGS"
+
+
+def _trusted(path: Path) -> bool:
+    listed = [p for p in os.environ.get(TRUSTED_SETTINGS_ENV, "").split(os.pathsep) if p]
+    here = path.resolve()
+    return any(Path(p).expanduser().resolve() == here for p in listed)
+
+
+def _env_urls_only(notify: dict[str, Any], path: Path) -> dict[str, Any]:
+    """``[tool.mlaudit.notify]`` of a settings file that was found (in the current directory
+    or a parent), not given: its literal URLs are dropped, its ``env:NAME`` URLs kept.
+
+    A checkout's own ``pyproject.toml`` must not choose where verdicts (run names, metrics,
+    findings) are posted: ``mlaudit PATH`` run inside someone else's repository would send them
+    to that repository's URL. ``env:NAME`` URLs name endpoints of the user's own environment.
+    A file given with ``--config`` / ``--settings`` / ``config=``, or listed in
+    ``MLAUDIT_TRUSTED_SETTINGS``,
+    keeps its URLs. One warning line names the file and the way out.
+    """
+    import logging
+
+    def literal(u: Any) -> bool:
+        return isinstance(u, str) and not u.strip().startswith("env:")
+
+    out = dict(notify)
+    urls = out.get("urls")
+    targets = out.get("targets")
+    dropped = 0
+    if isinstance(urls, list):
+        dropped += sum(literal(u) for u in urls)
+        out["urls"] = [u for u in urls if not literal(u)]
+    if isinstance(targets, list):
+        keep = [t for t in targets if not (isinstance(t, dict) and literal(t.get("url")))]
+        dropped += len(targets) - len(keep)
+        out["targets"] = keep
+    if dropped:
+        logging.getLogger("mlaudit.settings").warning(
+            "mlaudit: %s: %d notify URL(s) written in a settings file found from the current "
+            "directory are not used (a checkout's own file does not choose where verdicts are "
+            "posted); write them as env:NAME, give the file with --config (--settings for mlaudit logs), or list it in %s",
+            path, dropped, TRUSTED_SETTINGS_ENV)
+    return out
