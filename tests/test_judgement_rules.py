@@ -253,3 +253,15 @@ def test_split_reruns_needs_a_relaunch_from_scratch():
     got = split_reruns(run_of([2.3, 1.5, 1.0, 0.7, 0.5, 2.3, 1.4, 1.0, 0.8, 0.6]))
     assert got is not None and len(got[1]) == 1 and len(got[0].metrics.series("loss")) == 5
     assert split_reruns(run_of([2.3, 1.5, 1.0, 0.7, 0.5, 0.5, 0.45, 0.4, 0.38, 0.36])) is None
+
+
+def test_a_step_time_that_grows_with_the_run_is_slow_from_the_event_wall_times(tmp_path):
+    """``history.append(loss)`` and ``sum(history)`` at every step (the tensor, not ``loss.item()``): each
+    step costs more than the last. No step time is logged; the event wall times show the throughput
+    falling in every quarter (~1 ms -> ~10 ms a step). Was succeeded/healthy."""
+    rep = _audit("audit", str(DATA / "torch_slow" / "leaking"), tmp_path=tmp_path)
+    v = rep["verdict"]
+    assert (v["outcome"], v["cause"]) == ("slow", "infra_runtime"), v
+    sy1 = _finding(rep, "SY001")
+    assert sy1["severity"] == "error" and sy1["facts"]["progressive"]
+    assert "wall time per step" in sy1["message"] and "falling in every quarter" in sy1["message"]

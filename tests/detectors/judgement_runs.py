@@ -435,6 +435,38 @@ def _torch_slow(out: Path) -> dict:
     return runs
 
 
+def _torch_leak(out: Path) -> dict:
+    """``leaking``: the same loop logging a running mean of the loss the way a common mistake
+    writes it, ``history.append(loss)`` (the tensor, graph and all, not ``loss.item()``) and
+    ``sum(history) / len(history)`` at every step: each step adds to a sum over every earlier
+    step, so the step time grows with the run (a per-step cost that grows: throughput drifts
+    down). Only the losses are logged; the step times are only in the event wall times."""
+    import torch
+    from torch.utils.tensorboard import SummaryWriter
+
+    torch.set_num_threads(1)
+    xt, yt = _blobs(2048, 10, 0)
+    torch.manual_seed(0)
+    net = _mlp()
+    opt = torch.optim.SGD(net.parameters(), lr=0.05)
+    writer = SummaryWriter(str(out / "torch_slow" / "leaking"))
+    history = []
+    step = 0
+    for _epoch in range(25):
+        for i in range(0, len(xt), 32):
+            loss = torch.nn.functional.cross_entropy(net(xt[i : i + 32]), yt[i : i + 32])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            history.append(loss)
+            running = sum(history) / len(history)
+            writer.add_scalar("train/loss", loss.item(), step)
+            writer.add_scalar("train/loss_running_mean", float(running), step)
+            step += 1
+    writer.close()
+    return {"leaking": str(out / "torch_slow" / "leaking"), "steps": step}
+
+
 # --- HF Trainer console logs with several launches appended to one file ------------------------------
 
 _HF_SCRIPT = """
@@ -577,6 +609,7 @@ MAKERS = {
     "torch_slow": _torch_slow,
     "hf_launches": _hf_launches,
     "keras_reruns": _keras_reruns,
+    "torch_leak": _torch_leak,
 }
 
 
