@@ -308,3 +308,15 @@ def test_random_text_and_control_characters_never_raise():
     res = parse_lines(lines)
     assert res.lines == 3000
     assert len(res.metrics) == 0
+
+
+def test_split_written_after_the_name_is_the_prefix():
+    """litgpt's ``loss train: 1.6`` and ``loss_val`` name the same figures as ``train_loss``/``val_loss``."""
+    from mlaudit_core.formats.consolelog.names import canonical
+
+    assert canonical("loss train")[0] == canonical("train_loss")[0] == "train/loss"
+    assert canonical("loss_val")[0] == canonical("val_loss")[0] == "val/loss"
+    assert canonical("acc_test")[0] == "test/accuracy"
+    assert (
+        canonical("train_loss_step")[0] == "train/loss_step"
+    )  # a prefix wins; the suffix rule is not applied

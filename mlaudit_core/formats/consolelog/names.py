@@ -67,6 +67,8 @@ _PREFIXES = (
     ("test_", "test/"), ("test/", "test/"), ("training_", "train/"), ("train_", "train/"),
     ("train/", "train/"), ("training/", "train/"),
 )
+_SUFFIXES = (("_validation", "val/"), ("_valid", "val/"), ("_val", "val/"), ("_eval", "val/"), ("_dev", "val/"),
+             ("_test", "test/"), ("_training", "train/"), ("_train", "train/"))
 _UNIT_SUFFIX = re.compile(r"\s*[(\[](?P<u>ms|s|sec|seconds|us|min|%|gb|gib|mb|mib|"
                           r"tflop/s/gpu|samples/s|tokens/s)[)\]]\s*$", re.IGNORECASE)
 _SEP = re.compile(r"[\s\-.]+")
@@ -99,6 +101,13 @@ def canonical(raw: str, default_prefix: str = "train/") -> tuple[str, str | None
         if k.startswith(p) and len(k) > len(p):
             prefix, k = canon, k[len(p):]
             break
+    else:
+        # the split written after the name (``loss train``, ``loss_val``, ``acc_test``; litgpt,
+        # many research loops): the same figure as ``train loss``, ``val_loss``, ``test_acc``
+        for p, canon in _SUFFIXES:
+            if k.endswith(p) and len(k) > len(p):
+                prefix, k = canon, k[: -len(p)]
+                break
     side = prefix or default_prefix
     if k in _PERF and side == "train/":
         out = f"perf/{_PERF[k]}"
