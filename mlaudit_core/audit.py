@@ -250,6 +250,15 @@ def audit_ci(
     sub = settings.model_copy(update={"select": ["CI"]})
     findings, det_runs = run_detectors(run, sub)
     v = classify(findings, ctx)
+    if v.cause.value == "inconclusive":
+        # classify abstained: follow the failing tests to the values they compare
+        from .ci.follow import follow_verdict
+
+        given = {p.name: p for p in [*logs, *golden]}
+        fv = follow_verdict(repo, ctx, given)
+        if fv is not None:
+            v, f_followed = fv
+            findings.append(f_followed)
     if claims_text is not None:
         from .baseline.compare import attach_baselines
 

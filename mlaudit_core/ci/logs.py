@@ -94,7 +94,11 @@ _TIMEOUT = re.compile(
     re.IGNORECASE,
 )
 _TIMEOUT_NOT = re.compile(
-    r"no (?:training )?(?:crashes|failures)|timeout[-_ ]minutes|--timeout", re.IGNORECASE
+    r"no (?:training )?(?:crashes|failures)|timeout[-_ ]minutes|--timeout|"
+    # pytest-timeout's session header states its settings: "timeout: 900.0s",
+    # "timeout method: signal", "timeout func_only: False"; nothing timed out
+    r"^\s*timeout(?: method| func_only)?: \S+\s*$",
+    re.IGNORECASE,
 )
 _SECTION = re.compile(r"^_{3,} (?P<t>\S+(?: \S+)?) _{3,}$")
 _E_LINE = re.compile(r"^E(?:\s|$)(?P<t>.*)$")
