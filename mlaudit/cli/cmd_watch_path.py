@@ -30,7 +30,8 @@ def make_source(paths: list[Path]):
     sources, rest = local_live_sources(paths)
     if not rest:
         return sources[0] if len(sources) == 1 else CompositeSource(sources)
-    return CompositeSource([*sources, LocalLiveSource(rest)], claim=local_live_sources)
+    return CompositeSource([*sources, LocalLiveSource(rest, exclusive=True)],
+                           claim=local_live_sources)
 
 
 def watch_path(

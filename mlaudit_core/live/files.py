@@ -43,6 +43,7 @@ import hashlib
 import io
 import logging
 import math
+import os
 import time
 from pathlib import Path
 
@@ -102,6 +103,11 @@ def is_csv(p: Path) -> bool:
     return False
 
 
+#: Live locks this process holds, by run path (shared by every source object: a folder
+#: re-offered to a tracker plugin and back is the same watcher)
+_HELD: dict[str, int] = {}
+
+
 class LocalLiveSource:
     """CSV and console-log runs (see the module docstring)."""
 
@@ -109,13 +115,50 @@ class LocalLiveSource:
     can_stop = False
     has_status = False
 
-    def __init__(self, paths: list[Path], ended_after_s: float = 86400.0) -> None:
+    def __init__(self, paths: list[Path], ended_after_s: float = 86400.0,
+                 exclusive: bool = False) -> None:
         self.paths = [Path(p).resolve() for p in paths]
+        #: follow only the runs whose live lock this process holds (``mlaudit watch --live``)
+        self.exclusive = exclusive
         self.ended_after_s = ended_after_s
         self.requests = 0
         self._parsers: dict[str, object] = {}
         self._scans: dict[str, TreeScan] = {}
         self._listed: dict[str, list[Path]] = {}
+        self._locks: dict[str, int | None] = {}  # run -> the descriptor of its held lock
+        self._others: set[str] = set()  # runs another watcher follows (said once)
+
+    def _own(self, run: Path) -> bool:
+        """Whether this watcher follows ``run``: it holds the run's live lock (``flock`` on
+        ``$XDG_CACHE_HOME/mlaudit/live-locks/<sha1 of the run path>.lock``, released by the
+        kernel when the process ends, SIGKILL included; nothing is created in the run's
+        folder). Two watchers started on one path would otherwise both alert every episode.
+        A run whose lock cannot be created is followed without one."""
+        ref = str(run)
+        if ref in self._locks or ref in _HELD:  # this process holds it (any source object)
+            return True
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        lock = cache / "mlaudit" / "live-locks" / (hashlib.sha1(ref.encode()).hexdigest() + ".lock")
+        try:
+            import fcntl
+
+            lock.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+        except (OSError, ImportError):
+            self._locks[ref] = None
+            return True
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            if ref not in self._others:
+                self._others.add(ref)
+                log.warning("run %s: followed by another live watcher (it holds the run's lock "
+                            "%s); not alerted here", ref, lock)
+            return False
+        self._locks[ref] = _HELD[ref] = fd
+        self._others.discard(ref)
+        return True
 
     @property
     def watching(self) -> str:
@@ -167,6 +210,8 @@ class LocalLiveSource:
                 continue
             for run, fs in self.runs_of(root, self.files(root)).items():
                 if now - max(_mtime(p) for p in fs) > self.ended_after_s:
+                    continue
+                if self.exclusive and not self._own(run):
                     continue
                 name = root.name if run == root else run.relative_to(root.parent).as_posix()
                 out[str(run)] = RunInfo(ref=str(run), name=name, project=str(run.parent))
