@@ -216,27 +216,30 @@ def test_a_later_launch_that_trained_is_still_the_run(tmp_path):
 # --- reruns of one configuration in one record, compared with a noise band (gap 4) ------------------
 
 
-def test_a_seed_rerun_within_the_noise_band_is_healthy(tmp_path):
+@pytest.mark.parametrize("command", ["logs", "audit"])
+def test_a_seed_rerun_within_the_noise_band_is_healthy(command, tmp_path):
     """Keras, the same configuration with seed 0 then seed 1, both histories in one log: the rerun's
     final val loss is 7% above the reference's, inside the two-run band (10x within-run noise, 5%)."""
-    rep = _audit("logs", str(DATA / "keras_reruns" / "seeds" / "train.log"), tmp_path=tmp_path)
+    rep = _audit(command, str(DATA / "keras_reruns" / "seeds" / "train.log"), tmp_path=tmp_path)
     v = rep["verdict"]
     assert (v["outcome"], v["cause"]) == ("succeeded", "healthy"), v
     bl = [f for f in rep["findings"] if f["code"] == "BL001"]
     assert bl and all(f["severity"] == "info" for f in bl), bl
     assert all(
-        "earlier run(s) of the same configuration in this record" in f["message"] for f in bl
-    )
+        f["facts"]["baseline_ids"][0].endswith("#run-1") for f in bl
+    )  # the record's first run
     assert "the gap is within noise" in v["summary"] and "not a regression" in v["summary"]
 
 
-def test_a_rerun_far_outside_the_band_is_a_regression(tmp_path):
+@pytest.mark.parametrize("command", ["logs", "audit"])
+def test_a_rerun_far_outside_the_band_is_a_regression(command, tmp_path):
     """The same log with the rerun's labels corrupted on 40% of the examples: val accuracy 0.51 against
     the reference's 0.95, far beyond the band: regressed, against the earlier run of the record."""
-    rep = _audit("logs", str(DATA / "keras_reruns" / "broken" / "train.log"), tmp_path=tmp_path)
+    rep = _audit(command, str(DATA / "keras_reruns" / "broken" / "train.log"), tmp_path=tmp_path)
     v = rep["verdict"]
     assert (v["outcome"], v["rule"]) == ("regressed", "V10"), v
-    assert "earlier run(s) of the same configuration in this record" in v["summary"]
+    bl = next(f for f in rep["findings"] if f["code"] == "BL001" and f["severity"] == "error")
+    assert bl["facts"]["baseline_ids"][0].endswith("#run-1")  # the record's first run
 
 
 def test_split_reruns_needs_a_relaunch_from_scratch():

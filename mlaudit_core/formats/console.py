@@ -131,6 +131,11 @@ def split_launches(run, name: str) -> None:
     restarts = split_restarts(s.steps.astype(np.float64))
     if not restarts:
         return
+    from ..baseline.reruns import split_reruns
+
+    # complete reruns of one configuration from scratch: the earlier ones are the last one's
+    # baselines (compared through the noise band, docs/baselines.md "Reruns in one record")
+    reruns = split_reruns(run)
     cut_wall = s.wall_times[restarts[-1]]
     kept = []
     for k in keys:
@@ -172,3 +177,9 @@ def split_launches(run, name: str) -> None:
 
         run.start_time = datetime.fromtimestamp(float(cut_wall))  # naive local, as load_logs does
     run.cache.clear()
+    if reruns is not None:
+        from ..baseline.compare import attach_baselines
+
+        attach_baselines(run, reruns[1])
+        run.notes.append(f"the {len(reruns[1])} earlier launch(es) ran the same configuration from scratch to "
+                         "a comparable length: they are this run's baselines (noise band)")
