@@ -255,3 +255,15 @@ def test_follow_missing_file_names_it_and_what_to_pass(tmp_path):
     v = audit(repo, src / "ci.log")["verdict"]
     assert v["outcome"] == "unknown"
     assert "loss_values.json" in v["summary"] and "--logs" in v["summary"]
+
+
+def test_env_changes_in_reads_image_was_statements():
+    from mlaudit_core.ci.logs import env_changes_in
+
+    (c,) = env_changes_in(
+        "Pulling image ghcr.io/pytorch/torchtune-ci:cpu-2026.12 (was ghcr.io/pytorch/torchtune-ci:cpu-2026.10)",
+        "ci.log",
+        1,
+    )
+    assert (c.name, c.old, c.new) == ("image", "cpu-2026.10", "cpu-2026.12")
+    assert env_changes_in("Pulling image x:1 (was x:1)", "ci.log", 1) == []

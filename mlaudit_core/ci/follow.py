@@ -915,9 +915,10 @@ def decide(
             "infra_runtime",
             0.8,
             "throughput-only",
-            "Only the time/throughput check failed while the loss and other checks pass: "
+            f"Only the time/throughput check failed ({len(others)} other checks, the loss among them, "
+            "are within tolerance). Failing: "
             + "; ".join(_describe(c) for c in timing)
-            + f" ({len(others)} other checks pass, {where}). Not a model regression.",
+            + f" ({where}). Not a model regression.",
             "Look at the runner (node load, clocks, data loading) and rerun; the losses match",
         )
     worst = max(failed, key=lambda c: c.max_excess)
@@ -999,7 +1000,8 @@ def seed_band_check(repo: Path, fol: Followed) -> Check | None:
     if not failed:
         return None
     actual = failed[0].actual
-    base = (repo / fol.path).parent
+    root = repo.resolve()
+    base = (root / fol.path).parent
     series = []
     srcs = []
     for d in (base, base / "golden", base / "goldens"):
@@ -1019,7 +1021,7 @@ def seed_band_check(repo: Path, fol: Followed) -> Check | None:
             )
             if vals is not None and len(vals) == len(actual):
                 series.append(np.asarray(vals, dtype=float))
-                srcs.append(str(f.relative_to(repo.resolve())))
+                srcs.append(str(f.relative_to(root)))
     if len(series) < 2:
         return None
     s = np.vstack(series)

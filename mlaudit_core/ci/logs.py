@@ -360,6 +360,12 @@ _TRANSITION = re.compile(
     + r"))",
     re.IGNORECASE,
 )
+# "Pulling image repo/x:26.04 (was repo/x:26.02)", "(previous run: repo/x:2026-11-17)"
+_WAS = re.compile(
+    r"\b(?P<n>image|container)\s+(?P<new>[^\s()]+)\s*\((?:was|previous(?: run)?:?|previously)\s+"
+    r"(?P<old>[^\s()]+)\)",
+    re.IGNORECASE,
+)
 _ENV_WORDS = re.compile(
     r"image|docker|container|version|upgrade|bump|update|cuda|driver|torch|package|pip|"
     r"==|nvcr|wheel|requirements",
@@ -493,6 +499,21 @@ def parse_packages(text: str) -> dict[str, str]:
 
 def env_changes_in(text: str, source: str, line: int) -> list[EnvChange]:
     """Version changes stated on one line (``bump X from 1.2 to 1.3``, ``X 1.2 -> 1.3``, ``image ... to 26.04-py3``)."""
+    if "(was " in text or "(previous" in text:
+        was = [
+            EnvChange(
+                m["n"].lower(),
+                m["old"].rsplit(":", 1)[-1],
+                m["new"].rsplit(":", 1)[-1],
+                source,
+                line,
+                text.strip(),
+            )
+            for m in _WAS.finditer(text)
+            if m["old"] != m["new"]
+        ]
+        if was:
+            return was
     # cheap prefilter: every shape needs an arrow or the word "to" next to a version
     if not ("->" in text or "→" in text or "=>" in text or " to " in text) or not _ENV_WORDS.search(
         text
