@@ -267,3 +267,28 @@ def test_env_changes_in_reads_image_was_statements():
     )
     assert (c.name, c.old, c.new) == ("image", "cpu-2026.10", "cpu-2026.12")
     assert env_changes_in("Pulling image x:1 (was x:1)", "ci.log", 1) == []
+
+
+def test_follow_reads_yaml_golden_and_recomputes_almost_equal_and_abs_tolerance(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "tests" / "expected.yaml").write_text("eval_loss: 0.4100\naccuracy: 0.8800\n")
+    (repo / "metrics.json").write_text(json.dumps({"eval_loss": 0.4150, "accuracy": 0.8801}))
+    (repo / "tests" / "test_eval.py").write_text(
+        "import json\nimport unittest\n\nimport yaml\n\nTOL = 1e-3\n\n\n"
+        "class EvalTest(unittest.TestCase):\n"
+        "    def test_eval(self):\n"
+        "        with open('tests/expected.yaml') as f:\n"
+        "            expected = yaml.safe_load(f)\n"
+        "        m = json.load(open('metrics.json'))\n"
+        "        self.assertAlmostEqual(m['accuracy'], expected['accuracy'], places=3)\n"
+        "        assert abs(m['eval_loss'] - expected['eval_loss']) < TOL\n"
+    )
+    fol = follow_test(repo, "tests/test_eval.py::EvalTest::test_eval", {})
+    assert fol is not None
+    kinds = {c.kind: c for c in fol.checks}
+    assert set(kinds) == {"assertAlmostEqual", "abs_diff"}
+    assert not kinds["assertAlmostEqual"].failed
+    ab = kinds["abs_diff"]
+    assert ab.failed and abs(ab.max_abs - 0.005) < 1e-9 and abs(ab.max_excess - 5.0) < 1e-6
+    assert ab.golden_src == "tests/expected.yaml" and ab.actual_src == "metrics.json"
