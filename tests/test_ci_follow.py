@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,11 @@ def run_job(repo: Path, header: str = "") -> Path:
 
 
 def audit(repo: Path, *logs: Path) -> dict:
-    out = repo.parent / "report.json"
+    with tempfile.TemporaryDirectory() as d:
+        return _audit(repo, Path(d) / "report.json", *logs)
+
+
+def _audit(repo: Path, out: Path, *logs: Path) -> dict:
     res = CliRunner().invoke(
         app,
         [
