@@ -255,7 +255,7 @@ def audit_ci(
         from .ci.follow import follow_verdict
 
         given = {p.name: p for p in [*logs, *golden]}
-        fv = follow_verdict(repo, ctx, given)
+        fv = follow_verdict(repo, ctx, given, [cl.text for cl in console])
         if fv is not None:
             v, f_followed = fv
             findings.append(f_followed)

@@ -297,3 +297,35 @@ def test_follow_reads_yaml_golden_and_recomputes_almost_equal_and_abs_tolerance(
     ab = kinds["abs_diff"]
     assert ab.failed and abs(ab.max_abs - 0.005) < 1e-9 and abs(ab.max_excess - 5.0) < 1e-6
     assert ab.golden_src == "tests/expected.yaml" and ab.actual_src == "metrics.json"
+
+
+def test_follow_unittest_failure_named_by_unittest_and_its_traceback(tmp_path):
+    """A unittest suite run for real (``python -m unittest -v``): the FAIL line and the traceback
+    name the test; the per-element assertAlmostEqual in a zip loop is recomputed as one check."""
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "tests" / "__init__.py").write_text("")
+    (repo / "tests" / "test_eval.py").write_text(
+        "import json\nimport unittest\n\nEXPECTED = [2.30, 2.11, 1.95, 1.80]\n\n\n"
+        "class EvalTest(unittest.TestCase):\n"
+        "    def test_loss(self):\n"
+        "        with open('metrics.json') as f:\n"
+        "            got = json.load(f)\n"
+        "        for a, e in zip(got, EXPECTED):\n"
+        "            self.assertAlmostEqual(a, e, places=2)\n"
+    )
+    (repo / "metrics.json").write_text("[2.30, 2.25, 2.31, 2.40]")
+    te = subprocess.run(
+        [sys.executable, "-m", "unittest", "-v", "tests.test_eval"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    log = tmp_path / "ci.log"
+    log.write_text(te.stdout + te.stderr)
+    assert "FAIL: test_loss (tests.test_eval.EvalTest" in log.read_text()
+    v = audit(repo, log)["verdict"]
+    assert (v["outcome"], v["cause"]) == ("regressed", "model_convergence"), v["summary"]
+    assert "3 of 4 elements" in v["summary"] and "metrics.json" in v["summary"]

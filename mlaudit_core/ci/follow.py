@@ -43,6 +43,7 @@ from .trace import confine, node_location
 MAX_DEPTH = 8  # fixture / helper nesting followed; deeper (or a loop) stops with a note
 MAX_LOOP = 64  # iterations of a `for` over a literal unrolled
 MAX_ELEMENTS = 5_000_000  # values compared per check
+MAX_SCALAR_LOOP = 100_000  # passes of a loop comparing one value per pass (zip(actual, expected))
 MAX_SOURCE_BYTES = 2 * 1024 * 1024  # a test module larger than this is not parsed (as gates.py)
 
 
@@ -79,6 +80,7 @@ class Check:
     golden_src: str = ""
     actual_src: str = ""
     actual: list = field(default_factory=list, repr=False)  # the actual values, flattened
+    golden: list = field(default_factory=list, repr=False)  # the golden values, flattened
 
     @property
     def failed(self) -> bool:
@@ -268,14 +270,21 @@ def _ev(node: ast.AST, env: dict, scope: _Scope, depth: int):
             elif isinstance(v, ast.FormattedValue):
                 parts.append(str(_ev(v.value, env, scope, d)))
         return "".join(parts)
-    if isinstance(node, (ast.List, ast.Tuple)):
-        return [_ev(e, env, scope, d) for e in node.elts]
-    if isinstance(node, ast.Dict):
-        return {
-            _ev(k, env, scope, d): _ev(v, env, scope, d)
-            for k, v in zip(node.keys, node.values)
-            if k is not None
-        }
+    if isinstance(node, (ast.List, ast.Tuple, ast.Dict)):
+        if isinstance(node, ast.Dict):
+            vals = [_ev(v, env, scope, d) for k, v in zip(node.keys, node.values) if k is not None]
+            out: object = {
+                _ev(k, env, scope, d): v
+                for k, v in zip([k for k in node.keys if k is not None], vals)
+            }
+        else:
+            vals = [_ev(e, env, scope, d) for e in node.elts]
+            out = vals
+        # a container of values read from a file comes from that file
+        src = next((scope.sources[id(v)] for v in vals if id(v) in scope.sources), None)
+        if src:
+            scope.sources[id(out)] = src
+        return out
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return -_ev(node.operand, env, scope, d)
     if isinstance(node, ast.BinOp):
@@ -380,6 +389,16 @@ def _call(node: ast.Call, env: dict, scope: _Scope, d: int):
         return scope.read(str(_ev(node.args[0], env, scope, d)), "npy")
     if fn in _CSV_LOAD and node.args:
         return scope.read(str(_ev(node.args[0], env, scope, d)), "csv")
+    if fn == "zip" and node.args:
+        seqs = [_ev(a, env, scope, d) for a in node.args]
+        if all(isinstance(x, (list, tuple)) for x in seqs):
+            return [list(t) for t in zip(*seqs)][:MAX_ELEMENTS]
+        raise _NoValue("zip")
+    if fn == "enumerate" and node.args:
+        seq = _ev(node.args[0], env, scope, d)
+        if isinstance(seq, (list, tuple)):
+            return [[i, x] for i, x in enumerate(seq)]
+        raise _NoValue("enumerate")
     if fn in ("Path", "pathlib.Path", "os.path.join"):
         return "/".join(str(_ev(a, env, scope, d)) for a in node.args) or "."
     if fn in _WRAP and node.args:
@@ -652,7 +671,7 @@ def recompute(
     n = min(a.size, g.size)
     a, g = a[:n], g[:n]
     c.n = n
-    c.actual = a.tolist()
+    c.actual, c.golden = a.tolist(), g.tolist()
     if not n:
         return c
     diff = a - g
@@ -744,6 +763,16 @@ def follow_test(
         if isinstance(st, ast.FunctionDef) and _is_fixture(st):
             scope.fixtures[st.name] = (st, env)
     fn = next((s for s in body if isinstance(s, ast.FunctionDef) and s.name == func), None)
+    if fn is None and not cls_path:
+        # a traceback names the function, not its class: the one class that defines it
+        owners = [
+            c
+            for c in tree.body
+            if isinstance(c, ast.ClassDef)
+            and any(isinstance(m, ast.FunctionDef) and m.name == func for m in c.body)
+        ]
+        if len(owners) == 1:
+            return follow_test(repo, f"{mod_rel}::{owners[0].name}::{func}", given)
     if fn is None:
         return None
     fol.func_line = fn.lineno
@@ -767,6 +796,40 @@ def follow_test(
     return fol
 
 
+def _scalar_loop(it) -> bool:
+    """A loop over numbers or tuples of numbers (``zip(actual, expected)``): one value per pass."""
+    return isinstance(it, list) and all(
+        isinstance(x, (int, float))
+        or (isinstance(x, (list, tuple)) and all(isinstance(y, (int, float)) for y in x))
+        for x in it[:100]
+    )
+
+
+def _merge_scalar_checks(checks: list[Check]) -> list[Check]:
+    """Checks made element by element in a loop (same line, one value each) as one check."""
+    by: dict[tuple, list[Check]] = {}
+    for c in checks:
+        by.setdefault((c.line, c.kind, c.label), []).append(c)
+    out: list[Check] = []
+    for group in by.values():
+        if len(group) == 1 or any(c.n != 1 for c in group):
+            out += group
+            continue
+        c0 = group[0]
+        m = recompute(
+            c0.kind,
+            [c.actual[0] for c in group],
+            [c.golden[0] for c in group],
+            c0.rtol,
+            c0.atol,
+            c0.line,
+            c0.label,
+        )
+        m.golden_src, m.actual_src = c0.golden_src, c0.actual_src
+        out.append(m)
+    return out
+
+
 def _follow_body(body: list[ast.stmt], env: dict, scope: _Scope, fol: Followed, d: int) -> None:
     for st in body:
         if isinstance(st, ast.For) and isinstance(st.target, (ast.Name, ast.Tuple)):
@@ -776,8 +839,26 @@ def _follow_body(body: list[ast.stmt], env: dict, scope: _Scope, fol: Followed, 
                 continue
             if isinstance(it, dict):
                 it = list(it.items())
-            for x in list(it)[:MAX_LOOP]:
+            before = len(fol.checks)
+            # the loop variables of zip(A, B) come from A's and B's files
+            srcs = dict(env.get("__srcs__", {}))
+            if (
+                isinstance(st.iter, ast.Call)
+                and _dotted(st.iter.func) == "zip"
+                and isinstance(st.target, ast.Tuple)
+            ):
+                for tgt, arg in zip(st.target.elts, st.iter.args):
+                    if isinstance(tgt, ast.Name):
+                        try:
+                            v = _ev(arg, env, scope, d)
+                        except _NoValue:
+                            continue
+                        srcs[tgt.id] = scope.sources.get(
+                            id(v), f"{fol.path}:{st.lineno} ({ast.unparse(arg)})"
+                        )
+            for x in list(it)[: MAX_SCALAR_LOOP if _scalar_loop(it) else MAX_LOOP]:
                 local = dict(env)
+                local["__srcs__"] = srcs
                 if isinstance(st.target, ast.Name):
                     local[st.target.id] = x
                 elif isinstance(x, (list, tuple)) and len(x) == len(st.target.elts):
@@ -785,6 +866,7 @@ def _follow_body(body: list[ast.stmt], env: dict, scope: _Scope, fol: Followed, 
                         if isinstance(e, ast.Name):
                             local[e.id] = v
                 _follow_body(st.body, local, scope, fol, d)
+            fol.checks[before:] = _merge_scalar_checks(fol.checks[before:])
             continue
         if isinstance(st, ast.With):
             _run_body([st], env, scope, d)
@@ -813,8 +895,13 @@ def _follow_body(body: list[ast.stmt], env: dict, scope: _Scope, fol: Followed, 
                 c = recompute(cmp.kind, a, g, cmp.rtol, cmp.atol, cmp.line, label)
             except (_NoValue, ValueError, TypeError):
                 continue
-            c.golden_src = scope.sources.get(id(g), f"{fol.path}:{cmp.line} ({gn})")
-            c.actual_src = scope.sources.get(id(a), f"{fol.path}:{cmp.line} ({an})")
+            loop_srcs = env.get("__srcs__", {})
+            c.golden_src = (
+                scope.sources.get(id(g)) or loop_srcs.get(gn) or f"{fol.path}:{cmp.line} ({gn})"
+            )
+            c.actual_src = (
+                scope.sources.get(id(a)) or loop_srcs.get(an) or f"{fol.path}:{cmp.line} ({an})"
+            )
             if not c.label:
                 names = [
                     str(v)
@@ -1034,6 +1121,38 @@ def seed_band_check(repo: Path, fol: Followed) -> Check | None:
     return c
 
 
+_UNITTEST = re.compile(r"^(?:FAIL|ERROR): (?P<m>\w+) \((?P<d>[\w.]+)\)")
+_TB_FRAME = re.compile(r'File "(?P<p>[^"]+\.py)", line (?P<l>\d+), in (?P<f>test\w*)')
+
+
+def failing_tests(ctx, lines: list[str], repo: Path) -> list[str]:
+    """Node ids of the failing tests: pytest's (``FAILED path::test``), unittest's
+    (``FAIL: test_loss (tests.test_eval.EvalTest[.test_loss])``) and the test frames of a
+    traceback (``File ".../tests/test_eval.py", line 11, in test_loss``; an absolute runner
+    path is matched to the repository file its tail names)."""
+    out = [t.test for t in ctx.tests if t.outcome in ("failed", "error") and "::" in t.test]
+    root = repo.resolve()
+    for text in lines:
+        m = _UNITTEST.match(text.strip())
+        if m:
+            parts = m["d"].split(".")
+            if parts[-1] == m["m"]:
+                parts = parts[:-1]
+            if len(parts) >= 2:
+                out.append("/".join(parts[:-1]) + ".py::" + parts[-1] + "::" + m["m"])
+            continue
+        f = _TB_FRAME.search(text) if 'File "' in text else None
+        if f:
+            tail = Path(f["p"]).parts
+            for i in range(len(tail)):
+                cand = "/".join(tail[i:])
+                q, _ = confine(repo, cand)
+                if q is not None and q.is_file():
+                    out.append(str(q.relative_to(root)).replace("\\", "/") + "::" + f["f"])
+                    break
+    return list(dict.fromkeys(out))
+
+
 def _env_change(ctx) -> str | None:
     for e in ctx.env_changes:
         if e.old or e.new:
@@ -1041,13 +1160,14 @@ def _env_change(ctx) -> str | None:
     return None
 
 
-def follow_verdict(repo: Path, ctx, given: dict[str, Path]):
+def follow_verdict(repo: Path, ctx, given: dict[str, Path], lines: list[str] | None = None):
     """A verdict from the failing tests followed to their numbers, or ``None``.
 
     Args:
         repo: the repository root.
         ctx: the collected CI context (its failed tests, environment changes).
         given: files given on the command line by base name.
+        lines: the logs' lines (unittest and traceback test names are read from them).
 
     Returns:
         ``(CIVerdict, Finding)`` (finding ``CI012 ci-test-followed``) when a failing test's
@@ -1057,7 +1177,7 @@ def follow_verdict(repo: Path, ctx, given: dict[str, Path]):
     from ..report import Cause, CodeEvidence, Evidence, Finding, NextAction, Outcome, Severity
     from .classify import CIVerdict
 
-    failed = [t.test for t in ctx.tests if t.outcome in ("failed", "error") and "::" in t.test]
+    failed = failing_tests(ctx, lines or [], repo)
     decisions: list[tuple[Followed, Decision]] = []
     missing: list[tuple[Followed, str]] = []
     for test in dict.fromkeys(failed[:50]):
