@@ -40,7 +40,7 @@ import numpy as np
 
 from .trace import confine, node_location
 
-MAX_DEPTH = 8  # fixture / helper nesting followed; deeper (or a loop) stops with a note
+MAX_DEPTH = 32  # nesting of expressions, fixtures and helpers followed; deeper (a loop) stops
 MAX_LOOP = 64  # iterations of a `for` over a literal unrolled
 MAX_ELEMENTS = 5_000_000  # values compared per check
 MAX_SCALAR_LOOP = 100_000  # passes of a loop comparing one value per pass (zip(actual, expected))
