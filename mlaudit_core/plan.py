@@ -35,6 +35,15 @@ PLANNED_STEP_NAMES = ("max_steps", "max_iter", "max_iters", "train_iters", "tota
 PLANNED_EPOCH_NAMES = ("num_train_epochs", "epochs", "max_epochs", "n_epochs", "num_epochs", "max_epoch",
                        "total_epochs", "train_epochs", "nb_epochs", "nb_epoch")
 
+#: Lines frameworks print when training returns normally (also after early stopping): HF
+#: ``train_runtime`` / "Training completed", detectron2 "Overall training speed" / "Total training
+#: time", Lightning "`Trainer.fit` stopped" / "Signaling Trainer to stop", Ultralytics "N epochs
+#: completed in", YOLOX "Training of experiment is done". A short run whose log ends with one of these
+#: ended normally.
+NORMAL_END = re.compile(r"'train_runtime'|\"train_runtime\"|Training completed|Overall training speed|"
+                        r"Total training time|Trainer\.fit` stopped|Signaling Trainer to stop|"
+                        r"epochs completed in|Training of experiment is done", re.I)
+
 _HF_TOTAL = re.compile(r"Total optimization steps = ([\d,]+)")
 _EPOCH_OF = re.compile(r"\bepoch\s*[:=]?\s*[\[(]?\s*(\d+)\s*/\s*(\d+)(?!\d)", re.I)
 #: ``step 65/3000``, ``Iter [65/3000]``; not Docker's build steps (``Step 3/12 : RUN pip install``)

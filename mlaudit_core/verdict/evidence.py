@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..plan import planned_lengths
+from ..plan import NORMAL_END, planned_lengths
 from ..report import DetectorRun, Finding, Severity
 from ..roles import LR_PARAM_NAMES, Role, lr_param_name, normalise_key
 from ..rundata import RunData
@@ -145,20 +145,13 @@ _END_LINES = {
     "detectron2": (re.compile(r"Overall training speed|Total training time"),
                    re.compile(r"Starting training from iteration")),
 }
-#: Lines frameworks print when training returns normally (also after early stopping): HF
-#: ``train_runtime`` / "Training completed", detectron2 "Overall training speed" / "Total training
-#: time", Lightning "`Trainer.fit` stopped" / "Signaling Trainer to stop", Ultralytics "N epochs
-#: completed in". A short run whose log ends with one of these ended normally.
-_NORMAL_END = re.compile(r"'train_runtime'|\"train_runtime\"|Training completed|Overall training speed|"
-                         r"Total training time|Trainer\.fit` stopped|Signaling Trainer to stop|"
-                         r"epochs completed in|Training of experiment is done", re.I)
 #: Crash signatures (out of memory, collective timeout, worker death, Python error, hardware fault, disk
 #: full, killed) that a later end-of-training line in the same console supersedes.
 CRASH_CODES = ("RT001", "RT002", "RT004", "RT005", "RT007", "RT008", "RT010")
 
 
 def superseded_crash(run: RunData, f: Finding) -> str | None:
-    """The end-of-training line (:data:`_NORMAL_END`) that follows crash finding ``f``'s console line
+    """The end-of-training line (:data:`~mlaudit_core.plan.NORMAL_END`) that follows crash finding ``f``'s console line
     in the same source, or ``None``. A log that people append to holds earlier attempts: a traceback
     followed later by the trainer's normal end line belongs to an attempt that did not end the run
     (own corpus log13: 13 failed YOLOX launches, OOMs included, then one that ran 300/300 epochs and
@@ -170,7 +163,7 @@ def superseded_crash(run: RunData, f: Finding) -> str | None:
     for c in reversed(run.console):
         if c.source == src and c.lineno <= ln:
             break
-        if c.source == src and _NORMAL_END.search(c.text):
+        if c.source == src and NORMAL_END.search(c.text):
             return c.text.strip()[:160]
     return None
 
@@ -370,7 +363,7 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
     if any(_EARLY_STOP_LINE.search(t) for t in text[-400:]):
         e.early_stopped = "the console reports early stopping"
     elif e.short and not e.interrupt:
-        end = next((t for t in reversed(text[-300:]) if _NORMAL_END.search(t)), None)
+        end = next((t for t in reversed(text[-300:]) if NORMAL_END.search(t)), None)
         if end is not None:
             e.early_stopped = f"the log ends with the framework's end-of-training line ({end.strip()[:100]})"
     pat = _param(run, _PATIENCE)

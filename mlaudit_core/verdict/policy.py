@@ -24,12 +24,13 @@ from typing import Any
 
 import numpy as np
 
+from ..plan import NORMAL_END
 from ..report import Cause, Finding, Outcome, Severity
 from ..roles import Role
 from ..rundata import RunData, RunStatus
 from ..signal import fmt
 from ..signatures import match_line
-from .evidence import _NORMAL_END, MIN_TREND_POINTS, Basis, Ending, LrAssessment
+from .evidence import MIN_TREND_POINTS, Basis, Ending, LrAssessment
 
 _CORRECTNESS_EXC = ("ValueError", "TypeError", "KeyError", "IndexError", "AttributeError",
                     "AssertionError", "NameError", "NotImplementedError", "ZeroDivisionError",
@@ -886,7 +887,7 @@ def _healthy(c: Ctx) -> Decision | None:
         ev = run.series(ek).finite().values if ek else None
         text = [ln.text for ln in run.console[-300:]]
         if ev is not None and len(ev) >= 3 and float(ev.min()) == float(ev.max()) \
-                and not any(_NORMAL_END.search(t) for t in text):
+                and not any(NORMAL_END.search(t) for t in text):
             # the whole record sits inside one epoch (the counter never advanced), with no planned
             # length, no end-of-training line and no finished status: a one-epoch run that finished and
             # one cut short look the same (own corpus log16: an LLM pretraining log 'ep: 0, batch: 20 ...

@@ -33,6 +33,7 @@ from datetime import datetime
 
 import numpy as np
 
+from ...plan import NORMAL_END
 from ...rundata import MetricTable, RunData
 from .parser import Launch, ParseResult
 
@@ -74,13 +75,11 @@ def _training_launch(run: RunData, res: ParseResult, launches: list[Launch]) -> 
     # each later launch shows what it did instead: evaluation points, or the trainer's end-of-training
     # line (a resume that found training done); a launch that shows neither may have been a training
     # that stopped before printing anything, and stays the run (own corpus log11)
-    from ...verdict.evidence import _NORMAL_END
-
     evals = [k for k in run.metrics.keys if _EVAL_KEY.search(k)]
     lines = [la.lineno for la in launches] + [10**12]
     for i in range(j, len(launches)):
         lo, hi = lines[i], lines[i + 1]
-        ends = any(lo <= cl.lineno < hi and _NORMAL_END.search(cl.text) for cl in run.console)
+        ends = any(lo <= cl.lineno < hi and NORMAL_END.search(cl.text) for cl in run.console)
         evaluated = False
         for k in evals:
             c = order.get(k)
