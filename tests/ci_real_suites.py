@@ -124,6 +124,26 @@ def art_torchtune_regression(repo: Path, rng) -> None:
     _write(repo / "artifacts/llama2_7B_full_low_memory/loss_values.json", TORCHTUNE_LLAMA2)
 
 
+def art_lm_eval_rolling(repo: Path, rng) -> None:
+    """After a torch bump: rolling loglikelihoods off by 0.1-0.6 nats, both signs."""
+    src = (repo / "tests/models/test_huggingface.py").read_text()
+    start = src.index("ROLLING_RES = [")
+    golden = json.loads(
+        src[start + len("ROLLING_RES = ") : src.index("]", start) + 1].replace(",\n    ]", "]")
+    )
+    vals = [v + float(rng.uniform(0.1, 0.6)) * float(rng.choice([-1.0, 1.0])) for v in golden]
+    _write(repo / "artifacts/wikitext_loglikelihood_rolling.json", vals)
+
+
+def art_torchtune_resume(repo: Path, rng) -> None:
+    """The resumed run restarted from scratch: its losses are the first two steps' of a fresh run."""
+    for flag in (True, False):
+        _write(
+            repo / f"artifacts/resume_optimizer_in_bwd_{flag}/loss_values.json",
+            TORCHTUNE_LLAMA2[:2],
+        )
+
+
 ARTIFACTS = {
     "megatron_lm_loss_regression": art_megatron_regression,
     "megatron_iteration_time_gate": art_megatron_iteration_time,
@@ -133,6 +153,8 @@ ARTIFACTS = {
     "hf_bert_expected_slice_drift": art_hf_bert_drift,
     "torchtune_unseeded_flaky": art_torchtune_seed,
     "torchtune_llama3_loss_regression": art_torchtune_regression,
+    "lm_eval_rolling_drift_after_torch_bump": art_lm_eval_rolling,
+    "torchtune_resume_restarts_from_scratch": art_torchtune_resume,
 }
 
 
