@@ -329,9 +329,22 @@ def config_sidecar_params(folder: Path, params: dict[str, str], notes: list[str]
     for name in names:
         side = folder / name
         if side.is_file():
-            for k, v in flat_params(read_yaml(side, warnings)).items():
+            for k, v in flat_params(_maps_for_lists(read_yaml(side, warnings))).items():
                 params.setdefault(k, v)
             notes.append(f"params from {name}")
+
+
+def _maps_for_lists(obj, depth: int = 0):
+    """A list of object specs (jsonargparse's ``class_path``/``init_args`` mappings, as LightningCLI
+    saves ``trainer.callbacks``) as a mapping by index, so each callback's settings are params one
+    value each (``trainer.callbacks.0.init_args.patience``); every other list stays as it is."""
+    if depth > 50:
+        return obj
+    if isinstance(obj, dict):
+        return {k: _maps_for_lists(v, depth + 1) for k, v in obj.items()}
+    if isinstance(obj, list) and obj and all(isinstance(x, dict) and "class_path" in x for x in obj):
+        return {str(i): _maps_for_lists(x, depth + 1) for i, x in enumerate(obj)}
+    return obj
 
 
 def read_yaml(path: Path, warnings: list[str], max_bytes: int = 1 << 20) -> dict:

@@ -133,6 +133,24 @@ def what_to_log(run: RunData, basis: Basis) -> list[tuple[str, str]]:
 # --- how the run ended ----------------------------------------------------------------------------
 
 _PATIENCE = ("patience", "early_stopping_patience", "es_patience")
+#: The smallest change an early-stopping callback counts as an improvement: Lightning/Keras
+#: ``min_delta``, HF ``early_stopping_threshold``.
+_MIN_DELTA = ("min_delta", "early_stopping_threshold", "es_min_delta")
+
+
+def _patience_counter(values: np.ndarray, higher_is_better: bool, min_delta: float) -> int:
+    """Evaluations since the last one that beat the best so far by more than ``min_delta``, counted
+    as the early-stopping callbacks count them (Lightning/Keras ``EarlyStopping``, HF
+    ``EarlyStoppingCallback``: an evaluation not better than best - min_delta adds one)."""
+    sign = 1.0 if higher_is_better else -1.0
+    best, wait = None, 0
+    for v in values:
+        x = sign * float(v)
+        if best is None or x > best + abs(min_delta):
+            best, wait = x, 0
+        else:
+            wait += 1
+    return wait
 _INTERRUPT = re.compile(r"\bKeyboardInterrupt\b|\bSIGTERM\b|signal 15\b|^Terminated\b|\bSIGINT\b", re.M)
 _EARLY_STOP_LINE = re.compile(r"early[ _-]?stopping|EarlyStopping|Stopping training early|"
                               r"stopped early|no improvement observed in last \d+ epochs", re.I)
@@ -375,9 +393,14 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
             hib = role is Role.VAL_ACCURACY or is_higher_better(s.key)
             ib = int(np.argmax(s.values) if hib else np.argmin(s.values))
             since = len(s) - 1 - ib
+            delta = _param(run, _MIN_DELTA)
+            waited = _patience_counter(s.values, hib, delta[1] if delta else 0.0)
             if since >= pat[1] * 0.9:
                 e.early_stopped = (f"{s.key} last improved {since} evaluations before the end, which the "
                                    f"run's {pat[0]}={pat[1]:g} explains (early stopping)")
+            elif delta is not None and waited >= pat[1]:
+                e.early_stopped = (f"{s.key} improved by less than {delta[0]}={delta[1]:g} in its last {waited} "
+                                   f"evaluations, which the run's {pat[0]}={pat[1]:g} explains (early stopping)")
     if text and not e.interrupt:
         joined_tail = "\n".join(text[-300:])
         for fw, (end_re, start_re) in _END_LINES.items():

@@ -239,6 +239,24 @@ LightningCLI(MLP, Blobs)
 '''
 
 
+def make_lightning_cli_early_stopped(out: Path, timeout: float = 600) -> dict:
+    """The LightningCLI script with ``--trainer.max_epochs 200`` and an ``EarlyStopping`` callback
+    (``val_loss``, patience 2, ``min_delta`` 0.01) given on the command line, run to its own end:
+    the saved ``config.yaml`` holds the callback among ``trainer.callbacks``."""
+    out.mkdir(parents=True, exist_ok=True)
+    script = out / "train.py"
+    script.write_text(_CLI_SCRIPT)
+    args = [sys.executable, str(script), "fit", "--trainer.max_epochs", "200", "--trainer.accelerator", "cpu",
+            "--trainer.devices", "1", "--trainer.log_every_n_steps", "4", "--trainer.enable_progress_bar",
+            "false", "--trainer.default_root_dir", str(out),
+            "--trainer.callbacks+=lightning.pytorch.callbacks.EarlyStopping", "--trainer.callbacks.monitor",
+            "val_loss", "--trainer.callbacks.patience", "2", "--trainer.callbacks.min_delta", "0.01"]
+    with open(out / "train.log", "wb") as log:
+        rc = subprocess.run(args, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, **_ENV), cwd=out,
+                            timeout=timeout).returncode
+    return {"root": str(out), "returncode": rc, "tensorboard": str(out / "lightning_logs" / "version_0")}
+
+
 def make_lightning_cli_killed(out: Path, sig: int = signal.SIGKILL, after_s: float = 6.0,
                               timeout: float = 600) -> dict:
     """``python train.py fit --trainer.max_epochs 200 ...`` with LightningCLI (TensorBoardLogger by

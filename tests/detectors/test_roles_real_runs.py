@@ -125,3 +125,17 @@ def test_hf_early_stopped_run_is_not_a_stop(tmp_path):
         rep = audit(run)
         assert rep.verdict.outcome.value not in ("crashed", "running"), rep.verdict.summary
     assert audit(_one(res["earlier_checkpoint"])).verdict.outcome.value == "running"
+
+
+def test_lightning_cli_early_stopped_is_not_a_stop(tmp_path):
+    """The same LightningCLI run with an EarlyStopping callback (patience 2, min_delta 0.01) in its
+    config.yaml stops at a few epochs of 200 by itself: the callback's patience and min_delta are
+    params (trainer.callbacks.0.init_args.*), and its own counting explains the stop."""
+    from role_runs import make_lightning_cli_early_stopped
+
+    res = make_lightning_cli_early_stopped(tmp_path / "cli-es")
+    assert res["returncode"] == 0
+    run = _one(res["tensorboard"])
+    assert run.params.get("trainer.callbacks.0.init_args.patience") == "2"
+    rep = audit(run)
+    assert rep.verdict.outcome.value != "crashed", rep.verdict.summary
