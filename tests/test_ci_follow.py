@@ -159,8 +159,9 @@ def test_real_suite_fixtures_are_classified_as_labelled():
     from baseline_and_ci import bench_real_suites
 
     res = bench_real_suites(REAL)
-    assert len(res) == 8
-    assert sum(res.values()) >= 7, res
+    labels = json.loads((REAL / "labels.json").read_text())
+    assert len(res) == len(labels) >= 8
+    assert sum(res.values()) >= 0.875 * len(res), res  # docs/ci.md: >= 7 of 8
 
 
 def test_pytest_timeout_header_is_not_a_job_timeout():
