@@ -198,6 +198,7 @@ def prepare(tracker: str, write: bool):
     """(refs, TaskSpec) exactly as ``mlaudit batch <tracker>`` builds them after listing."""
     from mlaudit_clearml.cli import clearml_worker_env
     from mlaudit_wandb.cli import wandb_worker_env
+
     from mlaudit_core.plugins import get_plugin
     from mlaudit_core.service import TaskSpec
     from mlaudit_core.settings import Settings

@@ -79,7 +79,7 @@ def main() -> None:
         for fmt in a.formats.split(","):
             mine = [(n, r) for n, f, r in rows if f == fmt]
             if len(mine) >= 2:
-                (n0, r0), (n1, r1) = mine[0], mine[-1]
+                (_n0, r0), (_n1, r1) = mine[0], mine[-1]
                 da = max(r1["audited"] - r0["audited"], 1)
                 print(f"{fmt}: peak grows {(r1['peak_mb'] - r0['peak_mb']) * 1024 / da:.1f} KB per audited run "
                       f"({r0['audited']} -> {r1['audited']} runs audited)")

@@ -27,8 +27,8 @@ pytest.importorskip("sklearn")
 from clearml_fake_server import FakeClearMLServer  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
-from mlaudit_core import InputError, audit  # noqa: E402
 from mlaudit.cli import app  # noqa: E402
+from mlaudit_core import InputError, audit  # noqa: E402
 from mlaudit_core.roles import Role  # noqa: E402
 from mlaudit_core.rundata import RunStatus  # noqa: E402
 from mlaudit_core.writeback import BEGIN  # noqa: E402

@@ -123,8 +123,8 @@ def test_write_out_names_a_parent_that_is_a_file(tmp_path, capsys):
     import numpy as np
     import typer
 
-    from mlaudit_core import MetricTable, RunData, RunIdentity, RunStatus, audit
     from mlaudit.cli._common import write_out
+    from mlaudit_core import MetricTable, RunData, RunIdentity, RunStatus, audit
 
     steps = np.arange(1, 101)
     run = RunData(RunIdentity("test", "r1", "r1"), status=RunStatus.FINISHED,

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from mlaudit.cli import app
 from mlaudit_core import (
     MetricTable,
     RunData,
@@ -18,7 +19,6 @@ from mlaudit_core import (
     audit,
     report_json_schema,
 )
-from mlaudit.cli import app
 from mlaudit_core.detectors import Detector, registry
 from mlaudit_core.detectors.base import _REGISTRY
 from mlaudit_core.redact import REDACTED, redact_text

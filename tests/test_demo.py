@@ -12,12 +12,12 @@ mlflow = pytest.importorskip("mlflow")
 pytest.importorskip("sklearn")
 pytest.importorskip("tensorboardX")
 
+from mlaudit_demo.cli import EXPECTED  # noqa: E402
 from mlaudit_tensorboard.reader import MLAUDIT_SUFFIX, load_logdir  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
-from mlaudit_core import audit  # noqa: E402
 from mlaudit.cli import app  # noqa: E402
-from mlaudit_demo.cli import EXPECTED  # noqa: E402
+from mlaudit_core import audit  # noqa: E402
 from mlaudit_core.writeback import BEGIN  # noqa: E402
 
 

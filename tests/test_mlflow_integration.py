@@ -17,8 +17,8 @@ from mlaudit_mlflow.loader import load_run  # noqa: E402
 from mlaudit_mlflow.writeback import NOTE_TAG, write_verdict  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
-from mlaudit_core import InputError, audit  # noqa: E402
 from mlaudit.cli import app  # noqa: E402
+from mlaudit_core import InputError, audit  # noqa: E402
 from mlaudit_core.writeback import BEGIN  # noqa: E402
 
 USER_NOTE = "My notes: sweep 7, lr 3e-4. Do not lose this."

@@ -23,8 +23,8 @@ pytest.importorskip("wandb")
 from wandb_fake_server import FakeRun, FakeWandbServer
 from wandb_helpers import mlflow_run_as_rows
 
-from mlaudit_core.audit import audit
 from mlaudit.cli import app
+from mlaudit_core.audit import audit
 from mlaudit_core.rundata import RunStatus
 from mlaudit_core.writeback import BEGIN
 

@@ -142,9 +142,9 @@ def test_non_sqlite_state_file_is_one_line_and_nothing_created(mlflow_server, tm
 
 def test_tracker_outage_is_retried_and_logged_never_fatal(tmp_path, monkeypatch, caplog):
     from conftest import free_port
+    from mlaudit_mlflow.cli import _mlflow_source
     from mlaudit_mlflow.plugin import MlflowPlugin
 
-    from mlaudit_mlflow.cli import _mlflow_source
     from mlaudit_core.service import StateStore, WatchConfig
     from mlaudit_core.service import Watcher as CoreWatcher
     from mlaudit_core.settings import Settings

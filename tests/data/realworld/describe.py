@@ -151,10 +151,10 @@ def describe_text(path: Path):
         if len(pts) >= 2:
             stats(k, [f"L{p[0]}" for p in pts], [p[1] for p in pts])
     print("  --- last 5 lines ---")
-    for line in [l for l in lines if l.strip()][-5:]:
+    for line in [ln for ln in lines if ln.strip()][-5:]:
         print("   " + line[:200])
     for pat in ("Traceback", "KeyboardInterrupt", "Error", "Killed", "SIGTERM", "nan"):
-        hits = [l for l in lines if pat in l]
+        hits = [ln for ln in lines if pat in ln]
         if hits:
             print(f"  '{pat}' in {len(hits)} lines, e.g. {hits[-1][:160]!r}")
 
