@@ -5,7 +5,8 @@ A run whose name is a script tag is logged to the server, audited with
 
 * the MLflow run page shows the ``mlaudit.*`` tags and the Description section;
 * ``mlaudit/report.html`` downloaded from the run's artifacts renders its plots
-  (every ``<img>`` decoded, natural width > 0) and runs no script from run data
+  (every inline SVG plot drawn, its curves wider than 0 px; the separate ``plots/loss.svg``
+  renders on its own) and runs no script from run data
   (``window.__pwned`` stays undefined and the run name is visible as text);
 * MLflow's own Artifacts viewer shows the same report inside its sandboxed iframe;
 * a real ``tensorboard`` shows the verdict and the report in its Text tab.
@@ -35,6 +36,12 @@ from mlaudit.cli import app
 mlflow = pytest.importorskip("mlflow")
 
 CHROMIUM = "/usr/bin/chromium"
+#: The drawn width (CSS px) of each SVG plot's longest curve: 0 when a plot did not render.
+PLOT_WIDTHS_JS = (
+    "return Array.from(document.querySelectorAll('svg.plot')).map(s => {"
+    " const c = Array.from(s.querySelectorAll('polyline'));"
+    " return c.length ? Math.max(...c.map(p => p.getBoundingClientRect().width)) : 0; })"
+)
 CHROMEDRIVER = "/usr/bin/chromedriver"
 FLAGS = [
     "--headless",
@@ -270,7 +277,7 @@ def test_report_html_artifact_renders_plots_and_runs_no_run_script(browser, audi
     names = sorted(a.path for a in client.list_artifacts(rid, "mlaudit"))
     assert "mlaudit/report.html" in names and "mlaudit/plots" in names
     plots = sorted(a.path for a in client.list_artifacts(rid, "mlaudit/plots"))
-    assert "mlaudit/plots/loss.png" in plots
+    assert "mlaudit/plots/loss.svg" in plots
     local = Path(client.download_artifacts(rid, "mlaudit/report.html", dst_path=str(tmp_path)))
     html = local.read_text(encoding="utf-8")
     assert "<script" not in html.lower()
@@ -278,11 +285,14 @@ def test_report_html_artifact_renders_plots_and_runs_no_run_script(browser, audi
     wait_for(
         browser, lambda d: d.execute_script("return document.readyState") == "complete", what="load"
     )
-    widths = browser.execute_script(
-        "return Array.from(document.images).map(i => i.complete ? i.naturalWidth : 0)"
-    )
+    widths = browser.execute_script(PLOT_WIDTHS_JS)
     assert len(widths) >= 5, widths  # loss, accuracy, lr, grad norm, loss scale, time, utilisation
-    assert all(w > 0 for w in widths), f"some plots did not decode: {widths}"
+    assert all(w > 0 for w in widths), f"some plots were not drawn: {widths}"
+    # the separate .svg file (what MLflow's artifact viewer shows) renders on its own too
+    svg = Path(client.download_artifacts(rid, "mlaudit/plots/loss.svg", dst_path=str(tmp_path)))
+    browser.get(svg.as_uri())
+    wait_for(browser, lambda d: d.execute_script(PLOT_WIDTHS_JS), what="the loss SVG file")
+    assert browser.execute_script("return document.documentElement.tagName") == "svg"
     assert browser.execute_script("return typeof window.__pwned") == "undefined"
     heading = browser.find_element(By.TAG_NAME, "h1").text
     assert heading == EVIL_NAME
@@ -296,13 +306,15 @@ def test_report_html_artifact_renders_plots_and_runs_no_run_script(browser, audi
     assert browser.execute_script("return typeof window.__pwned") == "undefined"
     browser.execute_script("document.querySelectorAll('details').forEach(d => d.open = false)")
     browser.set_window_size(1280, 1500)
-    keep_screenshot(browser, tmp_path, "report-html.png")  # the top: banner, conclusions, loss curve
+    keep_screenshot(
+        browser, tmp_path, "report-html.png"
+    )  # the top: banner, conclusions, loss curve
     keep_screenshot(browser, tmp_path, "report-html-full.png", full_page=True)
 
 
 def test_report_renders_inside_mlflow_artifact_viewer(browser, audited, tmp_path):
     """MLflow shows .html artifacts in an iframe (blob URL, sandbox="allow-scripts"), so the
-    images must be inline."""
+    plots must be inline (SVG elements)."""
     from selenium.webdriver.common.by import By
 
     url, exp_id, rid = audited
@@ -319,11 +331,8 @@ def test_report_renders_inside_mlflow_artifact_viewer(browser, audited, tmp_path
         wait_for(
             browser,
             lambda d: (
-                len(d.find_elements(By.TAG_NAME, "img")) >= 5
-                and d.execute_script(
-                    "return Array.from(document.images)"
-                    ".every(i => i.complete && i.naturalWidth > 0)"
-                )
+                len(d.execute_script(PLOT_WIDTHS_JS)) >= 5
+                and all(w > 0 for w in d.execute_script(PLOT_WIDTHS_JS))
             ),
             what="the report's plots inside the iframe",
         )

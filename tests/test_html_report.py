@@ -7,6 +7,7 @@ import io
 import re
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 from html.parser import HTMLParser
 from pathlib import Path
@@ -145,7 +146,7 @@ def test_sections_banner_and_plots(diverged, diverged_html, diverged_plots):
     banner = html[html.index('id="verdict"') : html.index("</section>", html.index('id="verdict"'))]
     assert "diverged" in banner and report.verdict.cause.value in banner
     assert f"{report.verdict.confidence:.2f}" in banner
-    imgs = [a for t, a in tags if t == "img"]
+    svgs = [a for t, a in tags if t == "svg"]
     plots, notes = diverged_plots
     assert notes == []
     assert [p.name for p in plots] == [
@@ -157,8 +158,9 @@ def test_sections_banner_and_plots(diverged, diverged_html, diverged_plots):
         "step_time",
         "utilisation",
     ]
-    assert len(imgs) == len(plots)
-    assert all(a["src"].startswith("data:image/png;base64,") for a in imgs)
+    assert len(svgs) == len(plots)
+    assert all(a["class"] == "plot" and a["role"] == "img" for a in svgs)
+    assert not [t for t, _ in tags if t == "img"]  # plots are inline SVG, not data-URI images
     for f in report.findings:  # every finding is in the table, with its code
         assert f">{f.code}<" in html
     for h in report.hypotheses:
@@ -171,7 +173,8 @@ def test_run_strings_are_escaped_and_secrets_redacted(diverged_html):
     html = diverged_html
     tags = parse(html)
     assert not [t for t, _ in tags if t in ("script", "iframe", "object", "embed")]
-    assert [a["src"][:22] for t, a in tags if t == "img"] == ["data:image/png;base64,"] * 7
+    assert [t for t, _ in tags if t == "img"] == []
+    assert len([a for t, a in tags if t == "svg"]) == 7
     assert not [
         a for _, a in tags if any(k.startswith("on") for k in a)
     ]  # no event handler attribute
@@ -215,7 +218,7 @@ def test_findings_are_drawn_where_they_happened(diverged, diverged_plots):
     assert list(by_code["OP002"][0].steps) == op002.facts["spike_steps"] == [601, 1301]
     plots, _ = diverged_plots
     loss = next(p for p in plots if p.name == "loss")
-    assert loss.png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert loss.svg.startswith('<svg xmlns="http://www.w3.org/2000/svg"') and loss.png == b""
     assert any("OP001: divergence from step" in n for n in loss.notes)
     assert any("OP002: 2 spike(s) at step(s) 601, 1301" in n for n in loss.notes)
     assert any("150 non-finite point(s), first at step 2851" in n for n in loss.notes)
@@ -304,7 +307,7 @@ def test_html_size_does_not_grow_with_points():
     assert len(html.encode()) < 2_000_000
 
 
-def test_render_html_files_writes_page_and_pngs(diverged, tmp_path):
+def test_render_html_files_writes_page_and_svgs(diverged, tmp_path):
     run, report = diverged
     names = render_html_files(report, run, tmp_path / "mlaudit")
     assert names[0] == "report.html"
@@ -314,7 +317,7 @@ def test_render_html_files_writes_page_and_pngs(diverged, tmp_path):
         if p.is_file()
     ) == sorted(names)
     assert {n for n in names if n.startswith("plots/")} == {
-        f"plots/{p}.png"
+        f"plots/{p}.svg"
         for p in (
             "loss",
             "accuracy",
@@ -326,16 +329,21 @@ def test_render_html_files_writes_page_and_pngs(diverged, tmp_path):
         )
     }
     for n in names[1:]:
-        assert (tmp_path / "mlaudit" / n).read_bytes()[:4] == b"\x89PNG"
+        ET.fromstring((tmp_path / "mlaudit" / n).read_bytes())  # a well-formed XML document
     page = (tmp_path / "mlaudit" / "report.html").read_text(encoding="utf-8")
-    assert page.count("data:image/png;base64,") == len(names) - 1  # inline too: artifact viewers
+    assert page.count('<svg xmlns="http://www.w3.org/2000/svg"') == len(names) - 1  # inline too
     assert 'src="plots/' not in page
 
 
-def test_without_run_or_matplotlib_the_page_says_why(diverged, tmp_path):
+def test_without_run_the_page_says_why_and_without_matplotlib_plots_are_drawn(diverged, tmp_path):
     _, report = diverged
     html = render_html(report, None)
-    assert "<img" not in html and "rendered without them" in html and "diverged" in html
+    assert (
+        "<img" not in html
+        and "<svg" not in html
+        and "rendered without them" in html
+        and "diverged" in html
+    )
     assert render_html_files(report, None, tmp_path) == ["report.html"]
     code = (
         "import sys, json; sys.modules['matplotlib'] = None\n"
@@ -344,8 +352,8 @@ def test_without_run_or_matplotlib_the_page_says_why(diverged, tmp_path):
         "from mlaudit_core import audit\n"
         "from mlaudit_core.render.html import render_html\n"
         "run = make_run('diverge'); html = render_html(audit(run), run)\n"
-        "print(json.dumps({'img': html.count('<img'),"
-        " 'says': 'matplotlib is not installed' in html,"
+        "print(json.dumps({'svg': html.count('<svg'),"
+        " 'mpl': 'matplotlib' in sys.modules and sys.modules['matplotlib'] is not None,"
         " 'findings': 'id=\"findings\"' in html}))\n"
     )
     p = subprocess.run(
@@ -355,7 +363,7 @@ def test_without_run_or_matplotlib_the_page_says_why(diverged, tmp_path):
         check=False,
     )
     assert p.returncode == 0, p.stderr
-    assert p.stdout.strip().splitlines()[-1] == '{"img": 0, "says": true, "findings": true}'
+    assert p.stdout.strip().splitlines()[-1] == '{"svg": 7, "mpl": false, "findings": true}'
 
 
 def test_dollar_signs_in_metric_names_do_not_break_plots():
@@ -388,7 +396,7 @@ def test_cli_out_html(tmp_path):
     )
     assert res.exit_code == 0, res.output
     page = out.read_text(encoding="utf-8")
-    assert page.startswith("<!doctype html>") and page.count("data:image/png;base64,") >= 1
+    assert page.startswith("<!doctype html>") and page.count("<svg") >= 1
     assert "<script" not in page.lower()
 
 

@@ -1,7 +1,7 @@
 """Self-contained HTML report: verdict banner, plots with findings drawn on them, every section.
 
-The page is one file with inline CSS and inline images (base64 PNG) and no
-script at all, so it opens offline and inside trackers' artifact viewers (MLflow
+The page is one file with inline CSS and inline SVG plots (drawn by
+:mod:`mlaudit_core.render.svg`; text in them XML-escaped there) and no script at all, so it opens offline and inside trackers' artifact viewers (MLflow
 shows ``.html`` artifacts in a sandboxed iframe loaded from a blob URL, where
 relative image paths do not resolve). A Content-Security-Policy meta tag forbids
 scripts and any network fetch as a second line of defence; the first is jinja2
@@ -143,6 +143,9 @@ def _context(
 
 
 def _data_uri(plot: Plot) -> str:
+    """A PNG plot as a data URI; ``""`` for an SVG plot (the template inlines ``plot.svg``)."""
+    if plot.svg:
+        return ""
     return "data:image/png;base64," + base64.b64encode(plot.png).decode("ascii")
 
 
@@ -158,7 +161,7 @@ def render_html(report: AuditReport, run: RunData | None) -> str:
         The HTML. Its size does not grow with the run's point count: curves are
         downsampled for display (:func:`mlaudit_core.render.plots.downsample`); a
         10-million-point run gives a page of about 0.3 MB (``benchmarks/html_size.py``).
-        Without matplotlib the page says that plots need ``mlaudit[plots]``.
+        The plots are inline SVG and need no extra.
     """
     plots, notes = render_plots(report, run)
     return _render(report, run, plots, notes, _data_uri)
@@ -171,11 +174,11 @@ def _render(report, run, plots, notes, image_src) -> str:
 
 
 def render_html_files(report: AuditReport, run: RunData | None, out_dir: Path) -> list[str]:
-    """Write ``report.html`` and each plot as ``plots/<name>.png`` into ``out_dir``.
+    """Write ``report.html`` and each plot as ``plots/<name>.svg`` into ``out_dir``.
 
     ``report.html`` embeds the same images inline (so it renders inside artifact
-    viewers that cannot resolve relative paths); the PNG files let a tracker show
-    each plot on its own.
+    viewers that cannot resolve relative paths); the SVG files let a tracker show
+    each plot on its own (MLflow's artifact viewer shows ``.svg`` as an image).
 
     Args:
         report: the audit.
@@ -183,7 +186,7 @@ def render_html_files(report: AuditReport, run: RunData | None, out_dir: Path) -
         out_dir: an existing or new directory.
 
     Returns:
-        The names written, relative to ``out_dir`` (``"report.html"``, ``"plots/loss.png"``, …).
+        The names written, relative to ``out_dir`` (``"report.html"``, ``"plots/loss.svg"``, …).
 
     Raises:
         OSError: when ``out_dir`` cannot be written.
@@ -195,8 +198,8 @@ def render_html_files(report: AuditReport, run: RunData | None, out_dir: Path) -
     if plots:
         (out_dir / "plots").mkdir(exist_ok=True)
         for p in plots:
-            (out_dir / "plots" / f"{p.name}.png").write_bytes(p.png)
-            names.append(f"plots/{p.name}.png")
+            (out_dir / "plots" / f"{p.name}{p.suffix}").write_bytes(p.data)
+            names.append(f"plots/{p.name}{p.suffix}")
     (out_dir / "report.html").write_text(
         _render(report, run, plots, notes, _data_uri), encoding="utf-8"
     )

@@ -1,9 +1,10 @@
 """The report's plots: key curves with the findings drawn on them, and telemetry.
 
-Each plot is one matplotlib figure rendered to PNG bytes (Agg backend, no
-display). matplotlib is imported lazily: it lives in the ``plots`` extra, and
-without it :func:`plots_unavailable` says why and the HTML report renders without
-images.
+Each plot is drawn as SVG with numpy (:mod:`mlaudit_core.render.svg`, the default and
+what every report and tracker write-back uses), or on request (``fmt="png"``) as a
+matplotlib figure rendered to PNG bytes (Agg backend), for a viewer that shows only
+raster images. matplotlib is imported lazily: it lives in the ``plots`` extra, and
+without it :func:`plots_unavailable` says why.
 
 What is drawn comes from the report, never re-derived: spike markers from
 ``OP002``'s ``spike_steps``, the divergence point from ``OP001``'s
@@ -99,11 +100,12 @@ class Plot:
     """A rendered plot.
 
     Attributes:
-        name: file stem, e.g. ``"loss"`` (written as ``plots/loss.png``).
+        name: file stem, e.g. ``"loss"`` (written as ``plots/loss.svg`` or ``plots/loss.png``).
         title: heading shown above the image.
         group: ``"training"`` or ``"telemetry"``.
-        png: the PNG bytes.
-        width, height: pixel size of the PNG.
+        svg: the standalone SVG document text (``fmt="svg"``), else ``""``.
+        png: the PNG bytes (``fmt="png"``), else ``b""``.
+        width, height: pixel size of the image.
         keys: the metric keys drawn.
         notes: one line per marker drawn, in plain text (escaped by the template).
         points: total points of the drawn series before downsampling.
@@ -112,12 +114,23 @@ class Plot:
     name: str
     title: str
     group: str
-    png: bytes
     width: int
     height: int
+    svg: str = ""
+    png: bytes = b""
     keys: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     points: int = 0
+
+    @property
+    def suffix(self) -> str:
+        """The file suffix of the image: ``".svg"`` or ``".png"``."""
+        return ".svg" if self.svg else ".png"
+
+    @property
+    def data(self) -> bytes:
+        """The image file's bytes (SVG as UTF-8, or PNG)."""
+        return self.svg.encode("utf-8") if self.svg else self.png
 
 
 def plots_unavailable() -> str | None:
@@ -388,11 +401,22 @@ _PHASE_COLOURS = {
 }
 
 
-def _draw_timeline(ax, phases, xlim: tuple[float, float], width_px: float) -> None:
-    """Phases as bars (spans) or diamonds (single steps), in as few lanes as keep labels apart.
+def _timeline_layout(phases, xlim: tuple[float, float], per_px: float, char_px: float):
+    """Where each timeline phase goes: one entry per phase name, in as few lanes as keep
+    labels apart.
 
     A phase name that repeats (one non-finite onset per metric) is drawn once, at its
     earliest step; the timeline table in the report lists every phase.
+
+    Args:
+        phases: the report's timeline phases.
+        xlim: the x range drawn (steps).
+        per_px: steps per pixel.
+        char_px: the labels' average character width in pixels.
+
+    Returns:
+        ([(label, start, end, lane, anchor, label_x, colour)], number of lanes); ``anchor`` is
+        ``"in"`` (label inside the bar), ``"left"`` (before the phase) or ``"right"`` (after).
     """
     first: dict[str, tuple[int, int]] = {}
     for p in phases:
@@ -403,14 +427,11 @@ def _draw_timeline(ax, phases, xlim: tuple[float, float], width_px: float) -> No
         lo, hi = min(a, b), max(a, b)
         if p.name not in first or lo < first[p.name][0]:
             first[p.name] = (lo, hi)
-    span = (xlim[1] - xlim[0]) or 1.0
-    per_px = span / max(width_px, 1.0)
     lanes: list[list[tuple[float, float]]] = []
+    out = []
     for name, (a, b) in sorted(first.items(), key=lambda kv: kv[1]):
         label = _label(name)
-        text_w = (
-            len(label) * 6.3 + 10
-        ) * per_px  # 7.5 pt DejaVu Sans at DPI: ~6.3 px per character
+        text_w = (len(label) * char_px + 10) * per_px
         inside = b - a >= text_w
         left = not inside and b + text_w > xlim[1]  # no room on the right: label before the phase
         extent = (a, b) if inside else ((a - text_w, b) if left else (a, b + text_w))
@@ -426,16 +447,28 @@ def _draw_timeline(ax, phases, xlim: tuple[float, float], width_px: float) -> No
             lanes.append([])
             lane = len(lanes) - 1
         lanes[lane].append(extent)
-        colour = _PHASE_COLOURS.get(name, "#64748b")
+        anchor, lx = ("in", a) if inside else (("left", a) if left else ("right", b))
+        out.append((name, a, b, lane, anchor, lx, _PHASE_COLOURS.get(name, "#64748b")))
+    return out, len(lanes)
+
+
+def _draw_timeline(ax, phases, xlim: tuple[float, float], width_px: float) -> None:
+    """Phases as bars (spans) or diamonds (single steps), laid out by :func:`_timeline_layout`."""
+    span = (xlim[1] - xlim[0]) or 1.0
+    per_px = span / max(width_px, 1.0)
+    layout, n_lanes = _timeline_layout(
+        phases, xlim, per_px, 6.3
+    )  # 7.5 pt DejaVu Sans at DPI: ~6.3 px per character
+    for name, a, b, lane, anchor, x, colour in layout:
         if b > a:
             ax.broken_barh(
                 [(a, b - a)], (lane - 0.35, 0.7), facecolors=colour, alpha=0.55, linewidth=0
             )
         else:
             ax.plot([a], [lane], marker="D", markersize=5, color=colour, linestyle="none")
-        x, dx, ha = (a, 4, "left") if inside else ((a, -5, "right") if left else (b, 5, "left"))
+        dx, ha = {"in": (4, "left"), "left": (-5, "right"), "right": (5, "left")}[anchor]
         ax.annotate(
-            label,
+            _label(name),
             (x, lane),
             xytext=(dx, 0),
             textcoords="offset points",
@@ -444,7 +477,7 @@ def _draw_timeline(ax, phases, xlim: tuple[float, float], width_px: float) -> No
             fontsize=7.5,
             color="#1f2937",
         )
-    ax.set_ylim(-0.6, max(len(lanes), 1) - 0.4)
+    ax.set_ylim(-0.6, max(n_lanes, 1) - 0.4)
     ax.invert_yaxis()
     ax.set_yticks([])
     ax.set_ylabel("timeline", fontsize=8, rotation=0, ha="right", va="center")
@@ -662,29 +695,35 @@ def _scale(ax, panel: Panel, all_y: list[np.ndarray]) -> None:
         ax.set_yscale("log")
 
 
-def render_plots(report: AuditReport, run: RunData | None) -> tuple[list[Plot], list[str]]:
+def render_plots(
+    report: AuditReport, run: RunData | None, fmt: str = "svg"
+) -> tuple[list[Plot], list[str]]:
     """Draw every panel whose roles the run logged.
 
     Args:
         report: the audit of ``run`` (findings, timeline).
         run: the run's data; ``None`` gives no plots.
+        fmt: ``"svg"`` (drawn with numpy by :mod:`mlaudit_core.render.svg`, no extra needed)
+            or ``"png"`` (matplotlib, the ``plots`` extra: for a tracker that shows only
+            raster images).
 
     Returns:
         (plots in display order, notes on what could not be drawn). A panel that
         fails to draw is noted, never raised: a report without one image beats no
         report.
+
+    Raises:
+        ValueError: for an unknown ``fmt``.
     """
+    if fmt not in ("svg", "png"):
+        raise ValueError(f"plot format must be 'svg' or 'png', not {fmt!r}")
     if run is None:
         return [], ["plots need the run's metric histories; this report was rendered without them"]
-    why = plots_unavailable()
-    if why:
-        return [], [f"plots are not included: {why}"]
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
+    if fmt == "png":
+        why = plots_unavailable()
+        if why:
+            return [], [f"plots are not included: {why}"]
     markers = markers_from_findings(report)
-    plots: list[Plot] = []
-    problems: list[str] = []
     panels = list(PANELS)
     role_keys = {run.key_for(r) for p in PANELS for r in p.roles}
     extra = [
@@ -696,8 +735,13 @@ def render_plots(report: AuditReport, run: RunData | None) -> tuple[list[Plot], 
         panels.insert(
             1 + i, Panel(f"baseline_{i + 1}", f"{key} vs baselines", (), "training", keys=(key,))
         )
-    plotted: set[str] = set()
-    timeline_done = False
+    if fmt == "svg":
+        from .svg import render_panel_svg
+
+        return _draw_panels(panels, report, run, markers, render_panel_svg)
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
     # run-controlled labels have "$" escaped (_label), so mathtext only ever renders tick labels
     with matplotlib.rc_context(
         {
@@ -709,21 +753,27 @@ def render_plots(report: AuditReport, run: RunData | None) -> tuple[list[Plot], 
             "axes.formatter.useoffset": False,
         }
     ):
-        for panel in panels:
-            keys = [run.key_for(r) for r in panel.roles] + list(panel.keys)
-            keys = [k for k in dict.fromkeys(keys) if k and k not in plotted and k in run.metrics]
-            series = [(k, run.metrics.series(k)) for k in keys]
-            if not any(len(s) for _, s in series):
-                continue
-            tl = not timeline_done and panel.group == "training" and bool(report.timeline)
-            try:  # extreme ranges (1e300) overflow inside matplotlib's log transform: harmless
-                with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-                    plots.append(_render_panel(panel, series, markers, report, run, tl))
-            except Exception as exc:  # noqa: BLE001 - one broken panel never loses the report
-                problems.append(
-                    f"plot '{panel.title}' could not be drawn: {type(exc).__name__}: {exc}"
-                )
-                continue
-            timeline_done = timeline_done or tl
-            plotted.update(keys)
+        return _draw_panels(panels, report, run, markers, _render_panel)
+
+
+def _draw_panels(panels, report, run, markers, draw) -> tuple[list[Plot], list[str]]:
+    plots: list[Plot] = []
+    problems: list[str] = []
+    plotted: set[str] = set()
+    timeline_done = False
+    for panel in panels:
+        keys = [run.key_for(r) for r in panel.roles] + list(panel.keys)
+        keys = [k for k in dict.fromkeys(keys) if k and k not in plotted and k in run.metrics]
+        series = [(k, run.metrics.series(k)) for k in keys]
+        if not any(len(s) for _, s in series):
+            continue
+        tl = not timeline_done and panel.group == "training" and bool(report.timeline)
+        try:  # extreme ranges (1e300) overflow inside log transforms: harmless
+            with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+                plots.append(draw(panel, series, markers, report, run, tl))
+        except Exception as exc:  # noqa: BLE001 - one broken panel never loses the report
+            problems.append(f"plot '{panel.title}' could not be drawn: {type(exc).__name__}: {exc}")
+            continue
+        timeline_done = timeline_done or tl
+        plotted.update(keys)
     return plots, problems

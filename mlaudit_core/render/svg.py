@@ -1,0 +1,525 @@
+"""The report's plots drawn as SVG with numpy: no matplotlib, a few milliseconds per panel.
+
+Each panel is one standalone ``<svg>`` element (``xmlns`` set, so the same text is a valid
+``.svg`` file and an inline element of ``report.html``). It shows what the matplotlib PNGs of
+:mod:`mlaudit_core.render.plots` show: the title, a legend above the axes, the curves (baseline
+runs in grey), the findings' markers (vertical lines, spans, baseline bands, spike points),
+non-finite points as ``×`` at the top edge, and under the first training panel the timeline
+strip with its phases in lanes.
+
+Curves are reduced to the pixels they are drawn on (:func:`pixel_minmax`): per pixel column
+the first, last, lowest and highest point, in step order (M4, Jugel et al. 2014, "M4: A
+Visualization-Oriented Time Series Data Aggregation", VLDB), which draws the same line as every
+point would at that width, one-point spikes included.
+
+Every string that comes from a run (metric keys, finding labels, phase names) is redacted,
+shortened and XML-escaped (:func:`_text`); numbers are formatted by this module.
+
+Why hand-written: drawing with matplotlib took ~180 ms CPU per run (issue 30, measured on
+``batch mlflow`` with write-back) against a 10 ms budget; ``benchmarks/render_speed.py`` gives
+the figure of this module.
+"""
+
+from __future__ import annotations
+
+import math
+from html import escape
+
+import numpy as np
+
+from ..redact import redact_text
+
+#: Font used in the SVG text (the HTML page's font stack; falls back to any sans-serif).
+FONT = "system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif"
+#: Average glyph width as a fraction of the font size (DejaVu Sans / system sans at 11-13 px),
+#: used to lay labels out without measuring text.
+CHAR_W = 0.58
+
+
+def _text(s: str, n: int = 60) -> str:
+    """A run-controlled string made safe for SVG text: redacted, at most ``n`` chars, escaped."""
+    t = redact_text(str(s))
+    t = t if len(t) <= n else t[: n - 1] + "…"
+    return escape(t, quote=True)
+
+
+def _f(v: float) -> str:
+    """A coordinate with one decimal (a tenth of a pixel), no trailing zeros."""
+    return f"{v:.1f}".rstrip("0").rstrip(".")
+
+
+def pixel_minmax(px: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Indices to draw of a curve whose x is already in pixels: per integer pixel column the
+    first, last, lowest and highest point, in order.
+
+    Args:
+        px: x positions in pixels, non-decreasing, shape (n,).
+        y: values (any monotone transform of the drawn y), finite, shape (n,).
+
+    Returns:
+        Sorted int64 indices into ``px``/``y``; at most 4 per pixel column.
+    """
+    n = px.shape[0]
+    if n <= 4:
+        return np.arange(n, dtype=np.int64)
+    col = np.floor(px).astype(np.int64)
+    starts = np.flatnonzero(np.r_[True, col[1:] != col[:-1]])
+    if starts.size * 4 >= n:
+        return np.arange(n, dtype=np.int64)
+    ends = np.r_[starts[1:], n] - 1
+    counts = np.diff(np.r_[starts, n])
+    mins = np.minimum.reduceat(y, starts)
+    maxs = np.maximum.reduceat(y, starts)
+    grp = np.repeat(np.arange(starts.size), counts)
+    imin = np.flatnonzero(y == mins[grp])
+    imin = imin[np.r_[True, grp[imin][1:] != grp[imin][:-1]]]
+    imax = np.flatnonzero(y == maxs[grp])
+    imax = imax[np.r_[True, grp[imax][1:] != grp[imax][:-1]]]
+    return np.unique(np.concatenate([starts, ends, imin, imax]))
+
+
+def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+    """About ``n`` round tick values (1, 2, 2.5, 5 x 10^k steps) within [lo, hi]."""
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+        return [lo] if math.isfinite(lo) else []
+    raw = (hi - lo) / max(n, 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    first = math.ceil(lo / step - 1e-9) * step
+    out: list[float] = []
+    v = first
+    while v <= hi + step * 1e-9 and len(out) < 50:
+        out.append(0.0 if abs(v) < step * 1e-9 else v)
+        v += step
+    return out
+
+
+def _fmt(v: float) -> str:
+    """A tick label: ``1.5``, ``2e-05``, ``12k``-free plain ``:g`` formatting."""
+    if v == 0:
+        return "0"
+    a = abs(v)
+    if 1e-3 <= a < 1e6:
+        return f"{v:.6g}"
+    return f"{v:.3g}"
+
+
+class Axes:
+    """Data -> pixel transform of one axes box (linear, log10 or log2 y)."""
+
+    def __init__(self, x0, y0, w, h, xlim, ylim, ylog: int = 0):
+        self.x0, self.y0, self.w, self.h = x0, y0, w, h
+        self.xlim, self.ylog = xlim, ylog
+        if ylog:
+            self.ylim = (math.log(ylim[0], ylog), math.log(ylim[1], ylog))
+        else:
+            self.ylim = ylim
+
+    def px(self, x):
+        a, b = self.xlim
+        return self.x0 + (np.asarray(x, dtype=float) - a) / ((b - a) or 1.0) * self.w
+
+    def ty(self, y):
+        y = np.asarray(y, dtype=float)
+        return np.log(y) / math.log(self.ylog) if self.ylog else y
+
+    def py(self, y):
+        a, b = self.ylim
+        return self.y0 + self.h - (self.ty(y) - a) / ((b - a) or 1.0) * self.h
+
+
+class SvgPanel:
+    """One panel being drawn: collects SVG elements and legend entries."""
+
+    def __init__(self, width: int, height: int):
+        self.width, self.height = width, height
+        self.parts: list[str] = []
+        self.legend: dict[str, str] = {}  # escaped label -> swatch svg (drawn at 0,0)
+
+    def add(self, s: str) -> None:
+        self.parts.append(s)
+
+    def path(
+        self, xs: np.ndarray, ys: np.ndarray, colour: str, width: float, extra: str = ""
+    ) -> None:
+        if xs.size == 0:
+            return
+        pts = " ".join(f"{_f(a)},{_f(b)}" for a, b in zip(xs.tolist(), ys.tolist()))
+        self.add(
+            f'<polyline points="{pts}" fill="none" stroke="{colour}" stroke-width="{width}" '
+            f'stroke-linejoin="round" stroke-linecap="round"{extra}/>'
+        )
+
+    def text(self, x, y, s: str, size: float, colour="#374151", anchor="start", extra="") -> None:
+        self.add(
+            f'<text x="{_f(x)}" y="{_f(y)}" font-size="{size}" fill="{colour}" '
+            f'text-anchor="{anchor}"{extra}>{s}</text>'
+        )
+
+
+def marker_svg(kind: str, x: float, y: float, colour: str, size: float = 7) -> str:
+    """One point marker: ``"v"`` (hollow down-triangle), ``"o"`` (hollow circle), ``"o."``
+    (filled small circle), ``"x"`` (cross), ``"D"`` (filled diamond)."""
+    r = size / 2
+    if kind == "v":
+        return (
+            f'<path d="M{_f(x - r)},{_f(y - r * 0.7)}L{_f(x + r)},{_f(y - r * 0.7)}'
+            f'L{_f(x)},{_f(y + r)}Z" fill="none" stroke="{colour}" stroke-width="1.5"/>'
+        )
+    if kind == "o":
+        return f'<circle cx="{_f(x)}" cy="{_f(y)}" r="{_f(r)}" fill="none" stroke="{colour}" stroke-width="1.5"/>'
+    if kind == "o.":
+        return f'<circle cx="{_f(x)}" cy="{_f(y)}" r="{_f(r)}" fill="{colour}"/>'
+    if kind == "x":
+        return (
+            f'<path d="M{_f(x - r)},{_f(y - r)}L{_f(x + r)},{_f(y + r)}M{_f(x - r)},{_f(y + r)}'
+            f'L{_f(x + r)},{_f(y - r)}" stroke="{colour}" stroke-width="1.3"/>'
+        )
+    return (
+        f'<path d="M{_f(x)},{_f(y - r)}L{_f(x + r)},{_f(y)}L{_f(x)},{_f(y + r)}'
+        f'L{_f(x - r)},{_f(y)}Z" fill="{colour}"/>'
+    )
+
+
+# --- one panel ----------------------------------------------------------------------------------
+
+
+def _y_scale(panel, ys: list[np.ndarray]) -> int:
+    """0 (linear), 10 or 2: the y scale :func:`mlaudit_core.render.plots._scale` picks."""
+    if not ys:
+        return 0
+    y = np.concatenate(ys)
+    if y.size == 0 or not (y > 0).all():
+        return 0
+    if panel.yscale == "log2":
+        return 2
+    if panel.yscale == "auto" and y.max() / y.min() > 100:
+        return 10
+    return 0
+
+
+def _y_ticks(ax: Axes) -> list[tuple[float, str]]:
+    lo, hi = ax.ylim
+    if not ax.ylog:
+        return [(v, _fmt(v)) for v in nice_ticks(lo, hi)]
+    k0, k1 = math.ceil(lo - 1e-9), math.floor(hi + 1e-9)
+    step = max(1, math.ceil((k1 - k0 + 1) / 7))
+    out = []
+    for k in range(k0, k1 + 1, step):
+        v = float(ax.ylog) ** k
+        label = _fmt(v) if ax.ylog == 10 else f"2^{k}"
+        out.append((v, label))
+    if not out:  # less than one power inside the range: linear ticks on the log axis
+        out = [(v, _fmt(v)) for v in nice_ticks(ax.ylog**lo, ax.ylog**hi, 4) if v > 0]
+    return out
+
+
+def render_panel_svg(panel, series, markers, report, run, with_timeline: bool):
+    """One :class:`~mlaudit_core.render.plots.Plot` with ``svg`` set (see the module docstring).
+
+    Args:
+        panel: the :class:`~mlaudit_core.render.plots.Panel`.
+        series: (metric key, Series) pairs drawn, in legend order.
+        markers: every finding marker of the report (those of other metrics are skipped).
+        report: the audit (its timeline is drawn when ``with_timeline``).
+        run: the run (its baselines' curves are drawn in grey).
+        with_timeline: draw the timeline strip under this panel.
+    """
+    from . import plots as P
+
+    big = panel.name == "loss"
+    fs = 1.0 if big else 1.2  # half-width panels are shown smaller: larger type keeps them legible
+    width = 1100 if big else 704
+    axes_h = 400 if big else 250
+    left, right = (70 if big else 84), 16
+    notes: list[str] = []
+    keys = [k for k, _ in series]
+    legend: list[tuple[str, str]] = []  # (escaped label, swatch kind:colour)
+    curves: list[tuple[np.ndarray, np.ndarray, str, float, bool]] = []
+    grey: list[tuple[np.ndarray, np.ndarray]] = []
+    bad: list[tuple[np.ndarray, str]] = []
+    drawn: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    total = 0
+    ys: list[np.ndarray] = []
+    xmin, xmax = np.inf, -np.inf
+    n_baselines = 0
+    xlabel = "step"
+    for i, (key, s) in enumerate(series):
+        total += len(s)
+        cx, cy, bad_x, xlabel = P._xy(s)
+        colour = (P.TRAIN_COLOUR, P.VAL_COLOUR, *P.OTHER_COLOURS)[i % (2 + len(P.OTHER_COLOURS))]
+        base = P._baseline_curves(run, key)
+        n_baselines = max(n_baselines, len(base))
+        for _, bx, by in base:
+            grey.append((bx, by))
+            ys.append(by)
+            xmin, xmax = min(xmin, float(bx[0])), max(xmax, float(bx[-1]))
+        if cx.size:
+            sparse = cx.size < 60
+            curves.append((cx, cy, colour, 1.6 if sparse else 1.3, sparse))
+            legend.append((_text(f"{key} ({len(s):,} pts)"), f"line:{colour}"))
+            drawn[key] = (cx, cy)
+            ys.append(cy)
+            xmin, xmax = min(xmin, float(cx[0])), max(xmax, float(cx[-1]))
+        if bad_x.size:
+            xmin, xmax = min(xmin, float(bad_x.min())), max(xmax, float(bad_x.max()))
+            bx = (
+                bad_x
+                if bad_x.size <= 400
+                else bad_x[np.linspace(0, bad_x.size - 1, 400).astype(int)]
+            )
+            bad.append((bx, P.EVENT_COLOURS["non-finite"]))
+            legend.append(
+                (
+                    _text(f"{key}: NaN/inf ({bad_x.size:,} pts)"),
+                    f"x:{P.EVENT_COLOURS['non-finite']}",
+                )
+            )
+            notes.append(
+                f"{key}: {bad_x.size:,} non-finite point(s), first at step {int(bad_x.min())} "
+                "(marked × at the top edge)"
+            )
+    if n_baselines:
+        legend.append((f"baseline runs ({n_baselines})", "line:#9ca3af"))
+    shown = []
+    for m in markers:
+        if m.key is not None and m.key not in keys:
+            continue
+        if m.key is None and panel.group != "training":
+            continue
+        if m.kind == "band":
+            ys.append(np.asarray(m.y, dtype=float))
+        if m.kind == "points" and m.key not in drawn:
+            continue
+        shown.append(m)
+        if m.note and (m.key is not None or with_timeline):
+            notes.append(m.note)
+    ylog = _y_scale(panel, ys)
+    if ys:
+        yall = np.concatenate(ys)
+        yall = yall[np.isfinite(yall) & ((yall > 0) if ylog else True)]
+    else:
+        yall = np.array([])
+    if yall.size:
+        lo, hi = float(yall.min()), float(yall.max())
+    else:
+        lo, hi = (1.0, 10.0) if ylog else (0.0, 1.0)
+    if ylog:
+        llo, lhi = math.log(lo, ylog), math.log(hi, ylog)
+        pad = (lhi - llo) * 0.05 or 0.5
+        ylim = (ylog ** (llo - pad), ylog ** (lhi + pad))
+    else:
+        pad = (hi - lo) * 0.05 or (abs(hi) * 0.05 or 0.5)
+        ylim = (lo - pad, hi + pad)
+    if not np.isfinite(xmin):
+        xmin, xmax = 0.0, 1.0
+    xpad = (xmax - xmin) * 0.01 or 0.5
+    xlim = (xmin - xpad, xmax + xpad)
+
+    # legend entries of the markers, in drawing order, unique by label
+    for m in shown:
+        kind = {"vline": "vline", "span": "span", "band": "band"}.get(m.kind)
+        if m.kind == "points":
+            kind = "v" if m.colour == P.EVENT_COLOURS["spike"] else "o"
+        legend.append((_text(m.label), f"{kind}:{m.colour}"))
+    seen: dict[str, str] = {}
+    for lab, sw in legend:
+        seen.setdefault(lab, sw)
+    legend = list(seen.items())
+
+    ncol = 3 if big else 2
+    rows = -(-len(legend) // ncol)
+    lfs = 11 * fs
+    title_fs = 15 * fs
+    top = 10 + title_fs + 8 + rows * (lfs + 6) + 6
+    axes_w = width - left - right
+    # timeline layout first: its height depends on the number of lanes
+    tl_layout, n_lanes = [], 0
+    tfs = 11 * fs if not big else 11
+    if with_timeline:
+        per_px = (xlim[1] - xlim[0]) / axes_w
+        tl_layout, n_lanes = P._timeline_layout(report.timeline, xlim, per_px, tfs * CHAR_W)
+    lane_h = 20.0
+    tl_h = max(n_lanes, 1) * lane_h + 8 if with_timeline else 0.0
+    bottom = 18 * fs + 22 * fs
+    height = int(round(top + axes_h + (8 + tl_h if with_timeline else 0) + bottom))
+    ax = Axes(left, top, axes_w, axes_h, xlim, ylim, ylog)
+    g = SvgPanel(width, height)
+    cid = f"mlaudit-clip-{panel.name}"
+    g.add(
+        f'<defs><clipPath id="{cid}"><rect x="{_f(left)}" y="{_f(top)}" width="{_f(axes_w)}" '
+        f'height="{_f(axes_h)}"/></clipPath></defs>'
+    )
+    g.add(f'<rect width="{width}" height="{height}" fill="#ffffff"/>')
+    # grid and ticks
+    ab = top + axes_h
+    tick_fs = 10.5 * fs
+    xt = [v for v in nice_ticks(xlim[0], xlim[1], 8 if big else 5) if xlim[0] <= v <= xlim[1]]
+    for v in xt:
+        x = float(ax.px(v))
+        g.add(
+            f'<line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(ab)}" stroke="#e5e7eb" stroke-width="0.8"/>'
+        )
+    for v, lab in _y_ticks(ax):
+        y = float(ax.py(v))
+        if not top - 0.5 <= y <= ab + 0.5:
+            continue
+        g.add(
+            f'<line x1="{_f(left)}" y1="{_f(y)}" x2="{_f(left + axes_w)}" y2="{_f(y)}" stroke="#e5e7eb" stroke-width="0.8"/>'
+        )
+        g.text(left - 6, y + tick_fs * 0.35, escape(lab), tick_fs, "#4b5563", "end")
+    g.add(
+        f'<path d="M{_f(left)},{_f(top)}V{_f(ab)}H{_f(left + axes_w)}" fill="none" stroke="#9ca3af" stroke-width="1"/>'
+    )
+    if panel.ylabel:
+        g.text(
+            16 * fs,
+            top + axes_h / 2,
+            escape(panel.ylabel),
+            12 * fs,
+            "#374151",
+            "middle",
+            f' transform="rotate(-90 {_f(16 * fs)} {_f(top + axes_h / 2)})"',
+        )
+    clip = f' clip-path="url(#{cid})"'
+    # spans and bands under the curves
+    for m in shown:
+        if m.kind == "span":
+            a, b = float(ax.px(m.steps[0])), float(ax.px(m.steps[1]))
+            op = 0.08 if m.colour == P.EVENT_COLOURS["finding"] else 0.13
+            g.add(
+                f'<rect x="{_f(a)}" y="{_f(top)}" width="{_f(max(b - a, 1.0))}" height="{_f(axes_h)}" '
+                f'fill="{m.colour}" fill-opacity="{op}"{clip}/>'
+            )
+    for bx, by in grey:
+        xs, yv = ax.px(bx), ax.py(by)
+        keep = pixel_minmax(xs, -yv)
+        g.path(xs[keep], yv[keep], "#9ca3af", 0.8, f' stroke-opacity="0.8"{clip}')
+    for m in shown:
+        if m.kind == "band":
+            a, b = float(ax.px(m.steps[0])), float(ax.px(m.steps[1]))
+            y1, y0 = float(ax.py(m.y[1])), float(ax.py(m.y[0]))
+            g.add(
+                f'<rect x="{_f(a)}" y="{_f(y1)}" width="{_f(max(b - a, 1.0))}" height="{_f(max(y0 - y1, 1.0))}" '
+                f'fill="{m.colour}" fill-opacity="0.3" stroke="{m.colour}" stroke-width="0.8"{clip}/>'
+            )
+    for cx, cy, colour, lw, sparse in curves:
+        xs, yv = ax.px(cx), ax.py(cy)
+        keep = pixel_minmax(xs, -yv)
+        g.path(xs[keep], yv[keep], colour, lw, clip)
+        if sparse:
+            g.add(
+                "".join(marker_svg("o.", a, b, colour, 5) for a, b in zip(xs.tolist(), yv.tolist()))
+            )
+    for m in shown:
+        if m.kind == "vline":
+            x = float(ax.px(m.steps[0]))
+            g.add(
+                f'<line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(ab)}" stroke="{m.colour}" '
+                f'stroke-width="1.2" stroke-dasharray="5 3"/>'
+            )
+        elif m.kind == "points":
+            px_, py_ = P._value_at(*drawn[m.key], m.steps)
+            kind = "v" if m.colour == P.EVENT_COLOURS["spike"] else "o"
+            g.add(
+                "".join(
+                    marker_svg(kind, a, b, m.colour, 9)
+                    for a, b in zip(ax.px(px_).tolist(), ax.py(py_).tolist())
+                )
+            )
+    for bx, colour in bad:
+        g.add("".join(marker_svg("x", a, top, colour, 6) for a in ax.px(bx).tolist()))
+    # x axis labels: under the axes, or under the timeline
+    xa_y = ab
+    if with_timeline:
+        t0 = ab + 8
+        g.text(left - 6, t0 + tl_h / 2 + 4, "timeline", 11 * fs, "#374151", "end")
+        for v in xt:
+            x = float(ax.px(v))
+            g.add(
+                f'<line x1="{_f(x)}" y1="{_f(t0)}" x2="{_f(x)}" y2="{_f(t0 + tl_h)}" stroke="#f3f4f6" stroke-width="0.8"/>'
+            )
+        g.add(
+            f'<line x1="{_f(left)}" y1="{_f(t0 + tl_h)}" x2="{_f(left + axes_w)}" y2="{_f(t0 + tl_h)}" stroke="#9ca3af"/>'
+        )
+        for label, a, b, lane, anchor, lx, colour in tl_layout:
+            yc = t0 + 4 + lane * lane_h + lane_h / 2
+            xa, xb = float(ax.px(a)), float(ax.px(b))
+            if b > a:
+                g.add(
+                    f'<rect x="{_f(xa)}" y="{_f(yc - lane_h * 0.35)}" width="{_f(max(xb - xa, 1.0))}" '
+                    f'height="{_f(lane_h * 0.7)}" fill="{colour}" fill-opacity="0.55"/>'
+                )
+            else:
+                g.add(marker_svg("D", xa, yc, colour, 8))
+            tx = float(ax.px(lx)) + (4 if anchor == "in" else (-6 if anchor == "left" else 6))
+            g.text(
+                tx,
+                yc + tfs * 0.35,
+                _text(label),
+                tfs,
+                "#1f2937",
+                "end" if anchor == "left" else "start",
+            )
+        xa_y = t0 + tl_h
+    for v in xt:
+        x = float(ax.px(v))
+        g.add(
+            f'<line x1="{_f(x)}" y1="{_f(xa_y)}" x2="{_f(x)}" y2="{_f(xa_y + 4)}" stroke="#9ca3af"/>'
+        )
+        g.text(x, xa_y + 6 + tick_fs, escape(_fmt(v)), tick_fs, "#4b5563", "middle")
+    g.text(
+        left + axes_w / 2,
+        xa_y + 10 + tick_fs + 12 * fs,
+        escape(xlabel),
+        12 * fs,
+        "#374151",
+        "middle",
+    )
+    # title and legend (right-aligned, under the title row)
+    g.text(
+        left, 10 + title_fs, _text(panel.title), title_fs, "#111827", "start", ' font-weight="bold"'
+    )
+    if legend:
+        widths = [len(lab) for lab, _ in legend]
+        colw = (max(widths) * CHAR_W * lfs) + 30
+        colw = min(colw, axes_w / ncol)
+        x0 = left + axes_w - ncol * colw
+        for i, (lab, sw) in enumerate(legend):
+            r, c = divmod(i, ncol)
+            lx = x0 + c * colw
+            ly = 10 + title_fs + 8 + r * (lfs + 6) + lfs * 0.5
+            kind, colour = sw.split(":", 1)
+            if kind == "line":
+                g.add(
+                    f'<line x1="{_f(lx)}" y1="{_f(ly)}" x2="{_f(lx + 20)}" y2="{_f(ly)}" stroke="{colour}" stroke-width="2"/>'
+                )
+            elif kind == "vline":
+                g.add(
+                    f'<line x1="{_f(lx)}" y1="{_f(ly)}" x2="{_f(lx + 20)}" y2="{_f(ly)}" stroke="{colour}" stroke-width="1.5" stroke-dasharray="5 3"/>'
+                )
+            elif kind in ("span", "band"):
+                fop = "0.3" if kind == "band" else "0.2"
+                g.add(
+                    f'<rect x="{_f(lx)}" y="{_f(ly - 5)}" width="20" height="10" fill="{colour}" fill-opacity="{fop}"/>'
+                )
+            else:
+                g.add(marker_svg(kind, lx + 10, ly, colour, 8))
+            g.text(lx + 25, ly + lfs * 0.35, lab, lfs, "#374151")
+    alt = _text(f"{panel.title}: {', '.join(keys)}", 200)
+    svg = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
+        f'height="{height}" role="img" aria-label="{alt}" font-family="{FONT}" class="plot">'
+        f"<title>{alt}</title>" + "".join(g.parts) + "</svg>"
+    )
+    return P.Plot(
+        name=panel.name,
+        title=panel.title,
+        group=panel.group,
+        svg=svg,
+        width=width,
+        height=height,
+        keys=keys,
+        notes=list(dict.fromkeys(notes)),
+        points=total,
+    )
