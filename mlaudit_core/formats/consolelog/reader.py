@@ -22,6 +22,13 @@ from ...errors import InputError
 #: 1 MiB is ~100x the longest metric line of any framework in the catalog.
 MAX_LINE_BYTES = 1 << 20
 _SNIFF = 8192
+#: A ``.gz`` log is read up to this many times its compressed size (at least
+#: :data:`GZ_MIN_BYTES`): training logs compress 7-28x (the four logs over 50 KB of
+#: ../shared/realworld, gzip -9; benchmarks/logs_throughput.py's mixed log 11x), gzip's most is
+#: about 1,000x, so an archive that expands past this is a bomb, not a log: the time to read
+#: it stays that of a plain log 50 times its size; the rest is said unread.
+GZ_MAX_RATIO = 50
+GZ_MIN_BYTES = 16 << 20
 
 
 class UnreadableLog(InputError):
@@ -49,6 +56,7 @@ class LineReader:
         self.cut_lines = 0
         self.longest_cut = 0
         self.first_cut_line: int | None = None
+        self._gz: _Capped | None = None
         self._fh, self._encoding = self._open(path)
 
     def _open(self, path) -> tuple[BinaryIO, str]:
@@ -65,7 +73,9 @@ class LineReader:
             except OSError as exc:
                 raise UnreadableLog(f"{p}: cannot be read ({exc.strerror or exc})") from None
             if p.suffix == ".gz":
-                fh = gzip.open(fh, "rb")  # type: ignore[assignment]  # noqa: SIM115
+                cap = max(GZ_MIN_BYTES, GZ_MAX_RATIO * p.stat().st_size)
+                self._gz = _Capped(gzip.open(fh, "rb"), cap)  # noqa: SIM115
+                fh = io.BufferedReader(self._gz)  # type: ignore[assignment]
         try:
             if not hasattr(fh, "peek"):  # a stream without look-ahead (a test runner's stdin)
                 first = fh.read(_SNIFF)
@@ -160,6 +170,10 @@ class LineReader:
     def _finish(self) -> None:
         if self.name != "-":
             self._fh.close()
+        if self._gz is not None and self._gz.capped:
+            self.warnings.append(
+                f"{self.name}: decompressed past {_size(self._gz.cap)} ({GZ_MAX_RATIO}x the "
+                "compressed file, a compression no training log has): the rest was not read")
         if self.bad_utf8:
             self.warnings.append(
                 f"{self.name}: {self.bad_utf8} line(s) are not valid UTF-8 (first at line {self.first_bad_line}); "
@@ -169,6 +183,29 @@ class LineReader:
                 f"{self.name}: {self.cut_lines} line(s) longer than {_size(self.max_line)} (first at line "
                 f"{self.first_cut_line}, longest {_size(self.longest_cut)}); only their first "
                 f"{_size(self.max_line)} were read")
+
+
+class _Capped(io.RawIOBase):
+    """A raw stream over ``fh`` that ends after ``cap`` bytes (``capped`` tells it did)."""
+
+    def __init__(self, fh, cap: int) -> None:
+        self._fh, self.cap, self._left, self.capped = fh, cap, cap, False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        if self._left <= 0:
+            self.capped = self.capped or bool(self._fh.read(1))
+            return 0
+        data = self._fh.read(min(len(b), self._left))
+        self._left -= len(data)
+        b[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._fh.close()
+        super().close()
 
 
 class _Rewound(io.RawIOBase):
