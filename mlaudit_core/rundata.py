@@ -14,11 +14,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from .roles import AliasTable, Role
+
+if TYPE_CHECKING:  # pandas loads on first use: importing RunData (the CLI, the hooks) skips it
+    import pandas as pd
 
 _LOSS_ROLES = (Role.TRAIN_LOSS, Role.VAL_LOSS)
 
@@ -99,6 +102,8 @@ class MetricTable:
         n = steps.shape[0]
         wall = np.full(n, np.nan) if wall_times is None else np.asarray(wall_times, dtype=np.float64)
         if names is None:
+            import pandas as pd
+
             codes, uniq = pd.factorize(pd.Series(keys, dtype=object) if n else pd.Series([], dtype=object))
             names = [str(u) for u in uniq]
             codes = np.asarray(codes, dtype=np.int32)
@@ -188,6 +193,8 @@ class MetricTable:
 
     def to_frame(self) -> pd.DataFrame:
         """The long table as a DataFrame with columns key, step, wall_time, value."""
+        import pandas as pd
+
         names = np.empty(len(self), dtype=object)
         for k, (a, b) in self._slices.items():
             names[a:b] = k

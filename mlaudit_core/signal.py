@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
+
+# pandas (its rolling median) loads on the first call: importing the detectors skips it
 
 #: Modified z-score constant and outlier cut-off from Iglewicz & Hoaglin (1993),
 #: "How to Detect and Handle Outliers": |M| > 3.5 flags an outlier.
@@ -15,6 +16,8 @@ def rolling_median(values: np.ndarray, window: int) -> np.ndarray:
     """Trailing rolling median, shape (n,); the first points use what is available."""
     if values.size == 0:
         return values.astype(float)
+    import pandas as pd
+
     return pd.Series(values).rolling(window, min_periods=1).median().to_numpy()
 
 
@@ -22,6 +25,8 @@ def centered_median(values: np.ndarray, window: int) -> np.ndarray:
     """Centred rolling median, shape (n,): a spike-robust smoother that does not lag."""
     if values.size == 0:
         return values.astype(float)
+    import pandas as pd
+
     return pd.Series(values).rolling(window, min_periods=1, center=True).median().to_numpy()
 
 
@@ -32,6 +37,8 @@ def robust_z(values: np.ndarray, reference: np.ndarray, window: int) -> np.ndarr
     (values - reference) over the trailing ``window`` (Iglewicz & Hoaglin 1993).
     A zero MAD (perfectly flat window) gives z = 0 for unchanged points.
     """
+    import pandas as pd
+
     resid = values - reference
     s = pd.Series(resid)
     mad = s.abs().rolling(window, min_periods=3).median().shift(1).to_numpy()

@@ -8,6 +8,11 @@ is a ``register(app)`` too (:func:`mlaudit_core.plugins.command_registrars`,
 docs/extending.md). Modules import tracker SDKs only inside the command that needs
 them, so ``mlaudit --help`` imports none.
 
+The command tree is built on first use of :data:`app` (a module attribute resolved lazily),
+so importing this module costs only typer, and ``mlaudit --version`` (handled by
+:func:`main` before the tree is built) imports neither the command modules, nor the
+plugins, nor ``mlaudit_core``'s analysis modules (``benchmarks/cli_import_time.py``).
+
 Exit codes: 0 audit done (no finding at or above ``--fail-on``); 1 findings at or
 above ``--fail-on``; 2 bad input or usage (one line on stderr, nothing written
 back); 3 internal error.
@@ -17,10 +22,11 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from typing import Any
 
 import typer
 
-app = typer.Typer(
+_app = typer.Typer(
     name="mlaudit",
     help="Evidence-backed diagnosis of ML training runs, written back into the tracker.",
     no_args_is_help=True,
@@ -28,6 +34,17 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _dist_version() -> str:
+    """The installed distribution's version, the string of ``mlaudit_core.__version__`` (read
+    here without importing the ``mlaudit_core`` package root, which loads the analysis)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mlaudit")
+    except PackageNotFoundError:  # a source tree that was never installed
+        return "0+unknown"
 
 
 def _version(value: bool) -> None:
@@ -38,7 +55,7 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
+@_app.callback()
 def _root(version: bool = typer.Option(False, "--version", help="Print the version and exit.",
                                        callback=_version, is_eager=True)) -> None:
     """Evidence-backed diagnosis of ML training runs, written back into the tracker."""
@@ -51,10 +68,10 @@ def _register_all() -> None:
 
     for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if mod.name.startswith("cmd_"):
-            importlib.import_module(f"{__name__}.{mod.name}").register(app)
+            importlib.import_module(f"{__name__}.{mod.name}").register(_app)
     for name, register in command_registrars():
         try:
-            register(app)
+            register(_app)
         except Exception as exc:  # noqa: BLE001 - a broken plugin never breaks the host
             warnings.warn(f"plugin {name!r}: its commands failed to register: {exc}", stacklevel=2)
 
@@ -90,8 +107,23 @@ def _plain_help(typer_app: typer.Typer) -> None:
             _plain_help(group.typer_instance)
 
 
-_register_all()
-_plain_help(app)
+_built = False
+
+
+def _full_app() -> typer.Typer:
+    """The application with every built-in and plugin command registered (built once)."""
+    global _built
+    if not _built:
+        _built = True
+        _register_all()
+        _plain_help(_app)
+    return _app
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        return _full_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _usage_context(exc):
@@ -138,7 +170,7 @@ def _route_path(argv: list[str]) -> list[str]:
     if not argv or argv[0].startswith("-"):
         return argv
     try:
-        names = set(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
+        names = set(typer.main.get_command(_full_app()).commands)  # type: ignore[attr-defined]
     except Exception:  # noqa: BLE001 - never let routing break the CLI
         return argv
     first = argv[0]
@@ -161,6 +193,9 @@ def main() -> None:
     """
     import sys
 
+    if sys.argv[1:] == ["--version"]:  # before the command tree and mlaudit_core load
+        sys.stdout.write(f"mlaudit {_dist_version()}\n")
+        sys.exit(0)
     try:  # typer >= 0.29 vendors click as typer._click; older typer uses click itself
         from typer._click import exceptions as click
     except ImportError:  # pragma: no cover - older typer
@@ -170,7 +205,7 @@ def main() -> None:
     exits = tuple({typer.Exit, getattr(click, "Exit", typer.Exit)})
     aborts = tuple({typer.Abort, getattr(click, "Abort", typer.Abort)})
     try:
-        code = app(args=_route_path(sys.argv[1:]), standalone_mode=False)
+        code = _full_app()(args=_route_path(sys.argv[1:]), standalone_mode=False)
     except click.NoArgsIsHelpError as exc:  # bare group: its help, as before
         exc.show()
         sys.exit(exc.exit_code)
