@@ -180,18 +180,20 @@ def test_a_first_once_says_why_earlier_runs_are_not_audited(mlflow_server, tmp_p
     client = mlflow.MlflowClient(mlflow_server["url"])
     exp_id = client.create_experiment(f"first-once-{tmp_path.name}")
     rid = finish_run(client, exp_id, "before-the-watcher", diverge=True)
+    # ended 10 minutes ago: before the new state file's start grace (watcher.START_GRACE_S)
+    client.set_terminated(rid, "FINISHED", end_time=int((time.time() - 600) * 1000))
     base = ["watch", "mlflow", "-e", f"first-once-{tmp_path.name}", "-u", mlflow_server["url"],
             "--once"]
     with caplog.at_level(logging.INFO):
         res = CliRunner().invoke(app, [*base, "--state", str(tmp_path / "a.sqlite")])
     assert res.exit_code == 0, res.output
     log = caplog.text
-    assert "runs that ended before now are not audited" in log and "--since all" in log
+    assert "s before the watcher started) are not audited" in log and "--since all" in log
     assert "mlaudit.verdict" not in client.get_run(rid).data.tags
     caplog.clear()
     with caplog.at_level(logging.INFO):
         res = CliRunner().invoke(app, [*base, "--state", str(tmp_path / "b.sqlite"),
                                        "--since", "all"])
     assert res.exit_code == 0, res.output
-    assert "runs that ended before now" not in caplog.text
+    assert "before the watcher started) are not audited" not in caplog.text
     assert client.get_run(rid).data.tags["mlaudit.verdict"] == "diverged"

@@ -92,12 +92,21 @@ log = logging.getLogger("mlaudit.watch")
 TEST_PAUSE_ENV = "MLAUDIT_WATCH_TEST_PAUSE"
 
 
+#: A new state file without ``--since`` starts this many seconds before now: a run that ended
+#: while the watcher was starting (imports, the first connection) or whose end time the
+#: training machine's clock set a little behind ours is audited, not passed over silently
+#: (issue 33: such runs were never audited). The tracker-side claim and the state file keep
+#: a run so caught from being audited twice by a watcher that ran until a moment before.
+START_GRACE_S = 120.0
+
+
 @dataclass
 class WatchConfig:
     """Watcher options. Times in seconds.
 
-    ``since``: the first cursor of a new state file (default: now; ignored once the file
-    has a cursor). ``once``: list once, audit everything ready, exit.
+    ``since``: the first cursor of a new state file (default: :data:`START_GRACE_S` before
+    now; ignored once the file has a cursor). ``once``: list once, audit everything ready,
+    exit.
     """
 
     poll_interval_s: float = 30.0
@@ -215,11 +224,14 @@ class Watcher:
                 log.warning("--since ignored: %s has a cursor already (give a new --state to "
                             "start from another date)", self.store.path)
             if self.store.get_meta("cursor") is None:
-                start = (self.cfg.since or datetime.now(timezone.utc)).timestamp()
+                start = (self.cfg.since.timestamp() if self.cfg.since is not None
+                         else time.time() - START_GRACE_S)
                 if self.cfg.since is None:  # a first '--once' otherwise says "0 audited", no why
-                    log.info("new state file: runs that ended before now are not audited "
-                             "(--since DATE or --since all includes them; 'mlaudit batch' "
-                             "audits an experiment once)")
+                    at = datetime.fromtimestamp(start).strftime("%H:%M:%S")
+                    log.info("new state file: runs that ended before %s (%.0f s before the "
+                             "watcher started) are not audited (--since DATE or --since all "
+                             "includes them; 'mlaudit batch' audits an experiment once)",
+                             at, START_GRACE_S)
                 self.store.set_meta("floor", repr(start))
                 self.store.set_meta("cursor", repr(start))
             self.owner = self.store.get_meta("owner")
