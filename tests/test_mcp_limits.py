@@ -209,3 +209,40 @@ def test_serve_http_closes_an_idle_session(tmp_path):
         proc.wait(timeout=30)
     assert fresh.status_code == 200, fresh.text
     assert idle.status_code == 404, (idle.status_code, idle.text)
+
+
+def test_serve_http_closes_a_connection_that_sends_no_request(tmp_path):
+    """A connection that sends nothing, or its headers a byte at a time, was kept open forever
+    (uvicorn closes an idle connection only after a first response); the HTTP server now runs
+    with ``mlaudit serve``'s header deadline (10 s)."""
+    import socket
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            MLAUDIT,
+            "mcp",
+            "--root",
+            str(tmp_path),
+            "--http",
+            str(port),
+            "--token",
+            "limits-token-0123456789abcdef",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert "127.0.0.1" in proc.stderr.readline()
+        time.sleep(0.5)
+        idle = socket.create_connection(("127.0.0.1", port), timeout=40)
+        slow = socket.create_connection(("127.0.0.1", port), timeout=40)
+        slow.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        t0 = time.monotonic()
+        got = [s.recv(100) for s in (idle, slow)]
+        waited = time.monotonic() - t0
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert got == [b"", b""] and waited < 35, (got, waited)

@@ -71,6 +71,8 @@ def register(app: typer.Typer) -> None:
                 except OSError as exc:
                     fail(f"--http {http}: cannot listen on 127.0.0.1 ({exc.strerror or exc})")
 
+                from .cmd_serve import make_server
+
                 if token is not None and len(token) < 16:
                     fail("--token: give at least 16 characters (or omit it for a random one)")
                 bearer = token or server.new_token()
@@ -88,7 +90,7 @@ def register(app: typer.Typer) -> None:
 
                 server.serve_http(roots, http, str(config) if config else None, on_ready=ready,
                                   tracking_uris=uris, token=bearer, call_timeout_s=call_timeout,
-                                  session_idle_s=session_idle)
+                                  session_idle_s=session_idle, make_server=make_server)
             else:
                 server.serve_stdio(roots, str(config) if config else None, tracking_uris=uris,
                                    call_timeout_s=call_timeout)

@@ -130,7 +130,7 @@ def _guarded_protocol(header_timeout_s: float):
 
 def make_server(app, host: str, port: int, *, max_connections: int = DEFAULT_MAX_CONNECTIONS,
                 header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S,
-                keep_alive_s: int = DEFAULT_KEEP_ALIVE_S):
+                keep_alive_s: int = DEFAULT_KEEP_ALIVE_S, lifespan: str = "off"):
     """A ``uvicorn.Server`` for a receiver app with the limits of the module docstring.
 
     Args:
@@ -138,11 +138,13 @@ def make_server(app, host: str, port: int, *, max_connections: int = DEFAULT_MAX
         max_connections: uvicorn ``limit_concurrency`` (503 beyond it).
         header_timeout_s: seconds for a connection's request headers, then it is closed.
         keep_alive_s: uvicorn ``timeout_keep_alive``.
+        lifespan: uvicorn ``lifespan`` (``"on"`` for an app that starts work in its lifespan,
+            as the MCP SDK's session manager does).
     """
     import uvicorn
 
     config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", lifespan="off", access_log=False,
+        app, host=host, port=port, log_level="warning", lifespan=lifespan, access_log=False,
         http=_guarded_protocol(header_timeout_s), limit_concurrency=max_connections,
         timeout_keep_alive=keep_alive_s, h11_max_incomplete_event_size=MAX_HEADER_BYTES)
     ulog = logging.getLogger("uvicorn.error")  # after Config: it (re)configures uvicorn's logging

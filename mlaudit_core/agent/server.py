@@ -195,7 +195,7 @@ def new_token() -> str:
 def serve_http(roots: Roots, port: int, config: str | None = None,
                on_ready: Any = None, tracking_uris: Sequence[str] = (),
                token: str | None = None, call_timeout_s: float = 600.0,
-               session_idle_s: float = 600.0) -> None:
+               session_idle_s: float = 600.0, make_server: Any = None) -> None:
     """Serve streamable HTTP at ``http://127.0.0.1:PORT/mcp`` until interrupted.
 
     Every request must carry ``Authorization: Bearer TOKEN`` (``token``; required): the MCP
@@ -204,6 +204,11 @@ def serve_http(roots: Roots, port: int, config: str | None = None,
     :class:`StaticTokenVerifier`; a request without it, or with another token, gets 401 and
     ``WWW-Authenticate: Bearer``. Any local process can reach 127.0.0.1; the token is what
     keeps them from calling the tools.
+
+    ``make_server(app, host, port, max_connections=, lifespan=)``: the CLI's
+    ``mlaudit.cli.cmd_serve.make_server`` (uvicorn with a deadline for a connection's request
+    headers: a connection that sends nothing, or its headers a byte at a time, is closed);
+    without it plain uvicorn, which keeps such a connection open forever.
     """
     if not token:
         raise ValueError("serve_http needs a bearer token")
@@ -220,8 +225,12 @@ def serve_http(roots: Roots, port: int, config: str | None = None,
     app = server.streamable_http_app(host="127.0.0.1", auth=auth,
                                      token_verifier=StaticTokenVerifier(token),
                                      session_idle_timeout=session_idle_s, max_sessions=64)
-    config_ = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                             timeout_keep_alive=5, limit_concurrency=32)
+    if make_server is not None:
+        srv = make_server(app, "127.0.0.1", port, max_connections=32, lifespan="on")
+    else:
+        srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
+                                            log_level="warning", timeout_keep_alive=5,
+                                            limit_concurrency=32))
     if on_ready is not None:
         on_ready(url)
-    uvicorn.Server(config_).run()
+    srv.run()
