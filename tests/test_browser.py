@@ -288,11 +288,6 @@ def test_report_html_artifact_renders_plots_and_runs_no_run_script(browser, audi
     widths = browser.execute_script(PLOT_WIDTHS_JS)
     assert len(widths) >= 5, widths  # loss, accuracy, lr, grad norm, loss scale, time, utilisation
     assert all(w > 0 for w in widths), f"some plots were not drawn: {widths}"
-    # the separate .svg file (what MLflow's artifact viewer shows) renders on its own too
-    svg = Path(client.download_artifacts(rid, "mlaudit/plots/loss.svg", dst_path=str(tmp_path)))
-    browser.get(svg.as_uri())
-    wait_for(browser, lambda d: d.execute_script(PLOT_WIDTHS_JS), what="the loss SVG file")
-    assert browser.execute_script("return document.documentElement.tagName") == "svg"
     assert browser.execute_script("return typeof window.__pwned") == "undefined"
     heading = browser.find_element(By.TAG_NAME, "h1").text
     assert heading == EVIL_NAME
@@ -310,6 +305,11 @@ def test_report_html_artifact_renders_plots_and_runs_no_run_script(browser, audi
         browser, tmp_path, "report-html.png"
     )  # the top: banner, conclusions, loss curve
     keep_screenshot(browser, tmp_path, "report-html-full.png", full_page=True)
+    # the separate .svg file (what MLflow's artifact viewer shows) renders on its own too
+    svg = Path(client.download_artifacts(rid, "mlaudit/plots/loss.svg", dst_path=str(tmp_path)))
+    browser.get(svg.as_uri())
+    wait_for(browser, lambda d: d.execute_script(PLOT_WIDTHS_JS), what="the loss SVG file")
+    assert browser.execute_script("return document.documentElement.tagName") == "svg"
 
 
 def test_report_renders_inside_mlflow_artifact_viewer(browser, audited, tmp_path):

@@ -83,6 +83,14 @@ class _EditingClient(mlflow.MlflowClient):
             hook()
         return out
 
+    def log_batch(self, run_id, *a, **kw):  # the write-back sets the Description in its batch
+        out = super().log_batch(run_id, *a, **kw)
+        tags = kw.get("tags") or (a[2] if len(a) > 2 else [])
+        if any(t.key == NOTE_TAG for t in tags) and self.on_note is not None:
+            hook, self.on_note = self.on_note, None
+            hook()
+        return out
+
 
 def _editor(url: str, rid: str):
     """An editing thread: each ``edit(text, base)`` saves ``base + text`` (``base`` None: the

@@ -132,9 +132,18 @@ def write_verdict(client, run: RunData, report: AuditReport, *, dry_run: bool = 
                   before_verdict=None) -> WriteBackResult:
     """Tag the run, upload the report under ``mlaudit/`` and update the Description section.
 
-    ``before_verdict``: called with no argument just before ``mlaudit.verdict`` is set; a
-    False return stops there (a watcher whose claim on the run was lost). Raises what the
-    MLflow client raises.
+    Requests to the tracking server, in order: the report files (one upload each, at most
+    :data:`UPLOAD_THREADS` at a time: MLflow's artifact proxy takes one file per request;
+    none when the artifact store is a local path); one ``get_run`` (the Description as it is
+    now, for the merge); one ``log_batch`` with every ``mlaudit.*`` tag and the merged
+    Description, atomic on the server, so ``mlaudit.verdict`` is never visible without the
+    rest; one ``get_run`` that checks the Description is what was written (a user's save from
+    a page loaded before it is merged again, :func:`mlaudit_core.writeback.write_section`).
+    That is 3 requests besides the uploads (docs/automation.md).
+
+    ``before_verdict``: called with no argument just before the batch; a False return leaves
+    ``mlaudit.verdict`` out of it (a watcher whose claim on the run was lost). Raises what
+    the MLflow client raises.
     """
     run_id = run.identity.id
     tags = verdict_tags(report)
@@ -163,18 +172,22 @@ def write_verdict(client, run: RunData, report: AuditReport, *, dry_run: bool = 
 
         # the slow part first; the Description is read and written only after it
         upload_report(client, run, out)
-    done = write_section(read, lambda text: client.set_tag(run_id, NOTE_TAG, text), section,
-                         limit=limit, full_report=full)
+    keep_verdict = before_verdict is None or bool(before_verdict())
+    batch = [RunTag(k, v) for k, v in tags.items() if k != "mlaudit.verdict"]
+    if keep_verdict:
+        batch.append(RunTag("mlaudit.verdict", tags["mlaudit.verdict"]))
+    pending = {"tags": batch}
+
+    def write(text: str) -> None:  # the first write carries the tags; a re-merge only the text
+        client.log_batch(run_id, tags=[*pending.pop("tags", []), RunTag(NOTE_TAG, text)])
+
+    done = write_section(read, write, section, limit=limit, full_report=full)
+    if "tags" in pending:  # the Description already held this section: the tags alone
+        client.log_batch(run_id, tags=pending.pop("tags"))
     _describe(result, done.merged, verified=done.verified)
-    others = [RunTag(k, v) for k, v in tags.items() if k != "mlaudit.verdict"]
-    if before_verdict is not None and not before_verdict():
-        client.log_batch(run_id, tags=others)
+    if not keep_verdict:
         result.notes.append("stopped before mlaudit.verdict: the claim on the run was lost")
         result.tags = {k: v for k, v in tags.items() if k != "mlaudit.verdict"}
-        return result
-    # the verdict tag last: it alone marks a complete write-back (watchers rely on it); in one
-    # log_batch with the others, so it is never visible without them
-    client.log_batch(run_id, tags=[*others, RunTag("mlaudit.verdict", tags["mlaudit.verdict"])])
     return result
 
 
