@@ -317,7 +317,7 @@ def write_section(read, write, section: str, *, limit: int | None = None,
     """
     import time
 
-    out = None
+    out: SectionWrite | None = None
     current = read()
     for i in range(max(1, attempts)):
         merged = merge(current, section, limit=limit, full_report=full_report)
@@ -337,6 +337,7 @@ def write_section(read, write, section: str, *, limit: int | None = None,
         if i + 1 < attempts:
             time.sleep(pause_s * 2 ** i)
             current = read()
+    assert out is not None  # the loop runs at least once
     return out
 
 

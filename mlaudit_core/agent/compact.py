@@ -117,7 +117,7 @@ def compact_report(report, budget_tokens: int = DEFAULT_TOKENS) -> dict[str, Any
     room = limit - _size(out)
     summary = _cut(v.summary, max(40, min(SUMMARY_CHARS, room // 3)))
     out["summary"] = summary if _size({**out, "summary": summary}) <= limit else ""
-    queues = {
+    queues: dict[str, list[Any]] = {
         "evidence": [{"code": f.code, "severity": f.severity.value,
                       "cite": _cut(cite(f), 120), "text": _cut(f.message, ITEM_CHARS)}
                      for f in findings],

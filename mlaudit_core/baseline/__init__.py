@@ -76,7 +76,7 @@ def fold_ledger(report: AuditReport) -> AuditReport:
         report.next_actions.insert(
             0,
             NextAction(
-                action=h.discriminating_test[:1].upper() + h.discriminating_test[1:],
+                action=(h.discriminating_test or "")[:1].upper() + (h.discriminating_test or "")[1:],
                 why=f"tests the leading explanation: {h.statement}",
                 cost="hours",
             ),

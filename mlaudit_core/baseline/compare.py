@@ -76,7 +76,7 @@ class MetricComparison:
 
 def _pairs(run: RunData, baselines: Sequence[RunData], roles: Sequence[Role], extra: Sequence[str]):
     """(label key, role, run key, [(baseline, its key)]) for each role/extra key the run logs."""
-    out = []
+    out: list[tuple[str, Role | None, str, list[tuple[RunData, str | None]]]] = []
     covered: set[str] = set()
     for role in roles:
         rk = run.key_for(role)

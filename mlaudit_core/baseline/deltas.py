@@ -314,7 +314,7 @@ def find_deltas(run: RunData, baselines: Sequence[RunData]) -> list[Delta]:
             bv = [b[src].get(key) for b in bs]
             if any(same(rv, v) for v in bv):
                 continue
-            distinct = []
+            distinct: list[str | None] = []
             for v in bv:
                 if not any(same(v, d) for d in distinct):
                     distinct.append(v)

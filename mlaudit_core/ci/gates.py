@@ -152,7 +152,7 @@ def _name(node: ast.AST) -> str:
     return ".".join(reversed(parts))
 
 
-def _num(node: ast.AST | None, consts: dict[str, float]) -> float | None:
+def _num(node: ast.AST | None, consts: Consts) -> float | None:
     if node is None:
         return None
     if (
@@ -232,7 +232,8 @@ def const_index(node: ast.AST) -> int | None:
     if isinstance(node, ast.Subscript):
         sl = node.slice
         if isinstance(sl, ast.UnaryOp) and isinstance(sl.op, ast.USub):
-            sl = ast.Constant(-sl.operand.value) if isinstance(sl.operand, ast.Constant) else sl
+            if isinstance(sl.operand, ast.Constant) and isinstance(sl.operand.value, int):
+                sl = ast.Constant(-sl.operand.value)
         if (
             isinstance(sl, ast.Constant)
             and isinstance(sl.value, int)
@@ -329,7 +330,7 @@ class _Scanner:
         self.gates: list[Gate] = []
         self.checked: list[str] | None = None
         self.checked_line: Line | None = None
-        self.consts: dict[str, float] = Consts(data=data, sources=sources)
+        self.consts: Consts = Consts(data=data, sources=sources)
         self.named_sources: dict[str, str] = {}
         self.parent: dict[int, ast.AST] = {}
 
@@ -732,7 +733,7 @@ class _Scanner:
                     self.rel, node.lineno, _seg(self.text, node), [], "checked_metrics"
                 )
             return
-        v = _num(node.value, {})
+        v = _num(node.value, Consts())
         if v is not None and _TOL_NAME.search(name) and self.func_of(node) is None:
             base = (
                 re.sub(

@@ -16,8 +16,6 @@ a Buildkite build annotation.
 All read only the finished :class:`~mlaudit_core.report.AuditReport` (already redacted).
 """
 
-from __future__ import annotations
-
 from ..report import AuditReport
 from ..signal import fmt
 

@@ -210,7 +210,10 @@ def answer_bag(report: AuditReport) -> dict[str, Any]:
                 ev.append({"source": e.source, "line": e.line, "text": e.text, "finding": f.code})
             elif e.kind == "code":
                 ev.append({"source": e.path, "line": e.line, "text": e.text, "finding": f.code})
-    calcs, failing, passing, gates = [], [], [], []
+    calcs: list[dict] = []
+    failing: list[dict] = []
+    passing: list[dict] = []
+    gates: list[dict] = []
     for f in report.findings:
         if f.code == "CI002":
             calcs.append(
@@ -384,7 +387,7 @@ class _Filler:
                     merged.setdefault(k, v)
             s = merged
         if isinstance(s, dict) and ("anyOf" in s or "oneOf" in s):
-            opts = [self.resolve(o) for o in s.get("anyOf", s.get("oneOf"))]
+            opts = [self.resolve(o) for o in s.get("anyOf", s.get("oneOf", []))]
             non_null = [o for o in opts if o.get("type") != "null"]
             base = {k: v for k, v in s.items() if k not in ("anyOf", "oneOf")}
             return {**(non_null[0] if non_null else opts[0]), **base}
@@ -442,10 +445,10 @@ class _Filler:
                 value = "; ".join(self.text(x) for x in value)
             elif isinstance(value, dict):
                 value = self.text(value)
-            out = str(value)
+            text = str(value)
             if "maxLength" in s:
-                out = out[: s["maxLength"]]
-            return out
+                text = text[: s["maxLength"]]
+            return text
         if t in ("number", "integer"):
             if isinstance(value, str) and canon == "confidence":
                 value = {"high": 0.85, "medium": 0.6, "low": 0.3}.get(value.lower(), 0.0)

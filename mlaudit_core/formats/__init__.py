@@ -62,6 +62,7 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, cast
 
 from ..errors import InputError
 from ..rundata import RunData
@@ -112,13 +113,22 @@ class Candidate:
     reason: str
 
 
+class FormatReader(Protocol):
+    """A format reader (a module of this package or an ``mlaudit.formats`` entry point); the
+    interface in the module docstring."""
+
+    def sniff(self, path: Path) -> float: ...
+
+    def load(self, path: Path) -> RunData: ...
+
+
 @functools.lru_cache(maxsize=1)
-def readers() -> dict[str, object]:
+def readers() -> dict[str, FormatReader]:
     """Every reader by name: built-ins, then ``mlaudit.formats`` entry points (which may
     replace a built-in of the same name). Cached; ``readers.cache_clear()`` looks again."""
-    out: dict[str, object] = {}
+    out: dict[str, FormatReader] = {}
     for name in BUILTIN:
-        out[name] = importlib.import_module(f"{__name__}.{name}")
+        out[name] = cast(FormatReader, importlib.import_module(f"{__name__}.{name}"))
     try:
         from importlib.metadata import entry_points
 
@@ -147,7 +157,7 @@ def _sniff(reader, path: Path) -> float:
     return c if c == c else 0.0  # NaN -> 0
 
 
-def best(path: Path, table: dict[str, object] | None = None) -> Candidate | None:
+def best(path: Path, table: dict[str, FormatReader] | None = None) -> Candidate | None:
     """The reader most confident about ``path`` itself (no walking), or None when all say 0."""
     table = table or readers()
     scored = [(_sniff(r, path), -i, name) for i, (name, r) in enumerate(table.items())]

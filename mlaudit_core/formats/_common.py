@@ -129,7 +129,8 @@ def _name(path: Path) -> str:
     return p.name
 
 
-def wide_run(path: Path, columns: dict[str, np.ndarray], steps: np.ndarray, *, tracker: str,
+def wide_run(path: Path, columns: dict[str, np.ndarray] | dict[str, tuple[np.ndarray, np.ndarray]],
+             steps: np.ndarray, *, tracker: str,
              axis: str, params: dict[str, str] | None = None, walls: np.ndarray | None = None,
              notes: list[str] | None = None, warnings: list[str] | None = None,
              what: str = "file", split: bool = True, axis_why: str = "") -> RunData:

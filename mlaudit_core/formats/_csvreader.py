@@ -6,12 +6,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ..rundata import RunData
 from . import _csv
 from ._common import RUN_CONFIG_FILES, config_sidecar_params, wide_run
 
 
 def load_csv(path: Path, *, tracker: str, what: str, axis_pref: str = "auto", sidecars: tuple[str, ...] = (),
-             drop: tuple[str, ...] = (), axis_why: str = "", rename=None) -> tuple:
+             drop: tuple[str, ...] = (), axis_why: str = "", rename=None) -> RunData:
     """Read ``path`` and build the run.
 
     ``axis_pref``: ``"epoch"`` (the epoch column is the axis), ``"step"`` (the step column),

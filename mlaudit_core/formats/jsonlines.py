@@ -31,6 +31,7 @@ import itertools
 import json
 from array import array
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -242,7 +243,7 @@ class _Builder:
         self.mm = (array("d"), array("d"), array("b"))  # epoch, iter, is_train
         self.cols: dict[str, tuple[array, array]] = {}
         self.n = 0
-        self.last_eta = None
+        self.last_eta: tuple[Any, Any, Any] | None = None
 
     def add(self, r: dict) -> None:
         kind = self.kind
@@ -259,8 +260,7 @@ class _Builder:
             self.steps.append(np.nan)
         elif self.step_key is not None:
             s = r.get(self.step_key)
-            t = type(s)
-            self.steps.append(float(s) if t is int or t is float else np.nan)
+            self.steps.append(float(s) if isinstance(s, (int, float)) and not isinstance(s, bool) else np.nan)
         else:
             self.steps.append(float(i))
         self.n += 1

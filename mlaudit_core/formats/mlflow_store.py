@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -175,7 +176,7 @@ def load(path: Path) -> RunData:
         warnings.append(f"{path}: the run logged no metric")
     params = _read_values(path / "params", warnings)
     tags = _read_values(path / "tags", warnings)
-    status_raw = meta.get("status")
+    status_raw: Any = meta.get("status")
     status = _STATUS.get(status_raw, RunStatus.UNKNOWN)
     notes = [f"read directly from the MLflow file store folder {path} (read-only)"]
     if not (path / "artifacts").is_dir():

@@ -114,7 +114,7 @@ def load(path: Path):
         for k, v in summary.items():
             x = _num(v)
             if k != "step" and x is not None:
-                cols[{"train_loss": "train_loss_mean"}.get(k, k)] = [(0, x)]
+                cols["train_loss_mean" if k == "train_loss" else k] = [(0, x)]
         notes.append(f"log_history holds only the end-of-training summary (logging_steps "
                      f"{state.get('logging_steps')} vs {state.get('global_step')} steps run): no training curve; "
                      "train_loss_mean is the mean training loss over the whole run")

@@ -367,6 +367,7 @@ class LiveRun:
 
     # -- per-point rules -------------------------------------------------------------------
     def _loss(self, step: int, v: float, t: LiveThresholds) -> None:
+        assert self.loss_key is not None  # _loss runs for points of the loss key only
         self._nonfinite(self.loss_key, step, v, t, need=1)
         if not math.isfinite(v):
             return
@@ -561,27 +562,27 @@ class LiveRun:
                                 values={"best": self.best, "last": self.last_loss, "ratio": ratio})],
                 best=self.best, best_step=self.best_step, since_step=self.over_since, ratio=ratio,
                 factor=t.diverge_factor)
-        ev = self.sp_event if self.sp_event is not None and self.sp_event.get("active") \
+        sp = self.sp_event if self.sp_event is not None and self.sp_event.get("active") \
             else self.sp_unreported
-        if ev is not None:
-            ev["reported"] = True
+        if sp is not None:
+            sp["reported"] = True
             self.sp_unreported = None
-            since = (f"; back at step {ev['recovered_step']}" if ev.get("recovered_step")
+            since = (f"; back at step {sp['recovered_step']}" if sp.get("recovered_step")
                      is not None else "")
             out["spike"] = _finding(
-                "LV008", f"{self.loss_key} spiked at step {ev['step']} ({_fmt(ev['value'])} vs "
-                f"trailing median {_fmt(ev['ref'])}) and did not come back within "
-                f"{t.spike_recovery_points} points (last {_fmt(ev.get('last_value'))}; recovered "
-                f"means a median of 5 points <= {_fmt(ev['ref'] + ev['tol'])}){since}",
-                [SeriesEvidence(metric=self.loss_key, step_start=ev["step"],
+                "LV008", f"{self.loss_key} spiked at step {sp['step']} ({_fmt(sp['value'])} vs "
+                f"trailing median {_fmt(sp['ref'])}) and did not come back within "
+                f"{t.spike_recovery_points} points (last {_fmt(sp.get('last_value'))}; recovered "
+                f"means a median of 5 points <= {_fmt(sp['ref'] + sp['tol'])}){since}",
+                [SeriesEvidence(metric=self.loss_key, step_start=sp["step"],
                                 step_end=self.last_loss_step,
-                                values={"value": ev["value"], "trailing_median": ev["ref"],
-                                        "peak": ev["peak"], "last": ev.get("last_value"),
+                                values={"value": sp["value"], "trailing_median": sp["ref"],
+                                        "peak": sp["peak"], "last": sp.get("last_value"),
                                         "recovered_after_points": None},
-                                note=f"no point back within {_fmt(ev['tol'])} of the pre-spike "
-                                     f"median in {ev['after']} points")],
-                step=ev["step"], value=ev["value"], trailing_median=ev["ref"],
-                points_after=ev["after"], recovery_points=t.spike_recovery_points)
+                                note=f"no point back within {_fmt(sp['tol'])} of the pre-spike "
+                                     f"median in {sp['after']} points")],
+                step=sp["step"], value=sp["value"], trailing_median=sp["ref"],
+                points_after=sp["after"], recovery_points=t.spike_recovery_points)
         if self.scale_collapsed_at is not None:
             out["loss_scale"] = _finding(
                 "LV003", f"{self.scale_key} fell from {_fmt(self.scale_max)} to "
@@ -595,7 +596,7 @@ class LiveRun:
         limit = self.stall_threshold(t)
         if running and age is not None and age >= limit:
             med = self.median_interval()
-            ev = [FactEvidence(
+            ev: list[FactEvidence | LogEvidence] = [FactEvidence(
                 text=f"last training step {self.last_step} at {_iso(self.last_wall)}; no new "
                      f"step for {age:.0f} s (threshold {limit:.0f} s)",
                 values={"last_step": self.last_step, "last_wall_time": _iso(self.last_wall),
@@ -628,7 +629,7 @@ class LiveRun:
                     f"run is still running; last step {self.last_step} at {_iso(self.last_wall)}"
                     f"{console_note}",
                     ev, last_step=self.last_step, seconds=age, threshold_s=limit)
-        if self.thr_low_run >= t.throughput_window and self.thr_ref:
+        if self.thr_low_run >= t.throughput_window and self.thr_ref and self.thr_last is not None:
             ref = statistics.median(self.thr_ref)
             what = f"1/{self.thr_key}" if self.thr_inverted else self.thr_key
             out["throughput"] = _finding(

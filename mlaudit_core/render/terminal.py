@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
@@ -25,7 +25,7 @@ def render_terminal(report: AuditReport, console: Console | None = None, verbose
         colour = "green"
     head = Text.assemble((f" {v.outcome.value.upper()} ", f"bold reverse {colour}"), "  cause ",
                          (v.cause.value, "bold"), f"  confidence {v.confidence:.2f}")
-    body = [head, Text(v.summary)]
+    body: list[RenderableType] = [head, Text(v.summary)]
     t = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     t.add_column("code")
     t.add_column("sev")

@@ -202,6 +202,7 @@ def _cut_metrics(run: RunData, res: ParseResult, launches: list[Launch]) -> tupl
         return la.counts[c] if c < len(la.counts) else 0
 
     main = main_series(run)
+    assert main is not None  # the table has keys (checked above)
     chain = [None, *launches]
     s = table.series(main)
     bounds = [start(la, main) for la in chain] + [len(s)]
