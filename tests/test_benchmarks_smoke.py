@@ -96,6 +96,35 @@ def test_html_size():
     assert out.strip() and re.search(r"\d", out), out
 
 
+@pytest.mark.e2e
+def test_cli_import_time():
+    """benchmarks/cli_import_time.py: a row per start with a wall time and an importtime total;
+    ``--version`` and the hooks import none of the heavy modules, ``--help`` no pandas/scipy."""
+    out = run("cli_import_time.py", "--repeat", "1")
+    rows = {
+        m.group(1): (float(m.group(2)), float(m.group(3)), m.group(4))
+        for m in re.finditer(r"^(mlaudit --version|mlaudit --help|import mlaudit.hooks)\s+"
+                             r"([\d.]+)\s+([\d.]+)\s+(.*)$", out, re.M)
+    }
+    assert set(rows) == {"mlaudit --version", "mlaudit --help", "import mlaudit.hooks"}, out
+    for wall, total, _ in rows.values():
+        assert 0 < wall < 120 and 0 < total < 120_000, out
+    assert rows["mlaudit --version"][2] == "none" and rows["import mlaudit.hooks"][2] == "none"
+    assert "pandas" not in rows["mlaudit --help"][2] and "scipy" not in rows["mlaudit --help"][2]
+
+
+@pytest.mark.e2e
+def test_render_speed():
+    """benchmarks/render_speed.py at toy size: the SVG and page CPU figures and the SVG size."""
+    out = run("render_speed.py", "--points", "2000", "--repeat", "1")
+    assert "6 panels" in out, out
+    svg = re.search(r"^plots as SVG \(numpy\)\s+([\d.]+)$", out, re.M)
+    page = re.search(r"^render_html \(page \+ SVG\)\s+([\d.]+)$", out, re.M)
+    size = re.search(r"^SVG bytes on the page\s+([\d,]+)$", out, re.M)
+    assert svg and page and size, out
+    assert 0 < float(svg.group(1)) < 60_000 and int(size.group(1).replace(",", "")) > 10_000
+
+
 def test_large_run():
     out = run("large_run.py", "--steps", "1000", "--metrics", "10")
     assert out.strip() and re.search(r"\d", out), out

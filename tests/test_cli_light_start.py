@@ -15,6 +15,8 @@ import pytest
 
 from mlaudit_core import __version__
 
+pytestmark = pytest.mark.e2e  # each case starts a fresh interpreter
+
 PROBE = """
 import json, sys
 sys.argv = ["mlaudit", *json.loads(sys.argv[1])]

@@ -75,7 +75,9 @@ def pixel_minmax(px: np.ndarray, y: np.ndarray) -> np.ndarray:
     imin = imin[np.r_[True, grp[imin][1:] != grp[imin][:-1]]]
     imax = np.flatnonzero(y == maxs[grp])
     imax = imax[np.r_[True, grp[imax][1:] != grp[imax][:-1]]]
-    return np.unique(np.concatenate([starts, ends, imin, imax]))
+    keep = np.zeros(n, dtype=bool)
+    keep[starts] = keep[ends] = keep[imin] = keep[imax] = True
+    return np.flatnonzero(keep)
 
 
 def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
@@ -144,7 +146,9 @@ class SvgPanel:
     ) -> None:
         if xs.size == 0:
             return
-        pts = " ".join(f"{_f(a)},{_f(b)}" for a, b in zip(xs.tolist(), ys.tolist()))
+        flat = np.empty(2 * xs.size)
+        flat[0::2], flat[1::2] = xs, ys
+        pts = " ".join(["%.1f,%.1f"] * xs.size) % tuple(flat.tolist())  # one C-level format
         self.add(
             f'<polyline points="{pts}" fill="none" stroke="{colour}" stroke-width="{width}" '
             f'stroke-linejoin="round" stroke-linecap="round"{extra}/>'
