@@ -46,6 +46,20 @@ def test_t_multiplier_is_the_prediction_interval_for_one_new_seed():
         )
 
 
+def test_student_t_two_sided_matches_scipy_for_every_df_and_coverage():
+    """The package's own Student-t quantile (scipy is a dev dependency only) against scipy."""
+    from mlaudit_core.baseline.band import student_t_two_sided
+
+    for df in range(1, 301):
+        for cov in (0.3829, 0.6827, 0.95, 0.9545, 0.9973, 0.99994):
+            want = stats.t.ppf(0.5 + cov / 2, df)
+            assert student_t_two_sided(cov, df) == pytest.approx(want, rel=1e-10), (df, cov)
+    with pytest.raises(ValueError):
+        student_t_two_sided(1.0, 3)
+    with pytest.raises(ValueError):
+        student_t_two_sided(0.95, 0)
+
+
 def test_three_seeds_band_is_the_t_interval_of_the_tail_means():
     rng = np.random.default_rng(0)
     base = 1.0 + np.array([[0.00], [0.02], [-0.01]]) + 0.001 * rng.standard_normal((3, 50))
