@@ -515,7 +515,7 @@ def sign(body: bytes, secret: str) -> str:
 def verify_signature(body: bytes, header: str | None, secret: str) -> bool:
     """Deprecated (see :func:`sign`): True when ``header`` is the ``sha256=`` signature of the
     raw ``body`` (constant-time compare). Use :func:`verify_webhook`."""
-    return bool(header) and hmac.compare_digest(sign(body, secret), header.strip())
+    return bool(header) and hmac.compare_digest(sign(body, secret), (header or "").strip())
 
 
 def encode(

@@ -175,7 +175,7 @@ class MetricTable:
     def keys(self) -> list[str]:
         return list(self._slices)
 
-    def __contains__(self, key: str) -> bool:
+    def __contains__(self, key: object) -> bool:
         return key in self._slices
 
     def __len__(self) -> int:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import posixpath
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..report import Cause, Finding, Hypothesis, NextAction, Outcome
@@ -81,8 +82,8 @@ def _hyp(
     supported: bool | None,
     cause: Cause,
     test: str,
-    for_: list[str] = (),
-    against: list[str] = (),
+    for_: Sequence[str] = (),
+    against: Sequence[str] = (),
 ) -> Hypothesis:
     status = "supported" if supported else "open" if supported is None else "rejected"
     return Hypothesis(
@@ -343,7 +344,7 @@ def classify(findings: list[Finding], ctx: CIContext) -> CIVerdict:
             v = CIVerdict(
                 Outcome.REGRESSED,
                 cause,
-                0.85 if ref.same_runner else 0.75,
+                0.85 if ref is not None and ref.same_runner else 0.75,
                 "A real change, not numerical drift: "
                 + describe(ref)
                 + ", while the new code fails it."
@@ -366,7 +367,7 @@ def classify(findings: list[Finding], ctx: CIContext) -> CIVerdict:
                     cost="hours",
                 )
             )
-        elif drift_like:
+        elif drift_like and fa is not None:
             c, an = fa
             envs = ctx.env_changes
             env_txt = (

@@ -152,15 +152,15 @@ def find_reference(ctx: CIContext, recs: list) -> list[ReferenceRun]:
         for r in hits[-1:]:
             if r.outcome not in ("passed", "failed", "error"):
                 continue
-            a = next(
+            ref_a = next(
                 (x for x in ctx.ref_assertions if x.test == r.test and x.source == r.source), None
             )
             figs = {}
-            if a is not None:
+            if ref_a is not None:
                 figs = {
-                    k: getattr(a, k)
+                    k: getattr(ref_a, k)
                     for k in ("n_mismatch", "n_total", "max_abs", "max_rel")
-                    if getattr(a, k) is not None
+                    if getattr(ref_a, k) is not None
                 }
             out.append(
                 ReferenceRun(
@@ -216,8 +216,10 @@ def decisive(ctx: CIContext, metric: str | None = None) -> ReferenceRun | None:
     return rows[0] if rows else None
 
 
-def describe(r: ReferenceRun) -> str:
+def describe(r: ReferenceRun | None) -> str:
     """One sentence for a summary: what the old code did and where the log says so."""
+    if r is None:
+        return "the old code's result is not in the log"
     where = f"{r.source}:{r.line}" if r.line else r.source
     who = f"the old code ({r.label})" if r.label else "the old code"
     runner = " on the same runner" if r.same_runner else f" (runner {r.runner})" if r.runner else ""

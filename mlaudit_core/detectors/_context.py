@@ -269,10 +269,10 @@ def peak_lr(run: RunData) -> tuple[float, float] | None:
         if v.size:
             lr = float(v.max())
     if lr is None:
-        for k, v in run.params.items():
+        for k, pv in run.params.items():
             if lr_param_name(k) is not None:
                 try:
-                    lr = float(str(v).strip())
+                    lr = float(str(pv).strip())
                     break
                 except ValueError:
                     continue

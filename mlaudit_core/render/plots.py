@@ -305,7 +305,7 @@ def markers_from_findings(report: AuditReport) -> list[_Marker]:
                     f"steps {a}–{b} show the last write",
                 )
             )
-            if b is not None and b > a:
+            if a is not None and b is not None and b > a:
                 out.append(_Marker("span", "LI002 re-logged steps", EVENT_COLOURS["reset"], (a, b)))
         elif f.family == "baseline" and facts.get("band_lo") is not None and facts.get("metric"):
             lo, hi = _flt(facts.get("band_lo")), _flt(facts.get("band_hi"))
@@ -729,7 +729,7 @@ def render_plots(
     extra = [
         m.key
         for m in markers
-        if m.kind == "band" and m.key in run.metrics and m.key not in role_keys
+        if m.kind == "band" and m.key is not None and m.key in run.metrics and m.key not in role_keys
     ]
     for i, key in enumerate(dict.fromkeys(extra)):  # a baseline metric no role panel shows
         panels.insert(

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..plan import NORMAL_END, planned_lengths
-from ..report import DetectorRun, Finding, Severity
+from ..report import DetectorRun, Finding, LogEvidence, Severity
 from ..roles import LR_PARAM_NAMES, Role, lr_param_name, normalise_key
 from ..rundata import RunData
 
@@ -174,7 +174,7 @@ def superseded_crash(run: RunData, f: Finding) -> str | None:
     followed later by the trainer's normal end line belongs to an attempt that did not end the run
     (own corpus log13: 13 failed YOLOX launches, OOMs included, then one that ran 300/300 epochs and
     printed 'Training of experiment is done')."""
-    logs = [(e.source, e.line) for e in f.evidence if getattr(e, "kind", "") == "log"]
+    logs = [(e.source, e.line) for e in f.evidence if isinstance(e, LogEvidence)]
     if not logs or not run.console:
         return None
     src, ln = max(logs, key=lambda t: t[1])
@@ -224,7 +224,7 @@ class Ending:
         parts = []
         if self.short:
             parts.append(f"it reached {self.unit} {self.reached:g} of the {self.planned:g} planned "
-                         f"({self.planned_key}, {100 * self.share:.0f}%)")
+                         f"({self.planned_key}, {100 * (self.share or 0.0):.0f}%)")
         if self.interrupt:
             parts.append(f"the console shows an interrupt ({self.interrupt.strip()[:120]})")
         if self.in_warmup:
@@ -503,12 +503,12 @@ def lr_assessment(run: RunData) -> LrAssessment:
     p = _lr_param(run)
     if p is not None:
         key, lr = p
-    k = run.key_for(Role.LEARNING_RATE)
-    if lr is None and k:
-        s = run.metrics.series(k).finite()
+    lr_key = run.key_for(Role.LEARNING_RATE)
+    if lr is None and lr_key:
+        s = run.metrics.series(lr_key).finite()
         if len(s):
-            key, lr = k, float(s.values.max())
-    return LrAssessment(lr, key, opt, TYPICAL_LR.get(opt, TYPICAL_LR_UNKNOWN))
+            key, lr = lr_key, float(s.values.max())
+    return LrAssessment(lr, key, opt, TYPICAL_LR.get(opt or "", TYPICAL_LR_UNKNOWN))
 
 
 # --- confidence -----------------------------------------------------------------------------------
@@ -555,7 +555,7 @@ def primary_points(run: RunData, primary: Finding | None, basis: Basis) -> int:
     if primary is not None:
         for ev in primary.evidence:
             key = getattr(ev, "metric", None)
-            if getattr(ev, "kind", "") == "series" and key in run.metrics:
+            if getattr(ev, "kind", "") == "series" and isinstance(key, str) and key in run.metrics:
                 return int(np.isfinite(run.metrics.series(key).values).sum())
     return basis.points
 
@@ -616,7 +616,7 @@ def confidence(*, outcome: str, cause: str, primary: Finding | None, basis: Basi
     if outcome == "unknown":
         return 0.0, "no judgeable evidence"
     healthy = outcome == "succeeded" and cause == "healthy"
-    if nonfinite:
+    if nonfinite and primary is not None:
         c = 0.8
         terms.append(f"non-finite {'training' if primary.facts.get('role') == 'train_loss' else 'validation'} "
                      "loss observed 0.8")

@@ -17,6 +17,7 @@ from ..report import (
     Hypothesis,
     NextAction,
     Outcome,
+    SeriesEvidence,
     Severity,
     TimelinePhase,
 )
@@ -156,7 +157,7 @@ def build_timeline(run: RunData, findings: list[Finding]) -> list[TimelinePhase]
         if f.code in events:
             step = f.facts.get("onset_step") or f.facts.get("first_step") or f.facts.get("start_step") \
                 or f.facts.get("step_after")
-            ev = next((e for e in f.evidence if getattr(e, "kind", "") == "series"), None)
+            ev = next((e for e in f.evidence if isinstance(e, SeriesEvidence)), None)
             phases.append(TimelinePhase(name=events[f.code],
                                         step_start=step if step is not None else (ev.step_start if ev else None),
                                         step_end=ev.step_end if ev else None, note=clip(f.message)))
@@ -213,9 +214,10 @@ def hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis]:
                              discriminating_test="overfit a tiny subset: if even that fails, check the data"))
     elif o is Outcome.SLOW:
         starved = c.get("SY002", Severity.ERROR) is not None
+        sy002 = c.get("SY002")
         hs.append(Hypothesis(statement="input-bound: the data pipeline cannot keep up",
                              status="supported" if starved else "open", cause=Cause.INFRA_RUNTIME,
-                             evidence_for=[c.get("SY002").message] if starved else [],
+                             evidence_for=[sy002.message] if starved and sy002 is not None else [],
                              discriminating_test="time an epoch over the data loader alone, without the model"))
         hs.append(Hypothesis(statement="compute-bound: the model step itself is slow",
                              status="rejected" if starved else "open", cause=Cause.INFRA_RUNTIME,
@@ -269,7 +271,7 @@ def hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis]:
         on = _clipping_on(c)
         hs.append(Hypothesis(statement="learning rate far too high for the optimiser",
                              status="supported", cause=Cause.MODEL_CONVERGENCE,
-                             evidence_for=[f"{c.lr.describe()} ({c.lr.lr / c.lr.typical:.3g}x typical)"]
+                             evidence_for=[f"{c.lr.describe()} ({(c.lr.lr or 0.0) / c.lr.typical:.3g}x typical)"]
                              + ([f"gradient clipping active on {100 * on[1]:.0f}% of steps (clip {on[0]:g})"]
                                 if on else []),
                              discriminating_test="rerun with the LR at the optimiser's typical value; the "
@@ -506,7 +508,7 @@ def _unstable_action(c: _Ctx) -> tuple[str, str, str]:
     on = _clipping_on(c)
     if c.lr.far_above:
         return (f"Lower the peak learning rate 10x or more, to the optimiser's typical range "
-                f"({c.lr.describe()}, {c.lr.lr / c.lr.typical:.3g}x typical)"
+                f"({c.lr.describe()}, {(c.lr.lr or 0.0) / c.lr.typical:.3g}x typical)"
                 + (f"; clipping is already active on {100 * on[1]:.0f}% of steps (clip {on[0]:g})" if on else
                    "; add gradient clipping at 1.0"),
                 "an LR this far above typical makes every update overshoot", "hours")
@@ -589,9 +591,10 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
         generic = [(a, w, k) for a, w, k in generic if not a.startswith("Keep the checkpoint")]
     for a, why, cost in primary + generic:
         acts.append(NextAction(action=a, why=why, cost=cost))
-    later = []  # after the fix for the diagnosed failure, before what to log next time
+    later: list[NextAction] = []  # after the fix for the diagnosed failure, before what to log next time
     if c.get("GE003", Severity.WARNING) and d.outcome is not Outcome.OVERFIT and at_chance is None:
         f = c.get("GE003")
+        assert f is not None  # a GE003 of at least warning severity exists
         (later if d.outcome is Outcome.DIVERGED else acts).append(
             NextAction(action=f"Use the checkpoint at step {f.facts['best_step']} (best {f.facts['key']})",
                        why="the final checkpoint is worse than the best", cost="minutes"))

@@ -444,7 +444,7 @@ def _baseline(c: Ctx) -> Decision | None:
         return None
     layer = c.get("BL003")
     cause = Cause((layer.facts.get("cause") if layer else None) or Cause.MODEL_CONVERGENCE.value)
-    if cause is Cause.METRIC_POLICY:
+    if cause is Cause.METRIC_POLICY and layer is not None:
         return Decision(Outcome.SUCCEEDED, cause, f"The metric moved because of how it is computed, "
                         f"not the model: {f.message}; {layer.message}.", f)
     where = f"; {layer.message}" if layer else ""

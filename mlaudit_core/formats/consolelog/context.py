@@ -81,9 +81,9 @@ def parse_context_lines(lines) -> dict[str, str]:
             for m in multi:
                 out[m["k"]] = _unquote(m["v"])
             continue
-        m = _KV_LINE.match(line)
-        if m and m["v"]:
-            out[m["k"].strip()] = _unquote(m["v"])
+        kv = _KV_LINE.match(line)
+        if kv and kv["v"]:
+            out[kv["k"].strip()] = _unquote(kv["v"])
     return out
 
 

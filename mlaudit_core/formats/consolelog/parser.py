@@ -425,7 +425,7 @@ class LogParser:
         self.launches: list[Launch] = []
         self.launches_dropped = 0
         self._launch_first: list[str] = []
-        self._launch_sig: tuple[str, str] | None = None
+        self._launch_sig: tuple[str, ...] | None = None
         self._launch_source: str | None = None
         self._launch_tail: str | None = None
         self._launch_pending: Launch | None = None
@@ -823,6 +823,7 @@ class LogParser:
             # Lightning 1.x shows its running mean (20 steps) as ``loss`` beside the logged
             # ``train_loss_step``: two figures, kept apart
             running = "loss_step=" in post
+            assert c.pairs is not None  # a bar with a postfix is a format with pairs
             for pm in c.pairs.finditer(post):
                 target = self._pair_target(c.fmt, pm["k"].strip())
                 if running and target == "train/loss" and pm["k"].strip() == "loss":
@@ -921,7 +922,7 @@ class LogParser:
             text = rest if rest is not None else seg[m.start():]
             if c.pairs_unit:
                 pairs += [(pm["k"], pm["v"], pm["u"]) for pm in c.pairs.finditer(text)]
-            else:
+            elif c.pairs_kv is not None:  # set whenever c.pairs is
                 pairs += [(k, v, None) for k, v in c.pairs_kv.findall(text)]
         if gd.get("json"):
             try:
@@ -964,7 +965,7 @@ class LogParser:
         for k, v in fmt.const.items():
             rec[k] = v
         for k, (num, den) in fmt.ratios.items():
-            a, b = _num(gd.get(num)), _num(gd.get(den))
+            a, b = _num(gd.get(num, "")), _num(gd.get(den, ""))
             if a is not None and b:
                 rec[k] = a / b
         if fmt.kind == "summary":
@@ -1200,7 +1201,8 @@ class LogParser:
                 self._summary[k] = (v, self.wall)
             return True
         self.started = True
-        if by_header and (self.step is None or self.params.get("log.step_axis") == "epoch") and not self.spe:
+        if by_header and self.epoch_header is not None and (
+                self.step is None or self.params.get("log.step_axis") == "epoch") and not self.spe:
             # per-epoch prints under bare ``epoch N`` headers, no step anywhere: the epoch is the step
             step = int(self.epoch_header)
             self.params["log.step_axis"] = "epoch"
@@ -1234,11 +1236,11 @@ class LogParser:
             for pm in _PARAM_EQ.finditer(seg):
                 self.params.setdefault(pm["k"], pm["v"].strip("'\""))
             return
-        pm = _PARAM_LINE.match(seg)
-        if pm:
-            v = pm["v"].strip().strip("'\"")
+        pl = _PARAM_LINE.match(seg)
+        if pl:
+            v = pl["v"].strip().strip("'\"")
             if v and len(v.split()) <= 4:
-                k = pm["k"].strip()
+                k = pl["k"].strip()
                 self.params.setdefault(k, v)
                 plan = _PLAN_KEYS.get(k.lower().replace(" ", "_"))
                 n = _num(v.replace(",", ""))
@@ -1274,12 +1276,12 @@ class LogParser:
             return False
         nums = [_num(c) for c in cells]
         if cells and all(c and (c[0].isalpha()) for c in cells) and "AP" in cells[0]:
-            self._d2_names = cells
+            self._d2_names: list[str] | None = cells
             return True
         names = getattr(self, "_d2_names", None)
         if names and len(nums) == len(names) and all(v is not None for v in nums):
             task = getattr(self, "_d2_task", "bbox")
-            rec = {f"{task}/{n}": v for n, v in zip(names, nums)}
+            rec = {f"{task}/{n}": v for n, v in zip(names, nums) if v is not None}
             self.formats["detectron2-ap"] += 1
             self._emit_all(rec, self.step if self.step is not None else self.max_step, None)
             if m:  # the copypaste block closes the table
