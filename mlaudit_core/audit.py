@@ -259,7 +259,7 @@ def audit_ci(
         if fv is not None:
             v, f_followed = fv
             findings.append(f_followed)
-    if claims_text is not None:
+    if claims is not None and claims_text is not None:
         from .baseline.compare import attach_baselines
 
         g = _golden_run(ctx)

@@ -222,7 +222,8 @@ def _key(run: RunData, c: Claim) -> str | None:
         rx = re.compile(c.hint)
         hits = sorted(k for k in run.metrics.keys if rx.search(normalise_key(k)))
         evals = [k for k in hits if re.search(r"val|eval|test|dev", k, re.IGNORECASE)]
-        return (evals or hits or [None])[0]
+        found = evals or hits
+        return found[0] if found else None
     if c.role is not None:
         key = run.key_for(c.role)
         if (
@@ -236,6 +237,7 @@ def _key(run: RunData, c: Claim) -> str | None:
 
 
 def _check_value(c: Claim, run: RunData) -> ClaimCheck:
+    assert c.value is not None  # a value claim states its value (extract_claims)
     key = _key(run, c)
     if key is None:
         return ClaimCheck(c, "unverifiable", f"no logged metric matches {c.metric!r}")
@@ -311,6 +313,7 @@ def _median(run: RunData, role: Role) -> float | None:
 
 
 def _check_speedup(c: Claim, run: RunData, baselines: Sequence[RunData]) -> ClaimCheck:
+    assert c.value is not None  # a speedup claim states its factor (extract_claims)
     if not baselines:
         return ClaimCheck(
             c, "unverifiable", "a speedup needs a baseline run to compare with; none was given"

@@ -189,18 +189,19 @@ def collect(repo: Path | str | None, logs: Sequence[Path | str], golden: Sequenc
     from .ci import collect as ci_collect
     from .ci.recompute import recompute
 
-    logs = [Path(p) for p in logs]
-    golden = [Path(p) for p in golden]
+    log_paths = [Path(p) for p in logs]
+    golden_paths = [Path(p) for p in golden]
     if repo is not None:
-        ctx, console = ci_collect(Path(repo), logs, golden, window_lines)
+        ctx, console = ci_collect(Path(repo), log_paths, golden_paths, window_lines)
         return Evidence(ctx, console, recompute(ctx), str(repo))
-    if not logs:
+    if not log_paths:
         raise InputError("--logs: give at least one log file (or --repo)")
-    return _logs_only(logs, golden, window_lines, [Path(p) for p in config], name, value_files)
+    return _logs_only(log_paths, golden_paths, window_lines, [Path(p) for p in config], name,
+                      value_files)
 
 
 def _logs_only(logs: list[Path], golden: list[Path], window_lines: int,
-               config: list[Path] = (), name: str | None = None,
+               config: Sequence[Path] = (), name: str | None = None,
                value_files: bool = True) -> Evidence:
     """Logs without a repository: the same log scanner and value readers as ``ci.collect``;
     the text logs read once, shared with the console-log reader that makes the run."""
@@ -208,7 +209,7 @@ def _logs_only(logs: list[Path], golden: list[Path], window_lines: int,
     from .ci.logs import scan_logs
     from .ci.model import CIContext
     from .ci.recompute import recompute
-    from .logs import load_logs
+    from .formats.consolelog import load_logs
     from .rundata import ConsoleLine
 
     # mlaudit logs (value_files False): the console reader names each unreadable log itself
@@ -240,7 +241,7 @@ def _logs_only(logs: list[Path], golden: list[Path], window_lines: int,
         run = load_logs(text_logs, config, name=name, tap=tap)
         ctx.notes += [f"--logs {w}" for w in run.warnings if w.endswith("(skipped)")]
         over = held[0] > RAW_LINES_CAP
-        files = []
+        files: list[tuple[Path | list[ConsoleLine], str]] = []
         for i, p in enumerate(text_logs):
             lines = raw[i]
             if over:  # the reader's retained lines of this file, in the file's own numbering

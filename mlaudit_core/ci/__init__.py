@@ -234,24 +234,24 @@ def collect(
                     continue
             except OSError:
                 continue
-            lines = read_lines(cand, _display(cand, repo))
+            src_lines = read_lines(cand, _display(cand, repo))
             lineno = int(m["l1"] or m["l2"] or 0)
             if not lineno and m["t3"]:
                 lineno = next(
                     (
                         x.lineno
-                        for x in lines
+                        for x in src_lines
                         if re.match(rf"\s*(async\s+)?def {m['t3']}\b", x.text)
                     ),
                     1,
                 )
             key = (_display(cand, repo), lineno)
-            if key in seen or not lines:
+            if key in seen or not src_lines:
                 continue
             seen.add(key)
-            idx = min(max(lineno - 1, 0), len(lines) - 1)
+            idx = min(max(lineno - 1, 0), len(src_lines) - 1)
             ctx.source_candidates.append(
-                Line(key[0], lineno, lines[idx].text.strip(), window(lines, idx, 3), "source")
+                Line(key[0], lineno, src_lines[idx].text.strip(), window(src_lines, idx, 3), "source")
             )
     return ctx, console
 
@@ -273,15 +273,16 @@ def _name_unnamed_gates(ctx: CIContext) -> None:
         by_test.setdefault((x.source, func), set()).update(names)
     for g in ctx.gates:
         if g.metric is None and g.function and g.kind not in ("timeout", "timing", "throughput"):
-            names = by_test.get((g.path, g.function))
-            if names and len(names) == 1:
-                g.metric = next(iter(names))
+            found = by_test.get((g.path, g.function))
+            if found and len(found) == 1:
+                g.metric = next(iter(found))
 
 
 def dedupe_env(changes: list) -> list:
     """One entry per change: complete ``old -> new`` statements first; a partial one (``... to 26.04-py3``)
     is dropped when a complete one names the same new version."""
-    out, seen = [], set()
+    out: list = []
+    seen: set = set()
     complete = sorted(changes, key=lambda e: not (e.old and e.new))
     for e in complete:
         key = (e.name.lower(), e.old, e.new)

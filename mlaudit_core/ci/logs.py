@@ -532,7 +532,7 @@ def env_changes_in(text: str, source: str, line: int) -> list[EnvChange]:
 
 
 def scan_logs(
-    ctx: CIContext, files: Iterable[tuple[Path, str]], window_lines: int = 3
+    ctx: CIContext, files: Iterable[tuple[Path | list[ConsoleLine], str]], window_lines: int = 3
 ) -> list[ConsoleLine]:
     """Fill ``ctx`` with the evidence of each log file. Returns all lines (for the run's console).
 
@@ -540,7 +540,7 @@ def scan_logs(
         ctx: the context to fill (failure/pass/metric lines, tests, measured figures,
             failed metric names, packages, environment changes, timeouts, infra
             signatures, exceptions, actual metric values).
-        files: (path, display name) pairs.
+        files: (path, display name) pairs; instead of a path, the lines another reader read.
         window_lines: context lines kept on each side of an evidence line.
     """
     from ..signatures import scan
@@ -724,9 +724,14 @@ def scan_logs(
                         )
                         and (
                             a.location is None
-                            or r.path == a.location.split(":")[0]
-                            or r.path.endswith(a.location.split(":")[0])
-                            or a.location.split(":")[0].endswith(r.path)
+                            or (
+                                r.path is not None
+                                and (
+                                    r.path == a.location.split(":")[0]
+                                    or r.path.endswith(a.location.split(":")[0])
+                                    or a.location.split(":")[0].endswith(r.path)
+                                )
+                            )
                         )
                     ),
                     None,
@@ -772,8 +777,8 @@ def scan_logs(
         # on a push build): judge them as the job's own results
         ctx.tests, ctx.ref_tests = ctx.ref_tests, []
         ctx.assertions, ctx.ref_assertions = ctx.assertions + ctx.ref_assertions, []
-        for t in ctx.tests:
-            t.segment = ""
+        for tr in ctx.tests:
+            tr.segment = ""
         own = {t.source for t in ctx.tests}
         ctx.actuals += [
             ValueSet(v.source, "actual", "log", v.metrics)

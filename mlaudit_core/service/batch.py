@@ -124,7 +124,7 @@ class ReadAhead:
         self._refs = list(refs)
         self._depth = max(1, depth)
         many = getattr(plugin, "load_many", None)
-        self._many = many if callable(many) else None
+        self._many: Callable[[list[str]], dict] | None = many if callable(many) else None
         self._window = 2 * self._depth
         self._next = 0
         self._pending: dict[str, Future] = {}
@@ -147,6 +147,7 @@ class ReadAhead:
     def _load_window(self, refs: list[str], futures: dict[str, Future]) -> None:
         t = time.perf_counter()
         try:
+            assert self._many is not None  # windows are loaded only through load_many
             got = self._many(refs)
         except Exception as exc:  # every run of the window gets the error
             got = dict.fromkeys(refs, exc)
@@ -164,7 +165,7 @@ class ReadAhead:
                 refs = [r for r in self._refs[self._next:self._next + self._window]
                         if r not in self._pending]
                 self._next += self._window
-                futures = {r: Future() for r in dict.fromkeys(refs)}
+                futures: dict[str, Future] = {r: Future() for r in dict.fromkeys(refs)}
                 try:
                     self._pool.submit(self._load_window, list(futures), futures)
                 except RuntimeError:  # closed, or the interpreter is shutting down

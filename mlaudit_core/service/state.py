@@ -239,7 +239,7 @@ class StateStore:
     def close(self) -> None:
         if getattr(self, "_db", None) is not None:
             self._db.close()
-            self._db = None
+            del self._db
         if self._lock_file.is_locked:
             self._lock_file.release()
 

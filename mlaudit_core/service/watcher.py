@@ -254,7 +254,7 @@ class Watcher:
                 signal.signal(sig, h)
             self.stopped.set()
         held, until = self.store.waiting() if self.cfg.once else (0, None)
-        if held:  # '--once' otherwise said only "0 run(s) audited" for a run under a lease
+        if held and until is not None:  # '--once' otherwise said only "0 run(s) audited" for a run under a lease
             log.warning("%d run(s) held by another mlaudit watcher's claim (or a killed one's, "
                         "until its lease ends) are not audited yet: run the same command again "
                         "after %s (state %s)", held,
@@ -301,8 +301,8 @@ class Watcher:
         return max(0.0, min(until))
 
     def _poll(self) -> None:
-        floor = float(self.store.get_meta("floor"))
-        cursor = float(self.store.get_meta("cursor"))
+        floor = float(self.store.get_meta("floor") or 0.0)
+        cursor = float(self.store.get_meta("cursor") or 0.0)
         since = datetime.fromtimestamp(max(floor, cursor - self.cfg.overlap_s), tz=timezone.utc)
         # a run ended without an end time (MLflow update_run(status=...)) has no place on the
         # cursor: a source that can list those lists the ones started after the floor
@@ -325,7 +325,7 @@ class Watcher:
             log.info("%d newly finished run(s)", new)
         self.store.prune(time.time() - self.cfg.prune_after_s)
 
-    def _list(self, since: datetime) -> list[str]:
+    def _list(self, since: datetime) -> list[str | tuple[str, str]]:
         if self._stop.is_set():
             raise _Stopped
         return self.source.list_finished(since)
@@ -333,16 +333,21 @@ class Watcher:
     def _retrying(self) -> tenacity.Retrying:
         def before_sleep(rs: tenacity.RetryCallState) -> None:
             self._healthy = False
+            exc = rs.outcome.exception() if rs.outcome is not None else None
             log.warning("listing finished runs failed (attempt %d): %s; retrying in %.0f s",
-                        rs.attempt_number, one_line(self.source.tracker, rs.outcome.exception()),
+                        rs.attempt_number,
+                        one_line(self.source.tracker, exc) if exc is not None else self.source.tracker,
                         rs.next_action.sleep if rs.next_action else 0)
+
+        def sleep(seconds: float) -> None:
+            self._stop.wait(seconds)
 
         return tenacity.Retrying(
             retry=tenacity.retry_if_exception(_is_outage),
             wait=tenacity.wait_exponential_jitter(initial=1, max=self.cfg.listing_max_backoff_s),
             stop=(tenacity.stop_after_attempt(self.cfg.once_listing_attempts) if self.cfg.once
                   else tenacity.stop_never),
-            sleep=self._stop.wait, before_sleep=before_sleep, reraise=True)  # _list raises _Stopped
+            sleep=sleep, before_sleep=before_sleep, reraise=True)  # _list raises _Stopped
 
     def _busy(self) -> bool:
         with self._mu:
