@@ -293,6 +293,8 @@ def test_panel_resumes_logs_html_and_is_not_logged_twice(server, tmp_path, monke
     assert hashlib.sha256(html).hexdigest() == media["sha256"] and media["size"] == len(html)
     text = html.decode()
     assert "<html" in text.lower() and "diverged" in text and run_id in text
+    assert text.count('<svg xmlns="http://www.w3.org/2000/svg"') >= 1  # the plots, inline SVG
+    assert "<polyline points=" in text and "<script" not in text.lower()
     assert len(run.history) == n_rows + 1
 
     # the resume kept everything else: config, tags, notes, the verdict summary
