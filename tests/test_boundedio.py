@@ -60,6 +60,7 @@ def _copy(run: Path, dst: Path) -> Path:
     return dst
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("kind", ["dev_zero", "fifo"])
 def test_wandb_folder_reader_debug_log_that_is_not_a_file(wandb_run, tmp_path, kind):
     d = _copy(wandb_run, tmp_path / "run")
@@ -73,6 +74,7 @@ def test_wandb_folder_reader_debug_log_that_is_not_a_file(wandb_run, tmp_path, k
     assert '"verdict"' in p.stdout
 
 
+@pytest.mark.e2e
 def test_wandb_run_file_that_is_a_fifo_is_one_error_line(wandb_run, tmp_path):
     d = _copy(wandb_run, tmp_path / "run")
     (wb,) = d.glob("run-*.wandb")

@@ -14,6 +14,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.e2e  # real processes and servers throughout
+
 MLAUDIT = str(Path(sys.executable).parent / "mlaudit")
 
 

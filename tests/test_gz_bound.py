@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mlaudit_core.formats.consolelog.reader import GZ_MAX_RATIO, GZ_MIN_BYTES, LineReader
 
 MLAUDIT = str(Path(sys.executable).parent / "mlaudit")
@@ -45,6 +47,7 @@ def test_line_reader_reads_an_ordinary_gz_whole(tmp_path):
     assert sum(1 for _ in r) == 19999 and not r.warnings
 
 
+@pytest.mark.e2e
 def test_mlaudit_logs_on_a_small_gz_bomb_says_what_was_not_read(tmp_path):
     p = _bomb(tmp_path / "train.log.gz", 40)  # 40 MiB of lines in a few KB: capped at 16 MiB
     out = subprocess.run(

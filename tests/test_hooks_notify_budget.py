@@ -16,6 +16,8 @@ import time
 
 import pytest
 
+pytestmark = pytest.mark.e2e  # real processes and servers throughout
+
 SCRIPT = r"""
 import sys, time
 import mlflow

@@ -12,7 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from webhook_receiver import Receiver, live_alerts, wait_for
+
+pytestmark = pytest.mark.e2e  # real processes and servers throughout
 
 MLAUDIT = str(Path(sys.executable).parent / "mlaudit")
 

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.e2e  # real processes and servers throughout
+
 mcp = pytest.importorskip("mcp")
 
 import anyio  # noqa: E402

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.e2e  # real processes and servers throughout
+
 mcp = pytest.importorskip("mcp")
 mlflow = pytest.importorskip("mlflow")
 
@@ -252,3 +254,15 @@ def test_serve_http_takes_a_given_token(tmp_path):
         out = proc.communicate(timeout=30)[1]
     assert ok.status_code != 401 and tools
     assert TOKEN not in out  # a given token is not printed
+
+
+def test_wandb_parse_ref_keeps_no_host_of_a_run_url(monkeypatch):
+    """A W&B run URL given as ``run_ref`` names a run, not a host: the server's W&B host is
+    its environment's (``WANDB_BASE_URL``), fixed at start (docs/agents.md, trust model)."""
+    pytest.importorskip("wandb")
+    from mlaudit_wandb.online import base_url, parse_ref
+
+    monkeypatch.setenv("WANDB_BASE_URL", "https://wandb.internal.example")
+    path = parse_ref("https://listener.example:8443/ent/proj/runs/abc123")
+    assert str(path) == "ent/proj/abc123"
+    assert base_url() == "https://wandb.internal.example"

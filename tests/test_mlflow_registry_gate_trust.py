@@ -14,6 +14,8 @@ import time
 
 import pytest
 
+pytestmark = pytest.mark.e2e  # real processes and servers throughout
+
 mlflow = pytest.importorskip("mlflow")
 from test_batch_mlflow import log_run  # noqa: E402
 from test_mlflow_registry_webhook import SECRET, _wait_tag, stack  # noqa: E402,F401

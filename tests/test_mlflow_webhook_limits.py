@@ -19,6 +19,8 @@ import requests
 pytest.importorskip("mlflow")
 from conftest import free_port  # noqa: E402
 
+pytestmark = pytest.mark.e2e  # real processes and servers throughout
+
 MLAUDIT = str(Path(sys.executable).with_name("mlaudit"))
 
 

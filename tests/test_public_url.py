@@ -43,6 +43,7 @@ def test_public_url_drops_userinfo_keeps_the_rest(url, expected):
     assert public_url(url) == expected
 
 
+@pytest.mark.e2e
 def test_registry_auditor_report_tag_and_run_link_have_no_userinfo(mlflow_server):
     mlflow = pytest.importorskip("mlflow")
     from mlaudit_mlflow.plugin import MlflowPlugin

@@ -132,6 +132,7 @@ def _cli(log: Path, o: Path, rx_url: str, env: dict) -> dict[str, str]:
             "json artifact": (o / "r.json").read_text(), "evidence": (o / "ev.json").read_text()}
 
 
+@pytest.mark.e2e
 def test_cli_stdout_artifacts_evidence_and_notifications(logs, tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
@@ -152,6 +153,7 @@ def test_cli_stdout_artifacts_evidence_and_notifications(logs, tmp_path):
                 assert_reached(text, f"{where} (run {c})", [c])
 
 
+@pytest.mark.e2e
 def test_mcp_audit_logs_and_collect_evidence_results(logs):
     pytest.importorskip("mcp")
     import anyio
@@ -199,6 +201,7 @@ print(json.dumps(ids))
 '''
 
 
+@pytest.mark.e2e
 def test_hook_write_back_description_tags_artifacts_and_notification(mlflow_server, tmp_path):
     """The in-process hook (``audit_on_exit``) in a real script logging to a real ``mlflow
     server``: the training block raises the planted exception; the hook audits, writes the
@@ -233,6 +236,7 @@ def test_hook_write_back_description_tags_artifacts_and_notification(mlflow_serv
 OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
 
 
+@pytest.mark.e2e
 def test_live_watcher_alerts_live_json_log_and_state(tmp_path):
     """``mlaudit watch PATH --live`` follows one console log per planted run; each log gets an
     out-of-memory line carrying the run's shapes (LV007 alerts quote it). The alerts posted to

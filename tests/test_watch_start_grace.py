@@ -11,6 +11,8 @@ import time
 import pytest
 from typer.testing import CliRunner
 
+pytestmark = pytest.mark.e2e  # real processes and servers throughout
+
 mlflow = pytest.importorskip("mlflow")
 from test_watch_mlflow import finish_run  # noqa: E402
 

@@ -54,6 +54,7 @@ def test_merge_section_after_an_unclosed_block_is_found_again(name):
         assert split_section(text)[1] == f"**mlaudit verdict: v{i}**"
 
 
+@pytest.mark.e2e
 def test_write_verdict_keeps_quoted_markers_in_a_real_mlflow_description(mlflow_server):
     mlflow = pytest.importorskip("mlflow")
     from mlaudit_mlflow.plugin import MlflowPlugin
