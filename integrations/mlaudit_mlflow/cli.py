@@ -167,7 +167,7 @@ def batch_mlflow(
     experiment: str = typer.Option(..., "--experiment", "-e", help="Experiment name."),
     since: str = B.SINCE, jobs: int = B.JOBS, executor: str = B.EXECUTOR, ray_address: str = B.RAY_ADDRESS,
     state: Path = B.STATE, fresh: bool = B.FRESH, worst: int = B.WORST, no_write: bool = NO_WRITE,
-    config: Path = CONFIG, fmt: str = B.FORMAT,
+    config: Path = CONFIG, fmt: str = B.FORMAT, triage: bool = B.TRIAGE,
     tracking_uri: str = typer.Option(None, "--tracking-uri", "-u", envvar="MLFLOW_TRACKING_URI",
                                      help="Server URL or database URI "
                                           "(default: MLFLOW_TRACKING_URI)."),
@@ -187,11 +187,39 @@ def batch_mlflow(
         ids = plugin.experiment_ids([experiment])
         refs = plugin.list_finished(since_dt, experiment_ids=ids, include_audited=True,
                                     max_results=None)
+        from mlaudit_mlflow.loader import client_for
+        from mlaudit_mlflow.triage import triage_run_ids
+
+        skip = triage_run_ids(client_for(uri), ids)  # mlaudit's own triage record
+        refs = [r for r in refs if r not in skip]
+        where["uri"], where["ids"] = uri, ids
         spec = TaskSpec("mlflow", (("tracking_uri", uri),), settings.model_dump(),
                         write_back=not no_write)
         return refs, spec, f"mlflow {uri} experiment={experiment}"
 
+    where: dict = {}
+
+    def run_triage(results: list) -> tuple:
+        return _triage_mlflow(where["uri"], where["ids"], results, write=not no_write)
+
     run_batch_cli(prepare, title=f"mlflow experiment {experiment}", tracker="mlflow",
                   name=experiment, state=state, jobs=jobs, executor=executor,
                   ray_address=ray_address, fresh=fresh,
-                  worst=worst, fmt=fmt)
+                  worst=worst, fmt=fmt, triage=run_triage if triage else None)
+
+
+def _triage_mlflow(uri: str, ids: list[str], results: list, *, write: bool) -> tuple:
+    """Triage of the batch's runs; written onto the experiment (``write``). Returns
+    ``(Triage, where written or None)``."""
+    from mlaudit_core.triage import render_text, triage
+
+    from .loader import client_for
+    from .triage import records, write_triage
+
+    client = client_for(uri)
+    tri = triage(records(client, ids, results))
+    if not write or len(ids) != 1:
+        return tri, None
+    run_id = write_triage(client, ids[0], tri.to_dict(), render_text(tri))
+    return tri, (f"experiment tag mlaudit.triage and run {run_id} "
+                 "(artifacts mlaudit/triage.json, mlaudit/triage.md)")

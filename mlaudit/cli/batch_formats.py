@@ -77,8 +77,21 @@ def _flat(rec: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def to_json(summary: BatchSummary) -> str:
-    """``{"schema", "title", "runs", "audited", "failed", "outcomes", "causes", "rows": [...]}``."""
+def redact_tree(obj: Any) -> Any:
+    """``obj`` (JSON-ready dicts, lists, scalars) with every string through :func:`_clean`."""
+    if isinstance(obj, str):
+        return _clean(obj)
+    if isinstance(obj, dict):
+        return {_clean(str(k)): redact_tree(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [redact_tree(v) for v in obj]
+    return obj
+
+
+def to_json(summary: BatchSummary, triage: dict[str, Any] | None = None) -> str:
+    """``{"schema", "title", "runs", "audited", "failed", "outcomes", "causes", "rows": [...]}``,
+    plus ``"triage"`` (:meth:`mlaudit_core.triage.Triage.to_dict`, strings redacted) when
+    given (``--triage``)."""
     doc = {
         "schema": JSON_SCHEMA,
         "title": _clean(summary.title),
@@ -89,6 +102,8 @@ def to_json(summary: BatchSummary) -> str:
         "causes": dict(summary.causes),
         "rows": [row(r) for r in ordered(summary.results)],
     }
+    if triage is not None:
+        doc["triage"] = redact_tree(triage)
     return json.dumps(doc, indent=2)
 
 
@@ -119,10 +134,11 @@ def to_markdown(summary: BatchSummary) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(summary: BatchSummary, fmt: str) -> str:
-    """The summary in ``fmt`` (``json``, ``csv`` or ``markdown``). ValueError otherwise."""
+def render(summary: BatchSummary, fmt: str, triage: dict[str, Any] | None = None) -> str:
+    """The summary in ``fmt`` (``json``, ``csv`` or ``markdown``). ValueError otherwise.
+    ``triage`` goes into the JSON document only."""
     if fmt == "json":
-        return to_json(summary) + "\n"
+        return to_json(summary, triage) + "\n"
     if fmt == "csv":
         return to_csv(summary)
     if fmt == "markdown":

@@ -51,6 +51,11 @@ FORMAT = typer.Option("table", "--format", "-f",
                       help="table (for people), or one row per run for scripts: json, csv, "
                            "markdown (columns id, name, status, outcome, cause, confidence, "
                            "codes, error, url; docs/automation.md).")
+TRIAGE = typer.Option(False, "--triage",
+                      help="After the audits, test what separates the failing runs (params, tags, "
+                           "commit, host, start time), find the first bad / last good run and judge "
+                           "the best run against seed noise; written back unless --no-write "
+                           "(docs/triage.md).")
 
 
 def register(app: typer.Typer) -> None:
@@ -99,7 +104,7 @@ def check_ray_address(address: str | None, timeout: float = RAY_CONNECT_TIMEOUT_
 def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, name: str,
                   state: Path | None = None, jobs: int | None = None, executor: str = "local",
                   ray_address: str | None = None, fresh: bool = False, worst: int = 10,
-                  fmt: str = "table") -> None:
+                  fmt: str = "table", triage: Callable[[list], tuple] | None = None) -> None:
     """List the runs, audit them with a progress bar, print the summary; exits 0.
 
     ``fmt``: ``table`` prints the Rich summary (never wrapped or cut when stdout is not a
@@ -111,6 +116,12 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
     :class:`~mlaudit_core.service.TaskSpec` and the one-line scope stored in the state
     file. An ``MlauditError`` there is one line and exit 2; any other exception (the
     tracker is unreachable) too, naming the tracker.
+
+    ``triage`` (``--triage``): called with the batch's results once they are all in, returns
+    ``(Triage, where)`` (:mod:`mlaudit_core.triage`; ``where``: what it wrote back, or None).
+    Its text follows the table (``table``), goes into the JSON document as ``triage``
+    (``json``), or to stderr (``csv``, ``markdown``). A triage that fails is one line on
+    stderr; the batch's exit code stands.
     """
     from rich.progress import (
         BarColumn,
@@ -176,13 +187,30 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
     summary = BatchSummary(title=title, results=outcome.results, from_earlier=outcome.from_earlier,
                            seconds=outcome.seconds, audited_now=outcome.audited_now,
                            timings=outcome.timings)
+    tri = where = None
+    if triage is not None:
+        try:
+            tri, where = triage(summary.results)
+        except Exception as exc:  # noqa: BLE001 - the audits stand; the triage is reported
+            err_console.print(redact_text(one_line("triage", exc)), markup=False, highlight=False,
+                              soft_wrap=True)
+    tri_text = None
+    if tri is not None:
+        from mlaudit_core.triage import render_text
+
+        tri_text = redact_text(render_text(tri)) + (f"triage written to {redact_text(where)}\n"
+                                                    if where else "")
     if fmt == "table":
         # A pipe or file is not a terminal: Rich would fold every table at 80 columns and cut
         # run ids across lines; a width no row reaches keeps each row on one greppable line.
         out = Console() if sys.stdout.isatty() else Console(width=100_000)
         render_summary(summary, out, worst_n=worst)
+        if tri_text:
+            out.print(tri_text, markup=False, highlight=False, end="")
     else:
-        sys.stdout.write(render(summary, fmt))
+        sys.stdout.write(render(summary, fmt, None if tri is None else tri.to_dict()))
+        if tri_text and fmt != "json":
+            err_console.print(tri_text, markup=False, highlight=False, end="", soft_wrap=True)
         from mlaudit_core.service.timing import split_line
 
         if split_line(summary.timings, summary.audited_now):  # stdout keeps the rows only

@@ -1,0 +1,678 @@
+"""Experiment triage: what the failing runs of a sweep have in common (issue 32).
+
+Input: one record per audited run, a mapping with the keys ``run_id``, ``outcome`` (the
+verdict: ``succeeded``, ``diverged``...), ``cause``, ``params`` and ``tags`` (str -> str),
+``start_time`` (seconds since the epoch or None), ``commit``, ``host`` (str or None) and,
+optionally, ``metrics`` (str -> float, the final values). :func:`triage` returns a
+:class:`Triage` (``to_dict()`` for JSON, :func:`render_text` for people).
+
+What it does, as an analyst would (``../shared/seeds``: "what varies between runs",
+"affected population and unaffected control population", "first bad / last good"):
+
+1. **Factors.** Every param, tag (outside ``mlflow.*`` / ``mlaudit.*``), the commit, the
+   host and the start time that takes at least two values is a candidate. For each failing
+   outcome present (and for "any failure" when there are several), runs with that outcome are
+   the affected population and ``succeeded`` runs (plus runs with another failing outcome,
+   for the per-outcome targets) the control; ``running``/``unknown`` runs take no part.
+   *Categorical* factors: the level whose failure count is furthest above its expectation
+   (the hypergeometric z-score); *numeric* factors (every value parses as a float): the
+   threshold split ``x >= t`` with the largest absolute z-score of the difference in failure
+   rate. The p-value is a **permutation test** of that maximum (the failure labels shuffled
+   over the runs, the same maximum taken over every level or threshold), so picking the best
+   level or threshold is paid for: Fisher's exact test on the chosen level would not be.
+   Permutations run in chunks of 200 and stop once 10 of them reach the observed maximum
+   (Besag & Clifford 1991, sequential Monte Carlo p-values: a null factor costs one chunk);
+   otherwise up to ``permutations`` (default ``2 m / alpha`` for ``m`` tests, 999 to 9,999). p = (1 + hits) /
+   (1 + permutations drawn). The permutation machinery is hand-written on numpy: scipy's
+   ``permutation_test`` evaluates a Python statistic per resample (about 40x slower on a
+   10,000-run sweep here), and the whole grouping has a 1 s budget at 10,000 runs
+   (``benchmarks/triage_eval.py``).
+2. **Benjamini-Hochberg** (1995) across every (target, factor) test; ``significant`` only
+   when q <= ``alpha`` (0.05) *and* the affected group has at least
+   :data:`MIN_GROUP` runs.
+3. **First bad / last good**: the start-time factor's split is the change point on the run
+   sequence; the last healthy run before it and the first failing run after it are named,
+   with the params, commit and host that differ between them.
+4. **Seed noise**: runs whose params are equal except the seed (a param whose name contains
+   ``seed``) form a noise band (pooled within-configuration standard deviation of the
+   chosen metric); the best run's lead over the best run of another configuration is judged
+   against it (|lead| / (sd * sqrt(1/n1 + 1/n2)) >= 2, the two-sided 95 % normal point).
+5. **Bad input** gets a statement and no factor: fewer than 2 runs, no failing runs, no
+   healthy runs, no candidate, more than :data:`MAX_FACTORS` candidates.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+#: Outcomes counted as healthy (the control population).
+HEALTHY = frozenset({"succeeded"})
+#: Outcomes that take no part (no verdict on how the run went).
+EXCLUDED = frozenset({"running", "unknown", ""})
+#: Fewest runs in the affected group for a factor to be called significant; a smaller
+#: group is reported with its counts and said to be small.
+MIN_GROUP = 5
+#: Most candidate factors tested; beyond it the sweep has more candidates than runs can
+#: separate and triage says so instead of testing.
+MAX_FACTORS = 200
+#: Most levels of a categorical factor; a factor with more distinct values is not tested
+#: (an id, a timestamp, a path).
+MAX_LEVELS = 50
+#: Tag prefixes that are the tracker's or mlaudit's own bookkeeping, not a factor.
+SKIP_TAG_PREFIXES = ("mlflow.", "mlaudit.")
+#: Significance level of the Benjamini-Hochberg false discovery rate.
+ALPHA = 0.05
+#: Most thresholds tried on a numeric factor (evenly spaced over the sorted distinct values
+#: beyond it): keeps a 10,000-run numeric factor at 256 z-scores per permutation.
+MAX_CUTS = 256
+_CHUNK = 200
+_STOP_HITS = 10
+_SEED_RE = re.compile(r"seed", re.I)
+
+
+@dataclass
+class Factor:
+    """One (target, candidate) test.
+
+    ``name``: ``param:lr``, ``tag:team``, ``commit``, ``host``, ``start_time``; ``kind``:
+    ``numeric`` or ``categorical``; ``target``: the affected outcome (or ``failed``);
+    ``effect``: one sentence with the counts; ``counts``: ``{"group": {rule, runs, failing},
+    "rest": {...}}``; ``p_value``: permutation p; ``q_value``: Benjamini-Hochberg;
+    ``significant``: q <= alpha and the affected group has >= MIN_GROUP runs; ``small``:
+    the affected group is under MIN_GROUP."""
+
+    name: str
+    kind: str
+    target: str
+    effect: str
+    counts: dict[str, Any]
+    p_value: float
+    q_value: float = 1.0
+    significant: bool = False
+    small: bool = False
+    split: Any = None  # the level (categorical) or threshold (numeric)
+
+
+@dataclass
+class Triage:
+    """The triage of one experiment. ``statements``: what could or could not be concluded, in
+    words (bad input, small groups); ``factors``: every test, significant first then by
+    q-value; ``change_point`` and ``seed_noise``: dicts or None."""
+
+    runs: int
+    outcomes: dict[str, int]
+    statements: list[str] = field(default_factory=list)
+    factors: list[Factor] = field(default_factory=list)
+    change_point: dict[str, Any] | None = None
+    seed_noise: dict[str, Any] | None = None
+    tested: int = 0
+
+    @property
+    def significant(self) -> list[Factor]:
+        return [f for f in self.factors if f.significant]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``{runs, outcomes, statements, tested, factors: [{name, kind, target,
+        effect, counts, p_value, q_value, significant, small}], change_point, seed_noise}``."""
+        fs = []
+        for f in self.factors:
+            d = asdict(f)
+            d.pop("split", None)
+            d["p_value"] = round(f.p_value, 6)
+            d["q_value"] = round(f.q_value, 6)
+            fs.append(d)
+        return {
+            "runs": self.runs,
+            "outcomes": dict(self.outcomes),
+            "statements": list(self.statements),
+            "tested": self.tested,
+            "factors": fs,
+            "change_point": self.change_point,
+            "seed_noise": self.seed_noise,
+        }
+
+
+# ---------------------------------------------------------------- candidates
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def _as_float(v: Any) -> float | None:
+    if v is None or isinstance(v, bool):
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def candidates(records: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+    """``{factor name: [value per run (None when the run lacks it)]}`` for every param, tag,
+    commit, host and start time seen on the runs (taking at least 2 distinct values)."""
+    keys: dict[str, None] = {}
+    for r in records:
+        for k in r.get("params") or {}:
+            keys[f"param:{k}"] = None
+        for k in r.get("tags") or {}:
+            if not str(k).startswith(SKIP_TAG_PREFIXES):
+                keys[f"tag:{k}"] = None
+    out: dict[str, list[Any]] = {}
+    for name in keys:
+        src, _, key = name.partition(":")
+        vals = [(r.get("params" if src == "param" else "tags") or {}).get(key) for r in records]
+        out[name] = vals
+    out["commit"] = [r.get("commit") or None for r in records]
+    out["host"] = [r.get("host") or None for r in records]
+    out["start_time"] = [_as_float(r.get("start_time")) for r in records]
+    return {k: v for k, v in out.items() if len({x for x in v if x is not None}) >= 2}
+
+
+# ---------------------------------------------------------------- permutation statistics
+
+
+class _Perms:
+    """Chunks of permuted failure labels, drawn once per target and shared by every factor
+    tested on it (shuffling is most of the cost; the same permutations for every factor is
+    also what a max-statistic correction would use)."""
+
+    def __init__(self, y: np.ndarray, rng: np.random.Generator) -> None:
+        self.y, self.rng = y, rng
+        self.chunks: list[np.ndarray] = []
+
+    def chunk(self, i: int) -> np.ndarray:
+        while len(self.chunks) <= i:
+            self.chunks.append(
+                self.rng.permuted(np.broadcast_to(self.y, (_CHUNK, self.y.size)), axis=1)
+            )
+        return self.chunks[i]
+
+
+def _perm_p(perms: _Perms, stat, observed: float, permutations: int) -> float:
+    """Sequential permutation p-value of ``stat`` (a function of a (B, n) 0/1 label matrix
+    returning (B,) maxima) at ``observed``."""
+    hits, drawn, i = 0, 0, 0
+    while drawn < permutations:
+        b = min(_CHUNK, permutations - drawn)
+        hits += int(np.count_nonzero(stat(perms.chunk(i)[:b]) >= observed - 1e-9))
+        drawn += b
+        i += 1
+        if hits >= _STOP_HITS:
+            return hits / drawn
+    return (1 + hits) / (1 + drawn)
+
+
+def _z(f: np.ndarray, n: np.ndarray, total_f: int, total_n: int) -> np.ndarray:
+    """Hypergeometric z-score of ``f`` failing among ``n`` of ``total_n`` runs of which
+    ``total_f`` fail (0 where the variance is 0)."""
+    p = total_f / total_n
+    var = n * p * (1 - p) * (total_n - n) / max(total_n - 1, 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(var > 0, (f - n * p) / np.sqrt(np.where(var > 0, var, 1)), 0.0)
+    return z
+
+
+def _test_categorical(vals: list[Any], y: np.ndarray, perms: _Perms, permutations: int):
+    labels = ["(missing)" if v is None else str(v) for v in vals]
+    levels = sorted(set(labels))
+    code = (
+        np.array([levels.index(v) for v in labels])
+        if len(levels) < 64
+        else np.unique(np.array(labels), return_inverse=True)[1]
+    )
+    onehot = np.zeros((len(labels), len(levels)), dtype=np.float32)
+    onehot[np.arange(len(labels)), code] = 1.0
+    n_l = onehot.sum(axis=0)
+    tf, tn = int(y.sum()), y.size
+
+    def stat(mat: np.ndarray) -> np.ndarray:
+        return _z(mat.astype(np.float32) @ onehot, n_l, tf, tn).max(axis=1)
+
+    z_obs = _z(y.astype(np.float32) @ onehot, n_l, tf, tn)
+    best = int(np.argmax(z_obs))
+    p = _perm_p(perms, stat, float(z_obs[best]), permutations)
+    return levels[best], p, onehot[:, best].astype(bool)
+
+
+def _test_numeric(x: np.ndarray, y: np.ndarray, perms: _Perms, permutations: int):
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    cuts = np.nonzero(np.diff(xs) > 0)[0] + 1  # split before index c: below = xs[:c]
+    if cuts.size > MAX_CUTS:  # thresholds at MAX_CUTS quantiles of the distinct cut points
+        cuts = np.unique(cuts[np.linspace(0, cuts.size - 1, MAX_CUTS).round().astype(int)])
+    n_below = cuts.astype(np.float64)
+    tf, tn = int(y.sum()), y.size
+
+    def stat(mat: np.ndarray) -> np.ndarray:
+        cs = np.cumsum(mat[:, order], axis=1, dtype=np.int32)[:, cuts - 1]
+        return np.abs(_z(cs, n_below, tf, tn)).max(axis=1)
+
+    cs_obs = np.cumsum(y[order])[cuts - 1]
+    z_obs = np.abs(_z(cs_obs, n_below, tf, tn))
+    best = int(np.argmax(z_obs))
+    threshold = float(xs[cuts[best]])
+    p = _perm_p(perms, stat, float(z_obs[best]), permutations)
+    return threshold, p, x >= threshold
+
+
+def bh(pvals: Sequence[float]) -> list[float]:
+    """Benjamini-Hochberg (1995) q-values, in the input order (monotone, capped at 1)."""
+    m = len(pvals)
+    if not m:
+        return []
+    order = sorted(range(m), key=lambda i: pvals[i])
+    q = [1.0] * m
+    prev = 1.0
+    for rank in range(m, 0, -1):
+        i = order[rank - 1]
+        prev = min(prev, pvals[i] * m / rank)
+        q[i] = min(prev, 1.0)
+    return q
+
+
+# ---------------------------------------------------------------- words
+
+
+def _label(name: str) -> str:
+    return name.split(":", 1)[1] if ":" in name else name.replace("_", " ")
+
+
+def _rule_words(name: str, kind: str, split: Any, inside: bool) -> str:
+    lab = _label(name)
+    if kind == "numeric":
+        if name == "start_time":
+            from datetime import UTC, datetime
+
+            t = datetime.fromtimestamp(split, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+            return f"start time >= {t}" if inside else f"start time < {t}"
+        return f"{lab} >= {_fmt(split)}" if inside else f"{lab} < {_fmt(split)}"
+    return f"{lab} = {split!r}" if inside else f"{lab} != {split!r}"
+
+
+def _effect(name: str, kind: str, split: Any, mask: np.ndarray, y: np.ndarray, target: str):
+    n_in, f_in = int(mask.sum()), int(y[mask].sum())
+    n_out, f_out = int((~mask).sum()), int(y[~mask].sum())
+    # Speak about the side where the failures concentrate.
+    if n_out and n_in and f_out / n_out > f_in / n_in:
+        mask_side, (n_in, f_in, n_out, f_out) = False, (n_out, f_out, n_in, f_in)
+    else:
+        mask_side = True
+    rule_in = _rule_words(name, kind, split, mask_side)
+    rule_out = _rule_words(name, kind, split, not mask_side)
+    total_f = f_in + f_out
+    who = "failing" if target == "failed" else target
+    if f_in == total_f:
+        head = f"all {total_f} {who} runs have {rule_in}"
+    else:
+        head = f"{f_in} of {total_f} {who} runs have {rule_in}"
+    text = (
+        f"{head} ({f_in} of {n_in} runs there are {who}); {f_out} of {n_out} runs with {rule_out}"
+    )
+    counts = {
+        "group": {"rule": rule_in, "runs": n_in, "failing": f_in},
+        "rest": {"rule": rule_out, "runs": n_out, "failing": f_out},
+    }
+    return text, counts
+
+
+# ---------------------------------------------------------------- main
+
+
+def _targets(outcomes: list[str]) -> list[str]:
+    failing = sorted({o for o in outcomes if o not in HEALTHY and o not in EXCLUDED})
+    return failing + (["failed"] if len(failing) > 1 else [])
+
+
+def triage(
+    records: Iterable[Mapping[str, Any]],
+    *,
+    permutations: int | None = None,
+    alpha: float = ALPHA,
+    metric: str | None = None,
+    seed: int = 0,
+) -> Triage:
+    """Triage of an experiment's runs (see the module docstring).
+
+    ``records``: mappings as in the module docstring; ``permutations``: most label
+    permutations per test (default ``2 m / alpha`` for ``m`` tests, at least 999 and at most
+    9,999: the smallest p-value then survives Benjamini-Hochberg with a factor 2 to spare); ``alpha``: the false discovery rate; ``metric``: the metric for the
+    seed-noise band (default: the first of ``val/loss``-like, then ``loss``-like names present
+    on the healthy runs); ``seed``: the permutations' random seed (the result is reproducible).
+    Raises nothing on odd input: what cannot be concluded is a statement.
+    """
+    recs = [r for r in records]
+    outcomes = [str(r.get("outcome") or "") for r in recs]
+    out = Triage(runs=len(recs), outcomes=dict(Counter(outcomes)))
+    use = [r for r, o in zip(recs, outcomes, strict=True) if o not in EXCLUDED]
+    n_excl = len(recs) - len(use)
+    if n_excl:
+        out.statements.append(
+            f"{n_excl} run(s) without a verdict on how they went (running or unknown) take no part"
+        )
+    if len(use) < 2:
+        out.statements.append(
+            f"{len(use)} run(s) with a verdict: nothing to compare; no factor tested"
+        )
+        return out
+    outs = [str(r.get("outcome")) for r in use]
+    n_fail = sum(o not in HEALTHY for o in outs)
+    if n_fail == 0:
+        out.statements.append(
+            f"all {len(use)} runs succeeded: no failure to explain; no factor tested"
+        )
+    elif n_fail == len(use):
+        out.statements.append(
+            f"all {len(use)} runs failed ({_outcome_words(outs)}): no healthy run "
+            "to compare with; no factor tested"
+        )
+    cands = candidates(use)
+    skipped = []
+    for name, vals in list(cands.items()):
+        numeric = all(_as_float(v) is not None for v in vals)
+        if not numeric and len(set(vals)) > MAX_LEVELS:
+            skipped.append(name)
+            del cands[name]
+    if skipped:
+        out.statements.append(
+            f"{len(skipped)} factor(s) with more than {MAX_LEVELS} distinct "
+            f"non-numeric values not tested (ids, paths): "
+            + ", ".join(_label(s) for s in skipped[:5])
+            + (" ..." if len(skipped) > 5 else "")
+        )
+    out.seed_noise = seed_noise(use, metric)
+    if 0 < n_fail < len(use):
+        if not cands:
+            out.statements.append(
+                "no param, tag, commit, host or start time varies between the "
+                "runs: no factor to test"
+            )
+        elif len(cands) > MAX_FACTORS:
+            out.statements.append(
+                f"{len(cands)} candidate factors vary between {len(use)} runs, over "
+                f"the limit of {MAX_FACTORS}: too many to separate; no factor tested"
+            )
+        else:
+            _run_tests(out, use, outs, cands, permutations, alpha, seed)
+    return out
+
+
+def _outcome_words(outs: list[str]) -> str:
+    return ", ".join(f"{n} {o}" for o, n in Counter(outs).most_common())
+
+
+def _run_tests(out: Triage, use, outs, cands, permutations, alpha, seed) -> None:
+    rng = np.random.default_rng(seed)
+    if permutations is None:
+        m = len(_targets(outs)) * len(cands)
+        permutations = max(999, min(9999, math.ceil(2 * m / alpha)))
+    tests: list[Factor] = []
+    masks: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
+    for target in _targets(outs):
+        y_all = np.array(
+            [(o not in HEALTHY) if target == "failed" else (o == target) for o in outs],
+            dtype=np.int8,
+        )
+        perms = _Perms(y_all, rng)
+        for name, vals in cands.items():
+            nums = [_as_float(v) for v in vals]
+            if all(v is not None for v in nums):
+                x = np.array(nums, dtype=float)
+                split, p, mask = _test_numeric(x, y_all, perms, permutations)
+                kind = "numeric"
+            else:
+                split, p, mask = _test_categorical(vals, y_all, perms, permutations)
+                kind = "categorical"
+            effect, counts = _effect(name, kind, split, mask, y_all.astype(bool), target)
+            f_total = int(y_all.sum())
+            small = f_total < MIN_GROUP
+            if small:
+                effect += f" (small group: {f_total} {target} run(s))"
+            tests.append(Factor(name, kind, target, effect, counts, p, small=small, split=split))
+            masks[(target, name)] = (mask, y_all)
+    for f, q in zip(tests, bh([f.p_value for f in tests]), strict=True):
+        f.q_value = q
+        f.significant = q <= alpha and not f.small
+    tests.sort(key=lambda f: (not f.significant, f.q_value, f.p_value))
+    out.factors = tests
+    out.tested = len(tests)
+    for t in sorted({f.target for f in tests if f.small}):
+        n = sum((o not in HEALTHY) if t == "failed" else (o == t) for o in outs)
+        out.statements.append(
+            f"small group: {n} {t} run(s), under {MIN_GROUP}: counts shown, no factor claimed"
+        )
+    if not out.significant:
+        out.statements.append(
+            f"no factor separates the failing runs after the Benjamini-Hochberg "
+            f"correction ({len(tests)} tests, false discovery rate {alpha:g})"
+        )
+    out.change_point = _change_point(use, outs, tests)
+
+
+def _change_point(use, outs, tests: list[Factor]) -> dict[str, Any] | None:
+    st = [f for f in tests if f.name == "start_time"]
+    if not st:
+        return None
+    f = min(st, key=lambda f: f.q_value)
+    t = float(f.split)
+    times = [_as_float(r.get("start_time")) for r in use]
+    idx = sorted(range(len(use)), key=lambda i: times[i] or 0.0)
+    fail = [(outs[i] not in HEALTHY) for i in range(len(use))]
+    before = [i for i in idx if (times[i] or 0.0) < t]
+    after = [i for i in idx if (times[i] or 0.0) >= t]
+    rate_b = sum(fail[i] for i in before) / max(len(before), 1)
+    rate_a = sum(fail[i] for i in after) / max(len(after), 1)
+    worse_after = rate_a > rate_b
+    good = [i for i in (before if worse_after else after) if not fail[i]]
+    bad = [i for i in (after if worse_after else before) if fail[i]]
+    last_good = good[-1] if (good and worse_after) else (good[0] if good else None)
+    first_bad = bad[0] if (bad and worse_after) else (bad[-1] if bad else None)
+    changed = (
+        _diff(use[last_good], use[first_bad])
+        if (last_good is not None and first_bad is not None)
+        else {}
+    )
+    return {
+        "order": "start_time",
+        "direction": "failures start" if worse_after else "failures stop",
+        "at": f.counts["group"]["rule"] if worse_after else f.counts["rest"]["rule"],
+        "before": {"runs": len(before), "failing": sum(fail[i] for i in before)},
+        "after": {"runs": len(after), "failing": sum(fail[i] for i in after)},
+        "last_good": None if last_good is None else str(use[last_good].get("run_id")),
+        "first_bad": None if first_bad is None else str(use[first_bad].get("run_id")),
+        "changed": changed,
+        "p_value": round(f.p_value, 6),
+        "q_value": round(f.q_value, 6),
+        "significant": f.significant,
+    }
+
+
+def _diff(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for key in ("commit", "host"):
+        if a.get(key) != b.get(key):
+            out[key] = [a.get(key), b.get(key)]
+    for src in ("params", "tags"):
+        da, db = a.get(src) or {}, b.get(src) or {}
+        for k in sorted(set(da) | set(db)):
+            if src == "tags" and str(k).startswith(SKIP_TAG_PREFIXES):
+                continue
+            if src == "params" and _SEED_RE.search(str(k)):
+                continue
+            if da.get(k) != db.get(k):
+                out[f"{src[:-1]}:{k}"] = [da.get(k), db.get(k)]
+    return out
+
+
+# ---------------------------------------------------------------- seed noise
+
+_LOWER_BETTER = re.compile(r"loss|err|perplex|ppl|mse|mae|rmse|wer|cer", re.I)
+
+
+def _pick_metric(recs) -> str | None:
+    seen: Counter[str] = Counter()
+    for r in recs:
+        seen.update(k for k, v in (r.get("metrics") or {}).items() if _as_float(v) is not None)
+    names = [k for k, _ in seen.most_common()]
+    for pat in (
+        r"^(val|valid|validation|eval|test)[/_.].*loss",
+        r"^(val|valid|validation|eval)[/_.]",
+        r"loss",
+    ):
+        hit = sorted(k for k in names if re.search(pat, k, re.I))
+        if hit:
+            return hit[0]
+    return None
+
+
+def seed_noise(
+    records: Sequence[Mapping[str, Any]], metric: str | None = None
+) -> dict[str, Any] | None:
+    """The seed-noise band and the best run's lead against it, or None without a metric.
+
+    Healthy runs are grouped by their params minus the seed params; groups with >= 2 runs give
+    a pooled within-configuration standard deviation of ``metric`` (lower is better when its
+    name reads as a loss or error, else higher). The best run's lead over the best run of any
+    other configuration is a difference of two configuration means with standard error
+    ``sd * sqrt(1/n1 + 1/n2)``; ``real`` is True when |lead| >= 2 standard errors (the
+    two-sided 95 % normal point). Returns ``{metric, lower_is_better, sd, groups,
+    best_run, runner_up, lead, z, real, statement}`` (``sd``/``z``/``real`` None without
+    repeated seeds)."""
+    healthy = [r for r in records if str(r.get("outcome")) in HEALTHY]
+    metric = metric or _pick_metric(healthy)
+    if not metric:
+        return None
+    lower = bool(_LOWER_BETTER.search(metric))
+    vals: list[tuple[Mapping[str, Any], float]] = []
+    for r in healthy:
+        v = _as_float((r.get("metrics") or {}).get(metric))
+        if v is not None:
+            vals.append((r, v))
+    if len(vals) < 2:
+        return {
+            "metric": metric,
+            "statement": f"fewer than 2 healthy runs report {metric}: no comparison",
+        }
+    groups: dict[tuple, list[tuple[Mapping[str, Any], float]]] = {}
+    for r, v in vals:
+        key = tuple(
+            sorted(
+                (k, str(x))
+                for k, x in (r.get("params") or {}).items()
+                if not _SEED_RE.search(str(k))
+            )
+        )
+        groups.setdefault(key, []).append((r, v))
+    reps = [g for g in groups.values() if len(g) >= 2]
+    dof = sum(len(g) - 1 for g in reps)
+    ss = sum(sum((v - np.mean([w for _, w in g])) ** 2 for _, v in g) for g in reps)
+    sd = math.sqrt(ss / dof) if dof else None
+    sign = 1.0 if lower else -1.0
+    best_r, best_v = min(vals, key=lambda t: sign * t[1])
+    best_key = next(k for k, g in groups.items() if any(r is best_r for r, _ in g))
+    others = [(r, v) for k, g in groups.items() if k != best_key for r, v in g]
+    res: dict[str, Any] = {
+        "metric": metric,
+        "lower_is_better": lower,
+        "sd": None if sd is None else round(sd, 6),
+        "groups": len(groups),
+        "repeated_groups": len(reps),
+        "best_run": str(best_r.get("run_id")),
+        "best_value": best_v,
+    }
+    if not others:
+        res.update(
+            runner_up=None,
+            lead=None,
+            z=None,
+            real=None,
+            statement=f"every healthy run has the same configuration: the spread of "
+            f"{metric} is seed noise (sd {'n/a' if sd is None else _fmt(sd)})",
+        )
+        return res
+    ru_r, ru_v = min(others, key=lambda t: sign * t[1])
+    ru_key = next(k for k, g in groups.items() if any(r is ru_r for r, _ in g))
+    m1 = float(np.mean([v for _, v in groups[best_key]]))
+    m2 = float(np.mean([v for _, v in groups[ru_key]]))
+    n1, n2 = len(groups[best_key]), len(groups[ru_key])
+    lead = (m2 - m1) if lower else (m1 - m2)
+    res.update(runner_up=str(ru_r.get("run_id")), lead=round(lead, 6))
+    if sd is None or sd == 0:
+        res.update(
+            z=None,
+            real=None,
+            statement=f"best run {best_r.get('run_id')} ({metric} {_fmt(best_v)}) leads the "
+            f"next configuration by {_fmt(lead)}; no configuration was repeated with "
+            "another seed, so there is no noise band to judge the lead against",
+        )
+        return res
+    z = lead / (sd * math.sqrt(1 / n1 + 1 / n2))
+    real = z >= 2.0
+    res.update(
+        z=round(z, 3),
+        real=real,
+        statement=(
+            f"best run {best_r.get('run_id')} ({metric} {_fmt(best_v)}): its "
+            f"configuration ({n1} run(s)) leads the next ({n2} run(s)) by {_fmt(lead)}, "
+            f"{z:.1f} standard errors of the seed-noise band (sd {_fmt(sd)} from "
+            f"{len(reps)} repeated configuration(s)): "
+            + ("a real lead" if real else "within seed noise, not shown to be better")
+        ),
+    )
+    return res
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def render_text(t: Triage, limit: int = 10) -> str:
+    """Plain text for people: statements, significant factors (then the best few others),
+    the change point and the seed-noise judgement."""
+    lines = [f"Triage: {t.runs} runs ({_outcome_words_d(t.outcomes)})"]
+    lines += [f"  - {s}" for s in t.statements]
+    sig = t.significant
+    if sig:
+        lines.append(
+            f"Factors that separate the failing runs ({len(sig)} of {t.tested} tests "
+            "significant after Benjamini-Hochberg):"
+        )
+        for f in sig[:limit]:
+            lines.append(
+                f"  * {f.name} [{f.target}]: {f.effect} (p={f.p_value:.4g}, q={f.q_value:.4g})"
+            )
+    elif t.factors:
+        lines.append("Closest factors (not significant):")
+        for f in t.factors[:3]:
+            lines.append(
+                f"    {f.name} [{f.target}]: {f.effect} (p={f.p_value:.4g}, q={f.q_value:.4g})"
+            )
+    cp = t.change_point
+    if cp and cp.get("significant"):
+        lines.append(
+            f"First bad / last good: {cp['direction']} at runs {cp['at']} "
+            f"({cp['before']['failing']} of {cp['before']['runs']} failing before, "
+            f"{cp['after']['failing']} of {cp['after']['runs']} after); last good "
+            f"{cp['last_good']}, first bad {cp['first_bad']}"
+        )
+        if cp["changed"]:
+            lines.append(
+                "  changed between them: "
+                + "; ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in list(cp["changed"].items())[:8])
+            )
+    if t.seed_noise and t.seed_noise.get("statement"):
+        lines.append("Seed noise: " + t.seed_noise["statement"])
+    return "\n".join(lines) + "\n"
+
+
+def _outcome_words_d(d: Mapping[str, int]) -> str:
+    return ", ".join(
+        f"{n} {o or 'no verdict'}" for o, n in sorted(d.items(), key=lambda kv: -kv[1])
+    )

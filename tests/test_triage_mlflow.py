@@ -1,0 +1,154 @@
+"""``mlaudit batch mlflow --triage`` on a real ``mlflow server``: a generated sweep whose
+failures are caused by lr >= 3e-3 (the factor is found first, with its counts, in the table,
+in ``--format json`` and written back as an experiment tag + artifacts on a dedicated
+``mlaudit-triage`` run), a noise-only sweep (no factor claimed), and ``--no-write``."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+mlflow = pytest.importorskip("mlflow")
+from typer.testing import CliRunner  # noqa: E402
+
+from mlaudit.cli import app  # noqa: E402
+
+ENV = {"COLUMNS": "240", "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0"}
+LRS = ["0.0001", "0.0003", "0.001", "0.003", "0.01"]
+
+
+def log_run(client, exp_id: str, params: dict, tags: dict, diverge: bool) -> str:
+    from mlflow.entities import Metric, Param
+
+    rid = client.create_run(exp_id, tags=tags).info.run_id
+    ms = []
+    for i in range(1, 201):
+        loss = 2.0 * math.exp(-i / 40) + 0.2
+        if diverge and i > 120:
+            loss = 0.2 + (i - 120) * 0.3
+        ms.append(Metric("train/loss", loss, 1_700_000_000_000 + i * 1000, i))
+    client.log_batch(rid, metrics=ms, params=[Param(k, v) for k, v in params.items()])
+    client.set_terminated(rid, "FINISHED")
+    return rid
+
+
+@pytest.fixture(scope="module")
+def sweeps(mlflow_server):
+    """``triage-lr``: 5 lrs x 4 seeds on two hosts, every run with lr >= 0.003 diverges (8 of
+    20). ``triage-noise``: 4 lrs x 4 seeds, one diverged run per lr, per seed, balanced over
+    the hosts: nothing separates them."""
+    client = mlflow.MlflowClient(mlflow_server["url"])
+    lr_exp = client.create_experiment("triage-lr")
+    for i, lr in enumerate(LRS * 4):
+        log_run(
+            client,
+            lr_exp,
+            {"lr": lr, "seed": str(i // 5), "batch_size": "32"},
+            {"host": f"node-{i % 2}"},
+            diverge=float(lr) >= 3e-3,
+        )
+    noise_exp = client.create_experiment("triage-noise")
+    for i in range(16):
+        log_run(
+            client,
+            noise_exp,
+            {"lr": LRS[i % 4], "seed": str(i // 4)},
+            {"host": f"node-{i % 2}"},
+            diverge=(i // 4 == i % 4),
+        )
+    return {"lr": lr_exp, "noise": noise_exp}
+
+
+def batch(url, exp, state, *extra):
+    return CliRunner().invoke(
+        app,
+        [
+            "batch",
+            "mlflow",
+            "-e",
+            exp,
+            "-u",
+            url,
+            "--state",
+            str(state),
+            "--jobs",
+            "2",
+            "--triage",
+            *extra,
+        ],
+        env=ENV,
+    )
+
+
+def test_batch_mlflow_triage_finds_lr_and_writes_back(mlflow_server, sweeps, tmp_path):
+    url = mlflow_server["url"]
+    res = batch(url, "triage-lr", tmp_path / "s.sqlite", "--format", "json")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.lstrip().startswith("{"), res.stdout[:300]
+    doc = json.loads(res.stdout)
+    tri = doc["triage"]
+    assert tri["runs"] == 20 and tri["outcomes"] == {"diverged": 8, "succeeded": 12}
+    top = tri["factors"][0]
+    assert top["name"] == "param:lr" and top["kind"] == "numeric" and top["significant"]
+    assert top["effect"].startswith("all 8 diverged runs have lr >= 0.003")
+    assert "0 of 12 runs with lr < 0.003" in top["effect"]
+    assert top["q_value"] <= 0.05 and top["counts"]["group"] == {
+        "rule": "lr >= 0.003",
+        "runs": 8,
+        "failing": 8,
+    }
+    assert not any(f["significant"] for f in tri["factors"] if f["name"] in ("host", "param:seed"))
+
+    client = mlflow.MlflowClient(url)
+    exp = client.get_experiment(sweeps["lr"])
+    assert exp.tags["mlaudit.triage"].startswith(
+        "20 runs: param:lr [diverged]: all 8 diverged runs"
+    )
+    run_id = exp.tags["mlaudit.triage_run"]
+    run = client.get_run(run_id)
+    assert run.info.run_name == "mlaudit-triage" and run.data.tags["mlaudit.triage_run"] == "true"
+    from pathlib import Path
+
+    local = client.download_artifacts(run_id, "mlaudit/triage.json", str(tmp_path))
+    stored = json.loads(Path(local).read_text())
+    assert stored["factors"][0]["name"] == "param:lr"
+
+    # a second batch reuses the triage run and neither audits nor triages it
+    res = batch(url, "triage-lr", tmp_path / "s.sqlite")
+    assert res.exit_code == 0, res.output
+    assert (
+        "20 runs" in res.output
+        and "param:lr [diverged]: all 8 diverged runs have lr >= 0.003" in res.output
+    )
+    assert "triage written to experiment tag mlaudit.triage" in res.output
+    triage_runs = client.search_runs([sweeps["lr"]], "tags.`mlaudit.triage_run` = 'true'")
+    assert [r.info.run_id for r in triage_runs] == [run_id]
+
+
+def test_batch_mlflow_triage_noise_only_claims_nothing(mlflow_server, sweeps, tmp_path):
+    res = batch(mlflow_server["url"], "triage-noise", tmp_path / "n.sqlite", "--format", "json")
+    assert res.exit_code == 0, res.output
+    tri = json.loads(res.stdout)["triage"]
+    assert tri["outcomes"] == {"diverged": 4, "succeeded": 12}
+    assert tri["factors"] and not any(f["significant"] for f in tri["factors"])
+    assert any("no factor separates the failing runs" in s for s in tri["statements"])
+    tag = (
+        mlflow.MlflowClient(mlflow_server["url"])
+        .get_experiment(sweeps["noise"])
+        .tags["mlaudit.triage"]
+    )
+    assert "no factor separates the failing runs" in tag
+
+
+def test_batch_mlflow_triage_no_write_writes_nothing(mlflow_server, tmp_path):
+    client = mlflow.MlflowClient(mlflow_server["url"])
+    exp = client.create_experiment("triage-nowrite")
+    for i in range(4):
+        log_run(client, exp, {"lr": LRS[i]}, {}, diverge=False)
+    res = batch(mlflow_server["url"], "triage-nowrite", tmp_path / "w.sqlite", "--no-write")
+    assert res.exit_code == 0, res.output
+    assert "all 4 runs succeeded: no failure to explain; no factor tested" in res.output
+    assert "mlaudit.triage" not in client.get_experiment(exp).tags
+    assert not client.search_runs([exp], "tags.`mlaudit.triage_run` = 'true'")
