@@ -135,3 +135,15 @@ def test_wandb_ingest(tmp_path):
     out = run("wandb_ingest.py", "--rows", "300", "--workdir", str(tmp_path / "w"), "--repeat", "1",
               env={"WANDB_SILENT": "true"})
     assert out.strip() and re.search(r"\d", out), out
+
+
+def test_triage_eval(mlflow_server):
+    """benchmarks/triage_eval.py at toy size: generated sweeps, the grouping time, and the
+    end-to-end path through the suite's real mlflow server (an lr sweep and a noise sweep)."""
+    out = run("triage_eval.py", "--sweeps", "3", "--runs", "40", "--scale", "500", "--repeat", "1",
+              "--server-url", mlflow_server["url"], "--server-runs", "12", "--server-sweeps", "1",
+              "--server-causes", "lr,noise")
+    for label in ("found first: lr", "found first: host", "false discovery (noise-only)",
+                  "grouping 500 runs (lr):", "through mlflow server"):
+        assert label in out, out
+    assert re.search(r"found first: lr\s+\d/3", out) and re.search(r"found first: lr\s+\d/1\n", out), out
