@@ -37,6 +37,11 @@ MAX_POINTS = 10_000
 MAX_RUNS = 25
 
 
+from .triage_tool import DESCRIPTION as TRIAGE_DESCRIPTION  # noqa: E402
+from .triage_tool import INPUT_SCHEMA as TRIAGE_INPUT  # noqa: E402
+from .triage_tool import OUTPUT_SCHEMA as TRIAGE_OUTPUT  # noqa: E402
+
+
 class ToolFailure(Exception):
     """A tool call that cannot be done; ``str()`` is the one line the client sees."""
 
@@ -193,7 +198,7 @@ _LINE = _obj({"file": _STR, "line": {"type": "integer"}, "text": _STR,
               "context": {"type": "array", "items": _STR}, "kind": _STR})
 
 
-def _schemas() -> dict[str, tuple[dict, dict | None]]:
+def _schemas() -> dict[str, tuple[dict, dict | str | None]]:
     """name -> (inputSchema, outputSchema); ``"report"`` output means the report schema (or
     its compact form: the report tools take ``format`` and ``budget_tokens``)."""
     out = _base_schemas()
@@ -203,7 +208,7 @@ def _schemas() -> dict[str, tuple[dict, dict | None]]:
     return {name: (_bounded(inp), outp) for name, (inp, outp) in out.items()}
 
 
-def _base_schemas() -> dict[str, tuple[dict, dict | None]]:
+def _base_schemas() -> dict[str, tuple[dict, dict | str | None]]:
     tracker = {"type": "string", "enum": list(TRACKERS),
                "description": "The experiment tracker holding the run."}
     source = {"type": "string", "enum": list(SOURCES),
@@ -338,10 +343,12 @@ def _base_schemas() -> dict[str, tuple[dict, dict | None]]:
             "max_points": {"type": "integer", "minimum": 10, "maximum": MAX_POINTS,
                            "default": 500},
         }, ["source", "run_ref", "metric"]), series),
+        "experiment_triage": (TRIAGE_INPUT, TRIAGE_OUTPUT),
     }
 
 
 DESCRIPTIONS = {
+    "experiment_triage": TRIAGE_DESCRIPTION,
     "audit_run": "Audit a run in MLflow, W&B or ClearML: verdict (outcome, cause, confidence), "
                  "findings with evidence, hypotheses, unknowns, next actions. Same as `mlaudit "
                  "mlflow|wandb|clearml`. Write-back only with write_back=true.",
@@ -394,6 +401,7 @@ def tool_specs() -> list[ToolSpec]:
                 "failed": {"type": "array", "items": _obj({"path": _STR, "error": _STR})},
                 "skipped": {"type": "array", "items": _obj({"path": _STR, "why": _STR})},
                 "not_audited": {"type": "array", "items": _STR}}, ["path", "runs"])
+        assert isinstance(outp, dict)  # "report" and None are replaced above
         out.append(ToolSpec(name, DESCRIPTIONS[name], inp, outp))
     return out
 
@@ -521,6 +529,8 @@ class Toolbox:
                 raise ToolFailure(f"mlaudit: error: {ref}: holds {len(loaded.runs)} runs ({names}); "
                                   "give one of them")
             return None, loaded.runs[0][1]
+        # Any: ClearML's offline plugin loads its session with ref None, outside the protocol
+        plugin: Any
         if source == "mlflow":
             plugin = get_plugin("mlflow", tracking_uri=self._uri(uri))
             return plugin, plugin.load(ref)
@@ -549,6 +559,9 @@ class Toolbox:
         settings = self._settings()
         lines: list[str] = []
         progress(0, 3, f"loading {tracker} run {run_ref}")
+        # Any: find_baselines / load_with_baselines / load(None) are optional plugin capabilities,
+        # outside the TrackerPlugin protocol
+        plugin: Any
         if tracker == "mlflow":
             plugin = get_plugin("mlflow", tracking_uri=self._uri(tracking_uri))
             run = plugin.load(run_ref)
@@ -621,7 +634,9 @@ class Toolbox:
         cands, skipped = plan(p, as_format)
         table = readers()
         todo, rest = cands[:MAX_RUNS], cands[MAX_RUNS:]
-        runs, failed, lines = [], [], []
+        runs: list = []
+        failed: list = []
+        lines: list[str] = []
         for i, c in enumerate(todo):
             progress(i, len(todo), f"auditing {c.path} ({c.reader})")
             try:
@@ -724,20 +739,20 @@ class Toolbox:
         progress(total + 1, total + 1, "done")
         out = []
         for c in comps:
-            b = c.band
+            band = c.band
             out.append({"key": c.key, "role": c.role, "kind": c.kind, "axis": c.axis,
-                        "verdict": b.verdict, "summary": c.summary(),
-                        "baseline_ids": list(c.baseline_ids), "n_baselines": b.n_baselines,
-                        "method": b.method, "k": b.k, "tail_start_step": int(b.tail_start_step),
-                        "tail_end_step": int(b.tail_end_step),
-                        "run_tail_mean": b.run_tail_mean,
-                        "baseline_tail_means": [float(x) for x in b.baseline_tail_means],
-                        "band_lo": b.band_lo, "band_hi": b.band_hi, "delta": b.delta,
-                        "rel_delta": b.rel_delta, "z": b.z,
-                        "frac_tail_worse": b.frac_tail_worse,
-                        "frac_tail_better": b.frac_tail_better, "onset_step": b.onset_step,
-                        "higher_is_better": bool(b.higher_is_better),
-                        "seeds_needed": b.seeds_needed, "notes": list(b.notes)})
+                        "verdict": band.verdict, "summary": c.summary(),
+                        "baseline_ids": list(c.baseline_ids), "n_baselines": band.n_baselines,
+                        "method": band.method, "k": band.k, "tail_start_step": int(band.tail_start_step),
+                        "tail_end_step": int(band.tail_end_step),
+                        "run_tail_mean": band.run_tail_mean,
+                        "baseline_tail_means": [float(x) for x in band.baseline_tail_means],
+                        "band_lo": band.band_lo, "band_hi": band.band_hi, "delta": band.delta,
+                        "rel_delta": band.rel_delta, "z": band.z,
+                        "frac_tail_worse": band.frac_tail_worse,
+                        "frac_tail_better": band.frac_tail_better, "onset_step": band.onset_step,
+                        "higher_is_better": bool(band.higher_is_better),
+                        "seeds_needed": band.seeds_needed, "notes": list(band.notes)})
         notes = list(r.warnings)
         if not comps:
             notes.append("no metric is logged by both the run and a baseline over two or more "
@@ -784,6 +799,16 @@ class Toolbox:
             raise ToolFailure(f"mlaudit: error: family {family!r}: no detectors (families: "
                               f"{', '.join(fams)})")
         return Result({"rules": rules}, [])
+
+    def experiment_triage(self, experiment: str, tracking_uri: str | None = None,
+                          max_runs: int = 2000, max_audits: int = 100, write_back: bool = False,
+                          progress: Progress = _noop) -> Result:
+        from .triage_tool import experiment_triage
+
+        data, lines = experiment_triage(self._uri(tracking_uri), self._settings(), experiment,
+                                        max_runs=max_runs, max_audits=max_audits,
+                                        write_back=write_back, progress=progress)
+        return Result(data, lines)
 
     def get_series(self, source: str, run_ref: str, metric: str, tracking_uri: str | None = None,
                    start: int | None = None, end: int | None = None, max_points: int = 500,

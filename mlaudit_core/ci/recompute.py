@@ -327,7 +327,7 @@ def _match_log_mapping(recs: list[Recompute], ctx: CIContext) -> None:
     for cs in groups.values():
         if len(cs) < 2:
             continue
-        ans = [c.analysis for c in cs]
+        ans = [c.analysis for c in cs if c.analysis is not None]
         agg = {
             "n": sum(a["n"] for a in ans),
             "n_outside": sum(a["n_outside"] for a in ans),
@@ -340,13 +340,14 @@ def _match_log_mapping(recs: list[Recompute], ctx: CIContext) -> None:
         }
         probe = CheckOutcome(cs[0].gate, None, analysis=dict(agg, mapping=True))
         match_log(probe, ctx)
-        keys = [c.analysis.get("metric") for c in cs]
-        for c in cs:
-            c.analysis["dict_keys"] = keys
-            c.analysis["dict_outside"] = agg["n_outside"]
-            if "log" in probe.analysis:
-                c.analysis["log"] = probe.analysis["log"]
-                c.analysis["log_agrees"] = probe.analysis.get("log_agrees")
+        found = probe.analysis or {}
+        keys = [a.get("metric") for a in ans]
+        for a in ans:
+            a["dict_keys"] = keys
+            a["dict_outside"] = agg["n_outside"]
+            if "log" in found:
+                a["log"] = found["log"]
+                a["log_agrees"] = found.get("log_agrees")
 
 
 def gate_applies(gate: Gate, metric: str, all_metrics: list[str]) -> bool:
@@ -378,6 +379,8 @@ def _evaluate(
     both_nan = np.isnan(a) & np.isnan(g)
     k = gate.kind
     if k in ("timing", "throughput", "threshold"):
+        if gate.threshold is None:
+            return CheckOutcome(gate, None, detail="the gate states no threshold")
         meas = [
             m
             for m in ctx.measured
@@ -488,8 +491,8 @@ def _evaluate(
 
 
 def _pick(sets: list[ValueSet], metric: str) -> list[tuple[ValueSet, str]]:
-    out = [(s, s.find(metric)) for s in sets]
-    out = [(s, k) for s, k in out if k is not None]
+    found = [(s, s.find(metric)) for s in sets]
+    out = [(s, k) for s, k in found if k is not None]
     # explicit value files before values parsed out of log text
     return sorted(out, key=lambda sk: sk[0].label == "log")
 

@@ -86,7 +86,7 @@ class ModuleSource:
     text: str
     tree: ast.Module
     env: dict[str, object] = field(default_factory=dict)
-    functions: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
 
 
 def _dotted(node: ast.AST) -> str:
@@ -151,18 +151,14 @@ def _eval_path(node: ast.AST, env: dict[str, object], test_rel: str) -> object:
         fn = _dotted(node.func)
         short = fn.rsplit(".", 1)[-1]
         if short in ("Path", "PurePath", "PosixPath") and node.args:
-            vals = [_eval_path(a, env, test_rel) for a in node.args]
-            if any(v is _UNKNOWN for v in vals):
-                return _UNKNOWN
-            return posixpath.join(*vals)  # type: ignore[arg-type]
+            vals = _known_paths(node.args, env, test_rel)
+            return _UNKNOWN if vals is None else posixpath.join(*vals)
         if fn in ("os.path.join", "path.join", "join") and node.args:
-            vals = [_eval_path(a, env, test_rel) for a in node.args]
-            if any(v is _UNKNOWN for v in vals):
-                return _UNKNOWN
-            return posixpath.join(*vals)  # type: ignore[arg-type]
+            vals = _known_paths(node.args, env, test_rel)
+            return _UNKNOWN if vals is None else posixpath.join(*vals)
         if fn in ("os.path.dirname", "path.dirname", "dirname") and node.args:
             v = _eval_path(node.args[0], env, test_rel)
-            return _UNKNOWN if v is _UNKNOWN else posixpath.dirname(v) or "."  # type: ignore
+            return posixpath.dirname(v) or "." if isinstance(v, str) else _UNKNOWN
         if fn in ("os.path.abspath", "os.path.realpath", "os.path.normpath", "str", "os.fspath"):
             return _eval_path(node.args[0], env, test_rel) if node.args else _UNKNOWN
         if isinstance(node.func, ast.Attribute) and node.func.attr in (
@@ -172,33 +168,37 @@ def _eval_path(node: ast.AST, env: dict[str, object], test_rel: str) -> object:
         ):
             return _eval_path(node.func.value, env, test_rel)
         if isinstance(node.func, ast.Attribute) and node.func.attr == "joinpath":
-            base = _eval_path(node.func.value, env, test_rel)
-            vals = [_eval_path(a, env, test_rel) for a in node.args]
-            if base is _UNKNOWN or any(v is _UNKNOWN for v in vals):
-                return _UNKNOWN
-            return posixpath.join(base, *vals)  # type: ignore[arg-type]
+            vals = _known_paths([node.func.value, *node.args], env, test_rel)
+            return _UNKNOWN if vals is None else posixpath.join(*vals)
         return _UNKNOWN
     if isinstance(node, ast.Attribute) and node.attr == "parent":
         v = _eval_path(node.value, env, test_rel)
-        return _UNKNOWN if v is _UNKNOWN else (posixpath.dirname(v) or ".")  # type: ignore
+        return (posixpath.dirname(v) or ".") if isinstance(v, str) else _UNKNOWN
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
         if node.value.attr == "parents" and isinstance(node.slice, ast.Constant):
             v = _eval_path(node.value.value, env, test_rel)
-            if v is _UNKNOWN or not isinstance(node.slice.value, int):
+            if not isinstance(v, str) or not isinstance(node.slice.value, int):
                 return _UNKNOWN
             for _ in range(node.slice.value + 1):
-                v = posixpath.dirname(v) or "."  # type: ignore[arg-type]
+                v = posixpath.dirname(v) or "."
             return v
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
         a, b = _eval_path(node.left, env, test_rel), _eval_path(node.right, env, test_rel)
-        if a is _UNKNOWN or b is _UNKNOWN:
+        if not isinstance(a, str) or not isinstance(b, str):
             return _UNKNOWN
-        return posixpath.join(a, b)  # type: ignore[arg-type]
+        return posixpath.join(a, b)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         a, b = _eval_path(node.left, env, test_rel), _eval_path(node.right, env, test_rel)
         if isinstance(a, str) and isinstance(b, str):
             return a + b
     return _UNKNOWN
+
+
+def _known_paths(nodes: list[ast.expr], env: dict[str, object], test_rel: str) -> list[str] | None:
+    """The paths of ``nodes`` (:func:`_eval_path`), or ``None`` when one of them is unknown."""
+    vals = [_eval_path(a, env, test_rel) for a in nodes]
+    known = [v for v in vals if isinstance(v, str)]
+    return known if len(known) == len(vals) else None
 
 
 def _assign_env(stmts, env: dict[str, object], test_rel: str) -> None:
@@ -261,7 +261,8 @@ def _loads_in(nodes, env: dict[str, object], test_rel: str, parents: dict[int, a
             if not isinstance(v, str) or not v.lower().endswith(_DATA_EXT):
                 continue
             # what the content is bound to, and whether it goes through json
-            bound, is_json, cur = None, False, node
+            bound, is_json = None, False
+            cur: ast.AST = node
             for _ in range(6):
                 par = parents.get(id(cur))
                 if par is None:
@@ -391,7 +392,7 @@ def trace_tests(
         }
         args = {a.arg for a in fn.args.args}
         fixtures = _conftest_fixtures(repo, rel, conf_cache)
-        extra: list[tuple[ModuleSource, ast.AST]] = []
+        extra: list[tuple[ModuleSource, ast.FunctionDef | ast.AsyncFunctionDef]] = []
         for name in sorted(called | args):
             if name in ts.functions and name != func:
                 roots.append(ts.functions[name])
@@ -571,13 +572,13 @@ def literal_goldens(ts: ModuleSource, fn: ast.AST) -> list:
         ):
             mod_scope[st.targets[0].id] = st.value
     fn_scope: dict[str, ast.AST] = {}
-    for st in ast.walk(fn):
+    for fst in ast.walk(fn):
         if (
-            isinstance(st, ast.Assign)
-            and len(st.targets) == 1
-            and isinstance(st.targets[0], ast.Name)
+            isinstance(fst, ast.Assign)
+            and len(fst.targets) == 1
+            and isinstance(fst.targets[0], ast.Name)
         ):
-            fn_scope.setdefault(st.targets[0].id, st.value)
+            fn_scope.setdefault(fst.targets[0].id, fst.value)
     scopes = [fn_scope, mod_scope]
     out = []
     for node in ast.walk(fn):
@@ -600,7 +601,7 @@ def literal_goldens(ts: ModuleSource, fn: ast.AST) -> list:
             v = _literal(e_node, scopes)
             if v is None:
                 continue
-            vs = ValueSet(f"{ts.rel}:{node.lineno}", "golden", "literal")
+            vs = ValueSet(f"{ts.rel}:{getattr(node, 'lineno', 0)}", "golden", "literal")
             if isinstance(v, dict):
                 for k, x in v.items():
                     if _num(x):
