@@ -170,12 +170,9 @@ def _mlflow_run(run_id: str | None = None, tracking_uri: str | None = None) -> T
         fn = getattr(mlflow, "flush_async_logging", None)
         if fn is not None:
             fn()
-        try:
-            from mlflow.tracking._tracking_service.utils import _get_artifact_repo
+        from mlaudit_core.sdk_private import mlflow_artifact_repo
 
-            repo = _get_artifact_repo(run_id)
-        except Exception:  # another MLflow layout: nothing cached to flush
-            repo = None
+        repo = mlflow_artifact_repo(run_id)
         if repo is not None and hasattr(repo, "flush_async_logging"):
             repo.flush_async_logging()
 
@@ -193,13 +190,9 @@ def _mlflow_run(run_id: str | None = None, tracking_uri: str | None = None) -> T
 
 
 def _last_mlflow_run_id(mlflow) -> str | None:
-    try:  # the id alone, without the server round trip of mlflow.last_active_run()
-        from mlflow.tracking.fluent import _last_active_run_id
+    from mlaudit_core.sdk_private import mlflow_last_active_run_id
 
-        return _last_active_run_id.get()
-    except Exception:
-        run = mlflow.last_active_run()
-        return run.info.run_id if run is not None else None
+    return mlflow_last_active_run_id(mlflow)
 
 
 def _wandb_run(run: Any = None) -> TrackedRun | None:
@@ -210,11 +203,7 @@ def _wandb_run(run: Any = None) -> TrackedRun | None:
     if run is None:
         return None
     settings = getattr(run, "settings", None)
-    offline = bool(
-        getattr(run, "offline", False)
-        or getattr(settings, "mode", "") == "offline"
-        or getattr(settings, "_offline", False)
-    )
+    offline = bool(getattr(run, "offline", False) or getattr(settings, "mode", "") == "offline")
     defer = functools.partial(_after_wandb_finish, run)
     if offline:
         run_dir = str(
@@ -242,19 +231,12 @@ def _after_wandb_finish(run: Any, callback: Callable[[], None]) -> bool:
     Uses the run's teardown hooks (``TeardownStage.LATE``: after W&B sent its last
     messages, so the history is complete on disk and on the server), which ``finish()``
     calls however the run ends (``run.finish()``, ``wandb.finish()``, W&B's exit handler).
-    These are private W&B names (wandb 0.19-0.31): without them the run is audited at once,
-    as far as W&B has written it, with a warning.
+    These are private W&B names, reached through mlaudit_core.sdk_private.wandb_on_finish:
+    without them the run is audited at once, as far as W&B has written it, with a warning.
     """
-    if getattr(run, "_is_finished", False):
-        return False
-    try:
-        from wandb.sdk.wandb_run import TeardownHook, TeardownStage
+    from mlaudit_core.sdk_private import wandb_on_finish
 
-        hooks = run._teardown_hooks
-    except Exception:
-        return False
-    hooks.append(TeardownHook(callback, TeardownStage.LATE))
-    return True
+    return wandb_on_finish(run, callback)
 
 
 def _clearml_task() -> TrackedRun | None:

@@ -77,8 +77,8 @@ def connect(*, attempts: int = ATTEMPTS, backoff: float = BACKOFF):
     from clearml.backend_api.session import Session
     from clearml.backend_api.session.defs import MissingConfigError
     from clearml.backend_api.session.session import LoginError
-    from clearml.backend_interface.base import InterfaceBase
 
+    from mlaudit_core.sdk_private import clearml_set_default_session
     from mlaudit_core.settings import tracker_timeout
 
     # the SDK reads its timeouts from class attributes: a subclass bounds this session only
@@ -109,7 +109,7 @@ def connect(*, attempts: int = ATTEMPTS, backoff: float = BACKOFF):
             first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
             raise InputError(f"cannot log in to ClearML server {host}: {first}") from None
         raise
-    InterfaceBase._set_default_session(session)
+    clearml_set_default_session(session)
     return session
 
 

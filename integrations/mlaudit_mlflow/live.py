@@ -16,6 +16,7 @@ import math
 
 from mlaudit_core.live.detectors import is_system_key
 from mlaudit_core.live.sources import LIVE_ARTIFACT, LIVE_TAG, STOP_TAG, RunInfo, Tail
+from mlaudit_core.sdk_private import mlflow_metric_objs, mlflow_store
 
 log = logging.getLogger("mlaudit.live")
 
@@ -84,7 +85,7 @@ class MlflowLiveSource:
                                            max_results=1000, page_token=token)
             self.requests += 1
             for r in page:
-                objs = r.data._metric_objs
+                objs = mlflow_metric_objs(r.data) or []
                 latest = {m.key: (int(m.step), m.timestamp / 1000.0) for m in objs}
                 out[r.info.run_id] = RunInfo(values={m.key: _restore(m.value) for m in objs},
                     ref=r.info.run_id, name=r.info.run_name or "",
@@ -199,14 +200,14 @@ class MlflowLiveSource:
                       "max_results": MLFLOW_MAX_ROWS if start is not None else MLFLOW_ATTACH_ROWS}
             if start is not None:
                 params.update(start_step=start, end_step=max(end, start))
-            store = self.client._tracking_client.store
+            store = mlflow_store(self.client)
             resp = http_request(store.get_host_creds(),
                                 "/ajax-api/2.0/mlflow/metrics/get-history-bulk-interval", "GET",
                                 params=params)
             resp.raise_for_status()
             return [(m["run_id"], int(m.get("step", 0)), int(m.get("timestamp", 0)) / 1000.0,
                      _restore(m.get("value", 0.0))) for m in resp.json().get("metrics", [])]
-        store = self.client._tracking_client.store
+        store = mlflow_store(self.client)
         if self._db:
             got = store.get_metric_history_bulk_interval(
                 run_ids=refs, metric_key=key,

@@ -41,6 +41,7 @@ from mlaudit_core.rundata import (
     RunStatus,
     Series,
 )
+from mlaudit_core.sdk_private import mlflow_metric_objs, mlflow_sql_metric_model
 from mlaudit_core.signal import clip
 
 CONSOLE_MAX_BYTES = 50 * 1024 * 1024
@@ -190,7 +191,7 @@ def _engine(uri: str):
 def _bulk_metrics_db(uri: str, run_id: str) -> MetricTable:
     """All metric points of ``run_id`` in one query through MLflow's ``SqlMetric`` model."""
     sa = require("sqlalchemy", "mlflow", "mlflow")
-    from mlflow.store.tracking.dbmodels.models import SqlMetric
+    SqlMetric = mlflow_sql_metric_model()
 
     engine = _engine(uri)
     stmt = (sa.select(SqlMetric.key, SqlMetric.step, SqlMetric.timestamp, SqlMetric.value, SqlMetric.is_nan)
@@ -239,7 +240,7 @@ def _metrics_via_rest(client, uri: str, run_id: str, keys: list[str], data=None)
     ``data``: the run's ``RunData`` entity (its latest metrics' steps hint each key's length)."""
     from .rest_history import fetch_all
 
-    last = {m.key: m.step for m in getattr(data, "_metric_objs", None) or []
+    last = {m.key: m.step for m in mlflow_metric_objs(data) or []
             if isinstance(getattr(m, "step", None), int)}
     series = [Series(k, steps, _restore_inf(values), ts / 1000.0)
               for k, (steps, values, ts) in fetch_all(client, uri, run_id, keys, last)]
@@ -582,7 +583,7 @@ def load_runs(run_ids: list[str], tracking_uri: str | None = None) -> dict[str, 
 
     wanted = {}
     for rid, r in found.items():  # each key with its latest step (a hint of its length)
-        last = {m.key: m.step for m in getattr(r.data, "_metric_objs", None) or []
+        last = {m.key: m.step for m in mlflow_metric_objs(r.data) or []
                 if isinstance(getattr(m, "step", None), int)}
         wanted[rid] = {k: last.get(k) for k in sorted(r.data.metrics)}
     listings = {rid: submit(_list_artifacts, client, rid, 3, r.info.artifact_uri)

@@ -43,6 +43,7 @@ from operator import itemgetter
 import numpy as np
 
 from mlaudit_core.errors import InputError
+from mlaudit_core.sdk_private import mlflow_store
 
 #: Points per request. MLflow's own page size and the bulk endpoint's cap are 25,000
 #: (``GET_METRIC_HISTORY_MAX_RESULTS``, ``MAX_HISTORY_RESULTS``); a 25,000-point page took
@@ -90,7 +91,7 @@ def pool() -> ThreadPoolExecutor:
 
 def host_creds(client, uri: str):
     """The ``MlflowHostCreds`` the client's REST store uses, or None (not a REST store)."""
-    store = getattr(getattr(client, "_tracking_client", None), "store", None)
+    store = mlflow_store(client)
     getter = getattr(store, "get_host_creds", None)
     if callable(getter):
         return getter()

@@ -95,7 +95,7 @@ class WandbLiveSource:
                                       lazy=False))
             self.requests += 1
         for r in runs:
-            summary = dict(r.summary._json_dict) if hasattr(r.summary, "_json_dict") else {}
+            summary = dict(r.summary_metrics or {})
             step = summary.get("_step")
             if not isinstance(step, (int, float)) or isinstance(step, bool):
                 step = getattr(r, "lastHistoryStep", -1)
@@ -141,7 +141,7 @@ class WandbLiveSource:
             r = self._runs.get(info.ref)
             if r is None:
                 continue
-            sysm = r._attrs.get("systemMetrics")
+            sysm = getattr(r, "system_metrics", None)
             if isinstance(sysm, str):
                 import json
 
@@ -209,7 +209,7 @@ class WandbLiveSource:
         the file stream, which moves it), so an idle run costs no request."""
         if not hasattr(r, "console_logs"):
             return
-        beat = str(r._attrs.get("heartbeatAt") or "")
+        beat = str(getattr(r, "heartbeat_at", None) or "")
         if beat and cur.get("beat") == beat:
             return
         from .online import sdk_errors

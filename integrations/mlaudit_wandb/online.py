@@ -187,7 +187,7 @@ def load_online(ref: str, *, api=None, timeout: int | None = None) -> RunData:
     with sdk_errors(what):
         state = run.state
         config = dict(run.config)
-        summary = dict(run.summary._json_dict) if hasattr(run.summary, "_json_dict") else dict(run.summary)
+        summary = dict(run.summary_metrics or {})
         tags = {t: "" for t in (run.tags or [])}
         for name, value in (("wandb.group", run.group), ("wandb.job_type", run.job_type),
                             ("wandb.sweep", run.sweep_name)):
@@ -204,7 +204,7 @@ def load_online(ref: str, *, api=None, timeout: int | None = None) -> RunData:
     if state == "running":
         warnings.append(f"{what}: the run is still running; the audit covers {n_rows} history rows so far")
     start = _time(run.created_at)
-    end = _time(getattr(run, "heartbeat_at", None) or run._attrs.get("heartbeatAt")) \
+    end = _time(getattr(run, "heartbeat_at", None)) \
         if state != "running" else None
     runtime = summary.get("_runtime")
     if start is not None and isinstance(runtime, (int, float)) and state != "running":

@@ -122,13 +122,13 @@ class WandbPlugin:
                                  order="+created_at", per_page=100, lazy=False)
             for r in runs:
                 if since is not None:
-                    hb = _time(r._attrs.get("heartbeatAt"))
+                    hb = _time(getattr(r, "heartbeat_at", None))
                     if hb is not None and hb < since:
                         continue
-                summary = dict(r.summary._json_dict) if hasattr(r.summary, "_json_dict") else {}
+                summary = dict(r.summary_metrics or {})
                 if not already_judged(summary, r.state):
                     ref = f"{entity}/{proj}/{r.id}"
-                    out.append((ref, f"{r.state}@{r._attrs.get('heartbeatAt')}") if endings else ref)
+                    out.append((ref, f"{r.state}@{getattr(r, 'heartbeat_at', None)}") if endings else ref)
         return out
 
     def list_runs(self, project: str, since: datetime | None = None) -> list[str]:
@@ -155,7 +155,7 @@ class WandbPlugin:
             runs = self.api.runs(project, filters={"state": {"$in": list(FINISHED_STATES)}},
                                  order="+created_at", per_page=100, lazy=False)
             for r in runs:
-                hb = _time(r._attrs.get("heartbeatAt")) if since is not None else None
+                hb = _time(getattr(r, "heartbeat_at", None)) if since is not None else None
                 if hb is not None and hb < since:
                     continue
                 out.append(f"{entity}/{proj}/{r.id}")
@@ -168,7 +168,7 @@ class WandbPlugin:
         path = parse_ref(ref)
         r = fetch_run(self.api, path)
         with sdk_errors(str(path)):
-            summary = dict(r.summary._json_dict) if hasattr(r.summary, "_json_dict") else {}
+            summary = dict(r.summary_metrics or {})
             return r.state, summary
 
     def find_baselines(self, ref: str, limit: int = 20) -> list[Baseline]:

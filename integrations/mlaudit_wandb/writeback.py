@@ -63,6 +63,7 @@ from pathlib import Path
 from mlaudit_core import __version__
 from mlaudit_core.errors import InputError
 from mlaudit_core.report import AuditReport
+from mlaudit_core.sdk_private import wandb_graphql
 from mlaudit_core.writeback import (
     WriteBackResult,
     merge,
@@ -236,7 +237,7 @@ def write_back(api, path: RunPath, report: AuditReport, *, run_data=None, dry_ru
         result.tags.update({k: str(v) for k, v in summary.items()})
         html = files.get("report.html")
         sha = report_fingerprint(report)
-        current = dict(wrun.summary._json_dict) if hasattr(wrun.summary, "_json_dict") else {}
+        current = dict(wrun.summary_metrics or {})
         do_panel = panel and html is not None and current.get(f"{SUMMARY_PREFIX}report_sha") != sha
         if panel and html is None:
             result.notes.append("report panel skipped: no HTML report (renderer missing or failed)")
@@ -303,27 +304,21 @@ def _describe(result: WriteBackResult, merged, *, verified: bool = True) -> None
 
 def _read_tags_notes(wrun) -> tuple[list[str], str | None]:
     """The run's tags and notes as the server has them now (not the cached ``Run``)."""
-    service = getattr(wrun, "_service_api", None)
-    if service is None:  # another SDK layout: reload the public object
+    data = wandb_graphql(wrun, _READ_TAGS_NOTES, {"project": wrun.project,
+                                                  "entity": wrun.entity, "name": wrun.id})
+    if data is None:  # an SDK without the run's API client: reload the public object
         wrun.load(force=True)
         return list(wrun.tags or []), wrun.notes
-    data = service.execute_graphql(_READ_TAGS_NOTES, {"project": wrun.project,
-                                                      "entity": wrun.entity, "name": wrun.id})
     run = ((data or {}).get("project") or {}).get("run") or {}
     return list(run.get("tags") or []), run.get("notes")
 
 
 def _write(wrun, mutation: str, **fields) -> None:
     """Only tags or notes: ``Run.update()`` would also re-send the user's config."""
-    service = getattr(wrun, "_service_api", None)
-    if service is None:  # another SDK layout: the public, broader call
-        for k, v in fields.items():
-            setattr(wrun, k, v)
-        wrun.update()
-        return
-    service.execute_graphql(mutation, {"id": wrun.storage_id, **fields})
     for k, v in fields.items():
         setattr(wrun, k, v)
+    if wandb_graphql(wrun, mutation, {"id": wrun.storage_id, **fields}) is None:
+        wrun.update()  # an SDK without the run's API client: the public, broader call
 
 
 def _upload(wrun, files: dict[str, str]) -> None:
@@ -394,12 +389,11 @@ def _read_summary(wrun) -> tuple[dict, str]:
     """The run's summary and state as the server has them now (the SDK caches ``Run`` objects)."""
     from mlaudit_core.safeparse import loads_json
 
-    service = getattr(wrun, "_service_api", None)
-    if service is None:  # another SDK layout: reload the public object
+    data = wandb_graphql(wrun, _READ_SUMMARY, {"project": wrun.project,
+                                               "entity": wrun.entity, "name": wrun.id})
+    if data is None:  # an SDK without the run's API client: reload the public object
         wrun.load(force=True)
-        return dict(getattr(wrun.summary, "_json_dict", {}) or {}), wrun.state
-    data = service.execute_graphql(_READ_SUMMARY, {"project": wrun.project,
-                                                   "entity": wrun.entity, "name": wrun.id})
+        return dict(wrun.summary_metrics or {}), wrun.state
     run = ((data or {}).get("project") or {}).get("run") or {}
     raw = run.get("summaryMetrics") or "{}"
     summary = loads_json(raw) if isinstance(raw, (str, bytes)) else dict(raw)
@@ -409,15 +403,9 @@ def _read_summary(wrun) -> tuple[dict, str]:
 def _write_summary(wrun, summary: dict) -> None:
     """Replace the run's summary with ``summary`` (W&B's ``upsertBucket`` replaces it whole:
     the SDK's own ``del run.summary[key]`` relies on that)."""
-    service = getattr(wrun, "_service_api", None)
-    if service is None:  # another SDK layout: the public summary object
-        wrun.summary._json_dict = dict(summary)
-        wrun.summary._write()
-        return
-    service.execute_graphql(_UPDATE_SUMMARY, {"id": wrun.storage_id,
-                                              "summaryMetrics": json.dumps(summary)})
-    if hasattr(wrun.summary, "_json_dict"):
-        wrun.summary._json_dict = dict(summary)
+    if wandb_graphql(wrun, _UPDATE_SUMMARY, {"id": wrun.storage_id,
+                                             "summaryMetrics": json.dumps(summary)}) is None:
+        wrun.summary.update(summary)  # an SDK without the run's API client: public, adds keys
 
 
 def _claim_holder(summary: dict) -> tuple[str, float] | None:

@@ -83,7 +83,11 @@ class _UvicornRefusals(logging.Filter):
 
 def _guarded_protocol(header_timeout_s: float):
     """uvicorn's h11 protocol with a deadline for each request's headers."""
-    from uvicorn.protocols.http.h11_impl import H11Protocol
+    from mlaudit_core.sdk_private import uvicorn_h11_protocol
+
+    H11Protocol = uvicorn_h11_protocol()
+    if H11Protocol is None:
+        return None
 
     class HeaderDeadlineH11(H11Protocol):
         _deadline = None
@@ -145,7 +149,7 @@ def make_server(app, host: str, port: int, *, max_connections: int = DEFAULT_MAX
 
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", lifespan=lifespan, access_log=False,
-        http=_guarded_protocol(header_timeout_s), limit_concurrency=max_connections,
+        http=_guarded_protocol(header_timeout_s) or "auto", limit_concurrency=max_connections,
         timeout_keep_alive=keep_alive_s, h11_max_incomplete_event_size=MAX_HEADER_BYTES)
     ulog = logging.getLogger("uvicorn.error")  # after Config: it (re)configures uvicorn's logging
     if not any(isinstance(f, _UvicornRefusals) for f in ulog.filters):

@@ -128,7 +128,7 @@ class LiveGuard:
         if run is None:
             return None
         try:
-            if run.settings._offline or run.settings.mode in ("offline", "disabled"):
+            if getattr(run, "offline", False) or run.settings.mode in ("offline", "disabled"):
                 return None
             return f"{run.entity}/{run.project}/{run.id}"
         except Exception:  # noqa: BLE001 - an SDK without these attributes: no polling
