@@ -37,7 +37,7 @@ HOST_TAGS = ("host", "hostname", "node", "node_name", "gpu")
 COMMIT_TAGS = ("mlflow.source.git.commit", "git_commit", "commit")
 
 
-def _search_all(client, experiment_ids: list[str], flt: str = "") -> list:
+def search_all(client, experiment_ids: list[str], flt: str = "") -> list:
     got: list = []
     token = None
     while True:
@@ -54,7 +54,7 @@ def triage_run_ids(client, experiment_ids: list[str]) -> set[str]:
     """Ids of the dedicated triage runs of these experiments (never audited nor triaged)."""
     return {
         r.info.run_id
-        for r in _search_all(client, experiment_ids, f"tags.`{TRIAGE_RUN_TAG}` = 'true'")
+        for r in search_all(client, experiment_ids, f"tags.`{TRIAGE_RUN_TAG}` = 'true'")
     }
 
 
@@ -82,7 +82,7 @@ def records(client, experiment_ids: list[str], results: Iterable) -> list[dict[s
     """Triage records of the runs the batch audited (``results``: RunResult list; runs that
     could not be audited take no part)."""
     verdicts = {r.ref: {"outcome": r.outcome, "cause": r.cause} for r in results if r.ok}
-    runs = _search_all(client, experiment_ids, "attributes.status != 'RUNNING'")
+    runs = search_all(client, experiment_ids, "attributes.status != 'RUNNING'")
     return [record_of(r, verdicts[r.info.run_id]) for r in runs if r.info.run_id in verdicts]
 
 
