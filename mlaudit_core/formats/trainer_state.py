@@ -119,8 +119,11 @@ def load(path: Path):
                      f"{state.get('logging_steps')} vs {state.get('global_step')} steps run): no training curve; "
                      "train_loss_mean is the mean training loss over the whole run")
     if not steps:
-        raise InputError(f"{path}: log_history holds no logged step (the checkpoint was saved before the "
-                         "first logging step)")
+        # Partial data, not bad input: the state is read (global_step, max_steps, whether training was told to
+        # stop) and the report says the curve is missing.
+        warnings.append(f"{path.name}: log_history holds no logged step (logging_steps "
+                        f"{state.get('logging_steps')} vs {state.get('global_step')} steps run, or the checkpoint "
+                        "was saved before the first logging step): no metric was recorded")
     n = len(steps)
     arrays = {}
     for k, pts in cols.items():
@@ -138,6 +141,14 @@ def load(path: Path):
         else:
             notes.append(f"checkpoint snapshot at step {int(gs)} of max_steps {int(ms)}: a checkpoint is saved "
                          "mid-run, so the run may have gone on after it")
+    if not steps:
+        from ..rundata import MetricTable, RunData, RunIdentity, RunStatus
+        from ._common import _name, run_id
+
+        empty = MetricTable(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0), names=[])
+        return RunData(identity=RunIdentity(tracker="huggingface", id=run_id(path), name=_name(path)),
+                       status=RunStatus.UNKNOWN, params={**params, "log.step_axis": "step"}, metrics=empty,
+                       notes=notes, warnings=warnings)
     run = wide_run(path, arrays, np.asarray(steps, dtype=np.float64), tracker="huggingface", axis="step",
                    params=params, notes=notes, warnings=warnings, what="trainer_state.json",
                    split=False)
