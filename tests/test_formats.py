@@ -779,3 +779,18 @@ def test_trainer_state_with_empty_log_history_is_partial_data():
     run = load_path(path).runs[0][1]
     assert not run.metrics.keys
     assert any("log_history holds no logged step" in w and "500" in w for w in run.warnings), run.warnings
+
+
+def test_console_sniffs_batch_job_output_suffixes(tmp_path):
+    """A batch job's captured stderr named ``<job>.e``/``<job>.e<jobid>`` (SLURM --error, PBS/SGE) is a
+    console log; a file with an unrelated suffix and the same text is not opened while walking."""
+    from mlaudit_core.formats import console
+
+    text = ("  0%|          | 0/50 [00:00<?, ?it/s]\n 10%|#         | 5/50 [47:45<7:09:58, 573.30s/it]\n"
+            "slurmstepd: error: *** JOB 41995 ON clr1247 CANCELLED AT 2022-04-14T14:08:25 ***\n")
+    for name in ("SOAP.e", "train.e41995", "train.o41995"):
+        (tmp_path / name).write_text(text)
+        assert console.sniff(tmp_path / name) > 0, name
+        assert plan(tmp_path / name)[0][0].reader == "console"
+    (tmp_path / "train.png").write_text(text)
+    assert console.sniff(tmp_path / "train.png") == 0.0

@@ -24,13 +24,20 @@ from ._common import check_text, head, unpadded
 NAME = "console"
 DETECTS = "console log (lines the log-format catalog recognises)"
 _TEXT_SUFFIXES = (".log", ".txt", ".out", ".err", ".stdout", ".stderr", ".gz")
+#: A batch job's captured output: PBS/SGE name it ``<job>.o<jobid>``/``<job>.e<jobid>`` and users point
+#: SLURM's ``--output``/``--error`` at ``<job>.o``/``<job>.e``.
+_JOB_SUFFIX = re.compile(r"\.[eo]\d*$")
 
 
 def sniff(path: Path) -> float:
     if path.is_dir():
         return 0.0
     suffix = path.suffix.lower()
-    named = suffix in _TEXT_SUFFIXES or any(w in path.name.lower() for w in ("log", "stdout", "output"))
+    named = (
+        suffix in _TEXT_SUFFIXES
+        or bool(_JOB_SUFFIX.fullmatch(suffix))
+        or any(w in path.name.lower() for w in ("log", "stdout", "output"))
+    )
     if not named and suffix:  # an image, a checkpoint, source code...: not opened while walking
         return 0.0
     if suffix in (".csv", ".tsv", ".json", ".jsonl", ".yaml", ".yml", ".toml", ".py"):
@@ -101,16 +108,20 @@ def _unterminated_warning(path: Path, cut: str) -> str:
     lines = tail.split("\n")[-2:]
     last = lines[-1].split("\r")[-1]
     if _unfinished_bar(last):
-        return cut.replace("that row was left out", "it stops inside a progress bar, so the run "
-                           "may have gone on after the log did")
+        return cut.replace(
+            "that row was left out",
+            "it stops inside a progress bar, so the run may have gone on after the log did",
+        )
     prev = lines[0].split("\r")[-1].split() if len(lines) == 2 else []
     words = last.split()
     if prev and words and words[0] == prev[0] and len(words) < len(prev):
         # a record of the previous line's shape with fewer fields ('step 5: lo' after
         # 'step 4: loss 0.2'): cut mid-record
         return cut.replace("that row was left out", "that record was left out")
-    return (f"{path.name}: the last line has no line end; the log may stop before the run did "
-            "(or it was saved without a final line end)")
+    return (
+        f"{path.name}: the last line has no line end; the log may stop before the run did "
+        "(or it was saved without a final line end)"
+    )
 
 
 def split_launches(run, name: str) -> None:
@@ -145,7 +156,7 @@ def split_launches(run, name: str) -> None:
         else:
             r = split_restarts(ks.steps.astype(np.float64))
             m = np.zeros(len(ks), dtype=bool)
-            m[(r[-1] if r else 0):] = True
+            m[(r[-1] if r else 0) :] = True
         if m.any():
             kept.append(type(ks)(k, ks.steps[m], ks.values[m], ks.wall_times[m]))
     # values each launch prints with its configuration (``epochs: 400``, ``seed: 31``) are not
@@ -164,14 +175,18 @@ def split_launches(run, name: str) -> None:
     kept = [ks for ks in kept if ks.key not in config]
     bounds = [0, *restarts, len(s)]
     segs = [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]
-    desc = "; ".join(f"{a + 1}: steps {int(s.steps[a])}-{int(s.steps[b - 1])}" for a, b in
-                     [segs[i] for i in range(len(segs) - 1)][:20])
+    desc = "; ".join(
+        f"{a + 1}: steps {int(s.steps[a])}-{int(s.steps[b - 1])}"
+        for a, b in [segs[i] for i in range(len(segs) - 1)][:20]
+    )
     more = "" if len(segs) <= 21 else f" and {len(segs) - 21} more"
     last_a, last_b = segs[-1]
     run.metrics = MetricTable.from_series(kept)
-    run.notes.append(f"{name} holds {len(segs)} launches appended one after another ({main} starts over "
-                     f"{len(restarts)} time(s)); audited the last (steps {int(s.steps[last_a])}-"
-                     f"{int(s.steps[last_b - 1])}); earlier launches (from point {desc}{more}) were left out")
+    run.notes.append(
+        f"{name} holds {len(segs)} launches appended one after another ({main} starts over "
+        f"{len(restarts)} time(s)); audited the last (steps {int(s.steps[last_a])}-"
+        f"{int(s.steps[last_b - 1])}); earlier launches (from point {desc}{more}) were left out"
+    )
     if np.isfinite(cut_wall):
         from datetime import datetime
 
@@ -181,5 +196,7 @@ def split_launches(run, name: str) -> None:
         from ..baseline.compare import attach_baselines
 
         attach_baselines(run, reruns[1])
-        run.notes.append(f"the {len(reruns[1])} earlier launch(es) ran the same configuration from scratch to "
-                         "a comparable length: they are this run's baselines (noise band)")
+        run.notes.append(
+            f"the {len(reruns[1])} earlier launch(es) ran the same configuration from scratch to "
+            "a comparable length: they are this run's baselines (noise band)"
+        )
