@@ -156,6 +156,18 @@ def _as_float(v: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
+def _numeric(vals: Sequence[Any]) -> np.ndarray | None:
+    """``vals`` as a float array when every value is a finite number (or a string of one),
+    else None. numpy parses the strings in C (10,000 values in about 2 ms)."""
+    if any(v is None or isinstance(v, bool) for v in vals):
+        return None
+    try:
+        x = np.array(vals, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    return x if x.ndim == 1 and bool(np.isfinite(x).all()) else None
+
+
 def candidates(records: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
     """``{factor name: [value per run (None when the run lacks it)]}`` for every param, tag,
     commit, host and start time seen on the runs (taking at least 2 distinct values)."""
@@ -377,8 +389,7 @@ def triage(
     cands = candidates(use)
     skipped = []
     for name, vals in list(cands.items()):
-        numeric = all(_as_float(v) is not None for v in vals)
-        if not numeric and len(set(vals)) > MAX_LEVELS:
+        if _numeric(vals) is None and len(set(vals)) > MAX_LEVELS:
             skipped.append(name)
             del cands[name]
     if skipped:
@@ -423,9 +434,8 @@ def _run_tests(out: Triage, use, outs, cands, permutations, alpha, seed) -> None
         )
         perms = _Perms(y_all, rng)
         for name, vals in cands.items():
-            nums = [_as_float(v) for v in vals]
-            if all(v is not None for v in nums):
-                x = np.array(nums, dtype=float)
+            x = _numeric(vals)
+            if x is not None:
                 split, p, mask = _test_numeric(x, y_all, perms, permutations)
                 kind = "numeric"
             else:
