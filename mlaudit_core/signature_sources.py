@@ -389,6 +389,28 @@ SOURCES: tuple[MessageSource, ...] = (
     # --- signals from shells, schedulers, frameworks ------------------------------------------------------------
     MessageSource(
         "sigkill",
+        "glibc",
+        "2.3x",
+        "po/zh_CN.po (msgid \"Killed\", strsignal(SIGKILL); bash.mo and libc.mo of every locale give "
+        "signatures.KILLED_LOCALISED)",
+        "the shell's job report of a foreground child killed by SIGKILL, in a Chinese locale",
+        "已杀死",
+        "已杀死",
+        "upstream",
+    ),
+    MessageSource(
+        "slurm-cancelled",
+        "slurm",
+        "23.x",
+        "src/slurmd/slurmstepd/req.c",
+        "_handle_signal_container (scancel, no reason attached)",
+        "*** %s ON %s CANCELLED AT %s ***",
+        "slurmstepd: error: *** JOB 41995 ON clr1247 CANCELLED AT 2022-04-14T14:08:25 ***",
+        "upstream",
+        {"at": "2022-04-14T14:08:25"},
+    ),
+    MessageSource(
+        "sigkill",
         "bash",
         "5.x",
         "jobs.c",
@@ -546,6 +568,29 @@ SOURCES: tuple[MessageSource, ...] = (
         "RuntimeError: [enforce fail at inline_container.cc:778] . PytorchStreamWriter failed writing file "
         "data/0: file write failed",
         "produced",
+    ),
+    MessageSource(
+        "checkpoint-write-failed",
+        "torch",
+        _T,
+        "caffe2/serialize/inline_container.cc (libtorch_cpu.so)",
+        "PyTorchStreamWriter::setup (the file for torch.save cannot be created: full disk, read-only or "
+        "missing directory)",
+        "File {} cannot be opened.",
+        "RuntimeError: File my_out/checkpoints/checkpoint_0.pt cannot be opened.",
+        "installed",
+        {"path": "my_out/checkpoints/checkpoint_0.pt"},
+    ),
+    MessageSource(
+        "checkpoint-write-failed",
+        "torch",
+        _T,
+        "torch/csrc/serialization.cpp (libtorch_python.so)",
+        "doWrite (a storage written by torch.save; the legacy non-zip format in torch < 1.6)",
+        "write(): fd {} failed with {}",
+        "RuntimeError: write(): fd 29 failed with Input/output error",
+        "installed",
+        {"error": "Input/output error"},
     ),
     MessageSource(
         "checkpoint-read-failed",

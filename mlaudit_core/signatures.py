@@ -55,6 +55,18 @@ _M = _MEM.format
 #: application itself (bad kernel, killed process) and are reported as such.
 HARDWARE_XIDS = {48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140}
 
+#: The shell's report of a job killed by SIGKILL in the locales bash and glibc ship: the msgstr of
+#: "Killed" in /usr/share/locale/*/LC_MESSAGES/bash.mo (bash 5.x) and libc.mo (glibc 2.3x), read with
+#: :mod:`gettext` (``zh_CN``: 已杀死). Matched only as a whole line, as the shell prints it.
+KILLED_LOCALISED: tuple[str, ...] = (
+    "已杀死", "強制結束", "強制終了", "죽었음", "Убит", "Убито", "Убијен", "Вбитий", "Вбито", "Забіты",
+    "Безусловно прекъснат", "Σκοτώθηκε", "Getötet", "Abgebrochen (Killed)", "Processus arrêté", "Tué",
+    "Matado", "Terminado (killed)", "Morto", "Morto (Killed)", "Ucciso", "Matat", "Zabit", "Zabit (SIGKILL)",
+    "Zabitý", "Slået ihjel", "Dræbt", "Dödad", "Drept", "Tapettu", "Kilőve", "Ubijen", "Uničen", "Pobit",
+    "Unicestwiony", "Geëlimineerd", "Omorât", "Öldürüldü", "Süreç durduruldu", "Dibunuh", "Terbunuh",
+    "Bị giết", "Bị buộc kết thúc", "Nutraukta (killed)", "Murdu", "Buĉita", "Maraithe",
+)
+
 #: The catalog. Order matters within a category: the first match on a line wins.
 CATALOG: list[Signature] = [
     # --- out of memory -----------------------------------------------------------------------
@@ -136,16 +148,24 @@ CATALOG: list[Signature] = [
          "a data-loader worker ran out of shared memory (/dev/shm)",
          ('shared memory', '/torch_')),
     _sig("sigkill", "killed",
-         r"Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|exitcode\s*:\s*-9\b|^\s*Killed\s*$|"
+         r"Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|exitcode\s*:\s*-9\b|"
+         r"^\s*(?:Killed|" + "|".join(map(re.escape, KILLED_LOCALISED)) + r")\s*$|"
          r"\b\d+\s+Killed\s+\S|task \d+: Killed|killed by signal 9\b|got signal: 9\b|"
          r"died with <Signals\.SIGKILL: 9>|exits with return code = -9\b",
-         "the process was killed with SIGKILL (often the host OOM killer or the scheduler)",
-         ('killed', 'sigkill', 'exitcode', 'return code = -9')),
+         "the process was killed with SIGKILL (often the host OOM killer or the scheduler); a bare line is the "
+         "shell's job report, in any of its locales (KILLED_LOCALISED)",
+         ('killed', 'sigkill', 'exitcode', 'return code = -9', *(w.lower() for w in KILLED_LOCALISED))),
     _sig("time-limit", "time_limit",
          r"CANCELLED AT (?P<at>\S+) DUE TO TIME LIMIT|DUE TO TIME LIMIT|DUE TO JOB REQUEUE|"
          r"exceeded (?:its |the )?(?:wall ?time|time limit)|walltime exceeded|job killed: walltime",
          "the scheduler stopped the job at its wall-time limit",
          ('time limit', 'wall time', 'walltime')),
+    _sig("slurm-cancelled", "preemption",
+         r"\*\*\* (?:JOB|STEP) [\d.]+ (?:ON \S+ )?CANCELLED AT (?P<at>\S+) \*\*\*",
+         "Slurm cancelled the job with no reason given (scancel by the user or an administrator): slurmstepd "
+         "sends SIGTERM, then SIGKILL; the reasons it does name (time limit, preemption, node failure) are "
+         "the entries beside this one",
+         ('cancelled at',)),
     _sig("sigterm", "preemption",
          r"(?:received|got|caught)\s+(?:signal\s+)?(?:SIGTERM|signal 15)|SIGTERM received|"
          r"Signal 15 \(SIGTERM\)|Received SIGTERM|SIGTERM:\s*15|Received (?:15|1|3) death signal|"
@@ -203,9 +223,11 @@ CATALOG: list[Signature] = [
          ('no space left', 'quota exceeded', 'enospc', 'storagefull')),
     _sig("checkpoint-write-failed", "checkpoint_failed",
          r"PytorchStreamWriter failed writing (?:file|central directory)|unexpected pos \d+ vs \d+|"
-         r"Error while serializing: IoError",
-         "writing a checkpoint failed part-way (torch.save / safetensors): the file is likely truncated",
-         ('pytorchstreamwriter', 'unexpected pos', 'error while serializing')),
+         r"Error while serializing: IoError|"
+         r"\bFile (?P<path>.+?) cannot be opened\.|\bwrite\(\): fd \d+ failed with (?P<error>.+)",
+         "writing a checkpoint failed (torch.save / safetensors): the file could not be created or written "
+         "(a full or failing disk, a missing or read-only directory), or is truncated",
+         ('pytorchstreamwriter', 'unexpected pos', 'error while serializing', 'cannot be opened', 'write(): fd')),
     _sig("checkpoint-read-failed", "checkpoint_failed",
          r"PytorchStreamReader failed reading zip archive|failed finding central directory|"
          r"Error while deserializing header|invalid load key",

@@ -137,7 +137,7 @@ def _hardware(c: Ctx) -> Decision | None:
 
 def _crash_infra(c: Ctx) -> Decision | None:
     for code, what in (("RT001", "it ran out of memory"), ("RT002", "a collective operation timed out"),
-                       ("RT004", "a data-loader worker died"), ("RT008", "the disk filled up"),
+                       ("RT004", "a data-loader worker died"), ("RT008", "a storage write or read failed"),
                        ("RT010", "it was killed from outside")):
         f = c.get(code, Severity.ERROR)
         if f and not _ended_by_preemption(c, f):

@@ -1,0 +1,73 @@
+"""Catalog entries of ``mlaudit_core.signatures`` on real failure reports, through the CLI.
+
+Each case is a public report of ``tests/data/reports`` (or an artifact of ``tests/data/realworld``) run
+as ``benchmarks/diagnosis_eval.py`` runs it: ``mlaudit logs FILE... --config TXT...``. The rules:
+
+* a failure inside torch.save (``File ... cannot be opened.``, ``write(): fd N failed with ...``) is
+  storage, infra_runtime, not a bug in the user's code (``checkpoint-write-failed``);
+* the shell's ``Killed`` in another locale (``已杀死``) is a SIGKILL (``sigkill``, ``KILLED_LOCALISED``);
+* Slurm's ``CANCELLED AT ...`` with no reason is a termination from outside (``slurm-cancelled``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mlaudit.cli import app
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _verdict(*args: str) -> dict:
+    res = CliRunner().invoke(app, [*args, "--format", "json"])
+    return json.loads(res.stdout)["verdict"]
+
+
+def _report(prefix: str) -> dict:
+    (case,) = (DATA / "reports").glob(prefix + "*")
+    args = ["logs", *map(str, sorted(case.glob("*.log")))]
+    for cfg in sorted(case.glob("*.txt")):
+        args += ["--config", str(cfg)]
+    return _verdict(*args, "--name", case.name)
+
+
+@pytest.mark.parametrize("prefix", ["b1-03-", "b1-05-"])
+def test_checkpoint_write_failed_inside_torch_save_is_infra(prefix):
+    v = _report(prefix)
+    assert (v["outcome"], v["cause"]) == ("crashed", "infra_runtime")
+    assert "storage" in v["summary"] and "torch.save" in v["summary"]
+
+
+def test_localised_killed_line_is_a_sigkill():
+    v = _report("b3-06-")
+    assert (v["outcome"], v["cause"]) == ("crashed", "infra_runtime")
+    assert "SIGKILL" in v["summary"]
+
+
+def test_slurm_cancelled_without_reason_is_a_termination():
+    log = (
+        DATA
+        / "realworld"
+        / "runs"
+        / "owencqueen--PolymerGNN"
+        / "formal"
+        / "model_comparisons"
+        / "SOAP"
+        / "out_tg"
+        / "SOAP.e"
+    )
+    v = _verdict("logs", str(log))
+    assert (v["outcome"], v["cause"]) == ("crashed", "infra_runtime")
+    assert "slurm-cancelled" in v["summary"]
+
+
+def test_a_word_of_the_localised_list_inside_a_sentence_is_not_a_kill(tmp_path):
+    from mlaudit_core.signatures import match_line
+
+    assert not match_line("epoch 3: Morto = 0.5, loss 0.2")
+    assert not match_line("le processus Tué par erreur a redémarré")
+    assert [s.id for s, _ in match_line("  Getötet  ")] == ["sigkill"]
