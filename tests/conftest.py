@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import os
@@ -23,6 +24,10 @@ os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_CASES = REPO.parent / "shared" / "cases"
+
+# tests/data holds run material, including copies of other projects' repositories with their own
+# tests and conftest.py files (tests/data/ci_real/*/repo): data, never collected as tests.
+collect_ignore = ["data"]
 
 
 @pytest.fixture(scope="module")
@@ -127,6 +132,8 @@ def _sources(item) -> list[str]:
     info = getattr(item, "_fixtureinfo", None)  # pytest's FixtureFunctionInfo (pytest 8-9)
     defs = getattr(info, "name2fixturedefs", {}) if info is not None else {}
     for name in getattr(item, "fixturenames", ()):
+        if name == "_unit_guard":  # names Popen/fork to refuse them, starts nothing
+            continue
         for fd in defs.get(name, ())[-1:]:
             out.append(_source_of(fd.func))
     return out
@@ -139,14 +146,97 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{name}: {text}")
 
 
+_E2E_TESTS = frozenset(
+    line.strip() for line in (Path(__file__).parent / "e2e_tests.txt").read_text().splitlines()
+    if line.strip() and not line.startswith("#"))
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by these markers
 def pytest_collection_modifyitems(config, items):
+    here = Path(__file__).parent
     for item in items:
         if any(m.name in ("e2e", "unit") for m in item.iter_markers()):
             continue
+        try:
+            rel = item.path.relative_to(here).as_posix()
+            listed = rel in _E2E_TESTS or f"{rel}::{item.originalname}" in _E2E_TESTS
+        except (ValueError, AttributeError):
+            listed = False
         srcs = _sources(item)
-        if any(_E2E_SOURCE.search(s) for s in srcs):
+        if listed or any(_E2E_SOURCE.search(s) for s in srcs):
             item.add_marker(pytest.mark.e2e)
             if any(_SLOW_SOURCE.search(s) for s in srcs):
                 item.add_marker(pytest.mark.slow)
         else:
             item.add_marker(pytest.mark.unit)
+
+
+class UnitStartedProcess(AssertionError):
+    """A test marked ``unit`` started a process, forked or listened on a socket: it is ``e2e``."""
+
+
+_PROBES = (f"{os.sep}platform.py", f"ctypes{os.sep}util.py")
+_SEEN = pytest.StashKey[list]()
+
+
+@contextlib.contextmanager
+def _refusing(nodeid: str, seen: list):
+    """While active, ``subprocess.Popen``, ``os.fork`` and ``socket.socket.listen`` raise
+    :class:`UnitStartedProcess` and append what was refused to ``seen``."""
+
+    def refuse(what, original):
+        def _raise(*args, **kwargs):
+            # a library's import-time probe of the machine (platform.processor() runs
+            # ``uname -p``; ctypes.util.find_library runs ldconfig/gcc) is not the test's process
+            frame = sys._getframe(1)
+            for _ in range(8):
+                if frame is None:
+                    break
+                if frame.f_code.co_filename.endswith(_PROBES):
+                    return original(*args, **kwargs)
+                frame = frame.f_back
+            seen.append(what)
+            raise UnitStartedProcess(f"{nodeid} is marked unit but {what}: mark it e2e")
+
+        return _raise
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(subprocess.Popen, "__init__",
+               refuse("started a process (subprocess.Popen)", subprocess.Popen.__init__))
+    mp.setattr(os, "fork", refuse("forked (os.fork)", os.fork))
+    mp.setattr(socket.socket, "listen",
+               refuse("listened on a socket (socket.listen)", socket.socket.listen))
+    try:
+        yield
+    finally:
+        mp.undo()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    """A module- or session-scoped fixture first set up for a ``unit`` test runs under the
+    same refusal as the test (see :func:`_unit_guard`)."""
+    item = getattr(request, "_pyfuncitem", None)
+    if item is None or item.get_closest_marker("unit") is None or fixturedef.argname == "_unit_guard":
+        return (yield)
+    with _refusing(item.nodeid, item.stash.setdefault(_SEEN, [])):
+        return (yield)
+
+
+@pytest.fixture(autouse=True)
+def _unit_guard(request):
+    """Make the ``unit`` classification self-checking: while a ``unit`` test and the fixtures
+    it sets up run, ``subprocess.Popen``, ``os.fork`` and ``socket.socket.listen`` raise
+    :class:`UnitStartedProcess`, and the test fails at teardown even when its code caught the
+    error. A miss of the source rule above shows up as a failure naming the test, not as a
+    slow ``pytest -m unit``; the fix is an entry in ``_E2E_TESTS`` (or ``pytest.mark.e2e`` on
+    the test, or ``pytestmark = pytest.mark.e2e`` in a module that is e2e throughout)."""
+    if request.node.get_closest_marker("unit") is None:
+        yield
+        return
+    seen = request.node.stash.setdefault(_SEEN, [])
+    with _refusing(request.node.nodeid, seen):
+        yield
+    if seen:
+        pytest.fail(f"{request.node.nodeid} is marked unit but {seen[0]}: mark it e2e",
+                    pytrace=False)
