@@ -45,3 +45,26 @@ def test_spaced_values_with_a_unit_word_are_still_read(tmp_path):
                            for i in range(8)))
     run = load_logs([log])
     assert _values(run, "train/loss") == [round(5 - 0.1 * i, 4) for i in range(8)]
+
+
+def test_exception_message_lines_add_no_series(tmp_path):
+    """The message line of a Python exception is prose: PyTorch's ``RuntimeError: permute(sparse_coo):
+    number of dimensions ... i.e. input.dim() = 6 is not equal to len(dims) = 5`` (the STTN crash,
+    tests/data/realworld f5b2-12) once made ``train/of_dimensions_i_e_input_dim`` and
+    ``train/not_equal_to_len_dims`` series. A figure right after the colon is still read."""
+    lines = list(TRAINING) + [
+        "Traceback (most recent call last):",
+        '  File "train.py", line 12, in <module>',
+        "    x = inputs.permute(2, 1, 0, 3, 4)",
+        "RuntimeError: permute(sparse_coo): number of dimensions in the tensor input does not match the length "
+        "of the desired ordering of dimensions i.e. input.dim() = 6 is not equal to len(dims) = 5",
+        "torch.multiprocessing.spawn.ProcessRaisedException: step = 3 loss = 7",
+    ]
+    log = tmp_path / "train.log"
+    log.write_text("\n".join(lines) + "\n")
+    run = load_logs([log])
+    clean = tmp_path / "clean.log"
+    clean.write_text("\n".join(TRAINING) + "\n")
+    assert sorted(run.metrics.keys) == sorted(load_logs([clean]).metrics.keys), run.metrics.keys
+    assert "train/loss" in run.metrics.keys and not any("dim" in k for k in run.metrics.keys)
+    assert _values(run, "train/loss") == [round(2.3 - 0.15 * e, 2) for e in range(1, 11)]

@@ -78,6 +78,10 @@ _STEP_ONLY = re.compile(r"^\W*(?:global[ _]step|step|iteration|iter|update)\s*[:
 #: template reader, not stripped as a log prefix.
 _BRACKET_COUNTER = re.compile(r"^\[\d+\]\s")
 _DIGIT = re.compile(r"\d")
+#: The message line of a Python exception (``RuntimeError: ... input.dim() = 6 ...``,
+#: ``torch.multiprocessing.spawn.ProcessRaisedException: ...``): prose, whose ``name = number``
+#: fragments are not metrics. A figure right after the colon (``TrainError: 0.4``) is still read.
+_EXC_LINE = re.compile(r"\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception):\s+(?![-+]?\.?\d)")
 _WIDE_GAP = re.compile(r"\s{2,}")
 _POSITION = re.compile(r"(?<![\w./-])\d+\s*/\s*\d+(?![\w./])")
 #: A column name of a table header: a name, not a number or a sentence.
@@ -642,6 +646,8 @@ class LogParser:
             return
         if self.block is not None and seg[:1] not in " \t":
             self.block = None
+        if _EXC_LINE.match(seg):
+            return
         if not self.infer:
             self._generic(seg, line_step)
             return
