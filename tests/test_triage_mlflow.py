@@ -152,3 +152,27 @@ def test_batch_mlflow_triage_no_write_writes_nothing(mlflow_server, tmp_path):
     assert "all 4 runs succeeded: no failure to explain; no factor tested" in res.output
     assert "mlaudit.triage" not in client.get_experiment(exp).tags
     assert not client.search_runs([exp], "tags.`mlaudit.triage_run` = 'true'")
+
+
+def test_batch_mlflow_triage_redacts_credentials_everywhere(mlflow_server, tmp_path):
+    """A factor whose value holds a credential (a URL with a password): the effect names it,
+    and the terminal, the experiment tag and the artifacts show it redacted."""
+    client = mlflow.MlflowClient(mlflow_server["url"])
+    exp = client.create_experiment("triage-secret")
+    for i in range(10):
+        bad = i < 5
+        url = "https://bob:hunter2pw@data.example/a" if bad else "https://data.example/b"
+        log_run(client, exp, {"lr": "0.01" if bad else "0.0001", "data_url": url}, {}, diverge=bad)
+    res = batch(mlflow_server["url"], "triage-secret", tmp_path / "x.sqlite")
+    assert res.exit_code == 0, res.output
+    assert "data_url" in res.output and "hunter2pw" not in res.output
+    exp_tags = client.get_experiment(exp).tags
+    assert "data_url" in exp_tags["mlaudit.triage"] and "[REDACTED]" in exp_tags["mlaudit.triage"]
+    assert "hunter2pw" not in exp_tags["mlaudit.triage"]
+    run_id = exp_tags["mlaudit.triage_run"]
+    for name in ("triage.json", "triage.md"):
+        from pathlib import Path
+
+        local = client.download_artifacts(run_id, f"mlaudit/{name}", str(tmp_path))
+        text = Path(local).read_text()
+        assert "data_url" in text and "hunter2pw" not in text

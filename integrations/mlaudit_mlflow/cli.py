@@ -211,6 +211,8 @@ def batch_mlflow(
 def _triage_mlflow(uri: str, ids: list[str], results: list, *, write: bool) -> tuple:
     """Triage of the batch's runs; written onto the experiment (``write``). Returns
     ``(Triage, where written or None)``."""
+    from mlaudit.cli.batch_formats import redact_tree
+    from mlaudit_core.redact import redact_text
     from mlaudit_core.triage import render_text, triage
 
     from .loader import client_for
@@ -218,8 +220,12 @@ def _triage_mlflow(uri: str, ids: list[str], results: list, *, write: bool) -> t
 
     client = client_for(uri)
     tri = triage(records(client, ids, results))
+    failed = sum(not r.ok for r in results)
+    if failed:
+        tri.statements.insert(0, f"{failed} run(s) could not be audited and take no part")
     if not write or len(ids) != 1:
         return tri, None
-    run_id = write_triage(client, ids[0], tri.to_dict(), render_text(tri))
+    # run-controlled text (param and tag values) is redacted before it is written anywhere
+    run_id = write_triage(client, ids[0], redact_tree(tri.to_dict()), redact_text(render_text(tri)))
     return tri, (f"experiment tag mlaudit.triage and run {run_id} "
                  "(artifacts mlaudit/triage.json, mlaudit/triage.md)")
