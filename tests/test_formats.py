@@ -558,7 +558,7 @@ def test_folder_with_nothing_recognisable(tmp_path):
 SENSIBLE = {
     "trainer_state": {"trainer_state"},
     "csv": {"keras_csv", "lightning_csv", "ultralytics", "timm_csv", "generic_csv"},
-    "tensorboard": {"tensorboard", "ultralytics", "jsonlines", "lightning_csv"},
+    "tensorboard": {"tensorboard", "ultralytics", "jsonlines", "lightning_csv", "catboost_info"},
     "mlflow": {"mlflow_store"},
     "wandb": {"wandb_dir"},
     "logs": {"console", "jsonlines", "generic_csv"},  # a step<TAB>loss table named train.log
@@ -794,3 +794,27 @@ def test_console_sniffs_batch_job_output_suffixes(tmp_path):
         assert plan(tmp_path / name)[0][0].reader == "console"
     (tmp_path / "train.png").write_text(text)
     assert console.sniff(tmp_path / "train.png") == 0.0
+
+
+def test_catboost_info_is_one_run_with_train_and_val_curves(tmp_path):
+    """A real CatBoost fit's train_dir (learn/ and test/ event files, learn_error.tsv, test_error.tsv,
+    time_left.tsv, catboost_training.json) is read as ONE run: the learn set as train/, the eval set
+    as val/, one point per iteration, the planned iteration count as a param."""
+    catboost = pytest.importorskip("catboost")
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(400, 4))
+    y = (x[:, 0] + 0.5 * x[:, 1] + rng.normal(scale=0.5, size=400) > 0).astype(int)
+    train_dir = tmp_path / "catboost_info"
+    model = catboost.CatBoostClassifier(iterations=30, eval_metric="AUC", train_dir=str(train_dir), verbose=False,
+                                        thread_count=1, random_seed=0)
+    model.fit(x[:300], y[:300], eval_set=(x[300:], y[300:]))
+    assert (train_dir / "learn_error.tsv").is_file() and (train_dir / "test_error.tsv").is_file()
+    cands, _ = plan(tmp_path)
+    assert [(c.path, c.reader) for c in cands] == [(train_dir, "catboost_info")]
+    run = load_path(tmp_path).runs[0][1]
+    assert run.key_for(Role.TRAIN_LOSS) == "train/Logloss" and run.key_for(Role.VAL_LOSS) == "val/Logloss"
+    assert run.key_for(Role.VAL_ACCURACY) == "val/AUC"
+    assert len(run.metrics.series("val/Logloss").values) == 30
+    assert run.params["iterations"] == "30"
+    evals = model.get_evals_result()["validation"]["Logloss"]
+    assert np.allclose(run.metrics.series("val/Logloss").values, evals, rtol=1e-6)

@@ -69,12 +69,12 @@ from ..rundata import RunData
 
 #: Tie-break order of the readers (earlier wins at equal confidence); readers not named here
 #: come after these, in the order found.
-ORDER = ("trainer_state", "ultralytics", "lightning_csv", "keras_csv", "keras_history", "timm_csv", "jsonlines",
+ORDER = ("trainer_state", "catboost_info", "ultralytics", "lightning_csv", "keras_csv", "keras_history", "timm_csv", "jsonlines",
          "mlflow_store", "wandb_dir", "clearml_offline", "tensorboard", "generic_csv", "console")
 #: Readers of this package (no tracker plugin needed). ``wandb_dir``, ``clearml_offline`` and
 #: ``tensorboard`` come with their tracker plugins, through the ``mlaudit.formats`` entry points
 #: like any third-party reader (the core names no tracker; issue 22).
-BUILTIN = ("trainer_state", "ultralytics", "lightning_csv", "keras_csv", "keras_history", "timm_csv", "jsonlines",
+BUILTIN = ("trainer_state", "catboost_info", "ultralytics", "lightning_csv", "keras_csv", "keras_history", "timm_csv", "jsonlines",
            "mlflow_store", "generic_csv", "console")
 
 #: Confidence at or above which a folder (or a file inside a walked folder) is taken as a run.
