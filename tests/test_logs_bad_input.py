@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -92,18 +91,15 @@ def test_utf16_and_gzip_logs(tmp_path):
 def test_200_mb_single_line(tmp_path):
     p = tmp_path / "one-line.log"
     chunk = (b"0123456789abcdef" * 4096)  # 64 KiB without a newline
-    t0 = time.perf_counter()
     with open(p, "wb") as f:
         f.writelines(chunk for _ in range(200 * 16))
         f.write(b"\nstep=1 loss=0.5\n")
     assert p.stat().st_size >= 200 * 2 ** 20
     run = load_logs([p])
-    elapsed = time.perf_counter() - t0
     assert run.warnings[0] == (f"{p}: 1 line(s) longer than 1 MiB (first at line 1, longest 200 MiB); only "
                                "their first 1 MiB were read")
     assert run.metrics.series("train/loss").values.tolist() == [0.5]  # the line after it is still read
     assert len(run.console[0].text) <= MAX_LINE_BYTES
-    assert elapsed < 30, elapsed  # a guard against reading the line whole, not a benchmark
     res = run_cli(str(p), "--format", "json")
     assert res.exit_code == 0 and "longer than 1 MiB" in res.stdout
 

@@ -56,19 +56,18 @@ def test_toolbox_refuses_a_fifo_and_a_20000_path_call_at_once(tmp_path):
     os.mkfifo(run / "trainer_state.json")
 
     async def fn(c):
-        t0 = time.monotonic()
         fifo = await c.call_tool("audit_logs", {"paths": ["train.log"]})
         inside = await c.call_tool("audit_path", {"path": "run"})
         many = await c.call_tool("audit_logs", {"paths": ["ok.log"] * 20_000})
-        took = time.monotonic() - t0
         ok = await c.call_tool("audit_logs", {"paths": ["ok.log"]})
-        return fifo, inside, many, took, ok
+        return fifo, inside, many, ok
 
-    fifo, inside, many, took, ok = session(tmp_path, fn)
+    fifo, inside, many, ok = session(tmp_path, fn)
     for res in (fifo, inside):
         assert res.is_error and "not a regular file or folder" in res.content[0].text, res
     assert many.is_error and "paths" in many.content[0].text, many.content[0].text
-    assert took < 60  # none of them waited on a reader (a FIFO open blocked forever before)
+    # none of them waited on a reader (a FIFO open blocked forever before): a hang is stopped by
+    # the per-test timeout; the answers above are the behaviour
     assert not ok.is_error and ok.structured_content["verdict"]["outcome"]
 
 
