@@ -65,6 +65,8 @@ MAX_FACTORS = 200
 #: Most levels of a categorical factor; a factor with more distinct values is not tested
 #: (an id, a timestamp, a path).
 MAX_LEVELS = 50
+#: Bars of a factor's failure-rate-by-bin plot.
+N_BINS = 10
 #: Tag prefixes that are the tracker's or mlaudit's own bookkeeping, not a factor.
 SKIP_TAG_PREFIXES = ("mlflow.", "mlaudit.")
 #: Significance level of the Benjamini-Hochberg false discovery rate.
@@ -98,6 +100,9 @@ class Factor:
     significant: bool = False
     small: bool = False
     split: Any = None  # the level (categorical) or threshold (numeric)
+    #: failure rate by bin: ``[{"label", "runs", "failing"}]`` (numeric: up to
+    #: :data:`N_BINS` quantile bins; categorical: the :data:`N_BINS` most frequent values)
+    bins: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -276,6 +281,26 @@ def _test_numeric(x: np.ndarray, y: np.ndarray, perms: _Perms, permutations: int
     return threshold, p, x >= threshold
 
 
+def _bins(vals: list[Any], x: np.ndarray | None, y: np.ndarray) -> list[dict[str, Any]]:
+    """Failure counts by bin (:attr:`Factor.bins`)."""
+    out = []
+    if x is not None:
+        edges = np.unique(np.quantile(x, np.linspace(0, 1, N_BINS + 1)))
+        idx = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, max(len(edges) - 2, 0))
+        for b in range(max(len(edges) - 1, 1)):
+            m = idx == b
+            if m.any():
+                lo, hi = x[m].min(), x[m].max()
+                label = _fmt(lo) if lo == hi else f"{_fmt(lo)}-{_fmt(hi)}"
+                out.append({"label": label, "runs": int(m.sum()), "failing": int(y[m].sum())})
+        return out
+    labels = ["(missing)" if v is None else str(v) for v in vals]
+    for level, n in Counter(labels).most_common(N_BINS):
+        m = np.array([lab == level for lab in labels])
+        out.append({"label": level, "runs": int(n), "failing": int(y[m].sum())})
+    return out
+
+
 def bh(pvals: Sequence[float]) -> list[float]:
     """Benjamini-Hochberg (1995) q-values, in the input order (monotone, capped at 1)."""
     m = len(pvals)
@@ -446,7 +471,19 @@ def _run_tests(out: Triage, use, outs, cands, permutations, alpha, seed) -> None
             small = f_total < MIN_GROUP
             if small:
                 effect += f" (small group: {f_total} {target} run(s))"
-            tests.append(Factor(name, kind, target, effect, counts, p, small=small, split=split))
+            tests.append(
+                Factor(
+                    name,
+                    kind,
+                    target,
+                    effect,
+                    counts,
+                    p,
+                    small=small,
+                    split=split,
+                    bins=_bins(vals, x, y_all),
+                )
+            )
             masks[(target, name)] = (mask, y_all)
     for f, q in zip(tests, bh([f.p_value for f in tests]), strict=True):
         f.q_value = q
@@ -686,3 +723,48 @@ def _outcome_words_d(d: Mapping[str, int]) -> str:
     return ", ".join(
         f"{n} {o or 'no verdict'}" for o, n in sorted(d.items(), key=lambda kv: -kv[1])
     )
+
+
+def render_html(t: Triage) -> str:
+    """A self-contained HTML page: the statements, then one failure-rate-by-bin bar plot (inline
+    SVG) per significant factor with its effect. Every run-controlled text is escaped."""
+    from html import escape
+
+    parts = [
+        "<!doctype html><meta charset='utf-8'><title>mlaudit triage</title>",
+        "<style>body{font-family:sans-serif;max-width:60em;margin:1em auto}"
+        "svg text{font-size:11px}</style>",
+        f"<h1>Triage: {t.runs} runs</h1><p>{escape(_outcome_words_d(t.outcomes))}</p>",
+    ]
+    if t.statements:
+        parts.append("<ul>" + "".join(f"<li>{escape(s)}</li>" for s in t.statements) + "</ul>")
+    for f in t.significant:
+        parts.append(
+            f"<h2>{escape(f.name)} [{escape(f.target)}]</h2><p>{escape(f.effect)} "
+            f"(p={f.p_value:.4g}, q={f.q_value:.4g})</p>"
+        )
+        parts.append(_bar_svg(f.bins, escape))
+    return "\n".join(parts) + "\n"
+
+
+def _bar_svg(bins: list[dict[str, Any]], escape) -> str:
+    w, h, left, bottom = 60, 160, 40, 40
+    width = left + w * max(len(bins), 1) + 10
+    out = [
+        f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{h + bottom}' "
+        "role='img' aria-label='failure rate by bin'>",
+        f"<line x1='{left}' y1='{h}' x2='{width}' y2='{h}' stroke='#444'/>",
+        f"<text x='2' y='12'>100%</text><text x='2' y='{h}'>0%</text>",
+    ]
+    for i, b in enumerate(bins):
+        rate = b["failing"] / b["runs"] if b["runs"] else 0.0
+        bh_ = rate * (h - 10)
+        x = left + i * w + 5
+        out.append(
+            f"<rect x='{x}' y='{h - bh_:.1f}' width='{w - 10}' height='{bh_:.1f}' fill='#c0392b'>"
+            f"<title>{escape(str(b['label']))}: {b['failing']} of {b['runs']} failing</title></rect>"
+        )
+        out.append(f"<text x='{x}' y='{h + 14}'>{escape(str(b['label'])[:12])}</text>")
+        out.append(f"<text x='{x}' y='{h + 28}'>{b['failing']}/{b['runs']}</text>")
+    out.append("</svg>")
+    return "".join(out)

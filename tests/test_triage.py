@@ -170,3 +170,21 @@ def test_triage_to_dict_shape():
     f = d["factors"][0]
     assert set(f) >= {"name", "kind", "effect", "counts", "p_value", "q_value", "significant"}
     assert f["kind"] == "categorical" and f["significant"] is True
+
+
+def test_render_html_one_plot_per_significant_factor_escaped():
+    from mlaudit_core.triage import render_html
+
+    recs = sweep(120, "host", np.random.default_rng(4), flip=0.0)
+    for r in recs:
+        if r["host"] == "gpu-3":
+            r["host"] = "<script>alert(1)</script>"
+    t = triage(recs)
+    page = render_html(t)
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    assert page.count("<svg") == len(t.significant) >= 1
+    host = next(f for f in t.significant if f.name == "host")
+    bar = next(b for b in host.bins if b["label"] == "<script>alert(1)</script>")
+    assert bar["failing"] == bar["runs"] == t.outcomes["diverged"]
+    lr_bins = next(f for f in t.factors if f.name == "param:lr").bins
+    assert len(lr_bins) == 10 and sum(b["runs"] for b in lr_bins) == 120

@@ -114,6 +114,8 @@ def test_batch_mlflow_triage_finds_lr_and_writes_back(mlflow_server, sweeps, tmp
     local = client.download_artifacts(run_id, "mlaudit/triage.json", str(tmp_path))
     stored = json.loads(Path(local).read_text())
     assert stored["factors"][0]["name"] == "param:lr"
+    page = Path(client.download_artifacts(run_id, "mlaudit/triage.html", str(tmp_path))).read_text()
+    assert page.count("<svg") == 1 and "param:lr [diverged]" in page  # one plot: the lr factor
 
     # a second batch reuses the triage run and neither audits nor triages it
     res = batch(url, "triage-lr", tmp_path / "s.sqlite")
@@ -170,7 +172,7 @@ def test_batch_mlflow_triage_redacts_credentials_everywhere(mlflow_server, tmp_p
     assert "data_url" in exp_tags["mlaudit.triage"] and "[REDACTED]" in exp_tags["mlaudit.triage"]
     assert "hunter2pw" not in exp_tags["mlaudit.triage"]
     run_id = exp_tags["mlaudit.triage_run"]
-    for name in ("triage.json", "triage.md"):
+    for name in ("triage.json", "triage.md", "triage.html"):
         from pathlib import Path
 
         local = client.download_artifacts(run_id, f"mlaudit/{name}", str(tmp_path))

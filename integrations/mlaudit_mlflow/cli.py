@@ -213,7 +213,7 @@ def _triage_mlflow(uri: str, ids: list[str], results: list, *, write: bool) -> t
     ``(Triage, where written or None)``."""
     from mlaudit.cli.batch_formats import redact_tree
     from mlaudit_core.redact import redact_text
-    from mlaudit_core.triage import render_text, triage
+    from mlaudit_core.triage import render_html, render_text, triage
 
     from .loader import client_for
     from .triage import records, write_triage
@@ -226,6 +226,7 @@ def _triage_mlflow(uri: str, ids: list[str], results: list, *, write: bool) -> t
     if not write or len(ids) != 1:
         return tri, None
     # run-controlled text (param and tag values) is redacted before it is written anywhere
-    run_id = write_triage(client, ids[0], redact_tree(tri.to_dict()), redact_text(render_text(tri)))
+    run_id = write_triage(client, ids[0], redact_tree(tri.to_dict()), redact_text(render_text(tri)),
+                          redact_text(render_html(tri)))
     return tri, (f"experiment tag mlaudit.triage and run {run_id} "
-                 "(artifacts mlaudit/triage.json, mlaudit/triage.md)")
+                 "(artifacts mlaudit/triage.json, .md, .html)")

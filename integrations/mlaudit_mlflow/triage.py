@@ -10,7 +10,8 @@ team looks, inside mlaudit's namespace only:
 - a dedicated run named ``mlaudit-triage`` (tags ``mlaudit.triage_run=true`` and
   ``mlaudit.verdict=triage``, so ``watch mlflow`` never audits it and ``batch`` skips it),
   reused on every triage, with the artifacts ``mlaudit/triage.json`` (the ``triage`` object of
-  ``--format json``) and ``mlaudit/triage.md``.
+  ``--format json``), ``mlaudit/triage.md`` and ``mlaudit/triage.html`` (one failure-rate-by-bin
+  plot per significant factor).
 
 Nothing else of the experiment or of any user's run is touched. Importing this module
 imports no SDK.
@@ -99,9 +100,13 @@ def headline(doc: dict[str, Any]) -> str:
     return text if len(text) <= TAG_CHARS else text[: TAG_CHARS - 3] + "..."
 
 
-def write_triage(client, experiment_id: str, doc: dict[str, Any], markdown: str) -> str:
-    """Write the triage (``doc``: :meth:`Triage.to_dict`; ``markdown``: the text report) onto
-    the experiment and its dedicated run; returns the run id. MLflow errors propagate."""
+def write_triage(
+    client, experiment_id: str, doc: dict[str, Any], markdown: str, html: str | None = None
+) -> str:
+    """Write the triage (``doc``: :meth:`Triage.to_dict`; ``markdown``: the text report;
+    ``html``: :func:`mlaudit_core.triage.render_html`, one failure-rate plot per significant
+    factor) onto the experiment and its dedicated run; returns the run id. MLflow errors
+    propagate."""
     from mlflow.entities import RunTag
 
     existing = sorted(triage_run_ids(client, [experiment_id]))
@@ -118,6 +123,8 @@ def write_triage(client, experiment_id: str, doc: dict[str, Any], markdown: str)
             client.set_terminated(run_id, "FINISHED")
     client.log_text(run_id, json.dumps(doc, indent=2), "mlaudit/triage.json")
     client.log_text(run_id, markdown, "mlaudit/triage.md")
+    if html is not None:
+        client.log_text(run_id, html, "mlaudit/triage.html")
     client.log_batch(run_id, tags=[RunTag("mlaudit.triage_summary", headline(doc)[:TAG_CHARS])])
     client.set_experiment_tag(experiment_id, TRIAGE_TAG, headline(doc))
     client.set_experiment_tag(experiment_id, "mlaudit.triage_run", run_id)
