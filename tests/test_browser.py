@@ -406,3 +406,28 @@ def test_tensorboard_text_tab_shows_verdict(browser, tensorboard_ui, tmp_path):
     assert "mlaudit/verdict" in body and "mlaudit/report" in body
     assert "cause model_convergence" in body
     keep_screenshot(browser, tmp_path, "tensorboard-text-tab.png")
+
+
+def test_report_html_lone_plot_in_grid_keeps_its_size(browser, tmp_path):
+    """A plot alone in a plot grid (the timm-style log's only telemetry panel, step and data time)
+    stays in a half-width column: it is drawn no wider than its own SVG width, not stretched to the
+    card with its text scaled up, and no narrower than the two-column plots beside the loss plot."""
+    log = REPO / "tests" / "data" / "logs" / "frameworks" / "timm-style-overfit.log"
+    out = tmp_path / "report.html"
+    result = CliRunner().invoke(app, ["logs", str(log), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    browser.set_window_size(1400, 1000)
+    browser.get(out.as_uri())
+    wait_for(
+        browser, lambda d: d.execute_script("return document.readyState") == "complete", what="load"
+    )
+    sizes = browser.execute_script(
+        "return Array.from(document.querySelectorAll('.plotgrid svg.plot')).map(s =>"
+        " [s.closest('section').id, s.getBoundingClientRect().width, s.width.baseVal.value])"
+    )
+    lone = [s for s in sizes if s[0] == "telemetry"]
+    assert len(lone) == 1, sizes
+    _, drawn, own = lone[0]
+    assert 0 < drawn <= own + 1, sizes
+    pair = [s[1] for s in sizes if s[0] == "curves"]
+    assert pair and abs(drawn - min(pair)) <= 1, sizes
