@@ -106,7 +106,8 @@ def experiment_triage(
 
     from ..audit import audit
     from ..plugins import get_plugin
-    from ..triage import render_text, triage
+    from ..redact import redact_text
+    from ..triage import render_html, render_text, triage
 
     # Any: experiment_ids is an MLflow plugin capability outside the TrackerPlugin protocol
     plugin: Any = get_plugin("mlflow", tracking_uri=uri)
@@ -145,7 +146,8 @@ def experiment_triage(
             audited += 1
         recs.append(record_of(r, verdict))
     tri = triage(recs)
-    lines = render_text(tri).splitlines()
+    doc = _redacted(tri.to_dict(), redact_text)  # param/tag values are run-controlled text
+    lines = redact_text(render_text(tri)).splitlines()
     if missing:
         lines.append(
             f"{missing} run(s) without an mlaudit.verdict tag were not audited (max_audits "
@@ -153,7 +155,9 @@ def experiment_triage(
         )
     where = None
     if write_back:
-        run_id = write_triage(client, ids[0], tri.to_dict(), render_text(tri))
+        run_id = write_triage(
+            client, ids[0], doc, redact_text(render_text(tri)), redact_text(render_html(tri))
+        )
         where = f"experiment tag mlaudit.triage and run {run_id}"
         lines.append(f"written to {where}")
     data = {
@@ -161,7 +165,17 @@ def experiment_triage(
         "runs_read": len(runs),
         "audited_now": audited,
         "not_audited": missing,
-        "triage": tri.to_dict(),
+        "triage": doc,
         "written_to": where,
     }
     return data, lines
+
+
+def _redacted(obj: Any, redact: Callable[[str], str]) -> Any:
+    if isinstance(obj, str):
+        return redact(obj)
+    if isinstance(obj, dict):
+        return {redact(str(k)): _redacted(v, redact) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_redacted(v, redact) for v in obj]
+    return obj
