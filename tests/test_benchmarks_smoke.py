@@ -1,8 +1,8 @@
 """Every benchmark script at toy size, so none can rot (issue 21).
 
 Each test runs one script in a subprocess with tiny inputs and asserts that it finished and
-printed its figures (the row labels and the figures' lines); no test asserts a time or a
-speed-up, those are measurements (benchmarks/README.md).
+printed its figures, each parsed and checked as well-formed and plausible (the row labels and the
+figures' lines); no test asserts a time bound or a speed-up, those are measurements (benchmarks/README.md).
 
 Benchmarks with toy-size tests elsewhere (not repeated here): ``ingest.py`` without the
 server part and ``logs_throughput.py`` (tests/test_formats.py), ``diagnosis_eval.py``
@@ -77,7 +77,13 @@ def test_batch_trackers_throughput():
 def test_clearml_ingest():
     pytest.importorskip("clearml")
     out = run("clearml_ingest.py", "--points", "2000", "--series", "2", "--log-lines", "200")
-    assert out.strip() and re.search(r"\d", out), out
+    sc = re.search(r"^scalars: 2,000 points in 2 series: ([\d.]+) s \(([\d,]+) points/s; (\d+) raw", out, re.M)
+    con = re.search(r"^console: 200 log events: ([\d.]+) s \(([\d,]+) lines/s\)", out, re.M)
+    load = re.search(r"^load_task .*: ([\d.]+) s, table ([\d.]+) MB", out, re.M)
+    assert sc and con and load, out
+    assert float(sc.group(1)) > 0 and int(sc.group(2).replace(",", "")) > 0 and int(sc.group(3)) >= 1
+    assert float(con.group(1)) > 0 and int(con.group(2).replace(",", "")) > 0
+    assert float(load.group(1)) > 0 and float(load.group(2)) >= 0
 
 
 def test_clearml_offline_bomb():
@@ -93,7 +99,14 @@ def test_hook_delay():
 
 def test_html_size():
     out = run("html_size.py", "--metrics", "3", "--steps", "200")
-    assert out.strip() and re.search(r"\d", out), out
+    assert re.search(r"^points\s+600 \(3 metrics x 200 steps\)$", out, re.M), out
+    for stage in ("build RunData", "audit", "render_html"):
+        m = re.search(rf"^{stage}\s+([\d.]+) s", out, re.M)
+        assert m and float(m.group(1)) >= 0, (stage, out)
+    size = re.search(r"^HTML size\s+([\d.]+) MB\s+\(target < 5 MB: (ok|MISS)\)", out, re.M)
+    assert size and 0 < float(size.group(1)) < 5 and size.group(2) == "ok", out
+    shown = re.search(r"^train/loss shown\s+(\d+) of (\d+) finite points; max and min kept: True", out, re.M)
+    assert shown and 0 < int(shown.group(1)) <= int(shown.group(2)) <= 200, out
 
 
 @pytest.mark.e2e
@@ -127,14 +140,26 @@ def test_render_speed():
 
 def test_large_run():
     out = run("large_run.py", "--steps", "1000", "--metrics", "10")
-    assert out.strip() and re.search(r"\d", out), out
+    pts = re.search(r"^large run: ([\d,]+) points \((\d+) metrics; 10 x 1,000 steps", out, re.M)
+    assert pts and int(pts.group(1).replace(",", "")) >= 10_000 and int(pts.group(2)) >= 10, out
+    assert re.search(r"^verdict: [a-z_]+/[a-z_]+; \d+ findings?", out, re.M), out
+    wall = re.search(r"^audit wall time .*:\s+([\d.]+)s$", out, re.M)
+    ratio = re.search(r"^ratio audit / numpy pass: ([\d.]+|inf)x", out, re.M)
+    mem = re.search(r"^peak memory for data \+ audit: ([\d.]+) MB = ([\d.]+)x raw", out, re.M)
+    assert wall and ratio and mem, out
+    assert float(wall.group(1)) > 0 and float(mem.group(1)) >= 0 and float(mem.group(2)) >= 0, out
 
 
 def test_wandb_ingest(tmp_path):
     pytest.importorskip("wandb")
     out = run("wandb_ingest.py", "--rows", "300", "--workdir", str(tmp_path / "w"), "--repeat", "1",
               env={"WANDB_SILENT": "true"})
-    assert out.strip() and re.search(r"\d", out), out
+    assert re.search(r"^logged 300 rows with wandb in [\d.]+ s", out, re.M), out
+    fid = re.search(r"^\.wandb file: ([\d.]+) MB, 300 rows, ([\d,]+) points \(every key has 300: full fidelity\)",
+                    out, re.M)
+    assert fid and int(fid.group(2).replace(",", "")) >= 300, out
+    load = re.search(r"^load_offline: ([\d.]+) s \(best of 1\) -> ([\d,]+) points/s, ([\d,]+) rows/s", out, re.M)
+    assert load and float(load.group(1)) > 0 and int(load.group(2).replace(",", "")) > 0, out
 
 
 def test_triage_eval(mlflow_server):
