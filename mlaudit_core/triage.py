@@ -653,12 +653,17 @@ def seed_noise(
     lead = (m2 - m1) if lower else (m1 - m2)
     res.update(runner_up=str(ru_r.get("run_id")), lead=round(lead, 6))
     if sd is None or sd == 0:
+        why = (
+            "no configuration was repeated with another seed"
+            if sd is None
+            else f"its {len(reps)} repeated configuration(s) give identical values across seeds (sd 0)"
+        )
         res.update(
             z=None,
             real=None,
             statement=f"best run {best_r.get('run_id')} ({metric} {_fmt(best_v)}) leads the "
-            f"next configuration by {_fmt(lead)}; no configuration was repeated with "
-            "another seed, so there is no noise band to judge the lead against",
+            f"next configuration by {_fmt(lead)}; {why}, so there is no noise band to judge "
+            "the lead against",
         )
         return res
     z = lead / (sd * math.sqrt(1 / n1 + 1 / n2))

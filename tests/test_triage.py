@@ -188,3 +188,18 @@ def test_render_html_one_plot_per_significant_factor_escaped():
     assert bar["failing"] == bar["runs"] == t.outcomes["diverged"]
     lr_bins = next(f for f in t.factors if f.name == "param:lr").bins
     assert len(lr_bins) == 10 and sum(b["runs"] for b in lr_bins) == 120
+
+
+def test_seed_noise_identical_seeds_say_so():
+    recs = [
+        {
+            "run_id": f"{c}{s}",
+            "outcome": "succeeded",
+            "params": {"cfg": c, "seed": str(s)},
+            "metrics": {"loss": 1.0 if c == "a" else 2.0},
+        }
+        for c in "ab"
+        for s in range(3)
+    ]
+    sn = seed_noise(recs)
+    assert sn["real"] is None and "identical values across seeds (sd 0)" in sn["statement"]
