@@ -596,8 +596,14 @@ def test_realworld_artifact_sniffed_and_loaded(base, entry):
     if entry.get("run_id"):
         runs = [(p, r) for p, r in runs if r.identity.id == entry["run_id"]]
     assert runs, (loaded.reader, loaded.problems)
+    companions = entry.get("companions", {})  # files beside the labelled run, each its own run
     for p, run in runs:
         reader = next(c.reader for c in plan(p)[0])
+        rel = Path(p).relative_to(base / entry["path"]).as_posix() if Path(p) != base / entry["path"] else ""
+        if rel in companions:
+            assert reader == companions[rel], (entry["id"], rel, reader)
+            assert run.metrics.keys, (entry["id"], rel)
+            continue
         assert reader in SENSIBLE[entry["kind"]], (entry["id"], reader)
         has = [r for r in ROLES if run.key_for(r) is not None]
         if entry.get("no_series"):
@@ -818,3 +824,21 @@ def test_catboost_info_is_one_run_with_train_and_val_curves(tmp_path):
     assert run.params["iterations"] == "30"
     evals = model.get_evals_result()["validation"]["Logloss"]
     assert np.allclose(run.metrics.series("val/Logloss").values, evals, rtol=1e-6)
+
+
+def test_generic_csv_reads_name_value_records(tmp_path):
+    """Lines of ``name,value`` pairs without a header (written by a training loop's
+    ``f.write("iteration,%d,test_loss,%f,...")``, tests/data/realworld f5b2-09 test.log) are records:
+    the names become columns and ``iteration`` the step, instead of the first record being taken
+    for a header."""
+    log = tmp_path / "test.log"
+    with open(log, "w") as f:
+        for it in range(100, 1100, 100):
+            f.write("iteration,%d,test_loss,%s,test_accuracy,%s\n" % (it, 2.0 / (it / 100), 0.5 + it / 4000))
+    assert plan(log)[0][0].reader == "generic_csv"
+    run = load_path(log).runs[0][1]
+    assert sorted(run.metrics.keys) == ["test_accuracy", "test_loss"]
+    s = run.metrics.series("test_loss")
+    assert list(s.steps) == list(range(100, 1100, 100))
+    assert np.allclose(s.values, [2.0 / (it / 100) for it in range(100, 1100, 100)])
+    assert run.key_for(Role.VAL_LOSS) == "test_loss"

@@ -5,6 +5,11 @@ The step column is the axis; without one the epoch column is; without either the
 number (said in the notes). Columns whose every cell is text (a path, a timestamp
 string) are left out; stray strings in number columns are counted in a warning. A file
 whose counter restarts holds appended runs: the last is audited.
+
+Lines of ``name,value`` pairs with no header (``iteration,100,test_loss,2.06,test_accuracy,0.52``,
+written by ``f.write(",".join(...))`` loops) are records, not a table: the names at the even
+positions of the first line are the columns, the figures after them the values, and a step
+name among them (``iteration``, ``step``, ``epoch``) the axis.
 """
 
 from __future__ import annotations
@@ -24,11 +29,60 @@ def sniff(path: Path) -> float:
     names = _csv.header(path)
     if not names or len(names) < 2 or _csv.looks_numeric_header(names):
         return 0.0
+    if _pairs(names):
+        return 0.55 if {n.lower() for n in names[::2]} & (set(_csv.STEP_NAMES) | {"epoch"}) else 0.3
     low = {n.lower() for n in names}
     if low & set(_csv.STEP_NAMES) or low & {"epoch", "epochs"}:
         return 0.55
     return 0.3 if path.suffix.lower() == ".csv" else 0.0
 
 
+def _pairs(names: list[str]) -> bool:
+    """True when a first line alternates name, number (a ``name,value`` record, not a header)."""
+    if len(names) % 2 or len(names) < 4:
+        return False
+    return _csv.looks_numeric_header(names[1::2]) and not any(_csv.looks_numeric_header([n]) for n in names[::2])
+
+
+def _load_pairs(path: Path):
+    """A run from ``name,value`` record lines (module docstring); a line whose names differ from
+    the first line's is read by its own names."""
+    import numpy as np
+    import pandas as pd
+
+    from ..errors import InputError
+    from ._common import wide_run
+
+    sep = _csv.delimiter(path) or ","
+    try:
+        raw = pd.read_csv(path, sep=sep, header=None, dtype=str, keep_default_na=False, on_bad_lines="skip")
+    except (ValueError, OSError, pd.errors.ParserError) as exc:
+        raise InputError(f"{path}: not readable as name,value records ({str(exc)[:120]})") from None
+    cols: dict[str, np.ndarray] = {}
+    n = len(raw)
+    for j in range(0, raw.shape[1] - 1, 2):
+        for name in raw.iloc[:, j].str.strip().unique():
+            if not name:
+                continue
+            if name not in cols:
+                cols[name] = np.full(n, np.nan)
+            rows = (raw.iloc[:, j].str.strip() == name).to_numpy()
+            cols[name][rows] = pd.to_numeric(raw.iloc[rows, j + 1], errors="coerce").to_numpy(float)
+    low = {k.lower(): k for k in cols}
+    step_key = next((low[s] for s in (*_csv.STEP_NAMES, "epoch", "epochs") if s in low), None)
+    notes = [f"{path.name} holds name,value records (no header): the names are the columns"]
+    if step_key is None:
+        steps = np.arange(n, dtype=np.float64)
+        notes.append(f"{path.name} names no step or epoch: the row number is the step")
+        axis = "step"
+    else:
+        steps = cols.pop(step_key)
+        axis = "epoch" if step_key.lower().startswith("epoch") else "step"
+    return wide_run(path, cols, steps, tracker="csv", axis=axis, notes=notes, what="CSV log")
+
+
 def load(path: Path):
+    names = _csv.header(path)
+    if names and _pairs(names):
+        return _load_pairs(path)
     return load_csv(path, tracker="csv", what="CSV log", axis_pref="step")
