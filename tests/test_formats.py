@@ -834,7 +834,7 @@ def test_generic_csv_reads_name_value_records(tmp_path):
     log = tmp_path / "test.log"
     with open(log, "w") as f:
         for it in range(100, 1100, 100):
-            f.write("iteration,%d,test_loss,%s,test_accuracy,%s\n" % (it, 2.0 / (it / 100), 0.5 + it / 4000))
+            f.write(f"iteration,{it},test_loss,{2.0 / (it / 100)},test_accuracy,{0.5 + it / 4000}\n")
     assert plan(log)[0][0].reader == "generic_csv"
     run = load_path(log).runs[0][1]
     assert sorted(run.metrics.keys) == ["test_accuracy", "test_loss"]
