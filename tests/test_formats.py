@@ -821,7 +821,7 @@ def test_catboost_info_is_one_run_with_train_and_val_curves(tmp_path):
     assert run.key_for(Role.TRAIN_LOSS) == "train/Logloss" and run.key_for(Role.VAL_LOSS) == "val/Logloss"
     assert run.key_for(Role.VAL_ACCURACY) == "val/AUC"
     assert len(run.metrics.series("val/Logloss").values) == 30
-    assert run.params["iterations"] == "30"
+    assert run.params["max_iterations"] == "30"
     evals = model.get_evals_result()["validation"]["Logloss"]
     assert np.allclose(run.metrics.series("val/Logloss").values, evals, rtol=1e-6)
 

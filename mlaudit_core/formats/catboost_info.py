@@ -9,7 +9,7 @@ and validation curves of one run, so this reader claims the folder (its TensorBo
 TSVs are not audited as five runs): ``learn_error.tsv`` columns become ``train/<metric>``,
 ``test_error.tsv`` columns ``val/<metric>`` (CatBoost's "test" is the eval set used for early
 stopping and the best iteration, i.e. validation data), on the iteration axis. The training time
-(``Passed``, relative to the start: no clock time is written) goes in the notes; ``iteration_count`` is kept as the param ``iterations``.
+(``Passed``, relative to the start: no clock time is written) goes in the notes; ``iteration_count`` is kept as the param ``max_iterations`` (the planned length).
 
 Reference: CatBoost documentation, "Output data / Training directory" (``train_dir`` files).
 """
@@ -94,7 +94,7 @@ def load(path: Path):
         except (ValueError, AttributeError):
             planned = None
         if isinstance(planned, (int, float)):
-            params["iterations"] = str(int(planned))
+            params["max_iterations"] = str(int(planned))
             notes.append(
                 f"planned iterations: {int(planned)} (catboost_training.json meta.iteration_count)"
             )
