@@ -414,13 +414,14 @@ def triage(
     cands = candidates(use)
     skipped = []
     for name, vals in list(cands.items()):
-        if _numeric(vals) is None and len(set(vals)) > MAX_LEVELS:
+        distinct = len(set(vals))
+        if _numeric(vals) is None and (distinct > MAX_LEVELS or distinct == len(vals)):
             skipped.append(name)
             del cands[name]
     if skipped:
         out.statements.append(
-            f"{len(skipped)} factor(s) with more than {MAX_LEVELS} distinct "
-            f"non-numeric values not tested (ids, paths): "
+            f"{len(skipped)} factor(s) with a different non-numeric value on every run or more "
+            f"than {MAX_LEVELS} distinct values not tested (ids, names, paths): "
             + ", ".join(_label(s) for s in skipped[:5])
             + (" ..." if len(skipped) > 5 else "")
         )
