@@ -842,3 +842,24 @@ def test_generic_csv_reads_name_value_records(tmp_path):
     assert list(s.steps) == list(range(100, 1100, 100))
     assert np.allclose(s.values, [2.0 / (it / 100) for it in range(100, 1100, 100)])
     assert run.key_for(Role.VAL_LOSS) == "test_loss"
+
+
+def test_generic_csv_reads_a_headered_tsv_without_step_column(tmp_path):
+    """A tab-separated header of loss names over rows of numbers, no step column, in a ``.txt`` (PGNet's
+    ``train_log.txt``, tests/data/realworld f5b2-08): a table whose row number is the step. A ``.txt``
+    whose tab-separated lines are prose is not taken."""
+    log = tmp_path / "train_log.txt"
+    with open(log, "w") as f:
+        f.write("total loss\tscore loss\tctc loss\t\n")
+        for i in range(20):
+            f.write(f"{46.6 / (1 + i):.6f}\t{0.25 / (1 + i):.6f}\t{9.2 / (1 + i):.6f}\t\n")
+    assert plan(log)[0][0].reader == "generic_csv"
+    run = load_path(log).runs[0][1]
+    assert run.key_for(Role.TRAIN_LOSS) == "total loss"
+    assert len(run.metrics.series("total loss").values) == 20
+    assert any("row number is the step" in n for n in run.notes)
+    prose = tmp_path / "notes.txt"
+    prose.write_text("name\tcomment\nalice\tran the job twice\nbob\tchanged the lr\n")
+    from mlaudit_core.formats import generic_csv
+
+    assert generic_csv.sniff(prose) == 0.0

@@ -20,7 +20,7 @@ from . import _csv
 from ._csvreader import load_csv
 
 NAME = "generic_csv"
-DETECTS = "CSV with a header and a step/epoch column"
+DETECTS = "CSV with a header and a step/epoch column (or a TSV header over rows of numbers)"
 
 
 def sniff(path: Path) -> float:
@@ -34,7 +34,13 @@ def sniff(path: Path) -> float:
     low = {n.lower() for n in names}
     if low & set(_csv.STEP_NAMES) or low & {"epoch", "epochs"}:
         return 0.55
-    return 0.3 if path.suffix.lower() == ".csv" else 0.0
+    if path.suffix.lower() == ".csv":
+        return 0.3
+    # a tab-separated header of names over rows of numbers in as many cells (``total loss<TAB>ctc loss``
+    # then one row per logging step, no step column): a table, the row number is the step
+    if _csv.delimiter(path) == "\t" and _csv._numeric_head(path, len(names), sep="\t"):
+        return 0.5
+    return 0.0
 
 
 def _pairs(names: list[str]) -> bool:
