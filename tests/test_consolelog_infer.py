@@ -320,3 +320,18 @@ def test_split_written_after_the_name_is_the_prefix():
     assert (
         canonical("train_loss_step")[0] == "train/loss_step"
     )  # a prefix wins; the suffix rule is not applied
+
+
+def test_inferred_template_reads_nan_in_a_numbers_place():
+    """Report b3-03 (tests/data/reports): ``INFO: train loss:1.20029`` then ``INFO: train loss:nan``
+    lines; the nan lines are the same template's values, not a constant word, so the series keeps them."""
+    import math
+    from pathlib import Path
+
+    from mlaudit_core.formats import load_path
+
+    (log,) = (Path(__file__).resolve().parent / "data" / "reports").glob("b3-03-*/*.log")
+    run = load_path(log).runs[0][1]
+    s = run.metrics.series("train/loss")
+    assert len(s.values) == 10
+    assert all(math.isfinite(v) for v in s.values[:5]) and all(math.isnan(v) for v in s.values[5:])

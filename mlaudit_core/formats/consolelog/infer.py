@@ -77,7 +77,7 @@ _ANSI = re.compile(
 _REDRAW_CODES = re.compile(r"\x1b\[[0-9]*[AFGK]|\x1b\[2K|\x08+")
 _TEMPLATE_RX = re.compile(
     # one character class first: most positions of a line fail here, before the alternatives
-    r"(?=[\d━─█▉▊▋▌▍▎▏#=>.·•+-])"
+    r"(?=[\d━─█▉▊▋▌▍▎▏#=>.·•+nNiI-])"
     r"(?:(?P<time>(?<![\w.:/-])(?:\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?|\d{1,2}/\d{1,2}/\d{2,4}"
     r"|\d{2}/\d{2}\s+\d{2}:\d{2}:\d{2}(?:[.,]\d+)?"
     r"|\d{1,3}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:\s?[AaPp][Mm]\b)?)(?![\w:]))"
@@ -85,7 +85,10 @@ _TEMPLATE_RX = re.compile(
     r"|(?P<unit>(?<![\w./-])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?P<u>(?:ms|s|us|µs)/(?:step|epoch|sample|batch|iter)|"
     r"it/s|s/it|ms|us|µs|s|%|MB|GB|Mb|Gb)(?![\w./]))"
     r"|(?P<num>(?<![\w./-])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])"
-    r"|(?<=[A-Za-z])\d+\.\d+(?:[eE][-+]?\d+)?(?![\w.]))"
+    r"|(?<=[A-Za-z])\d+\.\d+(?:[eE][-+]?\d+)?(?![\w.])"
+    # a non-finite value printed in a number's place (Python's str(float): nan, inf, -inf; NaN):
+    # the same field as the numbers of the same template, not a constant word
+    r"|(?<![\w./-])[-+]?(?:nan|NaN|inf|Inf)(?![\w.]))"
     r"|(?P<glyph>[━─█▉▊▋▌▍▎▏#=>.·•]{3,}|[━█]+))"
 )
 _WS = re.compile(r"\s+")
