@@ -128,3 +128,20 @@ def test_printed_commands_are_copy_pastable_in_a_folder_with_spaces(demo_store):
     assert Path(tb[tb.index("--logdir") + 1]) == d / "tensorboard"
     again = shlex.split(lines[lines.index("Audit one again:") + 1])
     assert again[-2:] == ["-u", uri] and again[-4] == "mlflow"
+
+
+def test_demo_prints_the_html_report_of_a_failed_run(demo_store):
+    """The demo names the HTML report of its first run that did not succeed (high_lr): the file
+    exists, holds that run's verdict and inline SVG plots, and the printed path is shell-quoted (the
+    store folder has a space)."""
+    import shlex
+
+    d, output = demo_store
+    [line] = [ln for ln in output.splitlines() if ln.startswith("HTML report of ")]
+    regime, path = line.split(": ", 1)
+    assert regime.startswith("HTML report of high_lr")
+    [html] = shlex.split(path)
+    text = open(html, encoding="utf-8").read()
+    assert "<svg" in text and "DIVERGED" in text.upper()
+    client, runs = runs_by_regime(d)
+    assert runs["high_lr"].info.run_id in html

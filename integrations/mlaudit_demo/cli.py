@@ -127,8 +127,16 @@ def register(app: typer.Typer) -> None:
         def tool(name: str) -> str:  # the venv's own script when the venv is not activated
             return quote(shutil.which(name) and name or str(Path(sys.executable).parent / name))
 
+        from urllib.parse import unquote, urlparse
+
+        # the HTML report (with its plots) of the first run that did not succeed, as a file to open
+        shown = next((r for r in run_ids if r[0] != "healthy"), run_ids[0])
+        art = urlparse(mlflow.MlflowClient().get_run(shown[1]).info.artifact_uri)
+        html = Path(unquote(art.path)) / "mlaudit" / "report.html" if art.scheme in ("", "file") else None
+        html_line = (f"HTML report of {shown[0]} (plots, all findings): {quote(str(html))}\n"
+                     if html is not None and html.is_file() else "")
         console.print(f"\nStore: {uri}\nVerdicts are on the runs (tags mlaudit.*, Description, artifacts "
-                      f"mlaudit/). Open:\n"
+                      f"mlaudit/).\n{html_line}Open:\n"
                       f"  {tool('mlflow')} ui --backend-store-uri {quote(uri)} --host 127.0.0.1 --port 5000\n"
                       f"  {tool('tensorboard')} --logdir {quote(str(directory / 'tensorboard'))}\n"
                       + "\n".join(ui_links(UI_URL, exp.experiment_id, run_ids)) + "\n"
