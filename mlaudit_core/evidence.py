@@ -13,7 +13,7 @@ evidence a user reads is exactly what the CI verdict was decided on.
 Without a repository (``repo=None``) only the logs are read, with the same line scanner
 (:func:`mlaudit_core.ci.logs.scan_logs`): failure, pass and metric lines, tests, timeouts,
 infrastructure signatures and exceptions. The text logs are then read in ONE pass shared with the
-console-log reader (:func:`mlaudit_core.logs.load_logs` with a ``tap``): the scanner gets the
+console-log reader (:func:`mlaudit_core.formats.consolelog.load_logs` with a ``tap``): the scanner gets the
 raw lines, the reader makes the run (:attr:`Evidence.run`, what ``mlaudit logs`` audits) with
 its bounded memory. Raw lines are held for the scanner up to :data:`RAW_LINES_CAP`; a longer
 log is scanned on the lines the reader kept (head, tail, and the lines that can hold a failure
@@ -58,7 +58,7 @@ class Evidence:
             and actual values (empty without a repository or without golden values).
         repo: the repository given, or ``None`` for logs only.
         run: logs only: the text logs read as a run
-            (:class:`~mlaudit_core.rundata.RunData`, as :func:`mlaudit_core.logs.load_logs`
+            (:class:`~mlaudit_core.rundata.RunData`, as :func:`mlaudit_core.formats.consolelog.load_logs`
             makes it), the input of ``mlaudit logs``; ``None`` with a repository or when only
             value files were given.
     """

@@ -399,7 +399,7 @@ def read_log_lines(
 ) -> list[ConsoleLine]:
     """The lines of a user-given text file (a CI log) as :class:`ConsoleLine` (1-based).
 
-    Read with the console-log reader (:class:`~mlaudit_core.logs.reader.LineReader`), so a
+    Read with the console-log reader (:class:`~mlaudit_core.formats.consolelog.reader.LineReader`), so a
     binary file is refused, ``.gz`` is decompressed and over-long lines are cut; its warnings
     (invalid UTF-8, cut lines) are appended to ``notes``. An empty file has no lines.
 
@@ -407,7 +407,7 @@ def read_log_lines(
         UnreadableLog: the file is binary (NUL bytes in its first 8 KiB) or cannot be read;
             the message starts with ``option`` and names the file.
     """
-    from ..logs.reader import LineReader, UnreadableLog
+    from ..formats.consolelog.reader import LineReader, UnreadableLog
 
     try:
         if path.is_file() and path.stat().st_size == 0:

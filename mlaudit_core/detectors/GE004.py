@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..logs.context import chance_level
+from ..formats.consolelog.context import chance_level
 from ..report import ConfigEvidence, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt

@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-from ..logs.context import gradient_accumulation, steps_per_epoch
+from ..formats.consolelog.context import gradient_accumulation, steps_per_epoch
 from ..report import ConfigEvidence, LogEvidence, SeriesEvidence, Severity
 from ..roles import Role
 from ..signatures import scan_run

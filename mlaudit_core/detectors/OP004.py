@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..logs.context import precision_setting
+from ..formats.consolelog.context import precision_setting
 from ..report import ConfigEvidence, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt

@@ -46,6 +46,7 @@ import math
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from .scan import TreeScan
 from .sources import RunInfo, Tail, write_live_json
@@ -126,7 +127,7 @@ class LocalLiveSource:
         self.exclusive = exclusive
         self.ended_after_s = ended_after_s
         self.requests = 0
-        self._parsers: dict[str, object] = {}
+        self._parsers: dict[str, Any] = {}  # _TailParser objects (a class built on first use)
         self._scans: dict[str, TreeScan] = {}
         self._listed: dict[str, list[Path]] = {}
         self._locks: dict[str, int | None] = {}  # run -> the descriptor of its held lock

@@ -25,6 +25,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..report import RunRef
 
@@ -64,7 +65,8 @@ class Tail:
     """What is new on one run: training points ``{key: (steps, walls, values)}``, the newest
     system-metric time, console lines ``(source, line number, text)``, and notes."""
 
-    points: dict[str, tuple[list, list, list]] = field(default_factory=dict)
+    # walls: a list while points are read; None once normalised when any wall time is unknown
+    points: dict[str, tuple[list, Any, list]] = field(default_factory=dict)
     system_wall: float | None = None
     console: list[tuple[str, int, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)

@@ -2,7 +2,7 @@
 
 Public surface::
 
-    from mlaudit_core.logs import load_logs, enrich_from_console, parse_lines
+    from mlaudit_core.formats.consolelog import load_logs, enrich_from_console, parse_lines
 
 - :func:`load_logs` turns log files (and optional config/context files) into a
   :class:`~mlaudit_core.rundata.RunData` of tracker ``logs``.

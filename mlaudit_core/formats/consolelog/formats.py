@@ -4,7 +4,7 @@ A :class:`LogFormat` says how to recognise a line (``hint`` substrings, then a
 regular expression), which named groups are which figures (``fields``), how to
 read further ``key value`` pairs from the rest of the line (``pairs``), how the
 printed names map onto metric names (``rename``, then
-:func:`mlaudit_core.logs.names.canonical`), the units of the printed values,
+:func:`mlaudit_core.formats.consolelog.names.canonical`), the units of the printed values,
 and how the step is recovered. Adding a format is adding one entry here and one
 fixture log in ``tests/data/logs/``; the engine in :mod:`.parser` does not
 change.
