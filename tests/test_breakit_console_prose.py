@@ -68,3 +68,15 @@ def test_exception_message_lines_add_no_series(tmp_path):
     assert sorted(run.metrics.keys) == sorted(load_logs([clean]).metrics.keys), run.metrics.keys
     assert "train/loss" in run.metrics.keys and not any("dim" in k for k in run.metrics.keys)
     assert _values(run, "train/loss") == [round(2.3 - 0.15 * e, 2) for e in range(1, 11)]
+
+
+def test_figures_written_before_their_names_are_read(tmp_path):
+    """``Epoch k @ 10:27 PM : 0.9816 C.E. Loss, 94.28% Accuracy`` (a DDP CNN's console, tests/data/realworld
+    f5b1-19): after the colon each comma-separated item is a figure then its name; read when the name is
+    in the metric vocabulary, with the epoch as the step."""
+    log = tmp_path / "train.out"
+    log.write_text("".join(f"Epoch {e} @ 10:{27 + e} PM : {0.98 - 0.01 * e:.4f} C.E. Loss, {94 + e:.2f}% Accuracy\n"
+                           for e in range(6)) + "Save Checkpoint 3, 12 samples\n")
+    run = load_logs([log])
+    assert _values(run, "train/loss") == [round(0.98 - 0.01 * e, 4) for e in range(6)]
+    assert _values(run, "train/accuracy") == [round((94 + e) / 100, 4) for e in range(6)]

@@ -78,6 +78,10 @@ _STEP_ONLY = re.compile(r"^\W*(?:global[ _]step|step|iteration|iter|update)\s*[:
 #: template reader, not stripped as a log prefix.
 _BRACKET_COUNTER = re.compile(r"^\[\d+\]\s")
 _DIGIT = re.compile(r"\d")
+#: ``: 0.98 C.E. Loss, 94.28% Accuracy``: figures written before their names, one per comma-separated
+#: item after a colon; read only when the name is in the metric vocabulary.
+_GEN_VALUE_FIRST = re.compile(r"(?:(?<=[:,;|])|^)\s*(?P<v>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<u>%)?"
+                              r"\s+(?P<k>[A-Za-z][\w.]*(?:\s[A-Za-z][\w.]*){0,2})\s*(?=[,;|]|$)")
 #: The message line of a Python exception (``RuntimeError: ... input.dim() = 6 ...``,
 #: ``torch.multiprocessing.spawn.ProcessRaisedException: ...``): prose, whose ``name = number``
 #: fragments are not metrics. A figure right after the colon (``TrainError: 0.4``) is still read.
@@ -1150,6 +1154,13 @@ class LogParser:
                     continue
                 key = _metric_words(pm["k"].strip())
                 if key.lower().replace(" ", "_") in _MARKERS or is_known(key):
+                    pairs.append((key, pm["v"], pm["u"]))
+        if ": " in seg and all(_MARKERS.get(_metric_words(k.strip()).lower().replace(" ", "_")) for k, _, _ in pairs):
+            # ``Epoch 3 @ 10:27 PM : 0.9816 C.E. Loss, 94.28% Accuracy``: only a step marker read, the figures
+            # after the colon are written before their names
+            for pm in _GEN_VALUE_FIRST.finditer(seg, seg.index(": ")):
+                key = _metric_words(pm["k"].strip())
+                if is_known(key):
                     pairs.append((key, pm["v"], pm["u"]))
         if not pairs:
             return False
