@@ -100,7 +100,7 @@ def normalise_key(key: str) -> str:
 
 # --- tokens -------------------------------------------------------------------------------------
 
-_SPLIT_RE = re.compile(r"[/_\-.\s:@()\[\]|,=#]+")
+_SPLIT_RE = re.compile(r"[/_\-.\s:@()\[\]{}|,=#$\\^~'\"]+")
 #: camelCase boundaries: ``valLoss`` -> val|Loss, ``F1Score`` -> F1|Score; ``mAP50``, ``IoU``,
 #: ``APs`` stay whole (a single lower-case letter before a capital is part of an acronym).
 _CAMEL = re.compile(r"(?<=[a-z]{2})(?=[A-Z])|(?<=[A-Z0-9])(?=[A-Z][a-z]{2})")
