@@ -151,7 +151,7 @@ def register(app: typer.Typer) -> None:
         import os
         import traceback
 
-        from mlaudit_core.ci import audit_ci
+        from mlaudit_core.audit import audit_ci
         from mlaudit_core.errors import MlauditError
 
         from ._common import emit, exit_code, fail, settings_or_fail, write_out

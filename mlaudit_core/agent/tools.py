@@ -569,7 +569,7 @@ class Toolbox:
             if baselines == []:
                 report = audit(run, settings)
             else:
-                from ..baseline import audit_with_baselines
+                from ..audit import audit_with_baselines
                 from ..baseline.selection import BaselinePolicy, select_baselines
 
                 policy = BaselinePolicy(explicit=list(baselines or []))
@@ -696,7 +696,7 @@ class Toolbox:
 
     def audit_ci(self, repo: str, logs: list[str], golden: list[str] | None = None,
                  claims: str | None = None, progress: Progress = _noop) -> Result:
-        from ..ci import audit_ci
+        from ..audit import audit_ci
 
         r = self.roots.confine(repo, "repo")
         lg = [self.roots.confine(p, "logs") for p in logs]
