@@ -161,9 +161,9 @@ def run_from_task(task: dict, *, project: str | None, metrics: MetricTable, log_
 
 
 def enrich(run: RunData) -> None:
-    """Console-only signals (``mlaudit_core.logs.enrich_from_console``) when that module is installed."""
+    """Console-only signals (``mlaudit_core.formats.consolelog.enrich_from_console``) when that module is installed."""
     try:
-        from mlaudit_core.logs import enrich_from_console
+        from mlaudit_core.formats.consolelog import enrich_from_console
     except ImportError:
         return
     enrich_from_console(run)

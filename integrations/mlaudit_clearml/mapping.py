@@ -163,17 +163,17 @@ def restore_nonfinite(run: RunData, substitute: float = SDK_NONFINITE_SUBSTITUTE
     """Put back the non-finite values the SDK stored as ``substitute``, where the console proves them.
 
     The console lines that print a ``nan``/``inf`` are parsed with
-    :func:`mlaudit_core.logs.parse_lines`. For each
+    :func:`mlaudit_core.formats.consolelog.parse_lines`. For each
     printed metric with a NaN/inf value at some step, the stored series playing
     the same role (or logged under the same key) is examined: a maximal stretch of
     consecutive points equal to ``substitute`` that contains such a step is
     restored to NaN, and a warning names the series, the steps and the console
     evidence. Stretches the console does not prove are left as stored.
 
-    Returns the number of points restored (0 when ``mlaudit_core.logs`` is absent).
+    Returns the number of points restored (0 when ``mlaudit_core.formats.consolelog`` is absent).
     """
     try:
-        from mlaudit_core.logs import parse_lines
+        from mlaudit_core.formats.consolelog import parse_lines
     except ImportError:
         return 0
     # only lines that print a non-finite number can prove one (and parsing all costs seconds)

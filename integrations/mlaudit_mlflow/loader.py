@@ -391,7 +391,7 @@ def _load_direct(run_dir: Path) -> RunData:
 
     run = load(run_dir)
     try:
-        from mlaudit_core.logs import enrich_from_console
+        from mlaudit_core.formats.consolelog import enrich_from_console
     except ImportError:
         return run
     return enrich_from_console(run)
@@ -492,7 +492,7 @@ def _assemble(client, uri: str, r, metrics: MetricTable, listing=None, experimen
     if info.artifact_uri:  # the write-back uploads there directly (writeback.upload_report)
         run.cache["mlflow.artifact_uri"] = info.artifact_uri
     try:  # console-only signals (grad norm, loss scale printed but not logged) become series
-        from mlaudit_core.logs import enrich_from_console
+        from mlaudit_core.formats.consolelog import enrich_from_console
     except ImportError:
         return run
     return enrich_from_console(run)

@@ -228,7 +228,7 @@ def _offline_result(run: RunData, dry_run: bool) -> WriteBackResult:
 def _enrich(run: RunData) -> RunData:
     """Series derived from console text, when the console enrichment (another module) exists."""
     try:
-        from mlaudit_core.logs import enrich_from_console
+        from mlaudit_core.formats.consolelog import enrich_from_console
     except ImportError:
         return run
     return enrich_from_console(run) or run
