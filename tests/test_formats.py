@@ -578,7 +578,10 @@ def _entries():
             continue
         for e in json.loads(labels.read_text()):
             if e["kind"] in SENSIBLE:
-                out.append(pytest.param(base, e, id=f"{base.parent.name}/{e['id']}"))
+                # a known reader gap, named in the label (``reader_gap``): an expected failure
+                # that must fail (strict), so the mark goes when the reader learns the layout
+                marks = [pytest.mark.xfail(strict=True, reason=e["reader_gap"])] if e.get("reader_gap") else []
+                out.append(pytest.param(base, e, id=f"{base.parent.name}/{e['id']}", marks=marks))
     return out
 
 
