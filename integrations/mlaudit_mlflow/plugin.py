@@ -152,6 +152,17 @@ class MlflowPlugin:
                     out.append(r.info.run_id)
         return out
 
+    def triage_store(self):
+        """The experiment-triage capability (``experiment_triage`` MCP tool): an object with
+        ``runs(experiment_ids)`` (the finished runs, the dedicated triage runs left out),
+        ``record(run, verdict)`` (:func:`mlaudit_mlflow.triage.record_of`) and
+        ``write(experiment_id, doc, markdown, html)`` (:func:`mlaudit_mlflow.triage.write_triage`,
+        returns the dedicated run's id), on this plugin's tracking URI. MLflow errors propagate."""
+        from .loader import client_for
+        from .triage import TriageStore
+
+        return TriageStore(client_for(self.tracking_uri))
+
     def experiment_ids(self, names: list[str]) -> list[str]:
         """The ids of the experiments called ``names``, in the same order.
 

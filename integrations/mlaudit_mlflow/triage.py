@@ -129,3 +129,25 @@ def write_triage(
     client.set_experiment_tag(experiment_id, TRIAGE_TAG, headline(doc))
     client.set_experiment_tag(experiment_id, "mlaudit.triage_run", run_id)
     return run_id
+
+
+class TriageStore:
+    """The triage reads and the write-back on one MLflow client (``MlflowPlugin.triage_store``)."""
+
+    def __init__(self, client) -> None:
+        self.client = client
+
+    def runs(self, experiment_ids: list[str]) -> list:
+        """The experiments' runs that are not running, without the dedicated triage runs."""
+        skip = triage_run_ids(self.client, experiment_ids)
+        return [
+            r
+            for r in search_all(self.client, experiment_ids, "attributes.status != 'RUNNING'")
+            if r.info.run_id not in skip
+        ]
+
+    def record(self, run, verdict: dict[str, Any] | None) -> dict[str, Any]:
+        return record_of(run, verdict)
+
+    def write(self, experiment_id: str, doc: dict[str, Any], markdown: str, html: str | None) -> str:
+        return write_triage(self.client, experiment_id, doc, markdown, html)

@@ -102,8 +102,6 @@ def experiment_triage(
     Raises:
         InputError: no such experiment (from the MLflow plugin).
     """
-    import importlib
-
     from ..audit import audit
     from ..plugins import get_plugin
     from ..redact import redact_text
@@ -111,24 +109,9 @@ def experiment_triage(
 
     # Any: experiment_ids is an MLflow plugin capability outside the TrackerPlugin protocol
     plugin: Any = get_plugin("mlflow", tracking_uri=uri)
-    # the MLflow plugin package's own helpers (installed with mlaudit[mlflow]; get_plugin has
-    # already failed with one line when it is missing)
-    loader = importlib.import_module("mlaudit_mlflow.loader")
-    mtri = importlib.import_module("mlaudit_mlflow.triage")
-    client_for, record_of = loader.client_for, mtri.record_of
-    search_all, triage_run_ids, write_triage = (
-        mtri.search_all,
-        mtri.triage_run_ids,
-        mtri.write_triage,
-    )
     ids = plugin.experiment_ids([experiment])
-    client = client_for(uri)
-    skip = triage_run_ids(client, ids)
-    runs = [
-        r
-        for r in search_all(client, ids, "attributes.status != 'RUNNING'")
-        if r.info.run_id not in skip
-    ][:max_runs]
+    store = plugin.triage_store()  # the plugin's reads and write-back (mlaudit_mlflow.triage)
+    runs = store.runs(ids)[:max_runs]
     recs, audited, missing = [], 0, 0
     todo = [r for r in runs if not r.data.tags.get("mlaudit.verdict")]
     for r in runs:
@@ -144,7 +127,7 @@ def experiment_triage(
                 "cause": str(rep.verdict.cause.value),
             }
             audited += 1
-        recs.append(record_of(r, verdict))
+        recs.append(store.record(r, verdict))
     tri = triage(recs)
     doc = _redacted(tri.to_dict(), redact_text)  # param/tag values are run-controlled text
     lines = redact_text(render_text(tri)).splitlines()
@@ -155,8 +138,8 @@ def experiment_triage(
         )
     where = None
     if write_back:
-        run_id = write_triage(
-            client, ids[0], doc, redact_text(render_text(tri)), redact_text(render_html(tri))
+        run_id = store.write(
+            ids[0], doc, redact_text(render_text(tri)), redact_text(render_html(tri))
         )
         where = f"experiment tag mlaudit.triage and run {run_id}"
         lines.append(f"written to {where}")
