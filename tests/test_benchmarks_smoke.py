@@ -81,9 +81,10 @@ def test_clearml_ingest():
     con = re.search(r"^console: 200 log events: ([\d.]+) s \(([\d,]+) lines/s\)", out, re.M)
     load = re.search(r"^load_task .*: ([\d.]+) s, table ([\d.]+) MB", out, re.M)
     assert sc and con and load, out
-    assert float(sc.group(1)) > 0 and int(sc.group(2).replace(",", "")) > 0 and int(sc.group(3)) >= 1
-    assert float(con.group(1)) > 0 and int(con.group(2).replace(",", "")) > 0
-    assert float(load.group(1)) > 0 and float(load.group(2)) >= 0
+    # seconds are printed to a few decimals: a toy-size stage can print 0.0 on an idle machine
+    assert float(sc.group(1)) >= 0 and int(sc.group(2).replace(",", "")) > 0 and int(sc.group(3)) >= 1
+    assert float(con.group(1)) >= 0 and int(con.group(2).replace(",", "")) > 0
+    assert float(load.group(1)) >= 0 and float(load.group(2)) >= 0
 
 
 def test_clearml_offline_bomb():

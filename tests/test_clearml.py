@@ -15,7 +15,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +25,8 @@ pytest.importorskip("clearml")
 mlflow = pytest.importorskip("mlflow")
 pytest.importorskip("sklearn")
 from clearml_fake_server import FakeClearMLServer  # noqa: E402
+from clearml_fake_server import _iso as _fake_iso  # noqa: E402
+from clearml_fake_server import _now as _fake_now  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from mlaudit.cli import app  # noqa: E402
@@ -576,6 +578,11 @@ def test_watcher_audits_within_one_interval_once_across_a_kill_and_again_after_a
     it, and a task that ends while no watcher runs, still give one write-back per task; a task reset
     and run again is audited again; SIGTERM exits 0."""
     before = new_task("watched", "before-the-watcher")  # ended before the first start: not audited
+    # ...ended 10 minutes ago: a new watcher also audits runs that ended in the START_GRACE_S
+    # (2 min) before it started, so "before" must lie further back than that
+    long_ago = _fake_iso(_fake_now() - timedelta(minutes=10))
+    for field in ("status_changed", "last_update", "last_change"):
+        server.tasks[before.id][field] = long_ago
     state, log = tmp_path / "watch.sqlite", tmp_path / "watch.log"
     # every run pauses 20 s after its write-back, before it is recorded done: the kill window
     w = _Watcher(state, log, env={"MLAUDIT_WATCH_TEST_PAUSE": "after_write:20"})

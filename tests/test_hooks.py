@@ -363,6 +363,11 @@ def test_wandb_run_is_not_finished_by_the_hook(tmp_path, monkeypatch):
     import mlaudit
 
     monkeypatch.chdir(tmp_path)
+    # an earlier test in this worker may have pointed the SDK at a fake server that is gone now:
+    # the SDK's process-wide settings singleton is torn down and the server URL dropped
+    wandb.teardown()
+    for k in ("WANDB_BASE_URL", "WANDB_API_KEY"):
+        monkeypatch.delenv(k, raising=False)
     for k, v in {
         "WANDB_MODE": "offline",
         "WANDB_DIR": str(tmp_path),

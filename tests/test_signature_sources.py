@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -322,7 +323,7 @@ def test_disk_full_and_checkpoint_write_and_read_failures_as_python_and_torch_re
 
 def test_shell_reports_a_sigkilled_child_as_killed(tmp_path):
     r = subprocess.run(
-        ["bash", "-c", f"{PY} -c 'import os; os.kill(os.getpid(), 9)'; true"],
+        ["bash", "-c", f"{shlex.quote(PY)} -c 'import os; os.kill(os.getpid(), 9)'; true"],
         capture_output=True,
         text=True,
         timeout=60,
