@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 #: Param names of a step budget (HF ``max_steps``, detectron2 ``MAX_ITER``, Megatron ``train_iters``,
@@ -74,24 +75,32 @@ def _leaf(key: str) -> str:
     return re.split(r"[./:]", key.strip().lower())[-1]
 
 
-def param_plan(params: dict[str, str], names: tuple[str, ...]) -> tuple[str, float] | None:
-    """``(key, value)`` of the first name in ``names`` (in that order) that a param's last key
-    component equals, with a finite positive numeric value; the first such key per name wins."""
+def first_positive_param(
+    params: dict[str, str], name_of: Callable[[str], str | None], order: tuple[str, ...]
+) -> tuple[str, float] | None:
+    """``(key, value)`` of the param whose ``name_of(key)`` comes first in ``order`` and whose
+    value is a finite positive number (the first such key per name wins), else None."""
     found: dict[str, tuple[str, float]] = {}
     for k, v in params.items():
-        leaf = _leaf(k)
-        if leaf not in names or leaf in found:
+        name = name_of(k)
+        if name is None or name in found:
             continue
         try:
             x = float(str(v).strip())
         except ValueError:
             continue
         if math.isfinite(x) and x > 0:
-            found[leaf] = (k, x)
-    for n in names:
+            found[name] = (k, x)
+    for n in order:
         if n in found:
             return found[n]
     return None
+
+
+def param_plan(params: dict[str, str], names: tuple[str, ...]) -> tuple[str, float] | None:
+    """``(key, value)`` of the first name in ``names`` (in that order) that a param's last key
+    component equals, with a finite positive numeric value; the first such key per name wins."""
+    return first_positive_param(params, lambda k: _leaf(k) if _leaf(k) in names else None, names)
 
 
 def _counter(lines: list[str], pattern: re.Pattern) -> tuple[float, float] | None:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..plan import NORMAL_END, planned_lengths
+from ..plan import NORMAL_END, first_positive_param, planned_lengths
 from ..report import DetectorRun, Finding, LogEvidence, Severity
 from ..roles import LR_PARAM_NAMES, Role, lr_param_name, normalise_key
 from ..rundata import RunData
@@ -246,21 +246,7 @@ def _param(run: RunData, names: tuple[str, ...]) -> tuple[str, float] | None:
 def _positive_param(run: RunData, name_of, order: tuple[str, ...]) -> tuple[str, float] | None:
     """``(key, value)`` of the param whose ``name_of(key)`` comes first in ``order`` and whose
     value is a finite positive number (the first such key per name wins), else None."""
-    found: dict[str, tuple[str, float]] = {}
-    for k, v in run.params.items():
-        name = name_of(k)
-        if name is None or name in found:
-            continue
-        try:
-            x = float(str(v).strip())
-        except ValueError:
-            continue
-        if math.isfinite(x) and x > 0:
-            found[name] = (k, x)
-    for n in order:
-        if n in found:
-            return found[n]
-    return None
+    return first_positive_param(run.params, name_of, order)
 
 
 #: Metrics that count optimisation steps in their value. A tracker's own step axis need not be in
