@@ -531,24 +531,24 @@ def load_labelled(path: Path, label: dict, tmp: Path):
         raise LookupError(f"{first_err}; legacy: {type(exc).__name__}: {str(exc)[:200]}") from None
 
 
-def _selected(ident: str, ids: tuple[str, ...]) -> bool:
-    """True when ``ident`` starts with one of the ``ids`` prefixes (all are selected without any)."""
-    return not ids or ident.startswith(ids)
+def _selected(ident: str, ids: tuple[str, ...], exclude: tuple[str, ...] = ()) -> bool:
+    """True when ``ident`` starts with one of the ``ids`` prefixes (all are selected without any)
+    and with none of the ``exclude`` prefixes (held-out batches not yet scored)."""
+    return (not ids or ident.startswith(ids)) and not (exclude and ident.startswith(exclude))
 
 
 def eval_labelled(root: Path, labels_file: Path, progress: bool = True,
-                  ids: tuple[str, ...] = ()) -> list[LRow]:
+                  ids: tuple[str, ...] = (), exclude: tuple[str, ...] = ()) -> list[LRow]:
     """Audit every labelled artifact under ``root`` (labels.json schema of shared/realworld).
 
     ``ids``: id prefixes; when given, only labels whose id starts with one of them are audited
-    (one fresh batch scored on its own)."""
+    (one fresh batch scored on its own); ``exclude``: id prefixes left out (held-out batches)."""
     import tempfile
 
     from mlaudit_core.audit import audit
 
     labels = json.loads(labels_file.read_text())
-    if ids:
-        labels = [lab for lab in labels if lab["id"].startswith(ids)]
+    labels = [lab for lab in labels if _selected(lab["id"], ids, exclude)]
     rows: list[LRow] = []
     with tempfile.TemporaryDirectory(prefix="mlaudit-eval-") as td:
         for i, lab in enumerate(labels, 1):
@@ -568,12 +568,13 @@ def eval_labelled(root: Path, labels_file: Path, progress: bool = True,
     return rows
 
 
-def eval_cases(root: Path, progress: bool = True, ids: tuple[str, ...] = ()) -> list[LRow]:
+def eval_cases(root: Path, progress: bool = True, ids: tuple[str, ...] = (),
+               exclude: tuple[str, ...] = ()) -> list[LRow]:
     """The real cases through the CLI, as a user runs them (``mlaudit logs`` / ``mlaudit ci``).
 
     ``root``: a folder of case folders in the ``shared/cases`` layout (input files and
     ``expected.json``); the real failure reports of ``tests/data/reports`` use the same layout.
-    ``ids``: folder-name prefixes to select (all without any).
+    ``ids``: folder-name prefixes to select (all without any); ``exclude``: prefixes left out.
     """
     from typer.testing import CliRunner
 
@@ -582,7 +583,7 @@ def eval_cases(root: Path, progress: bool = True, ids: tuple[str, ...] = ()) -> 
 
     rows: list[LRow] = []
     cases = sorted(d for d in root.iterdir()
-                   if (d / "expected.json").is_file() and _selected(d.name, ids))
+                   if (d / "expected.json").is_file() and _selected(d.name, ids, exclude))
     for i, case in enumerate(cases, 1):
         exp = json.loads((case / "expected.json").read_text())
         row = LRow(case.name, "case", list(exp["outcome_any_of"]), [exp["cause"]], [])
@@ -717,6 +718,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ids", default="",
                     help="comma-separated id prefixes: audit only the artifacts/cases whose id starts "
                          "with one (a fresh batch scored on its own)")
+    ap.add_argument("--exclude-ids", default="",
+                    help="comma-separated id prefixes left out (held-out batches not yet scored)")
     ap.add_argument("--only", default=",".join(CORPORA), help="comma-separated corpora to run")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a floor is missed")
     ap.add_argument("--json", type=Path, default=None, help="also write rows and figures as JSON here")
@@ -724,6 +727,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quiet", action="store_true", help="no per-run progress lines")
     args = ap.parse_args(argv)
     ids = tuple(i.strip() for i in args.ids.split(",") if i.strip())
+    exclude = tuple(i.strip() for i in args.exclude_ids.split(",") if i.strip())
     only = {c.strip() for c in args.only.split(",") if c.strip()}
     bad = only - set(CORPORA)
     if bad:
@@ -745,7 +749,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"== corpus {name}: not run (no labels.json under {root})\n")
             continue
         print(f"auditing corpus {name} ({root})", flush=True)
-        rows = eval_labelled(root, root / "labels.json", progress=not args.quiet, ids=ids)
+        rows = eval_labelled(root, root / "labels.json", progress=not args.quiet, ids=ids,
+                             exclude=exclude)
         m = summarise_labelled(rows)
         print()
         print_labelled(name, root, rows, m)
@@ -768,7 +773,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"== corpus {name}: not run (no folder {root})\n")
             continue
         print(f"auditing corpus {name} ({root})", flush=True)
-        rows = eval_cases(root, progress=not args.quiet, ids=ids)
+        rows = eval_cases(root, progress=not args.quiet, ids=ids, exclude=exclude)
         m = summarise_labelled(rows)
         print()
         print_labelled(name, root, rows, m)

@@ -66,3 +66,12 @@ def test_diagnosis_eval_bad_corpus_name_is_exit_2(capsys):
     ev = _load_eval()
     assert ev.main(["--only", "nosuch"]) == 2
     assert "unknown corpus" in capsys.readouterr().err
+
+
+def test_diagnosis_eval_selected_excludes_held_out_prefixes():
+    ev = _load_eval()
+    assert ev._selected("f5b1-03", (), ())
+    assert not ev._selected("f6b1-03", (), ("f6", "b4-"))
+    assert ev._selected("f5b1-03", ("f5",), ("f6",))
+    assert not ev._selected("rw01", ("f5",), ())
+    assert not ev._selected("b4-02-x", ("b",), ("b4-",))
