@@ -508,17 +508,27 @@ def redact_mapping(values: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def redact_obj(obj: Any) -> Any:
+def redact_obj(obj: Any, *, keys: bool = False) -> Any:
     """A copy of a JSON-like structure with credential keys' string values replaced and every
-    other string scrubbed (lists, dicts, tuples walked; other values kept)."""
+    other string scrubbed (lists, dicts, tuples walked; other values kept). ``keys``: the dict
+    keys are scrubbed too (:func:`redact_tree`)."""
     if isinstance(obj, str):
         return redact_text(obj)
     if isinstance(obj, (list, tuple)):
-        return [redact_obj(x) for x in obj]
+        return [redact_obj(x, keys=keys) for x in obj]
     if isinstance(obj, dict):
-        return {k: (REDACTED if isinstance(v, str) and is_secret_key(str(k), v) else redact_obj(v))
+        return {(redact_text(str(k)) if keys else k):
+                (REDACTED if isinstance(v, str) and is_secret_key(str(k), v)
+                 else redact_obj(v, keys=keys))
                 for k, v in obj.items()}
     return obj
+
+
+def redact_tree(obj: Any) -> Any:
+    """:func:`redact_obj` with the dict keys scrubbed too: for documents whose keys are
+    run-controlled text (the triage's param names and values in ``--format json``, the
+    written-back triage artifacts, the ``experiment_triage`` tool's answer)."""
+    return redact_obj(obj, keys=True)
 
 
 _walk = redact_obj  # the old private name

@@ -211,8 +211,7 @@ def batch_mlflow(
 def _triage_mlflow(uri: str, ids: list[str], results: list, *, write: bool) -> tuple:
     """Triage of the batch's runs; written onto the experiment (``write``). Returns
     ``(Triage, where written or None)``."""
-    from mlaudit.cli.batch_formats import redact_tree
-    from mlaudit_core.redact import redact_text
+    from mlaudit_core.redact import redact_text, redact_tree
     from mlaudit_core.triage import render_html, render_text, triage
 
     from .loader import client_for

@@ -26,7 +26,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from mlaudit_core.redact import redact_text
+from mlaudit_core.redact import redact_text, redact_tree
 from mlaudit_core.service.summary import BatchSummary, badness
 from mlaudit_core.service.task import RunResult
 
@@ -75,17 +75,6 @@ def _flat(rec: dict[str, Any]) -> dict[str, str]:
             v = "" if v is None else f"{v:.3f}"
         out[k] = str(v)
     return out
-
-
-def redact_tree(obj: Any) -> Any:
-    """``obj`` (JSON-ready dicts, lists, scalars) with every string through :func:`_clean`."""
-    if isinstance(obj, str):
-        return _clean(obj)
-    if isinstance(obj, dict):
-        return {_clean(str(k)): redact_tree(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [redact_tree(v) for v in obj]
-    return obj
 
 
 def to_json(summary: BatchSummary, triage: dict[str, Any] | None = None) -> str:

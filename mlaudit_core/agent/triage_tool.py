@@ -104,7 +104,7 @@ def experiment_triage(
     """
     from ..audit import audit
     from ..plugins import get_plugin
-    from ..redact import redact_text
+    from ..redact import redact_text, redact_tree
     from ..triage import render_html, render_text, triage
 
     # Any: experiment_ids is an MLflow plugin capability outside the TrackerPlugin protocol
@@ -129,7 +129,7 @@ def experiment_triage(
             audited += 1
         recs.append(store.record(r, verdict))
     tri = triage(recs)
-    doc = _redacted(tri.to_dict(), redact_text)  # param/tag values are run-controlled text
+    doc = redact_tree(tri.to_dict())  # param/tag values are run-controlled text
     lines = redact_text(render_text(tri)).splitlines()
     if missing:
         lines.append(
@@ -153,12 +153,3 @@ def experiment_triage(
     }
     return data, lines
 
-
-def _redacted(obj: Any, redact: Callable[[str], str]) -> Any:
-    if isinstance(obj, str):
-        return redact(obj)
-    if isinstance(obj, dict):
-        return {redact(str(k)): _redacted(v, redact) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_redacted(v, redact) for v in obj]
-    return obj
