@@ -39,11 +39,17 @@ PLANNED_EPOCH_NAMES = ("num_train_epochs", "epochs", "max_epochs", "n_epochs", "
 #: Lines frameworks print when training returns normally (also after early stopping): HF
 #: ``train_runtime`` / "Training completed", detectron2 "Overall training speed" / "Total training
 #: time", Lightning "`Trainer.fit` stopped" / "Signaling Trainer to stop", Ultralytics "N epochs
-#: completed in", YOLOX "Training of experiment is done". A short run whose log ends with one of these
-#: ended normally.
+#: completed in", YOLOX "Training of experiment is done", TensorFlow 1 Estimator "Loss for final step"
+#: (``estimator.py``, printed when ``train()`` returns), and the plain-prose end lines of research
+#: code ("Training finished.", "Training complete", "Finished training", "Training done"; OpenNMT-py
+#: "Training finished after not improving"). A "finished"/"done" that ends the line or is followed by
+#: punctuation or "after"/"in" is the end of training, not a per-epoch line ("Training finished epoch 3"
+#: is not matched). A short run whose log ends with one of these ended normally.
 NORMAL_END = re.compile(r"'train_runtime'|\"train_runtime\"|Training completed|Overall training speed|"
                         r"Total training time|Trainer\.fit` stopped|Signaling Trainer to stop|"
-                        r"epochs completed in|Training of experiment is done", re.I)
+                        r"epochs completed in|Training of experiment is done|Loss for final step|"
+                        r"\b(?:training (?:is )?(?:finished|complete|done)|finished training)"
+                        r"(?=\s*(?:$|[.!:,;]|after\b|in\b))", re.I)
 
 _HF_TOTAL = re.compile(r"Total optimization steps = ([\d,]+)")
 _EPOCH_OF = re.compile(r"\bepoch\s*[:=]?\s*[\[(]?\s*(\d+)\s*/\s*(\d+)(?!\d)", re.I)

@@ -2,12 +2,38 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import numpy as np
 
+from ..formats.consolelog.parser import _TS
+from ..plan import NORMAL_END
 from ..report import SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
 from .base import Detector, DetectorParams, Skip
+
+
+def _idle_between_launches(run, w: np.ndarray) -> np.ndarray:
+    """Mask over the gaps ``w[i] -> w[i+1]`` that hold a timestamped end-of-training line: the time
+    from one launch's end to the next launch's first step is not time of the run."""
+    mask = np.zeros(max(w.size - 1, 0), dtype=bool)
+    if w.size < 2 or not run.console:
+        return mask
+    for cl in run.console:
+        if not NORMAL_END.search(cl.text):
+            continue
+        m = _TS.match(cl.text)
+        if not m:
+            continue
+        try:
+            t = datetime.fromisoformat(m["ts"].replace(",", ".")).timestamp()  # naive local, as the reader
+        except ValueError:
+            continue
+        i = int(np.searchsorted(w, t, side="right")) - 1  # the gap w[i] <= t < w[i+1]
+        if 0 <= i < mask.size and w[i + 1] > t:
+            mask[i] = True
+    return mask
 
 
 class TimeOutsideTraining(Detector, code="SY005", name="time-outside-training", family="systems"):
@@ -23,6 +49,17 @@ class TimeOutsideTraining(Detector, code="SY005", name="time-outside-training", 
     number of evaluations and the mean seconds per evaluation.
     Remedy: evaluate less often or on a fixed subset, make evaluation batched and
     gradient-free, move checkpoint saving off the critical path.
+    Not run time: a gap that holds the trainer's end-of-training line (:data:`~mlaudit_core.plan.NORMAL_END`,
+    timestamped) is the idle time between one launch's end and the next launch appended to the same log
+    (own corpus f5b1-03: three launches, 8 h idle between the first two); it is left out of the wall time.
+    Not judged (skipped): wall times that go back in step order (segments of several launches overlay
+    one step axis) or that advance at fewer than ``min_advancing_share`` half of the steps (training
+    lines without their own timestamp carry the last timestamped line's time, so the clock does not time
+    the steps).
+    Not judged either when more than ``max_outlier_share`` a quarter of the gaps sit beyond the fence with no
+    evaluation beside them: outliers are a minority by definition, so the points come at several cadences
+    (own corpus f5b1-03: a per-200-batch line and an epoch summary alternate, 20 s and 264 s) and the
+    median gap times no step.
     Thresholds: evaluation above ``max_eval_share`` 30% of the wall time, or all time
     outside steps above ``max_outside_share`` 50% (convention: frameworks' default eval
     cadences keep evaluation to a few percent of training time). Only real gaps count: a gap
@@ -41,6 +78,8 @@ class TimeOutsideTraining(Detector, code="SY005", name="time-outside-training", 
         min_seconds: float = 5.0
         gap_factor: float = 3.0
         min_gap_seconds: float = 1.0
+        min_advancing_share: float = 0.5
+        max_outlier_share: float = 0.25
 
     def check(self, run, p):
         key = run.key_for(Role.TRAIN_LOSS)
@@ -48,10 +87,19 @@ class TimeOutsideTraining(Detector, code="SY005", name="time-outside-training", 
         w = s.wall_times
         if len(s) < p.min_points or not np.isfinite(w).all():
             raise Skip(f"{key} has no per-step wall times")
-        total = float(w[-1] - w[0])
+        gaps = np.diff(w)
+        if gaps.size and float(gaps.min()) < 0:
+            # in step order the clock goes back: segments written at different times overlay one step
+            # axis (a resume from an earlier checkpoint, appended launches), so no gap is a time outside
+            raise Skip(f"{key} wall times go back in step order (segments of different launches overlay)")
+        if gaps.size and np.count_nonzero(gaps > 0) < p.min_advancing_share * gaps.size:
+            # a console whose training lines carry no timestamp of their own (TensorFlow 1 'loss = x, step = N')
+            # gets the wall time of the last timestamped line: the clock does not measure the steps
+            raise Skip(f"{key} wall times advance at only {np.count_nonzero(gaps > 0)} of {gaps.size} steps")
+        idle = _idle_between_launches(run, w)
+        total = float(w[-1] - w[0]) - float(gaps[idle].sum())
         if total <= 0:
             raise Skip(f"{key} wall times do not advance")
-        gaps = np.diff(w)
         st_key = run.key_for(Role.STEP_TIME)
         if st_key:
             st = run.series(st_key).by_step()
@@ -65,15 +113,24 @@ class TimeOutsideTraining(Detector, code="SY005", name="time-outside-training", 
         # training (issue 14: a healthy run on a loaded 2-core machine was called "slow" that way)
         med_gap = float(np.median(gaps)) if gaps.size else 0.0
         real = (gaps > p.gap_factor * med_gap) & ((gaps - step_t) > p.min_gap_seconds)
+        real &= ~idle
         excess = np.where(real, np.clip(gaps - step_t, 0, None), 0.0)
         eval_key = run.key_for(Role.VAL_LOSS) or run.key_for(Role.VAL_ACCURACY)
         eval_excess, n_evals = 0.0, 0
+        after_eval = np.zeros(gaps.size, dtype=bool)
         if eval_key:
             ev_steps = np.unique(run.series(eval_key).steps)
             # an evaluation logged at step s ran just after (or just before) training step s
             after_eval = np.isin(s.steps[:-1], ev_steps) | np.isin(s.steps[1:], ev_steps)
             eval_excess = float(excess[after_eval].sum())
             n_evals = int(ev_steps.size)
+        n_odd = int(np.count_nonzero(real & ~after_eval))
+        if n_odd > p.max_outlier_share * gaps.size:
+            # outliers are a minority by definition: when a quarter of the gaps or more sit beyond the fence with
+            # no evaluation to explain them, the points come at two or more cadences (a sampled batch line and an
+            # epoch summary in one series) and the median gap is no step time
+            raise Skip(f"{key}: {n_odd} of {gaps.size} gaps exceed {p.gap_factor:g}x the median gap without an "
+                       "evaluation: the points are logged at several cadences, so no single step time")
         outside = float(excess.sum())
         eval_share, outside_share = eval_excess / total, outside / total
         if outside < p.min_seconds or (eval_share <= p.max_eval_share and outside_share <= p.max_outside_share):

@@ -152,8 +152,21 @@ def _patience_counter(values: np.ndarray, higher_is_better: bool, min_delta: flo
             wait += 1
     return wait
 _INTERRUPT = re.compile(r"\bKeyboardInterrupt\b|\bSIGTERM\b|signal 15\b|^Terminated\b|\bSIGINT\b", re.M)
-_EARLY_STOP_LINE = re.compile(r"early[ _-]?stopping|EarlyStopping|Stopping training early|"
-                              r"stopped early|no improvement observed in last \d+ epochs", re.I)
+#: A line saying the training loop stopped itself because the monitored metric stopped improving:
+#: Keras/Lightning/HF "early stopping", OpenNMT-py "Early Stop!", "stopped early", and the prose of
+#: research code ("has not improved for 3 epochs. Stopping training.", "no improvement ... stop").
+_EARLY_STOP_LINE = re.compile(r"early[ _-]?stop(?:ping|ped)?\b|EarlyStopping|Stopping training early|"
+                              r"stopped early|no improvement observed in last \d+ epochs|"
+                              r"(?:not|no longer|did not|didn't) improve\w*\b.{0,80}\bstop(?:ping|ped|s)?\b", re.I)
+#: A configuration echo that names early stopping without it having happened (``early_stopping=True``,
+#: ``'early_stopping_patience': 3``, ``--early_stop 10``): not a report that the run stopped.
+_EARLY_STOP_CONFIG = re.compile(r"early[ _-]?stop\w*['\"]?\s*(?:[=:]|\s)\s*['\"]?(?:true|false|none|-?\d)|"
+                                r"early[ _-]?stop\w*_(?:patience|threshold|delta|rounds|metric|mode)", re.I)
+
+
+def early_stop_line(text: str) -> bool:
+    """True when console line ``text`` reports that training stopped early (not a config echo)."""
+    return bool(_EARLY_STOP_LINE.search(text)) and not _EARLY_STOP_CONFIG.search(text)
 #: The line a framework prints when training starts and the one it prints when training ends
 #: normally. A log holding the start banner but not the end line stopped before its end (a log
 #: fragment without the banner is not judged this way: its end may simply be cut off).
@@ -364,7 +377,7 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
     summary = _end_summary(run) if e.short and not e.interrupt and not e.early_stopped else None
     if summary:
         e.early_stopped = summary
-    if any(_EARLY_STOP_LINE.search(t) for t in text[-400:]):
+    if any(early_stop_line(t) for t in text[-400:]):
         e.early_stopped = "the console reports early stopping"
     elif e.short and not e.interrupt:
         end = next((t for t in reversed(text[-300:]) if NORMAL_END.search(t)), None)
@@ -391,7 +404,9 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
         joined_tail = "\n".join(text[-300:])
         for fw, (end_re, start_re) in _END_LINES.items():
             if any(start_re.search(t) for t in text[:5000]) and not end_re.search(joined_tail):
-                if not any(end_re.search(t) for t in text):
+                # another framework's end line (a TF1 Estimator prints the same 'Running training'
+                # banner as the HF Trainer, then 'Loss for final step') is an end line too
+                if not any(end_re.search(t) or NORMAL_END.search(t) for t in text):
                     e.missing_end_line = fw
                 break
     return e

@@ -1,0 +1,112 @@
+"""Verdict rules that generalise (issue 27): each test audits a real, already-scored artifact of the own
+corpus (tests/data/realworld, labels.json) the way ``benchmarks/diagnosis_eval.py`` does (the reader's
+last run, :func:`mlaudit_core.audit.audit`), and asserts the rule a careful analyst applies to any run,
+not the artifact's label alone: what the run's ending, clock or metrics show.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mlaudit_core.audit import audit
+from mlaudit_core.formats import load_path
+from mlaudit_core.plan import NORMAL_END
+from mlaudit_core.verdict.evidence import early_stop_line, ending
+
+RUNS = Path(__file__).parent / "data" / "realworld" / "runs"
+
+
+def _run(rel: str):
+    return list(load_path(RUNS / rel).runs)[-1][1]
+
+
+def _codes(rep) -> set[str]:
+    return {f.code for f in rep.findings}
+
+
+# --- a planned end: early stopping and end-of-training lines are not a crash -------------------------
+
+
+@pytest.mark.parametrize(
+    "rel, stop_line",
+    [
+        # Python-logging ResNet: 'Validation loss has not improved for 3 epochs. Stopping training.' at epoch 11 of 25
+        ("fAKe2004--TouhouImageClassification/train.out", "Stopping training"),
+        # OpenNMT-py: 'Training finished after not improving. Early Stop!' at step 1600 of 100000
+        ("BitMap4--morphological-inflections/train.log", "Early Stop!"),
+    ],
+)
+def test_ending_an_early_stop_line_below_the_planned_length_is_a_planned_end(rel, stop_line):
+    run = _run(rel)
+    assert any(stop_line in c.text for c in run.console)
+    e = ending(run, [])
+    assert e.short, "the run is below its planned length"
+    assert e.early_stopped and not e.stopped
+    assert audit(run).verdict.outcome.value != "crashed"
+
+
+def test_ending_tf_estimator_loss_for_final_step_is_an_end_line():
+    """TensorFlow 1 Estimator (BERT run_classifier): the same '***** Running training *****' banner as the
+    HF Trainer, then 'Loss for final step' when train() returns: not an HF log without its end line."""
+    run = _run("Brokenwind--BertSimilarity/train.log")
+    assert ending(run, []).missing_end_line is None
+    v = audit(run).verdict
+    assert v.outcome.value == "succeeded", v.summary
+
+
+@pytest.mark.parametrize(
+    "line, end",
+    [
+        ("2025-05-14 16:59:24,568 - ResNet_train - INFO - Training finished.", True),
+        ("[2024-05-08 04:08:04,516 INFO] Training finished after not improving. Early Stop!", True),
+        ("INFO:tensorflow:Loss for final step: 0.0025181356.", True),
+        ("2018-01-28 02:24:49,751 INFO    : Training complete in 946m 39s", True),
+        ("Training finished epoch 3, starting epoch 4", False),
+        ("Training completes when the budget is spent", False),
+    ],
+)
+def test_normal_end_plain_prose_end_lines(line, end):
+    assert bool(NORMAL_END.search(line)) is end
+
+
+@pytest.mark.parametrize(
+    "line, stop",
+    [
+        ("Validation loss has not improved for 3 epochs. Stopping training.", True),
+        ("Epoch 00012: early stopping", True),
+        ("Training finished after not improving. Early Stop!", True),
+        ("early_stopping=True", False),
+        ("  early_stopping_patience: 3", False),
+        ("--early_stop 10", False),
+        ("val_loss did not improve from 0.31", False),
+    ],
+)
+def test_early_stop_line_is_a_report_not_a_config_echo(line, stop):
+    assert early_stop_line(line) is stop
+
+
+# --- SY005: time outside training needs a clock that times the steps --------------------------------
+
+
+def test_sy005_idle_time_between_appended_launches_is_not_run_time():
+    """Three launches appended to one log ('Training complete in 946m 39s', then 8 h idle, then the next
+    launch), with a per-200-batch line and an epoch summary alternating in one series (20 s / 264 s): not
+    slow. Before: slow/infra_runtime, '76.6% of the wall time outside training steps'."""
+    rep = audit(_run("Haisu7025--CatVSDog/logs/resnet.log"))
+    assert "SY005" not in _codes(rep)
+    assert rep.verdict.outcome.value != "slow"
+
+
+def test_sy005_wall_times_that_do_not_time_the_steps_are_not_judged():
+    """TF1 Estimator training lines carry no timestamp (only 'Finished evaluation at ...' does), and the
+    ResNet log's resumed segment overlays an earlier step range: no evaluation share is computed from
+    either clock. Before: 'evaluation takes 100%' and '662% of the wall time'."""
+    for rel in (
+        "Brokenwind--BertSimilarity/train.log",
+        "fAKe2004--TouhouImageClassification/train.out",
+    ):
+        rep = audit(_run(rel))
+        assert "SY005" not in _codes(rep), rel
+        assert rep.verdict.outcome.value not in ("slow", "crashed"), (rel, rep.verdict.summary)
