@@ -411,6 +411,10 @@ def triage(
             f"all {len(use)} runs failed ({_outcome_words(outs)}): no healthy run "
             "to compare with; no factor tested"
         )
+    if not any(r.get("params") for r in use):
+        out.statements.append(
+            "no run carries params (config): only tags, commit, host and start time can be tested"
+        )
     cands = candidates(use)
     skipped = []
     for name, vals in list(cands.items()):

@@ -109,6 +109,7 @@ def test_triage_one_run_all_healthy_no_params_too_many():
     assert not t.factors and any(
         "no param, tag, commit, host or start time varies" in s for s in t.statements
     )
+    assert any("no run carries params" in s for s in t.statements)
 
     wide = sweep(60, "noise", np.random.default_rng(4))
     for i, r in enumerate(wide):

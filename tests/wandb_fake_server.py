@@ -51,6 +51,8 @@ GraphQL (``POST /graphql``, HTTP basic ``api:<key>``):
 * ``stopRun`` (``Run.stop()``, the UI's stop button) sets the run's ``stopped`` flag, which
   ``project { run { stopped } }`` answers (wandb-core's ``RunStoppedStatus``, polled by a
   running SDK every 15 s: it then interrupts the training process as W&B's UI stop does);
+* ``project { allViews(viewType, viewName, first, after) }`` (``Api.reports``, the
+  ``ProjectViews`` query of ``wandb/apis/public/reports.py``): the saved views of the project;
 * ``deleteRun``; anything else is answered with a GraphQL error naming the
   operation or field, so a new query in the SDK shows up as a clear failure.
 
@@ -566,7 +568,20 @@ class FakeWandbServer:
             "runCount": lambda filters=None, **_: len(_filter(runs, filters)),
             "runs": lambda filters=None, after=None, first=50, order=None, **_:
                 _connection([self._run_view(r) for r in _filter(runs, filters)], after, first),
+            # Api.reports(path) (ProjectViews, wandb/apis/public/reports.py): the project's
+            # saved views of one type ("runs": reports; the query's variable default when the
+            # SDK sends none), by view name when given
+            "allViews": lambda viewType="runs", viewName=None, first=50, after=None, **_:
+                _connection([self._view_node(v) for v in self.views.values()
+                             if v["entityName"] == entity and v["projectName"] == name
+                             and v.get("type", "runs") == (viewType or "runs")
+                             and viewName in (None, v.get("name"))], after, first),
         }
+
+    def _view_node(self, v: dict[str, Any]) -> dict[str, Any]:
+        """A saved view as ``allViews`` answers it (the ProjectViews node fields)."""
+        return dict(self._view(v), user={"username": "tester", "photoUrl": None,
+                                         "email": "tester@example.com", "__typename": "User"})
 
     def _run_view(self, r: FakeRun | None):
         if r is None:

@@ -311,6 +311,11 @@ def batch_wandb(
     state: Path = B.STATE, fresh: bool = B.FRESH, worst: int = B.WORST, no_write: bool = NO_WRITE,
     config: Path = CONFIG, fmt: str = B.FORMAT,
     timeout: int = typer.Option(30, "--timeout", help="Seconds per W&B API request."),
+    triage: bool = B.TRIAGE,
+    report: bool = typer.Option(False, "--report/--no-report",
+                                help="With --triage: save the triage as the W&B Report "
+                                     "'mlaudit triage: <project>' (needs wandb-workspaces); a "
+                                     "later triage replaces it unless someone edited it."),
 ) -> None:
     """Audit every ended run of a W&B project and write each verdict back.
 
@@ -319,6 +324,12 @@ def batch_wandb(
     with --executor ray they travel to the workers inside each task (never printed or logged).
     """
     settings = settings_or_fail(config)
+    if report and not triage:
+        from mlaudit.cli.api import fail
+
+        fail("--report goes with --triage on 'batch wandb' (a run's own report: "
+             "'mlaudit wandb RUN --report')")
+    _report_or_fail(report)
 
     def prepare():
         from mlaudit_core.plugins import get_plugin
@@ -334,9 +345,35 @@ def batch_wandb(
                         env=wandb_worker_env(plugin.api))
         return refs, spec, f"wandb {base_url()} project={project}"
 
+    def run_triage(results: list) -> tuple:
+        return _triage_wandb(project, results, report=report and not no_write, timeout=timeout)
+
     run_batch_cli(prepare, title=f"wandb project {project}", tracker="wandb",
                   name=project, state=state, jobs=jobs, executor=executor,
-                  ray_address=ray_address, fresh=fresh, worst=worst, fmt=fmt)
+                  ray_address=ray_address, fresh=fresh, worst=worst, fmt=fmt,
+                  triage=run_triage if triage else None)
+
+
+def _triage_wandb(project: str, results: list, *, report: bool, timeout: int) -> tuple:
+    """Triage of the batch's runs; saved as the project's W&B Report with ``report``.
+    Returns ``(Triage, where written or None)``."""
+    from mlaudit_core.redact import redact_tree
+    from mlaudit_core.triage import triage
+    from mlaudit_wandb.online import make_api
+    from mlaudit_wandb.sweep_triage import records, save_report
+
+    api = make_api(timeout)
+    tri = triage(records(api, project, results))
+    failed = sum(not r.ok for r in results)
+    if failed:
+        tri.statements.insert(0, f"{failed} run(s) could not be audited and take no part")
+    if not report:
+        return tri, None
+    saved = save_report(api, project, redact_tree(tri.to_dict()))
+    where = f"W&B report {saved.url}" + (
+        f" (report {saved.kept_edited} was edited by someone since the last triage: kept, "
+        "this triage saved as a new report)" if saved.kept_edited else "")
+    return tri, where
 
 
 def wandb_worker_env(api) -> tuple[tuple[str, str], ...]:

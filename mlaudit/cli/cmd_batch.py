@@ -120,7 +120,8 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
     ``triage`` (``--triage``): called with the batch's results once they are all in, returns
     ``(Triage, where)`` (:mod:`mlaudit_core.triage`; ``where``: what it wrote back, or None).
     Its text follows the table (``table``), goes into the JSON document as ``triage``
-    (``json``), or to stderr (``csv``, ``markdown``). A triage that fails is one line on
+    (``json``; where it was written back goes to stderr), or to stderr (``csv``, ``markdown``).
+    A triage that fails is one line on
     stderr; the batch's exit code stands.
     """
     from rich.progress import (
@@ -211,6 +212,9 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
         sys.stdout.write(render(summary, fmt, None if tri is None else tri.to_dict()))
         if tri_text and fmt != "json":
             err_console.print(tri_text, markup=False, highlight=False, end="", soft_wrap=True)
+        elif where:  # json: the document is the triage; where it went is said on stderr
+            err_console.print(f"triage written to {redact_text(where)}", markup=False,
+                              highlight=False, soft_wrap=True)
         from mlaudit_core.service.timing import split_line
 
         if split_line(summary.timings, summary.audited_now):  # stdout keeps the rows only
