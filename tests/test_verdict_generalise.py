@@ -110,3 +110,26 @@ def test_sy005_wall_times_that_do_not_time_the_steps_are_not_judged():
         rep = audit(_run(rel))
         assert "SY005" not in _codes(rep), rel
         assert rep.verdict.outcome.value not in ("slow", "crashed"), (rel, rep.verdict.summary)
+
+
+# --- a failure signature ends the run only when no progress follows it --------------------------------
+
+
+def test_superseded_crash_heartbeat_warnings_followed_by_epochs_do_not_end_the_run():
+    """torch elastic: six 'failed to send a keep-alive heartbeat ... RendezvousTimeoutError' WARNING lines
+    between epochs 38 and 39, then 8 more normal epochs. RT002 stays reported; the run is not crashed
+    (before: crashed/infra_runtime), and the summary says training went on after the lines."""
+    rep = audit(_run("davijoocho--convolutional-neural-network/train.out"))
+    assert "RT002" in _codes(rep)
+    assert rep.verdict.outcome.value != "crashed", rep.verdict.summary
+    assert "Training went on after these failure lines" in rep.verdict.summary
+
+
+def test_ge002_a_rising_high_accuracy_is_learning_whatever_the_relative_loss_drop():
+    """Same run: C.E. loss 0.977 -> 0.951 (2.75%) while training accuracy rose 94.8% -> 98.5%: the first
+    logged loss already follows learning; GE002 gives an info finding, not underfit (a must_not)."""
+    rep = audit(_run("davijoocho--convolutional-neural-network/train.out"))
+    ge2 = [f for f in rep.findings if f.code == "GE002"]
+    assert ge2 and all(f.severity.value == "info" for f in ge2)
+    assert ge2[0].facts.get("accuracy_learned") is True
+    assert rep.verdict.outcome.value != "underfit"

@@ -117,6 +117,27 @@ def stuck_accuracy(run, share: float, min_evaluations: int, ceiling: float) -> t
     return ak, float(a.values[0]), n_at, len(acc)
 
 
+def _accuracy_learned(run, level: float, rise: float) -> tuple[str, float, float] | None:
+    """``(key, first, last)`` of a training or held-out accuracy (as a fraction, smoothed ends: medians of
+    the first and last 3 points, >= 4 finite points) that ends at ``level`` or above after rising by more
+    than ``rise`` from its start, else ``None``. A model right on 90% of its inputs and still improving
+    learned its task, whatever the relative drop of a loss whose first logged point already follows
+    learning (own corpus f5b1-19: C.E. loss 0.98 -> 0.95 while accuracy went 94% -> 98%). A constant
+    predictor on an imbalanced set can sit at 0.9+, but it does not rise."""
+    for role in (Role.VAL_ACCURACY, Role.TRAIN_ACCURACY):
+        ak = run.key_for(role)
+        if not ak:
+            continue
+        a = run.series(ak).by_step().finite()
+        if len(a) < 4:
+            continue
+        acc, _ = as_fraction(ak, a.values)
+        first, last = float(np.median(acc[:3])), float(np.median(acc[-3:]))
+        if last >= level and last > first + rise:
+            return ak, first, last
+    return None
+
+
 class Underfitting(Detector, code="GE002", name="underfitting", family="generalization"):
     """Training loss barely moved over the whole run: the model is not learning the training set.
 
@@ -171,6 +192,10 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
     under every trained detector in our real corpora after its first epochs (own tb08 0.056 at epoch
     1; own csv11, YOLOv5 from scratch, 0.0001 at epoch 0 and past 0.01 in its first quarter) and
     above an untrained one (0.0005, own csv17); 5 evaluations keep the warm-up of a from-scratch run out.
+    Learned by its accuracy (:func:`_accuracy_learned`): a small relative loss drop is only an info finding
+    when a training or held-out accuracy ends at ``learned_accuracy`` 0.9 or above after rising more than
+    ``learned_rise`` 2 points (the stuck-accuracy noise step above): the loss's first logged point came
+    after learning (own corpus f5b1-19, 94% -> 98%).
     """
 
     needs = (Role.TRAIN_LOSS,)
@@ -186,6 +211,8 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
         stuck_share: float = 0.5
         stuck_min_evaluations: int = 10
         stuck_ceiling: float = 0.95
+        learned_accuracy: float = 0.9
+        learned_rise: float = 0.02
 
     def check(self, run, p):
         found, skip = [], None
@@ -260,6 +287,17 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
                                          values={"initial": initial, "final": final, "ratio": ratio})],
                 initial=initial, final=final, ratio=ratio, finetune=True,
                 finetune_evidence=ft[0] if ft else "initial loss below chance")
+            return
+        learned = _accuracy_learned(run, p.learned_accuracy, p.learned_rise)
+        if learned is not None and not at_chance and floor is None and not never_fell:
+            ak, first, last = learned
+            yield self.finding(
+                Severity.INFO,
+                f"{key} fell only {fmt(100 * (1 - ratio), 3)}% ({fmt(initial)} -> {fmt(final)}), but {ak} rose "
+                f"{fmt(first)} -> {fmt(last)}: the model learned the task (the first logged loss already follows "
+                "learning); not judged underfit by its relative drop",
+                evidence=[SeriesEvidence(metric=ak, values={"first": first, "last": last})],
+                initial=initial, final=final, ratio=ratio, accuracy_learned=True, key=ak)
             return
         lr = peak_lr(run)
         unstable_start = at_chance and float(np.max(s.values[: max(3, len(s) // 10)])) > 1.5 * ch.loss

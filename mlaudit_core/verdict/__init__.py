@@ -57,7 +57,8 @@ def build_context(run: RunData, findings: list[Finding], det_runs: list[Detector
     for f in findings:
         if f.code in CRASH_CODES and (end := superseded_crash(run, f)) is not None:
             # an earlier attempt's crash in an appended log: reported, but not how this run ended
-            superseded.append(f"{f.code} ({f.message[:100]}) is followed by '{end}'")
+            superseded.append(f"{f.code} ({f.message[:100]}): {end}" if end.startswith("training went on")
+                              else f"{f.code} ({f.message[:100]}) is followed by '{end}'")
             continue
         by_code.setdefault(f.code, []).append(f)
     return Ctx(run, by_code, assess(run, findings, det_runs), ending(run, findings),
@@ -89,8 +90,14 @@ def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
                             + decision.summary, decision.primary, "V20p")
     summary = decision.summary
     if ctx.superseded:
-        summary += (" Earlier attempts in the same log crashed before a later one finished, so those crashes "
-                    "did not end this run: " + "; ".join(ctx.superseded[:2]) + ".")
+        went_on = [x for x in ctx.superseded if "training went on after it" in x]
+        ended = [x for x in ctx.superseded if x not in went_on]
+        if ended:
+            summary += (" Earlier attempts in the same log crashed before a later one finished, so those crashes "
+                        "did not end this run: " + "; ".join(ended[:2]) + ".")
+        if went_on:
+            summary += (" Training went on after these failure lines, so they did not end the run: "
+                        + "; ".join(went_on[:2]) + ".")
     judged = run.params.get("log.launch_judged")
     if judged:
         # several launches in one log, and the run is not the last one (formats/consolelog/launches.py)

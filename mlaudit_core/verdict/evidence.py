@@ -183,7 +183,8 @@ CRASH_CODES = ("RT001", "RT002", "RT004", "RT005", "RT007", "RT008", "RT010")
 
 def superseded_crash(run: RunData, f: Finding) -> str | None:
     """The end-of-training line (:data:`~mlaudit_core.plan.NORMAL_END`) that follows crash finding ``f``'s console line
-    in the same source, or ``None``. A log that people append to holds earlier attempts: a traceback
+    in the same source, or a note that at least :data:`MIN_PROGRESS_LINES` training progress lines follow it
+    (a signature ends a run only when no progress follows it), or ``None``. A log that people append to holds earlier attempts: a traceback
     followed later by the trainer's normal end line belongs to an attempt that did not end the run
     (own corpus log13: 13 failed YOLOX launches, OOMs included, then one that ran 300/300 epochs and
     printed 'Training of experiment is done')."""
@@ -191,12 +192,30 @@ def superseded_crash(run: RunData, f: Finding) -> str | None:
     if not logs or not run.console:
         return None
     src, ln = max(logs, key=lambda t: t[1])
+    progress: list[str] = []
     for c in reversed(run.console):
         if c.source == src and c.lineno <= ln:
             break
         if c.source == src and NORMAL_END.search(c.text):
             return c.text.strip()[:160]
+        if c.source == src and _PROGRESS.search(c.text) and not _NOT_PROGRESS.search(c.text):
+            progress.append(c.text.strip())
+    if len(progress) >= MIN_PROGRESS_LINES:
+        # training went on after the signature: a warning-level heartbeat/timeout line (torch elastic's
+        # 'failed to send a keep-alive heartbeat ... RendezvousTimeoutError', own corpus f5b1-19: 8 more
+        # epochs after it), a recovered OOM, or an earlier launch's crash in an appended log
+        return f"training went on after it ({len(progress)} progress lines, the last: {progress[0][:100]})"
     return None
+
+
+#: A training progress line: a counter or a loss/accuracy name followed closely by its number
+#: ('Epoch 42 @ ...', 'step 300 | loss 2.1', 'loss: 0.53', 'Iter [65/3000]').
+_PROGRESS = re.compile(r"\b(?:epoch|step|iter(?:ation)?|loss|acc(?:uracy)?)\b\W{0,4}[-+]?\d", re.I)
+#: Lines that mention those words without being progress: traceback frames, errors, warnings.
+_NOT_PROGRESS = re.compile(r"Traceback|^\s*File \"|Error\b|Exception\b|WARNING|Warning:|^\s*\^", re.I)
+#: Progress lines after a crash signature that show the run went on (more than a stray line of another
+#: rank flushed after the failure: three records).
+MIN_PROGRESS_LINES = 3
 
 
 @dataclass
