@@ -81,6 +81,24 @@ class Series:
         return Series(self.key, self.steps[m], self.values[m], self.wall_times[m])
 
 
+def _factorize(keys) -> tuple[np.ndarray, list[str]]:
+    """Key names -> (int32 codes, names in first-seen order), as ``pandas.factorize``; a
+    missing key (None or NaN) gets code -1 and is left out of the table. A dict, no pandas:
+    the readers of large runs pass codes already (``names=``)."""
+    keys = list(keys)
+    index: dict = {}
+    codes = np.empty(len(keys), dtype=np.int32)
+    for i, k in enumerate(keys):
+        if k is None or (isinstance(k, float) and k != k):
+            codes[i] = -1
+            continue
+        c = index.get(k)
+        if c is None:
+            c = index[k] = len(index)
+        codes[i] = c
+    return codes, [str(k) for k in index]
+
+
 class MetricTable:
     """A long table of metric points, grouped by key.
 
@@ -96,31 +114,36 @@ class MetricTable:
         ValueError: if the columns have different lengths.
     """
 
-    def __init__(self, keys, steps, values, wall_times=None, names: list[str] | None = None) -> None:
+    def __init__(
+        self, keys, steps, values, wall_times=None, names: list[str] | None = None
+    ) -> None:
         steps = np.asarray(steps, dtype=np.int64)
         values = np.asarray(values, dtype=np.float64)
         n = steps.shape[0]
-        wall = np.full(n, np.nan) if wall_times is None else np.asarray(wall_times, dtype=np.float64)
+        wall = (
+            np.full(n, np.nan) if wall_times is None else np.asarray(wall_times, dtype=np.float64)
+        )
         if names is None:
-            import pandas as pd
-
-            codes, uniq = pd.factorize(pd.Series(keys, dtype=object) if n else pd.Series([], dtype=object))
-            names = [str(u) for u in uniq]
-            codes = np.asarray(codes, dtype=np.int32)
+            codes, names = _factorize(keys)
         else:
             codes = np.asarray(keys, dtype=np.int32)
         if not (codes.shape[0] == n == values.shape[0] == wall.shape[0]):
-            raise ValueError("metric columns differ in length: "
-                             f"keys={codes.shape[0]} steps={n} values={values.shape[0]} "
-                             f"wall_times={wall.shape[0]}")
+            raise ValueError(
+                "metric columns differ in length: "
+                f"keys={codes.shape[0]} steps={n} values={values.shape[0]} "
+                f"wall_times={wall.shape[0]}"
+            )
         order = np.argsort(codes, kind="stable")
         self._codes = codes[order]
         self._steps = steps[order]
         self._values = values[order]
         self._wall = wall[order]
         bounds = np.searchsorted(self._codes, np.arange(len(names) + 1))
-        self._slices = {names[i]: (int(bounds[i]), int(bounds[i + 1])) for i in range(len(names))
-                        if bounds[i + 1] > bounds[i]}
+        self._slices = {
+            names[i]: (int(bounds[i]), int(bounds[i + 1]))
+            for i in range(len(names))
+            if bounds[i + 1] > bounds[i]
+        }
 
     @classmethod
     def empty(cls) -> MetricTable:
@@ -143,10 +166,19 @@ class MetricTable:
         steps = np.asarray(steps, dtype=np.int64)
         values = np.asarray(values, dtype=np.float64)
         n = steps.shape[0]
-        wall = np.full(n, np.nan) if wall_times is None else np.asarray(wall_times, dtype=np.float64)
-        if counts.shape[0] != len(names) or int(counts.sum()) != n or values.shape[0] != n or wall.shape[0] != n:
-            raise ValueError(f"grouped columns do not match: {len(names)} names, {counts.shape[0]} counts summing "
-                             f"to {int(counts.sum())}, steps={n} values={values.shape[0]} wall_times={wall.shape[0]}")
+        wall = (
+            np.full(n, np.nan) if wall_times is None else np.asarray(wall_times, dtype=np.float64)
+        )
+        if (
+            counts.shape[0] != len(names)
+            or int(counts.sum()) != n
+            or values.shape[0] != n
+            or wall.shape[0] != n
+        ):
+            raise ValueError(
+                f"grouped columns do not match: {len(names)} names, {counts.shape[0]} counts summing "
+                f"to {int(counts.sum())}, steps={n} values={values.shape[0]} wall_times={wall.shape[0]}"
+            )
         t = cls.__new__(cls)
         t._codes = np.repeat(np.arange(len(names), dtype=np.int32), counts)
         t._steps, t._values, t._wall = steps, values, wall
@@ -167,9 +199,13 @@ class MetricTable:
             return cls.empty()
         names = [s.key for s in series]
         codes = np.concatenate([np.full(len(s), i, dtype=np.int32) for i, s in enumerate(series)])
-        return cls(codes, np.concatenate([s.steps for s in series]),
-                   np.concatenate([s.values for s in series]),
-                   np.concatenate([s.wall_times for s in series]), names=names)
+        return cls(
+            codes,
+            np.concatenate([s.steps for s in series]),
+            np.concatenate([s.values for s in series]),
+            np.concatenate([s.wall_times for s in series]),
+            names=names,
+        )
 
     @property
     def keys(self) -> list[str]:
@@ -192,18 +228,27 @@ class MetricTable:
         return Series(key, self._steps[a:b], self._values[a:b], self._wall[a:b])
 
     def to_frame(self) -> pd.DataFrame:
-        """The long table as a DataFrame with columns key, step, wall_time, value."""
-        import pandas as pd
+        """The long table as a DataFrame with columns key, step, wall_time, value.
+
+        Raises:
+            MissingDependency: pandas is not installed (``pip install 'mlaudit[pandas]'``).
+        """
+        from .plugins import require
+
+        pd = require("pandas", "pandas", "pandas")
 
         names = np.empty(len(self), dtype=object)
         for k, (a, b) in self._slices.items():
             names[a:b] = k
-        return pd.DataFrame({"key": names, "step": self._steps, "wall_time": self._wall,
-                             "value": self._values})
+        return pd.DataFrame(
+            {"key": names, "step": self._steps, "wall_time": self._wall, "value": self._values}
+        )
 
     @property
     def nbytes(self) -> int:
-        return int(self._codes.nbytes + self._steps.nbytes + self._values.nbytes + self._wall.nbytes)
+        return int(
+            self._codes.nbytes + self._steps.nbytes + self._values.nbytes + self._wall.nbytes
+        )
 
 
 @dataclass
@@ -288,11 +333,19 @@ class RunData:
         keys = m.keys
         counts = {k: m.count(k) for k in keys}
         key = self.aliases.resolve(role, keys, counts)
-        if key is not None and counts[key] >= 2 and role in _LOSS_ROLES and _all_zero(m.series(key)):
+        if (
+            key is not None
+            and counts[key] >= 2
+            and role in _LOSS_ROLES
+            and _all_zero(m.series(key))
+        ):
             # a loss component that is exactly 0 everywhere (YOLO box_loss without boxes) carries no
             # signal: another candidate that moves plays the role (LI006 reports the zeros)
-            others = [k for k in self.aliases.candidates(role, keys)
-                      if k != key and counts[k] >= 2 and not _all_zero(m.series(k))]
+            others = [
+                k
+                for k in self.aliases.candidates(role, keys)
+                if k != key and counts[k] >= 2 and not _all_zero(m.series(k))
+            ]
             if others:
                 return self.aliases.resolve(role, others, counts)
         return key
