@@ -13,7 +13,8 @@ Within one line, only the first matching entry of each category is kept, so a
 more specific entry placed earlier (the PyTorch >= 2.1 OOM wording) wins over
 a generic one (any ``CUDA out of memory``).
 
-The traceback reader recovers Python tracebacks (with or without their
+The traceback reader recovers Python tracebacks (a single pasted exception line with no frames
+too, when the text ends on it and holds no framed traceback; with or without their
 ``Traceback (most recent call last):`` header, as users often paste only the
 frames, and with the ``[rank0]:`` prefixes torchrun adds), the raising frame,
 the exception line, and whether the failing code path is training, evaluation
@@ -38,7 +39,9 @@ class Signature:
     needles: tuple[str, ...]
 
 
-def _sig(id: str, category: str, pattern: str, description: str, needles: tuple[str, ...]) -> Signature:
+def _sig(
+    id: str, category: str, pattern: str, description: str, needles: tuple[str, ...]
+) -> Signature:
     return Signature(id, category, re.compile(pattern, re.IGNORECASE), description, needles)
 
 
@@ -59,240 +62,473 @@ HARDWARE_XIDS = {48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140}
 #: "Killed" in /usr/share/locale/*/LC_MESSAGES/bash.mo (bash 5.x) and libc.mo (glibc 2.3x), read with
 #: :mod:`gettext` (``zh_CN``: 已杀死). Matched only as a whole line, as the shell prints it.
 KILLED_LOCALISED: tuple[str, ...] = (
-    "已杀死", "強制結束", "強制終了", "죽었음", "Убит", "Убито", "Убијен", "Вбитий", "Вбито", "Забіты",
-    "Безусловно прекъснат", "Σκοτώθηκε", "Getötet", "Abgebrochen (Killed)", "Processus arrêté", "Tué",
-    "Matado", "Terminado (killed)", "Morto", "Morto (Killed)", "Ucciso", "Matat", "Zabit", "Zabit (SIGKILL)",
-    "Zabitý", "Slået ihjel", "Dræbt", "Dödad", "Drept", "Tapettu", "Kilőve", "Ubijen", "Uničen", "Pobit",
-    "Unicestwiony", "Geëlimineerd", "Omorât", "Öldürüldü", "Süreç durduruldu", "Dibunuh", "Terbunuh",
-    "Bị giết", "Bị buộc kết thúc", "Nutraukta (killed)", "Murdu", "Buĉita", "Maraithe",
+    "已杀死",
+    "強制結束",
+    "強制終了",
+    "죽었음",
+    "Убит",
+    "Убито",
+    "Убијен",
+    "Вбитий",
+    "Вбито",
+    "Забіты",
+    "Безусловно прекъснат",
+    "Σκοτώθηκε",
+    "Getötet",
+    "Abgebrochen (Killed)",
+    "Processus arrêté",
+    "Tué",
+    "Matado",
+    "Terminado (killed)",
+    "Morto",
+    "Morto (Killed)",
+    "Ucciso",
+    "Matat",
+    "Zabit",
+    "Zabit (SIGKILL)",
+    "Zabitý",
+    "Slået ihjel",
+    "Dræbt",
+    "Dödad",
+    "Drept",
+    "Tapettu",
+    "Kilőve",
+    "Ubijen",
+    "Uničen",
+    "Pobit",
+    "Unicestwiony",
+    "Geëlimineerd",
+    "Omorât",
+    "Öldürüldü",
+    "Süreç durduruldu",
+    "Dibunuh",
+    "Terbunuh",
+    "Bị giết",
+    "Bị buộc kết thúc",
+    "Nutraukta (killed)",
+    "Murdu",
+    "Buĉita",
+    "Maraithe",
 )
 
 #: The catalog. Order matters within a category: the first match on a line wins.
 CATALOG: list[Signature] = [
     # --- out of memory -----------------------------------------------------------------------
-    _sig("cuda-oom-v2", "oom",
-         r"(?:CUDA|HIP) out of memory\. Tried to allocate " + _M(name="requested") +
-         r"\. GPU (?P<device>\d+) has a total capaci?ty of " + _M(name="total") +
-         r" of which " + _M(name="free") + r" is free\."
-         r"(?:.*?Of the allocated memory " + _M(name="allocated") + r" is allocated by PyTorch)?"
-         r"(?:.*?and " + _M(name="reserved") + r" is reserved by PyTorch but unallocated)?",
-         "PyTorch (>= 2.1 wording; 2.1-2.3 print 'capacty', ROCm builds 'HIP') caching allocator failed to "
-         "allocate",
-         ('out of memory',)),
-    _sig("cuda-oom", "oom",
-         r"(?:CUDA|HIP) out of memory(?! with batch=)\.?(?: Tried to allocate " + _M(name="requested") + r")?"
-         r"(?:.*?GPU (?P<device>\d+))?"
-         r"(?:.*?" + _M(name="total") + r" total capacity)?"
-         r"(?:.*?" + _M(name="allocated") + r" already allocated)?"
-         r"(?:.*?" + _M(name="free") + r" free)?"
-         r"(?:.*?" + _M(name="reserved") + r" reserved in total)?",
-         "PyTorch CUDA caching allocator failed to allocate",
-         ('out of memory',)),
-    _sig("cuda-error-oom", "oom", r"CUDA error: out of memory|cudaErrorMemoryAllocation",
-         "a CUDA call outside the caching allocator could not allocate device memory",
-         ('out of memory', 'cudaerrormemoryallocation')),
-    _sig("mps-oom", "oom",
-         r"MPS backend out of memory \(MPS allocated: " + _M(name="allocated") +
-         r".*?max allowed: " + _M(name="total") + r"\)\. Tried to allocate " + _M(name="requested"),
-         "PyTorch MPS (Apple) backend out of memory",
-         ('out of memory',)),
-    _sig("torch-oom-error", "oom", r"torch\.(?:cuda\.)?OutOfMemoryError", "torch OutOfMemoryError raised",
-         ('outofmemoryerror',)),
-    _sig("cublas-alloc-failed", "oom", r"CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED",
-         "cuBLAS/cuDNN could not allocate its workspace (device memory exhausted)",
-         ('alloc_failed',)),
-    _sig("xla-oom", "oom",
-         r"RESOURCE_EXHAUSTED|Resource exhausted: OOM|OOM when allocating tensor",
-         "XLA / TensorFlow / JAX out of memory",
-         ('resource_exhausted', 'resource exhausted', 'oom when allocating')),
-    _sig("host-oom-killer", "oom",
-         r"Out of memory: Killed process (?P<pid>\d+)|Detected (?P<events>\d+) oom[-_]kill event|oom[-_]kill\b|"
-         r"step tasks have been OOM Killed",
-         "the kernel OOM killer stopped a process (host memory)",
-         ('out of memory: killed', 'oom-kill', 'oom_kill', 'oom killed')),
-    _sig("oom-recovery", "oom_recovered",
-         r"attempting to recover from OOM in forward/backward pass|ran out of memory in validation step, retrying batch",
-         "fairseq caught an out-of-memory error, skipped the batch (training) or retried it (validation)",
-         ('recover from oom', 'retrying batch')),
-    _sig("oom-retry", "oom_recovered",
-         r"(?P<device>CUDA|MPS|CPU) out of memory with batch=(?P<old_batch>\d+)\. Reducing to batch=(?P<new_batch>\d+)",
-         "Ultralytics caught an out-of-memory error in its first epoch, halved the batch and retried (recovered)",
-         ('out of memory with batch',)),
+    _sig(
+        "cuda-oom-v2",
+        "oom",
+        r"(?:CUDA|HIP) out of memory\. Tried to allocate "
+        + _M(name="requested")
+        + r"\. GPU (?P<device>\d+) has a total capaci?ty of "
+        + _M(name="total")
+        + r" of which "
+        + _M(name="free")
+        + r" is free\."
+        r"(?:.*?Of the allocated memory " + _M(name="allocated") + r" is allocated by PyTorch)?"
+        r"(?:.*?and " + _M(name="reserved") + r" is reserved by PyTorch but unallocated)?",
+        "PyTorch (>= 2.1 wording; 2.1-2.3 print 'capacty', ROCm builds 'HIP') caching allocator failed to "
+        "allocate",
+        ("out of memory",),
+    ),
+    _sig(
+        "cuda-oom",
+        "oom",
+        r"(?:CUDA|HIP) out of memory(?! with batch=)\.?(?: Tried to allocate "
+        + _M(name="requested")
+        + r")?"
+        r"(?:.*?GPU (?P<device>\d+))?"
+        r"(?:.*?" + _M(name="total") + r" total capacity)?"
+        r"(?:.*?" + _M(name="allocated") + r" already allocated)?"
+        r"(?:.*?" + _M(name="free") + r" free)?"
+        r"(?:.*?" + _M(name="reserved") + r" reserved in total)?",
+        "PyTorch CUDA caching allocator failed to allocate",
+        ("out of memory",),
+    ),
+    _sig(
+        "cuda-error-oom",
+        "oom",
+        r"CUDA error: out of memory|cudaErrorMemoryAllocation",
+        "a CUDA call outside the caching allocator could not allocate device memory",
+        ("out of memory", "cudaerrormemoryallocation"),
+    ),
+    _sig(
+        "mps-oom",
+        "oom",
+        r"MPS backend out of memory \(MPS allocated: "
+        + _M(name="allocated")
+        + r".*?max allowed: "
+        + _M(name="total")
+        + r"\)\. Tried to allocate "
+        + _M(name="requested"),
+        "PyTorch MPS (Apple) backend out of memory",
+        ("out of memory",),
+    ),
+    _sig(
+        "torch-oom-error",
+        "oom",
+        r"torch\.(?:cuda\.)?OutOfMemoryError",
+        "torch OutOfMemoryError raised",
+        ("outofmemoryerror",),
+    ),
+    _sig(
+        "cublas-alloc-failed",
+        "oom",
+        r"CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED",
+        "cuBLAS/cuDNN could not allocate its workspace (device memory exhausted)",
+        ("alloc_failed",),
+    ),
+    _sig(
+        "xla-oom",
+        "oom",
+        r"RESOURCE_EXHAUSTED|Resource exhausted: OOM|OOM when allocating tensor",
+        "XLA / TensorFlow / JAX out of memory",
+        ("resource_exhausted", "resource exhausted", "oom when allocating"),
+    ),
+    _sig(
+        "host-oom-killer",
+        "oom",
+        r"Out of memory: Killed process (?P<pid>\d+)|Detected (?P<events>\d+) oom[-_]kill event|oom[-_]kill\b|"
+        r"step tasks have been OOM Killed",
+        "the kernel OOM killer stopped a process (host memory)",
+        ("out of memory: killed", "oom-kill", "oom_kill", "oom killed"),
+    ),
+    _sig(
+        "oom-recovery",
+        "oom_recovered",
+        r"attempting to recover from OOM in forward/backward pass|ran out of memory in validation step, retrying batch",
+        "fairseq caught an out-of-memory error, skipped the batch (training) or retried it (validation)",
+        ("recover from oom", "retrying batch"),
+    ),
+    _sig(
+        "oom-retry",
+        "oom_recovered",
+        r"(?P<device>CUDA|MPS|CPU) out of memory with batch=(?P<old_batch>\d+)\. Reducing to batch=(?P<new_batch>\d+)",
+        "Ultralytics caught an out-of-memory error in its first epoch, halved the batch and retried (recovered)",
+        ("out of memory with batch",),
+    ),
     # --- distributed ---------------------------------------------------------------------------
-    _sig("nccl-watchdog-timeout", "collective_timeout",
-         r"(?:\[(?:PG [^\]]*?)?Rank (?P<rank>\d+)\]\s*)?Watchdog caught collective operation timeout"
-         r"(?:.*?SeqNum=(?P<seq>\d+))?(?:.*?OpType=(?P<op>\w+))?(?:.*?Timeout\(ms\)=(?P<timeout_ms>\d+))?"
-         r"(?:.*?ran for (?P<ran_ms>\d+) milliseconds)?",
-         "NCCL/collective watchdog timed out",
-         ('watchdog caught',)),
-    _sig("nccl-error", "collective_timeout",
-         r"NCCL (?:error|WARN).*?(?:unhandled system error|unhandled cuda error|remote process exited|"
-         r"timeout|internal error)|ncclSystemError|ncclUnhandledCudaError|ncclRemoteError|ncclInternalError|"
-         r"NCCL communicator was aborted|Some NCCL operations have failed or timed out|"
-         r"Heartbeat monitor timed out|watchdog got stuck for \d+ seconds",
-         "NCCL communicator error, an aborted communicator, or a stuck NCCL watchdog",
-         ('nccl', 'heartbeat monitor', 'watchdog got stuck')),
-    _sig("store-timeout", "collective_timeout",
-         r"DistStoreError|Timed out (?:after \d+ seconds )?waiting for (?:clients|the store|rendezvous)|"
-         r"RendezvousTimeoutError",
-         "the rendezvous / key-value store timed out (a rank never joined)",
-         ('diststoreerror', 'timed out', 'rendezvoustimeout')),
+    _sig(
+        "nccl-watchdog-timeout",
+        "collective_timeout",
+        r"(?:\[(?:PG [^\]]*?)?Rank (?P<rank>\d+)\]\s*)?Watchdog caught collective operation timeout"
+        r"(?:.*?SeqNum=(?P<seq>\d+))?(?:.*?OpType=(?P<op>\w+))?(?:.*?Timeout\(ms\)=(?P<timeout_ms>\d+))?"
+        r"(?:.*?ran for (?P<ran_ms>\d+) milliseconds)?",
+        "NCCL/collective watchdog timed out",
+        ("watchdog caught",),
+    ),
+    _sig(
+        "nccl-error",
+        "collective_timeout",
+        r"NCCL (?:error|WARN).*?(?:unhandled system error|unhandled cuda error|remote process exited|"
+        r"timeout|internal error)|ncclSystemError|ncclUnhandledCudaError|ncclRemoteError|ncclInternalError|"
+        r"NCCL communicator was aborted|Some NCCL operations have failed or timed out|"
+        r"Heartbeat monitor timed out|watchdog got stuck for \d+ seconds",
+        "NCCL communicator error, an aborted communicator, or a stuck NCCL watchdog",
+        ("nccl", "heartbeat monitor", "watchdog got stuck"),
+    ),
+    _sig(
+        "store-timeout",
+        "collective_timeout",
+        r"DistStoreError|Timed out (?:after \d+ seconds )?waiting for (?:clients|the store|rendezvous)|"
+        r"RendezvousTimeoutError",
+        "the rendezvous / key-value store timed out (a rank never joined)",
+        ("diststoreerror", "timed out", "rendezvoustimeout"),
+    ),
     # --- processes -----------------------------------------------------------------------------
-    _sig("dataloader-worker-killed", "worker_killed",
-         r"DataLoader worker \(pid(?:\(s\))? (?P<pid>[\d, ]+)\) (?:is killed by signal|exited unexpectedly)"
-         r"(?::\s*(?P<signal>[\w ]+))?",
-         "a data-loader worker process died",
-         ('dataloader worker',)),
-    _sig("dataloader-shm", "worker_killed",
-         r"insufficient shared memory \(shm\)|unable to (?:write to|open) (?:shared memory|file </torch_)",
-         "a data-loader worker ran out of shared memory (/dev/shm)",
-         ('shared memory', '/torch_')),
-    _sig("sigkill", "killed",
-         r"Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|exitcode\s*:\s*-9\b|"
-         r"^\s*(?:Killed|" + "|".join(map(re.escape, KILLED_LOCALISED)) + r")\s*$|"
-         r"\b\d+\s+Killed\s+\S|task \d+: Killed|killed by signal 9\b|got signal: 9\b|"
-         r"died with <Signals\.SIGKILL: 9>|exits with return code = -9\b",
-         "the process was killed with SIGKILL (often the host OOM killer or the scheduler); a bare line is the "
-         "shell's job report, in any of its locales (KILLED_LOCALISED)",
-         ('killed', 'sigkill', 'exitcode', 'return code = -9', *(w.lower() for w in KILLED_LOCALISED))),
-    _sig("time-limit", "time_limit",
-         r"CANCELLED AT (?P<at>\S+) DUE TO TIME LIMIT|DUE TO TIME LIMIT|DUE TO JOB REQUEUE|"
-         r"exceeded (?:its |the )?(?:wall ?time|time limit)|walltime exceeded|job killed: walltime",
-         "the scheduler stopped the job at its wall-time limit",
-         ('time limit', 'wall time', 'walltime')),
-    _sig("slurm-cancelled", "preemption",
-         r"\*\*\* (?:JOB|STEP) [\d.]+ (?:ON \S+ )?CANCELLED AT (?P<at>\S+) \*\*\*",
-         "Slurm cancelled the job with no reason given (scancel by the user or an administrator): slurmstepd "
-         "sends SIGTERM, then SIGKILL; the reasons it does name (time limit, preemption, node failure) are "
-         "the entries beside this one",
-         ('cancelled at',)),
-    _sig("sigterm", "preemption",
-         r"(?:received|got|caught)\s+(?:signal\s+)?(?:SIGTERM|signal 15)|SIGTERM received|"
-         r"Signal 15 \(SIGTERM\)|Received SIGTERM|SIGTERM:\s*15|Received (?:15|1|3) death signal|"
-         r"got signal: (?:15|1|3)\b|exitcode\s*:\s*-15\b|died with <Signals\.SIG(?:TERM|HUP|QUIT): \d+>|"
-         r"exits with return code = -15\b",
-         "the process was asked to terminate (SIGTERM/SIGHUP/SIGQUIT: a scheduler, a preemption, an operator)",
-         ('sigterm', 'signal 15', 'death signal', 'got signal', 'exitcode', 'died with <signals',
-          'return code = -15')),
-    _sig("sigint", "interrupt",
-         r"Detected KeyboardInterrupt, attempting graceful shutdown|Received 2 death signal|got signal: 2\b|"
-         r"exitcode\s*:\s*-2\b|died with <Signals\.SIGINT: 2>|Main process received SIGINT|"
-         r"exits with return code = -2\b",
-         "the process was interrupted (SIGINT: Ctrl-C, or a launcher passing it on)",
-         ('keyboardinterrupt', 'death signal', 'got signal', 'exitcode', 'died with <signals', 'received sigint',
-          'return code = -2')),
-    _sig("elastic-teardown", "teardown",
-         r"Sending process (?P<pid>\d+) closing signal (?P<signal>SIG\w+)|Killing subprocess (?P<pid2>\d+)",
-         "a launcher (torchrun, the DeepSpeed launcher) stopping the other workers (a consequence, not a cause)",
-         ('closing signal', 'killing subprocess')),
-    _sig("preempted", "preemption",
-         r"\bpreempt(?:ed|ion)\b|spot instance.*(?:interrupt|terminat)|instance is being preempted",
-         "the scheduler preempted the job",
-         ('preempt', 'spot instance')),
-    _sig("requeue", "requeue", r"^(?!.*failed with error code).*?(?:\brequeu(?:e|ed|es|eing|ing)\b|\brequeing\b)",
-         "the job was requeued (not Lightning's 'Requeuing SLURM job N failed with error code')",
-         ('requeu', 'requeing')),
+    _sig(
+        "dataloader-worker-killed",
+        "worker_killed",
+        r"DataLoader worker \(pid(?:\(s\))? (?P<pid>[\d, ]+)\) (?:is killed by signal|exited unexpectedly)"
+        r"(?::\s*(?P<signal>[\w ]+))?",
+        "a data-loader worker process died",
+        ("dataloader worker",),
+    ),
+    _sig(
+        "dataloader-shm",
+        "worker_killed",
+        r"insufficient shared memory \(shm\)|unable to (?:write to|open) (?:shared memory|file </torch_)",
+        "a data-loader worker ran out of shared memory (/dev/shm)",
+        ("shared memory", "/torch_"),
+    ),
+    _sig(
+        "sigkill",
+        "killed",
+        r"Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|exitcode\s*:\s*-9\b|"
+        r"^\s*(?:Killed|" + "|".join(map(re.escape, KILLED_LOCALISED)) + r")\s*$|"
+        r"\b\d+\s+Killed\s+\S|task \d+: Killed|killed by signal 9\b|got signal: 9\b|"
+        r"died with <Signals\.SIGKILL: 9>|exits with return code = -9\b",
+        "the process was killed with SIGKILL (often the host OOM killer or the scheduler); a bare line is the "
+        "shell's job report, in any of its locales (KILLED_LOCALISED)",
+        (
+            "killed",
+            "sigkill",
+            "exitcode",
+            "return code = -9",
+            *(w.lower() for w in KILLED_LOCALISED),
+        ),
+    ),
+    _sig(
+        "time-limit",
+        "time_limit",
+        r"CANCELLED AT (?P<at>\S+) DUE TO TIME LIMIT|DUE TO TIME LIMIT|DUE TO JOB REQUEUE|"
+        r"exceeded (?:its |the )?(?:wall ?time|time limit)|walltime exceeded|job killed: walltime",
+        "the scheduler stopped the job at its wall-time limit",
+        ("time limit", "wall time", "walltime"),
+    ),
+    _sig(
+        "slurm-cancelled",
+        "preemption",
+        r"\*\*\* (?:JOB|STEP) [\d.]+ (?:ON \S+ )?CANCELLED AT (?P<at>\S+) \*\*\*",
+        "Slurm cancelled the job with no reason given (scancel by the user or an administrator): slurmstepd "
+        "sends SIGTERM, then SIGKILL; the reasons it does name (time limit, preemption, node failure) are "
+        "the entries beside this one",
+        ("cancelled at",),
+    ),
+    _sig(
+        "sigterm",
+        "preemption",
+        r"(?:received|got|caught)\s+(?:signal\s+)?(?:SIGTERM|signal 15)|SIGTERM received|"
+        r"Signal 15 \(SIGTERM\)|Received SIGTERM|SIGTERM:\s*15|Received (?:15|1|3) death signal|"
+        r"got signal: (?:15|1|3)\b|exitcode\s*:\s*-15\b|died with <Signals\.SIG(?:TERM|HUP|QUIT): \d+>|"
+        r"exits with return code = -15\b",
+        "the process was asked to terminate (SIGTERM/SIGHUP/SIGQUIT: a scheduler, a preemption, an operator)",
+        (
+            "sigterm",
+            "signal 15",
+            "death signal",
+            "got signal",
+            "exitcode",
+            "died with <signals",
+            "return code = -15",
+        ),
+    ),
+    _sig(
+        "sigint",
+        "interrupt",
+        r"Detected KeyboardInterrupt, attempting graceful shutdown|Received 2 death signal|got signal: 2\b|"
+        r"exitcode\s*:\s*-2\b|died with <Signals\.SIGINT: 2>|Main process received SIGINT|"
+        r"exits with return code = -2\b",
+        "the process was interrupted (SIGINT: Ctrl-C, or a launcher passing it on)",
+        (
+            "keyboardinterrupt",
+            "death signal",
+            "got signal",
+            "exitcode",
+            "died with <signals",
+            "received sigint",
+            "return code = -2",
+        ),
+    ),
+    _sig(
+        "elastic-teardown",
+        "teardown",
+        r"Sending process (?P<pid>\d+) closing signal (?P<signal>SIG\w+)|Killing subprocess (?P<pid2>\d+)",
+        "a launcher (torchrun, the DeepSpeed launcher) stopping the other workers (a consequence, not a cause)",
+        ("closing signal", "killing subprocess"),
+    ),
+    _sig(
+        "preempted",
+        "preemption",
+        r"\bpreempt(?:ed|ion)\b|spot instance.*(?:interrupt|terminat)|instance is being preempted",
+        "the scheduler preempted the job",
+        ("preempt", "spot instance"),
+    ),
+    _sig(
+        "requeue",
+        "requeue",
+        r"^(?!.*failed with error code).*?(?:\brequeu(?:e|ed|es|eing|ing)\b|\brequeing\b)",
+        "the job was requeued (not Lightning's 'Requeuing SLURM job N failed with error code')",
+        ("requeu", "requeing"),
+    ),
     # --- hardware ------------------------------------------------------------------------------
-    _sig("xid", "hardware", r"\bXid\b(?:\s*\([^)]*\))?\s*[:=]?\s*(?:error\s*)?(?P<xid>\d+)",
-         "an NVIDIA driver Xid event (see HARDWARE_XIDS)",
-         ('xid',)),
-    _sig("ecc", "hardware",
-         r"uncorrectable ECC|double[- ]bit ECC|ECC error|cudaErrorECCUncorrectable|ECC page retirement",
-         "a GPU memory ECC error",
-         ('uncorrectable ecc', 'bit ecc', 'ecc error', 'eccuncorrectable', 'ecc page')),
-    _sig("gpu-lost", "hardware",
-         r"GPU has fallen off the bus|GPU is lost|NVML_ERROR_GPU_IS_LOST|"
-         r"Unable to determine the device handle for GPU",
-         "the GPU disappeared from the bus",
-         ('fallen off the bus', 'gpu is lost', 'gpu_is_lost', 'device handle for gpu')),
-    _sig("node-fail", "hardware", r"CANCELLED AT (?P<at>\S+) DUE TO NODE FAIL(?:URE)?|DUE TO NODE FAIL",
-         "the scheduler cancelled the job because its node failed",
-         ('node fail',)),
-    _sig("cuda-illegal-access", "cuda_error",
-         r"an illegal memory access was encountered|unspecified launch failure",
-         "a CUDA kernel faulted (often a software bug; a hardware fault when an Xid precedes it)",
-         ('illegal memory access', 'unspecified launch failure')),
-    _sig("device-assert", "device_assert", r"device-side assert triggered",
-         "a CUDA kernel assertion (typically an index/label out of range)",
-         ('device-side assert',)),
+    _sig(
+        "xid",
+        "hardware",
+        r"\bXid\b(?:\s*\([^)]*\))?\s*[:=]?\s*(?:error\s*)?(?P<xid>\d+)",
+        "an NVIDIA driver Xid event (see HARDWARE_XIDS)",
+        ("xid",),
+    ),
+    _sig(
+        "ecc",
+        "hardware",
+        r"uncorrectable ECC|double[- ]bit ECC|ECC error|cudaErrorECCUncorrectable|ECC page retirement",
+        "a GPU memory ECC error",
+        ("uncorrectable ecc", "bit ecc", "ecc error", "eccuncorrectable", "ecc page"),
+    ),
+    _sig(
+        "gpu-lost",
+        "hardware",
+        r"GPU has fallen off the bus|GPU is lost|NVML_ERROR_GPU_IS_LOST|"
+        r"Unable to determine the device handle for GPU",
+        "the GPU disappeared from the bus",
+        ("fallen off the bus", "gpu is lost", "gpu_is_lost", "device handle for gpu"),
+    ),
+    _sig(
+        "node-fail",
+        "hardware",
+        r"CANCELLED AT (?P<at>\S+) DUE TO NODE FAIL(?:URE)?|DUE TO NODE FAIL",
+        "the scheduler cancelled the job because its node failed",
+        ("node fail",),
+    ),
+    _sig(
+        "cuda-illegal-access",
+        "cuda_error",
+        r"an illegal memory access was encountered|unspecified launch failure",
+        "a CUDA kernel faulted (often a software bug; a hardware fault when an Xid precedes it)",
+        ("illegal memory access", "unspecified launch failure"),
+    ),
+    _sig(
+        "device-assert",
+        "device_assert",
+        r"device-side assert triggered",
+        "a CUDA kernel assertion (typically an index/label out of range)",
+        ("device-side assert",),
+    ),
     # --- storage -------------------------------------------------------------------------------
-    _sig("disk-full", "disk_full",
-         r"(?:\[Errno 28\] )?No space left on device(?::\s*'(?P<path>[^']+)')?|Disk quota exceeded|"
-         r"\bENOSPC\b|StorageFull",
-         "the disk (or quota) filled up",
-         ('no space left', 'quota exceeded', 'enospc', 'storagefull')),
-    _sig("checkpoint-write-failed", "checkpoint_failed",
-         r"PytorchStreamWriter failed writing (?:file|central directory)|unexpected pos \d+ vs \d+|"
-         r"Error while serializing: IoError|"
-         r"\bFile (?P<path>.+?) cannot be opened\.|\bwrite\(\): fd \d+ failed with (?P<error>.+)",
-         "writing a checkpoint failed (torch.save / safetensors): the file could not be created or written "
-         "(a full or failing disk, a missing or read-only directory), or is truncated",
-         ('pytorchstreamwriter', 'unexpected pos', 'error while serializing', 'cannot be opened', 'write(): fd')),
-    _sig("checkpoint-read-failed", "checkpoint_failed",
-         r"PytorchStreamReader failed reading zip archive|failed finding central directory|"
-         r"Error while deserializing header|invalid load key",
-         "reading a checkpoint failed: the file is truncated or not a checkpoint",
-         ('pytorchstreamreader', 'central directory', 'deserializing header', 'invalid load key')),
+    _sig(
+        "disk-full",
+        "disk_full",
+        r"(?:\[Errno 28\] )?No space left on device(?::\s*'(?P<path>[^']+)')?|Disk quota exceeded|"
+        r"\bENOSPC\b|StorageFull",
+        "the disk (or quota) filled up",
+        ("no space left", "quota exceeded", "enospc", "storagefull"),
+    ),
+    _sig(
+        "checkpoint-write-failed",
+        "checkpoint_failed",
+        r"PytorchStreamWriter failed writing (?:file|central directory)|unexpected pos \d+ vs \d+|"
+        r"Error while serializing: IoError|"
+        r"\bFile (?P<path>.+?) cannot be opened\.|\bwrite\(\): fd \d+ failed with (?P<error>.+)",
+        "writing a checkpoint failed (torch.save / safetensors): the file could not be created or written "
+        "(a full or failing disk, a missing or read-only directory), or is truncated",
+        (
+            "pytorchstreamwriter",
+            "unexpected pos",
+            "error while serializing",
+            "cannot be opened",
+            "write(): fd",
+        ),
+    ),
+    _sig(
+        "checkpoint-read-failed",
+        "checkpoint_failed",
+        r"PytorchStreamReader failed reading zip archive|failed finding central directory|"
+        r"Error while deserializing header|invalid load key",
+        "reading a checkpoint failed: the file is truncated or not a checkpoint",
+        ("pytorchstreamreader", "central directory", "deserializing header", "invalid load key"),
+    ),
     # --- fp16 loss scaling ---------------------------------------------------------------------
-    _sig("min-loss-scale", "min_loss_scale",
-         r"Current loss scale already at minimum|Minimum loss scale reached(?: \((?P<min_scale>" + _NUM + r")\))?|"
-         r"loss scale is already at minimum(?: \((?P<min_scale2>" + _NUM + r")\))?|"
-         r"Loss is scaled down to minimum|loss scale.*below.*minimum",
-         "fp16 dynamic loss scaling hit its minimum",
-         ('minimum',)),
-    _sig("overflow-skip", "overflow_skip",
-         r"Gradient overflow\.\s+Skipping step(?:,\s*(?:loss scaler \d+ )?reducing loss scale to "
-         r"(?P<loss_scale>" + _NUM + r"))?",
-         "fp16 overflow (apex/Megatron): the step is skipped and the loss scale reduced",
-         ('gradient overflow',)),
-    _sig("overflow-skip-deepspeed", "overflow_skip",
-         r"(?:OVERFLOW!|loss scale overflow!|Overflow detected\.)\s*(?:Rank (?P<rank>\d+) )?Skipping step\.?"
-         r"(?:\s*Attempted loss scale: (?P<attempted>" + _NUM + r"), reducing to (?P<loss_scale>" + _NUM + r"))?|"
-         r"\bGrad overflow on iteration:? (?P<iteration>\d+)",
-         "fp16 overflow (DeepSpeed): the step is skipped and the loss scale reduced",
-         ('overflow!', 'overflow detected', 'grad overflow on iteration')),
-    _sig("overflow-skip-fairseq", "overflow_skip",
-         r"(?:gradient overflow detected, ignoring gradient|AMP: overflow detected), setting (?:loss )?scale to:?"
-         r"\s*(?:to\s+)?(?P<loss_scale>" + _NUM + r")|"
-         r"Overflow detected at step \d+, ignoring gradient, decreasing loss scale from " + _NUM +
-         r" to (?P<loss_scale2>\d+(?:\.\d+)?(?:e[-+]?\d+)?)",
-         "fp16 overflow (fairseq, fairseq2): the update is skipped and the loss scale reduced",
-         ('overflow detected',)),
+    _sig(
+        "min-loss-scale",
+        "min_loss_scale",
+        r"Current loss scale already at minimum|Minimum loss scale reached(?: \((?P<min_scale>"
+        + _NUM
+        + r")\))?|"
+        r"loss scale is already at minimum(?: \((?P<min_scale2>" + _NUM + r")\))?|"
+        r"Loss is scaled down to minimum|loss scale.*below.*minimum",
+        "fp16 dynamic loss scaling hit its minimum",
+        ("minimum",),
+    ),
+    _sig(
+        "overflow-skip",
+        "overflow_skip",
+        r"Gradient overflow\.\s+Skipping step(?:,\s*(?:loss scaler \d+ )?reducing loss scale to "
+        r"(?P<loss_scale>" + _NUM + r"))?",
+        "fp16 overflow (apex/Megatron): the step is skipped and the loss scale reduced",
+        ("gradient overflow",),
+    ),
+    _sig(
+        "overflow-skip-deepspeed",
+        "overflow_skip",
+        r"(?:OVERFLOW!|loss scale overflow!|Overflow detected\.)\s*(?:Rank (?P<rank>\d+) )?Skipping step\.?"
+        r"(?:\s*Attempted loss scale: (?P<attempted>"
+        + _NUM
+        + r"), reducing to (?P<loss_scale>"
+        + _NUM
+        + r"))?|"
+        r"\bGrad overflow on iteration:? (?P<iteration>\d+)",
+        "fp16 overflow (DeepSpeed): the step is skipped and the loss scale reduced",
+        ("overflow!", "overflow detected", "grad overflow on iteration"),
+    ),
+    _sig(
+        "overflow-skip-fairseq",
+        "overflow_skip",
+        r"(?:gradient overflow detected, ignoring gradient|AMP: overflow detected), setting (?:loss )?scale to:?"
+        r"\s*(?:to\s+)?(?P<loss_scale>" + _NUM + r")|"
+        r"Overflow detected at step \d+, ignoring gradient, decreasing loss scale from "
+        + _NUM
+        + r" to (?P<loss_scale2>\d+(?:\.\d+)?(?:e[-+]?\d+)?)",
+        "fp16 overflow (fairseq, fairseq2): the update is skipped and the loss scale reduced",
+        ("overflow detected",),
+    ),
     # --- numerics and shapes -------------------------------------------------------------------
-    _sig("nan-message", "nan",
-         r"\b(?:loss|grad(?:ient)?s?(?: norm)?)\b[^\n]{0,40}?\b(?:is|are|became|becomes|contains?|was)\s+"
-         r"(?:nan|inf|infinite|non-?finite)\b|NaN or Inf found|non-finite (?:loss|gradient|norm)|"
-         r"Detected (?:NaN|inf)|returned nan values|nan loss detected|"
-         r"is (?:not finite|infinite)\. Previous best|encountered (?:NaN|inf)\b|(?:Batch (?P<batch>\d+): )?Invalid loss, terminating training|"
-         r"(?:Loss|Fitness) NaN/Inf detected|NaN persisted for \d+ epochs|found (?:NaN|Inf) in local grad norm|"
-         r"Unexpected result (?:nan|inf)\b",
-         "a NaN/inf message printed by the framework",
-         ('nan', 'finite', 'is inf', 'are inf', 'or inf', 'detected inf', 'encountered inf', 'became inf', 'becomes inf',
-          'contains inf', 'contain inf', 'was inf', 'invalid loss', 'found inf', 'result inf')),
-    _sig("shape-mismatch", "shape_mismatch",
-         r"size mismatch for (?P<param>[\w.]+): copying a param with shape (?P<checkpoint_shape>torch\.Size\(\[[\d, ]*\]\))"
-         r" from checkpoint, the shape in current model is (?P<model_shape>torch\.Size\(\[[\d, ]*\]\))|"
-         r"mat1 and mat2 shapes cannot be multiplied \((?P<mat1>\d+x\d+) and (?P<mat2>\d+x\d+)\)|"
-         r"The size of tensor a \((?P<size_a>\d+)\) must match the size of tensor b \((?P<size_b>\d+)\)"
-         r"(?: at non-singleton dimension (?P<dim>\d+))?|"
-         r"Expected input batch_size \((?P<input_batch>\d+)\) to match target batch_size \((?P<target_batch>\d+)\)|"
-         r"size mismatch|shape mismatch|Incompatible shapes",
-         "tensor shape mismatch",
-         ('mismatch', 'shapes cannot', 'size of tensor', 'incompatible shapes', 'expected input batch_size')),
+    _sig(
+        "nan-message",
+        "nan",
+        r"\b(?:loss|grad(?:ient)?s?(?: norm)?)\b[^\n]{0,40}?\b(?:is|are|became|becomes|contains?|was)\s+"
+        r"(?:nan|inf|infinite|non-?finite)\b|NaN or Inf found|non-finite (?:loss|gradient|norm)|"
+        r"Detected (?:NaN|inf)|returned nan values|nan loss detected|"
+        r"is (?:not finite|infinite)\. Previous best|encountered (?:NaN|inf)\b|(?:Batch (?P<batch>\d+): )?Invalid loss, terminating training|"
+        r"(?:Loss|Fitness) NaN/Inf detected|NaN persisted for \d+ epochs|found (?:NaN|Inf) in local grad norm|"
+        r"Unexpected result (?:nan|inf)\b",
+        "a NaN/inf message printed by the framework",
+        (
+            "nan",
+            "finite",
+            "is inf",
+            "are inf",
+            "or inf",
+            "detected inf",
+            "encountered inf",
+            "became inf",
+            "becomes inf",
+            "contains inf",
+            "contain inf",
+            "was inf",
+            "invalid loss",
+            "found inf",
+            "result inf",
+        ),
+    ),
+    _sig(
+        "shape-mismatch",
+        "shape_mismatch",
+        r"size mismatch for (?P<param>[\w.]+): copying a param with shape (?P<checkpoint_shape>torch\.Size\(\[[\d, ]*\]\))"
+        r" from checkpoint, the shape in current model is (?P<model_shape>torch\.Size\(\[[\d, ]*\]\))|"
+        r"mat1 and mat2 shapes cannot be multiplied \((?P<mat1>\d+x\d+) and (?P<mat2>\d+x\d+)\)|"
+        r"The size of tensor a \((?P<size_a>\d+)\) must match the size of tensor b \((?P<size_b>\d+)\)"
+        r"(?: at non-singleton dimension (?P<dim>\d+))?|"
+        r"Expected input batch_size \((?P<input_batch>\d+)\) to match target batch_size \((?P<target_batch>\d+)\)|"
+        r"size mismatch|shape mismatch|Incompatible shapes",
+        "tensor shape mismatch",
+        (
+            "mismatch",
+            "shapes cannot",
+            "size of tensor",
+            "incompatible shapes",
+            "expected input batch_size",
+        ),
+    ),
     # --- checkpoints (context for resume and disk findings) ---------------------------------------
-    _sig("checkpoint-saved", "checkpoint",
-         r"\bSaving checkpoint at (?P<at>\d+ (?:epochs?|iterations?))\b|"
-         r"\b(?:model|checkpoint|weights|state)s? (?:saved|written|stored) (?:to|at|in|as)\s*:?\s*"
-         r"(?:\.{2,}\s+)?(?P<path>[^\s'\"]+)|\bSaving (?:model )?(?:checkpoint|model|weights) (?:to|at|in)\s*:?\s*"
-         r"(?:\.{2,}\s+)?(?P<path2>[^\s'\"]+)",
-         "a checkpoint was written",
-         ('saved', 'written', 'stored', 'saving')),
-    _sig("checkpoint-restored", "resume",
-         r"\b(?:Restoring|Restored|Resuming|Resumed|Loading|Loaded) (?:\w+ )?(?:states? |training )?"
-         r"from (?:the )?(?:checkpoint|ckpt)\b|\bresum(?:e|ing|ed) (?:training )?from (?:checkpoint|step|iteration)|"
-         r"\bloaded checkpoint\b|\bcheckpoint (?:restored|loaded)\b",
-         "a checkpoint was restored (a resumed run)",
-         ('checkpoint', 'ckpt', 'resum')),
+    _sig(
+        "checkpoint-saved",
+        "checkpoint",
+        r"\bSaving checkpoint at (?P<at>\d+ (?:epochs?|iterations?))\b|"
+        r"\b(?:model|checkpoint|weights|state)s? (?:saved|written|stored) (?:to|at|in|as)\s*:?\s*"
+        r"(?:\.{2,}\s+)?(?P<path>[^\s'\"]+)|\bSaving (?:model )?(?:checkpoint|model|weights) (?:to|at|in)\s*:?\s*"
+        r"(?:\.{2,}\s+)?(?P<path2>[^\s'\"]+)",
+        "a checkpoint was written",
+        ("saved", "written", "stored", "saving"),
+    ),
+    _sig(
+        "checkpoint-restored",
+        "resume",
+        r"\b(?:Restoring|Restored|Resuming|Resumed|Loading|Loaded) (?:\w+ )?(?:states? |training )?"
+        r"from (?:the )?(?:checkpoint|ckpt)\b|\bresum(?:e|ing|ed) (?:training )?from (?:checkpoint|step|iteration)|"
+        r"\bloaded checkpoint\b|\bcheckpoint (?:restored|loaded)\b",
+        "a checkpoint was restored (a resumed run)",
+        ("checkpoint", "ckpt", "resum"),
+    ),
 ]
 
 _NEEDLES = tuple(sorted({n for s in CATALOG for n in s.needles}))
@@ -316,49 +552,105 @@ class Meaning:
 #: or inconclusive for an interrupt whose sender the log does not name.
 MEANINGS: dict[str, Meaning] = {
     "oom": Meaning("out of memory (device or host)", "infra_runtime", "crashed", "RT001"),
-    "oom_recovered": Meaning("out of memory caught and retried with a smaller batch", "-", "-", "context"),
-    "collective_timeout": Meaning("collective/NCCL timeout or communicator error", "infra_runtime", "crashed",
-                                  "RT002"),
-    "preemption": Meaning("termination signal (SIGTERM/SIGHUP/SIGQUIT) or preemption", "infra_runtime",
-                          "crashed (running when requeued)", "RT003"),
+    "oom_recovered": Meaning(
+        "out of memory caught and retried with a smaller batch", "-", "-", "context"
+    ),
+    "collective_timeout": Meaning(
+        "collective/NCCL timeout or communicator error", "infra_runtime", "crashed", "RT002"
+    ),
+    "preemption": Meaning(
+        "termination signal (SIGTERM/SIGHUP/SIGQUIT) or preemption",
+        "infra_runtime",
+        "crashed (running when requeued)",
+        "RT003",
+    ),
     "requeue": Meaning("the scheduler requeued the job", "infra_runtime", "running", "RT003"),
-    "interrupt": Meaning("interrupt (SIGINT, Ctrl-C)", "inconclusive", "crashed", "ending (V17), RT005 (V08)"),
-    "teardown": Meaning("torchrun stopping the other workers after one failed", "-", "-", "context"),
+    "interrupt": Meaning(
+        "interrupt (SIGINT, Ctrl-C)", "inconclusive", "crashed", "ending (V17), RT005 (V08)"
+    ),
+    "teardown": Meaning(
+        "torchrun stopping the other workers after one failed", "-", "-", "context"
+    ),
     "worker_killed": Meaning("data-loader worker death", "infra_runtime", "crashed", "RT004"),
-    "killed": Meaning("kill signal (SIGKILL, exit code -9, the OOM killer)", "infra_runtime", "crashed",
-                      "RT010"),
+    "killed": Meaning(
+        "kill signal (SIGKILL, exit code -9, the OOM killer)", "infra_runtime", "crashed", "RT010"
+    ),
     "time_limit": Meaning("scheduler wall-time limit", "infra_runtime", "crashed", "RT010"),
-    "hardware": Meaning("GPU hardware or node fault (Xid, ECC, lost GPU, node failure)", "infra_runtime",
-                        "crashed", "RT007"),
-    "cuda_error": Meaning("CUDA kernel fault", "infra_runtime when a hardware fault precedes it", "crashed",
-                          "RT007 context"),
-    "device_assert": Meaning("device-side assertion (an index or label out of range)", "correctness_bug",
-                             "crashed", "RT005 context"),
+    "hardware": Meaning(
+        "GPU hardware or node fault (Xid, ECC, lost GPU, node failure)",
+        "infra_runtime",
+        "crashed",
+        "RT007",
+    ),
+    "cuda_error": Meaning(
+        "CUDA kernel fault",
+        "infra_runtime when a hardware fault precedes it",
+        "crashed",
+        "RT007 context",
+    ),
+    "device_assert": Meaning(
+        "device-side assertion (an index or label out of range)",
+        "correctness_bug",
+        "crashed",
+        "RT005 context",
+    ),
     "disk_full": Meaning("disk full or quota exceeded", "infra_runtime", "crashed", "RT008"),
-    "checkpoint_failed": Meaning("checkpoint write or read failed (truncated file)", "infra_runtime", "crashed",
-                                 "RT008"),
-    "min_loss_scale": Meaning("fp16 loss-scale floor", "data_config (model_convergence with a divergence)",
-                              "crashed", "RT006"),
-    "overflow_skip": Meaning("fp16 overflow: step skipped, loss scale reduced", "benign unless they persist",
-                             "- (diverged when failing)", "RT006"),
-    "nan": Meaning("non-finite loss or gradients reported by the framework", "from the onset (LI001/OP004)",
-                   "diverged", "RT009"),
-    "shape_mismatch": Meaning("tensor shape mismatch", "correctness_bug", "crashed", "RT005 context"),
+    "checkpoint_failed": Meaning(
+        "checkpoint write or read failed (truncated file)", "infra_runtime", "crashed", "RT008"
+    ),
+    "min_loss_scale": Meaning(
+        "fp16 loss-scale floor",
+        "data_config (model_convergence with a divergence)",
+        "crashed",
+        "RT006",
+    ),
+    "overflow_skip": Meaning(
+        "fp16 overflow: step skipped, loss scale reduced",
+        "benign unless they persist",
+        "- (diverged when failing)",
+        "RT006",
+    ),
+    "nan": Meaning(
+        "non-finite loss or gradients reported by the framework",
+        "from the onset (LI001/OP004)",
+        "diverged",
+        "RT009",
+    ),
+    "shape_mismatch": Meaning(
+        "tensor shape mismatch", "correctness_bug", "crashed", "RT005 context"
+    ),
     "checkpoint": Meaning("a checkpoint was written", "-", "-", "context"),
     "resume": Meaning("a checkpoint was restored (a resumed run)", "-", "-", "LI003"),
 }
 _RANK_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d+\]:\s?|rank\d+:\s|\d{1,4}:\s)")
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
-_EXC = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|OutOfMemoryError))"
-                  r"(?::\s*(?P<msg>.*))?$")
-_LIBRARY = re.compile(r"site-packages|dist-packages|/lib/python\d|<frozen |\\lib\\|/torch/|/tensorflow/|"
-                      r"/keras/|/jax/|/transformers/|/lightning/|/pytorch_lightning/|/deepspeed/|/accelerate/")
+_EXC = re.compile(
+    r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|OutOfMemoryError))"
+    r"(?::\s*(?P<msg>.*))?$"
+)
+#: A pasted exception line with no frames above it (``IOError: cannot identify image file ...``): the
+#: class ends in Error or Exception and a message follows. It is read as the run's exception only when no
+#: traceback with frames is in the text, it is among the last :data:`BARE_TAIL_LINES` lines of its
+#: file and no line after it shows the job going on (:data:`_GOES_ON`): the paste ends on the error, as
+#: a crash does; an error line a job logged and survived is followed by more of its output.
+_BARE_EXC = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception)):\s*(?P<msg>\S.*)$")
+BARE_TAIL_LINES = 30
+#: A line that says the job went on after an error line: a progress bar, a rate, a step/epoch/loss figure.
+_GOES_ON = re.compile(
+    r"\d+%\||\d(?:it/s|s/it)\b|\b(?:epoch|step|iter(?:ation)?|loss|acc(?:uracy)?)\b\W{0,3}\d", re.I
+)
+_LIBRARY = re.compile(
+    r"site-packages|dist-packages|/lib/python\d|<frozen |\\lib\\|/torch/|/tensorflow/|"
+    r"/keras/|/jax/|/transformers/|/lightning/|/pytorch_lightning/|/deepspeed/|/accelerate/"
+)
 
 _PATH_WORDS = {
     "evaluation": re.compile(r"eval|valid|test|predict|score|inference|metric", re.IGNORECASE),
     "checkpoint": re.compile(r"save|checkpoint|ckpt|serializ|state_dict", re.IGNORECASE),
     # ``forward`` and ``backward`` are left out on purpose: evaluation calls forward too.
-    "training": re.compile(r"train|fit|optimi|(?:^|_)step(?:$|_)|backward|run_epoch|one_epoch", re.IGNORECASE),
+    "training": re.compile(
+        r"train|fit|optimi|(?:^|_)step(?:$|_)|backward|run_epoch|one_epoch", re.IGNORECASE
+    ),
 }
 
 
@@ -401,7 +693,7 @@ def to_gib(value: str | None, unit: str | None) -> float | None:
     """Convert a captured memory figure to GiB (``MiB`` -> /1024 etc.)."""
     if value is None:
         return None
-    scale = {"K": 1 / 1024 ** 2, "M": 1 / 1024, "G": 1.0, "T": 1024.0}[(unit or "G")[0].upper()]
+    scale = {"K": 1 / 1024**2, "M": 1 / 1024, "G": 1.0, "T": 1024.0}[(unit or "G")[0].upper()]
     return float(value) * scale
 
 
@@ -445,8 +737,13 @@ def could_match(text: str) -> bool:
 
 def is_relevant(text: str) -> bool:
     """Whether a console line can matter to a signature or a traceback (used to thin huge logs)."""
-    return "File \"" in text or "Error" in text or "Traceback" in text or "Exception" in text \
+    return (
+        'File "' in text
+        or "Error" in text
+        or "Traceback" in text
+        or "Exception" in text
         or could_match(text)
+    )
 
 
 def scan_run(run) -> tuple[list[SignatureHit], list[Traceback]]:
@@ -471,7 +768,9 @@ def match_line(text: str) -> list[tuple[Signature, dict[str, str]]]:
             seen.add(sig.category)
             figs = {k: v.strip() for k, v in m.groupdict().items() if v is not None}
             for k in [k for k in figs if k.endswith("2") and k[:-1] not in figs]:
-                figs[k[:-1]] = figs.pop(k)  # an alternative's group (path2, loss_scale2) names the same figure
+                figs[k[:-1]] = figs.pop(
+                    k
+                )  # an alternative's group (path2, loss_scale2) names the same figure
             if "path" in figs:
                 figs["path"] = figs["path"].rstrip(".,;:")
             out.append((sig, figs))
@@ -485,8 +784,14 @@ def match_line(text: str) -> list[tuple[Signature, dict[str, str]]]:
 _ELASTIC_FAILURES = re.compile(r"^\s*Failures:\s*$")
 _ELASTIC_ROOT = re.compile(r"^\s*Root Cause \(first observed failure\):")
 _ELASTIC_END = re.compile(r"^\s*={20,}\s*$")
-_SIBLING = _sig("elastic-sibling-stopped", "teardown", r".", "a signal torchrun's failure report lists for "
-                "a worker other than the root cause (the launcher stopped it)", ())
+_SIBLING = _sig(
+    "elastic-sibling-stopped",
+    "teardown",
+    r".",
+    "a signal torchrun's failure report lists for "
+    "a worker other than the root cause (the launcher stopped it)",
+    (),
+)
 _SIGNAL_CATEGORIES = frozenset({"killed", "preemption", "interrupt"})
 
 
@@ -501,10 +806,13 @@ def scan(lines: Iterable[ConsoleLine]) -> tuple[list[SignatureHit], list[Traceba
     """
     hits: list[SignatureHit] = []
     tbs: list[Traceback] = []
+    bare: list[Traceback] = []
+    last: dict[str, int] = {}
     frames: list[tuple[str, int, str]] = []
     section = None  # None, "failures" or "root" inside a torchrun failure report
     for cl in lines:
         text = cl.text
+        last[cl.source] = cl.lineno
         if text[:1] in "[r0123456789":
             text = _RANK_PREFIX.sub("", text, count=1)
         if _ELASTIC_FAILURES.match(text):
@@ -521,16 +829,29 @@ def scan(lines: Iterable[ConsoleLine]) -> tuple[list[SignatureHit], list[Traceba
             stripped = text.strip()
             em = _EXC.match(stripped)
             if em:
-                tbs.append(Traceback(list(frames), em["type"], (em["msg"] or "").strip(), cl,
-                                     classify_path(frames)))
+                tbs.append(
+                    Traceback(
+                        list(frames),
+                        em["type"],
+                        (em["msg"] or "").strip(),
+                        cl,
+                        classify_path(frames),
+                    )
+                )
                 frames = []
             elif not stripped or text[:1] in (" ", "\t"):
                 pass  # source lines under a frame, carets, or blank lines
             elif not stripped.startswith(("Traceback", "During handling", "The above")):
                 frames = []
+        elif text[:1] not in (" ", "\t") and (bm := _BARE_EXC.match(text.rstrip())):
+            bare.append(Traceback([], bm["type"], bm["msg"].strip(), cl, "unknown"))
+        elif bare and _GOES_ON.search(text):
+            bare = [t for t in bare if t.line.source != cl.source]
         for sig, figs in match_line(text):
             if section == "failures" and sig.category in _SIGNAL_CATEGORIES:
                 figs = {**figs, "listed_as": sig.id}
                 sig = _SIBLING
             hits.append(SignatureHit(sig, cl, figs))
+    if not tbs:
+        tbs = [t for t in bare if t.line.lineno > last[t.line.source] - BARE_TAIL_LINES]
     return hits, tbs

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ..exception_causes import classify
 from ..report import FactEvidence, Severity
 from ._console import ConsoleSignatureDetector
 
@@ -12,11 +13,20 @@ LAUNCHER_WRAPPERS = ("ChildFailedError",)
 #: Messages of errors that report another worker's failure (torch 2.13 libtorch_cpu.so, gloo
 #: transport/tcp/pair.cc: "Connection closed by peer ... This is typically caused by a remote worker
 #: crashing."; NCCLUtils getNcclErrorDetailStr: "ncclRemoteError ... a remote process exiting").
-CONSEQUENCE = re.compile(r"caused by a remote worker crash|Connection closed by peer|ncclRemoteError|"
-                         r"remote process exit", re.I)
+CONSEQUENCE = re.compile(
+    r"caused by a remote worker crash|Connection closed by peer|ncclRemoteError|"
+    r"remote process exit",
+    re.I,
+)
 
 
-class PythonTraceback(ConsoleSignatureDetector, code="RT005", name="python-traceback", family="runtime"):
+#: Lines either side of the exception line read with it (a CUDA assertion is printed beside the error).
+NEARBY_LINES = 20
+
+
+class PythonTraceback(
+    ConsoleSignatureDetector, code="RT005", name="python-traceback", family="runtime"
+):
     """The console holds a Python traceback: the run raised an exception.
 
     Why it matters: the last traceback is usually why the run stopped; its raising
@@ -25,6 +35,10 @@ class PythonTraceback(ConsoleSignatureDetector, code="RT005", name="python-trace
     function), and the code path classified from the frames' names.
     Remedy: depends on the exception; shape mismatches and key errors are code or
     config bugs, resource errors are infrastructure.
+    The cause the exception itself names (:mod:`mlaudit_core.exception_causes`: an image that
+    does not decode, a label outside the configured classes, a worker that died while starting, a
+    network or driver failure) is reported as ``exception_cause``; the lines printed within
+    :data:`NEARBY_LINES` of the exception line are read with it (a CUDA kernel's assertion).
     Thresholds: none. KeyboardInterrupt is reported at info level (a person stopped it).
     A launcher's report that a child failed (torchrun's ``ChildFailedError``) is not the
     error itself: the child's own traceback before it is reported when the log holds one. An
@@ -43,15 +57,36 @@ class PythonTraceback(ConsoleSignatureDetector, code="RT005", name="python-trace
         causes = [t for t in own if not CONSEQUENCE.search(t.message)]
         tb = (causes or own or tbs)[-1]
         frame = tb.raising_frame
+        near = [
+            cl.text
+            for cl in run.console
+            if cl.source == tb.line.source
+            and abs(cl.lineno - tb.line.lineno) <= NEARBY_LINES
+            and cl is not tb.line
+        ]
+        why = classify(tb.exception_type, tb.message, tb.frames, near)
         sev = Severity.INFO if tb.exception_type.endswith("KeyboardInterrupt") else Severity.ERROR
         where = f" at {frame[0]}:{frame[1]} in {frame[2]}" if frame else ""
         yield self.finding(
             sev,
             f"{tb.exception_type}: {tb.message[:200]}{where} ({tb.code_path} code path"
-            + (f"; {len(tbs)} tracebacks in all" if len(tbs) > 1 else "") + ")",
-            evidence=[self.log_evidence(tb.line),
-                      FactEvidence(text=" -> ".join(f"{f[2]} ({f[0].rsplit('/', 1)[-1]}:{f[1]})"
-                                                     for f in tb.frames[-6:]))],
-            exception_type=tb.exception_type, exception_message=tb.message, code_path=tb.code_path,
-            raising_file=frame[0] if frame else None, raising_line=frame[1] if frame else None,
-            n_tracebacks=len(tbs))
+            + (f"; {len(tbs)} tracebacks in all" if len(tbs) > 1 else "")
+            + ")",
+            evidence=[
+                self.log_evidence(tb.line),
+                FactEvidence(
+                    text=" -> ".join(
+                        f"{f[2]} ({f[0].rsplit('/', 1)[-1]}:{f[1]})" for f in tb.frames[-6:]
+                    )
+                ),
+            ],
+            exception_type=tb.exception_type,
+            exception_message=tb.message,
+            code_path=tb.code_path,
+            raising_file=frame[0] if frame else None,
+            raising_line=frame[1] if frame else None,
+            n_tracebacks=len(tbs),
+            exception_cause=why.cause if why else None,
+            exception_rule=why.id if why else None,
+            exception_meaning=why.meaning if why else None,
+        )

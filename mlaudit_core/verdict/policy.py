@@ -420,6 +420,11 @@ def _crash_other(c: Ctx) -> Decision | None:
                             f"The run stopped on a non-finite check ({f.message}) while the training loss was finite "
                             "and not growing: an abrupt numerical failure (a bad batch, precision, a sqrt/log of an "
                             "invalid value), not a code bug.", f)
+        named = f.facts.get("exception_cause")
+        if named:
+            # the exception names its cause (mlaudit_core/exception_causes.py: data, environment, network)
+            return Decision(Outcome.CRASHED, Cause(named),
+                            f"The run crashed with {f.message}: {f.facts.get('exception_meaning')}.", f)
         shape = "shape" in (f.facts.get("exception_message") or "").lower()
         cause = (Cause.CORRECTNESS_BUG if (exc.rsplit(".", 1)[-1] in _CORRECTNESS_EXC or shape)
                  else Cause.INFRA_RUNTIME if exc.endswith(("OSError", "MemoryError", "TimeoutError"))
@@ -1036,14 +1041,19 @@ POLICY: tuple[Rule, ...] = (
          "RT005 traceback at error (not a preemption): KeyboardInterrupt/SystemExit/SignalException or a signal "
          "named in the message -> stopped, cause inconclusive (a signal is never a code bug); a launcher's "
          "ChildFailedError without the worker's error -> inconclusive; a non-finite check that raised (a nan "
-         "signature in the message: anomaly mode) -> data_config; code errors -> correctness_bug; "
-         "OSError/MemoryError/TimeoutError -> infra_runtime",
-         (Outcome.CRASHED,), (Cause.CORRECTNESS_BUG, Cause.INFRA_RUNTIME, Cause.INCONCLUSIVE), _crash_other,
+         "signature in the message: anomaly mode) -> data_config; an exception that names its cause "
+         "(mlaudit_core/exception_causes.py: data errors -> data_config, environment/network -> infra_runtime); "
+         "code errors -> correctness_bug; OSError/MemoryError/TimeoutError -> infra_runtime",
+         (Outcome.CRASHED,), (Cause.CORRECTNESS_BUG, Cause.INFRA_RUNTIME, Cause.DATA_CONFIG, Cause.INCONCLUSIVE),
+         _crash_other,
          codes=("RT005",), cases=(
              Case("shape mismatch", (("RT005", _E, {"exception_type": "RuntimeError",
                                                    "exception_message": "shape mismatch"}),),
                   ("crashed", "correctness_bug")),
              Case("OSError", (("RT005", _E, {"exception_type": "OSError"}),), ("crashed", "infra_runtime")),
+             Case("an exception that names its cause (an undecodable image: data)", (("RT005", _E, {
+                 "exception_type": "PIL.UnidentifiedImageError", "exception_cause": "data_config",
+                 "exception_meaning": "an image file of the data set does not decode"}),), ("crashed", "data_config")),
              Case("KeyboardInterrupt", (("RT005", _E, {"exception_type": "KeyboardInterrupt"}),),
                   ("crashed", "inconclusive")),
              Case("SIGTERM by the scheduler", (("RT005", _E, {"exception_type": "KeyboardInterrupt"}),

@@ -1,0 +1,338 @@
+"""The cause of a crash from its exception: the class, the message and the frames it is raised in.
+
+A traceback (or a single pasted exception line) is judged without metrics: what an analyst reads
+first is the exception class, its message and the frame that raised it. Each :class:`ExceptionCause`
+row is one rule an analyst applies to any report:
+
+* data errors (an image that does not decode, a label index outside the configured classes, a
+  corrupt or unparsable data file, a missing key or file inside the dataset's own code, a Hugging
+  Face ``datasets`` build error) -> ``data_config``;
+* the environment the job runs in (a worker process that dies while multiprocessing starts or
+  unpickles it, a network error reaching a hub, a driver or binary library that does not fit the
+  install, an I/O error from the operating system) -> ``infra_runtime``;
+* a model id or path that does not name a model (transformers' ``Can't load ...``) -> ``data_config``.
+
+Anything else (a plain Python error in the user's code) stays with the caller's default,
+``correctness_bug``. Rows are tried in order; the first that matches wins.
+
+Each row names where its messages come from (package, version read, file, function) and one
+message as the package formats it; ``tests/test_exception_causes.py`` produces the messages with
+the installed packages where they are test dependencies (PIL, torch, pandas, pyarrow, h5py, the
+standard library, transformers) and checks each row against them, as
+``tests/test_signature_sources.py`` does for the signature catalogue.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+#: Frames of a dataset's own code: ``__getitem__``/``__iter__``/collate functions, loaders of annotations,
+#: images and data files, and files named after datasets or data loading. torch's own DataLoader frames
+#: (``torch/utils/data/...``) are library frames and are not counted.
+_DATA_FUNC = re.compile(
+    r"^(?:__getitem__|__iter__|__next__|collate\w*|\w*_collate\w*|load_(?:data|dataset|annotations?|"
+    r"images?|labels?|samples?|json|csv)\w*|read_(?:image|data|annotations?|labels?)\w*|"
+    r"parse_(?:annotations?|labels?)\w*|get_item|getitem|get_sample|preprocess\w*)$"
+)
+_DATA_FILE = re.compile(
+    r"(?:^|[/\\_])(?:datasets?|data_?loaders?|data_?utils?|data_?pipeline|dataset_\w+|\w+_dataset)"
+    r"\.py$|[/\\](?:datasets?|data)[/\\][^/\\]+\.py$",
+    re.I,
+)
+_LIBRARY = re.compile(
+    r"site-packages|dist-packages|/lib/python\d|<frozen |\\lib\\|/torch/|/tensorflow/"
+)
+#: CPython's multiprocessing start-up, as the raising frame: a child unpickling what its parent sent
+#: (spawn, forkserver) and the pipes that carry it. torch.multiprocessing.spawn (which runs the user's
+#: training function in each process) is not start-up.
+_MP_START = re.compile(
+    r"(?<!torch)[/\\]multiprocessing[/\\](?:spawn|reduction|popen_spawn_\w+|popen_forkserver|"
+    r"forkserver)\.py$"
+)
+
+
+@dataclass(frozen=True)
+class ExceptionCause:
+    """One rule: exceptions whose class, message and frames match have this cause."""
+
+    id: str
+    cause: str  # a :class:`mlaudit_core.report.Cause` value
+    meaning: str  # what the analyst reads from it (one line, quoted in the verdict)
+    types: tuple[str, ...]  # exception class names (the last dotted part); empty: any class
+    message: re.Pattern | None  # searched in the message and the lines printed next to it
+    frames: str  # "" (any), "data" (raised in a dataset's own code), "mp-start" (multiprocessing start-up)
+    source: str  # package version, file and function that write the message or define the class
+    example: str  # an exception line as the package prints it
+
+
+def _rx(p: str) -> re.Pattern:
+    return re.compile(p, re.I)
+
+
+CAUSES: tuple[ExceptionCause, ...] = (
+    ExceptionCause(
+        "undecodable-image",
+        "data_config",
+        "an image file of the data set does not decode (corrupt, truncated or not an image)",
+        (),
+        _rx(
+            r"cannot identify image file|image file is truncated|broken data stream when reading image file|"
+            r"Truncated File Read|could be decompression bomb DOS attack"
+        ),
+        "",
+        "Pillow 13.0.0 PIL/Image.py open() (UnidentifiedImageError, an OSError), PIL/ImageFile.py "
+        "ImageFile.load() ('image file is truncated', 'broken data stream ...'), PIL/Image.py "
+        "_decompression_bomb_check (DecompressionBombError)",
+        "PIL.UnidentifiedImageError: cannot identify image file '/data/train/n01688243_9115.JPEG'",
+    ),
+    ExceptionCause(
+        "label-out-of-range",
+        "data_config",
+        "a target label or token index is outside the range the model was configured for (labels vs "
+        "num_classes, token ids vs vocabulary size)",
+        (),
+        _rx(
+            r"Target -?\d+ is out of bounds|\bt >= 0 && t < n_classes|cur_target >= 0 && cur_target < n_classes|"
+            r"index out of range in self|srcIndex < srcSelectDimSize|Received a label value of -?\d+ which is "
+            r"outside the valid range"
+        ),
+        "",
+        "torch 2.13.0 aten/src/ATen/native/LossNLL.cpp nll_loss_out_frame ('Target {} is out of bounds.'), "
+        "aten/src/ATen/native/cuda/Loss.cu (CUDA_KERNEL_ASSERT cur_target >= 0 && cur_target < n_classes; "
+        "THCUNN ClassNLLCriterion.cu in torch < 1.5: t >= 0 && t < n_classes), aten/src/ATen/native/Embedding.cpp "
+        "via index_select ('index out of range in self'), aten/src/ATen/native/cuda/Indexing.cu "
+        "(srcIndex < srcSelectDimSize); TensorFlow sparse_xent_op.cc ('Received a label value of {} which is "
+        "outside the valid range of [0, {})')",
+        "IndexError: Target 5 is out of bounds.",
+    ),
+    ExceptionCause(
+        "corrupt-data-file",
+        "data_config",
+        "a data file does not parse (truncated HDF5, not a Parquet/Arrow file, malformed CSV/JSON rows, a "
+        "truncated compressed file)",
+        (),
+        _rx(
+            r"Unable to (?:synchronously )?open file \((?:truncated file|file signature not found|bad object header)|"
+            r"Parquet magic bytes not found|Not an Arrow file|JSON parse error|Error tokenizing data|"
+            r"No columns to parse from file|Compressed file ended before the end-of-stream marker"
+        ),
+        "",
+        "h5py 3.16.0 h5py/_objects.pyx (HDF5 H5F open error text), pyarrow 25.0.1 (parquet, ipc, json readers), "
+        "pandas 3.1.1 pandas/_libs/parsers.pyx (ParserError, EmptyDataError), CPython Lib/_compression.py "
+        "DecompressReader.read (EOFError)",
+        "pandas.errors.ParserError: Error tokenizing data. C error: Expected 2 fields in line 3, saw 3",
+    ),
+    ExceptionCause(
+        "hf-datasets-error",
+        "data_config",
+        "Hugging Face datasets could not build, cast or find the data (files, splits or features do not match)",
+        (
+            "DatasetGenerationError",
+            "DatasetGenerationCastError",
+            "DataFilesNotFoundError",
+            "DatasetNotFoundError",
+            "NonMatchingSplitsSizesError",
+            "ExpectedMoreSplitsError",
+            "UnexpectedSplitsError",
+            "ExpectedMoreSplits",
+            "UnexpectedSplits",
+            "NonMatchingChecksumError",
+            "CastError",
+            "EmptyDatasetError",
+        ),
+        None,
+        "",
+        "datasets 4.x datasets/exceptions.py (DatasetGenerationError, DatasetGenerationCastError, "
+        "DataFilesNotFoundError, DatasetNotFoundError), datasets/utils/info_utils.py (NonMatchingSplitsSizesError, "
+        "ExpectedMoreSplitsError, UnexpectedSplitsError, NonMatchingChecksumError), datasets/table.py (CastError), "
+        "datasets/data_files.py (EmptyDatasetError)",
+        "datasets.exceptions.DatasetGenerationError: An error occurred while generating the dataset",
+    ),
+    ExceptionCause(
+        "dataset-code-data-error",
+        "data_config",
+        "the dataset's own code did not find a key, file or record it expected in the data (annotations, paths "
+        "or fields that do not match the code's configuration)",
+        (
+            "KeyError",
+            "FileNotFoundError",
+            "UnicodeDecodeError",
+            "JSONDecodeError",
+            "ParserError",
+            "ArrowInvalid",
+            "EOFError",
+        ),
+        None,
+        "data",
+        "CPython builtins (KeyError, FileNotFoundError, UnicodeDecodeError), json.decoder.JSONDecodeError, "
+        "raised in a dataset's __getitem__/loader frame; torch 2.13.0 torch/_utils.py ExceptionWrapper.reraise "
+        "re-raises a worker's error as 'Caught {} in DataLoader worker process {}'",
+        "KeyError: 'segmentation'",
+    ),
+    ExceptionCause(
+        "worker-start-failed",
+        "infra_runtime",
+        "a worker process died while multiprocessing started it (the parent's state could not be sent: memory, "
+        "page file or pipe), an environment failure, not the training code",
+        (),
+        None,
+        "mp-start",
+        "CPython Lib/multiprocessing/spawn.py _main (reduction.pickle.load(from_parent)), Modules/_pickle.c "
+        "('pickle data was truncated', 'Ran out of input')",
+        "_pickle.UnpicklingError: pickle data was truncated",
+    ),
+    ExceptionCause(
+        "worker-start-paging",
+        "infra_runtime",
+        "Windows could not commit memory for a new process (page file too small): host memory",
+        (),
+        _rx(r"The paging file is too small for this operation to complete|WinError 1455"),
+        "",
+        "Windows system error 1455 (ERROR_COMMITMENT_LIMIT) text, as CPython's OSError prints it",
+        "OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "
+        '"C:\\Python\\lib\\site-packages\\torch\\lib\\cudnn_cnn_infer64_8.dll" or one of its dependencies.',
+    ),
+    ExceptionCause(
+        "os-resource",
+        "infra_runtime",
+        "the operating system refused a resource (I/O error, too many open files, no memory, stale or read-only "
+        "file system)",
+        (),
+        _rx(
+            r"\[Errno (?:5|12|24|30|116|122)\]|Input/output error|Too many open files|Cannot allocate memory|"
+            r"Stale file handle|Read-only file system|Disk quota exceeded"
+        ),
+        "",
+        "glibc strerror texts for EIO (5), ENOMEM (12), EMFILE (24), EROFS (30), ESTALE (116), EDQUOT (122), as "
+        "CPython's OSError formats them ('[Errno N] text')",
+        "OSError: [Errno 24] Too many open files",
+    ),
+    ExceptionCause(
+        "network",
+        "infra_runtime",
+        "a network call failed (connection refused or reset, name resolution, timeout, no route to the hub)",
+        (
+            "ConnectionError",
+            "ConnectionResetError",
+            "ConnectionRefusedError",
+            "ConnectionAbortedError",
+            "ReadTimeout",
+            "ConnectTimeout",
+            "ReadTimeoutError",
+            "ConnectTimeoutError",
+            "MaxRetryError",
+            "NewConnectionError",
+            "ProtocolError",
+            "LocalEntryNotFoundError",
+            "gaierror",
+        ),
+        None,
+        "",
+        "requests 2.x requests/exceptions.py, urllib3 2.x urllib3/exceptions.py, huggingface_hub "
+        "huggingface_hub/errors.py (LocalEntryNotFoundError), CPython socket.gaierror and the ConnectionError "
+        "subclasses",
+        "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries "
+        "exceeded with url: /bert-base-uncased/resolve/main/config.json",
+    ),
+    ExceptionCause(
+        "network-message",
+        "infra_runtime",
+        "a network call failed (the hub or a server could not be reached)",
+        (),
+        _rx(
+            r"We couldn't connect to '?https?://|Max retries exceeded with url|Temporary failure in name "
+            r"resolution|Name or service not known|Network is unreachable|Connection reset by peer"
+        ),
+        "",
+        "transformers 5.25.0 transformers/utils/hub.py cached_files ('We couldn't connect to ...'), urllib3 "
+        "connectionpool.py ('Max retries exceeded with url'), glibc gai_strerror / strerror texts",
+        "OSError: We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find them in the "
+        "cached files.",
+    ),
+    ExceptionCause(
+        "environment",
+        "infra_runtime",
+        "the installed driver, CUDA build or a binary library does not fit the machine or the other packages",
+        (),
+        _rx(
+            r"CUDA driver version is insufficient|no kernel image is available for execution on the device|"
+            r"Found no NVIDIA driver|Torch not compiled with CUDA enabled|cannot open shared object file|"
+            r"undefined symbol: |version `GLIBC\w*_[\d.]+' not found|CUDA driver initialization failed|"
+            r"NVIDIA driver on your system is too old|is not compatible with the current PyTorch installation"
+        ),
+        "",
+        "torch 2.13.0 torch/cuda/__init__.py _lazy_init ('Torch not compiled with CUDA enabled', 'Found no NVIDIA "
+        "driver', 'The NVIDIA driver on your system is too old'), c10/cuda/CUDAException (cudaGetErrorString: 'no "
+        "kernel image ...', 'CUDA driver version is insufficient ...'), glibc ld.so dlerror texts",
+        "AssertionError: Torch not compiled with CUDA enabled",
+    ),
+    ExceptionCause(
+        "model-id-or-path",
+        "data_config",
+        "the configured model name or path does not hold a model (a wrong id, a local folder missing files)",
+        (),
+        _rx(
+            r"Can't load (?:tokenizer|config|the configuration|the model|feature extractor|image processor|"
+            r"processor) (?:for|of)|"
+            r"does not appear to have (?:a )?files? named|is not a local folder and is not a valid model "
+            r"identifier|Incorrect path_or_model_id"
+        ),
+        "",
+        "transformers 5.25.0 transformers/utils/hub.py cached_files ('does not appear to have a file named', 'is "
+        "not a local folder and is not a valid model identifier'), transformers/configuration_utils.py "
+        "_get_config_dict ('Can't load the configuration of'), transformers/tokenization_utils_base.py "
+        "from_pretrained ('Can't load tokenizer for')",
+        "OSError: Can't load tokenizer for 'bert-bse-uncased'. If you were trying to load it from "
+        "'https://huggingface.co/models', make sure you don't have a local directory with the same name.",
+    ),
+)
+
+_BY_ID = {c.id: c for c in CAUSES}
+
+
+def _short(exc_type: str) -> str:
+    return exc_type.rsplit(".", 1)[-1]
+
+
+def in_data_code(frames: Sequence[tuple[str, int, str]]) -> bool:
+    """Whether the innermost frame outside installed libraries is a dataset's own code."""
+    for file, _line, func in reversed(frames):
+        if _LIBRARY.search(file):
+            continue
+        return bool(_DATA_FUNC.match(func) or _DATA_FILE.search(file.replace("\\", "/")))
+    return False
+
+
+def classify(
+    exc_type: str,
+    message: str,
+    frames: Sequence[tuple[str, int, str]] = (),
+    nearby: Iterable[str] = (),
+) -> ExceptionCause | None:
+    """The first :data:`CAUSES` row that explains this exception, or ``None`` (a plain code error).
+
+    ``exc_type`` is the class as printed (``PIL.UnidentifiedImageError``), ``message`` the text after
+    the colon, ``frames`` the traceback's ``(file, line, function)`` outermost first, ``nearby`` the
+    lines printed around the exception line (a CUDA kernel's assertion is printed beside the
+    ``device-side assert triggered`` error, not in it)."""
+    short = _short(exc_type)
+    text = "\n".join([message, *nearby])
+    for c in CAUSES:
+        if c.types and short not in c.types:
+            continue
+        if c.message is not None and not c.message.search(text):
+            continue
+        if c.frames == "data" and not in_data_code(frames):
+            continue
+        if c.frames == "mp-start" and not (
+            frames and _MP_START.search(frames[-1][0].replace("\\", "/"))
+        ):
+            continue
+        return c
+    return None
+
+
+def get(id: str) -> ExceptionCause:
+    return _BY_ID[id]

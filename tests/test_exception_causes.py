@@ -1,0 +1,227 @@
+"""mlaudit_core.exception_causes against the messages the installed packages raise.
+
+Each message is produced here by the package itself (Pillow opening bytes that are not an image,
+torch's loss and embedding kernels given an index outside their range, torch's CUDA start-up on
+a CPU build, pickle reading a truncated stream, pandas/pyarrow/h5py/gzip reading broken files, the
+operating system's errno texts, transformers loading with no hub) and the row must explain it; a
+real Python traceback from a dataset's ``__getitem__`` is read back with the console scanner.
+Rows whose package is not a test dependency (Hugging Face datasets, TensorFlow, the CUDA kernels a
+CPU wheel lacks) are checked through their example line.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import multiprocessing
+import os
+import pickle
+import traceback
+from pathlib import Path
+
+import pytest
+
+from mlaudit_core.exception_causes import CAUSES, classify, get, in_data_code
+from mlaudit_core.rundata import ConsoleLine
+from mlaudit_core.signatures import BARE_TAIL_LINES, scan
+
+
+def _raised(fn) -> BaseException:
+    try:
+        fn()
+    except BaseException as e:  # noqa: BLE001 - the exception is the test's subject
+        return e
+    raise AssertionError("nothing raised")
+
+
+def _why(e: BaseException, frames=(), nearby=()):
+    t = type(e)
+    got = classify(f"{t.__module__}.{t.__qualname__}", str(e), frames, nearby)
+    return got.id if got else None
+
+
+@pytest.mark.parametrize("row", CAUSES, ids=lambda r: r.id)
+def test_every_row_explains_its_own_example(row):
+    typ, _, msg = row.example.partition(": ")
+    frames = ()
+    if row.frames == "data":
+        frames = (("/home/u/project/datasets/coco.py", 42, "__getitem__"),)
+    if row.frames == "mp-start":
+        frames = ((str(Path(multiprocessing.__file__).parent / "spawn.py"), 126, "_main"),)
+    got = classify(typ, msg, frames)
+    assert got is not None and got.id == row.id, (row.example, got)
+    assert row.cause in {"data_config", "infra_runtime"}
+
+
+def test_pillow_undecodable_and_truncated_images():
+    PIL = pytest.importorskip("PIL.Image")
+    e = _raised(lambda: PIL.open(io.BytesIO(b"not an image")))
+    assert isinstance(e, OSError) and _why(e) == "undecodable-image"
+    buf = io.BytesIO()
+    PIL.new("RGB", (64, 64)).save(buf, "JPEG")
+    e = _raised(lambda: PIL.open(io.BytesIO(buf.getvalue()[:300])).load())
+    assert _why(e) == "undecodable-image", e
+
+
+def test_torch_label_and_token_index_out_of_range_and_a_cpu_build_asked_for_cuda():
+    torch = pytest.importorskip("torch")
+    import torch.nn.functional as F
+
+    e = _raised(lambda: F.cross_entropy(torch.zeros(2, 3), torch.tensor([0, 5])))
+    assert _why(e) == "label-out-of-range", e
+    e = _raised(lambda: torch.nn.Embedding(3, 2)(torch.tensor([5])))
+    assert _why(e) == "label-out-of-range", e
+    if not torch.cuda.is_available():
+        e = _raised(lambda: torch.zeros(1, device="cuda"))
+        assert _why(e) == "environment", e
+
+
+def test_cuda_kernel_assertion_is_read_from_the_line_beside_the_error():
+    nearby = [
+        "/pytorch/aten/src/THCUNN/SpatialClassNLLCriterion.cu:106: cunn_SpatialClassNLLCriterion_updateOutput"
+        "_kernel: block: [0,0,0], thread: [725,0,0] Assertion `t >= 0 && t < n_classes` failed"
+    ]
+    got = classify("RuntimeError", "CUDA error: device-side assert triggered", (), nearby)
+    assert got is not None and got.cause == "data_config"
+    assert classify("RuntimeError", "CUDA error: device-side assert triggered") is None
+
+
+def test_broken_data_files_as_pandas_pyarrow_h5py_and_gzip_report_them(tmp_path):
+    pd = pytest.importorskip("pandas")
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.json as pj
+    import pyarrow.parquet as pq
+
+    h5py = pytest.importorskip("h5py")
+    assert (
+        _why(_raised(lambda: pd.read_csv(io.StringIO("a,b\n1,2\n1,2,3\n")))) == "corrupt-data-file"
+    )
+    assert _why(_raised(lambda: pd.read_csv(io.StringIO("")))) == "corrupt-data-file"
+    assert (
+        _why(_raised(lambda: pq.read_table(pa.BufferReader(b"garbage" * 4)))) == "corrupt-data-file"
+    )
+    assert (
+        _why(_raised(lambda: pj.read_json(pa.BufferReader(b'{"a": 1}\n{"a": \n'))))
+        == "corrupt-data-file"
+    )
+    bad = tmp_path / "x.h5"
+    bad.write_bytes(b"x" * 100)
+    assert _why(_raised(lambda: h5py.File(bad, "r"))) == "corrupt-data-file"
+    assert (
+        _why(_raised(lambda: gzip.decompress(gzip.compress(b"x" * 1000)[:20])))
+        == "corrupt-data-file"
+    )
+
+
+def test_a_worker_that_fails_while_multiprocessing_unpickles_it_is_the_environment():
+    e = _raised(lambda: pickle.loads(pickle.dumps(list(range(100)))[:20]))
+    spawn = str(Path(multiprocessing.__file__).parent / "spawn.py")
+    assert Path(spawn).is_file()
+    frames = (("<string>", 1, "<module>"), (spawn, 116, "spawn_main"), (spawn, 126, "_main"))
+    assert _why(e, frames) == "worker-start-failed"
+    assert _why(e) is None  # a truncated pickle in the user's own code is not the start-up
+
+
+@pytest.mark.parametrize("errno", [5, 12, 24, 30, 116, 122])
+def test_operating_system_resource_errors_as_python_formats_them(errno):
+    e = OSError(errno, os.strerror(errno))
+    assert classify("OSError", str(e)).cause == "infra_runtime", str(e)
+
+
+def test_transformers_model_loading_messages():
+    transformers = pytest.importorskip("transformers")
+    site = Path(transformers.__file__).parent
+    hub = (site / "utils" / "hub.py").read_text()
+    for literal in (
+        "does not appear to have a file named",
+        "is not a local folder and is not a valid model identifier",
+        "We couldn't connect to",
+    ):
+        assert literal in hub, literal
+    assert "Can't load tokenizer for" in (site / "tokenization_utils_base.py").read_text()
+    assert "Can't load the configuration of" in (site / "configuration_utils.py").read_text()
+    assert get("model-id-or-path").message.search(
+        "Can't load the configuration of 'x'. If you were trying"
+    )
+    assert get("model-id-or-path").message.search(
+        "bert-bse is not a local folder and is not a valid model identifier"
+    )
+
+
+def test_transformers_offline_load_names_the_network(monkeypatch, tmp_path):
+    pytest.importorskip("transformers")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    from transformers import AutoConfig
+
+    e = _raised(lambda: AutoConfig.from_pretrained("no-such-org/no-such-model"))
+    assert _why(e) == "network-message", e
+
+
+class _Rows:
+    def __init__(self, rows, bug=False):
+        self.rows, self.bug = rows, bug
+
+    def __len__(self):
+        return len(self.rows)
+
+    def __getitem__(self, i):
+        if self.bug:
+            return self.rows[i] + None  # a TypeError in the dataset's code
+        return self.rows[i]["segmentation"]
+
+
+def _traceback_lines(e: BaseException, name: str) -> list[ConsoleLine]:
+    text = "".join(traceback.format_exception(e))
+    return [ConsoleLine(name, i, t) for i, t in enumerate(text.splitlines(), 1)]
+
+
+def test_a_key_missing_in_a_datasets_getitem_is_data_and_a_type_error_there_is_code():
+    torch = pytest.importorskip("torch")
+    from torch.utils.data import DataLoader
+
+    e = _raised(lambda: next(iter(DataLoader(_Rows([{"bbox": 1}]), batch_size=None))))
+    _, tbs = scan(_traceback_lines(e, "train.log"))
+    tb = tbs[-1]
+    assert tb.exception_type == "KeyError" and in_data_code(tb.frames)
+    assert classify(tb.exception_type, tb.message, tb.frames).cause == "data_config"
+    e = _raised(lambda: next(iter(DataLoader(_Rows([1], bug=True), batch_size=None))))
+    _, tbs = scan(_traceback_lines(e, "train.log"))
+    assert tbs[-1].exception_type == "TypeError"
+    assert classify(tbs[-1].exception_type, tbs[-1].message, tbs[-1].frames) is None
+    del torch
+
+
+def test_scan_reads_a_pasted_exception_line_the_text_ends_on():
+    lines = [
+        "epoch 3 loss 0.41",
+        "IOError: cannot identify image file u'/data/n01688243_9115.JPEG'",
+    ]
+    _, tbs = scan([ConsoleLine("a.log", i, t) for i, t in enumerate(lines, 1)])
+    assert len(tbs) == 1 and tbs[0].exception_type == "IOError" and tbs[0].frames == []
+    assert classify(tbs[0].exception_type, tbs[0].message).cause == "data_config"
+    later = lines + [f"epoch {k} loss 0.3" for k in range(4, 5 + BARE_TAIL_LINES)]
+    assert scan([ConsoleLine("a.log", i, t) for i, t in enumerate(later, 1)])[1] == []
+    went_on = [
+        "CommandNotFoundError: Your shell has not been properly configured to use 'conda activate'.",
+        "  2%|##        | 1/50 [09:43<7:56:45, 583.78s/it]",
+    ]
+    assert scan([ConsoleLine("a.log", i, t) for i, t in enumerate(went_on, 1)])[1] == []
+    warned = ["UserWarning: this is only a warning", "epoch 1 loss 0.4"]
+    assert scan([ConsoleLine("a.log", i, t) for i, t in enumerate(warned, 1)])[1] == []
+
+
+def test_an_error_in_the_training_function_torch_multiprocessing_spawned_is_not_start_up():
+    frames = (
+        ("/usr/lib/python3.10/site-packages/torch/multiprocessing/spawn.py", 69, "_wrap"),
+        ("/home/u/STTN/model/gaitset.py", 230, "infer"),
+    )
+    assert classify("RuntimeError", "permute(sparse_coo): number of dimensions ...", frames) is None
+    frames = (
+        (r"D:\Python\python39\lib\multiprocessing\spawn.py", 116, "spawn_main"),
+        (r"D:\Python\python39\lib\multiprocessing\spawn.py", 126, "_main"),
+    )
+    assert (
+        classify("_pickle.UnpicklingError", "pickle data was truncated", frames).id
+        == "worker-start-failed"
+    )
