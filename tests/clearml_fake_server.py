@@ -22,7 +22,7 @@ server, which speaks the wire protocol of clearml-server's API (v2.23):
   development-task / worker rules), stopped, completed, failed,
   publish, reset, enqueue, ping, set_requirements, get_hyper_params,
   edit_hyper_params, delete_hyper_params, edit_configuration, add_or_update_artifacts,
-  add_or_update_model``; projects: ``get_all, create, get_by_id``; queues:
+  add_or_update_model``; projects: ``get_all, create, get_by_id, update``; queues:
   ``get_all, get_default``; events: ``add_batch, get_task_log, get_task_events,
   get_scalar_metrics_and_variants, scalar_metrics_iter_raw, debug_images,
   get_task_plots``; plus the file server (multipart ``POST`` of a file to a
@@ -148,6 +148,8 @@ class FakeClearMLServer:
         self.access_key, self.secret_key = access_key, secret_key
         self.tasks: dict[str, dict] = {}
         self.projects: dict[str, dict] = {}
+        #: every ``projects.update`` as ``(project id, {field: value})``, in order
+        self.project_updates: list[tuple[str, dict]] = []
         self.queues: dict[str, dict] = {}
         self.events: dict[str, dict[str, Any]] = {}
         self.files: dict[str, bytes] = {}
@@ -305,6 +307,19 @@ class FakeClearMLServer:
         if p is None:
             raise ApiError(400, 401, f"Invalid project id: id={d.get('project')}")
         return {"project": copy.deepcopy(p)}
+
+    def ep_projects__update(self, d: dict) -> dict:
+        """``projects.update`` (clearml-server ``apiserver/services/projects.py``): the given
+        fields among name, description, tags, system_tags, default_output_destination replaced;
+        ``{"updated": 1, "fields": {...}}``; ``last_update`` set."""
+        p = self.projects.get(d.get("project"))
+        if p is None:
+            raise ApiError(400, 401, f"Invalid project id: id={d.get('project')}")
+        fields = {k: d[k] for k in ("name", "description", "tags", "system_tags",
+                                    "default_output_destination") if k in d}
+        p.update(copy.deepcopy(fields), last_update=_iso(_now()))
+        self.project_updates.append((p["id"], dict(fields)))
+        return {"updated": 1, "fields": fields}
 
     def ep_projects__create(self, d: dict) -> dict:
         if any(p["name"] == d["name"] for p in self.projects.values()):

@@ -155,7 +155,7 @@ def batch_clearml(
     project: str = typer.Option(..., "--project", "-p", help="The ClearML project (its name)."),
     since: str = B.SINCE, jobs: int = B.JOBS, executor: str = B.EXECUTOR, ray_address: str = B.RAY_ADDRESS,
     state: Path = B.STATE, fresh: bool = B.FRESH, worst: int = B.WORST, no_write: bool = NO_WRITE,
-    config: Path = CONFIG, fmt: str = B.FORMAT,
+    config: Path = CONFIG, fmt: str = B.FORMAT, triage: bool = B.TRIAGE,
 ) -> None:
     """Audit every ended task of a ClearML project and write each verdict back.
 
@@ -175,11 +175,39 @@ def batch_clearml(
         refs = plugin.list_runs(project, since_dt)
         spec = TaskSpec("clearml", (), settings.model_dump(), write_back=not no_write,
                         env=clearml_worker_env(plugin.session))
+        where["plugin"] = plugin
         return refs, spec, f"clearml {plugin.session.host} project={project}"
+
+    where: dict = {}
+
+    def run_triage(results: list) -> tuple:
+        return _triage_clearml(where["plugin"], project, results, write=not no_write)
 
     run_batch_cli(prepare, title=f"clearml project {project}", tracker="clearml", name=project,
                   state=state, jobs=jobs, executor=executor, ray_address=ray_address,
-                  fresh=fresh, worst=worst, fmt=fmt)
+                  fresh=fresh, worst=worst, fmt=fmt, triage=run_triage if triage else None)
+
+
+def _triage_clearml(plugin, project: str, results: list, *, write: bool) -> tuple:
+    """Triage of the batch's tasks; merged into the project's description (``write``).
+    Returns ``(Triage, where written or None)``."""
+    from mlaudit_clearml.sweep_triage import records, write_triage
+    from mlaudit_core.redact import redact_tree
+    from mlaudit_core.triage import triage
+
+    pid = plugin.project_id(project)
+    tri = triage(records(plugin.session, pid, results))
+    failed = sum(not r.ok for r in results)
+    if failed:
+        tri.statements.insert(0, f"{failed} run(s) could not be audited and take no part")
+    if not write:
+        return tri, None
+    done = write_triage(plugin.session, pid, redact_tree(tri.to_dict()))
+    where = f"the description of ClearML project {project!r} (mlaudit's section; the rest kept)"
+    if not done.verified:
+        where += ("; the description changed again while it was written: the next triage "
+                  "merges again")
+    return tri, where
 
 
 def clearml_worker_env(session) -> tuple[tuple[str, str], ...]:

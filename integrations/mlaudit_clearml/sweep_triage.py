@@ -1,0 +1,197 @@
+"""Experiment triage on ClearML (``mlaudit batch clearml --project NAME --triage``).
+
+:func:`records` reads the project's audited tasks (``tasks.get_all``, 500 a page, only the
+fields triage needs) and joins them with the batch's verdicts (:mod:`mlaudit_core.triage`
+records):
+
+- params: the hyper-parameters as ``section/name`` (``Args/lr``, ``General/seed``); the
+  ``properties`` section (user properties, mlaudit's ``mlaudit.*`` among them) is left out;
+- tags: every label seen in the project is a yes/no factor ``tag:<label>`` on every task
+  (``mlaudit:*`` labels, mlaudit's own output, left out);
+- commit: ``script.version_num`` (the git commit ClearML records when the task starts);
+- host: ``last_worker`` (the agent or machine that ran it);
+- start time: ``started`` (else ``created``); final metrics: ``last_metrics`` as
+  ``metric/variant`` (for the seed-noise band).
+
+Where it is written (:func:`write_triage`, unless ``--no-write``): the **project's
+description** (the project page's overview / "Edit description"), as one section between
+mlaudit's markers (:data:`mlaudit_core.writeback.BEGIN` / ``END``) after the user's text, which
+is kept. The write is :func:`mlaudit_core.writeback.write_section`: read, merge, write
+(``projects.update``), read again, and merge again on the newer text when someone saved the
+description meanwhile, so a concurrent edit is not lost. Nothing else of the project or of any
+task is touched. Importing this module imports no SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from mlaudit_core.writeback import write_section
+
+from .connection import call
+
+#: Tasks per ``tasks.get_all`` page.
+PAGE = 500
+#: Labels that are mlaudit's own output, not a factor.
+OWN_TAG_PREFIX = "mlaudit:"
+#: Fields read per task.
+FIELDS = [
+    "id",
+    "name",
+    "status",
+    "hyperparams",
+    "tags",
+    "script.version_num",
+    "started",
+    "created",
+    "last_worker",
+    "last_metrics",
+]
+#: Most characters of mlaudit's section in the description (the rest is in the terminal and
+#: ``--format json``); clearml-server stores descriptions in MongoDB without a small limit.
+SECTION_CHARS = 6000
+#: Factors listed in the description.
+MAX_FACTORS_SHOWN = 10
+
+
+def _time(value: Any) -> float | None:
+    from datetime import datetime, timezone
+
+    if not value:
+        return None
+    try:
+        dt = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+def params_of(hyperparams: Any) -> dict[str, str]:
+    """``{section/name: value}`` of a task's hyper-parameters, the ``properties`` section out."""
+    out: dict[str, str] = {}
+    if not isinstance(hyperparams, dict):
+        return out
+    for section, items in hyperparams.items():
+        if section == "properties" or not isinstance(items, dict):
+            continue
+        for name, item in items.items():
+            value = item.get("value") if isinstance(item, dict) else item
+            out[f"{section}/{name}"] = "" if value is None else str(value)
+    return out
+
+
+def metrics_of(last_metrics: Any) -> dict[str, float]:
+    """``{metric/variant: last value}`` from a task's ``last_metrics``."""
+    out: dict[str, float] = {}
+    if not isinstance(last_metrics, dict):
+        return out
+    for variants in last_metrics.values():
+        for v in (variants or {}).values() if isinstance(variants, dict) else ():
+            if isinstance(v, dict) and isinstance(v.get("value"), (int, float)):
+                out[f"{v.get('metric')}/{v.get('variant')}"] = float(v["value"])
+    return out
+
+
+def record_of(
+    task: dict[str, Any], verdict: dict[str, Any], all_tags: Iterable[str]
+) -> dict[str, Any]:
+    """One ``tasks.get_all`` document as a triage record."""
+    own = set(task.get("tags") or [])
+    return {
+        "run_id": task["id"],
+        "name": task.get("name") or "",
+        "outcome": verdict.get("outcome") or "",
+        "cause": verdict.get("cause"),
+        "params": params_of(task.get("hyperparams")),
+        "tags": {t: ("yes" if t in own else "no") for t in all_tags},
+        "start_time": _time(task.get("started")) or _time(task.get("created")),
+        "commit": ((task.get("script") or {}).get("version_num") or None),
+        "host": task.get("last_worker") or None,
+        "metrics": metrics_of(task.get("last_metrics")),
+    }
+
+
+def records(session, project_id: str, results: Iterable) -> list[dict[str, Any]]:
+    """Triage records of the tasks the batch audited (``results``: RunResult list, refs = task
+    ids; tasks that could not be audited take no part)."""
+    verdicts = {str(r.ref): {"outcome": r.outcome, "cause": r.cause} for r in results if r.ok}
+    tasks: list[dict[str, Any]] = []
+    page = 0
+    while True:
+        got = (
+            call(
+                session,
+                "tasks.get_all",
+                project=[project_id],
+                only_fields=FIELDS,
+                order_by=["started"],
+                page=page,
+                page_size=PAGE,
+            ).get("tasks")
+            or []
+        )
+        tasks += [t for t in got if t.get("id") in verdicts]
+        if len(got) < PAGE:
+            break
+        page += 1
+    all_tags = sorted(
+        {
+            t
+            for task in tasks
+            for t in (task.get("tags") or [])
+            if not str(t).startswith(OWN_TAG_PREFIX)
+        }
+    )
+    return [record_of(t, verdicts[t["id"]], all_tags) for t in tasks]
+
+
+def section(doc: dict[str, Any]) -> str:
+    """mlaudit's Markdown section of the project description, from the redacted
+    :meth:`Triage.to_dict`: the headline counts, statements, the top factors with counts, first
+    bad / last good and the seed-noise judgement."""
+    from mlaudit_core.render.markdown import md_escape
+
+    outcomes = ", ".join(f"{n} {o or 'no verdict'}" for o, n in doc.get("outcomes", {}).items())
+    lines = [f"### mlaudit triage: {doc.get('runs', 0)} tasks ({md_escape(outcomes)})", ""]
+    lines += [f"- {md_escape(s)}" for s in doc.get("statements") or []]
+    for f in (doc.get("factors") or [])[:MAX_FACTORS_SHOWN]:
+        mark = (
+            "**significant**"
+            if f["significant"]
+            else ("small group" if f.get("small") else "not significant")
+        )
+        lines.append(
+            f"- `{md_escape(f['name'])}` [{md_escape(f['target'])}]: {md_escape(f['effect'])} "
+            f"(p={f['p_value']:.3g}, q={f['q_value']:.3g}, {mark})"
+        )
+    cp = doc.get("change_point")
+    if cp:
+        lines.append(
+            f"- first bad / last good by {md_escape(cp['order'])}: {md_escape(cp['direction'])} at "
+            f"{md_escape(str(cp['at']))}; last good `{md_escape(str(cp['last_good']))}`, first bad "
+            f"`{md_escape(str(cp['first_bad']))}` (q={cp['q_value']:.3g})"
+        )
+    sn = doc.get("seed_noise")
+    if sn and sn.get("statement"):
+        lines.append(f"- seed noise: {md_escape(str(sn['statement']))}")
+    text = "\n".join(lines)
+    return text if len(text) <= SECTION_CHARS else text[: SECTION_CHARS - 3] + "..."
+
+
+def write_triage(session, project_id: str, doc: dict[str, Any]):
+    """Merge :func:`section` into the project's description (the user's text kept, a
+    concurrent edit merged again: :func:`~mlaudit_core.writeback.write_section`). Returns the
+    :class:`~mlaudit_core.writeback.SectionWrite`. Server errors propagate as InputError."""
+
+    def read() -> str | None:
+        return (call(session, "projects.get_by_id", project=project_id).get("project") or {}).get(
+            "description"
+        )
+
+    def write(text: str) -> None:
+        call(session, "projects.update", project=project_id, description=text)
+
+    return write_section(read, write, section(doc), full_report="`mlaudit batch clearml --triage`")
