@@ -178,3 +178,38 @@ def test_batch_mlflow_triage_redacts_credentials_everywhere(mlflow_server, tmp_p
         local = client.download_artifacts(run_id, f"mlaudit/{name}", str(tmp_path))
         text = Path(local).read_text()
         assert "data_url" in text and "hunter2pw" not in text
+
+
+@pytest.mark.parametrize(
+    ("case", "n", "params", "diverge", "statement"),
+    [
+        ("one-run", 1, lambda i: {"lr": "0.01"}, lambda i: True,
+         "1 run(s) with a verdict: nothing to compare"),
+        ("all-healthy", 6, lambda i: {"lr": LRS[i % 5]}, lambda i: False,
+         "all 6 runs succeeded: no failure to explain"),
+        ("no-params", 8, lambda i: {}, lambda i: i % 4 < 2, "no run carries params"),
+        ("500-params", 10, lambda i: {f"p{k}": str((k * 7 + i) % 13) for k in range(500)},
+         lambda i: i % 3 == 0, "over the limit of 200: too many to separate"),
+    ],
+)
+def test_batch_mlflow_triage_bad_input_claims_nothing(
+    mlflow_server, tmp_path, case, n, params, diverge, statement
+):
+    """One run, every run healthy, no params, 500 params: the statement in the JSON and in the
+    experiment tag, no factor claimed anywhere."""
+    client = mlflow.MlflowClient(mlflow_server["url"])
+    exp = client.create_experiment(f"triage-bad-{case}")
+    for i in range(n):
+        p = params(i)
+        rid = log_run(client, exp, dict(list(p.items())[:100]), {}, diverge=diverge(i))
+        for k in range(100, len(p), 100):  # MLflow takes at most 100 params a batch
+            from mlflow.entities import Param
+
+            client.log_batch(rid, params=[Param(a, b) for a, b in list(p.items())[k : k + 100]])
+    res = batch(mlflow_server["url"], f"triage-bad-{case}", tmp_path / "b.sqlite", "-f", "json")
+    assert res.exit_code == 0, res.output
+    tri = json.loads(res.stdout)["triage"]
+    assert not any(f["significant"] for f in tri["factors"])
+    assert statement in " ".join(tri["statements"])
+    tag = client.get_experiment(exp).tags["mlaudit.triage"]
+    assert statement in tag
