@@ -770,7 +770,9 @@ def _lightning_runs(trainer) -> list[TrackedRun] | None:
         kind = type(lg).__name__
         try:
             if kind == "MLFlowLogger" and getattr(lg, "run_id", None):
-                r = _mlflow_run(lg.run_id, getattr(lg, "_tracking_uri", None))
+                # the logger's public MlflowClient (``experiment``) knows the tracking URI
+                uri = getattr(lg.experiment, "tracking_uri", None)
+                r = _mlflow_run(lg.run_id, uri if isinstance(uri, str) else None)
                 if r is not None:
                     found.append(r)
             elif kind == "WandbLogger":

@@ -22,12 +22,14 @@ from typing import Any, NamedTuple
 class PrivateMember(NamedTuple):
     """One private member: ``sdk`` (distribution name), ``where`` (module path and attribute
     chain, as ``module:Attr.attr``), ``why`` (what mlaudit needs it for and why no public call
-    does it) and ``fallback`` (what mlaudit does without it)."""
+    does it), ``fallback`` (what mlaudit does without it) and ``needed_if`` (a ``where`` that
+    resolves exactly in the SDK versions that have the member; empty: every supported version)."""
 
     sdk: str
     where: str
     why: str
     fallback: str
+    needed_if: str = ""
 
 
 #: Every private SDK member mlaudit uses; tests/test_sdk_private.py resolves each ``where``.
@@ -95,6 +97,64 @@ MEMBERS: tuple[PrivateMember, ...] = (
         "point the SDK at a session built from mlaudit's credentials "
         "(Task.set_credentials does not rebuild an existing session)",
         "the SDK's own configuration (clearml.conf / CLEARML_* variables)",
+    ),
+    PrivateMember(
+        "mlflow",
+        "mlflow.utils.credentials:get_default_host_creds",
+        "the MlflowHostCreds (tracking token, basic auth, TLS options) for an artifact or "
+        "tracking URI, to send a Range request or a bulk request MLflow's client does not "
+        "offer; undocumented module (older MLflow: mlflow.tracking._tracking_service.utils)",
+        "the artifact is downloaded whole; metric histories are read per metric",
+    ),
+    PrivateMember(
+        "mlflow",
+        "mlflow.environment_variables:_MLFLOW_SGI_NAME",
+        "an mlflow.app plugin returns the FastAPI app under uvicorn and the Flask app under "
+        "gunicorn/waitress; `mlflow server` says which only in this variable (MLflow's own "
+        "basic-auth app reads it too)",
+        "uvicorn is assumed when the process has imported it",
+        needed_if="mlflow.server.fastapi_app:create_fastapi_app",
+    ),
+    PrivateMember(
+        "clearml",
+        "clearml.backend_api.session.session:Session._session_timeout",
+        "bound each API call's (connect, read) timeout (the SDK waits up to 300 s; no "
+        "configuration key sets it)",
+        "the SDK's own timeouts (up to 300 s per call)",
+    ),
+    PrivateMember(
+        "clearml",
+        "clearml.backend_api.session.session:Session._session_initial_timeout",
+        "as _session_timeout, for the first call (login)",
+        "as above",
+    ),
+    PrivateMember(
+        "clearml",
+        "clearml.backend_api.session.session:Session._write_session_timeout",
+        "as _session_timeout, for requests over 15,000 bytes",
+        "as above",
+    ),
+    PrivateMember(
+        "typer",
+        "typer._click.exceptions:UsageError",
+        "print a usage error as one line and exit 2 (typer >= 0.26 vendors click privately and "
+        "exports only BadParameter, Exit, Abort and the TyperException base)",
+        "typer's own error output for usage errors (exit code kept)",
+        needed_if="typer.exceptions:TyperException",
+    ),
+    PrivateMember(
+        "typer",
+        "typer._click.exceptions:ClickException",
+        "show any other click error as click does, with its exit code",
+        "typer.TyperException (public, typer >= 0.27.2) is caught instead",
+        needed_if="typer.exceptions:TyperException",
+    ),
+    PrivateMember(
+        "typer",
+        "typer._click.exceptions:NoArgsIsHelpError",
+        "a bare command group prints its help, not an error line",
+        "as above",
+        needed_if="typer.exceptions:TyperException",
     ),
     PrivateMember(
         "uvicorn",
@@ -248,6 +308,47 @@ def mlflow_sql_metric_model() -> Any:
     return SqlMetric
 
 
+def mlflow_host_creds(uri: str) -> Any:
+    """MLflow's ``MlflowHostCreds`` for ``uri`` as its own REST client builds them (token, basic
+    auth, TLS options from the MLFLOW_TRACKING_* variables and the credentials file), or None
+    (warning) when MLflow has no such function: the caller uses a public call instead."""
+    try:
+        from mlflow.utils.credentials import get_default_host_creds
+    except ImportError:
+        try:  # MLflow releases before mlflow.utils.credentials
+            from mlflow.tracking._tracking_service.utils import get_default_host_creds
+        except ImportError:
+            _degrade(
+                "mlflow",
+                "utils.credentials.get_default_host_creds",
+                "reading through the public client instead",
+            )
+            return None
+    return get_default_host_creds(uri)
+
+
+def mlflow_server_uses_uvicorn() -> bool:
+    """True when this process serves an ``mlflow server`` app under uvicorn (MLflow 3's default),
+    False under gunicorn / waitress or an MLflow without a FastAPI server. MLflow says which
+    only in ``_MLFLOW_SGI_NAME``; without it (warning) uvicorn is assumed when it is imported."""
+    try:
+        from mlflow.server.fastapi_app import create_fastapi_app  # noqa: F401
+    except ImportError:  # MLflow 2.x: Flask under gunicorn / waitress only
+        return False
+    try:
+        from mlflow.environment_variables import _MLFLOW_SGI_NAME
+    except ImportError:
+        import sys
+
+        _degrade(
+            "mlflow",
+            "environment_variables._MLFLOW_SGI_NAME",
+            "uvicorn is assumed when the server process has imported it",
+        )
+        return "uvicorn" in sys.modules
+    return _MLFLOW_SGI_NAME.get() == "uvicorn"
+
+
 # --- ClearML ----------------------------------------------------------------------------------
 def clearml_set_default_session(session: Any) -> bool:
     """Make ``session`` the ClearML SDK's default session; False (warning) when the SDK has
@@ -265,6 +366,42 @@ def clearml_set_default_session(session: Any) -> bool:
         return False
     setter(session)
     return True
+
+
+def clearml_bounded_session(session_cls: type, timeouts: dict[str, tuple[float, float]]) -> type:
+    """A subclass of ClearML's ``Session`` class whose per-call ``(connect s, read s)`` timeouts
+    are ``timeouts`` (``{class attribute: (connect, read)}``; the SDK reads them from class
+    attributes, no configuration key sets them). ``session_cls`` itself (warning) when the SDK
+    has none of those attributes: its own timeouts apply."""
+    missing = [name for name in timeouts if not hasattr(session_cls, name)]
+    if missing:
+        _degrade(
+            "clearml",
+            "backend_api.session.Session." + "/".join(missing),
+            "the SDK's own per-call timeouts apply (up to 300 s)",
+        )
+        return session_cls
+    return type("BoundedSession", (session_cls,), dict(timeouts))
+
+
+# --- typer ------------------------------------------------------------------------------------
+def typer_click_exceptions() -> Any:
+    """The exceptions module of the click that typer runs on, holding ``UsageError``,
+    ``ClickException`` and (click >= 8.2) ``NoArgsIsHelpError``: typer's vendored copy
+    (typer >= 0.26, ``typer._click.exceptions``) or the click package's (older typer). Found
+    from the module of typer's public ``typer.BadParameter``; None (warning) when that module
+    lacks ``UsageError`` or ``ClickException``: the caller handles ``typer.TyperException``."""
+    import typer
+
+    mod = importlib.import_module(typer.BadParameter.__module__)
+    if not all(hasattr(mod, name) for name in ("UsageError", "ClickException")):
+        _degrade(
+            "typer",
+            f"{mod.__name__}.UsageError/ClickException",
+            "usage errors are printed by typer's own handler",
+        )
+        return None
+    return mod
 
 
 # --- uvicorn ----------------------------------------------------------------------------------

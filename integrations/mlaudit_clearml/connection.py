@@ -78,11 +78,11 @@ def connect(*, attempts: int = ATTEMPTS, backoff: float = BACKOFF):
     from clearml.backend_api.session.defs import MissingConfigError
     from clearml.backend_api.session.session import LoginError
 
-    from mlaudit_core.sdk_private import clearml_set_default_session
+    from mlaudit_core.sdk_private import clearml_bounded_session, clearml_set_default_session
     from mlaudit_core.settings import tracker_timeout
 
     # the SDK reads its timeouts from class attributes: a subclass bounds this session only
-    BoundedSession = type("BoundedSession", (Session,), session_timeouts(tracker_timeout()))
+    BoundedSession = clearml_bounded_session(Session, session_timeouts(tracker_timeout()))
     retries = {"total": SDK_RETRIES, "connect": SDK_RETRIES, "read": SDK_RETRIES, "redirect": SDK_RETRIES,
                "status": SDK_RETRIES, "backoff_factor": SDK_BACKOFF}
 

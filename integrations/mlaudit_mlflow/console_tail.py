@@ -41,21 +41,25 @@ def _tail_of_file(path: Path, max_bytes: int) -> bytes:
         return fh.read(max_bytes)
 
 
-def _http_repo(artifact_uri: str, tracking_uri: str):
-    from mlflow.store.artifact.http_artifact_repo import HttpArtifactRepository
+def _http_creds(artifact_uri: str, tracking_uri: str):
+    """The ``MlflowHostCreds`` of the HTTP(S) artifact root ``artifact_uri`` resolves to (as
+    MLflow's HttpArtifactRepository builds them), or None: not served over HTTP, or MLflow
+    has no credentials helper (then the artifact is downloaded)."""
     from mlflow.store.artifact.mlflow_artifacts_repo import MlflowArtifactsRepository
+
+    from mlaudit_core.sdk_private import mlflow_host_creds
 
     if artifact_uri.startswith("mlflow-artifacts:"):
         artifact_uri = MlflowArtifactsRepository.resolve_uri(artifact_uri, tracking_uri)
     if not artifact_uri.startswith(("http://", "https://")):
         return None
-    return HttpArtifactRepository(artifact_uri)
+    return mlflow_host_creds(artifact_uri)
 
 
-def _range_get(repo, path: str, max_bytes: int) -> bytes:
+def _range_get(creds, path: str, max_bytes: int) -> bytes:
     from mlflow.utils.rest_utils import augmented_raise_for_status, http_request
 
-    resp = http_request(repo._host_creds, posixpath.join("/", path), "GET", stream=True,
+    resp = http_request(creds, posixpath.join("/", path), "GET", stream=True,
                         extra_headers={"Range": f"bytes=-{max_bytes}"})
     augmented_raise_for_status(resp)
     buf = bytearray()
@@ -78,11 +82,11 @@ def read_tail(client, run_id: str, path: str, max_bytes: int) -> tuple[bytes, st
     if root is not None and (root / path).is_file():
         return _tail_of_file(root / path, max_bytes), "local"
     try:
-        repo = _http_repo(artifact_uri, client.tracking_uri)
+        creds = _http_creds(artifact_uri, client.tracking_uri)
     except Exception:  # noqa: BLE001 - an MLflow without these classes: plain download below
-        repo = None
-    if repo is not None:
-        return _range_get(repo, path, max_bytes), "range"
+        creds = None
+    if creds is not None:
+        return _range_get(creds, path, max_bytes), "range"
     with tempfile.TemporaryDirectory() as tmp:
         local = Path(client.download_artifacts(run_id, path, tmp))
         return _tail_of_file(local, max_bytes), "download"

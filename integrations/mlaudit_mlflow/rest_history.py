@@ -43,7 +43,7 @@ from operator import itemgetter
 import numpy as np
 
 from mlaudit_core.errors import InputError
-from mlaudit_core.sdk_private import mlflow_store
+from mlaudit_core.sdk_private import mlflow_host_creds, mlflow_store
 
 #: Points per request. MLflow's own page size and the bulk endpoint's cap are 25,000
 #: (``GET_METRIC_HISTORY_MAX_RESULTS``, ``MAX_HISTORY_RESULTS``); a 25,000-point page took
@@ -95,11 +95,7 @@ def host_creds(client, uri: str):
     getter = getattr(store, "get_host_creds", None)
     if callable(getter):
         return getter()
-    try:
-        from mlflow.tracking._tracking_service.utils import get_default_host_creds
-    except ImportError:
-        return None
-    return get_default_host_creds(uri)
+    return mlflow_host_creds(uri)
 
 
 def _request(creds, endpoint: str, params: dict):

@@ -119,12 +119,9 @@ def create_app(app=None):
         from mlflow.server.fastapi_app import create_fastapi_app
     except ImportError:  # MLflow 2.x
         create_fastapi_app = None
-    try:
-        from mlflow.environment_variables import _MLFLOW_SGI_NAME as sgi
-        uvicorn = sgi.get() == "uvicorn"
-    except ImportError:  # MLflow 2.x: Flask under gunicorn/waitress only
-        uvicorn = False
-    if uvicorn and create_fastapi_app is not None:
+    from mlaudit_core.sdk_private import mlflow_server_uses_uvicorn
+
+    if create_fastapi_app is not None and mlflow_server_uses_uvicorn():
         return create_fastapi_app(app)
     return app
 

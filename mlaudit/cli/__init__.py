@@ -196,27 +196,32 @@ def main() -> None:
     if sys.argv[1:] == ["--version"]:  # before the command tree and mlaudit_core load
         sys.stdout.write(f"mlaudit {_dist_version()}\n")
         sys.exit(0)
-    try:  # typer >= 0.29 vendors click as typer._click; older typer uses click itself
-        from typer._click import exceptions as click
-    except ImportError:  # pragma: no cover - older typer
-        from click import exceptions as click
+    from mlaudit_core.sdk_private import typer_click_exceptions
 
-    # typer >= 0.29 defines Exit/Abort in typer.exceptions; click's own where it has them
+    # the click typer runs on (typer >= 0.26 vendors it); without it, typer's public base class
+    click = typer_click_exceptions()
+    no_args_help = getattr(click, "NoArgsIsHelpError", ())  # click >= 8.2
+    usage_error = getattr(click, "UsageError", ())
+    click_error = getattr(click, "ClickException", None) or getattr(typer, "TyperException", ())
+    # typer >= 0.27.2 defines Exit/Abort in typer.exceptions; click's own where it has them
     exits = tuple({typer.Exit, getattr(click, "Exit", typer.Exit)})
     aborts = tuple({typer.Abort, getattr(click, "Abort", typer.Abort)})
     try:
         code = _full_app()(args=_route_path(sys.argv[1:]), standalone_mode=False)
-    except click.NoArgsIsHelpError as exc:  # bare group: its help, as before
+    except no_args_help as exc:  # bare group: its help, as before
         exc.show()
         sys.exit(exc.exit_code)
-    except click.UsageError as exc:
+    except usage_error as exc:
         ctx = _usage_context(exc)
         cmd = ctx.command_path if ctx is not None else "mlaudit"
         msg = " ".join(exc.format_message().split())
         sys.stderr.write(f"{cmd}: {msg} (see '{cmd} --help')\n")
         sys.exit(2)
-    except click.ClickException as exc:
-        exc.show()
+    except click_error as exc:
+        if hasattr(exc, "show"):
+            exc.show()
+        else:
+            sys.stderr.write(f"Error: {exc.format_message()}\n")
         sys.exit(exc.exit_code)
     except exits as exc:
         sys.exit(exc.exit_code)
