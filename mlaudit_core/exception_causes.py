@@ -10,7 +10,8 @@ row is one rule an analyst applies to any report:
 * the environment the job runs in (a worker process that dies while multiprocessing starts or
   unpickles it, a network error reaching a hub, a driver or binary library that does not fit the
   install, an I/O error from the operating system) -> ``infra_runtime``;
-* a model id or path that does not name a model (transformers' ``Can't load ...``) -> ``data_config``.
+* a model id or path that does not name a model (transformers' ``Can't load ...``), a checkpoint that does
+  not fit the configured model (``load_state_dict``'s missing, unexpected or mis-shaped keys) -> ``data_config``.
 
 Anything else (a plain Python error in the user's code) stays with the caller's default,
 ``correctness_bug``. Rows are tried in order; the first that matches wins.
@@ -170,6 +171,22 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "raised in a dataset's __getitem__/loader frame; torch 2.13.0 torch/_utils.py ExceptionWrapper.reraise "
         "re-raises a worker's error as 'Caught {} in DataLoader worker process {}'",
         "KeyError: 'segmentation'",
+    ),
+    ExceptionCause(
+        "checkpoint-model-mismatch",
+        "data_config",
+        "the checkpoint does not fit the model built from the configuration (missing, unexpected or differently "
+        "shaped parameters): the wrong checkpoint or a model setting that differs from the one it was trained with",
+        (),
+        _rx(
+            r"Error\(s\) in loading state_dict for|Missing key\(s\) in state_dict|Unexpected key\(s\) in state_dict|"
+            r"size mismatch for [\w.]+: copying a param with shape"
+        ),
+        "",
+        "torch 2.13.0 torch/nn/modules/module.py Module.load_state_dict ('Error(s) in loading state_dict for {}', "
+        "'Missing key(s) in state_dict', 'Unexpected key(s) in state_dict', 'size mismatch for {}: copying a param "
+        "with shape {} from checkpoint, the shape in current model is {}.')",
+        "RuntimeError: Error(s) in loading state_dict for Linear:",
     ),
     ExceptionCause(
         "worker-start-failed",

@@ -225,3 +225,27 @@ def test_an_error_in_the_training_function_torch_multiprocessing_spawned_is_not_
         classify("_pickle.UnpicklingError", "pickle data was truncated", frames).id
         == "worker-start-failed"
     )
+
+
+@pytest.mark.parametrize("state", ["shape", "missing", "unexpected"])
+def test_a_checkpoint_that_does_not_fit_the_model_is_configuration(state):
+    torch = pytest.importorskip("torch")
+    m = torch.nn.Linear(3, 2)
+    sd = {"weight": torch.zeros(2, 3), "bias": torch.zeros(2)}
+    if state == "shape":
+        sd["weight"] = torch.zeros(4, 3)
+    elif state == "missing":
+        del sd["bias"]
+    else:
+        sd["extra"] = torch.zeros(1)
+    e = _raised(lambda: m.load_state_dict(sd))
+    first, *rest = f"RuntimeError: {e}".splitlines()
+    _, tbs = scan(
+        [
+            ConsoleLine("a.log", 1, first),
+            *(ConsoleLine("a.log", i, t) for i, t in enumerate(rest, 2)),
+        ]
+    )
+    assert (
+        classify(tbs[0].exception_type, tbs[0].message, (), rest).id == "checkpoint-model-mismatch"
+    )
