@@ -16,6 +16,7 @@ Readers (ordinary libraries, no home-made parsing where a library exists):
 - JSON-lines logs (detectron2 metrics.json, DETR log.txt, *.log.json, trainer_log.jsonl): pandas.
 - Other text logs: numbers after `name: value` / `name=value` pairs, per name, by line order.
 """
+
 from __future__ import annotations
 
 import json
@@ -44,8 +45,10 @@ def stats(name, steps, values):
         vi = np.where(fin, v, np.nan)
         imin, imax = int(np.nanargmin(vi)), int(np.nanargmax(vi))
         line += f" min={v[imin]:.5g}@{s[imin]} max={v[imax]:.5g}@{s[imax]}"
-        q = [np.nanmean(vi[a:b]) if np.isfinite(vi[a:b]).any() else float("nan")
-             for a, b in _quarters(n)]
+        q = [
+            np.nanmean(vi[a:b]) if np.isfinite(vi[a:b]).any() else float("nan")
+            for a, b in _quarters(n)
+        ]
         line += " q=[" + ", ".join(f"{x:.4g}" for x in q) + "]"
     if nan or inf:
         line += f" NaN={nan} Inf={inf}"
@@ -61,9 +64,12 @@ def _quarters(n):
 
 def describe_tb(path: Path):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
     files = sorted(path.rglob("events.out.tfevents*")) if path.is_dir() else [path]
     for f in files:
-        print(f" [events] {f.relative_to(path) if path.is_dir() else f.name}  ({f.stat().st_size} B)")
+        print(
+            f" [events] {f.relative_to(path) if path.is_dir() else f.name}  ({f.stat().st_size} B)"
+        )
         ea = EventAccumulator(str(f), size_guidance={"scalars": 0, "tensors": 0})
         ea.Reload()
         tags = ea.Tags()
@@ -78,6 +84,7 @@ def describe_tb(path: Path):
             for e in ev:
                 try:
                     import tensorboard.util.tensor_util as tu
+
                     a = tu.make_ndarray(e.tensor_proto)
                     vals.append(float(a) if a.size == 1 else float("nan"))
                 except Exception:
@@ -88,8 +95,17 @@ def describe_tb(path: Path):
 
 def describe_trainer_state(path: Path):
     d = json.loads(path.read_text())
-    keys = ["global_step", "max_steps", "num_train_epochs", "epoch", "logging_steps", "eval_steps",
-            "best_metric", "best_model_checkpoint", "train_batch_size"]
+    keys = [
+        "global_step",
+        "max_steps",
+        "num_train_epochs",
+        "epoch",
+        "logging_steps",
+        "eval_steps",
+        "best_metric",
+        "best_model_checkpoint",
+        "train_batch_size",
+    ]
     print("  " + ", ".join(f"{k}={d.get(k)}" for k in keys))
     series = {}
     for row in d.get("log_history", []):
@@ -109,7 +125,11 @@ def describe_csv(path: Path):
     for c in df.columns:
         if c == stepcol or not pd.api.types.is_numeric_dtype(df[c]):
             continue
-        sub = df[[c] + ([stepcol] if stepcol else [])].dropna(subset=[c]) if df[c].notna().any() else df
+        sub = (
+            df[[c] + ([stepcol] if stepcol else [])].dropna(subset=[c])
+            if df[c].notna().any()
+            else df
+        )
         steps = sub[stepcol].tolist() if stepcol else list(sub.index)
         stats(c, steps, sub[c].tolist())
 
@@ -127,7 +147,9 @@ def describe_jsonl(path: Path):
         return False
     df = pd.json_normalize(rows)
     print(f"  json lines={len(df)} keys={list(df.columns)[:40]}")
-    stepcol = next((c for c in ("iteration", "epoch", "step", "current_steps") if c in df.columns), None)
+    stepcol = next(
+        (c for c in ("iteration", "epoch", "step", "current_steps") if c in df.columns), None
+    )
     for c in df.columns:
         if c == stepcol or not pd.api.types.is_numeric_dtype(df[c]):
             continue
@@ -168,10 +190,15 @@ def describe_mlflow(root: Path):
         status = re.search(r"status:\s*(\S+)", txt)
         st = re.search(r"start_time:\s*(\S+)", txt)
         en = re.search(r"end_time:\s*(\S+)", txt)
-        print(f" [mlflow run] {run.relative_to(root)} status={status and status.group(1)} "
-              f"start={st and st.group(1)} end={en and en.group(1)}")
-        params = {p.name: p.read_text().strip()[:60] for p in sorted((run / "params").glob("*"))} \
-            if (run / "params").is_dir() else {}
+        print(
+            f" [mlflow run] {run.relative_to(root)} status={status and status.group(1)} "
+            f"start={st and st.group(1)} end={en and en.group(1)}"
+        )
+        params = (
+            {p.name: p.read_text().strip()[:60] for p in sorted((run / "params").glob("*"))}
+            if (run / "params").is_dir()
+            else {}
+        )
         if params:
             print("  params: " + ", ".join(f"{k}={v}" for k, v in list(params.items())[:60]))
         for mf in sorted((run / "metrics").rglob("*")) if (run / "metrics").is_dir() else []:
@@ -224,8 +251,10 @@ def describe(path: Path):
         first = path.read_text(errors="replace").split("\n", 1)[0]
         if first.strip().lower().startswith("epoch,"):
             return describe_csv(path)  # Keras CSVLogger writes training.log as CSV
-    if name.endswith((".json", ".jsonl", ".txt", ".log")):
-        if name.endswith((".json", ".jsonl")) or path.read_text(errors="replace").lstrip().startswith("{"):
+    if name.endswith((".json", ".jsonl", ".txt", ".log", ".out", ".err")) or name == "nohup.out":
+        if name.endswith((".json", ".jsonl")) or path.read_text(
+            errors="replace"
+        ).lstrip().startswith("{"):
             try:
                 d = json.loads(path.read_text())
                 if isinstance(d, dict):
