@@ -133,3 +133,44 @@ def test_ge002_a_rising_high_accuracy_is_learning_whatever_the_relative_loss_dro
     assert ge2 and all(f.severity.value == "info" for f in ge2)
     assert ge2[0].facts.get("accuracy_learned") is True
     assert rep.verdict.outcome.value != "underfit"
+
+
+# --- a held-out loss near its floor, a task metric at its best, a score at its ceiling ----------------
+
+
+def test_ge001_task_metric_at_its_best_at_the_end_is_not_an_overfit():
+    """Whisper-large trainer_state, 15000/15000 steps: eval_loss 0.209 -> 0.239 while eval_wer fell to its
+    best 9.62 at the last evaluation. Before: overfit/model_convergence."""
+    rep = audit(_run("anthonyrathe--fixed-whisperv2-flemish/trainer_state.json"))
+    ge1 = [f for f in rep.findings if f.code == "GE001"]
+    assert ge1 and ge1[0].severity.value == "info" and ge1[0].facts["task_metric"] == "eval_wer"
+    assert rep.verdict.outcome.value == "succeeded", rep.verdict.summary
+
+
+def test_ge001_op008_a_rise_near_the_loss_floor_is_noise():
+    """TCN, 500 epochs: val loss 0.0766 -> best 0.0003 -> 0.0005 (GL 67%, a rise of 0.0002) and factor jumps
+    between 0.0003 and 0.0029. Before: overfit (GE001), then unstable (OP008)."""
+    rep = audit(_run("AmmarRashed--EmoNetTCN/training.log"))
+    assert "OP008" not in _codes(rep)
+    ge1 = [f for f in rep.findings if f.code == "GE001"]
+    assert ge1 and ge1[0].facts.get("kind") == "near_floor" and ge1[0].severity.value == "info"
+    assert rep.verdict.outcome.value == "succeeded", rep.verdict.summary
+
+
+def test_op008_factor_jumps_of_a_loss_near_its_floor_are_not_erratic():
+    """Keras History CSV, 132 epochs: val_loss 3.3 -> 0.055, then bouncing 0.055-0.199 (2x jumps 12 times).
+    Before: unstable/model_convergence (V14c)."""
+    rep = audit(
+        _run("JosephHuang913--mmAlphabet-Air-Writing-Alphabet-Recognition-System/train_history.csv")
+    )
+    assert "OP008" not in _codes(rep)
+    assert rep.verdict.outcome.value == "succeeded", rep.verdict.summary
+
+
+def test_ge007_sy005_accuracy_at_its_ceiling_and_relaunch_gaps():
+    """Three 10-epoch launches appended ('Epoch 1..10' each), validation accuracy 100% from epoch 3: a score
+    at its ceiling is not a plateau, and the idle time between launches (the epoch counter starting again)
+    is not time outside training. Before: plateaued (GE007), with SY005 under it."""
+    rep = audit(_run("Abas527--chest-cancer-classifier/logs/training.log"))
+    assert "GE007" not in _codes(rep) and "SY005" not in _codes(rep)
+    assert rep.verdict.outcome.value == "succeeded", rep.verdict.summary

@@ -102,6 +102,31 @@ def heldout_accuracy_holds(run, at_step: float) -> dict | None:
             "learned": learned, "mild": mild, "rise_share": rise_share}
 
 
+def task_metric_best_at_end(run, loss_min_step: float, last: int) -> tuple[str, float, float] | None:
+    """``(key, value at the loss minimum, final value)`` of a held-out task metric (an evaluation-split
+    accuracy, score or error rate whose direction the name states: accuracy, F1, mAP, dice, WER; not a
+    loss, runtime or throughput) with >= 4 finite evaluations whose best value is at one of its ``last``
+    evaluations and better than at the held-out loss minimum ``loss_min_step``; else ``None``. The task
+    metric is what the run is for: when it is still improving at the end, a rising held-out loss is the
+    loss's own noise or calibration, not a model getting worse (own corpus f5b6-10: Whisper eval_loss
+    0.209 -> 0.239 while WER fell 9.86 -> 9.62, its best, at the last evaluation)."""
+    from ..roles import parse_name
+
+    for k in run.metrics.keys:
+        pn = parse_name(k)
+        if pn.split != "eval" or pn.family not in ("acc", "score", "error") or pn.higher_is_better is None:
+            continue
+        m = run.series(k).by_step().finite()
+        if len(m) < 4:
+            continue
+        vals = m.values if pn.higher_is_better else -m.values
+        ib = int(np.argmax(vals))
+        i0 = int(np.clip(np.searchsorted(m.steps, loss_min_step, side="left"), 0, len(vals) - 1))
+        if ib >= len(vals) - last and float(vals[ib]) > float(vals[i0]):
+            return k, float(m.values[i0]), float(m.values[-1])
+    return None
+
+
 class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family="generalization"):
     """Validation loss rises from its best while training loss keeps falling.
 
@@ -132,6 +157,11 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
     A mild rise while the held-out accuracy stays flat within its noise
     (:func:`heldout_accuracy_holds`) is an info-level calibration note (``kind='calibration'``:
     over-confidence on the errors), not an overfit.
+    Also info, not an overfit: a held-out task metric (accuracy, F1, mAP, WER, dice) at its best at one of the
+    last ``sustain`` evaluations and better than at the loss minimum (:func:`task_metric_best_at_end`: the
+    model still improves at its task), and a rise near the loss's floor: the best held-out loss at least
+    ``floor_factor`` 100x below its first value and the rise giving back at most ``MILD_RISE`` 10% of that
+    drop (own corpus f5b5-03: 0.0766 -> best 0.0003 -> 0.0005, GL 67% on a rise of 0.0002).
     """
 
     needs = (Role.VAL_LOSS,)
@@ -141,6 +171,7 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
         sustain: int = 2
         min_evals: int = 4
         max_lift: float = 0.25
+        floor_factor: float = 100.0
 
     def missing_inputs(self, run):
         """Runs on the validation loss, or without one on the held-out accuracy (read as its error rate)."""
@@ -240,6 +271,33 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
                 accuracy_holds=True, accuracy_at_best=held["at_best"], accuracy_final=held["final"],
                 accuracy_tolerance=held["tolerance"], train_loss_change=train_change)
             return
+        if not from_accuracy:
+            still = task_metric_best_at_end(run, float(steps[ib]), p.sustain)
+            if still is not None:
+                mk, at_min, last = still
+                yield self.finding(
+                    Severity.INFO,
+                    f"{key} rose from its best {fmt(best)} at step {int(steps[ib])} to {fmt(final)} (GL {fmt(gl, 3)}%), "
+                    f"but the task metric {mk} kept improving and is at its best at the end ({fmt(at_min)} at that "
+                    f"step, {fmt(last)} at the end): the model got better at the task; the loss rise is not an "
+                    "overfit (keep the last checkpoint)",
+                    evidence=[SeriesEvidence(metric=key, step_start=int(steps[ib]), step_end=int(steps[-1]),
+                                             values={"best": best, "final": final, "gl_percent": gl})],
+                    kind="task_metric_improving", onset_step=int(steps[ib]), best=best, final=final, gl=gl,
+                    task_metric=mk)
+                return
+            first = float(v[0])
+            if best > 0 and first >= p.floor_factor * best and (final - best) <= MILD_RISE * (first - best):
+                yield self.finding(
+                    Severity.INFO,
+                    f"{key} rose from its best {fmt(best)} at step {int(steps[ib])} to {fmt(final)} (GL {fmt(gl, 3)}%), "
+                    f"a rise of {fmt(final - best)} at a loss {fmt(first / best, 3)}x below its first value {fmt(first)}: "
+                    f"it gives back {fmt(100 * (final - best) / (first - best), 2)}% of what was learned, noise near "
+                    "the loss's floor rather than an overfit",
+                    evidence=[SeriesEvidence(metric=key, step_start=int(steps[ib]), step_end=int(steps[-1]),
+                                             values={"best": best, "final": final, "gl_percent": gl})],
+                    kind="near_floor", onset_step=int(steps[ib]), best=best, final=final, gl=gl)
+                return
         total = float(steps[-1] - steps[0]) or 1.0
         after_share = float(steps[-1] - steps[ib]) / max(float(steps[-1]), 1.0)
         if from_accuracy:

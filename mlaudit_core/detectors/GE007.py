@@ -11,6 +11,16 @@ from ._context import monitored
 from .base import Detector, DetectorParams, Skip
 
 
+def _at_ceiling(key: str, best: float) -> bool:
+    """True when a higher-is-better accuracy/score on a 0-1 or percent scale reached its ceiling (1.0 / 100)."""
+    from ..roles import as_fraction, parse_name
+
+    if parse_name(key).family not in ("acc", "score"):
+        return False
+    frac, _ = as_fraction(key, np.array([best]))
+    return bool(frac.size) and float(frac[0]) >= 1.0 - 1e-9
+
+
 class ValidationPlateau(Detector, code="GE007", name="validation-plateau", family="generalization"):
     """The held-out metric the run monitors stopped improving early: the rest of the run bought nothing.
 
@@ -46,6 +56,9 @@ class ValidationPlateau(Detector, code="GE007", name="validation-plateau", famil
     0.98 -> 1.47),
     both labelled plateaued|overfit by their analysts; realworld ts05 (LoRA, healthy: train and eval
     loss track each other, the train loss below eval only from its last point) does not have it.
+    Not a plateau: a monitored accuracy or score whose best is its ceiling (1.0, or 100 on a percent
+    scale): the task is solved on the held-out set, nothing is left to gain (own corpus f5b3-11, validation
+    accuracy 100% from epoch 3 on a 36-image set).
     """
 
     class Params(DetectorParams):
@@ -80,6 +93,8 @@ class ValidationPlateau(Detector, code="GE007", name="validation-plateau", famil
         first = float(v[0])
         if (best - first if hib else first - best) <= tol:
             return  # never improved beyond its noise: an underfit/at-chance question (GE002, GE004), not a plateau
+        if hib and _at_ceiling(key, best):
+            return  # a score at its ceiling (accuracy 1.0, 100%) has nothing left to gain: solved, not stalled
         after = (len(v) - 1 - i) / (len(v) - 1)
         if after < p.min_flat_share:
             if vk is not None and key == vk and not hib:

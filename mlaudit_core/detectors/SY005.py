@@ -14,10 +14,20 @@ from ..signal import fmt
 from .base import Detector, DetectorParams, Skip
 
 
-def _idle_between_launches(run, w: np.ndarray) -> np.ndarray:
-    """Mask over the gaps ``w[i] -> w[i+1]`` that hold a timestamped end-of-training line: the time
-    from one launch's end to the next launch's first step is not time of the run."""
+def _idle_between_launches(run, w: np.ndarray, steps: np.ndarray | None = None) -> np.ndarray:
+    """Mask over the gaps ``w[i] -> w[i+1]`` (points at ``steps``) that hold a timestamped end-of-training
+    line, or across which the run's epoch counter starts again (a relaunch: 'Epoch 10' then 'Epoch 1'):
+    the time from one launch's end to the next launch's first step is not time of the run."""
     mask = np.zeros(max(w.size - 1, 0), dtype=bool)
+    ek = run.key_for(Role.EPOCH)
+    if ek and steps is not None and w.size >= 2:
+        e = run.series(ek).by_step().finite()
+        if len(e) >= 2:
+            back = e.steps[1:][np.diff(e.values) < 0]  # the step of each epoch point that went back
+            for st in back.tolist():
+                i = int(np.searchsorted(steps, st, side="left")) - 1  # the gap that ends at or after it
+                if 0 <= i < mask.size:
+                    mask[i] = True
     if w.size < 2 or not run.console:
         return mask
     for cl in run.console:
@@ -50,8 +60,9 @@ class TimeOutsideTraining(Detector, code="SY005", name="time-outside-training", 
     Remedy: evaluate less often or on a fixed subset, make evaluation batched and
     gradient-free, move checkpoint saving off the critical path.
     Not run time: a gap that holds the trainer's end-of-training line (:data:`~mlaudit_core.plan.NORMAL_END`,
-    timestamped) is the idle time between one launch's end and the next launch appended to the same log
-    (own corpus f5b1-03: three launches, 8 h idle between the first two); it is left out of the wall time.
+    timestamped), or across which the epoch counter starts again, is the idle time between one launch's end
+    and the next launch appended to the same log (own corpus f5b1-03: three launches, 8 h idle between the
+    first two; f5b3-11: three 10-epoch launches 'Epoch 1..10'); it is left out of the wall time.
     Not judged (skipped): wall times that go back in step order (segments of several launches overlay
     one step axis) or that advance at fewer than ``min_advancing_share`` half of the steps (training
     lines without their own timestamp carry the last timestamped line's time, so the clock does not time
@@ -96,7 +107,7 @@ class TimeOutsideTraining(Detector, code="SY005", name="time-outside-training", 
             # a console whose training lines carry no timestamp of their own (TensorFlow 1 'loss = x, step = N')
             # gets the wall time of the last timestamped line: the clock does not measure the steps
             raise Skip(f"{key} wall times advance at only {np.count_nonzero(gaps > 0)} of {gaps.size} steps")
-        idle = _idle_between_launches(run, w)
+        idle = _idle_between_launches(run, w, s.steps)
         total = float(w[-1] - w[0]) - float(gaps[idle].sum())
         if total <= 0:
             raise Skip(f"{key} wall times do not advance")
