@@ -118,6 +118,8 @@ class Triage:
     change_point: dict[str, Any] | None = None
     seed_noise: dict[str, Any] | None = None
     tested: int = 0
+    #: first bad / last good on the runs ordered by code version (:func:`commit_order`)
+    commit_change_point: dict[str, Any] | None = None
 
     @property
     def significant(self) -> list[Factor]:
@@ -140,6 +142,7 @@ class Triage:
             "tested": self.tested,
             "factors": fs,
             "change_point": self.change_point,
+            "commit_change_point": self.commit_change_point,
             "seed_noise": self.seed_noise,
         }
 
@@ -490,10 +493,14 @@ def _run_tests(out: Triage, use, outs, cands, permutations, alpha, seed) -> None
                 )
             )
             masks[(target, name)] = (mask, y_all)
-    for f, q in zip(tests, bh([f.p_value for f in tests]), strict=True):
+    by_commit = _commit_order_test(use, outs, rng, permutations)
+    family = tests + ([by_commit[0]] if by_commit else [])
+    for f, q in zip(family, bh([f.p_value for f in family]), strict=True):
         f.q_value = q
         f.significant = q <= alpha and not f.small
     tests.sort(key=lambda f: (not f.significant, f.q_value, f.p_value))
+    if by_commit:
+        out.commit_change_point = _commit_change_point(use, outs, *by_commit)
     out.factors = tests
     out.tested = len(tests)
     for t in sorted({f.target for f in tests if f.small}):
@@ -544,6 +551,100 @@ def _change_point(use, outs, tests: list[Factor]) -> dict[str, Any] | None:
         "p_value": round(f.p_value, 6),
         "q_value": round(f.q_value, 6),
         "significant": f.significant,
+    }
+
+
+def commit_order(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The distinct commits of ``records`` in the order they came into use: by the earliest
+    start time of a run carrying each (ties by the commit text). Runs record no commit history,
+    so the first run made on a commit stands for the commit's date."""
+    first: dict[str, float] = {}
+    for r in records:
+        c = r.get("commit")
+        if c:
+            t = _as_float(r.get("start_time"))
+            t = math.inf if t is None else t
+            first[str(c)] = min(first.get(str(c), math.inf), t)
+    return sorted(first, key=lambda c: (first[c], c))
+
+
+def _commit_order_test(use, outs, rng, permutations: int):
+    """The change point of the failure rate on the runs ordered by commit
+    (:func:`commit_order`): the threshold split on the commit's rank with the largest
+    |z| of the failure-rate difference, its permutation p-value (the same maximum over every
+    split on each shuffle of the failure labels). ``None`` unless every run carries a commit,
+    at least 3 commits are seen (with 2, the split is the ``commit`` factor itself) and some
+    but not all runs fail. Returns ``(Factor, order)``."""
+    commits = [r.get("commit") for r in use]
+    if not all(commits):
+        return None
+    order = commit_order(use)
+    if len(order) < 3:
+        return None
+    y = np.array([o not in HEALTHY for o in outs], dtype=np.int8)
+    if y.sum() in (0, y.size):
+        return None
+    rank = {c: i for i, c in enumerate(order)}
+    x = np.array([rank[str(c)] for c in commits], dtype=float)
+    split, p, mask = _test_numeric(x, y, _Perms(y, rng), permutations)
+    f_total = int(y.sum())
+    f = Factor(
+        "commit_order",
+        "numeric",
+        "failed",
+        "",
+        {},
+        p,
+        small=f_total < MIN_GROUP,
+        split=split,
+    )
+    return f, order
+
+
+def _commit_change_point(use, outs, f: Factor, order: list[str]) -> dict[str, Any]:
+    """First bad / last good by commit: the commits either side of the split, the runs (the
+    last healthy run on the last good commit's side, the first failing run on the other),
+    what differs between those two runs, and the failure counts before and after."""
+    rank = {c: i for i, c in enumerate(order)}
+    cut = int(f.split)
+    fail = [o not in HEALTHY for o in outs]
+    before = [i for i in range(len(use)) if rank[str(use[i]["commit"])] < cut]
+    after = [i for i in range(len(use)) if rank[str(use[i]["commit"])] >= cut]
+    rate_b = sum(fail[i] for i in before) / max(len(before), 1)
+    rate_a = sum(fail[i] for i in after) / max(len(after), 1)
+    worse_after = rate_a > rate_b
+    good_side, bad_side = (before, after) if worse_after else (after, before)
+
+    def when(i: int) -> float:
+        t = _as_float(use[i].get("start_time"))
+        return math.inf if t is None else t
+
+    good = sorted((i for i in good_side if not fail[i]), key=lambda i: (rank[str(use[i]["commit"])], when(i)))
+    bad = sorted((i for i in bad_side if fail[i]), key=lambda i: (rank[str(use[i]["commit"])], when(i)))
+    last_good = (good[-1] if worse_after else good[0]) if good else None
+    first_bad = (bad[0] if worse_after else bad[-1]) if bad else None
+    changed = (
+        _diff(use[last_good], use[first_bad])
+        if (last_good is not None and first_bad is not None)
+        else {}
+    )
+    nb, na = sum(fail[i] for i in before), sum(fail[i] for i in after)
+    return {
+        "order": "commit",
+        "commits": list(order),
+        "direction": "failures start" if worse_after else "failures stop",
+        "at": f"commit {order[cut]}" if worse_after else f"commit {order[cut - 1]} and earlier",
+        "last_good_commit": order[cut - 1] if worse_after else order[cut],
+        "first_bad_commit": order[cut] if worse_after else order[cut - 1],
+        "before": {"commits": cut, "runs": len(before), "failing": nb},
+        "after": {"commits": len(order) - cut, "runs": len(after), "failing": na},
+        "last_good": None if last_good is None else str(use[last_good].get("run_id")),
+        "first_bad": None if first_bad is None else str(use[first_bad].get("run_id")),
+        "changed": changed,
+        "p_value": round(f.p_value, 6),
+        "q_value": round(f.q_value, 6),
+        "significant": f.significant,
+        "small": f.small,
     }
 
 
@@ -723,6 +824,23 @@ def render_text(t: Triage, limit: int = 10) -> str:
             lines.append(
                 "  changed between them: "
                 + "; ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in list(cp["changed"].items())[:8])
+            )
+    cc = t.commit_change_point
+    if cc:
+        verdict = "significant" if cc["significant"] else "not significant"
+        lines.append(
+            f"First bad / last good by commit ({len(cc['commits'])} commits in order of first "
+            f"use): {cc['direction']} at {cc['at']} ({cc['before']['failing']} of "
+            f"{cc['before']['runs']} runs failing on the {cc['before']['commits']} commit(s) "
+            f"before, {cc['after']['failing']} of {cc['after']['runs']} on the "
+            f"{cc['after']['commits']} from there; p={cc['p_value']:.4g}, q={cc['q_value']:.4g}, "
+            f"{verdict}); last good commit {cc['last_good_commit']} (run {cc['last_good']}), "
+            f"first bad commit {cc['first_bad_commit']} (run {cc['first_bad']})"
+        )
+        if cc["changed"] and cc["significant"]:
+            lines.append(
+                "  changed between them: "
+                + "; ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in list(cc["changed"].items())[:8])
             )
     if t.seed_noise and t.seed_noise.get("statement"):
         lines.append("Seed noise: " + t.seed_noise["statement"])

@@ -204,3 +204,64 @@ def test_seed_noise_identical_seeds_say_so():
     ]
     sn = seed_noise(recs)
     assert sn["real"] is None and "identical values across seeds (sd 0)" in sn["statement"]
+
+
+def _commit_sweep(rng: np.random.Generator, bad_from: int | None, flip: float = 0.03) -> list[dict]:
+    """120 runs over 6 commits used one after the other (20 runs each; the runs of neighbouring
+    commits interleave in time as branches do); from commit ``bad_from`` on, runs diverge
+    (a regression); at that commit the ``loss_scale`` default changed too."""
+    recs = []
+    for i in range(120):
+        k = min(5, max(0, (i + int(rng.integers(-3, 4))) // 20))
+        bad = bad_from is not None and k >= bad_from
+        if bad_from is None:
+            bad = rng.random() < 0.25
+        elif rng.random() < flip:
+            bad = not bad
+        recs.append(
+            {
+                "run_id": f"r{i:03d}",
+                "outcome": "diverged" if bad else "succeeded",
+                "params": {
+                    "lr": f"{10 ** rng.uniform(-4, -3):.6g}",
+                    "seed": str(i % 4),
+                    "loss_scale": "dynamic" if (bad_from is not None and k >= bad_from) else "1024",
+                },
+                "tags": {},
+                "start_time": 1.7e9 + 60 * i,
+                "commit": f"{k:02d}" + "abcdef"[k] * 6,
+                "host": f"gpu-{i % 4}",
+            }
+        )
+    return recs
+
+
+def test_triage_commit_change_point_names_last_good_and_first_bad_commit():
+    t = triage(_commit_sweep(np.random.default_rng(11), bad_from=3))
+    cc = t.commit_change_point
+    assert cc and cc["significant"] and cc["direction"] == "failures start"
+    assert cc["commits"] == ["00aaaaaa", "01bbbbbb", "02cccccc", "03dddddd", "04eeeeee", "05ffffff"]
+    assert cc["last_good_commit"] == "02cccccc" and cc["first_bad_commit"] == "03dddddd"
+    assert cc["before"]["commits"] == 3 and cc["after"]["commits"] == 3
+    assert cc["changed"]["commit"] == ["02cccccc", "03dddddd"]
+    assert cc["changed"]["param:loss_scale"] == ["1024", "dynamic"]
+    assert "seed" not in " ".join(cc["changed"])
+    text = render_text(t)
+    assert "last good commit 02cccccc" in text and "first bad commit 03dddddd" in text
+    assert "param:loss_scale: '1024' -> 'dynamic'" in text
+    assert t.to_dict()["commit_change_point"]["first_bad_commit"] == "03dddddd"
+
+
+def test_triage_commit_change_point_not_claimed_on_noise_or_without_commits():
+    claimed = 0
+    for s in range(20):
+        t = triage(_commit_sweep(np.random.default_rng(100 + s), bad_from=None))
+        claimed += bool(t.commit_change_point and t.commit_change_point["significant"])
+    assert claimed <= 2
+    recs = _commit_sweep(np.random.default_rng(12), bad_from=3)
+    recs[5]["commit"] = None  # a run without a recorded commit: no commit order
+    assert triage(recs).commit_change_point is None
+    two = _commit_sweep(np.random.default_rng(13), bad_from=3)
+    for r in two:
+        r["commit"] = "aaaa" if r["commit"] < "03" else "bbbb"
+    assert triage(two).commit_change_point is None  # 2 commits: the commit factor says it

@@ -213,3 +213,33 @@ def test_batch_mlflow_triage_bad_input_claims_nothing(
     assert statement in " ".join(tri["statements"])
     tag = client.get_experiment(exp).tags["mlaudit.triage"]
     assert statement in tag
+
+
+def test_batch_mlflow_triage_first_bad_commit(mlflow_server, tmp_path):
+    """Runs carrying ``mlflow.source.git.commit``: 16 runs made one after the other on 4
+    commits; from the third commit on every run diverges (and ``grad_clip`` was dropped there).
+    The commit-ordered change point names the last good and the first bad commit, the runs either
+    side and what changed, in the JSON and the terminal."""
+    client = mlflow.MlflowClient(mlflow_server["url"])
+    exp = client.create_experiment("triage-commits")
+    commits = ["1111aaa", "2222bbb", "3333ccc", "4444ddd"]
+    for i in range(16):
+        k = i // 4
+        log_run(
+            client,
+            exp,
+            {"lr": LRS[i % 3], "seed": str(i % 4), "grad_clip": "1.0" if k < 2 else "none"},
+            {"mlflow.source.git.commit": commits[k]},
+            diverge=k >= 2,
+        )
+    res = batch(mlflow_server["url"], "triage-commits", tmp_path / "c.sqlite", "-f", "json")
+    assert res.exit_code == 0, res.output
+    cc = json.loads(res.stdout)["triage"]["commit_change_point"]
+    assert cc["commits"] == commits and cc["significant"]
+    assert (cc["last_good_commit"], cc["first_bad_commit"]) == ("2222bbb", "3333ccc")
+    assert cc["changed"]["commit"] == ["2222bbb", "3333ccc"]
+    assert cc["changed"]["param:grad_clip"] == ["1.0", "none"]
+    assert cc["before"] == {"commits": 2, "runs": 8, "failing": 0}
+    assert cc["after"] == {"commits": 2, "runs": 8, "failing": 8}
+    res = batch(mlflow_server["url"], "triage-commits", tmp_path / "c.sqlite", "--no-write")
+    assert "last good commit 2222bbb" in res.output and "first bad commit 3333ccc" in res.output

@@ -167,8 +167,9 @@ def section(doc: dict[str, Any]) -> str:
             f"- `{md_escape(f['name'])}` [{md_escape(f['target'])}]: {md_escape(f['effect'])} "
             f"(p={f['p_value']:.3g}, q={f['q_value']:.3g}, {mark})"
         )
-    cp = doc.get("change_point")
-    if cp:
+    for cp in (doc.get("change_point"), doc.get("commit_change_point")):
+        if not cp:
+            continue
         lines.append(
             f"- first bad / last good by {md_escape(cp['order'])}: {md_escape(cp['direction'])} at "
             f"{md_escape(str(cp['at']))}; last good `{md_escape(str(cp['last_good']))}`, first bad "

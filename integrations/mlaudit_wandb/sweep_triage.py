@@ -193,8 +193,9 @@ def report_markdown(doc: dict[str, Any]) -> list[str]:
                 + " |"
             )
         out.append("\n".join(rows))
-    cp = doc.get("change_point")
-    if cp:
+    for cp in (doc.get("change_point"), doc.get("commit_change_point")):
+        if not cp:
+            continue
         changed = "; ".join(
             f"{md_escape(k)}: {md_escape(str(v))}" for k, v in cp["changed"].items()
         )
