@@ -193,6 +193,7 @@ _TERMS: tuple[tuple[tuple, str], ...] = (
     (({"exact"}, {"match"}), "em"),
     ((_COUNT_NOUNS - {"steps"}, _PER_TIME), "persec"),
     ((_STEPS, {"time"}), "steptime"),
+    ((_STEPS | {"epoch"}, {"took"}), "steptime"),
     (({"time"}, _STEPS - {"batch"}, _END), "steptime"),
     (({"data", "dataloader", "dataloading", "loader"}, {"time"}), "datatime"),
     (({"time"}, {"data"}, _END), "datatime"),

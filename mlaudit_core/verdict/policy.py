@@ -822,7 +822,7 @@ def _stopped_early(c: Ctx) -> Decision | None:
 def _slow(c: Ctx) -> Decision | None:
     # SY004 (isolated slow steps) and SY003 (idle accelerator) stay bottleneck findings but do not
     # set the outcome: on shared machines both come from neighbours as often as from the run
-    for code in ("SY002", "SY005", "SY001"):
+    for code in ("SY002", "SY005", "SY001", "SY008"):
         f = c.get(code, Severity.WARNING)
         if f:
             return Decision(Outcome.SLOW, Cause.INFRA_RUNTIME, f"The run was slow: {f.message}.", f)
@@ -1254,8 +1254,12 @@ POLICY: tuple[Rule, ...] = (
          "at warning (SY001 is a warning only when progressive, falling in every quarter from the start), or "
          "SY004 recurring pauses (steps at 2x the median or more on 5-30% of steps, >= 20% of the step time, "
          "one spacing between them in >= half the cases; "
-         "from the records' wall times when no step time is logged)", (Outcome.SLOW,), (Cause.INFRA_RUNTIME,), _slow, codes=("SY002", "SY005", "SY001", "SY004"), cases=(
+         "from the records' wall times when no step time is logged), or SY008 (a sparse epoch/interval time "
+         "series that swings or grows 2x)", (Outcome.SLOW,), (Cause.INFRA_RUNTIME,), _slow,
+         codes=("SY002", "SY005", "SY001", "SY004", "SY008"), cases=(
              Case("input-bound", (("SY002", _E, {}),), ("slow", "infra_runtime")),
+             Case("epoch times of the same work swing 2.4x (SY008)", (("SY008", _W, {"ratio": 2.38}),),
+                  ("slow", "infra_runtime"), series=_LOSS),
              Case("isolated slow steps only (SY004)", (("SY004", _W, {}),), None),
              Case("recurring pauses: 13% of steps at 2x+, 45% of the time (SY004)",
                   (("SY004", _W, {"recurring": True}),), ("slow", "infra_runtime")),

@@ -1,0 +1,89 @@
+"""SY008 summary-time-swings."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..report import SeriesEvidence, Severity
+from ..roles import Role
+from ..signal import fmt
+from .base import Detector, DetectorParams, Skip
+
+
+class SummaryTimeSwings(Detector, code="SY008", name="summary-time-swings", family="systems"):
+    """A sparse timing series (one time per epoch, or per logging interval) doubles or grows.
+
+    Why it matters: frameworks that print a time per epoch (nnU-Net ``This epoch took N s``) or an
+    average over each logging interval (Megatron ``elapsed time per iteration (ms)``) average away
+    the per-step jitter: when such a figure doubles between epochs of the same work, or grows at
+    every interval, the machine, its storage or the job's own per-step cost changed, even while the
+    learning curves look fine.
+    Evidence: the step-time series (epoch times read as the step time of an epoch axis), its
+    smallest and largest value after the first point, and whether it grew at every point.
+    Remedy: compare the slow epochs' time with the machine's load (other jobs, I/O wait, thermal
+    throttling, a network file system); a time per iteration that grows with the iteration is a
+    per-step cost that grows (a leak, a growing structure).
+    The series is one of summaries when its points are epochs (the log's step axis) or at least 2 steps
+    apart (an average over a logging interval); per-step times logged at consecutive steps jitter
+    2x on their own (the litgpt log of shared/cases/fp16-true-nan-after-first-step: 1.04-2.15 s).
+    Thresholds: only series of fewer than ``max_points`` 20 points (SY001 and SY004, which need
+    that many per-step points, judge the longer ones); at least ``min_points`` 3 after the first,
+    which is skipped (start-up, compilation). The largest value at ``factor`` 2x the smallest or
+    more (a step that doubled: SY004's pause factor), or at least ``factor`` x growth from first to
+    last with a rise at every point. Each value being an average of many steps, a 2x swing is a
+    sustained change, not jitter.
+    """
+
+    class Params(DetectorParams):
+        max_points: int = 20
+        min_points: int = 3
+        factor: float = 2.0
+
+    def check(self, run, p):
+        key = run.key_for(Role.STEP_TIME)
+        if key is None:
+            raise Skip("no step or epoch time series logged")
+        s = run.series(key).by_step().finite()
+        if len(s) >= p.max_points:
+            raise Skip(f"{key} has {len(s)} points: the per-step detectors (SY001, SY004) judge it")
+        if (
+            run.params.get("log.step_axis") != "epoch"
+            and len(s) > 1
+            and int(np.min(np.diff(s.steps))) < 2
+        ):
+            raise Skip(f"{key} is logged at consecutive steps: per-step times, not averages")
+        v, steps = s.values[1:], s.steps[1:]
+        if len(v) < p.min_points or float(v.min()) <= 0:
+            raise Skip(f"{key} has {len(v)} positive points after the first (< {p.min_points})")
+        lo, hi = float(v.min()), float(v.max())
+        grew = bool(np.all(np.diff(v) > 0)) and float(v[-1]) >= p.factor * float(v[0])
+        if hi < p.factor * lo and not grew:
+            return
+        i_lo, i_hi = int(np.argmin(v)), int(np.argmax(v))
+        what = (
+            f"{key} grew at every logged point, {fmt(float(v[0]))} -> {fmt(float(v[-1]))} "
+            f"({float(v[-1]) / float(v[0]):.1f}x)"
+            if grew
+            else f"{key} swings {hi / lo:.1f}x: {fmt(lo)} at step {int(steps[i_lo])} vs {fmt(hi)} at step "
+            f"{int(steps[i_hi])}"
+        )
+        yield self.finding(
+            Severity.WARNING,
+            what + f" ({len(s)} points; each an average over an epoch or a logging interval)",
+            evidence=[
+                SeriesEvidence(
+                    metric=key,
+                    step_start=int(s.steps[0]),
+                    step_end=int(s.steps[-1]),
+                    values={
+                        "min": lo,
+                        "max": hi,
+                        "first": float(s.values[0]),
+                        "last": float(s.values[-1]),
+                    },
+                )
+            ],
+            ratio=round(hi / lo, 3),
+            grew=grew,
+            key=key,
+        )
