@@ -171,9 +171,7 @@ class _Scope:
                 else:
                     val = arr.tolist()
             elif how == "csv":
-                import pandas as pd  # type: ignore[import-untyped]
-
-                val = {c: pd.read_csv(p)[c].tolist() for c in pd.read_csv(p, nrows=0).columns}
+                val = _read_csv_columns(p)
             else:
                 val = p.read_text(encoding="utf-8", errors="replace")
         except (TooBig, TooDeep, InputError, ValueError, OSError) as exc:
@@ -1259,3 +1257,39 @@ def follow_verdict(repo: Path, ctx, given: dict[str, Path], lines: list[str] | N
         )
         return v, f
     return None
+
+
+def _csv_cell(text: str) -> object:
+    """A CSV cell as ``pandas.read_csv`` types it in a one-type column: int, float or str."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _read_csv_columns(path: Path) -> dict[str, list]:
+    """The columns a test's ``pd.read_csv(path)`` gives, as lists: with pandas when it is
+    installed, else the standard library's reader (cells typed int, float or str; an empty
+    cell NaN)."""
+    from .._optional import pandas
+
+    pd = pandas()
+    if pd is not None:
+        return {c: pd.read_csv(path)[c].tolist() for c in pd.read_csv(path, nrows=0).columns}
+    import csv
+
+    with open(path, encoding="utf-8", newline="") as fh:
+        rows = [r for r in csv.reader(fh) if r]
+    if not rows:
+        raise ValueError(f"{path.name}: no columns to parse from the file")
+    names, body = rows[0], rows[1:]
+    return {
+        name: [
+            _csv_cell(r[j].strip()) if j < len(r) and r[j].strip() else float("nan") for r in body
+        ]
+        for j, name in enumerate(names)
+    }

@@ -20,12 +20,11 @@ measured. Unmarked columns take the side of the option the file came with
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import re
 from pathlib import Path
-
-import pandas as pd
 
 from ..errors import InputError
 from .model import ValueSet
@@ -163,30 +162,62 @@ def _split_column(col: str) -> tuple[str, str | None, str]:
     return col.strip(), None, ""
 
 
-def _from_csv(path: Path, source: str, side: str) -> list[ValueSet]:
+def _csv_number(text: str) -> float:
+    """A CSV cell as a float; NaN for an empty cell or text (``pandas.to_numeric(errors="coerce")``)."""
     try:
-        df = pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
+def _csv_columns(path: Path, source: str) -> dict[str, list[float]]:
+    """A golden/metrics CSV as column name -> float values (the standard library's reader, no
+    pandas): blank lines skipped, short rows padded, a row longer than the header refused.
+
+    Raises:
+        InputError: empty, undecodable, or a row with more cells than the header.
+    """
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            rows = [r for r in csv.reader(fh) if r]
+    except (csv.Error, UnicodeDecodeError) as exc:
         raise InputError(f"{source}: not a readable CSV: {exc}") from None
-    cols = {c.lower().strip(): c for c in df.columns}
+    if not rows:
+        raise InputError(f"{source}: not a readable CSV: no columns to parse from the file")
+    names, body = rows[0], rows[1:]
+    for i, r in enumerate(body):
+        if len(r) > len(names):
+            raise InputError(
+                f"{source}: not a readable CSV: expected {len(names)} fields in data row {i + 1}, "
+                f"saw {len(r)}"
+            )
+    return {
+        name: [_csv_number(r[j].strip()) if j < len(r) else math.nan for r in body]
+        for j, name in enumerate(names)
+    }
+
+
+def _from_csv(path: Path, source: str, side: str) -> list[ValueSet]:
+    table = _csv_columns(path, source)
+    cols = {c.lower().strip(): c for c in table}
     step_col = next((cols[c] for c in _STEP_COLS if c in cols), None)
+    n = len(next(iter(table.values()), []))
     steps = (
-        pd.to_numeric(df[step_col], errors="coerce").fillna(-1).astype(int).tolist()
+        [int(x) if math.isfinite(x) else -1 for x in table[step_col]]
         if step_col
-        else list(range(1, len(df) + 1))
+        else list(range(1, n + 1))
     )
     sets: dict[tuple[str, str], ValueSet] = {}
-    for c in df.columns:
+    for c, vals in table.items():
         if c == step_col:
             continue
         metric, s, label = _split_column(str(c))
         s = s or side
-        vals = pd.to_numeric(df[c], errors="coerce")
-        if vals.notna().sum() == 0:
+        if all(math.isnan(x) for x in vals):
             continue
         key = (s, label)
         vs = sets.setdefault(key, ValueSet(source, s, label))
-        vs.metrics[metric] = (list(steps), [float(x) for x in vals.tolist()])
+        vs.metrics[metric] = (list(steps), vals)
     if not sets:
         raise InputError(f"{source}: no numeric metric columns")
     # golden, new and "old" columns side by side: "old" / "before" is then the old code's rerun

@@ -17,6 +17,13 @@ lines; when there is one, the file is parsed through a filter that skips such li
 without holding them, and the report's warnings say how many were skipped. Without the
 cap a 200 MB data line took 1.1 GB (pandas holds the line, then its Python string);
 ``benchmarks/ingest.py --only long`` measures both readers on one.
+
+Without pandas (an optional extra, ``mlaudit[pandas]``), the standard library's ``csv``
+module reads the same table (:func:`_read_rows`): blank lines skipped, short rows padded
+with empty cells, rows with more cells than the header skipped and counted, every column
+converted by the same pass as pandas' text columns (a logged ``nan`` is a point, ``inf`` a
+value, an empty cell none). Verdicts on the corpora are the same with and without pandas
+(``tests/test_no_pandas.py``); pandas' C parser is several times faster on million-row files.
 """
 
 from __future__ import annotations
@@ -38,8 +45,18 @@ MAX_HEADER = 1 << 20
 #: no framework writes a CSV row this long (a 200-column row of 20-digit floats is 4 KiB).
 MAX_LINE = 1 << 20
 _BLOCK = 1 << 20
-STEP_NAMES = ("step", "global_step", "iteration", "iter", "it", "trainer/global_step", "_step",
-              "current_steps", "steps")
+BOM = "\ufeff"
+STEP_NAMES = (
+    "step",
+    "global_step",
+    "iteration",
+    "iter",
+    "it",
+    "trainer/global_step",
+    "_step",
+    "current_steps",
+    "steps",
+)
 EPOCH_NAMES = ("epoch", "epochs", "Epoch")
 
 
@@ -62,8 +79,11 @@ def delimiter(path: Path) -> str | None:
     if text.count("\t") >= 1:
         return "\t"
     names = text.split()
-    if len(names) >= 2 and all(n[:1].isalpha() or n[:1] == "_" for n in names) and \
-            _numeric_head(path, len(names), sep=None):
+    if (
+        len(names) >= 2
+        and all(n[:1].isalpha() or n[:1] == "_" for n in names)
+        and _numeric_head(path, len(names), sep=None)
+    ):
         return " "
     return None
 
@@ -87,44 +107,60 @@ def header(path: Path) -> list[str] | None:
 
 def looks_numeric_header(names: list[str]) -> bool:
     """True when the "header" is itself a row of numbers (a CSV without a header)."""
+
     def num(x: str) -> bool:
         try:
             float(x)
             return True
         except ValueError:
             return False
+
     return bool(names) and all(num(n) for n in names if n)
 
 
-def read(path: Path, what: str = "CSV log") -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], list[str]]:
+def read(
+    path: Path, what: str = "CSV log"
+) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], list[str]]:
     """Every column of a CSV file as ``name -> (float64 values, present mask)``.
 
     Raises:
         InputError: empty, binary, a pointer file, a first line over 1 MiB, no header,
             header only, or not parseable as CSV (one line, naming the file).
     """
-    import pandas as pd
+    from .._optional import pandas
 
+    pd = pandas()
     check_text(path, what)
     first = head(path, MAX_HEADER + 1)
     if b"\n" not in first and len(first) > MAX_HEADER:
-        raise InputError(f"{path}: the first line is longer than {MAX_HEADER >> 20} MiB; not a {what}")
+        raise InputError(
+            f"{path}: the first line is longer than {MAX_HEADER >> 20} MiB; not a {what}"
+        )
     warnings: list[str] = []
     names = header(path)
     if names is None or looks_numeric_header(names):
         raise InputError(f"{path}: no CSV header line (comma-separated column names) at the top")
 
     sep = delimiter(path) or ","
-    kw = dict(engine="c", keep_default_na=False, na_values=[""],
-              encoding_errors="replace", sep=r"\s+" if sep == " " else sep)
+    kw = dict(
+        engine="c",
+        keep_default_na=False,
+        na_values=[""],
+        encoding_errors="replace",
+        sep=r"\s+" if sep == " " else sep,
+    )
     n_long, longest, last_long = long_lines(path)
     if n_long:
-        warnings.append(f"{path.name}: {n_long} line(s) longer than {MAX_LINE >> 20} MiB (the longest "
-                        f"{longest / (1 << 20):.3g} MiB) were skipped; no CSV log writes rows that long")
+        warnings.append(
+            f"{path.name}: {n_long} line(s) longer than {MAX_LINE >> 20} MiB (the longest "
+            f"{longest / (1 << 20):.3g} MiB) were skipped; no CSV log writes rows that long"
+        )
 
     def source():
         return io.BufferedReader(_ShortLines(path, MAX_LINE)) if n_long else path
 
+    if pd is None:
+        return _read_rows(path, source, sep, what, warnings, check_tail=not last_long)
     df = None
     if _numeric_head(path, len(names), sep=sep):
         # every column parsed as float64 lands in one pandas block, which the metric table can
@@ -139,7 +175,9 @@ def read(path: Path, what: str = "CSV log") -> tuple[dict[str, tuple[np.ndarray,
     except pd.errors.EmptyDataError:
         raise InputError(f"{path}: empty {what}") from None
     except (pd.errors.ParserError, ValueError, UnicodeError, MemoryError) as exc:
-        raise InputError(f"{path}: not a readable {what} ({str(exc).splitlines()[0][:160]})") from None
+        raise InputError(
+            f"{path}: not a readable {what} ({str(exc).splitlines()[0][:160]})"
+        ) from None
     tail = None if last_long else head_tail_problem(path)
     if tail and len(df):
         df = df.iloc[:-1]  # a row cut mid-value would be read as a wrong number
@@ -175,9 +213,95 @@ def read(path: Path, what: str = "CSV log") -> tuple[dict[str, tuple[np.ndarray,
         if n_bad:
             bad_cells[name] = n_bad
         cols[name] = (v, present & ok)
+    _warn_bad_cells(path, bad_cells, warnings)
+    return cols, warnings
+
+
+def _warn_bad_cells(path: Path, bad_cells: dict[str, int], warnings: list[str]) -> None:
     if bad_cells:
         listed = ", ".join(f"{k} ({n})" for k, n in list(bad_cells.items())[:5])
         warnings.append(f"{path.name}: cells that are not numbers were left out: {listed}")
+
+
+_LOGGED_NAN = frozenset(("nan", "-nan", "+nan"))
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
+def _read_rows(
+    path: Path, source, sep: str, what: str, warnings: list[str], *, check_tail: bool = True
+):
+    """The table of :func:`read` with the standard library's ``csv`` module (no pandas): the
+    same columns, values, masks and warnings as the pandas path (module docstring). Raises
+    InputError as :func:`read` does."""
+    src = source()
+    raw = open(src, "rb") if isinstance(src, Path) else src  # noqa: SIM115 - closed below
+    try:
+        fh = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
+        records = (line.split() for line in fh) if sep == " " else csv.reader(fh, delimiter=sep)
+        names: list[str] | None = None
+        rows: list[list[str]] = []
+        skipped = 0
+        try:
+            for rec in records:
+                if not rec:
+                    continue  # a blank line
+                if names is None:
+                    names = rec
+                elif len(rec) > len(names):
+                    skipped += 1
+                else:
+                    rows.append(rec)
+        except csv.Error as exc:
+            raise InputError(
+                f"{path}: not a readable {what} ({str(exc).splitlines()[0][:160]})"
+            ) from None
+    finally:
+        raw.close()
+    if names is None:
+        raise InputError(f"{path}: empty {what}")
+    if skipped:
+        warnings.append(
+            f"{path.name}: {skipped} malformed line(s) (a different number of fields) were skipped"
+        )
+    tail = head_tail_problem(path) if check_tail else None
+    if tail and rows:
+        rows.pop()  # a row cut mid-value would be read as a wrong number
+        warnings.append(tail)
+    if not rows:
+        raise InputError(f"{path}: header only, no rows of values")
+    names[0] = names[0].lstrip(BOM)
+    seen: dict[str, int] = {}
+    cols: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    bad_cells: dict[str, int] = {}
+    n = len(rows)
+    for j, raw_name in enumerate(names):
+        name = raw_name
+        if raw_name in seen:  # pandas' names for repeated columns: a, a.1, a.2
+            seen[raw_name] += 1
+            name = f"{raw_name}.{seen[raw_name]}"
+        else:
+            seen[raw_name] = 0
+        name = name.strip()
+        if not name:
+            continue  # pandas names it "Unnamed: <j>": no metric
+        text = [(r[j] if j < len(r) else "").strip() for r in rows]
+        present = np.fromiter((t != "" for t in text), dtype=bool, count=n)
+        v = np.fromiter((_number(t) if t else math.nan for t in text), dtype=np.float64, count=n)
+        logged_nan = np.fromiter((t.lower() in _LOGGED_NAN for t in text), dtype=bool, count=n)
+        ok = ~np.isnan(v) | logged_nan
+        n_bad = int((present & ~ok).sum())
+        if n_bad and n_bad == int(present.sum()):
+            continue  # a text column (a checkpoint path, a timestamp string): not a metric
+        if n_bad:
+            bad_cells[name] = n_bad
+        cols[name] = (v, present & ok)
+    _warn_bad_cells(path, bad_cells, warnings)
     return cols, warnings
 
 
@@ -192,9 +316,14 @@ def _parse_general(pd, source, kw: dict, path: Path, warnings: list[str]):
         with _w.catch_warnings(record=True) as caught:
             _w.simplefilter("always")
             df = pd.read_csv(source(), on_bad_lines="warn", **kw)
-        bad = sum(str(c.message).count("Skipping line") or 1 for c in caught
-                  if issubclass(c.category, pd.errors.ParserWarning))
-        warnings.append(f"{path.name}: {bad} malformed line(s) (a different number of fields) were skipped")
+        bad = sum(
+            str(c.message).count("Skipping line") or 1
+            for c in caught
+            if issubclass(c.category, pd.errors.ParserWarning)
+        )
+        warnings.append(
+            f"{path.name}: {bad} malformed line(s) (a different number of fields) were skipped"
+        )
         return df
 
 
@@ -203,7 +332,7 @@ def _numeric_head(path: Path, n_cols: int, rows: int = 50, sep: str | None = ","
     cells each (then the all-float64 parse is tried first). ``sep`` None or ``" "``: runs of
     white space separate the cells."""
     data = head(path, 65536)
-    lines = data.split(b"\n")[1:rows + 1]
+    lines = data.split(b"\n")[1 : rows + 1]
     if len(data) == 65536:
         lines = lines[:-1]  # the last one may be cut by the read
     seen = 0
@@ -236,16 +365,20 @@ def _float_columns(df) -> dict[str, np.ndarray]:
     ~9 ms per MB (page faults): the two copies of a 1 M-row, 9-column CSV cost ~1.2 s of a
     ~4.5 s load (benchmarks/ingest.py). Columns with repeated names are left to the caller.
     """
-    names = [n for n in df.columns if n and not n.startswith("Unnamed:") and df[n].dtype == np.float64]
+    names = [
+        n for n in df.columns if n and not n.startswith("Unnamed:") and df[n].dtype == np.float64
+    ]
     if not names or len(set(names)) != len(names) or len(set(df.columns)) != len(df.columns):
         return {}
-    block = df[names].to_numpy(dtype=np.float64)  # (rows, columns); a view when pandas holds one block
+    block = df[names].to_numpy(
+        dtype=np.float64
+    )  # (rows, columns); a view when pandas holds one block
     flat = block.T
     if not flat.flags.c_contiguous:
         flat = np.ascontiguousarray(flat)
     flat = flat.reshape(-1)
     n = len(df)
-    return {name: flat[i * n:(i + 1) * n] for i, name in enumerate(names)}
+    return {name: flat[i * n : (i + 1) * n] for i, name in enumerate(names)}
 
 
 def long_lines(path: Path, limit: int = MAX_LINE) -> tuple[int, int, bool]:
@@ -334,8 +467,10 @@ def head_tail_problem(path: Path) -> str | None:
     except OSError:
         return None
     if last not in (b"\n", b"\r"):
-        return (f"{path.name}: the last line is truncated (no line end: the file was cut while being "
-                "written); that row was left out")
+        return (
+            f"{path.name}: the last line is truncated (no line end: the file was cut while being "
+            "written); that row was left out"
+        )
     return None
 
 

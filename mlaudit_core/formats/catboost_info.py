@@ -16,11 +16,11 @@ Reference: CatBoost documentation, "Output data / Training directory" (``train_d
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from ..errors import InputError
 from ._common import wide_run
@@ -41,42 +41,54 @@ def sniff(path: Path) -> float:
     return 0.0
 
 
-def _table(path: Path) -> pd.DataFrame | None:
+def _table(path: Path) -> dict[str, np.ndarray] | None:
+    """A CatBoost TSV (``iter<TAB>Logloss...``) as column name -> float64 values (a cell that
+    is no number: NaN); None when the file is absent.
+
+    Raises:
+        InputError: unreadable, or no ``iter`` column.
+    """
     if not path.is_file():
         return None
     try:
-        df = pd.read_csv(path, sep="\t")
-    except (ValueError, OSError, pd.errors.ParserError) as exc:
+        with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+            rows = [r for r in csv.reader(fh, delimiter="\t") if r]
+    except (csv.Error, OSError) as exc:
         raise InputError(
             f"{path}: not a readable CatBoost error table ({str(exc)[:120]})"
         ) from None
-    if "iter" not in df.columns:
+    if not rows or "iter" not in rows[0]:
         raise InputError(f"{path}: no 'iter' column (not a CatBoost error table)")
-    return df
+    names, body = rows[0], rows[1:]
+    return {
+        name: np.array([_number(r[j]) if j < len(r) else np.nan for r in body], dtype=np.float64)
+        for j, name in enumerate(names)
+    }
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return float("nan")
 
 
 def load(path: Path):
     learn = _table(path / "learn_error.tsv")
     test = _table(path / "test_error.tsv")
     parts = [(p, df) for p, df in (("train", learn), ("val", test)) if df is not None]
-    steps = np.unique(
-        np.concatenate(
-            [pd.to_numeric(df["iter"], errors="coerce").to_numpy(float) for _, df in parts]
-        )
-    )
+    steps = np.unique(np.concatenate([df["iter"] for _, df in parts]))
     steps = steps[np.isfinite(steps)]
     index = {s: i for i, s in enumerate(steps)}
     columns: dict[str, np.ndarray] = {}
     for prefix, df in parts:
-        rows = np.array(
-            [index.get(s, -1) for s in pd.to_numeric(df["iter"], errors="coerce").to_numpy(float)]
-        )
+        rows = np.array([index.get(s, -1) for s in df["iter"]], dtype=np.int64)
         ok = rows >= 0
-        for col in df.columns:
+        for col in df:
             if col == "iter":
                 continue
             v = np.full(len(steps), np.nan)
-            v[rows[ok]] = pd.to_numeric(df[col], errors="coerce").to_numpy(float)[ok]
+            v[rows[ok]] = df[col][ok]
             columns[f"{prefix}/{col}"] = v
     params: dict[str, str] = {}
     notes = [
@@ -101,8 +113,10 @@ def load(path: Path):
     left = path / "time_left.tsv"
     if left.is_file():
         try:
-            passed = pd.to_numeric(pd.read_csv(left, sep="\t")["Passed"], errors="coerce").max()
-        except (ValueError, KeyError, OSError, pd.errors.ParserError):
+            times = _table(left)
+            done = times["Passed"][~np.isnan(times["Passed"])] if times else np.array([])
+            passed = float(done.max()) if done.size else float("nan")
+        except (InputError, KeyError, ValueError):
             passed = float("nan")
         if passed == passed:
             notes.append(

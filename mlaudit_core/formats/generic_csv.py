@@ -47,33 +47,39 @@ def _pairs(names: list[str]) -> bool:
     """True when a first line alternates name, number (a ``name,value`` record, not a header)."""
     if len(names) % 2 or len(names) < 4:
         return False
-    return _csv.looks_numeric_header(names[1::2]) and not any(_csv.looks_numeric_header([n]) for n in names[::2])
+    return _csv.looks_numeric_header(names[1::2]) and not any(
+        _csv.looks_numeric_header([n]) for n in names[::2]
+    )
 
 
 def _load_pairs(path: Path):
     """A run from ``name,value`` record lines (module docstring); a line whose names differ from
     the first line's is read by its own names."""
+    import csv
+
     import numpy as np
-    import pandas as pd
 
     from ..errors import InputError
     from ._common import wide_run
 
     sep = _csv.delimiter(path) or ","
-    try:
-        raw = pd.read_csv(path, sep=sep, header=None, dtype=str, keep_default_na=False, on_bad_lines="skip")
-    except (ValueError, OSError, pd.errors.ParserError) as exc:
+    try:  # as many cells as the first line; a longer line is skipped, a shorter one padded
+        with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+            lines = [r for r in csv.reader(fh, delimiter=sep) if r]
+    except (csv.Error, OSError) as exc:
         raise InputError(f"{path}: not readable as name,value records ({str(exc)[:120]})") from None
+    width = len(lines[0]) if lines else 0
+    raw = [r + [""] * (width - len(r)) for r in lines if len(r) <= width]
     cols: dict[str, np.ndarray] = {}
     n = len(raw)
-    for j in range(0, raw.shape[1] - 1, 2):
-        for name in raw.iloc[:, j].str.strip().unique():
+    for j in range(0, width - 1, 2):
+        for i, row in enumerate(raw):
+            name = row[j].strip()
             if not name:
                 continue
             if name not in cols:
                 cols[name] = np.full(n, np.nan)
-            rows = (raw.iloc[:, j].str.strip() == name).to_numpy()
-            cols[name][rows] = pd.to_numeric(raw.iloc[rows, j + 1], errors="coerce").to_numpy(float)
+            cols[name][i] = _csv._number(row[j + 1].strip()) if row[j + 1].strip() else np.nan
     low = {k.lower(): k for k in cols}
     step_key = next((low[s] for s in (*_csv.STEP_NAMES, "epoch", "epochs") if s in low), None)
     notes = [f"{path.name} holds name,value records (no header): the names are the columns"]
