@@ -174,3 +174,35 @@ def test_ge007_sy005_accuracy_at_its_ceiling_and_relaunch_gaps():
     rep = audit(_run("Abas527--chest-cancer-classifier/logs/training.log"))
     assert "GE007" not in _codes(rep) and "SY005" not in _codes(rep)
     assert rep.verdict.outcome.value == "succeeded", rep.verdict.summary
+
+
+# --- a loss unbounded below; a task metric that never leaves its floor --------------------------------
+
+
+def test_op001_a_loss_running_to_minus_1e9_diverged():
+    """TTS console: the vocoder loss goes 0.005 -> -1e9 and the total loss follows. Lower is not better
+    past the loss's valid range. Before: succeeded/healthy (a must_not)."""
+    rep = audit(_run("CISC-867--Project/overnight.log"))
+    op1 = [f for f in rep.findings if f.code == "OP001"]
+    assert op1 and op1[0].facts.get("unbounded_below") is True
+    assert rep.verdict.outcome.value == "diverged", rep.verdict.summary
+
+
+def test_ge002_a_task_metric_that_never_leaves_its_floor_is_underfit():
+    """GRPO console, 3/3 epochs: accuracy 0.06, 0.04, 0.06, 0.00, 0.06, 0.01 while the policy loss sits near
+    0 by construction. Before: succeeded/healthy (a must_not)."""
+    rep = audit(_run("JunyiJ--PostTraining-LLM-Small/logs/train_grpo_gemma2_1.log"))
+    ge2 = [f for f in rep.findings if f.code == "GE002" and f.facts.get("task_floor")]
+    assert ge2 and ge2[0].facts["key"] == "train/accuracy"
+    assert rep.verdict.outcome.value == "underfit", rep.verdict.summary
+
+
+def test_ge002_task_floor_needs_a_metric_that_never_rose():
+    """The rule's other side on real input: the healthy Keras air-writing run (accuracy 0.06 -> 0.97) and
+    the DDP CNN (94% -> 98%) have no task-floor finding."""
+    for rel in (
+        "JosephHuang913--mmAlphabet-Air-Writing-Alphabet-Recognition-System/train_history.csv",
+        "davijoocho--convolutional-neural-network/train.out",
+    ):
+        rep = audit(_run(rel))
+        assert not [f for f in rep.findings if f.code == "GE002" and f.facts.get("task_floor")], rel

@@ -117,6 +117,34 @@ def stuck_accuracy(run, share: float, min_evaluations: int, ceiling: float) -> t
     return ak, float(a.values[0]), n_at, len(acc)
 
 
+def task_metric_at_floor(run, floor: float, min_points: int) -> tuple[str, float, float, int] | None:
+    """``(key, first, max, n)`` of a training or held-out task metric (an accuracy or score whose name says
+    higher is better: accuracy, F1, mAP, dice, BLEU; as a fraction) with >= ``min_points`` finite points that
+    never exceeded ``floor`` and never rose: the maximum of its second half within its noise
+    (:func:`GE001.accuracy_tolerance`) of its first value. A task metric at 10% or less that does not move
+    is a model that does not perform its task (below chance for any task of 10 or fewer classes; a
+    reasoning/RL accuracy at 0-6%, own corpus f5b1-11 GRPO: 0.06, 0.04, 0.06, 0.00, 0.06, 0.01 over 3/3
+    epochs while its policy loss sat near 0 by construction). Else ``None``."""
+    from ..roles import parse_name
+    from .GE001 import accuracy_tolerance
+
+    for k in run.metrics.keys:
+        pn = parse_name(k)
+        if pn.family not in ("acc", "score") or pn.higher_is_better is not True:
+            continue
+        m = run.series(k).finite()  # every logged value in order (a step printed twice keeps both points)
+        if len(m) < min_points:
+            continue
+        acc, _ = as_fraction(k, m.values)
+        if float(acc.min()) < 0.0:
+            continue
+        top, first = float(acc.max()), float(acc[0])
+        late = float(acc[len(acc) // 2:].max())
+        if top <= floor and late <= first + accuracy_tolerance(acc):
+            return k, first, top, len(acc)
+    return None
+
+
 def _accuracy_learned(run, level: float, rise: float) -> tuple[str, float, float] | None:
     """``(key, first, last)`` of a training or held-out accuracy (as a fraction, smoothed ends: medians of
     the first and last 3 points, >= 4 finite points) that ends at ``level`` or above after rising by more
@@ -196,6 +224,9 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
     when a training or held-out accuracy ends at ``learned_accuracy`` 0.9 or above after rising more than
     ``learned_rise`` 2 points (the stuck-accuracy noise step above): the loss's first logged point came
     after learning (own corpus f5b1-19, 94% -> 98%).
+    Task metric at its floor (:func:`task_metric_at_floor`, facts ``task_floor``/``score_floor``): any training
+    or held-out accuracy/score that never exceeded ``task_floor`` 10% and never rose over >= ``min_evaluations``
+    5 points is underfit whatever the loss did (the policy leaves a run that stopped early to its stop rule).
     """
 
     needs = (Role.TRAIN_LOSS,)
@@ -212,6 +243,7 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
         stuck_min_evaluations: int = 10
         stuck_ceiling: float = 0.95
         learned_accuracy: float = 0.9
+        task_floor: float = 0.10
         learned_rise: float = 0.02
 
     def check(self, run, p):
@@ -245,6 +277,19 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
                     initial=initial, final=final, stuck_accuracy=True, key=ak, value=value,
                     n_at_value=n_at, n_evaluations=n, raise_lr_advisable=False, labels_suspect=False)
                 return
+        floor = None if blew_up else task_metric_at_floor(run, p.task_floor, p.min_evaluations)
+        if floor is not None:
+            mk, first, top, n = floor
+            yield self.finding(
+                Severity.ERROR,
+                f"{mk} never rose from its floor: {fmt(first)} at its first of {n} points, at most {fmt(top)} over "
+                "the run: the model does not perform the task it is measured on, whatever its loss did (a loss "
+                "near 0 by construction, a policy-gradient or contrastive objective, is no evidence of learning); "
+                "check the reward/labels, the learning rate and that the trained weights are the ones evaluated",
+                evidence=[SeriesEvidence(metric=mk, values={"first": first, "max": top, "points": float(n)})],
+                key=mk, first=first, max=top, n_points=n, score_floor=True, task_floor=True,
+                raise_lr_advisable=False, labels_suspect=False)
+            return
         yield from found
         if skip is not None and not found:
             raise skip

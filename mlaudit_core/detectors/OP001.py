@@ -40,6 +40,10 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
     first logged value (the median of the first 5% of points), and that never fell below half of
     that value, got worse from the start and stayed there (``rose_from_start``): a divergence the
     smoothing of a short series would hide.
+    Unbounded below (``unbounded_below``): a smoothed loss at or below ``unbounded_factor`` 1000 x its
+    starting magnitude (the median of its first 5% of points, at least 1) below zero has left its valid
+    range: lower is not better there (own corpus f5b6-01: a TTS vocoder loss 0.005 -> -1e9). Negative
+    losses within that range (a flow's NLL at -8, dice+CE at -0.7) are normal.
     """
 
     needs = (Role.TRAIN_LOSS,)
@@ -51,6 +55,7 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
         min_drop: float = 0.2
         min_points: int = 10
         chance_factor: float = 2.0
+        unbounded_factor: float = 1000.0
 
     def check(self, run, p):
         key = run.key_for(Role.TRAIN_LOSS)
@@ -97,6 +102,16 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
             first0 = float(np.median(vals[:k]))
             if first0 > 0 and bool(np.all(late >= p.factor * first0)) and float(np.min(vals)) >= 0.5 * first0:
                 rose_from_start = (first0, float(np.median(late)))
+        # unbounded below: the smoothed loss reaches unbounded_factor x its starting magnitude (at least 1) below
+        # zero. A negative loss is normal for a likelihood of continuous data (a flow's NLL at -8, a dice+CE at
+        # -0.7); three orders of magnitude past its start is not (own corpus f5b6-01: a vocoder loss 0.005 ->
+        # -1e9 in a TTS run, its total loss following)
+        unbounded = None
+        if first_bad is None and len(vals) >= p.min_points:
+            first0 = float(np.median(vals[:max(1, len(vals) // 20)]))
+            low = float(sm.min())
+            if low <= -p.unbounded_factor * max(abs(first0), 1.0):
+                unbounded = (first0, low)
         worse_than_uniform = (ch is not None and first_bad is None and len(vals) >= p.min_points
                               and float(np.median(late)) >= p.chance_factor * ch.loss)
         if onset is not None and ibest < len(sm) - 1 and regained >= p.min_regained:
@@ -135,6 +150,19 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
                                          values={"first": first0, "median_late": med, "final": final})],
                 onset_step=int(steps[0]), best_step=int(steps[0]), best=first0, final=final, initial=first0,
                 regained=None, gradual=False, rose_from_start=True)
+        elif unbounded is not None:
+            first0, low = unbounded
+            yield self.finding(
+                Severity.CRITICAL,
+                f"{key} ran to {fmt(low)} (smoothed, from {fmt(first0)} at its start): a loss "
+                f"{fmt(abs(low) / max(abs(first0), 1.0), 3)}x its starting magnitude below zero has left its valid "
+                "range (a log-likelihood or adversarial term unbounded below, a sign error); lower is not better "
+                "there, the optimisation diverged",
+                evidence=[SeriesEvidence(metric=key, step_start=int(steps[0]), step_end=int(steps[-1]),
+                                         values={"first": first0, "min_smoothed": low, "final": final})],
+                onset_step=int(steps[int(np.argmax(sm <= -p.unbounded_factor * max(abs(first0), 1.0)))]),
+                best_step=int(steps[0]), best=first0, final=final, initial=first0, regained=None, gradual=True,
+                unbounded_below=True)
         elif grew_then_nan:
             yield self.finding(
                 Severity.CRITICAL,
