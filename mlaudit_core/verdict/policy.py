@@ -234,11 +234,17 @@ LR_JUMP = 2.0
 LR_EVENT_POINTS = 3
 
 
+#: Logged LR points, all rising, up to a non-finite onset that place it inside a ramp when the window is too
+#: short for a 2x rise: 3 (two rises in a row: one rise alone can be a schedule's single step).
+LR_RAMP_POINTS = 3
+
+
 def lr_increase_before(c: Ctx, onset: int | None) -> str | None:
     """The learning-rate event the non-finite onset at step ``onset`` follows, in words, or ``None``:
     the LR still rising at the onset, risen at every logged point from the first to the onset and at
-    least 2x overall (inside a warm-up ramp), or a jump of :data:`LR_JUMP` x between consecutive LR
-    points among the last :data:`LR_EVENT_POINTS` up to the onset (a schedule jump). A NaN there is
+    least 2x overall (inside a warm-up ramp), rising at every one of at least :data:`LR_RAMP_POINTS`
+    points up to the onset (a ramp seen through a window too short for 2x), or a jump of
+    :data:`LR_JUMP` x between consecutive LR points among the last :data:`LR_EVENT_POINTS` up to the onset (a schedule jump). A NaN there is
     learning-rate evidence whether or not the loss had grown first: the step that blew up can fall
     between two logged points."""
     k = c.run.key_for(Role.LEARNING_RATE)
@@ -252,6 +258,12 @@ def lr_increase_before(c: Ctx, onset: int | None) -> str | None:
     if bool(np.all(np.diff(v) > 0)) and v[-1] >= 2 * v[0]:
         return (f"inside the warm-up ramp: {k} rose at every logged point from {fmt(float(v[0]))} (step "
                 f"{int(st[0])}) to {fmt(float(v[-1]))} at step {int(st[-1])}, and was still rising")
+    if len(v) >= LR_RAMP_POINTS and bool(np.all(np.diff(v) > 0)):
+        # a pasted window too short to show a 2x rise: an LR that rose at every logged point up to the
+        # onset is inside its ramp (the warm-up had not ended)
+        return (f"inside a learning-rate ramp: {k} rose at every one of its {len(v)} logged points up to the onset "
+                f"({fmt(float(v[0]))} at step {int(st[0])} -> {fmt(float(v[-1]))} at step {int(st[-1])}): the "
+                "warm-up had not ended")
     tail_s, tail_v = st[-(LR_EVENT_POINTS + 1):], v[-(LR_EVENT_POINTS + 1):]
     ratio = tail_v[1:] / np.maximum(tail_v[:-1], 1e-300)
     if ratio.size and float(ratio.max()) >= LR_JUMP:
