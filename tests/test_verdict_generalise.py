@@ -206,3 +206,32 @@ def test_ge002_task_floor_needs_a_metric_that_never_rose():
     ):
         rep = audit(_run(rel))
         assert not [f for f in rep.findings if f.code == "GE002" and f.facts.get("task_floor")], rel
+
+
+# --- a run never better than its majority baseline; a task metric at its best at the end -------------
+
+
+def test_ge002_never_beat_the_majority_baseline_is_underfit_not_overfit():
+    """HF sentiment classifier, 10/10 epochs: epoch-1 accuracy 0.902 at macro-F1 0.190 = (2p/(1+p))/5, a
+    constant predictor over 5 classes; later accuracy 0.41-0.82. Before: overfit (GE001 on eval_loss)."""
+    rep = audit(_run("arshiv-web--Financial-News-Sentiment-Analysis/trainer_state.json"))
+    assert "GE001" not in _codes(rep)
+    ge2 = [f for f in rep.findings if f.code == "GE002" and f.facts.get("majority_baseline")]
+    assert ge2 and ge2[0].facts["classes"] == 5
+    assert rep.verdict.outcome.value == "underfit", rep.verdict.summary
+
+
+def test_ge002_majority_baseline_needs_a_run_that_never_beat_it():
+    """COCO-crop classifier: one evaluation (0.849) fits the constant-predictor shape for 2 classes by
+    coincidence, but the run reached 0.921: it beat that baseline, healthy."""
+    rep = audit(_run("DanilovLeo--cv-hw3/hw2_5/logs/cls_train_baseline.log"))
+    assert not [f for f in rep.findings if f.facts.get("majority_baseline")]
+    assert rep.verdict.outcome.value == "succeeded", rep.verdict.summary
+
+
+def test_ge007_flat_eval_loss_while_the_task_metric_improves_to_the_end_is_not_a_plateau():
+    """HF summariser, 10/10 epochs: eval loss flat after epoch 6 while ROUGE-1 rose to its best at the last
+    evaluation. Before: plateaued (GE007 'diminishing')."""
+    rep = audit(_run("Jaong--Checkpoint-of-CPT/trainer_state.json"))
+    assert "GE007" not in _codes(rep)
+    assert rep.verdict.outcome.value == "succeeded", rep.verdict.summary

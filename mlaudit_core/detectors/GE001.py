@@ -162,6 +162,8 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
     model still improves at its task), and a rise near the loss's floor: the best held-out loss at least
     ``floor_factor`` 100x below its first value and the rise giving back at most ``MILD_RISE`` 10% of that
     drop (own corpus f5b5-03: 0.0766 -> best 0.0003 -> 0.0005, GL 67% on a rise of 0.0002).
+    No finding when the held-out accuracy never beat the majority-class baseline (:func:`GE002.majority_baseline`):
+    nothing was learned to overfit (GE002 reports it).
     """
 
     needs = (Role.VAL_LOSS,)
@@ -251,6 +253,10 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
             acc, _ = as_fraction(ak, run.series(ak).by_step().finite().values)
             if acc.size and float(acc.max()) - ch.accuracy < p.max_lift * (1 - ch.accuracy):
                 return  # validation accuracy never left chance: the model learned nothing to overfit
+        from .GE002 import majority_baseline
+
+        if majority_baseline(run) is not None:
+            return  # the held-out accuracy never beat always predicting the majority class: nothing to overfit
         steps = s.steps
         held = None if from_accuracy else heldout_accuracy_holds(run, float(steps[ib]))
         if held is not None and held["holds"]:

@@ -145,6 +145,38 @@ def task_metric_at_floor(run, floor: float, min_points: int) -> tuple[str, float
     return None
 
 
+def majority_baseline(run) -> tuple[str, float, int, float, int] | None:
+    """``(accuracy key, majority share p, classes K, best accuracy, n)`` when the held-out accuracy never beat
+    the accuracy of always predicting the majority class, else ``None``. The baseline is read from an
+    evaluation where accuracy and macro-F1 (an eval ``f1`` key) are exactly those of a constant predictor:
+    it scores p (the majority share) and its macro-F1 is the majority class's F1 2p / (1 + p) over K classes,
+    every other class at 0; so macro-F1 x K = 2p / (1 + p) for an integer K >= 2, within 3%. A run whose
+    best held-out accuracy is no higher than p never beat that predictor (a model that learned beats it at
+    some evaluation: own corpus f5b1-10, 0.849 at one evaluation, 0.921 at its best): nothing was learned to overfit (own corpus f5b6-08: accuracy 0.902 at macro-F1 0.190 =
+    0.948 / 5 at epoch 1, later 0.41-0.82)."""
+    ak = run.key_for(Role.VAL_ACCURACY)
+    fk = next((k for k in run.metrics.keys if re.search(r"(?:^|[/_.])(?:eval|val|valid|test)[/_.].*\bf1\b|"
+                                                          r"(?:^|[/_.])(?:eval|val|valid|test)[/_.](?:macro[/_.])?f1",
+                                                          k, re.I)), None)
+    if not ak or not fk:
+        return None
+    a, f = run.series(ak).by_step().finite(), run.series(fk).by_step().finite()
+    if len(a) < 4:
+        return None
+    acc, _ = as_fraction(ak, a.values)
+    f1, _ = as_fraction(fk, f.values)
+    by_step = dict(zip(f.steps.tolist(), f1.tolist()))
+    for st, p in zip(a.steps.tolist(), acc.tolist()):
+        m = by_step.get(st)
+        if m is None or m <= 0 or not 0.5 <= p < 1.0:
+            continue
+        k = (2 * p / (1 + p)) / m
+        kr = round(k)
+        if kr >= 2 and abs(k - kr) <= 0.03 * kr and float(acc.max()) <= p + 1e-9:
+            return ak, p, kr, float(acc.max()), len(acc)
+    return None
+
+
 def _accuracy_learned(run, level: float, rise: float) -> tuple[str, float, float] | None:
     """``(key, first, last)`` of a training or held-out accuracy (as a fraction, smoothed ends: medians of
     the first and last 3 points, >= 4 finite points) that ends at ``level`` or above after rising by more
@@ -227,6 +259,7 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
     Task metric at its floor (:func:`task_metric_at_floor`, facts ``task_floor``/``score_floor``): any training
     or held-out accuracy/score that never exceeded ``task_floor`` 10% and never rose over >= ``min_evaluations``
     5 points is underfit whatever the loss did (the policy leaves a run that stopped early to its stop rule).
+    Never beat the majority baseline (:func:`majority_baseline`, fact ``majority_baseline``): underfit too.
     """
 
     needs = (Role.TRAIN_LOSS,)
@@ -277,6 +310,19 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
                     initial=initial, final=final, stuck_accuracy=True, key=ak, value=value,
                     n_at_value=n_at, n_evaluations=n, raise_lr_advisable=False, labels_suspect=False)
                 return
+        base = majority_baseline(run)
+        if base is not None:
+            ak, maj, k, top, n = base
+            yield self.finding(
+                Severity.ERROR,
+                f"{ak} never beat the majority-class baseline: at one evaluation accuracy {fmt(maj)} and macro-F1 are "
+                f"those of a constant predictor over {k} classes (macro-F1 = (2p/(1+p))/{k}), and the best of its {n} "
+                f"evaluations is {fmt(top)}: the model never learned more than the class balance; check the class "
+                "weights or sampling, the labels and the learning rate",
+                evidence=[SeriesEvidence(metric=ak, values={"majority": maj, "best": top, "classes": float(k)})],
+                key=ak, majority=maj, classes=k, best=top, majority_baseline=True, raise_lr_advisable=False,
+                labels_suspect=False)
+            return
         floor = None if blew_up else task_metric_at_floor(run, p.task_floor, p.min_evaluations)
         if floor is not None:
             mk, first, top, n = floor

@@ -58,7 +58,10 @@ class ValidationPlateau(Detector, code="GE007", name="validation-plateau", famil
     loss track each other, the train loss below eval only from its last point) does not have it.
     Not a plateau: a monitored accuracy or score whose best is its ceiling (1.0, or 100 on a percent
     scale): the task is solved on the held-out set, nothing is left to gain (own corpus f5b3-11, validation
-    accuracy 100% from epoch 3 on a 36-image set).
+    accuracy 100% from epoch 3 on a 36-image set). Nor is a flat or diminishing held-out *loss* while a
+    held-out task metric is at its best at one of the last 2 evaluations and better than where the plateau
+    (or the second half) began (:func:`GE001.task_metric_best_at_end`; own corpus f5b5-13: a summariser's
+    eval loss flat after epoch 6 while ROUGE rose to its best at epoch 10).
     """
 
     class Params(DetectorParams):
@@ -95,6 +98,12 @@ class ValidationPlateau(Detector, code="GE007", name="validation-plateau", famil
             return  # never improved beyond its noise: an underfit/at-chance question (GE002, GE004), not a plateau
         if hib and _at_ceiling(key, best):
             return  # a score at its ceiling (accuracy 1.0, 100%) has nothing left to gain: solved, not stalled
+        if not hib:
+            from .GE001 import task_metric_best_at_end
+
+            if task_metric_best_at_end(run, float(s.steps[i if (len(v) - 1 - i) / (len(v) - 1) >= p.min_flat_share
+                                                          else len(v) // 2]), 2) is not None:
+                return  # the task metric (ROUGE, accuracy, WER) still improved to its best at the end
         after = (len(v) - 1 - i) / (len(v) - 1)
         if after < p.min_flat_share:
             if vk is not None and key == vk and not hib:
