@@ -2,13 +2,13 @@
 
 Baseline: one run and ``--baselines`` seeds, each with ``--points`` train-loss points
 (plus a validation loss every 1,000 steps and a consumed-samples counter), compared
-with :func:`mlaudit_core.baseline.compare_to_baselines` (alignment, band, deltas,
+with :func:`mlaudit_core.audit.compare_to_baselines` (alignment, band, deltas,
 first broken layer). Prints seconds and the peak traced memory (tracemalloc) of the
 comparison itself; building the runs is not counted.
 
 CI: a synthetic repository of ``--files`` Python test modules (each with a
 pytest.approx gate, an assert_allclose gate and a timing threshold) and one golden
-file, plus a 100,000-line CI log; times :func:`mlaudit_core.ci.audit_ci` end to end.
+file, plus a 100,000-line CI log; times :func:`mlaudit_core.audit.audit_ci` end to end.
 
 False "worse" rate: runs drawn from the same distribution as their baselines (a loss
 curve ``0.5 + 2 exp(-t/40)`` over 200 steps, each seed scaled by ``1 + offset`` with a
@@ -38,8 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from mlaudit_core import MetricTable, RunData, RunIdentity, RunStatus
-from mlaudit_core.baseline import compare_to_baselines
-from mlaudit_core.ci import audit_ci
+from mlaudit_core.audit import audit_ci, compare_to_baselines
 
 
 def make_run(seed: int, n: int, scale: float = 1.0) -> RunData:

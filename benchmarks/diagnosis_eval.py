@@ -488,7 +488,7 @@ def _legacy_load(path: Path, label: dict, tmp: Path):
 
         return load_logdir(path)
     if kind == "logs":
-        from mlaudit_core.logs import load_logs
+        from mlaudit_core.formats.consolelog import load_logs
 
         return load_logs([path])
     if kind == "wandb":

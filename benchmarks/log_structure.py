@@ -1,7 +1,7 @@
 """How much of what a person reads in a console log the reader recovers (issue 26).
 
 For every hand-made key in ``benchmarks/log_structure_key/*.json`` (one console log each), the
-log is read with :func:`mlaudit_core.logs.load_logs` and its metric points are compared with the
+log is read with :func:`mlaudit_core.formats.consolelog.load_logs` and its metric points are compared with the
 key's ``(step, name, value)`` triples, which were written by reading the log (never from the
 reader's output). Prints precision and recall per log, per framework and over all keys; then
 **leave-one-framework-out**: for each framework, the same figures with the catalogue entries

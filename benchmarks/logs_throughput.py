@@ -6,7 +6,7 @@ litgpt iterations, Keras epochs, generic key=value lines, plain INFO chatter, wa
 few fp16 overflow messages, a caught-and-logged traceback every 250,000 lines and the final
 CUDA OOM traceback), then measures, each in a fresh child process:
 
-- parse: ``mlaudit_core.logs.load_logs`` (read + parse into a RunData), with structure inference
+- parse: ``mlaudit_core.formats.consolelog.load_logs`` (read + parse into a RunData), with structure inference
   (the reader as shipped, :mod:`mlaudit_core.formats.consolelog.infer`) and, beside it, the
   catalogue reader alone (``infer=False``: the catalogue and the generic ``key=value`` reader);
   the inferring reader must keep at least half the catalogue reader's lines per CPU-second;
@@ -154,7 +154,7 @@ def _flush(path: Path, lines: list[str]) -> None:
 
 _CHILD = r"""
 import resource, sys, time
-from mlaudit_core.logs import load_logs
+from mlaudit_core.formats.consolelog import load_logs
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t, c = time.perf_counter(), time.process_time()
 run = load_logs([sys.argv[1]], infer=sys.argv[2] == "infer")

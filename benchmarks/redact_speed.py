@@ -7,7 +7,7 @@ lines), then times, in this process:
 
 - redact: ``redact_text`` on every line (what a channel that redacted every console line
   would pay; an audit itself redacts only the report's strings: the evidence lines);
-- parse: ``mlaudit_core.logs.load_logs`` on the same file (the first step of ``mlaudit logs``).
+- parse: ``mlaudit_core.formats.consolelog.load_logs`` on the same file (the first step of ``mlaudit logs``).
 
 Prints lines per second of each (CPU time, the figure that does not depend on the other
 processes of a shared machine), the ratio, how many lines were changed, and whether every
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         out = [redact_text(x) for x in lines]
         t_redact = time.process_time() - t0
 
-        from mlaudit_core.logs import load_logs
+        from mlaudit_core.formats.consolelog import load_logs
 
         t0 = time.process_time()
         load_logs([path])

@@ -10,10 +10,6 @@ findings and never call back up here (tests/test_import_graph.py lists the layer
   (BL001-BL004 and the hypothesis ledger folded into the report; ``docs/baselines.md``).
 * :func:`audit_with_claims` -- a run and the numeric claims of a text (CL001-CL003).
 * :func:`audit_ci` -- a CI job's logs and repository (``mlaudit ci``; ``docs/ci.md``).
-
-The old paths ``mlaudit_core.baseline.audit_with_baselines``,
-``mlaudit_core.baseline.compare_to_baselines``, ``mlaudit_core.ci.audit_ci`` and
-``mlaudit_core.claims.audit_with_claims`` still work (forwarders).
 """
 
 from __future__ import annotations

@@ -460,26 +460,12 @@ def claim_evidence(ch: ClaimCheck):
     return LogEvidence(source=ch.claim.source, line=ch.claim.line, text=ch.claim.text)
 
 
-#: Names that moved to the orchestration home (:mod:`mlaudit_core.audit`, issue 22) and keep
-#: their old public path here, resolved on first use (tests/test_import_graph.py).
-_MOVED = {"audit_with_claims": "mlaudit_core.audit"}
-
-
-def __getattr__(name: str):
-    if name == "audit_with_claims":
-        from .audit import audit_with_claims
-
-        return audit_with_claims
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 __all__ = [
     "SPEEDUP_TOL",
     "Claim",
     "ClaimCheck",
     "apply_claims",
     "attach_claims",
-    "audit_with_claims",  # noqa: F822 - a forwarder (__getattr__)
     "check_claims",
     "claims_of",
     "extract_claims",

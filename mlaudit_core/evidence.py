@@ -7,7 +7,7 @@ outcomes, printed assertion figures, gates parsed from the repository with ``ast
 files, config and source candidates, environment changes) followed by
 :func:`mlaudit_core.ci.recompute.recompute` (every gated metric recomputed from the raw
 values); :func:`collect` runs both once and :meth:`Evidence.to_dict` writes them as plain
-JSON. :func:`mlaudit_core.ci.audit_ci` starts from the same :class:`Evidence` object, so the
+JSON. :func:`mlaudit_core.audit.audit_ci` starts from the same :class:`Evidence` object, so the
 evidence a user reads is exactly what the CI verdict was decided on.
 
 Without a repository (``repo=None``) only the logs are read, with the same line scanner

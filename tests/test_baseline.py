@@ -16,8 +16,7 @@ import pytest
 from sklearn.datasets import load_digits
 
 from mlaudit_core import MetricTable, RunData, RunIdentity, RunStatus
-from mlaudit_core.audit import audit
-from mlaudit_core.baseline import audit_with_baselines, compare_to_baselines
+from mlaudit_core.audit import audit, audit_with_baselines, compare_to_baselines
 from mlaudit_core.report import Severity
 
 REF = {

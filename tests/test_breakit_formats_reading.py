@@ -25,7 +25,7 @@ import pytest
 from tqdm import tqdm
 
 from mlaudit_core.formats import load_path
-from mlaudit_core.logs import load_logs, parse_lines
+from mlaudit_core.formats.consolelog import load_logs, parse_lines
 
 MLAUDIT = str(Path(sys.executable).with_name("mlaudit"))
 

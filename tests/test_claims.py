@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from mlaudit_core import MetricTable, RunData, RunIdentity, RunStatus
-from mlaudit_core.claims import audit_with_claims, check_claims, extract_claims
+from mlaudit_core.audit import audit_with_claims
+from mlaudit_core.claims import check_claims, extract_claims
 
 PR = """## Fused optimizer step
 

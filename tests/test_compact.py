@@ -21,7 +21,7 @@ import pytest
 from mlaudit_core.agent.compact import CHARS_PER_TOKEN, COMPACT_SCHEMA, compact_report
 from mlaudit_core.audit import audit
 from mlaudit_core.formats import load_path
-from mlaudit_core.logs import load_logs
+from mlaudit_core.formats.consolelog import load_logs
 
 DATA = Path(__file__).parent / "data"
 CASES = DATA / "cases"

@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 
 from mlaudit.cli import _route_path, app
 from mlaudit_core import Role
-from mlaudit_core.logs import load_logs
+from mlaudit_core.formats.consolelog import load_logs
 
 LOGS = Path(__file__).parent / "data" / "logs" / "frameworks"
 NAN = math.nan

@@ -14,7 +14,8 @@ Layers, lowest first (a module may import its own layer and the ones below):
    redact, boundedio (bounded reads of regular files), plan (a run's planned length and the lines that
    say training ended normally), triage (what separates failing runs from the rest: plain data in,
    plain data out), sdk_private (the one adapter for private SDK members)
-1. measurement libraries: formats, logs, baseline, ci, claims, evidence
+1. measurement libraries: formats (the console-log engine is formats.consolelog), baseline, ci,
+   claims, evidence
 2. detectors (they call the measurement libraries: ``ci.context``, ``baseline.compare``)
 3. verdict, settings (settings validates detector codes and parameters)
 4. orchestration, the one home of "audit a run / a CI job / a run with baselines or claims":
@@ -23,11 +24,8 @@ Layers, lowest first (a module may import its own layer and the ones below):
 6. services: service (watch, batch), live, agent
 7. the package root ``mlaudit_core/__init__.py`` (its facade re-exports ``audit``)
 
-Moved names keep their old public path through a module ``__getattr__`` (PEP 562) in the
-lower package (``mlaudit_core.ci.audit_ci``, ``mlaudit_core.baseline.audit_with_baselines``):
-resolved only when someone asks for the old name, never while the core runs. Those forwarders
-are the only upward imports allowed, and only for the names listed in the module's
-``_MOVED`` table (checked below).
+A name has one import path: no lower package forwards a name of a higher one (a module
+``__getattr__`` importing upwards is an upward import like any other).
 """
 
 from __future__ import annotations
@@ -55,7 +53,7 @@ LAYERS = {
     "_version": 0, "errors": 0, "roles": 0, "rundata": 0, "report": 0, "signal": 0, "signatures": 0,
     "signature_sources": 0, "safeparse": 0, "redact": 0, "boundedio": 0, "plan": 0, "triage": 0,
     "sdk_private": 0,
-    "formats": 1, "logs": 1, "baseline": 1, "ci": 1, "claims": 1, "evidence": 1,
+    "formats": 1, "baseline": 1, "ci": 1, "claims": 1, "evidence": 1,
     "ci.github": 5,  # renders the CI report for GitHub/Buildkite (used by the command line)
     "detectors": 2,
     "verdict": 3, "settings": 3,
@@ -85,16 +83,6 @@ def _targets(node: ast.AST, path: Path, root: Path) -> list[str]:
     if node.module:
         return [".".join([*base, node.module])]
     return [".".join([*base, a.name]) for a in node.names]
-
-
-def _in_getattr(node: ast.AST, parents: dict) -> bool:
-    cur = node
-    while cur in parents:
-        cur = parents[cur]
-        if isinstance(cur, ast.FunctionDef) and cur.name == "__getattr__" \
-                and isinstance(parents.get(cur), ast.Module):
-            return True
-    return False
 
 
 def plugin_references(path: Path, root: Path = CORE, forbidden: tuple[str, ...] = FORBIDDEN
@@ -133,16 +121,15 @@ def layer_of(dotted: str) -> int | None:
 
 
 def upward_imports(path: Path, root: Path = CORE) -> list[str]:
-    """Imports from ``path``'s layer to a higher one (outside ``__getattr__`` forwarders)."""
+    """Imports from ``path``'s layer to a higher one, at any depth."""
     here = layer_of(".".join(_module_name(path, root)))
     assert here is not None, f"{path}: no layer; add its package to LAYERS"
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    parents = {c: p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
     out = []
     for node in ast.walk(tree):
         for t in _targets(node, path, root):
             there = layer_of(t)
-            if there is not None and there > here and not _in_getattr(node, parents):
+            if there is not None and there > here:
                 out.append(f"{path.relative_to(root.parent)}:{node.lineno}: layer {here} "
                            f"imports {t} (layer {there})")
     return out
@@ -177,28 +164,13 @@ def test_every_core_package_has_a_layer():
     assert tops <= set(LAYERS), sorted(tops - set(LAYERS))
 
 
-def test_forwarders_forward_only_their_moved_names():
-    """A lower package's ``__getattr__`` may import upwards only for the names in its
-    ``_MOVED`` table, and each of them must resolve to the same object at the new home."""
-    import importlib
-
-    found = 0
+def test_no_old_import_path_is_kept():
+    """The package is unreleased: a moved module or name leaves nothing behind (no alias
+    package, no module ``__getattr__`` answering for a name of another module)."""
+    assert not (CORE / "logs").exists(), "mlaudit_core/logs: the console-log engine is formats.consolelog"
     for path in _core_modules():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        fns = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "__getattr__"]
-        if not fns:
-            continue
-        mod = importlib.import_module(".".join(_module_name(path, CORE)))
-        moved = getattr(mod, "_MOVED", None)
-        if not any(layer_of(t) is not None and layer_of(t) > layer_of(mod.__name__)
-                   for n in ast.walk(fns[0]) for t in _targets(n, path, CORE)):
-            continue
-        assert isinstance(moved, dict) and moved, f"{path}: upward __getattr__ without _MOVED"
-        for name, home in moved.items():
-            found += 1
-            assert getattr(mod, name) is getattr(importlib.import_module(home), name), (path, name)
-        assert not hasattr(mod, "no_such_name_here"), f"{path}: __getattr__ answers any name"
-    assert found, "no forwarder found (the moved names of ci and baseline have one)"
+        assert not any(isinstance(n, ast.FunctionDef) and n.name == "__getattr__" for n in tree.body), path
 
 
 # --- the checkers see what they must --------------------------------------------------------------
@@ -249,8 +221,9 @@ def test_the_layer_check_catches_an_upward_import_at_any_depth(tmp_path):
     (pkg / "detectors" / "XX001.py").write_text("from ..ci.context import context_of\n"
                                                 "from ..verdict import decide\n")
     up = upward_imports(pkg / "baseline" / "__init__.py", pkg)
-    assert len(up) == 2 and "imports mlaudit_core.audit (layer 4)" in up[0], up
+    assert len(up) == 3 and "imports mlaudit_core.audit (layer 4)" in up[0], up
     assert "imports mlaudit_core.__version__ (layer 7)" in up[1], up  # `from .. import x`: the root
+    assert "__init__.py:11: layer 1 imports mlaudit_core.audit (layer 4)" in up[2], up  # in __getattr__
     up = upward_imports(pkg / "detectors" / "XX001.py", pkg)
     assert up == ["mlaudit_core/detectors/XX001.py:2: layer 2 imports mlaudit_core.verdict "
                   "(layer 3)"], up

@@ -13,23 +13,23 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from mlaudit_core.logs.context import (
-    chance_level,
-    parse_context_lines,
-    precision_setting,
-    read_context_file,
-    steps_per_epoch,
-)
-from mlaudit_core.logs.names import canonical
 
 from mlaudit_core import ConsoleLine, MetricTable, Role, RunData, RunIdentity
-from mlaudit_core.logs import (
+from mlaudit_core.formats.consolelog import (
     CATALOG,
     enrich_from_console,
     load_logs,
     parse_lines,
     strip_annotations,
 )
+from mlaudit_core.formats.consolelog.context import (
+    chance_level,
+    parse_context_lines,
+    precision_setting,
+    read_context_file,
+    steps_per_epoch,
+)
+from mlaudit_core.formats.consolelog.names import canonical
 
 LOGS = Path(__file__).parent / "data" / "logs"
 EXPECTED = yaml.safe_load((LOGS / "expected.yaml").read_text())

@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from mlaudit_core.logs.reader import MAX_LINE_BYTES
 from typer.testing import CliRunner
 
 from mlaudit.cli import app
 from mlaudit_core.errors import InputError
-from mlaudit_core.logs import load_logs
+from mlaudit_core.formats.consolelog import load_logs
+from mlaudit_core.formats.consolelog.reader import MAX_LINE_BYTES
 
 GOOD = "step=1 loss=2.0\nstep=2 loss=1.5\nstep=3 loss=1.2\n"
 

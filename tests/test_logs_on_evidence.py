@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from mlaudit.cli import app
 from mlaudit_core.audit import audit
 from mlaudit_core.evidence import collect
-from mlaudit_core.logs import load_logs
+from mlaudit_core.formats.consolelog import load_logs
 
 CASES = Path(__file__).parent / "data" / "cases"
 BIN = Path(sys.executable).parent

@@ -8,7 +8,7 @@ fix, and "halve the peak LR" for a loss 1e13x its start with no good checkpoint)
 from __future__ import annotations
 
 from mlaudit_core import audit
-from mlaudit_core.logs import load_logs
+from mlaudit_core.formats.consolelog import load_logs
 
 
 def actions(tmp_path, vals):

@@ -12,7 +12,7 @@ import json
 
 from mlaudit_core import audit
 from mlaudit_core.formats import load_path
-from mlaudit_core.logs import load_logs
+from mlaudit_core.formats.consolelog import load_logs
 
 #: a loss that spikes, with exact zeros where the steps were non-finite
 LOSSES = [2.3, 2.1, 1.9, 4.0, 9.7, 5.1, 2.4, 0.0, 3.3, 9.7, 0.0, 6.0, 8.0, 0.0, 7.5, 9.0, 8.8, 9.9, 10.1, 10.0]

@@ -11,7 +11,7 @@ import math
 import pytest
 
 from mlaudit_core import audit
-from mlaudit_core.logs import load_logs
+from mlaudit_core.formats.consolelog import load_logs
 
 
 def audit_text(tmp_path, text: str, name: str = "train.log"):

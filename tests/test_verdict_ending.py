@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mlaudit_core.audit import audit
 from mlaudit_core.formats import load_path
-from mlaudit_core.logs import load_logs
+from mlaudit_core.formats.consolelog import load_logs
 
 OWN = Path(__file__).parent / "data" / "realworld"
 

@@ -3,7 +3,7 @@
 ``mlaudit mcp`` (:mod:`.server`) lists :data:`TOOLS` and calls :func:`call`. A tool does the
 same work as the CLI command it mirrors, through the same functions (tracker plugins from
 :mod:`mlaudit_core.plugins`, :func:`mlaudit_core.audit.audit`, the baseline selection,
-:func:`mlaudit_core.ci.audit_ci`, :func:`mlaudit_core.formats.plan`), so a verdict is the
+:func:`mlaudit_core.audit.audit_ci`, :func:`mlaudit_core.formats.plan`), so a verdict is the
 CLI's verdict for the same input.
 
 Rules every tool follows:

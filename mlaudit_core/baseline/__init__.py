@@ -3,13 +3,13 @@
 Tracker-agnostic: everything here works on :class:`~mlaudit_core.rundata.RunData`.
 A tracker plugin finds candidate runs; :func:`select_baselines` picks the
 baselines; the orchestration home, :mod:`mlaudit_core.audit`, runs the comparison
-(``compare_to_baselines``: the baseline detectors BL001-BL004) and the audit::
+(``mlaudit_core.audit.compare_to_baselines``: the baseline detectors BL001-BL004) and the audit::
 
     sel = select_baselines(run, plugin.find_baselines(run, policy), policy)
     report = audit(run, settings, extra_findings=compare_to_baselines(run, sel.runs, settings))
 
 or, with the hypothesis ledger and actions folded into the report,
-``audit_with_baselines(run, sel.runs, settings)``.
+``mlaudit_core.audit.audit_with_baselines(run, sel.runs, settings)``.
 """
 
 from __future__ import annotations
@@ -34,11 +34,9 @@ __all__ = [
     "align",
     "analyse",
     "attach_baselines",
-    "audit_with_baselines",
     "baselines_of",
     "compare_band",
     "compare_metrics",
-    "compare_to_baselines",
     "config_matches",
     "find_deltas",
     "fold_ledger",
@@ -82,20 +80,3 @@ def fold_ledger(report: AuditReport) -> AuditReport:
             ),
         )
     return report
-
-
-#: Names that moved to the orchestration home (:mod:`mlaudit_core.audit`, issue 22) and keep
-#: their old public path here: resolved on first use, so this package never imports upwards
-#: while the core runs (tests/test_import_graph.py).
-_MOVED = {"compare_to_baselines": "mlaudit_core.audit", "audit_with_baselines": "mlaudit_core.audit",
-          "BASELINE_CODES": "mlaudit_core.audit"}
-
-
-def __getattr__(name: str):
-    if name in _MOVED:
-        from ..audit import BASELINE_CODES, audit_with_baselines, compare_to_baselines
-
-        return {"compare_to_baselines": compare_to_baselines,
-                "audit_with_baselines": audit_with_baselines,
-                "BASELINE_CODES": BASELINE_CODES}[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

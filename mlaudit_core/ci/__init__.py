@@ -40,7 +40,6 @@ __all__ = [
     "Gate",
     "ValueSet",
     "attach_context",
-    "audit_ci",
     "build_run",
     "classify",
     "collect",
@@ -347,17 +346,3 @@ def _golden_run(ctx: CIContext) -> RunData | None:
         status=RunStatus.FINISHED,
         metrics=MetricTable(keys, steps, values),
     )
-
-
-#: Names that moved to the orchestration home (:mod:`mlaudit_core.audit`, issue 22) and keep
-#: their old public path here: resolved on first use, so this package never imports upwards
-#: while the core runs (tests/test_import_graph.py).
-_MOVED = {"audit_ci": "mlaudit_core.audit"}
-
-
-def __getattr__(name: str):
-    if name == "audit_ci":
-        from ..audit import audit_ci
-
-        return audit_ci
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
