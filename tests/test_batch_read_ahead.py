@@ -20,6 +20,7 @@ from mlaudit_core.errors import InputError
 from mlaudit_core.service import StateStore, TaskSpec, run_batch
 from mlaudit_core.service.batch import READ_AHEAD_ENV, ReadAhead, read_ahead_depth
 from mlaudit_core.settings import Settings
+from tests.waiting import wait_until
 
 
 class CsvPlugin:
@@ -69,7 +70,9 @@ def test_read_ahead_keeps_order_bound_and_errors(tmp_path):
     plugin = CsvPlugin(tmp_path, delay=0.02)
     ahead = ReadAhead(plugin, refs + ["missing"], depth=3)
     try:
-        time.sleep(0.5)  # nothing taken yet: only `depth` runs may have been loaded
+        # nothing taken yet: the `depth` loads started at once finish, and no other starts
+        wait_until(lambda: len(plugin.loaded) >= 3 and plugin.in_flight == 0, 60,
+                   "the first three runs read ahead", detail=lambda: str(plugin.loaded))
         assert sorted(plugin.loaded) == refs[:3], plugin.loaded  # the first three
         assert ahead.marker() == "plugin attribute"  # everything else is the plugin's
         for ref in refs:
@@ -91,7 +94,9 @@ def test_close_stops_loading_ahead(tmp_path):
     ahead = ReadAhead(plugin, refs, depth=2)
     ahead.load(refs[0])
     ahead.close()
-    time.sleep(0.4)
+    # every read-ahead thread has ended: no load can start or finish after this
+    wait_until(lambda: not any(t.name.startswith("mlaudit-read-ahead") and t.is_alive()
+                               for t in threading.enumerate()), 60, "the read-ahead threads to end")
     assert len(plugin.loaded) <= 4, plugin.loaded  # the taken run, two ahead, one in flight
 
 

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from waiting import live_saved_at
 from webhook_receiver import Receiver, live_alerts, wait_for
 
 pytestmark = pytest.mark.e2e  # real processes and servers throughout
@@ -55,7 +56,8 @@ def test_local_live_source_skips_a_backlog_and_alerts_the_newest_lines(tmp_path)
         )
         try:
             wait_for(lambda: "live: polling" in out.read_text(), 120, "the watcher")
-            time.sleep(1.5)  # it has read the first 50 lines
+            # its first poll has read the first 50 lines (it saves the run's row after reading)
+            wait_for(lambda: live_saved_at(tmp_path / "s.sqlite") > 0, 120, "the first poll")
             block = _lines(51, 20000)
             n = 51
             with open(log, "ab") as f:

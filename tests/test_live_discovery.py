@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from mlaudit_core.live.scan import TreeScan
+from tests.waiting import wait_live_polls
 from tests.webhook_receiver import Receiver
 from tests.webhook_receiver import live_alerts as _live
 from tests.webhook_receiver import wait_for as _wait
@@ -214,7 +215,7 @@ def test_watch_started_before_the_training_alerts_once_while_it_runs(tmp_path):
             for w in writers:
                 _out, err = w.communicate(timeout=120)
                 assert w.returncode == 0, err[-2000:]
-            time.sleep(2.0)  # a few more polls: nothing more is sent
+            wait_live_polls(tmp_path / "s.sqlite")  # two more polls: nothing more is sent
         finally:
             stop.touch()
             for w in writers:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.waiting import wait_live_polls
 from tests.webhook_receiver import Receiver
 from tests.webhook_receiver import live_alerts as _live
 from tests.webhook_receiver import wait_for as _wait
@@ -54,7 +55,7 @@ def test_watch_path_csv_console_and_directory(tmp_path):
                 assert w.returncode == 0, err[-2000:]
             ended = time.time()
             _wait(lambda: len(_live(rx)) >= 3, 30, "three live alerts")
-            time.sleep(1.5)
+            wait_live_polls(tmp_path / "s.sqlite")  # the writers' last lines are read
         finally:
             watcher.send_signal(signal.SIGTERM)
             watcher.wait(60)

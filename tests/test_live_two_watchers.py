@@ -6,6 +6,7 @@ lock), the second takes the run over and alerts its next episode."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from waiting import held_by_another_process
 from webhook_receiver import Receiver, live_alerts, wait_for
 
 pytestmark = pytest.mark.e2e  # real processes and servers throughout
@@ -28,7 +30,8 @@ def _lines(start: int, n: int, nan: bool = False) -> str:
     )
 
 
-def _watch(log: Path, state: Path, out: Path, url: str) -> subprocess.Popen:
+def _watch(log: Path, state: Path, out: Path, url: str, cache: Path) -> subprocess.Popen:
+    """``mlaudit watch LOG --live`` with its live locks under ``cache`` (XDG_CACHE_HOME)."""
     return subprocess.Popen(
         [
             MLAUDIT,
@@ -48,6 +51,7 @@ def _watch(log: Path, state: Path, out: Path, url: str) -> subprocess.Popen:
         ],
         stdout=subprocess.DEVNULL,
         stderr=open(out, "wb"),
+        env=dict(os.environ, XDG_CACHE_HOME=str(cache)),
     )
 
 
@@ -57,10 +61,15 @@ def test_local_live_source_two_watchers_alert_once(tmp_path):
     log.write_text(_lines(1, 10))
     out1, out2 = tmp_path / "w1.log", tmp_path / "w2.log"
     with Receiver() as rx:
-        w1 = _watch(log, tmp_path / "s1.sqlite", out1, rx.url + "/hook")
-        wait_for(lambda: "live: polling" in out1.read_text(), 120, "the first watcher")
-        time.sleep(1.0)
-        w2 = _watch(log, tmp_path / "s2.sqlite", out2, rx.url + "/hook")
+        cache = tmp_path / "cache"
+        w1 = _watch(log, tmp_path / "s1.sqlite", out1, rx.url + "/hook", cache)
+        locks = cache / "mlaudit" / "live-locks"
+        wait_for(
+            lambda: any(held_by_another_process(f) for f in locks.glob("*.lock")),
+            120,
+            "the first watcher to hold the run's live lock",
+        )
+        w2 = _watch(log, tmp_path / "s2.sqlite", out2, rx.url + "/hook", cache)
         try:
             wait_for(
                 lambda: "another live watcher" in out2.read_text(),

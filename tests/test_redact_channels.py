@@ -242,8 +242,8 @@ def test_live_watcher_alerts_live_json_log_and_state(tmp_path):
     out-of-memory line carrying the run's shapes (LV007 alerts quote it). The alerts posted to
     a real receiver, each run's ``live.json``, the watcher's log and its state file are read."""
     import signal
-    import time
 
+    from waiting import wait_live_polls
     from webhook_receiver import live_alerts, wait_for
 
     runs = []
@@ -272,7 +272,7 @@ def test_live_watcher_alerts_live_json_log_and_state(tmp_path):
             except AssertionError:
                 got = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.json"))
                 raise AssertionError(f"{got}\n{log.read_text()[-3000:]}") from None
-            time.sleep(1.0)
+            wait_live_polls(state)  # anything more the watcher would send is sent
         finally:
             watcher.send_signal(signal.SIGTERM)
             watcher.wait(60)

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.waiting import wait_until
+
 pytest.importorskip("wandb")
 
 _TRAIN = r"""
@@ -37,6 +39,22 @@ if hold != "-":
     time.sleep(120)
 r.finish()
 """
+
+
+def _flushed(root: Path, n: int):
+    """The run of the one offline run under ``root`` once the SDK has written all ``n`` logged
+    train_loss points and the four test_acc points to its .wandb file (the process still runs)."""
+    from mlaudit_wandb import local_format as wandb_dir
+
+    def read():
+        try:
+            run = wandb_dir.load(_run_dir(root))
+        except Exception:  # noqa: BLE001 - the folder or its .wandb file is not written yet
+            return None
+        done = run.metrics.count("train_loss") == n and run.metrics.count("test_acc") == 4
+        return run if done else None
+
+    return wait_until(read, 120, f"the SDK to write the {n} logged points")
 
 
 def _spawn(root: Path, n: int, hold: str = "-") -> subprocess.Popen:
@@ -142,7 +160,6 @@ def test_truncated_wandb_without_debug_log_has_status_from_summary(finished, tmp
 
 def test_live_offline_run_stays_running(tmp_path):
     """A real offline run read while its process still runs (it sleeps after logging)."""
-    from mlaudit_wandb import local_format as wandb_dir
 
     from mlaudit_core.rundata import RunStatus
 
@@ -154,8 +171,7 @@ def test_live_offline_run_stays_running(tmp_path):
                 break
             time.sleep(0.2)
         assert flag.exists(), p.stderr.read().decode()[-2000:] if p.poll() is not None else "no flag"
-        time.sleep(3)  # let the SDK flush the records and the summary it has
-        run = wandb_dir.load(_run_dir(tmp_path))
+        run = _flushed(tmp_path, 400)
         assert run.status == RunStatus.RUNNING
         assert not any("the run ended" in w for w in run.warnings)
     finally:
@@ -201,7 +217,7 @@ def test_killed_offline_run_silent_for_hours_is_crashed_not_running(tmp_path, mo
                 break
             time.sleep(0.2)
         assert flag.exists(), p.stderr.read().decode()[-2000:] if p.poll() is not None else "no flag"
-        time.sleep(3)
+        _flushed(tmp_path, 400)
     finally:
         p.send_signal(signal.SIGKILL)
         p.wait(timeout=30)
