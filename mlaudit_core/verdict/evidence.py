@@ -435,7 +435,9 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
 
 _PRECISION_PARAM = re.compile(r"(^|[/_.])(fp16|bf16|amp|half|mixed_precision|precision|autocast|"
                               r"loss_scale|use_amp|apex|opt_level)($|[/_.])", re.I)
-_PRECISION_TRUE = re.compile(r"^(true|1|yes|o[123]|16|16-mixed|bf16|bf16-mixed|fp16|16-true|bf16-true|"
+#: A precision setting's value that turns reduced precision on; a command-line flag (``--fp16``, as a
+#: launch command or a report states the setting) counts as its value.
+_PRECISION_TRUE = re.compile(r"^(?:--?)?(true|1|yes|o[123]|16|16-mixed|bf16|bf16-mixed|fp16|16-true|bf16-true|"
                              r"half|mixed|amp|dynamic)$", re.I)
 _PRECISION_LINE = re.compile(r"\b(fp16|bf16|float16|bfloat16|mixed[- ]precision|GradScaler|loss scal|"
                              r"apex\.amp|autocast|Using 16bit|16-mixed|half precision)\b", re.I)

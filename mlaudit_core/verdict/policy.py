@@ -174,6 +174,46 @@ def _transient(c: Ctx) -> Decision | None:
                     "and ended finite: transient non-finite values (a skipped or bad batch), not a divergence.", f)
 
 
+#: A training loss at the onset of non-finite gradient norms at least this many times its last value
+#: before: 10x, where OP002 calls 2x-10x spikes of a run that recovers.
+GRAD_NORM_JUMP = 10.0
+
+
+def _nonfinite_grad_norm(c: Ctx) -> Decision | None:
+    """The gradient norm is non-finite at every logged point from its onset to the end (2 or more)
+    while the training loss, still finite, jumped :data:`GRAD_NORM_JUMP` x at the onset or ends at
+    exactly 0: the weights took a non-finite update and the loss that follows is not a measurement
+    (HF Trainer logs 0.0 once the model's outputs are NaN). One non-finite grad norm that comes back
+    finite is a skipped fp16 step (dynamic loss scaling), not this."""
+    gk, lk = c.run.key_for(Role.GRAD_NORM), c.run.key_for(Role.TRAIN_LOSS)
+    if not gk or not lk:
+        return None
+    g = c.run.metrics.series(gk).by_step()
+    bad = ~np.isfinite(g.values)
+    if bad.sum() < 2 or not bad[-1]:
+        return None
+    i0 = int(np.argmax(bad))
+    if not bad[i0:].all() or i0 == 0:
+        return None
+    onset = int(g.steps[i0])
+    loss = c.run.metrics.series(lk).by_step()
+    before = loss.values[(loss.steps < onset) & np.isfinite(loss.values)]
+    after = loss.values[loss.steps >= onset]
+    if not before.size or not after.size or not np.isfinite(after).all():
+        return None
+    last = float(before[-1])
+    jumped = last > 0 and float(after.max()) >= GRAD_NORM_JUMP * last
+    if not (jumped or after[-1] == 0.0):
+        return None
+    cause = Cause.DATA_CONFIG if c.precision else Cause.MODEL_CONVERGENCE
+    why = (f"with reduced precision in use ({c.precision[0]}): an fp16 overflow that loss scaling did not "
+           "contain" if c.precision else "an optimisation divergence (learning rate, warm-up, clipping)")
+    return Decision(Outcome.DIVERGED, cause,
+                    f"{gk} was non-finite at every logged point from step {onset} to the end while {lk} went "
+                    f"{fmt(last)} -> {fmt(float(after.max()))}" + (" and then exactly 0" if after[-1] == 0.0 else "")
+                    + f": the weights took a non-finite update and the later loss is not a measurement; {why}.")
+
+
 def _zero_loss(c: Ctx) -> Decision | None:
     """The training loss is exactly 0.0 at its last points: nothing is being measured (labels
     leaked into inputs, a fully masked loss, templated targets); exactly 0 from the first point means
@@ -1026,6 +1066,18 @@ POLICY: tuple[Rule, ...] = (
              Case("NaN to the end", (("LI001", _E, {"role": "train_loss", "key": "loss", "n_nonfinite": 40,
                                                     "n_points": 50, "index": 10, "all_after_nonfinite": True}),),
                   None))),
+    Rule("V05c", "nonfinite-grad-norm", 57,
+         "gradient norm non-finite at every logged point from its onset to the end (2+ points), the training "
+         "loss finite but 10x its last value at the onset or exactly 0 at the end -> diverged (data_config with "
+         "reduced precision, model_convergence without)", (Outcome.DIVERGED,),
+         (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE), _nonfinite_grad_norm, cases=(
+             Case("loss 3.6 -> 63 -> 0.0 with a NaN grad norm from the jump on",
+                  (), ("diverged", "model_convergence"),
+                  series={"loss": (3.6, 3.5, 3.4, 63.4, 0.0),
+                          "grad_norm": (7.3, 7.0, 6.8, float("nan"), float("nan"))}),
+             Case("one NaN grad norm, finite again (an fp16 skip)", (), None,
+                  series={"loss": (3.6, 3.5, 3.4, 3.3, 3.2),
+                          "grad_norm": (7.3, float("nan"), 6.8, 6.5, 6.4)}))),
     Rule("V06", "divergence", 60, "OP001 at error", (Outcome.DIVERGED,), (Cause.MODEL_CONVERGENCE,), _divergence,
          codes=("OP001",), cases=(Case("loss 10x its best", (("OP001", _E, {}),), ("diverged", "model_convergence")),)),
     Rule("V06b", "nonfinite-validation", 65,
