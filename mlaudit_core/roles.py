@@ -191,6 +191,7 @@ _TERMS: tuple[tuple[tuple, str], ...] = (
     (({"f1"}, {"score"}), "f1"),
     (({"roc"}, {"auc"}), "auc"),
     (({"exact"}, {"match"}), "em"),
+    (({"io"}, {"u"}), "iou"),  # Keras names MeanIoU / IoU by snake-casing the class: mean_io_u, val_io_u
     ((_COUNT_NOUNS - {"steps"}, _PER_TIME), "persec"),
     ((_STEPS, {"time"}), "steptime"),
     ((_STEPS | {"epoch"}, {"took"}), "steptime"),

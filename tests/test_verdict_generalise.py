@@ -235,3 +235,16 @@ def test_ge007_flat_eval_loss_while_the_task_metric_improves_to_the_end_is_not_a
     rep = audit(_run("Jaong--Checkpoint-of-CPT/trainer_state.json"))
     assert "GE007" not in _codes(rep)
     assert rep.verdict.outcome.value == "succeeded", rep.verdict.summary
+
+
+def test_ge002_a_held_out_score_frozen_at_one_value_is_stuck():
+    """Keras CSVLogger of a brain-tumour segmentation: pixel accuracy 0.987, loss falling, but
+    val_mean_io_u (Keras's snake-cased MeanIoU, read as an IoU score) repeats 0.3755 at 29 of 35 epochs:
+    one mask for every input. Before: succeeded/healthy (a must_not)."""
+    from mlaudit_core.roles import parse_name
+
+    assert parse_name("val_mean_io_u").head == "iou"
+    rep = audit(_run("ArjunPesaru--Brain_tumor_project/training.log"))
+    ge2 = [f for f in rep.findings if f.code == "GE002" and f.facts.get("stuck_accuracy")]
+    assert ge2 and ge2[0].facts["key"] == "val_mean_io_u"
+    assert rep.verdict.outcome.value in ("underfit", "plateaued"), rep.verdict.summary

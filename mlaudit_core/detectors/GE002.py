@@ -117,6 +117,35 @@ def stuck_accuracy(run, share: float, min_evaluations: int, ceiling: float) -> t
     return ak, float(a.values[0]), n_at, len(acc)
 
 
+def frozen_task_metric(run, share: float, min_evaluations: int, ceiling: float
+                       ) -> tuple[str, float, int, int] | None:
+    """``(key, value, n at value, n)`` when a held-out task metric other than the accuracy role (an
+    evaluation-split accuracy or score: IoU, dice, F1, mAP) sits at one value (to 1e-6, float32 round-off)
+    at ``share`` or more of at least ``min_evaluations`` evaluations, that value under ``ceiling`` and
+    under 0.9; else ``None``. The same score over many evaluations means the same predictions: a
+    segmentation model whose mean IoU repeats 0.3755 (all background: the background class's IoU over 2)
+    predicts one mask for every input, whatever its pixel accuracy and loss do (own corpus f5b5-08).
+    A frozen value at 0.9 or above is left alone: the argmax was already right (see :func:`stuck_accuracy`)."""
+    from ..roles import parse_name
+
+    ak = run.key_for(Role.VAL_ACCURACY)
+    for k in run.metrics.keys:
+        pn = parse_name(k)
+        if k == ak or pn.split != "eval" or pn.family not in ("acc", "score") or pn.higher_is_better is not True:
+            continue
+        m = run.series(k).by_step().finite()
+        if len(m) < min_evaluations:
+            continue
+        vals, _ = as_fraction(k, m.values)
+        uniq, counts = np.unique(np.round(vals, 6), return_counts=True)
+        j = int(np.argmax(counts))
+        v = float(uniq[j])
+        n_at = int(np.sum(np.abs(vals - v) <= 1e-6))
+        if n_at >= share * len(vals) and v < min(ceiling, 0.9):
+            return k, v, n_at, len(vals)
+    return None
+
+
 def task_metric_at_floor(run, floor: float, min_points: int) -> tuple[str, float, float, int] | None:
     """``(key, first, max, n)`` of a training or held-out task metric (an accuracy or score whose name says
     higher is better: accuracy, F1, mAP, dice, BLEU; as a fraction) with >= ``min_points`` finite points that
@@ -260,6 +289,8 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
     or held-out accuracy/score that never exceeded ``task_floor`` 10% and never rose over >= ``min_evaluations``
     5 points is underfit whatever the loss did (the policy leaves a run that stopped early to its stop rule).
     Never beat the majority baseline (:func:`majority_baseline`, fact ``majority_baseline``): underfit too.
+    A held-out task metric frozen at one value (:func:`frozen_task_metric`: IoU, dice, F1 repeating to 1e-6 at
+    >= ``stuck_share`` of >= ``stuck_min_evaluations`` evaluations) is the stuck-accuracy finding for scores.
     """
 
     needs = (Role.TRAIN_LOSS,)
@@ -291,6 +322,8 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
         tk = run.key_for(Role.TRAIN_LOSS)
         blew_up = bool(tk) and bool((~np.isfinite(run.series(tk).values)).any())
         stuck = None if blew_up else stuck_accuracy(run, p.stuck_share, p.stuck_min_evaluations, p.stuck_ceiling)
+        if stuck is None and not blew_up:
+            stuck = frozen_task_metric(run, p.stuck_share, p.stuck_min_evaluations, p.stuck_ceiling)
         if stuck is not None:
             key = run.key_for(Role.TRAIN_LOSS)
             s = run.series(key).by_step().finite()
@@ -299,7 +332,10 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
                 initial, final = float(s.values[0]), float(s.values[-1])
                 yield self.finding(
                     Severity.ERROR,
-                    f"{ak} is exactly {fmt(value)}, its value at the first evaluation, at {n_at} of {n} evaluations: "
+                    f"{ak} is exactly {fmt(value)}"
+                    + (", its value at the first evaluation," if fmt(value) == fmt(float(run.series(ak).by_step()
+                                                                                         .finite().values[0])) else "")
+                    + f" at {n_at} of {n} evaluations: "
                     "the model's held-out predictions did not change for most of the run"
                     + (" (one class predicted for every input, typically the majority class)"
                        if re.search(r"acc", ak, re.I) else "")
