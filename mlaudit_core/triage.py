@@ -197,6 +197,41 @@ def candidates(records: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
     return {k: v for k, v in out.items() if len({x for x in v if x is not None}) >= 2}
 
 
+#: Run tags read as the code version, then the host, by :func:`record_of_run` (taken out of
+#: the tag factors): MLflow's ``mlflow.source.git.commit`` and the common hand-set names.
+COMMIT_KEYS = ("mlflow.source.git.commit", "git_commit", "commit")
+HOST_KEYS = ("host", "hostname", "node", "node_name", "gpu")
+
+
+def record_of_run(run: Any, outcome: str | None, cause: str | None = None) -> dict[str, Any]:
+    """A :class:`~mlaudit_core.rundata.RunData` (any reader's) as a triage record: its params
+    and tags; the commit and host from the tags :data:`COMMIT_KEYS` / :data:`HOST_KEYS` or
+    the reader's ``environment`` (``git_commit``, ``host``: W&B run folders); the start time;
+    the last value of each metric series (for the seed-noise band)."""
+    tags = dict(run.tags or {})
+    env = dict(run.environment or {})
+    commit = next((tags.pop(k) for k in COMMIT_KEYS if tags.get(k)), None) or env.get("git_commit")
+    host = next((tags.pop(k) for k in HOST_KEYS if tags.get(k)), None) or env.get("host")
+    metrics: dict[str, float] = {}
+    for key in run.metrics.keys:
+        if run.metrics.count(key):
+            v = _as_float(run.metrics.series(key).values[-1])
+            if v is not None:
+                metrics[key] = v
+    return {
+        "run_id": run.identity.id,
+        "name": run.identity.name or "",
+        "outcome": outcome or "",
+        "cause": cause,
+        "params": {str(k): str(v) for k, v in (run.params or {}).items()},
+        "tags": {k: str(v) for k, v in tags.items() if not str(k).startswith(SKIP_TAG_PREFIXES)},
+        "start_time": run.start_time.timestamp() if run.start_time else None,
+        "commit": commit or None,
+        "host": host or None,
+        "metrics": metrics,
+    }
+
+
 # ---------------------------------------------------------------- permutation statistics
 
 

@@ -139,13 +139,12 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
         Executor,
         StateStore,
         default_state_path,
-        render_summary,
         run_batch,
     )
     from mlaudit_core.service.state import check_state_file
     from mlaudit_core.service.task import one_line
 
-    from .batch_formats import FORMATS, render
+    from .batch_formats import FORMATS
 
     if fmt not in FORMATS:
         fail(f"--format {fmt!r}: use one of {', '.join(FORMATS)}")
@@ -195,31 +194,7 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
         except Exception as exc:  # noqa: BLE001 - the audits stand; the triage is reported
             err_console.print(redact_text(one_line("triage", exc)), markup=False, highlight=False,
                               soft_wrap=True)
-    tri_text = None
-    if tri is not None:
-        from mlaudit_core.triage import render_text
-
-        tri_text = redact_text(render_text(tri)) + (f"triage written to {redact_text(where)}\n"
-                                                    if where else "")
-    if fmt == "table":
-        # A pipe or file is not a terminal: Rich would fold every table at 80 columns and cut
-        # run ids across lines; a width no row reaches keeps each row on one greppable line.
-        out = Console() if sys.stdout.isatty() else Console(width=100_000)
-        render_summary(summary, out, worst_n=worst)
-        if tri_text:
-            out.print(tri_text, markup=False, highlight=False, end="")
-    else:
-        sys.stdout.write(render(summary, fmt, None if tri is None else tri.to_dict()))
-        if tri_text and fmt != "json":
-            err_console.print(tri_text, markup=False, highlight=False, end="", soft_wrap=True)
-        elif where:  # json: the document is the triage; where it went is said on stderr
-            err_console.print(f"triage written to {redact_text(where)}", markup=False,
-                              highlight=False, soft_wrap=True)
-        from mlaudit_core.service.timing import split_line
-
-        if split_line(summary.timings, summary.audited_now):  # stdout keeps the rows only
-            err_console.print(split_line(summary.timings, summary.audited_now), markup=False,
-                              highlight=False)
+    print_batch(summary, fmt, worst, tri, where)
     if mode is Executor.ray and outcome.startup_s:
         err_console.print(f"[dim]ray start-up: {outcome.startup_s:.1f} s (not counted above)[/]")
     sys.stdout.flush()
@@ -233,6 +208,44 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
             markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_INCOMPLETE)
     raise typer.Exit(0)
+
+
+def print_batch(summary, fmt: str, worst: int, tri=None, where: str | None = None) -> None:
+    """Print a finished batch: the Rich summary (``table``) or one row per run (``json``,
+    ``csv``, ``markdown``: :mod:`.batch_formats`), then the triage ``tri``
+    (:class:`mlaudit_core.triage.Triage` or None) and ``where`` it was written: after the table,
+    inside the JSON document (``where`` on stderr), or on stderr (``csv``, ``markdown``)."""
+    from mlaudit_core.redact import redact_text
+
+    from .batch_formats import render
+
+    tri_text = None
+    if tri is not None:
+        from mlaudit_core.triage import render_text
+
+        tri_text = redact_text(render_text(tri)) + (f"triage written to {redact_text(where)}\n"
+                                                    if where else "")
+    if fmt == "table":
+        from mlaudit_core.service import render_summary
+
+        # A pipe or file is not a terminal: Rich would fold every table at 80 columns and cut
+        # run ids across lines; a width no row reaches keeps each row on one greppable line.
+        out = Console() if sys.stdout.isatty() else Console(width=100_000)
+        render_summary(summary, out, worst_n=worst)
+        if tri_text:
+            out.print(tri_text, markup=False, highlight=False, end="")
+        return
+    sys.stdout.write(render(summary, fmt, None if tri is None else tri.to_dict()))
+    if tri_text and fmt != "json":
+        err_console.print(tri_text, markup=False, highlight=False, end="", soft_wrap=True)
+    elif where:  # json: the document is the triage; where it went is said on stderr
+        err_console.print(f"triage written to {redact_text(where)}", markup=False,
+                          highlight=False, soft_wrap=True)
+    from mlaudit_core.service.timing import split_line
+
+    if split_line(summary.timings, summary.audited_now):  # stdout keeps the rows only
+        err_console.print(split_line(summary.timings, summary.audited_now), markup=False,
+                          highlight=False)
 
 
 def env_with_prefix(*prefixes: str) -> dict[str, str]:
