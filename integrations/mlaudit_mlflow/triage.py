@@ -32,10 +32,10 @@ TRIAGE_TAG = "mlaudit.triage"
 #: Most characters of the experiment tag (MLflow caps tag values at 5,000 on older servers
 #: and 8,000 on newer ones).
 TAG_CHARS = 4000
-#: Run tags read as the host the run ran on (taken out of the tag factors).
-HOST_TAGS = ("host", "hostname", "node", "node_name", "gpu")
-#: Run tags read as the code version.
-COMMIT_TAGS = ("mlflow.source.git.commit", "git_commit", "commit")
+#: Run tags read as the host the run ran on, and as the code version (taken out of the tag
+#: factors): the core's, so every reader's runs are read the same way.
+from mlaudit_core.triage import COMMIT_KEYS as COMMIT_TAGS  # noqa: E402
+from mlaudit_core.triage import HOST_KEYS as HOST_TAGS  # noqa: E402
 
 
 def search_all(client, experiment_ids: list[str], flt: str = "") -> list:
