@@ -902,6 +902,47 @@ def _preempted(c: Ctx) -> Decision | None:
                     f"The job was stopped by its scheduler ({f.message}) and not requeued.", f)
 
 
+#: A held-out score at its ceiling: 1 on a 0-1 scale, 100 on a percentage scale.
+_PERFECT = (1.0, 100.0)
+
+
+def perfect_heldout_scores(run: RunData) -> list[tuple[str, float]]:
+    """Summary values (params written as ``NAME: value`` and series of at most 2 points) of held-out
+    accuracy or score metrics (:func:`mlaudit_core.roles.parse_name`: family acc/score, split not
+    train), when there are 2 or more and every one sits at its ceiling; else empty."""
+    from ..roles import parse_name
+
+    got: dict[str, float] = {}
+    for k, v in run.params.items():
+        p = parse_name(k)
+        if p.family in ("acc", "score") and p.split != "train" and not k.startswith("log."):
+            try:
+                got[k] = float(str(v).strip().rstrip("%"))
+            except ValueError:
+                continue
+    for k in run.metrics.keys:
+        p = parse_name(k)
+        s = run.metrics.series(k).finite()
+        if p.family in ("acc", "score") and p.split != "train" and 0 < len(s) <= 2:
+            got[k] = float(s.values[-1])
+    if len(got) < 2 or not all(v in _PERFECT for v in got.values()):
+        return []
+    return sorted(got.items())
+
+
+def _perfect_scores(c: Ctx) -> Decision | None:
+    if c.basis.judgeable:
+        return None
+    got = perfect_heldout_scores(c.run)
+    if not got:
+        return None
+    shown = ", ".join(f"{k} {fmt(v)}" for k, v in got[:6])
+    return Decision(Outcome.UNKNOWN, Cause.DATA_CONFIG,
+                    f"Every held-out score is perfect ({shown}): a perfect score on every test metric is what test "
+                    "data the model saw in training gives (overlap between the splits, duplicated samples, labels "
+                    "leaking into the inputs); check the split before trusting the result.")
+
+
 def _no_signal(c: Ctx) -> Decision | None:
     """Abstain: no judgeable training signal (no recognised loss/validation metric, too few points,
     only summary values). ``succeeded`` needs positive evidence."""
@@ -1335,6 +1376,15 @@ POLICY: tuple[Rule, ...] = (
          (Cause.INFRA_RUNTIME,), _preempted, codes=("RT003",), cases=(
              Case("requeued", (("RT003", _W, {"requeued": True}),), ("running", "infra_runtime")),
              Case("cancelled", (("RT003", _W, {}),), ("crashed", "infra_runtime")))),
+    Rule("V19b", "perfect-heldout-scores", 195,
+         "no judgeable training signal, and 2+ held-out accuracy/score summary values all at their ceiling (1 or "
+         "100%) -> unknown, data_config (a train/test overlap or a leak is the first suspect)",
+         (Outcome.UNKNOWN,), (Cause.DATA_CONFIG,), _perfect_scores, cases=(
+             Case("ACC/AP/R_ACC/F_ACC all 1.0, no curve", (), ("unknown", "data_config"),
+                  params={"ACC": "1.00000", "AP": "1.00000", "R_ACC": "1.00000", "F_ACC": "1.00000"}),
+             Case("one perfect, one not", (), None, params={"ACC": "1.0", "AP": "0.93"}),
+             Case("perfect training accuracy only", (), None, series={"train/accuracy": (1.0,), "train/f1": (1.0,)}),
+             Case("a loss curve", (), None, params={"ACC": "1.0", "AP": "1.0"}, series=_LOSS))),
     Rule("V20", "no-judgeable-signal", 200,
          "no learning series with >= 3 finite points that a learning detector examined (no recognised "
          "loss/validation metric, only summary values, hp_metric only)", (Outcome.UNKNOWN, Outcome.RUNNING),
