@@ -16,7 +16,7 @@ are not counted), and where the time went (load, detect, verdict, render, write;
 summed over worker threads, :mod:`mlaudit_core.service.timing`).
 
 Usage: ``python benchmarks/batch_throughput.py [--runs N] [--configs jobs1,jobs4,ray]
-[--write off,on | --no-write] [--server-workers N]`` (``tests/test_benchmarks_smoke.py`` runs
+[--write off,on | --no-write] [--server-workers N] [--read-ahead 0,4] [--write-behind 0,2]`` (``tests/test_benchmarks_smoke.py`` runs
 it at toy size).
 """
 
@@ -50,11 +50,25 @@ def start_server(root: Path, workers: int) -> tuple[subprocess.Popen, str]:
     port = free_port()
     mlflow_bin = shutil.which("mlflow", path=str(Path(sys.executable).parent)) or "mlflow"
     proc = subprocess.Popen(
-        [mlflow_bin, "server", "--host", "127.0.0.1", "--port", str(port),
-         "--backend-store-uri", f"sqlite:///{root / 'mlflow.db'}",
-         "--artifacts-destination", str(root / "artifacts"), "--workers", str(workers)],
-        stdout=open(root / "server.log", "wb"), stderr=subprocess.STDOUT, start_new_session=True,
-        env=dict(os.environ, MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false"))
+        [
+            mlflow_bin,
+            "server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--backend-store-uri",
+            f"sqlite:///{root / 'mlflow.db'}",
+            "--artifacts-destination",
+            str(root / "artifacts"),
+            "--workers",
+            str(workers),
+        ],
+        stdout=open(root / "server.log", "wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env=dict(os.environ, MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false"),
+    )
     url = f"http://127.0.0.1:{port}"
     for _ in range(180):
         try:
@@ -148,8 +162,16 @@ class RequestCounter:
         requests.Session.request = self._orig
 
 
-def measure(url: str, refs: list[str], state: Path, *, jobs: int | None, executor: str,
-            write: bool, server_pid: int | None = None) -> dict:
+def measure(
+    url: str,
+    refs: list[str],
+    state: Path,
+    *,
+    jobs: int | None,
+    executor: str,
+    write: bool,
+    server_pid: int | None = None,
+) -> dict:
     """One batch; CPU per run of this process (all threads) and of the server: figures
     the machine's load does not move the way it moves wall time (Ray workers' CPU is
     not in this process)."""
@@ -165,10 +187,18 @@ def measure(url: str, refs: list[str], state: Path, *, jobs: int | None, executo
     srv = (server_cpu(server_pid) - s0) if server_pid else math.nan
     failed = [r for r in out.results if not r.ok]
     n = max(1, out.audited_now)
-    return {"runs": out.audited_now, "failed": len(failed), "seconds": out.seconds,
-            "rate": out.audited_now / out.seconds if out.seconds else 0.0, "startup": out.startup_s,
-            "first_error": failed[0].error if failed else "", "timings": out.timings,
-            "client_ms": 1000 * cpu / n, "server_ms": 1000 * srv / n, "requests": requests_sent.n / n}
+    return {
+        "runs": out.audited_now,
+        "failed": len(failed),
+        "seconds": out.seconds,
+        "rate": out.audited_now / out.seconds if out.seconds else 0.0,
+        "startup": out.startup_s,
+        "first_error": failed[0].error if failed else "",
+        "timings": out.timings,
+        "client_ms": 1000 * cpu / n,
+        "server_ms": 1000 * srv / n,
+        "requests": requests_sent.n / n,
+    }
 
 
 CONFIGS = {"jobs1": (1, "local"), "jobs4": (4, "local"), "ray": (4, "ray")}
@@ -177,19 +207,37 @@ CONFIGS = {"jobs1": (1, "local"), "jobs4": (4, "local"), "ray": (4, "ray")}
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=1000)
-    ap.add_argument("--configs", default="jobs1,jobs4,ray",
-                    help=f"comma-separated configurations, of: {', '.join(CONFIGS)}")
+    ap.add_argument(
+        "--configs",
+        default="jobs1,jobs4,ray",
+        help=f"comma-separated configurations, of: {', '.join(CONFIGS)}",
+    )
     ap.add_argument("--no-write", action="store_true", help="same as --write off")
-    ap.add_argument("--write", default="off,on", help="write-back modes to measure: off, on or off,on")
+    ap.add_argument(
+        "--write", default="off,on", help="write-back modes to measure: off, on or off,on"
+    )
     ap.add_argument("--server-workers", type=int, default=2)
-    ap.add_argument("--read-ahead", default=None,
-                    help="runs loaded ahead of the workers (MLAUDIT_READ_AHEAD), one or more "
-                         "comma-separated depths to compare, e.g. 0,4 (default: mlaudit's default)")
+    ap.add_argument(
+        "--read-ahead",
+        default=None,
+        help="runs loaded ahead of the workers (MLAUDIT_READ_AHEAD), one or more "
+        "comma-separated depths to compare, e.g. 0,4 (default: mlaudit's default)",
+    )
+    ap.add_argument(
+        "--write-behind",
+        default=None,
+        help="write-backs in flight behind each worker (MLAUDIT_WRITE_BEHIND), one or more "
+        "comma-separated depths to compare, e.g. 0,2 (default: mlaudit's default); "
+        "rows with write-back only",
+    )
     args = ap.parse_args()
     bad = [c for c in args.configs.split(",") if c not in CONFIGS]
     if bad:  # before a server is started or a run created
-        ap.exit(2, f"batch_throughput.py: error: --configs {args.configs!r}: unknown configuration "
-                   f"{', '.join(map(repr, bad))} (choose from {', '.join(CONFIGS)})\n")
+        ap.exit(
+            2,
+            f"batch_throughput.py: error: --configs {args.configs!r}: unknown configuration "
+            f"{', '.join(map(repr, bad))} (choose from {', '.join(CONFIGS)})\n",
+        )
     from mlaudit_mlflow.plugin import MlflowPlugin
 
     root = Path(tempfile.mkdtemp(prefix="mlaudit-batch-bench-"))
@@ -197,36 +245,81 @@ def main() -> None:
     try:
         t = time.perf_counter()
         create_runs(url, args.runs)
-        print(f"created {args.runs} finished runs in {time.perf_counter() - t:.1f} s on {url} "
-              f"(mlflow server, {args.server_workers} workers, sqlite)")
+        print(
+            f"created {args.runs} finished runs in {time.perf_counter() - t:.1f} s on {url} "
+            f"(mlflow server, {args.server_workers} workers, sqlite)"
+        )
         plugin = MlflowPlugin(url)
-        refs = plugin.list_finished(None, experiment_ids=plugin.experiment_ids([EXPERIMENT]),
-                                    include_audited=True, max_results=None)
+        refs = plugin.list_finished(
+            None,
+            experiment_ids=plugin.experiment_ids([EXPERIMENT]),
+            include_audited=True,
+            max_results=None,
+        )
         modes = ["off"] if args.no_write else args.write.split(",")
         print(f"listed {len(refs)} runs; {os.cpu_count()} CPUs\n")
-        print(f"{'config':<22}{'write':>6}{'runs':>6}{'failed':>8}{'seconds':>10}{'runs/s':>9}"
-              f"{'per worker':>12}{'start-up s':>12}{'load avg':>10}{'CPU ms/run':>12}{'server':>8}"
-              f"{'req/run':>9}")
+        print(
+            f"{'config':<22}{'write':>6}{'runs':>6}{'failed':>8}{'seconds':>10}{'runs/s':>9}"
+            f"{'per worker':>12}{'start-up s':>12}{'load avg':>10}{'CPU ms/run':>12}{'server':>8}"
+            f"{'req/run':>9}"
+        )
         from mlaudit_core.service.timing import split_line
 
         splits = []
-        from mlaudit_core.service.batch import READ_AHEAD_ENV, read_ahead_depth
+        from mlaudit_core.service.batch import (
+            READ_AHEAD_ENV,
+            WRITE_BEHIND_ENV,
+            read_ahead_depth,
+            write_behind_depth,
+        )
 
-        depths = [int(d) for d in args.read_ahead.split(",")] if args.read_ahead else [read_ahead_depth()]
-        runs_of = [(mode, name, d) for mode in modes for name in args.configs.split(",")
-                   for d in (depths if CONFIGS[name][1] == "local" else [0])]
-        for mode, name, depth in runs_of:  # off first: the write-back's tags would not change an audit's cost
+        depths = (
+            [int(d) for d in args.read_ahead.split(",")]
+            if args.read_ahead
+            else [read_ahead_depth()]
+        )
+        behinds = (
+            [int(d) for d in args.write_behind.split(",")]
+            if args.write_behind
+            else [write_behind_depth()]
+        )
+        runs_of = [
+            (mode, name, d, b)
+            for mode in modes
+            for name in args.configs.split(",")
+            for d in (depths if CONFIGS[name][1] == "local" else [0])
+            for b in (behinds if mode == "on" and CONFIGS[name][1] == "local" else [0])
+        ]
+        for (
+            mode,
+            name,
+            depth,
+            behind,
+        ) in runs_of:  # off first: the write-back's tags would not change an audit's cost
             jobs, executor = CONFIGS[name]
             label = f"--executor ray -j {jobs}" if executor == "ray" else f"--jobs {jobs}"
             if executor == "local" and len(depths) > 1:
                 label += f" ahead {depth}"
+            if mode == "on" and executor == "local" and len(behinds) > 1:
+                label += f" behind {behind}"
             os.environ[READ_AHEAD_ENV] = str(depth)
-            r = measure(url, refs, root / f"state-{name}-{mode}-{depth}.sqlite", jobs=jobs,
-                        executor=executor, write=mode == "on", server_pid=proc.pid)
+            os.environ[WRITE_BEHIND_ENV] = str(behind)
+            r = measure(
+                url,
+                refs,
+                root / f"state-{name}-{mode}-{depth}-{behind}.sqlite",
+                jobs=jobs,
+                executor=executor,
+                write=mode == "on",
+                server_pid=proc.pid,
+            )
             per = r["rate"] / jobs
-            print(f"{label:<22}{mode:>6}{r['runs']:>6}{r['failed']:>8}{r['seconds']:>10.1f}"
-                  f"{r['rate']:>9.2f}{per:>12.2f}{r['startup']:>12.1f}{os.getloadavg()[0]:>10.1f}"
-                  f"{r['client_ms']:>12.0f}{r['server_ms']:>8.0f}{r['requests']:>9.1f}", flush=True)
+            print(
+                f"{label:<22}{mode:>6}{r['runs']:>6}{r['failed']:>8}{r['seconds']:>10.1f}"
+                f"{r['rate']:>9.2f}{per:>12.2f}{r['startup']:>12.1f}{os.getloadavg()[0]:>10.1f}"
+                f"{r['client_ms']:>12.0f}{r['server_ms']:>8.0f}{r['requests']:>9.1f}",
+                flush=True,
+            )
             if r["first_error"]:
                 print(f"  first failure: {r['first_error']}")
             splits.append((label, mode, split_line(r["timings"], r["runs"]), per))
@@ -235,8 +328,10 @@ def main() -> None:
             print(f"{label:<22}{mode:>6}  {split}")
         for label, mode, _, per in splits:
             if mode == "off":
-                print(f"runs/s per worker without write-back ({label}): {per:.1f} "
-                      f"(target >= 10: {'met' if per >= 10 else 'NOT met'})")
+                print(
+                    f"runs/s per worker without write-back ({label}): {per:.1f} "
+                    f"(target >= 10: {'met' if per >= 10 else 'NOT met'})"
+                )
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:

@@ -33,6 +33,8 @@ one of them audits, writes and notifies a run.
 from __future__ import annotations
 
 import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
 from mlaudit_core.render import render_json, render_markdown
@@ -90,6 +92,22 @@ UPLOAD_THREADS = 4
 ARTIFACT_URI_KEY = "mlflow.artifact_uri"
 
 
+_POOL_LOCK = threading.Lock()
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _upload_pool() -> ThreadPoolExecutor:
+    """One pool of upload threads for the process (a batch writes several runs back at once;
+    a pool per run started and stopped :data:`UPLOAD_THREADS` threads each time)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(
+                max_workers=2 * UPLOAD_THREADS, thread_name_prefix="mlaudit-upload"
+            )
+        return _POOL
+
+
 def upload_report(client, run: RunData, out: Path) -> None:
     """Upload the files under ``out`` to the run's ``mlaudit/`` artifact folder.
 
@@ -107,29 +125,33 @@ def upload_report(client, run: RunData, out: Path) -> None:
         client.log_artifacts(run.identity.id, str(out), artifact_path=ARTIFACT_DIR)
         return
     files = sorted(p for p in out.rglob("*") if p.is_file())
-    dests = [ARTIFACT_DIR if p.parent == out else f"{ARTIFACT_DIR}/{p.parent.relative_to(out).as_posix()}"
-             for p in files]
+    dests = [
+        ARTIFACT_DIR
+        if p.parent == out
+        else f"{ARTIFACT_DIR}/{p.parent.relative_to(out).as_posix()}"
+        for p in files
+    ]
     if len(files) <= 1:
         for p, d in zip(files, dests):
             repo.log_artifact(str(p), d)
         return
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=min(UPLOAD_THREADS, len(files)),
-                            thread_name_prefix="mlaudit-upload") as pool:
-        try:
-            futures = [pool.submit(repo.log_artifact, str(p), d) for p, d in zip(files, dests)]
-        except RuntimeError:  # interpreter shutdown began (the atexit hook): no new threads
-            futures = []
-        for fut in futures:
-            fut.result()  # the first failure is raised
+    try:
+        futures = [
+            _upload_pool().submit(repo.log_artifact, str(p), d) for p, d in zip(files, dests)
+        ]
+    except RuntimeError:  # interpreter shutdown began (the atexit hook): no new threads
+        futures = []
+    wait(futures)  # every upload ends before the files' folder is removed
+    for fut in futures:
+        fut.result()  # the first failure is raised
     if not futures:
         for p, d in zip(files, dests):
             repo.log_artifact(str(p), d)
 
 
-def write_verdict(client, run: RunData, report: AuditReport, *, dry_run: bool = False,
-                  before_verdict=None) -> WriteBackResult:
+def write_verdict(
+    client, run: RunData, report: AuditReport, *, dry_run: bool = False, before_verdict=None
+) -> WriteBackResult:
     """Tag the run, upload the report under ``mlaudit/`` and update the Description section.
 
     Requests to the tracking server, in order: the report files (one upload each, at most
@@ -150,8 +172,9 @@ def write_verdict(client, run: RunData, report: AuditReport, *, dry_run: bool = 
     section = summary_section(report)
     limit = tag_value_limit()
     full = f"artifact `{ARTIFACT_DIR}/report.md`"
-    result = WriteBackResult(tracker="mlflow", run_id=run_id, dry_run=dry_run, tags=tags,
-                             section_limit=limit)
+    result = WriteBackResult(
+        tracker="mlflow", run_id=run_id, dry_run=dry_run, tags=tags, section_limit=limit
+    )
 
     def read() -> str | None:
         return client.get_run(run_id).data.tags.get(NOTE_TAG)
@@ -193,13 +216,20 @@ def write_verdict(client, run: RunData, report: AuditReport, *, dry_run: bool = 
 
 def _describe(result: WriteBackResult, merged, *, verified: bool = True) -> None:
     result.description = merged.text if merged.section is not None else None
-    result.section_state = ("left_out" if merged.section is None else
-                            "unverified" if not verified else
-                            "shortened" if merged.shortened else "written")
+    result.section_state = (
+        "left_out"
+        if merged.section is None
+        else "unverified"
+        if not verified
+        else "shortened"
+        if merged.shortened
+        else "written"
+    )
 
 
-def claim_run(client, run_id: str, owner: str, *, lease_s: float = 900.0,
-              settle_s: float = 1.0) -> str | None:
+def claim_run(
+    client, run_id: str, owner: str, *, lease_s: float = 900.0, settle_s: float = 1.0
+) -> str | None:
     """Claim the run for ``owner`` with the ``mlaudit.claim`` tag; None on success, else why not.
 
     A run whose claim belongs to another owner and has not expired is refused. Otherwise

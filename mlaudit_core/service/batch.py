@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,7 +22,17 @@ from enum import Enum
 from ..errors import InputError
 from . import timing
 from .state import StateStore
-from .task import RunResult, TaskSpec, _plugin, audit_one, one_line, warm_up, worker_task
+from .task import (
+    RunResult,
+    TaskSpec,
+    _plugin,
+    audit_one,
+    audit_stage,
+    one_line,
+    warm_up,
+    worker_task,
+    write_stage,
+)
 
 RAY_POLL_S = 0.5
 READ_AHEAD_ENV = "MLAUDIT_READ_AHEAD"
@@ -30,6 +41,13 @@ READ_AHEAD_ENV = "MLAUDIT_READ_AHEAD"
 #: audit takes 30-40 ms of CPU, so about four loads in flight keep one worker busy
 #: (``benchmarks/batch_throughput.py --read-ahead 0,2,4,8``; figures in benchmarks/README.md).
 DEFAULT_READ_AHEAD = 4
+WRITE_BEHIND_ENV = "MLAUDIT_WRITE_BEHIND"
+#: Write-backs in flight behind the local workers (see :func:`local_results`). A small run's
+#: write-back is mostly waiting for the tracker (MLflow: ~100 ms for its requests against
+#: 40 ms of the run's own CPU on a 2-core machine), so each worker hands it to a writer thread
+#: and audits its next run meanwhile; 2 per worker (``benchmarks/batch_throughput.py
+#: --write-behind 0,1,2,4``; figures in benchmarks/README.md). 0 writes in the worker itself.
+DEFAULT_WRITE_BEHIND = 2
 
 
 class Executor(str, Enum):
@@ -72,8 +90,9 @@ def parse_since(text: str | None) -> datetime | None:
     try:
         dt = datetime.fromisoformat(text.strip())
     except ValueError:
-        raise InputError(f"--since {text!r}: not a date (YYYY-MM-DD, an ISO time, "
-                         "or 'all')") from None
+        raise InputError(
+            f"--since {text!r}: not a date (YYYY-MM-DD, an ISO time, or 'all')"
+        ) from None
     if dt.tzinfo is None:
         try:
             dt = dt.astimezone()
@@ -130,7 +149,9 @@ class ReadAhead:
         self._pending: dict[str, Future] = {}
         self._lock = threading.Lock()
         threads = 2 if self._many else self._depth
-        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="mlaudit-read-ahead")
+        self._pool = ThreadPoolExecutor(
+            max_workers=threads, thread_name_prefix="mlaudit-read-ahead"
+        )
         with self._lock:
             self._top_up()
 
@@ -155,15 +176,20 @@ class ReadAhead:
         for ref, fut in futures.items():
             res = got.get(ref, LookupError(f"{ref}: not returned by load_many"))
             try:
-                fut.set_result((None, share, res) if isinstance(res, Exception) else (res, share, None))
+                fut.set_result(
+                    (None, share, res) if isinstance(res, Exception) else (res, share, None)
+                )
             except InvalidStateError:  # cancelled by close()
                 pass
 
     def _top_up(self) -> None:
         if self._many is not None:
             while len(self._pending) <= self._window and self._next < len(self._refs):
-                refs = [r for r in self._refs[self._next:self._next + self._window]
-                        if r not in self._pending]
+                refs = [
+                    r
+                    for r in self._refs[self._next : self._next + self._window]
+                    if r not in self._pending
+                ]
                 self._next += self._window
                 futures: dict[str, Future] = {r: Future() for r in dict.fromkeys(refs)}
                 try:
@@ -203,9 +229,27 @@ class ReadAhead:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
+def write_behind_depth() -> int:
+    """Write-backs in flight per local worker: ``MLAUDIT_WRITE_BEHIND`` (0-64), default
+    :data:`DEFAULT_WRITE_BEHIND`.
+
+    Raises:
+        InputError: the variable is not a whole number from 0 to 64.
+    """
+    raw = os.environ.get(WRITE_BEHIND_ENV, "").strip()
+    if not raw:
+        return DEFAULT_WRITE_BEHIND
+    if not raw.isdigit() or int(raw) > 64:
+        raise InputError(f"{WRITE_BEHIND_ENV}={raw!r}: expected a whole number from 0 to 64")
+    return int(raw)
+
+
 def local_results(spec: TaskSpec, refs: list[str], jobs: int) -> Iterator[RunResult]:
     """Audit ``refs`` on ``jobs`` threads (tracker I/O dominates a small run's audit), with
-    up to :func:`read_ahead_depth` runs loaded ahead of them (:class:`ReadAhead`)."""
+    up to :func:`read_ahead_depth` runs loaded ahead of them (:class:`ReadAhead`) and, with
+    write-back, up to ``jobs x`` :func:`write_behind_depth` write-backs in flight behind them
+    on writer threads (a worker that would exceed it waits). A run's result is yielded once
+    its write-back is done, so the state file never records a run whose write is pending."""
     from ..settings import Settings
 
     warm_up()
@@ -213,21 +257,64 @@ def local_results(spec: TaskSpec, refs: list[str], jobs: int) -> Iterator[RunRes
         plugin = _plugin(spec.tracker, spec.plugin_options)
         settings = Settings(**spec.settings)
         depth = read_ahead_depth()
+        behind = write_behind_depth() if spec.write_back else 0
     except Exception as exc:
         for ref in refs:
             yield RunResult(ref=ref, ok=False, error=one_line("setup", exc))
         return
     reader = ReadAhead(plugin, refs, depth) if depth and len(refs) > 1 else None
+    source = reader or plugin
     pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="mlaudit-batch")
+    if not behind or len(refs) < 2:
+        try:
+            futures = [
+                pool.submit(audit_one, source, ref, settings, write_back=spec.write_back)
+                for ref in refs
+            ]
+            for fut in as_completed(futures):
+                yield fut.result()
+        finally:
+            if reader is not None:
+                reader.close()
+            pool.shutdown(wait=True, cancel_futures=True)
+        return
+    slots = threading.BoundedSemaphore(max(1, jobs) * behind)
+    writers = ThreadPoolExecutor(
+        max_workers=max(1, jobs) * behind, thread_name_prefix="mlaudit-write"
+    )
+    done: queue.SimpleQueue[RunResult] = queue.SimpleQueue()
+
+    def write(res: RunResult, audited) -> None:
+        try:
+            done.put(write_stage(plugin, res, audited))
+        finally:
+            slots.release()
+
+    def audit_then_hand_over(ref: str) -> None:
+        try:
+            res, audited = audit_stage(source, ref, settings, write_back=True)
+            if audited is None:
+                done.put(res)
+                return
+            slots.acquire()  # at most jobs x behind write-backs in flight
+            try:
+                writers.submit(write, res, audited)
+            except RuntimeError:  # the batch is stopping: write in this thread
+                slots.release()
+                done.put(write_stage(plugin, res, audited))
+        except Exception as exc:  # never leave the batch waiting for this run's result
+            done.put(RunResult(ref=ref, ok=False, error=one_line("batch", exc)))
+
     try:
-        futures = [pool.submit(audit_one, reader or plugin, ref, settings, write_back=spec.write_back)
-                   for ref in refs]
-        for fut in as_completed(futures):
-            yield fut.result()
+        for ref in refs:
+            pool.submit(audit_then_hand_over, ref)
+        for _ in refs:
+            yield done.get()
     finally:
         if reader is not None:
             reader.close()
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=True, cancel_futures=True)  # a started audit still hands its run over
+        writers.shutdown(wait=True)  # a started write-back ends (the verdict tag goes last)
 
 
 def ray_init(address: str | None, jobs: int | None):
@@ -239,8 +326,11 @@ def ray_init(address: str | None, jobs: int | None):
     from ..plugins import require
 
     ray = require("ray", "ray", "ray")
-    kwargs: dict = {"include_dashboard": False, "log_to_driver": False,
-                    "logging_level": logging.WARNING}
+    kwargs: dict = {
+        "include_dashboard": False,
+        "log_to_driver": False,
+        "logging_level": logging.WARNING,
+    }
     if address:
         kwargs["address"] = address
     elif jobs:
@@ -270,10 +360,17 @@ def ray_results(ray, spec: TaskSpec, refs: list[str]) -> Iterator[RunResult]:
                 yield RunResult(ref=ref, ok=False, error=one_line("ray", exc))
 
 
-def run_batch(refs: list[str], spec: TaskSpec, store: StateStore, *, jobs: int | None = None,
-              executor: Executor = Executor.local, ray_address: str | None = None,
-              on_start: Callable[[int], None] | None = None,
-              on_result: Callable[[RunResult], None] | None = None) -> BatchOutcome:
+def run_batch(
+    refs: list[str],
+    spec: TaskSpec,
+    store: StateStore,
+    *,
+    jobs: int | None = None,
+    executor: Executor = Executor.local,
+    ray_address: str | None = None,
+    on_start: Callable[[int], None] | None = None,
+    on_result: Callable[[RunResult], None] | None = None,
+) -> BatchOutcome:
     """Audit every run of ``refs`` not yet settled in ``store``; record each result there.
 
     Args:
@@ -308,8 +405,11 @@ def run_batch(refs: list[str], spec: TaskSpec, store: StateStore, *, jobs: int |
     t0 = time.perf_counter()
     now: list[RunResult] = []
     try:
-        stream = (ray_results(ray, spec, todo) if ray is not None
-                  else local_results(spec, todo, jobs or 1))
+        stream = (
+            ray_results(ray, spec, todo)
+            if ray is not None
+            else local_results(spec, todo, jobs or 1)
+        )
         for res in stream:
             now.append(res)
             if res.ok:
@@ -324,5 +424,11 @@ def run_batch(refs: list[str], spec: TaskSpec, store: StateStore, *, jobs: int |
     seconds = time.perf_counter() - t0
     wanted = set(refs)
     results = [r for r in store.results(wanted)]
-    return BatchOutcome(results=results, audited_now=len(todo), from_earlier=len(wanted & settled),
-                        seconds=seconds, startup_s=startup, timings=timing.total(now))
+    return BatchOutcome(
+        results=results,
+        audited_now=len(todo),
+        from_earlier=len(wanted & settled),
+        seconds=seconds,
+        startup_s=startup,
+        timings=timing.total(now),
+    )

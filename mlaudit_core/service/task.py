@@ -66,13 +66,22 @@ class RunResult:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> RunResult:
-        return cls(ref=row["ref"], ok=row["state"] == "done", name=row.get("name") or "",
-                   url=row.get("url"), outcome=row.get("outcome"),
-                   cause=row.get("cause"), confidence=row.get("confidence"),
-                   codes=[c for c in (row.get("codes") or "").split(",") if c],
-                   severity=row.get("severity"), n_findings=row.get("n_findings") or 0,
-                   seconds=row.get("seconds") or 0.0, wrote=bool(row.get("wrote")),
-                   note=row.get("note"), error=row.get("error"))
+        return cls(
+            ref=row["ref"],
+            ok=row["state"] == "done",
+            name=row.get("name") or "",
+            url=row.get("url"),
+            outcome=row.get("outcome"),
+            cause=row.get("cause"),
+            confidence=row.get("confidence"),
+            codes=[c for c in (row.get("codes") or "").split(",") if c],
+            severity=row.get("severity"),
+            n_findings=row.get("n_findings") or 0,
+            seconds=row.get("seconds") or 0.0,
+            wrote=bool(row.get("wrote")),
+            note=row.get("note"),
+            error=row.get("error"),
+        )
 
 
 @dataclass(frozen=True)
@@ -108,9 +117,15 @@ def one_line(stage: str, exc: BaseException) -> str:
     return line
 
 
-def audit_one(plugin, ref: str, settings, *, write_back: bool = True,
-              after_load: Callable[[Any], str | None] | None = None,
-              before_write: Callable[[Any], bool] | None = None) -> RunResult:
+def audit_one(
+    plugin,
+    ref: str,
+    settings,
+    *,
+    write_back: bool = True,
+    after_load: Callable[[Any], str | None] | None = None,
+    before_write: Callable[[Any], bool] | None = None,
+) -> RunResult:
     """Load ``ref`` with ``plugin``, audit it, write the verdict back; never raises for the run.
 
     Args:
@@ -127,57 +142,110 @@ def audit_one(plugin, ref: str, settings, *, write_back: bool = True,
     Returns:
         The run's :class:`RunResult`; ``ok`` False with ``error`` set when a stage failed.
     """
+    res, written = audit_stage(plugin, ref, settings, write_back=write_back, after_load=after_load)
+    if written is None:
+        return res
+    return write_stage(plugin, res, written, before_write=before_write)
+
+
+@dataclass
+class Audited:
+    """A run audited and not yet written back (between :func:`audit_stage` and
+    :func:`write_stage`): the loaded run, its report and the task's start time."""
+
+    run: Any
+    report: Any
+    t0: float
+
+
+def audit_stage(
+    plugin,
+    ref: str,
+    settings,
+    *,
+    write_back: bool = True,
+    after_load: Callable[[Any], str | None] | None = None,
+) -> tuple[RunResult, Audited | None]:
+    """Load and audit ``ref`` (the first part of :func:`audit_one`); never raises for the run.
+
+    Returns the result so far and, when the write-back is still to do (``write_back`` and
+    the load and audit succeeded), what :func:`write_stage` needs; else ``(result, None)``
+    with the result final (``seconds`` set).
+    """
     from ..audit import audit
     from . import timing
 
     t0 = time.perf_counter()
     res = RunResult(ref=ref)
     stage = "load"
-    scope = timing.collect()
-    res.timings = scope.__enter__()
-    try:
-        with timing.timed("load"):
-            run = plugin.load(ref)
-        res.name, res.url = run.identity.name or "", run.identity.url
-        if after_load is not None:
-            note = after_load(run)
-            if note:
-                res.note = note
-                res.outcome = run.tags.get("mlaudit.verdict")
-                res.cause = run.tags.get("mlaudit.cause")
-                return res
-        stage = "audit"
-        t = time.perf_counter()
-        report = audit(run, settings)
-        # detectors time themselves (DetectorRun.seconds); the rest is the verdict policy,
-        # the report's assembly and redaction
-        detect = sum(d.seconds or 0.0 for d in report.detectors)
-        timing.add("detect", detect)
-        timing.add("verdict", max(0.0, time.perf_counter() - t - detect))
-        v = report.verdict
-        res.outcome, res.cause, res.confidence = v.outcome.value, v.cause.value, v.confidence
-        res.codes = list(report.codes)
-        res.n_findings = len(report.findings)
-        worst = report.max_severity()
-        res.severity = worst.value if worst else None
-        if write_back:
-            if before_write is not None and not before_write(report):
+    with timing.collect() as acc:
+        res.timings = acc
+        try:
+            with timing.timed("load"):
+                run = plugin.load(ref)
+            res.name, res.url = run.identity.name or "", run.identity.url
+            if after_load is not None:
+                note = after_load(run)
+                if note:
+                    res.note = note
+                    res.outcome = run.tags.get("mlaudit.verdict")
+                    res.cause = run.tags.get("mlaudit.cause")
+                    res.seconds = time.perf_counter() - t0
+                    return res, None
+            stage = "audit"
+            t = time.perf_counter()
+            report = audit(run, settings)
+            # detectors time themselves (DetectorRun.seconds); the rest is the verdict policy,
+            # the report's assembly and redaction
+            detect = sum(d.seconds or 0.0 for d in report.detectors)
+            timing.add("detect", detect)
+            timing.add("verdict", max(0.0, time.perf_counter() - t - detect))
+            v = report.verdict
+            res.outcome, res.cause, res.confidence = v.outcome.value, v.cause.value, v.confidence
+            res.codes = list(report.codes)
+            res.n_findings = len(report.findings)
+            worst = report.max_severity()
+            res.severity = worst.value if worst else None
+        except Exception as exc:  # one run's failure is its result, never the caller's exception
+            _failed(res, stage, exc)
+            report = None
+    if report is None or not write_back:
+        res.seconds = time.perf_counter() - t0
+        return res, None
+    return res, Audited(run, report, t0)
+
+
+def write_stage(
+    plugin, res: RunResult, done: Audited, *, before_write: Callable[[Any], bool] | None = None
+) -> RunResult:
+    """Write ``done``'s verdict back (the second part of :func:`audit_one`, on any thread);
+    never raises for the run. ``res.seconds`` is then the task's whole wall time."""
+    from . import timing
+
+    with timing.collect() as acc:
+        try:
+            if before_write is not None and not before_write(done.report):
                 res.released = True
                 return res
-            stage = "write-back"
             t = time.perf_counter()
-            before = res.timings.get("render", 0.0)
-            plugin.write_back(run, report)  # a tracker marks its rendering timing.timed("render")
-            timing.add("write", max(0.0, time.perf_counter() - t - (res.timings.get("render", 0.0) - before)))
+            plugin.write_back(
+                done.run, done.report
+            )  # a tracker marks its rendering timing.timed("render")
+            timing.add("write", max(0.0, time.perf_counter() - t - acc.get("render", 0.0)))
             res.wrote = True
-    except Exception as exc:  # one run's failure is its result, never the caller's exception
-        res.ok = False
-        res.error = one_line(stage, exc)
-        res.permanent = isinstance(exc, MlauditError) and not isinstance(exc, TrackerUnavailable)
-    finally:
-        res.seconds = time.perf_counter() - t0
-        scope.__exit__(None, None, None)
+        except Exception as exc:  # one run's failure is its result, never the caller's exception
+            _failed(res, "write-back", exc)
+        finally:
+            for k, v in acc.items():
+                res.timings[k] = res.timings.get(k, 0.0) + v
+            res.seconds = time.perf_counter() - done.t0
     return res
+
+
+def _failed(res: RunResult, stage: str, exc: Exception) -> None:
+    res.ok = False
+    res.error = one_line(stage, exc)
+    res.permanent = isinstance(exc, MlauditError) and not isinstance(exc, TrackerUnavailable)
 
 
 def warm_up() -> None:
