@@ -42,6 +42,8 @@ _DATA_FILE = re.compile(
     r"\.py$|[/\\](?:datasets?|data)[/\\][^/\\]+\.py$",
     re.I,
 )
+#: Frames that write (a save, a dump, an export): a file missing there is a folder the code did not create.
+_WRITE_FUNC = re.compile(r"save|dump|write|export|checkpoint", re.I)
 _LIBRARY = re.compile(
     r"site-packages|dist-packages|/lib/python\d|<frozen |\\lib\\|/torch/|/tensorflow/"
 )
@@ -63,7 +65,8 @@ class ExceptionCause:
     meaning: str  # what the analyst reads from it (one line, quoted in the verdict)
     types: tuple[str, ...]  # exception class names (the last dotted part); empty: any class
     message: re.Pattern | None  # searched in the message and the lines printed next to it
-    frames: str  # "" (any), "data" (raised in a dataset's own code), "mp-start" (multiprocessing start-up)
+    frames: str  # "" (any), "data" (raised in a dataset's own code), "mp-start" (multiprocessing start-up),
+    # "reads" (no frame of the traceback saves or writes)
     source: str  # package version, file and function that write the message or define the class
     example: str  # an exception line as the package prints it
 
@@ -173,6 +176,49 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "KeyError: 'segmentation'",
     ),
     ExceptionCause(
+        "empty-dataset",
+        "data_config",
+        "the data set the loader was given is empty (a wrong data path, a filter that kept nothing, a split "
+        "with no samples)",
+        (),
+        _rx(r"num_samples should be a positive integer value, but got num_samples=0"),
+        "",
+        "torch 2.13.0 torch/utils/data/sampler.py RandomSampler.__init__ ('num_samples should be a positive "
+        "integer value, but got num_samples={}')",
+        "ValueError: num_samples should be a positive integer value, but got num_samples=0",
+    ),
+    ExceptionCause(
+        "missing-data-file",
+        "data_config",
+        "a data file the run reads (an image, an annotation, an array or table, audio, video) is not where the "
+        "configuration says",
+        ("FileNotFoundError", "IOError", "OSError"),
+        _rx(
+            r"No such file or directory:? '?[^'\n]*\.(?:jpe?g|png|bmp|tiff?|webp|gif|json|jsonl|csv|tsv|npy|npz|h5|"
+            r"hdf5|parquet|arrow|tfrecords?|wav|flac|mp3|mp4|avi|nii|nii\.gz|mat|xml)'?\s*$"
+        ),
+        "reads",
+        "CPython builtins open() / os.stat ('[Errno 2] No such file or directory: {!r}', glibc ENOENT text), "
+        "raised outside a save or write frame",
+        "FileNotFoundError: [Errno 2] No such file or directory: 'data/coco/annotations/instances_train2017.json'",
+    ),
+    ExceptionCause(
+        "host-memory",
+        "infra_runtime",
+        "the host (CPU) memory could not hold an allocation",
+        (),
+        _rx(
+            r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory)|Unable to allocate [\d.]+ [KMGTPE]i?B "
+            r"for an array"
+        ),
+        "",
+        "torch 2.13.0 c10/core/impl/alloc_cpu.cpp alloc_cpu ('DefaultCPUAllocator: can't allocate memory: you "
+        "tried to allocate {} bytes'; 'not enough memory' in torch < 1.10), numpy 2.4.6 "
+        "numpy/_core/src/multiarray (_ArrayMemoryError 'Unable to allocate {} for an array with shape {}')",
+        "RuntimeError: [enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: "
+        "you tried to allocate 35184372088832 bytes. Error code 12 (Cannot allocate memory)",
+    ),
+    ExceptionCause(
         "checkpoint-model-mismatch",
         "data_config",
         "the checkpoint does not fit the model built from the configuration (missing, unexpected or differently "
@@ -277,7 +323,8 @@ CAUSES: tuple[ExceptionCause, ...] = (
             r"CUDA driver version is insufficient|no kernel image is available for execution on the device|"
             r"Found no NVIDIA driver|Torch not compiled with CUDA enabled|cannot open shared object file|"
             r"undefined symbol: |version `GLIBC\w*_[\d.]+' not found|CUDA driver initialization failed|"
-            r"NVIDIA driver on your system is too old|is not compatible with the current PyTorch installation"
+            r"NVIDIA driver on your system is too old|is not compatible with the current PyTorch installation|"
+            r"CUDNN_STATUS_NOT_INITIALIZED|CUBLAS_STATUS_NOT_INITIALIZED"
         ),
         "",
         "torch 2.13.0 torch/cuda/__init__.py _lazy_init ('Torch not compiled with CUDA enabled', 'Found no NVIDIA "
@@ -294,7 +341,7 @@ CAUSES: tuple[ExceptionCause, ...] = (
             r"Can't load (?:tokenizer|config|the configuration|the model|feature extractor|image processor|"
             r"processor) (?:for|of)|"
             r"does not appear to have (?:a )?files? named|is not a local folder and is not a valid model "
-            r"identifier|Incorrect path_or_model_id"
+            r"identifier|Incorrect path_or_model_id|Unrecognized model in .*Should have a .model_type. key"
         ),
         "",
         "transformers 5.25.0 transformers/utils/hub.py cached_files ('does not appear to have a file named', 'is "
@@ -342,6 +389,8 @@ def classify(
         if c.message is not None and not c.message.search(text):
             continue
         if c.frames == "data" and not in_data_code(frames):
+            continue
+        if c.frames == "reads" and any(_WRITE_FUNC.search(f[2]) for f in frames):
             continue
         if c.frames == "mp-start" and not (
             frames and _MP_START.search(frames[-1][0].replace("\\", "/"))

@@ -249,3 +249,36 @@ def test_a_checkpoint_that_does_not_fit_the_model_is_configuration(state):
     assert (
         classify(tbs[0].exception_type, tbs[0].message, (), rest).id == "checkpoint-model-mismatch"
     )
+
+
+def test_host_memory_as_torch_and_numpy_report_it():
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    assert _why(_raised(lambda: torch.empty(2**45, dtype=torch.uint8))) == "host-memory"
+    assert _why(_raised(lambda: np.empty((2**40, 2**10)))) == "host-memory"
+
+
+def test_an_empty_dataset_given_to_a_shuffling_loader():
+    pytest.importorskip("torch")
+    from torch.utils.data import DataLoader
+
+    assert _why(_raised(lambda: DataLoader([], shuffle=True))) == "empty-dataset"
+
+
+def test_a_missing_data_file_is_data_and_a_missing_folder_to_save_into_is_not(tmp_path):
+    e = _raised(lambda: open(tmp_path / "images" / "000123.jpg", "rb"))
+    assert _why(e) == "missing-data-file"
+    e = _raised(lambda: open(tmp_path / "images" / "notes.txt", "rb"))
+    assert _why(e) is None
+    frames = (("/home/u/train.py", 88, "save_results"),)
+    e = _raised(lambda: open(tmp_path / "out" / "preds.json", "w"))
+    assert _why(e, frames) is None
+
+
+def test_a_folder_without_a_model_config(tmp_path):
+    pytest.importorskip("transformers")
+    from transformers import AutoConfig
+
+    (tmp_path / "config.json").write_text("{}")
+    e = _raised(lambda: AutoConfig.from_pretrained(str(tmp_path)))
+    assert _why(e) == "model-id-or-path", e
