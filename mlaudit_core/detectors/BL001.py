@@ -5,8 +5,8 @@ from __future__ import annotations
 from pydantic import Field
 
 from ..baseline.compare import EMITTED, baselines_of, compare_metrics
-from ..report import FactEvidence, SeriesEvidence, Severity
-from .base import Detector, DetectorParams, Skip
+from ..report import FactEvidence, Finding, SeriesEvidence, Severity
+from .base import Detector, DetectorParams, PlotMark, Skip, as_float, as_int
 
 
 class BaselineRegression(Detector, code="BL001", name="baseline-regression", family="baseline"):
@@ -41,6 +41,23 @@ class BaselineRegression(Detector, code="BL001", name="baseline-regression", fam
         min_outside: float = 0.5
         metrics: list[str] = Field(default_factory=list)
         by_data_seen: bool = True
+
+    @classmethod
+    def plot_marks(cls, finding: Finding) -> list[PlotMark] | None:
+        """The baselines' tail-mean band (``band_lo``..``band_hi``) over the tail steps."""
+        facts = finding.facts
+        if facts.get("band_lo") is None or not facts.get("metric"):
+            return None
+        lo, hi = as_float(facts.get("band_lo")), as_float(facts.get("band_hi"))
+        a, b = as_int(facts.get("tail_start_step")), as_int(facts.get("tail_end_step"))
+        if lo is None or hi is None or a is None or b is None:
+            return []
+        n = facts.get("n_baselines")
+        verdict = str(facts.get("verdict", "")).replace("_", " ")
+        return [PlotMark("band", f"{finding.code} {facts['metric']}: band of {n} baseline(s), {verdict}",
+                         "baseline", (a, b), key=str(facts["metric"]), y=(lo, hi),
+                         note=f"{finding.code}: {facts['metric']} tail mean band {lo:.4g}..{hi:.4g} "
+                         f"of {n} baseline(s) over steps {a}–{b}: {facts.get('verdict', '')}")]
 
     def check(self, run, p):
         if run.cache.get(EMITTED):

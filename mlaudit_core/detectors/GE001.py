@@ -7,11 +7,11 @@ import re
 
 import numpy as np
 
-from ..report import SeriesEvidence, Severity
+from ..report import Finding, SeriesEvidence, Severity
 from ..roles import Role, as_fraction
 from ..signal import fmt
 from ._context import chance
-from .base import Detector, DetectorParams, Skip
+from .base import Detector, DetectorParams, PlotMark, Skip, as_int
 
 #: Evaluations on each side of the validation-loss minimum, and at the end, whose median accuracy
 #: is compared (a single evaluation of a test set of a few hundred samples moves by a sample or two).
@@ -180,6 +180,15 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
         if run.has(Role.VAL_LOSS) or run.has(Role.VAL_ACCURACY):
             return None
         return "no val loss or val accuracy series logged"
+
+    @classmethod
+    def plot_marks(cls, finding: Finding) -> list[PlotMark] | None:
+        """A vertical line at the overfitting onset (``onset_step``)."""
+        s = as_int(finding.facts.get("onset_step"))
+        if s is None:
+            return None
+        return [PlotMark("vline", f"GE001 overfit onset (step {s})", "overfit", (s,),
+                         note=f"GE001: validation stops improving at step {s}")]
 
     def check(self, run, p):
         key = run.key_for(Role.VAL_LOSS)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import SeriesEvidence, Severity
+from ..report import Finding, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
-from .base import Detector, DetectorParams, Skip
+from .base import Detector, DetectorParams, PlotMark, Skip, as_int, first_series_evidence
 
 
 def _without_standins(v: np.ndarray, min_neighbour: float = 0.05) -> np.ndarray:
@@ -44,6 +44,18 @@ class NonFiniteValues(Detector, code="LI001", name="non-finite-values", family="
 
     class Params(DetectorParams):
         pass
+
+    @classmethod
+    def plot_marks(cls, finding: Finding) -> list[PlotMark] | None:
+        """A vertical line where the metric turns non-finite (``first_step``)."""
+        facts = finding.facts
+        s = as_int(facts.get("first_step"))
+        if s is None:
+            return None
+        ev = first_series_evidence(finding)
+        key = str(facts["key"]) if facts.get("key") else (ev.metric if ev else None)
+        return [PlotMark("vline", f"LI001 NaN/inf from step {s}", "non-finite", (s,), key=key,
+                         note=f"LI001: {key or 'a metric'} non-finite from step {s}")]
 
     def check(self, run, p):
         seen = False

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import SeriesEvidence, Severity
+from ..report import Finding, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
-from .base import Detector, DetectorParams, Skip
+from .base import Detector, DetectorParams, PlotMark, Skip, as_int
 
 
 class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family="integrity"):
@@ -34,6 +34,20 @@ class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family
 
     class Params(DetectorParams):
         dup_frac: float = 0.01
+
+    @classmethod
+    def plot_marks(cls, finding: Finding) -> list[PlotMark] | None:
+        """A vertical line at the step the counter went back to, and a span over the steps
+        logged twice (the plot shows their last write)."""
+        a, b = as_int(finding.facts.get("step_after")), as_int(finding.facts.get("step_before"))
+        if a is None:
+            return None
+        out = [PlotMark("vline", f"LI002 step reset {b}→{a}", "reset", (a,),
+                        note=f"LI002: step counter went back from {b} to {a} (resume); "
+                        f"steps {a}–{b} show the last write")]
+        if b is not None and b > a:
+            out.append(PlotMark("span", "LI002 re-logged steps", "reset", (a, b)))
+        return out
 
     def check(self, run, p):
         keys = [run.key_for(r) for r in (Role.TRAIN_LOSS, Role.VAL_LOSS, Role.LEARNING_RATE)]

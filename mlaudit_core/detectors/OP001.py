@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import SeriesEvidence, Severity
+from ..report import Finding, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import centered_median, fmt, smooth_window
 from ._context import chance_or_bound
-from .base import Detector, DetectorParams, Skip
+from .base import Detector, DetectorParams, PlotMark, Skip, as_int
 
 
 class LossDivergence(Detector, code="OP001", name="loss-divergence", family="optimization"):
@@ -56,6 +56,15 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
         min_points: int = 10
         chance_factor: float = 2.0
         unbounded_factor: float = 1000.0
+
+    @classmethod
+    def plot_marks(cls, finding: Finding) -> list[PlotMark] | None:
+        """A vertical line at the divergence onset (``onset_step``)."""
+        s = as_int(finding.facts.get("onset_step"))
+        if s is None:
+            return None
+        return [PlotMark("vline", f"OP001 divergence (step {s})", "divergence", (s,),
+                         note=f"OP001: divergence from step {s}")]
 
     def check(self, run, p):
         key = run.key_for(Role.TRAIN_LOSS)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import SeriesEvidence, Severity
+from ..report import Finding, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import MAD_Z_CUTOFF, fmt, robust_z, rolling_median
-from .base import Detector, DetectorParams
+from .base import Detector, DetectorParams, PlotMark, as_int, first_series_evidence
 
 
 class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"):
@@ -42,6 +42,17 @@ class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"
         recovery_range: float = 0.02
         max_reported: int = 5
         min_points_after: int = 10
+
+    @classmethod
+    def plot_marks(cls, finding: Finding) -> list[PlotMark] | None:
+        """A point at each spike (``spike_steps``) on the spiking metric's plot."""
+        ev = first_series_evidence(finding)
+        steps = tuple(s for s in (as_int(v) for v in finding.facts.get("spike_steps") or []) if s is not None)
+        if not steps or ev is None:
+            return []
+        return [PlotMark("points", f"OP002 loss spike ({len(steps)})", "spike", steps, key=ev.metric,
+                         note=f"OP002: {len(steps)} spike(s) at step(s) " + ", ".join(map(str, steps[:10]))
+                         + ("…" if len(steps) > 10 else ""))]
 
     def check(self, run, p):
         key = run.key_for(Role.TRAIN_LOSS)

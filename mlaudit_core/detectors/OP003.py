@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import SeriesEvidence, Severity
+from ..report import Finding, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import centered_median, fmt, smooth_window
-from .base import Detector, DetectorParams, Skip
+from .base import Detector, DetectorParams, PlotMark, Skip, as_int, first_series_evidence
 
 
 class LossPlateau(Detector, code="OP003", name="loss-plateau", family="optimization"):
@@ -46,6 +46,17 @@ class LossPlateau(Detector, code="OP003", name="loss-plateau", family="optimizat
         frozen_rel_spread: float = 1e-4
         frozen_min_level: float = 0.01
         min_flat_points: int = 3
+
+    @classmethod
+    def plot_marks(cls, finding: Finding) -> list[PlotMark] | None:
+        """A span over the plateau: ``start_step`` to the end of its series evidence."""
+        a = as_int(finding.facts.get("start_step"))
+        if a is None:
+            return None
+        ev = first_series_evidence(finding)
+        b = ev.step_end if ev is not None and ev.step_end is not None else a
+        return [PlotMark("span", f"OP003 plateau (steps {a}–{b})", "plateau", (a, b),
+                         key=ev.metric if ev else None, note=f"OP003: plateau over steps {a}–{b}")]
 
     def check(self, run, p):
         key = run.key_for(Role.TRAIN_LOSS)

@@ -23,13 +23,15 @@ is recorded as *errored*; neither ever aborts an audit.
 from __future__ import annotations
 
 import inspect
+import math
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from ..report import Finding, Severity
+from ..report import Finding, SeriesEvidence, Severity
 from ..roles import Role
 from ..rundata import RunData
 
@@ -71,6 +73,46 @@ class Skip(Exception):
 
     The message is the reason shown in the report's unknowns.
     """
+
+
+@dataclass(frozen=True)
+class PlotMark:
+    """How a finding marks a metric's plot in the HTML report (``Detector.plot_marks``).
+
+    ``kind``: ``vline`` (``steps`` = (step,)), ``span`` and ``band`` ((start, end); a band also
+    has ``y`` = (lo, hi)), ``points`` (the steps). ``event`` names the colour the renderer uses
+    (divergence, non-finite, overfit, reset, spike, plateau, baseline, finding). ``key``: the
+    metric it belongs to, None for every training panel. ``note``: the sentence under the plot.
+    """
+
+    kind: str
+    label: str
+    event: str
+    steps: tuple = ()
+    key: str | None = None
+    y: tuple = ()
+    note: str = ""
+
+
+def as_int(x: Any) -> int | None:
+    """``x`` as an int (a fact of a finding), None when absent or not a number."""
+    try:
+        return None if x is None else int(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def as_float(x: Any) -> float | None:
+    """``x`` as a finite float, None when absent, not a number or not finite."""
+    try:
+        v = None if x is None else float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if v is not None and math.isfinite(v) else None
+
+
+def first_series_evidence(f: Finding) -> SeriesEvidence | None:
+    return next((e for e in f.evidence if isinstance(e, SeriesEvidence)), None)
 
 
 _REGISTRY: dict[str, type[Detector]] = {}
@@ -120,6 +162,14 @@ class Detector:
 
     def check(self, run: RunData, p: DetectorParams) -> Iterator[Finding]:  # pragma: no cover
         raise NotImplementedError
+
+    # --- what the report draws ---------------------------------------------------
+    @classmethod
+    def plot_marks(cls, finding: Finding) -> list[PlotMark] | None:
+        """How ``finding`` marks the plots, from its facts and evidence (never recomputed): a list
+        (empty: nothing drawn), or None to let the report draw its series evidence (a band for a
+        step range, a point for one step; warnings and errors only)."""
+        return None
 
     # --- documentation ---------------------------------------------------------
     @classmethod

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
+from ..detectors import registry
 from ..redact import redact_text
-from ..report import AuditReport, Finding, SeriesEvidence, Severity
+from ..report import AuditReport, SeriesEvidence, Severity
 from ..roles import Role
 from ..rundata import RunData, Series
 
@@ -203,128 +203,20 @@ class _Marker:
     note: str = ""
 
 
-def _first_series_evidence(f: Finding) -> SeriesEvidence | None:
-    return next((e for e in f.evidence if isinstance(e, SeriesEvidence)), None)
-
-
-def _int(x: Any) -> int | None:
-    try:
-        return None if x is None else int(x)
-    except (TypeError, ValueError):
-        return None
-
-
-def _flt(x: Any) -> float | None:
-    try:
-        v = None if x is None else float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if v is not None and np.isfinite(v) else None
-
-
 def markers_from_findings(report: AuditReport) -> list[_Marker]:
-    """What to draw for each finding, read from its facts and evidence (never recomputed)."""
+    """What to draw for each finding: what its detector says (``Detector.plot_marks``, read from
+    the finding's facts and evidence, never recomputed), else its series evidence (warnings and
+    errors)."""
+    reg = registry()
     out: list[_Marker] = []
     for f in report.findings:
-        ev = _first_series_evidence(f)
-        facts = f.facts
-        if f.code == "OP002":
-            steps = tuple(
-                s for s in (_int(v) for v in facts.get("spike_steps") or []) if s is not None
-            )
-            if steps and ev is not None:
-                out.append(
-                    _Marker(
-                        "points",
-                        f"OP002 loss spike ({len(steps)})",
-                        EVENT_COLOURS["spike"],
-                        steps,
-                        key=ev.metric,
-                        note=f"OP002: {len(steps)} spike(s) at step(s) "
-                        + ", ".join(map(str, steps[:10]))
-                        + ("…" if len(steps) > 10 else ""),
-                    )
-                )
-        elif f.code == "OP001" and _int(facts.get("onset_step")) is not None:
-            s = _int(facts["onset_step"])
-            out.append(
-                _Marker(
-                    "vline",
-                    f"OP001 divergence (step {s})",
-                    EVENT_COLOURS["divergence"],
-                    (s,),
-                    note=f"OP001: divergence from step {s}",
-                )
-            )
-        elif f.code == "LI001" and _int(facts.get("first_step")) is not None:
-            s = _int(facts["first_step"])
-            key = str(facts["key"]) if facts.get("key") else (ev.metric if ev else None)
-            out.append(
-                _Marker(
-                    "vline",
-                    f"LI001 NaN/inf from step {s}",
-                    EVENT_COLOURS["non-finite"],
-                    (s,),
-                    key=key,
-                    note=f"LI001: {key or 'a metric'} non-finite from step {s}",
-                )
-            )
-        elif f.code == "GE001" and _int(facts.get("onset_step")) is not None:
-            s = _int(facts["onset_step"])
-            out.append(
-                _Marker(
-                    "vline",
-                    f"GE001 overfit onset (step {s})",
-                    EVENT_COLOURS["overfit"],
-                    (s,),
-                    note=f"GE001: validation stops improving at step {s}",
-                )
-            )
-        elif f.code == "OP003" and _int(facts.get("start_step")) is not None:
-            a = _int(facts["start_step"])
-            b = ev.step_end if ev is not None and ev.step_end is not None else a
-            out.append(
-                _Marker(
-                    "span",
-                    f"OP003 plateau (steps {a}–{b})",
-                    EVENT_COLOURS["plateau"],
-                    (a, b),
-                    key=ev.metric if ev else None,
-                    note=f"OP003: plateau over steps {a}–{b}",
-                )
-            )
-        elif f.code == "LI002" and _int(facts.get("step_after")) is not None:
-            a, b = _int(facts["step_after"]), _int(facts.get("step_before"))
-            out.append(
-                _Marker(
-                    "vline",
-                    f"LI002 step reset {b}→{a}",
-                    EVENT_COLOURS["reset"],
-                    (a,),
-                    note=f"LI002: step counter went back from {b} to {a} (resume); "
-                    f"steps {a}–{b} show the last write",
-                )
-            )
-            if a is not None and b is not None and b > a:
-                out.append(_Marker("span", "LI002 re-logged steps", EVENT_COLOURS["reset"], (a, b)))
-        elif f.family == "baseline" and facts.get("band_lo") is not None and facts.get("metric"):
-            lo, hi = _flt(facts.get("band_lo")), _flt(facts.get("band_hi"))
-            a, b = _int(facts.get("tail_start_step")), _int(facts.get("tail_end_step"))
-            if None not in (lo, hi, a, b):
-                n = facts.get("n_baselines")
-                verdict = str(facts.get("verdict", "")).replace("_", " ")
-                out.append(
-                    _Marker(
-                        "band",
-                        f"{f.code} {facts['metric']}: band of {n} baseline(s), {verdict}",
-                        EVENT_COLOURS["baseline"],
-                        (a, b),
-                        key=str(facts["metric"]),
-                        y=(lo, hi),
-                        note=f"{f.code}: {facts['metric']} tail mean band {lo:.4g}..{hi:.4g} "
-                        f"of {n} baseline(s) over steps {a}–{b}: {facts.get('verdict', '')}",
-                    )
-                )
+        det = reg.get(f.code)
+        marks = det.plot_marks(f) if det is not None else None
+        if marks is not None:
+            out += [
+                _Marker(m.kind, m.label, EVENT_COLOURS[m.event], m.steps, key=m.key, y=m.y, note=m.note)
+                for m in marks
+            ]
         elif f.severity.rank >= Severity.WARNING.rank:
             for e in f.evidence:
                 if isinstance(e, SeriesEvidence) and e.step_start is not None:
