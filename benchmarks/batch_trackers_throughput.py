@@ -24,13 +24,15 @@ runs after listing) with a fresh state file, writing every verdict back unless
 ``--no-write``. Before each pass the fake server's store is restored to its state before the
 first pass, so every pass audits and writes back the same untouched runs.
 
-Prints, per tracker and configuration: runs, failed runs, seconds, runs/s (the first
+Prints, per tracker and configuration: runs, failed runs, seconds, runs/s, HTTP requests per
+run sent by this process (loading and writing back; ``--request-detail`` lists them by
+method and path; Ray workers' are not counted), the first
 configuration's pass also pays the process's first imports and SDK start), the outcomes
 after the first pass, and for Ray its start-up time (``ray.init``, a local Ray with 4 CPUs),
 which is not counted in runs/s (the workers' first imports and SDK logins are).
 
 Usage: ``python benchmarks/batch_trackers_throughput.py [--runs N] [--trackers wandb,clearml]
-[--configs jobs1,jobs4,ray] [--no-write] [--fixture-nagle]``
+[--configs jobs1,jobs4,ray] [--no-write] [--request-detail] [--fixture-nagle]``
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ def loss_curve(shape: int, i: int) -> tuple[float, float]:
 
 
 # ----------------------------------------------------------------- the servers' process
+
 
 def no_nagle() -> None:
     """Make both fake servers send their answers without Nagle's algorithm (``TCP_NODELAY``), as
@@ -115,9 +118,17 @@ def serve(conn, root: str, n_wandb: int, nagle: bool) -> None:
             if i % VAL_EVERY == 0:
                 row["val/loss"] = va
             rows.append(row)
-        wsrv.add_run(FakeRun(ENTITY, PROJECT, f"run{k:04d}", display_name=f"run-{k:04d}",
-                             config={"lr": 0.001, "shape": k % 4}, history=rows,
-                             created_at=f"2026-01-01T00:{k // 60 % 60:02d}:{k % 60:02d}"))
+        wsrv.add_run(
+            FakeRun(
+                ENTITY,
+                PROJECT,
+                f"run{k:04d}",
+                display_name=f"run-{k:04d}",
+                config={"lr": 0.001, "shape": k % 4},
+                history=rows,
+                created_at=f"2026-01-01T00:{k // 60 % 60:02d}:{k % 60:02d}",
+            )
+        )
     csrv = FakeClearMLServer().start()
     conf = csrv.write_config(Path(root) / "clearml.conf")
     conn.send({"wandb": wsrv.base_url, "clearml_conf": str(conf)})
@@ -127,9 +138,13 @@ def serve(conn, root: str, n_wandb: int, nagle: bool) -> None:
         cmd = conn.recv()
         if cmd == "snapshot":
             with wsrv.lock, csrv.lock:
-                saved = {"w": copy.deepcopy(wsrv.runs),
-                         "c": {k: copy.deepcopy(getattr(csrv, k))
-                               for k in ("tasks", "projects", "events", "files")}}
+                saved = {
+                    "w": copy.deepcopy(wsrv.runs),
+                    "c": {
+                        k: copy.deepcopy(getattr(csrv, k))
+                        for k in ("tasks", "projects", "events", "files")
+                    },
+                }
         elif cmd == "restore":
             with wsrv.lock, csrv.lock:
                 wsrv.runs = copy.deepcopy(saved["w"])
@@ -153,8 +168,7 @@ class Servers:
     def __init__(self, root: Path, n_wandb: int, nagle: bool = False) -> None:
         ctx = mp.get_context("spawn")
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=serve, args=(child, str(root), n_wandb, nagle),
-                                daemon=True)
+        self.proc = ctx.Process(target=serve, args=(child, str(root), n_wandb, nagle), daemon=True)
         self.proc.start()
         if not self.conn.poll(120):
             raise SystemExit("the fake servers did not start in 120 s")
@@ -176,6 +190,7 @@ class Servers:
 
 
 # ----------------------------------------------------------------- runs and passes
+
 
 def create_clearml_tasks(n: int, project: str) -> None:
     """``n`` ended tasks through the SDK, as tests/test_batch_trackers.py records them."""
@@ -208,26 +223,76 @@ def prepare(tracker: str, write: bool):
         options = (("timeout", 30), ("panel", False))
         plugin = get_plugin("wandb", **dict(options))
         refs = plugin.list_runs(f"{ENTITY}/{PROJECT}")
-        return refs, TaskSpec("wandb", options, settings, write_back=write,
-                              env=wandb_worker_env(plugin.api))
+        return refs, TaskSpec(
+            "wandb", options, settings, write_back=write, env=wandb_worker_env(plugin.api)
+        )
     plugin = get_plugin("clearml")
     refs = plugin.list_runs(PROJECT)
-    return refs, TaskSpec("clearml", (), settings, write_back=write,
-                          env=clearml_worker_env(plugin.session))
+    return refs, TaskSpec(
+        "clearml", (), settings, write_back=write, env=clearml_worker_env(plugin.session)
+    )
+
+
+class EndpointCounter:
+    """Counts the HTTP requests this process sends through ``requests`` (the wandb public API,
+    its file uploads and the clearml SDK all go through it), per method and path with run
+    and task ids elided, while installed. Ray workers' requests are not counted."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.by_path: Counter = Counter()
+        self._lock = threading.Lock()
+        self._orig = None
+
+    def __enter__(self) -> EndpointCounter:
+        import re
+
+        import requests
+
+        orig = self._orig = requests.Session.request
+        counter = self
+        ids = re.compile(r"/[0-9a-f]{16,}|/run\d{4}|/task-\d{4}|[?].*$")
+
+        def request(session, method, url, *a, **kw):
+            path = ids.sub("/<id>", str(url).split("://", 1)[-1].split("/", 1)[-1])
+            if "graphql" in path and isinstance(kw.get("json"), dict):  # the operation's name
+                query = str(kw["json"].get("query", ""))
+                m = re.search(r"(query|mutation)\s+(\w+)", query)
+                path += f" {m.group(2) if m else '?'}"
+            with counter._lock:
+                counter.by_path[f"{method} /{path}"] += 1
+            return orig(session, method, url, *a, **kw)
+
+        requests.Session.request = request
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import requests
+
+        requests.Session.request = self._orig
 
 
 def measure(refs: list[str], spec, state: Path, *, jobs: int, executor: str) -> dict:
     from mlaudit_core.service import Executor, StateStore, run_batch
 
-    with StateStore(state, f"bench {spec.tracker}") as store:
+    with StateStore(state, f"bench {spec.tracker}") as store, EndpointCounter() as sent:
         out = run_batch(refs, spec, store, jobs=jobs, executor=Executor(executor))
     failed = [r for r in out.results if not r.ok]
     wrote = sum(r.wrote for r in out.results)
     outcomes = Counter(r.outcome for r in out.results if r.ok)
-    return {"runs": out.audited_now, "failed": len(failed), "wrote": wrote, "outcomes": outcomes,
-            "seconds": out.seconds, "startup": out.startup_s,
-            "rate": out.audited_now / out.seconds if out.seconds else 0.0,
-            "first_error": failed[0].error if failed else ""}
+    return {
+        "runs": out.audited_now,
+        "failed": len(failed),
+        "wrote": wrote,
+        "outcomes": outcomes,
+        "seconds": out.seconds,
+        "startup": out.startup_s,
+        "rate": out.audited_now / out.seconds if out.seconds else 0.0,
+        "first_error": failed[0].error if failed else "",
+        "requests": sum(sent.by_path.values()) / max(1, out.audited_now),
+        "by_path": {k: v / max(1, out.audited_now) for k, v in sent.by_path.most_common()},
+    }
 
 
 def main() -> None:
@@ -236,47 +301,81 @@ def main() -> None:
     ap.add_argument("--trackers", default="wandb,clearml")
     ap.add_argument("--configs", default="jobs1,jobs4,ray")
     ap.add_argument("--no-write", action="store_true")
-    ap.add_argument("--fixture-nagle", action="store_true",
-                    help="keep the fake servers' ~40 ms stall per request (as the tests run them)")
+    ap.add_argument(
+        "--request-detail",
+        action="store_true",
+        help="print the HTTP requests per run by method and path (local executors)",
+    )
+    ap.add_argument(
+        "--fixture-nagle",
+        action="store_true",
+        help="keep the fake servers' ~40 ms stall per request (as the tests run them)",
+    )
     args = ap.parse_args()
     trackers = args.trackers.split(",")
     root = Path(tempfile.mkdtemp(prefix="mlaudit-trackers-bench-"))
     servers = Servers(root, args.runs if "wandb" in trackers else 0, nagle=args.fixture_nagle)
-    os.environ.update({"WANDB_BASE_URL": servers.info["wandb"], "WANDB_API_KEY": KEY,
-                       "WANDB_SILENT": "true", "CLEARML_CONFIG_FILE": servers.info["clearml_conf"],
-                       "CLEARML_CACHE_DIR": str(root / "clearml-cache"),
-                       "CLEARML_LOG_LEVEL": "WARNING"})
+    os.environ.update(
+        {
+            "WANDB_BASE_URL": servers.info["wandb"],
+            "WANDB_API_KEY": KEY,
+            "WANDB_SILENT": "true",
+            "CLEARML_CONFIG_FILE": servers.info["clearml_conf"],
+            "CLEARML_CACHE_DIR": str(root / "clearml-cache"),
+            "CLEARML_LOG_LEVEL": "WARNING",
+        }
+    )
     os.environ.pop("WANDB_MODE", None)
     try:
         if "clearml" in trackers:
             t = time.perf_counter()
             create_clearml_tasks(args.runs, PROJECT)
-            print(f"created {args.runs} completed ClearML tasks through the SDK in "
-                  f"{time.perf_counter() - t:.1f} s")
+            print(
+                f"created {args.runs} completed ClearML tasks through the SDK in "
+                f"{time.perf_counter() - t:.1f} s"
+            )
         if "wandb" in trackers:
             print(f"stored {args.runs} finished W&B runs on the fake server")
         servers.call("snapshot")
-        print(f"{STEPS} history rows a run (+{STEPS // VAL_EVERY} validation points); "
-              f"write-back {'off' if args.no_write else 'on'}; {os.cpu_count()} CPUs; "
-              "local fake servers in a child process (not a real tracker's latency), "
-              f"{'with their ~40 ms stall per request' if args.fixture_nagle else 'TCP_NODELAY'}")
+        print(
+            f"{STEPS} history rows a run (+{STEPS // VAL_EVERY} validation points); "
+            f"write-back {'off' if args.no_write else 'on'}; {os.cpu_count()} CPUs; "
+            "local fake servers in a child process (not a real tracker's latency), "
+            f"{'with their ~40 ms stall per request' if args.fixture_nagle else 'TCP_NODELAY'}"
+        )
         for tracker in trackers:
             refs, spec = prepare(tracker, not args.no_write)
             where = servers.info["wandb"] if tracker == "wandb" else "clearml fake server"
             print(f"\n{tracker}: listed {len(refs)} runs ({where})")
-            print(f"{'config':<22}{'runs':>6}{'failed':>8}{'seconds':>10}{'runs/s':>9}"
-                  f"{'start-up s':>12}")
+            print(
+                f"{'config':<22}{'runs':>6}{'failed':>8}{'seconds':>10}{'runs/s':>9}"
+                f"{'start-up s':>12}{'req/run':>9}"
+            )
             for name in args.configs.split(","):
                 jobs, executor = CONFIGS[name]
                 servers.call("restore")  # every pass audits and writes back untouched runs
                 label = f"--executor ray -j {jobs}" if executor == "ray" else f"--jobs {jobs}"
-                r = measure(refs, spec, root / f"state-{tracker}-{name}.sqlite", jobs=jobs,
-                            executor=executor)
-                print(f"{label:<22}{r['runs']:>6}{r['failed']:>8}{r['seconds']:>10.1f}"
-                      f"{r['rate']:>9.2f}{r['startup']:>12.1f}", flush=True)
+                r = measure(
+                    refs,
+                    spec,
+                    root / f"state-{tracker}-{name}.sqlite",
+                    jobs=jobs,
+                    executor=executor,
+                )
+                req = "n/a" if executor == "ray" else f"{r['requests']:.1f}"
+                print(
+                    f"{label:<22}{r['runs']:>6}{r['failed']:>8}{r['seconds']:>10.1f}"
+                    f"{r['rate']:>9.2f}{r['startup']:>12.1f}{req:>9}",
+                    flush=True,
+                )
+                if args.request_detail and executor != "ray":
+                    for path, n in r["by_path"].items():
+                        print(f"    {n:6.2f} per run  {path}")
                 if name == args.configs.split(",")[0]:
-                    print("  outcomes: " + ", ".join(f"{k} {v}" for k, v in
-                                                     r["outcomes"].most_common()))
+                    print(
+                        "  outcomes: "
+                        + ", ".join(f"{k} {v}" for k, v in r["outcomes"].most_common())
+                    )
                 if r["first_error"]:
                     print(f"  first failure: {r['first_error']}")
                 if not args.no_write and r["wrote"] != r["runs"] - r["failed"]:

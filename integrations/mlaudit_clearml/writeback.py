@@ -3,7 +3,7 @@
 What is written (every item is replaced by the next audit, nothing accumulates):
 
 * labels ``mlaudit:<outcome>`` and ``mlaudit:<cause>`` (earlier ``mlaudit:`` labels
-  removed, the user's labels kept), through ``Task.set_tags``;
+  removed, the user's labels kept), in the same forced ``tasks.edit`` as the comment;
 * user properties ``mlaudit.verdict``, ``mlaudit.cause``, ``mlaudit.confidence``,
   ``mlaudit.codes``, ``mlaudit.version`` and, for a task that has ended,
   ``mlaudit.ended``: the ``status_changed`` of the ending audited (the one the watcher
@@ -15,9 +15,9 @@ What is written (every item is replaced by the next audit, nothing accumulates):
   run again (it keeps the labels and properties of its earlier audit);
 * the task comment (INFO > description): one section between mlaudit's markers
   (:data:`mlaudit_core.writeback.BEGIN`/``END``), the user's text kept, with links to the
-  report files. The comment is read, merged and written after the uploads, then read
-  again; a comment the user saved meanwhile is merged again
-  (:func:`mlaudit_core.writeback.write_section`);
+  report files. The comment and labels are read (``tasks.get_by_id``), merged and written
+  (one forced ``tasks.edit``) after the uploads, then read again; a comment the user saved
+  meanwhile is merged again (:func:`mlaudit_core.writeback.write_section`);
 * a report panel under the title ``mlaudit``: the HTML report as the debug sample
   ``mlaudit/report`` (DEBUG SAMPLES), the key curves with the findings' step
   windows as plotly plots and the summary as a table (PLOTS). All are reported at
@@ -96,8 +96,10 @@ _PLOTS = (  # (series name, roles drawn in one figure)
 def new_labels(current: list[str] | None, report: AuditReport) -> list[str]:
     """The user's labels plus ``mlaudit:<outcome>`` and ``mlaudit:<cause>`` (earlier ones dropped)."""
     keep = [t for t in current or [] if not str(t).startswith(mapping.LABEL_PREFIX)]
-    ours = [f"{mapping.LABEL_PREFIX}{report.verdict.outcome.value}",
-            f"{mapping.LABEL_PREFIX}{report.verdict.cause.value}"]
+    ours = [
+        f"{mapping.LABEL_PREFIX}{report.verdict.outcome.value}",
+        f"{mapping.LABEL_PREFIX}{report.verdict.cause.value}",
+    ]
     return keep + [t for i, t in enumerate(ours) if t not in ours[:i]]
 
 
@@ -116,12 +118,17 @@ def report_html(report: AuditReport, run: RunData | None, notes: list[str] | Non
             return render_html(report, run)
         except Exception as exc:
             if notes is not None:
-                notes.append(f"HTML renderer failed ({type(exc).__name__}: {exc}); the panel shows the "
-                             "Markdown report")
+                notes.append(
+                    f"HTML renderer failed ({type(exc).__name__}: {exc}); the panel shows the "
+                    "Markdown report"
+                )
     title = html.escape(f"mlaudit report: {report.run.name or report.run.id}")
-    return ("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>" + title + "</title></head>"
-            "<body><pre style=\"white-space: pre-wrap; font-family: monospace\">"
-            + html.escape(render_markdown(report)) + "</pre></body></html>\n")
+    return (
+        '<!doctype html>\n<html><head><meta charset="utf-8"><title>' + title + "</title></head>"
+        '<body><pre style="white-space: pre-wrap; font-family: monospace">'
+        + html.escape(render_markdown(report))
+        + "</pre></body></html>\n"
+    )
 
 
 def _decimate(steps: np.ndarray, values: np.ndarray, n: int = PLOT_POINTS) -> tuple[list, list]:
@@ -129,8 +136,11 @@ def _decimate(steps: np.ndarray, values: np.ndarray, n: int = PLOT_POINTS) -> tu
     steps, values = steps[m], values[m]
     if len(values) > n:
         chunks = np.array_split(np.arange(len(values)), n // 2)
-        idx = np.unique(np.concatenate([[c[np.argmin(values[c])], c[np.argmax(values[c])]] for c in chunks
-                                        if len(c)]))
+        idx = np.unique(
+            np.concatenate(
+                [[c[np.argmin(values[c])], c[np.argmax(values[c])]] for c in chunks if len(c)]
+            )
+        )
         steps, values = steps[idx], values[idx]
     return steps.tolist(), values.tolist()
 
@@ -153,23 +163,64 @@ def key_plots(run: RunData, report: AuditReport) -> dict[str, dict]:
         shapes, notes = [], []
         for f in report.findings:
             for ev in f.evidence:
-                if isinstance(ev, SeriesEvidence) and ev.metric in keys and ev.step_start is not None:
+                if (
+                    isinstance(ev, SeriesEvidence)
+                    and ev.metric in keys
+                    and ev.step_start is not None
+                ):
                     x1 = ev.step_end if ev.step_end is not None else ev.step_start
-                    shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": ev.step_start, "x1": x1,
-                                   "y0": 0, "y1": 1, "fillcolor": "rgba(214,39,40,0.15)", "line": {"width": 0}})
-                    notes.append({"x": ev.step_start, "y": 1, "xref": "x", "yref": "paper", "showarrow": False,
-                                  "xanchor": "left", "yanchor": "top", "text": f.code})
-        figures[name] = {"data": data, "layout": {
-            "title": f"{name} ({report.verdict.outcome.value})", "xaxis": {"title": "iteration"},
-            "yaxis": {"title": name}, "shapes": shapes, "annotations": notes}}
+                    shapes.append(
+                        {
+                            "type": "rect",
+                            "xref": "x",
+                            "yref": "paper",
+                            "x0": ev.step_start,
+                            "x1": x1,
+                            "y0": 0,
+                            "y1": 1,
+                            "fillcolor": "rgba(214,39,40,0.15)",
+                            "line": {"width": 0},
+                        }
+                    )
+                    notes.append(
+                        {
+                            "x": ev.step_start,
+                            "y": 1,
+                            "xref": "x",
+                            "yref": "paper",
+                            "showarrow": False,
+                            "xanchor": "left",
+                            "yanchor": "top",
+                            "text": f.code,
+                        }
+                    )
+        figures[name] = {
+            "data": data,
+            "layout": {
+                "title": f"{name} ({report.verdict.outcome.value})",
+                "xaxis": {"title": "iteration"},
+                "yaxis": {"title": name},
+                "shapes": shapes,
+                "annotations": notes,
+            },
+        }
     return figures
 
 
 def summary_table(report: AuditReport) -> list[list[str]]:
     v = report.verdict
-    rows = [["item", "value"], ["verdict", v.outcome.value], ["cause", v.cause.value],
-            ["confidence", f"{v.confidence:.2f}"], ["summary", v.summary]]
-    rows += [[f"{f.code} ({f.severity.value})", f.message] for f in report.findings if f.severity.rank >= 1][:10]
+    rows = [
+        ["item", "value"],
+        ["verdict", v.outcome.value],
+        ["cause", v.cause.value],
+        ["confidence", f"{v.confidence:.2f}"],
+        ["summary", v.summary],
+    ]
+    rows += [
+        [f"{f.code} ({f.severity.value})", f.message]
+        for f in report.findings
+        if f.severity.rank >= 1
+    ][:10]
     if report.next_actions:
         rows.append(["next action", report.next_actions[0].action])
     return rows
@@ -179,13 +230,16 @@ def task_folder(task) -> str:
     """``<files>/<project>/<task name>.<task id>``: where the SDK itself puts a task's files."""
     base = (task.get_logger().get_default_upload_destination() or "").rstrip("/")
     if not base:
-        raise WriteBackRefused("no ClearML files server configured (api.files_server): the report panel "
-                               "cannot be uploaded")
+        raise WriteBackRefused(
+            "no ClearML files server configured (api.files_server): the report panel "
+            "cannot be uploaded"
+        )
     return f"{base}/{task.get_project_name() or 'project'}/{task.name}.{task.id}".replace(" ", "_")
 
 
-def write_verdict(session, run: RunData, report: AuditReport, *, dry_run: bool = False,
-                  panel: bool = True) -> WriteBackResult:
+def write_verdict(
+    session, run: RunData, report: AuditReport, *, dry_run: bool = False, panel: bool = True
+) -> WriteBackResult:
     """Write the verdict onto the task (see the module docstring for what and where).
 
     Raises:
@@ -195,25 +249,37 @@ def write_verdict(session, run: RunData, report: AuditReport, *, dry_run: bool =
     doc = get_task(session, run.identity.id)
     status = doc.get("status") or "unknown"
     if status in mapping.LOCKED_STATUSES:
-        raise WriteBackRefused(f"ClearML task {run.identity.id} is {status}: published tasks are read-only, "
-                               "so nothing was written back (clone it to record a verdict)")
+        raise WriteBackRefused(
+            f"ClearML task {run.identity.id} is {status}: published tasks are read-only, "
+            "so nothing was written back (clone it to record a verdict)"
+        )
     labels = new_labels(doc.get("tags"), report)
     props = verdict_tags(report)
-    ended = run.cache.get(ENDED_CACHE) or (doc.get("status_changed") if status in mapping.FINISHED_STATUSES
-                                           else None)
-    result = WriteBackResult(tracker="clearml", run_id=run.identity.id, dry_run=dry_run, tags=dict(props))
+    ended = run.cache.get(ENDED_CACHE) or (
+        doc.get("status_changed") if status in mapping.FINISHED_STATUSES else None
+    )
+    result = WriteBackResult(
+        tracker="clearml", run_id=run.identity.id, dry_run=dry_run, tags=dict(props)
+    )
     if ended:
         result.tags[ENDED_PROPERTY] = str(ended)
-    result.notes.append("labels: " + ", ".join(t for t in labels if t.startswith(mapping.LABEL_PREFIX)))
-    files = {"report.html": report_html(report, run, result.notes), "report.json": render_json(report),
-             "report.md": render_markdown(report)}
+    result.notes.append(
+        "labels: " + ", ".join(t for t in labels if t.startswith(mapping.LABEL_PREFIX))
+    )
+    files = {
+        "report.html": report_html(report, run, result.notes),
+        "report.json": render_json(report),
+        "report.md": render_markdown(report),
+    }
     if dry_run:
         result.artifacts = [ARTIFACT_PREFIX + n for n in files]
         merged = merge(doc.get("comment"), summary_section(report))
         result.description, result.section_state = merged.text, "written"
         if panel:
-            result.notes.append(f"report panel: debug sample {TITLE}/report, plots "
-                                + ", ".join(f"{TITLE}/{n}" for n in key_plots(run, report)))
+            result.notes.append(
+                f"report panel: debug sample {TITLE}/report, plots "
+                + ", ".join(f"{TITLE}/{n}" for n in key_plots(run, report))
+            )
         return result
 
     from clearml import StorageManager, Task
@@ -225,7 +291,9 @@ def write_verdict(session, run: RunData, report: AuditReport, *, dry_run: bool =
         for name, text in files.items():
             local = Path(tmp) / name
             local.write_text(text, encoding="utf-8")
-            urls[name] = StorageManager.upload_file(str(local), f"{folder}/{name}", wait_for_upload=True)
+            urls[name] = StorageManager.upload_file(
+                str(local), f"{folder}/{name}", wait_for_upload=True
+            )
         registered = _register_artifacts(task, Path(tmp), files, status)
     if panel:
         logger = task.get_logger()
@@ -235,22 +303,65 @@ def write_verdict(session, run: RunData, report: AuditReport, *, dry_run: bool =
             logger.report_plotly(TITLE, name, figure=fig, iteration=0)
         logger.report_table(TITLE, "summary", iteration=0, table_plot=summary_table(report))
         task.flush(wait_for_uploads=True)
-        result.notes.append(f"report panel: debug sample {TITLE}/report, plots "
-                            + ", ".join(f"{TITLE}/{n}" for n in [*plots, "summary"]))
+        result.notes.append(
+            f"report panel: debug sample {TITLE}/report, plots "
+            + ", ".join(f"{TITLE}/{n}" for n in [*plots, "summary"])
+        )
     result.artifacts = [ARTIFACT_PREFIX + n for n in (registered or files)]
     if not registered:
-        result.notes.append(f"the task is {status}: ClearML accepts new artifacts only on created or running "
-                            f"tasks, so the report files were uploaded to {folder}/ and linked from the comment")
+        result.notes.append(
+            f"the task is {status}: ClearML accepts new artifacts only on created or running "
+            f"tasks, so the report files were uploaded to {folder}/ and linked from the comment"
+        )
     links = " · ".join(f"[{n}]({u})" for n, u in urls.items())
-    done = write_section(lambda: get_task(session, run.identity.id).get("comment"), task.set_comment,
-                         summary_section(report) + f"\n\nReport files: {links}")
+    from .connection import call
+
+    # the comment and the labels in one forced tasks.edit, merged with the user's as they are
+    # now (one tasks.get_by_id read after the slow uploads; the re-read that verifies the
+    # comment gives the labels for a re-merge): read, edit, read
+    now: dict = {}
+
+    def read_comment() -> str | None:
+        now["doc"] = get_task(session, run.identity.id)
+        return now["doc"].get("comment")
+
+    def write_comment_and_labels(text: str) -> None:
+        call(
+            session,
+            "tasks.edit",
+            what=run.identity.id,
+            task=run.identity.id,
+            force=True,
+            comment=text,
+            tags=new_labels(now["doc"].get("tags"), report),
+        )
+        now["labelled"] = True
+
+    done = write_section(
+        read_comment,
+        write_comment_and_labels,
+        summary_section(report) + f"\n\nReport files: {links}",
+    )
     result.description = done.merged.text
     result.section_state = "written" if done.verified else "unverified"
-    # the user's labels as they are now (read after the slow uploads, like the comment)
-    task.set_tags(new_labels(get_task(session, run.identity.id).get("tags"), report))
+    labels_now = new_labels(now["doc"].get("tags"), report)
+    if not now.get("labelled") and labels_now != list(now["doc"].get("tags") or []):
+        # the comment held this section already: the labels alone
+        call(
+            session,
+            "tasks.edit",
+            what=run.identity.id,
+            task=run.identity.id,
+            force=True,
+            tags=labels_now,
+        )
     # last, in one call: the properties mark the write-back for this ending complete
-    task.set_user_properties(*[{"name": k, "value": v, "description": "written by mlaudit"}
-                               for k, v in result.tags.items()])
+    task.set_user_properties(
+        *[
+            {"name": k, "value": v, "description": "written by mlaudit"}
+            for k, v in result.tags.items()
+        ]
+    )
     return result
 
 
@@ -259,7 +370,9 @@ def _register_artifacts(task, folder: Path, files: dict[str, str], status: str) 
     if status not in ("created", "in_progress"):
         return []  # the server refuses (400/110) and the SDK would hide it: do not try
     for name in files:
-        task.upload_artifact(ARTIFACT_PREFIX + name, artifact_object=str(folder / name), wait_on_upload=True)
+        task.upload_artifact(
+            ARTIFACT_PREFIX + name, artifact_object=str(folder / name), wait_on_upload=True
+        )
     task.reload()
     have = set(task.artifacts)
     # the status may have changed meanwhile, in which case the SDK swallowed the refusal: check
@@ -283,8 +396,15 @@ def _claim_holder(props: dict[str, str]) -> tuple[str, float] | None:
     return parse_claim(props.get(CLAIM_PROPERTY))
 
 
-def claim_task(session, task_id: str, owner: str, *, lease_s: float = 900.0, settle_s: float = 0.5,
-               ended: str | None = None) -> str | None:
+def claim_task(
+    session,
+    task_id: str,
+    owner: str,
+    *,
+    lease_s: float = 900.0,
+    settle_s: float = 0.5,
+    ended: str | None = None,
+) -> str | None:
     """Claim the task for ``owner`` with the user property ``mlaudit.claim``; None when taken,
     else why not (one line).
 
@@ -309,10 +429,22 @@ def claim_task(session, task_id: str, owner: str, *, lease_s: float = 900.0, set
     held = _claim_holder(_properties(session, task_id))
     if held is not None and held[0] != owner and held[1] > now:
         return f"claimed by another mlaudit watcher ({held[0]}) until {time.ctime(held[1])}"
-    call(session, "tasks.edit_hyper_params", what=task_id, task=task_id, replace_hyperparams="none",
-         hyperparams=[{"section": "properties", "name": CLAIM_PROPERTY, "type": "str",
-                       "value": f"{owner} {now + lease_s:.0f}",
-                       "description": "written by mlaudit: a watcher's lease on this task"}])
+    call(
+        session,
+        "tasks.edit_hyper_params",
+        what=task_id,
+        task=task_id,
+        replace_hyperparams="none",
+        hyperparams=[
+            {
+                "section": "properties",
+                "name": CLAIM_PROPERTY,
+                "type": "str",
+                "value": f"{owner} {now + lease_s:.0f}",
+                "description": "written by mlaudit: a watcher's lease on this task",
+            }
+        ],
+    )
     time.sleep(settle_s)
     props = _properties(session, task_id)
     held = _claim_holder(props)
@@ -337,7 +469,12 @@ def release_claim(session, task_id: str, owner: str) -> None:
     try:
         held = _claim_holder(_properties(session, task_id))
         if held is not None and held[0] == owner:
-            call(session, "tasks.delete_hyper_params", what=task_id, task=task_id,
-                 hyperparams=[{"section": "properties", "name": CLAIM_PROPERTY}])
+            call(
+                session,
+                "tasks.delete_hyper_params",
+                what=task_id,
+                task=task_id,
+                hyperparams=[{"section": "properties", "name": CLAIM_PROPERTY}],
+            )
     except Exception:  # an expired claim is harmless; the verdict is written
         pass
