@@ -1,7 +1,7 @@
 """Bounded parsing of run-controlled JSON, YAML and TOML (settings, ``--config`` files).
 
-Three ways a small file took an audit down, each now a :class:`TooComplex` error naming the
-limit:
+Three ways a small file can take an audit down, each a :class:`TooComplex` error naming the
+limit here:
 
 * nesting: ``[[[[...]]]]`` thousands deep makes ``json.loads``, PyYAML's composer and
   ``tomllib`` recurse until ``RecursionError`` (exit 3). Depth is counted first, in one pass

@@ -548,7 +548,7 @@ class Meaning:
 
 
 #: Category -> meaning, cause class and outcome. A kill, termination or interrupt signal is an
-#: infrastructure event or an interrupt, never a code bug (issue 27): its cause is infra_runtime,
+#: infrastructure event or an interrupt, never a code bug: its cause is infra_runtime,
 #: or inconclusive for an interrupt whose sender the log does not name.
 MEANINGS: dict[str, Meaning] = {
     "oom": Meaning("out of memory (device or host)", "infra_runtime", "crashed", "RT001"),

@@ -1,5 +1,5 @@
-"""``MlflowLiveSource``: what ``mlaudit watch mlflow --live`` follows (moved from
-``mlaudit_core/live/sources.py``, issue 22; the shapes it returns are there).
+"""``MlflowLiveSource``: what ``mlaudit watch mlflow --live`` follows (the shapes it
+returns are in ``mlaudit_core/live/sources.py``).
 
 RUNNING runs of the watched experiments (one ``search_runs`` per 1,000 runs, which also
 carries every key's latest step and time: a key that did not advance costs no request); new

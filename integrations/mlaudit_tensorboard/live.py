@@ -1,5 +1,5 @@
-"""``TensorBoardLiveSource``: what ``mlaudit watch tensorboard --live`` follows (moved from
-``mlaudit_core/live/sources.py``, issue 22; the shapes it returns are there).
+"""``TensorBoardLiveSource``: what ``mlaudit watch tensorboard --live`` follows (the shapes
+it returns are in ``mlaudit_core/live/sources.py``).
 
 One log directory per run, or one run per run folder inside a followed directory
 (``lightning_logs/version_N``: :meth:`TensorBoardLiveSource._runs`); event files and run folders

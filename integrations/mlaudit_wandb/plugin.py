@@ -54,7 +54,7 @@ class WandbPlugin:
         self._api = api
         self.timeout = timeout
         # write_back's default. Off unless asked (--panel): logging the panel resumes the run,
-        # which changes a crashed run's state and re-fires run-state automations (issue 19).
+        # which changes a crashed run's state and re-fires run-state automations.
         self.panel = panel
         # write_back's default for the W&B Report (--report; needs wandb-workspaces)
         self.report = report

@@ -14,7 +14,7 @@ What is written (a second audit replaces each item, never adds a second one):
   meanwhile is merged again (:func:`mlaudit_core.writeback.write_section`);
 * files ``mlaudit/report.json``, ``mlaudit/report.md`` (and ``mlaudit/report.html``
   when the HTML renderer is installed), overwritten in place;
-* only when asked (``panel=True``, CLI ``--panel``; off by default since issue 19) a
+* only when asked (``panel=True``, CLI ``--panel``; off by default: logging resumes the run) a
   report panel: the HTML report logged as ``wandb.Html`` under the
   history key ``mlaudit/report`` (one history row after the last step; the page
   is uploaded as ``media/html/mlaudit/report_<step>_<hash>.html``). Logging needs

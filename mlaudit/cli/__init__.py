@@ -80,10 +80,10 @@ def _plain_help(typer_app: typer.Typer) -> None:
     """Help texts shown as written, in every command (plugins' included).
 
     typer's default rich markup mode (a) keeps the single line breaks of a docstring's first
-    paragraph in a group's command list, so a wrapped docstring printed as ragged half-lines
+    paragraph in a group's command list, so a wrapped docstring would print as ragged half-lines
     under ``mlaudit --help`` / ``watch --help`` / ``serve --help``; and (b) reads ``[...]`` as
-    rich markup, so ``pip install 'mlaudit[mcp]'`` printed as ``pip install 'mlaudit'``
-    (new-user pass, session 3). Here each command's summary becomes its first paragraph on one
+    rich markup, so ``pip install 'mlaudit[mcp]'`` would print as ``pip install 'mlaudit'``.
+    Here each command's summary becomes its first paragraph on one
     line, and brackets in help texts are escaped. No command uses rich markup in its help.
     """
     import inspect

@@ -222,5 +222,3 @@ def with_notify(settings, urls: list[str]):
     table["urls"] = [*table.get("urls", []), *urls]
     return settings.model_copy(update={"notify": table})
 
-
-_with_notify = with_notify  # the name before issue 22

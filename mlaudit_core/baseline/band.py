@@ -97,7 +97,7 @@ def student_t_two_sided(coverage: float, df: int) -> float:
 
     The exact finite-sum CDF (:func:`_t_within`) inverted by bisection to double precision:
     this is the one Student-t call of the package, and computing it here keeps scipy out of
-    the required dependencies (issue 30). Checked against ``scipy.stats.t.ppf`` to 1e-10
+    the required dependencies. Checked against ``scipy.stats.t.ppf`` to 1e-10
     relative for df 1-300 (tests/test_baseline_band.py).
 
     Args:

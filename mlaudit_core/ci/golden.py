@@ -32,7 +32,7 @@ from .model import ValueSet
 #: Largest value file read (bytes); a golden/metrics file of a CI test is kilobytes to megabytes.
 MAX_VALUE_BYTES = 64 * 2**20
 #: Deepest JSON nesting read. Golden shapes nest 3 levels (metric -> values -> step); Python's
-#: own parser raises RecursionError near 1,000, which used to end the audit with exit 3.
+#: own parser raises RecursionError near 1,000, which would end the audit with exit 3.
 MAX_JSON_DEPTH = 64
 #: top-level keys of a golden file that hold the test's tolerances, not metric values
 TOLERANCE_KEYS = {"rtol", "atol", "rel", "abs", "tol", "tolerance", "rel_tol", "abs_tol"}

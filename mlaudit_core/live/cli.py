@@ -49,7 +49,7 @@ class MonitorThread:
 def run_live_only(source, store, settings, cfg: LiveConfig, once: bool = False) -> int:
     """Poll until SIGTERM/SIGINT (or one poll with ``once``); returns 0."""
     mon = LiveMonitor(source, store, settings, cfg)
-    if once:  # one line, or a --once that alerted nothing printed nothing at all (new-user pass)
+    if once:  # one line, so a --once that alerted nothing still prints what it looked at
         st = mon.poll_once()
         log.info("live, one poll of %s (state %s): %d run(s) followed, %d point(s) read, %d "
                  "alert event(s)", watching(source), store.path, st.runs, st.points, st.events)

@@ -2,7 +2,7 @@
 
 The shapes every live source returns (:class:`RunInfo`, :class:`Tail`) and the names it writes
 (:data:`LIVE_TAG`, :data:`STOP_TAG`, :data:`LIVE_ARTIFACT`). The sources themselves live in
-their tracker plugins (the core names no tracker; issue 22):
+their tracker plugins (the core names no tracker; tests/test_import_graph.py):
 
 * ``MlflowLiveSource`` (MLflow plugin, ``live`` module): RUNNING runs of the watched
   experiments (one ``search_runs`` per 1,000 runs, which also carries every key's latest step and time: a key that did not

@@ -15,7 +15,7 @@ point would at that width, one-point spikes included.
 Every string that comes from a run (metric keys, finding labels, phase names) is redacted,
 shortened and XML-escaped (:func:`_text`); numbers are formatted by this module.
 
-Why hand-written: drawing with matplotlib took ~180 ms CPU per run (issue 30, measured on
+Why hand-written: drawing with matplotlib takes ~180 ms CPU per run (measured on
 ``batch mlflow`` with write-back) against a 10 ms budget; ``benchmarks/render_speed.py`` gives
 the figure of this module.
 """

@@ -95,7 +95,7 @@ TEST_PAUSE_ENV = "MLAUDIT_WATCH_TEST_PAUSE"
 #: A new state file without ``--since`` starts this many seconds before now: a run that ended
 #: while the watcher was starting (imports, the first connection) or whose end time the
 #: training machine's clock set a little behind ours is audited, not passed over silently
-#: (issue 33: such runs were never audited). The tracker-side claim and the state file keep
+#: rather than never audited. The tracker-side claim and the state file keep
 #: a run so caught from being audited twice by a watcher that ran until a moment before.
 START_GRACE_S = 120.0
 

@@ -1,8 +1,8 @@
 """Bounded memory for long console logs: which console lines and metric points are kept.
 
 A console log can hold tens of millions of lines (a two-week pre-training job's stdout).
-Reading it must not need memory in proportion to it (issue 16 finding 10: a 10 M-line log
-in at most 1 GB). Two stores bound what one pass keeps:
+Reading it must not need memory in proportion to it (a 10 M-line log in at most 1 GB,
+``benchmarks/logs_throughput.py``). Two stores bound what one pass keeps:
 
 :class:`ConsoleKeeper` (console lines, for failure signatures and the report's evidence).
 What reads ``RunData.console`` decides the policy (``grep -rn '\\.console' mlaudit_core``):
