@@ -866,3 +866,25 @@ def test_generic_csv_reads_a_headered_tsv_without_step_column(tmp_path):
     from mlaudit_core.formats import generic_csv
 
     assert generic_csv.sniff(prose) == 0.0
+
+
+def test_every_reader_is_registered_once_as_an_entry_point():
+    """One registry: every reader module of mlaudit_core/formats (and of the tracker plugins) is
+    an ``mlaudit.formats`` entry point in pyproject.toml, and ``readers()`` gives each by NAME."""
+    import ast
+
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    eps = tomllib.loads((root / "pyproject.toml").read_text())["project"]["entry-points"]["mlaudit.formats"]
+    modules = set()
+    for path in [*(root / "mlaudit_core" / "formats").glob("*.py"), *(root / "integrations").glob("*/local_format.py")]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "NAME" for t in n.targets) for n in tree.body):
+            modules.add(".".join(path.relative_to(root / ("integrations" if "integrations" in path.parts else ".")).with_suffix("").parts))
+    assert modules and set(eps.values()) == modules, sorted(set(eps.values()) ^ modules)
+    readers.cache_clear()
+    assert set(readers()) == set(eps), sorted(set(readers()) ^ set(eps))
+    import mlaudit_core.formats as formats
+
+    assert not hasattr(formats, "BUILTIN"), "a second list of readers next to the entry points"

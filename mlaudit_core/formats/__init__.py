@@ -47,20 +47,21 @@ A reader is a module (or any object) with:
     for container formats (an MLflow store, a ``wandb/`` folder): the runs inside,
     or ``[]`` when ``path`` is itself one run.
 
-Third-party readers register in the ``mlaudit.formats`` entry-point group
-(``name = "package.module"`` or ``"package.module:object"``); a reader with the name of
-a built-in replaces it. A reader that fails to import warns and is left out.
+Every reader, the built-in ones included, is registered in the ``mlaudit.formats``
+entry-point group (``name = "package.module"`` or ``"package.module:object"``; mlaudit's own in
+its ``pyproject.toml``). A third-party reader with the name of a built-in replaces it. A reader
+that fails to import warns and is left out.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 import os
 import re
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Protocol, cast
 
@@ -71,11 +72,6 @@ from ..rundata import RunData
 #: come after these, in the order found.
 ORDER = ("trainer_state", "catboost_info", "ultralytics", "lightning_csv", "keras_csv", "keras_history", "timm_csv", "jsonlines",
          "mlflow_store", "wandb_dir", "clearml_offline", "tensorboard", "generic_csv", "console")
-#: Readers of this package (no tracker plugin needed). ``wandb_dir``, ``clearml_offline`` and
-#: ``tensorboard`` come with their tracker plugins, through the ``mlaudit.formats`` entry points
-#: like any third-party reader (the core names no tracker; issue 22).
-BUILTIN = ("trainer_state", "catboost_info", "ultralytics", "lightning_csv", "keras_csv", "keras_history", "timm_csv", "jsonlines",
-           "mlflow_store", "generic_csv", "console")
 
 #: Confidence at or above which a folder (or a file inside a walked folder) is taken as a run.
 CLAIM = 0.5
@@ -124,17 +120,16 @@ class FormatReader(Protocol):
 
 @functools.lru_cache(maxsize=1)
 def readers() -> dict[str, FormatReader]:
-    """Every reader by name: built-ins, then ``mlaudit.formats`` entry points (which may
-    replace a built-in of the same name). Cached; ``readers.cache_clear()`` looks again."""
+    """Every reader by name, from the ``mlaudit.formats`` entry points: mlaudit's own first,
+    then other packages' (which replace one of the same name), in :data:`ORDER`. Cached;
+    ``readers.cache_clear()`` looks again."""
     out: dict[str, FormatReader] = {}
-    for name in BUILTIN:
-        out[name] = cast(FormatReader, importlib.import_module(f"{__name__}.{name}"))
     try:
-        from importlib.metadata import entry_points
-
         eps = list(entry_points(group="mlaudit.formats"))
-    except Exception:  # noqa: BLE001 - broken metadata never stops the built-ins
+    except Exception:  # noqa: BLE001 - broken third-party metadata warns, never crashes
+        warnings.warn("the mlaudit.formats entry points could not be read", stacklevel=2)
         eps = []
+    eps.sort(key=lambda ep: getattr(ep.dist, "name", None) != "mlaudit")  # stable: own first
     for ep in eps:
         try:
             obj = ep.load()
@@ -144,7 +139,7 @@ def readers() -> dict[str, FormatReader]:
         if not (callable(getattr(obj, "sniff", None)) and callable(getattr(obj, "load", None))):
             warnings.warn(f"format reader {ep.name!r} has no sniff()/load(); left out", stacklevel=2)
             continue
-        out[getattr(obj, "NAME", ep.name)] = obj
+        out[getattr(obj, "NAME", ep.name)] = cast(FormatReader, obj)
     rank = {name: i for i, name in enumerate(ORDER)}
     return dict(sorted(out.items(), key=lambda kv: rank.get(kv[0], len(ORDER))))  # stable
 
@@ -189,8 +184,8 @@ def _latest_checkpoints(found: list[Candidate]) -> list[Candidate]:
     (and a ``trainer_state.json`` beside them, from ``save_state``) are snapshots of ONE
     training, each holding the cumulative ``log_history`` up to its step, so only the one
     with the highest ``global_step`` is audited; the others are named in its reason. Auditing
-    each snapshot as a run called an early checkpoint of a run that went on 'succeeded'
-    (new-user pass, a real Trainer run with save_strategy=epoch)."""
+    each snapshot as a run would call an early checkpoint of a run that went on 'succeeded'
+    (a real Trainer run with save_strategy=epoch writes one per epoch)."""
     groups: dict[Path, list[tuple[int, bool, Candidate]]] = {}
     keep: list[Candidate | Path] = []
     for c in found:
