@@ -562,18 +562,7 @@ def _change_point(use, outs, tests: list[Factor]) -> dict[str, Any] | None:
     fail = [(outs[i] not in HEALTHY) for i in range(len(use))]
     before = [i for i in idx if (times[i] or 0.0) < t]
     after = [i for i in idx if (times[i] or 0.0) >= t]
-    rate_b = sum(fail[i] for i in before) / max(len(before), 1)
-    rate_a = sum(fail[i] for i in after) / max(len(after), 1)
-    worse_after = rate_a > rate_b
-    good = [i for i in (before if worse_after else after) if not fail[i]]
-    bad = [i for i in (after if worse_after else before) if fail[i]]
-    last_good = good[-1] if (good and worse_after) else (good[0] if good else None)
-    first_bad = bad[0] if (bad and worse_after) else (bad[-1] if bad else None)
-    changed = (
-        _diff(use[last_good], use[first_bad])
-        if (last_good is not None and first_bad is not None)
-        else {}
-    )
+    worse_after, last_good, first_bad, changed = _ends(use, fail, before, after)
     return {
         "order": "start_time",
         "direction": "failures start" if worse_after else "failures stop",
@@ -587,6 +576,26 @@ def _change_point(use, outs, tests: list[Factor]) -> dict[str, Any] | None:
         "q_value": round(f.q_value, 6),
         "significant": f.significant,
     }
+
+
+def _ends(use, fail: list[bool], before: list[int], after: list[int]):
+    """Either side of a change point (``before``/``after``: run indices in sequence order):
+    ``(worse_after, last_good, first_bad, changed)``: whether the failure rate is higher after,
+    the last healthy run next to the change on the good side and the first failing run on the
+    bad side (indices or None), and what differs between those two runs (:func:`_diff`)."""
+    rate_b = sum(fail[i] for i in before) / max(len(before), 1)
+    rate_a = sum(fail[i] for i in after) / max(len(after), 1)
+    worse_after = rate_a > rate_b
+    good = [i for i in (before if worse_after else after) if not fail[i]]
+    bad = [i for i in (after if worse_after else before) if fail[i]]
+    last_good = (good[-1] if worse_after else good[0]) if good else None
+    first_bad = (bad[0] if worse_after else bad[-1]) if bad else None
+    changed = (
+        _diff(use[last_good], use[first_bad])
+        if (last_good is not None and first_bad is not None)
+        else {}
+    )
+    return worse_after, last_good, first_bad, changed
 
 
 def commit_order(records: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -643,26 +652,15 @@ def _commit_change_point(use, outs, f: Factor, order: list[str]) -> dict[str, An
     rank = {c: i for i, c in enumerate(order)}
     cut = int(f.split)
     fail = [o not in HEALTHY for o in outs]
-    before = [i for i in range(len(use)) if rank[str(use[i]["commit"])] < cut]
-    after = [i for i in range(len(use)) if rank[str(use[i]["commit"])] >= cut]
-    rate_b = sum(fail[i] for i in before) / max(len(before), 1)
-    rate_a = sum(fail[i] for i in after) / max(len(after), 1)
-    worse_after = rate_a > rate_b
-    good_side, bad_side = (before, after) if worse_after else (after, before)
 
-    def when(i: int) -> float:
+    def when(i: int) -> tuple[int, float]:
         t = _as_float(use[i].get("start_time"))
-        return math.inf if t is None else t
+        return rank[str(use[i]["commit"])], (math.inf if t is None else t)
 
-    good = sorted((i for i in good_side if not fail[i]), key=lambda i: (rank[str(use[i]["commit"])], when(i)))
-    bad = sorted((i for i in bad_side if fail[i]), key=lambda i: (rank[str(use[i]["commit"])], when(i)))
-    last_good = (good[-1] if worse_after else good[0]) if good else None
-    first_bad = (bad[0] if worse_after else bad[-1]) if bad else None
-    changed = (
-        _diff(use[last_good], use[first_bad])
-        if (last_good is not None and first_bad is not None)
-        else {}
-    )
+    seq = sorted(range(len(use)), key=when)
+    before = [i for i in seq if rank[str(use[i]["commit"])] < cut]
+    after = [i for i in seq if rank[str(use[i]["commit"])] >= cut]
+    worse_after, last_good, first_bad, changed = _ends(use, fail, before, after)
     nb, na = sum(fail[i] for i in before), sum(fail[i] for i in after)
     return {
         "order": "commit",

@@ -4,8 +4,10 @@
 fields triage needs) and joins them with the batch's verdicts (:mod:`mlaudit_core.triage`
 records):
 
-- params: the hyper-parameters as ``section/name`` (``Args/lr``, ``General/seed``); the
-  ``properties`` section (user properties, mlaudit's ``mlaudit.*`` among them) is left out;
+- params: as every ClearML read of mlaudit takes them (:func:`mlaudit_clearml.mapping.params_of`):
+  the hyper-parameters as ``section/name`` (``Args/lr``, ``General/seed``) without the
+  ``properties`` section (user properties, mlaudit's ``mlaudit.*`` among them), configuration
+  objects as ``configuration/name``;
 - tags: every label seen in the project is a yes/no factor ``tag:<label>`` on every task
   (``mlaudit:*`` labels, mlaudit's own output, left out);
 - commit: ``script.version_num`` (the git commit ClearML records when the task starts);
@@ -30,6 +32,7 @@ from typing import Any
 from mlaudit_core.writeback import write_section
 
 from .connection import call
+from .mapping import params_of, parse_time
 
 #: Tasks per ``tasks.get_all`` page.
 PAGE = 500
@@ -41,6 +44,8 @@ FIELDS = [
     "name",
     "status",
     "hyperparams",
+    "configuration",
+    "execution.parameters",
     "tags",
     "script.version_num",
     "started",
@@ -56,31 +61,8 @@ MAX_FACTORS_SHOWN = 10
 
 
 def _time(value: Any) -> float | None:
-    from datetime import datetime, timezone
-
-    if not value:
-        return None
-    try:
-        dt = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.timestamp()
-
-
-def params_of(hyperparams: Any) -> dict[str, str]:
-    """``{section/name: value}`` of a task's hyper-parameters, the ``properties`` section out."""
-    out: dict[str, str] = {}
-    if not isinstance(hyperparams, dict):
-        return out
-    for section, items in hyperparams.items():
-        if section == "properties" or not isinstance(items, dict):
-            continue
-        for name, item in items.items():
-            value = item.get("value") if isinstance(item, dict) else item
-            out[f"{section}/{name}"] = "" if value is None else str(value)
-    return out
+    t = parse_time(value)
+    return None if t is None else t.timestamp()
 
 
 def metrics_of(last_metrics: Any) -> dict[str, float]:
@@ -105,7 +87,7 @@ def record_of(
         "name": task.get("name") or "",
         "outcome": verdict.get("outcome") or "",
         "cause": verdict.get("cause"),
-        "params": params_of(task.get("hyperparams")),
+        "params": params_of(task),
         "tags": {t: ("yes" if t in own else "no") for t in all_tags},
         "start_time": _time(task.get("started")) or _time(task.get("created")),
         "commit": ((task.get("script") or {}).get("version_num") or None),

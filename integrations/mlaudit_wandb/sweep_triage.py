@@ -3,8 +3,9 @@
 :func:`records` reads every ended run of the project in one ``Api.runs`` listing and joins
 them with the batch's verdicts (:mod:`mlaudit_core.triage` records):
 
-- params: the run config (``wandb.config``) without W&B's own ``_wandb`` entry and keys
-  starting with ``_``; nested values flattened as ``a.b``; lists and other values as JSON;
+- params: the run config as every W&B read of mlaudit flattens it
+  (:func:`mlaudit_wandb.mapping.params_of`: ``_wandb`` out, nested keys as ``a.b``, non-strings
+  as JSON);
 - tags: every W&B tag seen in the project is a yes/no factor ``tag:<name>`` on every run
   (``mlaudit:*`` tags, mlaudit's own output, left out); the run group and job type as
   ``tag:group`` / ``tag:job_type``;
@@ -40,6 +41,8 @@ from typing import Any
 
 from mlaudit_core.errors import InputError
 
+from .mapping import params_of, time_of
+
 #: Title prefix of the triage report (W&B's title limit is 128 characters).
 TITLE_PREFIX = "mlaudit triage: "
 #: The fingerprint at the end of the report's description.
@@ -50,41 +53,9 @@ MAX_FACTORS_SHOWN = 15
 OWN_TAG_PREFIX = "mlaudit:"
 
 
-def _flat(prefix: str, value: Any, out: dict[str, str]) -> None:
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _flat(f"{prefix}.{k}" if prefix else str(k), v, out)
-    elif isinstance(value, (str, int, float, bool)) or value is None:
-        out[prefix] = "" if value is None else str(value)
-    else:
-        out[prefix] = json.dumps(value, sort_keys=True, default=str)
-
-
-def params_of(config: dict[str, Any]) -> dict[str, str]:
-    """A W&B run config as flat ``{name: text}`` params (``_wandb`` and ``_*`` keys left out;
-    the public API's ``{"value": v, "desc": ...}`` wrapping undone)."""
-    out: dict[str, str] = {}
-    for k, v in (config or {}).items():
-        if str(k).startswith("_"):
-            continue
-        if isinstance(v, dict) and set(v) <= {"value", "desc"} and "value" in v:
-            v = v["value"]
-        _flat(str(k), v, out)
-    return out
-
-
 def _start(created_at: Any) -> float | None:
-    from datetime import datetime, timezone
-
-    if not created_at:
-        return None
-    try:
-        dt = datetime.fromisoformat(str(created_at).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if dt.tzinfo is None:  # W&B's createdAt is UTC without an offset
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.timestamp()
+    t = time_of(created_at)
+    return None if t is None else t.timestamp()
 
 
 def record_of(run, verdict: dict[str, Any] | None, all_tags: Iterable[str]) -> dict[str, Any]:
@@ -108,7 +79,7 @@ def record_of(run, verdict: dict[str, Any] | None, all_tags: Iterable[str]) -> d
         "name": getattr(run, "name", "") or "",
         "outcome": verdict.get("outcome") or "",
         "cause": verdict.get("cause"),
-        "params": params_of(getattr(run, "config", None) or {}),
+        "params": params_of(getattr(run, "config", None) or {}),  # mapping.params_of
         "tags": tags,
         "start_time": _start(getattr(run, "created_at", None)),
         "commit": getattr(run, "commit", None) or None,

@@ -231,12 +231,7 @@ def _audit_many(path: Path, cands, table, *, fmt: Format, out: Path | None, fail
             res.name = run.identity.name or ""
             stage = "audit"
             report = audit(run, settings)
-            v = report.verdict
-            res.outcome, res.cause, res.confidence = v.outcome.value, v.cause.value, v.confidence
-            res.codes = list(report.codes)
-            res.n_findings = len(report.findings)
-            worst = report.max_severity()
-            res.severity = worst.value if worst else None
+            res.take_verdict(report)
             for st in streams:
                 st.add(c, report)
             worst_code = max(worst_code, exit_code(report, fail_on, settings))

@@ -98,13 +98,7 @@ def batch_path(
             run = table[c.reader].load(c.path)
             res.name = run.identity.name or ""
             stage = "audit"
-            report = audit(run, settings)
-            v = report.verdict
-            res.outcome, res.cause, res.confidence = v.outcome.value, v.cause.value, v.confidence
-            res.codes = list(report.codes)
-            res.n_findings = len(report.findings)
-            worst_sev = report.max_severity()
-            res.severity = worst_sev.value if worst_sev else None
+            res.take_verdict(audit(run, settings))
             record = record_of_run(run, res.outcome, res.cause)
             record["run_id"] = (
                 res.ref

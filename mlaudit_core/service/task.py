@@ -57,6 +57,16 @@ class RunResult:
     permanent: bool = False
     timings: dict[str, float] = field(default_factory=dict)
 
+    def take_verdict(self, report) -> None:
+        """Fill ``outcome``, ``cause``, ``confidence``, ``codes``, ``n_findings`` and
+        ``severity`` from an :class:`~mlaudit_core.report.AuditReport`."""
+        v = report.verdict
+        self.outcome, self.cause, self.confidence = v.outcome.value, v.cause.value, v.confidence
+        self.codes = list(report.codes)
+        self.n_findings = len(report.findings)
+        worst = report.max_severity()
+        self.severity = worst.value if worst else None
+
     def to_row(self) -> dict[str, Any]:
         row = asdict(self)
         row["codes"] = ",".join(self.codes)
@@ -200,12 +210,7 @@ def audit_stage(
             detect = sum(d.seconds or 0.0 for d in report.detectors)
             timing.add("detect", detect)
             timing.add("verdict", max(0.0, time.perf_counter() - t - detect))
-            v = report.verdict
-            res.outcome, res.cause, res.confidence = v.outcome.value, v.cause.value, v.confidence
-            res.codes = list(report.codes)
-            res.n_findings = len(report.findings)
-            worst = report.max_severity()
-            res.severity = worst.value if worst else None
+            res.take_verdict(report)
         except Exception as exc:  # one run's failure is its result, never the caller's exception
             _failed(res, stage, exc)
             report = None
