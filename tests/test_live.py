@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.waiting import wait_live_polls, wait_live_runs_ended
 from tests.webhook_receiver import Receiver
 from tests.webhook_receiver import live_alerts as _live
 from tests.webhook_receiver import wait_for as _wait
@@ -72,13 +73,15 @@ def test_mlflow_live_nan_stall_healthy_restart(mlflow_server, tmp_path):
             proc.wait(10)
             proc, log = _watcher(tmp_path, url, hook, "2")
             _wait(lambda: "live: polling" in log.read_text(), 120, "the restarted watcher")
-            time.sleep(3.0)  # the restarted watcher polls the still-stalled run several times
+            # the restarted watcher polls the still-stalled run several times
+            wait_live_polls(tmp_path / "state.sqlite", n=4)
             assert len(stall_alerts()) == 1, log.read_text()[-3000:]
             resume.write_text("go")
             for mode, (w, _out) in writers.items():
                 assert w.wait(120) == 0, (tmp_path / f"{mode}.err").read_text()[-2000:]
             _wait(lambda: len(stall_alerts()) >= 2, 30, "the recovered message")
-            time.sleep(3.0)  # the runs' end is seen; nothing more may come
+            # the runs' end is seen; nothing more may come
+            wait_live_runs_ended(tmp_path / "state.sqlite", 3)
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(60)
@@ -171,7 +174,7 @@ def test_tensorboard_live_nan_and_nccl(tmp_path):
             assert g.wait(120) == 0
             ended = float(w.stdout.strip().splitlines()[-1])
             _wait(lambda: len(_live(rx)) >= 2, 20, "two live alerts")
-            time.sleep(1.5)
+            wait_live_polls(tmp_path / "s.sqlite")  # the writers' last lines are read
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(30)
