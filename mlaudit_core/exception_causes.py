@@ -48,11 +48,12 @@ _LIBRARY = re.compile(
     r"site-packages|dist-packages|/lib/python\d|<frozen |\\lib\\|/torch/|/tensorflow/"
 )
 #: CPython's multiprocessing start-up, as the raising frame: a child unpickling what its parent sent
-#: (spawn, forkserver) and the pipes that carry it. torch.multiprocessing.spawn (which runs the user's
+#: (spawn, forkserver) and the pipes that carry it (connection.py: the other end of the pipe died while
+#: it was read or written). torch.multiprocessing.spawn (which runs the user's
 #: training function in each process) is not start-up.
 _MP_START = re.compile(
     r"(?<!torch)[/\\]multiprocessing[/\\](?:spawn|reduction|popen_spawn_\w+|popen_forkserver|"
-    r"forkserver)\.py$"
+    r"forkserver|connection)\.py$"
 )
 
 
@@ -219,6 +220,35 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "you tried to allocate 35184372088832 bytes. Error code 12 (Cannot allocate memory)",
     ),
     ExceptionCause(
+        "unequal-samples",
+        "data_config",
+        "the samples of a batch have different shapes (images of different sizes, sequences without padding): "
+        "the data pipeline does not resize, crop or pad them to one shape",
+        (),
+        _rx(r"stack expects each tensor to be equal size"),
+        "",
+        "torch 2.13.0 aten/src/ATen/native/TensorShape.cpp stack ('stack expects each tensor to be equal size, "
+        "but got {} at entry {} and {} at entry {}'), raised in torch/utils/data/_utils/collate.py default_collate",
+        "RuntimeError: stack expects each tensor to be equal size, but got [3, 224, 224] at entry 0 and "
+        "[3, 224, 300] at entry 1",
+    ),
+    ExceptionCause(
+        "precision-config",
+        "data_config",
+        "the precision setting does not fit the model or the hardware (fp16 weights under fp16 mixed precision, "
+        "bf16 on a GPU without it)",
+        (),
+        _rx(
+            r"Attempting to unscale FP16 gradients|Your setup doesn't support bf16|"
+            r"[Bb]float16 is only supported on GPUs with compute capability"
+        ),
+        "",
+        "torch 2.13.0 torch/amp/grad_scaler.py GradScaler._unscale_grads_ ('Attempting to unscale FP16 "
+        "gradients.'), transformers 5.25.0 transformers/training_args.py TrainingArguments.__post_init__ ('Your "
+        "setup doesn't support bf16/gpu.')",
+        "ValueError: Attempting to unscale FP16 gradients.",
+    ),
+    ExceptionCause(
         "checkpoint-model-mismatch",
         "data_config",
         "the checkpoint does not fit the model built from the configuration (missing, unexpected or differently "
@@ -238,7 +268,7 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "worker-start-failed",
         "infra_runtime",
         "a worker process died while multiprocessing started it (the parent's state could not be sent: memory, "
-        "page file or pipe), an environment failure, not the training code",
+        "page file or pipe) or while the pipe to it was read: an environment failure, not the training code",
         (),
         None,
         "mp-start",

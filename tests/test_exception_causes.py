@@ -282,3 +282,34 @@ def test_a_folder_without_a_model_config(tmp_path):
     (tmp_path / "config.json").write_text("{}")
     e = _raised(lambda: AutoConfig.from_pretrained(str(tmp_path)))
     assert _why(e) == "model-id-or-path", e
+
+
+def test_samples_of_different_sizes_in_one_batch():
+    torch = pytest.importorskip("torch")
+    from torch.utils.data import default_collate
+
+    e = _raised(lambda: default_collate([torch.zeros(3, 224, 224), torch.zeros(3, 224, 300)]))
+    assert _why(e) == "unequal-samples", e
+
+
+def test_fp16_weights_under_a_grad_scaler_and_bf16_on_hardware_without_it():
+    torch = pytest.importorskip("torch")
+    m = torch.nn.Linear(2, 2).half()
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu")
+    scaler.scale(m(torch.zeros(1, 2, dtype=torch.half)).float().sum()).backward()
+    assert _why(_raised(lambda: scaler.unscale_(opt))) == "precision-config"
+    transformers = pytest.importorskip("transformers")
+    args = (Path(transformers.__file__).parent / "training_args.py").read_text()
+    assert "Your setup doesn't support bf16/gpu." in args
+    assert (
+        classify("ValueError", "Your setup doesn't support bf16/gpu. You need to assign use_cpu").id
+        == "precision-config"
+    )
+
+
+def test_a_pipe_to_a_worker_that_died_is_the_environment():
+    conn = str(Path(multiprocessing.__file__).parent / "connection.py")
+    assert Path(conn).is_file()
+    frames = (("/home/u/train.py", 40, "main"), (conn, 430, "_recv_bytes"))
+    assert classify("EOFError", "", frames).id == "worker-start-failed"
