@@ -248,3 +248,20 @@ def test_ge002_a_held_out_score_frozen_at_one_value_is_stuck():
     ge2 = [f for f in rep.findings if f.code == "GE002" and f.facts.get("stuck_accuracy")]
     assert ge2 and ge2[0].facts["key"] == "val_mean_io_u"
     assert rep.verdict.outcome.value in ("underfit", "plateaued"), rep.verdict.summary
+
+
+def test_healthy_needs_a_loss_that_did_not_end_above_its_start(tmp_path):
+    """The last launch of the radio-classifier log (its lines verbatim: 'Starting training for 1 epochs',
+    one epoch, 'Training completed!'): the loss read goes 2.547 -> 21.9 over 3 points with no held-out
+    series. Too few points for a divergence, but a loss that rose is no evidence of success: unknown,
+    never succeeded."""
+    text = (
+        (RUNS / "BelaBartok39--ML_Radio_Project/training.log").read_text().rstrip("\n").split("\n")
+    )
+    start = max(i for i, ln in enumerate(text) if ln.endswith("Setting up datasets..."))
+    lines = text[start:]
+    assert lines[0].endswith("Setting up datasets...") and lines[-1].endswith("Training completed!")
+    log = tmp_path / "training.log"
+    log.write_text("\n".join(lines) + "\n")
+    v = audit(list(load_path(log).runs)[-1][1]).verdict
+    assert v.outcome.value == "unknown", v.summary

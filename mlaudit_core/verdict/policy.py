@@ -958,6 +958,11 @@ def _no_signal(c: Ctx) -> Decision | None:
                     "to get a verdict.")
 
 
+#: Training-loss points under which a loss that ended at >= 2x its start is not judged healthy (OP001's
+#: min_points: below it no divergence is measured).
+SHORT_LOSS_POINTS = 10
+
+
 def _healthy(c: Ctx) -> Decision | None:
     """Positive evidence of health: a judgeable training signal examined, no rule above fired."""
     run = c.run
@@ -966,11 +971,22 @@ def _healthy(c: Ctx) -> Decision | None:
                         "The run is still running; so far no failure signature in what was examined.")
     tl = run.key_for(Role.TRAIN_LOSS)
     msg = "No failure signature: the run finished"
+    examined = ", ".join(f"{k} ({n} points)" for k, n in c.basis.signals.values())
     if tl:
         s = run.series(tl).finite()
         if len(s):
             msg += f" with {tl} {fmt(float(s.values[0]))} -> {fmt(float(s.values[-1]))}"
-    examined = ", ".join(f"{k} ({n} points)" for k, n in c.basis.signals.values())
+        v0, v1 = (float(s.values[0]), float(s.values[-1])) if len(s) else (0.0, 0.0)
+        heldout = any(len(run.series(k).finite()) >= MIN_TREND_POINTS
+                      for k in (run.key_for(Role.VAL_LOSS), run.key_for(Role.VAL_ACCURACY)) if k)
+        if len(s) < SHORT_LOSS_POINTS and v0 > 0 and v1 >= 2 * v0 and not heldout:
+            # 'succeeded' needs positive evidence: a training loss that ended at twice its first value or more,
+            # on too few points for the divergence detector (OP001 needs 10) and with no held-out series to
+            # judge by, is no evidence of a healthy run
+            return Decision(Outcome.UNKNOWN, Cause.INCONCLUSIVE,
+                            f"Not judged: {tl} ended at {fmt(v1 / v0, 3)}x its first value ({fmt(v0)} -> {fmt(v1)}) "
+                            f"over only {len(s)} points, too few to tell a divergence from noise, and a loss that "
+                            f"rose is no evidence of success. Examined: {examined}. Log the loss every few steps.")
     e = c.ending
     if e.snapshot and e.short:
         # a checkpoint saved mid-run shows the run training, not its end: it may have gone on or been
@@ -1395,6 +1411,7 @@ POLICY: tuple[Rule, ...] = (
              Case("a loss curve", (), None, series=_LOSS))),
     Rule("V21", "healthy", 210, "a judgeable training signal examined and no rule above fired (recurring "
          "grad-norm spikes or growth, OP006, named as contradicting signals and lowering the confidence); unknown when "
+         "a training loss of < 10 points ended at >= 2x its first value with no held-out series, or when "
          "the learning rate still rose at the last logged step and no planned length was logged, or when every "
          "record sits in one epoch with no planned length, end line or finished status; running (healthy so "
          "far) when the input is a mid-run snapshot below its planned length",
@@ -1407,6 +1424,8 @@ POLICY: tuple[Rule, ...] = (
              Case("a decreasing loss, grad-norm spikes of 10x+ recurring (OP006)",
                   (("OP006", _W, {"recurring_spikes": 18}),), ("succeeded", "healthy"), series=_LOSS),
              Case("running", (), ("running", "inconclusive"), series=_LOSS, status="running"),
+             Case("3 loss points ending at 8.6x the first, no held-out series", (), ("unknown", "inconclusive"),
+                  series={"loss": (2.547, 1.077, 21.9)}),
              Case("ended inside its warmup, no planned length", (), ("unknown", "inconclusive"),
                   series={"loss": _LOSS["loss"][:6], "lr": (1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6)}),
              Case("every record in epoch 0, no end line, status unknown", (), ("unknown", "inconclusive"),
