@@ -25,11 +25,11 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
+from tests.waiting import wait_live_runs_ended
 from tests.webhook_receiver import Receiver
 from tests.webhook_receiver import live_alerts as _live
 from tests.webhook_receiver import wait_for as _wait
@@ -72,7 +72,7 @@ def test_wandb_live_nan_alert_and_stop(tmp_path):
                     stdout=subprocess.DEVNULL, stderr=open(tmp_path / f"{mode}.err", "wb")), out)
             for mode, (w, _o) in writers.items():
                 assert w.wait(240) == 0, (tmp_path / f"{mode}.err").read_text()[-3000:]
-            time.sleep(2.0)
+            wait_live_runs_ended(tmp_path / "s.sqlite", 2)  # over the runs' whole life
         finally:
             watcher.send_signal(signal.SIGTERM)
             watcher.wait(60)
@@ -144,7 +144,7 @@ def test_clearml_live_nan_alert_and_abort(tmp_path):
             ids = {m: _task_id(w) for m, (w, _o) in writers.items()}
             try:
                 codes = {m: w.wait(240) for m, (w, _o) in writers.items()}
-                time.sleep(2.0)
+                wait_live_runs_ended(tmp_path / "s.sqlite", 2)  # over the tasks' whole life
             finally:
                 watcher.send_signal(signal.SIGTERM)
                 watcher.wait(60)
@@ -292,7 +292,7 @@ def test_wandb_offline_run_followed_live(tmp_path):
         try:
             assert w.wait(240) == 0, (tmp_path / "w.err").read_text()[-3000:]
             _wait(lambda: len(_live(rx)) >= 1, 30, "the live alert")
-            time.sleep(1.5)
+            wait_live_runs_ended(tmp_path / "s.sqlite", 1)  # its last records and end are read
         finally:
             watcher.send_signal(signal.SIGTERM)
             watcher.wait(60)

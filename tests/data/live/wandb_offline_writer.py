@@ -2,7 +2,9 @@
 
 Usage: ``python wandb_offline_writer.py PROJECT OUT.json``: 200 steps, one every 0.1 s, the
 loss NaN from step 100 on, a console line every 10 steps. Prints ``{"run_dir": ...}`` first
-(the offline run folder, ``wandb/offline-run-...``) and writes OUT.json at the end.
+(the offline run folder, ``wandb/offline-run-...``); after step 199 it stays open until the
+watcher's ``RUN_DIR/mlaudit/live.json`` exists (at most 120 s), then finishes and writes
+OUT.json.
 """
 
 import json
@@ -21,6 +23,12 @@ for step in range(200):
     r.log({"train/loss": loss, "train/lr": 0.1}, step=step)
     if step % 10 == 0:
         print(f"step {step} loss {loss:.4f}", flush=True)
+    time.sleep(0.1)
+# still training until the watcher has alerted (it writes RUN_DIR/mlaudit/live.json after
+# sending), at most 120 s: "alerted while the run was live" holds however loaded the machine is
+live = Path(r.dir).parent / "mlaudit" / "live.json"
+deadline = time.time() + 120
+while not live.exists() and time.time() < deadline:
     time.sleep(0.1)
 end = time.time()
 r.finish()
