@@ -11,6 +11,10 @@ Figures printed:
   significant after Benjamini-Hochberg;
 - ``false discovery``: the share of noise-only sweeps with any significant factor (target
   <= 5 %);
+- ``first bad commit``: the share of regression sweeps (6 commits used one after the other,
+  failures from one of them on) whose commit-ordered change point is significant and names that
+  commit; ``commit change point on noise``: the share of noise sweeps over the same commits with
+  a significant commit change point;
 - ``grouping 10,000 runs``: wall seconds of :func:`mlaudit_core.triage.triage` on a
   ``--scale``-run sweep (target <= 1 s), the median of ``--repeat``;
 - with ``--server-url``: the same sweeps (``--server-runs`` runs each) logged to a real
@@ -90,6 +94,40 @@ def records_eval(sweeps: int, runs: int, flip: float) -> None:
                 hits += bool(t.factors and t.factors[0].name == name and t.factors[0].significant)
         label = "false discovery (noise-only)" if name is None else f"found first: {cause}"
         print(f"  {label:<32} {hits}/{sweeps} = {hits / sweeps:.1%}")
+
+
+def commit_sweep(n: int, bad_from: int | None, rng: np.random.Generator, flip: float) -> list[dict]:
+    """``n`` runs made over 6 commits one after the other (neighbouring commits' runs
+    interleave in time by up to 3 runs, as branches do); from commit ``bad_from`` on runs fail
+    (a regression), or 20 % at random when ``bad_from`` is None."""
+    recs = sweep(n, "noise", rng, 0.0)
+    per = max(1, n // 6)
+    for i, r in enumerate(recs):
+        k = min(5, max(0, (i + int(rng.integers(-3, 4))) // per))
+        r["commit"] = f"c{k}"
+        if bad_from is not None:
+            bad = k >= bad_from
+            if rng.random() < flip:
+                bad = not bad
+            r["outcome"] = "diverged" if bad else "succeeded"
+    return recs
+
+
+def commit_eval(sweeps: int, runs: int, flip: float) -> None:
+    """First bad / last good by commit: the share of regression sweeps (failures from a random
+    commit 1-5 on) whose commit change point is significant and names that commit as the first
+    bad one, and the share of noise sweeps (same commits, 20 % random failures) with a
+    significant commit change point."""
+    rng = np.random.default_rng(2027)
+    hits = false = 0
+    for k in range(sweeps):
+        bad_from = int(rng.integers(1, 6))
+        cc = triage(commit_sweep(runs, bad_from, rng, flip), seed=k).commit_change_point
+        hits += bool(cc and cc["significant"] and cc["first_bad_commit"] == f"c{bad_from}")
+        cc = triage(commit_sweep(runs, None, rng, flip), seed=k).commit_change_point
+        false += bool(cc and cc["significant"])
+    print(f"  {'first bad commit: regression':<32} {hits}/{sweeps} = {hits / sweeps:.1%}")
+    print(f"  {'commit change point on noise':<32} {false}/{sweeps} = {false / sweeps:.1%}")
 
 
 def scale_eval(n: int, repeat: int) -> None:
@@ -182,6 +220,7 @@ def main() -> None:
     ap.add_argument("--server-causes", default="lr,host,commit,noise")
     a = ap.parse_args()
     records_eval(a.sweeps, a.runs, a.flip)
+    commit_eval(a.sweeps, a.runs, a.flip)
     scale_eval(a.scale, a.repeat)
     if a.server_url:
         server_eval(

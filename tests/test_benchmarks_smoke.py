@@ -170,6 +170,7 @@ def test_triage_eval(mlflow_server):
               "--server-url", mlflow_server["url"], "--server-runs", "12", "--server-sweeps", "1",
               "--server-causes", "lr,noise")
     for label in ("found first: lr", "found first: host", "false discovery (noise-only)",
+                  "first bad commit: regression", "commit change point on noise",
                   "grouping 500 runs (lr):", "through mlflow server"):
         assert label in out, out
     assert re.search(r"found first: lr\s+\d/3", out) and re.search(r"found first: lr\s+\d/1\n", out), out
