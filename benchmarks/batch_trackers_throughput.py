@@ -25,8 +25,9 @@ runs after listing) with a fresh state file, writing every verdict back unless
 first pass, so every pass audits and writes back the same untouched runs.
 
 Prints, per tracker and configuration: runs, failed runs, seconds, runs/s, HTTP requests per
-run sent by this process (loading and writing back; ``--request-detail`` lists them by
-method and path; Ray workers' are not counted), the first
+run (loading and writing back; ClearML: sent by this process, Ray workers' not counted; W&B:
+received by the fake server, since wandb-core sends them; ``--request-detail`` lists them by
+method and path, W&B's GraphQL requests by operation), the first
 configuration's pass also pays the process's first imports and SDK start), the outcomes
 after the first pass, and for Ray its start-up time (``ray.init``, a local Ray with 4 CPUs),
 which is not counted in runs/s (the workers' first imports and SDK logins are).
@@ -133,7 +134,7 @@ def serve(conn, root: str, n_wandb: int, nagle: bool) -> None:
     conf = csrv.write_config(Path(root) / "clearml.conf")
     conn.send({"wandb": wsrv.base_url, "clearml_conf": str(conf)})
     saved: dict = {}
-    logs = ("operations", "calls", "requests", "unknown", "property_edits")
+    logs = ("operations", "calls", "requests", "unknown", "property_edits", "http_log")
     while True:
         cmd = conn.recv()
         if cmd == "snapshot":
@@ -154,6 +155,10 @@ def serve(conn, root: str, n_wandb: int, nagle: bool) -> None:
                     for name in logs:
                         if isinstance(getattr(srv, name, None), list):
                             getattr(srv, name).clear()
+        elif cmd == "wandb-requests":  # every HTTP request and GraphQL operation since restore
+            with wsrv.lock:
+                conn.send({"http": list(wsrv.http_log), "graphql": list(wsrv.operations)})
+            continue
         elif cmd == "stop":
             wsrv.stop()
             csrv.stop()
@@ -174,11 +179,11 @@ class Servers:
             raise SystemExit("the fake servers did not start in 120 s")
         self.info = self.conn.recv()
 
-    def call(self, cmd: str) -> None:
+    def call(self, cmd: str):
         self.conn.send(cmd)
         if not self.conn.poll(300):
             raise SystemExit(f"the fake servers did not answer {cmd!r}")
-        self.conn.recv()
+        return self.conn.recv()
 
     def stop(self) -> None:
         try:
@@ -231,6 +236,15 @@ def prepare(tracker: str, write: bool):
     return refs, TaskSpec(
         "clearml", (), settings, write_back=write, env=clearml_worker_env(plugin.session)
     )
+
+
+def wandb_path(path: str) -> str:
+    """A W&B request path with the entity, project, run and file names elided."""
+    parts = path.strip("/").split("/")
+    if parts[0] in ("files", "parquet") and len(parts) >= 4:
+        tail = ["file_stream"] if parts[-1] == "file_stream" else ["<file>"] if len(parts) > 4 else []
+        return "/" + "/".join([parts[0], "<run>", *tail])
+    return path
 
 
 class EndpointCounter:
@@ -362,6 +376,14 @@ def main() -> None:
                     jobs=jobs,
                     executor=executor,
                 )
+                if tracker == "wandb":  # wandb-core sends them, not this process: the server counts
+                    seen = servers.call("wandb-requests")
+                    n = max(1, r["runs"])
+                    paths = Counter(f"{m} {wandb_path(p)}" for m, p in seen["http"])
+                    paths.pop("POST /graphql", None)  # listed by operation name instead
+                    paths.update(f"POST /graphql {op}" for op in seen["graphql"])
+                    r["requests"] = len(seen["http"]) / n
+                    r["by_path"] = {k: v / n for k, v in paths.most_common()}
                 req = "n/a" if executor == "ray" else f"{r['requests']:.1f}"
                 print(
                     f"{label:<22}{r['runs']:>6}{r['failed']:>8}{r['seconds']:>10.1f}"

@@ -64,6 +64,8 @@ def test_batch_throughput_prints_rates_and_the_time_split():
     for stage in ("load", "detect", "verdict", "render", "write"):
         assert f" {stage} " in rows[3], rows[3]
     assert "runs/s per worker without write-back (--jobs 1)" in out
+    # requests per run (last column): the write-back adds its reads, batch and uploads
+    assert 0 < float(off[-1]) < float(on[-1]) < 30, out
 
 
 def test_batch_trackers_throughput():
@@ -71,7 +73,8 @@ def test_batch_trackers_throughput():
     pytest.importorskip("clearml")
     out = run("batch_trackers_throughput.py", "--runs", "2", "--configs", "jobs1", timeout=900)
     assert "wandb" in out and "clearml" in out, out
-    assert re.search(r"--jobs 1\s+2\s+0\s", out), out  # 2 runs, none failed
+    rows = re.findall(r"^--jobs 1\s+2\s+0\s.*\s([\d.]+)$", out, re.M)  # 2 runs, none failed
+    assert len(rows) == 2 and all(0 < float(r) < 100 for r in rows), out  # requests per run
 
 
 def test_clearml_ingest():

@@ -197,6 +197,7 @@ class FakeWandbServer:
         self.operations: list[str] = []  # operation names received, for assertions
         self.calls: list[tuple[str, dict[str, Any]]] = []  # (operation name, variables)
         self.requests: list[tuple[str, str]] = []  # (method, path) of file stream and file requests
+        self.http_log: list[tuple[str, str]] = []  # (method, path) of every HTTP request
         self.unknown: list[str] = []
         self.lock = threading.Lock()
         self.live_rows = 10  # newest history rows answered inline as liveData, not in parquet
@@ -329,7 +330,7 @@ class FakeWandbServer:
         async def other(request):  # wandb-core's telemetry export and the like
             return Response(b"")
 
-        return Starlette(routes=[
+        routes = Starlette(routes=[
             Route("/graphql", graphql, methods=["POST"]),
             Route("/files/{entity}/{project}/{run}/file_stream", file_stream, methods=["POST"]),
             Route("/files/{entity}/{project}/{run}/{name:path}", get_file, methods=["GET"]),
@@ -337,6 +338,14 @@ class FakeWandbServer:
             Route("/parquet/{entity}/{project}/{run}/{name:path}", get_export, methods=["GET"]),
             Route("/{path:path}", other, methods=["GET", "POST", "PUT"]),
         ])
+
+        async def logged(scope, receive, send):  # every HTTP request, for request counts
+            if scope["type"] == "http":
+                with self.lock:
+                    self.http_log.append((scope["method"], scope["path"]))
+            await routes(scope, receive, send)
+
+        return logged
 
     def _authorized(self, header: str) -> bool:
         if not header.lower().startswith("basic "):

@@ -10,8 +10,9 @@ What is written (a second audit replaces each item, never adds a second one):
   state the panel's resume left it in, see below);
 * the run notes: an mlaudit section between the markers of
   :func:`mlaudit_core.writeback.merge`, the user's text kept. The notes are read, merged
-  and written after the report files are uploaded, then read again; a note the user saved
-  meanwhile is merged again (:func:`mlaudit_core.writeback.write_section`);
+  and written after the report files are uploaded (with the tags: one read of tags and notes,
+  one ``upsertBucket`` with both), then read again; a note the user saved meanwhile is merged
+  again (:func:`mlaudit_core.writeback.write_section`);
 * files ``mlaudit/report.json``, ``mlaudit/report.md`` (and ``mlaudit/report.html``
   when the HTML renderer is installed), overwritten in place;
 * only when asked (``panel=True``, CLI ``--panel``; off by default: logging resumes the run) a
@@ -34,7 +35,7 @@ What is written (a second audit replaces each item, never adds a second one):
   (:mod:`.report_view`); no resume. Its id and address go into ``mlaudit/report_id`` and
   ``mlaudit/report_url``; a second audit updates the same report.
 
-Order: files, notes, tags, then the ``mlaudit/*`` summary keys, so a summary verdict
+Order: files, notes and tags, then the ``mlaudit/*`` summary keys, so a summary verdict
 (what the watcher and auto-triage check) means the write-back is complete.
 
 Claims: :func:`claim_run` / :func:`release_claim` manage the summary key ``mlaudit/claim``
@@ -87,9 +88,9 @@ mutation UpsertBucket($id: String!, $tags: [String!]) {
     }
 }
 """
-_UPDATE_NOTES = """
-mutation UpsertBucket($id: String!, $notes: String) {
-    upsertBucket(input: {id: $id, notes: $notes}) {
+_UPDATE_NOTES_TAGS = """
+mutation UpsertBucket($id: String!, $notes: String, $tags: [String!]) {
+    upsertBucket(input: {id: $id, notes: $notes, tags: $tags}) {
         bucket { id }
     }
 }
@@ -258,11 +259,24 @@ def write_back(api, path: RunPath, report: AuditReport, *, run_data=None, dry_ru
             return result
         # the slow part first; the notes and tags are read and written only after it
         _upload(wrun, files)
-        done = write_section(lambda: _read_tags_notes(wrun)[1],
-                             lambda text: _write(wrun, _UPDATE_NOTES, notes=text), notes_section)
+        # the notes and the tags in one upsertBucket, merged with the user's as they are now
+        # (one read after the slow upload; the re-read that verifies the notes gives the tags
+        # for a re-merge): read, write, read
+        now: dict = {}
+
+        def read_notes() -> str | None:
+            now["tags"], notes = _read_tags_notes(wrun)
+            return notes
+
+        def write_notes_and_tags(text: str) -> None:
+            _write(wrun, _UPDATE_NOTES_TAGS, notes=text, tags=merged_tags(now["tags"], report))
+            now["tagged"] = True
+
+        done = write_section(read_notes, write_notes_and_tags, notes_section)
         _describe(result, done.merged, verified=done.verified)
-        tags = merged_tags(_read_tags_notes(wrun)[0], report)
-        _write(wrun, _UPDATE_TAGS, tags=tags)
+        tags = merged_tags(now["tags"], report)
+        if not now.get("tagged") and tags != now["tags"]:  # the notes held this section already
+            _write(wrun, _UPDATE_TAGS, tags=tags)
         _merge_summary(wrun, summary)  # last: the summary verdict marks a complete write-back
     if wandb_report:
         _save_report(wrun, path, report, run_data, current, result)
