@@ -845,6 +845,16 @@ def render_text(t: Triage, limit: int = 10) -> str:
             lines.append(
                 f"    {f.name} [{f.target}]: {f.effect} (p={f.p_value:.4g}, q={f.q_value:.4g})"
             )
+    lines += change_point_lines(t)
+    if t.seed_noise and t.seed_noise.get("statement"):
+        lines.append("Seed noise: " + t.seed_noise["statement"])
+    return "\n".join(lines) + "\n"
+
+
+def change_point_lines(t: Triage) -> list[str]:
+    """The first bad / last good statements (by start time when significant; by commit when
+    tested), for the text and HTML renderings."""
+    lines: list[str] = []
     cp = t.change_point
     if cp and cp.get("significant"):
         lines.append(
@@ -875,9 +885,7 @@ def render_text(t: Triage, limit: int = 10) -> str:
                 "  changed between them: "
                 + "; ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in list(cc["changed"].items())[:8])
             )
-    if t.seed_noise and t.seed_noise.get("statement"):
-        lines.append("Seed noise: " + t.seed_noise["statement"])
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _outcome_words_d(d: Mapping[str, int]) -> str:
@@ -905,6 +913,10 @@ def render_html(t: Triage) -> str:
             f"(p={f.p_value:.4g}, q={f.q_value:.4g})</p>"
         )
         parts.append(_bar_svg(f.bins, escape))
+    cps = change_point_lines(t)
+    if cps:
+        parts.append("<h2>First bad / last good</h2>")
+        parts.append("<ul>" + "".join(f"<li>{escape(c.strip())}</li>" for c in cps) + "</ul>")
     return "\n".join(parts) + "\n"
 
 

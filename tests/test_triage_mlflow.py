@@ -241,5 +241,13 @@ def test_batch_mlflow_triage_first_bad_commit(mlflow_server, tmp_path):
     assert cc["changed"]["param:grad_clip"] == ["1.0", "none"]
     assert cc["before"] == {"commits": 2, "runs": 8, "failing": 0}
     assert cc["after"] == {"commits": 2, "runs": 8, "failing": 8}
+    tag = client.get_experiment(exp).tags["mlaudit.triage"]
+    assert "first bad commit 3333ccc (last good 2222bbb" in tag
+    run_id = client.get_experiment(exp).tags["mlaudit.triage_run"]
+    from pathlib import Path
+
+    page = Path(client.download_artifacts(run_id, "mlaudit/triage.html", str(tmp_path))).read_text()
+    assert "First bad / last good" in page and "first bad commit 3333ccc" in page
+    assert "param:grad_clip: &#x27;1.0&#x27; -&gt; &#x27;none&#x27;" in page  # escaped
     res = batch(mlflow_server["url"], "triage-commits", tmp_path / "c.sqlite", "--no-write")
     assert "last good commit 2222bbb" in res.output and "first bad commit 3333ccc" in res.output

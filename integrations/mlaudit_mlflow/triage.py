@@ -88,7 +88,8 @@ def records(client, experiment_ids: list[str], results: Iterable) -> list[dict[s
 
 
 def headline(doc: dict[str, Any]) -> str:
-    """The experiment tag's text: significant factors with counts, or the statements."""
+    """The experiment tag's text: significant factors with counts, or the statements; the first
+    bad commit when the commit-ordered change point is significant."""
     sig = [f for f in doc.get("factors", []) if f.get("significant")]
     if sig:
         text = "; ".join(
@@ -96,6 +97,12 @@ def headline(doc: dict[str, Any]) -> str:
         )
     else:
         text = " ".join(doc.get("statements") or ["no factor separates the failing runs"])
+    cc = doc.get("commit_change_point")
+    if cc and cc.get("significant"):
+        text += (
+            f"; first bad commit {cc['first_bad_commit']} (last good {cc['last_good_commit']}, "
+            f"q={cc['q_value']:.3g})"
+        )
     text = f"{doc.get('runs', 0)} runs: " + text
     return text if len(text) <= TAG_CHARS else text[: TAG_CHARS - 3] + "..."
 
