@@ -147,6 +147,24 @@ def test_batch_wandb_triage_without_report_writes_no_report(srv):
     tri = triage_of(batch("noreport"))
     assert tri["factors"][0]["name"] == "param:lr"
     assert views_of(srv, "noreport") == []
+    # --no-write: the verdicts and the report are not written; the table carries the triage
+    res = CliRunner().invoke(
+        app,
+        [
+            "batch",
+            "wandb",
+            "-p",
+            f"{ENTITY}/noreport",
+            "--triage",
+            "--report",
+            "--no-write",
+            "--fresh",
+        ],
+        env={"COLUMNS": "240"},
+    )
+    assert res.exit_code == 0, res.output
+    assert "param:lr [diverged]: all 8 diverged runs have lr >= 0.003" in res.stdout
+    assert "triage written to" not in res.output and views_of(srv, "noreport") == []
     res = CliRunner().invoke(app, ["batch", "wandb", "-p", f"{ENTITY}/noreport", "--report"])
     assert res.exit_code == 2 and "--report goes with --triage" in res.output
 
