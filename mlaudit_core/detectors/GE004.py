@@ -9,7 +9,7 @@ from ..report import ConfigEvidence, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
 from ._context import chance as label_chance
-from .base import Detector, DetectorParams, Skip
+from .base import Detector, DetectorParams, Remedy, Skip
 
 
 class ValidationAtChance(Detector, code="GE004", name="validation-at-chance", family="generalization"):
@@ -37,6 +37,15 @@ class ValidationAtChance(Detector, code="GE004", name="validation-at-chance", fa
     or ``type_vocab_size``), or the ``chance`` parameter; class imbalance is not known, so chance
     is the uniform guess.
     """
+
+    remedies = (
+        Remedy("Check that labels line up with inputs: train on 64 samples; a correct pipeline memorises them and, with labels shuffled on purpose, cannot generalise",
+               "separates data from model",
+               "minutes"),
+        Remedy("Check that validation preprocessing and label mapping equal the training ones",
+               "a broken validation pipeline also sits at chance",
+               "minutes"),
+    )
 
     needs = (Role.VAL_ACCURACY,)
 

@@ -14,6 +14,9 @@ from .base import Detector, DetectorParams
 class GeneralizationGap(Detector, code="GE005", name="generalization-gap", family="generalization"):
     """Train/validation loss gap over time, with the early-stopping counterfactual.
 
+    Why it matters: a gap that keeps growing means the model fits the training set far better
+    than held-out data, and the steps after the early-stopping point were spent for nothing.
+    Remedy: keep the checkpoint early stopping would have chosen; add regularisation or data.
     Reported at info level for every run with both losses (it is the generalisation section
     of the report): the gap at the best validation point and at the end, how it changed,
     the step early stopping would have chosen and the share of steps after it, and the

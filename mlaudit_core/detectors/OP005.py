@@ -13,6 +13,8 @@ from .base import Detector, DetectorParams
 class LrSchedule(Detector, code="OP005", name="lr-schedule", family="optimization"):
     """Learning-rate schedule phases from the logged LR, and schedule problems.
 
+    Why it matters: a warmup that is too short or a peak that is too hot destabilises the start,
+    and a schedule that decays to almost nothing early leaves the rest of the run unable to learn.
     Reports the phases (warmup, constant, decay, restarts) at info level, and warns when:
     the training loss becomes unstable (spike or non-finite) within the warmup or right
     after the LR peak (warmup too short or peak too hot); or the LR decays to almost

@@ -8,7 +8,7 @@ from ..report import FactEvidence, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
 from ..signatures import scan_run
-from .base import Detector, DetectorParams, Skip
+from .base import Detector, DetectorParams, Remedy, Skip
 
 #: Series the console-log parser (and trackers) write for skipped fp16 steps.
 EVENTS_KEY = "train/overflow_skips"          # one point per skipped step (apex, DeepSpeed, fairseq messages)
@@ -41,6 +41,9 @@ class Fp16OverflowSkips(Detector, code="RT006", name="fp16-overflow-skips", fami
     skipped in a row (DeepSpeed's first 2^32 -> 2^16 descent alone is 16 skips), or
     on a minimum-loss-scale error.
     """
+
+    crash_remedy = Remedy("Find what makes the gradients overflow (the steps before the first skip); train in bf16 or fp32 to confirm",
+                          "the loss scale hit its floor: fp16 numerics stopped the run")
 
     class Params(DetectorParams):
         collapse_scale: float = 1.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..report import FactEvidence, Severity
 from ..signatures import scan_run, xid_is_hardware
 from ._console import ConsoleSignatureDetector
+from .base import Remedy
 
 #: A few Xid meanings, from NVIDIA's "Xid Errors" reference (docs.nvidia.com/deploy/xid-errors).
 XID_MEANING = {13: "graphics engine exception", 31: "GPU memory page fault", 43: "GPU stopped processing",
@@ -36,6 +37,9 @@ class HardwareError(ConsoleSignatureDetector, code="RT007", name="hardware-error
     critical; other Xids (13, 31, 43 ... usually raised by the application) are
     warnings.
     """
+
+    crash_remedy = Remedy("Drain the node and rerun elsewhere; check `nvidia-smi -q -d ECC,PAGE_RETIREMENT` and the kernel log for Xid events",
+                          "errors after a hardware fault are its symptoms, not bugs in the run")
 
     categories = ("hardware",)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..report import FactEvidence, Severity
 from ._console import ConsoleSignatureDetector
+from .base import Remedy
 
 
 class DiskFull(ConsoleSignatureDetector, code="RT008", name="disk-full", family="runtime"):
@@ -22,6 +23,9 @@ class DiskFull(ConsoleSignatureDetector, code="RT008", name="disk-full", family=
     checkpoint loads before resuming from it.
     Thresholds: none; any disk-full message is reported.
     """
+
+    crash_remedy = Remedy("Free or enlarge the output volume, keep fewer checkpoints, and check that the last checkpoint loads before resuming",
+                          "the run stopped on a full disk; a checkpoint cut short will not load")
 
     categories = ("disk_full", "checkpoint_failed")
 

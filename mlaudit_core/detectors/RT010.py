@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..report import Severity
 from ._console import ConsoleSignatureDetector
+from .base import Remedy
 
 
 class ProcessKilled(ConsoleSignatureDetector, code="RT010", name="process-killed", family="runtime"):
@@ -20,6 +21,9 @@ class ProcessKilled(ConsoleSignatureDetector, code="RT010", name="process-killed
     checkpoint with a longer limit, checkpoint more often.
     Thresholds: none.
     """
+
+    crash_remedy = Remedy("Check the kernel log for the OOM killer and the scheduler's memory/time limits; resume from the last checkpoint",
+                          "a killed process leaves no traceback; the sender is outside the run")
 
     categories = ("killed", "time_limit")
 

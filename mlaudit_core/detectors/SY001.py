@@ -9,7 +9,7 @@ from ..roles import Role
 from ..rundata import Series
 from ..signal import fmt
 from ._context import wall_step_times
-from .base import Detector, DetectorParams, Skip
+from .base import Detector, DetectorParams, Remedy, Skip
 
 
 class ThroughputDrop(Detector, code="SY001", name="throughput-drop", family="systems"):
@@ -39,6 +39,12 @@ class ThroughputDrop(Detector, code="SY001", name="throughput-drop", family="sys
     it is not a verdict. SY001 fires on no artifact of the real corpora, so no real figure bounds
     this; 5% is half the lower end of the 10-15% run-to-run jitter convention above.
     """
+
+    remedies = (
+        Remedy("Profile a late step against an early one (host memory, recompilation, I/O contention)",
+               "throughput fell during the run, so something accumulates",
+               "hours"),
+    )
 
     class Params(DetectorParams):
         max_drop: float = 0.3

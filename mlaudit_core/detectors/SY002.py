@@ -7,7 +7,7 @@ import numpy as np
 from ..report import SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
-from .base import Detector, DetectorParams, Skip
+from .base import Detector, DetectorParams, Remedy, Skip
 
 
 class DataLoaderStarvation(Detector, code="SY002", name="data-loader-starvation", family="systems"):
@@ -26,6 +26,15 @@ class DataLoaderStarvation(Detector, code="SY002", name="data-loader-starvation"
     for data (the definition of input-bound used by the PyTorch profiler's
     "DataLoader" bottleneck hint and by the ImageNet example's Data/Time columns).
     """
+
+    remedies = (
+        Remedy("Profile the input pipeline alone (iterate the DataLoader without the model)",
+               "confirms input-bound vs compute-bound in minutes",
+               "minutes"),
+        Remedy("Move data to faster storage / cache it, pre-process offline, add loader workers",
+               "the fix for an input-bound run; hyperparameters will not help",
+               "hours"),
+    )
 
     needs = (Role.DATA_TIME, Role.STEP_TIME)
 

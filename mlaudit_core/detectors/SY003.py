@@ -7,7 +7,7 @@ import numpy as np
 from ..report import SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
-from .base import Detector, DetectorParams, Skip
+from .base import Detector, DetectorParams, Remedy, Skip
 
 
 class LowUtilisation(Detector, code="SY003", name="low-accelerator-utilisation", family="systems"):
@@ -24,6 +24,12 @@ class LowUtilisation(Detector, code="SY003", name="low-accelerator-utilisation",
     runs are reported at info level since machine-wide CPU percentages depend on
     core count.
     """
+
+    remedies = (
+        Remedy("Raise the batch size or overlap host work with the accelerator; check the input pipeline",
+               "the accelerator is idle most of the time",
+               "hours"),
+    )
 
     class Params(DetectorParams):
         max_gpu_median: float = 50.0

@@ -8,7 +8,7 @@ from ..report import SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
 from ._context import wall_step_times
-from .base import Detector, DetectorParams, Skip
+from .base import Detector, DetectorParams, Remedy, Skip
 
 
 class StepTimeOutliers(Detector, code="SY004", name="step-time-outliers", family="systems"):
@@ -45,6 +45,12 @@ class StepTimeOutliers(Detector, code="SY004", name="step-time-outliers", family
     (``_context.wall_step_times``: TensorBoard, MLflow, W&B timestamps), for the recurring-pause
     check only.
     """
+
+    remedies = (
+        Remedy("Move checkpoint saves off the critical path (async save) and look for periodic host work",
+               "a few very slow steps take a large share of the time",
+               "hours"),
+    )
 
     class Params(DetectorParams):
         factor: float = 5.0

@@ -11,7 +11,7 @@ from ..plan import NORMAL_END
 from ..report import SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
-from .base import Detector, DetectorParams, Skip
+from .base import Detector, DetectorParams, Remedy, Skip
 
 
 def _idle_between_launches(run, w: np.ndarray, steps: np.ndarray | None = None) -> np.ndarray:
@@ -79,6 +79,15 @@ class TimeOutsideTraining(Detector, code="SY005", name="time-outside-training", 
     machine under load, healthy toy runs show gaps of 1-2x the median with no eval or save
     between them).
     """
+
+    remedies = (
+        Remedy("Evaluate less often (e.g. every 10% of the run) or on a fixed subset",
+               "evaluation takes more wall time than training",
+               "minutes"),
+        Remedy("Time one evaluation and make it batched and gradient-free (torch.no_grad / inference mode)",
+               "a slow evaluation loop is usually per-sample or keeps gradients",
+               "hours"),
+    )
 
     needs = (Role.TRAIN_LOSS,)
 

@@ -94,6 +94,16 @@ class PlotMark:
     note: str = ""
 
 
+@dataclass(frozen=True)
+class Remedy:
+    """A next action a detector recommends: what to do, what it tells apart or fixes (``why``),
+    and its cost (minutes, hours, days)."""
+
+    action: str
+    why: str
+    cost: str = "minutes"
+
+
 def as_int(x: Any) -> int | None:
     """``x`` as an int (a fact of a finding), None when absent or not a number."""
     try:
@@ -128,6 +138,10 @@ class Detector:
     #: "stable" or "preview" (preview detectors run but are flagged in `mlaudit rules`).
     lifecycle: ClassVar[str] = "stable"
     Params: ClassVar[type[DetectorParams]] = DetectorParams
+    #: Next actions when this detector's finding decides the verdict, cheapest first.
+    remedies: ClassVar[tuple[Remedy, ...]] = ()
+    #: The first action when the run crashed and this detector's signature is the primary finding.
+    crash_remedy: ClassVar[Remedy | None] = None
 
     def __init_subclass__(cls, code: str | None = None, name: str | None = None,
                           family: str | None = None, **kw: Any) -> None:

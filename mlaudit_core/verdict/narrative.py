@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..detectors import registry
+from ..detectors.base import Remedy
 from ..report import (
     Cause,
     Finding,
@@ -308,39 +310,18 @@ _ACTIONS: dict[Outcome, list[tuple[str, str, str]]] = {
 }
 
 
-#: Actions when a systems or data finding is the primary one (the fix differs per bottleneck).
-_PRIMARY_ACTIONS: dict[str, list[tuple[str, str, str]]] = {
-    "SY002": [("Profile the input pipeline alone (iterate the DataLoader without the model)",
-               "confirms input-bound vs compute-bound in minutes", "minutes"),
-              ("Move data to faster storage / cache it, pre-process offline, add loader workers",
-               "the fix for an input-bound run; hyperparameters will not help", "hours")],
-    "SY005": [("Evaluate less often (e.g. every 10% of the run) or on a fixed subset",
-               "evaluation takes more wall time than training", "minutes"),
-              ("Time one evaluation and make it batched and gradient-free (torch.no_grad / inference mode)",
-               "a slow evaluation loop is usually per-sample or keeps gradients", "hours")],
-    "SY001": [("Profile a late step against an early one (host memory, recompilation, I/O contention)",
-               "throughput fell during the run, so something accumulates", "hours")],
-    "SY004": [("Move checkpoint saves off the critical path (async save) and look for periodic host work",
-               "a few very slow steps take a large share of the time", "hours")],
-    "SY003": [("Raise the batch size or overlap host work with the accelerator; check the input pipeline",
-               "the accelerator is idle most of the time", "hours")],
-    "GE004": [("Check that labels line up with inputs: train on 64 samples; a correct pipeline memorises them "
-               "and, with labels shuffled on purpose, cannot generalise", "separates data from model", "minutes"),
-              ("Check that validation preprocessing and label mapping equal the training ones",
-               "a broken validation pipeline also sits at chance", "minutes")],
-}
+def _remedies(code: str) -> list[tuple[str, str, str]]:
+    """The next actions a detector recommends when its finding decides the verdict (its
+    ``remedies``), as (action, why, cost)."""
+    det = registry().get(code)
+    return [(r.action, r.why, r.cost) for r in det.remedies] if det is not None else []
 
-#: First action when a runtime signature is the primary finding of a crash.
-_SIGNATURE_ACTIONS: dict[str, tuple[str, str]] = {
-    "RT007": ("Drain the node and rerun elsewhere; check `nvidia-smi -q -d ECC,PAGE_RETIREMENT` and the kernel "
-              "log for Xid events", "errors after a hardware fault are its symptoms, not bugs in the run"),
-    "RT008": ("Free or enlarge the output volume, keep fewer checkpoints, and check that the last checkpoint "
-              "loads before resuming", "the run stopped on a full disk; a checkpoint cut short will not load"),
-    "RT010": ("Check the kernel log for the OOM killer and the scheduler's memory/time limits; resume from the "
-              "last checkpoint", "a killed process leaves no traceback; the sender is outside the run"),
-    "RT006": ("Find what makes the gradients overflow (the steps before the first skip); train in bf16 or "
-              "fp32 to confirm", "the loss scale hit its floor: fp16 numerics stopped the run"),
-}
+
+def _crash_remedy(code: str) -> Remedy | None:
+    """The first action when the run crashed on this detector's signature (its ``crash_remedy``)."""
+    det = registry().get(code)
+    return det.crash_remedy if det is not None else None
+
 
 
 #: A training loss this many times its first finite value before it blew up (or went non-finite)
@@ -557,9 +538,8 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
             acts.append(NextAction(action="Halve the micro-batch (keep the global batch with gradient "
                                           "accumulation) or enable activation checkpointing",
                                    why="the training step exceeds device memory", cost="minutes"))
-    elif d.outcome is Outcome.CRASHED and p is not None and p.code in _SIGNATURE_ACTIONS:
-        acts.append(NextAction(action=_SIGNATURE_ACTIONS[p.code][0], why=_SIGNATURE_ACTIONS[p.code][1],
-                               cost="minutes"))
+    elif d.outcome is Outcome.CRASHED and p is not None and (cr := _crash_remedy(p.code)) is not None:
+        acts.append(NextAction(action=cr.action, why=cr.why, cost="minutes"))
     elif d.outcome is Outcome.CRASHED and p is not None:
         acts.append(NextAction(action=f"Reproduce the failure at {p.facts.get('raising_file') or 'the raising frame'}"
                                       f":{p.facts.get('raising_line') or ''} on one batch",
@@ -581,9 +561,9 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
         generic.append(("Do not raise the learning rate: " + _no_lr_raise(c) + "; check the data and labels, "
                         "the loss, and lower the LR or add warmup if the start is unstable",
                         "a higher LR would make an unstable or already-high-LR run worse", "hours"))
-    primary = _PRIMARY_ACTIONS.get(p.code, []) if p is not None else []
+    primary = _remedies(p.code) if p is not None else []
     if p is not None and p.code == "GE002" and p.facts.get("labels_suspect"):
-        primary = _PRIMARY_ACTIONS["GE004"]  # the label checks first (the shuffled-labels signature)
+        primary = _remedies("GE004")  # the label checks first (the shuffled-labels signature)
         generic = [(a, w, k) for a, w, k in generic if not a.startswith("Overfit a tiny subset")]
     at_chance = c.get("GE004", Severity.WARNING)
     if at_chance is not None:
