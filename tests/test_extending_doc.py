@@ -85,3 +85,64 @@ def test_the_walkthrough_plugin_adds_its_commands(tmp_path):
     assert r.returncode == 0, r.stderr
     rows = {row["id"]: row for row in json.loads(r.stdout)["rows"]}
     assert set(rows) == {"good", "bad"} and rows["bad"]["outcome"] == "diverged"
+
+
+# --- "Add a detector": one module and one case file --------------------------------------------
+
+_DETECTOR_RUN = r'''
+import importlib.util, json, sys
+from pathlib import Path
+import yaml
+
+module, cases, tests = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+spec = importlib.util.spec_from_file_location("mlaudit_core.detectors.OP099", module)
+mod = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = mod
+spec.loader.exec_module(mod)  # subclassing Detector registers it: nothing else is edited
+
+sys.path.insert(0, tests)
+from test_detector_cases import make_run  # the case runner of tests/detectors
+from mlaudit_core import Settings
+from mlaudit_core.audit import audit, run_detectors
+from mlaudit_core.detectors import registry
+from mlaudit_core.render.plots import markers_from_findings
+
+out = {"registered": "OP099" in registry(), "doc": registry()["OP099"].summary(), "cases": {}}
+for case in yaml.safe_load(cases.read_text())["cases"]:
+    run = make_run(case)
+    findings, _ = run_detectors(run, Settings(select=["OP099"]))
+    out["cases"][case["name"]] = {"fires": bool(findings), "expected": bool(case["fires"]),
+                                  "facts": findings[0].facts if findings else {}}
+    if case["fires"]:
+        rep = audit(run)
+        out["in_report"] = any(f.code == "OP099" for f in rep.findings)
+        out["marked"] = [m.label for m in markers_from_findings(rep) if m.label.startswith("OP099")]
+print(json.dumps(out))
+'''
+
+
+def _detector_blocks() -> tuple[str, str]:
+    text = DOC.read_text()
+    section = text[text.index("## Add a detector"):text.index("\n## ", text.index("## Add a detector") + 5)]
+    module = next(b for b in re.findall(r"```python\n(.*?)```", section, re.DOTALL) if "class " in b)
+    cases = next(b for b in re.findall(r"```yaml\n(.*?)```", section, re.DOTALL) if "cases:" in b)
+    return module, cases
+
+
+def test_the_detector_walkthrough_is_one_module_and_one_case_file(tmp_path):
+    """The detector of docs/extending.md (OP099) and its case file, written out as given and
+    nothing else: it registers, its cases fire and stay quiet as they say, an audit reports it
+    and the HTML report marks it on its plot (from its series evidence). Run in a fresh
+    interpreter so the example never joins this process's registry."""
+    module, cases = _detector_blocks()
+    (tmp_path / "OP099.py").write_text(module)
+    (tmp_path / "OP099.yaml").write_text(cases)
+    r = subprocess.run([sys.executable, "-c", _DETECTOR_RUN, str(tmp_path / "OP099.py"),
+                        str(tmp_path / "OP099.yaml"), str(ROOT / "tests" / "detectors")],
+                       capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["registered"] and out["doc"].startswith("Training loss is exactly constant")
+    assert out["cases"] and all(c["fires"] == c["expected"] for c in out["cases"].values()), out
+    assert out["cases"]["frozen-after-warmup"]["facts"]["start_step"] == 101
+    assert out["in_report"] and out["marked"], out
