@@ -70,6 +70,10 @@ class ExceptionCause:
     # "reads" (no frame of the traceback saves or writes)
     source: str  # package version, file and function that write the message or define the class
     example: str  # an exception line as the package prints it
+    #: whether the lines printed beside the exception line are read too (a CUDA kernel's assertion is
+    #: printed next to ``device-side assert triggered``); other rows read the exception's own message, so a
+    #: retry warning logged near a code error does not name its cause
+    beside: bool = False
 
 
 def _rx(p: str) -> re.Pattern:
@@ -111,6 +115,7 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "(srcIndex < srcSelectDimSize); TensorFlow sparse_xent_op.cc ('Received a label value of {} which is "
         "outside the valid range of [0, {})')",
         "IndexError: Target 5 is out of bounds.",
+        True,
     ),
     ExceptionCause(
         "corrupt-data-file",
@@ -412,11 +417,11 @@ def classify(
     lines printed around the exception line (a CUDA kernel's assertion is printed beside the
     ``device-side assert triggered`` error, not in it)."""
     short = _short(exc_type)
-    text = "\n".join([message, *nearby])
+    beside = "\n".join([message, *nearby])
     for c in CAUSES:
         if c.types and short not in c.types:
             continue
-        if c.message is not None and not c.message.search(text):
+        if c.message is not None and not c.message.search(beside if c.beside else message):
             continue
         if c.frames == "data" and not in_data_code(frames):
             continue

@@ -313,3 +313,15 @@ def test_a_pipe_to_a_worker_that_died_is_the_environment():
     assert Path(conn).is_file()
     frames = (("/home/u/train.py", 40, "main"), (conn, 430, "_recv_bytes"))
     assert classify("EOFError", "", frames).id == "worker-start-failed"
+
+
+def test_a_retry_warning_printed_near_a_code_error_does_not_name_its_cause():
+    nearby = [
+        "wandb: Network error (ConnectionError), entering retry loop.",
+        "urllib3.exceptions.ProtocolError: ('Connection aborted.', ConnectionResetError(104, "
+        "'Connection reset by peer'))",
+    ]
+    assert (
+        classify("TypeError", "unsupported operand type(s) for +: 'int' and 'NoneType'", (), nearby)
+        is None
+    )
