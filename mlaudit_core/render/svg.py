@@ -23,6 +23,7 @@ the figure of this module.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from html import escape
 
 import numpy as np
@@ -218,6 +219,331 @@ def _y_ticks(ax: Axes) -> list[tuple[float, str]]:
     return out
 
 
+@dataclass
+class _Drawn:
+    """What one panel draws, gathered from its series before any pixel is placed."""
+
+    keys: list[str]
+    legend: list[tuple[str, str]] = field(default_factory=list)  # (escaped label, kind:colour)
+    curves: list[tuple[np.ndarray, np.ndarray, str, float, bool]] = field(default_factory=list)
+    grey: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+    bad: list[tuple[np.ndarray, str]] = field(default_factory=list)
+    drawn: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    ys: list[np.ndarray] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    total: int = 0
+    xmin: float = math.inf
+    xmax: float = -math.inf
+    n_baselines: int = 0
+    xlabel: str = "step"
+
+    def span(self, lo: float, hi: float) -> None:
+        self.xmin, self.xmax = min(self.xmin, lo), max(self.xmax, hi)
+
+
+def _gather(series, run) -> _Drawn:
+    """Curves (finite points), baseline curves (grey) and non-finite points of each series."""
+    from . import plots as P
+
+    d = _Drawn(keys=[k for k, _ in series])
+    for i, (key, s) in enumerate(series):
+        d.total += len(s)
+        cx, cy, bad_x, d.xlabel = P._xy(s)
+        colour = (P.TRAIN_COLOUR, P.VAL_COLOUR, *P.OTHER_COLOURS)[i % (2 + len(P.OTHER_COLOURS))]
+        base = P._baseline_curves(run, key)
+        d.n_baselines = max(d.n_baselines, len(base))
+        for _, bx, by in base:
+            d.grey.append((bx, by))
+            d.ys.append(by)
+            d.span(float(bx[0]), float(bx[-1]))
+        if cx.size:
+            sparse = cx.size < 60
+            d.curves.append((cx, cy, colour, 1.6 if sparse else 1.3, sparse))
+            d.legend.append((_text(f"{key} ({len(s):,} pts)"), f"line:{colour}"))
+            d.drawn[key] = (cx, cy)
+            d.ys.append(cy)
+            d.span(float(cx[0]), float(cx[-1]))
+        if bad_x.size:
+            _gather_nonfinite(d, key, bad_x)
+    if d.n_baselines:
+        d.legend.append((f"baseline runs ({d.n_baselines})", "line:#9ca3af"))
+    return d
+
+
+def _gather_nonfinite(d: _Drawn, key: str, bad_x: np.ndarray) -> None:
+    """Non-finite points of ``key``: an × at the top edge (at most 400), a legend entry, a note."""
+    from . import plots as P
+
+    d.span(float(bad_x.min()), float(bad_x.max()))
+    bx = bad_x if bad_x.size <= 400 else bad_x[np.linspace(0, bad_x.size - 1, 400).astype(int)]
+    d.bad.append((bx, P.EVENT_COLOURS["non-finite"]))
+    d.legend.append(
+        (
+            _text(f"{key}: NaN/inf ({bad_x.size:,} pts)"),
+            f"x:{P.EVENT_COLOURS['non-finite']}",
+        )
+    )
+    d.notes.append(
+        f"{key}: {bad_x.size:,} non-finite point(s), first at step {int(bad_x.min())} "
+        "(marked × at the top edge)"
+    )
+
+
+def _shown_markers(markers, d: _Drawn, panel, with_timeline: bool) -> list:
+    """The markers drawn on this panel (its metrics', and the run-wide ones on training panels)."""
+    shown = []
+    for m in markers:
+        if m.key is not None and m.key not in d.keys:
+            continue
+        if m.key is None and panel.group != "training":
+            continue
+        if m.kind == "band":
+            d.ys.append(np.asarray(m.y, dtype=float))
+        if m.kind == "points" and m.key not in d.drawn:
+            continue
+        shown.append(m)
+        if m.note and (m.key is not None or with_timeline):
+            d.notes.append(m.note)
+    return shown
+
+
+def _limits(panel, d: _Drawn) -> tuple[int, tuple[float, float], tuple[float, float]]:
+    """(log base or 0, y limits, x limits), padded 5% (y) and 1% (x)."""
+    ylog = _y_scale(panel, d.ys)
+    if d.ys:
+        yall = np.concatenate(d.ys)
+        yall = yall[np.isfinite(yall) & ((yall > 0) if ylog else True)]
+    else:
+        yall = np.array([])
+    if yall.size:
+        lo, hi = float(yall.min()), float(yall.max())
+    else:
+        lo, hi = (1.0, 10.0) if ylog else (0.0, 1.0)
+    if ylog:
+        llo, lhi = math.log(lo, ylog), math.log(hi, ylog)
+        pad = (lhi - llo) * 0.05 or 0.5
+        ylim = (ylog ** (llo - pad), ylog ** (lhi + pad))
+    else:
+        pad = (hi - lo) * 0.05 or (abs(hi) * 0.05 or 0.5)
+        ylim = (lo - pad, hi + pad)
+    xmin, xmax = (d.xmin, d.xmax) if np.isfinite(d.xmin) else (0.0, 1.0)
+    xpad = (xmax - xmin) * 0.01 or 0.5
+    return ylog, ylim, (xmin - xpad, xmax + xpad)
+
+
+def _legend(d: _Drawn, shown) -> list[tuple[str, str]]:
+    """The legend: the curves', then the markers' in drawing order, unique by label."""
+    from . import plots as P
+
+    legend = list(d.legend)
+    for m in shown:
+        kind = {"vline": "vline", "span": "span", "band": "band"}.get(m.kind)
+        if m.kind == "points":
+            kind = "v" if m.colour == P.EVENT_COLOURS["spike"] else "o"
+        legend.append((_text(m.label), f"{kind}:{m.colour}"))
+    seen: dict[str, str] = {}
+    for lab, sw in legend:
+        seen.setdefault(lab, sw)
+    return list(seen.items())
+
+
+@dataclass
+class _Frame:
+    """A panel being drawn: the canvas, the axes and the sizes every drawing step shares."""
+
+    g: SvgPanel
+    ax: Axes
+    top: float
+    left: float
+    axes_w: float
+    axes_h: float
+    fs: float
+    tick_fs: float
+    xt: list[float]
+    clip: str
+
+    @property
+    def ab(self) -> float:
+        """The y pixel of the axes' bottom."""
+        return self.top + self.axes_h
+
+
+def _draw_grid(fr: _Frame, panel) -> None:
+    """Grid lines, y tick labels, the axes' frame and the y label."""
+    g, ax, top, ab, left = fr.g, fr.ax, fr.top, fr.ab, fr.left
+    for v in fr.xt:
+        x = float(ax.px(v))
+        g.add(
+            f'<line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(ab)}" stroke="#e5e7eb" stroke-width="0.8"/>'
+        )
+    for v, lab in _y_ticks(ax):
+        y = float(ax.py(v))
+        if not top - 0.5 <= y <= ab + 0.5:
+            continue
+        g.add(
+            f'<line x1="{_f(left)}" y1="{_f(y)}" x2="{_f(left + fr.axes_w)}" y2="{_f(y)}" stroke="#e5e7eb" stroke-width="0.8"/>'
+        )
+        g.text(left - 6, y + fr.tick_fs * 0.35, escape(lab), fr.tick_fs, "#4b5563", "end")
+    g.add(
+        f'<path d="M{_f(left)},{_f(top)}V{_f(ab)}H{_f(left + fr.axes_w)}" fill="none" stroke="#9ca3af" stroke-width="1"/>'
+    )
+    if panel.ylabel:
+        fs = fr.fs
+        g.text(
+            16 * fs,
+            top + fr.axes_h / 2,
+            escape(panel.ylabel),
+            12 * fs,
+            "#374151",
+            "middle",
+            f' transform="rotate(-90 {_f(16 * fs)} {_f(top + fr.axes_h / 2)})"',
+        )
+
+
+def _draw_under(fr: _Frame, shown, d: _Drawn) -> None:
+    """Spans, the baselines' grey curves and bands: under the run's curves."""
+    from . import plots as P
+
+    g, ax, clip = fr.g, fr.ax, fr.clip
+    for m in shown:
+        if m.kind == "span":
+            a, b = float(ax.px(m.steps[0])), float(ax.px(m.steps[1]))
+            op = 0.08 if m.colour == P.EVENT_COLOURS["finding"] else 0.13
+            g.add(
+                f'<rect x="{_f(a)}" y="{_f(fr.top)}" width="{_f(max(b - a, 1.0))}" height="{_f(fr.axes_h)}" '
+                f'fill="{m.colour}" fill-opacity="{op}"{clip}/>'
+            )
+    for bx, by in d.grey:
+        xs, yv = ax.px(bx), ax.py(by)
+        keep = pixel_minmax(xs, -yv)
+        g.path(xs[keep], yv[keep], "#9ca3af", 0.8, f' stroke-opacity="0.8"{clip}')
+    for m in shown:
+        if m.kind == "band":
+            a, b = float(ax.px(m.steps[0])), float(ax.px(m.steps[1]))
+            y1, y0 = float(ax.py(m.y[1])), float(ax.py(m.y[0]))
+            g.add(
+                f'<rect x="{_f(a)}" y="{_f(y1)}" width="{_f(max(b - a, 1.0))}" height="{_f(max(y0 - y1, 1.0))}" '
+                f'fill="{m.colour}" fill-opacity="0.3" stroke="{m.colour}" stroke-width="0.8"{clip}/>'
+            )
+
+
+def _draw_over(fr: _Frame, shown, d: _Drawn) -> None:
+    """The run's curves, then vertical lines, marked points and non-finite points on top."""
+    from . import plots as P
+
+    g, ax = fr.g, fr.ax
+    for cx, cy, colour, lw, sparse in d.curves:
+        xs, yv = ax.px(cx), ax.py(cy)
+        keep = pixel_minmax(xs, -yv)
+        g.path(xs[keep], yv[keep], colour, lw, fr.clip)
+        if sparse:
+            g.add(
+                "".join(marker_svg("o.", a, b, colour, 5) for a, b in zip(xs.tolist(), yv.tolist()))
+            )
+    for m in shown:
+        if m.kind == "vline":
+            x = float(ax.px(m.steps[0]))
+            g.add(
+                f'<line x1="{_f(x)}" y1="{_f(fr.top)}" x2="{_f(x)}" y2="{_f(fr.ab)}" stroke="{m.colour}" '
+                f'stroke-width="1.2" stroke-dasharray="5 3"/>'
+            )
+        elif m.kind == "points":
+            px_, py_ = P._value_at(*d.drawn[m.key], m.steps)
+            kind = "v" if m.colour == P.EVENT_COLOURS["spike"] else "o"
+            g.add(
+                "".join(
+                    marker_svg(kind, a, b, m.colour, 9)
+                    for a, b in zip(ax.px(px_).tolist(), ax.py(py_).tolist())
+                )
+            )
+    for bx, colour in d.bad:
+        g.add("".join(marker_svg("x", a, fr.top, colour, 6) for a in ax.px(bx).tolist()))
+
+
+def _draw_timeline(fr: _Frame, tl_layout, tl_h: float, lane_h: float, tfs: float) -> float:
+    """The timeline strip under the axes; returns the y pixel of its bottom."""
+    g, ax, left = fr.g, fr.ax, fr.left
+    t0 = fr.ab + 8
+    g.text(left - 6, t0 + tl_h / 2 + 4, "timeline", 11 * fr.fs, "#374151", "end")
+    for v in fr.xt:
+        x = float(ax.px(v))
+        g.add(
+            f'<line x1="{_f(x)}" y1="{_f(t0)}" x2="{_f(x)}" y2="{_f(t0 + tl_h)}" stroke="#f3f4f6" stroke-width="0.8"/>'
+        )
+    g.add(
+        f'<line x1="{_f(left)}" y1="{_f(t0 + tl_h)}" x2="{_f(left + fr.axes_w)}" y2="{_f(t0 + tl_h)}" stroke="#9ca3af"/>'
+    )
+    for label, a, b, lane, anchor, lx, colour in tl_layout:
+        yc = t0 + 4 + lane * lane_h + lane_h / 2
+        xa, xb = float(ax.px(a)), float(ax.px(b))
+        if b > a:
+            g.add(
+                f'<rect x="{_f(xa)}" y="{_f(yc - lane_h * 0.35)}" width="{_f(max(xb - xa, 1.0))}" '
+                f'height="{_f(lane_h * 0.7)}" fill="{colour}" fill-opacity="0.55"/>'
+            )
+        else:
+            g.add(marker_svg("D", xa, yc, colour, 8))
+        tx = float(ax.px(lx)) + (4 if anchor == "in" else (-6 if anchor == "left" else 6))
+        g.text(
+            tx,
+            yc + tfs * 0.35,
+            _text(label),
+            tfs,
+            "#1f2937",
+            "end" if anchor == "left" else "start",
+        )
+    return t0 + tl_h
+
+
+def _draw_xlabels(fr: _Frame, xa_y: float, xlabel: str) -> None:
+    """X tick marks and labels, and the x axis label, under ``xa_y``."""
+    g, ax = fr.g, fr.ax
+    for v in fr.xt:
+        x = float(ax.px(v))
+        g.add(
+            f'<line x1="{_f(x)}" y1="{_f(xa_y)}" x2="{_f(x)}" y2="{_f(xa_y + 4)}" stroke="#9ca3af"/>'
+        )
+        g.text(x, xa_y + 6 + fr.tick_fs, escape(_fmt(v)), fr.tick_fs, "#4b5563", "middle")
+    g.text(
+        fr.left + fr.axes_w / 2,
+        xa_y + 10 + fr.tick_fs + 12 * fr.fs,
+        escape(xlabel),
+        12 * fr.fs,
+        "#374151",
+        "middle",
+    )
+
+
+def _draw_legend(fr: _Frame, legend, ncol: int, lfs: float, title_fs: float) -> None:
+    """The legend, right-aligned in ``ncol`` columns under the title row."""
+    g = fr.g
+    widths = [len(lab) for lab, _ in legend]
+    colw = (max(widths) * CHAR_W * lfs) + 30
+    colw = min(colw, fr.axes_w / ncol)
+    x0 = fr.left + fr.axes_w - ncol * colw
+    for i, (lab, sw) in enumerate(legend):
+        r, c = divmod(i, ncol)
+        lx = x0 + c * colw
+        ly = 10 + title_fs + 8 + r * (lfs + 6) + lfs * 0.5
+        kind, colour = sw.split(":", 1)
+        if kind == "line":
+            g.add(
+                f'<line x1="{_f(lx)}" y1="{_f(ly)}" x2="{_f(lx + 20)}" y2="{_f(ly)}" stroke="{colour}" stroke-width="2"/>'
+            )
+        elif kind == "vline":
+            g.add(
+                f'<line x1="{_f(lx)}" y1="{_f(ly)}" x2="{_f(lx + 20)}" y2="{_f(ly)}" stroke="{colour}" stroke-width="1.5" stroke-dasharray="5 3"/>'
+            )
+        elif kind in ("span", "band"):
+            fop = "0.3" if kind == "band" else "0.2"
+            g.add(
+                f'<rect x="{_f(lx)}" y="{_f(ly - 5)}" width="20" height="10" fill="{colour}" fill-opacity="{fop}"/>'
+            )
+        else:
+            g.add(marker_svg(kind, lx + 10, ly, colour, 8))
+        g.text(lx + 25, ly + lfs * 0.35, lab, lfs, "#374151")
+
+
 def render_panel_svg(panel, series, markers, report, run, with_timeline: bool):
     """One :class:`~mlaudit_core.render.plots.Plot` with ``svg`` set (see the module docstring).
 
@@ -236,100 +562,10 @@ def render_panel_svg(panel, series, markers, report, run, with_timeline: bool):
     width = 1100 if big else 704
     axes_h = 400 if big else 250
     left, right = (70 if big else 84), 16
-    notes: list[str] = []
-    keys = [k for k, _ in series]
-    legend: list[tuple[str, str]] = []  # (escaped label, swatch kind:colour)
-    curves: list[tuple[np.ndarray, np.ndarray, str, float, bool]] = []
-    grey: list[tuple[np.ndarray, np.ndarray]] = []
-    bad: list[tuple[np.ndarray, str]] = []
-    drawn: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    total = 0
-    ys: list[np.ndarray] = []
-    xmin, xmax = np.inf, -np.inf
-    n_baselines = 0
-    xlabel = "step"
-    for i, (key, s) in enumerate(series):
-        total += len(s)
-        cx, cy, bad_x, xlabel = P._xy(s)
-        colour = (P.TRAIN_COLOUR, P.VAL_COLOUR, *P.OTHER_COLOURS)[i % (2 + len(P.OTHER_COLOURS))]
-        base = P._baseline_curves(run, key)
-        n_baselines = max(n_baselines, len(base))
-        for _, bx, by in base:
-            grey.append((bx, by))
-            ys.append(by)
-            xmin, xmax = min(xmin, float(bx[0])), max(xmax, float(bx[-1]))
-        if cx.size:
-            sparse = cx.size < 60
-            curves.append((cx, cy, colour, 1.6 if sparse else 1.3, sparse))
-            legend.append((_text(f"{key} ({len(s):,} pts)"), f"line:{colour}"))
-            drawn[key] = (cx, cy)
-            ys.append(cy)
-            xmin, xmax = min(xmin, float(cx[0])), max(xmax, float(cx[-1]))
-        if bad_x.size:
-            xmin, xmax = min(xmin, float(bad_x.min())), max(xmax, float(bad_x.max()))
-            bx = (
-                bad_x
-                if bad_x.size <= 400
-                else bad_x[np.linspace(0, bad_x.size - 1, 400).astype(int)]
-            )
-            bad.append((bx, P.EVENT_COLOURS["non-finite"]))
-            legend.append(
-                (
-                    _text(f"{key}: NaN/inf ({bad_x.size:,} pts)"),
-                    f"x:{P.EVENT_COLOURS['non-finite']}",
-                )
-            )
-            notes.append(
-                f"{key}: {bad_x.size:,} non-finite point(s), first at step {int(bad_x.min())} "
-                "(marked × at the top edge)"
-            )
-    if n_baselines:
-        legend.append((f"baseline runs ({n_baselines})", "line:#9ca3af"))
-    shown = []
-    for m in markers:
-        if m.key is not None and m.key not in keys:
-            continue
-        if m.key is None and panel.group != "training":
-            continue
-        if m.kind == "band":
-            ys.append(np.asarray(m.y, dtype=float))
-        if m.kind == "points" and m.key not in drawn:
-            continue
-        shown.append(m)
-        if m.note and (m.key is not None or with_timeline):
-            notes.append(m.note)
-    ylog = _y_scale(panel, ys)
-    if ys:
-        yall = np.concatenate(ys)
-        yall = yall[np.isfinite(yall) & ((yall > 0) if ylog else True)]
-    else:
-        yall = np.array([])
-    if yall.size:
-        lo, hi = float(yall.min()), float(yall.max())
-    else:
-        lo, hi = (1.0, 10.0) if ylog else (0.0, 1.0)
-    if ylog:
-        llo, lhi = math.log(lo, ylog), math.log(hi, ylog)
-        pad = (lhi - llo) * 0.05 or 0.5
-        ylim = (ylog ** (llo - pad), ylog ** (lhi + pad))
-    else:
-        pad = (hi - lo) * 0.05 or (abs(hi) * 0.05 or 0.5)
-        ylim = (lo - pad, hi + pad)
-    if not np.isfinite(xmin):
-        xmin, xmax = 0.0, 1.0
-    xpad = (xmax - xmin) * 0.01 or 0.5
-    xlim = (xmin - xpad, xmax + xpad)
-
-    # legend entries of the markers, in drawing order, unique by label
-    for m in shown:
-        kind = {"vline": "vline", "span": "span", "band": "band"}.get(m.kind)
-        if m.kind == "points":
-            kind = "v" if m.colour == P.EVENT_COLOURS["spike"] else "o"
-        legend.append((_text(m.label), f"{kind}:{m.colour}"))
-    seen: dict[str, str] = {}
-    for lab, sw in legend:
-        seen.setdefault(lab, sw)
-    legend = list(seen.items())
+    d = _gather(series, run)
+    shown = _shown_markers(markers, d, panel, with_timeline)
+    ylog, ylim, xlim = _limits(panel, d)
+    legend = _legend(d, shown)
 
     ncol = 3 if big else 2
     rows = -(-len(legend) // ncol)
@@ -355,162 +591,21 @@ def render_panel_svg(panel, series, markers, report, run, with_timeline: bool):
         f'height="{_f(axes_h)}"/></clipPath></defs>'
     )
     g.add(f'<rect width="{width}" height="{height}" fill="#ffffff"/>')
-    # grid and ticks
-    ab = top + axes_h
-    tick_fs = 10.5 * fs
     xt = [v for v in nice_ticks(xlim[0], xlim[1], 8 if big else 5) if xlim[0] <= v <= xlim[1]]
-    for v in xt:
-        x = float(ax.px(v))
-        g.add(
-            f'<line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(ab)}" stroke="#e5e7eb" stroke-width="0.8"/>'
-        )
-    for v, lab in _y_ticks(ax):
-        y = float(ax.py(v))
-        if not top - 0.5 <= y <= ab + 0.5:
-            continue
-        g.add(
-            f'<line x1="{_f(left)}" y1="{_f(y)}" x2="{_f(left + axes_w)}" y2="{_f(y)}" stroke="#e5e7eb" stroke-width="0.8"/>'
-        )
-        g.text(left - 6, y + tick_fs * 0.35, escape(lab), tick_fs, "#4b5563", "end")
-    g.add(
-        f'<path d="M{_f(left)},{_f(top)}V{_f(ab)}H{_f(left + axes_w)}" fill="none" stroke="#9ca3af" stroke-width="1"/>'
-    )
-    if panel.ylabel:
-        g.text(
-            16 * fs,
-            top + axes_h / 2,
-            escape(panel.ylabel),
-            12 * fs,
-            "#374151",
-            "middle",
-            f' transform="rotate(-90 {_f(16 * fs)} {_f(top + axes_h / 2)})"',
-        )
-    clip = f' clip-path="url(#{cid})"'
-    # spans and bands under the curves
-    for m in shown:
-        if m.kind == "span":
-            a, b = float(ax.px(m.steps[0])), float(ax.px(m.steps[1]))
-            op = 0.08 if m.colour == P.EVENT_COLOURS["finding"] else 0.13
-            g.add(
-                f'<rect x="{_f(a)}" y="{_f(top)}" width="{_f(max(b - a, 1.0))}" height="{_f(axes_h)}" '
-                f'fill="{m.colour}" fill-opacity="{op}"{clip}/>'
-            )
-    for bx, by in grey:
-        xs, yv = ax.px(bx), ax.py(by)
-        keep = pixel_minmax(xs, -yv)
-        g.path(xs[keep], yv[keep], "#9ca3af", 0.8, f' stroke-opacity="0.8"{clip}')
-    for m in shown:
-        if m.kind == "band":
-            a, b = float(ax.px(m.steps[0])), float(ax.px(m.steps[1]))
-            y1, y0 = float(ax.py(m.y[1])), float(ax.py(m.y[0]))
-            g.add(
-                f'<rect x="{_f(a)}" y="{_f(y1)}" width="{_f(max(b - a, 1.0))}" height="{_f(max(y0 - y1, 1.0))}" '
-                f'fill="{m.colour}" fill-opacity="0.3" stroke="{m.colour}" stroke-width="0.8"{clip}/>'
-            )
-    for cx, cy, colour, lw, sparse in curves:
-        xs, yv = ax.px(cx), ax.py(cy)
-        keep = pixel_minmax(xs, -yv)
-        g.path(xs[keep], yv[keep], colour, lw, clip)
-        if sparse:
-            g.add(
-                "".join(marker_svg("o.", a, b, colour, 5) for a, b in zip(xs.tolist(), yv.tolist()))
-            )
-    for m in shown:
-        if m.kind == "vline":
-            x = float(ax.px(m.steps[0]))
-            g.add(
-                f'<line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(ab)}" stroke="{m.colour}" '
-                f'stroke-width="1.2" stroke-dasharray="5 3"/>'
-            )
-        elif m.kind == "points":
-            px_, py_ = P._value_at(*drawn[m.key], m.steps)
-            kind = "v" if m.colour == P.EVENT_COLOURS["spike"] else "o"
-            g.add(
-                "".join(
-                    marker_svg(kind, a, b, m.colour, 9)
-                    for a, b in zip(ax.px(px_).tolist(), ax.py(py_).tolist())
-                )
-            )
-    for bx, colour in bad:
-        g.add("".join(marker_svg("x", a, top, colour, 6) for a in ax.px(bx).tolist()))
+    fr = _Frame(g, ax, top, left, axes_w, axes_h, fs, 10.5 * fs, xt, f' clip-path="url(#{cid})"')
+    _draw_grid(fr, panel)
+    _draw_under(fr, shown, d)
+    _draw_over(fr, shown, d)
     # x axis labels: under the axes, or under the timeline
-    xa_y = ab
-    if with_timeline:
-        t0 = ab + 8
-        g.text(left - 6, t0 + tl_h / 2 + 4, "timeline", 11 * fs, "#374151", "end")
-        for v in xt:
-            x = float(ax.px(v))
-            g.add(
-                f'<line x1="{_f(x)}" y1="{_f(t0)}" x2="{_f(x)}" y2="{_f(t0 + tl_h)}" stroke="#f3f4f6" stroke-width="0.8"/>'
-            )
-        g.add(
-            f'<line x1="{_f(left)}" y1="{_f(t0 + tl_h)}" x2="{_f(left + axes_w)}" y2="{_f(t0 + tl_h)}" stroke="#9ca3af"/>'
-        )
-        for label, a, b, lane, anchor, lx, colour in tl_layout:
-            yc = t0 + 4 + lane * lane_h + lane_h / 2
-            xa, xb = float(ax.px(a)), float(ax.px(b))
-            if b > a:
-                g.add(
-                    f'<rect x="{_f(xa)}" y="{_f(yc - lane_h * 0.35)}" width="{_f(max(xb - xa, 1.0))}" '
-                    f'height="{_f(lane_h * 0.7)}" fill="{colour}" fill-opacity="0.55"/>'
-                )
-            else:
-                g.add(marker_svg("D", xa, yc, colour, 8))
-            tx = float(ax.px(lx)) + (4 if anchor == "in" else (-6 if anchor == "left" else 6))
-            g.text(
-                tx,
-                yc + tfs * 0.35,
-                _text(label),
-                tfs,
-                "#1f2937",
-                "end" if anchor == "left" else "start",
-            )
-        xa_y = t0 + tl_h
-    for v in xt:
-        x = float(ax.px(v))
-        g.add(
-            f'<line x1="{_f(x)}" y1="{_f(xa_y)}" x2="{_f(x)}" y2="{_f(xa_y + 4)}" stroke="#9ca3af"/>'
-        )
-        g.text(x, xa_y + 6 + tick_fs, escape(_fmt(v)), tick_fs, "#4b5563", "middle")
-    g.text(
-        left + axes_w / 2,
-        xa_y + 10 + tick_fs + 12 * fs,
-        escape(xlabel),
-        12 * fs,
-        "#374151",
-        "middle",
-    )
+    xa_y = _draw_timeline(fr, tl_layout, tl_h, lane_h, tfs) if with_timeline else fr.ab
+    _draw_xlabels(fr, xa_y, d.xlabel)
     # title and legend (right-aligned, under the title row)
     g.text(
         left, 10 + title_fs, _text(panel.title), title_fs, "#111827", "start", ' font-weight="bold"'
     )
     if legend:
-        widths = [len(lab) for lab, _ in legend]
-        colw = (max(widths) * CHAR_W * lfs) + 30
-        colw = min(colw, axes_w / ncol)
-        x0 = left + axes_w - ncol * colw
-        for i, (lab, sw) in enumerate(legend):
-            r, c = divmod(i, ncol)
-            lx = x0 + c * colw
-            ly = 10 + title_fs + 8 + r * (lfs + 6) + lfs * 0.5
-            kind, colour = sw.split(":", 1)
-            if kind == "line":
-                g.add(
-                    f'<line x1="{_f(lx)}" y1="{_f(ly)}" x2="{_f(lx + 20)}" y2="{_f(ly)}" stroke="{colour}" stroke-width="2"/>'
-                )
-            elif kind == "vline":
-                g.add(
-                    f'<line x1="{_f(lx)}" y1="{_f(ly)}" x2="{_f(lx + 20)}" y2="{_f(ly)}" stroke="{colour}" stroke-width="1.5" stroke-dasharray="5 3"/>'
-                )
-            elif kind in ("span", "band"):
-                fop = "0.3" if kind == "band" else "0.2"
-                g.add(
-                    f'<rect x="{_f(lx)}" y="{_f(ly - 5)}" width="20" height="10" fill="{colour}" fill-opacity="{fop}"/>'
-                )
-            else:
-                g.add(marker_svg(kind, lx + 10, ly, colour, 8))
-            g.text(lx + 25, ly + lfs * 0.35, lab, lfs, "#374151")
-    alt = _text(f"{panel.title}: {', '.join(keys)}", 200)
+        _draw_legend(fr, legend, ncol, lfs, title_fs)
+    alt = _text(f"{panel.title}: {', '.join(d.keys)}", 200)
     svg = (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
         f'height="{height}" role="img" aria-label="{alt}" font-family="{FONT}" class="plot">'
@@ -523,7 +618,7 @@ def render_panel_svg(panel, series, markers, report, run, with_timeline: bool):
         svg=svg,
         width=width,
         height=height,
-        keys=keys,
-        notes=list(dict.fromkeys(notes)),
-        points=total,
+        keys=d.keys,
+        notes=list(dict.fromkeys(d.notes)),
+        points=d.total,
     )
