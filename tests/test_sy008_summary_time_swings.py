@@ -72,3 +72,9 @@ def test_per_iteration_times_at_consecutive_steps_are_left_to_the_per_step_detec
         )
     )
     assert "SY008" not in _codes(_audit("logs", str(log)))
+
+
+def test_a_millisecond_step_time_that_doubles_is_not_a_slowdown_to_act_on(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(_nnunet([0.012, 0.005, 0.005, 0.011, 0.005, 0.005]))
+    assert "SY008" not in _codes(_audit("logs", str(log)))

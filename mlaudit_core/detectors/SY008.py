@@ -31,13 +31,16 @@ class SummaryTimeSwings(Detector, code="SY008", name="summary-time-swings", fami
     which is skipped (start-up, compilation). The largest value at ``factor`` 2x the smallest or
     more (a step that doubled: SY004's pause factor), or at least ``factor`` x growth from first to
     last with a rise at every point. Each value being an average of many steps, a 2x swing is a
-    sustained change, not jitter.
+    sustained change, not jitter. The largest and smallest value also differ by at least
+    ``min_lost_seconds`` 0.5 s (SY004's figure: a millisecond step that doubles on a loaded machine is
+    scheduling jitter, not a slowdown to act on). Step times are read in seconds.
     """
 
     class Params(DetectorParams):
         max_points: int = 20
         min_points: int = 3
         factor: float = 2.0
+        min_lost_seconds: float = 0.5
 
     def check(self, run, p):
         key = run.key_for(Role.STEP_TIME)
@@ -59,6 +62,8 @@ class SummaryTimeSwings(Detector, code="SY008", name="summary-time-swings", fami
         grew = bool(np.all(np.diff(v) > 0)) and float(v[-1]) >= p.factor * float(v[0])
         if hi < p.factor * lo and not grew:
             return
+        if hi - lo < p.min_lost_seconds:
+            return  # a doubled millisecond step time (Keras ms/step, a toy loop) costs nothing to act on
         i_lo, i_hi = int(np.argmin(v)), int(np.argmax(v))
         what = (
             f"{key} grew at every logged point, {fmt(float(v[0]))} -> {fmt(float(v[-1]))} "
