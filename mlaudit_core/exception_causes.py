@@ -151,13 +151,16 @@ CAUSES: tuple[ExceptionCause, ...] = (
             "NonMatchingChecksumError",
             "CastError",
             "EmptyDatasetError",
+            "FileFormatError",
         ),
         None,
         "",
-        "datasets 4.x datasets/exceptions.py (DatasetGenerationError, DatasetGenerationCastError, "
-        "DataFilesNotFoundError, DatasetNotFoundError), datasets/utils/info_utils.py (NonMatchingSplitsSizesError, "
-        "ExpectedMoreSplitsError, UnexpectedSplitsError, NonMatchingChecksumError), datasets/table.py (CastError), "
-        "datasets/data_files.py (EmptyDatasetError)",
+        "datasets (huggingface/datasets main, read 2026-12-06; not a test dependency) src/datasets/exceptions.py "
+        "(DatasetGenerationError, DatasetGenerationCastError 'An error occurred while generating the dataset', "
+        "FileFormatError, DataFilesNotFoundError, DatasetNotFoundError, NonMatchingSplitsSizesError, "
+        "ExpectedMoreSplitsError, UnexpectedSplitsError, NonMatchingChecksumError; the *Splits names without "
+        "'Error' are the datasets 2.x names), src/datasets/table.py (CastError), src/datasets/data_files.py "
+        "(EmptyDatasetError, a FileNotFoundError)",
         "datasets.exceptions.DatasetGenerationError: An error occurred while generating the dataset",
     ),
     ExceptionCause(
