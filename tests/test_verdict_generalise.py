@@ -265,3 +265,12 @@ def test_healthy_needs_a_loss_that_did_not_end_above_its_start(tmp_path):
     log.write_text("\n".join(lines) + "\n")
     v = audit(list(load_path(log).runs)[-1][1]).verdict
     assert v.outcome.value == "unknown", v.summary
+
+
+@pytest.mark.parametrize("rel", ["FarjadAhmed--detr_custom_dcmha/output/log.txt"])
+def test_nothing_learned_to_overfit_when_the_held_out_score_never_left_its_floor(rel):
+    """DETR JSON log, 4 epochs: train class error ~100%, test loss rising, COCO AP <= 7e-8 at every epoch.
+    A rising held-out loss on a model that learned nothing measurable is not an overfit. Before: overfit
+    (V12a gap-overfit)."""
+    v = audit(_run(rel)).verdict
+    assert (v.outcome.value, v.rule) == ("underfit", "V11c"), v.summary

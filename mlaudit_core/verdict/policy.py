@@ -531,6 +531,28 @@ def _chance(c: Ctx) -> Decision | None:
                     "model can generalise (shuffled or misaligned labels, broken validation preprocessing).", f)
 
 
+def _nothing_to_overfit(c: Ctx) -> Decision | None:
+    """An overfit reading (GE001, GE005) on a run whose held-out task score never left its floor (<= 1%,
+    GE002's score floor, over >= 3 evaluations): the model learned nothing held-out data can measure, so
+    there is nothing to overfit; a rising held-out loss there is a model that has not learned the task
+    (own corpus f5b4-15 and log18: DETR, class error ~100%, AP ~0 at every epoch, test loss rising)."""
+    if c.get("GE001", Severity.ERROR) is None and c.get("GE005", Severity.WARNING) is None:
+        return None
+    if c.ending.stopped:
+        return None  # a run cut short with its score still at the floor: its stop explains more
+    from ..detectors.GE002 import score_floor
+
+    floor = score_floor(c.run, 0.01, 3)
+    if floor is None:
+        return None
+    k, best, n = floor
+    return Decision(Outcome.UNDERFIT, Cause.MODEL_CONVERGENCE,
+                    f"The model learned nothing held-out data can measure: {k} never rose above {fmt(best)} in {n} "
+                    "evaluations (its floor), so the rising held-out loss is not an overfit of a learned model; "
+                    "check the matching of predictions to targets (box format, class indices), the learning rate and "
+                    "whether the run is long enough.", c.get("GE001", Severity.ERROR) or c.get("GE005", Severity.WARNING))
+
+
 def _overfit(c: Ctx) -> Decision | None:
     f = c.get("GE001", Severity.ERROR)
     if f:
@@ -1253,6 +1275,17 @@ POLICY: tuple[Rule, ...] = (
              Case("train beat chance, overfit", (("GE004", _W, {"labels_carry_signal": True}), ("GE001", _E, {})),
                   None),
              Case("loss never moved (LR)", (("GE004", _W, {"lift": 0.0}), ("GE002", _E, {})), None))),
+    Rule("V11c", "nothing-learned-to-overfit", 115,
+         "GE001 at error or GE005 at warning while every held-out task score (accuracy, mAP, F1 as a fraction) "
+         "stayed at or under 1% over >= 3 evaluations, in a run not stopped before its planned end",
+         (Outcome.UNDERFIT,), (Cause.MODEL_CONVERGENCE,), _nothing_to_overfit, codes=("GE001", "GE005"), cases=(
+             Case("DETR 4 epochs: test loss up, AP <= 7e-8 throughout", (("GE005", _W, {}),),
+                  ("underfit", "model_convergence"),
+                  series={"loss": (29.5, 28.1, 27.7, 27.5), "val_loss": (53.8, 55.7, 56.9, 57.9),
+                          "val_map": (0.0, 1e-8, 7e-8, 5e-9)}),
+             Case("overfit with a held-out accuracy that learned", (("GE001", _E, {}),), None,
+                  series={"loss": (2.0, 1.0, 0.5, 0.2), "val_loss": (1.5, 1.2, 1.4, 1.8),
+                          "val_acc": (0.5, 0.7, 0.68, 0.66)}))),
     Rule("V12", "overfit", 120, "GE001 at error", (Outcome.OVERFIT,), (Cause.MODEL_CONVERGENCE,), _overfit,
          codes=("GE001",), cases=(Case("val loss rose 40% from its min", (("GE001", _E, {}),),
                                        ("overfit", "model_convergence")),)),
