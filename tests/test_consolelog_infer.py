@@ -8,6 +8,7 @@ framework-made logs are in tests/test_consolelog_frameworks.py.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -335,3 +336,92 @@ def test_inferred_template_reads_nan_in_a_numbers_place():
     s = run.metrics.series("train/loss")
     assert len(s.values) == 10
     assert all(math.isfinite(v) for v in s.values[:5]) and all(math.isnan(v) for v in s.values[5:])
+
+
+# --- general shapes the generic reader reads beside its key=value pairs ----------------------------
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def test_bracketed_vector_after_a_name_is_read_per_term():
+    """DeepSpeed's ``step=10, skipped=2, lr=[1.5e-05], mom=[(0.9, 0.999)]`` (tests/data/logs/deepspeed.log,
+    printed by deepspeed 0.9.2) with every deepspeed entry off: ``lr=[x]`` is the lr; a vector of
+    several figures is one series per term; the tuple vector ``mom`` is not read."""
+    off = load_logs([DATA / "logs" / "deepspeed.log"], disabled_formats=["deepspeed"])
+    assert _values(off, "train/lr") == ([10, 20], [1.5e-05, 3e-05])
+    assert not [k for k in off.metrics.keys if "mom" in k]
+    res = parse_lines(
+        [
+            f"step={s}, loss={2 - s / 100:.2f}, lr=[{s / 1e4:.4f}, {s / 1e5:.5f}]"
+            for s in (10, 20, 30)
+        ]
+    )
+    assert _values(res, "train/lr_0") == ([10, 20, 30], [0.001, 0.002, 0.003])
+    assert _values(res, "train/lr_1")[1] == [0.0001, 0.0002, 0.0003]
+
+
+def test_name_value_runs_beside_colon_pairs_are_read():
+    """litgpt pretrain (tests/data/cases/fp16-true-nan-after-first-step/train.log): ``iter 0 step 0:
+    loss 0.5254, iter time: 5439.32ms``: the ``loss`` run is read beside the ``iter time:`` pair with
+    the litgpt entries off, on the iteration counter; prose (``loss 10 times higher``) is not."""
+    off = load_logs(
+        [DATA / "cases" / "fp16-true-nan-after-first-step" / "train.log"],
+        disabled_formats=["litgpt"],
+    )
+    steps, values = _values(off, "train/loss")
+    assert steps[:4] == [0, 1, 2, 3] and values[:4] == [0.5254, 1.5451, 2.3252, 1.1392]
+    res = parse_lines([f"step: {s} | the loss 10 times higher than lr: 0.{s}" for s in range(1, 5)])
+    assert "train/loss" not in res.metrics.keys
+
+
+def test_split_groups_prefix_their_figures_with_the_split():
+    """Realworld f5b3-16 (BehnamB94/Fingerprint-Matching, tests/data/realworld):
+    ``1 \\tTrain(L=0.693  | A=0.499) \\tValid(L=0.693  | A=0.500) \\tTest(...)``: each group's figures
+    are that split's, ``L``/``A`` inside a split group are loss and accuracy, the leading counter the step."""
+    (log,) = (DATA / "realworld" / "runs" / "BehnamB94--Fingerprint-Matching" / "results").glob(
+        "21-with-16-features+flipped-log.txt"
+    )
+    res = load_logs([log])
+    assert _values(res, "train/loss")[1][:3] == [0.693, 0.693, 0.678]
+    assert _values(res, "val/loss")[1][:3] == [0.693, 0.68, 0.65]
+    assert _values(res, "val/accuracy")[0][:3] == [1, 2, 3]
+    assert _values(res, "test/accuracy")[1][:2] == [0.5, 0.536]
+    assert not [k for k in res.metrics.keys if k.endswith(("/l", "/a"))]
+    # a group that is not a split (a call's arguments) is not a record
+    cfg = parse_lines([f"step {s}: Adam(lr=0.{s}, eps=1e-8) loss={1 / s:.3f}" for s in range(1, 4)])
+    assert not [k for k in cfg.metrics.keys if "adam" in k.lower()]
+
+
+def test_counter_positions_beside_an_epoch_give_the_step():
+    """YOLOX (tests/data/logs/yolox.log) with its entry off: ``epoch: 2/300, iter: 10/47`` is step
+    (2 - 1) * 47 + 10 (the first epoch printed is 1)."""
+    off = load_logs([DATA / "logs" / "yolox.log"], disabled_formats=["yolox"])
+    steps, values = _values(off, "train/loss")
+    assert steps[:5] == [10, 20, 30, 40, 57] and values[:2] == [9.4, 7.3]
+
+
+def test_a_split_tag_opening_the_message_names_its_figures_held_out():
+    """mmengine (tests/data/logs/mmengine.log) with its entries off: ``08/18 20:27:23 - mmengine - INFO -
+    Epoch(val) [1][5/5]  accuracy: 7.5000`` is validation accuracy (the short date and the logger
+    prefix are stripped before the tag is looked for); ``Epoch(train)`` lines stay training."""
+    off = load_logs([DATA / "logs" / "mmengine.log"], disabled_formats=["mmengine"])
+    assert _values(off, "val/accuracy")[1] == [7.5, 12.5]
+    assert "train/accuracy" not in off.metrics.keys
+    assert _values(off, "train/loss")[1] == [6.7576, 5.3044]
+    res = parse_lines(
+        [f"[val] step {s}: loss={1 / s:.3f}" for s in (1, 2, 3)]
+        + [f"Test | step {s} acc 0.{s}" for s in (1, 2, 3)]
+    )
+    assert _values(res, "val/loss")[0] == [1, 2, 3]
+    assert _values(res, "test/accuracy")[1] == [0.1, 0.2, 0.3]
+    assert "train/loss" not in res.metrics.keys
+
+
+def test_rates_and_unit_labelled_timings_are_not_training_figures():
+    """DeepSpeed (tests/data/logs/deepspeed.log) with its entries off: ``RunningAvgSamplesPerSec=31.6`` is a
+    throughput (``perf/``), and ``time (ms) | forward: 120.55 | ... | step: 15.30`` are durations in ms
+    (``step`` there is not the step counter)."""
+    off = load_logs([DATA / "logs" / "deepspeed.log"], disabled_formats=["deepspeed"])
+    assert "perf/runningavgsamplespersec" in off.metrics.keys
+    assert not [k for k in off.metrics.keys if "samplespersec" in k and not k.startswith("perf/")]
+    assert _values(off, "train/time_forward")[1] == [0.12055]
+    assert 15 not in _values(off, "train/lr")[0]

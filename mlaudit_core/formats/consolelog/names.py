@@ -73,6 +73,9 @@ _UNIT_SUFFIX = re.compile(r"\s*[(\[](?P<u>ms|s|sec|seconds|us|min|%|gb|gib|mb|mi
                           r"tflop/s/gpu|samples/s|tokens/s)[)\]]\s*$", re.IGNORECASE)
 _SEP = re.compile(r"[\s\-.]+")
 _SAFE = re.compile(r"[^a-z0-9_/@%]+")
+#: A name that is a rate per second (``samples_per_sec``, ``RunningAvgSamplesPerSec``, ``tokens/s``): a
+#: throughput figure, under ``perf/`` whatever its split.
+_RATE = re.compile(r"(?:per_?sec(?:ond)?s?|per_?s|/s(?:ec)?)$")
 _cache: dict[tuple[str, str], tuple[str, str | None]] = {}
 
 
@@ -113,6 +116,8 @@ def canonical(raw: str, default_prefix: str = "train/") -> tuple[str, str | None
         out = f"perf/{_PERF[k]}"
     elif k in _PERF:
         out = f"{side}{_PERF[k]}"
+    elif _RATE.search(k) is not None:
+        out = f"perf/{_SAFE.sub('_', k).strip('_')}"  # a rate (``RunningAvgSamplesPerSec``): throughput
     else:
         leaf = _BASE.get(k, _SAFE.sub("_", k).strip("_") or "value")
         out = f"{prefix or default_prefix}{leaf}"

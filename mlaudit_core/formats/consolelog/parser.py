@@ -59,6 +59,47 @@ _KEY = r"[A-Za-z][\w./@-]*(?:[ ][A-Za-z][\w./@()-]*){0,3}"
 _GEN_EQ = re.compile(rf"(?<![\w./@-])(?P<k>{_KEY})\s*=\s*(?P<v>{_N}){_UNIT}{_DELIM}")
 _GEN_COLON = re.compile(rf"(?<![\w./@-])(?P<k>{_KEY}):\s+(?P<v>{_N})\s?{_UNIT}{_DELIM}")
 _GEN_PIPE = re.compile(rf"\|\s*(?P<k>{_KEY})\s+(?P<v>{_N})\s?{_UNIT}\s*(?=\||$)")
+#: A split's figures grouped in brackets after its name: ``Train(L=0.69 | A=0.50) Valid(L=0.68 | A=0.61)``,
+#: ``val(loss: 0.3, acc: 0.9)``. The figures inside are that split's (``Valid`` + ``L`` -> ``Valid_loss``).
+_GEN_GROUP = re.compile(r"(?<![\w.])(?P<g>train|training|valid|validation|val|eval|evaluation|dev|test)"
+                        r"\s*\(\s*(?P<body>[^()]{1,200}?)\s*\)", re.IGNORECASE)
+#: Single-letter names inside a split group, read as the abbreviations they stand for in a record of
+#: losses and accuracies (``L`` loss, ``A`` accuracy).
+_GROUP_ABBREV = {"l": "loss", "a": "acc"}
+#: A line opening with a bare record counter before grouped figures (``1 \tTrain(L=...)``).
+_LEAD_COUNTER = re.compile(r"^\s*(?P<n>\d+)\s*[\t:|]?\s*(?=[A-Za-z])")
+#: A bracketed vector after a name (DeepSpeed ``lr=[1.5e-05]``, ``lr: [0.001, 0.0001]`` per parameter
+#: group): one value is the name's, several are ``name_0``, ``name_1`` ... (one series per term).
+_GEN_VEC = re.compile(rf"(?<![\w./@-])(?P<k>{_KEY})\s*(?:=|:\s*)\s*\[\s*(?P<body>{_N}(?:\s*,\s*{_N}){{0,15}})\s*,?\s*\]")
+_VEC_ITEM = re.compile(_N)
+#: A counter printed as a position ``name: n/M`` (YOLOX ``epoch: 1/300, iter: 10/47``, ``step=120/5000``).
+_GEN_POS_PAIR = re.compile(r"(?<![\w./@-])(?P<k>global[ _]step|step|iteration|iter|it|update|epoch|ep|batch)"
+                           r"\s*(?::\s*|=\s*|\s+)\[?\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*\]?(?=[\s,;|)\]}]|$)",
+                           re.IGNORECASE)
+#: A line whose message opens with a held-out split tag: ``Epoch(val) [1][5/5]  accuracy: 7.5`` (mmengine),
+#: ``[val] loss: 0.3``, ``Validation: loss=0.3``, ``Test | acc 0.9``. Its unprefixed figures are that split's.
+_SPLIT_TAG = re.compile(r"^\W{0,3}(?:[A-Za-z]+\s*[(\[]\s*(?P<a>val|valid|validation|eval|evaluation|dev|test)\s*[)\]]"
+                        r"|(?P<b>val|valid|validation|eval|evaluation|dev|test|testing)\s*[:\[(|\]-])", re.IGNORECASE)
+
+
+_SPLIT_HINT = re.compile(r"(?i:val|eval|test|dev)")
+#: A split named in a figure's own name: the line then names its splits itself.
+_SPLIT_WORD = re.compile(r"(?i)(?:^|[\W_])(?:train|training|val|valid|validation|eval|evaluation|dev|test)(?:$|[\W_])")
+
+
+def _split_prefix(line: str) -> str:
+    """``val/`` or ``test/`` when ``line``, or its message without the log prefix, opens with a
+    held-out split tag (:data:`_SPLIT_TAG`), else ``train/`` (the default of unprefixed names)."""
+    m = _SPLIT_TAG.match(line) or _SPLIT_TAG.match(strip_log_prefix(line))
+    if m is None or _SPLIT_WORD.search(m.string, m.end()):
+        return "train/"  # no tag, or the rest names its splits itself (``[eval] iter 0: train 9.85 val 9.85``)
+    return "test/" if (m["a"] or m["b"]).lower().startswith("test") else "val/"
+
+
+#: A label with a duration unit opening a ``|``-separated run (DeepSpeed's ``time (ms) | forward: 120.55 |
+#: backward: 240.12 | step: 15.30``): every figure after it is a duration of that label, in that unit
+#: (``time_forward``, ``time_step``; ``step`` there is a duration, not the step counter).
+_UNIT_LABEL = re.compile(r"(?<![\w.])(?P<label>[A-Za-z]\w{0,30})\s*\((?P<u>ms|us|µs|s|sec|secs|min)\)\s*(?=\|)")
 #: ``name value`` with only spaces between, as ``print("test accuracy", acc)`` or
 #: ``print(f"epoch {e} loss {l}")`` write it. Read only for names of the vocabulary
 #: (:func:`.names.is_known`) and step/epoch markers, never for free words: ``nr. of
@@ -120,7 +161,7 @@ _STEP_KEY = re.compile(r"\b(?:global_step|step|iter|iteration|epoch|ep|batch)\s*
 _PARAM_EQ = re.compile(r"(?<![\w.])(?P<k>[A-Za-z_][\w.]*)\s*=\s*(?P<v>'[^']*'|\"[^\"]*\"|<[^>]*>|[^,\s)]+)")
 _PARAM_LINE = re.compile(r"^\s*(?:\[[A-Z]+\]\s*)?(?P<k>[A-Za-z][\w .()/-]{0,60}?)\s*(?:=|:\s)\s*(?P<v>\S.*?)\s*$")
 _LOG_PREFIX = re.compile(
-    r"^(?:\s*(?:\[[^\]]{0,120}\]|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?|\d{2}/\d{2}/\d{4} \d{2}:\d{2}:\d{2}|"
+    r"^(?:\s*(?:\[[^\]]{0,120}\]|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?|\d{2}/\d{2}(?:/\d{4})? \d{2}:\d{2}:\d{2}|"
     r"(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL|FATAL|TRACE|SUCCESS)\b:?|[\w.]+(?=\s+[-|]\s)|"
     r"[\w.]+:[\w<>]+:\d+(?=\s+-\s)|>>|[-|:](?=\s)))+")  # loguru: 'name:function:line - message'
 #: Lines after a record line within which a lone ``key: value`` still belongs to that record.
@@ -415,6 +456,7 @@ class LogParser:
         self.step: int | None = None
         self.epoch: float | None = None
         self.spe: float | None = None
+        self._first_epoch: int | None = None  # the first epoch number a ``iter: n/M`` line was read with
         self.started = False
         self.block: str | None = None
         self.section: str | None = None
@@ -572,6 +614,7 @@ class LogParser:
         self.started = False
         self.step = self.epoch = self.spe = self.epoch_header = None
         self.block = self.section = self.train_bar = self.bar_n = None
+        self._first_epoch = None
         self._train_bar_moved = False
         self._bar_last, self._bar_line, self._bar_restarts, self._bar_partial = -1, -10, 0, False
         self._bar_draw = None
@@ -720,6 +763,9 @@ class LogParser:
         if inf.total_steps and inf.total_steps > 0:
             self.facts.setdefault("total_steps", inf.total_steps)
         rec: dict[str, float] = {}
+        default = _split_prefix(inf.key) if _SPLIT_HINT.search(inf.key) else "train/"
+        if default != "train/" and any(_SPLIT_WORD.search(k) for k in inf.rec):
+            default = "train/"
         for raw, v in inf.rec.items():
             lk = raw.lower().replace(" ", "_")
             plan = _PLAN_KEYS.get(lk)
@@ -727,7 +773,7 @@ class LogParser:
                 if v > 0:
                     self.facts.setdefault(plan, v)
                 continue
-            name, name_unit = canonical(raw, "train/")
+            name, name_unit = canonical(raw, default)
             rec.setdefault(name, _convert(name, v, inf.units.get(raw) or name_unit))
         if not rec:
             return
@@ -1127,19 +1173,23 @@ class LogParser:
             self.started = True
             self.formats["step-header"] += 1
             return True
-        if not self.started and _step_prefix(seg) is None and \
+        pairs, work, grouped = self._grouped_pairs(seg)
+        if not self.started and not grouped and _step_prefix(seg) is None and \
                 _STEP_KEY.search(seg) is None:
             self._startup_params(seg)  # configuration printed before training starts
             return False
         if any(sig.category not in CONTEXT_CATEGORIES for sig, _ in match_line(seg)):
             return True  # a failure message, not metrics
-        pairs = []
+        spans = []
         for rx in (_GEN_EQ, _GEN_COLON, _GEN_PIPE):
-            if rx is _GEN_EQ and "=" not in seg or rx is _GEN_PIPE and "|" not in seg or \
-                    rx is _GEN_COLON and ": " not in seg:
+            if rx is _GEN_EQ and "=" not in work or rx is _GEN_PIPE and "|" not in work or \
+                    rx is _GEN_COLON and ": " not in work:
                 continue
-            for pm in rx.finditer(seg):
+            for pm in rx.finditer(work):
                 pairs.append((pm["k"], pm["v"], pm["u"]))
+                spans.append((pm.start(), pm.end(), " " not in pm["k"].strip()))
+        if pairs and _SPACE_CHEAP.search(work) is not None:
+            pairs.extend(self._spaced_beside(work, spans))
         known_only = False
         if not pairs:  # ``test accuracy 0.739``: only vocabulary names and step/epoch markers
             known_only = True
@@ -1166,6 +1216,8 @@ class LogParser:
             return False
         step = epoch = batch = None
         sp = _step_prefix(seg)
+        if grouped and sp is None and (lc := _LEAD_COUNTER.match(seg)) is not None:
+            step = int(lc["n"])  # ``1 \tTrain(L=...) Valid(...)``: the record's counter
         if sp:
             w = sp["w"].lower()
             if w in ("epoch", "ep"):
@@ -1176,6 +1228,27 @@ class LogParser:
                 batch = int(sp["n"])
             else:
                 step = int(sp["n"])
+        in_epoch = None  # ``iter: n/M`` beside an epoch: n of the epoch's M
+        if "/" in seg:
+            for pm in _GEN_POS_PAIR.finditer(seg):
+                w, n, m_ = pm["k"].lower(), int(pm["n"]), int(pm["m"])
+                if w in ("epoch", "ep"):
+                    epoch = float(n)
+                    if m_ > 0:
+                        self.facts["epochs"] = float(m_)
+                elif m_ > 0 and (sp is None or sp["w"].lower() in ("epoch", "ep")):
+                    in_epoch = (n, m_)
+        if in_epoch is not None:
+            n, m_ = in_epoch
+            if epoch is not None and float(epoch).is_integer():
+                if self._first_epoch is None:
+                    self._first_epoch = int(epoch)
+                # epochs counted from 1 when the first printed is 1 (YOLOX), else from 0
+                step = (int(epoch) - min(self._first_epoch, 1)) * m_ + n
+            # without an epoch, an ``n/M`` that may start over each pass is left to the template reader
+        default = _split_prefix(seg) if _SPLIT_HINT.search(seg) else "train/"
+        if default != "train/" and any(_SPLIT_WORD.search(k) for k, _, _ in pairs):
+            default = "train/"  # ``[eval] iter 0: train 9.85 val 9.85 lr 7e-07``: the names give the splits
         rec: dict[str, float] = {}
         for key, raw, unit in pairs:
             key = _metric_words(key.strip())
@@ -1198,7 +1271,7 @@ class LogParser:
                 if v > 0 and "/" not in key:
                     self.facts.setdefault(plan, v)
                 continue
-            name, name_unit = canonical(key, "train/")
+            name, name_unit = canonical(key, default)
             rec.setdefault(name, _convert(name, v, unit or name_unit))
         if not rec:
             return False
@@ -1233,6 +1306,77 @@ class LogParser:
             self.step = step
         self._emit_all(rec, step, epoch)
         return True
+
+    @staticmethod
+    def _grouped_pairs(seg: str) -> tuple[list[tuple[str, str, str | None]], str, bool]:
+        """``(pairs, rest, grouped)``: the pairs of a line's split groups (``Valid(L=0.68 | A=0.61)``
+        -> ``Valid_loss``, ``Valid_acc``) and bracketed vectors (``lr=[1e-05]`` -> ``lr``;
+        ``lr=[a, b]`` -> ``lr_0``, ``lr_1``), the line with those spans blanked (read no further),
+        and whether a split group was read."""
+        pairs: list[tuple[str, str, str | None]] = []
+        grouped = False
+        if "(" in seg and ("=" in seg or ": " in seg):
+            parts = []
+            prev = 0
+            for gm in _GEN_GROUP.finditer(seg):
+                body = gm["body"]
+                inner = [(pm["k"], pm["v"], pm["u"]) for rx in (_GEN_EQ, _GEN_COLON) for pm in rx.finditer(body)]
+                if not inner:
+                    continue
+                grouped = True
+                for k, v, u in inner:
+                    k = k.strip()
+                    pairs.append((f"{gm['g']}_{_GROUP_ABBREV.get(k.lower(), k)}", v, u))
+                parts.append(seg[prev:gm.start()] + " " * (gm.end() - gm.start()))
+                prev = gm.end()
+            if parts:
+                seg = "".join(parts) + seg[prev:]
+        if ")" in seg and "|" in seg and (um := _UNIT_LABEL.search(seg)) is not None:
+            label, unit, tail = um["label"], um["u"], seg[um.end():]
+            for pm in (pm for rx in (_GEN_COLON, _GEN_EQ, _GEN_PIPE) for pm in rx.finditer(tail)):
+                pairs.append((f"{label}_{pm['k'].strip()}", pm["v"], pm["u"] or unit))
+            seg = seg[:um.start()] + " " * (len(seg) - um.start())
+        if "[" in seg:
+            parts = []
+            prev = 0
+            for vm in _GEN_VEC.finditer(seg):
+                items = _VEC_ITEM.findall(vm["body"])
+                k = vm["k"].strip()
+                if len(items) == 1:
+                    pairs.append((k, items[0], None))
+                else:
+                    pairs.extend((f"{k}_{i}", v, None) for i, v in enumerate(items))
+                parts.append(seg[prev:vm.start()] + " " * (vm.end() - vm.start()))
+                prev = vm.end()
+            if parts:
+                seg = "".join(parts) + seg[prev:]
+        return pairs, seg, grouped
+
+    @staticmethod
+    def _spaced_beside(seg: str, spans: list[tuple[int, int, bool]]) -> list[tuple[str, str, str | None]]:
+        """``name value`` runs of vocabulary names (:func:`.names.is_known`) in the parts of a line
+        the ``key=value`` / ``key: value`` / ``| key value |`` pairs did not take: litgpt's
+        ``iter 0 step 0: loss 0.5254, iter time: 5439.32ms`` is ``loss`` as well as ``iter time``.
+        Step and epoch markers are left to the line's position prefix; a value followed by a
+        word that opens no one-word pair is prose (``loss 10 times higher than lr: 0.1``)."""
+        line = seg
+        if spans:
+            chars = list(seg)
+            for a, b, _ in spans:
+                chars[a:b] = " " * (b - a)
+            seg = "".join(chars)
+        found = list(_GEN_SPACE.finditer(seg))
+        starts = {pm.start() for pm in found} | {a for a, _, one_word in spans if one_word}
+        out = []
+        for pm in found:
+            nxt = len(line) - len(line[pm.end():].lstrip())
+            if nxt < len(line) and line[nxt].isalpha() and nxt not in starts and \
+                    _UNIT_WORD.match(line, nxt) is None:
+                continue
+            key = _metric_words(pm["k"].strip())
+            if key.lower().replace(" ", "_") not in _MARKERS and is_known(key):
+                out.append((key, pm["v"], pm["u"]))
+        return out
 
     def _batch_step(self, epoch: float | None, batch: int) -> int:
         """The step of a line that gives only a batch index (``ep: 0, batch: 20, loss: ...``),
