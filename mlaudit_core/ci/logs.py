@@ -531,6 +531,295 @@ def env_changes_in(text: str, source: str, line: int) -> list[EnvChange]:
     return out
 
 
+class _FileScan:
+    """One log file read line by line into a :class:`CIContext`: the state that carries from
+    line to line (the code version of the current segment, the pytest section and its ``E``
+    block, the metric series read so far)."""
+
+    def __init__(self, ctx: CIContext, lines: list[ConsoleLine], name: str, window_lines: int):
+        self.ctx, self.lines, self.name, self.w = ctx, lines, name, window_lines
+        self.series: dict[str, tuple[list[int], list[float]]] = {}
+        self.ref_series: dict[str, dict[str, tuple[list[int], list[float]]]] = {}
+        self.section: str | None = None
+        self.eblock: list[str] = []
+        self.eline = 0
+        # the code version of the current segment: a log file named for the old code is the
+        # old code's until a version switch says otherwise
+        stem = Path(name).name.rsplit(".", 1)[0]
+        self.role, self.label = (
+            ("reference", f"log file {name}") if _REF_FILE.search(stem) else ("candidate", "")
+        )
+
+    def _line(self, i: int, cl: ConsoleLine, kind: str, text: str | None = None) -> Line:
+        t = cl.text.strip() if text is None else text
+        return Line(self.name, cl.lineno, t, window(self.lines, i, self.w), kind)
+
+    def read(self) -> None:
+        for i, cl in enumerate(self.lines):
+            t = cl.text
+            if not t.strip():
+                continue
+            self._version(t)
+            self._runner(t)
+            self._old_code_statement(i, cl, t)
+            if (t.startswith(("_", "E")) or (self.eblock and ".py:" in t)) and self._pytest_block(
+                cl, t
+            ):
+                continue
+            self.ctx.env_changes += env_changes_in(t, self.name, cl.lineno)
+            if is_annotation(t):
+                continue
+            self._results(i, cl, t)
+            self._failure_and_pass(i, cl, t)
+            self._metrics(cl, t)
+
+    def _version(self, t: str) -> None:
+        """A version switch (a checkout, a section titled for the old or new code)."""
+        if not (("git" in t or t[:1] in "-+~#:") and not is_annotation(t)):
+            return
+        cue = version_cue(t.strip())
+        if cue:
+            titled = (
+                self.role == cue[0]
+                and self.label
+                and not self.label.startswith(("$", "git", "log file"))
+            )
+            is_checkout = "git" in cue[1] and not _SECTION_TITLE.match(t.strip())
+            # a section titled for the old code, then its checkout: keep both
+            self.role, self.label = (
+                (cue[0], f"{self.label}; {cue[1]}") if titled and is_checkout else cue
+            )
+        elif self.role == "reference" and "HEAD is now at" in t:
+            hm = _HEAD_AT.search(t)
+            if hm and hm["sha"] not in self.label:
+                self.label = f"{self.label} (HEAD {hm['sha']})"
+
+    def _runner(self, t: str) -> None:
+        if ("unner" in t or "gent" in t or " via " in t) and self.name not in self.ctx.runners:
+            rm = _RUNNER.search(t)
+            if rm:
+                self.ctx.runners[self.name] = rm["n"] or rm["g"]
+
+    def _old_code_statement(self, i: int, cl: ConsoleLine, t: str) -> None:
+        low0 = t.lower()
+        if any(w in low0 for w in _OLD_WORDS) and not _TEST.match(t.strip()):
+            said = ref_statement(t)
+            if said is not None and len(self.ctx.ref_statements) < 20:
+                self.ctx.ref_statements.append(
+                    self._line(
+                        i, cl, "reference:" + ("reproduces" if said else "fails"), t.strip()[:400]
+                    )
+                )
+
+    def _pytest_block(self, cl: ConsoleLine, t: str) -> bool:
+        """pytest's failure sections: the section title, the ``E`` lines, the raising location
+        (an assertion's figures). True when the line is consumed."""
+        sm_ = _SECTION.match(t.strip()) if t.startswith("_") else None
+        if sm_:
+            self.section, self.eblock = sm_.group("t"), []
+            return True
+        em = _E_LINE.match(t)
+        if em:
+            if not self.eblock:
+                self.eline = cl.lineno
+            self.eblock.append(em.group("t"))
+            return True
+        lm = _LOCATION.match(t.strip())
+        if lm and self.eblock:
+            fig = parse_assertion(self.eblock)
+            if fig:
+                ref = self.role == "reference"
+                (self.ctx.ref_assertions if ref else self.ctx.assertions).append(
+                    LogAssertion(
+                        test=self.section,
+                        source=self.name,
+                        line=self.eline,
+                        text=self.eblock[0].strip()[:300],
+                        location=f"{lm['f']}:{lm['l']}",
+                        segment=self.label if ref else "",
+                        **fig,
+                    )
+                )
+            self.eblock = []
+        return False
+
+    def _results(self, i: int, cl: ConsoleLine, t: str) -> None:
+        """Installed packages, test outcomes, the failed-metrics list, figures of asserts."""
+        ctx, low = self.ctx, t.lower()
+        if "Successfully installed" in t:
+            ctx.packages_log.update(parse_packages(t))
+        tm = _TEST.match(t.strip())
+        if tm:
+            test = tm.group("t1") or tm.group("t2")
+            outcome = (tm.group("o1") or tm.group("o2")).lower()
+            path_part, _, func = test.partition("::")
+            ref = self.role == "reference"
+            (ctx.ref_tests if ref else ctx.tests).append(
+                TestResult(
+                    test,
+                    path_part,
+                    func.split("[")[0].split("::")[-1],
+                    outcome,
+                    self.name,
+                    cl.lineno,
+                    (tm.group("m1") or "").strip(),
+                    segment=self.label if ref else "",
+                )
+            )
+        fm = _FAILED_METRICS.search(t) if "failed:" in low else None
+        if fm:
+            ctx.failed_metrics = [
+                m.strip() for m in (fm.group("m") or fm.group("m2")).split(",") if m.strip()
+            ]
+            ctx.failed_metrics_line = self._line(i, cl, "failure")
+        am = _ASSERT_CMP.search(t) if "assert" in low and self.role != "reference" else None
+        if am:
+            test = next(
+                (
+                    r.test
+                    for r in reversed(ctx.tests)
+                    if r.outcome == "failed" and r.source == self.name and r.line == cl.lineno
+                ),
+                None,
+            )
+            ctx.measured.append(
+                Measured(
+                    float(am["a"]), am["op"], float(am["b"]), self.name, cl.lineno, t.strip(), test
+                )
+            )
+
+    def _failure_and_pass(self, i: int, cl: ConsoleLine, t: str) -> None:
+        low = t.lower()
+        # substring prefilters first: most lines of a long log match none of these
+        if (
+            self.role != "reference"
+            and ("time" in low or "longer than" in low)
+            and _free_timeout(t)
+            and not _TIMEOUT_NOT.search(t)
+        ):
+            self.ctx.timeouts.append(self._line(i, cl, "timeout"))
+        if any(w in low for w in _FAIL_WORDS) and _FAIL.search(t) and not _NOT_FAIL.search(t):
+            self.ctx.failure_lines.append(self._line(i, cl, "failure"))
+        # a line can state both ("APPROXIMATE lane passes everywhere, only DETERMINISTIC fails")
+        if any(w in low for w in _PASS_WORDS) and _PASS.search(t):
+            self.ctx.pass_lines.append(self._line(i, cl, "pass"))
+
+    def _metrics(self, cl: ConsoleLine, t: str) -> None:
+        step, pairs = parse_metric_pairs(t)
+        if pairs and (step is not None):
+            self.ctx.metric_lines.append(Line(self.name, cl.lineno, t.strip(), [], "metric"))
+            into = (
+                self.ref_series.setdefault(self.label, {})
+                if self.role == "reference"
+                else self.series
+            )
+            for k, v in pairs.items():
+                s, vals = into.setdefault(k, ([], []))
+                s.append(step)
+                vals.append(v)
+
+    def finish(self) -> None:
+        """The metric values read, as the job's actual values and the old code's."""
+        if self.series:
+            self.ctx.actuals.append(ValueSet(self.name, "actual", "log", self.series))
+        for lab, ser in self.ref_series.items():
+            self.ctx.references.append(ValueSet(self.name, "reference", lab or "reference", ser))
+
+
+def _same_file(path: str | None, location: str | None) -> bool:
+    """A test's path and an assertion's raising location name the same file (or none is known)."""
+    if location is None:
+        return True
+    where = location.split(":")[0]
+    return path is not None and (path == where or path.endswith(where) or where.endswith(path))
+
+
+def _name_assertion_tests(ctx: CIContext, name: str) -> None:
+    """The section header names the function; the summary line gives the node id."""
+    for a, tests in [(a, ctx.tests) for a in ctx.assertions] + [
+        (a, ctx.ref_tests) for a in ctx.ref_assertions
+    ]:
+        if a.source == name and a.test and "::" not in a.test:
+            test = a.test
+            hit = next(
+                (
+                    r.test
+                    for r in tests
+                    if r.outcome in ("failed", "error")
+                    and r.source == name
+                    and (
+                        r.test.split("::", 1)[1].replace("::", ".") == test
+                        or r.function == test.split(".")[-1].split("[")[0]
+                    )
+                    and _same_file(r.path, a.location)
+                ),
+                None,
+            )
+            if hit:
+                a.test = hit
+
+
+_INFRA_CATEGORIES = (
+    "oom",
+    "collective_timeout",
+    "worker_killed",
+    "preemption",
+    "hardware",
+    "disk_full",
+    "checkpoint_failed",
+)
+
+
+def _signatures(ctx: CIContext, lines: list[ConsoleLine], name: str, window_lines: int) -> None:
+    """Infrastructure signatures and tracebacks of one log file."""
+    from ..signatures import scan
+
+    hits, tbs = scan([cl for cl in lines if not is_annotation(cl.text)])
+    for h in hits:
+        if h.signature.category in _INFRA_CATEGORIES:
+            idx = h.line.lineno - 1
+            ctx.infra.append(
+                Line(
+                    name,
+                    h.line.lineno,
+                    h.line.text.strip(),
+                    window(lines, idx, window_lines),
+                    f"infra:{h.signature.id}",
+                )
+            )
+    for tb in tbs:
+        idx = tb.line.lineno - 1
+        frame = tb.raising_frame
+        ctx.exceptions.append(
+            Line(
+                name,
+                tb.line.lineno,
+                tb.line.text.strip(),
+                window(lines, idx, window_lines),
+                f"exception:{tb.exception_type}" + (f"@{frame[0]}:{frame[1]}" if frame else ""),
+            )
+        )
+
+
+def _unsegment(ctx: CIContext) -> None:
+    """Every test result fell in a segment taken for the old code: there is no run of other
+    code to compare it with, so the segmentation was wrong (a checkout of main on a push
+    build): judge them as the job's own results."""
+    ctx.tests, ctx.ref_tests = ctx.ref_tests, []
+    ctx.assertions, ctx.ref_assertions = ctx.assertions + ctx.ref_assertions, []
+    for tr in ctx.tests:
+        tr.segment = ""
+    own = {t.source for t in ctx.tests}
+    ctx.actuals += [
+        ValueSet(v.source, "actual", "log", v.metrics) for v in ctx.references if v.source in own
+    ]
+    ctx.references = [v for v in ctx.references if v.source not in own]
+    ctx.notes.append(
+        "test results followed a checkout of the base branch, but no run of other code was "
+        "found: they were judged as this job's own results"
+    )
+
+
 def scan_logs(
     ctx: CIContext, files: Iterable[tuple[Path | list[ConsoleLine], str]], window_lines: int = 3
 ) -> list[ConsoleLine]:
@@ -543,8 +832,6 @@ def scan_logs(
         files: (path, display name) pairs; instead of a path, the lines another reader read.
         window_lines: context lines kept on each side of an evidence line.
     """
-    from ..signatures import scan
-
     every: list[ConsoleLine] = []
     for path, name in files:
         # a list of ConsoleLine: lines read already (mlaudit logs shares its one pass, evidence.py)
@@ -557,237 +844,11 @@ def scan_logs(
                 for cl in lines
             ]
         every += lines
-        series: dict[str, tuple[list[int], list[float]]] = {}
-        ref_series: dict[str, dict[str, tuple[list[int], list[float]]]] = {}
-        section: str | None = None
-        eblock: list[str] = []
-        eline = 0
-        # the code version of the current segment: a log file named for the old code is the
-        # old code's until a version switch says otherwise
-        stem = Path(name).name.rsplit(".", 1)[0]
-        role, label = (
-            ("reference", f"log file {name}") if _REF_FILE.search(stem) else ("candidate", "")
-        )
-        for i, cl in enumerate(lines):
-            t = cl.text
-            if not t.strip():
-                continue
-            if ("git" in t or t[:1] in "-+~#:") and not is_annotation(t):
-                cue = version_cue(t.strip())
-                if cue:
-                    titled = (
-                        role == cue[0] and label and not label.startswith(("$", "git", "log file"))
-                    )
-                    is_checkout = "git" in cue[1] and not _SECTION_TITLE.match(t.strip())
-                    # a section titled for the old code, then its checkout: keep both
-                    role, label = (cue[0], f"{label}; {cue[1]}") if titled and is_checkout else cue
-                elif role == "reference" and "HEAD is now at" in t:
-                    hm = _HEAD_AT.search(t)
-                    if hm and hm["sha"] not in label:
-                        label = f"{label} (HEAD {hm['sha']})"
-            if ("unner" in t or "gent" in t or " via " in t) and name not in ctx.runners:
-                rm = _RUNNER.search(t)
-                if rm:
-                    ctx.runners[name] = rm["n"] or rm["g"]
-            low0 = t.lower()
-            if any(w in low0 for w in _OLD_WORDS) and not _TEST.match(t.strip()):
-                said = ref_statement(t)
-                if said is not None and len(ctx.ref_statements) < 20:
-                    ctx.ref_statements.append(
-                        Line(
-                            name,
-                            cl.lineno,
-                            t.strip()[:400],
-                            window(lines, i, window_lines),
-                            "reference:" + ("reproduces" if said else "fails"),
-                        )
-                    )
-            if t.startswith(("_", "E")) or (eblock and ".py:" in t):
-                sm_ = _SECTION.match(t.strip()) if t.startswith("_") else None
-                if sm_:
-                    section, eblock = sm_.group("t"), []
-                    continue
-                em = _E_LINE.match(t)
-                if em:
-                    if not eblock:
-                        eline = cl.lineno
-                    eblock.append(em.group("t"))
-                    continue
-                lm = _LOCATION.match(t.strip())
-                if lm and eblock:
-                    fig = parse_assertion(eblock)
-                    if fig:
-                        (ctx.ref_assertions if role == "reference" else ctx.assertions).append(
-                            LogAssertion(
-                                test=section,
-                                source=name,
-                                line=eline,
-                                text=eblock[0].strip()[:300],
-                                location=f"{lm['f']}:{lm['l']}",
-                                segment=label if role == "reference" else "",
-                                **fig,
-                            )
-                        )
-                    eblock = []
-            if is_annotation(t):
-                ctx.env_changes += env_changes_in(t, name, cl.lineno)
-                continue
-            ctx.env_changes += env_changes_in(t, name, cl.lineno)
-            if "Successfully installed" in t:
-                ctx.packages_log.update(parse_packages(t))
-            low = t.lower()
-            tm = _TEST.match(t.strip())
-            if tm:
-                test = tm.group("t1") or tm.group("t2")
-                outcome = (tm.group("o1") or tm.group("o2")).lower()
-                path_part, _, func = test.partition("::")
-                (ctx.ref_tests if role == "reference" else ctx.tests).append(
-                    TestResult(
-                        test,
-                        path_part,
-                        func.split("[")[0].split("::")[-1],
-                        outcome,
-                        name,
-                        cl.lineno,
-                        (tm.group("m1") or "").strip(),
-                        segment=label if role == "reference" else "",
-                    )
-                )
-            fm = _FAILED_METRICS.search(t) if "failed:" in low else None
-            if fm:
-                ctx.failed_metrics = [
-                    m.strip() for m in (fm.group("m") or fm.group("m2")).split(",") if m.strip()
-                ]
-                ctx.failed_metrics_line = Line(
-                    name, cl.lineno, t.strip(), window(lines, i, window_lines), "failure"
-                )
-            am = _ASSERT_CMP.search(t) if "assert" in low and role != "reference" else None
-            if am:
-                test = next(
-                    (
-                        r.test
-                        for r in reversed(ctx.tests)
-                        if r.outcome == "failed" and r.source == name and r.line == cl.lineno
-                    ),
-                    None,
-                )
-                ctx.measured.append(
-                    Measured(
-                        float(am["a"]), am["op"], float(am["b"]), name, cl.lineno, t.strip(), test
-                    )
-                )
-            # substring prefilters first: most lines of a long log match none of these
-            if (
-                role != "reference"
-                and ("time" in low or "longer than" in low)
-                and _free_timeout(t)
-                and not _TIMEOUT_NOT.search(t)
-            ):
-                ctx.timeouts.append(
-                    Line(name, cl.lineno, t.strip(), window(lines, i, window_lines), "timeout")
-                )
-            if any(w in low for w in _FAIL_WORDS) and _FAIL.search(t) and not _NOT_FAIL.search(t):
-                ctx.failure_lines.append(
-                    Line(name, cl.lineno, t.strip(), window(lines, i, window_lines), "failure")
-                )
-            # a line can state both ("APPROXIMATE lane passes everywhere, only DETERMINISTIC fails")
-            if any(w in low for w in _PASS_WORDS) and _PASS.search(t):
-                ctx.pass_lines.append(
-                    Line(name, cl.lineno, t.strip(), window(lines, i, window_lines), "pass")
-                )
-            step, pairs = parse_metric_pairs(t)
-            if pairs and (step is not None):
-                ctx.metric_lines.append(Line(name, cl.lineno, t.strip(), [], "metric"))
-                into = ref_series.setdefault(label, {}) if role == "reference" else series
-                for k, v in pairs.items():
-                    s, vals = into.setdefault(k, ([], []))
-                    s.append(step)
-                    vals.append(v)
-        if series:
-            ctx.actuals.append(ValueSet(name, "actual", "log", series))
-        for lab, ser in ref_series.items():
-            ctx.references.append(ValueSet(name, "reference", lab or "reference", ser))
-        # the section header names the function; the summary line gives the node id
-        for a, tests in [(a, ctx.tests) for a in ctx.assertions] + [
-            (a, ctx.ref_tests) for a in ctx.ref_assertions
-        ]:
-            if a.source == name and a.test and "::" not in a.test:
-                hit = next(
-                    (
-                        r.test
-                        for r in tests
-                        if r.outcome in ("failed", "error")
-                        and r.source == name
-                        and (
-                            r.test.split("::", 1)[1].replace("::", ".") == a.test
-                            or r.function == a.test.split(".")[-1].split("[")[0]
-                        )
-                        and (
-                            a.location is None
-                            or (
-                                r.path is not None
-                                and (
-                                    r.path == a.location.split(":")[0]
-                                    or r.path.endswith(a.location.split(":")[0])
-                                    or a.location.split(":")[0].endswith(r.path)
-                                )
-                            )
-                        )
-                    ),
-                    None,
-                )
-                if hit:
-                    a.test = hit
-        hits, tbs = scan([cl for cl in lines if not is_annotation(cl.text)])
-        for h in hits:
-            if h.signature.category in (
-                "oom",
-                "collective_timeout",
-                "worker_killed",
-                "preemption",
-                "hardware",
-                "disk_full",
-                "checkpoint_failed",
-            ):
-                idx = h.line.lineno - 1
-                ctx.infra.append(
-                    Line(
-                        name,
-                        h.line.lineno,
-                        h.line.text.strip(),
-                        window(lines, idx, window_lines),
-                        f"infra:{h.signature.id}",
-                    )
-                )
-        for tb in tbs:
-            idx = tb.line.lineno - 1
-            frame = tb.raising_frame
-            ctx.exceptions.append(
-                Line(
-                    name,
-                    tb.line.lineno,
-                    tb.line.text.strip(),
-                    window(lines, idx, window_lines),
-                    f"exception:{tb.exception_type}" + (f"@{frame[0]}:{frame[1]}" if frame else ""),
-                )
-            )
+        fs = _FileScan(ctx, lines, name, window_lines)
+        fs.read()
+        fs.finish()
+        _name_assertion_tests(ctx, name)
+        _signatures(ctx, lines, name, window_lines)
     if ctx.ref_tests and not ctx.tests:
-        # every test result fell in a segment taken for the old code: there is no run of
-        # other code to compare it with, so the segmentation was wrong (a checkout of main
-        # on a push build): judge them as the job's own results
-        ctx.tests, ctx.ref_tests = ctx.ref_tests, []
-        ctx.assertions, ctx.ref_assertions = ctx.assertions + ctx.ref_assertions, []
-        for tr in ctx.tests:
-            tr.segment = ""
-        own = {t.source for t in ctx.tests}
-        ctx.actuals += [
-            ValueSet(v.source, "actual", "log", v.metrics)
-            for v in ctx.references
-            if v.source in own
-        ]
-        ctx.references = [v for v in ctx.references if v.source not in own]
-        ctx.notes.append(
-            "test results followed a checkout of the base branch, but no run of other code was "
-            "found: they were judged as this job's own results"
-        )
+        _unsegment(ctx)
     return every
