@@ -70,6 +70,7 @@ OUTPUT_SCHEMA: dict[str, Any] = {
                 "tested": {"type": "integer"},
                 "factors": {"type": "array", "items": _FACTOR},
                 "change_point": {"type": ["object", "null"]},
+                "commit_change_point": {"type": ["object", "null"]},
                 "seed_noise": {"type": ["object", "null"]},
             },
             "required": ["runs", "outcomes", "statements", "factors"],
@@ -81,7 +82,8 @@ OUTPUT_SCHEMA: dict[str, Any] = {
 DESCRIPTION = (
     "What the failing runs of an MLflow experiment have in common: per param, tag, "
     "commit, host and start time a permutation test with Benjamini-Hochberg, the "
-    "effect in words with counts; first bad / last good; the best run judged against "
+    "effect in words with counts; first bad / last good by start time and by commit; the best "
+    "run judged against "
     "seed noise. Same as `mlaudit batch mlflow --triage`. Write-back only with "
     "write_back=true."
 )
