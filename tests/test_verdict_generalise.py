@@ -274,3 +274,13 @@ def test_nothing_learned_to_overfit_when_the_held_out_score_never_left_its_floor
     (V12a gap-overfit)."""
     v = audit(_run(rel)).verdict
     assert (v.outcome.value, v.rule) == ("underfit", "V11c"), v.summary
+
+
+def test_li002_one_start_up_value_on_another_counter_is_not_a_reset():
+    """DeepSpeed ZeRO-2 console, 100/100 steps and 'Training done': the engine's 'step=0' start-up line
+    and then the trainer's 'Step 1/100': the learning-rate series goes 2 -> 1 after two points. A warning
+    (startup), not the step-reset error. Before: unstable/correctness_bug (a must_not)."""
+    rep = audit(_run("linskybing--LLM/logs/nv/zero_2_offload.out"))
+    li2 = [f for f in rep.findings if f.code == "LI002"]
+    assert li2 and li2[0].severity.value == "warning" and li2[0].facts.get("startup") is True
+    assert rep.verdict.outcome.value != "unstable", rep.verdict.summary

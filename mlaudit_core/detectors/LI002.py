@@ -29,11 +29,15 @@ class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family
     counter that went back while the loss stayed where it was (the state restored, the step not)
     is the error.
     Thresholds: any decrease is a reset; repeats are reported when more than
-    ``dup_frac`` of the points share a step (a few re-logged points are common).
+    ``dup_frac`` of the points share a step (a few re-logged points are common). A single reset after
+    fewer than ``min_segment`` 3 points is a warning (``startup``): one or two start-up values on another
+    counter are not a training segment that was resumed (own corpus f5b2-14: a DeepSpeed 'step=0' engine
+    line, then the trainer's 'Step 1/100' ... 'Step 100/100').
     """
 
     class Params(DetectorParams):
         dup_frac: float = 0.01
+        min_segment: int = 3
 
     @classmethod
     def plot_marks(cls, finding: Finding) -> list[PlotMark] | None:
@@ -81,6 +85,21 @@ class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family
                                                          "step_after": float(s.steps[i + 1]),
                                                          "loss_before": before, "loss_after": after})],
                         key=key, n_resets=int(resets.size), index=i + 1, appended=True,
+                        step_before=int(s.steps[i]), step_after=int(s.steps[i + 1]))
+                    return
+                if resets.size == 1 and i + 1 < p.min_segment:
+                    # one or two points before the only reset: a start-up line printed on another counter (a
+                    # DeepSpeed 'step=0' engine line before the trainer's 'Step 1/100'), not a training segment
+                    # that was resumed
+                    yield self.finding(
+                        Severity.WARNING,
+                        f"{key}: the step went back from {int(s.steps[i])} to {int(s.steps[i + 1])} after only "
+                        f"{i + 1} point(s) of {len(s)}, then ran forward: a start-up value on another counter, not "
+                        "a resumed run",
+                        evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[i + 1]), step_end=int(s.steps[i]),
+                                                 values={"step_before": float(s.steps[i]),
+                                                         "step_after": float(s.steps[i + 1])})],
+                        key=key, n_resets=1, index=i + 1, appended=False, startup=True,
                         step_before=int(s.steps[i]), step_after=int(s.steps[i + 1]))
                     return
                 ref = _value_at_or_before(s.steps[: i + 1], v[: i + 1], float(s.steps[i + 1]))
