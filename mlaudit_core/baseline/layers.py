@@ -113,80 +113,93 @@ def analyse(deltas: list[Delta], moves: list[MetricMove]) -> LayerReport:
     metric_only = bool(worse) and loss_quiet and "metric" in by_layer
     first: str | None = None
     for lay in ordered:
-        ds = by_layer[lay]
-        upstream = LAYERS_INDEX[lay] < LAYERS_INDEX["metric"]
-        stmt = f"a change in the {LAYERS[lay]}: " + "; ".join(d.describe() for d in ds[:3])
-        test = _TESTS[lay].format(keys=_keys(ds))
-        if not worse:
-            hs.append(
-                Hypothesis(
-                    statement=stmt,
-                    status="open" if unsure else "rejected",
-                    cause=_CAUSE[lay],
-                    evidence_against=[]
-                    if unsure
-                    else ["no compared metric left the baselines' noise band"],
-                    evidence_for=[
-                        "not enough baseline seeds to tell whether a metric moved: "
-                        + "; ".join(m.summary for m in unsure[:2])
-                    ]
-                    if unsure
-                    else [],
-                    discriminating_test=test,
-                )
-            )
-            continue
-        if metric_only and upstream:
-            hs.append(
-                Hypothesis(
-                    statement=stmt,
-                    status="rejected",
-                    cause=_CAUSE[lay],
-                    evidence_against=[
-                        "every loss is within the noise band, so the model's fit "
-                        "did not change: " + "; ".join(m.summary for m in losses)
-                    ],
-                    discriminating_test=test,
-                )
-            )
-            continue
-        if lay == "metric" and losses and not loss_quiet:
-            hs.append(
-                Hypothesis(
-                    statement=stmt,
-                    status="rejected",
-                    cause=_CAUSE[lay],
-                    evidence_against=[
-                        "the loss moved too, which a change in how a metric is "
-                        "computed cannot do: "
-                        + "; ".join(m.summary for m in losses if m.verdict == "worse")
-                    ],
-                    discriminating_test=test,
-                )
-            )
-            continue
-        if first is None:
+        h = _layer_hypothesis(
+            lay, by_layer[lay], worse, unsure, losses, loss_quiet, metric_only, first
+        )
+        if h.status == "supported":
             first = lay
-            hs.append(
-                Hypothesis(
-                    statement=stmt,
-                    status="supported",
-                    cause=_CAUSE[lay],
-                    evidence_for=["earliest boundary whose logged invariants differ"]
-                    + [m.summary for m in worse],
-                    discriminating_test=test,
-                )
-            )
-        else:
-            hs.append(
-                Hypothesis(
-                    statement=stmt,
-                    status="open",
-                    cause=_CAUSE[lay],
-                    evidence_for=[f"downstream of the {first} change; may be a consequence"],
-                    discriminating_test=test,
-                )
-            )
+        hs.append(h)
+    hs += _other_hypotheses(deltas, noisy, worse, first)
+    return _report(first, by_layer, ordered, worse, hs)
+
+
+def _layer_hypothesis(
+    lay: str,
+    ds: list[Delta],
+    worse: list[MetricMove],
+    unsure: list[MetricMove],
+    losses: list[MetricMove],
+    loss_quiet: bool,
+    metric_only: bool,
+    first: str | None,
+) -> Hypothesis:
+    """A change at one boundary: rejected when no metric moved (open when unsure), when only a
+    metric moved and the boundary is upstream of it, or when the loss moved with a metric
+    change; supported for the first boundary left; open (a possible consequence) after it."""
+    stmt = f"a change in the {LAYERS[lay]}: " + "; ".join(d.describe() for d in ds[:3])
+    test = _TESTS[lay].format(keys=_keys(ds))
+    if not worse:
+        return Hypothesis(
+            statement=stmt,
+            status="open" if unsure else "rejected",
+            cause=_CAUSE[lay],
+            evidence_against=[]
+            if unsure
+            else ["no compared metric left the baselines' noise band"],
+            evidence_for=[
+                "not enough baseline seeds to tell whether a metric moved: "
+                + "; ".join(m.summary for m in unsure[:2])
+            ]
+            if unsure
+            else [],
+            discriminating_test=test,
+        )
+    if metric_only and LAYERS_INDEX[lay] < LAYERS_INDEX["metric"]:
+        return Hypothesis(
+            statement=stmt,
+            status="rejected",
+            cause=_CAUSE[lay],
+            evidence_against=[
+                "every loss is within the noise band, so the model's fit "
+                "did not change: " + "; ".join(m.summary for m in losses)
+            ],
+            discriminating_test=test,
+        )
+    if lay == "metric" and losses and not loss_quiet:
+        return Hypothesis(
+            statement=stmt,
+            status="rejected",
+            cause=_CAUSE[lay],
+            evidence_against=[
+                "the loss moved too, which a change in how a metric is "
+                "computed cannot do: "
+                + "; ".join(m.summary for m in losses if m.verdict == "worse")
+            ],
+            discriminating_test=test,
+        )
+    if first is None:
+        return Hypothesis(
+            statement=stmt,
+            status="supported",
+            cause=_CAUSE[lay],
+            evidence_for=["earliest boundary whose logged invariants differ"]
+            + [m.summary for m in worse],
+            discriminating_test=test,
+        )
+    return Hypothesis(
+        statement=stmt,
+        status="open",
+        cause=_CAUSE[lay],
+        evidence_for=[f"downstream of the {first} change; may be a consequence"],
+        discriminating_test=test,
+    )
+
+
+def _other_hypotheses(
+    deltas: list[Delta], noisy: list[Delta], worse: list[MetricMove], first: str | None
+) -> list[Hypothesis]:
+    """A code change, an unlogged change, and the keys the baselines already differ on."""
+    hs: list[Hypothesis] = []
     code = [d for d in deltas if d.layer == "unlocalised" and d.consistent]
     if code:
         hs.append(
@@ -224,6 +237,17 @@ def analyse(deltas: list[Delta], moves: list[MetricMove]) -> LayerReport:
             )
         )
 
+    return hs
+
+
+def _report(
+    first: str | None,
+    by_layer: dict[str, list[Delta]],
+    ordered: list[str],
+    worse: list[MetricMove],
+    hs: list[Hypothesis],
+) -> LayerReport:
+    """The report: the first broken layer, what follows from it, the cause and a summary."""
     cause: Cause | None = None
     if worse:
         cause = _CAUSE[first] if first else Cause.MODEL_CONVERGENCE
