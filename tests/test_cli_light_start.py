@@ -8,6 +8,7 @@ interpreter and lists the modules it loaded; the wall time is measured by
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -69,3 +70,54 @@ def test_help_lists_every_command_without_pandas_scipy_or_tracker_sdks(args):
     for cmd in ("audit", "batch", "watch", "mlflow", "tensorboard"):
         assert f" {cmd} " in out
     assert sorted(m for m in mods if m.split(".")[0] in HEAVY) == []
+    # the list comes from mlaudit.cli._help_manifest: no command module, plugin or numpy
+    assert not [m for m in mods if m.split(".")[0] in ("numpy", "mlaudit_core")]
+    assert not [m for m in mods if m.startswith("mlaudit_") or m.startswith("mlaudit.cli.cmd_")]
+
+
+FULL_HELP = """
+import sys
+sys.argv = ["mlaudit", "--help"]
+import mlaudit.cli
+try:
+    mlaudit.cli._full_app()(args=["--help"])
+except SystemExit:
+    pass
+"""
+
+
+def test_help_from_the_manifest_is_the_built_trees_help():
+    env = dict(os.environ, COLUMNS="100", TERM="dumb")
+    light = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(["--help"])],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        env=env,
+    )
+    full = subprocess.run(
+        [sys.executable, "-c", FULL_HELP],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        env=env,
+    )
+    assert light.stdout and light.stdout == full.stdout
+
+
+def test_help_manifest_is_up_to_date():
+    from mlaudit.cli import _help_manifest, entry_point_names, help_rows
+
+    stale = "mlaudit/cli/_help_manifest.py is stale: run `python -m mlaudit.cli._help_manifest`"
+    assert _help_manifest.ENTRY_POINTS == entry_point_names(), stale
+    assert _help_manifest.COMMANDS == help_rows(), stale
+
+
+def test_help_builds_the_tree_when_the_plugins_differ_from_the_manifest(monkeypatch):
+    import mlaudit.cli as cli
+
+    assert cli._light_help_app() is not None
+    monkeypatch.setattr(cli, "entry_point_names", lambda: ["mlaudit.commands:someone-elses"])
+    assert cli._light_help_app() is None

@@ -126,6 +126,52 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def entry_point_names() -> list[str]:
+    """``group:name=value`` of every installed ``mlaudit.trackers`` and ``mlaudit.commands`` entry
+    point (what :func:`_register_all` registers commands from), sorted."""
+    from importlib.metadata import entry_points
+
+    return sorted(f"{group}:{ep.name}={ep.value}" for group in ("mlaudit.trackers", "mlaudit.commands")
+                  for ep in entry_points(group=group))
+
+
+def help_rows() -> list[list]:
+    """``[name, help text, help panel or None, deprecated]`` of every visible top-level command
+    of the built tree, in the order ``mlaudit --help`` lists them (:mod:`._help_manifest`)."""
+    group = typer.main.get_command(_full_app())
+    rows = []
+    for name in group.list_commands(None):  # type: ignore[attr-defined]
+        cmd = group.get_command(None, name)  # type: ignore[attr-defined]
+        if cmd is None or cmd.hidden:
+            continue
+        panel = getattr(cmd, "rich_help_panel", None)
+        rows.append([name, cmd.short_help or cmd.help or "", panel if isinstance(panel, str) else None,
+                     bool(cmd.deprecated)])
+    return rows
+
+
+def _light_help_app() -> typer.Typer | None:
+    """The root command with placeholder commands named and described as the built tree's
+    (:mod:`._help_manifest`), for ``mlaudit --help``; None when the installed entry points
+    differ from the manifest's (a plugin added or removed: build the tree)."""
+    from ._help_manifest import COMMANDS, ENTRY_POINTS
+
+    if not COMMANDS or entry_point_names() != ENTRY_POINTS:
+        return None
+    light = typer.Typer(name=_app.info.name, help=_app.info.help, no_args_is_help=True,
+                        add_completion=False, pretty_exceptions_enable=False,
+                        context_settings={"help_option_names": ["-h", "--help"]})
+    light.callback()(_root)
+    for name, text, panel, deprecated in COMMANDS:
+        light.command(name, help=text, short_help=text, rich_help_panel=panel,
+                      deprecated=deprecated)(_placeholder)
+    return light
+
+
+def _placeholder() -> None:
+    """Never run: the light help app only prints the command list."""
+
+
 def _usage_context(exc):
     """The context of the command whose arguments failed to parse.
 
@@ -196,6 +242,10 @@ def main() -> None:
     if sys.argv[1:] == ["--version"]:  # before the command tree and mlaudit_core load
         sys.stdout.write(f"mlaudit {_dist_version()}\n")
         sys.exit(0)
+    if sys.argv[1:] in (["--help"], ["-h"]):  # the command list without building the tree
+        light = _light_help_app()
+        if light is not None:
+            typer.main.get_command(light)(args=sys.argv[1:])  # prints the help, exits 0
     from mlaudit_core.sdk_private import typer_click_exceptions
 
     # the click typer runs on (typer >= 0.26 vendors it); without it, typer's public base class
