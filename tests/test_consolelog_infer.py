@@ -425,3 +425,22 @@ def test_rates_and_unit_labelled_timings_are_not_training_figures():
     assert not [k for k in off.metrics.keys if "samplespersec" in k and not k.startswith("perf/")]
     assert _values(off, "train/time_forward")[1] == [0.12055]
     assert 15 not in _values(off, "train/lr")[0]
+
+
+def test_a_step_position_beside_an_epoch_counts_the_passes_before():
+    """``Epoch 1 | Step    0/6501 | Loss: 0.5187`` (tests/data/logs/pipe-epoch-step.log) with its entry off:
+    the step position starts over each epoch, so epoch 1's step 0 is 6501, after epoch 0's."""
+    off = load_logs([DATA / "logs" / "pipe-epoch-step.log"], disabled_formats=["pipe-epoch-step"])
+    assert _values(off, "train/loss") == ([0, 10, 20, 6501], [8.9351, 8.2445, 6.6806, 0.5187])
+
+
+def test_a_message_that_changes_a_quantity_gives_its_new_value():
+    """apex (tests/data/logs/apex.log) ``Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale
+    to 32768.0`` and DeepSpeed ``Attempted loss scale: 65536, reducing to 32768`` with their entries off:
+    the new loss scale is a point; a change of a name outside the vocabulary is not."""
+    apex = load_logs([DATA / "logs" / "apex.log"], disabled_formats=["apex"])
+    assert _values(apex, "train/loss_scale") == ([100, 200], [32768.0, 16384.0])
+    ds = load_logs([DATA / "logs" / "deepspeed.log"], disabled_formats=["deepspeed"])
+    assert _values(ds, "train/loss_scale")[1] == [32768.0, 16384.0]
+    res = parse_lines(["step 1: loss=1.0", "reducing batch size to 16", "step 2: loss=0.9"])
+    assert [k for k in res.metrics.keys if "batch" in k] == []

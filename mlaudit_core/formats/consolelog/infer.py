@@ -351,6 +351,9 @@ class Inferred:
     epoch: float | None = None
     batch: int | None = None
     pos: tuple[int, int] | None = None
+    #: ``pos`` is a named step counter printed beside an epoch (``Epoch 1 | Step 0/6501``): it may
+    #: start over each epoch, so the step is the passes before plus ``n``
+    counted: bool = False
     context: tuple = ()
     ordinal: int = 0
     key: str = ""
@@ -487,6 +490,8 @@ class TemplateMiner:
                 if role == "epoch":
                     out.epoch = float(n)
                     out.epochs = float(v[1])
+                elif role == "step" and "epoch" in t.roles.values():
+                    out.pos, out.counted = v, True
                 elif role == "step":
                     out.step = n
                     out.total_steps = float(v[1])

@@ -77,14 +77,32 @@ _GEN_POS_PAIR = re.compile(r"(?<![\w./@-])(?P<k>global[ _]step|step|iteration|it
                            r"\s*(?::\s*|=\s*|\s+)\[?\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*\]?(?=[\s,;|)\]}]|$)",
                            re.IGNORECASE)
 #: A line whose message opens with a held-out split tag: ``Epoch(val) [1][5/5]  accuracy: 7.5`` (mmengine),
-#: ``[val] loss: 0.3``, ``Validation: loss=0.3``, ``Test | acc 0.9``. Its unprefixed figures are that split's.
+#: ``[val] loss: 0.3``, ``Validation: loss=0.3``, ``Test | acc 0.9``, ``Test set: Average loss: 0.05`` (PyTorch MNIST). Its unprefixed figures are that split's.
 _SPLIT_TAG = re.compile(r"^\W{0,3}(?:[A-Za-z]+\s*[(\[]\s*(?P<a>val|valid|validation|eval|evaluation|dev|test)\s*[)\]]"
-                        r"|(?P<b>val|valid|validation|eval|evaluation|dev|test|testing)\s*[:\[(|\]-])", re.IGNORECASE)
+                        r"|(?P<b>val|valid|validation|eval|evaluation|dev|test|testing)(?:\s+(?:set|phase|results?|metrics))?\s*[:\[(|\]-])",
+                        re.IGNORECASE)
 
 
 _SPLIT_HINT = re.compile(r"(?i:val|eval|test|dev)")
 #: A split named in a figure's own name: the line then names its splits itself.
 _SPLIT_WORD = re.compile(r"(?i)(?:^|[\W_])(?:train|training|val|valid|validation|eval|evaluation|dev|test)(?:$|[\W_])")
+
+
+def _eval_record_prefix(keys: list[str]) -> str | None:
+    """``val/`` (or ``test/``) when one printed record's only loss is a held-out loss and it names no
+    training figure (accelerate's ``epoch 0: {'accuracy': 0.96, 'eval_loss': 0.23}``): its unprefixed
+    figures are that evaluation's. None otherwise (Keras ``loss: .. - accuracy: .. - val_loss: ..``
+    has a training loss; its unprefixed figures stay training)."""
+    held = None
+    for k in keys:
+        name = canonical(k.strip(), "train/")[0]
+        if name.startswith("train/") and _SPLIT_WORD.search(k):
+            return None  # a training figure named as such
+        if name.endswith("/loss"):
+            if name.startswith("train/"):
+                return None
+            held = name[: name.index("/") + 1]
+    return held
 
 
 def _split_prefix(line: str) -> str:
@@ -96,6 +114,13 @@ def _split_prefix(line: str) -> str:
     return "test/" if (m["a"] or m["b"]).lower().startswith("test") else "val/"
 
 
+#: A message that changes a quantity to a new value: apex ``... reducing loss scale to 32768.0``, DeepSpeed
+#: ``Attempted loss scale: 65536, reducing to 32768``, ``setting learning rate to 1e-4``. The new value is a
+#: point of that quantity (read only for vocabulary names, :func:`.names.is_known`).
+_CHANGE_VERB = r"(?:reduc|increas|decreas|lower|rais|adjust|chang|updat|sett|scal|halv|doubl)\w*"
+_CHANGE_TO = re.compile(rf"(?i:{_CHANGE_VERB})\s+(?:the\s+)?(?P<k>[A-Za-z][A-Za-z_ ]{{0,30}}?)\s+to:?\s+(?P<v>{_N})(?![\w.])")
+_CHANGE_AFTER = re.compile(rf"(?P<k>[A-Za-z][A-Za-z_]*(?: [A-Za-z_]+){{0,2}}):?\s+{_N},?\s+(?i:{_CHANGE_VERB})\s+to:?\s+"
+                           rf"(?P<v>{_N})(?![\w.])")
 #: A label with a duration unit opening a ``|``-separated run (DeepSpeed's ``time (ms) | forward: 120.55 |
 #: backward: 240.12 | step: 15.30``): every figure after it is a duration of that label, in that unit
 #: (``time_forward``, ``time_step``; ``step`` there is a duration, not the step counter).
@@ -766,6 +791,8 @@ class LogParser:
         default = _split_prefix(inf.key) if _SPLIT_HINT.search(inf.key) else "train/"
         if default != "train/" and any(_SPLIT_WORD.search(k) for k in inf.rec):
             default = "train/"
+        if default == "train/" and len(inf.rec) > 1:
+            default = _eval_record_prefix(list(inf.rec)) or default
         for raw, v in inf.rec.items():
             lk = raw.lower().replace(" ", "_")
             plan = _PLAN_KEYS.get(lk)
@@ -786,7 +813,7 @@ class LogParser:
             if epoch is not None and not float(epoch).is_integer():
                 self._frac_epochs = True  # the log counts fractional epochs: not an epoch axis
             whole = e is not None and float(e).is_integer() and not self._frac_epochs
-            if inf.pos is not None and inf.pos[1] > 0 and whole:  # n of an epoch's total
+            if inf.pos is not None and inf.pos[1] > 0 and whole and not inf.counted:  # n of an epoch's total
                 step = int(e) * inf.pos[1] + inf.pos[0]  # type: ignore[arg-type]
             elif inf.pos is not None and inf.pos[1] > 0:
                 # an n/total position that starts over (one pass per epoch): passes before + n
@@ -991,6 +1018,8 @@ class LogParser:
                         pairs.append((str(k), repr(float(v)), None))
                     elif isinstance(v, str) and _num(v) is not None:
                         pairs.append((str(k), v, None))
+        if prefix == "train/" and len(pairs) > 1:
+            prefix = _eval_record_prefix([k for k, _, _ in pairs]) or prefix
         targets = self._targets
         for key, raw, unit in pairs:
             tk = (fmt.id, key, prefix)
@@ -1173,6 +1202,8 @@ class LogParser:
             self.started = True
             self.formats["step-header"] += 1
             return True
+        if " to" in seg and self._change_message(seg):
+            return True
         pairs, work, grouped = self._grouped_pairs(seg)
         if not self.started and not grouped and _step_prefix(seg) is None and \
                 _STEP_KEY.search(seg) is None:
@@ -1249,6 +1280,8 @@ class LogParser:
         default = _split_prefix(seg) if _SPLIT_HINT.search(seg) else "train/"
         if default != "train/" and any(_SPLIT_WORD.search(k) for k, _, _ in pairs):
             default = "train/"  # ``[eval] iter 0: train 9.85 val 9.85 lr 7e-07``: the names give the splits
+        if default == "train/" and len(pairs) > 1:
+            default = _eval_record_prefix([k for k, _, _ in pairs]) or default
         rec: dict[str, float] = {}
         for key, raw, unit in pairs:
             key = _metric_words(key.strip())
@@ -1305,6 +1338,23 @@ class LogParser:
         if self.step is None or step > self.step:
             self.step = step
         self._emit_all(rec, step, epoch)
+        return True
+
+    def _change_message(self, seg: str) -> bool:
+        """A message that sets a vocabulary quantity to a new value (:data:`_CHANGE_TO`,
+        :data:`_CHANGE_AFTER`): the new value is a point at the current step. Returns True when read."""
+        m = _CHANGE_TO.search(seg) or _CHANGE_AFTER.search(seg)
+        if m is None:
+            return False
+        words = _metric_words(m["k"].strip()).split()
+        # the longest vocabulary name the words end with (``Attempted loss scale`` -> ``loss scale``)
+        key = next((" ".join(words[i:]) for i in range(len(words)) if is_known(" ".join(words[i:]))), "")
+        v = _num(m["v"])
+        if v is None or not key or _MARKERS.get(key.lower().replace(" ", "_")):
+            return False
+        name, _ = canonical(key, "train/")
+        self.formats["generic"] += 1
+        self._emit_all({name: v}, self.step if self.step is not None else self.max_step, None)
         return True
 
     @staticmethod
