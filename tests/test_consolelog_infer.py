@@ -444,3 +444,19 @@ def test_a_message_that_changes_a_quantity_gives_its_new_value():
     assert _values(ds, "train/loss_scale")[1] == [32768.0, 16384.0]
     res = parse_lines(["step 1: loss=1.0", "reducing batch size to 16", "step 2: loss=0.9"])
     assert [k for k in res.metrics.keys if "batch" in k] == []
+
+
+@pytest.mark.parametrize("disabled", [[], ["hf-dict"]])
+def test_a_record_whose_only_loss_is_held_out_is_an_evaluation(disabled):
+    """accelerate's nlp_example (tests/data/logs/frameworks/accelerate-healthy.log, made with accelerate):
+    ``epoch 0: {'accuracy': 0.9625, 'eval_loss': 0.2258}`` is the evaluation: its accuracy is held-out,
+    with the dict entry on or off; a Keras record with a training loss keeps its accuracy training."""
+    res = load_logs(
+        [DATA / "logs" / "frameworks" / "accelerate-healthy.log"], disabled_formats=disabled
+    )
+    assert _values(res, "val/accuracy")[1] == [0.9625, 0.9625, 0.975, 0.975]
+    assert "train/accuracy" not in res.metrics.keys
+    keras = parse_lines(
+        [f"step {s}: loss: 0.{9 - s} - accuracy: 0.{s} - val_loss: 0.{8 - s}" for s in (1, 2, 3)]
+    )
+    assert _values(keras, "train/accuracy")[1] == [0.1, 0.2, 0.3]
