@@ -287,31 +287,25 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
                 accuracy_tolerance=held["tolerance"], train_loss_change=train_change)
             return
         if not from_accuracy:
+            rose = f"{key} rose from its best {fmt(best)} at step {int(steps[ib])} to {fmt(final)} (GL {fmt(gl, 3)}%)"
+            ev = [SeriesEvidence(metric=key, step_start=int(steps[ib]), step_end=int(steps[-1]),
+                                 values={"best": best, "final": final, "gl_percent": gl})]
             still = task_metric_best_at_end(run, float(steps[ib]), p.sustain)
+            first = float(v[0])
             if still is not None:
                 mk, at_min, last = still
-                yield self.finding(
-                    Severity.INFO,
-                    f"{key} rose from its best {fmt(best)} at step {int(steps[ib])} to {fmt(final)} (GL {fmt(gl, 3)}%), "
-                    f"but the task metric {mk} kept improving and is at its best at the end ({fmt(at_min)} at that "
-                    f"step, {fmt(last)} at the end): the model got better at the task; the loss rise is not an "
-                    "overfit (keep the last checkpoint)",
-                    evidence=[SeriesEvidence(metric=key, step_start=int(steps[ib]), step_end=int(steps[-1]),
-                                             values={"best": best, "final": final, "gl_percent": gl})],
-                    kind="task_metric_improving", onset_step=int(steps[ib]), best=best, final=final, gl=gl,
-                    task_metric=mk)
+                why = (f"but the task metric {mk} kept improving and is at its best at the end ({fmt(at_min)} at that "
+                       f"step, {fmt(last)} at the end): the model got better at the task; the loss rise is not an "
+                       "overfit (keep the last checkpoint)")
+                yield self.finding(Severity.INFO, f"{rose}, {why}", evidence=ev, kind="task_metric_improving",
+                                   onset_step=int(steps[ib]), best=best, final=final, gl=gl, task_metric=mk)
                 return
-            first = float(v[0])
             if best > 0 and first >= p.floor_factor * best and (final - best) <= MILD_RISE * (first - best):
-                yield self.finding(
-                    Severity.INFO,
-                    f"{key} rose from its best {fmt(best)} at step {int(steps[ib])} to {fmt(final)} (GL {fmt(gl, 3)}%), "
-                    f"a rise of {fmt(final - best)} at a loss {fmt(first / best, 3)}x below its first value {fmt(first)}: "
-                    f"it gives back {fmt(100 * (final - best) / (first - best), 2)}% of what was learned, noise near "
-                    "the loss's floor rather than an overfit",
-                    evidence=[SeriesEvidence(metric=key, step_start=int(steps[ib]), step_end=int(steps[-1]),
-                                             values={"best": best, "final": final, "gl_percent": gl})],
-                    kind="near_floor", onset_step=int(steps[ib]), best=best, final=final, gl=gl)
+                why = (f"a rise of {fmt(final - best)} at a loss {fmt(first / best, 3)}x below its first value "
+                       f"{fmt(first)}: it gives back {fmt(100 * (final - best) / (first - best), 2)}% of what was "
+                       "learned, noise near the loss's floor rather than an overfit")
+                yield self.finding(Severity.INFO, f"{rose}, {why}", evidence=ev, kind="near_floor",
+                                   onset_step=int(steps[ib]), best=best, final=final, gl=gl)
                 return
         total = float(steps[-1] - steps[0]) or 1.0
         after_share = float(steps[-1] - steps[ib]) / max(float(steps[-1]), 1.0)
