@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -497,6 +498,229 @@ def _pick(sets: list[ValueSet], metric: str) -> list[tuple[ValueSet, str]]:
     return sorted(out, key=lambda sk: sk[0].label == "log")
 
 
+@dataclass
+class _Aligned:
+    """A metric's golden and actual values on the steps both logged (see :func:`_align`)."""
+
+    gst: np.ndarray  # golden steps (positions for a bare list)
+    gv: np.ndarray  # golden values
+    ast_: np.ndarray  # actual steps
+    av: np.ndarray  # actual values
+    common: np.ndarray  # the steps both logged
+    g: np.ndarray  # golden values on them
+    a: np.ndarray  # actual values on them
+
+
+def _align(gs, acts) -> _Aligned:
+    """The first golden and actual sets of a metric on their common steps (a bare list is
+    compared by position, what ``a == approx(b)`` / allclose do)."""
+    gset, gkey = gs[0]
+    aset, akey = acts[0]
+    gst, gv = gset.series(gkey)
+    ast_, av = aset.series(akey)
+    gmask, amask = gst >= 0, ast_ >= 0
+    gst, gv, ast_, av = gst[gmask], gv[gmask], ast_[amask], av[amask]
+    if gkey in gset.indexed or akey in aset.indexed:
+        # label positions with the steps of the side that has real steps
+        gst, ast_ = _positions(gst, gkey in gset.indexed, ast_, akey in aset.indexed)
+    common, gi, ai = np.intersect1d(gst, ast_, return_indices=True)
+    return _Aligned(gst, gv, ast_, av, common, gv[gi], av[ai])
+
+
+def _figures(al: _Aligned) -> dict[str, Any]:
+    """The recomputed figures of one metric (the :class:`Recompute` fields of the module
+    docstring's step 1)."""
+    gst, gv, ast_, av, common, g, a = al.gst, al.gv, al.ast_, al.av, al.common, al.g, al.a
+    # golden entries that are NaN where the actual has no step are padding, not steps
+    only_g = int(
+        np.isin(gst, common, invert=True).sum()
+        - np.isnan(gv[np.isin(gst, common, invert=True)]).sum()
+    )
+    only_a = int(
+        np.isin(ast_, common, invert=True).sum()
+        - np.isnan(av[np.isin(ast_, common, invert=True)]).sum()
+    )
+    fin = np.isfinite(a) & np.isfinite(g)
+    out: dict[str, Any] = {
+        "n_golden": int(np.isfinite(gv).sum()),
+        "n_actual": int(np.isfinite(av).sum()),
+        "n_common": int(common.size),
+        "golden_steps": (int(gst.min()), int(gst.max())) if gst.size else (0, 0),
+        "actual_steps": (int(ast_.min()), int(ast_.max())) if ast_.size else (0, 0),
+        "only_golden": max(only_g, 0),
+        "only_actual": max(only_a, 0),
+        "nonfinite_actual": int(
+            (~np.isfinite(av)).sum() - (~np.isfinite(gv)).sum()
+            if av.size == gv.size
+            else (~np.isfinite(av)).sum()
+        ),
+    }
+    if not fin.any():
+        out.update(
+            max_abs=math.nan,
+            max_rel=math.nan,
+            mean_rel=math.nan,
+            max_rel_step=None,
+            first_step=None,
+            first_rel=math.nan,
+            early_rel=math.nan,
+            late_rel=math.nan,
+            median_golden=math.nan,
+            median_actual=math.nan,
+            median_rel_change=math.nan,
+        )
+        return out
+    d = np.abs(a - g)
+    r = _rel(a, g)
+    rf = np.where(fin, r, np.nan)
+    q = max(1, int(fin.sum()) // 4)
+    fin_idx = np.flatnonzero(fin)
+    mg = float(np.median(g[fin]))
+    ma = float(np.median(a[fin]))
+    out.update(
+        max_abs=float(np.nanmax(np.where(fin, d, np.nan))),
+        max_rel=float(np.nanmax(rf)),
+        mean_rel=float(np.nanmean(rf)),
+        max_rel_step=int(common[int(np.nanargmax(rf))]),
+        first_step=int(common[fin_idx[0]]),
+        first_rel=float(r[fin_idx[0]]),
+        early_rel=float(np.nanmean(r[fin_idx[:q]])),
+        late_rel=float(np.nanmean(r[fin_idx[-q:]])),
+        median_golden=mg,
+        median_actual=ma,
+        median_rel_change=(ma - mg) / abs(mg)
+        if mg not in (0.0,) and math.isfinite(mg)
+        else math.nan,
+    )
+    return out
+
+
+def _element_check(gate: Gate, rec: Recompute, al: _Aligned, ctx: CIContext) -> CheckOutcome | None:
+    """A test that compares one element (``values[-1]``) of each side, not the arrays; None
+    when the element is not there."""
+    try:
+        ga, aa = al.gv[gate.index], al.av[gate.index]
+        sel = np.array([al.gst[gate.index]])
+    except IndexError:
+        return None
+    c = _evaluate(gate, rec.metric, sel, np.array([aa]), np.array([ga]), 1, False, ctx)
+    c.analysis = analyse(gate, sel, np.array([aa]), np.array([ga]))
+    match_log(c, ctx)
+    return c
+
+
+def _analyse_check(
+    c: CheckOutcome, gate: Gate, rec: Recompute, al: _Aligned, ctx: CIContext
+) -> None:
+    """The deviation pattern of a whole-curve check; torch compares in the tensor's dtype, so
+    the verdict follows the cast values."""
+    c.analysis = analyse(gate, al.common, al.a, al.g)
+    c.analysis["metric"] = rec.metric
+    if gate.dtype in ("float32", "float16", "bfloat16"):
+        c.passed = c.analysis["n_outside"] == 0
+        c.n_exceed = c.analysis["n_outside"]
+        c.detail = (
+            f"{c.n_exceed} of {c.n_steps} steps outside rtol {gate.rtol:g}, "
+            f"atol {gate.atol:g} (in {gate.dtype})"
+        )
+    match_log(c, ctx)
+
+
+def _length_check(c: CheckOutcome, gate: Gate, rec: Recompute, ctx: CIContext) -> None:
+    """A whole-array comparison of two lengths: the lengths, and the log's length assertion."""
+    c.analysis = {"lengths": [rec.n_golden, rec.n_actual]}
+    hits = [
+        x
+        for x in ctx.assertions
+        if x.kind == "length"
+        and x.test
+        and x.test.split("::")[-1].split("[")[0] == (gate.function or "")
+    ]
+    if hits:
+        c.analysis["log"] = {
+            "source": hits[0].source,
+            "line": hits[0].line,
+            "kind": "length",
+            "lengths": hits[0].lengths,
+        }
+        c.analysis["log_agrees"] = hits[0].lengths == [rec.n_golden, rec.n_actual]
+
+
+def _check_gates(
+    rec: Recompute, al: _Aligned, ctx: CIContext, names: list[str], logged_tests: set
+) -> None:
+    """Evaluate every gate that applies to the metric (and, with a length mismatch, the same
+    gates on the common steps only)."""
+    for gate in ctx.gates:
+        if not gate_applies(gate, rec.metric, names):
+            continue
+        if gate.index is not None and gate.kind in ("approx", "allclose", "isclose"):
+            c1 = _element_check(gate, rec, al, ctx)
+            if c1 is not None:
+                rec.checks.append(c1)
+            continue
+        c = _evaluate(
+            gate, rec.metric, al.common, al.a, al.g, rec.n_golden, rec.length_mismatch, ctx
+        )
+        # the deviation pattern for failing checks, the log's tests and torch dtypes
+        # (400 whole-curve analyses of a 2,000-gate repo cost 2.7 s otherwise)
+        if (
+            c.passed is not None
+            and not rec.length_mismatch
+            and gate.kind in ("approx", "allclose", "isclose", "approximate", "tolerance")
+            and (c.passed is False or gate.function in logged_tests or gate.dtype)
+        ):
+            _analyse_check(c, gate, rec, al, ctx)
+        elif rec.length_mismatch and gate.kind in ("approx", "allclose", "isclose", "exact"):
+            _length_check(c, gate, rec, ctx)
+        rec.checks.append(c)
+        if rec.length_mismatch:
+            rec.common_checks.append(
+                _evaluate(gate, rec.metric, al.common, al.a, al.g, rec.n_common, False, ctx)
+            )
+
+
+def _seeds(rec: Recompute, gs, acts, al: _Aligned, k: float) -> None:
+    """With several golden sets (seeds): the run against their band and their spread; with
+    several actual sets: their spread."""
+    from ..baseline.band import Aligned, compare_band
+
+    if len(gs) >= 2:
+        base = []
+        for s, key in gs:
+            st, v = s.series(key)
+            base.append(np.interp(al.common, st, v))
+        aligned = Aligned("step", al.common.astype(float), al.common, al.a, np.vstack(base))
+        b = compare_band(aligned, is_higher_better(rec.metric), k=k)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            spread = (np.max(aligned.baselines, 0) - np.min(aligned.baselines, 0)) / np.abs(
+                np.mean(aligned.baselines, 0)
+            )
+        rec.spread_rel = float(np.nanmedian(spread))
+        rec.band = {
+            "verdict": b.verdict,
+            "n": b.n_baselines,
+            "method": b.method,
+            "run_tail_mean": b.run_tail_mean,
+            "band_lo": b.band_lo,
+            "band_hi": b.band_hi,
+            "rel_delta": b.rel_delta,
+            "z": b.z,
+            "frac_tail_outside": b.frac_tail_worse,
+            "tail_steps": [b.tail_start_step, b.tail_end_step],
+            "sources": [s.source + (f" [{s.label}]" if s.label else "") for s, _ in gs],
+        }
+    elif len(acts) >= 2:
+        vals = []
+        for s, key in acts:
+            st, v = s.series(key)
+            vals.append(np.interp(al.common, st, v))
+        arr = np.vstack(vals)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            spread = (arr.max(0) - arr.min(0)) / np.abs(arr.mean(0))
+        rec.spread_rel = float(np.nanmedian(spread))
+
+
 def recompute(ctx: CIContext, k: float = 2.0) -> list[Recompute]:
     """Recompute each metric that has both golden and actual values. See the module docstring.
 
@@ -507,8 +731,6 @@ def recompute(ctx: CIContext, k: float = 2.0) -> list[Recompute]:
     Returns:
         One :class:`Recompute` per metric, in golden-file order.
     """
-    from ..baseline.band import Aligned, compare_band
-
     names: list[str] = []
     for s in ctx.goldens:
         for m in s.metrics:
@@ -521,167 +743,16 @@ def recompute(ctx: CIContext, k: float = 2.0) -> list[Recompute]:
         gs, acts = _pick(ctx.goldens, name), _pick(ctx.actuals, name)
         if not gs or not acts:
             continue
-        gset, gkey = gs[0]
-        aset, akey = acts[0]
-        gst, gv = gset.series(gkey)
-        ast_, av = aset.series(akey)
-        gmask, amask = gst >= 0, ast_ >= 0
-        gst, gv, ast_, av = gst[gmask], gv[gmask], ast_[amask], av[amask]
-        positional = gkey in gset.indexed or akey in aset.indexed
-        if positional:
-            # a bare list is compared by position (what ``a == approx(b)`` / allclose do):
-            # label positions with the steps of the side that has real steps
-            gst, ast_ = _positions(gst, gkey in gset.indexed, ast_, akey in aset.indexed)
-        common, gi, ai = np.intersect1d(gst, ast_, return_indices=True)
-        # golden entries that are NaN where the actual has no step are padding, not steps
-        only_g = int(
-            np.isin(gst, common, invert=True).sum()
-            - np.isnan(gv[np.isin(gst, common, invert=True)]).sum()
-        )
-        only_a = int(
-            np.isin(ast_, common, invert=True).sum()
-            - np.isnan(av[np.isin(ast_, common, invert=True)]).sum()
-        )
-        g, a = gv[gi], av[ai]
-        fin = np.isfinite(a) & np.isfinite(g)
-        d = np.abs(a - g)
-        r = _rel(a, g)
-        rf = np.where(fin, r, np.nan)
-        q = max(1, int(fin.sum()) // 4)
-        fin_idx = np.flatnonzero(fin)
-        mg = float(np.median(g[fin])) if fin.any() else math.nan
-        ma = float(np.median(a[fin])) if fin.any() else math.nan
+        gkey = gs[0][1]
+        al = _align(gs, acts)
         rec = Recompute(
-            metric=gkey
-            if not any(metric_id(x) == metric_id(gkey) for x in gated_names)
-            else next(x for x in gated_names if metric_id(x) == metric_id(gkey)),
-            golden=gset,
-            actual=aset,
-            n_golden=int(np.isfinite(gv).sum()),
-            n_actual=int(np.isfinite(av).sum()),
-            n_common=int(common.size),
-            golden_steps=(int(gst.min()), int(gst.max())) if gst.size else (0, 0),
-            actual_steps=(int(ast_.min()), int(ast_.max())) if ast_.size else (0, 0),
-            only_golden=max(only_g, 0),
-            only_actual=max(only_a, 0),
-            max_abs=float(np.nanmax(np.where(fin, d, np.nan))) if fin.any() else math.nan,
-            max_rel=float(np.nanmax(rf)) if fin.any() else math.nan,
-            mean_rel=float(np.nanmean(rf)) if fin.any() else math.nan,
-            max_rel_step=int(common[int(np.nanargmax(rf))]) if fin.any() else None,
-            first_step=int(common[fin_idx[0]]) if fin.any() else None,
-            first_rel=float(r[fin_idx[0]]) if fin.any() else math.nan,
-            early_rel=float(np.nanmean(r[fin_idx[:q]])) if fin.any() else math.nan,
-            late_rel=float(np.nanmean(r[fin_idx[-q:]])) if fin.any() else math.nan,
-            median_golden=mg,
-            median_actual=ma,
-            median_rel_change=(ma - mg) / abs(mg)
-            if mg not in (0.0,) and math.isfinite(mg)
-            else math.nan,
-            nonfinite_actual=int(
-                (~np.isfinite(av)).sum() - (~np.isfinite(gv)).sum()
-                if av.size == gv.size
-                else (~np.isfinite(av)).sum()
-            ),
+            metric=next((x for x in gated_names if metric_id(x) == metric_id(gkey)), gkey),
+            golden=gs[0][0],
+            actual=acts[0][0],
+            **_figures(al),
         )
-        for gate in ctx.gates:
-            if gate_applies(gate, rec.metric, names):
-                if gate.index is not None and gate.kind in ("approx", "allclose", "isclose"):
-                    # the test compares one element (values[-1]) of each side, not the arrays
-                    try:
-                        ga, aa = gv[gate.index], av[gate.index]
-                        sel = np.array([gst[gate.index]])
-                    except IndexError:
-                        continue
-                    c = _evaluate(
-                        gate, rec.metric, sel, np.array([aa]), np.array([ga]), 1, False, ctx
-                    )
-                    c.analysis = analyse(gate, sel, np.array([aa]), np.array([ga]))
-                    match_log(c, ctx)
-                    rec.checks.append(c)
-                    continue
-                c = _evaluate(
-                    gate, rec.metric, common, a, g, rec.n_golden, rec.length_mismatch, ctx
-                )
-                # the deviation pattern for failing checks, the log's tests and torch dtypes
-                # (400 whole-curve analyses of a 2,000-gate repo cost 2.7 s otherwise)
-                if (
-                    c.passed is not None
-                    and not rec.length_mismatch
-                    and gate.kind in ("approx", "allclose", "isclose", "approximate", "tolerance")
-                    and (c.passed is False or gate.function in logged_tests or gate.dtype)
-                ):
-                    c.analysis = analyse(gate, common, a, g)
-                    c.analysis["metric"] = rec.metric
-                    if gate.dtype in ("float32", "float16", "bfloat16"):
-                        # torch compares in the tensor's dtype: the verdict follows the cast values
-                        c.passed = c.analysis["n_outside"] == 0
-                        c.n_exceed = c.analysis["n_outside"]
-                        c.detail = (
-                            f"{c.n_exceed} of {c.n_steps} steps outside rtol {gate.rtol:g}, "
-                            f"atol {gate.atol:g} (in {gate.dtype})"
-                        )
-                    match_log(c, ctx)
-                elif rec.length_mismatch and gate.kind in (
-                    "approx",
-                    "allclose",
-                    "isclose",
-                    "exact",
-                ):
-                    c.analysis = {"lengths": [rec.n_golden, rec.n_actual]}
-                    hits = [
-                        x
-                        for x in ctx.assertions
-                        if x.kind == "length"
-                        and x.test
-                        and x.test.split("::")[-1].split("[")[0] == (gate.function or "")
-                    ]
-                    if hits:
-                        c.analysis["log"] = {
-                            "source": hits[0].source,
-                            "line": hits[0].line,
-                            "kind": "length",
-                            "lengths": hits[0].lengths,
-                        }
-                        c.analysis["log_agrees"] = hits[0].lengths == [rec.n_golden, rec.n_actual]
-                rec.checks.append(c)
-                if rec.length_mismatch:
-                    rec.common_checks.append(
-                        _evaluate(gate, rec.metric, common, a, g, rec.n_common, False, ctx)
-                    )
-        if len(gs) >= 2:
-            base = []
-            for s, key in gs:
-                st, v = s.series(key)
-                base.append(np.interp(common, st, v))
-            al = Aligned("step", common.astype(float), common, a, np.vstack(base))
-            b = compare_band(al, is_higher_better(rec.metric), k=k)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                spread = (np.max(al.baselines, 0) - np.min(al.baselines, 0)) / np.abs(
-                    np.mean(al.baselines, 0)
-                )
-            rec.spread_rel = float(np.nanmedian(spread))
-            rec.band = {
-                "verdict": b.verdict,
-                "n": b.n_baselines,
-                "method": b.method,
-                "run_tail_mean": b.run_tail_mean,
-                "band_lo": b.band_lo,
-                "band_hi": b.band_hi,
-                "rel_delta": b.rel_delta,
-                "z": b.z,
-                "frac_tail_outside": b.frac_tail_worse,
-                "tail_steps": [b.tail_start_step, b.tail_end_step],
-                "sources": [s.source + (f" [{s.label}]" if s.label else "") for s, _ in gs],
-            }
-        elif len(acts) >= 2:
-            vals = []
-            for s, key in acts:
-                st, v = s.series(key)
-                vals.append(np.interp(common, st, v))
-            arr = np.vstack(vals)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                spread = (arr.max(0) - arr.min(0)) / np.abs(arr.mean(0))
-            rec.spread_rel = float(np.nanmedian(spread))
+        _check_gates(rec, al, ctx, names, logged_tests)
+        _seeds(rec, gs, acts, al, k)
         _activity(rec, ctx)
         out.append(rec)
     _match_log_mapping(out, ctx)
