@@ -1282,8 +1282,11 @@ def _read_csv_columns(path: Path) -> dict[str, list]:
         return {c: pd.read_csv(path)[c].tolist() for c in pd.read_csv(path, nrows=0).columns}
     import csv
 
-    with open(path, encoding="utf-8", newline="") as fh:
-        rows = [r for r in csv.reader(fh) if r]
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            rows = [r for r in csv.reader(fh) if r]
+    except csv.Error as exc:  # the caller reports ValueError as the file's problem
+        raise ValueError(f"{path.name}: {exc}") from None
     if not rows:
         raise ValueError(f"{path.name}: no columns to parse from the file")
     names, body = rows[0], rows[1:]
