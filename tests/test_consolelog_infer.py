@@ -460,3 +460,17 @@ def test_a_record_whose_only_loss_is_held_out_is_an_evaluation(disabled):
         [f"step {s}: loss: 0.{9 - s} - accuracy: 0.{s} - val_loss: 0.{8 - s}" for s in (1, 2, 3)]
     )
     assert _values(keras, "train/accuracy")[1] == [0.1, 0.2, 0.3]
+
+
+@pytest.mark.parametrize(
+    ("log", "entries", "steps"),
+    [
+        ("torchvision-metriclogger.log", ["torchvision-metriclogger"], [0, 5, 6, 11]),
+        ("imagenet.log", ["imagenet-train", "imagenet-val", "imagenet-test-batch"], [0, 10, 5005]),
+    ],
+)
+def test_a_bracketed_position_after_an_epoch_is_that_epochs_batch(log, entries, steps):
+    """torchvision's MetricLogger ``Epoch: [1]  [0/6]`` and the ImageNet example's ``Epoch: [0][  10/5005]``
+    (tests/data/logs) with their entries off: the step is epoch x batches per epoch + batch."""
+    off = load_logs([DATA / "logs" / log], disabled_formats=entries)
+    assert _values(off, "train/loss")[0] == steps

@@ -76,6 +76,8 @@ _VEC_ITEM = re.compile(_N)
 _GEN_POS_PAIR = re.compile(r"(?<![\w./@-])(?P<k>global[ _]step|step|iteration|iter|it|update|epoch|ep|batch)"
                            r"\s*(?::\s*|=\s*|\s+)\[?\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*\]?(?=[\s,;|)\]}]|$)",
                            re.IGNORECASE)
+#: An unnamed bracketed position right after an epoch prefix: the batch of that epoch.
+_BARE_POS = re.compile(r"\s*\[\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*\]")
 #: A line whose message opens with a held-out split tag: ``Epoch(val) [1][5/5]  accuracy: 7.5`` (mmengine),
 #: ``[val] loss: 0.3``, ``Validation: loss=0.3``, ``Test | acc 0.9``, ``Test set: Average loss: 0.05`` (PyTorch MNIST). Its unprefixed figures are that split's.
 _SPLIT_TAG = re.compile(r"^\W{0,3}(?:[A-Za-z]+\s*[(\[]\s*(?P<a>val|valid|validation|eval|evaluation|dev|test)\s*[)\]]"
@@ -1269,6 +1271,9 @@ class LogParser:
                         self.facts["epochs"] = float(m_)
                 elif m_ > 0 and (sp is None or sp["w"].lower() in ("epoch", "ep")):
                     in_epoch = (n, m_)
+        if in_epoch is None and epoch is not None and sp is not None and \
+                (bp := _BARE_POS.match(strip_log_prefix(seg), sp.end())) is not None and int(bp["m"]) > 0:
+            in_epoch = (int(bp["n"]), int(bp["m"]))  # ``Epoch: [1]  [5/6]``, ``Epoch: [0][ 10/5005]``
         if in_epoch is not None:
             n, m_ = in_epoch
             if epoch is not None and float(epoch).is_integer():
