@@ -413,3 +413,49 @@ class WriteBackResult:
 
 def summary_section(report: AuditReport) -> str:
     return render_summary_markdown(report)
+
+
+#: Most characters of a triage section in a project description (the rest is in the terminal
+#: and ``--format json``): a page of text.
+TRIAGE_SECTION_CHARS = 6000
+#: Factors listed in a triage section.
+TRIAGE_SECTION_FACTORS = 10
+
+
+def triage_section(doc: dict, noun: str = "runs") -> str:
+    """The Markdown section mlaudit writes into a project's description after an experiment
+    triage (ClearML, W&B), from the redacted :meth:`mlaudit_core.triage.Triage.to_dict`: the
+    counts by outcome, the statements, the first :data:`TRIAGE_SECTION_FACTORS` factors with
+    their effect in words, p, q and whether significant, first bad / last good (time, commit)
+    and the seed-noise judgement; at most :data:`TRIAGE_SECTION_CHARS` characters. ``noun``:
+    what the tracker calls a run (``tasks``)."""
+    from .render.markdown import md_escape
+
+    outcomes = ", ".join(f"{n} {o or 'no verdict'}" for o, n in doc.get("outcomes", {}).items())
+    lines = [f"### mlaudit triage: {doc.get('runs', 0)} {noun} ({md_escape(outcomes)})", ""]
+    lines += [f"- {md_escape(s)}" for s in doc.get("statements") or []]
+    for f in (doc.get("factors") or [])[:TRIAGE_SECTION_FACTORS]:
+        mark = (
+            "**significant**"
+            if f["significant"]
+            else ("small group" if f.get("small") else "not significant")
+        )
+        lines.append(
+            f"- `{md_escape(f['name'])}` [{md_escape(f['target'])}]: {md_escape(f['effect'])} "
+            f"(p={f['p_value']:.3g}, q={f['q_value']:.3g}, {mark})"
+        )
+    for cp in (doc.get("change_point"), doc.get("commit_change_point")):
+        if not cp:
+            continue
+        lines.append(
+            f"- first bad / last good by {md_escape(cp['order'])}: {md_escape(cp['direction'])} at "
+            f"{md_escape(str(cp['at']))}; last good `{md_escape(str(cp['last_good']))}`, first bad "
+            f"`{md_escape(str(cp['first_bad']))}` (q={cp['q_value']:.3g})"
+        )
+    sn = doc.get("seed_noise")
+    if sn and sn.get("statement"):
+        lines.append(f"- seed noise: {md_escape(str(sn['statement']))}")
+    text = "\n".join(lines)
+    if len(text) <= TRIAGE_SECTION_CHARS:
+        return text
+    return text[: TRIAGE_SECTION_CHARS - 3] + "..."

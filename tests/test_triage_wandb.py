@@ -3,11 +3,13 @@
 ``upsertView``, ``Report.from_url`` reads ``view(id)``, ``Api.reports`` sends ``ProjectViews``
 / ``allViews``) against ``tests/wandb_fake_server.py`` on 127.0.0.1, which answers those
 operations with the payload shapes of ``wandb/apis/public/{runs,reports}.py`` and
-``wandb_workspaces/reports/v2/gql.py``: no W&B server can run here.
+``wandb_workspaces/reports/v2/gql.py``, and ``project { description }`` / ``upsertModel`` (the
+mutation wandb's own ``create_project``/``upsert_project`` send): no W&B server can run here.
 
 The sweep is hand-made: 20 runs, 5 learning rates x 4 seeds, every run with lr >= 0.003 diverges
 (its loss grows to NaN). The triage must find ``param:lr`` first with its counts, save the
-report (and replace it next time), keep a report a person edited, and say what it cannot
+report (and replace it next time), keep a report a person edited, write the project's
+description without ``--report`` (``upsertModel``, a concurrent edit kept), and say what it cannot
 conclude on bad input (one run, all healthy, no params, 500 params) without claiming a factor.
 """
 
@@ -26,6 +28,7 @@ from wandb_fake_server import FakeRun, FakeWandbServer  # noqa: E402
 from wandb_helpers import sdk_pointed_at  # noqa: E402
 
 from mlaudit.cli import app  # noqa: E402
+from mlaudit_core.writeback import BEGIN, END  # noqa: E402
 
 pytestmark = pytest.mark.e2e  # a local fake W&B server (socket) and wandb-core (process)
 
@@ -142,12 +145,42 @@ def test_batch_wandb_triage_keeps_a_report_someone_edited(srv):
     assert "edited by someone" in res.stderr
 
 
-def test_batch_wandb_triage_without_report_writes_no_report(srv):
+def test_batch_wandb_triage_without_report_writes_the_project_description(srv):
+    """Without --report: mlaudit's section of the project's description (upsertModel), after the
+    user's text; a description saved by someone during the write is merged again, not lost."""
     add_sweep(srv, "noreport")
-    tri = triage_of(batch("noreport"))
+    srv.project_descriptions[(ENTITY, "noreport")] = "LR sweep for the Q3 model."
+    real = srv._upsert_model
+    edits = []
+
+    def upsert_then_user_saves(input=None, **kw):
+        out = real(input=input, **kw)
+        if not edits and BEGIN in ((input or {}).get("description") or ""):
+            # saved from a page loaded before mlaudit's write: the user's new text, no section
+            srv.project_descriptions[(ENTITY, "noreport")] = (
+                "LR sweep for the Q3 model. Owner: ana."
+            )
+            edits.append(1)
+        return out
+
+    srv._upsert_model = upsert_then_user_saves
+    try:
+        res = batch("noreport")
+    finally:
+        srv._upsert_model = real
+    tri = triage_of(res)
     assert tri["factors"][0]["name"] == "param:lr"
     assert views_of(srv, "noreport") == []
-    # --no-write: the verdicts and the report are not written; the table carries the triage
+    desc = srv.project_descriptions[(ENTITY, "noreport")]
+    assert edits and desc.startswith("LR sweep for the Q3 model. Owner: ana.")
+    assert desc.count(BEGIN) == 1 and desc.count(END) == 1
+    assert "`param:lr` [diverged]: all 8 diverged runs have lr >= 0.003" in desc
+    assert "**significant**" in desc
+    assert "description of W&B project ent/noreport" in res.stderr
+    # a second triage replaces the section; --no-write (with --report too) writes nothing
+    triage_of(batch("noreport"))
+    assert srv.project_descriptions[(ENTITY, "noreport")].count(BEGIN) == 1
+    before = len(srv.project_updates)
     res = CliRunner().invoke(
         app,
         [
@@ -164,7 +197,8 @@ def test_batch_wandb_triage_without_report_writes_no_report(srv):
     )
     assert res.exit_code == 0, res.output
     assert "param:lr [diverged]: all 8 diverged runs have lr >= 0.003" in res.stdout
-    assert "triage written to" not in res.output and views_of(srv, "noreport") == []
+    assert "triage written to" not in res.output
+    assert views_of(srv, "noreport") == [] and len(srv.project_updates) == before
     res = CliRunner().invoke(app, ["batch", "wandb", "-p", f"{ENTITY}/noreport", "--report"])
     assert res.exit_code == 2 and "--report goes with --triage" in res.output
 

@@ -51,6 +51,8 @@ GraphQL (``POST /graphql``, HTTP basic ``api:<key>``):
 * ``stopRun`` (``Run.stop()``, the UI's stop button) sets the run's ``stopped`` flag, which
   ``project { run { stopped } }`` answers (wandb-core's ``RunStoppedStatus``, polled by a
   running SDK every 15 s: it then interrupts the training process as W&B's UI stop does);
+* ``project { description }`` and ``upsertModel(input: {name, entityName, description})``
+  (a project's description, as wandb's ``upsert_project`` writes it);
 * ``project { allViews(viewType, viewName, first, after) }`` (``Api.reports``, the
   ``ProjectViews`` query of ``wandb/apis/public/reports.py``): the saved views of the project;
 * ``deleteRun``; anything else is answered with a GraphQL error naming the
@@ -206,6 +208,10 @@ class FakeWandbServer:
         self.automations: list[dict[str, Any]] = []  # createFilterTrigger inputs received
         #: saved reports (W&B "views"), id -> the upsertView input as stored (``spec`` a JSON string)
         self.views: dict[str, dict[str, Any]] = {}
+        #: project descriptions, (entity, project) -> text, and every upsertModel description
+        #: write in order as ((entity, project), text)
+        self.project_descriptions: dict[tuple[str, str], str] = {}
+        self.project_updates: list[tuple[tuple[str, str], str]] = []
         #: when set, upsertView is refused with this message (a viewer-only API key, say)
         self.refuse_views: str | None = None
         self._server = None
@@ -446,7 +452,23 @@ class FakeWandbServer:
             "stopRun": self._stop_run,
             "createFilterTrigger": self._create_filter_trigger,
             "upsertView": self._upsert_view,
+            "upsertModel": self._upsert_model,
         }
+
+    def _upsert_model(self, input=None, **_):
+        """``upsertModel`` (a project is a "model" in W&B's API; wandb's ``Api.create_project``
+        and ``upsert_project`` send it): the project named ``name`` in ``entityName``, its
+        ``description`` replaced when given; ``{project, model, inserted}``."""
+        inp = dict(input or {})
+        entity, name = inp.get("entityName") or self.entity, inp.get("name")
+        if not name:
+            raise GraphQLFailure("upsertModel: name required")
+        if inp.get("description") is not None:
+            self.project_descriptions[(entity, name)] = inp["description"]
+            self.project_updates.append(((entity, name), inp["description"]))
+        view = self._project_view(name, entity)
+        return {"project": view, "model": view, "inserted": False,
+                "__typename": "UpsertModelPayload"}
 
     def _view(self, v: dict[str, Any] | None) -> dict[str, Any] | None:
         if v is None:
@@ -571,6 +593,8 @@ class FakeWandbServer:
         return {
             "id": base64.b64encode(f"Project:{entity}:{name}".encode()).decode(),
             "name": name, "entityName": entity, "internalId": "1", "readOnly": False,
+            "description": self.project_descriptions.get((entity, name)), "access": "PRIVATE",
+            "views": "{}",
             "__typename": "Project", "createdAt": "2026-01-01T00:00:00", "isBenchmark": False,
             "user": None,
             "run": lambda name=None, **_: self._run_view(self.run(entity, pname, name)),

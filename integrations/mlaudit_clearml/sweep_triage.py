@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from mlaudit_core.writeback import write_section
+from mlaudit_core.writeback import triage_section, write_section
 
 from .connection import call
 from .mapping import params_of, parse_time
@@ -53,11 +53,6 @@ FIELDS = [
     "last_worker",
     "last_metrics",
 ]
-#: Most characters of mlaudit's section in the description (the rest is in the terminal and
-#: ``--format json``); clearml-server stores descriptions in MongoDB without a small limit.
-SECTION_CHARS = 6000
-#: Factors listed in the description.
-MAX_FACTORS_SHOWN = 10
 
 
 def _time(value: Any) -> float | None:
@@ -130,42 +125,8 @@ def records(session, project_id: str, results: Iterable) -> list[dict[str, Any]]
     return [record_of(t, verdicts[t["id"]], all_tags) for t in tasks]
 
 
-def section(doc: dict[str, Any]) -> str:
-    """mlaudit's Markdown section of the project description, from the redacted
-    :meth:`Triage.to_dict`: the headline counts, statements, the top factors with counts, first
-    bad / last good and the seed-noise judgement."""
-    from mlaudit_core.render.markdown import md_escape
-
-    outcomes = ", ".join(f"{n} {o or 'no verdict'}" for o, n in doc.get("outcomes", {}).items())
-    lines = [f"### mlaudit triage: {doc.get('runs', 0)} tasks ({md_escape(outcomes)})", ""]
-    lines += [f"- {md_escape(s)}" for s in doc.get("statements") or []]
-    for f in (doc.get("factors") or [])[:MAX_FACTORS_SHOWN]:
-        mark = (
-            "**significant**"
-            if f["significant"]
-            else ("small group" if f.get("small") else "not significant")
-        )
-        lines.append(
-            f"- `{md_escape(f['name'])}` [{md_escape(f['target'])}]: {md_escape(f['effect'])} "
-            f"(p={f['p_value']:.3g}, q={f['q_value']:.3g}, {mark})"
-        )
-    for cp in (doc.get("change_point"), doc.get("commit_change_point")):
-        if not cp:
-            continue
-        lines.append(
-            f"- first bad / last good by {md_escape(cp['order'])}: {md_escape(cp['direction'])} at "
-            f"{md_escape(str(cp['at']))}; last good `{md_escape(str(cp['last_good']))}`, first bad "
-            f"`{md_escape(str(cp['first_bad']))}` (q={cp['q_value']:.3g})"
-        )
-    sn = doc.get("seed_noise")
-    if sn and sn.get("statement"):
-        lines.append(f"- seed noise: {md_escape(str(sn['statement']))}")
-    text = "\n".join(lines)
-    return text if len(text) <= SECTION_CHARS else text[: SECTION_CHARS - 3] + "..."
-
-
 def write_triage(session, project_id: str, doc: dict[str, Any]):
-    """Merge :func:`section` into the project's description (the user's text kept, a
+    """Merge :func:`mlaudit_core.writeback.triage_section` into the project's description (the user's text kept, a
     concurrent edit merged again: :func:`~mlaudit_core.writeback.write_section`). Returns the
     :class:`~mlaudit_core.writeback.SectionWrite`. Server errors propagate as InputError."""
 
@@ -177,4 +138,6 @@ def write_triage(session, project_id: str, doc: dict[str, Any]):
     def write(text: str) -> None:
         call(session, "projects.update", project=project_id, description=text)
 
-    return write_section(read, write, section(doc), full_report="`mlaudit batch clearml --triage`")
+    return write_section(
+        read, write, triage_section(doc, "tasks"), full_report="`mlaudit batch clearml --triage`"
+    )

@@ -314,8 +314,9 @@ def batch_wandb(
     triage: bool = B.TRIAGE,
     report: bool = typer.Option(False, "--report/--no-report",
                                 help="With --triage: save the triage as the W&B Report "
-                                     "'mlaudit triage: <project>' (needs wandb-workspaces); a "
-                                     "later triage replaces it unless someone edited it."),
+                                     "'mlaudit triage: <project>' (needs wandb-workspaces; a "
+                                     "later triage replaces it unless someone edited it) instead "
+                                     "of a section of the project's description."),
 ) -> None:
     """Audit every ended run of a W&B project and write each verdict back.
 
@@ -346,7 +347,7 @@ def batch_wandb(
         return refs, spec, f"wandb {base_url()} project={project}"
 
     def run_triage(results: list) -> tuple:
-        return _triage_wandb(project, results, report=report and not no_write, timeout=timeout)
+        return _triage_wandb(project, results, report=report, write=not no_write, timeout=timeout)
 
     run_batch_cli(prepare, title=f"wandb project {project}", tracker="wandb",
                   name=project, state=state, jobs=jobs, executor=executor,
@@ -354,21 +355,29 @@ def batch_wandb(
                   triage=run_triage if triage else None)
 
 
-def _triage_wandb(project: str, results: list, *, report: bool, timeout: int) -> tuple:
-    """Triage of the batch's runs; saved as the project's W&B Report with ``report``.
-    Returns ``(Triage, where written or None)``."""
+def _triage_wandb(project: str, results: list, *, report: bool, write: bool,
+                  timeout: int) -> tuple:
+    """Triage of the batch's runs; written (``write``) as the project's W&B Report with
+    ``report``, else into the project's description. Returns ``(Triage, where or None)``."""
     from mlaudit_core.redact import redact_tree
     from mlaudit_core.triage import triage
     from mlaudit_wandb.online import make_api
-    from mlaudit_wandb.sweep_triage import records, save_report
+    from mlaudit_wandb.sweep_triage import records, save_report, write_project_summary
 
     api = make_api(timeout)
     tri = triage(records(api, project, results))
     failed = sum(not r.ok for r in results)
     if failed:
         tri.statements.insert(0, f"{failed} run(s) could not be audited and take no part")
-    if not report:
+    if not write:
         return tri, None
+    if not report:
+        done = write_project_summary(api, project, redact_tree(tri.to_dict()))
+        where = f"the description of W&B project {project} (mlaudit's section; the rest kept)"
+        if not done.verified:
+            where += ("; the description changed again while it was written: the next triage "
+                      "merges again")
+        return tri, where
     saved = save_report(api, project, redact_tree(tri.to_dict()))
     where = f"W&B report {saved.url}" + (
         f" (report {saved.kept_edited} was edited by someone since the last triage: kept, "

@@ -13,13 +13,17 @@ them with the batch's verdicts (:mod:`mlaudit_core.triage` records):
 - start time: ``createdAt``; host: not read (W&B keeps it in each run's
   ``wandb-metadata.json``, one file download per run).
 
-Where it is written (:func:`save_report`, only with ``--report``): a W&B Report
+Where it is written, unless ``--no-write``: without ``--report``, mlaudit's section of the
+**project's description** (:func:`write_project_summary`: between mlaudit's markers after the
+user's text, which is kept; read and written with the project query and the ``upsertModel``
+mutation, the one ``wandb``'s own ``upsert_project`` sends, through
+:func:`mlaudit_core.sdk_private.wandb_graphql`; a description saved by someone meanwhile is merged
+again by :func:`mlaudit_core.writeback.write_section`). With ``--report`` (:func:`save_report`): a W&B Report
 ``mlaudit triage: <project>`` in the project, through ``wandb_workspaces.reports.v2`` (as
 ``mlaudit wandb RUN --report``; ``Report.save()`` sends ``upsertView``): the statements, the
 factors with their counts, the first bad / last good run and the seed-noise judgement, and a
 run-set panel grid of the project with one parallel-coordinates panel over the significant
-params. W&B has no project-level field its public SDK writes, so without ``--report`` nothing
-is written to W&B (the triage is in the terminal and ``--format json``).
+params.
 
 The report is mlaudit's own, found again by its title through ``Api.reports``; the next triage
 replaces it. Its description ends with the fingerprint (sha-256, 12 hex) of the blocks as the
@@ -283,3 +287,53 @@ def save_report(api, project: str, doc: dict[str, Any]) -> SavedTriageReport:
     except Exception as exc:  # noqa: BLE001 - SDK and server errors have no common type
         raise InputError(f"{project}: W&B refused the triage report: {_first_line(exc)}") from None
     return SavedTriageReport(rep.id, rep.url, created=reuse is None, kept_edited=kept)
+
+
+_READ_PROJECT = """
+query MlauditProjectDescription($name: String!, $entity: String) {
+  project(name: $name, entityName: $entity) { id description }
+}
+"""
+_WRITE_PROJECT = """
+mutation MlauditProjectDescription($input: UpsertModelInput!) {
+  upsertModel(input: $input) { project { id description } }
+}
+"""
+
+
+def write_project_summary(api, project: str, doc: dict[str, Any]):
+    """Merge :func:`mlaudit_core.writeback.triage_section` of ``doc`` (the redacted
+    :meth:`Triage.to_dict`) into the description of ``project`` (``ENTITY/PROJECT``), the
+    user's text kept, a concurrent edit merged again; returns the
+    :class:`~mlaudit_core.writeback.SectionWrite`.
+
+    Raises:
+        InputError: W&B refused the read or the write, or the SDK has no GraphQL client.
+    """
+    from mlaudit_core.sdk_private import wandb_graphql
+    from mlaudit_core.writeback import triage_section, write_section
+
+    from .online import sdk_errors
+
+    entity, _, name = project.partition("/")
+
+    def call(query: str, variables: dict[str, Any]) -> dict[str, Any]:
+        with sdk_errors(project):
+            data = wandb_graphql(api, query, variables)
+        if data is None:
+            raise InputError(
+                f"{project}: this wandb SDK has no GraphQL client to write the project"
+            )
+        return data
+
+    def read() -> str | None:
+        return (call(_READ_PROJECT, {"name": name, "entity": entity}).get("project") or {}).get(
+            "description"
+        )
+
+    def write(text: str) -> None:
+        call(_WRITE_PROJECT, {"input": {"name": name, "entityName": entity, "description": text}})
+
+    return write_section(
+        read, write, triage_section(doc), full_report="`mlaudit batch wandb --triage`"
+    )
