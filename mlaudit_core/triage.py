@@ -569,12 +569,7 @@ def _change_point(use, outs, tests: list[Factor]) -> dict[str, Any] | None:
         "at": f.counts["group"]["rule"] if worse_after else f.counts["rest"]["rule"],
         "before": {"runs": len(before), "failing": sum(fail[i] for i in before)},
         "after": {"runs": len(after), "failing": sum(fail[i] for i in after)},
-        "last_good": None if last_good is None else str(use[last_good].get("run_id")),
-        "first_bad": None if first_bad is None else str(use[first_bad].get("run_id")),
-        "changed": changed,
-        "p_value": round(f.p_value, 6),
-        "q_value": round(f.q_value, 6),
-        "significant": f.significant,
+        **_runs_and_test(use, f, last_good, first_bad, changed),
     }
 
 
@@ -596,6 +591,19 @@ def _ends(use, fail: list[bool], before: list[int], after: list[int]):
         else {}
     )
     return worse_after, last_good, first_bad, changed
+
+
+def _runs_and_test(use, f: Factor, last_good, first_bad, changed) -> dict[str, Any]:
+    """The change point's runs (ids), what changed between them, and its test's p, q and
+    significance."""
+    return {
+        "last_good": None if last_good is None else str(use[last_good].get("run_id")),
+        "first_bad": None if first_bad is None else str(use[first_bad].get("run_id")),
+        "changed": changed,
+        "p_value": round(f.p_value, 6),
+        "q_value": round(f.q_value, 6),
+        "significant": f.significant,
+    }
 
 
 def commit_order(records: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -671,12 +679,7 @@ def _commit_change_point(use, outs, f: Factor, order: list[str]) -> dict[str, An
         "first_bad_commit": order[cut] if worse_after else order[cut - 1],
         "before": {"commits": cut, "runs": len(before), "failing": nb},
         "after": {"commits": len(order) - cut, "runs": len(after), "failing": na},
-        "last_good": None if last_good is None else str(use[last_good].get("run_id")),
-        "first_bad": None if first_bad is None else str(use[first_bad].get("run_id")),
-        "changed": changed,
-        "p_value": round(f.p_value, 6),
-        "q_value": round(f.q_value, 6),
-        "significant": f.significant,
+        **_runs_and_test(use, f, last_good, first_bad, changed),
         "small": f.small,
     }
 

@@ -59,24 +59,16 @@ def new_task(project: str, name: str, params: dict, diverge: bool, tags=()) -> s
 def srv(tmp_path_factory):
     root = tmp_path_factory.mktemp("clearml-triage")
     s = clearml_fake_server.FakeClearMLServer().start()
-    conf = s.write_config(root / "clearml.conf")
-    env = {
-        "CLEARML_CONFIG_FILE": str(conf),
-        "CLEARML_CACHE_DIR": str(root / "cache"),
-        "CLEARML_LOG_LEVEL": "WARNING",
-    }
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
+    mp = pytest.MonkeyPatch()
+    mp.setenv("CLEARML_CONFIG_FILE", str(s.write_config(root / "clearml.conf")))
+    mp.setenv("CLEARML_CACHE_DIR", str(root / "cache"))
+    mp.setenv("CLEARML_LOG_LEVEL", "WARNING")
     reset_sdk_state()
     s.root = root
     try:
         yield s
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        mp.undo()
         s.stop()
         reset_sdk_state()
 
