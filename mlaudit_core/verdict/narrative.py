@@ -593,7 +593,13 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
                                why="a healthy reference makes the next regression audit decisive",
                                cost="minutes"))
     if d.cause is Cause.INCONCLUSIVE:
-        if c.basis.judgeable and not c.run.console:
+        if d.outcome is Outcome.CRASHED and c.run.console and d.rule == "V17":
+            acts.insert(0, NextAction(action="Look up how the job ended outside the process: the scheduler's "
+                                             "record (sacct -j JOB, the exit code or signal) or the kernel log "
+                                             "(dmesg: 'Out of memory: Killed process')",
+                                      why="the console stops mid-run without a traceback, which is what a "
+                                          "SIGKILL or a default-handled SIGTERM leaves", cost="minutes"))
+        elif c.basis.judgeable and not c.run.console:
             acts.insert(0, NextAction(action="Attach the job's console log (stdout and stderr) to the run, or "
                                              "pass it with mlaudit logs",
                                       why="the curves do not say why the run ended; a traceback, an OOM-killer "

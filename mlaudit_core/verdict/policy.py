@@ -888,6 +888,13 @@ def _stopped_early(c: Ctx) -> Decision | None:
     if c.run.status is RunStatus.RUNNING:
         return Decision(Outcome.RUNNING, Cause.INCONCLUSIVE,
                         f"The run is still running according to its tracker: {why}.")
+    if c.run.console:
+        # the console was read and ends without a signature: what stops a process without a word
+        return Decision(Outcome.CRASHED, Cause.INCONCLUSIVE,
+                        f"The run stopped before its planned end: {why}. Its console ends without a crash "
+                        "signature: a SIGKILL (the kernel's OOM killer, a scheduler's limit) or a SIGTERM under "
+                        "Python's default handler prints nothing; the scheduler's record or the kernel log says "
+                        "which.")
     return Decision(Outcome.CRASHED, Cause.INCONCLUSIVE,
                     f"The run stopped before its planned end: {why}. No crash signature says why "
                     "(attach the console log or the scheduler's record).")
