@@ -95,6 +95,22 @@ def collect(
         if not p.is_file():
             raise InputError(f"{p}: file not found")
     ctx = CIContext(repo=str(repo), logs=[_display(p, repo) for p in logs])
+    console = _read_logs(ctx, repo, logs, window_lines)
+    found_golden = _scan_repo(ctx, repo, {q.resolve() for q in [*logs, *golden]})
+    _load_goldens(ctx, repo, golden, found_golden)
+    _follow_tests(ctx, repo, logs, golden)
+    _own_value_files(ctx, repo, logs)
+    _name_unnamed_gates(ctx)
+    ctx.env_changes = dedupe_env(ctx.env_changes)
+    _source_candidates(ctx, repo, console)
+    return ctx, console
+
+
+def _read_logs(
+    ctx: CIContext, repo: Path, logs: Sequence[Path], window_lines: int
+) -> list[ConsoleLine]:
+    """Value files among the logs (``.json`` / ``.csv``: actual values, or the old code's when
+    named for it), then the text logs (:func:`~.logs.scan_logs`)."""
     text_logs = []
     for p in logs:
         if p.suffix.lower() in _VALUE_EXT:
@@ -107,56 +123,68 @@ def collect(
                 ctx.notes.append(f"--logs {exc}")
         else:
             text_logs.append((p, _display(p, repo)))
-    console = scan_logs(ctx, text_logs, window_lines)
-    given = {q.resolve() for q in [*logs, *golden]}
+    return scan_logs(ctx, text_logs, window_lines)
+
+
+def _scan_repo(ctx: CIContext, repo: Path, given: set[Path]) -> list[Path]:
+    """Gates, golden files, pins, config lines and environment files of the repository;
+    returns the golden files found (those given on the command line are not read again)."""
     found_golden: list[Path] = []
     for f in iter_files(repo):
         rel = _display(f, repo)
-        name = f.name.lower()
         if f.resolve() in given:
             if is_golden_file(f):
                 ctx.golden_files.append(rel)
             continue
         try:
-            if name.endswith((".py", ".py.txt")):
-                text = f.read_text(encoding="utf-8", errors="replace")
-                gates, checked, where, notes = scan_python(text, rel)
-                ctx.gates += gates
-                ctx.notes += notes
-                if checked is not None and ctx.checked_metrics is None:
-                    ctx.checked_metrics, ctx.checked_metrics_source = checked, where
-            elif _CI_YAML.search(rel.replace("\\", "/")):
-                ctx.gates += scan_ci_yaml(f.read_text(encoding="utf-8", errors="replace"), rel)
-            if is_golden_file(f):
-                ctx.golden_files.append(rel)
-                found_golden.append(f)
-            elif re.match(r"(requirements|constraints)[\w.\-]*\.txt$", name):
-                ctx.packages_repo.update(
-                    parse_pins(f.read_text(encoding="utf-8", errors="replace"))
-                )
-            elif name.endswith(_CONFIG_EXT):
-                lines = f.read_text(encoding="utf-8", errors="replace").split("\n")
-                for i, ln in enumerate(lines):
-                    if _CONFIG_WORDS.search(ln) and len(ctx.config_candidates) < 40:
-                        ctx.config_candidates.append(
-                            Line(
-                                rel,
-                                i + 1,
-                                ln.strip(),
-                                [
-                                    f"{j + 1}: {lines[j]}"
-                                    for j in range(max(0, i - 1), min(len(lines), i + 2))
-                                ],
-                                "config",
-                            )
-                        )
-            if _ENV_FILES.search(name):
-                for i, ln in enumerate(
-                    f.read_text(encoding="utf-8", errors="replace").split("\n"), 1
-                ):
-                    ctx.env_changes += env_changes_in(ln, rel, i)
+            _scan_repo_file(ctx, f, rel, found_golden)
         except OSError as exc:
             ctx.notes.append(f"{rel}: unreadable ({exc})")
+    return found_golden
+
+
+def _scan_repo_file(ctx: CIContext, f: Path, rel: str, found_golden: list[Path]) -> None:
+    name = f.name.lower()
+    if name.endswith((".py", ".py.txt")):
+        text = f.read_text(encoding="utf-8", errors="replace")
+        gates, checked, where, notes = scan_python(text, rel)
+        ctx.gates += gates
+        ctx.notes += notes
+        if checked is not None and ctx.checked_metrics is None:
+            ctx.checked_metrics, ctx.checked_metrics_source = checked, where
+    elif _CI_YAML.search(rel.replace("\\", "/")):
+        ctx.gates += scan_ci_yaml(f.read_text(encoding="utf-8", errors="replace"), rel)
+    if is_golden_file(f):
+        ctx.golden_files.append(rel)
+        found_golden.append(f)
+    elif re.match(r"(requirements|constraints)[\w.\-]*\.txt$", name):
+        ctx.packages_repo.update(parse_pins(f.read_text(encoding="utf-8", errors="replace")))
+    elif name.endswith(_CONFIG_EXT):
+        _config_lines(ctx, f.read_text(encoding="utf-8", errors="replace").split("\n"), rel)
+    if _ENV_FILES.search(name):
+        for i, ln in enumerate(f.read_text(encoding="utf-8", errors="replace").split("\n"), 1):
+            ctx.env_changes += env_changes_in(ln, rel, i)
+
+
+def _config_lines(ctx: CIContext, lines: list[str], rel: str) -> None:
+    """Config lines that mention thresholds, tolerances or timeouts (at most 40)."""
+    for i, ln in enumerate(lines):
+        if _CONFIG_WORDS.search(ln) and len(ctx.config_candidates) < 40:
+            ctx.config_candidates.append(
+                Line(
+                    rel,
+                    i + 1,
+                    ln.strip(),
+                    [f"{j + 1}: {lines[j]}" for j in range(max(0, i - 1), min(len(lines), i + 2))],
+                    "config",
+                )
+            )
+
+
+def _load_goldens(
+    ctx: CIContext, repo: Path, golden: Sequence[Path], found_golden: list[Path]
+) -> None:
+    """The golden files given (``--golden``), else the ones found in the repository."""
     for p in golden:
         try:
             ctx_sets = load_values(p, "golden", _display(p, repo))
@@ -172,8 +200,11 @@ def collect(
                     _add_set(ctx, s)
             except InputError as exc:
                 ctx.notes.append(f"golden file skipped: {exc}")
-    # follow the log's tests into their source: the files they read, tolerances read from them
-    # files of the old code are not what the failing test read
+
+
+def _follow_tests(ctx: CIContext, repo: Path, logs: Sequence[Path], golden: Sequence[Path]) -> None:
+    """Follow the log's tests into their source: the files they read, tolerances read from
+    them (files of the old code are not what the failing test read)."""
     given_by_name = {
         q.name: q
         for q in [*logs, *golden]
@@ -188,11 +219,14 @@ def collect(
             continue
         gates, _, _, _ = scan_python(text, rel, data, sources)
         ctx.gates = [g for g in ctx.gates if g.path != rel] + gates
+
+
+def _own_value_files(ctx: CIContext, repo: Path, logs: Sequence[Path]) -> None:
+    """A value file named like the old code's (metrics_main.json from a build of main) while no
+    other values of this job exist: it is this job's own."""
     value_files = {_display(p, repo) for p in logs if p.suffix.lower() in _VALUE_EXT}
     from_files = [s for s in ctx.references if s.source in value_files]
     if from_files and not any(s.label != "log" for s in ctx.actuals):
-        # a value file named like the old code's (metrics_main.json from a build of main) while
-        # no other values of this job exist: it is this job's own
         ctx.notes.append(
             "value file(s) "
             + ", ".join(sorted({s.source for s in from_files}))
@@ -203,10 +237,12 @@ def collect(
             s.role = "actual"
         ctx.actuals = from_files + ctx.actuals
         ctx.references = [s for s in ctx.references if s not in from_files]
-    _name_unnamed_gates(ctx)
-    ctx.env_changes = dedupe_env(ctx.env_changes)
-    # the sources the logs point at, with a context window from the repo; only files inside the
-    # repository are opened (a log can name /proc/self/environ or ../secrets), at most MAX_BYTES
+
+
+def _source_candidates(ctx: CIContext, repo: Path, console: list[ConsoleLine]) -> None:
+    """The sources the logs point at, with a context window from the repo; only files inside
+    the repository are opened (a log can name /proc/self/environ or ../secrets), at most
+    MAX_BYTES."""
     seen: set[tuple[str, int]] = set()
     refused: set[str] = set()
     for cl in console:
@@ -220,39 +256,47 @@ def collect(
                     )
                 refused.add(fname)
                 continue
-            if not cand.is_file():
-                cand = (
-                    next((q for q in iter_files(repo) if q.name == Path(fname).name), None)
-                    if len(ctx.source_candidates) < 20 and not Path(fname).is_absolute()
-                    else None
-                )
-            if cand is None or not cand.is_file():
+            line = _source_line(ctx, repo, cand, fname, m)
+            if line is None or (line.source, line.line) in seen:
                 continue
-            try:
-                if cand.stat().st_size > MAX_BYTES:
-                    continue
-            except OSError:
-                continue
-            src_lines = read_lines(cand, _display(cand, repo))
-            lineno = int(m["l1"] or m["l2"] or 0)
-            if not lineno and m["t3"]:
-                lineno = next(
-                    (
-                        x.lineno
-                        for x in src_lines
-                        if re.match(rf"\s*(async\s+)?def {m['t3']}\b", x.text)
-                    ),
-                    1,
-                )
-            key = (_display(cand, repo), lineno)
-            if key in seen or not src_lines:
-                continue
-            seen.add(key)
-            idx = min(max(lineno - 1, 0), len(src_lines) - 1)
-            ctx.source_candidates.append(
-                Line(key[0], lineno, src_lines[idx].text.strip(), window(src_lines, idx, 3), "source")
-            )
-    return ctx, console
+            seen.add((line.source, line.line))
+            ctx.source_candidates.append(line)
+
+
+def _source_line(ctx: CIContext, repo: Path, cand: Path, fname: str, m: re.Match) -> Line | None:
+    """The source line a log reference names, with its window; None when it cannot be read."""
+    found: Path | None = cand
+    if not cand.is_file():
+        found = (
+            next((q for q in iter_files(repo) if q.name == Path(fname).name), None)
+            if len(ctx.source_candidates) < 20 and not Path(fname).is_absolute()
+            else None
+        )
+    if found is None or not found.is_file():
+        return None
+    cand = found
+    try:
+        if cand.stat().st_size > MAX_BYTES:
+            return None
+    except OSError:
+        return None
+    src_lines = read_lines(cand, _display(cand, repo))
+    lineno = int(m["l1"] or m["l2"] or 0)
+    if not lineno and m["t3"]:
+        lineno = next(
+            (x.lineno for x in src_lines if re.match(rf"\s*(async\s+)?def {m['t3']}\b", x.text)),
+            1,
+        )
+    if not src_lines:
+        return None
+    idx = min(max(lineno - 1, 0), len(src_lines) - 1)
+    return Line(
+        _display(cand, repo),
+        lineno,
+        src_lines[idx].text.strip(),
+        window(src_lines, idx, 3),
+        "source",
+    )
 
 
 def _add_set(ctx: CIContext, s: ValueSet) -> None:
