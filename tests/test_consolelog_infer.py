@@ -474,3 +474,16 @@ def test_a_bracketed_position_after_an_epoch_is_that_epochs_batch(log, entries, 
     (tests/data/logs) with their entries off: the step is epoch x batches per epoch + batch."""
     off = load_logs([DATA / "logs" / log], disabled_formats=entries)
     assert _values(off, "train/loss")[0] == steps
+
+
+def test_non_finite_values_printed_with_a_trailing_point_zero_are_read():
+    """Lightning 2's tqdm bar (tests/data/logs/frameworks/lightning2-tqdm-diverge.log, made with
+    lightning): ``train_loss_step=inf.0`` then ``train_loss_step=nan.0`` are inf and NaN points."""
+    import math
+
+    res = load_logs([DATA / "logs" / "frameworks" / "lightning2-tqdm-diverge.log"])
+    values = res.metrics.series("train/loss").values.tolist()
+    assert math.isinf(values[-2]) and math.isnan(values[-1])
+    res = parse_lines([f"step={s} loss={v}" for s, v in ((1, "0.5"), (2, "inf.0"), (3, "nan.0"))])
+    got = res.metrics.series("train/loss").values.tolist()
+    assert got[0] == 0.5 and math.isinf(got[1]) and math.isnan(got[2])

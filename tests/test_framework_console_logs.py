@@ -239,9 +239,7 @@ def _in_order(expected: list[float], got: list[float], rel: float = 1e-6) -> boo
 #: Logs the committed reader does not read yet (series) or not judge yet (verdict): strict xfails,
 #: removed as the structure-inference layer of issue 26 makes them pass.
 XFAIL_SERIES: set[str] = {
-    "lightning1-diverge",
     "lightning2-healthy-tty",
-    "lightning2-tqdm-diverge",
 }
 XFAIL_VERDICT: set[str] = {
     "accelerate-healthy",

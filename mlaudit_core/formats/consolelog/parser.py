@@ -283,9 +283,16 @@ def strip_log_prefix(line: str) -> str:
 
 
 def _num(text: str) -> float | None:
+    """``text`` as a float; ``nan.0`` / ``inf.0`` (a non-finite value formatted as ``f"{v:.1f}"``-like
+    text by tqdm postfixes, Lightning's bar) is NaN / inf. None when not a number."""
     try:
         return float(text)
     except (TypeError, ValueError):
+        if isinstance(text, str) and text.endswith(".0"):
+            try:
+                return float(text[:-2])
+            except ValueError:
+                return None
         return None
 
 
@@ -1034,7 +1041,7 @@ class LogParser:
             if target == "@skip":
                 continue
             try:
-                v = float(raw)
+                v = float(raw[:-2] if raw.endswith((".0",)) and raw[:-2].lstrip("+-").isalpha() else raw)
             except ValueError:
                 continue
             if target[0] == "@":
