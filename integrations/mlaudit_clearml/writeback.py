@@ -321,20 +321,17 @@ def write_verdict(
     # comment gives the labels for a re-merge): read, edit, read
     now: dict = {}
 
+    def edit(**fields) -> None:  # forced: a completed task takes a comment and labels
+        call(
+            session, "tasks.edit", what=run.identity.id, task=run.identity.id, force=True, **fields
+        )
+
     def read_comment() -> str | None:
         now["doc"] = get_task(session, run.identity.id)
         return now["doc"].get("comment")
 
     def write_comment_and_labels(text: str) -> None:
-        call(
-            session,
-            "tasks.edit",
-            what=run.identity.id,
-            task=run.identity.id,
-            force=True,
-            comment=text,
-            tags=new_labels(now["doc"].get("tags"), report),
-        )
+        edit(comment=text, tags=new_labels(now["doc"].get("tags"), report))
         now["labelled"] = True
 
     done = write_section(
@@ -346,15 +343,7 @@ def write_verdict(
     result.section_state = "written" if done.verified else "unverified"
     labels_now = new_labels(now["doc"].get("tags"), report)
     if not now.get("labelled") and labels_now != list(now["doc"].get("tags") or []):
-        # the comment held this section already: the labels alone
-        call(
-            session,
-            "tasks.edit",
-            what=run.identity.id,
-            task=run.identity.id,
-            force=True,
-            tags=labels_now,
-        )
+        edit(tags=labels_now)  # the comment held this section already: the labels alone
     # last, in one call: the properties mark the write-back for this ending complete
     task.set_user_properties(
         *[

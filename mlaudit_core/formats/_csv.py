@@ -146,6 +146,7 @@ def read(
         engine="c",
         keep_default_na=False,
         na_values=[""],
+        index_col=False,  # a separator ending every data row is not an index column
         encoding_errors="replace",
         sep=r"\s+" if sep == " " else sep,
     )
@@ -205,16 +206,29 @@ def read(
         v = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
         low = text.str.lower()
         logged_nan = low.isin(["nan", "-nan", "+nan"]).fillna(False).to_numpy(dtype=bool)
-        ok = ~np.isnan(v) | logged_nan
-        bad = present & ~ok
-        n_bad = int(bad.sum())
-        if n_bad and n_bad == int(present.sum()):
-            continue  # a text column (a checkpoint path, a timestamp string): not a metric
-        if n_bad:
-            bad_cells[name] = n_bad
-        cols[name] = (v, present & ok)
+        _keep_column(cols, bad_cells, name, v, present, logged_nan)
     _warn_bad_cells(path, bad_cells, warnings)
     return cols, warnings
+
+
+def _keep_column(
+    cols: dict,
+    bad_cells: dict[str, int],
+    name: str,
+    v: np.ndarray,
+    present: np.ndarray,
+    logged_nan: np.ndarray,
+) -> None:
+    """Add a text-typed column to ``cols`` as ``(values, mask)``: a number or a logged NaN is a
+    point, an empty cell none; other cells are counted in ``bad_cells``, and a column with no
+    number at all (a checkpoint path, a timestamp string) is no metric and left out."""
+    ok = ~np.isnan(v) | logged_nan
+    n_bad = int((present & ~ok).sum())
+    if n_bad and n_bad == int(present.sum()):
+        return
+    if n_bad:
+        bad_cells[name] = n_bad
+    cols[name] = (v, present & ok)
 
 
 def _warn_bad_cells(path: Path, bad_cells: dict[str, int], warnings: list[str]) -> None:
@@ -227,6 +241,10 @@ _LOGGED_NAN = frozenset(("nan", "-nan", "+nan"))
 
 
 def _number(text: str) -> float:
+    """``text`` as pandas' C parser reads it: ``float`` also takes ``1_000`` and non-ASCII
+    digits, which pandas leaves as text."""
+    if "_" in text or not text.isascii():
+        return math.nan
     try:
         return float(text)
     except ValueError:
@@ -253,8 +271,10 @@ def _read_rows(
                     continue  # a blank line
                 if names is None:
                     names = rec
-                elif len(rec) > len(names):
+                elif len(rec) > len(names) and any(rec[len(names) :]):
                     skipped += 1
+                elif len(rec) > len(names):
+                    rows.append(rec[: len(names)])  # empty cells after a trailing separator
                 else:
                     rows.append(rec)
         except csv.Error as exc:
@@ -294,13 +314,7 @@ def _read_rows(
         present = np.fromiter((t != "" for t in text), dtype=bool, count=n)
         v = np.fromiter((_number(t) if t else math.nan for t in text), dtype=np.float64, count=n)
         logged_nan = np.fromiter((t.lower() in _LOGGED_NAN for t in text), dtype=bool, count=n)
-        ok = ~np.isnan(v) | logged_nan
-        n_bad = int((present & ~ok).sum())
-        if n_bad and n_bad == int(present.sum()):
-            continue  # a text column (a checkpoint path, a timestamp string): not a metric
-        if n_bad:
-            bad_cells[name] = n_bad
-        cols[name] = (v, present & ok)
+        _keep_column(cols, bad_cells, name, v, present, logged_nan)
     _warn_bad_cells(path, bad_cells, warnings)
     return cols, warnings
 

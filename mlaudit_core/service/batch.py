@@ -103,18 +103,22 @@ def parse_since(text: str | None) -> datetime | None:
     return max(dt, epoch)  # no run ended before 1970; trackers' filters take no negative times
 
 
+def _depth_from_env(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) > 64:
+        raise InputError(f"{name}={raw!r}: expected a whole number from 0 to 64")
+    return int(raw)
+
+
 def read_ahead_depth() -> int:
     """Runs to load ahead of the local workers (:data:`READ_AHEAD_ENV`, 0 to 64; 0 = off).
 
     Raises:
         InputError: the variable is not a whole number from 0 to 64.
     """
-    raw = os.environ.get(READ_AHEAD_ENV, "").strip()
-    if not raw:
-        return DEFAULT_READ_AHEAD
-    if not raw.isdigit() or int(raw) > 64:
-        raise InputError(f"{READ_AHEAD_ENV}={raw!r}: expected a whole number from 0 to 64")
-    return int(raw)
+    return _depth_from_env(READ_AHEAD_ENV, DEFAULT_READ_AHEAD)
 
 
 class ReadAhead:
@@ -236,12 +240,7 @@ def write_behind_depth() -> int:
     Raises:
         InputError: the variable is not a whole number from 0 to 64.
     """
-    raw = os.environ.get(WRITE_BEHIND_ENV, "").strip()
-    if not raw:
-        return DEFAULT_WRITE_BEHIND
-    if not raw.isdigit() or int(raw) > 64:
-        raise InputError(f"{WRITE_BEHIND_ENV}={raw!r}: expected a whole number from 0 to 64")
-    return int(raw)
+    return _depth_from_env(WRITE_BEHIND_ENV, DEFAULT_WRITE_BEHIND)
 
 
 def local_results(spec: TaskSpec, refs: list[str], jobs: int) -> Iterator[RunResult]:
