@@ -413,6 +413,13 @@ def test_a_split_tag_opening_the_message_names_its_figures_held_out():
     )
     assert _values(res, "val/loss")[0] == [1, 2, 3]
     assert _values(res, "test/accuracy")[1] == [0.1, 0.2, 0.3]
+    # the tag right after the position (realworld f5b5-09: ``Epoch 1 Validation - Loss: 18.4914, Mod Acc: 0.0``)
+    tagged = parse_lines(
+        [f"Epoch {e} Training - Loss: 0.{9 - e}" for e in (1, 2)]
+        + [f"Epoch {e} Validation - Loss: 1.{e}" for e in (1, 2)]
+    )
+    assert _values(tagged, "val/loss")[1] == [1.1, 1.2]
+    assert _values(tagged, "train/loss")[1] == [0.8, 0.7]
     assert "train/loss" not in res.metrics.keys
 
 

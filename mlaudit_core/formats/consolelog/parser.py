@@ -1290,6 +1290,9 @@ class LogParser:
                 step = (int(epoch) - min(self._first_epoch, 1)) * m_ + n
             # without an epoch, an ``n/M`` that may start over each pass is left to the template reader
         default = _split_prefix(seg) if _SPLIT_HINT.search(seg) else "train/"
+        if default == "train/" and sp is not None and _SPLIT_HINT.search(seg):
+            # the tag right after the position: ``Epoch 1 Validation - Loss: 18.49``
+            default = _split_prefix(strip_log_prefix(seg)[sp.end():])
         if default != "train/" and any(_SPLIT_WORD.search(k) for k, _, _ in pairs):
             default = "train/"  # ``[eval] iter 0: train 9.85 val 9.85 lr 7e-07``: the names give the splits
         if default == "train/" and len(pairs) > 1:
