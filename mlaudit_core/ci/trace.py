@@ -312,6 +312,201 @@ def node_location(ctx: CIContext, test: str) -> tuple[str, str]:
     return path, func
 
 
+def _parents(tree: ast.AST) -> dict[int, ast.AST]:
+    """Each node's parent, by ``id`` of the child."""
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):
+        for ch in ast.iter_child_nodes(node):
+            parents[id(ch)] = node
+    return parents
+
+
+class _Tracer:
+    """The state of one :func:`trace_tests` pass: parsed test modules and conftest fixtures,
+    the files read so far (each read once) and the data each test module loads."""
+
+    def __init__(self, repo: Path, ctx: CIContext, given: dict[str, Path], load_golden: bool):
+        self.repo, self.root, self.ctx = repo, repo.resolve(), ctx
+        self.given, self.load_golden = given, load_golden
+        self.modules: dict[str, ModuleSource | None] = {}
+        self.conf_cache: dict = {}
+        self.data_out: dict[str, tuple[dict, dict]] = {}
+        self.loaded: dict[str, str] = {}  # resolved path -> status, so a file is read once
+        self.have_sources = {s.source for s in ctx.goldens + ctx.actuals}
+        self.refused_notes: set[str] = set()
+        self.suffix_cache: dict[str, Path | None] = {}
+
+    def module_path(self, mod_rel: str) -> Path | None:
+        """The test module's file: inside the repository, or the one repository file whose path
+        ends with the node id's path (pytest ran from a sub-directory: node ids are relative to
+        its rootdir)."""
+        p, why = confine(self.repo, mod_rel)
+        if p is None:
+            note = f"{mod_rel}: {why}; not opened"
+            if note not in self.refused_notes:
+                self.refused_notes.add(note)
+                self.ctx.notes.append(note)
+            return None
+        if p.is_file():
+            return p
+        if mod_rel not in self.suffix_cache:
+            from .gates import iter_files
+
+            hits = [
+                q
+                for q in iter_files(self.repo)
+                if str(q.resolve().relative_to(self.root))
+                .replace("\\", "/")
+                .endswith("/" + mod_rel)
+            ]
+            self.suffix_cache[mod_rel] = hits[0].resolve() if len(hits) == 1 else None
+        return self.suffix_cache[mod_rel]
+
+    def trace(self, test: str) -> None:
+        """Follow one test into its module: what it (its helpers, its fixtures) reads."""
+        mod_rel, func = node_location(self.ctx, test)
+        p = self.module_path(mod_rel)
+        if p is None:
+            return
+        rel = str(p.relative_to(self.root)).replace("\\", "/")
+        if rel not in self.modules:
+            self.modules[rel] = parse_test_source(p, rel)
+        ts = self.modules[rel]
+        if ts is None or func not in ts.functions:
+            return
+        loads = self._loads(ts, ts.functions[func], func, rel)
+        data, sources = self.data_out.setdefault(rel, ({}, {}))
+        for ld in loads:
+            self._input(test, func, rel, ld, data, sources)
+
+    def _loads(self, ts: ModuleSource, fn, func: str, rel: str) -> list:
+        """The reads of the test function, the module-level code, the helpers it calls by name
+        and the fixtures it takes (same module, then conftest.py)."""
+        env = dict(ts.env)
+        _assign_env(fn.body, env, rel)
+        roots: list[ast.AST] = [
+            st
+            for st in ts.tree.body
+            if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        ]
+        roots.append(fn)
+        called = {
+            n.func.id
+            for n in ast.walk(fn)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+        }
+        args = {a.arg for a in fn.args.args}
+        fixtures = _conftest_fixtures(self.repo, rel, self.conf_cache)
+        extra: list[tuple[ModuleSource, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+        for name in sorted(called | args):
+            if name in ts.functions and name != func:
+                roots.append(ts.functions[name])
+            elif name in args and name in fixtures:
+                extra.append(fixtures[name])
+        loads = _loads_in(roots, env, rel, _parents(ts.tree))
+        if self.load_golden:
+            have_lit = {s.source for s in self.ctx.goldens}
+            lit = [x for x in literal_goldens(ts, fn) if x.source not in have_lit]
+            self.ctx.goldens[:0] = lit  # the values the failing test itself expects come first
+        for cts, cfn in extra:
+            cenv = dict(cts.env)
+            _assign_env(cfn.body, cenv, cts.rel)
+            loads += _loads_in([cfn], cenv, cts.rel, _parents(cts.tree))
+        return loads
+
+    def _target(self, rec: TracedInput, norm: str, rel: str, func: str, line: int) -> Path | None:
+        """The file a read names: given on the command line, else inside the repository (next
+        to the test module for a bare name); sets ``rec``'s status and detail when it is not."""
+        base = posixpath.basename(norm)
+        if base in self.given:
+            rec.status, rec.detail = "given", f"given on the command line as {self.given[base]}"
+            return self.given[base]
+        cand = [norm]
+        if not norm.startswith(("/", "..")) and "/" not in norm:
+            cand.append(posixpath.normpath(posixpath.join(posixpath.dirname(rel), norm)))
+        reason = ""
+        for c in cand:
+            q, reason = confine(self.repo, c)
+            if q is not None and q.is_file():
+                return q
+        if reason and all(confine(self.repo, c)[0] is None for c in cand):
+            rec.status, rec.detail = "refused", f"{norm}: {reason}; not opened"
+        else:
+            rec.detail = (
+                f"{rel}:{line} ({func}) reads {norm}, which is neither in --logs nor "
+                "in the repository"
+            )
+        return None
+
+    def _input(self, test: str, func: str, rel: str, ld, data: dict, sources: dict) -> None:
+        """One file a test reads: found, read once (values and JSON data), recorded in
+        ``ctx.traced``."""
+        ctx = self.ctx
+        role = _role(ld.path, ld.bound)
+        norm = posixpath.normpath(ld.path)
+        rec = TracedInput(test, norm, role, "missing", rel, ld.line, ld.how)
+        target = self._target(rec, norm, rel, func, ld.line)
+        if target is not None:
+            disp = (
+                str(target.resolve().relative_to(self.root)).replace("\\", "/")
+                if rec.status != "given"
+                else str(target)
+            )
+            key = str(target.resolve())
+            if key not in self.loaded:
+                self.loaded[key] = self._read(target, disp, ld, rec, role, data, sources)
+                if rec.detail and self.loaded[key] != "loaded":
+                    ctx.notes.append(rec.detail)
+            elif ld.json and ld.bound and self.loaded[key] == "loaded" and ld.bound not in data:
+                try:
+                    doc = read_json_capped(target, disp)
+                    if isinstance(doc, dict):
+                        data[ld.bound], sources[ld.bound] = doc, disp
+                except InputError:
+                    pass
+            if rec.status != "given":
+                rec.status = self.loaded[key]
+            rec.path = disp if rec.status != "given" else norm
+        elif rec.status == "refused" and rec.detail not in ctx.notes:
+            ctx.notes.append(rec.detail)
+        if not any((x.test, x.path, x.line) == (rec.test, rec.path, rec.line) for x in ctx.traced):
+            ctx.traced.append(rec)
+
+    def _read(
+        self, target: Path, disp: str, ld, rec: TracedInput, role: str, data: dict, sources: dict
+    ) -> str:
+        """Read a file a test reads: its JSON bound to a name, its values as golden / actual /
+        reference sets. Returns the status (loaded, too_deep, too_big, unreadable)."""
+        status = "loaded"
+        try:
+            if ld.json:
+                doc = read_json_capped(target, disp)
+                if ld.bound and isinstance(doc, dict):
+                    data[ld.bound] = doc
+                    sources[ld.bound] = disp
+            if (
+                rec.status != "given"
+                and disp not in self.have_sources
+                and (self.load_golden or role != "golden")
+            ):
+                for s in load_values(target, role, disp):
+                    s.label = s.label or "test"
+                    {"golden": self.ctx.goldens, "reference": self.ctx.references}.get(
+                        s.role, self.ctx.actuals
+                    ).append(s)
+                self.have_sources.add(disp)
+        except TooDeep as exc:
+            status, rec.detail = "too_deep", str(exc)
+        except TooBig as exc:
+            status, rec.detail = "too_big", str(exc)
+        except InputError as exc:
+            if "no metric values" in str(exc) and ld.json:
+                status = "loaded"  # a settings file (tolerances), read as data
+            else:
+                status, rec.detail = "unreadable", str(exc)
+        return status
+
+
 def trace_tests(
     repo: Path, ctx: CIContext, given: dict[str, Path], load_golden: bool = True
 ) -> dict[str, tuple[dict, dict]]:
@@ -329,172 +524,14 @@ def trace_tests(
         ``{test module rel path: (data, sources)}``: module-level names bound to loaded JSON
         documents and the file each came from, for :func:`~.gates.scan_python`.
     """
-    root = repo.resolve()
     tests: list[str] = []
     for t in sorted(ctx.tests, key=lambda t: t.outcome not in ("failed", "error")):
         if t.test not in tests:
             tests.append(t.test)
-    modules: dict[str, ModuleSource | None] = {}
-    conf_cache: dict = {}
-    data_out: dict[str, tuple[dict, dict]] = {}
-    loaded: dict[str, str] = {}  # resolved path -> status, so a file is read once
-    have_sources = {s.source for s in ctx.goldens + ctx.actuals}
-    refused_notes: set[str] = set()
-    suffix_cache: dict[str, Path | None] = {}
+    tracer = _Tracer(repo, ctx, given, load_golden)
     for test in tests[:200]:
-        mod_rel, func = node_location(ctx, test)
-        p, why = confine(repo, mod_rel)
-        if p is None:
-            note = f"{mod_rel}: {why}; not opened"
-            if note not in refused_notes:
-                refused_notes.add(note)
-                ctx.notes.append(note)
-            continue
-        if not p.is_file():
-            # pytest ran from a sub-directory (its node ids are relative to its rootdir):
-            # the one repository file whose path ends with the node id's path
-            if mod_rel not in suffix_cache:
-                from .gates import iter_files
-
-                hits = [
-                    q
-                    for q in iter_files(repo)
-                    if str(q.resolve().relative_to(root)).replace("\\", "/").endswith("/" + mod_rel)
-                ]
-                suffix_cache[mod_rel] = hits[0].resolve() if len(hits) == 1 else None
-            p = suffix_cache[mod_rel]
-            if p is None:
-                continue
-        rel = str(p.relative_to(root)).replace("\\", "/")
-        if rel not in modules:
-            modules[rel] = parse_test_source(p, rel)
-        ts = modules[rel]
-        if ts is None or func not in ts.functions:
-            continue
-        fn = ts.functions[func]
-        parents: dict[int, ast.AST] = {}
-        for node in ast.walk(ts.tree):
-            for ch in ast.iter_child_nodes(node):
-                parents[id(ch)] = node
-        env = dict(ts.env)
-        _assign_env(fn.body, env, rel)
-        roots: list[ast.AST] = [
-            st
-            for st in ts.tree.body
-            if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-        ]
-        roots.append(fn)
-        # helpers it calls by name, and fixtures it takes (same module, then conftest.py)
-        called = {
-            n.func.id
-            for n in ast.walk(fn)
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-        }
-        args = {a.arg for a in fn.args.args}
-        fixtures = _conftest_fixtures(repo, rel, conf_cache)
-        extra: list[tuple[ModuleSource, ast.FunctionDef | ast.AsyncFunctionDef]] = []
-        for name in sorted(called | args):
-            if name in ts.functions and name != func:
-                roots.append(ts.functions[name])
-            elif name in args and name in fixtures:
-                extra.append(fixtures[name])
-        loads = _loads_in(roots, env, rel, parents)
-        if load_golden:
-            have_lit = {s.source for s in ctx.goldens}
-            lit = [x for x in literal_goldens(ts, fn) if x.source not in have_lit]
-            ctx.goldens[:0] = lit  # the values the failing test itself expects come first
-        for cts, cfn in extra:
-            cparents: dict[int, ast.AST] = {}
-            for node in ast.walk(cts.tree):
-                for ch in ast.iter_child_nodes(node):
-                    cparents[id(ch)] = node
-            cenv = dict(cts.env)
-            _assign_env(cfn.body, cenv, cts.rel)
-            loads += _loads_in([cfn], cenv, cts.rel, cparents)
-        data, sources = data_out.setdefault(rel, ({}, {}))
-        for ld in loads:
-            role = _role(ld.path, ld.bound)
-            norm = posixpath.normpath(ld.path)
-            cand = [norm]
-            if not norm.startswith(("/", "..")) and "/" not in norm:
-                cand.append(posixpath.normpath(posixpath.join(posixpath.dirname(rel), norm)))
-            base = posixpath.basename(norm)
-            rec = TracedInput(test, norm, role, "missing", rel, ld.line, ld.how)
-            if base in given:
-                rec.status, rec.detail = "given", f"given on the command line as {given[base]}"
-                target: Path | None = given[base]
-            else:
-                target = None
-                reason = ""
-                for c in cand:
-                    q, reason = confine(repo, c)
-                    if q is None:
-                        continue
-                    if q.is_file():
-                        target = q
-                        break
-                if target is None and reason and all(confine(repo, c)[0] is None for c in cand):
-                    rec.status, rec.detail = "refused", f"{norm}: {reason}; not opened"
-                elif target is None:
-                    rec.detail = (
-                        f"{rel}:{ld.line} ({func}) reads {norm}, which is neither in --logs nor "
-                        "in the repository"
-                    )
-            if target is not None:
-                disp = (
-                    str(target.resolve().relative_to(root)).replace("\\", "/")
-                    if rec.status != "given"
-                    else str(target)
-                )
-                key = str(target.resolve())
-                if key not in loaded:
-                    status = "loaded"
-                    try:
-                        if ld.json:
-                            doc = read_json_capped(target, disp)
-                            if ld.bound and isinstance(doc, dict):
-                                data[ld.bound] = doc
-                                sources[ld.bound] = disp
-                        if (
-                            rec.status != "given"
-                            and disp not in have_sources
-                            and (load_golden or role != "golden")
-                        ):
-                            for s in load_values(target, role, disp):
-                                s.label = s.label or "test"
-                                {"golden": ctx.goldens, "reference": ctx.references}.get(
-                                    s.role, ctx.actuals
-                                ).append(s)
-                            have_sources.add(disp)
-                    except TooDeep as exc:
-                        status, rec.detail = "too_deep", str(exc)
-                    except TooBig as exc:
-                        status, rec.detail = "too_big", str(exc)
-                    except InputError as exc:
-                        if "no metric values" in str(exc) and ld.json:
-                            status = "loaded"  # a settings file (tolerances), read as data
-                        else:
-                            status, rec.detail = "unreadable", str(exc)
-                    loaded[key] = status
-                    if rec.detail and status != "loaded":
-                        ctx.notes.append(rec.detail)
-                elif ld.json and ld.bound and loaded[key] == "loaded" and ld.bound not in data:
-                    try:
-                        doc = read_json_capped(target, disp)
-                        if isinstance(doc, dict):
-                            data[ld.bound], sources[ld.bound] = doc, disp
-                    except InputError:
-                        pass
-                if rec.status != "given":
-                    rec.status = loaded[key]
-                rec.path = disp if rec.status != "given" else norm
-            elif rec.status == "refused" and rec.detail not in ctx.notes:
-                ctx.notes.append(rec.detail)
-            if not any(
-                (x.test, x.path, x.line) == (rec.test, rec.path, rec.line) for x in ctx.traced
-            ):
-                ctx.traced.append(rec)
-    return {k: v for k, v in data_out.items() if v[0]}
+        tracer.trace(test)
+    return {k: v for k, v in tracer.data_out.items() if v[0]}
 
 
 _EXPECTED_CALLS = {
