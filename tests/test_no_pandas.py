@@ -5,7 +5,8 @@ it gets when pandas is installed.
 extra). Each mode runs in a fresh interpreter: one with ``sys.modules["pandas"] = None`` and
 ``sys.modules["scipy"] = None`` (any import of them raises ImportError), one without; both
 run the console-script entry point (:func:`mlaudit.cli.main`) on one real run of every
-format reader and print the JSON report's verdict.
+format reader (``--no-write``: the fixtures in tests/data stay as they are) and print the
+JSON report's verdict.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import mlaudit.cli
 out = {}
 for fmt, path in json.loads(sys.argv[2]):
     buf = io.StringIO()
-    sys.argv = ["mlaudit", path, "--as", fmt, "-f", "json"]
+    sys.argv = ["mlaudit", path, "--as", fmt, "-f", "json", "--no-write"]
     code = 0
     with contextlib.redirect_stdout(buf):
         try:
