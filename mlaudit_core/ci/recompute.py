@@ -367,6 +367,90 @@ def gate_applies(gate: Gate, metric: str, all_metrics: list[str]) -> bool:
     return bool(gt) and gt <= mt
 
 
+def _threshold_check(gate: Gate, a: np.ndarray, ctx: CIContext) -> CheckOutcome:
+    """A timing / throughput / threshold gate: the figure the log printed for it, else the
+    median (timing, throughput) or final (threshold) actual value, against the bound."""
+    if gate.threshold is None:
+        return CheckOutcome(gate, None, detail="the gate states no threshold")
+    k = gate.kind
+    meas = [
+        m
+        for m in ctx.measured
+        if gate.threshold is not None
+        and math.isclose(m.threshold, gate.threshold)
+        and m.op == gate.op
+    ]
+    if meas:
+        v = meas[0].value
+        src = f"measured {v:g} (printed at {meas[0].source}:{meas[0].line})"
+    else:
+        fin = a[np.isfinite(a)]
+        if not fin.size:
+            return CheckOutcome(gate, None, detail="no finite actual value to compare")
+        v = float(np.median(fin)) if k != "threshold" else float(fin[-1])
+        src = f"{'median' if k != 'threshold' else 'final'} actual {v:g}"
+    ok = {
+        "<": v < gate.threshold,
+        "<=": v <= gate.threshold,
+        ">": v > gate.threshold,
+        ">=": v >= gate.threshold,
+    }.get(gate.op or "<", True)
+    return CheckOutcome(
+        gate,
+        bool(ok),
+        1,
+        0 if ok else 1,
+        0,
+        None,
+        f"{src} {gate.op} {gate.threshold:g}: {'holds' if ok else 'violated'}",
+    )
+
+
+def _steady_check(gate: Gate, steps: np.ndarray, a: np.ndarray, g: np.ndarray) -> CheckOutcome:
+    """Megatron-LM's timing comparison: medians over the steady steps (30-45, 5-20 for <= 25)."""
+    lo, hi = _STEADY_LONG if (steps.max() if steps.size else 0) > 25 else _STEADY_SHORT
+    w = (steps >= lo) & (steps <= hi) & np.isfinite(a) & np.isfinite(g)
+    if not w.any():
+        return CheckOutcome(gate, None, detail=f"no finite values in steps {lo}-{hi}")
+    am, gm = float(np.median(a[w])), float(np.median(g[w]))
+    ok = bool(np.isclose(am, gm, rtol=gate.rtol or 0.0, atol=gate.atol or 0.0))
+    return CheckOutcome(
+        gate,
+        ok,
+        1,
+        0 if ok else 1,
+        0,
+        None,
+        f"median over steps {lo}-{hi}: actual {am:.6g} vs golden {gm:.6g} "
+        f"(rel {abs(am - gm) / abs(gm):.3g}, rtol {gate.rtol:g})",
+    )
+
+
+def _close(gate: Gate, a: np.ndarray, g: np.ndarray) -> np.ndarray | None:
+    """Per step, whether the values agree under the gate's own formula; None for a tolerance
+    that is not a literal."""
+    k = gate.kind
+    rtol = gate.rtol if gate.rtol is not None else 0.0
+    atol = gate.atol if gate.atol is not None else 0.0
+    d = np.abs(a - g)
+    if k in ("deterministic", "exact"):
+        return a == g
+    if k == "approx":
+        tol = (
+            np.maximum((gate.rtol or 0.0) * np.abs(g), atol)
+            if gate.rtol is not None
+            else np.full(g.shape, atol)
+        )
+        return d <= tol
+    if k == "isclose" and gate.formula.startswith("math"):
+        return d <= np.maximum(rtol * np.maximum(np.abs(a), np.abs(g)), atol)
+    if k == "tolerance" and gate.rtol is None and gate.atol is None:
+        return None
+    if k == "tolerance" and gate.rtol is not None:
+        return _rel(a, g) <= gate.rtol
+    return d <= atol + rtol * np.abs(g)  # isclose / allclose / approximate / tolerance(atol)
+
+
 def _evaluate(
     gate: Gate,
     metric: str,
@@ -377,42 +461,9 @@ def _evaluate(
     mismatch: bool,
     ctx: CIContext,
 ) -> CheckOutcome:
-    both_nan = np.isnan(a) & np.isnan(g)
     k = gate.kind
     if k in ("timing", "throughput", "threshold"):
-        if gate.threshold is None:
-            return CheckOutcome(gate, None, detail="the gate states no threshold")
-        meas = [
-            m
-            for m in ctx.measured
-            if gate.threshold is not None
-            and math.isclose(m.threshold, gate.threshold)
-            and m.op == gate.op
-        ]
-        if meas:
-            v = meas[0].value
-            src = f"measured {v:g} (printed at {meas[0].source}:{meas[0].line})"
-        else:
-            fin = a[np.isfinite(a)]
-            if not fin.size:
-                return CheckOutcome(gate, None, detail="no finite actual value to compare")
-            v = float(np.median(fin)) if k != "threshold" else float(fin[-1])
-            src = f"{'median' if k != 'threshold' else 'final'} actual {v:g}"
-        ok = {
-            "<": v < gate.threshold,
-            "<=": v <= gate.threshold,
-            ">": v > gate.threshold,
-            ">=": v >= gate.threshold,
-        }.get(gate.op or "<", True)
-        return CheckOutcome(
-            gate,
-            bool(ok),
-            1,
-            0 if ok else 1,
-            0,
-            None,
-            f"{src} {gate.op} {gate.threshold:g}: {'holds' if ok else 'violated'}",
-        )
+        return _threshold_check(gate, a, ctx)
     if mismatch and k in ("allclose", "isclose", "exact", "approx"):
         return CheckOutcome(
             gate,
@@ -429,48 +480,17 @@ def _evaluate(
         and gate.kind == "approximate"
         and any(t in metric_id(metric) for t in _TIMING)
     ):
-        lo, hi = _STEADY_LONG if (steps.max() if steps.size else 0) > 25 else _STEADY_SHORT
-        w = (steps >= lo) & (steps <= hi) & np.isfinite(a) & np.isfinite(g)
-        if not w.any():
-            return CheckOutcome(gate, None, detail=f"no finite values in steps {lo}-{hi}")
-        am, gm = float(np.median(a[w])), float(np.median(g[w]))
-        ok = bool(np.isclose(am, gm, rtol=gate.rtol or 0.0, atol=gate.atol or 0.0))
-        return CheckOutcome(
-            gate,
-            ok,
-            1,
-            0 if ok else 1,
-            0,
-            None,
-            f"median over steps {lo}-{hi}: actual {am:.6g} vs golden {gm:.6g} "
-            f"(rel {abs(am - gm) / abs(gm):.3g}, rtol {gate.rtol:g})",
-        )
-    rtol = gate.rtol if gate.rtol is not None else 0.0
-    atol = gate.atol if gate.atol is not None else 0.0
-    d = np.abs(a - g)
-    if k in ("deterministic", "exact"):
-        close = a == g
-    elif k == "approx":
-        tol = (
-            np.maximum((gate.rtol or 0.0) * np.abs(g), atol)
-            if gate.rtol is not None
-            else np.full(g.shape, atol)
-        )
-        close = d <= tol
-    elif k == "isclose" and gate.formula.startswith("math"):
-        close = d <= np.maximum(rtol * np.maximum(np.abs(a), np.abs(g)), atol)
-    elif k == "tolerance" and gate.rtol is None and gate.atol is None:
+        return _steady_check(gate, steps, a, g)
+    close = _close(gate, a, g)
+    if close is None:
         return CheckOutcome(gate, None, detail="tolerance is not a literal; not recomputed")
-    elif k == "tolerance" and gate.rtol is not None:
-        close = _rel(a, g) <= gate.rtol
-    else:  # isclose / allclose / approximate / tolerance(atol)
-        close = d <= atol + rtol * np.abs(g)
-    close = close | both_nan
+    close = close | (np.isnan(a) & np.isnan(g))
     n = int(close.size)
     n_exceed = int((~close).sum())
     allowed = 0
     if gate.style == "megatron" and k == "approximate" and n > 1:
         allowed = min(max(n_golden // 100, 1), 50)
+    d = np.abs(a - g)
     worst = int(steps[int(np.nanargmax(np.where(close, -np.inf, d)))]) if n_exceed else None
     passed = n_exceed <= allowed
     tol_txt = (
