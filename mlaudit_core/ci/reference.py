@@ -53,6 +53,17 @@ def _same_runner(ctx: CIContext, ref_source: str, new_sources: set[str]) -> bool
     return None
 
 
+_REEVALUATED = (
+    "approx",
+    "allclose",
+    "isclose",
+    "approximate",
+    "tolerance",
+    "exact",
+    "deterministic",
+)
+
+
 def find_reference(ctx: CIContext, recs: list) -> list[ReferenceRun]:
     """What the logs say about the old code, per failing gate / test (see the module docstring).
 
@@ -64,87 +75,84 @@ def find_reference(ctx: CIContext, recs: list) -> list[ReferenceRun]:
     Returns:
         The reference observations, strongest source first; also stored in ``ctx.reference``.
     """
-    from .recompute import _evaluate, analyse
-
-    out: list[ReferenceRun] = []
     failed = [t for t in ctx.tests if t.outcome in ("failed", "error")]
     new_sources = {t.source for t in failed} or {t.source for t in ctx.tests}
+    out: list[ReferenceRun] = []
     # values of the old code, re-evaluated with each failing tolerance gate
     for rec in recs:
         failing = [
-            c
-            for c in rec.active_checks
-            if c.passed is False
-            and c.gate.kind
-            in (
-                "approx",
-                "allclose",
-                "isclose",
-                "approximate",
-                "tolerance",
-                "exact",
-                "deterministic",
-            )
+            c for c in rec.active_checks if c.passed is False and c.gate.kind in _REEVALUATED
         ]
-        if not failing:
-            continue
-        gst, gv = rec.golden.series(rec.golden.find(rec.metric) or rec.metric)
-        for ref in ctx.references:
-            key = ref.find(rec.metric)
-            if key is None:
-                continue
-            rst, rv = ref.series(key)
-            if key in ref.indexed or rec.golden.find(rec.metric) in rec.golden.indexed:
-                n = min(rst.size, gst.size)
-                rst, gst_ = np.arange(1, n + 1), np.arange(1, n + 1)
-                rv, gv_ = rv[:n], gv[:n]
-            else:
-                gst_, gv_ = gst, gv
-            common, gi, ri = np.intersect1d(gst_, rst, return_indices=True)
-            if not common.size:
-                continue
-            g, a = gv_[gi], rv[ri]
-            c = failing[0]
-            rc = _evaluate(c.gate, rec.metric, common, a, g, int(common.size), False, ctx)
-            if rc.passed is None:
-                continue
-            an = (
-                analyse(c.gate, common, a, g)
-                if c.gate.kind not in ("exact", "deterministic")
-                else {}
-            )
-            new_an = c.analysis or {}
-            figs = {
-                "n": int(common.size),
-                "n_outside": rc.n_exceed,
-                "max_rel": an.get("max_rel", float(np.nanmax(np.abs(a - g) / np.abs(g)))),
-                "excess": an.get("excess"),
-                "new_max_rel": new_an.get("max_rel", rec.max_rel),
-                "new_excess": new_an.get("excess"),
-                "gate": f"{c.gate.path}:{c.gate.line}",
-            }
-            out.append(
-                ReferenceRun(
-                    "values",
-                    ref.source,
-                    0,
-                    f"{rec.metric} of the old code ({ref.label or ref.source}): {rc.detail}",
-                    ref.label or ref.source,
-                    bool(rc.passed),
-                    c.gate.function,
-                    rec.metric,
-                    {
-                        k: v
-                        for k, v in figs.items()
-                        if v is None or not isinstance(v, float) or math.isfinite(v)
-                    },
-                    ctx.runners.get(ref.source),
-                    _same_runner(ctx, ref.source, {rec.actual.source} | new_sources)
-                    if ref.source not in (rec.actual.source,)
-                    else True,
-                )
-            )
-    # the same test in a segment that ran the old code
+        if failing:
+            out += [
+                r
+                for ref in ctx.references
+                if (r := _values_reference(ctx, rec, failing[0], ref, new_sources)) is not None
+            ]
+    out += _session_references(ctx, failed)
+    out += _statement_references(ctx)
+    ctx.reference = out
+    return out
+
+
+def _values_reference(ctx: CIContext, rec, c, ref, new_sources: set[str]) -> ReferenceRun | None:
+    """The old code's values of ``rec``'s metric (``ref``) re-evaluated with the failing gate
+    ``c``; None when they share no step with the golden values or cannot be judged."""
+    from .recompute import _evaluate, analyse
+
+    key = ref.find(rec.metric)
+    if key is None:
+        return None
+    gst, gv = rec.golden.series(rec.golden.find(rec.metric) or rec.metric)
+    rst, rv = ref.series(key)
+    if key in ref.indexed or rec.golden.find(rec.metric) in rec.golden.indexed:
+        n = min(rst.size, gst.size)
+        rst, gst_ = np.arange(1, n + 1), np.arange(1, n + 1)
+        rv, gv_ = rv[:n], gv[:n]
+    else:
+        gst_, gv_ = gst, gv
+    common, gi, ri = np.intersect1d(gst_, rst, return_indices=True)
+    if not common.size:
+        return None
+    g, a = gv_[gi], rv[ri]
+    rc = _evaluate(c.gate, rec.metric, common, a, g, int(common.size), False, ctx)
+    if rc.passed is None:
+        return None
+    an = analyse(c.gate, common, a, g) if c.gate.kind not in ("exact", "deterministic") else {}
+    new_an = c.analysis or {}
+    figs = {
+        "n": int(common.size),
+        "n_outside": rc.n_exceed,
+        "max_rel": an.get("max_rel", float(np.nanmax(np.abs(a - g) / np.abs(g)))),
+        "excess": an.get("excess"),
+        "new_max_rel": new_an.get("max_rel", rec.max_rel),
+        "new_excess": new_an.get("excess"),
+        "gate": f"{c.gate.path}:{c.gate.line}",
+    }
+    return ReferenceRun(
+        "values",
+        ref.source,
+        0,
+        f"{rec.metric} of the old code ({ref.label or ref.source}): {rc.detail}",
+        ref.label or ref.source,
+        bool(rc.passed),
+        c.gate.function,
+        rec.metric,
+        {
+            k: v
+            for k, v in figs.items()
+            if v is None or not isinstance(v, float) or math.isfinite(v)
+        },
+        ctx.runners.get(ref.source),
+        _same_runner(ctx, ref.source, {rec.actual.source} | new_sources)
+        if ref.source not in (rec.actual.source,)
+        else True,
+    )
+
+
+def _session_references(ctx: CIContext, failed: list) -> list[ReferenceRun]:
+    """The same failing test in a segment of the log that ran the old code."""
+    out: list[ReferenceRun] = []
     for t in failed:
         hits = [r for r in ctx.ref_tests if r.test == t.test] or [
             r for r in ctx.ref_tests if r.function == t.function and r.path == t.path
@@ -177,27 +185,29 @@ def find_reference(ctx: CIContext, recs: list) -> list[ReferenceRun]:
                     _same_runner(ctx, r.source, {t.source}),
                 )
             )
-    # what the logs say in words
-    for ln in ctx.ref_statements:
-        out.append(
-            ReferenceRun(
-                "statement",
-                ln.source,
-                ln.line,
-                ln.text,
-                "",
-                ln.kind.endswith("reproduces"),
-                None,
-                None,
-                {},
-                None,
-                # "the last green build passed" says nothing when the image changed since:
-                # only the old code rerun now, on this runner / image, discriminates
-                bool(_SAME.search(ln.text)),
-            )
-        )
-    ctx.reference = out
     return out
+
+
+def _statement_references(ctx: CIContext) -> list[ReferenceRun]:
+    """What the logs say about the old code in words."""
+    return [
+        ReferenceRun(
+            "statement",
+            ln.source,
+            ln.line,
+            ln.text,
+            "",
+            ln.kind.endswith("reproduces"),
+            None,
+            None,
+            {},
+            None,
+            # "the last green build passed" says nothing when the image changed since:
+            # only the old code rerun now, on this runner / image, discriminates
+            bool(_SAME.search(ln.text)),
+        )
+        for ln in ctx.ref_statements
+    ]
 
 
 def decisive(ctx: CIContext, metric: str | None = None) -> ReferenceRun | None:
