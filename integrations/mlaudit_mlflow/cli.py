@@ -192,6 +192,7 @@ def batch_mlflow(
 
         skip = triage_run_ids(client_for(uri), ids)  # mlaudit's own triage record
         refs = [r for r in refs if r not in skip]
+        where["running"] = _running_count(client_for(uri), ids)
         where["uri"], where["ids"] = uri, ids
         spec = TaskSpec("mlflow", (("tracking_uri", uri),), settings.model_dump(),
                         write_back=not no_write)
@@ -202,10 +203,39 @@ def batch_mlflow(
     def run_triage(results: list) -> tuple:
         return _triage_mlflow(where["uri"], where["ids"], results, write=not no_write)
 
-    run_batch_cli(prepare, title=f"mlflow experiment {experiment}", tracker="mlflow",
-                  name=experiment, state=state, jobs=jobs, executor=executor,
-                  ray_address=ray_address, fresh=fresh,
-                  worst=worst, fmt=fmt, triage=run_triage if triage else None)
+    try:
+        run_batch_cli(prepare, title=f"mlflow experiment {experiment}", tracker="mlflow",
+                      name=experiment, state=state, jobs=jobs, executor=executor,
+                      ray_address=ray_address, fresh=fresh,
+                      worst=worst, fmt=fmt, triage=run_triage if triage else None)
+    except typer.Exit as stop:
+        from mlaudit_core.errors import EXIT_INCOMPLETE
+
+        if stop.exit_code in (0, EXIT_INCOMPLETE):  # the batch ran; bad input stays one line
+            _say_running_left_out(where.get("running", 0), experiment)
+        raise
+    _say_running_left_out(where.get("running", 0), experiment)
+
+
+def _running_count(client, ids: list[str]) -> int:
+    """How many runs of these experiments are RUNNING (0 when the server does not answer: the
+    batch itself reports an unreachable server)."""
+    from .triage import search_all
+
+    try:
+        return len(search_all(client, ids, "attributes.status = 'RUNNING'"))
+    except Exception:  # noqa: BLE001
+        return 0
+
+
+def _say_running_left_out(n: int, experiment: str) -> None:
+    """One stderr line, after the batch, when it left RUNNING runs out: a process killed by SIGKILL
+    (the OOM killer, a scheduler) never ends its MLflow run, so the run stays RUNNING and no batch
+    audits it. Nothing is printed when every run has ended."""
+    if n:
+        typer.echo(f"mlaudit: {n} run(s) of experiment {experiment!r} are still RUNNING and are not audited "
+                   "(a process killed by SIGKILL leaves its run RUNNING): `mlaudit mlflow RUN_ID` audits one, "
+                   "`mlaudit watch mlflow --experiment NAME --live` follows them", err=True)
 
 
 def _triage_mlflow(uri: str, ids: list[str], results: list, *, write: bool) -> tuple:
