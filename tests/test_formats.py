@@ -888,3 +888,47 @@ def test_every_reader_is_registered_once_as_an_entry_point():
     import mlaudit_core.formats as formats
 
     assert not hasattr(formats, "BUILTIN"), "a second list of readers next to the entry points"
+
+
+def _csv_read_both(path, monkeypatch):
+    """``formats._csv.read`` with pandas, then with the standard library's reader (pandas
+    reported absent), as ``{name: (values with NaN for absent, mask)}`` and the warnings."""
+    import mlaudit_core._optional as optional
+    from mlaudit_core.formats import _csv
+
+    out = []
+    for blocked in (False, True):
+        with monkeypatch.context() as m:
+            if blocked:
+                m.setattr(optional, "pandas", lambda: None)
+            cols, warnings = _csv.read(path)
+        out.append(
+            (
+                {k: ([float(x) if mk else None for x, mk in zip(v, mask)]) for k, (v, mask) in cols.items()},
+                warnings,
+            )
+        )
+    return out
+
+
+def test_csv_read_trailing_delimiter_on_data_rows(tmp_path, monkeypatch):
+    """A hand-written loop's ``f"{step},{loss},\\n"`` ends every data row with a separator the
+    header lacks: the columns stay where the header puts them (pandas alone took the first
+    column for an index and shifted every series by one; without pandas every row was
+    skipped)."""
+    p = tmp_path / "metrics.csv"
+    p.write_text("step,loss\n1,2.0,\n2,1.5,\n3,1.2,\n")
+    for cols, warnings in _csv_read_both(p, monkeypatch):
+        assert cols == {"step": [1.0, 2.0, 3.0], "loss": [2.0, 1.5, 1.2]}
+        assert warnings == []
+
+
+def test_csv_read_rows_numbers_as_pandas_reads_them(tmp_path, monkeypatch):
+    """Without pandas a cell is a number when pandas reads it as one: Python's ``float``
+    also takes ``1_000`` and non-ASCII digits (full-width ``１.５``), which pandas counts
+    as cells that are not numbers."""
+    p = tmp_path / "metrics.csv"
+    p.write_text("step,loss\n1,1_000\n2,\uff11.\uff15\n3,1.2\n4,1e3\n", encoding="utf-8")
+    with_pandas, without = _csv_read_both(p, monkeypatch)
+    assert with_pandas[0]["loss"] == [None, None, 1.2, 1000.0]
+    assert without == with_pandas
