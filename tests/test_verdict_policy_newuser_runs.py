@@ -13,6 +13,8 @@ not sign:
   a NaN there is one point at the last step, which says nothing about the first step, so
   "non-finite from its first logged step: the inputs, the initialisation or the loss are broken"
   (data_config, confidence 0.8) claims what the data cannot show;
+* HF Trainer with AdamW at lr 0.5 (500x typical): the training loss never gets below ln 2, and
+  the run is judged overfit (trainer_state.json) or succeeded (its console): the LR is the cause;
 * an MLflow run left RUNNING by a SIGKILL (nothing finalises it), silent for an hour while it
   logged every few milliseconds before, is judged "running": the run's own cadence says the
   process stopped writing, and the user needs to hear that.
@@ -232,3 +234,59 @@ def test_policy_running_run_silent_far_beyond_its_cadence(tmp_path):
     report = audit(load_run(run_id, tracking_uri=uri))
     v = report.verdict
     assert v.outcome.value != "running", v.summary
+
+
+HF_ADAMW_LR05 = """
+import torch
+from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
+torch.manual_seed(0)
+cfg = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                 intermediate_size=64, num_labels=2)
+class DS(torch.utils.data.Dataset):
+    def __init__(self, n, seed):
+        g = torch.Generator().manual_seed(seed)
+        self.x = torch.randint(5, 100, (n, 16), generator=g)
+        self.y = (self.x[:, 0] > 52).long()
+    def __len__(self): return len(self.x)
+    def __getitem__(self, i):
+        return {"input_ids": self.x[i], "attention_mask": torch.ones(16, dtype=torch.long), "labels": self.y[i]}
+args = TrainingArguments(output_dir="out", learning_rate=0.5, num_train_epochs=8, per_device_train_batch_size=16,
+                         logging_steps=5, use_cpu=True, eval_strategy="epoch")
+Trainer(model=BertForSequenceClassification(cfg), args=args, train_dataset=DS(512, 1), eval_dataset=DS(256, 2)).train()
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="HF Trainer AdamW lr 0.5 (500x typical; the training loss never below ln 2) "
+    "is judged overfit from trainer_state.json and succeeded from its console "
+    "(new-user pass 2026-12-06; lead told)",
+)
+def test_policy_hf_adamw_lr_far_above_typical_is_the_lr(tmp_path):
+    if importlib.util.find_spec("transformers") is None:
+        pytest.skip("transformers is not installed")
+    script = tmp_path / "train.py"
+    script.write_text(HF_ADAMW_LR05)
+    log = tmp_path / "train.log"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    with log.open("wb") as out:  # python train.py > train.log 2>&1
+        subprocess.run(
+            [sys.executable, str(script)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=tmp_path,
+            env=env,
+            check=True,
+            timeout=900,
+        )
+    verdicts = {}
+    for what in (tmp_path / "out", log):
+        ((_, run),) = load_path(what).runs
+        loss = run.metrics.series(run.key_for(Role.TRAIN_LOSS)).values
+        assert min(loss) > 0.6931, "the run learns at lr 0.5 now: case changed"
+        v = audit(run).verdict
+        verdicts[what.name] = (v.outcome.value, v.cause.value)
+    for outcome, cause in verdicts.values():
+        assert outcome in ("diverged", "unstable", "underfit") and cause == "model_convergence", (
+            verdicts
+        )
