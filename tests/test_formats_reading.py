@@ -1,4 +1,4 @@
-"""Reading fixes for what break-it found in session 3 (each test fails on the code before them).
+"""Local format reading: bars that are not training, lr-change messages, epoch plans, deep JSON lines, --out paths.
 
 (a) a progress bar that is not training (loading weights, ``datasets`` ``Map``, downloads,
 ``Generating train split``, tokenising) became the run's training bar: its rate a throughput

@@ -1,4 +1,4 @@
-"""CSV readers' YAML sidecars refuse alias bombs (break-it, session 3).
+"""CSV readers' YAML sidecars refuse alias bombs.
 
 ``lightning_logs/version_N/hparams.yaml`` (and timm/Ultralytics args.yaml) are read by
 ``mlaudit_core.formats._common.read_yaml``. It used ``yaml.SafeLoader`` without the alias

@@ -1,5 +1,5 @@
 """The markdown stream of ``mlaudit FOLDER`` cannot be broken out of by a run's path
-(break-it, session 3). Each run's section starts with an HTML comment naming its path; a
+Each run's section starts with an HTML comment naming its path; a
 folder named ``x--><img src=y onerror=alert(3)>`` closed the comment and left live HTML in
 the markdown (rendered by CI summaries and MR comments). Real console script."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Break-it: credentials in params leaked through the baseline comparison.
+"""Credentials in params stay redacted through the baseline comparison (BL002 deltas).
 
 A run and its baselines differ in ``api_secret`` / ``db_password`` params (each run got its
 own): BL002's finding said ``api_secret: [REDACTED] -> Qz0plainsecretvalue`` (the redactor
@@ -32,7 +32,7 @@ SECRETS = ["Qz0plainsecretvalue", "Qz1plainsecretvalue", "hunter0x", "hunter1x",
 @pytest.fixture(scope="module")
 def runs(mlflow_server):
     client = mlflow.MlflowClient(mlflow_server["url"])
-    exp = client.create_experiment("breakit-baseline-secrets")
+    exp = client.create_experiment("redact-baseline-deltas")
     ids = []
     for k in range(3):
         r = client.create_run(exp, run_name=f"r{k}")

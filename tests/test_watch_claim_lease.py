@@ -1,4 +1,4 @@
-"""Break-it: a watcher killed mid-claim on W&B and ClearML.
+"""A watcher killed mid-claim on W&B and ClearML: the claim's lease.
 
 What a watcher killed between its claim and the end of its write-back leaves on the run:
 the claim (W&B summary key ``mlaudit/claim``, ClearML user property ``mlaudit.claim``) of an

@@ -1,4 +1,4 @@
-"""The registry delivery queue keeps the model name it must tag (break-it, session 3).
+"""The registry delivery queue keeps the model name it must tag.
 
 The queue (integrations/mlaudit_mlflow/registry_state.py) is what the webhook worker reads to
 tag ``name``/``version``; the name is the registered model's address, not free text. Before the

@@ -1,5 +1,5 @@
-"""Break-it: terminal control sequences in run content reached the watcher's and the
-registry receiver's log lines raw.
+"""Terminal control sequences in run content are escaped in the watcher's and the registry
+receiver's log lines.
 
 * ``mlaudit watch tensorboard LOGDIR --live``: a run folder named
   ``run\\x1b]0;PWNED\\x07\\x1b[2Jx`` (any user can name a folder so) put ESC sequences into the

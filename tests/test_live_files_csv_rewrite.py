@@ -1,4 +1,4 @@
-"""Following a Lightning CSVLogger file live when a new metric key appears (break-it, session 3).
+"""Following a Lightning CSVLogger file live when a new metric key appears (live/files.py).
 
 Lightning's ``CSVLogger`` rewrites the whole ``metrics.csv`` with a new, sorted header the
 first time a new key is logged (``_ExperimentWriter._rewrite_with_new_header``). The file

@@ -1,4 +1,4 @@
-"""Prose lines in ordinary console logs must not become metric points (break-it, session 3).
+"""Prose lines in ordinary console logs do not become metric points (console reader).
 
 The console reader reads space-separated ``name value`` lines (``print('test accuracy', acc)``,
 ca02f61) for vocabulary names. A warning or a sentence that happens to hold such a name followed

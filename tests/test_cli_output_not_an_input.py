@@ -1,4 +1,4 @@
-"""An output file that is one of the input files is refused (break-it, session 3).
+"""An output file that is one of the input files is refused.
 
 ``mlaudit logs train.txt --out train.txt`` replaced the user's console log with the markdown
 report, and ``--evidence train.log`` (``mlaudit logs``) or ``mlaudit evidence --logs train.log

@@ -1,4 +1,4 @@
-"""Break-it: JSON nested past Python's decoder stack inside run files was an internal error.
+"""JSON nested past Python's decoder stack inside run files: a named problem, never an internal error.
 
 ``json.loads`` raises ``RecursionError`` (not ``ValueError``) on ~100k nested brackets; four
 readers caught only ``ValueError`` and ``mlaudit audit`` ended with "internal error ...

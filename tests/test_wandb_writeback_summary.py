@@ -1,4 +1,4 @@
-"""Break-it: a user's W&B summary edit made while mlaudit audits and writes back is kept.
+"""A user's W&B summary edit made while mlaudit audits and writes back is kept.
 
 W&B's ``upsertBucket(summaryMetrics)`` replaces a run's summary whole, and ``wandb.Api``
 caches ``Run`` objects: mlaudit's last write-back step, ``wrun.summary.update(verdict keys)``,

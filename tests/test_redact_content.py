@@ -1,6 +1,6 @@
-"""Break-it: credentials that leaked through redaction, and metric lines it blanked.
+"""Redaction of run content: planted credentials do not survive, metric lines are not blanked.
 
-Found by planting credentials in run content (session 4 break-it pass). Each case failed
+Credentials planted in run content. Each case failed
 before the fix in mlaudit_core/redact.py:
 
 * leaks: ``os.environ['WANDB_API_KEY']='<40 hex>'`` (a notebook cell echoed in a log), a W&B
