@@ -460,85 +460,9 @@ class _Scanner:
         n = full.rsplit(".", 1)[-1]
         a0 = c.args[0] if c.args else None
         if n == "approx":
-            rel_n = _kw(c, "rel") or (c.args[1] if len(c.args) > 1 else None)
-            abs_n = _kw(c, "abs") or (c.args[2] if len(c.args) > 2 else None)
-            rel = _num(rel_n, self.consts)
-            ab = _num(abs_n, self.consts)
-            unresolved = (rel_n is not None and rel is None) or (abs_n is not None and ab is None)
-            if unresolved:
-                self.add(
-                    c,
-                    "tolerance",
-                    metric=metric_of(self.parent.get(id(c)) or c),
-                    formula="pytest.approx with a tolerance that is not a literal nor read "
-                    "from a file the test loads: not recomputed",
-                )
-                return
-            # pytest's defaults: rel 1e-6 and abs 1e-12 when neither is given; when only rel is
-            # given abs stays 1e-12; when only abs is given rel is not used (pytest docs, approx)
-            if rel is None and ab is None:
-                rel, ab = 1e-6, 1e-12
-            elif ab is None:
-                ab = 1e-12
-            parent = self.parent.get(id(c))
-            index = None
-            if isinstance(parent, ast.Compare):
-                idx = {const_index(parent.left), const_index(c.args[0]) if c.args else None}
-                idx.discard(None)
-                index = idx.pop() if len(idx) == 1 else None
-            metric = metric_of(parent) if isinstance(parent, ast.Compare) else None
-            metric = metric or (metric_of(a0) if a0 is not None else None)
-            formula = (
-                "|actual - expected| <= max(rel * |expected|, abs)"
-                if rel is not None
-                else "|actual - expected| <= abs"
-            )
-            self.add(
-                parent if isinstance(parent, ast.Compare) else c,
-                "approx",
-                metric=metric,
-                rtol=rel,
-                atol=ab,
-                index=index,
-                tolerance_source=self.tol_source(rel_n, abs_n),
-                formula=f"pytest.approx: {formula}",
-            )
+            self._approx(c, a0)
         elif n in ("assert_allclose", "assert_close"):
-            torchy = full.startswith("torch") or n == "assert_close"
-            rtol_n = _kw(c, "rtol") or (c.args[2] if len(c.args) > 2 else None)
-            atol_n = _kw(c, "atol") or (c.args[3] if len(c.args) > 3 else None)
-            rtol, atol = _num(rtol_n, self.consts), _num(atol_n, self.consts)
-            if (rtol_n is not None and rtol is None) or (atol_n is not None and atol is None):
-                self.add(
-                    c,
-                    "tolerance",
-                    metric=metric_of(c),
-                    formula=f"{full} with a tolerance that is not a literal nor read from a "
-                    "file the test loads: not recomputed",
-                )
-                return
-            dtype = _torch_dtype(c) if torchy else None
-            if torchy:
-                # torch.testing.assert_close defaults by dtype (its documentation's table)
-                d_rtol, d_atol = _TORCH_TOL.get(dtype or "float32", (1.3e-6, 1e-5))
-            else:  # numpy.testing.assert_allclose: rtol 1e-7, atol 0
-                d_rtol, d_atol = 1e-7, 0.0
-            rtol = rtol if rtol is not None else d_rtol
-            atol = atol if atol is not None else d_atol
-            idx = {const_index(a) for a in c.args[:2]}
-            idx.discard(None)
-            self.add(
-                c,
-                "allclose",
-                metric=metric_of(c),
-                rtol=rtol,
-                atol=atol,
-                dtype=dtype,
-                index=idx.pop() if len(idx) == 1 else None,
-                tolerance_source=self.tol_source(rtol_n, atol_n),
-                formula=f"{full}: |actual - desired| <= atol + rtol * |desired| for every element"
-                + (f" (in {dtype})" if dtype else ""),
-            )
+            self._allclose(c, full, n)
         elif n in ("isclose", "allclose") and full.split(".")[0] in (
             "math",
             "np",
@@ -546,39 +470,9 @@ class _Scanner:
             "torch",
             "cmath",
         ):
-            if full.startswith(("math", "cmath")):
-                rtol = _num(_kw(c, "rel_tol"), self.consts)
-                atol = _num(_kw(c, "abs_tol"), self.consts)
-                self.add(
-                    c,
-                    "isclose",
-                    metric=metric_of(c),
-                    rtol=1e-9 if rtol is None else rtol,
-                    atol=0.0 if atol is None else atol,
-                    formula="math.isclose: |a - b| <= max(rel_tol * max(|a|, |b|), abs_tol)",
-                )
-            else:
-                rtol = _num(_kw(c, "rtol") or (c.args[2] if len(c.args) > 2 else None), self.consts)
-                atol = _num(_kw(c, "atol") or (c.args[3] if len(c.args) > 3 else None), self.consts)
-                self.add(
-                    c,
-                    "isclose",
-                    metric=metric_of(c),
-                    rtol=1e-5 if rtol is None else rtol,
-                    atol=1e-8 if atol is None else atol,
-                    formula=f"{full}: |a - b| <= atol + rtol * |b|",
-                )
+            self._isclose(c, full)
         elif n in ("assert_array_almost_equal", "assert_almost_equal"):
-            dec = _num(_kw(c, "decimal") or (c.args[2] if len(c.args) > 2 else None), self.consts)
-            dec = 6.0 if dec is None else dec
-            self.add(
-                c,
-                "isclose",
-                metric=metric_of(c),
-                rtol=0.0,
-                atol=1.5 * 10**-dec,
-                formula=f"{full}: |actual - desired| < 1.5 * 10**-{dec:g}",
-            )
+            self._almost_equal(c, full)
         elif n in (
             "assert_array_equal",
             "assert_equal",
@@ -586,44 +480,178 @@ class _Scanner:
             "assert_frame_equal",
             "assert_series_equal",
         ) and _METRIC_WORDS.search(_seg(self.text, c)):
-            self.add(
-                c,
-                "exact",
-                metric=metric_of(c),
-                rtol=0.0,
-                atol=0.0,
-                formula=f"{full}: exact equality",
-            )
+            self._exact(c, full)
         elif n in ("DeterministicTest", "ApproximateTest"):
             pass  # outside a metric dict there is no metric to attach it to
         elif full.endswith("mark.timeout") and a0 is not None and _num(a0, self.consts) is not None:
+            self._timeout_mark(c, a0)
+        else:
+            self._other(c, full, n)
+
+    def _approx(self, c: ast.Call, a0: ast.expr | None) -> None:
+        """``pytest.approx``: rel/abs (pytest's defaults when omitted), the element compared."""
+        rel_n = _kw(c, "rel") or (c.args[1] if len(c.args) > 1 else None)
+        abs_n = _kw(c, "abs") or (c.args[2] if len(c.args) > 2 else None)
+        rel = _num(rel_n, self.consts)
+        ab = _num(abs_n, self.consts)
+        unresolved = (rel_n is not None and rel is None) or (abs_n is not None and ab is None)
+        if unresolved:
+            self.add(
+                c,
+                "tolerance",
+                metric=metric_of(self.parent.get(id(c)) or c),
+                formula="pytest.approx with a tolerance that is not a literal nor read "
+                "from a file the test loads: not recomputed",
+            )
+            return
+        # pytest's defaults: rel 1e-6 and abs 1e-12 when neither is given; when only rel is
+        # given abs stays 1e-12; when only abs is given rel is not used (pytest docs, approx)
+        if rel is None and ab is None:
+            rel, ab = 1e-6, 1e-12
+        elif ab is None:
+            ab = 1e-12
+        parent = self.parent.get(id(c))
+        index = None
+        if isinstance(parent, ast.Compare):
+            idx = {const_index(parent.left), const_index(c.args[0]) if c.args else None}
+            idx.discard(None)
+            index = idx.pop() if len(idx) == 1 else None
+        metric = metric_of(parent) if isinstance(parent, ast.Compare) else None
+        metric = metric or (metric_of(a0) if a0 is not None else None)
+        formula = (
+            "|actual - expected| <= max(rel * |expected|, abs)"
+            if rel is not None
+            else "|actual - expected| <= abs"
+        )
+        self.add(
+            parent if isinstance(parent, ast.Compare) else c,
+            "approx",
+            metric=metric,
+            rtol=rel,
+            atol=ab,
+            index=index,
+            tolerance_source=self.tol_source(rel_n, abs_n),
+            formula=f"pytest.approx: {formula}",
+        )
+
+    def _allclose(self, c: ast.Call, full: str, n: str) -> None:
+        """``numpy.testing.assert_allclose`` / ``torch.testing.assert_close`` (defaults by dtype)."""
+        torchy = full.startswith("torch") or n == "assert_close"
+        rtol_n = _kw(c, "rtol") or (c.args[2] if len(c.args) > 2 else None)
+        atol_n = _kw(c, "atol") or (c.args[3] if len(c.args) > 3 else None)
+        rtol, atol = _num(rtol_n, self.consts), _num(atol_n, self.consts)
+        if (rtol_n is not None and rtol is None) or (atol_n is not None and atol is None):
+            self.add(
+                c,
+                "tolerance",
+                metric=metric_of(c),
+                formula=f"{full} with a tolerance that is not a literal nor read from a "
+                "file the test loads: not recomputed",
+            )
+            return
+        dtype = _torch_dtype(c) if torchy else None
+        if torchy:
+            # torch.testing.assert_close defaults by dtype (its documentation's table)
+            d_rtol, d_atol = _TORCH_TOL.get(dtype or "float32", (1.3e-6, 1e-5))
+        else:  # numpy.testing.assert_allclose: rtol 1e-7, atol 0
+            d_rtol, d_atol = 1e-7, 0.0
+        rtol = rtol if rtol is not None else d_rtol
+        atol = atol if atol is not None else d_atol
+        idx = {const_index(a) for a in c.args[:2]}
+        idx.discard(None)
+        self.add(
+            c,
+            "allclose",
+            metric=metric_of(c),
+            rtol=rtol,
+            atol=atol,
+            dtype=dtype,
+            index=idx.pop() if len(idx) == 1 else None,
+            tolerance_source=self.tol_source(rtol_n, atol_n),
+            formula=f"{full}: |actual - desired| <= atol + rtol * |desired| for every element"
+            + (f" (in {dtype})" if dtype else ""),
+        )
+
+    def _isclose(self, c: ast.Call, full: str) -> None:
+        """``math.isclose`` / ``numpy.isclose`` / ``allclose`` and their defaults."""
+        if full.startswith(("math", "cmath")):
+            rtol = _num(_kw(c, "rel_tol"), self.consts)
+            atol = _num(_kw(c, "abs_tol"), self.consts)
+            self.add(
+                c,
+                "isclose",
+                metric=metric_of(c),
+                rtol=1e-9 if rtol is None else rtol,
+                atol=0.0 if atol is None else atol,
+                formula="math.isclose: |a - b| <= max(rel_tol * max(|a|, |b|), abs_tol)",
+            )
+        else:
+            rtol = _num(_kw(c, "rtol") or (c.args[2] if len(c.args) > 2 else None), self.consts)
+            atol = _num(_kw(c, "atol") or (c.args[3] if len(c.args) > 3 else None), self.consts)
+            self.add(
+                c,
+                "isclose",
+                metric=metric_of(c),
+                rtol=1e-5 if rtol is None else rtol,
+                atol=1e-8 if atol is None else atol,
+                formula=f"{full}: |a - b| <= atol + rtol * |b|",
+            )
+
+    def _almost_equal(self, c: ast.Call, full: str) -> None:
+        """``assert_array_almost_equal(decimal=d)``: atol 1.5 * 10**-d."""
+        dec = _num(_kw(c, "decimal") or (c.args[2] if len(c.args) > 2 else None), self.consts)
+        dec = 6.0 if dec is None else dec
+        self.add(
+            c,
+            "isclose",
+            metric=metric_of(c),
+            rtol=0.0,
+            atol=1.5 * 10**-dec,
+            formula=f"{full}: |actual - desired| < 1.5 * 10**-{dec:g}",
+        )
+
+    def _exact(self, c: ast.Call, full: str) -> None:
+        """An exact-equality assertion on a metric."""
+        self.add(
+            c,
+            "exact",
+            metric=metric_of(c),
+            rtol=0.0,
+            atol=0.0,
+            formula=f"{full}: exact equality",
+        )
+
+    def _timeout_mark(self, c: ast.Call, a0: ast.expr) -> None:
+        """``@pytest.mark.timeout(n)``."""
+        self.add(
+            c,
+            "timeout",
+            threshold=_num(a0, self.consts),
+            op="<=",
+            formula="pytest-timeout: the test is killed after this many seconds",
+        )
+
+    def _other(self, c: ast.Call, full: str, n: str) -> None:
+        """Any other call: a ``timeout=`` argument, or rtol/atol passed to a repo-specific comparison."""
+        t = _kw(c, "timeout")
+        if t is not None and _num(t, self.consts) is not None:
             self.add(
                 c,
                 "timeout",
-                threshold=_num(a0, self.consts),
+                threshold=_num(t, self.consts),
                 op="<=",
-                formula="pytest-timeout: the test is killed after this many seconds",
+                formula=f"{full or 'call'}(timeout=...): raises after this many seconds",
             )
-        else:
-            t = _kw(c, "timeout")
-            if t is not None and _num(t, self.consts) is not None:
-                self.add(
-                    c,
-                    "timeout",
-                    threshold=_num(t, self.consts),
-                    op="<=",
-                    formula=f"{full or 'call'}(timeout=...): raises after this many seconds",
-                )
-            rt, at = _kw(c, "rtol", "rel_tol", "rel"), _kw(c, "atol", "abs_tol", "abs")
-            if (rt is not None or at is not None) and n not in ("approx",):
-                self.add(
-                    c,
-                    "tolerance",
-                    metric=metric_of(c),
-                    rtol=_num(rt, self.consts),
-                    atol=_num(at, self.consts),
-                    formula=f"{full}(rtol/atol): tolerance passed to a repo-specific comparison",
-                )
+        rt, at = _kw(c, "rtol", "rel_tol", "rel"), _kw(c, "atol", "abs_tol", "abs")
+        if (rt is not None or at is not None) and n not in ("approx",):
+            self.add(
+                c,
+                "tolerance",
+                metric=metric_of(c),
+                rtol=_num(rt, self.consts),
+                atol=_num(at, self.consts),
+                formula=f"{full}(rtol/atol): tolerance passed to a repo-specific comparison",
+            )
 
     def compare(self, test: ast.AST, stmt: ast.AST, negate: bool = False) -> None:
         if not isinstance(test, ast.Compare) or len(test.ops) != 1:
