@@ -494,3 +494,15 @@ def test_non_finite_values_printed_with_a_trailing_point_zero_are_read():
     res = parse_lines([f"step={s} loss={v}" for s, v in ((1, "0.5"), (2, "inf.0"), (3, "nan.0"))])
     got = res.metrics.series("train/loss").values.tolist()
     assert got[0] == 0.5 and math.isinf(got[1]) and math.isnan(got[2])
+
+
+def test_an_accuracy_printed_as_a_count_of_the_total_is_its_fraction():
+    """PyTorch's MNIST example (tests/data/logs/mnist.log) with its entries off: ``Test set: Average loss:
+    0.0497, Accuracy: 9838/10000 (98%)`` is the held-out loss and accuracy 0.9838, not a position."""
+    off = load_logs(
+        [DATA / "logs" / "mnist.log"], disabled_formats=["pytorch-mnist", "pytorch-mnist-test"]
+    )
+    assert _values(off, "test/accuracy")[1] == [0.9838]
+    assert _values(off, "test/loss")[1] == [0.0497]
+    res = parse_lines([f"step {s}: loss: 0.{s}, batch: {s}/10" for s in (1, 2, 3)])
+    assert not [k for k in res.metrics.keys if "batch" in k]

@@ -76,6 +76,8 @@ _VEC_ITEM = re.compile(_N)
 _GEN_POS_PAIR = re.compile(r"(?<![\w./@-])(?P<k>global[ _]step|step|iteration|iter|it|update|epoch|ep|batch)"
                            r"\s*(?::\s*|=\s*|\s+)\[?\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*\]?(?=[\s,;|)\]}]|$)",
                            re.IGNORECASE)
+#: An accuracy printed as a count of the total (PyTorch MNIST ``Accuracy: 9838/10000 (98%)``): the fraction.
+_GEN_FRACTION = re.compile(rf"(?<![\w./@-])(?P<k>{_KEY}):?\s+(?P<n>\d+)\s*/\s*(?P<m>\d+)(?:\s*\(\s*\d+(?:\.\d*)?%\s*\))?(?![\w./])")
 #: An unnamed bracketed position right after an epoch prefix: the batch of that epoch.
 _BARE_POS = re.compile(r"\s*\[\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*\]")
 #: A line whose message opens with a held-out split tag: ``Epoch(val) [1][5/5]  accuracy: 7.5`` (mmengine),
@@ -1327,7 +1329,7 @@ class LogParser:
             self._startup_params(seg)
             return False
         if step is None and line_step is None and epoch is None and batch is None and self.infer and \
-                self.epoch_header is None and self.step_header is None and _POSITION.search(seg) is not None:
+                self.epoch_header is None and self.step_header is None and _POSITION.search(work) is not None:
             return False  # an n/total position and no step: the template reader infers the step from it
         self.formats["generic-spaced" if known_only else "generic"] += 1
         if step is None and line_step is None and epoch is None and self.step_header is not None:
@@ -1401,6 +1403,20 @@ class LogParser:
             for pm in (pm for rx in (_GEN_COLON, _GEN_EQ, _GEN_PIPE) for pm in rx.finditer(tail)):
                 pairs.append((f"{label}_{pm['k'].strip()}", pm["v"], pm["u"] or unit))
             seg = seg[:um.start()] + " " * (len(seg) - um.start())
+        if "/" in seg:
+            parts = []
+            prev = 0
+            for fm in _GEN_FRACTION.finditer(seg):
+                k = _metric_words(fm["k"].strip())
+                n, m_ = int(fm["n"]), int(fm["m"])
+                if not (is_known(k) and canonical(k)[0].rsplit("/", 1)[-1] in ("accuracy", "top1", "top5")) \
+                        or not 0 <= n <= m_ or m_ == 0:
+                    continue
+                pairs.append((k, repr(n / m_), None))
+                parts.append(seg[prev:fm.start()] + " " * (fm.end() - fm.start()))
+                prev = fm.end()
+            if parts:
+                seg = "".join(parts) + seg[prev:]
         if "[" in seg:
             parts = []
             prev = 0
