@@ -146,6 +146,54 @@ DRIFT_REL = 1e-3
 ONE_SIGNED = 0.9
 
 
+def _deviation(
+    gate: Gate, a: np.ndarray, g: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(a - g, |g|, the deviation the gate allows per element), in the tensor's dtype when the
+    gate compares torch tensors of a reduced precision."""
+    if gate.dtype in ("float32", "float16", "bfloat16"):
+        a32 = a.astype(np.float32)
+        g32 = g.astype(np.float32)
+        dev = (a32 - g32).astype(float)
+        gabs = np.abs(g32).astype(float)
+    else:
+        dev, gabs = a - g, np.abs(g)
+    rtol = gate.rtol or 0.0
+    atol = gate.atol or 0.0
+    if gate.kind == "approx":
+        allowed = np.maximum(rtol * gabs, atol) if gate.rtol is not None else np.full(g.shape, atol)
+    elif gate.kind == "tolerance" and gate.rtol is not None:
+        allowed = rtol * gabs
+    else:
+        allowed = atol + rtol * gabs
+    return dev, gabs, allowed
+
+
+def _sign(n_pos: int, n_neg: int) -> str:
+    """``positive`` / ``negative`` when one side holds :data:`ONE_SIGNED` of the nonzero
+    deviations, else ``mixed``."""
+    tot = max(n_pos + n_neg, 1)
+    if n_pos / tot >= ONE_SIGNED:
+        return "positive"
+    if n_neg / tot >= ONE_SIGNED:
+        return "negative"
+    return "mixed"
+
+
+def _rtol_needed(gate: Gate, d: np.ndarray, gabs: np.ndarray) -> float:
+    """The smallest rtol that passes with the gate's atol (pytest.approx: max(rel, abs))."""
+    atol = gate.atol or 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        need = np.where(
+            gabs > 0, np.maximum(d - (atol if gate.kind != "approx" else 0.0), 0) / gabs, np.inf
+        )
+    rtol_needed = float(np.max(need)) if need.size else math.nan
+    if gate.kind == "approx" and atol and gate.rtol is not None:
+        need2 = np.where(d <= atol, 0.0, need)
+        rtol_needed = float(np.max(need2)) if need2.size else math.nan
+    return rtol_needed
+
+
 def analyse(gate: Gate, steps: np.ndarray, a: np.ndarray, g: np.ndarray) -> dict:
     """How the actual values deviate from the golden ones under one tolerance gate.
 
@@ -165,36 +213,15 @@ def analyse(gate: Gate, steps: np.ndarray, a: np.ndarray, g: np.ndarray) -> dict
     """
     fin = np.isfinite(a) & np.isfinite(g)
     st, a, g = steps[fin], a[fin], g[fin]
-    if gate.dtype in ("float32", "float16", "bfloat16"):
-        a32 = a.astype(np.float32)
-        g32 = g.astype(np.float32)
-        dev = (a32 - g32).astype(float)
-        gabs = np.abs(g32).astype(float)
-    else:
-        dev, gabs = a - g, np.abs(g)
+    dev, gabs, allowed = _deviation(gate, a, g)
     d = np.abs(dev)
-    rtol = gate.rtol or 0.0
-    atol = gate.atol or 0.0
-    if gate.kind == "approx":
-        allowed = np.maximum(rtol * gabs, atol) if gate.rtol is not None else np.full(g.shape, atol)
-    elif gate.kind == "tolerance" and gate.rtol is not None:
-        allowed = rtol * gabs
-    else:
-        allowed = atol + rtol * gabs
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(d == 0, 0.0, d / gabs)
         excess = np.where(d == 0, 0.0, d / allowed)
     out = ~(d <= allowed)
     nz = dev != 0
     n_pos, n_neg = int((dev > 0).sum()), int((dev < 0).sum())
-    tot = max(n_pos + n_neg, 1)
-    sign = (
-        "positive"
-        if n_pos / tot >= ONE_SIGNED
-        else "negative"
-        if n_neg / tot >= ONE_SIGNED
-        else "mixed"
-    )
+    sign = _sign(n_pos, n_neg)
     q = max(1, rel.size // 4)
     early = float(np.mean(rel[:q])) if rel.size else math.nan
     late = float(np.mean(rel[-q:])) if rel.size else math.nan
@@ -203,14 +230,7 @@ def analyse(gate: Gate, steps: np.ndarray, a: np.ndarray, g: np.ndarray) -> dict
     if out.size and out[-1]:
         stays = np.logical_and.accumulate(out[::-1])[::-1]
         outside_from = int(st[int(np.argmax(stays))])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        need = np.where(
-            gabs > 0, np.maximum(d - (atol if gate.kind != "approx" else 0.0), 0) / gabs, np.inf
-        )
-    rtol_needed = float(np.max(need)) if need.size else math.nan
-    if gate.kind == "approx" and atol and gate.rtol is not None:
-        need2 = np.where(d <= atol, 0.0, need)
-        rtol_needed = float(np.max(need2)) if need2.size else math.nan
+    rtol_needed = _rtol_needed(gate, d, gabs)
     n_out = int(out.sum())
     # persistent: from the first step outside, every later step is outside too
     persistent = bool(onset is not None and onset == outside_from and n_out >= 3)
