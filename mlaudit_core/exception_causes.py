@@ -57,6 +57,12 @@ _MP_START = re.compile(
 )
 
 
+def is_library_file(path: str) -> bool:
+    """Whether a traceback frame's file belongs to an installed package or the standard library
+    (site-packages, dist-packages, lib/pythonX, frozen modules, torch/tensorflow sources)."""
+    return bool(_LIBRARY.search(path))
+
+
 @dataclass(frozen=True)
 class ExceptionCause:
     """One rule: exceptions whose class, message and frames match have this cause."""

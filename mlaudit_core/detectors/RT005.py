@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..exception_causes import classify
+from ..exception_causes import classify, is_library_file
 from ..report import FactEvidence, Severity
 from ._console import ConsoleSignatureDetector
 
@@ -57,6 +57,9 @@ class PythonTraceback(
         causes = [t for t in own if not CONSEQUENCE.search(t.message)]
         tb = (causes or own or tbs)[-1]
         frame = tb.raising_frame
+        # the innermost frame of the user's own code: where a change is made (the raising frame is
+        # often inside numpy or torch)
+        user = next((f for f in reversed(tb.frames) if not is_library_file(f[0])), None)
         near = [
             cl.text
             for cl in run.console
@@ -85,6 +88,8 @@ class PythonTraceback(
             code_path=tb.code_path,
             raising_file=frame[0] if frame else None,
             raising_line=frame[1] if frame else None,
+            user_file=user[0] if user else None,
+            user_line=user[1] if user else None,
             n_tracebacks=len(tbs),
             exception_cause=why.cause if why else None,
             exception_rule=why.id if why else None,

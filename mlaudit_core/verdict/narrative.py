@@ -540,6 +540,15 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
                                    why="the training step exceeds device memory", cost="minutes"))
     elif d.outcome is Outcome.CRASHED and p is not None and (cr := _crash_remedy(p.code)) is not None:
         acts.append(NextAction(action=cr.action, why=cr.why, cost="minutes"))
+    elif d.outcome is Outcome.CRASHED and p is not None and p.facts.get("exception_rule") == "host-memory":
+        f_, l_ = ((p.facts["user_file"], p.facts.get("user_line")) if p.facts.get("user_file")
+                  else (p.facts.get("raising_file") or "the raising frame", p.facts.get("raising_line")))
+        where = f"{f_}:{l_ or ''}"
+        acts.append(NextAction(action=f"Shrink what is allocated at {where} (the size in the message): load or "
+                                      "process the data in chunks, a smaller batch or fewer DataLoader workers, "
+                                      "float32 instead of float64; or give the job more host RAM",
+                               why="the host (CPU) memory could not hold the allocation; replaying it fails the "
+                                   "same way", cost="minutes"))
     elif d.outcome is Outcome.CRASHED and p is not None:
         acts.append(NextAction(action=f"Reproduce the failure at {p.facts.get('raising_file') or 'the raising frame'}"
                                       f":{p.facts.get('raising_line') or ''} on one batch",
