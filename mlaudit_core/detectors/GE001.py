@@ -148,8 +148,8 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
     criterion GL_alpha; alpha 5 is his most used, 10 is used here because tracker
     validation curves are noisier than his averaged ones), sustained: the last
     ``sustain`` evaluations all stay above the best by half of it.
-    Not an overfit (issue 14: Lightning, SGD lr=50, loss bouncing at 6-12x chance, validation
-    accuracy at chance throughout): when the training loss (median of its last evaluation
+    Not an overfit (a Lightning run at SGD lr=50 bouncing at 6-12x chance, validation
+    accuracy at chance throughout, fitted nothing): when the training loss (median of its last evaluation
     interval) is at or above the chance-level loss ln K, or the validation accuracy never rose
     more than ``max_lift`` 25% of the way from chance to 1 (GE004's convention). The training
     loss change is a difference of window medians, one window per evaluation interval. Without

@@ -30,7 +30,7 @@ class GeneralizationGap(Detector, code="GE005", name="generalization-gap", famil
     0.9 mAP@.5:.95) when YOLO metrics are logged, else the validation loss; and the run's own
     ``patience`` param, else the larger of ``patience`` 3 evaluations (Keras' EarlyStopping
     examples) and ``patience_share`` 10% of the evaluations (a 150-epoch YOLO run stopped at
-    epoch 10 by patience 3 gave up mAP 0.86 for 0.32, issue 14).
+    epoch 10 by patience 3 gives up mAP 0.86 for 0.32).
     """
 
     needs = (Role.TRAIN_LOSS, Role.VAL_LOSS)

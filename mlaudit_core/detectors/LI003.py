@@ -71,7 +71,7 @@ class EpochStepMismatch(Detector, code="LI003", name="epoch-step-mismatch", fami
             raise Skip("the step axis is the epoch itself")
         # only records that carry a real step: step 0 is what a logger or a console parser writes when
         # no step was known on the line (an "Epoch 3/10" header), so epoch >= 1 at step 0 says nothing
-        # about the counter (seven healthy runs were called reset that way, issue 14)
+        # about the counter
         together = s.steps > 0
         if not together.any():
             raise Skip(f"no {key} record carries a global step (all at step 0)")

@@ -24,8 +24,8 @@ class _MissingSignal(Detector):
             return
         names = " / ".join(r.value.replace("_", " ") for r in self.roles)
         # a key of the role logged with only NaN/inf values is not missing: it was logged non-finite
-        # (new-user pass: a Keras validation_loss of inf was reported as "Missing: val loss" with the
-        # action "Log val loss in the next run"); LI001 judges the non-finite values themselves
+        # (a Keras validation_loss of inf was logged: "Log val loss in the next run" would be
+        # wrong advice); LI001 judges the non-finite values themselves
         nonfinite = []
         for r in self.roles:
             k = run.key_for(r)

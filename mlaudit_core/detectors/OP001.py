@@ -31,9 +31,9 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
     Smoothing: centred rolling median over 5% of the points, so one spike is not a divergence.
     Worse than guessing: when the chance level is known (params or loss/accuracy agreement, see
     ``detectors/_context.py``), a median training loss over the second half of the run at or above
-    ``chance_factor`` 2 x ln K is a divergence too, even if it fell from a higher start (issue 14:
-    Lightning SGD lr=50 bouncing at 40-230x ln 10 was called healthy; realworld ts01's 24 vs ln V
-    = 12.4 is the same shape). 2x: a model can only do that much worse than uniform by confidently
+    ``chance_factor`` 2 x ln K is a divergence too, even if it fell from a higher start (a
+    Lightning run at SGD lr=50 bouncing at 40-230x ln 10; realworld ts01's 24 vs ln V = 12.4 has
+    the same shape). 2x: a model can only do that much worse than uniform by confidently
     predicting wrong classes, which learning never produces. With an accuracy logged but no class
     count, ln 100,000 bounds the chance loss of any classifier (``chance_or_bound``).
     Rose from the start: a loss whose whole second half (smoothed) sits at ``factor`` 2x or more its

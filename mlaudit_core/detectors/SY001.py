@@ -33,7 +33,7 @@ class ThroughputDrop(Detector, code="SY001", name="throughput-drop", family="sys
     ``min_quarter_drop`` 5% below the one before (a per-step cost that grows with the run: a leak,
     fragmentation, a growing structure, lowers every quarter from the start); info otherwise. A
     slowdown that starts mid-run, as a step or a ramp, has the shape of other jobs' load arriving on
-    a shared machine (issue 14: "a healthy run on a busy 2-core machine called slow"; the generated
+    a shared machine (a healthy run on a busy 2-core machine; the generated
     corpus, made on such a machine, has a healthy run whose throughput holds for half the run then
     falls 18% and 39%), and without a cause in the data (data wait SY002, time outside training SY005)
     it is not a verdict. SY001 fires on no artifact of the real corpora, so no real figure bounds

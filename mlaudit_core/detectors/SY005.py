@@ -130,7 +130,7 @@ class TimeOutsideTraining(Detector, code="SY005", name="time-outside-training", 
             step_t = np.full(gaps.size, np.median(gaps))
         # only real gaps count: a gap several times the typical one and at least min_gap_seconds longer
         # than the step. Jitter of a busy machine (every gap 1-2x the median) is not time spent outside
-        # training (issue 14: a healthy run on a loaded 2-core machine was called "slow" that way)
+        # training (a healthy run on a loaded 2-core machine has such jitter)
         med_gap = float(np.median(gaps)) if gaps.size else 0.0
         real = (gaps > p.gap_factor * med_gap) & ((gaps - step_t) > p.min_gap_seconds)
         real &= ~idle

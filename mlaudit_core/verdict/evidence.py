@@ -601,8 +601,8 @@ def confidence(*, outcome: str, cause: str, primary: Finding | None, basis: Basi
     * ``succeeded``/``healthy``, the absence of every failure finding (weaker evidence than a
       finding: a detector can miss a failure it was not built for): ``0.3 + 0.4 * points_strength(n)``.
 
-    These base terms were checked against artifacts the rules had never seen (the 18 added to
-    tests/data/realworld in session 3, audited before any rule was changed for them: 13 of 18 right,
+    These base terms were checked against artifacts the rules had never seen (18 artifacts of
+    tests/data/realworld, audited before any rule was changed for them: 13 of 18 right,
     mean confidence 0.70 with this model, ECE 0.06). On the corpora the rules were developed on, the
     same terms look under-confident (ECE ~0.25 at 94-97% right): that gap is the rules' fit to those
     corpora, not evidence, and raising the base terms to close it (tried: 0.5 + 0.4 * strength) made

@@ -268,8 +268,8 @@ def hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis]:
                              status="open", cause=Cause.CORRECTNESS_BUG,
                              discriminating_test="compare hosts, start times and params of the two segments"))
     elif o is Outcome.UNSTABLE and c.lr.far_above:
-        # name a logged learning rate >= 10x typical (new-user pass: HF Trainer SGD at lr 60 was called
-        # unstable without the LR ever being named)
+        # name a logged learning rate >= 10x typical (an HF Trainer SGD run at lr 60
+        # is unstable because of it)
         on = _clipping_on(c)
         hs.append(Hypothesis(statement="learning rate far too high for the optimiser",
                              status="supported", cause=Cause.MODEL_CONVERGENCE,
@@ -427,8 +427,8 @@ def _divergence_action(c: _Ctx) -> tuple[str, str, str]:
     saved = _checkpoint_recorded(c.run, b)
     if b is not None and b.good_checkpoint and b.onset_step is not None:
         where = ("Rerun from the last good checkpoint (saved before step " + str(b.onset_step) + ")" if saved
-                 # a checkpoint *can* exist; nothing in the run says one was written (new-user pass: a diverged
-                 # MLflow run with no checkpoint was told to rerun from "the last good checkpoint")
+                 # a checkpoint *can* exist; nothing in the run says one was written (a diverged
+                 # MLflow run may have saved none)
                  else "Rerun from a checkpoint saved before step " + str(b.onset_step) + " if one was written "
                       "(this run records none), else restart from scratch")
     elif b is not None:
@@ -440,8 +440,8 @@ def _divergence_action(c: _Ctx) -> tuple[str, str, str]:
         target = (f"{c.lr.typical:g} for {c.lr.optimiser}" if c.lr.optimiser
                   else "e.g. 1e-3 for Adam/AdamW, 0.1 for SGD")
         if c.lr.lr is not None and c.lr.lr <= c.lr.typical:
-            # never send a run "back to" a range it is already in (new-user pass: a Keras SGD run at
-            # 0.05 was told to go back to "0.1 for sgd"): the LR is ordinary, the model/data need less
+            # never send a run "back to" a range it is already in (a Keras SGD run at
+            # 0.05 is below "0.1 for sgd"): the LR is ordinary, the model/data need less
             lr_part = (f" (now {c.lr.lr:g}, already at or below the typical {target}: this model and data "
                        "need a smaller one; check the scale of the inputs and targets too)")
         else:
@@ -474,8 +474,8 @@ def _clipping_on(c: _Ctx) -> tuple[float, float] | None:
 
 def _clipping_part(c: _Ctx) -> str:
     """"gradient clipping at 1.0", unless the run's own evidence says clipping is already on for most
-    steps: then advising it would contradict the run (new-user pass: HF Trainer max_grad_norm 1.0,
-    clipped on 98% of steps, was told to 'add gradient clipping')."""
+    steps: then advising it would contradict the run (HF Trainer's max_grad_norm 1.0
+    clips 98% of the steps of some runs)."""
     on = _clipping_on(c)
     if on is None:
         return "gradient clipping at 1.0"
@@ -520,7 +520,7 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
     acts: list[NextAction] = []
     p = d.primary
     if d.outcome is Outcome.DIVERGED and d.cause is Cause.DATA_CONFIG:
-        if c.precision:  # a precision cause is only named with precision evidence (issue 14)
+        if c.precision:  # a precision cause is only named with precision evidence
             acts.append(NextAction(action="Check the precision setting first: train in bf16/fp32 or enable "
                                           "mixed precision with dynamic loss scaling (pure fp16 has no master "
                                           "weights or loss scaling)",
@@ -594,7 +594,7 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
         instrument.append(NextAction(action=f"Log {f.facts['signal']} in the next run",
                                      why=f.facts["would_tell"], cost="minutes"))
     # a tag is only possible on a tracker's run (the baseline finders read it there); a local
-    # file (CSV, console log, trainer_state, event files) has none (new-user pass, session 3)
+    # file (CSV, console log, trainer_state, event files) has none
     taggable = c.run.identity.tracker in ("mlflow", "wandb", "clearml")
     if d.cause is Cause.HEALTHY and not acts and not instrument and taggable:
         acts.append(NextAction(action="Tag this run mlaudit.baseline=true so that later runs of the same "
