@@ -490,7 +490,7 @@ class AliasTable:
 
 #: Param names holding the run's (peak) learning rate, as the frameworks write them: HF Trainer
 #: ``learning_rate``, YOLO ``lr0``, mmcv/detectron2 ``base_lr``, OneCycle ``max_lr``; MLflow's Keras
-#: callback logs the optimizer config prefixed (``optimizer_learning_rate``, new-user pass 2026-12-01).
+#: callback logs the optimizer config prefixed (``optimizer_learning_rate``).
 LR_PARAM_NAMES = ("learning_rate", "lr", "lr0", "base_lr", "max_lr", "peak_lr", "init_lr",
                   "initial_learning_rate")
 _LR_PARAM_PREFIXES = ("optimizer_", "optimiser_", "optim_")

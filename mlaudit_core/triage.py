@@ -1,4 +1,4 @@
-"""Experiment triage: what the failing runs of a sweep have in common (issue 32).
+"""Experiment triage: what the failing runs of a sweep have in common.
 
 Input: one record per audited run, a mapping with the keys ``run_id``, ``outcome`` (the
 verdict: ``succeeded``, ``diverged``...), ``cause``, ``params`` and ``tags`` (str -> str),
