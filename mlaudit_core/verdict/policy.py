@@ -1049,6 +1049,15 @@ def _healthy(c: Ctx) -> Decision | None:
                         f"Not judged: {e.in_warmup}, and no planned length (max_steps, epochs, MAX_ITER) was "
                         "logged, so whether it finished its training or stopped at its start is not in the data; "
                         f"what was read looked healthy. Examined: {examined}. Log the planned length.")
+    if not (run.status is RunStatus.FINISHED or e.planned is not None or e.early_stopped
+            or any(NORMAL_END.search(ln.text) for ln in run.console[-300:])):
+        # nothing shows the end: a run killed (SIGKILL, a default-handled SIGTERM) or hung mid-way leaves the
+        # same files (TensorBoard event files and plain consoles have no end marker), so 'finished' is not said
+        msg = msg.replace("No failure signature: the run finished with", "No failure signature in the data read, "
+                          "which ends with", 1).replace("No failure signature: the run finished",
+                                                        "No failure signature in the data read", 1)
+        msg += ("; nothing in it shows the run reached its planned end (no planned length, end-of-training line or "
+                "finished status), and a run killed or hung mid-way reads the same: log or pass its planned length")
     reruns = [f for f in c.by_code.get("BL001", []) if f.severity.rank < Severity.ERROR.rank
               and any(re.search(r"#run-\d+$", str(b)) for b in f.facts.get("baseline_ids") or [])]
     if reruns:
