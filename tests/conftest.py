@@ -146,26 +146,43 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{name}: {text}")
 
 
-_E2E_TESTS = frozenset(
-    line.strip() for line in (Path(__file__).parent / "e2e_tests.txt").read_text().splitlines()
-    if line.strip() and not line.startswith("#"))
+def _listed_tests() -> tuple[frozenset[str], frozenset[str]]:
+    """The entries of tests/e2e_tests.txt (``path`` or ``path::test``), and those of them whose
+    line ends in ``slow`` (a module fixture or test that trains or round-trips a server for
+    more than ~20 s, measured with ``--durations``)."""
+    e2e, slow = set(), set()
+    for line in (Path(__file__).parent / "e2e_tests.txt").read_text().splitlines():
+        parts = line.split()
+        if not parts or parts[0].startswith("#"):
+            continue
+        e2e.add(parts[0])
+        if parts[1:2] == ["slow"]:
+            slow.add(parts[0])
+    return frozenset(e2e), frozenset(slow)
+
+
+_E2E_TESTS, _SLOW_TESTS = _listed_tests()
 
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by these markers
 def pytest_collection_modifyitems(config, items):
     here = Path(__file__).parent
     for item in items:
-        if any(m.name in ("e2e", "unit") for m in item.iter_markers()):
+        marked = {m.name for m in item.iter_markers()}
+        if "unit" in marked:
             continue
         try:
             rel = item.path.relative_to(here).as_posix()
-            listed = rel in _E2E_TESTS or f"{rel}::{item.originalname}" in _E2E_TESTS
+            keys = (rel, f"{rel}::{item.originalname}")
         except (ValueError, AttributeError):
-            listed = False
+            keys = ()
+        listed = any(k in _E2E_TESTS for k in keys)
         srcs = _sources(item)
-        if listed or any(_E2E_SOURCE.search(s) for s in srcs):
-            item.add_marker(pytest.mark.e2e)
-            if any(_SLOW_SOURCE.search(s) for s in srcs):
+        if marked & {"e2e", "slow"} or listed or any(_E2E_SOURCE.search(s) for s in srcs):
+            if "e2e" not in marked:  # a module or test marked e2e by hand may still be slow
+                item.add_marker(pytest.mark.e2e)
+            if "slow" not in marked and (any(k in _SLOW_TESTS for k in keys)
+                                         or any(_SLOW_SOURCE.search(s) for s in srcs)):
                 item.add_marker(pytest.mark.slow)
         else:
             item.add_marker(pytest.mark.unit)
