@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from ..report import FactEvidence, Severity
+from ..report import FactEvidence, Finding, Severity
 from ..signal import fmt
 from ..signatures import to_gib
 from ._console import ConsoleSignatureDetector
+from .base import Remedy
 
 
 class OutOfMemory(ConsoleSignatureDetector, code="RT001", name="out-of-memory", family="runtime"):
@@ -28,6 +29,21 @@ class OutOfMemory(ConsoleSignatureDetector, code="RT001", name="out-of-memory", 
     """
 
     categories = ("oom", "oom_recovered")
+
+    @classmethod
+    def crash_remedy_for(cls, finding: Finding) -> Remedy | None:
+        """Where the allocation failed decides the fix: the evaluation path or the training step."""
+        if finding.facts.get("code_path") == "evaluation":
+            return Remedy(
+                "Reduce evaluation peak memory: chunk the scoring, use a smaller eval batch, run "
+                "under torch.no_grad(), or evaluate on CPU",
+                "the allocation failed in the evaluation path",
+            )
+        return Remedy(
+            "Halve the micro-batch (keep the global batch with gradient accumulation) or enable "
+            "activation checkpointing",
+            "the training step exceeds device memory",
+        )
 
     def check(self, run, p):
         every, tbs = self.hits(run)

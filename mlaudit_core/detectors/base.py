@@ -185,6 +185,12 @@ class Detector:
         step range, a point for one step; warnings and errors only)."""
         return None
 
+    @classmethod
+    def crash_remedy_for(cls, finding: Finding) -> Remedy | None:
+        """The first action when the run crashed with ``finding`` as the primary one: the
+        detector's ``crash_remedy``, or one chosen from the finding's facts."""
+        return cls.crash_remedy
+
     # --- documentation ---------------------------------------------------------
     @classmethod
     def doc(cls) -> str:

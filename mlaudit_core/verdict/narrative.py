@@ -317,10 +317,10 @@ def _remedies(code: str) -> list[tuple[str, str, str]]:
     return [(r.action, r.why, r.cost) for r in det.remedies] if det is not None else []
 
 
-def _crash_remedy(code: str) -> Remedy | None:
-    """The first action when the run crashed on this detector's signature (its ``crash_remedy``)."""
-    det = registry().get(code)
-    return det.crash_remedy if det is not None else None
+def _crash_remedy(primary: Finding) -> Remedy | None:
+    """The first action when the run crashed on this finding (its detector's ``crash_remedy_for``)."""
+    det = registry().get(primary.code)
+    return det.crash_remedy_for(primary) if det is not None else None
 
 
 
@@ -529,16 +529,7 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
                                    cost="minutes"))
         acts.append(NextAction(action="Replay the batch at the onset step and check inputs/labels for "
                                       "NaN or extreme values", why="rules out a bad batch", cost="minutes"))
-    elif d.outcome is Outcome.CRASHED and p is not None and p.code == "RT001":
-        if p.facts.get("code_path") == "evaluation":
-            acts.append(NextAction(action="Reduce evaluation peak memory: chunk the scoring, use a smaller "
-                                          "eval batch, run under torch.no_grad(), or evaluate on CPU",
-                                   why="the allocation failed in the evaluation path", cost="minutes"))
-        else:
-            acts.append(NextAction(action="Halve the micro-batch (keep the global batch with gradient "
-                                          "accumulation) or enable activation checkpointing",
-                                   why="the training step exceeds device memory", cost="minutes"))
-    elif d.outcome is Outcome.CRASHED and p is not None and (cr := _crash_remedy(p.code)) is not None:
+    elif d.outcome is Outcome.CRASHED and p is not None and (cr := _crash_remedy(p)) is not None:
         acts.append(NextAction(action=cr.action, why=cr.why, cost="minutes"))
     elif d.outcome is Outcome.CRASHED and p is not None and p.facts.get("exception_rule") == "host-memory":
         f_, l_ = ((p.facts["user_file"], p.facts.get("user_line")) if p.facts.get("user_file")
