@@ -8,8 +8,9 @@ row is one rule an analyst applies to any report:
   corrupt or unparsable data file, a missing key or file inside the dataset's own code, a Hugging
   Face ``datasets`` build error) -> ``data_config``;
 * the environment the job runs in (a worker process that dies while multiprocessing starts or
-  unpickles it, a network error reaching a hub, a driver or binary library that does not fit the
-  install, an I/O error from the operating system) -> ``infra_runtime``;
+  unpickles it, a network error reaching a hub, a distributed rendezvous whose port is taken, a
+  driver or binary library that does not fit the install, an I/O error from the operating system)
+  -> ``infra_runtime``;
 * a model id or path that does not name a model (transformers' ``Can't load ...``), a checkpoint that does
   not fit the configured model (``load_state_dict``'s missing, unexpected or mis-shaped keys) -> ``data_config``.
 
@@ -54,6 +55,14 @@ _LIBRARY = re.compile(
 _MP_START = re.compile(
     r"(?<!torch)[/\\]multiprocessing[/\\](?:spawn|reduction|popen_spawn_\w+|popen_forkserver|"
     r"forkserver|connection)\.py$"
+)
+
+
+#: Another exception's line quoted inside a message (``got 'OSError: [Errno 5] ...' in the note``): the
+#: quoted text is data this exception carries, not its own message. Bounded to 500 characters without a
+#: quote inside, so a 1 MB line of unclosed quotes is read in linear time.
+_QUOTED_EXCEPTION = re.compile(
+    r"""(['"])[\w.]*(?:Error|Exception|Exit|Interrupt)\b:[^'"\n]{0,500}?\1"""
 )
 
 
@@ -317,6 +326,25 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "OSError: [Errno 24] Too many open files",
     ),
     ExceptionCause(
+        "rendezvous-socket",
+        "infra_runtime",
+        "the distributed rendezvous could not open or reach its socket (the master port is already taken by "
+        "another job or a stale process, or the store's socket failed): the launch environment, not the training "
+        "code",
+        (),
+        _rx(
+            r"server socket has failed to (?:listen|bind)|\bEADDRINUSE\b|\[Errno (?:48|98)\] Address already in "
+            r"use|\bDistNetworkError\b|The client socket has failed to connect"
+        ),
+        "",
+        "torch 2.13.0 torch/csrc/distributed/c10d/socket.cpp (SocketListenOp: 'The server socket has failed to "
+        "listen on any local network address. ... name: EADDRINUSE', SocketConnectOp: 'The client socket has "
+        "failed to connect'), raised as torch.distributed.DistNetworkError (a RuntimeError) by TCPStore; glibc "
+        "strerror(EADDRINUSE) on Linux (98) and macOS (48) as CPython's OSError formats it",
+        "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. "
+        "port: 29500, useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use",
+    ),
+    ExceptionCause(
         "network",
         "infra_runtime",
         "a network call failed (connection refused or reset, name resolution, timeout, no route to the hub)",
@@ -424,13 +452,18 @@ def classify(
     ``exc_type`` is the class as printed (``PIL.UnidentifiedImageError``), ``message`` the text after
     the colon, ``frames`` the traceback's ``(file, line, function)`` outermost first, ``nearby`` the
     lines printed around the exception line (a CUDA kernel's assertion is printed beside the
-    ``device-side assert triggered`` error, not in it)."""
+    ``device-side assert triggered`` error, not in it). Another exception's line quoted inside the
+    message, and the text of a ``KeyError`` (the missing key's repr), are not read for a message
+    pattern: they are data the exception carries."""
     short = _short(exc_type)
-    beside = "\n".join([message, *nearby])
+    own = _QUOTED_EXCEPTION.sub(r"\1\1", message)
+    beside = "\n".join([own, *nearby])
     for c in CAUSES:
         if c.types and short not in c.types:
             continue
-        if c.message is not None and not c.message.search(beside if c.beside else message):
+        if c.message is not None and not c.types and short == "KeyError":
+            continue  # a KeyError's message is the missing key's repr, whatever text the key holds
+        if c.message is not None and not c.message.search(beside if c.beside else own):
             continue
         if c.frames == "data" and not in_data_code(frames):
             continue
