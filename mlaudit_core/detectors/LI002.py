@@ -7,7 +7,7 @@ import numpy as np
 from ..report import Finding, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
-from .base import Detector, DetectorParams, PlotMark, Skip, as_int
+from .base import Detector, DetectorParams, PlotMark, Remedy, Skip, as_int
 
 
 class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family="integrity"):
@@ -34,6 +34,20 @@ class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family
     counter are not a training segment that was resumed (own corpus f5b2-14: a DeepSpeed 'step=0' engine
     line, then the trainer's 'Step 1/100' ... 'Step 100/100').
     """
+
+    correctness_remedies = (
+        Remedy(
+            "Restore the global step (and optimizer/scheduler state) from the checkpoint on resume; "
+            "check that the checkpoint was actually loaded",
+            "a reset counter means the resume started from scratch",
+        ),
+        Remedy(
+            "Name checkpoints uniquely (run id + step): checkpoints named by step will overwrite the "
+            "earlier segment's",
+            "prevents silent overwrite",
+        ),
+    )
+    replaces_outcome_actions = True
 
     class Params(DetectorParams):
         dup_frac: float = 0.01

@@ -10,7 +10,7 @@ from ..formats.consolelog.context import gradient_accumulation, steps_per_epoch
 from ..report import ConfigEvidence, LogEvidence, SeriesEvidence, Severity
 from ..roles import Role
 from ..signatures import scan_run
-from .base import Detector, DetectorParams, Skip
+from .base import Detector, DetectorParams, Remedy, Skip
 
 
 class EpochStepMismatch(Detector, code="LI003", name="epoch-step-mismatch", family="integrity"):
@@ -42,6 +42,20 @@ class EpochStepMismatch(Detector, code="LI003", name="epoch-step-mismatch", fami
     only an epoch logged together with a real global step is compared (an epoch parsed from a
     console header gets step 0 when the line names no step).
     """
+
+    correctness_remedies = (
+        Remedy(
+            "Restore the global step (and optimizer/scheduler state) from the checkpoint on resume; "
+            "check that the checkpoint was actually loaded",
+            "a reset counter means the resume started from scratch",
+        ),
+        Remedy(
+            "Name checkpoints uniquely (run id + step): checkpoints named by step will overwrite the "
+            "earlier segment's",
+            "prevents silent overwrite",
+        ),
+    )
+    replaces_outcome_actions = True
 
     needs = (Role.EPOCH,)
 

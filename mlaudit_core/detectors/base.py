@@ -142,6 +142,11 @@ class Detector:
     remedies: ClassVar[tuple[Remedy, ...]] = ()
     #: The first action when the run crashed and this detector's signature is the primary finding.
     crash_remedy: ClassVar[Remedy | None] = None
+    #: Next actions when this detector's finding is the primary one of a correctness bug.
+    correctness_remedies: ClassVar[tuple[Remedy, ...]] = ()
+    #: Its finding as the primary one makes the outcome's generic actions wrong (a reset step
+    #: counter: the curves are two runs, not one that diverged or plateaued).
+    replaces_outcome_actions: ClassVar[bool] = False
 
     def __init_subclass__(cls, code: str | None = None, name: str | None = None,
                           family: str | None = None, **kw: Any) -> None:

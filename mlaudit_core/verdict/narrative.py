@@ -544,17 +544,14 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
         acts.append(NextAction(action=f"Reproduce the failure at {p.facts.get('raising_file') or 'the raising frame'}"
                                       f":{p.facts.get('raising_line') or ''} on one batch",
                                why="the traceback names the failing code", cost="minutes"))
-    elif d.cause is Cause.CORRECTNESS_BUG and p is not None and p.code in ("LI002", "LI003"):
-        acts.append(NextAction(action="Restore the global step (and optimizer/scheduler state) from the "
-                                      "checkpoint on resume; check that the checkpoint was actually loaded",
-                               why="a reset counter means the resume started from scratch", cost="minutes"))
-        acts.append(NextAction(action="Name checkpoints uniquely (run id + step): checkpoints named by step "
-                                      "will overwrite the earlier segment's", why="prevents silent overwrite",
-                               cost="minutes"))
-    generic = [] if (p is not None and p.code in ("LI002", "LI003")) else list(_ACTIONS.get(d.outcome, []))
+    elif d.cause is Cause.CORRECTNESS_BUG and p is not None and (det := registry().get(p.code)) is not None \
+            and det.correctness_remedies:
+        acts += [NextAction(action=r.action, why=r.why, cost=r.cost) for r in det.correctness_remedies]
+    replaced = p is not None and (pd := registry().get(p.code)) is not None and pd.replaces_outcome_actions
+    generic = [] if replaced else list(_ACTIONS.get(d.outcome, []))
     if d.outcome is Outcome.UNSTABLE and generic:
         generic = [_unstable_action(c)]
-    if d.outcome is Outcome.DIVERGED and not (p is not None and p.code in ("LI002", "LI003")):
+    if d.outcome is Outcome.DIVERGED and not replaced:
         generic.append(_divergence_action(c))
     if d.outcome in (Outcome.UNDERFIT, Outcome.PLATEAUED) and _no_lr_raise(c):
         generic = [(a, w, k) for a, w, k in generic if "higher LR" not in a and "Raise the learning rate" not in a]

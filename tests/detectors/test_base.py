@@ -36,14 +36,16 @@ def test_every_detector_documents_why_and_remedy():
 def test_remedies_say_what_they_tell_apart_and_what_they_cost():
     n = 0
     for code, cls in registry().items():
-        rem = list(cls.remedies) + ([cls.crash_remedy] if cls.crash_remedy else [])
+        rem = [*cls.remedies, *cls.correctness_remedies] + (
+            [cls.crash_remedy] if cls.crash_remedy else []
+        )
         for r in rem:
             n += 1
             assert isinstance(r, Remedy) and r.action.strip() and r.why.strip(), code
             assert r.cost in ("minutes", "hours", "days"), (code, r.cost)
         costs = [("minutes", "hours", "days").index(r.cost) for r in cls.remedies]
         assert costs == sorted(costs), f"{code}: remedies not cheapest first"
-    assert n >= 13, "the systems, label and crash-signature detectors carry their remedies"
+    assert n >= 17, "the systems, label and crash-signature detectors carry their remedies"
 
 
 def test_the_narrative_takes_a_detectors_remedies_from_the_detector():
@@ -82,7 +84,7 @@ def test_plot_marks_come_from_the_detector():
 #: ``code ==`` / ``code in (...)`` decisions outside the detectors' own modules, per file: the
 #: knowledge still to move into the detectors. A new one fails; moving one out lowers the figure.
 CODE_CHAINS = {
-    "mlaudit_core/verdict/narrative.py": 11,
+    "mlaudit_core/verdict/narrative.py": 8,
     "mlaudit_core/verdict/evidence.py": 3,
     "mlaudit_core/verdict/policy.py": 3,
     "mlaudit_core/ci/schema_out.py": 6,
@@ -116,3 +118,25 @@ def test_the_crash_remedy_of_an_oom_follows_its_code_path():
     assert ev is not None and "evaluation peak memory" in ev.action
     assert tr is not None and tr.action.startswith("Halve the micro-batch")
     assert registry()["RT007"].crash_remedy_for(f) is registry()["RT007"].crash_remedy
+
+
+def test_a_reset_counter_gets_its_detectors_correctness_remedies_and_no_generic_actions():
+    """LI002 as the primary finding of a correctness bug: the report's first actions are LI002's
+    correctness remedies, and no generic action of the outcome (the curves are two runs)."""
+    from mlaudit_core.rundata import MetricTable, RunData, RunIdentity, RunStatus
+    from mlaudit_core.verdict import decide
+    from mlaudit_core.verdict.narrative import _ACTIONS
+
+    li002 = registry()["LI002"]
+    run = RunData(
+        identity=RunIdentity(tracker="test", id="reset"),
+        status=RunStatus.FINISHED,
+        metrics=MetricTable(["loss"] * 6, [1, 2, 3, 1, 2, 3], [2.0, 1.5, 1.2, 1.1, 1.0, 0.9]),
+    )
+    f = Finding(code="LI002", name=li002.name, severity=Severity.ERROR, message="LI002 fired")
+    rep = decide(run, [f], [])
+    assert (rep.verdict.outcome.value, rep.verdict.cause.value) == ("unstable", "correctness_bug")
+    acts = [a.action for a in rep.next_actions]
+    assert acts[:2] == [r.action for r in li002.correctness_remedies], acts
+    generic = {a for a, _, _ in _ACTIONS.get(rep.verdict.outcome, [])}
+    assert not generic & set(acts), acts
