@@ -325,3 +325,42 @@ def test_a_retry_warning_printed_near_a_code_error_does_not_name_its_cause():
         classify("TypeError", "unsupported operand type(s) for +: 'int' and 'NoneType'", (), nearby)
         is None
     )
+
+
+def test_classify_reads_the_exception_not_another_exception_it_quotes():
+    """A code error whose message quotes another exception's line (a note field, a config echo
+    carried into the message) is the code error: the quoted line's cause is not this one's."""
+    assert (
+        classify(
+            "ValueError",
+            "expected 3 channels, got 'OSError: [Errno 5] Input/output error' in the note field",
+        )
+        is None
+    )
+    assert (
+        classify(
+            "RuntimeError", 'bad retry_on="ConnectionError: Max retries exceeded with url: /x"'
+        )
+        is None
+    )
+    # the exception's own text, outside any quote, still names its cause
+    assert classify("OSError", "[Errno 5] Input/output error: 'ckpt.pt'").id == "os-resource"
+    assert (
+        classify(
+            "RuntimeError",
+            "Caught OSError in DataLoader worker process 0: [Errno 5] Input/output error",
+        ).id
+        == "os-resource"
+    )
+
+
+def test_classify_a_missing_key_is_a_key_whatever_text_it_holds():
+    """``KeyError``'s message is the missing key's repr: a key spelled like a system message
+    ('No such file or directory: cannot identify image file') is a key, not that message."""
+    assert classify("KeyError", "'cannot identify image file'") is None
+    assert classify("KeyError", "'[Errno 5] Input/output error'") is None
+    # inside a dataset's own code a missing key stays a data error (its row names KeyError)
+    frames = [("/home/u/train.py", 3, "main"), ("/home/u/data/coco.py", 9, "__getitem__")]
+    assert (
+        classify("KeyError", "'cannot identify image file'", frames).id == "dataset-code-data-error"
+    )
