@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import Finding, SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
-from ..signal import fmt
+from ..signal import clip, fmt
 from .base import Detector, DetectorParams, PlotMark, Remedy, Skip, as_int
 
 
@@ -66,6 +66,10 @@ class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family
         if b is not None and b > a:
             out.append(PlotMark("span", "LI002 re-logged steps", "reset", (a, b)))
         return out
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        return resume_hypotheses(finding, outcome)
 
     def check(self, run, p):
         keys = [run.key_for(r) for r in (Role.TRAIN_LOSS, Role.VAL_LOSS, Role.LEARNING_RATE)]
@@ -162,3 +166,26 @@ def _value_at_or_before(steps: np.ndarray, values: np.ndarray, step: float) -> f
     if not idx.size:
         return None
     return float(values[int(idx[-1])])
+
+
+def resume_hypotheses(finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+    """A reset step counter that is not a crash: resumed without its checkpoint (supported), or
+    two jobs logging into one run id (open). Shared by LI002 and LI003."""
+    if outcome is Outcome.CRASHED:
+        return None
+    return [
+        Hypothesis(
+            statement="the job was resumed without restoring its checkpoint (state and step)",
+            status="supported",
+            cause=Cause.CORRECTNESS_BUG,
+            evidence_for=[clip(finding.message)],
+            discriminating_test="look for the checkpoint-load line in the resumed job's log; "
+            "compare the first resumed loss with the last loss before",
+        ),
+        Hypothesis(
+            statement="two different jobs logged into the same run id",
+            status="open",
+            cause=Cause.CORRECTNESS_BUG,
+            discriminating_test="compare hosts, start times and params of the two segments",
+        ),
+    ]

@@ -7,10 +7,19 @@ import re
 import numpy as np
 
 from ..formats.consolelog.context import gradient_accumulation, steps_per_epoch
-from ..report import ConfigEvidence, LogEvidence, SeriesEvidence, Severity
+from ..report import (
+    ConfigEvidence,
+    Finding,
+    Hypothesis,
+    LogEvidence,
+    Outcome,
+    SeriesEvidence,
+    Severity,
+)
 from ..roles import Role
 from ..signatures import scan_run
 from .base import Detector, DetectorParams, Remedy, Skip
+from .LI002 import resume_hypotheses
 
 
 class EpochStepMismatch(Detector, code="LI003", name="epoch-step-mismatch", family="integrity"):
@@ -62,6 +71,10 @@ class EpochStepMismatch(Detector, code="LI003", name="epoch-step-mismatch", fami
     class Params(DetectorParams):
         steps_per_epoch: int | None = None
         tol: float = 0.05
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        return resume_hypotheses(finding, outcome)
 
     def check(self, run, p):
         axis = str(run.params.get("log.step_axis", ""))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..report import FactEvidence, Finding, Severity
-from ..signal import fmt
+from ..report import Cause, FactEvidence, Finding, Hypothesis, Outcome, Severity
+from ..signal import clip, fmt
 from ..signatures import to_gib
 from ._console import ConsoleSignatureDetector
 from .base import Remedy
@@ -29,6 +29,33 @@ class OutOfMemory(ConsoleSignatureDetector, code="RT001", name="out-of-memory", 
     """
 
     categories = ("oom", "oom_recovered")
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A crash on it: the code path's peak memory (supported) and a leak in the training loop
+        (rejected when the allocation failed in evaluation code)."""
+        if outcome is not Outcome.CRASHED:
+            return None
+        path = finding.facts.get("code_path")
+        return [
+            Hypothesis(
+                statement=f"peak memory of the {path or 'failing'} code path exceeds the device",
+                status="supported",
+                cause=Cause.INFRA_RUNTIME,
+                evidence_for=[clip(finding.message)],
+                discriminating_test="rerun that path alone with half the batch; "
+                "record torch.cuda.max_memory_allocated()",
+            ),
+            Hypothesis(
+                statement="a memory leak in the training loop",
+                status="rejected" if path == "evaluation" else "open",
+                cause=Cause.CORRECTNESS_BUG,
+                evidence_against=["the allocation failed in evaluation code, not in a training step"]
+                if path == "evaluation"
+                else [],
+                discriminating_test="log allocated memory per training step; a leak grows steadily",
+            ),
+        ]
 
     @classmethod
     def crash_remedy_for(cls, finding: Finding) -> Remedy | None:

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from ..report import Finding, SeriesEvidence, Severity
+from ..report import Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..rundata import RunData
 
@@ -188,6 +188,12 @@ class Detector:
         """How ``finding`` marks the plots, from its facts and evidence (never recomputed): a list
         (empty: nothing drawn), or None to let the report draw its series evidence (a band for a
         step range, a point for one step; warnings and errors only)."""
+        return None
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """The hypotheses ``finding`` supports or rejects when it is the primary finding of a
+        verdict with ``outcome`` (the report's ledger); None when it has none to add."""
         return None
 
     @classmethod

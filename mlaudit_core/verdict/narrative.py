@@ -244,29 +244,9 @@ def hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis]:
                              cause=Cause.INCONCLUSIVE,
                              discriminating_test="look for a later run or checkpoint of the same config"))
     elif o is Outcome.CRASHED and d.primary is not None:
-        path = d.primary.facts.get("code_path")
-        if d.primary.code == "RT001":
-            hs.append(Hypothesis(statement=f"peak memory of the {path or 'failing'} code path exceeds the device",
-                                 status="supported", cause=Cause.INFRA_RUNTIME,
-                                 evidence_for=[clip(d.primary.message)],
-                                 discriminating_test="rerun that path alone with half the batch; "
-                                                     "record torch.cuda.max_memory_allocated()"))
-            hs.append(Hypothesis(statement="a memory leak in the training loop",
-                                 status="rejected" if path == "evaluation" else "open",
-                                 cause=Cause.CORRECTNESS_BUG,
-                                 evidence_against=["the allocation failed in evaluation code, not in a "
-                                                   "training step"] if path == "evaluation" else [],
-                                 discriminating_test="log allocated memory per training step; a leak grows "
-                                                     "steadily"))
-    elif d.primary is not None and d.primary.code in ("LI002", "LI003"):
-        hs.append(Hypothesis(statement="the job was resumed without restoring its checkpoint (state and step)",
-                             status="supported", cause=Cause.CORRECTNESS_BUG,
-                             evidence_for=[clip(d.primary.message)],
-                             discriminating_test="look for the checkpoint-load line in the resumed job's log; "
-                                                 "compare the first resumed loss with the last loss before"))
-        hs.append(Hypothesis(statement="two different jobs logged into the same run id",
-                             status="open", cause=Cause.CORRECTNESS_BUG,
-                             discriminating_test="compare hosts, start times and params of the two segments"))
+        hs += _primary_hypotheses(d.primary, o) or []
+    elif d.primary is not None and (dh := _primary_hypotheses(d.primary, o)) is not None:
+        hs += dh
     elif o is Outcome.UNSTABLE and c.lr.far_above:
         # name a logged learning rate >= 10x typical (an HF Trainer SGD run at lr 60
         # is unstable because of it)
@@ -315,6 +295,12 @@ def _remedies(code: str) -> list[tuple[str, str, str]]:
     ``remedies``), as (action, why, cost)."""
     det = registry().get(code)
     return [(r.action, r.why, r.cost) for r in det.remedies] if det is not None else []
+
+
+def _primary_hypotheses(primary: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+    """The hypotheses the primary finding's detector adds to the ledger (``Detector.hypotheses``)."""
+    det = registry().get(primary.code)
+    return det.hypotheses(primary, outcome) if det is not None else None
 
 
 def _crash_remedy(primary: Finding) -> Remedy | None:
