@@ -635,6 +635,10 @@ _EXC = re.compile(
 #: a crash does; an error line a job logged and survived is followed by more of its output.
 _BARE_EXC = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception)):\s*(?P<msg>\S.*)$")
 BARE_TAIL_LINES = 30
+#: CPython's report of an exception it swallowed (``PyErr_WriteUnraisable`` in Python/errors.c: a
+#: ``__del__``, a weakref callback or an atexit hook raised, typically at interpreter shutdown): the
+#: traceback that follows did not stop the run.
+_UNRAISABLE = "Exception ignored in"
 #: A line that says the job went on after an error line: a progress bar, a rate, a step/epoch/loss figure.
 _GOES_ON = re.compile(
     r"\d+%\||\d(?:it/s|s/it)\b|\b(?:epoch|step|iter(?:ation)?|loss|acc(?:uracy)?)\b\W{0,3}\d", re.I
@@ -800,6 +804,8 @@ def scan(lines: Iterable[ConsoleLine]) -> tuple[list[SignatureHit], list[Traceba
 
     Returns (hits in line order, tracebacks in line order). Cost is linear in
     the text: a line without any signature's needle costs a few substring tests.
+    A traceback after Python's ``Exception ignored in: ...`` line (an exception in a ``__del__`` or
+    an atexit hook, which Python printed and swallowed) is not the run's exception.
     Inside torchrun's failure report, a signal listed under ``Failures:`` (before the root
     cause) is the launcher's teardown of the other workers: it is reported as
     ``elastic-sibling-stopped`` (a context category), not as a kill or a termination.
@@ -809,6 +815,7 @@ def scan(lines: Iterable[ConsoleLine]) -> tuple[list[SignatureHit], list[Traceba
     bare: list[Traceback] = []
     last: dict[str, int] = {}
     frames: list[tuple[str, int, str]] = []
+    unraisable = False
     section = None  # None, "failures" or "root" inside a torchrun failure report
     for cl in lines:
         text = cl.text
@@ -821,6 +828,9 @@ def scan(lines: Iterable[ConsoleLine]) -> tuple[list[SignatureHit], list[Traceba
             section = "root"
         elif section == "root" and _ELASTIC_END.match(text):
             section = None
+        if text.startswith(_UNRAISABLE):
+            unraisable = True  # the traceback that follows was printed and swallowed by Python
+            continue
         fm = _FRAME.match(text)
         if fm:
             frames.append((fm["file"], int(fm["line"]), fm["func"]))
@@ -829,22 +839,26 @@ def scan(lines: Iterable[ConsoleLine]) -> tuple[list[SignatureHit], list[Traceba
             stripped = text.strip()
             em = _EXC.match(stripped)
             if em:
-                tbs.append(
-                    Traceback(
-                        list(frames),
-                        em["type"],
-                        (em["msg"] or "").strip(),
-                        cl,
-                        classify_path(frames),
+                if not unraisable:
+                    tbs.append(
+                        Traceback(
+                            list(frames),
+                            em["type"],
+                            (em["msg"] or "").strip(),
+                            cl,
+                            classify_path(frames),
+                        )
                     )
-                )
                 frames = []
+                unraisable = False
             elif not stripped or text[:1] in (" ", "\t"):
                 pass  # source lines under a frame, carets, or blank lines
             elif not stripped.startswith(("Traceback", "During handling", "The above")):
                 frames = []
         elif text[:1] not in (" ", "\t") and (bm := _BARE_EXC.match(text.rstrip())):
-            bare.append(Traceback([], bm["type"], bm["msg"].strip(), cl, "unknown"))
+            if not unraisable:
+                bare.append(Traceback([], bm["type"], bm["msg"].strip(), cl, "unknown"))
+            unraisable = False
         elif bare and _GOES_ON.search(text):
             bare = [t for t in bare if t.line.source != cl.source]
         for sig, figs in match_line(text):
