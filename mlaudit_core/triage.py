@@ -176,9 +176,51 @@ def _numeric(vals: Sequence[Any]) -> np.ndarray | None:
     return x if x.ndim == 1 and bool(np.isfinite(x).all()) else None
 
 
+def hide_credentials(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """``records`` with the values of every param or tag named like a credential
+    (:func:`mlaudit_core.redact.is_secret_key`) replaced by opaque labels ``[REDACTED value N]``
+    (N by first appearance over the runs): such a factor is still tested, but its values appear
+    in no statement, rule, level or change point (``db_password != 's3cretP@ss'`` passes the text
+    redactor, which knows ``key = value``). Idempotent; the records given are not changed."""
+    from .redact import is_secret_key
+
+    labels: dict[tuple[str, str], dict[Any, str]] = {}
+    for r in records:
+        for src in ("params", "tags"):
+            for k, v in (r.get(src) or {}).items():
+                if v is None or (src, k) in labels and v in labels[(src, k)]:
+                    continue
+                if (src, k) not in labels:
+                    if not is_secret_key(str(k), v):
+                        continue
+                    labels[(src, k)] = {}
+                seen = labels[(src, k)]
+                seen[v] = f"{REDACTED_VALUE} {len(seen) + 1}]"
+    if not labels:
+        return list(records)
+    out: list[Mapping[str, Any]] = []
+    for r in records:
+        r = dict(r)
+        for src in ("params", "tags"):
+            d = r.get(src)
+            if d and any((src, k) in labels for k in d):
+                r[src] = {
+                    k: labels[(src, k)].get(v, v) if (src, k) in labels else v for k, v in d.items()
+                }
+        out.append(r)
+    return out
+
+
+#: The start of the label that stands for a credential's value (:func:`hide_credentials`).
+REDACTED_VALUE = "[REDACTED value"
+
+
 def candidates(records: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
     """``{factor name: [value per run (None when the run lacks it)]}`` for every param, tag,
-    commit, host and start time seen on the runs (taking at least 2 distinct values)."""
+    commit, host and start time seen on the runs (taking at least 2 distinct values). The
+    values of a param or tag named like a credential (:func:`mlaudit_core.redact.is_secret_key`)
+    are opaque labels (:func:`hide_credentials`)."""
+    records = hide_credentials(records)
     keys: dict[str, None] = {}
     for r in records:
         for k in r.get("params") or {}:
@@ -424,7 +466,7 @@ def triage(
     on the healthy runs); ``seed``: the permutations' random seed (the result is reproducible).
     Raises nothing on odd input: what cannot be concluded is a statement.
     """
-    recs = [r for r in records]
+    recs = hide_credentials([r for r in records])
     outcomes = [str(r.get("outcome") or "") for r in recs]
     out = Triage(runs=len(recs), outcomes=dict(Counter(outcomes)))
     use = [r for r, o in zip(recs, outcomes, strict=True) if o not in EXCLUDED]

@@ -265,3 +265,37 @@ def test_triage_commit_change_point_not_claimed_on_noise_or_without_commits():
     for r in two:
         r["commit"] = "aaaa" if r["commit"] < "03" else "bbbb"
     assert triage(two).commit_change_point is None  # 2 commits: the commit factor says it
+
+
+def test_candidates_hide_the_values_of_a_credential_param():
+    """A param named like a credential (``db_password``) that differs between failing and
+    healthy runs is still a factor, but its values are opaque labels in every statement,
+    rule and level: ``db_password != 's3cretP@ss'`` leaked past the text redactor (it
+    knows ``key = value``, not ``key != value``, nor a bare level label)."""
+    import json
+
+    from mlaudit_core.triage import candidates
+
+    recs = [
+        {
+            "run_id": f"r{i}",
+            "outcome": "diverged" if i >= 6 else "succeeded",
+            "params": {"db_password": "s3cretP@ss" if i >= 6 else "0therP@ss", "lr": "0.1"},
+            "start_time": 1.8e9 + 60 * i,
+        }
+        for i in range(12)
+    ]
+    cands = candidates(recs)
+    assert sorted(set(cands["param:db_password"])) == [
+        "[REDACTED value 1]",
+        "[REDACTED value 2]",
+    ]
+    doc = json.dumps(triage(recs, permutations=999).to_dict())
+    text = render_text(triage(recs, permutations=999))
+    for out in (doc, text):
+        assert "s3cretP@ss" not in out and "0therP@ss" not in out
+    assert "param:db_password" in doc  # the factor is still tested and named
+    assert json.loads(doc)["change_point"]["changed"]["param:db_password"] == [
+        "[REDACTED value 1]",
+        "[REDACTED value 2]",
+    ]
