@@ -313,10 +313,23 @@ def lr_increase_before(c: Ctx, onset: int | None) -> str | None:
     return None
 
 
+#: A finite training loss that turns non-finite with no reduced precision in use: no 16-bit overflow explains
+#: it, and an update that jumped out of range (the learning rate, a warm-up, missing clipping) is the first
+#: suspect, ahead of a bad batch. Measured on the real corpora: of the 10 such runs and reports (own log09,
+#: f5b2-04; reports b2-04, b2-05, b3-03, b4-10, b6-04, b6-09, b6-06; libraries keras-lr10) whose cause was
+#: confirmed, every one was the learning rate; the reduced-precision one (shared/cases fp16-true-nan) was
+#: numerics.
+_NO_PRECISION_NAN = ("{what}, with no reduced precision in use (no fp16/bf16 setting, loss scale or precision "
+                     "line): no 16-bit overflow explains it, so the update size (learning rate, warm-up, missing "
+                     "gradient clipping) is the first suspect, ahead of a bad batch or an input/loss bug: retry "
+                     "with a 10x lower learning rate and gradient clipping.")
+
+
 def _abrupt_nonfinite(c: Ctx) -> Decision | None:
     """OP004 reads the onset robustly (medians, optimizer steps): an abrupt onset is numerics or a
-    bad batch (data_config), unless the learning rate is far above typical or had just risen (a
-    warm-up ramp, a schedule jump: then it is the LR)."""
+    bad batch (data_config) when reduced precision is in use, unless the learning rate is far above
+    typical or had just risen (a warm-up ramp, a schedule jump: then it is the LR); without reduced
+    precision the learning rate is the first suspect (:data:`_NO_PRECISION_NAN`)."""
     f = c.get("OP004")
     if not (f and f.facts.get("abrupt")) or transient_nonfinite(c):
         return None
@@ -332,6 +345,8 @@ def _abrupt_nonfinite(c: Ctx) -> Decision | None:
         return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE,
                         f"{f.message}; with {c.lr.describe()} (>= {10:g}x typical) and no reduced precision "
                         "in use, the learning rate is the first suspect.", f)
+    if not c.precision:
+        return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE, _NO_PRECISION_NAN.format(what=f.message), f)
     return Decision(Outcome.DIVERGED, Cause.DATA_CONFIG, f"{f.message}.", f)
 
 
@@ -384,7 +399,12 @@ def _nonfinite(c: Ctx) -> Decision | None:
                         f"The training loss was non-finite from its first logged step ({f.facts['first_step']}): "
                         "the inputs, the initialisation or the loss computation are broken before any "
                         "optimisation could diverge.", f)
-    what = "precision / loss scaling / a bad batch" if c.precision else "a bad batch or an input/loss bug"
+    if not c.precision:
+        return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE, _NO_PRECISION_NAN.format(
+            what=f"The training loss was finite and not growing ({prior} finite points, last "
+                 f"{fmt(f.facts.get('last_finite'))}), then non-finite from step {f.facts['first_step']} on "
+                 f"({f.facts['n_nonfinite']} points)"), f)
+    what = "precision / loss scaling / a bad batch"
     return Decision(Outcome.DIVERGED, Cause.DATA_CONFIG,
                     f"The training loss was finite and not growing ({prior} finite points, last "
                     f"{fmt(f.facts.get('last_finite'))}), then non-finite from step {f.facts['first_step']} "
@@ -1103,13 +1123,16 @@ POLICY: tuple[Rule, ...] = (
     Rule("V03", "abrupt-nonfinite", 30,
          "OP004 with an abrupt onset (finite, not growing, then non-finite); the LR >= 10x typical without "
          "reduced precision, or an onset inside a warm-up ramp or right after an LR jump (>= 2x within the last "
-         "3 LR points), makes it the learning rate", (Outcome.DIVERGED,),
+         "3 LR points), makes it the learning rate; so does the absence of reduced precision (no 16-bit "
+         "overflow to explain it)", (Outcome.DIVERGED,),
          (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE), _abrupt_nonfinite, codes=("OP004",), cases=(
              Case("fp16 NaN after the first optimizer step", (("OP004", _E, {"abrupt": True}),),
                   ("diverged", "data_config"), params={"fp16": "true", "learning_rate": "2e-5"}),
              Case("float64 numpy, lr 3.0, NaN from step 1", (("OP004", _E, {"abrupt": True}),),
                   ("diverged", "model_convergence"), params={"lr": "3.0", "dtype": "float64"}),
              Case("gradual onset", (("OP004", _E, {"abrupt": False}),), None),
+             Case("fp32, typical LR, abrupt NaN: the LR first", (("OP004", _E, {"abrupt": True}),),
+                  ("diverged", "model_convergence"), params={"learning_rate": "2e-5"}),
              Case("bf16, NaN at step 10 inside a linear warm-up", (("OP004", _E, {"abrupt": True, "onset_step": 10}),),
                   ("diverged", "model_convergence"), params={"precision": "bf16-mixed"},
                   series={"lr": (0.1, 333.0, 666.0, 1000.0)}),
@@ -1124,7 +1147,8 @@ POLICY: tuple[Rule, ...] = (
          "LI001 on the training loss: grown >= 2x (or OP001) before, or the onset inside a warm-up ramp or right "
          "after an LR jump -> LR divergence; non-finite from the first "
          "step -> inputs/init, or the LR when >= 10x typical without reduced precision (from the first logged "
-         "epoch with the LR unknown: inconclusive); finite then abrupt -> numerics / bad batch", (Outcome.DIVERGED,),
+         "epoch with the LR unknown: inconclusive); finite then abrupt -> numerics / bad batch with reduced "
+         "precision in use, the learning rate without", (Outcome.DIVERGED,),
          (Cause.MODEL_CONVERGENCE, Cause.DATA_CONFIG, Cause.INCONCLUSIVE),
          _nonfinite, codes=("LI001", "OP001"), cases=(
              Case("grew then NaN", (("LI001", _E, {"role": "train_loss", "first_step": 40, "growth_before": 5.0}),),
@@ -1138,9 +1162,12 @@ POLICY: tuple[Rule, ...] = (
              Case("NaN from the first logged epoch (Keras CSVLogger), LR unknown",
                   (("LI001", _E, {"role": "train_loss", "first_step": 0, "finite_points_before": 0}),),
                   ("diverged", "inconclusive"), params={"log.step_axis": "epoch"}),
-             Case("finite then NaN", (("LI001", _E, {"role": "train_loss", "first_step": 300, "n_nonfinite": 5,
-                                                     "finite_points_before": 30, "last_finite": 0.5}),),
-                  ("diverged", "data_config")),
+             Case("finite then NaN, fp16", (("LI001", _E, {"role": "train_loss", "first_step": 300, "n_nonfinite": 5,
+                                                           "finite_points_before": 30, "last_finite": 0.5}),),
+                  ("diverged", "data_config"), params={"fp16": "true"}),
+             Case("finite then NaN, no reduced precision", (("LI001", _E, {
+                 "role": "train_loss", "first_step": 300, "n_nonfinite": 5, "finite_points_before": 30,
+                 "last_finite": 0.5}),), ("diverged", "model_convergence")),
              Case("NaN in a validation metric only", (("LI001", _E, {"role": "val_loss"}),), None))),
     Rule("V05", "loss-scale-collapse", 50,
          "RT006 at error, or OP007 with a decreasing scale (precision evidence in itself)",
