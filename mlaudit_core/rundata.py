@@ -233,9 +233,12 @@ class MetricTable:
         Raises:
             MissingDependency: pandas is not installed (``pip install 'mlaudit[pandas]'``).
         """
-        from .plugins import require
+        from ._optional import pandas
+        from .errors import MissingDependency
 
-        pd = require("pandas", "pandas", "pandas")
+        pd = pandas()
+        if pd is None:
+            raise MissingDependency("pandas", "pandas")
 
         names = np.empty(len(self), dtype=object)
         for k, (a, b) in self._slices.items():

@@ -13,7 +13,8 @@ Layers, lowest first (a module may import its own layer and the ones below):
 0. foundations: _version, errors, roles, rundata, report, signal, signatures (and their sources), safeparse,
    redact, boundedio (bounded reads of regular files), plan (a run's planned length and the lines that
    say training ended normally), triage (what separates failing runs from the rest: plain data in,
-   plain data out), sdk_private (the one adapter for private SDK members)
+   plain data out), sdk_private (the one adapter for private SDK members), _optional (optional
+   packages such as pandas, None when absent), exception_causes (exception classes -> causes)
 1. measurement libraries: formats (the console-log engine is formats.consolelog), baseline, ci,
    claims, evidence
 2. detectors (they call the measurement libraries: ``ci.context``, ``baseline.compare``)
@@ -52,7 +53,7 @@ _MODULE_PREFIX = re.compile(rf"^\s*(?:{_NAMES})(?:\.|:|$)")
 LAYERS = {
     "_version": 0, "errors": 0, "roles": 0, "rundata": 0, "report": 0, "signal": 0, "signatures": 0,
     "signature_sources": 0, "safeparse": 0, "redact": 0, "boundedio": 0, "plan": 0, "triage": 0,
-    "sdk_private": 0,
+    "sdk_private": 0, "_optional": 0, "exception_causes": 0,
     "formats": 1, "baseline": 1, "ci": 1, "claims": 1, "evidence": 1,
     "ci.github": 5,  # renders the CI report for GitHub/Buildkite (used by the command line)
     "detectors": 2,
