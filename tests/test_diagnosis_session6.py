@@ -5,6 +5,14 @@ test fails on the code before the change.
 - A distributed rendezvous that cannot open its socket (torch's TCPStore on a master port already
   taken: ``EADDRINUSE``, ``DistNetworkError``) is the launch environment (``infra_runtime``), not a
   bug in the training code (f6b3-07).
+- A step counter that goes back is a resumed run only on a counter known to be the optimizer step,
+  within one launch (detectors/_counters.py): W&B's ``_step`` counts ``wandb.log`` calls (f6b2-03,
+  f5b3-01: an epoch every 4 log calls called a reset), a trainer's ``global_step`` logged in the same
+  W&B row is the step and restarts with the epoch at each ``trainer.train()`` of a notebook (f6b2-02),
+  the console reader's own record count is not a step (f6b3-10: TRL dicts on progress-bar positions;
+  b4-09: Lightning bar lines with no step, numbered 1..4 by the reader, next to "epoch 10 of 20000
+  steps per epoch"). A resumed run whose logged step restarted while its epoch did not still fires
+  (shared case resume-counter-reset).
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from mlaudit_core.audit import audit
 from mlaudit_core.exception_causes import classify
 from mlaudit_core.formats import load_path
 from mlaudit_core.report import Cause, Outcome
+from mlaudit_core.roles import Role
 
 OWN = Path(__file__).parent / "data" / "realworld" / "runs"
 REPORTS = Path(__file__).parent / "data" / "reports"
@@ -59,3 +68,60 @@ def test_torchrun_ranks_that_could_not_listen_on_the_master_port_are_the_environ
     rep = audit(_run(OWN / "JVrabel--LLM_KD/logs/training.log"))  # f6b3-07
     assert rep.verdict.outcome is Outcome.CRASHED, rep.verdict.summary
     assert rep.verdict.cause is Cause.INFRA_RUNTIME, rep.verdict.summary
+
+
+def _codes(rep, code: str, severity: str = "error") -> list[str]:
+    return [f.message for f in rep.findings if f.code == code and f.severity.value == severity]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "xyxdegithub--cwt_swinTransformer/wandb/run-20230704_135049-j1d3x7ry",  # f6b2-03
+        "satishparaddi--Fine-Tuning-LLaMA-for-Medical-QA/wandb/run-20250422_232745-0bbap5k6",  # f6b2-02
+    ],
+)
+def test_wandb_log_calls_and_trainer_relaunches_are_not_a_step_reset(path):
+    rep = audit(_run(OWN / path))
+    assert not _codes(rep, "LI003") and not _codes(rep, "LI002"), [f.message for f in rep.findings]
+    assert rep.verdict.cause is not Cause.CORRECTNESS_BUG, rep.verdict.summary
+
+
+def test_wandb_epoch_every_few_log_calls_leaves_the_overfit_visible():
+    from mlaudit_core.detectors._counters import on_optimizer_step
+
+    run = _run(OWN / "11291996--naver-bert-sentiment/wandb/run-20231005_002244-r8pcsnil")  # f5b3-01
+    assert run.identity.tracker == "wandb"
+    assert (
+        on_optimizer_step(run, run.series(run.key_for(Role.EPOCH))) is None
+    )  # no global_step logged
+    rep = audit(run)
+    assert rep.verdict.outcome is Outcome.OVERFIT, rep.verdict.summary
+
+
+def test_a_console_record_count_that_starts_over_is_a_warning_not_a_reset():
+    run = _run(OWN / "Ariz-Mohammadi--finetuned-qwen3-medical-qlora/training.log")  # f6b3-10
+    assert run.params["log.step_axis"] == "train_log_dict"
+    rep = audit(run)
+    assert not _codes(rep, "LI002"), _codes(rep, "LI002")
+    assert [f for f in rep.findings if f.code == "LI002" and f.facts.get("reader_axis")]
+    assert rep.verdict.outcome is not Outcome.UNSTABLE, rep.verdict.summary
+
+
+def test_report_with_bar_lines_and_no_step_is_the_scheduler_stop_not_a_reset():
+    from mlaudit_core.evidence import collect
+
+    case = next(REPORTS.glob("b4-09-*"))
+    run = collect(
+        None,
+        sorted(case.glob("*.log")),
+        config=sorted(case.glob("*.txt")),
+        name=case.name,
+        value_files=False,
+    ).run
+    assert run.params.get("log.step_source") == "record_count"
+    rep = audit(run)
+    assert not _codes(rep, "LI003"), _codes(rep, "LI003")
+    assert (rep.verdict.outcome, rep.verdict.cause) == (Outcome.CRASHED, Cause.INFRA_RUNTIME), (
+        rep.verdict.summary
+    )

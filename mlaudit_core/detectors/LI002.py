@@ -7,6 +7,7 @@ import numpy as np
 from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import clip, fmt
+from ._counters import reader_counted
 from .base import Detector, DetectorParams, PlotMark, Remedy, Skip, as_int
 
 
@@ -27,7 +28,9 @@ class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family
     the first segment had the same loss (within 25%) restored weights and step together from an
     earlier checkpoint (a rewind, a relaunch resumed from it): a warning with ``rewound``. Only a
     counter that went back while the loss stayed where it was (the state restored, the step not)
-    is the error.
+    is the error, and only on a logged step: on a count the console reader made (``log.step_axis``
+    ``train_log_dict``, ``log.step_source`` ``record_count``, :mod:`._counters`) a counter that goes back is a warning with
+    ``reader_axis`` (own corpus f6b3-10: TRL dicts on progress-bar positions of a stdout/stderr capture).
     Thresholds: any decrease is a reset; repeats are reported when more than
     ``dup_frac`` of the points share a step (a few re-logged points are common). A single reset after
     fewer than ``min_segment`` 3 points is a warning (``startup``): one or two start-up values on another
@@ -137,6 +140,20 @@ class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family
                                                          "step_after": float(s.steps[i + 1]),
                                                          "loss_after": after, "loss_then": ref})],
                         key=key, n_resets=int(resets.size), index=i + 1, appended=False, rewound=True,
+                        step_before=int(s.steps[i]), step_after=int(s.steps[i + 1]))
+                    return
+                counted = reader_counted(run)
+                if counted:
+                    # no optimizer step to lose: a count the reader made starts over with every training the
+                    # log holds, and a progress bar's position beside a printed dict is not its step
+                    yield self.finding(
+                        Severity.WARNING,
+                        f"{key}: the step went back from {int(s.steps[i])} to {int(s.steps[i + 1])} at point {i + 1} "
+                        f"of {len(s)} ({resets.size} time(s)), but {counted}: not a resumed run that lost its step",
+                        evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[i + 1]), step_end=int(s.steps[i]),
+                                                 values={"step_before": float(s.steps[i]),
+                                                         "step_after": float(s.steps[i + 1])})],
+                        key=key, n_resets=int(resets.size), index=i + 1, appended=False, reader_axis=True,
                         step_before=int(s.steps[i]), step_after=int(s.steps[i + 1]))
                     return
                 yield self.finding(

@@ -18,6 +18,7 @@ from ..report import (
 )
 from ..roles import Role
 from ..signatures import scan_run
+from ._counters import launches, on_optimizer_step, reader_counted
 from .base import Detector, DetectorParams, Remedy, Skip
 from .LI002 import resume_hypotheses
 
@@ -49,7 +50,11 @@ class EpochStepMismatch(Detector, code="LI003", name="epoch-step-mismatch", fami
     figure the reader recovered from the log (``log.steps_per_epoch``, a progress-bar total) is
     only trusted when a record fits it before the first mismatch;
     only an epoch logged together with a real global step is compared (an epoch parsed from a
-    console header gets step 0 when the line names no step).
+    console header gets step 0 when the line names no step). On a W&B run the step axis ``_step``
+    counts ``wandb.log`` calls: the epoch is compared with the ``global_step`` logged in the same row,
+    and the run is skipped when none is logged (own corpus f5b3-01, f6b2-03: an epoch every 4 log
+    calls). A launch ends where step and epoch both go back (several ``trainer.train()`` calls in one
+    run; f6b2-02); each launch is judged on its own (:mod:`._counters`).
     """
 
     correctness_remedies = (
@@ -83,6 +88,9 @@ class EpochStepMismatch(Detector, code="LI003", name="epoch-step-mismatch", fami
             # per-epoch lines: epoch): there is no global step counter to compare with the epoch
             # (own corpus log15, a finished transformers-5 SFT console, was called a step reset)
             raise Skip(f"the step axis is {axis}, not a logged global step")
+        counted = reader_counted(run)
+        if counted:
+            raise Skip(counted)
         if p.steps_per_epoch:
             spe, source = p.steps_per_epoch, "detector parameter steps_per_epoch"
         else:
@@ -96,6 +104,10 @@ class EpochStepMismatch(Detector, code="LI003", name="epoch-step-mismatch", fami
             raise Skip(f"{key} has no finite values")
         if np.all(np.abs(s.values - s.steps) <= 1):
             raise Skip("the step axis is the epoch itself")
+        placed = on_optimizer_step(run, s)
+        if placed is None:
+            raise Skip("the step axis is W&B's _step, which counts wandb.log calls, and no global_step is logged")
+        s = placed
         # only records that carry a real step: step 0 is what a logger or a console parser writes when
         # no step was known on the line (an "Epoch 3/10" header), so epoch >= 1 at step 0 says nothing
         # about the counter
@@ -105,35 +117,17 @@ class EpochStepMismatch(Detector, code="LI003", name="epoch-step-mismatch", fami
         s = type(s)(s.key, s.steps[together], s.values[together], s.wall_times[together])
         ga = gradient_accumulation(run.params)
         spes = [spe] + ([spe / ga] if ga > 1 else [])
-        fits = np.zeros(len(s), dtype=bool)
-        for c in spes:
-            lo = (s.values - 1 - p.tol) * c
-            hi = (s.values + 1 + p.tol) * c
-            fits |= (s.steps >= lo) & (s.steps <= hi)
-        bad = np.flatnonzero(~fits)
-        if bad.size == 0:
+        # each launch (a new training restarts step and epoch together) is judged on its own
+        i, n_bad, why = -1, 0, ""
+        for seg in launches(s.steps, s.values):
+            j, n_bad, why = _first_misfit(s.steps[seg], s.values[seg], spes, p.tol, spe, source)
+            if j is not None:
+                i = seg.start + j
+                break
+        if i < 0:
+            if why:
+                raise Skip(why)
             return
-        # a restart shows in the records themselves: steps per epoch (step / epoch) changes when one
-        # counter restarts. When every record from epoch 1 on holds the same ratio (within 15%), the
-        # two counters advanced together and the steps-per-epoch figure is what is wrong (own corpus
-        # log15: a progress-bar total over 3 epochs read as per epoch; 559 steps/epoch in every record)
-        if source.startswith("log.") and not fits[: int(bad[0])].any():
-            # a figure the reader recovered from the log's structure (a progress-bar total) that no record
-            # fits, not even before the first misfit: a restart shows as records that fit and then stop
-            # fitting, so here the figure (or the bar it came from) is what is wrong (own corpus log20: a
-            # datasets 'Map 4358/4358 examples' bar read as steps per epoch, one epoch record at 8716)
-            raise Skip(f"steps per epoch {spe} from {source} fits no record before the first mismatch")
-        later = s.values >= 1.0
-        if later.sum() >= 3:
-            ratio = s.steps[later] / s.values[later]
-            med = float(np.median(ratio))
-            off = int((np.abs(ratio / med - 1.0) > 0.15).sum()) if med > 0 else len(ratio)
-            # one stray record (an end-of-training summary placed at another step) is not a restart: a
-            # restart moves every record after it
-            if off == 0 or (off == 1 and len(ratio) >= 4):
-                raise Skip(f"step and epoch advance together (~{med:.0f} steps per epoch in the records from "
-                           f"epoch 1 on); the steps-per-epoch figure {spe} ({source}) does not fit them")
-        i = int(bad[0])
         step, epoch = int(s.steps[i]), float(s.values[i])
         e_txt = str(int(epoch)) if epoch.is_integer() else f"{epoch:.3g}"
         expected = round(epoch * spe)
@@ -166,6 +160,46 @@ class EpochStepMismatch(Detector, code="LI003", name="epoch-step-mismatch", fami
             ev.append(LogEvidence(source=h.line.source, line=h.line.lineno, text=h.line.text.strip()[:300]))
         yield self.finding(Severity.ERROR, msg, evidence=ev, step=step, epoch=epoch, steps_per_epoch=spe,
                            expected_step=expected, direction="behind" if behind else "ahead",
-                           spe_source=source, n_mismatched=int(bad.size), n_records=len(s),
+                           spe_source=source, n_mismatched=n_bad, n_records=len(s),
                            checkpoints_named_by_step=[h.figures.get("path") for h in by_step[:5]],
                            restore_seen=bool(restored))
+
+
+def _first_misfit(
+    steps: np.ndarray, epochs: np.ndarray, spes: list[float], tol: float, spe: float, source: str
+) -> tuple[int | None, int, str]:
+    """The first record of one launch whose step does not fit its epoch x steps per epoch, the number
+    of such records and, when none is called, why (empty when every record fits)."""
+    fits = np.zeros(len(steps), dtype=bool)
+    for c in spes:
+        lo = (epochs - 1 - tol) * c
+        hi = (epochs + 1 + tol) * c
+        fits |= (steps >= lo) & (steps <= hi)
+    bad = np.flatnonzero(~fits)
+    if bad.size == 0:
+        return None, 0, ""
+    # a restart shows in the records themselves: steps per epoch (step / epoch) changes when one
+    # counter restarts. When every record from epoch 1 on holds the same ratio (within 15%), the
+    # two counters advanced together and the steps-per-epoch figure is what is wrong (own corpus
+    # log15: a progress-bar total over 3 epochs read as per epoch; 559 steps/epoch in every record)
+    if source.startswith("log.") and not fits[: int(bad[0])].any():
+        # a figure the reader recovered from the log's structure (a progress-bar total) that no record
+        # fits, not even before the first misfit: a restart shows as records that fit and then stop
+        # fitting, so here the figure (or the bar it came from) is what is wrong (own corpus log20: a
+        # datasets 'Map 4358/4358 examples' bar read as steps per epoch, one epoch record at 8716)
+        return None, int(bad.size), f"steps per epoch {spe} from {source} fits no record before the first mismatch"
+    # fractional epochs (a trainer's epoch = step / steps per epoch) hold the ratio from the first record;
+    # whole epochs from epoch 1 on (epoch 0 at step k says nothing about the ratio)
+    later = epochs > 0 if np.any(epochs % 1.0 != 0) else epochs >= 1.0
+    if later.sum() >= 3:
+        ratio = steps[later] / epochs[later]
+        med = float(np.median(ratio))
+        off = int((np.abs(ratio / med - 1.0) > 0.15).sum()) if med > 0 else len(ratio)
+        # one stray record (an end-of-training summary placed at another step) is not a restart: a
+        # restart moves every record after it
+        if off == 0 or (off == 1 and len(ratio) >= 4):
+            return None, int(bad.size), (
+                f"step and epoch advance together (~{med:.0f} steps per epoch in the records from "
+                f"epoch 1 on); the steps-per-epoch figure {spe} ({source}) does not fit them"
+            )
+    return int(bad[0]), int(bad.size), ""

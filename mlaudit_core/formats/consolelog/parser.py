@@ -1168,17 +1168,21 @@ class LogParser:
                 return int((epoch - fmt.epoch_base) * span + batch)
         if step is not None or line_step is not None:
             self.seq_steps = False
+            self.params.pop("log.step_source", None)
             return step if step is not None else line_step
         if epoch is not None and not self.spe and self.facts.get("total_steps") and self.facts.get("epochs"):
             self.spe = self.facts["total_steps"] / self.facts["epochs"]  # planned steps / planned epochs
         if epoch is not None and self.spe:
             self.seq_steps = False
+            self.params.pop("log.step_source", None)
             return round(epoch * self.spe)
         if self.step is not None and not getattr(self, "seq_steps", False):
             return self.step
         # no step anywhere (HF Trainer dicts printed with disable_tqdm): the record count is the
-        # step, so successive records never collapse onto one step
+        # step, so successive records never collapse onto one step; log.step_source says so
+        # (detectors/_counters.py: not an optimizer step)
         self.seq_steps = True
+        self.params["log.step_source"] = "record_count"
         return self.seq
 
     # --- generic key/value lines ---------------------------------------------------------------
