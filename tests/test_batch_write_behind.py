@@ -115,3 +115,36 @@ def test_a_stopped_batch_ends_the_started_write_backs(tmp_path, monkeypatch):
         for t in threading.enumerate()
     )
     assert len(plugin.written) < len(refs)
+
+
+class ExitingCsvPlugin(WritingCsvPlugin):
+    """A write-back that raises a ``BaseException`` that is not an ``Exception``
+    (``SystemExit`` from an SDK's ``sys.exit`` on a thread)."""
+
+    def write_back(self, run, report) -> None:
+        if run.identity.name.removesuffix(".csv") in self.refuse:
+            raise SystemExit(3)
+        super().write_back(run, report)
+
+
+def test_local_results_a_write_back_raising_system_exit_is_its_runs_failure(tmp_path, monkeypatch):
+    """The run whose write-back raised ``SystemExit`` on a writer thread is yielded as failed
+    with its verdict kept; the batch neither hangs waiting for its result nor loses the
+    others (the writer put no result for it, and ``done.get()`` waited forever)."""
+    refs = write_runs(tmp_path, 6)
+    plugin = ExitingCsvPlugin(tmp_path, write_s=0.01, refuse=frozenset({"r2"}))
+    monkeypatch.setattr(batch_mod, "_plugin", lambda tracker, options: plugin)
+    monkeypatch.setenv(batch_mod.WRITE_BEHIND_ENV, "2")
+    monkeypatch.setenv(batch_mod.READ_AHEAD_ENV, "0")
+    spec = TaskSpec("csv-test", (), Settings().model_dump(), write_back=True)
+    got: list = []
+    t = threading.Thread(
+        target=lambda: got.extend(batch_mod.local_results(spec, refs, 1)), daemon=True
+    )
+    t.start()
+    t.join(120)
+    assert not t.is_alive(), "the batch waited forever for the run whose write-back exited"
+    by_ref = {r.ref: r for r in got}
+    assert sorted(by_ref) == sorted(refs)
+    assert not by_ref["r2"].ok and "SystemExit" in by_ref["r2"].error
+    assert by_ref["r2"].outcome  # the verdict is kept

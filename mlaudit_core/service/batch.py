@@ -285,9 +285,12 @@ def local_results(spec: TaskSpec, refs: list[str], jobs: int) -> Iterator[RunRes
 
     def write(res: RunResult, audited) -> None:
         try:
-            done.put(write_stage(plugin, res, audited))
+            res = write_stage(plugin, res, audited)
+        except BaseException as exc:  # noqa: BLE001 - an SDK's sys.exit on this thread: the run's failure
+            res.ok, res.error = False, one_line("write-back", exc)
         finally:
             slots.release()
+            done.put(res)  # every run's result, or the batch waits for it forever
 
     def audit_then_hand_over(ref: str) -> None:
         try:
@@ -301,7 +304,7 @@ def local_results(spec: TaskSpec, refs: list[str], jobs: int) -> Iterator[RunRes
             except RuntimeError:  # the batch is stopping: write in this thread
                 slots.release()
                 done.put(write_stage(plugin, res, audited))
-        except Exception as exc:  # never leave the batch waiting for this run's result
+        except BaseException as exc:  # noqa: BLE001 - never leave the batch waiting for this run's result
             done.put(RunResult(ref=ref, ok=False, error=one_line("batch", exc)))
 
     try:
