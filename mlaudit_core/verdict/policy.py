@@ -992,6 +992,24 @@ def _perfect_scores(c: Ctx) -> Decision | None:
                     "leaking into the inputs); check the split before trusting the result.")
 
 
+def _routine_loss_scaling(c: Ctx) -> Decision | None:
+    """No judgeable learning signal, and what the text does show is fp16 overflow skips that RT006
+    reads as benign (a few skips, the scale settled above its floor, no floor message), with no
+    finding at warning or above: dynamic loss scaling at work, the question a report asks about it
+    answered; the learning itself is not judged."""
+    if c.basis.judgeable:
+        return None
+    f = c.get("RT006")
+    if f is None or f.severity.rank >= Severity.WARNING.rank:
+        return None
+    if any(x.severity.rank >= Severity.WARNING.rank for fs in c.by_code.values() for x in fs):
+        return None
+    return Decision(Outcome.UNKNOWN, Cause.HEALTHY,
+                    f"The overflow messages are dynamic loss scaling at work, not a failure: {f.message}. A step "
+                    "with an inf/NaN gradient is skipped and the scale lowered until it fits; the scale settled "
+                    "above its floor. The learning itself is not judged here (no loss curve in the text).", f)
+
+
 def _no_signal(c: Ctx) -> Decision | None:
     """Abstain: no judgeable training signal (no recognised loss/validation metric, too few points,
     only summary values). ``succeeded`` needs positive evidence."""
@@ -1477,6 +1495,13 @@ POLICY: tuple[Rule, ...] = (
              Case("one perfect, one not", (), None, params={"ACC": "1.0", "AP": "0.93"}),
              Case("perfect training accuracy only", (), None, series={"train/accuracy": (1.0,), "train/f1": (1.0,)}),
              Case("a loss curve", (), None, params={"ACC": "1.0", "AP": "1.0"}, series=_LOSS))),
+    Rule("V19c", "routine-loss-scaling", 197,
+         "no judgeable training signal; RT006 at info (fp16 overflow skips with the scale settled above its floor) "
+         "and no finding at warning or above -> unknown, healthy: routine dynamic loss scaling",
+         (Outcome.UNKNOWN,), (Cause.HEALTHY,), _routine_loss_scaling, codes=("RT006",), cases=(
+             Case("three apex skips, scale 1024 -> 256", (("RT006", _I, {}),), ("unknown", "healthy")),
+             Case("skips at the loss-scale floor", (("RT006", _E, {}),), None),
+             Case("benign skips beside a loss curve", (("RT006", _I, {}),), None, series=_LOSS))),
     Rule("V20", "no-judgeable-signal", 200,
          "no learning series with >= 3 finite points that a learning detector examined (no recognised "
          "loss/validation metric, only summary values, hp_metric only)", (Outcome.UNKNOWN, Outcome.RUNNING),
