@@ -932,3 +932,26 @@ def test_csv_read_rows_numbers_as_pandas_reads_them(tmp_path, monkeypatch):
     with_pandas, without = _csv_read_both(p, monkeypatch)
     assert with_pandas[0]["loss"] == [None, None, 1.2, 1000.0]
     assert without == with_pandas
+
+
+def test_plan_says_when_it_stopped_looking(tmp_path, monkeypatch):
+    """A folder with more entries than ``MAX_ENTRIES`` (or runs deeper than ``MAX_DEPTH``)
+    is read in part: ``plan`` says so in ``skipped`` (it returned the runs found so far and
+    nothing else, so a batch over 200,000 files reported a partial folder as the whole)."""
+    import mlaudit_core.formats as formats
+
+    for i in range(6):
+        (tmp_path / f"r{i}").mkdir()
+        (tmp_path / f"r{i}" / "metrics.csv").write_text("step,loss\n1,2.0\n2,1.5\n3,1.2\n")
+    monkeypatch.setattr(formats, "MAX_ENTRIES", 4)
+    cands, skipped = formats.plan(tmp_path)
+    assert 0 < len(cands) < 6
+    assert any("more than 4 entries" in why and "not looked at" in why for _, why in skipped)
+    monkeypatch.setattr(formats, "MAX_ENTRIES", 200_000)
+    deep = tmp_path / "x" / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    (deep / "metrics.csv").write_text("step,loss\n1,2.0\n2,1.5\n3,1.2\n")
+    monkeypatch.setattr(formats, "MAX_DEPTH", 1)
+    cands, skipped = formats.plan(tmp_path)
+    assert len(cands) == 6
+    assert any("deeper than 1" in why for _, why in skipped), skipped

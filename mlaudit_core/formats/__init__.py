@@ -222,7 +222,8 @@ def plan(path: str | os.PathLike, fmt: str | None = None) -> tuple[list[Candidat
     """The runs under ``path`` and the reader for each, without loading them.
 
     Returns ``(candidates, skipped)``; ``skipped`` names files that looked like a format
-    but are not readable (a Git LFS pointer) with the reason.
+    but are not readable (a Git LFS pointer) with the reason, and where the walk stopped
+    (folders deeper than :data:`MAX_DEPTH`, more than :data:`MAX_ENTRIES` entries), once each.
 
     Raises:
         InputError: ``path`` does not exist, ``fmt`` is unknown, or nothing under ``path``
@@ -254,7 +255,7 @@ def plan(path: str | os.PathLike, fmt: str | None = None) -> tuple[list[Candidat
         return [c], []
     found: list[Candidate] = []
     skipped: list[tuple[str, str]] = []
-    _walk(p, table, found, skipped, 0, [0])
+    _walk(p, table, found, skipped, 0, [0, 0, 0])
     found = _latest_checkpoints(found)
     if not found:
         why = "; ".join(f"{a}: {b}" for a, b in skipped[:3])
@@ -288,6 +289,9 @@ def _walk(d: Path, table, found: list[Candidate], skipped: list[tuple[str, str]]
             found.append(c)
         return
     if depth > MAX_DEPTH:
+        if not seen[1]:  # said once: the runs below are missing from the plan
+            seen[1] = 1
+            skipped.append((str(d), f"folders deeper than {MAX_DEPTH} levels were not looked at"))
         return
     try:
         entries = sorted(os.scandir(d), key=lambda e: e.name)
@@ -298,6 +302,10 @@ def _walk(d: Path, table, found: list[Candidate], skipped: list[tuple[str, str]]
     for e in entries:
         seen[0] += 1
         if seen[0] > MAX_ENTRIES:
+            if not seen[2]:
+                seen[2] = 1
+                skipped.append((str(d), f"more than {MAX_ENTRIES:,} entries under the path; the "
+                                        "rest were not looked at"))
             return
         try:
             if e.is_dir(follow_symlinks=False):
