@@ -222,8 +222,11 @@ CATALOG: list[Signature] = [
         r"NCCL (?:error|WARN).*?(?:unhandled system error|unhandled cuda error|remote process exited|"
         r"timeout|internal error)|ncclSystemError|ncclUnhandledCudaError|ncclRemoteError|ncclInternalError|"
         r"NCCL communicator was aborted|Some NCCL operations have failed or timed out|"
-        r"Heartbeat monitor timed out|watchdog got stuck for \d+ seconds",
-        "NCCL communicator error, an aborted communicator, or a stuck NCCL watchdog",
+        r"Heartbeat monitor timed out|watchdog got stuck for \d+ seconds|"
+        r"Exception raised from ncclCommWatchdog|WorkNCCL::checkTimeout",
+        "NCCL communicator error, an aborted communicator, or a stuck NCCL watchdog; the C++ stack of the "
+        "watchdog's own exception (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp: 'Exception raised from "
+        "ncclCommWatchdog', a WorkNCCL::checkTimeout frame) when its message line was not kept",
         ("nccl", "heartbeat monitor", "watchdog got stuck"),
     ),
     _sig(
@@ -238,7 +241,7 @@ CATALOG: list[Signature] = [
     _sig(
         "dataloader-worker-killed",
         "worker_killed",
-        r"DataLoader worker \(pid(?:\(s\))? (?P<pid>[\d, ]+)\) (?:is killed by signal|exited unexpectedly)"
+        r"DataLoader worker \(pid(?:\(s\))? (?P<pid>[\w, ]+)\) (?:is killed by signal|exited unexpectedly)"
         r"(?::\s*(?P<signal>[\w ]+))?",
         "a data-loader worker process died",
         ("dataloader worker",),
@@ -639,6 +642,13 @@ BARE_TAIL_LINES = 30
 #: ``__del__``, a weakref callback or an atexit hook raised, typically at interpreter shutdown): the
 #: traceback that follows did not stop the run.
 _UNRAISABLE = "Exception ignored in"
+#: The detail lines of torch's ``load_state_dict`` error (torch/nn/modules/module.py: the message of the
+#: RuntimeError 'Error(s) in loading state_dict for ...'), pasted without the error line above them: they
+#: are that exception's message, printed by nothing else.
+_STATE_DICT_DETAIL = re.compile(
+    r"^\s*(?:size mismatch for [\w.]+: copying a param with shape|Missing key\(s\) in state_dict|"
+    r"Unexpected key\(s\) in state_dict)"
+)
 #: A line that says the job went on after an error line: a progress bar, a rate, a step/epoch/loss figure.
 _GOES_ON = re.compile(
     r"\d+%\||\d(?:it/s|s/it)\b|\b(?:epoch|step|iter(?:ation)?|loss|acc(?:uracy)?)\b\W{0,3}\d", re.I
@@ -859,6 +869,8 @@ def scan(lines: Iterable[ConsoleLine]) -> tuple[list[SignatureHit], list[Traceba
             if not unraisable:
                 bare.append(Traceback([], bm["type"], bm["msg"].strip(), cl, "unknown"))
             unraisable = False
+        elif _STATE_DICT_DETAIL.match(text):
+            bare.append(Traceback([], "RuntimeError", text.strip(), cl, "checkpoint"))
         elif bare and _GOES_ON.search(text):
             bare = [t for t in bare if t.line.source != cl.source]
         for sig, figs in match_line(text):

@@ -31,3 +31,20 @@ def test_an_exception_python_swallowed_at_shutdown_is_not_the_runs_exception():
     )
     tbs = scan(_lines(text + raised))[1]
     assert [t.exception_type for t in tbs] == ["ValueError"] and tbs[0].frames[0][2] == "main"
+
+
+def test_load_state_dict_detail_lines_pasted_without_their_error_line_are_that_error():
+    torch = __import__("pytest").importorskip("torch")
+    from mlaudit_core.exception_causes import classify
+
+    m = torch.nn.Linear(3, 2)
+    try:
+        m.load_state_dict({"weight": torch.zeros(4, 3), "bias": torch.zeros(2)})
+    except RuntimeError as e:
+        detail = str(e).splitlines()[
+            1:
+        ]  # the paste leaves out 'Error(s) in loading state_dict for Linear:'
+    tbs = scan(_lines("\n".join(detail)))[1]
+    assert tbs and tbs[-1].exception_type == "RuntimeError"
+    assert classify(tbs[-1].exception_type, tbs[-1].message).id == "checkpoint-model-mismatch"
+    assert scan(_lines("epoch 1 loss 0.3\nsaved model to out/model.pt\n"))[1] == []
