@@ -941,8 +941,15 @@ def _outcome_words_d(d: Mapping[str, int]) -> str:
 
 def render_html(t: Triage) -> str:
     """A self-contained HTML page: the statements, then one failure-rate-by-bin bar plot (inline
-    SVG) per significant factor with its effect. Every run-controlled text is escaped."""
-    from html import escape
+    SVG) per significant factor with its effect. Every run-controlled text is redacted
+    (:func:`mlaudit_core.redact.redact_text`), then escaped: redacting the escaped page misses
+    ``&quot;api_key&quot;: &quot;...&quot;``."""
+    from html import escape as _escape
+
+    from .redact import redact_text
+
+    def escape(text: str) -> str:
+        return _escape(redact_text(text))
 
     parts = [
         "<!doctype html><meta charset='utf-8'><title>mlaudit triage</title>",
@@ -957,7 +964,7 @@ def render_html(t: Triage) -> str:
             f"<h2>{escape(f.name)} [{escape(f.target)}]</h2><p>{escape(f.effect)} "
             f"(p={f.p_value:.4g}, q={f.q_value:.4g})</p>"
         )
-        parts.append(_bar_svg(f.bins, escape))
+        parts.append(_bar_svg(f.bins))
     cps = change_point_lines(t)
     if cps:
         parts.append("<h2>First bad / last good</h2>")
@@ -965,7 +972,11 @@ def render_html(t: Triage) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _bar_svg(bins: list[dict[str, Any]], escape) -> str:
+def _bar_svg(bins: list[dict[str, Any]]) -> str:
+    from html import escape
+
+    from .redact import redact_text
+
     w, h, left, bottom = 60, 160, 40, 40
     width = left + w * max(len(bins), 1) + 10
     out = [
@@ -975,14 +986,15 @@ def _bar_svg(bins: list[dict[str, Any]], escape) -> str:
         f"<text x='2' y='12'>100%</text><text x='2' y='{h}'>0%</text>",
     ]
     for i, b in enumerate(bins):
+        label = redact_text(str(b["label"]))  # whole, then cut: a cut secret is not recognisable
         rate = b["failing"] / b["runs"] if b["runs"] else 0.0
         bh_ = rate * (h - 10)
         x = left + i * w + 5
         out.append(
             f"<rect x='{x}' y='{h - bh_:.1f}' width='{w - 10}' height='{bh_:.1f}' fill='#c0392b'>"
-            f"<title>{escape(str(b['label']))}: {b['failing']} of {b['runs']} failing</title></rect>"
+            f"<title>{escape(label)}: {b['failing']} of {b['runs']} failing</title></rect>"
         )
-        out.append(f"<text x='{x}' y='{h + 14}'>{escape(str(b['label'])[:12])}</text>")
+        out.append(f"<text x='{x}' y='{h + 14}'>{escape(label[:12])}</text>")
         out.append(f"<text x='{x}' y='{h + 28}'>{b['failing']}/{b['runs']}</text>")
     out.append("</svg>")
     return "".join(out)

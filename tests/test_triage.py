@@ -299,3 +299,27 @@ def test_candidates_hide_the_values_of_a_credential_param():
         "[REDACTED value 1]",
         "[REDACTED value 2]",
     ]
+
+
+def test_render_html_redacts_before_escaping():
+    """A credential inside a param value that is not named like one (a JSON config echo
+    ``{"api_key": "sk-..."}``) is redacted in the HTML page: escaping first turned the quotes
+    into ``&quot;`` and the text redactor, run on the escaped page by every caller, no longer
+    saw ``"api_key": "..."``."""
+    from mlaudit_core.redact import redact_text
+    from mlaudit_core.triage import render_html
+
+    recs = [
+        {
+            "run_id": f"r{i}",
+            "outcome": "diverged" if i % 2 else "succeeded",
+            "params": {
+                "cfg": '{"api_key": "sk-abcdefabcdef123456789' + ("0", "1")[i % 2] + '"}',
+            },
+        }
+        for i in range(16)
+    ]
+    t = triage(recs, permutations=999)
+    assert t.significant  # the factor is plotted: its effect and bin labels are on the page
+    page = render_html(t)
+    assert "sk-abcdefabcdef" not in page and "sk-abcdefabcdef" not in redact_text(page)
