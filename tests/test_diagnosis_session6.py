@@ -125,3 +125,36 @@ def test_report_with_bar_lines_and_no_step_is_the_scheduler_stop_not_a_reset():
     assert (rep.verdict.outcome, rep.verdict.cause) == (Outcome.CRASHED, Cause.INFRA_RUNTIME), (
         rep.verdict.summary
     )
+
+
+def _report_run(prefix: str):
+    from mlaudit_core.evidence import collect
+
+    case = next(REPORTS.glob(f"{prefix}-*"))
+    return collect(
+        None,
+        sorted(case.glob("*.log")),
+        config=sorted(case.glob("*.txt")),
+        name=case.name,
+        value_files=False,
+    ).run
+
+
+def test_nan_from_a_window_that_starts_late_is_not_broken_before_any_update():
+    """b6-04: darkflow lines 'step 1655 - loss nan' every step, on a CPU (no reduced precision): the
+    1654 updates before the paste are not in the data, so the learning rate is the first suspect."""
+    rep = audit(_report_run("b6-04"))
+    assert (rep.verdict.outcome, rep.verdict.cause) == (
+        Outcome.DIVERGED,
+        Cause.MODEL_CONVERGENCE,
+    ), rep.verdict.summary
+    assert "1655" in rep.verdict.summary
+
+
+def test_nan_from_the_first_logging_interval_stays_broken_inputs():
+    """tb05: Lightning logs every 50 steps; NaN from its first point (step 49) is the start of the run."""
+    run = _run(OWN / "Debajyoti2004--Brain_tumor_disease/lightning_logs/version_3")
+    rep = audit(run)
+    assert (rep.verdict.outcome, rep.verdict.cause) == (Outcome.DIVERGED, Cause.DATA_CONFIG), (
+        rep.verdict.summary
+    )

@@ -350,6 +350,26 @@ def _abrupt_nonfinite(c: Ctx) -> Decision | None:
     return Decision(Outcome.DIVERGED, Cause.DATA_CONFIG, f"{f.message}.", f)
 
 
+def _updates_before_first_point(c: Ctx, f: Finding) -> tuple[int, int] | None:
+    """``(first step, logging interval)`` when the non-finite series starts more than two logging
+    intervals after step 0: the points a logger writes from the start are missing (a pasted window of
+    a longer log, a tail), so updates ran unseen before the first point and "broken before any
+    optimisation" does not follow. A first point within two intervals (Lightning's first log at step
+    49 of ``log_every_n_steps=50``; 0- or 1-based counters) is the start. ``None`` with fewer than 2
+    points (no interval) or a reader-made record count (``log.step_source``)."""
+    key = f.facts.get("key") or f.facts.get("metric")
+    if not key or key not in c.run.metrics or c.run.params.get("log.step_source") == "record_count":
+        return None
+    steps = c.run.series(str(key)).by_step().steps
+    if len(steps) < 2:
+        return None
+    every = int(np.median(np.diff(steps)))
+    first = int(steps[0])
+    if every < 1 or first <= 2 * every:
+        return None
+    return first, every
+
+
 def _fp16_overflow(c: Ctx) -> Decision | None:
     """RT006 at error: fp16 loss scaling failed (a few skips with a healthy scale are info, benign)."""
     f = c.get("RT006", Severity.ERROR)
@@ -395,6 +415,15 @@ def _nonfinite(c: Ctx) -> Decision | None:
                             f"The training loss was non-finite from its first logged step ({f.facts['first_step']}) "
                             f"with {c.lr.describe()}: at 10x the typical value the first updates overshoot; "
                             "no reduced precision is in use, so numerics are not the first suspect.", f)
+        unseen = _updates_before_first_point(c, f)
+        if unseen is not None and not c.precision:
+            first, every = unseen
+            return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE,
+                            f"The training loss was non-finite from its first logged step ({first}), but the data "
+                            f"holds a point every {every} step(s) and starts later: the updates before step {first} "
+                            "are not in it, so the loss may have grown and blown up there; no reduced precision is "
+                            "in use, so the learning rate is the first suspect (lower it and rerun from the start "
+                            "with the loss logged from step 1).", f)
         return Decision(Outcome.DIVERGED, Cause.DATA_CONFIG,
                         f"The training loss was non-finite from its first logged step ({f.facts['first_step']}): "
                         "the inputs, the initialisation or the loss computation are broken before any "
@@ -1165,7 +1194,8 @@ POLICY: tuple[Rule, ...] = (
          "LI001 on the training loss: grown >= 2x (or OP001) before, or the onset inside a warm-up ramp or right "
          "after an LR jump -> LR divergence; non-finite from the first "
          "step -> inputs/init, or the LR when >= 10x typical without reduced precision (from the first logged "
-         "epoch with the LR unknown: inconclusive); finite then abrupt -> numerics / bad batch with reduced "
+         "epoch with the LR unknown: inconclusive; from a first point more than two logging intervals in, without "
+         "reduced precision: the LR, the updates before it unseen); finite then abrupt -> numerics / bad batch with reduced "
          "precision in use, the learning rate without", (Outcome.DIVERGED,),
          (Cause.MODEL_CONVERGENCE, Cause.DATA_CONFIG, Cause.INCONCLUSIVE),
          _nonfinite, codes=("LI001", "OP001"), cases=(
