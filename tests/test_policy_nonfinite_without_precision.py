@@ -40,3 +40,9 @@ def test_the_same_onset_with_fp16_in_use_stays_numerics():
         pytest.skip("shared/cases is not beside this checkout")
     v = _verdict(case)
     assert (v["outcome"], v["cause"]) == ("diverged", "data_config")
+
+
+def test_a_framework_nan_message_with_no_loss_history_and_no_reduced_precision_is_the_learning_rate_first():
+    (case,) = (ROOT / "tests" / "data" / "reports").glob("b6-06-*")
+    v = _verdict(case)
+    assert (v["rule"], v["outcome"], v["cause"]) == ("V07", "diverged", "model_convergence")

@@ -492,8 +492,12 @@ def _nonfinite_validation(c: Ctx) -> Decision | None:
 
 
 def _nan_message(c: Ctx) -> Decision | None:
-    """RT009 without a loss history: non-finite, but the onset cannot be read."""
+    """RT009 without a loss history: non-finite, but the onset cannot be read; with no reduced precision
+    in use the learning rate is the first suspect (:data:`_NO_PRECISION_NAN`), with it the cause is open."""
     f = c.get("RT009", Severity.ERROR)
+    if f and not c.run.has(Role.TRAIN_LOSS) and not c.precision:
+        return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE,
+                        _NO_PRECISION_NAN.format(what=f"The loss became non-finite ({f.message})"), f)
     if f and not c.run.has(Role.TRAIN_LOSS):
         return Decision(Outcome.DIVERGED, Cause.INCONCLUSIVE,
                         f"The loss became non-finite ({f.message}); without the loss history a learning-rate "
@@ -1267,9 +1271,12 @@ POLICY: tuple[Rule, ...] = (
                  "all_after_nonfinite": False}),), None, series=_LOSS),
              Case("training loss non-finite too (V04's)", (("LI001", _E, {
                  "role": "val_loss", "all_after_nonfinite": True}), ("LI001", _E, {"role": "train_loss"})), None))),
-    Rule("V07", "nonfinite-message", 70, "RT009 at error without a training-loss series",
-         (Outcome.DIVERGED,), (Cause.INCONCLUSIVE,), _nan_message, codes=("RT009",), cases=(
-             Case("NaN message, no loss history", (("RT009", _E, {}),), ("diverged", "inconclusive")),
+    Rule("V07", "nonfinite-message", 70, "RT009 at error without a training-loss series: the learning rate first "
+         "with no reduced precision in use, else inconclusive",
+         (Outcome.DIVERGED,), (Cause.MODEL_CONVERGENCE, Cause.INCONCLUSIVE), _nan_message, codes=("RT009",), cases=(
+             Case("NaN message, no loss history, fp32", (("RT009", _E, {}),), ("diverged", "model_convergence")),
+             Case("NaN message, no loss history, fp16", (("RT009", _E, {}),), ("diverged", "inconclusive"),
+                  params={"fp16": "true"}),
              Case("NaN message with a loss history", (("RT009", _E, {}),), None, series=_LOSS))),
     Rule("V08", "exception", 80,
          "RT005 traceback at error (not a preemption): KeyboardInterrupt/SystemExit/SignalException or a signal "
