@@ -904,7 +904,10 @@ def _csv_read_both(path, monkeypatch):
             cols, warnings = _csv.read(path)
         out.append(
             (
-                {k: ([float(x) if mk else None for x, mk in zip(v, mask)]) for k, (v, mask) in cols.items()},
+                {
+                    k: [(float(x) if x == x else "nan") if mk else None for x, mk in zip(v, mask)]
+                    for k, (v, mask) in cols.items()
+                },
                 warnings,
             )
         )
@@ -955,3 +958,27 @@ def test_plan_says_when_it_stopped_looking(tmp_path, monkeypatch):
     cands, skipped = formats.plan(tmp_path)
     assert len(cands) == 6
     assert any("deeper than 1" in why for _, why in skipped), skipped
+
+
+def test_read_rows_holds_floats_not_the_rows_strings(tmp_path, monkeypatch):
+    """Without pandas the reader keeps a float and two flags per cell while it reads (the
+    rows' strings, kept until the end, took 950 MB for an 88 MB, 1 M-row CSV): the values,
+    masks and warnings match pandas' on a table with text, logged NaN, empty and ragged cells,
+    and the arrays are writable float64."""
+    p = tmp_path / "metrics.csv"
+    rows = ["step,loss,acc,ckpt"]
+    for i in range(300):
+        loss = ("nan", "", "inf", "x")[i % 4] if i % 25 == 0 else f"{2.0 / (i + 1):.6f}"
+        rows.append(f"{i},{loss},{i / 300:.4f},/ckpt/{i}.pt" if i % 7 else f"{i},{loss}")
+    p.write_text("\n".join(rows) + "\n")
+    with_pandas, without = _csv_read_both(p, monkeypatch)
+    assert without == with_pandas
+    assert "ckpt" not in without[0]  # a text column is no metric
+
+    import mlaudit_core._optional as optional
+    from mlaudit_core.formats import _csv
+
+    monkeypatch.setattr(optional, "pandas", lambda: None)
+    cols, _ = _csv.read(p)
+    v, mask = cols["loss"]
+    assert v.dtype == np.float64 and mask.dtype == bool and v.flags.writeable

@@ -255,28 +255,50 @@ def _read_rows(
     path: Path, source, sep: str, what: str, warnings: list[str], *, check_tail: bool = True
 ):
     """The table of :func:`read` with the standard library's ``csv`` module (no pandas): the
-    same columns, values, masks and warnings as the pandas path (module docstring). Raises
-    InputError as :func:`read` does."""
+    same columns, values, masks and warnings as the pandas path (module docstring). Each cell
+    is converted as its row is read, into one float array and two flag arrays per column
+    (10 bytes a cell: holding the rows' strings took 950 MB for an 88 MB, 1 M-row file).
+    Raises InputError as :func:`read` does."""
+    from array import array
+
     src = source()
     raw = open(src, "rb") if isinstance(src, Path) else src  # noqa: SIM115 - closed below
+    names: list[str] | None = None
+    vals: list[array] = []
+    present: list[bytearray] = []
+    ok: list[bytearray] = []
+    n = skipped = 0
     try:
         fh = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
         records = (line.split() for line in fh) if sep == " " else csv.reader(fh, delimiter=sep)
-        names: list[str] | None = None
-        rows: list[list[str]] = []
-        skipped = 0
         try:
             for rec in records:
                 if not rec:
                     continue  # a blank line
                 if names is None:
                     names = rec
-                elif len(rec) > len(names) and any(rec[len(names) :]):
-                    skipped += 1
-                elif len(rec) > len(names):
-                    rows.append(rec[: len(names)])  # empty cells after a trailing separator
-                else:
-                    rows.append(rec)
+                    vals = [array("d") for _ in names]
+                    present = [bytearray() for _ in names]
+                    ok = [bytearray() for _ in names]
+                    continue
+                k = len(names)
+                if len(rec) > k:
+                    if any(rec[k:]):
+                        skipped += 1
+                        continue
+                    rec = rec[:k]  # empty cells after a trailing separator
+                for j in range(k):
+                    t = rec[j].strip() if j < len(rec) else ""
+                    if t:
+                        x = _number(t)
+                        vals[j].append(x)
+                        present[j].append(1)
+                        ok[j].append(x == x or t.lower() in _LOGGED_NAN)
+                    else:
+                        vals[j].append(math.nan)
+                        present[j].append(0)
+                        ok[j].append(0)
+                n += 1
         except csv.Error as exc:
             raise InputError(
                 f"{path}: not a readable {what} ({str(exc).splitlines()[0][:160]})"
@@ -290,16 +312,17 @@ def _read_rows(
             f"{path.name}: {skipped} malformed line(s) (a different number of fields) were skipped"
         )
     tail = head_tail_problem(path) if check_tail else None
-    if tail and rows:
-        rows.pop()  # a row cut mid-value would be read as a wrong number
+    if tail and n:
+        for col in (*vals, *present, *ok):
+            col.pop()  # a row cut mid-value would be read as a wrong number
+        n -= 1
         warnings.append(tail)
-    if not rows:
+    if not n:
         raise InputError(f"{path}: header only, no rows of values")
     names[0] = names[0].lstrip(BOM)
     seen: dict[str, int] = {}
     cols: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     bad_cells: dict[str, int] = {}
-    n = len(rows)
     for j, raw_name in enumerate(names):
         name = raw_name
         if raw_name in seen:  # pandas' names for repeated columns: a, a.1, a.2
@@ -310,11 +333,15 @@ def _read_rows(
         name = name.strip()
         if not name:
             continue  # pandas names it "Unnamed: <j>": no metric
-        text = [(r[j] if j < len(r) else "").strip() for r in rows]
-        present = np.fromiter((t != "" for t in text), dtype=bool, count=n)
-        v = np.fromiter((_number(t) if t else math.nan for t in text), dtype=np.float64, count=n)
-        logged_nan = np.fromiter((t.lower() in _LOGGED_NAN for t in text), dtype=bool, count=n)
-        _keep_column(cols, bad_cells, name, v, present, logged_nan)
+        v = np.frombuffer(vals[j], dtype=np.float64)
+        has = np.frombuffer(present[j], dtype=np.uint8).view(bool)
+        good = np.frombuffer(ok[j], dtype=np.uint8).view(bool)
+        n_bad = int((has & ~good).sum())
+        if n_bad and n_bad == int(has.sum()):
+            continue  # a text column (a checkpoint path, a timestamp string): not a metric
+        if n_bad:
+            bad_cells[name] = n_bad
+        cols[name] = (v, has & good)
     _warn_bad_cells(path, bad_cells, warnings)
     return cols, warnings
 
