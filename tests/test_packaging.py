@@ -83,10 +83,15 @@ def _extras_of(rel: str) -> set[str]:
 
 
 def _optional(node: ast.AST, parents: dict) -> bool:
-    """Inside ``try:`` whose handlers catch ImportError / ModuleNotFoundError."""
+    """Inside ``try:`` whose handlers catch ImportError / ModuleNotFoundError, or under
+    ``if TYPE_CHECKING:`` (never imported at run time)."""
     cur = node
     while cur in parents:
         par = parents[cur]
+        if isinstance(par, ast.If) and cur in par.body and (
+                (isinstance(par.test, ast.Name) and par.test.id == "TYPE_CHECKING")
+                or (isinstance(par.test, ast.Attribute) and par.test.attr == "TYPE_CHECKING")):
+            return True
         if isinstance(par, ast.Try) and cur in par.body:
             for h in par.handlers:
                 names = [h.type] if not isinstance(h.type, ast.Tuple) else list(h.type.elts)
