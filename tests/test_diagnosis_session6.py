@@ -13,6 +13,10 @@ test fails on the code before the change.
   b4-09: Lightning bar lines with no step, numbered 1..4 by the reader, next to "epoch 10 of 20000
   steps per epoch"). A resumed run whose logged step restarted while its epoch did not still fires
   (shared case resume-counter-reset).
+- A loss non-finite from its first logged point is "broken before any update" only when that point is
+  the start of the run (b6-04: a window starting at step 1655 of a per-step log; tb05 stays).
+- An exception raised in a thread other than the main one (``Exception in thread NAME:``) ends that
+  thread only; when the console goes on after it, it is not how the run ended (f6b3-06).
 """
 
 from __future__ import annotations
@@ -157,4 +161,45 @@ def test_nan_from_the_first_logging_interval_stays_broken_inputs():
     rep = audit(run)
     assert (rep.verdict.outcome, rep.verdict.cause) == (Outcome.DIVERGED, Cause.DATA_CONFIG), (
         rep.verdict.summary
+    )
+
+
+def test_an_exception_in_a_reader_thread_is_not_the_crash_when_the_console_goes_on():
+    """f6b3-06: subprocess's _readerthread fails to decode a tool's output on a Windows console; the
+    LoRA training then prints its banners and progress bars up to step 2 of 30 and the file ends."""
+    rep = audit(_run(OWN / "Jeff555max--Fine-tuning-LoRA/train_log.txt"))
+    assert rep.verdict.cause is not Cause.CORRECTNESS_BUG, rep.verdict.summary
+    assert "raised in thread Thread-2 (_readerthread), not the main thread" in rep.verdict.summary
+
+
+def test_an_exception_in_the_main_thread_of_a_real_script_is_still_the_crash(tmp_path):
+    """The same UnicodeDecodeError raised in the main thread by a real Python script, captured as
+    users capture it (python train.py > log 2>&1), then nothing: the crash."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import threading\n"
+        "def reader():\n"
+        "    b'\\xad'.decode('utf-8')\n"
+        "t = threading.Thread(target=reader); t.start(); t.join()\n"
+        "for s in range(1, 6):\n"
+        "    print(f'step {s} loss {2.0 / s:.3f}', flush=True)\n"
+        "b'\\xad'.decode('utf-8')\n"
+    )
+    log = tmp_path / "train.log"
+    with log.open("wb") as out:
+        subprocess.run(
+            [sys.executable, str(script)], stdout=out, stderr=subprocess.STDOUT, check=False
+        )
+    text = log.read_text()
+    assert text.startswith("Exception in thread") and text.rstrip().endswith(
+        "invalid start byte"
+    ), text
+    rep = audit(_run(log))
+    assert rep.verdict.outcome is Outcome.CRASHED, rep.verdict.summary
+    assert (
+        "UnicodeDecodeError" in rep.verdict.summary
+        and "not the main thread" not in rep.verdict.summary
     )

@@ -90,7 +90,7 @@ def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
                             + decision.summary, decision.primary, "V20p")
     summary = decision.summary
     if ctx.superseded:
-        went_on = [x for x in ctx.superseded if "training went on after it" in x]
+        went_on = [x for x in ctx.superseded if "training went on after it" in x or "the process went on" in x]
         ended = [x for x in ctx.superseded if x not in went_on]
         if ended:
             summary += (" Earlier attempts in the same log crashed before a later one finished, so those crashes "

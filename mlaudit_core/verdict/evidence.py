@@ -192,6 +192,10 @@ def superseded_crash(run: RunData, f: Finding) -> str | None:
     if not logs or not run.console:
         return None
     src, ln = max(logs, key=lambda t: t[1])
+    if f.code == "RT005":
+        in_thread = _thread_exception(run, src, ln)
+        if in_thread is not None:
+            return in_thread
     progress: list[str] = []
     for c in reversed(run.console):
         if c.source == src and c.lineno <= ln:
@@ -206,6 +210,37 @@ def superseded_crash(run: RunData, f: Finding) -> str | None:
         # epochs after it), a recovered OOM, or an earlier launch's crash in an appended log
         return f"training went on after it ({len(progress)} progress lines, the last: {progress[0][:100]})"
     return None
+
+
+#: The header CPython's default ``threading.excepthook`` prints above the traceback of an exception that
+#: ended a thread other than the main one (Lib/threading.py ``_make_invoke_excepthook``:
+#: ``Exception in thread {name}:``); ``Exception ignored in thread``-style lines are the same case.
+_THREAD_HEADER = re.compile(r"^Exception (?:ignored )?in thread ([^:]{1,120}):?\s*$")
+#: Lines of a traceback block (frames, the caret markers, the exception line itself).
+_TRACEBACK_LINE = re.compile(r"^\s*(?:Traceback \(most recent call last\)|File \"|\^|~)|^\s{2,}\S")
+
+
+def _thread_exception(run: RunData, src: str, ln: int) -> str | None:
+    """A note when the exception at ``src:ln`` was raised in a thread other than the main one (its
+    traceback is headed ``Exception in thread NAME:``) and the console goes on with at least
+    :data:`MIN_PROGRESS_LINES` lines of output after it: the exception ended that thread, not the
+    process (own corpus f6b3-06: subprocess's ``_readerthread`` failing to decode a tool's output on a
+    Windows console, then the training's progress bars)."""
+    lines = [c for c in run.console if c.source == src]
+    at = next((i for i, c in enumerate(lines) if c.lineno == ln), None)
+    if at is None:
+        return None
+    i = at - 1
+    while i >= 0 and _TRACEBACK_LINE.search(lines[i].text):
+        i -= 1
+    m = _THREAD_HEADER.match(lines[i].text.strip()) if i >= 0 else None
+    if m is None or m[1].strip() in ("MainThread",):
+        return None
+    after = [c.text.strip() for c in lines[at + 1:] if c.text.strip()]
+    if len(after) < MIN_PROGRESS_LINES:
+        return None
+    return (f"raised in thread {m[1].strip()}, not the main thread: it ended that thread only, and the process "
+            f"went on ({len(after)} lines after it, the last: {after[-1][:100]})")
 
 
 #: A training progress line: a counter or a loss/accuracy name followed closely by its number
