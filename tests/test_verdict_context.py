@@ -140,22 +140,28 @@ def test_wall_time_limit(tmp_path):
     assert "wall-time limit" in r.verdict.summary
 
 
-def test_nan_message_without_loss_history_is_diverged_but_inconclusive(tmp_path):
-    r = audit_text(tmp_path, "Epoch: [3]  [ 100/7393]  eta: 1:02:03\nLoss is nan, stopping training\n")
+def test_nan_message_without_loss_history_is_diverged_but_inconclusive_under_mixed_precision(tmp_path):
+    text = "Epoch: [3]  [ 100/7393]  eta: 1:02:03\nLoss is nan, stopping training\n"
+    r = audit_text(tmp_path, "Using native Torch AMP. Training in mixed precision.\n" + text)
     assert (r.verdict.outcome.value, r.verdict.cause.value) == ("diverged", "inconclusive")
     assert "cannot be told apart" in r.verdict.summary
+    # with no reduced precision in use the learning rate is the first suspect (V07, like V03/V04)
+    r = audit_text(tmp_path, text)
+    assert (r.verdict.outcome.value, r.verdict.cause.value) == ("diverged", "model_convergence")
 
 
-@pytest.mark.parametrize("growth", [True, False])
-def test_nonfinite_onset_gradual_vs_abrupt(tmp_path, growth):
+@pytest.mark.parametrize("growth,fp16", [(True, False), (False, True), (False, False)])
+def test_nonfinite_onset_gradual_vs_abrupt(tmp_path, growth, fp16):
     vals = [2.0 - i * 0.01 for i in range(60)]
     if growth:
         vals += [1.4 + 0.3 * i for i in range(20)]  # the loss climbs for 20 steps before overflowing
-    lines = [f"step={i} loss={x:.4f}" for i, x in enumerate(vals)]
+    lines = ["Using native Torch AMP. Training in mixed precision."] if fp16 else []
+    lines += [f"step={i} loss={x:.4f}" for i, x in enumerate(vals)]
     lines += [f"step={len(vals) + i} loss=nan" for i in range(5)]
     r = audit_text(tmp_path, "\n".join(lines))
     assert r.verdict.outcome.value == "diverged"
-    assert r.verdict.cause.value == ("model_convergence" if growth else "data_config")
+    # abrupt: numerics with reduced precision in use, the learning rate first without (V03/V04)
+    assert r.verdict.cause.value == ("data_config" if fp16 else "model_convergence")
 
 
 def test_a_constant_loss_scale_of_one_is_not_an_fp16_failure(tmp_path):
