@@ -98,3 +98,16 @@ def test_batch_path_bad_input_is_one_line_exit_2(tmp_path):
     (tmp_path / "empty" / "notes.txt").write_text("nothing to read\n")
     res = CliRunner().invoke(app, ["batch", "path", str(tmp_path / "empty"), "--triage"])
     assert res.exit_code == 2 and "nothing recognisable as a training run" in res.output
+
+
+def test_batch_path_an_empty_path_is_bad_input(tmp_path, monkeypatch):
+    """``mlaudit batch path "$RUNS"`` with the variable unset passes an empty argument, which
+    ``Path("")`` reads as the current folder: it audited everything under the working
+    directory. It is one error line, exit 2."""
+    (tmp_path / "r1").mkdir()
+    (tmp_path / "r1" / "metrics.csv").write_text("step,loss\n1,2.0\n2,1.5\n3,1.2\n")
+    monkeypatch.chdir(tmp_path)
+    for empty in ("", "  "):
+        res = CliRunner().invoke(app, ["batch", "path", empty])
+        assert res.exit_code == 2, res.output
+        assert "empty path" in res.output and "r1" not in res.output

@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
 
 
 def batch_path(
-    path: Path = typer.Argument(
+    path: str = typer.Argument(
         ...,
         help="A folder holding runs (an mlruns store, W&B run "
         "folders, TensorBoard logdirs, framework logs...).",
@@ -60,11 +60,14 @@ def batch_path(
     from ._common import err_console, settings_or_fail
     from .batch_formats import FORMATS
 
+    if not path.strip():  # Path("") is the current folder: an unset "$RUNS" audited it
+        fail(f"{path!r}: an empty path; name the folder that holds the runs")
+    folder = Path(path)
     if fmt not in FORMATS:
         fail(f"--format {fmt!r}: use one of {', '.join(FORMATS)}")
     settings = settings_or_fail(config)
     try:
-        cands, skipped = plan(path, as_)
+        cands, skipped = plan(folder, as_)
     except MlauditError as exc:
         fail(str(exc))
     for where, why in skipped:
@@ -80,7 +83,7 @@ def batch_path(
         )
         cands = cands[:max_runs]
     table = readers()
-    root = path.resolve()
+    root = folder.resolve()
 
     def rel(p: Path) -> str:
         try:
