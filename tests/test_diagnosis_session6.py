@@ -203,3 +203,16 @@ def test_an_exception_in_the_main_thread_of_a_real_script_is_still_the_crash(tmp
         "UnicodeDecodeError" in rep.verdict.summary
         and "not the main thread" not in rep.verdict.summary
     )
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "BiaoLiu2017--BERT-NER/train.log",  # f6b1-04: TF1 Estimator 'Running training', then prediction
+        "Jadeeeey--ColossalAI-Dreambooth/log/train.log",  # f6b3-05: the banner, checkpoints, a final save
+    ],
+)
+def test_a_training_banner_without_any_training_record_is_no_evidence_of_a_stop(path):
+    rep = audit(_run(OWN / path))
+    assert rep.verdict.outcome is not Outcome.CRASHED, rep.verdict.summary
+    assert "end-of-training line" not in rep.verdict.summary
