@@ -246,3 +246,20 @@ def test_benchmark_runs_at_toy_size():
                        capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert p.returncode == 0, p.stderr
     assert "lines/s" in p.stdout and "leaked: 0" in p.stdout
+
+
+def test_render_summary_redacts_the_batch_title():
+    """The batch's title names what was read (``runs under DIR``, a tracker URI, a project):
+    a token in it reached the terminal table while JSON, CSV and Markdown redacted it
+    (``mlaudit batch path ghp_...``)."""
+    from mlaudit_core.service.summary import BatchSummary, render_summary
+    from mlaudit_core.service.task import RunResult
+
+    title = "runs under /data/ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+    buf = io.StringIO()
+    render_summary(
+        BatchSummary(title, [RunResult(ref="r1", ok=True, outcome="succeeded", cause="healthy")]),
+        Console(file=buf, width=200, force_terminal=False),
+    )
+    text = buf.getvalue()
+    assert "ghp_abcdef" not in text and "runs under /data/" in text

@@ -70,7 +70,7 @@ def _safe(text: str | None) -> str:
 def render_summary(s: BatchSummary, console: Console, worst_n: int = 10) -> None:
     """Print the summary tables (run names, refs and reasons redacted and escaped)."""
     rate = f", {s.audited_now / s.seconds:.1f} runs/s" if s.seconds > 0 and s.audited_now else ""
-    head = (f"{escape(s.title)}: {len(s.results)} runs, {len(s.ok)} audited, "
+    head = (f"{_safe(s.title)}: {len(s.results)} runs, {len(s.ok)} audited, "
             f"{len(s.failed)} unreadable or failed")
     if s.from_earlier:
         head += f" ({s.from_earlier} settled in an earlier session, from the state file)"
