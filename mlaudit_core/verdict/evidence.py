@@ -192,10 +192,10 @@ def superseded_crash(run: RunData, f: Finding) -> str | None:
     if not logs or not run.console:
         return None
     src, ln = max(logs, key=lambda t: t[1])
-    if f.code == "RT005":
-        in_thread = _thread_exception(run, src, ln)
-        if in_thread is not None:
-            return in_thread
+    # a Python traceback headed by threading's 'Exception in thread NAME:' (any crash signature read there)
+    in_thread = _thread_exception(run, src, ln)
+    if in_thread is not None:
+        return in_thread
     progress: list[str] = []
     for c in reversed(run.console):
         if c.source == src and c.lineno <= ln:
