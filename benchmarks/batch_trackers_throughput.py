@@ -242,7 +242,9 @@ def wandb_path(path: str) -> str:
     """A W&B request path with the entity, project, run and file names elided."""
     parts = path.strip("/").split("/")
     if parts[0] in ("files", "parquet") and len(parts) >= 4:
-        tail = ["file_stream"] if parts[-1] == "file_stream" else ["<file>"] if len(parts) > 4 else []
+        tail = (
+            ["file_stream"] if parts[-1] == "file_stream" else ["<file>"] if len(parts) > 4 else []
+        )
         return "/" + "/".join([parts[0], "<run>", *tail])
     return path
 

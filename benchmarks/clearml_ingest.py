@@ -45,11 +45,28 @@ def main() -> int:
     for s in range(args.series):
         metric, variant = ("train", f"s{s}")
         for i in range(per):
-            ev = {"type": "training_stats_scalar", "task": tid, "metric": metric, "variant": variant, "iter": i,
-                  "value": 1.0 / (i + 1), "timestamp": t0 + i * 10}
-            store["training_stats_scalar"][hashlib.md5(f"{tid}-{i}-{metric}-{variant}".encode()).hexdigest()] = ev
-    store["log"].extend({"type": "log", "task": tid, "timestamp": t0 + i, "level": "info",
-                         "msg": f"step {i} | loss {1.0 / (i + 1):.4f}"} for i in range(args.log_lines))
+            ev = {
+                "type": "training_stats_scalar",
+                "task": tid,
+                "metric": metric,
+                "variant": variant,
+                "iter": i,
+                "value": 1.0 / (i + 1),
+                "timestamp": t0 + i * 10,
+            }
+            store["training_stats_scalar"][
+                hashlib.md5(f"{tid}-{i}-{metric}-{variant}".encode()).hexdigest()
+            ] = ev
+    store["log"].extend(
+        {
+            "type": "log",
+            "task": tid,
+            "timestamp": t0 + i,
+            "level": "info",
+            "msg": f"step {i} | loss {1.0 / (i + 1):.4f}",
+        }
+        for i in range(args.log_lines)
+    )
 
     from mlaudit_clearml.connection import connect
     from mlaudit_clearml.loader import load_console, load_scalars, load_task
@@ -65,11 +82,17 @@ def main() -> int:
     run = load_task(session, tid)
     t_total = time.perf_counter() - t
     calls = sum(1 for e, _ in srv.calls if e == "events.scalar_metrics_iter_raw")
-    print(f"scalars: {len(table):,} points in {args.series} series: {t_scalars:.2f} s "
-          f"({len(table) / t_scalars:,.0f} points/s; {calls} raw-endpoint calls for both passes)")
-    print(f"console: {len(events):,} log events: {t_console:.2f} s ({len(events) / t_console:,.0f} lines/s)")
-    print(f"load_task (scalars + console + task + console parsing): {t_total:.2f} s, "
-          f"table {run.metrics.nbytes / 1e6:.1f} MB")
+    print(
+        f"scalars: {len(table):,} points in {args.series} series: {t_scalars:.2f} s "
+        f"({len(table) / t_scalars:,.0f} points/s; {calls} raw-endpoint calls for both passes)"
+    )
+    print(
+        f"console: {len(events):,} log events: {t_console:.2f} s ({len(events) / t_console:,.0f} lines/s)"
+    )
+    print(
+        f"load_task (scalars + console + task + console parsing): {t_total:.2f} s, "
+        f"table {run.metrics.nbytes / 1e6:.1f} MB"
+    )
     srv.stop()
     return 0
 

@@ -47,8 +47,15 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         z = Path(tmp) / "bomb.zip"
         task = {"id": "offline-b0b", "name": "bomb", "project_name": "bench"}
-        ev = {"type": "training_stats_scalar", "task": "offline-b0b", "metric": "train",
-              "variant": "loss", "iter": 1, "value": 1.0, "timestamp": 1_700_000_000_000}
+        ev = {
+            "type": "training_stats_scalar",
+            "task": "offline-b0b",
+            "metric": "train",
+            "variant": "loss",
+            "iter": 1,
+            "value": 1.0,
+            "timestamp": 1_700_000_000_000,
+        }
         unit = (json.dumps([ev]) + "\n").encode() if a.shape == "lines" else b" " * 4096
         chunk = unit * max(1, (8 << 20) // len(unit))
         with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
@@ -60,8 +67,10 @@ def main() -> int:
                 while written < total:
                     fh.write(chunk)
                     written += len(chunk)
-        print(f"zip            : {z.stat().st_size / 1e6:.1f} MB -> metrics.jsonl {written / (1 << 30):.2f} GiB "
-              f"({a.shape})")
+        print(
+            f"zip            : {z.stat().st_size / 1e6:.1f} MB -> metrics.jsonl {written / (1 << 30):.2f} GiB "
+            f"({a.shape})"
+        )
         t = time.perf_counter()
         subprocess.run([sys.executable, "-c", _CHILD, str(z)], check=True)
         print(f"child wall     : {time.perf_counter() - t:.1f} s")

@@ -77,11 +77,26 @@ RECALL_TARGET = 0.9
 FALSE_ALARM_TARGET = 0.05
 HEALTHY_CLASSES = ("healthy", "benign_spike")
 HEALTHY_LABEL = ("succeeded", "healthy")
-JSON_SECTIONS = ("timeline", "key_metrics", "hypotheses", "unknowns", "missing_instrumentation",
-                 "next_actions")
-MD_HEADINGS = ("## Run", "## Verdict", "## Timeline", "## Key metric interpretation",
-               "## Instability or degradation", "## Bottlenecks", "## Surprising findings",
-               "## Missing logs or artifacts", "## Next actions", "## Confidence or unknowns")
+JSON_SECTIONS = (
+    "timeline",
+    "key_metrics",
+    "hypotheses",
+    "unknowns",
+    "missing_instrumentation",
+    "next_actions",
+)
+MD_HEADINGS = (
+    "## Run",
+    "## Verdict",
+    "## Timeline",
+    "## Key metric interpretation",
+    "## Instability or degradation",
+    "## Bottlenecks",
+    "## Surprising findings",
+    "## Missing logs or artifacts",
+    "## Next actions",
+    "## Confidence or unknowns",
+)
 
 
 @dataclass
@@ -134,8 +149,10 @@ def ensure_corpus(corpus: Path, seeds: int) -> None:
     if (corpus / "mlflow.db").exists():
         return
     if corpus.exists() and any(corpus.iterdir()):
-        raise ValueError(f"--corpus {corpus} is not empty and holds no mlflow.db; "
-                         "pass a corpus directory or an empty one")
+        raise ValueError(
+            f"--corpus {corpus} is not empty and holds no mlflow.db; "
+            "pass a corpus directory or an empty one"
+        )
     from examples.corpus.generate import generate
 
     print(f"corpus {corpus} is empty: generating it ({seeds} seeds per class)", flush=True)
@@ -151,9 +168,13 @@ def list_corpus_runs(uri: str) -> list:
     exp_ids = [e.experiment_id for e in client.search_experiments()]
     runs, token = [], None
     while True:
-        page = client.search_runs(exp_ids, filter_string="tags.`corpus.class` != ''",
-                                  order_by=["attributes.start_time ASC"], max_results=1000,
-                                  page_token=token)
+        page = client.search_runs(
+            exp_ids,
+            filter_string="tags.`corpus.class` != ''",
+            order_by=["attributes.start_time ASC"],
+            max_results=1000,
+            page_token=token,
+        )
         runs += list(page)
         token = page.token
         if not token:
@@ -173,8 +194,15 @@ def audit_runs(uri: str, runs: list, progress: bool = True) -> list[Row]:
     for i, r in enumerate(runs, 1):
         tags = r.data.tags
         outcomes, cause = _label_from_tags(tags)
-        row = Row(r.info.run_id, r.info.run_name or r.info.run_id, tags["corpus.class"],
-                  tags.get("corpus.seed", "?"), tags.get("corpus.variant", "?"), outcomes, cause)
+        row = Row(
+            r.info.run_id,
+            r.info.run_name or r.info.run_id,
+            tags["corpus.class"],
+            tags.get("corpus.seed", "?"),
+            tags.get("corpus.variant", "?"),
+            outcomes,
+            cause,
+        )
         t0 = time.perf_counter()
         run = plugin.load(r.info.run_id)
         t1 = time.perf_counter()
@@ -184,11 +212,18 @@ def audit_runs(uri: str, runs: list, progress: bool = True) -> list[Row]:
         t3 = time.perf_counter()
         row.load_s, row.audit_s, row.render_s = t1 - t0, t2 - t1, t3 - t2
         v = report.verdict
-        row.outcome, row.cause, row.confidence, row.summary = (v.outcome.value, v.cause.value,
-                                                               v.confidence, v.summary)
+        row.outcome, row.cause, row.confidence, row.summary = (
+            v.outcome.value,
+            v.cause.value,
+            v.confidence,
+            v.summary,
+        )
         row.correct = accepts(outcomes, cause, row.outcome, row.cause)
-        row.findings = [f"{f.code} {f.severity.value}: {f.message}" for f in report.findings
-                        if f.severity.rank >= Severity.WARNING.rank]
+        row.findings = [
+            f"{f.code} {f.severity.value}: {f.message}"
+            for f in report.findings
+            if f.severity.rank >= Severity.WARNING.rank
+        ]
         data = report.model_dump(mode="json")
         for sec in JSON_SECTIONS:
             if sec not in data:
@@ -210,8 +245,11 @@ def audit_runs(uri: str, runs: list, progress: bool = True) -> list[Row]:
         rows.append(row)
         if progress:
             mark = "ok " if row.correct else "MISS"
-            print(f"  [{i:>3}/{len(runs)}] {mark} {row.cls:<24} seed={row.seed} {row.variant:<26} -> "
-                  f"{row.outcome}/{row.cause}", flush=True)
+            print(
+                f"  [{i:>3}/{len(runs)}] {mark} {row.cls:<24} seed={row.seed} {row.variant:<26} -> "
+                f"{row.outcome}/{row.cause}",
+                flush=True,
+            )
     return rows
 
 
@@ -233,7 +271,9 @@ def assign_predicted(rows: list[Row], order: list[str]) -> None:
         if r.correct:
             r.predicted_class = r.cls
             continue
-        r.predicted_class = next((c for c in order if accepts(*labels[c], r.outcome, r.cause)), "other")
+        r.predicted_class = next(
+            (c for c in order if accepts(*labels[c], r.outcome, r.cause)), "other"
+        )
 
 
 def summarise(rows: list[Row]) -> dict:
@@ -244,10 +284,14 @@ def summarise(rows: list[Row]) -> dict:
         mine = [r for r in rows if r.cls == c]
         predicted = [r for r in rows if r.predicted_class == c]
         tp = sum(r.correct for r in mine)
-        per_class[c] = {"runs": len(mine), "correct": tp, "recall": tp / len(mine) if mine else None,
-                        "predicted": len(predicted),
-                        "precision": tp / len(predicted) if predicted else None,
-                        "expected": f"{'|'.join(mine[0].expected_outcomes or ['*'])} / {mine[0].expected_cause}"}
+        per_class[c] = {
+            "runs": len(mine),
+            "correct": tp,
+            "recall": tp / len(mine) if mine else None,
+            "predicted": len(predicted),
+            "precision": tp / len(predicted) if predicted else None,
+            "expected": f"{'|'.join(mine[0].expected_outcomes or ['*'])} / {mine[0].expected_cause}",
+        }
     healthy = [r for r in rows if r.cls in HEALTHY_CLASSES]
     alarms = [r for r in healthy if (r.outcome, r.cause) != HEALTHY_LABEL]
     det_total: dict[str, float] = defaultdict(float)
@@ -258,14 +302,21 @@ def summarise(rows: list[Row]) -> dict:
         for code, st in r.detector_status.items():
             det_status[code][st] += 1
     missing = Counter(m for r in rows for m in r.missing_sections)
-    recall_miss = {c: v["recall"] for c, v in per_class.items() if v["recall"] is not None
-                   and v["recall"] < RECALL_TARGET}
+    recall_miss = {
+        c: v["recall"]
+        for c, v in per_class.items()
+        if v["recall"] is not None and v["recall"] < RECALL_TARGET
+    }
     fa_rate = len(alarms) / len(healthy) if healthy else None
     return {
-        "order": order, "per_class": per_class,
+        "order": order,
+        "per_class": per_class,
         "accuracy": sum(r.correct for r in rows) / len(rows) if rows else None,
-        "healthy_runs": len(healthy), "false_alarms": len(alarms), "false_alarm_rate": fa_rate,
-        "detector_seconds": dict(det_total), "detector_status": {k: dict(v) for k, v in det_status.items()},
+        "healthy_runs": len(healthy),
+        "false_alarms": len(alarms),
+        "false_alarm_rate": fa_rate,
+        "detector_seconds": dict(det_total),
+        "detector_status": {k: dict(v) for k, v in det_status.items()},
         "missing_sections": dict(missing),
         "recall_misses": recall_miss,
         "targets_met": not recall_miss and (fa_rate is not None and fa_rate <= FALSE_ALARM_TARGET),
@@ -285,31 +336,43 @@ def print_report(rows: list[Row], m: dict, corpus: Path, verbose: bool = False) 
     aud = sum(r.audit_s for r in rows)
     ren = sum(r.render_s for r in rows)
     print(f"mlaudit {__version__} diagnosis eval: {n} runs, {len(order)} classes, corpus {corpus}")
-    print(f"time: load {load:.1f}s ({load / n * 1000:.0f} ms/run), audit {aud:.2f}s "
-          f"({aud / n * 1000:.1f} ms/run), markdown {ren:.2f}s")
+    print(
+        f"time: load {load:.1f}s ({load / n * 1000:.0f} ms/run), audit {aud:.2f}s "
+        f"({aud / n * 1000:.1f} ms/run), markdown {ren:.2f}s"
+    )
     print()
     print("Per class (correct = outcome in the expected set and cause == expected cause)")
-    print(f"  {'class':<24} {'runs':>4} {'correct':>7} {'recall':>6} {'pred':>4} {'precision':>9}  "
-          f"{'recall>=0.9':<11}  expected")
+    print(
+        f"  {'class':<24} {'runs':>4} {'correct':>7} {'recall':>6} {'pred':>4} {'precision':>9}  "
+        f"{'recall>=0.9':<11}  expected"
+    )
     for c in order:
         v = m["per_class"][c]
         ok = "ok" if v["recall"] is not None and v["recall"] >= RECALL_TARGET else "MISS"
-        print(f"  {c:<24} {v['runs']:>4} {v['correct']:>7} {_pct(v['recall']):>6} {v['predicted']:>4} "
-              f"{_pct(v['precision']):>9}  {ok:<11}  {v['expected']}")
+        print(
+            f"  {c:<24} {v['runs']:>4} {v['correct']:>7} {_pct(v['recall']):>6} {v['predicted']:>4} "
+            f"{_pct(v['precision']):>9}  {ok:<11}  {v['expected']}"
+        )
     print(f"  overall accuracy {sum(r.correct for r in rows)}/{n} = {m['accuracy']:.3f}")
     print()
     fa = m["false_alarm_rate"]
     fa_ok = "ok" if fa is not None and fa <= FALSE_ALARM_TARGET else "MISS"
-    print(f"False alarms on healthy runs ({' + '.join(HEALTHY_CLASSES)}): {m['false_alarms']}/"
-          f"{m['healthy_runs']} = {100 * (fa or 0):.1f}% (target <= {100 * FALSE_ALARM_TARGET:.0f}%): {fa_ok}")
+    print(
+        f"False alarms on healthy runs ({' + '.join(HEALTHY_CLASSES)}): {m['false_alarms']}/"
+        f"{m['healthy_runs']} = {100 * (fa or 0):.1f}% (target <= {100 * FALSE_ALARM_TARGET:.0f}%): {fa_ok}"
+    )
     for r in rows:
         if r.cls in HEALTHY_CLASSES and (r.outcome, r.cause) != HEALTHY_LABEL:
             print(f"  {r.cls} seed={r.seed} {r.variant}: {r.outcome}/{r.cause}")
     print()
     cols = order + (["other"] if any(r.predicted_class == "other" for r in rows) else [])
-    print("Confusion matrix (rows: expected class; columns: predicted class, numbered as the rows; "
-          "'other' = a verdict no class expects)")
-    head = "".join(f"{i + 1:>4}" for i in range(len(order))) + ("  other" if "other" in cols else "")
+    print(
+        "Confusion matrix (rows: expected class; columns: predicted class, numbered as the rows; "
+        "'other' = a verdict no class expects)"
+    )
+    head = "".join(f"{i + 1:>4}" for i in range(len(order))) + (
+        "  other" if "other" in cols else ""
+    )
     print(f"  {'':<28}{head}")
     for i, c in enumerate(order):
         counts = Counter(r.predicted_class for r in rows if r.cls == c)
@@ -325,8 +388,10 @@ def print_report(rows: list[Row], m: dict, corpus: Path, verbose: bool = False) 
     print(f"Misses ({len(misses)})")
     for r in misses:
         exp = "|".join(r.expected_outcomes or ["*"])
-        print(f"  {r.cls} seed={r.seed} {r.variant} ({r.name}, {r.run_id}): expected {exp}/"
-              f"{r.expected_cause}, got {r.outcome}/{r.cause} (confidence {r.confidence:.2f})")
+        print(
+            f"  {r.cls} seed={r.seed} {r.variant} ({r.name}, {r.run_id}): expected {exp}/"
+            f"{r.expected_cause}, got {r.outcome}/{r.cause} (confidence {r.confidence:.2f})"
+        )
         print(f"      summary: {r.summary[:300]}")
         for f in r.findings[:8]:
             print(f"      {f[:220]}")
@@ -336,13 +401,17 @@ def print_report(rows: list[Row], m: dict, corpus: Path, verbose: bool = False) 
         print("  none")
     print()
     total = sum(m["detector_seconds"].values())
-    print(f"Detector time: share of the total detector time ({total:.3f}s over {n} audits; "
-          f"audit overhead outside detectors {max(aud - total, 0.0):.3f}s)")
+    print(
+        f"Detector time: share of the total detector time ({total:.3f}s over {n} audits; "
+        f"audit overhead outside detectors {max(aud - total, 0.0):.3f}s)"
+    )
     print(f"  {'code':<7} {'share':>6} {'total ms':>9} {'ms/run':>7}  ran/skipped/errored")
     for code, s in sorted(m["detector_seconds"].items(), key=lambda kv: -kv[1]):
         st = m["detector_status"].get(code, {})
-        print(f"  {code:<7} {100 * s / total if total else 0:5.1f}% {s * 1000:9.1f} {s * 1000 / n:7.2f}  "
-              f"{st.get('ran', 0)}/{st.get('skipped', 0)}/{st.get('errored', 0)}")
+        print(
+            f"  {code:<7} {100 * s / total if total else 0:5.1f}% {s * 1000:9.1f} {s * 1000 / n:7.2f}  "
+            f"{st.get('ran', 0)}/{st.get('skipped', 0)}/{st.get('errored', 0)}"
+        )
     never = sorted(c for c, st in m["detector_status"].items() if c not in m["detector_seconds"])
     if never:
         print("  skipped on every run:")
@@ -357,7 +426,9 @@ def print_report(rows: list[Row], m: dict, corpus: Path, verbose: bool = False) 
     print()
     print("Report sections (JSON fields, Markdown headings) missing or empty")
     if not m["missing_sections"]:
-        print(f"  none: all {len(JSON_SECTIONS)} JSON sections and {len(MD_HEADINGS)} headings in every run")
+        print(
+            f"  none: all {len(JSON_SECTIONS)} JSON sections and {len(MD_HEADINGS)} headings in every run"
+        )
     for sec, k in sorted(m["missing_sections"].items(), key=lambda kv: (-kv[1], kv[0])):
         who = [f"{r.cls}/s{r.seed}" for r in rows if sec in r.missing_sections]
         print(f"  {sec:<48} {k:>3}/{n} runs  e.g. {', '.join(who[:4])}")
@@ -365,14 +436,18 @@ def print_report(rows: list[Row], m: dict, corpus: Path, verbose: bool = False) 
     if verbose:
         print("All runs")
         for r in rows:
-            print(f"  {'ok  ' if r.correct else 'MISS'} {r.cls:<24} seed={r.seed} {r.variant:<26} "
-                  f"{r.outcome}/{r.cause} conf={r.confidence:.2f} codes="
-                  f"{','.join(sorted({f.split()[0] for f in r.findings}))}")
+            print(
+                f"  {'ok  ' if r.correct else 'MISS'} {r.cls:<24} seed={r.seed} {r.variant:<26} "
+                f"{r.outcome}/{r.cause} conf={r.confidence:.2f} codes="
+                f"{','.join(sorted({f.split()[0] for f in r.findings}))}"
+            )
         print()
     rm = m["recall_misses"]
-    print("Targets: recall >= 0.9 in every class: " + ("ok" if not rm else "MISS (" + ", ".join(
-        f"{c} {v:.2f}" for c, v in rm.items()) + ")") +
-        f"; false alarms on healthy <= 5%: {fa_ok}")
+    print(
+        "Targets: recall >= 0.9 in every class: "
+        + ("ok" if not rm else "MISS (" + ", ".join(f"{c} {v:.2f}" for c, v in rm.items()) + ")")
+        + f"; false alarms on healthy <= 5%: {fa_ok}"
+    )
 
 
 # --- labelled real corpora ------------------------------------------------------------------------
@@ -402,7 +477,9 @@ class LRow:
     missing: list[str] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
     seconds: float = 0.0
-    judgeable: bool | None = None  # a learning signal was examined (None: not known, e.g. CLI cases)
+    judgeable: bool | None = (
+        None  # a learning signal was examined (None: not known, e.g. CLI cases)
+    )
     rule: str = ""
     basis: str = ""  # the confidence terms (report verdict.basis)
 
@@ -449,11 +526,18 @@ def _fill(row: LRow, report, t0: float, run=None) -> LRow:
     v = report.verdict
     row.rule = v.rule or ""
     row.basis = v.basis or ""
-    row.outcome, row.cause, row.confidence, row.summary = (v.outcome.value, v.cause.value, v.confidence,
-                                                           v.summary)
+    row.outcome, row.cause, row.confidence, row.summary = (
+        v.outcome.value,
+        v.cause.value,
+        v.confidence,
+        v.summary,
+    )
     row.missing = [m.signal for m in report.missing_instrumentation]
-    row.findings = [f"{f.code} {f.severity.value}: {f.message}" for f in report.findings
-                    if f.severity.rank >= Severity.WARNING.rank]
+    row.findings = [
+        f"{f.code} {f.severity.value}: {f.message}"
+        for f in report.findings
+        if f.severity.rank >= Severity.WARNING.rank
+    ]
     row.seconds = time.perf_counter() - t0
     return row
 
@@ -537,8 +621,13 @@ def _selected(ident: str, ids: tuple[str, ...], exclude: tuple[str, ...] = ()) -
     return (not ids or ident.startswith(ids)) and not (exclude and ident.startswith(exclude))
 
 
-def eval_labelled(root: Path, labels_file: Path, progress: bool = True,
-                  ids: tuple[str, ...] = (), exclude: tuple[str, ...] = ()) -> list[LRow]:
+def eval_labelled(
+    root: Path,
+    labels_file: Path,
+    progress: bool = True,
+    ids: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (),
+) -> list[LRow]:
     """Audit every labelled artifact under ``root`` (labels.json schema of shared/realworld).
 
     ``ids``: id prefixes; when given, only labels whose id starts with one of them are audited
@@ -552,8 +641,13 @@ def eval_labelled(root: Path, labels_file: Path, progress: bool = True,
     rows: list[LRow] = []
     with tempfile.TemporaryDirectory(prefix="mlaudit-eval-") as td:
         for i, lab in enumerate(labels, 1):
-            row = LRow(lab["id"], lab.get("kind", "?"), list(lab["outcome_any_of"]), list(lab["cause_any_of"]),
-                       list(lab.get("must_not", [])))
+            row = LRow(
+                lab["id"],
+                lab.get("kind", "?"),
+                list(lab["outcome_any_of"]),
+                list(lab["cause_any_of"]),
+                list(lab.get("must_not", [])),
+            )
             t0 = time.perf_counter()
             try:
                 run, row.reader, row.note = load_labelled(root / lab["path"], lab, Path(td))
@@ -563,13 +657,17 @@ def eval_labelled(root: Path, labels_file: Path, progress: bool = True,
                 rows.append(_fill(row, audit(run), t0, run))
             if progress:
                 r = rows[-1]
-                print(f"  [{i:>3}/{len(labels)}] {'ok  ' if r.right else 'MISS'} {r.id:<48} -> "
-                      f"{r.outcome}/{r.cause} ({r.confidence:.2f})", flush=True)
+                print(
+                    f"  [{i:>3}/{len(labels)}] {'ok  ' if r.right else 'MISS'} {r.id:<48} -> "
+                    f"{r.outcome}/{r.cause} ({r.confidence:.2f})",
+                    flush=True,
+                )
     return rows
 
 
-def eval_cases(root: Path, progress: bool = True, ids: tuple[str, ...] = (),
-               exclude: tuple[str, ...] = ()) -> list[LRow]:
+def eval_cases(
+    root: Path, progress: bool = True, ids: tuple[str, ...] = (), exclude: tuple[str, ...] = ()
+) -> list[LRow]:
     """The real cases through the CLI, as a user runs them (``mlaudit logs`` / ``mlaudit ci``).
 
     ``root``: a folder of case folders in the ``shared/cases`` layout (input files and
@@ -582,15 +680,23 @@ def eval_cases(root: Path, progress: bool = True, ids: tuple[str, ...] = (),
     from mlaudit_core.report import AuditReport
 
     rows: list[LRow] = []
-    cases = sorted(d for d in root.iterdir()
-                   if (d / "expected.json").is_file() and _selected(d.name, ids, exclude))
+    cases = sorted(
+        d
+        for d in root.iterdir()
+        if (d / "expected.json").is_file() and _selected(d.name, ids, exclude)
+    )
     for i, case in enumerate(cases, 1):
         exp = json.loads((case / "expected.json").read_text())
         row = LRow(case.name, "case", list(exp["outcome_any_of"]), [exp["cause"]], [])
         t0 = time.perf_counter()
         if (case / "golden_vs_new_h100.csv").exists() or any(case.glob("ci_*.txt")):
-            args = ["ci", "--repo", str(case), "--logs", *[str(p) for p in sorted(case.glob("*.txt"))
-                                                           if not p.name.endswith(".py.txt")]]
+            args = [
+                "ci",
+                "--repo",
+                str(case),
+                "--logs",
+                *[str(p) for p in sorted(case.glob("*.txt")) if not p.name.endswith(".py.txt")],
+            ]
             args += [x for g in sorted(case.glob("golden*.csv")) for x in ("--golden", str(g))]
         else:
             args = ["logs", *[str(p) for p in sorted(case.glob("*.log"))]]
@@ -606,8 +712,11 @@ def eval_cases(root: Path, progress: bool = True, ids: tuple[str, ...] = (),
             rows.append(_fill(row, report, t0))
         if progress:
             r = rows[-1]
-            print(f"  [{i:>3}/{len(cases)}] {'ok  ' if r.right else 'MISS'} {r.id:<48} -> "
-                  f"{r.outcome}/{r.cause} ({r.confidence:.2f})", flush=True)
+            print(
+                f"  [{i:>3}/{len(cases)}] {'ok  ' if r.right else 'MISS'} {r.id:<48} -> "
+                f"{r.outcome}/{r.cause} ({r.confidence:.2f})",
+                flush=True,
+            )
     return rows
 
 
@@ -619,12 +728,16 @@ def reliability(rows: list[LRow]) -> tuple[list[dict], float | None]:
     for lo, hi in zip(BINS, BINS[1:]):
         inb = [r for r in judged if lo <= r.confidence < hi]
         if not inb:
-            out.append({"bin": f"{lo:.1f}-{min(hi, 1.0):.1f}", "n": 0, "mean_conf": None, "right": None})
+            out.append(
+                {"bin": f"{lo:.1f}-{min(hi, 1.0):.1f}", "n": 0, "mean_conf": None, "right": None}
+            )
             continue
         mc = sum(r.confidence for r in inb) / len(inb)
         fr = sum(r.right for r in inb) / len(inb)
         ece += len(inb) * abs(mc - fr)
-        out.append({"bin": f"{lo:.1f}-{min(hi, 1.0):.1f}", "n": len(inb), "mean_conf": mc, "right": fr})
+        out.append(
+            {"bin": f"{lo:.1f}-{min(hi, 1.0):.1f}", "n": len(inb), "mean_conf": mc, "right": fr}
+        )
     return out, (ece / len(judged) if judged else None)
 
 
@@ -634,9 +747,13 @@ def summarise_labelled(rows: list[LRow]) -> dict:
     healthy = [r for r in rows if r.healthy]
     bins, ece = reliability(rows)
     return {
-        "n": n, "outcome_right": sum(r.outcome_ok for r in rows), "cause_right": sum(r.cause_ok for r in rows),
-        "both_right": sum(r.right for r in rows), "judged": len(judged),
-        "judged_right": sum(r.right for r in judged), "abstentions": n - len(judged),
+        "n": n,
+        "outcome_right": sum(r.outcome_ok for r in rows),
+        "cause_right": sum(r.cause_ok for r in rows),
+        "both_right": sum(r.right for r in rows),
+        "judged": len(judged),
+        "judged_right": sum(r.right for r in judged),
+        "abstentions": n - len(judged),
         "wrong": sum(not r.right for r in judged),
         # abstained although the label says the evidence supports a judgement
         "abstained_label_known": sum(r.abstained and "unknown" not in r.outcomes for r in rows),
@@ -644,9 +761,11 @@ def summarise_labelled(rows: list[LRow]) -> dict:
         "selective_accuracy": (sum(r.right for r in judged) / len(judged)) if judged else None,
         "coverage": (len(judged) / n) if n else None,
         "must_not_violations": sum(bool(r.violations) for r in rows),
-        "healthy": len(healthy), "false_alarms": sum(r.false_alarm for r in rows),
+        "healthy": len(healthy),
+        "false_alarms": sum(r.false_alarm for r in rows),
         "false_alarm_rate": (sum(r.false_alarm for r in rows) / len(healthy)) if healthy else None,
-        "reliability": bins, "ece": ece,
+        "reliability": bins,
+        "ece": ece,
         "succeeded_without_signal": sum(r.succeeded_without_signal for r in rows),
     }
 
@@ -660,36 +779,54 @@ def print_labelled(name: str, where: Path, rows: list[LRow], m: dict) -> None:
     print(f"== corpus {name}: {n} artifacts from {where}")
     print(f"  outcome right     {frac(m['outcome_right'], n)}")
     print(f"  cause right       {frac(m['cause_right'], n)}")
-    print(f"  both right        {frac(m['both_right'], n)}   (judged only: {frac(m['judged_right'], m['judged'])})")
-    print(f"  abstentions       {m['abstentions']} (outcome unknown): right to abstain {m['abstained_right']}, "
-          f"abstained where the label is known {m['abstained_label_known']}")
+    print(
+        f"  both right        {frac(m['both_right'], n)}   (judged only: {frac(m['judged_right'], m['judged'])})"
+    )
+    print(
+        f"  abstentions       {m['abstentions']} (outcome unknown): right to abstain {m['abstained_right']}, "
+        f"abstained where the label is known {m['abstained_label_known']}"
+    )
     print(f"  wrong (judged)    {m['wrong']}")
     cov, sel = m["coverage"], m["selective_accuracy"]
-    print(f"  coverage          {'n/a' if cov is None else format(cov, '.2f')}   selective accuracy "
-          f"(right among judged) {'n/a' if sel is None else format(sel, '.2f')}")
+    print(
+        f"  coverage          {'n/a' if cov is None else format(cov, '.2f')}   selective accuracy "
+        f"(right among judged) {'n/a' if sel is None else format(sel, '.2f')}"
+    )
     print(f"  must_not violated {m['must_not_violations']}")
-    print(f"  succeeded/healthy without a judgeable signal {m['succeeded_without_signal']} (must be 0)")
+    print(
+        f"  succeeded/healthy without a judgeable signal {m['succeeded_without_signal']} (must be 0)"
+    )
     fa = m["false_alarm_rate"]
-    print(f"  false alarms on healthy runs {frac(m['false_alarms'], m['healthy'])} "
-          f"(label accepts succeeded/healthy; verdict not accepted and not unknown)")
+    print(
+        f"  false alarms on healthy runs {frac(m['false_alarms'], m['healthy'])} "
+        f"(label accepts succeeded/healthy; verdict not accepted and not unknown)"
+    )
     print("  reliability (judged verdicts): bin   n  mean conf  fraction both-right")
     for b in m["reliability"]:
         if b["n"]:
             print(f"      {b['bin']:>9} {b['n']:>3}  {b['mean_conf']:9.2f}  {b['right']:9.2f}")
         else:
             print(f"      {b['bin']:>9}   0")
-    print(f"      expected calibration error {m['ece']:.3f}" if m["ece"] is not None else "      no judged verdict")
+    print(
+        f"      expected calibration error {m['ece']:.3f}"
+        if m["ece"] is not None
+        else "      no judged verdict"
+    )
     misses = [r for r in rows if not r.right]
     print(f"  misses ({len(misses)})")
     for r in misses:
         viol = f" MUST_NOT {','.join(r.violations)}" if r.violations else ""
-        print(f"    {r.id} [{r.reader or 'none'}]: expected {'|'.join(r.outcomes)}/{'|'.join(r.causes)}, got "
-              f"{r.outcome}/{r.cause} ({r.confidence:.2f}){viol}")
+        print(
+            f"    {r.id} [{r.reader or 'none'}]: expected {'|'.join(r.outcomes)}/{'|'.join(r.causes)}, got "
+            f"{r.outcome}/{r.cause} ({r.confidence:.2f}){viol}"
+        )
         print(f"        {r.summary[:260]}")
         if r.note:
             print(f"        note: {r.note[:200]}")
     if fa is not None and fa > FALSE_ALARM_TARGET:
-        print(f"  FLOOR MISSED: healthy runs called failing {100 * fa:.0f}% > {100 * FALSE_ALARM_TARGET:.0f}%")
+        print(
+            f"  FLOOR MISSED: healthy runs called failing {100 * fa:.0f}% > {100 * FALSE_ALARM_TARGET:.0f}%"
+        )
     print()
 
 
@@ -705,24 +842,44 @@ CORPORA = ("realworld", "cases", "own", "libraries", "reports", "generated")
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--corpus", type=Path, default=None,
-                    help="generated corpus directory (generated there first when empty or missing); "
-                         "without it the generated corpus is not run")
-    ap.add_argument("--seeds", type=int, default=3, help="seeds per class when generating (default 3)")
+    ap.add_argument(
+        "--corpus",
+        type=Path,
+        default=None,
+        help="generated corpus directory (generated there first when empty or missing); "
+        "without it the generated corpus is not run",
+    )
+    ap.add_argument(
+        "--seeds", type=int, default=3, help="seeds per class when generating (default 3)"
+    )
     ap.add_argument("--realworld", type=Path, default=_default("realworld"))
-    ap.add_argument("--cases", type=Path, default=_default("cases", REPO / "tests" / "data" / "cases"))
+    ap.add_argument(
+        "--cases", type=Path, default=_default("cases", REPO / "tests" / "data" / "cases")
+    )
     ap.add_argument("--own", type=Path, default=REPO / "tests" / "data" / "realworld")
     ap.add_argument("--libraries", type=Path, default=REPO / "tests" / "data" / "frameworks")
-    ap.add_argument("--reports", type=Path, default=REPO / "tests" / "data" / "reports",
-                    help="real public failure reports, one folder each in the shared/cases layout")
-    ap.add_argument("--ids", default="",
-                    help="comma-separated id prefixes: audit only the artifacts/cases whose id starts "
-                         "with one (a fresh batch scored on its own)")
-    ap.add_argument("--exclude-ids", default="",
-                    help="comma-separated id prefixes left out (held-out batches not yet scored)")
+    ap.add_argument(
+        "--reports",
+        type=Path,
+        default=REPO / "tests" / "data" / "reports",
+        help="real public failure reports, one folder each in the shared/cases layout",
+    )
+    ap.add_argument(
+        "--ids",
+        default="",
+        help="comma-separated id prefixes: audit only the artifacts/cases whose id starts "
+        "with one (a fresh batch scored on its own)",
+    )
+    ap.add_argument(
+        "--exclude-ids",
+        default="",
+        help="comma-separated id prefixes left out (held-out batches not yet scored)",
+    )
     ap.add_argument("--only", default=",".join(CORPORA), help="comma-separated corpora to run")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a floor is missed")
-    ap.add_argument("--json", type=Path, default=None, help="also write rows and figures as JSON here")
+    ap.add_argument(
+        "--json", type=Path, default=None, help="also write rows and figures as JSON here"
+    )
     ap.add_argument("--verbose", action="store_true", help="print every run's verdict")
     ap.add_argument("--quiet", action="store_true", help="no per-run progress lines")
     args = ap.parse_args(argv)
@@ -731,8 +888,10 @@ def main(argv: list[str] | None = None) -> int:
     only = {c.strip() for c in args.only.split(",") if c.strip()}
     bad = only - set(CORPORA)
     if bad:
-        print(f"error: --only {','.join(sorted(bad))}: unknown corpus (known: {', '.join(CORPORA)})",
-              file=sys.stderr)
+        print(
+            f"error: --only {','.join(sorted(bad))}: unknown corpus (known: {', '.join(CORPORA)})",
+            file=sys.stderr,
+        )
         return 2
     for name in ("mlflow", "alembic"):
         logging.getLogger(name).setLevel(logging.WARNING)
@@ -749,14 +908,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"== corpus {name}: not run (no labels.json under {root})\n")
             continue
         print(f"auditing corpus {name} ({root})", flush=True)
-        rows = eval_labelled(root, root / "labels.json", progress=not args.quiet, ids=ids,
-                             exclude=exclude)
+        rows = eval_labelled(
+            root, root / "labels.json", progress=not args.quiet, ids=ids, exclude=exclude
+        )
         m = summarise_labelled(rows)
         print()
         print_labelled(name, root, rows, m)
         out[name] = {"figures": m, "rows": [dict(asdict(r), right=r.right) for r in rows]}
-        fa_ok = (m["false_alarm_rate"] is None or m["false_alarm_rate"] <= FALSE_ALARM_TARGET) \
-            and m["succeeded_without_signal"] == 0
+        fa_ok = (
+            m["false_alarm_rate"] is None or m["false_alarm_rate"] <= FALSE_ALARM_TARGET
+        ) and m["succeeded_without_signal"] == 0
         if ids:
             floors_ok &= fa_ok
         elif name == "realworld" and m["n"] == 30:
@@ -780,7 +941,9 @@ def main(argv: list[str] | None = None) -> int:
         out[name] = {"figures": m, "rows": [dict(asdict(r), right=r.right) for r in rows]}
         floors_ok &= m["false_alarm_rate"] is None or m["false_alarm_rate"] <= FALSE_ALARM_TARGET
     if "generated" in only and args.corpus is None:
-        print("== corpus generated: not run (pass --corpus DIR; it is generated there when empty)\n")
+        print(
+            "== corpus generated: not run (pass --corpus DIR; it is generated there when empty)\n"
+        )
     elif "generated" in only:
         try:
             ensure_corpus(args.corpus, args.seeds)
@@ -805,13 +968,17 @@ def main(argv: list[str] | None = None) -> int:
     for name, v in out.items():
         f = v["figures"]
         if name == "generated":
-            print(f"  {name:<10} accuracy {f['accuracy']:.3f}, false alarms {f['false_alarms']}/{f['healthy_runs']}")
+            print(
+                f"  {name:<10} accuracy {f['accuracy']:.3f}, false alarms {f['false_alarms']}/{f['healthy_runs']}"
+            )
             continue
-        print(f"  {name:<10} both right {f['both_right']}/{f['n']}, outcome {f['outcome_right']}/{f['n']}, "
-              f"cause {f['cause_right']}/{f['n']}, wrong {f['wrong']}, abstained {f['abstentions']} "
-              f"(label known {f['abstained_label_known']}), must_not {f['must_not_violations']}, "
-              f"false alarms {f['false_alarms']}/{f['healthy']}, ECE "
-              f"{'n/a' if f['ece'] is None else format(f['ece'], '.3f')}")
+        print(
+            f"  {name:<10} both right {f['both_right']}/{f['n']}, outcome {f['outcome_right']}/{f['n']}, "
+            f"cause {f['cause_right']}/{f['n']}, wrong {f['wrong']}, abstained {f['abstentions']} "
+            f"(label known {f['abstained_label_known']}), must_not {f['must_not_violations']}, "
+            f"false alarms {f['false_alarms']}/{f['healthy']}, ECE "
+            f"{'n/a' if f['ece'] is None else format(f['ece'], '.3f')}"
+        )
     print(f"Floors: {'met' if floors_ok else 'MISSED'}")
     if args.json is not None:
         args.json.write_text(json.dumps(out, indent=1, default=str))

@@ -83,19 +83,39 @@ def gen_mlflow(uri: str, n: int) -> str:
     rid = client.create_run(exp).info.run_id
     per = n // TAGS
     t0 = 1_700_000_000_000
-    client.log_batch(rid, metrics=[Metric(f"m{t}/value", 1.0 / (per + t), t0 + per - 1, per - 1)
-                                   for t in range(TAGS)])
-    rows = ((f"m{t}/value", 1.0 / (i + 1 + t), t0 + i, rid, i, 0) for i in range(per - 1) for t in range(TAGS))
-    con = sqlite3.connect(uri[len("sqlite:///"):])
+    client.log_batch(
+        rid,
+        metrics=[
+            Metric(f"m{t}/value", 1.0 / (per + t), t0 + per - 1, per - 1) for t in range(TAGS)
+        ],
+    )
+    rows = (
+        (f"m{t}/value", 1.0 / (i + 1 + t), t0 + i, rid, i, 0)
+        for i in range(per - 1)
+        for t in range(TAGS)
+    )
+    con = sqlite3.connect(uri[len("sqlite:///") :])
     with con:
-        con.executemany("insert into metrics (key, value, timestamp, run_uuid, step, is_nan) "
-                        "values (?, ?, ?, ?, ?, ?)", rows)
+        con.executemany(
+            "insert into metrics (key, value, timestamp, run_uuid, step, is_nan) "
+            "values (?, ?, ?, ?, ?, ?)",
+            rows,
+        )
     con.close()
     client.set_terminated(rid)
     return rid
 
 
-CSV_COLS = ("loss", "val_loss", "lr", "grad_norm", "accuracy", "val_accuracy", "throughput", "data_time")
+CSV_COLS = (
+    "loss",
+    "val_loss",
+    "lr",
+    "grad_norm",
+    "accuracy",
+    "val_accuracy",
+    "throughput",
+    "data_time",
+)
 
 
 def gen_tables(path: Path, rows: int) -> tuple[Path, Path]:
@@ -104,15 +124,28 @@ def gen_tables(path: Path, rows: int) -> tuple[Path, Path]:
 
     rng = np.random.default_rng(0)
     step = np.arange(rows)
-    cols = {c: (1.0 / (step + 1 + i)) * (1 + 0.01 * rng.standard_normal(rows)) for i, c in enumerate(CSV_COLS)}
+    cols = {
+        c: (1.0 / (step + 1 + i)) * (1 + 0.01 * rng.standard_normal(rows))
+        for i, c in enumerate(CSV_COLS)
+    }
     csv = path / "metrics_log.csv"
     import pandas as pd
 
-    pd.DataFrame({"step": step, "epoch": step // 1000, **cols}).to_csv(csv, index=False, float_format="%.9g")
+    pd.DataFrame({"step": step, "epoch": step // 1000, **cols}).to_csv(
+        csv, index=False, float_format="%.9g"
+    )
     jl = path / "metrics.json"
     with open(jl, "w") as fh:
-        names = ["total_loss", "loss_cls", "loss_box_reg", "lr", "time", "data_time", "fast_rcnn/cls_accuracy",
-                 "eta_seconds"]
+        names = [
+            "total_loss",
+            "loss_cls",
+            "loss_box_reg",
+            "lr",
+            "time",
+            "data_time",
+            "fast_rcnn/cls_accuracy",
+            "eta_seconds",
+        ]
         arr = np.stack([cols[c] for c in CSV_COLS], axis=1)
         for i in range(rows):
             body = ", ".join(f'"{n}": {v:.9g}' for n, v in zip(names, arr[i]))
@@ -125,17 +158,29 @@ def read(reader: str, target: str, extra: str) -> dict:
 
     Module imports happen before the clock starts, for every reader alike.
     """
-    for mod in {"mlaudit-tb": ["mlaudit_tensorboard.reader", "mlaudit_core"],
-                "EventAccumulator": ["tensorboard.backend.event_processing.event_accumulator"],
-                "tbparse": ["tbparse"], "mlaudit-mlflow": ["mlaudit_mlflow.loader", "mlflow"],
-                "MlflowClient": ["mlflow"], "mlaudit-csv": ["mlaudit_core.formats", "pandas"],
-                "mlaudit-jsonl": ["mlaudit_core.formats", "pandas"], "pandas.read_csv": ["pandas"],
-                "pandas.read_json": ["pandas"], "mlaudit-long": ["mlaudit_core.formats", "pandas"],
-                "pandas-long": ["pandas"]}.get(reader, []):
+    for mod in {
+        "mlaudit-tb": ["mlaudit_tensorboard.reader", "mlaudit_core"],
+        "EventAccumulator": ["tensorboard.backend.event_processing.event_accumulator"],
+        "tbparse": ["tbparse"],
+        "mlaudit-mlflow": ["mlaudit_mlflow.loader", "mlflow"],
+        "MlflowClient": ["mlflow"],
+        "mlaudit-csv": ["mlaudit_core.formats", "pandas"],
+        "mlaudit-jsonl": ["mlaudit_core.formats", "pandas"],
+        "pandas.read_csv": ["pandas"],
+        "pandas.read_json": ["pandas"],
+        "mlaudit-long": ["mlaudit_core.formats", "pandas"],
+        "pandas-long": ["pandas"],
+    }.get(reader, []):
         __import__(mod)
-    if reader in ("mlaudit-mlflow", "MlflowClient"):  # MLflow's store module for the URI, for both alike
-        __import__("mlflow.store.tracking.sqlalchemy_store" if target.startswith("sqlite")
-                   else "mlflow.store.tracking.rest_store")
+    if reader in (
+        "mlaudit-mlflow",
+        "MlflowClient",
+    ):  # MLflow's store module for the URI, for both alike
+        __import__(
+            "mlflow.store.tracking.sqlalchemy_store"
+            if target.startswith("sqlite")
+            else "mlflow.store.tracking.rest_store"
+        )
     c0 = cpu_seconds()
     t0 = time.perf_counter()
     if reader == "mlaudit-tb":
@@ -177,7 +222,9 @@ def read(reader: str, target: str, extra: str) -> dict:
         import pandas as pd
 
         try:
-            df = pd.read_csv(target) if target.endswith(".csv") else pd.read_json(target, lines=True)
+            df = (
+                pd.read_csv(target) if target.endswith(".csv") else pd.read_json(target, lines=True)
+            )
             n = int(df.notna().sum().sum())
         except Exception as exc:  # noqa: BLE001 - what pandas does with the line is the figure
             n, extra = 0, f"{type(exc).__name__}: {str(exc)[:80]}"
@@ -194,7 +241,13 @@ def read(reader: str, target: str, extra: str) -> dict:
     else:
         raise SystemExit(f"unknown reader {reader}")
     seconds = time.perf_counter() - t0
-    return {"points": n, "seconds": seconds, "cpu": cpu_seconds() - c0, "peak_mb": peak_mb(), "extra": extra}
+    return {
+        "points": n,
+        "seconds": seconds,
+        "cpu": cpu_seconds() - c0,
+        "peak_mb": peak_mb(),
+        "extra": extra,
+    }
 
 
 def cpu_seconds() -> float:
@@ -226,8 +279,12 @@ def child(reader: str, target: str, extra: str = "") -> dict:
     # both MLflow readers get MLflow's default 120 s read timeout (mlaudit's own default, 10 s,
     # is for a watcher noticing a hung server, not for a loaded benchmark machine)
     env = dict(os.environ, MLAUDIT_TRACKER_TIMEOUT=os.environ.get("MLAUDIT_TRACKER_TIMEOUT", "120"))
-    out = subprocess.run([sys.executable, __file__, "--child", reader, target, extra],
-                         capture_output=True, text=True, env=env)
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", reader, target, extra],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     if out.returncode:
         raise SystemExit(f"{reader} failed on {target}:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -238,11 +295,26 @@ def start_server(db_uri: str, root: Path, workers: int = 2):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     mlflow_bin = shutil.which("mlflow", path=str(Path(sys.executable).parent)) or "mlflow"
-    proc = subprocess.Popen([mlflow_bin, "server", "--host", "127.0.0.1", "--port", str(port),
-                             "--backend-store-uri", db_uri, "--artifacts-destination", str(root / "a"),
-                             "--workers", str(workers)], stdout=open(root / "server.log", "ab"),
-                            stderr=subprocess.STDOUT, start_new_session=True,
-                            env=dict(os.environ, MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false"))
+    proc = subprocess.Popen(
+        [
+            mlflow_bin,
+            "server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--backend-store-uri",
+            db_uri,
+            "--artifacts-destination",
+            str(root / "a"),
+            "--workers",
+            str(workers),
+        ],
+        stdout=open(root / "server.log", "ab"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env=dict(os.environ, MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false"),
+    )
     import requests
 
     url = f"http://127.0.0.1:{port}"
@@ -250,8 +322,11 @@ def start_server(db_uri: str, root: Path, workers: int = 2):
         try:
             if requests.get(url + "/health", timeout=1).ok:
                 # warm the server (first request initialises its store) before anything is timed
-                requests.get(url + "/api/2.0/mlflow/experiments/search", params={"max_results": 1},
-                             timeout=60)
+                requests.get(
+                    url + "/api/2.0/mlflow/experiments/search",
+                    params={"max_results": 1},
+                    timeout=60,
+                )
                 return proc, url
         except requests.RequestException:
             time.sleep(0.5)
@@ -269,8 +344,10 @@ def row(name: str, r: dict, ref: dict | None) -> str:
         speed = f"{r['seconds'] / ref['seconds']:.1f}x"
         if ref.get("cpu"):
             speed += f" (CPU {r.get('cpu', 0) / ref['cpu']:.1f}x)"
-    return (f"{name:34s} {r['points']:>10,d} {r['seconds']:9.2f} {r.get('cpu', 0):8.2f} {rate:>13,.0f} "
-            f"{r['peak_mb']:9.0f}  {speed}")
+    return (
+        f"{name:34s} {r['points']:>10,d} {r['seconds']:9.2f} {r.get('cpu', 0):8.2f} {rate:>13,.0f} "
+        f"{r['peak_mb']:9.0f}  {speed}"
+    )
 
 
 def main() -> None:
@@ -280,25 +357,47 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tb-points", type=int, default=1_000_000)
     ap.add_argument("--mlflow-points", type=int, default=500_000)
-    ap.add_argument("--rows", type=int, default=1_000_000, help="rows of the CSV and JSON-lines logs")
-    ap.add_argument("--skip-server", action="store_true", help="skip MlflowClient through a server (slowest)")
-    ap.add_argument("--server-workers", default="2,4",
-                    help="comma-separated worker counts of the local mlflow server, one server each")
-    ap.add_argument("--only", default="tb,tables,mlflow", help="parts to run: tb, tables (csv and jsonl, or one of them), mlflow, long")
-    ap.add_argument("--long-mb", type=int, default=200, help="size of the one long line of --only long (MB)")
+    ap.add_argument(
+        "--rows", type=int, default=1_000_000, help="rows of the CSV and JSON-lines logs"
+    )
+    ap.add_argument(
+        "--skip-server", action="store_true", help="skip MlflowClient through a server (slowest)"
+    )
+    ap.add_argument(
+        "--server-workers",
+        default="2,4",
+        help="comma-separated worker counts of the local mlflow server, one server each",
+    )
+    ap.add_argument(
+        "--only",
+        default="tb,tables,mlflow",
+        help="parts to run: tb, tables (csv and jsonl, or one of them), mlflow, long",
+    )
+    ap.add_argument(
+        "--long-mb", type=int, default=200, help="size of the one long line of --only long (MB)"
+    )
     ap.add_argument("--skip-mlflow", action="store_true", help="skip the MLflow part")
     ap.add_argument("--skip-sqlite", action="store_true", help="MLflow: only the server rows")
-    ap.add_argument("--server-url", help="MLflow: read through this running server (its backend must "
-                                         "be --db-uri) instead of starting servers")
+    ap.add_argument(
+        "--server-url",
+        help="MLflow: read through this running server (its backend must "
+        "be --db-uri) instead of starting servers",
+    )
     ap.add_argument("--db-uri", help="MLflow: an existing sqlite:/// store to log the run into")
-    ap.add_argument("--repeat", type=int, default=3,
-                    help="runs of each TensorBoard and CSV/JSON-lines reader (and of mlaudit's MLflow "
-                         "server reader), alternating; the fastest counts (a shared machine's load varies "
-                         "between runs)")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="runs of each TensorBoard and CSV/JSON-lines reader (and of mlaudit's MLflow "
+        "server reader), alternating; the fastest counts (a shared machine's load varies "
+        "between runs)",
+    )
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="mlaudit-ingest-"))
-    head = (f"{'reader':34s} {'points':>10s} {'seconds':>9s} {'CPU s':>8s} {'points/s':>13s} {'peak MB':>9s}  "
-            f"mlaudit is (wall, CPU)")
+    head = (
+        f"{'reader':34s} {'points':>10s} {'seconds':>9s} {'CPU s':>8s} {'points/s':>13s} {'peak MB':>9s}  "
+        f"mlaudit is (wall, CPU)"
+    )
     print(f"load average at start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     try:
         parts = set(a.only.split(","))
@@ -325,19 +424,28 @@ def tensorboard(a, tmp: Path, head: str) -> None:
         for n in names:
             runs[n].append(child(n, str(tmp / "tb")))
     res = {n: min(xs, key=lambda x: x["seconds"]) for n, xs in runs.items()}
-    print(f"\nTensorBoard event files (best of {max(1, a.repeat)}, alternating; load average now "
-          f"{os.getloadavg()[0]:.1f})\n" + head)
+    print(
+        f"\nTensorBoard event files (best of {max(1, a.repeat)}, alternating; load average now "
+        f"{os.getloadavg()[0]:.1f})\n" + head
+    )
     for n, r in res.items():
         print(row(n, r, None if n == "mlaudit-tb" else res["mlaudit-tb"]))
     for n, xs in runs.items():
-        print(f"  {n}: wall " + ", ".join(f"{x['seconds']:.2f}" for x in xs) + " s; CPU "
-              + ", ".join(f"{x['cpu']:.2f}" for x in xs) + " s")
+        print(
+            f"  {n}: wall "
+            + ", ".join(f"{x['seconds']:.2f}" for x in xs)
+            + " s; CPU "
+            + ", ".join(f"{x['cpu']:.2f}" for x in xs)
+            + " s"
+        )
     counts = {x["points"] for xs in runs.values() for x in xs}
     print(f"identical point counts: {len(counts) == 1}")
     tbx = res["tbparse"]["seconds"] / res["mlaudit-tb"]["seconds"]
     cpux = min(x["cpu"] for x in runs["tbparse"]) / min(x["cpu"] for x in runs["mlaudit-tb"])
-    print(f"mlaudit vs tbparse: {tbx:.1f}x faster in wall time, {cpux:.1f}x in CPU time "
-          f"(target >= 20x: {'met' if tbx >= 20 else 'NOT met'})")
+    print(
+        f"mlaudit vs tbparse: {tbx:.1f}x faster in wall time, {cpux:.1f}x in CPU time "
+        f"(target >= 20x: {'met' if tbx >= 20 else 'NOT met'})"
+    )
 
 
 def tables(a, tmp: Path, head: str, which: set[str] = frozenset({"csv", "jsonl"})) -> None:
@@ -345,11 +453,18 @@ def tables(a, tmp: Path, head: str, which: set[str] = frozenset({"csv", "jsonl"}
     (tmp / "tables").mkdir()
     csv, jl = gen_tables(tmp / "tables", a.rows)
     mb = (csv.stat().st_size / 1e6, jl.stat().st_size / 1e6)
-    print(f"\ngenerated {a.rows:,d}-row logs (CSV {mb[0]:.0f} MB, JSON-lines {mb[1]:.0f} MB) in "
-          f"{time.perf_counter() - t:.1f} s")
-    for title, ours, theirs, f in [t for t in (("CSV log", "mlaudit-csv", "pandas.read_csv", csv),
-                                               ("JSON-lines log", "mlaudit-jsonl", "pandas.read_json", jl))
-                                   if ("csv" if t[1] == "mlaudit-csv" else "jsonl") in which]:
+    print(
+        f"\ngenerated {a.rows:,d}-row logs (CSV {mb[0]:.0f} MB, JSON-lines {mb[1]:.0f} MB) in "
+        f"{time.perf_counter() - t:.1f} s"
+    )
+    for title, ours, theirs, f in [
+        t
+        for t in (
+            ("CSV log", "mlaudit-csv", "pandas.read_csv", csv),
+            ("JSON-lines log", "mlaudit-jsonl", "pandas.read_json", jl),
+        )
+        if ("csv" if t[1] == "mlaudit-csv" else "jsonl") in which
+    ]:
         runs = {ours: [], theirs: []}
         for _ in range(a.repeat):  # alternating, so both see the same machine load
             for name in (ours, theirs):
@@ -359,8 +474,10 @@ def tables(a, tmp: Path, head: str, which: set[str] = frozenset({"csv", "jsonl"}
         for n, x in r.items():
             print(row(n, x, None if n == ours else r[ours]))
         ratio = r[theirs]["seconds"] / r[ours]["seconds"]
-        print(f"mlaudit speed / pandas speed: {ratio:.2f} (target >= 0.5: {'met' if ratio >= 0.5 else 'NOT met'})"
-              f"; identical point counts: {r[ours]['points'] == r[theirs]['points']}")
+        print(
+            f"mlaudit speed / pandas speed: {ratio:.2f} (target >= 0.5: {'met' if ratio >= 0.5 else 'NOT met'})"
+            f"; identical point counts: {r[ours]['points'] == r[theirs]['points']}"
+        )
 
 
 def long_line(a, tmp: Path, head: str) -> None:
@@ -373,48 +490,84 @@ def long_line(a, tmp: Path, head: str) -> None:
         fh.write(b"100," + big + b"\n")
         fh.write(b"".join(b"%d,%.6f\n" % (i, 1 / (i + 1)) for i in range(101, 201)))
     with open(jl, "wb") as fh:
-        fh.write(b"".join(b'{"iteration": %d, "total_loss": %.6f}\n' % (i, 1 / (i + 1)) for i in range(100)))
+        fh.write(
+            b"".join(
+                b'{"iteration": %d, "total_loss": %.6f}\n' % (i, 1 / (i + 1)) for i in range(100)
+            )
+        )
         fh.write(b'{"iteration": 100, "total_loss": ' + big + b"}\n")
-        fh.write(b"".join(b'{"iteration": %d, "total_loss": %.6f}\n' % (i, 1 / (i + 1)) for i in range(101, 201)))
+        fh.write(
+            b"".join(
+                b'{"iteration": %d, "total_loss": %.6f}\n' % (i, 1 / (i + 1))
+                for i in range(101, 201)
+            )
+        )
     del big
     print(f"\none {a.long_mb} MB data line between 200 rows\n" + head)
     for f in (csv, jl):
         ours, theirs = child("mlaudit-long", str(f)), child("pandas-long", str(f))
         print(row(f"mlaudit ({f.name})", ours, None))
-        print(row(f"pandas ({f.name})", theirs, None) + (f"  ({theirs['extra']})" if theirs["extra"] else ""))
-        print(f"  mlaudit's warning: {ours['extra'] or 'NONE'}; peak {ours['peak_mb']:.0f} MB for a "
-              f"{f.stat().st_size / 1e6:.0f} MB file")
+        print(
+            row(f"pandas ({f.name})", theirs, None)
+            + (f"  ({theirs['extra']})" if theirs["extra"] else "")
+        )
+        print(
+            f"  mlaudit's warning: {ours['extra'] or 'NONE'}; peak {ours['peak_mb']:.0f} MB for a "
+            f"{f.stat().st_size / 1e6:.0f} MB file"
+        )
 
 
-def _pair(m: dict, ours: str, theirs: str, r_ours: dict, r_theirs: dict, target: float, label: str,
-          workers: int | None = None) -> None:
+def _pair(
+    m: dict,
+    ours: str,
+    theirs: str,
+    r_ours: dict,
+    r_theirs: dict,
+    target: float,
+    label: str,
+    workers: int | None = None,
+) -> None:
     m[ours], m[theirs] = r_ours, r_theirs
     x = r_theirs["seconds"] / r_ours["seconds"] if r_ours["seconds"] else float("inf")
     same = r_ours["points"] == r_theirs["points"]
-    print(f"mlaudit vs MlflowClient ({label}): {x:.1f}x faster (target >= {target:g}x: "
-          f"{'met' if x >= target else 'NOT met'}); same point count: {same}; load average "
-          f"{os.getloadavg()[0]:.1f}", flush=True)
+    print(
+        f"mlaudit vs MlflowClient ({label}): {x:.1f}x faster (target >= {target:g}x: "
+        f"{'met' if x >= target else 'NOT met'}); same point count: {same}; load average "
+        f"{os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
     so, st = r_ours.get("server_cpu", float("nan")), r_theirs.get("server_cpu", float("nan"))
-    print(f"  CPU seconds of the reader process: mlaudit {r_ours['cpu']:.2f}, MlflowClient "
-          f"{r_theirs['cpu']:.2f} ({r_theirs['cpu'] / max(1e-9, r_ours['cpu']):.1f}x)", flush=True)
+    print(
+        f"  CPU seconds of the reader process: mlaudit {r_ours['cpu']:.2f}, MlflowClient "
+        f"{r_theirs['cpu']:.2f} ({r_theirs['cpu'] / max(1e-9, r_ours['cpu']):.1f}x)",
+        flush=True,
+    )
     if so == so and st == st:  # not NaN: the server's CPU was measured
-        print(f"  CPU seconds: reader mlaudit {r_ours['cpu']:.2f}, MlflowClient {r_theirs['cpu']:.2f}; "
-              f"server answering mlaudit {so:.2f}, MlflowClient {st:.2f}; reader + server: "
-              f"mlaudit {r_ours['cpu'] + so:.2f}, MlflowClient {r_theirs['cpu'] + st:.2f} "
-              f"({(r_theirs['cpu'] + st) / max(1e-9, r_ours['cpu'] + so):.1f}x)", flush=True)
+        print(
+            f"  CPU seconds: reader mlaudit {r_ours['cpu']:.2f}, MlflowClient {r_theirs['cpu']:.2f}; "
+            f"server answering mlaudit {so:.2f}, MlflowClient {st:.2f}; reader + server: "
+            f"mlaudit {r_ours['cpu'] + so:.2f}, MlflowClient {r_theirs['cpu'] + st:.2f} "
+            f"({(r_theirs['cpu'] + st) / max(1e-9, r_ours['cpu'] + so):.1f}x)",
+            flush=True,
+        )
         if workers:
             # MlflowClient asks one request at a time: its wall time is at least its own CPU plus
             # the server's. mlaudit's requests run in parallel, but the server's CPU can at best
             # spread over min(workers, cores) cores (reader and server share this machine)
             cores = min(workers, os.cpu_count() or 1)
             bound = (r_theirs["cpu"] + st) / max(1e-9, max(so / cores, r_ours["cpu"]))
-            print(f"  upper bound of the speed-up from these CPU figures with the server on this "
-                  f"machine ({os.cpu_count()} cores, {workers} workers): {bound:.1f}x", flush=True)
+            print(
+                f"  upper bound of the speed-up from these CPU figures with the server on this "
+                f"machine ({os.cpu_count()} cores, {workers} workers): {bound:.1f}x",
+                flush=True,
+            )
 
 
 def _best(reader: str, target: str, rid: str, repeat: int, server_pid: int | None = None) -> dict:
-    return min((_served(reader, target, rid, server_pid) for _ in range(max(1, repeat))),
-               key=lambda x: x["seconds"])
+    return min(
+        (_served(reader, target, rid, server_pid) for _ in range(max(1, repeat))),
+        key=lambda x: x["seconds"],
+    )
 
 
 def server_cpu(pid: int | None) -> float:
@@ -459,25 +612,49 @@ def mlflow_part(a, tmp: Path, head: str) -> None:
     m: dict = {}
     if not a.skip_sqlite:
         runs: dict[str, list[dict]] = {"mlaudit-mlflow": [], "MlflowClient": []}
-        for _ in range(max(1, min(a.repeat, 2))):  # alternating; MlflowClient is slow, at most 2 each
+        for _ in range(
+            max(1, min(a.repeat, 2))
+        ):  # alternating; MlflowClient is slow, at most 2 each
             for name in runs:
                 runs[name].append(child(name, db_uri, rid))
         best = {n: min(xs, key=lambda x: x["seconds"]) for n, xs in runs.items()}
-        _pair(m, "mlaudit (sqlite:///, bulk query)", "MlflowClient (sqlite:///)",
-              best["mlaudit-mlflow"], best["MlflowClient"], 5, "sqlite:///")
+        _pair(
+            m,
+            "mlaudit (sqlite:///, bulk query)",
+            "MlflowClient (sqlite:///)",
+            best["mlaudit-mlflow"],
+            best["MlflowClient"],
+            5,
+            "sqlite:///",
+        )
     if a.server_url:  # a server already running on --db-uri (the test suite's)
         theirs = child("MlflowClient", a.server_url, rid)
         ours = _best("mlaudit-mlflow", a.server_url, rid, a.repeat)
-        _pair(m, "mlaudit (server, REST)", "MlflowClient (server)", ours, theirs, 3,
-              f"mlflow server at {a.server_url}")
+        _pair(
+            m,
+            "mlaudit (server, REST)",
+            "MlflowClient (server)",
+            ours,
+            theirs,
+            3,
+            f"mlflow server at {a.server_url}",
+        )
     elif not a.skip_server:
         for w in [int(x) for x in a.server_workers.split(",") if x]:
             proc, url = start_server(db_uri, tmp, w)
             try:
                 theirs = _served("MlflowClient", url, rid, proc.pid)
                 ours = _best("mlaudit-mlflow", url, rid, a.repeat, proc.pid)
-                _pair(m, f"mlaudit (server {w}w, REST)", f"MlflowClient (server {w}w)", ours, theirs, 3,
-                      f"mlflow server, {w} workers", workers=w)
+                _pair(
+                    m,
+                    f"mlaudit (server {w}w, REST)",
+                    f"MlflowClient (server {w}w)",
+                    ours,
+                    theirs,
+                    3,
+                    f"mlflow server, {w} workers",
+                    workers=w,
+                )
             finally:
                 proc.terminate()
                 proc.wait(timeout=30)

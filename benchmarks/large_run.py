@@ -58,7 +58,9 @@ def _status_kb(field: str) -> int | None:
 def rss_bytes() -> int:
     """Current resident set size (bytes); ``ru_maxrss`` when /proc is unavailable."""
     kb = _status_kb("VmRSS")
-    return kb * 1024 if kb is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return (
+        kb * 1024 if kb is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    )
 
 
 def reset_peak() -> bool:
@@ -72,7 +74,9 @@ def reset_peak() -> bool:
 
 def peak_bytes() -> int:
     kb = _status_kb("VmHWM")
-    return kb * 1024 if kb is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return (
+        kb * 1024 if kb is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    )
 
 
 def build_run(steps: int, n_metrics: int, seed: int = 0):
@@ -86,8 +90,11 @@ def build_run(steps: int, n_metrics: int, seed: int = 0):
     s = np.arange(1, steps + 1, dtype=np.int64)
     x = s.astype(np.float64)
     warm = max(steps // 25, 1)
-    lr = np.where(x <= warm, 3e-4 * x / warm,
-                  3e-4 * 0.5 * (1 + np.cos(np.pi * np.clip((x - warm) / (steps - warm), 0, 1))))
+    lr = np.where(
+        x <= warm,
+        3e-4 * x / warm,
+        3e-4 * 0.5 * (1 + np.cos(np.pi * np.clip((x - warm) / (steps - warm), 0, 1))),
+    )
     loss = 2.5 * np.exp(-x / (steps / 6)) + 0.35 + 0.04 * rng.standard_normal(steps)
     step_time = 0.25 * (1 + 0.03 * rng.standard_normal(steps)).clip(0.8)
     step_time[0] = 6.0  # compile / warm-up step
@@ -101,7 +108,9 @@ def build_run(steps: int, n_metrics: int, seed: int = 0):
         "perf/data_time": data_time,
         "perf/throughput": 256 / step_time,
         "system/gpu_0_utilization_percentage": (92 + 3 * rng.standard_normal(steps)).clip(0, 100),
-        "system/gpu_0_memory_usage_percentage": (71 + 0.5 * rng.standard_normal(steps)).clip(0, 100),
+        "system/gpu_0_memory_usage_percentage": (71 + 0.5 * rng.standard_normal(steps)).clip(
+            0, 100
+        ),
         "train/epoch": x / (steps / 10),
     }
     names = list(named)
@@ -112,18 +121,24 @@ def build_run(steps: int, n_metrics: int, seed: int = 0):
         layer, kind = divmod(i, len(kinds))
         i += 1
         names.append(f"layers/{layer:03d}/{kinds[kind]}")
-        base = {"grad_norm": 0.05, "weight_norm": 12.0, "act_mean": 0.0, "act_std": 1.0}[kinds[kind]]
+        base = {"grad_norm": 0.05, "weight_norm": 12.0, "act_mean": 0.0, "act_std": 1.0}[
+            kinds[kind]
+        ]
         drift = 1 + 0.2 * (1 - np.exp(-x / steps))
         per_step.append(base * drift + 0.01 * rng.standard_normal(steps))
     eval_every = 100
-    ev = s[eval_every - 1::eval_every]
+    ev = s[eval_every - 1 :: eval_every]
     eloss = 2.5 * np.exp(-ev / (steps / 6)) + 0.45 + 0.01 * rng.standard_normal(ev.size)
     eacc = 0.95 - 0.8 * np.exp(-ev / (steps / 6)) + 0.003 * rng.standard_normal(ev.size)
 
     n_key = len(names)
-    codes = np.concatenate([np.repeat(np.arange(n_key, dtype=np.int32), steps),
-                            np.full(ev.size, n_key, dtype=np.int32),
-                            np.full(ev.size, n_key + 1, dtype=np.int32)])
+    codes = np.concatenate(
+        [
+            np.repeat(np.arange(n_key, dtype=np.int32), steps),
+            np.full(ev.size, n_key, dtype=np.int32),
+            np.full(ev.size, n_key + 1, dtype=np.int32),
+        ]
+    )
     all_steps = np.concatenate([np.tile(s, n_key), ev, ev])
     values = np.concatenate([*per_step, eloss, eacc])
     walls = np.concatenate([np.tile(wall, n_key), wall[ev - 1], wall[ev - 1]])
@@ -131,10 +146,14 @@ def build_run(steps: int, n_metrics: int, seed: int = 0):
     table = MetricTable(codes, all_steps, values, walls, names=[*names, "val/loss", "val/accuracy"])
     del codes, all_steps, values, walls
     start = datetime.fromtimestamp(1.7e9, tz=timezone.utc)
-    run = RunData(identity=RunIdentity(tracker="synthetic", id="large-run", name="large-run"),
-                  status=RunStatus.FINISHED, start_time=start,
-                  end_time=start + timedelta(seconds=float(wall[-1] - 1.7e9)),
-                  params={"lr": "3e-4", "batch_size": "256", "steps": str(steps)}, metrics=table)
+    run = RunData(
+        identity=RunIdentity(tracker="synthetic", id="large-run", name="large-run"),
+        status=RunStatus.FINISHED,
+        start_time=start,
+        end_time=start + timedelta(seconds=float(wall[-1] - 1.7e9)),
+        params={"lr": "3e-4", "batch_size": "256", "steps": str(steps)},
+        metrics=table,
+    )
     return run, table.nbytes
 
 
@@ -157,7 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=50_000)
     ap.add_argument("--metrics", type=int, default=200, help="per-step metrics (default 200)")
-    ap.add_argument("--tracemalloc", action="store_true", help="also measure a traced peak (slower)")
+    ap.add_argument(
+        "--tracemalloc", action="store_true", help="also measure a traced peak (slower)"
+    )
     args = ap.parse_args(argv)
     if args.steps < 1000 or args.metrics < 10:
         print("error: --steps must be >= 1000 and --metrics >= 10", file=sys.stderr)
@@ -196,27 +217,41 @@ def main(argv: list[str] | None = None) -> int:
     t_audit = min(times)
     top = sorted(((d.seconds, d.code) for d in report.detectors), reverse=True)[:8]
 
-    print(f"large run: {n:,} points ({len(run.metrics.keys)} metrics; {args.metrics} x {args.steps:,} "
-          f"steps + 2 eval series), built in {t_build:.1f}s")
+    print(
+        f"large run: {n:,} points ({len(run.metrics.keys)} metrics; {args.metrics} x {args.steps:,} "
+        f"steps + 2 eval series), built in {t_build:.1f}s"
+    )
     print(f"raw data (MetricTable.nbytes): {raw / MB:,.1f} MB ({raw / n:.0f} B/point)")
-    print(f"verdict: {report.verdict.outcome.value}/{report.verdict.cause.value}; "
-          f"{len(report.findings)} findings")
+    print(
+        f"verdict: {report.verdict.outcome.value}/{report.verdict.cause.value}; "
+        f"{len(report.findings)} findings"
+    )
     print()
     print(f"numpy pass (isfinite+nanmin+nanmax over values and wall times, best of 3): {t_np:.3f}s")
-    print(f"audit wall time (best of 3; first {t_first:.3f}s, median {sorted(times)[1]:.3f}s):   "
-          f"{t_audit:.3f}s")
-    print(f"ratio audit / numpy pass: {t_audit / t_np:.1f}x   (aim <= 10x: "
-          f"{'ok' if t_audit / t_np <= 10 else 'MISS'})")
+    print(
+        f"audit wall time (best of 3; first {t_first:.3f}s, median {sorted(times)[1]:.3f}s):   "
+        f"{t_audit:.3f}s"
+    )
+    print(
+        f"ratio audit / numpy pass: {t_audit / t_np:.1f}x   (aim <= 10x: "
+        f"{'ok' if t_audit / t_np <= 10 else 'MISS'})"
+    )
     print("slowest detectors: " + ", ".join(f"{c} {s:.3f}s" for s, c in top))
     print()
-    how = "VmHWM reset before the audit" if exact else "ru_maxrss (includes the table's construction)"
-    print(f"RSS before building the data {rss0 / MB:,.0f} MB; with the data {rss_data / MB:,.0f} MB; "
-          f"peak during the audit {peak / MB:,.0f} MB ({how})")
+    how = (
+        "VmHWM reset before the audit" if exact else "ru_maxrss (includes the table's construction)"
+    )
+    print(
+        f"RSS before building the data {rss0 / MB:,.0f} MB; with the data {rss_data / MB:,.0f} MB; "
+        f"peak during the audit {peak / MB:,.0f} MB ({how})"
+    )
     extra = peak - rss_data
     total = peak - rss0
     print(f"audit's own peak above the loaded data: {extra / MB:,.1f} MB = {extra / raw:.2f}x raw")
-    print(f"peak memory for data + audit: {total / MB:,.1f} MB = {total / raw:.2f}x raw   "
-          f"(aim <= 4x: {'ok' if total / raw <= 4 else 'MISS'})")
+    print(
+        f"peak memory for data + audit: {total / MB:,.1f} MB = {total / raw:.2f}x raw   "
+        f"(aim <= 4x: {'ok' if total / raw <= 4 else 'MISS'})"
+    )
     if args.tracemalloc:
         import tracemalloc
 
@@ -225,8 +260,10 @@ def main(argv: list[str] | None = None) -> int:
         audit(run)
         _, traced = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-        print(f"tracemalloc peak during a second audit (allocations made by the audit): "
-              f"{traced / MB:,.1f} MB = {traced / raw:.2f}x raw")
+        print(
+            f"tracemalloc peak during a second audit (allocations made by the audit): "
+            f"{traced / MB:,.1f} MB = {traced / raw:.2f}x raw"
+        )
     return 0
 
 

@@ -60,8 +60,18 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-KEYS = ["train/loss", "train/grad_norm", "train/lr", "train/throughput", "train/acc",
-        "train/aux_loss", "train/tokens", "train/step_time", "train/data_time", "train/mem"]
+KEYS = [
+    "train/loss",
+    "train/grad_norm",
+    "train/lr",
+    "train/throughput",
+    "train/acc",
+    "train/aux_loss",
+    "train/tokens",
+    "train/step_time",
+    "train/data_time",
+    "train/mem",
+]
 
 
 def _value(key: str, j: int, step: int, scale: float) -> float:
@@ -123,9 +133,11 @@ def _writer(db_uri: str, run_ids: list[str], seconds: float, nan_at: float, out:
     step = 0
     nan_done = False
     ins = "INSERT OR IGNORE INTO metrics(key, value, timestamp, run_uuid, step, is_nan) VALUES(?,?,?,?,?,?)"
-    up = ("INSERT INTO latest_metrics(key, value, timestamp, step, is_nan, run_uuid) VALUES(?,?,?,?,?,?) "
-          "ON CONFLICT(key, run_uuid) DO UPDATE SET value=excluded.value, timestamp=excluded.timestamp, "
-          "step=excluded.step, is_nan=excluded.is_nan")
+    up = (
+        "INSERT INTO latest_metrics(key, value, timestamp, step, is_nan, run_uuid) VALUES(?,?,?,?,?,?) "
+        "ON CONFLICT(key, run_uuid) DO UPDATE SET value=excluded.value, timestamp=excluded.timestamp, "
+        "step=excluded.step, is_nan=excluded.is_nan"
+    )
     while time.time() - t0 < seconds:
         tick = time.time()
         rows, latest = [], []
@@ -145,10 +157,16 @@ def _writer(db_uri: str, run_ids: list[str], seconds: float, nan_at: float, out:
             rows.append(("train/loss", 0.0, int(now * 1000), run_ids[0], s, 1))
             latest.append(("train/loss", 0.0, int(now * 1000), s, 1, run_ids[0]))
         if nan_done:
-            rows = [(*r[:4], r[4], 1) if r[0] == "train/loss" and r[3] == run_ids[0] else r
-                    for r in rows]
-            latest = [(r[0], 0.0, r[2], r[3], 1, r[5]) if r[0] == "train/loss" and r[5] == run_ids[0]
-                      else r for r in latest]
+            rows = [
+                (*r[:4], r[4], 1) if r[0] == "train/loss" and r[3] == run_ids[0] else r
+                for r in rows
+            ]
+            latest = [
+                (r[0], 0.0, r[2], r[3], 1, r[5])
+                if r[0] == "train/loss" and r[5] == run_ids[0]
+                else r
+                for r in latest
+            ]
         with db:
             db.executemany(ins, rows)
             db.executemany(up, latest)
@@ -159,8 +177,9 @@ def _writer(db_uri: str, run_ids: list[str], seconds: float, nan_at: float, out:
         time.sleep(max(0.0, 1.0 - (time.time() - tick)))
 
 
-def bench_mlflow(n_runs: int, seconds: float, interval: float,
-                 server: tuple[str, str] | None = None) -> dict:
+def bench_mlflow(
+    n_runs: int, seconds: float, interval: float, server: tuple[str, str] | None = None
+) -> dict:
     """``server``: ``(url, sqlite db URI)`` of an ``mlflow server`` already running (the test
     suite's, at toy size), else one is started here (two workers)."""
     import uuid
@@ -180,12 +199,26 @@ def bench_mlflow(n_runs: int, seconds: float, interval: float,
         db_uri = f"sqlite:///{tmp / 'mlflow.db'}"
         port = _free_port()
         exe = shutil.which("mlflow", path=str(Path(sys.executable).parent)) or "mlflow"
-        srv = subprocess.Popen([exe, "server", "--host", "127.0.0.1", "--port", str(port),
-                                "--backend-store-uri", db_uri, "--artifacts-destination",
-                                str(tmp / "art"), "--workers", "2"],
-                               stdout=open(tmp / "server.log", "wb"), stderr=subprocess.STDOUT,
-                               env=dict(os.environ, MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false"),
-                               start_new_session=True)
+        srv = subprocess.Popen(
+            [
+                exe,
+                "server",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--backend-store-uri",
+                db_uri,
+                "--artifacts-destination",
+                str(tmp / "art"),
+                "--workers",
+                "2",
+            ],
+            stdout=open(tmp / "server.log", "wb"),
+            stderr=subprocess.STDOUT,
+            env=dict(os.environ, MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false"),
+            start_new_session=True,
+        )
         url = f"http://127.0.0.1:{port}"
     writer = None
     try:
@@ -202,18 +235,33 @@ def bench_mlflow(n_runs: int, seconds: float, interval: float,
         ids = [client.create_run(exp, run_name=f"r{i}").info.run_id for i in range(n_runs)]
         nan_file = tmp / "nan_at"
         nan_at = max(3 * interval, seconds * 0.6)
-        writer = subprocess.Popen([sys.executable, __file__, "--_writer", db_uri, ",".join(ids),
-                                   repr(seconds), repr(nan_at), str(nan_file)])
+        writer = subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "--_writer",
+                db_uri,
+                ",".join(ids),
+                repr(seconds),
+                repr(nan_at),
+                str(nan_file),
+            ]
+        )
         rx = _Receiver()
-        settings = Settings().model_copy(update={"notify": {"urls": [rx.url], "min_severity": "none"}})
+        settings = Settings().model_copy(
+            update={"notify": {"urls": [rx.url], "min_severity": "none"}}
+        )
         for _ in range(1200):  # the writer's imports take seconds on a loaded machine
             if Path(str(nan_file) + ".started").exists() or writer.poll() is not None:
                 break
             time.sleep(0.1)
         with StateStore(tmp / "state.sqlite", "bench") as st:
-            mon = LiveMonitor(MlflowLiveSource(url, [exp]), st, settings,
-                              LiveConfig(poll_interval_s=interval,
-                                         thresholds=LiveThresholds(stall_floor_s=600)))
+            mon = LiveMonitor(
+                MlflowLiveSource(url, [exp]),
+                st,
+                settings,
+                LiveConfig(poll_interval_s=interval, thresholds=LiveThresholds(stall_floor_s=600)),
+            )
             try:
                 first = mon.poll_once()  # attach: every run's sampled summary
             except Exception as exc:  # noqa: BLE001 - a slow server: the loop retries it
@@ -232,9 +280,16 @@ def bench_mlflow(n_runs: int, seconds: float, interval: float,
             nan_t = float(nan_file.read_text()) if nan_file.exists() else None
             alert_t = rx.first("LV001")
         steady = [s for s in stats[1:] if s.points]  # after the attach poll
-        return {"runs": n_runs, "polls": len(stats), "first": stats[0] if stats else None,
-                "steady": steady, "nan_t": nan_t, "alert_t": alert_t, "interval": interval,
-                "cpu_per_interval": proc_cpu / max(1.0, window / interval)}
+        return {
+            "runs": n_runs,
+            "polls": len(stats),
+            "first": stats[0] if stats else None,
+            "steady": steady,
+            "nan_t": nan_t,
+            "alert_t": alert_t,
+            "interval": interval,
+            "cpu_per_interval": proc_cpu / max(1.0, window / interval),
+        }
     finally:
         if writer is not None and writer.poll() is None:
             writer.kill()
@@ -260,9 +315,13 @@ def _tb_prefill(logdir: Path, points: int) -> None:
     steps = points // len(KEYS)
     for s in range(steps):
         for j, key in enumerate(KEYS):
-            ev = Event(wall_time=t0 + s / 10, step=s,
-                       summary=Summary(value=[Summary.Value(tag=key,
-                                                            simple_value=_value(key, j, s, 3000))]))
+            ev = Event(
+                wall_time=t0 + s / 10,
+                step=s,
+                summary=Summary(
+                    value=[Summary.Value(tag=key, simple_value=_value(key, j, s, 3000))]
+                ),
+            )
             w.add_event(ev)
     w.flush()
     w.close()
@@ -313,14 +372,26 @@ def bench_tensorboard(points: int, seconds: float, interval: float) -> dict:
         _tb_prefill(logdir, points)
         prefill_s = time.perf_counter() - t
         rx = _Receiver()
-        settings = Settings().model_copy(update={"notify": {"urls": [rx.url], "min_severity": "none"}})
+        settings = Settings().model_copy(
+            update={"notify": {"urls": [rx.url], "min_severity": "none"}}
+        )
         nan_file = tmp / "nan_at"
         with StateStore(tmp / "state.sqlite", "bench-tb") as st:
-            mon = LiveMonitor(TensorBoardLiveSource([logdir]), st, settings,
-                              LiveConfig(poll_interval_s=interval))
+            mon = LiveMonitor(
+                TensorBoardLiveSource([logdir]), st, settings, LiveConfig(poll_interval_s=interval)
+            )
             first = mon.poll_once()
-            writer = subprocess.Popen([sys.executable, __file__, "--_tb_append", str(logdir),
-                                       str(points), repr(seconds), str(nan_file)])
+            writer = subprocess.Popen(
+                [
+                    sys.executable,
+                    __file__,
+                    "--_tb_append",
+                    str(logdir),
+                    str(points),
+                    repr(seconds),
+                    str(nan_file),
+                ]
+            )
             for _ in range(1200):  # torch's import takes seconds on a loaded machine
                 if Path(str(nan_file) + ".started").exists() or writer.poll() is not None:
                     break
@@ -332,10 +403,15 @@ def bench_tensorboard(points: int, seconds: float, interval: float) -> dict:
                 stats.append(mon.poll_once())
                 time.sleep(max(0.0, interval - (time.monotonic() - t0)))
             writer.wait(60)
-        return {"points": points, "prefill_s": prefill_s, "first": first,
-                "steady": [s for s in stats if s.points],
-                "nan_t": float(nan_file.read_text()) if nan_file.exists() else None,
-                "alert_t": rx.first("LV001"), "interval": interval}
+        return {
+            "points": points,
+            "prefill_s": prefill_s,
+            "first": first,
+            "steady": [s for s in stats if s.points],
+            "nan_t": float(nan_file.read_text()) if nan_file.exists() else None,
+            "alert_t": rx.first("LV001"),
+            "interval": interval,
+        }
     finally:
         if writer is not None and writer.poll() is None:
             writer.kill()
@@ -371,10 +447,16 @@ def bench_wandb(n_runs: int, seconds: float, interval: float) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="live-wb-"))
     srv = FakeWandbServer(api_key=key, entity="ent")
     srv.start()
-    srv.live_rows = 10 ** 9
-    env = {"WANDB_BASE_URL": srv.base_url, "WANDB_API_KEY": key, "WANDB_SILENT": "true",
-           "WANDB_DIR": str(tmp), "WANDB_CACHE_DIR": str(tmp / "cache"),
-           "WANDB_CONFIG_DIR": str(tmp / "config"), "WANDB_DATA_DIR": str(tmp / "data")}
+    srv.live_rows = 10**9
+    env = {
+        "WANDB_BASE_URL": srv.base_url,
+        "WANDB_API_KEY": key,
+        "WANDB_SILENT": "true",
+        "WANDB_DIR": str(tmp),
+        "WANDB_CACHE_DIR": str(tmp / "cache"),
+        "WANDB_CONFIG_DIR": str(tmp / "config"),
+        "WANDB_DATA_DIR": str(tmp / "data"),
+    }
     os.environ.update(env)
     runs = [srv.add_run(FakeRun("ent", "bench", f"run{i}", state="running")) for i in range(n_runs)]
     state = {"nan_t": None, "stop": False}
@@ -409,13 +491,16 @@ def bench_wandb(n_runs: int, seconds: float, interval: float) -> dict:
         from mlaudit_wandb.live import WandbLiveSource
 
         rx = _Receiver()
-        settings = Settings().model_copy(update={"notify": {"urls": [rx.url], "min_severity": "none"}})
+        settings = Settings().model_copy(
+            update={"notify": {"urls": [rx.url], "min_severity": "none"}}
+        )
         th = threading.Thread(target=write, daemon=True)
         th.start()
         time.sleep(min(2.0, 4 * interval))  # the writer's first rows
         with StateStore(tmp / "state.sqlite", "bench-wb") as st:
-            mon = LiveMonitor(WandbLiveSource(["ent/bench"]), st, settings,
-                              LiveConfig(poll_interval_s=interval))
+            mon = LiveMonitor(
+                WandbLiveSource(["ent/bench"]), st, settings, LiveConfig(poll_interval_s=interval)
+            )
             core0 = _children_cpu()
             c0 = time.process_time()
             steady = _run_monitor(mon, seconds, interval, state)
@@ -423,10 +508,16 @@ def bench_wandb(n_runs: int, seconds: float, interval: float) -> dict:
             core_cpu = _children_cpu() - core0
         th.join(10)
         n_int = max(1.0, (seconds + 2 * interval) / interval)
-        return {"runs": n_runs, "first": mon.history[0] if mon.history else None,
-                "steady": steady, "nan_t": state["nan_t"], "alert_t": rx.first("LV001"),
-                "interval": interval, "cpu_per_interval": proc_cpu / n_int,
-                "core_cpu_per_interval": core_cpu / n_int}
+        return {
+            "runs": n_runs,
+            "first": mon.history[0] if mon.history else None,
+            "steady": steady,
+            "nan_t": state["nan_t"],
+            "alert_t": rx.first("LV001"),
+            "interval": interval,
+            "cpu_per_interval": proc_cpu / n_int,
+            "core_cpu_per_interval": core_cpu / n_int,
+        }
     finally:
         srv.stop()
         for k in env:
@@ -464,8 +555,9 @@ def _clearml_server(n_runs: int, seconds: float, out: str) -> None:
     pid = srv.ep_projects__create({"name": "bench"})["id"]
     ids = []
     for i in range(n_runs):
-        tid = srv.ep_tasks__create({"name": f"task{i}", "project": pid,
-                                    "system_tags": ["development"]})["id"]
+        tid = srv.ep_tasks__create(
+            {"name": f"task{i}", "project": pid, "system_tags": ["development"]}
+        )["id"]
         srv.ep_tasks__started({"task": tid})
         ids.append(tid)
     print(conf, flush=True)
@@ -482,8 +574,17 @@ def _clearml_server(n_runs: int, seconds: float, out: str) -> None:
                     if i == 0 and kk == "train/loss" and (nan or nan_t is not None):
                         v = 0.0  # the SDK's stand-in for NaN
                     title, series = kk.split("/")
-                    evs.append({"type": "training_stats_scalar", "task": tid, "iter": step + k,
-                                "metric": title, "variant": series, "value": v, "timestamp": ts})
+                    evs.append(
+                        {
+                            "type": "training_stats_scalar",
+                            "task": tid,
+                            "iter": step + k,
+                            "metric": title,
+                            "variant": series,
+                            "value": v,
+                            "timestamp": ts,
+                        }
+                    )
         with srv.lock:
             srv.ep_events__add_batch(evs)
         if nan:
@@ -503,28 +604,39 @@ def bench_clearml(n_runs: int, seconds: float, interval: float) -> dict:
     from mlaudit_core.settings import Settings
 
     tmp = Path(tempfile.mkdtemp(prefix="live-cl-"))
-    proc = subprocess.Popen([sys.executable, __file__, "--_clearml_server", str(n_runs),
-                             str(seconds + 2.0), str(tmp)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--_clearml_server", str(n_runs), str(seconds + 2.0), str(tmp)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         conf = proc.stdout.readline().strip()
         os.environ["CLEARML_CONFIG_FILE"] = conf
         from mlaudit_clearml.live import ClearMLLiveSource
 
         rx = _Receiver()
-        settings = Settings().model_copy(update={"notify": {"urls": [rx.url], "min_severity": "none"}})
+        settings = Settings().model_copy(
+            update={"notify": {"urls": [rx.url], "min_severity": "none"}}
+        )
         time.sleep(min(2.0, 4 * interval))  # the writer's first rows
         state = {"stop": False}
         with StateStore(tmp / "state.sqlite", "bench-cl") as st:
-            mon = LiveMonitor(ClearMLLiveSource(["bench"]), st, settings,
-                              LiveConfig(poll_interval_s=interval))
+            mon = LiveMonitor(
+                ClearMLLiveSource(["bench"]), st, settings, LiveConfig(poll_interval_s=interval)
+            )
             c0 = time.process_time()
             steady = _run_monitor(mon, seconds, interval, state)
             proc_cpu = time.process_time() - c0
         nan_file = tmp / "nan"
-        return {"runs": n_runs, "first": mon.history[0] if mon.history else None,
-                "steady": steady, "nan_t": float(nan_file.read_text()) if nan_file.exists() else None,
-                "alert_t": rx.first("LV001"), "interval": interval,
-                "cpu_per_interval": proc_cpu / max(1.0, (seconds + 2 * interval) / interval)}
+        return {
+            "runs": n_runs,
+            "first": mon.history[0] if mon.history else None,
+            "steady": steady,
+            "nan_t": float(nan_file.read_text()) if nan_file.exists() else None,
+            "alert_t": rx.first("LV001"),
+            "interval": interval,
+            "cpu_per_interval": proc_cpu / max(1.0, (seconds + 2 * interval) / interval),
+        }
     finally:
         proc.kill()
         proc.wait(30)
@@ -575,18 +687,26 @@ def bench_files(n_runs: int, seconds: float, interval: float) -> dict:
 
     try:
         rx = _Receiver()
-        settings = Settings().model_copy(update={"notify": {"urls": [rx.url], "min_severity": "none"}})
+        settings = Settings().model_copy(
+            update={"notify": {"urls": [rx.url], "min_severity": "none"}}
+        )
         th = threading.Thread(target=write, daemon=True)
         th.start()
         time.sleep(min(1.5, 3 * interval))  # the writer's first rows
         with StateStore(tmp / "state.sqlite", "bench-files") as st:
-            mon = LiveMonitor(LocalLiveSource(dirs), st, settings,
-                              LiveConfig(poll_interval_s=interval))
+            mon = LiveMonitor(
+                LocalLiveSource(dirs), st, settings, LiveConfig(poll_interval_s=interval)
+            )
             steady = _run_monitor(mon, seconds, interval, state)
         th.join(10)
-        return {"runs": n_runs, "first": mon.history[0] if mon.history else None,
-                "steady": steady, "nan_t": state["nan_t"], "alert_t": rx.first("LV001"),
-                "interval": interval}
+        return {
+            "runs": n_runs,
+            "first": mon.history[0] if mon.history else None,
+            "steady": steady,
+            "nan_t": state["nan_t"],
+            "alert_t": rx.first("LV001"),
+            "interval": interval,
+        }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -594,22 +714,46 @@ def bench_files(n_runs: int, seconds: float, interval: float) -> dict:
 def bench_guard(points: int) -> dict:
     from mlaudit_core.live.inprocess import LiveGuard
 
-    g = LiveGuard(("nan", "diverged", "loss_scale", "throughput"), honour_stop_tag=False,
-                  write_back=False)
+    g = LiveGuard(
+        ("nan", "diverged", "loss_scale", "throughput"), honour_stop_tag=False, write_back=False
+    )
     t0 = time.perf_counter()
     for s in range(points):
-        g.check({"loss": 1.0 + math.exp(-s / 1e5), "grad_norm": 1.0, "learning_rate": 1e-4,
-                 "loss_scale": 65536.0, "throughput": 1000.0}, s, now=1e9 + s)
+        g.check(
+            {
+                "loss": 1.0 + math.exp(-s / 1e5),
+                "grad_norm": 1.0,
+                "learning_rate": 1e-4,
+                "loss_scale": 65536.0,
+                "throughput": 1000.0,
+            },
+            s,
+            now=1e9 + s,
+        )
     fill_s = time.perf_counter() - t0
     times = []
     for s in range(points, points + 10_000):
         t = time.perf_counter()
-        g.check({"loss": 1.0, "grad_norm": 1.0, "learning_rate": 1e-4, "loss_scale": 65536.0,
-                 "throughput": 1000.0}, s, now=1e9 + s)
+        g.check(
+            {
+                "loss": 1.0,
+                "grad_norm": 1.0,
+                "learning_rate": 1e-4,
+                "loss_scale": 65536.0,
+                "throughput": 1000.0,
+            },
+            s,
+            now=1e9 + s,
+        )
         times.append(time.perf_counter() - t)
     times.sort()
-    return {"points": points, "fill_s": fill_s, "mean_ms": 1000 * statistics.fmean(times),
-            "p99_ms": 1000 * times[int(0.99 * len(times))], "tripped": g.tripped is not None}
+    return {
+        "points": points,
+        "fill_s": fill_s,
+        "mean_ms": 1000 * statistics.fmean(times),
+        "p99_ms": 1000 * times[int(0.99 * len(times))],
+        "tripped": g.tripped is not None,
+    }
 
 
 def _print_polls(name: str, r: dict, process_is_mlaudit: bool = True) -> bool:
@@ -622,22 +766,26 @@ def _print_polls(name: str, r: dict, process_is_mlaudit: bool = True) -> bool:
         cpu = [s.cpu_s for s in steady]
         proc = [s.proc_cpu_s for s in steady]
         judged = proc if process_is_mlaudit else cpu
-        print(f"{name}: steady polls {len(steady)}, per poll: mlaudit process CPU median "
-              f"{statistics.median(proc):.3f} s max {max(proc):.3f} s"
-              f"{'' if process_is_mlaudit else ' (the fake server or writer runs in this process too)'}"
-              f", poll thread CPU median {statistics.median(cpu):.3f} s max {max(cpu):.3f} s "
-              f"(target <= 2 s on the {'process' if process_is_mlaudit else 'poll thread'}), "
-              f"wall median {statistics.median(s.wall_s for s in steady):.3f} s, points median "
-              f"{int(statistics.median(s.points for s in steady)):,}, tracker requests median "
-              f"{int(statistics.median(s.requests for s in steady))}")
+        print(
+            f"{name}: steady polls {len(steady)}, per poll: mlaudit process CPU median "
+            f"{statistics.median(proc):.3f} s max {max(proc):.3f} s"
+            f"{'' if process_is_mlaudit else ' (the fake server or writer runs in this process too)'}"
+            f", poll thread CPU median {statistics.median(cpu):.3f} s max {max(cpu):.3f} s "
+            f"(target <= 2 s on the {'process' if process_is_mlaudit else 'poll thread'}), "
+            f"wall median {statistics.median(s.wall_s for s in steady):.3f} s, points median "
+            f"{int(statistics.median(s.points for s in steady)):,}, tracker requests median "
+            f"{int(statistics.median(s.requests for s in steady))}"
+        )
         ok &= max(judged) <= 2.0
     else:
         print(f"{name}: no steady poll read any point")
         ok = False
     if r["nan_t"] and r["alert_t"]:
         lat = r["alert_t"] - r["nan_t"]
-        print(f"{name}: NaN-to-alert latency {lat:.2f} s (target <= interval {r['interval']:g} s "
-              f"+ 1 s = {r['interval'] + 1:g} s)")
+        print(
+            f"{name}: NaN-to-alert latency {lat:.2f} s (target <= interval {r['interval']:g} s "
+            f"+ 1 s = {r['interval'] + 1:g} s)"
+        )
         ok &= lat <= r["interval"] + 1
     else:
         print(f"{name}: NaN-to-alert latency: no alert (nan logged: {r['nan_t'] is not None})")
@@ -662,13 +810,19 @@ def main() -> int:
     ap.add_argument("--interval", type=float, default=5.0)
     ap.add_argument("--tb-points", type=int, default=1_000_000)
     ap.add_argument("--guard-points", type=int, default=1_000_000)
-    ap.add_argument("--server-url", default=None,
-                    help="MLflow: use this running mlflow server (with --db-uri, its sqlite "
-                         "backend, which the writer fills) instead of starting one")
+    ap.add_argument(
+        "--server-url",
+        default=None,
+        help="MLflow: use this running mlflow server (with --db-uri, its sqlite "
+        "backend, which the writer fills) instead of starting one",
+    )
     ap.add_argument("--db-uri", default=None)
-    ap.add_argument("--only", default=None,
-                    help="comma-separated parts to run: mlflow, tensorboard, wandb, clearml, "
-                         "files, guard (default: all)")
+    ap.add_argument(
+        "--only",
+        default=None,
+        help="comma-separated parts to run: mlflow, tensorboard, wandb, clearml, "
+        "files, guard (default: all)",
+    )
     args = ap.parse_args()
     import logging
 
@@ -707,14 +861,22 @@ def main() -> int:
 
 def _mlflow_part(args, counter) -> bool:
     ok = True
-    r = bench_mlflow(args.runs, args.seconds, args.interval,
-                     (args.server_url, args.db_uri) if args.server_url and args.db_uri else None)
+    r = bench_mlflow(
+        args.runs,
+        args.seconds,
+        args.interval,
+        (args.server_url, args.db_uri) if args.server_url and args.db_uri else None,
+    )
     f = r["first"]
-    print(f"mlflow: {r['runs']} running runs x 10 metrics at 10 Hz, poll every {args.interval:g} s; "
-          f"first poll (attach) CPU {f.cpu_s:.3f} s, {f.points:,} points; machine load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"mlflow: mlaudit process CPU per {args.interval:g} s interval, listing thread and "
-          f"tail polls together: {r['cpu_per_interval']:.3f} s (target <= 2 s)")
+    print(
+        f"mlflow: {r['runs']} running runs x 10 metrics at 10 Hz, poll every {args.interval:g} s; "
+        f"first poll (attach) CPU {f.cpu_s:.3f} s, {f.points:,} points; machine load average "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
+    print(
+        f"mlflow: mlaudit process CPU per {args.interval:g} s interval, listing thread and "
+        f"tail polls together: {r['cpu_per_interval']:.3f} s (target <= 2 s)"
+    )
     ok &= _print_polls("mlflow", r) and r["cpu_per_interval"] <= 2.0
     if counter.msgs:
         print(f"mlflow: {len(counter.msgs)} poll(s) or listing(s) failed; first: {counter.msgs[0]}")
@@ -726,16 +888,23 @@ def _tracker_part(name: str, bench, args, counter) -> bool:
     r = bench(args.runs, args.seconds, args.interval)
     f = r["first"]
     first = f"first poll (attach) CPU {f.cpu_s:.3f} s, {f.points:,} points" if f else "no poll"
-    print(f"{name}: {r['runs']} running runs x 10 metrics at 10 Hz, poll every {args.interval:g} s; "
-          f"{first}; machine load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(
+        f"{name}: {r['runs']} running runs x 10 metrics at 10 Hz, poll every {args.interval:g} s; "
+        f"{first}; machine load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
     ok = _print_polls(name, r, process_is_mlaudit=name == "clearml")
     if "cpu_per_interval" in r:
-        extra = (f"; wandb-core service process {r['core_cpu_per_interval']:.3f} s"
-                 if "core_cpu_per_interval" in r else "")
+        extra = (
+            f"; wandb-core service process {r['core_cpu_per_interval']:.3f} s"
+            if "core_cpu_per_interval" in r
+            else ""
+        )
         where = "; the fake server runs in this process too" if name == "wandb" else ""
-        print(f"{name}: mlaudit process CPU per {args.interval:g} s interval (listing thread and "
-              f"tail polls{where}): "
-              f"{r['cpu_per_interval']:.3f} s{extra}")
+        print(
+            f"{name}: mlaudit process CPU per {args.interval:g} s interval (listing thread and "
+            f"tail polls{where}): "
+            f"{r['cpu_per_interval']:.3f} s{extra}"
+        )
     if counter.msgs:
         print(f"{name}: {len(counter.msgs)} poll(s) or listing(s) failed; first: {counter.msgs[0]}")
         counter.msgs.clear()
@@ -745,17 +914,21 @@ def _tracker_part(name: str, bench, args, counter) -> bool:
 def _tb_part(args) -> bool:
     ok = True
     t = bench_tensorboard(args.tb_points, args.seconds, args.interval)
-    print(f"tensorboard: {t['points']:,}-point logdir (written in {t['prefill_s']:.1f} s) then "
-          f"appended at 10 Hz x 10 tags; first poll (attach, whole file) CPU "
-          f"{t['first'].cpu_s:.3f} s, wall {t['first'].wall_s:.3f} s, {t['first'].points:,} points")
+    print(
+        f"tensorboard: {t['points']:,}-point logdir (written in {t['prefill_s']:.1f} s) then "
+        f"appended at 10 Hz x 10 tags; first poll (attach, whole file) CPU "
+        f"{t['first'].cpu_s:.3f} s, wall {t['first'].wall_s:.3f} s, {t['first'].points:,} points"
+    )
     ok &= _print_polls("tensorboard", t)
     return ok
 
 
 def _guard_part(args) -> bool:
     g = bench_guard(args.guard_points)
-    print(f"guard: LiveGuard.check after {g['points']:,} calls ({g['fill_s']:.1f} s to build): "
-          f"mean {g['mean_ms']:.4f} ms, p99 {g['p99_ms']:.4f} ms per call (bound 1 ms)")
+    print(
+        f"guard: LiveGuard.check after {g['points']:,} calls ({g['fill_s']:.1f} s to build): "
+        f"mean {g['mean_ms']:.4f} ms, p99 {g['p99_ms']:.4f} ms per call (bound 1 ms)"
+    )
     return g["p99_ms"] <= 1.0 and not g["tripped"]
 
 

@@ -52,20 +52,29 @@ def run(folder: Path, fmt: str, max_runs: int | None) -> dict:
             found = int(line.rsplit(":", 1)[1].split()[0].replace(",", ""))
         if line.startswith("audited "):
             audited = int(line.split()[1].replace(",", ""))
-    return {"found": found, "audited": audited, "seconds": secs,
-            "peak_mb": (peak if peak > before else before) / 1024, "bytes_out": len(out.stdout)}
+    return {
+        "found": found,
+        "audited": audited,
+        "seconds": secs,
+        "peak_mb": (peak if peak > before else before) / 1024,
+        "bytes_out": len(out.stdout),
+    }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", default="200,1000", help="comma-separated run counts")
     ap.add_argument("--formats", default="json,terminal", help="output formats to run")
-    ap.add_argument("--max-runs", type=int, default=None, help="pass --max-runs to mlaudit (0: no cap)")
+    ap.add_argument(
+        "--max-runs", type=int, default=None, help="pass --max-runs to mlaudit (0: no cap)"
+    )
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="mlaudit-many-"))
     rows = []
     try:
-        print(f"{'runs':>7} {'format':9} {'found':>7} {'audited':>8} {'seconds':>8} {'ms/run':>7} {'peak MB':>8}")
+        print(
+            f"{'runs':>7} {'format':9} {'found':>7} {'audited':>8} {'seconds':>8} {'ms/run':>7} {'peak MB':>8}"
+        )
         for n in [int(x) for x in a.runs.split(",") if x]:
             folder = tmp / f"n{n}"
             make(folder, n)
@@ -73,16 +82,21 @@ def main() -> None:
                 r = run(folder, fmt, a.max_runs)
                 per = 1000 * r["seconds"] / max(r["audited"], 1)
                 rows.append((n, fmt, r))
-                print(f"{n:>7,d} {fmt:9} {r['found']:>7,d} {r['audited']:>8,d} {r['seconds']:>8.1f} {per:>7.0f} "
-                      f"{r['peak_mb']:>8.0f}", flush=True)
+                print(
+                    f"{n:>7,d} {fmt:9} {r['found']:>7,d} {r['audited']:>8,d} {r['seconds']:>8.1f} {per:>7.0f} "
+                    f"{r['peak_mb']:>8.0f}",
+                    flush=True,
+                )
             shutil.rmtree(folder)
         for fmt in a.formats.split(","):
             mine = [(n, r) for n, f, r in rows if f == fmt]
             if len(mine) >= 2:
                 (_n0, r0), (_n1, r1) = mine[0], mine[-1]
                 da = max(r1["audited"] - r0["audited"], 1)
-                print(f"{fmt}: peak grows {(r1['peak_mb'] - r0['peak_mb']) * 1024 / da:.1f} KB per audited run "
-                      f"({r0['audited']} -> {r1['audited']} runs audited)")
+                print(
+                    f"{fmt}: peak grows {(r1['peak_mb'] - r0['peak_mb']) * 1024 / da:.1f} KB per audited run "
+                    f"({r0['audited']} -> {r1['audited']} runs audited)"
+                )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

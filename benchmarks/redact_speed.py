@@ -38,7 +38,7 @@ PLANTED = [
     "launch: python train.py --password {s} --lr 3e-4",
     "requests.exceptions.HTTPError: 401 for url with Authorization: Bearer {s}",
     "env: HF_TOKEN=hf_{s}",
-    "config: db_password: \"{s}\"",
+    'config: db_password: "{s}"',
 ]
 
 
@@ -72,8 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     joined = "\n".join(out)
     leaked = sum(s in joined for s in secrets)
     n = len(lines)
-    print(f"lines: {n}, planted credentials: {len(secrets)}, lines changed: {changed}, "
-          f"leaked: {leaked}")
+    print(
+        f"lines: {n}, planted credentials: {len(secrets)}, lines changed: {changed}, "
+        f"leaked: {leaked}"
+    )
     print(f"redact: {n / max(t_redact, 1e-9):,.0f} lines/s ({t_redact:.2f} s CPU)")
     print(f"parse (load_logs): {n / max(t_parse, 1e-9):,.0f} lines/s ({t_parse:.2f} s CPU)")
     print(f"redact / parse time: {t_redact / max(t_parse, 1e-9):.2f}")

@@ -24,8 +24,14 @@ import sys
 import time
 from pathlib import Path
 
-KEYS = ("train/loss", "train/lr", "train/grad_norm", "perf/step_time", "perf/data_time",
-        "perf/throughput")
+KEYS = (
+    "train/loss",
+    "train/lr",
+    "train/grad_norm",
+    "perf/step_time",
+    "perf/data_time",
+    "perf/throughput",
+)
 
 _LOGGER = r"""
 import math, os, sys
@@ -50,8 +56,13 @@ def make_run(rows: int, workdir: Path) -> Path:
     workdir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, WANDB_MODE="offline", WANDB_DIR=str(workdir), WANDB_SILENT="true")
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", _LOGGER, str(rows)], env=env, check=True,
-                         capture_output=True, text=True).stdout.split()[-1]
+    out = subprocess.run(
+        [sys.executable, "-c", _LOGGER, str(rows)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()[-1]
     run_dir = next((workdir / "wandb").glob(f"offline-run-*-{out}"))
     print(f"logged {rows:,} rows with wandb in {time.perf_counter() - t0:.1f} s -> {run_dir}")
     marker.write_text(str(run_dir))
@@ -80,10 +91,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"FAIL: expected {args.rows} points per key, got {bad}")
         return 1
     points = sum(counts.values())
-    print(f".wandb file: {size / 1e6:.1f} MB, {args.rows:,} rows, {points:,} points "
-          f"(every key has {args.rows:,}: full fidelity)")
-    print(f"load_offline: {best:.2f} s (best of {args.repeat}) -> {points / best:,.0f} points/s, "
-          f"{args.rows / best:,.0f} rows/s, {size / 1e6 / best:.0f} MB/s")
+    print(
+        f".wandb file: {size / 1e6:.1f} MB, {args.rows:,} rows, {points:,} points "
+        f"(every key has {args.rows:,}: full fidelity)"
+    )
+    print(
+        f"load_offline: {best:.2f} s (best of {args.repeat}) -> {points / best:,.0f} points/s, "
+        f"{args.rows / best:,.0f} rows/s, {size / 1e6 / best:.0f} MB/s"
+    )
     return 0
 
 

@@ -59,13 +59,29 @@ def start_server(root: Path) -> tuple[subprocess.Popen, str]:
 
     port = _free_port()
     mlflow_bin = shutil.which("mlflow", path=str(Path(sys.executable).parent)) or "mlflow"
-    env = dict(os.environ, MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false",
-               MLFLOW_DISABLE_TELEMETRY="true")
+    env = dict(
+        os.environ, MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false", MLFLOW_DISABLE_TELEMETRY="true"
+    )
     proc = subprocess.Popen(
-        [mlflow_bin, "server", "--host", "127.0.0.1", "--port", str(port), "--backend-store-uri",
-         f"sqlite:///{root / 'mlflow.db'}", "--artifacts-destination", str(root / "artifacts"),
-         "--workers", "1"], stdout=open(root / "server.log", "wb"), stderr=subprocess.STDOUT,
-        env=env, start_new_session=True)
+        [
+            mlflow_bin,
+            "server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--backend-store-uri",
+            f"sqlite:///{root / 'mlflow.db'}",
+            "--artifacts-destination",
+            str(root / "artifacts"),
+            "--workers",
+            "1",
+        ],
+        stdout=open(root / "server.log", "wb"),
+        stderr=subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 90
     while time.time() < deadline:
@@ -83,8 +99,9 @@ def start_server(root: Path) -> tuple[subprocess.Popen, str]:
 def finish_run(client, exp_id: str, i: int) -> str:
     from mlflow.entities import Metric
 
-    rid = client.create_run(exp_id, run_name=f"r{i}",
-                            tags={"mlflow.note.content": NOTE}).info.run_id
+    rid = client.create_run(
+        exp_id, run_name=f"r{i}", tags={"mlflow.note.content": NOTE}
+    ).info.run_id
     diverge = i % 3 == 0
     ms = []
     for s in range(1, 301):
@@ -99,8 +116,23 @@ def finish_run(client, exp_id: str, i: int) -> str:
 
 def _watch_cmd(url: str, state: Path, since: str, once: bool) -> list[str]:
     exe = shutil.which("mlaudit", path=str(Path(sys.executable).parent)) or "mlaudit"
-    cmd = [exe, "watch", "mlflow", "-e", EXPERIMENT, "-u", url, "--state", str(state),
-           "--poll-interval", "0.5", "--concurrency", "2", "--since", since]
+    cmd = [
+        exe,
+        "watch",
+        "mlflow",
+        "-e",
+        EXPERIMENT,
+        "-u",
+        url,
+        "--state",
+        str(state),
+        "--poll-interval",
+        "0.5",
+        "--concurrency",
+        "2",
+        "--since",
+        since,
+    ]
     return cmd + (["--once"] if once else [])
 
 
@@ -123,8 +155,13 @@ def check_run(client, rid: str, tmp: Path) -> tuple[bool, str]:
 
     run = client.get_run(rid)
     tags = run.data.tags
-    need = ("mlaudit.verdict", "mlaudit.cause", "mlaudit.confidence", "mlaudit.codes",
-            "mlaudit.version")
+    need = (
+        "mlaudit.verdict",
+        "mlaudit.cause",
+        "mlaudit.confidence",
+        "mlaudit.codes",
+        "mlaudit.version",
+    )
     missing = [t for t in need if t not in tags]
     if missing:
         return False, "missing tags " + ",".join(missing)
@@ -143,9 +180,18 @@ def check_run(client, rid: str, tmp: Path) -> tuple[bool, str]:
     return True, ""
 
 
-def run_benchmark(url: str, *, runs: int, kills: int, seed: int, workdir: Path,
-                  min_gap: float = 1.0, max_gap: float = 6.0, pace_s: float | None = None,
-                  settle_s: float = 600.0) -> dict:
+def run_benchmark(
+    url: str,
+    *,
+    runs: int,
+    kills: int,
+    seed: int,
+    workdir: Path,
+    min_gap: float = 1.0,
+    max_gap: float = 6.0,
+    pace_s: float | None = None,
+    settle_s: float = 600.0,
+) -> dict:
     """Run the benchmark against the MLflow server at ``url``; returns the figures."""
     import mlflow
 
@@ -156,7 +202,9 @@ def run_benchmark(url: str, *, runs: int, kills: int, seed: int, workdir: Path,
     state = workdir / "watch-state.sqlite"
     since = (datetime.now(timezone.utc) - timedelta(seconds=5)).isoformat()
     # runs finish over the time the kills take, so kills land on every stage of every run
-    pace = pace_s if pace_s is not None else max(0.05, kills * (min_gap + max_gap) / 2 / max(runs, 1))
+    pace = (
+        pace_s if pace_s is not None else max(0.05, kills * (min_gap + max_gap) / 2 / max(runs, 1))
+    )
     made: list[str] = []
     producer_done = threading.Event()
 
@@ -177,8 +225,13 @@ def run_benchmark(url: str, *, runs: int, kills: int, seed: int, workdir: Path,
     for k in range(kills):
         log = workdir / f"watch-{k}.log"
         logs.append(log)
-        proc = subprocess.Popen(_watch_cmd(url, state, since, once=False), stdout=subprocess.DEVNULL,
-                                stderr=open(log, "wb"), env=env, cwd=workdir)
+        proc = subprocess.Popen(
+            _watch_cmd(url, state, since, once=False),
+            stdout=subprocess.DEVNULL,
+            stderr=open(log, "wb"),
+            env=env,
+            cwd=workdir,
+        )
         deadline = time.time() + 60  # wait for the start line (imports take seconds)
         while time.time() < deadline and b"INFO watching" not in log.read_bytes():
             if proc.poll() is not None:
@@ -193,14 +246,20 @@ def run_benchmark(url: str, *, runs: int, kills: int, seed: int, workdir: Path,
     # the last watcher: runs until every run is settled
     log = workdir / "watch-final.log"
     logs.append(log)
-    proc = subprocess.Popen(_watch_cmd(url, state, since, once=False), stdout=subprocess.DEVNULL,
-                            stderr=open(log, "wb"), env=env, cwd=workdir)
+    proc = subprocess.Popen(
+        _watch_cmd(url, state, since, once=False),
+        stdout=subprocess.DEVNULL,
+        stderr=open(log, "wb"),
+        env=env,
+        cwd=workdir,
+    )
     deadline = time.time() + settle_s
     try:
         while time.time() < deadline:
             rows = _states(state)
-            if len(rows) >= len(made) and all(r["state"] in ("done", "failed")
-                                              for r in rows.values()):
+            if len(rows) >= len(made) and all(
+                r["state"] in ("done", "failed") for r in rows.values()
+            ):
                 break
             time.sleep(0.5)
     finally:
@@ -220,17 +279,23 @@ def run_benchmark(url: str, *, runs: int, kills: int, seed: int, workdir: Path,
                 problems[rid] = why
     writes = [rows.get(r, {}).get("writes", 0) for r in made]
     return {
-        "runs": len(made), "kills": kills, "kills_while_writing": kills_in_write,
-        "complete_runs": complete, "incomplete": problems,
+        "runs": len(made),
+        "kills": kills,
+        "kills_while_writing": kills_in_write,
+        "complete_runs": complete,
+        "incomplete": problems,
         "failed_in_state": sum(1 for r in made if rows.get(r, {}).get("state") == "failed"),
         # runs the last watcher had not settled when --settle ran out (not a wrong write-back:
         # the machine was too slow to reach them; raise --settle)
-        "unsettled_at_end": sum(1 for r in made
-                                if rows.get(r, {}).get("state") not in ("done", "failed")),
-        "max_interrupts_per_run": max((rows.get(r, {}).get("interrupts", 0) for r in made),
-                                      default=0),
+        "unsettled_at_end": sum(
+            1 for r in made if rows.get(r, {}).get("state") not in ("done", "failed")
+        ),
+        "max_interrupts_per_run": max(
+            (rows.get(r, {}).get("interrupts", 0) for r in made), default=0
+        ),
         "runs_written_twice_or_more": sum(1 for w in writes if w > 1),
-        "seconds": round(seconds, 1), "seed": seed,
+        "seconds": round(seconds, 1),
+        "seed": seed,
     }
 
 
@@ -251,17 +316,26 @@ def main(argv: list[str] | None = None) -> int:
         if url is None:
             server, url = start_server(root)
         try:
-            out = run_benchmark(url, runs=args.runs, kills=args.kills, seed=args.seed,
-                                workdir=root, min_gap=args.min_gap, max_gap=args.max_gap,
-                                settle_s=args.settle)
+            out = run_benchmark(
+                url,
+                runs=args.runs,
+                kills=args.kills,
+                seed=args.seed,
+                workdir=root,
+                min_gap=args.min_gap,
+                max_gap=args.max_gap,
+                settle_s=args.settle,
+            )
         finally:
             if server is not None:
                 os.killpg(server.pid, signal.SIGTERM)
                 server.wait(timeout=30)
     print(json.dumps(out, indent=1))
-    print(f"runs with exactly one complete verdict: {out['complete_runs']} of {out['runs']} "
-          f"({out['kills']} SIGKILLs, {out['kills_while_writing']} during a write-back; "
-          f"{out['unsettled_at_end']} not reached before --settle ran out)")
+    print(
+        f"runs with exactly one complete verdict: {out['complete_runs']} of {out['runs']} "
+        f"({out['kills']} SIGKILLs, {out['kills_while_writing']} during a write-back; "
+        f"{out['unsettled_at_end']} not reached before --settle ran out)"
+    )
     return 0 if out["complete_runs"] == out["runs"] else 1
 
 

@@ -342,8 +342,9 @@ def _one_line(exc: BaseException) -> str:
 class _Job:
     """The worker thread's state, shared with the waiting caller under ``lock``."""
 
-    def __init__(self, runs: list[TrackedRun], opts: _Options, ended: str,
-                 error: BaseException | None = None) -> None:
+    def __init__(
+        self, runs: list[TrackedRun], opts: _Options, ended: str, error: BaseException | None = None
+    ) -> None:
         self.runs, self.opts, self.ended, self.error = runs, opts, ended, error
         self.lock = threading.Lock()
         self.results: dict[int, HookResult] = {}
@@ -456,12 +457,17 @@ def _add_exception(run, exc: BaseException) -> None:
         return
     lines = [redact_text(x) for x in text.rstrip("\n").splitlines()]
     run.console.extend(ConsoleLine(EXCEPTION_SOURCE, i, x) for i, x in enumerate(lines, 1))
-    run.warnings.append(f"training ended with {type(exc).__name__}; mlaudit's hook added its "
-                        "traceback to the console evidence")
+    run.warnings.append(
+        f"training ended with {type(exc).__name__}; mlaudit's hook added its "
+        "traceback to the console evidence"
+    )
 
 
 def run_hook(
-    opts: _Options, *, ended: str = "finished", runs: list[TrackedRun] | None = None,
+    opts: _Options,
+    *,
+    ended: str = "finished",
+    runs: list[TrackedRun] | None = None,
     error: BaseException | None = None,
 ) -> list[HookResult]:
     """Find the runs (unless given), audit them within the budget; never raises.
@@ -492,26 +498,37 @@ def run_hook(
         return [res]
 
 
-def _defer(opts: _Options, ended: str, tr: TrackedRun,
-           error: BaseException | None) -> HookResult | None:
+def _defer(
+    opts: _Options, ended: str, tr: TrackedRun, error: BaseException | None
+) -> HookResult | None:
     """Audit ``tr`` once its tracker finishes it; the ``deferred`` result (updated in place
     then), or None when the run is finished already (audit it now)."""
-    res = HookResult("deferred", tr.tracker, tr.ref, notes=[
-        "the W&B run is still open: audited when W&B finishes it (run.finish(), "
-        "wandb.finish() or at exit); mlaudit never ends a run it does not own"])
+    res = HookResult(
+        "deferred",
+        tr.tracker,
+        tr.ref,
+        notes=[
+            "the W&B run is still open: audited when W&B finishes it (run.finish(), "
+            "wandb.finish() or at exit); mlaudit never ends a run it does not own"
+        ],
+    )
 
     def later() -> None:
         import dataclasses
 
-        (got,) = run_hook(opts, ended=ended, runs=[dataclasses.replace(tr, defer=None)],
-                          error=error)
+        (got,) = run_hook(
+            opts, ended=ended, runs=[dataclasses.replace(tr, defer=None)], error=error
+        )
         res.__dict__.update(got.__dict__)
 
     return res if tr.defer(later) else None
 
 
 def _run_hook(
-    opts: _Options, ended: str, runs: list[TrackedRun] | None, t0: float,
+    opts: _Options,
+    ended: str,
+    runs: list[TrackedRun] | None,
+    t0: float,
     error: BaseException | None = None,
 ) -> list[HookResult]:
     if runs is None:
@@ -533,7 +550,10 @@ def _run_hook(
 
 
 def _audit_now(
-    opts: _Options, ended: str, runs: list[TrackedRun], t0: float,
+    opts: _Options,
+    ended: str,
+    runs: list[TrackedRun],
+    t0: float,
     error: BaseException | None,
 ) -> list[HookResult]:
     reserve = min(HANDOFF_MAX_S, max(HANDOFF_MIN_S, HANDOFF_RESERVE * opts.budget_s))
@@ -676,8 +696,7 @@ class AuditOnExit:
         ended = "finished"
         if last is not None:
             ended = "killed" if isinstance(last, KeyboardInterrupt) else "failed"
-        self.results = run_hook(self.opts, ended=ended,
-                                error=last if ended == "failed" else None)
+        self.results = run_hook(self.opts, ended=ended, error=last if ended == "failed" else None)
 
 
 def audit_on_exit(
@@ -824,8 +843,12 @@ def _lightning_class(namespace: str | None = None) -> type:
         def on_exception(self, trainer, pl_module, exception: BaseException) -> None:
             if getattr(trainer, "is_global_zero", True):
                 ended = "killed" if isinstance(exception, KeyboardInterrupt) else "failed"
-                self.results = run_hook(self.options, ended=ended, runs=_lightning_runs(trainer),
-                                        error=exception if ended == "failed" else None)
+                self.results = run_hook(
+                    self.options,
+                    ended=ended,
+                    runs=_lightning_runs(trainer),
+                    error=exception if ended == "failed" else None,
+                )
 
     return MlauditLightningCallback
 

@@ -48,28 +48,45 @@ def run_detectors(run: RunData, settings: Settings) -> tuple[list[Finding], list
             params = settings.params_for(cls)
             got = list(det.check(run, params))
             findings.extend(got)
-            runs.append(DetectorRun(code=code, name=cls.name, status="ran",
-                                    seconds=time.perf_counter() - t0))
+            runs.append(
+                DetectorRun(
+                    code=code, name=cls.name, status="ran", seconds=time.perf_counter() - t0
+                )
+            )
         except Skip as s:
             runs.append(DetectorRun(code=code, name=cls.name, status="skipped", reason=str(s)))
         except Exception as exc:  # an erroring detector is recorded, never aborts the audit
-            runs.append(DetectorRun(code=code, name=cls.name, status="errored",
-                                    reason=f"{type(exc).__name__}: {exc}",
-                                    seconds=time.perf_counter() - t0))
+            runs.append(
+                DetectorRun(
+                    code=code,
+                    name=cls.name,
+                    status="errored",
+                    reason=f"{type(exc).__name__}: {exc}",
+                    seconds=time.perf_counter() - t0,
+                )
+            )
     return findings, runs
 
 
 def run_ref(run: RunData) -> RunRef:
-    return RunRef(tracker=run.identity.tracker, id=run.identity.id, name=run.identity.name,
-                  url=run.identity.url, project=run.identity.project, status=run.status.value,
-                  start_time=run.start_time.isoformat() if run.start_time else None,
-                  end_time=run.end_time.isoformat() if run.end_time else None,
-                  duration_s=run.duration_s, n_metrics=len(run.metrics.keys),
-                  n_points=len(run.metrics))
+    return RunRef(
+        tracker=run.identity.tracker,
+        id=run.identity.id,
+        name=run.identity.name,
+        url=run.identity.url,
+        project=run.identity.project,
+        status=run.status.value,
+        start_time=run.start_time.isoformat() if run.start_time else None,
+        end_time=run.end_time.isoformat() if run.end_time else None,
+        duration_s=run.duration_s,
+        n_metrics=len(run.metrics.keys),
+        n_points=len(run.metrics),
+    )
 
 
-def audit(run: RunData, settings: Settings | None = None,
-          extra_findings: Iterable[Finding] = ()) -> AuditReport:
+def audit(
+    run: RunData, settings: Settings | None = None, extra_findings: Iterable[Finding] = ()
+) -> AuditReport:
     """Audit one run: detectors, then the verdict policy, then redaction.
 
     Args:
@@ -120,8 +137,10 @@ def _rerun_findings(run: RunData, settings: Settings) -> list[Finding]:
         return []
     last, earlier = got
     out = compare_to_baselines(last, earlier, settings)
-    where = (f" [baselines: the {len(earlier)} earlier run(s) of the same configuration in this record; the run "
-             "compared is the last one]")
+    where = (
+        f" [baselines: the {len(earlier)} earlier run(s) of the same configuration in this record; the run "
+        "compared is the last one]"
+    )
     return [f.model_copy(update={"message": f.message + where}) for f in out]
 
 

@@ -74,8 +74,13 @@ class Evidence:
         ctx = self.context
 
         def line(x) -> dict:
-            return {"file": x.source, "line": x.line, "text": x.text, "context": list(x.context),
-                    "kind": x.kind}
+            return {
+                "file": x.source,
+                "line": x.line,
+                "text": x.text,
+                "context": list(x.context),
+                "kind": x.kind,
+            }
 
         def gate(g) -> dict:
             d = asdict(g)
@@ -83,30 +88,62 @@ class Evidence:
             return d
 
         def values(vs) -> dict:
-            return {"source": vs.source, "role": vs.role, "label": vs.label,
-                    "metrics": {k: {"points": len(st), "first_step": st[0] if st else None,
-                                    "last_step": st[-1] if st else None}
-                                for k, (st, _) in vs.metrics.items()}}
+            return {
+                "source": vs.source,
+                "role": vs.role,
+                "label": vs.label,
+                "metrics": {
+                    k: {
+                        "points": len(st),
+                        "first_step": st[0] if st else None,
+                        "last_step": st[-1] if st else None,
+                    }
+                    for k, (st, _) in vs.metrics.items()
+                },
+            }
 
         def check(c) -> dict:
-            return {"gate": {"file": c.gate.path, "line": c.gate.line, "expr": c.gate.expr,
-                             "kind": c.gate.kind},
-                    "passed": c.passed, "n_steps": c.n_steps, "n_exceed": c.n_exceed,
-                    "allowed": c.allowed, "worst_step": c.worst_step, "detail": c.detail,
-                    "active": c.active, "active_reason": c.active_reason,
-                    "log_failed": c.log_failed, "analysis": c.analysis}
+            return {
+                "gate": {
+                    "file": c.gate.path,
+                    "line": c.gate.line,
+                    "expr": c.gate.expr,
+                    "kind": c.gate.kind,
+                },
+                "passed": c.passed,
+                "n_steps": c.n_steps,
+                "n_exceed": c.n_exceed,
+                "allowed": c.allowed,
+                "worst_step": c.worst_step,
+                "detail": c.detail,
+                "active": c.active,
+                "active_reason": c.active_reason,
+                "log_failed": c.log_failed,
+                "analysis": c.analysis,
+            }
 
         def rec(r) -> dict:
-            return {"metric": r.metric, "golden_source": r.golden.source,
-                    "actual_source": r.actual.source, "n_golden": r.n_golden,
-                    "n_actual": r.n_actual, "n_common": r.n_common,
-                    "golden_steps": list(r.golden_steps), "actual_steps": list(r.actual_steps),
-                    "only_golden": r.only_golden, "only_actual": r.only_actual,
-                    "max_abs": r.max_abs, "max_rel": r.max_rel, "mean_rel": r.mean_rel,
-                    "max_rel_step": r.max_rel_step, "first_step": r.first_step,
-                    "median_golden": r.median_golden, "median_actual": r.median_actual,
-                    "nonfinite_actual": r.nonfinite_actual,
-                    "checks": [check(c) for c in r.checks]}
+            return {
+                "metric": r.metric,
+                "golden_source": r.golden.source,
+                "actual_source": r.actual.source,
+                "n_golden": r.n_golden,
+                "n_actual": r.n_actual,
+                "n_common": r.n_common,
+                "golden_steps": list(r.golden_steps),
+                "actual_steps": list(r.actual_steps),
+                "only_golden": r.only_golden,
+                "only_actual": r.only_actual,
+                "max_abs": r.max_abs,
+                "max_rel": r.max_rel,
+                "mean_rel": r.mean_rel,
+                "max_rel_step": r.max_rel_step,
+                "first_step": r.first_step,
+                "median_golden": r.median_golden,
+                "median_actual": r.median_actual,
+                "nonfinite_actual": r.nonfinite_actual,
+                "checks": [check(c) for c in r.checks],
+            }
 
         out = {
             "schema": SCHEMA,
@@ -118,15 +155,26 @@ class Evidence:
             "timeouts": [line(x) for x in ctx.timeouts],
             "infra": [line(x) for x in ctx.infra],
             "exceptions": [line(x) for x in ctx.exceptions],
-            "tests": [{"test": t.test, "outcome": t.outcome, "file": t.source, "line": t.line,
-                       "message": t.message} for t in ctx.tests],
+            "tests": [
+                {
+                    "test": t.test,
+                    "outcome": t.outcome,
+                    "file": t.source,
+                    "line": t.line,
+                    "message": t.message,
+                }
+                for t in ctx.tests
+            ],
             "assertions": [asdict(a) | {"file": a.source} for a in ctx.assertions],
             "measured": [asdict(m) | {"file": m.source} for m in ctx.measured],
             "failed_metrics": list(ctx.failed_metrics),
-            "failed_metrics_line": line(ctx.failed_metrics_line) if ctx.failed_metrics_line else None,
+            "failed_metrics_line": line(ctx.failed_metrics_line)
+            if ctx.failed_metrics_line
+            else None,
             "checked_metrics": ctx.checked_metrics,
-            "checked_metrics_source": (line(ctx.checked_metrics_source)
-                                       if ctx.checked_metrics_source else None),
+            "checked_metrics_source": (
+                line(ctx.checked_metrics_source) if ctx.checked_metrics_source else None
+            ),
             "config_candidates": [line(x) for x in ctx.config_candidates],
             "source_candidates": [line(x) for x in ctx.source_candidates],
             "gates": [gate(g) for g in ctx.gates],
@@ -145,12 +193,17 @@ class Evidence:
     def counts(self) -> dict[str, int]:
         """How many items of each kind were collected (for a one-line summary)."""
         ctx = self.context
-        return {"failure_lines": len(ctx.failure_lines), "pass_lines": len(ctx.pass_lines),
-                "metric_lines": len(ctx.metric_lines), "tests": len(ctx.tests),
-                "gates": len(ctx.gates), "golden_files": len(ctx.golden_files),
-                "config_candidates": len(ctx.config_candidates),
-                "source_candidates": len(ctx.source_candidates),
-                "recomputed": len(self.recomputed)}
+        return {
+            "failure_lines": len(ctx.failure_lines),
+            "pass_lines": len(ctx.pass_lines),
+            "metric_lines": len(ctx.metric_lines),
+            "tests": len(ctx.tests),
+            "gates": len(ctx.gates),
+            "golden_files": len(ctx.golden_files),
+            "config_candidates": len(ctx.config_candidates),
+            "source_candidates": len(ctx.source_candidates),
+            "recomputed": len(self.recomputed),
+        }
 
 
 def _clean(x):
@@ -163,9 +216,16 @@ def _clean(x):
     return x
 
 
-def collect(repo: Path | str | None, logs: Sequence[Path | str], golden: Sequence[Path | str] = (),
-            window_lines: int = 3, *, config: Sequence[Path | str] = (),
-            name: str | None = None, value_files: bool = True) -> Evidence:
+def collect(
+    repo: Path | str | None,
+    logs: Sequence[Path | str],
+    golden: Sequence[Path | str] = (),
+    window_lines: int = 3,
+    *,
+    config: Sequence[Path | str] = (),
+    name: str | None = None,
+    value_files: bool = True,
+) -> Evidence:
     """Collect the evidence of a failure from its logs and (optionally) its repository.
 
     Args:
@@ -196,13 +256,19 @@ def collect(repo: Path | str | None, logs: Sequence[Path | str], golden: Sequenc
         return Evidence(ctx, console, recompute(ctx), str(repo))
     if not log_paths:
         raise InputError("--logs: give at least one log file (or --repo)")
-    return _logs_only(log_paths, golden_paths, window_lines, [Path(p) for p in config], name,
-                      value_files)
+    return _logs_only(
+        log_paths, golden_paths, window_lines, [Path(p) for p in config], name, value_files
+    )
 
 
-def _logs_only(logs: list[Path], golden: list[Path], window_lines: int,
-               config: Sequence[Path] = (), name: str | None = None,
-               value_files: bool = True) -> Evidence:
+def _logs_only(
+    logs: list[Path],
+    golden: list[Path],
+    window_lines: int,
+    config: Sequence[Path] = (),
+    name: str | None = None,
+    value_files: bool = True,
+) -> Evidence:
     """Logs without a repository: the same log scanner and value readers as ``ci.collect``;
     the text logs read once, shared with the console-log reader that makes the run."""
     from .ci.golden import TooBig, TooDeep, load_values
@@ -246,14 +312,17 @@ def _logs_only(logs: list[Path], golden: list[Path], window_lines: int,
             lines = raw[i]
             if over:  # the reader's retained lines of this file, in the file's own numbering
                 src = p.name if str(p) != "-" else "stdin"
-                lines = [ConsoleLine(str(p), c.lineno, c.text) for c in run.console
-                         if c.source == src]
+                lines = [
+                    ConsoleLine(str(p), c.lineno, c.text) for c in run.console if c.source == src
+                ]
             files.append((lines, "stdin" if str(p) == "-" else str(p)))
         if over:
-            ctx.notes.append(f"the logs hold {held[0]:,} lines, more than the {RAW_LINES_CAP:,} "
-                             "kept for the evidence scan: it read the lines the console reader "
-                             "kept (head, tail, failure-signature and traceback lines with "
-                             "context), not every line")
+            ctx.notes.append(
+                f"the logs hold {held[0]:,} lines, more than the {RAW_LINES_CAP:,} "
+                "kept for the evidence scan: it read the lines the console reader "
+                "kept (head, tail, failure-signature and traceback lines with "
+                "context), not every line"
+            )
         console = scan_logs(ctx, files, window_lines)
     for p in golden:
         try:

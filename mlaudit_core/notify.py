@@ -457,19 +457,31 @@ def standard_signature(msg_id: str, timestamp: int, body: bytes, secret: str | b
     """The ``webhook-signature`` value: ``"v1," + base64(HMAC-SHA256(key,
     f"{msg_id}.{timestamp}." + body))`` (Standard Webhooks, "Signature scheme")."""
     signed = f"{msg_id}.{int(timestamp)}.".encode() + body
-    return "v1," + base64.b64encode(hmac.new(_key(secret), signed, hashlib.sha256).digest()).decode()
+    return (
+        "v1," + base64.b64encode(hmac.new(_key(secret), signed, hashlib.sha256).digest()).decode()
+    )
 
 
-def standard_headers(msg_id: str, body: bytes, secret: str | bytes,
-                     timestamp: int | None = None) -> dict[str, str]:
+def standard_headers(
+    msg_id: str, body: bytes, secret: str | bytes, timestamp: int | None = None
+) -> dict[str, str]:
     """The three Standard Webhooks headers for one delivery of ``body``."""
     ts = int(time.time() if timestamp is None else timestamp)
-    return {WEBHOOK_ID_HEADER: msg_id, WEBHOOK_TIMESTAMP_HEADER: str(ts),
-            WEBHOOK_SIGNATURE_HEADER: standard_signature(msg_id, ts, body, secret)}
+    return {
+        WEBHOOK_ID_HEADER: msg_id,
+        WEBHOOK_TIMESTAMP_HEADER: str(ts),
+        WEBHOOK_SIGNATURE_HEADER: standard_signature(msg_id, ts, body, secret),
+    }
 
 
-def verify_webhook(body: bytes, headers: Mapping[str, str], secret: str | bytes, *,
-                   tolerance_s: float = DEFAULT_TOLERANCE_S, now: float | None = None) -> str:
+def verify_webhook(
+    body: bytes,
+    headers: Mapping[str, str],
+    secret: str | bytes,
+    *,
+    tolerance_s: float = DEFAULT_TOLERANCE_S,
+    now: float | None = None,
+) -> str:
     """Check a delivery signed in the Standard Webhooks scheme; returns its ``webhook-id``.
 
     Args:
@@ -486,8 +498,11 @@ def verify_webhook(body: bytes, headers: Mapping[str, str], secret: str | bytes,
             several space-separated signatures are allowed, for secret rotation).
     """
     h = {k.lower(): v for k, v in headers.items()}
-    missing = [n for n in (WEBHOOK_ID_HEADER, WEBHOOK_TIMESTAMP_HEADER, WEBHOOK_SIGNATURE_HEADER)
-               if not h.get(n)]
+    missing = [
+        n
+        for n in (WEBHOOK_ID_HEADER, WEBHOOK_TIMESTAMP_HEADER, WEBHOOK_SIGNATURE_HEADER)
+        if not h.get(n)
+    ]
     if missing:
         raise WebhookVerificationError(f"missing header(s): {', '.join(missing)}")
     try:
@@ -497,7 +512,8 @@ def verify_webhook(body: bytes, headers: Mapping[str, str], secret: str | bytes,
     now = time.time() if now is None else now
     if abs(now - ts) > tolerance_s:
         raise WebhookVerificationError(
-            f"webhook-timestamp {ts} is {now - ts:+.0f} s from now (tolerance {tolerance_s:g} s)")
+            f"webhook-timestamp {ts} is {now - ts:+.0f} s from now (tolerance {tolerance_s:g} s)"
+        )
     expected = standard_signature(h[WEBHOOK_ID_HEADER], ts, body, secret).partition(",")[2]
     for part in h[WEBHOOK_SIGNATURE_HEADER].split():
         version, _, sig = part.partition(",")

@@ -29,12 +29,34 @@ from dataclasses import dataclass
 
 #: Param names of a step budget (HF ``max_steps``, detectron2 ``MAX_ITER``, Megatron ``train_iters``,
 #: accelerate examples ``max_train_steps``, transformers schedulers ``num_training_steps``).
-PLANNED_STEP_NAMES = ("max_steps", "max_iter", "max_iters", "train_iters", "total_steps", "num_steps",
-                      "total_iters", "max_iterations", "num_iterations", "max_train_steps", "num_training_steps",
-                      "total_training_steps", "train_steps")
+PLANNED_STEP_NAMES = (
+    "max_steps",
+    "max_iter",
+    "max_iters",
+    "train_iters",
+    "total_steps",
+    "num_steps",
+    "total_iters",
+    "max_iterations",
+    "num_iterations",
+    "max_train_steps",
+    "num_training_steps",
+    "total_training_steps",
+    "train_steps",
+)
 #: Param names of an epoch budget. Not ``epoch``: HF saves the epoch *reached* under it.
-PLANNED_EPOCH_NAMES = ("num_train_epochs", "epochs", "max_epochs", "n_epochs", "num_epochs", "max_epoch",
-                       "total_epochs", "train_epochs", "nb_epochs", "nb_epoch")
+PLANNED_EPOCH_NAMES = (
+    "num_train_epochs",
+    "epochs",
+    "max_epochs",
+    "n_epochs",
+    "num_epochs",
+    "max_epoch",
+    "total_epochs",
+    "train_epochs",
+    "nb_epochs",
+    "nb_epoch",
+)
 
 #: Lines frameworks print when training returns normally (also after early stopping): HF
 #: ``train_runtime`` / "Training completed", detectron2 "Overall training speed" / "Total training
@@ -45,16 +67,21 @@ PLANNED_EPOCH_NAMES = ("num_train_epochs", "epochs", "max_epochs", "n_epochs", "
 #: "Training finished after not improving"). A "finished"/"done" that ends the line or is followed by
 #: punctuation or "after"/"in" is the end of training, not a per-epoch line ("Training finished epoch 3"
 #: is not matched). A short run whose log ends with one of these ended normally.
-NORMAL_END = re.compile(r"'train_runtime'|\"train_runtime\"|Training completed|Overall training speed|"
-                        r"Total training time|Trainer\.fit` stopped|Signaling Trainer to stop|"
-                        r"epochs completed in|Training of experiment is done|Loss for final step|"
-                        r"\b(?:training (?:is )?(?:finished|complete|done)|finished training)"
-                        r"(?=\s*(?:$|[.!:,;]|after\b|in\b))", re.I)
+NORMAL_END = re.compile(
+    r"'train_runtime'|\"train_runtime\"|Training completed|Overall training speed|"
+    r"Total training time|Trainer\.fit` stopped|Signaling Trainer to stop|"
+    r"epochs completed in|Training of experiment is done|Loss for final step|"
+    r"\b(?:training (?:is )?(?:finished|complete|done)|finished training)"
+    r"(?=\s*(?:$|[.!:,;]|after\b|in\b))",
+    re.I,
+)
 
 _HF_TOTAL = re.compile(r"Total optimization steps = ([\d,]+)")
 _EPOCH_OF = re.compile(r"\bepoch\s*[:=]?\s*[\[(]?\s*(\d+)\s*/\s*(\d+)(?!\d)", re.I)
 #: ``step 65/3000``, ``Iter [65/3000]``; not Docker's build steps (``Step 3/12 : RUN pip install``)
-_STEP_OF = re.compile(r"\b(?:step|iter|iteration)\s*[:=]?\s*[\[(]?\s*(\d+)\s*/\s*(\d+)(?!\d)\s*[\])]?(?!\s*:\s)", re.I)
+_STEP_OF = re.compile(
+    r"\b(?:step|iter|iteration)\s*[:=]?\s*[\[(]?\s*(\d+)\s*/\s*(\d+)(?!\d)\s*[\])]?(?!\s*:\s)", re.I
+)
 #: Console lines scanned at each end of the log (the plan is printed at the start, the count at the end).
 SCAN_LINES = 5000
 
@@ -130,8 +157,11 @@ def console_plan(lines: list[str]) -> list[PlannedLength]:
     for t in lines[:SCAN_LINES]:
         m = _HF_TOTAL.search(t)
         if m:
-            out.append(PlannedLength(float(m.group(1).replace(",", "")), "step",
-                                     "console 'Total optimization steps'"))
+            out.append(
+                PlannedLength(
+                    float(m.group(1).replace(",", "")), "step", "console 'Total optimization steps'"
+                )
+            )
             break
     ep = _counter(lines, _EPOCH_OF)
     if ep is not None:

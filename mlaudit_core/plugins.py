@@ -40,8 +40,9 @@ class TrackerPlugin(Protocol):
     def load(self, ref: str, **options) -> RunData:
         """Load one run. Raises InputError for an unknown run, MissingDependency without the SDK."""
 
-    def write_back(self, run: RunData, report: AuditReport, *, dry_run: bool = False,
-                   **options) -> WriteBackResult:
+    def write_back(
+        self, run: RunData, report: AuditReport, *, dry_run: bool = False, **options
+    ) -> WriteBackResult:
         """Write the verdict onto the run, in mlaudit's namespace only; idempotent."""
 
     def list_finished(self, since: datetime | None = None, **options) -> list[str]:
@@ -97,8 +98,9 @@ def command_registrars() -> list[tuple[str, object]]:
         try:
             out.append((name, spec if callable(spec) else load_object(spec)))
         except Exception as exc:  # noqa: BLE001 - a broken plugin never breaks the host
-            warnings.warn(f"tracker plugin {name!r}: its commands failed to load: {exc}",
-                          stacklevel=2)
+            warnings.warn(
+                f"tracker plugin {name!r}: its commands failed to load: {exc}", stacklevel=2
+            )
     try:
         eps = sorted(entry_points(group="mlaudit.commands"), key=lambda e: e.name)
     except Exception:  # noqa: BLE001 - broken metadata never stops the built-in commands
@@ -133,5 +135,7 @@ def tracker_plugins() -> dict[str, type]:
 def get_plugin(name: str, **kwargs) -> TrackerPlugin:
     plugins = tracker_plugins()
     if name not in plugins:
-        raise InputError(f"no tracker plugin named {name!r} (installed: {', '.join(sorted(plugins))})")
+        raise InputError(
+            f"no tracker plugin named {name!r} (installed: {', '.join(sorted(plugins))})"
+        )
     return plugins[name](**kwargs)

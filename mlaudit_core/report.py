@@ -68,8 +68,9 @@ class SeriesEvidence(_Model):
     metric: str
     step_start: int | None = None
     step_end: int | None = None
-    values: dict[str, float | None] = Field(default_factory=dict,
-                                            description="named figures, e.g. best, final, ratio")
+    values: dict[str, float | None] = Field(
+        default_factory=dict, description="named figures, e.g. best, final, ratio"
+    )
     note: str | None = None
 
 
@@ -107,8 +108,10 @@ class FactEvidence(_Model):
     values: dict[str, float | str | None] = Field(default_factory=dict)
 
 
-Evidence = Annotated[SeriesEvidence | LogEvidence | ConfigEvidence | CodeEvidence | FactEvidence,
-                     Field(discriminator="kind")]
+Evidence = Annotated[
+    SeriesEvidence | LogEvidence | ConfigEvidence | CodeEvidence | FactEvidence,
+    Field(discriminator="kind"),
+]
 
 
 class Finding(_Model):
@@ -119,8 +122,9 @@ class Finding(_Model):
     severity: Severity
     message: str
     evidence: list[Evidence] = Field(default_factory=list)
-    facts: dict[str, Any] = Field(default_factory=dict,
-                                  description="machine-readable figures behind the message")
+    facts: dict[str, Any] = Field(
+        default_factory=dict, description="machine-readable figures behind the message"
+    )
     family: str = ""
 
 
@@ -137,12 +141,18 @@ class DetectorRun(_Model):
 class Verdict(_Model):
     outcome: Outcome
     cause: Cause
-    confidence: float = Field(ge=0, le=1, description="0..1, derived from the evidence examined "
-                                                          "(docs/index.md, 'How confidence is derived'); "
-                                                          "0 for unknown")
+    confidence: float = Field(
+        ge=0,
+        le=1,
+        description="0..1, derived from the evidence examined "
+        "(docs/index.md, 'How confidence is derived'); "
+        "0 for unknown",
+    )
     summary: str
     inconclusive: bool = False
-    rule: str | None = Field(None, description="id of the policy rule that decided (V01..); added in 1.1")
+    rule: str | None = Field(
+        None, description="id of the policy rule that decided (V01..); added in 1.1"
+    )
     basis: str | None = Field(None, description="the terms the confidence came from; added in 1.1")
 
 

@@ -73,15 +73,24 @@ class Role(str, Enum):
 #: :func:`fnmatch.fnmatchcase` against the normalised key.
 SYSTEM_KEYS: dict[Role, list[str]] = {
     Role.GPU_UTIL: [
-        "system/gpu_0_utilization_percentage", "system/gpu_*_utilization_percentage",
-        "system/gpu/0/gpu", "system/gpu/*/gpu", "*gpu*util*",
-        "monitor/gpu/gpu_0_utilization", "*gpu_utilization*",
+        "system/gpu_0_utilization_percentage",
+        "system/gpu_*_utilization_percentage",
+        "system/gpu/0/gpu",
+        "system/gpu/*/gpu",
+        "*gpu*util*",
+        "monitor/gpu/gpu_0_utilization",
+        "*gpu_utilization*",
     ],
     Role.GPU_MEMORY: [
-        "system/gpu_0_memory_usage_percentage", "system/gpu_*_memory_usage_percentage",
-        "system/gpu/0/memory_allocated", "system/gpu/0/memoryallocated", "system/gpu/*/memoryallocated",
-        "monitor/gpu/gpu_0_mem_usage", "monitor/gpu/gpu_*_mem_usage",
-        "*gpu*mem*percent*", "*gpu_memory*",
+        "system/gpu_0_memory_usage_percentage",
+        "system/gpu_*_memory_usage_percentage",
+        "system/gpu/0/memory_allocated",
+        "system/gpu/0/memoryallocated",
+        "system/gpu/*/memoryallocated",
+        "monitor/gpu/gpu_0_mem_usage",
+        "monitor/gpu/gpu_*_mem_usage",
+        "*gpu*mem*percent*",
+        "*gpu_memory*",
     ],
     Role.CPU_UTIL: ["system/cpu_utilization_percentage", "system/cpu", "*cpu_util*", "*cpu_usage*"],
 }
@@ -105,42 +114,192 @@ _SPLIT_RE = re.compile(r"[/_\-.\s:@()\[\]{}|,=#$\\^~'\"]+")
 #: ``APs`` stay whole (a single lower-case letter before a capital is part of an acronym).
 _CAMEL = re.compile(r"(?<=[a-z]{2})(?=[A-Z])|(?<=[A-Z0-9])(?=[A-Z][a-z]{2})")
 _TRAIN = frozenset({"train", "training", "trn"})
-_EVAL = frozenset({"val", "valid", "validation", "eval", "evaluation", "test", "testing", "dev", "holdout",
-                   "heldout", "tst"})
+_EVAL = frozenset(
+    {
+        "val",
+        "valid",
+        "validation",
+        "eval",
+        "evaluation",
+        "test",
+        "testing",
+        "dev",
+        "holdout",
+        "heldout",
+        "tst",
+    }
+)
 #: Words that say nothing about what is measured: tracker/logger prefixes and "set"/"split".
-_NEUTRAL = frozenset({"metrics", "metric", "charts", "chart", "x", "trainer", "perf", "performance", "scalars",
-                      "scalar", "summary", "logs", "log", "set", "split", "lm", "main", "data", "optim", "optimizer",
-                      "optimiser", "custom", "y", "value", "values"})
-_AGGREGATE = frozenset({"total", "overall", "mean", "avg", "average", "running", "sum", "combined", "full",
-                        "macro", "micro", "weighted", "all", "global", "ema", "smoothed", "smooth"})
+_NEUTRAL = frozenset(
+    {
+        "metrics",
+        "metric",
+        "charts",
+        "chart",
+        "x",
+        "trainer",
+        "perf",
+        "performance",
+        "scalars",
+        "scalar",
+        "summary",
+        "logs",
+        "log",
+        "set",
+        "split",
+        "lm",
+        "main",
+        "data",
+        "optim",
+        "optimizer",
+        "optimiser",
+        "custom",
+        "y",
+        "value",
+        "values",
+    }
+)
+_AGGREGATE = frozenset(
+    {
+        "total",
+        "overall",
+        "mean",
+        "avg",
+        "average",
+        "running",
+        "sum",
+        "combined",
+        "full",
+        "macro",
+        "micro",
+        "weighted",
+        "all",
+        "global",
+        "ema",
+        "smoothed",
+        "smooth",
+    }
+)
 #: A running best is monotone by construction: it can never show a rise or a fall.
 _RUNNING_BEST = frozenset({"best", "max", "min", "lowest", "highest", "peak"})
 _REDUCTION = {"step": 1, "batch": 1, "iter": 1, "epoch": 2}
-_COUNTER_WORDS = frozenset({"step", "steps", "global", "iter", "iters", "iteration", "iterations", "epoch", "epochs",
-                            "batch", "batches", "idx", "index", "num", "n", "nb", "total", "seen", "samples",
-                            "examples", "tokens", "input", "flos", "runtime", "timestamp", "count", "counter",
-                            "consumed", "trained", "processed", "optimizer", "update", "updates", "length", "len",
-                            "dataset", "time", "wall", "walltime", "elapsed", "secs", "sec", "seconds", "s"})
+_COUNTER_WORDS = frozenset(
+    {
+        "step",
+        "steps",
+        "global",
+        "iter",
+        "iters",
+        "iteration",
+        "iterations",
+        "epoch",
+        "epochs",
+        "batch",
+        "batches",
+        "idx",
+        "index",
+        "num",
+        "n",
+        "nb",
+        "total",
+        "seen",
+        "samples",
+        "examples",
+        "tokens",
+        "input",
+        "flos",
+        "runtime",
+        "timestamp",
+        "count",
+        "counter",
+        "consumed",
+        "trained",
+        "processed",
+        "optimizer",
+        "update",
+        "updates",
+        "length",
+        "len",
+        "dataset",
+        "time",
+        "wall",
+        "walltime",
+        "elapsed",
+        "secs",
+        "sec",
+        "seconds",
+        "s",
+    }
+)
 
 #: Head token -> (family, rank within the family). Families: loss, error (lower is better),
 #: acc, score (higher is better), lr, gradnorm, lossscale, throughput, steptime, datatime.
 _HEADS: dict[str, tuple[str, int]] = {
-    "loss": ("loss", 0), "losses": ("loss", 0), "objective": ("loss", 3),
-    "nll": ("loss", 1), "ce": ("loss", 1), "xent": ("loss", 1), "crossentropy": ("loss", 1), "bce": ("loss", 1),
-    "bpb": ("loss", 1), "bpc": ("loss", 1), "bpd": ("loss", 1), "logloss": ("loss", 1),
-    "perplexity": ("loss", 2), "ppl": ("loss", 2),
-    "error": ("error", 0), "err": ("error", 0), "wer": ("error", 0), "cer": ("error", 0), "ter": ("error", 0),
-    "mae": ("error", 1), "mse": ("error", 1), "rmse": ("error", 1), "mape": ("error", 1), "smape": ("error", 1),
-    "accuracy": ("acc", 0), "acc": ("acc", 0), "acc1": ("acc", 0), "top1": ("acc", 0), "prec1": ("acc", 0),
-    "top5": ("acc", 1), "acc5": ("acc", 1), "topk": ("acc", 1),
-    "f1": ("score", 1), "fscore": ("score", 1), "auc": ("score", 1), "auroc": ("score", 1), "map": ("score", 1),
-    "ap": ("score", 1), "iou": ("score", 1), "miou": ("score", 1), "dice": ("score", 1), "bleu": ("score", 1),
-    "sacrebleu": ("score", 1), "rouge": ("score", 1), "rouge1": ("score", 1), "rouge2": ("score", 1),
-    "rougel": ("score", 1), "rougelsum": ("score", 1), "em": ("score", 1), "mcc": ("score", 1),
-    "ndcg": ("score", 1), "mrr": ("score", 1), "r2": ("score", 1), "chrf": ("score", 1), "meteor": ("score", 1),
-    "precision": ("score", 3), "recall": ("score", 3),
-    "lr": ("lr", 0), "gradnorm": ("gradnorm", 0), "gnorm": ("gradnorm", 0), "lossscale": ("lossscale", 0),
-    "throughput": ("throughput", 0), "persec": ("throughput", 1), "steptime": ("steptime", 0), "datatime": ("datatime", 0),
+    "loss": ("loss", 0),
+    "losses": ("loss", 0),
+    "objective": ("loss", 3),
+    "nll": ("loss", 1),
+    "ce": ("loss", 1),
+    "xent": ("loss", 1),
+    "crossentropy": ("loss", 1),
+    "bce": ("loss", 1),
+    "bpb": ("loss", 1),
+    "bpc": ("loss", 1),
+    "bpd": ("loss", 1),
+    "logloss": ("loss", 1),
+    "perplexity": ("loss", 2),
+    "ppl": ("loss", 2),
+    "error": ("error", 0),
+    "err": ("error", 0),
+    "wer": ("error", 0),
+    "cer": ("error", 0),
+    "ter": ("error", 0),
+    "mae": ("error", 1),
+    "mse": ("error", 1),
+    "rmse": ("error", 1),
+    "mape": ("error", 1),
+    "smape": ("error", 1),
+    "accuracy": ("acc", 0),
+    "acc": ("acc", 0),
+    "acc1": ("acc", 0),
+    "top1": ("acc", 0),
+    "prec1": ("acc", 0),
+    "top5": ("acc", 1),
+    "acc5": ("acc", 1),
+    "topk": ("acc", 1),
+    "f1": ("score", 1),
+    "fscore": ("score", 1),
+    "auc": ("score", 1),
+    "auroc": ("score", 1),
+    "map": ("score", 1),
+    "ap": ("score", 1),
+    "iou": ("score", 1),
+    "miou": ("score", 1),
+    "dice": ("score", 1),
+    "bleu": ("score", 1),
+    "sacrebleu": ("score", 1),
+    "rouge": ("score", 1),
+    "rouge1": ("score", 1),
+    "rouge2": ("score", 1),
+    "rougel": ("score", 1),
+    "rougelsum": ("score", 1),
+    "em": ("score", 1),
+    "mcc": ("score", 1),
+    "ndcg": ("score", 1),
+    "mrr": ("score", 1),
+    "r2": ("score", 1),
+    "chrf": ("score", 1),
+    "meteor": ("score", 1),
+    "precision": ("score", 3),
+    "recall": ("score", 3),
+    "lr": ("lr", 0),
+    "gradnorm": ("gradnorm", 0),
+    "gnorm": ("gradnorm", 0),
+    "lossscale": ("lossscale", 0),
+    "throughput": ("throughput", 0),
+    "persec": ("throughput", 1),
+    "steptime": ("steptime", 0),
+    "datatime": ("datatime", 0),
 }
 _AP_HEAD = re.compile(r"^m?ap(\d+|[sml])$")
 _LR_HEAD = re.compile(r"^lr\d+$")
@@ -151,11 +310,54 @@ _HIGHER = {"acc", "score"}
 _LOWER = {"loss", "error"}
 #: Words that never go with a learning rate series (LearningRateMonitor's ``lr-Adam-momentum``,
 #: a scheduler's ``last_epoch`` / ``step_size`` / ``gamma``).
-_NOT_LR = frozenset({"momentum", "beta", "beta1", "beta2", "decay", "wd", "gamma", "milestone", "milestones",
-                     "warmup", "size", "type", "factor", "patience", "last", "grad", "gradnorm", "scale"})
-_COUNT_NOUNS = frozenset({"samples", "sample", "tokens", "token", "tok", "examples", "example", "images", "image",
-                          "img", "imgs", "it", "its", "steps", "sequences", "seqs", "frames", "words", "batches",
-                          "items", "iters", "iterations"})
+_NOT_LR = frozenset(
+    {
+        "momentum",
+        "beta",
+        "beta1",
+        "beta2",
+        "decay",
+        "wd",
+        "gamma",
+        "milestone",
+        "milestones",
+        "warmup",
+        "size",
+        "type",
+        "factor",
+        "patience",
+        "last",
+        "grad",
+        "gradnorm",
+        "scale",
+    }
+)
+_COUNT_NOUNS = frozenset(
+    {
+        "samples",
+        "sample",
+        "tokens",
+        "token",
+        "tok",
+        "examples",
+        "example",
+        "images",
+        "image",
+        "img",
+        "imgs",
+        "it",
+        "its",
+        "steps",
+        "sequences",
+        "seqs",
+        "frames",
+        "words",
+        "batches",
+        "items",
+        "iters",
+        "iterations",
+    }
+)
 _PER_TIME = frozenset({"s", "sec", "secs", "second", "seconds"})
 
 
@@ -191,7 +393,10 @@ _TERMS: tuple[tuple[tuple, str], ...] = (
     (({"f1"}, {"score"}), "f1"),
     (({"roc"}, {"auc"}), "auc"),
     (({"exact"}, {"match"}), "em"),
-    (({"io"}, {"u"}), "iou"),  # Keras names MeanIoU / IoU by snake-casing the class: mean_io_u, val_io_u
+    (
+        ({"io"}, {"u"}),
+        "iou",
+    ),  # Keras names MeanIoU / IoU by snake-casing the class: mean_io_u, val_io_u
     ((_COUNT_NOUNS - {"steps"}, _PER_TIME), "persec"),
     ((_STEPS, {"time"}), "steptime"),
     ((_STEPS | {"epoch"}, {"took"}), "steptime"),
@@ -318,8 +523,11 @@ def parse_name(key: str) -> NameParts:
         loss_words = [(i, h) for i, h in found if toks[i] in ("loss", "losses")]
         hi, (family, kind_rank) = loss_words[0] if loss_words else found[-1]
         head = toks[hi]
-    rest = [t for i, t in enumerate(toks) if i != hi and t not in _TRAIN and t not in _EVAL
-            and t not in _NEUTRAL and not t.isdigit()]
+    rest = [
+        t
+        for i, t in enumerate(toks)
+        if i != hi and t not in _TRAIN and t not in _EVAL and t not in _NEUTRAL and not t.isdigit()
+    ]
     reduction = 0
     for t in list(rest):
         if t in _REDUCTION and family is not None:
@@ -332,7 +540,9 @@ def parse_name(key: str) -> NameParts:
             family = "epoch"
         elif core and all(t in _COUNTER_WORDS or t.isdigit() for t in core) and split is None:
             family = "counter"
-    if head is not None and (_AP_HEAD.match(head) or head in ("map", "ap") or head.startswith(("map", "ap"))):
+    if head is not None and (
+        _AP_HEAD.match(head) or head in ("map", "ap") or head.startswith(("map", "ap"))
+    ):
         # COCO: AP over IoU 0.5:0.95 (or a bare AP) is the primary metric; AP50/AP75/APs come after
         low = key.lower()
         primary = "95" in low or not re.search(r"m?ap[_@\-.:(\s]*\d|aps|apm|apl", low)
@@ -375,8 +585,14 @@ def _family_roles(p: NameParts) -> tuple[Role, ...]:
         return ()  # eval_samples_per_second, eval/runtime: not the training loop's
     if f == "lr":
         return () if any(t in _NOT_LR for t in p.tokens) else (Role.LEARNING_RATE,)
-    simple = {"gradnorm": Role.GRAD_NORM, "lossscale": Role.LOSS_SCALE, "throughput": Role.THROUGHPUT,
-              "steptime": Role.STEP_TIME, "datatime": Role.DATA_TIME, "epoch": Role.EPOCH}
+    simple = {
+        "gradnorm": Role.GRAD_NORM,
+        "lossscale": Role.LOSS_SCALE,
+        "throughput": Role.THROUGHPUT,
+        "steptime": Role.STEP_TIME,
+        "datatime": Role.DATA_TIME,
+        "epoch": Role.EPOCH,
+    }
     return (simple[f],) if f in simple else ()
 
 
@@ -398,9 +614,16 @@ def roles_of(keys: list[str]) -> dict[str, tuple[Role, ...]]:
         roles = _family_roles(p)
         if len(roles) == 2:
             roles = (roles[1],) if _sibling_key(p) in with_eval else (roles[0],)
-        elif not roles and p.split is None and p.family in ("acc", "score") and not p.running_best \
-                and _sibling_key(p) in with_eval:
-            roles = (Role.TRAIN_ACCURACY,)  # Keras sparse_top_k_categorical_accuracy / val_...: one measure
+        elif (
+            not roles
+            and p.split is None
+            and p.family in ("acc", "score")
+            and not p.running_best
+            and _sibling_key(p) in with_eval
+        ):
+            roles = (
+                Role.TRAIN_ACCURACY,
+            )  # Keras sparse_top_k_categorical_accuracy / val_...: one measure
         out[k] = roles
     return out
 
@@ -454,17 +677,25 @@ class AliasTable:
         out: list[str] = []
         norm = {k: normalise_key(k) for k in keys}
         for pat in self.user_patterns.get(role, ()):
-            out.extend(k for k in sorted(keys) if fnmatch.fnmatchcase(norm[k], pat) and k not in out)
+            out.extend(
+                k for k in sorted(keys) if fnmatch.fnmatchcase(norm[k], pat) and k not in out
+            )
         if role in SYSTEM_KEYS:
             for pat in self.patterns[role]:
-                out.extend(k for k in sorted(keys) if fnmatch.fnmatchcase(norm[k], pat) and k not in out)
+                out.extend(
+                    k for k in sorted(keys) if fnmatch.fnmatchcase(norm[k], pat) and k not in out
+                )
             return out
         roles = self._roles(keys)
-        ranked = sorted((k for k in keys if role in roles.get(k, ()) and k not in out),
-                        key=lambda k: _rank(k, parse_name(k)))
+        ranked = sorted(
+            (k for k in keys if role in roles.get(k, ()) and k not in out),
+            key=lambda k: _rank(k, parse_name(k)),
+        )
         return out + ranked
 
-    def resolve(self, role: Role, keys: list[str], counts: dict[str, int] | None = None) -> str | None:
+    def resolve(
+        self, role: Role, keys: list[str], counts: dict[str, int] | None = None
+    ) -> str | None:
         """Return the logged key that plays ``role`` among ``keys``, or ``None``.
 
         Args:
@@ -491,8 +722,16 @@ class AliasTable:
 #: Param names holding the run's (peak) learning rate, as the frameworks write them: HF Trainer
 #: ``learning_rate``, YOLO ``lr0``, mmcv/detectron2 ``base_lr``, OneCycle ``max_lr``; MLflow's Keras
 #: callback logs the optimizer config prefixed (``optimizer_learning_rate``).
-LR_PARAM_NAMES = ("learning_rate", "lr", "lr0", "base_lr", "max_lr", "peak_lr", "init_lr",
-                  "initial_learning_rate")
+LR_PARAM_NAMES = (
+    "learning_rate",
+    "lr",
+    "lr0",
+    "base_lr",
+    "max_lr",
+    "peak_lr",
+    "init_lr",
+    "initial_learning_rate",
+)
 _LR_PARAM_PREFIXES = ("optimizer_", "optimiser_", "optim_")
 
 
@@ -505,8 +744,8 @@ def lr_param_name(key: str) -> str | None:
     """
     leaf = normalise_key(key).split("/")[-1]
     for pre in _LR_PARAM_PREFIXES:
-        if leaf.startswith(pre) and leaf[len(pre):] in LR_PARAM_NAMES:
-            return leaf[len(pre):]
+        if leaf.startswith(pre) and leaf[len(pre) :] in LR_PARAM_NAMES:
+            return leaf[len(pre) :]
     return leaf if leaf in LR_PARAM_NAMES else None
 
 
@@ -524,8 +763,11 @@ def as_fraction(key: str, values):
     v = np.asarray(values, dtype=np.float64)
     fin = v[np.isfinite(v)]
     p = parse_name(key)
-    bounded = p.family in ("acc", "score") and p.head not in ("r2", "mcc", "ndcg", "mrr") \
+    bounded = (
+        p.family in ("acc", "score")
+        and p.head not in ("r2", "mcc", "ndcg", "mrr")
         or (p.family == "error" and p.kind_rank == 0)
+    )
     if fin.size and bounded and 1.0 + 1e-9 < fin.max() <= 100.0 and fin.min() >= 0.0:
         return v / 100.0, True
     return v, False

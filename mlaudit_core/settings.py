@@ -96,8 +96,10 @@ class Settings(BaseModel):
             err = exc.errors()[0]
             key = ".".join(str(x) for x in err["loc"])
             msg = err["msg"].removeprefix("Value error, ")
-            raise SettingsError(f"{self.source or 'settings'}: [tool.mlaudit.detectors.{cls.code}] "
-                                f"{key + ': ' if key else ''}{msg}") from None
+            raise SettingsError(
+                f"{self.source or 'settings'}: [tool.mlaudit.detectors.{cls.code}] "
+                f"{key + ': ' if key else ''}{msg}"
+            ) from None
 
     def alias_table(self) -> AliasTable:
         return AliasTable(self.aliases)
@@ -114,12 +116,16 @@ class Settings(BaseModel):
                     raise SettingsError(f"{src}: {field}: unknown detector code or prefix {c!r}")
         for c in self.detectors:
             if c not in reg:
-                raise SettingsError(f"{src}: [tool.mlaudit.detectors.{c}]: unknown detector code {c!r}")
+                raise SettingsError(
+                    f"{src}: [tool.mlaudit.detectors.{c}]: unknown detector code {c!r}"
+                )
             self.params_for(reg[c])
         for r in self.aliases:
             if r not in {x.value for x in Role}:
-                raise SettingsError(f"{src}: [tool.mlaudit.aliases] {r}: unknown role "
-                                    f"(one of {', '.join(x.value for x in Role)})")
+                raise SettingsError(
+                    f"{src}: [tool.mlaudit.aliases] {r}: unknown role "
+                    f"(one of {', '.join(x.value for x in Role)})"
+                )
 
 
 def load_settings(start: Path | None = None, explicit: Path | None = None) -> Settings:
@@ -152,8 +158,10 @@ def load_settings(start: Path | None = None, explicit: Path | None = None) -> Se
             section = data["tool"].get("mlaudit", {})
             stray = sorted(k for k in data if k != "tool")
             if stray:  # both forms in one file: the top-level keys would be silently ignored
-                raise SettingsError(f"{path}: has both [tool.mlaudit] and top-level keys "
-                                    f"({', '.join(stray)}); use one form")
+                raise SettingsError(
+                    f"{path}: has both [tool.mlaudit] and top-level keys "
+                    f"({', '.join(stray)}); use one form"
+                )
         if section is None:
             continue
         try:
@@ -212,5 +220,8 @@ def _env_urls_only(notify: dict[str, Any], path: Path) -> dict[str, Any]:
             "mlaudit: %s: %d notify URL(s) written in a settings file found from the current "
             "directory are not used (a checkout's own file does not choose where verdicts are "
             "posted); write them as env:NAME, give the file with --config (--settings for mlaudit logs), or list it in %s",
-            path, dropped, TRUSTED_SETTINGS_ENV)
+            path,
+            dropped,
+            TRUSTED_SETTINGS_ENV,
+        )
     return out

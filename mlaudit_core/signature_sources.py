@@ -391,7 +391,7 @@ SOURCES: tuple[MessageSource, ...] = (
         "sigkill",
         "glibc",
         "2.3x",
-        "po/zh_CN.po (msgid \"Killed\", strsignal(SIGKILL); bash.mo and libc.mo of every locale give "
+        'po/zh_CN.po (msgid "Killed", strsignal(SIGKILL); bash.mo and libc.mo of every locale give '
         "signatures.KILLED_LOCALISED)",
         "the shell's job report of a foreground child killed by SIGKILL, in a Chinese locale",
         "已杀死",

@@ -71,14 +71,18 @@ def _markdown(text: str) -> list:
 
 def _marker_lines(tokens: list) -> set[int]:
     """Line indices that are a one-line top-level HTML block: how mlaudit writes a marker."""
-    return {t.map[0] for t in tokens
-            if t.type == "html_block" and t.level == 0 and t.map and t.map[1] - t.map[0] == 1}
+    return {
+        t.map[0]
+        for t in tokens
+        if t.type == "html_block" and t.level == 0 and t.map and t.map[1] - t.map[0] == 1
+    }
 
 
 #: A line that closes an open block and nothing else: a code fence, an HTML comment's end,
 #: a ``<pre>``/``<script>``/``<style>``/``<textarea>`` end tag.
-_CLOSER = re.compile(r"^ {0,3}(?:`{3,}|~{3,}|-->|</(?:pre|script|style|textarea)>)[ \t]*$",
-                     re.IGNORECASE)
+_CLOSER = re.compile(
+    r"^ {0,3}(?:`{3,}|~{3,}|-->|</(?:pre|script|style|textarea)>)[ \t]*$", re.IGNORECASE
+)
 _RAW_OPEN = re.compile(r"^ {0,3}<(pre|script|style|textarea)(?:[\s>]|$)", re.IGNORECASE)
 
 
@@ -100,17 +104,21 @@ def _closer(user: str) -> str | None:
     end = lines[-1].strip()
     if last.type == "fence":
         fence = last.markup
-        closed = last.map[1] - last.map[0] > 1 and end and set(end) == {fence[0]} \
+        closed = (
+            last.map[1] - last.map[0] > 1
+            and end
+            and set(end) == {fence[0]}
             and len(end) >= len(fence)
+        )
         return None if closed else fence
     if last.type == "html_block":
         first = lines[last.map[0]]
         raw = _RAW_OPEN.match(first)
         if raw:
             tag = raw.group(1).lower()
-            return None if f"</{tag}>" in "".join(lines[last.map[0]:]).lower() else f"</{tag}>"
+            return None if f"</{tag}>" in "".join(lines[last.map[0] :]).lower() else f"</{tag}>"
         if first.lstrip().startswith("<!--"):
-            return None if "-->" in "".join(lines[last.map[0]:])[4:] else "-->"
+            return None if "-->" in "".join(lines[last.map[0] :])[4:] else "-->"
     return None
 
 
@@ -131,8 +139,12 @@ def _legacy_spans(text: str, limit: int | None) -> list[tuple[int, int]]:
         pos += len(ln)
     spans, i = [], 0
     while i < len(lines):
-        if (i in top and lines[i].strip() == LEGACY_BEGIN and i + 1 < len(lines)
-                and lines[i + 1].startswith(_LEGACY_HEAD)):
+        if (
+            i in top
+            and lines[i].strip() == LEGACY_BEGIN
+            and i + 1 < len(lines)
+            and lines[i + 1].startswith(_LEGACY_HEAD)
+        ):
             j = i + 1
             while j < len(lines) and not (j in top and lines[j].strip() == LEGACY_END):
                 j += 1
@@ -187,8 +199,9 @@ def _split_current(text: str, limit: int | None) -> tuple[str, str | None]:
     """
     lines = _lines(text)
     top = _marker_lines(_markdown(text))
-    marks = [(i, ln.strip()) for i, ln in enumerate(lines)
-             if i in top and ln.strip() in (BEGIN, END)]
+    marks = [
+        (i, ln.strip()) for i, ln in enumerate(lines) if i in top and ln.strip() in (BEGIN, END)
+    ]
     drop: set[int] = set()
     found = None
     open_at = None
@@ -198,17 +211,20 @@ def _split_current(text: str, limit: int | None) -> tuple[str, str | None]:
                 drop.add(open_at)  # a begin never closed before the next one: stray
             open_at = i
         elif open_at is not None:
-            found = "".join(lines[open_at + 1:i]).strip()
+            found = "".join(lines[open_at + 1 : i]).strip()
             drop.update(range(open_at, i + 1))
-            if open_at > 0 and _CLOSER.match(lines[open_at - 1].rstrip("\r\n")) \
-                    and _closer("".join(lines[:open_at - 1]).rstrip()):
+            if (
+                open_at > 0
+                and _CLOSER.match(lines[open_at - 1].rstrip("\r\n"))
+                and _closer("".join(lines[: open_at - 1]).rstrip())
+            ):
                 drop.add(open_at - 1)  # the closer mlaudit wrote for the user's open block
             open_at = None
         else:
             drop.add(i)  # an end before any begin: stray
     if open_at is not None:
         if limit is not None and len(text) >= limit:
-            found = found or "".join(lines[open_at + 1:]).strip()
+            found = found or "".join(lines[open_at + 1 :]).strip()
             drop.update(range(open_at, len(lines)))
         else:
             drop.add(open_at)
@@ -249,8 +265,13 @@ def shorten_section(section: str, room: int, full_report: str) -> str | None:
     return cand if len(cand) <= room and len(cand) >= 1 else None
 
 
-def merge(existing: str | None, section: str, *, limit: int | None = None,
-          full_report: str = "`mlaudit/report.md`") -> MergedText:
+def merge(
+    existing: str | None,
+    section: str,
+    *,
+    limit: int | None = None,
+    full_report: str = "`mlaudit/report.md`",
+) -> MergedText:
     """Put ``section`` between the mlaudit markers in ``existing``, keeping the user's text.
 
     Replaces mlaudit's previous section (current or legacy markers; see
@@ -293,9 +314,16 @@ class SectionWrite:
     conflicts: int = 0
 
 
-def write_section(read, write, section: str, *, limit: int | None = None,
-                  full_report: str = "`mlaudit/report.md`", attempts: int = 5,
-                  pause_s: float = 0.2) -> SectionWrite:
+def write_section(
+    read,
+    write,
+    section: str,
+    *,
+    limit: int | None = None,
+    full_report: str = "`mlaudit/report.md`",
+    attempts: int = 5,
+    pause_s: float = 0.2,
+) -> SectionWrite:
     """Read-modify-write a description with mlaudit's section, verified by a re-read.
 
     The window between reading the user's text and writing it back is one round trip (call
@@ -335,7 +363,7 @@ def write_section(read, write, section: str, *, limit: int | None = None,
             return out
         out.conflicts += 1
         if i + 1 < attempts:
-            time.sleep(pause_s * 2 ** i)
+            time.sleep(pause_s * 2**i)
             current = read()
     assert out is not None  # the loop runs at least once
     return out
@@ -389,8 +417,14 @@ class WriteBackResult:
 
     def lines(self) -> list[str]:
         verb = "would write" if self.dry_run else "wrote"
-        out = [f"{verb} {len(self.tags)} tags: " + ", ".join(f"{k}={v}" for k, v in self.tags.items())
-               ] if self.tags else []
+        out = (
+            [
+                f"{verb} {len(self.tags)} tags: "
+                + ", ".join(f"{k}={v}" for k, v in self.tags.items())
+            ]
+            if self.tags
+            else []
+        )
         if self.artifacts:
             out.append(f"{verb} artifacts: " + ", ".join(self.artifacts))
         state = self.section_state or ("written" if self.description is not None else None)
@@ -398,15 +432,21 @@ class WriteBackResult:
         if state == "written":
             out.append(f"{verb} the mlaudit section of the run description")
         elif state == "shortened":
-            out.append(f"{verb} the mlaudit section of the run description, shortened to fit the "
-                       f"{limit} limit (it links the full report)")
+            out.append(
+                f"{verb} the mlaudit section of the run description, shortened to fit the "
+                f"{limit} limit (it links the full report)"
+            )
         elif state == "left_out":
-            out.append(f"{'would leave' if self.dry_run else 'left'} the mlaudit section out of the "
-                       f"run description: the user's text leaves no room under the {limit} limit "
-                       "(the verdict is in the tags and the report artifacts)")
+            out.append(
+                f"{'would leave' if self.dry_run else 'left'} the mlaudit section out of the "
+                f"run description: the user's text leaves no room under the {limit} limit "
+                "(the verdict is in the tags and the report artifacts)"
+            )
         elif state == "unverified":
-            out.append(f"{verb} the mlaudit section of the run description, but the description "
-                       "kept changing under it; the next audit merges it again")
+            out.append(
+                f"{verb} the mlaudit section of the run description, but the description "
+                "kept changing under it; the next audit merges it again"
+            )
         out += self.notes
         return out
 

@@ -73,7 +73,13 @@ API_VERSION = "2.23"
 SERVER_VERSION = "1.16.2"
 _SECRET = "fake-clearml-server-token-signing-key-0123456789"
 _LOCKED = ("publishing", "published")
-_EVENT_TYPES = {"training_stats_scalar", "training_stats_vector", "training_debug_image", "plot", "log"}
+_EVENT_TYPES = {
+    "training_stats_scalar",
+    "training_stats_vector",
+    "training_debug_image",
+    "plot",
+    "log",
+}
 _ID_FIELDS = ("task", "iter", "metric", "variant", "key")
 
 
@@ -144,7 +150,9 @@ class FakeClearMLServer:
             ``(task id, {name: value})``, in order.
     """
 
-    def __init__(self, access_key: str = "mlaudit-test-key", secret_key: str = "mlaudit-test-secret") -> None:
+    def __init__(
+        self, access_key: str = "mlaudit-test-key", secret_key: str = "mlaudit-test-secret"
+    ) -> None:
         self.access_key, self.secret_key = access_key, secret_key
         self.tasks: dict[str, dict] = {}
         self.projects: dict[str, dict] = {}
@@ -181,7 +189,9 @@ class FakeClearMLServer:
         srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         srv.daemon_threads = True
         srv.fake = self  # type: ignore[attr-defined]
-        threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
+        threading.Thread(
+            target=srv.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True
+        ).start()
         self._servers.append(srv)
         return srv
 
@@ -191,14 +201,16 @@ class FakeClearMLServer:
             srv.server_close()
         self._servers.clear()
 
-    def write_config(self, path: Path, *, secret_key: str | None = None, api_url: str | None = None) -> Path:
+    def write_config(
+        self, path: Path, *, secret_key: str | None = None, api_url: str | None = None
+    ) -> Path:
         """A clearml.conf pointing at this server (``secret_key``/``api_url`` override for error tests)."""
         path.write_text(
             "api {\n"
             f"  api_server: {api_url or self.api_url}\n"
             f"  web_server: {self.web_url}\n"
             f"  files_server: {self.files_url}\n"
-            f"  credentials {{ access_key: \"{self.access_key}\", secret_key: \"{secret_key or self.secret_key}\" }}\n"
+            f'  credentials {{ access_key: "{self.access_key}", secret_key: "{secret_key or self.secret_key}" }}\n'
             "}\n"
             "sdk {\n"
             "  development {\n"
@@ -206,15 +218,23 @@ class FakeClearMLServer:
             "    vcs_repo_detect_async: false\n"
             "    support_stopping: false\n"
             "  }\n"
-            "}\n", encoding="utf-8")
+            "}\n",
+            encoding="utf-8",
+        )
         return path
 
     # ------------------------------------------------------------------ fixtures for tests
 
     def add_queue(self, name: str, default: bool = False) -> str:
         qid = uuid.uuid4().hex
-        self.queues[qid] = {"id": qid, "name": name, "entries": [], "system_tags": ["default"] if default else [],
-                            "tags": [], "created": _iso(_now())}
+        self.queues[qid] = {
+            "id": qid,
+            "name": name,
+            "entries": [],
+            "system_tags": ["default"] if default else [],
+            "tags": [],
+            "created": _iso(_now()),
+        }
         return qid
 
     def set_status(self, task_id: str, status: str) -> None:
@@ -247,10 +267,21 @@ class FakeClearMLServer:
             raise ApiError(401, 21, "Unauthorized (malformed credentials)") from None
         if key != self.access_key or secret != self.secret_key:
             raise ApiError(401, 22, "Unauthorized (invalid credentials)")
-        claims = {"identity": {"company": "company", "user": "user-1", "user_name": "mlaudit tester",
-                               "company_name": "test", "role": "user"},
-                  "api_version": API_VERSION, "server_version": SERVER_VERSION, "feature_set": "basic",
-                  "env": "test", "exp": int(time.time()) + 3600 * 24, "iat": int(time.time())}
+        claims = {
+            "identity": {
+                "company": "company",
+                "user": "user-1",
+                "user_name": "mlaudit tester",
+                "company_name": "test",
+                "role": "user",
+            },
+            "api_version": API_VERSION,
+            "server_version": SERVER_VERSION,
+            "feature_set": "basic",
+            "env": "test",
+            "exp": int(time.time()) + 3600 * 24,
+            "iat": int(time.time()),
+        }
         return {"token": jwt.encode(claims, _SECRET, algorithm="HS256")}
 
     def _check_token(self, auth_header: str | None) -> None:
@@ -277,15 +308,23 @@ class FakeClearMLServer:
             t["last_change"] = now
             t["last_changed_by"] = "user-1"
 
-    def _set_status(self, t: dict, status: str, reason: str | None = None, message: str | None = None) -> dict:
+    def _set_status(
+        self, t: dict, status: str, reason: str | None = None, message: str | None = None
+    ) -> dict:
         old = t["status"]
         t["status"] = status
         t["status_changed"] = _iso(_now())
         t["status_reason"] = reason or ""
         t["status_message"] = message or ""
         self._touch(t)
-        return {"updated": 1, "fields": {"status": status, "status_changed": t["status_changed"],
-                                         "previous_status": old}}
+        return {
+            "updated": 1,
+            "fields": {
+                "status": status,
+                "status_changed": t["status_changed"],
+                "previous_status": old,
+            },
+        }
 
     # ------------------------------------------------------------------ projects / queues
 
@@ -315,19 +354,30 @@ class FakeClearMLServer:
         p = self.projects.get(d.get("project"))
         if p is None:
             raise ApiError(400, 401, f"Invalid project id: id={d.get('project')}")
-        fields = {k: d[k] for k in ("name", "description", "tags", "system_tags",
-                                    "default_output_destination") if k in d}
+        fields = {
+            k: d[k]
+            for k in ("name", "description", "tags", "system_tags", "default_output_destination")
+            if k in d
+        }
         p.update(copy.deepcopy(fields), last_update=_iso(_now()))
         self.project_updates.append((p["id"], dict(fields)))
         return {"updated": 1, "fields": fields}
 
     def ep_projects__create(self, d: dict) -> dict:
         if any(p["name"] == d["name"] for p in self.projects.values()):
-            raise ApiError(409, 2, f"Value combination already exists (unique field): name={d['name']}")
+            raise ApiError(
+                409, 2, f"Value combination already exists (unique field): name={d['name']}"
+            )
         pid = uuid.uuid4().hex
-        self.projects[pid] = {"id": pid, "name": d["name"], "description": d.get("description", ""),
-                              "system_tags": d.get("system_tags", []), "tags": d.get("tags", []),
-                              "created": _iso(_now()), "basename": d["name"].rsplit("/", 1)[-1]}
+        self.projects[pid] = {
+            "id": pid,
+            "name": d["name"],
+            "description": d.get("description", ""),
+            "system_tags": d.get("system_tags", []),
+            "tags": d.get("tags", []),
+            "created": _iso(_now()),
+            "basename": d["name"].rsplit("/", 1)[-1],
+        }
         return {"id": pid}
 
     def ep_queues__get_all(self, d: dict) -> dict:
@@ -357,7 +407,7 @@ class FakeClearMLServer:
             ts.sort(key=lambda t: (t.get(field) is None, t.get(field) or ""), reverse=rev)
         page, size = d.get("page"), d.get("page_size")
         if size:
-            ts = ts[(page or 0) * size:(page or 0) * size + size]
+            ts = ts[(page or 0) * size : (page or 0) * size + size]
         return {"tasks": [_project(t, d.get("only_fields")) for t in ts]}
 
     def ep_tasks__get_all_ex(self, d: dict) -> dict:
@@ -394,9 +444,15 @@ class FakeClearMLServer:
                     return False
         if d.get("tags") and not self._match_tags(t.get("tags", []), d["tags"]):
             return False
-        if d.get("system_tags") and not self._match_tags(t.get("system_tags", []), d["system_tags"]):
+        if d.get("system_tags") and not self._match_tags(
+            t.get("system_tags", []), d["system_tags"]
+        ):
             return False
-        for field in ("last_update", "last_change", "status_changed"):  # the server's datetime_fields
+        for field in (
+            "last_update",
+            "last_change",
+            "status_changed",
+        ):  # the server's datetime_fields
             conds = d.get(field)  # one ">iso" condition, or a list of them (all must hold), as
             conds = [conds] if isinstance(conds, str) else conds  # clearml Monitor sends it
             if isinstance(conds, list) and not all(self._cmp_dt(t.get(field), c) for c in conds):
@@ -413,24 +469,67 @@ class FakeClearMLServer:
     def ep_tasks__create(self, d: dict) -> dict:
         tid = uuid.uuid4().hex
         now = _iso(_now())
-        t = {"id": tid, "name": d["name"], "type": d.get("type", "training"), "status": "created",
-             "status_reason": "", "status_message": "", "status_changed": now, "comment": d.get("comment", ""),
-             "created": now, "started": None, "completed": None, "published": None, "last_update": now,
-             "last_change": now, "last_changed_by": "user-1", "user": "user-1", "company": "company",
-             "project": d.get("project"), "parent": d.get("parent"), "tags": list(d.get("tags") or []),
-             "system_tags": list(d.get("system_tags") or []), "output": d.get("output") or {},
-             "execution": {"artifacts": [], "parameters": {}, "model_desc": {}, "model_labels": {},
-                           **(d.get("execution") or {})},
-             "script": d.get("script") or {}, "hyperparams": d.get("hyperparams") or {},
-             "configuration": d.get("configuration") or {}, "models": {"input": [], "output": []},
-             "runtime": d.get("runtime") or {}, "last_iteration": 0, "last_metrics": {},
-             "container": d.get("container") or {}}
+        t = {
+            "id": tid,
+            "name": d["name"],
+            "type": d.get("type", "training"),
+            "status": "created",
+            "status_reason": "",
+            "status_message": "",
+            "status_changed": now,
+            "comment": d.get("comment", ""),
+            "created": now,
+            "started": None,
+            "completed": None,
+            "published": None,
+            "last_update": now,
+            "last_change": now,
+            "last_changed_by": "user-1",
+            "user": "user-1",
+            "company": "company",
+            "project": d.get("project"),
+            "parent": d.get("parent"),
+            "tags": list(d.get("tags") or []),
+            "system_tags": list(d.get("system_tags") or []),
+            "output": d.get("output") or {},
+            "execution": {
+                "artifacts": [],
+                "parameters": {},
+                "model_desc": {},
+                "model_labels": {},
+                **(d.get("execution") or {}),
+            },
+            "script": d.get("script") or {},
+            "hyperparams": d.get("hyperparams") or {},
+            "configuration": d.get("configuration") or {},
+            "models": {"input": [], "output": []},
+            "runtime": d.get("runtime") or {},
+            "last_iteration": 0,
+            "last_metrics": {},
+            "container": d.get("container") or {},
+        }
         self.tasks[tid] = t
         return {"id": tid}
 
-    _EDITABLE = ("name", "comment", "tags", "system_tags", "project", "parent", "type", "script", "execution",
-                 "hyperparams", "configuration", "output", "runtime", "models", "container", "status_message",
-                 "status_reason")
+    _EDITABLE = (
+        "name",
+        "comment",
+        "tags",
+        "system_tags",
+        "project",
+        "parent",
+        "type",
+        "script",
+        "execution",
+        "hyperparams",
+        "configuration",
+        "output",
+        "runtime",
+        "models",
+        "container",
+        "status_message",
+        "status_reason",
+    )
 
     def ep_tasks__edit(self, d: dict) -> dict:
         t = self._task(d.get("task"))
@@ -438,7 +537,11 @@ class FakeClearMLServer:
             raise _bad_status(t["status"])
         fields = {k: d[k] for k in self._EDITABLE if k in d}
         for k, v in fields.items():
-            if isinstance(v, dict) and isinstance(t.get(k), dict) and k in ("execution", "script", "output"):
+            if (
+                isinstance(v, dict)
+                and isinstance(t.get(k), dict)
+                and k in ("execution", "script", "output")
+            ):
                 t[k].update(copy.deepcopy(v))
             else:
                 t[k] = copy.deepcopy(v)
@@ -448,8 +551,19 @@ class FakeClearMLServer:
 
     def ep_tasks__update(self, d: dict) -> dict:
         t = self._task(d.get("task"))
-        fields = {k: d[k] for k in ("name", "comment", "tags", "system_tags", "project", "status_message",
-                                     "status_reason") if k in d}
+        fields = {
+            k: d[k]
+            for k in (
+                "name",
+                "comment",
+                "tags",
+                "system_tags",
+                "project",
+                "status_message",
+                "status_reason",
+            )
+            if k in d
+        }
         t.update(copy.deepcopy(fields))
         self._touch(t, update=False)
         return {"updated": 1, "fields": fields}
@@ -457,7 +571,9 @@ class FakeClearMLServer:
     def ep_tasks__update_tags(self, d: dict) -> dict:
         for tid in d.get("ids") or []:
             t = self._task(tid)
-            t["tags"] = sorted(set(t["tags"]) | set(d.get("add_tags") or []) - set(d.get("remove_tags") or []))
+            t["tags"] = sorted(
+                set(t["tags"]) | set(d.get("add_tags") or []) - set(d.get("remove_tags") or [])
+            )
             self._touch(t, update=False)
         return {"updated": len(d.get("ids") or [])}
 
@@ -490,9 +606,16 @@ class FakeClearMLServer:
         if t["status"] not in ("in_progress", "queued") and not d.get("force"):
             raise _bad_status(t["status"], "in_progress")
         updated = _parse_dt(t["last_update"]) if t.get("last_update") else None
-        by_worker = bool(t.get("last_worker")) and updated is not None and \
-            (_now() - updated).total_seconds() < self.TASK_UPDATE_TIMEOUT_S
-        if t["status"] == "queued" or "development" in (t.get("system_tags") or []) or not by_worker:
+        by_worker = (
+            bool(t.get("last_worker"))
+            and updated is not None
+            and (_now() - updated).total_seconds() < self.TASK_UPDATE_TIMEOUT_S
+        )
+        if (
+            t["status"] == "queued"
+            or "development" in (t.get("system_tags") or [])
+            or not by_worker
+        ):
             return self._set_status(t, "stopped", d.get("status_reason"), "Stopped by tester")
         return self._set_status(t, t["status"], d.get("status_reason"), "stopping")
 
@@ -504,7 +627,9 @@ class FakeClearMLServer:
 
     def ep_tasks__completed(self, d: dict) -> dict:
         t = self._task(d.get("task"))
-        if t["status"] not in ("in_progress",) and not (d.get("force") and t["status"] not in _LOCKED):
+        if t["status"] not in ("in_progress",) and not (
+            d.get("force") and t["status"] not in _LOCKED
+        ):
             raise _bad_status(t["status"], "in_progress")
         t["completed"] = _iso(_now())
         return self._set_status(t, "completed", d.get("status_reason"), d.get("status_message"))
@@ -526,7 +651,9 @@ class FakeClearMLServer:
 
     def ep_tasks__enqueue(self, d: dict) -> dict:
         t = self._task(d.get("task"))
-        qid = d.get("queue") or next(q["id"] for q in self.queues.values() if "default" in q["system_tags"])
+        qid = d.get("queue") or next(
+            q["id"] for q in self.queues.values() if "default" in q["system_tags"]
+        )
         q = self.queues.get(qid)
         if q is None:
             raise ApiError(400, 701, f"Invalid queue id: id={qid}")
@@ -571,8 +698,9 @@ class FakeClearMLServer:
             if replace == "section":
                 sec.clear()
         for p in params:
-            hp[p["section"]][p["name"]] = {k: p[k] for k in ("section", "name", "value", "type", "description")
-                                           if k in p}
+            hp[p["section"]][p["name"]] = {
+                k: p[k] for k in ("section", "name", "value", "type", "description") if k in p
+            }
         props = {p["name"]: p.get("value") for p in params if p["section"] == "properties"}
         if props:
             self.property_edits.append((t["id"], props))
@@ -582,19 +710,31 @@ class FakeClearMLServer:
     def ep_tasks__get_hyper_params(self, d: dict) -> dict:
         out = []
         for tid in d.get("tasks") or []:
-            items = [p for sec in self._task(tid).get("hyperparams", {}).values() for p in sec.values()]
-            out.append({"task": tid, "hyperparams": sorted(copy.deepcopy(items),
-                                                           key=lambda p: (p.get("section"), p.get("name")))})
+            items = [
+                p for sec in self._task(tid).get("hyperparams", {}).values() for p in sec.values()
+            ]
+            out.append(
+                {
+                    "task": tid,
+                    "hyperparams": sorted(
+                        copy.deepcopy(items), key=lambda p: (p.get("section"), p.get("name"))
+                    ),
+                }
+            )
         return {"params": out}
 
     def ep_tasks__delete_hyper_params(self, d: dict) -> dict:
         t = self._task(d.get("task"))
         params = d.get("hyperparams") or []
         properties_only = all((p.get("section") or "").lower() == "properties" for p in params)
-        if not properties_only and t["status"] not in (("created", "in_progress") if d.get("force") else ("created",)):
+        if not properties_only and t["status"] not in (
+            ("created", "in_progress") if d.get("force") else ("created",)
+        ):
             raise _bad_status(t["status"])
         for p in params:
-            sec = t["hyperparams"].get(p["section"].lower() if properties_only else p["section"], {})
+            sec = t["hyperparams"].get(
+                p["section"].lower() if properties_only else p["section"], {}
+            )
             if p.get("name"):
                 sec.pop(p["name"], None)
             else:
@@ -620,7 +760,9 @@ class FakeClearMLServer:
         allowed = ("created", "in_progress") if d.get("force") else ("created",)
         if t["status"] not in allowed:
             raise _bad_status(t["status"])
-        arts = {(a["key"], a.get("mode", "output")): a for a in t["execution"].get("artifacts") or []}
+        arts = {
+            (a["key"], a.get("mode", "output")): a for a in t["execution"].get("artifacts") or []
+        }
         for a in d.get("artifacts") or []:
             arts[(a["key"], a.get("mode", "output"))] = copy.deepcopy(a)
         t["execution"]["artifacts"] = sorted(arts.values(), key=lambda a: a["key"])
@@ -629,15 +771,25 @@ class FakeClearMLServer:
 
     def ep_tasks__add_or_update_model(self, d: dict) -> dict:
         t = self._task(d.get("task"))
-        t["models"].setdefault(d.get("type", "output"), []).append({"name": d.get("name"), "model": d.get("model")})
+        t["models"].setdefault(d.get("type", "output"), []).append(
+            {"name": d.get("name"), "model": d.get("model")}
+        )
         self._touch(t)
         return {"updated": 1}
 
     # ------------------------------------------------------------------ events
 
     def _task_events(self, task_id: str) -> dict[str, Any]:
-        return self.events.setdefault(task_id, {"training_stats_scalar": {}, "training_stats_vector": {},
-                                                "training_debug_image": {}, "plot": {}, "log": []})
+        return self.events.setdefault(
+            task_id,
+            {
+                "training_stats_scalar": {},
+                "training_stats_vector": {},
+                "training_debug_image": {},
+                "plot": {},
+                "log": [],
+            },
+        )
 
     def ep_events__add_batch(self, events: list) -> dict:
         if not isinstance(events, list) or not events:
@@ -650,7 +802,9 @@ class FakeClearMLServer:
             t = self.tasks.get(tid)
             allow_locked = ev.pop("allow_locked", False)
             if etype not in _EVENT_TYPES:
-                errors[f"Invalid event type {etype}"] = errors.get(f"Invalid event type {etype}", 0) + 1
+                errors[f"Invalid event type {etype}"] = (
+                    errors.get(f"Invalid event type {etype}", 0) + 1
+                )
                 continue
             if t is None or (t["status"] in _LOCKED and not allow_locked):
                 errors[f"Invalid task id {tid}"] = errors.get(f"Invalid task id {tid}", 0) + 1
@@ -678,16 +832,28 @@ class FakeClearMLServer:
             if ev.get("iter") is not None:
                 t["last_iteration"] = max(int(t.get("last_iteration") or 0), int(ev["iter"]))
             if etype == "training_stats_scalar" and isinstance(ev.get("value"), (int, float)):
-                lm = t["last_metrics"].setdefault(_md5(ev["metric"]), {}).setdefault(_md5(ev["variant"]), {
-                    "metric": ev["metric"], "variant": ev["variant"], "min_value": ev["value"],
-                    "max_value": ev["value"]})
+                lm = (
+                    t["last_metrics"]
+                    .setdefault(_md5(ev["metric"]), {})
+                    .setdefault(
+                        _md5(ev["variant"]),
+                        {
+                            "metric": ev["metric"],
+                            "variant": ev["variant"],
+                            "min_value": ev["value"],
+                            "max_value": ev["value"],
+                        },
+                    )
+                )
                 lm["value"] = ev["value"]
                 lm["min_value"] = min(lm["min_value"], ev["value"])
                 lm["max_value"] = max(lm["max_value"], ev["value"])
             self._touch(t, change=False)
             added += 1
         if not added:
-            raise ApiError(400, 131, "Events not added: " + ", ".join(f"{k}={v}" for k, v in errors.items()))
+            raise ApiError(
+                400, 131, "Events not added: " + ", ".join(f"{k}={v}" for k, v in errors.items())
+            )
         return {"added": added, "errors": sum(errors.values()), "errors_info": errors}
 
     def ep_events__get_scalar_metrics_and_variants(self, d: dict) -> dict:
@@ -700,7 +866,9 @@ class FakeClearMLServer:
         return {"metrics": {m: sorted(v) for m, v in sorted(out.items())}}
 
     @staticmethod
-    def _page(events: list[dict], field: str, batch: int, after, earlier: bool = False) -> list[dict]:
+    def _page(
+        events: list[dict], field: str, batch: int, after, earlier: bool = False
+    ) -> list[dict]:
         """Sort by ``field``; take ``batch`` after ``after``; add the leftovers of the last key value."""
         evs = sorted(events, key=lambda e: e[field], reverse=earlier)
         if after is not None:
@@ -728,7 +896,12 @@ class FakeClearMLServer:
         if d.get("scroll_id"):
             st = self._unscroll(d["scroll_id"])
             if st["from"] is None:
-                return {"returned": 0, "total": st["total"], "scroll_id": d["scroll_id"], "variants": {}}
+                return {
+                    "returned": 0,
+                    "total": st["total"],
+                    "scroll_id": d["scroll_id"],
+                    "variants": {},
+                }
             req, after, total = st["request"], st["from"], st["total"]
             req["batch_size"] = d.get("batch_size") or req.get("batch_size")
         else:
@@ -736,9 +909,12 @@ class FakeClearMLServer:
             req["batch_size"] = req.get("batch_size") or 10_000
         self._task(req.get("task"))
         mv = req.get("metric") or {}
-        evs = [e for e in self._task_events(req["task"])["training_stats_scalar"].values()
-               if (not mv.get("metric") or e["metric"] == mv["metric"])
-               and (not mv.get("variants") or e["variant"] in mv["variants"])]
+        evs = [
+            e
+            for e in self._task_events(req["task"])["training_stats_scalar"].values()
+            if (not mv.get("metric") or e["metric"] == mv["metric"])
+            and (not mv.get("variants") or e["variant"] in mv["variants"])
+        ]
         if req.get("count_total") and total is None:
             total = len(evs)
         page = self._page(evs, field, min(int(req["batch_size"]), 200_000), after)
@@ -748,7 +924,12 @@ class FakeClearMLServer:
             v["y"].append(e["value"])
             v[key].append(e[field])
         st = {"from": page[-1][field] if page else None, "total": total, "request": req}
-        return {"returned": len(page), "total": total, "scroll_id": self._scroll(st), "variants": variants}
+        return {
+            "returned": len(page),
+            "total": total,
+            "scroll_id": self._scroll(st),
+            "variants": variants,
+        }
 
     def _indexed(self, task_id: str, etype: str) -> list:
         """The iteration-ordered index of one task's events of one type (see ``__init__``)."""
@@ -767,9 +948,13 @@ class FakeClearMLServer:
         if not metrics:
             return None
         want = {m.get("metric") or "": set(m.get("variants") or ()) for m in metrics}
-        return lambda e: e["metric"] in want and (not want[e["metric"]] or e["variant"] in want[e["metric"]])
+        return lambda e: (
+            e["metric"] in want and (not want[e["metric"]] or e["variant"] in want[e["metric"]])
+        )
 
-    def _indexed_page(self, task_id: str, etype: str, keep, batch: int, after, earlier: bool) -> list:
+    def _indexed_page(
+        self, task_id: str, etype: str, keep, batch: int, after, earlier: bool
+    ) -> list:
         """``_page`` on the iteration index: ``batch`` matching events after ``after`` in
         iteration order (descending when ``earlier``), plus the rest of the last iteration."""
         iters, evs = self._indexed(task_id, etype)[:2]
@@ -793,7 +978,12 @@ class FakeClearMLServer:
         if d.get("scroll_id"):
             st = self._unscroll(d["scroll_id"])
             if st["from"] is None:
-                return {"returned": 0, "total": st["total"], "scroll_id": d["scroll_id"], "events": []}
+                return {
+                    "returned": 0,
+                    "total": st["total"],
+                    "scroll_id": d["scroll_id"],
+                    "events": [],
+                }
             req, after, total = st["request"], st["from"], st["total"]
         else:
             req, after, total = dict(d), None, None
@@ -804,60 +994,118 @@ class FakeClearMLServer:
             keep = self._metric_filter(req.get("metrics"))
             if req.get("count_total", True) and total is None:
                 total = sum(1 for e in store[etype].values() if keep is None or keep(e))
-            page = self._indexed_page(req["task"], etype, keep, min(int(req.get("batch_size") or 500),
-                                                                   10_000), after,
-                                      req.get("order") == "desc")
+            page = self._indexed_page(
+                req["task"],
+                etype,
+                keep,
+                min(int(req.get("batch_size") or 500), 10_000),
+                after,
+                req.get("order") == "desc",
+            )
             st = {"from": page[-1]["iter"] if page else None, "total": total, "request": req}
-            return {"returned": len(page), "total": total, "scroll_id": self._scroll(st),
-                    "events": [dict(e) for e in page]}
-        pool = store["log"] if etype == "log" else (
-            [e for k in ("training_stats_scalar", "training_stats_vector", "training_debug_image", "plot")
-             for e in store[k].values()] + store["log"] if etype == "all" else list(store[etype].values()))
+            return {
+                "returned": len(page),
+                "total": total,
+                "scroll_id": self._scroll(st),
+                "events": [dict(e) for e in page],
+            }
+        pool = (
+            store["log"]
+            if etype == "log"
+            else (
+                [
+                    e
+                    for k in (
+                        "training_stats_scalar",
+                        "training_stats_vector",
+                        "training_debug_image",
+                        "plot",
+                    )
+                    for e in store[k].values()
+                ]
+                + store["log"]
+                if etype == "all"
+                else list(store[etype].values())
+            )
+        )
         if req.get("count_total", True) and total is None:
             total = len(pool)
         earlier = req.get("order") == "desc"
-        page = self._page([e for e in pool if "iter" in e], "iter", min(int(req.get("batch_size") or 500),
-                                                                        10_000), after, earlier)
+        page = self._page(
+            [e for e in pool if "iter" in e],
+            "iter",
+            min(int(req.get("batch_size") or 500), 10_000),
+            after,
+            earlier,
+        )
         st = {"from": page[-1]["iter"] if page else None, "total": total, "request": req}
-        return {"returned": len(page), "total": total, "scroll_id": self._scroll(st),
-                "events": copy.deepcopy(page)}
+        return {
+            "returned": len(page),
+            "total": total,
+            "scroll_id": self._scroll(st),
+            "events": copy.deepcopy(page),
+        }
 
     def ep_events__get_task_log(self, d: dict) -> dict:
         self._task(d.get("task"))
         logs = self._task_events(d["task"])["log"]
         earlier = d.get("navigate_earlier", True)
-        page = self._page(logs, "timestamp", int(d.get("batch_size") or 5000), d.get("from_timestamp"), earlier)
+        page = self._page(
+            logs, "timestamp", int(d.get("batch_size") or 5000), d.get("from_timestamp"), earlier
+        )
         order = d.get("order")
         if order and ((earlier and order == "asc") or (not earlier and order == "desc")):
             page = page[::-1]
         return {"events": copy.deepcopy(page), "returned": len(page), "total": len(logs)}
 
     def ep_events__debug_images(self, d: dict) -> dict:
-        if d.get("scroll_id"):  # one page holds everything here: a scroll means "after the last page"
+        if d.get(
+            "scroll_id"
+        ):  # one page holds everything here: a scroll means "after the last page"
             st = self._unscroll(d["scroll_id"])
-            return {"metrics": [{"task": m["task"], "metric": m.get("metric"), "iterations": []}
-                                for m in st["metrics"]], "scroll_id": d["scroll_id"]}
+            return {
+                "metrics": [
+                    {"task": m["task"], "metric": m.get("metric"), "iterations": []}
+                    for m in st["metrics"]
+                ],
+                "scroll_id": d["scroll_id"],
+            }
         out = []
         for m in d.get("metrics") or []:
             self._task(m.get("task"))
-            evs = [e for e in self._task_events(m["task"])["training_debug_image"].values()
-                   if (not m.get("metric") or e["metric"] == m["metric"])
-                   and (not m.get("variants") or e["variant"] in m["variants"])]
+            evs = [
+                e
+                for e in self._task_events(m["task"])["training_debug_image"].values()
+                if (not m.get("metric") or e["metric"] == m["metric"])
+                and (not m.get("variants") or e["variant"] in m["variants"])
+            ]
             iters: dict[int, list] = {}
             for e in evs:
                 iters.setdefault(int(e.get("iter") or 0), []).append(copy.deepcopy(e))
             last = sorted(iters, reverse=True)[: int(d.get("iters") or 1)]
-            out.append({"task": m["task"], "metric": m.get("metric"),
-                        "iterations": [{"iter": i, "events": iters[i]} for i in last]})
+            out.append(
+                {
+                    "task": m["task"],
+                    "metric": m.get("metric"),
+                    "iterations": [{"iter": i, "events": iters[i]} for i in last],
+                }
+            )
         return {"metrics": out, "scroll_id": self._scroll({"metrics": d.get("metrics") or []})}
 
     def ep_events__get_task_plots(self, d: dict) -> dict:
         self._task(d.get("task"))
-        plots = sorted(self._task_events(d["task"])["plot"].values(), key=lambda e: (e["metric"], e["variant"]))
+        plots = sorted(
+            self._task_events(d["task"])["plot"].values(), key=lambda e: (e["metric"], e["variant"])
+        )
         if d.get("metrics"):
             wanted = {m.get("metric") for m in d["metrics"]}
             plots = [p for p in plots if p["metric"] in wanted]
-        return {"plots": copy.deepcopy(plots), "returned": len(plots), "total": len(plots), "scroll_id": None}
+        return {
+            "plots": copy.deepcopy(plots),
+            "returned": len(plots),
+            "total": len(plots),
+            "scroll_id": None,
+        }
 
 
 def _respond(handler: BaseHTTPRequestHandler, status: int, body: bytes, ctype: str) -> None:
@@ -884,10 +1132,16 @@ class _ApiHandler(BaseHTTPRequestHandler):
             version, path = m.group(1), m.group(2)
         n = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(n) if n else b""
-        meta = {"id": uuid.uuid4().hex, "trx": uuid.uuid4().hex,
-                "endpoint": {"name": path, "requested_version": version, "actual_version": version},
-                "result_code": 200, "result_subcode": 0, "result_msg": "OK", "error_stack": None,
-                "error_data": {}}
+        meta = {
+            "id": uuid.uuid4().hex,
+            "trx": uuid.uuid4().hex,
+            "endpoint": {"name": path, "requested_version": version, "actual_version": version},
+            "result_code": 200,
+            "result_subcode": 0,
+            "result_msg": "OK",
+            "error_stack": None,
+            "error_data": {},
+        }
         status, data = 200, {}
         try:
             if raw.strip():
@@ -904,9 +1158,13 @@ class _ApiHandler(BaseHTTPRequestHandler):
             data = {}
         except Exception as exc:  # a bug in this fake: surface it like the real server's 500
             status = 500
-            meta.update(result_code=500, result_subcode=0, result_msg=f"{type(exc).__name__}: {exc}")
+            meta.update(
+                result_code=500, result_subcode=0, result_msg=f"{type(exc).__name__}: {exc}"
+            )
             fake.unknown.append(f"{path}: 500 {type(exc).__name__}: {exc}")
-        _respond(self, status, json.dumps({"meta": meta, "data": data}).encode(), "application/json")
+        _respond(
+            self, status, json.dumps({"meta": meta, "data": data}).encode(), "application/json"
+        )
 
     do_GET = do_POST = do_PUT = _handle
 
@@ -925,7 +1183,8 @@ class _FilesHandler(BaseHTTPRequestHandler):
         base = unquote(urlparse(self.path).path).strip("/")
         # the SDK posts multipart/form-data with one field per file, named by the file's path
         msg = BytesParser(policy=email_policy.default).parsebytes(
-            f"Content-Type: {self.headers.get('Content-Type')}\r\n\r\n".encode() + raw)
+            f"Content-Type: {self.headers.get('Content-Type')}\r\n\r\n".encode() + raw
+        )
         stored = []
         for part in msg.iter_parts():
             name = part.get_param("name", header="content-disposition")

@@ -43,15 +43,31 @@ _STEP = re.compile(r"\bstep (\d+)\b")
 def _init(project: str, name: str, *, monitor: bool, tags: list[str] | None = None):
     from clearml import Task
 
-    task = Task.init(project_name=project, task_name=name, reuse_last_task_id=False, tags=tags,
-                     auto_connect_arg_parser=False,
-                     auto_connect_frameworks={"detect_repository": False, "matplotlib": False,
-                                              "tensorboard": False, "pytorch": False, "tensorflow": False,
-                                              "joblib": False, "hydra": False, "jsonargparse": False},
-                     auto_resource_monitoring={"sample_frequency_per_sec": 20, "report_frequency_sec": 0.2,
-                                               "first_report_sec": 0.2,
-                                               "wait_for_first_iteration_to_start_sec": 0.2}
-                     if monitor else False)
+    task = Task.init(
+        project_name=project,
+        task_name=name,
+        reuse_last_task_id=False,
+        tags=tags,
+        auto_connect_arg_parser=False,
+        auto_connect_frameworks={
+            "detect_repository": False,
+            "matplotlib": False,
+            "tensorboard": False,
+            "pytorch": False,
+            "tensorflow": False,
+            "joblib": False,
+            "hydra": False,
+            "jsonargparse": False,
+        },
+        auto_resource_monitoring={
+            "sample_frequency_per_sec": 20,
+            "report_frequency_sec": 0.2,
+            "first_report_sec": 0.2,
+            "wait_for_first_iteration_to_start_sec": 0.2,
+        }
+        if monitor
+        else False,
+    )
     return task
 
 
@@ -65,13 +81,22 @@ def export_mlflow_runs(mlflow_uri: str, run_ids: list[str], path: str) -> None:
     for run_id in run_ids:
         run = client.get_run(run_id)
         keys = sorted(k for k in run.data.metrics if not k.startswith("system/"))
-        points = {k: [[m.step, m.value] for m in client.get_metric_history(run_id, k)] for k in keys}
+        points = {
+            k: [[m.step, m.value] for m in client.get_metric_history(run_id, k)] for k in keys
+        }
         # every mlaudit_demo.regimes run logs its console as this artifact
         local = client.download_artifacts(run_id, "console.log")
         with open(local, encoding="utf-8") as fh:
             console = fh.read().splitlines()
-        runs.append({"id": run_id, "name": run.info.run_name, "params": dict(run.data.params),
-                     "points": points, "console": console})
+        runs.append(
+            {
+                "id": run_id,
+                "name": run.info.run_name,
+                "params": dict(run.data.params),
+                "points": points,
+                "console": console,
+            }
+        )
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(runs, fh)  # NaN/Infinity are kept (Python's JSON extension)
 
@@ -136,8 +161,11 @@ def offline(out_dir: str) -> dict[str, str]:
     logger.report_scalar("train", "loss", 123.0, iteration=300)  # re-reported: the last value wins
     print("Traceback (most recent call last):", flush=True)
     print('  File "train.py", line 88, in evaluate', flush=True)
-    print("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.78 GiB total "
-          "capacity; 13.90 GiB already allocated; 1.10 GiB free)", flush=True)
+    print(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.78 GiB total "
+        "capacity; 13.90 GiB already allocated; 1.10 GiB free)",
+        flush=True,
+    )
     folder = str(task.get_offline_mode_folder())
     task.close()
     return {"task_id": task.id, "folder": folder, "zip": folder + ".zip"}

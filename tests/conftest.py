@@ -72,15 +72,32 @@ def mlflow_server(tmp_path_factory):
     mlflow_bin = shutil.which("mlflow", path=str(Path(sys.executable).parent)) or "mlflow"
     env = dict(os.environ, MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false")
     proc = subprocess.Popen(
-        [mlflow_bin, "server", "--host", "127.0.0.1", "--port", str(port),
-         "--backend-store-uri", f"sqlite:///{db}", "--artifacts-destination", str(root / "artifacts"),
-         "--workers", "1"],
-        stdout=open(root / "server.log", "wb"), stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        [
+            mlflow_bin,
+            "server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--backend-store-uri",
+            f"sqlite:///{db}",
+            "--artifacts-destination",
+            str(root / "artifacts"),
+            "--workers",
+            "1",
+        ],
+        stdout=open(root / "server.log", "wb"),
+        stderr=subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 90
     while time.time() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError("mlflow server exited:\n" + (root / "server.log").read_text()[-3000:])
+            raise RuntimeError(
+                "mlflow server exited:\n" + (root / "server.log").read_text()[-3000:]
+            )
         try:
             if requests.get(f"{url}/health", timeout=1).status_code == 200:
                 break
@@ -88,7 +105,9 @@ def mlflow_server(tmp_path_factory):
             time.sleep(0.5)
     else:
         proc.kill()
-        raise RuntimeError("mlflow server did not start in 90 s:\n" + (root / "server.log").read_text()[-3000:])
+        raise RuntimeError(
+            "mlflow server did not start in 90 s:\n" + (root / "server.log").read_text()[-3000:]
+        )
     yield {"url": url, "db_uri": f"sqlite:///{db}", "root": root}
     import signal
 
@@ -113,8 +132,10 @@ _E2E_SOURCE = re.compile(
     r"mlflow\.start_run|make_server|HTTPServer|os\.fork|run_script|_run_training|"
     r"ProcessPoolExecutor|generate\(|load_offline|TaskInit|offline_session"
 )
-_SLOW_SOURCE = re.compile(r"_child\(|\.fit\(|Trainer\(|import torch|import lightning|import keras|"
-                          r"transformers|ray\.init|ray_head|generate\(")
+_SLOW_SOURCE = re.compile(
+    r"_child\(|\.fit\(|Trainer\(|import torch|import lightning|import keras|"
+    r"transformers|ray\.init|ray_head|generate\("
+)
 
 
 @functools.cache
@@ -140,9 +161,11 @@ def _sources(item) -> list[str]:
 
 
 def pytest_configure(config):
-    for name, text in (("unit", "fast: no process, server or real-framework training (the default)"),
-                       ("e2e", "starts a real server, process or training"),
-                       ("slow", "trains with a real framework (seconds to minutes)")):
+    for name, text in (
+        ("unit", "fast: no process, server or real-framework training (the default)"),
+        ("e2e", "starts a real server, process or training"),
+        ("slow", "trains with a real framework (seconds to minutes)"),
+    ):
         config.addinivalue_line("markers", f"{name}: {text}")
 
 
@@ -181,8 +204,9 @@ def pytest_collection_modifyitems(config, items):
         if marked & {"e2e", "slow"} or listed or any(_E2E_SOURCE.search(s) for s in srcs):
             if "e2e" not in marked:  # a module or test marked e2e by hand may still be slow
                 item.add_marker(pytest.mark.e2e)
-            if "slow" not in marked and (any(k in _SLOW_TESTS for k in keys)
-                                         or any(_SLOW_SOURCE.search(s) for s in srcs)):
+            if "slow" not in marked and (
+                any(k in _SLOW_TESTS for k in keys) or any(_SLOW_SOURCE.search(s) for s in srcs)
+            ):
                 item.add_marker(pytest.mark.slow)
         else:
             item.add_marker(pytest.mark.unit)
@@ -218,11 +242,17 @@ def _refusing(nodeid: str, seen: list):
         return _raise
 
     mp = pytest.MonkeyPatch()
-    mp.setattr(subprocess.Popen, "__init__",
-               refuse("started a process (subprocess.Popen)", subprocess.Popen.__init__))
+    mp.setattr(
+        subprocess.Popen,
+        "__init__",
+        refuse("started a process (subprocess.Popen)", subprocess.Popen.__init__),
+    )
     mp.setattr(os, "fork", refuse("forked (os.fork)", os.fork))
-    mp.setattr(socket.socket, "listen",
-               refuse("listened on a socket (socket.listen)", socket.socket.listen))
+    mp.setattr(
+        socket.socket,
+        "listen",
+        refuse("listened on a socket (socket.listen)", socket.socket.listen),
+    )
     try:
         yield
     finally:
@@ -234,7 +264,11 @@ def pytest_fixture_setup(fixturedef, request):
     """A module- or session-scoped fixture first set up for a ``unit`` test runs under the
     same refusal as the test (see :func:`_unit_guard`)."""
     item = getattr(request, "_pyfuncitem", None)
-    if item is None or item.get_closest_marker("unit") is None or fixturedef.argname == "_unit_guard":
+    if (
+        item is None
+        or item.get_closest_marker("unit") is None
+        or fixturedef.argname == "_unit_guard"
+    ):
         return (yield)
     with _refusing(item.nodeid, item.stash.setdefault(_SEEN, [])):
         return (yield)
@@ -255,5 +289,6 @@ def _unit_guard(request):
     with _refusing(request.node.nodeid, seen):
         yield
     if seen:
-        pytest.fail(f"{request.node.nodeid} is marked unit but {seen[0]}: mark it e2e",
-                    pytrace=False)
+        pytest.fail(
+            f"{request.node.nodeid} is marked unit but {seen[0]}: mark it e2e", pytrace=False
+        )

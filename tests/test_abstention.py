@@ -35,17 +35,25 @@ def test_tensorboard_hp_metric_only_is_unknown_and_written_back(tmp_path):
     from torch.utils.tensorboard import SummaryWriter
 
     logdir = tmp_path / "tb"
-    with SummaryWriter(str(logdir)) as w:  # Lightning's TensorBoardLogger does the same at fit start
+    with SummaryWriter(
+        str(logdir)
+    ) as w:  # Lightning's TensorBoardLogger does the same at fit start
         w.add_hparams({"lr": 0.01, "batch_size": 32}, {"hp_metric": -1.0}, run_name=".")
     out = tmp_path / "r.json"
-    res = CliRunner().invoke(app, ["tensorboard", str(logdir), "--format", "json", "--out", str(out)])
+    res = CliRunner().invoke(
+        app, ["tensorboard", str(logdir), "--format", "json", "--out", str(out)]
+    )
     assert res.exit_code == 0, res.output
     rep = _report(out)
     _assert_unknown_with_next_step(rep)
-    assert "hp_metric" in rep["verdict"]["summary"]  # says which metric it saw and why it is not enough
+    assert (
+        "hp_metric" in rep["verdict"]["summary"]
+    )  # says which metric it saw and why it is not enough
     res = CliRunner().invoke(app, ["tensorboard", str(logdir)])
     assert "UNKNOWN" in res.output and "SUCCEEDED" not in res.output
-    res = CliRunner().invoke(app, ["tensorboard", str(logdir), "--format", "markdown", "--no-write"])
+    res = CliRunner().invoke(
+        app, ["tensorboard", str(logdir), "--format", "markdown", "--no-write"]
+    )
     assert "none of the 1 logged metrics plays a recognised role" in res.output, res.output
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
@@ -79,8 +87,9 @@ def test_mlflow_one_point_per_metric_is_unknown_and_written_back(mlflow_server, 
         client.log_metric(rid, k, v, step=1000)  # HF's end-of-training summary: one point each
     client.set_terminated(rid, "FINISHED")
     out = tmp_path / "r.json"
-    res = CliRunner().invoke(app, ["mlflow", rid, "-u", mlflow_server["url"], "--format", "json",
-                                   "--out", str(out)])
+    res = CliRunner().invoke(
+        app, ["mlflow", rid, "-u", mlflow_server["url"], "--format", "json", "--out", str(out)]
+    )
     assert res.exit_code == 0, res.output
     rep = _report(out)
     _assert_unknown_with_next_step(rep)

@@ -127,7 +127,9 @@ def test_fourth_seed_is_within_noise_with_figures(baselines):
     for metric in ("val/loss", "val/accuracy", "train/loss"):
         f = bl001(rep.findings, metric)
         assert f.facts["verdict"] == "within_noise" and f.severity is Severity.INFO
-        assert f.facts["n_baselines"] == 3 and f.facts["band_method"].startswith("t-prediction-interval")
+        assert f.facts["n_baselines"] == 3 and f.facts["band_method"].startswith(
+            "t-prediction-interval"
+        )
         assert f.facts["band_lo"] <= f.facts["run_tail_mean"] <= f.facts["band_hi"]
         assert len(f.facts["baseline_tail_means"]) == 3
         assert "within the noise of 3 baseline(s)" in f.message and "band" in f.message

@@ -36,20 +36,26 @@ ENV = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0"}
 def runs(mlflow_server):
     client = mlflow.MlflowClient(mlflow_server["url"])
     exp_id = client.create_experiment(EXP)
-    out = {"diverge": log_run(client, exp_id, EVIL, "diverge"),
-           "healthy": log_run(client, exp_id, "healthy", "healthy"),
-           "corrupt": log_run(client, exp_id, "corrupt", "healthy")}
+    out = {
+        "diverge": log_run(client, exp_id, EVIL, "diverge"),
+        "healthy": log_run(client, exp_id, "healthy", "healthy"),
+        "corrupt": log_run(client, exp_id, "corrupt", "healthy"),
+    }
     db = sqlite3.connect(mlflow_server["root"] / "mlflow.db")
     with db:
-        db.execute("UPDATE metrics SET value='not a number' WHERE run_uuid=? AND step=7",
-                   (out["corrupt"],))
+        db.execute(
+            "UPDATE metrics SET value='not a number' WHERE run_uuid=? AND step=7", (out["corrupt"],)
+        )
     db.close()
     return out
 
 
 def invoke(url: str, state: Path, *extra: str):
-    return CliRunner().invoke(app, ["batch", "mlflow", "-e", EXP, "-u", url, "--state",
-                                    str(state), "--no-write", *extra], env=ENV)
+    return CliRunner().invoke(
+        app,
+        ["batch", "mlflow", "-e", EXP, "-u", url, "--state", str(state), "--no-write", *extra],
+        env=ENV,
+    )
 
 
 def test_json_has_one_row_per_run_with_escapes_shown(mlflow_server, runs, tmp_path):
@@ -83,14 +89,16 @@ def test_csv_and_markdown_rows(mlflow_server, runs, tmp_path):
     by_id = {r["id"]: r for r in table}
     assert by_id[runs["diverge"]]["outcome"] == "diverged"
     assert by_id[runs["diverge"]]["name"] == "diverge\\x1b]0;pwned\\x07\\x1b[2J"
-    assert by_id[runs["corrupt"]]["status"] == "failed" and by_id[runs["corrupt"]]["confidence"] == ""
+    assert (
+        by_id[runs["corrupt"]]["status"] == "failed" and by_id[runs["corrupt"]]["confidence"] == ""
+    )
     assert float(by_id[runs["healthy"]]["confidence"]) > 0
 
     # Resumed from the state file: same rows, in markdown.
     md = invoke(mlflow_server["url"], state, "--format", "markdown")
     lines = md.stdout.splitlines()
     header = lines.index("| " + " | ".join(COLUMNS) + " |")
-    body = [x for x in lines[header + 2:] if x.startswith("|")]
+    body = [x for x in lines[header + 2 :] if x.startswith("|")]
     assert len(body) == 3
     assert all(x.count(" | ") == len(COLUMNS) - 1 for x in body)  # no stray pipe splits a row
     assert any(runs["diverge"] in x and "| diverged |" in x for x in body)
@@ -99,7 +107,10 @@ def test_csv_and_markdown_rows(mlflow_server, runs, tmp_path):
 
 def test_unknown_format_is_one_line_exit_2(mlflow_server, runs, tmp_path):
     res = invoke(mlflow_server["url"], tmp_path / "s.sqlite", "--format", "yaml")
-    assert res.exit_code == 2 and "--format 'yaml': use one of table, json, csv, markdown" in res.output
+    assert (
+        res.exit_code == 2
+        and "--format 'yaml': use one of table, json, csv, markdown" in res.output
+    )
     assert not (tmp_path / "s.sqlite").exists()
 
 
@@ -109,9 +120,24 @@ def test_piped_table_keeps_each_run_id_on_one_line(mlflow_server, runs, tmp_path
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     env.update(ENV)
     exe = Path(sys.executable).parent / "mlaudit"
-    proc = subprocess.run([str(exe), "batch", "mlflow", "-e", EXP, "-u", mlflow_server["url"],
-                           "--state", str(tmp_path / "p.sqlite"), "--no-write"],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [
+            str(exe),
+            "batch",
+            "mlflow",
+            "-e",
+            EXP,
+            "-u",
+            mlflow_server["url"],
+            "--state",
+            str(tmp_path / "p.sqlite"),
+            "--no-write",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 4, proc.stderr
     out = proc.stdout
     assert runs["healthy"] not in out  # the table lists the worst runs only; --format lists all

@@ -47,15 +47,20 @@ def experiment(mlflow_server):
     # A damaged row in the server's own store: get-history answers HTTP 500 for this run only.
     db = sqlite3.connect(mlflow_server["root"] / "mlflow.db")
     with db:
-        db.execute("UPDATE metrics SET value='not a number' WHERE run_uuid=? AND step=7",
-                   (runs["corrupt"],))
+        db.execute(
+            "UPDATE metrics SET value='not a number' WHERE run_uuid=? AND step=7",
+            (runs["corrupt"],),
+        )
     db.close()
     return runs
 
 
 def batch(url: str, state, *extra: str):
-    return CliRunner().invoke(app, ["batch", "mlflow", "-e", "batch-it", "-u", url,
-                                    "--state", str(state), *extra], env=WIDE)
+    return CliRunner().invoke(
+        app,
+        ["batch", "mlflow", "-e", "batch-it", "-u", url, "--state", str(state), *extra],
+        env=WIDE,
+    )
 
 
 def test_batch_summary_lists_unreadable_runs_and_exits_4(mlflow_server, experiment, tmp_path):
@@ -71,7 +76,7 @@ def test_batch_summary_lists_unreadable_runs_and_exits_4(mlflow_server, experime
     bad = next(line for line in out.splitlines() if experiment["corrupt"] in line)
     assert "load: MlflowException" in bad and "500" in out
     assert "diverged" in out and "overfit" in out and "Worst runs" in out
-    worst = out[out.index("Worst runs"):]
+    worst = out[out.index("Worst runs") :]
     assert worst.index(experiment["diverge"]) < worst.index(experiment["overfit"])  # worst first
 
     client = mlflow.MlflowClient(url)
@@ -90,12 +95,35 @@ def test_batch_summary_lists_unreadable_runs_and_exits_4(mlflow_server, experime
 
 
 def test_batch_bad_input_is_one_line_exit_2(mlflow_server, tmp_path):
-    res = CliRunner().invoke(app, ["batch", "mlflow", "-e", "batch-it", "-u", mlflow_server["url"],
-                                   "--since", "last tuesday",
-                                   "--state", str(tmp_path / "s.sqlite")])
+    res = CliRunner().invoke(
+        app,
+        [
+            "batch",
+            "mlflow",
+            "-e",
+            "batch-it",
+            "-u",
+            mlflow_server["url"],
+            "--since",
+            "last tuesday",
+            "--state",
+            str(tmp_path / "s.sqlite"),
+        ],
+    )
     assert res.exit_code == 2 and "--since 'last tuesday': not a date" in res.output
-    res = CliRunner().invoke(app, ["batch", "mlflow", "-e", "nope", "-u", mlflow_server["url"],
-                                   "--state", str(tmp_path / "s.sqlite")])
+    res = CliRunner().invoke(
+        app,
+        [
+            "batch",
+            "mlflow",
+            "-e",
+            "nope",
+            "-u",
+            mlflow_server["url"],
+            "--state",
+            str(tmp_path / "s.sqlite"),
+        ],
+    )
     assert res.exit_code == 2 and "no mlflow experiment named 'nope'" in res.output
     assert not (tmp_path / "s.sqlite").exists()  # nothing written for bad input
 
@@ -133,8 +161,15 @@ def test_state_store_refuses_a_bad_file_before_making_a_lock(tmp_path):
 
 def test_batch_on_ray_gives_the_same_summary(mlflow_server, experiment, tmp_path, ray_exclusive):
     pytest.importorskip("ray")
-    res = batch(mlflow_server["url"], tmp_path / "r.sqlite", "--executor", "ray", "--jobs", "2",
-                "--no-write")
+    res = batch(
+        mlflow_server["url"],
+        tmp_path / "r.sqlite",
+        "--executor",
+        "ray",
+        "--jobs",
+        "2",
+        "--no-write",
+    )
     assert res.exit_code == 4, res.output  # the unreadable run: not a clean batch
     assert "mlflow experiment batch-it: 4 runs, 3 audited, 1 unreadable or failed" in res.output
     assert experiment["corrupt"] in res.output and "load: MlflowException" in res.output
@@ -143,19 +178,35 @@ def test_batch_on_ray_gives_the_same_summary(mlflow_server, experiment, tmp_path
 
 
 @pytest.mark.parametrize("form", ["{}", "ray://{}"])
-def test_batch_on_an_unreachable_ray_address_is_one_line_exit_2(mlflow_server, experiment, tmp_path,
-                                                                 monkeypatch, form):
+def test_batch_on_an_unreachable_ray_address_is_one_line_exit_2(
+    mlflow_server, experiment, tmp_path, monkeypatch, form
+):
     """A closed port: ray.init would retry its GCS connection for minutes; the address is
     checked (TCP connect) before the listing and before any state file or directory."""
     from conftest import free_port
 
     address = form.format(f"127.0.0.1:{free_port()}")
     monkeypatch.chdir(tmp_path)
-    res = CliRunner().invoke(app, ["batch", "mlflow", "-e", "batch-it", "-u", mlflow_server["url"],
-                                   "--executor", "ray", "--ray-address", address], env=WIDE)
+    res = CliRunner().invoke(
+        app,
+        [
+            "batch",
+            "mlflow",
+            "-e",
+            "batch-it",
+            "-u",
+            mlflow_server["url"],
+            "--executor",
+            "ray",
+            "--ray-address",
+            address,
+        ],
+        env=WIDE,
+    )
     assert res.exit_code == 2, res.output
-    assert res.output == (f"mlaudit: error: --ray-address {address}: cannot connect "
-                          "(Connection refused)\n")
+    assert res.output == (
+        f"mlaudit: error: --ray-address {address}: cannot connect (Connection refused)\n"
+    )
     assert list(tmp_path.iterdir()) == []  # no ./.mlaudit/ state directory
 
 
@@ -168,12 +219,15 @@ def test_batch_state_in_an_unusable_place_is_one_line_exit_2(mlflow_server, expe
     ro = tmp_path / "ro"
     ro.mkdir()
     ro.chmod(0o555)
-    ro_state = ro / "s.sqlite" if not os.access(ro, os.W_OK) else f"/proc/mlaudit-{os.getpid()}.sqlite"
+    ro_state = (
+        ro / "s.sqlite" if not os.access(ro, os.W_OK) else f"/proc/mlaudit-{os.getpid()}.sqlite"
+    )
     try:
-        for state, text in ((tmp_path / "afile" / "s.sqlite", "a parent of the state file is not "
-                                                             "a directory"),
-                            ("/dev/null", "not a regular file"),
-                            (ro_state, "")):
+        for state, text in (
+            (tmp_path / "afile" / "s.sqlite", "a parent of the state file is not a directory"),
+            ("/dev/null", "not a regular file"),
+            (ro_state, ""),
+        ):
             res = batch(mlflow_server["url"], state, "--no-write")
             assert res.exit_code == 2, res.output
             lines = res.output.splitlines()

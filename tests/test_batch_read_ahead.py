@@ -59,7 +59,9 @@ class CsvPlugin:
 def write_runs(folder, n: int) -> list[str]:
     refs = []
     for k in range(n):
-        rows = ["step,loss"] + [f"{i},{2.0 / (1 + i / 10) + 0.01 * (k % 3):.5f}" for i in range(1, 61)]
+        rows = ["step,loss"] + [
+            f"{i},{2.0 / (1 + i / 10) + 0.01 * (k % 3):.5f}" for i in range(1, 61)
+        ]
         (folder / f"r{k}.csv").write_text("\n".join(rows) + "\n")
         refs.append(f"r{k}")
     return refs
@@ -71,8 +73,12 @@ def test_read_ahead_keeps_order_bound_and_errors(tmp_path):
     ahead = ReadAhead(plugin, refs + ["missing"], depth=3)
     try:
         # nothing taken yet: the `depth` loads started at once finish, and no other starts
-        wait_until(lambda: len(plugin.loaded) >= 3 and plugin.in_flight == 0, 60,
-                   "the first three runs read ahead", detail=lambda: str(plugin.loaded))
+        wait_until(
+            lambda: len(plugin.loaded) >= 3 and plugin.in_flight == 0,
+            60,
+            "the first three runs read ahead",
+            detail=lambda: str(plugin.loaded),
+        )
         assert sorted(plugin.loaded) == refs[:3], plugin.loaded  # the first three
         assert ahead.marker() == "plugin attribute"  # everything else is the plugin's
         for ref in refs:
@@ -95,8 +101,16 @@ def test_close_stops_loading_ahead(tmp_path):
     ahead.load(refs[0])
     ahead.close()
     # every read-ahead thread has ended: no load can start or finish after this
-    wait_until(lambda: not any(t.name.startswith("mlaudit-read-ahead") and t.is_alive()
-                               for t in threading.enumerate()), 60, "the read-ahead threads to end")
+    wait_until(
+        lambda: (
+            not any(
+                t.name.startswith("mlaudit-read-ahead") and t.is_alive()
+                for t in threading.enumerate()
+            )
+        ),
+        60,
+        "the read-ahead threads to end",
+    )
     assert len(plugin.loaded) <= 4, plugin.loaded  # the taken run, two ahead, one in flight
 
 
@@ -111,24 +125,34 @@ def test_read_ahead_depth_from_the_environment(monkeypatch):
             read_ahead_depth()
 
 
-def test_batch_with_and_without_read_ahead_agree_on_a_real_server(mlflow_server, tmp_path,
-                                                                   monkeypatch):
+def test_batch_with_and_without_read_ahead_agree_on_a_real_server(
+    mlflow_server, tmp_path, monkeypatch
+):
     mlflow = pytest.importorskip("mlflow")
     from test_batch_mlflow import log_run
 
     client = mlflow.MlflowClient(mlflow_server["url"])
     exp_id = client.create_experiment("read-ahead")
-    refs = [log_run(client, exp_id, f"{s}-{k}", s) for k in range(3)
-            for s in ("healthy", "diverge", "overfit")]
-    spec = TaskSpec("mlflow", (("tracking_uri", mlflow_server["url"]),), Settings().model_dump(),
-                    write_back=False)
+    refs = [
+        log_run(client, exp_id, f"{s}-{k}", s)
+        for k in range(3)
+        for s in ("healthy", "diverge", "overfit")
+    ]
+    spec = TaskSpec(
+        "mlflow",
+        (("tracking_uri", mlflow_server["url"]),),
+        Settings().model_dump(),
+        write_back=False,
+    )
     got = {}
     for depth in (0, 3):
         monkeypatch.setenv(READ_AHEAD_ENV, str(depth))
         with StateStore(tmp_path / f"s{depth}.sqlite", "read-ahead test") as store:
             out = run_batch(refs, spec, store, jobs=2)
         assert out.audited_now == len(refs) and all(r.ok for r in out.results), out.results
-        got[depth] = {r.ref: (r.outcome, r.cause, r.confidence, tuple(r.codes)) for r in out.results}
+        got[depth] = {
+            r.ref: (r.outcome, r.cause, r.confidence, tuple(r.codes)) for r in out.results
+        }
         assert (out.timings.get("read-ahead", 0.0) > 0) == (depth > 0), out.timings
     assert got[0] == got[3]
     assert {got[0][r][0] for r in refs} >= {"diverged"}, got[0]  # the shapes were told apart

@@ -70,19 +70,30 @@ def wandb_server():
     failure = wandb_fake_server.GraphQLFailure
     with FakeWandbServer(api_key=KEY, entity=ENTITY) as srv:
         for shape in (*SHAPES, "broken"):
-            srv.add_run(FakeRun(ENTITY, PROJECT, shape, display_name=shape, tags=["keep-me"],
-                                notes="user notes", history=wandb_rows("healthy" if shape ==
-                                                                       "broken" else shape)))
-        srv.add_run(FakeRun(ENTITY, PROJECT, "live", state="running",
-                            history=wandb_rows("healthy")[:50]))
+            srv.add_run(
+                FakeRun(
+                    ENTITY,
+                    PROJECT,
+                    shape,
+                    display_name=shape,
+                    tags=["keep-me"],
+                    notes="user notes",
+                    history=wandb_rows("healthy" if shape == "broken" else shape),
+                )
+            )
+        srv.add_run(
+            FakeRun(ENTITY, PROJECT, "live", state="running", history=wandb_rows("healthy")[:50])
+        )
         srv.writes, srv.verdicts = {}, {}
         run_view, upsert = srv._run_view, srv._upsert_bucket
 
         def broken_view(r):
             view = run_view(r)
             if view is not None and r.name == "broken":
+
                 def fail(**_):
                     raise failure("internal error: history storage unavailable")
+
                 view.update(history=fail, sampledHistory=fail, parquetHistory=fail)
             return view
 
@@ -136,15 +147,28 @@ def test_batch_wandb_since_filters_by_last_heartbeat(wandb_server, tmp_path):
     listed = plugin.list_runs(f"{ENTITY}/{PROJECT}", datetime(2026, 1, 1, tzinfo=timezone.utc))
     assert sorted(listed) == sorted(f"{ENTITY}/{PROJECT}/{n}" for n in (*SHAPES, "broken"))
     assert plugin.list_runs(f"{ENTITY}/{PROJECT}", datetime(2026, 1, 2, tzinfo=timezone.utc)) == []
-    res = CliRunner().invoke(app, ["batch", "wandb", "--project", f"{ENTITY}/{PROJECT}",
-                                   "--since", "2026-01-02T00:00+00:00", "--no-write",
-                                   "--state", str(tmp_path / "s.sqlite")], env=WIDE)
+    res = CliRunner().invoke(
+        app,
+        [
+            "batch",
+            "wandb",
+            "--project",
+            f"{ENTITY}/{PROJECT}",
+            "--since",
+            "2026-01-02T00:00+00:00",
+            "--no-write",
+            "--state",
+            str(tmp_path / "s.sqlite"),
+        ],
+        env=WIDE,
+    )
     assert res.exit_code == 0 and f"wandb project {ENTITY}/{PROJECT}: 0 runs" in res.output
 
 
 def test_batch_wandb_bad_project_is_one_line_exit_2(wandb_server, tmp_path):
-    res = CliRunner().invoke(app, ["batch", "wandb", "--project", "no-entity",
-                                   "--state", str(tmp_path / "s.sqlite")])
+    res = CliRunner().invoke(
+        app, ["batch", "wandb", "--project", "no-entity", "--state", str(tmp_path / "s.sqlite")]
+    )
     assert res.exit_code == 2 and "--project 'no-entity': expected ENTITY/PROJECT" in res.output
     assert not (tmp_path / "s.sqlite").exists()
 
@@ -181,8 +205,11 @@ def clearml_server(tmp_path_factory):
     root = tmp_path_factory.mktemp("clearml")
     srv = clearml_fake_server.FakeClearMLServer().start()
     conf = srv.write_config(root / "clearml.conf")
-    env = {"CLEARML_CONFIG_FILE": str(conf), "CLEARML_CACHE_DIR": str(root / "cache"),
-           "CLEARML_LOG_LEVEL": "WARNING"}
+    env = {
+        "CLEARML_CONFIG_FILE": str(conf),
+        "CLEARML_CACHE_DIR": str(root / "cache"),
+        "CLEARML_LOG_LEVEL": "WARNING",
+    }
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     reset_sdk_state()  # an earlier module's server may be cached in the SDK
@@ -212,9 +239,14 @@ def clearml_writes(srv, task_id: str) -> int:
 def batch_clearml(state: Path, *extra: str) -> subprocess.CompletedProcess:
     """``mlaudit batch clearml`` in its own process, as a user runs it (the SDK binds its log
     handlers to the streams it first sees)."""
-    return subprocess.run([MLAUDIT, "batch", "clearml", "--project", CL_PROJECT,
-                           "--state", str(state), *extra], check=False, capture_output=True,
-                          text=True, timeout=120, env=dict(os.environ, **WIDE))
+    return subprocess.run(
+        [MLAUDIT, "batch", "clearml", "--project", CL_PROJECT, "--state", str(state), *extra],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, **WIDE),
+    )
 
 
 def check_clearml_batch(srv, res, before: dict[str, int]) -> str:
@@ -243,7 +275,9 @@ def test_batch_clearml_summary_write_back_once_and_resume(clearml_server, tmp_pa
     check_clearml_batch(clearml_server, batch_clearml(state, "--jobs", "2"), before={})
 
     again = batch_clearml(state)
-    assert again.returncode == 4, again.stdout + again.stderr[-3000:]  # a run failed: EXIT_INCOMPLETE
+    assert again.returncode == 4, (
+        again.stdout + again.stderr[-3000:]
+    )  # a run failed: EXIT_INCOMPLETE
     assert "3 settled in an earlier session" in again.stdout
     assert "this session: 1 runs" in again.stdout
     assert all(clearml_writes(clearml_server, ids[s]) == 1 for s in SHAPES)  # not written twice
@@ -263,9 +297,14 @@ def test_clearml_list_runs_since_and_statuses(clearml_server):
 
 
 def test_batch_clearml_unknown_project_is_one_line_exit_2(clearml_server, tmp_path):
-    res = subprocess.run([MLAUDIT, "batch", "clearml", "--project", "nope", "--state",
-                          str(tmp_path / "s.sqlite")], check=False, capture_output=True,
-                         text=True, timeout=60, env=dict(os.environ, **WIDE))
+    res = subprocess.run(
+        [MLAUDIT, "batch", "clearml", "--project", "nope", "--state", str(tmp_path / "s.sqlite")],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, **WIDE),
+    )
     assert res.returncode == 2 and "no ClearML project named 'nope'" in res.stdout + res.stderr
     assert not (tmp_path / "s.sqlite").exists()
 
@@ -301,13 +340,24 @@ def ray_head(ray_exclusive):
     (root / "home").mkdir()
     # RAY_*: an earlier ray.init in this process (test_batch_mlflow) leaves RAY_AUTH_MODE=token
     # in os.environ, and `ray start` then refuses to run without a token
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(SCRUBBED) and not k.startswith("RAY_") and k != "PYTHONBREAKPOINT"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(SCRUBBED) and not k.startswith("RAY_") and k != "PYTHONBREAKPOINT"
+    }
     env.update(HOME=str(root / "home"), RAY_USAGE_STATS_ENABLED="0")
     port = _free_port()
-    ports = {flag: _free_port() for flag in (
-        "--ray-client-server-port", "--dashboard-port", "--dashboard-agent-listen-port",
-        "--dashboard-agent-grpc-port", "--runtime-env-agent-port", "--metrics-export-port")}
+    ports = {
+        flag: _free_port()
+        for flag in (
+            "--ray-client-server-port",
+            "--dashboard-port",
+            "--dashboard-agent-listen-port",
+            "--dashboard-agent-grpc-port",
+            "--runtime-env-agent-port",
+            "--metrics-export-port",
+        )
+    }
     # Ray's head builds shell commands from its interpreter's path without quoting (its client
     # server and jemalloc LD_PRELOAD): under a checkout whose path holds a space, `ray start`
     # dies (exit 127, '/tmp/ci1/my: No such file or directory'). The venv is reached through a
@@ -318,11 +368,31 @@ def ray_head(ray_exclusive):
         venv = root / "venv"
     log = root / "head.log"
     proc = subprocess.Popen(
-        [str(venv / "bin" / "python"), "-m", "ray.scripts.scripts", "start", "--head", "--block", "--num-cpus", "2", "--node-ip-address", "127.0.0.1",
-         "--port", str(port), "--include-dashboard", "false", "--temp-dir", str(root / "ray"),
-         *[x for flag, p in ports.items() for x in (flag, str(p))]],
-        cwd=root, env=env, stdout=open(log, "wb"), stderr=subprocess.STDOUT,
-        start_new_session=True)
+        [
+            str(venv / "bin" / "python"),
+            "-m",
+            "ray.scripts.scripts",
+            "start",
+            "--head",
+            "--block",
+            "--num-cpus",
+            "2",
+            "--node-ip-address",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--include-dashboard",
+            "false",
+            "--temp-dir",
+            str(root / "ray"),
+            *[x for flag, p in ports.items() for x in (flag, str(p))],
+        ],
+        cwd=root,
+        env=env,
+        stdout=open(log, "wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         deadline = time.time() + 90
         while "Ray runtime started" not in log.read_text(errors="replace"):
@@ -343,12 +413,16 @@ def ray_head(ray_exclusive):
 def ray_logs_contain(root: Path, secret: str) -> list[str]:
     """The files under the Ray temp dir (every Ray process's logs) whose bytes hold ``secret``."""
     needle = secret.encode()
-    return [str(f) for f in (root / "ray").rglob("*")
-            if f.is_file() and not f.is_socket() and needle in f.read_bytes()]
+    return [
+        str(f)
+        for f in (root / "ray").rglob("*")
+        if f.is_file() and not f.is_socket() and needle in f.read_bytes()
+    ]
 
 
-def test_batch_wandb_on_ray_writes_once_and_lists_the_unreadable_run(wandb_server, ray_head,
-                                                                     tmp_path):
+def test_batch_wandb_on_ray_writes_once_and_lists_the_unreadable_run(
+    wandb_server, ray_head, tmp_path
+):
     """``batch wandb --executor ray`` on a cluster that does not share the caller's environment:
     the same summary, one verdict write-back per readable run, the unreadable run listed with its
     reason; the API key is neither printed nor in any Ray log."""
@@ -358,9 +432,22 @@ def test_batch_wandb_on_ray_writes_once_and_lists_the_unreadable_run(wandb_serve
         run.summary, run.tags, run.notes, run.files = {}, ["keep-me"], "user notes", {}
     wandb_server.writes.clear()
     wandb_server.verdicts.clear()
-    res = CliRunner().invoke(app, ["batch", "wandb", "--project", f"{ENTITY}/{PROJECT}", "--state",
-                                   str(tmp_path / "r.sqlite"), "--executor", "ray",
-                                   "--ray-address", address], env=WIDE)
+    res = CliRunner().invoke(
+        app,
+        [
+            "batch",
+            "wandb",
+            "--project",
+            f"{ENTITY}/{PROJECT}",
+            "--state",
+            str(tmp_path / "r.sqlite"),
+            "--executor",
+            "ray",
+            "--ray-address",
+            address,
+        ],
+        env=WIDE,
+    )
     out = res.output
     assert res.exit_code == 4, out  # a run failed: EXIT_INCOMPLETE
     assert f"wandb project {ENTITY}/{PROJECT}: 4 runs, 3 audited, 1 unreadable or failed" in out
@@ -376,8 +463,9 @@ def test_batch_wandb_on_ray_writes_once_and_lists_the_unreadable_run(wandb_serve
     assert ray_logs_contain(root, KEY) == []
 
 
-def test_batch_clearml_on_ray_writes_once_and_lists_the_unreadable_task(clearml_server, ray_head,
-                                                                        tmp_path):
+def test_batch_clearml_on_ray_writes_once_and_lists_the_unreadable_task(
+    clearml_server, ray_head, tmp_path
+):
     """``batch clearml --executor ray`` on a cluster without the caller's ``CLEARML_*``
     variables and ``clearml.conf``: the same summary, one write-back per readable task, the
     unreadable task listed with its reason; the secret key is neither printed nor in a Ray log."""

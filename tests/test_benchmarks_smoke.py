@@ -27,9 +27,17 @@ BENCH = REPO / "benchmarks"
 
 
 def run(script: str, *args: str, timeout: float = 600, env: dict | None = None) -> str:
-    p = subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True, text=True,
-                       timeout=timeout, cwd=REPO, env=dict(os.environ, **(env or {})))
-    assert p.returncode == 0, f"{script} exited {p.returncode}:\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
+    p = subprocess.run(
+        [sys.executable, str(BENCH / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO,
+        env=dict(os.environ, **(env or {})),
+    )
+    assert p.returncode == 0, (
+        f"{script} exited {p.returncode}:\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
+    )
     return p.stdout
 
 
@@ -44,8 +52,20 @@ def test_ingest_mlflow_server_part(mlflow_server):
     """benchmarks/ingest.py's server rows through the suite's real ``mlflow server`` (sqlite
     backend): mlaudit next to MlflowClient, identical point counts (the sqlite:/// rows run in
     tests/test_formats.py; starting servers with 2 and 4 workers is the full run's job)."""
-    out = run("ingest.py", "--only", "mlflow", "--skip-sqlite", "--mlflow-points", "400",
-              "--server-url", mlflow_server["url"], "--db-uri", mlflow_server["db_uri"], "--repeat", "1")
+    out = run(
+        "ingest.py",
+        "--only",
+        "mlflow",
+        "--skip-sqlite",
+        "--mlflow-points",
+        "400",
+        "--server-url",
+        mlflow_server["url"],
+        "--db-uri",
+        mlflow_server["db_uri"],
+        "--repeat",
+        "1",
+    )
     assert f"mlaudit vs MlflowClient (mlflow server at {mlflow_server['url']})" in out, out
     for label in ("mlaudit (server, REST)", "MlflowClient (server)"):
         line = next(x for x in out.splitlines() if x.startswith(label))
@@ -80,12 +100,16 @@ def test_batch_trackers_throughput():
 def test_clearml_ingest():
     pytest.importorskip("clearml")
     out = run("clearml_ingest.py", "--points", "2000", "--series", "2", "--log-lines", "200")
-    sc = re.search(r"^scalars: 2,000 points in 2 series: ([\d.]+) s \(([\d,]+) points/s; (\d+) raw", out, re.M)
+    sc = re.search(
+        r"^scalars: 2,000 points in 2 series: ([\d.]+) s \(([\d,]+) points/s; (\d+) raw", out, re.M
+    )
     con = re.search(r"^console: 200 log events: ([\d.]+) s \(([\d,]+) lines/s\)", out, re.M)
     load = re.search(r"^load_task .*: ([\d.]+) s, table ([\d.]+) MB", out, re.M)
     assert sc and con and load, out
     # seconds are printed to a few decimals: a toy-size stage can print 0.0 on an idle machine
-    assert float(sc.group(1)) >= 0 and int(sc.group(2).replace(",", "")) > 0 and int(sc.group(3)) >= 1
+    assert (
+        float(sc.group(1)) >= 0 and int(sc.group(2).replace(",", "")) > 0 and int(sc.group(3)) >= 1
+    )
     assert float(con.group(1)) >= 0 and int(con.group(2).replace(",", "")) > 0
     assert float(load.group(1)) >= 0 and float(load.group(2)) >= 0
 
@@ -109,7 +133,9 @@ def test_html_size():
         assert m and float(m.group(1)) >= 0, (stage, out)
     size = re.search(r"^HTML size\s+([\d.]+) MB\s+\(target < 5 MB: (ok|MISS)\)", out, re.M)
     assert size and 0 < float(size.group(1)) < 5 and size.group(2) == "ok", out
-    shown = re.search(r"^train/loss shown\s+(\d+) of (\d+) finite points; max and min kept: True", out, re.M)
+    shown = re.search(
+        r"^train/loss shown\s+(\d+) of (\d+) finite points; max and min kept: True", out, re.M
+    )
     assert shown and 0 < int(shown.group(1)) <= int(shown.group(2)) <= 200, out
 
 
@@ -121,8 +147,12 @@ def test_cli_import_time():
     out = run("cli_import_time.py", "--repeat", "1")
     rows = {
         m.group(1): (float(m.group(2)), float(m.group(3)), m.group(4))
-        for m in re.finditer(r"^(mlaudit --version|mlaudit --help|import mlaudit.hooks)\s+"
-                             r"([\d.]+)\s+([\d.]+)\s+(.*)$", out, re.M)
+        for m in re.finditer(
+            r"^(mlaudit --version|mlaudit --help|import mlaudit.hooks)\s+"
+            r"([\d.]+)\s+([\d.]+)\s+(.*)$",
+            out,
+            re.M,
+        )
     }
     assert set(rows) == {"mlaudit --version", "mlaudit --help", "import mlaudit.hooks"}, out
     for wall, total, _ in rows.values():
@@ -156,24 +186,61 @@ def test_large_run():
 
 def test_wandb_ingest(tmp_path):
     pytest.importorskip("wandb")
-    out = run("wandb_ingest.py", "--rows", "300", "--workdir", str(tmp_path / "w"), "--repeat", "1",
-              env={"WANDB_SILENT": "true"})
+    out = run(
+        "wandb_ingest.py",
+        "--rows",
+        "300",
+        "--workdir",
+        str(tmp_path / "w"),
+        "--repeat",
+        "1",
+        env={"WANDB_SILENT": "true"},
+    )
     assert re.search(r"^logged 300 rows with wandb in [\d.]+ s", out, re.M), out
-    fid = re.search(r"^\.wandb file: ([\d.]+) MB, 300 rows, ([\d,]+) points \(every key has 300: full fidelity\)",
-                    out, re.M)
+    fid = re.search(
+        r"^\.wandb file: ([\d.]+) MB, 300 rows, ([\d,]+) points \(every key has 300: full fidelity\)",
+        out,
+        re.M,
+    )
     assert fid and int(fid.group(2).replace(",", "")) >= 300, out
-    load = re.search(r"^load_offline: ([\d.]+) s \(best of 1\) -> ([\d,]+) points/s, ([\d,]+) rows/s", out, re.M)
+    load = re.search(
+        r"^load_offline: ([\d.]+) s \(best of 1\) -> ([\d,]+) points/s, ([\d,]+) rows/s", out, re.M
+    )
     assert load and float(load.group(1)) > 0 and int(load.group(2).replace(",", "")) > 0, out
 
 
 def test_triage_eval(mlflow_server):
     """benchmarks/triage_eval.py at toy size: generated sweeps, the grouping time, and the
     end-to-end path through the suite's real mlflow server (an lr sweep and a noise sweep)."""
-    out = run("triage_eval.py", "--sweeps", "3", "--runs", "40", "--scale", "500", "--repeat", "1",
-              "--server-url", mlflow_server["url"], "--server-runs", "12", "--server-sweeps", "1",
-              "--server-causes", "lr,noise")
-    for label in ("found first: lr", "found first: host", "false discovery (noise-only)",
-                  "first bad commit: regression", "commit change point on noise",
-                  "grouping 500 runs (lr):", "through mlflow server"):
+    out = run(
+        "triage_eval.py",
+        "--sweeps",
+        "3",
+        "--runs",
+        "40",
+        "--scale",
+        "500",
+        "--repeat",
+        "1",
+        "--server-url",
+        mlflow_server["url"],
+        "--server-runs",
+        "12",
+        "--server-sweeps",
+        "1",
+        "--server-causes",
+        "lr,noise",
+    )
+    for label in (
+        "found first: lr",
+        "found first: host",
+        "false discovery (noise-only)",
+        "first bad commit: regression",
+        "commit change point on noise",
+        "grouping 500 runs (lr):",
+        "through mlflow server",
+    ):
         assert label in out, out
-    assert re.search(r"found first: lr\s+\d/3", out) and re.search(r"found first: lr\s+\d/1\n", out), out
+    assert re.search(r"found first: lr\s+\d/3", out) and re.search(
+        r"found first: lr\s+\d/1\n", out
+    ), out

@@ -22,8 +22,13 @@ pytest.importorskip("mlflow")
 
 
 def run(args: list[str], *, timeout: float, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([MLAUDIT, *args], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "COLUMNS": "200", **env})
+    return subprocess.run(
+        [MLAUDIT, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "200", **env},
+    )
 
 
 @pytest.fixture
@@ -54,8 +59,21 @@ def hung_server():
 def test_watch_once_gives_up_on_a_tracker_that_is_down(tmp_path):
     """Before: still retrying at 400 s. Now: exit 4 with one line after 4 listing attempts."""
     url = f"http://127.0.0.1:{free_port()}"  # nothing listens
-    p = run(["watch", "mlflow", "-e", "exp", "-u", url, "--once", "--state",
-             str(tmp_path / "w.sqlite")], timeout=180, MLAUDIT_TRACKER_TIMEOUT="2")
+    p = run(
+        [
+            "watch",
+            "mlflow",
+            "-e",
+            "exp",
+            "-u",
+            url,
+            "--once",
+            "--state",
+            str(tmp_path / "w.sqlite"),
+        ],
+        timeout=180,
+        MLAUDIT_TRACKER_TIMEOUT="2",
+    )
     assert p.returncode == 4, p.stderr[-2000:]
     err = [ln for ln in p.stderr.splitlines() if "mlaudit: error:" in ln]
     assert len(err) == 1 and "did not answer the listing after 4 attempts" in err[0], p.stderr
@@ -64,15 +82,21 @@ def test_watch_once_gives_up_on_a_tracker_that_is_down(tmp_path):
 def test_a_server_that_never_answers_fails_in_seconds(hung_server):
     """Before: MLflow's 30 s timeout times 3 attempts (about 100 s). Now the connect/read timeout
     is ``MLAUDIT_TRACKER_TIMEOUT`` (default 10 s) with one retry."""
-    p = run(["mlflow", "0123456789abcdef0123456789abcdef", "-u", hung_server], timeout=60,
-            MLAUDIT_TRACKER_TIMEOUT="2")
+    p = run(
+        ["mlflow", "0123456789abcdef0123456789abcdef", "-u", hung_server],
+        timeout=60,
+        MLAUDIT_TRACKER_TIMEOUT="2",
+    )
     assert p.returncode == 2, p.stderr
     assert p.stderr.count("\n") == 1 and "could not be read" in p.stderr
 
 
 def test_a_bad_timeout_setting_is_one_line_exit_2(hung_server):
-    p = run(["mlflow", "0123456789abcdef0123456789abcdef", "-u", hung_server], timeout=60,
-            MLAUDIT_TRACKER_TIMEOUT="soon")
+    p = run(
+        ["mlflow", "0123456789abcdef0123456789abcdef", "-u", hung_server],
+        timeout=60,
+        MLAUDIT_TRACKER_TIMEOUT="soon",
+    )
     assert p.returncode == 2 and "MLAUDIT_TRACKER_TIMEOUT='soon'" in p.stderr, p.stderr
 
 
@@ -89,8 +113,22 @@ def test_watch_once_with_a_failed_run_exits_4_and_says_how_to_resume(mlflow_serv
     with db:  # a damaged row in the server's store: get-history answers HTTP 500 for this run
         db.execute("UPDATE metrics SET value='not a number' WHERE run_uuid=? AND step=7", (rid,))
     db.close()
-    p = run(["watch", "mlflow", "-e", "once-fails", "-u", mlflow_server["url"], "--once",
-             "--since", "all", "--state", str(tmp_path / "w.sqlite")], timeout=300)
+    p = run(
+        [
+            "watch",
+            "mlflow",
+            "-e",
+            "once-fails",
+            "-u",
+            mlflow_server["url"],
+            "--once",
+            "--since",
+            "all",
+            "--state",
+            str(tmp_path / "w.sqlite"),
+        ],
+        timeout=300,
+    )
     assert p.returncode == 4, p.stderr[-3000:]
     assert "1 run(s) failed and wait for a retry: run the same command again" in p.stderr
 
@@ -100,8 +138,12 @@ def test_logs_memory_benchmark_end_to_end_at_toy_size():
     end on a generated N-line log, peak RSS against 1 GiB) at toy size; the figures themselves
     are printed by the full-size run, not asserted here."""
     bench = Path(__file__).resolve().parents[1] / "benchmarks" / "logs_throughput.py"
-    p = subprocess.run([sys.executable, str(bench), "--lines", "3000", "--no-parse"],
-                       capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, str(bench), "--lines", "3000", "--no-parse"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     assert "generated 3,00" in p.stdout and "mlaudit logs (CLI):" in p.stdout, p.stdout
     assert "parse (load_logs)" not in p.stdout  # --no-parse: the end-to-end child only

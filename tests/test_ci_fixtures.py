@@ -290,7 +290,11 @@ def test_text_log_warnings_reach_the_report_notes(tmp_path):
     notes: list[str] = []
     lines = read_log_lines(log, "ci.log", notes)
     assert [(x.lineno, x.text) for x in lines] == [
-        (1, "step 1 loss 2.0"), (2, "bad \ufffd byte"), (3, ""), (4, "last")]
+        (1, "step 1 loss 2.0"),
+        (2, "bad \ufffd byte"),
+        (3, ""),
+        (4, "last"),
+    ]
     assert len(notes) == 1 and "not valid UTF-8" in notes[0]
     empty = tmp_path / "empty.log"
     empty.write_bytes(b"")

@@ -48,8 +48,11 @@ def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("clearml")
     srv = FakeClearMLServer().start()
     conf = srv.write_config(root / "clearml.conf")
-    env = {"CLEARML_CONFIG_FILE": str(conf), "CLEARML_CACHE_DIR": str(root / "cache"),
-           "CLEARML_LOG_LEVEL": "WARNING"}
+    env = {
+        "CLEARML_CONFIG_FILE": str(conf),
+        "CLEARML_CACHE_DIR": str(root / "cache"),
+        "CLEARML_LOG_LEVEL": "WARNING",
+    }
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     # The SDK binds its log handler to the stream it first sees; create it now, on this process's
@@ -68,8 +71,13 @@ def server(tmp_path_factory):
 
 
 def helper(*args: str, timeout: float = 180) -> dict:
-    p = subprocess.run([sys.executable, HELPERS, *args], capture_output=True, text=True, timeout=timeout,
-                       env=dict(os.environ))
+    p = subprocess.run(
+        [sys.executable, HELPERS, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=dict(os.environ),
+    )
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
     return json.loads(p.stdout.strip().splitlines()[-1])
 
@@ -81,8 +89,13 @@ def cli(*args: str, env: dict | None = None):
 def cli_proc(*args: str) -> subprocess.CompletedProcess:
     """``mlaudit`` in its own process, as a user runs it (the SDK binds its log handlers to the
     streams it first sees, so write-backs are not run under CliRunner's swapped streams)."""
-    return subprocess.run([MLAUDIT, *args], capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, COLUMNS="200"))
+    return subprocess.run(
+        [MLAUDIT, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, COLUMNS="200"),
+    )
 
 
 def one_line(output: str) -> str:
@@ -155,19 +168,31 @@ def test_same_verdict_as_mlflow(server, trained, regime):
     res = cli("clearml", task_id, "--no-write", "--format", "json")
     assert res.exit_code == 0, res.output
     got = json.loads(res.stdout)
-    assert (got["verdict"]["outcome"], got["verdict"]["cause"]) == (expected.outcome.value, expected.cause.value)
+    assert (got["verdict"]["outcome"], got["verdict"]["cause"]) == (
+        expected.outcome.value,
+        expected.cause.value,
+    )
 
     from mlaudit_clearml import ClearMLPlugin
 
     run = ClearMLPlugin().load(task_id)
     assert run.status is RunStatus.FINISHED and run.identity.project == "parity"
-    for key in ("train/loss", "val/loss", "val/accuracy", "train/lr", "perf/step_time", "perf/data_time",
-                "perf/throughput"):
+    for key in (
+        "train/loss",
+        "val/loss",
+        "val/accuracy",
+        "train/lr",
+        "perf/step_time",
+        "perf/data_time",
+        "perf/throughput",
+    ):
         a, b = mlf_run.series(key), run.series(key)
         np.testing.assert_array_equal(a.steps, b.steps)  # every point, not a downsampled curve
         finite = np.isfinite(a.values)
         np.testing.assert_allclose(b.values[finite], a.values[finite], rtol=1e-6)
-        assert np.isnan(b.values[~finite]).all()  # the SDK stored NaN/inf as 0.0; the console proves them
+        assert np.isnan(
+            b.values[~finite]
+        ).all()  # the SDK stored NaN/inf as 0.0; the console proves them
         assert np.isfinite(b.wall_times).all()
     assert any(c.text.startswith("step ") for c in run.console)
     if regime == "starved":  # long enough for the resource monitor's samples
@@ -199,9 +224,14 @@ def test_writeback_visible_through_sdk_and_idempotent(server, trained):
         verdict = json.loads(res.stdout)["verdict"]
         t = sdk_task(task_id)
         labels = t.get_tags()
-        assert sorted(labels) == sorted(["keep-me", f"mlaudit:{verdict['outcome']}", f"mlaudit:{verdict['cause']}"])
+        assert sorted(labels) == sorted(
+            ["keep-me", f"mlaudit:{verdict['outcome']}", f"mlaudit:{verdict['cause']}"]
+        )
         props = t.get_user_properties(value_only=True)
-        assert props["mlaudit.verdict"] == verdict["outcome"] and props["mlaudit.cause"] == verdict["cause"]
+        assert (
+            props["mlaudit.verdict"] == verdict["outcome"]
+            and props["mlaudit.cause"] == verdict["cause"]
+        )
         assert float(props["mlaudit.confidence"]) == pytest.approx(verdict["confidence"], abs=0.01)
         assert set(props) >= {"mlaudit.codes", "mlaudit.version"}
         assert props["mlaudit.ended"] == server.tasks[task_id]["status_changed"]
@@ -211,7 +241,9 @@ def test_writeback_visible_through_sdk_and_idempotent(server, trained):
         assert len(samples) == 1
         page = requests.get(samples[0]["url"], timeout=10).text
         assert verdict["outcome"] in page and "<html" in page.lower()
-        assert samples[0]["url"].split("/")[-1] in comment  # the report files are linked from the comment
+        assert (
+            samples[0]["url"].split("/")[-1] in comment
+        )  # the report files are linked from the comment
         plots = [p["metric"] + "/" + p["variant"] for p in t.get_reported_plots()]
         assert "mlaudit/loss" in plots and "mlaudit/summary" in plots
         counts = {k: len(v) for k, v in server.events[task_id].items()}
@@ -221,7 +253,9 @@ def test_writeback_visible_through_sdk_and_idempotent(server, trained):
     assert (counts, files, len(plots)) == first  # the second audit replaced, nothing accumulated
     assert counts["training_stats_scalar"] == before_scalars  # the panel added no scalars
     assert len(files) == 3
-    assert "mlaudit/report.json" not in sdk_task(task_id).artifacts  # a completed task takes no artifacts
+    assert (
+        "mlaudit/report.json" not in sdk_task(task_id).artifacts
+    )  # a completed task takes no artifacts
 
 
 def test_completed_task_rejects_artifacts_and_the_sdk_hides_it(server):
@@ -230,13 +264,18 @@ def test_completed_task_rejects_artifacts_and_the_sdk_hides_it(server):
     t.upload_artifact("notes", artifact_object={"a": 1}, wait_on_upload=True)  # no exception ...
     t.reload()
     assert "notes" not in t.artifacts  # ... and no artifact: the server answered 400/110
-    assert sum(1 for e, tid in server.calls if e == "tasks.add_or_update_artifacts" and tid == t.id) == n + 1
+    assert (
+        sum(1 for e, tid in server.calls if e == "tasks.add_or_update_artifacts" and tid == t.id)
+        == n + 1
+    )
 
     running = new_task("status-rules", "running", status="in_progress")
     res = cli_proc("clearml", running.id, "--no-baselines")
     assert res.returncode == 0, res.stderr
     running.reload()
-    assert {"mlaudit/report.json", "mlaudit/report.md", "mlaudit/report.html"} <= set(running.artifacts)
+    assert {"mlaudit/report.json", "mlaudit/report.md", "mlaudit/report.html"} <= set(
+        running.artifacts
+    )
 
 
 def test_published_task_left_untouched(server):
@@ -253,7 +292,9 @@ def test_published_task_left_untouched(server):
     line = one_line(res.stderr)
     assert "published" in line and "read-only" in line and "nothing was written" in line
     assert server.tasks[t.id] == doc
-    assert {k: len(v) for k, v in server.events[t.id].items()} == events and set(server.files) == files
+    assert {k: len(v) for k, v in server.events[t.id].items()} == events and set(
+        server.files
+    ) == files
     assert cli("clearml", t.id, "--no-write").exit_code == 0  # reading a published task is fine
 
 
@@ -275,24 +316,34 @@ def test_unknown_task_wrong_credentials_unreachable_server(server):
     t0 = time.time()
     res = cli("clearml", "0" * 32, env={"CLEARML_API_HOST": f"http://127.0.0.1:{free_port()}"})
     elapsed = time.time() - t0
-    assert res.exit_code == 2 and "unreachable" in one_line(res.output) and "3 attempts" in res.output
+    assert (
+        res.exit_code == 2 and "unreachable" in one_line(res.output) and "3 attempts" in res.output
+    )
     assert elapsed >= 1.4  # tenacity backed off 0.5 s then 1 s between the three attempts
 
 
 def test_missing_sdk_prints_install_hint():
-    code = ("import sys; sys.modules['clearml'] = None\nfrom mlaudit.cli import main\n"
-            "sys.argv = ['mlaudit', 'clearml', 'abc']\nmain()\n")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       env=dict(os.environ, COLUMNS="200"))
+    code = (
+        "import sys; sys.modules['clearml'] = None\nfrom mlaudit.cli import main\n"
+        "sys.argv = ['mlaudit', 'clearml', 'abc']\nmain()\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, COLUMNS="200"),
+    )
     assert p.returncode == 2
     assert "pip install 'mlaudit[clearml]'" in one_line(p.stderr)
 
 
 def test_help_imports_no_sdk():
-    code = ("import sys\nfrom typer.testing import CliRunner\nfrom mlaudit.cli import app\n"
-            "for a in (['clearml', '--help'], ['watch', 'clearml', '--help']):\n"
-            "    assert CliRunner().invoke(app, a).exit_code == 0\n"
-            "sys.exit(1 if 'clearml' in sys.modules else 0)\n")
+    code = (
+        "import sys\nfrom typer.testing import CliRunner\nfrom mlaudit.cli import app\n"
+        "for a in (['clearml', '--help'], ['watch', 'clearml', '--help']):\n"
+        "    assert CliRunner().invoke(app, a).exit_code == 0\n"
+        "sys.exit(1 if 'clearml' in sys.modules else 0)\n"
+    )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
 
@@ -310,7 +361,9 @@ def test_offline_session_folder_and_zip(server, tmp_path):
         assert run.params == {"Args/lr": "0.5", "Args/batch_size": "64"}
         assert run.tags["owner"] == "ml-team" and run.tags["nightly"] == "true"
         loss = run.series("train/loss")
-        assert len(loss) == 300 and loss.values[-1] == 123.0  # re-reported point: the last value wins
+        assert (
+            len(loss) == 300 and loss.values[-1] == 123.0
+        )  # re-reported point: the last value wins
         assert run.key_for(Role.GPU_UTIL) == ":monitor:gpu/gpu_0_utilization"
         assert run.key_for(Role.GPU_MEMORY) == ":monitor:gpu/gpu_0_mem_usage"
         assert run.status is RunStatus.UNKNOWN and run.start_time < run.end_time
@@ -320,7 +373,10 @@ def test_offline_session_folder_and_zip(server, tmp_path):
     res = cli("clearml", "--offline", made["zip"], "--format", "json")
     assert res.exit_code == 0, res.output
     report = json.loads(res.stdout)
-    assert (report["verdict"]["outcome"], report["verdict"]["cause"]) == ("crashed", "infra_runtime")
+    assert (report["verdict"]["outcome"], report["verdict"]["cause"]) == (
+        "crashed",
+        "infra_runtime",
+    )
     assert {"RT001", "OP001", "SY003"} <= {f["code"] for f in report["findings"]}
 
     res = cli("clearml", "--offline", str(tmp_path / "nope.zip"))
@@ -345,16 +401,30 @@ def _session_zip(path: Path, metrics: bytes, *, compression=None, log: bytes | N
 
 
 def _scalar(it: int, value, **kw) -> dict:
-    return {"type": "training_stats_scalar", "task": "offline-0badc0de", "metric": "train",
-            "variant": "loss", "iter": it, "value": value, "timestamp": 1_700_000_000_000 + it, **kw}
+    return {
+        "type": "training_stats_scalar",
+        "task": "offline-0badc0de",
+        "metric": "train",
+        "variant": "loss",
+        "iter": it,
+        "value": value,
+        "timestamp": 1_700_000_000_000 + it,
+        **kw,
+    }
 
 
 def test_offline_malformed_lines_are_skipped_with_a_warning(tmp_path):
     from mlaudit_clearml.offline import load_offline
 
     good = [json.dumps([_scalar(i, 2.0 - i / 100)]) for i in range(50)]
-    bad = ["5", '"text"', "{not json", "null", json.dumps([1, "x", _scalar(99, "not-a-number")]),
-           json.dumps([_scalar(98, 1.0, iter="x")])]
+    bad = [
+        "5",
+        '"text"',
+        "{not json",
+        "null",
+        json.dumps([1, "x", _scalar(99, "not-a-number")]),
+        json.dumps([_scalar(98, 1.0, iter="x")]),
+    ]
     body = "\n".join(good[:25] + bad + good[25:]).encode()
     log = b"7\n" + json.dumps([{"type": "log", "msg": "epoch done", "timestamp": "soon"}]).encode()
     z = _session_zip(tmp_path / "s.zip", body, log=log)
@@ -362,7 +432,9 @@ def test_offline_malformed_lines_are_skipped_with_a_warning(tmp_path):
     assert len(run.series("train/loss")) == 50
     assert any("epoch done" in c.text for c in run.console)
     text = " | ".join(run.warnings)
-    assert "metrics.jsonl: 3 line(s) that are not a list of events skipped (first at line 26)" in text
+    assert (
+        "metrics.jsonl: 3 line(s) that are not a list of events skipped (first at line 26)" in text
+    )
     assert "1 line(s) that are not JSON" in text and "2 event(s) that are not JSON objects" in text
     assert "2 scalar event(s) with a non-numeric value" in text and "log.jsonl: 1 line(s)" in text
     res = cli("clearml", "--offline", str(z), "--format", "json", "--fail-on", "never")
@@ -382,7 +454,7 @@ def _mark_encrypted(path: Path) -> None:
     name = b"offline-0badc0de/metrics.jsonl"
     for sig, flag_at, name_at in ((b"PK\x03\x04", 6, 30), (b"PK\x01\x02", 8, 46)):
         i = data.index(sig)
-        while data[i + name_at:i + name_at + len(name)] != name:
+        while data[i + name_at : i + name_at + len(name)] != name:
             i = data.index(sig, i + 1)
         data[i + flag_at] |= 0x01
     path.write_bytes(bytes(data))
@@ -398,7 +470,7 @@ def test_offline_damaged_zip_is_one_line_exit_2(tmp_path, damage):
         _session_zip(z, body, compression=zipfile.ZIP_DEFLATED)
         data = bytearray(z.read_bytes())
         start = data.index(b"metrics.jsonl") + len(b"metrics.jsonl")
-        data[start + 5:start + 60] = bytes(55)  # garbage in the deflate stream
+        data[start + 5 : start + 60] = bytes(55)  # garbage in the deflate stream
         z.write_bytes(bytes(data))
     else:
         _session_zip(z, body)
@@ -472,13 +544,16 @@ def _wait_row(state: Path, task_id: str, want, what: str, log: Path, timeout: fl
         if rows:
             return rows[0]
         time.sleep(0.1)
-    raise AssertionError(f"task {task_id}: not {what} within {timeout} s: {_rows(state)}\n"
-                         f"{log.read_text()[-3000:]}")
+    raise AssertionError(
+        f"task {task_id}: not {what} within {timeout} s: {_rows(state)}\n{log.read_text()[-3000:]}"
+    )
 
 
 def _write_backs(server, task_id: str) -> int:
     """Write-backs seen by the server: property edits that set ``mlaudit.verdict``."""
-    return sum(1 for tid, props in server.property_edits if tid == task_id and "mlaudit.verdict" in props)
+    return sum(
+        1 for tid, props in server.property_edits if tid == task_id and "mlaudit.verdict" in props
+    )
 
 
 def _ended_property(server, task_id: str) -> str | None:
@@ -515,7 +590,9 @@ def test_watch_source_lists_endings_and_judges_by_the_ending(server):
     source = ClearMLWatchSource(plugin, "src")
     assert "src" in source.scope and server.api_url in source.scope
     listed = source.list_finished(since)
-    assert listed == [(t.id, server.tasks[t.id]["status_changed"]) for t in (done, failed, labelled)]
+    assert listed == [
+        (t.id, server.tasks[t.id]["status_changed"]) for t in (done, failed, labelled)
+    ]
     assert source.list_finished(datetime.now(timezone.utc)) == []
     assert ClearMLWatchSource(plugin, "src", ("failed",)).list_finished(since) == [listed[1]]
 
@@ -544,17 +621,34 @@ class _Watcher:
     def __init__(self, state: Path, log: Path, *extra: str, env: dict | None = None) -> None:
         self.log = log
         self.proc = subprocess.Popen(
-            [MLAUDIT, "watch", "clearml", "--project", "watched", "--poll-interval", "1",
-             "--state", str(state), *extra],
-            stdout=log.open("ab"), stderr=subprocess.STDOUT, env=dict(os.environ, **(env or {})),
-            start_new_session=True)
+            [
+                MLAUDIT,
+                "watch",
+                "clearml",
+                "--project",
+                "watched",
+                "--poll-interval",
+                "1",
+                "--state",
+                str(state),
+                *extra,
+            ],
+            stdout=log.open("ab"),
+            stderr=subprocess.STDOUT,
+            env=dict(os.environ, **(env or {})),
+            start_new_session=True,
+        )
 
     def wait_up(self, server) -> None:
         """Until the scheduler's service task runs and the watcher logged its start."""
         deadline = time.time() + 60
-        while not (any(t["name"] == "mlaudit watcher: watched" and t["status"] == "in_progress"
-                       for t in list(server.tasks.values()))
-                   and "INFO watching clearml" in self.log.read_text()):
+        while not (
+            any(
+                t["name"] == "mlaudit watcher: watched" and t["status"] == "in_progress"
+                for t in list(server.tasks.values())
+            )
+            and "INFO watching clearml" in self.log.read_text()
+        ):
             assert self.proc.poll() is None and time.time() < deadline, self.log.read_text()
             time.sleep(0.1)
 
@@ -571,7 +665,9 @@ class _Watcher:
         self.proc.wait(timeout=30)
 
 
-def test_watcher_audits_within_one_interval_once_across_a_kill_and_again_after_a_rerun(server, tmp_path):
+def test_watcher_audits_within_one_interval_once_across_a_kill_and_again_after_a_rerun(
+    server, tmp_path
+):
     """The real SDK in a watcher process against the fake server: the ClearML Monitor hands a task
     to the shared core within one poll (--poll-interval 1 s; the project listing runs every 10 s,
     so only the trigger is that fast); a watcher SIGKILLed after a write-back and before recording
@@ -598,7 +694,9 @@ def test_watcher_audits_within_one_interval_once_across_a_kill_and_again_after_a
         while _ended_property(server, first.id) is None:  # its write-back is complete on the server
             assert time.time() < deadline, log.read_text()[-3000:]
             time.sleep(0.1)
-        assert [r["state"] for r in _rows(state) if r["ref"] == first.id] == ["writing"]  # not done yet
+        assert [r["state"] for r in _rows(state) if r["ref"] == first.id] == [
+            "writing"
+        ]  # not done yet
     finally:
         w.kill()
     while_down = new_task("watched", "while-down")  # ends while no watcher runs
@@ -608,9 +706,17 @@ def test_watcher_audits_within_one_interval_once_across_a_kill_and_again_after_a
         assert _wait_row(state, first.id, lambda r: r["state"] == "done", "done", log)["wrote"] == 0
         rerun_at = time.time()
         _rerun(first)
-        row = _wait_row(state, first.id, lambda r: r["seen_at"] >= rerun_at, "queued again", log, timeout=30)
-        row = _wait_row(state, first.id, lambda r: r["state"] == "done" and r["wrote"], "audited again", log)
-        assert row["ending"] == server.tasks[first.id]["status_changed"] == _ended_property(server, first.id)
+        row = _wait_row(
+            state, first.id, lambda r: r["seen_at"] >= rerun_at, "queued again", log, timeout=30
+        )
+        row = _wait_row(
+            state, first.id, lambda r: r["state"] == "done" and r["wrote"], "audited again", log
+        )
+        assert (
+            row["ending"]
+            == server.tasks[first.id]["status_changed"]
+            == _ended_property(server, first.id)
+        )
         time.sleep(3)  # more polls: the audited tasks' own updates must not queue them again
     finally:
         assert w.stop() == 0, log.read_text()[-3000:]
@@ -619,11 +725,17 @@ def test_watcher_audits_within_one_interval_once_across_a_kill_and_again_after_a
     assert "verdict already present, recorded without writing" in text
     assert "Traceback" not in text, text[-3000:]
     rows = {r["ref"]: r for r in _rows(state)}
-    assert set(rows) == {first.id, while_down.id} and all(r["state"] == "done" for r in rows.values())
-    assert _write_backs(server, first.id) == 2  # one per ending, none for the killed watcher's restart
+    assert set(rows) == {first.id, while_down.id} and all(
+        r["state"] == "done" for r in rows.values()
+    )
+    assert (
+        _write_backs(server, first.id) == 2
+    )  # one per ending, none for the killed watcher's restart
     assert _write_backs(server, while_down.id) == 1 and _write_backs(server, before.id) == 0
     scheduler = next(t for t in server.tasks.values() if t["name"] == "mlaudit watcher: watched")
-    assert scheduler["project"] == next(p["id"] for p in server.projects.values() if p["name"] == "DevOps")
+    assert scheduler["project"] == next(
+        p["id"] for p in server.projects.values() if p["name"] == "DevOps"
+    )
 
 
 def test_watcher_start_remotely_enqueues_on_the_queue(server, tmp_path):
@@ -637,21 +749,43 @@ def test_watcher_start_remotely_enqueues_on_the_queue(server, tmp_path):
     assert not (tmp_path / "remote.sqlite").exists()  # the agent keeps the state, not this machine
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--project", "no-such-project"], "no ClearML project named 'no-such-project'"),
-    (["--project", "watched", "--queue", "no-such-queue"], "no ClearML queue named 'no-such-queue'"),
-    (["--project", "watched", "--status", "completed,running"], "--status 'completed,running': use "),
-    (["--project", "watched", "--interval", "-1"], "--interval -1.0: must be a positive number of seconds, at most 60480"),
-    (["--project", "watched", "--state", "IS_A_DIR"], "is a directory, not an mlaudit state file"),
-    (["--project", "watched", "--state", "NOT_SQLITE"], "not an mlaudit state file"),
-])
-def test_watcher_bad_input_is_one_line_exit_2_and_makes_no_state(server, tmp_path, monkeypatch, args, message):
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--project", "no-such-project"], "no ClearML project named 'no-such-project'"),
+        (
+            ["--project", "watched", "--queue", "no-such-queue"],
+            "no ClearML queue named 'no-such-queue'",
+        ),
+        (
+            ["--project", "watched", "--status", "completed,running"],
+            "--status 'completed,running': use ",
+        ),
+        (
+            ["--project", "watched", "--interval", "-1"],
+            "--interval -1.0: must be a positive number of seconds, at most 60480",
+        ),
+        (
+            ["--project", "watched", "--state", "IS_A_DIR"],
+            "is a directory, not an mlaudit state file",
+        ),
+        (["--project", "watched", "--state", "NOT_SQLITE"], "not an mlaudit state file"),
+    ],
+)
+def test_watcher_bad_input_is_one_line_exit_2_and_makes_no_state(
+    server, tmp_path, monkeypatch, args, message
+):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "IS_A_DIR").mkdir()
     (tmp_path / "NOT_SQLITE").write_text("hello")
     before = sorted(p.name for p in tmp_path.iterdir())
-    p = subprocess.run([MLAUDIT, "watch", "clearml", *args], capture_output=True, text=True, timeout=120,
-                       env=dict(os.environ, COLUMNS="200"))
+    p = subprocess.run(
+        [MLAUDIT, "watch", "clearml", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, COLUMNS="200"),
+    )
     assert p.returncode == 2 and message in one_line(p.stderr), p.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # no state, lock or .mlaudit made
 
@@ -692,14 +826,31 @@ def test_two_watchers_of_one_project_write_each_task_once(server, tmp_path):
         for who in ("a", "b"):
             log, state = tmp_path / f"{who}.log", tmp_path / f"{who}.sqlite"
             proc = subprocess.Popen(
-                [MLAUDIT, "watch", "clearml", "--project", "claimed", "--poll-interval", "1",
-                 "--since", "all", "--no-panel", "--state", str(state)],
-                stdout=log.open("ab"), stderr=subprocess.STDOUT, env=dict(os.environ),
-                start_new_session=True)
+                [
+                    MLAUDIT,
+                    "watch",
+                    "clearml",
+                    "--project",
+                    "claimed",
+                    "--poll-interval",
+                    "1",
+                    "--since",
+                    "all",
+                    "--no-panel",
+                    "--state",
+                    str(state),
+                ],
+                stdout=log.open("ab"),
+                stderr=subprocess.STDOUT,
+                env=dict(os.environ),
+                start_new_session=True,
+            )
             procs.append((proc, log, state))
         deadline = time.time() + 240
-        while not all(len(rows) == len(tasks) and all(r["state"] == "done" for r in rows)
-                      for rows in (_rows(state) for _p, _l, state in procs)):
+        while not all(
+            len(rows) == len(tasks) and all(r["state"] == "done" for r in rows)
+            for rows in (_rows(state) for _p, _l, state in procs)
+        ):
             for proc, log, _state in procs:
                 assert proc.poll() is None, log.read_text()[-3000:]
             assert time.time() < deadline, "".join(log.read_text()[-3000:] for _p, log, _s in procs)

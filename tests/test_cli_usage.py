@@ -17,15 +17,18 @@ def _run(*args: str, cwd=None) -> subprocess.CompletedProcess:
     return subprocess.run([MLAUDIT, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
 
 
-@pytest.mark.parametrize("args, message", [
-    (["mlflow", "--format", "bogus", "r"], "mlaudit mlflow: Invalid value for '--format'"),
-    (["mlflow"], "mlaudit mlflow: Missing argument"),
-    (["nosuch"], "mlaudit: No such command 'nosuch'"),
-    (["logs", "--bogus", "x"], "mlaudit logs: No such option: --bogus"),
-    (["watch", "mlflow", "--poll-interval", "0"], "mlaudit watch mlflow: Invalid value"),
-    (["logs", str(CASE), "--out", "report.pdf"], "mlaudit logs: Invalid value for '--out'"),
-    (["logs", str(CASE), "--out", "report"], "mlaudit logs: Invalid value for '--out'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["mlflow", "--format", "bogus", "r"], "mlaudit mlflow: Invalid value for '--format'"),
+        (["mlflow"], "mlaudit mlflow: Missing argument"),
+        (["nosuch"], "mlaudit: No such command 'nosuch'"),
+        (["logs", "--bogus", "x"], "mlaudit logs: No such option: --bogus"),
+        (["watch", "mlflow", "--poll-interval", "0"], "mlaudit watch mlflow: Invalid value"),
+        (["logs", str(CASE), "--out", "report.pdf"], "mlaudit logs: Invalid value for '--out'"),
+        (["logs", str(CASE), "--out", "report"], "mlaudit logs: Invalid value for '--out'"),
+    ],
+)
 def test_usage_errors_are_one_line_exit_2(args, message, tmp_path):
     p = _run(*args, cwd=tmp_path)
     assert p.returncode == 2, p.stderr
@@ -40,25 +43,51 @@ def test_help_version_and_audit_exit_codes_pass_through(tmp_path):
     bare = _run()
     assert "Usage" in bare.stdout + bare.stderr and "Commands" in bare.stdout + bare.stderr
     assert _run("logs", "--help").returncode == 0
-    assert _run("logs", str(CASE), "--fail-on", "info", "--format", "json",
-                "--out", str(tmp_path / "r.json")).returncode == 1
-    assert _run("logs", str(CASE), "--fail-on", "never", "--format", "json",
-                "--out", str(tmp_path / "r.json")).returncode == 0
+    assert (
+        _run(
+            "logs",
+            str(CASE),
+            "--fail-on",
+            "info",
+            "--format",
+            "json",
+            "--out",
+            str(tmp_path / "r.json"),
+        ).returncode
+        == 1
+    )
+    assert (
+        _run(
+            "logs",
+            str(CASE),
+            "--fail-on",
+            "never",
+            "--format",
+            "json",
+            "--out",
+            str(tmp_path / "r.json"),
+        ).returncode
+        == 0
+    )
     assert _run("logs", str(tmp_path / "missing.log")).returncode == 2
 
 
-@pytest.mark.parametrize("value, message", [
-    ("nan", "factor: Input should be a finite number"),
-    ("inf", "factor: Input should be a finite number"),
-    ("-1", "factor must be >= 0 (got -1.0)"),
-    ('"big"', "factor: Input should be a valid number, unable to parse string as a number"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("nan", "factor: Input should be a finite number"),
+        ("inf", "factor: Input should be a finite number"),
+        ("-1", "factor must be >= 0 (got -1.0)"),
+        ('"big"', "factor: Input should be a valid number, unable to parse string as a number"),
+    ],
+)
 def test_out_of_range_detector_parameters_are_one_line_exit_2(value, message, tmp_path):
     (tmp_path / "mlaudit.toml").write_text(f"[tool.mlaudit.detectors.OP001]\nfactor = {value}\n")
     p = _run("logs", str(CASE), "--format", "json", cwd=tmp_path)
     assert p.returncode == 2 and p.stdout == ""
-    assert p.stderr.strip() == (f"mlaudit: error: {tmp_path / 'mlaudit.toml'}: "
-                                f"[tool.mlaudit.detectors.OP001] {message}")
+    assert p.stderr.strip() == (
+        f"mlaudit: error: {tmp_path / 'mlaudit.toml'}: [tool.mlaudit.detectors.OP001] {message}"
+    )
 
 
 def test_missing_default_mlflow_store_names_the_option(tmp_path):
@@ -67,32 +96,54 @@ def test_missing_default_mlflow_store_names_the_option(tmp_path):
     import os
 
     env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
-    p = subprocess.run([MLAUDIT, "mlflow", "0123abcd"], capture_output=True, text=True,
-                       timeout=120, cwd=tmp_path, env=env)
+    p = subprocess.run(
+        [MLAUDIT, "mlflow", "0123abcd"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=env,
+    )
     assert p.returncode == 2
-    assert p.stderr.strip().endswith("no such MLflow database file (MLflow's default store for "
-                                     "this directory: give --tracking-uri/-u or set "
-                                     "MLFLOW_TRACKING_URI)")
+    assert p.stderr.strip().endswith(
+        "no such MLflow database file (MLflow's default store for "
+        "this directory: give --tracking-uri/-u or set "
+        "MLFLOW_TRACKING_URI)"
+    )
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("args, message", [
-    (["wandb", "ent/p/r1", "-f"], "mlaudit wandb: Option '-f' requires an argument."),
-    (["watch", "mlflow", "-e"], "mlaudit watch mlflow: Option '-e' requires an argument."),
-    (["logs", str(CASE), "--out"], "mlaudit logs: Option '--out' requires an argument."),
-    (["watch", "mlflow", "-e", "x", "--concurrency", "100000"],
-     "mlaudit watch mlflow: Invalid value for '--concurrency' / '-j': Input should be less than "
-     "or equal to 64"),
-    (["batch", "mlflow", "-e", "x", "--jobs", "100000"],
-     "mlaudit batch mlflow: Invalid value for '--jobs' / '-j': Input should be less than or "
-     "equal to 64"),
-    *[(["watch", "mlflow", "-e", "x", "--poll-interval", v],
-       "mlaudit watch mlflow: Invalid value for '--poll-interval': Input should be less than or "
-       "equal to 604800") for v in ("inf", "1e10", "nan")],
-    (["logs", str(CASE), "--out", "r.pdf"],
-     "mlaudit logs: Invalid value for '--out' / '-o': r.pdf: the suffix must be .json, "
-     ".md/.markdown/.txt or .html/.htm (got .pdf)"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["wandb", "ent/p/r1", "-f"], "mlaudit wandb: Option '-f' requires an argument."),
+        (["watch", "mlflow", "-e"], "mlaudit watch mlflow: Option '-e' requires an argument."),
+        (["logs", str(CASE), "--out"], "mlaudit logs: Option '--out' requires an argument."),
+        (
+            ["watch", "mlflow", "-e", "x", "--concurrency", "100000"],
+            "mlaudit watch mlflow: Invalid value for '--concurrency' / '-j': Input should be less than "
+            "or equal to 64",
+        ),
+        (
+            ["batch", "mlflow", "-e", "x", "--jobs", "100000"],
+            "mlaudit batch mlflow: Invalid value for '--jobs' / '-j': Input should be less than or "
+            "equal to 64",
+        ),
+        *[
+            (
+                ["watch", "mlflow", "-e", "x", "--poll-interval", v],
+                "mlaudit watch mlflow: Invalid value for '--poll-interval': Input should be less than or "
+                "equal to 604800",
+            )
+            for v in ("inf", "1e10", "nan")
+        ],
+        (
+            ["logs", str(CASE), "--out", "r.pdf"],
+            "mlaudit logs: Invalid value for '--out' / '-o': r.pdf: the suffix must be .json, "
+            ".md/.markdown/.txt or .html/.htm (got .pdf)",
+        ),
+    ],
+)
 def test_subcommand_usage_errors_name_the_subcommand(args, message, tmp_path):
     """Option errors raised by click's parser carry no context; the line still names the
     subcommand whose option it is, and bounds refuse values that exhausted threads or
@@ -109,9 +160,11 @@ def test_out_under_a_file_or_read_only_dir_is_refused_before_the_audit(tmp_path)
     (tmp_path / "afile").write_text("x")
     p = _run("logs", str(CASE), "--format", "json", "--out", "afile/r.json", cwd=tmp_path)
     assert p.returncode == 2 and p.stdout == ""
-    assert p.stderr == ("mlaudit logs: Invalid value for '--out' / '-o': cannot write the report: "
-                        "a parent of afile/r.json is not a directory (afile) "
-                        "(see 'mlaudit logs --help')\n")
+    assert p.stderr == (
+        "mlaudit logs: Invalid value for '--out' / '-o': cannot write the report: "
+        "a parent of afile/r.json is not a directory (afile) "
+        "(see 'mlaudit logs --help')\n"
+    )
     p = _run("logs", str(CASE), "--format", "json", "--out", "afile", cwd=tmp_path)
     assert p.returncode == 2 and p.stdout == "" and "the suffix must be .json" in p.stderr
     assert sorted(x.name for x in tmp_path.iterdir()) == ["afile"]
@@ -127,8 +180,11 @@ def test_write_out_names_a_parent_that_is_a_file(tmp_path, capsys):
     from mlaudit_core import MetricTable, RunData, RunIdentity, RunStatus, audit
 
     steps = np.arange(1, 101)
-    run = RunData(RunIdentity("test", "r1", "r1"), status=RunStatus.FINISHED,
-                  metrics=MetricTable(["train/loss"] * 100, steps, 2.0 * np.exp(-steps / 30)))
+    run = RunData(
+        RunIdentity("test", "r1", "r1"),
+        status=RunStatus.FINISHED,
+        metrics=MetricTable(["train/loss"] * 100, steps, 2.0 * np.exp(-steps / 30)),
+    )
     (tmp_path / "afile").write_text("x")
     out = tmp_path / "afile" / "r.json"
     with pytest.raises(typer.Exit) as exc:
@@ -162,20 +218,27 @@ main()
 def _boom(kind: str, **env: str) -> subprocess.CompletedProcess:
     import os
 
-    return subprocess.run([sys.executable, "-c", _RAISE, "boom", kind], capture_output=True,
-                          text=True, timeout=120, env={**os.environ, **env})
+    return subprocess.run(
+        [sys.executable, "-c", _RAISE, "boom", kind],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **env},
+    )
 
 
 def test_an_internal_error_is_one_line_exit_3():
     p = _boom("bug")
     assert p.returncode == 3, p.stderr
-    assert p.stderr == ("mlaudit: internal error: RuntimeError: first line of the bug, "
-                        "token=[REDACTED]\n")
+    assert p.stderr == (
+        "mlaudit: internal error: RuntimeError: first line of the bug, token=[REDACTED]\n"
+    )
     debug = _boom("bug", MLAUDIT_DEBUG="1")
     assert debug.returncode == 3
     assert "Traceback (most recent call last)" in debug.stderr and "second line" in debug.stderr
-    assert debug.stderr.endswith("mlaudit: internal error: RuntimeError: first line of the bug, "
-                                 "token=[REDACTED]\n")
+    assert debug.stderr.endswith(
+        "mlaudit: internal error: RuntimeError: first line of the bug, token=[REDACTED]\n"
+    )
 
 
 def test_abort_interrupt_and_exit_codes():
@@ -187,31 +250,43 @@ def test_abort_interrupt_and_exit_codes():
     assert (exited.returncode, exited.stderr) == (4, "")
 
 
-@pytest.mark.parametrize("args", [
-    ["watch", "mlflow", "-e", "x", "--since", "2999-01-01"],
-    ["batch", "mlflow", "-e", "x", "--since", "2999-01-01"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["watch", "mlflow", "-e", "x", "--since", "2999-01-01"],
+        ["batch", "mlflow", "-e", "x", "--since", "2999-01-01"],
+    ],
+)
 def test_a_since_in_the_future_is_refused(args, tmp_path):
     """A --since in the future would audit nothing, forever: one line, exit 2, nothing made."""
     import os
 
-    env = {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'nothing.db'}",
-           "COLUMNS": "300"}
-    p = subprocess.run([MLAUDIT, *args], capture_output=True, text=True, timeout=120,
-                       cwd=tmp_path, env=env)
+    env = {
+        **os.environ,
+        "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'nothing.db'}",
+        "COLUMNS": "300",
+    }
+    p = subprocess.run(
+        [MLAUDIT, *args], capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env
+    )
     assert p.returncode == 2
-    assert p.stderr == "mlaudit: error: --since '2999-01-01': in the future (no run has ended " \
-                       "after it yet)\n"
+    assert (
+        p.stderr == "mlaudit: error: --since '2999-01-01': in the future (no run has ended "
+        "after it yet)\n"
+    )
     assert list(tmp_path.iterdir()) == []
 
 
 def test_mlaudit_toml_with_both_forms_is_one_line_exit_2(tmp_path):
-    (tmp_path / "mlaudit.toml").write_text("[tool.mlaudit]\nfail_on = 'error'\n\n"
-                                           "[detectors.OP001]\nfactor = nan\n")
+    (tmp_path / "mlaudit.toml").write_text(
+        "[tool.mlaudit]\nfail_on = 'error'\n\n[detectors.OP001]\nfactor = nan\n"
+    )
     p = _run("logs", str(CASE), "--format", "json", cwd=tmp_path)
     assert p.returncode == 2 and p.stdout == ""
-    assert p.stderr.strip() == (f"mlaudit: error: {tmp_path / 'mlaudit.toml'}: has both "
-                                "[tool.mlaudit] and top-level keys (detectors); use one form")
+    assert p.stderr.strip() == (
+        f"mlaudit: error: {tmp_path / 'mlaudit.toml'}: has both "
+        "[tool.mlaudit] and top-level keys (detectors); use one form"
+    )
 
 
 def test_audit_formats_needs_no_path(tmp_path):
@@ -235,8 +310,9 @@ def test_help_texts_print_as_written(tmp_path):
     env = {**os.environ, "COLUMNS": "200"}
 
     def run(*args):
-        p = subprocess.run([MLAUDIT, *args], capture_output=True, text=True, timeout=120,
-                           cwd=tmp_path, env=env)
+        p = subprocess.run(
+            [MLAUDIT, *args], capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env
+        )
         assert p.returncode == 0, p.stderr
         return p.stdout
 

@@ -30,8 +30,12 @@ MLAUDIT = str(Path(sys.executable).parent / "mlaudit")
 
 def _reports():
     out = {}
-    for case in ("oom-in-evaluation", "fp16-true-nan-after-first-step", "overfit-small-data",
-                 "resume-counter-reset"):
+    for case in (
+        "oom-in-evaluation",
+        "fp16-true-nan-after-first-step",
+        "overfit-small-data",
+        "resume-counter-reset",
+    ):
         logs = sorted((CASES / case).glob("*.log"))
         out[case] = audit(load_logs(logs))
     labels = json.loads((DATA / "realworld" / "labels.json").read_text())
@@ -52,18 +56,25 @@ def test_within_budget_and_faithful_to_the_report(reports, budget):
     for name, rep in reports.items():
         c = compact_report(rep, budget)
         jsonschema.validate(c, COMPACT_SCHEMA)
-        assert len(json.dumps(c, separators=(",", ":"), ensure_ascii=False)) <= \
-            budget * CHARS_PER_TOKEN, name
+        assert (
+            len(json.dumps(c, separators=(",", ":"), ensure_ascii=False))
+            <= budget * CHARS_PER_TOKEN
+        ), name
         v = rep.verdict
         assert (c["verdict"], c["cause"], c["confidence"]) == (
-            v.outcome.value, v.cause.value, round(v.confidence, 2)), name
-        serious = sorted((f for f in rep.findings if f.severity.rank >= 1),
-                         key=lambda f: -f.severity.rank)
+            v.outcome.value,
+            v.cause.value,
+            round(v.confidence, 2),
+        ), name
+        serious = sorted(
+            (f for f in rep.findings if f.severity.rank >= 1), key=lambda f: -f.severity.rank
+        )
         # the most severe findings, in order, and a count of the rest
-        assert [e["code"] for e in c["evidence"]] == [f.code for f in serious][:len(c["evidence"])]
+        assert [e["code"] for e in c["evidence"]] == [f.code for f in serious][: len(c["evidence"])]
         assert len(c["evidence"]) + c["omitted"].get("findings", 0) == len(serious), name
-        assert len(c["next_actions"]) + c["omitted"].get("next_actions", 0) == \
-            len(rep.next_actions), name
+        assert len(c["next_actions"]) + c["omitted"].get("next_actions", 0) == len(
+            rep.next_actions
+        ), name
         if budget >= 400:  # room for the top finding and the first action
             assert not serious or c["evidence"], name
             assert not rep.next_actions or c["next_actions"], name
@@ -83,18 +94,34 @@ def test_log_evidence_is_cited_by_file_and_line(reports):
 def test_cli_compact_equals_the_json_report_compacted(tmp_path):
     log = CASES / "oom-in-evaluation" / "traceback.log"
     env = dict(os.environ, MLAUDIT_COMPACT_TOKENS="300")
-    full = subprocess.run([MLAUDIT, "logs", str(log), "-f", "json"], capture_output=True,
-                          text=True, timeout=120, env=env)
-    comp = subprocess.run([MLAUDIT, "logs", str(log), "-f", "compact"], capture_output=True,
-                          text=True, timeout=120, env=env)
+    full = subprocess.run(
+        [MLAUDIT, "logs", str(log), "-f", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    comp = subprocess.run(
+        [MLAUDIT, "logs", str(log), "-f", "compact"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert full.returncode in (0, 1) and comp.returncode == full.returncode, comp.stderr
     from mlaudit_core.report import AuditReport
 
     assert comp.stdout.count("\n") == 1 and len(comp.stdout.strip()) <= 300 * CHARS_PER_TOKEN
     assert json.loads(comp.stdout) == compact_report(
-        AuditReport.model_validate_json(full.stdout), 300)
-    bad = subprocess.run([MLAUDIT, "logs", str(log), "-f", "compact"], capture_output=True,
-                         text=True, timeout=120, env=dict(env, MLAUDIT_COMPACT_TOKENS="9"))
+        AuditReport.model_validate_json(full.stdout), 300
+    )
+    bad = subprocess.run(
+        [MLAUDIT, "logs", str(log), "-f", "compact"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(env, MLAUDIT_COMPACT_TOKENS="9"),
+    )
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
     assert "MLAUDIT_COMPACT_TOKENS='9'" in bad.stderr
 
@@ -110,17 +137,25 @@ def test_mcp_tools_give_the_compact_form_under_their_output_schema(tmp_path):
     log.write_bytes((CASES / "oom-in-evaluation" / "traceback.log").read_bytes())
     (root / "ts").mkdir()  # a real HF trainer_state.json of the labelled corpus
     (root / "ts" / "trainer_state.json").write_bytes(
-        (DATA / "realworld" / "runs" / "P4P4N1CK--whisper-large-v2-japanese-5k-steps"
-         / "trainer_state.json").read_bytes())
+        (
+            DATA
+            / "realworld"
+            / "runs"
+            / "P4P4N1CK--whisper-large-v2-japanese-5k-steps"
+            / "trainer_state.json"
+        ).read_bytes()
+    )
 
     async def main():
-        params = StdioServerParameters(command=MLAUDIT, args=["mcp", "--root", str(root)],
-                                       cwd=str(root), env=dict(os.environ))
+        params = StdioServerParameters(
+            command=MLAUDIT, args=["mcp", "--root", str(root)], cwd=str(root), env=dict(os.environ)
+        )
         async with Client(params) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            a = await client.call_tool("audit_logs", {"paths": ["case/traceback.log"],
-                                                      "format": "compact",
-                                                      "budget_tokens": 300})
+            a = await client.call_tool(
+                "audit_logs",
+                {"paths": ["case/traceback.log"], "format": "compact", "budget_tokens": 300},
+            )
             b = await client.call_tool("audit_path", {"path": "ts", "format": "compact"})
             b_full = await client.call_tool("audit_path", {"path": "ts"})
             full = await client.call_tool("audit_logs", {"paths": ["case/traceback.log"]})

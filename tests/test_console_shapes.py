@@ -20,7 +20,9 @@ from mlaudit_core.formats import load_path
 from mlaudit_core.formats.consolelog import parse_lines
 
 REPO = Path(__file__).parent.parent
-_SHARED = [p for p in (REPO.parent / "shared" / "realworld", Path("/work/shared/realworld")) if p.is_dir()]
+_SHARED = [
+    p for p in (REPO.parent / "shared" / "realworld", Path("/work/shared/realworld")) if p.is_dir()
+]
 WB = "runs/aorvieto--VerySimpleTransformer/wandb"
 
 
@@ -30,19 +32,37 @@ def _series(res, key):
 
 
 def test_space_separated_metric_lines_under_epoch_headers():
-    res = parse_lines(["- nr. of training examples 6250", "- nr. of test examples 6250",
-                       " epoch 0", '-- "test accuracy 0.739', " epoch 1", '-- "test accuracy 0.817',
-                       "=== Epoch 2 ===", "train loss 0.41", "test accuracy 0.83"])
-    assert set(res.metrics.keys) == {"test/accuracy", "train/loss"}, res.metrics.keys  # no 'examples'
+    res = parse_lines(
+        [
+            "- nr. of training examples 6250",
+            "- nr. of test examples 6250",
+            " epoch 0",
+            '-- "test accuracy 0.739',
+            " epoch 1",
+            '-- "test accuracy 0.817',
+            "=== Epoch 2 ===",
+            "train loss 0.41",
+            "test accuracy 0.83",
+        ]
+    )
+    assert set(res.metrics.keys) == {"test/accuracy", "train/loss"}, (
+        res.metrics.keys
+    )  # no 'examples'
     assert _series(res, "test/accuracy") == ([0, 1, 2], [0.739, 0.817, 0.83])
     assert _series(res, "train/loss") == ([2], [0.41])
     assert res.params.get("log.step_axis") == "epoch"
 
 
 def test_space_separated_pairs_on_one_line_and_prose_left_alone():
-    res = parse_lines(["Starting", "epoch 1 train loss 0.53 test accuracy 0.81",
-                       "epoch 2 train loss 0.43 test accuracy 0.85",
-                       "we used 4 GPUs and batch size 32", "loss went up 3 times"])
+    res = parse_lines(
+        [
+            "Starting",
+            "epoch 1 train loss 0.53 test accuracy 0.81",
+            "epoch 2 train loss 0.43 test accuracy 0.85",
+            "we used 4 GPUs and batch size 32",
+            "loss went up 3 times",
+        ]
+    )
     assert _series(res, "train/loss") == ([1, 2], [0.53, 0.43])
     assert _series(res, "test/accuracy") == ([1, 2], [0.81, 0.85])
     assert not [k for k in res.metrics.keys if "gpu" in k or "size" in k or "went" in k]
@@ -59,8 +79,12 @@ def test_final_state_bars_count_passes():
     bar = "100%|##########| 6250/6250 [05:02<00:00, 20.67it/s]"
     lines = []
     for e, acc in enumerate((0.7, 0.8, 0.75)):
-        lines += [f" epoch {e}", "", f"  0%|          | 0/6250\r 50%|#####     | 3125/6250\r{bar}\r{bar}",
-                  f'-- "test accuracy {acc}']
+        lines += [
+            f" epoch {e}",
+            "",
+            f"  0%|          | 0/6250\r 50%|#####     | 3125/6250\r{bar}\r{bar}",
+            f'-- "test accuracy {acc}',
+        ]
     res = parse_lines(lines)
     assert _series(res, "test/accuracy") == ([6250, 12500, 18750], [0.7, 0.8, 0.75])
     only_final = []
@@ -71,15 +95,24 @@ def test_final_state_bars_count_passes():
 
 
 @pytest.mark.skipif(not _SHARED, reason="shared/realworld is not beside this checkout")
-@pytest.mark.parametrize("run, expected", [
-    ("run-20230329_030534-dnevcmuk", [0.739, 0.817, 0.821, 0.839, 0.799, 0.833, 0.823, 0.815, 0.827, 0.536]),
-    ("run-20230329_045808-2brlp5wd", [0.5] * 10),
-])
+@pytest.mark.parametrize(
+    "run, expected",
+    [
+        (
+            "run-20230329_030534-dnevcmuk",
+            [0.739, 0.817, 0.821, 0.839, 0.799, 0.833, 0.823, 0.815, 0.827, 0.536],
+        ),
+        ("run-20230329_045808-2brlp5wd", [0.5] * 10),
+    ],
+)
 def test_wandb_output_log_per_epoch_accuracy(run, expected):
     """realworld wb01/wb02: the .wandb stops at step ~3,900 of 62,509; the per-epoch test
     accuracy exists only in files/output.log and covers all 10 epochs up to W&B's last _step."""
     _, r = load_path(_SHARED[0] / WB / run).runs[0]
-    steps, values = r.metrics.series("test/accuracy").steps.tolist(), r.metrics.series("test/accuracy").values
+    steps, values = (
+        r.metrics.series("test/accuracy").steps.tolist(),
+        r.metrics.series("test/accuracy").values,
+    )
     assert values.tolist() == expected
     assert steps == sorted(steps) and len(set(steps)) == 10
     assert 6000 <= steps[0] <= 6500 and steps[-1] == 62500  # W&B's summary says _step 62509
@@ -91,8 +124,10 @@ OWN = REPO / "tests" / "data" / "realworld"
 
 
 def _launch(lines_after: list[str], when: str) -> list[str]:
-    return [f"[{when}][__main__][INFO] - Starting job <cfg.seed=1>",
-            f"[{when}][__main__][INFO] - Instantiating model <Net>"] + lines_after
+    return [
+        f"[{when}][__main__][INFO] - Starting job <cfg.seed=1>",
+        f"[{when}][__main__][INFO] - Instantiating model <Net>",
+    ] + lines_after
 
 
 def _write(tmp_path, launches: list[list[str]]) -> Path:
@@ -101,39 +136,57 @@ def _write(tmp_path, launches: list[list[str]]) -> Path:
     return p
 
 
-TRACEBACK = ["Traceback (most recent call last):", '  File "train.py", line 3, in <module>',
-             "RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x10 and 20x5)"]
+TRACEBACK = [
+    "Traceback (most recent call last):",
+    '  File "train.py", line 3, in <module>',
+    "RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x10 and 20x5)",
+]
 
 
 def test_last_launch_is_the_run_and_earlier_tracebacks_are_history(tmp_path):
     from mlaudit_core.audit import audit
     from mlaudit_core.settings import Settings
 
-    first = _launch([f"step {i}: loss {2.0 - i / 100:.3f}" for i in range(1, 30)] + TRACEBACK,
-                    "2024-01-01 10:00:00,000")
-    second = _launch([f"step {i}: loss {2.0 / i:.4f}" for i in range(1, 101)] + ["Training done."],
-                     "2024-01-02 10:00:00,000")
+    first = _launch(
+        [f"step {i}: loss {2.0 - i / 100:.3f}" for i in range(1, 30)] + TRACEBACK,
+        "2024-01-01 10:00:00,000",
+    )
+    second = _launch(
+        [f"step {i}: loss {2.0 / i:.4f}" for i in range(1, 101)] + ["Training done."],
+        "2024-01-02 10:00:00,000",
+    )
     _, run = load_path(_write(tmp_path, [first, second])).runs[0]
     assert not any("Traceback" in cl.text for cl in run.console)
     assert run.console[0].lineno == len(first) + 1
     loss = run.metrics.series("train/loss")
-    assert loss.steps.tolist() == list(range(1, 101))  # the first launch's points are not this run's
+    assert loss.steps.tolist() == list(
+        range(1, 101)
+    )  # the first launch's points are not this run's
     assert run.params["log.launches"] == "2" and run.params["log.launches_with_traceback"] == "1"
-    assert any("2 launches" in n and "RuntimeError: mat1 and mat2" in n for n in run.notes), run.notes
+    assert any("2 launches" in n and "RuntimeError: mat1 and mat2" in n for n in run.notes), (
+        run.notes
+    )
     report = audit(run, Settings())
     assert report.verdict.outcome.value != "crashed", report.verdict
 
 
 def test_a_launch_that_resumes_keeps_the_curve_and_a_crash_in_the_last_launch_counts(tmp_path):
-    first = _launch([f"step {i}: loss {2.0 / i:.4f}" for i in range(1, 51)] + TRACEBACK, "2024-01-01 10:00:00,000")
+    first = _launch(
+        [f"step {i}: loss {2.0 / i:.4f}" for i in range(1, 51)] + TRACEBACK,
+        "2024-01-01 10:00:00,000",
+    )
     dead = _launch(TRACEBACK, "2024-01-01 11:00:00,000")  # crashed at start-up: no point
-    resumed = _launch([f"step {i}: loss {2.0 / i:.4f}" for i in range(41, 81)] + TRACEBACK,
-                      "2024-01-01 12:00:00,000")
+    resumed = _launch(
+        [f"step {i}: loss {2.0 / i:.4f}" for i in range(41, 81)] + TRACEBACK,
+        "2024-01-01 12:00:00,000",
+    )
     _, run = load_path(_write(tmp_path, [first, dead, resumed])).runs[0]
     steps = run.metrics.series("train/loss").steps.tolist()
     assert steps[0] == 1 and steps[-1] == 80  # resumed from step 40: the whole curve is the run
     assert any("resumes" in n for n in run.notes), run.notes
-    assert sum(cl.text.startswith("Traceback") for cl in run.console) == 1  # the last launch's own crash
+    assert (
+        sum(cl.text.startswith("Traceback") for cl in run.console) == 1
+    )  # the last launch's own crash
     assert run.params["log.launches"] == "3" and run.params["log.launches_with_traceback"] == "2"
 
 
@@ -157,7 +210,9 @@ def test_own_corpus_log07_ninety_launches():
     from mlaudit_core.settings import Settings
 
     _, run = load_path(OWN / "runs" / "AnudeepReddy-Katta--cifar10" / "train.log").runs[0]
-    assert run.params["log.launches"] == "90" and int(run.params["log.launches_with_traceback"]) >= 20
+    assert (
+        run.params["log.launches"] == "90" and int(run.params["log.launches_with_traceback"]) >= 20
+    )
     assert run.console and not any("Traceback" in cl.text for cl in run.console)
     assert "Starting testing!" in "\n".join(cl.text for cl in run.console)
     v = audit(run, Settings()).verdict
@@ -172,12 +227,18 @@ RW = REPO / "tests" / "data" / "realworld" / "runs"
 def test_epoch_header_with_of_and_message_on_the_next_line():
     """KevinZH3/Faster-R-CNN-for-VOC2007 logs/train.log (Python logging, the message on the line
     after its prefix): 'EPOCH 1 of 30' then 'EPOCH loss: 0.53'. Before: no metric at all."""
-    res = parse_lines(["2024-05-26 16:04:46 - INFO - task2_train_fasterrcnn.py - 65 - ", "EPOCH 1 of 30",
-                       "2024-05-26 16:25:29 - INFO - task2_train_fasterrcnn.py - 128 - ",
-                       "EPOCH loss: 0.535859936185811",
-                       "2024-05-26 16:25:35 - INFO - task2_train_fasterrcnn.py - 65 - ", "EPOCH 2 of 30",
-                       "2024-05-26 16:46:10 - INFO - task2_train_fasterrcnn.py - 128 - ",
-                       "EPOCH loss: 0.4816281531938906"])
+    res = parse_lines(
+        [
+            "2024-05-26 16:04:46 - INFO - task2_train_fasterrcnn.py - 65 - ",
+            "EPOCH 1 of 30",
+            "2024-05-26 16:25:29 - INFO - task2_train_fasterrcnn.py - 128 - ",
+            "EPOCH loss: 0.535859936185811",
+            "2024-05-26 16:25:35 - INFO - task2_train_fasterrcnn.py - 65 - ",
+            "EPOCH 2 of 30",
+            "2024-05-26 16:46:10 - INFO - task2_train_fasterrcnn.py - 128 - ",
+            "EPOCH loss: 0.4816281531938906",
+        ]
+    )
     assert _series(res, "train/loss") == ([1, 2], [0.535859936185811, 0.4816281531938906])
     assert res.facts["epochs"] == 30 and res.params["log.step_axis"] == "epoch"
 
@@ -185,28 +246,43 @@ def test_epoch_header_with_of_and_message_on_the_next_line():
 def test_faster_rcnn_log_reads_the_first_launch_and_audits_the_empty_last():
     """The real log holds 22 launches; the last printed no metric: the run is that launch,
     the notes say the 10 epochs of loss were read from an earlier one (not this run's)."""
-    (_, run), = load_path(RW / "KevinZH3--Faster-R-CNN-for-VOC2007-" / "logs" / "train.log").runs
+    ((_, run),) = load_path(RW / "KevinZH3--Faster-R-CNN-for-VOC2007-" / "logs" / "train.log").runs
     assert not run.metrics.keys
-    assert any("10 metric points" in n for n in run.notes) and any("printed no metric" in n for n in run.notes)
+    assert any("10 metric points" in n for n in run.notes) and any(
+        "printed no metric" in n for n in run.notes
+    )
 
 
 def test_epoch_and_batch_without_a_step_take_the_batch_as_step():
     """Barber0/LLM-pretrain train.log: 'ep: 0, batch: 20, time: 9.17, ntokens: 485.20/513, loss: 10.98'.
     Before: every line was taken for start-up configuration (no 'step' or 'epoch' word)."""
-    (_, run), = load_path(RW / "Barber0--LLM-pretrain" / "train.log").runs
+    ((_, run),) = load_path(RW / "Barber0--LLM-pretrain" / "train.log").runs
     loss = run.metrics.series("train/loss")
-    assert loss.steps.tolist() == list(range(20, 261, 20)) and loss.values[0] == pytest.approx(10.984375)
+    assert loss.steps.tolist() == list(range(20, 261, 20)) and loss.values[0] == pytest.approx(
+        10.984375
+    )
     assert run.params["log.step_axis"] == "batch" and "ntokens" not in run.params
-    res = parse_lines(["ep: 0, batch: 100, loss: 3.0", "ep: 0, batch: 200, loss: 2.0",
-                       "ep: 1, batch: 100, loss: 1.5", "ep: 1, batch: 200, loss: 1.2"])
-    assert _series(res, "train/loss")[0] == [100, 200, 300, 400]  # the next epoch goes on, never back
+    res = parse_lines(
+        [
+            "ep: 0, batch: 100, loss: 3.0",
+            "ep: 0, batch: 200, loss: 2.0",
+            "ep: 1, batch: 100, loss: 1.5",
+            "ep: 1, batch: 200, loss: 1.2",
+        ]
+    )
+    assert _series(res, "train/loss")[0] == [
+        100,
+        200,
+        300,
+        400,
+    ]  # the next epoch goes on, never back
 
 
 def test_yolox_loguru_lines_and_last_launch():
     """Duke-Rodriguez-Rudolph/yolox-chepai train_log.txt: 14 launches appended; the last trains
     epochs 1-300 of 47 iterations. Before: no metric (loguru's 'module:function:line - ' prefix
     and 'epoch: e/E, iter: i/N' had no reading)."""
-    (_, run), = load_path(RW / "Duke-Rodriguez-Rudolph--yolox-chepai" / "train_log.txt").runs
+    ((_, run),) = load_path(RW / "Duke-Rodriguez-Rudolph--yolox-chepai" / "train_log.txt").runs
     loss = run.metrics.series("train/loss")
     assert run.params["log.steps_per_epoch"] == "47"
     assert loss.steps[0] == 10 and loss.steps[-1] == 299 * 47 + 40
@@ -218,7 +294,9 @@ def test_hf_console_two_trainings_in_one_script_keeps_the_last():
     a masked-LM training (3 epochs), then a classifier trained from it (10 epochs). Each Trainer.train()
     closes with its summary dict; the next training's dicts are numbered from 1 again, so the file
     splits and the last training is audited. Before: 'Map' bars gave every point step 8716."""
-    (_, run), = load_path(RW / "EshaUbale--Language-Modeling-with-Huggiingface" / "train_log.txt").runs
+    ((_, run),) = load_path(
+        RW / "EshaUbale--Language-Modeling-with-Huggiingface" / "train_log.txt"
+    ).runs
     loss = run.metrics.series("train/loss")
     assert loss.steps.tolist() == [1, 2, 3, 4] and loss.values[0] == pytest.approx(0.1373)
     val = run.metrics.series("val/loss")

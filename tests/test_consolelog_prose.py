@@ -5,11 +5,14 @@ ca02f61) for vocabulary names. A warning or a sentence that happens to hold such
 by a number (``the loss 10 times higher``, ``accuracy 0 classes were never predicted``) is not a
 metric: before the fix these lines added a 1e9 loss spike and an accuracy of 99 to the run.
 """
+
 from __future__ import annotations
 
 from mlaudit_core.formats.consolelog import load_logs
 
-TRAINING = [f"Epoch {e} loss {2.3 - 0.15 * e:.2f} accuracy {0.1 + 0.07 * e:.2f}" for e in range(1, 11)]
+TRAINING = [
+    f"Epoch {e} loss {2.3 - 0.15 * e:.2f} accuracy {0.1 + 0.07 * e:.2f}" for e in range(1, 11)
+]
 PROSE = [
     "Note: the loss 10 times higher than expected may indicate a bug",
     "warning: accuracy 0 classes were never predicted",
@@ -41,8 +44,12 @@ def test_prose_lines_between_epochs_add_no_points(tmp_path):
 def test_spaced_values_with_a_unit_word_are_still_read(tmp_path):
     """nanoGPT's ``iter 10: loss 4.6810 BPC, time 52.57ms`` keeps its loss (a unit, not prose)."""
     log = tmp_path / "train.log"
-    log.write_text("".join(f"iter {i * 10}: loss {5 - 0.1 * i:.4f} BPC, time 52.57ms, mfu 7.09%\n"
-                           for i in range(8)))
+    log.write_text(
+        "".join(
+            f"iter {i * 10}: loss {5 - 0.1 * i:.4f} BPC, time 52.57ms, mfu 7.09%\n"
+            for i in range(8)
+        )
+    )
     run = load_logs([log])
     assert _values(run, "train/loss") == [round(5 - 0.1 * i, 4) for i in range(8)]
 
@@ -75,8 +82,13 @@ def test_figures_written_before_their_names_are_read(tmp_path):
     f5b1-19): after the colon each comma-separated item is a figure then its name; read when the name is
     in the metric vocabulary, with the epoch as the step."""
     log = tmp_path / "train.out"
-    log.write_text("".join(f"Epoch {e} @ 10:{27 + e} PM : {0.98 - 0.01 * e:.4f} C.E. Loss, {94 + e:.2f}% Accuracy\n"
-                           for e in range(6)) + "Save Checkpoint 3, 12 samples\n")
+    log.write_text(
+        "".join(
+            f"Epoch {e} @ 10:{27 + e} PM : {0.98 - 0.01 * e:.4f} C.E. Loss, {94 + e:.2f}% Accuracy\n"
+            for e in range(6)
+        )
+        + "Save Checkpoint 3, 12 samples\n"
+    )
     run = load_logs([log])
     assert _values(run, "train/loss") == [round(0.98 - 0.01 * e, 4) for e in range(6)]
     assert _values(run, "train/accuracy") == [round((94 + e) / 100, 4) for e in range(6)]

@@ -32,18 +32,28 @@ REPO = Path(__file__).resolve().parents[1]
 def simple_run(**kw) -> RunData:
     steps = np.arange(1, 201)
     loss = 2.3 * np.exp(-steps / 50) + 0.1
-    return RunData(RunIdentity("test", "r1", kw.pop("name", "r1")), status=RunStatus.FINISHED,
-                   metrics=MetricTable(["train/loss"] * 200, steps, loss), **kw)
+    return RunData(
+        RunIdentity("test", "r1", kw.pop("name", "r1")),
+        status=RunStatus.FINISHED,
+        metrics=MetricTable(["train/loss"] * 200, steps, loss),
+        **kw,
+    )
 
 
-@pytest.mark.parametrize("text,needle", [
-    ('[tool.mlaudit]\nselect = ["ZZ9"]\n', "select: unknown detector code or prefix 'ZZ9'"),
-    ('[tool.mlaudit.detectors.OP001]\nfactor = "big"\n', "[tool.mlaudit.detectors.OP001] factor"),
-    ('[tool.mlaudit.detectors.OP001]\nfactr = 3\n', "factr"),
-    ('[tool.mlaudit.aliases]\ntrain_los = ["x"]\n', "unknown role"),
-    ('[tool.mlaudit]\nselct = []\n', "selct"),
-    ("not toml = = =", "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        ('[tool.mlaudit]\nselect = ["ZZ9"]\n', "select: unknown detector code or prefix 'ZZ9'"),
+        (
+            '[tool.mlaudit.detectors.OP001]\nfactor = "big"\n',
+            "[tool.mlaudit.detectors.OP001] factor",
+        ),
+        ("[tool.mlaudit.detectors.OP001]\nfactr = 3\n", "factr"),
+        ('[tool.mlaudit.aliases]\ntrain_los = ["x"]\n', "unknown role"),
+        ("[tool.mlaudit]\nselct = []\n", "selct"),
+        ("not toml = = =", "not valid TOML"),
+    ],
+)
 def test_bad_settings_name_file_and_key(tmp_path, text, needle):
     f = tmp_path / "mlaudit.toml"
     f.write_text(text)
@@ -58,11 +68,14 @@ def test_bad_settings_name_file_and_key(tmp_path, text, needle):
 def test_settings_found_in_pyproject_and_applied(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "x"\n[tool.mlaudit]\nignore = ["MI"]\n[tool.mlaudit.aliases]\n'
-        'train_loss = ["objective"]\n')
+        'train_loss = ["objective"]\n'
+    )
     s = load_settings(start=tmp_path)
     assert s.ignore == ["MI"] and not s.is_selected("MI001") and s.is_selected("OP001")
-    run = RunData(RunIdentity("t", "x"), metrics=MetricTable(["objective"] * 50, np.arange(50),
-                                                                np.linspace(2.3, 2.2, 50)))
+    run = RunData(
+        RunIdentity("t", "x"),
+        metrics=MetricTable(["objective"] * 50, np.arange(50), np.linspace(2.3, 2.2, 50)),
+    )
     rep = audit(run, s)
     assert rep.verdict.outcome.value == "underfit"  # the alias found the series
     assert not [f for f in rep.findings if f.code.startswith("MI")]
@@ -75,14 +88,19 @@ def test_secrets_redacted_everywhere():
     run = simple_run(params={"api_key": "abc123secret", "lr": "0.1"})
     from mlaudit_core import ConsoleLine
 
-    run.console = [ConsoleLine("console.log", 1, "Traceback (most recent call last):"),
-                   ConsoleLine("console.log", 2, '  File "t.py", line 1, in train'),
-                   ConsoleLine("console.log", 3, f"ValueError: bad header Authorization: Bearer {token}")]
+    run.console = [
+        ConsoleLine("console.log", 1, "Traceback (most recent call last):"),
+        ConsoleLine("console.log", 2, '  File "t.py", line 1, in train'),
+        ConsoleLine("console.log", 3, f"ValueError: bad header Authorization: Bearer {token}"),
+    ]
     rep = audit(run)
     text = render_json(rep) + render_markdown(rep)
     assert token not in text and REDACTED in text
     assert redact_text(f"url https://user:hunter2@host/x token={token}").count(REDACTED) == 2
-    assert redact_text("WANDB_API_KEY=0123456789abcdef0123456789abcdef01234567") == f"WANDB_API_KEY={REDACTED}"
+    assert (
+        redact_text("WANDB_API_KEY=0123456789abcdef0123456789abcdef01234567")
+        == f"WANDB_API_KEY={REDACTED}"
+    )
     assert redact_text("max_tokens=512 loss=0.3") == "max_tokens=512 loss=0.3"
 
 
@@ -107,20 +125,27 @@ def test_erroring_detector_is_recorded_and_audit_goes_on():
 def test_report_validates_against_published_schema():
     jsonschema = pytest.importorskip("jsonschema")
     published = json.loads((REPO / "docs/schema/report.schema.json").read_text())
-    assert published == json.loads(json.dumps(report_json_schema())), \
+    assert published == json.loads(json.dumps(report_json_schema())), (
         "docs/schema/report.schema.json is stale: run `mlaudit schema --out docs/schema/report.schema.json`"
+    )
     jsonschema.validate(json.loads(render_json(audit(simple_run()))), published)
 
 
 def test_detector_reference_is_generated_from_the_detectors():
     from mlaudit.cli.cmd_rules import rules_markdown
 
-    assert (REPO / "docs/detectors.md").read_text() == rules_markdown(), \
+    assert (REPO / "docs/detectors.md").read_text() == rules_markdown(), (
         "docs/detectors.md is stale: run `mlaudit rules --format markdown > docs/detectors.md`"
+    )
     for code, cls in registry().items():
         doc = cls.doc()
-        assert "Threshold" in doc or cls.family in ("instrumentation",) or "Params" not in dir(cls) \
-            or not cls.param_table() or "threshold" in doc.lower(), f"{code} docstring names no threshold source"
+        assert (
+            "Threshold" in doc
+            or cls.family in ("instrumentation",)
+            or "Params" not in dir(cls)
+            or not cls.param_table()
+            or "threshold" in doc.lower()
+        ), f"{code} docstring names no threshold source"
 
 
 def test_description_section_merge_keeps_user_text():
@@ -156,8 +181,9 @@ def test_unwritable_out_and_bad_fail_on_are_one_line_errors(tmp_path):
         w.add_scalar("train/loss", 1.0 / i, int(i))
     w.close()
     (tmp_path / "r.json").mkdir()  # a directory where the report should go
-    res = CliRunner().invoke(app, ["tensorboard", str(tmp_path / "tb"), "--no-write", "--out",
-                                   str(tmp_path / "r.json")])
+    res = CliRunner().invoke(
+        app, ["tensorboard", str(tmp_path / "tb"), "--no-write", "--out", str(tmp_path / "r.json")]
+    )
     assert res.exit_code == 2 and "cannot write the report" in res.output
     (tmp_path / "mlaudit.toml").write_text('fail_on = "sometimes"\n')
     with pytest.raises(SettingsError, match="fail_on"):

@@ -19,14 +19,28 @@ pytest.importorskip("sklearn")
 REPO = Path(__file__).resolve().parents[1]
 # The classes whose fault is a mechanism of the generator (divergence, overfit and underfit are
 # hyper-parameter choices; the benchmark covers them).
-CLASSES = ["healthy", "benign_spike", "nan_bad_batch", "starved", "throughput_degradation",
-           "reset_counter", "shuffled_labels", "eval_heavy", "oom_crash"]
+CLASSES = [
+    "healthy",
+    "benign_spike",
+    "nan_bad_batch",
+    "starved",
+    "throughput_degradation",
+    "reset_counter",
+    "shuffled_labels",
+    "eval_heavy",
+    "oom_crash",
+]
 EXPECTED = {  # class -> (corpus.expected_outcome, corpus.expected_cause), as issue #4 labels them
-    "healthy": ("succeeded", "healthy"), "benign_spike": ("succeeded", "healthy"),
-    "divergence": ("diverged", "model_convergence"), "nan_bad_batch": ("crashed,diverged", "data_config"),
-    "underfit": ("plateaued,underfit", "model_convergence"), "starved": ("slow", "infra_runtime"),
-    "throughput_degradation": ("slow", "infra_runtime"), "reset_counter": ("*", "correctness_bug"),
-    "shuffled_labels": ("overfit,plateaued,underfit", "data_config"), "eval_heavy": ("slow", "infra_runtime"),
+    "healthy": ("succeeded", "healthy"),
+    "benign_spike": ("succeeded", "healthy"),
+    "divergence": ("diverged", "model_convergence"),
+    "nan_bad_batch": ("crashed,diverged", "data_config"),
+    "underfit": ("plateaued,underfit", "model_convergence"),
+    "starved": ("slow", "infra_runtime"),
+    "throughput_degradation": ("slow", "infra_runtime"),
+    "reset_counter": ("*", "correctness_bug"),
+    "shuffled_labels": ("overfit,plateaued,underfit", "data_config"),
+    "eval_heavy": ("slow", "infra_runtime"),
     "oom_crash": ("crashed", "infra_runtime"),
 }
 
@@ -41,10 +55,14 @@ class Logged:
         self.status = run.info.status
         self.hist = {}
         for key in run.data.metrics:
-            pts = sorted(client.get_metric_history(run.info.run_id, key), key=lambda m: (m.timestamp, m.step))
+            pts = sorted(
+                client.get_metric_history(run.info.run_id, key), key=lambda m: (m.timestamp, m.step)
+            )
             self.hist[key] = pts
         with tempfile.TemporaryDirectory() as tmp:
-            self.console = Path(client.download_artifacts(run.info.run_id, "console.log", tmp)).read_text()
+            self.console = Path(
+                client.download_artifacts(run.info.run_id, "console.log", tmp)
+            ).read_text()
 
     def values(self, key: str) -> np.ndarray:
         return np.array([m.value for m in self.hist[key]], dtype=float)
@@ -59,9 +77,26 @@ class Logged:
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     out = tmp_path_factory.mktemp("corpus")
-    proc = subprocess.run([sys.executable, "-m", "examples.corpus.generate", "--out", str(out),
-                           "--seeds", "1", "--scale", "0.3", "--classes", ",".join(CLASSES)],
-                          cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "examples.corpus.generate",
+            "--out",
+            str(out),
+            "--seeds",
+            "1",
+            "--scale",
+            "0.3",
+            "--classes",
+            ",".join(CLASSES),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     client = mlflow.MlflowClient(f"sqlite:///{out / 'mlflow.db'}")
     exp = client.get_experiment_by_name("mlaudit-corpus")
@@ -79,18 +114,33 @@ def one(corpus, cls: str) -> Logged:
 def test_every_class_generated_with_its_labels(corpus):
     runs = corpus["runs"]
     assert sorted(runs) == sorted(CLASSES)
-    assert len(runs["healthy"]) == 2  # two variants per seed: the false-alarm rate needs healthy runs
+    assert (
+        len(runs["healthy"]) == 2
+    )  # two variants per seed: the false-alarm rate needs healthy runs
     families = set()
     for cls, logged in runs.items():
         for lg in logged:
-            assert (lg.tags["corpus.expected_outcome"], lg.tags["corpus.expected_cause"]) == EXPECTED[cls]
+            assert (
+                lg.tags["corpus.expected_outcome"],
+                lg.tags["corpus.expected_cause"],
+            ) == EXPECTED[cls]
             assert lg.tags["corpus.seed"] == "0"
             families.add(lg.tags["corpus.variant"].split("/")[0])
-            for key in ("train/loss", "train/lr", "train/grad_norm", "perf/step_time", "perf/data_time",
-                        "perf/throughput", "val/loss", "val/accuracy"):
+            for key in (
+                "train/loss",
+                "train/lr",
+                "train/grad_norm",
+                "perf/step_time",
+                "perf/data_time",
+                "perf/throughput",
+                "val/loss",
+                "val/accuracy",
+            ):
                 assert key in lg.hist, (cls, key)
             assert "num_classes" in lg.params
-            assert "corpus" not in " ".join(lg.params)  # the labels are tags, never hyper-parameters
+            assert "corpus" not in " ".join(
+                lg.params
+            )  # the labels are tags, never hyper-parameters
     assert families == {"mlp", "rff"}
     assert (corpus["out"] / "manifest.json").exists()
 
@@ -108,9 +158,9 @@ def test_benign_spike_spikes_then_recovers(corpus):
     lg = one(corpus, "benign_spike")
     loss, steps = lg.values("train/loss"), lg.steps("train/loss")
     i = int(np.argmax(loss))
-    assert loss[i] > 10 * np.median(loss[max(0, i - 10):i])  # the corrupted batch
+    assert loss[i] > 10 * np.median(loss[max(0, i - 10) : i])  # the corrupted batch
     assert 0.3 * len(loss) < i < 0.5 * len(loss)
-    assert np.median(loss[-10:]) < 3 * np.median(loss[i - 10:i])  # recovered
+    assert np.median(loss[-10:]) < 3 * np.median(loss[i - 10 : i])  # recovered
     assert lg.status == "FINISHED" and np.isfinite(loss).all()
     assert steps[i] == int(int(lg.params["steps"]) * 0.4)
 
@@ -149,7 +199,7 @@ def test_reset_counter_restarts_steps_in_the_same_run(corpus):
     assert "resuming run from checkpoint" in lg.console
     # weights were restored: the loss right after the reset is far below the initial loss
     loss = lg.values("train/loss")
-    assert np.median(loss[drops[0] + 1:drops[0] + 6]) < 0.5 * np.median(loss[:5])
+    assert np.median(loss[drops[0] + 1 : drops[0] + 6]) < 0.5 * np.median(loss[:5])
 
 
 def test_shuffled_labels_stay_at_chance(corpus):
@@ -179,9 +229,21 @@ def test_oom_crash_prints_the_cuda_traceback(corpus):
 
 
 def test_generate_refuses_a_used_directory(corpus):
-    proc = subprocess.run([sys.executable, "examples/corpus/generate.py", "--out", str(corpus["out"]),
-                           "--classes", "healthy"], cwd=REPO, capture_output=True, text=True, timeout=120,
-                          check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "examples/corpus/generate.py",
+            "--out",
+            str(corpus["out"]),
+            "--classes",
+            "healthy",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 2
     err = proc.stderr.strip().splitlines()
     assert len(err) == 1 and "already holds a corpus" in err[0]

@@ -100,15 +100,20 @@ def test_demo_prints_direct_ui_links_that_match_the_store_and_the_ui_routes(demo
     assert unquote(flt) == NOT_SUCCEEDED
     bad = client.search_runs([exp.experiment_id], filter_string=NOT_SUCCEEDED)
     assert {r.data.tags["regime"] for r in bad} == set(EXPECTED) - {"healthy"}
-    diverged = client.search_runs([exp.experiment_id],
-                                  filter_string="tags.`mlaudit.verdict` = 'diverged'")
+    diverged = client.search_runs(
+        [exp.experiment_id], filter_string="tags.`mlaudit.verdict` = 'diverged'"
+    )
     assert [r.data.tags["regime"] for r in diverged] == ["high_lr"]
     assert "Columns > Tags > tick mlaudit.verdict" in output
 
     bundle = Path(mlflow.__file__).parent / "server" / "js" / "build" / "static" / "js"
     text = "".join(p.read_text(errors="ignore") for p in bundle.glob("*.js"))
-    for route in ('"/experiments/:experimentId/runs"', '"/experiments/:experimentId/runs/:runUuid"',
-                  '"searchFilter"', '"custom_model_development"'):
+    for route in (
+        '"/experiments/:experimentId/runs"',
+        '"/experiments/:experimentId/runs/:runUuid"',
+        '"searchFilter"',
+        '"custom_model_development"',
+    ):
         assert route in text, route
 
 

@@ -21,7 +21,9 @@ CASES = REPO / "tests" / "data" / "cases"
 
 
 def _load_eval():
-    spec = importlib.util.spec_from_file_location("diagnosis_eval", REPO / "benchmarks" / "diagnosis_eval.py")
+    spec = importlib.util.spec_from_file_location(
+        "diagnosis_eval", REPO / "benchmarks" / "diagnosis_eval.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     sys.modules["diagnosis_eval"] = mod  # dataclasses look their module up
     spec.loader.exec_module(mod)
@@ -45,12 +47,31 @@ def test_diagnosis_eval_toy_size_prints_per_corpus_figures(tmp_path, capsys):
     for name in ("overfit-small-data", "oom-in-evaluation"):
         shutil.copytree(CASES / name, cases / name)
     out = tmp_path / "eval.json"
-    code = ev.main(["--only", "own,cases", "--own", str(own), "--cases", str(cases), "--json", str(out), "--quiet"])
+    code = ev.main(
+        [
+            "--only",
+            "own,cases",
+            "--own",
+            str(own),
+            "--cases",
+            str(cases),
+            "--json",
+            str(out),
+            "--quiet",
+        ]
+    )
     assert code == 0
     text = capsys.readouterr().out
     assert "== corpus own: 3 artifacts" in text and "== corpus cases: 2 artifacts" in text
-    for line in ("outcome right", "cause right", "both right", "abstentions", "false alarms on healthy runs",
-                 "reliability (judged verdicts)", "expected calibration error"):
+    for line in (
+        "outcome right",
+        "cause right",
+        "both right",
+        "abstentions",
+        "false alarms on healthy runs",
+        "reliability (judged verdicts)",
+        "expected calibration error",
+    ):
         assert text.count(line) >= 2, line
     data = json.loads(out.read_text())
     assert set(data) == {"own", "cases"}  # never pooled

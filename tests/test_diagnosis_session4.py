@@ -10,6 +10,7 @@ made by the real library (tests/data/frameworks); each test fails on the code be
 - A diverged run's action names "the last good checkpoint" only when the run records one (a save
   interval in its params or a checkpoint-save console line).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -40,11 +41,18 @@ def test_validation_step_series_does_not_replace_the_epoch_value():
     assert rep.verdict.outcome is Outcome.SUCCEEDED, rep.verdict.summary
 
 
-@pytest.mark.parametrize("params", [{"log.steps_per_epoch": "1677"}, {"log.step_axis": "train_log_dict",
-                                                                      "log.steps_per_epoch": "1677"}])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"log.steps_per_epoch": "1677"},
+        {"log.step_axis": "train_log_dict", "log.steps_per_epoch": "1677"},
+    ],
+)
 def test_li003_no_reset_when_step_and_epoch_advance_together(params):
     run = _run(OWN / "Ishihara-Masabumi--Llama_SFT/train_log.txt")
-    run.params.update(params)  # what a console reader reported for this log (the tqdm total, 3 epochs)
+    run.params.update(
+        params
+    )  # what a console reader reported for this log (the tqdm total, 3 epochs)
     rep = audit(run)
     assert not [f for f in rep.findings if f.code == "LI003"], [f.message for f in rep.findings]
     assert rep.verdict.outcome is Outcome.SUCCEEDED, rep.verdict.summary
@@ -53,13 +61,18 @@ def test_li003_no_reset_when_step_and_epoch_advance_together(params):
 def test_checkpoint_is_named_only_when_the_run_records_one():
     from mlaudit_core.verdict.narrative import _checkpoint_recorded, blowup
 
-    with_saves = _run(OWN / "ChenZihua-cn--nanoGPT/train.log")  # prints 'saving checkpoint to out-kirin'
+    with_saves = _run(
+        OWN / "ChenZihua-cn--nanoGPT/train.log"
+    )  # prints 'saving checkpoint to out-kirin'
     assert _checkpoint_recorded(with_saves, blowup(with_saves))
-    no_saves = _run(FRAMEWORKS / "torch_tb" / "lr50")  # torch.utils.tensorboard, no checkpoint written
+    no_saves = _run(
+        FRAMEWORKS / "torch_tb" / "lr50"
+    )  # torch.utils.tensorboard, no checkpoint written
     assert not _checkpoint_recorded(no_saves, blowup(no_saves))
     rep = audit(no_saves)
-    assert not any("last good checkpoint" in a.action for a in rep.next_actions), \
-        [a.action for a in rep.next_actions]
+    assert not any("last good checkpoint" in a.action for a in rep.next_actions), [
+        a.action for a in rep.next_actions
+    ]
 
 
 def test_a_python_warning_naming_gradscaler_is_not_precision_evidence():
@@ -72,10 +85,17 @@ def test_a_python_warning_naming_gradscaler_is_not_precision_evidence():
     rep = audit(run)
     assert precision_evidence(run, rep.findings) == []
     assert rep.verdict.outcome is Outcome.DIVERGED
-    assert not any("precision" in a.action.lower() for a in rep.next_actions), [a.action for a in rep.next_actions]
+    assert not any("precision" in a.action.lower() for a in rep.next_actions), [
+        a.action for a in rep.next_actions
+    ]
     # a console line that states the setting still counts
     from mlaudit_core.rundata import ConsoleLine
-    run.console.append(ConsoleLine(source="train.log", lineno=9999, text="Using 16bit Automatic Mixed Precision (AMP)"))
+
+    run.console.append(
+        ConsoleLine(
+            source="train.log", lineno=9999, text="Using 16bit Automatic Mixed Precision (AMP)"
+        )
+    )
     assert precision_evidence(run, rep.findings)
 
 
@@ -105,7 +125,9 @@ def test_a_relaunch_resumed_from_an_earlier_checkpoint_is_not_a_correctness_bug(
     run = _run(OWN / "CloneNOX--Bi-LSTM-CN-Language-model/train_log.txt")
     rep = audit(run)
     li = [f for f in rep.findings if f.code == "LI002"]
-    assert li and li[0].facts.get("rewound") and li[0].severity.value == "warning", [f.message for f in li]
+    assert li and li[0].facts.get("rewound") and li[0].severity.value == "warning", [
+        f.message for f in li
+    ]
     assert rep.verdict.cause.value != "correctness_bug", rep.verdict.summary
     assert rep.verdict.outcome in (Outcome.SUCCEEDED, Outcome.PLATEAUED), rep.verdict.summary
 
@@ -116,8 +138,12 @@ def test_a_run_that_ends_inside_its_warmup_without_a_planned_length_is_not_succe
     is logged: whether it finished or stopped at its start is not in the data, so not 'succeeded'."""
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
     store = OWN / "GhadeerElmkaiel--SegFormer/mlruns"
-    runs = [r for where, r in load_path(store).runs if "3c7adce791d244d8bf5779f654f8e2e8" in where
-            or r.identity.id == "3c7adce791d244d8bf5779f654f8e2e8"]
+    runs = [
+        r
+        for where, r in load_path(store).runs
+        if "3c7adce791d244d8bf5779f654f8e2e8" in where
+        or r.identity.id == "3c7adce791d244d8bf5779f654f8e2e8"
+    ]
     assert runs, "run 3c7adce7 not read from the store"
     rep = audit(runs[0])
     assert rep.verdict.outcome is Outcome.UNKNOWN, rep.verdict.summary
@@ -139,7 +165,9 @@ def test_task_metrics_still_zero_in_a_run_stopped_in_its_warmup_are_not_a_label_
     """own csv34: YOLOv8n results.csv + args.yaml (epochs 50) with 3 epochs, all inside the 3-epoch
     warmup, precision/recall/mAP 0 at each: a detector's first epochs, cut short; not underfit/data."""
     rep = audit(_run(OWN / "4rtur1t0--TrashYolo/runs/detect/train2/results.csv"))
-    assert rep.verdict.outcome in (Outcome.CRASHED, Outcome.RUNNING, Outcome.UNKNOWN), rep.verdict.summary
+    assert rep.verdict.outcome in (Outcome.CRASHED, Outcome.RUNNING, Outcome.UNKNOWN), (
+        rep.verdict.summary
+    )
     assert rep.verdict.cause.value != "data_config", rep.verdict.summary
 
 

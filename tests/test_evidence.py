@@ -21,8 +21,9 @@ MLAUDIT = str(Path(sys.executable).parent / "mlaudit")
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([MLAUDIT, *args], cwd=cwd, capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ))
+    return subprocess.run(
+        [MLAUDIT, *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=dict(os.environ)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +54,10 @@ def test_every_item_cites_its_file_and_line(job):
             assert log_lines[item["line"] - 1].strip() == item["text"].strip(), item
             if kind != "metric_lines":  # metric lines come without a window (there are many)
                 assert any(c.startswith(f"{item['line']}: ") for c in item["context"])
-    assert any("FAILED" in x["text"] and "test_loss_matches_golden" in x["text"]
-               for x in ev["failure_lines"])
+    assert any(
+        "FAILED" in x["text"] and "test_loss_matches_golden" in x["text"]
+        for x in ev["failure_lines"]
+    )
     assert any("PASSED" in x["text"] for x in ev["pass_lines"])
     outcomes = {t["test"].split("::")[-1]: t["outcome"] for t in ev["tests"]}
     assert outcomes["test_loss_matches_golden"] == "failed"
@@ -87,7 +90,9 @@ def test_recomputed_values_match_an_independent_recomputation(job):
     assert check["gate"]["file"] == "tests/test_train.py"
 
     # mlaudit ci decides on this same collection: its figures are the evidence's
-    rep = json.loads(run("ci", "--repo", str(repo), "--logs", str(log), "-f", "json", cwd=base).stdout)
+    rep = json.loads(
+        run("ci", "--repo", str(repo), "--logs", str(log), "-f", "json", cwd=base).stdout
+    )
     km = rep["key_metrics"]["loss"]
     assert km["max_rel"] == rec["max_rel"] and km["max_abs"] == rec["max_abs"]
 

@@ -17,8 +17,14 @@ pytest.importorskip("psutil")
 event_accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
 
 REGIME_NAMES = ["healthy", "high_lr", "overfit", "underfit", "starved"]
-PER_STEP = ["train/loss", "train/lr", "train/grad_norm",
-            "perf/step_time", "perf/data_time", "perf/throughput"]
+PER_STEP = [
+    "train/loss",
+    "train/lr",
+    "train/grad_norm",
+    "perf/step_time",
+    "perf/data_time",
+    "perf/throughput",
+]
 PER_EVAL = ["val/loss", "val/accuracy"]
 
 
@@ -79,8 +85,18 @@ def test_logging_contract(logged, name):
     data = run.run.data
     assert run.run.info.status == "FINISHED"
     assert data.tags["regime"] == name
-    for p in ("regime", "lr", "hidden", "batch_size", "epochs", "seed", "train_size",
-              "weight_decay", "optimizer", "warmup_steps"):
+    for p in (
+        "regime",
+        "lr",
+        "hidden",
+        "batch_size",
+        "epochs",
+        "seed",
+        "train_size",
+        "weight_decay",
+        "optimizer",
+        "warmup_steps",
+    ):
         assert p in data.params, p
     assert data.params["regime"] == name and data.params["seed"] == "0"
 
@@ -162,7 +178,7 @@ def test_overfit_val_loss_turns_up(logged):
     i_min = int(np.argmin(vl))
     assert steps[i_min] < 0.4 * steps[-1]  # minimum early ...
     assert vl[i_min] < 0.8 * vl[0]  # ... after a real decrease
-    late = vl[int(len(vl) * 2 / 3):]
+    late = vl[int(len(vl) * 2 / 3) :]
     assert late.min() > 1.3 * vl[i_min]  # ... then clearly higher for the last third
     assert vl[-1] > 1.3 * vl[i_min]
 
@@ -180,10 +196,12 @@ def test_underfit_barely_learns(logged):
 def test_starved_is_input_bound(logged):
     starved, healthy = logged["starved"], logged["healthy"]
     ratio = np.median(starved.values("perf/data_time")) / np.median(
-        starved.values("perf/step_time"))
+        starved.values("perf/step_time")
+    )
     assert ratio > 0.8
     h_ratio = np.median(healthy.values("perf/data_time")) / np.median(
-        healthy.values("perf/step_time"))
+        healthy.values("perf/step_time")
+    )
     assert h_ratio < 0.5
     # same model/optimizer as healthy, so it still converges
     assert starved.values("val/accuracy")[-1] >= 0.95

@@ -23,8 +23,8 @@ DOC = ROOT / "docs" / "extending.md"
 
 def _blocks() -> dict[str, str]:
     text = DOC.read_text()
-    section = text[text.index("## Add a tracker plugin, with its commands"):]
-    section = section[:section.index("\n## ", 5)] if "\n## " in section[5:] else section
+    section = text[text.index("## Add a tracker plugin, with its commands") :]
+    section = section[: section.index("\n## ", 5)] if "\n## " in section[5:] else section
     out = {}
     for lang, body in re.findall(r"```(toml|python)\n(.*?)```", section, re.DOTALL):
         first = body.splitlines()[0]
@@ -49,23 +49,42 @@ def test_the_walkthrough_plugin_adds_its_commands(tmp_path):
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mlaudit-jsonstore\nVersion: 0.1\n")
     eps = "\n".join(line for line in blocks["pyproject"].splitlines() if not line.startswith("#"))
-    (info / "entry_points.txt").write_text(eps.replace('"mlaudit.trackers"', "mlaudit.trackers")
-                                           .replace("[project.entry-points.", "[")
-                                           .replace('"', ""))
+    (info / "entry_points.txt").write_text(
+        eps.replace('"mlaudit.trackers"', "mlaudit.trackers")
+        .replace("[project.entry-points.", "[")
+        .replace('"', "")
+    )
     store = tmp_path / "store"
     store.mkdir()
     good = [2.0 * math.exp(-i / 25) + 0.1 + 0.01 * math.sin(i) for i in range(200)]
-    bad = [2.0 * math.exp(-i / 25) + 0.1 for i in range(80)] + [0.5 * math.exp(i / 6) for i in range(60)]
-    for ref, status, loss in (("good", "finished", good), ("bad", "finished", bad + ["nan"] * 5),
-                              ("busy", "running", good[:40])):
-        (store / f"{ref}.json").write_text(json.dumps({
-            "status": status, "ended": None if status == "running" else "2026-11-30T10:00:00+00:00",
-            "metrics": {"train/loss": loss}}))
+    bad = [2.0 * math.exp(-i / 25) + 0.1 for i in range(80)] + [
+        0.5 * math.exp(i / 6) for i in range(60)
+    ]
+    for ref, status, loss in (
+        ("good", "finished", good),
+        ("bad", "finished", bad + ["nan"] * 5),
+        ("busy", "running", good[:40]),
+    ):
+        (store / f"{ref}.json").write_text(
+            json.dumps(
+                {
+                    "status": status,
+                    "ended": None if status == "running" else "2026-11-30T10:00:00+00:00",
+                    "metrics": {"train/loss": loss},
+                }
+            )
+        )
     env = dict(os.environ, PYTHONPATH=str(dist), JSONSTORE=str(store), COLUMNS="200")
 
     def mlaudit(*args):
-        return subprocess.run([sys.executable, "-c", "from mlaudit.cli import main; main()", *args],
-                              capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+        return subprocess.run(
+            [sys.executable, "-c", "from mlaudit.cli import main; main()", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=300,
+        )
 
     r = mlaudit("--help")
     assert r.returncode == 0 and "jsonstore" in r.stdout, r.stdout + r.stderr
@@ -77,8 +96,10 @@ def test_the_walkthrough_plugin_adds_its_commands(tmp_path):
     assert r.returncode == 2 and r.stderr.strip().endswith("not found in " + str(store)), r.stderr
     r = mlaudit("watch", "jsonstore", "--once", "--since", "all", "--state", str(tmp_path / "w.db"))
     assert r.returncode == 0, r.stderr
-    tags = {ref: json.loads((store / f"{ref}.json").read_text()).get("tags", {})
-            for ref in ("good", "bad", "busy")}
+    tags = {
+        ref: json.loads((store / f"{ref}.json").read_text()).get("tags", {})
+        for ref in ("good", "bad", "busy")
+    }
     assert tags["bad"]["mlaudit.verdict"] == "diverged" and "mlaudit.verdict" in tags["good"]
     assert tags["busy"] == {}
     r = mlaudit("batch", "jsonstore", "--format", "json", "--state", str(tmp_path / "b.db"))
@@ -89,7 +110,7 @@ def test_the_walkthrough_plugin_adds_its_commands(tmp_path):
 
 # --- "Add a detector": one module and one case file --------------------------------------------
 
-_DETECTOR_RUN = r'''
+_DETECTOR_RUN = r"""
 import importlib.util, json, sys
 from pathlib import Path
 import yaml
@@ -118,13 +139,17 @@ for case in yaml.safe_load(cases.read_text())["cases"]:
         out["in_report"] = any(f.code == "OP099" for f in rep.findings)
         out["marked"] = [m.label for m in markers_from_findings(rep) if m.label.startswith("OP099")]
 print(json.dumps(out))
-'''
+"""
 
 
 def _detector_blocks() -> tuple[str, str]:
     text = DOC.read_text()
-    section = text[text.index("## Add a detector"):text.index("\n## ", text.index("## Add a detector") + 5)]
-    module = next(b for b in re.findall(r"```python\n(.*?)```", section, re.DOTALL) if "class " in b)
+    section = text[
+        text.index("## Add a detector") : text.index("\n## ", text.index("## Add a detector") + 5)
+    ]
+    module = next(
+        b for b in re.findall(r"```python\n(.*?)```", section, re.DOTALL) if "class " in b
+    )
     cases = next(b for b in re.findall(r"```yaml\n(.*?)```", section, re.DOTALL) if "cases:" in b)
     return module, cases
 
@@ -137,9 +162,20 @@ def test_the_detector_walkthrough_is_one_module_and_one_case_file(tmp_path):
     module, cases = _detector_blocks()
     (tmp_path / "OP099.py").write_text(module)
     (tmp_path / "OP099.yaml").write_text(cases)
-    r = subprocess.run([sys.executable, "-c", _DETECTOR_RUN, str(tmp_path / "OP099.py"),
-                        str(tmp_path / "OP099.yaml"), str(ROOT / "tests" / "detectors")],
-                       capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _DETECTOR_RUN,
+            str(tmp_path / "OP099.py"),
+            str(tmp_path / "OP099.yaml"),
+            str(ROOT / "tests" / "detectors"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["registered"] and out["doc"].startswith("Training loss is exactly constant")

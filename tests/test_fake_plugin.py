@@ -30,8 +30,14 @@ def _mlaudit(*args, store: Path, plugin: bool = True, cwd: Path | None = None):
     env.pop("PYTHONPATH", None)
     if plugin:
         env["PYTHONPATH"] = str(DIST)
-    return subprocess.run([sys.executable, "-c", "from mlaudit.cli import main; main()", *args],
-                          capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", "from mlaudit.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=300,
+    )
 
 
 @pytest.fixture()
@@ -39,14 +45,22 @@ def store(tmp_path):
     s = tmp_path / "store"
     s.mkdir()
     healthy = [2.0 * math.exp(-i / 25) + 0.1 + 0.01 * math.sin(i) for i in range(200)]
-    blowup = ([2.0 * math.exp(-i / 25) + 0.1 for i in range(80)]
-              + [0.5 * math.exp(i / 6) for i in range(60)] + ["nan"] * 10)
-    runs = {"healthy": ("finished", "2026-11-30T10:00:00+00:00", healthy),
-            "blowup": ("finished", "2026-11-30T11:00:00+00:00", blowup),
-            "live": ("running", None, healthy[:50])}
+    blowup = (
+        [2.0 * math.exp(-i / 25) + 0.1 for i in range(80)]
+        + [0.5 * math.exp(i / 6) for i in range(60)]
+        + ["nan"] * 10
+    )
+    runs = {
+        "healthy": ("finished", "2026-11-30T10:00:00+00:00", healthy),
+        "blowup": ("finished", "2026-11-30T11:00:00+00:00", blowup),
+        "live": ("running", None, healthy[:50]),
+    }
     for ref, (status, ended, loss) in runs.items():
-        (s / f"{ref}.json").write_text(json.dumps(
-            {"name": ref, "status": status, "ended": ended, "metrics": {"train/loss": loss}}))
+        (s / f"{ref}.json").write_text(
+            json.dumps(
+                {"name": ref, "status": status, "ended": ended, "metrics": {"train/loss": loss}}
+            )
+        )
     return s
 
 
@@ -62,10 +76,12 @@ def test_help_lists_the_plugin_commands_and_imports_no_sdk(store):
         r = _mlaudit(group, "--help", store=store)
         assert r.returncode == 0 and "fake " in r.stdout, (group, r.stdout, r.stderr)
     env = dict(os.environ, PYTHONPATH=str(DIST))
-    code = ("import sys\nfrom typer.testing import CliRunner\nfrom mlaudit.cli import app\n"
-            "assert CliRunner().invoke(app, ['--help']).exit_code == 0\n"
-            "print(sorted(m for m in ('mlflow', 'wandb', 'clearml', 'tensorboard') "
-            "if m in sys.modules))\n")
+    code = (
+        "import sys\nfrom typer.testing import CliRunner\nfrom mlaudit.cli import app\n"
+        "assert CliRunner().invoke(app, ['--help']).exit_code == 0\n"
+        "print(sorted(m for m in ('mlflow', 'wandb', 'clearml', 'tensorboard') "
+        "if m in sys.modules))\n"
+    )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert p.returncode == 0 and p.stdout.strip() == "[]", p.stdout + p.stderr
 
@@ -101,8 +117,9 @@ def test_watch_fake_audits_the_ended_runs_once(store, tmp_path):
 
 
 def test_batch_fake_audits_every_ended_run(store, tmp_path):
-    r = _mlaudit("batch", "fake", "--format", "csv", "--state", str(tmp_path / "b.sqlite"),
-                 store=store)
+    r = _mlaudit(
+        "batch", "fake", "--format", "csv", "--state", str(tmp_path / "b.sqlite"), store=store
+    )
     assert r.returncode == 0, r.stderr
     rows = {line.split(",")[0]: line.split(",") for line in r.stdout.strip().splitlines()[1:]}
     assert set(rows) == {"blowup", "healthy"}
@@ -122,15 +139,25 @@ def test_a_plugin_whose_commands_are_broken_warns_and_mlaudit_keeps_working(tmp_
     (tmp_path / "mlaudit_broken_cli.py").write_text(
         "class Missing:\n    name = 'missingcli'\n    cli = 'mlaudit_no_such_module:register'\n\n"
         "class Raising:\n    name = 'raisingcli'\n    cli = 'mlaudit_broken_cli:register'\n\n"
-        "def register(app):\n    raise RuntimeError('boom at registration')\n")
+        "def register(app):\n    raise RuntimeError('boom at registration')\n"
+    )
     info = tmp_path / "mlaudit_broken_cli-0.1.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mlaudit-broken-cli\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[mlaudit.trackers]\nmissingcli = mlaudit_broken_cli:Missing\n"
-                                           "raisingcli = mlaudit_broken_cli:Raising\n")
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: mlaudit-broken-cli\nVersion: 0.1\n"
+    )
+    (info / "entry_points.txt").write_text(
+        "[mlaudit.trackers]\nmissingcli = mlaudit_broken_cli:Missing\n"
+        "raisingcli = mlaudit_broken_cli:Raising\n"
+    )
     env = dict(os.environ, PYTHONPATH=str(tmp_path), COLUMNS="200")
-    r = subprocess.run([sys.executable, "-c", "from mlaudit.cli import main; main()", "rules",
-                        "--format", "json"], capture_output=True, text=True, env=env, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-c", "from mlaudit.cli import main; main()", "rules", "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert r.returncode == 0 and '"OP001"' in r.stdout, r.stderr
     assert "'missingcli': its commands failed to load" in r.stderr, r.stderr
     assert "'raisingcli': its commands failed to register: boom at registration" in r.stderr

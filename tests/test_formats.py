@@ -38,16 +38,24 @@ def produced(tmp_path_factory) -> Path:
     pytest.importorskip("lightning")
     import importlib.util
 
-    assert importlib.util.find_spec("keras"), "keras (dev extra) is needed to produce the Keras fixture"
+    assert importlib.util.find_spec("keras"), (
+        "keras (dev extra) is needed to produce the Keras fixture"
+    )
     out = tmp_path_factory.mktemp("produced")
     env = dict(os.environ, KERAS_BACKEND="torch", HF_HUB_OFFLINE="1")
-    res = subprocess.run([sys.executable, str(DATA / "produce.py"), str(out)], capture_output=True,
-                         text=True, env=env, timeout=900)
+    res = subprocess.run(
+        [sys.executable, str(DATA / "produce.py"), str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     return out
 
 
 # --- real library output ---------------------------------------------------------------------
+
 
 def test_torch_tensorboard_docs_naming_is_one_run(produced):
     """PyTorch's documented tags (Loss/train, Loss/test, Accuracy/...) are one run, not four."""
@@ -101,7 +109,9 @@ def test_hf_trainer_state_and_checkpoint_folder(produced):
         assert len(run.metrics.series("loss")) == 20
         assert len(run.metrics.series("eval_loss")) == 4
         assert "grad_norm" in run.metrics.keys and "learning_rate" in run.metrics.keys
-        assert "train_loss" not in run.metrics.keys  # a checkpoint is saved before the closing summary
+        assert (
+            "train_loss" not in run.metrics.keys
+        )  # a checkpoint is saved before the closing summary
 
 
 def test_hf_output_dir_with_several_checkpoints_is_one_run(produced):
@@ -145,10 +155,14 @@ def test_hf_console_dicts_numbered_like_the_trainer(produced):
     _, run = load_path(produced / "hf" / "console.log").runs[0]
     loss, val = run.metrics.series("train/loss"), run.metrics.series("val/loss")
     assert [int(s) * every for s in loss.steps] == train_steps
-    assert [int(s) * every for s in val.steps] == eval_steps  # eval dicts no longer counted as steps
+    assert [
+        int(s) * every for s in val.steps
+    ] == eval_steps  # eval dicts no longer counted as steps
     assert run.params["log.step_axis"] == "train_log_dict"
     assert any("training log dicts" in n for n in run.notes)
-    assert list(loss.values) == pytest.approx([h["loss"] for h in state["log_history"] if "loss" in h], rel=1e-3)
+    assert list(loss.values) == pytest.approx(
+        [h["loss"] for h in state["log_history"] if "loss" in h], rel=1e-3
+    )
 
 
 def test_hf_console_with_bars_steps_from_the_trainer_bar_not_loading_bars(produced):
@@ -189,12 +203,19 @@ def test_lightning_tensorboard_logger_params_and_roles(produced):
     """Lightning TensorBoardLogger: hparams (the events' hparams plugin and hparams.yaml) become
     params (before: none); train/val loss and accuracy, the LearningRateMonitor's lr-SGD and the
     epoch play their roles."""
-    (_, run), = load_path(produced / "tb_logs").runs
+    ((_, run),) = load_path(produced / "tb_logs").runs
     assert run.params.get("lr") == "0.1"
-    assert run.key_for(Role.TRAIN_LOSS) == "train_loss_step" and run.key_for(Role.VAL_LOSS) == "val_loss"
-    assert run.key_for(Role.VAL_ACCURACY) == "val_acc" and run.key_for(Role.LEARNING_RATE) == "lr-SGD"
+    assert (
+        run.key_for(Role.TRAIN_LOSS) == "train_loss_step"
+        and run.key_for(Role.VAL_LOSS) == "val_loss"
+    )
+    assert (
+        run.key_for(Role.VAL_ACCURACY) == "val_acc" and run.key_for(Role.LEARNING_RATE) == "lr-SGD"
+    )
     lr = run.metrics.series("lr-SGD")
-    assert lr.values[0] == pytest.approx(0.1) and lr.values[-1] == pytest.approx(0.01)  # StepLR(2) over 4 epochs
+    assert lr.values[0] == pytest.approx(0.1) and lr.values[-1] == pytest.approx(
+        0.01
+    )  # StepLR(2) over 4 epochs
 
 
 def test_accelerate_tensorboard_tracker_is_one_run_with_its_config(produced):
@@ -204,9 +225,13 @@ def test_accelerate_tensorboard_tracker_is_one_run_with_its_config(produced):
     assert len(loaded.runs) == 1 and not loaded.problems, loaded.problems
     _, run = loaded.runs[0]
     assert run.params.get("lr") == "0.1" and run.params.get("epochs") == "3"
-    assert run.key_for(Role.TRAIN_LOSS) == "train_loss" and run.key_for(Role.VAL_LOSS) == "valid_loss"
+    assert (
+        run.key_for(Role.TRAIN_LOSS) == "train_loss" and run.key_for(Role.VAL_LOSS) == "valid_loss"
+    )
     assert len(run.metrics.series("train_loss")) == 18
-    assert not any(k.split("/")[0].replace(".", "").isdigit() for k in run.metrics.keys), run.metrics.keys
+    assert not any(k.split("/")[0].replace(".", "").isdigit() for k in run.metrics.keys), (
+        run.metrics.keys
+    )
 
 
 def test_keras_history_json(produced):
@@ -218,12 +243,19 @@ def test_keras_history_json(produced):
     hist = json.loads((produced / "keras_hist" / "history.json").read_text())
     assert run.metrics.series("val_loss").steps.tolist() == list(range(5))
     assert run.metrics.series("val_loss").values.tolist() == pytest.approx(hist["val_loss"])
-    assert run.key_for(Role.VAL_ACCURACY) == "val_accuracy" and run.params["log.step_axis"] == "epoch"
-    assert load_path(produced / "hf" / _last_checkpoint(produced / "hf").name / "trainer_state.json").reader \
-        == "trainer_state"  # a trainer_state.json is not taken for a History
+    assert (
+        run.key_for(Role.VAL_ACCURACY) == "val_accuracy" and run.params["log.step_axis"] == "epoch"
+    )
+    assert (
+        load_path(
+            produced / "hf" / _last_checkpoint(produced / "hf").name / "trainer_state.json"
+        ).reader
+        == "trainer_state"
+    )  # a trainer_state.json is not taken for a History
 
 
 # --- copied public artifacts (tests/data/formats/SOURCES.md) ---------------------------------
+
 
 def test_keras_tensorboard_train_validation_are_one_run():
     loaded = load_path(DATA / "keras_tensorboard_run1")
@@ -304,7 +336,8 @@ def test_lfs_pointer_event_file_is_one_line_exit_2(tmp_path):
     d = tmp_path / "run"
     d.mkdir()
     (d / "events.out.tfevents.1.host").write_text(
-        "version https://git-lfs.github.com/spec/v1\noid sha256:" + "a" * 64 + "\nsize 12345\n")
+        "version https://git-lfs.github.com/spec/v1\noid sha256:" + "a" * 64 + "\nsize 12345\n"
+    )
     for args in ([str(d)], ["tensorboard", str(d)], [str(d / "events.out.tfevents.1.host")]):
         res = cli(*args)
         assert res.exit_code == 2, res.output
@@ -326,6 +359,7 @@ def test_tensorboard_write_back_only_for_tensorboard(produced, tmp_path):
 
 
 # --- the command ---------------------------------------------------------------------------------
+
 
 def test_routing_keeps_subcommands():
     assert _route_path(["rules"]) == ["rules"]
@@ -359,7 +393,8 @@ def test_third_party_reader_by_entry_point(tmp_path, monkeypatch):
         "def load(path):\n"
         "    v = [float(x) for x in Path(path).read_text().split()]\n"
         "    return RunData(identity=RunIdentity('fancy', str(path)),\n"
-        "                   metrics=MetricTable(['loss'] * len(v), range(len(v)), v))\n")
+        "                   metrics=MetricTable(['loss'] * len(v), range(len(v)), v))\n"
+    )
     di = tmp_path / "fancy_reader-0.1.dist-info"
     di.mkdir()
     (di / "METADATA").write_text("Metadata-Version: 2.1\nName: fancy-reader\nVersion: 0.1\n")
@@ -383,8 +418,11 @@ def test_third_party_reader_by_entry_point(tmp_path, monkeypatch):
 CSV_HEADERS = {
     "lightning_csv": ("metrics.csv", "epoch,step,train_loss_step,val_loss\n", "0,{i},{v},\n"),
     "keras_csv": ("training.log", "epoch,loss,val_loss\n", "{i},{v},{v}\n"),
-    "ultralytics": ("results.csv", "               epoch,      train/box_loss,     metrics/mAP_0.5\n",
-                    "{i},{v},{v}\n"),
+    "ultralytics": (
+        "results.csv",
+        "               epoch,      train/box_loss,     metrics/mAP_0.5\n",
+        "{i},{v},{v}\n",
+    ),
     "timm_csv": ("summary.csv", "epoch,train_loss,eval_loss,eval_top1\n", "{i},{v},{v},50\n"),
     "generic_csv": ("log.csv", "step,loss\n", "{i},{v}\n"),
 }
@@ -396,20 +434,42 @@ def _bad_cases(kind: str, d: Path) -> dict[str, Path]:
     cases: dict[str, Path] = {}
     if kind == "trainer_state":
         name = "trainer_state.json"
-        good = json.dumps({"global_step": 3, "max_steps": 3, "log_history": [
-            {"loss": 1.0, "step": 1}, {"loss": 0.9, "step": 2}, {"loss": 0.8, "step": 3}]})
+        good = json.dumps(
+            {
+                "global_step": 3,
+                "max_steps": 3,
+                "log_history": [
+                    {"loss": 1.0, "step": 1},
+                    {"loss": 0.9, "step": 2},
+                    {"loss": 0.8, "step": 3},
+                ],
+            }
+        )
         cases["truncated"] = good[: len(good) - 20]
         cases["header_only"] = '{"global_step": 0, "max_steps": 10, "log_history": []}'
-        cases["strings"] = json.dumps({"max_steps": 3, "log_history": [
-            {"loss": "abc", "step": 1}, {"loss": float("nan"), "step": 1}, {"loss": 1e400, "step": 0}]})
+        cases["strings"] = json.dumps(
+            {
+                "max_steps": 3,
+                "log_history": [
+                    {"loss": "abc", "step": 1},
+                    {"loss": float("nan"), "step": 1},
+                    {"loss": 1e400, "step": 0},
+                ],
+            }
+        )
     elif kind == "jsonlines":
         name = "metrics.json"
         rows = [json.dumps({"iteration": i, "total_loss": 1.0 / (i + 1)}) for i in range(5)]
         cases["truncated"] = "\n".join(rows) + '\n{"iteration": 5, "total_lo'
         cases["header_only"] = '{"iteration": 0}\n{"iteration": 1}\n'
-        cases["strings"] = "\n".join(rows + ['{"iteration": 3, "total_loss": NaN}',
-                                             '{"iteration": 2, "total_loss": "x"}',
-                                             '{"iteration": 2, "total_loss": Infinity}'])
+        cases["strings"] = "\n".join(
+            rows
+            + [
+                '{"iteration": 3, "total_loss": NaN}',
+                '{"iteration": 2, "total_loss": "x"}',
+                '{"iteration": 2, "total_loss": Infinity}',
+            ]
+        )
     elif kind == "keras_history":
         name = "history.json"
         good = json.dumps({"loss": [1.0, 0.9, 0.8], "val_loss": [1.1, 1.0, 0.95]})
@@ -418,9 +478,13 @@ def _bad_cases(kind: str, d: Path) -> dict[str, Path]:
         cases["strings"] = '{"loss": ["abc", NaN, 1e400, null, 0.5], "val_loss": "x"}'
     elif kind == "console":
         name = "train.log"
-        cases["truncated"] = "".join(f"step {i}: loss {1.0 / (i + 1)}\n" for i in range(5)) + "step 5: lo"
+        cases["truncated"] = (
+            "".join(f"step {i}: loss {1.0 / (i + 1)}\n" for i in range(5)) + "step 5: lo"
+        )
         cases["header_only"] = "Starting training\nconfig: a=1\n"
-        cases["strings"] = "step 1: loss nan\nstep 1: loss inf\nstep 0: loss abc\nstep 2: loss 0.5\n"
+        cases["strings"] = (
+            "step 1: loss nan\nstep 1: loss inf\nstep 0: loss abc\nstep 2: loss 0.5\n"
+        )
     else:
         rows = "".join(row.format(i=i, v=1.0 / (i + 1)) for i in range(5))
         cases["truncated"] = head + rows + row.format(i=5, v=0.1)[:3]
@@ -454,7 +518,7 @@ def test_bad_input_never_a_traceback_never_succeeded(kind, tmp_path):
             line = res.output.strip().splitlines()[-1]
             assert str(p) in res.output or p.name in line, (case, res.output)
         else:
-            report = json.loads(res.stdout[res.stdout.index("{"):])
+            report = json.loads(res.stdout[res.stdout.index("{") :])
             outcome = report["verdict"]["outcome"]
             if outcome == "succeeded":  # only as the project's partial-data verdict, saying why
                 v = report["verdict"]
@@ -473,11 +537,17 @@ def test_bad_input_never_a_traceback_never_succeeded(kind, tmp_path):
 
 @pytest.mark.parametrize("kind", ["generic_csv", "jsonlines", "console", "trainer_state"])
 def test_200_mb_single_line(kind, tmp_path):
-    name = {"generic_csv": "log.csv", "jsonlines": "metrics.json", "console": "train.log",
-            "trainer_state": "trainer_state.json"}[kind]
+    name = {
+        "generic_csv": "log.csv",
+        "jsonlines": "metrics.json",
+        "console": "train.log",
+        "trainer_state": "trainer_state.json",
+    }[kind]
     p = tmp_path / name
     with open(p, "wb") as fh:
-        chunk = (b"step,loss," if kind == "generic_csv" else b'{"iteration": 1, "loss": ') + b"9" * (1 << 20)
+        chunk = (
+            b"step,loss," if kind == "generic_csv" else b'{"iteration": 1, "loss": '
+        ) + b"9" * (1 << 20)
         fh.write(chunk)
         for _ in range(199):
             fh.write(b"9" * (1 << 20))
@@ -498,9 +568,16 @@ def test_data_line_over_1_mib_is_skipped_and_reported(kind, where, tmp_path):
     assert _csv.MAX_LINE == jsonlines.MAX_LINE == 1 << 20
     csv = kind == "generic_csv"
     p = tmp_path / ("log.csv" if csv else "metrics.json")
-    row = (lambda i: f"{i},{1 / (i + 1):.6f}\n") if csv else (
-        lambda i: f'{{"iteration": {i}, "total_loss": {1 / (i + 1):.6f}}}\n')
-    big = ("50," + "1" * (3 << 20)) if csv else ('{"iteration": 50, "total_loss": ' + "1" * (3 << 20) + "}")
+    row = (
+        (lambda i: f"{i},{1 / (i + 1):.6f}\n")
+        if csv
+        else (lambda i: f'{{"iteration": {i}, "total_loss": {1 / (i + 1):.6f}}}\n')
+    )
+    big = (
+        ("50," + "1" * (3 << 20))
+        if csv
+        else ('{"iteration": 50, "total_loss": ' + "1" * (3 << 20) + "}")
+    )
     text = ("step,loss\n" if csv else "") + "".join(row(i) for i in range(50))
     if where == "middle":
         text += big + "\n" + "".join(row(i) for i in range(51, 100))
@@ -515,7 +592,7 @@ def test_data_line_over_1_mib_is_skipped_and_reported(kind, where, tmp_path):
     assert any("longer than 1 MiB" in w for w in run.warnings), run.warnings
     res = cli(str(p), "--as", kind, "--format", "json", "--no-write")
     assert res.exit_code in (0, 1), res.output
-    report = json.loads(res.stdout[res.stdout.index("{"):])
+    report = json.loads(res.stdout[res.stdout.index("{") :])
     assert any("longer than 1 MiB" in w for w in report["warnings"]), report["warnings"]
 
 
@@ -525,7 +602,15 @@ def test_long_lines_scan_counts_lines_across_blocks(tmp_path):
     p = tmp_path / "x.csv"
     limit = 1 << 20
     # exactly the limit (kept), one byte over (long), a long line spanning three blocks, short lines
-    p.write_bytes(b"a,b\n" + b"x" * limit + b"\n" + b"y" * (limit + 1) + b"\n" + b"z" * (3 * limit) + b"\n1,2\n")
+    p.write_bytes(
+        b"a,b\n"
+        + b"x" * limit
+        + b"\n"
+        + b"y" * (limit + 1)
+        + b"\n"
+        + b"z" * (3 * limit)
+        + b"\n1,2\n"
+    )
     assert long_lines(p) == (2, 3 * limit, False)
     p.write_bytes(b"a,b\n1,2\n" + b"z" * (limit + 5))
     assert long_lines(p) == (1, limit + 5, True)
@@ -566,7 +651,9 @@ SENSIBLE = {
 ROLES = (Role.TRAIN_LOSS, Role.VAL_LOSS, Role.VAL_ACCURACY, Role.TRAIN_ACCURACY)
 # shared/ lies beside the checkout (CI: a copy next to the fresh clone, whatever its folder name;
 # developers: /work/shared); the first one present is used
-_SHARED = [p for p in (REPO.parent / "shared" / "realworld", Path("/work/shared/realworld")) if p.is_dir()]
+_SHARED = [
+    p for p in (REPO.parent / "shared" / "realworld", Path("/work/shared/realworld")) if p.is_dir()
+]
 CORPORA = [REPO / "tests" / "data" / "realworld", *_SHARED[:1]]
 
 
@@ -580,7 +667,11 @@ def _entries():
             if e["kind"] in SENSIBLE:
                 # a known reader gap, named in the label (``reader_gap``): an expected failure
                 # that must fail (strict), so the mark goes when the reader learns the layout
-                marks = [pytest.mark.xfail(strict=True, reason=e["reader_gap"])] if e.get("reader_gap") else []
+                marks = (
+                    [pytest.mark.xfail(strict=True, reason=e["reader_gap"])]
+                    if e.get("reader_gap")
+                    else []
+                )
                 out.append(pytest.param(base, e, id=f"{base.parent.name}/{e['id']}", marks=marks))
     return out
 
@@ -602,7 +693,11 @@ def test_realworld_artifact_sniffed_and_loaded(base, entry):
     companions = entry.get("companions", {})  # files beside the labelled run, each its own run
     for p, run in runs:
         reader = next(c.reader for c in plan(p)[0])
-        rel = Path(p).relative_to(base / entry["path"]).as_posix() if Path(p) != base / entry["path"] else ""
+        rel = (
+            Path(p).relative_to(base / entry["path"]).as_posix()
+            if Path(p) != base / entry["path"]
+            else ""
+        )
         if rel in companions:
             assert reader == companions[rel], (entry["id"], rel, reader)
             assert run.metrics.keys, (entry["id"], rel)
@@ -616,7 +711,11 @@ def test_realworld_artifact_sniffed_and_loaded(base, entry):
             continue
         if entry.get("outcome_any_of") == ["unknown"]:
             continue  # labelled as holding nothing judgeable (e.g. only hp_metric)
-        if not run.metrics.keys and set(entry["outcome_any_of"]) <= {"crashed", "unknown", "running"}:
+        if not run.metrics.keys and set(entry["outcome_any_of"]) <= {
+            "crashed",
+            "unknown",
+            "running",
+        }:
             assert run.console, entry["id"]  # died before logging a metric: the console says why
             continue
         assert has, (entry["id"], run.metrics.keys[:20])
@@ -646,34 +745,82 @@ def test_grouped_table_equals_the_constructor():
 
 # --- benchmarks at toy size (so they cannot rot) -------------------------------------------------
 
+
 def test_ingest_benchmark_runs_at_toy_size():
     """benchmarks/ingest.py end to end, tiny: every reader runs and the counts agree (no timing)."""
     pytest.importorskip("tbparse")
     pytest.importorskip("tensorboardX")
-    res = subprocess.run([sys.executable, str(REPO / "benchmarks" / "ingest.py"), "--tb-points", "2000",
-                          "--rows", "500", "--mlflow-points", "500", "--skip-server", "--repeat", "1",
-                          "--only", "tb,tables,mlflow,long", "--long-mb", "2"],
-                         capture_output=True, text=True, timeout=900)
+    res = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "ingest.py"),
+            "--tb-points",
+            "2000",
+            "--rows",
+            "500",
+            "--mlflow-points",
+            "500",
+            "--skip-server",
+            "--repeat",
+            "1",
+            "--only",
+            "tb,tables,mlflow,long",
+            "--long-mb",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     out = res.stdout
-    for reader in ("mlaudit-tb", "tbparse", "EventAccumulator", "mlaudit-csv", "pandas.read_csv",
-                   "mlaudit-jsonl", "pandas.read_json", "MlflowClient (sqlite:///)"):
+    for reader in (
+        "mlaudit-tb",
+        "tbparse",
+        "EventAccumulator",
+        "mlaudit-csv",
+        "pandas.read_csv",
+        "mlaudit-jsonl",
+        "pandas.read_json",
+        "MlflowClient (sqlite:///)",
+    ):
         assert reader in out, out
     assert "mlaudit vs tbparse" in out and "mlaudit speed / pandas speed" in out
-    assert out.count("identical point counts: True") >= 4 and "identical point counts: False" not in out, out
-    assert out.count("mlaudit's warning: ") == 2 and "warning: NONE" not in out, out  # --only long, both files
+    assert (
+        out.count("identical point counts: True") >= 4
+        and "identical point counts: False" not in out
+    ), out
+    assert out.count("mlaudit's warning: ") == 2 and "warning: NONE" not in out, (
+        out
+    )  # --only long, both files
 
 
 def test_many_runs_benchmark_runs_at_toy_size():
     """benchmarks/many_runs.py end to end, tiny (12 runs, --max-runs 10): runs found, audited
     and the left-out count agree (no timing asserted)."""
-    res = subprocess.run([sys.executable, str(REPO / "benchmarks" / "many_runs.py"), "--runs", "3,12",
-                          "--formats", "json,terminal", "--max-runs", "10"],
-                         capture_output=True, text=True, timeout=900)
+    res = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "many_runs.py"),
+            "--runs",
+            "3,12",
+            "--formats",
+            "json,terminal",
+            "--max-runs",
+            "10",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     rows = [line.split() for line in res.stdout.splitlines() if line.strip()[:1].isdigit()]
-    assert [(r[0], r[1], r[2], r[3]) for r in rows] == [("3", "json", "3", "3"), ("3", "terminal", "3", "3"),
-                                                        ("12", "json", "12", "10"), ("12", "terminal", "12", "10")]
+    assert [(r[0], r[1], r[2], r[3]) for r in rows] == [
+        ("3", "json", "3", "3"),
+        ("3", "terminal", "3", "3"),
+        ("12", "json", "12", "10"),
+        ("12", "terminal", "12", "10"),
+    ]
     assert "KB per audited run" in res.stdout
 
 
@@ -685,11 +832,15 @@ def test_folder_of_many_runs_is_capped_and_streamed(tmp_path):
     out = tmp_path / "out" / "all.json"
     res = cli(str(tmp_path), "--no-write", "--format", "json", "--max-runs", "4", "--out", str(out))
     assert res.exit_code in (0, 1), res.output
-    got = json.loads(res.stdout[res.stdout.index("["):res.stdout.rindex("]") + 1])
+    got = json.loads(res.stdout[res.stdout.index("[") : res.stdout.rindex("]") + 1])
     assert [Path(x["path"]).name for x in got] == ["r0.csv", "r1.csv", "r2.csv", "r3.csv"]
     assert all(x["reader"] == "generic_csv" and x["report"]["verdict"]["outcome"] for x in got)
     assert json.loads(out.read_text()) == got
-    assert "6 runs found" in res.output and "2 left out" in res.output and "audited 4 of 6" in res.output
+    assert (
+        "6 runs found" in res.output
+        and "2 left out" in res.output
+        and "audited 4 of 6" in res.output
+    )
     res = cli(str(tmp_path), "--no-write", "--format", "markdown", "--max-runs", "0")
     assert res.stdout.count("<!-- ") == 6 and "audited 6 of 6" in res.output
     from mlaudit.cli.cmd_audit import MAX_RUNS
@@ -698,8 +849,12 @@ def test_folder_of_many_runs_is_capped_and_streamed(tmp_path):
 
 
 def test_logs_throughput_benchmark_runs_at_toy_size():
-    res = subprocess.run([sys.executable, str(REPO / "benchmarks" / "logs_throughput.py"), "--lines", "2000"],
-                         capture_output=True, text=True, timeout=600)
+    res = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "logs_throughput.py"), "--lines", "2000"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     assert res.stdout.strip()
 
@@ -707,8 +862,19 @@ def test_logs_throughput_benchmark_runs_at_toy_size():
 def test_clearml_offline_session_sniffed(tmp_path):
     """A session recorded by the real ClearML SDK (Task.set_offline; tests/clearml_helpers.py)."""
     pytest.importorskip("clearml")
-    p = subprocess.run([sys.executable, str(REPO / "tests" / "clearml_helpers.py"), "offline", "--out",
-                        str(tmp_path)], capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    p = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "tests" / "clearml_helpers.py"),
+            "offline",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ),
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     made = json.loads(p.stdout.strip().splitlines()[-1])
     for target in (made["folder"], made["zip"]):
@@ -718,15 +884,19 @@ def test_clearml_offline_session_sniffed(tmp_path):
         assert run.identity.id == made["task_id"] and len(run.series("train/loss")) == 300
     res = cli(made["zip"], "--format", "json")
     assert res.exit_code == 0, res.output
-    assert json.loads(res.stdout[res.stdout.index("{"):])["verdict"]["outcome"] != "succeeded"
+    assert json.loads(res.stdout[res.stdout.index("{") :])["verdict"]["outcome"] != "succeeded"
 
 
 def test_tensorboard_split_pairs_with_a_shared_suffix(tmp_path):
     """'train with SGD' + 'val with SGD' (a TF2 course run, tests/data/realworld tb11) are one run;
     'train_a' + 'train_b' are two runs (one split word: not a pair)."""
     tbx = pytest.importorskip("tensorboardX")
-    for sub, tag in (("one/train with SGD", "loss"), ("one/val with SGD", "loss"),
-                     ("two/train_a", "loss"), ("two/train_b", "loss")):
+    for sub, tag in (
+        ("one/train with SGD", "loss"),
+        ("one/val with SGD", "loss"),
+        ("two/train_a", "loss"),
+        ("two/train_b", "loss"),
+    ):
         w = tbx.SummaryWriter(str(tmp_path / sub))
         for i in range(10):
             w.add_scalar(tag, 1.0 / (i + 1), i)
@@ -744,19 +914,28 @@ def test_all_numeric_csv_fast_path_equals_the_general_parse(tmp_path, monkeypatc
 
     p = tmp_path / "log.csv"
     rng = np.random.default_rng(1)
-    rows = "".join(f"{i},{i // 10},{rng.random():.6f},,{rng.random():.4g}\n" if i % 3 else
-                   f"{i},{i // 10},{rng.random():.6f},{rng.random():.5f},{rng.random():.4g}\n" for i in range(300))
+    rows = "".join(
+        f"{i},{i // 10},{rng.random():.6f},,{rng.random():.4g}\n"
+        if i % 3
+        else f"{i},{i // 10},{rng.random():.6f},{rng.random():.5f},{rng.random():.4g}\n"
+        for i in range(300)
+    )
     p.write_text("step,epoch,loss,val_loss,lr\n" + rows)
     fast = load_path(p).runs[0][1]
     full = tmp_path / "full.csv"
-    full.write_text("step,epoch,loss,lr\n" + "".join(f"{i},{i // 10},{1 / (i + 1):.6f},0.1\n" for i in range(50)))
+    full.write_text(
+        "step,epoch,loss,lr\n"
+        + "".join(f"{i},{i // 10},{1 / (i + 1):.6f},0.1\n" for i in range(50))
+    )
     assert load_path(full).runs[0][1].metrics._values.base is not None  # pandas' block, not a copy
     monkeypatch.setattr(_csv, "_numeric_head", lambda *a, **k: False)
     slow = load_path(p).runs[0][1]
     assert fast.metrics.keys == slow.metrics.keys
     for k in fast.metrics.keys:
         a, b = fast.metrics.series(k), slow.metrics.series(k)
-        assert np.array_equal(a.steps, b.steps) and np.array_equal(a.values, b.values, equal_nan=True), k
+        assert np.array_equal(a.steps, b.steps) and np.array_equal(
+            a.values, b.values, equal_nan=True
+        ), k
     assert len(fast.metrics.series("val_loss")) == 100  # empty cells are not points
     monkeypatch.undo()
     p.write_text("step,loss\n0,1.0\n1,nan\n2,inf\n3,0.5\n")
@@ -784,10 +963,20 @@ def test_trainer_state_with_empty_log_history_is_partial_data():
     """A real state whose log_history is empty (logging_steps 500 > the 87 steps run, FinanceAdvice,
     tests/data/realworld f5b6-11) is read as a run with no metric and a warning saying why, not
     refused as bad input."""
-    path = REPO / "tests" / "data" / "realworld" / "runs" / "FlamingSpeed--FinanceAdvice" / "trainer_state.json"
+    path = (
+        REPO
+        / "tests"
+        / "data"
+        / "realworld"
+        / "runs"
+        / "FlamingSpeed--FinanceAdvice"
+        / "trainer_state.json"
+    )
     run = load_path(path).runs[0][1]
     assert not run.metrics.keys
-    assert any("log_history holds no logged step" in w and "500" in w for w in run.warnings), run.warnings
+    assert any("log_history holds no logged step" in w and "500" in w for w in run.warnings), (
+        run.warnings
+    )
 
 
 def test_console_sniffs_batch_job_output_suffixes(tmp_path):
@@ -795,8 +984,10 @@ def test_console_sniffs_batch_job_output_suffixes(tmp_path):
     console log; a file with an unrelated suffix and the same text is not opened while walking."""
     from mlaudit_core.formats import console
 
-    text = ("  0%|          | 0/50 [00:00<?, ?it/s]\n 10%|#         | 5/50 [47:45<7:09:58, 573.30s/it]\n"
-            "slurmstepd: error: *** JOB 41995 ON clr1247 CANCELLED AT 2022-04-14T14:08:25 ***\n")
+    text = (
+        "  0%|          | 0/50 [00:00<?, ?it/s]\n 10%|#         | 5/50 [47:45<7:09:58, 573.30s/it]\n"
+        "slurmstepd: error: *** JOB 41995 ON clr1247 CANCELLED AT 2022-04-14T14:08:25 ***\n"
+    )
     for name in ("SOAP.e", "train.e41995", "train.o41995"):
         (tmp_path / name).write_text(text)
         assert console.sniff(tmp_path / name) > 0, name
@@ -814,14 +1005,23 @@ def test_catboost_info_is_one_run_with_train_and_val_curves(tmp_path):
     x = rng.normal(size=(400, 4))
     y = (x[:, 0] + 0.5 * x[:, 1] + rng.normal(scale=0.5, size=400) > 0).astype(int)
     train_dir = tmp_path / "catboost_info"
-    model = catboost.CatBoostClassifier(iterations=30, eval_metric="AUC", train_dir=str(train_dir), verbose=False,
-                                        thread_count=1, random_seed=0)
+    model = catboost.CatBoostClassifier(
+        iterations=30,
+        eval_metric="AUC",
+        train_dir=str(train_dir),
+        verbose=False,
+        thread_count=1,
+        random_seed=0,
+    )
     model.fit(x[:300], y[:300], eval_set=(x[300:], y[300:]))
     assert (train_dir / "learn_error.tsv").is_file() and (train_dir / "test_error.tsv").is_file()
     cands, _ = plan(tmp_path)
     assert [(c.path, c.reader) for c in cands] == [(train_dir, "catboost_info")]
     run = load_path(tmp_path).runs[0][1]
-    assert run.key_for(Role.TRAIN_LOSS) == "train/Logloss" and run.key_for(Role.VAL_LOSS) == "val/Logloss"
+    assert (
+        run.key_for(Role.TRAIN_LOSS) == "train/Logloss"
+        and run.key_for(Role.VAL_LOSS) == "val/Logloss"
+    )
     assert run.key_for(Role.VAL_ACCURACY) == "val/AUC"
     assert len(run.metrics.series("val/Logloss").values) == 30
     assert run.params["max_iterations"] == "30"
@@ -837,7 +1037,9 @@ def test_generic_csv_reads_name_value_records(tmp_path):
     log = tmp_path / "test.log"
     with open(log, "w") as f:
         for it in range(100, 1100, 100):
-            f.write(f"iteration,{it},test_loss,{2.0 / (it / 100)},test_accuracy,{0.5 + it / 4000}\n")
+            f.write(
+                f"iteration,{it},test_loss,{2.0 / (it / 100)},test_accuracy,{0.5 + it / 4000}\n"
+            )
     assert plan(log)[0][0].reader == "generic_csv"
     run = load_path(log).runs[0][1]
     assert sorted(run.metrics.keys) == ["test_accuracy", "test_loss"]
@@ -876,12 +1078,28 @@ def test_every_reader_is_registered_once_as_an_entry_point():
     import tomllib
 
     root = Path(__file__).resolve().parents[1]
-    eps = tomllib.loads((root / "pyproject.toml").read_text())["project"]["entry-points"]["mlaudit.formats"]
+    eps = tomllib.loads((root / "pyproject.toml").read_text())["project"]["entry-points"][
+        "mlaudit.formats"
+    ]
     modules = set()
-    for path in [*(root / "mlaudit_core" / "formats").glob("*.py"), *(root / "integrations").glob("*/local_format.py")]:
+    for path in [
+        *(root / "mlaudit_core" / "formats").glob("*.py"),
+        *(root / "integrations").glob("*/local_format.py"),
+    ]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        if any(isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "NAME" for t in n.targets) for n in tree.body):
-            modules.add(".".join(path.relative_to(root / ("integrations" if "integrations" in path.parts else ".")).with_suffix("").parts))
+        if any(
+            isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "NAME" for t in n.targets)
+            for n in tree.body
+        ):
+            modules.add(
+                ".".join(
+                    path.relative_to(
+                        root / ("integrations" if "integrations" in path.parts else ".")
+                    )
+                    .with_suffix("")
+                    .parts
+                )
+            )
     assert modules and set(eps.values()) == modules, sorted(set(eps.values()) ^ modules)
     readers.cache_clear()
     assert set(readers()) == set(eps), sorted(set(readers()) ^ set(eps))

@@ -32,20 +32,28 @@ DEEP = "[" * 200_000 + "]" * 200_000
 
 
 def _audit(path: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([MLAUDIT, "audit", str(path), "--no-write"], capture_output=True,
-                          text=True, timeout=300, env=dict(os.environ, COLUMNS="200"))
+    return subprocess.run(
+        [MLAUDIT, "audit", str(path), "--no-write"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, COLUMNS="200"),
+    )
 
 
 @pytest.fixture(scope="module")
 def wandb_run(tmp_path_factory) -> Path:
     pytest.importorskip("wandb")
     root = tmp_path_factory.mktemp("wandb-deep")
-    code = ("import math, wandb\nr = wandb.init(project='deep', config={'lr': 0.01})\n"
-            "for i in range(120): r.log({'train_loss': 2 * math.exp(-i / 30) + 0.1})\n"
-            "r.finish()\n")
+    code = (
+        "import math, wandb\nr = wandb.init(project='deep', config={'lr': 0.01})\n"
+        "for i in range(120): r.log({'train_loss': 2 * math.exp(-i / 30) + 0.1})\n"
+        "r.finish()\n"
+    )
     env = dict(os.environ, WANDB_MODE="offline", WANDB_DIR=str(root), WANDB_SILENT="true")
-    p = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True,
-                       text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True, timeout=300
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     (d,) = (root / "wandb").glob("offline-run-*")
     (d / "files" / "wandb-summary.json").write_text('{"train_loss": 0.1, "x": ' + DEEP + "}")
@@ -60,7 +68,8 @@ def test_wandb_folder_with_a_too_deep_summary_is_audited(wandb_run, tmp_path, ke
         for f in d.glob("run-*.wandb"):
             f.unlink()
         (d / "files" / "output.log").write_text(
-            "".join(f"epoch {i} loss {2 * math.exp(-i / 10) + 0.1:.4f}\n" for i in range(40)))
+            "".join(f"epoch {i} loss {2 * math.exp(-i / 10) + 0.1:.4f}\n" for i in range(40))
+        )
     p = _audit(d)
     assert p.returncode in (0, 1), p.stderr
     assert "internal error" not in p.stderr and "Traceback" not in p.stderr
@@ -78,9 +87,23 @@ def _session(path: Path, task: str, metrics: str) -> Path:
 def _scalars(n: int) -> str:
     import json
 
-    return "".join(json.dumps([{"type": "training_stats_scalar", "task": "t1", "iter": i,
-                                "metric": "train", "variant": "loss", "value": 2.0 / (i + 1),
-                                "timestamp": 1.7e12 + i}]) + "\n" for i in range(n))
+    return "".join(
+        json.dumps(
+            [
+                {
+                    "type": "training_stats_scalar",
+                    "task": "t1",
+                    "iter": i,
+                    "metric": "train",
+                    "variant": "loss",
+                    "value": 2.0 / (i + 1),
+                    "timestamp": 1.7e12 + i,
+                }
+            ]
+        )
+        + "\n"
+        for i in range(n)
+    )
 
 
 def test_clearml_offline_session_with_too_deep_json(tmp_path):
@@ -89,8 +112,13 @@ def test_clearml_offline_session_with_too_deep_json(tmp_path):
     [line] = bad_task.stderr.strip().splitlines()[-1:]
     assert line.startswith("mlaudit: error:") and "task.json is not valid JSON" in line
     assert "internal error" not in bad_task.stderr
-    bad_line = _audit(_session(tmp_path / "b.zip", '{"id": "t1", "name": "deep"}',
-                               _scalars(30) + DEEP + "\n" + _scalars(30)))
+    bad_line = _audit(
+        _session(
+            tmp_path / "b.zip",
+            '{"id": "t1", "name": "deep"}',
+            _scalars(30) + DEEP + "\n" + _scalars(30),
+        )
+    )
     assert bad_line.returncode in (0, 1), bad_line.stderr
     out = " ".join(bad_line.stdout.split())
     assert "1 line(s) that are not JSON skipped (first at line 31)" in out, out

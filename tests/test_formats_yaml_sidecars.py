@@ -8,6 +8,7 @@ for minutes). Now the document is refused with a warning naming the file; Lightn
 ``!!python/object`` tags are still read as plain mappings. Metrics written by the real
 Lightning CSVLogger.
 """
+
 from __future__ import annotations
 
 from lightning.fabric.loggers import CSVLogger  # the dev extra (frameworks)
@@ -26,7 +27,9 @@ def _run_dir(tmp_path, name, hparams: str):
 
 def test_alias_bomb_in_hparams_is_refused(tmp_path):
     levels = ["a0: &a0 [" + ", ".join(["x"] * 10) + "]"]
-    levels += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 6)]  # 10^6 values
+    levels += [
+        f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 6)
+    ]  # 10^6 values
     run_dir = _run_dir(tmp_path, "bomb", "lr: 0.1\n" + "\n".join(levels) + "\n")
     [(_, run)] = load_path(run_dir)
     assert not any(k.endswith("a5") for k in run.params)
@@ -35,7 +38,9 @@ def test_alias_bomb_in_hparams_is_refused(tmp_path):
 
 
 def test_python_tagged_hparams_are_still_read(tmp_path):
-    run_dir = _run_dir(tmp_path, "tagged", "lr: 0.1\nopt: !!python/object:argparse.Namespace\n  momentum: 0.9\n")
+    run_dir = _run_dir(
+        tmp_path, "tagged", "lr: 0.1\nopt: !!python/object:argparse.Namespace\n  momentum: 0.9\n"
+    )
     [(_, run)] = load_path(run_dir)
     assert any(k.endswith("lr") and v == "0.1" for k, v in run.params.items())
     assert any(k.endswith("momentum") and v == "0.9" for k, v in run.params.items())

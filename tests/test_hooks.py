@@ -211,8 +211,9 @@ def test_no_ghost_run_is_left_running(scripts, mlflow_server):
     made = {v[3] for k, v in scripts.items() if k in PLAIN and v[3]}
     if "frameworks" in scripts:
         made |= {v["run_id"] for v in scripts["frameworks"].values() if isinstance(v, dict)}
-    assert {r.info.run_id for r in runs} <= made, [(r.info.run_name, r.info.experiment_id)
-                                                  for r in runs if r.info.run_id not in made]
+    assert {r.info.run_id for r in runs} <= made, [
+        (r.info.run_name, r.info.experiment_id) for r in runs if r.info.run_id not in made
+    ]
 
 
 def _runs_started(client, t0: int, t1: int | None = None) -> list:
@@ -253,7 +254,9 @@ def test_hf_trainer_wandb_run_keeps_logging_after_train(scripts):
     evaluation in the run (the hook did not finish it at train end), and the run is audited once
     W&B finishes it."""
     if "hf" not in INSTALLED or importlib.util.find_spec("wandb") is None:
-        pytest.skip("transformers, torch and wandb are needed: pip install 'mlaudit[frameworks,wandb]'")
+        pytest.skip(
+            "transformers, torch and wandb are needed: pip install 'mlaudit[frameworks,wandb]'"
+        )
     got = scripts["frameworks"]["hf_wandb"]
     assert got["open_after_train"], got
     assert [r["status"] for r in got["at_train_end"]] == ["deferred"], got["at_train_end"]
@@ -335,8 +338,10 @@ def test_caught_exception_is_console_evidence(mlflow_server, tmp_path, monkeypat
     exp_id = mlflow.MlflowClient(url).create_experiment("hooks-oom")
     prev = mlflow.get_tracking_uri()
     mlflow.set_tracking_uri(url)
-    msg = ("CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.78 GiB total capacity; "
-           "13.12 GiB already allocated; 1.02 GiB free; 13.50 GiB reserved in total by PyTorch)")
+    msg = (
+        "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.78 GiB total capacity; "
+        "13.12 GiB already allocated; 1.02 GiB free; 13.50 GiB reserved in total by PyTorch)"
+    )
     try:
         hook = mlaudit.audit_on_exit(budget_s=30)
         with pytest.raises(RuntimeError), hook, mlflow.start_run(experiment_id=exp_id) as run:
@@ -348,8 +353,11 @@ def test_caught_exception_is_console_evidence(mlflow_server, tmp_path, monkeypat
     (res,) = hook.results
     assert (res.status, res.outcome, res.cause) == ("written", "crashed", "infra_runtime"), res
     client = mlflow.MlflowClient(url)
-    report = json.loads(Path(client.download_artifacts(run.info.run_id, "mlaudit/report.json",
-                                                       str(tmp_path))).read_text())
+    report = json.loads(
+        Path(
+            client.download_artifacts(run.info.run_id, "mlaudit/report.json", str(tmp_path))
+        ).read_text()
+    )
     assert any("out of memory" in f["message"].lower() for f in report["findings"]), report
     assert [r.info.run_id for r in client.search_runs([exp_id])] == [run.info.run_id]
 
@@ -406,15 +414,26 @@ def hf_diverging(mlflow_server, tmp_path_factory):
         pytest.skip("transformers and torch are needed: pip install 'mlaudit[frameworks]'")
     d = tmp_path_factory.mktemp("hf-diverging")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MLAUDIT_", "MLFLOW_"))}
-    env.update(MLFLOW_TRACKING_URI=mlflow_server["url"], PYTHONHASHSEED="0", OMP_NUM_THREADS="1",
-               FRAMEWORKS="hf_diverging", OUT_JSON=str(d / "out.json"))
+    env.update(
+        MLFLOW_TRACKING_URI=mlflow_server["url"],
+        PYTHONHASHSEED="0",
+        OMP_NUM_THREADS="1",
+        FRAMEWORKS="hf_diverging",
+        OUT_JSON=str(d / "out.json"),
+    )
     client = mlflow.MlflowClient(mlflow_server["url"])
     if client.get_experiment_by_name("hooks-hf") is None:
         client.create_experiment("hooks-hf")
     log = d / "train.log"
     with open(log, "w") as f:
-        rc = subprocess.run([sys.executable, str(SCRIPTS / "frameworks.py")], cwd=d, env=env,
-                            stdout=f, stderr=subprocess.STDOUT, timeout=600).returncode
+        rc = subprocess.run(
+            [sys.executable, str(SCRIPTS / "frameworks.py")],
+            cwd=d,
+            env=env,
+            stdout=f,
+            stderr=subprocess.STDOUT,
+            timeout=600,
+        ).returncode
     assert rc == 0, log.read_text()[-3000:]
     got = json.loads((d / "out.json").read_text())["hf_diverging"]
     got["log"] = log
@@ -429,7 +448,7 @@ def test_hf_callback_cli_and_console_agree_on_a_diverging_run(hf_diverging, mlfl
     one point per Trainer logging step, and the verdict is not ``succeeded``."""
     got = hf_diverging
     losses = got["losses"]
-    assert max(losses[len(losses) // 2:]) > 3 * min(losses), losses  # the recipe still diverges
+    assert max(losses[len(losses) // 2 :]) > 3 * min(losses), losses  # the recipe still diverges
     (res,) = got["results"]
     assert res["status"] == "written" and res["ref"] == got["run_id"] and res["error"] is None
     assert res["outcome"] == "diverged", res
@@ -439,9 +458,21 @@ def test_hf_callback_cli_and_console_agree_on_a_diverging_run(hf_diverging, mlfl
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MLAUDIT_", "MLFLOW_"))}
     exe = Path(sys.executable).parent / "mlaudit"
     cli = subprocess.run(
-        [str(exe), "mlflow", got["run_id"], "--tracking-uri", mlflow_server["url"], "--format", "json",
-         "--no-write"],
-        capture_output=True, text=True, env=env, timeout=300)
+        [
+            str(exe),
+            "mlflow",
+            got["run_id"],
+            "--tracking-uri",
+            mlflow_server["url"],
+            "--format",
+            "json",
+            "--no-write",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert cli.returncode in (0, 1), cli.stderr
     rep = json.loads(cli.stdout)
     assert rep["verdict"]["outcome"] == "diverged" == res["outcome"], rep["verdict"]
@@ -454,7 +485,9 @@ def test_hf_callback_cli_and_console_agree_on_a_diverging_run(hf_diverging, mlfl
 
     run = load_logs([got["log"]])
     key = run.key_for(Role.TRAIN_LOSS)
-    assert key is not None and key.rsplit("/", 1)[-1] == "loss", sorted(run.metrics.keys)  # not train_loss
+    assert key is not None and key.rsplit("/", 1)[-1] == "loss", sorted(
+        run.metrics.keys
+    )  # not train_loss
     series = run.metrics.series(key)
     steps, values = series.steps, series.values
     assert len(steps) == len(got["logged_steps"]), (list(steps), got["logged_steps"])
@@ -462,8 +495,13 @@ def test_hf_callback_cli_and_console_agree_on_a_diverging_run(hf_diverging, mlfl
     assert all(a < b for a, b in zip(steps, steps[1:])), list(steps)
     # transformers 5 prints 4 significant digits ('1.063' for 1.0634)
     assert [float(v) for v in values] == pytest.approx(losses, rel=1e-3)
-    logs = subprocess.run([str(exe), "logs", str(got["log"]), "--format", "json"],
-                          capture_output=True, text=True, env=env, timeout=300)
+    logs = subprocess.run(
+        [str(exe), "logs", str(got["log"]), "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert logs.returncode in (0, 1), logs.stderr
     lrep = json.loads(logs.stdout)
     assert lrep["verdict"]["outcome"] != "succeeded", lrep["verdict"]

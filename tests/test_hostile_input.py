@@ -33,8 +33,14 @@ def test_escape_codes_in_a_file_name_never_reach_the_terminal(tmp_path):
 def _trainer_state(path: Path) -> None:
     import json
 
-    path.write_text(json.dumps({"global_step": 50, "log_history": [
-        {"step": i, "loss": 1 / (i + 1)} for i in range(1, 51)]}))
+    path.write_text(
+        json.dumps(
+            {
+                "global_step": 50,
+                "log_history": [{"step": i, "loss": 1 / (i + 1)} for i in range(1, 51)],
+            }
+        )
+    )
 
 
 def test_mcp_never_reads_a_file_linked_from_inside_a_root_to_outside(tmp_path):
@@ -51,8 +57,10 @@ def test_mcp_never_reads_a_file_linked_from_inside_a_root_to_outside(tmp_path):
     _trainer_state(outside / "trainer_state.json")
     (root / "run" / "trainer_state.json").symlink_to(outside / "trainer_state.json")
     tools = Toolbox(Roots.of([root]))
-    for name, args in (("audit_path", {"path": "run"}),
-                       ("get_series", {"source": "path", "run_ref": "run", "metric": "loss"})):
+    for name, args in (
+        ("audit_path", {"path": "run"}),
+        ("get_series", {"source": "path", "run_ref": "run", "metric": "loss"}),
+    ):
         with pytest.raises(ToolFailure) as exc:
             tools.call(name, args)
         assert "trainer_state.json links outside the allowed roots" in str(exc.value), name

@@ -39,8 +39,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CORE = ROOT / "mlaudit_core"
 #: Import packages the core must never name: the tracker plugins, the demo, the application.
-FORBIDDEN = ("mlaudit_mlflow", "mlaudit_wandb", "mlaudit_clearml", "mlaudit_tensorboard",
-             "mlaudit_demo", "mlaudit")
+FORBIDDEN = (
+    "mlaudit_mlflow",
+    "mlaudit_wandb",
+    "mlaudit_clearml",
+    "mlaudit_tensorboard",
+    "mlaudit_demo",
+    "mlaudit",
+)
 #: Of these, the names a dynamic import would spell out. ``mlaudit`` is also the namespace of
 #: mlaudit's own tags and keys ("mlaudit.verdict"), so for the application only real import
 #: statements count.
@@ -51,16 +57,39 @@ _MODULE_STRING = re.compile(rf"^\s*(?:{_NAMES})(?:\.\w+)*(?::[\w.]+)?\s*$")
 _MODULE_PREFIX = re.compile(rf"^\s*(?:{_NAMES})(?:\.|:|$)")
 
 LAYERS = {
-    "_version": 0, "errors": 0, "roles": 0, "rundata": 0, "report": 0, "signal": 0, "signatures": 0,
-    "signature_sources": 0, "safeparse": 0, "redact": 0, "boundedio": 0, "plan": 0, "triage": 0,
-    "sdk_private": 0, "_optional": 0, "exception_causes": 0,
-    "formats": 1, "baseline": 1, "ci": 1, "claims": 1, "evidence": 1,
+    "_version": 0,
+    "errors": 0,
+    "roles": 0,
+    "rundata": 0,
+    "report": 0,
+    "signal": 0,
+    "signatures": 0,
+    "signature_sources": 0,
+    "safeparse": 0,
+    "redact": 0,
+    "boundedio": 0,
+    "plan": 0,
+    "triage": 0,
+    "sdk_private": 0,
+    "_optional": 0,
+    "exception_causes": 0,
+    "formats": 1,
+    "baseline": 1,
+    "ci": 1,
+    "claims": 1,
+    "evidence": 1,
     "ci.github": 5,  # renders the CI report for GitHub/Buildkite (used by the command line)
     "detectors": 2,
-    "verdict": 3, "settings": 3,
+    "verdict": 3,
+    "settings": 3,
     "audit": 4,
-    "render": 5, "writeback": 5, "notify": 5, "plugins": 5,
-    "service": 6, "live": 6, "agent": 6,
+    "render": 5,
+    "writeback": 5,
+    "notify": 5,
+    "plugins": 5,
+    "service": 6,
+    "live": 6,
+    "agent": 6,
     "": 7,  # the package root
 }
 
@@ -86,28 +115,41 @@ def _targets(node: ast.AST, path: Path, root: Path) -> list[str]:
     return [".".join([*base, a.name]) for a in node.names]
 
 
-def plugin_references(path: Path, root: Path = CORE, forbidden: tuple[str, ...] = FORBIDDEN
-                      ) -> list[str]:
+def plugin_references(
+    path: Path, root: Path = CORE, forbidden: tuple[str, ...] = FORBIDDEN
+) -> list[str]:
     """Every static import of a ``forbidden`` package, and every string naming a plugin or the
     demo as a module."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
-                  if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                  and n.body and isinstance(n.body[0], ast.Expr)
-                  and isinstance(n.body[0].value, ast.Constant)}
+    docstrings = {
+        id(n.body[0].value)
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and n.body
+        and isinstance(n.body[0], ast.Expr)
+        and isinstance(n.body[0].value, ast.Constant)
+    }
     out = []
     for node in ast.walk(tree):
         for t in _targets(node, path, root):
             if t.split(".")[0] in forbidden:
                 out.append(f"{path.name}:{node.lineno}: imports {t}")
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
-                and id(node) not in docstrings and _MODULE_STRING.match(node.value):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+            and _MODULE_STRING.match(node.value)
+        ):
             out.append(f"{path.name}:{node.lineno}: names module {node.value!r}")
-        if isinstance(node, ast.JoinedStr) and node.values \
-                and isinstance(node.values[0], ast.Constant) \
-                and _MODULE_PREFIX.match(str(node.values[0].value)):
-            out.append(f"{path.name}:{node.lineno}: builds a module name from "
-                       f"{node.values[0].value!r}")
+        if (
+            isinstance(node, ast.JoinedStr)
+            and node.values
+            and isinstance(node.values[0], ast.Constant)
+            and _MODULE_PREFIX.match(str(node.values[0].value))
+        ):
+            out.append(
+                f"{path.name}:{node.lineno}: builds a module name from {node.values[0].value!r}"
+            )
     return out
 
 
@@ -131,8 +173,10 @@ def upward_imports(path: Path, root: Path = CORE) -> list[str]:
         for t in _targets(node, path, root):
             there = layer_of(t)
             if there is not None and there > here:
-                out.append(f"{path.relative_to(root.parent)}:{node.lineno}: layer {here} "
-                           f"imports {t} (layer {there})")
+                out.append(
+                    f"{path.relative_to(root.parent)}:{node.lineno}: layer {here} "
+                    f"imports {t} (layer {there})"
+                )
     return out
 
 
@@ -149,8 +193,11 @@ def test_the_command_line_names_no_plugin_and_no_demo():
     """The application's command line (``mlaudit/cli``) gets every tracker command from the
     plugins' entry points: it names none of them either."""
     cli = ROOT / "mlaudit" / "cli"
-    problems = [p for path in sorted(cli.rglob("*.py"))
-                for p in plugin_references(path, cli, forbidden=DYNAMIC)]
+    problems = [
+        p
+        for path in sorted(cli.rglob("*.py"))
+        for p in plugin_references(path, cli, forbidden=DYNAMIC)
+    ]
     assert not problems, "\n".join(problems)
 
 
@@ -160,18 +207,26 @@ def test_the_core_layers_import_only_downwards():
 
 
 def test_every_core_package_has_a_layer():
-    tops = {p.name if p.is_dir() else p.stem for p in CORE.iterdir()
-            if (p.is_dir() and (p / "__init__.py").is_file()) or (p.suffix == ".py" and p.stem != "__init__")}
+    tops = {
+        p.name if p.is_dir() else p.stem
+        for p in CORE.iterdir()
+        if (p.is_dir() and (p / "__init__.py").is_file())
+        or (p.suffix == ".py" and p.stem != "__init__")
+    }
     assert tops <= set(LAYERS), sorted(tops - set(LAYERS))
 
 
 def test_no_old_import_path_is_kept():
     """The package is unreleased: a moved module or name leaves nothing behind (no alias
     package, no module ``__getattr__`` answering for a name of another module)."""
-    assert not (CORE / "logs").exists(), "mlaudit_core/logs: the console-log engine is formats.consolelog"
+    assert not (CORE / "logs").exists(), (
+        "mlaudit_core/logs: the console-log engine is formats.consolelog"
+    )
     for path in _core_modules():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        assert not any(isinstance(n, ast.FunctionDef) and n.name == "__getattr__" for n in tree.body), path
+        assert not any(
+            isinstance(n, ast.FunctionDef) and n.name == "__getattr__" for n in tree.body
+        ), path
 
 
 # --- the checkers see what they must --------------------------------------------------------------
@@ -203,9 +258,14 @@ def test_the_plugin_check_catches_static_and_dynamic_references(tmp_path):
     (pkg / "planted.py").write_text(textwrap.dedent(PLANTED))
     found = plugin_references(pkg / "planted.py", pkg)
     joined = "\n".join(found)
-    for needle in ("imports mlaudit_mlflow.loader", "imports mlaudit_demo.regimes",
-                   "'mlaudit_wandb.offline'", "'mlaudit_clearml.plugin:ClearMLPlugin'",
-                   "'mlaudit_tensorboard.'", "imports mlaudit.cli"):
+    for needle in (
+        "imports mlaudit_mlflow.loader",
+        "imports mlaudit_demo.regimes",
+        "'mlaudit_wandb.offline'",
+        "'mlaudit_clearml.plugin:ClearMLPlugin'",
+        "'mlaudit_tensorboard.'",
+        "imports mlaudit.cli",
+    ):
         assert needle in joined, (needle, found)
     assert len(found) == 6, found  # the docstring, the prose and mlaudit_core are not flagged
 
@@ -217,14 +277,19 @@ def test_the_layer_check_catches_an_upward_import_at_any_depth(tmp_path):
         "from ..report import AuditReport\n\n\ndef f():\n    from ..audit import audit\n"
         "    from .. import __version__\n    return audit, __version__\n\n\n"
         "def __getattr__(name):\n    from ..audit import audit_with_baselines\n"
-        "    return audit_with_baselines\n")
+        "    return audit_with_baselines\n"
+    )
     (pkg / "detectors").mkdir()
-    (pkg / "detectors" / "XX001.py").write_text("from ..ci.context import context_of\n"
-                                                "from ..verdict import decide\n")
+    (pkg / "detectors" / "XX001.py").write_text(
+        "from ..ci.context import context_of\nfrom ..verdict import decide\n"
+    )
     up = upward_imports(pkg / "baseline" / "__init__.py", pkg)
     assert len(up) == 3 and "imports mlaudit_core.audit (layer 4)" in up[0], up
     assert "imports mlaudit_core.__version__ (layer 7)" in up[1], up  # `from .. import x`: the root
-    assert "__init__.py:11: layer 1 imports mlaudit_core.audit (layer 4)" in up[2], up  # in __getattr__
+    assert "__init__.py:11: layer 1 imports mlaudit_core.audit (layer 4)" in up[2], (
+        up
+    )  # in __getattr__
     up = upward_imports(pkg / "detectors" / "XX001.py", pkg)
-    assert up == ["mlaudit_core/detectors/XX001.py:2: layer 2 imports mlaudit_core.verdict "
-                  "(layer 3)"], up
+    assert up == [
+        "mlaudit_core/detectors/XX001.py:2: layer 2 imports mlaudit_core.verdict (layer 3)"
+    ], up

@@ -34,9 +34,30 @@ MLAUDIT = shutil.which("mlaudit", path=str(Path(sys.executable).parent)) or "mla
 
 def _watcher(tmp: Path, url: str, hook: str, label: str) -> tuple[subprocess.Popen, Path]:
     log = tmp / f"watch-{label}.log"
-    cmd = [MLAUDIT, "watch", "mlflow", "-e", "live-it", "-u", url, "--live",
-           "--state", str(tmp / "state.sqlite"), "--poll-interval", "0.5", "--concurrency", "1",
-           "--stall-floor", "3", "--cooldown", "0", "--stop-on", "nan", "--notify", hook]
+    cmd = [
+        MLAUDIT,
+        "watch",
+        "mlflow",
+        "-e",
+        "live-it",
+        "-u",
+        url,
+        "--live",
+        "--state",
+        str(tmp / "state.sqlite"),
+        "--poll-interval",
+        "0.5",
+        "--concurrency",
+        "1",
+        "--stall-floor",
+        "3",
+        "--cooldown",
+        "0",
+        "--stop-on",
+        "nan",
+        "--notify",
+        hook,
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(log, "wb"), cwd=tmp)
     return proc, log
 
@@ -60,10 +81,22 @@ def test_mlflow_live_nan_stall_healthy_restart(mlflow_server, tmp_path):
             writers = {}
             for mode in ("healthy", "nan", "stall"):
                 out = tmp_path / f"{mode}.json"
-                writers[mode] = (subprocess.Popen(
-                    [sys.executable, str(HERE / "data" / "live" / "mlflow_writer.py"), url,
-                     "live-it", mode, str(out), str(resume)],
-                    stdout=subprocess.DEVNULL, stderr=open(tmp_path / f"{mode}.err", "wb")), out)
+                writers[mode] = (
+                    subprocess.Popen(
+                        [
+                            sys.executable,
+                            str(HERE / "data" / "live" / "mlflow_writer.py"),
+                            url,
+                            "live-it",
+                            mode,
+                            str(out),
+                            str(resume),
+                        ],
+                        stdout=subprocess.DEVNULL,
+                        stderr=open(tmp_path / f"{mode}.err", "wb"),
+                    ),
+                    out,
+                )
 
             def stall_alerts():
                 return [d for d in _live(rx) if d["live"]["slot"] == "stall"]
@@ -96,8 +129,9 @@ def test_mlflow_live_nan_stall_healthy_restart(mlflow_server, tmp_path):
     assert by_run.get(results["healthy"]["run_id"], []) == [], logtext[-3000:]
 
     nan = by_run[results["nan"]["run_id"]]
-    assert [(d["live"]["kind"], d["live"]["code"]) for d in nan] == [("alert", "LV001")], \
-        logtext[-4000:]
+    assert [(d["live"]["kind"], d["live"]["code"]) for d in nan] == [("alert", "LV001")], logtext[
+        -4000:
+    ]
     assert nan[0]["findings"][0]["code"] == "LV001"
     assert nan[0]["verdict"]["outcome"] == "running"
     sent = nan[0]["sent_at"]
@@ -108,16 +142,24 @@ def test_mlflow_live_nan_stall_healthy_restart(mlflow_server, tmp_path):
     tags = client.get_run(results["nan"]["run_id"]).data.tags
     assert tags["mlaudit.stop_requested"].startswith("LV001")
     assert tags["mlaudit.live"].startswith("superseded")
-    doc = json.loads(Path(client.download_artifacts(results["nan"]["run_id"], "mlaudit/live.json",
-                                                    str(tmp_path))).read_text())
+    doc = json.loads(
+        Path(
+            client.download_artifacts(results["nan"]["run_id"], "mlaudit/live.json", str(tmp_path))
+        ).read_text()
+    )
     assert [e["code"] for e in doc["episodes"]] == ["LV001"]
     assert doc["episodes"][0]["finding"]["evidence"][0]["metric"] == "train/loss"
 
     stall = by_run[results["stall"]["run_id"]]
     assert [(d["live"]["kind"], d["live"]["code"]) for d in stall] == [
-        ("alert", "LV004"), ("recovered", "LV004")], logtext[-3000:]
+        ("alert", "LV004"),
+        ("recovered", "LV004"),
+    ], logtext[-3000:]
     assert stall[0]["live"]["episode"] == stall[1]["live"]["episode"] == 1
-    assert "last training step 40" in json.dumps(stall[0]) or "step 40" in stall[0]["findings"][0]["message"]
+    assert (
+        "last training step 40" in json.dumps(stall[0])
+        or "step 40" in stall[0]["findings"][0]["message"]
+    )
     # MLflow keeps no console: the stall alert says so instead of showing last lines
     finding = stall[0]["live"]["finding"]
     assert "no console output" in finding["message"]
@@ -161,15 +203,39 @@ def test_tensorboard_live_nan_and_nccl(tmp_path):
     with Receiver() as rx:
         hook = rx.url + "/hook"
         log = tmp_path / "watch.log"
-        proc = subprocess.Popen([MLAUDIT, "watch", "tensorboard", str(logdir), str(good), "--live",
-                                 "--poll-interval", "0.3", "--state", str(tmp_path / "s.sqlite"),
-                                 "--stall-floor", "30", "--notify", hook],
-                                stdout=subprocess.DEVNULL, stderr=open(log, "wb"))
+        proc = subprocess.Popen(
+            [
+                MLAUDIT,
+                "watch",
+                "tensorboard",
+                str(logdir),
+                str(good),
+                "--live",
+                "--poll-interval",
+                "0.3",
+                "--state",
+                str(tmp_path / "s.sqlite"),
+                "--stall-floor",
+                "30",
+                "--notify",
+                hook,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=open(log, "wb"),
+        )
         try:
-            g = subprocess.Popen([sys.executable, str(script), str(good), "good"],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            w = subprocess.run([sys.executable, str(script), str(logdir), "bad"],
-                               capture_output=True, text=True, timeout=120)
+            g = subprocess.Popen(
+                [sys.executable, str(script), str(good), "good"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            w = subprocess.run(
+                [sys.executable, str(script), str(logdir), "bad"],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
             assert w.returncode == 0, w.stderr[-2000:]
             assert g.wait(120) == 0
             ended = float(w.stdout.strip().splitlines()[-1])
@@ -277,11 +343,16 @@ def test_stop_on_names_are_checked():
 
 
 def test_cli_bad_stop_on_is_one_line_exit_2(tmp_path):
-    p = subprocess.run([MLAUDIT, "watch", "tensorboard", str(tmp_path), "--live", "--stop-on",
-                        "bogus"], capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [MLAUDIT, "watch", "tensorboard", str(tmp_path), "--live", "--stop-on", "bogus"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 2 and "bogus" in p.stderr
-    p = subprocess.run([MLAUDIT, "watch", "tensorboard", str(tmp_path)], capture_output=True,
-                       text=True, timeout=60)
+    p = subprocess.run(
+        [MLAUDIT, "watch", "tensorboard", str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
     assert p.returncode == 2 and "--live" in p.stderr
     assert not (tmp_path / ".mlaudit").exists()
 
@@ -296,16 +367,38 @@ def test_live_poll_benchmark_runs_at_toy_size(mlflow_server):
     import re
 
     pytest.importorskip("torch")
-    p = subprocess.run([sys.executable, str(HERE.parent / "benchmarks" / "live_poll.py"),
-                        "--runs", "3", "--seconds", "3", "--interval", "0.5", "--tb-points", "3000",
-                        "--guard-points", "2000", "--server-url", mlflow_server["url"],
-                        "--db-uri", mlflow_server["db_uri"]],
-                       capture_output=True, text=True, timeout=600)
+    p = subprocess.run(
+        [
+            sys.executable,
+            str(HERE.parent / "benchmarks" / "live_poll.py"),
+            "--runs",
+            "3",
+            "--seconds",
+            "3",
+            "--interval",
+            "0.5",
+            "--tb-points",
+            "3000",
+            "--guard-points",
+            "2000",
+            "--server-url",
+            mlflow_server["url"],
+            "--db-uri",
+            mlflow_server["db_uri"],
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert p.returncode in (0, 1), p.stderr[-3000:]
     out = p.stdout
     for name in ("mlflow", "tensorboard", "wandb", "clearml", "files"):
-        assert re.search(rf"^{name}: steady polls \d+, per poll: mlaudit process CPU median [\d.]+ s "
-                         rf".*poll thread CPU median [\d.]+ s", out, re.M), out
+        assert re.search(
+            rf"^{name}: steady polls \d+, per poll: mlaudit process CPU median [\d.]+ s "
+            rf".*poll thread CPU median [\d.]+ s",
+            out,
+            re.M,
+        ), out
         assert re.search(rf"^{name}: NaN-to-alert latency [\d.]+ s", out, re.M), out
     assert re.search(r"^guard: .* mean [\d.]+ ms, p99 [\d.]+ ms", out, re.M), out
 
@@ -335,8 +428,9 @@ def test_an_episode_is_not_closed_on_evidence_older_than_what_opened_it(tmp_path
     assert cond["nonfinite"].facts["step"] == 5
     with StateStore(tmp_path / "s.sqlite", "test") as st:
         ls = LiveStore(st)
-        assert [e.kind for e in reconcile(ls, "run1", cond, cooldown_s=0, close_missing=False)] \
-            == ["alert"]
+        assert [e.kind for e in reconcile(ls, "run1", cond, cooldown_s=0, close_missing=False)] == [
+            "alert"
+        ]
         opened = ls.open_episodes("run1")["nonfinite"]["opened_at"]
         # the poll thread listed before the fast path opened it: its finite tail closes nothing
         assert reconcile(ls, "run1", {}, cooldown_s=0, seen_since=opened - 1.0, seen_step=9) == []

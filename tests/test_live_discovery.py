@@ -49,8 +49,9 @@ def test_tree_scan_lists_again_only_changed_directories(tmp_path):
     _age(root)
     sc = TreeScan(root)
     first = sc.scan()
-    assert [p.relative_to(root).as_posix() for p in first] == \
-        [f"version_{i}/metrics.csv" for i in range(5)]  # mlaudit/ not entered
+    assert [p.relative_to(root).as_posix() for p in first] == [
+        f"version_{i}/metrics.csv" for i in range(5)
+    ]  # mlaudit/ not entered
     assert sc.changed and sc.listed == 1 + 5 * 2 and sc.generation == 1
 
     assert sc.scan() == first and not sc.changed and sc.listed == 0  # unchanged: stat only
@@ -132,11 +133,13 @@ def test_local_version_folders_are_runs_of_their_own(tmp_path):
     root = (tmp_path / "lightning_logs").resolve()
     (root / "version_0").mkdir(parents=True)
     (root / "version_0" / "metrics.csv").write_text(
-        "step,train_loss\n" + "".join(f"{i},{1.0 / (i + 1)}\n" for i in range(50)))
+        "step,train_loss\n" + "".join(f"{i},{1.0 / (i + 1)}\n" for i in range(50))
+    )
     src = make_source([root])
     with StateStore(tmp_path / "s.sqlite", "t") as st:
-        mon = LiveMonitor(src, st, load_settings(tmp_path), LiveConfig(poll_interval_s=0.1,
-                                                                    cooldown_s=0.0))
+        mon = LiveMonitor(
+            src, st, load_settings(tmp_path), LiveConfig(poll_interval_s=0.1, cooldown_s=0.0)
+        )
         first = mon.poll_once()
         assert first.runs == 1 and first.points == 50 and first.events == 0
         (root / "version_1").mkdir()
@@ -144,7 +147,7 @@ def test_local_version_folders_are_runs_of_their_own(tmp_path):
             fh.write("step,train_loss\n0,2.5\n1,2.1\n2,nan\n")
         second = mon.poll_once()
         assert second.runs == 2 and second.points == 3 and second.events == 1
-        (ev, _deliveries), = mon.sent
+        ((ev, _deliveries),) = mon.sent
         assert ev.kind == "alert" and ev.finding.code == "LV001"
         assert json.loads((root / "version_1" / "mlaudit" / "live.json").read_text())
         assert not (root / "version_0" / "mlaudit").exists()
@@ -195,21 +198,52 @@ def test_watch_started_before_the_training_alerts_once_while_it_runs(tmp_path):
     log = tmp_path / "watch.log"
     with Receiver() as rx:
         watcher = subprocess.Popen(
-            [MLAUDIT, "watch", str(tb), str(csvdir), "--live", "--poll-interval", "0.5",
-             "--state", str(tmp_path / "s.sqlite"), "--stall-floor", "600", "--cooldown", "0",
-             "--notify", rx.url + "/hook"], stdout=subprocess.DEVNULL, stderr=open(log, "wb"),
-            env=dict(os.environ, COLUMNS="250"))
+            [
+                MLAUDIT,
+                "watch",
+                str(tb),
+                str(csvdir),
+                "--live",
+                "--poll-interval",
+                "0.5",
+                "--state",
+                str(tmp_path / "s.sqlite"),
+                "--stall-floor",
+                "600",
+                "--cooldown",
+                "0",
+                "--notify",
+                rx.url + "/hook",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=open(log, "wb"),
+            env=dict(os.environ, COLUMNS="250"),
+        )
         writers = []
         try:
             _wait(lambda: "live: polling" in log.read_text(), 120, "the live watcher")
             text = log.read_text()
             assert f"live: polling 2 local paths: {csvdir.resolve()}, {tb.resolve()}" in text, text
             for kind, d in (("tb", tb), ("csv", csvdir)):  # the training starts after the watcher
-                writers.append(subprocess.Popen(
-                    [sys.executable, str(HERE / "data" / "live" / "late_writer.py"), kind, str(d),
-                     str(stop)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-            _wait(lambda: len(_live(rx)) >= 2 or any(w.poll() is not None for w in writers),
-                  240, "two live alerts")
+                writers.append(
+                    subprocess.Popen(
+                        [
+                            sys.executable,
+                            str(HERE / "data" / "live" / "late_writer.py"),
+                            kind,
+                            str(d),
+                            str(stop),
+                        ],
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        text=True,
+                    )
+                )
+            _wait(
+                lambda: len(_live(rx)) >= 2 or any(w.poll() is not None for w in writers),
+                240,
+                "two live alerts",
+            )
             assert [w.poll() for w in writers] == [None, None], log.read_text()[-3000:]
             stop.touch()
             for w in writers:

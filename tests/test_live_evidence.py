@@ -41,8 +41,13 @@ w.close()
 con.close()
 """
 
-_KIND_DEF = {"series": "SeriesEvidence", "log": "LogEvidence", "fact": "FactEvidence",
-             "config": "ConfigEvidence", "code": "CodeEvidence"}
+_KIND_DEF = {
+    "series": "SeriesEvidence",
+    "log": "LogEvidence",
+    "fact": "FactEvidence",
+    "config": "ConfigEvidence",
+    "code": "CodeEvidence",
+}
 
 
 def _finding_validator():
@@ -71,15 +76,23 @@ def test_live_alert_evidence_is_the_reports(tmp_path):
     logdir.mkdir()
     script = tmp_path / "w.py"
     script.write_text(WRITER)
-    p = subprocess.run([sys.executable, str(script), str(logdir)], capture_output=True, text=True,
-                       timeout=300)
+    p = subprocess.run(
+        [sys.executable, str(script), str(logdir)], capture_output=True, text=True, timeout=300
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     with Receiver() as rx:
-        settings = Settings().model_copy(update={"notify": {
-            "urls": [rx.url + "/hook", "slack+" + rx.url + "/slack"], "min_severity": "none"}})
+        settings = Settings().model_copy(
+            update={
+                "notify": {
+                    "urls": [rx.url + "/hook", "slack+" + rx.url + "/slack"],
+                    "min_severity": "none",
+                }
+            }
+        )
         with StateStore(tmp_path / "s.sqlite", "evidence") as st:
-            mon = LiveMonitor(TensorBoardLiveSource([logdir]), st, settings,
-                              LiveConfig(poll_interval_s=1.0))
+            mon = LiveMonitor(
+                TensorBoardLiveSource([logdir]), st, settings, LiveConfig(poll_interval_s=1.0)
+            )
             mon.poll_once()
         posts = {r.path: r.json() for r in rx.requests}
     assert set(posts) == {"/hook", "/slack"}, list(posts)
@@ -102,11 +115,19 @@ def test_live_alert_evidence_is_the_reports(tmp_path):
 
     # Slack: the same evidence, one line each
     slack = json.dumps(posts["/slack"])
-    assert "Evidence" in slack and "train/loss steps 30" in slack and "first_nonfinite_step=30" in slack
+    assert (
+        "Evidence" in slack
+        and "train/loss steps 30" in slack
+        and "first_nonfinite_step=30" in slack
+    )
 
     # the post-hoc report of the same run: its findings and evidence in the same schema
-    out = subprocess.run([MLAUDIT, str(logdir), "--format", "json", "--no-write"],
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [MLAUDIT, str(logdir), "--format", "json", "--no-write"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode in (0, 1), out.stderr[-2000:]
     report = json.loads(out.stdout)
     posthoc = report["findings"]
@@ -118,7 +139,12 @@ def test_live_alert_evidence_is_the_reports(tmp_path):
         validator.validate(f)
         _check_evidence_fields(f, defs)
     # the post-hoc non-finite finding points at the same step of the same series
-    nonfinite = [e for f in posthoc for e in f["evidence"]
-                 if e["kind"] == "series" and e.get("metric") == "train/loss"
-                 and 30 in (e.get("step_start"), e.get("step_end"))]
+    nonfinite = [
+        e
+        for f in posthoc
+        for e in f["evidence"]
+        if e["kind"] == "series"
+        and e.get("metric") == "train/loss"
+        and 30 in (e.get("step_start"), e.get("step_end"))
+    ]
     assert nonfinite, [f["code"] for f in posthoc]

@@ -39,17 +39,42 @@ def test_watch_path_csv_console_and_directory(tmp_path):
     with Receiver() as rx:
         log = tmp_path / "watch.log"
         watcher = subprocess.Popen(
-            [MLAUDIT, "watch", *map(str, paths), "--live", "--poll-interval", "0.3",
-             "--state", str(tmp_path / "s.sqlite"), "--stall-floor", "60", "--cooldown", "0",
-             "--notify", rx.url + "/hook"], stdout=subprocess.DEVNULL, stderr=open(log, "wb"))
+            [
+                MLAUDIT,
+                "watch",
+                *map(str, paths),
+                "--live",
+                "--poll-interval",
+                "0.3",
+                "--state",
+                str(tmp_path / "s.sqlite"),
+                "--stall-floor",
+                "60",
+                "--cooldown",
+                "0",
+                "--notify",
+                rx.url + "/hook",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=open(log, "wb"),
+        )
         try:
             _wait(lambda: "live: polling" in log.read_text(), 120, "the live watcher")
             writers = []
             for name, mode in (("csvrun", "blowup"), ("logrun", "blowup"), ("healthy", "healthy")):
-                writers.append(subprocess.Popen(
-                    [sys.executable, str(HERE / "data" / "live" / "torch_files.py"),
-                     str(runs[name]), mode], stdout=open(runs[name] / "train.log", "w"),
-                    stderr=subprocess.PIPE, text=True))
+                writers.append(
+                    subprocess.Popen(
+                        [
+                            sys.executable,
+                            str(HERE / "data" / "live" / "torch_files.py"),
+                            str(runs[name]),
+                            mode,
+                        ],
+                        stdout=open(runs[name] / "train.log", "w"),
+                        stderr=subprocess.PIPE,
+                        text=True,
+                    )
+                )
             for w in writers:
                 _out, err = w.communicate(timeout=300)
                 assert w.returncode == 0, err[-2000:]
@@ -85,8 +110,12 @@ def test_watch_path_csv_console_and_directory(tmp_path):
 
 
 def test_watch_path_needs_live_and_an_existing_path(tmp_path):
-    p = subprocess.run([MLAUDIT, "watch", "path", str(tmp_path / "nope.csv"), "--live"],
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [MLAUDIT, "watch", "path", str(tmp_path / "nope.csv"), "--live"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 2 and "no such file" in p.stderr
     f = tmp_path / "m.csv"
     f.write_text("step,loss\n1,1.0\n")
@@ -111,8 +140,11 @@ os.replace(tmp, path)  # an atomic save: a new file (inode) under the same name
 def _write_replace(tmp_path, path, first, last, scale):
     script = tmp_path / "replace_writer.py"
     script.write_text(REPLACE_WRITER)
-    subprocess.run([sys.executable, str(script), str(path), str(first), str(last), str(scale)],
-                   check=True, timeout=60)
+    subprocess.run(
+        [sys.executable, str(script), str(path), str(first), str(last), str(scale)],
+        check=True,
+        timeout=60,
+    )
 
 
 def test_a_replaced_csv_longer_than_the_offset_is_read_from_its_start(tmp_path):

@@ -7,6 +7,7 @@ offset under the old header: the new ``train_acc`` column (sorted before ``train
 read as ``train_loss`` (a loss "falling" from 1.1 to 0.6), and ``train_acc`` was missing.
 Real Lightning writer, real files; no mock.
 """
+
 from __future__ import annotations
 
 from lightning.fabric.loggers import CSVLogger  # the dev extra (frameworks)
@@ -29,13 +30,17 @@ def test_rewritten_header_is_read_again_without_repeating_rows(tmp_path):
     first = _points(src.read([info], cursors)[info.ref])
     assert first == {"train_loss": (list(range(10)), [round(2.0 - 0.1 * s, 6) for s in range(10)])}
 
-    for s in range(10, 20):  # a new key: Lightning rewrites the file with header step,train_acc,train_loss
+    for s in range(
+        10, 20
+    ):  # a new key: Lightning rewrites the file with header step,train_acc,train_loss
         logger.log_metrics({"train_acc": 0.5 + 0.01 * s, "train_loss": 2.0 - 0.1 * s}, step=s)
     logger.save()
     second = _points(src.read([info], cursors)[info.ref])
     steps = list(range(10, 20))
-    assert second == {"train_loss": (steps, [round(2.0 - 0.1 * s, 6) for s in steps]),
-                      "train_acc": (steps, [round(0.5 + 0.01 * s, 6) for s in steps])}
+    assert second == {
+        "train_loss": (steps, [round(2.0 - 0.1 * s, 6) for s in steps]),
+        "train_acc": (steps, [round(0.5 + 0.01 * s, 6) for s in steps]),
+    }
 
     for s in range(20, 23):  # plain appends after the rewrite
         logger.log_metrics({"train_acc": 0.5 + 0.01 * s, "train_loss": 2.0 - 0.1 * s}, step=s)

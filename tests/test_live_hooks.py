@@ -18,14 +18,22 @@ HERE = Path(__file__).parent
 
 
 def test_framework_callbacks_stop_on_nan(tmp_path):
-    frameworks = [n for n, mod in (("hf", "transformers"), ("lightning", "lightning"),
-                                   ("keras", "keras")) if importlib.util.find_spec(mod)]
+    frameworks = [
+        n
+        for n, mod in (("hf", "transformers"), ("lightning", "lightning"), ("keras", "keras"))
+        if importlib.util.find_spec(mod)
+    ]
     if "hf" not in frameworks or importlib.util.find_spec("torch") is None:
         pytest.skip("transformers and torch are needed (dev extra)")
     out = tmp_path / "out.json"
     env = dict(os.environ, OUT_JSON=str(out), FRAMEWORKS=",".join(frameworks))
-    p = subprocess.run([sys.executable, str(HERE / "data" / "live" / "frameworks_nan.py")],
-                       env=env, capture_output=True, text=True, timeout=600)
+    p = subprocess.run(
+        [sys.executable, str(HERE / "data" / "live" / "frameworks_nan.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     res = json.loads(out.read_text())
     # HF Trainer filters a NaN loss out of its logs (logging_nan_inf_filter) but logs the NaN
@@ -53,8 +61,11 @@ def test_guard_honours_the_stop_tag(mlflow_server):
     guard = LiveGuard((), tag_check_s=0.2, write_back=True)
     with mlflow.start_run() as run:
         assert guard.check({"loss": 1.0}, 1) is None
-        mlflow.MlflowClient().set_tag(run.info.run_id, "mlaudit.stop_requested",
-                                      "LV004 live-stalled: no new training step for 900 s")
+        mlflow.MlflowClient().set_tag(
+            run.info.run_id,
+            "mlaudit.stop_requested",
+            "LV004 live-stalled: no new training step for 900 s",
+        )
         f = None
         deadline = time.time() + 20
         step = 1

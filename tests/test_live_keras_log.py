@@ -52,9 +52,13 @@ def test_a_keras_training_log_is_followed_as_a_csv(tmp_path):
 
     # the command a user runs: a --once poll that alerts nothing still says what it read
     mlaudit = str(Path(sys.executable).with_name("mlaudit"))
-    p = subprocess.run([mlaudit, "watch", str(run), "--live", "--once", "--state",
-                        str(tmp_path / "live.sqlite")], capture_output=True, text=True,
-                       timeout=300, cwd=tmp_path)
+    p = subprocess.run(
+        [mlaudit, "watch", str(run), "--live", "--once", "--state", str(tmp_path / "live.sqlite")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert p.returncode == 0, p.stderr
     assert f"live, one poll of 1 local path: {run.resolve()}" in p.stderr, p.stderr
     assert "1 run(s) followed" in p.stderr

@@ -31,7 +31,7 @@ def _run(values, th=None, every=1):
     r = LiveRun()
     seen = []
     for i in range(0, len(values), every):
-        chunk = values[i:i + every]
+        chunk = values[i : i + every]
         steps = list(range(i, i + len(chunk)))
         r.feed({"train/loss": (steps, [1000.0 + s for s in steps], chunk)}, 1000.0 + i, th)
         r = LiveRun.from_json(json.loads(json.dumps(r.to_json())))  # the state file round trip
@@ -64,8 +64,9 @@ def test_a_lasting_jump_alerts_after_the_recovery_window_and_clears_when_back():
     # the finding carries the spike's step, its trailing median and the rule's window
     th = LiveThresholds()
     r = LiveRun()
-    r.feed({"train/loss": (list(range(340)), [1000.0 + i for i in range(340)], vals[:340])},
-           2000.0, th)
+    r.feed(
+        {"train/loss": (list(range(340)), [1000.0 + i for i in range(340)], vals[:340])}, 2000.0, th
+    )
     f = r.conditions(2000.0, th, running=False)["spike"]
     assert f.code == "LV008" and f.facts["step"] == 200
     assert f.facts["trailing_median"] == pytest.approx(1.0, abs=0.02)
@@ -107,11 +108,27 @@ def test_real_torch_lr_bump_alerts_and_blip_does_not(tmp_path):
     for d in dirs.values():
         d.mkdir()
     with StateStore(tmp_path / "s.sqlite", "test") as st:
-        mon = LiveMonitor(TensorBoardLiveSource(list(dirs.values())), st, Settings(),
-                          LiveConfig(poll_interval_s=0.3, write_back=True, cooldown_s=0))
-        procs = {m: subprocess.Popen([sys.executable, str(HERE / "data" / "live" / "torch_lr_bump.py"),
-                                      str(d), m, "0.004"], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True) for m, d in dirs.items()}
+        mon = LiveMonitor(
+            TensorBoardLiveSource(list(dirs.values())),
+            st,
+            Settings(),
+            LiveConfig(poll_interval_s=0.3, write_back=True, cooldown_s=0),
+        )
+        procs = {
+            m: subprocess.Popen(
+                [
+                    sys.executable,
+                    str(HERE / "data" / "live" / "torch_lr_bump.py"),
+                    str(d),
+                    m,
+                    "0.004",
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for m, d in dirs.items()
+        }
         th = threading.Thread(target=mon.run, daemon=True)
         th.start()
         try:
@@ -123,8 +140,10 @@ def test_real_torch_lr_bump_alerts_and_blip_does_not(tmp_path):
             assert p.returncode == 0, outs[m][1][-2000:]
         mon.poll_once()  # the last points
     runs = {m: json.loads(outs[m][0].strip().splitlines()[-1]) for m in modes}
-    events = {m: [(e.kind, e.finding.code, e.finding) for e, _ in mon.sent
-                  if e.ref == str(d.resolve())] for m, d in dirs.items()}
+    events = {
+        m: [(e.kind, e.finding.code, e.finding) for e, _ in mon.sent if e.ref == str(d.resolve())]
+        for m, d in dirs.items()
+    }
 
     bump = runs["bump"]  # what the run did (measured by the script, not by mlaudit)
     assert bump["finite"] and bump["last100"] > 1.3 * bump["before"]  # the loss stayed up
@@ -137,8 +156,9 @@ def test_real_torch_lr_bump_alerts_and_blip_does_not(tmp_path):
     blip = runs["blip"]
     assert blip["peak"] > 10 * blip["before"]  # a real spike...
     assert blip["last100"] < 1.3 * blip["before"]  # ...that recovered
-    assert [c for _k, c, _f in events["blip"] if c == "LV008"] == [], \
-        [f.message for *_x, f in events["blip"]]
+    assert [c for _k, c, _f in events["blip"] if c == "LV008"] == [], [
+        f.message for *_x, f in events["blip"]
+    ]
 
     assert runs["steady"]["finite"]
     assert events["steady"] == [], [f.message for *_x, f in events["steady"]]

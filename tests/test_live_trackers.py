@@ -40,10 +40,19 @@ KEY = "k" * 40
 
 
 def _wandb_env(root: Path, base_url: str) -> dict[str, str]:
-    env = dict(os.environ, WANDB_MODE="online", WANDB_DIR=str(root), WANDB_SILENT="true",
-               WANDB_CONFIG_DIR=str(root / "config"), WANDB_CACHE_DIR=str(root / "cache"),
-               WANDB_DATA_DIR=str(root / "data"), WANDB_ERROR_REPORTING="false",
-               WANDB_BASE_URL=base_url, WANDB_API_KEY=KEY, PYTHONPATH=str(HERE.parent))
+    env = dict(
+        os.environ,
+        WANDB_MODE="online",
+        WANDB_DIR=str(root),
+        WANDB_SILENT="true",
+        WANDB_CONFIG_DIR=str(root / "config"),
+        WANDB_CACHE_DIR=str(root / "cache"),
+        WANDB_DATA_DIR=str(root / "data"),
+        WANDB_ERROR_REPORTING="false",
+        WANDB_BASE_URL=base_url,
+        WANDB_API_KEY=KEY,
+        PYTHONPATH=str(HERE.parent),
+    )
     return env
 
 
@@ -58,18 +67,52 @@ def test_wandb_live_nan_alert_and_stop(tmp_path):
         env = _wandb_env(tmp_path, srv.base_url)
         log = tmp_path / "watch.log"
         watcher = subprocess.Popen(
-            [MLAUDIT, "watch", "wandb", "-p", "ent/live", "--live", "--poll-interval", "0.5",
-             "--state", str(tmp_path / "s.sqlite"), "--stall-floor", "60", "--cooldown", "0",
-             "--stop-on", "nan", "--notify", rx.url + "/hook"],
-            stdout=subprocess.DEVNULL, stderr=open(log, "wb"), cwd=tmp_path, env=env)
+            [
+                MLAUDIT,
+                "watch",
+                "wandb",
+                "-p",
+                "ent/live",
+                "--live",
+                "--poll-interval",
+                "0.5",
+                "--state",
+                str(tmp_path / "s.sqlite"),
+                "--stall-floor",
+                "60",
+                "--cooldown",
+                "0",
+                "--stop-on",
+                "nan",
+                "--notify",
+                rx.url + "/hook",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=open(log, "wb"),
+            cwd=tmp_path,
+            env=env,
+        )
         try:
             writers = {}
             for mode in ("healthy", "nan"):
                 out = tmp_path / f"{mode}.json"
-                writers[mode] = (subprocess.Popen(
-                    [sys.executable, str(HERE / "data" / "live" / "wandb_writer.py"), "ent/live",
-                     f"{mode}1", mode, str(out)], cwd=tmp_path, env=env,
-                    stdout=subprocess.DEVNULL, stderr=open(tmp_path / f"{mode}.err", "wb")), out)
+                writers[mode] = (
+                    subprocess.Popen(
+                        [
+                            sys.executable,
+                            str(HERE / "data" / "live" / "wandb_writer.py"),
+                            "ent/live",
+                            f"{mode}1",
+                            mode,
+                            str(out),
+                        ],
+                        cwd=tmp_path,
+                        env=env,
+                        stdout=subprocess.DEVNULL,
+                        stderr=open(tmp_path / f"{mode}.err", "wb"),
+                    ),
+                    out,
+                )
             for mode, (w, _o) in writers.items():
                 assert w.wait(240) == 0, (tmp_path / f"{mode}.err").read_text()[-3000:]
             wait_live_runs_ended(tmp_path / "s.sqlite", 2)  # over the runs' whole life
@@ -86,9 +129,14 @@ def test_wandb_live_nan_alert_and_stop(tmp_path):
         by_run.setdefault(d["run"]["id"], []).append(d)
     assert by_run.get("ent/live/healthy1", []) == [], text[-3000:]
     nan = by_run.get("ent/live/nan1", [])
-    assert [(d["live"]["kind"], d["live"]["code"]) for d in nan] == [("alert", "LV001")], text[-3000:]
+    assert [(d["live"]["kind"], d["live"]["code"]) for d in nan] == [("alert", "LV001")], text[
+        -3000:
+    ]
     assert nan[0]["live"]["stop_requested"] is True
-    assert nan[0]["findings"][0]["code"] == "LV001" and "train/loss" in nan[0]["findings"][0]["message"]
+    assert (
+        nan[0]["findings"][0]["code"] == "LV001"
+        and "train/loss" in nan[0]["findings"][0]["message"]
+    )
     from datetime import datetime
 
     assert datetime.fromisoformat(nan[0]["sent_at"]).timestamp() < results["nan"]["end_time"]
@@ -118,29 +166,68 @@ def test_clearml_live_nan_alert_and_abort(tmp_path):
     srv = FakeClearMLServer().start()
     try:
         conf = srv.write_config(tmp_path / "clearml.conf")
-        conf.write_text(conf.read_text().replace("support_stopping: false",
-                                                 "support_stopping: true"))
+        conf.write_text(
+            conf.read_text().replace("support_stopping: false", "support_stopping: true")
+        )
         # the SDK's default log level (INFO): its "NaN value encountered" line is printed
-        env = dict(os.environ, CLEARML_CONFIG_FILE=str(conf), CLEARML_CACHE_DIR=str(tmp_path / "cache"),
-                   PYTHONPATH=str(HERE.parent))
+        env = dict(
+            os.environ,
+            CLEARML_CONFIG_FILE=str(conf),
+            CLEARML_CACHE_DIR=str(tmp_path / "cache"),
+            PYTHONPATH=str(HERE.parent),
+        )
         env.pop("CLEARML_LOG_LEVEL", None)
         srv.ep_projects__create({"name": "live-it"})  # the watcher checks the project exists
         with Receiver() as rx:
             log = tmp_path / "watch.log"
             watcher = subprocess.Popen(
-                [MLAUDIT, "watch", "clearml", "--project", "live-it", "--live",
-                 "--poll-interval", "0.5", "--state", str(tmp_path / "s.sqlite"),
-                 "--stall-floor", "60", "--cooldown", "0", "--stop-on", "nan",
-                 "--notify", rx.url + "/hook"],
-                stdout=subprocess.DEVNULL, stderr=open(log, "wb"), cwd=tmp_path, env=env)
+                [
+                    MLAUDIT,
+                    "watch",
+                    "clearml",
+                    "--project",
+                    "live-it",
+                    "--live",
+                    "--poll-interval",
+                    "0.5",
+                    "--state",
+                    str(tmp_path / "s.sqlite"),
+                    "--stall-floor",
+                    "60",
+                    "--cooldown",
+                    "0",
+                    "--stop-on",
+                    "nan",
+                    "--notify",
+                    rx.url + "/hook",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=open(log, "wb"),
+                cwd=tmp_path,
+                env=env,
+            )
             _wait(lambda: "live: polling" in log.read_text(), 120, "the live watcher")
             writers = {}
             for mode in ("healthy", "nan"):
                 out = tmp_path / f"{mode}.json"
-                writers[mode] = (subprocess.Popen(
-                    [sys.executable, str(HERE / "data" / "live" / "clearml_writer.py"), "live-it",
-                     f"task-{mode}", mode, str(out)], cwd=tmp_path, env=env, text=True,
-                    stdout=subprocess.PIPE, stderr=open(tmp_path / f"{mode}.err", "w")), out)
+                writers[mode] = (
+                    subprocess.Popen(
+                        [
+                            sys.executable,
+                            str(HERE / "data" / "live" / "clearml_writer.py"),
+                            "live-it",
+                            f"task-{mode}",
+                            mode,
+                            str(out),
+                        ],
+                        cwd=tmp_path,
+                        env=env,
+                        text=True,
+                        stdout=subprocess.PIPE,
+                        stderr=open(tmp_path / f"{mode}.err", "w"),
+                    ),
+                    out,
+                )
             ids = {m: _task_id(w) for m, (w, _o) in writers.items()}
             try:
                 codes = {m: w.wait(240) for m, (w, _o) in writers.items()}
@@ -158,14 +245,18 @@ def test_clearml_live_nan_alert_and_abort(tmp_path):
         by_task.setdefault(d["run"]["id"], []).append(d)
     assert by_task.get(ids["healthy"], []) == [], text[-3000:]
     nan = by_task.get(ids["nan"], [])
-    assert [(d["live"]["kind"], d["live"]["code"]) for d in nan] == [("alert", "LV001")], text[-3000:]
+    assert [(d["live"]["kind"], d["live"]["code"]) for d in nan] == [("alert", "LV001")], text[
+        -3000:
+    ]
     assert nan[0]["live"]["stop_requested"] is True
     # aborted: the server's status, the SDK ended the process before the loop's end
     assert tasks["nan"]["status"] == "stopped", tasks["nan"]["status"]
     assert codes["nan"] != 0 and not (tmp_path / "nan.json").exists()
     assert 30 <= tasks["nan"]["last_iteration"] < 149
-    assert codes["healthy"] == 0 and json.loads((tmp_path / "healthy.json").read_text())[
-        "last_iteration"] == 149
+    assert (
+        codes["healthy"] == 0
+        and json.loads((tmp_path / "healthy.json").read_text())["last_iteration"] == 149
+    )
     assert tasks["healthy"]["status"] != "stopped"
     # the live property was written on the running task
     props = tasks["nan"]["hyperparams"]["properties"]
@@ -180,15 +271,20 @@ def _stall_episode(rx, writer, out: Path, timeout: float = 120) -> list[dict]:
     """Wait for the stall alert, let the writer resume, wait for the recovered message."""
     _wait(lambda: any(d["live"]["slot"] == "stall" for d in _live(rx)), timeout, "the stall alert")
     Path(str(out) + ".resume").write_text("go")
-    _wait(lambda: len([d for d in _live(rx) if d["live"]["slot"] == "stall"]) >= 2, 60,
-          "the recovered message")
+    _wait(
+        lambda: len([d for d in _live(rx) if d["live"]["slot"] == "stall"]) >= 2,
+        60,
+        "the recovered message",
+    )
     assert writer.wait(120) == 0
     return [d for d in _live(rx) if d["live"]["slot"] == "stall"]
 
 
 def _assert_stall_with_console(stall: list[dict], text: str) -> None:
     assert [(d["live"]["kind"], d["live"]["code"]) for d in stall] == [
-        ("alert", "LV004"), ("recovered", "LV004")], text[-3000:]
+        ("alert", "LV004"),
+        ("recovered", "LV004"),
+    ], text[-3000:]
     finding = stall[0]["live"]["finding"]
     # W&B commits a step's row when the next one starts: its last row is step 39
     assert re.search(r"last step (39|40) at", finding["message"]), finding["message"]
@@ -207,15 +303,45 @@ def test_wandb_live_stall_alert_carries_console_lines(tmp_path):
         env = _wandb_env(tmp_path, srv.base_url)
         log = tmp_path / "watch.log"
         watcher = subprocess.Popen(
-            [MLAUDIT, "watch", "wandb", "-p", "ent/live", "--live", "--poll-interval", "0.5",
-             "--state", str(tmp_path / "s.sqlite"), "--stall-floor", "5", "--cooldown", "0",
-             "--notify", rx.url + "/hook"],
-            stdout=subprocess.DEVNULL, stderr=open(log, "wb"), cwd=tmp_path, env=env)
+            [
+                MLAUDIT,
+                "watch",
+                "wandb",
+                "-p",
+                "ent/live",
+                "--live",
+                "--poll-interval",
+                "0.5",
+                "--state",
+                str(tmp_path / "s.sqlite"),
+                "--stall-floor",
+                "5",
+                "--cooldown",
+                "0",
+                "--notify",
+                rx.url + "/hook",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=open(log, "wb"),
+            cwd=tmp_path,
+            env=env,
+        )
         try:
             out = tmp_path / "stall.json"
-            w = subprocess.Popen([sys.executable, str(HERE / "data" / "live" / "wandb_writer.py"),
-                                  "ent/live", "stall1", "stall", str(out)], cwd=tmp_path, env=env,
-                                 stdout=subprocess.DEVNULL, stderr=open(tmp_path / "w.err", "wb"))
+            w = subprocess.Popen(
+                [
+                    sys.executable,
+                    str(HERE / "data" / "live" / "wandb_writer.py"),
+                    "ent/live",
+                    "stall1",
+                    "stall",
+                    str(out),
+                ],
+                cwd=tmp_path,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=open(tmp_path / "w.err", "wb"),
+            )
             stall = _stall_episode(rx, w, out, 180)
         finally:
             watcher.send_signal(signal.SIGTERM)
@@ -234,23 +360,57 @@ def test_clearml_live_stall_alert_carries_console_lines(tmp_path):
     srv = FakeClearMLServer().start()
     try:
         conf = srv.write_config(tmp_path / "clearml.conf")
-        env = dict(os.environ, CLEARML_CONFIG_FILE=str(conf), CLEARML_CACHE_DIR=str(tmp_path / "cache"),
-                   PYTHONPATH=str(HERE.parent))
+        env = dict(
+            os.environ,
+            CLEARML_CONFIG_FILE=str(conf),
+            CLEARML_CACHE_DIR=str(tmp_path / "cache"),
+            PYTHONPATH=str(HERE.parent),
+        )
         srv.ep_projects__create({"name": "live-it"})
         with Receiver() as rx:
             log = tmp_path / "watch.log"
             watcher = subprocess.Popen(
-                [MLAUDIT, "watch", "clearml", "--project", "live-it", "--live",
-                 "--poll-interval", "0.5", "--state", str(tmp_path / "s.sqlite"),
-                 "--stall-floor", "5", "--cooldown", "0", "--notify", rx.url + "/hook"],
-                stdout=subprocess.DEVNULL, stderr=open(log, "wb"), cwd=tmp_path, env=env)
+                [
+                    MLAUDIT,
+                    "watch",
+                    "clearml",
+                    "--project",
+                    "live-it",
+                    "--live",
+                    "--poll-interval",
+                    "0.5",
+                    "--state",
+                    str(tmp_path / "s.sqlite"),
+                    "--stall-floor",
+                    "5",
+                    "--cooldown",
+                    "0",
+                    "--notify",
+                    rx.url + "/hook",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=open(log, "wb"),
+                cwd=tmp_path,
+                env=env,
+            )
             try:
                 _wait(lambda: "live: polling" in log.read_text(), 120, "the live watcher")
                 out = tmp_path / "stall.json"
                 w = subprocess.Popen(
-                    [sys.executable, str(HERE / "data" / "live" / "clearml_writer.py"), "live-it",
-                     "task-stall", "stall", str(out)], cwd=tmp_path, env=env, text=True,
-                    stdout=subprocess.PIPE, stderr=open(tmp_path / "w.err", "w"))
+                    [
+                        sys.executable,
+                        str(HERE / "data" / "live" / "clearml_writer.py"),
+                        "live-it",
+                        "task-stall",
+                        "stall",
+                        str(out),
+                    ],
+                    cwd=tmp_path,
+                    env=env,
+                    text=True,
+                    stdout=subprocess.PIPE,
+                    stderr=open(tmp_path / "w.err", "w"),
+                )
                 _task_id(w)
                 threading.Thread(target=w.stdout.read, daemon=True).start()  # drain the pipe
                 stall = _stall_episode(rx, w, out, 180)
@@ -268,13 +428,30 @@ def test_wandb_offline_run_followed_live(tmp_path):
     from the last complete record each poll; the loss turning NaN at step 100 gets one LV001
     alert before the run ends, written to RUN_DIR/mlaudit/live.json."""
     pytest.importorskip("wandb")
-    env = dict(os.environ, WANDB_MODE="offline", WANDB_DIR=str(tmp_path), WANDB_SILENT="true",
-               WANDB_CONFIG_DIR=str(tmp_path / "config"), WANDB_CACHE_DIR=str(tmp_path / "cache"),
-               WANDB_DATA_DIR=str(tmp_path / "data"), WANDB_ERROR_REPORTING="false")
+    env = dict(
+        os.environ,
+        WANDB_MODE="offline",
+        WANDB_DIR=str(tmp_path),
+        WANDB_SILENT="true",
+        WANDB_CONFIG_DIR=str(tmp_path / "config"),
+        WANDB_CACHE_DIR=str(tmp_path / "cache"),
+        WANDB_DATA_DIR=str(tmp_path / "data"),
+        WANDB_ERROR_REPORTING="false",
+    )
     out = tmp_path / "w.json"
-    w = subprocess.Popen([sys.executable, str(HERE / "data" / "live" / "wandb_offline_writer.py"),
-                          "live-off", str(out)], cwd=tmp_path, env=env, text=True,
-                         stdout=subprocess.PIPE, stderr=open(tmp_path / "w.err", "w"))
+    w = subprocess.Popen(
+        [
+            sys.executable,
+            str(HERE / "data" / "live" / "wandb_offline_writer.py"),
+            "live-off",
+            str(out),
+        ],
+        cwd=tmp_path,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=open(tmp_path / "w.err", "w"),
+    )
     run_dir = None
     for line in w.stdout:
         if line.startswith('{"run_dir"'):
@@ -285,10 +462,25 @@ def test_wandb_offline_run_followed_live(tmp_path):
     with Receiver() as rx:
         log = tmp_path / "watch.log"
         watcher = subprocess.Popen(
-            [MLAUDIT, "watch", str(run_dir), "--live", "--poll-interval", "0.5",
-             "--state", str(tmp_path / "s.sqlite"), "--stall-floor", "60",
-             "--notify", rx.url + "/hook"],
-            stdout=subprocess.DEVNULL, stderr=open(log, "wb"), cwd=tmp_path, env=env)
+            [
+                MLAUDIT,
+                "watch",
+                str(run_dir),
+                "--live",
+                "--poll-interval",
+                "0.5",
+                "--state",
+                str(tmp_path / "s.sqlite"),
+                "--stall-floor",
+                "60",
+                "--notify",
+                rx.url + "/hook",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=open(log, "wb"),
+            cwd=tmp_path,
+            env=env,
+        )
         try:
             assert w.wait(240) == 0, (tmp_path / "w.err").read_text()[-3000:]
             _wait(lambda: len(_live(rx)) >= 1, 30, "the live alert")
@@ -298,12 +490,17 @@ def test_wandb_offline_run_followed_live(tmp_path):
             watcher.wait(60)
         live = _live(rx)
     text = log.read_text()
-    assert [(d["live"]["kind"], d["live"]["code"]) for d in live] == [("alert", "LV001")], text[-3000:]
+    assert [(d["live"]["kind"], d["live"]["code"]) for d in live] == [("alert", "LV001")], text[
+        -3000:
+    ]
     assert live[0]["run"]["id"] == str(run_dir.resolve()) and live[0]["run"]["tracker"] == "wandb"
     finding = live[0]["live"]["finding"]
     assert finding["facts"]["step"] == 100 and finding["facts"]["key"] == "train/loss"
     from datetime import datetime
 
-    assert datetime.fromisoformat(live[0]["sent_at"]).timestamp() < json.loads(out.read_text())["end_time"]
+    assert (
+        datetime.fromisoformat(live[0]["sent_at"]).timestamp()
+        < json.loads(out.read_text())["end_time"]
+    )
     doc = json.loads((run_dir / "mlaudit" / "live.json").read_text())
     assert [e["code"] for e in doc["episodes"]] == ["LV001"]

@@ -18,8 +18,11 @@ from tensorboardX import SummaryWriter
 def _tb_run(d: Path, nan_from: int | None = None) -> Path:
     w = SummaryWriter(str(d))
     for i in range(60):
-        w.add_scalar("train/loss", float("nan") if nan_from is not None and i >= nan_from
-                     else 2.0 * math.exp(-i / 20), i)
+        w.add_scalar(
+            "train/loss",
+            float("nan") if nan_from is not None and i >= nan_from else 2.0 * math.exp(-i / 20),
+            i,
+        )
     w.close()
     return d
 
@@ -48,10 +51,24 @@ def test_paths_are_routed_to_the_plugin_that_follows_them(tmp_path):
 
 def test_watch_path_live_on_a_tensorboard_run_alerts(tmp_path):
     tb = _tb_run(tmp_path / "run1", nan_from=40)
-    p = subprocess.run([sys.executable, "-c", "from mlaudit.cli import main; main()", "watch",
-                        str(tb), "--live", "--once", "--state", str(tmp_path / "w.sqlite")],
-                       capture_output=True, text=True, timeout=300, cwd=tmp_path,
-                       env=dict(os.environ, COLUMNS="200"))
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from mlaudit.cli import main; main()",
+            "watch",
+            str(tb),
+            "--live",
+            "--once",
+            "--state",
+            str(tmp_path / "w.sqlite"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env=dict(os.environ, COLUMNS="200"),
+    )
     assert p.returncode == 0, p.stderr
     assert "LV001" in p.stderr and "train/loss is nan at step 40" in p.stderr, p.stderr
     assert "LV001" in json.dumps(json.loads((tb / "mlaudit" / "live.json").read_text()))

@@ -40,8 +40,14 @@ def test_a_healthy_local_log_is_not_told_to_tag_itself(tmp_path):
         pytest.skip("keras is not installed (frameworks extra)")
     log = tmp_path / "keras.console.log"
     with open(log, "w") as fh:
-        subprocess.run([sys.executable, "-c", TRAIN], check=True, timeout=600, stdout=fh,
-                       stderr=subprocess.STDOUT, env={**os.environ, "KERAS_BACKEND": "torch"})
+        subprocess.run(
+            [sys.executable, "-c", TRAIN],
+            check=True,
+            timeout=600,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "KERAS_BACKEND": "torch"},
+        )
     loaded = load_path(log)
     _, run = loaded.runs[0]
     assert run.identity.tracker not in ("mlflow", "wandb", "clearml")

@@ -36,9 +36,21 @@ def test_live_alert_line_of_a_run_folder_with_escape_codes_is_escaped(tmp_path):
     for i in range(80):
         w.add_scalar("train/loss", 2 * math.exp(-i / 10) + 0.1 if i < 40 else float("nan"), i)
     w.close()
-    p = subprocess.run([MLAUDIT, "watch", "tensorboard", str(tmp_path / "logs"), "--live", "--once",
-                        "--state", str(tmp_path / "s.sqlite")], capture_output=True, text=True,
-                       timeout=300)
+    p = subprocess.run(
+        [
+            MLAUDIT,
+            "watch",
+            "tensorboard",
+            str(tmp_path / "logs"),
+            "--live",
+            "--once",
+            "--state",
+            str(tmp_path / "s.sqlite"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode in (0, 1), p.stderr
     assert "LV001" in p.stderr, p.stderr  # the alert line is there...
     assert "\x1b" not in p.stderr and "\x07" not in p.stderr  # ...without raw controls
@@ -58,7 +70,9 @@ def test_registry_receiver_error_line_escapes_the_model_name(tmp_path, caplog, m
     uri = "http://127.0.0.1:9"  # discard port: nothing answers, the audit fails for real
     store = StateStore(tmp_path / "hook.sqlite", f"mlflow registry webhook {uri}")
     queue = DeliveryQueue(store, max_attempts=1)
-    receiver = Receiver(RegistryAuditor(MlflowPlugin(tracking_uri=uri), Settings(), uri), "s", queue)
+    receiver = Receiver(
+        RegistryAuditor(MlflowPlugin(tracking_uri=uri), Settings(), uri), "s", queue
+    )
     queue.add("d1", "model\x1b[2J\u202egnp.exe", "1", "abc123")
     with caplog.at_level(logging.ERROR, logger="mlaudit.serve.mlflow"):
         receiver.start()

@@ -20,7 +20,9 @@ GOOD = "step=1 loss=2.0\nstep=2 loss=1.5\nstep=3 loss=1.2\n"
 def run_cli(*args: str):
     res = CliRunner().invoke(app, ["logs", *args])
     assert "Traceback" not in res.output, res.output
-    assert not isinstance(res.exception, Exception) or isinstance(res.exception, SystemExit), res.exception
+    assert not isinstance(res.exception, Exception) or isinstance(res.exception, SystemExit), (
+        res.exception
+    )
     return res
 
 
@@ -69,11 +71,19 @@ def test_unreadable_file_next_to_a_good_one_is_reported_not_fatal(tmp_path):
 
 def test_non_utf8_bytes_are_read_and_reported(tmp_path):
     p = tmp_path / "latin1.log"
-    p.write_bytes(GOOD.encode() + "step=4 loss=1.1 note=caf\xe9 \xff\xfe\n".encode("latin-1") + b"step=5 loss=1.0\n")
+    p.write_bytes(
+        GOOD.encode()
+        + "step=4 loss=1.1 note=caf\xe9 \xff\xfe\n".encode("latin-1")
+        + b"step=5 loss=1.0\n"
+    )
     run = load_logs([p])
     assert run.metrics.series("train/loss").values.tolist() == [2.0, 1.5, 1.2, 1.1, 1.0]
-    assert run.warnings == [(f"{p}: 1 line(s) are not valid UTF-8 (first at line 4); they were read with "
-                             "replacement characters")]
+    assert run.warnings == [
+        (
+            f"{p}: 1 line(s) are not valid UTF-8 (first at line 4); they were read with "
+            "replacement characters"
+        )
+    ]
     res = run_cli(str(p), "--format", "json")
     assert res.exit_code == 0
     assert any("not valid UTF-8" in w for w in json.loads(res.stdout)["warnings"])
@@ -90,15 +100,19 @@ def test_utf16_and_gzip_logs(tmp_path):
 
 def test_200_mb_single_line(tmp_path):
     p = tmp_path / "one-line.log"
-    chunk = (b"0123456789abcdef" * 4096)  # 64 KiB without a newline
+    chunk = b"0123456789abcdef" * 4096  # 64 KiB without a newline
     with open(p, "wb") as f:
         f.writelines(chunk for _ in range(200 * 16))
         f.write(b"\nstep=1 loss=0.5\n")
-    assert p.stat().st_size >= 200 * 2 ** 20
+    assert p.stat().st_size >= 200 * 2**20
     run = load_logs([p])
-    assert run.warnings[0] == (f"{p}: 1 line(s) longer than 1 MiB (first at line 1, longest 200 MiB); only "
-                               "their first 1 MiB were read")
-    assert run.metrics.series("train/loss").values.tolist() == [0.5]  # the line after it is still read
+    assert run.warnings[0] == (
+        f"{p}: 1 line(s) longer than 1 MiB (first at line 1, longest 200 MiB); only "
+        "their first 1 MiB were read"
+    )
+    assert run.metrics.series("train/loss").values.tolist() == [
+        0.5
+    ]  # the line after it is still read
     assert len(run.console[0].text) <= MAX_LINE_BYTES
     res = run_cli(str(p), "--format", "json")
     assert res.exit_code == 0 and "longer than 1 MiB" in res.stdout
@@ -107,8 +121,11 @@ def test_200_mb_single_line(tmp_path):
 def test_huge_carriage_return_progress_line_is_read_update_by_update(tmp_path):
     p = tmp_path / "tqdm.log"
     with open(p, "wb") as f:
-        f.writelines(f"\r{i * 100 // 16000:3d}%|#   | {i}/16000 [00:01<00:00, 9.5it/s, loss={3 - i / 16000:.5f}, "
-                     "lr=1.0e-04, v_num=0]".encode() for i in range(1, 16001))
+        f.writelines(
+            f"\r{i * 100 // 16000:3d}%|#   | {i}/16000 [00:01<00:00, 9.5it/s, loss={3 - i / 16000:.5f}, "
+            "lr=1.0e-04, v_num=0]".encode()
+            for i in range(1, 16001)
+        )
         f.write(b"\n")
     assert p.stat().st_size > MAX_LINE_BYTES
     run = load_logs([p])
@@ -134,7 +151,9 @@ def test_bad_config_file(tmp_path):
     bad.write_text("a: [1, 2\n")
     line = one_error_line(run_cli(str(log), "--config", str(bad)))
     assert f"--config {bad}: not valid YAML" in line
-    assert "no such file" in one_error_line(run_cli(str(log), "--config", str(tmp_path / "none.txt")))
+    assert "no such file" in one_error_line(
+        run_cli(str(log), "--config", str(tmp_path / "none.txt"))
+    )
 
 
 def test_load_logs_raises_input_error_not_oserror(tmp_path):
@@ -157,12 +176,16 @@ def test_nothing_is_written_without_out(tmp_path, monkeypatch):
 
 def test_redaction_of_printed_secrets(tmp_path):
     p = tmp_path / "train.log"
-    p.write_text("WANDB_API_KEY=0123456789abcdef0123456789abcdef01234567 token\n"
-                 "Traceback (most recent call last):\n  File \"t.py\", line 3, in train_step\n"
-                 "ValueError: bad url https://user:hunter2@example.com/data\n")
+    p.write_text(
+        "WANDB_API_KEY=0123456789abcdef0123456789abcdef01234567 token\n"
+        'Traceback (most recent call last):\n  File "t.py", line 3, in train_step\n'
+        "ValueError: bad url https://user:hunter2@example.com/data\n"
+    )
     res = run_cli(str(p), "--format", "json")
     assert res.exit_code == 0
-    assert "hunter2" not in res.stdout and "0123456789abcdef0123456789abcdef01234567" not in res.stdout
+    assert (
+        "hunter2" not in res.stdout and "0123456789abcdef0123456789abcdef01234567" not in res.stdout
+    )
 
 
 def test_stdin(tmp_path):
@@ -176,7 +199,9 @@ def test_help_names_the_formats():
     assert res.exit_code == 0 and "Megatron" in res.stdout and "--config" in res.stdout
 
 
-@pytest.mark.parametrize("junk", [b"\xff" * 100, b"\r\r\r\n\n", "é" .encode() * 10, b"[" * 5000 + b"\n"])
+@pytest.mark.parametrize(
+    "junk", [b"\xff" * 100, b"\r\r\r\n\n", "é".encode() * 10, b"[" * 5000 + b"\n"]
+)
 def test_odd_bytes_never_crash(tmp_path, junk):
     p = tmp_path / "odd.log"
     p.write_bytes(junk)

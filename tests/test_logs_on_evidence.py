@@ -35,7 +35,8 @@ def _report(args: list[str]) -> dict:
 
 @pytest.mark.parametrize("case", ["oom-in-evaluation", "fp16-true-nan-after-first-step"])
 def test_same_run_and_verdict_as_the_console_reader_and_same_evidence_as_mlaudit_evidence(
-        case, tmp_path):
+    case, tmp_path
+):
     logs = sorted((CASES / case).glob("*.log"))
     assert logs
     ev = collect(None, logs, value_files=False)
@@ -44,22 +45,36 @@ def test_same_run_and_verdict_as_the_console_reader_and_same_evidence_as_mlaudit
     assert ev.run.metrics.keys == alone.metrics.keys
     for k in alone.metrics.keys:
         a, b = alone.metrics.series(k), ev.run.metrics.series(k)
-        assert (a.steps == b.steps).all() and ((a.values == b.values) | (a.values != a.values)).all()
-    assert [(c.lineno, c.text) for c in ev.run.console] == [(c.lineno, c.text) for c in alone.console]
+        assert (a.steps == b.steps).all() and (
+            (a.values == b.values) | (a.values != a.values)
+        ).all()
+    assert [(c.lineno, c.text) for c in ev.run.console] == [
+        (c.lineno, c.text) for c in alone.console
+    ]
     v_alone = audit(alone).verdict
     report = _report([*map(str, logs), "--evidence", str(tmp_path / "ev.json")])
     assert (report["verdict"]["outcome"], report["verdict"]["cause"]) == (
-        v_alone.outcome.value, v_alone.cause.value)
+        v_alone.outcome.value,
+        v_alone.cause.value,
+    )
     assert report["verdict"]["confidence"] == pytest.approx(v_alone.confidence)
 
     # --evidence is the very collection `mlaudit evidence --logs` writes for these files
     written = json.loads((tmp_path / "ev.json").read_text())
-    res = subprocess.run([str(BIN / "mlaudit"), "evidence", "--logs", *map(str, logs)],
-                         capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [str(BIN / "mlaudit"), "evidence", "--logs", *map(str, logs)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 0, res.stderr
     assert written == json.loads(res.stdout)
-    cited = (written["failure_lines"] + written["exceptions"] + written["infra"]
-             + written["metric_lines"])
+    cited = (
+        written["failure_lines"]
+        + written["exceptions"]
+        + written["infra"]
+        + written["metric_lines"]
+    )
     if case == "oom-in-evaluation":  # the NaN case prints no failure line (litgpt 'iter' lines)
         assert cited
     assert all(c["file"] in map(str, logs) and c["line"] >= 1 for c in cited)
@@ -86,5 +101,7 @@ def test_the_files_are_read_once(tmp_path):
     writer.join(5)
     ev = json.loads((tmp_path / "ev.json").read_text())
     assert report["verdict"]["outcome"] == "crashed"
-    assert any("OutOfMemoryError" in x["text"] or "out of memory" in x["text"].lower()
-               for x in ev["exceptions"] + ev["infra"] + ev["failure_lines"])
+    assert any(
+        "OutOfMemoryError" in x["text"] or "out of memory" in x["text"].lower()
+        for x in ev["exceptions"] + ev["infra"] + ev["failure_lines"]
+    )

@@ -46,8 +46,12 @@ def session(root: Path, fn, *extra: str):
     """Start ``mlaudit mcp --root ROOT`` as a subprocess, connect the SDK client, run ``fn``."""
 
     async def main():
-        params = StdioServerParameters(command=MLAUDIT, args=["mcp", "--root", str(root), *extra],
-                                       cwd=str(root), env=dict(os.environ))
+        params = StdioServerParameters(
+            command=MLAUDIT,
+            args=["mcp", "--root", str(root), *extra],
+            cwd=str(root),
+            env=dict(os.environ),
+        )
         async with Client(params) as client:
             return await fn(client)
 
@@ -55,8 +59,14 @@ def session(root: Path, fn, *extra: str):
 
 
 def cli_json(*args: str, cwd: Path) -> dict:
-    out = subprocess.run([MLAUDIT, *args, "-f", "json"], cwd=cwd, capture_output=True, text=True,
-                         timeout=300, env=dict(os.environ))
+    out = subprocess.run(
+        [MLAUDIT, *args, "-f", "json"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ),
+    )
     assert out.returncode in (0, 1), out.stderr
     return json.loads(out.stdout)
 
@@ -68,6 +78,7 @@ def same_verdict(a: dict, b: dict) -> None:
 
 
 # --- inputs --------------------------------------------------------------------------------------
+
 
 def log_runs(url: str) -> dict:
     """A diverging run with one spike, and a run that is worse than three baseline seeds."""
@@ -86,7 +97,7 @@ def log_runs(url: str) -> dict:
             loss = float("nan")
         ms.append(Metric("train/loss", loss, 1_700_000_000_000 + i, i))
     for k in range(0, len(ms), 900):
-        client.log_batch(rid, metrics=ms[k:k + 900])
+        client.log_batch(rid, metrics=ms[k : k + 900])
     client.log_batch(rid, params=[Param("lr", "0.3")])
     client.set_terminated(rid, "FAILED")
     out["diverged"] = rid
@@ -96,8 +107,15 @@ def log_runs(url: str) -> dict:
     for seed, offset in ((1, 0.0), (2, 0.004), (3, -0.003), (4, 0.35)):
         r = client.create_run(exp, run_name=f"seed{seed}").info.run_id
         rng = np.random.default_rng(seed)
-        ms = [Metric("val/loss", 1.5 * math.exp(-i / 40) + 0.4 + offset + float(rng.normal(0, 0.002)),
-                     1_700_000_000_000 + i, i) for i in range(1, 201)]
+        ms = [
+            Metric(
+                "val/loss",
+                1.5 * math.exp(-i / 40) + 0.4 + offset + float(rng.normal(0, 0.002)),
+                1_700_000_000_000 + i,
+                i,
+            )
+            for i in range(1, 201)
+        ]
         client.log_batch(r, metrics=ms, params=[Param("lr", "0.001"), Param("seed", str(seed))])
         client.set_terminated(r)
         ids.append(r)
@@ -118,8 +136,11 @@ def root(tmp_path_factory):
     for i in range(1, 301):  # train loss keeps falling, val loss turns up after step 120: overfit
         w.add_scalar("train/loss", 2.3 * np.exp(-i / 60) + 0.05, i)
         if i % 10 == 0:
-            w.add_scalar("val/loss", 0.6 + 0.00002 * (i - 120) ** 2 + (0.0 if i > 120 else
-                                                                      0.004 * (120 - i)), i)
+            w.add_scalar(
+                "val/loss",
+                0.6 + 0.00002 * (i - 120) ** 2 + (0.0 if i > 120 else 0.004 * (120 - i)),
+                i,
+            )
     w.close()
     ci = base / "ci"
     ci.mkdir()
@@ -129,6 +150,7 @@ def root(tmp_path_factory):
 
 
 # --- tests ---------------------------------------------------------------------------------------
+
 
 def test_tools_listed_with_schemas_and_help_does_not_import_mcp(root):
     async def fn(c):
@@ -143,14 +165,18 @@ def test_tools_listed_with_schemas_and_help_does_not_import_mcp(root):
     by = {t.name: t for t in tools}
     # the full report, or its compact form with format 'compact' (tests/test_compact.py)
     out = by["audit_run"].output_schema
-    assert out["type"] == "object" and out["$defs"]["AuditReport"]["title"] == REPORT_SCHEMA["title"]
+    assert (
+        out["type"] == "object" and out["$defs"]["AuditReport"]["title"] == REPORT_SCHEMA["title"]
+    )
     assert out["anyOf"] == [{"$ref": "#/$defs/AuditReport"}, {"$ref": "#/$defs/CompactReport"}]
     assert by["audit_run"].input_schema["properties"]["write_back"]["default"] is False
     assert set(by["audit_run"].input_schema["required"]) == {"tracker", "run_ref"}
-    code = ("import sys; sys.argv = ['mlaudit', '--help']\nfrom mlaudit.cli import main\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print('IMPORTED', sorted(m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')"
-            " or m.startswith('mlaudit_core.agent')))")
+    code = (
+        "import sys; sys.argv = ['mlaudit', '--help']\nfrom mlaudit.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('IMPORTED', sorted(m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')"
+        " or m.startswith('mlaudit_core.agent')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip().splitlines()[-1] == "IMPORTED []"
 
@@ -164,13 +190,22 @@ def test_mlflow_run_same_verdict_as_cli_write_back_only_when_asked(root, runs, m
         async def on_progress(p, total, message):
             progress.append((p, total, message))
 
-        first = await c.call_tool("audit_run", {"tracker": "mlflow", "run_ref": rid,
-                                                "tracking_uri": url, "baselines": []},
-                                  progress_callback=on_progress)
+        first = await c.call_tool(
+            "audit_run",
+            {"tracker": "mlflow", "run_ref": rid, "tracking_uri": url, "baselines": []},
+            progress_callback=on_progress,
+        )
         tags_between = dict(client.get_run(rid).data.tags)
-        second = await c.call_tool("audit_run", {"tracker": "mlflow", "run_ref": rid,
-                                                 "tracking_uri": url, "baselines": [],
-                                                 "write_back": True})
+        second = await c.call_tool(
+            "audit_run",
+            {
+                "tracker": "mlflow",
+                "run_ref": rid,
+                "tracking_uri": url,
+                "baselines": [],
+                "write_back": True,
+            },
+        )
         return first, tags_between, second
 
     first, tags_between, second = session(root, fn, "--tracking-uri", mlflow_server["url"])
@@ -185,7 +220,9 @@ def test_mlflow_run_same_verdict_as_cli_write_back_only_when_asked(root, runs, m
     assert tags["mlaudit.cause"] == second.structured_content["verdict"]["cause"]
     # progress notifications arrived for the stages, ending at total
     assert len(progress) >= 3 and progress[-1][0] == progress[-1][1]
-    assert any("loading" in m for _, _, m in progress) and any("auditing" in m for _, _, m in progress)
+    assert any("loading" in m for _, _, m in progress) and any(
+        "auditing" in m for _, _, m in progress
+    )
     cli = cli_json("mlflow", rid, "-u", url, "--no-write", "--no-baselines", cwd=root)
     same_verdict(rep, cli)
 
@@ -194,15 +231,22 @@ def test_missing_run_is_a_one_line_tool_error_like_the_cli(root, mlflow_server):
     url, missing = mlflow_server["url"], "0" * 32
 
     async def fn(c):
-        return await c.call_tool("audit_run", {"tracker": "mlflow", "run_ref": missing,
-                                               "tracking_uri": url})
+        return await c.call_tool(
+            "audit_run", {"tracker": "mlflow", "run_ref": missing, "tracking_uri": url}
+        )
 
     res = session(root, fn, "--tracking-uri", mlflow_server["url"])
     assert res.is_error and res.structured_content is None
     text = res.content[0].text
     assert "\n" not in text and missing in text
-    cli = subprocess.run([MLAUDIT, "mlflow", missing, "-u", url, "--no-write"], cwd=root,
-                         capture_output=True, text=True, timeout=120, env=dict(os.environ))
+    cli = subprocess.run(
+        [MLAUDIT, "mlflow", missing, "-u", url, "--no-write"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ),
+    )
     assert cli.returncode == 2
     assert text == cli.stderr.strip()
 
@@ -212,10 +256,12 @@ def test_tensorboard_ci_logs_same_verdicts_as_cli(root):
     repo, log = root / "ci" / "repo", root / "ci" / "ci.log"
 
     async def fn(c):
-        return (await c.call_tool("audit_path", {"path": "tb"}),
-                await c.call_tool("audit_ci", {"repo": "ci/repo", "logs": ["ci/ci.log"]}),
-                await c.call_tool("audit_logs", {"paths": [str(log)]}),
-                await c.call_tool("collect_evidence", {"repo": "ci/repo", "logs": ["ci/ci.log"]}))
+        return (
+            await c.call_tool("audit_path", {"path": "tb"}),
+            await c.call_tool("audit_ci", {"repo": "ci/repo", "logs": ["ci/ci.log"]}),
+            await c.call_tool("audit_logs", {"paths": [str(log)]}),
+            await c.call_tool("collect_evidence", {"repo": "ci/repo", "logs": ["ci/ci.log"]}),
+        )
 
     tb_res, ci_res, logs_res, ev_res = session(root, fn)
     for r in (tb_res, ci_res, logs_res, ev_res):
@@ -228,15 +274,23 @@ def test_tensorboard_ci_logs_same_verdicts_as_cli(root):
     assert not (tb / "mlaudit").exists() and not any("mlaudit" in p.name for p in tb.rglob("*"))
 
     validate_report(ci_res.structured_content)
-    same_verdict(ci_res.structured_content, cli_json("ci", "--repo", str(repo), "--logs", str(log),
-                                                     cwd=root))
+    same_verdict(
+        ci_res.structured_content, cli_json("ci", "--repo", str(repo), "--logs", str(log), cwd=root)
+    )
     validate_report(logs_res.structured_content)
     same_verdict(logs_res.structured_content, cli_json("logs", str(log), cwd=root))
 
     ev = ev_res.structured_content
-    cli_ev = json.loads(subprocess.run([MLAUDIT, "evidence", "--repo", str(repo), "--logs", str(log)],
-                                       cwd=root, capture_output=True, text=True, timeout=120,
-                                       check=True).stdout)
+    cli_ev = json.loads(
+        subprocess.run(
+            [MLAUDIT, "evidence", "--repo", str(repo), "--logs", str(log)],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        ).stdout
+    )
     assert ev["failure_lines"] == cli_ev["failure_lines"] and ev["gates"] == cli_ev["gates"]
     assert ev["recomputed"] and ev["recomputed"][0]["checks"]
 
@@ -247,16 +301,25 @@ def test_paths_outside_the_roots_are_refused(root, tmp_path, mlflow_server):
     (outside / "trainer_state.json").write_text('{"log_history": []}')
 
     async def fn(c):
-        return [await c.call_tool(name, args) for name, args in (
-            ("audit_path", {"path": str(outside)}),
-            ("audit_path", {"path": "../" + outside.name}),
-            ("audit_logs", {"paths": ["/etc/passwd"]}),
-            ("audit_ci", {"repo": str(outside), "logs": ["ci/ci.log"]}),
-            ("collect_evidence", {"logs": [str(outside / "trainer_state.json")]}),
-            ("get_series", {"source": "path", "run_ref": str(outside), "metric": "loss"}),
-            ("audit_run", {"tracker": "mlflow", "run_ref": "x",
-                           "tracking_uri": f"sqlite:///{outside}/mlflow.db"}),
-        )]
+        return [
+            await c.call_tool(name, args)
+            for name, args in (
+                ("audit_path", {"path": str(outside)}),
+                ("audit_path", {"path": "../" + outside.name}),
+                ("audit_logs", {"paths": ["/etc/passwd"]}),
+                ("audit_ci", {"repo": str(outside), "logs": ["ci/ci.log"]}),
+                ("collect_evidence", {"logs": [str(outside / "trainer_state.json")]}),
+                ("get_series", {"source": "path", "run_ref": str(outside), "metric": "loss"}),
+                (
+                    "audit_run",
+                    {
+                        "tracker": "mlflow",
+                        "run_ref": "x",
+                        "tracking_uri": f"sqlite:///{outside}/mlflow.db",
+                    },
+                ),
+            )
+        ]
 
     for res in session(root, fn):
         assert res.is_error
@@ -269,26 +332,64 @@ def test_series_keeps_the_spike_compare_runs_band_and_rules(root, runs, mlflow_s
     url = mlflow_server["url"]
 
     async def fn(c):
-        return (await c.call_tool("get_series", {"source": "mlflow", "run_ref": runs["diverged"],
-                                                 "tracking_uri": url, "metric": "train_loss",
-                                                 "max_points": 100}),
-                await c.call_tool("get_series", {"source": "mlflow", "run_ref": runs["diverged"],
-                                                 "tracking_uri": url, "metric": "train/loss",
-                                                 "start": 1200, "end": 1300}),
-                await c.call_tool("get_series", {"source": "mlflow", "run_ref": runs["diverged"],
-                                                 "tracking_uri": url, "metric": "nope"}),
-                await c.call_tool("compare_runs", {"source": "mlflow", "run": runs["worse"],
-                                                   "baselines": runs["baselines"],
-                                                   "tracking_uri": url}),
-                await c.call_tool("compare_runs", {"source": "mlflow", "run": runs["baselines"][0],
-                                                   "baselines": runs["baselines"][1:],
-                                                   "tracking_uri": url}),
-                await c.call_tool("list_rules", {}),
-                await c.call_tool("explain_rule", {"code": "op001"}),
-                await c.call_tool("explain_rule", {"code": "ZZ999"}),
-                await c.call_tool("audit_run", {"tracker": "mlflow", "run_ref": 5}))
+        return (
+            await c.call_tool(
+                "get_series",
+                {
+                    "source": "mlflow",
+                    "run_ref": runs["diverged"],
+                    "tracking_uri": url,
+                    "metric": "train_loss",
+                    "max_points": 100,
+                },
+            ),
+            await c.call_tool(
+                "get_series",
+                {
+                    "source": "mlflow",
+                    "run_ref": runs["diverged"],
+                    "tracking_uri": url,
+                    "metric": "train/loss",
+                    "start": 1200,
+                    "end": 1300,
+                },
+            ),
+            await c.call_tool(
+                "get_series",
+                {
+                    "source": "mlflow",
+                    "run_ref": runs["diverged"],
+                    "tracking_uri": url,
+                    "metric": "nope",
+                },
+            ),
+            await c.call_tool(
+                "compare_runs",
+                {
+                    "source": "mlflow",
+                    "run": runs["worse"],
+                    "baselines": runs["baselines"],
+                    "tracking_uri": url,
+                },
+            ),
+            await c.call_tool(
+                "compare_runs",
+                {
+                    "source": "mlflow",
+                    "run": runs["baselines"][0],
+                    "baselines": runs["baselines"][1:],
+                    "tracking_uri": url,
+                },
+            ),
+            await c.call_tool("list_rules", {}),
+            await c.call_tool("explain_rule", {"code": "op001"}),
+            await c.call_tool("explain_rule", {"code": "ZZ999"}),
+            await c.call_tool("audit_run", {"tracker": "mlflow", "run_ref": 5}),
+        )
 
-    s, window, missing, worse, same, rules, rule, bad_rule, bad_args = session(root, fn, "--tracking-uri", mlflow_server["url"])
+    s, window, missing, worse, same, rules, rule, bad_rule, bad_args = session(
+        root, fn, "--tracking-uri", mlflow_server["url"]
+    )
     d = s.structured_content
     assert d["key"] == "train/loss" and d["points_total"] == 2000 and d["points_finite"] == 1980
     assert d["downsampled"] and d["points_returned"] <= 100
@@ -312,9 +413,14 @@ def test_series_keeps_the_spike_compare_runs_band_and_rules(root, runs, mlflow_s
 
 def test_streamable_http_on_localhost(root):
     port = free_port()
-    proc = subprocess.Popen([MLAUDIT, "mcp", "--root", str(root), "--http", str(port)], cwd=root,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "MLAUDIT_MCP_TOKEN": "test-token-0123456789abcdef"})
+    proc = subprocess.Popen(
+        [MLAUDIT, "mcp", "--root", str(root), "--http", str(port)],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "MLAUDIT_MCP_TOKEN": "test-token-0123456789abcdef"},
+    )
     try:
         assert "127.0.0.1" in proc.stderr.readline()
 
@@ -324,11 +430,17 @@ def test_streamable_http_on_localhost(root):
                     from mcp.shared._httpx_utils import create_mcp_http_client
 
                     http = create_mcp_http_client(
-                        headers={"Authorization": "Bearer test-token-0123456789abcdef"})
-                    async with http, Client(streamable_http_client(
-                            f"http://127.0.0.1:{port}/mcp", http_client=http)) as c:
+                        headers={"Authorization": "Bearer test-token-0123456789abcdef"}
+                    )
+                    async with (
+                        http,
+                        Client(
+                            streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)
+                        ) as c,
+                    ):
                         return (await c.list_tools()).tools, await c.call_tool(
-                            "audit_path", {"path": "tb/run1"})
+                            "audit_path", {"path": "tb/run1"}
+                        )
                 except Exception:  # noqa: BLE001 - not listening yet
                     await anyio.sleep(0.2)
             raise AssertionError("the HTTP server did not answer")
@@ -342,8 +454,13 @@ def test_streamable_http_on_localhost(root):
 
 
 def test_print_config_and_skill_tool_names():
-    out = subprocess.run([MLAUDIT, "mcp", "--print-config", "--root", str(REPO)],
-                         capture_output=True, text=True, timeout=60, check=True).stdout
+    out = subprocess.run(
+        [MLAUDIT, "mcp", "--print-config", "--root", str(REPO)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
     blocks = [b for b in re.split(r"^# .*$", out, flags=re.M) if b.strip().startswith("{")]
     assert len(blocks) == 3  # Claude Desktop, VS Code, Cursor
     for b in blocks:
@@ -361,8 +478,11 @@ def test_print_config_and_skill_tool_names():
     front = yaml.safe_load(m.group(1))
     assert front["name"] == "mlaudit" and len(front["description"]) > 40
     named = set(re.findall(r"`([a-z]+_[a-z_]+)`", text))
-    tools_named = {n for n in named if n.split("_")[0] in
-                   ("audit", "get", "compare", "explain", "list", "collect")}
+    tools_named = {
+        n
+        for n in named
+        if n.split("_")[0] in ("audit", "get", "compare", "explain", "list", "collect")
+    }
     assert tools_named and tools_named <= set(TOOL_NAMES), tools_named - set(TOOL_NAMES)
     assert {"audit_run", "audit_path", "audit_ci", "get_series"} <= tools_named
 
@@ -394,12 +514,21 @@ def test_worked_example_transcript(root, runs, mlflow_server):
         steps.append(("audit_run", args, rep))
         top = next(f for f in rep["findings"] if any("step_start" in e for e in f["evidence"]))
         ev = next(e for e in top["evidence"] if "step_start" in e)
-        sargs = {"source": "mlflow", "run_ref": rid, "tracking_uri": url, "metric": ev["metric"],
-                 "start": max(0, int(ev["step_start"]) - 50), "max_points": 20}
-        steps.append(("get_series", sargs, (await c.call_tool("get_series", sargs)).structured_content))
+        sargs = {
+            "source": "mlflow",
+            "run_ref": rid,
+            "tracking_uri": url,
+            "metric": ev["metric"],
+            "start": max(0, int(ev["step_start"]) - 50),
+            "max_points": 20,
+        }
+        steps.append(
+            ("get_series", sargs, (await c.call_tool("get_series", sargs)).structured_content)
+        )
         eargs = {"code": top["code"]}
-        steps.append(("explain_rule", eargs,
-                      (await c.call_tool("explain_rule", eargs)).structured_content))
+        steps.append(
+            ("explain_rule", eargs, (await c.call_tool("explain_rule", eargs)).structured_content)
+        )
         return rep
 
     rep = session(root, fn, "--tracking-uri", mlflow_server["url"])
@@ -412,15 +541,30 @@ def test_worked_example_transcript(root, runs, mlflow_server):
             md += ["**tools/list** ->", "", "```json", json.dumps(result), "```", ""]
             continue
         if name == "audit_run":
-            result = {k: result[k] for k in ("verdict", "findings", "hypotheses", "unknowns",
-                                             "next_actions")}
-            result["findings"] = [{k: f[k] for k in ("code", "severity", "message", "evidence")}
-                                  for f in result["findings"]]
+            result = {
+                k: result[k]
+                for k in ("verdict", "findings", "hypotheses", "unknowns", "next_actions")
+            }
+            result["findings"] = [
+                {k: f[k] for k in ("code", "severity", "message", "evidence")}
+                for f in result["findings"]
+            ]
         if name == "explain_rule":
             result = {**result, "doc": result["doc"].split("\n\n")[0]}
-        md += [f"**tools/call `{name}`**", "", "```json", json.dumps(args, indent=1), "```", "",
-               "structuredContent (lists abridged to 3 items):", "", "```json",
-               json.dumps(_abridge(result), indent=1), "```", ""]
+        md += [
+            f"**tools/call `{name}`**",
+            "",
+            "```json",
+            json.dumps(args, indent=1),
+            "```",
+            "",
+            "structuredContent (lists abridged to 3 items):",
+            "",
+            "```json",
+            json.dumps(_abridge(result), indent=1),
+            "```",
+            "",
+        ]
     text = "\n".join(md)
     assert rid in text and rep["verdict"]["outcome"] in text
     if os.environ.get("MLAUDIT_TRANSCRIPT"):
@@ -445,20 +589,35 @@ def test_wandb_and_clearml_offline_runs_same_verdict_as_cli(root):
     pytest.importorskip("clearml")
     env = dict(os.environ, WANDB_MODE="offline", WANDB_DIR=str(root), WANDB_SILENT="true")
     env.pop("WANDB_BASE_URL", None)
-    subprocess.run([sys.executable, "-c", _WANDB_RUN], env=env, check=True, capture_output=True,
-                   timeout=180)
+    subprocess.run(
+        [sys.executable, "-c", _WANDB_RUN], env=env, check=True, capture_output=True, timeout=180
+    )
     (wb_dir,) = (root / "wandb").glob("offline-run-*")
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLEARML_")}
-    p = subprocess.run([sys.executable, str(REPO / "tests" / "clearml_helpers.py"), "offline",
-                        "--out", str(root / "clearml")], env=env, capture_output=True, text=True,
-                       timeout=180, check=True)
+    p = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "tests" / "clearml_helpers.py"),
+            "offline",
+            "--out",
+            str(root / "clearml"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=True,
+    )
     zipped = json.loads(p.stdout.strip().splitlines()[-1])["zip"]
 
     async def fn(c):
-        return (await c.call_tool("audit_run", {"tracker": "wandb", "run_ref": str(wb_dir)}),
-                await c.call_tool("audit_run", {"tracker": "clearml", "run_ref": zipped}),
-                await c.call_tool("audit_run", {"tracker": "wandb", "run_ref": str(wb_dir),
-                                                "write_back": True}))
+        return (
+            await c.call_tool("audit_run", {"tracker": "wandb", "run_ref": str(wb_dir)}),
+            await c.call_tool("audit_run", {"tracker": "clearml", "run_ref": zipped}),
+            await c.call_tool(
+                "audit_run", {"tracker": "wandb", "run_ref": str(wb_dir), "write_back": True}
+            ),
+        )
 
     wb, cl, wb_write = session(root, fn)
     for r in (wb, cl):

@@ -32,8 +32,9 @@ def log_diverging_run(url: str, tmp_path: Path, name: str = "diverge") -> str:
     exp = client.get_experiment_by_name("it") or None
     exp_id = exp.experiment_id if exp else client.create_experiment("it")
     parent = client.create_run(exp_id, run_name="parent")
-    run = client.create_run(exp_id, run_name=name, tags={"mlflow.parentRunId": parent.info.run_id,
-                                                         NOTE_TAG: USER_NOTE})
+    run = client.create_run(
+        exp_id, run_name=name, tags={"mlflow.parentRunId": parent.info.run_id, NOTE_TAG: USER_NOTE}
+    )
     rid = run.info.run_id
     from mlflow.entities import Metric, Param
 
@@ -44,10 +45,17 @@ def log_diverging_run(url: str, tmp_path: Path, name: str = "diverge") -> str:
             loss = float("nan") if i % 2 else float("inf")
         ms.append(Metric("train/loss", loss, 1_700_000_000_000 + i, i))
         if i % 100 == 0:
-            ms.append(Metric("val/loss", loss + 0.1 if math.isfinite(loss) else loss, 1_700_000_000_000 + i, i))
+            ms.append(
+                Metric(
+                    "val/loss",
+                    loss + 0.1 if math.isfinite(loss) else loss,
+                    1_700_000_000_000 + i,
+                    i,
+                )
+            )
         ms.append(Metric("system/cpu_utilization_percentage", 90.0, 1_700_000_000_000 + i, i))
     for k in range(0, len(ms), 900):
-        client.log_batch(rid, metrics=ms[k:k + 900])
+        client.log_batch(rid, metrics=ms[k : k + 900])
     client.log_batch(rid, params=[Param("lr", "0.3"), Param("hf_token", "hf_" + "a" * 34)])
     console = tmp_path / "console.log"
     console.write_text("step 1000 loss 0.3\nWARNING loss is rising\nstep 1450 loss 4.8\n")
@@ -108,8 +116,22 @@ def test_writeback_idempotent_keeps_user_text(mlflow_server, diverged):
 def test_cli_end_to_end_and_errors(mlflow_server, diverged, tmp_path):
     runner = CliRunner()
     out = tmp_path / "r.json"
-    res = runner.invoke(app, ["mlflow", diverged, "-u", mlflow_server["db_uri"], "--no-write",
-                              "--format", "json", "--out", str(out), "--fail-on", "error"])
+    res = runner.invoke(
+        app,
+        [
+            "mlflow",
+            diverged,
+            "-u",
+            mlflow_server["db_uri"],
+            "--no-write",
+            "--format",
+            "json",
+            "--out",
+            str(out),
+            "--fail-on",
+            "error",
+        ],
+    )
     assert res.exit_code == 1, res.output  # critical findings at/above --fail-on error
     assert '"outcome": "diverged"' in out.read_text()
     res = runner.invoke(app, ["mlflow", "0" * 32, "-u", mlflow_server["url"]])
@@ -119,11 +141,17 @@ def test_cli_end_to_end_and_errors(mlflow_server, diverged, tmp_path):
 
 
 def test_missing_mlflow_prints_install_hint(tmp_path):
-    code = ("import sys; sys.modules['mlflow'] = None\n"
-            "from mlaudit.cli import main\n"
-            "sys.argv = ['mlaudit', 'mlflow', 'abc', '-u', 'http://127.0.0.1:9']\nmain()\n")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       env=dict(os.environ, COLUMNS="200"))
+    code = (
+        "import sys; sys.modules['mlflow'] = None\n"
+        "from mlaudit.cli import main\n"
+        "sys.argv = ['mlaudit', 'mlflow', 'abc', '-u', 'http://127.0.0.1:9']\nmain()\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, COLUMNS="200"),
+    )
     assert p.returncode == 2
     assert "pip install 'mlaudit[mlflow]'" in p.stderr
     assert "Traceback" not in p.stderr
@@ -137,9 +165,11 @@ def test_no_such_database_is_not_created(tmp_path):
 
 
 def test_help_imports_no_tracker_sdk():
-    code = ("import sys\nfrom typer.testing import CliRunner\nfrom mlaudit.cli import app\n"
-            "r = CliRunner().invoke(app, ['--help'])\nassert r.exit_code == 0\n"
-            "bad = [m for m in ('mlflow', 'wandb', 'clearml', 'tensorboard') if m in sys.modules]\n"
-            "print(bad)\nsys.exit(1 if bad else 0)\n")
+    code = (
+        "import sys\nfrom typer.testing import CliRunner\nfrom mlaudit.cli import app\n"
+        "r = CliRunner().invoke(app, ['--help'])\nassert r.exit_code == 0\n"
+        "bad = [m for m in ('mlflow', 'wandb', 'clearml', 'tensorboard') if m in sys.modules]\n"
+        "print(bad)\nsys.exit(1 if bad else 0)\n"
+    )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr

@@ -66,26 +66,62 @@ def stack(tmp_path_factory):
     """A webhook-enabled ``mlflow server`` and an ``mlaudit serve mlflow-webhook --gate``."""
     root = tmp_path_factory.mktemp("mlflow-hooks")
     port, hook_port = free_port(), free_port()
-    env = dict(os.environ, MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false",
-               MLFLOW_WEBHOOK_ALLOWED_SCHEMES="http,https", MLFLOW_WEBHOOK_ALLOW_PRIVATE_IPS="true",
-               MLFLOW_WEBHOOK_REQUEST_MAX_RETRIES="1",
-               MLFLOW_WEBHOOK_CACHE_TTL="1")  # webhooks changed in a test apply after 1 s
+    env = dict(
+        os.environ,
+        MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false",
+        MLFLOW_WEBHOOK_ALLOWED_SCHEMES="http,https",
+        MLFLOW_WEBHOOK_ALLOW_PRIVATE_IPS="true",
+        MLFLOW_WEBHOOK_REQUEST_MAX_RETRIES="1",
+        MLFLOW_WEBHOOK_CACHE_TTL="1",
+    )  # webhooks changed in a test apply after 1 s
     mlflow_bin = shutil.which("mlflow", path=str(BIN)) or "mlflow"
     server = subprocess.Popen(
-        [mlflow_bin, "server", "--host", "127.0.0.1", "--port", str(port), "--backend-store-uri",
-         f"sqlite:///{root / 'mlflow.db'}", "--artifacts-destination", str(root / "artifacts"),
-         "--workers", "1"], stdout=open(root / "server.log", "wb"), stderr=subprocess.STDOUT,
-        env=env, start_new_session=True)
+        [
+            mlflow_bin,
+            "server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--backend-store-uri",
+            f"sqlite:///{root / 'mlflow.db'}",
+            "--artifacts-destination",
+            str(root / "artifacts"),
+            "--workers",
+            "1",
+        ],
+        stdout=open(root / "server.log", "wb"),
+        stderr=subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
     hook_log = root / "hook.log"
     receiver = None
     try:
         _wait_http(f"{url}/health", server, root / "server.log")
         receiver = subprocess.Popen(
-            [str(BIN / "mlaudit"), "serve", "mlflow-webhook", "--port", str(hook_port), "-u", url,
-             "--gate", "--state", str(root / "hook.sqlite")], stdout=open(hook_log, "wb"), stderr=subprocess.STDOUT,
-            env=dict(os.environ, MLAUDIT_MLFLOW_WEBHOOK_SECRET=SECRET,
-                     MLFLOW_HTTP_REQUEST_MAX_RETRIES="0"), start_new_session=True)
+            [
+                str(BIN / "mlaudit"),
+                "serve",
+                "mlflow-webhook",
+                "--port",
+                str(hook_port),
+                "-u",
+                url,
+                "--gate",
+                "--state",
+                str(root / "hook.sqlite"),
+            ],
+            stdout=open(hook_log, "wb"),
+            stderr=subprocess.STDOUT,
+            env=dict(
+                os.environ,
+                MLAUDIT_MLFLOW_WEBHOOK_SECRET=SECRET,
+                MLFLOW_HTTP_REQUEST_MAX_RETRIES="0",
+            ),
+            start_new_session=True,
+        )
         hook = f"http://127.0.0.1:{hook_port}"
         _wait_http(f"{hook}/healthz", receiver, hook_log)
         yield {"url": url, "hook": hook, "log": hook_log, "receiver": receiver, "root": root}
@@ -107,10 +143,17 @@ def _wait_tag(client, name: str, version: str, log: Path, timeout: float = 120) 
 
 def test_registering_a_diverged_run_tags_the_version_blocked(stack):
     client = mlflow.MlflowClient(stack["url"])
-    client.create_webhook(name="mlaudit", url=f"{stack['hook']}/webhook",
-                          events=["model_version.created"], secret=SECRET)
+    client.create_webhook(
+        name="mlaudit",
+        url=f"{stack['hook']}/webhook",
+        events=["model_version.created"],
+        secret=SECRET,
+    )
     exp = client.create_experiment("registry-gate")
-    bad, good = log_run(client, exp, "diverge", "diverge"), log_run(client, exp, "healthy", "healthy")
+    bad, good = (
+        log_run(client, exp, "diverge", "diverge"),
+        log_run(client, exp, "healthy", "healthy"),
+    )
     client.create_registered_model("churn")
     v_bad = client.create_model_version("churn", f"runs:/{bad}/model", run_id=bad)
     v_good = client.create_model_version("churn", f"runs:/{good}/model", run_id=good)
@@ -118,8 +161,9 @@ def test_registering_a_diverged_run_tags_the_version_blocked(stack):
     tags = _wait_tag(client, "churn", v_bad.version, stack["log"])
     assert tags["mlaudit.verdict"] == "diverged" and tags["mlaudit.gate"] == "blocked"
     assert tags["mlaudit.cause"] and 0 < float(tags["mlaudit.confidence"]) <= 1
-    assert tags["mlaudit.report"] == (f"{stack['url']}/#/experiments/{exp}/runs/{bad}"
-                                      "/artifacts/mlaudit/report.html")
+    assert tags["mlaudit.report"] == (
+        f"{stack['url']}/#/experiments/{exp}/runs/{bad}/artifacts/mlaudit/report.html"
+    )
     assert "OP001" in tags["mlaudit.codes"]
     assert client.get_run(bad).data.tags["mlaudit.verdict"] == "diverged"  # the run too
     good_tags = _wait_tag(client, "churn", v_good.version, stack["log"])
@@ -138,15 +182,35 @@ def _post(hook: str, body: bytes, *, delivery: str, stamp: int, secret: str = SE
     from mlflow.webhooks.delivery import _generate_hmac_signature  # MLflow's own signer
 
     sig = _generate_hmac_signature(secret, delivery, str(stamp), body.decode())
-    return requests.post(f"{hook}/webhook", data=body, timeout=10, headers={
-        "Content-Type": "application/json", "X-MLflow-Delivery-Id": delivery,
-        "X-MLflow-Timestamp": str(stamp), "X-MLflow-Signature": sig})
+    return requests.post(
+        f"{hook}/webhook",
+        data=body,
+        timeout=10,
+        headers={
+            "Content-Type": "application/json",
+            "X-MLflow-Delivery-Id": delivery,
+            "X-MLflow-Timestamp": str(stamp),
+            "X-MLflow-Signature": sig,
+        },
+    )
 
 
 def test_signature_timestamp_and_replay_are_checked(stack):
-    body = json.dumps({"entity": "model_version", "action": "created", "timestamp": "x",
-                       "data": {"name": "nothing", "version": "1", "run_id": None,
-                                "source": "s3://b/m", "tags": {}, "description": None}}).encode()
+    body = json.dumps(
+        {
+            "entity": "model_version",
+            "action": "created",
+            "timestamp": "x",
+            "data": {
+                "name": "nothing",
+                "version": "1",
+                "run_id": None,
+                "source": "s3://b/m",
+                "tags": {},
+                "description": None,
+            },
+        }
+    ).encode()
     now = int(time.time())
     ok = _post(stack["hook"], body, delivery=str(uuid.uuid4()), stamp=now)
     assert ok.status_code == 200 and ok.json() == {"ignored": "model version has no source run"}
@@ -168,15 +232,21 @@ def test_signature_timestamp_and_replay_are_checked(stack):
     mv = client.create_model_version("replayed", f"runs:/{rid}/model", run_id=rid)
     first = _wait_tag(client, "replayed", mv.version, stack["log"])
     assert first["mlaudit.gate"] == "blocked"
-    again = json.dumps({"entity": "model_version", "action": "created",
-                        "data": {"name": "replayed", "version": mv.version, "run_id": rid}}).encode()
+    again = json.dumps(
+        {
+            "entity": "model_version",
+            "action": "created",
+            "data": {"name": "replayed", "version": mv.version, "run_id": rid},
+        }
+    ).encode()
     # another delivery id for an audited model version is not audited again either (the
     # replay of MLflow's own delivery id, across a restart, is checked in the last test)
     delivery = str(uuid.uuid4())
     for _ in range(2):
         res = _post(stack["hook"], again, delivery=delivery, stamp=now)
         assert res.status_code == 200 and res.json() == {
-            "ignored": "model version queued or audited already"}
+            "ignored": "model version queued or audited already"
+        }
     assert "Traceback" not in stack["log"].read_text()
 
 
@@ -188,7 +258,10 @@ def test_a_recreated_model_is_gated_again(stack):
     now the same version of the same source run. Uses the module's webhook (first test)."""
     client = mlflow.MlflowClient(stack["url"])
     exp = client.create_experiment("registry-recreated")
-    good, bad = log_run(client, exp, "healthy", "healthy"), log_run(client, exp, "diverge", "diverge")
+    good, bad = (
+        log_run(client, exp, "healthy", "healthy"),
+        log_run(client, exp, "diverge", "diverge"),
+    )
     client.create_registered_model("recreated")
     first = client.create_model_version("recreated", f"runs:/{good}/model", run_id=good)
     assert _wait_tag(client, "recreated", first.version, stack["log"])["mlaudit.gate"] == "passed"
@@ -226,8 +299,11 @@ def test_deliveries_survive_a_restart_and_are_not_audited_twice(stack, tmp_path)
     port_a, port_b = free_port(), free_port()
     store = StateStore(state, scope)
     queue_a = DeliveryQueue(store)
-    receiver_a = Receiver(RegistryAuditor(MlflowPlugin(tracking_uri=stack["url"]), Settings(),
-                                          stack["url"]), SECRET, queue_a)  # never started
+    receiver_a = Receiver(
+        RegistryAuditor(MlflowPlugin(tracking_uri=stack["url"]), Settings(), stack["url"]),
+        SECRET,
+        queue_a,
+    )  # never started
     server_a = make_server(make_app(receiver_a), "127.0.0.1", port_a)
     thread_a = threading.Thread(target=server_a.run, daemon=True)
     thread_a.start()
@@ -235,8 +311,12 @@ def test_deliveries_survive_a_restart_and_are_not_audited_twice(stack, tmp_path)
     try:
         while not server_a.started:
             time.sleep(0.05)
-        hook = client.create_webhook(name="restart", url=f"http://127.0.0.1:{port_a}/webhook",
-                                     events=["model_version.created"], secret=SECRET)
+        hook = client.create_webhook(
+            name="restart",
+            url=f"http://127.0.0.1:{port_a}/webhook",
+            events=["model_version.created"],
+            secret=SECRET,
+        )
         time.sleep(2.5)  # MLflow's webhook cache (MLFLOW_WEBHOOK_CACHE_TTL=1 above)
         exp = client.create_experiment("registry-restart")
         rid = log_run(client, exp, "diverge", "diverge")
@@ -247,7 +327,11 @@ def test_deliveries_survive_a_restart_and_are_not_audited_twice(stack, tmp_path)
             time.sleep(0.2)
         [row] = queue_a.rows()  # MLflow's delivery, on disk, not audited
         assert (row["name"], row["version"], row["run_id"], row["state"]) == (
-            "restarted", mv.version, rid, "queued")
+            "restarted",
+            mv.version,
+            rid,
+            "queued",
+        )
         assert "mlaudit.verdict" not in client.get_model_version("restarted", mv.version).tags
         client.update_webhook(hook.webhook_id, status="DISABLED")
     finally:
@@ -259,19 +343,34 @@ def test_deliveries_survive_a_restart_and_are_not_audited_twice(stack, tmp_path)
     # the model version from the module's first test, whose tags we mark to see a re-audit
     client.set_model_version_tag("churn", "1", "mlaudit.confidence", "from-the-first-audit")
     db = sqlite3.connect(state)
-    db.execute("INSERT INTO registry_deliveries (delivery, name, version, run_id, state, attempts, "
-               "received_at, updated_at) VALUES ('half-done', 'churn', '1', ?, 'running', 1, ?, ?)",
-               (client.get_model_version("churn", "1").run_id, time.time(), time.time()))
+    db.execute(
+        "INSERT INTO registry_deliveries (delivery, name, version, run_id, state, attempts, "
+        "received_at, updated_at) VALUES ('half-done', 'churn', '1', ?, 'running', 1, ?, ?)",
+        (client.get_model_version("churn", "1").run_id, time.time(), time.time()),
+    )
     db.commit()
     db.close()
 
     log_b = tmp_path / "b.log"
     receiver_b = subprocess.Popen(
-        [str(BIN / "mlaudit"), "serve", "mlflow-webhook", "--port", str(port_b), "-u",
-         stack["url"], "--state", str(state)], stdout=open(log_b, "wb"),
-        stderr=subprocess.STDOUT, start_new_session=True,
-        env=dict(os.environ, MLAUDIT_MLFLOW_WEBHOOK_SECRET=SECRET,
-                 MLFLOW_HTTP_REQUEST_MAX_RETRIES="0"))
+        [
+            str(BIN / "mlaudit"),
+            "serve",
+            "mlflow-webhook",
+            "--port",
+            str(port_b),
+            "-u",
+            stack["url"],
+            "--state",
+            str(state),
+        ],
+        stdout=open(log_b, "wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env=dict(
+            os.environ, MLAUDIT_MLFLOW_WEBHOOK_SECRET=SECRET, MLFLOW_HTTP_REQUEST_MAX_RETRIES="0"
+        ),
+    )
     try:
         hook_b = f"http://127.0.0.1:{port_b}"
         _wait_http(f"{hook_b}/healthz", receiver_b, log_b)
@@ -285,13 +384,19 @@ def test_deliveries_survive_a_restart_and_are_not_audited_twice(stack, tmp_path)
             time.sleep(0.5)
         assert health["state"] == {"queued": 0, "running": 0, "done": 2, "failed": 0}, health
         # the half-done one was settled from its tag, not audited again
-        assert client.get_model_version("churn", "1").tags["mlaudit.confidence"] == \
-            "from-the-first-audit"
+        assert (
+            client.get_model_version("churn", "1").tags["mlaudit.confidence"]
+            == "from-the-first-audit"
+        )
         assert "queued again" in log_b.read_text()
         # MLflow's delivery id, known before the restart, is still refused after it
-        body = json.dumps({"entity": "model_version", "action": "created",
-                           "data": {"name": "restarted", "version": mv.version,
-                                    "run_id": rid}}).encode()
+        body = json.dumps(
+            {
+                "entity": "model_version",
+                "action": "created",
+                "data": {"name": "restarted", "version": mv.version, "run_id": rid},
+            }
+        ).encode()
         again = _post(hook_b, body, delivery=row["delivery"], stamp=int(time.time()))
         assert again.json() == {"ignored": "delivery seen already"}
         other_id = _post(hook_b, body, delivery=str(uuid.uuid4()), stamp=int(time.time()))

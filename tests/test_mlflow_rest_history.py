@@ -31,7 +31,9 @@ def logged(mlflow_server):
         v = [math.nan, math.inf, -math.inf][i % 3] if i in (4, 9, 14) else 1.0 / (i + 1)
         ms.append(Metric("train/loss", v, t0 + i, i))
     ms.append(Metric("train/loss", 0.123, t0 + 100, 5))  # step 5 again, later
-    ms += [Metric("val/loss", 0.5 - 0.01 * i, t0 + 50 - i, i) for i in range(5)]  # logged newest first
+    ms += [
+        Metric("val/loss", 0.5 - 0.01 * i, t0 + 50 - i, i) for i in range(5)
+    ]  # logged newest first
     ms += [Metric("lr", 0.1, t0 + i, i) for i in range(7)]  # exactly one bulk page
     client.log_batch(rid, metrics=ms)
     client.set_terminated(rid)
@@ -56,7 +58,9 @@ def test_rest_path_returns_what_mlflowclient_returns(logged, monkeypatch):
         assert np.array_equal(a.values, b.values, equal_nan=True), k
         assert np.array_equal(a.wall_times, b.wall_times), k
     loss = ours.series("train/loss").values
-    assert np.isnan(loss).sum() == 1 and np.isposinf(loss).sum() == 1 and np.isneginf(loss).sum() == 1
+    assert (
+        np.isnan(loss).sum() == 1 and np.isposinf(loss).sum() == 1 and np.isneginf(loss).sum() == 1
+    )
 
 
 def test_load_run_through_the_server_equals_the_database(logged, mlflow_server):
@@ -114,13 +118,18 @@ def test_load_runs_equals_load_run_per_run(mlflow_server, monkeypatch):
         client.set_terminated(rid)
         return rid
 
-    ids = [log(exp, k, 12) for k in range(6)] + [log(exp, 6, 150, 30), log(exp, 7, 60),
-                                                 log(other, 8, 5)]
+    ids = [log(exp, k, 12) for k in range(6)] + [
+        log(exp, 6, 150, 30),
+        log(exp, 7, 60),
+        log(other, 8, 5),
+    ]
     damaged, deleted = log(exp, 9, 10), log(exp, 10, 3)
     client.delete_run(deleted)
     db = sqlite3.connect(mlflow_server["root"] / "mlflow.db")
     with db:
-        db.execute("UPDATE metrics SET value='not a number' WHERE run_uuid=? AND step=3", (damaged,))
+        db.execute(
+            "UPDATE metrics SET value='not a number' WHERE run_uuid=? AND step=3", (damaged,)
+        )
     db.close()
     missing = "0" * 32
     monkeypatch.setattr(rest_history, "PAGE_SIZE", 100)

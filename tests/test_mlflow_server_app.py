@@ -33,15 +33,31 @@ def test_run_end_reaches_the_watcher_through_the_server_app(tmp_path):
 
     state = tmp_path / "watch.sqlite"
     port = free_port()
-    env = dict(os.environ, MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false",
-               MLAUDIT_MLFLOW_APP_STATE=str(state))
+    env = dict(
+        os.environ, MLFLOW_SERVER_ENABLE_JOB_EXECUTION="false", MLAUDIT_MLFLOW_APP_STATE=str(state)
+    )
     server = subprocess.Popen(
-        [shutil.which("mlflow", path=str(BIN)) or "mlflow", "server", "--app-name", "mlaudit",
-         "--host", "127.0.0.1", "--port", str(port), "--backend-store-uri",
-         f"sqlite:///{tmp_path / 'mlflow.db'}", "--artifacts-destination",
-         str(tmp_path / "artifacts"), "--workers", "1"],
-        stdout=open(tmp_path / "server.log", "wb"), stderr=subprocess.STDOUT, env=env,
-        start_new_session=True)
+        [
+            shutil.which("mlflow", path=str(BIN)) or "mlflow",
+            "server",
+            "--app-name",
+            "mlaudit",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--backend-store-uri",
+            f"sqlite:///{tmp_path / 'mlflow.db'}",
+            "--artifacts-destination",
+            str(tmp_path / "artifacts"),
+            "--workers",
+            "1",
+        ],
+        stdout=open(tmp_path / "server.log", "wb"),
+        stderr=subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
     watcher = None
     try:
@@ -53,10 +69,26 @@ def test_run_end_reaches_the_watcher_through_the_server_app(tmp_path):
         elsewhere = log_run(client, other, "diverge-too", "diverge", finish=False)
         log = tmp_path / "watch.log"
         watcher = subprocess.Popen(
-            [str(BIN / "mlaudit"), "watch", "mlflow", "-e", "pushed", "-u", url, "--state",
-             str(state), "--poll-interval", "600", "--since", "all"],
-            stdout=open(log, "wb"), stderr=subprocess.STDOUT,
-            env=dict(os.environ, MLFLOW_HTTP_REQUEST_MAX_RETRIES="0"), start_new_session=True)
+            [
+                str(BIN / "mlaudit"),
+                "watch",
+                "mlflow",
+                "-e",
+                "pushed",
+                "-u",
+                url,
+                "--state",
+                str(state),
+                "--poll-interval",
+                "600",
+                "--since",
+                "all",
+            ],
+            stdout=open(log, "wb"),
+            stderr=subprocess.STDOUT,
+            env=dict(os.environ, MLFLOW_HTTP_REQUEST_MAX_RETRIES="0"),
+            start_new_session=True,
+        )
         deadline = time.time() + 90
         while "watching mlflow" not in log.read_text():  # its first listing is done
             assert watcher.poll() is None and time.time() < deadline, log.read_text()
@@ -67,8 +99,9 @@ def test_run_end_reaches_the_watcher_through_the_server_app(tmp_path):
         client.set_terminated(elsewhere, "FINISHED")
         # a deadline against a hang, below the 600 s poll interval: only a push can meet it
         while "mlaudit.verdict" not in client.get_run(rid).data.tags:
-            assert time.time() - ended < 300, log.read_text()[-3000:] + \
-                (tmp_path / "server.log").read_text()[-2000:]
+            assert time.time() - ended < 300, (
+                log.read_text()[-3000:] + (tmp_path / "server.log").read_text()[-2000:]
+            )
             time.sleep(0.3)
         assert client.get_run(rid).data.tags["mlaudit.verdict"] == "diverged"
         assert "1 run(s) queued by the trigger" in log.read_text()

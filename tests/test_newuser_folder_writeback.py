@@ -5,6 +5,7 @@ version audited both runs and silently added an events.*.mlaudit file to the Ten
 folder; `--dry-run` did not say it would (a single-run audit prints "would write artifacts: ...").
 The event files are written by the real tensorboardX SummaryWriter.
 """
+
 from __future__ import annotations
 
 import math
@@ -26,8 +27,10 @@ def _runs(root):
         w.close()
     csv = root / "lightning_logs" / "version_2"
     csv.mkdir()
-    (csv / "metrics.csv").write_text("epoch,step,train_loss\n" + "".join(
-        f"{s // 10},{s},{2.0 * math.exp(-s / 15) + 0.05}\n" for s in range(60)))
+    (csv / "metrics.csv").write_text(
+        "epoch,step,train_loss\n"
+        + "".join(f"{s // 10},{s},{2.0 * math.exp(-s / 15) + 0.05}\n" for s in range(60))
+    )
 
 
 def _mlaudit_files(root):
@@ -40,8 +43,10 @@ def test_folder_audit_names_the_run_folders_it_writes_into(tmp_path):
     res = run(app, _route_path([str(tmp_path), "--dry-run"]))
     assert res.exit_code in (0, 1), res.output
     assert "3 runs found" in res.output
-    assert ("would write the verdict into 2 TensorBoard log directories (an events.*.mlaudit file each"
-            in res.output), res.output
+    assert (
+        "would write the verdict into 2 TensorBoard log directories (an events.*.mlaudit file each"
+        in res.output
+    ), res.output
     assert "lightning_logs/version_0, lightning_logs/version_1" in res.output
     assert _mlaudit_files(tmp_path) == []  # a dry run writes nothing
 

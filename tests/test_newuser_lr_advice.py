@@ -41,13 +41,17 @@ def _replay(server, name: str, tmp_path) -> dict:
     exp = client.create_experiment(f"newuser-{name}-{tmp_path.name}")
     rid = client.create_run(exp, run_name=name).info.run_id
     client.log_batch(rid, params=[Param(k, str(v)) for k, v in rec["params"].items()])
-    metrics = [Metric(k, float(v), int(t), int(s)) for k, pts in rec["metrics"].items() for s, v, t in pts]
+    metrics = [
+        Metric(k, float(v), int(t), int(s)) for k, pts in rec["metrics"].items() for s, v, t in pts
+    ]
     for i in range(0, len(metrics), 500):
-        client.log_batch(rid, metrics=metrics[i:i + 500])
+        client.log_batch(rid, metrics=metrics[i : i + 500])
     client.set_terminated(rid, rec["status"])
     out = tmp_path / "r.json"
-    res = CliRunner().invoke(app, ["mlflow", rid, "-u", server["url"], "--no-write", "--format", "json",
-                                   "--out", str(out)])
+    res = CliRunner().invoke(
+        app,
+        ["mlflow", rid, "-u", server["url"], "--no-write", "--format", "json", "--out", str(out)],
+    )
     assert res.exit_code == 0, res.output
     return json.loads(out.read_text())
 
@@ -56,7 +60,9 @@ def _actions(rep: dict) -> list[str]:
     return [a["action"] for a in rep["next_actions"]]
 
 
-def test_keras_mlflow_callback_lr_param_is_read_and_never_called_out_of_range(mlflow_server, tmp_path):
+def test_keras_mlflow_callback_lr_param_is_read_and_never_called_out_of_range(
+    mlflow_server, tmp_path
+):
     rep = _replay(mlflow_server, "keras_sgd_inf_mlflow_callback.json", tmp_path)
     assert rep["verdict"]["outcome"] == "diverged"
     acts = _actions(rep)
@@ -80,7 +86,9 @@ def test_a_validation_loss_logged_as_inf_is_not_missing(mlflow_server, tmp_path)
     assert "all inf" in mi001["message"]
 
 
-def test_hf_sgd_lr60_names_the_lr_and_does_not_advise_clipping_it_already_has(mlflow_server, tmp_path):
+def test_hf_sgd_lr60_names_the_lr_and_does_not_advise_clipping_it_already_has(
+    mlflow_server, tmp_path
+):
     rep = _replay(mlflow_server, "hf_trainer_sgd_lr60.json", tmp_path)
     op006 = next(f for f in rep["findings"] if f["code"] == "OP006")
     assert op006["facts"]["clip_share"] > 0.5  # the run's own evidence: clipping already on
@@ -93,27 +101,42 @@ def test_hf_sgd_lr60_names_the_lr_and_does_not_advise_clipping_it_already_has(ml
     assert any("600x typical" in e for e in hyps[0]["evidence_for"])
 
 
-@pytest.mark.parametrize("keys, want", [
-    (["lr-SGD", "loss"], "lr-SGD"),                                 # Lightning LearningRateMonitor
-    (["lr-Adam-momentum", "lr-Adam"], "lr-Adam"),                   # ... with log_momentum=True
-    (["lr-Adam/pg1", "lr-Adam/pg2"], "lr-Adam/pg1"),                # ... per param group
-    (["train/learning_rate", "train/loss"], "train/learning_rate"),  # HF Trainer -> W&B
-    (["learning_rate", "loss"], "learning_rate"),                   # HF Trainer -> MLflow
-    (["optimizer/lr"], "optimizer/lr"),
-    (["lr_scheduler/lr", "lr_scheduler/last_epoch"], "lr_scheduler/lr"),
-    (["optimizer_learning_rate", "loss"], "optimizer_learning_rate"),
-])
+@pytest.mark.parametrize(
+    "keys, want",
+    [
+        (["lr-SGD", "loss"], "lr-SGD"),  # Lightning LearningRateMonitor
+        (["lr-Adam-momentum", "lr-Adam"], "lr-Adam"),  # ... with log_momentum=True
+        (["lr-Adam/pg1", "lr-Adam/pg2"], "lr-Adam/pg1"),  # ... per param group
+        (["train/learning_rate", "train/loss"], "train/learning_rate"),  # HF Trainer -> W&B
+        (["learning_rate", "loss"], "learning_rate"),  # HF Trainer -> MLflow
+        (["optimizer/lr"], "optimizer/lr"),
+        (["lr_scheduler/lr", "lr_scheduler/last_epoch"], "lr_scheduler/lr"),
+        (["optimizer_learning_rate", "loss"], "optimizer_learning_rate"),
+    ],
+)
 def test_framework_lr_names_resolve_to_the_lr_role(keys, want):
     assert AliasTable().resolve(Role.LEARNING_RATE, keys, {k: 10 for k in keys}) == want
 
 
 def test_momentum_and_scheduler_counters_are_not_the_lr():
-    assert AliasTable().resolve(Role.LEARNING_RATE, ["lr-Adam-momentum", "lr_scheduler/last_epoch"]) is None
+    assert (
+        AliasTable().resolve(Role.LEARNING_RATE, ["lr-Adam-momentum", "lr_scheduler/last_epoch"])
+        is None
+    )
 
 
-@pytest.mark.parametrize("key, want", [
-    ("optimizer_learning_rate", "learning_rate"), ("learning_rate", "learning_rate"), ("General/lr", "lr"),
-    ("optimizer.lr", "lr"), ("lr0", "lr0"), ("min_lr", None), ("lr_scheduler_type", None), ("warmup_lr", None),
-])
+@pytest.mark.parametrize(
+    "key, want",
+    [
+        ("optimizer_learning_rate", "learning_rate"),
+        ("learning_rate", "learning_rate"),
+        ("General/lr", "lr"),
+        ("optimizer.lr", "lr"),
+        ("lr0", "lr0"),
+        ("min_lr", None),
+        ("lr_scheduler_type", None),
+        ("warmup_lr", None),
+    ],
+)
 def test_lr_param_names(key, want):
     assert lr_param_name(key) == want

@@ -43,7 +43,7 @@ def train(mode: str, logdir) -> None:
         for _ in range(15):
             perm = torch.randperm(3200)
             for i in range(0, 3200, 64):
-                idx = perm[i:i + 64]
+                idx = perm[i : i + 64]
                 loss = lossf(model(Xtr[idx]), Ytr[idx])
                 opt.zero_grad()
                 loss.backward()
@@ -63,7 +63,7 @@ def runs(tmp_path_factory):
     for mode in ("healthy", "shuffled"):
         d = tmp_path_factory.mktemp(mode)
         train(mode, d)
-        (_, run), = load_path(d).runs
+        ((_, run),) = load_path(d).runs
         out[mode] = audit(run)
     return out
 
@@ -83,7 +83,7 @@ def test_the_own_corpus_overfit_with_a_large_eval_loss_rise_stays_overfit():
     from pathlib import Path
 
     p = Path(__file__).parent / "data/realworld/runs/Hahaazaza--Neiro/trainer_state.json"
-    (_, run), = load_path(p).runs
+    ((_, run),) = load_path(p).runs
     r = audit(run)
     assert any(f.code == "GE001" and f.severity.value == "error" for f in r.findings)
 

@@ -30,8 +30,10 @@ def test_a_blow_up_by_orders_of_magnitude_is_not_fixed_by_halving_the_lr(tmp_pat
 def test_missing_instrumentation_ranks_below_the_fix(tmp_path):
     r, acts = actions(tmp_path, [2.3, 5e13, 1.4e30] + ["nan"] * 40)
     logs = [i for i, a in enumerate(acts) if a.startswith("Log ")]
-    assert logs, "the run lacks validation and throughput: those actions are expected, after the fix"
-    assert min(logs) > 0 and all(not a.startswith("Log ") for a in acts[:min(logs)])
+    assert logs, (
+        "the run lacks validation and throughput: those actions are expected, after the fix"
+    )
+    assert min(logs) > 0 and all(not a.startswith("Log ") for a in acts[: min(logs)])
 
 
 def test_a_mild_climb_after_long_improvement_keeps_the_checkpoint_and_halving(tmp_path):
@@ -59,7 +61,11 @@ def test_a_recorded_checkpoint_is_named_as_the_last_good_one(tmp_path):
 def test_a_blow_up_in_the_first_tenth_of_the_run_restarts(tmp_path):
     """The demo's high_lr shape: the loss improves for 10 steps, blows up at step 14 of 200 and
     turns NaN: no save interval in the params, and a checkpoint that early is not plausible."""
-    vals = [0.62 - 0.025 * i for i in range(10)] + [0.4, 0.8, 1.5, 4.0] + [10.0 ** (1 + i) for i in range(30)]
+    vals = (
+        [0.62 - 0.025 * i for i in range(10)]
+        + [0.4, 0.8, 1.5, 4.0]
+        + [10.0 ** (1 + i) for i in range(30)]
+    )
     vals += ["nan"] * 156
     r, acts = actions(tmp_path, vals)
     assert r.verdict.outcome.value == "diverged"

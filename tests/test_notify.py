@@ -423,9 +423,13 @@ def test_standard_signature_matches_the_spec_reference_for_a_fixed_message():
 
     secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
     body, ts = b'{"test": 2432232314}', 1614265330
-    ref = Webhook(secret).sign("msg_p5jXN8AQM9LWM0D4loKWxJek", datetime.fromtimestamp(ts, timezone.utc),
-                               body.decode())
+    ref = Webhook(secret).sign(
+        "msg_p5jXN8AQM9LWM0D4loKWxJek", datetime.fromtimestamp(ts, timezone.utc), body.decode()
+    )
     assert standard_signature("msg_p5jXN8AQM9LWM0D4loKWxJek", ts, body, secret) == ref
-    headers = {"webhook-id": "msg_p5jXN8AQM9LWM0D4loKWxJek", "webhook-timestamp": str(ts),
-               "webhook-signature": f"v1,bm9ldHZhbGlk {ref}"}  # rotation: one of several matches
+    headers = {
+        "webhook-id": "msg_p5jXN8AQM9LWM0D4loKWxJek",
+        "webhook-timestamp": str(ts),
+        "webhook-signature": f"v1,bm9ldHZhbGlk {ref}",
+    }  # rotation: one of several matches
     assert verify_webhook(body, headers, secret, now=ts + 10) == "msg_p5jXN8AQM9LWM0D4loKWxJek"

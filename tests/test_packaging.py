@@ -28,7 +28,11 @@ else:  # pragma: no cover
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-PACKAGES = [ROOT / "mlaudit_core", ROOT / "mlaudit", *sorted((ROOT / "integrations").glob("mlaudit_*"))]
+PACKAGES = [
+    ROOT / "mlaudit_core",
+    ROOT / "mlaudit",
+    *sorted((ROOT / "integrations").glob("mlaudit_*")),
+]
 
 #: The extras a module may import from besides the core dependencies (path prefix -> extras).
 #: Longest prefix wins.
@@ -88,15 +92,23 @@ def _optional(node: ast.AST, parents: dict) -> bool:
     cur = node
     while cur in parents:
         par = parents[cur]
-        if isinstance(par, ast.If) and cur in par.body and (
+        if (
+            isinstance(par, ast.If)
+            and cur in par.body
+            and (
                 (isinstance(par.test, ast.Name) and par.test.id == "TYPE_CHECKING")
-                or (isinstance(par.test, ast.Attribute) and par.test.attr == "TYPE_CHECKING")):
+                or (isinstance(par.test, ast.Attribute) and par.test.attr == "TYPE_CHECKING")
+            )
+        ):
             return True
         if isinstance(par, ast.Try) and cur in par.body:
             for h in par.handlers:
                 names = [h.type] if not isinstance(h.type, ast.Tuple) else list(h.type.elts)
-                if any(isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError",
-                                                              "Exception") for n in names):
+                if any(
+                    isinstance(n, ast.Name)
+                    and n.id in ("ImportError", "ModuleNotFoundError", "Exception")
+                    for n in names
+                ):
                     return True
         cur = par
     return False
@@ -111,9 +123,13 @@ def _imports(path: Path):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names = [node.module]
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-              and node.func.id == "require" and len(node.args) == 3
-              and all(isinstance(a, ast.Constant) for a in node.args)):
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "require"
+            and len(node.args) == 3
+            and all(isinstance(a, ast.Constant) for a in node.args)
+        ):
             yield node.lineno, None, (node.args[1].value, node.args[2].value)
             continue
         else:
@@ -144,19 +160,25 @@ def test_every_third_party_import_is_declared_where_the_module_belongs():
             if req is not None:
                 package, extra = req
                 if _norm(package) not in _extra_dists(extra):
-                    problems.append(f"{rel}:{line}: require(..., {package!r}, {extra!r}): "
-                                    f"{package} is not in the [{extra}] extra")
+                    problems.append(
+                        f"{rel}:{line}: require(..., {package!r}, {extra!r}): "
+                        f"{package} is not in the [{extra}] extra"
+                    )
                 continue
             if name in std or name in own or name.startswith("mlaudit"):
                 continue
             candidates = {_norm(d) for d in dists.get(name, [])} or {_norm(name)} & allowed
             if not candidates:  # (a declared one may be absent here: tomli on Python >= 3.11)
-                problems.append(f"{rel}:{line}: imports {name}, which no installed distribution "
-                                "provides (declare it, or guard the import with ImportError)")
+                problems.append(
+                    f"{rel}:{line}: imports {name}, which no installed distribution "
+                    "provides (declare it, or guard the import with ImportError)"
+                )
             elif not candidates & allowed:
                 where = "core dependencies" + (f" or extras {sorted(extras)}" if extras else "")
-                problems.append(f"{rel}:{line}: imports {name} ({'/'.join(sorted(candidates))}), "
-                                f"not declared in the {where}")
+                problems.append(
+                    f"{rel}:{line}: imports {name} ({'/'.join(sorted(candidates))}), "
+                    f"not declared in the {where}"
+                )
     assert not problems, "\n".join(problems)
 
 
@@ -170,12 +192,14 @@ def test_the_walk_sees_lazy_imports():
     assert "jsonschema" in _extra_dists("ci") and "jsonschema" in _extra_dists("all")
 
 
-@pytest.mark.parametrize("extra,dist,oldest", [("mlflow", "mlflow", "2.16"),
-                                               ("wandb", "wandb", "0.22"),
-                                               ("clearml", "clearml", "1.16")])
+@pytest.mark.parametrize(
+    "extra,dist,oldest",
+    [("mlflow", "mlflow", "2.16"), ("wandb", "wandb", "0.22"), ("clearml", "clearml", "1.16")],
+)
 def test_tracker_ranges_accept_what_users_run(extra, dist, oldest):
-    (req,) = [r for r in PYPROJECT["project"]["optional-dependencies"][extra]
-              if _req_name(r) == dist]
+    (req,) = [
+        r for r in PYPROJECT["project"]["optional-dependencies"][extra] if _req_name(r) == dist
+    ]
     assert f">={oldest}" in req.replace(" ", ""), req
 
 
@@ -184,7 +208,9 @@ def test_one_version_string():
 
     assert mlaudit_core.__version__ == version("mlaudit") == PYPROJECT["project"]["version"]
     literal = re.compile(r"""__version__\s*=\s*["']\d+\.\d+""")  # a hard-coded release
-    offenders = [p.relative_to(ROOT).as_posix() for p in _modules() if literal.search(p.read_text())]
+    offenders = [
+        p.relative_to(ROOT).as_posix() for p in _modules() if literal.search(p.read_text())
+    ]
     assert not offenders, offenders
 
 
@@ -192,8 +218,9 @@ def test_ci_tests_the_oldest_supported_tracker_versions():
     """.ci/run's second venv pins exactly the lower bounds of the mlflow and wandb extras."""
     ci = (ROOT / ".ci" / "run").read_text()
     for extra, var in (("mlflow", "OLDEST_MLFLOW"), ("wandb", "OLDEST_WANDB")):
-        (req,) = [r for r in PYPROJECT["project"]["optional-dependencies"][extra]
-                  if _req_name(r) == extra]
+        (req,) = [
+            r for r in PYPROJECT["project"]["optional-dependencies"][extra] if _req_name(r) == extra
+        ]
         low = re.search(r">=\s*([0-9.]+)", req).group(1)
         pinned = re.search(rf"^\s*{var}=([0-9.]+)$", ci, re.MULTILINE).group(1)
         assert pinned.split(".")[:2] == low.split(".")[:2], (extra, pinned, low)

@@ -22,17 +22,26 @@ sys.path.insert(0, str(Path(__file__).parent / "detectors"))
 
 
 def test_param_plan_reads_nested_config_keys_and_ignores_unset():
-    params = {"trainer.max_epochs": "-1", "trainer.max_steps": "-1", "config/epochs": "50",
-              "args.max_train_steps": "1200", "epoch": "3.0"}
+    params = {
+        "trainer.max_epochs": "-1",
+        "trainer.max_steps": "-1",
+        "config/epochs": "50",
+        "args.max_train_steps": "1200",
+        "epoch": "3.0",
+    }
     assert param_plan(params, PLANNED_STEP_NAMES) == ("args.max_train_steps", 1200.0)
     assert param_plan(params, PLANNED_EPOCH_NAMES) == ("config/epochs", 50.0)  # -1 means not set
-    assert param_plan({"epoch": "3.0"}, PLANNED_EPOCH_NAMES) is None  # HF's epoch reached, not the plan
+    assert (
+        param_plan({"epoch": "3.0"}, PLANNED_EPOCH_NAMES) is None
+    )  # HF's epoch reached, not the plan
 
 
 def test_console_plan_counters():
     keras = ["Epoch 1/20", "52/52 - 0s - loss: 1.2", "Epoch 2/20", "52/52 - 0s - loss: 1.1"]
     assert console_plan(keras)[0].planned == 20 and console_plan(keras)[0].reached == 2
-    rich = ["Epoch 3/19 ━━━━━━━━━━━━━━━━ 32/32 0:00:01 • 0:00:00 45.2it/s v_num: 0 train_loss: 0.41"]
+    rich = [
+        "Epoch 3/19 ━━━━━━━━━━━━━━━━ 32/32 0:00:01 • 0:00:00 45.2it/s v_num: 0 train_loss: 0.41"
+    ]
     p = console_plan(rich)[0]
     assert (p.planned, p.unit, p.reached) == (19, "epoch", 3)
     bracket = ["Epoch [4/100] Batch [10/50] loss 0.3", "Epoch [5/100] Batch [50/50] loss 0.2"]
@@ -51,11 +60,17 @@ def test_console_plan_ignores_a_counter_whose_total_changes():
 
 
 def test_planned_lengths_order_params_then_console():
-    run = RunData(RunIdentity("t", "p"), params={"num_train_epochs": "3"},
-                  metrics=MetricTable(["loss"] * 3, [0, 1, 2], [1.0, 0.9, 0.8]),
-                  console=[ConsoleLine("x.log", 1, "Epoch 2/10")])
+    run = RunData(
+        RunIdentity("t", "p"),
+        params={"num_train_epochs": "3"},
+        metrics=MetricTable(["loss"] * 3, [0, 1, 2], [1.0, 0.9, 0.8]),
+        console=[ConsoleLine("x.log", 1, "Epoch 2/10")],
+    )
     got = planned_lengths(run)
-    assert [(p.source, p.planned) for p in got] == [("num_train_epochs", 3.0), ("console 'Epoch k/N'", 10.0)]
+    assert [(p.source, p.planned) for p in got] == [
+        ("num_train_epochs", 3.0),
+        ("console 'Epoch k/N'", 10.0),
+    ]
     assert planned_epochs(run) == 3
 
 

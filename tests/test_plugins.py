@@ -43,8 +43,12 @@ def make_dist(root: Path, name: str, module_src: str, group: str, entry: str) ->
 
 def run_cli(args, root: Path):
     env = dict(os.environ, PYTHONPATH=str(root), COLUMNS="200")
-    return subprocess.run([sys.executable, "-c", "from mlaudit.cli import main; main()", *args],
-                          capture_output=True, text=True, env=env)
+    return subprocess.run(
+        [sys.executable, "-c", "from mlaudit.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
 
 
 def test_third_party_detector_listed_documented_and_run(tmp_path):
@@ -55,17 +59,28 @@ def test_third_party_detector_listed_documented_and_run(tmp_path):
     r = run_cli(["rule", "XT001"], tmp_path)
     assert "More than ``limit`` metrics" in r.stdout
     # it runs in an audit too
-    code = ("import numpy as np\nfrom mlaudit_core import *\n"
-            "r = RunData(RunIdentity('t','x'), metrics=MetricTable(['a','b'], [1,1], [0.1,0.2]))\n"
-            "print([f.code for f in audit(r).findings])\n")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       env=dict(os.environ, PYTHONPATH=str(tmp_path)))
+    code = (
+        "import numpy as np\nfrom mlaudit_core import *\n"
+        "r = RunData(RunIdentity('t','x'), metrics=MetricTable(['a','b'], [1,1], [0.1,0.2]))\n"
+        "print([f.code for f in audit(r).findings])\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(tmp_path)),
+    )
     assert "XT001" in p.stdout, p.stderr
 
 
 def test_broken_plugin_warns_and_host_keeps_working(tmp_path):
-    make_dist(tmp_path, "mlaudit_broken", "raise ImportError('no numpy for you')\n", "mlaudit.detectors",
-              "broken = mlaudit_broken")
+    make_dist(
+        tmp_path,
+        "mlaudit_broken",
+        "raise ImportError('no numpy for you')\n",
+        "mlaudit.detectors",
+        "broken = mlaudit_broken",
+    )
     r = run_cli(["rules", "--format", "json"], tmp_path)
     assert r.returncode == 0
     assert "OP001" in r.stdout

@@ -25,8 +25,16 @@ import pytest
 mlflow = pytest.importorskip("mlflow")
 
 MLAUDIT = str(Path(sys.executable).with_name("mlaudit"))
-SECRETS = ["Qz0plainsecretvalue", "Qz1plainsecretvalue", "hunter0x", "hunter1x", "pw0secret",
-           "pw1secret", "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH", "abcdabcdabcdabcd"]
+SECRETS = [
+    "Qz0plainsecretvalue",
+    "Qz1plainsecretvalue",
+    "hunter0x",
+    "hunter1x",
+    "pw0secret",
+    "pw1secret",
+    "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
+    "abcdabcdabcdabcd",
+]
 
 
 @pytest.fixture(scope="module")
@@ -37,11 +45,14 @@ def runs(mlflow_server):
     for k in range(3):
         r = client.create_run(exp, run_name=f"r{k}")
         rid = r.info.run_id
-        for key, value in {"api_secret": f"Qz{k}plainsecretvalue", "db_password": f"hunter{k}x",
-                           "db_uri": f"postgresql://u:pw{k}secret@db.example.com/mlflow",
-                           "hf_token": "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH" if k == 0 else f"hf_{k}",
-                           "note": f"pushed with ghp_{'abcd' * 9}{k}",
-                           "lr": "0.9" if k == 0 else "0.1"}.items():
+        for key, value in {
+            "api_secret": f"Qz{k}plainsecretvalue",
+            "db_password": f"hunter{k}x",
+            "db_uri": f"postgresql://u:pw{k}secret@db.example.com/mlflow",
+            "hf_token": "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH" if k == 0 else f"hf_{k}",
+            "note": f"pushed with ghp_{'abcd' * 9}{k}",
+            "lr": "0.9" if k == 0 else "0.1",
+        }.items():
             client.log_param(rid, key, value)
         for i in range(60):  # the run (k=0) degrades from step 30; the baselines do not
             loss = 2 * math.exp(-i / 10) + 0.1 + (0.05 * (i - 30) if k == 0 and i >= 30 else 0)
@@ -54,9 +65,27 @@ def runs(mlflow_server):
 def test_report_names_the_changed_credential_without_its_values(runs, tmp_path):
     url, (rid, b1, b2) = runs
     html = tmp_path / "r.html"
-    p = subprocess.run([MLAUDIT, "mlflow", rid, "-u", url, "--no-write", "-b", b1, "-b", b2,
-                        "-f", "json", "--out", str(html)], capture_output=True, text=True,
-                       timeout=300)
+    p = subprocess.run(
+        [
+            MLAUDIT,
+            "mlflow",
+            rid,
+            "-u",
+            url,
+            "--no-write",
+            "-b",
+            b1,
+            "-b",
+            b2,
+            "-f",
+            "json",
+            "--out",
+            str(html),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode in (0, 1), p.stderr
     out = p.stdout + p.stderr + html.read_text()
     for s in SECRETS:
@@ -71,7 +100,9 @@ def test_mcp_compare_runs_returns_no_credential(runs):
     from mlaudit_core.agent.tools import Roots, Toolbox
 
     url, (rid, b1, b2) = runs
-    res = Toolbox(Roots((Path.cwd(),)), tracking_uris=[url]).compare_runs("mlflow", rid, [b1, b2], tracking_uri=url)
+    res = Toolbox(Roots((Path.cwd(),)), tracking_uris=[url]).compare_runs(
+        "mlflow", rid, [b1, b2], tracking_uri=url
+    )
     out = json.dumps(res.data) + json.dumps(res.lines)
     for s in SECRETS:
         assert s not in out, s

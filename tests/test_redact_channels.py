@@ -35,8 +35,10 @@ HEX40 = "0123456789abcdef0123456789abcdef01234567"
 
 #: (text planted, the secret that must not come out); the issue's break-it shapes first
 ISSUE_SHAPES: list[tuple[str, str]] = [
-    ("POST https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1/sendMessage",
-     "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1"),
+    (
+        "POST https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1/sendMessage",
+        "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1",
+    ),
     ("deepseek key sk-" + "0a1b2c3d4e5f" * 3, "0a1b2c3d4e5f0a1b2c3d"),
     ("openrouter sk-or-v1-" + "9f8e7d6c5b4a" * 5 + "9f8e", "9f8e7d6c5b4a9f8e7d6c"),
     ("xai-" + "Q1w2E3r4T5y6" * 4, "Q1w2E3r4T5y6Q1w2"),
@@ -53,12 +55,14 @@ ISSUE_SHAPES: list[tuple[str, str]] = [
 #: of their own before the traceback, the others inside the exception message
 LINE_SHAPES = ("pem_body_line",)
 CATALOGUE: list[tuple[str, str]] = [
-    (text.replace("\n", " "), secret) for name, ((text, secret, _), _) in sorted(CASES.items())
-    if name not in LINE_SHAPES]
+    (text.replace("\n", " "), secret)
+    for name, ((text, secret, _), _) in sorted(CASES.items())
+    if name not in LINE_SHAPES
+]
 OWN_LINES: list[tuple[str, str]] = [CASES[n][0][:2] for n in LINE_SHAPES]
 PLANTS = ISSUE_SHAPES + CATALOGUE
 PER_RUN = 5
-CHUNKS = [PLANTS[i:i + PER_RUN] for i in range(0, len(PLANTS), PER_RUN)]
+CHUNKS = [PLANTS[i : i + PER_RUN] for i in range(0, len(PLANTS), PER_RUN)]
 
 
 def marker(i: int) -> str:
@@ -76,8 +80,12 @@ def crash_message(chunk_no: int) -> str:
 def console_log(chunk_no: int) -> str:
     lines = [f"step {i} | loss {2.0 / (i + 1):.4f} | lr 0.0003" for i in range(1, 121)]
     lines += [text for text, _ in OWN_LINES]
-    lines += ["Traceback (most recent call last):", '  File "train.py", line 88, in <module>',
-              "    notify(msg)", f"RuntimeError: {crash_message(chunk_no)}"]
+    lines += [
+        "Traceback (most recent call last):",
+        '  File "train.py", line 88, in <module>',
+        "    notify(msg)",
+        f"RuntimeError: {crash_message(chunk_no)}",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -115,21 +123,56 @@ def logs(tmp_path_factory):
 def _cli(log: Path, o: Path, rx_url: str, env: dict) -> dict[str, str]:
     """The three ``mlaudit logs`` invocations of one planted run, their outputs by channel."""
     o.mkdir()
-    a = subprocess.run([MLAUDIT, "logs", str(log), "-f", "json", "--out", str(o / "r.html"),
-                        "--evidence", str(o / "ev.json"), "--notify", f"{rx_url}/hook",
-                        "--notify", f"slack+{rx_url}/slack"],
-                       capture_output=True, text=True, timeout=300, env=env, cwd=o)
-    b = subprocess.run([MLAUDIT, "logs", str(log), "-f", "markdown", "--out", str(o / "r.md")],
-                       capture_output=True, text=True, timeout=300, env=env, cwd=o)
-    t = subprocess.run([MLAUDIT, "logs", str(log), "--out", str(o / "r.json")],
-                       capture_output=True, text=True, timeout=300, env=env, cwd=o)
+    a = subprocess.run(
+        [
+            MLAUDIT,
+            "logs",
+            str(log),
+            "-f",
+            "json",
+            "--out",
+            str(o / "r.html"),
+            "--evidence",
+            str(o / "ev.json"),
+            "--notify",
+            f"{rx_url}/hook",
+            "--notify",
+            f"slack+{rx_url}/slack",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=o,
+    )
+    b = subprocess.run(
+        [MLAUDIT, "logs", str(log), "-f", "markdown", "--out", str(o / "r.md")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=o,
+    )
+    t = subprocess.run(
+        [MLAUDIT, "logs", str(log), "--out", str(o / "r.json")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=o,
+    )
     for p in (a, b, t):
         assert p.returncode in (0, 1), p.stderr
-    return {"json stdout": a.stdout, "stderr": a.stderr + b.stderr + t.stderr,
-            "markdown stdout": b.stdout, "terminal stdout": t.stdout,
-            "html artifact": (o / "r.html").read_text(),
-            "markdown artifact": (o / "r.md").read_text(),
-            "json artifact": (o / "r.json").read_text(), "evidence": (o / "ev.json").read_text()}
+    return {
+        "json stdout": a.stdout,
+        "stderr": a.stderr + b.stderr + t.stderr,
+        "markdown stdout": b.stdout,
+        "terminal stdout": t.stdout,
+        "html artifact": (o / "r.html").read_text(),
+        "markdown artifact": (o / "r.md").read_text(),
+        "json artifact": (o / "r.json").read_text(),
+        "evidence": (o / "ev.json").read_text(),
+    }
 
 
 @pytest.mark.e2e
@@ -138,8 +181,9 @@ def test_cli_stdout_artifacts_evidence_and_notifications(logs, tmp_path):
 
     env = {**os.environ, "MLAUDIT_WEBHOOK_SECRET": "whsec_dGVzdHNlY3JldA==", "COLUMNS": "200"}
     with Receiver() as rx, ThreadPoolExecutor(3) as pool:
-        outs = list(pool.map(lambda c: _cli(logs[c], tmp_path / f"c{c:02d}", rx.url, env),
-                             range(len(logs))))
+        outs = list(
+            pool.map(lambda c: _cli(logs[c], tmp_path / f"c{c:02d}", rx.url, env), range(len(logs)))
+        )
         slack = [json.dumps(r.json()) for r in rx.at("/slack")]
         hook = [r.body.decode() for r in rx.at("/hook")]
     assert len(slack) == len(logs) and len(hook) == len(logs)
@@ -162,16 +206,21 @@ def test_mcp_audit_logs_and_collect_evidence_results(logs):
     root = logs[0].parent.parent
 
     async def main():
-        params = StdioServerParameters(command=MLAUDIT, args=["mcp", "--root", str(root)],
-                                       cwd=str(root), env=dict(os.environ))
+        params = StdioServerParameters(
+            command=MLAUDIT, args=["mcp", "--root", str(root)], cwd=str(root), env=dict(os.environ)
+        )
         out = []
         async with Client(params) as client:
             for log in logs:
-                for name, args in (("audit_logs", {"paths": [str(log)]}),
-                                   ("collect_evidence", {"logs": [str(log)]})):
+                for name, args in (
+                    ("audit_logs", {"paths": [str(log)]}),
+                    ("collect_evidence", {"logs": [str(log)]}),
+                ):
                     res = await client.call_tool(name, args)
-                    out.append(json.dumps(res.structured_content) +
-                               "".join(getattr(x, "text", "") for x in res.content))
+                    out.append(
+                        json.dumps(res.structured_content)
+                        + "".join(getattr(x, "text", "") for x in res.content)
+                    )
         return out
 
     texts = anyio.run(main)
@@ -180,7 +229,7 @@ def test_mcp_audit_logs_and_collect_evidence_results(logs):
         assert_reached(text, f"mcp result {i}", [i // 2])
 
 
-HOOK_SCRIPT = r'''
+HOOK_SCRIPT = r"""
 import json, sys
 import mlflow
 from mlaudit.hooks import audit_on_exit
@@ -198,7 +247,7 @@ for i, msg in enumerate(messages):
         except RuntimeError:
             pass
 print(json.dumps(ids))
-'''
+"""
 
 
 @pytest.mark.e2e
@@ -210,9 +259,14 @@ def test_hook_write_back_description_tags_artifacts_and_notification(mlflow_serv
     messages = [crash_message(c) for c in range(len(CHUNKS))]
     env = {**os.environ, "MLFLOW_TRACKING_URI": mlflow_server["url"]}
     with Receiver() as rx:
-        p = subprocess.run([sys.executable, "-c", HOOK_SCRIPT, json.dumps(messages),
-                            f"{rx.url}/hook"], capture_output=True, text=True, timeout=600,
-                           env=env, cwd=tmp_path)
+        p = subprocess.run(
+            [sys.executable, "-c", HOOK_SCRIPT, json.dumps(messages), f"{rx.url}/hook"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=env,
+            cwd=tmp_path,
+        )
         assert p.returncode == 0, p.stderr[-3000:]
         hook = "\n".join(r.body.decode() for r in rx.at("/hook"))
     ids = json.loads(p.stdout.strip().splitlines()[-1])
@@ -255,20 +309,41 @@ def test_live_watcher_alerts_live_json_log_and_state(tmp_path):
     state, log = tmp_path / "s.sqlite", tmp_path / "watch.log"
     with Receiver() as rx:
         watcher = subprocess.Popen(
-            [MLAUDIT, "watch", *[str(d / "train.log") for d in runs], "--live", "--poll-interval",
-             "0.3", "--state", str(state), "--stall-floor", "600", "--cooldown", "0", "--notify",
-             rx.url + "/hook"], stdout=open(tmp_path / "watch.out", "wb"), stderr=open(log, "wb"))
+            [
+                MLAUDIT,
+                "watch",
+                *[str(d / "train.log") for d in runs],
+                "--live",
+                "--poll-interval",
+                "0.3",
+                "--state",
+                str(state),
+                "--stall-floor",
+                "600",
+                "--cooldown",
+                "0",
+                "--notify",
+                rx.url + "/hook",
+            ],
+            stdout=open(tmp_path / "watch.out", "wb"),
+            stderr=open(log, "wb"),
+        )
         try:
             wait_for(lambda: "live: polling" in log.read_text(), 120, "the live watcher")
             for c, d in enumerate(runs):
-                lines = [f"{{'loss': {2.0 / i:.4f}, 'learning_rate': 0.0003, 'epoch': {i / 100}}}"
-                         for i in range(1, 30)]
+                lines = [
+                    f"{{'loss': {2.0 / i:.4f}, 'learning_rate': 0.0003, 'epoch': {i / 100}}}"
+                    for i in range(1, 30)
+                ]
                 with open(d / "train.log", "a") as f:
                     f.write("\n".join(lines + [OOM + crash_message(c)]) + "\n")
             wait_for(lambda: len(live_alerts(rx)) >= len(runs), 120, "one alert per run")
             try:
-                wait_for(lambda: all((d / "mlaudit" / "live-train.log.json").exists()
-                                     for d in runs), 60, "every run's live.json")
+                wait_for(
+                    lambda: all((d / "mlaudit" / "live-train.log.json").exists() for d in runs),
+                    60,
+                    "every run's live.json",
+                )
             except AssertionError:
                 got = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.json"))
                 raise AssertionError(f"{got}\n{log.read_text()[-3000:]}") from None
@@ -295,14 +370,17 @@ def test_redact_text_removes_the_issue_shapes(text, secret):
     assert secret not in out and REDACTED in out, out
 
 
-@pytest.mark.parametrize("text", [
-    "{'loss': 0.41, 'tokens_per_sec': 18234.5, 'num_input_tokens_seen': 40960}",
-    "pad_token: <pad> eos_token: </s> max_tokens=512 max_new_tokens: 256",
-    "metric_key=val/loss sort_key: step keypoint_ap=0.61 hotkey=ctrl+c",
-    "python -m torch.distributed.run -p 29500 --nproc-per-node 8 train.py",
-    "global_step=1200 train_loss_epoch_average=0.3123 learning_rate=0.0003",
-    "ssh -p 2222 gpu01 'nvidia-smi'",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{'loss': 0.41, 'tokens_per_sec': 18234.5, 'num_input_tokens_seen': 40960}",
+        "pad_token: <pad> eos_token: </s> max_tokens=512 max_new_tokens: 256",
+        "metric_key=val/loss sort_key: step keypoint_ap=0.61 hotkey=ctrl+c",
+        "python -m torch.distributed.run -p 29500 --nproc-per-node 8 train.py",
+        "global_step=1200 train_loss_epoch_average=0.3123 learning_rate=0.0003",
+        "ssh -p 2222 gpu01 'nvidia-smi'",
+    ],
+)
 def test_redact_text_keeps_metric_lines(text):
     from mlaudit_core.redact import redact_text
 

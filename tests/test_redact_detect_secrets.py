@@ -15,15 +15,22 @@ from mlaudit_core.redact import redact_text
 
 detect_secrets = pytest.importorskip("detect_secrets")
 
-LEFT_OUT = ("Base64HighEntropyString", "HexHighEntropyString", "KeywordDetector",
-            "IPPublicDetector")
+LEFT_OUT = (
+    "Base64HighEntropyString",
+    "HexHighEntropyString",
+    "KeywordDetector",
+    "IPPublicDetector",
+)
 
 
 def _plugins() -> list:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
-    return [cls() for cls in get_mapping_from_secret_type_to_class().values()
-            if cls.__name__ not in LEFT_OUT]
+    return [
+        cls()
+        for cls in get_mapping_from_secret_type_to_class().values()
+        if cls.__name__ not in LEFT_OUT
+    ]
 
 
 def _lines() -> list[str]:

@@ -65,7 +65,14 @@ def test_parse_name_reads_split_and_head(key, split, family):
 
 
 def test_roles_of_names_no_alias_list_held():
-    keys = ["train_loss", "val_top1", "lr-AdamW", "epoch", "num_input_tokens_seen", "eval_samples_per_second"]
+    keys = [
+        "train_loss",
+        "val_top1",
+        "lr-AdamW",
+        "epoch",
+        "num_input_tokens_seen",
+        "eval_samples_per_second",
+    ]
     table = AliasTable()
     counts = dict.fromkeys(keys, 20)
     got = {r: table.resolve(r, keys, counts) for r in Role}
@@ -92,19 +99,37 @@ def test_ranking_and_exclusions():
     # the COCO primary metric before single-threshold APs; precision/recall last
     keys = ["metrics/precision(B)", "metrics/mAP50(B)", "metrics/mAP50-95(B)", "metrics/recall(B)"]
     assert table.candidates(Role.VAL_ACCURACY, keys)[0] == "metrics/mAP50-95(B)"
-    assert table.candidates(Role.VAL_ACCURACY, keys)[-2:] == ["metrics/precision(B)", "metrics/recall(B)"]
+    assert table.candidates(Role.VAL_ACCURACY, keys)[-2:] == [
+        "metrics/precision(B)",
+        "metrics/recall(B)",
+    ]
     # a running best never plays a role; the held-out _epoch value before its per-batch _step twin
     assert table.resolve(Role.VAL_ACCURACY, ["max_val_acc"]) is None
-    assert table.resolve(Role.VAL_LOSS, ["val_loss_step", "val_loss_epoch"],
-                         {"val_loss_step": 90, "val_loss_epoch": 9}) == "val_loss_epoch"
+    assert (
+        table.resolve(
+            Role.VAL_LOSS,
+            ["val_loss_step", "val_loss_epoch"],
+            {"val_loss_step": 90, "val_loss_epoch": 9},
+        )
+        == "val_loss_epoch"
+    )
     # loss before nll/ce before perplexity; a whole loss before its components
-    assert table.resolve(Role.VAL_LOSS, ["val_ppl", "val_nll", "val/box_loss", "val_loss"]) == "val_loss"
+    assert (
+        table.resolve(Role.VAL_LOSS, ["val_ppl", "val_nll", "val/box_loss", "val_loss"])
+        == "val_loss"
+    )
     assert table.resolve(Role.VAL_LOSS, ["val_ppl", "val_nll"]) == "val_nll"
     # momentum of the LR monitor and a scheduler counter are not learning rates
-    assert table.resolve(Role.LEARNING_RATE, ["lr-Adam-momentum", "lr_scheduler/last_epoch"]) is None
+    assert (
+        table.resolve(Role.LEARNING_RATE, ["lr-Adam-momentum", "lr_scheduler/last_epoch"]) is None
+    )
     # user patterns still come first
-    assert AliasTable({"val_accuracy": ["val_score"]}).resolve(Role.VAL_ACCURACY, ["val_score", "val_acc"]) \
+    assert (
+        AliasTable({"val_accuracy": ["val_score"]}).resolve(
+            Role.VAL_ACCURACY, ["val_score", "val_acc"]
+        )
         == "val_score"
+    )
 
 
 def test_roles_of_sub_module_accuracy_without_split_is_not_the_task_accuracy():
@@ -118,19 +143,41 @@ def test_values_percent_direction_and_counters():
     v, pct = as_fraction("val_top1", [12.5, 55.0, 76.0])
     assert pct and np.allclose(v, [0.125, 0.55, 0.76])
     assert as_fraction("val_loss", [12.5, 55.0])[1] is False
-    assert is_higher_better("dev_bleu") and is_higher_better("val_top1") and is_higher_better("val_score")
-    assert not is_higher_better("eval_wer") and not is_higher_better("val/bpb") and not is_higher_better("x")
+    assert (
+        is_higher_better("dev_bleu")
+        and is_higher_better("val_top1")
+        and is_higher_better("val_score")
+    )
+    assert (
+        not is_higher_better("eval_wer")
+        and not is_higher_better("val/bpb")
+        and not is_higher_better("x")
+    )
     assert is_counter([0, 0, 1, 1, 2]) and is_counter([10, 20, 30])
     assert not is_counter([0.5, 0.4, 0.3]) and not is_counter([3, 3, 3]) and not is_counter([1, 2])
 
 
 def test_unplaced_names_heldout_series_it_could_not_place():
-    keys = ["train_loss"] * 5 + ["val_score"] * 5 + ["global_batch"] * 5 + ["epoch"] * 5 + ["my_thing"] * 5
-    vals = [1.0, 0.8, 0.6, 0.5, 0.4] + [0.3, 0.5, 0.6, 0.7, 0.7] + [1, 2, 3, 4, 5] + [0, 0, 1, 1, 2] \
+    keys = (
+        ["train_loss"] * 5
+        + ["val_score"] * 5
+        + ["global_batch"] * 5
+        + ["epoch"] * 5
+        + ["my_thing"] * 5
+    )
+    vals = (
+        [1.0, 0.8, 0.6, 0.5, 0.4]
+        + [0.3, 0.5, 0.6, 0.7, 0.7]
+        + [1, 2, 3, 4, 5]
+        + [0, 0, 1, 1, 2]
         + [3.0, 1.0, 2.0, 5.0, 4.0]
+    )
     run = RunData(RunIdentity("t", "u"), metrics=MetricTable(keys, list(range(5)) * 5, vals))
     assert unplaced(run, heldout_only=True) == ["val_score"]
-    assert unplaced(run) == ["my_thing", "val_score"]  # global_batch counts (values), epoch is a counter
+    assert unplaced(run) == [
+        "my_thing",
+        "val_score",
+    ]  # global_batch counts (values), epoch is a counter
 
 
 def test_mi001_names_the_heldout_series_it_could_not_place():

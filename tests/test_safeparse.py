@@ -31,16 +31,26 @@ def _limit_memory() -> None:
 
 
 def run(args, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([MLAUDIT, *args], capture_output=True, text=True, timeout=120, cwd=cwd,
-                          preexec_fn=_limit_memory, env={**os.environ, "COLUMNS": "200"})
+    return subprocess.run(
+        [MLAUDIT, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        preexec_fn=_limit_memory,
+        env={**os.environ, "COLUMNS": "200"},
+    )
 
 
-@pytest.mark.parametrize("name,text,message", [
-    ("bomb.yaml", _bomb(), "aliases expand to over"),
-    ("deep.json", "[" * 50_000 + "]" * 50_000, "too deep"),
-    ("deep.yaml", "[" * 50_000 + "]" * 50_000, "too deep"),
-    ("deep.toml", "a = " + "[" * 50_000 + "]" * 50_000, "too deep"),
-])
+@pytest.mark.parametrize(
+    "name,text,message",
+    [
+        ("bomb.yaml", _bomb(), "aliases expand to over"),
+        ("deep.json", "[" * 50_000 + "]" * 50_000, "too deep"),
+        ("deep.yaml", "[" * 50_000 + "]" * 50_000, "too deep"),
+        ("deep.toml", "a = " + "[" * 50_000 + "]" * 50_000, "too deep"),
+    ],
+)
 def test_config_files_over_a_limit_are_one_line_exit_2(tmp_path, name, text, message):
     assert len(_bomb()) < 1024  # the "1 KB alias bomb"
     (tmp_path / "train.log").write_text(LOG)
@@ -58,9 +68,11 @@ def test_deep_settings_file_is_one_line_exit_2(tmp_path):
 
 
 def test_real_configs_with_anchors_and_merge_keys_load(tmp_path):
-    cfg = ("defaults: &defaults {lr: 0.0003, warmup_steps: 500}\n"
-           "train:\n  <<: *defaults\n  steps_per_epoch: 1352\n"
-           "eval: {<<: *defaults, lr: 0.0}\n")
+    cfg = (
+        "defaults: &defaults {lr: 0.0003, warmup_steps: 500}\n"
+        "train:\n  <<: *defaults\n  steps_per_epoch: 1352\n"
+        "eval: {<<: *defaults, lr: 0.0}\n"
+    )
     assert load_yaml(cfg)["train"] == {"lr": 0.0003, "warmup_steps": 500, "steps_per_epoch": 1352}
     (tmp_path / "train.log").write_text(LOG)
     (tmp_path / "cfg.yaml").write_text(cfg)

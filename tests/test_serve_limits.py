@@ -41,13 +41,35 @@ def receiver(tmp_path_factory):
     log = tmp / "serve.log"
     with wandb_fake_server.FakeWandbServer(api_key=KEY) as srv:
         port = free_port()
-        env = dict(os.environ, MLAUDIT_WANDB_WEBHOOK_SECRET=SECRET, WANDB_API_KEY=KEY,
-                   WANDB_BASE_URL=srv.base_url, WANDB_MODE="online")
+        env = dict(
+            os.environ,
+            MLAUDIT_WANDB_WEBHOOK_SECRET=SECRET,
+            WANDB_API_KEY=KEY,
+            WANDB_BASE_URL=srv.base_url,
+            WANDB_MODE="online",
+        )
         proc = subprocess.Popen(
-            [MLAUDIT, "serve", "wandb-webhook", "--port", str(port), "--state",
-             str(tmp / "q.sqlite"), "--no-panel", "--header-timeout", "1",
-             "--body-timeout", "1", "--max-connections", "50"],
-            env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT, preexec_fn=_limit_fds)
+            [
+                MLAUDIT,
+                "serve",
+                "wandb-webhook",
+                "--port",
+                str(port),
+                "--state",
+                str(tmp / "q.sqlite"),
+                "--no-panel",
+                "--header-timeout",
+                "1",
+                "--body-timeout",
+                "1",
+                "--max-connections",
+                "50",
+            ],
+            env=env,
+            stdout=open(log, "w"),
+            stderr=subprocess.STDOUT,
+            preexec_fn=_limit_fds,
+        )
         url = f"http://127.0.0.1:{port}"
         deadline = time.time() + 90
         while True:
@@ -108,8 +130,10 @@ def test_idle_connections_do_not_starve_healthz(receiver):
 
 
 def test_a_slow_body_gets_408_and_a_disconnect_mid_body_no_traceback(receiver):
-    head = (f"POST /webhook HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {SECRET}\r\n"
-            "Content-Type: application/json\r\nContent-Length: 200\r\n\r\n").encode()
+    head = (
+        f"POST /webhook HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {SECRET}\r\n"
+        "Content-Type: application/json\r\nContent-Length: 200\r\n\r\n"
+    ).encode()
     s = _connect(receiver["port"])
     s.settimeout(10)
     s.sendall(head + b'{"run_path": ')  # and never the rest

@@ -55,6 +55,7 @@ def hypothesis(report: dict, words: str) -> dict:
 
 # --- per-case must_find / must_not checks (figures as in expected.json) --------------------------
 
+
 def check_dataloader_bound_imagenet(r: dict) -> None:
     sy = finding(r, "SY002")
     # data-loading time is nearly all of each iteration's time (ratio about 0.95-1.0)
@@ -69,8 +70,11 @@ def check_dataloader_bound_imagenet(r: dict) -> None:
     assert any("faster storage" in a and "cache" in a for a in actions), actions
     assert not any("learning rate" in a.lower() or " LR " in a for a in actions)
     # must_not: any convergence or model-quality diagnosis
-    assert not [f for f in r["findings"] if f["family"] in ("optimization", "generalization")
-                and f["severity"] != "info"]
+    assert not [
+        f
+        for f in r["findings"]
+        if f["family"] in ("optimization", "generalization") and f["severity"] != "info"
+    ]
     assert hypothesis(r, "model or convergence")["status"] == "rejected"
 
 
@@ -79,7 +83,9 @@ def check_fp16_true_nan_after_first_step(r: dict) -> None:
     # loss is finite until the first optimizer step, then NaN on every iteration
     assert "finite through iteration 7 (the first optimizer step)" in op["message"]
     assert "nan from step 8 on (on every point after)" in op["message"]
-    assert op["facts"]["first_optimizer_step_at"] == 7 and op["facts"]["all_after_nonfinite"] is True
+    assert (
+        op["facts"]["first_optimizer_step_at"] == 7 and op["facts"]["all_after_nonfinite"] is True
+    )
     # no gradual loss growth before the NaN, so it is not a learning-rate divergence
     summary = r["verdict"]["summary"]
     assert "No gradual loss growth before the non-finite onset" in summary
@@ -110,7 +116,11 @@ def check_healthy_fp16_finetune(r: dict) -> None:
     assert rt["severity"] == "info" and "benign" in rt["message"]
     assert hypothesis(r, "fp16 overflow messages are a failure")["status"] == "rejected"
     # must_not: an fp16 overflow failure or divergence verdict; a throughput problem
-    assert not [x for x in r["findings"] if x["code"] in ("OP001", "LI001", "OP007") and x["severity"] != "info"]
+    assert not [
+        x
+        for x in r["findings"]
+        if x["code"] in ("OP001", "LI001", "OP007") and x["severity"] != "info"
+    ]
     assert not [x for x in r["findings"] if x["family"] == "systems" and x["severity"] != "info"]
 
 
@@ -137,7 +147,9 @@ def check_oom_in_evaluation(r: dict) -> None:
 def check_overfit_small_data(r: dict) -> None:
     ge = finding(r, "GE001")
     # validation loss rises every epoch from epoch 2 (0.7477 -> 1.4827) while training loss falls
-    assert ge["facts"]["best"] == pytest.approx(0.7477) and ge["facts"]["final"] == pytest.approx(1.4827)
+    assert ge["facts"]["best"] == pytest.approx(0.7477) and ge["facts"]["final"] == pytest.approx(
+        1.4827
+    )
     assert "from its best 0.7477 at step 1 to 1.483 at step 5" in ge["message"]
     assert "rose in 100% of evals after the best" in ge["message"]
     assert ge["facts"]["train_loss_change"] < 0
@@ -148,14 +160,21 @@ def check_overfit_small_data(r: dict) -> None:
     # best checkpoint by validation loss is epoch 1 (Keras epoch lines: the step is the epoch)
     assert ge["facts"]["onset_step"] == 1 and "early stopping at step 1" in ge["message"]
     # next action: more data, augmentation or regularisation
-    assert any("regularisation" in a["action"] and "augmentation" in a["action"] and "more data" in a["action"]
-               for a in r["next_actions"])
+    assert any(
+        "regularisation" in a["action"]
+        and "augmentation" in a["action"]
+        and "more data" in a["action"]
+        for a in r["next_actions"]
+    )
 
 
 def check_resume_counter_reset(r: dict) -> None:
     li = finding(r, "LI003")
     # the global step (542) does not match epoch 16 x 542 steps per epoch = 8672
-    assert "the global step (542) does not match epoch 16 x 542 steps per epoch = 8672" in li["message"]
+    assert (
+        "the global step (542) does not match epoch 16 x 542 steps per epoch = 8672"
+        in li["message"]
+    )
     assert (li["facts"]["step"], li["facts"]["expected_step"]) == (542, 8672)
     # the step counter restarted from zero in the resumed run: the checkpoint was likely never restored
     assert "restarted from zero in a resumed run" in li["message"]
@@ -166,7 +185,11 @@ def check_resume_counter_reset(r: dict) -> None:
     assert any("overwrite" in a["action"] for a in r["next_actions"])
 
 
-CHECKS = {name[len("check_"):].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("check_")}
+CHECKS = {
+    name[len("check_") :].replace("_", "-"): fn
+    for name, fn in globals().items()
+    if name.startswith("check_")
+}
 
 
 def log_cases():

@@ -15,7 +15,28 @@ from mlaudit_core.formats import load_path
 from mlaudit_core.formats.consolelog import load_logs
 
 #: a loss that spikes, with exact zeros where the steps were non-finite
-LOSSES = [2.3, 2.1, 1.9, 4.0, 9.7, 5.1, 2.4, 0.0, 3.3, 9.7, 0.0, 6.0, 8.0, 0.0, 7.5, 9.0, 8.8, 9.9, 10.1, 10.0]
+LOSSES = [
+    2.3,
+    2.1,
+    1.9,
+    4.0,
+    9.7,
+    5.1,
+    2.4,
+    0.0,
+    3.3,
+    9.7,
+    0.0,
+    6.0,
+    8.0,
+    0.0,
+    7.5,
+    9.0,
+    8.8,
+    9.9,
+    10.1,
+    10.0,
+]
 
 
 def test_plain_script_zeros_are_not_the_best_loss_and_not_blamed_on_hf(tmp_path):
@@ -31,11 +52,24 @@ def test_plain_script_zeros_are_not_the_best_loss_and_not_blamed_on_hf(tmp_path)
 def test_hf_trainer_state_names_the_filter(tmp_path):
     d = tmp_path / "checkpoint-20"
     d.mkdir()
-    log = [{"loss": x, "learning_rate": 5e-5, "epoch": (i + 1) / 20, "step": i + 1} for i, x in enumerate(LOSSES)]
-    (d / "trainer_state.json").write_text(json.dumps({
-        "global_step": 20, "max_steps": 20, "num_train_epochs": 1, "logging_steps": 1, "eval_steps": 500,
-        "save_steps": 20, "log_history": log}))
-    (_, run), = load_path(d).runs
+    log = [
+        {"loss": x, "learning_rate": 5e-5, "epoch": (i + 1) / 20, "step": i + 1}
+        for i, x in enumerate(LOSSES)
+    ]
+    (d / "trainer_state.json").write_text(
+        json.dumps(
+            {
+                "global_step": 20,
+                "max_steps": 20,
+                "num_train_epochs": 1,
+                "logging_steps": 1,
+                "eval_steps": 500,
+                "save_steps": 20,
+                "log_history": log,
+            }
+        )
+    )
+    ((_, run),) = load_path(d).runs
     r = audit(run)
     li006 = next(f for f in r.findings if f.code == "LI006" and f.facts["kind"] == "stand_in")
     assert li006.facts["hf_trainer"] is True and "logging_nan_inf_filter" in li006.message

@@ -17,8 +17,9 @@ def _write(logdir, name: str, steps: range) -> None:
 
     w = EventFileWriter(str(logdir), filename_suffix=f".{name}")
     for s in steps:
-        summ = summary_pb2.Summary(value=[summary_pb2.Summary.Value(
-            tag="train/loss", simple_value=2.0 * np.exp(-s / 100))])
+        summ = summary_pb2.Summary(
+            value=[summary_pb2.Summary.Value(tag="train/loss", simple_value=2.0 * np.exp(-s / 100))]
+        )
         w.add_event(event_pb2.Event(step=s, wall_time=1700000000.0 + s, summary=summ))
     w.close()
     (f,) = [p for p in logdir.iterdir() if p.name.endswith(f".{name}")]
@@ -28,11 +29,13 @@ def _write(logdir, name: str, steps: range) -> None:
 def test_files_sharing_a_second_are_read_in_counter_order(tmp_path):
     from mlaudit_tensorboard.reader import event_files, load_logdir
 
-    _write(tmp_path, "9", range(0, 100))     # the first file the run opened
+    _write(tmp_path, "9", range(0, 100))  # the first file the run opened
     _write(tmp_path, "10", range(100, 200))  # opened later in the same second
     names = [p.name for p in event_files(tmp_path)]
-    assert names == ["events.out.tfevents.1700000000.host.9",
-                     "events.out.tfevents.1700000000.host.10"]
+    assert names == [
+        "events.out.tfevents.1700000000.host.9",
+        "events.out.tfevents.1700000000.host.10",
+    ]
     run = load_logdir(tmp_path)
     steps = run.metrics.series("train/loss").steps
     assert np.all(np.diff(steps) > 0), steps[:5]

@@ -46,9 +46,14 @@ def write_tbx(logdir: Path, n: int = 300, nan_at: int | None = None) -> None:
 def write_tensor_form(logdir: Path, n: int = 200) -> None:
     w = EventFileWriter(str(logdir))
     for i in range(n):
-        w.add_event(event_pb2.Event(wall_time=time.time(), step=i,
-                                    summary=scalar_pb("epoch_loss", 1.0 / (i + 1))))
-    w.add_event(event_pb2.Event(wall_time=time.time(), step=0, summary=text_pb("config", "batch=64")))
+        w.add_event(
+            event_pb2.Event(
+                wall_time=time.time(), step=i, summary=scalar_pb("epoch_loss", 1.0 / (i + 1))
+            )
+        )
+    w.add_event(
+        event_pb2.Event(wall_time=time.time(), step=0, summary=text_pb("config", "batch=64"))
+    )
     w.close()
 
 
@@ -78,7 +83,11 @@ def test_tensor_scalars_and_nested_runs(tmp_path):
     write_tensor_form(tmp_path / "validation", n=20)
     run = load_logdir(tmp_path)
     assert set(run.metrics.keys) == {"train/epoch_loss", "validation/epoch_loss"}
-    assert len(run.series("train/epoch_loss")) == 200 == accumulator_count(tmp_path / "train", "epoch_loss")
+    assert (
+        len(run.series("train/epoch_loss"))
+        == 200
+        == accumulator_count(tmp_path / "train", "epoch_loss")
+    )
     assert run.series("validation/epoch_loss").values[3] == pytest.approx(0.25)
     assert any("batch=64" in n for n in run.notes)
 
@@ -102,7 +111,7 @@ def test_corrupt_record_stops_with_warning(tmp_path):
     f = next(tmp_path.glob("*tfevents*"))
     data = bytearray(f.read_bytes())
     mid = len(data) // 2
-    data[mid:mid + 40] = b"\xff" * 40
+    data[mid : mid + 40] = b"\xff" * 40
     f.write_bytes(bytes(data))
     run = load_logdir(tmp_path)
     assert 0 < len(run.series("train/loss")) < 100
@@ -121,8 +130,11 @@ def test_bad_logdirs(tmp_path):
 
 
 def _hashes(d: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in d.glob("*tfevents*")
-            if not p.name.endswith(MLAUDIT_SUFFIX)}
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in d.glob("*tfevents*")
+        if not p.name.endswith(MLAUDIT_SUFFIX)
+    }
 
 
 def test_writeback_text_tab_idempotent_and_user_files_untouched(tmp_path):
@@ -159,7 +171,9 @@ def test_vectorised_and_protobuf_tiers_agree_with_event_accumulator(tmp_path):
     w.close()
     ef = EventFileWriter(str(tmp_path))
     for i in range(5):
-        ef.add_event(event_pb2.Event(wall_time=time.time(), step=i, summary=scalar_pb("t/acc", 0.1 * i)))
+        ef.add_event(
+            event_pb2.Event(wall_time=time.time(), step=i, summary=scalar_pb("t/acc", 0.1 * i))
+        )
     ef.close()
     run = load_logdir(tmp_path)
     acc = EventAccumulator(str(tmp_path), size_guidance={"scalars": 0, "tensors": 0})
@@ -199,7 +213,9 @@ def test_unreadable_event_files_are_bad_input_and_nothing_is_written(tmp_path):
     (tmp_path / "zero").mkdir()
     (tmp_path / "zero" / "events.out.tfevents.1.host").write_bytes(b"")
     (tmp_path / "rand").mkdir()
-    (tmp_path / "rand" / "events.out.tfevents.1.host").write_bytes(np.random.default_rng(0).bytes(4096))
+    (tmp_path / "rand" / "events.out.tfevents.1.host").write_bytes(
+        np.random.default_rng(0).bytes(4096)
+    )
     for d in ("zero", "rand"):
         res = CliRunner().invoke(app, ["tensorboard", str(tmp_path / d)])
         assert res.exit_code == 2, res.output
@@ -229,7 +245,9 @@ def test_a_folder_of_several_runs_is_refused_and_nothing_is_written(tmp_path):
         load_logdir(tmp_path / "lightning_logs")
     res = CliRunner().invoke(app, ["tensorboard", str(tmp_path / "lightning_logs")])
     assert res.exit_code == 2
-    assert f"one run directory at a time, e.g. {tmp_path / 'lightning_logs' / 'version_0'}" \
+    assert (
+        f"one run directory at a time, e.g. {tmp_path / 'lightning_logs' / 'version_0'}"
         in res.output
+    )
     assert not list(tmp_path.rglob(f"*{MLAUDIT_SUFFIX}"))
     assert load_logdir(tmp_path / "lightning_logs" / "version_0").key_for(Role.TRAIN_LOSS)

@@ -60,9 +60,13 @@ def event_bytes(tmp_path_factory) -> bytes:
 
 
 def _variants(data: bytes) -> dict[str, bytes]:
-    return {"whole": data, "cut in a record": data[: len(data) // 2 + 7], "cut in a header": data[:-3],
-            "corrupt length": data[:5000] + b"\xff" * 8 + data[5008:],
-            "zeroed payload": data[:9000] + bytes(40) + data[9040:]}
+    return {
+        "whole": data,
+        "cut in a record": data[: len(data) // 2 + 7],
+        "cut in a header": data[:-3],
+        "corrupt length": data[:5000] + b"\xff" * 8 + data[5008:],
+        "zeroed payload": data[:9000] + bytes(40) + data[9040:],
+    }
 
 
 def test_frame_jumps_give_the_plain_walk(event_bytes):
@@ -87,16 +91,26 @@ def test_fast_tier_decodes_what_protobuf_decodes(event_bytes):
     finally:
         reader._FAST_CHUNK = old_chunk
     assert ok.sum() > 18000 and (~ok).sum() >= 5  # file version and text records go to protobuf
-    got = iter(zip(steps.tolist(), walls.tolist(), values.tolist(), t_start.tolist(), t_len.tolist()))
+    got = iter(
+        zip(steps.tolist(), walls.tolist(), values.tolist(), t_start.tolist(), t_len.tolist())
+    )
     for r in range(starts.size):
-        ev = event_pb2.Event.FromString(data[starts[r]:starts[r] + lengths[r]])
+        ev = event_pb2.Event.FromString(data[starts[r] : starts[r] + lengths[r]])
         if not ok[r]:
-            assert not (len(ev.summary.value) == 1 and ev.summary.value[0].WhichOneof("value") == "simple_value"
-                        and ev.step >= 0), r  # only unusual shapes (here: the negative step) are left out
+            assert not (
+                len(ev.summary.value) == 1
+                and ev.summary.value[0].WhichOneof("value") == "simple_value"
+                and ev.step >= 0
+            ), r  # only unusual shapes (here: the negative step) are left out
             continue
         step, wall, value, a, n = next(got)
         (v,) = ev.summary.value
-        assert (step, wall, value, data[a:a + n].decode()) == (ev.step, ev.wall_time, v.simple_value, v.tag)
+        assert (step, wall, value, data[a : a + n].decode()) == (
+            ev.step,
+            ev.wall_time,
+            v.simple_value,
+            v.tag,
+        )
 
 
 def test_tag_grouping_equals_grouping_by_full_bytes(event_bytes, monkeypatch):
@@ -110,7 +124,9 @@ def test_tag_grouping_equals_grouping_by_full_bytes(event_bytes, monkeypatch):
     # a hash collision (simulated: every key in one group) is caught and grouped by bytes
     import pandas as pd
 
-    monkeypatch.setattr(pd, "factorize", lambda key, sort=False: (np.zeros(len(key), np.int64), key[:1]))
+    monkeypatch.setattr(
+        pd, "factorize", lambda key, sort=False: (np.zeros(len(key), np.int64), key[:1])
+    )
     codes2, tags2 = reader._factorize_tags(data, t_start, t_len)
     assert tags2 == ref_tags and np.array_equal(codes2, ref_codes)
 

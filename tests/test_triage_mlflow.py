@@ -183,13 +183,28 @@ def test_batch_mlflow_triage_redacts_credentials_everywhere(mlflow_server, tmp_p
 @pytest.mark.parametrize(
     ("case", "n", "params", "diverge", "statement"),
     [
-        ("one-run", 1, lambda i: {"lr": "0.01"}, lambda i: True,
-         "1 run(s) with a verdict: nothing to compare"),
-        ("all-healthy", 6, lambda i: {"lr": LRS[i % 5]}, lambda i: False,
-         "all 6 runs succeeded: no failure to explain"),
+        (
+            "one-run",
+            1,
+            lambda i: {"lr": "0.01"},
+            lambda i: True,
+            "1 run(s) with a verdict: nothing to compare",
+        ),
+        (
+            "all-healthy",
+            6,
+            lambda i: {"lr": LRS[i % 5]},
+            lambda i: False,
+            "all 6 runs succeeded: no failure to explain",
+        ),
         ("no-params", 8, lambda i: {}, lambda i: i % 4 < 2, "no run carries params"),
-        ("500-params", 10, lambda i: {f"p{k}": str((k * 7 + i) % 13) for k in range(500)},
-         lambda i: i % 3 == 0, "over the limit of 200: too many to separate"),
+        (
+            "500-params",
+            10,
+            lambda i: {f"p{k}": str((k * 7 + i) % 13) for k in range(500)},
+            lambda i: i % 3 == 0,
+            "over the limit of 200: too many to separate",
+        ),
     ],
 )
 def test_batch_mlflow_triage_bad_input_claims_nothing(

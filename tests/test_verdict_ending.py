@@ -51,18 +51,30 @@ def test_failed_run_with_a_keyboardinterrupt_names_it():
 def _keras_epochs(n_done: int, planned: int) -> list[str]:
     out = []
     for e in range(1, n_done + 1):
-        loss = 2.3 * 0.8 ** e
-        out += [f"Epoch {e}/{planned}",
-                f"469/469 [==============================] - 3s 6ms/step - loss: {loss:.4f} - accuracy: "
-                f"{1 - loss / 3:.4f} - val_loss: {loss * 1.1:.4f} - val_accuracy: {1 - loss / 2.8:.4f}"]
+        loss = 2.3 * 0.8**e
+        out += [
+            f"Epoch {e}/{planned}",
+            f"469/469 [==============================] - 3s 6ms/step - loss: {loss:.4f} - accuracy: "
+            f"{1 - loss / 3:.4f} - val_loss: {loss * 1.1:.4f} - val_accuracy: {1 - loss / 2.8:.4f}",
+        ]
     return out
 
 
 def test_keras_console_ctrl_c_at_epoch_4_of_20_is_crashed(tmp_path):
     log = tmp_path / "train.log"
-    log.write_text("\n".join(_keras_epochs(4, 20) + [
-        "Epoch 5/20", "Traceback (most recent call last):", '  File "train.py", line 40, in <module>',
-        "    model.fit(x, y, epochs=20)", "KeyboardInterrupt"]) + "\n")
+    log.write_text(
+        "\n".join(
+            _keras_epochs(4, 20)
+            + [
+                "Epoch 5/20",
+                "Traceback (most recent call last):",
+                '  File "train.py", line 40, in <module>',
+                "    model.fit(x, y, epochs=20)",
+                "KeyboardInterrupt",
+            ]
+        )
+        + "\n"
+    )
     rep = audit(load_logs([log]))
     v = rep.verdict
     assert (v.outcome.value, v.cause.value) == ("crashed", "inconclusive"), v.summary
@@ -87,7 +99,9 @@ def test_wandb_step_axis_is_not_the_iteration_count():
     """own wb11 (nanoGPT W&B folder): W&B's _step counts wandb.log calls (20 at the end) while
     max_iters 5000 counts iterations; the logged ``iter`` reached 5000, so the run finished."""
     rep = audit(_own("wb11-nanogpt-enwik-char-healthy"))
-    assert (rep.verdict.outcome.value, rep.verdict.cause.value) == ("succeeded", "healthy"), rep.verdict.summary
+    assert (rep.verdict.outcome.value, rep.verdict.cause.value) == ("succeeded", "healthy"), (
+        rep.verdict.summary
+    )
 
 
 def test_held_out_score_at_its_floor_is_underfit_unless_the_run_was_cut_short():
@@ -103,7 +117,9 @@ def test_held_out_score_at_its_floor_is_underfit_unless_the_run_was_cut_short():
 def test_zero_regularisation_loss_is_not_a_data_problem():
     """own tb14/tb15 (Lightning weather regressor): RegLoss = 0 means no regulariser, not empty labels."""
     rep = audit(_own("tb14-lightning-weather-regression-47ep-healthy"))
-    assert (rep.verdict.outcome.value, rep.verdict.cause.value) == ("succeeded", "healthy"), rep.verdict.summary
+    assert (rep.verdict.outcome.value, rep.verdict.cause.value) == ("succeeded", "healthy"), (
+        rep.verdict.summary
+    )
     rep = audit(_own("tb15-lightning-weather-one-epoch-one-point"))
     assert rep.verdict.outcome.value == "unknown", rep.verdict.summary
 
@@ -121,7 +137,10 @@ def test_stuck_held_out_accuracy_is_underfit():
     """own tb12: val_acc at exactly 41/62 (the majority share) at 59 of 100 epochs: the model
     predicts one class; it was called 'slow' from its per-epoch evaluation time before."""
     rep = audit(_own("tb12-lightning-efficientnet-binary-stuck-at-majority"))
-    assert (rep.verdict.outcome.value, rep.verdict.cause.value) == ("underfit", "model_convergence"), rep.verdict.summary
+    assert (rep.verdict.outcome.value, rep.verdict.cause.value) == (
+        "underfit",
+        "model_convergence",
+    ), rep.verdict.summary
     rep = audit(_own("tb13-lightning-efficientnet-binary-learns-late"))
     assert rep.verdict.outcome.value == "succeeded", rep.verdict.summary
 

@@ -26,10 +26,14 @@ def make_run(case) -> RunData:
         keys += [k] * len(vals)
         steps += list(range(len(vals)))
         values += list(vals)
-    run = RunData(identity=RunIdentity(tracker="test", id=case.name), status=RunStatus(case.status),
-                  params=dict(case.params), metrics=MetricTable(keys, steps, values) if keys else MetricTable.empty(),
-                  console=[ConsoleLine("train.log", i + 1, t) for i, t in enumerate(case.console)],
-                  notes=list(case.notes))
+    run = RunData(
+        identity=RunIdentity(tracker="test", id=case.name),
+        status=RunStatus(case.status),
+        params=dict(case.params),
+        metrics=MetricTable(keys, steps, values) if keys else MetricTable.empty(),
+        console=[ConsoleLine("train.log", i + 1, t) for i, t in enumerate(case.console)],
+        notes=list(case.notes),
+    )
     return run
 
 
@@ -40,8 +44,16 @@ def make_findings(case) -> list[Finding]:
     out = []
     for code, sev, facts in case.findings:
         cls = reg.get(code)
-        out.append(Finding(code=code, name=cls.name if cls else code, severity=Severity(sev), message=f"{code} fired",
-                           facts=dict(facts), family=cls.family if cls else ""))
+        out.append(
+            Finding(
+                code=code,
+                name=cls.name if cls else code,
+                severity=Severity(sev),
+                message=f"{code} fired",
+                facts=dict(facts),
+                family=cls.family if cls else "",
+            )
+        )
     return out
 
 
@@ -80,8 +92,11 @@ def test_rule_case(rule, case):
         assert d.rule == rule.id and d.summary
 
 
-@pytest.mark.parametrize("rule,case", [(r, c) for r, c in CASES if c.expect],
-                         ids=[f"{r.id}-{c.name}" for r, c in CASES if c.expect])
+@pytest.mark.parametrize(
+    "rule,case",
+    [(r, c) for r, c in CASES if c.expect],
+    ids=[f"{r.id}-{c.name}" for r, c in CASES if c.expect],
+)
 def test_case_through_the_whole_policy(rule, case):
     """The case's verdict holds through every rule in order, unless an earlier rule's own evidence
     in the same case fires first (then that rule must be earlier in the table)."""
@@ -100,10 +115,17 @@ def test_unknown_never_succeeded_and_says_what_to_log():
     """hp_metric only / one point per metric: the report abstains, names what is missing, and the
     first next actions say what to log; confidence is 0."""
     for series in ({"hp_metric": (0.5,)}, {"loss": (0.3,), "val_loss": (0.4,)}, {}):
-        run = RunData(identity=RunIdentity(tracker="test", id="x"), status=RunStatus.FINISHED,
-                      metrics=MetricTable([k for k, v in series.items() for _ in v],
-                                          [0 for v in series.values() for _ in v],
-                                          [x for v in series.values() for x in v]) if series else MetricTable.empty())
+        run = RunData(
+            identity=RunIdentity(tracker="test", id="x"),
+            status=RunStatus.FINISHED,
+            metrics=MetricTable(
+                [k for k, v in series.items() for _ in v],
+                [0 for v in series.values() for _ in v],
+                [x for v in series.values() for x in v],
+            )
+            if series
+            else MetricTable.empty(),
+        )
         rep = decide(run, [], [])
         assert rep.verdict.outcome is Outcome.UNKNOWN, rep.verdict.summary
         assert rep.verdict.confidence == 0.0 and rep.verdict.rule == "V20"
@@ -117,12 +139,17 @@ def test_float64_lr3_nan_from_step_one_is_the_learning_rate_not_precision():
     from mlaudit_core.audit import audit
 
     vals = [float("nan")] * 40
-    run = RunData(identity=RunIdentity(tracker="test", id="np"), status=RunStatus.FINISHED,
-                  params={"lr": "3.0", "dtype": "float64", "optimizer": "sgd"},
-                  metrics=MetricTable(["loss"] * 40, list(range(1, 41)), vals))
+    run = RunData(
+        identity=RunIdentity(tracker="test", id="np"),
+        status=RunStatus.FINISHED,
+        params={"lr": "3.0", "dtype": "float64", "optimizer": "sgd"},
+        metrics=MetricTable(["loss"] * 40, list(range(1, 41)), vals),
+    )
     rep = audit(run)
-    assert (rep.verdict.outcome.value, rep.verdict.cause.value) == ("diverged", "model_convergence"), \
-        rep.verdict.summary
+    assert (rep.verdict.outcome.value, rep.verdict.cause.value) == (
+        "diverged",
+        "model_convergence",
+    ), rep.verdict.summary
     assert not any("precision" in a.action.lower() for a in rep.next_actions)
 
 
@@ -132,9 +159,12 @@ def test_no_lr_raise_when_lr_is_already_high():
 
     n = 60
     vals = [2.30 - 0.001 * i + 0.01 * ((-1) ** i) for i in range(n)]
-    run = RunData(identity=RunIdentity(tracker="test", id="u"), status=RunStatus.FINISHED,
-                  params={"learning_rate": "0.05", "optimizer": "Adam"},
-                  metrics=MetricTable(["loss"] * n, list(range(n)), vals))
+    run = RunData(
+        identity=RunIdentity(tracker="test", id="u"),
+        status=RunStatus.FINISHED,
+        params={"learning_rate": "0.05", "optimizer": "Adam"},
+        metrics=MetricTable(["loss"] * n, list(range(n)), vals),
+    )
     rep = audit(run)
     assert rep.verdict.outcome.value in ("underfit", "plateaued"), rep.verdict.summary
     acts = " ".join(a.action for a in rep.next_actions)
@@ -155,8 +185,17 @@ def test_schema_1_0_reports_still_parse():
     """A 1.0 report (no unknown outcome, no verdict.rule/basis) reads with the 1.1 model."""
     from mlaudit_core.report import AuditReport
 
-    old = {"schema_version": "1.0", "tool_version": "0.0.9", "run": {"tracker": "mlflow", "id": "abc"},
-           "verdict": {"outcome": "succeeded", "cause": "healthy", "confidence": 0.75, "summary": "ok",
-                       "inconclusive": False}}
+    old = {
+        "schema_version": "1.0",
+        "tool_version": "0.0.9",
+        "run": {"tracker": "mlflow", "id": "abc"},
+        "verdict": {
+            "outcome": "succeeded",
+            "cause": "healthy",
+            "confidence": 0.75,
+            "summary": "ok",
+            "inconclusive": False,
+        },
+    }
     r = AuditReport.model_validate(old)
     assert r.verdict.rule is None and r.verdict.basis is None and r.schema_version == "1.0"

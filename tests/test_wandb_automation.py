@@ -28,13 +28,26 @@ from wandb_helpers import sdk_pointed_at  # noqa: E402
 KEY = "k" * 40
 SECRET = "hook-secret-0123456789"
 ENTITY, PROJECT = "ent", "auto"
-HOOK = {"__typename": "GenericWebhookIntegration", "id": "SW50ZWdyYXRpb246MQ==",
-        "name": "mlaudit", "urlEndpoint": "https://audit.example.com/webhook"}
+HOOK = {
+    "__typename": "GenericWebhookIntegration",
+    "id": "SW50ZWdyYXRpb246MQ==",
+    "name": "mlaudit",
+    "urlEndpoint": "https://audit.example.com/webhook",
+}
 #: W&B docs, "Create a webhook automation" -> "Payload variables" (wandb/docs
 #: models/automations/create-automations/webhook.mdx).
-DOCUMENTED = {"project_name", "entity_name", "event_type", "event_author", "alias", "tag",
-              "artifact_collection_name", "artifact_version", "artifact_version_string",
-              "ACCESS_TOKEN"}
+DOCUMENTED = {
+    "project_name",
+    "entity_name",
+    "event_type",
+    "event_author",
+    "alias",
+    "tag",
+    "artifact_collection_name",
+    "artifact_version",
+    "artifact_version_string",
+    "ACCESS_TOKEN",
+}
 
 
 @pytest.fixture
@@ -43,17 +56,27 @@ def server():
     FakeRun, FakeWandbServer = wandb_fake_server.FakeRun, wandb_fake_server.FakeWandbServer
     with FakeWandbServer(api_key=KEY, entity=ENTITY) as srv:
         for shape in ("healthy", "diverge"):
-            srv.add_run(FakeRun(ENTITY, PROJECT, shape, display_name=shape,
-                                history=wandb_rows(shape), heartbeat_at="2026-03-01T00:00:00"))
-        srv.add_run(FakeRun(ENTITY, PROJECT, "live", state="running",
-                            history=wandb_rows("healthy")[:50]))
+            srv.add_run(
+                FakeRun(
+                    ENTITY,
+                    PROJECT,
+                    shape,
+                    display_name=shape,
+                    history=wandb_rows(shape),
+                    heartbeat_at="2026-03-01T00:00:00",
+                )
+            )
+        srv.add_run(
+            FakeRun(ENTITY, PROJECT, "live", state="running", history=wandb_rows("healthy")[:50])
+        )
         with sdk_pointed_at(srv, KEY):
             yield srv
 
 
 def install(*extra: str):
-    return CliRunner().invoke(app, ["serve", "wandb-webhook", "--install-automation",
-                                    f"{ENTITY}/{PROJECT}", *extra])
+    return CliRunner().invoke(
+        app, ["serve", "wandb-webhook", "--install-automation", f"{ENTITY}/{PROJECT}", *extra]
+    )
 
 
 def test_install_creates_a_run_state_automation_with_documented_variables_only(server):
@@ -88,8 +111,12 @@ def test_install_refusals_are_one_line_exit_2(server):
     res = install("--webhook", "nope")
     assert res.exit_code == 2 and "--webhook 'nope': no such webhook" in res.output
     assert install("--webhook", "other").exit_code == 0
-    assert server.automations[-1]["triggeredActionConfig"]["genericWebhookActionInput"][
-        "integrationID"] == "SW50ZWdyYXRpb246Mg=="
+    assert (
+        server.automations[-1]["triggeredActionConfig"]["genericWebhookActionInput"][
+            "integrationID"
+        ]
+        == "SW50ZWdyYXRpb246Mg=="
+    )
     assert len(server.automations) == 1
     res = install("--install-automation", "not a project")
     assert res.exit_code == 2
@@ -107,21 +134,33 @@ def test_the_installed_payload_queues_the_projects_ended_runs(server, tmp_path):
     from mlaudit_core.service import StateStore, WatchConfig, Watcher
     from mlaudit_core.settings import Settings
 
-    rendered = json.loads(json.dumps(PAYLOAD).replace("${entity_name}", ENTITY)
-                          .replace("${project_name}", PROJECT)
-                          .replace("${event_type}", "RUN_STATE")
-                          .replace("${event_author}", "tester"))
+    rendered = json.loads(
+        json.dumps(PAYLOAD)
+        .replace("${entity_name}", ENTITY)
+        .replace("${project_name}", PROJECT)
+        .replace("${event_type}", "RUN_STATE")
+        .replace("${event_author}", "tester")
+    )
     ok = {"Authorization": f"Bearer {SECRET}"}
     with StateStore(tmp_path / "q.sqlite", "wandb webhook") as store:
-        w = Watcher(WandbWatchSource(get_plugin("wandb"), "wandb webhook"), store, Settings(),
-                    WatchConfig(max_pending=10))
+        w = Watcher(
+            WandbWatchSource(get_plugin("wandb"), "wandb webhook"),
+            store,
+            Settings(),
+            WatchConfig(max_pending=10),
+        )
         client = TestClient(make_app(w, SECRET))
         res = client.post("/webhook", json=rendered, headers=ok)
         assert res.status_code == 202, res.text
-        assert res.json() == {"project": f"{ENTITY}/{PROJECT}", "queued": 2,
-                              "ended_without_verdict": 2}
-        assert sorted(r["ref"] for r in store.rows()) == [f"{ENTITY}/{PROJECT}/diverge",
-                                                         f"{ENTITY}/{PROJECT}/healthy"]
+        assert res.json() == {
+            "project": f"{ENTITY}/{PROJECT}",
+            "queued": 2,
+            "ended_without_verdict": 2,
+        }
+        assert sorted(r["ref"] for r in store.rows()) == [
+            f"{ENTITY}/{PROJECT}/diverge",
+            f"{ENTITY}/{PROJECT}/healthy",
+        ]
         again = client.post("/webhook", json=rendered, headers=ok)
         assert again.status_code == 200 and again.json()["queued"] == 0
         # a payload naming an invalid run is refused, never widened to the whole project

@@ -72,8 +72,11 @@ def trained(tmp_path_factory):
     for name in REGIMES:
         res = regimes.train(name, seed=0, verbose=False)
         run_id = res["run_id"]
-        out[name] = {"mlflow_id": run_id, "id": f"{name.replace('_', '')}0",
-                     **mlflow_run_as_rows(client, run_id, root)}
+        out[name] = {
+            "mlflow_id": run_id,
+            "id": f"{name.replace('_', '')}0",
+            **mlflow_run_as_rows(client, run_id, root),
+        }
     mlflow.set_tracking_uri(None)
     return {"uri": uri, "runs": out}
 
@@ -83,12 +86,23 @@ def offline_dirs(trained, tmp_path_factory):
     """The same rows logged by the real wandb SDK in offline mode (one subprocess, two runs)."""
     root = tmp_path_factory.mktemp("wandb-offline")
     spec = root / "spec.json"
-    spec.write_text(json.dumps({n: {k: r[k] for k in ("id", "params", "rows", "console")}
-                                for n, r in trained["runs"].items()}))
+    spec.write_text(
+        json.dumps(
+            {
+                n: {k: r[k] for k in ("id", "params", "rows", "console")}
+                for n, r in trained["runs"].items()
+            }
+        )
+    )
     env = dict(os.environ, WANDB_MODE="offline", WANDB_DIR=str(root), WANDB_SILENT="true")
     env.pop("WANDB_BASE_URL", None)
-    subprocess.run([sys.executable, "-c", _REPLAY, str(spec)], env=env, check=True,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-c", _REPLAY, str(spec)],
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     dirs = {}
     for name, r in trained["runs"].items():
         (d,) = (root / "wandb").glob(f"offline-run-*-{r['id']}")
@@ -102,12 +116,25 @@ def server(trained):
     mp = pytest.MonkeyPatch()
     with FakeWandbServer(api_key=KEY, entity=ENTITY) as srv:
         for name, r in trained["runs"].items():
-            rows = [dict(row, _runtime=row["_timestamp"] - r["rows"][0]["_timestamp"])
-                    for row in r["rows"]]
-            srv.add_run(FakeRun(ENTITY, PROJECT, r["id"], display_name=name, config=dict(r["params"]),
-                                tags=["regimes", "keep-me"], notes="user notes", group="digits",
-                                history=rows, files={"output.log": r["console"].encode()},
-                                summary={k: v for k, v in rows[-1].items() if not k.startswith("_")}))
+            rows = [
+                dict(row, _runtime=row["_timestamp"] - r["rows"][0]["_timestamp"])
+                for row in r["rows"]
+            ]
+            srv.add_run(
+                FakeRun(
+                    ENTITY,
+                    PROJECT,
+                    r["id"],
+                    display_name=name,
+                    config=dict(r["params"]),
+                    tags=["regimes", "keep-me"],
+                    notes="user notes",
+                    group="digits",
+                    history=rows,
+                    files={"output.log": r["console"].encode()},
+                    summary={k: v for k, v in rows[-1].items() if not k.startswith("_")},
+                )
+            )
         mp.setenv("WANDB_BASE_URL", srv.base_url)
         mp.setenv("WANDB_API_KEY", KEY)
         mp.setenv("WANDB_SILENT", "true")
@@ -151,9 +178,14 @@ def test_a_wandb_folder_audits_its_latest_run_and_says_so(offline_dirs):
     res = CliRunner().invoke(app, ["wandb", "--offline", str(wandb_dir), "--format", "json"])
     assert res.exit_code == 0, res.output
     n = len(offline_dirs)
-    assert (f"{wandb_dir}: auditing the latest run, {latest.name} ({n} run directories there; "
-            "give one to audit another)") in " ".join(res.output.split())
-    assert json.loads(res.stdout[res.stdout.index("{"):])["run"]["id"] == latest.name.rsplit("-", 1)[1]
+    assert (
+        f"{wandb_dir}: auditing the latest run, {latest.name} ({n} run directories there; "
+        "give one to audit another)"
+    ) in " ".join(res.output.split())
+    assert (
+        json.loads(res.stdout[res.stdout.index("{") :])["run"]["id"]
+        == latest.name.rsplit("-", 1)[1]
+    )
 
 
 def test_truncated_log_keeps_records_and_warns(offline_dirs, tmp_path):
@@ -183,13 +215,15 @@ def test_reader_joins_multi_block_records_and_stops_at_bad_checksum(tmp_path):
     )
 
     def chunk(kind, data):
-        return struct.pack("<IHB", zlib.crc32(data, zlib.crc32(bytes([kind]))), len(data), kind) + data
+        return (
+            struct.pack("<IHB", zlib.crc32(data, zlib.crc32(bytes([kind]))), len(data), kind) + data
+        )
 
     big = bytes(range(256)) * 300  # 76,800 bytes: spans three blocks
     head = b":W&B" + struct.pack("<HB", 0xBEE1, 0)
     a = BLOCK_LEN - len(head) - 7
     b = BLOCK_LEN - 7
-    body = chunk(FIRST, big[:a]) + chunk(MIDDLE, big[a:a + b]) + chunk(LAST, big[a + b:])
+    body = chunk(FIRST, big[:a]) + chunk(MIDDLE, big[a : a + b]) + chunk(LAST, big[a + b :])
     good = chunk(FULL, b"small")
     bad = bytearray(chunk(FULL, b"corrupt"))
     bad[-1] ^= 0xFF
@@ -267,8 +301,12 @@ def test_writeback_visible_through_public_api_and_idempotent(trained, server):
     assert {"regimes", "keep-me"} <= set(wrun.tags)
     assert wrun.summary["mlaudit/verdict"] == "diverged"
     assert wrun.summary["mlaudit/run_state"] == "finished"
-    assert set(wrun.summary.keys()) >= {"mlaudit/cause", "mlaudit/confidence", "mlaudit/codes",
-                                        "mlaudit/version"}
+    assert set(wrun.summary.keys()) >= {
+        "mlaudit/cause",
+        "mlaudit/confidence",
+        "mlaudit/codes",
+        "mlaudit/version",
+    }
     assert wrun.notes.startswith("user notes") and wrun.notes.count(BEGIN) == 1
     names = [f.name for f in wrun.files()]
     assert names.count("mlaudit/report.json") == 1 and "mlaudit/report.md" in names
@@ -281,7 +319,9 @@ def test_dry_run_writes_nothing(trained, server):
     r = trained["runs"]["healthy"]
     before = server.run(ENTITY, PROJECT, r["id"])
     tags, notes = list(before.tags), before.notes
-    res = CliRunner().invoke(app, ["wandb", f"{ENTITY}/{PROJECT}/{r['id']}", "--dry-run", "-f", "json"])
+    res = CliRunner().invoke(
+        app, ["wandb", f"{ENTITY}/{PROJECT}/{r['id']}", "--dry-run", "-f", "json"]
+    )
     assert res.exit_code == 0, res.output
     assert "would write" in res.output
     after = server.run(ENTITY, PROJECT, r["id"])
@@ -290,9 +330,19 @@ def test_dry_run_writes_nothing(trained, server):
 
 def test_running_run_gives_inconclusive_report(trained, server):
     r = trained["runs"]["healthy"]
-    server.add_run(FakeRun(ENTITY, PROJECT, "live1", state="running",
-                           history=r["rows"][:100], config=dict(r["params"])))
-    res = CliRunner().invoke(app, ["wandb", f"{ENTITY}/{PROJECT}/live1", "--no-write", "-f", "json"])
+    server.add_run(
+        FakeRun(
+            ENTITY,
+            PROJECT,
+            "live1",
+            state="running",
+            history=r["rows"][:100],
+            config=dict(r["params"]),
+        )
+    )
+    res = CliRunner().invoke(
+        app, ["wandb", f"{ENTITY}/{PROJECT}/live1", "--no-write", "-f", "json"]
+    )
     assert res.exit_code == 0, res.output
     report = json.loads(res.stdout)
     assert report["verdict"]["outcome"] == "running"
@@ -317,13 +367,18 @@ def test_bad_online_input_is_one_line_exit_2(server, monkeypatch, case):
     lines = [x for x in res.output.splitlines() if x.strip()]
     assert len(lines) == 1 and lines[0].startswith("mlaudit: error:"), res.output
     assert "Traceback" not in res.output and "w" * 40 not in res.output
-    expect = {"deleted": "no such run", "wrong_key": "rejected the API key",
-              "unreachable": "cannot reach", "bad_ref": "ENTITY/PROJECT/RUN_ID"}[case]
+    expect = {
+        "deleted": "no such run",
+        "wrong_key": "rejected the API key",
+        "unreachable": "cannot reach",
+        "bad_ref": "ENTITY/PROJECT/RUN_ID",
+    }[case]
     assert expect in lines[0]
 
 
-@pytest.mark.parametrize("ref", ["not/a valid/ref/extra", "justone", "a b/proj/run1",
-                                 "https://wandb.ai/ent/proj"])
+@pytest.mark.parametrize(
+    "ref", ["not/a valid/ref/extra", "justone", "a b/proj/run1", "https://wandb.ai/ent/proj"]
+)
 def test_malformed_ref_is_rejected_before_login(tmp_path, monkeypatch, ref):
     # no key and no server: a shape check must answer before any login or request
     monkeypatch.delenv("WANDB_API_KEY", raising=False)
@@ -343,8 +398,10 @@ def test_find_baselines_group_and_config_except_seed(trained, server):
     r = trained["runs"]["healthy"]
     server.add_run(FakeRun(ENTITY, PROJECT, "seed1", config=dict(r["params"], seed="1")))
     server.add_run(FakeRun(ENTITY, PROJECT, "other1", config=dict(r["params"], lr="9")))
-    found = {b.path.rsplit("/", 1)[1]: b.reason for b in _plugin().find_baselines(
-        f"{ENTITY}/{PROJECT}/{r['id']}")}
+    found = {
+        b.path.rsplit("/", 1)[1]: b.reason
+        for b in _plugin().find_baselines(f"{ENTITY}/{PROJECT}/{r['id']}")
+    }
     assert found[trained["runs"]["high_lr"]["id"]] == "group"
     assert found["seed1"] == "config"
     assert "other1" not in found and r["id"] not in found

@@ -44,13 +44,23 @@ REPO = Path(__file__).resolve().parents[1]
 KEY = "f" * 40
 ENTITY, PROJECT, GUARDED = "ent", "regimes-online", "regimes-guarded"
 #: regime -> the outcome the MLflow twin gets (a check that the trainings still mean something)
-REGIMES = {"healthy": "succeeded", "high_lr": "diverged", "overfit": "overfit",
-           "underfit": "underfit", "starved": "slow"}
+REGIMES = {
+    "healthy": "succeeded",
+    "high_lr": "diverged",
+    "overfit": "overfit",
+    "underfit": "underfit",
+    "starved": "slow",
+}
 #: run id -> (regime, project): copies logged for the panel tests (each test has its own runs)
-PANEL_RUNS = {"panelok1": ("high_lr", PROJECT), "panelcrash1": ("healthy", PROJECT),
-              "nopanel1": ("healthy", PROJECT), "refused1": ("healthy", PROJECT),
-              "panelhook1": ("overfit", PROJECT),
-              "guard1": ("underfit", GUARDED), "guard2": ("high_lr", GUARDED)}
+PANEL_RUNS = {
+    "panelok1": ("high_lr", PROJECT),
+    "panelcrash1": ("healthy", PROJECT),
+    "nopanel1": ("healthy", PROJECT),
+    "refused1": ("healthy", PROJECT),
+    "panelhook1": ("overfit", PROJECT),
+    "guard1": ("underfit", GUARDED),
+    "guard2": ("high_lr", GUARDED),
+}
 
 _LOG = r"""
 import json, sys
@@ -117,9 +127,16 @@ def trained(tmp_path_factory):
 
 
 def _sdk_env(root: Path, mode: str, base_url: str | None = None) -> dict[str, str]:
-    env = dict(os.environ, WANDB_MODE=mode, WANDB_DIR=str(root), WANDB_SILENT="true",
-               WANDB_CONFIG_DIR=str(root / "config"), WANDB_CACHE_DIR=str(root / "cache"),
-               WANDB_DATA_DIR=str(root / "data"), WANDB_ERROR_REPORTING="false")
+    env = dict(
+        os.environ,
+        WANDB_MODE=mode,
+        WANDB_DIR=str(root),
+        WANDB_SILENT="true",
+        WANDB_CONFIG_DIR=str(root / "config"),
+        WANDB_CACHE_DIR=str(root / "cache"),
+        WANDB_DATA_DIR=str(root / "data"),
+        WANDB_ERROR_REPORTING="false",
+    )
     env.pop("WANDB_BASE_URL", None)
     env.pop("WANDB_API_KEY", None)
     if base_url is not None:
@@ -139,10 +156,17 @@ def server(trained, tmp_path_factory):
     _reset_sdk()
     mp = pytest.MonkeyPatch()
     with FakeWandbServer(api_key=KEY, entity=ENTITY) as srv:
+
         def spec(runs: dict[str, tuple[str, str]]) -> Path:
-            body = {run_id: {"entity": ENTITY, "project": project, "name": regime,
-                             **{k: trained["runs"][regime][k] for k in ("params", "rows", "console")}}
-                    for run_id, (regime, project) in runs.items()}
+            body = {
+                run_id: {
+                    "entity": ENTITY,
+                    "project": project,
+                    "name": regime,
+                    **{k: trained["runs"][regime][k] for k in ("params", "rows", "console")},
+                }
+                for run_id, (regime, project) in runs.items()
+            }
             path = root / f"spec-{len(runs)}.json"
             path.write_text(json.dumps(body))
             return path
@@ -152,17 +176,29 @@ def server(trained, tmp_path_factory):
         online, offline = spec({**twins, **PANEL_RUNS}), spec(twins)
         (root / "off").mkdir()
         (root / "train").mkdir()
-        procs = [subprocess.Popen([sys.executable, "-c", _LOG, str(online)], cwd=root / "train",
-                                  env=_sdk_env(root / "train", "online", srv.base_url),
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE),
-                 subprocess.Popen([sys.executable, "-c", _LOG, str(offline)], cwd=root / "off",
-                                  env=_sdk_env(root / "off", "offline"),
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)]
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", _LOG, str(online)],
+                cwd=root / "train",
+                env=_sdk_env(root / "train", "online", srv.base_url),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            ),
+            subprocess.Popen(
+                [sys.executable, "-c", _LOG, str(offline)],
+                cwd=root / "off",
+                env=_sdk_env(root / "off", "offline"),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            ),
+        ]
         for p in procs:
             _out, err = p.communicate(timeout=180)
             assert p.returncode == 0, err.decode()[-3000:]
-        srv.offline_dirs = {name: next((root / "off" / "wandb").glob(f"offline-run-*-{ids[name]}"))
-                            for name in REGIMES}
+        srv.offline_dirs = {
+            name: next((root / "off" / "wandb").glob(f"offline-run-*-{ids[name]}"))
+            for name in REGIMES
+        }
         srv.ids = ids
         srv.root = root / "audit"  # this process's working directory
         srv.root.mkdir()
@@ -190,8 +226,11 @@ def _cli(*args: str) -> dict:
 
 def _ops_for(srv, run_id: str, since: int = 0) -> list[str]:
     """GraphQL operations at or after index ``since`` whose variables name ``run_id``."""
-    return [name for name, v in srv.calls[since:] if run_id in (v.get("name"), v.get("run"),
-                                                                   v.get("runName"))]
+    return [
+        name
+        for name, v in srv.calls[since:]
+        if run_id in (v.get("name"), v.get("run"), v.get("runName"))
+    ]
 
 
 # --------------------------------------------------------------------------- online logging
@@ -202,7 +241,9 @@ def test_sdk_run_lands_on_the_server_as_logged(trained, server):
     r, run = trained["runs"]["healthy"], server.run(ENTITY, PROJECT, server.ids["healthy"])
     assert run.state_log == ["running", "finished"] and run.exitcode == 0
     assert [row["_step"] for row in run.history] == [row["_step"] for row in r["rows"]]
-    assert [row.get("train/loss") for row in run.history] == [row.get("train/loss") for row in r["rows"]]
+    assert [row.get("train/loss") for row in run.history] == [
+        row.get("train/loss") for row in r["rows"]
+    ]
     assert run.config["lr"] == r["params"]["lr"] and run.wandb_config["t"]  # the SDK's telemetry
     assert run.tags == ["regimes"] and run.group == "digits" and run.display_name == "healthy"
     assert run.summary["train/loss"] == r["rows"][-1]["train/loss"]
@@ -226,9 +267,14 @@ def test_system_metrics_stream_reaches_the_audit(server, tmp_path):
 
     from mlaudit_core.plugins import get_plugin
 
-    run = wandb.init(entity=ENTITY, project=PROJECT, id="sysstats1", mode="online",
-                     dir=str(tmp_path), settings=wandb.Settings(
-                         console="off", silent=True, x_stats_sampling_interval=0.2))
+    run = wandb.init(
+        entity=ENTITY,
+        project=PROJECT,
+        id="sysstats1",
+        mode="online",
+        dir=str(tmp_path),
+        settings=wandb.Settings(console="off", silent=True, x_stats_sampling_interval=0.2),
+    )
     try:
         for step in range(5):
             run.log({"train/loss": 1.0 / (step + 1)}, step=step)
@@ -252,8 +298,11 @@ def test_same_verdict_online_sdk_offline_mlflow(trained, server, regime):
     v_mlflow = audit(get_plugin("mlflow", tracking_uri=trained["uri"]).load(r["mlflow_id"])).verdict
     on = _cli("wandb", f"{ENTITY}/{PROJECT}/{server.ids[regime]}", "--no-write")["verdict"]
     off = _cli("wandb", "--offline", str(server.offline_dirs[regime]), "--no-write")["verdict"]
-    got = {(v_mlflow.outcome.value, v_mlflow.cause.value), (on["outcome"], on["cause"]),
-           (off["outcome"], off["cause"])}
+    got = {
+        (v_mlflow.outcome.value, v_mlflow.cause.value),
+        (on["outcome"], on["cause"]),
+        (off["outcome"], off["cause"]),
+    }
     assert len(got) == 1, f"{regime}: mlflow {v_mlflow}, online {on}, offline {off}"
     assert v_mlflow.outcome.value == REGIMES[regime]
 
@@ -305,8 +354,14 @@ def test_panel_resumes_logs_html_and_is_not_logged_twice(server, tmp_path, monke
     assert run.summary["mlaudit/run_state"] == "finished" and run.summary["mlaudit/report_sha"]
     assert run.summary["mlaudit/report"]["path"] == media["path"]
     changed = {n for n, b in run.files.items() if files.get(n) != b}
-    assert changed == {"config.yaml", "wandb-summary.json", media["path"], "mlaudit/report.json",
-                       "mlaudit/report.md", "mlaudit/report.html"}  # not requirements.txt
+    assert changed == {
+        "config.yaml",
+        "wandb-summary.json",
+        media["path"],
+        "mlaudit/report.json",
+        "mlaudit/report.md",
+        "mlaudit/report.html",
+    }  # not requirements.txt
 
     # a second audit: the same report is not logged again, the run is not resumed
     mark = len(server.calls)
@@ -325,9 +380,14 @@ def test_panel_leaves_the_callers_active_run_alone(server, tmp_path):
     the panel goes to the audited run, the caller's run keeps logging and is not finished."""
     import wandb
 
-    active = wandb.init(entity=ENTITY, project=PROJECT, id="active1", mode="online",
-                        dir=str(tmp_path), settings=wandb.Settings(console="off", silent=True,
-                                                                   x_disable_stats=True))
+    active = wandb.init(
+        entity=ENTITY,
+        project=PROJECT,
+        id="active1",
+        mode="online",
+        dir=str(tmp_path),
+        settings=wandb.Settings(console="off", silent=True, x_disable_stats=True),
+    )
     try:
         active.log({"x": 1.0}, step=0)
         report = _cli("wandb", f"{ENTITY}/{PROJECT}/panelhook1", "--panel")
@@ -399,8 +459,18 @@ def test_watcher_loop_guard_after_the_panel_resume(server, tmp_path):
 
     from mlaudit_core.plugins import get_plugin
 
-    args = ["watch", "wandb", "--project", f"{ENTITY}/{GUARDED}", "--once", "--since", "all",
-            "--state", str(tmp_path / "w.sqlite"), "--panel"]
+    args = [
+        "watch",
+        "wandb",
+        "--project",
+        f"{ENTITY}/{GUARDED}",
+        "--once",
+        "--since",
+        "all",
+        "--state",
+        str(tmp_path / "w.sqlite"),
+        "--panel",
+    ]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
     runs = {rid: server.run(ENTITY, GUARDED, rid) for rid in ("guard1", "guard2")}
@@ -413,15 +483,18 @@ def test_watcher_loop_guard_after_the_panel_resume(server, tmp_path):
     mark, reqs = len(server.calls), len(server.requests)
     res = CliRunner().invoke(app, args)  # the same state file: the runs' endings changed
     assert res.exit_code == 0, res.output
-    assert not {"RunParquetHistory", "RunResumeStatus", "UpsertBucket"} & \
-        set(server.operations[mark:])
+    assert not {"RunParquetHistory", "RunResumeStatus", "UpsertBucket"} & set(
+        server.operations[mark:]
+    )
     assert server.requests[reqs:] == []
     assert all(run.state_log[-1] == "finished" and len(run.state_log) == 4 for run in runs.values())
 
     plugin = get_plugin("wandb")
     assert plugin.list_finished(project=f"{ENTITY}/{GUARDED}") == []
     source = WandbWatchSource(plugin, "test")
-    assert source.skip_reason(plugin.load(f"{ENTITY}/{GUARDED}/guard1")) == "verdict already present"
+    assert (
+        source.skip_reason(plugin.load(f"{ENTITY}/{GUARDED}/guard1")) == "verdict already present"
+    )
 
 
 def test_refused_resume_is_one_line_and_the_verdict_stays(server, tmp_path, monkeypatch):
@@ -441,6 +514,7 @@ def test_refused_resume_is_one_line_and_the_verdict_stays(server, tmp_path, monk
             if name == run_id:
                 raise GraphQLFailure("internal error: resume unavailable")
             return model["bucket"](name=name)
+
         return dict(model, bucket=bucket) if model else model
 
     monkeypatch.setattr(server, "_model_view", refuse)

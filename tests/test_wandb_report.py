@@ -40,8 +40,13 @@ def _diverging_rows(n: int = 200, blow_up_at: int = 120) -> list[dict]:
             loss = 0.3 + 1.7 * math.exp(-step / 40) + 0.01 * math.sin(step)
         else:
             loss = loss * 1.25 if math.isfinite(loss) and loss < 1e30 else float("nan")
-        row = {"_step": step, "_timestamp": 1.7e9 + step, "_runtime": float(step),
-               "train/loss": loss, "learning_rate": 0.5}
+        row = {
+            "_step": step,
+            "_timestamp": 1.7e9 + step,
+            "_runtime": float(step),
+            "train/loss": loss,
+            "learning_rate": 0.5,
+        }
         if step % 10 == 0:
             row["val/loss"] = loss * 1.05 if math.isfinite(loss) else float("nan")
         rows.append(row)
@@ -51,9 +56,19 @@ def _diverging_rows(n: int = 200, blow_up_at: int = 120) -> list[dict]:
 @pytest.fixture()
 def srv():
     with FakeWandbServer(api_key=KEY, entity=ENTITY) as s:
-        s.add_run(FakeRun(ENTITY, PROJECT, "div1", display_name="lr-0.5", state="crashed",
-                          config={"learning_rate": 0.5}, notes="user notes",
-                          history=_diverging_rows(), tags=["keep-me"]))
+        s.add_run(
+            FakeRun(
+                ENTITY,
+                PROJECT,
+                "div1",
+                display_name="lr-0.5",
+                state="crashed",
+                config={"learning_rate": 0.5},
+                notes="user notes",
+                history=_diverging_rows(),
+                tags=["keep-me"],
+            )
+        )
         with sdk_pointed_at(s, KEY):
             yield s
 
@@ -88,19 +103,25 @@ def test_report_is_saved_with_verdict_and_zoomed_panels_and_no_resume(srv):
     [grid] = _blocks(spec, "panel-grid")
     [runset] = grid["metadata"]["runSets"]
     assert runset["project"] == {"name": PROJECT, "entityName": ENTITY, "id": "1"}
-    assert runset["filters"]["filters"] == [{"key": {"section": "run", "name": "name"}, "op": "=",
-                                             "value": "div1", "disabled": False}]
+    assert runset["filters"]["filters"] == [
+        {"key": {"section": "run", "name": "name"}, "op": "=", "value": "div1", "disabled": False}
+    ]
     panels = grid["metadata"]["panelBankSectionConfig"]["panels"]
     assert all(p["viewType"] == "Run History Line Plot" for p in panels)
     # a panel zoomed on each finding's series evidence (steps from the report itself)
-    cited = {(e["metric"], e["step_start"]) for f in report["findings"]
-             if f["severity"] in ("warning", "error")
-             for e in f["evidence"] if e["kind"] == "series" and e.get("step_start") is not None}
+    cited = {
+        (e["metric"], e["step_start"])
+        for f in report["findings"]
+        if f["severity"] in ("warning", "error")
+        for e in f["evidence"]
+        if e["kind"] == "series" and e.get("step_start") is not None
+    }
     assert cited
     zoomed = [p["config"] for p in panels if "xAxisMin" in p["config"]]
     for metric, start in cited:
-        assert any(c["metrics"] == [metric] and c["xAxisMin"] <= start <= c["xAxisMax"]
-                   for c in zoomed), (metric, start, zoomed)
+        assert any(
+            c["metrics"] == [metric] and c["xAxisMin"] <= start <= c["xAxisMax"] for c in zoomed
+        ), (metric, start, zoomed)
     assert any("xAxisMin" not in p["config"] for p in panels)  # whole-run panels too
 
     run = srv.run(ENTITY, PROJECT, "div1")
@@ -154,15 +175,28 @@ def test_report_without_the_library_is_one_line_before_any_audit(srv, monkeypatc
     res = CliRunner().invoke(app, ["wandb", f"{ENTITY}/{PROJECT}/div1", "--report"])
     assert res.exit_code == 2
     assert res.stderr.strip().splitlines() == [
-        "mlaudit: error: --report needs wandb-workspaces: pip install 'mlaudit[wandb]' (wandb-workspaces)"]
+        "mlaudit: error: --report needs wandb-workspaces: pip install 'mlaudit[wandb]' (wandb-workspaces)"
+    ]
     assert srv.run(ENTITY, PROJECT, "div1").tags == ["keep-me"]  # nothing written
 
 
 def test_watch_once_with_report_saves_a_report_per_audited_run(srv, tmp_path):
     """Auto-triage (``mlaudit watch wandb --once --report``) writes the same Report surface."""
-    res = CliRunner().invoke(app, ["watch", "wandb", "-p", f"{ENTITY}/{PROJECT}", "--once",
-                                   "--since", "all", "--report",
-                                   "--state", str(tmp_path / "w.sqlite")])
+    res = CliRunner().invoke(
+        app,
+        [
+            "watch",
+            "wandb",
+            "-p",
+            f"{ENTITY}/{PROJECT}",
+            "--once",
+            "--since",
+            "all",
+            "--report",
+            "--state",
+            str(tmp_path / "w.sqlite"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     run = srv.run(ENTITY, PROJECT, "div1")
     assert run.summary.get("mlaudit/verdict") == "diverged"

@@ -44,10 +44,21 @@ def server():
     with FakeWandbServer(api_key=KEY, entity=ENTITY) as srv:
         for project in ("hooked", "polled"):
             for shape in ("healthy", "diverge"):
-                srv.add_run(FakeRun(ENTITY, project, shape, display_name=shape,
-                                    history=wandb_rows(shape), heartbeat_at="2026-03-01T00:00:00"))
-            srv.add_run(FakeRun(ENTITY, project, "live", state="running",
-                                history=wandb_rows("healthy")[:50]))
+                srv.add_run(
+                    FakeRun(
+                        ENTITY,
+                        project,
+                        shape,
+                        display_name=shape,
+                        history=wandb_rows(shape),
+                        heartbeat_at="2026-03-01T00:00:00",
+                    )
+                )
+            srv.add_run(
+                FakeRun(
+                    ENTITY, project, "live", state="running", history=wandb_rows("healthy")[:50]
+                )
+            )
         srv.writes = {}
         upsert = srv._upsert_bucket
 
@@ -77,8 +88,10 @@ def _wait(cond, timeout: float, what: str, log: Path | None = None) -> None:
     deadline = time.time() + timeout
     while not cond():
         if time.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}\n"
-                                 + (log.read_text() if log and log.exists() else ""))
+            raise AssertionError(
+                f"timed out waiting for {what}\n"
+                + (log.read_text() if log and log.exists() else "")
+            )
         time.sleep(0.2)
 
 
@@ -103,23 +116,43 @@ def test_webhook_auth_queue_and_health(server, tmp_path):
         client = TestClient(make_app(w, SECRET))
         body = {"entity": ENTITY, "project": "hooked", "run_id": "healthy", "event_type": "RUN"}
         assert client.post("/webhook", json=body).status_code == 401
-        assert client.post("/webhook", json=body,
-                           headers={"Authorization": "Bearer nope"}).status_code == 401
+        assert (
+            client.post("/webhook", json=body, headers={"Authorization": "Bearer nope"}).status_code
+            == 401
+        )
         ok = {"Authorization": f"Bearer {SECRET}"}
         assert client.post("/webhook", json=body, headers=ok).status_code == 202
         assert client.post("/webhook", json=body, headers=ok).status_code == 200  # waiting already
         assert client.post("/webhook", json={"x": 1}, headers=ok).status_code == 400
         assert client.post("/webhook", content=b"{not json", headers=ok).status_code == 400
-        assert client.post("/webhook", json=dict(body, state="running"),
-                           headers=ok).json() == {"ignored": "run state running"}
-        assert client.post("/webhook", json={"run_url": f"https://wandb.ai/{ENTITY}/hooked/runs/"
-                                             "diverge"}, headers=ok).status_code == 202
-        assert client.post("/webhook", json={"run_path": f"{ENTITY}/hooked/live"},
-                           headers=ok).status_code == 503
-        assert client.get("/healthz").json() == {"ok": False, "queued": 2, "retrying": 0,
-                                                 "done": 0, "failed": 0}
-        assert [r["ref"] for r in store.rows()] == [f"{ENTITY}/hooked/healthy",
-                                                   f"{ENTITY}/hooked/diverge"]
+        assert client.post("/webhook", json=dict(body, state="running"), headers=ok).json() == {
+            "ignored": "run state running"
+        }
+        assert (
+            client.post(
+                "/webhook",
+                json={"run_url": f"https://wandb.ai/{ENTITY}/hooked/runs/diverge"},
+                headers=ok,
+            ).status_code
+            == 202
+        )
+        assert (
+            client.post(
+                "/webhook", json={"run_path": f"{ENTITY}/hooked/live"}, headers=ok
+            ).status_code
+            == 503
+        )
+        assert client.get("/healthz").json() == {
+            "ok": False,
+            "queued": 2,
+            "retrying": 0,
+            "done": 0,
+            "failed": 0,
+        }
+        assert [r["ref"] for r in store.rows()] == [
+            f"{ENTITY}/hooked/healthy",
+            f"{ENTITY}/hooked/diverge",
+        ]
     with StateStore(tmp_path / "q.sqlite", "wandb webhook") as again:  # a restart loses nothing
         assert again.pending() == 2
 
@@ -130,9 +163,22 @@ class _Receiver:
         self.url = f"http://127.0.0.1:{port}"
         self.log = log
         self.proc = subprocess.Popen(
-            [MLAUDIT, "serve", "wandb-webhook", "--port", str(port), "--state", str(state),
-             "--no-panel", "--concurrency", "2"],
-            env=env, stdout=open(log, "a"), stderr=subprocess.STDOUT)
+            [
+                MLAUDIT,
+                "serve",
+                "wandb-webhook",
+                "--port",
+                str(port),
+                "--state",
+                str(state),
+                "--no-panel",
+                "--concurrency",
+                "2",
+            ],
+            env=env,
+            stdout=open(log, "a"),
+            stderr=subprocess.STDOUT,
+        )
         _wait(self._up, 60, "the receiver to answer /healthz", log)
 
     def _up(self) -> bool:
@@ -143,8 +189,12 @@ class _Receiver:
             return False
 
     def post(self, run: str) -> int:
-        return requests.post(f"{self.url}/webhook", json={"run_path": f"{ENTITY}/hooked/{run}"},
-                             headers={"Authorization": f"Bearer {SECRET}"}, timeout=5).status_code
+        return requests.post(
+            f"{self.url}/webhook",
+            json={"run_path": f"{ENTITY}/hooked/{run}"},
+            headers={"Authorization": f"Bearer {SECRET}"},
+            timeout=5,
+        ).status_code
 
     def health(self) -> dict:
         return requests.get(f"{self.url}/healthz", timeout=5).json()
@@ -159,8 +209,12 @@ def test_webhook_receiver_audits_each_run_once_across_a_kill(server, tmp_path):
     rx = _Receiver(port, state, log)
     try:
         assert rx.post("healthy") == 202 and rx.post("live") == 202
-        _wait(lambda: rx.health()["done"] == 2 and rx.health()["queued"] == 0,
-              60, "the healthy run's verdict", log)
+        _wait(
+            lambda: rx.health()["done"] == 2 and rx.health()["queued"] == 0,
+            60,
+            "the healthy run's verdict",
+            log,
+        )
         assert server.run(ENTITY, "hooked", "healthy").summary["mlaudit/verdict"] == "succeeded"
         per_write = _writes(server, "hooked", "healthy")  # upserts of one write-back
         assert per_write >= 1
@@ -171,8 +225,12 @@ def test_webhook_receiver_audits_each_run_once_across_a_kill(server, tmp_path):
     try:
         assert rx.post("diverge") == 202  # delivered after the restart
         assert rx.post("healthy") == 202  # a redelivery of a judged run: looked at, not rewritten
-        _wait(lambda: rx.health()["done"] == 3 and rx.health()["queued"] == 0, 60,
-              "the restarted receiver to settle both runs", log)
+        _wait(
+            lambda: rx.health()["done"] == 3 and rx.health()["queued"] == 0,
+            60,
+            "the restarted receiver to settle both runs",
+            log,
+        )
         assert server.run(ENTITY, "hooked", "diverge").summary["mlaudit/verdict"] == "diverged"
         rx.proc.send_signal(signal.SIGTERM)
         assert rx.proc.wait(30) == 0
@@ -193,8 +251,18 @@ def test_webhook_receiver_audits_each_run_once_across_a_kill(server, tmp_path):
 
 
 def test_watch_wandb_once_audits_then_skips_judged_runs(server, tmp_path):
-    args = ["watch", "wandb", "--project", f"{ENTITY}/polled", "--once", "--since", "all",
-            "--no-panel", "--state", str(tmp_path / "w.sqlite")]
+    args = [
+        "watch",
+        "wandb",
+        "--project",
+        f"{ENTITY}/polled",
+        "--once",
+        "--since",
+        "all",
+        "--no-panel",
+        "--state",
+        str(tmp_path / "w.sqlite"),
+    ]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
     per_write = _writes(server, "polled", "healthy")
@@ -212,33 +280,41 @@ def test_watch_wandb_once_audits_then_skips_judged_runs(server, tmp_path):
     assert _writes(server, "polled", "diverge") == per_write
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["watch", "wandb", "--project", "no-entity"], "expected ENTITY/PROJECT"),
-    (["watch", "wandb", "--project", "a/b/c"], "expected ENTITY/PROJECT"),
-    (["watch", "wandb", "--project", "e/p", "--since", "yesterday-ish"], "--since"),
-    (["serve", "wandb-webhook", "--project", "x"], "expected ENTITY/PROJECT"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["watch", "wandb", "--project", "no-entity"], "expected ENTITY/PROJECT"),
+        (["watch", "wandb", "--project", "a/b/c"], "expected ENTITY/PROJECT"),
+        (["watch", "wandb", "--project", "e/p", "--since", "yesterday-ish"], "--since"),
+        (["serve", "wandb-webhook", "--project", "x"], "expected ENTITY/PROJECT"),
+    ],
+)
 def test_bad_watch_input_is_one_line_and_makes_no_file(argv, message, tmp_path):
     env = dict(os.environ, MLAUDIT_WANDB_WEBHOOK_SECRET=SECRET)
-    proc = subprocess.run([MLAUDIT, *argv], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=60)
+    proc = subprocess.run(
+        [MLAUDIT, *argv], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 2
     assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("argv", [
-    ["watch", "wandb", "--project", "e/p", "--once"],
-    ["serve", "wandb-webhook", "--port", "38765"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["watch", "wandb", "--project", "e/p", "--once"],
+        ["serve", "wandb-webhook", "--port", "38765"],
+    ],
+)
 def test_no_api_key_is_one_line_before_any_state_file(argv, tmp_path, tmp_path_factory):
     """Without WANDB_API_KEY (and no ~/.netrc) the watcher and the receiver refuse to start,
     instead of queueing runs whose every audit fails; nothing is made in the working dir."""
     home = tmp_path_factory.mktemp("home")
     env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
     env.update(HOME=str(home), MLAUDIT_WANDB_WEBHOOK_SECRET=SECRET, WANDB_SILENT="true")
-    proc = subprocess.run([MLAUDIT, *argv], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [MLAUDIT, *argv], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines()[-1].startswith("mlaudit: error: login: ")
     assert "API key" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
@@ -247,8 +323,14 @@ def test_no_api_key_is_one_line_before_any_state_file(argv, tmp_path, tmp_path_f
 
 def test_webhook_without_secret_is_refused(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "MLAUDIT_WANDB_WEBHOOK_SECRET"}
-    proc = subprocess.run([MLAUDIT, "serve", "wandb-webhook"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [MLAUDIT, "serve", "wandb-webhook"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "MLAUDIT_WANDB_WEBHOOK_SECRET" in proc.stderr
     assert json.dumps(list(tmp_path.iterdir())) == "[]"
 
@@ -262,30 +344,46 @@ def test_a_failed_audit_is_retried_after_its_backoff_not_at_the_next_listing(ser
     from mlaudit_core.settings import Settings
 
     FakeRun = wandb_fake_server.FakeRun
-    server.add_run(FakeRun(ENTITY, "hooked", "flaky", history=wandb_rows("healthy"),
-                           heartbeat_at="2026-03-01T00:00:00"))
+    server.add_run(
+        FakeRun(
+            ENTITY,
+            "hooked",
+            "flaky",
+            history=wandb_rows("healthy"),
+            heartbeat_at="2026-03-01T00:00:00",
+        )
+    )
     run_view, failures = server._run_view, []
 
     def flaky_view(r):
         view = run_view(r)
         if view is not None and r.name == "flaky" and not failures:
+
             def fail(**_):
                 failures.append(1)
                 raise wandb_fake_server.GraphQLFailure("internal error: try again")
+
             view.update(history=fail, sampledHistory=fail, parquetHistory=fail)
         return view
 
     server._run_view = flaky_view
     try:
         with StateStore(tmp_path / "s.sqlite", "wandb webhook") as store:
-            w = Watcher(_source(), store, Settings(),
-                        WatchConfig(poll_interval_s=3600, retry_base_s=0.5, concurrency=1))
+            w = Watcher(
+                _source(),
+                store,
+                Settings(),
+                WatchConfig(poll_interval_s=3600, retry_base_s=0.5, concurrency=1),
+            )
             t = threading.Thread(target=w.run, daemon=True)
             t.start()
             assert w.started.wait(30)
             w.submit([(f"{ENTITY}/hooked/flaky", "e1")])
-            _wait(lambda: (store.get(f"{ENTITY}/hooked/flaky") or {}).get("state") == "done",
-                  30, "the retried run to be done")
+            _wait(
+                lambda: (store.get(f"{ENTITY}/hooked/flaky") or {}).get("state") == "done",
+                30,
+                "the retried run to be done",
+            )
             w.stop()
             t.join(30)
             row = store.get(f"{ENTITY}/hooked/flaky")
@@ -297,16 +395,25 @@ def test_a_failed_audit_is_retried_after_its_backoff_not_at_the_next_listing(ser
 
 def test_a_refused_key_is_one_line_before_any_state_file(server, tmp_path):
     env = dict(os.environ, WANDB_API_KEY="w" * 40)  # the fake server answers viewer: null
-    proc = subprocess.run([MLAUDIT, "watch", "wandb", "--project", f"{ENTITY}/polled", "--once"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [MLAUDIT, "watch", "wandb", "--project", f"{ENTITY}/polled", "--once"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2
-    assert proc.stderr.strip() == (f"mlaudit: error: login: W&B at {server.base_url} rejected the "
-                                   "API key (check WANDB_API_KEY, ~/.netrc or `wandb login`)")
+    assert proc.stderr.strip() == (
+        f"mlaudit: error: login: W&B at {server.base_url} rejected the "
+        "API key (check WANDB_API_KEY, ~/.netrc or `wandb login`)"
+    )
     assert list(tmp_path.iterdir()) == []
 
 
-def test_an_outage_while_listing_is_retried_and_a_missing_run_does_not_stall_others(server,
-                                                                                  tmp_path):
+def test_an_outage_while_listing_is_retried_and_a_missing_run_does_not_stall_others(
+    server, tmp_path
+):
     """The project listing fails twice with a server error (W&B's GraphQL "internal error"):
     the watcher retries instead of stopping; a pushed run that does not exist is given up at
     once (no retries, no pause), and the real run behind it is audited."""
@@ -316,8 +423,15 @@ def test_an_outage_while_listing_is_retried_and_a_missing_run_does_not_stall_oth
     from mlaudit_core.settings import Settings
 
     FakeRun = wandb_fake_server.FakeRun
-    server.add_run(FakeRun(ENTITY, "outage", "ok1", history=wandb_rows("healthy"),
-                           heartbeat_at="2026-03-01T00:00:00"))
+    server.add_run(
+        FakeRun(
+            ENTITY,
+            "outage",
+            "ok1",
+            history=wandb_rows("healthy"),
+            heartbeat_at="2026-03-01T00:00:00",
+        )
+    )
     project_view, fails = server._project_view, []
 
     def failing_project_view(*a, **kw):
@@ -330,20 +444,32 @@ def test_an_outage_while_listing_is_retried_and_a_missing_run_does_not_stall_oth
 
     from mlaudit_core.plugins import get_plugin
 
-    source = WandbWatchSource(get_plugin("wandb", panel=False), "wandb outage",
-                              [f"{ENTITY}/outage"])
+    source = WandbWatchSource(
+        get_plugin("wandb", panel=False), "wandb outage", [f"{ENTITY}/outage"]
+    )
     server._project_view = failing_project_view
     try:
         with StateStore(tmp_path / "s.sqlite", "wandb outage") as store:
-            w = Watcher(source, store, Settings(),
-                        WatchConfig(poll_interval_s=3600, concurrency=1, max_attempts=5,
-                                    since=__import__("datetime").datetime(2026, 1, 1)))
+            w = Watcher(
+                source,
+                store,
+                Settings(),
+                WatchConfig(
+                    poll_interval_s=3600,
+                    concurrency=1,
+                    max_attempts=5,
+                    since=__import__("datetime").datetime(2026, 1, 1),
+                ),
+            )
             t = threading.Thread(target=w.run, daemon=True)
             t.start()
             assert w.started.wait(30)
             w.submit([f"{ENTITY}/outage/gone1", f"{ENTITY}/outage/gone2"])
-            _wait(lambda: (store.get(f"{ENTITY}/outage/ok1") or {}).get("state") == "done",
-                  60, "the listed run to be audited after the outage")
+            _wait(
+                lambda: (store.get(f"{ENTITY}/outage/ok1") or {}).get("state") == "done",
+                60,
+                "the listed run to be audited after the outage",
+            )
             assert t.is_alive()  # the outage did not stop the watcher
             w.stop()
             t.join(30)
@@ -357,14 +483,19 @@ def test_an_outage_while_listing_is_retried_and_a_missing_run_does_not_stall_oth
     assert rows["ok1"]["writes"] == 1
 
 
-@pytest.mark.parametrize("payload", [
-    {"run_path": "//"}, {"run_path": "/ent/p"}, {"run_path": "../../etc"},
-    {"entity": "..", "project": "..", "run_id": ".."},
-    {"run_url": "https://evil/x/../y/z/runs/../../"},
-    {"entity": "ent", "project": "p", "run_id": "x" * 10_000},
-    {"entity": "ent", "project": "p", "run_id": "x: ok\n2026 INFO run FORGED\x1b[2K"},
-    {"entity": "ent", "project": "p", "run_id": "a\x00b"},
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"run_path": "//"},
+        {"run_path": "/ent/p"},
+        {"run_path": "../../etc"},
+        {"entity": "..", "project": "..", "run_id": ".."},
+        {"run_url": "https://evil/x/../y/z/runs/../../"},
+        {"entity": "ent", "project": "p", "run_id": "x" * 10_000},
+        {"entity": "ent", "project": "p", "run_id": "x: ok\n2026 INFO run FORGED\x1b[2K"},
+        {"entity": "ent", "project": "p", "run_id": "a\x00b"},
+    ],
+)
 def test_webhook_refuses_run_names_wandb_could_not_hold(payload, tmp_path):
     from mlaudit_wandb.triage import make_app
     from starlette.testclient import TestClient
@@ -373,8 +504,7 @@ def test_webhook_refuses_run_names_wandb_could_not_hold(payload, tmp_path):
     from mlaudit_core.settings import Settings
 
     with StateStore(tmp_path / "q.sqlite", "wandb webhook") as store:
-        client = TestClient(make_app(Watcher(_source(), store, Settings(), WatchConfig()),
-                                     SECRET))
+        client = TestClient(make_app(Watcher(_source(), store, Settings(), WatchConfig()), SECRET))
         res = client.post("/webhook", json=payload, headers={"Authorization": f"Bearer {SECRET}"})
         assert res.status_code == 400 and store.rows() == []
 
@@ -387,19 +517,24 @@ def test_webhook_body_limits_scheme_case_and_full_queue(tmp_path):
     from mlaudit_core.settings import Settings
 
     with StateStore(tmp_path / "q.sqlite", "wandb webhook") as store:
-        client = TestClient(make_app(Watcher(_source(), store, Settings(),
-                                             WatchConfig(max_pending=1)), SECRET))
+        client = TestClient(
+            make_app(Watcher(_source(), store, Settings(), WatchConfig(max_pending=1)), SECRET)
+        )
         for scheme in ("bearer", "BEARER", "Bearer"):  # RFC 7235: the scheme is case-insensitive
-            res = client.post("/webhook", json={"run_path": "ent/p/r1"},
-                              headers={"Authorization": f"{scheme} {SECRET}"})
+            res = client.post(
+                "/webhook",
+                json={"run_path": "ent/p/r1"},
+                headers={"Authorization": f"{scheme} {SECRET}"},
+            )
             assert res.status_code in (200, 202)
         ok = {"Authorization": f"Bearer {SECRET}"}
         assert client.post("/webhook", json={"run_path": "ent/p/r1"}, headers=ok).status_code == 200
         assert client.post("/webhook", json={"run_path": "ent/p/r2"}, headers=ok).status_code == 503
         deep = b"[" * 100_000 + b"]" * 100_000
         assert client.post("/webhook", content=deep[:MAX_BODY_BYTES], headers=ok).status_code == 400
-        assert client.post("/webhook", content=b"[" * 50_000 + b"]" * 50_000,
-                           headers=ok).status_code in (400, 413)
+        assert client.post(
+            "/webhook", content=b"[" * 50_000 + b"]" * 50_000, headers=ok
+        ).status_code in (400, 413)
         big = b'{"run_path": "ent/p/r3", "pad": "' + b"x" * (MAX_BODY_BYTES + 1) + b'"}'
         assert client.post("/webhook", content=big, headers=ok).status_code == 413
         assert [r["ref"] for r in store.rows()] == ["ent/p/r1"]
@@ -433,18 +568,44 @@ def test_two_watchers_of_one_project_write_and_notify_each_run_once(server, tmp_
     FakeRun = wandb_fake_server.FakeRun
     names = [f"twice{i}" for i in range(4)]
     for name in names:  # diverging runs: every verdict is notified
-        server.add_run(FakeRun(ENTITY, "claimed", name, display_name=name, notes="user notes",
-                               history=wandb_rows("diverge"), heartbeat_at="2026-03-01T00:00:00"))
+        server.add_run(
+            FakeRun(
+                ENTITY,
+                "claimed",
+                name,
+                display_name=name,
+                notes="user notes",
+                history=wandb_rows("diverge"),
+                heartbeat_at="2026-03-01T00:00:00",
+            )
+        )
     procs = []
     with Receiver() as rx:
         try:
             for who in ("a", "b"):
                 log = tmp_path / f"{who}.log"
                 proc = subprocess.Popen(
-                    [MLAUDIT, "watch", "wandb", "--project", f"{ENTITY}/claimed", "--since", "all",
-                     "--poll-interval", "1", "--concurrency", "2", "--state",
-                     str(tmp_path / f"{who}.sqlite"), "--notify", f"{rx.url}/hook"],
-                    stdout=open(log, "w"), stderr=subprocess.STDOUT, env=dict(os.environ))
+                    [
+                        MLAUDIT,
+                        "watch",
+                        "wandb",
+                        "--project",
+                        f"{ENTITY}/claimed",
+                        "--since",
+                        "all",
+                        "--poll-interval",
+                        "1",
+                        "--concurrency",
+                        "2",
+                        "--state",
+                        str(tmp_path / f"{who}.sqlite"),
+                        "--notify",
+                        f"{rx.url}/hook",
+                    ],
+                    stdout=open(log, "w"),
+                    stderr=subprocess.STDOUT,
+                    env=dict(os.environ),
+                )
                 procs.append((proc, log, tmp_path / f"{who}.sqlite"))
 
             def settled() -> bool:

@@ -58,10 +58,20 @@ def _flushed(root: Path, n: int):
 
 
 def _spawn(root: Path, n: int, hold: str = "-") -> subprocess.Popen:
-    env = dict(os.environ, WANDB_MODE="offline", WANDB_DIR=str(root), WANDB_SILENT="true",
-               WANDB_CONSOLE="wrap")
-    return subprocess.Popen([sys.executable, "-c", _TRAIN, str(n), hold], env=env, cwd=root,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    env = dict(
+        os.environ,
+        WANDB_MODE="offline",
+        WANDB_DIR=str(root),
+        WANDB_SILENT="true",
+        WANDB_CONSOLE="wrap",
+    )
+    return subprocess.Popen(
+        [sys.executable, "-c", _TRAIN, str(n), hold],
+        env=env,
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
 
 
 def _run_dir(root: Path) -> Path:
@@ -84,8 +94,10 @@ def finished(tmp_path_factory) -> Path:
 
     full = load_offline(d)
     summ = json.loads(full.environment["summary"])
-    summ.update(_step=int(full.metrics.series("train_loss").steps.max()),
-                _runtime=(full.end_time - full.start_time).total_seconds())
+    summ.update(
+        _step=int(full.metrics.series("train_loss").steps.max()),
+        _runtime=(full.end_time - full.start_time).total_seconds(),
+    )
     (d / "files" / "wandb-summary.json").write_text(json.dumps(summ))
     return d
 
@@ -146,8 +158,13 @@ def test_truncated_wandb_without_debug_log_has_status_from_summary(finished, tmp
     d = _cut(finished, tmp_path / finished.name, 0.1)
     (d / "logs" / "debug.log").unlink()
     out = d / "files" / "output.log"
-    out.write_text("".join(line for line in out.read_text().splitlines(keepends=True)
-                           if not line.startswith("wandb:")))
+    out.write_text(
+        "".join(
+            line
+            for line in out.read_text().splitlines(keepends=True)
+            if not line.startswith("wandb:")
+        )
+    )
     run = wandb_dir.load(d)
     assert run.status == RunStatus.RUNNING  # just written: could be live
     old = time.time() - 3 * wandb_dir.RECENT_S
@@ -170,7 +187,9 @@ def test_live_offline_run_stays_running(tmp_path):
             if flag.exists() or p.poll() is not None:
                 break
             time.sleep(0.2)
-        assert flag.exists(), p.stderr.read().decode()[-2000:] if p.poll() is not None else "no flag"
+        assert flag.exists(), (
+            p.stderr.read().decode()[-2000:] if p.poll() is not None else "no flag"
+        )
         run = _flushed(tmp_path, 400)
         assert run.status == RunStatus.RUNNING
         assert not any("the run ended" in w for w in run.warnings)
@@ -189,7 +208,9 @@ def test_truncated_wandb_with_footer_is_finished(finished, tmp_path):
     d = _cut(finished, tmp_path / finished.name, 0.1)
     (d / "logs" / "debug.log").unlink()
     with open(d / "files" / "output.log", "a") as fh:
-        fh.write("wandb: Synced 5 W&B file(s), 0 media file(s), 0 artifact file(s) and 0 other file(s)\n")
+        fh.write(
+            "wandb: Synced 5 W&B file(s), 0 media file(s), 0 artifact file(s) and 0 other file(s)\n"
+        )
     run = wandb_dir.load(d)
     assert run.status == RunStatus.FINISHED
     assert "exit_code" not in run.environment
@@ -216,7 +237,9 @@ def test_killed_offline_run_silent_for_hours_is_crashed_not_running(tmp_path, mo
             if flag.exists() or p.poll() is not None:
                 break
             time.sleep(0.2)
-        assert flag.exists(), p.stderr.read().decode()[-2000:] if p.poll() is not None else "no flag"
+        assert flag.exists(), (
+            p.stderr.read().decode()[-2000:] if p.poll() is not None else "no flag"
+        )
         _flushed(tmp_path, 400)
     finally:
         p.send_signal(signal.SIGKILL)

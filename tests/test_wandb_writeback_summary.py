@@ -35,8 +35,17 @@ def test_user_summary_key_set_during_the_write_back_is_kept(extra):
     if extra:
         pytest.importorskip("wandb_workspaces")
     with FakeWandbServer(api_key=KEY, entity=ENT) as srv:
-        srv.add_run(FakeRun(ENT, PROJ, "r1", display_name="r1", notes="user notes",
-                            summary={"train/loss": 0.5}, history=wandb_rows("diverge")))
+        srv.add_run(
+            FakeRun(
+                ENT,
+                PROJ,
+                "r1",
+                display_name="r1",
+                notes="user notes",
+                summary={"train/loss": 0.5},
+                history=wandb_rows("diverge"),
+            )
+        )
         upsert = srv._upsert_bucket
         edits = []
 

@@ -37,8 +37,22 @@ DEAD = "deadhost:0123456789ab"
 
 def _watch(tracker: str, project: str, state: Path, hook: str) -> subprocess.CompletedProcess:
     # --poll-interval 1: a run under another owner's lease is looked at again 5 s later
-    args = [MLAUDIT, "watch", tracker, "--project", project, "--once", "--since", "all",
-            "--poll-interval", "1", "--state", str(state), "--notify", hook]
+    args = [
+        MLAUDIT,
+        "watch",
+        tracker,
+        "--project",
+        project,
+        "--once",
+        "--since",
+        "all",
+        "--poll-interval",
+        "1",
+        "--state",
+        str(state),
+        "--notify",
+        hook,
+    ]
     if tracker == "clearml":
         args.append("--no-panel")
     return subprocess.run(args, capture_output=True, text=True, timeout=300, env=dict(os.environ))
@@ -78,12 +92,27 @@ def test_wandb_run_left_claimed_by_a_killed_watcher_is_audited_once_after_the_le
 
     key, ent = "k" * 40, "ent"
     with FakeWandbServer(api_key=key, entity=ent) as srv, Receiver() as rx:
-        srv.add_run(FakeRun(ent, "p", "r1", display_name="r1", notes="user notes", tags=["mine"],
-                            history=wandb_rows("diverge"), heartbeat_at="2026-03-01T00:00:00"))
+        srv.add_run(
+            FakeRun(
+                ent,
+                "p",
+                "r1",
+                display_name="r1",
+                notes="user notes",
+                tags=["mine"],
+                history=wandb_rows("diverge"),
+                heartbeat_at="2026-03-01T00:00:00",
+            )
+        )
         with sdk_pointed_at(srv, key):
             # the killed watcher got as far as files, notes and label, not the summary verdict
-            p = subprocess.run([MLAUDIT, "wandb", f"{ent}/p/r1"],
-                               capture_output=True, text=True, timeout=300, env=dict(os.environ))
+            p = subprocess.run(
+                [MLAUDIT, "wandb", f"{ent}/p/r1"],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                env=dict(os.environ),
+            )
             assert p.returncode in (0, 1), p.stderr
             run = srv.run(ent, "p", "r1")
             for k in [k for k in run.summary if k.startswith("mlaudit/")]:
@@ -96,8 +125,9 @@ def test_wandb_run_left_claimed_by_a_killed_watcher_is_audited_once_after_the_le
             assert first.returncode == 0, first.stderr
             assert "wrote verdict" not in first.stderr
             assert "mlaudit/verdict" not in srv.run(ent, "p", "r1").summary
-            _lease_ends(first, lambda v: srv.run(ent, "p", "r1").summary.__setitem__(
-                "mlaudit/claim", v))
+            _lease_ends(
+                first, lambda v: srv.run(ent, "p", "r1").summary.__setitem__("mlaudit/claim", v)
+            )
             second = _watch("wandb", f"{ent}/p", state, f"{rx.url}/hook")
             third = _watch("wandb", f"{ent}/p", state, f"{rx.url}/hook")
         logs = first.stderr + second.stderr + third.stderr
@@ -118,8 +148,11 @@ def clearml_env(tmp_path):
     from wandb_helpers import reset_sdk_state
 
     srv = FakeClearMLServer().start()
-    env = {"CLEARML_CONFIG_FILE": str(srv.write_config(tmp_path / "clearml.conf")),
-           "CLEARML_CACHE_DIR": str(tmp_path / "cache"), "CLEARML_LOG_LEVEL": "WARNING"}
+    env = {
+        "CLEARML_CONFIG_FILE": str(srv.write_config(tmp_path / "clearml.conf")),
+        "CLEARML_CACHE_DIR": str(tmp_path / "cache"),
+        "CLEARML_LOG_LEVEL": "WARNING",
+    }
     mp = pytest.MonkeyPatch()
     for k, v in env.items():
         mp.setenv(k, v)
@@ -133,7 +166,8 @@ def clearml_env(tmp_path):
 
 
 def test_clearml_task_left_claimed_by_a_killed_watcher_is_audited_once_after_the_lease(
-        clearml_env, tmp_path):
+    clearml_env, tmp_path
+):
     from clearml import Task
     from webhook_receiver import Receiver
 
@@ -145,8 +179,10 @@ def test_clearml_task_left_claimed_by_a_killed_watcher_is_audited_once_after_the
         t.get_logger().report_scalar("train", "loss", loss, iteration=i)
     t.flush(wait_for_uploads=True)
     t.mark_completed(force=True)
-    t.set_user_properties({"name": "owner", "value": "alice"},
-                          {"name": "mlaudit.claim", "value": f"{DEAD} {time.time() + 900:.0f}"})
+    t.set_user_properties(
+        {"name": "owner", "value": "alice"},
+        {"name": "mlaudit.claim", "value": f"{DEAD} {time.time() + 900:.0f}"},
+    )
     with Receiver() as rx:
         state = tmp_path / "b.sqlite"
         first = _watch("clearml", "leased", state, f"{rx.url}/hook")
@@ -156,8 +192,16 @@ def test_clearml_task_left_claimed_by_a_killed_watcher_is_audited_once_after_the
         _lease_ends(first, lambda v: t.set_user_properties({"name": "mlaudit.claim", "value": v}))
         # the SDK's edit reached the server before the second watcher looks (once, under
         # pytest-xdist at load 4, the second watcher still met the 15-min lease)
-        _wait_until(lambda: float(srv.tasks[t.id]["hyperparams"]["properties"]["mlaudit.claim"]["value"]
-                                  .split()[-1]) < time.time())
+        _wait_until(
+            lambda: (
+                float(
+                    srv.tasks[t.id]["hyperparams"]["properties"]["mlaudit.claim"]["value"].split()[
+                        -1
+                    ]
+                )
+                < time.time()
+            )
+        )
         second = _watch("clearml", "leased", state, f"{rx.url}/hook")
         third = _watch("clearml", "leased", state, f"{rx.url}/hook")
         logs = first.stderr + second.stderr + third.stderr

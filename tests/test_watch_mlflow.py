@@ -64,8 +64,10 @@ def test_killed_and_restarted_watcher_audits_every_run_exactly_once(mlflow_serve
     a = Watcher(tmp_path, "a", url, "watch-it", since, pause="after_write:120")
     logs.append(a)
     a.wait_for(r"INFO watching mlflow")
-    expected = {finish_run(client, exp_id, "r1", diverge=True): "diverged",
-                finish_run(client, exp_id, "r2", diverge=False): "succeeded"}
+    expected = {
+        finish_run(client, exp_id, "r1", diverge=True): "diverged",
+        finish_run(client, exp_id, "r2", diverge=False): "succeeded",
+    }
     # Both runs come in one listing; whichever A takes first is R1, the other R2.
     r1 = a.wait_for(r"run (\w+): wrote verdict").group(1)
     (r2,) = set(expected) - {r1}
@@ -112,17 +114,29 @@ def test_killed_and_restarted_watcher_audits_every_run_exactly_once(mlflow_serve
 
 
 def test_unknown_experiment_is_one_line_and_exit_2(mlflow_server, tmp_path):
-    res = CliRunner().invoke(app, ["watch", "mlflow", "-e", "no-such-exp",
-                                   "-u", mlflow_server["url"],
-                                   "--state", str(tmp_path / "s.sqlite"), "--once"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "watch",
+            "mlflow",
+            "-e",
+            "no-such-exp",
+            "-u",
+            mlflow_server["url"],
+            "--state",
+            str(tmp_path / "s.sqlite"),
+            "--once",
+        ],
+    )
     assert res.exit_code == 2
     assert "no mlflow experiment named 'no-such-exp'" in res.output
 
 
 def test_unknown_experiment_creates_no_state_or_lock_file(mlflow_server, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the default state path is ./.mlaudit/watch-mlflow-*.sqlite
-    res = CliRunner().invoke(app, ["watch", "mlflow", "-e", "nope", "-u", mlflow_server["url"],
-                                   "--once"])
+    res = CliRunner().invoke(
+        app, ["watch", "mlflow", "-e", "nope", "-u", mlflow_server["url"], "--once"]
+    )
     assert res.exit_code == 2, res.output
     lines = [x for x in res.output.splitlines() if x.strip()]
     assert len(lines) == 1 and "no mlflow experiment named 'nope'" in lines[0], res.output
@@ -132,8 +146,20 @@ def test_unknown_experiment_creates_no_state_or_lock_file(mlflow_server, tmp_pat
 def test_non_sqlite_state_file_is_one_line_and_nothing_created(mlflow_server, tmp_path):
     garbage = tmp_path / "garbage.db"
     garbage.write_text("not a database, just text\n" * 100)
-    res = CliRunner().invoke(app, ["watch", "mlflow", "-e", "nope", "-u", mlflow_server["url"],
-                                   "--state", str(garbage), "--once"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "watch",
+            "mlflow",
+            "-e",
+            "nope",
+            "-u",
+            mlflow_server["url"],
+            "--state",
+            str(garbage),
+            "--once",
+        ],
+    )
     assert res.exit_code == 2, res.output
     lines = [x for x in res.output.splitlines() if x.strip()]
     assert len(lines) == 1 and f"{garbage}: not an mlaudit state file" in lines[0], res.output
@@ -160,15 +186,19 @@ def test_tracker_outage_is_retried_and_logged_never_fatal(tmp_path, monkeypatch,
         with caplog.at_level(logging.INFO, logger="mlaudit.watch"):
             t.start()
             deadline = time.time() + 20
-            while time.time() < deadline and sum("listing finished runs failed" in r.getMessage()
-                                                 for r in caplog.records) < 3:
+            while (
+                time.time() < deadline
+                and sum("listing finished runs failed" in r.getMessage() for r in caplog.records)
+                < 3
+            ):
                 time.sleep(0.05)
             assert t.is_alive()  # still watching through the outage
             w.stop()
             t.join(10)
     assert codes == [0]
-    failures = [m for m in (r.getMessage() for r in caplog.records)
-                if "listing finished runs failed" in m]
+    failures = [
+        m for m in (r.getMessage() for r in caplog.records) if "listing finished runs failed" in m
+    ]
     assert len(failures) >= 3 and "attempt 3" in failures[2]
     assert any("ConnectionError" in m or "MlflowException" in m for m in failures)
 
@@ -182,8 +212,15 @@ def test_a_first_once_says_why_earlier_runs_are_not_audited(mlflow_server, tmp_p
     rid = finish_run(client, exp_id, "before-the-watcher", diverge=True)
     # ended 10 minutes ago: before the new state file's start grace (watcher.START_GRACE_S)
     client.set_terminated(rid, "FINISHED", end_time=int((time.time() - 600) * 1000))
-    base = ["watch", "mlflow", "-e", f"first-once-{tmp_path.name}", "-u", mlflow_server["url"],
-            "--once"]
+    base = [
+        "watch",
+        "mlflow",
+        "-e",
+        f"first-once-{tmp_path.name}",
+        "-u",
+        mlflow_server["url"],
+        "--once",
+    ]
     with caplog.at_level(logging.INFO):
         res = CliRunner().invoke(app, [*base, "--state", str(tmp_path / "a.sqlite")])
     assert res.exit_code == 0, res.output
@@ -192,8 +229,9 @@ def test_a_first_once_says_why_earlier_runs_are_not_audited(mlflow_server, tmp_p
     assert "mlaudit.verdict" not in client.get_run(rid).data.tags
     caplog.clear()
     with caplog.at_level(logging.INFO):
-        res = CliRunner().invoke(app, [*base, "--state", str(tmp_path / "b.sqlite"),
-                                       "--since", "all"])
+        res = CliRunner().invoke(
+            app, [*base, "--state", str(tmp_path / "b.sqlite"), "--since", "all"]
+        )
     assert res.exit_code == 0, res.output
     assert "before the watcher started) are not audited" not in caplog.text
     assert client.get_run(rid).data.tags["mlaudit.verdict"] == "diverged"

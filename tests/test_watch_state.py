@@ -21,8 +21,9 @@ def test_transitions_count_attempts_and_writes(tmp_path):
         assert st.ready(10) == ["r1", "r2", "r3"]
         assert st.claim("r1") and not st.claim("r1")  # a claimed run cannot be claimed again
         assert st.begin_write("r1") and not st.begin_write("r1")
-        st.finish("r1", RunResult(ref="r1", outcome="diverged", cause="model_convergence",
-                                  wrote=True))
+        st.finish(
+            "r1", RunResult(ref="r1", outcome="diverged", cause="model_convergence", wrote=True)
+        )
         row = st.get("r1")
         got = (row["state"], row["attempts"], row["writes"], row["outcome"])
         assert got == ("done", 1, 1, "diverged")
@@ -56,7 +57,10 @@ def test_a_killed_process_leaves_claims_that_the_next_one_recovers(tmp_path):
     with StateStore(path, SCOPE) as again:
         assert again.recover() == ["claimed", "writing"]
         assert {r["ref"]: r["state"] for r in again.rows()} == {
-            "claimed": "pending", "writing": "pending", "done": "done"}
+            "claimed": "pending",
+            "writing": "pending",
+            "done": "done",
+        }
         assert again.get("writing")["writes"] == 1  # the started write is remembered
     # the journal is WAL and every transition was committed
     mode = sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0]
@@ -104,7 +108,11 @@ def test_a_run_that_ends_again_is_requeued_once_per_ending(tmp_path):
         assert st.pending() == 1  # r2
         assert st.add([("t1", "2026-01-02T09:30:00")]) == 1  # reset and run again: audit again
         row = st.get("t1")
-        assert (row["state"], row["attempts"], row["ending"]) == ("pending", 0, "2026-01-02T09:30:00")
+        assert (row["state"], row["attempts"], row["ending"]) == (
+            "pending",
+            0,
+            "2026-01-02T09:30:00",
+        )
         assert st.add([("t1", "2026-01-03T00:00:00")]) == 0  # not settled yet: not requeued twice
         assert st.add([("r2", "x")]) == 0 and st.get("r2")["ending"] == "x"  # no ending before
         assert st.pending() == 2
@@ -136,8 +144,9 @@ def test_submit_is_bounded_and_queues_nothing_when_full(tmp_path):
     from mlaudit_core.settings import Settings
 
     with StateStore(tmp_path / "s.sqlite", SCOPE) as st:
-        w = Watcher(PluginSource(plugin=None, scope=SCOPE), st, Settings(),
-                    WatchConfig(max_pending=3))
+        w = Watcher(
+            PluginSource(plugin=None, scope=SCOPE), st, Settings(), WatchConfig(max_pending=3)
+        )
         assert w.submit(["a", "b"]) == 2
         assert w.submit(["a"]) == 0  # already waiting
         with pytest.raises(QueueFull):
@@ -163,8 +172,14 @@ def _watch(state: str, cwd):
 
     mlaudit = str(Path(sys.executable).with_name("mlaudit"))
     env = {**os.environ, "MLFLOW_TRACKING_URI": "http://127.0.0.1:1", "COLUMNS": "300"}
-    return subprocess.run([mlaudit, "watch", "mlflow", "-e", "x", "--once", "--state", state],
-                          capture_output=True, text=True, timeout=120, cwd=cwd, env=env)
+    return subprocess.run(
+        [mlaudit, "watch", "mlflow", "-e", "x", "--once", "--state", state],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env=env,
+    )
 
 
 def _one_error_line(p, text: str, after_log: bool = False) -> None:
@@ -186,8 +201,9 @@ def test_state_under_a_regular_file_is_one_line_and_creates_nothing(tmp_path):
     for rel in ("afile/x.sqlite", "afile/sub/x.sqlite"):
         with pytest.raises(InputError, match="a parent of the state file is not a directory"):
             StateStore(tmp_path / rel, SCOPE)
-        _one_error_line(_watch(rel, tmp_path),
-                        f"{rel}: a parent of the state file is not a directory")
+        _one_error_line(
+            _watch(rel, tmp_path), f"{rel}: a parent of the state file is not a directory"
+        )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
 
 
@@ -288,5 +304,8 @@ def test_a_symlinked_state_file_shares_the_lock_of_its_target(tmp_path):
         assert st.path == target
         with pytest.raises(StateInUse):
             StateStore(target, SCOPE)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["hook.sqlite", "hook.sqlite.lock",
-                                                          "link.sqlite"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "hook.sqlite",
+        "hook.sqlite.lock",
+        "link.sqlite",
+    ]

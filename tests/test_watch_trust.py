@@ -29,8 +29,9 @@ MLAUDIT = shutil.which("mlaudit", path=str(Path(sys.executable).parent)) or "mla
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def finish_run(client, exp_id: str, name: str, *, diverge: bool = False,
-               status_only: bool = False) -> str:
+def finish_run(
+    client, exp_id: str, name: str, *, diverge: bool = False, status_only: bool = False
+) -> str:
     """A run with 300 loss points; ``status_only`` ends it with ``update_run(status=...)``,
     which records no end time."""
     from mlflow.entities import Metric
@@ -124,20 +125,30 @@ def test_a_run_ended_without_an_end_time_is_audited_with_a_note(mlflow_server, t
     assert client.get_run(rid).info.end_time is None
     w.wait_for(rf"run {rid}: wrote verdict")
     assert w.stop() == 0
-    report = json.loads(Path(client.download_artifacts(rid, "mlaudit/report.json",
-                                                       str(tmp_path))).read_text())
+    report = json.loads(
+        Path(client.download_artifacts(rid, "mlaudit/report.json", str(tmp_path))).read_text()
+    )
     assert any("without an end time" in x for x in report["warnings"]), report["warnings"]
 
 
 def test_watcher_kills_benchmark_at_toy_size(mlflow_server, tmp_path):
     """``benchmarks/watcher_kills.py`` at toy size: 3 random SIGKILLs over 6 finishing runs;
     every run ends with exactly one complete verdict."""
-    spec = importlib.util.spec_from_file_location("watcher_kills",
-                                                  ROOT / "benchmarks" / "watcher_kills.py")
+    spec = importlib.util.spec_from_file_location(
+        "watcher_kills", ROOT / "benchmarks" / "watcher_kills.py"
+    )
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    out = bench.run_benchmark(mlflow_server["url"], runs=6, kills=3, seed=1, workdir=tmp_path,
-                              min_gap=0.5, max_gap=3.0, settle_s=300)
+    out = bench.run_benchmark(
+        mlflow_server["url"],
+        runs=6,
+        kills=3,
+        seed=1,
+        workdir=tmp_path,
+        min_gap=0.5,
+        max_gap=3.0,
+        settle_s=300,
+    )
     assert out["runs"] == 6 and out["complete_runs"] == 6, out
     assert out["failed_in_state"] == 0, out
 
@@ -152,15 +163,26 @@ def test_a_run_audited_while_running_is_judged_by_the_watcher_once_it_ends(mlflo
     client = mlflow.MlflowClient(url)
     exp_id = client.create_experiment("watch-interim")
     since = _since()
-    rid = client.create_run(exp_id, run_name="audited-early",
-                            tags={"mlflow.note.content": NOTE}).info.run_id
-    client.log_batch(rid, metrics=[Metric("train/loss", 0.2 + (i - 200) * 0.3 if i > 200 else
-                                          2.0 * math.exp(-i / 50) + 0.2,
-                                          1_700_000_000_000 + i * 1000, i) for i in range(1, 301)])
+    rid = client.create_run(
+        exp_id, run_name="audited-early", tags={"mlflow.note.content": NOTE}
+    ).info.run_id
+    client.log_batch(
+        rid,
+        metrics=[
+            Metric(
+                "train/loss",
+                0.2 + (i - 200) * 0.3 if i > 200 else 2.0 * math.exp(-i / 50) + 0.2,
+                1_700_000_000_000 + i * 1000,
+                i,
+            )
+            for i in range(1, 301)
+        ],
+    )
     import subprocess
 
-    p = subprocess.run([MLAUDIT, "mlflow", rid, "-u", url], capture_output=True, text=True,
-                       timeout=300)
+    p = subprocess.run(
+        [MLAUDIT, "mlflow", rid, "-u", url], capture_output=True, text=True, timeout=300
+    )
     assert client.get_run(rid).data.tags.get("mlaudit.verdict") == "running", p.stderr[-2000:]
     w = Watcher(tmp_path, "a", url, "watch-interim", since)
     w.wait_for(r"INFO watching mlflow")

@@ -48,7 +48,7 @@ def _log_run(url: str, name: str, note: str | None = None) -> str:
             loss = float("nan")
         ms.append(Metric("train/loss", loss, 1_700_000_000_000 + i * 1000, i))
     for k in range(0, len(ms), 900):
-        client.log_batch(rid, metrics=ms[k:k + 900])
+        client.log_batch(rid, metrics=ms[k : k + 900])
     client.set_terminated(rid, "FAILED")
     return rid
 
@@ -179,7 +179,9 @@ def test_a_long_description_never_loses_the_end_marker(mlflow_server):
             assert "shortened to fit the 8,000-character limit" in lines
         else:
             assert BEGIN not in note and note == user.rstrip()
-            assert "wrote the mlaudit section" not in lines and "left the mlaudit section out" in lines
+            assert (
+                "wrote the mlaudit section" not in lines and "left the mlaudit section out" in lines
+            )
         tags = client.get_run(rid).data.tags
         assert tags["mlaudit.verdict"] == "diverged"
     assert findings  # the full section has findings to shorten
@@ -191,7 +193,10 @@ def test_a_section_cut_by_an_older_mlaudit_is_repaired(mlflow_server):
     url = mlflow_server["url"]
     limit = tag_value_limit()
     user = "my notes\n" + "y" * 7000
-    old = f"{user}\n\n{LEGACY_BEGIN}\n**mlaudit verdict: succeeded** · cause healthy\n\n" + "- f\n" * 600
+    old = (
+        f"{user}\n\n{LEGACY_BEGIN}\n**mlaudit verdict: succeeded** · cause healthy\n\n"
+        + "- f\n" * 600
+    )
     rid = _log_run(url, "cut", note=old[:limit])
     run, report = _audited(url, rid)
     write_verdict(mlflow.MlflowClient(url), run, report)
@@ -241,8 +246,10 @@ def test_markers_merge_rules():
     assert strip_section(out) == quoted and split_section(out)[1] == "**mlaudit verdict: real**"
     assert strip_section(merge_section(out, "**mlaudit verdict: again**")) == quoted
     # a legacy section (what mlaudit < 16 wrote) is replaced, in place of the old one
-    legacy = (f"top\n\n{LEGACY_BEGIN}\n**mlaudit verdict: old** · cause healthy\n\nold body\n"
-              f"{LEGACY_END}\n\nuser text after it")
+    legacy = (
+        f"top\n\n{LEGACY_BEGIN}\n**mlaudit verdict: old** · cause healthy\n\nold body\n"
+        f"{LEGACY_END}\n\nuser text after it"
+    )
     user, found = split_section(legacy)
     assert found.startswith("**mlaudit verdict: old**") and user == "top\n\nuser text after it"
     out = merge_section(legacy, "**mlaudit verdict: new**")

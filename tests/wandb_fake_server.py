@@ -118,18 +118,29 @@ def _log_lines(console: list[str], last=None, first=None, after=None) -> dict[st
     ``last: N`` is the newest N lines, else ``first`` lines after line number ``after``."""
     numbered = list(enumerate(console))
     if last is not None:
-        numbered = numbered[-int(last):] if int(last) > 0 else []
+        numbered = numbered[-int(last) :] if int(last) > 0 else []
     else:
         start = int(after) + 1 if after not in (None, "") else 0
-        numbered = numbered[start:start + int(first or 1000)]
+        numbered = numbered[start : start + int(first or 1000)]
     edges = []
     for n, raw in numbered:
         m = _CONSOLE_LINE.match(raw)
-        level, ts, text = (("error" if m.group(1) else ""), m.group(2), m.group(3)) if m else ("", "", raw)
-        edges.append({"node": {"number": n, "timestamp": ts, "level": level, "label": "", "line": text},
-                      "cursor": str(n)})
-    return {"edges": edges, "pageInfo": {"hasNextPage": bool(edges) and edges[-1]["node"]["number"] < len(console) - 1,
-                                         "endCursor": edges[-1]["cursor"] if edges else None}}
+        level, ts, text = (
+            (("error" if m.group(1) else ""), m.group(2), m.group(3)) if m else ("", "", raw)
+        )
+        edges.append(
+            {
+                "node": {"number": n, "timestamp": ts, "level": level, "label": "", "line": text},
+                "cursor": str(n),
+            }
+        )
+    return {
+        "edges": edges,
+        "pageInfo": {
+            "hasNextPage": bool(edges) and edges[-1]["node"]["number"] < len(console) - 1,
+            "endCursor": edges[-1]["cursor"] if edges else None,
+        },
+    }
 
 
 @dataclass
@@ -179,7 +190,9 @@ class FakeRun:
 
     @property
     def storage_id(self) -> str:
-        return base64.b64encode(f"Run:v1:{self.name}:{self.project}:{self.entity}".encode()).decode()
+        return base64.b64encode(
+            f"Run:v1:{self.name}:{self.project}:{self.entity}".encode()
+        ).decode()
 
 
 class FakeWandbServer:
@@ -240,8 +253,9 @@ class FakeWandbServer:
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(self.app(), log_level="warning", lifespan="off")
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [sock]}, daemon=True
+        )
         self._thread.start()
         deadline = time.time() + 10
         while not self._server.started and time.time() < deadline:
@@ -279,13 +293,17 @@ class FakeWandbServer:
             except GraphQLFailure as exc:
                 if os.environ.get("FAKE_WANDB_DEBUG"):
                     print(body.get("query"), body.get("variables"), file=sys.stderr)
-                return JSONResponse({"data": None, "errors": [{"message": str(exc)}]},
-                                    status_code=exc.status)
+                return JSONResponse(
+                    {"data": None, "errors": [{"message": str(exc)}]}, status_code=exc.status
+                )
             return JSONResponse({"data": data})
 
         async def get_file(request):
-            key = (request.path_params["entity"], request.path_params["project"],
-                   request.path_params["run"])
+            key = (
+                request.path_params["entity"],
+                request.path_params["project"],
+                request.path_params["run"],
+            )
             run = self.run(*key)
             name = request.path_params["name"]
             if run is None or name not in run.files:
@@ -293,14 +311,20 @@ class FakeWandbServer:
             return Response(run.files[name])
 
         async def get_export(request):
-            run = self.run(request.path_params["entity"], request.path_params["project"],
-                           request.path_params["run"])
+            run = self.run(
+                request.path_params["entity"],
+                request.path_params["project"],
+                request.path_params["run"],
+            )
             data = run.exports.get(request.path_params["name"]) if run else None
             return Response(data) if data is not None else Response(b"not found", status_code=404)
 
         async def put_file(request):
-            key = (request.path_params["entity"], request.path_params["project"],
-                   request.path_params["run"])
+            key = (
+                request.path_params["entity"],
+                request.path_params["project"],
+                request.path_params["run"],
+            )
             data = await request.body()
             with self.lock:
                 self.requests.append(("PUT", request.url.path))
@@ -336,14 +360,16 @@ class FakeWandbServer:
         async def other(request):  # wandb-core's telemetry export and the like
             return Response(b"")
 
-        routes = Starlette(routes=[
-            Route("/graphql", graphql, methods=["POST"]),
-            Route("/files/{entity}/{project}/{run}/file_stream", file_stream, methods=["POST"]),
-            Route("/files/{entity}/{project}/{run}/{name:path}", get_file, methods=["GET"]),
-            Route("/files/{entity}/{project}/{run}/{name:path}", put_file, methods=["PUT"]),
-            Route("/parquet/{entity}/{project}/{run}/{name:path}", get_export, methods=["GET"]),
-            Route("/{path:path}", other, methods=["GET", "POST", "PUT"]),
-        ])
+        routes = Starlette(
+            routes=[
+                Route("/graphql", graphql, methods=["POST"]),
+                Route("/files/{entity}/{project}/{run}/file_stream", file_stream, methods=["POST"]),
+                Route("/files/{entity}/{project}/{run}/{name:path}", get_file, methods=["GET"]),
+                Route("/files/{entity}/{project}/{run}/{name:path}", put_file, methods=["PUT"]),
+                Route("/parquet/{entity}/{project}/{run}/{name:path}", get_export, methods=["GET"]),
+                Route("/{path:path}", other, methods=["GET", "POST", "PUT"]),
+            ]
+        )
 
         async def logged(scope, receive, send):  # every HTTP request, for request counts
             if scope["type"] == "http":
@@ -392,8 +418,11 @@ class FakeWandbServer:
                     continue  # a fragment on another member of a union type
                 out.update(self._project(obj, frag.selection_set, fragments, variables, opname))
             elif isinstance(sel, InlineFragmentNode):
-                if obj.get("__union") and sel.type_condition is not None and \
-                        sel.type_condition.name.value != obj.get("__typename"):
+                if (
+                    obj.get("__union")
+                    and sel.type_condition is not None
+                    and sel.type_condition.name.value != obj.get("__typename")
+                ):
                     continue
                 out.update(self._project(obj, sel.selection_set, fragments, variables, opname))
             elif isinstance(sel, FieldNode):
@@ -404,12 +433,15 @@ class FakeWandbServer:
                         out[alias] = obj.get("__typename")
                         continue
                     self.unknown.append(f"{opname}.{fname}")
-                    raise GraphQLFailure(f"fake W&B server: field {fname!r} of {opname} "
-                                         "is not implemented")
+                    raise GraphQLFailure(
+                        f"fake W&B server: field {fname!r} of {opname} is not implemented"
+                    )
                 value = obj[fname]
                 if callable(value):
-                    args = {a.name.value: value_from_ast_untyped(a.value, variables)
-                            for a in sel.arguments}
+                    args = {
+                        a.name.value: value_from_ast_untyped(a.value, variables)
+                        for a in sel.arguments
+                    }
                     value = value(**args)
                 if sel.selection_set is not None and value is not None:
                     value = self._project(value, sel.selection_set, fragments, variables, opname)
@@ -418,29 +450,48 @@ class FakeWandbServer:
 
     def query_root(self) -> dict[str, Any]:
         return {
-            "viewer": {"id": "VXNlcjox", "entity": self.entity, "username": "tester",
-                       "email": "tester@example.com", "flags": "{}", "admin": False,
-                       "teams": {"edges": [{"node": {"name": self.entity}}]},
-                       "__typename": "User"},
-            "serverInfo": {"cliVersionInfo": {}, "latestLocalVersionInfo": None,
-                           "features": [{"name": f, "isEnabled": True} for f in self.features],
-                           "__typename": "ServerInfo"},
+            "viewer": {
+                "id": "VXNlcjox",
+                "entity": self.entity,
+                "username": "tester",
+                "email": "tester@example.com",
+                "flags": "{}",
+                "admin": False,
+                "teams": {"edges": [{"node": {"name": self.entity}}]},
+                "__typename": "User",
+            },
+            "serverInfo": {
+                "cliVersionInfo": {},
+                "latestLocalVersionInfo": None,
+                "features": [{"name": f, "isEnabled": True} for f in self.features],
+                "__typename": "ServerInfo",
+            },
             "project": self._project_view,
             "model": self._model_view,
             # Api.projects(entity) (GetProjects): the projects that hold runs
             "models": lambda entityName=None, after=None, first=50, **_: _connection(
-                [self._project_view(p, e) for e, p in sorted({(e, p) for (e, p, _n) in self.runs})
-                 if entityName in (None, e)], after, first),
+                [
+                    self._project_view(p, e)
+                    for e, p in sorted({(e, p) for (e, p, _n) in self.runs})
+                    if entityName in (None, e)
+                ],
+                after,
+                first,
+            ),
             # Report.from_url (SpecificReport): a saved report by id
             "view": lambda id=None, **_: self._view(self.views.get(id)),
             # a personal entity: no organization, so wandb-core's system monitor
             # (OrganizationCoreWeaveOrganizationID) probes no CoreWeave metadata server
-            "entity": lambda name=None, **_: {"name": name, "id": "RW50aXR5OjE=",
-                                              "isTeam": False, "organization": None,
-                                              "__typename": "Entity",
-                                              "integrations": lambda after=None, first=50, **_:
-                                                  _connection([dict(i, __union=True) for i in
-                                                               self.integrations], after, first)},
+            "entity": lambda name=None, **_: {
+                "name": name,
+                "id": "RW50aXR5OjE=",
+                "isTeam": False,
+                "organization": None,
+                "__typename": "Entity",
+                "integrations": lambda after=None, first=50, **_: _connection(
+                    [dict(i, __union=True) for i in self.integrations], after, first
+                ),
+            },
         }
 
     def mutation_root(self) -> dict[str, Any]:
@@ -467,18 +518,34 @@ class FakeWandbServer:
             self.project_descriptions[(entity, name)] = inp["description"]
             self.project_updates.append(((entity, name), inp["description"]))
         view = self._project_view(name, entity)
-        return {"project": view, "model": view, "inserted": False,
-                "__typename": "UpsertModelPayload"}
+        return {
+            "project": view,
+            "model": view,
+            "inserted": False,
+            "__typename": "UpsertModelPayload",
+        }
 
     def _view(self, v: dict[str, Any] | None) -> dict[str, Any] | None:
         if v is None:
             return None
         e, p = v["entityName"], v["projectName"]
-        return {"__typename": "View", "id": v["id"], "type": v["type"], "name": v["name"],
-                "displayName": v["displayName"], "description": v["description"],
-                "spec": v["spec"], "createdAt": v["createdAt"], "updatedAt": v["updatedAt"],
-                "project": {"__typename": "Project", "id": base64.b64encode(
-                    f"Project:{e}:{p}".encode()).decode(), "name": p, "entityName": e}}
+        return {
+            "__typename": "View",
+            "id": v["id"],
+            "type": v["type"],
+            "name": v["name"],
+            "displayName": v["displayName"],
+            "description": v["description"],
+            "spec": v["spec"],
+            "createdAt": v["createdAt"],
+            "updatedAt": v["updatedAt"],
+            "project": {
+                "__typename": "Project",
+                "id": base64.b64encode(f"Project:{e}:{p}".encode()).decode(),
+                "name": p,
+                "entityName": e,
+            },
+        }
 
     def _upsert_view(self, input=None, **_):
         """``upsertView`` (wandb-workspaces' ``Report.save``, ``reports/v2/gql.py``): without
@@ -504,8 +571,11 @@ class FakeWandbServer:
             raise GraphQLFailure("upsertView: entityName and projectName required")
         vid = base64.b64encode(f"View:{len(self.views) + 1}".encode()).decode()
         self.views[vid] = dict(inp, id=vid, createdAt=now, updatedAt=now, saves=1)
-        return {"view": self._view(self.views[vid]), "inserted": True,
-                "__typename": "UpsertViewPayload"}
+        return {
+            "view": self._view(self.views[vid]),
+            "inserted": True,
+            "__typename": "UpsertViewPayload",
+        }
 
     def _create_filter_trigger(self, input=None, **_):
         """``createFilterTrigger``: keep the input, answer the created trigger (TriggerFields)."""
@@ -513,29 +583,51 @@ class FakeWandbServer:
         if any(a["name"] == inp.get("name") for a in self.automations):
             raise GraphQLFailure(f"conflict: a trigger named {inp.get('name')!r} exists", 409)
         self.automations.append(inp)
-        hook = next((i for i in self.integrations
-                     if i["id"] == (inp.get("triggeredActionConfig") or {})
-                     .get("genericWebhookActionInput", {}).get("integrationID")), None)
+        hook = next(
+            (
+                i
+                for i in self.integrations
+                if i["id"]
+                == (inp.get("triggeredActionConfig") or {})
+                .get("genericWebhookActionInput", {})
+                .get("integrationID")
+            ),
+            None,
+        )
         action_in = (inp.get("triggeredActionConfig") or {}).get("genericWebhookActionInput") or {}
         scope_id = inp.get("scopeID")
-        project = next(((e, p) for (e, p, _n) in self.runs
-                        if base64.b64encode(f"Project:{e}:{p}".encode()).decode() == scope_id),
-                       (self.entity, "?"))
+        project = next(
+            (
+                (e, p)
+                for (e, p, _n) in self.runs
+                if base64.b64encode(f"Project:{e}:{p}".encode()).decode() == scope_id
+            ),
+            (self.entity, "?"),
+        )
         now = _now()
         trigger = {
-            "__typename": "Trigger", "id": base64.b64encode(
-                f"Trigger:{len(self.automations)}".encode()).decode(),
-            "createdAt": now, "updatedAt": now, "name": inp.get("name"),
-            "description": inp.get("description"), "enabled": inp.get("enabled", True),
-            "scope": {"__typename": "Project", "__union": True, "id": scope_id,
-                      "name": project[1]},
-            "triggeringCondition": {"__typename": "FilterEventTriggeringCondition",
-                                    "__union": True, "eventType": inp.get("triggeringEventType"),
-                                    "filter": inp.get("eventFilter")},
-            "triggeredAction": {"__typename": "GenericWebhookTriggeredAction", "__union": True,
-                                "integration": dict(hook or {}, __union=True,
-                                                    __typename="GenericWebhookIntegration"),
-                                "requestPayload": action_in.get("requestPayload")},
+            "__typename": "Trigger",
+            "id": base64.b64encode(f"Trigger:{len(self.automations)}".encode()).decode(),
+            "createdAt": now,
+            "updatedAt": now,
+            "name": inp.get("name"),
+            "description": inp.get("description"),
+            "enabled": inp.get("enabled", True),
+            "scope": {"__typename": "Project", "__union": True, "id": scope_id, "name": project[1]},
+            "triggeringCondition": {
+                "__typename": "FilterEventTriggeringCondition",
+                "__union": True,
+                "eventType": inp.get("triggeringEventType"),
+                "filter": inp.get("eventFilter"),
+            },
+            "triggeredAction": {
+                "__typename": "GenericWebhookTriggeredAction",
+                "__union": True,
+                "integration": dict(
+                    hook or {}, __union=True, __typename="GenericWebhookIntegration"
+                ),
+                "requestPayload": action_in.get("requestPayload"),
+            },
         }
         return {"trigger": trigger}
 
@@ -579,42 +671,69 @@ class FakeWandbServer:
             return None
         return {
             "id": base64.b64encode(f"Project:{entity}:{project}".encode()).decode(),
-            "name": project, "__typename": "Project",
+            "name": project,
+            "__typename": "Project",
             "entity": {"id": "RW50aXR5OjE=", "name": entity, "__typename": "Entity"},
             "bucket": lambda name=None, missingOk=False, **_: self._run_view(
-                self.run(entity, project, name)),
+                self.run(entity, project, name)
+            ),
         }
 
     def _project_view(self, name=None, entityName=None, **_):
         if name is None:
             return None
         entity, pname = entityName or self.entity, name
-        runs = [r for (e, p, _n), r in self.runs.items() if e == entity and p == name and not r.deleted]
+        runs = [
+            r for (e, p, _n), r in self.runs.items() if e == entity and p == name and not r.deleted
+        ]
         return {
             "id": base64.b64encode(f"Project:{entity}:{name}".encode()).decode(),
-            "name": name, "entityName": entity, "internalId": "1", "readOnly": False,
-            "description": self.project_descriptions.get((entity, name)), "access": "PRIVATE",
+            "name": name,
+            "entityName": entity,
+            "internalId": "1",
+            "readOnly": False,
+            "description": self.project_descriptions.get((entity, name)),
+            "access": "PRIVATE",
             "views": "{}",
-            "__typename": "Project", "createdAt": "2026-01-01T00:00:00", "isBenchmark": False,
+            "__typename": "Project",
+            "createdAt": "2026-01-01T00:00:00",
+            "isBenchmark": False,
             "user": None,
             "run": lambda name=None, **_: self._run_view(self.run(entity, pname, name)),
             "runCount": lambda filters=None, **_: len(_filter(runs, filters)),
-            "runs": lambda filters=None, after=None, first=50, order=None, **_:
-                _connection([self._run_view(r) for r in _filter(runs, filters)], after, first),
+            "runs": lambda filters=None, after=None, first=50, order=None, **_: _connection(
+                [self._run_view(r) for r in _filter(runs, filters)], after, first
+            ),
             # Api.reports(path) (ProjectViews, wandb/apis/public/reports.py): the project's
             # saved views of one type ("runs": reports; the query's variable default when the
             # SDK sends none), by view name when given
-            "allViews": lambda viewType="runs", viewName=None, first=50, after=None, **_:
-                _connection([self._view_node(v) for v in self.views.values()
-                             if v["entityName"] == entity and v["projectName"] == name
-                             and v.get("type", "runs") == (viewType or "runs")
-                             and viewName in (None, v.get("name"))], after, first),
+            "allViews": lambda viewType="runs", viewName=None, first=50, after=None, **_: (
+                _connection(
+                    [
+                        self._view_node(v)
+                        for v in self.views.values()
+                        if v["entityName"] == entity
+                        and v["projectName"] == name
+                        and v.get("type", "runs") == (viewType or "runs")
+                        and viewName in (None, v.get("name"))
+                    ],
+                    after,
+                    first,
+                )
+            ),
         }
 
     def _view_node(self, v: dict[str, Any]) -> dict[str, Any]:
         """A saved view as ``allViews`` answers it (the ProjectViews node fields)."""
-        return dict(self._view(v), user={"username": "tester", "photoUrl": None,
-                                         "email": "tester@example.com", "__typename": "User"})
+        return dict(
+            self._view(v),
+            user={
+                "username": "tester",
+                "photoUrl": None,
+                "email": "tester@example.com",
+                "__typename": "User",
+            },
+        )
 
     def _run_view(self, r: FakeRun | None):
         if r is None:
@@ -622,10 +741,17 @@ class FakeWandbServer:
         rows = sorted(r.history, key=lambda x: x.get("_step", 0))
 
         def history(samples=500, minStep=None, maxStep=None, **_):
-            sel = [x for x in rows if (minStep is None or x.get("_step", 0) >= minStep)
-                   and (maxStep is None or x.get("_step", 0) < maxStep)]
-            return [json.dumps(x) for x in sel[:samples] if samples is not None] if samples else \
-                [json.dumps(x) for x in sel]
+            sel = [
+                x
+                for x in rows
+                if (minStep is None or x.get("_step", 0) >= minStep)
+                and (maxStep is None or x.get("_step", 0) < maxStep)
+            ]
+            return (
+                [json.dumps(x) for x in sel[:samples] if samples is not None]
+                if samples
+                else [json.dumps(x) for x in sel]
+            )
 
         def events(samples=500, **_):
             return [json.dumps(x) for x in r.events[:samples]]
@@ -636,13 +762,23 @@ class FakeWandbServer:
             if pattern:
                 import fnmatch
 
-                items = [(n, b) for n, b in items if fnmatch.fnmatchcase(n, pattern.replace("%", "*"))]
-            nodes = [{"id": base64.b64encode(f"File:{r.name}:{n}".encode()).decode(), "name": n,
-                      "url": lambda upload=False, n=n: self._file_url(r, n),
-                      "directUrl": self._file_url(r, n), "sizeBytes": len(b),
-                      "mimetype": "text/plain", "updatedAt": r.heartbeat_at, "md5":
-                      base64.b64encode(__import__("hashlib").md5(b).digest()).decode(),
-                      "__typename": "File"} for n, b in items]
+                items = [
+                    (n, b) for n, b in items if fnmatch.fnmatchcase(n, pattern.replace("%", "*"))
+                ]
+            nodes = [
+                {
+                    "id": base64.b64encode(f"File:{r.name}:{n}".encode()).decode(),
+                    "name": n,
+                    "url": lambda upload=False, n=n: self._file_url(r, n),
+                    "directUrl": self._file_url(r, n),
+                    "sizeBytes": len(b),
+                    "mimetype": "text/plain",
+                    "updatedAt": r.heartbeat_at,
+                    "md5": base64.b64encode(__import__("hashlib").md5(b).digest()).decode(),
+                    "__typename": "File",
+                }
+                for n, b in items
+            ]
             return _connection(nodes, after, first)
 
         last_step = max((x.get("_step", 0) for x in rows), default=-1)
@@ -651,35 +787,56 @@ class FakeWandbServer:
         if r.wandb_config:
             config["_wandb"] = {"value": r.wandb_config, "desc": None}
         return {
-            "id": r.storage_id, "name": r.name, "displayName": r.display_name or r.name,
-            "projectId": "1", "state": r.state,
+            "id": r.storage_id,
+            "name": r.name,
+            "displayName": r.display_name or r.name,
+            "projectId": "1",
+            "state": r.state,
             "config": json.dumps(config),
             "summaryMetrics": json.dumps(r.summary),
             "systemMetrics": json.dumps(r.events[-1] if r.events else {}),
-            "tags": list(r.tags), "notes": r.notes, "description": r.notes, "group": r.group,
-            "jobType": r.job_type, "sweepName": r.sweep, "commit": None, "readOnly": False,
+            "tags": list(r.tags),
+            "notes": r.notes,
+            "description": r.notes,
+            "group": r.group,
+            "jobType": r.job_type,
+            "sweepName": r.sweep,
+            "commit": None,
+            "readOnly": False,
             "stopped": r.stopped,
-            "createdAt": r.created_at, "heartbeatAt": r.heartbeat_at,
-            "historyLineCount": len(rows), "historyKeys": {"lastStep": last_step,
-                                                             "keys": {k: {} for k in keys}},
+            "createdAt": r.created_at,
+            "heartbeatAt": r.heartbeat_at,
+            "historyLineCount": len(rows),
+            "historyKeys": {"lastStep": last_step, "keys": {k: {} for k in keys}},
             "user": {"name": "tester", "username": "tester", "__typename": "User"},
-            "history": history, "events": events, "files": files,
+            "history": history,
+            "events": events,
+            "files": files,
             "sampledHistory": lambda specs=None, **_: [[json.loads(h) for h in history(500)]],
             "parquetHistory": lambda liveKeys=None, **_: self._parquet_history(r, rows, liveKeys),
-            "bucketUploadedFilesCount": len(r.files), "fileCount": len(r.files),
-            "project": {"id": base64.b64encode(f"Project:{r.entity}:{r.project}".encode()).decode(),
-                        "name": r.project, "entityName": r.entity, "__typename": "Project",
-                        "entity": {"id": "RW50aXR5OjE=", "name": r.entity, "__typename": "Entity"}},
+            "bucketUploadedFilesCount": len(r.files),
+            "fileCount": len(r.files),
+            "project": {
+                "id": base64.b64encode(f"Project:{r.entity}:{r.project}".encode()).decode(),
+                "name": r.project,
+                "entityName": r.entity,
+                "__typename": "Project",
+                "entity": {"id": "RW50aXR5OjE=", "name": r.entity, "__typename": "Entity"},
+            },
             # what wandb-core's RunResumeStatus reads to continue a run: line counts (its file
             # stream offsets), the last rows as a JSON list of JSON strings, the _wandb config
-            "logLineCount": len(r.console), "eventsLineCount": len(r.events),
+            "logLineCount": len(r.console),
+            "eventsLineCount": len(r.events),
             # the run's console as the backend serves it to the UI's Logs tab and to
             # Run.console_logs() (wandb >= 0.31: RunConsoleLogTail / logLines(last: N))
-            "logLines": lambda last=None, first=None, after=None, **_: _log_lines(r.console, last, first, after),
+            "logLines": lambda last=None, first=None, after=None, **_: _log_lines(
+                r.console, last, first, after
+            ),
             "historyTail": json.dumps([json.dumps(x) for x in rows[-_TAIL_ROWS:]]),
             "eventsTail": json.dumps([json.dumps(x) for x in r.events[-_TAIL_ROWS:]]),
             "wandbConfig": lambda keys=None, **_: json.dumps(
-                {k: v for k, v in r.wandb_config.items() if keys is None or k in keys}),
+                {k: v for k, v in r.wandb_config.items() if keys is None or k in keys}
+            ),
             "__typename": "Run",
         }
 
@@ -692,7 +849,7 @@ class FakeWandbServer:
         import pyarrow.parquet as pq
 
         n_live = min(self.live_rows, len(rows))
-        exported, live = rows[:len(rows) - n_live], rows[len(rows) - n_live:]
+        exported, live = rows[: len(rows) - n_live], rows[len(rows) - n_live :]
         urls = []
         if exported:
             keys = sorted({k for x in exported for k, v in x.items() if not isinstance(v, dict)})
@@ -732,8 +889,15 @@ class FakeWandbServer:
             if r is None:
                 if (entity, project, inp["name"]) in self.runs:  # deleted: the name is taken
                     raise GraphQLFailure(f"run {inp['name']} was previously created and deleted")
-                r = FakeRun(entity, project, inp["name"], state="running", created_at=_now(),
-                            heartbeat_at=_now(), wandb_config={})
+                r = FakeRun(
+                    entity,
+                    project,
+                    inp["name"],
+                    state="running",
+                    created_at=_now(),
+                    heartbeat_at=_now(),
+                    wandb_config={},
+                )
                 self.runs[(entity, project, r.name)] = r
                 inserted = True
         if r is None:
@@ -746,8 +910,11 @@ class FakeWandbServer:
             r.display_name = inp["displayName"]
         if inp.get("config"):
             cfg = json.loads(inp["config"]) if isinstance(inp["config"], str) else inp["config"]
-            r.config = {k: (v["value"] if isinstance(v, dict) and "value" in v else v)
-                        for k, v in cfg.items() if k != "_wandb"}
+            r.config = {
+                k: (v["value"] if isinstance(v, dict) and "value" in v else v)
+                for k, v in cfg.items()
+                if k != "_wandb"
+            }
             wb = cfg.get("_wandb")
             if isinstance(wb, dict):
                 r.wandb_config = wb.get("value", wb)
@@ -761,16 +928,24 @@ class FakeWandbServer:
             r.set_state(inp["state"])
         if inp.get("sweep"):
             r.sweep = inp["sweep"]
-        return {"bucket": self._run_view(r), "inserted": inserted,
-                "__typename": "UpsertBucketPayload"}
+        return {
+            "bucket": self._run_view(r),
+            "inserted": inserted,
+            "__typename": "UpsertBucketPayload",
+        }
 
     def _create_run_files(self, input=None, **_):
         inp = input or {}
-        r = self.run(inp.get("entityName") or self.entity, inp.get("projectName"), inp.get("runName"))
+        r = self.run(
+            inp.get("entityName") or self.entity, inp.get("projectName"), inp.get("runName")
+        )
         if r is None:
             return {"runID": None, "uploadHeaders": [], "files": []}
-        return {"runID": r.storage_id, "uploadHeaders": [],
-                "files": [{"name": n, "uploadUrl": self._file_url(r, n)} for n in inp.get("files", [])]}
+        return {
+            "runID": r.storage_id,
+            "uploadHeaders": [],
+            "files": [{"name": n, "uploadUrl": self._file_url(r, n)} for n in inp.get("files", [])],
+        }
 
     def _stop_run(self, input=None, **_):
         """``stopRun(input: {id})`` (wandb-core's ``StopRun``, sent by ``Run.stop()``): sets the
@@ -809,18 +984,22 @@ def _put_lines(lines: list, offset: int, content: list) -> None:
     """
     if offset > len(lines):
         raise ValueError(f"offset {offset} leaves a gap after line {len(lines)}")
-    lines[offset:offset + len(content)] = content
+    lines[offset : offset + len(content)] = content
 
 
 def _connection(nodes: list, after: str | None, first: int | None) -> dict[str, Any]:
     start = int(after) if after else 0
     first = first or 50
-    page = nodes[start:start + first]
-    return {"edges": [{"node": n, "cursor": str(start + i + 1)} for i, n in enumerate(page)],
-            "pageInfo": {"__typename": "PageInfo",
-                         "endCursor": str(start + len(page)) if page else after,
-                         "hasNextPage": start + first < len(nodes)},
-            "totalCount": len(nodes)}
+    page = nodes[start : start + first]
+    return {
+        "edges": [{"node": n, "cursor": str(start + i + 1)} for i, n in enumerate(page)],
+        "pageInfo": {
+            "__typename": "PageInfo",
+            "endCursor": str(start + len(page)) if page else after,
+            "hasNextPage": start + first < len(nodes),
+        },
+        "totalCount": len(nodes),
+    }
 
 
 def _filter(runs: list[FakeRun], filters) -> list[FakeRun]:
@@ -836,14 +1015,20 @@ def _field(r: FakeRun, path: str) -> Any:
     if path == "group":
         return r.group
     if path in ("state", "sweep", "tags", "jobType", "displayName", "name"):
-        return {"state": r.state, "sweep": r.sweep, "tags": r.tags, "jobType": r.job_type,
-                "displayName": r.display_name, "name": r.name}[path]
+        return {
+            "state": r.state,
+            "sweep": r.sweep,
+            "tags": r.tags,
+            "jobType": r.job_type,
+            "displayName": r.display_name,
+            "name": r.name,
+        }[path]
     if path.startswith("config."):
-        key = path[len("config."):]
+        key = path[len("config.") :]
         key = key.removesuffix(".value")
         return r.config.get(key)
     if path.startswith("summary_metrics."):
-        return r.summary.get(path[len("summary_metrics."):])
+        return r.summary.get(path[len("summary_metrics.") :])
     return None
 
 
@@ -876,4 +1061,3 @@ def _match(r: FakeRun, cond: dict[str, Any]) -> bool:
         elif have != want:
             return False
     return True
-

@@ -17,16 +17,43 @@ MLAUDIT = shutil.which("mlaudit", path=str(Path(sys.executable).parent)) or "mla
 class Watcher:
     """``mlaudit watch mlflow`` as a subprocess, its stderr in a file."""
 
-    def __init__(self, tmp: Path, label: str, url: str, exp: str, since: str, *,
-                 state: str = "state.sqlite", pause: str | None = None,
-                 extra: tuple[str, ...] = (), once: bool = False) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        label: str,
+        url: str,
+        exp: str,
+        since: str,
+        *,
+        state: str = "state.sqlite",
+        pause: str | None = None,
+        extra: tuple[str, ...] = (),
+        once: bool = False,
+    ) -> None:
         self.log = tmp / f"watch-{label}.log"
         env = dict(os.environ, MLAUDIT_WATCH_TEST_PAUSE=pause or "")
-        cmd = [MLAUDIT, "watch", "mlflow", "-e", exp, "-u", url, "--state", str(tmp / state),
-               "--poll-interval", "0.3", "--concurrency", "1", "--since", since, *extra,
-               *(["--once"] if once else [])]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(self.log, "wb"),
-                                     env=env, cwd=tmp)
+        cmd = [
+            MLAUDIT,
+            "watch",
+            "mlflow",
+            "-e",
+            exp,
+            "-u",
+            url,
+            "--state",
+            str(tmp / state),
+            "--poll-interval",
+            "0.3",
+            "--concurrency",
+            "1",
+            "--since",
+            since,
+            *extra,
+            *(["--once"] if once else []),
+        ]
+        self.proc = subprocess.Popen(
+            cmd, stdout=subprocess.DEVNULL, stderr=open(self.log, "wb"), env=env, cwd=tmp
+        )
 
     def text(self) -> str:
         return self.log.read_text(errors="replace")

@@ -37,18 +37,58 @@ class CorpusClass:
 # ----------------------------------------------------------------------------- healthy bases
 # Each converges for real: val accuracy 0.93-1.0, validation loss at (or within noise of)
 # its minimum at the end.
-MLP_DIGITS = {"family": "mlp", "dataset": "digits", "hidden": (512,), "batch_size": 128,
-              "lr": 0.05, "steps": 400}
-RFF_DIGITS = {"family": "rff", "dataset": "digits", "rff_features": 1024, "rff_gamma": 0.01,
-              "batch_size": 128, "lr": 0.5, "steps": 400}
-MLP_CANCER = {"family": "mlp", "dataset": "breast_cancer", "hidden": (64,), "batch_size": 32,
-              "lr": 0.003, "weight_decay": 1e-3, "steps": 400}
-RFF_WINE = {"family": "rff", "dataset": "wine", "rff_features": 512, "rff_gamma": 0.05,
-            "batch_size": 16, "lr": 0.3, "steps": 400}
-MLP_SYNTH = {"family": "mlp", "dataset": "make_classification", "hidden": (256, 256),
-             "batch_size": 128, "lr": 0.02, "steps": 400}
-RFF_IRIS = {"family": "rff", "dataset": "iris", "rff_features": 256, "rff_gamma": 0.2,
-            "batch_size": 16, "lr": 0.3, "steps": 400}
+MLP_DIGITS = {
+    "family": "mlp",
+    "dataset": "digits",
+    "hidden": (512,),
+    "batch_size": 128,
+    "lr": 0.05,
+    "steps": 400,
+}
+RFF_DIGITS = {
+    "family": "rff",
+    "dataset": "digits",
+    "rff_features": 1024,
+    "rff_gamma": 0.01,
+    "batch_size": 128,
+    "lr": 0.5,
+    "steps": 400,
+}
+MLP_CANCER = {
+    "family": "mlp",
+    "dataset": "breast_cancer",
+    "hidden": (64,),
+    "batch_size": 32,
+    "lr": 0.003,
+    "weight_decay": 1e-3,
+    "steps": 400,
+}
+RFF_WINE = {
+    "family": "rff",
+    "dataset": "wine",
+    "rff_features": 512,
+    "rff_gamma": 0.05,
+    "batch_size": 16,
+    "lr": 0.3,
+    "steps": 400,
+}
+MLP_SYNTH = {
+    "family": "mlp",
+    "dataset": "make_classification",
+    "hidden": (256, 256),
+    "batch_size": 128,
+    "lr": 0.02,
+    "steps": 400,
+}
+RFF_IRIS = {
+    "family": "rff",
+    "dataset": "iris",
+    "rff_features": 256,
+    "rff_gamma": 0.2,
+    "batch_size": 16,
+    "lr": 0.3,
+    "steps": 400,
+}
 
 _BASES = (MLP_DIGITS, RFF_DIGITS, MLP_CANCER, RFF_WINE, MLP_SYNTH, RFF_IRIS)
 _THREE = (MLP_DIGITS, RFF_DIGITS, MLP_SYNTH)
@@ -58,55 +98,145 @@ def _with(bases, **kw) -> tuple[dict[str, Any], ...]:
     return tuple({**b, **kw} for b in bases)
 
 
-CLASSES: dict[str, CorpusClass] = {c.name: c for c in [
-    CorpusClass("healthy", frozenset({"succeeded"}), "healthy",
-                "none: a well-tuned run", _BASES, runs_per_seed=2),
-    CorpusClass("benign_spike", frozenset({"succeeded"}), "healthy",
-                "one corrupted batch at 40% of the run (inputs out of step with their labels and "
-                "not normalised, x3): the loss spikes, then recovers",
-                _with(_THREE, bad_batch="misaligned", _bad_at=0.4)),
-    CorpusClass("divergence", frozenset({"diverged"}), "model_convergence",
-                "peak learning rate far too high: the loss grows, then overflows",
-                (dict(MLP_DIGITS, lr=3.0, warmup_steps=50, schedule="constant"),
-                 dict(MLP_SYNTH, lr=1.5, warmup_steps=50, schedule="constant"),
-                 dict(MLP_CANCER, lr=2.0, warmup_steps=50, schedule="constant"))),
-    CorpusClass("nan_bad_batch", frozenset({"diverged", "crashed"}), "data_config",
-                "one batch with NaN/inf inputs mid-run: the loss turns NaN abruptly, no growth before",
-                _with(_THREE, bad_batch="nonfinite", _bad_at=0.55)),
-    CorpusClass("overfit", frozenset({"overfit"}), "model_convergence",
-                "60 training samples, no regularisation, long training: validation loss turns back up",
-                (dict(MLP_DIGITS, optimizer="adam", lr=5e-4, beta2=0.95, batch_size=20, train_size=60,
-                      steps=1000, eval_every=50, weight_decay=0.0, schedule="constant"),
-                 dict(RFF_DIGITS, optimizer="adam", lr=0.02, beta2=0.95, batch_size=20, train_size=60,
-                      rff_features=2048, steps=1000, eval_every=50, weight_decay=0.0, schedule="constant"),
-                 dict(MLP_SYNTH, optimizer="adam", lr=1e-3, beta2=0.95, batch_size=20, train_size=100,
-                      steps=1000, eval_every=50, weight_decay=0.0, schedule="constant"))),
-    CorpusClass("underfit", frozenset({"underfit", "plateaued"}), "model_convergence",
-                "learning rate ~10,000x too low: the loss barely moves",
-                (dict(MLP_DIGITS, lr=5e-6), dict(RFF_DIGITS, lr=5e-5), dict(MLP_SYNTH, lr=2e-6))),
-    CorpusClass("starved", frozenset({"slow"}), "infra_runtime",
-                "the input pipeline sleeps 8 ms per batch: data time > half of every step",
-                _with(_THREE, data_sleep=0.008, steps=300)),
-    CorpusClass("throughput_degradation", frozenset({"slow"}), "infra_runtime",
-                "host-side work per step grows linearly from 0 to 12 ms over the run",
-                _with(_THREE, slowdown=0.012, steps=300)),
-    CorpusClass("reset_counter", None, "correctness_bug",
-                "the process dies at 60% of the run and a new one resumes from the last checkpoint "
-                "without restoring the step counter, logging into the same run",
-                _with(_THREE, _crash_at=0.6)),
-    CorpusClass("shuffled_labels", frozenset({"underfit", "plateaued", "overfit"}), "data_config",
-                "training labels permuted at random (validation labels intact): nothing to learn",
-                _with(_THREE, shuffle_labels=True)),
-    CorpusClass("eval_heavy", frozenset({"slow"}), "infra_runtime",
-                "every evaluation (each 10 steps) costs 6x the training since the previous one",
-                _with(_THREE, eval_every=10, eval_cost_ratio=6.0, steps=300)),
-    CorpusClass("oom_crash", frozenset({"crashed"}), "infra_runtime",
-                "the simulated accelerator runs out of memory mid-run (in evaluation or in a "
-                "training step): CUDA out-of-memory traceback, run FAILED",
-                (dict(MLP_DIGITS, _oom_at=0.5, oom_in="evaluate"),
-                 dict(RFF_DIGITS, _oom_at=0.6, oom_in="train_step"),
-                 dict(MLP_SYNTH, _oom_at=0.7, oom_in="evaluate"))),
-]}
+CLASSES: dict[str, CorpusClass] = {
+    c.name: c
+    for c in [
+        CorpusClass(
+            "healthy",
+            frozenset({"succeeded"}),
+            "healthy",
+            "none: a well-tuned run",
+            _BASES,
+            runs_per_seed=2,
+        ),
+        CorpusClass(
+            "benign_spike",
+            frozenset({"succeeded"}),
+            "healthy",
+            "one corrupted batch at 40% of the run (inputs out of step with their labels and "
+            "not normalised, x3): the loss spikes, then recovers",
+            _with(_THREE, bad_batch="misaligned", _bad_at=0.4),
+        ),
+        CorpusClass(
+            "divergence",
+            frozenset({"diverged"}),
+            "model_convergence",
+            "peak learning rate far too high: the loss grows, then overflows",
+            (
+                dict(MLP_DIGITS, lr=3.0, warmup_steps=50, schedule="constant"),
+                dict(MLP_SYNTH, lr=1.5, warmup_steps=50, schedule="constant"),
+                dict(MLP_CANCER, lr=2.0, warmup_steps=50, schedule="constant"),
+            ),
+        ),
+        CorpusClass(
+            "nan_bad_batch",
+            frozenset({"diverged", "crashed"}),
+            "data_config",
+            "one batch with NaN/inf inputs mid-run: the loss turns NaN abruptly, no growth before",
+            _with(_THREE, bad_batch="nonfinite", _bad_at=0.55),
+        ),
+        CorpusClass(
+            "overfit",
+            frozenset({"overfit"}),
+            "model_convergence",
+            "60 training samples, no regularisation, long training: validation loss turns back up",
+            (
+                dict(
+                    MLP_DIGITS,
+                    optimizer="adam",
+                    lr=5e-4,
+                    beta2=0.95,
+                    batch_size=20,
+                    train_size=60,
+                    steps=1000,
+                    eval_every=50,
+                    weight_decay=0.0,
+                    schedule="constant",
+                ),
+                dict(
+                    RFF_DIGITS,
+                    optimizer="adam",
+                    lr=0.02,
+                    beta2=0.95,
+                    batch_size=20,
+                    train_size=60,
+                    rff_features=2048,
+                    steps=1000,
+                    eval_every=50,
+                    weight_decay=0.0,
+                    schedule="constant",
+                ),
+                dict(
+                    MLP_SYNTH,
+                    optimizer="adam",
+                    lr=1e-3,
+                    beta2=0.95,
+                    batch_size=20,
+                    train_size=100,
+                    steps=1000,
+                    eval_every=50,
+                    weight_decay=0.0,
+                    schedule="constant",
+                ),
+            ),
+        ),
+        CorpusClass(
+            "underfit",
+            frozenset({"underfit", "plateaued"}),
+            "model_convergence",
+            "learning rate ~10,000x too low: the loss barely moves",
+            (dict(MLP_DIGITS, lr=5e-6), dict(RFF_DIGITS, lr=5e-5), dict(MLP_SYNTH, lr=2e-6)),
+        ),
+        CorpusClass(
+            "starved",
+            frozenset({"slow"}),
+            "infra_runtime",
+            "the input pipeline sleeps 8 ms per batch: data time > half of every step",
+            _with(_THREE, data_sleep=0.008, steps=300),
+        ),
+        CorpusClass(
+            "throughput_degradation",
+            frozenset({"slow"}),
+            "infra_runtime",
+            "host-side work per step grows linearly from 0 to 12 ms over the run",
+            _with(_THREE, slowdown=0.012, steps=300),
+        ),
+        CorpusClass(
+            "reset_counter",
+            None,
+            "correctness_bug",
+            "the process dies at 60% of the run and a new one resumes from the last checkpoint "
+            "without restoring the step counter, logging into the same run",
+            _with(_THREE, _crash_at=0.6),
+        ),
+        CorpusClass(
+            "shuffled_labels",
+            frozenset({"underfit", "plateaued", "overfit"}),
+            "data_config",
+            "training labels permuted at random (validation labels intact): nothing to learn",
+            _with(_THREE, shuffle_labels=True),
+        ),
+        CorpusClass(
+            "eval_heavy",
+            frozenset({"slow"}),
+            "infra_runtime",
+            "every evaluation (each 10 steps) costs 6x the training since the previous one",
+            _with(_THREE, eval_every=10, eval_cost_ratio=6.0, steps=300),
+        ),
+        CorpusClass(
+            "oom_crash",
+            frozenset({"crashed"}),
+            "infra_runtime",
+            "the simulated accelerator runs out of memory mid-run (in evaluation or in a "
+            "training step): CUDA out-of-memory traceback, run FAILED",
+            (
+                dict(MLP_DIGITS, _oom_at=0.5, oom_in="evaluate"),
+                dict(RFF_DIGITS, _oom_at=0.6, oom_in="train_step"),
+                dict(MLP_SYNTH, _oom_at=0.7, oom_in="evaluate"),
+            ),
+        ),
+    ]
+}
 
 #: Classes whose runs are healthy (the false-alarm rate is measured on them).
 HEALTHY_CLASSES = ("healthy", "benign_spike")
@@ -124,12 +254,19 @@ def build_spec(name: str, seed: int, index: int = 0, scale: float = 1.0) -> RunS
     cls = CLASSES[name]
     v = dict(cls.variants[(seed * cls.runs_per_seed + index) % len(cls.variants)])
     steps = max(40, round(v.pop("steps", 400) * scale))
-    bad_at, crash_at, oom_at = v.pop("_bad_at", None), v.pop("_crash_at", None), v.pop("_oom_at", None)
+    bad_at, crash_at, oom_at = (
+        v.pop("_bad_at", None),
+        v.pop("_crash_at", None),
+        v.pop("_oom_at", None),
+    )
     spec = RunSpec(corpus_class=name, seed=seed, steps=steps, description=cls.fault, **v)
     if scale < 1.0:
-        spec = replace(spec, eval_every=max(5, round(spec.eval_every * max(scale, 0.4))),
-                       warmup_steps=max(5, round(spec.warmup_steps * scale)),
-                       checkpoint_every=max(10, round(spec.checkpoint_every * scale)))
+        spec = replace(
+            spec,
+            eval_every=max(5, round(spec.eval_every * max(scale, 0.4))),
+            warmup_steps=max(5, round(spec.warmup_steps * scale)),
+            checkpoint_every=max(10, round(spec.checkpoint_every * scale)),
+        )
     if bad_at is not None:
         spec = replace(spec, bad_batch_step=int(steps * bad_at))
     if crash_at is not None:

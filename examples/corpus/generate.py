@@ -41,8 +41,14 @@ def tracking_uri(out: Path) -> str:
     return f"sqlite:///{Path(out).resolve() / 'mlflow.db'}"
 
 
-def generate(out: Path, seeds: int = 3, classes: list[str] | None = None, scale: float = 1.0,
-             verbose: bool = False, echo=print) -> list[dict]:
+def generate(
+    out: Path,
+    seeds: int = 3,
+    classes: list[str] | None = None,
+    scale: float = 1.0,
+    verbose: bool = False,
+    echo=print,
+) -> list[dict]:
     """Train every (class, seed) run into ``out`` and return the manifest entries.
 
     Args:
@@ -60,7 +66,9 @@ def generate(out: Path, seeds: int = 3, classes: list[str] | None = None, scale:
     names = list(classes) if classes else list(CLASSES)
     unknown = [n for n in names if n not in CLASSES]
     if unknown:
-        raise ValueError(f"unknown corpus class(es) {', '.join(unknown)}; choose from {', '.join(CLASSES)}")
+        raise ValueError(
+            f"unknown corpus class(es) {', '.join(unknown)}; choose from {', '.join(CLASSES)}"
+        )
     if seeds < 1:
         raise ValueError(f"--seeds must be >= 1, got {seeds}")
     if not scale > 0:
@@ -75,7 +83,9 @@ def generate(out: Path, seeds: int = 3, classes: list[str] | None = None, scale:
     for name in ("mlflow", "alembic"):  # store-migration chatter
         logging.getLogger(name).setLevel(logging.WARNING)
     client = mlflow.MlflowClient(tracking_uri(out))
-    exp_id = client.create_experiment(EXPERIMENT, artifact_location=(out / "artifacts").resolve().as_uri())
+    exp_id = client.create_experiment(
+        EXPERIMENT, artifact_location=(out / "artifacts").resolve().as_uri()
+    )
     # Warm the imports and dataset caches so the first run's startup is like every other's.
     from examples.corpus.train import load_dataset
 
@@ -89,25 +99,48 @@ def generate(out: Path, seeds: int = 3, classes: list[str] | None = None, scale:
             for index in range(cls.runs_per_seed):
                 spec = build_spec(name, seed, index, scale)
                 variant = f"{spec.family}/{spec.dataset}"
-                tags = {"corpus.class": name, "corpus.expected_outcome": cls.expected_outcome_tag(),
-                        "corpus.expected_cause": cls.cause, "corpus.seed": str(seed),
-                        "corpus.variant": variant, "corpus.fault": cls.fault,
-                        "corpus.generator": "examples/corpus"}
+                tags = {
+                    "corpus.class": name,
+                    "corpus.expected_outcome": cls.expected_outcome_tag(),
+                    "corpus.expected_cause": cls.cause,
+                    "corpus.seed": str(seed),
+                    "corpus.variant": variant,
+                    "corpus.fault": cls.fault,
+                    "corpus.generator": "examples/corpus",
+                }
                 res = train_run(spec, client, exp_id, tags=tags, verbose=verbose)
-                entry = {"run_id": res.run_id, "class": name, "seed": seed, "variant": variant,
-                         "expected_outcome": sorted(cls.outcomes) if cls.outcomes else None,
-                         "expected_cause": cls.cause, "status": res.status,
-                         "steps_logged": res.steps_logged, "wall_time_s": round(res.wall_time, 3),
-                         "spec": spec_dict(spec)}
+                entry = {
+                    "run_id": res.run_id,
+                    "class": name,
+                    "seed": seed,
+                    "variant": variant,
+                    "expected_outcome": sorted(cls.outcomes) if cls.outcomes else None,
+                    "expected_cause": cls.cause,
+                    "status": res.status,
+                    "steps_logged": res.steps_logged,
+                    "wall_time_s": round(res.wall_time, 3),
+                    "spec": spec_dict(spec),
+                }
                 manifest.append(entry)
                 if echo is not None:
-                    echo(f"{name:<24} seed={seed} {variant:<26} {res.status:<8} "
-                         f"steps={res.steps_logged:<5} wall={res.wall_time:5.1f}s "
-                         f"train_loss={res.last('train/loss'):.4g} val_acc={res.last('val/accuracy'):.3f} "
-                         f"run_id={res.run_id}")
-    (out / "manifest.json").write_text(json.dumps({"tracking_uri": tracking_uri(out), "experiment": EXPERIMENT,
-                                                   "seeds": seeds, "scale": scale, "runs": manifest},
-                                                  indent=1))
+                    echo(
+                        f"{name:<24} seed={seed} {variant:<26} {res.status:<8} "
+                        f"steps={res.steps_logged:<5} wall={res.wall_time:5.1f}s "
+                        f"train_loss={res.last('train/loss'):.4g} val_acc={res.last('val/accuracy'):.3f} "
+                        f"run_id={res.run_id}"
+                    )
+    (out / "manifest.json").write_text(
+        json.dumps(
+            {
+                "tracking_uri": tracking_uri(out),
+                "experiment": EXPERIMENT,
+                "seeds": seeds,
+                "scale": scale,
+                "runs": manifest,
+            },
+            indent=1,
+        )
+    )
     if echo is not None:
         echo(f"{len(manifest)} runs in {time.time() - t0:.1f}s -> {tracking_uri(out)}")
     return manifest
@@ -117,10 +150,17 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, type=Path, help="empty directory for the corpus")
     ap.add_argument("--seeds", type=int, default=3, help="seeds per class (default 3)")
-    ap.add_argument("--classes", default=None,
-                    help=f"comma-separated subset of: {', '.join(CLASSES)} (default: all)")
-    ap.add_argument("--scale", type=float, default=1.0,
-                    help="factor on the number of steps (e.g. 0.3 for a smoke test)")
+    ap.add_argument(
+        "--classes",
+        default=None,
+        help=f"comma-separated subset of: {', '.join(CLASSES)} (default: all)",
+    )
+    ap.add_argument(
+        "--scale",
+        type=float,
+        default=1.0,
+        help="factor on the number of steps (e.g. 0.3 for a smoke test)",
+    )
     ap.add_argument("--verbose", action="store_true", help="echo every run's console lines")
     args = ap.parse_args(argv)
     classes = [c.strip() for c in args.classes.split(",") if c.strip()] if args.classes else None

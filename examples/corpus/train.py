@@ -96,18 +96,30 @@ class RunSpec:
     oom_step: int | None = None  # step at which the simulated accelerator runs out of memory
     oom_in: str = "evaluate"  # "evaluate" or "train_step": the function that raises
     crash_step: int | None = None  # the process dies after this step ...
-    checkpoint_every: int = 50  # ... and a new one resumes from the last checkpoint, step counter reset
+    checkpoint_every: int = (
+        50  # ... and a new one resumes from the last checkpoint, step counter reset
+    )
     description: str = ""
 
     def params(self, num_classes: int | None = None) -> dict[str, Any]:
         """The run's hyper-parameters as a tracker would log them (no fault fields)."""
         p: dict[str, Any] = {
-            "model": (f"mlp({'-'.join(map(str, self.hidden))}, relu)" if self.family == "mlp"
-                      else f"softmax-regression(random-fourier-features D={self.rff_features})"),
-            "dataset": f"sklearn.{self.dataset}", "seed": self.seed, "lr": self.lr,
-            "optimizer": self.optimizer, "momentum": self.momentum, "weight_decay": self.weight_decay,
-            "warmup_steps": self.warmup_steps, "lr_schedule": self.schedule,
-            "batch_size": self.batch_size, "steps": self.steps, "eval_every": self.eval_every,
+            "model": (
+                f"mlp({'-'.join(map(str, self.hidden))}, relu)"
+                if self.family == "mlp"
+                else f"softmax-regression(random-fourier-features D={self.rff_features})"
+            ),
+            "dataset": f"sklearn.{self.dataset}",
+            "seed": self.seed,
+            "lr": self.lr,
+            "optimizer": self.optimizer,
+            "momentum": self.momentum,
+            "weight_decay": self.weight_decay,
+            "warmup_steps": self.warmup_steps,
+            "lr_schedule": self.schedule,
+            "batch_size": self.batch_size,
+            "steps": self.steps,
+            "eval_every": self.eval_every,
             "train_size": self.train_size if self.train_size is not None else "all",
         }
         if num_classes is not None:
@@ -140,8 +152,12 @@ class RunResult:
 # --------------------------------------------------------------------------- data
 
 
-def load_dataset(name: str, seed: int, val_frac: float = 0.3, train_size: int | None = None,
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+def load_dataset(
+    name: str,
+    seed: int,
+    val_frac: float = 0.3,
+    train_size: int | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """A scikit-learn dataset split into train / validation by ``seed``, standardised.
 
     Returns ``(X_train, y_train, X_val, y_val, num_classes)``; X float32 of shape
@@ -153,9 +169,15 @@ def load_dataset(name: str, seed: int, val_frac: float = 0.3, train_size: int | 
     from sklearn import datasets
 
     if name == "make_classification":
-        X, y = datasets.make_classification(n_samples=3000, n_features=40, n_informative=20,
-                                            n_redundant=5, n_classes=5, class_sep=1.5,
-                                            random_state=7)
+        X, y = datasets.make_classification(
+            n_samples=3000,
+            n_features=40,
+            n_informative=20,
+            n_redundant=5,
+            n_classes=5,
+            class_sep=1.5,
+            random_state=7,
+        )
     elif name in ("digits", "wine", "breast_cancer", "iris"):
         X, y = getattr(datasets, f"load_{name}")(return_X_y=True)
     else:
@@ -171,8 +193,13 @@ def load_dataset(name: str, seed: int, val_frac: float = 0.3, train_size: int | 
     mu = X_tr.mean(axis=0)
     sd = X_tr.std(axis=0) + 1.0 if name == "digits" else X_tr.std(axis=0) + 1e-6
     f32 = np.float32
-    return (((X_tr - mu) / sd).astype(f32), y_tr.astype(np.int64), ((X_val - mu) / sd).astype(f32),
-            y_val.astype(np.int64), int(y.max()) + 1)
+    return (
+        ((X_tr - mu) / sd).astype(f32),
+        y_tr.astype(np.int64),
+        ((X_val - mu) / sd).astype(f32),
+        y_val.astype(np.int64),
+        int(y.max()) + 1,
+    )
 
 
 # --------------------------------------------------------------------------- second model family
@@ -188,8 +215,14 @@ class SoftmaxRFF(MLP):
     loss and the evaluation are the demo MLP's with no hidden layer.
     """
 
-    def __init__(self, n_in: int, n_out: int, rng: np.random.Generator, features: int = 1024,
-                 gamma: float = 0.02) -> None:
+    def __init__(
+        self,
+        n_in: int,
+        n_out: int,
+        rng: np.random.Generator,
+        features: int = 1024,
+        gamma: float = 0.02,
+    ) -> None:
         super().__init__(features, (), n_out, rng)
         self.params["W1"][:] = 0.0
         self.omega = rng.normal(0.0, math.sqrt(2.0 * gamma), (n_in, features)).astype(np.float32)
@@ -231,7 +264,8 @@ class DeviceMemory:
                 f"already allocated; {free:.2f} GiB free; {self.reserved / self.GIB:.2f} GiB reserved "
                 "in total by PyTorch) If reserved memory is >> allocated memory try setting "
                 "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management "
-                "and PYTORCH_CUDA_ALLOC_CONF")
+                "and PYTORCH_CUDA_ALLOC_CONF"
+            )
         self.allocated += nbytes
         self.reserved = max(self.reserved, self.allocated * 1.04)
 
@@ -267,7 +301,9 @@ class _MlflowLog:
 
             ms = [Metric(k, v, t, s) for k, v, t, s in self.buffer]
             for i in range(0, len(ms), self.BATCH):
-                op = self.client.log_batch(self.run_id, metrics=ms[i:i + self.BATCH], synchronous=False)
+                op = self.client.log_batch(
+                    self.run_id, metrics=ms[i : i + self.BATCH], synchronous=False
+                )
                 if op is not None:
                     self.pending.append(op)
         self.buffer = []
@@ -294,8 +330,12 @@ def _make_model(spec: RunSpec, n_in: int, n_out: int, rng: np.random.Generator) 
     raise ValueError(f"unknown model family {spec.family!r}; choose 'mlp' or 'rff'")
 
 
-def _stream(spec: RunSpec, X: np.ndarray, y: np.ndarray, rng: np.random.Generator,
-            ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def _stream(
+    spec: RunSpec,
+    X: np.ndarray,
+    y: np.ndarray,
+    rng: np.random.Generator,
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     return batches(X, y, spec.batch_size, rng, sleep=spec.data_sleep)
 
 
@@ -303,8 +343,13 @@ class _Crash(Exception):
     """The simulated death of the training process (reset_counter class)."""
 
 
-def train_run(spec: RunSpec, client=None, experiment_id: str | None = None,
-              tags: dict[str, str] | None = None, verbose: bool = False) -> RunResult:
+def train_run(
+    spec: RunSpec,
+    client=None,
+    experiment_id: str | None = None,
+    tags: dict[str, str] | None = None,
+    verbose: bool = False,
+) -> RunResult:
     """Train ``spec`` for real and log it to MLflow through ``client`` (``None``: in memory only).
 
     The run is created in ``experiment_id`` with ``tags``; the console lines are logged as
@@ -320,8 +365,9 @@ def train_run(spec: RunSpec, client=None, experiment_id: str | None = None,
 
     run_id = None
     if client is not None:
-        run = client.create_run(experiment_id, run_name=f"{spec.corpus_class}-seed{spec.seed}",
-                                tags=tags or {})
+        run = client.create_run(
+            experiment_id, run_name=f"{spec.corpus_class}-seed{spec.seed}", tags=tags or {}
+        )
         run_id = run.info.run_id
     log = _MlflowLog(client, run_id)
     res = RunResult(spec, run_id, "FINISHED", 0, 0.0)
@@ -336,7 +382,9 @@ def train_run(spec: RunSpec, client=None, experiment_id: str | None = None,
         # single-threaded BLAS: the matrices are small and the machine is shared
         with threadpool_limits(limits=1), np.errstate(all="ignore"):
             _train(spec, log, res, emit)
-    except BaseException as exc:  # the run fails the way a real process does: traceback on the console
+    except (
+        BaseException
+    ) as exc:  # the run fails the way a real process does: traceback on the console
         res.status = "FAILED"
         for line in traceback.format_exc().rstrip("\n").splitlines():
             emit(line)
@@ -359,8 +407,9 @@ def _param(k: str, v: Any):
 
 
 def _train(spec: RunSpec, log: _MlflowLog, res: RunResult, emit: Callable[[str], None]) -> None:
-    X_tr, y_tr, X_val, y_val, n_cls = load_dataset(spec.dataset, spec.seed, spec.val_frac,
-                                                   spec.train_size)
+    X_tr, y_tr, X_val, y_val, n_cls = load_dataset(
+        spec.dataset, spec.seed, spec.val_frac, spec.train_size
+    )
     rng = np.random.default_rng(spec.seed)
     if spec.shuffle_labels:
         y_tr = rng.permutation(y_tr)
@@ -369,15 +418,19 @@ def _train(spec: RunSpec, log: _MlflowLog, res: RunResult, emit: Callable[[str],
     if log.client is not None:
         log.client.log_batch(log.run_id, params=[_param(k, v) for k, v in params.items()])
     emit(f"{spec.corpus_class} seed={spec.seed} " + " ".join(f"{k}={v}" for k, v in params.items()))
-    emit(f"data: {len(X_tr)} train / {len(X_val)} validation samples, {X_tr.shape[1]} features, "
-         f"{n_cls} classes")
+    emit(
+        f"data: {len(X_tr)} train / {len(X_val)} validation samples, {X_tr.shape[1]} features, "
+        f"{n_cls} classes"
+    )
     device = None
     if spec.oom_step is not None:
         device = DeviceMemory()
         device.alloc(device.capacity * 0.40)  # weights, gradients and optimizer state
     state = {"checkpoint": None, "diverged_at": None}
     try:
-        _segment(spec, model, X_tr, y_tr, X_val, y_val, rng, log, res, emit, device, state, first=True)
+        _segment(
+            spec, model, X_tr, y_tr, X_val, y_val, rng, log, res, emit, device, state, first=True
+        )
     except _Crash:
         # The first process died: its unflushed points and its console are lost. A new
         # process restores weights and optimizer state from the last checkpoint, but not the
@@ -386,13 +439,30 @@ def _train(spec: RunSpec, log: _MlflowLog, res: RunResult, emit: Callable[[str],
         ckpt_step, ckpt = state["checkpoint"]
         res.console.clear()
         time.sleep(0.3)  # process restart
-        emit(f"{spec.corpus_class} seed={spec.seed} (restarted) " + " ".join(
-            f"{k}={v}" for k, v in params.items()))
-        emit(f"resuming run from checkpoint ckpt-{ckpt_step:06d}.npz: model weights and optimizer "
-             "state restored")
+        emit(
+            f"{spec.corpus_class} seed={spec.seed} (restarted) "
+            + " ".join(f"{k}={v}" for k, v in params.items())
+        )
+        emit(
+            f"resuming run from checkpoint ckpt-{ckpt_step:06d}.npz: model weights and optimizer "
+            "state restored"
+        )
         model.params, model.velocity, model.second, model.t = copy.deepcopy(ckpt)
-        _segment(spec, model, X_tr, y_tr, X_val, y_val, np.random.default_rng(spec.seed + 1),
-                 log, res, emit, device, state, first=False)
+        _segment(
+            spec,
+            model,
+            X_tr,
+            y_tr,
+            X_val,
+            y_val,
+            np.random.default_rng(spec.seed + 1),
+            log,
+            res,
+            emit,
+            device,
+            state,
+            first=False,
+        )
 
 
 def _segment(spec, model, X_tr, y_tr, X_val, y_val, rng, log, res, emit, device, state, first):
@@ -408,27 +478,49 @@ def _segment(spec, model, X_tr, y_tr, X_val, y_val, rng, log, res, emit, device,
         if step == spec.bad_batch_step and first:
             xb = _corrupt(spec, xb, rng)
         t1 = time.perf_counter()
-        loss, grad_norm = train_step(model, spec, xb, yb, lr, device,
-                                     _oom_bytes(spec, step, device, "train_step") if device else 0.0)
+        loss, grad_norm = train_step(
+            model,
+            spec,
+            xb,
+            yb,
+            lr,
+            device,
+            _oom_bytes(spec, step, device, "train_step") if device else 0.0,
+        )
         time.sleep(spec.device_time)
         if spec.slowdown:
             time.sleep(spec.slowdown * step / total)  # host-side work growing with the step
         t2 = time.perf_counter()
         step_time = t2 - t0
         train_time_since_eval += step_time
-        values = {"train/loss": loss, "train/lr": lr, "train/grad_norm": grad_norm,
-                  "perf/step_time": step_time, "perf/data_time": t1 - t0,
-                  "perf/throughput": len(yb) / max(step_time, 1e-9)}
+        values = {
+            "train/loss": loss,
+            "train/lr": lr,
+            "train/grad_norm": grad_norm,
+            "perf/step_time": step_time,
+            "perf/data_time": t1 - t0,
+            "perf/throughput": len(yb) / max(step_time, 1e-9),
+        }
         if state["diverged_at"] is None and not math.isfinite(loss):
             state["diverged_at"] = step
-            emit(f"step {step} | non-finite training loss ({loss}); logging {spec.nonfinite_patience} "
-                 "more steps then stopping")
-        stop = state["diverged_at"] is not None and step >= state["diverged_at"] + spec.nonfinite_patience
+            emit(
+                f"step {step} | non-finite training loss ({loss}); logging {spec.nonfinite_patience} "
+                "more steps then stopping"
+            )
+        stop = (
+            state["diverged_at"] is not None
+            and step >= state["diverged_at"] + spec.nonfinite_patience
+        )
         last = step == total or stop
         if step % spec.eval_every == 0 or last:
             te = time.perf_counter()
-            val_loss, val_acc = evaluate(model, X_val, y_val, device,
-                                         _oom_bytes(spec, step, device, "evaluate") if device else 0.0)
+            val_loss, val_acc = evaluate(
+                model,
+                X_val,
+                y_val,
+                device,
+                _oom_bytes(spec, step, device, "evaluate") if device else 0.0,
+            )
             time.sleep(spec.device_time / 3 * math.ceil(len(X_val) / spec.batch_size))
             if spec.eval_cost_ratio:
                 # what the extra evaluation work costs: `ratio` x the training since the last eval
@@ -436,9 +528,11 @@ def _segment(spec, model, X_tr, y_tr, X_val, y_val, rng, log, res, emit, device,
                 time.sleep(max(0.0, spec.eval_cost_ratio * train_time_since_eval - spent))
             train_time_since_eval = 0.0
             values["val/loss"], values["val/accuracy"] = val_loss, val_acc
-            emit(f"step {step} | loss {loss:.4g} | val_loss {val_loss:.4g} | val_acc {val_acc:.4f} | "
-                 f"lr {lr:.4g} | grad_norm {grad_norm:.4g} | step_time {step_time * 1000:.2f}ms | "
-                 f"data_time {(t1 - t0) * 1000:.2f}ms")
+            emit(
+                f"step {step} | loss {loss:.4g} | val_loss {val_loss:.4g} | val_acc {val_acc:.4f} | "
+                f"lr {lr:.4g} | grad_norm {grad_norm:.4g} | step_time {step_time * 1000:.2f}ms | "
+                f"data_time {(t1 - t0) * 1000:.2f}ms"
+            )
         wall = time.time()
         log.add(values, step, wall)
         for k, v in values.items():
@@ -447,12 +541,16 @@ def _segment(spec, model, X_tr, y_tr, X_val, y_val, rng, log, res, emit, device,
         if "val/loss" in values:
             log.flush()
         if spec.crash_step is not None and step % spec.checkpoint_every == 0:
-            state["checkpoint"] = (step, copy.deepcopy((model.params, model.velocity, model.second,
-                                                        model.t)))
+            state["checkpoint"] = (
+                step,
+                copy.deepcopy((model.params, model.velocity, model.second, model.t)),
+            )
         if first and spec.crash_step is not None and step == spec.crash_step:
             raise _Crash()
         if stop:
-            emit(f"stopping early at step {step}: training loss non-finite since step {state['diverged_at']}")
+            emit(
+                f"stopping early at step {step}: training loss non-finite since step {state['diverged_at']}"
+            )
             return
     emit(f"done: {step} steps | final val_acc {res.last('val/accuracy'):.4f}")
 
@@ -470,8 +568,15 @@ def _corrupt(spec: RunSpec, xb: np.ndarray, rng: np.random.Generator) -> np.ndar
     return xb
 
 
-def train_step(model: MLP, spec: RunSpec, xb: np.ndarray, yb: np.ndarray, lr: float,
-               device: DeviceMemory | None = None, activation_bytes: float = 0.0) -> tuple[float, float]:
+def train_step(
+    model: MLP,
+    spec: RunSpec,
+    xb: np.ndarray,
+    yb: np.ndarray,
+    lr: float,
+    device: DeviceMemory | None = None,
+    activation_bytes: float = 0.0,
+) -> tuple[float, float]:
     """One optimiser update; returns (training loss, global gradient L2 norm).
 
     With ``device``, the step first allocates ``activation_bytes`` on the simulated
@@ -491,8 +596,13 @@ def train_step(model: MLP, spec: RunSpec, xb: np.ndarray, yb: np.ndarray, lr: fl
     return loss, grad_norm
 
 
-def evaluate(model: MLP, X: np.ndarray, y: np.ndarray, device: DeviceMemory | None = None,
-             scratch_bytes: float = 0.0) -> tuple[float, float]:
+def evaluate(
+    model: MLP,
+    X: np.ndarray,
+    y: np.ndarray,
+    device: DeviceMemory | None = None,
+    scratch_bytes: float = 0.0,
+) -> tuple[float, float]:
     """Validation (loss, accuracy) of ``model`` on ``X``, ``y``.
 
     With ``device``, the evaluation's score buffers (``scratch_bytes``) are allocated on

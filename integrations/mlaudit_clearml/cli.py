@@ -45,17 +45,33 @@ def register(app: typer.Typer) -> None:
 
     @app.command("clearml")
     def clearml_cmd(
-        task_id: str = typer.Argument(None, metavar="TASK_ID", help="ClearML task id. Not needed with --offline."),
-        offline: Path = typer.Option(None, "--offline", metavar="PATH",
-                                     help="Read an offline session folder or zip (Task.set_offline(True)) "
-                                          "instead of the server; nothing is written back."),
-        no_baselines: bool = typer.Option(False, "--no-baselines",
-                                          help="Do not compare with baseline tasks (parent, same name or "
-                                               "labels in the project)."),
-        no_panel: bool = typer.Option(False, "--no-panel", help="Do not report the HTML report and plots "
-                                                                "(title 'mlaudit') to the task."),
-        fmt: Format = FORMAT, out: Path = OUT, fail_on: FailOn = FAIL_ON, config: Path = CONFIG,
-        dry_run: bool = DRY_RUN, no_write: bool = NO_WRITE, verbose: bool = VERBOSE,
+        task_id: str = typer.Argument(
+            None, metavar="TASK_ID", help="ClearML task id. Not needed with --offline."
+        ),
+        offline: Path = typer.Option(
+            None,
+            "--offline",
+            metavar="PATH",
+            help="Read an offline session folder or zip (Task.set_offline(True)) "
+            "instead of the server; nothing is written back.",
+        ),
+        no_baselines: bool = typer.Option(
+            False,
+            "--no-baselines",
+            help="Do not compare with baseline tasks (parent, same name or labels in the project).",
+        ),
+        no_panel: bool = typer.Option(
+            False,
+            "--no-panel",
+            help="Do not report the HTML report and plots (title 'mlaudit') to the task.",
+        ),
+        fmt: Format = FORMAT,
+        out: Path = OUT,
+        fail_on: FailOn = FAIL_ON,
+        config: Path = CONFIG,
+        dry_run: bool = DRY_RUN,
+        no_write: bool = NO_WRITE,
+        verbose: bool = VERBOSE,
         notify: list[str] = NOTIFY,
     ) -> None:
         """Audit a ClearML task; write labels, user properties, a comment section and a report panel
@@ -73,30 +89,68 @@ def register(app: typer.Typer) -> None:
             load, what = (lambda: plugin.load(task_id)), f"ClearML task {task_id}"
         else:
             load, what = (lambda: plugin.load_with_baselines(task_id)), f"ClearML task {task_id}"
-        wb = None if (no_write or offline is not None) else (
-            lambda run, rep: plugin.write_back(run, rep, dry_run=dry_run, panel=not no_panel))
-        run_pipeline(load, fmt=fmt, out=out, fail_on=fail_on, config=config, write_back=wb,
-                     verbose=verbose, what=what, notify=notify, dry_run=dry_run)
+        wb = (
+            None
+            if (no_write or offline is not None)
+            else (lambda run, rep: plugin.write_back(run, rep, dry_run=dry_run, panel=not no_panel))
+        )
+        run_pipeline(
+            load,
+            fmt=fmt,
+            out=out,
+            fail_on=fail_on,
+            config=config,
+            write_back=wb,
+            verbose=verbose,
+            what=what,
+            notify=notify,
+            dry_run=dry_run,
+        )
 
     B.batch_app.command("clearml")(batch_clearml)
 
     @watch_app.command("clearml")
     def watch_clearml(
-        project: str = typer.Option(..., "--project", "-p", help="The ClearML project to watch (its name)."),
-        queue: str = typer.Option(None, "--queue", "-q",
-                                  help="Run the watcher as a ClearML service on this queue (start_remotely, "
-                                       "e.g. 'services') instead of in this process."),
-        status: str = typer.Option("completed,failed,stopped", "--status",
-                                   help="Comma-separated task statuses that count as ended."),
-        poll_interval: float = typer.Option(30.0, "--poll-interval", min=0.1, max=60480.0,
-                                            help="Seconds between the ClearML Monitor's polls of the server; "
-                                                 "the project is also listed every 10 polls (catch-up and "
-                                                 "safety net)."),
-        concurrency: int = CONCURRENCY, state: Path = STATE, since: str = SINCE, once: bool = ONCE,
-        interval: float = typer.Option(None, "--interval", hidden=True, help="Old name of --poll-interval."),
-        no_panel: bool = typer.Option(False, "--no-panel", help="Do not report the HTML report and plots."),
-        config: Path = CONFIG, notify: list[str] = NOTIFY, live: bool = LIVE,
-        stop_on: str = STOP_ON, stall_floor: float = STALL_FLOOR, cooldown: float = COOLDOWN,
+        project: str = typer.Option(
+            ..., "--project", "-p", help="The ClearML project to watch (its name)."
+        ),
+        queue: str = typer.Option(
+            None,
+            "--queue",
+            "-q",
+            help="Run the watcher as a ClearML service on this queue (start_remotely, "
+            "e.g. 'services') instead of in this process.",
+        ),
+        status: str = typer.Option(
+            "completed,failed,stopped",
+            "--status",
+            help="Comma-separated task statuses that count as ended.",
+        ),
+        poll_interval: float = typer.Option(
+            30.0,
+            "--poll-interval",
+            min=0.1,
+            max=60480.0,
+            help="Seconds between the ClearML Monitor's polls of the server; "
+            "the project is also listed every 10 polls (catch-up and "
+            "safety net).",
+        ),
+        concurrency: int = CONCURRENCY,
+        state: Path = STATE,
+        since: str = SINCE,
+        once: bool = ONCE,
+        interval: float = typer.Option(
+            None, "--interval", hidden=True, help="Old name of --poll-interval."
+        ),
+        no_panel: bool = typer.Option(
+            False, "--no-panel", help="Do not report the HTML report and plots."
+        ),
+        config: Path = CONFIG,
+        notify: list[str] = NOTIFY,
+        live: bool = LIVE,
+        stop_on: str = STOP_ON,
+        stall_floor: float = STALL_FLOOR,
+        cooldown: float = COOLDOWN,
     ) -> None:
         """Audit every task of a project when it completes, fails or is stopped: ClearML's public
         Monitor class is the trigger, the shared watcher core audits each task ending once (state
@@ -146,16 +200,30 @@ def register(app: typer.Typer) -> None:
 
             run_with_trigger(watcher, every)
 
-        run_watch(make_source, state=state, config=config, watch=cfg, notify=notify,
-                  serve=None if once else serve,
-                  live=None if live_cfg is None else (make_live, live_cfg))
+        run_watch(
+            make_source,
+            state=state,
+            config=config,
+            watch=cfg,
+            notify=notify,
+            serve=None if once else serve,
+            live=None if live_cfg is None else (make_live, live_cfg),
+        )
 
 
 def batch_clearml(
     project: str = typer.Option(..., "--project", "-p", help="The ClearML project (its name)."),
-    since: str = B.SINCE, jobs: int = B.JOBS, executor: str = B.EXECUTOR, ray_address: str = B.RAY_ADDRESS,
-    state: Path = B.STATE, fresh: bool = B.FRESH, worst: int = B.WORST, no_write: bool = NO_WRITE,
-    config: Path = CONFIG, fmt: str = B.FORMAT, triage: bool = B.TRIAGE,
+    since: str = B.SINCE,
+    jobs: int = B.JOBS,
+    executor: str = B.EXECUTOR,
+    ray_address: str = B.RAY_ADDRESS,
+    state: Path = B.STATE,
+    fresh: bool = B.FRESH,
+    worst: int = B.WORST,
+    no_write: bool = NO_WRITE,
+    config: Path = CONFIG,
+    fmt: str = B.FORMAT,
+    triage: bool = B.TRIAGE,
 ) -> None:
     """Audit every ended task of a ClearML project and write each verdict back.
 
@@ -173,8 +241,13 @@ def batch_clearml(
         since_dt = parse_since(since)
         plugin = get_plugin("clearml")
         refs = plugin.list_runs(project, since_dt)
-        spec = TaskSpec("clearml", (), settings.model_dump(), write_back=not no_write,
-                        env=clearml_worker_env(plugin.session))
+        spec = TaskSpec(
+            "clearml",
+            (),
+            settings.model_dump(),
+            write_back=not no_write,
+            env=clearml_worker_env(plugin.session),
+        )
         where["plugin"] = plugin
         return refs, spec, f"clearml {plugin.session.host} project={project}"
 
@@ -183,9 +256,20 @@ def batch_clearml(
     def run_triage(results: list) -> tuple:
         return _triage_clearml(where["plugin"], project, results, write=not no_write)
 
-    run_batch_cli(prepare, title=f"clearml project {project}", tracker="clearml", name=project,
-                  state=state, jobs=jobs, executor=executor, ray_address=ray_address,
-                  fresh=fresh, worst=worst, fmt=fmt, triage=run_triage if triage else None)
+    run_batch_cli(
+        prepare,
+        title=f"clearml project {project}",
+        tracker="clearml",
+        name=project,
+        state=state,
+        jobs=jobs,
+        executor=executor,
+        ray_address=ray_address,
+        fresh=fresh,
+        worst=worst,
+        fmt=fmt,
+        triage=run_triage if triage else None,
+    )
 
 
 def _triage_clearml(plugin, project: str, results: list, *, write: bool) -> tuple:
@@ -205,8 +289,9 @@ def _triage_clearml(plugin, project: str, results: list, *, write: bool) -> tupl
     done = write_triage(plugin.session, pid, redact_tree(tri.to_dict()))
     where = f"the description of ClearML project {project!r} (mlaudit's section; the rest kept)"
     if not done.verified:
-        where += ("; the description changed again while it was written: the next triage "
-                  "merges again")
+        where += (
+            "; the description changed again while it was written: the next triage merges again"
+        )
     return tri, where
 
 
@@ -221,8 +306,10 @@ def clearml_worker_env(session) -> tuple[tuple[str, str], ...]:
     """
     env = B.env_with_prefix("CLEARML_", "TRAINS_")
     env["CLEARML_API_HOST"] = str(session.host)
-    for name, getter in (("CLEARML_WEB_HOST", session.get_app_server_host),
-                         ("CLEARML_FILES_HOST", session.get_files_server_host)):
+    for name, getter in (
+        ("CLEARML_WEB_HOST", session.get_app_server_host),
+        ("CLEARML_FILES_HOST", session.get_files_server_host),
+    ):
         try:
             env[name] = str(getter())
         except ValueError:  # "Could not detect ClearML web application server"

@@ -44,21 +44,34 @@ def _is_unreachable(exc: BaseException) -> bool:
 
     seen = exc
     while seen is not None:
-        if isinstance(seen, (requests.ConnectionError, requests.Timeout, ConnectionError, TimeoutError)):
+        if isinstance(
+            seen, (requests.ConnectionError, requests.Timeout, ConnectionError, TimeoutError)
+        ):
             return True
         seen = seen.__cause__ or seen.__context__
     text = str(exc)
-    return any(s in text for s in ("ConnectionError", "Max retries exceeded", "Connection refused",
-                                   "timed out", "Name or service not known", "NewConnectionError"))
+    return any(
+        s in text
+        for s in (
+            "ConnectionError",
+            "Max retries exceeded",
+            "Connection refused",
+            "timed out",
+            "Name or service not known",
+            "NewConnectionError",
+        )
+    )
 
 
 def session_timeouts(timeout: float) -> dict[str, tuple[float, float]]:
     """The SDK ``Session`` timeouts (class attributes, (connect s, read s)) for a tracker
     timeout of ``timeout`` seconds: the first call (login), every other call, and calls whose
     body exceeds the SDK's 15,000 bytes (event batches: three times the read timeout)."""
-    return {"_session_initial_timeout": (timeout, timeout),
-            "_session_timeout": (timeout, timeout),
-            "_write_session_timeout": (timeout, 3 * timeout)}
+    return {
+        "_session_initial_timeout": (timeout, timeout),
+        "_session_timeout": (timeout, timeout),
+        "_write_session_timeout": (timeout, 3 * timeout),
+    }
 
 
 def connect(*, attempts: int = ATTEMPTS, backoff: float = BACKOFF):
@@ -83,12 +96,21 @@ def connect(*, attempts: int = ATTEMPTS, backoff: float = BACKOFF):
 
     # the SDK reads its timeouts from class attributes: a subclass bounds this session only
     BoundedSession = clearml_bounded_session(Session, session_timeouts(tracker_timeout()))
-    retries = {"total": SDK_RETRIES, "connect": SDK_RETRIES, "read": SDK_RETRIES, "redirect": SDK_RETRIES,
-               "status": SDK_RETRIES, "backoff_factor": SDK_BACKOFF}
+    retries = {
+        "total": SDK_RETRIES,
+        "connect": SDK_RETRIES,
+        "read": SDK_RETRIES,
+        "redirect": SDK_RETRIES,
+        "status": SDK_RETRIES,
+        "backoff_factor": SDK_BACKOFF,
+    }
 
-    @tenacity.retry(stop=tenacity.stop_after_attempt(max(1, attempts)),
-                    wait=tenacity.wait_exponential(multiplier=backoff, max=8),
-                    retry=tenacity.retry_if_exception(_is_unreachable), reraise=True)
+    @tenacity.retry(
+        stop=tenacity.stop_after_attempt(max(1, attempts)),
+        wait=tenacity.wait_exponential(multiplier=backoff, max=8),
+        retry=tenacity.retry_if_exception(_is_unreachable),
+        reraise=True,
+    )
     def _open():
         return BoundedSession(initialize_logging=False, http_retries_config=dict(retries))
 
@@ -96,17 +118,25 @@ def connect(*, attempts: int = ATTEMPTS, backoff: float = BACKOFF):
     try:
         session = _open()
     except MissingConfigError:
-        raise InputError("no ClearML credentials configured: run `clearml-init` (clearml.conf) or set "
-                         "CLEARML_API_ACCESS_KEY and CLEARML_API_SECRET_KEY") from None
+        raise InputError(
+            "no ClearML credentials configured: run `clearml-init` (clearml.conf) or set "
+            "CLEARML_API_ACCESS_KEY and CLEARML_API_SECRET_KEY"
+        ) from None
     except Exception as exc:
         if _is_unreachable(exc):
-            raise TrackerUnavailable(f"ClearML server {host} is unreachable (gave up after "
-                                     f"{attempts} attempts with back-off)") from None
+            raise TrackerUnavailable(
+                f"ClearML server {host} is unreachable (gave up after "
+                f"{attempts} attempts with back-off)"
+            ) from None
         if isinstance(exc, LoginError) and ("401" in str(exc) or "nauthorized" in str(exc)):
-            raise InputError(f"ClearML server {host} rejected the credentials (check clearml.conf or "
-                             "CLEARML_API_ACCESS_KEY / CLEARML_API_SECRET_KEY)") from None
+            raise InputError(
+                f"ClearML server {host} rejected the credentials (check clearml.conf or "
+                "CLEARML_API_ACCESS_KEY / CLEARML_API_SECRET_KEY)"
+            ) from None
         if isinstance(exc, (LoginError, ValueError)):
-            first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+            first = (
+                str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+            )
             raise InputError(f"cannot log in to ClearML server {host}: {first}") from None
         raise
     clearml_set_default_session(session)
@@ -135,14 +165,17 @@ def call(session, endpoint: str, *, what: str | None = None, **payload: Any) -> 
         res = session.send_request(service, action, json=payload, method="post")
     except Exception as exc:
         if _is_unreachable(exc):
-            raise TrackerUnavailable(f"ClearML server {session.host} became unreachable during "
-                                     f"{endpoint}") from None
+            raise TrackerUnavailable(
+                f"ClearML server {session.host} became unreachable during {endpoint}"
+            ) from None
         raise
     try:
         body = res.json()
     except ValueError:
-        raise TrackerUnavailable(f"ClearML server {session.host} answered {endpoint} with HTTP "
-                                 f"{res.status_code} and no JSON") from None
+        raise TrackerUnavailable(
+            f"ClearML server {session.host} answered {endpoint} with HTTP "
+            f"{res.status_code} and no JSON"
+        ) from None
     meta = body.get("meta") or {}
     if res.status_code != 200 or meta.get("result_code", 200) != 200:
         code, sub = meta.get("result_code", res.status_code), meta.get("result_subcode", 0)

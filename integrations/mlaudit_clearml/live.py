@@ -107,8 +107,12 @@ class ClearMLLiveSource:
 
             ids = []
             for name in self.projects:
-                found = self._call("projects.get_all", name=f"^{re.escape(name)}$",
-                                   only_fields=["id", "name"]).get("projects") or []
+                found = (
+                    self._call(
+                        "projects.get_all", name=f"^{re.escape(name)}$", only_fields=["id", "name"]
+                    ).get("projects")
+                    or []
+                )
                 exact = [p["id"] for p in found if p.get("name") == name]
                 if not exact:
                     raise InputError(f"no ClearML project named {name!r}")
@@ -121,9 +125,23 @@ class ClearMLLiveSource:
         from .loader import task_url
         from .mapping import parse_time
 
-        tasks = self._call("tasks.get_all", project=self._project_ids(), status=["in_progress"],
-                           only_fields=["id", "name", "project", "last_iteration", "last_update",
-                                        "last_metrics", "status"]).get("tasks") or []
+        tasks = (
+            self._call(
+                "tasks.get_all",
+                project=self._project_ids(),
+                status=["in_progress"],
+                only_fields=[
+                    "id",
+                    "name",
+                    "project",
+                    "last_iteration",
+                    "last_update",
+                    "last_metrics",
+                    "status",
+                ],
+            ).get("tasks")
+            or []
+        )
         out = {}
         for t in tasks:
             upd = parse_time(t.get("last_update"))
@@ -143,9 +161,14 @@ class ClearMLLiveSource:
             self._standin_latest(values, maxima)
             self._tasks[t["id"]] = t
             self._series[t["id"]] = series
-            out[t["id"]] = RunInfo(ref=t["id"], name=t.get("name") or t["id"],
-                                   url=task_url(self.session, t), project=", ".join(self.projects),
-                                   latest=latest, values=values)
+            out[t["id"]] = RunInfo(
+                ref=t["id"],
+                name=t.get("name") or t["id"],
+                url=task_url(self.session, t),
+                project=", ".join(self.projects),
+                latest=latest,
+                values=values,
+            )
         return out
 
     @staticmethod
@@ -173,8 +196,12 @@ class ClearMLLiveSource:
         return "running" if t[0].get("status") in ("in_progress", "queued") else "ended"
 
     # -- reading ---------------------------------------------------------------------------
-    def read(self, infos: list[RunInfo], cursors: dict[str, dict],
-             keys: dict[str, set[str]] | None = None) -> dict[str, Tail]:
+    def read(
+        self,
+        infos: list[RunInfo],
+        cursors: dict[str, dict],
+        keys: dict[str, set[str]] | None = None,
+    ) -> dict[str, Tail]:
         tails: dict[str, Tail] = {}
         for info in infos:
             tail = tails[info.ref] = Tail()
@@ -185,8 +212,9 @@ class ClearMLLiveSource:
                 last = int(task.get("last_iteration") or 0)
                 seen = cur.get("iter")
                 if seen is None or last > seen or cur.get("sys_pending"):
-                    self._scalars(info.ref, cur, tail, None if keys is None else keys.get(info.ref),
-                                  last)
+                    self._scalars(
+                        info.ref, cur, tail, None if keys is None else keys.get(info.ref), last
+                    )
             except Exception as exc:  # noqa: BLE001 - the cursor stays: read at the next poll
                 log.warning("reading task %s failed (%s); retried at the next poll", info.ref, exc)
                 tails[info.ref] = Tail()
@@ -206,14 +234,18 @@ class ClearMLLiveSource:
                 by_metric.setdefault(metric, []).append(variant)
         return [{"metric": m, "variants": sorted(v)} for m, v in sorted(by_metric.items())]
 
-    def _scalars(self, task: str, cur: dict, tail: Tail, only: set[str] | None,
-                 last: int | None = None) -> None:
+    def _scalars(
+        self, task: str, cur: dict, tail: Tail, only: set[str] | None, last: int | None = None
+    ) -> None:
         seen = cur.get("iter")
         got: list[dict] = []
         scroll = None
         metrics = self._filter(task, only)
-        n_series = sum(len(m["variants"]) for m in metrics) if metrics is not None else \
-            max(1, len(self._series.get(task) or {}))
+        n_series = (
+            sum(len(m["variants"]) for m in metrics)
+            if metrics is not None
+            else max(1, len(self._series.get(task) or {}))
+        )
         if seen is None or last is None:
             batch = FIRST_EVENTS
         else:  # the new iterations' events and one more iteration: the page ends below `seen`
@@ -222,8 +254,13 @@ class ClearMLLiveSource:
             cur["iter"] = last
             return
         while True:
-            payload = {"task": task, "event_type": "training_stats_scalar", "order": "desc",
-                       "batch_size": batch, "count_total": False}
+            payload = {
+                "task": task,
+                "event_type": "training_stats_scalar",
+                "order": "desc",
+                "batch_size": batch,
+                "count_total": False,
+            }
             if metrics is not None:
                 payload["metrics"] = metrics
             if scroll:
@@ -290,19 +327,37 @@ class ClearMLLiveSource:
             state[key] = [prev, run]
             if n:
                 tail.points[key] = (s, w, nv)
-                tail.notes.append(f"{key}: {n} point(s) of exactly 0.0 after positive values read "
-                                  "as NaN (the ClearML SDK reports NaN/inf as 0.0 by default)")
+                tail.notes.append(
+                    f"{key}: {n} point(s) of exactly 0.0 after positive values read "
+                    "as NaN (the ClearML SDK reports NaN/inf as 0.0 by default)"
+                )
 
     def _console(self, task: str, cur: dict, tail: Tail) -> None:
         last_ts = cur.get("log_ts")
         n0 = int(cur.get("log_lines") or 0)
         if last_ts is None:  # first sight: the newest lines only
-            page = self._call("events.get_task_log", task=task, batch_size=100,
-                              navigate_earlier=True, order="asc").get("events") or []
+            page = (
+                self._call(
+                    "events.get_task_log",
+                    task=task,
+                    batch_size=100,
+                    navigate_earlier=True,
+                    order="asc",
+                ).get("events")
+                or []
+            )
         else:
-            page = self._call("events.get_task_log", task=task, batch_size=1000,
-                              navigate_earlier=False, from_timestamp=last_ts,
-                              order="asc").get("events") or []
+            page = (
+                self._call(
+                    "events.get_task_log",
+                    task=task,
+                    batch_size=1000,
+                    navigate_earlier=False,
+                    from_timestamp=last_ts,
+                    order="asc",
+                ).get("events")
+                or []
+            )
         lines = 0
         for ev in page:
             ts = ev.get("timestamp")
@@ -338,17 +393,29 @@ class ClearMLLiveSource:
                     n += 1
             tail.points[key] = (s, w, nv)
         if n:
-            tail.notes.append(f"{n} point(s) equal to the ClearML SDK's NaN replacement value "
-                              f"{sorted(repl)} read as NaN (its console warned 'NaN value "
-                              "encountered')")
+            tail.notes.append(
+                f"{n} point(s) equal to the ClearML SDK's NaN replacement value "
+                f"{sorted(repl)} read as NaN (its console warned 'NaN value "
+                "encountered')"
+            )
 
     # -- writing ---------------------------------------------------------------------------
     def write_live(self, ref: str, tag: str, doc: dict) -> None:
         """The user property ``mlaudit.live`` (section ``properties``: editable while running)."""
-        self._call("tasks.edit_hyper_params", task=ref, replace_hyperparams="none",
-                   hyperparams=[{"section": "properties", "name": LIVE_PROPERTY,
-                                 "value": tag[:1000], "type": "str",
-                                 "description": "mlaudit live triage (open episodes)"}])
+        self._call(
+            "tasks.edit_hyper_params",
+            task=ref,
+            replace_hyperparams="none",
+            hyperparams=[
+                {
+                    "section": "properties",
+                    "name": LIVE_PROPERTY,
+                    "value": tag[:1000],
+                    "type": "str",
+                    "description": "mlaudit live triage (open episodes)",
+                }
+            ],
+        )
 
     def end_live(self, ref: str) -> None:
         try:
@@ -357,10 +424,17 @@ class ClearMLLiveSource:
             log.info("task %s: live property not updated: %s", ref, exc)
 
     def request_stop(self, ref: str, message: str) -> str:
-        data = self._call("tasks.stop", task=ref, force=False, status_reason="mlaudit live",
-                          status_message=message[:200])
+        data = self._call(
+            "tasks.stop",
+            task=ref,
+            force=False,
+            status_reason="mlaudit live",
+            status_message=message[:200],
+        )
         status = ((data or {}).get("fields") or {}).get("status")
         if status == "stopped":
             return "task aborted (tasks.stop: status stopped; the SDK ends the process)"
-        return ("abort requested (tasks.stop: status_message 'stopping'; the agent running the "
-                "task kills it)")
+        return (
+            "abort requested (tasks.stop: status_message 'stopping'; the agent running the "
+            "task kills it)"
+        )

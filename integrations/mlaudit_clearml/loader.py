@@ -47,7 +47,12 @@ def _raw_scalars(session, task_id: str, title: str, key: str) -> dict[str, dict[
     out: dict[str, dict[str, list]] = {}
     scroll = None
     while True:
-        payload = {"task": task_id, "metric": {"metric": title}, "key": key, "batch_size": SCALAR_BATCH}
+        payload = {
+            "task": task_id,
+            "metric": {"metric": title},
+            "key": key,
+            "batch_size": SCALAR_BATCH,
+        }
         if scroll:
             payload["scroll_id"] = scroll
         data = call(session, "events.scalar_metrics_iter_raw", **payload)
@@ -63,7 +68,9 @@ def _raw_scalars(session, task_id: str, title: str, key: str) -> dict[str, dict[
 
 def load_scalars(session, task_id: str, notes: list[str]) -> MetricTable:
     """All scalar series of the task as one table (key ``title/series``, step = iteration)."""
-    metrics = call(session, "events.get_scalar_metrics_and_variants", task=task_id).get("metrics") or {}
+    metrics = (
+        call(session, "events.get_scalar_metrics_and_variants", task=task_id).get("metrics") or {}
+    )
     series: list[Series] = []
     unpaired: list[str] = []
     for title in sorted(metrics):
@@ -74,15 +81,22 @@ def load_scalars(session, task_id: str, notes: list[str]) -> MetricTable:
             values = mapping.to_float(cols["y"])
             steps = np.asarray(cols["iter"], dtype=np.int64)
             tcols = by_time.get(name) or {"y": [], "timestamp": []}
-            wall = mapping.pair_wall_times(values, mapping.to_float(tcols["y"]),
-                                           np.asarray(tcols["timestamp"], dtype=np.float64))
+            wall = mapping.pair_wall_times(
+                values,
+                mapping.to_float(tcols["y"]),
+                np.asarray(tcols["timestamp"], dtype=np.float64),
+            )
             if wall is None:
                 wall = np.full(len(values), np.nan)
                 unpaired.append(mapping.metric_key(title, name))
             series.append(Series(mapping.metric_key(title, name), steps, values, wall))
     if unpaired:
-        notes.append("wall times unknown for " + ", ".join(unpaired[:5]) + (" ..." if len(unpaired) > 5 else "")
-                     + ": their iterations were not reported in time order")
+        notes.append(
+            "wall times unknown for "
+            + ", ".join(unpaired[:5])
+            + (" ..." if len(unpaired) > 5 else "")
+            + ": their iterations were not reported in time order"
+        )
     return MetricTable.from_series(series)
 
 
@@ -93,7 +107,12 @@ def load_console(session, task_id: str, warnings: list[str]) -> list[dict]:
     dropped = 0
     from_ts = None
     while True:
-        payload = {"task": task_id, "batch_size": LOG_BATCH, "navigate_earlier": False, "order": "asc"}
+        payload = {
+            "task": task_id,
+            "batch_size": LOG_BATCH,
+            "navigate_earlier": False,
+            "order": "asc",
+        }
         if from_ts is not None:
             payload["from_timestamp"] = from_ts
         page = call(session, "events.get_task_log", **payload).get("events") or []
@@ -110,8 +129,10 @@ def load_console(session, task_id: str, warnings: list[str]) -> list[dict]:
             break
         from_ts = last
     if dropped:
-        warnings.append(f"console log is over {CONSOLE_MAX_BYTES} bytes; read the last part "
-                        f"({dropped} earlier log events left out)")
+        warnings.append(
+            f"console log is over {CONSOLE_MAX_BYTES} bytes; read the last part "
+            f"({dropped} earlier log events left out)"
+        )
     return list(events)
 
 
@@ -119,7 +140,10 @@ def project_name(session, project_id: str | None) -> str | None:
     if not project_id:
         return None
     try:
-        return call(session, "projects.get_by_id", project=project_id)["project"].get("name") or project_id
+        return (
+            call(session, "projects.get_by_id", project=project_id)["project"].get("name")
+            or project_id
+        )
     except InputError:
         return project_id
 
@@ -135,26 +159,50 @@ def task_url(session, task: dict) -> str | None:
     return f"{web.rstrip('/')}/projects/{task.get('project') or '*'}/experiments/{task['id']}/output/execution"
 
 
-def run_from_task(task: dict, *, project: str | None, metrics: MetricTable, log_events: list[dict],
-                  url: str | None, warnings: list[str], notes: list[str]) -> RunData:
+def run_from_task(
+    task: dict,
+    *,
+    project: str | None,
+    metrics: MetricTable,
+    log_events: list[dict],
+    url: str | None,
+    warnings: list[str],
+    notes: list[str],
+) -> RunData:
     """Assemble RunData from a task document, its scalars and its log events."""
     start = mapping.parse_time(task.get("started")) or mapping.parse_time(task.get("created"))
     end = mapping.parse_time(task.get("completed"))
     status = task.get("status") or "unknown"
     if end is None and status in ("failed", "stopped", "published", "closed"):
-        end = mapping.parse_time(task.get("status_changed")) or mapping.parse_time(task.get("last_update"))
+        end = mapping.parse_time(task.get("status_changed")) or mapping.parse_time(
+            task.get("last_update")
+        )
     env = mapping.environment_of(task)
     if task.get("type"):
         env["task_type"] = str(task["type"])
     if task.get("status_message"):
         notes.append(f"ClearML status message: {task['status_message']}")
     run = RunData(
-        identity=RunIdentity(tracker="clearml", id=task["id"], name=task.get("name") or task["id"], url=url,
-                             project=project),
+        identity=RunIdentity(
+            tracker="clearml",
+            id=task["id"],
+            name=task.get("name") or task["id"],
+            url=url,
+            project=project,
+        ),
         status=mapping.STATUS.get(status, mapping.RunStatus.UNKNOWN),
-        start_time=start, end_time=end, params=mapping.params_of(task), tags=mapping.tags_of(task),
-        metrics=metrics, console=mapping.console_lines(log_events), artifacts=mapping.artifacts_of(task),
-        environment=env, parent_id=task.get("parent") or None, notes=notes, warnings=warnings)
+        start_time=start,
+        end_time=end,
+        params=mapping.params_of(task),
+        tags=mapping.tags_of(task),
+        metrics=metrics,
+        console=mapping.console_lines(log_events),
+        artifacts=mapping.artifacts_of(task),
+        environment=env,
+        parent_id=task.get("parent") or None,
+        notes=notes,
+        warnings=warnings,
+    )
     mapping.restore_nonfinite(run)
     enrich(run)
     return run
@@ -184,5 +232,12 @@ def load_task(session, task_id: str) -> RunData:
     notes: list[str] = []
     metrics = load_scalars(session, task["id"], notes)
     log_events = load_console(session, task["id"], warnings)
-    return run_from_task(task, project=project_name(session, task.get("project")), metrics=metrics,
-                         log_events=log_events, url=task_url(session, task), warnings=warnings, notes=notes)
+    return run_from_task(
+        task,
+        project=project_name(session, task.get("project")),
+        metrics=metrics,
+        log_events=log_events,
+        url=task_url(session, task),
+        warnings=warnings,
+        notes=notes,
+    )

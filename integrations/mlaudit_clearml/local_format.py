@@ -18,7 +18,9 @@ DETECTS = "ClearML offline session (task.json, metrics.jsonl)"
 
 def sniff(path: Path) -> float:
     if path.is_dir():
-        if (path / "task.json").is_file() and ((path / "metrics.jsonl").is_file() or (path / "log.jsonl").is_file()):
+        if (path / "task.json").is_file() and (
+            (path / "metrics.jsonl").is_file() or (path / "log.jsonl").is_file()
+        ):
             return 0.9
         if (path / "task.json").is_file() and '"id"' in head_text(path / "task.json"):
             return 0.6

@@ -32,9 +32,15 @@ PROPERTIES = "properties"
 LABEL_PREFIX = "mlaudit:"
 
 STATUS = {
-    "created": RunStatus.UNKNOWN, "queued": RunStatus.UNKNOWN, "in_progress": RunStatus.RUNNING,
-    "stopped": RunStatus.KILLED, "failed": RunStatus.FAILED, "completed": RunStatus.FINISHED,
-    "closed": RunStatus.FINISHED, "published": RunStatus.FINISHED, "publishing": RunStatus.FINISHED,
+    "created": RunStatus.UNKNOWN,
+    "queued": RunStatus.UNKNOWN,
+    "in_progress": RunStatus.RUNNING,
+    "stopped": RunStatus.KILLED,
+    "failed": RunStatus.FAILED,
+    "completed": RunStatus.FINISHED,
+    "closed": RunStatus.FINISHED,
+    "published": RunStatus.FINISHED,
+    "publishing": RunStatus.FINISHED,
     "unknown": RunStatus.UNKNOWN,
 }
 FINISHED_STATUSES = ("completed", "failed", "stopped")
@@ -94,8 +100,14 @@ def environment_of(task: dict) -> dict[str, str]:
     """Code and package provenance: repository, branch, commit, entry point, python, ``pkg_<name>``."""
     script = task.get("script") or {}
     env: dict[str, str] = {}
-    for src, dst in (("repository", "git_repository"), ("branch", "git_branch"), ("version_num", "git_commit"),
-                     ("entry_point", "entry_point"), ("binary", "python"), ("working_dir", "working_dir")):
+    for src, dst in (
+        ("repository", "git_repository"),
+        ("branch", "git_branch"),
+        ("version_num", "git_commit"),
+        ("entry_point", "entry_point"),
+        ("binary", "python"),
+        ("working_dir", "working_dir"),
+    ):
         if script.get(src):
             env[dst] = str(script[src])
     reqs = script.get("requirements") or {}
@@ -131,7 +143,9 @@ def console_lines(log_events: Iterable[dict]) -> list[ConsoleLine]:
     return lines
 
 
-def pair_wall_times(iter_values: np.ndarray, ts_values: np.ndarray, timestamps_ms: np.ndarray) -> np.ndarray | None:
+def pair_wall_times(
+    iter_values: np.ndarray, ts_values: np.ndarray, timestamps_ms: np.ndarray
+) -> np.ndarray | None:
     """Wall times (s) for iteration-ordered points, from the same points in timestamp order.
 
     The raw scalar endpoint returns either ``(iter, value)`` in iteration order or
@@ -217,7 +231,8 @@ def restore_nonfinite(run: RunData, substitute: float = SDK_NONFINITE_SUBSTITUTE
                 where = ", ".join(f"{a}-{b}" for a, b, _ in hits)
                 run.warnings.append(
                     f"ClearML stores NaN/inf scalars as {substitute:g}: {n} points of {key} (steps {where}) "
-                    f"restored as non-finite, the console printed {pkey} = nan/inf at step {int(bad[0])}")
+                    f"restored as non-finite, the console printed {pkey} = nan/inf at step {int(bad[0])}"
+                )
                 s = Series(key, s.steps, values, s.wall_times)
         series.append(s)
     if restored:

@@ -69,7 +69,9 @@ class _Session:
             try:
                 self.zip = zipfile.ZipFile(path)
             except zipfile.BadZipFile:
-                raise InputError(f"{path}: not a ClearML offline session (not a folder, not a zip)") from None
+                raise InputError(
+                    f"{path}: not a ClearML offline session (not a folder, not a zip)"
+                ) from None
         elif not path.is_dir():
             raise InputError(f"{path}: no such offline session folder or zip")
         if not self.exists(TASK_FILE):
@@ -106,7 +108,9 @@ def _member_errors(session: _Session, name: str) -> Iterator[None]:
     except _ZIP_ERRORS as exc:
         what = f"{session.path}: {name}"
         if isinstance(exc, RuntimeError) and "encrypted" in str(exc):
-            raise InputError(f"{what} is encrypted (password-protected zip); cannot be read") from None
+            raise InputError(
+                f"{what} is encrypted (password-protected zip); cannot be read"
+            ) from None
         if isinstance(exc, RuntimeError) and not session.zip:
             raise
         kind = "damaged zip member" if session.zip is not None else "cannot be read"
@@ -126,12 +130,14 @@ class _Skipped:
 
     def report(self, warnings: list[str]) -> None:
         for reason, (n, first) in self.counts.items():
-            warnings.append(f"{self.name}: {n} {reason} skipped (first at line {first}); "
-                            "the rest was read")
+            warnings.append(
+                f"{self.name}: {n} {reason} skipped (first at line {first}); the rest was read"
+            )
 
 
-def _lines(session: _Session, name: str, budget: list[int], skipped: _Skipped,
-           warnings: list[str]) -> Iterator[tuple[int, bytes]]:
+def _lines(
+    session: _Session, name: str, budget: list[int], skipped: _Skipped, warnings: list[str]
+) -> Iterator[tuple[int, bytes]]:
     """(line number, bytes) of one member, streamed under the line and session caps.
 
     ``budget`` is the one-element list of session bytes still allowed (shared by members).
@@ -155,15 +161,18 @@ def _lines(session: _Session, name: str, budget: list[int], skipped: _Skipped,
                 skipped.add(f"line(s) longer than {MAX_LINE_BYTES >> 20} MiB", lineno)
                 raw = b""
             if budget[0] < 0:
-                warnings.append(f"{session.path}: read stopped at {MAX_SESSION_BYTES >> 30} GiB of "
-                                f"uncompressed data (in {name} line {lineno}); the run is partial")
+                warnings.append(
+                    f"{session.path}: read stopped at {MAX_SESSION_BYTES >> 30} GiB of "
+                    f"uncompressed data (in {name} line {lineno}); the run is partial"
+                )
                 return
             if raw.strip():
                 yield lineno, raw
 
 
-def _event_lists(session: _Session, name: str, warnings: list[str],
-                 budget: list[int]) -> Iterator[tuple[int, dict, _Skipped]]:
+def _event_lists(
+    session: _Session, name: str, warnings: list[str], budget: list[int]
+) -> Iterator[tuple[int, dict, _Skipped]]:
     """(line number, event, skip counter) for every event object of a ``*.jsonl`` member."""
     skipped = _Skipped(name)
     for lineno, raw in _lines(session, name, budget, skipped, warnings):
@@ -206,7 +215,9 @@ def load_offline(path: str | Path, expected_id: str | None = None) -> RunData:
         with _member_errors(session, TASK_FILE), session.open(TASK_FILE) as fh:
             data = fh.read(MAX_TASK_BYTES + 1)
         if len(data) > MAX_TASK_BYTES:
-            raise InputError(f"{p}: {TASK_FILE} is over {MAX_TASK_BYTES >> 20} MiB; not a task document")
+            raise InputError(
+                f"{p}: {TASK_FILE} is over {MAX_TASK_BYTES >> 20} MiB; not a task document"
+            )
         budget[0] -= len(data)
         try:
             task = json.loads(data)
@@ -219,18 +230,25 @@ def load_offline(path: str | Path, expected_id: str | None = None) -> RunData:
         points: dict[str, dict[int, tuple[float, float]]] = {}
         first_ts = last_ts = None
         for lineno, ev, skipped in _event_lists(session, METRICS_FILE, warnings, budget):
-            if ev.get("task") not in (None, task["id"]) or ev.get("type") != "training_stats_scalar":
+            if (
+                ev.get("task") not in (None, task["id"])
+                or ev.get("type") != "training_stats_scalar"
+            ):
                 continue
             try:
                 ts = ev.get("timestamp")
                 ts = None if ts is None else float(ts)
                 key = mapping.metric_key(str(ev.get("metric") or ""), str(ev.get("variant") or ""))
                 value = ev.get("value")
-                point = (np.nan if value is None else float(value),
-                         np.nan if ts is None else ts / 1000.0)
+                point = (
+                    np.nan if value is None else float(value),
+                    np.nan if ts is None else ts / 1000.0,
+                )
                 it = int(ev.get("iter") or 0)
             except (TypeError, ValueError, OverflowError):
-                skipped.add("scalar event(s) with a non-numeric value, iteration or timestamp", lineno)
+                skipped.add(
+                    "scalar event(s) with a non-numeric value, iteration or timestamp", lineno
+                )
                 continue
             points.setdefault(key, {})[it] = point
             if ts is not None:
@@ -249,8 +267,10 @@ def load_offline(path: str | Path, expected_id: str | None = None) -> RunData:
                 size -= len(str(tail.popleft().get("msg") or ""))
                 dropped += 1
         if dropped:
-            warnings.append(f"{LOG_FILE}: console is over {CONSOLE_MAX_BYTES >> 20} MiB; read its last "
-                            f"part ({dropped} earlier log events dropped)")
+            warnings.append(
+                f"{LOG_FILE}: console is over {CONSOLE_MAX_BYTES >> 20} MiB; read its last "
+                f"part ({dropped} earlier log events dropped)"
+            )
         logs = list(tail)
     finally:
         session.close()
@@ -271,5 +291,12 @@ def load_offline(path: str | Path, expected_id: str | None = None) -> RunData:
     # no timestamps in task.json: the run spans its first and last reported event
     task.setdefault("started", first_ts)
     task.setdefault("completed", last_ts)
-    return run_from_task(task, project=task.get("project_name"), metrics=MetricTable.from_series(series),
-                         log_events=logs, url=None, warnings=warnings, notes=notes)
+    return run_from_task(
+        task,
+        project=task.get("project_name"),
+        metrics=MetricTable.from_series(series),
+        log_events=logs,
+        url=None,
+        warnings=warnings,
+        notes=notes,
+    )

@@ -34,8 +34,13 @@ class ClearMLPlugin:
     #: The plugin's commands (``mlaudit clearml ...``, ``watch clearml``...; :mod:`.cli`).
     cli = "mlaudit_clearml.cli:register"
 
-    def __init__(self, offline: str | None = None, *, attempts: int | None = None,
-                 backoff: float | None = None) -> None:
+    def __init__(
+        self,
+        offline: str | None = None,
+        *,
+        attempts: int | None = None,
+        backoff: float | None = None,
+    ) -> None:
         self.offline = offline
         self.attempts, self.backoff = attempts, backoff
         self._session = None
@@ -46,8 +51,10 @@ class ClearMLPlugin:
         if self._session is None:
             from .connection import ATTEMPTS, BACKOFF, connect
 
-            self._session = connect(attempts=self.attempts or ATTEMPTS,
-                                    backoff=BACKOFF if self.backoff is None else self.backoff)
+            self._session = connect(
+                attempts=self.attempts or ATTEMPTS,
+                backoff=BACKOFF if self.backoff is None else self.backoff,
+            )
         return self._session
 
     def load(self, ref: str | None, **options) -> RunData:
@@ -79,7 +86,9 @@ class ClearMLPlugin:
         run.warnings.extend(sel.warnings)
         if sel.runs:
             attach_baselines(run, sel.runs)
-            run.notes.append(f"baselines ({sel.rule}): " + ", ".join(r.identity.id for r in sel.runs))
+            run.notes.append(
+                f"baselines ({sel.rule}): " + ", ".join(r.identity.id for r in sel.runs)
+            )
         return run
 
     def find_baselines(self, run: RunData, policy=None) -> list[RunData]:
@@ -99,16 +108,26 @@ class ClearMLPlugin:
         doc = get_task(self.session, run.identity.id)
         labels = [t for t in doc.get("tags") or [] if not t.startswith(mapping.LABEL_PREFIX)]
         if doc.get("project"):
-            base = {"project": [doc["project"]], "status": ["completed", "published"],
-                    "only_fields": ["id", "name", "tags", "completed"], "order_by": ["-completed"],
-                    "page": 0, "page_size": MAX_CANDIDATES}
+            base = {
+                "project": [doc["project"]],
+                "status": ["completed", "published"],
+                "only_fields": ["id", "name", "tags", "completed"],
+                "order_by": ["-completed"],
+                "page": 0,
+                "page_size": MAX_CANDIDATES,
+            }
             import re
 
-            queries = [dict(base, name=f"^{re.escape(doc.get('name') or '')}$"), dict(base, tags=[BASELINE_LABEL])]
+            queries = [
+                dict(base, name=f"^{re.escape(doc.get('name') or '')}$"),
+                dict(base, tags=[BASELINE_LABEL]),
+            ]
             if labels:
                 queries.append(dict(base, tags=labels))
             for q in queries:
-                ids += [t["id"] for t in call(self.session, "tasks.get_all", **q).get("tasks") or []]
+                ids += [
+                    t["id"] for t in call(self.session, "tasks.get_all", **q).get("tasks") or []
+                ]
         out: list[RunData] = []
         for tid in dict.fromkeys(ids):
             if tid == run.identity.id or len(out) >= MAX_CANDIDATES + len(explicit):
@@ -119,22 +138,43 @@ class ClearMLPlugin:
                 run.warnings.append(f"baseline candidate {tid} could not be loaded: {exc}")
         return out
 
-    def write_back(self, run: RunData, report: AuditReport, *, dry_run: bool = False,
-                   panel: bool = True, **options) -> WriteBackResult:
+    def write_back(
+        self,
+        run: RunData,
+        report: AuditReport,
+        *,
+        dry_run: bool = False,
+        panel: bool = True,
+        **options,
+    ) -> WriteBackResult:
         """Write the verdict onto the task (see :mod:`.writeback`); offline sessions get nothing."""
         if self.offline:
-            return WriteBackResult(tracker="clearml", run_id=run.identity.id, dry_run=dry_run,
-                                   notes=[("offline session: nothing written back (import it with "
-                                           "Task.import_offline_session and audit the imported task)")])
+            return WriteBackResult(
+                tracker="clearml",
+                run_id=run.identity.id,
+                dry_run=dry_run,
+                notes=[
+                    (
+                        "offline session: nothing written back (import it with "
+                        "Task.import_offline_session and audit the imported task)"
+                    )
+                ],
+            )
         from .writeback import write_verdict
 
         return write_verdict(self.session, run, report, dry_run=dry_run, panel=panel)
 
-    def list_finished(self, since: datetime | None = None, *, project: str | None = None,
-                      project_id: str | None = None,
-                      statuses: tuple[str, ...] = mapping.FINISHED_STATUSES,
-                      include_audited: bool = False, endings: bool = False,
-                      **options) -> list[str] | list[tuple[str, str]]:
+    def list_finished(
+        self,
+        since: datetime | None = None,
+        *,
+        project: str | None = None,
+        project_id: str | None = None,
+        statuses: tuple[str, ...] = mapping.FINISHED_STATUSES,
+        include_audited: bool = False,
+        endings: bool = False,
+        **options,
+    ) -> list[str] | list[tuple[str, str]]:
         """Tasks that ended (``statuses``, by default completed, failed, stopped) after
         ``since`` (their ``status_changed``), archived ones left out, oldest first, paged by
         ``LIST_PAGE`` tasks a call.
@@ -151,9 +191,13 @@ class ClearMLPlugin:
         """
         from .connection import call
 
-        q: dict = {"status": list(statuses), "only_fields": ["id", "tags", "status_changed"],
-                   "order_by": ["status_changed"], "system_tags": ["-archived"],
-                   "page_size": LIST_PAGE}
+        q: dict = {
+            "status": list(statuses),
+            "only_fields": ["id", "tags", "status_changed"],
+            "order_by": ["status_changed"],
+            "system_tags": ["-archived"],
+            "page_size": LIST_PAGE,
+        }
         if project_id or project:
             q["project"] = [project_id or self.project_id(project)]
         if since is not None:
@@ -167,15 +211,23 @@ class ClearMLPlugin:
                 break
             page += 1
         if not include_audited:
-            tasks = [t for t in tasks if not any(str(x).startswith(mapping.LABEL_PREFIX)
-                                                 for x in t.get("tags") or [])]
+            tasks = [
+                t
+                for t in tasks
+                if not any(str(x).startswith(mapping.LABEL_PREFIX) for x in t.get("tags") or [])
+            ]
         seen: dict[str, str] = {}
         for t in tasks:
             seen.setdefault(t["id"], str(t.get("status_changed") or ""))
         return list(seen.items()) if endings else list(seen)
 
-    def list_runs(self, project: str, since: datetime | None = None, *,
-                  statuses: tuple[str, ...] = mapping.FINISHED_STATUSES) -> list[str]:
+    def list_runs(
+        self,
+        project: str,
+        since: datetime | None = None,
+        *,
+        statuses: tuple[str, ...] = mapping.FINISHED_STATUSES,
+    ) -> list[str]:
         """Ids of every task of the project named ``project`` that ended (completed, failed,
         stopped) after ``since``, labelled by mlaudit or not, archived ones left out, oldest
         first: what ``mlaudit batch clearml`` audits. Paged by ``LIST_PAGE`` tasks a call.
@@ -185,9 +237,14 @@ class ClearMLPlugin:
         """
         from .connection import call
 
-        q: dict = {"project": [self.project_id(project)], "status": list(statuses),
-                   "only_fields": ["id"], "order_by": ["status_changed"],
-                   "system_tags": ["-archived"], "page_size": LIST_PAGE}
+        q: dict = {
+            "project": [self.project_id(project)],
+            "status": list(statuses),
+            "only_fields": ["id"],
+            "order_by": ["status_changed"],
+            "system_tags": ["-archived"],
+            "page_size": LIST_PAGE,
+        }
         if since is not None:
             q["status_changed"] = ">" + since.astimezone(timezone.utc).isoformat()
         ids: list[str] = []
@@ -207,8 +264,15 @@ class ClearMLPlugin:
 
         from .connection import call
 
-        found = call(self.session, "projects.get_all", name=f"^{re.escape(name)}$",
-                     only_fields=["id", "name"]).get("projects") or []
+        found = (
+            call(
+                self.session,
+                "projects.get_all",
+                name=f"^{re.escape(name)}$",
+                only_fields=["id", "name"],
+            ).get("projects")
+            or []
+        )
         exact = [p for p in found if p.get("name") == name]
         if not exact:
             raise InputError(f"no ClearML project named {name!r}")

@@ -78,8 +78,14 @@ class ClearMLWatchSource(PluginSource):
             server unreachable (each one line).
     """
 
-    def __init__(self, plugin, project: str, statuses: tuple[str, ...] = mapping.FINISHED_STATUSES,
-                 *, panel: bool = True) -> None:
+    def __init__(
+        self,
+        plugin,
+        project: str,
+        statuses: tuple[str, ...] = mapping.FINISHED_STATUSES,
+        *,
+        panel: bool = True,
+    ) -> None:
         self.project = project
         self.statuses = tuple(statuses)
         self.panel = panel
@@ -94,8 +100,13 @@ class ClearMLWatchSource(PluginSource):
             ServerError: the server failed the call (the watcher retries with backoff).
         """
         try:
-            return self.plugin.list_finished(since, project_id=self.project_id, statuses=self.statuses,
-                                             include_audited=True, endings=True)
+            return self.plugin.list_finished(
+                since,
+                project_id=self.project_id,
+                statuses=self.statuses,
+                include_audited=True,
+                endings=True,
+            )
         except InputError as exc:
             raise ServerError(str(exc)) from None
 
@@ -105,8 +116,16 @@ class ClearMLWatchSource(PluginSource):
         Raises:
             InputError: the server failed the call.
         """
-        tasks = call(self.plugin.session, "tasks.get_all", id=list(task_ids), status=list(self.statuses),
-                     only_fields=["id", "status_changed"]).get("tasks") or []
+        tasks = (
+            call(
+                self.plugin.session,
+                "tasks.get_all",
+                id=list(task_ids),
+                status=list(self.statuses),
+                only_fields=["id", "status_changed"],
+            ).get("tasks")
+            or []
+        )
         return [(t["id"], str(t["status_changed"])) for t in tasks if t.get("status_changed")]
 
     def load(self, ref: str) -> RunData:
@@ -116,8 +135,15 @@ class ClearMLWatchSource(PluginSource):
         Raises:
             InputError: the task is gone, or a server call failed.
         """
-        docs = call(self.plugin.session, "tasks.get_all", id=[ref],
-                    only_fields=["id", "status", "status_changed"]).get("tasks") or []
+        docs = (
+            call(
+                self.plugin.session,
+                "tasks.get_all",
+                id=[ref],
+                only_fields=["id", "status", "status_changed"],
+            ).get("tasks")
+            or []
+        )
         if not docs:
             raise InputError(f"no ClearML task {ref!r} on {self.plugin.session.host}")
         run = self.plugin.load_with_baselines(ref)
@@ -148,8 +174,14 @@ class ClearMLWatchSource(PluginSource):
         :func:`mlaudit_clearml.writeback.claim_task`."""
         from .writeback import claim_task
 
-        return claim_task(self.plugin.session, run.identity.id, owner, lease_s=lease_s,
-                          settle_s=self.claim_settle_s, ended=run.cache.get(ENDED_CACHE))
+        return claim_task(
+            self.plugin.session,
+            run.identity.id,
+            owner,
+            lease_s=lease_s,
+            settle_s=self.claim_settle_s,
+            ended=run.cache.get(ENDED_CACHE),
+        )
 
     def release_claim(self, run: RunData, owner: str) -> None:
         """Delete ``owner``'s ``mlaudit.claim`` once the verdict is written (best effort)."""
@@ -171,9 +203,14 @@ def service_task(project: str):
     from .connection import sdk
 
     Task = sdk().Task
-    return Task.init(project_name=SCHEDULER_PROJECT, task_name=scheduler_name(project),
-                     task_type=Task.TaskTypes.monitor, reuse_last_task_id=False,
-                     auto_resource_monitoring=False, auto_connect_frameworks=False)
+    return Task.init(
+        project_name=SCHEDULER_PROJECT,
+        task_name=scheduler_name(project),
+        task_type=Task.TaskTypes.monitor,
+        reuse_last_task_id=False,
+        auto_resource_monitoring=False,
+        auto_connect_frameworks=False,
+    )
 
 
 def make_monitor(source: ClearMLWatchSource, on_task):
@@ -218,7 +255,9 @@ class MonitorTrigger:
         self._stop = threading.Event()
         self.task = service_task(source.project)
         self.monitor = make_monitor(source, self._on_task)
-        self._thread = threading.Thread(target=self._run, name="mlaudit-clearml-trigger", daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, name="mlaudit-clearml-trigger", daemon=True
+        )
 
     def start(self) -> None:
         self._thread.start()
@@ -248,8 +287,11 @@ class MonitorTrigger:
         except QueueFull as exc:
             log.warning("task %s: %s; the next listing picks it up", task_id, exc)
         except Exception as exc:  # noqa: BLE001 - the listing is the safety net
-            log.warning("task %s: not queued by the trigger (%s); the next listing picks it up", task_id,
-                        one_line("clearml", exc))
+            log.warning(
+                "task %s: not queued by the trigger (%s); the next listing picks it up",
+                task_id,
+                one_line("clearml", exc),
+            )
 
 
 def run_with_trigger(watcher, interval_s: float) -> None:
@@ -266,8 +308,11 @@ def run_with_trigger(watcher, interval_s: float) -> None:
     except MlauditError:
         raise
     except Exception as exc:  # noqa: BLE001 - keep watching by listing alone
-        log.error("the ClearML Monitor could not start (%s); listing the project every %g s "
-                  "instead", one_line("clearml", exc), interval_s)
+        log.error(
+            "the ClearML Monitor could not start (%s); listing the project every %g s instead",
+            one_line("clearml", exc),
+            interval_s,
+        )
         watcher.cfg.poll_interval_s = interval_s
         watcher.run()
         return
@@ -295,9 +340,16 @@ def enqueue(source: ClearMLWatchSource, queue: str, interval_s: float) -> None:
     Raises:
         InputError: no queue of that name.
     """
-    found = call(source.plugin.session, "queues.get_all", name=f"^{re.escape(queue)}$").get("queues") or []
+    found = (
+        call(source.plugin.session, "queues.get_all", name=f"^{re.escape(queue)}$").get("queues")
+        or []
+    )
     if not any(q.get("name") == queue for q in found):
         raise InputError(f"no ClearML queue named {queue!r}")
-    log.info("enqueuing the watcher of %r on queue %r as the service task %r", source.project, queue,
-             scheduler_name(source.project))
+    log.info(
+        "enqueuing the watcher of %r on queue %r as the service task %r",
+        source.project,
+        queue,
+        scheduler_name(source.project),
+    )
     service_task(source.project).execute_remotely(queue_name=queue, exit_process=True)

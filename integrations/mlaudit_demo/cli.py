@@ -37,19 +37,26 @@ def ui_links(base: str, experiment_id: str, runs: list[tuple[str, str]]) -> list
     from urllib.parse import quote
 
     listing = f"{base}/#/experiments/{experiment_id}/runs"
-    out = [f"  runs list:  {listing}",
-           f"  not succeeded: {listing}?searchFilter={quote(NOT_SUCCEEDED, safe='')}"]
+    out = [
+        f"  runs list:  {listing}",
+        f"  not succeeded: {listing}?searchFilter={quote(NOT_SUCCEEDED, safe='')}",
+    ]
     out += [f"  {label}: {base}/#/experiments/{experiment_id}/runs/{rid}" for label, rid in runs]
-    out.append("  To see verdicts in the runs list: Columns > Tags > tick mlaudit.verdict "
-               "(and mlaudit.cause); filter with tags.`mlaudit.verdict` = 'diverged'.")
+    out.append(
+        "  To see verdicts in the runs list: Columns > Tags > tick mlaudit.verdict "
+        "(and mlaudit.cause); filter with tags.`mlaudit.verdict` = 'diverged'."
+    )
     return out
 
 
 def register(app: typer.Typer) -> None:
     @app.command("demo")
     def demo(
-        directory: Path = typer.Option(Path("mlaudit-demo"), "--dir", help="Folder for the MLflow store "
-                                       "(sqlite) and the TensorBoard logs."),
+        directory: Path = typer.Option(
+            Path("mlaudit-demo"),
+            "--dir",
+            help="Folder for the MLflow store (sqlite) and the TensorBoard logs.",
+        ),
         seed: int = typer.Option(0, "--seed", help="Training seed."),
     ) -> None:
         """Train five real small runs (healthy, high LR, overfit, underfit, data-starved) on scikit-learn's
@@ -86,8 +93,9 @@ def register(app: typer.Typer) -> None:
         exp = mlflow.set_experiment(exp_name)
         # MLflow 3.x opens an experiment of unknown kind in its GenAI view (traces); the demo's
         # runs are classic model training, so the experiment says so and opens on the runs list.
-        mlflow.MlflowClient().set_experiment_tag(exp.experiment_id, EXPERIMENT_KIND_TAG,
-                                                 EXPERIMENT_KIND)
+        mlflow.MlflowClient().set_experiment_tag(
+            exp.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND
+        )
         run_ids: list[tuple[str, str]] = []
         mlf = get_plugin("mlflow", tracking_uri=uri)
         tb = get_plugin("tensorboard")
@@ -112,11 +120,18 @@ def register(app: typer.Typer) -> None:
             ok = v.outcome.value in outcomes and (cause is None or v.cause.value == cause)
             mismatches += not ok
             top = next((f for f in report.findings if f.severity.rank >= 1), None)
-            table.add_row(regime, ("" if ok else "[red]") + v.outcome.value, v.cause.value,
-                          f"{v.confidence:.2f}", tb_report.verdict.outcome.value)
+            table.add_row(
+                regime,
+                ("" if ok else "[red]") + v.outcome.value,
+                v.cause.value,
+                f"{v.confidence:.2f}",
+                tb_report.verdict.outcome.value,
+            )
             run_ids.append((regime, res["run_id"]))
-            lines.append(f"{regime}: run {res['run_id']}"
-                         + (f"\n    {top.code}: {clip(top.message, 160)}" if top else ""))
+            lines.append(
+                f"{regime}: run {res['run_id']}"
+                + (f"\n    {top.code}: {clip(top.message, 160)}" if top else "")
+            )
         console.print(table)
         for line in lines:
             console.print(line, markup=False, highlight=False, soft_wrap=True)
@@ -132,15 +147,29 @@ def register(app: typer.Typer) -> None:
         # the HTML report (with its plots) of the first run that did not succeed, as a file to open
         shown = next((r for r in run_ids if r[0] != "healthy"), run_ids[0])
         art = urlparse(mlflow.MlflowClient().get_run(shown[1]).info.artifact_uri)
-        html = Path(unquote(art.path)) / "mlaudit" / "report.html" if art.scheme in ("", "file") else None
-        html_line = (f"HTML report of {shown[0]} (plots, all findings): {quote(str(html))}\n"
-                     if html is not None and html.is_file() else "")
-        console.print(f"\nStore: {uri}\nVerdicts are on the runs (tags mlaudit.*, Description, artifacts "
-                      f"mlaudit/).\n{html_line}Open:\n"
-                      f"  {tool('mlflow')} ui --backend-store-uri {quote(uri)} --host 127.0.0.1 --port 5000\n"
-                      f"  {tool('tensorboard')} --logdir {quote(str(directory / 'tensorboard'))}\n"
-                      + "\n".join(ui_links(UI_URL, exp.experiment_id, run_ids)) + "\n"
-                      f"Audit one again:\n  {tool('mlaudit')} mlflow {res['run_id']} -u {quote(uri)}",
-                      soft_wrap=True, markup=False, highlight=False)
+        html = (
+            Path(unquote(art.path)) / "mlaudit" / "report.html"
+            if art.scheme in ("", "file")
+            else None
+        )
+        html_line = (
+            f"HTML report of {shown[0]} (plots, all findings): {quote(str(html))}\n"
+            if html is not None and html.is_file()
+            else ""
+        )
+        console.print(
+            f"\nStore: {uri}\nVerdicts are on the runs (tags mlaudit.*, Description, artifacts "
+            f"mlaudit/).\n{html_line}Open:\n"
+            f"  {tool('mlflow')} ui --backend-store-uri {quote(uri)} --host 127.0.0.1 --port 5000\n"
+            f"  {tool('tensorboard')} --logdir {quote(str(directory / 'tensorboard'))}\n"
+            + "\n".join(ui_links(UI_URL, exp.experiment_id, run_ids))
+            + "\n"
+            f"Audit one again:\n  {tool('mlaudit')} mlflow {res['run_id']} -u {quote(uri)}",
+            soft_wrap=True,
+            markup=False,
+            highlight=False,
+        )
         if mismatches:
-            console.print(f"[red]{mismatches} regime(s) got a verdict other than the injected one[/]")
+            console.print(
+                f"[red]{mismatches} regime(s) got a verdict other than the injected one[/]"
+            )

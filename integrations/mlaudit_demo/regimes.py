@@ -188,8 +188,14 @@ def batches(
 class MLP:
     """64 -> hidden... (ReLU) -> 10 softmax classifier with hand-written backprop."""
 
-    def __init__(self, n_in: int, hidden: tuple[int, ...], n_out: int, rng: np.random.Generator,
-                 init_scale: float = 1.0):
+    def __init__(
+        self,
+        n_in: int,
+        hidden: tuple[int, ...],
+        n_out: int,
+        rng: np.random.Generator,
+        init_scale: float = 1.0,
+    ):
         sizes = [n_in, *hidden, n_out]
         self.n_layers = len(sizes) - 1
         self.params: dict[str, np.ndarray] = {}
@@ -244,8 +250,9 @@ class MLP:
         acc = float((z.argmax(axis=1) == y).mean())
         return loss, acc
 
-    def sgd_step(self, grads: dict[str, np.ndarray], lr: float, momentum: float,
-                 weight_decay: float) -> None:
+    def sgd_step(
+        self, grads: dict[str, np.ndarray], lr: float, momentum: float, weight_decay: float
+    ) -> None:
         """Heavy-ball SGD: v = momentum * v + (g + wd * w); w -= lr * v."""
         for k, g in grads.items():
             if weight_decay and k.startswith("W"):
@@ -255,8 +262,15 @@ class MLP:
             v += g
             self.params[k] -= lr * v
 
-    def adam_step(self, grads: dict[str, np.ndarray], lr: float, beta1: float,
-                  weight_decay: float, beta2: float = 0.999, eps: float = 1e-8) -> None:
+    def adam_step(
+        self,
+        grads: dict[str, np.ndarray],
+        lr: float,
+        beta1: float,
+        weight_decay: float,
+        beta2: float = 0.999,
+        eps: float = 1e-8,
+    ) -> None:
         """Adam (Kingma & Ba) with coupled L2 weight decay."""
         self.t += 1
         c1 = 1.0 - beta1**self.t
@@ -426,8 +440,12 @@ def train(
         if tb_logdir is not None:
             os.makedirs(tb_logdir, exist_ok=True)
         log = _Loggers(run_id, tb_logdir)
-        say(f"regime={regime} seed={seed} steps={total_steps} " +
-            " ".join(f"{k}={v}" for k, v in params.items() if k not in ("regime", "seed", "steps")))
+        say(
+            f"regime={regime} seed={seed} steps={total_steps} "
+            + " ".join(
+                f"{k}={v}" for k, v in params.items() if k not in ("regime", "seed", "steps")
+            )
+        )
         step = 0
         # single-threaded BLAS: these matrices are far too small to profit from threads, and
         # oversubscribed BLAS threads on a busy machine make step times erratic.
@@ -457,17 +475,21 @@ def train(
                 }
                 if diverged_at is None and not math.isfinite(loss):
                     diverged_at = step
-                    say(f"step {step} | non-finite training loss ({loss}); "
-                        f"logging {cfg.nonfinite_patience} more steps then stopping")
+                    say(
+                        f"step {step} | non-finite training loss ({loss}); "
+                        f"logging {cfg.nonfinite_patience} more steps then stopping"
+                    )
                 stop = diverged_at is not None and step >= diverged_at + cfg.nonfinite_patience
                 last = step == total_steps or stop
                 if step % eval_every == 0 or last:
                     val_loss, val_acc = model.evaluate(X_val, y_val)
                     values["val/loss"] = val_loss
                     values["val/accuracy"] = val_acc
-                    say(f"step {step} | loss {loss:.4g} | val_loss {val_loss:.4g} | "
+                    say(
+                        f"step {step} | loss {loss:.4g} | val_loss {val_loss:.4g} | "
                         f"val_acc {val_acc:.4f} | lr {lr:.4g} | grad_norm {grad_norm:.4g} | "
-                        f"step_time {step_time * 1000:.2f}ms | data_time {(t1 - t0) * 1000:.2f}ms")
+                        f"step_time {step_time * 1000:.2f}ms | data_time {(t1 - t0) * 1000:.2f}ms"
+                    )
                 log.scalars(values, step, time.time())
                 final.update(values)
                 if "val/loss" in values:
@@ -476,7 +498,9 @@ def train(
                     say(f"stopping early at step {step}: training diverged at step {diverged_at}")
                     break
         wall = time.time() - t_start
-        say(f"done: {step} steps in {wall:.2f}s | final val_acc {final.get('val/accuracy', float('nan')):.4f}")
+        say(
+            f"done: {step} steps in {wall:.2f}s | final val_acc {final.get('val/accuracy', float('nan')):.4f}"
+        )
     except BaseException:
         status = "FAILED"
         raise
@@ -509,13 +533,20 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tracking-uri", required=True, help="e.g. sqlite:///runs/mlflow.db")
     ap.add_argument("--tb-root", required=True, help="TensorBoard root; one subdir per run")
-    ap.add_argument("--regime", choices=sorted(REGIMES), action="append",
-                    help="regime to train (repeatable); default: all five")
+    ap.add_argument(
+        "--regime",
+        choices=sorted(REGIMES),
+        action="append",
+        help="regime to train (repeatable); default: all five",
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--experiment", default="mlaudit-regimes")
-    ap.add_argument("--artifact-root", default=None,
-                    help="artifact location for a newly created experiment "
-                         "(default: <db dir>/mlartifacts for sqlite URIs)")
+    ap.add_argument(
+        "--artifact-root",
+        default=None,
+        help="artifact location for a newly created experiment "
+        "(default: <db dir>/mlartifacts for sqlite URIs)",
+    )
     ap.add_argument("--steps", type=int, default=None, help="override optimizer steps")
     ap.add_argument("--quiet", action="store_true", help="only print one summary line per run")
     args = ap.parse_args(argv)
@@ -526,7 +557,7 @@ def main(argv: list[str] | None = None) -> int:
     if mlflow.get_experiment_by_name(args.experiment) is None:
         artifact_root = args.artifact_root
         if artifact_root is None and args.tracking_uri.startswith("sqlite:///"):
-            db_path = Path(args.tracking_uri[len("sqlite:///"):])
+            db_path = Path(args.tracking_uri[len("sqlite:///") :])
             artifact_root = str((db_path.parent / "mlartifacts").resolve())
         if artifact_root is not None:
             artifact_root = Path(artifact_root).resolve().as_uri()
@@ -541,13 +572,17 @@ def main(argv: list[str] | None = None) -> int:
             logdir = Path(args.tb_root) / f"{name}-seed{args.seed}-{k}"
             k += 1
         logdir = str(logdir)
-        res = train(name, seed=args.seed, tb_logdir=logdir, steps=args.steps,
-                    verbose=not args.quiet)
+        res = train(
+            name, seed=args.seed, tb_logdir=logdir, steps=args.steps, verbose=not args.quiet
+        )
         f = res["final"]
-        print(f"[{name}] run_id={res['run_id']} steps={res['steps']} "
-              f"wall={res['wall_time']:.1f}s train_loss={f.get('train/loss'):.4g} "
-              f"val_loss={f.get('val/loss'):.4g} val_acc={f.get('val/accuracy'):.3f} "
-              f"tb={logdir}", flush=True)
+        print(
+            f"[{name}] run_id={res['run_id']} steps={res['steps']} "
+            f"wall={res['wall_time']:.1f}s train_loss={f.get('train/loss'):.4g} "
+            f"val_loss={f.get('val/loss'):.4g} val_acc={f.get('val/accuracy'):.3f} "
+            f"tb={logdir}",
+            flush=True,
+        )
     return 0
 
 

@@ -41,17 +41,32 @@ def register(app: typer.Typer) -> None:
     @app.command("mlflow")
     def mlflow_cmd(
         run_id: str = typer.Argument(..., help="MLflow run id."),
-        tracking_uri: str = typer.Option(None, "--tracking-uri", "-u", envvar="MLFLOW_TRACKING_URI",
-                                         help="Server URL, sqlite:///path or file store "
-                                              "(default: MLFLOW_TRACKING_URI)."),
-        fmt: Format = FORMAT, out: Path = OUT, fail_on: FailOn = FAIL_ON, config: Path = CONFIG,
-        dry_run: bool = DRY_RUN, no_write: bool = NO_WRITE, verbose: bool = VERBOSE,
+        tracking_uri: str = typer.Option(
+            None,
+            "--tracking-uri",
+            "-u",
+            envvar="MLFLOW_TRACKING_URI",
+            help="Server URL, sqlite:///path or file store (default: MLFLOW_TRACKING_URI).",
+        ),
+        fmt: Format = FORMAT,
+        out: Path = OUT,
+        fail_on: FailOn = FAIL_ON,
+        config: Path = CONFIG,
+        dry_run: bool = DRY_RUN,
+        no_write: bool = NO_WRITE,
+        verbose: bool = VERBOSE,
         notify: list[str] = NOTIFY,
-        baseline: list[str] = typer.Option(None, "--baseline", "-b",
-                                           help="Baseline run id (repeatable; several seeds give a noise "
-                                                "band). Default: runs tagged mlaudit.baseline, the parent run, "
-                                                "or recent finished runs with the same params except the seed."),
-        no_baselines: bool = typer.Option(False, "--no-baselines", help="Do not look for baselines."),
+        baseline: list[str] = typer.Option(
+            None,
+            "--baseline",
+            "-b",
+            help="Baseline run id (repeatable; several seeds give a noise "
+            "band). Default: runs tagged mlaudit.baseline, the parent run, "
+            "or recent finished runs with the same params except the seed.",
+        ),
+        no_baselines: bool = typer.Option(
+            False, "--no-baselines", help="Do not look for baselines."
+        ),
     ) -> None:
         """Audit an MLflow run; write tags, mlaudit/ artifacts and a Description section back."""
         from mlaudit_core.plugins import get_plugin
@@ -70,11 +85,23 @@ def register(app: typer.Typer) -> None:
             run.warnings.extend(sel.warnings)
             if not sel.runs:
                 return audit(run, settings)
-            return audit_with_baselines(run, [plugin.load(r.identity.id) for r in sel.runs], settings)
+            return audit_with_baselines(
+                run, [plugin.load(r.identity.id) for r in sel.runs], settings
+            )
 
-        run_pipeline(lambda: plugin.load(run_id), fmt=fmt, out=out, fail_on=fail_on, config=config,
-                     write_back=wb, verbose=verbose, what=f"mlflow run {run_id}",
-                     notify=notify, dry_run=dry_run, audit_fn=audit_fn)
+        run_pipeline(
+            lambda: plugin.load(run_id),
+            fmt=fmt,
+            out=out,
+            fail_on=fail_on,
+            config=config,
+            write_back=wb,
+            verbose=verbose,
+            what=f"mlflow run {run_id}",
+            notify=notify,
+            dry_run=dry_run,
+            audit_fn=audit_fn,
+        )
 
 
 def _mlflow_source(plugin, scope: str, experiments: list[str]):
@@ -93,23 +120,38 @@ def _mlflow_source(plugin, scope: str, experiments: list[str]):
         def list_finished(self, since):
             if self._ids is None:  # resolved on the first listing, under its retries
                 self._ids = self.plugin.experiment_ids(experiments)
-            return self.plugin.list_finished(since, experiment_ids=self._ids,
-                                             max_results=self.page_limit,
-                                             no_end_time_since=self.floor)
+            return self.plugin.list_finished(
+                since,
+                experiment_ids=self._ids,
+                max_results=self.page_limit,
+                no_end_time_since=self.floor,
+            )
 
     return MlflowWatchSource()
 
 
 def watch_mlflow(
-    experiment: list[str] = typer.Option(..., "--experiment", "-e",
-                                         help="Experiment name; repeat for several."),
-    poll_interval: float = W.POLL_INTERVAL, concurrency: int = W.CONCURRENCY, state: Path = W.STATE,
-    since: str = W.SINCE, once: bool = W.ONCE, config: Path = CONFIG,
-    tracking_uri: str = typer.Option(None, "--tracking-uri", "-u", envvar="MLFLOW_TRACKING_URI",
-                                     help="Server URL or database URI "
-                                          "(default: MLFLOW_TRACKING_URI)."),
-    notify: list[str] = NOTIFY, live: bool = W.LIVE, stop_on: str = W.STOP_ON,
-    stall_floor: float = W.STALL_FLOOR, cooldown: float = W.COOLDOWN,
+    experiment: list[str] = typer.Option(
+        ..., "--experiment", "-e", help="Experiment name; repeat for several."
+    ),
+    poll_interval: float = W.POLL_INTERVAL,
+    concurrency: int = W.CONCURRENCY,
+    state: Path = W.STATE,
+    since: str = W.SINCE,
+    once: bool = W.ONCE,
+    config: Path = CONFIG,
+    tracking_uri: str = typer.Option(
+        None,
+        "--tracking-uri",
+        "-u",
+        envvar="MLFLOW_TRACKING_URI",
+        help="Server URL or database URI (default: MLFLOW_TRACKING_URI).",
+    ),
+    notify: list[str] = NOTIFY,
+    live: bool = W.LIVE,
+    stop_on: str = W.STOP_ON,
+    stall_floor: float = W.STALL_FLOOR,
+    cooldown: float = W.COOLDOWN,
 ) -> None:
     """Watch MLflow experiments: audit each finished run; write tags, artifacts, Description.
 
@@ -133,24 +175,27 @@ def watch_mlflow(
         except MlauditError:
             raise
         except Exception as exc:  # noqa: BLE001 - tracker outage: the watcher's listing retries it
-            logging.getLogger("mlaudit").info("experiments not resolved yet (%s); the first "
-                                              "listing retries", type(exc).__name__)
+            logging.getLogger("mlaudit").info(
+                "experiments not resolved yet (%s); the first listing retries", type(exc).__name__
+            )
         return source
 
     def make_live(source):
         from mlaudit_mlflow.live import MlflowLiveSource
 
         names = list(dict.fromkeys(experiment))
-        return MlflowLiveSource(tracking_uri, source._ids,
-                                resolve=lambda: source.plugin.experiment_ids(names))
+        return MlflowLiveSource(
+            tracking_uri, source._ids, resolve=lambda: source.plugin.experiment_ids(names)
+        )
 
     def with_app_inbox(watcher) -> None:
         # runs the MLflow server's `--app-name mlaudit` recorded as ended (docs/mlflow.md):
         # drained into the queue about every second; the listing stays the safety net
         from mlaudit_mlflow.server_app import InboxTrigger
 
-        trigger = InboxTrigger(watcher.store.path, watcher,
-                               lambda: getattr(watcher.source, "_ids", None)).start()
+        trigger = InboxTrigger(
+            watcher.store.path, watcher, lambda: getattr(watcher.source, "_ids", None)
+        ).start()
         try:
             code = watcher.run()
         finally:
@@ -158,19 +203,37 @@ def watch_mlflow(
         if code:
             raise typer.Exit(code)
 
-    run_watch(make_source, state=state, config=config, watch=cfg, notify=notify,
-              live=None if live_cfg is None else (make_live, live_cfg),
-              serve=None if once else with_app_inbox)
+    run_watch(
+        make_source,
+        state=state,
+        config=config,
+        watch=cfg,
+        notify=notify,
+        live=None if live_cfg is None else (make_live, live_cfg),
+        serve=None if once else with_app_inbox,
+    )
 
 
 def batch_mlflow(
     experiment: str = typer.Option(..., "--experiment", "-e", help="Experiment name."),
-    since: str = B.SINCE, jobs: int = B.JOBS, executor: str = B.EXECUTOR, ray_address: str = B.RAY_ADDRESS,
-    state: Path = B.STATE, fresh: bool = B.FRESH, worst: int = B.WORST, no_write: bool = NO_WRITE,
-    config: Path = CONFIG, fmt: str = B.FORMAT, triage: bool = B.TRIAGE,
-    tracking_uri: str = typer.Option(None, "--tracking-uri", "-u", envvar="MLFLOW_TRACKING_URI",
-                                     help="Server URL or database URI "
-                                          "(default: MLFLOW_TRACKING_URI)."),
+    since: str = B.SINCE,
+    jobs: int = B.JOBS,
+    executor: str = B.EXECUTOR,
+    ray_address: str = B.RAY_ADDRESS,
+    state: Path = B.STATE,
+    fresh: bool = B.FRESH,
+    worst: int = B.WORST,
+    no_write: bool = NO_WRITE,
+    config: Path = CONFIG,
+    fmt: str = B.FORMAT,
+    triage: bool = B.TRIAGE,
+    tracking_uri: str = typer.Option(
+        None,
+        "--tracking-uri",
+        "-u",
+        envvar="MLFLOW_TRACKING_URI",
+        help="Server URL or database URI (default: MLFLOW_TRACKING_URI).",
+    ),
 ) -> None:
     """Audit every finished run of an MLflow experiment and write each verdict back."""
     settings = settings_or_fail(config)
@@ -185,8 +248,9 @@ def batch_mlflow(
 
         uri = resolve_uri(tracking_uri)
         ids = plugin.experiment_ids([experiment])
-        refs = plugin.list_finished(since_dt, experiment_ids=ids, include_audited=True,
-                                    max_results=None)
+        refs = plugin.list_finished(
+            since_dt, experiment_ids=ids, include_audited=True, max_results=None
+        )
         from mlaudit_mlflow.loader import client_for
         from mlaudit_mlflow.triage import triage_run_ids
 
@@ -194,8 +258,9 @@ def batch_mlflow(
         refs = [r for r in refs if r not in skip]
         where["running"] = _running_count(client_for(uri), ids)
         where["uri"], where["ids"] = uri, ids
-        spec = TaskSpec("mlflow", (("tracking_uri", uri),), settings.model_dump(),
-                        write_back=not no_write)
+        spec = TaskSpec(
+            "mlflow", (("tracking_uri", uri),), settings.model_dump(), write_back=not no_write
+        )
         return refs, spec, f"mlflow {uri} experiment={experiment}"
 
     where: dict = {}
@@ -204,10 +269,20 @@ def batch_mlflow(
         return _triage_mlflow(where["uri"], where["ids"], results, write=not no_write)
 
     try:
-        run_batch_cli(prepare, title=f"mlflow experiment {experiment}", tracker="mlflow",
-                      name=experiment, state=state, jobs=jobs, executor=executor,
-                      ray_address=ray_address, fresh=fresh,
-                      worst=worst, fmt=fmt, triage=run_triage if triage else None)
+        run_batch_cli(
+            prepare,
+            title=f"mlflow experiment {experiment}",
+            tracker="mlflow",
+            name=experiment,
+            state=state,
+            jobs=jobs,
+            executor=executor,
+            ray_address=ray_address,
+            fresh=fresh,
+            worst=worst,
+            fmt=fmt,
+            triage=run_triage if triage else None,
+        )
     except typer.Exit as stop:
         from mlaudit_core.errors import EXIT_INCOMPLETE
 
@@ -233,9 +308,12 @@ def _say_running_left_out(n: int, experiment: str) -> None:
     (the OOM killer, a scheduler) never ends its MLflow run, so the run stays RUNNING and no batch
     audits it. Nothing is printed when every run has ended."""
     if n:
-        typer.echo(f"mlaudit: {n} run(s) of experiment {experiment!r} are still RUNNING and are not audited "
-                   "(a process killed by SIGKILL leaves its run RUNNING): `mlaudit mlflow RUN_ID` audits one, "
-                   "`mlaudit watch mlflow --experiment NAME --live` follows them", err=True)
+        typer.echo(
+            f"mlaudit: {n} run(s) of experiment {experiment!r} are still RUNNING and are not audited "
+            "(a process killed by SIGKILL leaves its run RUNNING): `mlaudit mlflow RUN_ID` audits one, "
+            "`mlaudit watch mlflow --experiment NAME --live` follows them",
+            err=True,
+        )
 
 
 def _triage_mlflow(uri: str, ids: list[str], results: list, *, write: bool) -> tuple:
@@ -255,7 +333,14 @@ def _triage_mlflow(uri: str, ids: list[str], results: list, *, write: bool) -> t
     if not write or len(ids) != 1:
         return tri, None
     # run-controlled text (param and tag values) is redacted before it is written anywhere
-    run_id = write_triage(client, ids[0], redact_tree(tri.to_dict()), redact_text(render_text(tri)),
-                          redact_text(render_html(tri)))
-    return tri, (f"experiment tag mlaudit.triage and run {run_id} "
-                 "(artifacts mlaudit/triage.json, .md, .html)")
+    run_id = write_triage(
+        client,
+        ids[0],
+        redact_tree(tri.to_dict()),
+        redact_text(render_text(tri)),
+        redact_text(render_html(tri)),
+    )
+    return tri, (
+        f"experiment tag mlaudit.triage and run {run_id} "
+        "(artifacts mlaudit/triage.json, .md, .html)"
+    )

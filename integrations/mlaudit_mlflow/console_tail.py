@@ -59,8 +59,13 @@ def _http_creds(artifact_uri: str, tracking_uri: str):
 def _range_get(creds, path: str, max_bytes: int) -> bytes:
     from mlflow.utils.rest_utils import augmented_raise_for_status, http_request
 
-    resp = http_request(creds, posixpath.join("/", path), "GET", stream=True,
-                        extra_headers={"Range": f"bytes=-{max_bytes}"})
+    resp = http_request(
+        creds,
+        posixpath.join("/", path),
+        "GET",
+        stream=True,
+        extra_headers={"Range": f"bytes=-{max_bytes}"},
+    )
     augmented_raise_for_status(resp)
     buf = bytearray()
     for chunk in resp.iter_content(chunk_size=1 << 20):

@@ -36,8 +36,6 @@ MLFLOW_ATTACH_ROWS = 1000
 _MAXF = 1.7976931348623157e308
 
 
-
-
 def _restore(v) -> float:
     x = float(v)
     if math.isfinite(x) and abs(x) >= _MAXF:  # MLflow stores +-inf as +-max float64
@@ -52,12 +50,15 @@ class MlflowLiveSource:
     can_stop = False  # MLflow has no remote stop: the hooks honour the stop_requested tag
     lists_latest_values = True  # search_runs carries each key's latest value, step and time
     #: said in a stall alert instead of the last console lines
-    no_console = ("MLflow records no console output for a run (its tracking API has no log "
-                  "stream; a script's stdout never reaches the server), so no last console "
-                  "lines can be shown")
+    no_console = (
+        "MLflow records no console output for a run (its tracking API has no log "
+        "stream; a script's stdout never reaches the server), so no last console "
+        "lines can be shown"
+    )
 
-    def __init__(self, tracking_uri: str | None, experiment_ids: list[str] | None,
-                 resolve=None) -> None:
+    def __init__(
+        self, tracking_uri: str | None, experiment_ids: list[str] | None, resolve=None
+    ) -> None:
         """``experiment_ids``: the experiments to follow; None with ``resolve`` (a callable
         returning them, retried at each listing until it answers), or None alone for every
         experiment."""
@@ -81,17 +82,25 @@ class MlflowLiveSource:
         out: dict[str, RunInfo] = {}
         token = None
         while True:
-            page = self.client.search_runs(ids, filter_string="attributes.status = 'RUNNING'",
-                                           max_results=1000, page_token=token)
+            page = self.client.search_runs(
+                ids,
+                filter_string="attributes.status = 'RUNNING'",
+                max_results=1000,
+                page_token=token,
+            )
             self.requests += 1
             for r in page:
                 objs = mlflow_metric_objs(r.data) or []
                 latest = {m.key: (int(m.step), m.timestamp / 1000.0) for m in objs}
-                out[r.info.run_id] = RunInfo(values={m.key: _restore(m.value) for m in objs},
-                    ref=r.info.run_id, name=r.info.run_name or "",
+                out[r.info.run_id] = RunInfo(
+                    values={m.key: _restore(m.value) for m in objs},
+                    ref=r.info.run_id,
+                    name=r.info.run_name or "",
                     url=self._url(r.info.experiment_id, r.info.run_id),
-                    project=self._exp_name(r.info.experiment_id), latest=latest,
-                    tags=dict(r.data.tags))
+                    project=self._exp_name(r.info.experiment_id),
+                    latest=latest,
+                    tags=dict(r.data.tags),
+                )
             token = page.token
             if not token:
                 return out
@@ -122,8 +131,12 @@ class MlflowLiveSource:
         return "running" if r.info.status in ("RUNNING", "SCHEDULED") else "ended"
 
     # -- reading ---------------------------------------------------------------------------
-    def read(self, infos: list[RunInfo], cursors: dict[str, dict],
-             keys: dict[str, set[str]] | None = None) -> dict[str, Tail]:
+    def read(
+        self,
+        infos: list[RunInfo],
+        cursors: dict[str, dict],
+        keys: dict[str, set[str]] | None = None,
+    ) -> dict[str, Tail]:
         """New points of every run; advances ``cursors[ref][key] = [step, wall]`` in place.
 
         ``keys[ref]``: read only these training keys of that run (the detectors' inputs);
@@ -149,30 +162,56 @@ class MlflowLiveSource:
             first = [(r, e) for r, s, e in items if s is None]
             ranged = sorted(((r, s, e) for r, s, e in items if s is not None), key=lambda x: x[1])
             for i in range(0, len(first), MLFLOW_ATTACH_RUNS):  # first sight: a sampled summary
-                chunk = first[i:i + MLFLOW_ATTACH_RUNS]
+                chunk = first[i : i + MLFLOW_ATTACH_RUNS]
                 self._fetch(key, [r for r, _ in chunk], None, None, tails, cursors)
             group: list[tuple[str, int, int]] = []
             for item in ranged:
-                if group and (len(group) >= MLFLOW_TAIL_RUNS or item[1] - group[0][1] > MLFLOW_MAX_ROWS):
-                    self._fetch(key, [g[0] for g in group], group[0][1],
-                                max(g[2] for g in group), tails, cursors)
+                if group and (
+                    len(group) >= MLFLOW_TAIL_RUNS or item[1] - group[0][1] > MLFLOW_MAX_ROWS
+                ):
+                    self._fetch(
+                        key,
+                        [g[0] for g in group],
+                        group[0][1],
+                        max(g[2] for g in group),
+                        tails,
+                        cursors,
+                    )
                     group = []
                 group.append(item)
             if group:
-                self._fetch(key, [g[0] for g in group], group[0][1], max(g[2] for g in group),
-                            tails, cursors)
+                self._fetch(
+                    key,
+                    [g[0] for g in group],
+                    group[0][1],
+                    max(g[2] for g in group),
+                    tails,
+                    cursors,
+                )
         return tails
 
-    def _fetch(self, key: str, refs: list[str], start: int | None, end: int | None,
-               tails: dict[str, Tail], cursors: dict[str, dict]) -> None:
+    def _fetch(
+        self,
+        key: str,
+        refs: list[str],
+        start: int | None,
+        end: int | None,
+        tails: dict[str, Tail],
+        cursors: dict[str, dict],
+    ) -> None:
         try:
             rows = self._history(key, refs, start, end)
         except Exception as exc:  # noqa: BLE001 - these runs' cursors stay: read at the next poll
             self.failures += 1
             if self.failures == 1 or self.failures % 100 == 0:
-                log.warning("reading %s of %d run(s) failed (%s); retried at the next poll "
-                            "(%d such failure(s) so far)", key, len(refs), type(exc).__name__,
-                            self.failures)
+                log.warning(
+                    "reading %s of %d run(s) failed (%s); retried at the next poll "
+                    "(%d such failure(s) so far)",
+                    key,
+                    len(refs),
+                    type(exc).__name__,
+                    self.failures,
+                )
             return
         by_run: dict[str, list[tuple[int, float, float]]] = {}
         for run_id, step, ts, value in rows:
@@ -183,36 +222,56 @@ class MlflowLiveSource:
             if seen is not None:
                 pts = [p for p in pts if (p[0], p[1]) > (seen[0], seen[1])]
             if seen is not None and len(by_run[ref]) >= MLFLOW_MAX_ROWS:
-                tails[ref].notes.append(f"{key}: {len(by_run[ref])} new points in one poll; "
-                                        "MLflow returned an even sample of them")
+                tails[ref].notes.append(
+                    f"{key}: {len(by_run[ref])} new points in one poll; "
+                    "MLflow returned an even sample of them"
+                )
             if not pts:
                 continue
             t = tails[ref]
             t.points[key] = ([p[0] for p in pts], [p[1] for p in pts], [p[2] for p in pts])
             cursors[ref][key] = [pts[-1][0], pts[-1][1]]
 
-    def _history(self, key: str, refs: list[str], start, end) -> list[tuple[str, int, float, float]]:
+    def _history(
+        self, key: str, refs: list[str], start, end
+    ) -> list[tuple[str, int, float, float]]:
         self.requests += 1
         if self._http:
             from mlflow.utils.rest_utils import http_request
 
-            params = {"run_ids": refs, "metric_key": key,
-                      "max_results": MLFLOW_MAX_ROWS if start is not None else MLFLOW_ATTACH_ROWS}
+            params = {
+                "run_ids": refs,
+                "metric_key": key,
+                "max_results": MLFLOW_MAX_ROWS if start is not None else MLFLOW_ATTACH_ROWS,
+            }
             if start is not None:
                 params.update(start_step=start, end_step=max(end, start))
             store = mlflow_store(self.client)
-            resp = http_request(store.get_host_creds(),
-                                "/ajax-api/2.0/mlflow/metrics/get-history-bulk-interval", "GET",
-                                params=params)
+            resp = http_request(
+                store.get_host_creds(),
+                "/ajax-api/2.0/mlflow/metrics/get-history-bulk-interval",
+                "GET",
+                params=params,
+            )
             resp.raise_for_status()
-            return [(m["run_id"], int(m.get("step", 0)), int(m.get("timestamp", 0)) / 1000.0,
-                     _restore(m.get("value", 0.0))) for m in resp.json().get("metrics", [])]
+            return [
+                (
+                    m["run_id"],
+                    int(m.get("step", 0)),
+                    int(m.get("timestamp", 0)) / 1000.0,
+                    _restore(m.get("value", 0.0)),
+                )
+                for m in resp.json().get("metrics", [])
+            ]
         store = mlflow_store(self.client)
         if self._db:
             got = store.get_metric_history_bulk_interval(
-                run_ids=refs, metric_key=key,
+                run_ids=refs,
+                metric_key=key,
                 max_results=MLFLOW_MAX_ROWS if start is not None else MLFLOW_ATTACH_ROWS,
-                start_step=start, end_step=None if start is None else max(end, start))
+                start_step=start,
+                end_step=None if start is None else max(end, start),
+            )
             return [(m.run_id, int(m.step), m.timestamp / 1000.0, _restore(m.value)) for m in got]
         out = []  # a file store: the full history of the key (no range query exists)
         for ref in refs:
@@ -230,8 +289,11 @@ class MlflowLiveSource:
 
     def end_live(self, ref: str) -> None:
         """The run ended: the post-hoc verdict supersedes the live tag."""
-        self.client.set_tag(ref, LIVE_TAG, "superseded: the run ended; see mlaudit.verdict "
-                                           "(live history in mlaudit/live.json)")
+        self.client.set_tag(
+            ref,
+            LIVE_TAG,
+            "superseded: the run ended; see mlaudit.verdict (live history in mlaudit/live.json)",
+        )
 
     def request_stop(self, ref: str, message: str) -> str:
         self.client.set_tag(ref, STOP_TAG, message[:5000])

@@ -47,8 +47,13 @@ from mlaudit_core.signal import clip
 CONSOLE_MAX_BYTES = 50 * 1024 * 1024
 _MAXF = 1.7976931348623157e308
 _DB_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql")
-_STATUS = {"FINISHED": RunStatus.FINISHED, "FAILED": RunStatus.FAILED, "KILLED": RunStatus.KILLED,
-           "RUNNING": RunStatus.RUNNING, "SCHEDULED": RunStatus.RUNNING}
+_STATUS = {
+    "FINISHED": RunStatus.FINISHED,
+    "FAILED": RunStatus.FAILED,
+    "KILLED": RunStatus.KILLED,
+    "RUNNING": RunStatus.RUNNING,
+    "SCHEDULED": RunStatus.RUNNING,
+}
 _CONSOLE_NAMES = ("console", "stdout", "output", "train", "log")
 
 
@@ -96,8 +101,10 @@ def client_for(tracking_uri: str | None):
     try:
         client = mlflow.MlflowClient(tracking_uri=uri)
     except Exception as exc:  # unsupported scheme, missing DB driver, broken database...
-        raise InputError(f"{uri}: cannot open the MLflow tracking store ({type(exc).__name__}: "
-                         f"{clip(str(exc).splitlines()[0] if str(exc) else '', 160)})") from None
+        raise InputError(
+            f"{uri}: cannot open the MLflow tracking store ({type(exc).__name__}: "
+            f"{clip(str(exc).splitlines()[0] if str(exc) else '', 160)})"
+        ) from None
     with _clients_lock:
         return _clients.setdefault(key, client)
 
@@ -116,7 +123,7 @@ def _cache_key(uri: str) -> tuple:
     ident: tuple = ()
     if uri.startswith("sqlite:///"):
         try:
-            st = os.stat(uri[len("sqlite:///"):])
+            st = os.stat(uri[len("sqlite:///") :])
             ident = (st.st_dev, st.st_ino)
         except OSError:
             pass
@@ -134,15 +141,17 @@ def check_store_exists(uri: str) -> None:
         InputError: the database file or store directory is missing.
     """
     if uri.startswith("sqlite:///"):
-        path = Path(uri[len("sqlite:///"):])
+        path = Path(uri[len("sqlite:///") :])
         if str(path) in ("", ":memory:"):
             return
         if not path.is_file():
             hint = ""
             if not os.environ.get("MLFLOW_TRACKING_URI") and path == Path.cwd() / "mlflow.db":
                 # MLflow's default store: a path the user may never have given
-                hint = (" (MLflow's default store for this directory: give --tracking-uri/-u or "
-                        "set MLFLOW_TRACKING_URI)")
+                hint = (
+                    " (MLflow's default store for this directory: give --tracking-uri/-u or "
+                    "set MLFLOW_TRACKING_URI)"
+                )
             raise InputError(f"{uri}: no such MLflow database file{hint}")
         # MLflow would write its whole schema into any sqlite file it is pointed at: look first,
         # read-only, for the tables every MLflow database has
@@ -151,7 +160,9 @@ def check_store_exists(uri: str) -> None:
         try:
             con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
             try:
-                tables = {r[0] for r in con.execute("select name from sqlite_master where type='table'")}
+                tables = {
+                    r[0] for r in con.execute("select name from sqlite_master where type='table'")
+                }
             finally:
                 con.close()
         except sqlite3.DatabaseError as exc:
@@ -159,7 +170,9 @@ def check_store_exists(uri: str) -> None:
         if not {"runs", "metrics", "experiments"} <= tables:
             raise InputError(f"{uri}: not an MLflow database (no runs/metrics/experiments tables)")
     elif uri.startswith("file:") or "://" not in uri:
-        path = Path(uri[len("file://"):] if uri.startswith("file://") else uri.removeprefix("file:"))
+        path = Path(
+            uri[len("file://") :] if uri.startswith("file://") else uri.removeprefix("file:")
+        )
         if not path.is_dir():
             raise InputError(f"{uri}: no such MLflow file store directory")
 
@@ -194,12 +207,19 @@ def _bulk_metrics_db(uri: str, run_id: str) -> MetricTable:
     SqlMetric = mlflow_sql_metric_model()
 
     engine = _engine(uri)
-    stmt = (sa.select(SqlMetric.key, SqlMetric.step, SqlMetric.timestamp, SqlMetric.value, SqlMetric.is_nan)
-            .where(SqlMetric.run_uuid == run_id)
-            .order_by(SqlMetric.key, SqlMetric.timestamp, SqlMetric.step))
+    stmt = (
+        sa.select(
+            SqlMetric.key, SqlMetric.step, SqlMetric.timestamp, SqlMetric.value, SqlMetric.is_nan
+        )
+        .where(SqlMetric.run_uuid == run_id)
+        .order_by(SqlMetric.key, SqlMetric.timestamp, SqlMetric.step)
+    )
     compiled = stmt.compile(dialect=engine.dialect)
-    params = ([compiled.params[k] for k in compiled.positiontup] if compiled.positional
-              else compiled.params)
+    params = (
+        [compiled.params[k] for k in compiled.positiontup]
+        if compiled.positional
+        else compiled.params
+    )
     # The statement comes from MLflow's model; rows are fetched through the DBAPI cursor
     # because SQLAlchemy's Row objects cost more than the query itself on 10^5+ points.
     raw = engine.raw_connection()
@@ -240,10 +260,15 @@ def _metrics_via_rest(client, uri: str, run_id: str, keys: list[str], data=None)
     ``data``: the run's ``RunData`` entity (its latest metrics' steps hint each key's length)."""
     from .rest_history import fetch_all
 
-    last = {m.key: m.step for m in mlflow_metric_objs(data) or []
-            if isinstance(getattr(m, "step", None), int)}
-    series = [Series(k, steps, _restore_inf(values), ts / 1000.0)
-              for k, (steps, values, ts) in fetch_all(client, uri, run_id, keys, last)]
+    last = {
+        m.key: m.step
+        for m in mlflow_metric_objs(data) or []
+        if isinstance(getattr(m, "step", None), int)
+    }
+    series = [
+        Series(k, steps, _restore_inf(values), ts / 1000.0)
+        for k, (steps, values, ts) in fetch_all(client, uri, run_id, keys, last)
+    ]
     return MetricTable.from_series(series)
 
 
@@ -252,13 +277,20 @@ def _metrics_via_client(client, run_id: str, keys: list[str]) -> MetricTable:
     for key in keys:
         hist = client.get_metric_history(run_id, key)
         hist = sorted(hist, key=lambda m: (m.timestamp, m.step))
-        series.append(Series(key, np.fromiter((m.step for m in hist), np.int64, len(hist)),
-                             _restore_inf(np.fromiter((m.value for m in hist), np.float64, len(hist))),
-                             np.fromiter((m.timestamp / 1000.0 for m in hist), np.float64, len(hist))))
+        series.append(
+            Series(
+                key,
+                np.fromiter((m.step for m in hist), np.int64, len(hist)),
+                _restore_inf(np.fromiter((m.value for m in hist), np.float64, len(hist))),
+                np.fromiter((m.timestamp / 1000.0 for m in hist), np.float64, len(hist)),
+            )
+        )
     return MetricTable.from_series(series)
 
 
-def _list_artifacts(client, run_id: str, max_depth: int = 3, artifact_uri: str | None = None) -> list[Artifact]:
+def _list_artifacts(
+    client, run_id: str, max_depth: int = 3, artifact_uri: str | None = None
+) -> list[Artifact]:
     """The run's artifact files, ``max_depth`` folder levels down.
 
     ``artifact_uri``: the run's ``info.artifact_uri`` when the caller already has the run
@@ -274,6 +306,7 @@ def _list_artifacts(client, run_id: str, max_depth: int = 3, artifact_uri: str |
     if artifact_uri is not None:
         repo = _artifact_repo(artifact_uri, client)
         if repo is not None:
+
             def lister(_run_id, path):
                 return repo.list_artifacts(path)
 
@@ -318,7 +351,9 @@ def _console_candidates(artifacts: list[Artifact]) -> list[Artifact]:
     return cands
 
 
-def read_console(client, run_id: str, artifacts: list[Artifact], warnings: list[str]) -> list[ConsoleLine]:
+def read_console(
+    client, run_id: str, artifacts: list[Artifact], warnings: list[str]
+) -> list[ConsoleLine]:
     lines: list[ConsoleLine] = []
     from .console_tail import read_tail
 
@@ -329,8 +364,9 @@ def read_console(client, run_id: str, artifacts: list[Artifact], warnings: list[
             warnings.append(f"console artifact {a.path} could not be read: {exc}")
             continue
         if a.size is not None and a.size > CONSOLE_MAX_BYTES:
-            warnings.append(f"console artifact {a.path} is {a.size} bytes; read the last "
-                            f"{CONSOLE_MAX_BYTES}")
+            warnings.append(
+                f"console artifact {a.path} is {a.size} bytes; read the last {CONSOLE_MAX_BYTES}"
+            )
         text = raw.decode("utf-8", errors="replace")
         lines += [ConsoleLine(a.path, i, t) for i, t in enumerate(text.splitlines(), 1)]
     return lines
@@ -341,14 +377,26 @@ def light_run(r) -> RunData:
     info, data = r.info, r.data
     tags = dict(data.tags)
     return RunData(
-        identity=RunIdentity(tracker="mlflow", id=info.run_id, name=info.run_name or info.run_id,
-                             project=info.experiment_id),
+        identity=RunIdentity(
+            tracker="mlflow",
+            id=info.run_id,
+            name=info.run_name or info.run_id,
+            project=info.experiment_id,
+        ),
         status=_STATUS.get(info.status, RunStatus.UNKNOWN),
-        start_time=datetime.fromtimestamp(info.start_time / 1000, tz=timezone.utc) if info.start_time else None,
-        end_time=datetime.fromtimestamp(info.end_time / 1000, tz=timezone.utc) if info.end_time else None,
-        params=dict(data.params), tags=tags,
-        environment={k: v for k, v in tags.items() if k.startswith(("mlflow.source.", "mlflow.gitRepoURL"))},
-        parent_id=tags.get("mlflow.parentRunId"))
+        start_time=datetime.fromtimestamp(info.start_time / 1000, tz=timezone.utc)
+        if info.start_time
+        else None,
+        end_time=datetime.fromtimestamp(info.end_time / 1000, tz=timezone.utc)
+        if info.end_time
+        else None,
+        params=dict(data.params),
+        tags=tags,
+        environment={
+            k: v for k, v in tags.items() if k.startswith(("mlflow.source.", "mlflow.gitRepoURL"))
+        },
+        parent_id=tags.get("mlflow.parentRunId"),
+    )
 
 
 def file_store_path(uri: str) -> Path | None:
@@ -430,15 +478,22 @@ def load_run(run_id: str, tracking_uri: str | None = None) -> RunData:
         code = getattr(exc, "error_code", "")
         if "RESOURCE_DOES_NOT_EXIST" in str(code) or "not found" in str(exc).lower():
             raise InputError(f"mlflow run {run_id!r} not found at {uri}") from None
-        first = clip(str(exc).strip().splitlines()[0], 300) if str(exc).strip() else type(exc).__name__
+        first = (
+            clip(str(exc).strip().splitlines()[0], 300) if str(exc).strip() else type(exc).__name__
+        )
         # the server's own failures (MLflow's error codes for 5xx and 429) are worth a retry
-        err = TrackerUnavailable if str(code) in ("INTERNAL_ERROR", "TEMPORARILY_UNAVAILABLE",
-                                                  "REQUEST_LIMIT_EXCEEDED") else InputError
+        err = (
+            TrackerUnavailable
+            if str(code) in ("INTERNAL_ERROR", "TEMPORARILY_UNAVAILABLE", "REQUEST_LIMIT_EXCEEDED")
+            else InputError
+        )
         raise err(f"mlflow tracking server {uri} could not be read: {first}") from None
     except Exception as exc:  # connection errors surface as requests/urllib3 exceptions
-        raise TrackerUnavailable(f"mlflow tracking store {uri} is unreachable: "
-                                 f"{type(exc).__name__}: "
-                                 f"{str(exc).splitlines()[0][:200] if str(exc) else ''}") from None
+        raise TrackerUnavailable(
+            f"mlflow tracking store {uri} is unreachable: "
+            f"{type(exc).__name__}: "
+            f"{str(exc).splitlines()[0][:200] if str(exc) else ''}"
+        ) from None
     if r.info.lifecycle_stage == "deleted":
         raise InputError(f"mlflow run {run_id!r} is deleted")
     if uri.startswith(("http://", "https://")):
@@ -474,7 +529,11 @@ def _assemble(client, uri: str, r, metrics: MetricTable, listing=None, experimen
     tags = dict(data.tags)
     exp = None
     try:
-        exp = experiment.result() if experiment is not None else client.get_experiment(info.experiment_id)
+        exp = (
+            experiment.result()
+            if experiment is not None
+            else client.get_experiment(info.experiment_id)
+        )
     except Exception:
         pass
     url = None
@@ -482,13 +541,29 @@ def _assemble(client, uri: str, r, metrics: MetricTable, listing=None, experimen
         url = f"{uri.rstrip('/')}/#/experiments/{info.experiment_id}/runs/{run_id}"
     env = {k: v for k, v in tags.items() if k.startswith(("mlflow.source.", "mlflow.gitRepoURL"))}
     run = RunData(
-        identity=RunIdentity(tracker="mlflow", id=run_id, name=info.run_name or run_id, url=url,
-                             project=exp.name if exp else info.experiment_id),
+        identity=RunIdentity(
+            tracker="mlflow",
+            id=run_id,
+            name=info.run_name or run_id,
+            url=url,
+            project=exp.name if exp else info.experiment_id,
+        ),
         status=_STATUS.get(info.status, RunStatus.UNKNOWN),
-        start_time=datetime.fromtimestamp(info.start_time / 1000, tz=timezone.utc) if info.start_time else None,
-        end_time=datetime.fromtimestamp(info.end_time / 1000, tz=timezone.utc) if info.end_time else None,
-        params=dict(data.params), tags=tags, metrics=metrics, console=console, artifacts=artifacts,
-        environment=env, parent_id=tags.get("mlflow.parentRunId"), warnings=warnings)
+        start_time=datetime.fromtimestamp(info.start_time / 1000, tz=timezone.utc)
+        if info.start_time
+        else None,
+        end_time=datetime.fromtimestamp(info.end_time / 1000, tz=timezone.utc)
+        if info.end_time
+        else None,
+        params=dict(data.params),
+        tags=tags,
+        metrics=metrics,
+        console=console,
+        artifacts=artifacts,
+        environment=env,
+        parent_id=tags.get("mlflow.parentRunId"),
+        warnings=warnings,
+    )
     if info.artifact_uri:  # the write-back uploads there directly (writeback.upload_report)
         run.cache["mlflow.artifact_uri"] = info.artifact_uri
     try:  # console-only signals (grad norm, loss scale printed but not logged) become series
@@ -515,7 +590,7 @@ def _search_ids(client, uri: str, run_ids: list[str]) -> dict[str, object]:
     out: dict[str, object] = {}
     try:
         for i in range(0, len(run_ids), SEARCH_IDS):
-            chunk = run_ids[i:i + SEARCH_IDS]
+            chunk = run_ids[i : i + SEARCH_IDS]
             flt = "attributes.run_id IN (" + ", ".join(f"'{rid}'" for rid in chunk) + ")"
             for r in client.search_runs(exps, filter_string=flt, max_results=len(chunk)):
                 if r.info.run_id in chunk:
@@ -525,7 +600,9 @@ def _search_ids(client, uri: str, run_ids: list[str]) -> dict[str, object]:
     return out
 
 
-def load_runs(run_ids: list[str], tracking_uri: str | None = None) -> dict[str, RunData | Exception]:
+def load_runs(
+    run_ids: list[str], tracking_uri: str | None = None
+) -> dict[str, RunData | Exception]:
     """Load several runs of one store: ``{run_id: RunData or the exception load_run would raise}``.
 
     From a server (``http(s)://``) this asks fewer, larger requests than one :func:`load_run`
@@ -583,11 +660,16 @@ def load_runs(run_ids: list[str], tracking_uri: str | None = None) -> dict[str, 
 
     wanted = {}
     for rid, r in found.items():  # each key with its latest step (a hint of its length)
-        last = {m.key: m.step for m in mlflow_metric_objs(r.data) or []
-                if isinstance(getattr(m, "step", None), int)}
+        last = {
+            m.key: m.step
+            for m in mlflow_metric_objs(r.data) or []
+            if isinstance(getattr(m, "step", None), int)
+        }
         wanted[rid] = {k: last.get(k) for k in sorted(r.data.metrics)}
-    listings = {rid: submit(_list_artifacts, client, rid, 3, r.info.artifact_uri)
-                for rid, r in found.items()}
+    listings = {
+        rid: submit(_list_artifacts, client, rid, 3, r.info.artifact_uri)
+        for rid, r in found.items()
+    }
     exps = {rid: submit(_experiment, client, uri, r.info.experiment_id) for rid, r in found.items()}
     histories = fetch_many(client, uri, wanted)
     for rid, r in found.items():
@@ -598,7 +680,9 @@ def load_runs(run_ids: list[str], tracking_uri: str | None = None) -> dict[str, 
             continue
         try:
             series = [Series(k, st, _restore_inf(v), ts / 1000.0) for k, (st, v, ts) in h]
-            out[rid] = _assemble(client, uri, r, MetricTable.from_series(series), listings[rid], exps[rid])
+            out[rid] = _assemble(
+                client, uri, r, MetricTable.from_series(series), listings[rid], exps[rid]
+            )
         except Exception as exc:  # noqa: BLE001 - the run's own result
             out[rid] = exc
     return out

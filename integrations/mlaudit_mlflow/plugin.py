@@ -31,12 +31,16 @@ class MlflowPlugin:
     def _checked(run: RunData) -> RunData:
         from mlaudit_core.rundata import RunStatus
 
-        if run.end_time is None and run.status in (RunStatus.FINISHED, RunStatus.FAILED,
-                                                   RunStatus.KILLED):
+        if run.end_time is None and run.status in (
+            RunStatus.FINISHED,
+            RunStatus.FAILED,
+            RunStatus.KILLED,
+        ):
             run.warnings.append(
                 f"the run ended ({run.status.value}) without an end time (MLflow records none "
                 "when a run is ended with update_run(status=...)); its duration is taken "
-                "from its last logged point")
+                "from its last logged point"
+            )
         return run
 
     def load_many(self, refs: list[str]) -> dict[str, RunData | Exception]:
@@ -45,8 +49,10 @@ class MlflowPlugin:
         from .loader import load_runs
 
         got = load_runs(refs, self.tracking_uri)
-        return {ref: (self._checked(run) if isinstance(run, RunData) else run)
-                for ref, run in got.items()}
+        return {
+            ref: (self._checked(run) if isinstance(run, RunData) else run)
+            for ref, run in got.items()
+        }
 
     def claim(self, run: RunData, owner: str, *, lease_s: float = 900.0) -> str | None:
         """Claim ``run`` for a watcher (tag ``mlaudit.claim``); see
@@ -54,8 +60,13 @@ class MlflowPlugin:
         from .loader import client_for
         from .writeback import claim_run
 
-        return claim_run(client_for(self.tracking_uri), run.identity.id, owner, lease_s=lease_s,
-                         settle_s=self.claim_settle_s)
+        return claim_run(
+            client_for(self.tracking_uri),
+            run.identity.id,
+            owner,
+            lease_s=lease_s,
+            settle_s=self.claim_settle_s,
+        )
 
     def release_claim(self, run: RunData, owner: str) -> None:
         from .loader import client_for
@@ -63,8 +74,9 @@ class MlflowPlugin:
 
         release_claim(client_for(self.tracking_uri), run.identity.id, owner)
 
-    def write_back(self, run: RunData, report: AuditReport, *, dry_run: bool = False,
-                   **options) -> WriteBackResult:
+    def write_back(
+        self, run: RunData, report: AuditReport, *, dry_run: bool = False, **options
+    ) -> WriteBackResult:
         from .loader import client_for
         from .writeback import write_verdict
 
@@ -101,25 +113,42 @@ class MlflowPlugin:
             return out
         exp_id = client.get_run(run.identity.id).info.experiment_id
         if policy.use_tagged:
-            out += [light_run(r) for r in client.search_runs(
-                [exp_id], filter_string=f"tags.`{BASELINE_TAG}` = 'true'", max_results=50)]
+            out += [
+                light_run(r)
+                for r in client.search_runs(
+                    [exp_id], filter_string=f"tags.`{BASELINE_TAG}` = 'true'", max_results=50
+                )
+            ]
         if policy.use_parent and run.parent_id:
             try:
                 out.append(light_run(client.get_run(run.parent_id)))
             except Exception:  # a deleted parent is no baseline; selection goes on
                 pass
         if policy.use_same_config:
-            out += [light_run(r) for r in client.search_runs(
-                [exp_id], filter_string="attributes.status = 'FINISHED'",
-                order_by=["attributes.end_time DESC"], max_results=4 * policy.max_runs)]
+            out += [
+                light_run(r)
+                for r in client.search_runs(
+                    [exp_id],
+                    filter_string="attributes.status = 'FINISHED'",
+                    order_by=["attributes.end_time DESC"],
+                    max_results=4 * policy.max_runs,
+                )
+            ]
         for c in out:  # same experiment: name it the way the audited run does
             if c.identity.project == exp_id:
                 c.identity.project = run.identity.project
         return out
 
-    def list_finished(self, since: datetime | None = None, *, experiment_ids: list[str] | None = None,
-                      include_audited: bool = False, max_results: int | None = 1000,
-                      no_end_time_since: datetime | None = None, **options) -> list[str]:
+    def list_finished(
+        self,
+        since: datetime | None = None,
+        *,
+        experiment_ids: list[str] | None = None,
+        include_audited: bool = False,
+        max_results: int | None = 1000,
+        no_end_time_since: datetime | None = None,
+        **options,
+    ) -> list[str]:
         """Runs no longer RUNNING that ended after ``since`` and have no ``mlaudit.verdict`` tag.
 
         Oldest end first. ``include_audited=True`` drops the tag condition (batch audits of a
@@ -140,15 +169,25 @@ class MlflowPlugin:
         flt = "attributes.status != 'RUNNING'"
         if since is not None:
             flt += f" and attributes.end_time > {int(since.timestamp() * 1000)}"
-        out = [r.info.run_id for r in _search_unaudited(
-            client, experiment_ids, flt, "attributes.end_time ASC", max_results, include_audited)]
+        out = [
+            r.info.run_id
+            for r in _search_unaudited(
+                client, experiment_ids, flt, "attributes.end_time ASC", max_results, include_audited
+            )
+        ]
         if no_end_time_since is not None:
-            flt = ("attributes.status != 'RUNNING' and attributes.start_time > "
-                   f"{int(no_end_time_since.timestamp() * 1000)}")
-            for r in _search_unaudited(client, experiment_ids, flt, "attributes.start_time ASC",
-                                       None, include_audited):
-                if (r.info.end_time is None and r.info.status in ("FINISHED", "FAILED", "KILLED")
-                        and r.info.run_id not in out):
+            flt = (
+                "attributes.status != 'RUNNING' and attributes.start_time > "
+                f"{int(no_end_time_since.timestamp() * 1000)}"
+            )
+            for r in _search_unaudited(
+                client, experiment_ids, flt, "attributes.start_time ASC", None, include_audited
+            ):
+                if (
+                    r.info.end_time is None
+                    and r.info.status in ("FINISHED", "FAILED", "KILLED")
+                    and r.info.run_id not in out
+                ):
                     out.append(r.info.run_id)
         return out
 
@@ -179,8 +218,9 @@ class MlflowPlugin:
         for name in names:
             exp = client.get_experiment_by_name(name)
             if exp is None or exp.lifecycle_stage == "deleted":
-                raise InputError(f"no mlflow experiment named {name!r} at "
-                                 f"{resolve_uri(self.tracking_uri)}")
+                raise InputError(
+                    f"no mlflow experiment named {name!r} at {resolve_uri(self.tracking_uri)}"
+                )
             ids.append(exp.experiment_id)
         return ids
 
@@ -189,8 +229,14 @@ class MlflowPlugin:
 RUNNING_VERDICT = "running"
 
 
-def _search_unaudited(client, experiment_ids: list[str], flt: str, order: str,
-                      max_results: int | None, include_audited: bool) -> list:
+def _search_unaudited(
+    client,
+    experiment_ids: list[str],
+    flt: str,
+    order: str,
+    max_results: int | None,
+    include_audited: bool,
+) -> list:
     """Runs matching ``flt`` (and, unless ``include_audited``, without ``mlaudit.verdict``),
     ordered by ``order``; at most ``max_results`` (None: every page).
 
@@ -206,9 +252,13 @@ def _search_unaudited(client, experiment_ids: list[str], flt: str, order: str,
         got: list = []
         token = None
         while True:
-            page = client.search_runs(experiment_ids, filter_string=f, order_by=[order],
-                                      max_results=1000 if limit is None else limit,
-                                      page_token=token)
+            page = client.search_runs(
+                experiment_ids,
+                filter_string=f,
+                order_by=[order],
+                max_results=1000 if limit is None else limit,
+                page_token=token,
+            )
             got += list(page)
             token = page.token
             if limit is not None or not token:
@@ -230,7 +280,10 @@ def _search_unaudited(client, experiment_ids: list[str], flt: str, order: str,
     except MlflowException as exc:
         if "IS" not in str(exc) and "clause" not in str(exc):
             raise
-        runs = [r for r in pages(flt, None)
-                if r.data.tags.get("mlaudit.verdict") in (None, RUNNING_VERDICT)]
+        runs = [
+            r
+            for r in pages(flt, None)
+            if r.data.tags.get("mlaudit.verdict") in (None, RUNNING_VERDICT)
+        ]
     runs.sort(key=when, reverse=desc)
     return runs if max_results is None else runs[:max_results]

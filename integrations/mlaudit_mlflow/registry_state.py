@@ -90,10 +90,15 @@ class DeliveryQueue:
         keep_s: seconds settled rows are kept.
     """
 
-    def __init__(self, store, *, max_queue: int = 1000, max_attempts: int = 3,
-                 keep_s: float = KEEP_S) -> None:
-        self.store, self.max_queue, self.max_attempts, self.keep_s = (store, max_queue,
-                                                                      max_attempts, keep_s)
+    def __init__(
+        self, store, *, max_queue: int = 1000, max_attempts: int = 3, keep_s: float = KEEP_S
+    ) -> None:
+        self.store, self.max_queue, self.max_attempts, self.keep_s = (
+            store,
+            max_queue,
+            max_attempts,
+            keep_s,
+        )
         self._db, self._mu = store._db, store._mu
         self.wake = threading.Event()
         with self._mu:
@@ -103,8 +108,16 @@ class DeliveryQueue:
     def path(self) -> Path:
         return self.store.path
 
-    def add(self, delivery: str, name: str, version: str, run_id: str,
-            now: float | None = None, *, again: bool = False) -> str:
+    def add(
+        self,
+        delivery: str,
+        name: str,
+        version: str,
+        run_id: str,
+        now: float | None = None,
+        *,
+        again: bool = False,
+    ) -> str:
         """Queue a delivery; returns ``queued``, ``seen`` (this delivery id is known),
         ``duplicate`` (this model version of this run is queued, running or, unless ``again``,
         done) or ``full``. ``again``: the version was checked to carry no verdict (a model
@@ -116,26 +129,32 @@ class DeliveryQueue:
             db = self._db
             db.execute("BEGIN IMMEDIATE")
             try:
-                if db.execute("SELECT 1 FROM registry_deliveries WHERE delivery = ?",
-                              (delivery,)).fetchone():
+                if db.execute(
+                    "SELECT 1 FROM registry_deliveries WHERE delivery = ?", (delivery,)
+                ).fetchone():
                     db.execute("COMMIT")
                     return "seen"
                 # the same version of the same run: a registered model deleted and created
                 # again numbers its versions from 1 anew, from other runs (not a duplicate)
                 states = "('queued', 'running')" if again else "('queued', 'running', 'done')"
-                if db.execute("SELECT 1 FROM registry_deliveries WHERE name = ? AND version = ?"
-                              f" AND run_id = ? AND state IN {states}",
-                              (name, version, run_id)).fetchone():
+                if db.execute(
+                    "SELECT 1 FROM registry_deliveries WHERE name = ? AND version = ?"
+                    f" AND run_id = ? AND state IN {states}",
+                    (name, version, run_id),
+                ).fetchone():
                     db.execute("COMMIT")
                     return "duplicate"
-                waiting = db.execute("SELECT COUNT(*) FROM registry_deliveries WHERE state IN "
-                                     "('queued', 'running')").fetchone()[0]
+                waiting = db.execute(
+                    "SELECT COUNT(*) FROM registry_deliveries WHERE state IN ('queued', 'running')"
+                ).fetchone()[0]
                 if waiting >= self.max_queue:
                     db.execute("COMMIT")
                     return "full"
-                db.execute("INSERT INTO registry_deliveries (delivery, name, version, run_id, "
-                           "state, received_at, updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?)",
-                           (delivery, name, version, run_id, now, now))
+                db.execute(
+                    "INSERT INTO registry_deliveries (delivery, name, version, run_id, "
+                    "state, received_at, updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?)",
+                    (delivery, name, version, run_id, now, now),
+                )
                 self._prune(now)
                 db.execute("COMMIT")
             except BaseException:
@@ -146,19 +165,25 @@ class DeliveryQueue:
 
     def _prune(self, now: float) -> None:
         """Delete settled rows older than ``keep_s`` and beyond the newest KEEP_SETTLED."""
-        self._db.execute("DELETE FROM registry_deliveries WHERE state IN ('done', 'failed') "
-                         "AND updated_at < ?", (now - self.keep_s,))
+        self._db.execute(
+            "DELETE FROM registry_deliveries WHERE state IN ('done', 'failed') AND updated_at < ?",
+            (now - self.keep_s,),
+        )
         self._db.execute(
             "DELETE FROM registry_deliveries WHERE state IN ('done', 'failed') AND delivery NOT IN"
             " (SELECT delivery FROM registry_deliveries WHERE state IN ('done', 'failed') "
-            "ORDER BY updated_at DESC LIMIT ?)", (KEEP_SETTLED,))
+            "ORDER BY updated_at DESC LIMIT ?)",
+            (KEEP_SETTLED,),
+        )
 
     def recover(self) -> int:
         """At start: rows left ``running`` by a killed receiver go back to ``queued``
         (marked recovered). Returns how many."""
         with self._mu:
-            cur = self._db.execute("UPDATE registry_deliveries SET state = 'queued', "
-                                   "recovered = 1, next_at = 0 WHERE state = 'running'")
+            cur = self._db.execute(
+                "UPDATE registry_deliveries SET state = 'queued', "
+                "recovered = 1, next_at = 0 WHERE state = 'running'"
+            )
             return cur.rowcount
 
     def claim(self, now: float | None = None) -> Delivery | None:
@@ -168,26 +193,39 @@ class DeliveryQueue:
             db = self._db
             db.execute("BEGIN IMMEDIATE")
             try:
-                row = db.execute("SELECT * FROM registry_deliveries WHERE state = 'queued' AND "
-                                 "next_at <= ? ORDER BY received_at LIMIT 1", (now,)).fetchone()
+                row = db.execute(
+                    "SELECT * FROM registry_deliveries WHERE state = 'queued' AND "
+                    "next_at <= ? ORDER BY received_at LIMIT 1",
+                    (now,),
+                ).fetchone()
                 if row is not None:
-                    db.execute("UPDATE registry_deliveries SET state = 'running', attempts = "
-                               "attempts + 1, updated_at = ? WHERE delivery = ?",
-                               (now, row["delivery"]))
+                    db.execute(
+                        "UPDATE registry_deliveries SET state = 'running', attempts = "
+                        "attempts + 1, updated_at = ? WHERE delivery = ?",
+                        (now, row["delivery"]),
+                    )
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
         if row is None:
             return None
-        return Delivery(row["delivery"], row["name"], row["version"], row["run_id"],
-                        row["attempts"] + 1, bool(row["recovered"]))
+        return Delivery(
+            row["delivery"],
+            row["name"],
+            row["version"],
+            row["run_id"],
+            row["attempts"] + 1,
+            bool(row["recovered"]),
+        )
 
     def finish(self, d: Delivery, outcome: str) -> None:
         with self._mu:
-            self._db.execute("UPDATE registry_deliveries SET state = 'done', outcome = ?, "
-                             "error = NULL, updated_at = ? WHERE delivery = ?",
-                             (outcome, time.time(), d.delivery))
+            self._db.execute(
+                "UPDATE registry_deliveries SET state = 'done', outcome = ?, "
+                "error = NULL, updated_at = ? WHERE delivery = ?",
+                (outcome, time.time(), d.delivery),
+            )
 
     def fail(self, d: Delivery, error: str) -> str:
         """Record a failed audit: ``queued`` again after a backoff, or ``failed`` when the
@@ -196,29 +234,35 @@ class DeliveryQueue:
         state = "failed" if d.attempts >= self.max_attempts else "queued"
         delay = min(BACKOFF_S * 2 ** (d.attempts - 1), BACKOFF_MAX_S)
         with self._mu:
-            self._db.execute("UPDATE registry_deliveries SET state = ?, error = ?, next_at = ?, "
-                             "updated_at = ? WHERE delivery = ?",
-                             (state, redact_text(error)[:500], now + delay, now, d.delivery))
+            self._db.execute(
+                "UPDATE registry_deliveries SET state = ?, error = ?, next_at = ?, "
+                "updated_at = ? WHERE delivery = ?",
+                (state, redact_text(error)[:500], now + delay, now, d.delivery),
+            )
         return state
 
     def next_due(self) -> float | None:
         """When the next queued delivery is due (epoch seconds), None when none is queued."""
         with self._mu:
-            row = self._db.execute("SELECT MIN(next_at) FROM registry_deliveries WHERE "
-                                   "state = 'queued'").fetchone()
+            row = self._db.execute(
+                "SELECT MIN(next_at) FROM registry_deliveries WHERE state = 'queued'"
+            ).fetchone()
         return row[0]
 
     def counts(self) -> dict[str, int]:
         """Rows per state (``queued``, ``running``, ``done``, ``failed``)."""
         out = dict.fromkeys(("queued", "running", "done", "failed"), 0)
         with self._mu:
-            for state, n in self._db.execute("SELECT state, COUNT(*) FROM registry_deliveries "
-                                             "GROUP BY state"):
+            for state, n in self._db.execute(
+                "SELECT state, COUNT(*) FROM registry_deliveries GROUP BY state"
+            ):
                 out[state] = n
         return out
 
     def rows(self) -> list[dict]:
         """Every row (for tests and ``/healthz``-style inspection), oldest first."""
         with self._mu:
-            return [dict(r) for r in self._db.execute(
-                "SELECT * FROM registry_deliveries ORDER BY received_at")]
+            return [
+                dict(r)
+                for r in self._db.execute("SELECT * FROM registry_deliveries ORDER BY received_at")
+            ]

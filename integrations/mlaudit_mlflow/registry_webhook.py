@@ -62,8 +62,12 @@ MAX_QUEUE = 1000
 #: Audits of one delivery before it is given up.
 MAX_ATTEMPTS = 3
 #: Model-version tag names.
-TAG_VERDICT, TAG_CAUSE, TAG_CONFIDENCE, TAG_CODES = ("mlaudit.verdict", "mlaudit.cause",
-                                                      "mlaudit.confidence", "mlaudit.codes")
+TAG_VERDICT, TAG_CAUSE, TAG_CONFIDENCE, TAG_CODES = (
+    "mlaudit.verdict",
+    "mlaudit.cause",
+    "mlaudit.confidence",
+    "mlaudit.codes",
+)
 TAG_REPORT, TAG_GATE = "mlaudit.report", "mlaudit.gate"
 #: ``mlaudit.gate`` values besides passed/blocked: queued and not audited yet; given up (the
 #: audit failed every attempt). Neither is ``passed``: a promotion rule reading the gate holds.
@@ -78,8 +82,9 @@ def sign(secret: str, delivery_id: str, timestamp: str, body: bytes) -> str:
     return "v1," + base64.b64encode(digest).decode()
 
 
-def verify(secret: str, headers, body: bytes, *, now: float | None = None,
-           max_age_s: float = MAX_AGE_S) -> str | None:
+def verify(
+    secret: str, headers, body: bytes, *, now: float | None = None, max_age_s: float = MAX_AGE_S
+) -> str | None:
     """None when the delivery is MLflow's, else why not (one short phrase).
 
     ``headers``: a case-insensitive mapping (Starlette's ``request.headers``).
@@ -128,8 +133,10 @@ def report_link(tracking_uri: str, experiment_id: str, run_id: str) -> str:
     from mlaudit_core.redact import public_url
 
     if tracking_uri.startswith(("http://", "https://")):
-        return public_url(f"{tracking_uri.rstrip('/')}/#/experiments/{experiment_id}/runs/"
-                          f"{run_id}/artifacts/mlaudit/report.html")
+        return public_url(
+            f"{tracking_uri.rstrip('/')}/#/experiments/{experiment_id}/runs/"
+            f"{run_id}/artifacts/mlaudit/report.html"
+        )
     return f"runs:/{run_id}/mlaudit/report.html"
 
 
@@ -172,9 +179,13 @@ class RegistryAuditor:
         v = report.verdict
         exp_id = client.get_run(item.run_id).info.experiment_id
         codes = sorted({f.code for f in report.findings if f.severity.rank >= 1})
-        tags = {TAG_VERDICT: v.outcome.value, TAG_CAUSE: v.cause.value,
-                TAG_CONFIDENCE: f"{v.confidence:.2f}", TAG_CODES: ",".join(codes),
-                TAG_REPORT: report_link(self.tracking_uri, exp_id, item.run_id)}
+        tags = {
+            TAG_VERDICT: v.outcome.value,
+            TAG_CAUSE: v.cause.value,
+            TAG_CONFIDENCE: f"{v.confidence:.2f}",
+            TAG_CODES: ",".join(codes),
+            TAG_REPORT: report_link(self.tracking_uri, exp_id, item.run_id),
+        }
         if self.gate.enabled:
             tags[TAG_GATE] = "passed" if v.outcome.value in self.gate.allow else "blocked"
         for key, value in tags.items():  # mlaudit.verdict last: present means complete
@@ -191,8 +202,9 @@ class Receiver:
     own counts cover every process that used the state file.
     """
 
-    def __init__(self, auditor: RegistryAuditor, secret: str, deliveries, *,
-                 max_age_s: float = MAX_AGE_S) -> None:
+    def __init__(
+        self, auditor: RegistryAuditor, secret: str, deliveries, *, max_age_s: float = MAX_AGE_S
+    ) -> None:
         self.auditor, self.secret, self.max_age_s = auditor, secret, max_age_s
         self.deliveries = deliveries
         self.counts = {"audited": 0, "failed": 0}
@@ -205,8 +217,11 @@ class Receiver:
         from .loader import client_for
 
         try:
-            tags = client_for(self.auditor.plugin.tracking_uri).get_model_version(
-                item.name, item.version).tags
+            tags = (
+                client_for(self.auditor.plugin.tracking_uri)
+                .get_model_version(item.name, item.version)
+                .tags
+            )
         except Exception:  # noqa: BLE001 - the tracker is down or the version is gone
             return False
         return TAG_VERDICT not in tags
@@ -226,16 +241,27 @@ class Receiver:
 
         try:
             client_for(self.auditor.plugin.tracking_uri).set_model_version_tag(
-                item.name, item.version, TAG_GATE, value)
+                item.name, item.version, TAG_GATE, value
+            )
         except Exception as exc:  # noqa: BLE001 - the audit goes on; the gate tag follows it
-            log.warning("model %s version %s: could not set %s=%s: %s", item.name, item.version,
-                        TAG_GATE, value, redact_text(str(exc).splitlines()[0] if str(exc) else ""))
+            log.warning(
+                "model %s version %s: could not set %s=%s: %s",
+                item.name,
+                item.version,
+                TAG_GATE,
+                value,
+                redact_text(str(exc).splitlines()[0] if str(exc) else ""),
+            )
 
     def start(self) -> None:
         n = self.deliveries.recover()
         if n:
-            log.warning("%d deliver%s left running by an earlier receiver queued again (each is "
-                        "checked for a finished verdict first)", n, "y" if n == 1 else "ies")
+            log.warning(
+                "%d deliver%s left running by an earlier receiver queued again (each is "
+                "checked for a finished verdict first)",
+                n,
+                "y" if n == 1 else "ies",
+            )
         self._thread.start()
 
     def stop(self, timeout: float = 30.0) -> None:
@@ -266,9 +292,14 @@ class Receiver:
                 self.counts["failed"] += 1
                 why = redact_text(f"{type(exc).__name__}: {exc}".splitlines()[0])
                 state = q.fail(item, why)
-                log.error("model %s version %s (run %s): not audited (attempt %d, %s): %s",
-                          *shown(item), item.run_id, item.attempts,
-                          "given up" if state == "failed" else "will retry", why)
+                log.error(
+                    "model %s version %s (run %s): not audited (attempt %d, %s): %s",
+                    *shown(item),
+                    item.run_id,
+                    item.attempts,
+                    "given up" if state == "failed" else "will retry",
+                    why,
+                )
                 if state == "failed":
                     self.mark(item, GATE_UNAUDITED)
                 continue
@@ -285,8 +316,11 @@ def parse(payload) -> Registered | str:
     if event != "model_version.created":
         return f"event {event[:60]} ignored"
     data = payload.get("data")
-    if not isinstance(data, dict) or not isinstance(data.get("name"), str) \
-            or not isinstance(data.get("version"), (str, int)):
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("name"), str)
+        or not isinstance(data.get("version"), (str, int))
+    ):
         return "no model version in the payload"
     run_id = data.get("run_id")
     if not isinstance(run_id, str) or not run_id.isalnum() or len(run_id) > 64:
@@ -329,8 +363,11 @@ def make_app(receiver: Receiver, body_timeout_s: float = BODY_TIMEOUT_S):
             body = await asyncio.wait_for(read(), body_timeout_s)
         except asyncio.TimeoutError:
             log.warning("refused a delivery: body not complete within %g s (408)", body_timeout_s)
-            return JSONResponse({"error": f"body not complete within {body_timeout_s:g} s"},
-                                status_code=408, headers={"connection": "close"})
+            return JSONResponse(
+                {"error": f"body not complete within {body_timeout_s:g} s"},
+                status_code=408,
+                headers={"connection": "close"},
+            )
         except ClientDisconnect:
             return Response(status_code=400)  # nobody reads it
         if body is None:
@@ -346,34 +383,52 @@ def make_app(receiver: Receiver, body_timeout_s: float = BODY_TIMEOUT_S):
         item = parse(payload)
         if isinstance(item, str):
             status = 400 if item.startswith(("not a JSON", "no model")) else 200
-            return JSONResponse({"ignored" if status == 200 else "error": item},
-                                status_code=status)
+            return JSONResponse({"ignored" if status == 200 else "error": item}, status_code=status)
         item.delivery = request.headers.get(DELIVERY_HEADER, "")
         from starlette.concurrency import run_in_threadpool
 
-        added = await run_in_threadpool(receiver.deliveries.add, item.delivery, item.name,
-                                        item.version, item.run_id)
+        added = await run_in_threadpool(
+            receiver.deliveries.add, item.delivery, item.name, item.version, item.run_id
+        )
         if added == "duplicate" and await run_in_threadpool(receiver.unaudited, item):
             # audited before under this name, version and run, yet the version carries no
             # verdict: the model was deleted and created again from the same run
-            added = await run_in_threadpool(receiver.deliveries.add, item.delivery, item.name,
-                                            item.version, item.run_id, again=True)
+            added = await run_in_threadpool(
+                receiver.deliveries.add,
+                item.delivery,
+                item.name,
+                item.version,
+                item.run_id,
+                again=True,
+            )
         if added == "queued":
             await run_in_threadpool(receiver.mark_pending, item)
         if added == "seen":
             return JSONResponse({"ignored": "delivery seen already"}, status_code=200)
         if added == "duplicate":
-            return JSONResponse({"ignored": "model version queued or audited already"},
-                                status_code=200)
+            return JSONResponse(
+                {"ignored": "model version queued or audited already"}, status_code=200
+            )
         if added == "full":
             return JSONResponse({"error": "queue full"}, status_code=503)
-        return JSONResponse({"queued": f"{item.name}/{item.version}", "run_id": item.run_id},
-                            status_code=202)
+        return JSONResponse(
+            {"queued": f"{item.name}/{item.version}", "run_id": item.run_id}, status_code=202
+        )
 
     async def healthz(request):
         state = receiver.deliveries.counts()
-        return JSONResponse({"ok": receiver._thread.is_alive(), "queued": state["queued"],
-                             **receiver.counts, "state": state})
+        return JSONResponse(
+            {
+                "ok": receiver._thread.is_alive(),
+                "queued": state["queued"],
+                **receiver.counts,
+                "state": state,
+            }
+        )
 
-    return Starlette(routes=[Route("/webhook", webhook, methods=["POST"]),
-                             Route("/healthz", healthz, methods=["GET"])])
+    return Starlette(
+        routes=[
+            Route("/webhook", webhook, methods=["POST"]),
+            Route("/healthz", healthz, methods=["GET"]),
+        ]
+    )

@@ -84,7 +84,9 @@ def pool() -> ThreadPoolExecutor:
     global _pool, _pool_pid
     with _lock:
         if _pool is None or _pool_pid != os.getpid():
-            _pool = ThreadPoolExecutor(max_workers=concurrency(), thread_name_prefix="mlaudit-fetch")
+            _pool = ThreadPoolExecutor(
+                max_workers=concurrency(), thread_name_prefix="mlaudit-fetch"
+            )
             _pool_pid = os.getpid()
         return _pool
 
@@ -135,8 +137,9 @@ def _paged(creds, run_id: str, key: str) -> list[dict]:
         token = nxt
 
 
-def fetch_key(creds, uri: str, run_id: str, key: str,
-              last_step: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def fetch_key(
+    creds, uri: str, run_id: str, key: str, last_step: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every point of one key: (steps, values, timestamps in ms), by (timestamp, step).
 
     ``last_step``: the step of the key's latest point (``Run.data``), a hint of its length:
@@ -148,7 +151,9 @@ def fetch_key(creds, uri: str, run_id: str, key: str,
         requests exceptions: the server is unreachable (after MLflow's retries).
     """
     if uri not in _no_bulk and (last_step is None or last_step < PAGE_SIZE):
-        resp = _request(creds, BULK, {"run_id": run_id, "metric_key": key, "max_results": PAGE_SIZE})
+        resp = _request(
+            creds, BULK, {"run_id": run_id, "metric_key": key, "max_results": PAGE_SIZE}
+        )
         if resp.status_code in _NO_BULK_STATUS:
             _no_bulk.add(uri)
         elif resp.status_code == 200:
@@ -185,8 +190,9 @@ def submit(fn, *args) -> Future:
         return done
 
 
-def fetch_all(client, uri: str, run_id: str, keys: list[str],
-              last_steps: dict[str, int] | None = None) -> list[tuple[str, tuple]]:
+def fetch_all(
+    client, uri: str, run_id: str, keys: list[str], last_steps: dict[str, int] | None = None
+) -> list[tuple[str, tuple]]:
     """Every key of ``keys`` fetched on :func:`pool`; ``[(key, (steps, values, ts_ms))]`` in
     ``keys`` order (``last_steps``: see :func:`fetch_key`). The first failure is raised after
     the others finished."""
@@ -195,7 +201,8 @@ def fetch_all(client, uri: str, run_id: str, keys: list[str],
         raise RuntimeError("no REST host credentials")
     hint = last_steps or {}
     futures: list[tuple[str, Future]] = [
-        (k, submit(fetch_key, creds, uri, run_id, k, hint.get(k))) for k in keys]
+        (k, submit(fetch_key, creds, uri, run_id, k, hint.get(k))) for k in keys
+    ]
     out, first = [], None
     for k, f in futures:
         try:
@@ -240,8 +247,9 @@ def _bulk_runs(creds, run_ids: list[str], key: str) -> tuple[dict[str, list[dict
     return whole, {rid for rid in run_ids if rid not in whole}
 
 
-def fetch_many(client, uri: str, wanted: dict[str, dict[str, int | None]]
-               ) -> dict[str, list[tuple[str, tuple]] | Exception]:
+def fetch_many(
+    client, uri: str, wanted: dict[str, dict[str, int | None]]
+) -> dict[str, list[tuple[str, tuple]] | Exception]:
     """Histories of several runs of one server: ``wanted`` maps run id -> {key: latest step or
     None}; returns run id -> ``[(key, (steps, values, ts_ms))]`` in ``wanted[run]`` key order,
     or the exception that run's own read raised.

@@ -42,8 +42,10 @@ TERMINAL = ("FINISHED", "FAILED", "KILLED")
 DRAIN_EVERY_S = 0.5
 #: SQLite busy timeout, seconds: the watcher holds write locks for milliseconds.
 BUSY_S = 5.0
-_SCHEMA = (f"CREATE TABLE IF NOT EXISTS {INBOX_TABLE} (run_id TEXT NOT NULL, experiment_id TEXT, "
-           "status TEXT, received REAL NOT NULL, PRIMARY KEY (run_id, status))")
+_SCHEMA = (
+    f"CREATE TABLE IF NOT EXISTS {INBOX_TABLE} (run_id TEXT NOT NULL, experiment_id TEXT, "
+    "status TEXT, received REAL NOT NULL, PRIMARY KEY (run_id, status))"
+)
 
 
 def _connect(path: str | os.PathLike) -> sqlite3.Connection:
@@ -56,8 +58,10 @@ def push(path: str | os.PathLike, run_id: str, experiment_id: str | None, status
     """Record that ``run_id`` ended with ``status`` (idempotent per run and status)."""
     db = _connect(path)
     try:
-        db.execute(f"INSERT OR REPLACE INTO {INBOX_TABLE} VALUES (?, ?, ?, ?)",
-                   (run_id, experiment_id, status, time.time()))
+        db.execute(
+            f"INSERT OR REPLACE INTO {INBOX_TABLE} VALUES (?, ?, ?, ?)",
+            (run_id, experiment_id, status, time.time()),
+        )
     finally:
         db.close()
 
@@ -69,8 +73,9 @@ def drain(path: str | os.PathLike) -> list[tuple[str, str | None]]:
     db = _connect(path)
     try:
         db.execute("BEGIN IMMEDIATE")
-        rows = db.execute(f"SELECT run_id, experiment_id FROM {INBOX_TABLE} "
-                          "ORDER BY received").fetchall()
+        rows = db.execute(
+            f"SELECT run_id, experiment_id FROM {INBOX_TABLE} ORDER BY received"
+        ).fetchall()
         db.execute(f"DELETE FROM {INBOX_TABLE}")
         db.execute("COMMIT")
         return [(r, e) for r, e in rows]
@@ -79,12 +84,16 @@ def drain(path: str | os.PathLike) -> list[tuple[str, str | None]]:
 
 
 def _on_response(request, response, state: str) -> None:
-    if request.method != "POST" or not request.path.endswith("/mlflow/runs/update") \
-            or response.status_code != 200:
+    if (
+        request.method != "POST"
+        or not request.path.endswith("/mlflow/runs/update")
+        or response.status_code != 200
+    ):
         return
     body = request.get_json(silent=True) or {}
-    info = ((response.get_json(silent=True) or {}).get("run_info") or {}) \
-        if response.is_json else {}
+    info = (
+        ((response.get_json(silent=True) or {}).get("run_info") or {}) if response.is_json else {}
+    )
     status = info.get("status") or body.get("status")
     run_id = info.get("run_id") or body.get("run_id") or body.get("run_uuid")
     if status in TERMINAL and isinstance(run_id, str) and run_id.isalnum():
@@ -100,8 +109,11 @@ def create_app(app=None):
     app = app or flask_app
     state = os.environ.get(STATE_ENV, "").strip()
     if not state:
-        log.warning("mlaudit app: %s is not set; run ends are not recorded (the watcher's "
-                    "polling still finds them)", STATE_ENV)
+        log.warning(
+            "mlaudit app: %s is not set; run ends are not recorded (the watcher's "
+            "polling still finds them)",
+            STATE_ENV,
+        )
 
     @app.after_request
     def _mlaudit_record_run_end(response):
@@ -111,8 +123,12 @@ def create_app(app=None):
 
                 _on_response(request, response, state)
             except Exception as exc:  # noqa: BLE001 - never fail the client's request
-                log.warning("mlaudit app: run end not recorded in %s: %s: %s", state,
-                            type(exc).__name__, exc)
+                log.warning(
+                    "mlaudit app: run end not recorded in %s: %s: %s",
+                    state,
+                    type(exc).__name__,
+                    exc,
+                )
         return response
 
     try:
@@ -133,8 +149,9 @@ class InboxTrigger:
     def __init__(self, path: Path, watcher, experiment_ids) -> None:
         self.path, self.watcher, self.experiment_ids = Path(path), watcher, experiment_ids
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="mlaudit-mlflow-app-inbox",
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, name="mlaudit-mlflow-app-inbox", daemon=True
+        )
 
     def start(self) -> InboxTrigger:
         self._thread.start()

@@ -156,5 +156,7 @@ class TriageStore:
     def record(self, run, verdict: dict[str, Any] | None) -> dict[str, Any]:
         return record_of(run, verdict)
 
-    def write(self, experiment_id: str, doc: dict[str, Any], markdown: str, html: str | None) -> str:
+    def write(
+        self, experiment_id: str, doc: dict[str, Any], markdown: str, html: str | None
+    ) -> str:
         return write_triage(self.client, experiment_id, doc, markdown, html)

@@ -34,9 +34,16 @@ def register(app: typer.Typer) -> None:
 
     @app.command("tensorboard")
     def tensorboard_cmd(
-        logdir: Path = typer.Argument(..., help="TensorBoard log directory (searched recursively)."),
-        fmt: Format = FORMAT, out: Path = OUT, fail_on: FailOn = FAIL_ON, config: Path = CONFIG,
-        dry_run: bool = DRY_RUN, no_write: bool = NO_WRITE, verbose: bool = VERBOSE,
+        logdir: Path = typer.Argument(
+            ..., help="TensorBoard log directory (searched recursively)."
+        ),
+        fmt: Format = FORMAT,
+        out: Path = OUT,
+        fail_on: FailOn = FAIL_ON,
+        config: Path = CONFIG,
+        dry_run: bool = DRY_RUN,
+        no_write: bool = NO_WRITE,
+        verbose: bool = VERBOSE,
         notify: list[str] = NOTIFY,
     ) -> None:
         """Audit a TensorBoard log directory; write the verdict as a text summary in its own event file."""
@@ -44,19 +51,38 @@ def register(app: typer.Typer) -> None:
 
         plugin = get_plugin("tensorboard")
         wb = None if no_write else (lambda run, rep: plugin.write_back(run, rep, dry_run=dry_run))
-        run_pipeline(lambda: plugin.load(str(logdir)), fmt=fmt, out=out, fail_on=fail_on, config=config,
-                     write_back=wb, verbose=verbose, what=f"log directory {logdir}",
-                     notify=notify, dry_run=dry_run)
+        run_pipeline(
+            lambda: plugin.load(str(logdir)),
+            fmt=fmt,
+            out=out,
+            fail_on=fail_on,
+            config=config,
+            write_back=wb,
+            verbose=verbose,
+            what=f"log directory {logdir}",
+            notify=notify,
+            dry_run=dry_run,
+        )
 
 
 def watch_tensorboard(
-    logdir: list[Path] = typer.Argument(..., help="TensorBoard log directory of one run; repeat "
-                                                  "for several."),
-    live: bool = typer.Option(False, "--live", help="Follow the runs while they are written "
-                              "(required: a TensorBoard run has no 'finished' state to watch for)."),
-    poll_interval: float = W.POLL_INTERVAL, state: Path = W.STATE, once: bool = W.ONCE,
-    config: Path = CONFIG, notify: list[str] = NOTIFY, stop_on: str = W.STOP_ON,
-    stall_floor: float = W.STALL_FLOOR, cooldown: float = W.COOLDOWN,
+    logdir: list[Path] = typer.Argument(
+        ..., help="TensorBoard log directory of one run; repeat for several."
+    ),
+    live: bool = typer.Option(
+        False,
+        "--live",
+        help="Follow the runs while they are written "
+        "(required: a TensorBoard run has no 'finished' state to watch for).",
+    ),
+    poll_interval: float = W.POLL_INTERVAL,
+    state: Path = W.STATE,
+    once: bool = W.ONCE,
+    config: Path = CONFIG,
+    notify: list[str] = NOTIFY,
+    stop_on: str = W.STOP_ON,
+    stall_floor: float = W.STALL_FLOOR,
+    cooldown: float = W.COOLDOWN,
 ) -> None:
     """Follow TensorBoard log directories live: each poll reads the event files from the byte
     where the last one stopped; alerts go to --notify and LOGDIR/mlaudit/live.json."""
@@ -73,5 +99,6 @@ def watch_tensorboard(
 
     source = TensorBoardLiveSource(list(logdir))
     scope = "tensorboard-live " + ",".join(sorted(str(p) for p in source.logdirs))
-    W.run_live_watch(source, scope, "tensorboard", state=state, settings=settings,
-                     live_cfg=live_cfg, once=once)
+    W.run_live_watch(
+        source, scope, "tensorboard", state=state, settings=settings, live_cfg=live_cfg, once=once
+    )

@@ -123,8 +123,12 @@ class TensorBoardLiveSource:
             return "gone"
         return "running" if str(root) in self.list_running() else "ended"
 
-    def read(self, infos: list[RunInfo], cursors: dict[str, dict],
-             keys: dict[str, set[str]] | None = None) -> dict[str, Tail]:
+    def read(
+        self,
+        infos: list[RunInfo],
+        cursors: dict[str, dict],
+        keys: dict[str, set[str]] | None = None,
+    ) -> dict[str, Tail]:
         """New records of every event file (all tags: a file is read once either way) and new
         whole lines of the console files, from their byte offsets in ``cursors``."""
         from mlaudit_tensorboard.reader import read_event_file
@@ -171,8 +175,11 @@ class TensorBoardLiveSource:
                 import numpy as np
 
                 order = np.lexsort((np.asarray(w), np.asarray(s)))  # by step, then wall time
-                tail.points[key] = (np.asarray(s)[order].tolist(), np.asarray(w)[order].tolist(),
-                                    np.asarray(v)[order].tolist())
+                tail.points[key] = (
+                    np.asarray(s)[order].tolist(),
+                    np.asarray(w)[order].tolist(),
+                    np.asarray(v)[order].tolist(),
+                )
             for f in console:
                 name = str(f.relative_to(root))
                 off = int(offsets.get(name, 0))

@@ -20,7 +20,10 @@ DETECTS = "TensorBoard event files (events.out.tfevents.*)"
 
 def _has_events(d: Path) -> bool:
     try:
-        return any("tfevents" in p.name and not p.name.endswith(".mlaudit") and p.is_file() for p in d.iterdir())
+        return any(
+            "tfevents" in p.name and not p.name.endswith(".mlaudit") and p.is_file()
+            for p in d.iterdir()
+        )
     except OSError:
         return False
 

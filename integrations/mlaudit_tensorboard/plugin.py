@@ -36,8 +36,9 @@ class TensorBoardPlugin:
 
         return load_logdir(ref)
 
-    def write_back(self, run: RunData, report: AuditReport, *, dry_run: bool = False,
-                   **options) -> WriteBackResult:
+    def write_back(
+        self, run: RunData, report: AuditReport, *, dry_run: bool = False, **options
+    ) -> WriteBackResult:
         from .writeback import write_verdict
 
         return write_verdict(run.identity.id, report, dry_run=dry_run)

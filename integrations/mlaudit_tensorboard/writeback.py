@@ -20,7 +20,9 @@ from .reader import MLAUDIT_SUFFIX
 TEXT_TAG = "mlaudit/verdict"
 
 
-def write_verdict(logdir: str | Path, report: AuditReport, *, dry_run: bool = False) -> WriteBackResult:
+def write_verdict(
+    logdir: str | Path, report: AuditReport, *, dry_run: bool = False
+) -> WriteBackResult:
     """Write ``report`` as Markdown text summaries (``mlaudit/verdict``, ``mlaudit/report``).
 
     Returns what was (or, with ``dry_run``, would be) written.
@@ -39,8 +41,10 @@ def write_verdict(logdir: str | Path, report: AuditReport, *, dry_run: bool = Fa
     from mlaudit_core.errors import WriteBackRefused
 
     if not os.access(root, os.W_OK):
-        raise WriteBackRefused(f"{root}: the log directory is not writable; nothing was written "
-                               "(use --no-write to audit only)")
+        raise WriteBackRefused(
+            f"{root}: the log directory is not writable; nothing was written "
+            "(use --no-write to audit only)"
+        )
     efw = require("tensorboard.summary.writer.event_file_writer", "tensorboard", "tensorboard")
     text = require("tensorboard.plugins.text.summary_v2", "tensorboard", "tensorboard")
     event_pb2 = require("tensorboard.compat.proto.event_pb2", "tensorboard", "tensorboard")
@@ -50,7 +54,10 @@ def write_verdict(logdir: str | Path, report: AuditReport, *, dry_run: bool = Fa
     from mlaudit_core.writeback import summary_section
 
     now = time.time()
-    for tag, body in ((TEXT_TAG, summary_section(report)), ("mlaudit/report", render_markdown(report))):
+    for tag, body in (
+        (TEXT_TAG, summary_section(report)),
+        ("mlaudit/report", render_markdown(report)),
+    ):
         writer.add_event(event_pb2.Event(wall_time=now, step=0, summary=text.text_pb(tag, body)))
     writer.close()
     return result

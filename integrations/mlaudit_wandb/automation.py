@@ -32,8 +32,12 @@ from dataclasses import dataclass
 from mlaudit_core.errors import InputError
 
 #: The automation's request payload: documented payload variables only.
-PAYLOAD = {"event_type": "${event_type}", "entity": "${entity_name}",
-           "project": "${project_name}", "event_author": "${event_author}"}
+PAYLOAD = {
+    "event_type": "${event_type}",
+    "entity": "${entity_name}",
+    "project": "${project_name}",
+    "event_author": "${event_author}",
+}
 #: Run states that trigger it (the SDK's RunEvent.state values).
 STATES = ("finished", "failed")
 #: Default automation name (W&B refuses a second automation with the same name).
@@ -63,21 +67,29 @@ def pick_webhook(hooks: list, name: str | None) -> object:
         match = [h for h in hooks if h.name == name]
         if not match:
             have = ", ".join(sorted(h.name for h in hooks)) or "none"
-            raise InputError(f"--webhook {name!r}: no such webhook in the team (have: {have}); "
-                             "create it in Team Settings -> Webhooks")
+            raise InputError(
+                f"--webhook {name!r}: no such webhook in the team (have: {have}); "
+                "create it in Team Settings -> Webhooks"
+            )
         return match[0]
     if not hooks:
-        raise InputError("the team has no webhook: create one in Team Settings -> Webhooks "
-                         "(URL https://<host>/webhook, access token = the secret in "
-                         "MLAUDIT_WANDB_WEBHOOK_SECRET), then run this again")
+        raise InputError(
+            "the team has no webhook: create one in Team Settings -> Webhooks "
+            "(URL https://<host>/webhook, access token = the secret in "
+            "MLAUDIT_WANDB_WEBHOOK_SECRET), then run this again"
+        )
     if len(hooks) > 1:
-        raise InputError("the team has several webhooks (" + ", ".join(sorted(h.name for h in hooks))
-                         + "): name one with --webhook NAME")
+        raise InputError(
+            "the team has several webhooks ("
+            + ", ".join(sorted(h.name for h in hooks))
+            + "): name one with --webhook NAME"
+        )
     return hooks[0]
 
 
-def install_automation(api, project: str, *, webhook: str | None = None,
-                       name: str = DEFAULT_NAME) -> Installed:
+def install_automation(
+    api, project: str, *, webhook: str | None = None, name: str = DEFAULT_NAME
+) -> Installed:
     """Create the run-state automation in ``project`` (``ENTITY/PROJECT``).
 
     Args:
@@ -105,17 +117,28 @@ def install_automation(api, project: str, *, webhook: str | None = None,
     action = SendWebhook.from_integration(hook, payload=dict(PAYLOAD))
     try:
         made = api.create_automation(
-            event >> action, name=name,
+            event >> action,
+            name=name,
             description="mlaudit: audit each run of this project when it finishes or fails "
-                        "(mlaudit serve wandb-webhook)")
+            "(mlaudit serve wandb-webhook)",
+        )
     except Exception as exc:  # the SDK's normalize_exceptions wraps its ValueError (409)
         if f"Automation {name!r} exists" in str(exc):
             return Installed(name, project, hook.name, hook.url_endpoint, created=False)
-        if type(exc).__name__ == "UnsupportedError" or "not supported on this wandb server" \
-                in str(exc):
-            raise InputError(f"{project}: this W&B server does not support run-state webhook "
-                             "automations (W&B server >= 0.69 and a Pro/Enterprise plan); use "
-                             "`mlaudit watch wandb` instead") from None
+        if type(exc).__name__ == "UnsupportedError" or "not supported on this wandb server" in str(
+            exc
+        ):
+            raise InputError(
+                f"{project}: this W&B server does not support run-state webhook "
+                "automations (W&B server >= 0.69 and a Pro/Enterprise plan); use "
+                "`mlaudit watch wandb` instead"
+            ) from None
         raise
-    return Installed(name, project, hook.name, hook.url_endpoint, created=True,
-                     automation_id=getattr(made, "id", None))
+    return Installed(
+        name,
+        project,
+        hook.name,
+        hook.url_endpoint,
+        created=True,
+        automation_id=getattr(made, "id", None),
+    )

@@ -26,17 +26,23 @@ from mlaudit.cli.api import (
     settings_or_fail,
 )
 
-PANEL = typer.Option(False, "--panel/--no-panel",
-                     help="Also log the HTML report as a panel in the run's history. Off by "
-                          "default: it resumes the run (wandb.init resume='must'), which turns a "
-                          "crashed run 'failed', moves its heartbeat and re-fires run-state "
-                          "automations. Without it: tags, summary keys, notes, files.")
+PANEL = typer.Option(
+    False,
+    "--panel/--no-panel",
+    help="Also log the HTML report as a panel in the run's history. Off by "
+    "default: it resumes the run (wandb.init resume='must'), which turns a "
+    "crashed run 'failed', moves its heartbeat and re-fires run-state "
+    "automations. Without it: tags, summary keys, notes, files.",
+)
 
-REPORT = typer.Option(False, "--report/--no-report",
-                      help="Also save the verdict as a W&B Report in the run's project, with "
-                           "metric panels at the findings' steps (needs wandb-workspaces, in "
-                           "mlaudit[wandb]). No resume: the run's state is left alone. A "
-                           "re-audit updates the same report (mlaudit/report_id).")
+REPORT = typer.Option(
+    False,
+    "--report/--no-report",
+    help="Also save the verdict as a W&B Report in the run's project, with "
+    "metric panels at the findings' steps (needs wandb-workspaces, in "
+    "mlaudit[wandb]). No resume: the run's state is left alone. A "
+    "re-audit updates the same report (mlaudit/report_id).",
+)
 
 
 def _report_or_fail(report: bool) -> None:
@@ -69,15 +75,28 @@ def register(app: typer.Typer) -> None:
 
     @app.command("wandb")
     def wandb_cmd(
-        ref: str = typer.Argument(None, metavar="ENTITY/PROJECT/RUN_ID",
-                                  help="The run (or its URL). Not needed with --offline."),
-        offline: Path = typer.Option(None, "--offline", metavar="RUN_DIR",
-                                     help="Read an offline run directory (run-<id>.wandb + files/) "
-                                          "instead of the W&B server; nothing is written back."),
-        panel: bool = PANEL, report: bool = REPORT,
+        ref: str = typer.Argument(
+            None,
+            metavar="ENTITY/PROJECT/RUN_ID",
+            help="The run (or its URL). Not needed with --offline.",
+        ),
+        offline: Path = typer.Option(
+            None,
+            "--offline",
+            metavar="RUN_DIR",
+            help="Read an offline run directory (run-<id>.wandb + files/) "
+            "instead of the W&B server; nothing is written back.",
+        ),
+        panel: bool = PANEL,
+        report: bool = REPORT,
         timeout: int = typer.Option(30, "--timeout", help="Seconds per W&B API request."),
-        fmt: Format = FORMAT, out: Path = OUT, fail_on: FailOn = FAIL_ON, config: Path = CONFIG,
-        dry_run: bool = DRY_RUN, no_write: bool = NO_WRITE, verbose: bool = VERBOSE,
+        fmt: Format = FORMAT,
+        out: Path = OUT,
+        fail_on: FailOn = FAIL_ON,
+        config: Path = CONFIG,
+        dry_run: bool = DRY_RUN,
+        no_write: bool = NO_WRITE,
+        verbose: bool = VERBOSE,
         notify: list[str] = NOTIFY,
     ) -> None:
         """Audit a W&B run; write tags, mlaudit/ summary keys, a notes section and report files
@@ -91,6 +110,7 @@ def register(app: typer.Typer) -> None:
         _report_or_fail(report and not no_write and offline is None)
         plugin = get_plugin("wandb", timeout=timeout, panel=panel, report=report)
         if offline is not None:
+
             def load():
                 from mlaudit.cli.api import err_console
                 from mlaudit_wandb.offline import find_log
@@ -98,58 +118,111 @@ def register(app: typer.Typer) -> None:
                 run_dir = find_log(offline).parent
                 if offline.is_dir() and offline.resolve() != run_dir.resolve():  # latest-run
                     n = sum(1 for d in offline.glob("*run-*") if d.is_dir() and not d.is_symlink())
-                    err_console.print(f"{offline}: auditing the latest run, {run_dir.name} ({n} run "
-                                      f"director{'y' if n == 1 else 'ies'} there; give one to "
-                                      "audit another)", markup=False, highlight=False,
-                                      soft_wrap=True)
+                    err_console.print(
+                        f"{offline}: auditing the latest run, {run_dir.name} ({n} run "
+                        f"director{'y' if n == 1 else 'ies'} there; give one to "
+                        "audit another)",
+                        markup=False,
+                        highlight=False,
+                        soft_wrap=True,
+                    )
                 return plugin.load(str(run_dir), offline=True)
 
             what = f"offline W&B run {offline}"
         else:
             load, what = (lambda: plugin.load(ref)), f"W&B run {ref}"
-        wb = None if no_write else (lambda run, rep: plugin.write_back(run, rep, dry_run=dry_run,
-                                                                        panel=panel,
-                                                                        report_view=report))
-        run_pipeline(load, fmt=fmt, out=out, fail_on=fail_on, config=config, write_back=wb,
-                     verbose=verbose, what=what, notify=notify, dry_run=dry_run)
+        wb = (
+            None
+            if no_write
+            else (
+                lambda run, rep: plugin.write_back(
+                    run, rep, dry_run=dry_run, panel=panel, report_view=report
+                )
+            )
+        )
+        run_pipeline(
+            load,
+            fmt=fmt,
+            out=out,
+            fail_on=fail_on,
+            config=config,
+            write_back=wb,
+            verbose=verbose,
+            what=what,
+            notify=notify,
+            dry_run=dry_run,
+        )
 
     @serve_app.command("wandb-webhook")
     def serve_wandb(
         host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
         port: int = typer.Option(8787, "--port", min=1, max=65535, help="TCP port."),
-        state: Path = typer.Option(None, "--state", "--queue-db",
-                                   help="State file (sqlite) holding the queue and what was audited; "
-                                        "survives restarts (default ./.mlaudit/watch-wandb-"
-                                        "webhook-<hash>.sqlite)."),
+        state: Path = typer.Option(
+            None,
+            "--state",
+            "--queue-db",
+            help="State file (sqlite) holding the queue and what was audited; "
+            "survives restarts (default ./.mlaudit/watch-wandb-"
+            "webhook-<hash>.sqlite).",
+        ),
         max_queue: int = typer.Option(1000, "--max-queue", min=1, help="Runs waiting before 503."),
-        max_attempts: int = typer.Option(5, "--max-attempts", min=1, help="Tries per run before giving up."),
+        max_attempts: int = typer.Option(
+            5, "--max-attempts", min=1, help="Tries per run before giving up."
+        ),
         concurrency: int = CONCURRENCY,
-        project: list[str] = typer.Option([], "--project", "-p", metavar="ENTITY/PROJECT",
-                                          help="Also list this project's ended runs every "
-                                               "--poll-interval seconds (a safety net for lost "
-                                               "deliveries); repeat for several."),
-        poll_interval: float = typer.Option(300.0, "--poll-interval", min=0.1,
-                                            help="Seconds between --project listings."),
+        project: list[str] = typer.Option(
+            [],
+            "--project",
+            "-p",
+            metavar="ENTITY/PROJECT",
+            help="Also list this project's ended runs every "
+            "--poll-interval seconds (a safety net for lost "
+            "deliveries); repeat for several.",
+        ),
+        poll_interval: float = typer.Option(
+            300.0, "--poll-interval", min=0.1, help="Seconds between --project listings."
+        ),
         max_connections: int = typer.Option(
-            DEFAULT_MAX_CONNECTIONS, "--max-connections", min=1, max=10000,
-            help="Connections served at once; more get 503 (uvicorn limit_concurrency)."),
+            DEFAULT_MAX_CONNECTIONS,
+            "--max-connections",
+            min=1,
+            max=10000,
+            help="Connections served at once; more get 503 (uvicorn limit_concurrency).",
+        ),
         header_timeout: float = typer.Option(
-            DEFAULT_HEADER_TIMEOUT_S, "--header-timeout", min=0.1, max=3600,
-            help="Seconds a connection may take to send its request headers; then it is closed."),
+            DEFAULT_HEADER_TIMEOUT_S,
+            "--header-timeout",
+            min=0.1,
+            max=3600,
+            help="Seconds a connection may take to send its request headers; then it is closed.",
+        ),
         body_timeout: float = typer.Option(
-            10.0, "--body-timeout", min=0.1, max=3600,
-            help="Seconds a delivery may take to send its body; then 408."),
-        panel: bool = PANEL, report: bool = REPORT, config: Path = CONFIG,
+            10.0,
+            "--body-timeout",
+            min=0.1,
+            max=3600,
+            help="Seconds a delivery may take to send its body; then 408.",
+        ),
+        panel: bool = PANEL,
+        report: bool = REPORT,
+        config: Path = CONFIG,
         notify: list[str] = NOTIFY,
         install_automation: str = typer.Option(
-            None, "--install-automation", metavar="ENTITY/PROJECT",
+            None,
+            "--install-automation",
+            metavar="ENTITY/PROJECT",
             help="Create the W&B Automation (run finished/failed -> the team webhook) in this "
-                 "project through wandb.automations, then exit; see docs/wandb.md."),
-        webhook: str = typer.Option(None, "--webhook", metavar="NAME",
-                                    help="With --install-automation: the team webhook to use "
-                                         "(default: the only one)."),
-        automation_name: str = typer.Option("mlaudit-triage", "--automation-name",
-                                            help="With --install-automation: its name."),
+            "project through wandb.automations, then exit; see docs/wandb.md.",
+        ),
+        webhook: str = typer.Option(
+            None,
+            "--webhook",
+            metavar="NAME",
+            help="With --install-automation: the team webhook to use (default: the only one).",
+        ),
+        automation_name: str = typer.Option(
+            "mlaudit-triage", "--automation-name", help="With --install-automation: its name."
+        ),
     ) -> None:
         """Receive W&B Automations webhooks (run finished/failed) and audit each run.
 
@@ -178,7 +251,9 @@ def register(app: typer.Typer) -> None:
                 pass
         except OSError as exc:
             fail(f"--host {host} --port {port}: cannot listen ({exc.strerror or exc})")
-        scope = "wandb webhook" + (f" projects={','.join(sorted(set(projects)))}" if projects else "")
+        scope = "wandb webhook" + (
+            f" projects={','.join(sorted(set(projects)))}" if projects else ""
+        )
         cfg = watch_config(poll_interval, concurrency, None, False)
         cfg.max_attempts, cfg.max_pending = max_attempts, max_queue
 
@@ -186,8 +261,13 @@ def register(app: typer.Typer) -> None:
             from mlaudit.cli.api import make_server
             from mlaudit_wandb.triage import make_app
 
-            server = make_server(make_app(watcher, secret, body_timeout_s=body_timeout), host, port,
-                                 max_connections=max_connections, header_timeout_s=header_timeout)
+            server = make_server(
+                make_app(watcher, secret, body_timeout_s=body_timeout),
+                host,
+                port,
+                max_connections=max_connections,
+                header_timeout_s=header_timeout,
+            )
             died: list[BaseException] = []
 
             def run_watcher() -> None:  # if the watcher stops on its own, the receiver stops too
@@ -200,8 +280,10 @@ def register(app: typer.Typer) -> None:
 
             runner = threading.Thread(target=run_watcher, name="mlaudit-watch", daemon=True)
             runner.start()
-            typer.echo(f"mlaudit: W&B webhook receiver on http://{host}:{port}/webhook "
-                       f"(state {watcher.store.path})")
+            typer.echo(
+                f"mlaudit: W&B webhook receiver on http://{host}:{port}/webhook "
+                f"(state {watcher.store.path})"
+            )
             # uvicorn catches SIGINT/SIGTERM, shuts down, restores the handlers it found and
             # raises the signal again: with these handlers that stops the watcher, exit 0
             for sig in (signal.SIGTERM, signal.SIGINT):
@@ -220,22 +302,41 @@ def register(app: typer.Typer) -> None:
                 raise RuntimeError(f"the watcher stopped: {type(exc).__name__}: {exc}") from exc
 
         _report_or_fail(report)
-        run_watch(lambda: _wandb_source(scope, projects, panel, report), state=state,
-                  config=config, watch=cfg, notify=notify, serve=serve)
+        run_watch(
+            lambda: _wandb_source(scope, projects, panel, report),
+            state=state,
+            config=config,
+            watch=cfg,
+            notify=notify,
+            serve=serve,
+        )
 
     B.batch_app.command("wandb")(batch_wandb)
 
     @watch_app.command("wandb")
     def watch_wandb(
-        project: list[str] = typer.Option(..., "--project", "-p", metavar="ENTITY/PROJECT",
-                                          help="The project to watch; repeat for several."),
-        poll_interval: float = POLL_INTERVAL, concurrency: int = CONCURRENCY, state: Path = STATE,
-        since: str = SINCE, once: bool = ONCE,
-        interval: float = typer.Option(None, "--interval", hidden=True,
-                                       help="Old name of --poll-interval."),
-        panel: bool = PANEL, report: bool = REPORT, config: Path = CONFIG,
+        project: list[str] = typer.Option(
+            ...,
+            "--project",
+            "-p",
+            metavar="ENTITY/PROJECT",
+            help="The project to watch; repeat for several.",
+        ),
+        poll_interval: float = POLL_INTERVAL,
+        concurrency: int = CONCURRENCY,
+        state: Path = STATE,
+        since: str = SINCE,
+        once: bool = ONCE,
+        interval: float = typer.Option(
+            None, "--interval", hidden=True, help="Old name of --poll-interval."
+        ),
+        panel: bool = PANEL,
+        report: bool = REPORT,
+        config: Path = CONFIG,
         notify: list[str] = NOTIFY,
-        live: bool = LIVE, stop_on: str = STOP_ON, stall_floor: float = STALL_FLOOR,
+        live: bool = LIVE,
+        stop_on: str = STOP_ON,
+        stall_floor: float = STALL_FLOOR,
         cooldown: float = COOLDOWN,
     ) -> None:
         """Poll W&B projects and audit every run that ended and carries no verdict yet (the
@@ -254,9 +355,14 @@ def register(app: typer.Typer) -> None:
             return WandbLiveSource(projects)
 
         _report_or_fail(report)
-        run_watch(lambda: _wandb_source(scope, projects, panel, report), state=state,
-                  config=config, watch=cfg, notify=notify,
-                  live=None if live_cfg is None else (make_live, live_cfg))
+        run_watch(
+            lambda: _wandb_source(scope, projects, panel, report),
+            state=state,
+            config=config,
+            watch=cfg,
+            notify=notify,
+            live=None if live_cfg is None else (make_live, live_cfg),
+        )
 
 
 def _install_automation(project: str, webhook: str | None, name: str) -> None:
@@ -278,8 +384,10 @@ def _install_automation(project: str, webhook: str | None, name: str) -> None:
     import json
 
     verb = "created" if done.created else "exists already (left unchanged)"
-    typer.echo(f"mlaudit: automation {done.name!r} in {done.project} {verb}: runs that finish or "
-               f"fail -> webhook {done.webhook!r} ({done.url}), payload {json.dumps(PAYLOAD)}")
+    typer.echo(
+        f"mlaudit: automation {done.name!r} in {done.project} {verb}: runs that finish or "
+        f"fail -> webhook {done.webhook!r} ({done.url}), payload {json.dumps(PAYLOAD)}"
+    )
 
 
 def _projects_or_fail(projects: list[str]) -> list[str]:
@@ -305,18 +413,29 @@ def _wandb_source(scope: str, projects: list[str], panel: bool, report: bool = F
 
 
 def batch_wandb(
-    project: str = typer.Option(..., "--project", "-p", metavar="ENTITY/PROJECT",
-                                help="The W&B project."),
-    since: str = B.SINCE, jobs: int = B.JOBS, executor: str = B.EXECUTOR, ray_address: str = B.RAY_ADDRESS,
-    state: Path = B.STATE, fresh: bool = B.FRESH, worst: int = B.WORST, no_write: bool = NO_WRITE,
-    config: Path = CONFIG, fmt: str = B.FORMAT,
+    project: str = typer.Option(
+        ..., "--project", "-p", metavar="ENTITY/PROJECT", help="The W&B project."
+    ),
+    since: str = B.SINCE,
+    jobs: int = B.JOBS,
+    executor: str = B.EXECUTOR,
+    ray_address: str = B.RAY_ADDRESS,
+    state: Path = B.STATE,
+    fresh: bool = B.FRESH,
+    worst: int = B.WORST,
+    no_write: bool = NO_WRITE,
+    config: Path = CONFIG,
+    fmt: str = B.FORMAT,
     timeout: int = typer.Option(30, "--timeout", help="Seconds per W&B API request."),
     triage: bool = B.TRIAGE,
-    report: bool = typer.Option(False, "--report/--no-report",
-                                help="With --triage: save the triage as the W&B Report "
-                                     "'mlaudit triage: <project>' (needs wandb-workspaces; a "
-                                     "later triage replaces it unless someone edited it) instead "
-                                     "of a section of the project's description."),
+    report: bool = typer.Option(
+        False,
+        "--report/--no-report",
+        help="With --triage: save the triage as the W&B Report "
+        "'mlaudit triage: <project>' (needs wandb-workspaces; a "
+        "later triage replaces it unless someone edited it) instead "
+        "of a section of the project's description.",
+    ),
 ) -> None:
     """Audit every ended run of a W&B project and write each verdict back.
 
@@ -328,8 +447,10 @@ def batch_wandb(
     if report and not triage:
         from mlaudit.cli.api import fail
 
-        fail("--report goes with --triage on 'batch wandb' (a run's own report: "
-             "'mlaudit wandb RUN --report')")
+        fail(
+            "--report goes with --triage on 'batch wandb' (a run's own report: "
+            "'mlaudit wandb RUN --report')"
+        )
     _report_or_fail(report)
 
     def prepare():
@@ -342,21 +463,35 @@ def batch_wandb(
         refs = plugin.list_runs(project, since_dt)
         from mlaudit_wandb.online import base_url
 
-        spec = TaskSpec("wandb", options, settings.model_dump(), write_back=not no_write,
-                        env=wandb_worker_env(plugin.api))
+        spec = TaskSpec(
+            "wandb",
+            options,
+            settings.model_dump(),
+            write_back=not no_write,
+            env=wandb_worker_env(plugin.api),
+        )
         return refs, spec, f"wandb {base_url()} project={project}"
 
     def run_triage(results: list) -> tuple:
         return _triage_wandb(project, results, report=report, write=not no_write, timeout=timeout)
 
-    run_batch_cli(prepare, title=f"wandb project {project}", tracker="wandb",
-                  name=project, state=state, jobs=jobs, executor=executor,
-                  ray_address=ray_address, fresh=fresh, worst=worst, fmt=fmt,
-                  triage=run_triage if triage else None)
+    run_batch_cli(
+        prepare,
+        title=f"wandb project {project}",
+        tracker="wandb",
+        name=project,
+        state=state,
+        jobs=jobs,
+        executor=executor,
+        ray_address=ray_address,
+        fresh=fresh,
+        worst=worst,
+        fmt=fmt,
+        triage=run_triage if triage else None,
+    )
 
 
-def _triage_wandb(project: str, results: list, *, report: bool, write: bool,
-                  timeout: int) -> tuple:
+def _triage_wandb(project: str, results: list, *, report: bool, write: bool, timeout: int) -> tuple:
     """Triage of the batch's runs; written (``write``) as the project's W&B Report with
     ``report``, else into the project's description. Returns ``(Triage, where or None)``."""
     from mlaudit_core.redact import redact_tree
@@ -375,13 +510,17 @@ def _triage_wandb(project: str, results: list, *, report: bool, write: bool,
         done = write_project_summary(api, project, redact_tree(tri.to_dict()))
         where = f"the description of W&B project {project} (mlaudit's section; the rest kept)"
         if not done.verified:
-            where += ("; the description changed again while it was written: the next triage "
-                      "merges again")
+            where += (
+                "; the description changed again while it was written: the next triage merges again"
+            )
         return tri, where
     saved = save_report(api, project, redact_tree(tri.to_dict()))
     where = f"W&B report {saved.url}" + (
         f" (report {saved.kept_edited} was edited by someone since the last triage: kept, "
-        "this triage saved as a new report)" if saved.kept_edited else "")
+        "this triage saved as a new report)"
+        if saved.kept_edited
+        else ""
+    )
     return tri, where
 
 

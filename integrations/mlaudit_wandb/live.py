@@ -91,8 +91,9 @@ class WandbLiveSource:
 
         out: dict[str, RunInfo] = {}
         with sdk_errors(project):
-            runs = list(self.api.runs(project, filters={"state": "running"}, per_page=100,
-                                      lazy=False))
+            runs = list(
+                self.api.runs(project, filters={"state": "running"}, per_page=100, lazy=False)
+            )
             self.requests += 1
         for r in runs:
             summary = dict(r.summary_metrics or {})
@@ -109,8 +110,15 @@ class WandbLiveSource:
                     latest[k], values[k] = (int(step), float(wall)), x
             ref = f"{project}/{r.id}"
             self._runs[ref] = r
-            out[ref] = RunInfo(ref=ref, name=r.name or r.id, url=_url(r), project=project,
-                               latest=latest, values=values, tags={t: "" for t in r.tags or []})
+            out[ref] = RunInfo(
+                ref=ref,
+                name=r.name or r.id,
+                url=_url(r),
+                project=project,
+                latest=latest,
+                values=values,
+                tags={t: "" for t in r.tags or []},
+            )
         return out
 
     def status(self, ref: str) -> str:
@@ -128,8 +136,12 @@ class WandbLiveSource:
         return "running" if r.state in ("running", "pending", "preempting") else "ended"
 
     # -- reading ---------------------------------------------------------------------------
-    def read(self, infos: list[RunInfo], cursors: dict[str, dict],
-             keys: dict[str, set[str]] | None = None) -> dict[str, Tail]:
+    def read(
+        self,
+        infos: list[RunInfo],
+        cursors: dict[str, dict],
+        keys: dict[str, set[str]] | None = None,
+    ) -> dict[str, Tail]:
         """New history rows of each run since ``cursors[ref]["step"]`` (advanced in place)."""
         import inspect
 
@@ -164,10 +176,14 @@ class WandbLiveSource:
                     if seen is None:
                         rows = r.history(samples=FIRST_SAMPLES, pandas=False) or []
                     else:
-                        fresh = ({"use_cache": False} if "use_cache" in
-                                 inspect.signature(r.scan_history).parameters else {})
-                        rows = list(r.scan_history(min_step=int(seen) + 1, page_size=PAGE_SIZE,
-                                                   **fresh))
+                        fresh = (
+                            {"use_cache": False}
+                            if "use_cache" in inspect.signature(r.scan_history).parameters
+                            else {}
+                        )
+                        rows = list(
+                            r.scan_history(min_step=int(seen) + 1, page_size=PAGE_SIZE, **fresh)
+                        )
             except Exception as exc:  # noqa: BLE001 - the cursor stays: read at the next poll
                 log.warning("reading %s failed (%s); retried at the next poll", info.ref, exc)
                 continue
@@ -225,8 +241,10 @@ class WandbLiveSource:
             return
         total = getattr(getattr(logs, "last_response", None), "total_lines", 0) or 0
         if lines and seen >= 0 and lines[0].number > seen + 1:
-            tail.notes.append(f"console: {lines[0].number - seen - 1} line(s) since the last poll "
-                              f"not read (the newest {CONSOLE_LINES} were)")
+            tail.notes.append(
+                f"console: {lines[0].number - seen - 1} line(s) since the last poll "
+                f"not read (the newest {CONSOLE_LINES} were)"
+            )
         for x in lines:
             tail.console.append(("console", x.number + 1, x.content))
         if lines:
@@ -263,12 +281,16 @@ class WandbLiveSource:
         self._tags(ref, lambda tags: tags if STOP_TAG in tags else [*tags, STOP_TAG])
         wrun = fetch_run(self.api, parse_ref(ref))
         if not hasattr(wrun, "stop"):  # wandb < 0.31: no public stop
-            return (f"tag {STOP_TAG} set (this wandb SDK has no Run.stop(); mlaudit.hooks "
-                    "callbacks with stop_on= stop the run at their next step)")
+            return (
+                f"tag {STOP_TAG} set (this wandb SDK has no Run.stop(); mlaudit.hooks "
+                "callbacks with stop_on= stop the run at their next step)"
+            )
         with sdk_errors(ref):
             wrun.stop()
-        return (f"W&B stop requested (Run.stop(), as the UI's Stop button) and tag {STOP_TAG} "
-                "set (mlaudit.hooks callbacks stop the run at their next step)")
+        return (
+            f"W&B stop requested (Run.stop(), as the UI's Stop button) and tag {STOP_TAG} "
+            "set (mlaudit.hooks callbacks stop the run at their next step)"
+        )
 
 
 def _url(run) -> str | None:

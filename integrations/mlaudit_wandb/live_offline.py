@@ -80,7 +80,7 @@ def _payloads(data: bytes, base: int) -> tuple[list[bytes], int]:
         end = pos + HEADER_LEN + length
         if end > end_abs:
             break
-        chunk = data[pos - base + HEADER_LEN:end - base]
+        chunk = data[pos - base + HEADER_LEN : end - base]
         if kind > LAST or zlib.crc32(chunk, zlib.crc32(bytes([kind]))) != checksum:
             break  # being written (or corrupt): read again from `done` at the next poll
         pos = end
@@ -129,8 +129,12 @@ class WandbOfflineLiveSource:
             return "gone"
         return "ended" if ref in self._ended else "running"
 
-    def read(self, infos: list[RunInfo], cursors: dict[str, dict],
-             keys: dict[str, set[str]] | None = None) -> dict[str, Tail]:
+    def read(
+        self,
+        infos: list[RunInfo],
+        cursors: dict[str, dict],
+        keys: dict[str, set[str]] | None = None,
+    ) -> dict[str, Tail]:
         from mlaudit_core.plugins import require
 
         pb = require("wandb.proto.wandb_internal_pb2", "wandb", "wandb")
@@ -236,5 +240,7 @@ class WandbOfflineLiveSource:
         pass
 
     def request_stop(self, ref: str, message: str) -> str:
-        return ("an offline W&B run has no remote stop (use mlaudit.hooks stop_on= in the "
-                "training script)")
+        return (
+            "an offline W&B run has no remote stop (use mlaudit.hooks stop_on= in the "
+            "training script)"
+        )

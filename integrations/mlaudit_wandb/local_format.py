@@ -33,14 +33,23 @@ def _is_run(d: Path) -> bool:
     if any(d.glob("*.wandb")):
         return True
     f = d / "files"
-    return d.name.startswith(_RUN_PREFIXES) and f.is_dir() and any(
-        (f / n).is_file() for n in ("wandb-summary.json", "output.log", "config.yaml"))
+    return (
+        d.name.startswith(_RUN_PREFIXES)
+        and f.is_dir()
+        and any((f / n).is_file() for n in ("wandb-summary.json", "output.log", "config.yaml"))
+    )
 
 
 def _runs_in(d: Path) -> list[Path]:
     try:
-        return sorted((c for c in d.iterdir() if c.name.startswith(_RUN_PREFIXES) and not c.is_symlink()
-                       and _is_run(c)), key=lambda c: c.name)
+        return sorted(
+            (
+                c
+                for c in d.iterdir()
+                if c.name.startswith(_RUN_PREFIXES) and not c.is_symlink() and _is_run(c)
+            ),
+            key=lambda c: c.name,
+        )
     except OSError:
         return []
 
@@ -67,7 +76,9 @@ def load(path: Path):
     if not _is_run(path):
         runs = _runs_in(path)
         if not runs:
-            raise InputError(f"{path}: not a W&B run folder (no run-<id>.wandb, no files/wandb-summary.json)")
+            raise InputError(
+                f"{path}: not a W&B run folder (no run-<id>.wandb, no files/wandb-summary.json)"
+            )
         path = runs[-1]
     if any(path.glob("*.wandb")):
         from mlaudit_core.plugins import get_plugin
@@ -86,8 +97,11 @@ RECENT_S = 600
 #: every SDK (0.10 to 0.31) when the run finishes (``wandb.finish()`` or at interpreter exit).
 _EXITCODE = re.compile(rb"got exitcode: (-?\d+)")
 #: The footer ``wandb.finish()`` prints into ``files/output.log`` (SDK 0.10-0.31).
-_FOOTER = re.compile(rb"^wandb: (?:Run summary:|Run history:|Synced \d|You can sync this run|"
-                     rb"\S* ?View run .* at: |Find logs at: )", re.MULTILINE)
+_FOOTER = re.compile(
+    rb"^wandb: (?:Run summary:|Run history:|Synced \d|You can sync this run|"
+    rb"\S* ?View run .* at: |Find logs at: )",
+    re.MULTILINE,
+)
 
 
 def _tail(p: Path, n: int = 65536) -> bytes:
@@ -104,7 +118,11 @@ def _tail(p: Path, n: int = 65536) -> bytes:
 def _recent(path: Path) -> bool:
     """Whether the ``.wandb``, the summary or the console changed in the last :data:`RECENT_S` s."""
     now = time.time()
-    for p in [*path.glob("*.wandb"), path / "files" / "wandb-summary.json", path / "files" / "output.log"]:
+    for p in [
+        *path.glob("*.wandb"),
+        path / "files" / "wandb-summary.json",
+        path / "files" / "output.log",
+    ]:
         try:
             if now - p.stat().st_mtime < RECENT_S:
                 return True
@@ -187,17 +205,28 @@ def _check_summary(run, path: Path) -> None:
     from mlaudit_core.rundata import RunStatus
 
     data = _read_summary(path)
-    hist_max = max((int(run.metrics.series(k).steps.max()) for k in run.metrics.keys
-                    if not k.startswith("system.") and len(run.metrics.series(k))), default=None)
+    hist_max = max(
+        (
+            int(run.metrics.series(k).steps.max())
+            for k in run.metrics.keys
+            if not k.startswith("system.") and len(run.metrics.series(k))
+        ),
+        default=None,
+    )
     last = data.get("_step") if data else None
-    truncated = (isinstance(last, (int, float)) and not isinstance(last, bool)
-                 and last > 1.05 * ((hist_max if hist_max is not None else -1) + 1) + 1)
+    truncated = (
+        isinstance(last, (int, float))
+        and not isinstance(last, bool)
+        and last > 1.05 * ((hist_max if hist_max is not None else -1) + 1) + 1
+    )
     wandb_file = next(iter(sorted(path.glob("*.wandb"))), None)
     wname = wandb_file.name if wandb_file else path.name
     if truncated:
-        run.warnings.append(f"{path.name}: the .wandb history ({wname}) is truncated: it stops at step "
-                            f"{hist_max}, wandb-summary.json reached step {int(last)}; the summary's final "
-                            "values are kept as summary.* params")
+        run.warnings.append(
+            f"{path.name}: the .wandb history ({wname}) is truncated: it stops at step "
+            f"{hist_max}, wandb-summary.json reached step {int(last)}; the summary's final "
+            "values are kept as summary.* params"
+        )
         for k, v in data.items():
             if isinstance(v, (int, float)) and not isinstance(v, bool):
                 run.params.setdefault(f"summary.{k}", str(v))
@@ -222,20 +251,25 @@ def _check_summary(run, path: Path) -> None:
         age, limit = _silence(run)
         if age is None or age <= limit:
             return  # no end mark and written to lately: still running (or killed just now)
-        run.status = RunStatus.FAILED  # what W&B's server calls 'crashed' (mapping.py: crashed -> failed)
+        run.status = (
+            RunStatus.FAILED
+        )  # what W&B's server calls 'crashed' (mapping.py: crashed -> failed)
         run.warnings[:] = [w for w in run.warnings if "no exit record" not in w]
         run.warnings.append(
             f"{wname} has no exit record and its last record was written {_span(age)} ago "
             f"(nothing since; a live run writes at least every {_span(limit)}): the process was killed, "
             "crashed or hung before it could end; audited as crashed, as W&B marks a run whose "
-            "heartbeats stop")
+            "heartbeats stop"
+        )
         return
     _add_console_history(run, path, hist_max)  # the .wandb stops before the end the other files saw
     runtime = data.get("_runtime") if data else None
     rt = f", runtime {float(runtime):.0f} s" if isinstance(runtime, (int, float)) else ""
     run.warnings[:] = [w for w in run.warnings if "no exit record" not in w]
-    run.warnings.append(f"{wname} has no exit record (the file stops early), but the run ended: {how}{rt}; "
-                        f"status {run.status.value} from those files, not from the .wandb")
+    run.warnings.append(
+        f"{wname} has no exit record (the file stops early), but the run ended: {how}{rt}; "
+        f"status {run.status.value} from those files, not from the .wandb"
+    )
 
 
 def _add_console_history(run, path: Path, hist_max) -> None:
@@ -270,10 +304,16 @@ def _add_console_history(run, path: Path, hist_max) -> None:
         del run.params[k]
     enrich_from_console(run)
     added = [k for k in run.metrics.keys if k not in before]
-    run.notes.append(f"{path.name}: the .wandb stops at step {hist_max}; the console audited is "
-                     f"files/output.log ({len(console)} lines, the whole run)"
-                     + (f", and its series {', '.join(added[:8])} were added (their steps are the "
-                        "console's own counter)" if added else ""))
+    run.notes.append(
+        f"{path.name}: the .wandb stops at step {hist_max}; the console audited is "
+        f"files/output.log ({len(console)} lines, the whole run)"
+        + (
+            f", and its series {', '.join(added[:8])} were added (their steps are the "
+            "console's own counter)"
+            if added
+            else ""
+        )
+    )
 
 
 def _from_files(path: Path):
@@ -310,12 +350,15 @@ def _from_files(path: Path):
             from mlaudit_core.boundedio import read_regular_text
 
             data = json.loads(read_regular_text(summ, 16 << 20))
-            for k, v in (data.items() if isinstance(data, dict) else []):
+            for k, v in data.items() if isinstance(data, dict) else []:
                 if isinstance(v, (int, float)) and not isinstance(v, bool):
                     run.params[f"summary.{k}"] = str(v)
         except (ValueError, RecursionError, OSError):  # cut, nested past the stack, no file
             warnings.append(f"{summ}: not valid JSON; the final values were not read")
-    run.notes.insert(0, f"{path.name}: no run-<id>.wandb history in the folder; metrics were parsed from "
-                        "files/output.log, final values are the summary.* params (wandb-summary.json)")
+    run.notes.insert(
+        0,
+        f"{path.name}: no run-<id>.wandb history in the folder; metrics were parsed from "
+        "files/output.log, final values are the summary.* params (wandb-summary.json)",
+    )
     run.warnings.extend(warnings)
     return run

@@ -92,9 +92,13 @@ class PointBuffer:
     def table(self) -> MetricTable:
         if not self.v:
             return MetricTable.empty()
-        return MetricTable(np.asarray(self.c, dtype=np.int32), np.asarray(self.s, dtype=np.int64),
-                           np.asarray(self.v, dtype=np.float64), np.asarray(self.w, dtype=np.float64),
-                           names=list(self.codes))
+        return MetricTable(
+            np.asarray(self.c, dtype=np.int32),
+            np.asarray(self.s, dtype=np.int64),
+            np.asarray(self.v, dtype=np.float64),
+            np.asarray(self.w, dtype=np.float64),
+            names=list(self.codes),
+        )
 
 
 def scalar(value: Any) -> float | None:
@@ -115,10 +119,15 @@ def scalar(value: Any) -> float | None:
 def add_row(buf: PointBuffer, row: dict[str, Any], fallback_step: int) -> None:
     """Add one public-API history row (``{"_step": 3, "train/loss": 0.5, ...}``) to ``buf``."""
     step = row.get("_step")
-    step = int(step) if isinstance(step, (int, float)) and not isinstance(step, bool) and \
-        math.isfinite(step) else fallback_step
+    step = (
+        int(step)
+        if isinstance(step, (int, float)) and not isinstance(step, bool) and math.isfinite(step)
+        else fallback_step
+    )
     wall = row.get("_timestamp")
-    wall = float(wall) if isinstance(wall, (int, float)) and not isinstance(wall, bool) else math.nan
+    wall = (
+        float(wall) if isinstance(wall, (int, float)) and not isinstance(wall, bool) else math.nan
+    )
     for key, value in row.items():
         if key in RESERVED:
             continue

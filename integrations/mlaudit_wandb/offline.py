@@ -48,10 +48,13 @@ def find_log(path: str | Path) -> Path:
         p = (p / "latest-run").resolve()
     logs = sorted(p.glob("run-*.wandb")) or sorted(p.glob("*.wandb"))
     if not logs:
-        raise InputError(f"{p}: no run-<id>.wandb file in this directory (is it a W&B run directory?)")
+        raise InputError(
+            f"{p}: no run-<id>.wandb file in this directory (is it a W&B run directory?)"
+        )
     if len(logs) > 1:
-        raise InputError(f"{p}: several .wandb files ({', '.join(x.name for x in logs)}); "
-                         "pass the one to audit")
+        raise InputError(
+            f"{p}: several .wandb files ({', '.join(x.name for x in logs)}); pass the one to audit"
+        )
     return logs[0]
 
 
@@ -83,8 +86,9 @@ def load_offline(path: str | Path) -> RunData:
                 from mlaudit_core.boundedio import read_regular
 
                 # a W&B file (its header) still being written
-                fresh = (read_regular(log, 4) == b":W&B"
-                         and time.time() - log.stat().st_mtime < FRESH_S)
+                fresh = (
+                    read_regular(log, 4) == b":W&B" and time.time() - log.stat().st_mtime < FRESH_S
+                )
             except (InputError, OSError):
                 raise exc from None
             if not fresh:
@@ -221,12 +225,16 @@ def _load_offline(path: str | Path) -> RunData:
         except (ValueError, RecursionError):  # cut, or nested past the stack
             continue
     if not info:
-        raise InputError(f"{log}: no run record in the file (is it a W&B run file?)"
-                         + (f"; {warnings[0]}" if warnings else ""))
+        raise InputError(
+            f"{log}: no run record in the file (is it a W&B run file?)"
+            + (f"; {warnings[0]}" if warnings else "")
+        )
     if raw_out:
         console = console_from_chunks(raw_out)
     elif out_lines:
-        console = console_from_chunks(line if line.endswith("\n") else line + "\n" for line in out_lines)
+        console = console_from_chunks(
+            line if line.endswith("\n") else line + "\n" for line in out_lines
+        )
     elif (run_dir / "files" / "output.log").is_file():
         from mlaudit_core.boundedio import read_regular_text
 
@@ -239,8 +247,10 @@ def _load_offline(path: str | Path) -> RunData:
 
     if exit_code is None:  # the verdict then stays inconclusive ("running") instead of healthy
         status = RunStatus.RUNNING
-        warnings.append(f"{log}: no exit record: the run is still running or was killed before "
-                        "it could write one; audited as running")
+        warnings.append(
+            f"{log}: no exit record: the run is still running or was killed before "
+            "it could write one; audited as running"
+        )
     else:
         status = RunStatus.FINISHED if exit_code == 0 else RunStatus.FAILED
         env["exit_code"] = str(exit_code)
@@ -252,17 +262,30 @@ def _load_offline(path: str | Path) -> RunData:
         last = max((w for w in hw if w == w), default=None)
         end = datetime.fromtimestamp(last, tz=timezone.utc) if last else None
     if summary:
-        env["summary"] = json.dumps({k: v for k, v in summary.items() if k not in RESERVED},
-                                    default=str, sort_keys=True)
+        env["summary"] = json.dumps(
+            {k: v for k, v in summary.items() if k not in RESERVED}, default=str, sort_keys=True
+        )
     entity, project = info.get("entity") or "", info.get("project") or ""
     run_id = info["run_id"]
     return RunData(
-        identity=RunIdentity(tracker="wandb", id=run_id, name=info.get("display_name") or run_id,
-                             url=None, project=f"{entity}/{project}" if entity else project or None),
-        status=status, start_time=start, end_time=end,
-        params=params_of(config), tags=info.get("tags", {}), metrics=hist.table(),
-        console=console, artifacts=_files(run_dir), environment=env,
-        resumed_from=info.get("resumed_from"), parent_id=info.get("parent_id"),
+        identity=RunIdentity(
+            tracker="wandb",
+            id=run_id,
+            name=info.get("display_name") or run_id,
+            url=None,
+            project=f"{entity}/{project}" if entity else project or None,
+        ),
+        status=status,
+        start_time=start,
+        end_time=end,
+        params=params_of(config),
+        tags=info.get("tags", {}),
+        metrics=hist.table(),
+        console=console,
+        artifacts=_files(run_dir),
+        environment=env,
+        resumed_from=info.get("resumed_from"),
+        parent_id=info.get("parent_id"),
         warnings=warnings,
     )
 
@@ -282,7 +305,7 @@ def _add_nested(items, hc, hv, code) -> None:
     media = {tuple(it.nested_key[:-1]) for it in items if it.nested_key[-1] == "_type"}
     for it in items:
         nk = tuple(it.nested_key)
-        if any(nk[:len(m)] == m for m in media):
+        if any(nk[: len(m)] == m for m in media):
             continue
         vj = it.value_json
         if not vj or vj[0] not in _NUMBER_START:
@@ -322,8 +345,11 @@ def _apply(target: dict, rec) -> None:
 def _run_record(r, info: dict, config: dict, env: dict[str, str]) -> None:
     info.update(run_id=r.run_id, entity=r.entity, project=r.project, display_name=r.display_name)
     tags = {t: "" for t in r.tags}
-    for name, value in (("wandb.group", r.run_group), ("wandb.job_type", r.job_type),
-                        ("wandb.sweep", r.sweep_id)):
+    for name, value in (
+        ("wandb.group", r.run_group),
+        ("wandb.job_type", r.job_type),
+        ("wandb.sweep", r.sweep_id),
+    ):
         if value:
             tags[name] = value
     info["tags"] = tags
@@ -331,10 +357,14 @@ def _run_record(r, info: dict, config: dict, env: dict[str, str]) -> None:
         info["notes"] = r.notes
     if r.HasField("start_time"):
         info["start_time"] = datetime.fromtimestamp(
-            r.start_time.seconds + r.start_time.nanos / 1e9, tz=timezone.utc)
+            r.start_time.seconds + r.start_time.nanos / 1e9, tz=timezone.utc
+        )
     # RunRecord.branch_point (a fork's parent) exists from wandb 0.22's protobufs on
-    if "branch_point" in r.DESCRIPTOR.fields_by_name and r.HasField("branch_point") \
-            and r.branch_point.run:
+    if (
+        "branch_point" in r.DESCRIPTOR.fields_by_name
+        and r.HasField("branch_point")
+        and r.branch_point.run
+    ):
         info["parent_id"] = r.branch_point.run
     if r.resumed:
         info["resumed_from"] = r.run_id
@@ -348,8 +378,16 @@ def _run_record(r, info: dict, config: dict, env: dict[str, str]) -> None:
 
 
 def _environment(e, env: dict[str, str]) -> None:
-    for name in ("os", "python", "host", "program", "executable", "gpu_type", "cuda_version",
-                 "docker"):
+    for name in (
+        "os",
+        "python",
+        "host",
+        "program",
+        "executable",
+        "gpu_type",
+        "cuda_version",
+        "docker",
+    ):
         value = getattr(e, name)
         if value:
             env[name] = str(value)
@@ -365,8 +403,11 @@ def _files(run_dir: Path) -> list[Artifact]:
     files = run_dir / "files"
     if not files.is_dir():
         return []
-    return [Artifact(path=str(p.relative_to(files)), size=p.stat().st_size)
-            for p in sorted(files.rglob("*")) if p.is_file()]
+    return [
+        Artifact(path=str(p.relative_to(files)), size=p.stat().st_size)
+        for p in sorted(files.rglob("*"))
+        if p.is_file()
+    ]
 
 
 __all__ = ["find_log", "load_offline"]

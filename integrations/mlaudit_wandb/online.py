@@ -46,8 +46,14 @@ _BAD_SEGMENT = re.compile(r"[\s?#:%\\/]")
 def valid_segment(s: str) -> bool:
     r"""An entity, project or run id W&B could hold: 1-128 printable characters, none of
     whitespace ``? # : % \ /``, not ``.`` or ``..`` (URL path segments W&B would not route)."""
-    return 0 < len(s) <= 128 and s.isprintable() and not _BAD_SEGMENT.search(s) \
+    return (
+        0 < len(s) <= 128
+        and s.isprintable()
+        and not _BAD_SEGMENT.search(s)
         and s not in (".", "..")
+    )
+
+
 _URL = re.compile(r"^https?://[^/]+/(?P<e>[^/]+)/(?P<p>[^/]+)/runs/(?P<r>[^/?#]+)")
 
 
@@ -85,8 +91,19 @@ def base_url() -> str:
 
 #: W&B answers that mean "the server failed this time" (HTTP 5xx, rate limiting, a GraphQL
 #: "internal error"): a watcher retries them, unlike "no such run" or a refused key.
-_TRANSIENT = ("internal error", "500", "502", "503", "504", "bad gateway", "service unavailable",
-              "gateway timeout", "429", "too many requests", "rate limit")
+_TRANSIENT = (
+    "internal error",
+    "500",
+    "502",
+    "503",
+    "504",
+    "bad gateway",
+    "service unavailable",
+    "gateway timeout",
+    "429",
+    "too many requests",
+    "rate limit",
+)
 
 
 @contextmanager
@@ -95,9 +112,11 @@ def sdk_errors(what: str) -> Iterator[None]:
     wandb = require("wandb", "wandb", "wandb")
     from wandb.errors import AuthenticationError, CommError, UsageError
     from wandb.errors import Error as WandbError
+
     try:  # wandb-core's service errors (wandb >= 0.20); older SDKs raise CommError instead
         from wandb.sdk.lib.service.service_connection import WandbApiFailedError
     except ImportError:
+
         class WandbApiFailedError(Exception):  # noqa: N818 - never raised: a placeholder
             pass
 
@@ -107,21 +126,45 @@ def sdk_errors(what: str) -> Iterator[None]:
         raise
     except AuthenticationError as exc:
         msg = _first_line(exc)
-        if any(s in msg.lower() for s in ("invalid credentials", "did not recognize", "401", "403",
-                                          "api key", "unauthorized")):
-            raise InputError(f"{what}: W&B at {base_url()} rejected the API key (check "
-                             "WANDB_API_KEY, ~/.netrc or `wandb login`)") from None
-        raise TrackerUnavailable(f"{what}: cannot reach W&B at {base_url()}: "
-                                 f"{msg.split(': ', 1)[-1]}") from None
+        if any(
+            s in msg.lower()
+            for s in (
+                "invalid credentials",
+                "did not recognize",
+                "401",
+                "403",
+                "api key",
+                "unauthorized",
+            )
+        ):
+            raise InputError(
+                f"{what}: W&B at {base_url()} rejected the API key (check "
+                "WANDB_API_KEY, ~/.netrc or `wandb login`)"
+            ) from None
+        raise TrackerUnavailable(
+            f"{what}: cannot reach W&B at {base_url()}: {msg.split(': ', 1)[-1]}"
+        ) from None
     except (CommError, UsageError, WandbApiFailedError, ValueError, WandbError) as exc:
         msg = _first_line(exc)
         low = msg.lower()
         if "could not find run" in low or "not found" in low:
-            raise InputError(f"{what}: no such run on {base_url()} (deleted, or a typo in "
-                             "ENTITY/PROJECT/RUN_ID)") from None
-        if any(s in low for s in ("connection refused", "connect:", "no such host", "timeout",
-                                  "timed out", "dial tcp", "unreachable", "connection reset",
-                                  "did not respond in time")):
+            raise InputError(
+                f"{what}: no such run on {base_url()} (deleted, or a typo in ENTITY/PROJECT/RUN_ID)"
+            ) from None
+        if any(
+            s in low
+            for s in (
+                "connection refused",
+                "connect:",
+                "no such host",
+                "timeout",
+                "timed out",
+                "dial tcp",
+                "unreachable",
+                "connection reset",
+                "did not respond in time",
+            )
+        ):
             raise TrackerUnavailable(f"{what}: cannot reach W&B at {base_url()}: {msg}") from None
         if "api key" in low or "credentials" in low or "401" in low or "permission" in low:
             raise InputError(f"{what}: W&B at {base_url()} refused access: {msg}") from None
@@ -189,8 +232,11 @@ def load_online(ref: str, *, api=None, timeout: int | None = None) -> RunData:
         config = dict(run.config)
         summary = dict(run.summary_metrics or {})
         tags = {t: "" for t in (run.tags or [])}
-        for name, value in (("wandb.group", run.group), ("wandb.job_type", run.job_type),
-                            ("wandb.sweep", run.sweep_name)):
+        for name, value in (
+            ("wandb.group", run.group),
+            ("wandb.job_type", run.job_type),
+            ("wandb.sweep", run.sweep_name),
+        ):
             if value:
                 tags[name] = str(value)
         buf = PointBuffer()
@@ -202,10 +248,11 @@ def load_online(ref: str, *, api=None, timeout: int | None = None) -> RunData:
         warnings.append(console_warning)
     status = status_of(state)
     if state == "running":
-        warnings.append(f"{what}: the run is still running; the audit covers {n_rows} history rows so far")
+        warnings.append(
+            f"{what}: the run is still running; the audit covers {n_rows} history rows so far"
+        )
     start = _time(run.created_at)
-    end = _time(getattr(run, "heartbeat_at", None)) \
-        if state != "running" else None
+    end = _time(getattr(run, "heartbeat_at", None)) if state != "running" else None
     runtime = summary.get("_runtime")
     if start is not None and isinstance(runtime, (int, float)) and state != "running":
         end = datetime.fromtimestamp(start.timestamp() + float(runtime), tz=timezone.utc)
@@ -218,10 +265,23 @@ def load_online(ref: str, *, api=None, timeout: int | None = None) -> RunData:
 
         env["summary"] = json.dumps(sm, default=str, sort_keys=True)
     return RunData(
-        identity=RunIdentity(tracker="wandb", id=path.run_id, name=run.name or path.run_id,
-                             url=_safe_url(run), project=f"{path.entity}/{path.project}"),
-        status=status, start_time=start, end_time=end, params=params_of(config), tags=tags,
-        metrics=buf.table(), console=console, artifacts=files, environment=env, warnings=warnings,
+        identity=RunIdentity(
+            tracker="wandb",
+            id=path.run_id,
+            name=run.name or path.run_id,
+            url=_safe_url(run),
+            project=f"{path.entity}/{path.project}",
+        ),
+        status=status,
+        start_time=start,
+        end_time=end,
+        params=params_of(config),
+        tags=tags,
+        metrics=buf.table(),
+        console=console,
+        artifacts=files,
+        environment=env,
+        warnings=warnings,
     )
 
 
@@ -233,8 +293,11 @@ def read_history(run, buf: PointBuffer) -> int:
     # (and no ``use_cache`` argument)
     import inspect
 
-    fresh = ({"use_cache": False} if "use_cache" in inspect.signature(run.scan_history).parameters
-             else {})
+    fresh = (
+        {"use_cache": False}
+        if "use_cache" in inspect.signature(run.scan_history).parameters
+        else {}
+    )
     for row in run.scan_history(page_size=PAGE_SIZE, **fresh):
         step = row.get("_step")
         if isinstance(step, (int, float)) and not isinstance(step, bool):

@@ -49,8 +49,9 @@ class WandbPlugin:
             return [], None
         return claimed, WandbOfflineLiveSource(claimed)
 
-    def __init__(self, api=None, timeout: int | None = None, panel: bool = False,
-                 report: bool = False) -> None:
+    def __init__(
+        self, api=None, timeout: int | None = None, panel: bool = False, report: bool = False
+    ) -> None:
         self._api = api
         self.timeout = timeout
         # write_back's default. Off unless asked (--panel): logging the panel resumes the run,
@@ -80,9 +81,16 @@ class WandbPlugin:
             run = load_online(ref, api=self.api)
         return _enrich(run)
 
-    def write_back(self, run: RunData, report: AuditReport, *, dry_run: bool = False,
-                   panel: bool | None = None, report_view: bool | None = None,
-                   **options) -> WriteBackResult:
+    def write_back(
+        self,
+        run: RunData,
+        report: AuditReport,
+        *,
+        dry_run: bool = False,
+        panel: bool | None = None,
+        report_view: bool | None = None,
+        **options,
+    ) -> WriteBackResult:
         """Tags, ``mlaudit/`` summary keys, notes section, report files, optional panel
         (``panel`` None: the plugin's ``panel`` setting) and W&B Report (``report_view`` None:
         the plugin's ``report`` setting).
@@ -96,12 +104,19 @@ class WandbPlugin:
         from .writeback import write_back
 
         path = parse_ref(f"{run.identity.project}/{run.identity.id}")
-        return write_back(self.api, path, report, run_data=run, dry_run=dry_run,
-                          panel=self.panel if panel is None else panel,
-                          wandb_report=self.report if report_view is None else report_view)
+        return write_back(
+            self.api,
+            path,
+            report,
+            run_data=run,
+            dry_run=dry_run,
+            panel=self.panel if panel is None else panel,
+            wandb_report=self.report if report_view is None else report_view,
+        )
 
-    def list_finished(self, since: datetime | None = None, *, project: str = "",
-                      endings: bool = False, **options) -> list:
+    def list_finished(
+        self, since: datetime | None = None, *, project: str = "", endings: bool = False, **options
+    ) -> list:
         """``ENTITY/PROJECT/RUN_ID`` of runs in ``project`` that ended and carry no verdict for
         their current state (the auto-triage loop guard), oldest first.
 
@@ -118,8 +133,13 @@ class WandbPlugin:
         out = []
         with sdk_errors(project):
             self.api.flush()  # wandb.Api caches run listings; a watcher needs fresh states
-            runs = self.api.runs(project, filters={"state": {"$in": list(FINISHED_STATES)}},
-                                 order="+created_at", per_page=100, lazy=False)
+            runs = self.api.runs(
+                project,
+                filters={"state": {"$in": list(FINISHED_STATES)}},
+                order="+created_at",
+                per_page=100,
+                lazy=False,
+            )
             for r in runs:
                 if since is not None:
                     hb = _time(getattr(r, "heartbeat_at", None))
@@ -128,7 +148,9 @@ class WandbPlugin:
                 summary = dict(r.summary_metrics or {})
                 if not already_judged(summary, r.state):
                     ref = f"{entity}/{proj}/{r.id}"
-                    out.append((ref, f"{r.state}@{getattr(r, 'heartbeat_at', None)}") if endings else ref)
+                    out.append(
+                        (ref, f"{r.state}@{getattr(r, 'heartbeat_at', None)}") if endings else ref
+                    )
         return out
 
     def list_runs(self, project: str, since: datetime | None = None) -> list[str]:
@@ -152,8 +174,13 @@ class WandbPlugin:
         out = []
         with sdk_errors(project):
             self.api.flush()
-            runs = self.api.runs(project, filters={"state": {"$in": list(FINISHED_STATES)}},
-                                 order="+created_at", per_page=100, lazy=False)
+            runs = self.api.runs(
+                project,
+                filters={"state": {"$in": list(FINISHED_STATES)}},
+                order="+created_at",
+                per_page=100,
+                lazy=False,
+            )
             for r in runs:
                 hb = _time(getattr(r, "heartbeat_at", None)) if since is not None else None
                 if hb is not None and hb < since:
@@ -202,8 +229,9 @@ class WandbPlugin:
                         break
             if len(found) < limit:
                 mine = _without_seed(params_of(dict(me.config)))
-                for r in self.api.runs(project, filters={"state": "finished"}, per_page=50,
-                                       lazy=False):
+                for r in self.api.runs(
+                    project, filters={"state": "finished"}, per_page=50, lazy=False
+                ):
                     if r.id == path.run_id or r.id in found:
                         continue
                     if mine and _without_seed(params_of(dict(r.config))) == mine:
@@ -214,14 +242,19 @@ class WandbPlugin:
 
 
 def _without_seed(params: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in params.items()
-            if not any(fnmatch.fnmatchcase(k.lower(), p) for p in SEED_KEYS)}
+    return {
+        k: v
+        for k, v in params.items()
+        if not any(fnmatch.fnmatchcase(k.lower(), p) for p in SEED_KEYS)
+    }
 
 
 def _offline_result(run: RunData, dry_run: bool) -> WriteBackResult:
     res = WriteBackResult(tracker="wandb", run_id=run.identity.id, dry_run=dry_run)
-    res.notes.append("offline run: nothing written back (run `wandb sync` on the run directory, "
-                     "then audit it online to write the verdict)")
+    res.notes.append(
+        "offline run: nothing written back (run `wandb sync` on the run directory, "
+        "then audit it online to write the verdict)"
+    )
     return res
 
 

@@ -62,8 +62,10 @@ def read_header(data: bytes | memoryview, path: Path) -> None:
     if ident != IDENT or magic != MAGIC:
         raise InputError(f"{path}: not a W&B run file (bad header {bytes(data[:HEADER_LEN])!r})")
     if version != VERSION:
-        raise InputError(f"{path}: unsupported W&B run file format version {version} (mlaudit reads "
-                         f"version {VERSION})")
+        raise InputError(
+            f"{path}: unsupported W&B run file format version {version} (mlaudit reads "
+            f"version {VERSION})"
+        )
 
 
 def iter_payloads(data: bytes, path: Path, result: ScanResult) -> Iterator[bytes]:
@@ -96,13 +98,17 @@ def iter_payloads(data: bytes, path: Path, result: ScanResult) -> Iterator[bytes
             result.warnings.append(_torn(path, pos, n, "inside a record"))
             break
         if kind > LAST:
-            result.warnings.append(f"{path}: corrupt chunk at byte {pos} (type {kind}); "
-                                   f"kept the {result.records} records before it")
+            result.warnings.append(
+                f"{path}: corrupt chunk at byte {pos} (type {kind}); "
+                f"kept the {result.records} records before it"
+            )
             break
-        chunk = data[pos + HEADER_LEN:end]
+        chunk = data[pos + HEADER_LEN : end]
         if crc32(chunk, _CRC_SEED[kind]) != checksum:
-            result.warnings.append(f"{path}: checksum mismatch at byte {pos}; "
-                                   f"kept the {result.records} records before it")
+            result.warnings.append(
+                f"{path}: checksum mismatch at byte {pos}; "
+                f"kept the {result.records} records before it"
+            )
             break
         pos = end
         if kind == FULL:
@@ -118,8 +124,10 @@ def iter_payloads(data: bytes, path: Path, result: ScanResult) -> Iterator[bytes
             yield b"".join(parts)
             parts = None
         else:
-            result.warnings.append(f"{path}: chunk sequence broken at byte {pos}; "
-                                   f"kept the {result.records} records before it")
+            result.warnings.append(
+                f"{path}: chunk sequence broken at byte {pos}; "
+                f"kept the {result.records} records before it"
+            )
             break
     else:
         if parts is not None:
@@ -128,8 +136,10 @@ def iter_payloads(data: bytes, path: Path, result: ScanResult) -> Iterator[bytes
 
 
 def _torn(path: Path, pos: int, n: int, where: str) -> str:
-    return (f"{path}: file ends {where} at byte {n} (truncated: the run was killed or is still "
-            f"writing); read every complete record before byte {pos}")
+    return (
+        f"{path}: file ends {where} at byte {n} (truncated: the run was killed or is still "
+        f"writing); read every complete record before byte {pos}"
+    )
 
 
 #: The most bytes of one ``.wandb`` file read (a regular file only): 1 GiB, over any run
@@ -157,22 +167,28 @@ def iter_records(path: str | Path, result: ScanResult | None = None):
     try:
         data = read_regular(path, RUN_FILE_LIMIT)
     except NotRegularFile:
-        raise InputError(f"{path}: not a regular file (a FIFO, a device or a socket); a W&B "
-                         "run file is a regular file") from None
+        raise InputError(
+            f"{path}: not a regular file (a FIFO, a device or a socket); a W&B "
+            "run file is a regular file"
+        ) from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read W&B run file: {exc.strerror or exc}") from None
     result = result if result is not None else ScanResult(path)
     if len(data) == RUN_FILE_LIMIT:
-        result.warnings.append(f"{path}: read its first {RUN_FILE_LIMIT >> 20} MiB only; "
-                               "later records are not in this audit")
+        result.warnings.append(
+            f"{path}: read its first {RUN_FILE_LIMIT >> 20} MiB only; "
+            "later records are not in this audit"
+        )
     Record = pb.Record
     for payload in iter_payloads(data, path, result):
         rec = Record()
         try:
             rec.ParseFromString(payload)
         except Exception:  # protobuf's DecodeError; the framing checksum passed, so a newer schema
-            result.warnings.append(f"{path}: record {result.records} does not decode with wandb "
-                                   f"{_wandb_version()}'s protobufs; skipped")
+            result.warnings.append(
+                f"{path}: record {result.records} does not decode with wandb "
+                f"{_wandb_version()}'s protobufs; skipped"
+            )
             continue
         yield rec
 

@@ -88,12 +88,19 @@ def zoom(start: int, end: int, last_step: int | None) -> tuple[int, int]:
 
 def _last_step(report: AuditReport, run_data) -> int | None:
     if run_data is not None:
-        steps = [int(run_data.metrics.series(k).steps.max()) for k in run_data.metrics.keys
-                 if run_data.metrics.count(k)]
+        steps = [
+            int(run_data.metrics.series(k).steps.max())
+            for k in run_data.metrics.keys
+            if run_data.metrics.count(k)
+        ]
         if steps:
             return max(steps)
-    ends = [e.step_end for f in report.findings for e in f.evidence
-            if isinstance(e, SeriesEvidence) and e.step_end is not None]
+    ends = [
+        e.step_end
+        for f in report.findings
+        for e in f.evidence
+        if isinstance(e, SeriesEvidence) and e.step_end is not None
+    ]
     return max(ends) if ends else None
 
 
@@ -136,10 +143,11 @@ def build_report(report: AuditReport, path: RunPath, run_data=None):
     name = report.run.name or path.run_id
     title = f"mlaudit: {v.outcome.value} ({name})"
     if len(title) > MAX_TITLE:
-        title = title[:MAX_TITLE - 2] + "…)"
+        title = title[: MAX_TITLE - 2] + "…)"
     summary = " ".join(v.summary.split())
-    description = summary if len(summary) <= MAX_DESCRIPTION else \
-        summary[:MAX_DESCRIPTION - 1] + "…"
+    description = (
+        summary if len(summary) <= MAX_DESCRIPTION else summary[: MAX_DESCRIPTION - 1] + "…"
+    )
     logged = set(run_data.metrics.keys) - set(run_data.derived) if run_data is not None else None
     last = _last_step(report, run_data)
 
@@ -147,34 +155,66 @@ def build_report(report: AuditReport, path: RunPath, run_data=None):
     findings = [f for f in report.findings if f.severity.rank >= 1]
     if findings:
         blocks.append(wr.H2(text="Findings"))
-        blocks.append(wr.MarkdownBlock(text="\n".join(
-            f"- `{f.code}` **{f.severity.value}** {md_escape(f.name)}: {md_escape(f.message)}"
-            for f in findings)))
-    panels = [wr.LinePlot(title=t, x="Step", y=[m], range_x=rng)
-              for t, m, rng in _finding_panels(report, last, logged)]
-    overview = [m["key"] for m in report.key_metrics.values()
-                if isinstance(m.get("key"), str) and (logged is None or m["key"] in logged)]
-    panels += [wr.LinePlot(title=f"{k} (whole run)", x="Step", y=[k])
-               for k in list(dict.fromkeys(overview))[:MAX_OVERVIEW_PANELS]]
+        blocks.append(
+            wr.MarkdownBlock(
+                text="\n".join(
+                    f"- `{f.code}` **{f.severity.value}** {md_escape(f.name)}: {md_escape(f.message)}"
+                    for f in findings
+                )
+            )
+        )
+    panels = [
+        wr.LinePlot(title=t, x="Step", y=[m], range_x=rng)
+        for t, m, rng in _finding_panels(report, last, logged)
+    ]
+    overview = [
+        m["key"]
+        for m in report.key_metrics.values()
+        if isinstance(m.get("key"), str) and (logged is None or m["key"] in logged)
+    ]
+    panels += [
+        wr.LinePlot(title=f"{k} (whole run)", x="Step", y=[k])
+        for k in list(dict.fromkeys(overview))[:MAX_OVERVIEW_PANELS]
+    ]
     if panels:
         blocks.append(wr.H2(text="Metrics at the findings"))
-        blocks.append(wr.PanelGrid(
-            runsets=[wr.Runset(entity=path.entity, project=path.project, name="this run",
-                               filters=f"ID = '{path.run_id}'")],
-            panels=panels))
+        blocks.append(
+            wr.PanelGrid(
+                runsets=[
+                    wr.Runset(
+                        entity=path.entity,
+                        project=path.project,
+                        name="this run",
+                        filters=f"ID = '{path.run_id}'",
+                    )
+                ],
+                panels=panels,
+            )
+        )
     if report.next_actions:
         blocks.append(wr.H2(text="Next actions"))
-        blocks.append(wr.MarkdownBlock(text="\n".join(
-            f"{i}. {md_escape(a.action)} ({md_escape(a.why)})"
-            for i, a in enumerate(report.next_actions, 1))))
+        blocks.append(
+            wr.MarkdownBlock(
+                text="\n".join(
+                    f"{i}. {md_escape(a.action)} ({md_escape(a.why)})"
+                    for i, a in enumerate(report.next_actions, 1)
+                )
+            )
+        )
     if report.run.url:
         blocks.append(wr.P(text=[wr.Link(text="The run in W&B", url=report.run.url)]))
-    return wr.Report(entity=path.entity, project=path.project, title=title,
-                     description=description, blocks=blocks)
+    return wr.Report(
+        entity=path.entity,
+        project=path.project,
+        title=title,
+        description=description,
+        blocks=blocks,
+    )
 
 
-def save_report(report: AuditReport, path: RunPath, *, run_data=None,
-                existing_id: str | None = None) -> SavedReport:
+def save_report(
+    report: AuditReport, path: RunPath, *, run_data=None, existing_id: str | None = None
+) -> SavedReport:
     """Build and save the W&B Report; update ``existing_id`` when given and still there.
 
     Credentials are the SDK's (``WANDB_API_KEY``/``WANDB_BASE_URL``/``~/.netrc``), as for

@@ -95,8 +95,10 @@ class WandbWatchSource(PluginSource):
             with sdk_errors("login"):
                 entity = api.default_entity  # the Viewer query: null for a key it refuses
             if entity is None:
-                raise InputError(f"login: W&B at {base_url()} rejected the API key (check "
-                                 "WANDB_API_KEY, ~/.netrc or `wandb login`)")
+                raise InputError(
+                    f"login: W&B at {base_url()} rejected the API key (check "
+                    "WANDB_API_KEY, ~/.netrc or `wandb login`)"
+                )
         except InputError as exc:
             if "cannot reach" not in str(exc):
                 raise
@@ -137,16 +139,18 @@ class WandbWatchSource(PluginSource):
         from .writeback import claim_run
 
         path = parse_ref(f"{run.identity.project}/{run.identity.id}")
-        return claim_run(self.plugin.api, path, owner, lease_s=lease_s,
-                         settle_s=self.claim_settle_s)
+        return claim_run(
+            self.plugin.api, path, owner, lease_s=lease_s, settle_s=self.claim_settle_s
+        )
 
     def release_claim(self, run: RunData, owner: str) -> None:
         """Delete ``owner``'s ``mlaudit/claim`` once the verdict is written (best effort)."""
         from .online import parse_ref
         from .writeback import release_claim
 
-        release_claim(self.plugin.api, parse_ref(f"{run.identity.project}/{run.identity.id}"),
-                      owner)
+        release_claim(
+            self.plugin.api, parse_ref(f"{run.identity.project}/{run.identity.id}"), owner
+        )
 
 
 def run_path_from_payload(payload: dict) -> str | None:
@@ -169,9 +173,11 @@ def run_path_from_payload(payload: dict) -> str | None:
     if parts is None and isinstance(v := payload.get("run_url"), str) and (m := _URL.search(v)):
         parts = [m["e"], m["p"], m["r"]]
     if parts is None:
-        parts = [payload.get("entity") or payload.get("entity_name"),
-                 payload.get("project") or payload.get("project_name"),
-                 payload.get("run_id") or payload.get("run_name")]
+        parts = [
+            payload.get("entity") or payload.get("entity_name"),
+            payload.get("project") or payload.get("project_name"),
+            payload.get("run_id") or payload.get("run_name"),
+        ]
     if all(isinstance(x, str) and valid_segment(x) for x in parts):
         return "/".join(parts)
     return None
@@ -184,18 +190,25 @@ def project_from_payload(payload: dict) -> str | None:
     from .online import valid_segment
 
     if not isinstance(payload, dict) or any(
-            k in payload for k in ("run_id", "run_name", "run_path", "run_url", "run")):
+        k in payload for k in ("run_id", "run_name", "run_path", "run_url", "run")
+    ):
         return None  # a payload that names a run but not validly is refused, not widened
-    parts = [payload.get("entity") or payload.get("entity_name"),
-             payload.get("project") or payload.get("project_name")]
+    parts = [
+        payload.get("entity") or payload.get("entity_name"),
+        payload.get("project") or payload.get("project_name"),
+    ]
     if all(isinstance(x, str) and valid_segment(x) for x in parts):
         return "/".join(parts)
     return None
 
 
-def make_app(watcher, secret: str, *, states: tuple[str, ...] = ("finished", "failed",
-                                                                   "crashed", "killed"),
-             body_timeout_s: float = 10.0):
+def make_app(
+    watcher,
+    secret: str,
+    *,
+    states: tuple[str, ...] = ("finished", "failed", "crashed", "killed"),
+    body_timeout_s: float = 10.0,
+):
     """The Starlette app: ``POST /webhook`` (Bearer secret), ``GET /healthz``.
 
     Args:
@@ -234,19 +247,27 @@ def make_app(watcher, secret: str, *, states: tuple[str, ...] = ("finished", "fa
         now = time.monotonic()
         if now - refused["logged_at"] >= 60.0:
             client = request.client.host if request.client else "?"
-            log.warning("webhook: refused %d delivery(ies) in the last minute; latest from %s: %s",
-                        refused["n"], client, why)
+            log.warning(
+                "webhook: refused %d delivery(ies) in the last minute; latest from %s: %s",
+                refused["n"],
+                client,
+                why,
+            )
             refused["n"], refused["logged_at"] = 0, now
 
     async def webhook(request):
         scheme, _, token = request.headers.get("authorization", "").strip().partition(" ")
-        if not secret or scheme.lower() != "bearer" or \
-                not hmac.compare_digest(token.strip().encode(), expected):
+        if (
+            not secret
+            or scheme.lower() != "bearer"
+            or not hmac.compare_digest(token.strip().encode(), expected)
+        ):
             _log_refusal(request, "wrong bearer token" if token else "no bearer token")
             return JSONResponse({"error": "missing or wrong bearer token"}, status_code=401)
         size = request.headers.get("content-length", "")
         if size.isdigit() and int(size) > MAX_BODY_BYTES:
             return JSONResponse({"error": f"body over {MAX_BODY_BYTES} bytes"}, status_code=413)
+
         async def read() -> bytes | None:
             body = b""
             async for chunk in request.stream():
@@ -260,8 +281,11 @@ def make_app(watcher, secret: str, *, states: tuple[str, ...] = ("finished", "fa
             body = await asyncio.wait_for(read(), body_timeout_s)
         except asyncio.TimeoutError:
             refusals.note(f"body not complete within {body_timeout_s:g} s (408)", client)
-            return JSONResponse({"error": f"body not complete within {body_timeout_s:g} s"},
-                                status_code=408, headers={"connection": "close"})
+            return JSONResponse(
+                {"error": f"body not complete within {body_timeout_s:g} s"},
+                status_code=408,
+                headers={"connection": "close"},
+            )
         except ClientDisconnect:
             refusals.note("client disconnected before the end of its body", client)
             return Response(status_code=400)  # nobody reads it
@@ -271,7 +295,9 @@ def make_app(watcher, secret: str, *, states: tuple[str, ...] = ("finished", "fa
             payload = json.loads(body or b"{}")
         except (ValueError, RecursionError):
             return JSONResponse({"error": "body is not JSON"}, status_code=400)
-        state = payload.get("state") or payload.get("run_state") if isinstance(payload, dict) else ""
+        state = (
+            payload.get("state") or payload.get("run_state") if isinstance(payload, dict) else ""
+        )
         state = state.lower() if isinstance(state, str) else ""
         if state and state not in states:
             return JSONResponse({"ignored": f"run state {clip(state, 40)}"}, status_code=200)
@@ -280,35 +306,55 @@ def make_app(watcher, secret: str, *, states: tuple[str, ...] = ("finished", "fa
             # W&B's documented variables name the project only: sweep its ended runs
             source = watcher.source
             try:
-                refs = await asyncio.to_thread(source.plugin.list_finished, None,
-                                               project=project, endings=True)
+                refs = await asyncio.to_thread(
+                    source.plugin.list_finished, None, project=project, endings=True
+                )
             except Exception as exc:  # W&B unreachable: W&B retries a failed delivery
                 log.warning("webhook: listing %s failed: %s", project, clip(str(exc), 200))
-                return JSONResponse({"error": f"listing {project} failed; try again"},
-                                    status_code=503)
+                return JSONResponse(
+                    {"error": f"listing {project} failed; try again"}, status_code=503
+                )
             try:  # each run's ending is its state@heartbeat, as the poll records it
                 added = watcher.submit(list(refs)) if refs else 0
             except QueueFull as exc:
                 return JSONResponse({"error": str(exc)}, status_code=503)
-            return JSONResponse({"project": project, "queued": added, "ended_without_verdict":
-                                 len(refs)}, status_code=202 if added else 200)
+            return JSONResponse(
+                {"project": project, "queued": added, "ended_without_verdict": len(refs)},
+                status_code=202 if added else 200,
+            )
         if run is None:
-            return JSONResponse({"error": "payload names no run (send entity, project, run_id "
-                                          "or run_path: names W&B could hold)"}, status_code=400)
+            return JSONResponse(
+                {
+                    "error": "payload names no run (send entity, project, run_id "
+                    "or run_path: names W&B could hold)"
+                },
+                status_code=400,
+            )
         try:
             added = watcher.submit([(run, f"webhook@{time.time():.6f}")])
         except QueueFull as exc:
             return JSONResponse({"error": str(exc)}, status_code=503)
-        return JSONResponse({"queued" if added else "already_queued": run},
-                            status_code=202 if added else 200)
+        return JSONResponse(
+            {"queued" if added else "already_queued": run}, status_code=202 if added else 200
+        )
 
     async def healthz(request):
         counts = watcher.status()
         waiting = sum(counts.get(s, 0) for s in ("pending", "claimed", "writing"))
         ok = watcher.started.is_set() and not watcher.stopped.is_set()
-        return JSONResponse({"ok": ok, "queued": waiting,
-                             "retrying": watcher.store.retrying(),
-                             "done": counts.get("done", 0), "failed": counts.get("failed", 0)})
+        return JSONResponse(
+            {
+                "ok": ok,
+                "queued": waiting,
+                "retrying": watcher.store.retrying(),
+                "done": counts.get("done", 0),
+                "failed": counts.get("failed", 0),
+            }
+        )
 
-    return Starlette(routes=[Route("/webhook", webhook, methods=["POST"]),
-                             Route("/healthz", healthz, methods=["GET"])])
+    return Starlette(
+        routes=[
+            Route("/webhook", webhook, methods=["POST"]),
+            Route("/healthz", healthz, methods=["GET"]),
+        ]
+    )

@@ -133,8 +133,9 @@ def verdict_summary(report: AuditReport, run_state: str) -> dict[str, object]:
 
 def merged_tags(existing: list[str], report: AuditReport) -> list[str]:
     """The user's tags, in order, plus exactly one ``mlaudit:<outcome>`` tag."""
-    return [t for t in existing if not t.startswith(TAG_PREFIX)] + \
-        [f"{TAG_PREFIX}{report.verdict.outcome.value}"]
+    return [t for t in existing if not t.startswith(TAG_PREFIX)] + [
+        f"{TAG_PREFIX}{report.verdict.outcome.value}"
+    ]
 
 
 def report_files(report: AuditReport, run=None) -> dict[str, str]:
@@ -172,8 +173,12 @@ def report_fingerprint(report: AuditReport) -> str:
     v, run = report.verdict, report.run
     body = {
         "version": [report.tool_version or __version__, report.schema_version],
-        "verdict": [v.outcome.value, v.cause.value, round(float(v.confidence), 4),
-                    bool(v.inconclusive)],
+        "verdict": [
+            v.outcome.value,
+            v.cause.value,
+            round(float(v.confidence), 4),
+            bool(v.inconclusive),
+        ],
         "findings": sorted([f.code, f.severity.value] for f in report.findings),
         "run": [run.status, run.n_metrics, run.n_points],
     }
@@ -191,12 +196,22 @@ def panel_end_state(state: str) -> tuple[int, str]:
 
 def already_judged(summary: dict, state: str) -> bool:
     """True when mlaudit already wrote a verdict for this run in this state (the auto-triage loop guard)."""
-    return bool(summary.get(f"{SUMMARY_PREFIX}verdict")) and \
-        summary.get(f"{SUMMARY_PREFIX}run_state") == state
+    return (
+        bool(summary.get(f"{SUMMARY_PREFIX}verdict"))
+        and summary.get(f"{SUMMARY_PREFIX}run_state") == state
+    )
 
 
-def write_back(api, path: RunPath, report: AuditReport, *, run_data=None, dry_run: bool = False,
-               panel: bool = False, wandb_report: bool = False) -> WriteBackResult:
+def write_back(
+    api,
+    path: RunPath,
+    report: AuditReport,
+    *,
+    run_data=None,
+    dry_run: bool = False,
+    panel: bool = False,
+    wandb_report: bool = False,
+) -> WriteBackResult:
     """Write the verdict onto the run ``path``; see the module docstring for what and why.
 
     Args:
@@ -220,8 +235,9 @@ def write_back(api, path: RunPath, report: AuditReport, *, run_data=None, dry_ru
     what = str(path)
     if run_data is not None and any(t.startswith(TAG_PREFIX) for t in run_data.tags):
         # an earlier verdict tag is mlaudit's output, not run data: leave it off the page
-        run_data = dataclasses.replace(run_data, tags={k: v for k, v in run_data.tags.items()
-                                                       if not k.startswith(TAG_PREFIX)})
+        run_data = dataclasses.replace(
+            run_data, tags={k: v for k, v in run_data.tags.items() if not k.startswith(TAG_PREFIX)}
+        )
     from mlaudit_core.service.timing import timed
 
     with timed("render"):  # the batch summary's time split (service/timing.py)
@@ -232,9 +248,13 @@ def write_back(api, path: RunPath, report: AuditReport, *, run_data=None, dry_ru
         state = wrun.state
         tags = merged_tags(list(wrun.tags or []), report)
         summary = verdict_summary(report, state)
-        result = WriteBackResult(tracker="wandb", run_id=path.run_id, dry_run=dry_run,
-                                 tags={t: "" for t in tags if t.startswith(TAG_PREFIX)},
-                                 artifacts=[f"mlaudit/{n}" for n in files])
+        result = WriteBackResult(
+            tracker="wandb",
+            run_id=path.run_id,
+            dry_run=dry_run,
+            tags={t: "" for t in tags if t.startswith(TAG_PREFIX)},
+            artifacts=[f"mlaudit/{n}" for n in files],
+        )
         result.tags.update({k: str(v) for k, v in summary.items()})
         html = files.get("report.html")
         sha = report_fingerprint(report)
@@ -247,15 +267,18 @@ def write_back(api, path: RunPath, report: AuditReport, *, run_data=None, dry_ru
         if dry_run:
             _describe(result, merge(wrun.notes, notes_section))
             if do_panel:
-                result.notes.append(f"would resume the run to log {PANEL_KEY} (state {state} -> "
-                                    f"running -> {panel_end_state(state)[1]}; run-state "
-                                    "automations fire again)")
+                result.notes.append(
+                    f"would resume the run to log {PANEL_KEY} (state {state} -> "
+                    f"running -> {panel_end_state(state)[1]}; run-state "
+                    "automations fire again)"
+                )
             if wandb_report:
                 from .report_view import REPORT_ID_KEY
 
                 verb = "update" if current.get(REPORT_ID_KEY) else "save"
-                result.notes.append(f"would {verb} the W&B Report of the verdict in "
-                                    f"{path.entity}/{path.project}")
+                result.notes.append(
+                    f"would {verb} the W&B Report of the verdict in {path.entity}/{path.project}"
+                )
             return result
         # the slow part first; the notes and tags are read and written only after it
         _upload(wrun, files)
@@ -284,13 +307,16 @@ def write_back(api, path: RunPath, report: AuditReport, *, run_data=None, dry_ru
         end_state = _log_panel(path, html, state, sha)
         result.tags[f"{SUMMARY_PREFIX}run_state"] = end_state
         result.tags[f"{SUMMARY_PREFIX}report_sha"] = sha
-        result.notes.append(f"logged the report panel {PANEL_KEY} (the run was resumed: "
-                            f"{state} -> running -> {end_state})")
+        result.notes.append(
+            f"logged the report panel {PANEL_KEY} (the run was resumed: "
+            f"{state} -> running -> {end_state})"
+        )
     return result
 
 
-def _save_report(wrun, path: RunPath, report: AuditReport, run_data, current: dict,
-                 result: WriteBackResult) -> None:
+def _save_report(
+    wrun, path: RunPath, report: AuditReport, run_data, current: dict, result: WriteBackResult
+) -> None:
     """Save (or update) the W&B Report and remember it in ``mlaudit/report_id``/``_url``.
 
     Raises:
@@ -299,8 +325,9 @@ def _save_report(wrun, path: RunPath, report: AuditReport, run_data, current: di
     from .report_view import REPORT_ID_KEY, REPORT_URL_KEY, save_report
 
     try:
-        saved = save_report(report, path, run_data=run_data,
-                            existing_id=current.get(REPORT_ID_KEY) or None)
+        saved = save_report(
+            report, path, run_data=run_data, existing_id=current.get(REPORT_ID_KEY) or None
+        )
     except InputError as exc:
         raise InputError(f"{exc} (the verdict itself was written)") from None
     with sdk_errors(str(path)):
@@ -311,15 +338,22 @@ def _save_report(wrun, path: RunPath, report: AuditReport, run_data, current: di
 
 def _describe(result: WriteBackResult, merged, *, verified: bool = True) -> None:
     result.description = merged.text if merged.section is not None else None
-    result.section_state = ("left_out" if merged.section is None else
-                            "unverified" if not verified else
-                            "shortened" if merged.shortened else "written")
+    result.section_state = (
+        "left_out"
+        if merged.section is None
+        else "unverified"
+        if not verified
+        else "shortened"
+        if merged.shortened
+        else "written"
+    )
 
 
 def _read_tags_notes(wrun) -> tuple[list[str], str | None]:
     """The run's tags and notes as the server has them now (not the cached ``Run``)."""
-    data = wandb_graphql(wrun, _READ_TAGS_NOTES, {"project": wrun.project,
-                                                  "entity": wrun.entity, "name": wrun.id})
+    data = wandb_graphql(
+        wrun, _READ_TAGS_NOTES, {"project": wrun.project, "entity": wrun.entity, "name": wrun.id}
+    )
     if data is None:  # an SDK without the run's API client: reload the public object
         wrun.load(force=True)
         return list(wrun.tags or []), wrun.notes
@@ -368,16 +402,28 @@ def _log_panel(path: RunPath, html: str, state: str, sha: str) -> str:
 
     exit_code, end_state = panel_end_state(state)
     what = f"{path} (report panel; the verdict itself was written)"
-    with tempfile.TemporaryDirectory(prefix="mlaudit-wandb-panel-",
-                                     ignore_cleanup_errors=True) as tmp:
+    with tempfile.TemporaryDirectory(
+        prefix="mlaudit-wandb-panel-", ignore_cleanup_errors=True
+    ) as tmp:
         try:
             with sdk_errors(what):
                 run = wandb.init(
-                    entity=path.entity, project=path.project, id=path.run_id, resume="must",
-                    mode="online", dir=tmp, reinit="create_new",
-                    settings=wandb.Settings(console="off", x_disable_stats=True,
-                                            x_disable_meta=True, x_save_requirements=False,
-                                            save_code=False, silent=True))
+                    entity=path.entity,
+                    project=path.project,
+                    id=path.run_id,
+                    resume="must",
+                    mode="online",
+                    dir=tmp,
+                    reinit="create_new",
+                    settings=wandb.Settings(
+                        console="off",
+                        x_disable_stats=True,
+                        x_disable_meta=True,
+                        x_save_requirements=False,
+                        save_code=False,
+                        silent=True,
+                    ),
+                )
                 try:
                     run.log({PANEL_KEY: wandb.Html(html, inject=False)})
                     run.summary[f"{SUMMARY_PREFIX}report_sha"] = sha
@@ -387,7 +433,6 @@ def _log_panel(path: RunPath, html: str, state: str, sha: str) -> str:
         except wandb.errors.Error as exc:  # e.g. "Error initializing run": no sdk_errors type
             raise InputError(f"{what}: W&B refused the resume: {_first_line(exc)}") from None
     return end_state
-
 
 
 def _merge_summary(wrun, keys: dict) -> None:
@@ -403,8 +448,9 @@ def _read_summary(wrun) -> tuple[dict, str]:
     """The run's summary and state as the server has them now (the SDK caches ``Run`` objects)."""
     from mlaudit_core.safeparse import loads_json
 
-    data = wandb_graphql(wrun, _READ_SUMMARY, {"project": wrun.project,
-                                               "entity": wrun.entity, "name": wrun.id})
+    data = wandb_graphql(
+        wrun, _READ_SUMMARY, {"project": wrun.project, "entity": wrun.entity, "name": wrun.id}
+    )
     if data is None:  # an SDK without the run's API client: reload the public object
         wrun.load(force=True)
         return dict(wrun.summary_metrics or {}), wrun.state
@@ -417,8 +463,12 @@ def _read_summary(wrun) -> tuple[dict, str]:
 def _write_summary(wrun, summary: dict) -> None:
     """Replace the run's summary with ``summary`` (W&B's ``upsertBucket`` replaces it whole:
     the SDK's own ``del run.summary[key]`` relies on that)."""
-    if wandb_graphql(wrun, _UPDATE_SUMMARY, {"id": wrun.storage_id,
-                                             "summaryMetrics": json.dumps(summary)}) is None:
+    if (
+        wandb_graphql(
+            wrun, _UPDATE_SUMMARY, {"id": wrun.storage_id, "summaryMetrics": json.dumps(summary)}
+        )
+        is None
+    ):
         wrun.summary.update(summary)  # an SDK without the run's API client: public, adds keys
 
 
@@ -426,8 +476,9 @@ def _claim_holder(summary: dict) -> tuple[str, float] | None:
     return parse_claim(summary.get(CLAIM_KEY))
 
 
-def claim_run(api, path: RunPath, owner: str, *, lease_s: float = 900.0,
-              settle_s: float = 0.5) -> str | None:
+def claim_run(
+    api, path: RunPath, owner: str, *, lease_s: float = 900.0, settle_s: float = 0.5
+) -> str | None:
     """Claim the run for ``owner`` with the summary key ``mlaudit/claim``; None when taken,
     else why not (one line).
 

@@ -56,8 +56,11 @@ def _version(value: bool) -> None:
 
 
 @_app.callback()
-def _root(version: bool = typer.Option(False, "--version", help="Print the version and exit.",
-                                       callback=_version, is_eager=True)) -> None:
+def _root(
+    version: bool = typer.Option(
+        False, "--version", help="Print the version and exit.", callback=_version, is_eager=True
+    ),
+) -> None:
     """Evidence-backed diagnosis of ML training runs, written back into the tracker."""
 
 
@@ -91,6 +94,7 @@ def _plain_help(typer_app: typer.Typer) -> None:
     try:
         from rich.markup import escape
     except ImportError:  # pragma: no cover - typer without rich prints help as plain text
+
         def escape(text: str) -> str:
             return text
 
@@ -131,8 +135,11 @@ def entry_point_names() -> list[str]:
     point (what :func:`_register_all` registers commands from), sorted."""
     from importlib.metadata import entry_points
 
-    return sorted(f"{group}:{ep.name}={ep.value}" for group in ("mlaudit.trackers", "mlaudit.commands")
-                  for ep in entry_points(group=group))
+    return sorted(
+        f"{group}:{ep.name}={ep.value}"
+        for group in ("mlaudit.trackers", "mlaudit.commands")
+        for ep in entry_points(group=group)
+    )
 
 
 def help_rows() -> list[list]:
@@ -145,8 +152,14 @@ def help_rows() -> list[list]:
         if cmd is None or cmd.hidden:
             continue
         panel = getattr(cmd, "rich_help_panel", None)
-        rows.append([name, cmd.short_help or cmd.help or "", panel if isinstance(panel, str) else None,
-                     bool(cmd.deprecated)])
+        rows.append(
+            [
+                name,
+                cmd.short_help or cmd.help or "",
+                panel if isinstance(panel, str) else None,
+                bool(cmd.deprecated),
+            ]
+        )
     return rows
 
 
@@ -158,13 +171,19 @@ def _light_help_app() -> typer.Typer | None:
 
     if not COMMANDS or entry_point_names() != ENTRY_POINTS:
         return None
-    light = typer.Typer(name=_app.info.name, help=_app.info.help, no_args_is_help=True,
-                        add_completion=False, pretty_exceptions_enable=False,
-                        context_settings={"help_option_names": ["-h", "--help"]})
+    light = typer.Typer(
+        name=_app.info.name,
+        help=_app.info.help,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
     light.callback()(_root)
     for name, text, panel, deprecated in COMMANDS:
-        light.command(name, help=text, short_help=text, rich_help_panel=panel,
-                      deprecated=deprecated)(_placeholder)
+        light.command(
+            name, help=text, short_help=text, rich_help_panel=panel, deprecated=deprecated
+        )(_placeholder)
     return light
 
 

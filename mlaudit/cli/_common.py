@@ -39,8 +39,14 @@ class FailOn(str, Enum):
 
 FORMAT = typer.Option(Format.terminal, "--format", "-f", help="Output format on stdout.")
 #: ``--out`` suffixes and the renderer each selects.
-OUT_SUFFIXES = {".json": "json", ".md": "markdown", ".markdown": "markdown", ".txt": "markdown",
-                ".html": "html", ".htm": "html"}
+OUT_SUFFIXES = {
+    ".json": "json",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".txt": "markdown",
+    ".html": "html",
+    ".htm": "html",
+}
 
 
 #: What ``--out`` accepts, for error lines.
@@ -80,20 +86,37 @@ def _check_out(value: Path | None) -> Path | None:
     return value
 
 
-OUT = typer.Option(None, "--out", "-o", callback=_check_out,
-                   help="Also write the report to FILE (by suffix: .json; .md, .markdown or "
-                        ".txt for Markdown; .html or .htm).")
-FAIL_ON = typer.Option(None, "--fail-on", help="Exit 1 when a finding is at or above this severity "
-                                               "(default: settings' fail_on, else never).")
-CONFIG = typer.Option(None, "--config", help="Settings file (default: mlaudit.toml or pyproject.toml "
-                                             "\\[tool.mlaudit] in the current directory or its parents).")
+OUT = typer.Option(
+    None,
+    "--out",
+    "-o",
+    callback=_check_out,
+    help="Also write the report to FILE (by suffix: .json; .md, .markdown or "
+    ".txt for Markdown; .html or .htm).",
+)
+FAIL_ON = typer.Option(
+    None,
+    "--fail-on",
+    help="Exit 1 when a finding is at or above this severity "
+    "(default: settings' fail_on, else never).",
+)
+CONFIG = typer.Option(
+    None,
+    "--config",
+    help="Settings file (default: mlaudit.toml or pyproject.toml "
+    "\\[tool.mlaudit] in the current directory or its parents).",
+)
 DRY_RUN = typer.Option(False, "--dry-run", help="Show what would be written back; write nothing.")
 NO_WRITE = typer.Option(False, "--no-write", help="Do not write the verdict back to the tracker.")
 VERBOSE = typer.Option(False, "--verbose", "-v", help="Show info-level findings too.")
-NOTIFY = typer.Option(None, "--notify", metavar="URL",
-                      help="Post the verdict to this webhook (Slack incoming webhook or signed JSON; "
-                           "repeatable; env:NAME reads the URL from $NAME). Adds to "
-                           "\\[tool.mlaudit.notify] urls; see docs/notifications.md.")
+NOTIFY = typer.Option(
+    None,
+    "--notify",
+    metavar="URL",
+    help="Post the verdict to this webhook (Slack incoming webhook or signed JSON; "
+    "repeatable; env:NAME reads the URL from $NAME). Adds to "
+    "\\[tool.mlaudit.notify] urls; see docs/notifications.md.",
+)
 
 
 def refuse_input_as_output(option: str, out: Path | None, inputs) -> None:
@@ -156,9 +179,13 @@ def fail(message: str, code: int = 2) -> None:
 
     from mlaudit_core.redact import redact_text
 
-    err_console.print(f"[bold red]mlaudit: error:[/] {escape(redact_text(message))}", markup=True,
-                      highlight=False, emoji=False,
-                      soft_wrap=True)
+    err_console.print(
+        f"[bold red]mlaudit: error:[/] {escape(redact_text(message))}",
+        markup=True,
+        highlight=False,
+        emoji=False,
+        soft_wrap=True,
+    )
     raise typer.Exit(code)
 
 
@@ -225,8 +252,10 @@ def compact_budget() -> int:
     if not raw:
         return DEFAULT_TOKENS
     if not raw.isdigit() or not MIN_TOKENS <= int(raw) <= MAX_TOKENS:
-        fail(f"MLAUDIT_COMPACT_TOKENS={raw!r}: give a whole number of tokens from {MIN_TOKENS} "
-             f"to {MAX_TOKENS}")
+        fail(
+            f"MLAUDIT_COMPACT_TOKENS={raw!r}: give a whole number of tokens from {MIN_TOKENS} "
+            f"to {MAX_TOKENS}"
+        )
     return int(raw)
 
 
@@ -238,11 +267,20 @@ def exit_code(report: AuditReport, fail_on: FailOn | None, settings: Settings) -
     return 1 if worst is not None and worst.rank >= Severity(level).rank else 0
 
 
-def run_pipeline(load: Callable[[], RunData], *, fmt: Format, out: Path | None, fail_on: FailOn | None,
-                 config: Path | None, write_back: Callable[[RunData, AuditReport], object] | None = None,
-                 verbose: bool = False, what: str = "run", notify: list[str] | None = None,
-                 dry_run: bool = False,
-                 audit_fn: Callable[[RunData, Settings], AuditReport] | None = None) -> AuditReport:
+def run_pipeline(
+    load: Callable[[], RunData],
+    *,
+    fmt: Format,
+    out: Path | None,
+    fail_on: FailOn | None,
+    config: Path | None,
+    write_back: Callable[[RunData, AuditReport], object] | None = None,
+    verbose: bool = False,
+    what: str = "run",
+    notify: list[str] | None = None,
+    dry_run: bool = False,
+    audit_fn: Callable[[RunData, Settings], AuditReport] | None = None,
+) -> AuditReport:
     """Load, audit, print, optionally write back; exits with the documented code.
 
     Bad input (``MlauditError``) prints one line and exits 2 before anything is
@@ -310,17 +348,24 @@ def _notify(report: AuditReport, targets, policy, dry_run: bool) -> None:
 
     if dry_run:
         for t in targets:
-            err_console.print(f"[dim]would notify {escape(t.label)}[/]", highlight=False, soft_wrap=True)
+            err_console.print(
+                f"[dim]would notify {escape(t.label)}[/]", highlight=False, soft_wrap=True
+            )
         return
     with _stages(1) as stage:
         stage("sending notifications")
         deliveries = send_verdict(report, targets, policy)  # failures: one warning line each
     for d in deliveries:
         if d.sent:
-            err_console.print(f"[dim]notified {escape(d.target)}[/]", highlight=False, soft_wrap=True)
+            err_console.print(
+                f"[dim]notified {escape(d.target)}[/]", highlight=False, soft_wrap=True
+            )
         elif d.skipped:
-            err_console.print(f"[dim]did not notify {escape(d.target)}: {escape(d.skipped)}[/]",
-                              highlight=False, soft_wrap=True)
+            err_console.print(
+                f"[dim]did not notify {escape(d.target)}: {escape(d.skipped)}[/]",
+                highlight=False,
+                soft_wrap=True,
+            )
 
 
 @contextmanager
@@ -336,8 +381,13 @@ def _stages(total: int):
         return
     from rich import progress as rp
 
-    columns = (rp.SpinnerColumn(), rp.TextColumn("{task.description}"), rp.BarColumn(bar_width=24),
-               rp.MofNCompleteColumn(), rp.TimeElapsedColumn())
+    columns = (
+        rp.SpinnerColumn(),
+        rp.TextColumn("{task.description}"),
+        rp.BarColumn(bar_width=24),
+        rp.MofNCompleteColumn(),
+        rp.TimeElapsedColumn(),
+    )
     with rp.Progress(*columns, console=err_console, transient=True) as progress:
         task = progress.add_task("", total=total)
         started = [False]

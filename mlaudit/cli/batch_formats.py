@@ -107,16 +107,19 @@ def to_csv(summary: BatchSummary) -> str:
 
 
 def _md_cell(text: str) -> str:
-    return (text.replace("\\", "\\\\").replace("|", "\\|")
-            .replace("\r", " ").replace("\n", " "))
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
 def to_markdown(summary: BatchSummary) -> str:
     """A GitHub-flavoured markdown table (a title line, then one row per run), e.g. for a CI
     job summary (``>> $GITHUB_STEP_SUMMARY``)."""
-    lines = [f"**{_md_cell(_clean(summary.title))}**: {len(summary.results)} runs, "
-             f"{len(summary.ok)} audited, {len(summary.failed)} failed", "",
-             "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines = [
+        f"**{_md_cell(_clean(summary.title))}**: {len(summary.results)} runs, "
+        f"{len(summary.ok)} audited, {len(summary.failed)} failed",
+        "",
+        "| " + " | ".join(COLUMNS) + " |",
+        "|" + "---|" * len(COLUMNS),
+    ]
     for r in ordered(summary.results):
         flat = _flat(row(r))
         lines.append("| " + " | ".join(_md_cell(flat[k]) for k in COLUMNS) + " |")

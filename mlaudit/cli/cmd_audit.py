@@ -74,17 +74,38 @@ def _list_formats(value: bool) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("audit")
     def audit_cmd(
-        path: Path = typer.Argument(..., help="A run file or folder, or a folder holding several runs."),
-        as_: str = typer.Option(None, "--as", metavar="FORMAT",
-                                help="Use this reader instead of sniffing (see 'mlaudit audit --formats')."),
-        list_only: bool = typer.Option(False, "--list", help="List the runs found and their readers; "
-                                                             "audit nothing."),
-        formats: bool = typer.Option(False, "--formats", help="List the readers and exit (no PATH needed).",
-                                     is_eager=True, callback=_list_formats),
-        max_runs: int = typer.Option(MAX_RUNS, "--max-runs", min=0,
-                                     help="Audit at most this many runs of a folder (path order); 0: all."),
-        fmt: Format = FORMAT, out: Path = OUT, fail_on: FailOn = FAIL_ON, config: Path = CONFIG,
-        dry_run: bool = DRY_RUN, no_write: bool = NO_WRITE, verbose: bool = VERBOSE,
+        path: Path = typer.Argument(
+            ..., help="A run file or folder, or a folder holding several runs."
+        ),
+        as_: str = typer.Option(
+            None,
+            "--as",
+            metavar="FORMAT",
+            help="Use this reader instead of sniffing (see 'mlaudit audit --formats').",
+        ),
+        list_only: bool = typer.Option(
+            False, "--list", help="List the runs found and their readers; audit nothing."
+        ),
+        formats: bool = typer.Option(
+            False,
+            "--formats",
+            help="List the readers and exit (no PATH needed).",
+            is_eager=True,
+            callback=_list_formats,
+        ),
+        max_runs: int = typer.Option(
+            MAX_RUNS,
+            "--max-runs",
+            min=0,
+            help="Audit at most this many runs of a folder (path order); 0: all.",
+        ),
+        fmt: Format = FORMAT,
+        out: Path = OUT,
+        fail_on: FailOn = FAIL_ON,
+        config: Path = CONFIG,
+        dry_run: bool = DRY_RUN,
+        no_write: bool = NO_WRITE,
+        verbose: bool = VERBOSE,
         notify: list[str] = NOTIFY,
     ) -> None:
         """Audit a local run file or folder; the format is detected (docs/formats.md).
@@ -122,11 +143,32 @@ def register(app: typer.Typer) -> None:
                 run.notes.insert(0, f"read by the {c.reader} reader: {c.reason}")
                 return run
 
-            run_pipeline(load, fmt=fmt, out=out, fail_on=fail_on, config=config, write_back=wb,
-                         verbose=verbose, what=str(c.path), notify=notify, dry_run=dry_run)
+            run_pipeline(
+                load,
+                fmt=fmt,
+                out=out,
+                fail_on=fail_on,
+                config=config,
+                write_back=wb,
+                verbose=verbose,
+                what=str(c.path),
+                notify=notify,
+                dry_run=dry_run,
+            )
             return
-        _audit_many(path, cands, table, fmt=fmt, out=out, fail_on=fail_on, config=config,
-                    dry_run=dry_run, no_write=no_write, verbose=verbose, max_runs=max_runs)
+        _audit_many(
+            path,
+            cands,
+            table,
+            fmt=fmt,
+            out=out,
+            fail_on=fail_on,
+            config=config,
+            dry_run=dry_run,
+            no_write=no_write,
+            verbose=verbose,
+            max_runs=max_runs,
+        )
 
 
 class _Stream:
@@ -144,8 +186,10 @@ class _Stream:
         from mlaudit_core.render import render_json, render_markdown
 
         if self.kind == "json":
-            self.write(("," if self.n else "") + f'\n{{"path": {json.dumps(str(c.path))}, "reader": '
-                       f'{json.dumps(c.reader)}, "report": {render_json(report)}}}')
+            self.write(
+                ("," if self.n else "") + f'\n{{"path": {json.dumps(str(c.path))}, "reader": '
+                f'{json.dumps(c.reader)}, "report": {render_json(report)}}}'
+            )
         elif self.kind == "compact":  # one JSON line per run
             from mlaudit_core.agent.compact import compact_report
 
@@ -153,8 +197,18 @@ class _Stream:
 
             if self.budget is None:
                 self.budget = compact_budget()
-            self.write(json.dumps({"path": str(c.path), "reader": c.reader, **compact_report(report, self.budget)},
-                                  separators=(",", ":"), ensure_ascii=False) + "\n")
+            self.write(
+                json.dumps(
+                    {
+                        "path": str(c.path),
+                        "reader": c.reader,
+                        **compact_report(report, self.budget),
+                    },
+                    separators=(",", ":"),
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
         else:
             # a path holding '--' could close the comment and open live HTML ('x--><img ...>')
             where = re.sub(r"-{2,}", lambda m: " ".join(m.group()), f"{c.path} ({c.reader})")
@@ -168,8 +222,20 @@ class _Stream:
             self.write("\n")
 
 
-def _audit_many(path: Path, cands, table, *, fmt: Format, out: Path | None, fail_on: FailOn | None,
-                config: Path | None, dry_run: bool, no_write: bool, verbose: bool, max_runs: int = MAX_RUNS) -> None:
+def _audit_many(
+    path: Path,
+    cands,
+    table,
+    *,
+    fmt: Format,
+    out: Path | None,
+    fail_on: FailOn | None,
+    config: Path | None,
+    dry_run: bool,
+    no_write: bool,
+    verbose: bool,
+    max_runs: int = MAX_RUNS,
+) -> None:
     """Audit the runs found under ``path`` (at most ``max_runs``, path order); stream each report
     (json: one list) to stdout and to ``--out`` as it is made, then print the summary."""
     import sys
@@ -198,8 +264,10 @@ def _audit_many(path: Path, cands, table, *, fmt: Format, out: Path | None, fail
     _say(f"{path}: {found:,} runs found")
     if max_runs and found > max_runs:
         cands = cands[:max_runs]
-        _say(f"{path}: auditing the first {max_runs:,} in path order (--max-runs {max_runs}; --max-runs 0 audits "
-             f"all); {found - max_runs:,} left out")
+        _say(
+            f"{path}: auditing the first {max_runs:,} in path order (--max-runs {max_runs}; --max-runs 0 audits "
+            f"all); {found - max_runs:,} left out"
+        )
     for c in cands[:LIST_LINES]:
         _say(f"  {rel(c.path) if c.path != path else c.path}  [{c.reader}: {c.reason}]")
     if len(cands) > LIST_LINES:
@@ -216,9 +284,13 @@ def _audit_many(path: Path, cands, table, *, fmt: Format, out: Path | None, fail
             out_fh = open(out, "w", encoding="utf-8")  # noqa: SIM115 - closed after the last run
         except OSError as exc:
             fail(f"{out}: cannot write the report ({exc.strerror or type(exc).__name__})")
-        streams.append(_Stream(out_fh.write, "json" if out.suffix.lower() == ".json" else "markdown"))
+        streams.append(
+            _Stream(out_fh.write, "json" if out.suffix.lower() == ".json" else "markdown")
+        )
     results: list[RunResult] = []
-    written: list[str] = []  # runs whose folder got (or, dry run, would get) the *.mlaudit event file
+    written: list[
+        str
+    ] = []  # runs whose folder got (or, dry run, would get) the *.mlaudit event file
     worst_code = 0
     t0 = time.perf_counter()
     for c in cands:
@@ -244,7 +316,10 @@ def _audit_many(path: Path, cands, table, *, fmt: Format, out: Path | None, fail
         except MlauditError as exc:
             res.ok, res.error = False, redact_text(f"{stage}: {exc}")
         except Exception as exc:  # noqa: BLE001 - one run's bug is its result, the batch goes on
-            res.ok, res.error = False, redact_text(f"{stage}: internal error {type(exc).__name__}: {exc}")
+            res.ok, res.error = (
+                False,
+                redact_text(f"{stage}: internal error {type(exc).__name__}: {exc}"),
+            )
         res.seconds = time.perf_counter() - t
         results.append(res)
     for st in streams:
@@ -261,19 +336,36 @@ def _audit_many(path: Path, cands, table, *, fmt: Format, out: Path | None, fail
         for col in ("run", "reader", "outcome", "cause", "confidence"):
             t.add_column(col, overflow="fold")
         for c, r in zip(cands, results):
-            t.add_row(escape(rel(c.path)), c.reader, r.outcome or ("unreadable" if not r.ok else ""),
-                      r.cause or "", f"{r.confidence:.2f}" if r.confidence is not None else "")
+            t.add_row(
+                escape(rel(c.path)),
+                c.reader,
+                r.outcome or ("unreadable" if not r.ok else ""),
+                r.cause or "",
+                f"{r.confidence:.2f}" if r.confidence is not None else "",
+            )
         console.print(t)
-    summary = BatchSummary(title=str(path), results=results, seconds=time.perf_counter() - t0,
-                           audited_now=len(results))
+    summary = BatchSummary(
+        title=str(path), results=results, seconds=time.perf_counter() - t0, audited_now=len(results)
+    )
     render_summary(summary, console)
-    _say(f"audited {sum(r.ok for r in results):,} of {found:,} runs found"
-         + (f" ({found - len(cands):,} left out by --max-runs {max_runs})" if found > len(cands) else ""))
-    if written:  # a file in the user's run folders must never be a surprise (single-run audits say it too)
+    _say(
+        f"audited {sum(r.ok for r in results):,} of {found:,} runs found"
+        + (
+            f" ({found - len(cands):,} left out by --max-runs {max_runs})"
+            if found > len(cands)
+            else ""
+        )
+    )
+    if (
+        written
+    ):  # a file in the user's run folders must never be a surprise (single-run audits say it too)
         n = len(written)
-        _say(f"{'would write' if dry_run else 'wrote'} the verdict into {n:,} TensorBoard log "
-             f"director{'y' if n == 1 else 'ies'} (an events.*.mlaudit file each, shown in the Text tab; "
-             f"--no-write writes nothing): {', '.join(written[:5])}" + (f", ... {n - 5:,} more" if n > 5 else ""))
+        _say(
+            f"{'would write' if dry_run else 'wrote'} the verdict into {n:,} TensorBoard log "
+            f"director{'y' if n == 1 else 'ies'} (an events.*.mlaudit file each, shown in the Text tab; "
+            f"--no-write writes nothing): {', '.join(written[:5])}"
+            + (f", ... {n - 5:,} more" if n > 5 else "")
+        )
     if out is not None:
         _say(f"wrote {out}")
     raise typer.Exit(worst_code)

@@ -28,34 +28,61 @@ from rich.console import Console
 from ._common import err_console, fail
 from .cmd_watch import MAX_CONCURRENCY
 
-batch_app = typer.Typer(name="batch", no_args_is_help=True,
-                        help="Audit every run of an experiment; resumable, with a summary.")
+batch_app = typer.Typer(
+    name="batch",
+    no_args_is_help=True,
+    help="Audit every run of an experiment; resumable, with a summary.",
+)
 
 
-SINCE = typer.Option(None, "--since", help="Only runs that ended after this date or ISO time "
-                                          "(local time unless it has an offset).")
-JOBS = typer.Option(None, "--jobs", "-j", min=1, max=MAX_CONCURRENCY,
-                    help="Runs audited at the same time, 1 to 64 (local threads; with a local "
-                         "Ray: its CPUs). Default 1 / all CPUs. Each is a tracker connection, "
-                         "and the tracker is the bottleneck.")
+SINCE = typer.Option(
+    None,
+    "--since",
+    help="Only runs that ended after this date or ISO time (local time unless it has an offset).",
+)
+JOBS = typer.Option(
+    None,
+    "--jobs",
+    "-j",
+    min=1,
+    max=MAX_CONCURRENCY,
+    help="Runs audited at the same time, 1 to 64 (local threads; with a local "
+    "Ray: its CPUs). Default 1 / all CPUs. Each is a tracker connection, "
+    "and the tracker is the bottleneck.",
+)
 EXECUTOR = typer.Option("local", "--executor", help="local (threads) or ray.")
-RAY_ADDRESS = typer.Option(None, "--ray-address", envvar="RAY_ADDRESS",
-                           help="Ray cluster address (default: start a local Ray).")
-STATE = typer.Option(None, "--state",
-                     help="State file (sqlite) that makes the batch resumable "
-                          "(default ./.mlaudit/batch-<tracker>-<experiment>.sqlite).")
-FRESH = typer.Option(False, "--fresh",
-                     help="Forget earlier results in the state file; audit every run again.")
+RAY_ADDRESS = typer.Option(
+    None,
+    "--ray-address",
+    envvar="RAY_ADDRESS",
+    help="Ray cluster address (default: start a local Ray).",
+)
+STATE = typer.Option(
+    None,
+    "--state",
+    help="State file (sqlite) that makes the batch resumable "
+    "(default ./.mlaudit/batch-<tracker>-<experiment>.sqlite).",
+)
+FRESH = typer.Option(
+    False, "--fresh", help="Forget earlier results in the state file; audit every run again."
+)
 WORST = typer.Option(10, "--worst", min=0, help="How many of the worst runs the summary lists.")
-FORMAT = typer.Option("table", "--format", "-f",
-                      help="table (for people), or one row per run for scripts: json, csv, "
-                           "markdown (columns id, name, status, outcome, cause, confidence, "
-                           "codes, error, url; docs/automation.md).")
-TRIAGE = typer.Option(False, "--triage",
-                      help="After the audits, test what separates the failing runs (params, tags, "
-                           "commit, host, start time), find the first bad / last good run and judge "
-                           "the best run against seed noise; written back unless --no-write "
-                           "(docs/triage.md).")
+FORMAT = typer.Option(
+    "table",
+    "--format",
+    "-f",
+    help="table (for people), or one row per run for scripts: json, csv, "
+    "markdown (columns id, name, status, outcome, cause, confidence, "
+    "codes, error, url; docs/automation.md).",
+)
+TRIAGE = typer.Option(
+    False,
+    "--triage",
+    help="After the audits, test what separates the failing runs (params, tags, "
+    "commit, host, start time), find the first bad / last good run and judge "
+    "the best run against seed noise; written back unless --no-write "
+    "(docs/triage.md).",
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -101,10 +128,21 @@ def check_ray_address(address: str | None, timeout: float = RAY_CONNECT_TIMEOUT_
         fail(f"--ray-address {address}: cannot connect ({exc.strerror or type(exc).__name__})")
 
 
-def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, name: str,
-                  state: Path | None = None, jobs: int | None = None, executor: str = "local",
-                  ray_address: str | None = None, fresh: bool = False, worst: int = 10,
-                  fmt: str = "table", triage: Callable[[list], tuple] | None = None) -> None:
+def run_batch_cli(
+    prepare: Callable[[], tuple],
+    *,
+    title: str,
+    tracker: str,
+    name: str,
+    state: Path | None = None,
+    jobs: int | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
+    fresh: bool = False,
+    worst: int = 10,
+    fmt: str = "table",
+    triage: Callable[[list], tuple] | None = None,
+) -> None:
     """List the runs, audit them with a progress bar, print the summary; exits 0.
 
     ``fmt``: ``table`` prints the Rich summary (never wrapped or cut when stdout is not a
@@ -168,9 +206,15 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
         with StateStore(path, redact_text(scope)) as store:
             if fresh:
                 store.reset()
-            progress = Progress(TextColumn("auditing"), BarColumn(), MofNCompleteColumn(),
-                                TextColumn("{task.fields[failed]} failed"), TimeRemainingColumn(),
-                                console=err_console, disable=not err_console.is_terminal)
+            progress = Progress(
+                TextColumn("auditing"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[failed]} failed"),
+                TimeRemainingColumn(),
+                console=err_console,
+                disable=not err_console.is_terminal,
+            )
             with progress:
                 bar = progress.add_task("audit", total=None, failed=0)
 
@@ -179,21 +223,34 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
                     failed_count += not res.ok
                     progress.update(bar, advance=1, failed=failed_count)
 
-                outcome = run_batch(refs, spec, store, jobs=jobs, executor=mode,
-                                    ray_address=ray_address, on_result=on_result,
-                                    on_start=lambda n: progress.update(bar, total=n))
+                outcome = run_batch(
+                    refs,
+                    spec,
+                    store,
+                    jobs=jobs,
+                    executor=mode,
+                    ray_address=ray_address,
+                    on_result=on_result,
+                    on_start=lambda n: progress.update(bar, total=n),
+                )
     except MlauditError as exc:
         fail(str(exc))
-    summary = BatchSummary(title=title, results=outcome.results, from_earlier=outcome.from_earlier,
-                           seconds=outcome.seconds, audited_now=outcome.audited_now,
-                           timings=outcome.timings)
+    summary = BatchSummary(
+        title=title,
+        results=outcome.results,
+        from_earlier=outcome.from_earlier,
+        seconds=outcome.seconds,
+        audited_now=outcome.audited_now,
+        timings=outcome.timings,
+    )
     tri = where = None
     if triage is not None:
         try:
             tri, where = triage(summary.results)
         except Exception as exc:  # noqa: BLE001 - the audits stand; the triage is reported
-            err_console.print(redact_text(one_line("triage", exc)), markup=False, highlight=False,
-                              soft_wrap=True)
+            err_console.print(
+                redact_text(one_line("triage", exc)), markup=False, highlight=False, soft_wrap=True
+            )
     print_batch(summary, fmt, worst, tri, where)
     if mode is Executor.ray and outcome.startup_s:
         err_console.print(f"[dim]ray start-up: {outcome.startup_s:.1f} s (not counted above)[/]")
@@ -205,7 +262,10 @@ def run_batch_cli(prepare: Callable[[], tuple], *, title: str, tracker: str, nam
             f"mlaudit: {len(summary.failed)} of {len(summary.results)} run(s) could not be "
             f"audited; run the same command again to retry them (the state file {path} keeps "
             f"the {len(summary.ok)} audited run(s); --fresh starts over)",
-            markup=False, highlight=False, soft_wrap=True)
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
         raise typer.Exit(EXIT_INCOMPLETE)
     raise typer.Exit(0)
 
@@ -223,8 +283,9 @@ def print_batch(summary, fmt: str, worst: int, tri=None, where: str | None = Non
     if tri is not None:
         from mlaudit_core.triage import render_text
 
-        tri_text = redact_text(render_text(tri)) + (f"triage written to {redact_text(where)}\n"
-                                                    if where else "")
+        tri_text = redact_text(render_text(tri)) + (
+            f"triage written to {redact_text(where)}\n" if where else ""
+        )
     if fmt == "table":
         from mlaudit_core.service import render_summary
 
@@ -239,13 +300,15 @@ def print_batch(summary, fmt: str, worst: int, tri=None, where: str | None = Non
     if tri_text and fmt != "json":
         err_console.print(tri_text, markup=False, highlight=False, end="", soft_wrap=True)
     elif where:  # json: the document is the triage; where it went is said on stderr
-        err_console.print(f"triage written to {redact_text(where)}", markup=False,
-                          highlight=False, soft_wrap=True)
+        err_console.print(
+            f"triage written to {redact_text(where)}", markup=False, highlight=False, soft_wrap=True
+        )
     from mlaudit_core.service.timing import split_line
 
     if split_line(summary.timings, summary.audited_now):  # stdout keeps the rows only
-        err_console.print(split_line(summary.timings, summary.audited_now), markup=False,
-                          highlight=False)
+        err_console.print(
+            split_line(summary.timings, summary.audited_now), markup=False, highlight=False
+        )
 
 
 def env_with_prefix(*prefixes: str) -> dict[str, str]:

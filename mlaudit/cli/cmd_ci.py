@@ -180,8 +180,10 @@ def register(app: typer.Typer) -> None:
             fail(
                 f"internal error while auditing the CI failure: {type(exc).__name__}: {exc}", code=3
             )
-        _github(report, machine_stdout=doc is not None and not out
-                or fmt in (Format.json, Format.compact))
+        _github(
+            report,
+            machine_stdout=doc is not None and not out or fmt in (Format.json, Format.compact),
+        )
         if doc is not None:
             text = json.dumps(doc, indent=2, default=str) + "\n"
             if out:

@@ -13,18 +13,31 @@ from .cmd_ci import _VariadicCommand
 def register(app: typer.Typer) -> None:
     @app.command("evidence", cls=_VariadicCommand)
     def evidence_cmd(
-        repo: Path = typer.Option(None, "--repo", help="Repository root (tests, scripts, golden "
-                                                       "files, configs). Without it only the logs "
-                                                       "are read."),
-        logs: list[Path] = typer.Option(..., "--logs", help="Log file(s); .json/.csv files are read "
-                                                            "as actual metric values. Several may "
-                                                            "follow one --logs."),
-        golden: list[Path] = typer.Option([], "--golden", help="Golden-value file(s) (JSON or CSV); "
-                                                               "default: the repo's golden files."),
-        out: Path = typer.Option(None, "--out", "-o", help="Write the evidence JSON to FILE "
-                                                           "(default: stdout)."),
-        window: int = typer.Option(3, "--window", min=0, max=50,
-                                   help="Context lines kept on each side of a cited line."),
+        repo: Path = typer.Option(
+            None,
+            "--repo",
+            help="Repository root (tests, scripts, golden "
+            "files, configs). Without it only the logs "
+            "are read.",
+        ),
+        logs: list[Path] = typer.Option(
+            ...,
+            "--logs",
+            help="Log file(s); .json/.csv files are read "
+            "as actual metric values. Several may "
+            "follow one --logs.",
+        ),
+        golden: list[Path] = typer.Option(
+            [],
+            "--golden",
+            help="Golden-value file(s) (JSON or CSV); default: the repo's golden files.",
+        ),
+        out: Path = typer.Option(
+            None, "--out", "-o", help="Write the evidence JSON to FILE (default: stdout)."
+        ),
+        window: int = typer.Option(
+            3, "--window", min=0, max=50, help="Context lines kept on each side of a cited line."
+        ),
     ) -> None:
         """Collect a failure's evidence: failure, pass and metric lines with context windows, test
         outcomes, config and source candidates, the gates the repo applies and every gated metric
@@ -60,6 +73,9 @@ def register(app: typer.Typer) -> None:
         except OSError as exc:
             fail(f"--out {out}: cannot write ({exc.strerror or type(exc).__name__})")
         c = ev.counts()
-        err_console.print(f"wrote {out}: " + ", ".join(f"{v} {k.replace('_', ' ')}"
-                                                        for k, v in c.items()),
-                          markup=False, highlight=False, soft_wrap=True)
+        err_console.print(
+            f"wrote {out}: " + ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in c.items()),
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )

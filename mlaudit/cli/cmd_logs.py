@@ -18,25 +18,38 @@ from ._common import FAIL_ON, FORMAT, NOTIFY, OUT, VERBOSE, FailOn, Format, run_
 def register(app: typer.Typer) -> None:
     @app.command("logs")
     def logs(
-        files: list[str] = typer.Argument(..., metavar="FILE...",
-                                          help="Console log files, read in order as one log ('-' is stdin, "
-                                               ".gz is decompressed)."),
-        config: list[Path] = typer.Option([], "--config", "-c",
-                                          help="Run config / context file (key = value, key: value, JSON, YAML "
-                                               "or TOML); its values become the run's params. Repeatable."),
+        files: list[str] = typer.Argument(
+            ...,
+            metavar="FILE...",
+            help="Console log files, read in order as one log ('-' is stdin, .gz is decompressed).",
+        ),
+        config: list[Path] = typer.Option(
+            [],
+            "--config",
+            "-c",
+            help="Run config / context file (key = value, key: value, JSON, YAML "
+            "or TOML); its values become the run's params. Repeatable.",
+        ),
         name: str = typer.Option(None, "--name", "-n", help="Display name of the run."),
-        settings: Path = typer.Option(None, "--settings",
-                                      help="mlaudit settings file (default: mlaudit.toml or pyproject.toml "
-                                           "\\[tool.mlaudit] in the current directory or its parents)."),
+        settings: Path = typer.Option(
+            None,
+            "--settings",
+            help="mlaudit settings file (default: mlaudit.toml or pyproject.toml "
+            "\\[tool.mlaudit] in the current directory or its parents).",
+        ),
         fmt: Format = FORMAT,
         out: Path = OUT,
         fail_on: FailOn = FAIL_ON,
         verbose: bool = VERBOSE,
         notify: list[str] = NOTIFY,
-        evidence: Path = typer.Option(None, "--evidence", metavar="FILE",
-                                      help="Also write the evidence pass (failure, pass and metric "
-                                           "lines, exceptions, each with file:line; the format of "
-                                           "`mlaudit evidence`) to FILE."),
+        evidence: Path = typer.Option(
+            None,
+            "--evidence",
+            metavar="FILE",
+            help="Also write the evidence pass (failure, pass and metric "
+            "lines, exceptions, each with file:line; the format of "
+            "`mlaudit evidence`) to FILE.",
+        ),
     ) -> None:
         """Diagnose a run from its console logs: metrics and failure signatures from plain text.
 
@@ -60,8 +73,17 @@ def register(app: typer.Typer) -> None:
                 _write_evidence(evidence, ev)
             return ev.run
 
-        run_pipeline(load, fmt=fmt, out=out, fail_on=fail_on, config=settings, write_back=None,
-                     verbose=verbose, what="log files", notify=notify)
+        run_pipeline(
+            load,
+            fmt=fmt,
+            out=out,
+            fail_on=fail_on,
+            config=settings,
+            write_back=None,
+            verbose=verbose,
+            what="log files",
+            notify=notify,
+        )
 
 
 def _write_evidence(path: Path, ev) -> None:
@@ -73,10 +95,14 @@ def _write_evidence(path: Path, ev) -> None:
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(redact_obj(ev.to_dict()), indent=2, default=str) + "\n",
-                        encoding="utf-8")
+        path.write_text(
+            json.dumps(redact_obj(ev.to_dict()), indent=2, default=str) + "\n", encoding="utf-8"
+        )
     except OSError as exc:
         fail(f"--evidence {path}: cannot write ({exc.strerror or type(exc).__name__})")
-    err_console.print(f"wrote {path}: " + ", ".join(f"{v} {k.replace('_', ' ')}"
-                                                     for k, v in ev.counts().items()),
-                      markup=False, highlight=False, soft_wrap=True)
+    err_console.print(
+        f"wrote {path}: " + ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in ev.counts().items()),
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )

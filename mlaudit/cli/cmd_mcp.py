@@ -10,37 +10,69 @@ import typer
 def register(app: typer.Typer) -> None:
     @app.command("mcp")
     def mcp_cmd(
-        root: list[Path] = typer.Option([], "--root", help="A folder the tools may read (repeatable; "
-                                                           "default: the current directory). "
-                                                           "Paths outside every root are refused."),
-        http: int = typer.Option(None, "--http", metavar="PORT", min=1, max=65535,
-                                 help="Serve streamable HTTP on http://127.0.0.1:PORT/mcp instead "
-                                      "of stdio."),
+        root: list[Path] = typer.Option(
+            [],
+            "--root",
+            help="A folder the tools may read (repeatable; "
+            "default: the current directory). "
+            "Paths outside every root are refused.",
+        ),
+        http: int = typer.Option(
+            None,
+            "--http",
+            metavar="PORT",
+            min=1,
+            max=65535,
+            help="Serve streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio.",
+        ),
         tracking_uri: list[str] = typer.Option(
-            [], "--tracking-uri", metavar="URI",
+            [],
+            "--tracking-uri",
+            metavar="URI",
             help="An MLflow tracking URI the tools may use (repeatable; the first is the default; "
-                 "default: MLFLOW_TRACKING_URI). A call may name one of these or a local store "
-                 "inside the roots, nothing else: MLflow's client sends this server's "
-                 "credentials to the host."),
-        token: str = typer.Option(None, "--token", envvar="MLAUDIT_MCP_TOKEN",
-                                  help="With --http: the bearer token clients must send "
-                                       "(Authorization: Bearer TOKEN; default: a random one, "
-                                       "printed at start)."),
-        call_timeout: float = typer.Option(600.0, "--call-timeout", metavar="SECONDS", min=1,
-                                           help="The longest a tool call may run (and wait for "
-                                                "the call before it); over it the call is an "
-                                                "error."),
-        session_idle: float = typer.Option(600.0, "--session-idle", metavar="SECONDS", min=1,
-                                           help="With --http: a session without a request for "
-                                                "this long is closed."),
-        config: Path = typer.Option(None, "--config", help="mlaudit settings file (default: "
-                                                           "mlaudit.toml or pyproject.toml "
-                                                           "\\[tool.mlaudit] found from the current "
-                                                           "directory)."),
-        print_config: bool = typer.Option(False, "--print-config",
-                                          help="Print the snippets that register this server in "
-                                               "Claude Desktop, Claude Code, VS Code and Cursor, "
-                                               "and exit."),
+            "default: MLFLOW_TRACKING_URI). A call may name one of these or a local store "
+            "inside the roots, nothing else: MLflow's client sends this server's "
+            "credentials to the host.",
+        ),
+        token: str = typer.Option(
+            None,
+            "--token",
+            envvar="MLAUDIT_MCP_TOKEN",
+            help="With --http: the bearer token clients must send "
+            "(Authorization: Bearer TOKEN; default: a random one, "
+            "printed at start).",
+        ),
+        call_timeout: float = typer.Option(
+            600.0,
+            "--call-timeout",
+            metavar="SECONDS",
+            min=1,
+            help="The longest a tool call may run (and wait for "
+            "the call before it); over it the call is an "
+            "error.",
+        ),
+        session_idle: float = typer.Option(
+            600.0,
+            "--session-idle",
+            metavar="SECONDS",
+            min=1,
+            help="With --http: a session without a request for this long is closed.",
+        ),
+        config: Path = typer.Option(
+            None,
+            "--config",
+            help="mlaudit settings file (default: "
+            "mlaudit.toml or pyproject.toml "
+            "\\[tool.mlaudit] found from the current "
+            "directory).",
+        ),
+        print_config: bool = typer.Option(
+            False,
+            "--print-config",
+            help="Print the snippets that register this server in "
+            "Claude Desktop, Claude Code, VS Code and Cursor, "
+            "and exit.",
+        ),
     ) -> None:
         """Serve audits to AI agents over MCP: audit_run, audit_path, audit_logs, audit_ci,
         collect_evidence, compare_runs, explain_rule, list_rules, get_series. Nothing is written
@@ -81,19 +113,37 @@ def register(app: typer.Typer) -> None:
                     from mlaudit_core.redact import strip_uri_credentials
 
                     shown = ", ".join(strip_uri_credentials(u) for u in uris) or "none"
-                    typer.echo(f"mlaudit: MCP server on {url} (roots: "
-                               f"{', '.join(str(r) for r in roots.paths)}; tracking URIs: "
-                               f"{shown})", err=True)
+                    typer.echo(
+                        f"mlaudit: MCP server on {url} (roots: "
+                        f"{', '.join(str(r) for r in roots.paths)}; tracking URIs: "
+                        f"{shown})",
+                        err=True,
+                    )
                     if token is None:
-                        typer.echo(f"mlaudit: clients must send 'Authorization: Bearer {bearer}' "
-                                   "(or start with --token / MLAUDIT_MCP_TOKEN)", err=True)
+                        typer.echo(
+                            f"mlaudit: clients must send 'Authorization: Bearer {bearer}' "
+                            "(or start with --token / MLAUDIT_MCP_TOKEN)",
+                            err=True,
+                        )
 
-                server.serve_http(roots, http, str(config) if config else None, on_ready=ready,
-                                  tracking_uris=uris, token=bearer, call_timeout_s=call_timeout,
-                                  session_idle_s=session_idle, make_server=make_server)
+                server.serve_http(
+                    roots,
+                    http,
+                    str(config) if config else None,
+                    on_ready=ready,
+                    tracking_uris=uris,
+                    token=bearer,
+                    call_timeout_s=call_timeout,
+                    session_idle_s=session_idle,
+                    make_server=make_server,
+                )
             else:
-                server.serve_stdio(roots, str(config) if config else None, tracking_uris=uris,
-                                   call_timeout_s=call_timeout)
+                server.serve_stdio(
+                    roots,
+                    str(config) if config else None,
+                    tracking_uris=uris,
+                    call_timeout_s=call_timeout,
+                )
         except ToolFailure as exc:
             fail(str(exc).removeprefix("mlaudit: error: "))
         except MlauditError as exc:

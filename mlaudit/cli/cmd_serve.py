@@ -23,8 +23,11 @@ import time
 
 import typer
 
-serve_app = typer.Typer(name="serve", no_args_is_help=True,
-                        help="Run a receiver that audits runs when a tracker calls it.")
+serve_app = typer.Typer(
+    name="serve",
+    no_args_is_help=True,
+    help="Run a receiver that audits runs when a tracker calls it.",
+)
 
 log = logging.getLogger("mlaudit.serve")
 
@@ -70,8 +73,10 @@ refusals = RefusalLog()
 class _UvicornRefusals(logging.Filter):
     """Turns uvicorn's per-request refusal warnings into :data:`refusals` counts."""
 
-    KINDS = {"Exceeded concurrency limit.": "refused over the connection limit (503)",
-             "Invalid HTTP request received.": "malformed or oversized request (400)"}
+    KINDS = {
+        "Exceeded concurrency limit.": "refused over the connection limit (503)",
+        "Invalid HTTP request received.": "malformed or oversized request (400)",
+    }
 
     def filter(self, record: logging.LogRecord) -> bool:
         kind = self.KINDS.get(record.getMessage())
@@ -110,8 +115,11 @@ def _guarded_protocol(header_timeout_s: float):
             if self._in_request() or self.transport.is_closing():
                 return
             client = f"{self.client[0]}:{self.client[1]}" if self.client else "?"
-            refusals.note(f"closed connections without complete request headers within "
-                          f"{header_timeout_s:g} s", client)
+            refusals.note(
+                f"closed connections without complete request headers within "
+                f"{header_timeout_s:g} s",
+                client,
+            )
             self.transport.close()
 
         def connection_made(self, transport) -> None:
@@ -132,9 +140,16 @@ def _guarded_protocol(header_timeout_s: float):
     return HeaderDeadlineH11
 
 
-def make_server(app, host: str, port: int, *, max_connections: int = DEFAULT_MAX_CONNECTIONS,
-                header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S,
-                keep_alive_s: int = DEFAULT_KEEP_ALIVE_S, lifespan: str = "off"):
+def make_server(
+    app,
+    host: str,
+    port: int,
+    *,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S,
+    keep_alive_s: int = DEFAULT_KEEP_ALIVE_S,
+    lifespan: str = "off",
+):
     """A ``uvicorn.Server`` for a receiver app with the limits of the module docstring.
 
     Args:
@@ -148,9 +163,17 @@ def make_server(app, host: str, port: int, *, max_connections: int = DEFAULT_MAX
     import uvicorn
 
     config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", lifespan=lifespan, access_log=False,
-        http=_guarded_protocol(header_timeout_s) or "auto", limit_concurrency=max_connections,
-        timeout_keep_alive=keep_alive_s, h11_max_incomplete_event_size=MAX_HEADER_BYTES)
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan=lifespan,
+        access_log=False,
+        http=_guarded_protocol(header_timeout_s) or "auto",
+        limit_concurrency=max_connections,
+        timeout_keep_alive=keep_alive_s,
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+    )
     ulog = logging.getLogger("uvicorn.error")  # after Config: it (re)configures uvicorn's logging
     if not any(isinstance(f, _UvicornRefusals) for f in ulog.filters):
         ulog.addFilter(_UvicornRefusals())
@@ -171,7 +194,9 @@ def _loop_exception(loop, context: dict) -> None:
     connection; that is a counted refusal line here."""
     if "out of system resource" in str(context.get("message", "")):
         exc = context.get("exception")
-        refusals.note(f"connections not accepted: {getattr(exc, 'strerror', None) or exc} "
-                      "(accepting again in 1 s)")
+        refusals.note(
+            f"connections not accepted: {getattr(exc, 'strerror', None) or exc} "
+            "(accepting again in 1 s)"
+        )
         return
     loop.default_exception_handler(context)

@@ -30,8 +30,8 @@ import typer
 from ._common import fail, settings_or_fail
 
 watch_app = typer.Typer(
-    name="watch", no_args_is_help=True,
-    help="Watch a tracker and audit runs as they end (polling).")
+    name="watch", no_args_is_help=True, help="Watch a tracker and audit runs as they end (polling)."
+)
 
 #: Longest ``--poll-interval``: one week, in seconds. Beyond it a watcher is not watching; and
 #: the wait behind it overflows the platform's timeout (``threading.TIMEOUT_MAX``) near 9.2e9 s.
@@ -43,27 +43,61 @@ MAX_POLL_INTERVAL_S = 604800.0
 MAX_CONCURRENCY = 64
 
 
-POLL_INTERVAL = typer.Option(30.0, "--poll-interval", min=0.1, max=MAX_POLL_INTERVAL_S,
-                             help="Seconds between listings (0.1 to 604800, one week).")
-CONCURRENCY = typer.Option(2, "--concurrency", "-j", min=1, max=MAX_CONCURRENCY,
-                           help="Runs audited at the same time (1 to 64: each is a thread with "
-                                "its own tracker connection, and the tracker is the bottleneck).")
-STATE = typer.Option(None, "--state", help="State file (sqlite; default "
-                                          "./.mlaudit/watch-<tracker>-<scope hash>.sqlite).")
-SINCE = typer.Option(None, "--since",
-                     help="On a new state file, also audit runs that finished after this "
-                          "date/ISO time ('all': every run without a verdict); default: from "
-                          "now on.")
+POLL_INTERVAL = typer.Option(
+    30.0,
+    "--poll-interval",
+    min=0.1,
+    max=MAX_POLL_INTERVAL_S,
+    help="Seconds between listings (0.1 to 604800, one week).",
+)
+CONCURRENCY = typer.Option(
+    2,
+    "--concurrency",
+    "-j",
+    min=1,
+    max=MAX_CONCURRENCY,
+    help="Runs audited at the same time (1 to 64: each is a thread with "
+    "its own tracker connection, and the tracker is the bottleneck).",
+)
+STATE = typer.Option(
+    None,
+    "--state",
+    help="State file (sqlite; default ./.mlaudit/watch-<tracker>-<scope hash>.sqlite).",
+)
+SINCE = typer.Option(
+    None,
+    "--since",
+    help="On a new state file, also audit runs that finished after this "
+    "date/ISO time ('all': every run without a verdict); default: from "
+    "now on.",
+)
 ONCE = typer.Option(False, "--once", help="List once, audit everything ready, exit (for cron).")
-LIVE = typer.Option(False, "--live", help="Also follow RUNNING runs: read only what is new each "
-                   "poll, alert once per episode (NaN, divergence, stall...); see docs/live.md.")
-STOP_ON = typer.Option(None, "--stop-on", help="With --live: request a stop on these live findings "
-                       "(comma-separated: nan, diverged, loss_scale, stalled, throughput, console). "
-                       "Off by default.")
-STALL_FLOOR = typer.Option(600.0, "--stall-floor", min=1.0, help="With --live: shortest stall "
-                           "reported, seconds (default 600: PyTorch's NCCL timeout).")
-COOLDOWN = typer.Option(300.0, "--cooldown", min=0.0, help="With --live: seconds after an episode "
-                        "clears during which the same condition is not alerted again.")
+LIVE = typer.Option(
+    False,
+    "--live",
+    help="Also follow RUNNING runs: read only what is new each "
+    "poll, alert once per episode (NaN, divergence, stall...); see docs/live.md.",
+)
+STOP_ON = typer.Option(
+    None,
+    "--stop-on",
+    help="With --live: request a stop on these live findings "
+    "(comma-separated: nan, diverged, loss_scale, stalled, throughput, console). "
+    "Off by default.",
+)
+STALL_FLOOR = typer.Option(
+    600.0,
+    "--stall-floor",
+    min=1.0,
+    help="With --live: shortest stall reported, seconds (default 600: PyTorch's NCCL timeout).",
+)
+COOLDOWN = typer.Option(
+    300.0,
+    "--cooldown",
+    min=0.0,
+    help="With --live: seconds after an episode "
+    "clears during which the same condition is not alerted again.",
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -82,16 +116,19 @@ def watch_config(poll_interval: float, concurrency: int, since: str | None, once
     from mlaudit_core.service import WatchConfig, parse_since
 
     if not (math.isfinite(poll_interval) and 0.1 <= poll_interval <= MAX_POLL_INTERVAL_S):
-        fail(f"--poll-interval {poll_interval:g}: must be a finite number of seconds from 0.1 to "
-             f"{MAX_POLL_INTERVAL_S:g} (one week)")
+        fail(
+            f"--poll-interval {poll_interval:g}: must be a finite number of seconds from 0.1 to "
+            f"{MAX_POLL_INTERVAL_S:g} (one week)"
+        )
     if not 1 <= concurrency <= MAX_CONCURRENCY:
         fail(f"--concurrency {concurrency}: must be from 1 to {MAX_CONCURRENCY}")
     try:
         since_dt = parse_since(since)
     except InputError as exc:
         fail(str(exc))
-    return WatchConfig(poll_interval_s=poll_interval, concurrency=concurrency, since=since_dt,
-                       once=once)
+    return WatchConfig(
+        poll_interval_s=poll_interval, concurrency=concurrency, since=since_dt, once=once
+    )
 
 
 def setup_logging() -> None:
@@ -111,8 +148,9 @@ def setup_logging() -> None:
     logger.setLevel(logging.INFO)
 
 
-def live_options(live: bool, poll_interval: float, stop_on: str | None, stall_floor: float,
-                 cooldown: float):
+def live_options(
+    live: bool, poll_interval: float, stop_on: str | None, stall_floor: float, cooldown: float
+):
     """The :class:`~mlaudit_core.live.LiveConfig` of ``--live`` (None without it); exit 2 on an
     unknown ``--stop-on`` name or ``--stop-on`` without ``--live``."""
     if not live:
@@ -127,9 +165,16 @@ def live_options(live: bool, poll_interval: float, stop_on: str | None, stall_fl
         fail(f"--stop-on: {exc}")
 
 
-def run_watch(make_source: Callable, *, state: Path | None, config: Path | None, watch,
-              notify: list[str] | None = None, serve: Callable | None = None,
-              live: tuple[Callable, object] | None = None) -> None:
+def run_watch(
+    make_source: Callable,
+    *,
+    state: Path | None,
+    config: Path | None,
+    watch,
+    notify: list[str] | None = None,
+    serve: Callable | None = None,
+    live: tuple[Callable, object] | None = None,
+) -> None:
     """Build the source, open the state file and watch until SIGTERM/SIGINT; exits 0.
 
     With ``--once``: exit 4 (``EXIT_INCOMPLETE``, one line) when the tracker did not answer
@@ -166,8 +211,9 @@ def run_watch(make_source: Callable, *, state: Path | None, config: Path | None,
             if live is not None:
                 from mlaudit_core.live.cli import MonitorThread
 
-                monitor = MonitorThread(live[0](source), store, settings, live[1],
-                                        once=watch.once).start()
+                monitor = MonitorThread(
+                    live[0](source), store, settings, live[1], once=watch.once
+                ).start()
             try:
                 if serve is None:
                     code = watcher.run()
@@ -184,8 +230,9 @@ def run_watch(make_source: Callable, *, state: Path | None, config: Path | None,
     raise typer.Exit(code)
 
 
-def run_live_watch(source, scope: str, kind: str, *, state: Path | None, settings, live_cfg,
-                   once: bool) -> None:
+def run_live_watch(
+    source, scope: str, kind: str, *, state: Path | None, settings, live_cfg, once: bool
+) -> None:
     """Follow ``source`` live with no watcher of finished runs (``watch tensorboard --live``,
     ``watch PATH --live``): the state file is ``state`` (checked first) or the default one of
     ``watch <kind>`` for ``scope``; exit 2 on a bad state file or an :class:`MlauditError`,
@@ -221,4 +268,3 @@ def with_notify(settings, urls: list[str]):
     table = dict(settings.notify)
     table["urls"] = [*table.get("urls", []), *urls]
     return settings.model_copy(update={"notify": table})
-

@@ -30,19 +30,33 @@ def make_source(paths: list[Path]):
     sources, rest = local_live_sources(paths)
     if not rest:
         return sources[0] if len(sources) == 1 else CompositeSource(sources)
-    return CompositeSource([*sources, LocalLiveSource(rest, exclusive=True)],
-                           claim=local_live_sources)
+    return CompositeSource(
+        [*sources, LocalLiveSource(rest, exclusive=True)], claim=local_live_sources
+    )
 
 
 def watch_path(
-    paths: list[Path] = typer.Argument(..., metavar="PATH...", help="A run being written: a "
-                                       "TensorBoard log directory, a directory of CSV/console "
-                                       "logs, a CSV file or a console log; repeat for several."),
-    live: bool = typer.Option(False, "--live", help="Follow the runs while they are written "
-                              "(required: a local log has no 'finished' state to watch for)."),
-    poll_interval: float = W.POLL_INTERVAL, state: Path = W.STATE, once: bool = W.ONCE,
-    config: Path = CONFIG, notify: list[str] = NOTIFY, stop_on: str = W.STOP_ON,
-    stall_floor: float = W.STALL_FLOOR, cooldown: float = W.COOLDOWN,
+    paths: list[Path] = typer.Argument(
+        ...,
+        metavar="PATH...",
+        help="A run being written: a "
+        "TensorBoard log directory, a directory of CSV/console "
+        "logs, a CSV file or a console log; repeat for several.",
+    ),
+    live: bool = typer.Option(
+        False,
+        "--live",
+        help="Follow the runs while they are written "
+        "(required: a local log has no 'finished' state to watch for).",
+    ),
+    poll_interval: float = W.POLL_INTERVAL,
+    state: Path = W.STATE,
+    once: bool = W.ONCE,
+    config: Path = CONFIG,
+    notify: list[str] = NOTIFY,
+    stop_on: str = W.STOP_ON,
+    stall_floor: float = W.STALL_FLOOR,
+    cooldown: float = W.COOLDOWN,
 ) -> None:
     """Follow local runs live: each poll reads what was appended since the last one (event
     files, CSV rows, console lines); alerts go to --notify and <run>/mlaudit/live.json."""
@@ -58,8 +72,9 @@ def watch_path(
     resolved = sorted({p.resolve() for p in paths})
     source = make_source(resolved)
     scope = "local-live " + ",".join(str(p) for p in resolved)
-    W.run_live_watch(source, scope, "local", state=state, settings=settings, live_cfg=live_cfg,
-                     once=once)
+    W.run_live_watch(
+        source, scope, "local", state=state, settings=settings, live_cfg=live_cfg, once=once
+    )
 
 
 def _path_fallback_group():
@@ -70,8 +85,13 @@ def _path_fallback_group():
         runs ``watch path PATH ...``."""
 
         def resolve_command(self, ctx, args):
-            if args and args[0] not in self.commands and not args[0].startswith("-") \
-                    and Path(args[0]).exists() and "path" in self.commands:
+            if (
+                args
+                and args[0] not in self.commands
+                and not args[0].startswith("-")
+                and Path(args[0]).exists()
+                and "path" in self.commands
+            ):
                 return "path", self.commands["path"], args
             return super().resolve_command(ctx, args)
 

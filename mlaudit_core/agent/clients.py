@@ -22,7 +22,9 @@ def mlaudit_command() -> str:
     here = Path(sys.argv[0])
     if here.name == "mlaudit" and here.exists():
         return str(here.resolve())
-    found = shutil.which("mlaudit", path=str(Path(sys.executable).parent)) or shutil.which("mlaudit")
+    found = shutil.which("mlaudit", path=str(Path(sys.executable).parent)) or shutil.which(
+        "mlaudit"
+    )
     return str(Path(found).resolve()) if found else "mlaudit"
 
 
@@ -32,26 +34,47 @@ def snippets(roots: list[str], http_port: int | None = None, command: str | None
     args = ["mcp"] + [a for r in roots for a in ("--root", str(Path(r).expanduser().resolve()))]
     stdio = {"command": cmd, "args": args}
     blocks = [
-        ("Claude Desktop: claude_desktop_config.json (Settings > Developer > Edit Config)",
-         json.dumps({"mcpServers": {"mlaudit": stdio}}, indent=2)),
-        ("Claude Code: run once (or put the Claude Desktop block in the project's .mcp.json)",
-         "claude mcp add mlaudit -- " + shlex.join([cmd, *args])),
-        ("VS Code: .vscode/mcp.json",
-         json.dumps({"servers": {"mlaudit": {"type": "stdio", **stdio}}}, indent=2)),
-        ("Cursor: ~/.cursor/mcp.json (all projects) or .cursor/mcp.json (this project)",
-         json.dumps({"mcpServers": {"mlaudit": stdio}}, indent=2)),
+        (
+            "Claude Desktop: claude_desktop_config.json (Settings > Developer > Edit Config)",
+            json.dumps({"mcpServers": {"mlaudit": stdio}}, indent=2),
+        ),
+        (
+            "Claude Code: run once (or put the Claude Desktop block in the project's .mcp.json)",
+            "claude mcp add mlaudit -- " + shlex.join([cmd, *args]),
+        ),
+        (
+            "VS Code: .vscode/mcp.json",
+            json.dumps({"servers": {"mlaudit": {"type": "stdio", **stdio}}}, indent=2),
+        ),
+        (
+            "Cursor: ~/.cursor/mcp.json (all projects) or .cursor/mcp.json (this project)",
+            json.dumps({"mcpServers": {"mlaudit": stdio}}, indent=2),
+        ),
     ]
     if http_port:
         url = f"http://127.0.0.1:{http_port}/mcp"
         start = shlex.join([cmd, *args, "--http", str(http_port)])
         auth = "Authorization: Bearer ${MLAUDIT_MCP_TOKEN}"
         blocks += [
-            (f"Streamable HTTP, Claude Code (start the server first with the same token in "
-             f"MLAUDIT_MCP_TOKEN: {start})",
-             f"claude mcp add --transport http mlaudit {url} --header \"{auth}\""),
-            ("Streamable HTTP, VS Code: .vscode/mcp.json",
-             json.dumps({"servers": {"mlaudit": {
-                 "type": "http", "url": url,
-                 "headers": {"Authorization": "Bearer ${env:MLAUDIT_MCP_TOKEN}"}}}}, indent=2)),
+            (
+                f"Streamable HTTP, Claude Code (start the server first with the same token in "
+                f"MLAUDIT_MCP_TOKEN: {start})",
+                f'claude mcp add --transport http mlaudit {url} --header "{auth}"',
+            ),
+            (
+                "Streamable HTTP, VS Code: .vscode/mcp.json",
+                json.dumps(
+                    {
+                        "servers": {
+                            "mlaudit": {
+                                "type": "http",
+                                "url": url,
+                                "headers": {"Authorization": "Bearer ${env:MLAUDIT_MCP_TOKEN}"},
+                            }
+                        }
+                    },
+                    indent=2,
+                ),
+            ),
         ]
     return "\n\n".join(f"# {title}\n{body}" for title, body in blocks) + "\n"

@@ -42,28 +42,48 @@ COMPACT_SCHEMA: dict[str, Any] = {
     "properties": {
         "schema": {"type": "string", "const": SCHEMA},
         "run": {"type": "string"},
-        "verdict": {"type": "string"}, "cause": {"type": "string"},
-        "confidence": {"type": "number"}, "rule": {"type": ["string", "null"]},
+        "verdict": {"type": "string"},
+        "cause": {"type": "string"},
+        "confidence": {"type": "number"},
+        "rule": {"type": ["string", "null"]},
         "summary": {"type": "string"},
-        "evidence": {"type": "array", "items": {
-            "type": "object",
-            "properties": {"code": {"type": "string"}, "severity": {"type": "string"},
-                           "cite": {"type": "string"}, "text": {"type": "string"}},
-            "required": ["code", "severity", "cite", "text"], "additionalProperties": False}},
+        "evidence": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "code": {"type": "string"},
+                    "severity": {"type": "string"},
+                    "cite": {"type": "string"},
+                    "text": {"type": "string"},
+                },
+                "required": ["code", "severity", "cite", "text"],
+                "additionalProperties": False,
+            },
+        },
         "next_actions": {"type": "array", "items": {"type": "string"}},
         "unknowns": {"type": "array", "items": {"type": "string"}},
         "omitted": {"type": "object", "additionalProperties": {"type": "integer"}},
         "budget_tokens": {"type": "integer"},
     },
-    "required": ["schema", "run", "verdict", "cause", "confidence", "evidence", "next_actions",
-                 "omitted", "budget_tokens"],
+    "required": [
+        "schema",
+        "run",
+        "verdict",
+        "cause",
+        "confidence",
+        "evidence",
+        "next_actions",
+        "omitted",
+        "budget_tokens",
+    ],
     "additionalProperties": False,
 }
 
 
 def _cut(text: str, n: int) -> str:
     text = " ".join(str(text).split())
-    return text if len(text) <= n else text[:n - 1] + "…"
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def cite(finding) -> str:
@@ -82,8 +102,11 @@ def cite(finding) -> str:
             if e.step_start is None:
                 return e.metric
             end = e.step_end if e.step_end is not None else e.step_start
-            return f"{e.metric}@step {end}" if end == e.step_start else \
-                f"{e.metric}@steps {e.step_start}-{end}"
+            return (
+                f"{e.metric}@step {end}"
+                if end == e.step_start
+                else f"{e.metric}@steps {e.step_start}-{end}"
+            )
     for e in ev:
         if isinstance(e, ConfigEvidence):
             return f"config {e.key}"
@@ -101,16 +124,26 @@ def compact_report(report, budget_tokens: int = DEFAULT_TOKENS) -> dict[str, Any
     limit = budget_tokens * CHARS_PER_TOKEN
     v, run = report.verdict, report.run
     name = f" ({_cut(run.name, 60)})" if run.name and run.name != run.id else ""
-    findings = sorted((f for f in report.findings if f.severity.rank >= 1),
-                      key=lambda f: -f.severity.rank)
+    findings = sorted(
+        (f for f in report.findings if f.severity.rank >= 1), key=lambda f: -f.severity.rank
+    )
     out: dict[str, Any] = {
-        "schema": SCHEMA, "run": f"{run.tracker}:{_cut(run.id, 80)}{name}",
-        "verdict": v.outcome.value, "cause": v.cause.value,
-        "confidence": round(float(v.confidence), 2), "rule": v.rule, "summary": "",
-        "evidence": [], "next_actions": [], "unknowns": [],
-        "omitted": {"findings": len(findings), "next_actions": len(report.next_actions),
-                    "unknowns": len(report.unknowns),
-                    "info_findings": sum(1 for f in report.findings if f.severity.rank < 1)},
+        "schema": SCHEMA,
+        "run": f"{run.tracker}:{_cut(run.id, 80)}{name}",
+        "verdict": v.outcome.value,
+        "cause": v.cause.value,
+        "confidence": round(float(v.confidence), 2),
+        "rule": v.rule,
+        "summary": "",
+        "evidence": [],
+        "next_actions": [],
+        "unknowns": [],
+        "omitted": {
+            "findings": len(findings),
+            "next_actions": len(report.next_actions),
+            "unknowns": len(report.unknowns),
+            "info_findings": sum(1 for f in report.findings if f.severity.rank < 1),
+        },
         "budget_tokens": budget_tokens,
     }
     # the summary takes at most a third of the budget, so evidence and actions always get room
@@ -118,9 +151,15 @@ def compact_report(report, budget_tokens: int = DEFAULT_TOKENS) -> dict[str, Any
     summary = _cut(v.summary, max(40, min(SUMMARY_CHARS, room // 3)))
     out["summary"] = summary if _size({**out, "summary": summary}) <= limit else ""
     queues: dict[str, list[Any]] = {
-        "evidence": [{"code": f.code, "severity": f.severity.value,
-                      "cite": _cut(cite(f), 120), "text": _cut(f.message, ITEM_CHARS)}
-                     for f in findings],
+        "evidence": [
+            {
+                "code": f.code,
+                "severity": f.severity.value,
+                "cite": _cut(cite(f), 120),
+                "text": _cut(f.message, ITEM_CHARS),
+            }
+            for f in findings
+        ],
         "next_actions": [_cut(a.action, ITEM_CHARS) for a in report.next_actions],
         "unknowns": [_cut(u, ITEM_CHARS) for u in report.unknowns],
     }
@@ -160,5 +199,6 @@ def compact_report(report, budget_tokens: int = DEFAULT_TOKENS) -> dict[str, Any
 
 def render_compact(report, budget_tokens: int = DEFAULT_TOKENS) -> str:
     """:func:`compact_report` as one line of compact JSON."""
-    return json.dumps(compact_report(report, budget_tokens), separators=(",", ":"),
-                      ensure_ascii=False)
+    return json.dumps(
+        compact_report(report, budget_tokens), separators=(",", ":"), ensure_ascii=False
+    )

@@ -48,8 +48,12 @@ def _require_sdk():
         raise MissingDependency("mcp", "mcp") from None
 
 
-def build_server(roots: Roots, config: str | None = None, tracking_uris: Sequence[str] = (),
-                 call_timeout_s: float = 600.0):
+def build_server(
+    roots: Roots,
+    config: str | None = None,
+    tracking_uris: Sequence[str] = (),
+    call_timeout_s: float = 600.0,
+):
     """The MCP server object (``mcp.server.lowlevel.Server``) with every tool registered.
 
     ``tracking_uris``: the MLflow tracking URIs the tools may use (fixed here, never chosen by
@@ -65,12 +69,23 @@ def build_server(roots: Roots, config: str | None = None, tracking_uris: Sequenc
     specs = tool_specs()
 
     def annotations(name: str):
-        return types.ToolAnnotations(read_only_hint=name not in _MAY_WRITE, destructive_hint=False,
-                                     idempotent_hint=True, open_world_hint=name in _TRACKER_TOOLS)
+        return types.ToolAnnotations(
+            read_only_hint=name not in _MAY_WRITE,
+            destructive_hint=False,
+            idempotent_hint=True,
+            open_world_hint=name in _TRACKER_TOOLS,
+        )
 
-    tools = [types.Tool(name=s.name, description=s.description, input_schema=s.input_schema,
-                        output_schema=s.output_schema, annotations=annotations(s.name))
-             for s in specs]
+    tools = [
+        types.Tool(
+            name=s.name,
+            description=s.description,
+            input_schema=s.input_schema,
+            output_schema=s.output_schema,
+            annotations=annotations(s.name),
+        )
+        for s in specs
+    ]
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
@@ -90,28 +105,47 @@ def build_server(roots: Roots, config: str | None = None, tracking_uris: Sequenc
             # at most the same limit, see Toolbox.call)
             with anyio.fail_after(call_timeout_s):
                 res = await anyio.to_thread.run_sync(
-                    lambda: toolbox.call(name, args, progress), abandon_on_cancel=True)
+                    lambda: toolbox.call(name, args, progress), abandon_on_cancel=True
+                )
         except TimeoutError:
-            return types.CallToolResult(content=[types.TextContent(
-                type="text", text=f"mlaudit: error: {name}: took longer than the call time "
-                                  f"limit ({call_timeout_s:.0f} s, --call-timeout)")],
-                is_error=True)
+            return types.CallToolResult(
+                content=[
+                    types.TextContent(
+                        type="text",
+                        text=f"mlaudit: error: {name}: took longer than the call time "
+                        f"limit ({call_timeout_s:.0f} s, --call-timeout)",
+                    )
+                ],
+                is_error=True,
+            )
         except ToolFailure as exc:
-            return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))],
-                                        is_error=True)
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=str(exc))], is_error=True
+            )
         compact = res.data.get("schema") == "mlaudit-compact/1" or any(
             (r.get("report") or {}).get("schema") == "mlaudit-compact/1"
-            for r in res.data.get("runs") or [] if isinstance(r, dict))
+            for r in res.data.get("runs") or []
+            if isinstance(r, dict)
+        )
         # the compact form's budget is counted on compact JSON: no indentation for it
-        text = (json.dumps(res.data, separators=(",", ":"), ensure_ascii=False, default=str)
-                if compact else json.dumps(res.data, indent=1, default=str))
+        text = (
+            json.dumps(res.data, separators=(",", ":"), ensure_ascii=False, default=str)
+            if compact
+            else json.dumps(res.data, indent=1, default=str)
+        )
         content = [types.TextContent(type="text", text=text)]
         content += [types.TextContent(type="text", text=line) for line in res.lines]
         return types.CallToolResult(content=content, structured_content=res.data, is_error=False)
 
-    return Server("mlaudit", version=__version__, title="mlaudit",
-                  description="Evidence-backed diagnosis of ML training runs and ML CI failures.",
-                  instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool)
+    return Server(
+        "mlaudit",
+        version=__version__,
+        title="mlaudit",
+        description="Evidence-backed diagnosis of ML training runs and ML CI failures.",
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
 
 
 #: The longest JSON-RPC message line read from stdin (a tool call's arguments are small; the
@@ -136,13 +170,20 @@ class BoundedLines:
             line = self.raw.readline(1 << 20)
         import sys
 
-        print(f"mlaudit mcp: a message line over {self.limit >> 20} MiB was dropped",
-              file=sys.stderr, flush=True)
+        print(
+            f"mlaudit mcp: a message line over {self.limit >> 20} MiB was dropped",
+            file=sys.stderr,
+            flush=True,
+        )
         return "message line too long\n"
 
 
-def serve_stdio(roots: Roots, config: str | None = None,
-                tracking_uris: Sequence[str] = (), call_timeout_s: float = 600.0) -> None:
+def serve_stdio(
+    roots: Roots,
+    config: str | None = None,
+    tracking_uris: Sequence[str] = (),
+    call_timeout_s: float = 600.0,
+) -> None:
     """Serve over stdin/stdout until the client closes the stream.
 
     stdin is read through :class:`BoundedLines`; fd 0 then points at the null device while
@@ -192,10 +233,17 @@ def new_token() -> str:
     return secrets.token_urlsafe(32)
 
 
-def serve_http(roots: Roots, port: int, config: str | None = None,
-               on_ready: Any = None, tracking_uris: Sequence[str] = (),
-               token: str | None = None, call_timeout_s: float = 600.0,
-               session_idle_s: float = 600.0, make_server: Any = None) -> None:
+def serve_http(
+    roots: Roots,
+    port: int,
+    config: str | None = None,
+    on_ready: Any = None,
+    tracking_uris: Sequence[str] = (),
+    token: str | None = None,
+    call_timeout_s: float = 600.0,
+    session_idle_s: float = 600.0,
+    make_server: Any = None,
+) -> None:
     """Serve streamable HTTP at ``http://127.0.0.1:PORT/mcp`` until interrupted.
 
     Every request must carry ``Authorization: Bearer TOKEN`` (``token``; required): the MCP
@@ -222,15 +270,26 @@ def serve_http(roots: Roots, port: int, config: str | None = None,
     auth = AuthSettings(issuer_url=AnyHttpUrl(f"http://127.0.0.1:{port}"), resource_server_url=None)
     # abandoned sessions end after session_idle_s without a request; at most 64 at a time;
     # uvicorn closes an idle keep-alive connection after 5 s and takes 32 connections at once
-    app = server.streamable_http_app(host="127.0.0.1", auth=auth,
-                                     token_verifier=StaticTokenVerifier(token),
-                                     session_idle_timeout=session_idle_s, max_sessions=64)
+    app = server.streamable_http_app(
+        host="127.0.0.1",
+        auth=auth,
+        token_verifier=StaticTokenVerifier(token),
+        session_idle_timeout=session_idle_s,
+        max_sessions=64,
+    )
     if make_server is not None:
         srv = make_server(app, "127.0.0.1", port, max_connections=32, lifespan="on")
     else:
-        srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
-                                            log_level="warning", timeout_keep_alive=5,
-                                            limit_concurrency=32))
+        srv = uvicorn.Server(
+            uvicorn.Config(
+                app,
+                host="127.0.0.1",
+                port=port,
+                log_level="warning",
+                timeout_keep_alive=5,
+                limit_concurrency=32,
+            )
+        )
     if on_ready is not None:
         on_ready(url)
     srv.run()

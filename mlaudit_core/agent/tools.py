@@ -78,8 +78,10 @@ class Roots:
             _regular_or_dir(p, what, value)
             return p
         roots = ", ".join(str(r) for r in self.paths)
-        raise ToolFailure(f"mlaudit: error: {what} {value}: outside the allowed roots ({roots}); "
-                          "start the server with --root DIR to allow it")
+        raise ToolFailure(
+            f"mlaudit: error: {what} {value}: outside the allowed roots ({roots}); "
+            "start the server with --root DIR to allow it"
+        )
 
     def confine_tree(self, value: str | os.PathLike, what: str) -> Path:
         """:meth:`confine`, and for a folder also every symbolic link under it: the readers open
@@ -94,14 +96,17 @@ class Roots:
                     link = Path(top) / name
                     if name in files and not link.is_symlink():
                         _regular_or_dir(link, what, value)
-                    if link.is_symlink() and not (name.startswith("debug") and name.endswith(".log")):
+                    if link.is_symlink() and not (
+                        name.startswith("debug") and name.endswith(".log")
+                    ):
                         target = link.resolve()
                         if not any(target == r or target.is_relative_to(r) for r in self.paths):
                             rel = link.relative_to(p)
                             roots = ", ".join(str(r) for r in self.paths)
                             raise ToolFailure(
                                 f"mlaudit: error: {what} {value}: {rel} links outside the allowed "
-                                f"roots ({roots}); start the server with --root DIR to allow it")
+                                f"roots ({roots}); start the server with --root DIR to allow it"
+                            )
         return p
 
 
@@ -115,8 +120,10 @@ def _regular_or_dir(p: Path, what: str, value: str | os.PathLike) -> None:
     except OSError:
         return  # missing: the tool's own error names it
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        raise ToolFailure(f"mlaudit: error: {what} {value}: {p.name} is not a regular file or "
-                          "folder (a FIFO, socket or device)")
+        raise ToolFailure(
+            f"mlaudit: error: {what} {value}: {p.name} is not a regular file or "
+            "folder (a FIFO, socket or device)"
+        )
 
 
 #: Limits of one call's arguments: items of an array, characters of a string
@@ -146,8 +153,12 @@ _PATHS = {"type": "array", "items": {"type": "string"}, "minItems": 1}
 
 
 def _obj(props: dict, required: Sequence[str] = ()) -> dict:
-    return {"type": "object", "properties": props, "required": list(required),
-            "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": props,
+        "required": list(required),
+        "additionalProperties": False,
+    }
 
 
 def report_schema() -> dict:
@@ -170,14 +181,23 @@ def _wrapping_report(props_fn: Callable[[dict], dict], required: Sequence[str]) 
 #: Tools whose output is a report (or, per audited run, reports): they take ``format``.
 REPORT_TOOLS = ("audit_run", "audit_path", "audit_logs", "audit_ci")
 _FORMAT_ARGS = {
-    "format": {"type": "string", "enum": ["report", "compact"], "default": "report",
-               "description": "'report': the full report (the report schema). 'compact': "
-                              "verdict, cause, confidence, top evidence with file:line and next "
-                              "actions within budget_tokens (schema mlaudit-compact/1); ask for "
-                              "the report when 'omitted' says more is there."},
-    "budget_tokens": {"type": "integer", "minimum": 200, "maximum": 8000, "default": 400,
-                      "description": "With format 'compact': its size limit in tokens (3 "
-                                     "characters a token of compact JSON)."},
+    "format": {
+        "type": "string",
+        "enum": ["report", "compact"],
+        "default": "report",
+        "description": "'report': the full report (the report schema). 'compact': "
+        "verdict, cause, confidence, top evidence with file:line and next "
+        "actions within budget_tokens (schema mlaudit-compact/1); ask for "
+        "the report when 'omitted' says more is there.",
+    },
+    "budget_tokens": {
+        "type": "integer",
+        "minimum": 200,
+        "maximum": 8000,
+        "default": 400,
+        "description": "With format 'compact': its size limit in tokens (3 "
+        "characters a token of compact JSON).",
+    },
 }
 
 
@@ -194,8 +214,15 @@ def _report_or_compact() -> tuple[dict, dict]:
     return {"anyOf": [{"$ref": "#/$defs/AuditReport"}, {"$ref": "#/$defs/CompactReport"}]}, defs
 
 
-_LINE = _obj({"file": _STR, "line": {"type": "integer"}, "text": _STR,
-              "context": {"type": "array", "items": _STR}, "kind": _STR})
+_LINE = _obj(
+    {
+        "file": _STR,
+        "line": {"type": "integer"},
+        "text": _STR,
+        "context": {"type": "array", "items": _STR},
+        "kind": _STR,
+    }
+)
 
 
 def _schemas() -> dict[str, tuple[dict, dict | str | None]]:
@@ -209,140 +236,340 @@ def _schemas() -> dict[str, tuple[dict, dict | str | None]]:
 
 
 def _base_schemas() -> dict[str, tuple[dict, dict | str | None]]:
-    tracker = {"type": "string", "enum": list(TRACKERS),
-               "description": "The experiment tracker holding the run."}
-    source = {"type": "string", "enum": list(SOURCES),
-              "description": "A tracker, or 'path' for a local run file/folder."}
-    run_ref = {"type": "string", "description": "MLflow run id; W&B ENTITY/PROJECT/RUN_ID (or "
-                                                "an offline run folder); ClearML task id (or an "
-                                                "offline session folder); with source 'path': "
-                                                "the run file or folder."}
-    uri = {"type": "string", "description": "MLflow tracking URI (server URL, sqlite:///path, "
-                                            "file store); default MLFLOW_TRACKING_URI."}
-    series = _obj({
-        "run": _STR, "metric": _STR, "key": _STR,
-        "points_total": {"type": "integer"}, "points_finite": {"type": "integer"},
-        "points_returned": {"type": "integer"}, "downsampled": {"type": "boolean"},
-        "method": _STR, "start": {"type": ["integer", "null"]}, "end": {"type": ["integer", "null"]},
-        "steps": {"type": "array", "items": {"type": "integer"}},
-        "values": {"type": "array", "items": {"type": "number"}},
-        "min": {"type": ["number", "null"]}, "min_step": {"type": ["integer", "null"]},
-        "max": {"type": ["number", "null"]}, "max_step": {"type": ["integer", "null"]},
-        "first": {"type": ["number", "null"]}, "last": {"type": ["number", "null"]},
-        "last_step": {"type": ["integer", "null"]},
-        "nonfinite": _obj({"count": {"type": "integer"},
-                           "steps": {"type": "array", "items": {"type": "integer"}},
-                           "values": {"type": "array", "items": _STR}}),
-    }, ["run", "metric", "key", "points_total", "points_returned", "steps", "values"])
-    rule_short = _obj({"code": _STR, "name": _STR, "family": _STR, "summary": _STR,
-                       "lifecycle": _STR})
-    rule_full = _obj({"code": _STR, "name": _STR, "family": _STR, "summary": _STR,
-                      "lifecycle": _STR, "doc": _STR,
-                      "needs": {"type": "array", "items": _STR},
-                      "params": {"type": "array", "items": _obj({
-                          "name": _STR, "type": _STR, "default": {}, "description": _STR})}},
-                     ["code", "name", "family", "doc"])
-    band = _obj({
-        "key": _STR, "role": {"type": ["string", "null"]}, "kind": _STR, "axis": _STR,
-        "verdict": {"type": "string",
-                    "enum": ["worse", "within_noise", "better", "insufficient_seeds"]},
-        "summary": _STR, "baseline_ids": {"type": "array", "items": _STR},
-        "n_baselines": {"type": "integer"}, "method": _STR, "k": {"type": "number"},
-        "tail_start_step": {"type": "integer"}, "tail_end_step": {"type": "integer"},
-        "run_tail_mean": {"type": "number"},
-        "baseline_tail_means": {"type": "array", "items": {"type": "number"}},
-        "band_lo": {"type": "number"}, "band_hi": {"type": "number"},
-        "delta": {"type": "number"}, "rel_delta": {"type": ["number", "null"]},
-        "z": {"type": ["number", "null"]}, "frac_tail_worse": {"type": "number"},
-        "frac_tail_better": {"type": "number"}, "onset_step": {"type": ["integer", "null"]},
-        "higher_is_better": {"type": "boolean"}, "seeds_needed": {"type": ["integer", "null"]},
-        "notes": {"type": "array", "items": _STR}})
-    delta = _obj({"source": _STR, "key": _STR, "run_value": {"type": ["string", "null"]},
-                  "baseline_values": {"type": "array", "items": {"type": ["string", "null"]}},
-                  "category": _STR, "layer": _STR, "consistent": {"type": "boolean"},
-                  "score": {"type": "number"}})
-    return {
-        "audit_run": (_obj({
-            "tracker": tracker, "run_ref": run_ref, "tracking_uri": uri,
-            "baselines": {"type": "array", "items": _STR,
-                          "description": "Baseline run ids (MLflow; several seeds give a noise "
-                                         "band). Default: the tracker's own choice (runs tagged "
-                                         "mlaudit.baseline, the parent, same-config runs); [] for "
-                                         "none."},
-            "write_back": {"type": "boolean", "default": False,
-                           "description": "Write the verdict onto the run (tags, mlaudit/ "
-                                          "artifacts). Off unless asked."},
-        }, ["tracker", "run_ref"]), "report"),
-        "audit_path": (_obj({
-            "path": {"type": "string", "description": "A run file or folder (trainer_state.json, "
-                                                      "CSV/JSON-lines logs, console log, "
-                                                      "TensorBoard logdir, mlruns store, W&B run "
-                                                      "folder, ClearML offline session), or a "
-                                                      "folder holding several runs."},
-            "as_format": {"type": "string", "description": "Use this reader instead of sniffing."},
-            "write_back": {"type": "boolean", "default": False,
-                           "description": "TensorBoard only: add the verdict as a text summary "
-                                          "in mlaudit's own event file. Off unless asked."},
-        }, ["path"]), None),
-        "audit_logs": (_obj({
-            "paths": {**_PATHS, "description": "Console log files, read in order as one log."},
-            "config": {"type": "array", "items": _STR,
-                       "description": "Run config files (key = value, JSON, YAML, TOML): their "
-                                      "values become the run's params."},
-            "name": {"type": "string", "description": "Display name of the run."},
-        }, ["paths"]), "report"),
-        "audit_ci": (_obj({
-            "repo": {"type": "string", "description": "Repository root (tests, golden files)."},
-            "logs": {**_PATHS, "description": "CI log files; .json/.csv are actual values."},
-            "golden": {"type": "array", "items": _STR,
-                       "description": "Golden-value files; default: the repo's own."},
-            "claims": {"type": "string", "description": "A PR description / results note whose "
-                                                        "numeric claims are checked."},
-        }, ["repo", "logs"]), "report"),
-        "collect_evidence": (_obj({
-            "repo": {"type": "string", "description": "Repository root; omit to read logs only."},
-            "logs": {**_PATHS, "description": "Log files; .json/.csv are actual metric values."},
-            "golden": {"type": "array", "items": _STR},
-            "window": {"type": "integer", "minimum": 0, "maximum": 50, "default": 3},
-        }, ["logs"]), _obj({
-            "schema": _STR, "repo": {"type": ["string", "null"]},
-            "failure_lines": {"type": "array", "items": _LINE},
-            "pass_lines": {"type": "array", "items": _LINE},
-            "metric_lines": {"type": "array", "items": _LINE},
-            "gates": {"type": "array", "items": {"type": "object"}},
-            "recomputed": {"type": "array", "items": {"type": "object"}},
-        } | {k: {} for k in ("logs", "timeouts", "infra", "exceptions", "tests", "assertions",
-                             "measured", "failed_metrics", "failed_metrics_line",
-                             "checked_metrics", "checked_metrics_source", "config_candidates",
-                             "source_candidates", "golden_files", "goldens", "actuals", "traced",
-                             "env_changes", "packages_log", "packages_repo", "notes")},
-            ["schema", "failure_lines", "pass_lines", "metric_lines", "gates", "recomputed"])),
-        "compare_runs": (_obj({
-            "source": source, "run": {"type": "string", "description": "The run (id or path)."},
-            "baselines": {**_PATHS, "description": "Baseline runs (ids or paths); 3 or more "
-                                                   "seeds give a seed-to-seed noise band."},
-            "tracking_uri": uri,
-        }, ["source", "run", "baselines"]), _obj({
-            "run": _STR, "baselines": {"type": "array", "items": _STR},
-            "comparisons": {"type": "array", "items": band},
-            "deltas": {"type": "array", "items": delta},
+    tracker = {
+        "type": "string",
+        "enum": list(TRACKERS),
+        "description": "The experiment tracker holding the run.",
+    }
+    source = {
+        "type": "string",
+        "enum": list(SOURCES),
+        "description": "A tracker, or 'path' for a local run file/folder.",
+    }
+    run_ref = {
+        "type": "string",
+        "description": "MLflow run id; W&B ENTITY/PROJECT/RUN_ID (or "
+        "an offline run folder); ClearML task id (or an "
+        "offline session folder); with source 'path': "
+        "the run file or folder.",
+    }
+    uri = {
+        "type": "string",
+        "description": "MLflow tracking URI (server URL, sqlite:///path, "
+        "file store); default MLFLOW_TRACKING_URI.",
+    }
+    series = _obj(
+        {
+            "run": _STR,
+            "metric": _STR,
+            "key": _STR,
+            "points_total": {"type": "integer"},
+            "points_finite": {"type": "integer"},
+            "points_returned": {"type": "integer"},
+            "downsampled": {"type": "boolean"},
+            "method": _STR,
+            "start": {"type": ["integer", "null"]},
+            "end": {"type": ["integer", "null"]},
+            "steps": {"type": "array", "items": {"type": "integer"}},
+            "values": {"type": "array", "items": {"type": "number"}},
+            "min": {"type": ["number", "null"]},
+            "min_step": {"type": ["integer", "null"]},
+            "max": {"type": ["number", "null"]},
+            "max_step": {"type": ["integer", "null"]},
+            "first": {"type": ["number", "null"]},
+            "last": {"type": ["number", "null"]},
+            "last_step": {"type": ["integer", "null"]},
+            "nonfinite": _obj(
+                {
+                    "count": {"type": "integer"},
+                    "steps": {"type": "array", "items": {"type": "integer"}},
+                    "values": {"type": "array", "items": _STR},
+                }
+            ),
+        },
+        ["run", "metric", "key", "points_total", "points_returned", "steps", "values"],
+    )
+    rule_short = _obj(
+        {"code": _STR, "name": _STR, "family": _STR, "summary": _STR, "lifecycle": _STR}
+    )
+    rule_full = _obj(
+        {
+            "code": _STR,
+            "name": _STR,
+            "family": _STR,
+            "summary": _STR,
+            "lifecycle": _STR,
+            "doc": _STR,
+            "needs": {"type": "array", "items": _STR},
+            "params": {
+                "type": "array",
+                "items": _obj({"name": _STR, "type": _STR, "default": {}, "description": _STR}),
+            },
+        },
+        ["code", "name", "family", "doc"],
+    )
+    band = _obj(
+        {
+            "key": _STR,
+            "role": {"type": ["string", "null"]},
+            "kind": _STR,
+            "axis": _STR,
+            "verdict": {
+                "type": "string",
+                "enum": ["worse", "within_noise", "better", "insufficient_seeds"],
+            },
+            "summary": _STR,
+            "baseline_ids": {"type": "array", "items": _STR},
+            "n_baselines": {"type": "integer"},
+            "method": _STR,
+            "k": {"type": "number"},
+            "tail_start_step": {"type": "integer"},
+            "tail_end_step": {"type": "integer"},
+            "run_tail_mean": {"type": "number"},
+            "baseline_tail_means": {"type": "array", "items": {"type": "number"}},
+            "band_lo": {"type": "number"},
+            "band_hi": {"type": "number"},
+            "delta": {"type": "number"},
+            "rel_delta": {"type": ["number", "null"]},
+            "z": {"type": ["number", "null"]},
+            "frac_tail_worse": {"type": "number"},
+            "frac_tail_better": {"type": "number"},
+            "onset_step": {"type": ["integer", "null"]},
+            "higher_is_better": {"type": "boolean"},
+            "seeds_needed": {"type": ["integer", "null"]},
             "notes": {"type": "array", "items": _STR},
-        }, ["run", "baselines", "comparisons", "deltas"])),
-        "explain_rule": (_obj({"code": {"type": "string", "description": "Detector code, e.g. "
-                                                                         "OP001."}}, ["code"]),
-                         rule_full),
-        "list_rules": (_obj({"family": {"type": "string", "description": "Only this family "
-                                                                         "(e.g. optimization)."}}),
-                       _obj({"rules": {"type": "array", "items": rule_short}}, ["rules"])),
-        "get_series": (_obj({
-            "source": source, "run_ref": run_ref, "tracking_uri": uri,
-            "metric": {"type": "string", "description": "A logged key, or a role (train_loss, "
-                                                        "val_loss, learning_rate, grad_norm, ...)."},
-            "start": {"type": "integer", "description": "First step (inclusive)."},
-            "end": {"type": "integer", "description": "Last step (inclusive)."},
-            "max_points": {"type": "integer", "minimum": 10, "maximum": MAX_POINTS,
-                           "default": 500},
-        }, ["source", "run_ref", "metric"]), series),
+        }
+    )
+    delta = _obj(
+        {
+            "source": _STR,
+            "key": _STR,
+            "run_value": {"type": ["string", "null"]},
+            "baseline_values": {"type": "array", "items": {"type": ["string", "null"]}},
+            "category": _STR,
+            "layer": _STR,
+            "consistent": {"type": "boolean"},
+            "score": {"type": "number"},
+        }
+    )
+    return {
+        "audit_run": (
+            _obj(
+                {
+                    "tracker": tracker,
+                    "run_ref": run_ref,
+                    "tracking_uri": uri,
+                    "baselines": {
+                        "type": "array",
+                        "items": _STR,
+                        "description": "Baseline run ids (MLflow; several seeds give a noise "
+                        "band). Default: the tracker's own choice (runs tagged "
+                        "mlaudit.baseline, the parent, same-config runs); [] for "
+                        "none.",
+                    },
+                    "write_back": {
+                        "type": "boolean",
+                        "default": False,
+                        "description": "Write the verdict onto the run (tags, mlaudit/ "
+                        "artifacts). Off unless asked.",
+                    },
+                },
+                ["tracker", "run_ref"],
+            ),
+            "report",
+        ),
+        "audit_path": (
+            _obj(
+                {
+                    "path": {
+                        "type": "string",
+                        "description": "A run file or folder (trainer_state.json, "
+                        "CSV/JSON-lines logs, console log, "
+                        "TensorBoard logdir, mlruns store, W&B run "
+                        "folder, ClearML offline session), or a "
+                        "folder holding several runs.",
+                    },
+                    "as_format": {
+                        "type": "string",
+                        "description": "Use this reader instead of sniffing.",
+                    },
+                    "write_back": {
+                        "type": "boolean",
+                        "default": False,
+                        "description": "TensorBoard only: add the verdict as a text summary "
+                        "in mlaudit's own event file. Off unless asked.",
+                    },
+                },
+                ["path"],
+            ),
+            None,
+        ),
+        "audit_logs": (
+            _obj(
+                {
+                    "paths": {
+                        **_PATHS,
+                        "description": "Console log files, read in order as one log.",
+                    },
+                    "config": {
+                        "type": "array",
+                        "items": _STR,
+                        "description": "Run config files (key = value, JSON, YAML, TOML): their "
+                        "values become the run's params.",
+                    },
+                    "name": {"type": "string", "description": "Display name of the run."},
+                },
+                ["paths"],
+            ),
+            "report",
+        ),
+        "audit_ci": (
+            _obj(
+                {
+                    "repo": {
+                        "type": "string",
+                        "description": "Repository root (tests, golden files).",
+                    },
+                    "logs": {
+                        **_PATHS,
+                        "description": "CI log files; .json/.csv are actual values.",
+                    },
+                    "golden": {
+                        "type": "array",
+                        "items": _STR,
+                        "description": "Golden-value files; default: the repo's own.",
+                    },
+                    "claims": {
+                        "type": "string",
+                        "description": "A PR description / results note whose "
+                        "numeric claims are checked.",
+                    },
+                },
+                ["repo", "logs"],
+            ),
+            "report",
+        ),
+        "collect_evidence": (
+            _obj(
+                {
+                    "repo": {
+                        "type": "string",
+                        "description": "Repository root; omit to read logs only.",
+                    },
+                    "logs": {
+                        **_PATHS,
+                        "description": "Log files; .json/.csv are actual metric values.",
+                    },
+                    "golden": {"type": "array", "items": _STR},
+                    "window": {"type": "integer", "minimum": 0, "maximum": 50, "default": 3},
+                },
+                ["logs"],
+            ),
+            _obj(
+                {
+                    "schema": _STR,
+                    "repo": {"type": ["string", "null"]},
+                    "failure_lines": {"type": "array", "items": _LINE},
+                    "pass_lines": {"type": "array", "items": _LINE},
+                    "metric_lines": {"type": "array", "items": _LINE},
+                    "gates": {"type": "array", "items": {"type": "object"}},
+                    "recomputed": {"type": "array", "items": {"type": "object"}},
+                }
+                | {
+                    k: {}
+                    for k in (
+                        "logs",
+                        "timeouts",
+                        "infra",
+                        "exceptions",
+                        "tests",
+                        "assertions",
+                        "measured",
+                        "failed_metrics",
+                        "failed_metrics_line",
+                        "checked_metrics",
+                        "checked_metrics_source",
+                        "config_candidates",
+                        "source_candidates",
+                        "golden_files",
+                        "goldens",
+                        "actuals",
+                        "traced",
+                        "env_changes",
+                        "packages_log",
+                        "packages_repo",
+                        "notes",
+                    )
+                },
+                ["schema", "failure_lines", "pass_lines", "metric_lines", "gates", "recomputed"],
+            ),
+        ),
+        "compare_runs": (
+            _obj(
+                {
+                    "source": source,
+                    "run": {"type": "string", "description": "The run (id or path)."},
+                    "baselines": {
+                        **_PATHS,
+                        "description": "Baseline runs (ids or paths); 3 or more "
+                        "seeds give a seed-to-seed noise band.",
+                    },
+                    "tracking_uri": uri,
+                },
+                ["source", "run", "baselines"],
+            ),
+            _obj(
+                {
+                    "run": _STR,
+                    "baselines": {"type": "array", "items": _STR},
+                    "comparisons": {"type": "array", "items": band},
+                    "deltas": {"type": "array", "items": delta},
+                    "notes": {"type": "array", "items": _STR},
+                },
+                ["run", "baselines", "comparisons", "deltas"],
+            ),
+        ),
+        "explain_rule": (
+            _obj(
+                {"code": {"type": "string", "description": "Detector code, e.g. OP001."}}, ["code"]
+            ),
+            rule_full,
+        ),
+        "list_rules": (
+            _obj(
+                {
+                    "family": {
+                        "type": "string",
+                        "description": "Only this family (e.g. optimization).",
+                    }
+                }
+            ),
+            _obj({"rules": {"type": "array", "items": rule_short}}, ["rules"]),
+        ),
+        "get_series": (
+            _obj(
+                {
+                    "source": source,
+                    "run_ref": run_ref,
+                    "tracking_uri": uri,
+                    "metric": {
+                        "type": "string",
+                        "description": "A logged key, or a role (train_loss, "
+                        "val_loss, learning_rate, grad_norm, ...).",
+                    },
+                    "start": {"type": "integer", "description": "First step (inclusive)."},
+                    "end": {"type": "integer", "description": "Last step (inclusive)."},
+                    "max_points": {
+                        "type": "integer",
+                        "minimum": 10,
+                        "maximum": MAX_POINTS,
+                        "default": 500,
+                    },
+                },
+                ["source", "run_ref", "metric"],
+            ),
+            series,
+        ),
         "experiment_triage": (TRIAGE_INPUT, TRIAGE_OUTPUT),
     }
 
@@ -350,29 +577,29 @@ def _base_schemas() -> dict[str, tuple[dict, dict | str | None]]:
 DESCRIPTIONS = {
     "experiment_triage": TRIAGE_DESCRIPTION,
     "audit_run": "Audit a run in MLflow, W&B or ClearML: verdict (outcome, cause, confidence), "
-                 "findings with evidence, hypotheses, unknowns, next actions. Same as `mlaudit "
-                 "mlflow|wandb|clearml`. Write-back only with write_back=true.",
+    "findings with evidence, hypotheses, unknowns, next actions. Same as `mlaudit "
+    "mlflow|wandb|clearml`. Write-back only with write_back=true.",
     "audit_path": "Audit a local run file or folder, format detected (trainer_state.json, "
-                  "Lightning/Keras/Ultralytics/timm CSV, JSON-lines, console logs, TensorBoard "
-                  "logdir, mlruns store, W&B run folder, ClearML offline). Returns one report "
-                  "per run found. Same as `mlaudit PATH`.",
+    "Lightning/Keras/Ultralytics/timm CSV, JSON-lines, console logs, TensorBoard "
+    "logdir, mlruns store, W&B run folder, ClearML offline). Returns one report "
+    "per run found. Same as `mlaudit PATH`.",
     "audit_logs": "Audit a run from its console log files (metrics and failure signatures "
-                  "parsed from text). Same as `mlaudit logs`.",
+    "parsed from text). Same as `mlaudit logs`.",
     "audit_ci": "Audit an ML CI failure from the repository, its CI logs and golden values: "
-                "real regression, or gate / drift / setup / runtime problem. Same as `mlaudit ci`.",
+    "real regression, or gate / drift / setup / runtime problem. Same as `mlaudit ci`.",
     "collect_evidence": "The evidence pass of a failure without a verdict: failure, pass and "
-                        "metric lines with context, tests, gates in the repo, recomputed gated "
-                        "metrics, config/source candidates, each with file:line. Same as "
-                        "`mlaudit evidence`.",
+    "metric lines with context, tests, gates in the repo, recomputed gated "
+    "metrics, config/source candidates, each with file:line. Same as "
+    "`mlaudit evidence`.",
     "compare_runs": "Compare a run with baseline runs: per metric, is the run worse than, "
-                    "within the noise of, or better than the baselines (noise band over the "
-                    "tail), and which config/environment keys differ.",
+    "within the noise of, or better than the baselines (noise band over the "
+    "tail), and which config/environment keys differ.",
     "explain_rule": "The documentation of one detector code (what it detects, why it matters, "
-                    "evidence, remedy, thresholds and their source, parameters).",
+    "evidence, remedy, thresholds and their source, parameters).",
     "list_rules": "Every detector: code, name, family, one-line summary.",
     "get_series": "One metric's history, downsampled to at most max_points with a "
-                  "min/max-preserving method (spikes are kept), plus exact min/max/last and "
-                  "non-finite steps. For looking at a curve yourself.",
+    "min/max-preserving method (spikes are kept), plus exact min/max/last and "
+    "non-finite steps. For looking at a curve yourself.",
 }
 
 
@@ -392,15 +619,28 @@ def tool_specs() -> list[ToolSpec]:
             node, defs = _report_or_compact()
             outp = {"type": "object", **node, "$defs": defs}
         elif outp is None:  # audit_path
-            outp = _wrapping_report(lambda rep: {
-                "path": _STR,
-                "runs": {"type": "array", "items": _obj({
-                    "path": _STR, "reader": _STR, "reason": _STR, "report": rep,
-                    "written_back": {"type": "array", "items": _STR}},
-                    ["path", "reader", "report"])},
-                "failed": {"type": "array", "items": _obj({"path": _STR, "error": _STR})},
-                "skipped": {"type": "array", "items": _obj({"path": _STR, "why": _STR})},
-                "not_audited": {"type": "array", "items": _STR}}, ["path", "runs"])
+            outp = _wrapping_report(
+                lambda rep: {
+                    "path": _STR,
+                    "runs": {
+                        "type": "array",
+                        "items": _obj(
+                            {
+                                "path": _STR,
+                                "reader": _STR,
+                                "reason": _STR,
+                                "report": rep,
+                                "written_back": {"type": "array", "items": _STR},
+                            },
+                            ["path", "reader", "report"],
+                        ),
+                    },
+                    "failed": {"type": "array", "items": _obj({"path": _STR, "error": _STR})},
+                    "skipped": {"type": "array", "items": _obj({"path": _STR, "why": _STR})},
+                    "not_audited": {"type": "array", "items": _STR},
+                },
+                ["path", "runs"],
+            )
         assert isinstance(outp, dict)  # "report" and None are replaced above
         out.append(ToolSpec(name, DESCRIPTIONS[name], inp, outp))
     return out
@@ -410,6 +650,7 @@ TOOL_NAMES = tuple(_schemas())
 
 
 # --- the tools --------------------------------------------------------------------------------
+
 
 @dataclass
 class Result:
@@ -422,8 +663,13 @@ class Result:
 class Toolbox:
     """The tools bound to the server's roots and settings file."""
 
-    def __init__(self, roots: Roots, config: str | None = None,
-                 tracking_uris: Sequence[str] = (), call_timeout_s: float = 600.0) -> None:
+    def __init__(
+        self,
+        roots: Roots,
+        config: str | None = None,
+        tracking_uris: Sequence[str] = (),
+        call_timeout_s: float = 600.0,
+    ) -> None:
         self.roots = roots
         self.config = Path(config).expanduser() if config else None  # the operator's, not confined
         #: the MLflow tracking URIs fixed at start (``--tracking-uri``; else MLFLOW_TRACKING_URI):
@@ -473,15 +719,19 @@ class Toolbox:
 
             u = urlsplit(uri)
             if u.netloc not in ("", "localhost"):
-                raise ToolFailure(f"mlaudit: error: tracking_uri {bare}: a file URI on another "
-                                  "host is not a local store")
+                raise ToolFailure(
+                    f"mlaudit: error: tracking_uri {bare}: a file URI on another "
+                    "host is not a local store"
+                )
             return self.roots.confine_tree(unquote(u.path), "tracking_uri").as_uri()
         if not scheme and ":" not in uri.split("/", 1)[0]:  # a plain path: an mlruns file store
             return str(self.roots.confine_tree(uri, "tracking_uri"))
         given = ", ".join(strip_uri_credentials(u) for u in self.tracking_uris) or "none"
-        raise ToolFailure(f"mlaudit: error: tracking_uri {bare}: not a tracking URI this server "
-                          f"was started with (--tracking-uri: {given}) nor a local store inside "
-                          "the roots; restart the server with --tracking-uri URI to allow it")
+        raise ToolFailure(
+            f"mlaudit: error: tracking_uri {bare}: not a tracking URI this server "
+            f"was started with (--tracking-uri: {given}) nor a local store inside "
+            "the roots; restart the server with --tracking-uri URI to allow it"
+        )
 
     def _sqlite_uri(self, uri: str) -> str:
         """A ``sqlite[+driver]:///PATH`` URI with PATH confined to the roots, as
@@ -494,15 +744,25 @@ class Toolbox:
 
             url = make_url(uri)
         except ImportError:
-            raise ToolFailure("mlaudit: error: tracking_uri: a SQLite store needs MLflow's "
-                              "SQLAlchemy (pip install 'mlaudit[mlflow]')") from None
+            raise ToolFailure(
+                "mlaudit: error: tracking_uri: a SQLite store needs MLflow's "
+                "SQLAlchemy (pip install 'mlaudit[mlflow]')"
+            ) from None
         except Exception as exc:  # noqa: BLE001 - SQLAlchemy's ArgumentError and ValueError
-            raise ToolFailure(f"mlaudit: error: tracking_uri {uri}: not a database URI "
-                              f"({type(exc).__name__})") from None
-        if url.get_backend_name() != "sqlite" or not url.database or url.query or \
-                url.database == ":memory:" or url.database.startswith("file:"):
-            raise ToolFailure(f"mlaudit: error: tracking_uri {uri}: give a SQLite database file "
-                              "as sqlite:///PATH (no query options, no in-memory database)")
+            raise ToolFailure(
+                f"mlaudit: error: tracking_uri {uri}: not a database URI ({type(exc).__name__})"
+            ) from None
+        if (
+            url.get_backend_name() != "sqlite"
+            or not url.database
+            or url.query
+            or url.database == ":memory:"
+            or url.database.startswith("file:")
+        ):
+            raise ToolFailure(
+                f"mlaudit: error: tracking_uri {uri}: give a SQLite database file "
+                "as sqlite:///PATH (no query options, no in-memory database)"
+            )
         return f"sqlite:///{self.roots.confine(url.database, 'tracking_uri')}"
 
     def _local_ref(self, ref: str) -> Path | None:
@@ -526,8 +786,10 @@ class Toolbox:
             loaded = load_path(p)
             if len(loaded.runs) != 1:
                 names = ", ".join(str(r) for r, _ in loaded.runs[:8])
-                raise ToolFailure(f"mlaudit: error: {ref}: holds {len(loaded.runs)} runs ({names}); "
-                                  "give one of them")
+                raise ToolFailure(
+                    f"mlaudit: error: {ref}: holds {len(loaded.runs)} runs ({names}); "
+                    "give one of them"
+                )
             return None, loaded.runs[0][1]
         # Any: ClearML's offline plugin loads its session with ref None, outside the protocol
         plugin: Any
@@ -550,9 +812,15 @@ class Toolbox:
         raise ToolFailure(f"mlaudit: error: unknown source {source!r} (use {', '.join(SOURCES)})")
 
     # -- tools ------------------------------------------------------------------------------
-    def audit_run(self, tracker: str, run_ref: str, tracking_uri: str | None = None,
-                  baselines: list[str] | None = None, write_back: bool = False,
-                  progress: Progress = _noop) -> Result:
+    def audit_run(
+        self,
+        tracker: str,
+        run_ref: str,
+        tracking_uri: str | None = None,
+        baselines: list[str] | None = None,
+        write_back: bool = False,
+        progress: Progress = _noop,
+    ) -> Result:
         from ..audit import audit
         from ..plugins import get_plugin
 
@@ -575,18 +843,27 @@ class Toolbox:
                 policy = BaselinePolicy(explicit=list(baselines or []))
                 sel = select_baselines(run, plugin.find_baselines(run, policy), policy)
                 run.warnings.extend(sel.warnings)
-                report = (audit_with_baselines(run, [plugin.load(r.identity.id) for r in sel.runs],
-                                               settings) if sel.runs else audit(run, settings))
+                report = (
+                    audit_with_baselines(
+                        run, [plugin.load(r.identity.id) for r in sel.runs], settings
+                    )
+                    if sel.runs
+                    else audit(run, settings)
+                )
             wb = (lambda: plugin.write_back(run, report, dry_run=False)) if write_back else None
         elif tracker == "wandb":
             if baselines:
-                raise ToolFailure("mlaudit: error: baselines: explicit baselines are MLflow only "
-                                  "(use compare_runs for W&B runs)")
+                raise ToolFailure(
+                    "mlaudit: error: baselines: explicit baselines are MLflow only "
+                    "(use compare_runs for W&B runs)"
+                )
             plugin = get_plugin("wandb")
             local = self._local_ref(run_ref)
             if write_back and local is not None:
-                raise ToolFailure("mlaudit: error: write_back: an offline W&B run folder cannot "
-                                  "be written back (sync it, then audit ENTITY/PROJECT/RUN_ID)")
+                raise ToolFailure(
+                    "mlaudit: error: write_back: an offline W&B run folder cannot "
+                    "be written back (sync it, then audit ENTITY/PROJECT/RUN_ID)"
+                )
             if local is not None:  # the plugin finds the run file (run dir, wandb/ latest-run)
                 run = plugin.load(str(local), offline=True)
             else:
@@ -596,25 +873,32 @@ class Toolbox:
             wb = (lambda: plugin.write_back(run, report, dry_run=False)) if write_back else None
         elif tracker == "clearml":
             if baselines:
-                raise ToolFailure("mlaudit: error: baselines: explicit baselines are MLflow only "
-                                  "(use compare_runs for ClearML tasks)")
+                raise ToolFailure(
+                    "mlaudit: error: baselines: explicit baselines are MLflow only "
+                    "(use compare_runs for ClearML tasks)"
+                )
             local = self._local_ref(run_ref)
             if local is not None:
                 if write_back:
-                    raise ToolFailure("mlaudit: error: write_back: an offline ClearML session "
-                                      "cannot be written back")
+                    raise ToolFailure(
+                        "mlaudit: error: write_back: an offline ClearML session "
+                        "cannot be written back"
+                    )
                 plugin = get_plugin("clearml", offline=str(local))
                 run = plugin.load(None)
             else:
                 plugin = get_plugin("clearml")
-                run = (plugin.load(run_ref) if baselines == []
-                       else plugin.load_with_baselines(run_ref))
+                run = (
+                    plugin.load(run_ref) if baselines == [] else plugin.load_with_baselines(run_ref)
+                )
             progress(1, 3, f"auditing {len(run.metrics):,} points")
             report = audit(run, settings)
             wb = (lambda: plugin.write_back(run, report, dry_run=False)) if write_back else None
         else:
-            raise ToolFailure(f"mlaudit: error: tracker {tracker!r}: use one of "
-                              f"{', '.join(TRACKERS)} (local files: audit_path)")
+            raise ToolFailure(
+                f"mlaudit: error: tracker {tracker!r}: use one of "
+                f"{', '.join(TRACKERS)} (local files: audit_path)"
+            )
         if wb is not None:
             progress(2, 3, "writing the verdict back")
             res = wb()
@@ -624,8 +908,13 @@ class Toolbox:
         progress(3, 3, "done")
         return Result(_report_dict(report), lines)
 
-    def audit_path(self, path: str, as_format: str | None = None, write_back: bool = False,
-                   progress: Progress = _noop) -> Result:
+    def audit_path(
+        self,
+        path: str,
+        as_format: str | None = None,
+        write_back: bool = False,
+        progress: Progress = _noop,
+    ) -> Result:
         from ..audit import audit
         from ..formats import plan, readers
 
@@ -650,16 +939,24 @@ class Toolbox:
 
                 if len(todo) == 1:
                     raise
-                msg = str(exc) if isinstance(exc, MlauditError) else (
-                    f"internal error {type(exc).__name__}: {exc}")
+                msg = (
+                    str(exc)
+                    if isinstance(exc, MlauditError)
+                    else (f"internal error {type(exc).__name__}: {exc}")
+                )
                 failed.append({"path": str(c.path), "error": msg})
                 continue
-            entry = {"path": str(c.path), "reader": c.reader, "reason": c.reason,
-                     "report": _report_dict(report)}
+            entry = {
+                "path": str(c.path),
+                "reader": c.reader,
+                "reason": c.reason,
+                "report": _report_dict(report),
+            }
             if write_back:
                 if c.reader != "tensorboard":
-                    entry["written_back"] = [f"not written back: the {c.reader} reader's folders "
-                                             "are never written into"]
+                    entry["written_back"] = [
+                        f"not written back: the {c.reader} reader's folders are never written into"
+                    ]
                 else:
                     from ..plugins import get_plugin
 
@@ -670,16 +967,27 @@ class Toolbox:
         progress(len(todo), len(todo), "done")
         if not write_back:
             lines.append("nothing written back (write_back is false)")
-        data = {"path": str(p), "runs": runs, "failed": failed,
-                "skipped": [{"path": str(w), "why": y} for w, y in skipped],
-                "not_audited": [str(c.path) for c in rest]}
+        data = {
+            "path": str(p),
+            "runs": runs,
+            "failed": failed,
+            "skipped": [{"path": str(w), "why": y} for w, y in skipped],
+            "not_audited": [str(c.path) for c in rest],
+        }
         if rest:
-            lines.append(f"{len(rest)} more runs not audited (at most {MAX_RUNS} per call): "
-                         "call audit_path on one of not_audited")
+            lines.append(
+                f"{len(rest)} more runs not audited (at most {MAX_RUNS} per call): "
+                "call audit_path on one of not_audited"
+            )
         return Result(data, lines)
 
-    def audit_logs(self, paths: list[str], config: list[str] | None = None,
-                   name: str | None = None, progress: Progress = _noop) -> Result:
+    def audit_logs(
+        self,
+        paths: list[str],
+        config: list[str] | None = None,
+        name: str | None = None,
+        progress: Progress = _noop,
+    ) -> Result:
         from ..audit import audit
         from ..evidence import collect
 
@@ -694,8 +1002,14 @@ class Toolbox:
         progress(2, 2, "done")
         return Result(_report_dict(report), [])
 
-    def audit_ci(self, repo: str, logs: list[str], golden: list[str] | None = None,
-                 claims: str | None = None, progress: Progress = _noop) -> Result:
+    def audit_ci(
+        self,
+        repo: str,
+        logs: list[str],
+        golden: list[str] | None = None,
+        claims: str | None = None,
+        progress: Progress = _noop,
+    ) -> Result:
         from ..audit import audit_ci
 
         r = self.roots.confine(repo, "repo")
@@ -708,9 +1022,14 @@ class Toolbox:
         progress(1, 1, "done")
         return Result(_report_dict(report), [])
 
-    def collect_evidence(self, logs: list[str], repo: str | None = None,
-                         golden: list[str] | None = None, window: int = 3,
-                         progress: Progress = _noop) -> Result:
+    def collect_evidence(
+        self,
+        logs: list[str],
+        repo: str | None = None,
+        golden: list[str] | None = None,
+        window: int = 3,
+        progress: Progress = _noop,
+    ) -> Result:
         from ..evidence import collect
         from ..redact import redact_obj
 
@@ -719,11 +1038,19 @@ class Toolbox:
         gd = [self.roots.confine(p, "golden") for p in golden or []]
         ev = collect(r, lg, gd, window_lines=window)
         c = ev.counts()
-        return Result(redact_obj(ev.to_dict()),
-                      [", ".join(f"{v} {k.replace('_', ' ')}" for k, v in c.items())])
+        return Result(
+            redact_obj(ev.to_dict()),
+            [", ".join(f"{v} {k.replace('_', ' ')}" for k, v in c.items())],
+        )
 
-    def compare_runs(self, source: str, run: str, baselines: list[str],
-                     tracking_uri: str | None = None, progress: Progress = _noop) -> Result:
+    def compare_runs(
+        self,
+        source: str,
+        run: str,
+        baselines: list[str],
+        tracking_uri: str | None = None,
+        progress: Progress = _noop,
+    ) -> Result:
         from ..baseline import attach_baselines, compare_metrics, find_deltas
 
         total = 1 + len(baselines)
@@ -740,33 +1067,64 @@ class Toolbox:
         out = []
         for c in comps:
             band = c.band
-            out.append({"key": c.key, "role": c.role, "kind": c.kind, "axis": c.axis,
-                        "verdict": band.verdict, "summary": c.summary(),
-                        "baseline_ids": list(c.baseline_ids), "n_baselines": band.n_baselines,
-                        "method": band.method, "k": band.k, "tail_start_step": int(band.tail_start_step),
-                        "tail_end_step": int(band.tail_end_step),
-                        "run_tail_mean": band.run_tail_mean,
-                        "baseline_tail_means": [float(x) for x in band.baseline_tail_means],
-                        "band_lo": band.band_lo, "band_hi": band.band_hi, "delta": band.delta,
-                        "rel_delta": band.rel_delta, "z": band.z,
-                        "frac_tail_worse": band.frac_tail_worse,
-                        "frac_tail_better": band.frac_tail_better, "onset_step": band.onset_step,
-                        "higher_is_better": bool(band.higher_is_better),
-                        "seeds_needed": band.seeds_needed, "notes": list(band.notes)})
+            out.append(
+                {
+                    "key": c.key,
+                    "role": c.role,
+                    "kind": c.kind,
+                    "axis": c.axis,
+                    "verdict": band.verdict,
+                    "summary": c.summary(),
+                    "baseline_ids": list(c.baseline_ids),
+                    "n_baselines": band.n_baselines,
+                    "method": band.method,
+                    "k": band.k,
+                    "tail_start_step": int(band.tail_start_step),
+                    "tail_end_step": int(band.tail_end_step),
+                    "run_tail_mean": band.run_tail_mean,
+                    "baseline_tail_means": [float(x) for x in band.baseline_tail_means],
+                    "band_lo": band.band_lo,
+                    "band_hi": band.band_hi,
+                    "delta": band.delta,
+                    "rel_delta": band.rel_delta,
+                    "z": band.z,
+                    "frac_tail_worse": band.frac_tail_worse,
+                    "frac_tail_better": band.frac_tail_better,
+                    "onset_step": band.onset_step,
+                    "higher_is_better": bool(band.higher_is_better),
+                    "seeds_needed": band.seeds_needed,
+                    "notes": list(band.notes),
+                }
+            )
         notes = list(r.warnings)
         if not comps:
-            notes.append("no metric is logged by both the run and a baseline over two or more "
-                         "aligned points")
+            notes.append(
+                "no metric is logged by both the run and a baseline over two or more aligned points"
+            )
         if len(bls) < 3:
-            notes.append(f"{len(bls)} baseline(s): at least 3 seeds are needed for a seed-to-seed "
-                         "noise estimate")
-        data = {"run": r.identity.id, "baselines": [b.identity.id for b in bls],
-                "comparisons": out,
-                "deltas": [{"source": d.source, "key": d.key, "run_value": d.run_value,
-                            "baseline_values": list(d.baseline_values), "category": d.category,
-                            "layer": d.layer, "consistent": bool(d.consistent),
-                            "score": float(d.score)} for d in deltas],
-                "notes": notes}
+            notes.append(
+                f"{len(bls)} baseline(s): at least 3 seeds are needed for a seed-to-seed "
+                "noise estimate"
+            )
+        data = {
+            "run": r.identity.id,
+            "baselines": [b.identity.id for b in bls],
+            "comparisons": out,
+            "deltas": [
+                {
+                    "source": d.source,
+                    "key": d.key,
+                    "run_value": d.run_value,
+                    "baseline_values": list(d.baseline_values),
+                    "category": d.category,
+                    "layer": d.layer,
+                    "consistent": bool(d.consistent),
+                    "score": float(d.score),
+                }
+                for d in deltas
+            ],
+            "notes": notes,
+        }
         from ..redact import redact_obj, redact_text
 
         # run ids, param values and notes come from the runs: credentials scrubbed (the deltas
@@ -779,40 +1137,81 @@ class Toolbox:
 
         cls = registry().get(code.strip().upper())
         if cls is None:
-            raise ToolFailure(f"mlaudit: error: unknown detector code {code!r}; `mlaudit rules` "
-                              "(tool list_rules) lists them")
-        return Result({"code": cls.code, "name": cls.name, "family": cls.family,
-                       "summary": cls.summary(), "lifecycle": str(cls.lifecycle),
-                       "doc": cls.doc(), "needs": [r.value for r in cls.needs or ()],
-                       "params": [{"name": n, "type": t, "default": _jsonable(d),
-                                   "description": desc}
-                                  for n, t, d, desc in cls.param_table()]}, [])
+            raise ToolFailure(
+                f"mlaudit: error: unknown detector code {code!r}; `mlaudit rules` "
+                "(tool list_rules) lists them"
+            )
+        return Result(
+            {
+                "code": cls.code,
+                "name": cls.name,
+                "family": cls.family,
+                "summary": cls.summary(),
+                "lifecycle": str(cls.lifecycle),
+                "doc": cls.doc(),
+                "needs": [r.value for r in cls.needs or ()],
+                "params": [
+                    {"name": n, "type": t, "default": _jsonable(d), "description": desc}
+                    for n, t, d, desc in cls.param_table()
+                ],
+            },
+            [],
+        )
 
     def list_rules(self, family: str | None = None, progress: Progress = _noop) -> Result:
         from ..detectors import registry
 
-        rules = [{"code": c.code, "name": c.name, "family": c.family, "summary": c.summary(),
-                  "lifecycle": str(c.lifecycle)}
-                 for c in registry().values() if family is None or c.family == family]
+        rules = [
+            {
+                "code": c.code,
+                "name": c.name,
+                "family": c.family,
+                "summary": c.summary(),
+                "lifecycle": str(c.lifecycle),
+            }
+            for c in registry().values()
+            if family is None or c.family == family
+        ]
         if family is not None and not rules:
             fams = sorted({c.family for c in registry().values()})
-            raise ToolFailure(f"mlaudit: error: family {family!r}: no detectors (families: "
-                              f"{', '.join(fams)})")
+            raise ToolFailure(
+                f"mlaudit: error: family {family!r}: no detectors (families: {', '.join(fams)})"
+            )
         return Result({"rules": rules}, [])
 
-    def experiment_triage(self, experiment: str, tracking_uri: str | None = None,
-                          max_runs: int = 2000, max_audits: int = 100, write_back: bool = False,
-                          progress: Progress = _noop) -> Result:
+    def experiment_triage(
+        self,
+        experiment: str,
+        tracking_uri: str | None = None,
+        max_runs: int = 2000,
+        max_audits: int = 100,
+        write_back: bool = False,
+        progress: Progress = _noop,
+    ) -> Result:
         from .triage_tool import experiment_triage
 
-        data, lines = experiment_triage(self._uri(tracking_uri), self._settings(), experiment,
-                                        max_runs=max_runs, max_audits=max_audits,
-                                        write_back=write_back, progress=progress)
+        data, lines = experiment_triage(
+            self._uri(tracking_uri),
+            self._settings(),
+            experiment,
+            max_runs=max_runs,
+            max_audits=max_audits,
+            write_back=write_back,
+            progress=progress,
+        )
         return Result(data, lines)
 
-    def get_series(self, source: str, run_ref: str, metric: str, tracking_uri: str | None = None,
-                   start: int | None = None, end: int | None = None, max_points: int = 500,
-                   progress: Progress = _noop) -> Result:
+    def get_series(
+        self,
+        source: str,
+        run_ref: str,
+        metric: str,
+        tracking_uri: str | None = None,
+        start: int | None = None,
+        end: int | None = None,
+        max_points: int = 500,
+        progress: Progress = _noop,
+    ) -> Result:
         import numpy as np
 
         from ..render.plots import downsample
@@ -830,8 +1229,10 @@ class Toolbox:
         if key is None:
             keys = run.metrics.keys
             shown = ", ".join(keys[:40]) + (f" ... ({len(keys)} in all)" if len(keys) > 40 else "")
-            raise ToolFailure(f"mlaudit: error: metric {metric!r}: not logged by {run_ref} "
-                              f"(logged: {shown or 'nothing'})")
+            raise ToolFailure(
+                f"mlaudit: error: metric {metric!r}: not logged by {run_ref} "
+                f"(logged: {shown or 'nothing'})"
+            )
         s = run.metrics.series(key).by_step()
         steps, vals = s.steps, s.values
         if start is not None:
@@ -852,12 +1253,18 @@ class Toolbox:
             method = "min/max per bucket, as the report's plots without tsdownsample"
         bad = ~fin
         data = {
-            "run": run.identity.id, "metric": metric, "key": key,
-            "points_total": int(steps.size), "points_finite": int(fin.sum()),
-            "points_returned": int(dx.size), "downsampled": bool(dx.size < xs.size),
+            "run": run.identity.id,
+            "metric": metric,
+            "key": key,
+            "points_total": int(steps.size),
+            "points_finite": int(fin.sum()),
+            "points_returned": int(dx.size),
+            "downsampled": bool(dx.size < xs.size),
             "method": method if dx.size < xs.size else "none (all points)",
-            "start": start, "end": end,
-            "steps": [int(x) for x in dx], "values": [float(y) for y in dy],
+            "start": start,
+            "end": end,
+            "steps": [int(x) for x in dx],
+            "values": [float(y) for y in dy],
             "min": float(ys.min()) if ys.size else None,
             "min_step": int(xs[int(np.argmin(ys))]) if ys.size else None,
             "max": float(ys.max()) if ys.size else None,
@@ -865,12 +1272,20 @@ class Toolbox:
             "first": float(ys[0]) if ys.size else None,
             "last": float(ys[-1]) if ys.size else None,
             "last_step": int(xs[-1]) if ys.size else None,
-            "nonfinite": {"count": int(bad.sum()), "steps": [int(x) for x in steps[bad][:100]],
-                          "values": [str(v) for v in vals[bad][:100]]},
+            "nonfinite": {
+                "count": int(bad.sum()),
+                "steps": [int(x) for x in steps[bad][:100]],
+                "values": [str(v) for v in vals[bad][:100]],
+            },
         }
         progress(2, 2, "done")
-        return Result(data, [f"{key}: {data['points_returned']} of {data['points_finite']} finite "
-                             f"points ({data['method']})"])
+        return Result(
+            data,
+            [
+                f"{key}: {data['points_returned']} of {data['points_finite']} finite "
+                f"points ({data['method']})"
+            ],
+        )
 
     # -- dispatch ---------------------------------------------------------------------------
     def call(self, name: str, arguments: dict[str, Any], progress: Progress = _noop) -> Result:
@@ -888,8 +1303,9 @@ class Toolbox:
 
         schemas = _schemas()
         if name not in schemas:
-            raise ToolFailure(f"mlaudit: error: unknown tool {name!r} (tools: "
-                              f"{', '.join(schemas)})")
+            raise ToolFailure(
+                f"mlaudit: error: unknown tool {name!r} (tools: {', '.join(schemas)})"
+            )
         try:
             jsonschema.validate(arguments, schemas[name][0])
         except jsonschema.ValidationError as exc:
@@ -902,8 +1318,10 @@ class Toolbox:
         # than the call time limit for the one before it is refused, never queued forever
         wait_s = 0.9 * self.call_timeout_s  # inside the call's own limit (server.call_tool)
         if not self._lock.acquire(timeout=wait_s):
-            raise ToolFailure(f"mlaudit: error: {name}: the server is still busy with an earlier "
-                              f"call after {wait_s:.0f} s; try again later")
+            raise ToolFailure(
+                f"mlaudit: error: {name}: the server is still busy with an earlier "
+                f"call after {wait_s:.0f} s; try again later"
+            )
         try:
             try:
                 res = getattr(self, name)(**arguments, progress=progress)
@@ -911,15 +1329,18 @@ class Toolbox:
             except ToolFailure:
                 raise
             except MlauditError as exc:
-                raise ToolFailure(redact_text(f"mlaudit: error: {_no_remote_body(str(exc))}")
-                                  ) from None
+                raise ToolFailure(
+                    redact_text(f"mlaudit: error: {_no_remote_body(str(exc))}")
+                ) from None
             except Exception as exc:  # a bug: one line, like the CLI's exit 3
                 if os.environ.get("MLAUDIT_DEBUG"):
                     import traceback
 
                     traceback.print_exc()
-                raise ToolFailure(redact_text(
-                    f"mlaudit: internal error: {type(exc).__name__}: {_no_remote_body(str(exc))}")
+                raise ToolFailure(
+                    redact_text(
+                        f"mlaudit: internal error: {type(exc).__name__}: {_no_remote_body(str(exc))}"
+                    )
                 ) from None
         finally:
             self._lock.release()
@@ -944,8 +1365,10 @@ def _compacted(res: Result, budget: int | None) -> Result:
 #: where a tracker client's error message starts quoting the remote server's answer: MLflow's
 #: ``... failed with error code 404 != 200. Response body: '...'``, requests' ``for url: ...``
 #: bodies, W&B's GraphQL ``response: ...``
-_REMOTE_BODY = re.compile(r"(?i)[.,:;]?\s*(?:response(?: body| text| content)?)\s*[:=]"
-                          r"|<(?:!doctype|html|head|body|\?xml)")
+_REMOTE_BODY = re.compile(
+    r"(?i)[.,:;]?\s*(?:response(?: body| text| content)?)\s*[:=]"
+    r"|<(?:!doctype|html|head|body|\?xml)"
+)
 #: the longest error line a tool returns (a message is one line the client shows)
 MAX_ERROR_CHARS = 300
 
@@ -961,9 +1384,9 @@ def _no_remote_body(text: str) -> str:
     line = _one_line(text)
     m = _REMOTE_BODY.search(line)
     if m:
-        line = line[:m.start()].rstrip(" .,:;") + " (the server's answer is not shown)"
+        line = line[: m.start()].rstrip(" .,:;") + " (the server's answer is not shown)"
     if len(line) > MAX_ERROR_CHARS:
-        line = line[:MAX_ERROR_CHARS - 3] + "..."
+        line = line[: MAX_ERROR_CHARS - 3] + "..."
     return line
 
 

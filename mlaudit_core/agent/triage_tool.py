@@ -154,4 +154,3 @@ def experiment_triage(
         "written_to": where,
     }
     return data, lines
-

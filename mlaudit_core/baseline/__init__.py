@@ -43,6 +43,7 @@ __all__ = [
     "select_baselines",
 ]
 
+
 def fold_ledger(report: AuditReport) -> AuditReport:
     """Move the BL003 hypothesis ledger and its first discriminating test into the report.
 
@@ -74,7 +75,8 @@ def fold_ledger(report: AuditReport) -> AuditReport:
         report.next_actions.insert(
             0,
             NextAction(
-                action=(h.discriminating_test or "")[:1].upper() + (h.discriminating_test or "")[1:],
+                action=(h.discriminating_test or "")[:1].upper()
+                + (h.discriminating_test or "")[1:],
                 why=f"tests the leading explanation: {h.statement}",
                 cost="hours",
             ),

@@ -227,7 +227,11 @@ def align(
     x = rx[inside]
     base = np.vstack([np.interp(x, bx, bv) for bx, bv, _ in mapped[1:]])
     return Aligned(
-        (counters[0] or "step") if use_counter else "step", x, rs[inside].astype(np.int64), rv[inside], base
+        (counters[0] or "step") if use_counter else "step",
+        x,
+        rs[inside].astype(np.int64),
+        rv[inside],
+        base,
     )
 
 

@@ -104,7 +104,8 @@ def _extra_learning_keys(run: RunData, baselines: Sequence[RunData], limit: int 
     keys = [
         k
         for k in sorted(common)
-        if not k.lower().startswith("system") and parse_name(k).family in ("loss", "error", "acc", "score")
+        if not k.lower().startswith("system")
+        and parse_name(k).family in ("loss", "error", "acc", "score")
     ]
     return keys[:limit]
 

@@ -45,8 +45,11 @@ def split_reruns(run: RunData) -> tuple[RunData, list[RunData]] | None:
     v = s.values
     for b in bounds[1:-1]:
         first, before, after = v[bounds[0]], v[b - 1], v[b]
-        if not (np.isfinite([first, before, after]).all() and before < first
-                and abs(after - first) < abs(after - before)):
+        if not (
+            np.isfinite([first, before, after]).all()
+            and before < first
+            and abs(after - first) < abs(after - before)
+        ):
             return None  # not a relaunch from scratch (a resume, a rewind, a counter bug)
     ends = [float(s.steps[b - 1]) for b in bounds[1:]]
     if ends[-1] < COMPLETE_SHARE * max(ends[:-1]):
@@ -62,8 +65,16 @@ def split_reruns(run: RunData) -> tuple[RunData, list[RunData]] | None:
         for i in range(n):
             a, b = kb[i], kb[i + 1]
             parts[i].append(type(ks)(k, ks.steps[a:b], ks.values[a:b], ks.wall_times[a:b]))
-    runs = [RunData(identity=replace(run.identity, id=f"{run.identity.id}#run-{i + 1}",
-                                     name=f"{run.identity.name or run.identity.id} run {i + 1} of {n}"),
-                    params=dict(run.params), metrics=MetricTable.from_series(p))
-            for i, p in enumerate(parts)]
+    runs = [
+        RunData(
+            identity=replace(
+                run.identity,
+                id=f"{run.identity.id}#run-{i + 1}",
+                name=f"{run.identity.name or run.identity.id} run {i + 1} of {n}",
+            ),
+            params=dict(run.params),
+            metrics=MetricTable.from_series(p),
+        )
+        for i, p in enumerate(parts)
+    ]
     return runs[-1], runs[:-1]

@@ -54,10 +54,18 @@ class BaselineRegression(Detector, code="BL001", name="baseline-regression", fam
             return []
         n = facts.get("n_baselines")
         verdict = str(facts.get("verdict", "")).replace("_", " ")
-        return [PlotMark("band", f"{finding.code} {facts['metric']}: band of {n} baseline(s), {verdict}",
-                         "baseline", (a, b), key=str(facts["metric"]), y=(lo, hi),
-                         note=f"{finding.code}: {facts['metric']} tail mean band {lo:.4g}..{hi:.4g} "
-                         f"of {n} baseline(s) over steps {a}–{b}: {facts.get('verdict', '')}")]
+        return [
+            PlotMark(
+                "band",
+                f"{finding.code} {facts['metric']}: band of {n} baseline(s), {verdict}",
+                "baseline",
+                (a, b),
+                key=str(facts["metric"]),
+                y=(lo, hi),
+                note=f"{finding.code}: {facts['metric']} tail mean band {lo:.4g}..{hi:.4g} "
+                f"of {n} baseline(s) over steps {a}–{b}: {facts.get('verdict', '')}",
+            )
+        ]
 
     def check(self, run, p):
         if run.cache.get(EMITTED):

@@ -76,11 +76,13 @@ def heldout_accuracy_holds(run, at_step: float) -> dict | None:
         return None
     vals, _ = as_fraction(ak, a.values)
     i = int(np.clip(np.searchsorted(a.steps, at_step, side="left"), 0, len(vals) - 1))
-    at_best = float(np.median(vals[max(0, i - 1):i + 2]))
+    at_best = float(np.median(vals[max(0, i - 1) : i + 2]))
     final = float(np.median(vals[-ACC_WINDOW:]))
     tol = accuracy_tolerance(vals)
-    after = vals[max(0, i - 1):]
-    rolling = np.array([np.median(after[j:j + ACC_WINDOW]) for j in range(max(1, len(after) - ACC_WINDOW + 1))])
+    after = vals[max(0, i - 1) :]
+    rolling = np.array(
+        [np.median(after[j : j + ACC_WINDOW]) for j in range(max(1, len(after) - ACC_WINDOW + 1))]
+    )
     flat = float(rolling.max() - rolling.min()) <= tol
     ch = chance(run)
     learned = ch is None or at_best - ch.accuracy >= MIN_LIFT * (1 - ch.accuracy)
@@ -97,12 +99,23 @@ def heldout_accuracy_holds(run, at_step: float) -> dict | None:
             if learned_drop > 0:
                 rise_share = (float(np.median(v.values[-ACC_WINDOW:])) - best_v) / learned_drop
                 mild = rise_share <= MILD_RISE
-    return {"holds": bool(flat and final >= at_best - tol and learned and mild), "key": ak,
-            "at_best": at_best, "final": final, "best": float(vals.max()), "tolerance": tol, "flat": flat,
-            "learned": learned, "mild": mild, "rise_share": rise_share}
+    return {
+        "holds": bool(flat and final >= at_best - tol and learned and mild),
+        "key": ak,
+        "at_best": at_best,
+        "final": final,
+        "best": float(vals.max()),
+        "tolerance": tol,
+        "flat": flat,
+        "learned": learned,
+        "mild": mild,
+        "rise_share": rise_share,
+    }
 
 
-def task_metric_best_at_end(run, loss_min_step: float, last: int) -> tuple[str, float, float] | None:
+def task_metric_best_at_end(
+    run, loss_min_step: float, last: int
+) -> tuple[str, float, float] | None:
     """``(key, value at the loss minimum, final value)`` of a held-out task metric (an evaluation-split
     accuracy, score or error rate whose direction the name states: accuracy, F1, mAP, dice, WER; not a
     loss, runtime or throughput) with >= 4 finite evaluations whose best value is at one of its ``last``
@@ -114,7 +127,11 @@ def task_metric_best_at_end(run, loss_min_step: float, last: int) -> tuple[str, 
 
     for k in run.metrics.keys:
         pn = parse_name(k)
-        if pn.split != "eval" or pn.family not in ("acc", "score", "error") or pn.higher_is_better is None:
+        if (
+            pn.split != "eval"
+            or pn.family not in ("acc", "score", "error")
+            or pn.higher_is_better is None
+        ):
             continue
         m = run.series(k).by_step().finite()
         if len(m) < 4:
@@ -187,8 +204,15 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
         s = as_int(finding.facts.get("onset_step"))
         if s is None:
             return None
-        return [PlotMark("vline", f"GE001 overfit onset (step {s})", "overfit", (s,),
-                         note=f"GE001: validation stops improving at step {s}")]
+        return [
+            PlotMark(
+                "vline",
+                f"GE001 overfit onset (step {s})",
+                "overfit",
+                (s,),
+                note=f"GE001: validation stops improving at step {s}",
+            )
+        ]
 
     def check(self, run, p):
         key = run.key_for(Role.VAL_LOSS)
@@ -212,7 +236,7 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
         if ib >= len(v) - p.sustain or best <= 0:
             return
         gl = 100.0 * (final / best - 1.0)
-        tail = v[-p.sustain:]
+        tail = v[-p.sustain :]
         sustained = bool((tail > best * (1 + p.gl_alpha / 200.0)).all())
         if gl <= p.gl_alpha or not sustained:
             return
@@ -245,17 +269,30 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
             # without a training loss a rising validation loss cannot be told from a divergence or
             # from a model that never learned (tests/data/realworld tb11: a TF homework logging only
             # its test loss, stuck at the mean, was called "overfit")
-            what = (f"{key} fell from its best {fmt(1 - best)} at step {int(s.steps[ib])} to {fmt(1 - final)}"
-                    if from_accuracy else
-                    f"{key} rose from its best {fmt(best)} at step {int(s.steps[ib])} to {fmt(final)}")
+            what = (
+                f"{key} fell from its best {fmt(1 - best)} at step {int(s.steps[ib])} to {fmt(1 - final)}"
+                if from_accuracy
+                else f"{key} rose from its best {fmt(best)} at step {int(s.steps[ib])} to {fmt(final)}"
+            )
             yield self.finding(
                 Severity.INFO,
                 f"{what} (GL {fmt(gl, 3)}%), "
                 "but no training loss is logged: overfitting (training loss falling meanwhile) cannot be told "
                 "from a divergence or a model that never learned",
-                evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[ib]), step_end=int(s.steps[-1]),
-                                         values={"best": best, "final": final, "gl_percent": gl})],
-                onset_step=int(s.steps[ib]), best=best, final=final, gl=gl, train_loss_missing=True)
+                evidence=[
+                    SeriesEvidence(
+                        metric=key,
+                        step_start=int(s.steps[ib]),
+                        step_end=int(s.steps[-1]),
+                        values={"best": best, "final": final, "gl_percent": gl},
+                    )
+                ],
+                onset_step=int(s.steps[ib]),
+                best=best,
+                final=final,
+                gl=gl,
+                train_loss_missing=True,
+            )
             return
         ak = run.key_for(Role.VAL_ACCURACY)
         if ak and ch is not None:
@@ -280,50 +317,117 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
                 "over-confident on the examples it gets wrong (calibration), it does not get worse at the task; "
                 "keep the checkpoint with the best accuracy, or calibrate (temperature scaling) if the "
                 "probabilities are used",
-                evidence=[SeriesEvidence(metric=key, step_start=int(steps[ib]), step_end=int(steps[-1]),
-                                         values={"best": best, "final": final, "gl_percent": gl})],
-                kind="calibration", onset_step=int(steps[ib]), best=best, final=final, gl=gl,
-                accuracy_holds=True, accuracy_at_best=held["at_best"], accuracy_final=held["final"],
-                accuracy_tolerance=held["tolerance"], train_loss_change=train_change)
+                evidence=[
+                    SeriesEvidence(
+                        metric=key,
+                        step_start=int(steps[ib]),
+                        step_end=int(steps[-1]),
+                        values={"best": best, "final": final, "gl_percent": gl},
+                    )
+                ],
+                kind="calibration",
+                onset_step=int(steps[ib]),
+                best=best,
+                final=final,
+                gl=gl,
+                accuracy_holds=True,
+                accuracy_at_best=held["at_best"],
+                accuracy_final=held["final"],
+                accuracy_tolerance=held["tolerance"],
+                train_loss_change=train_change,
+            )
             return
         if not from_accuracy:
             rose = f"{key} rose from its best {fmt(best)} at step {int(steps[ib])} to {fmt(final)} (GL {fmt(gl, 3)}%)"
-            ev = [SeriesEvidence(metric=key, step_start=int(steps[ib]), step_end=int(steps[-1]),
-                                 values={"best": best, "final": final, "gl_percent": gl})]
+            ev = [
+                SeriesEvidence(
+                    metric=key,
+                    step_start=int(steps[ib]),
+                    step_end=int(steps[-1]),
+                    values={"best": best, "final": final, "gl_percent": gl},
+                )
+            ]
             still = task_metric_best_at_end(run, float(steps[ib]), p.sustain)
             first = float(v[0])
             if still is not None:
                 mk, at_min, last = still
-                why = (f"but the task metric {mk} kept improving and is at its best at the end ({fmt(at_min)} at that "
-                       f"step, {fmt(last)} at the end): the model got better at the task; the loss rise is not an "
-                       "overfit (keep the last checkpoint)")
-                yield self.finding(Severity.INFO, f"{rose}, {why}", evidence=ev, kind="task_metric_improving",
-                                   onset_step=int(steps[ib]), best=best, final=final, gl=gl, task_metric=mk)
+                why = (
+                    f"but the task metric {mk} kept improving and is at its best at the end ({fmt(at_min)} at that "
+                    f"step, {fmt(last)} at the end): the model got better at the task; the loss rise is not an "
+                    "overfit (keep the last checkpoint)"
+                )
+                yield self.finding(
+                    Severity.INFO,
+                    f"{rose}, {why}",
+                    evidence=ev,
+                    kind="task_metric_improving",
+                    onset_step=int(steps[ib]),
+                    best=best,
+                    final=final,
+                    gl=gl,
+                    task_metric=mk,
+                )
                 return
-            if best > 0 and first >= p.floor_factor * best and (final - best) <= MILD_RISE * (first - best):
-                why = (f"a rise of {fmt(final - best)} at a loss {fmt(first / best, 3)}x below its first value "
-                       f"{fmt(first)}: it gives back {fmt(100 * (final - best) / (first - best), 2)}% of what was "
-                       "learned, noise near the loss's floor rather than an overfit")
-                yield self.finding(Severity.INFO, f"{rose}, {why}", evidence=ev, kind="near_floor",
-                                   onset_step=int(steps[ib]), best=best, final=final, gl=gl)
+            if (
+                best > 0
+                and first >= p.floor_factor * best
+                and (final - best) <= MILD_RISE * (first - best)
+            ):
+                why = (
+                    f"a rise of {fmt(final - best)} at a loss {fmt(first / best, 3)}x below its first value "
+                    f"{fmt(first)}: it gives back {fmt(100 * (final - best) / (first - best), 2)}% of what was "
+                    "learned, noise near the loss's floor rather than an overfit"
+                )
+                yield self.finding(
+                    Severity.INFO,
+                    f"{rose}, {why}",
+                    evidence=ev,
+                    kind="near_floor",
+                    onset_step=int(steps[ib]),
+                    best=best,
+                    final=final,
+                    gl=gl,
+                )
                 return
         total = float(steps[-1] - steps[0]) or 1.0
         after_share = float(steps[-1] - steps[ib]) / max(float(steps[-1]), 1.0)
         if from_accuracy:
-            msg = (f"{key} fell from its best {fmt(1 - best)} at step {int(steps[ib])} to {fmt(1 - final)} at step "
-                   f"{int(steps[-1])} (held-out error {fmt(best)} -> {fmt(final)}, GL {fmt(gl, 3)}%; fell in "
-                   f"{fmt(100 * monotone_share, 3)}% of evals after the best)")
+            msg = (
+                f"{key} fell from its best {fmt(1 - best)} at step {int(steps[ib])} to {fmt(1 - final)} at step "
+                f"{int(steps[-1])} (held-out error {fmt(best)} -> {fmt(final)}, GL {fmt(gl, 3)}%; fell in "
+                f"{fmt(100 * monotone_share, 3)}% of evals after the best)"
+            )
         else:
-            msg = (f"{key} rose from its best {fmt(best)} at step {int(steps[ib])} to {fmt(final)} at step "
-                   f"{int(steps[-1])} (GL {fmt(gl, 3)}%; rose in {fmt(100 * monotone_share, 3)}% of evals after the best)")
+            msg = (
+                f"{key} rose from its best {fmt(best)} at step {int(steps[ib])} to {fmt(final)} at step "
+                f"{int(steps[-1])} (GL {fmt(gl, 3)}%; rose in {fmt(100 * monotone_share, 3)}% of evals after the best)"
+            )
         if train_change is not None:
             msg += f" while training loss changed by {fmt(train_change)}"
-        msg += (f"; early stopping at step {int(steps[ib])} would have saved "
-                f"{fmt(100 * after_share, 3)}% of the steps")
+        msg += (
+            f"; early stopping at step {int(steps[ib])} would have saved "
+            f"{fmt(100 * after_share, 3)}% of the steps"
+        )
         yield self.finding(
-            Severity.ERROR, msg,
-            evidence=[SeriesEvidence(metric=key, step_start=int(steps[ib]), step_end=int(steps[-1]),
-                                     values={"best": best, "final": final, "gl_percent": gl})],
-            onset_step=int(steps[ib]), best=best, final=final, gl=gl, best_eval_index=ib,
-            n_evals=len(v), train_loss_change=train_change, compute_after_onset=after_share,
-            span_steps=total, key=key, measure="held-out error (1 - accuracy)" if from_accuracy else "loss")
+            Severity.ERROR,
+            msg,
+            evidence=[
+                SeriesEvidence(
+                    metric=key,
+                    step_start=int(steps[ib]),
+                    step_end=int(steps[-1]),
+                    values={"best": best, "final": final, "gl_percent": gl},
+                )
+            ],
+            onset_step=int(steps[ib]),
+            best=best,
+            final=final,
+            gl=gl,
+            best_eval_index=ib,
+            n_evals=len(v),
+            train_loss_change=train_change,
+            compute_after_onset=after_share,
+            span_steps=total,
+            key=key,
+            measure="held-out error (1 - accuracy)" if from_accuracy else "loss",
+        )

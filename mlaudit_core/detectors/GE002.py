@@ -40,8 +40,15 @@ def memorising(run, train, initial: float, final: float) -> dict | None:
     tol = accuracy_tolerance(acc)
     if not (final < float(v.values[0]) and v_last > v_first and a_last <= a_first + tol):
         return None
-    return {"val_key": vk, "val_first": v_first, "val_last": v_last, "acc_key": ak, "acc_first": a_first,
-            "acc_last": a_last, "acc_tolerance": tol}
+    return {
+        "val_key": vk,
+        "val_first": v_first,
+        "val_last": v_last,
+        "acc_key": ak,
+        "acc_first": a_first,
+        "acc_last": a_last,
+        "acc_tolerance": tol,
+    }
 
 
 def _heldout_not_lower(run) -> bool:
@@ -90,7 +97,9 @@ def score_floor(run, floor: float, min_evaluations: int) -> tuple[str, float, in
     return (ak, best, len(a)) if best <= floor else None
 
 
-def stuck_accuracy(run, share: float, min_evaluations: int, ceiling: float) -> tuple[str, float, int, int] | None:
+def stuck_accuracy(
+    run, share: float, min_evaluations: int, ceiling: float
+) -> tuple[str, float, int, int] | None:
     """``(key, value, n at value, n)`` when the held-out accuracy equals its first-evaluation value
     *exactly* at ``share`` or more of at least ``min_evaluations`` evaluations, that value being under
     ``ceiling`` (a saturated 1.0 is a solved task, not a stuck one); else ``None``. Identical accuracy
@@ -110,15 +119,20 @@ def stuck_accuracy(run, share: float, min_evaluations: int, ceiling: float) -> t
     vk = run.key_for(Role.VAL_LOSS)
     if vk:
         v = run.series(vk).by_step().finite().values
-        if len(v) >= 4 and v[0] > 0 and float(np.median(v[-max(1, len(v) // 4):])) <= 0.7 * float(v[0]):
+        if (
+            len(v) >= 4
+            and v[0] > 0
+            and float(np.median(v[-max(1, len(v) // 4) :])) <= 0.7 * float(v[0])
+        ):
             # the held-out loss fell by a third or more: the model improved (its confidence) even though
             # the argmax never changed, e.g. a small validation set solved before the first evaluation
             return None
     return ak, float(a.values[0]), n_at, len(acc)
 
 
-def frozen_task_metric(run, share: float, min_evaluations: int, ceiling: float
-                       ) -> tuple[str, float, int, int] | None:
+def frozen_task_metric(
+    run, share: float, min_evaluations: int, ceiling: float
+) -> tuple[str, float, int, int] | None:
     """``(key, value, n at value, n)`` when a held-out task metric other than the accuracy role (an
     evaluation-split accuracy or score: IoU, dice, F1, mAP) sits at one value (to 1e-6, float32 round-off)
     at ``share`` or more of at least ``min_evaluations`` evaluations, that value under ``ceiling`` and
@@ -131,7 +145,12 @@ def frozen_task_metric(run, share: float, min_evaluations: int, ceiling: float
     ak = run.key_for(Role.VAL_ACCURACY)
     for k in run.metrics.keys:
         pn = parse_name(k)
-        if k == ak or pn.split != "eval" or pn.family not in ("acc", "score") or pn.higher_is_better is not True:
+        if (
+            k == ak
+            or pn.split != "eval"
+            or pn.family not in ("acc", "score")
+            or pn.higher_is_better is not True
+        ):
             continue
         m = run.series(k).by_step().finite()
         if len(m) < min_evaluations:
@@ -146,7 +165,9 @@ def frozen_task_metric(run, share: float, min_evaluations: int, ceiling: float
     return None
 
 
-def task_metric_at_floor(run, floor: float, min_points: int) -> tuple[str, float, float, int] | None:
+def task_metric_at_floor(
+    run, floor: float, min_points: int
+) -> tuple[str, float, float, int] | None:
     """``(key, first, max, n)`` of a training or held-out task metric (an accuracy or score whose name says
     higher is better: accuracy, F1, mAP, dice, BLEU; as a fraction) with >= ``min_points`` finite points that
     never exceeded ``floor`` and never rose: the maximum of its second half within its noise
@@ -161,14 +182,16 @@ def task_metric_at_floor(run, floor: float, min_points: int) -> tuple[str, float
         pn = parse_name(k)
         if pn.family not in ("acc", "score") or pn.higher_is_better is not True:
             continue
-        m = run.series(k).finite()  # every logged value in order (a step printed twice keeps both points)
+        m = run.series(
+            k
+        ).finite()  # every logged value in order (a step printed twice keeps both points)
         if len(m) < min_points:
             continue
         acc, _ = as_fraction(k, m.values)
         if float(acc.min()) < 0.0:
             continue
         top, first = float(acc.max()), float(acc[0])
-        late = float(acc[len(acc) // 2:].max())
+        late = float(acc[len(acc) // 2 :].max())
         if top <= floor and late <= first + accuracy_tolerance(acc):
             return k, first, top, len(acc)
     return None
@@ -184,9 +207,19 @@ def majority_baseline(run) -> tuple[str, float, int, float, int] | None:
     some evaluation: own corpus f5b1-10, 0.849 at one evaluation, 0.921 at its best): nothing was learned to overfit (own corpus f5b6-08: accuracy 0.902 at macro-F1 0.190 =
     0.948 / 5 at epoch 1, later 0.41-0.82)."""
     ak = run.key_for(Role.VAL_ACCURACY)
-    fk = next((k for k in run.metrics.keys if re.search(r"(?:^|[/_.])(?:eval|val|valid|test)[/_.].*\bf1\b|"
-                                                          r"(?:^|[/_.])(?:eval|val|valid|test)[/_.](?:macro[/_.])?f1",
-                                                          k, re.I)), None)
+    fk = next(
+        (
+            k
+            for k in run.metrics.keys
+            if re.search(
+                r"(?:^|[/_.])(?:eval|val|valid|test)[/_.].*\bf1\b|"
+                r"(?:^|[/_.])(?:eval|val|valid|test)[/_.](?:macro[/_.])?f1",
+                k,
+                re.I,
+            )
+        ),
+        None,
+    )
     if not ak or not fk:
         return None
     a, f = run.series(ak).by_step().finite(), run.series(fk).by_step().finite()
@@ -321,7 +354,11 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
             return
         tk = run.key_for(Role.TRAIN_LOSS)
         blew_up = bool(tk) and bool((~np.isfinite(run.series(tk).values)).any())
-        stuck = None if blew_up else stuck_accuracy(run, p.stuck_share, p.stuck_min_evaluations, p.stuck_ceiling)
+        stuck = (
+            None
+            if blew_up
+            else stuck_accuracy(run, p.stuck_share, p.stuck_min_evaluations, p.stuck_ceiling)
+        )
         if stuck is None and not blew_up:
             stuck = frozen_task_metric(run, p.stuck_share, p.stuck_min_evaluations, p.stuck_ceiling)
         if stuck is not None:
@@ -333,18 +370,40 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
                 yield self.finding(
                     Severity.ERROR,
                     f"{ak} is exactly {fmt(value)}"
-                    + (", its value at the first evaluation," if fmt(value) == fmt(float(run.series(ak).by_step()
-                                                                                         .finite().values[0])) else "")
+                    + (
+                        ", its value at the first evaluation,"
+                        if fmt(value) == fmt(float(run.series(ak).by_step().finite().values[0]))
+                        else ""
+                    )
                     + f" at {n_at} of {n} evaluations: "
                     "the model's held-out predictions did not change for most of the run"
-                    + (" (one class predicted for every input, typically the majority class)"
-                       if re.search(r"acc", ak, re.I) else "")
+                    + (
+                        " (one class predicted for every input, typically the majority class)"
+                        if re.search(r"acc", ak, re.I)
+                        else ""
+                    )
                     + f", whatever {key} did ({fmt(initial)} -> {fmt(final)}); check the learning rate, the class "
                     "balance and that the output layer is trained",
-                    evidence=[SeriesEvidence(metric=ak, values={"value": value, "at_value": float(n_at),
-                                                                "evaluations": float(n)})],
-                    initial=initial, final=final, stuck_accuracy=True, key=ak, value=value,
-                    n_at_value=n_at, n_evaluations=n, raise_lr_advisable=False, labels_suspect=False)
+                    evidence=[
+                        SeriesEvidence(
+                            metric=ak,
+                            values={
+                                "value": value,
+                                "at_value": float(n_at),
+                                "evaluations": float(n),
+                            },
+                        )
+                    ],
+                    initial=initial,
+                    final=final,
+                    stuck_accuracy=True,
+                    key=ak,
+                    value=value,
+                    n_at_value=n_at,
+                    n_evaluations=n,
+                    raise_lr_advisable=False,
+                    labels_suspect=False,
+                )
                 return
         base = majority_baseline(run)
         if base is not None:
@@ -355,9 +414,19 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
                 f"those of a constant predictor over {k} classes (macro-F1 = (2p/(1+p))/{k}), and the best of its {n} "
                 f"evaluations is {fmt(top)}: the model never learned more than the class balance; check the class "
                 "weights or sampling, the labels and the learning rate",
-                evidence=[SeriesEvidence(metric=ak, values={"majority": maj, "best": top, "classes": float(k)})],
-                key=ak, majority=maj, classes=k, best=top, majority_baseline=True, raise_lr_advisable=False,
-                labels_suspect=False)
+                evidence=[
+                    SeriesEvidence(
+                        metric=ak, values={"majority": maj, "best": top, "classes": float(k)}
+                    )
+                ],
+                key=ak,
+                majority=maj,
+                classes=k,
+                best=top,
+                majority_baseline=True,
+                raise_lr_advisable=False,
+                labels_suspect=False,
+            )
             return
         floor = None if blew_up else task_metric_at_floor(run, p.task_floor, p.min_evaluations)
         if floor is not None:
@@ -368,9 +437,20 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
                 "the run: the model does not perform the task it is measured on, whatever its loss did (a loss "
                 "near 0 by construction, a policy-gradient or contrastive objective, is no evidence of learning); "
                 "check the reward/labels, the learning rate and that the trained weights are the ones evaluated",
-                evidence=[SeriesEvidence(metric=mk, values={"first": first, "max": top, "points": float(n)})],
-                key=mk, first=first, max=top, n_points=n, score_floor=True, task_floor=True,
-                raise_lr_advisable=False, labels_suspect=False)
+                evidence=[
+                    SeriesEvidence(
+                        metric=mk, values={"first": first, "max": top, "points": float(n)}
+                    )
+                ],
+                key=mk,
+                first=first,
+                max=top,
+                n_points=n,
+                score_floor=True,
+                task_floor=True,
+                raise_lr_advisable=False,
+                labels_suspect=False,
+            )
             return
         yield from found
         if skip is not None and not found:
@@ -398,22 +478,37 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
         # held-out loss, when logged, ended no lower than it began): with >= min_points nothing was learned
         never_fell = best >= initial and _heldout_not_lower(run)
         if len(s) < p.min_points_unassisted and not at_chance and floor is None and not never_fell:
-            raise Skip(f"{key} has {len(s)} points (< {p.min_points_unassisted}) and no chance level to compare "
-                       "with: too few to call a small relative drop underfitting")
+            raise Skip(
+                f"{key} has {len(s)} points (< {p.min_points_unassisted}) and no chance level to compare "
+                "with: too few to call a small relative drop underfitting"
+            )
         ft = finetune_evidence(run)
         low_start = ch is not None and initial < p.finetune_start * ch.loss
         if (ft or low_start) and not at_chance and floor is None:
-            why = (f"{ft[0]} = {ft[1]}" if ft else
-                   f"its initial loss {fmt(initial)} is already under half the chance level ln {ch.classes} = "
-                   f"{fmt(ch.loss)}")
+            why = (
+                f"{ft[0]} = {ft[1]}"
+                if ft
+                else f"its initial loss {fmt(initial)} is already under half the chance level ln {ch.classes} = "
+                f"{fmt(ch.loss)}"
+            )
             yield self.finding(
                 Severity.INFO,
                 f"{key} fell only {fmt(100 * (1 - ratio), 3)}% ({fmt(initial)} -> {fmt(final)}), as expected of a "
                 f"run that starts from trained weights ({why}): not judged underfit by its relative drop",
-                evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[0]), step_end=int(s.steps[-1]),
-                                         values={"initial": initial, "final": final, "ratio": ratio})],
-                initial=initial, final=final, ratio=ratio, finetune=True,
-                finetune_evidence=ft[0] if ft else "initial loss below chance")
+                evidence=[
+                    SeriesEvidence(
+                        metric=key,
+                        step_start=int(s.steps[0]),
+                        step_end=int(s.steps[-1]),
+                        values={"initial": initial, "final": final, "ratio": ratio},
+                    )
+                ],
+                initial=initial,
+                final=final,
+                ratio=ratio,
+                finetune=True,
+                finetune_evidence=ft[0] if ft else "initial loss below chance",
+            )
             return
         learned = _accuracy_learned(run, p.learned_accuracy, p.learned_rise)
         if learned is not None and not at_chance and floor is None and not never_fell:
@@ -424,10 +519,17 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
                 f"{fmt(first)} -> {fmt(last)}: the model learned the task (the first logged loss already follows "
                 "learning); not judged underfit by its relative drop",
                 evidence=[SeriesEvidence(metric=ak, values={"first": first, "last": last})],
-                initial=initial, final=final, ratio=ratio, accuracy_learned=True, key=ak)
+                initial=initial,
+                final=final,
+                ratio=ratio,
+                accuracy_learned=True,
+                key=ak,
+            )
             return
         lr = peak_lr(run)
-        unstable_start = at_chance and float(np.max(s.values[: max(3, len(s) // 10)])) > 1.5 * ch.loss
+        unstable_start = (
+            at_chance and float(np.max(s.values[: max(3, len(s) // 10)])) > 1.5 * ch.loss
+        )
         raise_ok = not unstable_start and not (lr is not None and lr[0] >= lr[1])
         values = {"initial": initial, "final": final, "ratio": ratio}
         acc = None
@@ -437,42 +539,65 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
             if len(a):
                 acc = float(a.values[-1])
                 values["final_val_accuracy"] = acc
-        msg = (f"{key} went from {fmt(initial)} to {fmt(final)} ({fmt(100 * (1 - ratio), 3)}% improvement "
-               f"over {len(s)} points)")
+        msg = (
+            f"{key} went from {fmt(initial)} to {fmt(final)} ({fmt(100 * (1 - ratio), 3)}% improvement "
+            f"over {len(s)} points)"
+        )
         if acc is not None:
             msg += f"; final {ak} {fmt(acc)}"
         if floor is not None:
-            msg += (f"; the held-out score {floor[0]} never rose above {fmt(floor[1])} in {floor[2]} evaluations "
-                    "(its floor: the model predicts nothing correctly on held-out data)")
+            msg += (
+                f"; the held-out score {floor[0]} never rose above {fmt(floor[1])} in {floor[2]} evaluations "
+                "(its floor: the model predicts nothing correctly on held-out data)"
+            )
         if at_chance and ch.source == INFERRED:
             # K from the final accuracy is an inference, not a fact (a 10-class run at accuracy 0.12
             # reads as K = 8): say so and name what would state it
-            msg += (f"; the loss is near ln {ch.classes} = {fmt(ch.loss)}, the chance level of {ch.classes} "
-                    f"classes inferred from the final accuracy and loss agreeing, not read from a num_labels / "
-                    "num_classes / id2label param)")
+            msg += (
+                f"; the loss is near ln {ch.classes} = {fmt(ch.loss)}, the chance level of {ch.classes} "
+                f"classes inferred from the final accuracy and loss agreeing, not read from a num_labels / "
+                "num_classes / id2label param)"
+            )
         elif at_chance:
             msg += f"; the loss sits at the chance level ln {ch.classes} = {fmt(ch.loss)} ({ch.source})"
         memo = memorising(run, s, initial, final)
         if memo is not None:
             raise_ok = False
             values.update({k: v for k, v in memo.items() if isinstance(v, float)})
-            msg += (f"; meanwhile {memo['val_key']} rose {fmt(memo['val_first'])} -> {fmt(memo['val_last'])} and "
-                    f"{memo['acc_key']} stayed at its starting level ({fmt(memo['acc_first'])} -> "
-                    f"{fmt(memo['acc_last'])}, noise {fmt(memo['acc_tolerance'])}) while the training loss fell "
-                    f"below the held-out loss of the first evaluation: the model memorises training labels "
-                    "that do not generalise; check the labels and the shuffling (labels shuffled or misaligned "
-                    "with the inputs, a different label mapping for training and validation); a higher "
-                    "learning rate will not help")
+            msg += (
+                f"; meanwhile {memo['val_key']} rose {fmt(memo['val_first'])} -> {fmt(memo['val_last'])} and "
+                f"{memo['acc_key']} stayed at its starting level ({fmt(memo['acc_first'])} -> "
+                f"{fmt(memo['acc_last'])}, noise {fmt(memo['acc_tolerance'])}) while the training loss fell "
+                f"below the held-out loss of the first evaluation: the model memorises training labels "
+                "that do not generalise; check the labels and the shuffling (labels shuffled or misaligned "
+                "with the inputs, a different label mapping for training and validation); a higher "
+                "learning rate will not help"
+            )
         if lr is not None and lr[0] >= lr[1]:
-            msg += (f"; the peak learning rate {fmt(lr[0])} is already at or above typical values "
-                    f"(>= {fmt(lr[1])} for this run's optimiser): raising it is not the remedy")
+            msg += (
+                f"; the peak learning rate {fmt(lr[0])} is already at or above typical values "
+                f"(>= {fmt(lr[1])} for this run's optimiser): raising it is not the remedy"
+            )
         elif unstable_start:
             msg += "; the loss started above chance and fell back to it (an unstable start): do not raise the LR"
-        yield self.finding(Severity.ERROR, msg,
-                           evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[0]),
-                                                    step_end=int(s.steps[-1]), values=values)],
-                           initial=initial, final=final, ratio=ratio, final_val_accuracy=acc,
-                           at_chance=at_chance, chance_loss=ch.loss if ch else None, finetune=bool(ft),
-                           peak_lr=lr[0] if lr else None, raise_lr_advisable=raise_ok,
-                           labels_suspect=memo is not None, chance_inferred=bool(ch and ch.source == INFERRED),
-                           score_floor=floor is not None)
+        yield self.finding(
+            Severity.ERROR,
+            msg,
+            evidence=[
+                SeriesEvidence(
+                    metric=key, step_start=int(s.steps[0]), step_end=int(s.steps[-1]), values=values
+                )
+            ],
+            initial=initial,
+            final=final,
+            ratio=ratio,
+            final_val_accuracy=acc,
+            at_chance=at_chance,
+            chance_loss=ch.loss if ch else None,
+            finetune=bool(ft),
+            peak_lr=lr[0] if lr else None,
+            raise_lr_advisable=raise_ok,
+            labels_suspect=memo is not None,
+            chance_inferred=bool(ch and ch.source == INFERRED),
+            score_floor=floor is not None,
+        )

@@ -10,7 +10,9 @@ from ..signal import fmt
 from .base import Detector, DetectorParams, Skip
 
 
-class FinalWorseThanBest(Detector, code="GE003", name="final-worse-than-best", family="generalization"):
+class FinalWorseThanBest(
+    Detector, code="GE003", name="final-worse-than-best", family="generalization"
+):
     """The last evaluation (the last checkpoint) is worse than the best one, beyond the metric's noise.
 
     Why it matters: a run that ships its last checkpoint ships a worse model than
@@ -41,7 +43,7 @@ class FinalWorseThanBest(Detector, code="GE003", name="final-worse-than-best", f
         ib = int(np.argmax(v) if hib else np.argmin(v))
         best, final = float(v[ib]), float(v[-1])
         gap = (best - final) if hib else (final - best)
-        half = v[len(v) // 2:]
+        half = v[len(v) // 2 :]
         noise = float(np.median(np.abs(np.diff(half)))) if half.size > 2 else 0.0
         if gap <= max(p.noise_k * noise, p.min_rel_gap * abs(best)):
             return
@@ -49,7 +51,19 @@ class FinalWorseThanBest(Detector, code="GE003", name="final-worse-than-best", f
             Severity.WARNING,
             f"final {key} {fmt(final)} (step {int(s.steps[-1])}) is worse than the best {fmt(best)} "
             f"(step {int(s.steps[ib])}) by {fmt(gap)}; evaluation noise ~{fmt(noise)}",
-            evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[ib]), step_end=int(s.steps[-1]),
-                                     values={"best": best, "final": final, "noise": noise})],
-            key=key, best=best, final=final, best_step=int(s.steps[ib]), gap=gap, noise=noise,
-            higher_is_better=hib)
+            evidence=[
+                SeriesEvidence(
+                    metric=key,
+                    step_start=int(s.steps[ib]),
+                    step_end=int(s.steps[-1]),
+                    values={"best": best, "final": final, "noise": noise},
+                )
+            ],
+            key=key,
+            best=best,
+            final=final,
+            best_step=int(s.steps[ib]),
+            gap=gap,
+            noise=noise,
+            higher_is_better=hib,
+        )

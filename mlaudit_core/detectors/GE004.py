@@ -12,7 +12,9 @@ from ._context import chance as label_chance
 from .base import Detector, DetectorParams, Remedy, Skip
 
 
-class ValidationAtChance(Detector, code="GE004", name="validation-at-chance", family="generalization"):
+class ValidationAtChance(
+    Detector, code="GE004", name="validation-at-chance", family="generalization"
+):
     """Validation accuracy stays near chance level: the model has learned nothing that generalises.
 
     Why it matters: a validation accuracy close to a uniform guess means the
@@ -39,12 +41,16 @@ class ValidationAtChance(Detector, code="GE004", name="validation-at-chance", fa
     """
 
     remedies = (
-        Remedy("Check that labels line up with inputs: train on 64 samples; a correct pipeline memorises them and, with labels shuffled on purpose, cannot generalise",
-               "separates data from model",
-               "minutes"),
-        Remedy("Check that validation preprocessing and label mapping equal the training ones",
-               "a broken validation pipeline also sits at chance",
-               "minutes"),
+        Remedy(
+            "Check that labels line up with inputs: train on 64 samples; a correct pipeline memorises them and, with labels shuffled on purpose, cannot generalise",
+            "separates data from model",
+            "minutes",
+        ),
+        Remedy(
+            "Check that validation preprocessing and label mapping equal the training ones",
+            "a broken validation pipeline also sits at chance",
+            "minutes",
+        ),
     )
 
     needs = (Role.VAL_ACCURACY,)
@@ -62,7 +68,9 @@ class ValidationAtChance(Detector, code="GE004", name="validation-at-chance", fa
             if got is None:
                 ch = label_chance(run, vocab=False)
                 if ch is None:
-                    raise Skip("chance level unknown (no num_classes / num_labels / id2label / chance in params)")
+                    raise Skip(
+                        "chance level unknown (no num_classes / num_labels / id2label / chance in params)"
+                    )
                 got = (ch.accuracy, ch.source)
             chance, source = got
         key = run.key_for(Role.VAL_ACCURACY)
@@ -80,9 +88,13 @@ class ValidationAtChance(Detector, code="GE004", name="validation-at-chance", fa
         if lift >= p.max_lift:
             return
         n_classes = round(1 / chance) if chance > 0 else None
-        classes = f" for {n_classes} classes" if n_classes and abs(1 / n_classes - chance) < 1e-6 else ""
-        msg = (f"{key} stays near chance ({fmt(chance)}{classes}): median {fmt(med)}, best {fmt(best)}, final "
-               f"{fmt(final)} over {len(v)} evaluations ({fmt(100 * lift, 3)}% of the way from chance to 1)")
+        classes = (
+            f" for {n_classes} classes" if n_classes and abs(1 / n_classes - chance) < 1e-6 else ""
+        )
+        msg = (
+            f"{key} stays near chance ({fmt(chance)}{classes}): median {fmt(med)}, best {fmt(best)}, final "
+            f"{fmt(final)} over {len(v)} evaluations ({fmt(100 * lift, 3)}% of the way from chance to 1)"
+        )
         train_final = train_first = None
         signal = None
         tk = run.key_for(Role.TRAIN_ACCURACY)
@@ -95,16 +107,34 @@ class ValidationAtChance(Detector, code="GE004", name="validation-at-chance", fa
                 signal = (train_first - chance) / room >= p.max_lift
                 if train_lift > 2 * max(lift, 0.0) + p.max_lift:
                     msg += f", while {tk} reaches {fmt(train_final)}"
-                    msg += (f" (already {fmt(train_first)} at the first evaluation: the labels carry signal, the "
-                            "model fits the training data but does not generalise)" if signal else
-                            f" from {fmt(train_first)}: the model memorises the training set")
+                    msg += (
+                        f" (already {fmt(train_first)} at the first evaluation: the labels carry signal, the "
+                        "model fits the training data but does not generalise)"
+                        if signal
+                        else f" from {fmt(train_first)}: the model memorises the training set"
+                    )
                 else:
                     msg += f"; {tk} is also low ({fmt(train_final)}): check labels and inputs"
         yield self.finding(
-            Severity.WARNING, msg,
-            evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[0]), step_end=int(s.steps[-1]),
-                                     values={"chance": chance, "median": med, "best": best, "final": final}),
-                      ConfigEvidence(key=source, value=str(run.params.get(source, chance))[:300])],
-            chance=chance, chance_source=source, median=med, best=best, final=final, lift=lift,
-            train_accuracy_first=train_first, train_accuracy_final=train_final, labels_carry_signal=signal,
-            n_evals=len(v))
+            Severity.WARNING,
+            msg,
+            evidence=[
+                SeriesEvidence(
+                    metric=key,
+                    step_start=int(s.steps[0]),
+                    step_end=int(s.steps[-1]),
+                    values={"chance": chance, "median": med, "best": best, "final": final},
+                ),
+                ConfigEvidence(key=source, value=str(run.params.get(source, chance))[:300]),
+            ],
+            chance=chance,
+            chance_source=source,
+            median=med,
+            best=best,
+            final=final,
+            lift=lift,
+            train_accuracy_first=train_first,
+            train_accuracy_final=train_final,
+            labels_carry_signal=signal,
+            n_evals=len(v),
+        )

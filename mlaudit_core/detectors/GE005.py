@@ -51,14 +51,18 @@ class GeneralizationGap(Detector, code="GE005", name="generalization-gap", famil
         gap = v.values - tv
         ib = int(np.argmin(v.values))
         mon_key, mon, hib, mon_src = monitored(run, vk)
-        if len(mon) < 2:  # the monitored metric has no usable points: fall back to the validation loss
+        if (
+            len(mon) < 2
+        ):  # the monitored metric has no usable points: fall back to the validation loss
             mon_key, mon, hib, mon_src = vk, v, False, "validation loss"
         own = early_stopping_patience(run)
         if own:
             patience, pat_src = own[0], f"the run's {own[1]}"
         else:
             patience = max(p.patience, int(np.ceil(p.patience_share * len(mon))))
-            pat_src = (f"max({p.patience}, {fmt(100 * p.patience_share, 2)}% of {len(mon)} evaluations)")
+            pat_src = (
+                f"max({p.patience}, {fmt(100 * p.patience_share, 2)}% of {len(mon)} evaluations)"
+            )
         # early stopping on the monitored metric: stop once it has not improved for `patience` evals
         stop, best, since = None, -np.inf if hib else np.inf, 0
         for i, x in enumerate(mon.values):
@@ -70,30 +74,57 @@ class GeneralizationGap(Detector, code="GE005", name="generalization-gap", famil
                     stop = i
                     break
         stop_step = int(mon.steps[stop]) if stop is not None else None
-        after = (float(t.steps[-1] - stop_step) / max(float(t.steps[-1]), 1.0)) if stop_step is not None else 0.0
+        after = (
+            (float(t.steps[-1] - stop_step) / max(float(t.steps[-1]), 1.0))
+            if stop_step is not None
+            else 0.0
+        )
         final_best = float(np.nanmax(mon.values) if hib else np.nanmin(mon.values))
-        at_stop = float(np.nanmax(mon.values[: stop + 1]) if hib else np.nanmin(mon.values[: stop + 1])) \
-            if stop is not None else final_best
-        half = v.values[len(v) // 2:]
+        at_stop = (
+            float(np.nanmax(mon.values[: stop + 1]) if hib else np.nanmin(mon.values[: stop + 1]))
+            if stop is not None
+            else final_best
+        )
+        half = v.values[len(v) // 2 :]
         noise = float(np.median(np.abs(np.diff(half)))) if half.size > 2 else None
         final_ratio = gap[-1] / tv[-1] if tv[-1] > 0 else np.inf
         growing = gap[-1] > gap[ib]
         sev = Severity.WARNING if (final_ratio > p.max_gap_ratio and growing) else Severity.INFO
-        msg = (f"train/val gap {fmt(float(gap[ib]))} at the best evaluation (step {int(v.steps[ib])}) and "
-               f"{fmt(float(gap[-1]))} at the end (val {fmt(float(v.values[-1]))} vs train {fmt(float(tv[-1]))})")
+        msg = (
+            f"train/val gap {fmt(float(gap[ib]))} at the best evaluation (step {int(v.steps[ib])}) and "
+            f"{fmt(float(gap[-1]))} at the end (val {fmt(float(v.values[-1]))} vs train {fmt(float(tv[-1]))})"
+        )
         if stop_step is not None:
-            msg += (f"; early stopping on {mon_key} (patience {patience} evaluations, {pat_src}) would stop at step "
-                    f"{stop_step}, saving {fmt(100 * after, 3)}% of the steps")
-            mh = mon.values[len(mon) // 2:]
+            msg += (
+                f"; early stopping on {mon_key} (patience {patience} evaluations, {pat_src}) would stop at step "
+                f"{stop_step}, saving {fmt(100 * after, 3)}% of the steps"
+            )
+            mh = mon.values[len(mon) // 2 :]
             mon_noise = float(np.median(np.abs(np.diff(mh)))) if mh.size > 2 else 0.0
             if abs(at_stop - final_best) > max(3 * mon_noise, 0.01 * abs(final_best)):
                 msg += f" but giving up the later best {mon_key} {fmt(final_best)} (vs {fmt(at_stop)} by then)"
         if noise is not None:
             msg += f"; validation noise ~{fmt(noise)}"
-        yield self.finding(sev, msg,
-                           evidence=[SeriesEvidence(metric=vk, step_start=int(v.steps[0]), step_end=int(v.steps[-1]),
-                                                    values={"gap_best": float(gap[ib]), "gap_final": float(gap[-1])})],
-                           gap_at_best=float(gap[ib]), gap_final=float(gap[-1]), early_stop_step=stop_step,
-                           monitored=mon_key, monitored_source=mon_src, patience=patience,
-                           best_at_stop=at_stop, best_overall=final_best,
-                           compute_after_stop=after, val_noise=noise, best_step=int(v.steps[ib]))
+        yield self.finding(
+            sev,
+            msg,
+            evidence=[
+                SeriesEvidence(
+                    metric=vk,
+                    step_start=int(v.steps[0]),
+                    step_end=int(v.steps[-1]),
+                    values={"gap_best": float(gap[ib]), "gap_final": float(gap[-1])},
+                )
+            ],
+            gap_at_best=float(gap[ib]),
+            gap_final=float(gap[-1]),
+            early_stop_step=stop_step,
+            monitored=mon_key,
+            monitored_source=mon_src,
+            patience=patience,
+            best_at_stop=at_stop,
+            best_overall=final_best,
+            compute_after_stop=after,
+            val_noise=noise,
+            best_step=int(v.steps[ib]),
+        )

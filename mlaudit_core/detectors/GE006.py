@@ -9,9 +9,11 @@ from ..roles import Role, as_fraction
 from ..signal import fmt
 from .base import Detector, DetectorParams, Skip
 
-_SLICE = re.compile(r"^(?:val|valid|validation|eval|test)[/_.](?:.*?)(?:class|slice|group|label)[/_.-]?"
-                    r"(?P<slice>[\w.-]+?)[/_.-]?(?P<metric>acc|accuracy|f1|recall|precision)?$",
-                    re.IGNORECASE)
+_SLICE = re.compile(
+    r"^(?:val|valid|validation|eval|test)[/_.](?:.*?)(?:class|slice|group|label)[/_.-]?"
+    r"(?P<slice>[\w.-]+?)[/_.-]?(?P<metric>acc|accuracy|f1|recall|precision)?$",
+    re.IGNORECASE,
+)
 
 
 class HiddenBadSlice(Detector, code="GE006", name="hidden-bad-slice", family="generalization"):
@@ -34,8 +36,11 @@ class HiddenBadSlice(Detector, code="GE006", name="hidden-bad-slice", family="ge
     def check(self, run, p):
         head_key = run.key_for(Role.VAL_ACCURACY)
         head = run.series(head_key).by_step().finite()
-        slices = {k: run.series(k).by_step().finite() for k in run.metrics.keys
-                  if k != head_key and _SLICE.match(k.replace(" ", "_"))}
+        slices = {
+            k: run.series(k).by_step().finite()
+            for k in run.metrics.keys
+            if k != head_key and _SLICE.match(k.replace(" ", "_"))
+        }
         slices = {k: s for k, s in slices.items() if len(s)}
         if not slices:
             raise Skip("no per-class or per-slice metrics logged")
@@ -47,8 +52,15 @@ class HiddenBadSlice(Detector, code="GE006", name="hidden-bad-slice", family="ge
         bad = [(k, v) for k, v in worst if h - v > p.max_gap]
         if not bad:
             return
-        yield self.finding(Severity.WARNING,
-                           f"headline {head_key} {fmt(h)} hides {len(bad)} slice(s) far below it: "
-                           + ", ".join(f"{k} {fmt(v)}" for k, v in bad[:5]),
-                           evidence=[SeriesEvidence(metric=k, values={"final": v, "headline": h}) for k, v in bad[:5]],
-                           headline=h, worst_slice=bad[0][0], worst_value=bad[0][1], n_bad=len(bad))
+        yield self.finding(
+            Severity.WARNING,
+            f"headline {head_key} {fmt(h)} hides {len(bad)} slice(s) far below it: "
+            + ", ".join(f"{k} {fmt(v)}" for k, v in bad[:5]),
+            evidence=[
+                SeriesEvidence(metric=k, values={"final": v, "headline": h}) for k, v in bad[:5]
+            ],
+            headline=h,
+            worst_slice=bad[0][0],
+            worst_value=bad[0][1],
+            n_bad=len(bad),
+        )

@@ -83,12 +83,17 @@ class ValidationPlateau(Detector, code="GE007", name="validation-plateau", famil
             ak = run.key_for(Role.VAL_ACCURACY)
             if ak is None:
                 raise Skip("no validation metric logged")
-            key, s, hib, src = ak, run.series(ak).by_step().finite(), is_higher_better(ak) or True, "validation accuracy"
+            key, s, hib, src = (
+                ak,
+                run.series(ak).by_step().finite(),
+                is_higher_better(ak) or True,
+                "validation accuracy",
+            )
         if len(s) < p.min_evals:
             raise Skip(f"{key} has {len(s)} evaluations (< {p.min_evals})")
         v = s.values
         best = float(v.max() if hib else v.min())
-        half = v[len(v) // 2:]
+        half = v[len(v) // 2 :]
         noise = float(np.median(np.abs(np.diff(half)))) if half.size > 2 else 0.0
         tol = max(min(p.noise_k * noise, p.max_rel * abs(best)), p.min_rel * abs(best))
         near = (v >= best - tol) if hib else (v <= best + tol)
@@ -101,8 +106,20 @@ class ValidationPlateau(Detector, code="GE007", name="validation-plateau", famil
         if not hib:
             from .GE001 import task_metric_best_at_end
 
-            if task_metric_best_at_end(run, float(s.steps[i if (len(v) - 1 - i) / (len(v) - 1) >= p.min_flat_share
-                                                          else len(v) // 2]), 2) is not None:
+            if (
+                task_metric_best_at_end(
+                    run,
+                    float(
+                        s.steps[
+                            i
+                            if (len(v) - 1 - i) / (len(v) - 1) >= p.min_flat_share
+                            else len(v) // 2
+                        ]
+                    ),
+                    2,
+                )
+                is not None
+            ):
                 return  # the task metric (ROUGE, accuracy, WER) still improved to its best at the end
         after = (len(v) - 1 - i) / (len(v) - 1)
         if after < p.min_flat_share:
@@ -114,11 +131,28 @@ class ValidationPlateau(Detector, code="GE007", name="validation-plateau", famil
             f"{key} came within {fmt(tol, 3)} of its best {fmt(best)} at step {int(s.steps[i])} (evaluation {i + 1} of "
             f"{len(v)}) and did not improve beyond that in the remaining {fmt(100 * after, 3)}% of evaluations "
             f"(monitored: {src})",
-            evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[i]), step_end=int(s.steps[-1]),
-                                     values={"best": best, "at_plateau_start": float(v[i]), "tolerance": tol,
-                                             "first": first})],
-            key=key, monitored_source=src, plateau_step=int(s.steps[i]), flat_share=after, best=best,
-            tolerance=tol, noise=noise, higher_is_better=bool(hib))
+            evidence=[
+                SeriesEvidence(
+                    metric=key,
+                    step_start=int(s.steps[i]),
+                    step_end=int(s.steps[-1]),
+                    values={
+                        "best": best,
+                        "at_plateau_start": float(v[i]),
+                        "tolerance": tol,
+                        "first": first,
+                    },
+                )
+            ],
+            key=key,
+            monitored_source=src,
+            plateau_step=int(s.steps[i]),
+            flat_share=after,
+            best=best,
+            tolerance=tol,
+            noise=noise,
+            higher_is_better=bool(hib),
+        )
 
     def _diminishing(self, run, p, key, s):
         """The ``diminishing`` shape (see the class docstring)."""
@@ -130,7 +164,7 @@ class ValidationPlateau(Detector, code="GE007", name="validation-plateau", famil
         m = len(v) // 2
         if m < 2 or len(t) < 4:
             return
-        v_mid = float(np.median(v[m - 1:m + 2]))
+        v_mid = float(np.median(v[m - 1 : m + 2]))
         v_late = float(v[m:].min())
         if v_mid <= 0:
             return
@@ -146,9 +180,13 @@ class ValidationPlateau(Detector, code="GE007", name="validation-plateau", famil
             return
         train_gain = (t_mid - t_end) / t_mid
         gap_mid, gap_end = v_mid - t_mid, float(np.median(v[-2:])) - t_end
-        if (val_gain >= p.max_late_val_gain or train_gain < p.min_late_train_gain
-                or train_gain < p.train_val_ratio * max(val_gain, 0.0)
-                or gap_mid <= 0 or gap_end < p.min_gap_growth * gap_mid):
+        if (
+            val_gain >= p.max_late_val_gain
+            or train_gain < p.min_late_train_gain
+            or train_gain < p.train_val_ratio * max(val_gain, 0.0)
+            or gap_mid <= 0
+            or gap_end < p.min_gap_growth * gap_mid
+        ):
             return
         yield self.finding(
             Severity.WARNING,
@@ -156,9 +194,27 @@ class ValidationPlateau(Detector, code="GE007", name="validation-plateau", famil
             f"{fmt(100 * val_gain, 2)}% ({fmt(v_mid)} -> best {fmt(v_late)}) while {tk} fell {fmt(100 * train_gain, 2)}% "
             f"({fmt(t_mid)} -> {fmt(t_end)}); the gap grew {fmt(gap_mid)} -> {fmt(gap_end)}: the extra steps fit the "
             "training set only (diminishing held-out returns)",
-            evidence=[SeriesEvidence(metric=key, step_start=int(st[m]), step_end=int(st[-1]),
-                                     values={"mid": v_mid, "best_late": v_late, "val_gain": val_gain}),
-                      SeriesEvidence(metric=tk, step_start=int(st[m]), step_end=int(st[-1]),
-                                     values={"mid": t_mid, "end": t_end, "train_gain": train_gain})],
-            kind="diminishing", key=key, monitored_source="validation loss", plateau_step=int(st[m]),
-            val_gain=val_gain, train_gain=train_gain, gap_mid=gap_mid, gap_end=gap_end, higher_is_better=False)
+            evidence=[
+                SeriesEvidence(
+                    metric=key,
+                    step_start=int(st[m]),
+                    step_end=int(st[-1]),
+                    values={"mid": v_mid, "best_late": v_late, "val_gain": val_gain},
+                ),
+                SeriesEvidence(
+                    metric=tk,
+                    step_start=int(st[m]),
+                    step_end=int(st[-1]),
+                    values={"mid": t_mid, "end": t_end, "train_gain": train_gain},
+                ),
+            ],
+            kind="diminishing",
+            key=key,
+            monitored_source="validation loss",
+            plateau_step=int(st[m]),
+            val_gain=val_gain,
+            train_gain=train_gain,
+            gap_mid=gap_mid,
+            gap_end=gap_end,
+            higher_is_better=False,
+        )

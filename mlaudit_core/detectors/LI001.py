@@ -17,7 +17,7 @@ def _without_standins(v: np.ndarray, min_neighbour: float = 0.05) -> np.ndarray:
     0' read a stand-in as the best loss)."""
     keep = np.ones(v.size, dtype=bool)
     for j in np.flatnonzero(v == 0.0):
-        nb = v[max(0, j - 3):j + 4]
+        nb = v[max(0, j - 3) : j + 4]
         nb = nb[nb != 0.0]
         if nb.size and float(np.median(nb)) > min_neighbour:
             keep[j] = False
@@ -54,8 +54,16 @@ class NonFiniteValues(Detector, code="LI001", name="non-finite-values", family="
             return None
         ev = first_series_evidence(finding)
         key = str(facts["key"]) if facts.get("key") else (ev.metric if ev else None)
-        return [PlotMark("vline", f"LI001 NaN/inf from step {s}", "non-finite", (s,), key=key,
-                         note=f"LI001: {key or 'a metric'} non-finite from step {s}")]
+        return [
+            PlotMark(
+                "vline",
+                f"LI001 NaN/inf from step {s}",
+                "non-finite",
+                (s,),
+                key=key,
+                note=f"LI001: {key or 'a metric'} non-finite from step {s}",
+            )
+        ]
 
     def check(self, run, p):
         seen = False
@@ -77,18 +85,34 @@ class NonFiniteValues(Detector, code="LI001", name="non-finite-values", family="
             growth = (last / best) if (last is not None and best and best > 0) else None
             sev = Severity.CRITICAL if role is Role.TRAIN_LOSS else Severity.ERROR
             kinds = sorted({("nan" if np.isnan(v) else "inf") for v in s.values[bad]})
-            msg = (f"{key} is non-finite ({'/'.join(kinds)}) from step {int(s.steps[i])} on "
-                   f"({int(bad.sum())} of {len(s)} points); last finite value {fmt(last)}")
+            msg = (
+                f"{key} is non-finite ({'/'.join(kinds)}) from step {int(s.steps[i])} on "
+                f"({int(bad.sum())} of {len(s)} points); last finite value {fmt(last)}"
+            )
             if growth is not None:
                 msg += f", {fmt(growth, 3)}x its best before the onset"
             yield self.finding(
-                sev, msg,
-                evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[max(i - 3, 0)]),
-                                         step_end=int(s.steps[min(i + 3, len(s) - 1)]),
-                                         values={"last_finite": last, "best_before": best})],
-                role=role.value, key=key, first_step=int(s.steps[i]), index=i,
-                n_nonfinite=int(bad.sum()), n_points=len(s), last_finite=last,
-                best_before=best, growth_before=growth, finite_points_before=int(before.size),
-                all_after_nonfinite=bool(bad[i:].all()))
+                sev,
+                msg,
+                evidence=[
+                    SeriesEvidence(
+                        metric=key,
+                        step_start=int(s.steps[max(i - 3, 0)]),
+                        step_end=int(s.steps[min(i + 3, len(s) - 1)]),
+                        values={"last_finite": last, "best_before": best},
+                    )
+                ],
+                role=role.value,
+                key=key,
+                first_step=int(s.steps[i]),
+                index=i,
+                n_nonfinite=int(bad.sum()),
+                n_points=len(s),
+                last_finite=last,
+                best_before=best,
+                growth_before=growth,
+                finite_points_before=int(before.size),
+                all_after_nonfinite=bool(bad[i:].all()),
+            )
         if not seen:
             raise Skip("no loss, grad norm or validation metric logged")

@@ -63,9 +63,16 @@ class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family
         a, b = as_int(finding.facts.get("step_after")), as_int(finding.facts.get("step_before"))
         if a is None:
             return None
-        out = [PlotMark("vline", f"LI002 step reset {b}→{a}", "reset", (a,),
-                        note=f"LI002: step counter went back from {b} to {a} (resume); "
-                        f"steps {a}–{b} show the last write")]
+        out = [
+            PlotMark(
+                "vline",
+                f"LI002 step reset {b}→{a}",
+                "reset",
+                (a,),
+                note=f"LI002: step counter went back from {b} to {a} (resume); "
+                f"steps {a}–{b} show the last write",
+            )
+        ]
         if b is not None and b > a:
             out.append(PlotMark("span", "LI002 re-logged steps", "reset", (a, b)))
         return out
@@ -101,12 +108,26 @@ class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family
                         f"{int(s.steps[i])} to {int(s.steps[i + 1])} at point {i + 1} of {len(s)} and the loss "
                         f"restarted at {fmt(after)} (the first run started at {fmt(first)} and had reached "
                         f"{fmt(before)}): a relaunch from scratch, judged by its last segment",
-                        evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[i + 1]), step_end=int(s.steps[i]),
-                                                 values={"step_before": float(s.steps[i]),
-                                                         "step_after": float(s.steps[i + 1]),
-                                                         "loss_before": before, "loss_after": after})],
-                        key=key, n_resets=int(resets.size), index=i + 1, appended=True,
-                        step_before=int(s.steps[i]), step_after=int(s.steps[i + 1]))
+                        evidence=[
+                            SeriesEvidence(
+                                metric=key,
+                                step_start=int(s.steps[i + 1]),
+                                step_end=int(s.steps[i]),
+                                values={
+                                    "step_before": float(s.steps[i]),
+                                    "step_after": float(s.steps[i + 1]),
+                                    "loss_before": before,
+                                    "loss_after": after,
+                                },
+                            )
+                        ],
+                        key=key,
+                        n_resets=int(resets.size),
+                        index=i + 1,
+                        appended=True,
+                        step_before=int(s.steps[i]),
+                        step_after=int(s.steps[i + 1]),
+                    )
                     return
                 if resets.size == 1 and i + 1 < p.min_segment:
                     # one or two points before the only reset: a start-up line printed on another counter (a
@@ -117,14 +138,34 @@ class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family
                         f"{key}: the step went back from {int(s.steps[i])} to {int(s.steps[i + 1])} after only "
                         f"{i + 1} point(s) of {len(s)}, then ran forward: a start-up value on another counter, not "
                         "a resumed run",
-                        evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[i + 1]), step_end=int(s.steps[i]),
-                                                 values={"step_before": float(s.steps[i]),
-                                                         "step_after": float(s.steps[i + 1])})],
-                        key=key, n_resets=1, index=i + 1, appended=False, startup=True,
-                        step_before=int(s.steps[i]), step_after=int(s.steps[i + 1]))
+                        evidence=[
+                            SeriesEvidence(
+                                metric=key,
+                                step_start=int(s.steps[i + 1]),
+                                step_end=int(s.steps[i]),
+                                values={
+                                    "step_before": float(s.steps[i]),
+                                    "step_after": float(s.steps[i + 1]),
+                                },
+                            )
+                        ],
+                        key=key,
+                        n_resets=1,
+                        index=i + 1,
+                        appended=False,
+                        startup=True,
+                        step_before=int(s.steps[i]),
+                        step_after=int(s.steps[i + 1]),
+                    )
                     return
                 ref = _value_at_or_before(s.steps[: i + 1], v[: i + 1], float(s.steps[i + 1]))
-                if learned and ref is not None and np.isfinite(ref) and ref > 0 and 0.75 <= after / ref <= 1.25:
+                if (
+                    learned
+                    and ref is not None
+                    and np.isfinite(ref)
+                    and ref > 0
+                    and 0.75 <= after / ref <= 1.25
+                ):
                     # the counter went back to a step where the first segment had the same loss: weights
                     # and step were restored together from an earlier checkpoint (a rewind or a relaunch
                     # resumed from it), not a counter that lost its state (own corpus log12: a Bi-LSTM
@@ -135,12 +176,27 @@ class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family
                         f"of {len(s)} with the loss at {fmt(after)}, where the first segment had {fmt(ref)}: "
                         "the run was resumed from an earlier checkpoint with its step (weights and counter "
                         "restored together); curves by step overlay the two segments",
-                        evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[i + 1]), step_end=int(s.steps[i]),
-                                                 values={"step_before": float(s.steps[i]),
-                                                         "step_after": float(s.steps[i + 1]),
-                                                         "loss_after": after, "loss_then": ref})],
-                        key=key, n_resets=int(resets.size), index=i + 1, appended=False, rewound=True,
-                        step_before=int(s.steps[i]), step_after=int(s.steps[i + 1]))
+                        evidence=[
+                            SeriesEvidence(
+                                metric=key,
+                                step_start=int(s.steps[i + 1]),
+                                step_end=int(s.steps[i]),
+                                values={
+                                    "step_before": float(s.steps[i]),
+                                    "step_after": float(s.steps[i + 1]),
+                                    "loss_after": after,
+                                    "loss_then": ref,
+                                },
+                            )
+                        ],
+                        key=key,
+                        n_resets=int(resets.size),
+                        index=i + 1,
+                        appended=False,
+                        rewound=True,
+                        step_before=int(s.steps[i]),
+                        step_after=int(s.steps[i + 1]),
+                    )
                     return
                 counted = reader_counted(run)
                 if counted:
@@ -150,30 +206,58 @@ class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family
                         Severity.WARNING,
                         f"{key}: the step went back from {int(s.steps[i])} to {int(s.steps[i + 1])} at point {i + 1} "
                         f"of {len(s)} ({resets.size} time(s)), but {counted}: not a resumed run that lost its step",
-                        evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[i + 1]), step_end=int(s.steps[i]),
-                                                 values={"step_before": float(s.steps[i]),
-                                                         "step_after": float(s.steps[i + 1])})],
-                        key=key, n_resets=int(resets.size), index=i + 1, appended=False, reader_axis=True,
-                        step_before=int(s.steps[i]), step_after=int(s.steps[i + 1]))
+                        evidence=[
+                            SeriesEvidence(
+                                metric=key,
+                                step_start=int(s.steps[i + 1]),
+                                step_end=int(s.steps[i]),
+                                values={
+                                    "step_before": float(s.steps[i]),
+                                    "step_after": float(s.steps[i + 1]),
+                                },
+                            )
+                        ],
+                        key=key,
+                        n_resets=int(resets.size),
+                        index=i + 1,
+                        appended=False,
+                        reader_axis=True,
+                        step_before=int(s.steps[i]),
+                        step_after=int(s.steps[i + 1]),
+                    )
                     return
                 yield self.finding(
                     Severity.ERROR,
                     f"{key}: step counter went back from {int(s.steps[i])} to {int(s.steps[i + 1])} "
                     f"at point {i + 1} of {len(s)} ({resets.size} reset(s)); the run was "
                     "resumed or restarted without restoring its step",
-                    evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[i + 1]),
-                                             step_end=int(s.steps[i]),
-                                             values={"step_before": float(s.steps[i]),
-                                                     "step_after": float(s.steps[i + 1])})],
-                    key=key, n_resets=int(resets.size), index=i + 1, appended=False,
-                    step_before=int(s.steps[i]), step_after=int(s.steps[i + 1]))
+                    evidence=[
+                        SeriesEvidence(
+                            metric=key,
+                            step_start=int(s.steps[i + 1]),
+                            step_end=int(s.steps[i]),
+                            values={
+                                "step_before": float(s.steps[i]),
+                                "step_after": float(s.steps[i + 1]),
+                            },
+                        )
+                    ],
+                    key=key,
+                    n_resets=int(resets.size),
+                    index=i + 1,
+                    appended=False,
+                    step_before=int(s.steps[i]),
+                    step_after=int(s.steps[i + 1]),
+                )
                 return
             if dups > p.dup_frac * len(s):
                 yield self.finding(
                     Severity.WARNING,
                     f"{key}: {dups} of {len(s)} points repeat the previous step",
                     evidence=[SeriesEvidence(metric=key, values={"repeated": float(dups)})],
-                    key=key, n_repeated=dups)
+                    key=key,
+                    n_repeated=dups,
+                )
                 return
 
 

@@ -106,7 +106,9 @@ class EpochStepMismatch(Detector, code="LI003", name="epoch-step-mismatch", fami
             raise Skip("the step axis is the epoch itself")
         placed = on_optimizer_step(run, s)
         if placed is None:
-            raise Skip("the step axis is W&B's _step, which counts wandb.log calls, and no global_step is logged")
+            raise Skip(
+                "the step axis is W&B's _step, which counts wandb.log calls, and no global_step is logged"
+            )
         s = placed
         # only records that carry a real step: step 0 is what a logger or a console parser writes when
         # no step was known on the line (an "Epoch 3/10" header), so epoch >= 1 at step 0 says nothing
@@ -132,37 +134,67 @@ class EpochStepMismatch(Detector, code="LI003", name="epoch-step-mismatch", fami
         e_txt = str(int(epoch)) if epoch.is_integer() else f"{epoch:.3g}"
         expected = round(epoch * spe)
         behind = step < expected
-        msg = (f"the global step ({step}) does not match epoch {e_txt} x {spe} steps per epoch = {expected} "
-               f"(steps per epoch from {source})")
+        msg = (
+            f"the global step ({step}) does not match epoch {e_txt} x {spe} steps per epoch = {expected} "
+            f"(steps per epoch from {source})"
+        )
         if behind:
             lag = expected - step
-            msg += (f": the step counter is {lag} steps (~{lag / spe:.3g} epochs) behind, so it restarted from "
-                    "zero in a resumed run while the epoch counter did not; the checkpoint (step, optimizer "
-                    "and schedule state) was likely never restored")
+            msg += (
+                f": the step counter is {lag} steps (~{lag / spe:.3g} epochs) behind, so it restarted from "
+                "zero in a resumed run while the epoch counter did not; the checkpoint (step, optimizer "
+                "and schedule state) was likely never restored"
+            )
         else:
             msg += ": the step counter is ahead of the epoch counter, so the epoch counter restarted (or steps "
             msg += "per epoch is wrong)"
         hits, _ = scan_run(run) if run.console else ([], [])
         saved = [h for h in hits if h.signature.category == "checkpoint"]
         restored = [h for h in hits if h.signature.category == "resume"]
-        by_step = [h for h in saved if re.search(rf"(?<!\d){step}(?!\d)", h.figures.get("path", ""))]
+        by_step = [
+            h for h in saved if re.search(rf"(?<!\d){step}(?!\d)", h.figures.get("path", ""))
+        ]
         if run.console and not restored:
             msg += "; the console shows no checkpoint being restored"
         if by_step:
-            msg += (f"; checkpoints are named by step ({by_step[0].figures['path']}), so new checkpoints "
-                    "would overwrite the earlier run's checkpoints of the same steps")
+            msg += (
+                f"; checkpoints are named by step ({by_step[0].figures['path']}), so new checkpoints "
+                "would overwrite the earlier run's checkpoints of the same steps"
+            )
         elif behind:
             msg += "; checkpoints named by step would overwrite the earlier run's"
-        ev = [SeriesEvidence(metric=key, step_start=step, step_end=step,
-                             values={"epoch": epoch, "step": float(step), "expected_step": float(expected)}),
-              ConfigEvidence(key=source if source in run.params else "steps_per_epoch", value=str(spe))]
+        ev = [
+            SeriesEvidence(
+                metric=key,
+                step_start=step,
+                step_end=step,
+                values={"epoch": epoch, "step": float(step), "expected_step": float(expected)},
+            ),
+            ConfigEvidence(
+                key=source if source in run.params else "steps_per_epoch", value=str(spe)
+            ),
+        ]
         for h in (by_step or saved)[:2]:
-            ev.append(LogEvidence(source=h.line.source, line=h.line.lineno, text=h.line.text.strip()[:300]))
-        yield self.finding(Severity.ERROR, msg, evidence=ev, step=step, epoch=epoch, steps_per_epoch=spe,
-                           expected_step=expected, direction="behind" if behind else "ahead",
-                           spe_source=source, n_mismatched=n_bad, n_records=len(s),
-                           checkpoints_named_by_step=[h.figures.get("path") for h in by_step[:5]],
-                           restore_seen=bool(restored))
+            ev.append(
+                LogEvidence(
+                    source=h.line.source, line=h.line.lineno, text=h.line.text.strip()[:300]
+                )
+            )
+        yield self.finding(
+            Severity.ERROR,
+            msg,
+            evidence=ev,
+            step=step,
+            epoch=epoch,
+            steps_per_epoch=spe,
+            expected_step=expected,
+            direction="behind" if behind else "ahead",
+            spe_source=source,
+            n_mismatched=n_bad,
+            n_records=len(s),
+            checkpoints_named_by_step=[h.figures.get("path") for h in by_step[:5]],
+            restore_seen=bool(restored),
+        )
 
 
 def _first_misfit(
@@ -187,7 +219,11 @@ def _first_misfit(
         # fits, not even before the first misfit: a restart shows as records that fit and then stop
         # fitting, so here the figure (or the bar it came from) is what is wrong (own corpus log20: a
         # datasets 'Map 4358/4358 examples' bar read as steps per epoch, one epoch record at 8716)
-        return None, int(bad.size), f"steps per epoch {spe} from {source} fits no record before the first mismatch"
+        return (
+            None,
+            int(bad.size),
+            f"steps per epoch {spe} from {source} fits no record before the first mismatch",
+        )
     # fractional epochs (a trainer's epoch = step / steps per epoch) hold the ratio from the first record;
     # whole epochs from epoch 1 on (epoch 0 at step k says nothing about the ratio)
     later = epochs > 0 if np.any(epochs % 1.0 != 0) else epochs >= 1.0
@@ -198,8 +234,12 @@ def _first_misfit(
         # one stray record (an end-of-training summary placed at another step) is not a restart: a
         # restart moves every record after it
         if off == 0 or (off == 1 and len(ratio) >= 4):
-            return None, int(bad.size), (
-                f"step and epoch advance together (~{med:.0f} steps per epoch in the records from "
-                f"epoch 1 on); the steps-per-epoch figure {spe} ({source}) does not fit them"
+            return (
+                None,
+                int(bad.size),
+                (
+                    f"step and epoch advance together (~{med:.0f} steps per epoch in the records from "
+                    f"epoch 1 on); the steps-per-epoch figure {spe} ({source}) does not fit them"
+                ),
             )
     return int(bad[0]), int(bad.size), ""

@@ -41,16 +41,32 @@ class EvalAlignment(Detector, code="LI004", name="eval-alignment", family="integ
         t_range = float(t.steps.max() - t.steps.min()) or 1.0
         v_range = float(v.steps.max() - v.steps.min())
         distinct = int(np.unique(v.steps).size)
-        ev = [SeriesEvidence(metric=vk, step_start=int(v.steps.min()), step_end=int(v.steps.max()),
-                             values={"evaluations": float(len(v)), "distinct_steps": float(distinct)})]
+        ev = [
+            SeriesEvidence(
+                metric=vk,
+                step_start=int(v.steps.min()),
+                step_end=int(v.steps.max()),
+                values={"evaluations": float(len(v)), "distinct_steps": float(distinct)},
+            )
+        ]
         if len(v) >= p.min_evals and v_range < p.min_range_share * t_range:
-            yield self.finding(Severity.WARNING,
-                               f"{vk}: {len(v)} evaluations span steps {int(v.steps.min())}-{int(v.steps.max())} "
-                               f"while training spans {int(t.steps.min())}-{int(t.steps.max())}: validation "
-                               "is logged on another step axis (epoch or a constant)",
-                               evidence=ev, n_evals=len(v), distinct_steps=distinct, misaligned=True)
+            yield self.finding(
+                Severity.WARNING,
+                f"{vk}: {len(v)} evaluations span steps {int(v.steps.min())}-{int(v.steps.max())} "
+                f"while training spans {int(t.steps.min())}-{int(t.steps.max())}: validation "
+                "is logged on another step axis (epoch or a constant)",
+                evidence=ev,
+                n_evals=len(v),
+                distinct_steps=distinct,
+                misaligned=True,
+            )
         elif len(v) < p.min_evals:
-            yield self.finding(Severity.INFO,
-                               f"only {len(v)} evaluation(s) of {vk} over {len(t)} training points: too "
-                               "sparse to judge overfitting or the best checkpoint",
-                               evidence=ev, n_evals=len(v), distinct_steps=distinct, misaligned=False)
+            yield self.finding(
+                Severity.INFO,
+                f"only {len(v)} evaluation(s) of {vk} over {len(t)} training points: too "
+                "sparse to judge overfitting or the best checkpoint",
+                evidence=ev,
+                n_evals=len(v),
+                distinct_steps=distinct,
+                misaligned=False,
+            )

@@ -31,7 +31,10 @@ class SmoothedLoss(Detector, code="LI005", name="smoothed-loss", family="integri
         key = run.key_for(Role.TRAIN_LOSS)
         if not _SMOOTH.search(key):
             return
-        yield self.finding(Severity.INFO,
-                           f"the training loss used ({key}) is a running average: spikes and the exact "
-                           "onset of failures are smoothed away",
-                           evidence=[SeriesEvidence(metric=key)], key=key)
+        yield self.finding(
+            Severity.INFO,
+            f"the training loss used ({key}) is a running average: spikes and the exact "
+            "onset of failures are smoothed away",
+            evidence=[SeriesEvidence(metric=key)],
+            key=key,
+        )

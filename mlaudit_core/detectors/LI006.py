@@ -30,10 +30,22 @@ def is_penalty(key: str) -> bool:
 
 
 #: Params only Hugging Face ``TrainingArguments`` / trainer_state.json carry (last dotted component).
-_HF_PARAMS = ("logging_nan_inf_filter", "per_device_train_batch_size", "logging_steps", "transformers_version",
-              "eval_steps", "save_total_limit")
+_HF_PARAMS = (
+    "logging_nan_inf_filter",
+    "per_device_train_batch_size",
+    "logging_steps",
+    "transformers_version",
+    "eval_steps",
+    "save_total_limit",
+)
 #: Metric keys only the HF Trainer's integrations log (W&B/MLflow/TensorBoard callbacks).
-_HF_KEYS = ("train/global_step", "train/train_runtime", "train/total_flos", "total_flos", "train_runtime")
+_HF_KEYS = (
+    "train/global_step",
+    "train/train_runtime",
+    "train/total_flos",
+    "total_flos",
+    "train_runtime",
+)
 
 
 def hf_trainer_evidence(run) -> str | None:
@@ -124,27 +136,41 @@ class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity
             idx = np.flatnonzero(zero)
             standins = []
             for i in idx:
-                nb = v[max(0, i - 3):i + 4]
+                nb = v[max(0, i - 3) : i + 4]
                 nb = nb[nb != 0.0]
                 if nb.size and float(np.median(nb)) > p.min_neighbour:
                     standins.append(i)
             if len(standins) >= p.min_standins:
                 i0 = standins[0]
-                around = v[max(0, i0 - 3):i0 + 4]
+                around = v[max(0, i0 - 3) : i0 + 4]
                 yield self.finding(
                     Severity.ERROR,
                     f"{key} is exactly 0.0 at {len(standins)} of {len(v)} points between positive values (first at "
                     f"step {int(s.steps[i0])}; neighbours {', '.join(fmt(float(x), 3) for x in around)}): a logged 0.0 "
                     "next to losses of this size is a stand-in for a non-finite step, not a value"
-                    + (f" (Hugging Face Trainer run, {hf}: its logging_nan_inf_filter logs 0.0 when every step of "
-                       "the logging window was NaN/inf; set logging_nan_inf_filter=False to see them)" if hf else
-                       " (a logger or script that replaces NaN/inf by 0, e.g. nan_to_num or a NaN filter; "
-                       "log the raw value to see them)"),
-                    evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[max(0, i0 - 3)]),
-                                             step_end=int(s.steps[min(len(v) - 1, i0 + 3)]),
-                                             values={"zeros": float(len(standins)), "max": float(v.max())})],
-                    kind="stand_in", hf_trainer=bool(hf), key=key, n_zero=len(standins), n_points=len(v), first_step=int(s.steps[i0]),
-                    role=Role.TRAIN_LOSS.value if key == run.key_for(Role.TRAIN_LOSS) else None)
+                    + (
+                        f" (Hugging Face Trainer run, {hf}: its logging_nan_inf_filter logs 0.0 when every step of "
+                        "the logging window was NaN/inf; set logging_nan_inf_filter=False to see them)"
+                        if hf
+                        else " (a logger or script that replaces NaN/inf by 0, e.g. nan_to_num or a NaN filter; "
+                        "log the raw value to see them)"
+                    ),
+                    evidence=[
+                        SeriesEvidence(
+                            metric=key,
+                            step_start=int(s.steps[max(0, i0 - 3)]),
+                            step_end=int(s.steps[min(len(v) - 1, i0 + 3)]),
+                            values={"zeros": float(len(standins)), "max": float(v.max())},
+                        )
+                    ],
+                    kind="stand_in",
+                    hf_trainer=bool(hf),
+                    key=key,
+                    n_zero=len(standins),
+                    n_points=len(v),
+                    first_step=int(s.steps[i0]),
+                    role=Role.TRAIN_LOSS.value if key == run.key_for(Role.TRAIN_LOSS) else None,
+                )
         for key, s in all_zero:
             if moving and _CLS.search(normalise_key(key)):
                 continue  # a single-class detector has no classification loss (YOLO nc=1: cls_loss is 0)
@@ -160,11 +186,21 @@ class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity
                 f"{key} is exactly 0 at all {len(s)} points (steps {int(s.steps[0])}-{int(s.steps[-1])})"
                 + (f"; {'; '.join(why)}" if why else "")
                 + ": no learning signal reaches this loss (labels masked out, a loss detached from the model output, "
-                  "or, for a detection box/dfl loss, no ground-truth boxes in the training data)",
-                evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[0]), step_end=int(s.steps[-1]),
-                                         values={"points": float(len(s)), "max": 0.0})],
-                kind="all_zero", key=key, n_points=len(s), other_losses_move=bool(moving),
-                grad_norm_zero=bool(g.size and (g == 0).all()))
+                "or, for a detection box/dfl loss, no ground-truth boxes in the training data)",
+                evidence=[
+                    SeriesEvidence(
+                        metric=key,
+                        step_start=int(s.steps[0]),
+                        step_end=int(s.steps[-1]),
+                        values={"points": float(len(s)), "max": 0.0},
+                    )
+                ],
+                kind="all_zero",
+                key=key,
+                n_points=len(s),
+                other_losses_move=bool(moving),
+                grad_norm_zero=bool(g.size and (g == 0).all()),
+            )
 
     def _validation(self, run, p, keys):
         keys = [k for k in keys if not is_penalty(k)]
@@ -174,8 +210,11 @@ class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity
             if len(s) < 1:
                 continue
             (zero_keys if (s.values == 0.0).all() else nonzero).append(key)
-        metric_keys = [k for k in run.metrics.keys
-                       if normalise_key(k).startswith("metrics/") and run.series(k).finite().values.size]
+        metric_keys = [
+            k
+            for k in run.metrics.keys
+            if normalise_key(k).startswith("metrics/") and run.series(k).finite().values.size
+        ]
         zero_metrics = [k for k in metric_keys if (run.series(k).finite().values == 0.0).all()]
         n_evals = max((len(run.series(k)) for k in zero_keys + zero_metrics), default=0)
         zero_keys = [k for k in zero_keys if not (nonzero and _CLS.search(normalise_key(k)))]
@@ -183,19 +222,34 @@ class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity
             yield self.finding(
                 Severity.ERROR,
                 f"{', '.join(zero_keys)} exactly 0 at every evaluation while {', '.join(nonzero[:2])} is not"
-                + (f", and every task metric ({', '.join(zero_metrics[:4])}) is 0" if zero_metrics
-                   and len(zero_metrics) == len(metric_keys) else "")
+                + (
+                    f", and every task metric ({', '.join(zero_metrics[:4])}) is 0"
+                    if zero_metrics and len(zero_metrics) == len(metric_keys)
+                    else ""
+                )
                 + f" over {n_evals} evaluation(s): the validation set has no labels to match (empty or misnamed "
                 "label files; YOLOv5 writes 0 box/cls validation losses in that case)",
-                evidence=[SeriesEvidence(metric=k, values={"evaluations": float(len(run.series(k)))})
-                          for k in (zero_keys + zero_metrics)[:4]],
-                kind="empty_validation", zero_keys=zero_keys, zero_metrics=zero_metrics, n_evals=n_evals,
-                all_metrics_zero=bool(zero_metrics) and len(zero_metrics) == len(metric_keys))
+                evidence=[
+                    SeriesEvidence(metric=k, values={"evaluations": float(len(run.series(k)))})
+                    for k in (zero_keys + zero_metrics)[:4]
+                ],
+                kind="empty_validation",
+                zero_keys=zero_keys,
+                zero_metrics=zero_metrics,
+                n_evals=n_evals,
+                all_metrics_zero=bool(zero_metrics) and len(zero_metrics) == len(metric_keys),
+            )
         elif len(metric_keys) >= 2 and len(zero_metrics) == len(metric_keys):
             yield self.finding(
                 Severity.ERROR,
                 f"every task metric ({', '.join(zero_metrics[:4])}) is exactly 0 at all {n_evals} evaluations: the "
                 "model never matched a single validation label",
-                evidence=[SeriesEvidence(metric=k, values={"evaluations": float(len(run.series(k)))})
-                          for k in zero_metrics[:4]],
-                kind="metrics_zero", zero_keys=zero_keys, zero_metrics=zero_metrics, n_evals=n_evals)
+                evidence=[
+                    SeriesEvidence(metric=k, values={"evaluations": float(len(run.series(k)))})
+                    for k in zero_metrics[:4]
+                ],
+                kind="metrics_zero",
+                zero_keys=zero_keys,
+                zero_metrics=zero_metrics,
+                n_evals=n_evals,
+            )

@@ -12,8 +12,10 @@ from ..signal import fmt
 from .base import Detector, DetectorParams, Skip
 
 #: Names of metrics bounded to [0, 1] (or [0, 100] when logged in percent).
-_BOUNDED = re.compile(r"(^|[/_])(acc|accuracy|f1|f1_score|fscore|precision|recall|auc|roc_auc|iou|miou|dice|"
-                      r"map\d*|top1|top5|balanced_accuracy)([/_(]|$|\d)")
+_BOUNDED = re.compile(
+    r"(^|[/_])(acc|accuracy|f1|f1_score|fscore|precision|recall|auc|roc_auc|iou|miou|dice|"
+    r"map\d*|top1|top5|balanced_accuracy)([/_(]|$|\d)"
+)
 
 
 class MetricOutOfRange(Detector, code="LI007", name="metric-out-of-range", family="integrity"):
@@ -39,8 +41,12 @@ class MetricOutOfRange(Detector, code="LI007", name="metric-out-of-range", famil
         tol: float = 1e-6
 
     def check(self, run, p):
-        keys = [k for k in run.metrics.keys if _BOUNDED.search(normalise_key(k))
-                and not normalise_key(k).startswith(("system", "sys/"))]
+        keys = [
+            k
+            for k in run.metrics.keys
+            if _BOUNDED.search(normalise_key(k))
+            and not normalise_key(k).startswith(("system", "sys/"))
+        ]
         if not keys:
             raise Skip("no accuracy-like (bounded) metric logged")
         for key in keys:
@@ -58,7 +64,21 @@ class MetricOutOfRange(Detector, code="LI007", name="metric-out-of-range", famil
                 Severity.ERROR,
                 f"{key} reaches {fmt(float(v[i]))} at step {int(s.steps[i])}: outside the range [0, {fmt(upper)}] "
                 f"such a metric can take ({int(bad.sum())} of {len(v)} points), so it is computed wrongly",
-                evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[i]), step_end=int(s.steps[i]),
-                                         values={"value": float(v[i]), "upper_bound": upper,
-                                                 "points_outside": float(bad.sum())})],
-                key=key, value=float(v[i]), upper_bound=upper, n_outside=int(bad.sum()), n_points=len(v))
+                evidence=[
+                    SeriesEvidence(
+                        metric=key,
+                        step_start=int(s.steps[i]),
+                        step_end=int(s.steps[i]),
+                        values={
+                            "value": float(v[i]),
+                            "upper_bound": upper,
+                            "points_outside": float(bad.sum()),
+                        },
+                    )
+                ],
+                key=key,
+                value=float(v[i]),
+                upper_bound=upper,
+                n_outside=int(bad.sum()),
+                n_points=len(v),
+            )

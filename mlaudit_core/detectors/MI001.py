@@ -34,11 +34,18 @@ class _MissingSignal(Detector):
                 kinds = sorted({"nan" if np.isnan(x) else "inf" if x > 0 else "-inf" for x in v})
                 nonfinite.append(f"{k} ({len(v)} point(s), all {'/'.join(kinds)})")
         if nonfinite:
-            yield self.finding(Severity.INFO, f"{names} logged but never finite: " + ", ".join(nonfinite)
-                               + "; nothing could be judged from it",
-                               evidence=[FactEvidence(text="logged with non-finite values only: "
-                                                           + ", ".join(nonfinite))],
-                               signal=names, would_tell=self.would_tell, logged_nonfinite=True)
+            yield self.finding(
+                Severity.INFO,
+                f"{names} logged but never finite: "
+                + ", ".join(nonfinite)
+                + "; nothing could be judged from it",
+                evidence=[
+                    FactEvidence(text="logged with non-finite values only: " + ", ".join(nonfinite))
+                ],
+                signal=names,
+                would_tell=self.would_tell,
+                logged_nonfinite=True,
+            )
             return
         # training keys first: system telemetry (system.*, sys/...) would hide them in "+N more"
         keys = sorted(run.metrics.keys, key=lambda k: (k.lower().startswith(("system", "sys/")), k))
@@ -49,13 +56,23 @@ class _MissingSignal(Detector):
         msg = f"no {names} logged: {self.would_tell}"
         if unplaced:
             shown_u = ", ".join(f"{k} ({_direction(run, k)})" for k in unplaced)
-            msg += (f"; could not place {shown_u} (the name says no loss, accuracy, score or error mlaudit "
-                    "knows, and a direction over the run does not say which it is; map it in "
-                    "[tool.mlaudit.aliases])")
-        yield self.finding(Severity.INFO, msg,
-                           evidence=[FactEvidence(text=f"no logged key's name reads as a {names}; "
-                                                       f"logged: {shown or 'nothing'}")],
-                           signal=names, would_tell=self.would_tell, unplaced=unplaced)
+            msg += (
+                f"; could not place {shown_u} (the name says no loss, accuracy, score or error mlaudit "
+                "knows, and a direction over the run does not say which it is; map it in "
+                "[tool.mlaudit.aliases])"
+            )
+        yield self.finding(
+            Severity.INFO,
+            msg,
+            evidence=[
+                FactEvidence(
+                    text=f"no logged key's name reads as a {names}; logged: {shown or 'nothing'}"
+                )
+            ],
+            signal=names,
+            would_tell=self.would_tell,
+            unplaced=unplaced,
+        )
 
 
 def _direction(run, key: str) -> str:
@@ -67,7 +84,9 @@ def _direction(run, key: str) -> str:
     return f"{word} {a:.4g} -> {b:.4g}"
 
 
-class NoValidationMetric(_MissingSignal, code="MI001", name="no-validation-metric", family="instrumentation"):
+class NoValidationMetric(
+    _MissingSignal, code="MI001", name="no-validation-metric", family="instrumentation"
+):
     """No validation loss or validation accuracy was logged.
 
     Why it matters: without held-out evaluation, overfitting, the best checkpoint
@@ -82,7 +101,9 @@ class NoValidationMetric(_MissingSignal, code="MI001", name="no-validation-metri
     would_tell = "overfitting onset, best checkpoint and generalisation gap"
 
 
-class NoLearningRate(_MissingSignal, code="MI002", name="no-learning-rate", family="instrumentation"):
+class NoLearningRate(
+    _MissingSignal, code="MI002", name="no-learning-rate", family="instrumentation"
+):
     """No learning-rate series was logged.
 
     Why it matters: warmup and schedule bugs, and the link between an instability
@@ -105,8 +126,10 @@ class NoLearningRate(_MissingSignal, code="MI002", name="no-learning-rate", fami
                     shown = f"{float(str(param[1]).strip()):g}"
                 except ValueError:
                     shown = str(param[1])[:40]
-                f.message = (f"no learning-rate series logged (param {param[0]}={shown} gives the "
-                             f"configured value only): {self.would_tell}")
+                f.message = (
+                    f"no learning-rate series logged (param {param[0]}={shown} gives the "
+                    f"configured value only): {self.would_tell}"
+                )
                 f.facts["signal"] = "learning-rate series"
             yield f
 

@@ -63,8 +63,15 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
         s = as_int(finding.facts.get("onset_step"))
         if s is None:
             return None
-        return [PlotMark("vline", f"OP001 divergence (step {s})", "divergence", (s,),
-                         note=f"OP001: divergence from step {s}")]
+        return [
+            PlotMark(
+                "vline",
+                f"OP001 divergence (step {s})",
+                "divergence",
+                (s,),
+                note=f"OP001: divergence from step {s}",
+            )
+        ]
 
     def check(self, run, p):
         key = run.key_for(Role.TRAIN_LOSS)
@@ -86,7 +93,9 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
         regained = (final - best) / span if span > 0 else (np.inf if final > best else 0.0)
         # a loss that learned (dropped by >= min_drop) and climbed back to ~its initial level
         # diverged too, even below factor x best (a "dead" network back at log(num_classes))
-        back_to_start = span > 0 and span / abs(initial) >= p.min_drop and regained >= p.back_to_initial
+        back_to_start = (
+            span > 0 and span / abs(initial) >= p.min_drop and regained >= p.back_to_initial
+        )
         above = sm > p.factor * np.maximum(best_run, 1e-12)
         if not above[-1] and back_to_start:
             above = sm > best + 0.5 * span
@@ -99,7 +108,7 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
         # (0.5, 1.5, 2.3, 1.1 ...) are not growth
         grew_then_nan = first_bad is not None and len(vals) >= 3 and float(sm[-1]) > p.factor * best
         ch = chance_or_bound(run)
-        late = sm[len(sm) // 2:]
+        late = sm[len(sm) // 2 :]
         # rose from its first logged value and never came back: the centred median of a short series
         # averages the first point with the blow-up after it, so the smoothed best can sit on the rise
         # (own corpus ts23: QLoRA at lr 5, loss 1.64 -> 11.8 at step 2 -> exactly 10.37 = ln 32000 for
@@ -109,7 +118,11 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
         if first_bad is None and len(vals) >= 5:
             k = max(1, len(vals) // 20)
             first0 = float(np.median(vals[:k]))
-            if first0 > 0 and bool(np.all(late >= p.factor * first0)) and float(np.min(vals)) >= 0.5 * first0:
+            if (
+                first0 > 0
+                and bool(np.all(late >= p.factor * first0))
+                and float(np.min(vals)) >= 0.5 * first0
+            ):
                 rose_from_start = (first0, float(np.median(late)))
         # unbounded below: the smoothed loss reaches unbounded_factor x its starting magnitude (at least 1) below
         # zero. A negative loss is normal for a likelihood of continuous data (a flow's NLL at -8, a dice+CE at
@@ -117,23 +130,42 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
         # -1e9 in a TTS run, its total loss following)
         unbounded = None
         if first_bad is None and len(vals) >= p.min_points:
-            first0 = float(np.median(vals[:max(1, len(vals) // 20)]))
+            first0 = float(np.median(vals[: max(1, len(vals) // 20)]))
             low = float(sm.min())
             if low <= -p.unbounded_factor * max(abs(first0), 1.0):
                 unbounded = (first0, low)
-        worse_than_uniform = (ch is not None and first_bad is None and len(vals) >= p.min_points
-                              and float(np.median(late)) >= p.chance_factor * ch.loss)
+        worse_than_uniform = (
+            ch is not None
+            and first_bad is None
+            and len(vals) >= p.min_points
+            and float(np.median(late)) >= p.chance_factor * ch.loss
+        )
         if onset is not None and ibest < len(sm) - 1 and regained >= p.min_regained:
             yield self.finding(
                 Severity.CRITICAL,
                 f"{key} diverged from step {int(steps[onset])}: smoothed loss {fmt(final)} at the "
                 f"end vs best {fmt(best)} at step {int(steps[ibest])} ({fmt(final / best if best > 0 else np.inf, 3)}x); "
-                + (f"{fmt(100 * regained, 3)}% of the improvement was lost" if regained <= 1 else
-                   "the loss ended above its initial value"),
-                evidence=[SeriesEvidence(metric=key, step_start=int(steps[onset]), step_end=int(steps[-1]),
-                                         values={"initial": initial, "best": best, "final": final})],
-                onset_step=int(steps[onset]), best_step=int(steps[ibest]), best=best, final=final,
-                initial=initial, regained=float(regained), gradual=True)
+                + (
+                    f"{fmt(100 * regained, 3)}% of the improvement was lost"
+                    if regained <= 1
+                    else "the loss ended above its initial value"
+                ),
+                evidence=[
+                    SeriesEvidence(
+                        metric=key,
+                        step_start=int(steps[onset]),
+                        step_end=int(steps[-1]),
+                        values={"initial": initial, "best": best, "final": final},
+                    )
+                ],
+                onset_step=int(steps[onset]),
+                best_step=int(steps[ibest]),
+                best=best,
+                final=final,
+                initial=initial,
+                regained=float(regained),
+                gradual=True,
+            )
         elif worse_than_uniform:
             med = float(np.median(late))
             yield self.finding(
@@ -142,12 +174,30 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
                 f"{fmt(med / ch.loss, 3)}x the loss of a uniform guess over {ch.classes} classes (ln {ch.classes} = "
                 f"{fmt(ch.loss)}; {ch.source}): the model predicts worse than guessing, so the optimisation is "
                 "unstable (learning rate far too high) or the loss is computed on broken inputs",
-                evidence=[SeriesEvidence(metric=key, step_start=int(steps[len(sm) // 2]), step_end=int(steps[-1]),
-                                         values={"median_late": med, "chance_loss": ch.loss, "best": best,
-                                                 "final": final})],
-                onset_step=int(steps[0]), best_step=int(steps[ibest]), best=best, final=final, initial=initial,
-                regained=None, gradual=False, above_chance=True, chance_loss=ch.loss,
-                times_chance=med / ch.loss)
+                evidence=[
+                    SeriesEvidence(
+                        metric=key,
+                        step_start=int(steps[len(sm) // 2]),
+                        step_end=int(steps[-1]),
+                        values={
+                            "median_late": med,
+                            "chance_loss": ch.loss,
+                            "best": best,
+                            "final": final,
+                        },
+                    )
+                ],
+                onset_step=int(steps[0]),
+                best_step=int(steps[ibest]),
+                best=best,
+                final=final,
+                initial=initial,
+                regained=None,
+                gradual=False,
+                above_chance=True,
+                chance_loss=ch.loss,
+                times_chance=med / ch.loss,
+            )
         elif rose_from_start is not None:
             first0, med = rose_from_start
             yield self.finding(
@@ -155,10 +205,23 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
                 f"{key} rose from its first logged value {fmt(first0)} to {fmt(final)} (smoothed) and stayed at "
                 f">= {fmt(p.factor, 2)}x it for the whole second half of the run (median {fmt(med)}): the loss got "
                 "worse from the start, a divergence (the smoothing of a short series hides the first point)",
-                evidence=[SeriesEvidence(metric=key, step_start=int(steps[0]), step_end=int(steps[-1]),
-                                         values={"first": first0, "median_late": med, "final": final})],
-                onset_step=int(steps[0]), best_step=int(steps[0]), best=first0, final=final, initial=first0,
-                regained=None, gradual=False, rose_from_start=True)
+                evidence=[
+                    SeriesEvidence(
+                        metric=key,
+                        step_start=int(steps[0]),
+                        step_end=int(steps[-1]),
+                        values={"first": first0, "median_late": med, "final": final},
+                    )
+                ],
+                onset_step=int(steps[0]),
+                best_step=int(steps[0]),
+                best=first0,
+                final=final,
+                initial=first0,
+                regained=None,
+                gradual=False,
+                rose_from_start=True,
+            )
         elif unbounded is not None:
             first0, low = unbounded
             yield self.finding(
@@ -167,18 +230,42 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
                 f"{fmt(abs(low) / max(abs(first0), 1.0), 3)}x its starting magnitude below zero has left its valid "
                 "range (a log-likelihood or adversarial term unbounded below, a sign error); lower is not better "
                 "there, the optimisation diverged",
-                evidence=[SeriesEvidence(metric=key, step_start=int(steps[0]), step_end=int(steps[-1]),
-                                         values={"first": first0, "min_smoothed": low, "final": final})],
-                onset_step=int(steps[int(np.argmax(sm <= -p.unbounded_factor * max(abs(first0), 1.0)))]),
-                best_step=int(steps[0]), best=first0, final=final, initial=first0, regained=None, gradual=True,
-                unbounded_below=True)
+                evidence=[
+                    SeriesEvidence(
+                        metric=key,
+                        step_start=int(steps[0]),
+                        step_end=int(steps[-1]),
+                        values={"first": first0, "min_smoothed": low, "final": final},
+                    )
+                ],
+                onset_step=int(
+                    steps[int(np.argmax(sm <= -p.unbounded_factor * max(abs(first0), 1.0)))]
+                ),
+                best_step=int(steps[0]),
+                best=first0,
+                final=final,
+                initial=first0,
+                regained=None,
+                gradual=True,
+                unbounded_below=True,
+            )
         elif grew_then_nan:
             yield self.finding(
                 Severity.CRITICAL,
                 f"{key} grew from {fmt(best)} to {fmt(float(sm[-1]))} (smoothed) and then "
                 f"turned non-finite at step {int(s.steps[first_bad])}",
-                evidence=[SeriesEvidence(metric=key, step_start=int(steps[0]),
-                                         step_end=int(s.steps[first_bad]),
-                                         values={"best": best, "last_finite": float(vals[-1])})],
-                onset_step=int(s.steps[first_bad]), best=best,
-                final=float(sm[-1]), initial=initial, regained=None, gradual=True)
+                evidence=[
+                    SeriesEvidence(
+                        metric=key,
+                        step_start=int(steps[0]),
+                        step_end=int(s.steps[first_bad]),
+                        values={"best": best, "last_finite": float(vals[-1])},
+                    )
+                ],
+                onset_step=int(s.steps[first_bad]),
+                best=best,
+                final=float(sm[-1]),
+                initial=initial,
+                regained=None,
+                gradual=True,
+            )

@@ -47,12 +47,23 @@ class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"
     def plot_marks(cls, finding: Finding) -> list[PlotMark] | None:
         """A point at each spike (``spike_steps``) on the spiking metric's plot."""
         ev = first_series_evidence(finding)
-        steps = tuple(s for s in (as_int(v) for v in finding.facts.get("spike_steps") or []) if s is not None)
+        steps = tuple(
+            s for s in (as_int(v) for v in finding.facts.get("spike_steps") or []) if s is not None
+        )
         if not steps or ev is None:
             return []
-        return [PlotMark("points", f"OP002 loss spike ({len(steps)})", "spike", steps, key=ev.metric,
-                         note=f"OP002: {len(steps)} spike(s) at step(s) " + ", ".join(map(str, steps[:10]))
-                         + ("…" if len(steps) > 10 else ""))]
+        return [
+            PlotMark(
+                "points",
+                f"OP002 loss spike ({len(steps)})",
+                "spike",
+                steps,
+                key=ev.metric,
+                note=f"OP002: {len(steps)} spike(s) at step(s) "
+                + ", ".join(map(str, steps[:10]))
+                + ("…" if len(steps) > 10 else ""),
+            )
+        ]
 
     def check(self, run, p):
         key = run.key_for(Role.TRAIN_LOSS)
@@ -78,34 +89,56 @@ class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"
             ref = base[i]
             if float(v[i]) - ref < p.recovery_range * rng:
                 continue  # smaller than 2% of the loss's range: noise near zero, not an instability
-            after = v[last + 1: last + 1 + p.recovery_points]
+            after = v[last + 1 : last + 1 + p.recovery_points]
             back = np.flatnonzero(after <= ref + max(ref * p.recovery_tol, p.recovery_range * rng))
-            events.append((int(i), float(v[i]), float(ref), int(back[0]) + 1 if back.size else None))
+            events.append(
+                (int(i), float(v[i]), float(ref), int(back[0]) + 1 if back.size else None)
+            )
         if not events:
             return
         # a burst in the last few points has no room to show recovery: it is not "unrecovered"
-        unrecovered = [e for e in events if e[3] is None and len(v) - 1 - e[0] >= p.min_points_after]
+        unrecovered = [
+            e for e in events if e[3] is None and len(v) - 1 - e[0] >= p.min_points_after
+        ]
         events = [e for e in events if e[3] is not None or e in unrecovered]
         if not events:
             return
         recovered = [e for e in events if e[3] is not None]
-        ev = [SeriesEvidence(metric=key, step_start=int(s.steps[i]), step_end=int(s.steps[i]),
-                             values={"value": val, "trailing_median": ref,
-                                     "recovered_after_points": (float(r) if r is not None else None)})
-              for i, val, ref, r in events[: p.max_reported]]
-        facts = dict(n_spikes=len(events), n_recovered=len(recovered), n_unrecovered=len(unrecovered),
-                     spike_steps=[int(s.steps[e[0]]) for e in events[:50]])
+        ev = [
+            SeriesEvidence(
+                metric=key,
+                step_start=int(s.steps[i]),
+                step_end=int(s.steps[i]),
+                values={
+                    "value": val,
+                    "trailing_median": ref,
+                    "recovered_after_points": (float(r) if r is not None else None),
+                },
+            )
+            for i, val, ref, r in events[: p.max_reported]
+        ]
+        facts = dict(
+            n_spikes=len(events),
+            n_recovered=len(recovered),
+            n_unrecovered=len(unrecovered),
+            spike_steps=[int(s.steps[e[0]]) for e in events[:50]],
+        )
         if unrecovered:
             i, val, ref, _ = unrecovered[0]
             yield self.finding(
                 Severity.WARNING,
                 f"{key}: {len(events)} spike(s); {len(unrecovered)} did not recover within "
                 f"{p.recovery_points} points (first at step {int(s.steps[i])}: {fmt(val)} vs "
-                f"trailing median {fmt(ref)})", evidence=ev, **facts)
+                f"trailing median {fmt(ref)})",
+                evidence=ev,
+                **facts,
+            )
         else:
             i, val, ref, r = recovered[0]
             yield self.finding(
                 Severity.INFO,
                 f"{key}: {len(events)} spike(s), all recovered (first at step {int(s.steps[i])}: "
                 f"{fmt(val)} vs trailing median {fmt(ref)}, back within {r} points); benign",
-                evidence=ev, **facts)
+                evidence=ev,
+                **facts,
+            )

@@ -55,8 +55,16 @@ class LossPlateau(Detector, code="OP003", name="loss-plateau", family="optimizat
             return None
         ev = first_series_evidence(finding)
         b = ev.step_end if ev is not None and ev.step_end is not None else a
-        return [PlotMark("span", f"OP003 plateau (steps {a}–{b})", "plateau", (a, b),
-                         key=ev.metric if ev else None, note=f"OP003: plateau over steps {a}–{b}")]
+        return [
+            PlotMark(
+                "span",
+                f"OP003 plateau (steps {a}–{b})",
+                "plateau",
+                (a, b),
+                key=ev.metric if ev else None,
+                note=f"OP003: plateau over steps {a}–{b}",
+            )
+        ]
 
     def check(self, run, p):
         key = run.key_for(Role.TRAIN_LOSS)
@@ -66,7 +74,11 @@ class LossPlateau(Detector, code="OP003", name="loss-plateau", family="optimizat
             raise Skip(f"{key} has {len(s)} finite points (< {p.min_points_short})")
         if (~np.isfinite(run.series(key).values)).any():
             return  # a loss that went non-finite is not a plateau (LI001 / OP001)
-        sm = s.values.astype(float) if short else centered_median(s.values, smooth_window(len(s), 0.1))
+        sm = (
+            s.values.astype(float)
+            if short
+            else centered_median(s.values, smooth_window(len(s), 0.1))
+        )
         if sm[-1] > sm[0]:
             return  # ended above where it started: not stalled learning (OP001)
         n = len(sm)
@@ -77,7 +89,11 @@ class LossPlateau(Detector, code="OP003", name="loss-plateau", family="optimizat
         flat_from = np.flatnonzero(rel >= p.min_rel_improvement)
         start = int(flat_from[-1] + 1) if flat_from.size else 0
         share = (n - start) / n
-        if share < p.min_flat_share or start >= n - 1 or (short and n - 1 - start < p.min_flat_points):
+        if (
+            share < p.min_flat_share
+            or start >= n - 1
+            or (short and n - 1 - start < p.min_flat_points)
+        ):
             return
         level = float(sm[start])
         total_drop = float(sm[0] - sm.min())
@@ -85,19 +101,37 @@ class LossPlateau(Detector, code="OP003", name="loss-plateau", family="optimizat
         tail = s.values[start:]
         med = float(np.median(tail))
         spread = float(np.median(np.abs(tail - med)))
-        frozen = (med > p.frozen_min_level * abs(float(sm[0])) and spread <= p.frozen_rel_spread * abs(med)
-                  and tail.size >= p.min_flat_points)
+        frozen = (
+            med > p.frozen_min_level * abs(float(sm[0]))
+            and spread <= p.frozen_rel_spread * abs(med)
+            and tail.size >= p.min_flat_points
+        )
         sev = Severity.WARNING if (rel_total < 0.5 or frozen) else Severity.INFO
-        msg = (f"{key} flat from step {int(s.steps[start])} to the end ({fmt(100 * share, 3)}% of points): "
-               f"improved < {fmt(100 * p.min_rel_improvement, 2)}% from {fmt(level)}; "
-               f"overall drop {fmt(100 * rel_total, 3)}% of the initial loss")
+        msg = (
+            f"{key} flat from step {int(s.steps[start])} to the end ({fmt(100 * share, 3)}% of points): "
+            f"improved < {fmt(100 * p.min_rel_improvement, 2)}% from {fmt(level)}; "
+            f"overall drop {fmt(100 * rel_total, 3)}% of the initial loss"
+        )
         if frozen:
-            msg += (f"; frozen at {fmt(med, 5)} (median deviation {fmt(spread, 2)}): no update changes the loss any "
-                    "more, the model sits at a fixed (often trivial, constant-prediction) solution rather than "
-                    "converging with minibatch noise")
+            msg += (
+                f"; frozen at {fmt(med, 5)} (median deviation {fmt(spread, 2)}): no update changes the loss any "
+                "more, the model sits at a fixed (often trivial, constant-prediction) solution rather than "
+                "converging with minibatch noise"
+            )
         yield self.finding(
-            sev, msg,
-            evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[start]), step_end=int(s.steps[-1]),
-                                     values={"level": level, "initial": float(sm[0]), "final": float(sm[-1])})],
-            start_step=int(s.steps[start]), flat_share=float(share), level=level,
-            rel_total_improvement=float(rel_total), frozen=bool(frozen))
+            sev,
+            msg,
+            evidence=[
+                SeriesEvidence(
+                    metric=key,
+                    step_start=int(s.steps[start]),
+                    step_end=int(s.steps[-1]),
+                    values={"level": level, "initial": float(sm[0]), "final": float(sm[-1])},
+                )
+            ],
+            start_step=int(s.steps[start]),
+            flat_share=float(share),
+            level=level,
+            rel_total_improvement=float(rel_total),
+            frozen=bool(frozen),
+        )

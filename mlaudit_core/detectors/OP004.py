@@ -65,8 +65,10 @@ class NonFiniteOnset(Detector, code="OP004", name="nonfinite-onset", family="opt
             jump = med > 0 and last > p.growth_factor * med
             trend = before.size >= 6 and head > 0 and tail > p.trend_factor * head
             gradual = bool(jump or trend)
-            basis = (f"last finite {fmt(last)} vs median {fmt(med)} of the {before.size - 1} earlier point(s); "
-                     f"first-third median {fmt(head)}, last-third {fmt(tail)}")
+            basis = (
+                f"last finite {fmt(last)} vs median {fmt(med)} of the {before.size - 1} earlier point(s); "
+                f"first-third median {fmt(head)}, last-third {fmt(tail)}"
+            )
         opt_txt = ""
         first_update = None
         if OPTIMIZER_STEP_KEY in run.metrics:
@@ -76,29 +78,56 @@ class NonFiniteOnset(Detector, code="OP004", name="nonfinite-onset", family="opt
                 first_update = int(o.steps[inc[0] + 1])
                 if first_update <= onset_step:
                     after_first = onset_step <= int(o.steps[min(inc[0] + 2, len(o) - 1)])
-                    opt_txt = (f"; the loss was finite through iteration {first_update} (the first optimizer "
-                               f"step){' and NaN from the very next iteration' if after_first else ''}")
+                    opt_txt = (
+                        f"; the loss was finite through iteration {first_update} (the first optimizer "
+                        f"step){' and NaN from the very next iteration' if after_first else ''}"
+                    )
         prec = precision_setting(run.params)
         kinds = "/".join(sorted({"nan" if np.isnan(x) else "inf" for x in s.values[bad]}))
         every = "on every point after" if all_after else f"on {n_bad} of {len(s) - i} points after"
-        msg = (f"{key} was finite for {i} point(s) (steps {int(s.steps[0])}-{int(s.steps[max(i - 1, 0)])}), then "
-               f"{kinds} from step {onset_step} on ({every}){opt_txt}. ")
+        msg = (
+            f"{key} was finite for {i} point(s) (steps {int(s.steps[0])}-{int(s.steps[max(i - 1, 0)])}), then "
+            f"{kinds} from step {onset_step} on ({every}){opt_txt}. "
+        )
         if gradual:
             msg += f"It grew before the onset ({basis}): an optimisation divergence"
         else:
-            msg += (f"No gradual loss growth before the non-finite onset ({basis}): a numerical failure, "
-                    "not a learning-rate divergence")
+            msg += (
+                f"No gradual loss growth before the non-finite onset ({basis}): a numerical failure, "
+                "not a learning-rate divergence"
+            )
             if prec is not None:
                 k, v, pure = prec
-                msg += (f"; the precision setting {k} = {v}" + (" is pure 16-bit (no fp32 master weights, no "
-                                                                 "loss scaling): the cause to test first"
-                                                                 if pure else ""))
-        ev = [SeriesEvidence(metric=key, step_start=int(s.steps[max(i - 3, 0)]), step_end=onset_step,
-                             values={"last_finite": last, "median_before": med})]
+                msg += f"; the precision setting {k} = {v}" + (
+                    " is pure 16-bit (no fp32 master weights, no "
+                    "loss scaling): the cause to test first"
+                    if pure
+                    else ""
+                )
+        ev = [
+            SeriesEvidence(
+                metric=key,
+                step_start=int(s.steps[max(i - 3, 0)]),
+                step_end=onset_step,
+                values={"last_finite": last, "median_before": med},
+            )
+        ]
         if prec is not None:
             ev.append(ConfigEvidence(key=prec[0], value=prec[1]))
         yield self.finding(
-            Severity.ERROR, msg, evidence=ev, key=key, onset_step=onset_step, abrupt=not gradual,
-            gradual=gradual, all_after_nonfinite=all_after, n_nonfinite=n_bad, finite_points_before=int(before.size),
-            last_finite=last, median_before=med, first_optimizer_step_at=first_update,
-            precision=prec[1] if prec else None, pure_16bit=bool(prec and prec[2]))
+            Severity.ERROR,
+            msg,
+            evidence=ev,
+            key=key,
+            onset_step=onset_step,
+            abrupt=not gradual,
+            gradual=gradual,
+            all_after_nonfinite=all_after,
+            n_nonfinite=n_bad,
+            finite_points_before=int(before.size),
+            last_finite=last,
+            median_before=med,
+            first_optimizer_step_at=first_update,
+            precision=prec[1] if prec else None,
+            pure_16bit=bool(prec and prec[2]),
+        )

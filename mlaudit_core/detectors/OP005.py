@@ -63,26 +63,47 @@ class LrSchedule(Detector, code="OP005", name="lr-schedule", family="optimizatio
             tv = t.values[win]
             if tv.size > 3:
                 bad = ~np.isfinite(tv)
-                ref = np.nanmin(np.where(np.isfinite(tv), tv, np.nan)) if np.isfinite(tv).any() else np.nan
+                ref = (
+                    np.nanmin(np.where(np.isfinite(tv), tv, np.nan))
+                    if np.isfinite(tv).any()
+                    else np.nan
+                )
                 rise = np.isfinite(tv) & (tv > p.spike_factor * max(float(tv[0]), 1e-12))
                 hit = np.flatnonzero(bad | rise)
                 if hit.size and np.isfinite(ref):
                     hot_step = int(t.steps[win][hit[0]])
-                    problems.append(f"training loss unstable at step {hot_step}, within the warmup or "
-                                    f"right after the LR peak at step {warm_end}: warmup too short or "
-                                    "peak LR too hot")
+                    problems.append(
+                        f"training loss unstable at step {hot_step}, within the warmup or "
+                        f"right after the LR peak at step {warm_end}: warmup too short or "
+                        "peak LR too hot"
+                    )
         below = np.flatnonzero(v < p.min_lr_ratio * peak)
         early_zero = None
         if below.size and peak > 0:
             i0 = int(below[0])
             if i0 > ipk and st[i0] < st[0] + 0.5 * (st[-1] - st[0]):
                 early_zero = int(st[i0])
-                problems.append(f"LR below {fmt(100 * p.min_lr_ratio, 2)}% of its peak from step {early_zero}, "
-                                "before half of the run")
+                problems.append(
+                    f"LR below {fmt(100 * p.min_lr_ratio, 2)}% of its peak from step {early_zero}, "
+                    "before half of the run"
+                )
         sev = Severity.WARNING if problems else Severity.INFO
         msg = "LR schedule: " + "; ".join(phases) + ("; " + "; ".join(problems) if problems else "")
-        yield self.finding(sev, msg,
-                           evidence=[SeriesEvidence(metric=key, step_start=int(st[0]), step_end=int(st[-1]),
-                                                    values={"peak": peak, "final": float(v[-1])})],
-                           warmup_end_step=warm_end, peak_lr=peak, final_lr=float(v[-1]), restarts=restarts,
-                           hot_step=hot_step, early_zero_step=early_zero)
+        yield self.finding(
+            sev,
+            msg,
+            evidence=[
+                SeriesEvidence(
+                    metric=key,
+                    step_start=int(st[0]),
+                    step_end=int(st[-1]),
+                    values={"peak": peak, "final": float(v[-1])},
+                )
+            ],
+            warmup_end_step=warm_end,
+            peak_lr=peak,
+            final_lr=float(v[-1]),
+            restarts=restarts,
+            hot_step=hot_step,
+            early_zero_step=early_zero,
+        )

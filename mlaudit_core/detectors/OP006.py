@@ -9,8 +9,16 @@ from ..roles import Role
 from ..signal import fmt
 from .base import Detector, DetectorParams
 
-_CLIP_PARAMS = ("max_grad_norm", "clip_grad_norm", "gradient_clipping", "grad_clip", "clip_grad",
-                "max_norm", "grad_clip_norm", "clip_norm")
+_CLIP_PARAMS = (
+    "max_grad_norm",
+    "clip_grad_norm",
+    "gradient_clipping",
+    "grad_clip",
+    "clip_grad",
+    "max_norm",
+    "grad_clip_norm",
+    "clip_norm",
+)
 
 
 class GradNorm(Detector, code="OP006", name="grad-norm", family="optimization"):
@@ -51,25 +59,41 @@ class GradNorm(Detector, code="OP006", name="grad-norm", family="optimization"):
         imax = int(np.argmax(v))
         problems, sev = [], Severity.INFO
         if med > 0 and v[imax] > p.spike_factor * med:
-            problems.append(f"max {fmt(float(v[imax]))} at step {int(s.steps[imax])} is "
-                            f"{fmt(float(v[imax]) / med, 3)}x the median")
+            problems.append(
+                f"max {fmt(float(v[imax]))} at step {int(s.steps[imax])} is "
+                f"{fmt(float(v[imax]) / med, 3)}x the median"
+            )
         spikes = np.flatnonzero(v > p.spike_factor * med) if med > 0 else np.array([], dtype=int)
         # separate spike events (a spike spanning neighbouring points counts once), after the first 10%
         # of the run, where the first updates of a fresh model legitimately have large gradients
-        events = [int(i) for j, i in enumerate(spikes) if (j == 0 or i > spikes[j - 1] + 1) and i >= len(v) // 10]
+        events = [
+            int(i)
+            for j, i in enumerate(spikes)
+            if (j == 0 or i > spikes[j - 1] + 1) and i >= len(v) // 10
+        ]
         # recurring: spread over at least a quarter of the run, not one burst
         recurring = len(events) >= p.min_recurring and events[-1] - events[0] >= len(v) // 4
         if recurring:
-            problems.append(f"{len(events)} separate spikes >= {fmt(p.spike_factor)}x the median {fmt(med)} "
-                            f"recur from step {int(s.steps[events[0]])} to step {int(s.steps[events[-1]])}: "
-                            "some batches or steps blow the gradient up again and again")
+            problems.append(
+                f"{len(events)} separate spikes >= {fmt(p.spike_factor)}x the median {fmt(med)} "
+                f"recur from step {int(s.steps[events[0]])} to step {int(s.steps[events[-1]])}: "
+                "some batches or steps blow the gradient up again and again"
+            )
             sev = Severity.WARNING
         if early > 0 and late > p.growth_factor * early:
-            problems.append(f"grew from median {fmt(early)} (first quarter) to {fmt(late)} (last quarter)")
+            problems.append(
+                f"grew from median {fmt(early)} (first quarter) to {fmt(late)} (last quarter)"
+            )
             sev = Severity.WARNING
         clip, share = None, None
-        ev = [SeriesEvidence(metric=key, step_start=int(s.steps[0]), step_end=int(s.steps[-1]),
-                             values={"median": med, "early": early, "late": late, "max": float(v[imax])})]
+        ev = [
+            SeriesEvidence(
+                metric=key,
+                step_start=int(s.steps[0]),
+                step_end=int(s.steps[-1]),
+                values={"median": med, "early": early, "late": late, "max": float(v[imax])},
+            )
+        ]
         for name in _CLIP_PARAMS:
             raw = next((val for k, val in run.params.items() if k.lower().endswith(name)), None)
             if raw is None:
@@ -82,12 +106,24 @@ class GradNorm(Detector, code="OP006", name="grad-norm", family="optimization"):
                 share = float((v > clip).mean())
                 ev.append(ConfigEvidence(key=name, value=str(raw)))
                 if share > p.max_clip_share:
-                    problems.append(f"clipped on {fmt(100 * share, 3)}% of steps (clip {fmt(clip)})")
+                    problems.append(
+                        f"clipped on {fmt(100 * share, 3)}% of steps (clip {fmt(clip)})"
+                    )
                     sev = Severity.WARNING
             break
         if not problems:
             return
-        yield self.finding(sev, f"{key}: " + "; ".join(problems), evidence=ev, median=med, early=early,
-                           late=late, max=float(v[imax]), max_step=int(s.steps[imax]), clip=clip,
-                           clip_share=share, recurring_spikes=len(events) if recurring else 0,
-                           grew=bool(early > 0 and late > p.growth_factor * early))
+        yield self.finding(
+            sev,
+            f"{key}: " + "; ".join(problems),
+            evidence=ev,
+            median=med,
+            early=early,
+            late=late,
+            max=float(v[imax]),
+            max_step=int(s.steps[imax]),
+            clip=clip,
+            clip_share=share,
+            recurring_spikes=len(events) if recurring else 0,
+            grew=bool(early > 0 and late > p.growth_factor * early),
+        )

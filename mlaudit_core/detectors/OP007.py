@@ -41,11 +41,28 @@ class LossScaleCollapse(Detector, code="OP007", name="loss-scale-collapse", fami
         # settled descent (DeepSpeed starts at 2^32 and normally settles near 2^16)
         collapsed = decreases > 0 and first > p.min_scale and lo <= p.min_scale
         sev = Severity.ERROR if collapsed else Severity.INFO
-        msg = (f"{key}: {fmt(first)} -> min {fmt(lo)} -> final {fmt(last)} ({decreases} decreases)"
-               + ("; the scale collapsed: most steps overflow and are skipped" if collapsed else
-                  "; settled (benign overflow handling)"))
-        yield self.finding(sev, msg,
-                           evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[0]),
-                                                    step_end=int(s.steps[-1]),
-                                                    values={"initial": first, "min": lo, "final": last})],
-                           initial=first, min=lo, final=last, decreases=decreases, collapsed=collapsed)
+        msg = (
+            f"{key}: {fmt(first)} -> min {fmt(lo)} -> final {fmt(last)} ({decreases} decreases)"
+            + (
+                "; the scale collapsed: most steps overflow and are skipped"
+                if collapsed
+                else "; settled (benign overflow handling)"
+            )
+        )
+        yield self.finding(
+            sev,
+            msg,
+            evidence=[
+                SeriesEvidence(
+                    metric=key,
+                    step_start=int(s.steps[0]),
+                    step_end=int(s.steps[-1]),
+                    values={"initial": first, "min": lo, "final": last},
+                )
+            ],
+            initial=first,
+            min=lo,
+            final=last,
+            decreases=decreases,
+            collapsed=collapsed,
+        )

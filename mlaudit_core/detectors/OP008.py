@@ -10,7 +10,9 @@ from ..signal import fmt
 from .base import Detector, DetectorParams, Skip
 
 
-class ErraticValidationLoss(Detector, code="OP008", name="erratic-validation-loss", family="optimization"):
+class ErraticValidationLoss(
+    Detector, code="OP008", name="erratic-validation-loss", family="optimization"
+):
     """The validation loss jumps by factors between consecutive evaluations late in the run.
 
     Why it matters: a held-out loss that halves and doubles from one evaluation to the next is
@@ -57,7 +59,7 @@ class ErraticValidationLoss(Detector, code="OP008", name="erratic-validation-los
         v = s.values
         if (v <= 0).any():
             raise Skip(f"{key} is not positive throughout (ratios undefined)")
-        half = v[len(v) // 2:]
+        half = v[len(v) // 2 :]
         ratios = half[1:] / half[:-1]
         jumps = (ratios > p.jump) | (ratios < 1 / p.jump)
         n = int(jumps.sum())
@@ -72,16 +74,37 @@ class ErraticValidationLoss(Detector, code="OP008", name="erratic-validation-los
             # run learned (a 0.05 -> 0.2 bounce after 3.2 -> 0.05), noise of a few held-out examples, not a
             # loss that is not settling
             return
-        msg = (f"{key} jumps by more than {fmt(p.jump)}x between consecutive evaluations {n} times in the second "
-               f"half of the run ({len(half)} evaluations from step {int(s.steps[len(v) // 2])}; range "
-               f"{fmt(float(half.min()))} - {fmt(float(half.max()))}): the held-out loss is not settling")
+        msg = (
+            f"{key} jumps by more than {fmt(p.jump)}x between consecutive evaluations {n} times in the second "
+            f"half of the run ({len(half)} evaluations from step {int(s.steps[len(v) // 2])}; range "
+            f"{fmt(float(half.min()))} - {fmt(float(half.max()))}): the held-out loss is not settling"
+        )
         if suspect:
-            msg += (f"; and it sits at {fmt(scale)} (first evaluation {fmt(float(v[0]))}), a scale no normalised "
-                    "pipeline produces (cross-entropy starts near ln K, standardised MSE near 1): check input and "
-                    "target normalisation and whether the loss is summed instead of averaged")
+            msg += (
+                f"; and it sits at {fmt(scale)} (first evaluation {fmt(float(v[0]))}), a scale no normalised "
+                "pipeline produces (cross-entropy starts near ln K, standardised MSE near 1): check input and "
+                "target normalisation and whether the loss is summed instead of averaged"
+            )
         yield self.finding(
-            Severity.ERROR, msg,
-            evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[len(v) // 2]), step_end=int(s.steps[-1]),
-                                     values={"jumps": float(n), "min": float(half.min()), "max": float(half.max()),
-                                             "median": scale})],
-            key=key, n_jumps=n, n_points=len(half), median=scale, first=float(v[0]), scale_suspect=suspect)
+            Severity.ERROR,
+            msg,
+            evidence=[
+                SeriesEvidence(
+                    metric=key,
+                    step_start=int(s.steps[len(v) // 2]),
+                    step_end=int(s.steps[-1]),
+                    values={
+                        "jumps": float(n),
+                        "min": float(half.min()),
+                        "max": float(half.max()),
+                        "median": scale,
+                    },
+                )
+            ],
+            key=key,
+            n_jumps=n,
+            n_points=len(half),
+            median=scale,
+            first=float(v[0]),
+            scale_suspect=suspect,
+        )

@@ -50,7 +50,9 @@ class OutOfMemory(ConsoleSignatureDetector, code="RT001", name="out-of-memory", 
                 statement="a memory leak in the training loop",
                 status="rejected" if path == "evaluation" else "open",
                 cause=Cause.CORRECTNESS_BUG,
-                evidence_against=["the allocation failed in evaluation code, not in a training step"]
+                evidence_against=[
+                    "the allocation failed in evaluation code, not in a training step"
+                ]
                 if path == "evaluation"
                 else [],
                 discriminating_test="log allocated memory per training step; a leak grows steadily",
@@ -81,36 +83,59 @@ class OutOfMemory(ConsoleSignatureDetector, code="RT001", name="out-of-memory", 
         crashed = [x for x in hits if x not in recovered]
         if not crashed:
             r = recovered[0]
-            yield self.finding(Severity.WARNING,
-                               f"out of memory {len(recovered)} time(s), each followed by the framework's recovery "
-                               f"(first at {r.line.source}:{r.line.lineno}): the batch was skipped or retried, the "
-                               "run went on",
-                               evidence=[self.log_evidence(x.line) for x in recovered[:3]],
-                               signature=r.signature.id, recovered=True, n_hits=len(recovered))
+            yield self.finding(
+                Severity.WARNING,
+                f"out of memory {len(recovered)} time(s), each followed by the framework's recovery "
+                f"(first at {r.line.source}:{r.line.lineno}): the batch was skipped or retried, the "
+                "run went on",
+                evidence=[self.log_evidence(x.line) for x in recovered[:3]],
+                signature=r.signature.id,
+                recovered=True,
+                n_hits=len(recovered),
+            )
             return
         hits = crashed
         h = hits[0]
         f = h.figures
-        gib = {k: to_gib(f.get(k), f.get(f"{k}_unit"))
-               for k in ("requested", "total", "allocated", "free", "reserved")}
+        gib = {
+            k: to_gib(f.get(k), f.get(f"{k}_unit"))
+            for k in ("requested", "total", "allocated", "free", "reserved")
+        }
         tb = self.traceback_near(tbs, h.line.lineno, h.line.source)
         path = tb.code_path if tb else "unknown"
         parts = [f"{k} {fmt(v, 3)} GiB" for k, v in gib.items() if v is not None]
         where = f" in the {path} code path" if path != "unknown" else ""
         frame = tb.raising_frame if tb else None
-        msg = f"out of memory{where} ({h.signature.id}" + (": " + ", ".join(parts) if parts else "") + ")"
+        msg = (
+            f"out of memory{where} ({h.signature.id}"
+            + (": " + ", ".join(parts) if parts else "")
+            + ")"
+        )
         if frame:
             msg += f", raised at {frame[0]}:{frame[1]} in {frame[2]}"
         ev = [self.log_evidence(h.line)]
         if frame:
-            ev.append(FactEvidence(text=f"raising frame {frame[0]}:{frame[1]} in {frame[2]}",
-                                   values={"code_path": path}))
-        yield self.finding(Severity.CRITICAL, msg, evidence=ev, signature=h.signature.id,
-                           code_path=path, lineno=h.line.lineno, n_hits=len(hits),
-                           **{f"{k}_gib": v for k, v in gib.items()})
+            ev.append(
+                FactEvidence(
+                    text=f"raising frame {frame[0]}:{frame[1]} in {frame[2]}",
+                    values={"code_path": path},
+                )
+            )
+        yield self.finding(
+            Severity.CRITICAL,
+            msg,
+            evidence=ev,
+            signature=h.signature.id,
+            code_path=path,
+            lineno=h.line.lineno,
+            n_hits=len(hits),
+            **{f"{k}_gib": v for k, v in gib.items()},
+        )
 
     @staticmethod
     def _recovered(h, every) -> bool:
         """Whether the next memory line after ``h`` in its source is a recovery message."""
-        later = [x for x in every if x.line.source == h.line.source and x.line.lineno > h.line.lineno]
+        later = [
+            x for x in every if x.line.source == h.line.source and x.line.lineno > h.line.lineno
+        ]
         return bool(later) and later[0].signature.category == "oom_recovered"

@@ -6,7 +6,9 @@ from ..report import Severity
 from ._console import ConsoleSignatureDetector
 
 
-class CollectiveTimeout(ConsoleSignatureDetector, code="RT002", name="collective-timeout", family="runtime"):
+class CollectiveTimeout(
+    ConsoleSignatureDetector, code="RT002", name="collective-timeout", family="runtime"
+):
     """A distributed collective (NCCL all-reduce, broadcast, ...) timed out or errored.
 
     Why it matters: one rank stopped participating (crashed, hung in data loading,
@@ -27,9 +29,16 @@ class CollectiveTimeout(ConsoleSignatureDetector, code="RT002", name="collective
             return
         h = hits[0]
         op, tmo = h.figures.get("op"), h.figures.get("timeout_ms")
-        detail = ", ".join(x for x in (f"op {op}" if op else "", f"timeout {tmo} ms" if tmo else "") if x)
-        yield self.finding(Severity.CRITICAL,
-                           f"collective operation timed out or failed ({h.signature.id}"
-                           + (f": {detail}" if detail else "") + f"); {len(hits)} such line(s)",
-                           evidence=[self.log_evidence(x.line) for x in hits[:3]],
-                           op=op, timeout_ms=int(tmo) if tmo else None, n_hits=len(hits))
+        detail = ", ".join(
+            x for x in (f"op {op}" if op else "", f"timeout {tmo} ms" if tmo else "") if x
+        )
+        yield self.finding(
+            Severity.CRITICAL,
+            f"collective operation timed out or failed ({h.signature.id}"
+            + (f": {detail}" if detail else "")
+            + f"); {len(hits)} such line(s)",
+            evidence=[self.log_evidence(x.line) for x in hits[:3]],
+            op=op,
+            timeout_ms=int(tmo) if tmo else None,
+            n_hits=len(hits),
+        )

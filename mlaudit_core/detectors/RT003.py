@@ -24,8 +24,11 @@ class Preemption(ConsoleSignatureDetector, code="RT003", name="preemption", fami
         if not hits:
             return
         requeued = any(h.signature.category == "requeue" for h in hits)
-        yield self.finding(Severity.WARNING,
-                           f"the job received a termination/preemption signal ({hits[0].signature.id})"
-                           + ("; it was requeued" if requeued else ""),
-                           evidence=[self.log_evidence(h.line) for h in hits[:3]],
-                           requeued=requeued, n_hits=len(hits))
+        yield self.finding(
+            Severity.WARNING,
+            f"the job received a termination/preemption signal ({hits[0].signature.id})"
+            + ("; it was requeued" if requeued else ""),
+            evidence=[self.log_evidence(h.line) for h in hits[:3]],
+            requeued=requeued,
+            n_hits=len(hits),
+        )

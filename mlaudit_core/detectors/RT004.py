@@ -6,7 +6,9 @@ from ..report import Severity
 from ._console import ConsoleSignatureDetector
 
 
-class WorkerKilled(ConsoleSignatureDetector, code="RT004", name="dataloader-worker-killed", family="runtime"):
+class WorkerKilled(
+    ConsoleSignatureDetector, code="RT004", name="dataloader-worker-killed", family="runtime"
+):
     """A data-loader worker process died (usually killed by the host OOM killer or a signal).
 
     Why it matters: the run crashed in the input pipeline, not in the model: host
@@ -25,7 +27,10 @@ class WorkerKilled(ConsoleSignatureDetector, code="RT004", name="dataloader-work
         if not hits:
             return
         h = hits[0]
-        yield self.finding(Severity.CRITICAL,
-                           f"a data-loader worker died (pid {h.figures.get('pid', '?').strip()}, "
-                           f"signal {h.figures.get('signal', '?').strip()})",
-                           evidence=[self.log_evidence(h.line)], signal=h.figures.get("signal"))
+        yield self.finding(
+            Severity.CRITICAL,
+            f"a data-loader worker died (pid {h.figures.get('pid', '?').strip()}, "
+            f"signal {h.figures.get('signal', '?').strip()})",
+            evidence=[self.log_evidence(h.line)],
+            signal=h.figures.get("signal"),
+        )

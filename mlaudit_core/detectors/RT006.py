@@ -11,8 +11,10 @@ from ..signatures import scan_run
 from .base import Detector, DetectorParams, Remedy, Skip
 
 #: Series the console-log parser (and trackers) write for skipped fp16 steps.
-EVENTS_KEY = "train/overflow_skips"          # one point per skipped step (apex, DeepSpeed, fairseq messages)
-INTERVAL_KEY = "train/skipped_iterations"    # Megatron: skipped iterations per logging interval
+EVENTS_KEY = (
+    "train/overflow_skips"  # one point per skipped step (apex, DeepSpeed, fairseq messages)
+)
+INTERVAL_KEY = "train/skipped_iterations"  # Megatron: skipped iterations per logging interval
 CUMULATIVE_KEY = "train/skipped_steps_total"  # DeepSpeed: running count of skipped steps
 
 
@@ -42,8 +44,10 @@ class Fp16OverflowSkips(Detector, code="RT006", name="fp16-overflow-skips", fami
     on a minimum-loss-scale error.
     """
 
-    crash_remedy = Remedy("Find what makes the gradients overflow (the steps before the first skip); train in bf16 or fp32 to confirm",
-                          "the loss scale hit its floor: fp16 numerics stopped the run")
+    crash_remedy = Remedy(
+        "Find what makes the gradients overflow (the steps before the first skip); train in bf16 or fp32 to confirm",
+        "the loss scale hit its floor: fp16 numerics stopped the run",
+    )
 
     class Params(DetectorParams):
         collapse_scale: float = 1.0
@@ -76,7 +80,9 @@ class Fp16OverflowSkips(Detector, code="RT006", name="fp16-overflow-skips", fami
             return
         total = self._steps_run(run)
         share = n_skips / total if total else None
-        longest = self._longest_run(steps) if steps.size else (n_skips if n_skips and not total else None)
+        longest = (
+            self._longest_run(steps) if steps.size else (n_skips if n_skips and not total else None)
+        )
         scale = self._scales(run, overflow_hits)
         min_scale = float(min(scale)) if scale else None
         loss = run.key_for(Role.TRAIN_LOSS)
@@ -98,11 +104,17 @@ class Fp16OverflowSkips(Detector, code="RT006", name="fp16-overflow-skips", fami
         if min_scale is not None and min_scale <= p.collapse_scale:
             reasons.append(f"the loss scale collapsed to {fmt(min_scale)}")
         if share is not None and share > p.max_skip_share:
-            reasons.append(f"{fmt(100 * share, 3)}% of steps were skipped (> {fmt(100 * p.max_skip_share, 2)}%)")
+            reasons.append(
+                f"{fmt(100 * share, 3)}% of steps were skipped (> {fmt(100 * p.max_skip_share, 2)}%)"
+            )
         if longest is not None and longest >= p.max_consecutive:
             reasons.append(f"{longest} steps were skipped in a row")
         failing = bool(reasons)
-        where = f" out of {total}" + (f" ({fmt(100 * share, 2)}%)" if share is not None else "") if total else ""
+        where = (
+            f" out of {total}" + (f" ({fmt(100 * share, 2)}%)" if share is not None else "")
+            if total
+            else ""
+        )
         at = ""
         if steps.size:
             shown = ", ".join(str(int(x)) for x in steps[:8]) + (" ..." if steps.size > 8 else "")
@@ -117,27 +129,47 @@ class Fp16OverflowSkips(Detector, code="RT006", name="fp16-overflow-skips", fami
             msg += f"; {loss} has {'NaN/inf values' if nonfinite else 'no NaN/inf'}"
             if before is not None and after is not None:
                 trend = "kept decreasing" if after < before else "did not decrease"
-                msg += (f" and {trend} after the overflows (median {fmt(before)} before step {int(steps.min())}, "
-                        f"{fmt(after)} after step {int(steps.max())})")
+                msg += (
+                    f" and {trend} after the overflows (median {fmt(before)} before step {int(steps.min())}, "
+                    f"{fmt(after)} after step {int(steps.max())})"
+                )
         if failing:
             msg += ": fp16 loss scaling is failing (" + "; ".join(reasons) + ")"
         else:
             msg += ": dynamic loss scaling working as designed, benign"
         ev = []
         if steps.size:
-            ev.append(SeriesEvidence(metric=EVENTS_KEY if EVENTS_KEY in run.metrics else INTERVAL_KEY,
-                                     step_start=int(steps.min()), step_end=int(steps.max()),
-                                     values={"skipped": float(n_skips), "min_loss_scale": min_scale}))
+            ev.append(
+                SeriesEvidence(
+                    metric=EVENTS_KEY if EVENTS_KEY in run.metrics else INTERVAL_KEY,
+                    step_start=int(steps.min()),
+                    step_end=int(steps.max()),
+                    values={"skipped": float(n_skips), "min_loss_scale": min_scale},
+                )
+            )
         for h in (min_hits + overflow_hits)[:3]:
             ev.append(self._log(h.line))
         if not ev:
             ev.append(FactEvidence(text=msg, values={"skipped": n_skips}))
         yield self.finding(
-            Severity.ERROR if failing else Severity.INFO, msg, evidence=ev,
-            n_skipped=n_skips, total_steps=total, skip_share=share, longest_consecutive=longest,
-            skip_steps=[int(x) for x in steps[:50]], loss_scales=scale[:50], min_loss_scale=min_scale,
-            min_scale_error=bool(min_hits), loss_nonfinite=nonfinite, nan_messages=len(nan_msgs),
-            loss_before=before, loss_after=after, benign=not failing, reasons=reasons)
+            Severity.ERROR if failing else Severity.INFO,
+            msg,
+            evidence=ev,
+            n_skipped=n_skips,
+            total_steps=total,
+            skip_share=share,
+            longest_consecutive=longest,
+            skip_steps=[int(x) for x in steps[:50]],
+            loss_scales=scale[:50],
+            min_loss_scale=min_scale,
+            min_scale_error=bool(min_hits),
+            loss_nonfinite=nonfinite,
+            nan_messages=len(nan_msgs),
+            loss_before=before,
+            loss_after=after,
+            benign=not failing,
+            reasons=reasons,
+        )
 
     @staticmethod
     def _log(line):

@@ -8,19 +8,33 @@ from ._console import ConsoleSignatureDetector
 from .base import Remedy
 
 #: A few Xid meanings, from NVIDIA's "Xid Errors" reference (docs.nvidia.com/deploy/xid-errors).
-XID_MEANING = {13: "graphics engine exception", 31: "GPU memory page fault", 43: "GPU stopped processing",
-               45: "preemptive cleanup", 48: "double-bit ECC error", 61: "internal micro-controller breakpoint",
-               62: "internal micro-controller halt", 63: "ECC page retirement / row remapping",
-               64: "ECC page retirement / row remapping failure", 74: "NVLink error",
-               79: "GPU has fallen off the bus", 92: "high single-bit ECC error rate",
-               94: "contained ECC error", 95: "uncontained ECC error", 119: "GSP RPC timeout",
-               120: "GSP error", 140: "unrecovered ECC error"}
+XID_MEANING = {
+    13: "graphics engine exception",
+    31: "GPU memory page fault",
+    43: "GPU stopped processing",
+    45: "preemptive cleanup",
+    48: "double-bit ECC error",
+    61: "internal micro-controller breakpoint",
+    62: "internal micro-controller halt",
+    63: "ECC page retirement / row remapping",
+    64: "ECC page retirement / row remapping failure",
+    74: "NVLink error",
+    79: "GPU has fallen off the bus",
+    92: "high single-bit ECC error rate",
+    94: "contained ECC error",
+    95: "uncontained ECC error",
+    119: "GSP RPC timeout",
+    120: "GSP error",
+    140: "unrecovered ECC error",
+}
 
 #: Failures that a hardware fault explains when they come after it.
 _CONSEQUENCES = ("oom", "cuda_error", "collective_timeout", "device_assert", "nan")
 
 
-class HardwareError(ConsoleSignatureDetector, code="RT007", name="hardware-error", family="runtime"):
+class HardwareError(
+    ConsoleSignatureDetector, code="RT007", name="hardware-error", family="runtime"
+):
     """The console shows an accelerator hardware or driver fault (Xid, ECC, GPU lost).
 
     Why it matters: a GPU that faults makes every later error on that node
@@ -38,8 +52,10 @@ class HardwareError(ConsoleSignatureDetector, code="RT007", name="hardware-error
     warnings.
     """
 
-    crash_remedy = Remedy("Drain the node and rerun elsewhere; check `nvidia-smi -q -d ECC,PAGE_RETIREMENT` and the kernel log for Xid events",
-                          "errors after a hardware fault are its symptoms, not bugs in the run")
+    crash_remedy = Remedy(
+        "Drain the node and rerun elsewhere; check `nvidia-smi -q -d ECC,PAGE_RETIREMENT` and the kernel log for Xid events",
+        "errors after a hardware fault are its symptoms, not bugs in the run",
+    )
 
     categories = ("hardware",)
 
@@ -49,29 +65,48 @@ class HardwareError(ConsoleSignatureDetector, code="RT007", name="hardware-error
             return
         all_hits, _ = scan_run(run)
         first = hits[0]
-        hardware = [h for h in hits if h.signature.id != "xid" or xid_is_hardware(h.figures.get("xid"))]
+        hardware = [
+            h for h in hits if h.signature.id != "xid" or xid_is_hardware(h.figures.get("xid"))
+        ]
         lead = hardware[0] if hardware else first
         xid = lead.figures.get("xid")
         what = lead.signature.description
         if xid:
             meaning = XID_MEANING.get(int(xid), "see NVIDIA's Xid reference")
             what = f"Xid {xid}, {meaning}"
-        after = [h for h in all_hits
-                 if h.signature.category in _CONSEQUENCES and h.line.source == lead.line.source
-                 and h.line.lineno >= lead.line.lineno]
+        after = [
+            h
+            for h in all_hits
+            if h.signature.category in _CONSEQUENCES
+            and h.line.source == lead.line.source
+            and h.line.lineno >= lead.line.lineno
+        ]
         kind = "an accelerator hardware error" if hardware else "an accelerator driver event"
         msg = f"{kind} ({what}) at {lead.line.source}:{lead.line.lineno}"
         if after:
             a = after[0]
-            msg += (f"; followed by {a.signature.id} at line {a.line.lineno}"
-                    + (f" and {len(after) - 1} more failure line(s)" if len(after) > 1 else "")
-                    + ": those are symptoms of the hardware fault")
+            msg += (
+                f"; followed by {a.signature.id} at line {a.line.lineno}"
+                + (f" and {len(after) - 1} more failure line(s)" if len(after) > 1 else "")
+                + ": those are symptoms of the hardware fault"
+            )
         ev = [self.log_evidence(lead.line)] + [self.log_evidence(h.line) for h in after[:2]]
         if xid:
-            ev.append(FactEvidence(text=f"Xid {xid}: {XID_MEANING.get(int(xid), 'unlisted')}",
-                                   values={"xid": int(xid), "hardware": bool(hardware)}))
-        yield self.finding(Severity.CRITICAL if hardware else Severity.WARNING, msg, evidence=ev,
-                           signature=lead.signature.id, xid=int(xid) if xid else None, hardware=bool(hardware),
-                           lineno=lead.line.lineno, source=lead.line.source,
-                           followed_by=[{"signature": h.signature.id, "line": h.line.lineno} for h in after[:10]],
-                           n_hits=len(hits))
+            ev.append(
+                FactEvidence(
+                    text=f"Xid {xid}: {XID_MEANING.get(int(xid), 'unlisted')}",
+                    values={"xid": int(xid), "hardware": bool(hardware)},
+                )
+            )
+        yield self.finding(
+            Severity.CRITICAL if hardware else Severity.WARNING,
+            msg,
+            evidence=ev,
+            signature=lead.signature.id,
+            xid=int(xid) if xid else None,
+            hardware=bool(hardware),
+            lineno=lead.line.lineno,
+            source=lead.line.source,
+            followed_by=[{"signature": h.signature.id, "line": h.line.lineno} for h in after[:10]],
+            n_hits=len(hits),
+        )

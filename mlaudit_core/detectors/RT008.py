@@ -24,8 +24,10 @@ class DiskFull(ConsoleSignatureDetector, code="RT008", name="disk-full", family=
     Thresholds: none; any disk-full message is reported.
     """
 
-    crash_remedy = Remedy("Free or enlarge the output volume, keep fewer checkpoints, and check that the last checkpoint loads before resuming",
-                          "the run stopped on a full disk; a checkpoint cut short will not load")
+    crash_remedy = Remedy(
+        "Free or enlarge the output volume, keep fewer checkpoints, and check that the last checkpoint loads before resuming",
+        "the run stopped on a full disk; a checkpoint cut short will not load",
+    )
 
     categories = ("disk_full", "checkpoint_failed")
 
@@ -40,7 +42,11 @@ class DiskFull(ConsoleSignatureDetector, code="RT008", name="disk-full", family=
         code_path = tb.code_path if tb else "unknown"
         frame = tb.user_frame if tb else None
         if full:
-            msg = "the disk filled up (no space left on device" + (f" writing {path}" if path else "") + ")"
+            msg = (
+                "the disk filled up (no space left on device"
+                + (f" writing {path}" if path else "")
+                + ")"
+            )
         else:
             msg = f"a checkpoint could not be written or read ({h.signature.description})"
         if code_path != "unknown":
@@ -51,6 +57,19 @@ class DiskFull(ConsoleSignatureDetector, code="RT008", name="disk-full", family=
             msg += "; the checkpoint being written is likely truncated"
         ev = [self.log_evidence(h.line)]
         if frame:
-            ev.append(FactEvidence(text=f"frame {frame[0]}:{frame[1]} in {frame[2]}", values={"code_path": code_path}))
-        yield self.finding(Severity.CRITICAL, msg, evidence=ev, path=path, code_path=code_path,
-                           lineno=h.line.lineno, n_hits=len(hits), signature=h.signature.id)
+            ev.append(
+                FactEvidence(
+                    text=f"frame {frame[0]}:{frame[1]} in {frame[2]}",
+                    values={"code_path": code_path},
+                )
+            )
+        yield self.finding(
+            Severity.CRITICAL,
+            msg,
+            evidence=ev,
+            path=path,
+            code_path=code_path,
+            lineno=h.line.lineno,
+            n_hits=len(hits),
+            signature=h.signature.id,
+        )

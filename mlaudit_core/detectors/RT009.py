@@ -9,7 +9,9 @@ from ._console import ConsoleSignatureDetector
 NAN_ITERATIONS_KEY = "train/nan_iterations"
 
 
-class NonFiniteMessage(ConsoleSignatureDetector, code="RT009", name="nonfinite-message", family="runtime"):
+class NonFiniteMessage(
+    ConsoleSignatureDetector, code="RT009", name="nonfinite-message", family="runtime"
+):
     """The framework printed that the loss or the gradients became NaN/inf.
 
     Why it matters: a NaN message is often the only trace of a numerical failure
@@ -35,11 +37,14 @@ class NonFiniteMessage(ConsoleSignatureDetector, code="RT009", name="nonfinite-m
             yield from self._counted(run)
             return
         h = hits[0]
-        yield self.finding(Severity.ERROR,
-                           f"the framework reported non-finite values: \"{h.line.text.strip()[:160]}\" "
-                           f"({h.line.source}:{h.line.lineno}; {len(hits)} such line(s))",
-                           evidence=[self.log_evidence(x.line) for x in hits[:3]],
-                           lineno=h.line.lineno, n_hits=len(hits))
+        yield self.finding(
+            Severity.ERROR,
+            f'the framework reported non-finite values: "{h.line.text.strip()[:160]}" '
+            f"({h.line.source}:{h.line.lineno}; {len(hits)} such line(s))",
+            evidence=[self.log_evidence(x.line) for x in hits[:3]],
+            lineno=h.line.lineno,
+            n_hits=len(hits),
+        )
 
     def _counted(self, run):
         """Megatron's per-interval count of iterations with a NaN/inf loss (``train/nan_iterations``)."""
@@ -50,9 +55,18 @@ class NonFiniteMessage(ConsoleSignatureDetector, code="RT009", name="nonfinite-m
         if not bad.any():
             return
         n, first = int(s.values[bad].sum()), int(s.steps[bad][0])
-        yield self.finding(Severity.ERROR,
-                           f"the framework counted {n} iteration(s) with a NaN/inf loss (Megatron 'number of nan "
-                           f"iterations'), the first in the interval logged at step {first}",
-                           evidence=[SeriesEvidence(metric=NAN_ITERATIONS_KEY, step_start=first,
-                                                    step_end=int(s.steps[bad][-1]), values={"nan_iterations": n})],
-                           n_nan_iterations=n, first_step=first)
+        yield self.finding(
+            Severity.ERROR,
+            f"the framework counted {n} iteration(s) with a NaN/inf loss (Megatron 'number of nan "
+            f"iterations'), the first in the interval logged at step {first}",
+            evidence=[
+                SeriesEvidence(
+                    metric=NAN_ITERATIONS_KEY,
+                    step_start=first,
+                    step_end=int(s.steps[bad][-1]),
+                    values={"nan_iterations": n},
+                )
+            ],
+            n_nan_iterations=n,
+            first_step=first,
+        )

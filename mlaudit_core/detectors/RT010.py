@@ -7,7 +7,9 @@ from ._console import ConsoleSignatureDetector
 from .base import Remedy
 
 
-class ProcessKilled(ConsoleSignatureDetector, code="RT010", name="process-killed", family="runtime"):
+class ProcessKilled(
+    ConsoleSignatureDetector, code="RT010", name="process-killed", family="runtime"
+):
     """The training process was killed from outside: SIGKILL, or the scheduler's time limit.
 
     Why it matters: a process killed with SIGKILL leaves no traceback; the usual
@@ -22,8 +24,10 @@ class ProcessKilled(ConsoleSignatureDetector, code="RT010", name="process-killed
     Thresholds: none.
     """
 
-    crash_remedy = Remedy("Check the kernel log for the OOM killer and the scheduler's memory/time limits; resume from the last checkpoint",
-                          "a killed process leaves no traceback; the sender is outside the run")
+    crash_remedy = Remedy(
+        "Check the kernel log for the OOM killer and the scheduler's memory/time limits; resume from the last checkpoint",
+        "a killed process leaves no traceback; the sender is outside the run",
+    )
 
     categories = ("killed", "time_limit")
 
@@ -34,13 +38,21 @@ class ProcessKilled(ConsoleSignatureDetector, code="RT010", name="process-killed
         time_limit = [h for h in hits if h.signature.category == "time_limit"]
         h = time_limit[0] if time_limit else hits[0]
         if time_limit:
-            msg = (f"the scheduler stopped the job at its wall-time limit ({h.line.source}:{h.line.lineno}); "
-                   "the run was cut short, not broken")
+            msg = (
+                f"the scheduler stopped the job at its wall-time limit ({h.line.source}:{h.line.lineno}); "
+                "the run was cut short, not broken"
+            )
         else:
-            msg = (f"the process was killed with SIGKILL ({h.line.source}:{h.line.lineno}: "
-                   f"\"{h.line.text.strip()[:120]}\"); no traceback: usually the host OOM killer or a "
-                   "scheduler limit")
-        yield self.finding(Severity.ERROR if time_limit else Severity.CRITICAL, msg,
-                           evidence=[self.log_evidence(x.line) for x in hits[:3]],
-                           kind="time_limit" if time_limit else "sigkill", lineno=h.line.lineno,
-                           n_hits=len(hits))
+            msg = (
+                f"the process was killed with SIGKILL ({h.line.source}:{h.line.lineno}: "
+                f'"{h.line.text.strip()[:120]}"); no traceback: usually the host OOM killer or a '
+                "scheduler limit"
+            )
+        yield self.finding(
+            Severity.ERROR if time_limit else Severity.CRITICAL,
+            msg,
+            evidence=[self.log_evidence(x.line) for x in hits[:3]],
+            kind="time_limit" if time_limit else "sigkill",
+            lineno=h.line.lineno,
+            n_hits=len(hits),
+        )

@@ -41,9 +41,11 @@ class ThroughputDrop(Detector, code="SY001", name="throughput-drop", family="sys
     """
 
     remedies = (
-        Remedy("Profile a late step against an early one (host memory, recompilation, I/O contention)",
-               "throughput fell during the run, so something accumulates",
-               "hours"),
+        Remedy(
+            "Profile a late step against an early one (host memory, recompilation, I/O contention)",
+            "throughput fell during the run, so something accumulates",
+            "hours",
+        ),
     )
 
     class Params(DetectorParams):
@@ -68,7 +70,7 @@ class ThroughputDrop(Detector, code="SY001", name="throughput-drop", family="sys
             s = run.series(key).by_step().finite()
         if len(s) < p.min_points:
             raise Skip(f"{key} has {len(s)} points (< {p.min_points})")
-        v = s.values[int(len(s) * p.skip_frac):]
+        v = s.values[int(len(s) * p.skip_frac) :]
         if invert:
             v = 1.0 / np.maximum(v, 1e-12)
         q = max(len(v) // 4, 1)
@@ -78,21 +80,36 @@ class ThroughputDrop(Detector, code="SY001", name="throughput-drop", family="sys
         drop = 1 - late / early
         if drop <= p.max_drop:
             return
-        w = s.wall_times[-max(len(s) // 4, 1):]
+        w = s.wall_times[-max(len(s) // 4, 1) :]
         if np.isfinite(w).all() and w.size > 1 and (w[-1] - w[0]) * drop < p.min_lost_seconds:
             return  # the slowdown is real in ratio but too small in seconds to act on
         unit = "steps/s (1/step time)" if invert else ""
-        m2, m3 = float(np.median(v[q:2 * q])), float(np.median(v[2 * q:3 * q]))
+        m2, m3 = float(np.median(v[q : 2 * q])), float(np.median(v[2 * q : 3 * q]))
         keep = 1 - p.min_quarter_drop
         progressive = bool(m2 <= keep * early and m3 <= keep * m2 and late <= keep * m3)
-        shape = ("falling in every quarter from the start: a per-step cost growing with the run" if progressive
-                 else "not falling in every quarter from the start; with no data wait or time outside training "
-                      "in the data it may be load from other jobs on the machine")
+        shape = (
+            "falling in every quarter from the start: a per-step cost growing with the run"
+            if progressive
+            else "not falling in every quarter from the start; with no data wait or time outside training "
+            "in the data it may be load from other jobs on the machine"
+        )
         yield self.finding(
             Severity.ERROR if progressive else Severity.INFO,
             f"throughput fell {fmt(100 * drop, 3)}%: {fmt(early)} early vs {fmt(late)} {unit} in the last "
             f"quarter ({key}), {shape}",
-            evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[0]), step_end=int(s.steps[-1]),
-                                     values={"early_median": early, "late_median": late, "drop": drop})],
-            key=key, early=early, late=late, drop=drop, from_step_time=invert, progressive=progressive,
-            quarter_medians=[early, m2, m3, late])
+            evidence=[
+                SeriesEvidence(
+                    metric=key,
+                    step_start=int(s.steps[0]),
+                    step_end=int(s.steps[-1]),
+                    values={"early_median": early, "late_median": late, "drop": drop},
+                )
+            ],
+            key=key,
+            early=early,
+            late=late,
+            drop=drop,
+            from_step_time=invert,
+            progressive=progressive,
+            quarter_medians=[early, m2, m3, late],
+        )

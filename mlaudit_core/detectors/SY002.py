@@ -28,12 +28,16 @@ class DataLoaderStarvation(Detector, code="SY002", name="data-loader-starvation"
     """
 
     remedies = (
-        Remedy("Profile the input pipeline alone (iterate the DataLoader without the model)",
-               "confirms input-bound vs compute-bound in minutes",
-               "minutes"),
-        Remedy("Move data to faster storage / cache it, pre-process offline, add loader workers",
-               "the fix for an input-bound run; hyperparameters will not help",
-               "hours"),
+        Remedy(
+            "Profile the input pipeline alone (iterate the DataLoader without the model)",
+            "confirms input-bound vs compute-bound in minutes",
+            "minutes",
+        ),
+        Remedy(
+            "Move data to faster storage / cache it, pre-process offline, add loader workers",
+            "the fix for an input-bound run; hyperparameters will not help",
+            "hours",
+        ),
     )
 
     needs = (Role.DATA_TIME, Role.STEP_TIME)
@@ -65,7 +69,20 @@ class DataLoaderStarvation(Detector, code="SY002", name="data-loader-starvation"
             f"data loading takes {fmt(100 * ratio, 3)}% of each step (median data time {fmt(med_d)} s of "
             f"step time {fmt(med_s)} s; {fmt(100 * share, 3)}% of steps wait more than half): the run "
             "is input-bound, not compute-bound",
-            evidence=[SeriesEvidence(metric=dk, step_start=int(common[k]), step_end=int(common[-1]),
-                                     values={"median_data_time_s": med_d, "median_step_time_s": med_s,
-                                             "ratio": ratio})],
-            ratio=ratio, median_data_time_s=med_d, median_step_time_s=med_s, share_starved=share)
+            evidence=[
+                SeriesEvidence(
+                    metric=dk,
+                    step_start=int(common[k]),
+                    step_end=int(common[-1]),
+                    values={
+                        "median_data_time_s": med_d,
+                        "median_step_time_s": med_s,
+                        "ratio": ratio,
+                    },
+                )
+            ],
+            ratio=ratio,
+            median_data_time_s=med_d,
+            median_step_time_s=med_s,
+            share_starved=share,
+        )

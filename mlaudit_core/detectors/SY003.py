@@ -26,9 +26,11 @@ class LowUtilisation(Detector, code="SY003", name="low-accelerator-utilisation",
     """
 
     remedies = (
-        Remedy("Raise the batch size or overlap host work with the accelerator; check the input pipeline",
-               "the accelerator is idle most of the time",
-               "hours"),
+        Remedy(
+            "Raise the batch size or overlap host work with the accelerator; check the input pipeline",
+            "the accelerator is idle most of the time",
+            "hours",
+        ),
     )
 
     class Params(DetectorParams):
@@ -54,4 +56,9 @@ class LowUtilisation(Detector, code="SY003", name="low-accelerator-utilisation",
             Severity.WARNING if is_gpu else Severity.INFO,
             f"{what} utilisation median {fmt(med, 3)}% (p10 {fmt(p10, 3)}%, p90 {fmt(p90, 3)}%) over {len(s)} samples",
             evidence=[SeriesEvidence(metric=key, values={"p10": p10, "median": med, "p90": p90})],
-            key=key, median=med, p10=p10, p90=p90, accelerator=is_gpu)
+            key=key,
+            median=med,
+            p10=p10,
+            p90=p90,
+            accelerator=is_gpu,
+        )

@@ -47,9 +47,11 @@ class StepTimeOutliers(Detector, code="SY004", name="step-time-outliers", family
     """
 
     remedies = (
-        Remedy("Move checkpoint saves off the critical path (async save) and look for periodic host work",
-               "a few very slow steps take a large share of the time",
-               "hours"),
+        Remedy(
+            "Move checkpoint saves off the critical path (async save) and look for periodic host work",
+            "a few very slow steps take a large share of the time",
+            "hours",
+        ),
     )
 
     class Params(DetectorParams):
@@ -77,8 +79,8 @@ class StepTimeOutliers(Detector, code="SY004", name="step-time-outliers", family
             source, steps, vals, _ = got
         if len(vals) <= p.skip + 5:
             return
-        v = vals[p.skip:]
-        st = steps[p.skip:]
+        v = vals[p.skip :]
+        st = steps[p.skip :]
         med = float(np.median(v))
         if med <= 0:
             return
@@ -91,8 +93,13 @@ class StepTimeOutliers(Detector, code="SY004", name="step-time-outliers", family
         if gaps.size:
             vals_, counts = np.unique(gaps, return_counts=True)
             period, mode_gap = float(counts.max() / gaps.size), int(vals_[int(np.argmax(counts))])
-        if (p.min_pause_steps <= pauses.mean() <= p.max_pause_steps and p_share >= p.min_pause_share
-                and events >= p.min_pause_events and p_lost >= p.min_lost_seconds and period >= p.min_periodic):
+        if (
+            p.min_pause_steps <= pauses.mean() <= p.max_pause_steps
+            and p_share >= p.min_pause_share
+            and events >= p.min_pause_events
+            and p_lost >= p.min_lost_seconds
+            and period >= p.min_periodic
+        ):
             worst = np.argsort(v)[::-1][:3]
             yield self.finding(
                 Severity.WARNING,
@@ -102,11 +109,22 @@ class StepTimeOutliers(Detector, code="SY004", name="step-time-outliers", family
                 f"apart): pauses that take {fmt(100 * p_share, 3)}% of the step time "
                 f"({fmt(p_lost, 3)} s lost; {source}); slowest at step(s) "
                 + ", ".join(str(int(st[i])) for i in worst),
-                evidence=[SeriesEvidence(metric=source if key else run.key_for(Role.TRAIN_LOSS) or source,
-                                         step_start=int(st[i]), step_end=int(st[i]),
-                                         values={"step_time_s": float(v[i])}) for i in worst],
-                n_outliers=int(pauses.sum()), share=p_share, median_s=med, lost_seconds=p_lost, recurring=True,
-                from_wall_times=key is None)
+                evidence=[
+                    SeriesEvidence(
+                        metric=source if key else run.key_for(Role.TRAIN_LOSS) or source,
+                        step_start=int(st[i]),
+                        step_end=int(st[i]),
+                        values={"step_time_s": float(v[i])},
+                    )
+                    for i in worst
+                ],
+                n_outliers=int(pauses.sum()),
+                share=p_share,
+                median_s=med,
+                lost_seconds=p_lost,
+                recurring=True,
+                from_wall_times=key is None,
+            )
             return
         if key is None:
             return  # isolated slow steps read from wall times are logging and host jitter as often as stalls
@@ -121,6 +139,17 @@ class StepTimeOutliers(Detector, code="SY004", name="step-time-outliers", family
             f"{int(out.sum())} steps over {fmt(p.factor, 2)}x the median step time ({fmt(med)} s) take "
             f"{fmt(100 * share, 3)}% of all step time; slowest at step(s) "
             + ", ".join(str(int(st[i])) for i in worst),
-            evidence=[SeriesEvidence(metric=key, step_start=int(st[i]), step_end=int(st[i]),
-                                     values={"step_time_s": float(v[i])}) for i in worst],
-            n_outliers=int(out.sum()), share=share, median_s=med, lost_seconds=lost)
+            evidence=[
+                SeriesEvidence(
+                    metric=key,
+                    step_start=int(st[i]),
+                    step_end=int(st[i]),
+                    values={"step_time_s": float(v[i])},
+                )
+                for i in worst
+            ],
+            n_outliers=int(out.sum()),
+            share=share,
+            median_s=med,
+            lost_seconds=lost,
+        )

@@ -25,7 +25,9 @@ def _idle_between_launches(run, w: np.ndarray, steps: np.ndarray | None = None) 
         if len(e) >= 2:
             back = e.steps[1:][np.diff(e.values) < 0]  # the step of each epoch point that went back
             for st in back.tolist():
-                i = int(np.searchsorted(steps, st, side="left")) - 1  # the gap that ends at or after it
+                i = (
+                    int(np.searchsorted(steps, st, side="left")) - 1
+                )  # the gap that ends at or after it
                 if 0 <= i < mask.size:
                     mask[i] = True
     if w.size < 2 or not run.console:
@@ -37,7 +39,9 @@ def _idle_between_launches(run, w: np.ndarray, steps: np.ndarray | None = None) 
         if not m:
             continue
         try:
-            t = datetime.fromisoformat(m["ts"].replace(",", ".")).timestamp()  # naive local, as the reader
+            t = datetime.fromisoformat(
+                m["ts"].replace(",", ".")
+            ).timestamp()  # naive local, as the reader
         except ValueError:
             continue
         i = int(np.searchsorted(w, t, side="right")) - 1  # the gap w[i] <= t < w[i+1]
@@ -81,12 +85,16 @@ class TimeOutsideTraining(Detector, code="SY005", name="time-outside-training", 
     """
 
     remedies = (
-        Remedy("Evaluate less often (e.g. every 10% of the run) or on a fixed subset",
-               "evaluation takes more wall time than training",
-               "minutes"),
-        Remedy("Time one evaluation and make it batched and gradient-free (torch.no_grad / inference mode)",
-               "a slow evaluation loop is usually per-sample or keeps gradients",
-               "hours"),
+        Remedy(
+            "Evaluate less often (e.g. every 10% of the run) or on a fixed subset",
+            "evaluation takes more wall time than training",
+            "minutes",
+        ),
+        Remedy(
+            "Time one evaluation and make it batched and gradient-free (torch.no_grad / inference mode)",
+            "a slow evaluation loop is usually per-sample or keeps gradients",
+            "hours",
+        ),
     )
 
     needs = (Role.TRAIN_LOSS,)
@@ -111,11 +119,15 @@ class TimeOutsideTraining(Detector, code="SY005", name="time-outside-training", 
         if gaps.size and float(gaps.min()) < 0:
             # in step order the clock goes back: segments written at different times overlay one step
             # axis (a resume from an earlier checkpoint, appended launches), so no gap is a time outside
-            raise Skip(f"{key} wall times go back in step order (segments of different launches overlay)")
+            raise Skip(
+                f"{key} wall times go back in step order (segments of different launches overlay)"
+            )
         if gaps.size and np.count_nonzero(gaps > 0) < p.min_advancing_share * gaps.size:
             # a console whose training lines carry no timestamp of their own (TensorFlow 1 'loss = x, step = N')
             # gets the wall time of the last timestamped line: the clock does not measure the steps
-            raise Skip(f"{key} wall times advance at only {np.count_nonzero(gaps > 0)} of {gaps.size} steps")
+            raise Skip(
+                f"{key} wall times advance at only {np.count_nonzero(gaps > 0)} of {gaps.size} steps"
+            )
         idle = _idle_between_launches(run, w, s.steps)
         total = float(w[-1] - w[0]) - float(gaps[idle].sum())
         if total <= 0:
@@ -149,11 +161,15 @@ class TimeOutsideTraining(Detector, code="SY005", name="time-outside-training", 
             # outliers are a minority by definition: when a quarter of the gaps or more sit beyond the fence with
             # no evaluation to explain them, the points come at two or more cadences (a sampled batch line and an
             # epoch summary in one series) and the median gap is no step time
-            raise Skip(f"{key}: {n_odd} of {gaps.size} gaps exceed {p.gap_factor:g}x the median gap without an "
-                       "evaluation: the points are logged at several cadences, so no single step time")
+            raise Skip(
+                f"{key}: {n_odd} of {gaps.size} gaps exceed {p.gap_factor:g}x the median gap without an "
+                "evaluation: the points are logged at several cadences, so no single step time"
+            )
         outside = float(excess.sum())
         eval_share, outside_share = eval_excess / total, outside / total
-        if outside < p.min_seconds or (eval_share <= p.max_eval_share and outside_share <= p.max_outside_share):
+        if outside < p.min_seconds or (
+            eval_share <= p.max_eval_share and outside_share <= p.max_outside_share
+        ):
             return
         what = "evaluation" if eval_share > p.max_eval_share else "work outside training steps"
         yield self.finding(
@@ -161,8 +177,21 @@ class TimeOutsideTraining(Detector, code="SY005", name="time-outside-training", 
             f"{what} takes {fmt(100 * (eval_share if eval_share > p.max_eval_share else outside_share), 3)}% "
             f"of the wall time ({n_evals} evaluations, ~{fmt(eval_excess / max(n_evals, 1), 3)} s each; "
             f"{fmt(100 * outside_share, 3)}% outside training steps in all, over {fmt(total, 4)} s)",
-            evidence=[SeriesEvidence(metric=key, step_start=int(s.steps[0]), step_end=int(s.steps[-1]),
-                                     values={"eval_share": eval_share, "outside_share": outside_share,
-                                             "wall_s": total})],
-            eval_share=eval_share, outside_share=outside_share, n_evals=n_evals,
-            eval_seconds=eval_excess, wall_seconds=total)
+            evidence=[
+                SeriesEvidence(
+                    metric=key,
+                    step_start=int(s.steps[0]),
+                    step_end=int(s.steps[-1]),
+                    values={
+                        "eval_share": eval_share,
+                        "outside_share": outside_share,
+                        "wall_s": total,
+                    },
+                )
+            ],
+            eval_share=eval_share,
+            outside_share=outside_share,
+            n_evals=n_evals,
+            eval_seconds=eval_excess,
+            wall_seconds=total,
+        )

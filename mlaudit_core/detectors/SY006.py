@@ -38,8 +38,11 @@ class MemoryHeadroom(Detector, code="SY006", name="memory-headroom", family="sys
         p99, mx = float(np.percentile(v, 99)), float(v.max())
         if p99 <= p.max_p99:
             return
-        yield self.finding(Severity.WARNING,
-                           f"GPU memory at {fmt(p99, 3)}% (p99; max {fmt(mx, 3)}%): under "
-                           f"{fmt(100 - p99, 2)}% headroom",
-                           evidence=[SeriesEvidence(metric=key, values={"p99": p99, "max": mx})],
-                           p99=p99, max=mx)
+        yield self.finding(
+            Severity.WARNING,
+            f"GPU memory at {fmt(p99, 3)}% (p99; max {fmt(mx, 3)}%): under "
+            f"{fmt(100 - p99, 2)}% headroom",
+            evidence=[SeriesEvidence(metric=key, values={"p99": p99, "max": mx})],
+            p99=p99,
+            max=mx,
+        )

@@ -39,9 +39,16 @@ class SlowStartup(Detector, code="SY007", name="slow-startup", family="systems")
         dur = run.duration_s or 0.0
         if dur <= 0 or startup <= p.min_seconds or startup / dur <= p.max_share:
             return
-        yield self.finding(Severity.WARNING,
-                           f"{fmt(startup, 4)} s from run start to the first training step "
-                           f"({fmt(100 * startup / dur, 3)}% of the run)",
-                           evidence=[FactEvidence(text="first training-loss point vs run start time",
-                                                  values={"startup_s": startup, "duration_s": dur})],
-                           startup_s=startup, share=startup / dur)
+        yield self.finding(
+            Severity.WARNING,
+            f"{fmt(startup, 4)} s from run start to the first training step "
+            f"({fmt(100 * startup / dur, 3)}% of the run)",
+            evidence=[
+                FactEvidence(
+                    text="first training-loss point vs run start time",
+                    values={"startup_s": startup, "duration_s": dur},
+                )
+            ],
+            startup_s=startup,
+            share=startup / dur,
+        )

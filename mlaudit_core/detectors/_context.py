@@ -53,7 +53,11 @@ def label_map(run: RunData) -> tuple[int, str, bool] | None:
         if _ID2LABEL.search(key.strip()):
             n = _count_labels(str(v))
             if n:
-                return n, key, not re.fullmatch(r"[\s{}'\":,0-9]*(?:LABEL_\d+[\s{}'\":,0-9]*)*", str(v))
+                return (
+                    n,
+                    key,
+                    not re.fullmatch(r"[\s{}'\":,0-9]*(?:LABEL_\d+[\s{}'\":,0-9]*)*", str(v)),
+                )
     maps: dict[str, list[str]] = {}
     for key, v in run.params.items():
         m = _ID2LABEL_ENTRY.match(key.strip())
@@ -87,15 +91,21 @@ def chance(run: RunData, *, vocab: bool = True) -> Chance | None:
     "sits at ln 4 with accuracy 0.24" (realworld tb02, ts04; wb01 of the Lion runs).
     """
     seen = _inferred(run)
-    if seen is not None:  # what the run shows beats what a param might mean (``classes: 200`` of a dataset)
+    if (
+        seen is not None
+    ):  # what the run shows beats what a param might mean (``classes: 200`` of a dataset)
         return seen
     got = chance_level(run.params)
     if got is not None and 0 < got[0] < 1:
         k = max(2, round(1 / got[0]))
         return Chance(got[0], math.log(1 / got[0]), k, got[1])
-    arch = " ".join(str(v) for k, v in run.params.items() if re.search(r"architectures?$", k.strip(), re.I))
+    arch = " ".join(
+        str(v) for k, v in run.params.items() if re.search(r"architectures?$", k.strip(), re.I)
+    )
     classifier = bool(re.search(r"For\w*Classification", arch))
-    lm_head = bool(re.search(r"For(?:Causal|Masked)LM|ForConditionalGeneration|LMHead|ForSeq2SeqLM", arch))
+    lm_head = bool(
+        re.search(r"For(?:Causal|Masked)LM|ForConditionalGeneration|LMHead|ForSeq2SeqLM", arch)
+    )
     labels = label_map(run)
     if labels is not None and not lm_head:
         n, key, named = labels
@@ -155,7 +165,11 @@ def _inferred(run: RunData) -> Chance | None:
     if acc is None or loss is None or not (0.001 <= acc < 0.55) or loss <= 0:
         return None
     k = round(1 / acc)
-    if not 2 <= k <= 1000 or abs(acc - 1 / k) > 0.1 / k or abs(loss - math.log(k)) > 0.03 * math.log(k):
+    if (
+        not 2 <= k <= 1000
+        or abs(acc - 1 / k) > 0.1 / k
+        or abs(loss - math.log(k)) > 0.03 * math.log(k)
+    ):
         return _from_start(run)
     return Chance(1 / k, math.log(k), k, "loss and accuracy agree")
 
@@ -170,7 +184,9 @@ def _from_start(run: RunData) -> Chance | None:
     with a first box loss near ln 5 is no chance level."""
     tk, vk = run.key_for(Role.TRAIN_LOSS), run.key_for(Role.VAL_ACCURACY)
     if tk is None or vk is None or not re.search(r"acc|top-?1", normalise_key(vk)):
-        return None  # a detection score (mAP) or F1 is not a share of right guesses: 1/K means nothing
+        return (
+            None  # a detection score (mAP) or F1 is not a share of right guesses: 1/K means nothing
+        )
     t = run.series(tk).by_step().finite()
     v = run.series(vk).by_step().finite()
     if len(t) < 3 or len(v) < 3 or t.values[0] <= 0:
@@ -187,9 +203,14 @@ def _from_start(run: RunData) -> Chance | None:
 _PRETRAINED_KEYS = re.compile(
     r"(?:^|[._/])(?:_?name_or_path|model_name_or_path|pretrained(?:_model)?(?:_name)?(?:_or_path)?|"
     r"base_model(?:_name_or_path)?|init_from|resume_from_checkpoint|load_from|finetune_from|from_pretrained|"
-    r"weights|init_checkpoint|checkpoint_path|ckpt_path|pretrained_weights)$", re.IGNORECASE)
-_PEFT_KEYS = re.compile(r"(?:^|[._/])(?:peft_type|lora_r|lora_alpha|lora_rank|use_lora|use_peft|adapter_name|"
-                        r"finetuning_type|finetune)$", re.IGNORECASE)
+    r"weights|init_checkpoint|checkpoint_path|ckpt_path|pretrained_weights)$",
+    re.IGNORECASE,
+)
+_PEFT_KEYS = re.compile(
+    r"(?:^|[._/])(?:peft_type|lora_r|lora_alpha|lora_rank|use_lora|use_peft|adapter_name|"
+    r"finetuning_type|finetune)$",
+    re.IGNORECASE,
+)
 _FALSY = {"", "none", "null", "false", "0", "scratch", "''", '""', "[]", "{}"}
 
 
@@ -206,8 +227,9 @@ def finetune_evidence(run: RunData) -> tuple[str, str] | None:
             continue
         if _PRETRAINED_KEYS.search(k):
             return key, val[:200]
-        if re.search(r"(?:^|[._/])model$", k, re.IGNORECASE) and re.search(r"\.(?:pt|pth|ckpt|safetensors|bin)$",
-                                                                               val, re.IGNORECASE):
+        if re.search(r"(?:^|[._/])model$", k, re.IGNORECASE) and re.search(
+            r"\.(?:pt|pth|ckpt|safetensors|bin)$", val, re.IGNORECASE
+        ):
             return key, val[:200]
         if _PEFT_KEYS.search(k) and val.lower() not in ("false", "0", "none"):
             return key, val[:200]
@@ -240,7 +262,11 @@ def planned_epochs(run: RunData) -> int | None:
 def early_stopping_patience(run: RunData) -> tuple[int, str] | None:
     """(patience in evaluations, param key) the run itself configured, or ``None``."""
     for key, v in run.params.items():
-        if re.search(r"(?:^|[._/])(?:patience|early_stopping_patience|es_patience)$", key.strip(), re.IGNORECASE):
+        if re.search(
+            r"(?:^|[._/])(?:patience|early_stopping_patience|es_patience)$",
+            key.strip(),
+            re.IGNORECASE,
+        ):
             try:
                 n = int(float(str(v).strip()))
             except ValueError:
@@ -296,7 +322,11 @@ def monitored(run: RunData, val_loss_key: str):
     keys = run.metrics.keys
     norm = {normalise_key(k): k for k in keys}
     for pk, pv in run.params.items():
-        if re.search(r"(?:^|[._/])(?:monitor|metric_for_best_model|early_stopping_metric)$", pk.strip(), re.IGNORECASE):
+        if re.search(
+            r"(?:^|[._/])(?:monitor|metric_for_best_model|early_stopping_metric)$",
+            pk.strip(),
+            re.IGNORECASE,
+        ):
             want = normalise_key(str(pv).strip().strip("'\""))
             for cand in (want, f"eval_{want}", f"eval/{want}", f"val_{want}", f"val/{want}"):
                 if cand in norm and len(run.series(norm[cand]).finite()):
@@ -307,11 +337,16 @@ def monitored(run: RunData, val_loss_key: str):
                             if gk.strip().endswith(("greater_is_better",)):
                                 hib = str(gv).strip().lower() in ("true", "1")
                             elif gk.strip().endswith(".mode") or gk.strip() == "mode":
-                                hib = str(gv).strip().lower() == "max" if str(gv).strip().lower() in ("max", "min") \
+                                hib = (
+                                    str(gv).strip().lower() == "max"
+                                    if str(gv).strip().lower() in ("max", "min")
                                     else hib
+                                )
                     return k, run.series(k).by_step().finite(), hib, pk
     m50 = [k for n, k in norm.items() if re.fullmatch(r"metrics/map(_0/5|50)(\(b\)|b)?", n)]
-    m5095 = [k for n, k in norm.items() if re.fullmatch(r"metrics/map(_0/5/0/95|50/95)(\(b\)|b)?", n)]
+    m5095 = [
+        k for n, k in norm.items() if re.fullmatch(r"metrics/map(_0/5/0/95|50/95)(\(b\)|b)?", n)
+    ]
     if m50 and m5095:
         a, b = run.series(m50[0]).by_step(), run.series(m5095[0]).by_step()
         steps = np.intersect1d(a.steps, b.steps)
@@ -345,8 +380,12 @@ def chance_or_bound(run: RunData) -> Chance | None:
     # an accuracy that is exactly 0 throughout is Keras' default metric on a regression (realworld
     # tb07: MSE with epoch_accuracy 0): not evidence of a classifier
     if any(np.nanmax(run.series(k).finite().values, initial=0.0) > 0 for k in accs):
-        return Chance(1 / MAX_CLASSES, math.log(MAX_CLASSES), MAX_CLASSES,
-                      "upper bound: an accuracy is logged, classes unknown (at most 100,000 assumed)")
+        return Chance(
+            1 / MAX_CLASSES,
+            math.log(MAX_CLASSES),
+            MAX_CLASSES,
+            "upper bound: an accuracy is logged, classes unknown (at most 100,000 assumed)",
+        )
     return None
 
 
@@ -374,8 +413,11 @@ def wall_step_times(run: RunData) -> tuple[str, np.ndarray, np.ndarray, np.ndarr
     ok = (dstep > 0) & (dt > 0)
     # boundaries: evaluations (a validation point) and epoch changes (evaluation, checkpointing and the
     # loader's restart happen there); an interval [a, b] holding one measures them, not training steps
-    marks = [np.unique(run.series(k).steps) for k in (run.key_for(Role.VAL_LOSS), run.key_for(Role.VAL_ACCURACY))
-             if k]
+    marks = [
+        np.unique(run.series(k).steps)
+        for k in (run.key_for(Role.VAL_LOSS), run.key_for(Role.VAL_ACCURACY))
+        if k
+    ]
     ek = run.key_for(Role.EPOCH)
     if ek:
         e = run.series(ek).by_step().finite()
@@ -388,4 +430,9 @@ def wall_step_times(run: RunData) -> tuple[str, np.ndarray, np.ndarray, np.ndarr
         ok &= hi <= lo  # no boundary step within [a, b]
     if int(ok.sum()) < WALL_MIN_INTERVALS:
         return None
-    return f"wall time per step between {key} points", s.steps[1:][ok], dt[ok] / dstep[ok], w[1:][ok]
+    return (
+        f"wall time per step between {key} points",
+        s.steps[1:][ok],
+        dt[ok] / dstep[ok],
+        w[1:][ok],
+    )

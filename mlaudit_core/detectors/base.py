@@ -148,8 +148,9 @@ class Detector:
     #: counter: the curves are two runs, not one that diverged or plateaued).
     replaces_outcome_actions: ClassVar[bool] = False
 
-    def __init_subclass__(cls, code: str | None = None, name: str | None = None,
-                          family: str | None = None, **kw: Any) -> None:
+    def __init_subclass__(
+        cls, code: str | None = None, name: str | None = None, family: str | None = None, **kw: Any
+    ) -> None:
         super().__init_subclass__(**kw)
         if code is None:  # an abstract intermediate class
             return
@@ -160,16 +161,26 @@ class Detector:
         if not (cls.__doc__ or "").strip():
             raise ValueError(f"detector {code} needs a docstring: it is its documentation")
         if code in _REGISTRY and _REGISTRY[code] is not cls:
-            raise ValueError(f"detector code {code} registered twice "
-                             f"({_REGISTRY[code].__module__} and {cls.__module__})")
+            raise ValueError(
+                f"detector code {code} registered twice "
+                f"({_REGISTRY[code].__module__} and {cls.__module__})"
+            )
         cls.code, cls.name, cls.family = code, name or code.lower(), family
         _REGISTRY[code] = cls
 
     # --- helpers for check() -------------------------------------------------
-    def finding(self, severity: Severity, message: str, *, evidence: list | None = None,
-                **facts: Any) -> Finding:
-        return Finding(code=self.code, name=self.name, severity=severity, message=message,
-                       evidence=list(evidence or []), facts=facts, family=self.family)
+    def finding(
+        self, severity: Severity, message: str, *, evidence: list | None = None, **facts: Any
+    ) -> Finding:
+        return Finding(
+            code=self.code,
+            name=self.name,
+            severity=severity,
+            message=message,
+            evidence=list(evidence or []),
+            facts=facts,
+            family=self.family,
+        )
 
     def missing_inputs(self, run: RunData) -> str | None:
         """Reason the detector cannot run on ``run``, or ``None``."""

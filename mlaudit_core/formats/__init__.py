@@ -70,16 +70,38 @@ from ..rundata import RunData
 
 #: Tie-break order of the readers (earlier wins at equal confidence); readers not named here
 #: come after these, in the order found.
-ORDER = ("trainer_state", "catboost_info", "ultralytics", "lightning_csv", "keras_csv", "keras_history", "timm_csv", "jsonlines",
-         "mlflow_store", "wandb_dir", "clearml_offline", "tensorboard", "generic_csv", "console")
+ORDER = (
+    "trainer_state",
+    "catboost_info",
+    "ultralytics",
+    "lightning_csv",
+    "keras_csv",
+    "keras_history",
+    "timm_csv",
+    "jsonlines",
+    "mlflow_store",
+    "wandb_dir",
+    "clearml_offline",
+    "tensorboard",
+    "generic_csv",
+    "console",
+)
 
 #: Confidence at or above which a folder (or a file inside a walked folder) is taken as a run.
 CLAIM = 0.5
 #: Folders walked below a multi-run folder, and entries looked at in all.
 MAX_DEPTH = 8
 MAX_ENTRIES = 200_000
-_SKIP_DIRS = {".git", "__pycache__", "node_modules", ".ipynb_checkpoints", ".mlaudit", "site-packages",
-              ".venv", "venv"}
+_SKIP_DIRS = {
+    ".git",
+    "__pycache__",
+    "node_modules",
+    ".ipynb_checkpoints",
+    ".mlaudit",
+    "site-packages",
+    ".venv",
+    "venv",
+}
 
 
 @dataclass
@@ -137,7 +159,9 @@ def readers() -> dict[str, FormatReader]:
             warnings.warn(f"format reader {ep.name!r} failed to load: {exc}", stacklevel=2)
             continue
         if not (callable(getattr(obj, "sniff", None)) and callable(getattr(obj, "load", None))):
-            warnings.warn(f"format reader {ep.name!r} has no sniff()/load(); left out", stacklevel=2)
+            warnings.warn(
+                f"format reader {ep.name!r} has no sniff()/load(); left out", stacklevel=2
+            )
             continue
         out[getattr(obj, "NAME", ep.name)] = cast(FormatReader, obj)
     rank = {name: i for i, name in enumerate(ORDER)}
@@ -210,15 +234,27 @@ def _latest_checkpoints(found: list[Candidate]) -> list[Candidate]:
             continue
         members.sort(key=lambda t: (t[0], t[1]))
         best_c = members[-1][2]
-        others = ", ".join(sorted(t[2].path.parent.name if t[2].path.is_file() else t[2].path.name
-                                  for t in members[:-1]))
-        result.append(Candidate(best_c.path, best_c.reader, best_c.confidence,
-                                f"{best_c.reason}; the latest of {len(members)} snapshots of one "
-                                f"Trainer output_dir (earlier: {others}, prefixes of its log_history)"))
+        others = ", ".join(
+            sorted(
+                t[2].path.parent.name if t[2].path.is_file() else t[2].path.name
+                for t in members[:-1]
+            )
+        )
+        result.append(
+            Candidate(
+                best_c.path,
+                best_c.reader,
+                best_c.confidence,
+                f"{best_c.reason}; the latest of {len(members)} snapshots of one "
+                f"Trainer output_dir (earlier: {others}, prefixes of its log_history)",
+            )
+        )
     return result
 
 
-def plan(path: str | os.PathLike, fmt: str | None = None) -> tuple[list[Candidate], list[tuple[str, str]]]:
+def plan(
+    path: str | os.PathLike, fmt: str | None = None
+) -> tuple[list[Candidate], list[tuple[str, str]]]:
     """The runs under ``path`` and the reader for each, without loading them.
 
     Returns ``(candidates, skipped)``; ``skipped`` names files that looked like a format
@@ -259,8 +295,10 @@ def plan(path: str | os.PathLike, fmt: str | None = None) -> tuple[list[Candidat
     found = _latest_checkpoints(found)
     if not found:
         why = "; ".join(f"{a}: {b}" for a, b in skipped[:3])
-        raise InputError(f"{p}: nothing recognisable as a training run here"
-                         f"{' (' + why + ')' if why else ''} (docs/formats.md lists the formats)")
+        raise InputError(
+            f"{p}: nothing recognisable as a training run here"
+            f"{' (' + why + ')' if why else ''} (docs/formats.md lists the formats)"
+        )
     return found, skipped
 
 
@@ -276,8 +314,14 @@ def _list_runs(reader, path: Path) -> list[Path]:
         return []
 
 
-def _walk(d: Path, table, found: list[Candidate], skipped: list[tuple[str, str]], depth: int,
-          seen: list[int]) -> None:
+def _walk(
+    d: Path,
+    table,
+    found: list[Candidate],
+    skipped: list[tuple[str, str]],
+    depth: int,
+    seen: list[int],
+) -> None:
     from ._common import placeholder_problem
 
     c = best(d, table)
@@ -304,8 +348,13 @@ def _walk(d: Path, table, found: list[Candidate], skipped: list[tuple[str, str]]
         if seen[0] > MAX_ENTRIES:
             if not seen[2]:
                 seen[2] = 1
-                skipped.append((str(d), f"more than {MAX_ENTRIES:,} entries under the path; the "
-                                        "rest were not looked at"))
+                skipped.append(
+                    (
+                        str(d),
+                        f"more than {MAX_ENTRIES:,} entries under the path; the "
+                        "rest were not looked at",
+                    )
+                )
             return
         try:
             if e.is_dir(follow_symlinks=False):
@@ -349,8 +398,14 @@ def load_path(path: str | os.PathLike, fmt: str | None = None) -> Loaded:
     table = readers()
     names = sorted({c.reader for c in cands})
     reader = names[0] if len(names) == 1 else "mixed"
-    reason = cands[0].reason if len(cands) == 1 else (
-        f"{len(cands)} runs: " + ", ".join(f"{n} ({sum(c.reader == n for c in cands)})" for n in names))
+    reason = (
+        cands[0].reason
+        if len(cands) == 1
+        else (
+            f"{len(cands)} runs: "
+            + ", ".join(f"{n} ({sum(c.reader == n for c in cands)})" for n in names)
+        )
+    )
     out = Loaded(str(path), reader, reason, problems=list(skipped))
     for c in cands:
         try:

@@ -122,18 +122,38 @@ def _name(path: Path) -> str:
     p = path.resolve()
     if p.is_dir():
         return p.name
-    generic = {"metrics.csv", "results.csv", "summary.csv", "trainer_state.json", "metrics.json",
-               "log.txt", "trainer_log.jsonl", "training.log", "train.log", "output.log"}
+    generic = {
+        "metrics.csv",
+        "results.csv",
+        "summary.csv",
+        "trainer_state.json",
+        "metrics.json",
+        "log.txt",
+        "trainer_log.jsonl",
+        "training.log",
+        "train.log",
+        "output.log",
+    }
     if p.name in generic:
         return f"{p.parent.name}/{p.name}"
     return p.name
 
 
-def wide_run(path: Path, columns: dict[str, np.ndarray] | dict[str, tuple[np.ndarray, np.ndarray]],
-             steps: np.ndarray, *, tracker: str,
-             axis: str, params: dict[str, str] | None = None, walls: np.ndarray | None = None,
-             notes: list[str] | None = None, warnings: list[str] | None = None,
-             what: str = "file", split: bool = True, axis_why: str = "") -> RunData:
+def wide_run(
+    path: Path,
+    columns: dict[str, np.ndarray] | dict[str, tuple[np.ndarray, np.ndarray]],
+    steps: np.ndarray,
+    *,
+    tracker: str,
+    axis: str,
+    params: dict[str, str] | None = None,
+    walls: np.ndarray | None = None,
+    notes: list[str] | None = None,
+    warnings: list[str] | None = None,
+    what: str = "file",
+    split: bool = True,
+    axis_why: str = "",
+) -> RunData:
     """A RunData from a wide table: one row per logging event, one column per metric.
 
     Args:
@@ -160,12 +180,16 @@ def wide_run(path: Path, columns: dict[str, np.ndarray] | dict[str, tuple[np.nda
     if restarts:
         bounds = [0, *restarts, n]
         segs = [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]
-        earlier = "; ".join(f"run {i + 1}: rows {a + 1}-{b}, {axis}s {_rng(steps[a:b])}"
-                            for i, (a, b) in enumerate(segs[:-1]))
+        earlier = "; ".join(
+            f"run {i + 1}: rows {a + 1}-{b}, {axis}s {_rng(steps[a:b])}"
+            for i, (a, b) in enumerate(segs[:-1])
+        )
         start_row = segs[-1][0]
-        notes.append(f"{path.name} holds {len(segs)} runs appended one after another (the {axis} "
-                     f"counter restarts); audited the last (rows {start_row + 1}-{n}, {axis}s "
-                     f"{_rng(steps[start_row:])}); earlier: {earlier}")
+        notes.append(
+            f"{path.name} holds {len(segs)} runs appended one after another (the {axis} "
+            f"counter restarts); audited the last (rows {start_row + 1}-{n}, {axis}s "
+            f"{_rng(steps[start_row:])}); earlier: {earlier}"
+        )
         keep[:start_row] = False
     all_rows = bool(keep.all())
     rows = None if all_rows else np.flatnonzero(keep)
@@ -173,8 +197,10 @@ def wide_run(path: Path, columns: dict[str, np.ndarray] | dict[str, tuple[np.nda
     if st.size > 1:
         back = int((np.diff(st) < 0).sum())
         if back:
-            warnings.append(f"{path.name}: {back} row(s) go back in {axis} (logged out of order); "
-                            f"the latest value of a repeated {axis} is used")
+            warnings.append(
+                f"{path.name}: {back} row(s) go back in {axis} (logged out of order); "
+                f"the latest value of a repeated {axis} is used"
+            )
     st_i = st.astype(np.int64)
     w_rows = walls if all_rows else walls[rows]
     has_walls = bool(np.isfinite(w_rows).any())
@@ -201,22 +227,35 @@ def wide_run(path: Path, columns: dict[str, np.ndarray] | dict[str, tuple[np.nda
             if has_walls:
                 ws.append(w_rows[m])
     if not names:
-        raise InputError(f"{path}: no metric values in this {what} (header only or every cell empty)")
+        raise InputError(
+            f"{path}: no metric values in this {what} (header only or every cell empty)"
+        )
     total = sum(counts)
-    table = grouped_table(names, counts, concat(ks), concat(vs),
-                          concat(ws) if has_walls else _no_walls(total))
+    table = grouped_table(
+        names, counts, concat(ks), concat(vs), concat(ws) if has_walls else _no_walls(total)
+    )
     if axis == "epoch":
-        notes.insert(0, f"the step axis is the epoch{' (' + axis_why + ')' if axis_why else ''}: "
-                        "every series is one point per epoch")
+        notes.insert(
+            0,
+            f"the step axis is the epoch{' (' + axis_why + ')' if axis_why else ''}: "
+            "every series is one point per epoch",
+        )
     start = end = None
     if has_walls:
         start = datetime.fromtimestamp(float(np.nanmin(w_rows)), tz=timezone.utc)
         end = datetime.fromtimestamp(float(np.nanmax(w_rows)), tz=timezone.utc)
     p = dict(params or {})
     p.setdefault("log.step_axis", axis)
-    return RunData(identity=RunIdentity(tracker=tracker, id=run_id(path), name=_name(path)),
-                   status=RunStatus.UNKNOWN, start_time=start, end_time=end, params=p,
-                   metrics=table, notes=notes, warnings=warnings)
+    return RunData(
+        identity=RunIdentity(tracker=tracker, id=run_id(path), name=_name(path)),
+        status=RunStatus.UNKNOWN,
+        start_time=start,
+        end_time=end,
+        params=p,
+        metrics=table,
+        notes=notes,
+        warnings=warnings,
+    )
 
 
 def concat(arrays: list[np.ndarray]) -> np.ndarray:
@@ -234,8 +273,11 @@ def concat(arrays: list[np.ndarray]) -> np.ndarray:
     root = first
     while isinstance(root.base, np.ndarray):
         root = root.base
-    if first.ndim == 1 and root.flags.c_contiguous and all(
-            a.ndim == 1 and a.dtype == first.dtype and a.flags.c_contiguous for a in arrays):
+    if (
+        first.ndim == 1
+        and root.flags.c_contiguous
+        and all(a.ndim == 1 and a.dtype == first.dtype and a.flags.c_contiguous for a in arrays)
+    ):
         ptr = first.__array_interface__["data"][0]
         start = ptr - root.__array_interface__["data"][0]
         ok = 0 <= start and start % first.itemsize == 0
@@ -245,7 +287,7 @@ def concat(arrays: list[np.ndarray]) -> np.ndarray:
         end = start + sum(a.nbytes for a in arrays)
         if ok and end <= root.nbytes:
             flat = root.reshape(-1).view(first.dtype)
-            return flat[start // first.itemsize:end // first.itemsize]
+            return flat[start // first.itemsize : end // first.itemsize]
     return np.concatenate(arrays)
 
 
@@ -255,8 +297,9 @@ def _no_walls(n: int) -> np.ndarray:
     return np.broadcast_to(np.float64(np.nan), (n,))
 
 
-def grouped_table(names: list[str], counts: list[int], steps: np.ndarray, values: np.ndarray,
-                  walls: np.ndarray) -> MetricTable:
+def grouped_table(
+    names: list[str], counts: list[int], steps: np.ndarray, values: np.ndarray, walls: np.ndarray
+) -> MetricTable:
     """A MetricTable from columns already grouped by key (``counts[i]`` points of ``names[i]``,
     contiguous, in logging order).
 
@@ -274,7 +317,7 @@ def grouped_table(names: list[str], counts: list[int], steps: np.ndarray, values
     t._codes = np.empty(n, dtype=np.int32)
     pos = 0
     for i, c in enumerate(counts):
-        t._codes[pos:pos + c] = i
+        t._codes[pos : pos + c] = i
         pos += c
     t._steps = np.ascontiguousarray(steps, dtype=np.int64)
     t._values = np.ascontiguousarray(values, dtype=np.float64)
@@ -282,8 +325,11 @@ def grouped_table(names: list[str], counts: list[int], steps: np.ndarray, values
     if not (t._values.shape[0] == n == t._wall.shape[0] == t._codes.shape[0]):
         raise ValueError("grouped columns differ in length")
     bounds = np.concatenate([[0], np.cumsum(counts)]).astype(int)
-    t._slices = {names[i]: (int(bounds[i]), int(bounds[i + 1])) for i in range(len(names))
-                 if bounds[i + 1] > bounds[i]}
+    t._slices = {
+        names[i]: (int(bounds[i]), int(bounds[i + 1]))
+        for i in range(len(names))
+        if bounds[i + 1] > bounds[i]
+    }
     return t
 
 
@@ -295,7 +341,9 @@ def _rng(a: np.ndarray) -> str:
     return f"{lo:g}-{hi:g}"
 
 
-def flat_params(d, prefix: str = "", out: dict[str, str] | None = None, limit: int = 2000) -> dict[str, str]:
+def flat_params(
+    d, prefix: str = "", out: dict[str, str] | None = None, limit: int = 2000
+) -> dict[str, str]:
     """Nested dict -> ``a.b.c`` string params (lists as their JSON text), at most ``limit``."""
     import json
 
@@ -322,8 +370,13 @@ def flat_params(d, prefix: str = "", out: dict[str, str] | None = None, limit: i
 RUN_CONFIG_FILES = ("hparams.yaml", "config.yaml", "args.yaml", "opt.yaml")
 
 
-def config_sidecar_params(folder: Path, params: dict[str, str], notes: list[str], warnings: list[str],
-                          names: tuple[str, ...] = RUN_CONFIG_FILES) -> None:
+def config_sidecar_params(
+    folder: Path,
+    params: dict[str, str],
+    notes: list[str],
+    warnings: list[str],
+    names: tuple[str, ...] = RUN_CONFIG_FILES,
+) -> None:
     """Add the values of the run config files in ``folder`` (:data:`RUN_CONFIG_FILES`) to
     ``params`` (flattened ``a.b.c`` keys; a key already there is kept), naming each file read in
     ``notes``. Safe YAML, size-capped (:func:`read_yaml`)."""
@@ -343,7 +396,11 @@ def _maps_for_lists(obj, depth: int = 0):
         return obj
     if isinstance(obj, dict):
         return {k: _maps_for_lists(v, depth + 1) for k, v in obj.items()}
-    if isinstance(obj, list) and obj and all(isinstance(x, dict) and "class_path" in x for x in obj):
+    if (
+        isinstance(obj, list)
+        and obj
+        and all(isinstance(x, dict) and "class_path" in x for x in obj)
+    ):
         return {str(i): _maps_for_lists(x, depth + 1) for i, x in enumerate(obj)}
     return obj
 
@@ -382,10 +439,14 @@ def read_yaml(path: Path, warnings: list[str], max_bytes: int = 1 << 20) -> dict
         # an alias bomb constructs in no time (aliases are shared) but expands when the values
         # are flattened into params: refuse it before constructing, like safeparse.load_yaml
         if node is not None and _expanded_size(node, {}, MAX_YAML_VALUES) > MAX_YAML_VALUES:
-            raise TooComplex(f"its aliases expand to over {MAX_YAML_VALUES:,} values (an alias bomb?)")
+            raise TooComplex(
+                f"its aliases expand to over {MAX_YAML_VALUES:,} values (an alias bomb?)"
+            )
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
-        warnings.append(f"{path.name}: not valid YAML ({str(exc).splitlines()[0]}); its values were not read")
+        warnings.append(
+            f"{path.name}: not valid YAML ({str(exc).splitlines()[0]}); its values were not read"
+        )
         return {}
     except (TooComplex, RecursionError) as exc:
         why = exc if isinstance(exc, TooComplex) else "too deep"

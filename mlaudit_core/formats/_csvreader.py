@@ -11,8 +11,17 @@ from . import _csv
 from ._common import RUN_CONFIG_FILES, config_sidecar_params, wide_run
 
 
-def load_csv(path: Path, *, tracker: str, what: str, axis_pref: str = "auto", sidecars: tuple[str, ...] = (),
-             drop: tuple[str, ...] = (), axis_why: str = "", rename=None) -> RunData:
+def load_csv(
+    path: Path,
+    *,
+    tracker: str,
+    what: str,
+    axis_pref: str = "auto",
+    sidecars: tuple[str, ...] = (),
+    drop: tuple[str, ...] = (),
+    axis_why: str = "",
+    rename=None,
+) -> RunData:
     """Read ``path`` and build the run.
 
     ``axis_pref``: ``"epoch"`` (the epoch column is the axis), ``"step"`` (the step column),
@@ -42,14 +51,29 @@ def load_csv(path: Path, *, tracker: str, what: str, axis_pref: str = "auto", si
         n = len(next(iter(cols.values()))[0]) if cols else 0
         steps = np.arange(n, dtype=np.float64)
         notes.append(f"{path.name} has no step or epoch column; the row number is the step")
-    metrics = {k: v for k, v in cols.items() if k not in drop and k != (epoch_col if axis == "epoch" else step_col)}
+    metrics = {
+        k: v
+        for k, v in cols.items()
+        if k not in drop and k != (epoch_col if axis == "epoch" else step_col)
+    }
     if axis == "epoch" and step_col:
         metrics.pop(step_col, None)
     params: dict[str, str] = {}
-    config_sidecar_params(path.parent, params, notes, warnings,
-                          tuple(dict.fromkeys(sidecars + RUN_CONFIG_FILES)))
-    run = wide_run(path, metrics, steps, tracker=tracker, axis=axis, params=params, notes=notes,
-                   warnings=warnings, what=what, axis_why=axis_why)
+    config_sidecar_params(
+        path.parent, params, notes, warnings, tuple(dict.fromkeys(sidecars + RUN_CONFIG_FILES))
+    )
+    run = wide_run(
+        path,
+        metrics,
+        steps,
+        tracker=tracker,
+        axis=axis,
+        params=params,
+        notes=notes,
+        warnings=warnings,
+        what=what,
+        axis_why=axis_why,
+    )
     return run
 
 

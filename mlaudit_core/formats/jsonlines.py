@@ -67,7 +67,7 @@ def _first_objects(p: Path, n: int = 5) -> list[dict]:
         if b"\x00" in data:
             return []
     out = []
-    for line in data.split(b"\n")[:n + 8]:
+    for line in data.split(b"\n")[: n + 8]:
         line = line.strip()
         if not line or len(line) > MAX_LINE:
             continue
@@ -122,8 +122,11 @@ def sniff(path: Path) -> float:
 
 def load(path: Path):
     if path.is_dir():
-        best = max((f for f in _FILES if (path / f).is_file()), key=lambda f: _file_conf(path / f),
-                   default=None)
+        best = max(
+            (f for f in _FILES if (path / f).is_file()),
+            key=lambda f: _file_conf(path / f),
+            default=None,
+        )
         if best is None:
             raise InputError(f"{path}: no JSON-lines log ({', '.join(_FILES)}) in this folder")
         path = path / best
@@ -207,15 +210,25 @@ def _lines(stats: dict, kind: str) -> str:
 
 def _report(path: Path, stats: dict, warnings: list[str]) -> None:
     if stats["long"]:
-        warnings.append(f"{path.name}: {stats['long']} line(s) longer than {MAX_LINE >> 20} MiB were skipped"
-                        f"{_lines(stats, 'long')}")
+        warnings.append(
+            f"{path.name}: {stats['long']} line(s) longer than {MAX_LINE >> 20} MiB were skipped"
+            f"{_lines(stats, 'long')}"
+        )
     if stats.get("deep"):
-        warnings.append(f"{path.name}: {stats['deep']} line(s) nested too deeply to decode were skipped"
-                        f"{_lines(stats, 'deep')}")
+        warnings.append(
+            f"{path.name}: {stats['deep']} line(s) nested too deeply to decode were skipped"
+            f"{_lines(stats, 'deep')}"
+        )
     if stats["bad"]:
-        tail = " (the last line is truncated: the file was cut while being written)" if stats["last_bad"] else ""
-        warnings.append(f"{path.name}: {stats['bad']} line(s) are not JSON objects and were skipped"
-                        f"{_lines(stats, 'bad')}{tail}")
+        tail = (
+            " (the last line is truncated: the file was cut while being written)"
+            if stats["last_bad"]
+            else ""
+        )
+        warnings.append(
+            f"{path.name}: {stats['bad']} line(s) are not JSON objects and were skipped"
+            f"{_lines(stats, 'bad')}{tail}"
+        )
 
 
 class _Builder:
@@ -225,19 +238,39 @@ class _Builder:
         self.kind = kind
         self.params: dict[str, str] = {}
         self.axis, self.axis_why = "step", ""
-        self.step_key = {"detectron2": "iteration", "llamafactory": "current_steps", "detr": "epoch"}.get(kind)
+        self.step_key = {
+            "detectron2": "iteration",
+            "llamafactory": "current_steps",
+            "detr": "epoch",
+        }.get(kind)
         keys = set().union(*(r.keys() for r in first))
         if kind == "generic":
-            self.step_key = next((k for k in ("step", "global_step", "iteration", "iter", "_step", "epoch")
-                                  if k in keys), None)
+            self.step_key = next(
+                (
+                    k
+                    for k in ("step", "global_step", "iteration", "iter", "_step", "epoch")
+                    if k in keys
+                ),
+                None,
+            )
             if self.step_key == "epoch":
                 self.axis, self.axis_why = "epoch", "the log has no step key"
         if kind == "detr":
             self.axis, self.axis_why = "epoch", "DETR-style log.txt holds one line per epoch"
         if kind == "mmdetection" and "step" in keys:
             self.step_key = "step"
-        self.skip = {self.step_key, "mode", "env_info", "config", "exp_name", "eta", "eta_seconds",
-                     "time_stamp", "total_steps", "percentage"}
+        self.skip = {
+            self.step_key,
+            "mode",
+            "env_info",
+            "config",
+            "exp_name",
+            "eta",
+            "eta_seconds",
+            "time_stamp",
+            "total_steps",
+            "percentage",
+        }
         self.rows = array("q")
         self.steps = array("d")
         self.mm = (array("d"), array("d"), array("b"))  # epoch, iter, is_train
@@ -260,7 +293,9 @@ class _Builder:
             self.steps.append(np.nan)
         elif self.step_key is not None:
             s = r.get(self.step_key)
-            self.steps.append(float(s) if isinstance(s, (int, float)) and not isinstance(s, bool) else np.nan)
+            self.steps.append(
+                float(s) if isinstance(s, (int, float)) and not isinstance(s, bool) else np.nan
+            )
         else:
             self.steps.append(float(i))
         self.n += 1
@@ -297,7 +332,9 @@ class _Builder:
             ep = np.frombuffer(self.mm[0], dtype=np.float64)
             it = np.frombuffer(self.mm[1], dtype=np.float64)
             train = np.frombuffer(self.mm[2], dtype=np.int8).astype(bool)
-            per = float(np.nanmax(it[train])) if train.any() and np.isfinite(it[train]).any() else 0.0
+            per = (
+                float(np.nanmax(it[train])) if train.any() and np.isfinite(it[train]).any() else 0.0
+            )
             if per:
                 self.params["log.steps_per_epoch"] = f"{per:g}"
             steps = np.where(train, (ep - 1) * per + it, ep * per)
@@ -310,8 +347,10 @@ class _Builder:
                 # detectron2's ETA is (max_iter - iteration - 1) x the median iteration time
                 total = int(round(it + 1 + eta / per))
                 self.params.setdefault("max_iter", str(total))
-                notes.append(f"max_iter {total} estimated from the last record (iteration {it}, eta_seconds "
-                             f"{eta:.0f} at {per:.3g} s per iteration); detectron2 does not log max_iter")
+                notes.append(
+                    f"max_iter {total} estimated from the last record (iteration {it}, eta_seconds "
+                    f"{eta:.0f} at {per:.3g} s per iteration); detectron2 does not log max_iter"
+                )
         if self.kind == "detr" and "n_parameters" in self.cols:
             self.params["n_parameters"] = f"{self.cols.pop('n_parameters')[1][0]:g}"
         arrays = {}
@@ -322,9 +361,19 @@ class _Builder:
             v[ii] = np.frombuffer(vals, dtype=np.float64)
             present[ii] = True
             arrays[k] = (v, present)
-        return wide_run(path, arrays, steps, tracker=self.kind if self.kind != "generic" else "jsonlines",
-                        axis=self.axis, params=self.params, notes=notes, warnings=warnings,
-                        what="JSON-lines log", axis_why=self.axis_why, split=self.kind != "mmdetection")
+        return wide_run(
+            path,
+            arrays,
+            steps,
+            tracker=self.kind if self.kind != "generic" else "jsonlines",
+            axis=self.axis,
+            params=self.params,
+            notes=notes,
+            warnings=warnings,
+            what="JSON-lines log",
+            axis_why=self.axis_why,
+            split=self.kind != "mmdetection",
+        )
 
 
 def _num(v):

@@ -33,5 +33,10 @@ def sniff(path: Path) -> float:
 
 
 def load(path: Path):
-    return load_csv(path, tracker="keras", what="Keras CSVLogger file", axis_pref="epoch",
-                    axis_why="Keras CSVLogger writes one row per epoch")
+    return load_csv(
+        path,
+        tracker="keras",
+        what="Keras CSVLogger file",
+        axis_pref="epoch",
+        axis_why="Keras CSVLogger writes one row per epoch",
+    )

@@ -55,8 +55,9 @@ def load(path: Path):
     try:
         obj = json.loads(path.read_text(encoding="utf-8", errors="replace"))
     except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}); the file may be cut short") \
-            from None
+        raise InputError(
+            f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}); the file may be cut short"
+        ) from None
     except (ValueError, RecursionError) as exc:
         raise InputError(f"{path}: not a readable Keras History ({str(exc)[:120]})") from None
     if not isinstance(obj, dict):
@@ -78,14 +79,29 @@ def load(path: Path):
         if present.any():
             cols[str(k)] = (vals, present)
     if skipped:
-        warnings.append(f"{path.name}: entries that are not per-epoch lists were left out: {', '.join(skipped[:5])}")
+        warnings.append(
+            f"{path.name}: entries that are not per-epoch lists were left out: {', '.join(skipped[:5])}"
+        )
     if not cols:
         raise InputError(f"{path}: no per-epoch numbers in any list (not a Keras History)")
     lengths = {len(v) for v in obj.values() if isinstance(v, list)}
     if len(lengths) > 1:
-        warnings.append(f"{path.name}: the lists have different lengths ({', '.join(map(str, sorted(lengths)))}); "
-                        "each value is placed at its index as the epoch")
-    return wide_run(path, cols, np.arange(n, dtype=np.float64), tracker="keras", axis="epoch",
-                    notes=["Keras History JSON: one value per epoch; the epoch (from 0, as History.epoch) is "
-                           "the step"], warnings=warnings, what="Keras History", split=False,
-                    axis_why="a Keras History holds one value per epoch")
+        warnings.append(
+            f"{path.name}: the lists have different lengths ({', '.join(map(str, sorted(lengths)))}); "
+            "each value is placed at its index as the epoch"
+        )
+    return wide_run(
+        path,
+        cols,
+        np.arange(n, dtype=np.float64),
+        tracker="keras",
+        axis="epoch",
+        notes=[
+            "Keras History JSON: one value per epoch; the epoch (from 0, as History.epoch) is "
+            "the step"
+        ],
+        warnings=warnings,
+        what="Keras History",
+        split=False,
+        axis_why="a Keras History holds one value per epoch",
+    )

@@ -40,5 +40,10 @@ def sniff(path: Path) -> float:
 def load(path: Path):
     if path.is_dir():
         path = path / "metrics.csv"
-    return load_csv(path, tracker="lightning", what="Lightning metrics.csv", axis_pref="auto",
-                    sidecars=("hparams.yaml",))
+    return load_csv(
+        path,
+        tracker="lightning",
+        what="Lightning metrics.csv",
+        axis_pref="auto",
+        sidecars=("hparams.yaml",),
+    )

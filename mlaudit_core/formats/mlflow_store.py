@@ -31,9 +31,18 @@ from ._common import head_text, read_yaml
 
 NAME = "mlflow_store"
 DETECTS = "MLflow file store (meta.yaml, metrics/, params/, tags/)"
-_STATUS = {1: RunStatus.RUNNING, 2: RunStatus.RUNNING, 3: RunStatus.FINISHED, 4: RunStatus.FAILED,
-           5: RunStatus.KILLED, "RUNNING": RunStatus.RUNNING, "SCHEDULED": RunStatus.RUNNING,
-           "FINISHED": RunStatus.FINISHED, "FAILED": RunStatus.FAILED, "KILLED": RunStatus.KILLED}
+_STATUS = {
+    1: RunStatus.RUNNING,
+    2: RunStatus.RUNNING,
+    3: RunStatus.FINISHED,
+    4: RunStatus.FAILED,
+    5: RunStatus.KILLED,
+    "RUNNING": RunStatus.RUNNING,
+    "SCHEDULED": RunStatus.RUNNING,
+    "FINISHED": RunStatus.FINISHED,
+    "FAILED": RunStatus.FAILED,
+    "KILLED": RunStatus.KILLED,
+}
 _STATUS_NAME = {1: "RUNNING", 2: "SCHEDULED", 3: "FINISHED", 4: "FAILED", 5: "KILLED"}
 MAX_RUNS = 10_000
 
@@ -53,8 +62,14 @@ def is_experiment_dir(d: Path) -> bool:
 
 def _experiments(store: Path) -> list[Path]:
     try:
-        return sorted((d for d in store.iterdir() if d.is_dir() and d.name != ".trash" and is_experiment_dir(d)),
-                      key=lambda d: d.name)
+        return sorted(
+            (
+                d
+                for d in store.iterdir()
+                if d.is_dir() and d.name != ".trash" and is_experiment_dir(d)
+            ),
+            key=lambda d: d.name,
+        )
     except OSError:
         return []
 
@@ -77,7 +92,11 @@ def list_runs(path: Path) -> list[Path]:
     runs: list[Path] = []
     for e in exps:
         try:
-            runs.extend(sorted((d for d in e.iterdir() if d.is_dir() and is_run_dir(d)), key=lambda d: d.name))
+            runs.extend(
+                sorted(
+                    (d for d in e.iterdir() if d.is_dir() and is_run_dir(d)), key=lambda d: d.name
+                )
+            )
         except OSError:
             continue
         if len(runs) > MAX_RUNS:
@@ -104,7 +123,9 @@ def _read_values(folder: Path, warnings: list[str], limit: int = 10_000) -> dict
             break
         if f.is_file():
             try:
-                out[f.relative_to(folder).as_posix()] = f.read_text(encoding="utf-8", errors="replace")[:5000]
+                out[f.relative_to(folder).as_posix()] = f.read_text(
+                    encoding="utf-8", errors="replace"
+                )[:5000]
             except OSError:
                 continue
     return out
@@ -129,8 +150,12 @@ def _read_metric(f: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
             ts.append(t / 1000.0)
             vs.append(v)
             st.append(s)
-    return (np.asarray(st, dtype=np.int64), np.asarray(vs, dtype=np.float64), np.asarray(ts, dtype=np.float64),
-            bad)
+    return (
+        np.asarray(st, dtype=np.int64),
+        np.asarray(vs, dtype=np.float64),
+        np.asarray(ts, dtype=np.float64),
+        bad,
+    )
 
 
 def load(path: Path) -> RunData:
@@ -141,17 +166,25 @@ def load(path: Path) -> RunData:
         if len(runs) == 1:
             path = runs[0]
         elif runs:
-            raise InputError(f"{path}: an MLflow store with {len(runs)} runs; give one run folder "
-                             f"(e.g. {runs[0]}) or run `mlaudit {path}` to audit each")
+            raise InputError(
+                f"{path}: an MLflow store with {len(runs)} runs; give one run folder "
+                f"(e.g. {runs[0]}) or run `mlaudit {path}` to audit each"
+            )
         else:
             raise InputError(f"{path}: no MLflow run folder here (meta.yaml with run_uuid)")
     warnings: list[str] = []
     meta = read_yaml(path / "meta.yaml", warnings)
     run_id = str(meta.get("run_id") or meta.get("run_uuid") or path.name)
     if meta.get("lifecycle_stage") == "deleted":
-        raise InputError(f"{path}: MLflow run {run_id} is deleted (lifecycle_stage: deleted); restore it "
-                         "in MLflow to audit it")
-    exp_meta = read_yaml(path.parent / "meta.yaml", warnings) if (path.parent / "meta.yaml").is_file() else {}
+        raise InputError(
+            f"{path}: MLflow run {run_id} is deleted (lifecycle_stage: deleted); restore it "
+            "in MLflow to audit it"
+        )
+    exp_meta = (
+        read_yaml(path.parent / "meta.yaml", warnings)
+        if (path.parent / "meta.yaml").is_file()
+        else {}
+    )
     if exp_meta.get("lifecycle_stage") == "deleted":
         raise InputError(f"{path}: the MLflow experiment of run {run_id} is deleted")
     names, codes, steps, values, walls = [], [], [], [], []
@@ -169,9 +202,20 @@ def load(path: Path) -> RunData:
             values.append(v)
             walls.append(w)
     if bad_total:
-        warnings.append(f"{mdir}: {bad_total} metric line(s) were not 'timestamp value step' and were left out")
-    table = (MetricTable(np.concatenate(codes), np.concatenate(steps), np.concatenate(values),
-                         np.concatenate(walls), names=names) if names else MetricTable.empty())
+        warnings.append(
+            f"{mdir}: {bad_total} metric line(s) were not 'timestamp value step' and were left out"
+        )
+    table = (
+        MetricTable(
+            np.concatenate(codes),
+            np.concatenate(steps),
+            np.concatenate(values),
+            np.concatenate(walls),
+            names=names,
+        )
+        if names
+        else MetricTable.empty()
+    )
     if not names:
         warnings.append(f"{path}: the run logged no metric")
     params = _read_values(path / "params", warnings)
@@ -180,11 +224,15 @@ def load(path: Path) -> RunData:
     status = _STATUS.get(status_raw, RunStatus.UNKNOWN)
     notes = [f"read directly from the MLflow file store folder {path} (read-only)"]
     if not (path / "artifacts").is_dir():
-        notes.append("the run folder has no artifacts/ (git keeps no empty folder), so MLflow's own "
-                     "FileStore would not list this run; its files were read directly")
+        notes.append(
+            "the run folder has no artifacts/ (git keeps no empty folder), so MLflow's own "
+            "FileStore would not list this run; its files were read directly"
+        )
     if status is RunStatus.RUNNING:
-        notes.append(f"status in meta.yaml: {_STATUS_NAME.get(status_raw, status_raw)} (never set to "
-                     "finished: still running, or the process died without ending the run)")
+        notes.append(
+            f"status in meta.yaml: {_STATUS_NAME.get(status_raw, status_raw)} (never set to "
+            "finished: still running, or the process died without ending the run)"
+        )
     arts = []
     adir = path / "artifacts"
     if adir.is_dir():
@@ -203,9 +251,21 @@ def load(path: Path) -> RunData:
 
     env = {k: v for k, v in tags.items() if k.startswith(("mlflow.source.", "mlflow.gitRepoURL"))}
     return RunData(
-        identity=RunIdentity(tracker="mlflow", id=run_id,
-                             name=str(meta.get("run_name") or tags.get("mlflow.runName") or run_id),
-                             project=str(exp_meta.get("name") or meta.get("experiment_id") or "")),
-        status=status, start_time=ms(meta.get("start_time")), end_time=ms(meta.get("end_time")),
-        params=params, tags=tags, metrics=table, artifacts=arts, environment=env,
-        parent_id=tags.get("mlflow.parentRunId"), notes=notes, warnings=warnings)
+        identity=RunIdentity(
+            tracker="mlflow",
+            id=run_id,
+            name=str(meta.get("run_name") or tags.get("mlflow.runName") or run_id),
+            project=str(exp_meta.get("name") or meta.get("experiment_id") or ""),
+        ),
+        status=status,
+        start_time=ms(meta.get("start_time")),
+        end_time=ms(meta.get("end_time")),
+        params=params,
+        tags=tags,
+        metrics=table,
+        artifacts=arts,
+        environment=env,
+        parent_id=tags.get("mlflow.parentRunId"),
+        notes=notes,
+        warnings=warnings,
+    )

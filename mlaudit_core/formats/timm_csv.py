@@ -37,5 +37,11 @@ def sniff(path: Path) -> float:
 def load(path: Path):
     if path.is_dir():
         path = path / "summary.csv"
-    return load_csv(path, tracker="timm", what="timm summary.csv", axis_pref="epoch",
-                    sidecars=("args.yaml",), axis_why="timm writes one row per epoch")
+    return load_csv(
+        path,
+        tracker="timm",
+        what="timm summary.csv",
+        axis_pref="epoch",
+        sidecars=("args.yaml",),
+        axis_why="timm writes one row per epoch",
+    )

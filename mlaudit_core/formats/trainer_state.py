@@ -26,9 +26,26 @@ from ._common import check_text, head_text, wide_run
 
 NAME = "trainer_state"
 DETECTS = "Hugging Face trainer_state.json (log_history list)"
-_STATE_KEYS = ("max_steps", "num_train_epochs", "logging_steps", "eval_steps", "save_steps", "global_step",
-               "epoch", "best_metric", "best_model_checkpoint", "train_batch_size", "best_global_step")
-_SUMMARY = ("train_runtime", "train_samples_per_second", "train_steps_per_second", "total_flos", "train_loss")
+_STATE_KEYS = (
+    "max_steps",
+    "num_train_epochs",
+    "logging_steps",
+    "eval_steps",
+    "save_steps",
+    "global_step",
+    "epoch",
+    "best_metric",
+    "best_model_checkpoint",
+    "train_batch_size",
+    "best_global_step",
+)
+_SUMMARY = (
+    "train_runtime",
+    "train_samples_per_second",
+    "train_steps_per_second",
+    "total_flos",
+    "train_loss",
+)
 MAX_BYTES = 512 << 20
 
 
@@ -57,8 +74,9 @@ def load(path: Path):
     try:
         state = json.loads(path.read_text(encoding="utf-8", errors="replace"))
     except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}); the file may be "
-                         "cut short") from None
+        raise InputError(
+            f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}); the file may be cut short"
+        ) from None
     except (ValueError, RecursionError) as exc:  # a 200 MB number, nesting too deep
         raise InputError(f"{path}: not a readable trainer_state.json ({str(exc)[:120]})") from None
     if not isinstance(state, dict) or not isinstance(state.get("log_history"), list):
@@ -102,8 +120,10 @@ def load(path: Path):
                 col = cols[k] = []
             col.append((row, x))
     if bad:
-        warnings.append(f"{path.name}: {bad} log_history entries (or values) were not readable and were "
-                        "left out")
+        warnings.append(
+            f"{path.name}: {bad} log_history entries (or values) were not readable and were "
+            "left out"
+        )
     notes = []
     if not steps and summary is not None:
         # logging_steps larger than the run (HF default 500 for a 69-step fine-tune): the end-of-training
@@ -115,15 +135,19 @@ def load(path: Path):
             x = _num(v)
             if k != "step" and x is not None:
                 cols["train_loss_mean" if k == "train_loss" else k] = [(0, x)]
-        notes.append(f"log_history holds only the end-of-training summary (logging_steps "
-                     f"{state.get('logging_steps')} vs {state.get('global_step')} steps run): no training curve; "
-                     "train_loss_mean is the mean training loss over the whole run")
+        notes.append(
+            f"log_history holds only the end-of-training summary (logging_steps "
+            f"{state.get('logging_steps')} vs {state.get('global_step')} steps run): no training curve; "
+            "train_loss_mean is the mean training loss over the whole run"
+        )
     if not steps:
         # Partial data, not bad input: the state is read (global_step, max_steps, whether training was told to
         # stop) and the report says the curve is missing.
-        warnings.append(f"{path.name}: log_history holds no logged step (logging_steps "
-                        f"{state.get('logging_steps')} vs {state.get('global_step')} steps run, or the checkpoint "
-                        "was saved before the first logging step): no metric was recorded")
+        warnings.append(
+            f"{path.name}: log_history holds no logged step (logging_steps "
+            f"{state.get('logging_steps')} vs {state.get('global_step')} steps run, or the checkpoint "
+            "was saved before the first logging step): no metric was recorded"
+        )
     n = len(steps)
     arrays = {}
     for k, pts in cols.items():
@@ -137,21 +161,39 @@ def load(path: Path):
     told_to_stop = _told_to_stop(state, params)
     if isinstance(gs, (int, float)) and isinstance(ms, (int, float)) and 0 < gs < ms:
         if told_to_stop:
-            notes.append(f"training stopped by itself at step {int(gs)} of max_steps {int(ms)}: {told_to_stop}")
+            notes.append(
+                f"training stopped by itself at step {int(gs)} of max_steps {int(ms)}: {told_to_stop}"
+            )
         else:
-            notes.append(f"checkpoint snapshot at step {int(gs)} of max_steps {int(ms)}: a checkpoint is saved "
-                         "mid-run, so the run may have gone on after it")
+            notes.append(
+                f"checkpoint snapshot at step {int(gs)} of max_steps {int(ms)}: a checkpoint is saved "
+                "mid-run, so the run may have gone on after it"
+            )
     if not steps:
         from ..rundata import MetricTable, RunData, RunIdentity, RunStatus
         from ._common import _name, run_id
 
         empty = MetricTable(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0), names=[])
-        return RunData(identity=RunIdentity(tracker="huggingface", id=run_id(path), name=_name(path)),
-                       status=RunStatus.UNKNOWN, params={**params, "log.step_axis": "step"}, metrics=empty,
-                       notes=notes, warnings=warnings)
-    run = wide_run(path, arrays, np.asarray(steps, dtype=np.float64), tracker="huggingface", axis="step",
-                   params=params, notes=notes, warnings=warnings, what="trainer_state.json",
-                   split=False)
+        return RunData(
+            identity=RunIdentity(tracker="huggingface", id=run_id(path), name=_name(path)),
+            status=RunStatus.UNKNOWN,
+            params={**params, "log.step_axis": "step"},
+            metrics=empty,
+            notes=notes,
+            warnings=warnings,
+        )
+    run = wide_run(
+        path,
+        arrays,
+        np.asarray(steps, dtype=np.float64),
+        tracker="huggingface",
+        axis="step",
+        params=params,
+        notes=notes,
+        warnings=warnings,
+        what="trainer_state.json",
+        split=False,
+    )
     return run
 
 
@@ -171,16 +213,25 @@ def _told_to_stop(state: dict, params: dict[str, str]) -> str | None:
         return v if isinstance(v, dict) else {}
 
     es = one("EarlyStoppingCallback")
-    pat = (es.get("args") or {}).get("early_stopping_patience") if isinstance(es.get("args"), dict) else None
-    cnt = (es.get("attributes") or {}).get("early_stopping_patience_counter") \
-        if isinstance(es.get("attributes"), dict) else None
+    pat = (
+        (es.get("args") or {}).get("early_stopping_patience")
+        if isinstance(es.get("args"), dict)
+        else None
+    )
+    cnt = (
+        (es.get("attributes") or {}).get("early_stopping_patience_counter")
+        if isinstance(es.get("attributes"), dict)
+        else None
+    )
     if isinstance(pat, (int, float)) and not isinstance(pat, bool):
         params.setdefault("early_stopping_patience", str(pat))
     ctl = one("TrainerControl").get("args")
     stop = isinstance(ctl, dict) and ctl.get("should_training_stop") is True
     if isinstance(pat, (int, float)) and isinstance(cnt, (int, float)) and pat > 0 and cnt >= pat:
-        return (f"EarlyStoppingCallback's patience counter reached its patience ({int(cnt)} of {int(pat)} "
-                "evaluations without improvement): early stopping")
+        return (
+            f"EarlyStoppingCallback's patience counter reached its patience ({int(cnt)} of {int(pat)} "
+            "evaluations without improvement): early stopping"
+        )
     if stop:
         return "the Trainer was told to stop training at this step (TrainerControl.should_training_stop)"
     return None

@@ -22,7 +22,10 @@ def _file_conf(p: Path) -> float:
     names = _csv.header(p)
     if not names:
         return 0.0
-    if any(n.startswith(("train/box_loss", "metrics/mAP", "train/obj_loss", "val/box_loss")) for n in names):
+    if any(
+        n.startswith(("train/box_loss", "metrics/mAP", "train/obj_loss", "val/box_loss"))
+        for n in names
+    ):
         return 0.95
     return 0.0
 
@@ -37,6 +40,11 @@ def sniff(path: Path) -> float:
 def load(path: Path):
     if path.is_dir():
         path = path / "results.csv"
-    return load_csv(path, tracker="ultralytics", what="Ultralytics results.csv", axis_pref="epoch",
-                    sidecars=("opt.yaml", "args.yaml", "hyp.yaml"),
-                    axis_why="Ultralytics writes one row per epoch")
+    return load_csv(
+        path,
+        tracker="ultralytics",
+        what="Ultralytics results.csv",
+        axis_pref="epoch",
+        sidecars=("opt.yaml", "args.yaml", "hyp.yaml"),
+        axis_why="Ultralytics writes one row per epoch",
+    )

@@ -16,5 +16,12 @@ from __future__ import annotations
 from .detectors import CODES, STOP_NAMES, LiveRun, LiveThresholds, parse_stop_on
 from .monitor import LiveConfig, LiveMonitor
 
-__all__ = ["CODES", "STOP_NAMES", "LiveConfig", "LiveMonitor", "LiveRun", "LiveThresholds",
-           "parse_stop_on"]
+__all__ = [
+    "CODES",
+    "STOP_NAMES",
+    "LiveConfig",
+    "LiveMonitor",
+    "LiveRun",
+    "LiveThresholds",
+    "parse_stop_on",
+]

@@ -13,11 +13,16 @@ from .monitor import LiveConfig, LiveMonitor, watching
 log = logging.getLogger("mlaudit.live")
 
 
-def live_config(poll_interval: float, stop_on: str | None, stall_floor: float,
-                cooldown: float) -> LiveConfig:
+def live_config(
+    poll_interval: float, stop_on: str | None, stall_floor: float, cooldown: float
+) -> LiveConfig:
     """Raises ValueError on an unknown ``--stop-on`` name."""
-    return LiveConfig(poll_interval_s=poll_interval, stop_on=parse_stop_on(stop_on),
-                      cooldown_s=cooldown, thresholds=LiveThresholds(stall_floor_s=stall_floor))
+    return LiveConfig(
+        poll_interval_s=poll_interval,
+        stop_on=parse_stop_on(stop_on),
+        cooldown_s=cooldown,
+        thresholds=LiveThresholds(stall_floor_s=stall_floor),
+    )
 
 
 class MonitorThread:
@@ -51,8 +56,15 @@ def run_live_only(source, store, settings, cfg: LiveConfig, once: bool = False) 
     mon = LiveMonitor(source, store, settings, cfg)
     if once:  # one line, so a --once that alerted nothing still prints what it looked at
         st = mon.poll_once()
-        log.info("live, one poll of %s (state %s): %d run(s) followed, %d point(s) read, %d "
-                 "alert event(s)", watching(source), store.path, st.runs, st.points, st.events)
+        log.info(
+            "live, one poll of %s (state %s): %d run(s) followed, %d point(s) read, %d "
+            "alert event(s)",
+            watching(source),
+            store.path,
+            st.runs,
+            st.points,
+            st.events,
+        )
         return 0
     handlers = {}
     if threading.current_thread() is threading.main_thread():

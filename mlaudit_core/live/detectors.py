@@ -65,10 +65,15 @@ CODES: dict[str, tuple[str, str, Severity, str]] = {
 #: Names ``--stop-on`` / ``stop_on=`` accept.
 STOP_NAMES = ("nan", "diverged", "loss_scale", "stalled", "throughput", "console", "spike")
 #: Cause class of each slot, for the alert's verdict block.
-SLOT_CAUSE = {"nonfinite": "model_convergence", "diverged": "model_convergence",
-              "loss_scale": "model_convergence", "stall": "infra_runtime",
-              "throughput": "infra_runtime", "console": "infra_runtime",
-              "spike": "model_convergence"}
+SLOT_CAUSE = {
+    "nonfinite": "model_convergence",
+    "diverged": "model_convergence",
+    "loss_scale": "model_convergence",
+    "stall": "infra_runtime",
+    "throughput": "infra_runtime",
+    "console": "infra_runtime",
+    "spike": "model_convergence",
+}
 #: Console signature categories that alert while a run is running.
 CONSOLE_CATEGORIES = ("oom", "collective_timeout", "nccl")
 #: Metric-key prefixes of system telemetry (MLflow's system metrics monitor logs ``system/...``;
@@ -265,8 +270,13 @@ class LiveRun:
             self.thr_key = k
 
     # -- feeding ---------------------------------------------------------------------------
-    def feed(self, points: dict[str, tuple], now: float, thresholds: LiveThresholds,
-             aliases: AliasTable | None = None) -> None:
+    def feed(
+        self,
+        points: dict[str, tuple],
+        now: float,
+        thresholds: LiveThresholds,
+        aliases: AliasTable | None = None,
+    ) -> None:
         """Add new training points: ``{key: (steps, walls, values)}``, each sequence in step
         order (walls in epoch seconds, may be None). ``now``: the watcher's clock."""
         if not points:
@@ -286,8 +296,13 @@ class LiveRun:
                     self._loss(int(steps[i]), float(values[i]), thresholds)
             if key == self.grad_key:
                 for i in range(n):
-                    self._nonfinite(key, int(steps[i]), float(values[i]), thresholds,
-                                    need=thresholds.nonfinite_grad_run)
+                    self._nonfinite(
+                        key,
+                        int(steps[i]),
+                        float(values[i]),
+                        thresholds,
+                        need=thresholds.nonfinite_grad_run,
+                    )
             if key == self.scale_key:
                 for i in range(n):
                     self._scale(int(steps[i]), float(values[i]), thresholds)
@@ -329,8 +344,11 @@ class LiveRun:
     def feed_progress(self, step: int, wall: float, now: float) -> None:
         """The newest training point of any key (from a run listing): moves the stall clock,
         not the logging intervals (those come from the points the detectors read)."""
-        if self.last_step is None or step > self.last_step or (
-                self.last_wall is not None and wall > self.last_wall and step >= self.last_step):
+        if (
+            self.last_step is None
+            or step > self.last_step
+            or (self.last_wall is not None and wall > self.last_wall and step >= self.last_step)
+        ):
             if self.last_wall is None or wall > self.last_wall:
                 self.last_wall = wall
             if self.last_step is None or step > self.last_step:
@@ -359,9 +377,17 @@ class LiveRun:
                 if sig.category not in CONSOLE_CATEGORIES:
                     continue
                 rank = groups.get("rank") or _rank_of(text)
-                self.console_hits.append({"sig": sig.id, "category": sig.category,
-                                          "description": sig.description, "rank": rank,
-                                          "source": source, "line": lineno, "text": text[:500]})
+                self.console_hits.append(
+                    {
+                        "sig": sig.id,
+                        "category": sig.category,
+                        "description": sig.description,
+                        "rank": rank,
+                        "source": source,
+                        "line": lineno,
+                        "text": text[:500],
+                    }
+                )
         if len(self.console_tail) > _CONSOLE_TAIL:
             del self.console_tail[: len(self.console_tail) - _CONSOLE_TAIL]
 
@@ -377,8 +403,11 @@ class LiveRun:
         self.smooth.append(v)
         if len(self.smooth) > _SMOOTH:
             del self.smooth[0]
-        m = sorted(self.smooth)[len(self.smooth) // 2] if len(self.smooth) % 2 else \
-            statistics.median(self.smooth)
+        m = (
+            sorted(self.smooth)[len(self.smooth) // 2]
+            if len(self.smooth) % 2
+            else statistics.median(self.smooth)
+        )
         if self.n_loss < min(_SMOOTH, t.min_points):
             return
         if self.best is None or m < self.best:
@@ -401,9 +430,13 @@ class LiveRun:
         resid = v - base
         mad = statistics.median(self.sp_res) if len(self.sp_res) >= 3 else 0.0
         z = 0.6745 * resid / mad if mad > 0 else 0.0
-        is_spike = (len(self.sp_win) >= w and z > t.spike_z and base > 0
-                    and v > base * (1 + t.spike_min_rise)
-                    and resid >= t.spike_recovery_range * rng)
+        is_spike = (
+            len(self.sp_win) >= w
+            and z > t.spike_z
+            and base > 0
+            and v > base * (1 + t.spike_min_rise)
+            and resid >= t.spike_recovery_range * rng
+        )
         self.sp_win.append(v)
         self.sp_res.append(abs(resid))
         if len(self.sp_win) > w:
@@ -413,9 +446,17 @@ class LiveRun:
         ev = self.sp_event
         if is_spike and ev is None:
             tol = max(base * t.spike_recovery_tol, t.spike_recovery_range * rng)
-            self.sp_event = {"step": step, "value": v, "ref": base, "tol": tol,
-                             "last_i": self.n_loss, "last_step": step, "after": 0,
-                             "active": False, "peak": v}
+            self.sp_event = {
+                "step": step,
+                "value": v,
+                "ref": base,
+                "tol": tol,
+                "last_i": self.n_loss,
+                "last_step": step,
+                "after": 0,
+                "active": False,
+                "peak": v,
+            }
             return
         if ev is None:
             return
@@ -492,8 +533,9 @@ class LiveRun:
             self.thr_low_run, self.thr_low_since = 0, None
 
     # -- conditions ------------------------------------------------------------------------
-    def latest_conditions(self, latest: dict[str, tuple[int, float, float]],
-                          aliases: AliasTable | None = None) -> dict[str, Finding]:
+    def latest_conditions(
+        self, latest: dict[str, tuple[int, float, float]], aliases: AliasTable | None = None
+    ) -> dict[str, Finding]:
         """The fast path: conditions visible in each key's *latest* point alone
         (``{key: (step, wall, value)}``, as a tracker's run listing carries them), before the
         tail is read. Only a non-finite training loss qualifies (one point is enough for it);
@@ -504,12 +546,24 @@ class LiveRun:
         step, _wall, v = latest[self.loss_key]
         if math.isfinite(v):
             return {}
-        return {"nonfinite": _finding(
-            "LV001", f"{self.loss_key} is {v} at step {step} while the run is still running",
-            [SeriesEvidence(metric=self.loss_key, step_start=step, step_end=step,
-                            values={"first_nonfinite_step": step},
-                            note=f"latest value {v} (from the run listing)")],
-            key=self.loss_key, step=step, value=str(v))}
+        return {
+            "nonfinite": _finding(
+                "LV001",
+                f"{self.loss_key} is {v} at step {step} while the run is still running",
+                [
+                    SeriesEvidence(
+                        metric=self.loss_key,
+                        step_start=step,
+                        step_end=step,
+                        values={"first_nonfinite_step": step},
+                        note=f"latest value {v} (from the run listing)",
+                    )
+                ],
+                key=self.loss_key,
+                step=step,
+                value=str(v),
+            )
+        }
 
     def median_interval(self) -> float | None:
         return statistics.median(self.intervals) if len(self.intervals) >= 3 else None
@@ -525,8 +579,14 @@ class LiveRun:
         ages = [now - x for x in (self.last_wall, self.last_obs) if x is not None]
         return max(0.0, min(ages)) if ages else None
 
-    def conditions(self, now: float, t: LiveThresholds, running: bool = True,
-                   status_known: bool = True, no_console: str | None = None) -> dict[str, Finding]:
+    def conditions(
+        self,
+        now: float,
+        t: LiveThresholds,
+        running: bool = True,
+        status_known: bool = True,
+        no_console: str | None = None,
+    ) -> dict[str, Finding]:
         """The live conditions that hold now: ``{slot: Finding}`` (slots of :data:`SLOT_CAUSE`;
         console hits are returned under ``console:<signature>:<rank>`` and consumed).
 
@@ -542,112 +602,201 @@ class LiveRun:
                 cleared = "" if st.get("active") else " (finite again since)"
                 st["pending"] = False
                 out["nonfinite"] = _finding(
-                    "LV001", f"{key} is {st['first_value']} at step {st['first_step']} while the "
+                    "LV001",
+                    f"{key} is {st['first_value']} at step {st['first_step']} while the "
                     f"run is still running{cleared}",
-                    [SeriesEvidence(metric=key, step_start=st["first_step"],
-                                    step_end=self.last_step,
-                                    values={"first_nonfinite_step": st["first_step"]},
-                                    note=f"first non-finite value {st['first_value']}")],
-                    key=key, step=st["first_step"], value=st["first_value"])
+                    [
+                        SeriesEvidence(
+                            metric=key,
+                            step_start=st["first_step"],
+                            step_end=self.last_step,
+                            values={"first_nonfinite_step": st["first_step"]},
+                            note=f"first non-finite value {st['first_value']}",
+                        )
+                    ],
+                    key=key,
+                    step=st["first_step"],
+                    value=st["first_value"],
+                )
                 break
         if self.over_run >= t.diverge_window and self.best:
             ratio = statistics.median(self.smooth) / self.best
             out["diverged"] = _finding(
-                "LV002", f"{self.loss_key} (median of the last {len(self.smooth)}: "
+                "LV002",
+                f"{self.loss_key} (median of the last {len(self.smooth)}: "
                 f"{_fmt(statistics.median(self.smooth))}) has stayed above {t.diverge_factor:g} x its "
                 f"best {_fmt(self.best)} (step {self.best_step}) for {self.over_run} points since "
                 f"step {self.over_since}",
-                [SeriesEvidence(metric=self.loss_key, step_start=self.best_step,
-                                step_end=self.last_loss_step,
-                                values={"best": self.best, "last": self.last_loss, "ratio": ratio})],
-                best=self.best, best_step=self.best_step, since_step=self.over_since, ratio=ratio,
-                factor=t.diverge_factor)
-        sp = self.sp_event if self.sp_event is not None and self.sp_event.get("active") \
+                [
+                    SeriesEvidence(
+                        metric=self.loss_key,
+                        step_start=self.best_step,
+                        step_end=self.last_loss_step,
+                        values={"best": self.best, "last": self.last_loss, "ratio": ratio},
+                    )
+                ],
+                best=self.best,
+                best_step=self.best_step,
+                since_step=self.over_since,
+                ratio=ratio,
+                factor=t.diverge_factor,
+            )
+        sp = (
+            self.sp_event
+            if self.sp_event is not None and self.sp_event.get("active")
             else self.sp_unreported
+        )
         if sp is not None:
             sp["reported"] = True
             self.sp_unreported = None
-            since = (f"; back at step {sp['recovered_step']}" if sp.get("recovered_step")
-                     is not None else "")
+            since = (
+                f"; back at step {sp['recovered_step']}"
+                if sp.get("recovered_step") is not None
+                else ""
+            )
             out["spike"] = _finding(
-                "LV008", f"{self.loss_key} spiked at step {sp['step']} ({_fmt(sp['value'])} vs "
+                "LV008",
+                f"{self.loss_key} spiked at step {sp['step']} ({_fmt(sp['value'])} vs "
                 f"trailing median {_fmt(sp['ref'])}) and did not come back within "
                 f"{t.spike_recovery_points} points (last {_fmt(sp.get('last_value'))}; recovered "
                 f"means a median of 5 points <= {_fmt(sp['ref'] + sp['tol'])}){since}",
-                [SeriesEvidence(metric=self.loss_key, step_start=sp["step"],
-                                step_end=self.last_loss_step,
-                                values={"value": sp["value"], "trailing_median": sp["ref"],
-                                        "peak": sp["peak"], "last": sp.get("last_value"),
-                                        "recovered_after_points": None},
-                                note=f"no point back within {_fmt(sp['tol'])} of the pre-spike "
-                                     f"median in {sp['after']} points")],
-                step=sp["step"], value=sp["value"], trailing_median=sp["ref"],
-                points_after=sp["after"], recovery_points=t.spike_recovery_points)
+                [
+                    SeriesEvidence(
+                        metric=self.loss_key,
+                        step_start=sp["step"],
+                        step_end=self.last_loss_step,
+                        values={
+                            "value": sp["value"],
+                            "trailing_median": sp["ref"],
+                            "peak": sp["peak"],
+                            "last": sp.get("last_value"),
+                            "recovered_after_points": None,
+                        },
+                        note=f"no point back within {_fmt(sp['tol'])} of the pre-spike "
+                        f"median in {sp['after']} points",
+                    )
+                ],
+                step=sp["step"],
+                value=sp["value"],
+                trailing_median=sp["ref"],
+                points_after=sp["after"],
+                recovery_points=t.spike_recovery_points,
+            )
         if self.scale_collapsed_at is not None:
             out["loss_scale"] = _finding(
-                "LV003", f"{self.scale_key} fell from {_fmt(self.scale_max)} to "
+                "LV003",
+                f"{self.scale_key} fell from {_fmt(self.scale_max)} to "
                 f"{_fmt(self.scale_last)} (<= {t.min_loss_scale:g}) at step {self.scale_collapsed_at}: "
                 "nearly every step overflows and is skipped",
-                [SeriesEvidence(metric=self.scale_key, step_start=self.scale_collapsed_at,
-                                step_end=self.scale_step,
-                                values={"max": self.scale_max, "last": self.scale_last})],
-                step=self.scale_collapsed_at, max=self.scale_max, last=self.scale_last)
+                [
+                    SeriesEvidence(
+                        metric=self.scale_key,
+                        step_start=self.scale_collapsed_at,
+                        step_end=self.scale_step,
+                        values={"max": self.scale_max, "last": self.scale_last},
+                    )
+                ],
+                step=self.scale_collapsed_at,
+                max=self.scale_max,
+                last=self.scale_last,
+            )
         age = self.stall_age(now)
         limit = self.stall_threshold(t)
         if running and age is not None and age >= limit:
             med = self.median_interval()
-            ev: list[FactEvidence | LogEvidence] = [FactEvidence(
-                text=f"last training step {self.last_step} at {_iso(self.last_wall)}; no new "
-                     f"step for {age:.0f} s (threshold {limit:.0f} s)",
-                values={"last_step": self.last_step, "last_wall_time": _iso(self.last_wall),
-                        "seconds_without_step": round(age, 1), "threshold_s": round(limit, 1),
-                        "median_interval_s": None if med is None else round(med, 3)})]
+            ev: list[FactEvidence | LogEvidence] = [
+                FactEvidence(
+                    text=f"last training step {self.last_step} at {_iso(self.last_wall)}; no new "
+                    f"step for {age:.0f} s (threshold {limit:.0f} s)",
+                    values={
+                        "last_step": self.last_step,
+                        "last_wall_time": _iso(self.last_wall),
+                        "seconds_without_step": round(age, 1),
+                        "threshold_s": round(limit, 1),
+                        "median_interval_s": None if med is None else round(med, 3),
+                    },
+                )
+            ]
             for i, line in enumerate(self.console_tail[-5:]):
                 ev.append(LogEvidence(source="console (last lines)", line=i + 1, text=line))
             console_note = ""
             if not self.console_tail:
-                ev.append(FactEvidence(text=no_console or "no console line received from the "
-                                       "run so far: no last lines to show"))
+                ev.append(
+                    FactEvidence(
+                        text=no_console
+                        or "no console line received from the run so far: no last lines to show"
+                    )
+                )
                 if no_console:
                     console_note = f"; {no_console}"
-            sys_alive = (self.last_sys_wall is not None and self.last_wall is not None
-                         and self.last_sys_wall > self.last_wall + max(med or 0, 1.0)
-                         and self.last_sys_obs is not None and now - self.last_sys_obs < limit)
+            sys_alive = (
+                self.last_sys_wall is not None
+                and self.last_wall is not None
+                and self.last_sys_wall > self.last_wall + max(med or 0, 1.0)
+                and self.last_sys_obs is not None
+                and now - self.last_sys_obs < limit
+            )
             if sys_alive:
                 out["stall"] = _finding(
-                    "LV005", f"training metrics stopped at step {self.last_step} "
+                    "LV005",
+                    f"training metrics stopped at step {self.last_step} "
                     f"({age:.0f} s ago) while system metrics keep arriving (last at "
                     f"{_iso(self.last_sys_wall)}): the process is alive but not training (a hang)"
                     f"{console_note}",
-                    ev, last_step=self.last_step, seconds=age, threshold_s=limit,
-                    last_system_time=_iso(self.last_sys_wall))
+                    ev,
+                    last_step=self.last_step,
+                    seconds=age,
+                    threshold_s=limit,
+                    last_system_time=_iso(self.last_sys_wall),
+                )
             elif status_known:
                 out["stall"] = _finding(
-                    "LV004", f"no new training step for {age:.0f} s (threshold {limit:.0f} s = "
+                    "LV004",
+                    f"no new training step for {age:.0f} s (threshold {limit:.0f} s = "
                     f"max({t.stall_factor:g} x median interval "
                     f"{'-' if med is None else f'{med:.3g} s'}, {t.stall_floor_s:g} s)) while the "
                     f"run is still running; last step {self.last_step} at {_iso(self.last_wall)}"
                     f"{console_note}",
-                    ev, last_step=self.last_step, seconds=age, threshold_s=limit)
+                    ev,
+                    last_step=self.last_step,
+                    seconds=age,
+                    threshold_s=limit,
+                )
         if self.thr_low_run >= t.throughput_window and self.thr_ref and self.thr_last is not None:
             ref = statistics.median(self.thr_ref)
             what = f"1/{self.thr_key}" if self.thr_inverted else self.thr_key
             out["throughput"] = _finding(
-                "LV006", f"throughput ({what}) {_fmt(self.thr_last)} is below "
+                "LV006",
+                f"throughput ({what}) {_fmt(self.thr_last)} is below "
                 f"{1 - t.throughput_drop:g} x the run's early median {_fmt(ref)} for "
                 f"{self.thr_low_run} points since step {self.thr_low_since}",
-                [SeriesEvidence(metric=self.thr_key, step_start=self.thr_low_since,
-                                step_end=self.last_step,
-                                values={"early_median": ref, "last": self.thr_last,
-                                        "ratio": self.thr_last / ref})],
-                early_median=ref, last=self.thr_last, since_step=self.thr_low_since)
+                [
+                    SeriesEvidence(
+                        metric=self.thr_key,
+                        step_start=self.thr_low_since,
+                        step_end=self.last_step,
+                        values={
+                            "early_median": ref,
+                            "last": self.thr_last,
+                            "ratio": self.thr_last / ref,
+                        },
+                    )
+                ],
+                early_median=ref,
+                last=self.thr_last,
+                since_step=self.thr_low_since,
+            )
         for hit in self.console_hits:
             where = f" on rank {hit['rank']}" if hit.get("rank") is not None else ""
             out[f"console:{hit['sig']}:{hit.get('rank')}"] = _finding(
-                "LV007", f"{hit['description']}{where} in the running run's console "
+                "LV007",
+                f"{hit['description']}{where} in the running run's console "
                 f"({hit['source']} line {hit['line']})",
                 [LogEvidence(source=hit["source"], line=hit["line"], text=hit["text"])],
-                signature=hit["sig"], category=hit["category"], rank=hit.get("rank"))
+                signature=hit["sig"],
+                category=hit["category"],
+                rank=hit.get("rank"),
+            )
         self.console_hits = []
         return out
 
@@ -669,8 +818,15 @@ def is_system_key(key: str) -> bool:
 
 def _finding(code: str, message: str, evidence: list, **facts) -> Finding:
     name, family, severity, _stop = CODES[code]
-    return Finding(code=code, name=name, severity=severity, message=message, evidence=evidence,
-                   facts={k: v for k, v in facts.items()}, family=family)
+    return Finding(
+        code=code,
+        name=name,
+        severity=severity,
+        message=message,
+        evidence=evidence,
+        facts={k: v for k, v in facts.items()},
+        family=family,
+    )
 
 
 def stop_name(code: str) -> str:

@@ -91,8 +91,16 @@ class LiveStore:
                     " updated_at=excluded.updated_at",
                     # redacted as objects, then serialised: a shape run over JSON text could
                     # take a quote with it and leave a file no one can read back
-                    (ref, status, json.dumps(redact_obj(state)), json.dumps(cursor),
-                     json.dumps(redact_obj(info)), now, now))
+                    (
+                        ref,
+                        status,
+                        json.dumps(redact_obj(state)),
+                        json.dumps(cursor),
+                        json.dumps(redact_obj(info)),
+                        now,
+                        now,
+                    ),
+                )
             cur.execute("COMMIT")
 
     def prune(self, before: float) -> int:
@@ -100,8 +108,12 @@ class LiveStore:
         with self._mu:
             cur = self._db.cursor()
             cur.execute("BEGIN")
-            old = [r[0] for r in cur.execute("SELECT ref FROM live_runs WHERE status<>'running' "
-                                             "AND updated_at<?", (before,))]
+            old = [
+                r[0]
+                for r in cur.execute(
+                    "SELECT ref FROM live_runs WHERE status<>'running' AND updated_at<?", (before,)
+                )
+            ]
             for ref in old:
                 cur.execute("DELETE FROM live_episodes WHERE ref=?", (ref,))
                 cur.execute("DELETE FROM live_runs WHERE ref=?", (ref,))
@@ -109,13 +121,17 @@ class LiveStore:
         return len(old)
 
     def refs(self, status: str = "running") -> list[str]:
-        return [r[0] for r in self._q("SELECT ref FROM live_runs WHERE status=? ORDER BY ref",
-                                      (status,))]
+        return [
+            r[0]
+            for r in self._q("SELECT ref FROM live_runs WHERE status=? ORDER BY ref", (status,))
+        ]
 
     # -- episodes --------------------------------------------------------------------------
     def open_episodes(self, ref: str) -> dict[str, dict]:
-        return {r["slot"]: dict(r) for r in self._q(
-            "SELECT * FROM live_episodes WHERE ref=? AND state='open'", (ref,))}
+        return {
+            r["slot"]: dict(r)
+            for r in self._q("SELECT * FROM live_episodes WHERE ref=? AND state='open'", (ref,))
+        }
 
     def episodes(self, ref: str | None = None) -> list[dict]:
         if ref is None:
@@ -125,27 +141,45 @@ class LiveStore:
         return [dict(r) for r in cur]
 
     def last_closed(self, ref: str, slot: str) -> float | None:
-        return self._q("SELECT MAX(closed_at) FROM live_episodes WHERE ref=? AND slot=? AND "
-                       "state='closed'", (ref, slot)).fetchone()[0]
+        return self._q(
+            "SELECT MAX(closed_at) FROM live_episodes WHERE ref=? AND slot=? AND state='closed'",
+            (ref, slot),
+        ).fetchone()[0]
 
     def open(self, ref: str, slot: str, finding: Finding, alert: bool, stop: bool) -> int:
         """Record a new open episode (committed before anything is sent); returns its number."""
         with self._mu:
             cur = self._db.cursor()
             cur.execute("BEGIN IMMEDIATE")
-            n = (cur.execute("SELECT MAX(n) FROM live_episodes WHERE ref=? AND slot=?",
-                             (ref, slot)).fetchone()[0] or 0) + 1
-            cur.execute("INSERT INTO live_episodes(ref, slot, n, code, state, opened_at, "
-                        "alert_sent, stop_requested, finding) VALUES(?,?,?,?, 'open', ?,?,?,?)",
-                        (ref, slot, n, finding.code, time.time(), int(alert), int(stop),
-                         json.dumps(redact_obj(finding.model_dump(mode="json")))))
+            n = (
+                cur.execute(
+                    "SELECT MAX(n) FROM live_episodes WHERE ref=? AND slot=?", (ref, slot)
+                ).fetchone()[0]
+                or 0
+            ) + 1
+            cur.execute(
+                "INSERT INTO live_episodes(ref, slot, n, code, state, opened_at, "
+                "alert_sent, stop_requested, finding) VALUES(?,?,?,?, 'open', ?,?,?,?)",
+                (
+                    ref,
+                    slot,
+                    n,
+                    finding.code,
+                    time.time(),
+                    int(alert),
+                    int(stop),
+                    json.dumps(redact_obj(finding.model_dump(mode="json"))),
+                ),
+            )
             cur.execute("COMMIT")
         return n
 
     def close(self, ref: str, slot: str, n: int, recovered_sent: bool) -> bool:
-        cur = self._q("UPDATE live_episodes SET state='closed', closed_at=?, recovered_sent=? "
-                      "WHERE ref=? AND slot=? AND n=? AND state='open'",
-                      (time.time(), int(recovered_sent), ref, slot, n))
+        cur = self._q(
+            "UPDATE live_episodes SET state='closed', closed_at=?, recovered_sent=? "
+            "WHERE ref=? AND slot=? AND n=? AND state='open'",
+            (time.time(), int(recovered_sent), ref, slot, n),
+        )
         return cur.rowcount == 1
 
 
@@ -162,13 +196,23 @@ class LiveEvent:
 
     @property
     def delivery(self) -> str:
-        return hashlib.sha256(f"{self.ref}|{self.slot}|{self.n}|{self.kind}".encode()).hexdigest()[:32]
+        return hashlib.sha256(f"{self.ref}|{self.slot}|{self.n}|{self.kind}".encode()).hexdigest()[
+            :32
+        ]
 
 
-def reconcile(lstore: LiveStore, ref: str, conditions: dict[str, Finding], *,
-              stop_on: tuple[str, ...] = (), cooldown_s: float = COOLDOWN_S,
-              now: float | None = None, close_missing: bool = True,
-              seen_since: float | None = None, seen_step: int | None = None) -> list[LiveEvent]:
+def reconcile(
+    lstore: LiveStore,
+    ref: str,
+    conditions: dict[str, Finding],
+    *,
+    stop_on: tuple[str, ...] = (),
+    cooldown_s: float = COOLDOWN_S,
+    now: float | None = None,
+    close_missing: bool = True,
+    seen_since: float | None = None,
+    seen_step: int | None = None,
+) -> list[LiveEvent]:
     """Open episodes for new conditions, close those that cleared; returns the messages due.
 
     ``conditions``: :meth:`LiveRun.conditions` of this poll. Console slots
@@ -195,8 +239,12 @@ def reconcile(lstore: LiveStore, ref: str, conditions: dict[str, Finding], *,
         if alert:
             events.append(LiveEvent(ref, slot, n, "alert", finding, stop=stop))
         else:
-            log.info("run %s: %s again within the %.0f s cooldown: recorded, not alerted", ref,
-                     base, cooldown_s)
+            log.info(
+                "run %s: %s again within the %.0f s cooldown: recorded, not alerted",
+                ref,
+                base,
+                cooldown_s,
+            )
     for slot, ep in opened.items():
         if not close_missing or slot in conditions or slot.startswith("console:"):
             continue
@@ -204,8 +252,12 @@ def reconcile(lstore: LiveStore, ref: str, conditions: dict[str, Finding], *,
             continue
         finding = Finding.model_validate_json(ep["finding"])
         step = finding.facts.get("step")
-        if seen_step is not None and isinstance(step, (int, float)) and \
-                not isinstance(step, bool) and seen_step < step:
+        if (
+            seen_step is not None
+            and isinstance(step, (int, float))
+            and not isinstance(step, bool)
+            and seen_step < step
+        ):
             continue
         send = bool(ep["alert_sent"])
         if lstore.close(ref, slot, ep["n"], recovered_sent=send) and send:
@@ -239,15 +291,19 @@ def alert_report(event: LiveEvent, run: RunRef) -> AuditReport:
         summary = f"live: {f.message}"
         cause = Cause(SLOT_CAUSE.get(base, "inconclusive"))
     return AuditReport(
-        tool_version=__version__, run=run,
-        verdict=Verdict(outcome=Outcome.RUNNING, cause=cause, confidence=LIVE_CONFIDENCE,
-                        summary=summary),
-        findings=[f])
+        tool_version=__version__,
+        run=run,
+        verdict=Verdict(
+            outcome=Outcome.RUNNING, cause=cause, confidence=LIVE_CONFIDENCE, summary=summary
+        ),
+        findings=[f],
+    )
 
 
 def evidence_text(e) -> str:
     """One evidence item as one plain line, as the Markdown report words it
     (:func:`mlaudit_core.render.markdown._evidence`), unescaped (the channel escapes it)."""
+
     def num(x) -> str:
         if isinstance(x, float):
             return f"{x:.4g}"
@@ -268,18 +324,34 @@ def live_doc(ref: str, lstore: LiveStore, run: RunRef) -> dict:
     """The ``mlaudit/live.json`` document: every episode of the run, newest last."""
     eps = []
     for e in lstore.episodes(ref):
-        eps.append({"slot": e["slot"], "n": e["n"], "code": e["code"], "state": e["state"],
-                    "opened_at": e["opened_at"], "closed_at": e["closed_at"],
-                    "alerted": bool(e["alert_sent"]), "stop_requested": bool(e["stop_requested"]),
-                    "finding": json.loads(e["finding"])})
-    return {"schema": "mlaudit.live/1", "run": run.model_dump(mode="json"),
-            "updated_at": time.time(), "episodes": eps}
+        eps.append(
+            {
+                "slot": e["slot"],
+                "n": e["n"],
+                "code": e["code"],
+                "state": e["state"],
+                "opened_at": e["opened_at"],
+                "closed_at": e["closed_at"],
+                "alerted": bool(e["alert_sent"]),
+                "stop_requested": bool(e["stop_requested"]),
+                "finding": json.loads(e["finding"]),
+            }
+        )
+    return {
+        "schema": "mlaudit.live/1",
+        "run": run.model_dump(mode="json"),
+        "updated_at": time.time(),
+        "episodes": eps,
+    }
 
 
 def live_tag(ref: str, lstore: LiveStore) -> str:
     """The ``mlaudit.live`` tag value: open episodes by code and slot, or ``ok``."""
-    open_ = [f"{e['code']} {e['slot'].split(':', 1)[0]}" for e in lstore.episodes(ref)
-             if e["state"] == "open"]
+    open_ = [
+        f"{e['code']} {e['slot'].split(':', 1)[0]}"
+        for e in lstore.episodes(ref)
+        if e["state"] == "open"
+    ]
     return ("alert: " + ", ".join(open_)) if open_ else "ok (recovered)"
 
 
@@ -295,8 +367,9 @@ def send(event: LiveEvent, run: RunRef, settings) -> list:
     from ..settings import SettingsError
 
     try:
-        targets, policy = nt.notify_config(getattr(settings, "notify", None) or {},
-                                           source=getattr(settings, "source", None))
+        targets, policy = nt.notify_config(
+            getattr(settings, "notify", None) or {}, source=getattr(settings, "source", None)
+        )
     except SettingsError as exc:
         log.warning("mlaudit: live notifications skipped: %s", exc)
         return []
@@ -315,26 +388,43 @@ def send(event: LiveEvent, run: RunRef, settings) -> list:
         for t in todo:
             if t.kind == "slack":
                 payload = nt.slack_payload(report)
-                head = ("mlaudit live alert" if event.kind == "alert" else "mlaudit live: recovered")
+                head = "mlaudit live alert" if event.kind == "alert" else "mlaudit live: recovered"
                 payload["text"] = f"{head}: {payload['text']}"
-                ev_lines = [f"• {nt.slack_escape(redact_text(evidence_text(e)))}"
-                            for e in report.findings[0].evidence[:8]]
+                ev_lines = [
+                    f"• {nt.slack_escape(redact_text(evidence_text(e)))}"
+                    for e in report.findings[0].evidence[:8]
+                ]
                 if ev_lines:  # before the context block: the evidence of the report's finding
-                    payload["blocks"].insert(-1, {"type": "section", "text": {
-                        "type": "mrkdwn",
-                        "text": nt._clip("*Evidence*\n" + "\n".join(ev_lines), nt.SLACK_SECTION_MAX)}})
+                    payload["blocks"].insert(
+                        -1,
+                        {
+                            "type": "section",
+                            "text": {
+                                "type": "mrkdwn",
+                                "text": nt._clip(
+                                    "*Evidence*\n" + "\n".join(ev_lines), nt.SLACK_SECTION_MAX
+                                ),
+                            },
+                        },
+                    )
             else:
                 payload = nt.json_payload(report, event.delivery)
                 payload["event"] = "mlaudit.live"
-                payload["live"] = {"kind": event.kind, "slot": event.slot, "episode": event.n,
-                                   "code": event.finding.code, "stop_requested": event.stop,
-                                   # the finding exactly as a report's findings[] holds it
-                                   # (docs/schema/report.schema.json#/$defs/Finding), redacted
-                                   "finding": nt._redact_all(
-                                       report.findings[0].model_dump(mode="json"))}
+                payload["live"] = {
+                    "kind": event.kind,
+                    "slot": event.slot,
+                    "episode": event.n,
+                    "code": event.finding.code,
+                    "stop_requested": event.stop,
+                    # the finding exactly as a report's findings[] holds it
+                    # (docs/schema/report.schema.json#/$defs/Finding), redacted
+                    "finding": nt._redact_all(report.findings[0].model_dump(mode="json")),
+                }
             body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
-            headers = {"Content-Type": "application/json; charset=utf-8",
-                       "User-Agent": nt.USER_AGENT}
+            headers = {
+                "Content-Type": "application/json; charset=utf-8",
+                "User-Agent": nt.USER_AGENT,
+            }
             if t.kind == "json":
                 headers[nt.EVENT_HEADER] = "live"
                 headers[nt.DELIVERY_HEADER] = event.delivery

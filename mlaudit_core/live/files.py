@@ -120,8 +120,9 @@ class LocalLiveSource:
     can_stop = False
     has_status = False
 
-    def __init__(self, paths: list[Path], ended_after_s: float = 86400.0,
-                 exclusive: bool = False) -> None:
+    def __init__(
+        self, paths: list[Path], ended_after_s: float = 86400.0, exclusive: bool = False
+    ) -> None:
         self.paths = [Path(p).resolve() for p in paths]
         #: follow only the runs whose live lock this process holds (``mlaudit watch --live``)
         self.exclusive = exclusive
@@ -158,8 +159,12 @@ class LocalLiveSource:
             os.close(fd)
             if ref not in self._others:
                 self._others.add(ref)
-                log.warning("run %s: followed by another live watcher (it holds the run's lock "
-                            "%s); not alerted here", ref, lock)
+                log.warning(
+                    "run %s: followed by another live watcher (it holds the run's lock "
+                    "%s); not alerted here",
+                    ref,
+                    lock,
+                )
             return False
         self._locks[ref] = _HELD[ref] = fd
         self._others.discard(ref)
@@ -229,8 +234,12 @@ class LocalLiveSource:
         return "running" if ref in self.list_running() else "ended"
 
     # -- reading ---------------------------------------------------------------------------
-    def read(self, infos: list[RunInfo], cursors: dict[str, dict],
-             keys: dict[str, set[str]] | None = None) -> dict[str, Tail]:
+    def read(
+        self,
+        infos: list[RunInfo],
+        cursors: dict[str, dict],
+        keys: dict[str, set[str]] | None = None,
+    ) -> dict[str, Tail]:
         tails = {}
         for info in infos:
             root = Path(info.ref)
@@ -243,10 +252,15 @@ class LocalLiveSource:
                 name = f.name if root.is_file() else str(f.relative_to(root))
                 fc = files.setdefault(name, {"offset": 0, "lines": 0})
                 if self._replaced(f, fc):
-                    tail.notes.append(f"{name}: the file was replaced or rewritten since the last "
-                                      "poll; read again from its start"
-                                      + (f" (its first {fc['skip']} line(s) already read)"
-                                         if fc.get("skip") else ""))
+                    tail.notes.append(
+                        f"{name}: the file was replaced or rewritten since the last "
+                        "poll; read again from its start"
+                        + (
+                            f" (its first {fc['skip']} line(s) already read)"
+                            if fc.get("skip")
+                            else ""
+                        )
+                    )
                 if is_csv(f):
                     self._check_header(f, fc)
                 data = self._new_bytes(f, fc)
@@ -335,16 +349,18 @@ class LocalLiveSource:
             data = fh.read(min(size - off, MAX_BYTES))
         if fc.get("overlong"):  # inside a line longer than MAX_BYTES: dropped to its end
             nl = data.find(b"\n")
-            drop = data if nl == -1 else data[:nl + 1]
+            drop = data if nl == -1 else data[: nl + 1]
             fc["offset"] = off = off + len(drop)
             fc["mark"] = (bytes.fromhex(fc.get("mark") or "") + drop)[-MARK_BYTES:].hex()
             if nl == -1:
                 return None
             fc["lines"] = int(fc.get("lines", 0)) + 1
-            fc["note"] = (f"line {fc['lines']} is longer than {MAX_BYTES >> 20} MiB (no newline "
-                          "in it): skipped; reading goes on after it")
+            fc["note"] = (
+                f"line {fc['lines']} is longer than {MAX_BYTES >> 20} MiB (no newline "
+                "in it): skipped; reading goes on after it"
+            )
             del fc["overlong"]
-            data = data[nl + 1:]
+            data = data[nl + 1 :]
         end = data.rfind(b"\n") + 1  # whole lines only: a line being written waits
         if end == 0:
             if len(data) >= MAX_BYTES:  # a whole read without a newline: an over-long line
@@ -391,9 +407,11 @@ class LocalLiveSource:
         fc["lines"] = int(fc.get("lines", 0)) + lines
         fc["offset"] = new
         fc.pop("overlong", None)
-        fc["note"] = (f"{(new - off) / (1 << 20):.0f} MiB appended since the last poll: lines "
-                      f"{first}-{fc['lines']} skipped, the newest {MAX_BYTES >> 20} MiB read (a "
-                      "live watcher follows the newest lines; the post-hoc audit reads all)")
+        fc["note"] = (
+            f"{(new - off) / (1 << 20):.0f} MiB appended since the last poll: lines "
+            f"{first}-{fc['lines']} skipped, the newest {MAX_BYTES >> 20} MiB read (a "
+            "live watcher follows the newest lines; the post-hoc audit reads all)"
+        )
         return new
 
     @staticmethod
@@ -422,7 +440,7 @@ class LocalLiveSource:
                 step = int(x) if x is not None and math.isfinite(x) else None
             if step is None:
                 step = n0 + i
-            for j, cell in enumerate(row[:len(header)]):
+            for j, cell in enumerate(row[: len(header)]):
                 if j == step_col:
                     continue
                 x = _num(cell)
@@ -466,8 +484,13 @@ class LocalLiveSource:
     # -- writing ---------------------------------------------------------------------------
     def write_live(self, ref: str, tag: str, doc: dict) -> None:
         p = Path(ref)
-        write_live_json((p / "mlaudit" / "live.json") if p.is_dir() else
-                        (p.parent / "mlaudit" / f"live-{p.name}.json"), tag, doc)
+        write_live_json(
+            (p / "mlaudit" / "live.json")
+            if p.is_dir()
+            else (p.parent / "mlaudit" / f"live-{p.name}.json"),
+            tag,
+            doc,
+        )
 
     def end_live(self, ref: str) -> None:
         pass
@@ -512,10 +535,12 @@ def _TailParser():  # noqa: N802 - a lazily built class
 
 def _paths_text(paths: list[Path], what: str) -> str:
     """``following 2 local paths: /a, /b`` (the first 3 named)."""
-    names = ", ".join(str(p) for p in paths[:3]) + (f", ... ({len(paths) - 3} more)"
-                                                     if len(paths) > 3 else "")
-    return f"{len(paths)} {what}{'s' if len(paths) != 1 else ''}: {names}" if paths else \
-        f"no {what}s"
+    names = ", ".join(str(p) for p in paths[:3]) + (
+        f", ... ({len(paths) - 3} more)" if len(paths) > 3 else ""
+    )
+    return (
+        f"{len(paths)} {what}{'s' if len(paths) != 1 else ''}: {names}" if paths else f"no {what}s"
+    )
 
 
 class CompositeSource:

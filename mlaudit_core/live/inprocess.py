@@ -65,9 +65,14 @@ class LiveGuard:
         ValueError: an unknown stop name.
     """
 
-    def __init__(self, stop_on: str | Iterable[str], thresholds: LiveThresholds | None = None,
-                 honour_stop_tag: bool = True, tag_check_s: float = 10.0,
-                 write_back: bool = True) -> None:
+    def __init__(
+        self,
+        stop_on: str | Iterable[str],
+        thresholds: LiveThresholds | None = None,
+        honour_stop_tag: bool = True,
+        tag_check_s: float = 10.0,
+        write_back: bool = True,
+    ) -> None:
         self.stop_on = parse_stop_on(stop_on)
         self.th = thresholds or LiveThresholds()
         self.run = LiveRun()
@@ -79,7 +84,9 @@ class LiveGuard:
         self._watch: threading.Thread | None = None
         self._stop_watch = threading.Event()
 
-    def check(self, logs: Mapping[str, object], step: int, now: float | None = None) -> Finding | None:
+    def check(
+        self, logs: Mapping[str, object], step: int, now: float | None = None
+    ) -> Finding | None:
         """Feed one log step's scalars; returns the finding that asks for a stop (once), else None."""
         if self.tripped is not None:
             return None
@@ -102,8 +109,12 @@ class LiveGuard:
     def _trip(self, f: Finding) -> Finding:
         self.tripped = f
         # one clear line on stderr whatever the script's logging setup (as the hooks' messages)
-        print(f"mlaudit: stopping training (stop_on={','.join(self.stop_on) or 'tag'}): "
-              f"{f.code} {f.name}: {f.message}", file=sys.stderr, flush=True)
+        print(
+            f"mlaudit: stopping training (stop_on={','.join(self.stop_on) or 'tag'}): "
+            f"{f.code} {f.name}: {f.message}",
+            file=sys.stderr,
+            flush=True,
+        )
         log.info("stopping training: %s %s: %s", f.code, f.name, f.message)
         if self.write_back:
             self._write(f)
@@ -177,10 +188,19 @@ class LiveGuard:
             return
         try:
             client = mlflow.MlflowClient()
-            doc = {"schema": "mlaudit.live/1", "source": "in-process (mlaudit.hooks stop_on)",
-                   "stopped": True, "episodes": [{"code": f.code, "state": "open",
-                                                  "stop_requested": True,
-                                                  "finding": f.model_dump(mode="json")}]}
+            doc = {
+                "schema": "mlaudit.live/1",
+                "source": "in-process (mlaudit.hooks stop_on)",
+                "stopped": True,
+                "episodes": [
+                    {
+                        "code": f.code,
+                        "state": "open",
+                        "stop_requested": True,
+                        "finding": f.model_dump(mode="json"),
+                    }
+                ],
+            }
             client.log_text(run_id, json.dumps(doc, indent=1), "mlaudit/live.json")
             client.set_tag(run_id, LIVE_TAG, f"stopped: {f.code} {f.name}")
         except Exception as exc:  # noqa: BLE001 - stopping matters more than the record
@@ -191,9 +211,14 @@ def _remote_finding(tag: str) -> Finding:
     m = re.match(r"\s*(LV\d{3})\b", tag)
     code = m.group(1) if m and m.group(1) in CODES else "LV004"
     name, family, severity, _ = CODES[code]
-    return Finding(code=code, name=name, severity=severity, family=family,
-                   message=f"stop requested by the live watcher ({STOP_TAG}): {tag}",
-                   evidence=[LogEvidence(source=f"tag {STOP_TAG}", line=1, text=tag[:500])])
+    return Finding(
+        code=code,
+        name=name,
+        severity=severity,
+        family=family,
+        message=f"stop requested by the live watcher ({STOP_TAG}): {tag}",
+        evidence=[LogEvidence(source=f"tag {STOP_TAG}", line=1, text=tag[:500])],
+    )
 
 
 def guard_from(stop_on) -> LiveGuard | None:

@@ -105,10 +105,17 @@ class LiveMonitor:
                 if not info.values:
                     continue
                 fast = fasts[info.ref] = lr.latest_conditions(
-                    {k: (*info.latest[k], v) for k, v in info.values.items() if k in info.latest})
+                    {k: (*info.latest[k], v) for k, v in info.values.items() if k in info.latest}
+                )
                 if fast:
-                    events = reconcile(self.lstore, info.ref, fast, stop_on=self.cfg.stop_on,
-                                       cooldown_s=self.cfg.cooldown_s, close_missing=False)
+                    events = reconcile(
+                        self.lstore,
+                        info.ref,
+                        fast,
+                        stop_on=self.cfg.stop_on,
+                        cooldown_s=self.cfg.cooldown_s,
+                        close_missing=False,
+                    )
                     if events:
                         self._deliver(info, events)
                         if stats is not None:
@@ -132,8 +139,11 @@ class LiveMonitor:
         th = self.cfg.thresholds
         fasts = self._fast(infos, stats)
         with self._mu:
-            need = {i.ref: self._runs[i.ref].needed_keys(
-                [k for k in i.latest if not is_system_key(k)]) for i in infos if i.latest}
+            need = {
+                i.ref: self._runs[i.ref].needed_keys([k for k in i.latest if not is_system_key(k)])
+                for i in infos
+                if i.latest
+            }
         tails = self.source.read(infos, self._cursors, need if need else None)
         now = time.time()
         rows = []
@@ -150,18 +160,33 @@ class LiveMonitor:
                     stats.points += sum(len(v[2]) for v in tail.points.values())
                     for note in tail.notes:
                         log.info("run %s: %s", info.ref, note)
-                conds = {**fasts.get(info.ref, {}), **lr.conditions(
-                    now, th, running=True,
-                    status_known=getattr(self.source, "has_status", True),
-                    no_console=getattr(self.source, "no_console", None))}
+                conds = {
+                    **fasts.get(info.ref, {}),
+                    **lr.conditions(
+                        now,
+                        th,
+                        running=True,
+                        status_known=getattr(self.source, "has_status", True),
+                        no_console=getattr(self.source, "no_console", None),
+                    ),
+                }
                 # a condition clears only on new evidence: training points that arrived in this
                 # poll (a poll that read nothing new, e.g. as a stopped run ends, closes nothing;
                 # a full CI run once saw alert, 'recovered', alert on a run NaN to its end)
                 fresh = tail is not None and any(
-                    len(v[2]) for k, v in tail.points.items() if not is_system_key(k))
-                events = reconcile(self.lstore, info.ref, conds, stop_on=self.cfg.stop_on,
-                                   cooldown_s=self.cfg.cooldown_s, now=now, close_missing=fresh,
-                                   seen_since=listed_at, seen_step=lr.iv_step)
+                    len(v[2]) for k, v in tail.points.items() if not is_system_key(k)
+                )
+                events = reconcile(
+                    self.lstore,
+                    info.ref,
+                    conds,
+                    stop_on=self.cfg.stop_on,
+                    cooldown_s=self.cfg.cooldown_s,
+                    now=now,
+                    close_missing=fresh,
+                    seen_since=listed_at,
+                    seen_step=lr.iv_step,
+                )
                 if events:
                     self._deliver(info, events)
                     stats.events += len(events)
@@ -181,8 +206,15 @@ class LiveMonitor:
                         log.warning("run %s: could not mark the live tag superseded: %s", ref, exc)
                 log.info("run %s: %s; live monitoring ends (%d open episode(s) closed)", ref, st, n)
                 row = self.lstore.load_run(ref) or {}
-                rows.append((ref, st, row.get("state") or {}, row.get("cursor") or {},
-                             row.get("info") or {}))
+                rows.append(
+                    (
+                        ref,
+                        st,
+                        row.get("state") or {},
+                        row.get("cursor") or {},
+                        row.get("info") or {},
+                    )
+                )
                 self._runs.pop(ref, None)
                 self._cursors.pop(ref, None)
             self.lstore.save_runs(rows)
@@ -210,17 +242,23 @@ class LiveMonitor:
             if ev.stop:
                 try:
                     what = self.source.request_stop(info.ref, f"{f.code} {f.name}: {f.message}")
-                    log.warning("run %s: stop requested (--stop-on %s): %s", info.ref,
-                                stop_name(f.code), what)
+                    log.warning(
+                        "run %s: stop requested (--stop-on %s): %s",
+                        info.ref,
+                        stop_name(f.code),
+                        what,
+                    )
                 except Exception as exc:  # noqa: BLE001
                     log.error("run %s: stop request failed: %s", info.ref, exc)
         if self.cfg.write_back:
             try:
-                self.source.write_live(info.ref, live_tag(info.ref, self.lstore),
-                                       live_doc(info.ref, self.lstore, run))
+                self.source.write_live(
+                    info.ref, live_tag(info.ref, self.lstore), live_doc(info.ref, self.lstore, run)
+                )
             except Exception as exc:  # noqa: BLE001 - the alert went out; the tag is retried next event
-                log.warning("run %s: could not write the live finding onto the run: %s",
-                            info.ref, exc)
+                log.warning(
+                    "run %s: could not write the live finding onto the run: %s", info.ref, exc
+                )
 
     def run(self) -> None:
         """Poll every ``poll_interval_s`` until :attr:`stop_event` is set; never raises for a
@@ -233,8 +271,12 @@ class LiveMonitor:
         log.info("live: polling %s every %g s", watching(self.source), self.cfg.poll_interval_s)
         fast = None
         if getattr(self.source, "lists_latest_values", False):
-            fast = threading.Thread(target=self._loop, args=(self.fast_once, "live listing"),
-                                    name="mlaudit-live-fast", daemon=True)
+            fast = threading.Thread(
+                target=self._loop,
+                args=(self.fast_once, "live listing"),
+                name="mlaudit-live-fast",
+                daemon=True,
+            )
             fast.start()
         self._loop(self.poll_once, "live poll")
         if fast is not None:
@@ -246,6 +288,10 @@ class LiveMonitor:
             try:
                 fn()
             except Exception as exc:  # noqa: BLE001 - an outage: next poll
-                log.warning("%s failed: %s: %s; retrying at the next poll", what,
-                            type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "")
+                log.warning(
+                    "%s failed: %s: %s; retrying at the next poll",
+                    what,
+                    type(exc).__name__,
+                    str(exc).splitlines()[0] if str(exc) else "",
+                )
             self.stop_event.wait(max(0.0, self.cfg.poll_interval_s - (time.monotonic() - t0)))

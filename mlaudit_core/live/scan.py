@@ -46,8 +46,9 @@ class TreeScan:
     A root that does not exist (yet) gives no files.
     """
 
-    def __init__(self, root: Path, skip: tuple[str, ...] = ("mlaudit",),
-                 max_dirs: int = MAX_DIRS) -> None:
+    def __init__(
+        self, root: Path, skip: tuple[str, ...] = ("mlaudit",), max_dirs: int = MAX_DIRS
+    ) -> None:
         self.root = Path(root)
         self.skip = skip
         self.max_dirs = max_dirs
@@ -88,8 +89,11 @@ class TreeScan:
             d = stack.pop()
             if len(seen) >= self.max_dirs:
                 if not self._warned:
-                    log.warning("%s: more than %d directories; the rest is not followed",
-                                self.root, self.max_dirs)
+                    log.warning(
+                        "%s: more than %d directories; the rest is not followed",
+                        self.root,
+                        self.max_dirs,
+                    )
                     self._warned = True
                 break
             try:
@@ -98,8 +102,11 @@ class TreeScan:
                 continue
             seen.add(d)
             cached = self._dirs.get(d)
-            if cached is not None and cached[0] == st.st_mtime_ns \
-                    and st.st_mtime_ns < cached[1] - racy_ns:
+            if (
+                cached is not None
+                and cached[0] == st.st_mtime_ns
+                and st.st_mtime_ns < cached[1] - racy_ns
+            ):
                 subs, files = cached[2], cached[3]
             else:
                 got = self._list(d)

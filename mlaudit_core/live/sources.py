@@ -56,8 +56,14 @@ class RunInfo:
             self.url = public_url(self.url)
 
     def run_ref(self, tracker: str) -> RunRef:
-        return RunRef(tracker=tracker, id=self.ref, name=self.name, url=self.url,
-                      project=self.project, status="running")
+        return RunRef(
+            tracker=tracker,
+            id=self.ref,
+            name=self.name,
+            url=self.url,
+            project=self.project,
+            status="running",
+        )
 
 
 @dataclass

@@ -41,31 +41,47 @@ def _evidence(e) -> str:
         return f"{md_escape(e.key)} = {md_escape(e.value)}"
     if k == "code":
         return f"{md_escape(e.path)}:{e.line}: `{e.text.replace('`', chr(39))[:300]}`"
-    return md_escape(e.text) + (f" ({md_escape(', '.join(f'{n}={_num(v)}' for n, v in e.values.items()))})"
-                                if e.values else "")
+    return md_escape(e.text) + (
+        f" ({md_escape(', '.join(f'{n}={_num(v)}' for n, v in e.values.items()))})"
+        if e.values
+        else ""
+    )
 
 
-_env = jinja2.Environment(loader=jinja2.PackageLoader("mlaudit_core", "templates"),
-                          autoescape=False, keep_trailing_newline=True, trim_blocks=False,
-                          undefined=jinja2.StrictUndefined)
-_env.filters.update(md=md_escape, num=_num, evidence=_evidence,
-                    code=lambda s: str(s).replace("`", "'"))
+_env = jinja2.Environment(
+    loader=jinja2.PackageLoader("mlaudit_core", "templates"),
+    autoescape=False,
+    keep_trailing_newline=True,
+    trim_blocks=False,
+    undefined=jinja2.StrictUndefined,
+)
+_env.filters.update(
+    md=md_escape, num=_num, evidence=_evidence, code=lambda s: str(s).replace("`", "'")
+)
 
 
 def render_markdown(report: AuditReport) -> str:
     """The full report in the triage workflow's section order."""
     learning = [f for f in report.findings if f.family in _LEARNING]
     systems = [f for f in report.findings if f.family in _SYSTEMS]
-    has_time = any(k in report.key_metrics for k in ("step_time", "data_time", "throughput", "gpu_util"))
-    return _env.get_template("report.md.j2").render(r=report, learning=learning, systems=systems,
-                                                   has_time=has_time)
+    has_time = any(
+        k in report.key_metrics for k in ("step_time", "data_time", "throughput", "gpu_util")
+    )
+    return _env.get_template("report.md.j2").render(
+        r=report, learning=learning, systems=systems, has_time=has_time
+    )
 
 
 def render_summary_markdown(report: AuditReport, max_findings: int = 5) -> str:
     """A short Markdown summary (verdict + top findings + next action) for tracker descriptions."""
     v = report.verdict
-    lines = [f"**mlaudit verdict: {v.outcome.value}** · cause **{v.cause.value}** · confidence "
-             f"{v.confidence:.2f}", "", md_escape(v.summary), ""]
+    lines = [
+        f"**mlaudit verdict: {v.outcome.value}** · cause **{v.cause.value}** · confidence "
+        f"{v.confidence:.2f}",
+        "",
+        md_escape(v.summary),
+        "",
+    ]
     top = [f for f in report.findings if f.severity.rank >= 1][:max_findings]
     for f in top:
         lines.append(f"- `{f.code}` {f.severity.value}: {md_escape(f.message)}")

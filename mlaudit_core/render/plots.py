@@ -214,7 +214,9 @@ def markers_from_findings(report: AuditReport) -> list[_Marker]:
         marks = det.plot_marks(f) if det is not None else None
         if marks is not None:
             out += [
-                _Marker(m.kind, m.label, EVENT_COLOURS[m.event], m.steps, key=m.key, y=m.y, note=m.note)
+                _Marker(
+                    m.kind, m.label, EVENT_COLOURS[m.event], m.steps, key=m.key, y=m.y, note=m.note
+                )
                 for m in marks
             ]
         elif f.severity.rank >= Severity.WARNING.rank:
@@ -621,7 +623,10 @@ def render_plots(
     extra = [
         m.key
         for m in markers
-        if m.kind == "band" and m.key is not None and m.key in run.metrics and m.key not in role_keys
+        if m.kind == "band"
+        and m.key is not None
+        and m.key in run.metrics
+        and m.key not in role_keys
     ]
     for i, key in enumerate(dict.fromkeys(extra)):  # a baseline metric no role panel shows
         panels.insert(

@@ -10,21 +10,33 @@ from rich.text import Text
 
 from ..report import AuditReport, Cause, Outcome
 
-_COLOUR = {Outcome.SUCCEEDED: "green", Outcome.RUNNING: "cyan", Outcome.SLOW: "yellow",
-           Outcome.PLATEAUED: "yellow", Outcome.UNSTABLE: "yellow", Outcome.UNDERFIT: "yellow",
-           Outcome.UNKNOWN: "white"}
+_COLOUR = {
+    Outcome.SUCCEEDED: "green",
+    Outcome.RUNNING: "cyan",
+    Outcome.SLOW: "yellow",
+    Outcome.PLATEAUED: "yellow",
+    Outcome.UNSTABLE: "yellow",
+    Outcome.UNDERFIT: "yellow",
+    Outcome.UNKNOWN: "white",
+}
 _SEV = {"info": "dim", "warning": "yellow", "error": "red", "critical": "bold red"}
 
 
-def render_terminal(report: AuditReport, console: Console | None = None, verbose: bool = False) -> None:
+def render_terminal(
+    report: AuditReport, console: Console | None = None, verbose: bool = False
+) -> None:
     """Print the verdict banner, top findings and next actions. Run strings are markup-escaped."""
     console = console or Console()
     v = report.verdict
     colour = _COLOUR.get(v.outcome, "red")
     if v.cause is Cause.HEALTHY:
         colour = "green"
-    head = Text.assemble((f" {v.outcome.value.upper()} ", f"bold reverse {colour}"), "  cause ",
-                         (v.cause.value, "bold"), f"  confidence {v.confidence:.2f}")
+    head = Text.assemble(
+        (f" {v.outcome.value.upper()} ", f"bold reverse {colour}"),
+        "  cause ",
+        (v.cause.value, "bold"),
+        f"  confidence {v.confidence:.2f}",
+    )
     body: list[RenderableType] = [head, Text(v.summary)]
     t = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     t.add_column("code")
@@ -40,8 +52,12 @@ def render_terminal(report: AuditReport, console: Console | None = None, verbose
         for i, a in enumerate(report.next_actions[:3], 1):
             body.append(Text(f" {i}. {a.action} ({a.cost})"))
     if report.missing_instrumentation:
-        body.append(Text("Missing: " + "; ".join(m.signal for m in report.missing_instrumentation),
-                         style="dim"))
+        body.append(
+            Text(
+                "Missing: " + "; ".join(m.signal for m in report.missing_instrumentation),
+                style="dim",
+            )
+        )
     for w in report.warnings:
         body.append(Text(f"warning: {w}", style="yellow"))
     title = escape(f"{report.run.tracker}:{report.run.name or report.run.id}")

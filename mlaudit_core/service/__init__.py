@@ -19,7 +19,22 @@ from .task import RunResult, TaskSpec, audit_one, audit_task
 from .watcher import QueueFull, WatchConfig, Watcher
 
 __all__ = [
-    "BatchOutcome", "BatchSummary", "Executor", "PluginSource", "QueueFull", "RunResult", "StateInUse",
-    "StateScopeMismatch", "StateStore", "TaskSpec", "WatchConfig", "Watcher", "audit_one",
-    "audit_task", "default_state_path", "parse_since", "render_summary", "run_batch",
+    "BatchOutcome",
+    "BatchSummary",
+    "Executor",
+    "PluginSource",
+    "QueueFull",
+    "RunResult",
+    "StateInUse",
+    "StateScopeMismatch",
+    "StateStore",
+    "TaskSpec",
+    "WatchConfig",
+    "Watcher",
+    "audit_one",
+    "audit_task",
+    "default_state_path",
+    "parse_since",
+    "render_summary",
+    "run_batch",
 ]

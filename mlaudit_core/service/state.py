@@ -48,6 +48,8 @@ def _redacted_row(result: RunResult) -> dict:
         if isinstance(row.get(c), str):
             row[c] = redact_text(row[c])
     return row
+
+
 UNSETTLED = ("pending", "claimed", "writing")
 
 _DDL = """
@@ -68,8 +70,20 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE INDEX IF NOT EXISTS runs_state ON runs (state, next_at, seen_at);
 """
-_RESULT_COLS = ("name", "url", "outcome", "cause", "confidence", "codes", "severity", "n_findings",
-                "seconds", "wrote", "note", "error")
+_RESULT_COLS = (
+    "name",
+    "url",
+    "outcome",
+    "cause",
+    "confidence",
+    "codes",
+    "severity",
+    "n_findings",
+    "seconds",
+    "wrote",
+    "note",
+    "error",
+)
 
 
 class StateInUse(InputError):
@@ -121,8 +135,9 @@ def check_state_file(path: Path) -> None:
         if not base.is_dir():
             raise InputError(f"{given}: a parent of the state file is not a directory ({base})")
         if not os.access(base, os.W_OK | os.X_OK):
-            raise InputError(f"{given}: cannot create the state file (directory {base} is not "
-                             "writable)")
+            raise InputError(
+                f"{given}: cannot create the state file (directory {base} is not writable)"
+            )
         return
     try:
         mode = path.stat().st_mode
@@ -131,8 +146,10 @@ def check_state_file(path: Path) -> None:
     if not stat.S_ISREG(mode):
         raise InputError(f"{given}: not a regular file (a state file is an SQLite file)")
     if not os.access(path.parent, os.W_OK | os.X_OK):
-        raise InputError(f"{given}: directory {path.parent} is not writable (the state file's "
-                         "lock and journal are created next to it)")
+        raise InputError(
+            f"{given}: directory {path.parent} is not writable (the state file's "
+            "lock and journal are created next to it)"
+        )
     try:
         with open(path, "rb") as fh:
             head = fh.read(len(SQLITE_HEADER))
@@ -191,23 +208,30 @@ class StateStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             undo()
-            raise InputError(f"{given}: cannot create the directory {self.path.parent} "
-                             f"({exc.strerror or type(exc).__name__})") from None
+            raise InputError(
+                f"{given}: cannot create the directory {self.path.parent} "
+                f"({exc.strerror or type(exc).__name__})"
+            ) from None
         try:
             open(lock_path, "a").close()  # errors here are named (a directory, no write access)
             self._lock_file = filelock.FileLock(str(lock_path), timeout=0, thread_local=False)
             self._lock_file.acquire()
         except filelock.Timeout:  # a TimeoutError, so an OSError: caught first
-            raise StateInUse(f"{given}: state file is in use by another mlaudit watcher or "
-                             "batch (give each one its own --state)") from None
+            raise StateInUse(
+                f"{given}: state file is in use by another mlaudit watcher or "
+                "batch (give each one its own --state)"
+            ) from None
         except OSError as exc:
             undo()
-            raise InputError(f"{given}: cannot create the state file's lock {lock_path} "
-                             f"({exc.strerror or type(exc).__name__})") from None
+            raise InputError(
+                f"{given}: cannot create the state file's lock {lock_path} "
+                f"({exc.strerror or type(exc).__name__})"
+            ) from None
         self._mu = threading.Lock()
         try:
-            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
-                                       timeout=30)
+            self._db = sqlite3.connect(
+                self.path, check_same_thread=False, isolation_level=None, timeout=30
+            )
             self._db.row_factory = sqlite3.Row
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
@@ -217,14 +241,19 @@ class StateStore:
                 self._db.execute("ALTER TABLE runs ADD COLUMN ending TEXT")
             for col in ("failures", "interrupts"):  # before failures and kills were told apart
                 if col not in cols:
-                    self._db.execute(f"ALTER TABLE runs ADD COLUMN {col} INTEGER NOT NULL DEFAULT 0")
+                    self._db.execute(
+                        f"ALTER TABLE runs ADD COLUMN {col} INTEGER NOT NULL DEFAULT 0"
+                    )
         except sqlite3.DatabaseError as exc:
             if getattr(self, "_db", None) is not None:
                 self._db.close()
             self._lock_file.release()
             undo()
-            what = ("cannot open the state file" if isinstance(exc, sqlite3.OperationalError)
-                    else "not an mlaudit state file")
+            what = (
+                "cannot open the state file"
+                if isinstance(exc, sqlite3.OperationalError)
+                else "not an mlaudit state file"
+            )
             raise InputError(f"{given}: {what} ({exc})") from None
         stored = self.get_meta("scope")
         if self.get_meta("schema") is None:
@@ -232,8 +261,10 @@ class StateStore:
             self.set_meta("scope", scope)
         elif stored != scope:
             self.close()
-            raise StateScopeMismatch(f"{given}: state file belongs to '{stored}', not "
-                                     f"'{scope}' (give this one its own --state)")
+            raise StateScopeMismatch(
+                f"{given}: state file belongs to '{stored}', not "
+                f"'{scope}' (give this one its own --state)"
+            )
         self.scope = scope
 
     def close(self) -> None:
@@ -262,8 +293,11 @@ class StateStore:
         return self._one("SELECT value FROM meta WHERE key=?", (key,))
 
     def set_meta(self, key: str, value: str) -> None:
-        self._exec("INSERT INTO meta(key, value) VALUES(?, ?) "
-                   "ON CONFLICT(key) DO UPDATE SET value=excluded.value", (key, value))
+        self._exec(
+            "INSERT INTO meta(key, value) VALUES(?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+            (key, value),
+        )
 
     # -- runs -----------------------------------------------------------------------------
     def add(self, refs: Iterable[str | tuple[str, str | None]]) -> int:
@@ -282,19 +316,23 @@ class StateStore:
             n = 0
             for item in refs:
                 ref, ending = (item, None) if isinstance(item, str) else item
-                got = cur.execute("INSERT OR IGNORE INTO runs(ref, state, seen_at, updated_at, "
-                                  "ending) VALUES(?, 'pending', ?, ?, ?)",
-                                  (ref, now, now, ending)).rowcount
+                got = cur.execute(
+                    "INSERT OR IGNORE INTO runs(ref, state, seen_at, updated_at, "
+                    "ending) VALUES(?, 'pending', ?, ?, ?)",
+                    (ref, now, now, ending),
+                ).rowcount
                 if not got and ending is not None:
                     got = cur.execute(
                         "UPDATE runs SET state='pending', attempts=0, failures=0, interrupts=0, "
                         "next_at=0, seen_at=?, "
                         "updated_at=?, ending=?, error=NULL WHERE ref=? AND state IN "
                         "('done', 'failed') AND ending IS NOT NULL AND ending<>?",
-                        (now, now, ending, ref, ending)).rowcount
+                        (now, now, ending, ref, ending),
+                    ).rowcount
                     # a row from before endings were recorded: remember this one, no requeue
-                    cur.execute("UPDATE runs SET ending=? WHERE ref=? AND ending IS NULL",
-                                (ending, ref))
+                    cur.execute(
+                        "UPDATE runs SET ending=? WHERE ref=? AND ending IS NULL", (ending, ref)
+                    )
                 n += got
             cur.execute("COMMIT")
         return n
@@ -315,20 +353,29 @@ class StateStore:
         interruptions stay few (measured: with the oldest-first order, 100 random kills over
         200 runs left 5 runs interrupted 25 times each and most runs untouched)."""
         marks = ",".join("?" * len(states))
-        refs = [r[0] for r in self._exec(
-            f"SELECT ref FROM runs WHERE state IN ({marks}) ORDER BY ref", states)]
+        refs = [
+            r[0]
+            for r in self._exec(
+                f"SELECT ref FROM runs WHERE state IN ({marks}) ORDER BY ref", states
+            )
+        ]
         now = time.time()
-        self._exec(f"UPDATE runs SET state='pending', next_at=0, updated_at=?, "
-                   f"seen_at=CASE WHEN interrupts>=1 THEN ? ELSE seen_at END, "
-                   f"interrupts=interrupts+1 WHERE state IN ({marks})", (now, now, *states))
+        self._exec(
+            f"UPDATE runs SET state='pending', next_at=0, updated_at=?, "
+            f"seen_at=CASE WHEN interrupts>=1 THEN ? ELSE seen_at END, "
+            f"interrupts=interrupts+1 WHERE state IN ({marks})",
+            (now, now, *states),
+        )
         return refs
 
     def ready(self, limit: int, exclude: Iterable[str] = ()) -> list[str]:
         """Up to ``limit`` pending runs whose retry time has come, oldest seen first."""
         skip = set(exclude)
         out = []
-        for (ref,) in self._exec("SELECT ref FROM runs WHERE state='pending' AND next_at<=? "
-                                 "ORDER BY seen_at, ref", (time.time(),)):
+        for (ref,) in self._exec(
+            "SELECT ref FROM runs WHERE state='pending' AND next_at<=? ORDER BY seen_at, ref",
+            (time.time(),),
+        ):
             if ref not in skip:
                 out.append(ref)
                 if len(out) >= limit:
@@ -342,18 +389,24 @@ class StateStore:
     def waiting(self) -> tuple[int, float | None]:
         """Pending runs held back without a failure (another watcher's tracker-side claim, see
         :meth:`defer`): ``(how many, earliest retry time in epoch s)``."""
-        row = self._exec("SELECT COUNT(*), MIN(next_at) FROM runs WHERE state='pending' AND "
-                         "error IS NULL AND next_at>?", (time.time(),)).fetchone()
+        row = self._exec(
+            "SELECT COUNT(*), MIN(next_at) FROM runs WHERE state='pending' AND "
+            "error IS NULL AND next_at>?",
+            (time.time(),),
+        ).fetchone()
         return (row[0] or 0, row[1]) if row else (0, None)
 
     def next_retry_at(self) -> float | None:
         """The earliest retry time (epoch seconds) of a pending run still in its backoff."""
-        return self._one("SELECT MIN(next_at) FROM runs WHERE state='pending' AND next_at>?",
-                         (time.time(),))
+        return self._one(
+            "SELECT MIN(next_at) FROM runs WHERE state='pending' AND next_at>?", (time.time(),)
+        )
 
     def _move(self, ref: str, frm: str, to: str, extra: str = "", args: Iterable = ()) -> bool:
-        cur = self._exec(f"UPDATE runs SET state=?, updated_at=?{extra} WHERE ref=? AND state=?",
-                         (to, time.time(), *args, ref, frm))
+        cur = self._exec(
+            f"UPDATE runs SET state=?, updated_at=?{extra} WHERE ref=? AND state=?",
+            (to, time.time(), *args, ref, frm),
+        )
         return cur.rowcount == 1
 
     def claim(self, ref: str) -> bool:
@@ -367,8 +420,13 @@ class StateStore:
     def defer(self, ref: str, retry_at: float, note: str | None = None) -> bool:
         """``claimed`` -> ``pending`` until ``retry_at`` (epoch s), no attempt counted (another
         watcher holds the run's tracker-side claim)."""
-        return self._move(ref, "claimed", "pending", ", attempts=MAX(attempts-1, 0), next_at=?, "
-                          "note=?", (retry_at, note))
+        return self._move(
+            ref,
+            "claimed",
+            "pending",
+            ", attempts=MAX(attempts-1, 0), next_at=?, note=?",
+            (retry_at, note),
+        )
 
     def begin_write(self, ref: str) -> bool:
         """``claimed`` -> ``writing``; counts one write. False when the claim was lost."""
@@ -378,8 +436,10 @@ class StateStore:
         """Settle a run as ``done`` with its verdict (from any state)."""
         row = _redacted_row(result)
         cols = ", ".join(f"{c}=?" for c in _RESULT_COLS)
-        self._exec(f"UPDATE runs SET state='done', updated_at=?, {cols} WHERE ref=?",
-                   (time.time(), *(row[c] for c in _RESULT_COLS), ref))
+        self._exec(
+            f"UPDATE runs SET state='done', updated_at=?, {cols} WHERE ref=?",
+            (time.time(), *(row[c] for c in _RESULT_COLS), ref),
+        )
 
     def fail(self, ref: str, result: RunResult, retry_at: float | None) -> None:
         """Record a failed attempt: back to ``pending`` until ``retry_at`` (epoch seconds), or
@@ -387,20 +447,25 @@ class StateStore:
         row = _redacted_row(result)
         cols = ", ".join(f"{c}=?" for c in _RESULT_COLS)
         state = "failed" if retry_at is None else "pending"
-        self._exec(f"UPDATE runs SET state=?, next_at=?, updated_at=?, failures=failures+1, "
-                   f"{cols} WHERE ref=?",
-                   (state, retry_at or 0, time.time(), *(row[c] for c in _RESULT_COLS), ref))
+        self._exec(
+            f"UPDATE runs SET state=?, next_at=?, updated_at=?, failures=failures+1, "
+            f"{cols} WHERE ref=?",
+            (state, retry_at or 0, time.time(), *(row[c] for c in _RESULT_COLS), ref),
+        )
 
     def requeue(self, states: tuple[str, ...]) -> int:
         """Put every run in ``states`` back to ``pending`` now (a resumed batch retries them)."""
         marks = ",".join("?" * len(states))
-        return self._exec(f"UPDATE runs SET state='pending', next_at=0, updated_at=? "
-                          f"WHERE state IN ({marks})", (time.time(), *states)).rowcount
+        return self._exec(
+            f"UPDATE runs SET state='pending', next_at=0, updated_at=? WHERE state IN ({marks})",
+            (time.time(), *states),
+        ).rowcount
 
     def prune(self, before: float) -> int:
         """Forget settled runs last updated before ``before`` (epoch seconds)."""
-        return self._exec("DELETE FROM runs WHERE state IN ('done', 'failed') AND updated_at<?",
-                          (before,)).rowcount
+        return self._exec(
+            "DELETE FROM runs WHERE state IN ('done', 'failed') AND updated_at<?", (before,)
+        ).rowcount
 
     def reset(self) -> None:
         """Forget every run and the cursor (``--fresh``)."""
@@ -416,8 +481,9 @@ class StateStore:
             cur = self._exec("SELECT * FROM runs ORDER BY seen_at, ref")
         else:
             marks = ",".join("?" * len(states))
-            cur = self._exec(f"SELECT * FROM runs WHERE state IN ({marks}) "
-                             "ORDER BY seen_at, ref", states)
+            cur = self._exec(
+                f"SELECT * FROM runs WHERE state IN ({marks}) ORDER BY seen_at, ref", states
+            )
         return [dict(r) for r in cur.fetchall()]
 
     def results(self, refs: Iterable[str] | None = None) -> list[RunResult]:

@@ -15,17 +15,30 @@ from .task import RunResult
 
 #: Outcomes from worst to best, in the order of the verdict policy's rules ("first broken
 #: layer": a crash outranks a divergence, which outranks a slow run; docs/index.md).
-OUTCOME_ORDER = [Outcome.CRASHED, Outcome.DIVERGED, Outcome.REGRESSED, Outcome.UNSTABLE,
-                 Outcome.OVERFIT, Outcome.UNDERFIT, Outcome.PLATEAUED, Outcome.SLOW,
-                 Outcome.RUNNING, Outcome.UNKNOWN, Outcome.SUCCEEDED]
+OUTCOME_ORDER = [
+    Outcome.CRASHED,
+    Outcome.DIVERGED,
+    Outcome.REGRESSED,
+    Outcome.UNSTABLE,
+    Outcome.OVERFIT,
+    Outcome.UNDERFIT,
+    Outcome.PLATEAUED,
+    Outcome.SLOW,
+    Outcome.RUNNING,
+    Outcome.UNKNOWN,
+    Outcome.SUCCEEDED,
+]
 _RANK = {o.value: i for i, o in enumerate(OUTCOME_ORDER)}
 _SEV = {s.value: s.rank for s in Severity}
 
 
 def badness(r: RunResult) -> tuple:
     """Sort key, worst first: highest finding severity, then outcome order, then confidence."""
-    return (-_SEV.get(r.severity or "", -1), _RANK.get(r.outcome or "", len(_RANK)),
-            -(r.confidence or 0))
+    return (
+        -_SEV.get(r.severity or "", -1),
+        _RANK.get(r.outcome or "", len(_RANK)),
+        -(r.confidence or 0),
+    )
 
 
 @dataclass
@@ -56,8 +69,12 @@ class BatchSummary:
 
     def worst(self, n: int = 10) -> list[RunResult]:
         """Up to ``n`` audited runs that did not simply succeed, worst first."""
-        bad = [r for r in self.ok if r.outcome != Outcome.SUCCEEDED.value
-               or _SEV.get(r.severity or "", -1) >= Severity.WARNING.rank]
+        bad = [
+            r
+            for r in self.ok
+            if r.outcome != Outcome.SUCCEEDED.value
+            or _SEV.get(r.severity or "", -1) >= Severity.WARNING.rank
+        ]
         return sorted(bad, key=badness)[:n]
 
 
@@ -70,8 +87,10 @@ def _safe(text: str | None) -> str:
 def render_summary(s: BatchSummary, console: Console, worst_n: int = 10) -> None:
     """Print the summary tables (run names, refs and reasons redacted and escaped)."""
     rate = f", {s.audited_now / s.seconds:.1f} runs/s" if s.seconds > 0 and s.audited_now else ""
-    head = (f"{_safe(s.title)}: {len(s.results)} runs, {len(s.ok)} audited, "
-            f"{len(s.failed)} unreadable or failed")
+    head = (
+        f"{_safe(s.title)}: {len(s.results)} runs, {len(s.ok)} audited, "
+        f"{len(s.failed)} unreadable or failed"
+    )
     if s.from_earlier:
         head += f" ({s.from_earlier} settled in an earlier session, from the state file)"
     console.print(f"[bold]{head}[/]")
@@ -97,8 +116,14 @@ def render_summary(s: BatchSummary, console: Console, worst_n: int = 10) -> None
         for col in ("run", "name", "outcome", "cause", "confidence", "codes"):
             w.add_column(col, overflow="fold")
         for r in worst:
-            w.add_row(_safe(r.ref), _safe(r.name), r.outcome or "", r.cause or "",
-                      f"{r.confidence:.2f}" if r.confidence is not None else "", ",".join(r.codes))
+            w.add_row(
+                _safe(r.ref),
+                _safe(r.name),
+                r.outcome or "",
+                r.cause or "",
+                f"{r.confidence:.2f}" if r.confidence is not None else "",
+                ",".join(r.codes),
+            )
         console.print(w)
 
     if s.failed:

@@ -70,7 +70,11 @@ def split_line(sums: dict[str, float], runs: int) -> str:
     whole = sum(v for k, v in sums.items() if k in STAGES)
     if runs <= 0 or whole <= 0:
         return ""
-    parts = [f"{k} {1000 * v / runs:.0f} ms ({100 * v / whole:.0f}%)" for k, v in sums.items() if k in STAGES]
+    parts = [
+        f"{k} {1000 * v / runs:.0f} ms ({100 * v / whole:.0f}%)"
+        for k, v in sums.items()
+        if k in STAGES
+    ]
     line = "time per run: " + ", ".join(parts)
     if sums.get(OVERLAPPED):
         line += f"; read ahead {1000 * sums[OVERLAPPED] / runs:.0f} ms per run (overlapped)"

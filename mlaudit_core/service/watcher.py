@@ -146,8 +146,9 @@ class Watcher:
         config: options.
     """
 
-    def __init__(self, source: PluginSource, store: StateStore, settings,
-                 config: WatchConfig) -> None:
+    def __init__(
+        self, source: PluginSource, store: StateStore, settings, config: WatchConfig
+    ) -> None:
         self.source, self.store, self.settings, self.cfg = source, store, settings, config
         self._stop = threading.Event()
         self._hurry = threading.Event()
@@ -187,9 +188,12 @@ class Watcher:
         with self._submit_mu:
             limit = self.cfg.max_pending
             if limit is not None:  # runs already waiting take no new room
-                new = [r for r in refs
-                       if (self.store.get(r if isinstance(r, str) else r[0]) or {}).get("state")
-                       not in UNSETTLED]
+                new = [
+                    r
+                    for r in refs
+                    if (self.store.get(r if isinstance(r, str) else r[0]) or {}).get("state")
+                    not in UNSETTLED
+                ]
                 if new and self.store.pending() + len(new) > limit:
                     raise QueueFull(f"queue full ({limit} runs waiting)")
             n = self.store.add(refs)
@@ -213,25 +217,39 @@ class Watcher:
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT):
                 handlers[sig] = signal.signal(sig, self.stop)
-        workers = [threading.Thread(target=self._worker, name=f"mlaudit-watch-{i}", daemon=True)
-                   for i in range(self.cfg.concurrency)]
+        workers = [
+            threading.Thread(target=self._worker, name=f"mlaudit-watch-{i}", daemon=True)
+            for i in range(self.cfg.concurrency)
+        ]
         try:
             recovered = self.store.recover()
             if recovered:
-                log.info("resuming %d run(s) left in flight by a previous watcher: %s",
-                         len(recovered), ", ".join(recovered))
+                log.info(
+                    "resuming %d run(s) left in flight by a previous watcher: %s",
+                    len(recovered),
+                    ", ".join(recovered),
+                )
             if self.store.get_meta("cursor") is not None and self.cfg.since is not None:
-                log.warning("--since ignored: %s has a cursor already (give a new --state to "
-                            "start from another date)", self.store.path)
+                log.warning(
+                    "--since ignored: %s has a cursor already (give a new --state to "
+                    "start from another date)",
+                    self.store.path,
+                )
             if self.store.get_meta("cursor") is None:
-                start = (self.cfg.since.timestamp() if self.cfg.since is not None
-                         else time.time() - START_GRACE_S)
+                start = (
+                    self.cfg.since.timestamp()
+                    if self.cfg.since is not None
+                    else time.time() - START_GRACE_S
+                )
                 if self.cfg.since is None:  # a first '--once' otherwise says "0 audited", no why
                     at = datetime.fromtimestamp(start).strftime("%H:%M:%S")
-                    log.info("new state file: runs that ended before %s (%.0f s before the "
-                             "watcher started) are not audited (--since DATE or --since all "
-                             "includes them; 'mlaudit batch' audits an experiment once)",
-                             at, START_GRACE_S)
+                    log.info(
+                        "new state file: runs that ended before %s (%.0f s before the "
+                        "watcher started) are not audited (--since DATE or --since all "
+                        "includes them; 'mlaudit batch' audits an experiment once)",
+                        at,
+                        START_GRACE_S,
+                    )
                 self.store.set_meta("floor", repr(start))
                 self.store.set_meta("cursor", repr(start))
             self.owner = self.store.get_meta("owner")
@@ -242,11 +260,20 @@ class Watcher:
             for w in workers:
                 w.start()
             self.started.set()
-            how = ("listing once" if self.cfg.once else
-                   f"listing every {self.cfg.poll_interval_s:g} s" if self.source.lists else
-                   "pushed runs only")
-            log.info("watching %s (%s, %d worker(s), state %s)", self.source.scope, how,
-                     self.cfg.concurrency, self.store.path)
+            how = (
+                "listing once"
+                if self.cfg.once
+                else f"listing every {self.cfg.poll_interval_s:g} s"
+                if self.source.lists
+                else "pushed runs only"
+            )
+            log.info(
+                "watching %s (%s, %d worker(s), state %s)",
+                self.source.scope,
+                how,
+                self.cfg.concurrency,
+                self.store.path,
+            )
             self._loop()
         finally:
             self._shutdown(workers)
@@ -254,14 +281,23 @@ class Watcher:
                 signal.signal(sig, h)
             self.stopped.set()
         held, until = self.store.waiting() if self.cfg.once else (0, None)
-        if held and until is not None:  # '--once' otherwise said only "0 run(s) audited" for a run under a lease
-            log.warning("%d run(s) held by another mlaudit watcher's claim (or a killed one's, "
-                        "until its lease ends) are not audited yet: run the same command again "
-                        "after %s (state %s)", held,
-                        datetime.fromtimestamp(until).strftime("%H:%M:%S"), self.store.path)
+        if (
+            held and until is not None
+        ):  # '--once' otherwise said only "0 run(s) audited" for a run under a lease
+            log.warning(
+                "%d run(s) held by another mlaudit watcher's claim (or a killed one's, "
+                "until its lease ends) are not audited yet: run the same command again "
+                "after %s (state %s)",
+                held,
+                datetime.fromtimestamp(until).strftime("%H:%M:%S"),
+                self.store.path,
+            )
         if self.cfg.once and self.store.retrying():
-            log.warning("%d run(s) failed and wait for a retry: run the same command again "
-                        "(state %s)", self.store.retrying(), self.store.path)
+            log.warning(
+                "%d run(s) failed and wait for a retry: run the same command again (state %s)",
+                self.store.retrying(),
+                self.store.path,
+            )
             return EXIT_INCOMPLETE
         return 0
 
@@ -316,7 +352,8 @@ class Watcher:
             raise TrackerUnavailable(
                 f"{self.source.tracker} did not answer the listing after "
                 f"{self.cfg.once_listing_attempts} attempts (--once gives up; the next run "
-                f"retries): {one_line('listing', exc)}") from None
+                f"retries): {one_line('listing', exc)}"
+            ) from None
         new = self.store.add(refs)
         if self.source.page_limit is None or len(refs) < self.source.page_limit:
             self.store.set_meta("cursor", repr(started))
@@ -334,10 +371,12 @@ class Watcher:
         def before_sleep(rs: tenacity.RetryCallState) -> None:
             self._healthy = False
             exc = rs.outcome.exception() if rs.outcome is not None else None
-            log.warning("listing finished runs failed (attempt %d): %s; retrying in %.0f s",
-                        rs.attempt_number,
-                        one_line(self.source.tracker, exc) if exc is not None else self.source.tracker,
-                        rs.next_action.sleep if rs.next_action else 0)
+            log.warning(
+                "listing finished runs failed (attempt %d): %s; retrying in %.0f s",
+                rs.attempt_number,
+                one_line(self.source.tracker, exc) if exc is not None else self.source.tracker,
+                rs.next_action.sleep if rs.next_action else 0,
+            )
 
         def sleep(seconds: float) -> None:
             self._stop.wait(seconds)
@@ -345,9 +384,15 @@ class Watcher:
         return tenacity.Retrying(
             retry=tenacity.retry_if_exception(_is_outage),
             wait=tenacity.wait_exponential_jitter(initial=1, max=self.cfg.listing_max_backoff_s),
-            stop=(tenacity.stop_after_attempt(self.cfg.once_listing_attempts) if self.cfg.once
-                  else tenacity.stop_never),
-            sleep=sleep, before_sleep=before_sleep, reraise=True)  # _list raises _Stopped
+            stop=(
+                tenacity.stop_after_attempt(self.cfg.once_listing_attempts)
+                if self.cfg.once
+                else tenacity.stop_never
+            ),
+            sleep=sleep,
+            before_sleep=before_sleep,
+            reraise=True,
+        )  # _list raises _Stopped
 
     def _busy(self) -> bool:
         with self._mu:
@@ -386,10 +431,18 @@ class Watcher:
             return
         interrupts = (self.store.get(ref) or {}).get("interrupts", 0)
         if interrupts >= self.cfg.max_interrupts:  # the watcher died on this run every time
-            self.store.fail(ref, RunResult(ref=ref, ok=False, error=f"the watcher stopped during "
-                                           f"{interrupts} attempts on this run"), retry_at=None)
-            log.error("run %s: gave up: the watcher stopped during %d attempts on it", ref,
-                      interrupts)
+            self.store.fail(
+                ref,
+                RunResult(
+                    ref=ref,
+                    ok=False,
+                    error=f"the watcher stopped during {interrupts} attempts on this run",
+                ),
+                retry_at=None,
+            )
+            log.error(
+                "run %s: gave up: the watcher stopped during %d attempts on it", ref, interrupts
+            )
             return
         owner = getattr(self, "owner", None) or "mlaudit-watch"
         deferred: list[str] = []
@@ -411,15 +464,17 @@ class Watcher:
         def before_write(report) -> bool:
             reports.append(report)
             v = report.verdict
-            log.info("run %s: audited: %s / %s (%.2f)", ref, v.outcome.value, v.cause.value,
-                     v.confidence)
+            log.info(
+                "run %s: audited: %s / %s (%.2f)", ref, v.outcome.value, v.cause.value, v.confidence
+            )
             self._test_pause("after_audit")
             if self._stop.is_set():  # shutting down before writing: give the run back
                 return False
             return self.store.begin_write(ref)
 
-        res = audit_one(self.source, ref, self.settings, after_load=after_load,
-                        before_write=before_write)
+        res = audit_one(
+            self.source, ref, self.settings, after_load=after_load, before_write=before_write
+        )
         if deferred:  # another watcher holds the run: look again when its lease ends
             retry = time.time() + min(self.cfg.claim_lease_s, max(self.cfg.poll_interval_s, 5.0))
             if self.store.defer(ref, retry, deferred[0]):
@@ -470,8 +525,9 @@ class Watcher:
         else:
             delay = min(self.cfg.max_backoff_s, self.cfg.retry_base_s * 2 ** (attempts - 1))
             self.store.fail(ref, res, retry_at=time.time() + delay)
-            log.warning("run %s: attempt %d failed: %s; retrying in %.0f s", ref, attempts,
-                        res.error, delay)
+            log.warning(
+                "run %s: attempt %d failed: %s; retrying in %.0f s", ref, attempts, res.error, delay
+            )
 
     def _test_pause(self, stage: str) -> None:
         if stage in self._pause:

@@ -48,7 +48,9 @@ from .policy import POLICY, Case, Ctx, Decision, Rule, first_match, table_markdo
 
 __all__ = ["POLICY", "Case", "Ctx", "Decision", "Rule", "build_context", "decide", "table_markdown"]
 
-_PARTIAL = re.compile(r"truncat|corrupt|could not be read|cannot read|no such file|skipped|empty", re.I)
+_PARTIAL = re.compile(
+    r"truncat|corrupt|could not be read|cannot read|no such file|skipped|empty", re.I
+)
 
 
 def build_context(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -> Ctx:
@@ -57,26 +59,46 @@ def build_context(run: RunData, findings: list[Finding], det_runs: list[Detector
     for f in findings:
         if f.code in CRASH_CODES and (end := superseded_crash(run, f)) is not None:
             # an earlier attempt's crash in an appended log: reported, but not how this run ended
-            superseded.append(f"{f.code} ({f.message[:100]}): {end}" if end.startswith("training went on")
-                              else f"{f.code} ({f.message[:100]}) is followed by '{end}'")
+            superseded.append(
+                f"{f.code} ({f.message[:100]}): {end}"
+                if end.startswith("training went on")
+                else f"{f.code} ({f.message[:100]}) is followed by '{end}'"
+            )
             continue
         by_code.setdefault(f.code, []).append(f)
-    return Ctx(run, by_code, assess(run, findings, det_runs), ending(run, findings),
-               precision_evidence(run, findings), lr_assessment(run), superseded)
+    return Ctx(
+        run,
+        by_code,
+        assess(run, findings, det_runs),
+        ending(run, findings),
+        precision_evidence(run, findings),
+        lr_assessment(run),
+        superseded,
+    )
 
 
 def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -> AuditReport:
     """Apply the policy. Returns a report with verdict, timeline, hypotheses, unknowns and actions."""
     ctx = build_context(run, findings, det_runs)
     decision = first_match(ctx)
-    if (run.status is RunStatus.RUNNING
-            and decision.outcome not in (Outcome.CRASHED, Outcome.RUNNING, Outcome.UNKNOWN)):
-        decision = Decision(Outcome.RUNNING, decision.cause if decision.cause is not Cause.HEALTHY
-                            else Cause.INCONCLUSIVE, "The run is still running; so far: " + decision.summary,
-                            decision.primary, decision.rule)
+    if run.status is RunStatus.RUNNING and decision.outcome not in (
+        Outcome.CRASHED,
+        Outcome.RUNNING,
+        Outcome.UNKNOWN,
+    ):
+        decision = Decision(
+            Outcome.RUNNING,
+            decision.cause if decision.cause is not Cause.HEALTHY else Cause.INCONCLUSIVE,
+            "The run is still running; so far: " + decision.summary,
+            decision.primary,
+            decision.rule,
+        )
 
-    missing = [MissingSignal(signal=f.facts["signal"], would_tell=f.facts["would_tell"])
-               for f in findings if f.family == "instrumentation" and not f.facts.get("logged_nonfinite")]
+    missing = [
+        MissingSignal(signal=f.facts["signal"], would_tell=f.facts["would_tell"])
+        for f in findings
+        if f.family == "instrumentation" and not f.facts.get("logged_nonfinite")
+    ]
     inconclusive = decision.cause is Cause.INCONCLUSIVE
     # partial input (a truncated or unreadable file, a missing log): the verdict stands as the
     # best reading of what was there, but is marked inconclusive and says what is missing
@@ -84,65 +106,114 @@ def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
     if partial and decision.outcome is Outcome.SUCCEEDED:
         # 'succeeded' needs positive evidence about the whole run; a history known to be cut
         # (a truncated file, a .wandb prefix of a longer run) shows only part of it
-        decision = Decision(Outcome.UNKNOWN, Cause.INCONCLUSIVE,
-                            "Not judged: the data read is partial, so whether the run succeeded "
-                            "cannot be told from it; what was read looked healthy: "
-                            + decision.summary, decision.primary, "V20p")
+        decision = Decision(
+            Outcome.UNKNOWN,
+            Cause.INCONCLUSIVE,
+            "Not judged: the data read is partial, so whether the run succeeded "
+            "cannot be told from it; what was read looked healthy: " + decision.summary,
+            decision.primary,
+            "V20p",
+        )
     summary = decision.summary
     if ctx.superseded:
-        went_on = [x for x in ctx.superseded if "training went on after it" in x or "the process went on" in x]
+        went_on = [
+            x
+            for x in ctx.superseded
+            if "training went on after it" in x or "the process went on" in x
+        ]
         ended = [x for x in ctx.superseded if x not in went_on]
         if ended:
-            summary += (" Earlier attempts in the same log crashed before a later one finished, so those crashes "
-                        "did not end this run: " + "; ".join(ended[:2]) + ".")
+            summary += (
+                " Earlier attempts in the same log crashed before a later one finished, so those crashes "
+                "did not end this run: " + "; ".join(ended[:2]) + "."
+            )
         if went_on:
-            summary += (" Training went on after these failure lines, so they did not end the run: "
-                        + "; ".join(went_on[:2]) + ".")
+            summary += (
+                " Training went on after these failure lines, so they did not end the run: "
+                + "; ".join(went_on[:2])
+                + "."
+            )
     judged = run.params.get("log.launch_judged")
     if judged:
         # several launches in one log, and the run is not the last one (formats/consolelog/launches.py)
-        summary += (f" Judged: launch {judged} of {run.params.get('log.launches', '?')} in this log, the last one that "
-                    "trained; the launch(es) after it printed no training point and no traceback (evaluation only, "
-                    "or a resume that found training done).")
+        summary += (
+            f" Judged: launch {judged} of {run.params.get('log.launches', '?')} in this log, the last one that "
+            "trained; the launch(es) after it printed no training point and no traceback (evaluation only, "
+            "or a resume that found training done)."
+        )
     if partial:
         inconclusive = True
         summary += " Partial data: " + "; ".join(partial[:3]) + "."
     # a learning check that errored is evidence not examined: it lowers the confidence, and a verdict
     # of health says which checks did not run
-    errored = [f"{d.code}" for d in det_runs if d.status == "errored" and d.code[:2] in ("GE", "OP", "LI")]
+    errored = [
+        f"{d.code}" for d in det_runs if d.status == "errored" and d.code[:2] in ("GE", "OP", "LI")
+    ]
     if errored and decision.outcome in (Outcome.SUCCEEDED, Outcome.RUNNING):
-        summary += (f" Not checked: {', '.join(errored)} errored (see unknowns), so a failure only "
-                    f"{'it' if len(errored) == 1 else 'they'} would see cannot be ruled out.")
+        summary += (
+            f" Not checked: {', '.join(errored)} errored (see unknowns), so a failure only "
+            f"{'it' if len(errored) == 1 else 'they'} would see cannot be ruled out."
+        )
     conf, terms = confidence(
-        outcome=decision.outcome.value, cause=decision.cause.value, primary=decision.primary, basis=ctx.basis,
-        findings=findings, has_validation=run.has(Role.VAL_LOSS) or run.has(Role.VAL_ACCURACY),
-        has_step_time=run.has(Role.STEP_TIME), warnings=len(run.warnings), inconclusive=inconclusive,
-        n_primary=primary_points(run, decision.primary, ctx.basis), partial=bool(partial), errored=errored)
-    verdict = Verdict(outcome=decision.outcome, cause=decision.cause, confidence=conf,
-                      summary=summary, inconclusive=inconclusive,
-                      rule=decision.rule or None, basis=terms)
+        outcome=decision.outcome.value,
+        cause=decision.cause.value,
+        primary=decision.primary,
+        basis=ctx.basis,
+        findings=findings,
+        has_validation=run.has(Role.VAL_LOSS) or run.has(Role.VAL_ACCURACY),
+        has_step_time=run.has(Role.STEP_TIME),
+        warnings=len(run.warnings),
+        inconclusive=inconclusive,
+        n_primary=primary_points(run, decision.primary, ctx.basis),
+        partial=bool(partial),
+        errored=errored,
+    )
+    verdict = Verdict(
+        outcome=decision.outcome,
+        cause=decision.cause,
+        confidence=conf,
+        summary=summary,
+        inconclusive=inconclusive,
+        rule=decision.rule or None,
+        basis=terms,
+    )
 
     ordered = sorted(findings, key=lambda f: (-f.severity.rank, f is not decision.primary, f.code))
     unknowns = [f"{d.code} {d.name}: {d.reason}" for d in det_runs if d.status == "skipped"]
-    unknowns += [f"{d.code} {d.name} errored ({d.reason}); its check is unknown"
-                 for d in det_runs if d.status == "errored"]
+    unknowns += [
+        f"{d.code} {d.name} errored ({d.reason}); its check is unknown"
+        for d in det_runs
+        if d.status == "errored"
+    ]
     if run.warnings:
         unknowns += [f"loading: {w}" for w in run.warnings]
     if not (run.key_for(Role.TRAIN_LOSS) or run.key_for(Role.VAL_LOSS)):
-        unknowns.append("timeline: unknown, no training or validation loss series to place phases on")
+        unknowns.append(
+            "timeline: unknown, no training or validation loss series to place phases on"
+        )
     if not len(run.metrics):
         unknowns.append("key metrics: unknown, no metric was logged")
     actions = next_actions(decision, ctx)
     if decision.outcome is Outcome.UNKNOWN or (decision.rule == "V20"):
         unknowns[:0] = [f"verdict: not judged, {m}" for m in ctx.basis.missing(run)]
-        actions = [NextAction(action=a, why=w, cost="minutes") for a, w in what_to_log(run, ctx.basis)] + \
-            [a for a in actions if not a.action.startswith(("Attach the console log and the loss",
-                                                            "Tag this run mlaudit.baseline"))]
+        actions = [
+            NextAction(action=a, why=w, cost="minutes") for a, w in what_to_log(run, ctx.basis)
+        ] + [
+            a
+            for a in actions
+            if not a.action.startswith(
+                ("Attach the console log and the loss", "Tag this run mlaudit.baseline")
+            )
+        ]
     if ctx.ending.in_warmup and decision.outcome is not Outcome.CRASHED:
-        unknowns.append(f"ending: {ctx.ending.in_warmup}; whether it stopped early or was a short run with "
-                        "a long warmup is not in the data")
+        unknowns.append(
+            f"ending: {ctx.ending.in_warmup}; whether it stopped early or was a short run with "
+            "a long warmup is not in the data"
+        )
     if ctx.ending.snapshot:
-        unknowns.append(f"ending: {ctx.ending.snapshot}; whether the run went on is not in this file")
+        unknowns.append(
+            f"ending: {ctx.ending.snapshot}; whether the run went on is not in this file"
+        )
     return AuditReport(
         run=RunRef(tracker=run.identity.tracker, id=run.identity.id),
         verdict=verdict,

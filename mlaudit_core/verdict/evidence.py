@@ -54,7 +54,9 @@ COMPLETE_SHARE = 0.95
 class Basis:
     """The evidence a verdict can rest on (a summary of what was examined)."""
 
-    signals: dict[str, tuple[str, int]] = field(default_factory=dict)  # role -> (key, finite points)
+    signals: dict[str, tuple[str, int]] = field(
+        default_factory=dict
+    )  # role -> (key, finite points)
     learning_detectors_ran: list[str] = field(default_factory=list)
     signature: list[str] = field(default_factory=list)  # runtime signature codes at warning+
     console_lines: int = 0
@@ -76,14 +78,22 @@ class Basis:
             out.append("no metric was logged at all")
         elif not self.signals:
             shown = ", ".join(sorted(keys)[:8]) + (" ..." if len(keys) > 8 else "")
-            out.append(f"none of the {len(keys)} logged metrics ({shown}) is a training loss, validation loss "
-                       "or accuracy mlaudit recognises")
+            out.append(
+                f"none of the {len(keys)} logged metrics ({shown}) is a training loss, validation loss "
+                "or accuracy mlaudit recognises"
+            )
         else:
-            few = [f"{k} has {n} finite point{'s' if n != 1 else ''}" for k, n in self.signals.values()
-                   if n < MIN_TREND_POINTS]
+            few = [
+                f"{k} has {n} finite point{'s' if n != 1 else ''}"
+                for k, n in self.signals.values()
+                if n < MIN_TREND_POINTS
+            ]
             if few and self.points < MIN_TREND_POINTS:
-                out.append("too few points for any trend (" + "; ".join(few[:4]) +
-                           f"; at least {MIN_TREND_POINTS} are needed): only summary values were logged")
+                out.append(
+                    "too few points for any trend ("
+                    + "; ".join(few[:4])
+                    + f"; at least {MIN_TREND_POINTS} are needed): only summary values were logged"
+                )
             elif not self.learning_detectors_ran:
                 out.append("no learning detector could run on the logged series (see unknowns)")
         if not self.console_lines and not self.signature:
@@ -106,27 +116,56 @@ def assess(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
     from ..detectors import registry
 
     reg = registry()
-    ran = [d.code for d in det_runs if d.status == "ran" and d.code in reg
-           and reg[d.code].family in LEARNING_FAMILIES
-           and any(r in LEARNING_ROLES for r in getattr(reg[d.code], "needs", ()))]
-    sig = sorted({f.code for f in findings if f.family == "runtime" and f.severity.rank >= Severity.WARNING.rank})
-    return Basis(signals=signals(run), learning_detectors_ran=ran, signature=sig,
-                 console_lines=len(run.console), n_metrics=len(run.metrics.keys))
+    ran = [
+        d.code
+        for d in det_runs
+        if d.status == "ran"
+        and d.code in reg
+        and reg[d.code].family in LEARNING_FAMILIES
+        and any(r in LEARNING_ROLES for r in getattr(reg[d.code], "needs", ()))
+    ]
+    sig = sorted(
+        {
+            f.code
+            for f in findings
+            if f.family == "runtime" and f.severity.rank >= Severity.WARNING.rank
+        }
+    )
+    return Basis(
+        signals=signals(run),
+        learning_detectors_ran=ran,
+        signature=sig,
+        console_lines=len(run.console),
+        n_metrics=len(run.metrics.keys),
+    )
 
 
 def what_to_log(run: RunData, basis: Basis) -> list[tuple[str, str]]:
     """(action, why) pairs that would turn an abstention into a verdict."""
-    out = [("Log the training loss every few steps (and a validation loss or accuracy per evaluation) "
+    out = [
+        (
+            "Log the training loss every few steps (and a validation loss or accuracy per evaluation) "
             "under a recognised name (train/loss, loss, val_loss, eval/accuracy; docs/detectors.md lists "
             "the aliases) or map yours with [tool.mlaudit.aliases]",
-            "a learning verdict needs a per-step series; summary values or unrecognised names cannot be judged")]
+            "a learning verdict needs a per-step series; summary values or unrecognised names cannot be judged",
+        )
+    ]
     if basis.signals and basis.points < MIN_TREND_POINTS:
-        out.insert(0, ("Log the loss as a series (a value per logging step, e.g. mlflow.log_metric(key, v, "
-                       "step=step)), not only its final value",
-                       f"a trend needs at least {MIN_TREND_POINTS} points; the run holds only summary values"))
+        out.insert(
+            0,
+            (
+                "Log the loss as a series (a value per logging step, e.g. mlflow.log_metric(key, v, "
+                "step=step)), not only its final value",
+                f"a trend needs at least {MIN_TREND_POINTS} points; the run holds only summary values",
+            ),
+        )
     if not basis.console_lines:
-        out.append(("Attach the console log (mlaudit logs FILE, or the tracker's output.log artifact)",
-                    "crash, OOM and numerical signatures are read from it"))
+        out.append(
+            (
+                "Attach the console log (mlaudit logs FILE, or the tracker's output.log artifact)",
+                "crash, OOM and numerical signatures are read from it",
+            )
+        )
     return out
 
 
@@ -151,30 +190,46 @@ def _patience_counter(values: np.ndarray, higher_is_better: bool, min_delta: flo
         else:
             wait += 1
     return wait
-_INTERRUPT = re.compile(r"\bKeyboardInterrupt\b|\bSIGTERM\b|signal 15\b|^Terminated\b|\bSIGINT\b", re.M)
+
+
+_INTERRUPT = re.compile(
+    r"\bKeyboardInterrupt\b|\bSIGTERM\b|signal 15\b|^Terminated\b|\bSIGINT\b", re.M
+)
 #: A line saying the training loop stopped itself because the monitored metric stopped improving:
 #: Keras/Lightning/HF "early stopping", OpenNMT-py "Early Stop!", "stopped early", and the prose of
 #: research code ("has not improved for 3 epochs. Stopping training.", "no improvement ... stop").
-_EARLY_STOP_LINE = re.compile(r"early[ _-]?stop(?:ping|ped)?\b|EarlyStopping|Stopping training early|"
-                              r"stopped early|no improvement observed in last \d+ epochs|"
-                              r"(?:not|no longer|did not|didn't) improve\w*\b.{0,80}\bstop(?:ping|ped|s)?\b", re.I)
+_EARLY_STOP_LINE = re.compile(
+    r"early[ _-]?stop(?:ping|ped)?\b|EarlyStopping|Stopping training early|"
+    r"stopped early|no improvement observed in last \d+ epochs|"
+    r"(?:not|no longer|did not|didn't) improve\w*\b.{0,80}\bstop(?:ping|ped|s)?\b",
+    re.I,
+)
 #: A configuration echo that names early stopping without it having happened (``early_stopping=True``,
 #: ``'early_stopping_patience': 3``, ``--early_stop 10``): not a report that the run stopped.
-_EARLY_STOP_CONFIG = re.compile(r"early[ _-]?stop\w*['\"]?\s*(?:[=:]|\s)\s*['\"]?(?:true|false|none|-?\d)|"
-                                r"early[ _-]?stop\w*_(?:patience|threshold|delta|rounds|metric|mode)", re.I)
+_EARLY_STOP_CONFIG = re.compile(
+    r"early[ _-]?stop\w*['\"]?\s*(?:[=:]|\s)\s*['\"]?(?:true|false|none|-?\d)|"
+    r"early[ _-]?stop\w*_(?:patience|threshold|delta|rounds|metric|mode)",
+    re.I,
+)
 
 
 def early_stop_line(text: str) -> bool:
     """True when console line ``text`` reports that training stopped early (not a config echo)."""
     return bool(_EARLY_STOP_LINE.search(text)) and not _EARLY_STOP_CONFIG.search(text)
+
+
 #: The line a framework prints when training starts and the one it prints when training ends
 #: normally. A log holding the start banner but not the end line stopped before its end (a log
 #: fragment without the banner is not judged this way: its end may simply be cut off).
 _END_LINES = {
-    "huggingface": (re.compile(r"'train_runtime'|\"train_runtime\"|Training completed"),
-                    re.compile(r"\*\*\*\*\* Running training \*\*\*\*\*")),
-    "detectron2": (re.compile(r"Overall training speed|Total training time"),
-                   re.compile(r"Starting training from iteration")),
+    "huggingface": (
+        re.compile(r"'train_runtime'|\"train_runtime\"|Training completed"),
+        re.compile(r"\*\*\*\*\* Running training \*\*\*\*\*"),
+    ),
+    "detectron2": (
+        re.compile(r"Overall training speed|Total training time"),
+        re.compile(r"Starting training from iteration"),
+    ),
 }
 #: Crash signatures (out of memory, collective timeout, worker death, Python error, hardware fault, disk
 #: full, killed) that a later end-of-training line in the same console supersedes.
@@ -236,18 +291,22 @@ def _thread_exception(run: RunData, src: str, ln: int) -> str | None:
     m = _THREAD_HEADER.match(lines[i].text.strip()) if i >= 0 else None
     if m is None or m[1].strip() in ("MainThread",):
         return None
-    after = [c.text.strip() for c in lines[at + 1:] if c.text.strip()]
+    after = [c.text.strip() for c in lines[at + 1 :] if c.text.strip()]
     if len(after) < MIN_PROGRESS_LINES:
         return None
-    return (f"raised in thread {m[1].strip()}, not the main thread: it ended that thread only, and the process "
-            f"went on ({len(after)} lines after it, the last: {after[-1][:100]})")
+    return (
+        f"raised in thread {m[1].strip()}, not the main thread: it ended that thread only, and the process "
+        f"went on ({len(after)} lines after it, the last: {after[-1][:100]})"
+    )
 
 
 #: A training progress line: a counter or a loss/accuracy name followed closely by its number
 #: ('Epoch 42 @ ...', 'step 300 | loss 2.1', 'loss: 0.53', 'Iter [65/3000]').
 _PROGRESS = re.compile(r"\b(?:epoch|step|iter(?:ation)?|loss|acc(?:uracy)?)\b\W{0,4}[-+]?\d", re.I)
 #: Lines that mention those words without being progress: traceback frames, errors, warnings.
-_NOT_PROGRESS = re.compile(r"Traceback|^\s*File \"|Error\b|Exception\b|WARNING|Warning:|^\s*\^", re.I)
+_NOT_PROGRESS = re.compile(
+    r"Traceback|^\s*File \"|Error\b|Exception\b|WARNING|Warning:|^\s*\^", re.I
+)
 #: Progress lines after a crash signature that show the run went on (more than a stray line of another
 #: rank flushed after the failure: three records).
 MIN_PROGRESS_LINES = 3
@@ -290,8 +349,10 @@ class Ending:
     def describe(self) -> str:
         parts = []
         if self.short:
-            parts.append(f"it reached {self.unit} {self.reached:g} of the {self.planned:g} planned "
-                         f"({self.planned_key}, {100 * (self.share or 0.0):.0f}%)")
+            parts.append(
+                f"it reached {self.unit} {self.reached:g} of the {self.planned:g} planned "
+                f"({self.planned_key}, {100 * (self.share or 0.0):.0f}%)"
+            )
         if self.interrupt:
             parts.append(f"the console shows an interrupt ({self.interrupt.strip()[:120]})")
         if self.in_warmup:
@@ -303,6 +364,7 @@ class Ending:
 
 def _param(run: RunData, names: tuple[str, ...]) -> tuple[str, float] | None:
     """The first param whose last dotted component (normalised) is one of ``names``, as a number."""
+
     def leaf(k: str) -> str | None:
         x = normalise_key(k).split("/")[-1]
         return x if x in names else None
@@ -319,8 +381,17 @@ def _positive_param(run: RunData, name_of, order: tuple[str, ...]) -> tuple[str,
 #: Metrics that count optimisation steps in their value. A tracker's own step axis need not be in
 #: iterations: W&B's ``_step`` counts ``wandb.log`` calls, so a nanoGPT run logging every 250
 #: iterations ends at ``_step`` 20 of ``max_iters`` 5000 with ``iter`` = 5000 (own corpus wb11).
-_STEP_COUNTERS = ("iter", "iters", "iteration", "iterations", "global_step", "num_steps", "trainer/global_step",
-                  "train/global_step", "step")
+_STEP_COUNTERS = (
+    "iter",
+    "iters",
+    "iteration",
+    "iterations",
+    "global_step",
+    "num_steps",
+    "trainer/global_step",
+    "train/global_step",
+    "step",
+)
 
 
 def _reached_steps(run: RunData) -> float | None:
@@ -332,7 +403,11 @@ def _reached_steps(run: RunData) -> float | None:
             if len(s):
                 best = max(best or 0.0, float(s.steps.max()))
     for k in run.metrics.keys:
-        if k.lower() in _STEP_COUNTERS or k.lower().rsplit("/", 1)[-1] in ("iter", "iteration", "global_step"):
+        if k.lower() in _STEP_COUNTERS or k.lower().rsplit("/", 1)[-1] in (
+            "iter",
+            "iteration",
+            "global_step",
+        ):
             v = run.metrics.series(k).finite().values
             if v.size and best is not None and float(v.max()) > best:
                 best = float(v.max())
@@ -370,7 +445,7 @@ def _end_summary(run: RunData) -> str | None:
         if normalise_key(k).split("/")[-1] in _END_SUMMARY_KEYS:
             return f"the run logged the Trainer's end-of-training summary ({k}): training returned normally"
     for k in run.params:
-        if k.startswith("final.") and k[len("final."):] in _END_SUMMARY_KEYS:
+        if k.startswith("final.") and k[len("final.") :] in _END_SUMMARY_KEYS:
             return f"the run holds the Trainer's end-of-training summary ({k}): training returned normally"
     return None
 
@@ -397,7 +472,9 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
     for n in run.notes:
         if "checkpoint snapshot" in n or "saved mid-run" in n:
             e.snapshot = n
-        elif n.startswith("training stopped by itself"):  # trainer_state: the Trainer ended training there
+        elif n.startswith(
+            "training stopped by itself"
+        ):  # trainer_state: the Trainer ended training there
             e.early_stopped = n
     if str(run.params.get("source.snapshot", "")).lower() == "true":
         e.snapshot = e.snapshot or "the input is a mid-run snapshot"
@@ -407,7 +484,9 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
         if plan.unit == "step":
             reached = _reached_steps(run)
             if not console:
-                gs = _param(run, ("global_step",))  # HF trainer_state: the step the state was saved at
+                gs = _param(
+                    run, ("global_step",)
+                )  # HF trainer_state: the step the state was saved at
                 if gs is not None:
                     reached = max(reached or 0.0, gs[1])
             elif plan.reached is not None:
@@ -415,15 +494,25 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
         else:
             reached = plan.reached if console else _reached_epochs(run)
         if reached is not None:
-            e.planned_key, e.planned, e.unit, e.reached = plan.source, plan.planned, plan.unit, reached
+            e.planned_key, e.planned, e.unit, e.reached = (
+                plan.source,
+                plan.planned,
+                plan.unit,
+                reached,
+            )
             break
     k = run.key_for(Role.LEARNING_RATE)
     if k and not e.snapshot:
         lr = run.metrics.series(k).by_step().finite()
-        if len(lr) >= MIN_TREND_POINTS and lr.values[-1] > lr.values[0] > 0 \
-                and bool(np.all(np.diff(lr.values) > 0)):
-            e.in_warmup = (f"{k} rose at every logged step to its last value ({lr.values[0]:.3g} -> "
-                           f"{lr.values[-1]:.3g}): the run ended inside its warmup")
+        if (
+            len(lr) >= MIN_TREND_POINTS
+            and lr.values[-1] > lr.values[0] > 0
+            and bool(np.all(np.diff(lr.values) > 0))
+        ):
+            e.in_warmup = (
+                f"{k} rose at every logged step to its last value ({lr.values[0]:.3g} -> "
+                f"{lr.values[-1]:.3g}): the run ended inside its warmup"
+            )
     for t in text[-200:]:
         if _INTERRUPT.search(t):
             e.interrupt = t
@@ -436,7 +525,9 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
     elif e.short and not e.interrupt:
         end = next((t for t in reversed(text[-300:]) if NORMAL_END.search(t)), None)
         if end is not None:
-            e.early_stopped = f"the log ends with the framework's end-of-training line ({end.strip()[:100]})"
+            e.early_stopped = (
+                f"the log ends with the framework's end-of-training line ({end.strip()[:100]})"
+            )
     pat = _param(run, _PATIENCE)
     if e.short and not e.early_stopped and pat is not None and e.unit == "epoch":
         role, s = _val_series(run)
@@ -449,11 +540,15 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
             delta = _param(run, _MIN_DELTA)
             waited = _patience_counter(s.values, hib, delta[1] if delta else 0.0)
             if since >= pat[1] * 0.9:
-                e.early_stopped = (f"{s.key} last improved {since} evaluations before the end, which the "
-                                   f"run's {pat[0]}={pat[1]:g} explains (early stopping)")
+                e.early_stopped = (
+                    f"{s.key} last improved {since} evaluations before the end, which the "
+                    f"run's {pat[0]}={pat[1]:g} explains (early stopping)"
+                )
             elif delta is not None and waited >= pat[1]:
-                e.early_stopped = (f"{s.key} improved by less than {delta[0]}={delta[1]:g} in its last {waited} "
-                                   f"evaluations, which the run's {pat[0]}={pat[1]:g} explains (early stopping)")
+                e.early_stopped = (
+                    f"{s.key} improved by less than {delta[0]}={delta[1]:g} in its last {waited} "
+                    f"evaluations, which the run's {pat[0]}={pat[1]:g} explains (early stopping)"
+                )
     # the missing end line is evidence of a stop only in a log that shows the framework's training records:
     # the banner alone is printed by other code too (a TF1 Estimator, diffusers / ColossalAI example scripts)
     # that never prints the HF Trainer's 'train_runtime' (own corpus f6b1-04, f6b3-05: no training record read)
@@ -471,14 +566,23 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
 
 # --- precision and learning-rate evidence ---------------------------------------------------------
 
-_PRECISION_PARAM = re.compile(r"(^|[/_.])(fp16|bf16|amp|half|mixed_precision|precision|autocast|"
-                              r"loss_scale|use_amp|apex|opt_level)($|[/_.])", re.I)
+_PRECISION_PARAM = re.compile(
+    r"(^|[/_.])(fp16|bf16|amp|half|mixed_precision|precision|autocast|"
+    r"loss_scale|use_amp|apex|opt_level)($|[/_.])",
+    re.I,
+)
 #: A precision setting's value that turns reduced precision on; a command-line flag (``--fp16``, as a
 #: launch command or a report states the setting) counts as its value.
-_PRECISION_TRUE = re.compile(r"^(?:--?)?(true|1|yes|o[123]|16|16-mixed|bf16|bf16-mixed|fp16|16-true|bf16-true|"
-                             r"half|mixed|amp|dynamic)$", re.I)
-_PRECISION_LINE = re.compile(r"\b(fp16|bf16|float16|bfloat16|mixed[- ]precision|GradScaler|loss scal|"
-                             r"apex\.amp|autocast|Using 16bit|16-mixed|half precision)\b", re.I)
+_PRECISION_TRUE = re.compile(
+    r"^(?:--?)?(true|1|yes|o[123]|16|16-mixed|bf16|bf16-mixed|fp16|16-true|bf16-true|"
+    r"half|mixed|amp|dynamic)$",
+    re.I,
+)
+_PRECISION_LINE = re.compile(
+    r"\b(fp16|bf16|float16|bfloat16|mixed[- ]precision|GradScaler|loss scal|"
+    r"apex\.amp|autocast|Using 16bit|16-mixed|half precision)\b",
+    re.I,
+)
 
 
 _WARNING_OR_CODE = re.compile(r"\w*Warning\b:|^\s*[\w.\[\]]+\s*=\s*[\w.]+\(")
@@ -508,8 +612,16 @@ def precision_evidence(run: RunData, findings: list[Finding]) -> list[str]:
 #: Typical peak learning rates per optimiser family: Adam/AdamW 1e-3 (Kingma & Ba 2015's default;
 #: PyTorch/Keras defaults), Adagrad/RMSprop 1e-2 / 1e-3 (PyTorch defaults), SGD 0.1 (He et al. 2016,
 #: Goyal et al. 2017: 0.1 per 256 images), Lion 1e-4 (Chen et al. 2023: 3-10x below AdamW).
-TYPICAL_LR = {"adam": 1e-3, "adamw": 1e-3, "lion": 1e-4, "rmsprop": 1e-3, "adagrad": 1e-2, "sgd": 0.1,
-              "adafactor": 1e-3, "lamb": 1e-2}
+TYPICAL_LR = {
+    "adam": 1e-3,
+    "adamw": 1e-3,
+    "lion": 1e-4,
+    "rmsprop": 1e-3,
+    "adagrad": 1e-2,
+    "sgd": 0.1,
+    "adafactor": 1e-3,
+    "lamb": 1e-2,
+}
 #: Without a known optimiser, the upper of the typical values (SGD's) is used.
 TYPICAL_LR_UNKNOWN = 0.1
 #: A learning rate this many times the typical value is "far too high" (a NaN from the first
@@ -550,8 +662,15 @@ def lr_assessment(run: RunData) -> LrAssessment:
     opt = None
     for k, v in run.params.items():
         leaf = normalise_key(k).split("/")[-1]
-        if leaf in ("optimizer", "optim", "optimiser", "opt", "optimizer_name", "optimizer_type", "name") \
-                and isinstance(v, str):
+        if leaf in (
+            "optimizer",
+            "optim",
+            "optimiser",
+            "opt",
+            "optimizer_name",
+            "optimizer_type",
+            "name",
+        ) and isinstance(v, str):
             low = v.lower()
             for name in sorted(TYPICAL_LR, key=len, reverse=True):
                 if name in low:
@@ -576,18 +695,47 @@ def lr_assessment(run: RunData) -> LrAssessment:
 #: Outcome implied by a finding at warning or above, for counting independent agreement.
 #: GE003 (final held-out value worse than its best) is the held-out reflection of several failures
 #: ("degraded"), not a competing explanation of any of them.
-IMPLIES = {"OP001": "diverged", "OP004": "diverged", "LI001": "diverged", "RT009": "diverged",
-           "RT006": "diverged", "OP007": "diverged", "GE001": "overfit", "GE003": "degraded",
-           "GE005": "overfit", "GE002": "underfit", "OP003": "plateaued", "GE004": "underfit",
-           "OP002": "unstable", "OP008": "unstable", "LI002": "unstable", "LI003": "unstable", "SY001": "slow",
-           "SY002": "slow", "SY005": "slow", "SY003": "slow", "RT001": "crashed", "RT002": "crashed",
-           "RT004": "crashed", "RT005": "crashed", "RT007": "crashed", "RT008": "crashed", "RT010": "crashed",
-           "RT003": "crashed", "BL001": "regressed"}
+IMPLIES = {
+    "OP001": "diverged",
+    "OP004": "diverged",
+    "LI001": "diverged",
+    "RT009": "diverged",
+    "RT006": "diverged",
+    "OP007": "diverged",
+    "GE001": "overfit",
+    "GE003": "degraded",
+    "GE005": "overfit",
+    "GE002": "underfit",
+    "OP003": "plateaued",
+    "GE004": "underfit",
+    "OP002": "unstable",
+    "OP008": "unstable",
+    "LI002": "unstable",
+    "LI003": "unstable",
+    "SY001": "slow",
+    "SY002": "slow",
+    "SY005": "slow",
+    "SY003": "slow",
+    "RT001": "crashed",
+    "RT002": "crashed",
+    "RT004": "crashed",
+    "RT005": "crashed",
+    "RT007": "crashed",
+    "RT008": "crashed",
+    "RT010": "crashed",
+    "RT003": "crashed",
+    "BL001": "regressed",
+}
 #: Outcomes read as the same symptom for agreement (a plateau agrees with an underfit; a held-out
 #: metric that ended below its best agrees with a divergence, an instability, an overfit, a regression).
-SAME = {"underfit": {"underfit", "plateaued"}, "plateaued": {"underfit", "plateaued"},
-        "diverged": {"diverged", "unstable", "degraded"}, "unstable": {"unstable", "diverged", "degraded"},
-        "overfit": {"overfit", "degraded"}, "regressed": {"regressed", "degraded"}}
+SAME = {
+    "underfit": {"underfit", "plateaued"},
+    "plateaued": {"underfit", "plateaued"},
+    "diverged": {"diverged", "unstable", "degraded"},
+    "unstable": {"unstable", "diverged", "degraded"},
+    "overfit": {"overfit", "degraded"},
+    "regressed": {"regressed", "degraded"},
+}
 #: The layer an implied outcome belongs to. A finding competes with a verdict only within its layer:
 #: a slow input pipeline or an idle GPU says nothing against an overfit, and a learning curve says
 #: nothing against an OOM (the policy's "first broken layer" ordering already chose between layers).
@@ -620,10 +768,21 @@ def primary_points(run: RunData, primary: Finding | None, basis: Basis) -> int:
     return basis.points
 
 
-def confidence(*, outcome: str, cause: str, primary: Finding | None, basis: Basis, findings: list[Finding],
-               has_validation: bool, has_step_time: bool, warnings: int, inconclusive: bool,
-               n_primary: int | None = None, partial: bool = False, errored: list[str] | None = None
-               ) -> tuple[float, str]:
+def confidence(
+    *,
+    outcome: str,
+    cause: str,
+    primary: Finding | None,
+    basis: Basis,
+    findings: list[Finding],
+    has_validation: bool,
+    has_step_time: bool,
+    warnings: int,
+    inconclusive: bool,
+    n_primary: int | None = None,
+    partial: bool = False,
+    errored: list[str] | None = None,
+) -> tuple[float, str]:
     """Confidence in [0, 1] from the evidence examined, and the terms it came from (one line).
 
     ``p0`` (what the main conclusion rests on):
@@ -669,17 +828,27 @@ def confidence(*, outcome: str, cause: str, primary: Finding | None, basis: Basi
     # a NaN/inf in the logged training loss is observed, not read from a trend: as strong as a signature
     # whatever the number of finite points before it (NOTES 18:35: lr=20 NaN from the 3rd point got 0.51)
     # a validation loss non-finite to the end (the nonfinite-validation rule) is as observed as a training one
-    nonfinite = primary is not None and primary.code == "LI001" and (
-        primary.facts.get("role") == "train_loss"
-        or (primary.facts.get("role") == "val_loss" and bool(primary.facts.get("all_after_nonfinite"))))
+    nonfinite = (
+        primary is not None
+        and primary.code == "LI001"
+        and (
+            primary.facts.get("role") == "train_loss"
+            or (
+                primary.facts.get("role") == "val_loss"
+                and bool(primary.facts.get("all_after_nonfinite"))
+            )
+        )
+    )
     terms = []
     if outcome == "unknown":
         return 0.0, "no judgeable evidence"
     healthy = outcome == "succeeded" and cause == "healthy"
     if nonfinite and primary is not None:
         c = 0.8
-        terms.append(f"non-finite {'training' if primary.facts.get('role') == 'train_loss' else 'validation'} "
-                     "loss observed 0.8")
+        terms.append(
+            f"non-finite {'training' if primary.facts.get('role') == 'train_loss' else 'validation'} "
+            "loss observed 0.8"
+        )
     elif signature or (primary is None and outcome == "crashed"):
         c = 0.8
         terms.append("signature/status 0.8")
@@ -690,8 +859,13 @@ def confidence(*, outcome: str, cause: str, primary: Finding | None, basis: Basi
         c = FAILURE_PRIOR + FAILURE_SPAN * points_strength(n)
         terms.append(f"curve of {n} points {c:.2f}")
     same = SAME.get(outcome, {outcome})
-    agree = [f for f in findings if f is not primary and f.severity.rank >= Severity.WARNING.rank
-             and IMPLIES.get(f.code) in same]
+    agree = [
+        f
+        for f in findings
+        if f is not primary
+        and f.severity.rank >= Severity.WARNING.rank
+        and IMPLIES.get(f.code) in same
+    ]
     agree_codes = sorted({f.code for f in agree} - ({primary.code} if primary else set()))[:3]
     weights = [0.3] * len(agree_codes)
     if healthy:
@@ -704,18 +878,31 @@ def confidence(*, outcome: str, cause: str, primary: Finding | None, basis: Basi
     if agree_codes:
         terms.append(f"+{len(agree_codes)} agreeing")
     layer = LAYER.get(outcome, "learning")
-    other = sorted({f.code for f in findings if f.severity.rank >= Severity.WARNING.rank
-                    and IMPLIES.get(f.code) not in (None, "degraded", *same)
-                    and LAYER.get(IMPLIES.get(f.code, ""), "learning") == layer
-                    and not (outcome == "crashed" and IMPLIES.get(f.code) == "crashed")})[:3]
+    other = sorted(
+        {
+            f.code
+            for f in findings
+            if f.severity.rank >= Severity.WARNING.rank
+            and IMPLIES.get(f.code) not in (None, "degraded", *same)
+            and LAYER.get(IMPLIES.get(f.code, ""), "learning") == layer
+            and not (outcome == "crashed" and IMPLIES.get(f.code) == "crashed")
+        }
+    )[:3]
     if outcome in ("succeeded", "running"):
         other = other[:0]
     for _ in other:
         c *= 0.85
     if other:
         terms.append(f"-{len(other)} competing ({','.join(other)})")
-    doubt = sorted({f.code for f in findings if f.code in CONTRADICT_HEALTH and f.severity.rank >= Severity.WARNING.rank
-                    and any(f.facts.get(k) for k in CONTRADICT_HEALTH[f.code])})
+    doubt = sorted(
+        {
+            f.code
+            for f in findings
+            if f.code in CONTRADICT_HEALTH
+            and f.severity.rank >= Severity.WARNING.rank
+            and any(f.facts.get(k) for k in CONTRADICT_HEALTH[f.code])
+        }
+    )
     if healthy and doubt:
         # the run's own signals contradict the healthy reading (a competing explanation, as above)
         c *= 0.85 ** len(doubt)

@@ -32,10 +32,19 @@ from .policy import Decision as _Decision
 
 def surprising(run: RunData, findings: list[Finding]) -> list[str]:
     """Things a careful analyst would flag as unexpected, even when they are not failures."""
-    out = [f"benign: {f.message}" for f in findings if f.code == "OP002" and f.severity is Severity.INFO]
-    out += [f.message for f in findings if f.code in ("OP007", "RT006") and f.severity is Severity.INFO]
-    out += [f"calibration: {f.message}" for f in findings
-            if f.code == "GE001" and f.facts.get("kind") == "calibration"]
+    out = [
+        f"benign: {f.message}"
+        for f in findings
+        if f.code == "OP002" and f.severity is Severity.INFO
+    ]
+    out += [
+        f.message for f in findings if f.code in ("OP007", "RT006") and f.severity is Severity.INFO
+    ]
+    out += [
+        f"calibration: {f.message}"
+        for f in findings
+        if f.code == "GE001" and f.facts.get("kind") == "calibration"
+    ]
     tk, vk = run.key_for(Role.TRAIN_LOSS), run.key_for(Role.VAL_LOSS)
     if tk and vk:
         t, v = run.series(tk).by_step().finite(), run.series(vk).by_step().finite()
@@ -43,29 +52,41 @@ def surprising(run: RunData, findings: list[Finding]) -> list[str]:
             idx = np.clip(np.searchsorted(t.steps, v.steps, side="right") - 1, 0, len(t) - 1)
             below = v.values < t.values[idx]
             if below.mean() > 0.8:
-                out.append(f"validation loss is below the training loss at {int(below.sum())} of {len(v)} "
-                           "evaluations: regularisation active only in training (dropout, augmentation), "
-                           "a running-average training loss, or validation data easier than (or leaked "
-                           "from) training")
+                out.append(
+                    f"validation loss is below the training loss at {int(below.sum())} of {len(v)} "
+                    "evaluations: regularisation active only in training (dropout, augmentation), "
+                    "a running-average training loss, or validation data easier than (or leaked "
+                    "from) training"
+                )
     ak = run.key_for(Role.VAL_ACCURACY)
     if ak:
         a = run.series(ak).finite()
         if len(a) and float(a.values.max()) >= 0.999:
-            out.append(f"{ak} reached {fmt(float(a.values.max()))}: perfect held-out accuracy is rare; check "
-                       "for train/validation overlap")
-    sched = next((f for f in findings if f.code == "OP005" and f.facts.get("early_zero_step")), None)
+            out.append(
+                f"{ak} reached {fmt(float(a.values.max()))}: perfect held-out accuracy is rare; check "
+                "for train/validation overlap"
+            )
+    sched = next(
+        (f for f in findings if f.code == "OP005" and f.facts.get("early_zero_step")), None
+    )
     if sched:
         out.append(sched.message)
     return out
 
 
-def key_metrics(run: RunData, findings: list[Finding] | None = None) -> dict[str, dict[str, float | int | str | None]]:
+def key_metrics(
+    run: RunData, findings: list[Finding] | None = None
+) -> dict[str, dict[str, float | int | str | None]]:
     """Initial / best / final (and medians for time series) for each role that is logged.
 
     Exact zeros of a key that LI006 found to be stand-ins for non-finite steps (``kind='stand_in'``)
     are not values: they are left out of first/best/min/final/median and counted in
     ``standin_zeros`` (a "best 0" would show the logger's placeholder as the best loss)."""
-    standin = {f.facts.get("key") for f in findings or [] if f.code == "LI006" and f.facts.get("kind") == "stand_in"}
+    standin = {
+        f.facts.get("key")
+        for f in findings or []
+        if f.code == "LI006" and f.facts.get("kind") == "stand_in"
+    }
     out: dict[str, dict[str, float | int | str | None]] = {}
     for role in Role:
         key = run.key_for(role)
@@ -79,22 +100,48 @@ def key_metrics(run: RunData, findings: list[Finding] | None = None) -> dict[str
             n_standin = int((~keep).sum())
             f = Series(f.key, f.steps[keep], f.values[keep], f.wall_times[keep]) if n_standin else f
         if not len(f):
-            out[role.value] = {"key": key, "points": len(s), "finite_points": 0, "first": None, "best": None,
-                               "best_step": None, "min": None, "max": None, "final": None, "final_step": None,
-                               "median": None}
+            out[role.value] = {
+                "key": key,
+                "points": len(s),
+                "finite_points": 0,
+                "first": None,
+                "best": None,
+                "best_step": None,
+                "min": None,
+                "max": None,
+                "final": None,
+                "final_step": None,
+                "median": None,
+            }
             continue
         from ..roles import is_higher_better
-        hib = is_higher_better(key) or role in (Role.VAL_ACCURACY, Role.TRAIN_ACCURACY, Role.THROUGHPUT)
-        directional = role in (Role.TRAIN_LOSS, Role.VAL_LOSS, Role.TRAIN_ACCURACY, Role.VAL_ACCURACY,
-                               Role.THROUGHPUT)
+
+        hib = is_higher_better(key) or role in (
+            Role.VAL_ACCURACY,
+            Role.TRAIN_ACCURACY,
+            Role.THROUGHPUT,
+        )
+        directional = role in (
+            Role.TRAIN_LOSS,
+            Role.VAL_LOSS,
+            Role.TRAIN_ACCURACY,
+            Role.VAL_ACCURACY,
+            Role.THROUGHPUT,
+        )
         ib = int(np.argmax(f.values) if hib else np.argmin(f.values))
-        out[role.value] = {"key": key, "points": len(s), "finite_points": len(f),
-                           "first": float(f.values[0]),
-                           "best": float(f.values[ib]) if directional else None,
-                           "best_step": int(f.steps[ib]) if directional else None,
-                           "min": float(f.values.min()), "max": float(f.values.max()),
-                           "final": float(f.values[-1]),
-                           "final_step": int(f.steps[-1]), "median": float(np.median(f.values))}
+        out[role.value] = {
+            "key": key,
+            "points": len(s),
+            "finite_points": len(f),
+            "first": float(f.values[0]),
+            "best": float(f.values[ib]) if directional else None,
+            "best_step": int(f.steps[ib]) if directional else None,
+            "min": float(f.values.min()),
+            "max": float(f.values.max()),
+            "final": float(f.values[-1]),
+            "final_step": int(f.steps[-1]),
+            "median": float(np.median(f.values)),
+        }
         if n_standin:
             out[role.value]["standin_zeros"] = n_standin
     return out
@@ -115,19 +162,32 @@ def build_timeline(run: RunData, findings: list[Finding]) -> list[TimelinePhase]
     if tl:
         s = run.series(tl).by_step()
         if len(s):
-            phases.append(TimelinePhase(name="startup", step_start=None, step_end=int(s.steps[0]),
-                                        wall_start_s=0.0 if t0 else None, wall_end_s=wall(s, 0),
-                                        note="from run start to the first logged step"))
+            phases.append(
+                TimelinePhase(
+                    name="startup",
+                    step_start=None,
+                    step_end=int(s.steps[0]),
+                    wall_start_s=0.0 if t0 else None,
+                    wall_end_s=wall(s, 0),
+                    note="from run start to the first logged step",
+                )
+            )
     lk = run.key_for(Role.LEARNING_RATE)
     if lk:
         lr = run.series(lk).by_step().finite()
         if len(lr) > 2:
             peak = int(np.argmax(lr.values))
             if peak > 0 and lr.values[0] < lr.values[peak]:
-                phases.append(TimelinePhase(name="warmup", step_start=int(lr.steps[0]),
-                                            step_end=int(lr.steps[peak]), wall_start_s=wall(lr, 0),
-                                            wall_end_s=wall(lr, peak),
-                                            note=f"LR {fmt(float(lr.values[0]))} -> {fmt(float(lr.values[peak]))}"))
+                phases.append(
+                    TimelinePhase(
+                        name="warmup",
+                        step_start=int(lr.steps[0]),
+                        step_end=int(lr.steps[peak]),
+                        wall_start_s=wall(lr, 0),
+                        wall_end_s=wall(lr, peak),
+                        note=f"LR {fmt(float(lr.values[0]))} -> {fmt(float(lr.values[peak]))}",
+                    )
+                )
     tk = run.key_for(Role.TRAIN_LOSS)
     if tk:
         t = run.series(tk).by_step().finite()
@@ -138,37 +198,73 @@ def build_timeline(run: RunData, findings: list[Finding]) -> list[TimelinePhase]
             drop = float(sm[0] - sm.min())
             if drop > 0:
                 i90 = int(np.flatnonzero(sm <= sm[0] - 0.9 * drop)[0])
-                phases.append(TimelinePhase(name="early learning", step_start=int(t.steps[0]),
-                                            step_end=int(t.steps[i90]), wall_start_s=wall(t, 0),
-                                            wall_end_s=wall(t, i90),
-                                            note=f"{tk} {fmt(float(sm[0]))} -> {fmt(float(sm[i90]))} "
-                                                 "(90% of the total drop)"))
+                phases.append(
+                    TimelinePhase(
+                        name="early learning",
+                        step_start=int(t.steps[0]),
+                        step_end=int(t.steps[i90]),
+                        wall_start_s=wall(t, 0),
+                        wall_end_s=wall(t, i90),
+                        note=f"{tk} {fmt(float(sm[0]))} -> {fmt(float(sm[i90]))} "
+                        "(90% of the total drop)",
+                    )
+                )
                 if i90 < len(t) - 1:
                     # "stable" only if the loss stays near its best; a loss that climbs back by
                     # more than half of what it had dropped is named for it (presentation only)
                     rising = float(sm[-1] - sm.min()) > 0.5 * drop
                     name = "late region (loss rising)" if rising else "stable region"
-                    phases.append(TimelinePhase(name=name, step_start=int(t.steps[i90]),
-                                                step_end=int(t.steps[-1]), wall_start_s=wall(t, i90),
-                                                wall_end_s=wall(t, len(t) - 1),
-                                                note=f"{tk} {fmt(float(sm[i90]))} -> {fmt(float(sm[-1]))}"))
-    events = {"OP001": "divergence", "LI001": "non-finite onset", "GE001": "overfit onset",
-              "OP003": "plateau", "LI002": "step reset", "SY001": "slowdown", "RT001": "out of memory",
-              "RT005": "exception", "RT003": "preemption"}
+                    phases.append(
+                        TimelinePhase(
+                            name=name,
+                            step_start=int(t.steps[i90]),
+                            step_end=int(t.steps[-1]),
+                            wall_start_s=wall(t, i90),
+                            wall_end_s=wall(t, len(t) - 1),
+                            note=f"{tk} {fmt(float(sm[i90]))} -> {fmt(float(sm[-1]))}",
+                        )
+                    )
+    events = {
+        "OP001": "divergence",
+        "LI001": "non-finite onset",
+        "GE001": "overfit onset",
+        "OP003": "plateau",
+        "LI002": "step reset",
+        "SY001": "slowdown",
+        "RT001": "out of memory",
+        "RT005": "exception",
+        "RT003": "preemption",
+    }
     for f in findings:
         if f.code in events:
-            step = f.facts.get("onset_step") or f.facts.get("first_step") or f.facts.get("start_step") \
+            step = (
+                f.facts.get("onset_step")
+                or f.facts.get("first_step")
+                or f.facts.get("start_step")
                 or f.facts.get("step_after")
+            )
             ev = next((e for e in f.evidence if isinstance(e, SeriesEvidence)), None)
-            phases.append(TimelinePhase(name=events[f.code],
-                                        step_start=step if step is not None else (ev.step_start if ev else None),
-                                        step_end=ev.step_end if ev else None, note=clip(f.message)))
+            phases.append(
+                TimelinePhase(
+                    name=events[f.code],
+                    step_start=step if step is not None else (ev.step_start if ev else None),
+                    step_end=ev.step_end if ev else None,
+                    note=clip(f.message),
+                )
+            )
     if tl:
         s = run.series(tl).by_step()
         if len(s):
-            phases.append(TimelinePhase(name="termination", step_start=int(s.steps[-1]),
-                                        step_end=int(s.steps[-1]), wall_start_s=wall(s, len(s) - 1),
-                                        wall_end_s=run.duration_s, note=f"status {run.status.value}"))
+            phases.append(
+                TimelinePhase(
+                    name="termination",
+                    step_start=int(s.steps[-1]),
+                    step_end=int(s.steps[-1]),
+                    wall_start_s=wall(s, len(s) - 1),
+                    wall_end_s=run.duration_s,
+                    note=f"status {run.status.value}",
+                )
+            )
     return phases
 
 
@@ -179,70 +275,138 @@ def hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis]:
     lr = c.run.has(Role.LEARNING_RATE)
     if o is Outcome.DIVERGED:
         gradual = d.cause is Cause.MODEL_CONVERGENCE
-        hs.append(Hypothesis(statement="learning rate too high (or warmup too short)",
-                             status="supported" if gradual else "rejected", cause=Cause.MODEL_CONVERGENCE,
-                             evidence_for=([c.lr.describe() + " (>= 10x typical)"] if gradual and c.lr.far_above
-                                           else ["loss grew before the failure"] if gradual else []),
-                             evidence_against=[] if gradual else ["no loss growth before the non-finite onset"],
-                             discriminating_test="rerun the first steps with the LR divided by 10"))
-        hs.append(Hypothesis(statement="numerical failure: precision mode / loss scaling / a bad batch",
-                             status="rejected" if gradual else "supported", cause=Cause.DATA_CONFIG,
-                             evidence_for=[] if gradual else ["abrupt onset right after finite, non-growing loss"]
-                             + [f"reduced precision in use: {c.precision[0][:100]}" for _ in c.precision[:1]],
-                             evidence_against=[] if c.precision else ["no fp16/bf16/AMP/loss-scale evidence in "
-                                                                      "params, config or console"],
-                             discriminating_test="rerun from the last good checkpoint in fp32/bf16 or with "
-                                                 "dynamic loss scaling; replay the batch at the onset step"))
+        hs.append(
+            Hypothesis(
+                statement="learning rate too high (or warmup too short)",
+                status="supported" if gradual else "rejected",
+                cause=Cause.MODEL_CONVERGENCE,
+                evidence_for=(
+                    [c.lr.describe() + " (>= 10x typical)"]
+                    if gradual and c.lr.far_above
+                    else ["loss grew before the failure"]
+                    if gradual
+                    else []
+                ),
+                evidence_against=[] if gradual else ["no loss growth before the non-finite onset"],
+                discriminating_test="rerun the first steps with the LR divided by 10",
+            )
+        )
+        hs.append(
+            Hypothesis(
+                statement="numerical failure: precision mode / loss scaling / a bad batch",
+                status="rejected" if gradual else "supported",
+                cause=Cause.DATA_CONFIG,
+                evidence_for=[]
+                if gradual
+                else ["abrupt onset right after finite, non-growing loss"]
+                + [f"reduced precision in use: {c.precision[0][:100]}" for _ in c.precision[:1]],
+                evidence_against=[]
+                if c.precision
+                else ["no fp16/bf16/AMP/loss-scale evidence in params, config or console"],
+                discriminating_test="rerun from the last good checkpoint in fp32/bf16 or with "
+                "dynamic loss scaling; replay the batch at the onset step",
+            )
+        )
     elif o is Outcome.OVERFIT:
-        hs.append(Hypothesis(statement="too little data or regularisation for the model size",
-                             status="supported", cause=Cause.MODEL_CONVERGENCE,
-                             evidence_for=[clip(d.summary)],
-                             discriminating_test="retrain with weight decay / augmentation or 2x data; the "
-                                                 "validation minimum should move later"))
-        hs.append(Hypothesis(statement="train/validation distribution mismatch (data/config issue)",
-                             status="rejected", cause=Cause.DATA_CONFIG,
-                             evidence_against=["validation loss first improved together with training loss"],
-                             discriminating_test="evaluate on a held-out slice of the training set"))
+        hs.append(
+            Hypothesis(
+                statement="too little data or regularisation for the model size",
+                status="supported",
+                cause=Cause.MODEL_CONVERGENCE,
+                evidence_for=[clip(d.summary)],
+                discriminating_test="retrain with weight decay / augmentation or 2x data; the "
+                "validation minimum should move later",
+            )
+        )
+        hs.append(
+            Hypothesis(
+                statement="train/validation distribution mismatch (data/config issue)",
+                status="rejected",
+                cause=Cause.DATA_CONFIG,
+                evidence_against=["validation loss first improved together with training loss"],
+                discriminating_test="evaluate on a held-out slice of the training set",
+            )
+        )
     elif o in (Outcome.UNDERFIT, Outcome.PLATEAUED):
-        hs.append(Hypothesis(statement="learning rate too low or capacity too small",
-                             status="rejected" if _no_lr_raise(c) else "supported" if lr else "open",
-                             cause=Cause.MODEL_CONVERGENCE,
-                             evidence_against=[_no_lr_raise(c)] if _no_lr_raise(c) else [],
-                             evidence_for=[clip(d.summary)],
-                             discriminating_test="overfit a tiny subset (e.g. 64 samples); a healthy setup "
-                                                 "drives training loss near 0"))
-        hs.append(Hypothesis(statement="labels do not carry signal (shuffled, misaligned) or inputs are broken",
-                             status="open", cause=Cause.DATA_CONFIG,
-                             discriminating_test="overfit a tiny subset: if even that fails, check the data"))
+        hs.append(
+            Hypothesis(
+                statement="learning rate too low or capacity too small",
+                status="rejected" if _no_lr_raise(c) else "supported" if lr else "open",
+                cause=Cause.MODEL_CONVERGENCE,
+                evidence_against=[_no_lr_raise(c)] if _no_lr_raise(c) else [],
+                evidence_for=[clip(d.summary)],
+                discriminating_test="overfit a tiny subset (e.g. 64 samples); a healthy setup "
+                "drives training loss near 0",
+            )
+        )
+        hs.append(
+            Hypothesis(
+                statement="labels do not carry signal (shuffled, misaligned) or inputs are broken",
+                status="open",
+                cause=Cause.DATA_CONFIG,
+                discriminating_test="overfit a tiny subset: if even that fails, check the data",
+            )
+        )
     elif o is Outcome.SLOW:
         starved = c.get("SY002", Severity.ERROR) is not None
         sy002 = c.get("SY002")
-        hs.append(Hypothesis(statement="input-bound: the data pipeline cannot keep up",
-                             status="supported" if starved else "open", cause=Cause.INFRA_RUNTIME,
-                             evidence_for=[sy002.message] if starved and sy002 is not None else [],
-                             discriminating_test="time an epoch over the data loader alone, without the model"))
-        hs.append(Hypothesis(statement="compute-bound: the model step itself is slow",
-                             status="rejected" if starved else "open", cause=Cause.INFRA_RUNTIME,
-                             evidence_against=["data time is most of the step time"] if starved else [],
-                             discriminating_test="run the step on a cached synthetic batch"))
-        hs.append(Hypothesis(statement="a model or convergence problem", status="rejected",
-                             cause=Cause.MODEL_CONVERGENCE,
-                             evidence_against=["the finding is about time, not about the loss"]))
+        hs.append(
+            Hypothesis(
+                statement="input-bound: the data pipeline cannot keep up",
+                status="supported" if starved else "open",
+                cause=Cause.INFRA_RUNTIME,
+                evidence_for=[sy002.message] if starved and sy002 is not None else [],
+                discriminating_test="time an epoch over the data loader alone, without the model",
+            )
+        )
+        hs.append(
+            Hypothesis(
+                statement="compute-bound: the model step itself is slow",
+                status="rejected" if starved else "open",
+                cause=Cause.INFRA_RUNTIME,
+                evidence_against=["data time is most of the step time"] if starved else [],
+                discriminating_test="run the step on a cached synthetic batch",
+            )
+        )
+        hs.append(
+            Hypothesis(
+                statement="a model or convergence problem",
+                status="rejected",
+                cause=Cause.MODEL_CONVERGENCE,
+                evidence_against=["the finding is about time, not about the loss"],
+            )
+        )
     elif o in (Outcome.CRASHED, Outcome.RUNNING) and d.rule in ("V16", "V17") and c.ending.stopped:
         why = c.ending.describe()
-        hs.append(Hypothesis(statement="stopped from outside (a person, the scheduler's time limit, a "
-                                       "preemption)", status="supported" if c.ending.interrupt else "open",
-                             cause=Cause.INFRA_RUNTIME, evidence_for=[why] if c.ending.interrupt else [],
-                             discriminating_test="check the scheduler's record (sacct / job events) and the "
-                                                 "shell history for the end time"))
-        hs.append(Hypothesis(statement="crashed with an error the captured output does not hold",
-                             status="rejected" if c.ending.interrupt else "open", cause=Cause.CORRECTNESS_BUG,
-                             evidence_against=["the console shows an interrupt"] if c.ending.interrupt else [],
-                             discriminating_test="attach the full stderr of the job; look for a traceback or an "
-                                                 "OOM-killer line in the kernel log"))
-        hs.append(Hypothesis(statement="still running, or resumed elsewhere", status="open",
-                             cause=Cause.INCONCLUSIVE,
-                             discriminating_test="look for a later run or checkpoint of the same config"))
+        hs.append(
+            Hypothesis(
+                statement="stopped from outside (a person, the scheduler's time limit, a "
+                "preemption)",
+                status="supported" if c.ending.interrupt else "open",
+                cause=Cause.INFRA_RUNTIME,
+                evidence_for=[why] if c.ending.interrupt else [],
+                discriminating_test="check the scheduler's record (sacct / job events) and the "
+                "shell history for the end time",
+            )
+        )
+        hs.append(
+            Hypothesis(
+                statement="crashed with an error the captured output does not hold",
+                status="rejected" if c.ending.interrupt else "open",
+                cause=Cause.CORRECTNESS_BUG,
+                evidence_against=["the console shows an interrupt"] if c.ending.interrupt else [],
+                discriminating_test="attach the full stderr of the job; look for a traceback or an "
+                "OOM-killer line in the kernel log",
+            )
+        )
+        hs.append(
+            Hypothesis(
+                statement="still running, or resumed elsewhere",
+                status="open",
+                cause=Cause.INCONCLUSIVE,
+                discriminating_test="look for a later run or checkpoint of the same config",
+            )
+        )
     elif o is Outcome.CRASHED and d.primary is not None:
         hs += _primary_hypotheses(d.primary, o) or []
     elif d.primary is not None and (dh := _primary_hypotheses(d.primary, o)) is not None:
@@ -251,42 +415,94 @@ def hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis]:
         # name a logged learning rate >= 10x typical (an HF Trainer SGD run at lr 60
         # is unstable because of it)
         on = _clipping_on(c)
-        hs.append(Hypothesis(statement="learning rate far too high for the optimiser",
-                             status="supported", cause=Cause.MODEL_CONVERGENCE,
-                             evidence_for=[f"{c.lr.describe()} ({(c.lr.lr or 0.0) / c.lr.typical:.3g}x typical)"]
-                             + ([f"gradient clipping active on {100 * on[1]:.0f}% of steps (clip {on[0]:g})"]
-                                if on else []),
-                             discriminating_test="rerun with the LR at the optimiser's typical value; the "
-                                                 "held-out loss should settle"))
+        hs.append(
+            Hypothesis(
+                statement="learning rate far too high for the optimiser",
+                status="supported",
+                cause=Cause.MODEL_CONVERGENCE,
+                evidence_for=[f"{c.lr.describe()} ({(c.lr.lr or 0.0) / c.lr.typical:.3g}x typical)"]
+                + (
+                    [f"gradient clipping active on {100 * on[1]:.0f}% of steps (clip {on[0]:g})"]
+                    if on
+                    else []
+                ),
+                discriminating_test="rerun with the LR at the optimiser's typical value; the "
+                "held-out loss should settle",
+            )
+        )
     elif o is Outcome.SUCCEEDED and d.cause is Cause.HEALTHY:
-        hs.append(Hypothesis(statement="the run is healthy", status="supported", cause=Cause.HEALTHY,
-                             evidence_for=[clip(d.summary)]))
+        hs.append(
+            Hypothesis(
+                statement="the run is healthy",
+                status="supported",
+                cause=Cause.HEALTHY,
+                evidence_for=[clip(d.summary)],
+            )
+        )
         benign = c.get("OP002")
         if benign:
-            hs.append(Hypothesis(statement="the loss spikes are an instability", status="rejected",
-                                 cause=Cause.MODEL_CONVERGENCE, evidence_against=[clip(benign.message)]))
+            hs.append(
+                Hypothesis(
+                    statement="the loss spikes are an instability",
+                    status="rejected",
+                    cause=Cause.MODEL_CONVERGENCE,
+                    evidence_against=[clip(benign.message)],
+                )
+            )
         skips = c.get("RT006")
         if skips and skips.facts.get("benign"):
-            hs.append(Hypothesis(statement="the fp16 overflow messages are a failure", status="rejected",
-                                 cause=Cause.DATA_CONFIG, evidence_against=[skips.message[:400]]))
+            hs.append(
+                Hypothesis(
+                    statement="the fp16 overflow messages are a failure",
+                    status="rejected",
+                    cause=Cause.DATA_CONFIG,
+                    evidence_against=[skips.message[:400]],
+                )
+            )
     return hs
 
 
 _ACTIONS: dict[Outcome, list[tuple[str, str, str]]] = {
     # Outcome.DIVERGED: built per run by _divergence_action (how far the loss blew up, and whether a
     # good checkpoint can exist at all)
-    Outcome.OVERFIT: [("Keep the checkpoint at the validation minimum (early stopping on validation loss)",
-                       "recovers the best model at no cost", "minutes"),
-                      ("Add regularisation (weight decay, dropout), augmentation or more data",
-                       "moves the overfit onset later", "hours")],
-    Outcome.UNDERFIT: [("Overfit a tiny subset (64 samples) to check the setup can learn at all",
-                        "separates a capacity/LR problem from a data problem", "minutes"),
-                       ("Raise the learning rate 3-10x or add capacity", "the usual cause of a flat loss",
-                        "hours")],
-    Outcome.PLATEAUED: [("Check the LR schedule at the plateau start; try a higher LR or later decay",
-                         "a plateau often follows a decayed or too-low LR", "hours")],
-    Outcome.UNSTABLE: [("Inspect the batches and LR at the spike steps; add gradient clipping",
-                        "most unrecovered spikes follow a bad batch or an LR event", "hours")],
+    Outcome.OVERFIT: [
+        (
+            "Keep the checkpoint at the validation minimum (early stopping on validation loss)",
+            "recovers the best model at no cost",
+            "minutes",
+        ),
+        (
+            "Add regularisation (weight decay, dropout), augmentation or more data",
+            "moves the overfit onset later",
+            "hours",
+        ),
+    ],
+    Outcome.UNDERFIT: [
+        (
+            "Overfit a tiny subset (64 samples) to check the setup can learn at all",
+            "separates a capacity/LR problem from a data problem",
+            "minutes",
+        ),
+        (
+            "Raise the learning rate 3-10x or add capacity",
+            "the usual cause of a flat loss",
+            "hours",
+        ),
+    ],
+    Outcome.PLATEAUED: [
+        (
+            "Check the LR schedule at the plateau start; try a higher LR or later decay",
+            "a plateau often follows a decayed or too-low LR",
+            "hours",
+        )
+    ],
+    Outcome.UNSTABLE: [
+        (
+            "Inspect the batches and LR at the spike steps; add gradient clipping",
+            "most unrecovered spikes follow a bad batch or an LR event",
+            "hours",
+        )
+    ],
 }
 
 
@@ -309,7 +525,6 @@ def _crash_remedy(primary: Finding) -> Remedy | None:
     return det.crash_remedy_for(primary) if det is not None else None
 
 
-
 #: A training loss this many times its first finite value before it blew up (or went non-finite)
 #: is not fixed by halving the learning rate: halving moves the LR by 2x, the loss moved by orders of
 #: magnitude. 100x is two orders of magnitude; the torch tutorial run with SGD lr=20 (issue NEWUSER
@@ -318,8 +533,17 @@ BLOWUP_EXTREME = 100.0
 #: Param names (last dotted component) holding a checkpoint interval: HF Trainer ``save_steps``,
 #: Lightning ModelCheckpoint ``every_n_train_steps``, Keras ModelCheckpoint ``save_freq``, common
 #: script names.
-_SAVE_INTERVAL = ("save_steps", "every_n_train_steps", "save_freq", "checkpoint_every", "checkpoint_interval",
-                  "save_interval", "ckpt_interval", "save_every", "ckpt_every")
+_SAVE_INTERVAL = (
+    "save_steps",
+    "every_n_train_steps",
+    "save_freq",
+    "checkpoint_every",
+    "checkpoint_interval",
+    "save_interval",
+    "ckpt_interval",
+    "save_every",
+    "ckpt_every",
+)
 #: A "good" checkpoint needs at least this many finite, improving loss points before the blow-up.
 _GOOD_PREFIX_POINTS = 5
 #: Without a save interval in the params, a blow-up within this share of the logged steps is taken to
@@ -399,6 +623,7 @@ def _checkpoint_recorded(run: RunData, b: Blowup | None) -> bool:
     if not run.console:
         return False
     from ..signatures import scan_run
+
     hits, _ = scan_run(run)
     return any(h.signature.category == "checkpoint" for h in hits)
 
@@ -407,32 +632,51 @@ def _divergence_action(c: _Ctx) -> tuple[str, str, str]:
     """The learning-rate action for a diverged run, scaled by how far the loss blew up; "rerun from
     the last good checkpoint" only when one can exist, else "restart"."""
     b = blowup(c.run)
-    extreme = c.lr.far_above or (b is not None and (b.growth >= BLOWUP_EXTREME
-                                                    or (b.nonfinite and not b.good_checkpoint
-                                                        and b.growth >= 10)))
+    extreme = c.lr.far_above or (
+        b is not None
+        and (
+            b.growth >= BLOWUP_EXTREME or (b.nonfinite and not b.good_checkpoint and b.growth >= 10)
+        )
+    )
     saved = _checkpoint_recorded(c.run, b)
     if b is not None and b.good_checkpoint and b.onset_step is not None:
-        where = ("Rerun from the last good checkpoint (saved before step " + str(b.onset_step) + ")" if saved
-                 # a checkpoint *can* exist; nothing in the run says one was written (a diverged
-                 # MLflow run may have saved none)
-                 else "Rerun from a checkpoint saved before step " + str(b.onset_step) + " if one was written "
-                      "(this run records none), else restart from scratch")
+        where = (
+            "Rerun from the last good checkpoint (saved before step " + str(b.onset_step) + ")"
+            if saved
+            # a checkpoint *can* exist; nothing in the run says one was written (a diverged
+            # MLflow run may have saved none)
+            else "Rerun from a checkpoint saved before step "
+            + str(b.onset_step)
+            + " if one was written "
+            "(this run records none), else restart from scratch"
+        )
     elif b is not None:
         where = "Restart from scratch (no checkpoint taken while the loss was finite and improving can exist)"
     else:
-        where = ("Rerun from the last good checkpoint" if saved
-                 else "Rerun from a checkpoint saved before the blow-up if one was written, else from scratch")
+        where = (
+            "Rerun from the last good checkpoint"
+            if saved
+            else "Rerun from a checkpoint saved before the blow-up if one was written, else from scratch"
+        )
     if extreme:
-        target = (f"{c.lr.typical:g} for {c.lr.optimiser}" if c.lr.optimiser
-                  else "e.g. 1e-3 for Adam/AdamW, 0.1 for SGD")
+        target = (
+            f"{c.lr.typical:g} for {c.lr.optimiser}"
+            if c.lr.optimiser
+            else "e.g. 1e-3 for Adam/AdamW, 0.1 for SGD"
+        )
         if c.lr.lr is not None and c.lr.lr <= c.lr.typical:
             # never send a run "back to" a range it is already in (a Keras SGD run at
             # 0.05 is below "0.1 for sgd"): the LR is ordinary, the model/data need less
-            lr_part = (f" (now {c.lr.lr:g}, already at or below the typical {target}: this model and data "
-                       "need a smaller one; check the scale of the inputs and targets too)")
+            lr_part = (
+                f" (now {c.lr.lr:g}, already at or below the typical {target}: this model and data "
+                "need a smaller one; check the scale of the inputs and targets too)"
+            )
         else:
-            lr_part = ((f" (now {c.lr.lr:g}, {c.lr.lr / c.lr.typical:.3g}x typical)" if c.lr.lr is not None
-                        else "") + f", back to the optimiser's typical range ({target})")
+            lr_part = (
+                f" (now {c.lr.lr:g}, {c.lr.lr / c.lr.typical:.3g}x typical)"
+                if c.lr.lr is not None
+                else ""
+            ) + f", back to the optimiser's typical range ({target})"
         why = []
         if b is not None and np.isfinite(b.growth) and b.growth > 1:
             why.append(f"the loss reached {b.growth:.3g}x its first value")
@@ -440,12 +684,18 @@ def _divergence_action(c: _Ctx) -> tuple[str, str, str]:
             why.append("then turned non-finite")
         if c.lr.far_above:
             why.append(c.lr.describe())
-        return (f"{where} with the peak LR lowered 10x or more{lr_part}, with warmup and "
-                f"{_clipping_part(c)}",
-                (", ".join(why) or "the loss blew up by orders of magnitude")
-                + ": halving the learning rate will not be enough", "hours")
-    return (f"{where} with the peak LR halved and {_clipping_part(c)}",
-            "tests the learning-rate explanation directly", "hours")
+        return (
+            f"{where} with the peak LR lowered 10x or more{lr_part}, with warmup and "
+            f"{_clipping_part(c)}",
+            (", ".join(why) or "the loss blew up by orders of magnitude")
+            + ": halving the learning rate will not be enough",
+            "hours",
+        )
+    return (
+        f"{where} with the peak LR halved and {_clipping_part(c)}",
+        "tests the learning-rate explanation directly",
+        "hours",
+    )
 
 
 def _clipping_on(c: _Ctx) -> tuple[float, float] | None:
@@ -459,14 +709,16 @@ def _clipping_on(c: _Ctx) -> tuple[float, float] | None:
 
 
 def _clipping_part(c: _Ctx) -> str:
-    """"gradient clipping at 1.0", unless the run's own evidence says clipping is already on for most
+    """ "gradient clipping at 1.0", unless the run's own evidence says clipping is already on for most
     steps: then advising it would contradict the run (HF Trainer's max_grad_norm 1.0
     clips 98% of the steps of some runs)."""
     on = _clipping_on(c)
     if on is None:
         return "gradient clipping at 1.0"
-    return (f"keep the clipping (already active: grad norm above the clip {on[0]:g} on {100 * on[1]:.0f}% of "
-            "steps, so the clip sets the step size and only a lower LR shrinks it)")
+    return (
+        f"keep the clipping (already active: grad norm above the clip {on[0]:g} on {100 * on[1]:.0f}% of "
+        "steps, so the clip sets the step size and only a lower LR shrinks it)"
+    )
 
 
 def _unstable_action(c: _Ctx) -> tuple[str, str, str]:
@@ -474,16 +726,25 @@ def _unstable_action(c: _Ctx) -> tuple[str, str, str]:
     steps; a learning rate >= 10x the optimiser's typical value is named first."""
     on = _clipping_on(c)
     if c.lr.far_above:
-        return (f"Lower the peak learning rate 10x or more, to the optimiser's typical range "
-                f"({c.lr.describe()}, {(c.lr.lr or 0.0) / c.lr.typical:.3g}x typical)"
-                + (f"; clipping is already active on {100 * on[1]:.0f}% of steps (clip {on[0]:g})" if on else
-                   "; add gradient clipping at 1.0"),
-                "an LR this far above typical makes every update overshoot", "hours")
+        return (
+            f"Lower the peak learning rate 10x or more, to the optimiser's typical range "
+            f"({c.lr.describe()}, {(c.lr.lr or 0.0) / c.lr.typical:.3g}x typical)"
+            + (
+                f"; clipping is already active on {100 * on[1]:.0f}% of steps (clip {on[0]:g})"
+                if on
+                else "; add gradient clipping at 1.0"
+            ),
+            "an LR this far above typical makes every update overshoot",
+            "hours",
+        )
     if on is not None:
-        return (f"Lower the learning rate (or check it): gradient clipping is already active on {100 * on[1]:.0f}% "
-                f"of steps (clip {on[0]:g}), so the clip, not the LR schedule, sets the step size; then inspect "
-                "the batches at the spike steps",
-                "clipping on almost every step means the LR is too high for this model", "hours")
+        return (
+            f"Lower the learning rate (or check it): gradient clipping is already active on {100 * on[1]:.0f}% "
+            f"of steps (clip {on[0]:g}), so the clip, not the LR schedule, sets the step size; then inspect "
+            "the batches at the spike steps",
+            "clipping on almost every step means the LR is too high for this model",
+            "hours",
+        )
     return _ACTIONS[Outcome.UNSTABLE][0]
 
 
@@ -492,11 +753,16 @@ def _no_lr_raise(c: _Ctx) -> str:
     optimiser's typical value, or the loss sits at chance with an unstable start (OP002/GE004)."""
     g = c.get("GE002", Severity.ERROR)
     if g is not None and g.facts.get("labels_suspect"):
-        return ("the training loss fell below the first held-out loss while the held-out loss rose and the "
-                "held-out accuracy stayed at its start (a label/data problem)")
+        return (
+            "the training loss fell below the first held-out loss while the held-out loss rose and the "
+            "held-out accuracy stayed at its start (a label/data problem)"
+        )
     if c.lr.at_or_above_typical:
         return c.lr.describe() + " is at or above typical"
-    if c.get("GE004", Severity.WARNING) is not None and c.get("OP002", Severity.WARNING) is not None:
+    if (
+        c.get("GE004", Severity.WARNING) is not None
+        and c.get("OP002", Severity.WARNING) is not None
+    ):
         return "the loss is at chance level with an unstable start"
     return ""
 
@@ -507,43 +773,89 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
     p = d.primary
     if d.outcome is Outcome.DIVERGED and d.cause is Cause.DATA_CONFIG:
         if c.precision:  # a precision cause is only named with precision evidence
-            acts.append(NextAction(action="Check the precision setting first: train in bf16/fp32 or enable "
-                                          "mixed precision with dynamic loss scaling (pure fp16 has no master "
-                                          "weights or loss scaling)",
-                                   why="an abrupt NaN with no loss growth is numerics, not the learning rate; "
-                                       "reduced precision is in use (" + c.precision[0][:100] + ")",
-                                   cost="minutes"))
-        acts.append(NextAction(action="Replay the batch at the onset step and check inputs/labels for "
-                                      "NaN or extreme values", why="rules out a bad batch", cost="minutes"))
+            acts.append(
+                NextAction(
+                    action="Check the precision setting first: train in bf16/fp32 or enable "
+                    "mixed precision with dynamic loss scaling (pure fp16 has no master "
+                    "weights or loss scaling)",
+                    why="an abrupt NaN with no loss growth is numerics, not the learning rate; "
+                    "reduced precision is in use (" + c.precision[0][:100] + ")",
+                    cost="minutes",
+                )
+            )
+        acts.append(
+            NextAction(
+                action="Replay the batch at the onset step and check inputs/labels for "
+                "NaN or extreme values",
+                why="rules out a bad batch",
+                cost="minutes",
+            )
+        )
     elif d.outcome is Outcome.CRASHED and p is not None and (cr := _crash_remedy(p)) is not None:
         acts.append(NextAction(action=cr.action, why=cr.why, cost="minutes"))
-    elif d.outcome is Outcome.CRASHED and p is not None and p.facts.get("exception_rule") == "host-memory":
-        f_, l_ = ((p.facts["user_file"], p.facts.get("user_line")) if p.facts.get("user_file")
-                  else (p.facts.get("raising_file") or "the raising frame", p.facts.get("raising_line")))
+    elif (
+        d.outcome is Outcome.CRASHED
+        and p is not None
+        and p.facts.get("exception_rule") == "host-memory"
+    ):
+        f_, l_ = (
+            (p.facts["user_file"], p.facts.get("user_line"))
+            if p.facts.get("user_file")
+            else (p.facts.get("raising_file") or "the raising frame", p.facts.get("raising_line"))
+        )
         where = f"{f_}:{l_ or ''}"
-        acts.append(NextAction(action=f"Shrink what is allocated at {where} (the size in the message): load or "
-                                      "process the data in chunks, a smaller batch or fewer DataLoader workers, "
-                                      "float32 instead of float64; or give the job more host RAM",
-                               why="the host (CPU) memory could not hold the allocation; replaying it fails the "
-                                   "same way", cost="minutes"))
+        acts.append(
+            NextAction(
+                action=f"Shrink what is allocated at {where} (the size in the message): load or "
+                "process the data in chunks, a smaller batch or fewer DataLoader workers, "
+                "float32 instead of float64; or give the job more host RAM",
+                why="the host (CPU) memory could not hold the allocation; replaying it fails the "
+                "same way",
+                cost="minutes",
+            )
+        )
     elif d.outcome is Outcome.CRASHED and p is not None:
-        acts.append(NextAction(action=f"Reproduce the failure at {p.facts.get('raising_file') or 'the raising frame'}"
-                                      f":{p.facts.get('raising_line') or ''} on one batch",
-                               why="the traceback names the failing code", cost="minutes"))
-    elif d.cause is Cause.CORRECTNESS_BUG and p is not None and (det := registry().get(p.code)) is not None \
-            and det.correctness_remedies:
-        acts += [NextAction(action=r.action, why=r.why, cost=r.cost) for r in det.correctness_remedies]
-    replaced = p is not None and (pd := registry().get(p.code)) is not None and pd.replaces_outcome_actions
+        acts.append(
+            NextAction(
+                action=f"Reproduce the failure at {p.facts.get('raising_file') or 'the raising frame'}"
+                f":{p.facts.get('raising_line') or ''} on one batch",
+                why="the traceback names the failing code",
+                cost="minutes",
+            )
+        )
+    elif (
+        d.cause is Cause.CORRECTNESS_BUG
+        and p is not None
+        and (det := registry().get(p.code)) is not None
+        and det.correctness_remedies
+    ):
+        acts += [
+            NextAction(action=r.action, why=r.why, cost=r.cost) for r in det.correctness_remedies
+        ]
+    replaced = (
+        p is not None and (pd := registry().get(p.code)) is not None and pd.replaces_outcome_actions
+    )
     generic = [] if replaced else list(_ACTIONS.get(d.outcome, []))
     if d.outcome is Outcome.UNSTABLE and generic:
         generic = [_unstable_action(c)]
     if d.outcome is Outcome.DIVERGED and not replaced:
         generic.append(_divergence_action(c))
     if d.outcome in (Outcome.UNDERFIT, Outcome.PLATEAUED) and _no_lr_raise(c):
-        generic = [(a, w, k) for a, w, k in generic if "higher LR" not in a and "Raise the learning rate" not in a]
-        generic.append(("Do not raise the learning rate: " + _no_lr_raise(c) + "; check the data and labels, "
-                        "the loss, and lower the LR or add warmup if the start is unstable",
-                        "a higher LR would make an unstable or already-high-LR run worse", "hours"))
+        generic = [
+            (a, w, k)
+            for a, w, k in generic
+            if "higher LR" not in a and "Raise the learning rate" not in a
+        ]
+        generic.append(
+            (
+                "Do not raise the learning rate: "
+                + _no_lr_raise(c)
+                + "; check the data and labels, "
+                "the loss, and lower the LR or add warmup if the start is unstable",
+                "a higher LR would make an unstable or already-high-LR run worse",
+                "hours",
+            )
+        )
     primary = _remedies(p.code) if p is not None else []
     if p is not None and p.code == "GE002" and p.facts.get("labels_suspect"):
         primary = _remedies("GE004")  # the label checks first (the shuffled-labels signature)
@@ -554,43 +866,81 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
         generic = [(a, w, k) for a, w, k in generic if not a.startswith("Keep the checkpoint")]
     for a, why, cost in primary + generic:
         acts.append(NextAction(action=a, why=why, cost=cost))
-    later: list[NextAction] = []  # after the fix for the diagnosed failure, before what to log next time
+    later: list[
+        NextAction
+    ] = []  # after the fix for the diagnosed failure, before what to log next time
     if c.get("GE003", Severity.WARNING) and d.outcome is not Outcome.OVERFIT and at_chance is None:
         f = c.get("GE003")
         assert f is not None  # a GE003 of at least warning severity exists
         (later if d.outcome is Outcome.DIVERGED else acts).append(
-            NextAction(action=f"Use the checkpoint at step {f.facts['best_step']} (best {f.facts['key']})",
-                       why="the final checkpoint is worse than the best", cost="minutes"))
+            NextAction(
+                action=f"Use the checkpoint at step {f.facts['best_step']} (best {f.facts['key']})",
+                why="the final checkpoint is worse than the best",
+                cost="minutes",
+            )
+        )
     instrument = []  # missing-instrumentation actions: useful for the next run, never ahead of the fix
     for f in c.by_code.get("MI001", []) + c.by_code.get("MI004", []):
-        if f.facts.get("logged_nonfinite"):  # logged, but NaN/inf only: the fix is the run, not the logging
+        if f.facts.get(
+            "logged_nonfinite"
+        ):  # logged, but NaN/inf only: the fix is the run, not the logging
             continue
-        instrument.append(NextAction(action=f"Log {f.facts['signal']} in the next run",
-                                     why=f.facts["would_tell"], cost="minutes"))
+        instrument.append(
+            NextAction(
+                action=f"Log {f.facts['signal']} in the next run",
+                why=f.facts["would_tell"],
+                cost="minutes",
+            )
+        )
     # a tag is only possible on a tracker's run (the baseline finders read it there); a local
     # file (CSV, console log, trainer_state, event files) has none
     taggable = c.run.identity.tracker in ("mlflow", "wandb", "clearml")
     if d.cause is Cause.HEALTHY and not acts and not instrument and taggable:
-        acts.append(NextAction(action="Tag this run mlaudit.baseline=true so that later runs of the same "
-                                      "config are judged against it (noise band from several seeds)",
-                               why="a healthy reference makes the next regression audit decisive",
-                               cost="minutes"))
+        acts.append(
+            NextAction(
+                action="Tag this run mlaudit.baseline=true so that later runs of the same "
+                "config are judged against it (noise band from several seeds)",
+                why="a healthy reference makes the next regression audit decisive",
+                cost="minutes",
+            )
+        )
     if d.cause is Cause.INCONCLUSIVE:
         if d.outcome is Outcome.CRASHED and c.run.console and d.rule == "V17":
-            acts.insert(0, NextAction(action="Look up how the job ended outside the process: the scheduler's "
-                                             "record (sacct -j JOB, the exit code or signal) or the kernel log "
-                                             "(dmesg: 'Out of memory: Killed process')",
-                                      why="the console stops mid-run without a traceback, which is what a "
-                                          "SIGKILL or a default-handled SIGTERM leaves", cost="minutes"))
+            acts.insert(
+                0,
+                NextAction(
+                    action="Look up how the job ended outside the process: the scheduler's "
+                    "record (sacct -j JOB, the exit code or signal) or the kernel log "
+                    "(dmesg: 'Out of memory: Killed process')",
+                    why="the console stops mid-run without a traceback, which is what a "
+                    "SIGKILL or a default-handled SIGTERM leaves",
+                    cost="minutes",
+                ),
+            )
         elif c.basis.judgeable and not c.run.console:
-            acts.insert(0, NextAction(action="Attach the job's console log (stdout and stderr) to the run, or "
-                                             "pass it with mlaudit logs",
-                                      why="the curves do not say why the run ended; a traceback, an OOM-killer "
-                                          "or a scheduler line would", cost="minutes"))
+            acts.insert(
+                0,
+                NextAction(
+                    action="Attach the job's console log (stdout and stderr) to the run, or "
+                    "pass it with mlaudit logs",
+                    why="the curves do not say why the run ended; a traceback, an OOM-killer "
+                    "or a scheduler line would",
+                    cost="minutes",
+                ),
+            )
         elif not c.basis.judgeable:
-            acts.insert(0, NextAction(action="Attach the console log and the loss/validation metrics to the run",
-                                      why="the verdict is blocked on missing data", cost="minutes"))
+            acts.insert(
+                0,
+                NextAction(
+                    action="Attach the console log and the loss/validation metrics to the run",
+                    why="the verdict is blocked on missing data",
+                    cost="minutes",
+                ),
+            )
     order = {"minutes": 0, "hours": 1, "days": 2}
     # the fix for the diagnosed failure first (cheapest first within it), then what to log next time
-    return (sorted(acts, key=lambda a: order[a.cost]) + later
-            + sorted(instrument, key=lambda a: order[a.cost]))[:8]
+    return (
+        sorted(acts, key=lambda a: order[a.cost])
+        + later
+        + sorted(instrument, key=lambda a: order[a.cost])
+    )[:8]

@@ -32,14 +32,28 @@ from ..signal import fmt
 from ..signatures import match_line
 from .evidence import MIN_TREND_POINTS, Basis, Ending, LrAssessment
 
-_CORRECTNESS_EXC = ("ValueError", "TypeError", "KeyError", "IndexError", "AttributeError",
-                    "AssertionError", "NameError", "NotImplementedError", "ZeroDivisionError",
-                    "ImportError", "ModuleNotFoundError", "FileNotFoundError", "UnboundLocalError")
+_CORRECTNESS_EXC = (
+    "ValueError",
+    "TypeError",
+    "KeyError",
+    "IndexError",
+    "AttributeError",
+    "AssertionError",
+    "NameError",
+    "NotImplementedError",
+    "ZeroDivisionError",
+    "ImportError",
+    "ModuleNotFoundError",
+    "FileNotFoundError",
+    "UnboundLocalError",
+)
 _STOP_EXC = ("KeyboardInterrupt", "SystemExit", "SignalException", "SIGTERMException")
 #: An exception message that names a signal (torch elastic ``Process N got signal: 15``, torchrun's
 #: ``Signal 9 (SIGKILL) received by PID N``): the process was stopped from outside (docs/signatures.md).
-_SIGNAL_MSG = re.compile(r"got signal:?\s*\d+|\bSignal \d+ \(SIG\w+\)|died with <Signals\.|"
-                         r"\bSIG(?:TERM|KILL|INT|HUP|QUIT)\b")
+_SIGNAL_MSG = re.compile(
+    r"got signal:?\s*\d+|\bSignal \d+ \(SIG\w+\)|died with <Signals\.|"
+    r"\bSIG(?:TERM|KILL|INT|HUP|QUIT)\b"
+)
 #: A launcher's report that a child process failed; with no child traceback in the log, why it failed is not there.
 _LAUNCHER_EXC = ("ChildFailedError",)
 
@@ -117,6 +131,7 @@ class Rule:
 
 # --- rule tests ---------------------------------------------------------------------------------
 
+
 def _ended_by_preemption(c: Ctx, f: Finding) -> bool:
     """A crash signature explained by the job's own termination (RT003: SIGTERM / preemption)."""
     if c.get("RT003") is None:
@@ -131,20 +146,30 @@ def _ended_by_preemption(c: Ctx, f: Finding) -> bool:
 def _hardware(c: Ctx) -> Decision | None:
     hw = c.get("RT007", Severity.ERROR)
     if hw:  # the first broken layer: an OOM or CUDA error after a hardware fault is its symptom
-        return Decision(Outcome.CRASHED, Cause.INFRA_RUNTIME, f"The run crashed on {hw.message}.", hw)
+        return Decision(
+            Outcome.CRASHED, Cause.INFRA_RUNTIME, f"The run crashed on {hw.message}.", hw
+        )
     return None
 
 
 def _crash_infra(c: Ctx) -> Decision | None:
-    for code, what in (("RT001", "it ran out of memory"), ("RT002", "a collective operation timed out"),
-                       ("RT004", "a data-loader worker died"), ("RT008", "a storage write or read failed"),
-                       ("RT010", "it was killed from outside")):
+    for code, what in (
+        ("RT001", "it ran out of memory"),
+        ("RT002", "a collective operation timed out"),
+        ("RT004", "a data-loader worker died"),
+        ("RT008", "a storage write or read failed"),
+        ("RT010", "it was killed from outside"),
+    ):
         f = c.get(code, Severity.ERROR)
         if f and not _ended_by_preemption(c, f):
             where = f.facts.get("code_path")
             extra = f" in the {where} code path" if where and where != "unknown" else ""
-            return Decision(Outcome.CRASHED, Cause.INFRA_RUNTIME,
-                            f"The run crashed because {what}{extra}: {f.message}.", f)
+            return Decision(
+                Outcome.CRASHED,
+                Cause.INFRA_RUNTIME,
+                f"The run crashed because {what}{extra}: {f.message}.",
+                f,
+            )
     return None
 
 
@@ -158,7 +183,11 @@ def transient_nonfinite(c: Ctx) -> Finding | None:
     after = (f.facts.get("n_points") or 0) - (f.facts.get("index") or 0)
     if after <= 0 or (f.facts.get("n_nonfinite") or 0) / after >= 0.5:
         return None
-    s = c.run.metrics.series(f.facts["key"]).by_step() if f.facts.get("key") in c.run.metrics else None
+    s = (
+        c.run.metrics.series(f.facts["key"]).by_step()
+        if f.facts.get("key") in c.run.metrics
+        else None
+    )
     if s is None or not len(s) or not np.isfinite(s.values[-1]):
         return None
     return f
@@ -168,10 +197,14 @@ def _transient(c: Ctx) -> Decision | None:
     f = transient_nonfinite(c)
     if f is None:
         return None
-    return Decision(Outcome.UNSTABLE, Cause.INCONCLUSIVE,
-                    f"The training loss was non-finite at {f.facts.get('n_nonfinite')} of "
-                    f"{f.facts.get('n_points')} points from step {f.facts.get('first_step')} on, but came back "
-                    "and ended finite: transient non-finite values (a skipped or bad batch), not a divergence.", f)
+    return Decision(
+        Outcome.UNSTABLE,
+        Cause.INCONCLUSIVE,
+        f"The training loss was non-finite at {f.facts.get('n_nonfinite')} of "
+        f"{f.facts.get('n_points')} points from step {f.facts.get('first_step')} on, but came back "
+        "and ended finite: transient non-finite values (a skipped or bad batch), not a divergence.",
+        f,
+    )
 
 
 #: A training loss at the onset of non-finite gradient norms at least this many times its last value
@@ -206,12 +239,20 @@ def _nonfinite_grad_norm(c: Ctx) -> Decision | None:
     if not (jumped or after[-1] == 0.0):
         return None
     cause = Cause.DATA_CONFIG if c.precision else Cause.MODEL_CONVERGENCE
-    why = (f"with reduced precision in use ({c.precision[0]}): an fp16 overflow that loss scaling did not "
-           "contain" if c.precision else "an optimisation divergence (learning rate, warm-up, clipping)")
-    return Decision(Outcome.DIVERGED, cause,
-                    f"{gk} was non-finite at every logged point from step {onset} to the end while {lk} went "
-                    f"{fmt(last)} -> {fmt(float(after.max()))}" + (" and then exactly 0" if after[-1] == 0.0 else "")
-                    + f": the weights took a non-finite update and the later loss is not a measurement; {why}.")
+    why = (
+        f"with reduced precision in use ({c.precision[0]}): an fp16 overflow that loss scaling did not "
+        "contain"
+        if c.precision
+        else "an optimisation divergence (learning rate, warm-up, clipping)"
+    )
+    return Decision(
+        Outcome.DIVERGED,
+        cause,
+        f"{gk} was non-finite at every logged point from step {onset} to the end while {lk} went "
+        f"{fmt(last)} -> {fmt(float(after.max()))}"
+        + (" and then exactly 0" if after[-1] == 0.0 else "")
+        + f": the weights took a non-finite update and the later loss is not a measurement; {why}.",
+    )
 
 
 def _zero_loss(c: Ctx) -> Decision | None:
@@ -228,17 +269,27 @@ def _zero_loss(c: Ctx) -> Decision | None:
     grown = _grown_before_zeros(s.steps, s.values)
     if grown is not None:
         step0, peak, low = grown
-        return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE,
-                        f"{k} grew to {fmt(peak)} ({fmt(peak / low, 3)}x its best {fmt(low)}) and then sat at exactly 0 "
-                        f"from step {step0} to the end: a loss does not fall from there to exactly zero; the tracker "
-                        "stored the non-finite values that followed as 0.0 (ClearML reports NaN/inf as 0.0 by "
-                        "default). The run diverged.")
+        return Decision(
+            Outcome.DIVERGED,
+            Cause.MODEL_CONVERGENCE,
+            f"{k} grew to {fmt(peak)} ({fmt(peak / low, 3)}x its best {fmt(low)}) and then sat at exactly 0 "
+            f"from step {step0} to the end: a loss does not fall from there to exactly zero; the tracker "
+            "stored the non-finite values that followed as 0.0 (ClearML reports NaN/inf as 0.0 by "
+            "default). The run diverged.",
+        )
     outcome = Outcome.PLATEAUED if from_start else Outcome.SUCCEEDED
-    when = "from its first logged point" if from_start else f"from step {int(s.steps[np.argmax(s.values == 0.0)])}"
-    return Decision(outcome, Cause.DATA_CONFIG,
-                    f"{k} is exactly 0 {when} to the end: a loss of exactly zero measures nothing (targets "
-                    "leaked into the inputs, a fully masked loss, templated data); the training result cannot "
-                    "be trusted until the data and the loss are checked.")
+    when = (
+        "from its first logged point"
+        if from_start
+        else f"from step {int(s.steps[np.argmax(s.values == 0.0)])}"
+    )
+    return Decision(
+        outcome,
+        Cause.DATA_CONFIG,
+        f"{k} is exactly 0 {when} to the end: a loss of exactly zero measures nothing (targets "
+        "leaked into the inputs, a fully masked loss, templated data); the training result cannot "
+        "be trusted until the data and the loss are checked.",
+    )
 
 
 #: Grown by orders of magnitude: the largest of the last points before the zeros at least this many
@@ -260,7 +311,7 @@ def _grown_before_zeros(steps: np.ndarray, v: np.ndarray) -> tuple[int, float, f
     if before.size < 3:
         return None
     low = float(before.min())
-    peak = float(before[-min(5, before.size):].max())
+    peak = float(before[-min(5, before.size) :].max())
     if low <= 0 or peak < ZERO_AFTER_GROWTH * low:
         return None
     return int(steps[end]), peak, low
@@ -296,20 +347,26 @@ def lr_increase_before(c: Ctx, onset: int | None) -> str | None:
     if len(v) < 2 or v[0] <= 0:
         return None
     if bool(np.all(np.diff(v) > 0)) and v[-1] >= 2 * v[0]:
-        return (f"inside the warm-up ramp: {k} rose at every logged point from {fmt(float(v[0]))} (step "
-                f"{int(st[0])}) to {fmt(float(v[-1]))} at step {int(st[-1])}, and was still rising")
+        return (
+            f"inside the warm-up ramp: {k} rose at every logged point from {fmt(float(v[0]))} (step "
+            f"{int(st[0])}) to {fmt(float(v[-1]))} at step {int(st[-1])}, and was still rising"
+        )
     if len(v) >= LR_RAMP_POINTS and bool(np.all(np.diff(v) > 0)):
         # a pasted window too short to show a 2x rise: an LR that rose at every logged point up to the
         # onset is inside its ramp (the warm-up had not ended)
-        return (f"inside a learning-rate ramp: {k} rose at every one of its {len(v)} logged points up to the onset "
-                f"({fmt(float(v[0]))} at step {int(st[0])} -> {fmt(float(v[-1]))} at step {int(st[-1])}): the "
-                "warm-up had not ended")
-    tail_s, tail_v = st[-(LR_EVENT_POINTS + 1):], v[-(LR_EVENT_POINTS + 1):]
+        return (
+            f"inside a learning-rate ramp: {k} rose at every one of its {len(v)} logged points up to the onset "
+            f"({fmt(float(v[0]))} at step {int(st[0])} -> {fmt(float(v[-1]))} at step {int(st[-1])}): the "
+            "warm-up had not ended"
+        )
+    tail_s, tail_v = st[-(LR_EVENT_POINTS + 1) :], v[-(LR_EVENT_POINTS + 1) :]
     ratio = tail_v[1:] / np.maximum(tail_v[:-1], 1e-300)
     if ratio.size and float(ratio.max()) >= LR_JUMP:
         j = int(np.argmax(ratio))
-        return (f"right after a learning-rate jump: {k} went from {fmt(float(tail_v[j]))} (step {int(tail_s[j])}) "
-                f"to {fmt(float(tail_v[j + 1]))} (step {int(tail_s[j + 1])}), {fmt(float(ratio[j]), 3)}x")
+        return (
+            f"right after a learning-rate jump: {k} went from {fmt(float(tail_v[j]))} (step {int(tail_s[j])}) "
+            f"to {fmt(float(tail_v[j + 1]))} (step {int(tail_s[j + 1])}), {fmt(float(ratio[j]), 3)}x"
+        )
     return None
 
 
@@ -319,10 +376,12 @@ def lr_increase_before(c: Ctx, onset: int | None) -> str | None:
 #: f5b2-04; reports b2-04, b2-05, b3-03, b4-10, b6-04, b6-09, b6-06; libraries keras-lr10) whose cause was
 #: confirmed, every one was the learning rate; the reduced-precision one (shared/cases fp16-true-nan) was
 #: numerics.
-_NO_PRECISION_NAN = ("{what}, with no reduced precision in use (no fp16/bf16 setting, loss scale or precision "
-                     "line): no 16-bit overflow explains it, so the update size (learning rate, warm-up, missing "
-                     "gradient clipping) is the first suspect, ahead of a bad batch or an input/loss bug: retry "
-                     "with a 10x lower learning rate and gradient clipping.")
+_NO_PRECISION_NAN = (
+    "{what}, with no reduced precision in use (no fp16/bf16 setting, loss scale or precision "
+    "line): no 16-bit overflow explains it, so the update size (learning rate, warm-up, missing "
+    "gradient clipping) is the first suspect, ahead of a bad batch or an input/loss bug: retry "
+    "with a 10x lower learning rate and gradient clipping."
+)
 
 
 def _abrupt_nonfinite(c: Ctx) -> Decision | None:
@@ -335,18 +394,28 @@ def _abrupt_nonfinite(c: Ctx) -> Decision | None:
         return None
     event = lr_increase_before(c, f.facts.get("onset_step"))
     if event is not None:
-        return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE,
-                        f"{f.facts.get('key')} was finite (last {fmt(f.facts.get('last_finite'))}) and turned non-finite "
-                        f"at step {f.facts.get('onset_step')} with no loss growth logged before it; the onset is "
-                        f"{event}: the learning rate is the first suspect"
-                        + (f" before the precision ({', '.join(c.precision[:1])})" if c.precision else "")
-                        + ": the step that blew up can fall between two logged points.", f)
+        return Decision(
+            Outcome.DIVERGED,
+            Cause.MODEL_CONVERGENCE,
+            f"{f.facts.get('key')} was finite (last {fmt(f.facts.get('last_finite'))}) and turned non-finite "
+            f"at step {f.facts.get('onset_step')} with no loss growth logged before it; the onset is "
+            f"{event}: the learning rate is the first suspect"
+            + (f" before the precision ({', '.join(c.precision[:1])})" if c.precision else "")
+            + ": the step that blew up can fall between two logged points.",
+            f,
+        )
     if c.lr.far_above and not c.precision:
-        return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE,
-                        f"{f.message}; with {c.lr.describe()} (>= {10:g}x typical) and no reduced precision "
-                        "in use, the learning rate is the first suspect.", f)
+        return Decision(
+            Outcome.DIVERGED,
+            Cause.MODEL_CONVERGENCE,
+            f"{f.message}; with {c.lr.describe()} (>= {10:g}x typical) and no reduced precision "
+            "in use, the learning rate is the first suspect.",
+            f,
+        )
     if not c.precision:
-        return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE, _NO_PRECISION_NAN.format(what=f.message), f)
+        return Decision(
+            Outcome.DIVERGED, Cause.MODEL_CONVERGENCE, _NO_PRECISION_NAN.format(what=f.message), f
+        )
     return Decision(Outcome.DIVERGED, Cause.DATA_CONFIG, f"{f.message}.", f)
 
 
@@ -391,60 +460,96 @@ def _nonfinite(c: Ctx) -> Decision | None:
     div = c.get("OP001", Severity.ERROR)
     growth = f.facts.get("growth_before")
     if div or (growth is not None and growth >= 2.0):
-        return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE,
-                        f"The training loss grew and then turned non-finite at step {f.facts['first_step']}: "
-                        "an optimisation divergence (learning rate / warmup / clipping).", f)
+        return Decision(
+            Outcome.DIVERGED,
+            Cause.MODEL_CONVERGENCE,
+            f"The training loss grew and then turned non-finite at step {f.facts['first_step']}: "
+            "an optimisation divergence (learning rate / warmup / clipping).",
+            f,
+        )
     event = lr_increase_before(c, f.facts.get("first_step"))
     if event is not None:
-        return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE,
-                        f"The training loss turned non-finite at step {f.facts['first_step']}, {event}: a "
-                        "learning-rate divergence, even with no loss growth logged before it.", f)
+        return Decision(
+            Outcome.DIVERGED,
+            Cause.MODEL_CONVERGENCE,
+            f"The training loss turned non-finite at step {f.facts['first_step']}, {event}: a "
+            "learning-rate divergence, even with no loss growth logged before it.",
+            f,
+        )
     prior = f.facts.get("finite_points_before", 0)
     epoch_axis = c.run.params.get("log.step_axis") == "epoch"
     if not prior and epoch_axis and not c.lr.far_above:
         # the first logged point closes a whole epoch of updates: "before any optimisation" does not
         # hold, and without the LR a divergence inside epoch 1 and broken inputs look the same
-        return Decision(Outcome.DIVERGED, Cause.INCONCLUSIVE,
-                        "The training loss was non-finite from the first logged epoch: the first point closes a "
-                        "whole epoch of updates, so a learning-rate divergence inside that epoch and broken "
-                        f"inputs or loss cannot be told apart ({c.lr.describe()}). Log the loss per step or "
-                        "pass the config with the learning rate.", f)
+        return Decision(
+            Outcome.DIVERGED,
+            Cause.INCONCLUSIVE,
+            "The training loss was non-finite from the first logged epoch: the first point closes a "
+            "whole epoch of updates, so a learning-rate divergence inside that epoch and broken "
+            f"inputs or loss cannot be told apart ({c.lr.describe()}). Log the loss per step or "
+            "pass the config with the learning rate.",
+            f,
+        )
     if not prior:
         if c.lr.far_above and not c.precision:
-            return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE,
-                            f"The training loss was non-finite from its first logged step ({f.facts['first_step']}) "
-                            f"with {c.lr.describe()}: at 10x the typical value the first updates overshoot; "
-                            "no reduced precision is in use, so numerics are not the first suspect.", f)
+            return Decision(
+                Outcome.DIVERGED,
+                Cause.MODEL_CONVERGENCE,
+                f"The training loss was non-finite from its first logged step ({f.facts['first_step']}) "
+                f"with {c.lr.describe()}: at 10x the typical value the first updates overshoot; "
+                "no reduced precision is in use, so numerics are not the first suspect.",
+                f,
+            )
         unseen = _updates_before_first_point(c, f)
         if unseen is not None and not c.precision:
             first, every = unseen
-            return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE,
-                            f"The training loss was non-finite from its first logged step ({first}), but the data "
-                            f"holds a point every {every} step(s) and starts later: the updates before step {first} "
-                            "are not in it, so the loss may have grown and blown up there; no reduced precision is "
-                            "in use, so the learning rate is the first suspect (lower it and rerun from the start "
-                            "with the loss logged from step 1).", f)
-        return Decision(Outcome.DIVERGED, Cause.DATA_CONFIG,
-                        f"The training loss was non-finite from its first logged step ({f.facts['first_step']}): "
-                        "the inputs, the initialisation or the loss computation are broken before any "
-                        "optimisation could diverge.", f)
+            return Decision(
+                Outcome.DIVERGED,
+                Cause.MODEL_CONVERGENCE,
+                f"The training loss was non-finite from its first logged step ({first}), but the data "
+                f"holds a point every {every} step(s) and starts later: the updates before step {first} "
+                "are not in it, so the loss may have grown and blown up there; no reduced precision is "
+                "in use, so the learning rate is the first suspect (lower it and rerun from the start "
+                "with the loss logged from step 1).",
+                f,
+            )
+        return Decision(
+            Outcome.DIVERGED,
+            Cause.DATA_CONFIG,
+            f"The training loss was non-finite from its first logged step ({f.facts['first_step']}): "
+            "the inputs, the initialisation or the loss computation are broken before any "
+            "optimisation could diverge.",
+            f,
+        )
     if not c.precision:
-        return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE, _NO_PRECISION_NAN.format(
-            what=f"The training loss was finite and not growing ({prior} finite points, last "
-                 f"{fmt(f.facts.get('last_finite'))}), then non-finite from step {f.facts['first_step']} on "
-                 f"({f.facts['n_nonfinite']} points)"), f)
+        return Decision(
+            Outcome.DIVERGED,
+            Cause.MODEL_CONVERGENCE,
+            _NO_PRECISION_NAN.format(
+                what=f"The training loss was finite and not growing ({prior} finite points, last "
+                f"{fmt(f.facts.get('last_finite'))}), then non-finite from step {f.facts['first_step']} on "
+                f"({f.facts['n_nonfinite']} points)"
+            ),
+            f,
+        )
     what = "precision / loss scaling / a bad batch"
-    return Decision(Outcome.DIVERGED, Cause.DATA_CONFIG,
-                    f"The training loss was finite and not growing ({prior} finite points, last "
-                    f"{fmt(f.facts.get('last_finite'))}), then non-finite from step {f.facts['first_step']} "
-                    f"on ({f.facts['n_nonfinite']} points): an abrupt numerical failure ({what}), not a "
-                    "learning-rate divergence.", f)
+    return Decision(
+        Outcome.DIVERGED,
+        Cause.DATA_CONFIG,
+        f"The training loss was finite and not growing ({prior} finite points, last "
+        f"{fmt(f.facts.get('last_finite'))}), then non-finite from step {f.facts['first_step']} "
+        f"on ({f.facts['n_nonfinite']} points): an abrupt numerical failure ({what}), not a "
+        "learning-rate divergence.",
+        f,
+    )
 
 
 def _divergence(c: Ctx) -> Decision | None:
     f = c.get("OP001", Severity.ERROR)
     if f:
-        return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE, f"The run diverged: {f.message}.", f)
+        return Decision(
+            Outcome.DIVERGED, Cause.MODEL_CONVERGENCE, f"The run diverged: {f.message}.", f
+        )
     return None
 
 
@@ -464,12 +569,20 @@ def _nonfinite_validation(c: Ctx) -> Decision | None:
     leaves a broken evaluation (fp16 overflow, an empty batch) as likely as a divergence."""
     if c.train_nonfinite() is not None:
         return None
-    f = next((x for x in c.by_code.get("LI001", []) if x.facts.get("role") == Role.VAL_LOSS.value
-              and x.facts.get("all_after_nonfinite")), None)
+    f = next(
+        (
+            x
+            for x in c.by_code.get("LI001", [])
+            if x.facts.get("role") == Role.VAL_LOSS.value and x.facts.get("all_after_nonfinite")
+        ),
+        None,
+    )
     if f is None:
         return None
-    onset = f"{f.facts.get('key')} was non-finite at every evaluation from step {f.facts.get('first_step')} on " \
-            f"({f.facts.get('n_nonfinite')} of {f.facts.get('n_points')})"
+    onset = (
+        f"{f.facts.get('key')} was non-finite at every evaluation from step {f.facts.get('first_step')} on "
+        f"({f.facts.get('n_nonfinite')} of {f.facts.get('n_points')})"
+    )
     tk = c.run.key_for(Role.TRAIN_LOSS)
     t = c.run.metrics.series(tk).by_step().finite() if tk else None
     if t is not None and len(t) >= MIN_TREND_POINTS:
@@ -478,17 +591,25 @@ def _nonfinite_validation(c: Ctx) -> Decision | None:
         sm = centered_median(t.values, smooth_window(len(t)))
         i = int(np.argmin(sm))
         low = float(sm[i])
-        late = float(np.median(sm[-max(1, len(sm) // 4):]))
+        late = float(np.median(sm[-max(1, len(sm) // 4) :]))
         if low > 0 and i < len(sm) - 1 and late >= VAL_NONFINITE_TRAIN_RISE * low:
-            return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE,
-                            f"The run diverged: {onset}, while {tk} rose from its minimum {fmt(low)} at step "
-                            f"{int(t.steps[i])} to {fmt(late)} over the last quarter ({fmt(late / low, 3)}x): the "
-                            f"model blew up ({c.lr.describe()}); the training loss as logged stayed finite.", f)
-    return Decision(Outcome.DIVERGED, Cause.INCONCLUSIVE,
-                    f"The held-out loss is non-finite: {onset}, while the training loss stayed finite and did not "
-                    "rise: a divergence the logged training loss does not show (a NaN filter, averaged logging), "
-                    "or a broken evaluation (half-precision overflow, an empty or corrupt batch). The final model's "
-                    "quality is unknown; evaluate one checkpoint in fp32 on a few batches.", f)
+            return Decision(
+                Outcome.DIVERGED,
+                Cause.MODEL_CONVERGENCE,
+                f"The run diverged: {onset}, while {tk} rose from its minimum {fmt(low)} at step "
+                f"{int(t.steps[i])} to {fmt(late)} over the last quarter ({fmt(late / low, 3)}x): the "
+                f"model blew up ({c.lr.describe()}); the training loss as logged stayed finite.",
+                f,
+            )
+    return Decision(
+        Outcome.DIVERGED,
+        Cause.INCONCLUSIVE,
+        f"The held-out loss is non-finite: {onset}, while the training loss stayed finite and did not "
+        "rise: a divergence the logged training loss does not show (a NaN filter, averaged logging), "
+        "or a broken evaluation (half-precision overflow, an empty or corrupt batch). The final model's "
+        "quality is unknown; evaluate one checkpoint in fp32 on a few batches.",
+        f,
+    )
 
 
 def _nan_message(c: Ctx) -> Decision | None:
@@ -496,12 +617,20 @@ def _nan_message(c: Ctx) -> Decision | None:
     in use the learning rate is the first suspect (:data:`_NO_PRECISION_NAN`), with it the cause is open."""
     f = c.get("RT009", Severity.ERROR)
     if f and not c.run.has(Role.TRAIN_LOSS) and not c.precision:
-        return Decision(Outcome.DIVERGED, Cause.MODEL_CONVERGENCE,
-                        _NO_PRECISION_NAN.format(what=f"The loss became non-finite ({f.message})"), f)
+        return Decision(
+            Outcome.DIVERGED,
+            Cause.MODEL_CONVERGENCE,
+            _NO_PRECISION_NAN.format(what=f"The loss became non-finite ({f.message})"),
+            f,
+        )
     if f and not c.run.has(Role.TRAIN_LOSS):
-        return Decision(Outcome.DIVERGED, Cause.INCONCLUSIVE,
-                        f"The loss became non-finite ({f.message}); without the loss history a learning-rate "
-                        "divergence and a numerical failure cannot be told apart.", f)
+        return Decision(
+            Outcome.DIVERGED,
+            Cause.INCONCLUSIVE,
+            f"The loss became non-finite ({f.message}); without the loss history a learning-rate "
+            "divergence and a numerical failure cannot be told apart.",
+            f,
+        )
     return None
 
 
@@ -511,29 +640,51 @@ def _crash_other(c: Ctx) -> Decision | None:
         exc = str(f.facts.get("exception_type", ""))
         if exc.endswith(_STOP_EXC) or _SIGNAL_MSG.search(f.facts.get("exception_message") or ""):
             # a kill, termination or interrupt signal is an infrastructure event or a person, never a code bug
-            return Decision(Outcome.CRASHED, Cause.INCONCLUSIVE,
-                            f"The run was stopped by {exc.rsplit('.', 1)[-1]} ({f.message}); why it was "
-                            "stopped is not in the data.", f)
+            return Decision(
+                Outcome.CRASHED,
+                Cause.INCONCLUSIVE,
+                f"The run was stopped by {exc.rsplit('.', 1)[-1]} ({f.message}); why it was "
+                "stopped is not in the data.",
+                f,
+            )
         if exc.endswith(_LAUNCHER_EXC):
-            return Decision(Outcome.CRASHED, Cause.INCONCLUSIVE,
-                            f"The launcher reports that a worker failed ({f.message}), and the worker's own error "
-                            "is not in the log: attach the worker's output (torchrun --tee 3, or the rank's log).", f)
-        if any(sig.category == "nan" for sig, _ in match_line(f.facts.get("exception_message") or "")):
+            return Decision(
+                Outcome.CRASHED,
+                Cause.INCONCLUSIVE,
+                f"The launcher reports that a worker failed ({f.message}), and the worker's own error "
+                "is not in the log: attach the worker's output (torchrun --tee 3, or the rank's log).",
+                f,
+            )
+        if any(
+            sig.category == "nan" for sig, _ in match_line(f.facts.get("exception_message") or "")
+        ):
             # a framework's non-finite check raised it (anomaly mode, a NaN guard): numerics, not code; a
             # loss that grew first is a divergence rule above (V04/V06), so here it was finite and flat
-            return Decision(Outcome.CRASHED, Cause.DATA_CONFIG,
-                            f"The run stopped on a non-finite check ({f.message}) while the training loss was finite "
-                            "and not growing: an abrupt numerical failure (a bad batch, precision, a sqrt/log of an "
-                            "invalid value), not a code bug.", f)
+            return Decision(
+                Outcome.CRASHED,
+                Cause.DATA_CONFIG,
+                f"The run stopped on a non-finite check ({f.message}) while the training loss was finite "
+                "and not growing: an abrupt numerical failure (a bad batch, precision, a sqrt/log of an "
+                "invalid value), not a code bug.",
+                f,
+            )
         named = f.facts.get("exception_cause")
         if named:
             # the exception names its cause (mlaudit_core/exception_causes.py: data, environment, network)
-            return Decision(Outcome.CRASHED, Cause(named),
-                            f"The run crashed with {f.message}: {f.facts.get('exception_meaning')}.", f)
+            return Decision(
+                Outcome.CRASHED,
+                Cause(named),
+                f"The run crashed with {f.message}: {f.facts.get('exception_meaning')}.",
+                f,
+            )
         shape = "shape" in (f.facts.get("exception_message") or "").lower()
-        cause = (Cause.CORRECTNESS_BUG if (exc.rsplit(".", 1)[-1] in _CORRECTNESS_EXC or shape)
-                 else Cause.INFRA_RUNTIME if exc.endswith(("OSError", "MemoryError", "TimeoutError"))
-                 else Cause.CORRECTNESS_BUG)
+        cause = (
+            Cause.CORRECTNESS_BUG
+            if (exc.rsplit(".", 1)[-1] in _CORRECTNESS_EXC or shape)
+            else Cause.INFRA_RUNTIME
+            if exc.endswith(("OSError", "MemoryError", "TimeoutError"))
+            else Cause.CORRECTNESS_BUG
+        )
         return Decision(Outcome.CRASHED, cause, f"The run crashed with {f.message}.", f)
     return None
 
@@ -541,9 +692,13 @@ def _crash_other(c: Ctx) -> Decision | None:
 def _reset(c: Ctx) -> Decision | None:
     f = c.get("LI002", Severity.ERROR) or c.get("LI003", Severity.ERROR)
     if f:
-        return Decision(Outcome.UNSTABLE, Cause.CORRECTNESS_BUG,
-                        f"The step counter reset: {f.message}. Curves by step overlay two segments; "
-                        "the resume did not restore the training state.", f)
+        return Decision(
+            Outcome.UNSTABLE,
+            Cause.CORRECTNESS_BUG,
+            f"The step counter reset: {f.message}. Curves by step overlay two segments; "
+            "the resume did not restore the training state.",
+            f,
+        )
     return None
 
 
@@ -555,10 +710,17 @@ def _baseline(c: Ctx) -> Decision | None:
     layer = c.get("BL003")
     cause = Cause((layer.facts.get("cause") if layer else None) or Cause.MODEL_CONVERGENCE.value)
     if cause is Cause.METRIC_POLICY and layer is not None:
-        return Decision(Outcome.SUCCEEDED, cause, f"The metric moved because of how it is computed, "
-                        f"not the model: {f.message}; {layer.message}.", f)
+        return Decision(
+            Outcome.SUCCEEDED,
+            cause,
+            f"The metric moved because of how it is computed, "
+            f"not the model: {f.message}; {layer.message}.",
+            f,
+        )
     where = f"; {layer.message}" if layer else ""
-    return Decision(Outcome.REGRESSED, cause, f"The run is worse than its baselines: {f.message}{where}.", f)
+    return Decision(
+        Outcome.REGRESSED, cause, f"The run is worse than its baselines: {f.message}{where}.", f
+    )
 
 
 def _chance(c: Ctx) -> Decision | None:
@@ -573,15 +735,27 @@ def _chance(c: Ctx) -> Decision | None:
         # chance, the model reached what the labels allow: no signal (examples/corpus: shuffled
         # labels drop the loss 6% then plateau for under half the run; a too-low LR moves it < 3%).
         plateau = c.get("OP003")
-        moved_then_stalled = (plateau is not None and plateau.facts.get("flat_share", 1.0) < 0.9
-                              and plateau.facts.get("rel_total_improvement", 0.0) >= 0.03)
+        moved_then_stalled = (
+            plateau is not None
+            and plateau.facts.get("flat_share", 1.0) < 0.9
+            and plateau.facts.get("rel_total_improvement", 0.0) >= 0.03
+        )
         if not (moved_then_stalled and (f.facts.get("lift") or 0.0) < 0.1):
             return None
-    outcome = (Outcome.OVERFIT if c.get("GE001", Severity.ERROR)
-               else Outcome.UNDERFIT if c.get("GE002", Severity.ERROR) else Outcome.PLATEAUED)
-    return Decision(outcome, Cause.DATA_CONFIG,
-                    f"Validation never beat chance: {f.message}. The labels or inputs carry no signal the "
-                    "model can generalise (shuffled or misaligned labels, broken validation preprocessing).", f)
+    outcome = (
+        Outcome.OVERFIT
+        if c.get("GE001", Severity.ERROR)
+        else Outcome.UNDERFIT
+        if c.get("GE002", Severity.ERROR)
+        else Outcome.PLATEAUED
+    )
+    return Decision(
+        outcome,
+        Cause.DATA_CONFIG,
+        f"Validation never beat chance: {f.message}. The labels or inputs carry no signal the "
+        "model can generalise (shuffled or misaligned labels, broken validation preprocessing).",
+        f,
+    )
 
 
 def _nothing_to_overfit(c: Ctx) -> Decision | None:
@@ -599,17 +773,23 @@ def _nothing_to_overfit(c: Ctx) -> Decision | None:
     if floor is None:
         return None
     k, best, n = floor
-    return Decision(Outcome.UNDERFIT, Cause.MODEL_CONVERGENCE,
-                    f"The model learned nothing held-out data can measure: {k} never rose above {fmt(best)} in {n} "
-                    "evaluations (its floor), so the rising held-out loss is not an overfit of a learned model; "
-                    "check the matching of predictions to targets (box format, class indices), the learning rate and "
-                    "whether the run is long enough.", c.get("GE001", Severity.ERROR) or c.get("GE005", Severity.WARNING))
+    return Decision(
+        Outcome.UNDERFIT,
+        Cause.MODEL_CONVERGENCE,
+        f"The model learned nothing held-out data can measure: {k} never rose above {fmt(best)} in {n} "
+        "evaluations (its floor), so the rising held-out loss is not an overfit of a learned model; "
+        "check the matching of predictions to targets (box format, class indices), the learning rate and "
+        "whether the run is long enough.",
+        c.get("GE001", Severity.ERROR) or c.get("GE005", Severity.WARNING),
+    )
 
 
 def _overfit(c: Ctx) -> Decision | None:
     f = c.get("GE001", Severity.ERROR)
     if f:
-        return Decision(Outcome.OVERFIT, Cause.MODEL_CONVERGENCE, f"The run overfit: {f.message}.", f)
+        return Decision(
+            Outcome.OVERFIT, Cause.MODEL_CONVERGENCE, f"The run overfit: {f.message}.", f
+        )
     return None
 
 
@@ -634,7 +814,7 @@ def _gap_overfit(c: Ctx) -> Decision | None:
     if ib >= len(v) - 1:
         return None
     best, final = float(v.values[ib]), float(v.values[-1])
-    half = v.values[len(v) // 2:]
+    half = v.values[len(v) // 2 :]
     noise = float(np.median(np.abs(np.diff(half)))) if half.size > 2 else 0.0
     if final - best <= max(3 * noise, 0.02 * abs(best)):
         return None
@@ -646,12 +826,17 @@ def _gap_overfit(c: Ctx) -> Decision | None:
     if float(np.median(after[-k:])) >= float(np.median(at_best[-k:])):
         return None  # training did not keep improving: not the overfitting shape
     from ..detectors.GE001 import heldout_accuracy_holds
+
     held = heldout_accuracy_holds(c.run, float(v.steps[ib]))
     if held is not None and held["holds"]:
         return None  # held-out accuracy kept its level: a calibration shift, not overfitting (GE001 notes it)
-    return Decision(Outcome.OVERFIT, Cause.MODEL_CONVERGENCE,
-                    f"The run overfit (slowly): {vk} ended at {fmt(final)}, above its best {fmt(best)} at step "
-                    f"{int(v.steps[ib])} (noise ~{fmt(noise)}), while {tk} kept falling; {f.message}.", f)
+    return Decision(
+        Outcome.OVERFIT,
+        Cause.MODEL_CONVERGENCE,
+        f"The run overfit (slowly): {vk} ended at {fmt(final)}, above its best {fmt(best)} at step "
+        f"{int(v.steps[ib])} (noise ~{fmt(noise)}), while {tk} kept falling; {f.message}.",
+        f,
+    )
 
 
 #: Memorised: the training accuracy's last-quarter median at or above this (the training set is fit) ...
@@ -670,7 +855,7 @@ def _acc(c: Ctx, role: Role) -> tuple[str, float] | None:
     v = c.run.metrics.series(k).by_step().finite().values
     if len(v) < 3:
         return None
-    q = v[-max(1, len(v) // 4):]
+    q = v[-max(1, len(v) // 4) :]
     scale = 100.0 if float(np.max(v)) > 1.5 else 1.0  # accuracy logged in percent (0-100)
     return k, float(np.median(q)) / scale
 
@@ -684,10 +869,13 @@ def _memorised(c: Ctx) -> Decision | None:
         return None
     if tr[1] < MEMORISED_TRAIN_ACC or tr[1] - va[1] < MEMORISED_GAP:
         return None
-    return Decision(Outcome.OVERFIT, Cause.MODEL_CONVERGENCE,
-                    f"The run overfit: {tr[0]} is {fmt(100 * tr[1], 3)}% over the last quarter (the training set is "
-                    f"memorised) while {va[0]} is {fmt(100 * va[1], 3)}%, {fmt(100 * (tr[1] - va[1]), 3)} points "
-                    "lower; more epochs only widen the gap (regularise, augment, or stop at the best validation).")
+    return Decision(
+        Outcome.OVERFIT,
+        Cause.MODEL_CONVERGENCE,
+        f"The run overfit: {tr[0]} is {fmt(100 * tr[1], 3)}% over the last quarter (the training set is "
+        f"memorised) while {va[0]} is {fmt(100 * va[1], 3)}%, {fmt(100 * (tr[1] - va[1]), 3)} points "
+        "lower; more epochs only widen the gap (regularise, augment, or stop at the best validation).",
+    )
 
 
 #: Degraded in-run: the held-out metric's final value is worse than its best by this share of the
@@ -725,11 +913,15 @@ def _degraded(c: Ctx) -> Decision | None:
     j = i + int(np.argmax(sm[i:]))
     if float(sm[j]) < DEGRADED_TRAIN * lo:
         return None
-    return Decision(Outcome.REGRESSED, Cause.MODEL_CONVERGENCE,
-                    f"The run got worse during training: {f.message}; and {k} rose to {fmt(float(sm[j]))} at step "
-                    f"{int(t.steps[j])}, {float(sm[j]) / lo:.1f}x its minimum {fmt(lo)} (step {int(t.steps[i])}). "
-                    "Training and held-out quality both degraded (not an overfit): the learning rate after "
-                    "warmup is the first suspect; keep the best checkpoint.", f)
+    return Decision(
+        Outcome.REGRESSED,
+        Cause.MODEL_CONVERGENCE,
+        f"The run got worse during training: {f.message}; and {k} rose to {fmt(float(sm[j]))} at step "
+        f"{int(t.steps[j])}, {float(sm[j]) / lo:.1f}x its minimum {fmt(lo)} (step {int(t.steps[i])}). "
+        "Training and held-out quality both degraded (not an overfit): the learning rate after "
+        "warmup is the first suspect; keep the best checkpoint.",
+        f,
+    )
 
 
 #: Ended far below its best: the final held-out value worse than its best by DEGRADED_HELDOUT of the best
@@ -752,11 +944,15 @@ def _ended_below_best(c: Ctx) -> Decision | None:
     gap = abs(final - best)
     if gap < DEGRADED_HELDOUT * abs(best) or gap < ENDED_BELOW_NOISE * noise:
         return None
-    return Decision(Outcome.REGRESSED, Cause.MODEL_CONVERGENCE,
-                    f"The run ended far below its best: {f.message} ({fmt(100 * gap / abs(best), 3)}% of the best, "
-                    f"{fmt(gap / noise if noise else float('inf'), 3)}x the evaluation noise). The final model is "
-                    "much worse than one the run produced earlier: keep the best checkpoint, and look at what "
-                    "changed before the drop (learning rate, data order, a numerical event).", f)
+    return Decision(
+        Outcome.REGRESSED,
+        Cause.MODEL_CONVERGENCE,
+        f"The run ended far below its best: {f.message} ({fmt(100 * gap / abs(best), 3)}% of the best, "
+        f"{fmt(gap / noise if noise else float('inf'), 3)}x the evaluation noise). The final model is "
+        "much worse than one the run produced earlier: keep the best checkpoint, and look at what "
+        "changed before the drop (learning rate, data order, a numerical event).",
+        f,
+    )
 
 
 #: A collapse: the training loss repeats one value exactly (to the logged precision) at this many
@@ -804,21 +1000,37 @@ def _underfit(c: Ctx) -> Decision | None:
     col = collapse_stretch(c)
     if col is not None:
         k, step, n, val = col
-        return Decision(Outcome.PLATEAUED, Cause.MODEL_CONVERGENCE,
-                        f"The training loss fell, then sat at exactly {fmt(val, 6)} for {n} consecutive points from "
-                        f"step {step}: identical values over different batches mean the output stopped depending on "
-                        f"the input (a collapse), so the run plateaued rather than learning slowly; {f.message}.", f)
-    if f.facts.get("labels_suspect"):  # GE002: train loss under the first held-out loss, held-out rising, acc flat
-        return Decision(Outcome.UNDERFIT, Cause.DATA_CONFIG,
-                        f"The model learned nothing that generalises: {f.message}.", f)
-    return Decision(Outcome.UNDERFIT, Cause.MODEL_CONVERGENCE,
-                    f"The model barely learned the training set: {f.message}.", f)
+        return Decision(
+            Outcome.PLATEAUED,
+            Cause.MODEL_CONVERGENCE,
+            f"The training loss fell, then sat at exactly {fmt(val, 6)} for {n} consecutive points from "
+            f"step {step}: identical values over different batches mean the output stopped depending on "
+            f"the input (a collapse), so the run plateaued rather than learning slowly; {f.message}.",
+            f,
+        )
+    if f.facts.get(
+        "labels_suspect"
+    ):  # GE002: train loss under the first held-out loss, held-out rising, acc flat
+        return Decision(
+            Outcome.UNDERFIT,
+            Cause.DATA_CONFIG,
+            f"The model learned nothing that generalises: {f.message}.",
+            f,
+        )
+    return Decision(
+        Outcome.UNDERFIT,
+        Cause.MODEL_CONVERGENCE,
+        f"The model barely learned the training set: {f.message}.",
+        f,
+    )
 
 
 def _plateau(c: Ctx) -> Decision | None:
     f = c.get("OP003", Severity.WARNING)
     if f:
-        return Decision(Outcome.PLATEAUED, Cause.MODEL_CONVERGENCE, f"The run plateaued: {f.message}.", f)
+        return Decision(
+            Outcome.PLATEAUED, Cause.MODEL_CONVERGENCE, f"The run plateaued: {f.message}.", f
+        )
     return None
 
 
@@ -831,20 +1043,34 @@ def _val_plateau(c: Ctx) -> Decision | None:
         return None  # val loss rose while held-out accuracy held: a calibration note, not a plateau
     stopped = c.ending.stopped or c.run.status in (RunStatus.FAILED, RunStatus.KILLED)
     if f and not stopped:  # a run cut short never had the chance to improve: its stop explains more
-        return Decision(Outcome.PLATEAUED, Cause.MODEL_CONVERGENCE,
-                        f"Validation plateaued: {f.message}. More steps at this setting buy nothing; change the LR "
-                        "schedule, the data or the model, or stop earlier.", f)
+        return Decision(
+            Outcome.PLATEAUED,
+            Cause.MODEL_CONVERGENCE,
+            f"Validation plateaued: {f.message}. More steps at this setting buy nothing; change the LR "
+            "schedule, the data or the model, or stop earlier.",
+            f,
+        )
     return None
 
 
-_LEARNING_OUTCOMES = (Outcome.OVERFIT, Outcome.UNDERFIT, Outcome.PLATEAUED, Outcome.UNSTABLE, Outcome.REGRESSED)
+_LEARNING_OUTCOMES = (
+    Outcome.OVERFIT,
+    Outcome.UNDERFIT,
+    Outcome.PLATEAUED,
+    Outcome.UNSTABLE,
+    Outcome.REGRESSED,
+)
 
 
 def _learning_outcome(c: Ctx, after: int) -> Outcome | None:
     """The outcome of the first learning rule with precedence above ``after`` that matches (used by
     rules that fix the cause but leave the outcome to what the curves show)."""
     for rule in sorted(POLICY, key=lambda r: r.precedence):
-        if rule.precedence <= after or rule.name in ("no-judgeable-signal", "healthy", "metric-out-of-range"):
+        if rule.precedence <= after or rule.name in (
+            "no-judgeable-signal",
+            "healthy",
+            "metric-out-of-range",
+        ):
             continue
         d = rule.when(c)
         if d is not None and d.outcome in _LEARNING_OUTCOMES:
@@ -861,12 +1087,20 @@ def _logged_zeros(c: Ctx) -> Decision | None:
     data_config. With the task metrics all 0 the model learned nothing usable (underfit); otherwise
     the outcome is what the learning rules after this one read (succeeded when none fires). The HF
     nan-filter stand-ins (kind ``stand_in``) are non-finite steps, not data: other rules judge them."""
-    fs = [f for f in c.by_code.get("LI006", []) if f.severity.rank >= Severity.ERROR.rank
-          and (f.facts.get("kind") in ("empty_validation", "metrics_zero")
-               or (f.facts.get("kind") == "all_zero" and f.facts.get("other_losses_move")))]
+    fs = [
+        f
+        for f in c.by_code.get("LI006", [])
+        if f.severity.rank >= Severity.ERROR.rank
+        and (
+            f.facts.get("kind") in ("empty_validation", "metrics_zero")
+            or (f.facts.get("kind") == "all_zero" and f.facts.get("other_losses_move"))
+        )
+    ]
     if not fs:
         return None
-    metrics_zero = any(f.facts.get("kind") == "metrics_zero" or f.facts.get("all_metrics_zero") for f in fs)
+    metrics_zero = any(
+        f.facts.get("kind") == "metrics_zero" or f.facts.get("all_metrics_zero") for f in fs
+    )
     if c.ending.stopped and all(f.facts.get("kind") == "metrics_zero" for f in fs):
         # task metrics still at 0 in a run cut short are what its first epochs look like (a detector in
         # its warmup matches nothing yet), not a label failure: the stop explains more, as for GE002's
@@ -875,10 +1109,15 @@ def _logged_zeros(c: Ctx) -> Decision | None:
     outcome = Outcome.UNDERFIT if metrics_zero else (_learning_outcome(c, 86) or Outcome.SUCCEEDED)
     f = next((f for f in fs if f.facts.get("kind") != "all_zero"), fs[0])
     more = "; ".join(x.message for x in fs if x is not f)
-    return Decision(outcome, Cause.DATA_CONFIG,
-                    f"Logged zeros show a data problem: {f.message}" + (f"; also {more}" if more else "")
-                    + ". Check the label files and the dataset config (paths, class ids, label format) "
-                    "before reading anything else in this run.", f)
+    return Decision(
+        outcome,
+        Cause.DATA_CONFIG,
+        f"Logged zeros show a data problem: {f.message}"
+        + (f"; also {more}" if more else "")
+        + ". Check the label files and the dataset config (paths, class ids, label format) "
+        "before reading anything else in this run.",
+        f,
+    )
 
 
 def _metric_out_of_range(c: Ctx) -> Decision | None:
@@ -890,10 +1129,14 @@ def _metric_out_of_range(c: Ctx) -> Decision | None:
     if not f:
         return None
     outcome = _learning_outcome(c, 97) or Outcome.SUCCEEDED
-    return Decision(outcome, Cause.CORRECTNESS_BUG,
-                    f"A metric is computed wrongly: {f.message}. Whatever it says about the model cannot be "
-                    "trusted until the metric code is fixed (custom metrics averaged over batches, a missing "
-                    "clip, a wrong reduction).", f)
+    return Decision(
+        outcome,
+        Cause.CORRECTNESS_BUG,
+        f"A metric is computed wrongly: {f.message}. Whatever it says about the model cannot be "
+        "trusted until the metric code is fixed (custom metrics averaged over batches, a missing "
+        "clip, a wrong reduction).",
+        f,
+    )
 
 
 def _erratic_validation(c: Ctx) -> Decision | None:
@@ -903,15 +1146,23 @@ def _erratic_validation(c: Ctx) -> Decision | None:
     if not f:
         return None
     if f.facts.get("scale_suspect"):
-        return Decision(Outcome.UNSTABLE, Cause.DATA_CONFIG,
-                        f"The held-out loss is erratic at an absurd scale: {f.message}.", f)
-    return Decision(Outcome.UNSTABLE, Cause.MODEL_CONVERGENCE, f"The held-out loss is erratic: {f.message}.", f)
+        return Decision(
+            Outcome.UNSTABLE,
+            Cause.DATA_CONFIG,
+            f"The held-out loss is erratic at an absurd scale: {f.message}.",
+            f,
+        )
+    return Decision(
+        Outcome.UNSTABLE, Cause.MODEL_CONVERGENCE, f"The held-out loss is erratic: {f.message}.", f
+    )
 
 
 def _unstable(c: Ctx) -> Decision | None:
     f = c.get("OP002", Severity.WARNING)
     if f:
-        return Decision(Outcome.UNSTABLE, Cause.MODEL_CONVERGENCE, f"Training was unstable: {f.message}.", f)
+        return Decision(
+            Outcome.UNSTABLE, Cause.MODEL_CONVERGENCE, f"Training was unstable: {f.message}.", f
+        )
     return None
 
 
@@ -921,12 +1172,18 @@ def _ended_failed(c: Ctx) -> Decision | None:
     if c.run.status in (RunStatus.FAILED, RunStatus.KILLED) and c.get("RT003") is None:
         e = c.ending
         if e.interrupt or e.short:
-            return Decision(Outcome.CRASHED, Cause.INCONCLUSIVE,
-                            f"The run ended {c.run.status.value}: {e.describe()}. Who stopped it, and why, is not in "
-                            "the data.")
-        return Decision(Outcome.CRASHED, Cause.INCONCLUSIVE,
-                        f"The run ended {c.run.status.value}, and nothing in its metrics or console explains "
-                        "why.")
+            return Decision(
+                Outcome.CRASHED,
+                Cause.INCONCLUSIVE,
+                f"The run ended {c.run.status.value}: {e.describe()}. Who stopped it, and why, is not in "
+                "the data.",
+            )
+        return Decision(
+            Outcome.CRASHED,
+            Cause.INCONCLUSIVE,
+            f"The run ended {c.run.status.value}, and nothing in its metrics or console explains "
+            "why.",
+        )
     return None
 
 
@@ -939,18 +1196,27 @@ def _stopped_early(c: Ctx) -> Decision | None:
         return None
     why = e.describe()
     if c.run.status is RunStatus.RUNNING:
-        return Decision(Outcome.RUNNING, Cause.INCONCLUSIVE,
-                        f"The run is still running according to its tracker: {why}.")
+        return Decision(
+            Outcome.RUNNING,
+            Cause.INCONCLUSIVE,
+            f"The run is still running according to its tracker: {why}.",
+        )
     if c.run.console:
         # the console was read and ends without a signature: what stops a process without a word
-        return Decision(Outcome.CRASHED, Cause.INCONCLUSIVE,
-                        f"The run stopped before its planned end: {why}. Its console ends without a crash "
-                        "signature: a SIGKILL (the kernel's OOM killer, a scheduler's limit) or a SIGTERM under "
-                        "Python's default handler prints nothing; the scheduler's record or the kernel log says "
-                        "which.")
-    return Decision(Outcome.CRASHED, Cause.INCONCLUSIVE,
-                    f"The run stopped before its planned end: {why}. No crash signature says why "
-                    "(attach the console log or the scheduler's record).")
+        return Decision(
+            Outcome.CRASHED,
+            Cause.INCONCLUSIVE,
+            f"The run stopped before its planned end: {why}. Its console ends without a crash "
+            "signature: a SIGKILL (the kernel's OOM killer, a scheduler's limit) or a SIGTERM under "
+            "Python's default handler prints nothing; the scheduler's record or the kernel log says "
+            "which.",
+        )
+    return Decision(
+        Outcome.CRASHED,
+        Cause.INCONCLUSIVE,
+        f"The run stopped before its planned end: {why}. No crash signature says why "
+        "(attach the console log or the scheduler's record).",
+    )
 
 
 def _slow(c: Ctx) -> Decision | None:
@@ -962,12 +1228,22 @@ def _slow(c: Ctx) -> Decision | None:
             return Decision(Outcome.SLOW, Cause.INFRA_RUNTIME, f"The run was slow: {f.message}.", f)
     # recurring pauses (steps at 2x the median or more, in several stretches, a fifth of the step time)
     # are a pattern of the run itself, unlike a few isolated slow steps
-    f = next((x for x in c.by_code.get("SY004", []) if x.facts.get("recurring")
-              and x.severity.rank >= Severity.WARNING.rank), None)
+    f = next(
+        (
+            x
+            for x in c.by_code.get("SY004", [])
+            if x.facts.get("recurring") and x.severity.rank >= Severity.WARNING.rank
+        ),
+        None,
+    )
     if f:
-        return Decision(Outcome.SLOW, Cause.INFRA_RUNTIME,
-                        f"The run was slow: {f.message}. The input pipeline or host work stalls the steps "
-                        "again and again (a slow shard or reader, too few loader workers, periodic host work).", f)
+        return Decision(
+            Outcome.SLOW,
+            Cause.INFRA_RUNTIME,
+            f"The run was slow: {f.message}. The input pipeline or host work stalls the steps "
+            "again and again (a slow shard or reader, too few loader workers, periodic host work).",
+            f,
+        )
     return None
 
 
@@ -977,11 +1253,19 @@ def _preempted(c: Ctx) -> Decision | None:
     if not f:
         return None
     if f.facts.get("requeued"):
-        return Decision(Outcome.RUNNING, Cause.INFRA_RUNTIME,
-                        f"The job was preempted and requeued, not crashed ({f.message}); it continues in a later "
-                        "segment: check that it resumes from its checkpoint.", f)
-    return Decision(Outcome.CRASHED, Cause.INFRA_RUNTIME,
-                    f"The job was stopped by its scheduler ({f.message}) and not requeued.", f)
+        return Decision(
+            Outcome.RUNNING,
+            Cause.INFRA_RUNTIME,
+            f"The job was preempted and requeued, not crashed ({f.message}); it continues in a later "
+            "segment: check that it resumes from its checkpoint.",
+            f,
+        )
+    return Decision(
+        Outcome.CRASHED,
+        Cause.INFRA_RUNTIME,
+        f"The job was stopped by its scheduler ({f.message}) and not requeued.",
+        f,
+    )
 
 
 #: A held-out score at its ceiling: 1 on a 0-1 scale, 100 on a percentage scale.
@@ -1019,10 +1303,13 @@ def _perfect_scores(c: Ctx) -> Decision | None:
     if not got:
         return None
     shown = ", ".join(f"{k} {fmt(v)}" for k, v in got[:6])
-    return Decision(Outcome.UNKNOWN, Cause.DATA_CONFIG,
-                    f"Every held-out score is perfect ({shown}): a perfect score on every test metric is what test "
-                    "data the model saw in training gives (overlap between the splits, duplicated samples, labels "
-                    "leaking into the inputs); check the split before trusting the result.")
+    return Decision(
+        Outcome.UNKNOWN,
+        Cause.DATA_CONFIG,
+        f"Every held-out score is perfect ({shown}): a perfect score on every test metric is what test "
+        "data the model saw in training gives (overlap between the splits, duplicated samples, labels "
+        "leaking into the inputs); check the split before trusting the result.",
+    )
 
 
 def _routine_loss_scaling(c: Ctx) -> Decision | None:
@@ -1037,10 +1324,14 @@ def _routine_loss_scaling(c: Ctx) -> Decision | None:
         return None
     if any(x.severity.rank >= Severity.WARNING.rank for fs in c.by_code.values() for x in fs):
         return None
-    return Decision(Outcome.UNKNOWN, Cause.HEALTHY,
-                    f"The overflow messages are dynamic loss scaling at work, not a failure: {f.message}. A step "
-                    "with an inf/NaN gradient is skipped and the scale lowered until it fits; the scale settled "
-                    "above its floor. The learning itself is not judged here (no loss curve in the text).", f)
+    return Decision(
+        Outcome.UNKNOWN,
+        Cause.HEALTHY,
+        f"The overflow messages are dynamic loss scaling at work, not a failure: {f.message}. A step "
+        "with an inf/NaN gradient is skipped and the scale lowered until it fits; the scale settled "
+        "above its floor. The learning itself is not judged here (no loss curve in the text).",
+        f,
+    )
 
 
 def _no_signal(c: Ctx) -> Decision | None:
@@ -1050,12 +1341,19 @@ def _no_signal(c: Ctx) -> Decision | None:
         return None
     missing = c.basis.missing(c.run)
     if c.run.status is RunStatus.RUNNING:
-        return Decision(Outcome.RUNNING, Cause.INCONCLUSIVE,
-                        "The run is still running and holds no judgeable training signal yet: "
-                        + "; ".join(missing) + ".")
-    return Decision(Outcome.UNKNOWN, Cause.INCONCLUSIVE,
-                    "Not judged: " + "; ".join(missing) + ". Log or pass what is listed under next actions "
-                    "to get a verdict.")
+        return Decision(
+            Outcome.RUNNING,
+            Cause.INCONCLUSIVE,
+            "The run is still running and holds no judgeable training signal yet: "
+            + "; ".join(missing)
+            + ".",
+        )
+    return Decision(
+        Outcome.UNKNOWN,
+        Cause.INCONCLUSIVE,
+        "Not judged: " + "; ".join(missing) + ". Log or pass what is listed under next actions "
+        "to get a verdict.",
+    )
 
 
 #: Training-loss points under which a loss that ended at >= 2x its start is not judged healthy (OP001's
@@ -1067,8 +1365,11 @@ def _healthy(c: Ctx) -> Decision | None:
     """Positive evidence of health: a judgeable training signal examined, no rule above fired."""
     run = c.run
     if run.status is RunStatus.RUNNING:
-        return Decision(Outcome.RUNNING, Cause.INCONCLUSIVE,
-                        "The run is still running; so far no failure signature in what was examined.")
+        return Decision(
+            Outcome.RUNNING,
+            Cause.INCONCLUSIVE,
+            "The run is still running; so far no failure signature in what was examined.",
+        )
     tl = run.key_for(Role.TRAIN_LOSS)
     msg = "No failure signature: the run finished"
     examined = ", ".join(f"{k} ({n} points)" for k, n in c.basis.signals.values())
@@ -1077,71 +1378,111 @@ def _healthy(c: Ctx) -> Decision | None:
         if len(s):
             msg += f" with {tl} {fmt(float(s.values[0]))} -> {fmt(float(s.values[-1]))}"
         v0, v1 = (float(s.values[0]), float(s.values[-1])) if len(s) else (0.0, 0.0)
-        heldout = any(len(run.series(k).finite()) >= MIN_TREND_POINTS
-                      for k in (run.key_for(Role.VAL_LOSS), run.key_for(Role.VAL_ACCURACY)) if k)
+        heldout = any(
+            len(run.series(k).finite()) >= MIN_TREND_POINTS
+            for k in (run.key_for(Role.VAL_LOSS), run.key_for(Role.VAL_ACCURACY))
+            if k
+        )
         if len(s) < SHORT_LOSS_POINTS and v0 > 0 and v1 >= 2 * v0 and not heldout:
             # 'succeeded' needs positive evidence: a training loss that ended at twice its first value or more,
             # on too few points for the divergence detector (OP001 needs 10) and with no held-out series to
             # judge by, is no evidence of a healthy run
-            return Decision(Outcome.UNKNOWN, Cause.INCONCLUSIVE,
-                            f"Not judged: {tl} ended at {fmt(v1 / v0, 3)}x its first value ({fmt(v0)} -> {fmt(v1)}) "
-                            f"over only {len(s)} points, too few to tell a divergence from noise, and a loss that "
-                            f"rose is no evidence of success. Examined: {examined}. Log the loss every few steps.")
+            return Decision(
+                Outcome.UNKNOWN,
+                Cause.INCONCLUSIVE,
+                f"Not judged: {tl} ended at {fmt(v1 / v0, 3)}x its first value ({fmt(v0)} -> {fmt(v1)}) "
+                f"over only {len(s)} points, too few to tell a divergence from noise, and a loss that "
+                f"rose is no evidence of success. Examined: {examined}. Log the loss every few steps.",
+            )
     e = c.ending
     if e.snapshot and e.short:
         # a checkpoint saved mid-run shows the run training, not its end: it may have gone on or been
         # stopped after it (a Trainer killed by SIGKILL leaves exactly this), so never 'succeeded'
-        return Decision(Outcome.RUNNING, Cause.HEALTHY,
-                        f"Healthy up to this snapshot, which is not the run's end: it holds {e.unit} "
-                        f"{e.reached:g} of the {e.planned:g} planned ({e.planned_key}, {100 * (e.share or 0):.0f}%). "
-                        "Whether the run went on to its end or stopped after it is not in this file; audit its "
-                        f"TensorBoard logs, tracker run or console log for the end. Examined: {examined}.")
+        return Decision(
+            Outcome.RUNNING,
+            Cause.HEALTHY,
+            f"Healthy up to this snapshot, which is not the run's end: it holds {e.unit} "
+            f"{e.reached:g} of the {e.planned:g} planned ({e.planned_key}, {100 * (e.share or 0):.0f}%). "
+            "Whether the run went on to its end or stopped after it is not in this file; audit its "
+            f"TensorBoard logs, tracker run or console log for the end. Examined: {examined}.",
+        )
     if e.planned is None and not e.early_stopped and run.status is not RunStatus.FINISHED:
         ek = run.key_for(Role.EPOCH)
         ev = run.series(ek).finite().values if ek else None
         text = [ln.text for ln in run.console[-300:]]
-        if ev is not None and len(ev) >= 3 and float(ev.min()) == float(ev.max()) \
-                and not any(NORMAL_END.search(t) for t in text):
+        if (
+            ev is not None
+            and len(ev) >= 3
+            and float(ev.min()) == float(ev.max())
+            and not any(NORMAL_END.search(t) for t in text)
+        ):
             # the whole record sits inside one epoch (the counter never advanced), with no planned
             # length, no end-of-training line and no finished status: a one-epoch run that finished and
             # one cut short look the same (own corpus log16: an LLM pretraining log 'ep: 0, batch: 20 ...
             # 260' that simply stops, loss still falling fast)
-            return Decision(Outcome.UNKNOWN, Cause.INCONCLUSIVE,
-                            f"Not judged: every record is in epoch {ev[0]:g} ({ek} never advanced), and no planned "
-                            "length, end-of-training line or finished status says the run ended there; what was "
-                            f"read looked healthy. Examined: {examined}. Log the planned length or the end of "
-                            "training.")
+            return Decision(
+                Outcome.UNKNOWN,
+                Cause.INCONCLUSIVE,
+                f"Not judged: every record is in epoch {ev[0]:g} ({ek} never advanced), and no planned "
+                "length, end-of-training line or finished status says the run ended there; what was "
+                f"read looked healthy. Examined: {examined}. Log the planned length or the end of "
+                "training.",
+            )
     if e.in_warmup and e.planned is None:
         # 'succeeded' needs the run to have finished its schedule: a learning rate still rising at the
         # last logged step, with no planned length to compare with, is the start of a training as
         # often as a short run (own corpus mlf03: 6 points, iterations 10-60 of a warmup, FINISHED in
         # MLflow because its exit handler marks any ended process so)
-        return Decision(Outcome.UNKNOWN, Cause.INCONCLUSIVE,
-                        f"Not judged: {e.in_warmup}, and no planned length (max_steps, epochs, MAX_ITER) was "
-                        "logged, so whether it finished its training or stopped at its start is not in the data; "
-                        f"what was read looked healthy. Examined: {examined}. Log the planned length.")
-    if not (run.status is RunStatus.FINISHED or e.planned is not None or e.early_stopped
-            or any(NORMAL_END.search(ln.text) for ln in run.console[-300:])):
+        return Decision(
+            Outcome.UNKNOWN,
+            Cause.INCONCLUSIVE,
+            f"Not judged: {e.in_warmup}, and no planned length (max_steps, epochs, MAX_ITER) was "
+            "logged, so whether it finished its training or stopped at its start is not in the data; "
+            f"what was read looked healthy. Examined: {examined}. Log the planned length.",
+        )
+    if not (
+        run.status is RunStatus.FINISHED
+        or e.planned is not None
+        or e.early_stopped
+        or any(NORMAL_END.search(ln.text) for ln in run.console[-300:])
+    ):
         # nothing shows the end: a run killed (SIGKILL, a default-handled SIGTERM) or hung mid-way leaves the
         # same files (TensorBoard event files and plain consoles have no end marker), so 'finished' is not said
-        msg = msg.replace("No failure signature: the run finished with", "No failure signature in the data read, "
-                          "which ends with", 1).replace("No failure signature: the run finished",
-                                                        "No failure signature in the data read", 1)
-        msg += ("; nothing in it shows the run reached its planned end (no planned length, end-of-training line or "
-                "finished status), and a run killed or hung mid-way reads the same: log or pass its planned length")
-    reruns = [f for f in c.by_code.get("BL001", []) if f.severity.rank < Severity.ERROR.rank
-              and any(re.search(r"#run-\d+$", str(b)) for b in f.facts.get("baseline_ids") or [])]
+        msg = msg.replace(
+            "No failure signature: the run finished with",
+            "No failure signature in the data read, which ends with",
+            1,
+        ).replace(
+            "No failure signature: the run finished", "No failure signature in the data read", 1
+        )
+        msg += (
+            "; nothing in it shows the run reached its planned end (no planned length, end-of-training line or "
+            "finished status), and a run killed or hung mid-way reads the same: log or pass its planned length"
+        )
+    reruns = [
+        f
+        for f in c.by_code.get("BL001", [])
+        if f.severity.rank < Severity.ERROR.rank
+        and any(re.search(r"#run-\d+$", str(b)) for b in f.facts.get("baseline_ids") or [])
+    ]
     if reruns:
         # the earlier runs of the same configuration in this record (baseline/reruns.py) gave a noise band
-        msg += (f"; against the {reruns[0].facts.get('n_baselines')} earlier run(s) of the same configuration in "
-                "this record, the gap is within noise (" + ", ".join(
-                    f"{f.facts.get('metric')} {fmt(100 * float(f.facts.get('rel_delta') or 0.0), 3)}%" for f in reruns[:2])
-                + "): not a regression")
+        msg += (
+            f"; against the {reruns[0].facts.get('n_baselines')} earlier run(s) of the same configuration in "
+            "this record, the gap is within noise ("
+            + ", ".join(
+                f"{f.facts.get('metric')} {fmt(100 * float(f.facts.get('rel_delta') or 0.0), 3)}%"
+                for f in reruns[:2]
+            )
+            + "): not a regression"
+        )
     doubt = contradicting_signals(c.by_code)
     if doubt:
-        msg += (f". Examined: {examined}. But the run's own signals say otherwise: "
-                + "; ".join(f.message for f in doubt[:2])
-                + ". The curves look healthy; find the steps behind these before trusting the result")
+        msg += (
+            f". Examined: {examined}. But the run's own signals say otherwise: "
+            + "; ".join(f.message for f in doubt[:2])
+            + ". The curves look healthy; find the steps behind these before trusting the result"
+        )
         return Decision(Outcome.SUCCEEDED, Cause.HEALTHY, msg + ".", doubt[0])
     return Decision(Outcome.SUCCEEDED, Cause.HEALTHY, msg + f". Examined: {examined}.")
 
@@ -1150,8 +1491,12 @@ def contradicting_signals(by_code: dict[str, list[Finding]]) -> list[Finding]:
     """Findings at warning or above that contradict a healthy-looking run without being a failure of
     their own: OP006 on recurring grad-norm spikes of 10x the median or more, or a grad norm that
     grew 10x over the run (the gradient says something the loss curve does not show yet)."""
-    return [f for f in by_code.get("OP006", []) if f.severity.rank >= Severity.WARNING.rank
-            and (f.facts.get("recurring_spikes") or f.facts.get("grew"))]
+    return [
+        f
+        for f in by_code.get("OP006", [])
+        if f.severity.rank >= Severity.WARNING.rank
+        and (f.facts.get("recurring_spikes") or f.facts.get("grew"))
+    ]
 
 
 # --- the table ----------------------------------------------------------------------------------
@@ -1160,422 +1505,1350 @@ _E, _W, _I = "error", "warning", "info"
 _LOSS = {"loss": tuple(2.0 - 0.01 * i for i in range(50))}
 
 POLICY: tuple[Rule, ...] = (
-    Rule("V01", "hardware-fault", 10, "RT007 hardware error at error", (Outcome.CRASHED,), (Cause.INFRA_RUNTIME,),
-         _hardware, codes=("RT007",), cases=(
-             Case("xid then OOM: the hardware fault first", ((("RT007", _E, {})), ("RT001", _E, {})),
-                  ("crashed", "infra_runtime")),
-             Case("no hardware signature", (("RT001", _E, {}),), None))),
-    Rule("V02", "infra-crash", 20,
-         "RT001 OOM, RT002 collective timeout, RT004 worker died, RT008 disk full or RT010 killed, at error, "
-         "not explained by the job's own preemption (RT003)", (Outcome.CRASHED,), (Cause.INFRA_RUNTIME,),
-         _crash_infra, codes=("RT001", "RT002", "RT004", "RT008", "RT010"), cases=(
-             Case("OOM in evaluation", (("RT001", _E, {"code_path": "evaluation"}),), ("crashed", "infra_runtime")),
-             Case("worker killed while the job is preempted", (("RT004", _E, {}), ("RT003", _W, {})), None))),
-    Rule("V03", "abrupt-nonfinite", 30,
-         "OP004 with an abrupt onset (finite, not growing, then non-finite); the LR >= 10x typical without "
-         "reduced precision, or an onset inside a warm-up ramp or right after an LR jump (>= 2x within the last "
-         "3 LR points), makes it the learning rate; so does the absence of reduced precision (no 16-bit "
-         "overflow to explain it)", (Outcome.DIVERGED,),
-         (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE), _abrupt_nonfinite, codes=("OP004",), cases=(
-             Case("fp16 NaN after the first optimizer step", (("OP004", _E, {"abrupt": True}),),
-                  ("diverged", "data_config"), params={"fp16": "true", "learning_rate": "2e-5"}),
-             Case("float64 numpy, lr 3.0, NaN from step 1", (("OP004", _E, {"abrupt": True}),),
-                  ("diverged", "model_convergence"), params={"lr": "3.0", "dtype": "float64"}),
-             Case("gradual onset", (("OP004", _E, {"abrupt": False}),), None),
-             Case("fp32, typical LR, abrupt NaN: the LR first", (("OP004", _E, {"abrupt": True}),),
-                  ("diverged", "model_convergence"), params={"learning_rate": "2e-5"}),
-             Case("bf16, NaN at step 10 inside a linear warm-up", (("OP004", _E, {"abrupt": True, "onset_step": 10}),),
-                  ("diverged", "model_convergence"), params={"precision": "bf16-mixed"},
-                  series={"lr": (0.1, 333.0, 666.0, 1000.0)}),
-             Case("fp16, NaN right after a 1e5x step-schedule jump", (("OP004", _E, {"abrupt": True,
-                                                                                     "onset_step": 15}),),
-                  ("diverged", "model_convergence"), params={"fp16": "true", "learning_rate": "0.05"},
-                  series={"lr": tuple([0.05] * 14 + [5000.0] * 5)}),
-             Case("fp16, NaN with a decaying LR", (("OP004", _E, {"abrupt": True, "onset_step": 12}),),
-                  ("diverged", "data_config"), params={"fp16": "true", "learning_rate": "2e-5"},
-                  series={"lr": tuple(2e-5 * 0.9 ** i for i in range(20))}))),
-    Rule("V04", "nonfinite-loss", 40,
-         "LI001 on the training loss: grown >= 2x (or OP001) before, or the onset inside a warm-up ramp or right "
-         "after an LR jump -> LR divergence; non-finite from the first "
-         "step -> inputs/init, or the LR when >= 10x typical without reduced precision (from the first logged "
-         "epoch with the LR unknown: inconclusive; from a first point more than two logging intervals in, without "
-         "reduced precision: the LR, the updates before it unseen); finite then abrupt -> numerics / bad batch with reduced "
-         "precision in use, the learning rate without", (Outcome.DIVERGED,),
-         (Cause.MODEL_CONVERGENCE, Cause.DATA_CONFIG, Cause.INCONCLUSIVE),
-         _nonfinite, codes=("LI001", "OP001"), cases=(
-             Case("grew then NaN", (("LI001", _E, {"role": "train_loss", "first_step": 40, "growth_before": 5.0}),),
-                  ("diverged", "model_convergence")),
-             Case("NaN from step 1 at lr 3.0 (SGD)", (("LI001", _E, {"role": "train_loss", "first_step": 1,
-                                                                       "finite_points_before": 0}),),
-                  ("diverged", "model_convergence"), params={"lr": "3.0", "optimizer": "SGD"}),
-             Case("NaN from step 1 at lr 1e-4", (("LI001", _E, {"role": "train_loss", "first_step": 1,
-                                                                "finite_points_before": 0}),),
-                  ("diverged", "data_config"), params={"lr": "1e-4"}),
-             Case("NaN from the first logged epoch (Keras CSVLogger), LR unknown",
-                  (("LI001", _E, {"role": "train_loss", "first_step": 0, "finite_points_before": 0}),),
-                  ("diverged", "inconclusive"), params={"log.step_axis": "epoch"}),
-             Case("finite then NaN, fp16", (("LI001", _E, {"role": "train_loss", "first_step": 300, "n_nonfinite": 5,
-                                                           "finite_points_before": 30, "last_finite": 0.5}),),
-                  ("diverged", "data_config"), params={"fp16": "true"}),
-             Case("finite then NaN, no reduced precision", (("LI001", _E, {
-                 "role": "train_loss", "first_step": 300, "n_nonfinite": 5, "finite_points_before": 30,
-                 "last_finite": 0.5}),), ("diverged", "model_convergence")),
-             Case("NaN in a validation metric only", (("LI001", _E, {"role": "val_loss"}),), None))),
-    Rule("V05", "loss-scale-collapse", 50,
-         "RT006 at error, or OP007 with a decreasing scale (precision evidence in itself)",
-         (Outcome.DIVERGED, Outcome.CRASHED), (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE), _fp16_overflow,
-         codes=("RT006", "OP007"), cases=(
-             Case("40 consecutive skips", (("RT006", _E, {}),), ("diverged", "data_config")),
-             Case("scale hit its floor", (("RT006", _E, {"min_scale_error": True}),), ("crashed", "data_config")),
-             Case("constant scale 1.0 (bf16)", (("OP007", _E, {"decreases": False}),), None))),
-    Rule("V05b", "transient-nonfinite", 55,
-         "LI001 on the training loss with < 50% of the points after the onset non-finite and a finite last "
-         "point (the loss came back)", (Outcome.UNSTABLE,), (Cause.INCONCLUSIVE,), _transient,
-         codes=("LI001",), cases=(
-             Case("3 NaN of 133 after onset, ends finite",
-                  (("LI001", _E, {"role": "train_loss", "key": "loss", "n_nonfinite": 2, "n_points": 50,
-                                  "index": 10, "first_step": 10, "all_after_nonfinite": False}),),
-                  ("unstable", "inconclusive"),
-                  series={"loss": tuple(float("nan") if i in (10, 20) else 1.0 for i in range(50))}),
-             Case("NaN to the end", (("LI001", _E, {"role": "train_loss", "key": "loss", "n_nonfinite": 40,
-                                                    "n_points": 50, "index": 10, "all_after_nonfinite": True}),),
-                  None))),
-    Rule("V05c", "nonfinite-grad-norm", 57,
-         "gradient norm non-finite at every logged point from its onset to the end (2+ points), the training "
-         "loss finite but 10x its last value at the onset or exactly 0 at the end -> diverged (data_config with "
-         "reduced precision, model_convergence without)", (Outcome.DIVERGED,),
-         (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE), _nonfinite_grad_norm, cases=(
-             Case("loss 3.6 -> 63 -> 0.0 with a NaN grad norm from the jump on",
-                  (), ("diverged", "model_convergence"),
-                  series={"loss": (3.6, 3.5, 3.4, 63.4, 0.0),
-                          "grad_norm": (7.3, 7.0, 6.8, float("nan"), float("nan"))}),
-             Case("one NaN grad norm, finite again (an fp16 skip)", (), None,
-                  series={"loss": (3.6, 3.5, 3.4, 3.3, 3.2),
-                          "grad_norm": (7.3, float("nan"), 6.8, 6.5, 6.4)}))),
-    Rule("V06", "divergence", 60, "OP001 at error", (Outcome.DIVERGED,), (Cause.MODEL_CONVERGENCE,), _divergence,
-         codes=("OP001",), cases=(Case("loss 10x its best", (("OP001", _E, {}),), ("diverged", "model_convergence")),)),
-    Rule("V06b", "nonfinite-validation", 65,
-         "LI001 on the validation loss, non-finite from its onset to the end, with a finite training loss: "
-         "training loss risen >= 1.5x its minimum over the last quarter -> model_convergence, else inconclusive",
-         (Outcome.DIVERGED,), (Cause.MODEL_CONVERGENCE, Cause.INCONCLUSIVE), _nonfinite_validation,
-         codes=("LI001",), cases=(
-             Case("val inf from step 128, train 0.06 -> 0.35",
-                  (("LI001", _E, {"role": "val_loss", "key": "val/loss", "first_step": 128, "n_nonfinite": 5,
-                                  "n_points": 6, "all_after_nonfinite": True}),), ("diverged", "model_convergence"),
-                  series={"loss": tuple([1.1, 0.5, 0.2, 0.1, 0.06] + [0.06 + 0.01 * i for i in range(30)])}),
-             Case("val NaN to the end, train still falling", (("LI001", _E, {
-                 "role": "val_loss", "key": "val/loss", "first_step": 40, "n_nonfinite": 3, "n_points": 8,
-                 "all_after_nonfinite": True}),), ("diverged", "inconclusive"), series=_LOSS),
-             Case("one NaN evaluation, later ones finite", (("LI001", _E, {
-                 "role": "val_loss", "key": "val/loss", "first_step": 40, "n_nonfinite": 1, "n_points": 8,
-                 "all_after_nonfinite": False}),), None, series=_LOSS),
-             Case("training loss non-finite too (V04's)", (("LI001", _E, {
-                 "role": "val_loss", "all_after_nonfinite": True}), ("LI001", _E, {"role": "train_loss"})), None))),
-    Rule("V07", "nonfinite-message", 70, "RT009 at error without a training-loss series: the learning rate first "
-         "with no reduced precision in use, else inconclusive",
-         (Outcome.DIVERGED,), (Cause.MODEL_CONVERGENCE, Cause.INCONCLUSIVE), _nan_message, codes=("RT009",), cases=(
-             Case("NaN message, no loss history, fp32", (("RT009", _E, {}),), ("diverged", "model_convergence")),
-             Case("NaN message, no loss history, fp16", (("RT009", _E, {}),), ("diverged", "inconclusive"),
-                  params={"fp16": "true"}),
-             Case("NaN message with a loss history", (("RT009", _E, {}),), None, series=_LOSS))),
-    Rule("V08", "exception", 80,
-         "RT005 traceback at error (not a preemption): KeyboardInterrupt/SystemExit/SignalException or a signal "
-         "named in the message -> stopped, cause inconclusive (a signal is never a code bug); a launcher's "
-         "ChildFailedError without the worker's error -> inconclusive; a non-finite check that raised (a nan "
-         "signature in the message: anomaly mode) -> data_config; an exception that names its cause "
-         "(mlaudit_core/exception_causes.py: data errors -> data_config, environment/network -> infra_runtime); "
-         "code errors -> correctness_bug; OSError/MemoryError/TimeoutError -> infra_runtime",
-         (Outcome.CRASHED,), (Cause.CORRECTNESS_BUG, Cause.INFRA_RUNTIME, Cause.DATA_CONFIG, Cause.INCONCLUSIVE),
-         _crash_other,
-         codes=("RT005",), cases=(
-             Case("shape mismatch", (("RT005", _E, {"exception_type": "RuntimeError",
-                                                   "exception_message": "shape mismatch"}),),
-                  ("crashed", "correctness_bug")),
-             Case("OSError", (("RT005", _E, {"exception_type": "OSError"}),), ("crashed", "infra_runtime")),
-             Case("an exception that names its cause (an undecodable image: data)", (("RT005", _E, {
-                 "exception_type": "PIL.UnidentifiedImageError", "exception_cause": "data_config",
-                 "exception_meaning": "an image file of the data set does not decode"}),), ("crashed", "data_config")),
-             Case("KeyboardInterrupt", (("RT005", _E, {"exception_type": "KeyboardInterrupt"}),),
-                  ("crashed", "inconclusive")),
-             Case("SIGTERM by the scheduler", (("RT005", _E, {"exception_type": "KeyboardInterrupt"}),
-                                               ("RT003", _W, {})), None),
-             Case("torchrun agent got SIGTERM (SignalException, RT003 fired)",
-                  (("RT005", _E, {"exception_type": "torch.distributed.elastic.multiprocessing.api.SignalException",
-                                  "exception_message": "Process 21354 got signal: 15"}), ("RT003", _W, {})), None),
-             Case("a signal named in the exception, no RT003", (("RT005", _E, {
-                 "exception_type": "RuntimeError", "exception_message": "Process 7 got signal: 2"}),),
-                  ("crashed", "inconclusive")),
-             Case("an audio ValueError that merely says 'signal 1' is a code error", (("RT005", _E, {
-                 "exception_type": "ValueError", "exception_message": "Input signal 1 has the wrong length"}),),
-                  ("crashed", "correctness_bug")),
-             Case("anomaly mode raised on a NaN gradient, loss finite before", (("RT005", _E, {
-                 "exception_type": "RuntimeError",
-                 "exception_message": "Function 'PowBackward0' returned nan values in its 0th output."}),),
-                  ("crashed", "data_config"), series=_LOSS),
-             Case("ChildFailedError without the worker's traceback", (("RT005", _E, {
-                 "exception_type": "torch.distributed.elastic.multiprocessing.errors.ChildFailedError",
-                 "exception_message": ""}),), ("crashed", "inconclusive")))),
-    Rule("V08b", "zero-loss", 85,
-         "training loss exactly 0.0 at its last 3+ points (exactly 0 from the first point: nothing learned); "
-         "grown >= 100x its best over the last points before the zeros -> diverged (a tracker storing NaN/inf as "
-         "0.0, ClearML's default)",
-         (Outcome.PLATEAUED, Outcome.SUCCEEDED, Outcome.DIVERGED), (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE),
-         _zero_loss, cases=(
-             Case("LoRA loss exactly zero throughout", (), ("plateaued", "data_config"),
-                  series={"loss": (0.0,) * 20}),
-             Case("templated data: 0.85 -> 0", (), ("succeeded", "data_config"),
-                  series={"loss": (0.85, 0.4, 0.1, 0.0, 0.0, 0.0)}),
-             Case("HF nan filter zeros between spikes", (), None,
-                  series={"loss": (10.3, 0.0, 19.9, 0.0, 12.0, 0.0, 15.0)}),
-             Case("ClearML: grew to 1e29, then NaN stored as 0.0", (), ("diverged", "model_convergence"),
-                  series={"loss": (2.0, 0.5, 0.3, 0.2, 160.0, 7e8, 1e29, 0.0, 0.0, 0.0, 0.0)}))),
-    Rule("V08c", "logged-zeros", 86,
-         "LI006 at error with a data signature (validation losses exactly 0 while another validation "
-         "component is not, every task metric exactly 0, or a training loss component exactly 0 while the "
-         "others move): task metrics all 0 -> underfit (not when only the task metrics are 0 in a run stopped "
-         "before its planned end), else the first learning rule after this one, else succeeded", (Outcome.UNDERFIT, Outcome.SUCCEEDED) + _LEARNING_OUTCOMES, (Cause.DATA_CONFIG,),
-         _logged_zeros, codes=("LI006",), cases=(
-             Case("YOLOv5 val box/cls losses 0, mAP 0 (no validation labels)",
-                  (("LI006", _E, {"kind": "empty_validation", "all_metrics_zero": True}),), ("underfit", "data_config")),
-             Case("YOLOv8 train box loss 0, every metric 0", (("LI006", _E, {"kind": "all_zero", "other_losses_move": True}),
-                                                            ("LI006", _E, {"kind": "metrics_zero"}), ("GE001", _E, {})),
-                  ("underfit", "data_config")),
-             Case("val losses 0, metrics fine, curves healthy", (("LI006", _E, {"kind": "empty_validation"}),),
-                  ("succeeded", "data_config"), series=_LOSS),
-             Case("HF nan-filter stand-ins", (("LI006", _E, {"kind": "stand_in"}),), None, series=_LOSS),
-             Case("every task metric 0 in a run stopped at 3 of 50 epochs", (("LI006", _E, {"kind": "metrics_zero"}),),
-                  None, series={"loss": (2.0, 1.9, 1.8, 1.75)}, params={"epochs": "50", "log.step_axis": "epoch"}),
-             Case("the only loss is 0 (no other component)", (("LI006", _E, {"kind": "all_zero",
-                                                                              "other_losses_move": False}),), None))),
-    Rule("V09", "step-reset", 90, "LI002 or LI003 at error", (Outcome.UNSTABLE,), (Cause.CORRECTNESS_BUG,), _reset,
-         codes=("LI002", "LI003"), cases=(
-             Case("step counter went 8672 -> 542", (("LI002", _E, {}),), ("unstable", "correctness_bug")),
-             Case("info only", (("LI003", _I, {}),), None))),
-    Rule("V09b", "metric-out-of-range", 97,
-         "LI007 at error (a bounded metric outside [0, 1], or above 100 in percent); the outcome is the first "
-         "learning rule after this one that matches, else succeeded", (Outcome.SUCCEEDED,) + _LEARNING_OUTCOMES,
-         (Cause.CORRECTNESS_BUG,), _metric_out_of_range, codes=("LI007",), cases=(
-             Case("Keras custom F1 1.092, run plateaued", (("LI007", _E, {}), ("OP003", _W, {})),
-                  ("plateaued", "correctness_bug")),
-             Case("F1 1.092, curves healthy", (("LI007", _E, {}),), ("succeeded", "correctness_bug"),
-                  series=_LOSS))),
-    Rule("V10", "baseline-regression", 100,
-         "BL001 at error; BL003's layer gives the cause (metric_policy -> succeeded)",
-         (Outcome.REGRESSED, Outcome.SUCCEEDED), tuple(Cause), _baseline, codes=("BL001", "BL003"), cases=(
-             Case("worse than baselines", (("BL001", _E, {}),), ("regressed", "model_convergence")),
-             Case("metric definition changed", (("BL001", _E, {}), ("BL003", _I, {"cause": "metric_policy"})),
-                  ("succeeded", "metric_policy")))),
-    Rule("V11", "validation-at-chance", 110,
-         "GE004 at warning (not with GE001 when the labels carry signal; with GE002 only when the loss moved "
-         "then stalled)", (Outcome.OVERFIT, Outcome.UNDERFIT, Outcome.PLATEAUED), (Cause.DATA_CONFIG,), _chance,
-         codes=("GE004", "GE001", "GE002", "OP003"), cases=(
-             Case("val at chance, train plateau", (("GE004", _W, {"lift": 0.0}),), ("plateaued", "data_config")),
-             Case("train beat chance, overfit", (("GE004", _W, {"labels_carry_signal": True}), ("GE001", _E, {})),
-                  None),
-             Case("loss never moved (LR)", (("GE004", _W, {"lift": 0.0}), ("GE002", _E, {})), None))),
-    Rule("V11c", "nothing-learned-to-overfit", 115,
-         "GE001 at error or GE005 at warning while every held-out task score (accuracy, mAP, F1 as a fraction) "
-         "stayed at or under 1% over >= 3 evaluations, in a run not stopped before its planned end",
-         (Outcome.UNDERFIT,), (Cause.MODEL_CONVERGENCE,), _nothing_to_overfit, codes=("GE001", "GE005"), cases=(
-             Case("DETR 4 epochs: test loss up, AP <= 7e-8 throughout", (("GE005", _W, {}),),
-                  ("underfit", "model_convergence"),
-                  series={"loss": (29.5, 28.1, 27.7, 27.5), "val_loss": (53.8, 55.7, 56.9, 57.9),
-                          "val_map": (0.0, 1e-8, 7e-8, 5e-9)}),
-             Case("overfit with a held-out accuracy that learned", (("GE001", _E, {}),), None,
-                  series={"loss": (2.0, 1.0, 0.5, 0.2), "val_loss": (1.5, 1.2, 1.4, 1.8),
-                          "val_acc": (0.5, 0.7, 0.68, 0.66)}))),
-    Rule("V12", "overfit", 120, "GE001 at error", (Outcome.OVERFIT,), (Cause.MODEL_CONVERGENCE,), _overfit,
-         codes=("GE001",), cases=(Case("val loss rose 40% from its min", (("GE001", _E, {}),),
-                                       ("overfit", "model_convergence")),)),
-    Rule("V12a", "gap-overfit", 122,
-         "GE005 at warning (val loss >= 2x train loss at the end, gap grown since the best evaluation), the "
-         "validation loss ending above its best beyond its noise (3x median change, >= 2%) and the training "
-         "loss still falling after that best; not when the run's own early stopping fired", (Outcome.OVERFIT,), (Cause.MODEL_CONVERGENCE,), _gap_overfit,
-         codes=("GE005",), cases=(
-             Case("val creeps 1.20 -> 1.37 while train falls",
-                  (("GE005", _W, {}),), ("overfit", "model_convergence"),
-                  series={"loss": tuple(2.0 * 0.97 ** i for i in range(40)),
-                          "val_loss": tuple([1.5, 1.3, 1.2] + [1.2 + 0.005 * i for i in range(37)])}),
-             Case("the run's early stopping fired on the rise", (("GE005", _W, {}),), None,
-                  series={"loss": tuple(2.0 * 0.97 ** i for i in range(40)),
-                          "val_loss": tuple([1.5, 1.3, 1.2] + [1.2 + 0.005 * i for i in range(37)])},
-                  console=("Early stopping triggered after 40 epochs.",)),
-             Case("val still at its best at the end", (("GE005", _W, {}),), None,
-                  series={"loss": tuple(2.0 * 0.97 ** i for i in range(40)),
-                          "val_loss": tuple(1.5 - 0.005 * i for i in range(40))}),
-             Case("train loss rose too (not overfit)", (("GE005", _W, {}),), None,
-                  series={"loss": tuple([0.5, 0.3, 0.2] + [0.2 + 0.01 * i for i in range(37)]),
-                          "val_loss": tuple([1.5, 1.3, 1.2] + [1.2 + 0.01 * i for i in range(37)])}))),
-    Rule("V12c", "memorised", 124,
-         "training accuracy >= 99% over the last quarter with the validation accuracy >= 10 points below it",
-         (Outcome.OVERFIT,), (Cause.MODEL_CONVERGENCE,), _memorised, cases=(
-             Case("AlexNet CIFAR-10: train 99.3%, val 77%", (), ("overfit", "model_convergence"),
-                  series={"loss": _LOSS["loss"], "train_acc": tuple(min(0.993, 0.5 + 0.02 * i) for i in range(50)),
-                          "val_acc": tuple(min(0.77, 0.5 + 0.01 * i) for i in range(50))}),
-             Case("percent scale: 99.7 vs 85", (), ("overfit", "model_convergence"),
-                  series={"loss": _LOSS["loss"], "train_acc": (90.0, 99.0, 99.7, 99.8), "val_acc": (80.0, 84.0, 85.0, 85.0)}),
-             Case("both at 100% (easy task)", (), None,
-                  series={"loss": _LOSS["loss"], "train_acc": (0.9, 1.0, 1.0, 1.0), "val_acc": (0.9, 1.0, 1.0, 1.0)}),
-             Case("train 86.5%, val 84% (not memorised)", (), None,
-                  series={"loss": _LOSS["loss"], "train_acc": (0.7, 0.8, 0.86, 0.865), "val_acc": (0.7, 0.8, 0.84, 0.84)}))),
-    Rule("V12b", "degraded-in-run", 125,
-         "GE003 at warning with the final held-out value >= 25% worse than its best, and the smoothed "
-         "training loss rising >= 1.5x above its minimum after it", (Outcome.REGRESSED,), (Cause.MODEL_CONVERGENCE,), _degraded,
-         codes=("GE003",), cases=(
-             Case("eval loss 0.22 -> 0.40, train 0.12 -> 0.31",
-                  (("GE003", _W, {"best": 0.219, "final": 0.40}),), ("regressed", "model_convergence"),
-                  series={"loss": tuple([0.5, 0.3, 0.2, 0.15, 0.12, 0.12, 0.13] + [0.2 + 0.01 * i for i in range(12)])}),
-             Case("val accuracy dips 4%, train loss falls", (("GE003", _W, {"best": 0.6258, "final": 0.6006}),),
-                  None, series=_LOSS),
-             Case("eval loss up 80% but train loss keeps falling (overfit shape)",
-                  (("GE003", _W, {"best": 0.5, "final": 0.9}),), None, series=_LOSS))),
-    Rule("V13", "underfit", 130, "GE002 at error; plateaued when the training loss fell >= 5% then repeated one "
-         "value exactly at >= 10 consecutive points (>= 10% of the run: a collapse)",
-         (Outcome.UNDERFIT, Outcome.PLATEAUED), (Cause.MODEL_CONVERGENCE,), _underfit,
-         codes=("GE002",), cases=(Case("loss 2.30 -> 2.28", (("GE002", _E, {}),), ("underfit", "model_convergence")),
-                                  Case("SwAV 2.62 -> exactly 2.3026 (ln 10) for 40 epochs -> 2.12",
-                                       (("GE002", _E, {}),), ("plateaued", "model_convergence"),
-                                       series={"loss": (2.62, 2.45, 2.31) + (2.3026,) * 40
-                                               + tuple(2.30 - 0.004 * i for i in range(45))}),
-                                  Case("stuck at chance from the start (no drop first)", (("GE002", _E, {}),),
-                                       ("underfit", "model_convergence"), series={"loss": (2.3026,) * 50}),
-                                  Case("warning only", (("GE002", _W, {}),), None))),
-    Rule("V13b", "ended-below-best", 136,
-         "GE003 with the final held-out value >= 25% of the best and >= 10x its noise below the best",
-         (Outcome.REGRESSED,), (Cause.MODEL_CONVERGENCE,), _ended_below_best, codes=("GE003",), cases=(
-             Case("realworld wb02: test accuracy 0.839 -> 0.536 at the last epoch, noise 0.011",
-                  (("GE003", _W, {"best": 0.839, "final": 0.536, "noise": 0.011}),), ("regressed", "model_convergence"),
-                  series=_LOSS),
-             Case("healthy Keras dip: val acc 0.90 -> 0.86", (("GE003", _W, {"best": 0.90, "final": 0.86,
-                                                                              "noise": 0.01}),), None, series=_LOSS),
-             Case("30% below the best but within 5x noise (tiny, noisy validation set)",
-                  (("GE003", _W, {"best": 0.8, "final": 0.56, "noise": 0.05}),), None, series=_LOSS))),
-    Rule("V14", "plateau", 140, "OP003 at warning", (Outcome.PLATEAUED,), (Cause.MODEL_CONVERGENCE,), _plateau,
-         codes=("OP003",), cases=(Case("flat for 60% of the run", (("OP003", _W, {}),),
-                                       ("plateaued", "model_convergence")),)),
-    Rule("V14b", "validation-plateau", 145, "GE007 at warning (the monitored validation metric stopped "
-         "improving early, or improved < 2% over the second half while the training loss kept falling and "
-         "the gap widened); not on a run that stopped early or ended failed", (Outcome.PLATEAUED,), (Cause.MODEL_CONVERGENCE,), _val_plateau, codes=("GE007",),
-         cases=(Case("val loss flat for the last 60% of evaluations", (("GE007", _W, {}),),
-                     ("plateaued", "model_convergence")),
-                Case("nanoGPT val -1.4% over the second half, train -9.5%, gap 0.24 -> 0.42",
-                     (("GE007", _W, {"kind": "diminishing"}),), ("plateaued", "model_convergence"), series=_LOSS),
-                Case("info only", (("GE007", _I, {}),), None),
-                Case("run interrupted at 8% of its plan", (("GE007", _W, {}),), None, status="failed",
-                     series=_LOSS, console=("KeyboardInterrupt",)))),
-    Rule("V14c", "erratic-validation", 148, "OP008 at error: the validation loss jumps > 2x between consecutive "
-         "evaluations >= 3 times in the second half; data_config when it sits at >= 1e6",
-         (Outcome.UNSTABLE,), (Cause.MODEL_CONVERGENCE, Cause.DATA_CONFIG), _erratic_validation,
-         codes=("OP008",), cases=(
-             Case("realworld csv03: val_loss 7.9e12 -> bouncing 2e7-7e7", (("OP008", _E, {"scale_suspect": True}),),
-                  ("unstable", "data_config")),
-             Case("val loss bouncing 0.4-1.7 (TF2 RMSprop)", (("OP008", _E, {"scale_suspect": False}),),
-                  ("unstable", "model_convergence")))),
-    Rule("V15", "unstable", 150, "OP002 at warning", (Outcome.UNSTABLE,), (Cause.MODEL_CONVERGENCE,), _unstable,
-         codes=("OP002",), cases=(Case("unrecovered spikes", (("OP002", _W, {}),), ("unstable", "model_convergence")),
-                                  Case("benign spike (info)", (("OP002", _I, {}),), None))),
-    Rule("V16", "ended-failed", 160, "tracker status failed or killed, no preemption (RT003)",
-         (Outcome.CRASHED,), (Cause.INCONCLUSIVE,), _ended_failed, cases=(
-             Case("MLflow status FAILED", (), ("crashed", "inconclusive"), status="failed"),
-             Case("W&B run failed after a KeyboardInterrupt", (), ("crashed", "inconclusive"), status="failed",
-                  series=_LOSS, console=("Traceback (most recent call last):", "KeyboardInterrupt")),
-             Case("killed but preempted", (("RT003", _W, {}),), None, status="killed"))),
-    Rule("V17", "stopped-early", 170,
-         "planned length (max_steps, MAX_ITER, epochs, Keras 'Epoch k/N') > 5% beyond what was reached, an "
-         "interrupt line, or an HF/detectron2 log without its end-of-training line; not a mid-run checkpoint "
-         "snapshot, not an early stop its patience explains; 'running' when the tracker says running",
-         (Outcome.CRASHED, Outcome.RUNNING), (Cause.INCONCLUSIVE,), _stopped_early, cases=(
-             Case("3 epochs of 100 (results.csv)", (), ("crashed", "inconclusive"), series={"loss": (2.0, 1.9, 1.8)},
-                  params={"epochs": "100", "log.step_axis": "epoch"}),
-             Case("still running at 10%", (), ("running", "inconclusive"), status="running", series=_LOSS,
-                  params={"max_steps": "500"}),
-             Case("trainer_state checkpoint 500/1250", (), None, series=_LOSS, params={"max_steps": "1250"},
-                  notes=("checkpoint snapshot at step 49 of max_steps 1250: a checkpoint is saved mid-run",)),
-             Case("KeyboardInterrupt line", (), ("crashed", "inconclusive"), series=_LOSS,
-                  console=("Traceback (most recent call last):", "KeyboardInterrupt")),
-             Case("complete", (), None, series=_LOSS, params={"max_steps": "50"}),
-             Case("HF early stopping: short, but the log has its train_runtime line", (), None, series=_LOSS,
-                  params={"max_steps": "500"},
-                  console=("{'loss': 0.5, 'epoch': 1.0}", "{'train_runtime': 120.5, 'train_loss': 0.61, 'epoch': 1.0}")),
-             Case("ended inside the LR warmup (detectron2 300/300 with a 1000-iteration warmup)", (), None,
-                  series={"loss": (2.6, 2.4, 2.1, 1.9, 1.7, 1.65), "lr": (1e-7, 2e-7, 4e-7, 8e-7, 1.6e-6, 2.4e-6)}),
-             Case("Lightning epoch counter 0-19 of 20", (), None,
-                  series={"loss": _LOSS["loss"][:20], "epoch": tuple(float(i) for i in range(20))},
-                  params={"max_epochs": "20"}))),
-    Rule("V18", "slow", 180, "SY002 data starvation, SY005 time outside training or SY001 throughput drop, "
-         "at warning (SY001 is a warning only when progressive, falling in every quarter from the start), or "
-         "SY004 recurring pauses (steps at 2x the median or more on 5-30% of steps, >= 20% of the step time, "
-         "one spacing between them in >= half the cases; "
-         "from the records' wall times when no step time is logged), or SY008 (a sparse epoch/interval time "
-         "series that swings or grows 2x)", (Outcome.SLOW,), (Cause.INFRA_RUNTIME,), _slow,
-         codes=("SY002", "SY005", "SY001", "SY004", "SY008"), cases=(
-             Case("input-bound", (("SY002", _E, {}),), ("slow", "infra_runtime")),
-             Case("epoch times of the same work swing 2.4x (SY008)", (("SY008", _W, {"ratio": 2.38}),),
-                  ("slow", "infra_runtime"), series=_LOSS),
-             Case("isolated slow steps only (SY004)", (("SY004", _W, {}),), None),
-             Case("recurring pauses: 13% of steps at 2x+, 45% of the time (SY004)",
-                  (("SY004", _W, {"recurring": True}),), ("slow", "infra_runtime")),
-             Case("throughput stepped down (neighbour load), no cause in the data", (("SY001", _I, {}),), None,
-                  series=_LOSS),
-             Case("throughput falling every quarter", (("SY001", _E, {"progressive": True}),), ("slow", "infra_runtime"),
-                  series=_LOSS))),
-    Rule("V19", "preempted", 190, "RT003: requeued -> running, else crashed", (Outcome.RUNNING, Outcome.CRASHED),
-         (Cause.INFRA_RUNTIME,), _preempted, codes=("RT003",), cases=(
-             Case("requeued", (("RT003", _W, {"requeued": True}),), ("running", "infra_runtime")),
-             Case("cancelled", (("RT003", _W, {}),), ("crashed", "infra_runtime")))),
-    Rule("V19b", "perfect-heldout-scores", 195,
-         "no judgeable training signal, and 2+ held-out accuracy/score summary values all at their ceiling (1 or "
-         "100%) -> unknown, data_config (a train/test overlap or a leak is the first suspect)",
-         (Outcome.UNKNOWN,), (Cause.DATA_CONFIG,), _perfect_scores, cases=(
-             Case("ACC/AP/R_ACC/F_ACC all 1.0, no curve", (), ("unknown", "data_config"),
-                  params={"ACC": "1.00000", "AP": "1.00000", "R_ACC": "1.00000", "F_ACC": "1.00000"}),
-             Case("one perfect, one not", (), None, params={"ACC": "1.0", "AP": "0.93"}),
-             Case("perfect training accuracy only", (), None, series={"train/accuracy": (1.0,), "train/f1": (1.0,)}),
-             Case("a loss curve", (), None, params={"ACC": "1.0", "AP": "1.0"}, series=_LOSS))),
-    Rule("V19c", "routine-loss-scaling", 197,
-         "no judgeable training signal; RT006 at info (fp16 overflow skips with the scale settled above its floor) "
-         "and no finding at warning or above -> unknown, healthy: routine dynamic loss scaling",
-         (Outcome.UNKNOWN,), (Cause.HEALTHY,), _routine_loss_scaling, codes=("RT006",), cases=(
-             Case("three apex skips, scale 1024 -> 256", (("RT006", _I, {}),), ("unknown", "healthy")),
-             Case("skips at the loss-scale floor", (("RT006", _E, {}),), None),
-             Case("benign skips beside a loss curve", (("RT006", _I, {}),), None, series=_LOSS))),
-    Rule("V20", "no-judgeable-signal", 200,
-         "no learning series with >= 3 finite points that a learning detector examined (no recognised "
-         "loss/validation metric, only summary values, hp_metric only)", (Outcome.UNKNOWN, Outcome.RUNNING),
-         (Cause.INCONCLUSIVE,), _no_signal, cases=(
-             Case("hp_metric only", (), ("unknown", "inconclusive"), series={"hp_metric": (0.5,)}),
-             Case("one point per metric", (), ("unknown", "inconclusive"),
-                  series={"loss": (0.3,), "val_loss": (0.4,)}),
-             Case("a loss curve", (), None, series=_LOSS))),
-    Rule("V21", "healthy", 210, "a judgeable training signal examined and no rule above fired (recurring "
-         "grad-norm spikes or growth, OP006, named as contradicting signals and lowering the confidence); unknown when "
-         "a training loss of < 10 points ended at >= 2x its first value with no held-out series, or when "
-         "the learning rate still rose at the last logged step and no planned length was logged, or when every "
-         "record sits in one epoch with no planned length, end line or finished status; running (healthy so "
-         "far) when the input is a mid-run snapshot below its planned length",
-         (Outcome.SUCCEEDED, Outcome.RUNNING, Outcome.UNKNOWN), (Cause.HEALTHY, Cause.INCONCLUSIVE), _healthy, cases=(
-             Case("a decreasing loss", (), ("succeeded", "healthy"), series=_LOSS),
-             Case("a seed rerun within the band of the earlier run in the same log (BL001 info)",
-                  (("BL001", _I, {"metric": "val/loss", "n_baselines": 1, "rel_delta": 0.07,
-                                  "baseline_ids": ["train.log#run-1"], "verdict": "insufficient_seeds"}),),
-                  ("succeeded", "healthy"), series=_LOSS),
-             Case("a decreasing loss, grad-norm spikes of 10x+ recurring (OP006)",
-                  (("OP006", _W, {"recurring_spikes": 18}),), ("succeeded", "healthy"), series=_LOSS),
-             Case("running", (), ("running", "inconclusive"), series=_LOSS, status="running"),
-             Case("3 loss points ending at 8.6x the first, no held-out series", (), ("unknown", "inconclusive"),
-                  series={"loss": (2.547, 1.077, 21.9)}),
-             Case("ended inside its warmup, no planned length", (), ("unknown", "inconclusive"),
-                  series={"loss": _LOSS["loss"][:6], "lr": (1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6)}),
-             Case("every record in epoch 0, no end line, status unknown", (), ("unknown", "inconclusive"),
-                  series={"loss": (10.9, 10.1, 9.4, 8.9, 8.4), "epoch": (0, 0, 0, 0, 0)}, status="unknown"),
-             Case("every record in epoch 0, tracker says finished", (), ("succeeded", "healthy"),
-                  series={"loss": (10.9, 10.1, 9.4, 8.9, 8.4), "epoch": (0, 0, 0, 0, 0)}),
-             Case("ended inside its warmup, planned length reached", (), ("succeeded", "healthy"),
-                  series={"loss": _LOSS["loss"][:6], "lr": (1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6)},
-                  params={"max_steps": "5"}),
-             Case("trainer_state checkpoint at step 49 of 1250, healthy so far", (), ("running", "healthy"),
-                  series=_LOSS, params={"max_steps": "1250"},
-                  notes=("checkpoint snapshot at step 49 of max_steps 1250: a checkpoint is saved mid-run",)))),
+    Rule(
+        "V01",
+        "hardware-fault",
+        10,
+        "RT007 hardware error at error",
+        (Outcome.CRASHED,),
+        (Cause.INFRA_RUNTIME,),
+        _hardware,
+        codes=("RT007",),
+        cases=(
+            Case(
+                "xid then OOM: the hardware fault first",
+                ((("RT007", _E, {})), ("RT001", _E, {})),
+                ("crashed", "infra_runtime"),
+            ),
+            Case("no hardware signature", (("RT001", _E, {}),), None),
+        ),
+    ),
+    Rule(
+        "V02",
+        "infra-crash",
+        20,
+        "RT001 OOM, RT002 collective timeout, RT004 worker died, RT008 disk full or RT010 killed, at error, "
+        "not explained by the job's own preemption (RT003)",
+        (Outcome.CRASHED,),
+        (Cause.INFRA_RUNTIME,),
+        _crash_infra,
+        codes=("RT001", "RT002", "RT004", "RT008", "RT010"),
+        cases=(
+            Case(
+                "OOM in evaluation",
+                (("RT001", _E, {"code_path": "evaluation"}),),
+                ("crashed", "infra_runtime"),
+            ),
+            Case(
+                "worker killed while the job is preempted",
+                (("RT004", _E, {}), ("RT003", _W, {})),
+                None,
+            ),
+        ),
+    ),
+    Rule(
+        "V03",
+        "abrupt-nonfinite",
+        30,
+        "OP004 with an abrupt onset (finite, not growing, then non-finite); the LR >= 10x typical without "
+        "reduced precision, or an onset inside a warm-up ramp or right after an LR jump (>= 2x within the last "
+        "3 LR points), makes it the learning rate; so does the absence of reduced precision (no 16-bit "
+        "overflow to explain it)",
+        (Outcome.DIVERGED,),
+        (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE),
+        _abrupt_nonfinite,
+        codes=("OP004",),
+        cases=(
+            Case(
+                "fp16 NaN after the first optimizer step",
+                (("OP004", _E, {"abrupt": True}),),
+                ("diverged", "data_config"),
+                params={"fp16": "true", "learning_rate": "2e-5"},
+            ),
+            Case(
+                "float64 numpy, lr 3.0, NaN from step 1",
+                (("OP004", _E, {"abrupt": True}),),
+                ("diverged", "model_convergence"),
+                params={"lr": "3.0", "dtype": "float64"},
+            ),
+            Case("gradual onset", (("OP004", _E, {"abrupt": False}),), None),
+            Case(
+                "fp32, typical LR, abrupt NaN: the LR first",
+                (("OP004", _E, {"abrupt": True}),),
+                ("diverged", "model_convergence"),
+                params={"learning_rate": "2e-5"},
+            ),
+            Case(
+                "bf16, NaN at step 10 inside a linear warm-up",
+                (("OP004", _E, {"abrupt": True, "onset_step": 10}),),
+                ("diverged", "model_convergence"),
+                params={"precision": "bf16-mixed"},
+                series={"lr": (0.1, 333.0, 666.0, 1000.0)},
+            ),
+            Case(
+                "fp16, NaN right after a 1e5x step-schedule jump",
+                (("OP004", _E, {"abrupt": True, "onset_step": 15}),),
+                ("diverged", "model_convergence"),
+                params={"fp16": "true", "learning_rate": "0.05"},
+                series={"lr": tuple([0.05] * 14 + [5000.0] * 5)},
+            ),
+            Case(
+                "fp16, NaN with a decaying LR",
+                (("OP004", _E, {"abrupt": True, "onset_step": 12}),),
+                ("diverged", "data_config"),
+                params={"fp16": "true", "learning_rate": "2e-5"},
+                series={"lr": tuple(2e-5 * 0.9**i for i in range(20))},
+            ),
+        ),
+    ),
+    Rule(
+        "V04",
+        "nonfinite-loss",
+        40,
+        "LI001 on the training loss: grown >= 2x (or OP001) before, or the onset inside a warm-up ramp or right "
+        "after an LR jump -> LR divergence; non-finite from the first "
+        "step -> inputs/init, or the LR when >= 10x typical without reduced precision (from the first logged "
+        "epoch with the LR unknown: inconclusive; from a first point more than two logging intervals in, without "
+        "reduced precision: the LR, the updates before it unseen); finite then abrupt -> numerics / bad batch with reduced "
+        "precision in use, the learning rate without",
+        (Outcome.DIVERGED,),
+        (Cause.MODEL_CONVERGENCE, Cause.DATA_CONFIG, Cause.INCONCLUSIVE),
+        _nonfinite,
+        codes=("LI001", "OP001"),
+        cases=(
+            Case(
+                "grew then NaN",
+                (("LI001", _E, {"role": "train_loss", "first_step": 40, "growth_before": 5.0}),),
+                ("diverged", "model_convergence"),
+            ),
+            Case(
+                "NaN from step 1 at lr 3.0 (SGD)",
+                (
+                    (
+                        "LI001",
+                        _E,
+                        {"role": "train_loss", "first_step": 1, "finite_points_before": 0},
+                    ),
+                ),
+                ("diverged", "model_convergence"),
+                params={"lr": "3.0", "optimizer": "SGD"},
+            ),
+            Case(
+                "NaN from step 1 at lr 1e-4",
+                (
+                    (
+                        "LI001",
+                        _E,
+                        {"role": "train_loss", "first_step": 1, "finite_points_before": 0},
+                    ),
+                ),
+                ("diverged", "data_config"),
+                params={"lr": "1e-4"},
+            ),
+            Case(
+                "NaN from the first logged epoch (Keras CSVLogger), LR unknown",
+                (
+                    (
+                        "LI001",
+                        _E,
+                        {"role": "train_loss", "first_step": 0, "finite_points_before": 0},
+                    ),
+                ),
+                ("diverged", "inconclusive"),
+                params={"log.step_axis": "epoch"},
+            ),
+            Case(
+                "finite then NaN, fp16",
+                (
+                    (
+                        "LI001",
+                        _E,
+                        {
+                            "role": "train_loss",
+                            "first_step": 300,
+                            "n_nonfinite": 5,
+                            "finite_points_before": 30,
+                            "last_finite": 0.5,
+                        },
+                    ),
+                ),
+                ("diverged", "data_config"),
+                params={"fp16": "true"},
+            ),
+            Case(
+                "finite then NaN, no reduced precision",
+                (
+                    (
+                        "LI001",
+                        _E,
+                        {
+                            "role": "train_loss",
+                            "first_step": 300,
+                            "n_nonfinite": 5,
+                            "finite_points_before": 30,
+                            "last_finite": 0.5,
+                        },
+                    ),
+                ),
+                ("diverged", "model_convergence"),
+            ),
+            Case("NaN in a validation metric only", (("LI001", _E, {"role": "val_loss"}),), None),
+        ),
+    ),
+    Rule(
+        "V05",
+        "loss-scale-collapse",
+        50,
+        "RT006 at error, or OP007 with a decreasing scale (precision evidence in itself)",
+        (Outcome.DIVERGED, Outcome.CRASHED),
+        (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE),
+        _fp16_overflow,
+        codes=("RT006", "OP007"),
+        cases=(
+            Case("40 consecutive skips", (("RT006", _E, {}),), ("diverged", "data_config")),
+            Case(
+                "scale hit its floor",
+                (("RT006", _E, {"min_scale_error": True}),),
+                ("crashed", "data_config"),
+            ),
+            Case("constant scale 1.0 (bf16)", (("OP007", _E, {"decreases": False}),), None),
+        ),
+    ),
+    Rule(
+        "V05b",
+        "transient-nonfinite",
+        55,
+        "LI001 on the training loss with < 50% of the points after the onset non-finite and a finite last "
+        "point (the loss came back)",
+        (Outcome.UNSTABLE,),
+        (Cause.INCONCLUSIVE,),
+        _transient,
+        codes=("LI001",),
+        cases=(
+            Case(
+                "3 NaN of 133 after onset, ends finite",
+                (
+                    (
+                        "LI001",
+                        _E,
+                        {
+                            "role": "train_loss",
+                            "key": "loss",
+                            "n_nonfinite": 2,
+                            "n_points": 50,
+                            "index": 10,
+                            "first_step": 10,
+                            "all_after_nonfinite": False,
+                        },
+                    ),
+                ),
+                ("unstable", "inconclusive"),
+                series={"loss": tuple(float("nan") if i in (10, 20) else 1.0 for i in range(50))},
+            ),
+            Case(
+                "NaN to the end",
+                (
+                    (
+                        "LI001",
+                        _E,
+                        {
+                            "role": "train_loss",
+                            "key": "loss",
+                            "n_nonfinite": 40,
+                            "n_points": 50,
+                            "index": 10,
+                            "all_after_nonfinite": True,
+                        },
+                    ),
+                ),
+                None,
+            ),
+        ),
+    ),
+    Rule(
+        "V05c",
+        "nonfinite-grad-norm",
+        57,
+        "gradient norm non-finite at every logged point from its onset to the end (2+ points), the training "
+        "loss finite but 10x its last value at the onset or exactly 0 at the end -> diverged (data_config with "
+        "reduced precision, model_convergence without)",
+        (Outcome.DIVERGED,),
+        (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE),
+        _nonfinite_grad_norm,
+        cases=(
+            Case(
+                "loss 3.6 -> 63 -> 0.0 with a NaN grad norm from the jump on",
+                (),
+                ("diverged", "model_convergence"),
+                series={
+                    "loss": (3.6, 3.5, 3.4, 63.4, 0.0),
+                    "grad_norm": (7.3, 7.0, 6.8, float("nan"), float("nan")),
+                },
+            ),
+            Case(
+                "one NaN grad norm, finite again (an fp16 skip)",
+                (),
+                None,
+                series={
+                    "loss": (3.6, 3.5, 3.4, 3.3, 3.2),
+                    "grad_norm": (7.3, float("nan"), 6.8, 6.5, 6.4),
+                },
+            ),
+        ),
+    ),
+    Rule(
+        "V06",
+        "divergence",
+        60,
+        "OP001 at error",
+        (Outcome.DIVERGED,),
+        (Cause.MODEL_CONVERGENCE,),
+        _divergence,
+        codes=("OP001",),
+        cases=(Case("loss 10x its best", (("OP001", _E, {}),), ("diverged", "model_convergence")),),
+    ),
+    Rule(
+        "V06b",
+        "nonfinite-validation",
+        65,
+        "LI001 on the validation loss, non-finite from its onset to the end, with a finite training loss: "
+        "training loss risen >= 1.5x its minimum over the last quarter -> model_convergence, else inconclusive",
+        (Outcome.DIVERGED,),
+        (Cause.MODEL_CONVERGENCE, Cause.INCONCLUSIVE),
+        _nonfinite_validation,
+        codes=("LI001",),
+        cases=(
+            Case(
+                "val inf from step 128, train 0.06 -> 0.35",
+                (
+                    (
+                        "LI001",
+                        _E,
+                        {
+                            "role": "val_loss",
+                            "key": "val/loss",
+                            "first_step": 128,
+                            "n_nonfinite": 5,
+                            "n_points": 6,
+                            "all_after_nonfinite": True,
+                        },
+                    ),
+                ),
+                ("diverged", "model_convergence"),
+                series={
+                    "loss": tuple([1.1, 0.5, 0.2, 0.1, 0.06] + [0.06 + 0.01 * i for i in range(30)])
+                },
+            ),
+            Case(
+                "val NaN to the end, train still falling",
+                (
+                    (
+                        "LI001",
+                        _E,
+                        {
+                            "role": "val_loss",
+                            "key": "val/loss",
+                            "first_step": 40,
+                            "n_nonfinite": 3,
+                            "n_points": 8,
+                            "all_after_nonfinite": True,
+                        },
+                    ),
+                ),
+                ("diverged", "inconclusive"),
+                series=_LOSS,
+            ),
+            Case(
+                "one NaN evaluation, later ones finite",
+                (
+                    (
+                        "LI001",
+                        _E,
+                        {
+                            "role": "val_loss",
+                            "key": "val/loss",
+                            "first_step": 40,
+                            "n_nonfinite": 1,
+                            "n_points": 8,
+                            "all_after_nonfinite": False,
+                        },
+                    ),
+                ),
+                None,
+                series=_LOSS,
+            ),
+            Case(
+                "training loss non-finite too (V04's)",
+                (
+                    ("LI001", _E, {"role": "val_loss", "all_after_nonfinite": True}),
+                    ("LI001", _E, {"role": "train_loss"}),
+                ),
+                None,
+            ),
+        ),
+    ),
+    Rule(
+        "V07",
+        "nonfinite-message",
+        70,
+        "RT009 at error without a training-loss series: the learning rate first "
+        "with no reduced precision in use, else inconclusive",
+        (Outcome.DIVERGED,),
+        (Cause.MODEL_CONVERGENCE, Cause.INCONCLUSIVE),
+        _nan_message,
+        codes=("RT009",),
+        cases=(
+            Case(
+                "NaN message, no loss history, fp32",
+                (("RT009", _E, {}),),
+                ("diverged", "model_convergence"),
+            ),
+            Case(
+                "NaN message, no loss history, fp16",
+                (("RT009", _E, {}),),
+                ("diverged", "inconclusive"),
+                params={"fp16": "true"},
+            ),
+            Case("NaN message with a loss history", (("RT009", _E, {}),), None, series=_LOSS),
+        ),
+    ),
+    Rule(
+        "V08",
+        "exception",
+        80,
+        "RT005 traceback at error (not a preemption): KeyboardInterrupt/SystemExit/SignalException or a signal "
+        "named in the message -> stopped, cause inconclusive (a signal is never a code bug); a launcher's "
+        "ChildFailedError without the worker's error -> inconclusive; a non-finite check that raised (a nan "
+        "signature in the message: anomaly mode) -> data_config; an exception that names its cause "
+        "(mlaudit_core/exception_causes.py: data errors -> data_config, environment/network -> infra_runtime); "
+        "code errors -> correctness_bug; OSError/MemoryError/TimeoutError -> infra_runtime",
+        (Outcome.CRASHED,),
+        (Cause.CORRECTNESS_BUG, Cause.INFRA_RUNTIME, Cause.DATA_CONFIG, Cause.INCONCLUSIVE),
+        _crash_other,
+        codes=("RT005",),
+        cases=(
+            Case(
+                "shape mismatch",
+                (
+                    (
+                        "RT005",
+                        _E,
+                        {"exception_type": "RuntimeError", "exception_message": "shape mismatch"},
+                    ),
+                ),
+                ("crashed", "correctness_bug"),
+            ),
+            Case(
+                "OSError",
+                (("RT005", _E, {"exception_type": "OSError"}),),
+                ("crashed", "infra_runtime"),
+            ),
+            Case(
+                "an exception that names its cause (an undecodable image: data)",
+                (
+                    (
+                        "RT005",
+                        _E,
+                        {
+                            "exception_type": "PIL.UnidentifiedImageError",
+                            "exception_cause": "data_config",
+                            "exception_meaning": "an image file of the data set does not decode",
+                        },
+                    ),
+                ),
+                ("crashed", "data_config"),
+            ),
+            Case(
+                "KeyboardInterrupt",
+                (("RT005", _E, {"exception_type": "KeyboardInterrupt"}),),
+                ("crashed", "inconclusive"),
+            ),
+            Case(
+                "SIGTERM by the scheduler",
+                (("RT005", _E, {"exception_type": "KeyboardInterrupt"}), ("RT003", _W, {})),
+                None,
+            ),
+            Case(
+                "torchrun agent got SIGTERM (SignalException, RT003 fired)",
+                (
+                    (
+                        "RT005",
+                        _E,
+                        {
+                            "exception_type": "torch.distributed.elastic.multiprocessing.api.SignalException",
+                            "exception_message": "Process 21354 got signal: 15",
+                        },
+                    ),
+                    ("RT003", _W, {}),
+                ),
+                None,
+            ),
+            Case(
+                "a signal named in the exception, no RT003",
+                (
+                    (
+                        "RT005",
+                        _E,
+                        {
+                            "exception_type": "RuntimeError",
+                            "exception_message": "Process 7 got signal: 2",
+                        },
+                    ),
+                ),
+                ("crashed", "inconclusive"),
+            ),
+            Case(
+                "an audio ValueError that merely says 'signal 1' is a code error",
+                (
+                    (
+                        "RT005",
+                        _E,
+                        {
+                            "exception_type": "ValueError",
+                            "exception_message": "Input signal 1 has the wrong length",
+                        },
+                    ),
+                ),
+                ("crashed", "correctness_bug"),
+            ),
+            Case(
+                "anomaly mode raised on a NaN gradient, loss finite before",
+                (
+                    (
+                        "RT005",
+                        _E,
+                        {
+                            "exception_type": "RuntimeError",
+                            "exception_message": "Function 'PowBackward0' returned nan values in its 0th output.",
+                        },
+                    ),
+                ),
+                ("crashed", "data_config"),
+                series=_LOSS,
+            ),
+            Case(
+                "ChildFailedError without the worker's traceback",
+                (
+                    (
+                        "RT005",
+                        _E,
+                        {
+                            "exception_type": "torch.distributed.elastic.multiprocessing.errors.ChildFailedError",
+                            "exception_message": "",
+                        },
+                    ),
+                ),
+                ("crashed", "inconclusive"),
+            ),
+        ),
+    ),
+    Rule(
+        "V08b",
+        "zero-loss",
+        85,
+        "training loss exactly 0.0 at its last 3+ points (exactly 0 from the first point: nothing learned); "
+        "grown >= 100x its best over the last points before the zeros -> diverged (a tracker storing NaN/inf as "
+        "0.0, ClearML's default)",
+        (Outcome.PLATEAUED, Outcome.SUCCEEDED, Outcome.DIVERGED),
+        (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE),
+        _zero_loss,
+        cases=(
+            Case(
+                "LoRA loss exactly zero throughout",
+                (),
+                ("plateaued", "data_config"),
+                series={"loss": (0.0,) * 20},
+            ),
+            Case(
+                "templated data: 0.85 -> 0",
+                (),
+                ("succeeded", "data_config"),
+                series={"loss": (0.85, 0.4, 0.1, 0.0, 0.0, 0.0)},
+            ),
+            Case(
+                "HF nan filter zeros between spikes",
+                (),
+                None,
+                series={"loss": (10.3, 0.0, 19.9, 0.0, 12.0, 0.0, 15.0)},
+            ),
+            Case(
+                "ClearML: grew to 1e29, then NaN stored as 0.0",
+                (),
+                ("diverged", "model_convergence"),
+                series={"loss": (2.0, 0.5, 0.3, 0.2, 160.0, 7e8, 1e29, 0.0, 0.0, 0.0, 0.0)},
+            ),
+        ),
+    ),
+    Rule(
+        "V08c",
+        "logged-zeros",
+        86,
+        "LI006 at error with a data signature (validation losses exactly 0 while another validation "
+        "component is not, every task metric exactly 0, or a training loss component exactly 0 while the "
+        "others move): task metrics all 0 -> underfit (not when only the task metrics are 0 in a run stopped "
+        "before its planned end), else the first learning rule after this one, else succeeded",
+        (Outcome.UNDERFIT, Outcome.SUCCEEDED) + _LEARNING_OUTCOMES,
+        (Cause.DATA_CONFIG,),
+        _logged_zeros,
+        codes=("LI006",),
+        cases=(
+            Case(
+                "YOLOv5 val box/cls losses 0, mAP 0 (no validation labels)",
+                (("LI006", _E, {"kind": "empty_validation", "all_metrics_zero": True}),),
+                ("underfit", "data_config"),
+            ),
+            Case(
+                "YOLOv8 train box loss 0, every metric 0",
+                (
+                    ("LI006", _E, {"kind": "all_zero", "other_losses_move": True}),
+                    ("LI006", _E, {"kind": "metrics_zero"}),
+                    ("GE001", _E, {}),
+                ),
+                ("underfit", "data_config"),
+            ),
+            Case(
+                "val losses 0, metrics fine, curves healthy",
+                (("LI006", _E, {"kind": "empty_validation"}),),
+                ("succeeded", "data_config"),
+                series=_LOSS,
+            ),
+            Case(
+                "HF nan-filter stand-ins",
+                (("LI006", _E, {"kind": "stand_in"}),),
+                None,
+                series=_LOSS,
+            ),
+            Case(
+                "every task metric 0 in a run stopped at 3 of 50 epochs",
+                (("LI006", _E, {"kind": "metrics_zero"}),),
+                None,
+                series={"loss": (2.0, 1.9, 1.8, 1.75)},
+                params={"epochs": "50", "log.step_axis": "epoch"},
+            ),
+            Case(
+                "the only loss is 0 (no other component)",
+                (("LI006", _E, {"kind": "all_zero", "other_losses_move": False}),),
+                None,
+            ),
+        ),
+    ),
+    Rule(
+        "V09",
+        "step-reset",
+        90,
+        "LI002 or LI003 at error",
+        (Outcome.UNSTABLE,),
+        (Cause.CORRECTNESS_BUG,),
+        _reset,
+        codes=("LI002", "LI003"),
+        cases=(
+            Case(
+                "step counter went 8672 -> 542",
+                (("LI002", _E, {}),),
+                ("unstable", "correctness_bug"),
+            ),
+            Case("info only", (("LI003", _I, {}),), None),
+        ),
+    ),
+    Rule(
+        "V09b",
+        "metric-out-of-range",
+        97,
+        "LI007 at error (a bounded metric outside [0, 1], or above 100 in percent); the outcome is the first "
+        "learning rule after this one that matches, else succeeded",
+        (Outcome.SUCCEEDED,) + _LEARNING_OUTCOMES,
+        (Cause.CORRECTNESS_BUG,),
+        _metric_out_of_range,
+        codes=("LI007",),
+        cases=(
+            Case(
+                "Keras custom F1 1.092, run plateaued",
+                (("LI007", _E, {}), ("OP003", _W, {})),
+                ("plateaued", "correctness_bug"),
+            ),
+            Case(
+                "F1 1.092, curves healthy",
+                (("LI007", _E, {}),),
+                ("succeeded", "correctness_bug"),
+                series=_LOSS,
+            ),
+        ),
+    ),
+    Rule(
+        "V10",
+        "baseline-regression",
+        100,
+        "BL001 at error; BL003's layer gives the cause (metric_policy -> succeeded)",
+        (Outcome.REGRESSED, Outcome.SUCCEEDED),
+        tuple(Cause),
+        _baseline,
+        codes=("BL001", "BL003"),
+        cases=(
+            Case("worse than baselines", (("BL001", _E, {}),), ("regressed", "model_convergence")),
+            Case(
+                "metric definition changed",
+                (("BL001", _E, {}), ("BL003", _I, {"cause": "metric_policy"})),
+                ("succeeded", "metric_policy"),
+            ),
+        ),
+    ),
+    Rule(
+        "V11",
+        "validation-at-chance",
+        110,
+        "GE004 at warning (not with GE001 when the labels carry signal; with GE002 only when the loss moved "
+        "then stalled)",
+        (Outcome.OVERFIT, Outcome.UNDERFIT, Outcome.PLATEAUED),
+        (Cause.DATA_CONFIG,),
+        _chance,
+        codes=("GE004", "GE001", "GE002", "OP003"),
+        cases=(
+            Case(
+                "val at chance, train plateau",
+                (("GE004", _W, {"lift": 0.0}),),
+                ("plateaued", "data_config"),
+            ),
+            Case(
+                "train beat chance, overfit",
+                (("GE004", _W, {"labels_carry_signal": True}), ("GE001", _E, {})),
+                None,
+            ),
+            Case("loss never moved (LR)", (("GE004", _W, {"lift": 0.0}), ("GE002", _E, {})), None),
+        ),
+    ),
+    Rule(
+        "V11c",
+        "nothing-learned-to-overfit",
+        115,
+        "GE001 at error or GE005 at warning while every held-out task score (accuracy, mAP, F1 as a fraction) "
+        "stayed at or under 1% over >= 3 evaluations, in a run not stopped before its planned end",
+        (Outcome.UNDERFIT,),
+        (Cause.MODEL_CONVERGENCE,),
+        _nothing_to_overfit,
+        codes=("GE001", "GE005"),
+        cases=(
+            Case(
+                "DETR 4 epochs: test loss up, AP <= 7e-8 throughout",
+                (("GE005", _W, {}),),
+                ("underfit", "model_convergence"),
+                series={
+                    "loss": (29.5, 28.1, 27.7, 27.5),
+                    "val_loss": (53.8, 55.7, 56.9, 57.9),
+                    "val_map": (0.0, 1e-8, 7e-8, 5e-9),
+                },
+            ),
+            Case(
+                "overfit with a held-out accuracy that learned",
+                (("GE001", _E, {}),),
+                None,
+                series={
+                    "loss": (2.0, 1.0, 0.5, 0.2),
+                    "val_loss": (1.5, 1.2, 1.4, 1.8),
+                    "val_acc": (0.5, 0.7, 0.68, 0.66),
+                },
+            ),
+        ),
+    ),
+    Rule(
+        "V12",
+        "overfit",
+        120,
+        "GE001 at error",
+        (Outcome.OVERFIT,),
+        (Cause.MODEL_CONVERGENCE,),
+        _overfit,
+        codes=("GE001",),
+        cases=(
+            Case(
+                "val loss rose 40% from its min",
+                (("GE001", _E, {}),),
+                ("overfit", "model_convergence"),
+            ),
+        ),
+    ),
+    Rule(
+        "V12a",
+        "gap-overfit",
+        122,
+        "GE005 at warning (val loss >= 2x train loss at the end, gap grown since the best evaluation), the "
+        "validation loss ending above its best beyond its noise (3x median change, >= 2%) and the training "
+        "loss still falling after that best; not when the run's own early stopping fired",
+        (Outcome.OVERFIT,),
+        (Cause.MODEL_CONVERGENCE,),
+        _gap_overfit,
+        codes=("GE005",),
+        cases=(
+            Case(
+                "val creeps 1.20 -> 1.37 while train falls",
+                (("GE005", _W, {}),),
+                ("overfit", "model_convergence"),
+                series={
+                    "loss": tuple(2.0 * 0.97**i for i in range(40)),
+                    "val_loss": tuple([1.5, 1.3, 1.2] + [1.2 + 0.005 * i for i in range(37)]),
+                },
+            ),
+            Case(
+                "the run's early stopping fired on the rise",
+                (("GE005", _W, {}),),
+                None,
+                series={
+                    "loss": tuple(2.0 * 0.97**i for i in range(40)),
+                    "val_loss": tuple([1.5, 1.3, 1.2] + [1.2 + 0.005 * i for i in range(37)]),
+                },
+                console=("Early stopping triggered after 40 epochs.",),
+            ),
+            Case(
+                "val still at its best at the end",
+                (("GE005", _W, {}),),
+                None,
+                series={
+                    "loss": tuple(2.0 * 0.97**i for i in range(40)),
+                    "val_loss": tuple(1.5 - 0.005 * i for i in range(40)),
+                },
+            ),
+            Case(
+                "train loss rose too (not overfit)",
+                (("GE005", _W, {}),),
+                None,
+                series={
+                    "loss": tuple([0.5, 0.3, 0.2] + [0.2 + 0.01 * i for i in range(37)]),
+                    "val_loss": tuple([1.5, 1.3, 1.2] + [1.2 + 0.01 * i for i in range(37)]),
+                },
+            ),
+        ),
+    ),
+    Rule(
+        "V12c",
+        "memorised",
+        124,
+        "training accuracy >= 99% over the last quarter with the validation accuracy >= 10 points below it",
+        (Outcome.OVERFIT,),
+        (Cause.MODEL_CONVERGENCE,),
+        _memorised,
+        cases=(
+            Case(
+                "AlexNet CIFAR-10: train 99.3%, val 77%",
+                (),
+                ("overfit", "model_convergence"),
+                series={
+                    "loss": _LOSS["loss"],
+                    "train_acc": tuple(min(0.993, 0.5 + 0.02 * i) for i in range(50)),
+                    "val_acc": tuple(min(0.77, 0.5 + 0.01 * i) for i in range(50)),
+                },
+            ),
+            Case(
+                "percent scale: 99.7 vs 85",
+                (),
+                ("overfit", "model_convergence"),
+                series={
+                    "loss": _LOSS["loss"],
+                    "train_acc": (90.0, 99.0, 99.7, 99.8),
+                    "val_acc": (80.0, 84.0, 85.0, 85.0),
+                },
+            ),
+            Case(
+                "both at 100% (easy task)",
+                (),
+                None,
+                series={
+                    "loss": _LOSS["loss"],
+                    "train_acc": (0.9, 1.0, 1.0, 1.0),
+                    "val_acc": (0.9, 1.0, 1.0, 1.0),
+                },
+            ),
+            Case(
+                "train 86.5%, val 84% (not memorised)",
+                (),
+                None,
+                series={
+                    "loss": _LOSS["loss"],
+                    "train_acc": (0.7, 0.8, 0.86, 0.865),
+                    "val_acc": (0.7, 0.8, 0.84, 0.84),
+                },
+            ),
+        ),
+    ),
+    Rule(
+        "V12b",
+        "degraded-in-run",
+        125,
+        "GE003 at warning with the final held-out value >= 25% worse than its best, and the smoothed "
+        "training loss rising >= 1.5x above its minimum after it",
+        (Outcome.REGRESSED,),
+        (Cause.MODEL_CONVERGENCE,),
+        _degraded,
+        codes=("GE003",),
+        cases=(
+            Case(
+                "eval loss 0.22 -> 0.40, train 0.12 -> 0.31",
+                (("GE003", _W, {"best": 0.219, "final": 0.40}),),
+                ("regressed", "model_convergence"),
+                series={
+                    "loss": tuple(
+                        [0.5, 0.3, 0.2, 0.15, 0.12, 0.12, 0.13]
+                        + [0.2 + 0.01 * i for i in range(12)]
+                    )
+                },
+            ),
+            Case(
+                "val accuracy dips 4%, train loss falls",
+                (("GE003", _W, {"best": 0.6258, "final": 0.6006}),),
+                None,
+                series=_LOSS,
+            ),
+            Case(
+                "eval loss up 80% but train loss keeps falling (overfit shape)",
+                (("GE003", _W, {"best": 0.5, "final": 0.9}),),
+                None,
+                series=_LOSS,
+            ),
+        ),
+    ),
+    Rule(
+        "V13",
+        "underfit",
+        130,
+        "GE002 at error; plateaued when the training loss fell >= 5% then repeated one "
+        "value exactly at >= 10 consecutive points (>= 10% of the run: a collapse)",
+        (Outcome.UNDERFIT, Outcome.PLATEAUED),
+        (Cause.MODEL_CONVERGENCE,),
+        _underfit,
+        codes=("GE002",),
+        cases=(
+            Case("loss 2.30 -> 2.28", (("GE002", _E, {}),), ("underfit", "model_convergence")),
+            Case(
+                "SwAV 2.62 -> exactly 2.3026 (ln 10) for 40 epochs -> 2.12",
+                (("GE002", _E, {}),),
+                ("plateaued", "model_convergence"),
+                series={
+                    "loss": (2.62, 2.45, 2.31)
+                    + (2.3026,) * 40
+                    + tuple(2.30 - 0.004 * i for i in range(45))
+                },
+            ),
+            Case(
+                "stuck at chance from the start (no drop first)",
+                (("GE002", _E, {}),),
+                ("underfit", "model_convergence"),
+                series={"loss": (2.3026,) * 50},
+            ),
+            Case("warning only", (("GE002", _W, {}),), None),
+        ),
+    ),
+    Rule(
+        "V13b",
+        "ended-below-best",
+        136,
+        "GE003 with the final held-out value >= 25% of the best and >= 10x its noise below the best",
+        (Outcome.REGRESSED,),
+        (Cause.MODEL_CONVERGENCE,),
+        _ended_below_best,
+        codes=("GE003",),
+        cases=(
+            Case(
+                "realworld wb02: test accuracy 0.839 -> 0.536 at the last epoch, noise 0.011",
+                (("GE003", _W, {"best": 0.839, "final": 0.536, "noise": 0.011}),),
+                ("regressed", "model_convergence"),
+                series=_LOSS,
+            ),
+            Case(
+                "healthy Keras dip: val acc 0.90 -> 0.86",
+                (("GE003", _W, {"best": 0.90, "final": 0.86, "noise": 0.01}),),
+                None,
+                series=_LOSS,
+            ),
+            Case(
+                "30% below the best but within 5x noise (tiny, noisy validation set)",
+                (("GE003", _W, {"best": 0.8, "final": 0.56, "noise": 0.05}),),
+                None,
+                series=_LOSS,
+            ),
+        ),
+    ),
+    Rule(
+        "V14",
+        "plateau",
+        140,
+        "OP003 at warning",
+        (Outcome.PLATEAUED,),
+        (Cause.MODEL_CONVERGENCE,),
+        _plateau,
+        codes=("OP003",),
+        cases=(
+            Case(
+                "flat for 60% of the run", (("OP003", _W, {}),), ("plateaued", "model_convergence")
+            ),
+        ),
+    ),
+    Rule(
+        "V14b",
+        "validation-plateau",
+        145,
+        "GE007 at warning (the monitored validation metric stopped "
+        "improving early, or improved < 2% over the second half while the training loss kept falling and "
+        "the gap widened); not on a run that stopped early or ended failed",
+        (Outcome.PLATEAUED,),
+        (Cause.MODEL_CONVERGENCE,),
+        _val_plateau,
+        codes=("GE007",),
+        cases=(
+            Case(
+                "val loss flat for the last 60% of evaluations",
+                (("GE007", _W, {}),),
+                ("plateaued", "model_convergence"),
+            ),
+            Case(
+                "nanoGPT val -1.4% over the second half, train -9.5%, gap 0.24 -> 0.42",
+                (("GE007", _W, {"kind": "diminishing"}),),
+                ("plateaued", "model_convergence"),
+                series=_LOSS,
+            ),
+            Case("info only", (("GE007", _I, {}),), None),
+            Case(
+                "run interrupted at 8% of its plan",
+                (("GE007", _W, {}),),
+                None,
+                status="failed",
+                series=_LOSS,
+                console=("KeyboardInterrupt",),
+            ),
+        ),
+    ),
+    Rule(
+        "V14c",
+        "erratic-validation",
+        148,
+        "OP008 at error: the validation loss jumps > 2x between consecutive "
+        "evaluations >= 3 times in the second half; data_config when it sits at >= 1e6",
+        (Outcome.UNSTABLE,),
+        (Cause.MODEL_CONVERGENCE, Cause.DATA_CONFIG),
+        _erratic_validation,
+        codes=("OP008",),
+        cases=(
+            Case(
+                "realworld csv03: val_loss 7.9e12 -> bouncing 2e7-7e7",
+                (("OP008", _E, {"scale_suspect": True}),),
+                ("unstable", "data_config"),
+            ),
+            Case(
+                "val loss bouncing 0.4-1.7 (TF2 RMSprop)",
+                (("OP008", _E, {"scale_suspect": False}),),
+                ("unstable", "model_convergence"),
+            ),
+        ),
+    ),
+    Rule(
+        "V15",
+        "unstable",
+        150,
+        "OP002 at warning",
+        (Outcome.UNSTABLE,),
+        (Cause.MODEL_CONVERGENCE,),
+        _unstable,
+        codes=("OP002",),
+        cases=(
+            Case("unrecovered spikes", (("OP002", _W, {}),), ("unstable", "model_convergence")),
+            Case("benign spike (info)", (("OP002", _I, {}),), None),
+        ),
+    ),
+    Rule(
+        "V16",
+        "ended-failed",
+        160,
+        "tracker status failed or killed, no preemption (RT003)",
+        (Outcome.CRASHED,),
+        (Cause.INCONCLUSIVE,),
+        _ended_failed,
+        cases=(
+            Case("MLflow status FAILED", (), ("crashed", "inconclusive"), status="failed"),
+            Case(
+                "W&B run failed after a KeyboardInterrupt",
+                (),
+                ("crashed", "inconclusive"),
+                status="failed",
+                series=_LOSS,
+                console=("Traceback (most recent call last):", "KeyboardInterrupt"),
+            ),
+            Case("killed but preempted", (("RT003", _W, {}),), None, status="killed"),
+        ),
+    ),
+    Rule(
+        "V17",
+        "stopped-early",
+        170,
+        "planned length (max_steps, MAX_ITER, epochs, Keras 'Epoch k/N') > 5% beyond what was reached, an "
+        "interrupt line, or an HF/detectron2 log without its end-of-training line; not a mid-run checkpoint "
+        "snapshot, not an early stop its patience explains; 'running' when the tracker says running",
+        (Outcome.CRASHED, Outcome.RUNNING),
+        (Cause.INCONCLUSIVE,),
+        _stopped_early,
+        cases=(
+            Case(
+                "3 epochs of 100 (results.csv)",
+                (),
+                ("crashed", "inconclusive"),
+                series={"loss": (2.0, 1.9, 1.8)},
+                params={"epochs": "100", "log.step_axis": "epoch"},
+            ),
+            Case(
+                "still running at 10%",
+                (),
+                ("running", "inconclusive"),
+                status="running",
+                series=_LOSS,
+                params={"max_steps": "500"},
+            ),
+            Case(
+                "trainer_state checkpoint 500/1250",
+                (),
+                None,
+                series=_LOSS,
+                params={"max_steps": "1250"},
+                notes=(
+                    "checkpoint snapshot at step 49 of max_steps 1250: a checkpoint is saved mid-run",
+                ),
+            ),
+            Case(
+                "KeyboardInterrupt line",
+                (),
+                ("crashed", "inconclusive"),
+                series=_LOSS,
+                console=("Traceback (most recent call last):", "KeyboardInterrupt"),
+            ),
+            Case("complete", (), None, series=_LOSS, params={"max_steps": "50"}),
+            Case(
+                "HF early stopping: short, but the log has its train_runtime line",
+                (),
+                None,
+                series=_LOSS,
+                params={"max_steps": "500"},
+                console=(
+                    "{'loss': 0.5, 'epoch': 1.0}",
+                    "{'train_runtime': 120.5, 'train_loss': 0.61, 'epoch': 1.0}",
+                ),
+            ),
+            Case(
+                "ended inside the LR warmup (detectron2 300/300 with a 1000-iteration warmup)",
+                (),
+                None,
+                series={
+                    "loss": (2.6, 2.4, 2.1, 1.9, 1.7, 1.65),
+                    "lr": (1e-7, 2e-7, 4e-7, 8e-7, 1.6e-6, 2.4e-6),
+                },
+            ),
+            Case(
+                "Lightning epoch counter 0-19 of 20",
+                (),
+                None,
+                series={"loss": _LOSS["loss"][:20], "epoch": tuple(float(i) for i in range(20))},
+                params={"max_epochs": "20"},
+            ),
+        ),
+    ),
+    Rule(
+        "V18",
+        "slow",
+        180,
+        "SY002 data starvation, SY005 time outside training or SY001 throughput drop, "
+        "at warning (SY001 is a warning only when progressive, falling in every quarter from the start), or "
+        "SY004 recurring pauses (steps at 2x the median or more on 5-30% of steps, >= 20% of the step time, "
+        "one spacing between them in >= half the cases; "
+        "from the records' wall times when no step time is logged), or SY008 (a sparse epoch/interval time "
+        "series that swings or grows 2x)",
+        (Outcome.SLOW,),
+        (Cause.INFRA_RUNTIME,),
+        _slow,
+        codes=("SY002", "SY005", "SY001", "SY004", "SY008"),
+        cases=(
+            Case("input-bound", (("SY002", _E, {}),), ("slow", "infra_runtime")),
+            Case(
+                "epoch times of the same work swing 2.4x (SY008)",
+                (("SY008", _W, {"ratio": 2.38}),),
+                ("slow", "infra_runtime"),
+                series=_LOSS,
+            ),
+            Case("isolated slow steps only (SY004)", (("SY004", _W, {}),), None),
+            Case(
+                "recurring pauses: 13% of steps at 2x+, 45% of the time (SY004)",
+                (("SY004", _W, {"recurring": True}),),
+                ("slow", "infra_runtime"),
+            ),
+            Case(
+                "throughput stepped down (neighbour load), no cause in the data",
+                (("SY001", _I, {}),),
+                None,
+                series=_LOSS,
+            ),
+            Case(
+                "throughput falling every quarter",
+                (("SY001", _E, {"progressive": True}),),
+                ("slow", "infra_runtime"),
+                series=_LOSS,
+            ),
+        ),
+    ),
+    Rule(
+        "V19",
+        "preempted",
+        190,
+        "RT003: requeued -> running, else crashed",
+        (Outcome.RUNNING, Outcome.CRASHED),
+        (Cause.INFRA_RUNTIME,),
+        _preempted,
+        codes=("RT003",),
+        cases=(
+            Case("requeued", (("RT003", _W, {"requeued": True}),), ("running", "infra_runtime")),
+            Case("cancelled", (("RT003", _W, {}),), ("crashed", "infra_runtime")),
+        ),
+    ),
+    Rule(
+        "V19b",
+        "perfect-heldout-scores",
+        195,
+        "no judgeable training signal, and 2+ held-out accuracy/score summary values all at their ceiling (1 or "
+        "100%) -> unknown, data_config (a train/test overlap or a leak is the first suspect)",
+        (Outcome.UNKNOWN,),
+        (Cause.DATA_CONFIG,),
+        _perfect_scores,
+        cases=(
+            Case(
+                "ACC/AP/R_ACC/F_ACC all 1.0, no curve",
+                (),
+                ("unknown", "data_config"),
+                params={"ACC": "1.00000", "AP": "1.00000", "R_ACC": "1.00000", "F_ACC": "1.00000"},
+            ),
+            Case("one perfect, one not", (), None, params={"ACC": "1.0", "AP": "0.93"}),
+            Case(
+                "perfect training accuracy only",
+                (),
+                None,
+                series={"train/accuracy": (1.0,), "train/f1": (1.0,)},
+            ),
+            Case("a loss curve", (), None, params={"ACC": "1.0", "AP": "1.0"}, series=_LOSS),
+        ),
+    ),
+    Rule(
+        "V19c",
+        "routine-loss-scaling",
+        197,
+        "no judgeable training signal; RT006 at info (fp16 overflow skips with the scale settled above its floor) "
+        "and no finding at warning or above -> unknown, healthy: routine dynamic loss scaling",
+        (Outcome.UNKNOWN,),
+        (Cause.HEALTHY,),
+        _routine_loss_scaling,
+        codes=("RT006",),
+        cases=(
+            Case(
+                "three apex skips, scale 1024 -> 256", (("RT006", _I, {}),), ("unknown", "healthy")
+            ),
+            Case("skips at the loss-scale floor", (("RT006", _E, {}),), None),
+            Case("benign skips beside a loss curve", (("RT006", _I, {}),), None, series=_LOSS),
+        ),
+    ),
+    Rule(
+        "V20",
+        "no-judgeable-signal",
+        200,
+        "no learning series with >= 3 finite points that a learning detector examined (no recognised "
+        "loss/validation metric, only summary values, hp_metric only)",
+        (Outcome.UNKNOWN, Outcome.RUNNING),
+        (Cause.INCONCLUSIVE,),
+        _no_signal,
+        cases=(
+            Case("hp_metric only", (), ("unknown", "inconclusive"), series={"hp_metric": (0.5,)}),
+            Case(
+                "one point per metric",
+                (),
+                ("unknown", "inconclusive"),
+                series={"loss": (0.3,), "val_loss": (0.4,)},
+            ),
+            Case("a loss curve", (), None, series=_LOSS),
+        ),
+    ),
+    Rule(
+        "V21",
+        "healthy",
+        210,
+        "a judgeable training signal examined and no rule above fired (recurring "
+        "grad-norm spikes or growth, OP006, named as contradicting signals and lowering the confidence); unknown when "
+        "a training loss of < 10 points ended at >= 2x its first value with no held-out series, or when "
+        "the learning rate still rose at the last logged step and no planned length was logged, or when every "
+        "record sits in one epoch with no planned length, end line or finished status; running (healthy so "
+        "far) when the input is a mid-run snapshot below its planned length",
+        (Outcome.SUCCEEDED, Outcome.RUNNING, Outcome.UNKNOWN),
+        (Cause.HEALTHY, Cause.INCONCLUSIVE),
+        _healthy,
+        cases=(
+            Case("a decreasing loss", (), ("succeeded", "healthy"), series=_LOSS),
+            Case(
+                "a seed rerun within the band of the earlier run in the same log (BL001 info)",
+                (
+                    (
+                        "BL001",
+                        _I,
+                        {
+                            "metric": "val/loss",
+                            "n_baselines": 1,
+                            "rel_delta": 0.07,
+                            "baseline_ids": ["train.log#run-1"],
+                            "verdict": "insufficient_seeds",
+                        },
+                    ),
+                ),
+                ("succeeded", "healthy"),
+                series=_LOSS,
+            ),
+            Case(
+                "a decreasing loss, grad-norm spikes of 10x+ recurring (OP006)",
+                (("OP006", _W, {"recurring_spikes": 18}),),
+                ("succeeded", "healthy"),
+                series=_LOSS,
+            ),
+            Case("running", (), ("running", "inconclusive"), series=_LOSS, status="running"),
+            Case(
+                "3 loss points ending at 8.6x the first, no held-out series",
+                (),
+                ("unknown", "inconclusive"),
+                series={"loss": (2.547, 1.077, 21.9)},
+            ),
+            Case(
+                "ended inside its warmup, no planned length",
+                (),
+                ("unknown", "inconclusive"),
+                series={"loss": _LOSS["loss"][:6], "lr": (1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6)},
+            ),
+            Case(
+                "every record in epoch 0, no end line, status unknown",
+                (),
+                ("unknown", "inconclusive"),
+                series={"loss": (10.9, 10.1, 9.4, 8.9, 8.4), "epoch": (0, 0, 0, 0, 0)},
+                status="unknown",
+            ),
+            Case(
+                "every record in epoch 0, tracker says finished",
+                (),
+                ("succeeded", "healthy"),
+                series={"loss": (10.9, 10.1, 9.4, 8.9, 8.4), "epoch": (0, 0, 0, 0, 0)},
+            ),
+            Case(
+                "ended inside its warmup, planned length reached",
+                (),
+                ("succeeded", "healthy"),
+                series={"loss": _LOSS["loss"][:6], "lr": (1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6)},
+                params={"max_steps": "5"},
+            ),
+            Case(
+                "trainer_state checkpoint at step 49 of 1250, healthy so far",
+                (),
+                ("running", "healthy"),
+                series=_LOSS,
+                params={"max_steps": "1250"},
+                notes=(
+                    "checkpoint snapshot at step 49 of max_steps 1250: a checkpoint is saved mid-run",
+                ),
+            ),
+        ),
+    ),
 )
 
 
@@ -1592,6 +2865,8 @@ def table_markdown() -> str:
     """The policy as a Markdown table (docs/index.md)."""
     rows = ["| # | rule | needs | outcome | cause |", "|---|---|---|---|---|"]
     for r in sorted(POLICY, key=lambda r: r.precedence):
-        rows.append(f"| {r.id} | {r.name} | {r.needs} | {', '.join(o.value for o in r.outcomes)} | "
-                    f"{', '.join(c.value for c in r.causes) if len(r.causes) < 6 else 'from BL003'} |")
+        rows.append(
+            f"| {r.id} | {r.name} | {r.needs} | {', '.join(o.value for o in r.outcomes)} | "
+            f"{', '.join(c.value for c in r.causes) if len(r.causes) < 6 else 'from BL003'} |"
+        )
     return "\n".join(rows)

@@ -63,14 +63,27 @@ def make_run(case: dict) -> RunData:
         steps.append(st)
         values.append(v)
         # wall times: 1000 s + cumulative gaps from a generator spec (default: unknown)
-        walls.append(1000.0 + np.cumsum(build(spec["wall_gaps"])) if "wall_gaps" in spec
-                     else np.full(v.size, np.nan))
-    table = MetricTable(keys, np.concatenate(steps) if steps else [], np.concatenate(values) if values else [],
-                        np.concatenate(walls) if walls else [])
-    console = [ConsoleLine("console.log", i, t)
-               for i, t in enumerate((case.get("console") or "").splitlines(), 1)]
-    run = RunData(RunIdentity("test", case["name"]), status=RunStatus(case.get("status", "finished")),
-                  metrics=table, console=console)
+        walls.append(
+            1000.0 + np.cumsum(build(spec["wall_gaps"]))
+            if "wall_gaps" in spec
+            else np.full(v.size, np.nan)
+        )
+    table = MetricTable(
+        keys,
+        np.concatenate(steps) if steps else [],
+        np.concatenate(values) if values else [],
+        np.concatenate(walls) if walls else [],
+    )
+    console = [
+        ConsoleLine("console.log", i, t)
+        for i, t in enumerate((case.get("console") or "").splitlines(), 1)
+    ]
+    run = RunData(
+        RunIdentity("test", case["name"]),
+        status=RunStatus(case.get("status", "finished")),
+        metrics=table,
+        console=console,
+    )
     # inputs beyond one run: run params/tags/environment, baseline runs, CI evidence, claims text
     for attr, key in (("params", "run_params"), ("tags", "tags"), ("environment", "environment")):
         getattr(run, attr).update({str(k): str(v) for k, v in (case.get(key) or {}).items()})
@@ -80,8 +93,13 @@ def make_run(case: dict) -> RunData:
     if case.get("baselines"):
         from mlaudit_core.baseline import attach_baselines
 
-        attach_baselines(run, [make_run({"name": f"{case['name']}-baseline{i}", **b})
-                               for i, b in enumerate(case["baselines"])])
+        attach_baselines(
+            run,
+            [
+                make_run({"name": f"{case['name']}-baseline{i}", **b})
+                for i, b in enumerate(case["baselines"])
+            ],
+        )
     if case.get("ci"):
         from mlaudit_core.ci import CIContext, attach_context
 

@@ -52,12 +52,19 @@ def verdict(run: RunData):
 
 # --- Hugging Face Trainer -----------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def hf(tmp_path_factory, mlflow_server):
     pytest.importorskip("transformers")
     out = tmp_path_factory.mktemp("hf")
-    return framework_runs._child("hf", out, env={"MLAUDIT_TEST_REPORT_TO": "mlflow,tensorboard,wandb",
-                                                 "MLFLOW_TRACKING_URI": mlflow_server["url"]})
+    return framework_runs._child(
+        "hf",
+        out,
+        env={
+            "MLAUDIT_TEST_REPORT_TO": "mlflow,tensorboard,wandb",
+            "MLFLOW_TRACKING_URI": mlflow_server["url"],
+        },
+    )
 
 
 def test_hf_mlflow_per_step_loss_wins_over_the_summary_point(hf, mlflow_server):
@@ -69,15 +76,22 @@ def test_hf_mlflow_per_step_loss_wins_over_the_summary_point(hf, mlflow_server):
     run = load_run(hf["healthy"]["mlflow_run_id"], mlflow_server["url"])
     assert run.metrics.count("train_loss") == 1 and run.metrics.count("loss") > 10
     r = roles(run)
-    assert r["train_loss"] == "loss" and r["val_loss"] == "eval_loss" and r["val_accuracy"] == "eval_accuracy"
+    assert (
+        r["train_loss"] == "loss"
+        and r["val_loss"] == "eval_loss"
+        and r["val_accuracy"] == "eval_accuracy"
+    )
     assert r["learning_rate"] == "learning_rate" and r["epoch"] == "epoch"
-    assert r.get("throughput") != "eval_samples_per_second"  # evaluation speed is not training throughput
+    assert (
+        r.get("throughput") != "eval_samples_per_second"
+    )  # evaluation speed is not training throughput
     rep = audit(run)
     v = rep.verdict
     assert (v.outcome.value, v.cause.value) == ("succeeded", "healthy"), v.summary
     # step-time jitter of this shared 2-core machine is not time outside training (issue 14)
-    assert not [f for f in rep.findings if f.code in ("SY004", "SY005") and f.severity.value != "info"], \
-        [f.message for f in rep.findings if f.code.startswith("SY")]
+    assert not [
+        f for f in rep.findings if f.code in ("SY004", "SY005") and f.severity.value != "info"
+    ], [f.message for f in rep.findings if f.code.startswith("SY")]
 
     bad = load_run(hf["diverging"]["mlflow_run_id"], mlflow_server["url"])
     assert roles(bad)["train_loss"] == "loss"
@@ -88,7 +102,11 @@ def test_hf_mlflow_per_step_loss_wins_over_the_summary_point(hf, mlflow_server):
 def test_hf_tensorboard_names(hf):
     run = load(hf["healthy"]["tensorboard"])
     r = roles(run)
-    assert r["train_loss"] == "train/loss" and r["val_loss"] == "eval/loss" and r["val_accuracy"] == "eval/accuracy"
+    assert (
+        r["train_loss"] == "train/loss"
+        and r["val_loss"] == "eval/loss"
+        and r["val_accuracy"] == "eval/accuracy"
+    )
     assert r["learning_rate"] == "train/learning_rate" and r["grad_norm"] == "train/grad_norm"
     v = verdict(run)
     assert (v.outcome.value, v.cause.value) == ("succeeded", "healthy"), v.summary
@@ -115,6 +133,7 @@ def test_hf_trainer_state(hf):
 
 # --- PyTorch Lightning --------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def lightning(tmp_path_factory):
     pytest.importorskip("lightning")
@@ -128,7 +147,11 @@ def test_lightning_step_series_and_epoch_metric(lightning, logger):
     run = load(lightning["healthy"][logger])
     assert {"train_loss_step", "train_loss_epoch", "epoch"} <= set(run.metrics.keys)
     r = roles(run)
-    assert r["train_loss"] == "train_loss_step" and r["val_loss"] == "val_loss" and r["val_accuracy"] == "val_acc"
+    assert (
+        r["train_loss"] == "train_loss_step"
+        and r["val_loss"] == "val_loss"
+        and r["val_accuracy"] == "val_acc"
+    )
     assert r["epoch"] == "epoch"
     v = verdict(run)
     assert (v.outcome.value, v.cause.value) == ("succeeded", "healthy"), v.summary
@@ -146,10 +169,16 @@ def test_lightning_lr50_is_not_overfit(lightning, logger):
     # the evidence a user reads: an optimisation finding of warning or worse on the training loss
     # (which detector branch produced it depends on where the bouncing loss happens to sit)
     loss_key = roles(run)["train_loss"]
-    op = [f for f in rep.findings if f.code.startswith("OP") and f.severity.rank >= Severity.WARNING.rank]
+    op = [
+        f
+        for f in rep.findings
+        if f.code.startswith("OP") and f.severity.rank >= Severity.WARNING.rank
+    ]
     assert op, [f"{f.code}: {f.message}" for f in rep.findings]
-    assert any(loss_key in f.message or any(getattr(e, "metric", None) == loss_key for e in f.evidence)
-               for f in op), [f"{f.code}: {f.message}" for f in op]
+    assert any(
+        loss_key in f.message or any(getattr(e, "metric", None) == loss_key for e in f.evidence)
+        for f in op
+    ), [f"{f.code}: {f.message}" for f in op]
 
 
 @pytest.fixture(scope="module")
@@ -161,18 +190,27 @@ def monkeypatch_module():
 
 # --- Keras --------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def keras_runs(tmp_path_factory, monkeypatch_module):
-    monkeypatch_module.setenv("KERAS_BACKEND", "torch")  # keras 3 picks TensorFlow otherwise (not installed)
+    monkeypatch_module.setenv(
+        "KERAS_BACKEND", "torch"
+    )  # keras 3 picks TensorFlow otherwise (not installed)
     pytest.importorskip("keras")
-    return framework_runs._child("keras", tmp_path_factory.mktemp("keras"), env={"KERAS_BACKEND": "torch"})
+    return framework_runs._child(
+        "keras", tmp_path_factory.mktemp("keras"), env={"KERAS_BACKEND": "torch"}
+    )
 
 
 def test_keras_csvlogger(keras_runs):
     run = load(keras_runs["healthy"]["csv"])
     r = roles(run)
     assert (r["train_loss"], r["val_loss"], r["train_accuracy"], r["val_accuracy"]) == (
-        "loss", "val_loss", "accuracy", "val_accuracy")
+        "loss",
+        "val_loss",
+        "accuracy",
+        "val_accuracy",
+    )
     v = verdict(run)
     assert (v.outcome.value, v.cause.value) == ("succeeded", "healthy"), v.summary
     bad = verdict(load(keras_runs["lr10"]["csv"]))
@@ -194,6 +232,7 @@ def test_keras_history_keys(keras_runs):
 
 # --- torch.utils.tensorboard (the tutorial's tag names) ----------------------------------------
 
+
 @pytest.fixture(scope="module")
 def torch_tb(tmp_path_factory):
     return framework_runs._child("torch_tb", tmp_path_factory.mktemp("torch_tb"))
@@ -202,7 +241,11 @@ def torch_tb(tmp_path_factory):
 def test_torch_tutorial_tag_names(torch_tb):
     run = load(torch_tb["healthy"]["tensorboard"])
     r = roles(run)
-    assert (r["train_loss"], r["val_loss"], r["val_accuracy"]) == ("Loss/train", "Loss/test", "Accuracy/test")
+    assert (r["train_loss"], r["val_loss"], r["val_accuracy"]) == (
+        "Loss/train",
+        "Loss/test",
+        "Accuracy/test",
+    )
     v = verdict(run)
     assert (v.outcome.value, v.cause.value) == ("succeeded", "healthy"), v.summary
     v = verdict(load(torch_tb["lr50"]["tensorboard"]))

@@ -89,7 +89,10 @@ def test_get_series_role_name_returns_the_audited_curve(hf_killed):
     from mlaudit_core.agent.tools import Roots, Toolbox
 
     box = Toolbox(Roots.of([hf_killed["root"]]))
-    for path, key in ((hf_killed["last_checkpoint"], "loss"), (hf_killed["tensorboard"], "train/loss")):
+    for path, key in (
+        (hf_killed["last_checkpoint"], "loss"),
+        (hf_killed["tensorboard"], "train/loss"),
+    ):
         data = box.get_series("path", path, "train_loss").data
         assert data["key"] == key and data["points_total"] >= 5, data
 

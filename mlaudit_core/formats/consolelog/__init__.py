@@ -29,18 +29,38 @@ from .parser import LogParser, ParseResult, parse_lines, strip_annotations
 from .reader import MAX_LINE_BYTES, LineReader, UnreadableLog
 from .retention import CONTEXT_LINES, HEAD_LINES, MIDDLE_LINES, POINT_BUDGET, TAIL_LINES
 
-__all__ = ["CATALOG", "LogFormat", "LogParser", "ParseResult", "UnreadableLog", "enrich_from_console",
-           "load_logs", "parse_lines", "read_context_file", "strip_annotations"]
+__all__ = [
+    "CATALOG",
+    "LogFormat",
+    "LogParser",
+    "ParseResult",
+    "UnreadableLog",
+    "enrich_from_console",
+    "load_logs",
+    "parse_lines",
+    "read_context_file",
+    "strip_annotations",
+]
 
 #: Facts recovered from the log structure are added to params under this prefix.
 FACT_PREFIX = "log."
 
 
-def load_logs(paths: Sequence[str | Path], config_paths: Iterable[str | Path] = (), name: str | None = None,
-              *, max_line_bytes: int = MAX_LINE_BYTES, max_console_lines: int = HEAD_LINES,
-              tail_lines: int = TAIL_LINES, middle_lines: int = MIDDLE_LINES, context_lines: int = CONTEXT_LINES,
-              max_points: int = POINT_BUDGET, tap=None, disabled_formats: Iterable[str] | None = None,
-              infer: bool = True) -> RunData:
+def load_logs(
+    paths: Sequence[str | Path],
+    config_paths: Iterable[str | Path] = (),
+    name: str | None = None,
+    *,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    max_console_lines: int = HEAD_LINES,
+    tail_lines: int = TAIL_LINES,
+    middle_lines: int = MIDDLE_LINES,
+    context_lines: int = CONTEXT_LINES,
+    max_points: int = POINT_BUDGET,
+    tap=None,
+    disabled_formats: Iterable[str] | None = None,
+    infer: bool = True,
+) -> RunData:
     """Read console log files (in the order given, as one continuous log) into a RunData.
 
     Args:
@@ -79,9 +99,16 @@ def load_logs(paths: Sequence[str | Path], config_paths: Iterable[str | Path] = 
     """
     if not paths:
         raise InputError("no log file given")
-    parser = LogParser(keep_console=True, max_console_lines=max_console_lines, tail_lines=tail_lines,
-                       middle_lines=middle_lines, context_lines=context_lines, max_points=max_points,
-                       disabled_formats=disabled_formats, infer=infer)
+    parser = LogParser(
+        keep_console=True,
+        max_console_lines=max_console_lines,
+        tail_lines=tail_lines,
+        middle_lines=middle_lines,
+        context_lines=context_lines,
+        max_points=max_points,
+        disabled_formats=disabled_formats,
+        infer=infer,
+    )
     warnings: list[str] = []
     problems: list[str] = []
     read = 0
@@ -106,7 +133,9 @@ def load_logs(paths: Sequence[str | Path], config_paths: Iterable[str | Path] = 
             raise InputError(f"--config {exc}") from None
     res = parser.result()
     run = _to_run(res, paths, params, warnings, name, (max_console_lines, tail_lines))
-    if len(paths) == 1 and res.launches:  # several launches appended to one file: the run is the last
+    if (
+        len(paths) == 1 and res.launches
+    ):  # several launches appended to one file: the run is the last
         from .launches import keep_last_launch
 
         keep_last_launch(run, res, Path(str(paths[0])).name if str(paths[0]) != "-" else "stdin")
@@ -119,39 +148,59 @@ def _tapped(reader, tap, path):
         yield lineno, text
 
 
-def _to_run(res: ParseResult, paths: Sequence[str | Path], config: dict[str, str], warnings: list[str],
-            name: str | None, console_cap: tuple[int, int]) -> RunData:
+def _to_run(
+    res: ParseResult,
+    paths: Sequence[str | Path],
+    config: dict[str, str],
+    warnings: list[str],
+    name: str | None,
+    console_cap: tuple[int, int],
+) -> RunData:
     params = dict(res.params)
     params.update(config)
     for k, v in res.facts.items():
         params[f"{FACT_PREFIX}{k}"] = str(int(v)) if float(v).is_integer() else str(v)
     if res.formats:
-        params[f"{FACT_PREFIX}formats"] = ", ".join(f"{k} ({n})" for k, n in res.formats.most_common())
+        params[f"{FACT_PREFIX}formats"] = ", ".join(
+            f"{k} ({n})" for k, n in res.formats.most_common()
+        )
     notes = []
     if res.omitted_console:  # a note, not a warning: no figure is lost, so no confidence is either
-        notes.append(f"{res.omitted_console:,} of {res.lines:,} console lines were not kept (between the first "
-                     f"{console_cap[0]:,} and the last {console_cap[1]:,} lines, only lines that can hold a failure "
-                     "signature or a traceback are kept, with the lines around them); metrics were read from every "
-                     "line")
-    if res.thinned:  # a note: every point was read; the kept sample keeps level, trend, noise and NaNs
+        notes.append(
+            f"{res.omitted_console:,} of {res.lines:,} console lines were not kept (between the first "
+            f"{console_cap[0]:,} and the last {console_cap[1]:,} lines, only lines that can hold a failure "
+            "signature or a traceback are kept, with the lines around them); metrics were read from every "
+            "line"
+        )
+    if (
+        res.thinned
+    ):  # a note: every point was read; the kept sample keeps level, trend, noise and NaNs
         some = ", ".join(f"{k} (every {n}th point)" for k, n in list(res.thinned.items())[:5])
-        notes.append(f"{res.points_read:,} metric points were read and {len(res.metrics):,} kept: the densest "
-                     f"series were thinned to a systematic sample ({some}); the first non-finite value, step "
-                     "resets and each series' last point are kept (docs/logs.md)")
+        notes.append(
+            f"{res.points_read:,} metric points were read and {len(res.metrics):,} kept: the densest "
+            f"series were thinned to a systematic sample ({some}); the first non-finite value, step "
+            "resets and each series' last point are kept (docs/logs.md)"
+        )
     if params.get(f"{FACT_PREFIX}step_axis") == "train_log_dict":
-        notes.append("the step axis counts the Hugging Face Trainer's training log dicts (1, 2, 3 ...): the "
-                     "console prints no step and not logging_steps, so step N is the N-th training log (global "
-                     "step N x logging_steps); each evaluation dict sits at the training log before it (or at "
-                     "the one its epoch stands for)")
+        notes.append(
+            "the step axis counts the Hugging Face Trainer's training log dicts (1, 2, 3 ...): the "
+            "console prints no step and not logging_steps, so step N is the N-th training log (global "
+            "step N x logging_steps); each evaluation dict sits at the training log before it (or at "
+            "the one its epoch stands for)"
+        )
     elif params.get(f"{FACT_PREFIX}step_axis") == "epoch":
-        notes.append("the step axis is the epoch (per-epoch lines under bare 'epoch N' headers, no step printed)")
+        notes.append(
+            "the step axis is the epoch (per-epoch lines under bare 'epoch N' headers, no step printed)"
+        )
     if res.template_note:
         notes.append(res.template_note)
     if len(res.metrics) == 0:
-        warnings.append("no metric lines were recognised in the log: no catalogued format matched and no recurring "
-                        "line carried named numbers (looked for name: value, name=value, name value, | name value |, "
-                        "JSON/dict keys, N/M and step/epoch counters; docs/logs.md); the audit relies on failure "
-                        "signatures only")
+        warnings.append(
+            "no metric lines were recognised in the log: no catalogued format matched and no recurring "
+            "line carried named numbers (looked for name: value, name=value, name value, | name value |, "
+            "JSON/dict keys, N/M and step/epoch counters; docs/logs.md); the audit relies on failure "
+            "signatures only"
+        )
     first = Path(str(paths[0])).name if str(paths[0]) != "-" else "stdin"
     digest = hashlib.sha1("\0".join(str(p) for p in paths).encode()).hexdigest()[:12]
     run = RunData(
@@ -159,9 +208,15 @@ def _to_run(res: ParseResult, paths: Sequence[str | Path], config: dict[str, str
         status=RunStatus.UNKNOWN,
         start_time=datetime.fromtimestamp(res.first_wall) if res.first_wall else None,
         end_time=datetime.fromtimestamp(res.last_wall) if res.last_wall else None,
-        params=params, metrics=res.metrics, console=res.console, warnings=warnings)
-    run.notes.append(f"read {res.lines} lines from {len(paths)} file(s); "
-                     f"{len(res.metrics)} metric points in {len(res.metrics.keys)} series")
+        params=params,
+        metrics=res.metrics,
+        console=res.console,
+        warnings=warnings,
+    )
+    run.notes.append(
+        f"read {res.lines} lines from {len(paths)} file(s); "
+        f"{len(res.metrics)} metric points in {len(res.metrics.keys)} series"
+    )
     run.notes.extend(notes)
     for key in res.metrics.keys:
         run.derived[key] = "parsed from the console log"
@@ -199,7 +254,9 @@ def enrich_from_console(run: RunData) -> RunData:
         existing = [run.metrics.series(k) for k in run.metrics.keys]
         run.metrics = MetricTable.from_series(existing + [res.metrics.series(k) for k, _ in added])
         for key, role in added:
-            run.derived[role.value if role is not None and role.value not in run.derived else key] = where
+            run.derived[
+                role.value if role is not None and role.value not in run.derived else key
+            ] = where
     for k, v in res.facts.items():
         run.params.setdefault(f"{FACT_PREFIX}{k}", str(int(v)) if float(v).is_integer() else str(v))
     run.cache.pop("signatures", None)

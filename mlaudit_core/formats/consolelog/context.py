@@ -106,9 +106,13 @@ def _flatten(prefix: str, data: Any, out: dict[str, str]) -> None:
 
 # --- figures read from params ------------------------------------------------------------------
 
-_SPE_KEY = re.compile(r"(?:steps|batches|iterations|iters|updates)_?(?:per|/)_?epoch", re.IGNORECASE)
-_SPE_TEXT = re.compile(r"(\d+)\s+(?:training\s+|optimi[sz]er\s+)?(?:steps|batches|iterations|updates)\s+per\s+epoch",
-                       re.IGNORECASE)
+_SPE_KEY = re.compile(
+    r"(?:steps|batches|iterations|iters|updates)_?(?:per|/)_?epoch", re.IGNORECASE
+)
+_SPE_TEXT = re.compile(
+    r"(\d+)\s+(?:training\s+|optimi[sz]er\s+)?(?:steps|batches|iterations|updates)\s+per\s+epoch",
+    re.IGNORECASE,
+)
 _NOT_TRAIN = re.compile(r"valid|eval|test|predict", re.IGNORECASE)
 _LEADING_INT = re.compile(r"^\s*(\d+)(?:\.0+)?\b")
 
@@ -149,8 +153,10 @@ def gradient_accumulation(params: dict[str, str]) -> int:
 
 
 _CHANCE = re.compile(r"chance\s*(?:level)?\s*(?:=|:|is|of)?\s*(?P<p>0?\.\d+|1/\d+)", re.IGNORECASE)
-_NCLASS_KEY = re.compile(r"^(?:.*[._])?(?:num_classes|n_classes|nb_classes|num_labels|n_labels|classes|nclass)$",
-                         re.IGNORECASE)
+_NCLASS_KEY = re.compile(
+    r"^(?:.*[._])?(?:num_classes|n_classes|nb_classes|num_labels|n_labels|classes|nclass)$",
+    re.IGNORECASE,
+)
 _BINARY = re.compile(r"\bbinary\b", re.IGNORECASE)
 
 
@@ -177,8 +183,13 @@ def chance_level(params: dict[str, str]) -> tuple[float, str] | None:
     return None
 
 
-_PRECISION_KEY = re.compile(r"(?:^|[._])(?:precision|fp16|bf16|half|amp|mixed_precision|dtype|torch_dtype)$", re.IGNORECASE)
-_PURE_16 = re.compile(r"^\s*[\"']?(?:16-true|bf16-true|true16|half|float16|fp16-true|torch\.float16)[\"']?\s*$", re.IGNORECASE)
+_PRECISION_KEY = re.compile(
+    r"(?:^|[._])(?:precision|fp16|bf16|half|amp|mixed_precision|dtype|torch_dtype)$", re.IGNORECASE
+)
+_PURE_16 = re.compile(
+    r"^\s*[\"']?(?:16-true|bf16-true|true16|half|float16|fp16-true|torch\.float16)[\"']?\s*$",
+    re.IGNORECASE,
+)
 
 
 def precision_setting(params: dict[str, str]) -> tuple[str, str, bool] | None:

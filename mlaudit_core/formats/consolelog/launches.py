@@ -38,7 +38,9 @@ from ...rundata import MetricTable, RunData
 from .parser import Launch, ParseResult
 
 _EVAL_KEY = re.compile(r"(?:^|[/_.])(?:val|valid|validation|eval|test)(?:[/_.]|$)", re.IGNORECASE)
-_EXCEPTION = re.compile(r"^\s*(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure)\b(?::|\s*$)")
+_EXCEPTION = re.compile(
+    r"^\s*(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure)\b(?::|\s*$)"
+)
 
 
 def main_series(run: RunData) -> str | None:
@@ -70,7 +72,10 @@ def _training_launch(run: RunData, res: ParseResult, launches: list[Launch]) -> 
         return None
     j = trained[-1]
     after = launches[j].lineno  # the first launch that did not train
-    if any(cl.lineno >= after and cl.text.startswith("Traceback (most recent call last)") for cl in run.console):
+    if any(
+        cl.lineno >= after and cl.text.startswith("Traceback (most recent call last)")
+        for cl in run.console
+    ):
         return None  # a later launch crashed: how the job ended is that crash (V08 reads it)
     # each later launch shows what it did instead: evaluation points, or the trainer's end-of-training
     # line (a resume that found training done); a launch that shows neither may have been a training
@@ -87,7 +92,11 @@ def _training_launch(run: RunData, res: ParseResult, launches: list[Launch]) -> 
                 continue
             n_k = len(run.metrics.series(k))
             a = launches[i].counts[c] if c < len(launches[i].counts) else n_k
-            b = launches[i + 1].counts[c] if i + 1 < len(launches) and c < len(launches[i + 1].counts) else n_k
+            b = (
+                launches[i + 1].counts[c]
+                if i + 1 < len(launches) and c < len(launches[i + 1].counts)
+                else n_k
+            )
             evaluated = evaluated or b > a
         if not (ends or evaluated):
             return None
@@ -113,20 +122,32 @@ def keep_last_launch(run: RunData, res: ParseResult, name: str) -> None:
     tb = history["with_traceback"]
     run.params["log.launches"] = str(n)
     run.params["log.launches_with_traceback"] = str(tb)
-    ended = (f"; {tb} of them ended with a traceback (the last: {history['last_exception']!r} at line "
-             f"{history['last_exception_line']})" if tb else "; none ended with a traceback")
+    ended = (
+        f"; {tb} of them ended with a traceback (the last: {history['last_exception']!r} at line "
+        f"{history['last_exception_line']})"
+        if tb
+        else "; none ended with a traceback"
+    )
     run.notes.append(
         f"{name} holds {n} launches appended one after another (each starts with the same first lines); the "
         f"run audited is the last launch (from line {last.lineno}"
-        + (f", {datetime.fromtimestamp(last.wall):%Y-%m-%d %H:%M:%S}" if np.isfinite(last.wall) else "")
-        + f"); the {n - 1} earlier launch(es) are history, not this run{ended}. {how}")
+        + (
+            f", {datetime.fromtimestamp(last.wall):%Y-%m-%d %H:%M:%S}"
+            if np.isfinite(last.wall)
+            else ""
+        )
+        + f"); the {n - 1} earlier launch(es) are history, not this run{ended}. {how}"
+    )
     if kept_from is not None and np.isfinite(kept_from.wall):
-        run.start_time = datetime.fromtimestamp(float(kept_from.wall))  # naive local, as load_logs does
+        run.start_time = datetime.fromtimestamp(
+            float(kept_from.wall)
+        )  # naive local, as load_logs does
     run.cache.clear()
 
 
-def _keep_training_launch(run: RunData, res: ParseResult, launches: list[Launch], j: int, name: str,
-                          n: int) -> None:
+def _keep_training_launch(
+    run: RunData, res: ParseResult, launches: list[Launch], j: int, name: str, n: int
+) -> None:
     """Make ``run`` launch ``j`` (see :func:`_training_launch`): its console lines and the points
     printed before the next launch began (with the launches it resumes, as for the last launch)."""
     nxt = launches[j]
@@ -153,7 +174,8 @@ def _keep_training_launch(run: RunData, res: ParseResult, launches: list[Launch]
         f"audited is launch {j + 1} (lines {max(begin, 1)}-{nxt.lineno - 1}), the last one that trained: the "
         f"{len(launches) - j} launch(es) after it (from line {nxt.lineno}) printed no training point and no "
         "traceback (an evaluation-only launch, or a resume that found training done), so they do not replace "
-        f"the run that trained. {how.replace('the last launch', 'this launch')}")
+        f"the run that trained. {how.replace('the last launch', 'this launch')}"
+    )
     if j and np.isfinite(launches[j - 1].wall):
         run.start_time = datetime.fromtimestamp(float(launches[j - 1].wall))
     run.cache.clear()
@@ -174,10 +196,16 @@ def _history(run: RunData, launches: list[Launch]) -> dict:
             with_tb.add(i)
         elif i in with_tb and _EXCEPTION.match(text):
             last_exc, last_line = text.strip()[:200], cl.lineno
-    return {"with_traceback": len(with_tb), "last_exception": last_exc, "last_exception_line": last_line}
+    return {
+        "with_traceback": len(with_tb),
+        "last_exception": last_exc,
+        "last_exception_line": last_line,
+    }
 
 
-def _cut_metrics(run: RunData, res: ParseResult, launches: list[Launch]) -> tuple[Launch | None, str]:
+def _cut_metrics(
+    run: RunData, res: ParseResult, launches: list[Launch]
+) -> tuple[Launch | None, str]:
     """Keep the points of the last launch (and of the launches it resumes). Returns the launch
     the kept points start at (None when they start at the top of the file) and a sentence."""
     table = run.metrics
@@ -187,11 +215,17 @@ def _cut_metrics(run: RunData, res: ParseResult, launches: list[Launch]) -> tupl
     if any(la.generation != res.store_generation for la in launches[-1:]):
         walls = launches[-1].wall
         if not np.isfinite(walls):
-            return None, ("The log was thinned after the last launch began and has no timestamps: its metrics "
-                          "were kept whole (not split by launch).")
+            return None, (
+                "The log was thinned after the last launch began and has no timestamps: its metrics "
+                "were kept whole (not split by launch)."
+            )
         series = [table.series(k) for k in table.keys]
-        kept = [type(s)(s.key, s.steps[m], s.values[m], s.wall_times[m])
-                for s in series for m in [s.wall_times >= walls] if m.any()]
+        kept = [
+            type(s)(s.key, s.steps[m], s.values[m], s.wall_times[m])
+            for s in series
+            for m in [s.wall_times >= walls]
+            if m.any()
+        ]
         run.metrics = MetricTable.from_series(kept)
         return launches[-1], "Metrics: the points timestamped after the last launch began."
 
@@ -226,10 +260,15 @@ def _cut_metrics(run: RunData, res: ParseResult, launches: list[Launch]) -> tupl
     run.metrics = MetricTable.from_series(kept)
     resumed = len(chain) - 1 - i
     if not kept:
-        return first, "The last launch printed no metric (earlier launches' metrics are not this run's)."
+        return (
+            first,
+            "The last launch printed no metric (earlier launches' metrics are not this run's).",
+        )
     if resumed:
-        return first, (f"The last launch resumes the {resumed} launch(es) before it ({main} goes on from where "
-                       "they stopped): their points are kept with it.")
+        return first, (
+            f"The last launch resumes the {resumed} launch(es) before it ({main} goes on from where "
+            "they stopped): their points are kept with it."
+        )
     return first, "Metrics: the points printed by the last launch."
 
 
@@ -247,7 +286,12 @@ def config_to_params(run: RunData, main: str | None) -> None:
     for k in run.metrics.keys:
         ks = run.metrics.series(k)
         fin = ks.values[np.isfinite(ks.values)]
-        if k != main and len(ks) * 20 <= n_main and np.unique(fin).size <= 1 and not _METRIC_WORD.search(k):
+        if (
+            k != main
+            and len(ks) * 20 <= n_main
+            and np.unique(fin).size <= 1
+            and not _METRIC_WORD.search(k)
+        ):
             config.append(k)
             if fin.size:
                 run.params.setdefault(f"log.{k.split('/', 1)[-1]}", f"{fin[-1]:g}")
@@ -257,5 +301,7 @@ def config_to_params(run: RunData, main: str | None) -> None:
         run.metrics = MetricTable.from_series(kept)
 
 
-_METRIC_WORD = re.compile(r"^(?:val|test)/|loss|acc|top\d|f1|map|auc|iou|bleu|rouge|ppl|perplex|error|score|reward",
-                          re.IGNORECASE)
+_METRIC_WORD = re.compile(
+    r"^(?:val|test)/|loss|acc|top\d|f1|map|auc|iou|bleu|rouge|ppl|perplex|error|score|reward",
+    re.IGNORECASE,
+)

@@ -30,47 +30,131 @@ import functools
 import re
 
 #: unit -> factor to seconds
-TIME_UNITS = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0,
-              "seconds": 1.0, "min": 60.0, "mins": 60.0, "minutes": 60.0, "h": 3600.0, "hour": 3600.0,
-              "hours": 3600.0}
+TIME_UNITS = {
+    "us": 1e-6,
+    "µs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "sec": 1.0,
+    "secs": 1.0,
+    "second": 1.0,
+    "seconds": 1.0,
+    "min": 60.0,
+    "mins": 60.0,
+    "minutes": 60.0,
+    "h": 3600.0,
+    "hour": 3600.0,
+    "hours": 3600.0,
+}
 
 #: base name (after the train/val prefix is removed) -> canonical leaf, or a perf/ name.
 _BASE = {
-    "loss": "loss", "lm_loss": "loss", "lm_loss_value": "loss", "total_loss": "loss", "cost": "loss",
-    "reduced_train_loss": "loss", "objective": "loss",
-    "acc": "accuracy", "accuracy": "accuracy", "categorical_accuracy": "accuracy",
-    "sparse_categorical_accuracy": "accuracy", "binary_accuracy": "accuracy",
-    "acc@1": "top1", "prec@1": "top1", "top1": "top1", "acc1": "top1", "top_1": "top1",
-    "acc@5": "top5", "prec@5": "top5", "top5": "top5", "acc5": "top5", "top_5": "top5",
-    "lr": "lr", "learning_rate": "lr", "learning_rates": "lr", "lr_abs": "lr",
-    "grad_norm": "grad_norm", "gnorm": "grad_norm", "gradient_norm": "grad_norm", "grad_norm_total": "grad_norm",
-    "loss_scale": "loss_scale", "loss_scaler": "loss_scale", "scaler_scale": "loss_scale",
-    "ppl": "ppl", "perplexity": "ppl", "lm_loss_ppl": "ppl",
+    "loss": "loss",
+    "lm_loss": "loss",
+    "lm_loss_value": "loss",
+    "total_loss": "loss",
+    "cost": "loss",
+    "reduced_train_loss": "loss",
+    "objective": "loss",
+    "acc": "accuracy",
+    "accuracy": "accuracy",
+    "categorical_accuracy": "accuracy",
+    "sparse_categorical_accuracy": "accuracy",
+    "binary_accuracy": "accuracy",
+    "acc@1": "top1",
+    "prec@1": "top1",
+    "top1": "top1",
+    "acc1": "top1",
+    "top_1": "top1",
+    "acc@5": "top5",
+    "prec@5": "top5",
+    "top5": "top5",
+    "acc5": "top5",
+    "top_5": "top5",
+    "lr": "lr",
+    "learning_rate": "lr",
+    "learning_rates": "lr",
+    "lr_abs": "lr",
+    "grad_norm": "grad_norm",
+    "gnorm": "grad_norm",
+    "gradient_norm": "grad_norm",
+    "grad_norm_total": "grad_norm",
+    "loss_scale": "loss_scale",
+    "loss_scaler": "loss_scale",
+    "scaler_scale": "loss_scale",
+    "ppl": "ppl",
+    "perplexity": "ppl",
+    "lm_loss_ppl": "ppl",
     "epoch": "epoch",
 }
 #: base name -> perf/ name (independent of a train/val prefix unless noted)
 _PERF = {
-    "time": "step_time", "batch_time": "step_time", "step_time": "step_time", "iter_time": "step_time",
-    "iteration_time": "step_time", "elapsed_time_per_iteration": "step_time", "time_per_step": "step_time",
-    "train_step_timing": "step_time", "step_timing": "step_time", "sec_per_step": "step_time",
-    "data": "data_time", "data_time": "data_time", "dataloader_time": "data_time", "data_load_time": "data_time",
-    "throughput": "throughput", "samples_per_second": "throughput", "samples_per_sec": "throughput",
-    "samples/s": "throughput", "tokens_per_second": "throughput", "tokens_per_sec": "throughput",
-    "tokens/s": "throughput", "wps": "throughput", "it/s": "throughput", "ips": "throughput",
-    "currsamplespersec": "throughput", "images/sec": "throughput", "img/s": "throughput",
-    "ups": "updates_per_s", "mfu": "mfu", "tflops": "tflops", "tflop/s/gpu": "tflops_per_gpu",
-    "throughput_per_gpu": "tflops_per_gpu", "epoch_time": "epoch_time",
+    "time": "step_time",
+    "batch_time": "step_time",
+    "step_time": "step_time",
+    "iter_time": "step_time",
+    "iteration_time": "step_time",
+    "elapsed_time_per_iteration": "step_time",
+    "time_per_step": "step_time",
+    "train_step_timing": "step_time",
+    "step_timing": "step_time",
+    "sec_per_step": "step_time",
+    "data": "data_time",
+    "data_time": "data_time",
+    "dataloader_time": "data_time",
+    "data_load_time": "data_time",
+    "throughput": "throughput",
+    "samples_per_second": "throughput",
+    "samples_per_sec": "throughput",
+    "samples/s": "throughput",
+    "tokens_per_second": "throughput",
+    "tokens_per_sec": "throughput",
+    "tokens/s": "throughput",
+    "wps": "throughput",
+    "it/s": "throughput",
+    "ips": "throughput",
+    "currsamplespersec": "throughput",
+    "images/sec": "throughput",
+    "img/s": "throughput",
+    "ups": "updates_per_s",
+    "mfu": "mfu",
+    "tflops": "tflops",
+    "tflop/s/gpu": "tflops_per_gpu",
+    "throughput_per_gpu": "tflops_per_gpu",
+    "epoch_time": "epoch_time",
 }
 _PREFIXES = (
-    ("validation_", "val/"), ("validation/", "val/"), ("valid_", "val/"), ("valid/", "val/"),
-    ("val_", "val/"), ("val/", "val/"), ("eval_", "val/"), ("eval/", "val/"), ("dev_", "val/"),
-    ("test_", "test/"), ("test/", "test/"), ("training_", "train/"), ("train_", "train/"),
-    ("train/", "train/"), ("training/", "train/"),
+    ("validation_", "val/"),
+    ("validation/", "val/"),
+    ("valid_", "val/"),
+    ("valid/", "val/"),
+    ("val_", "val/"),
+    ("val/", "val/"),
+    ("eval_", "val/"),
+    ("eval/", "val/"),
+    ("dev_", "val/"),
+    ("test_", "test/"),
+    ("test/", "test/"),
+    ("training_", "train/"),
+    ("train_", "train/"),
+    ("train/", "train/"),
+    ("training/", "train/"),
 )
-_SUFFIXES = (("_validation", "val/"), ("_valid", "val/"), ("_val", "val/"), ("_eval", "val/"), ("_dev", "val/"),
-             ("_test", "test/"), ("_training", "train/"), ("_train", "train/"))
-_UNIT_SUFFIX = re.compile(r"\s*[(\[](?P<u>ms|s|sec|seconds|us|min|%|gb|gib|mb|mib|"
-                          r"tflop/s/gpu|samples/s|tokens/s)[)\]]\s*$", re.IGNORECASE)
+_SUFFIXES = (
+    ("_validation", "val/"),
+    ("_valid", "val/"),
+    ("_val", "val/"),
+    ("_eval", "val/"),
+    ("_dev", "val/"),
+    ("_test", "test/"),
+    ("_training", "train/"),
+    ("_train", "train/"),
+)
+_UNIT_SUFFIX = re.compile(
+    r"\s*[(\[](?P<u>ms|s|sec|seconds|us|min|%|gb|gib|mb|mib|"
+    r"tflop/s/gpu|samples/s|tokens/s)[)\]]\s*$",
+    re.IGNORECASE,
+)
 _SEP = re.compile(r"[\s\-.]+")
 _SAFE = re.compile(r"[^a-z0-9_/@%]+")
 #: A name that is a rate per second (``samples_per_sec``, ``RunningAvgSamplesPerSec``, ``tokens/s``): a
@@ -94,7 +178,7 @@ def canonical(raw: str, default_prefix: str = "train/") -> tuple[str, str | None
     m = _UNIT_SUFFIX.search(k)
     if m:
         unit = m["u"]
-        k = k[:m.start()]
+        k = k[: m.start()]
     k = _SEP.sub("_", k.strip()).strip("_")
     k = k.replace("_in_s", "") if k.endswith("_in_s") else k
     if k.endswith("_ms") and not k.endswith("_ms_"):
@@ -102,7 +186,7 @@ def canonical(raw: str, default_prefix: str = "train/") -> tuple[str, str | None
     prefix = ""
     for p, canon in _PREFIXES:
         if k.startswith(p) and len(k) > len(p):
-            prefix, k = canon, k[len(p):]
+            prefix, k = canon, k[len(p) :]
             break
     else:
         # the split written after the name (``loss train``, ``loss_val``, ``acc_test``; litgpt,
@@ -131,7 +215,7 @@ def is_known(raw: str) -> bool:
     k = _SEP.sub("_", _UNIT_SUFFIX.sub("", raw.strip().lower())).strip("_")
     for p, _ in _PREFIXES:
         if k.startswith(p) and len(k) > len(p):
-            k = k[len(p):]
+            k = k[len(p) :]
             break
     return k in _BASE or k in _PERF
 

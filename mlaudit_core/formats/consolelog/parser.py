@@ -61,8 +61,11 @@ _GEN_COLON = re.compile(rf"(?<![\w./@-])(?P<k>{_KEY}):\s+(?P<v>{_N})\s?{_UNIT}{_
 _GEN_PIPE = re.compile(rf"\|\s*(?P<k>{_KEY})\s+(?P<v>{_N})\s?{_UNIT}\s*(?=\||$)")
 #: A split's figures grouped in brackets after its name: ``Train(L=0.69 | A=0.50) Valid(L=0.68 | A=0.61)``,
 #: ``val(loss: 0.3, acc: 0.9)``. The figures inside are that split's (``Valid`` + ``L`` -> ``Valid_loss``).
-_GEN_GROUP = re.compile(r"(?<![\w.])(?P<g>train|training|valid|validation|val|eval|evaluation|dev|test)"
-                        r"\s*\(\s*(?P<body>[^()]{1,200}?)\s*\)", re.IGNORECASE)
+_GEN_GROUP = re.compile(
+    r"(?<![\w.])(?P<g>train|training|valid|validation|val|eval|evaluation|dev|test)"
+    r"\s*\(\s*(?P<body>[^()]{1,200}?)\s*\)",
+    re.IGNORECASE,
+)
 #: Single-letter names inside a split group, read as the abbreviations they stand for in a record of
 #: losses and accuracies (``L`` loss, ``A`` accuracy).
 _GROUP_ABBREV = {"l": "loss", "a": "acc"}
@@ -70,26 +73,36 @@ _GROUP_ABBREV = {"l": "loss", "a": "acc"}
 _LEAD_COUNTER = re.compile(r"^\s*(?P<n>\d+)\s*[\t:|]?\s*(?=[A-Za-z])")
 #: A bracketed vector after a name (DeepSpeed ``lr=[1.5e-05]``, ``lr: [0.001, 0.0001]`` per parameter
 #: group): one value is the name's, several are ``name_0``, ``name_1`` ... (one series per term).
-_GEN_VEC = re.compile(rf"(?<![\w./@-])(?P<k>{_KEY})\s*(?:=|:\s*)\s*\[\s*(?P<body>{_N}(?:\s*,\s*{_N}){{0,15}})\s*,?\s*\]")
+_GEN_VEC = re.compile(
+    rf"(?<![\w./@-])(?P<k>{_KEY})\s*(?:=|:\s*)\s*\[\s*(?P<body>{_N}(?:\s*,\s*{_N}){{0,15}})\s*,?\s*\]"
+)
 _VEC_ITEM = re.compile(_N)
 #: A counter printed as a position ``name: n/M`` (YOLOX ``epoch: 1/300, iter: 10/47``, ``step=120/5000``).
-_GEN_POS_PAIR = re.compile(r"(?<![\w./@-])(?P<k>global[ _]step|step|iteration|iter|it|update|epoch|ep|batch)"
-                           r"\s*(?::\s*|=\s*|\s+)\[?\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*\]?(?=[\s,;|)\]}]|$)",
-                           re.IGNORECASE)
+_GEN_POS_PAIR = re.compile(
+    r"(?<![\w./@-])(?P<k>global[ _]step|step|iteration|iter|it|update|epoch|ep|batch)"
+    r"\s*(?::\s*|=\s*|\s+)\[?\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*\]?(?=[\s,;|)\]}]|$)",
+    re.IGNORECASE,
+)
 #: An accuracy printed as a count of the total (PyTorch MNIST ``Accuracy: 9838/10000 (98%)``): the fraction.
-_GEN_FRACTION = re.compile(rf"(?<![\w./@-])(?P<k>{_KEY}):?\s+(?P<n>\d+)\s*/\s*(?P<m>\d+)(?:\s*\(\s*\d+(?:\.\d*)?%\s*\))?(?![\w./])")
+_GEN_FRACTION = re.compile(
+    rf"(?<![\w./@-])(?P<k>{_KEY}):?\s+(?P<n>\d+)\s*/\s*(?P<m>\d+)(?:\s*\(\s*\d+(?:\.\d*)?%\s*\))?(?![\w./])"
+)
 #: An unnamed bracketed position right after an epoch prefix: the batch of that epoch.
 _BARE_POS = re.compile(r"\s*\[\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*\]")
 #: A line whose message opens with a held-out split tag: ``Epoch(val) [1][5/5]  accuracy: 7.5`` (mmengine),
 #: ``[val] loss: 0.3``, ``Validation: loss=0.3``, ``Test | acc 0.9``, ``Test set: Average loss: 0.05`` (PyTorch MNIST). Its unprefixed figures are that split's.
-_SPLIT_TAG = re.compile(r"^\W{0,3}(?:[A-Za-z]+\s*[(\[]\s*(?P<a>val|valid|validation|eval|evaluation|dev|test)\s*[)\]]"
-                        r"|(?P<b>val|valid|validation|eval|evaluation|dev|test|testing)(?:\s+(?:set|phase|results?|metrics))?\s*[:\[(|\]-])",
-                        re.IGNORECASE)
+_SPLIT_TAG = re.compile(
+    r"^\W{0,3}(?:[A-Za-z]+\s*[(\[]\s*(?P<a>val|valid|validation|eval|evaluation|dev|test)\s*[)\]]"
+    r"|(?P<b>val|valid|validation|eval|evaluation|dev|test|testing)(?:\s+(?:set|phase|results?|metrics))?\s*[:\[(|\]-])",
+    re.IGNORECASE,
+)
 
 
 _SPLIT_HINT = re.compile(r"(?i:val|eval|test|dev)")
 #: A split named in a figure's own name: the line then names its splits itself.
-_SPLIT_WORD = re.compile(r"(?i)(?:^|[\W_])(?:train|training|val|valid|validation|eval|evaluation|dev|test)(?:$|[\W_])")
+_SPLIT_WORD = re.compile(
+    r"(?i)(?:^|[\W_])(?:train|training|val|valid|validation|eval|evaluation|dev|test)(?:$|[\W_])"
+)
 
 
 def _eval_record_prefix(keys: list[str]) -> str | None:
@@ -122,13 +135,19 @@ def _split_prefix(line: str) -> str:
 #: ``Attempted loss scale: 65536, reducing to 32768``, ``setting learning rate to 1e-4``. The new value is a
 #: point of that quantity (read only for vocabulary names, :func:`.names.is_known`).
 _CHANGE_VERB = r"(?:reduc|increas|decreas|lower|rais|adjust|chang|updat|sett|scal|halv|doubl)\w*"
-_CHANGE_TO = re.compile(rf"(?i:{_CHANGE_VERB})\s+(?:the\s+)?(?P<k>[A-Za-z][A-Za-z_ ]{{0,30}}?)\s+to:?\s+(?P<v>{_N})(?![\w.])")
-_CHANGE_AFTER = re.compile(rf"(?P<k>[A-Za-z][A-Za-z_]*(?: [A-Za-z_]+){{0,2}}):?\s+{_N},?\s+(?i:{_CHANGE_VERB})\s+to:?\s+"
-                           rf"(?P<v>{_N})(?![\w.])")
+_CHANGE_TO = re.compile(
+    rf"(?i:{_CHANGE_VERB})\s+(?:the\s+)?(?P<k>[A-Za-z][A-Za-z_ ]{{0,30}}?)\s+to:?\s+(?P<v>{_N})(?![\w.])"
+)
+_CHANGE_AFTER = re.compile(
+    rf"(?P<k>[A-Za-z][A-Za-z_]*(?: [A-Za-z_]+){{0,2}}):?\s+{_N},?\s+(?i:{_CHANGE_VERB})\s+to:?\s+"
+    rf"(?P<v>{_N})(?![\w.])"
+)
 #: A label with a duration unit opening a ``|``-separated run (DeepSpeed's ``time (ms) | forward: 120.55 |
 #: backward: 240.12 | step: 15.30``): every figure after it is a duration of that label, in that unit
 #: (``time_forward``, ``time_step``; ``step`` there is a duration, not the step counter).
-_UNIT_LABEL = re.compile(r"(?<![\w.])(?P<label>[A-Za-z]\w{0,30})\s*\((?P<u>ms|us|µs|s|sec|secs|min)\)\s*(?=\|)")
+_UNIT_LABEL = re.compile(
+    r"(?<![\w.])(?P<label>[A-Za-z]\w{0,30})\s*\((?P<u>ms|us|µs|s|sec|secs|min)\)\s*(?=\|)"
+)
 #: ``name value`` with only spaces between, as ``print("test accuracy", acc)`` or
 #: ``print(f"epoch {e} loss {l}")`` write it. Read only for names of the vocabulary
 #: (:func:`.names.is_known`) and step/epoch markers, never for free words: ``nr. of
@@ -136,22 +155,30 @@ _UNIT_LABEL = re.compile(r"(?<![\w.])(?P<label>[A-Za-z]\w{0,30})\s*\((?P<u>ms|us
 _GEN_SPACE = re.compile(rf"(?<![\w./@-])(?P<k>{_KEY})\s+(?P<v>{_N}){_UNIT}{_DELIM}")
 _SPACE_CHEAP = re.compile(r"[A-Za-z]\s+[-+]?\.?\d")
 #: A unit printed one space after a spaced value (nanoGPT ``loss 6.1551 BPC``): not prose.
-_UNIT_WORD = re.compile(r"(?:ms|us|s|sec|secs|min|(?i:bpc|bpb|bits|nats|tok/s|tokens/s|samples/s))(?=[\s,;|)\]}]|$)")
+_UNIT_WORD = re.compile(
+    r"(?:ms|us|s|sec|secs|min|(?i:bpc|bpb|bits|nats|tok/s|tokens/s|samples/s))(?=[\s,;|)\]}]|$)"
+)
 #: A line that is only an epoch header: ``epoch 3``, ``Epoch 3/10``, ``=== Epoch 3 ===``.
-_EPOCH_ONLY = re.compile(r"^\W*epoch\s*[:#]?\s*(?P<n>\d+)(?:\s*(?:/|of)\s*(?P<total>\d+))?\W*$",
-                         re.IGNORECASE)
+_EPOCH_ONLY = re.compile(
+    r"^\W*epoch\s*[:#]?\s*(?P<n>\d+)(?:\s*(?:/|of)\s*(?P<total>\d+))?\W*$", re.IGNORECASE
+)
 #: A line that is only a step header (``step 100``, ``=== iter 200/1000 ===``, ``Iteration 5:``): the
 #: indented ``name=value`` lines under it are that step's record.
-_STEP_ONLY = re.compile(r"^\W*(?:global[ _]step|step|iteration|iter|update)\s*[:#=]?\s*(?P<n>\d+)"
-                        r"(?:\s*(?:/|of)\s*(?P<total>\d+))?\W*$", re.IGNORECASE)
+_STEP_ONLY = re.compile(
+    r"^\W*(?:global[ _]step|step|iteration|iter|update)\s*[:#=]?\s*(?P<n>\d+)"
+    r"(?:\s*(?:/|of)\s*(?P<total>\d+))?\W*$",
+    re.IGNORECASE,
+)
 #: A line opening with a bracketed counter (XGBoost ``[0]\t...``, LightGBM ``[1]\t...``): kept for the
 #: template reader, not stripped as a log prefix.
 _BRACKET_COUNTER = re.compile(r"^\[\d+\]\s")
 _DIGIT = re.compile(r"\d")
 #: ``: 0.98 C.E. Loss, 94.28% Accuracy``: figures written before their names, one per comma-separated
 #: item after a colon; read only when the name is in the metric vocabulary.
-_GEN_VALUE_FIRST = re.compile(r"(?:(?<=[:,;|])|^)\s*(?P<v>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<u>%)?"
-                              r"\s+(?P<k>[A-Za-z][\w.]*(?:\s[A-Za-z][\w.]*){0,2})\s*(?=[,;|]|$)")
+_GEN_VALUE_FIRST = re.compile(
+    r"(?:(?<=[:,;|])|^)\s*(?P<v>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<u>%)?"
+    r"\s+(?P<k>[A-Za-z][\w.]*(?:\s[A-Za-z][\w.]*){0,2})\s*(?=[,;|]|$)"
+)
 #: The message line of a Python exception (``RuntimeError: ... input.dim() = 6 ...``,
 #: ``torch.multiprocessing.spawn.ProcessRaisedException: ...``): prose, whose ``name = number``
 #: fragments are not metrics. A figure right after the colon (``TrainError: 0.4``) is still read.
@@ -162,8 +189,10 @@ _POSITION = re.compile(r"(?<![\w./-])\d+\s*/\s*\d+(?![\w./])")
 _HEADER_CELL = re.compile(r"^[A-Za-z_][\w./@%()-]{0,40}$")
 #: A rich progress bar (Lightning's RichProgressBar, ``rich.progress``): description, bar glyphs,
 #: ``n/total``, elapsed and remaining times around a bullet, rate, then the metric column.
-_RICH_BAR = re.compile(r"^\s*(?P<desc>\S.*?)\s+[━╸╺╾╼─]+\s+(?P<n>\d+)/(?P<m>\d+)\s+(?P<el>[\d:]+|-:--:--)\s*•\s*"
-                       r"(?:[\d:]+|-:--:--)\s*(?:(?P<rate>[\d.]+)(?P<unit>it/s|s/it))?\s*(?P<post>.*)$")
+_RICH_BAR = re.compile(
+    r"^\s*(?P<desc>\S.*?)\s+[━╸╺╾╼─]+\s+(?P<n>\d+)/(?P<m>\d+)\s+(?P<el>[\d:]+|-:--:--)\s*•\s*"
+    r"(?:[\d:]+|-:--:--)\s*(?:(?P<rate>[\d.]+)(?P<unit>it/s|s/it))?\s*(?P<post>.*)$"
+)
 _RICH_PAIR = re.compile(rf"([A-Za-z_][\w/.@-]*):\s+({NUM})(?=\s|$)")
 #: Indentation of the lines rich wraps a bar's metric column onto.
 _WRAP_INDENT = " " * 30
@@ -172,8 +201,11 @@ _WARNING_LINE = re.compile(r"\[Warning\]|\b[A-Z]\w*Warning:")
 #: A step/epoch position opening a line: ``Epoch 3``, ``step: 100``, ``Iter [20/500]``. A plural
 #: (``epochs: 400``, ``steps: 5000``) is a count, the plan printed with the configuration, unless a
 #: ``n/total`` follows (``Epochs 3/10``); :func:`_step_prefix` applies that rule.
-_STEP_PREFIX = re.compile(r"^\W{0,3}(?P<w>global[ _]step|step|iteration|iter|it|update|epoch|ep|batch)(?P<pl>s)?\b"
-                          r"\s*[:=#]?\s*\[?\s*(?P<n>\d+)(?:\s*/\s*(?P<total>\d+))?\]?", re.IGNORECASE)
+_STEP_PREFIX = re.compile(
+    r"^\W{0,3}(?P<w>global[ _]step|step|iteration|iter|it|update|epoch|ep|batch)(?P<pl>s)?\b"
+    r"\s*[:=#]?\s*\[?\s*(?P<n>\d+)(?:\s*/\s*(?P<total>\d+))?\]?",
+    re.IGNORECASE,
+)
 
 
 def _step_prefix(seg: str) -> re.Match | None:
@@ -183,22 +215,33 @@ def _step_prefix(seg: str) -> re.Match | None:
     if m is not None and m["pl"] and not m["total"]:
         return None
     return m
+
+
 _D2_TASK = re.compile(r"Evaluation results for (?P<task>\w+)")
 _D2_COPY = re.compile(r"copypaste: (?P<body>.*)$")
 _D2_ROW = re.compile(r"^\s*\|(?:[^|]*\|){2,}\s*$")
-_STEP_KEY = re.compile(r"\b(?:global_step|step|iter|iteration|epoch|ep|batch)\s*[:=]", re.IGNORECASE)
-_PARAM_EQ = re.compile(r"(?<![\w.])(?P<k>[A-Za-z_][\w.]*)\s*=\s*(?P<v>'[^']*'|\"[^\"]*\"|<[^>]*>|[^,\s)]+)")
-_PARAM_LINE = re.compile(r"^\s*(?:\[[A-Z]+\]\s*)?(?P<k>[A-Za-z][\w .()/-]{0,60}?)\s*(?:=|:\s)\s*(?P<v>\S.*?)\s*$")
+_STEP_KEY = re.compile(
+    r"\b(?:global_step|step|iter|iteration|epoch|ep|batch)\s*[:=]", re.IGNORECASE
+)
+_PARAM_EQ = re.compile(
+    r"(?<![\w.])(?P<k>[A-Za-z_][\w.]*)\s*=\s*(?P<v>'[^']*'|\"[^\"]*\"|<[^>]*>|[^,\s)]+)"
+)
+_PARAM_LINE = re.compile(
+    r"^\s*(?:\[[A-Z]+\]\s*)?(?P<k>[A-Za-z][\w .()/-]{0,60}?)\s*(?:=|:\s)\s*(?P<v>\S.*?)\s*$"
+)
 _LOG_PREFIX = re.compile(
     r"^(?:\s*(?:\[[^\]]{0,120}\]|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?|\d{2}/\d{2}(?:/\d{4})? \d{2}:\d{2}:\d{2}|"
     r"(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL|FATAL|TRACE|SUCCESS)\b:?|[\w.]+(?=\s+[-|]\s)|"
-    r"[\w.]+:[\w<>]+:\d+(?=\s+-\s)|>>|[-|:](?=\s)))+")  # loguru: 'name:function:line - message'
+    r"[\w.]+:[\w<>]+:\d+(?=\s+-\s)|>>|[-|:](?=\s)))+"
+)  # loguru: 'name:function:line - message'
 #: Lines after a record line within which a lone ``key: value`` still belongs to that record.
 CONTINUATION_LINES = 3
 _TS = re.compile(r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?)")
 # candidates only: the marker words, or a body with two spaces and none of the characters of log structure
-_ANNOTATION = re.compile(r"\[(?P<b>\.\.\.|…|snip|truncated|omitted|sic|"
-                         r"[^\[\]\n=|<>%'\"{}]{0,200}? [^\[\]\n=|<>%'\"{}]{0,200}? [^\[\]\n=|<>%'\"{}]{0,200})\]")
+_ANNOTATION = re.compile(
+    r"\[(?P<b>\.\.\.|…|snip|truncated|omitted|sic|"
+    r"[^\[\]\n=|<>%'\"{}]{0,200}? [^\[\]\n=|<>%'\"{}]{0,200}? [^\[\]\n=|<>%'\"{}]{0,200})\]"
+)
 _PROSE_WORD = re.compile(r"(?<![\w./@-])[A-Za-z][a-z'’]+(?![\w./@(-])")
 _EVAL_DESC = re.compile(r"valid|eval|test|predict|sanity|inference", re.IGNORECASE)
 _EPOCH_DESC = re.compile(r"\bEpoch\s+(\d+)", re.IGNORECASE)
@@ -217,24 +260,70 @@ _NOT_TRAINING_DESC = re.compile(
     r"tokeni[sz]|detokeni[sz]|running tokenizer|grouping texts|apply|pack|truncat|preprocess|process|"
     r"encod|embed|batches\b|scan|upload|writ|read|convert|comput|build|index|shuffl|quantiz|merg|"
     r"shard|creat|prepar|verif|check|copy|compil|export|sampl|search|sort|split|concat|collat|"
-    r"adding requests|processed prompts)", re.IGNORECASE)
+    r"adding requests|processed prompts)",
+    re.IGNORECASE,
+)
 #: Rate units of data and file bars (``datasets`` ``examples/s``, ``ba/s``; downloads in bytes).
-_DATA_RATE_UNITS = frozenset({"examples/s", "ex/s", "ba/s", "b/s", "kb/s", "mb/s", "gb/s", "kib/s", "mib/s",
-                              "gib/s", "files/s", "file/s", "shards/s", "docs/s", "rows/s", "prompts/s",
-                              "lines/s", "bytes/s", "images/s", "img/s"})
+_DATA_RATE_UNITS = frozenset(
+    {
+        "examples/s",
+        "ex/s",
+        "ba/s",
+        "b/s",
+        "kb/s",
+        "mb/s",
+        "gb/s",
+        "kib/s",
+        "mib/s",
+        "gib/s",
+        "files/s",
+        "file/s",
+        "shards/s",
+        "docs/s",
+        "rows/s",
+        "prompts/s",
+        "lines/s",
+        "bytes/s",
+        "images/s",
+        "img/s",
+    }
+)
 #: A progress bar the catalog's bar pattern does not read (unit-scaled counts ``1.2k/1.2k``,
 #: ``440M/440M``): a download or a data bar, removed from the line so its ``Name: 100%`` is not
 #: read as a metric.
-_OTHER_BAR = re.compile(r"(?:[A-Za-z][\w .#()/=,-]{0,80}?:\s*)?\d{1,3}%\|[^|]{0,200}\|[^\[\n]{0,60}"
-                        r"\[[^\]]{0,200}\]")
+_OTHER_BAR = re.compile(
+    r"(?:[A-Za-z][\w .#()/=,-]{0,80}?:\s*)?\d{1,3}%\|[^|]{0,200}\|[^\[\n]{0,60}"
+    r"\[[^\]]{0,200}\]"
+)
 _DESC_BEFORE = re.compile(r"(?P<desc>[A-Za-z][\w .#()/=,-]{0,60}?):\s*:?\s+$")
-_MARKERS = {"step": "@step", "global_step": "@step", "globalstep": "@step", "iteration": "@step", "iter": "@step",
-            "it": "@step", "num_updates": "@step", "update": "@step", "updates": "@step", "trainer/global_step": "@step",
-            "epoch": "@epoch", "ep": "@epoch", "batch": "@batch", "batch_idx": "@batch"}
+_MARKERS = {
+    "step": "@step",
+    "global_step": "@step",
+    "globalstep": "@step",
+    "iteration": "@step",
+    "iter": "@step",
+    "it": "@step",
+    "num_updates": "@step",
+    "update": "@step",
+    "updates": "@step",
+    "trainer/global_step": "@step",
+    "epoch": "@epoch",
+    "ep": "@epoch",
+    "batch": "@batch",
+    "batch_idx": "@batch",
+}
 #: Start-up lines that state the plan (Hugging Face "Num Epochs = 3", "Total optimization steps = 345").
-_PLAN_KEYS = {"num_epochs": "epochs", "num_train_epochs": "epochs", "max_epochs": "epochs", "epochs": "epochs",
-              "n_epochs": "epochs", "total_optimization_steps": "total_steps", "max_steps": "total_steps",
-              "total_steps": "total_steps", "train_iters": "total_steps"}
+_PLAN_KEYS = {
+    "num_epochs": "epochs",
+    "num_train_epochs": "epochs",
+    "max_epochs": "epochs",
+    "epochs": "epochs",
+    "n_epochs": "epochs",
+    "total_optimization_steps": "total_steps",
+    "max_steps": "total_steps",
+    "total_steps": "total_steps",
+    "train_iters": "total_steps",
+}
 _ACCURACY_LEAVES = ("accuracy", "top1", "top5", "mfu", "acc")
 
 
@@ -281,7 +370,7 @@ def _metric_words(key: str) -> str:
 def strip_log_prefix(line: str) -> str:
     """The message part of a log line: leading ``[...]`` groups, timestamps, levels and logger names removed."""
     m = _LOG_PREFIX.match(line)
-    return (line[m.end():] if m else line).lstrip()
+    return (line[m.end() :] if m else line).lstrip()
 
 
 def _num(text: str) -> float | None:
@@ -375,14 +464,26 @@ class ParseResult:
 
 
 class _Compiled:
-    __slots__ = ("excludes", "fields", "fmt", "has_kv", "hints", "pairs", "pairs_kv", "pairs_unit", "rx")
+    __slots__ = (
+        "excludes",
+        "fields",
+        "fmt",
+        "has_kv",
+        "hints",
+        "pairs",
+        "pairs_kv",
+        "pairs_unit",
+        "rx",
+    )
 
     def __init__(self, fmt: LogFormat) -> None:
         self.fmt = fmt
         self.rx, self.pairs = fmt.compiled()
         self.pairs_unit = bool(self.pairs is not None and "u" in self.pairs.groupindex)
         # the same pattern with only k and v capturing, so findall returns (k, v) tuples
-        self.pairs_kv = re.compile(re.sub(r"\(\?P<(?!k>|v>)\w+>", "(?:", fmt.pairs)) if fmt.pairs else None
+        self.pairs_kv = (
+            re.compile(re.sub(r"\(\?P<(?!k>|v>)\w+>", "(?:", fmt.pairs)) if fmt.pairs else None
+        )
         self.hints = fmt.hint
         self.excludes = fmt.exclude
         self.fields = fmt.fields
@@ -393,14 +494,22 @@ _COMPILED = [_Compiled(f) for f in CATALOG]
 _PROGRESS = [c for c in _COMPILED if c.fmt.kind == "progress"]
 _OTHERS = [c for c in _COMPILED if c.fmt.kind != "progress"]
 #: (compiled, hints, excludes, block required, kind, id) in catalog order, for the per-line loop
-_DISPATCH = [(c, c.hints, c.excludes, c.fmt.block if c.fmt.kind != "header" else None, c.fmt.kind, c.fmt.id)
-             for c in _OTHERS]
+_DISPATCH = [
+    (c, c.hints, c.excludes, c.fmt.block if c.fmt.kind != "header" else None, c.fmt.kind, c.fmt.id)
+    for c in _OTHERS
+]
 #: The progress-bar layout itself (``desc: pct%|bar| n/total [elapsed<remaining, rate, k=v ...]``) is
 #: structure, read by the base layer whatever draws it; the catalogue's ``tqdm`` entry adds the
 #: names frameworks print in it (Lightning's ``v_num``, ``train_loss_step``; Megatron's
 #: ``consumed_samples``). With that entry switched off, this reader without those names reads the bars.
-_STRUCT_BAR = _Compiled(dataclasses.replace(next(f for f in CATALOG if f.id == "tqdm"), id="bar",
-                                            name="progress bar (structure)", rename={}))
+_STRUCT_BAR = _Compiled(
+    dataclasses.replace(
+        next(f for f in CATALOG if f.id == "tqdm"),
+        id="bar",
+        name="progress bar (structure)",
+        rename={},
+    )
+)
 
 #: Catalogue entries switched off in every parser of this process (comma-separated ids or
 #: framework names of :data:`.formats.FRAMEWORK_FORMATS`), for leave-one-framework-out measurements.
@@ -430,8 +539,10 @@ def resolve_disabled(disabled: Iterable[str] | None) -> frozenset[str]:
         elif n in ids:
             out.add(n)
         else:
-            raise UnknownFormatName(f"unknown log format or framework {n!r} (catalogue ids: docs/logs.md; frameworks: "
-                             f"{', '.join(sorted(FRAMEWORK_FORMATS))})")
+            raise UnknownFormatName(
+                f"unknown log format or framework {n!r} (catalogue ids: docs/logs.md; frameworks: "
+                f"{', '.join(sorted(FRAMEWORK_FORMATS))})"
+            )
     return frozenset(out)
 
 
@@ -456,15 +567,27 @@ class LogParser:
         ValueError: a name in ``disabled_formats`` is neither a catalogue id nor a framework.
     """
 
-    def __init__(self, keep_console: bool = True, max_console_lines: int = HEAD_LINES, *,
-                 tail_lines: int = TAIL_LINES, middle_lines: int = MIDDLE_LINES,
-                 context_lines: int = CONTEXT_LINES, max_points: int = POINT_BUDGET,
-                 disabled_formats: Iterable[str] | None = None, infer: bool = True) -> None:
+    def __init__(
+        self,
+        keep_console: bool = True,
+        max_console_lines: int = HEAD_LINES,
+        *,
+        tail_lines: int = TAIL_LINES,
+        middle_lines: int = MIDDLE_LINES,
+        context_lines: int = CONTEXT_LINES,
+        max_points: int = POINT_BUDGET,
+        disabled_formats: Iterable[str] | None = None,
+        infer: bool = True,
+    ) -> None:
         self.keep_console = keep_console
         self.infer = infer
         self.disabled = resolve_disabled(disabled_formats)
-        self._dispatch = [d for d in _DISPATCH if d[5] not in self.disabled] if self.disabled else _DISPATCH
-        self._progress_fmts = [c if c.fmt.id not in self.disabled else _STRUCT_BAR for c in _PROGRESS]
+        self._dispatch = (
+            [d for d in _DISPATCH if d[5] not in self.disabled] if self.disabled else _DISPATCH
+        )
+        self._progress_fmts = [
+            c if c.fmt.id not in self.disabled else _STRUCT_BAR for c in _PROGRESS
+        ]
         self._miner = TemplateMiner()
         self._train_bar_moved = False
         self._inf_last: dict[str, int] = {}
@@ -477,8 +600,14 @@ class LogParser:
         self._wrap: str | None = None
         #: the step of the last bare ``step N`` header line, for the indented lines under it
         self.step_header: int | None = None
-        self._keeper = ConsoleKeeper(max_console_lines, tail_lines, middle_lines, context_lines,
-                                     MAX_CONSOLE_CHARS, is_relevant)
+        self._keeper = ConsoleKeeper(
+            max_console_lines,
+            tail_lines,
+            middle_lines,
+            context_lines,
+            MAX_CONSOLE_CHARS,
+            is_relevant,
+        )
         self._names: dict[str, int] = {}
         self._store = PointStore(max_points)
         self._last_step: list[int] = []
@@ -492,7 +621,9 @@ class LogParser:
         self.step: int | None = None
         self.epoch: float | None = None
         self.spe: float | None = None
-        self._first_epoch: int | None = None  # the first epoch number a ``iter: n/M`` line was read with
+        self._first_epoch: int | None = (
+            None  # the first epoch number a ``iter: n/M`` line was read with
+        )
         self.started = False
         self.block: str | None = None
         self.section: str | None = None
@@ -579,7 +710,11 @@ class LogParser:
                         self.wall = math.nan
                     if self.first_wall is None and not math.isnan(self.wall):
                         self.first_wall = self.wall
-        if self._launch_tail is None or self._launch_tail in text or self._launch_pending is not None:
+        if (
+            self._launch_tail is None
+            or self._launch_tail in text
+            or self._launch_pending is not None
+        ):
             self._launch_check(lineno, text, source)
         if "\r" in text:
             parts = [seg for seg in text.split("\r") if seg.strip()]
@@ -605,8 +740,10 @@ class LogParser:
         post = ", ".join(f"{k}={v}" for k, v in _RICH_PAIR.findall(m["post"] or ""))
         rate = f", {m['rate']}{m['unit']}" if m["rate"] else ", ?it/s"
         pct = 100 * int(m["n"]) // max(int(m["m"]), 1)
-        self._segment(f"{m['desc'].strip()}: {pct}%|#| {m['n']}/{m['m']} [{m['el']}<?{rate}"
-                      f"{', ' + post if post else ''}]")
+        self._segment(
+            f"{m['desc'].strip()}: {pct}%|#| {m['n']}/{m['m']} [{m['el']}<?{rate}"
+            f"{', ' + post if post else ''}]"
+        )
 
     # --- appended launches ----------------------------------------------------------------------
     def _launch_check(self, lineno: int, text: str, source: str) -> None:
@@ -626,8 +763,11 @@ class LogParser:
                 self._launch_sig = tuple(self._launch_first)
                 self._launch_source = source
                 first = self._launch_sig[0]
-                self._launch_tail = first[-24:] if len(first) >= 8 and sum(ch.isalpha() for ch in first) >= 6 \
+                self._launch_tail = (
+                    first[-24:]
+                    if len(first) >= 8 and sum(ch.isalpha() for ch in first) >= 6
                     else "\x00never\x00"
+                )
             return
         if self._launch_pending is not None:
             pend, self._launch_pending = self._launch_pending, None
@@ -655,7 +795,13 @@ class LogParser:
         self._bar_last, self._bar_line, self._bar_restarts, self._bar_partial = -1, -10, 0, False
         self._bar_draw = None
         self.seq_steps = False
-        self._hf_k, self._hf_rate, self._hf_epoch, self._hf_done, self._hf_mode = 0, 0.0, 0.0, False, False
+        self._hf_k, self._hf_rate, self._hf_epoch, self._hf_done, self._hf_mode = (
+            0,
+            0.0,
+            0.0,
+            False,
+            False,
+        )
         self.facts.clear()
         self.params.clear()
         self._summary.clear()
@@ -691,7 +837,7 @@ class LogParser:
                     got = self._progress(c, m, dm["desc"] if dm else "")
                     if got is not None:
                         line_step = got
-                    seg = seg[:dm.start() if dm else start] + " " + seg[m.end():]
+                    seg = seg[: dm.start() if dm else start] + " " + seg[m.end() :]
                     m = c.rx.search(seg)
             if "%|" in seg:
                 seg = _OTHER_BAR.sub(" ", seg)
@@ -734,7 +880,11 @@ class LogParser:
         if not self.infer:
             self._generic(seg, line_step)
             return
-        if not self._generic(seg, line_step) and not self._table_line(seg) and _DIGIT.search(seg) is not None:
+        if (
+            not self._generic(seg, line_step)
+            and not self._table_line(seg)
+            and _DIGIT.search(seg) is not None
+        ):
             self._infer(seg, line_step)
 
     def _table_line(self, seg: str) -> bool:
@@ -751,8 +901,11 @@ class LogParser:
                 self._table_record(table[0], vals)  # type: ignore[arg-type]
                 return True
         self._table = None
-        if 2 <= len(cells) <= 40 and all(_HEADER_CELL.match(c) for c in cells) and \
-                (sep is not None or "  " in seg.strip()):
+        if (
+            2 <= len(cells) <= 40
+            and all(_HEADER_CELL.match(c) for c in cells)
+            and (sep is not None or "  " in seg.strip())
+        ):
             self._table = (cells, sep)
             return True
         return False
@@ -773,7 +926,9 @@ class LogParser:
             return
         self._table_rows += 1
         if step is None:
-            step = int(epoch) if epoch is not None and float(epoch).is_integer() else self._table_rows
+            step = (
+                int(epoch) if epoch is not None and float(epoch).is_integer() else self._table_rows
+            )
         self.started = True
         self.formats["table"] += 1
         if epoch is not None:
@@ -824,7 +979,9 @@ class LogParser:
             if epoch is not None and not float(epoch).is_integer():
                 self._frac_epochs = True  # the log counts fractional epochs: not an epoch axis
             whole = e is not None and float(e).is_integer() and not self._frac_epochs
-            if inf.pos is not None and inf.pos[1] > 0 and whole and not inf.counted:  # n of an epoch's total
+            if (
+                inf.pos is not None and inf.pos[1] > 0 and whole and not inf.counted
+            ):  # n of an epoch's total
                 step = int(e) * inf.pos[1] + inf.pos[0]  # type: ignore[arg-type]
             elif inf.pos is not None and inf.pos[1] > 0:
                 # an n/total position that starts over (one pass per epoch): passes before + n
@@ -897,8 +1054,11 @@ class LogParser:
             # loaded machine). Passes of a real loop end at different rates (W&B output.log of
             # realworld wb01: 20.67it/s, 20.75it/s, 20.72it/s ...).
             draw = (m["rate"], m["rate_unit"], m["postfix"])
-            again = n == self._bar_last == total and self.lineno > self._bar_line + 1 and \
-                not (self._bar_partial and draw == self._bar_draw)
+            again = (
+                n == self._bar_last == total
+                and self.lineno > self._bar_line + 1
+                and not (self._bar_partial and draw == self._bar_draw)
+            )
             if n < total:
                 self._bar_partial = True
             self._bar_draw = draw
@@ -982,8 +1142,13 @@ class LogParser:
             if target[0] == "@":
                 if target == "@section":
                     s = raw.lower()
-                    prefix = "val/" if s.startswith(("valid", "val", "dev", "eval")) else \
-                        "test/" if s.startswith("test") else "train/"
+                    prefix = (
+                        "val/"
+                        if s.startswith(("valid", "val", "dev", "eval"))
+                        else "test/"
+                        if s.startswith("test")
+                        else "train/"
+                    )
                     continue
                 v = _num(raw)
                 if v is None:
@@ -1013,7 +1178,7 @@ class LogParser:
             pairs.append((gd["k"], gd["v"], None))
         if c.pairs is not None:
             rest = gd.get("rest")
-            text = rest if rest is not None else seg[m.start():]
+            text = rest if rest is not None else seg[m.start() :]
             if c.pairs_unit:
                 pairs += [(pm["k"], pm["v"], pm["u"]) for pm in c.pairs.finditer(text)]
             elif c.pairs_kv is not None:  # set whenever c.pairs is
@@ -1021,7 +1186,10 @@ class LogParser:
         if gd.get("json"):
             try:
                 obj = json.loads(gd["json"])
-            except (ValueError, RecursionError):  # not JSON, or lists nested past the decoder's stack
+            except (
+                ValueError,
+                RecursionError,
+            ):  # not JSON, or lists nested past the decoder's stack
                 obj = None
             if isinstance(obj, dict):
                 for k, v in obj.items():
@@ -1037,13 +1205,17 @@ class LogParser:
             cached = targets.get(tk)
             if cached is None:
                 k = key.strip()
-                cached = targets[tk] = (self._pair_target(fmt, k, prefix),
-                                        fmt.units.get(k.lower()) or fmt.units.get("*") or canonical(k, prefix)[1])
+                cached = targets[tk] = (
+                    self._pair_target(fmt, k, prefix),
+                    fmt.units.get(k.lower()) or fmt.units.get("*") or canonical(k, prefix)[1],
+                )
             target = cached[0]
             if target == "@skip":
                 continue
             try:
-                v = float(raw[:-2] if raw.endswith((".0",)) and raw[:-2].lstrip("+-").isalpha() else raw)
+                v = float(
+                    raw[:-2] if raw.endswith((".0",)) and raw[:-2].lstrip("+-").isalpha() else raw
+                )
             except ValueError:
                 continue
             if target[0] == "@":
@@ -1068,7 +1240,9 @@ class LogParser:
             for k, v in rec.items():
                 self._summary[k] = (v, self.wall)
             if fmt.id == "hf-train-summary" and self._hf_k:
-                self._hf_done = True  # Trainer.train() ended; a later dict belongs to the next training
+                self._hf_done = (
+                    True  # Trainer.train() ended; a later dict belongs to the next training
+                )
             return
         end = total if total is not None else span
         if fmt.final_batch_only and batch is not None and end is not None and batch != end:
@@ -1078,20 +1252,33 @@ class LogParser:
         explicit = step is not None or line_step is not None
         own_step = step is not None
         ordinal = False
-        if fmt.id == "hf-dict" and not explicit and (self.step is None or self._hf_mode) and \
-                not self.spe and not (self.facts.get("total_steps") and self.facts.get("epochs")):
+        if (
+            fmt.id == "hf-dict"
+            and not explicit
+            and (self.step is None or self._hf_mode)
+            and not self.spe
+            and not (self.facts.get("total_steps") and self.facts.get("epochs"))
+        ):
             step, ordinal = self._hf_ordinal(rec, epoch), True
         step = self._resolve_step(fmt, step, epoch, batch, total or span, line_step)
         if not fmt.const:
             self.started = True
         self._flush_pending()
-        if fmt.id == "hf-dict" and not own_step and not ordinal and not self.spe and self.train_bar is not None:
+        if (
+            fmt.id == "hf-dict"
+            and not own_step
+            and not ordinal
+            and not self.spe
+            and self.train_bar is not None
+        ):
             # a Trainer dict written through the bar (tqdm.write): the bar drawn before it on the
             # line may lag (tqdm redraws at most every 0.1 s); the redraw right after the message
             # shows the step the dict was logged at. Held until that draw (see _flush_pending).
             self._pending = (rec, step, epoch, events, explicit, prefix, self.lineno)
             return
-        self._finish_record(rec, step, epoch, events, explicit and not ordinal, prefix, fmt.step == "auto")
+        self._finish_record(
+            rec, step, epoch, events, explicit and not ordinal, prefix, fmt.step == "auto"
+        )
 
     def _finish_record(self, rec, step, epoch, events, explicit, prefix, auto=True) -> None:
         if epoch is not None:
@@ -1134,7 +1321,9 @@ class LogParser:
         end-of-epoch evaluations land on their own epochs). Before any training dict: 0.
         """
         train = "train/loss" in rec or "train/lr" in rec or "train/grad_norm" in rec
-        self._hf_mode = True  # the log's dicts are numbered from here on (a later bar does not take over)
+        self._hf_mode = (
+            True  # the log's dicts are numbered from here on (a later bar does not take over)
+        )
         if self._hf_done and (train or (epoch is not None and epoch < self._hf_last_epoch - 1e-9)):
             # the training before closed with its summary and this dict trains, or its epoch went back: a
             # new training starts at 1 (an evaluation at the last epoch, trainer.evaluate(), is the old one's)
@@ -1170,8 +1359,15 @@ class LogParser:
             self.seq_steps = False
             self.params.pop("log.step_source", None)
             return step if step is not None else line_step
-        if epoch is not None and not self.spe and self.facts.get("total_steps") and self.facts.get("epochs"):
-            self.spe = self.facts["total_steps"] / self.facts["epochs"]  # planned steps / planned epochs
+        if (
+            epoch is not None
+            and not self.spe
+            and self.facts.get("total_steps")
+            and self.facts.get("epochs")
+        ):
+            self.spe = (
+                self.facts["total_steps"] / self.facts["epochs"]
+            )  # planned steps / planned epochs
         if epoch is not None and self.spe:
             self.seq_steps = False
             self.params.pop("log.step_source", None)
@@ -1199,7 +1395,11 @@ class LogParser:
         spaced = not ("=" in seg or ": " in seg or "|" in seg)
         if spaced and _SPACE_CHEAP.search(seg) is None:
             return False
-        em = _EPOCH_ONLY.match(strip_log_prefix(seg)) if ("poch" in seg or "POCH" in seg) and len(seg) < 200 else None
+        em = (
+            _EPOCH_ONLY.match(strip_log_prefix(seg))
+            if ("poch" in seg or "POCH" in seg) and len(seg) < 200
+            else None
+        )
         if em:  # a bare epoch header: later lines without a step belong to this epoch
             self.epoch_header = float(em["n"])
             self.epoch = self.epoch_header
@@ -1220,16 +1420,26 @@ class LogParser:
         if " to" in seg and self._change_message(seg):
             return True
         pairs, work, grouped = self._grouped_pairs(seg)
-        if not self.started and not grouped and _step_prefix(seg) is None and \
-                _STEP_KEY.search(seg) is None:
+        if (
+            not self.started
+            and not grouped
+            and _step_prefix(seg) is None
+            and _STEP_KEY.search(seg) is None
+        ):
             self._startup_params(seg)  # configuration printed before training starts
             return False
         if any(sig.category not in CONTEXT_CATEGORIES for sig, _ in match_line(seg)):
             return True  # a failure message, not metrics
         spans = []
         for rx in (_GEN_EQ, _GEN_COLON, _GEN_PIPE):
-            if rx is _GEN_EQ and "=" not in work or rx is _GEN_PIPE and "|" not in work or \
-                    rx is _GEN_COLON and ": " not in work:
+            if (
+                rx is _GEN_EQ
+                and "=" not in work
+                or rx is _GEN_PIPE
+                and "|" not in work
+                or rx is _GEN_COLON
+                and ": " not in work
+            ):
                 continue
             for pm in rx.finditer(work):
                 pairs.append((pm["k"], pm["v"], pm["u"]))
@@ -1244,14 +1454,20 @@ class LogParser:
             for pm in found:
                 # prose, not a metric: ``the loss 10 times higher``, ``accuracy 0 classes were``
                 # (a value followed by a word that does not begin another ``name value`` pair)
-                nxt = len(seg) - len(seg[pm.end():].lstrip())
-                if nxt < len(seg) and seg[nxt].isalpha() and nxt not in starts and \
-                        _UNIT_WORD.match(seg, nxt) is None:
+                nxt = len(seg) - len(seg[pm.end() :].lstrip())
+                if (
+                    nxt < len(seg)
+                    and seg[nxt].isalpha()
+                    and nxt not in starts
+                    and _UNIT_WORD.match(seg, nxt) is None
+                ):
                     continue
                 key = _metric_words(pm["k"].strip())
                 if key.lower().replace(" ", "_") in _MARKERS or is_known(key):
                     pairs.append((key, pm["v"], pm["u"]))
-        if ": " in seg and all(_MARKERS.get(_metric_words(k.strip()).lower().replace(" ", "_")) for k, _, _ in pairs):
+        if ": " in seg and all(
+            _MARKERS.get(_metric_words(k.strip()).lower().replace(" ", "_")) for k, _, _ in pairs
+        ):
             # ``Epoch 3 @ 10:27 PM : 0.9816 C.E. Loss, 94.28% Accuracy``: only a step marker read, the figures
             # after the colon are written before their names
             for pm in _GEN_VALUE_FIRST.finditer(seg, seg.index(": ")):
@@ -1284,9 +1500,17 @@ class LogParser:
                         self.facts["epochs"] = float(m_)
                 elif m_ > 0 and (sp is None or sp["w"].lower() in ("epoch", "ep")):
                     in_epoch = (n, m_)
-        if in_epoch is None and epoch is not None and sp is not None and \
-                (bp := _BARE_POS.match(strip_log_prefix(seg), sp.end())) is not None and int(bp["m"]) > 0:
-            in_epoch = (int(bp["n"]), int(bp["m"]))  # ``Epoch: [1]  [5/6]``, ``Epoch: [0][ 10/5005]``
+        if (
+            in_epoch is None
+            and epoch is not None
+            and sp is not None
+            and (bp := _BARE_POS.match(strip_log_prefix(seg), sp.end())) is not None
+            and int(bp["m"]) > 0
+        ):
+            in_epoch = (
+                int(bp["n"]),
+                int(bp["m"]),
+            )  # ``Epoch: [1]  [5/6]``, ``Epoch: [0][ 10/5005]``
         if in_epoch is not None:
             n, m_ = in_epoch
             if epoch is not None and float(epoch).is_integer():
@@ -1298,7 +1522,7 @@ class LogParser:
         default = _split_prefix(seg) if _SPLIT_HINT.search(seg) else "train/"
         if default == "train/" and sp is not None and _SPLIT_HINT.search(seg):
             # the tag right after the position: ``Epoch 1 Validation - Loss: 18.49``
-            default = _split_prefix(strip_log_prefix(seg)[sp.end():])
+            default = _split_prefix(strip_log_prefix(seg)[sp.end() :])
         if default != "train/" and any(_SPLIT_WORD.search(k) for k, _, _ in pairs):
             default = "train/"  # ``[eval] iter 0: train 9.85 val 9.85 lr 7e-07``: the names give the splits
         if default == "train/" and len(pairs) > 1:
@@ -1332,26 +1556,51 @@ class LogParser:
         if not self.started and step is None and epoch is None:
             self._startup_params(seg)
             return False
-        if step is None and line_step is None and epoch is None and batch is None and self.infer and \
-                self.epoch_header is None and self.step_header is None and _POSITION.search(work) is not None:
+        if (
+            step is None
+            and line_step is None
+            and epoch is None
+            and batch is None
+            and self.infer
+            and self.epoch_header is None
+            and self.step_header is None
+            and _POSITION.search(work) is not None
+        ):
             return False  # an n/total position and no step: the template reader infers the step from it
         self.formats["generic-spaced" if known_only else "generic"] += 1
         if step is None and line_step is None and epoch is None and self.step_header is not None:
             step = self.step_header
-        by_header = step is None and line_step is None and epoch is None and self.epoch_header is not None
-        if step is None and line_step is None and epoch is None and len(rec) == 1 and not by_header and \
-                self.lineno - self.last_record_line > CONTINUATION_LINES:
+        by_header = (
+            step is None and line_step is None and epoch is None and self.epoch_header is not None
+        )
+        if (
+            step is None
+            and line_step is None
+            and epoch is None
+            and len(rec) == 1
+            and not by_header
+            and self.lineno - self.last_record_line > CONTINUATION_LINES
+        ):
             for k, v in rec.items():
                 self._summary[k] = (v, self.wall)
             return True
         self.started = True
-        if by_header and self.epoch_header is not None and (
-                self.step is None or self.params.get("log.step_axis") == "epoch") and not self.spe:
+        if (
+            by_header
+            and self.epoch_header is not None
+            and (self.step is None or self.params.get("log.step_axis") == "epoch")
+            and not self.spe
+        ):
             # per-epoch prints under bare ``epoch N`` headers, no step anywhere: the epoch is the step
             step = int(self.epoch_header)
             self.params["log.step_axis"] = "epoch"
-        if step is None and line_step is None and batch is not None and not self.spe and \
-                self.params.get("log.step_axis", "batch") == "batch":
+        if (
+            step is None
+            and line_step is None
+            and batch is not None
+            and not self.spe
+            and self.params.get("log.step_axis", "batch") == "batch"
+        ):
             step = self._batch_step(epoch if epoch is not None else self.epoch, batch)
         step = self._resolve_step(_GENERIC_FMT, step, epoch, batch, None, line_step)
         if epoch is not None:
@@ -1369,7 +1618,9 @@ class LogParser:
             return False
         words = _metric_words(m["k"].strip()).split()
         # the longest vocabulary name the words end with (``Attempted loss scale`` -> ``loss scale``)
-        key = next((" ".join(words[i:]) for i in range(len(words)) if is_known(" ".join(words[i:]))), "")
+        key = next(
+            (" ".join(words[i:]) for i in range(len(words)) if is_known(" ".join(words[i:]))), ""
+        )
         v = _num(m["v"])
         if v is None or not key or _MARKERS.get(key.lower().replace(" ", "_")):
             return False
@@ -1391,33 +1642,43 @@ class LogParser:
             prev = 0
             for gm in _GEN_GROUP.finditer(seg):
                 body = gm["body"]
-                inner = [(pm["k"], pm["v"], pm["u"]) for rx in (_GEN_EQ, _GEN_COLON) for pm in rx.finditer(body)]
+                inner = [
+                    (pm["k"], pm["v"], pm["u"])
+                    for rx in (_GEN_EQ, _GEN_COLON)
+                    for pm in rx.finditer(body)
+                ]
                 if not inner:
                     continue
                 grouped = True
                 for k, v, u in inner:
                     k = k.strip()
                     pairs.append((f"{gm['g']}_{_GROUP_ABBREV.get(k.lower(), k)}", v, u))
-                parts.append(seg[prev:gm.start()] + " " * (gm.end() - gm.start()))
+                parts.append(seg[prev : gm.start()] + " " * (gm.end() - gm.start()))
                 prev = gm.end()
             if parts:
                 seg = "".join(parts) + seg[prev:]
         if ")" in seg and "|" in seg and (um := _UNIT_LABEL.search(seg)) is not None:
-            label, unit, tail = um["label"], um["u"], seg[um.end():]
+            label, unit, tail = um["label"], um["u"], seg[um.end() :]
             for pm in (pm for rx in (_GEN_COLON, _GEN_EQ, _GEN_PIPE) for pm in rx.finditer(tail)):
                 pairs.append((f"{label}_{pm['k'].strip()}", pm["v"], pm["u"] or unit))
-            seg = seg[:um.start()] + " " * (len(seg) - um.start())
+            seg = seg[: um.start()] + " " * (len(seg) - um.start())
         if "/" in seg:
             parts = []
             prev = 0
             for fm in _GEN_FRACTION.finditer(seg):
                 k = _metric_words(fm["k"].strip())
                 n, m_ = int(fm["n"]), int(fm["m"])
-                if not (is_known(k) and canonical(k)[0].rsplit("/", 1)[-1] in ("accuracy", "top1", "top5")) \
-                        or not 0 <= n <= m_ or m_ == 0:
+                if (
+                    not (
+                        is_known(k)
+                        and canonical(k)[0].rsplit("/", 1)[-1] in ("accuracy", "top1", "top5")
+                    )
+                    or not 0 <= n <= m_
+                    or m_ == 0
+                ):
                     continue
                 pairs.append((k, repr(n / m_), None))
-                parts.append(seg[prev:fm.start()] + " " * (fm.end() - fm.start()))
+                parts.append(seg[prev : fm.start()] + " " * (fm.end() - fm.start()))
                 prev = fm.end()
             if parts:
                 seg = "".join(parts) + seg[prev:]
@@ -1431,14 +1692,16 @@ class LogParser:
                     pairs.append((k, items[0], None))
                 else:
                     pairs.extend((f"{k}_{i}", v, None) for i, v in enumerate(items))
-                parts.append(seg[prev:vm.start()] + " " * (vm.end() - vm.start()))
+                parts.append(seg[prev : vm.start()] + " " * (vm.end() - vm.start()))
                 prev = vm.end()
             if parts:
                 seg = "".join(parts) + seg[prev:]
         return pairs, seg, grouped
 
     @staticmethod
-    def _spaced_beside(seg: str, spans: list[tuple[int, int, bool]]) -> list[tuple[str, str, str | None]]:
+    def _spaced_beside(
+        seg: str, spans: list[tuple[int, int, bool]]
+    ) -> list[tuple[str, str, str | None]]:
         """``name value`` runs of vocabulary names (:func:`.names.is_known`) in the parts of a line
         the ``key=value`` / ``key: value`` / ``| key value |`` pairs did not take: litgpt's
         ``iter 0 step 0: loss 0.5254, iter time: 5439.32ms`` is ``loss`` as well as ``iter time``.
@@ -1454,9 +1717,13 @@ class LogParser:
         starts = {pm.start() for pm in found} | {a for a, _, one_word in spans if one_word}
         out = []
         for pm in found:
-            nxt = len(line) - len(line[pm.end():].lstrip())
-            if nxt < len(line) and line[nxt].isalpha() and nxt not in starts and \
-                    _UNIT_WORD.match(line, nxt) is None:
+            nxt = len(line) - len(line[pm.end() :].lstrip())
+            if (
+                nxt < len(line)
+                and line[nxt].isalpha()
+                and nxt not in starts
+                and _UNIT_WORD.match(line, nxt) is None
+            ):
                 continue
             key = _metric_words(pm["k"].strip())
             if key.lower().replace(" ", "_") not in _MARKERS and is_known(key):
@@ -1535,7 +1802,9 @@ class LogParser:
             return True
         return False
 
-    def _emit_all(self, rec: dict[str, float], step: int, epoch: float | None, events: tuple = ()) -> None:
+    def _emit_all(
+        self, rec: dict[str, float], step: int, epoch: float | None, events: tuple = ()
+    ) -> None:
         if rec:
             self.last_record_line = self.lineno
         names, last_step, last_value = self._names, self._last_step, self._last_value
@@ -1545,7 +1814,7 @@ class LogParser:
             code = names.get(name)
             if code is None:
                 code = names[name] = len(names)
-                last_step.append(-(2 ** 62))
+                last_step.append(-(2**62))
                 last_value.append(math.nan)
                 store.new_series()
             elif last_step[code] == step and last_value[code] == value and name not in events:
@@ -1577,13 +1846,24 @@ class LogParser:
             self.facts["steps_per_epoch"] = float(round(self.spe))
         last = self.wall if not math.isnan(self.wall) else None
         keeper = self._keeper
-        return ParseResult(metrics=table, params=dict(self.params), facts=dict(self.facts),
-                           formats=self.formats, console=keeper.lines() if self.keep_console else [],
-                           lines=self.lines, omitted_console=keeper.omitted if self.keep_console else 0,
-                           points_read=seen, thinned=thinned, first_wall=self.first_wall, last_wall=last,
-                           launches=list(self.launches), launches_dropped=self.launches_dropped,
-                           store_generation=store.generation, series_order=names,
-                           template_note=self._miner.summary())
+        return ParseResult(
+            metrics=table,
+            params=dict(self.params),
+            facts=dict(self.facts),
+            formats=self.formats,
+            console=keeper.lines() if self.keep_console else [],
+            lines=self.lines,
+            omitted_console=keeper.omitted if self.keep_console else 0,
+            points_read=seen,
+            thinned=thinned,
+            first_wall=self.first_wall,
+            last_wall=last,
+            launches=list(self.launches),
+            launches_dropped=self.launches_dropped,
+            store_generation=store.generation,
+            series_order=names,
+            template_note=self._miner.summary(),
+        )
 
 
 def _is_failure(line: str) -> bool:
@@ -1591,12 +1871,20 @@ def _is_failure(line: str) -> bool:
     return any(sig.category not in CONTEXT_CATEGORIES for sig, _ in match_line(line))
 
 
-_GENERIC_FMT = LogFormat(id="generic", name="generic key/value lines", example="step=100 loss=2.31 lr=1e-4",
-                         pattern=r"$^")
+_GENERIC_FMT = LogFormat(
+    id="generic",
+    name="generic key/value lines",
+    example="step=100 loss=2.31 lr=1e-4",
+    pattern=r"$^",
+)
 
 
-def parse_lines(lines: Iterable[tuple[int, str]] | Iterable[str], source: str = "console",
-                keep_console: bool = True, disabled_formats: Iterable[str] | None = None) -> ParseResult:
+def parse_lines(
+    lines: Iterable[tuple[int, str]] | Iterable[str],
+    source: str = "console",
+    keep_console: bool = True,
+    disabled_formats: Iterable[str] | None = None,
+) -> ParseResult:
     """Parse console lines (``(lineno, text)`` pairs or plain strings) in one pass.
 
     ``disabled_formats``: catalogue ids or framework names switched off (see :class:`LogParser`).

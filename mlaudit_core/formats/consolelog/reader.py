@@ -88,7 +88,9 @@ class LineReader:
         if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
             return fh, "utf-16"
         if b"\x00" in head:
-            raise UnreadableLog(f"{self.name}: binary file (NUL bytes in the first 8 KiB), not a text log")
+            raise UnreadableLog(
+                f"{self.name}: binary file (NUL bytes in the first 8 KiB), not a text log"
+            )
         return fh, "utf-8"
 
     def __iter__(self) -> Iterator[tuple[int, str]]:
@@ -173,16 +175,19 @@ class LineReader:
         if self._gz is not None and self._gz.capped:
             self.warnings.append(
                 f"{self.name}: decompressed past {_size(self._gz.cap)} ({GZ_MAX_RATIO}x the "
-                "compressed file, a compression no training log has): the rest was not read")
+                "compressed file, a compression no training log has): the rest was not read"
+            )
         if self.bad_utf8:
             self.warnings.append(
                 f"{self.name}: {self.bad_utf8} line(s) are not valid UTF-8 (first at line {self.first_bad_line}); "
-                "they were read with replacement characters")
+                "they were read with replacement characters"
+            )
         if self.cut_lines:
             self.warnings.append(
                 f"{self.name}: {self.cut_lines} line(s) longer than {_size(self.max_line)} (first at line "
                 f"{self.first_cut_line}, longest {_size(self.longest_cut)}); only their first "
-                f"{_size(self.max_line)} were read")
+                f"{_size(self.max_line)} were read"
+            )
 
 
 class _Capped(io.RawIOBase):

@@ -85,8 +85,15 @@ class ConsoleKeeper:
     ``omitted`` counts lines not kept.
     """
 
-    def __init__(self, head: int, tail: int, middle: int, context: int, max_chars: int,
-                 relevant: Callable[[str], bool]) -> None:
+    def __init__(
+        self,
+        head: int,
+        tail: int,
+        middle: int,
+        context: int,
+        max_chars: int,
+        relevant: Callable[[str], bool],
+    ) -> None:
         self.head_n, self.context, self.max_chars = head, context, max_chars
         self.relevant = relevant
         self.head: list[ConsoleLine] = []
@@ -147,8 +154,13 @@ class ConsoleKeeper:
 
     @property
     def omitted(self) -> int:
-        return self.seen - len(self.head) - len(self.mid_first) - len(self.mid_last) - \
-            (len(self.tail) if self._tail_n > 0 else 0)
+        return (
+            self.seen
+            - len(self.head)
+            - len(self.mid_first)
+            - len(self.mid_last)
+            - (len(self.tail) if self._tail_n > 0 else 0)
+        )
 
     def lines(self) -> list[ConsoleLine]:
         tail = list(self.tail) if self._tail_n > 0 else []
@@ -156,8 +168,19 @@ class ConsoleKeeper:
 
 
 class _Series:
-    __slots__ = ("flags", "forced", "last", "last_kept", "last_step", "nonfinite", "seen", "steps", "stride",
-                 "values", "walls")
+    __slots__ = (
+        "flags",
+        "forced",
+        "last",
+        "last_kept",
+        "last_step",
+        "nonfinite",
+        "seen",
+        "steps",
+        "stride",
+        "values",
+        "walls",
+    )
 
     def __init__(self) -> None:
         self.steps = array("q")
@@ -201,7 +224,8 @@ class PointStore:
         s.seen = i + 1
         nonfinite = not isfinite(value)
         forced = s.forced < FORCED_MAX and (
-            (i > 0 and nonfinite != s.nonfinite) or (s.last_step is not None and step < s.last_step))
+            (i > 0 and nonfinite != s.nonfinite) or (s.last_step is not None and step < s.last_step)
+        )
         s.nonfinite = nonfinite
         s.last_step = step
         on_stride = i % s.stride == 0
@@ -226,17 +250,23 @@ class PointStore:
         """Halve the sample of the largest series until the total is under 3/4 of the budget."""
         self.limit = self.budget
         while self.kept > self.budget * 3 // 4:
-            s = max(self.series, key=lambda x: len(x.steps) - x.forced)  # the most points a stride can drop
+            s = max(
+                self.series, key=lambda x: len(x.steps) - x.forced
+            )  # the most points a stride can drop
             n = len(s.steps)
             if n - s.forced < 4:
-                self.limit = max(self.budget, self.kept * 2)  # nothing left to thin: do not retry per point
+                self.limit = max(
+                    self.budget, self.kept * 2
+                )  # nothing left to thin: do not retry per point
                 return
             flags = np.frombuffer(s.flags, dtype=np.uint8)
             stride_pt = flags != _FORCED
-            k = np.cumsum(stride_pt) - 1            # rank of each stride point in the sample
+            k = np.cumsum(stride_pt) - 1  # rank of each stride point in the sample
             keep_stride = stride_pt & (k % 2 == 0)
             keep = keep_stride | (flags != _STRIDE)
-            new_flags = np.where(keep_stride, np.where(flags == _BOTH, _BOTH, _STRIDE), _FORCED)[keep]
+            new_flags = np.where(keep_stride, np.where(flags == _BOTH, _BOTH, _STRIDE), _FORCED)[
+                keep
+            ]
             if s.last_kept and not keep[-1]:  # the newest point stays the series' last point
                 s.last = (s.steps[-1], s.values[-1], s.walls[-1])
                 s.last_kept = False
@@ -301,5 +331,7 @@ class PointStore:
             s.steps, s.values, s.walls, s.flags = array("q"), array("d"), array("d"), bytearray()
             a = b
         if walls is None:
-            walls = np.broadcast_to(np.float64(np.nan), (n,))  # read-only: no detector writes wall times
+            walls = np.broadcast_to(
+                np.float64(np.nan), (n,)
+            )  # read-only: no detector writes wall times
         return MetricTable.from_grouped(names, counts, steps, values, walls)

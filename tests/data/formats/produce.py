@@ -61,10 +61,21 @@ def hf() -> None:
             return {"loss": loss, "logits": logits}
 
     data = [{"x": torch.tensor(x), "labels": torch.tensor(y)} for x, y in zip(X, Y)]
-    args = TrainingArguments(output_dir=str(OUT / "hf"), report_to=[], max_steps=40, logging_steps=2,
-                             per_device_train_batch_size=16, learning_rate=0.05, eval_strategy="steps",
-                             eval_steps=10, save_strategy="steps", save_steps=20, use_cpu=True,
-                             disable_tqdm=True, dataloader_num_workers=0)
+    args = TrainingArguments(
+        output_dir=str(OUT / "hf"),
+        report_to=[],
+        max_steps=40,
+        logging_steps=2,
+        per_device_train_batch_size=16,
+        learning_rate=0.05,
+        eval_strategy="steps",
+        eval_steps=10,
+        save_strategy="steps",
+        save_steps=20,
+        use_cpu=True,
+        disable_tqdm=True,
+        dataloader_num_workers=0,
+    )
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         Trainer(model=Tiny(), args=args, train_dataset=data, eval_dataset=data[:64]).train()
@@ -97,10 +108,20 @@ def lightning() -> None:
 
     ds = torch.utils.data.TensorDataset(torch.tensor(X), torch.tensor(Y))
     for _ in range(2):
-        trainer = L.Trainer(max_epochs=5, logger=CSVLogger(str(OUT)), accelerator="cpu", log_every_n_steps=2,
-                            enable_progress_bar=False, enable_model_summary=False, enable_checkpointing=False)
-        trainer.fit(Tiny(), torch.utils.data.DataLoader(ds, batch_size=16),
-                    torch.utils.data.DataLoader(ds, batch_size=64))
+        trainer = L.Trainer(
+            max_epochs=5,
+            logger=CSVLogger(str(OUT)),
+            accelerator="cpu",
+            log_every_n_steps=2,
+            enable_progress_bar=False,
+            enable_model_summary=False,
+            enable_checkpointing=False,
+        )
+        trainer.fit(
+            Tiny(),
+            torch.utils.data.DataLoader(ds, batch_size=16),
+            torch.utils.data.DataLoader(ds, batch_size=64),
+        )
 
 
 def keras() -> None:
@@ -109,10 +130,20 @@ def keras() -> None:
     (OUT / "keras").mkdir(parents=True, exist_ok=True)
     for epochs in (4, 6):  # a second fit appends a second run to the same file
         model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(2)])
-        model.compile(optimizer=keras.optimizers.SGD(0.1),
-                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
-        model.fit(X, Y, batch_size=16, epochs=epochs, validation_split=0.25, verbose=0,
-                  callbacks=[keras.callbacks.CSVLogger(str(OUT / "keras" / "training.log"), append=True)])
+        model.compile(
+            optimizer=keras.optimizers.SGD(0.1),
+            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            metrics=["accuracy"],
+        )
+        model.fit(
+            X,
+            Y,
+            batch_size=16,
+            epochs=epochs,
+            validation_split=0.25,
+            verbose=0,
+            callbacks=[keras.callbacks.CSVLogger(str(OUT / "keras" / "training.log"), append=True)],
+        )
 
 
 def torch_tb() -> None:
@@ -135,8 +166,12 @@ def torch_tb() -> None:
             test_loss = torch.nn.functional.cross_entropy(test_out, yt[192:])
         writer.add_scalar("Loss/train", loss.item(), n_iter)
         writer.add_scalar("Loss/test", test_loss.item(), n_iter)
-        writer.add_scalar("Accuracy/train", (out.argmax(1) == yt[:192]).float().mean().item(), n_iter)
-        writer.add_scalar("Accuracy/test", (test_out.argmax(1) == yt[192:]).float().mean().item(), n_iter)
+        writer.add_scalar(
+            "Accuracy/train", (out.argmax(1) == yt[:192]).float().mean().item(), n_iter
+        )
+        writer.add_scalar(
+            "Accuracy/test", (test_out.argmax(1) == yt[192:]).float().mean().item(), n_iter
+        )
     writer.close()
 
 
@@ -149,16 +184,32 @@ def hf_tqdm() -> None:
     out.mkdir(parents=True, exist_ok=True)
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
-        cfg = BertConfig(vocab_size=64, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                         intermediate_size=32, num_labels=2)
+        cfg = BertConfig(
+            vocab_size=64,
+            hidden_size=16,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=32,
+            num_labels=2,
+        )
         BertForSequenceClassification(cfg).save_pretrained(str(out / "tiny"), max_shard_size="20KB")
         model = BertForSequenceClassification.from_pretrained(str(out / "tiny"))
         g = torch.Generator().manual_seed(0)
         ids = torch.randint(0, 64, (128, 8), generator=g)
         data = [{"input_ids": i, "labels": i[0] % 2} for i in ids]
-        args = TrainingArguments(output_dir=str(out / "run"), report_to=[], max_steps=30, logging_steps=5,
-                                 per_device_train_batch_size=16, learning_rate=1e-3, eval_strategy="steps",
-                                 eval_steps=10, save_strategy="no", use_cpu=True, dataloader_num_workers=0)
+        args = TrainingArguments(
+            output_dir=str(out / "run"),
+            report_to=[],
+            max_steps=30,
+            logging_steps=5,
+            per_device_train_batch_size=16,
+            learning_rate=1e-3,
+            eval_strategy="steps",
+            eval_steps=10,
+            save_strategy="no",
+            use_cpu=True,
+            dataloader_num_workers=0,
+        )
         Trainer(model=model, args=args, train_dataset=data, eval_dataset=data[:32]).train()
     (out / "console.log").write_text(buf.getvalue())
 
@@ -170,17 +221,32 @@ def keras_console() -> None:
     out.mkdir(parents=True, exist_ok=True)
     keras.utils.set_random_seed(0)
     y = Y.copy()
-    y[rng.random(len(y)) < 0.3] ^= 1  # label noise: the validation loss flattens and the LR is reduced
+    y[rng.random(len(y)) < 0.3] ^= (
+        1  # label noise: the validation loss flattens and the LR is reduced
+    )
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         print("epochs: 12")
         print("batch_size: 32")
         model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(2)])
-        model.compile(optimizer=keras.optimizers.SGD(0.01), metrics=["accuracy"],
-                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-        model.fit(X, y, batch_size=32, epochs=12, validation_split=0.25, verbose=2,
-                  callbacks=[keras.callbacks.ReduceLROnPlateau(monitor="val_loss", factor=0.1, patience=1,
-                                                               min_delta=0.01, verbose=1)])
+        model.compile(
+            optimizer=keras.optimizers.SGD(0.01),
+            metrics=["accuracy"],
+            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        )
+        model.fit(
+            X,
+            y,
+            batch_size=32,
+            epochs=12,
+            validation_split=0.25,
+            verbose=2,
+            callbacks=[
+                keras.callbacks.ReduceLROnPlateau(
+                    monitor="val_loss", factor=0.1, patience=1, min_delta=0.01, verbose=1
+                )
+            ],
+        )
     (out / "train.log").write_text(buf.getvalue())
 
 
@@ -215,10 +281,21 @@ def lightning_tb() -> None:
             return {"optimizer": opt, "lr_scheduler": torch.optim.lr_scheduler.StepLR(opt, 2)}
 
     ds = torch.utils.data.TensorDataset(torch.tensor(X), torch.tensor(Y))
-    trainer = L.Trainer(max_epochs=4, logger=TensorBoardLogger(str(OUT / "tb_logs"), name="tiny"), accelerator="cpu",
-                        log_every_n_steps=2, enable_progress_bar=False, enable_model_summary=False,
-                        enable_checkpointing=False, callbacks=[LearningRateMonitor()])
-    trainer.fit(Tiny(), torch.utils.data.DataLoader(ds, batch_size=16), torch.utils.data.DataLoader(ds, batch_size=64))
+    trainer = L.Trainer(
+        max_epochs=4,
+        logger=TensorBoardLogger(str(OUT / "tb_logs"), name="tiny"),
+        accelerator="cpu",
+        log_every_n_steps=2,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        enable_checkpointing=False,
+        callbacks=[LearningRateMonitor()],
+    )
+    trainer.fit(
+        Tiny(),
+        torch.utils.data.DataLoader(ds, batch_size=16),
+        torch.utils.data.DataLoader(ds, batch_size=64),
+    )
 
 
 def accel_tb() -> None:
@@ -234,7 +311,7 @@ def accel_tb() -> None:
     step = 0
     for ep in range(3):
         for i in range(0, 192, 32):
-            loss = torch.nn.functional.cross_entropy(model(xt[i:i + 32]), yt[i:i + 32])
+            loss = torch.nn.functional.cross_entropy(model(xt[i : i + 32]), yt[i : i + 32])
             acc.backward(loss)
             opt.step()
             opt.zero_grad()
@@ -242,8 +319,14 @@ def accel_tb() -> None:
             step += 1
         with torch.no_grad():
             out = model(xt[192:])
-            acc.log({"valid_loss": torch.nn.functional.cross_entropy(out, yt[192:]).item(),
-                     "valid_accuracy": (out.argmax(1) == yt[192:]).float().mean().item(), "epoch": ep}, step=step)
+            acc.log(
+                {
+                    "valid_loss": torch.nn.functional.cross_entropy(out, yt[192:]).item(),
+                    "valid_accuracy": (out.argmax(1) == yt[192:]).float().mean().item(),
+                    "epoch": ep,
+                },
+                step=step,
+            )
     acc.end_training()
 
 
@@ -254,14 +337,27 @@ def keras_hist() -> None:
 
     (OUT / "keras_hist").mkdir(parents=True, exist_ok=True)
     model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(2)])
-    model.compile(optimizer=keras.optimizers.SGD(0.1), metrics=["accuracy"],
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(
+        optimizer=keras.optimizers.SGD(0.1),
+        metrics=["accuracy"],
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     history = model.fit(X, Y, batch_size=16, epochs=5, validation_split=0.25, verbose=0)
     (OUT / "keras_hist" / "history.json").write_text(json.dumps(history.history))
 
 
 if __name__ == "__main__":
     OUT.mkdir(parents=True, exist_ok=True)
-    for fn in (torch_tb, keras, lightning, hf, hf_tqdm, keras_console, lightning_tb, accel_tb, keras_hist):
+    for fn in (
+        torch_tb,
+        keras,
+        lightning,
+        hf,
+        hf_tqdm,
+        keras_console,
+        lightning_tb,
+        accel_tb,
+        keras_hist,
+    ):
         fn()
     print("done")

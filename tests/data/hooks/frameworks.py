@@ -102,12 +102,20 @@ def hf_wandb() -> dict:
     with tempfile.TemporaryDirectory() as out:
         os.environ["WANDB_DIR"] = out
         args = TrainingArguments(
-            output_dir=out, report_to=["wandb"], max_steps=40, logging_steps=2,
-            per_device_train_batch_size=16, learning_rate=0.05, save_strategy="no",
-            use_cpu=True, disable_tqdm=True, dataloader_num_workers=0,
+            output_dir=out,
+            report_to=["wandb"],
+            max_steps=40,
+            logging_steps=2,
+            per_device_train_batch_size=16,
+            learning_rate=0.05,
+            save_strategy="no",
+            use_cpu=True,
+            disable_tqdm=True,
+            dataloader_num_workers=0,
         )
-        trainer = Trainer(model=Tiny(), args=args, train_dataset=data, eval_dataset=data[:64],
-                          callbacks=[cb])
+        trainer = Trainer(
+            model=Tiny(), args=args, train_dataset=data, eval_dataset=data[:64], callbacks=[cb]
+        )
         trainer.train()
         at_train_end = [dataclasses.asdict(r) for r in copy.deepcopy(cb.results or [])]
         run = wandb.run
@@ -118,8 +126,13 @@ def hf_wandb() -> dict:
         from mlaudit_wandb.offline import load_offline
 
         keys = sorted(load_offline(run_dir).metrics.keys) if run_dir else []
-    return {"run_id": run_dir, "results": cb.results, "at_train_end": at_train_end,
-            "open_after_train": still_open, "keys": keys}
+    return {
+        "run_id": run_dir,
+        "results": cb.results,
+        "at_train_end": at_train_end,
+        "open_after_train": still_open,
+        "keys": keys,
+    }
 
 
 def hf_diverging() -> dict:
@@ -144,30 +157,60 @@ def hf_diverging() -> dict:
             return len(self.y)
 
         def __getitem__(self, i):
-            return {"input_ids": self.x[i], "attention_mask": torch.ones(16, dtype=torch.long),
-                    "labels": self.y[i]}
+            return {
+                "input_ids": self.x[i],
+                "attention_mask": torch.ones(16, dtype=torch.long),
+                "labels": self.y[i],
+            }
 
     torch.manual_seed(0)
-    model = BertForSequenceClassification(BertConfig(
-        vocab_size=50, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=32, num_labels=2))
+    model = BertForSequenceClassification(
+        BertConfig(
+            vocab_size=50,
+            hidden_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=64,
+            max_position_embeddings=32,
+            num_labels=2,
+        )
+    )
     os.environ["MLFLOW_EXPERIMENT_NAME"] = "hooks-hf"
     os.environ["MLFLOW_RUN_NAME"] = "hf-diverging"
     cb = mlaudit.hooks.hf_callback()
     with tempfile.TemporaryDirectory() as out:
         args = TrainingArguments(
-            output_dir=out, report_to=["mlflow"], logging_steps=2, eval_strategy="steps",
-            eval_steps=8, num_train_epochs=6, learning_rate=2.0, warmup_steps=96,
-            per_device_train_batch_size=16, per_device_eval_batch_size=64, save_strategy="no",
-            use_cpu=True, disable_tqdm=True, seed=0, dataloader_num_workers=0,
+            output_dir=out,
+            report_to=["mlflow"],
+            logging_steps=2,
+            eval_strategy="steps",
+            eval_steps=8,
+            num_train_epochs=6,
+            learning_rate=2.0,
+            warmup_steps=96,
+            per_device_train_batch_size=16,
+            per_device_eval_batch_size=64,
+            save_strategy="no",
+            use_cpu=True,
+            disable_tqdm=True,
+            seed=0,
+            dataloader_num_workers=0,
         )
-        trainer = Trainer(model=model, args=args, train_dataset=Tokens(256, 0),
-                          eval_dataset=Tokens(128, 1), callbacks=[cb])
+        trainer = Trainer(
+            model=model,
+            args=args,
+            train_dataset=Tokens(256, 0),
+            eval_dataset=Tokens(128, 1),
+            callbacks=[cb],
+        )
         trainer.train()
     logged = [h["step"] for h in trainer.state.log_history if "loss" in h]
-    return {"run_id": mlflow.last_active_run().info.run_id, "results": cb.results,
-            "logged_steps": logged,
-            "losses": [h["loss"] for h in trainer.state.log_history if "loss" in h]}
+    return {
+        "run_id": mlflow.last_active_run().info.run_id,
+        "results": cb.results,
+        "logged_steps": logged,
+        "losses": [h["loss"] for h in trainer.state.log_history if "loss" in h],
+    }
 
 
 def lightning(fail_at: int | None = None) -> dict:

@@ -18,9 +18,14 @@ from pathlib import Path
 from clearml import Task
 
 project, name, mode, out = sys.argv[1:5]
-task = Task.init(project_name=project, task_name=name, reuse_last_task_id=False,
-                 auto_connect_arg_parser=False, auto_connect_frameworks=False,
-                 auto_resource_monitoring=False)
+task = Task.init(
+    project_name=project,
+    task_name=name,
+    reuse_last_task_id=False,
+    auto_connect_arg_parser=False,
+    auto_connect_frameworks=False,
+    auto_resource_monitoring=False,
+)
 print(json.dumps({"task_id": task.id}), flush=True)
 logger = task.get_logger()
 STALL_LINE = "waiting for data loader worker 3 (shard 17) to answer"

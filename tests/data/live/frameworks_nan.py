@@ -48,14 +48,25 @@ def hf() -> dict:
     data = [{"x": torch.tensor(x), "labels": torch.tensor(y)} for x, y in zip(X, Y)]
     cb = mlaudit.hooks.hf_callback(stop_on=("nan",), write_back=False, budget_s=5)
     with tempfile.TemporaryDirectory() as out:
-        args = TrainingArguments(output_dir=out, report_to=[], max_steps=MAX_STEPS,
-                                 logging_steps=LOG_EVERY, per_device_train_batch_size=16,
-                                 learning_rate=0.05, save_strategy="no", use_cpu=True,
-                                 disable_tqdm=True, dataloader_num_workers=0)
+        args = TrainingArguments(
+            output_dir=out,
+            report_to=[],
+            max_steps=MAX_STEPS,
+            logging_steps=LOG_EVERY,
+            per_device_train_batch_size=16,
+            learning_rate=0.05,
+            save_strategy="no",
+            use_cpu=True,
+            disable_tqdm=True,
+            dataloader_num_workers=0,
+        )
         tr = Trainer(model=Tiny(), args=args, train_dataset=data, callbacks=[cb])
         tr.train()
-    return {"stopped_at": tr.state.global_step, "first_nan": NAN_AT,
-            "finding": cb.live.tripped.code if cb.live.tripped else None}
+    return {
+        "stopped_at": tr.state.global_step,
+        "first_nan": NAN_AT,
+        "finding": cb.live.tripped.code if cb.live.tripped else None,
+    }
 
 
 def lightning() -> dict:
@@ -81,12 +92,22 @@ def lightning() -> dict:
     ds = torch.utils.data.TensorDataset(torch.tensor(X), torch.tensor(Y))
     cb = mlaudit.hooks.lightning_callback(stop_on="nan", write_back=False, budget_s=5)
     with tempfile.TemporaryDirectory() as out:
-        tr = L.Trainer(max_steps=MAX_STEPS, callbacks=[cb], logger=False, enable_progress_bar=False,
-                       enable_checkpointing=False, enable_model_summary=False,
-                       default_root_dir=out, log_every_n_steps=1)
+        tr = L.Trainer(
+            max_steps=MAX_STEPS,
+            callbacks=[cb],
+            logger=False,
+            enable_progress_bar=False,
+            enable_checkpointing=False,
+            enable_model_summary=False,
+            default_root_dir=out,
+            log_every_n_steps=1,
+        )
         tr.fit(Tiny(), torch.utils.data.DataLoader(ds, batch_size=16))
-    return {"stopped_at": tr.global_step, "first_nan": NAN_AT,
-            "finding": cb.live.tripped.code if cb.live.tripped else None}
+    return {
+        "stopped_at": tr.global_step,
+        "first_nan": NAN_AT,
+        "finding": cb.live.tripped.code if cb.live.tripped else None,
+    }
 
 
 def keras() -> dict:
@@ -108,8 +129,11 @@ def keras() -> dict:
     cb = mlaudit.hooks.keras_callback(stop_on=["nan"], write_back=False, budget_s=5)
     hist = model.fit(X, Y, batch_size=16, epochs=4, callbacks=[cb], verbose=0)
     del hist
-    return {"stopped_at": cb._batches, "first_nan": NAN_AT,
-            "finding": cb.live.tripped.code if cb.live.tripped else None}
+    return {
+        "stopped_at": cb._batches,
+        "first_nan": NAN_AT,
+        "finding": cb.live.tripped.code if cb.live.tripped else None,
+    }
 
 
 def main() -> None:

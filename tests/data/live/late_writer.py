@@ -43,6 +43,7 @@ else:
         w.writerow([step, v])
         fh.flush()
 
+
 t_end = time.time() + 300
 step = 0
 while step < 30 or (not stop.exists() and time.time() < t_end):

@@ -40,12 +40,21 @@ with mlflow.start_run(run_name=f"live-{mode}") as run:
         loss = 2.0 * math.exp(-step / 30) + 0.3 + 0.01 * math.sin(step)
         if mode == "nan" and step >= 40:
             loss = float("nan")
-        mlflow.log_metrics({"train/loss": loss, "train/grad_norm": 1.0 + 0.1 * math.cos(step)},
-                           step=step)
+        mlflow.log_metrics(
+            {"train/loss": loss, "train/grad_norm": 1.0 + 0.1 * math.cos(step)}, step=step
+        )
         if guard.check({}, step) is not None:  # the stop tag (no local stop_on)
             stopped, status = True, "KILLED"
             break
         time.sleep(0.1)
     mlflow.end_run(status)
-Path(out).write_text(json.dumps({"run_id": run.info.run_id, "last_step": step,
-                                 "stopped_by_tag": stopped, "end_time": time.time()}))
+Path(out).write_text(
+    json.dumps(
+        {
+            "run_id": run.info.run_id,
+            "last_step": step,
+            "stopped_by_tag": stopped,
+            "end_time": time.time(),
+        }
+    )
+)

@@ -41,8 +41,11 @@ for step in range(1, 151):
     fh.flush()
     print({"loss": round(v, 4), "learning_rate": lr, "epoch": round(step / 150, 3)}, flush=True)
     if mode == "blowup" and step == 60:
-        print("[rank3]:[E ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught collective operation "
-              "timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE) ran for 600000 milliseconds before "
-              "timing out.", flush=True)
+        print(
+            "[rank3]:[E ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught collective operation "
+            "timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE) ran for 600000 milliseconds before "
+            "timing out.",
+            flush=True,
+        )
     time.sleep(0.05)
 print("done", flush=True)

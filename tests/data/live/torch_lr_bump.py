@@ -55,5 +55,13 @@ for step in range(1, 601):
         time.sleep(sleep_s)
 writer.close()
 med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
-print(json.dumps({"before": med(losses[250:299]), "peak": max(losses[299:320]),
-                  "last100": med(losses[-100:]), "finite": all(v == v for v in losses)}))
+print(
+    json.dumps(
+        {
+            "before": med(losses[250:299]),
+            "peak": max(losses[299:320]),
+            "last100": med(losses[-100:]),
+            "finite": all(v == v for v in losses),
+        }
+    )
+)

@@ -23,8 +23,12 @@ from mlaudit_core.live.inprocess import LiveGuard
 
 path, run_id, mode, out = sys.argv[1:5]
 entity, project = path.split("/")
-r = wandb.init(entity=entity, project=project, id=run_id,
-               settings=wandb.Settings(x_disable_stats=True, x_file_stream_transmit_interval=1.0))
+r = wandb.init(
+    entity=entity,
+    project=project,
+    id=run_id,
+    settings=wandb.Settings(x_disable_stats=True, x_file_stream_transmit_interval=1.0),
+)
 STALL_LINE = "waiting for data loader worker 3 (shard 17) to answer"
 guard = LiveGuard((), honour_stop_tag=True, tag_check_s=0.5, write_back=False)
 how, step = "ended", 0

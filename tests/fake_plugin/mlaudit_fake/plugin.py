@@ -46,19 +46,30 @@ class FakePlugin:
             steps += list(range(len(series)))
             values += [float(v) for v in series]
         ended = doc.get("ended")
-        return RunData(RunIdentity("fake", ref, doc.get("name", ref), project=str(self.store)),
-                       status=RunStatus(doc.get("status", "finished")),
-                       end_time=datetime.fromisoformat(ended) if ended else None,
-                       tags=dict(doc.get("tags", {})),
-                       metrics=MetricTable(keys, steps, values))
+        return RunData(
+            RunIdentity("fake", ref, doc.get("name", ref), project=str(self.store)),
+            status=RunStatus(doc.get("status", "finished")),
+            end_time=datetime.fromisoformat(ended) if ended else None,
+            tags=dict(doc.get("tags", {})),
+            metrics=MetricTable(keys, steps, values),
+        )
 
-    def write_back(self, run: RunData, report, *, dry_run: bool = False,
-                   **options) -> WriteBackResult:
+    def write_back(
+        self, run: RunData, report, *, dry_run: bool = False, **options
+    ) -> WriteBackResult:
         v = report.verdict
-        tags = {"mlaudit.verdict": v.outcome.value, "mlaudit.cause": v.cause.value,
-                "mlaudit.confidence": f"{v.confidence:.2f}"}
-        res = WriteBackResult(tracker="fake", run_id=run.identity.id, dry_run=dry_run, tags=tags,
-                              artifacts=[f"{run.identity.id}.report.md"])
+        tags = {
+            "mlaudit.verdict": v.outcome.value,
+            "mlaudit.cause": v.cause.value,
+            "mlaudit.confidence": f"{v.confidence:.2f}",
+        }
+        res = WriteBackResult(
+            tracker="fake",
+            run_id=run.identity.id,
+            dry_run=dry_run,
+            tags=tags,
+            artifacts=[f"{run.identity.id}.report.md"],
+        )
         if not dry_run:
             path = self._file(run.identity.id)
             doc = json.loads(path.read_text())
@@ -73,10 +84,17 @@ class FakePlugin:
 
     def list_runs(self, since: datetime | None = None) -> list[str]:
         """Every ended run (what ``mlaudit batch fake`` audits)."""
-        return [ref for ref, doc in self._docs() if doc.get("status") != "running"
-                and (since is None or datetime.fromisoformat(doc["ended"]) > since)]
+        return [
+            ref
+            for ref, doc in self._docs()
+            if doc.get("status") != "running"
+            and (since is None or datetime.fromisoformat(doc["ended"]) > since)
+        ]
 
     def list_finished(self, since: datetime | None = None, **options) -> list[str]:
         """Ended runs without a verdict (what ``mlaudit watch fake`` audits)."""
-        return [ref for ref in self.list_runs(since)
-                if "mlaudit.verdict" not in dict(self._docs()).get(ref, {}).get("tags", {})]
+        return [
+            ref
+            for ref in self.list_runs(since)
+            if "mlaudit.verdict" not in dict(self._docs()).get(ref, {}).get("tags", {})
+        ]

@@ -2,6 +2,7 @@
 tests/models/test_huggingface.py, Test_HFLM.test_logliklihood), simplified: the model run
 (HFLM("EleutherAI/pythia-70m").loglikelihood on arc_easy, limit=10) is the CI job's step that
 writes artifacts/arc_easy_loglikelihood.json; the expected values and the comparison are the suite's."""
+
 from __future__ import annotations
 
 import json
@@ -58,7 +59,8 @@ class Test_HFLM:
         _RES = self.MULTIPLE_CH_RES
         assert np.allclose(_res, _RES, atol=1e-2)
         # check indices for Multiple Choice
-        argmax_RES, argmax_res = np.argmax(
-            np.array(_RES).reshape(-1, 4), axis=1
-        ), np.argmax(np.array(_res).reshape(-1, 4), axis=1)
+        argmax_RES, argmax_res = (
+            np.argmax(np.array(_RES).reshape(-1, 4), axis=1),
+            np.argmax(np.array(_res).reshape(-1, 4), axis=1),
+        )
         assert (argmax_RES == argmax_res).all()

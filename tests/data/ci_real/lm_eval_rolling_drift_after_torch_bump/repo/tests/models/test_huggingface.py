@@ -2,6 +2,7 @@
 tests/models/test_huggingface.py, Test_HFLM.test_logliklihood_rolling), simplified: the model run
 (HFLM("EleutherAI/pythia-70m").loglikelihood_rolling on wikitext, limit=10) is the CI job's step that
 writes artifacts/wikitext_loglikelihood_rolling.json; the expected values and the comparison are the suite's."""
+
 from __future__ import annotations
 
 import json

@@ -3,6 +3,7 @@ tests/recipes/test_full_finetune_single_device.py, TestFullFinetuneSingleDeviceR
 the recipe run (`tune run full_finetune_single_device ... seed=9`) is the CI job's training step,
 which writes the per-step losses of its metric logger to artifacts/<config>/loss_values.json;
 the expected values and the comparison are torchtune's."""
+
 import json
 from pathlib import Path
 
@@ -32,6 +33,4 @@ class TestFullFinetuneSingleDeviceRecipe:
         loss_values = json.load(open(log_file))
         expected_loss_values = self._fetch_expected_loss_values(model_type)
 
-        torch.testing.assert_close(
-            loss_values, expected_loss_values, rtol=1e-4, atol=1e-4
-        )
+        torch.testing.assert_close(loss_values, expected_loss_values, rtol=1e-4, atol=1e-4)

@@ -3,6 +3,7 @@ tests/recipes/test_full_finetune_single_device.py, TestFullFinetuneSingleDeviceR
 simplified: the resumed recipe run (`tune run full_finetune_single_device ... resume_from_checkpoint=True`)
 is the CI job's step that writes the per-step losses of its metric logger to
 artifacts/resume/loss_values.json; the expected values and the comparison are torchtune's."""
+
 import json
 
 import pytest
@@ -25,6 +26,4 @@ class TestFullFinetuneSingleDeviceRecipe:
         expected_loss_values = self._fetch_expected_loss_values("llama2")[2:]
 
         loss_values = json.load(open(log_file))
-        torch.testing.assert_close(
-            loss_values, expected_loss_values, rtol=1e-4, atol=1e-4
-        )
+        torch.testing.assert_close(loss_values, expected_loss_values, rtol=1e-4, atol=1e-4)

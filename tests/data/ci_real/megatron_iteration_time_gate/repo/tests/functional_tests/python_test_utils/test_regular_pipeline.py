@@ -2,6 +2,7 @@
 tests/functional_tests/python_test_utils/test_regular_pipeline.py), simplified: its checks
 dict kept (iteration-time ApproximateTest(atol=2.0, rtol=0), memory and lm loss within 5%,
 num-zeros within 20%), common.pipeline written as numpy.testing.assert_allclose per metric."""
+
 import numpy as np
 
 
@@ -16,4 +17,6 @@ def test_regular_pipeline(golden_values, tensorboard_logs):
     for metric, tol in checks.items():
         golden = np.array(list(golden_values[metric]["values"].values()))
         actual = np.array(list(tensorboard_logs[metric]["values"].values()))
-        np.testing.assert_allclose(actual, golden, rtol=tol["rtol"], atol=tol["atol"], err_msg=metric)
+        np.testing.assert_allclose(
+            actual, golden, rtol=tol["rtol"], atol=tol["atol"], err_msg=metric
+        )
