@@ -323,3 +323,20 @@ def test_help_texts_print_as_written(tmp_path):
     assert "ClearML's public Monitor class is the trigger" in watch
     serve = run("serve", "--help")
     assert "audit the source run and tag the model version" in serve
+
+
+def test_audit_an_empty_path_is_one_line_exit_2(tmp_path, monkeypatch):
+    """``mlaudit audit ""`` (an unset ``$RUN``) is refused; ``Path("")`` would be the current
+    folder, whose runs would be audited and written back to."""
+    from typer.testing import CliRunner
+
+    from mlaudit.cli import app
+
+    (tmp_path / "r1").mkdir()
+    (tmp_path / "r1" / "metrics.csv").write_text("step,loss\n1,2.0\n2,1.5\n3,1.2\n")
+    monkeypatch.chdir(tmp_path)
+    for empty in ("", "  "):
+        res = CliRunner().invoke(app, ["audit", empty])
+        assert res.exit_code == 2, res.output
+        assert "empty path" in res.output and "r1" not in res.output
+    assert sorted(p.name for p in (tmp_path / "r1").iterdir()) == ["metrics.csv"]

@@ -74,7 +74,7 @@ def _list_formats(value: bool) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("audit")
     def audit_cmd(
-        path: Path = typer.Argument(
+        path: str = typer.Argument(
             ..., help="A run file or folder, or a folder holding several runs."
         ),
         as_: str = typer.Option(
@@ -118,10 +118,13 @@ def register(app: typer.Typer) -> None:
         from mlaudit_core.errors import MlauditError
         from mlaudit_core.formats import plan, readers
 
+        if not path.strip():  # Path("") is the current folder: an unset "$RUN" audited it
+            fail(f"{path!r}: an empty path; name the run file or folder to audit")
+        run_path = Path(path)
         table = readers()
-        refuse_input_as_output("--out", out, [path])
+        refuse_input_as_output("--out", out, [run_path])
         try:
-            cands, skipped = plan(path, as_)
+            cands, skipped = plan(run_path, as_)
         except MlauditError as exc:
             fail(str(exc))
         refuse_input_as_output("--out", out, [c.path for c in cands])
@@ -157,7 +160,7 @@ def register(app: typer.Typer) -> None:
             )
             return
         _audit_many(
-            path,
+            run_path,
             cands,
             table,
             fmt=fmt,
