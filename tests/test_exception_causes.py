@@ -11,17 +11,22 @@ CPU wheel lacks) are checked through their example line.
 
 from __future__ import annotations
 
+import datetime
 import gzip
 import io
 import multiprocessing
 import os
 import pickle
+import socket
 import traceback
 from pathlib import Path
 
 import pytest
 
+from mlaudit_core.audit import audit
 from mlaudit_core.exception_causes import CAUSES, classify, get, in_data_code
+from mlaudit_core.formats import load_path
+from mlaudit_core.report import Cause, Outcome
 from mlaudit_core.rundata import ConsoleLine
 from mlaudit_core.signatures import BARE_TAIL_LINES, scan
 
@@ -364,3 +369,43 @@ def test_classify_a_missing_key_is_a_key_whatever_text_it_holds():
     assert (
         classify("KeyError", "'cannot identify image file'", frames).id == "dataset-code-data-error"
     )
+
+
+RUNS = Path(__file__).parent / "data" / "realworld" / "runs"
+
+
+def _run(path: Path):
+    runs = list(load_path(path).runs)
+    assert runs, f"nothing read from {path}"
+    return runs[-1][1]
+
+
+@pytest.mark.e2e
+def test_rendezvous_on_a_taken_port_as_torch_and_python_raise_it():
+    dist = pytest.importorskip("torch.distributed")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        try:
+            dist.TCPStore("127.0.0.1", port, 1, True, timeout=datetime.timedelta(seconds=5))
+        except RuntimeError as e:
+            t = type(e)
+            got = classify(f"{t.__module__}.{t.__qualname__}", str(e))
+            assert got is not None and got.id == "rendezvous-socket", e
+        else:
+            raise AssertionError("TCPStore listened on a taken port")
+        with socket.socket() as second:
+            try:
+                second.bind(("127.0.0.1", port))
+            except OSError as e:
+                got = classify("OSError", str(e))
+                assert got is not None and got.id == "rendezvous-socket", e
+            else:
+                raise AssertionError("bound a taken port")
+
+
+def test_torchrun_ranks_that_could_not_listen_on_the_master_port_are_the_environment():
+    rep = audit(_run(RUNS / "JVrabel--LLM_KD/logs/training.log"))  # f6b3-07
+    assert rep.verdict.outcome is Outcome.CRASHED, rep.verdict.summary
+    assert rep.verdict.cause is Cause.INFRA_RUNTIME, rep.verdict.summary

@@ -7,7 +7,10 @@ fix, and "halve the peak LR" for a loss 1e13x its start with no good checkpoint)
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from mlaudit_core import audit
+from mlaudit_core.formats import load_path
 from mlaudit_core.formats.consolelog import load_logs
 
 
@@ -70,3 +73,30 @@ def test_a_blow_up_in_the_first_tenth_of_the_run_restarts(tmp_path):
     r, acts = actions(tmp_path, vals)
     assert r.verdict.outcome.value == "diverged"
     assert acts[0].startswith("Restart from scratch") and "lowered 10x or more" in acts[0]
+
+
+RUNS = Path(__file__).parent / "data" / "realworld" / "runs"
+FRAMEWORKS = Path(__file__).parent / "data" / "frameworks"
+
+
+def _run(path: Path):
+    runs = list(load_path(path).runs)
+    assert runs, f"nothing read from {path}"
+    return runs[-1][1]
+
+
+def test_checkpoint_is_named_only_when_the_run_records_one():
+    from mlaudit_core.verdict.narrative import _checkpoint_recorded, blowup
+
+    with_saves = _run(
+        RUNS / "ChenZihua-cn--nanoGPT/train.log"
+    )  # prints 'saving checkpoint to out-kirin'
+    assert _checkpoint_recorded(with_saves, blowup(with_saves))
+    no_saves = _run(
+        FRAMEWORKS / "torch_tb" / "lr50"
+    )  # torch.utils.tensorboard, no checkpoint written
+    assert not _checkpoint_recorded(no_saves, blowup(no_saves))
+    rep = audit(no_saves)
+    assert not any("last good checkpoint" in a.action for a in rep.next_actions), [
+        a.action for a in rep.next_actions
+    ]

@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from mlaudit_core.audit import audit
 from mlaudit_core.formats import load_path
 from mlaudit_core.formats.consolelog import load_logs
+from mlaudit_core.report import Cause, Outcome
 
 OWN = Path(__file__).parent / "data" / "realworld"
 
@@ -165,3 +168,120 @@ def test_an_errored_learning_detector_lowers_confidence_and_is_named(monkeypatch
     assert after.outcome.value == "succeeded"
     assert "GE001 errored" in after.summary and "GE001 errored x0.7" in after.basis
     assert after.confidence < before.confidence
+
+
+RUNS = OWN / "runs"
+
+
+def _run(path: Path):
+    runs = list(load_path(path).runs)
+    assert runs, f"nothing read from {path}"
+    return runs[-1][1]
+
+
+def test_a_crash_followed_by_a_later_finished_launch_does_not_end_the_run():
+    """own log13: a YOLOX train_log.txt holding 14 launches; 13 die (CUDA OOM, FileNotFoundError ...),
+    the last runs 300/300 epochs and prints 'Training of experiment is done'. The OOM is reported but
+    is not how the run ended."""
+    run = _run(RUNS / "Duke-Rodriguez-Rudolph--yolox-chepai/train_log.txt")
+    rep = audit(run)
+    assert any(f.code == "RT001" for f in rep.findings)  # still reported
+    assert rep.verdict.outcome is not Outcome.CRASHED, rep.verdict.summary
+    assert "Earlier attempts in the same log crashed" in rep.verdict.summary
+
+
+def test_a_crash_at_the_end_of_the_log_still_ends_the_run():
+    """own wb12: nanoGPT W&B run, CUDA OOM at step 0 and nothing after it."""
+    run = _run(RUNS / "jackokeefe11--nanoGPT/wandb/run-20240215_023758-f656tyfr")
+    rep = audit(run)
+    assert rep.verdict.outcome is Outcome.CRASHED, rep.verdict.summary
+    assert "Earlier attempts" not in rep.verdict.summary
+
+
+def test_a_run_that_ends_inside_its_warmup_without_a_planned_length_is_not_succeeded(monkeypatch):
+    """own mlf03: an MLflow run (mmsegmentation) with 6 points, iterations 10-60, the learning rate
+    rising at every point (linear warmup), status FINISHED (MLflow's exit handler). No planned length
+    is logged: whether it finished or stopped at its start is not in the data, so not 'succeeded'."""
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    store = RUNS / "GhadeerElmkaiel--SegFormer/mlruns"
+    runs = [
+        r
+        for where, r in load_path(store).runs
+        if "3c7adce791d244d8bf5779f654f8e2e8" in where
+        or r.identity.id == "3c7adce791d244d8bf5779f654f8e2e8"
+    ]
+    assert runs, "run 3c7adce7 not read from the store"
+    rep = audit(runs[0])
+    assert rep.verdict.outcome is Outcome.UNKNOWN, rep.verdict.summary
+    assert "warmup" in rep.verdict.summary and "planned length" in rep.verdict.summary
+
+
+def test_task_metrics_still_zero_in_a_run_stopped_in_its_warmup_are_not_a_label_failure():
+    """own csv34: YOLOv8n results.csv + args.yaml (epochs 50) with 3 epochs, all inside the 3-epoch
+    warmup, precision/recall/mAP 0 at each: a detector's first epochs, cut short; not underfit/data."""
+    rep = audit(_run(RUNS / "4rtur1t0--TrashYolo/runs/detect/train2/results.csv"))
+    assert rep.verdict.outcome in (Outcome.CRASHED, Outcome.RUNNING, Outcome.UNKNOWN), (
+        rep.verdict.summary
+    )
+    assert rep.verdict.cause.value != "data_config", rep.verdict.summary
+
+
+def test_a_log_inside_its_first_epoch_with_no_end_is_not_succeeded():
+    """own log16: 'ep: 0, batch: 20 ... 260, loss ...' of an LLM pretraining that simply stops, loss
+    still falling fast; no planned length, no end line, no tracker status. Not 'succeeded'."""
+    rep = audit(_run(RUNS / "Barber0--LLM-pretrain/train.log"))
+    assert rep.verdict.outcome is not Outcome.SUCCEEDED, rep.verdict.summary
+
+
+def test_an_exception_in_a_reader_thread_is_not_the_crash_when_the_console_goes_on():
+    """f6b3-06: subprocess's _readerthread fails to decode a tool's output on a Windows console; the
+    LoRA training then prints its banners and progress bars up to step 2 of 30 and the file ends."""
+    rep = audit(_run(RUNS / "Jeff555max--Fine-tuning-LoRA/train_log.txt"))
+    assert rep.verdict.cause is not Cause.CORRECTNESS_BUG, rep.verdict.summary
+    assert "raised in thread Thread-2 (_readerthread), not the main thread" in rep.verdict.summary
+
+
+def test_an_exception_in_the_main_thread_of_a_real_script_is_still_the_crash(tmp_path):
+    """The same UnicodeDecodeError raised in the main thread by a real Python script, captured as
+    users capture it (python train.py > log 2>&1), then nothing: the crash."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import threading\n"
+        "def reader():\n"
+        "    b'\\xad'.decode('utf-8')\n"
+        "t = threading.Thread(target=reader); t.start(); t.join()\n"
+        "for s in range(1, 6):\n"
+        "    print(f'step {s} loss {2.0 / s:.3f}', flush=True)\n"
+        "b'\\xad'.decode('utf-8')\n"
+    )
+    log = tmp_path / "train.log"
+    with log.open("wb") as out:
+        subprocess.run(
+            [sys.executable, str(script)], stdout=out, stderr=subprocess.STDOUT, check=False
+        )
+    text = log.read_text()
+    assert text.startswith("Exception in thread") and text.rstrip().endswith(
+        "invalid start byte"
+    ), text
+    rep = audit(_run(log))
+    assert rep.verdict.outcome is Outcome.CRASHED, rep.verdict.summary
+    assert (
+        "UnicodeDecodeError" in rep.verdict.summary
+        and "not the main thread" not in rep.verdict.summary
+    )
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "BiaoLiu2017--BERT-NER/train.log",  # f6b1-04: TF1 Estimator 'Running training', then prediction
+        "Jadeeeey--ColossalAI-Dreambooth/log/train.log",  # f6b3-05: the banner, checkpoints, a final save
+    ],
+)
+def test_a_training_banner_without_any_training_record_is_no_evidence_of_a_stop(path):
+    rep = audit(_run(RUNS / path))
+    assert rep.verdict.outcome is not Outcome.CRASHED, rep.verdict.summary
+    assert "end-of-training line" not in rep.verdict.summary

@@ -9,10 +9,14 @@ rule is the first that should match, so a reordering that shadows a rule fails h
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from mlaudit_core.report import DetectorRun, Finding, Outcome, Severity
+from mlaudit_core.audit import audit
+from mlaudit_core.formats import load_path
+from mlaudit_core.report import Cause, DetectorRun, Finding, Outcome, Severity
 from mlaudit_core.rundata import ConsoleLine, MetricTable, RunData, RunIdentity, RunStatus
 from mlaudit_core.verdict import POLICY, build_context, decide, table_markdown
 from mlaudit_core.verdict.policy import first_match
@@ -199,3 +203,54 @@ def test_schema_1_0_reports_still_parse():
     }
     r = AuditReport.model_validate(old)
     assert r.verdict.rule is None and r.verdict.basis is None and r.schema_version == "1.0"
+
+
+RUNS = Path(__file__).parent / "data" / "realworld" / "runs"
+REPORTS = Path(__file__).parent / "data" / "reports"
+
+
+def _run(path: Path):
+    runs = list(load_path(path).runs)
+    assert runs, f"nothing read from {path}"
+    return runs[-1][1]
+
+
+def _report_run(prefix: str):
+    from mlaudit_core.evidence import collect
+
+    case = next(REPORTS.glob(f"{prefix}-*"))
+    return collect(
+        None,
+        sorted(case.glob("*.log")),
+        config=sorted(case.glob("*.txt")),
+        name=case.name,
+        value_files=False,
+    ).run
+
+
+def test_nan_from_a_window_that_starts_late_is_not_broken_before_any_update():
+    """b6-04: darkflow lines 'step 1655 - loss nan' every step, on a CPU (no reduced precision): the
+    1654 updates before the paste are not in the data, so the learning rate is the first suspect."""
+    rep = audit(_report_run("b6-04"))
+    assert (rep.verdict.outcome, rep.verdict.cause) == (
+        Outcome.DIVERGED,
+        Cause.MODEL_CONVERGENCE,
+    ), rep.verdict.summary
+    assert "1655" in rep.verdict.summary
+
+
+def test_nan_from_the_first_logging_interval_stays_broken_inputs():
+    """tb05: Lightning logs every 50 steps; NaN from its first point (step 49) is the start of the run."""
+    run = _run(RUNS / "Debajyoti2004--Brain_tumor_disease/lightning_logs/version_3")
+    rep = audit(run)
+    assert (rep.verdict.outcome, rep.verdict.cause) == (Outcome.DIVERGED, Cause.DATA_CONFIG), (
+        rep.verdict.summary
+    )
+
+
+def test_a_loss_that_rose_from_its_first_value_and_stayed_is_diverged_not_underfit():
+    """own ts23: QLoRA at learning rate 5, loss 1.637 -> 11.8 at step 2 -> exactly 10.3735 (ln 32000)
+    for the rest of its 10 steps. It got worse from the start: diverged, not 'barely learned'."""
+    rep = audit(_run(RUNS / "poludmik--qlora-fine-tune/output/trainer_state.json"))
+    assert rep.verdict.outcome is Outcome.DIVERGED, rep.verdict.summary
+    assert any(f.code == "OP001" and f.facts.get("rose_from_start") for f in rep.findings)

@@ -14,6 +14,7 @@ import pytest
 
 from mlaudit_core.audit import audit
 from mlaudit_core.formats import load_path
+from mlaudit_core.report import Outcome
 from mlaudit_core.roles import Role
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -142,3 +143,15 @@ def test_lightning_cli_early_stopped_is_not_a_stop(tmp_path):
     assert run.params.get("trainer.callbacks.0.init_args.patience") == "2"
     rep = audit(run)
     assert rep.verdict.outcome.value != "crashed", rep.verdict.summary
+
+
+OWN = Path(__file__).parents[1] / "data" / "realworld" / "runs"
+
+
+def test_validation_step_series_does_not_replace_the_epoch_value():
+    run = _one(OWN / "aakashvardhan--pl-wrapper/logs/lightning_logs/version_0/metrics.csv")
+    assert run.key_for(Role.VAL_LOSS) == "val_loss_epoch"
+    # the training series still prefers Lightning's per-step values
+    assert run.key_for(Role.TRAIN_LOSS) == "train_loss_step"
+    rep = audit(run)
+    assert rep.verdict.outcome is Outcome.SUCCEEDED, rep.verdict.summary

@@ -1,0 +1,42 @@
+"""mlaudit_core.verdict.evidence on real input: what counts as evidence that reduced precision
+(fp16/bf16/AMP, loss scaling) is in use."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mlaudit_core.audit import audit
+from mlaudit_core.formats import load_path
+from mlaudit_core.report import Outcome
+
+OWN = Path(__file__).parent / "data" / "realworld" / "runs"
+
+
+def _run(path: Path):
+    runs = list(load_path(path).runs)
+    assert runs, f"nothing read from {path}"
+    return runs[-1][1]
+
+
+def test_a_python_warning_naming_gradscaler_is_not_precision_evidence():
+    """nanoGPT prints a FutureWarning about ``torch.cuda.amp.GradScaler`` and echoes the source line
+    ``scaler = torch.cuda.amp.GradScaler(enabled=(dtype == 'float16'))`` on every run, float32 on a
+    CPU included (own corpus log09, a phone CPU run): that names the API, not the setting."""
+    from mlaudit_core.verdict.evidence import precision_evidence
+
+    run = _run(OWN / "ChenZihua-cn--nanoGPT/train.log")
+    rep = audit(run)
+    assert precision_evidence(run, rep.findings) == []
+    assert rep.verdict.outcome is Outcome.DIVERGED
+    assert not any("precision" in a.action.lower() for a in rep.next_actions), [
+        a.action for a in rep.next_actions
+    ]
+    # a console line that states the setting still counts
+    from mlaudit_core.rundata import ConsoleLine
+
+    run.console.append(
+        ConsoleLine(
+            source="train.log", lineno=9999, text="Using 16bit Automatic Mixed Precision (AMP)"
+        )
+    )
+    assert precision_evidence(run, rep.findings)
