@@ -525,13 +525,15 @@ SHAPES: tuple[Shape, ...] = (
     Shape(
         "cli_secret_flag",
         re.compile(
-            rf"(?P<k>(?<![\w-])--?{_KEY_BODY})(?P<sep>=|\s+)(?P<q>[\"']?)(?P<v>(?!-|\[REDACTED\])[^\s\"']+)"
+            rf"(?P<k>(?<![\w-])--?{_KEY_BODY})(?P<sep>=|\s+)"
+            r"(?:(?P<q>[\"'])(?P<qv>(?!\[REDACTED\])[^\"'\n]+)(?P=q)"
+            r"|(?P<v>(?!-|\[REDACTED\])[^\s\"']+))"
         ),
         "",
-        "GitHub non-provider: passwords on command lines",
+        "GitHub non-provider: passwords on command lines (bare or quoted, the quoted value whole)",
         lambda m: (
-            f"{m['k']}{m['sep']}{m['q']}{REDACTED}{m['q']}"
-            if is_secret_key(m["k"], m["v"])
+            f"{m['k']}{m['sep']}{m['q'] or ''}{REDACTED}{m['q'] or ''}"
+            if is_secret_key(m["k"], m["qv"] or m["v"])
             else m[0]
         ),
     ),

@@ -349,6 +349,9 @@ def test_shape_negative(name):
         ('password="hunter2"', "hunter2", 'password="[REDACTED]"'),
         ("password: 'hunter2'", "hunter2", "password: '[REDACTED]'"),
         ("--password=hunter2", "hunter2", "--password=[REDACTED]"),
+        ("--password 'hunter2' --seed 1", "hunter2", "--password '[REDACTED]' --seed 1"),
+        ('train.py --password "hunter 2" --lr 3', "hunter 2", '--password "[REDACTED]" --lr 3'),
+        ("--token='t0k en'", "t0k en", "--token='[REDACTED]'"),
         (GCP_JSON, PEM_BODY, '"client_email": "sa@p.iam.gserviceaccount.com"'),
         ("curl -H 'Authorization: Bearer abcdef0123456789abcdef'", "abcdef0123456789", "Bearer "),
         (
