@@ -33,8 +33,10 @@ from __future__ import annotations
 import ast
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -248,95 +250,147 @@ def _param_bindings(fn: ast.FunctionDef, param_id: str, env: dict, scope: _Scope
 
 
 def _ev(node: ast.AST, env: dict, scope: _Scope, depth: int):
-    """Evaluate ``node`` statically; raise :class:`_NoValue` when it cannot be."""
+    """Evaluate ``node`` statically; raise :class:`_NoValue` when it cannot be.
+
+    One evaluator per node type (:data:`_EVALUATORS`); any other node has no static value."""
     if depth > MAX_DEPTH:
         raise _NoValue("too deep")
-    d = depth + 1
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.Name):
-        if node.id in env:
-            return env[node.id]
-        if node.id in scope.fixtures:
-            return _fixture(node.id, scope, d)
-        raise _NoValue(node.id)
-    if isinstance(node, ast.JoinedStr):
-        parts = []
-        for v in node.values:
-            if isinstance(v, ast.Constant):
-                parts.append(str(v.value))
-            elif isinstance(v, ast.FormattedValue):
-                parts.append(str(_ev(v.value, env, scope, d)))
-        return "".join(parts)
-    if isinstance(node, (ast.List, ast.Tuple, ast.Dict)):
-        if isinstance(node, ast.Dict):
-            vals = [_ev(v, env, scope, d) for k, v in zip(node.keys, node.values) if k is not None]
-            out: object = {
-                _ev(k, env, scope, d): v
-                for k, v in zip([k for k in node.keys if k is not None], vals)
-            }
-        else:
-            vals = [_ev(e, env, scope, d) for e in node.elts]
-            out = vals
-        # a container of values read from a file comes from that file
-        src = next((scope.sources[id(v)] for v in vals if id(v) in scope.sources), None)
-        if src:
-            scope.sources[id(out)] = src
-        return out
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+    evaluate = _EVALUATORS.get(type(node))
+    if evaluate is None:
+        raise _NoValue(type(node).__name__)
+    return evaluate(node, env, scope, depth + 1)
+
+
+def _ev_constant(node: ast.Constant, env: dict, scope: _Scope, d: int):
+    """A literal is its value."""
+    return node.value
+
+
+def _ev_name(node: ast.Name, env: dict, scope: _Scope, d: int):
+    """A name bound in ``env``, else a fixture of the test's scope."""
+    if node.id in env:
+        return env[node.id]
+    if node.id in scope.fixtures:
+        return _fixture(node.id, scope, d)
+    raise _NoValue(node.id)
+
+
+def _ev_joined(node: ast.JoinedStr, env: dict, scope: _Scope, d: int):
+    """An f-string: its literal parts and the values of its fields, joined."""
+    parts = []
+    for v in node.values:
+        if isinstance(v, ast.Constant):
+            parts.append(str(v.value))
+        elif isinstance(v, ast.FormattedValue):
+            parts.append(str(_ev(v.value, env, scope, d)))
+    return "".join(parts)
+
+
+def _ev_container(node: ast.List | ast.Tuple | ast.Dict, env: dict, scope: _Scope, d: int):
+    """A list, tuple (as a list) or dict of values; a container of values read from a file comes
+    from that file."""
+    if isinstance(node, ast.Dict):
+        vals = [_ev(v, env, scope, d) for k, v in zip(node.keys, node.values) if k is not None]
+        out: object = {
+            _ev(k, env, scope, d): v for k, v in zip([k for k in node.keys if k is not None], vals)
+        }
+    else:
+        vals = [_ev(e, env, scope, d) for e in node.elts]
+        out = vals
+    src = next((scope.sources[id(v)] for v in vals if id(v) in scope.sources), None)
+    if src:
+        scope.sources[id(out)] = src
+    return out
+
+
+def _ev_unary(node: ast.UnaryOp, env: dict, scope: _Scope, d: int):
+    """A negated value; no other unary operator has a static value here."""
+    if isinstance(node.op, ast.USub):
         return -_ev(node.operand, env, scope, d)
-    if isinstance(node, ast.BinOp):
-        a, b = _ev(node.left, env, scope, d), _ev(node.right, env, scope, d)
-        if isinstance(node.op, ast.Div) and (isinstance(a, str) or isinstance(b, str)):
-            return f"{a}/{b}"
-        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-            ops = {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}
-            if type(node.op) in ops:
-                return ops[type(node.op)]
-            if isinstance(node.op, ast.Div) and b:
-                return a / b
-        if isinstance(node.op, ast.Add) and isinstance(a, str) and isinstance(b, str):
-            return a + b
-        raise _NoValue("binop")
-    if isinstance(node, ast.Subscript):
-        base = _ev(node.value, env, scope, d)
-        sl = node.slice
-        if isinstance(sl, ast.Slice):
-            lo = _ev(sl.lower, env, scope, d) if sl.lower else None
-            hi = _ev(sl.upper, env, scope, d) if sl.upper else None
-            if isinstance(base, list):
-                return base[lo:hi]
-            raise _NoValue("slice")
-        if isinstance(sl, ast.Tuple):
-            arr = np.asarray(base, dtype=float)
-            idx = []
-            for e in sl.elts:
-                if isinstance(e, ast.Slice):
-                    lo = _ev(e.lower, env, scope, d) if e.lower else None
-                    hi = _ev(e.upper, env, scope, d) if e.upper else None
-                    idx.append(slice(lo, hi))
-                else:
-                    idx.append(_ev(e, env, scope, d))
-            return arr[tuple(idx)].tolist()
-        key = _ev(sl, env, scope, d)
-        try:
-            out = base[key]
-        except (KeyError, IndexError, TypeError) as exc:
-            raise _NoValue("subscript") from exc
-        if id(base) in scope.sources:
-            scope.sources[id(out)] = scope.sources[id(base)]
-        return out
-    if isinstance(node, ast.Attribute):
-        if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
-            if node.attr in env.get("__class__", {}):
-                return env["__class__"][node.attr]
-        name = _dotted(node)
-        if name.endswith(("bfloat16", "float16", "float32", "float64", "half")):
-            return name
-        raise _NoValue(name)
-    if isinstance(node, ast.Call):
-        return _call(node, env, scope, d)
     raise _NoValue(type(node).__name__)
+
+
+def _ev_binop(node: ast.BinOp, env: dict, scope: _Scope, d: int):
+    """Arithmetic on two numbers (+, -, *, / by a non-zero), string concatenation, and ``a / b``
+    with a string side as a path."""
+    a, b = _ev(node.left, env, scope, d), _ev(node.right, env, scope, d)
+    if isinstance(node.op, ast.Div) and (isinstance(a, str) or isinstance(b, str)):
+        return f"{a}/{b}"
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        ops = {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}
+        if type(node.op) in ops:
+            return ops[type(node.op)]
+        if isinstance(node.op, ast.Div) and b:
+            return a / b
+    if isinstance(node.op, ast.Add) and isinstance(a, str) and isinstance(b, str):
+        return a + b
+    raise _NoValue("binop")
+
+
+def _ev_bound(e: ast.Slice, env: dict, scope: _Scope, d: int) -> slice:
+    """A slice's bounds evaluated (an absent bound is None)."""
+    lo = _ev(e.lower, env, scope, d) if e.lower else None
+    hi = _ev(e.upper, env, scope, d) if e.upper else None
+    return slice(lo, hi)
+
+
+def _ev_subscript(node: ast.Subscript, env: dict, scope: _Scope, d: int):
+    """``x[a:b]`` of a list, ``x[i, j:k]`` of an array, ``x[key]``; an item of a value read from a
+    file comes from that file."""
+    base = _ev(node.value, env, scope, d)
+    sl = node.slice
+    if isinstance(sl, ast.Slice):
+        bounds = _ev_bound(sl, env, scope, d)
+        if isinstance(base, list):
+            return base[bounds]
+        raise _NoValue("slice")
+    if isinstance(sl, ast.Tuple):
+        arr = np.asarray(base, dtype=float)
+        idx = [
+            _ev_bound(e, env, scope, d) if isinstance(e, ast.Slice) else _ev(e, env, scope, d)
+            for e in sl.elts
+        ]
+        return arr[tuple(idx)].tolist()
+    key = _ev(sl, env, scope, d)
+    try:
+        out = base[key]
+    except (KeyError, IndexError, TypeError) as exc:
+        raise _NoValue("subscript") from exc
+    if id(base) in scope.sources:
+        scope.sources[id(out)] = scope.sources[id(base)]
+    return out
+
+
+def _ev_attribute(node: ast.Attribute, env: dict, scope: _Scope, d: int):
+    """``self.X`` / ``cls.X`` of the test class, or a dtype name (``torch.float16``) as its name."""
+    if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+        if node.attr in env.get("__class__", {}):
+            return env["__class__"][node.attr]
+    name = _dotted(node)
+    if name.endswith(("bfloat16", "float16", "float32", "float64", "half")):
+        return name
+    raise _NoValue(name)
+
+
+def _ev_call(node: ast.Call, env: dict, scope: _Scope, d: int):
+    """A call: see :func:`_call`."""
+    return _call(node, env, scope, d)
+
+
+#: The static evaluator of each node type (:func:`_ev`).
+_EVALUATORS: dict[type, Callable[..., Any]] = {
+    ast.Constant: _ev_constant,
+    ast.Name: _ev_name,
+    ast.JoinedStr: _ev_joined,
+    ast.List: _ev_container,
+    ast.Tuple: _ev_container,
+    ast.Dict: _ev_container,
+    ast.UnaryOp: _ev_unary,
+    ast.BinOp: _ev_binop,
+    ast.Subscript: _ev_subscript,
+    ast.Attribute: _ev_attribute,
+    ast.Call: _ev_call,
+}
 
 
 _JSON_LOAD = {"json.load", "json.loads"}
@@ -377,55 +431,102 @@ class _OpenFile:
     path: str
 
 
+#: Calls that read a file: the callee names, the format, whether the first argument is an open
+#: file (``json.load(open(P))``) rather than the path itself (``np.load(P)``).
+_READERS = (
+    (_JSON_LOAD, "json", True),
+    (_YAML_LOAD, "yaml", True),
+    (_NP_LOAD, "npy", False),
+    (_CSV_LOAD, "csv", False),
+)
+_PATH_CALLS = ("Path", "pathlib.Path", "os.path.join")
+#: Methods of a string and of a dict evaluated as Python does; tensor/array methods that leave
+#: the values as they are.
+_STR_METHODS = ("replace", "format", "strip", "lower", "upper")
+_DICT_METHODS = ("values", "keys", "items", "get")
+_IDENTITY_METHODS = ("cpu", "detach", "float", "numpy", "tolist", "to", "squeeze", "flatten")
+#: What :func:`_call_method` returns for a method it does not evaluate.
+_UNKNOWN_METHOD = object()
+
+
 def _call(node: ast.Call, env: dict, scope: _Scope, d: int):
+    """A call evaluated statically: a file read (:data:`_READERS`), ``zip`` / ``enumerate``, a
+    path built with ``Path`` / ``os.path.join``, a value wrapper (:data:`_WRAP`), or a method
+    (:func:`_call_method`); anything else has no static value."""
     fn = _dotted(node.func)
-    if fn in _JSON_LOAD and node.args:
-        return scope.read(_open_target(node.args[0], env, scope, d), "json")
-    if fn in _YAML_LOAD and node.args:
-        return scope.read(_open_target(node.args[0], env, scope, d), "yaml")
-    if fn in _NP_LOAD and node.args:
-        return scope.read(str(_ev(node.args[0], env, scope, d)), "npy")
-    if fn in _CSV_LOAD and node.args:
-        return scope.read(str(_ev(node.args[0], env, scope, d)), "csv")
+    if node.args:
+        for names, kind, opened in _READERS:
+            if fn in names:
+                return _call_read(node.args[0], kind, opened, env, scope, d)
     if fn == "zip" and node.args:
-        seqs = [_ev(a, env, scope, d) for a in node.args]
-        if all(isinstance(x, (list, tuple)) for x in seqs):
-            return [list(t) for t in zip(*seqs)][:MAX_ELEMENTS]
-        raise _NoValue("zip")
+        return _call_zip(node, env, scope, d)
     if fn == "enumerate" and node.args:
-        seq = _ev(node.args[0], env, scope, d)
-        if isinstance(seq, (list, tuple)):
-            return [[i, x] for i, x in enumerate(seq)]
-        raise _NoValue("enumerate")
-    if fn in ("Path", "pathlib.Path", "os.path.join"):
+        return _call_enumerate(node, env, scope, d)
+    if fn in _PATH_CALLS:
         return "/".join(str(_ev(a, env, scope, d)) for a in node.args) or "."
     if fn in _WRAP and node.args:
-        v = _ev(node.args[0], env, scope, d)
-        src = scope.sources.get(id(v))
-        out = v.tolist() if hasattr(v, "tolist") else (list(v) if isinstance(v, tuple) else v)
-        if fn == "float":
-            out = float(v)
-        if src:
-            scope.sources[id(out)] = src
-        return out
+        return _call_wrap(fn, node, env, scope, d)
     if isinstance(node.func, ast.Attribute):
-        attr = node.func.attr
-        if isinstance(node.func.value, ast.Name) and node.func.value.id in ("self", "cls"):
-            if attr in scope.methods:
-                return _method(scope.methods[attr], node, env, scope, d)
-            raise _NoValue(attr)
-        base = _ev(node.func.value, env, scope, d)
-        args = [_ev(a, env, scope, d) for a in node.args]
-        if isinstance(base, str) and attr in ("replace", "format", "strip", "lower", "upper"):
-            return getattr(base, attr)(*args)
-        if isinstance(base, dict) and attr in ("values", "keys", "items", "get"):
-            out = list(getattr(base, attr)(*args)) if attr != "get" else base.get(*args)
-            if id(base) in scope.sources:
-                scope.sources[id(out)] = scope.sources[id(base)]
+        out = _call_method(node, node.func, env, scope, d)
+        if out is not _UNKNOWN_METHOD:
             return out
-        if attr in ("cpu", "detach", "float", "numpy", "tolist", "to", "squeeze", "flatten"):
-            return base
     raise _NoValue(fn or "call")
+
+
+def _call_read(arg: ast.AST, kind: str, opened: bool, env: dict, scope: _Scope, d: int):
+    """The content of the file a reader call names (through ``open`` when ``opened``)."""
+    path = _open_target(arg, env, scope, d) if opened else str(_ev(arg, env, scope, d))
+    return scope.read(path, kind)
+
+
+def _call_zip(node: ast.Call, env: dict, scope: _Scope, d: int):
+    """``zip`` of sequences, as lists, at most :data:`MAX_ELEMENTS`."""
+    seqs = [_ev(a, env, scope, d) for a in node.args]
+    if all(isinstance(x, (list, tuple)) for x in seqs):
+        return [list(t) for t in zip(*seqs)][:MAX_ELEMENTS]
+    raise _NoValue("zip")
+
+
+def _call_enumerate(node: ast.Call, env: dict, scope: _Scope, d: int):
+    """``enumerate`` of a sequence, as [index, item] lists."""
+    seq = _ev(node.args[0], env, scope, d)
+    if isinstance(seq, (list, tuple)):
+        return [[i, x] for i, x in enumerate(seq)]
+    raise _NoValue("enumerate")
+
+
+def _call_wrap(fn: str, node: ast.Call, env: dict, scope: _Scope, d: int):
+    """A wrapper's argument as plain values (``float`` converts); it keeps the file it came from."""
+    v = _ev(node.args[0], env, scope, d)
+    src = scope.sources.get(id(v))
+    out = v.tolist() if hasattr(v, "tolist") else (list(v) if isinstance(v, tuple) else v)
+    if fn == "float":
+        out = float(v)
+    if src:
+        scope.sources[id(out)] = src
+    return out
+
+
+def _call_method(node: ast.Call, func: ast.Attribute, env: dict, scope: _Scope, d: int):
+    """A method call: the test class's own method, a string or dict method, a tensor method that
+    keeps the values; :data:`_UNKNOWN_METHOD` for any other."""
+    attr = func.attr
+    if isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
+        if attr in scope.methods:
+            return _method(scope.methods[attr], node, env, scope, d)
+        raise _NoValue(attr)
+    base = _ev(func.value, env, scope, d)
+    args = [_ev(a, env, scope, d) for a in node.args]
+    if isinstance(base, str) and attr in _STR_METHODS:
+        return getattr(base, attr)(*args)
+    if isinstance(base, dict) and attr in _DICT_METHODS:
+        out = list(getattr(base, attr)(*args)) if attr != "get" else base.get(*args)
+        if id(base) in scope.sources:
+            scope.sources[id(out)] = scope.sources[id(base)]
+        return out
+    if attr in _IDENTITY_METHODS:
+        return base
+    return _UNKNOWN_METHOD
 
 
 def _run_body(body: list[ast.stmt], env: dict, scope: _Scope, d: int):
@@ -545,91 +646,93 @@ def _kw(call: ast.Call, names: tuple[str, ...], env, scope, default):
 
 
 def _comparisons(stmt: ast.stmt, env: dict, scope: _Scope) -> list[_Cmp]:
+    """Every comparison in ``stmt``: a tolerance-comparison call (:func:`_call_comparison`),
+    ``x == approx(y)`` or ``abs(a - b) < tol`` (:func:`_compare_comparison`)."""
     out: list[_Cmp] = []
     for n in ast.walk(stmt):
         if isinstance(n, ast.Call):
-            fn = _dotted(n.func)
-            last = fn.rsplit(".", 1)[-1]
-            if last == "assert_close" and len(n.args) >= 2:
-                out.append(
-                    _Cmp(
-                        "assert_close",
-                        n.args[0],
-                        n.args[1],
-                        _kw(n, ("rtol",), env, scope, 1.3e-6),
-                        _kw(n, ("atol",), env, scope, 1e-5),
-                        n.lineno,
-                    )
-                )
-            elif last == "assert_allclose" and len(n.args) >= 2:
-                out.append(
-                    _Cmp(
-                        "assert_allclose",
-                        n.args[0],
-                        n.args[1],
-                        _kw(n, ("rtol",), env, scope, 1e-7),
-                        _kw(n, ("atol",), env, scope, 0.0),
-                        n.lineno,
-                        next((k.value for k in n.keywords if k.arg == "err_msg"), None),
-                    )
-                )
-            elif (
-                last in ("allclose", "isclose")
-                and fn.startswith(("np.", "numpy.", "torch."))
-                and len(n.args) >= 2
-            ):
-                out.append(
-                    _Cmp(
-                        "allclose",
-                        n.args[0],
-                        n.args[1],
-                        _kw(n, ("rtol",), env, scope, 1e-5),
-                        _kw(n, ("atol",), env, scope, 1e-8),
-                        n.lineno,
-                    )
-                )
-            elif last in ("assertAlmostEqual", "assertAlmostEquals") and len(n.args) >= 2:
-                places = _kw(n, ("places",), env, scope, 7.0)
-                delta = _kw(n, ("delta",), env, scope, float("nan"))
-                tol = delta if not math.isnan(delta) else 0.5 * 10 ** (-places)
-                out.append(_Cmp("assertAlmostEqual", n.args[0], n.args[1], 0.0, tol, n.lineno))
+            cmp = _call_comparison(n, env, scope)
         elif isinstance(n, ast.Compare) and len(n.ops) == 1:
-            left, right = n.left, n.comparators[0]
-            if isinstance(n.ops[0], ast.Eq):
-                for a, b in ((left, right), (right, left)):
-                    if isinstance(b, ast.Call) and _dotted(b.func).endswith("approx") and b.args:
-                        rel = _kw(b, ("rel",), env, scope, float("nan"))
-                        ab = _kw(b, ("abs",), env, scope, float("nan"))
-                        if math.isnan(rel):
-                            rel = 0.0 if not math.isnan(ab) else 1e-6
-                        out.append(
-                            _Cmp(
-                                "approx",
-                                a,
-                                b.args[0],
-                                rel,
-                                1e-12 if math.isnan(ab) else ab,
-                                n.lineno,
-                            )
-                        )
-                        break
-            elif isinstance(n.ops[0], (ast.Lt, ast.LtE)):
-                # abs(a - b) < tol
-                if (
-                    isinstance(left, ast.Call)
-                    and _dotted(left.func) in ("abs", "np.abs", "math.fabs")
-                    and left.args
-                    and isinstance(left.args[0], ast.BinOp)
-                    and isinstance(left.args[0].op, ast.Sub)
-                ):
-                    try:
-                        tol = float(_ev(right, env, scope, 0))
-                    except (_NoValue, TypeError, ValueError):
-                        continue
-                    out.append(
-                        _Cmp("abs_diff", left.args[0].left, left.args[0].right, 0.0, tol, n.lineno)
-                    )
+            cmp = _compare_comparison(n, env, scope)
+        else:
+            continue
+        if cmp is not None:
+            out.append(cmp)
     return out
+
+
+#: Tolerance-comparison calls by the last part of their name: (kind, default rtol, default atol),
+#: the libraries' own defaults (torch.testing.assert_close for float32, numpy.testing.assert_allclose,
+#: numpy/torch allclose and isclose).
+_CLOSE_CALLS = {
+    "assert_close": ("assert_close", 1.3e-6, 1e-5),
+    "assert_allclose": ("assert_allclose", 1e-7, 0.0),
+    "allclose": ("allclose", 1e-5, 1e-8),
+    "isclose": ("allclose", 1e-5, 1e-8),
+}
+
+
+def _call_comparison(n: ast.Call, env: dict, scope: _Scope) -> _Cmp | None:
+    """``assert_close`` / ``assert_allclose`` / numpy's or torch's ``allclose`` / ``isclose``
+    with their tolerances (the library default when not given), or unittest's
+    ``assertAlmostEqual`` (``places`` 7 or ``delta``); None for any other call."""
+    if len(n.args) < 2:
+        return None
+    fn = _dotted(n.func)
+    last = fn.rsplit(".", 1)[-1]
+    if last in ("assertAlmostEqual", "assertAlmostEquals"):
+        places = _kw(n, ("places",), env, scope, 7.0)
+        delta = _kw(n, ("delta",), env, scope, float("nan"))
+        tol = delta if not math.isnan(delta) else 0.5 * 10 ** (-places)
+        return _Cmp("assertAlmostEqual", n.args[0], n.args[1], 0.0, tol, n.lineno)
+    spec = _CLOSE_CALLS.get(last)
+    if spec is None or (spec[0] == "allclose" and not fn.startswith(("np.", "numpy.", "torch."))):
+        return None
+    kind, rtol, atol = spec
+    label = (
+        next((k.value for k in n.keywords if k.arg == "err_msg"), None)
+        if kind == "assert_allclose"
+        else None
+    )
+    return _Cmp(
+        kind,
+        n.args[0],
+        n.args[1],
+        _kw(n, ("rtol",), env, scope, rtol),
+        _kw(n, ("atol",), env, scope, atol),
+        n.lineno,
+        label,
+    )
+
+
+def _compare_comparison(n: ast.Compare, env: dict, scope: _Scope) -> _Cmp | None:
+    """``a == approx(b, rel=, abs=)`` (either side; pytest's defaults rel 1e-6, abs 1e-12) or
+    ``abs(a - b) < tol`` with a static ``tol``; None for any other comparison."""
+    left, right = n.left, n.comparators[0]
+    if isinstance(n.ops[0], ast.Eq):
+        for a, b in ((left, right), (right, left)):
+            if isinstance(b, ast.Call) and _dotted(b.func).endswith("approx") and b.args:
+                rel = _kw(b, ("rel",), env, scope, float("nan"))
+                ab = _kw(b, ("abs",), env, scope, float("nan"))
+                if math.isnan(rel):
+                    rel = 0.0 if not math.isnan(ab) else 1e-6
+                return _Cmp("approx", a, b.args[0], rel, 1e-12 if math.isnan(ab) else ab, n.lineno)
+        return None
+    if not isinstance(n.ops[0], (ast.Lt, ast.LtE)):
+        return None
+    if not (
+        isinstance(left, ast.Call)
+        and _dotted(left.func) in ("abs", "np.abs", "math.fabs")
+        and left.args
+        and isinstance(left.args[0], ast.BinOp)
+        and isinstance(left.args[0].op, ast.Sub)
+    ):
+        return None
+    try:
+        tol = float(_ev(right, env, scope, 0))
+    except (_NoValue, TypeError, ValueError):
+        return None
+    return _Cmp("abs_diff", left.args[0].left, left.args[0].right, 0.0, tol, n.lineno)
 
 
 def _flat(v) -> tuple[np.ndarray, tuple[int, ...]]:
@@ -730,7 +833,40 @@ def follow_test(
         )
         return fol
     scope = _Scope(repo, given, fol.notes, fol.missing)
-    # conftest fixtures, from the repository root down to the test's directory, then the module's
+    _conftest_fixtures(root, rel, scope)
+    env = _module_env(tree, scope)
+    cls_path = [x for x in test.partition("::")[2].split("::")[:-1]]
+    cenv: dict = {}
+    body = _class_body(tree, cls_path, env, cenv, scope)
+    if body is None:
+        return None
+    for st in tree.body:
+        if isinstance(st, ast.FunctionDef) and _is_fixture(st):
+            scope.fixtures[st.name] = (st, env)
+    fn = next((s for s in body if isinstance(s, ast.FunctionDef) and s.name == func), None)
+    if fn is None and not cls_path:
+        owner = _only_owner(tree, func)
+        if owner is not None:
+            return follow_test(repo, f"{mod_rel}::{owner}::{func}", given)
+    if fn is None:
+        return None
+    fol.func_line = fn.lineno
+    env = dict(env)
+    env["__class__"] = cenv
+    pid = test.partition("[")[2][:-1] if "[" in test else ""
+    env.update(_param_bindings(fn, pid, env, scope))
+    fol.bf16 = (
+        any("bfloat16" in str(v) or "bf16" in str(v) for v in env.values() if isinstance(v, str))
+        or "bf16" in test
+    )
+    _bind_fixture_args(fn, env, scope, fol)
+    _follow_body(fn.body, env, scope, fol, 0)
+    return fol
+
+
+def _conftest_fixtures(root: Path, rel: str, scope: _Scope) -> None:
+    """Register the fixtures of the conftest.py files from the repository root down to the test's
+    directory, in that order (a nearer conftest overrides)."""
     parts = Path(rel).parent.parts
     for i in range(len(parts) + 1):
         cp = root.joinpath(*parts[:i], "conftest.py")
@@ -740,11 +876,15 @@ def follow_test(
             for st in ct.body:
                 if isinstance(st, ast.FunctionDef) and _is_fixture(st):
                     scope.fixtures[st.name] = (st, conf_env)
-    env = _module_env(tree, scope)
-    cls_path = [x for x in test.partition("::")[2].split("::")[:-1]]
-    fn: ast.FunctionDef | None = None
-    cenv: dict = {}
-    body = tree.body
+
+
+def _class_body(
+    tree: ast.Module, cls_path: list[str], env: dict, cenv: dict, scope: _Scope
+) -> list[ast.stmt] | None:
+    """The body the test function is defined in: the module's, or its (nested) class's, whose
+    class attributes go into ``cenv`` and whose methods and fixtures into ``scope``; None when a
+    class of the node id is not in the module."""
+    body: list[ast.stmt] = tree.body
     for cname in cls_path:
         cls = next((s for s in body if isinstance(s, ast.ClassDef) and s.name == cname), None)
         if cls is None:
@@ -757,31 +897,24 @@ def follow_test(
                 scope.methods[st.name] = st
                 if _is_fixture(st):
                     scope.fixtures[st.name] = (st, env)
-    for st in tree.body:
-        if isinstance(st, ast.FunctionDef) and _is_fixture(st):
-            scope.fixtures[st.name] = (st, env)
-    fn = next((s for s in body if isinstance(s, ast.FunctionDef) and s.name == func), None)
-    if fn is None and not cls_path:
-        # a traceback names the function, not its class: the one class that defines it
-        owners = [
-            c
-            for c in tree.body
-            if isinstance(c, ast.ClassDef)
-            and any(isinstance(m, ast.FunctionDef) and m.name == func for m in c.body)
-        ]
-        if len(owners) == 1:
-            return follow_test(repo, f"{mod_rel}::{owners[0].name}::{func}", given)
-    if fn is None:
-        return None
-    fol.func_line = fn.lineno
-    env = dict(env)
-    env["__class__"] = cenv
-    pid = test.partition("[")[2][:-1] if "[" in test else ""
-    env.update(_param_bindings(fn, pid, env, scope))
-    fol.bf16 = (
-        any("bfloat16" in str(v) or "bf16" in str(v) for v in env.values() if isinstance(v, str))
-        or "bf16" in test
-    )
+    return body
+
+
+def _only_owner(tree: ast.Module, func: str) -> str | None:
+    """The one class of the module that defines ``func`` (a traceback names the function, not
+    its class); None when none or several do."""
+    owners = [
+        c
+        for c in tree.body
+        if isinstance(c, ast.ClassDef)
+        and any(isinstance(m, ast.FunctionDef) and m.name == func for m in c.body)
+    ]
+    return owners[0].name if len(owners) == 1 else None
+
+
+def _bind_fixture_args(fn: ast.FunctionDef, env: dict, scope: _Scope, fol: Followed) -> None:
+    """Bind the test's fixture arguments not already bound (a parameter) to their static values;
+    a fixture that cannot be followed is noted."""
     for a in fn.args.args:
         if a.arg in scope.fixtures and a.arg not in env:
             try:
@@ -790,8 +923,6 @@ def follow_test(
                 fol.notes.append(
                     f"fixture {a.arg!r} could not be followed (not a static value, or a loop)"
                 )
-    _follow_body(fn.body, env, scope, fol, 0)
-    return fol
 
 
 def _scalar_loop(it) -> bool:
@@ -829,42 +960,12 @@ def _merge_scalar_checks(checks: list[Check]) -> list[Check]:
 
 
 def _follow_body(body: list[ast.stmt], env: dict, scope: _Scope, fol: Followed, d: int) -> None:
+    """Follow a test body statement by statement: loops are unrolled (:func:`_follow_loop`),
+    ``with`` blocks and assignments executed statically, and every comparison of any other
+    statement recomputed (:func:`_check_of`) into ``fol.checks``."""
     for st in body:
         if isinstance(st, ast.For) and isinstance(st.target, (ast.Name, ast.Tuple)):
-            try:
-                it = _ev(st.iter, env, scope, d)
-            except _NoValue:
-                continue
-            if isinstance(it, dict):
-                it = list(it.items())
-            before = len(fol.checks)
-            # the loop variables of zip(A, B) come from A's and B's files
-            srcs = dict(env.get("__srcs__", {}))
-            if (
-                isinstance(st.iter, ast.Call)
-                and _dotted(st.iter.func) == "zip"
-                and isinstance(st.target, ast.Tuple)
-            ):
-                for tgt, arg in zip(st.target.elts, st.iter.args):
-                    if isinstance(tgt, ast.Name):
-                        try:
-                            v = _ev(arg, env, scope, d)
-                        except _NoValue:
-                            continue
-                        srcs[tgt.id] = scope.sources.get(
-                            id(v), f"{fol.path}:{st.lineno} ({ast.unparse(arg)})"
-                        )
-            for x in list(it)[: MAX_SCALAR_LOOP if _scalar_loop(it) else MAX_LOOP]:
-                local = dict(env)
-                local["__srcs__"] = srcs
-                if isinstance(st.target, ast.Name):
-                    local[st.target.id] = x
-                elif isinstance(x, (list, tuple)) and len(x) == len(st.target.elts):
-                    for e, v in zip(st.target.elts, x):
-                        if isinstance(e, ast.Name):
-                            local[e.id] = v
-                _follow_body(st.body, local, scope, fol, d)
-            fol.checks[before:] = _merge_scalar_checks(fol.checks[before:])
+            _follow_loop(st, env, scope, fol, d)
             continue
         if isinstance(st, ast.With):
             _run_body([st], env, scope, d)
@@ -874,40 +975,89 @@ def _follow_body(body: list[ast.stmt], env: dict, scope: _Scope, fol: Followed, 
             _run_body([st], env, scope, d)
             continue
         for cmp in _comparisons(st, env, scope):
+            c = _check_of(cmp, env, scope, fol, d)
+            if c is not None:
+                fol.checks.append(c)
+
+
+def _follow_loop(st: ast.For, env: dict, scope: _Scope, fol: Followed, d: int) -> None:
+    """Unroll a ``for`` loop over a static value (at most :data:`MAX_SCALAR_LOOP` passes over
+    numbers, :data:`MAX_LOOP` otherwise); the checks a loop made element by element are merged."""
+    try:
+        it = _ev(st.iter, env, scope, d)
+    except _NoValue:
+        return
+    if isinstance(it, dict):
+        it = list(it.items())
+    before = len(fol.checks)
+    srcs = _zip_sources(st, env, scope, fol, d)
+    assert isinstance(st.target, (ast.Name, ast.Tuple))
+    for x in list(it)[: MAX_SCALAR_LOOP if _scalar_loop(it) else MAX_LOOP]:
+        local = dict(env)
+        local["__srcs__"] = srcs
+        if isinstance(st.target, ast.Name):
+            local[st.target.id] = x
+        elif isinstance(x, (list, tuple)) and len(x) == len(st.target.elts):
+            for e, v in zip(st.target.elts, x):
+                if isinstance(e, ast.Name):
+                    local[e.id] = v
+        _follow_body(st.body, local, scope, fol, d)
+    fol.checks[before:] = _merge_scalar_checks(fol.checks[before:])
+
+
+def _zip_sources(st: ast.For, env: dict, scope: _Scope, fol: Followed, d: int) -> dict:
+    """Where the loop variables come from: those of ``for a, b in zip(A, B)`` from A's and B's
+    files (else the test line), added to the enclosing loops' sources."""
+    srcs = dict(env.get("__srcs__", {}))
+    if not (
+        isinstance(st.iter, ast.Call)
+        and _dotted(st.iter.func) == "zip"
+        and isinstance(st.target, ast.Tuple)
+    ):
+        return srcs
+    for tgt, arg in zip(st.target.elts, st.iter.args):
+        if isinstance(tgt, ast.Name):
             try:
-                a = _ev(cmp.actual, env, scope, d)
-                g = _ev(cmp.golden, env, scope, d)
-            except (_NoValue, RecursionError):
+                v = _ev(arg, env, scope, d)
+            except _NoValue:
                 continue
+            srcs[tgt.id] = scope.sources.get(id(v), f"{fol.path}:{st.lineno} ({ast.unparse(arg)})")
+    return srcs
+
+
+def _check_of(cmp: _Cmp, env: dict, scope: _Scope, fol: Followed, d: int) -> Check | None:
+    """One comparison recomputed, with the sources of its golden and actual sides and its label;
+    None when a side or the recomputation has no static value."""
+    try:
+        a = _ev(cmp.actual, env, scope, d)
+        g = _ev(cmp.golden, env, scope, d)
+    except (_NoValue, RecursionError):
+        return None
+    label = ""
+    if cmp.label is not None:
+        try:
+            label = str(_ev(cmp.label, env, scope, d))
+        except _NoValue:
             label = ""
-            if cmp.label is not None:
-                try:
-                    label = str(_ev(cmp.label, env, scope, d))
-                except _NoValue:
-                    label = ""
-            # which side is golden: the one named or read from a golden-named file
-            an, gn = ast.unparse(cmp.actual), ast.unparse(cmp.golden)
-            if _GOLDEN_NAME.search(an) and not _GOLDEN_NAME.search(gn):
-                a, g, an, gn = g, a, gn, an
-            try:
-                c = recompute(cmp.kind, a, g, cmp.rtol, cmp.atol, cmp.line, label)
-            except (_NoValue, ValueError, TypeError):
-                continue
-            loop_srcs = env.get("__srcs__", {})
-            c.golden_src = (
-                scope.sources.get(id(g)) or loop_srcs.get(gn) or f"{fol.path}:{cmp.line} ({gn})"
-            )
-            c.actual_src = (
-                scope.sources.get(id(a)) or loop_srcs.get(an) or f"{fol.path}:{cmp.line} ({an})"
-            )
-            if not c.label:
-                names = [
-                    str(v)
-                    for k, v in env.items()
-                    if k in ("metric", "metric_name", "key", "name") and isinstance(v, str)
-                ]
-                c.label = names[0] if names else ""
-            fol.checks.append(c)
+    # which side is golden: the one named or read from a golden-named file
+    an, gn = ast.unparse(cmp.actual), ast.unparse(cmp.golden)
+    if _GOLDEN_NAME.search(an) and not _GOLDEN_NAME.search(gn):
+        a, g, an, gn = g, a, gn, an
+    try:
+        c = recompute(cmp.kind, a, g, cmp.rtol, cmp.atol, cmp.line, label)
+    except (_NoValue, ValueError, TypeError):
+        return None
+    loop_srcs = env.get("__srcs__", {})
+    c.golden_src = scope.sources.get(id(g)) or loop_srcs.get(gn) or f"{fol.path}:{cmp.line} ({gn})"
+    c.actual_src = scope.sources.get(id(a)) or loop_srcs.get(an) or f"{fol.path}:{cmp.line} ({an})"
+    if not c.label:
+        names = [
+            str(v)
+            for k, v in env.items()
+            if k in ("metric", "metric_name", "key", "name") and isinstance(v, str)
+        ]
+        c.label = names[0] if names else ""
+    return c
 
 
 # decision -------------------------------------------------------------------------------
@@ -954,10 +1104,27 @@ def _describe(c: Check) -> str:
     )
 
 
+@dataclass
+class _Failed:
+    """What the decision rules read of a followed test whose checks failed."""
+
+    fol: Followed
+    failed: list[Check]
+    worst: Check
+    desc: str
+    env_change: str | None
+    seed_band: Check | None
+
+    @property
+    def where(self) -> str:
+        return f"{self.fol.path}:{self.fol.func_line}"
+
+
 def decide(
     fol: Followed, env_change: str | None, seed_band: Check | None = None
 ) -> Decision | None:
-    """Outcome and cause of a followed test from its recomputed checks (first rule that applies).
+    """Outcome and cause of a followed test from its recomputed checks (first rule of
+    :data:`_DECISION_RULES` that applies).
 
     1. a shape/length mismatch -> harness (succeeded / metric_policy);
     2. only time/throughput checks fail, other checks pass -> gate (slow / infra_runtime);
@@ -975,101 +1142,142 @@ def decide(
     failed = [c for c in fol.checks if c.failed]
     if not failed:
         return None
-    where = f"{fol.path}:{fol.func_line}"
-    shape = [c for c in failed if c.shape_mismatch]
-    if shape:
-        c = shape[0]
-        common_ok = c.n_out == 0
-        return Decision(
-            "succeeded",
-            "metric_policy",
-            0.8 if common_ok else 0.6,
-            "shape-mismatch",
-            f"Harness error, not a model regression: {fol.test} compares golden of shape "
-            f"{c.golden_shape} ({c.golden_src}) with actual of shape {c.actual_shape} "
-            f"({c.actual_src}) at {fol.path}:{c.line}; the {c.n} elements both have "
-            + ("agree within the tolerance." if common_ok else f"differ ({c.n_out} outside)."),
-            "Make the run and the golden file cover the same elements (regenerate the golden "
-            "values for the new length or restore the run's length); do not widen the tolerance",
-        )
-    timing = [c for c in failed if _TIME_WORDS.search(c.label or "")]
-    others = [c for c in fol.checks if not _TIME_WORDS.search(c.label or "")]
-    if timing and len(timing) == len(failed) and others:
-        return Decision(
-            "slow",
-            "infra_runtime",
-            0.8,
-            "throughput-only",
-            f"Only the time/throughput check failed ({len(others)} other checks, the loss among them, "
-            "are within tolerance). Failing: "
-            + "; ".join(_describe(c) for c in timing)
-            + f" ({where}). Not a model regression.",
-            "Look at the runner (node load, clocks, data loading) and rerun; the losses match",
-        )
     worst = max(failed, key=lambda c: c.max_excess)
-    desc = _describe(worst)
-    if seed_band is not None and seed_band.n_out == 0:
-        return Decision(
-            "succeeded",
-            "metric_policy",
-            0.75,
-            "inside-seed-band",
-            f"Seed-dependent gate: {desc}; yet every element lies inside the band of the golden "
-            f"seeds ({seed_band.golden_src}). The gate is tighter than the run-to-run spread.",
-            "Pin the seed the golden values were recorded with, or set the tolerance from the "
-            "seeds' spread",
-        )
-    mixed = not _one_sided(worst)
-    if fol.bf16 and mixed and not worst.growing and worst.max_rel <= 2 * BF16_ULP_REL:
-        return Decision(
-            "succeeded",
-            "metric_policy",
-            0.75,
-            "tighter-than-bf16",
-            f"Tolerance tighter than bf16: {desc}; the test runs in bfloat16, whose resolution "
-            f"is 2^-8..2^-7 of a value, and the largest deviation is {worst.max_rel / BF16_ULP_REL:.2g} "
-            "bf16 units, both signs, not growing.",
-            f"Set the tolerance to the bf16 resolution (rtol >= {2 * BF16_ULP_REL:.3g}) and keep "
-            "an fp32 run for tight checks",
-        )
-    if not mixed or worst.growing or worst.max_excess > DRIFT_EXCESS:
-        why = ", ".join(
-            w
-            for w, ok in (
-                ("one-signed", not mixed),
-                ("growing", worst.growing),
-                (f"{worst.max_excess:.3g}x the tolerance", worst.max_excess > DRIFT_EXCESS),
-            )
-            if ok
-        )
-        cause = (
-            "correctness_bug"
-            if worst.first_off
-            and not worst.growing
-            and worst.max_excess > DRIFT_EXCESS
-            and worst.max_rel > 0.1
-            else "model_convergence"
-        )
-        return Decision(
-            "regressed",
-            cause,
-            0.8,
-            "regression",
-            f"A real change ({why}), not numerical drift: {desc}.",
-            "Bisect the commits since the last green run; do not refresh the golden values",
-        )
-    conf = 0.8 if env_change else 0.6
+    facts = _Failed(fol, failed, worst, _describe(worst), env_change, seed_band)
+    return next(d for rule in _DECISION_RULES if (d := rule(facts)) is not None)
+
+
+def _shape_rule(x: _Failed) -> Decision | None:
+    """A check whose golden and actual shapes differ: the harness, not the model."""
+    shape = [c for c in x.failed if c.shape_mismatch]
+    if not shape:
+        return None
+    c = shape[0]
+    common_ok = c.n_out == 0
     return Decision(
         "succeeded",
         "metric_policy",
-        conf,
+        0.8 if common_ok else 0.6,
+        "shape-mismatch",
+        f"Harness error, not a model regression: {x.fol.test} compares golden of shape "
+        f"{c.golden_shape} ({c.golden_src}) with actual of shape {c.actual_shape} "
+        f"({c.actual_src}) at {x.fol.path}:{c.line}; the {c.n} elements both have "
+        + ("agree within the tolerance." if common_ok else f"differ ({c.n_out} outside)."),
+        "Make the run and the golden file cover the same elements (regenerate the golden "
+        "values for the new length or restore the run's length); do not widen the tolerance",
+    )
+
+
+def _timing_rule(x: _Failed) -> Decision | None:
+    """Only time/throughput checks failed while other checks passed: the runner, not the model."""
+    timing = [c for c in x.failed if _TIME_WORDS.search(c.label or "")]
+    others = [c for c in x.fol.checks if not _TIME_WORDS.search(c.label or "")]
+    if not (timing and len(timing) == len(x.failed) and others):
+        return None
+    return Decision(
+        "slow",
+        "infra_runtime",
+        0.8,
+        "throughput-only",
+        f"Only the time/throughput check failed ({len(others)} other checks, the loss among them, "
+        "are within tolerance). Failing: "
+        + "; ".join(_describe(c) for c in timing)
+        + f" ({x.where}). Not a model regression.",
+        "Look at the runner (node load, clocks, data loading) and rerun; the losses match",
+    )
+
+
+def _seed_band_rule(x: _Failed) -> Decision | None:
+    """Every element inside the golden seeds' band: a gate tighter than the seed spread."""
+    if x.seed_band is None or x.seed_band.n_out != 0:
+        return None
+    return Decision(
+        "succeeded",
+        "metric_policy",
+        0.75,
+        "inside-seed-band",
+        f"Seed-dependent gate: {x.desc}; yet every element lies inside the band of the golden "
+        f"seeds ({x.seed_band.golden_src}). The gate is tighter than the run-to-run spread.",
+        "Pin the seed the golden values were recorded with, or set the tolerance from the "
+        "seeds' spread",
+    )
+
+
+def _bf16_rule(x: _Failed) -> Decision | None:
+    """A bf16 test whose deviations are within 2 bf16 units, both signs, not growing."""
+    w = x.worst
+    if not (x.fol.bf16 and not _one_sided(w) and not w.growing and w.max_rel <= 2 * BF16_ULP_REL):
+        return None
+    return Decision(
+        "succeeded",
+        "metric_policy",
+        0.75,
+        "tighter-than-bf16",
+        f"Tolerance tighter than bf16: {x.desc}; the test runs in bfloat16, whose resolution "
+        f"is 2^-8..2^-7 of a value, and the largest deviation is {w.max_rel / BF16_ULP_REL:.2g} "
+        "bf16 units, both signs, not growing.",
+        f"Set the tolerance to the bf16 resolution (rtol >= {2 * BF16_ULP_REL:.3g}) and keep "
+        "an fp32 run for tight checks",
+    )
+
+
+def _regression_rule(x: _Failed) -> Decision | None:
+    """One-signed, growing or beyond :data:`DRIFT_EXCESS` x the tolerance: a real change; a
+    correctness bug when already far off at the first element and not growing."""
+    w = x.worst
+    mixed = not _one_sided(w)
+    if not (not mixed or w.growing or w.max_excess > DRIFT_EXCESS):
+        return None
+    why = ", ".join(
+        reason
+        for reason, ok in (
+            ("one-signed", not mixed),
+            ("growing", w.growing),
+            (f"{w.max_excess:.3g}x the tolerance", w.max_excess > DRIFT_EXCESS),
+        )
+        if ok
+    )
+    cause = (
+        "correctness_bug"
+        if w.first_off and not w.growing and w.max_excess > DRIFT_EXCESS and w.max_rel > 0.1
+        else "model_convergence"
+    )
+    return Decision(
+        "regressed",
+        cause,
+        0.8,
+        "regression",
+        f"A real change ({why}), not numerical drift: {x.desc}.",
+        "Bisect the commits since the last green run; do not refresh the golden values",
+    )
+
+
+def _drift_rule(x: _Failed) -> Decision:
+    """Small deviations of both signs, not growing: numerical drift (surer after an environment
+    change)."""
+    env_change = x.env_change
+    return Decision(
+        "succeeded",
+        "metric_policy",
+        0.8 if env_change else 0.6,
         "drift",
         f"Numerical drift{' after ' + env_change if env_change else ''}, not a model regression: "
-        f"{desc}: small deviations of both signs, at most {DRIFT_EXCESS:g}x the tolerance, not growing."
+        f"{x.desc}: small deviations of both signs, at most {DRIFT_EXCESS:g}x the tolerance, not growing."
         + ("" if env_change else " Confirm with a rerun on the old environment."),
         f"Refresh the golden values for the new environment or widen the tolerance to "
-        f"{2 * worst.max_excess:.2g}x its value; keep the gate",
+        f"{2 * x.worst.max_excess:.2g}x its value; keep the gate",
     )
+
+
+#: The decision rules of :func:`decide`, in precedence order; the last always applies.
+_DECISION_RULES: tuple[Callable[[_Failed], Decision | None], ...] = (
+    _shape_rule,
+    _timing_rule,
+    _seed_band_rule,
+    _bf16_rule,
+    _regression_rule,
+    _drift_rule,
+)
 
 
 def seed_band_check(repo: Path, fol: Followed) -> Check | None:
