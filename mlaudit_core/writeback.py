@@ -270,7 +270,7 @@ def merge(
     section: str,
     *,
     limit: int | None = None,
-    full_report: str = "`mlaudit/report.md`",
+    full_report: str = "`mlaudit/report.html`",
 ) -> MergedText:
     """Put ``section`` between the mlaudit markers in ``existing``, keeping the user's text.
 
@@ -306,12 +306,15 @@ def merge_section(existing: str | None, section: str, *, limit: int | None = Non
 @dataclass
 class SectionWrite:
     """What :func:`write_section` did: the last text written (or found already right),
-    the merge behind it, how many writes, and whether a re-read confirmed it."""
+    the merge behind it, how many writes, whether a re-read checked it (``rechecked``), and
+    ``verified``: False only when a re-read still found the text changing after the last
+    attempt."""
 
     merged: MergedText
     writes: int = 0
     verified: bool = False
     conflicts: int = 0
+    rechecked: bool = False
 
 
 def write_section(
@@ -320,24 +323,32 @@ def write_section(
     section: str,
     *,
     limit: int | None = None,
-    full_report: str = "`mlaudit/report.md`",
+    full_report: str = "`mlaudit/report.html`",
     attempts: int = 5,
     pause_s: float = 0.2,
+    recheck=None,
 ) -> SectionWrite:
-    """Read-modify-write a description with mlaudit's section, verified by a re-read.
+    """Read-modify-write a description with mlaudit's section, checked by a re-read.
 
     The window between reading the user's text and writing it back is one round trip (call
-    this after every slow step: rendering, uploads). After writing, the description is read
-    again: when it is not what was written (the user saved an edit meanwhile, e.g. from a
-    page loaded before the write), the merge is redone on the newer text and written again,
-    up to ``attempts`` times, ``pause_s`` (doubling) apart. No tracker here offers a
-    conditional write, so an edit saved inside the one round trip itself cannot be seen;
-    every later one is kept.
+    this after every slow step: rendering, uploads): a user's edit saved before the read is
+    merged, never lost. No tracker here offers a conditional write, so an edit saved inside
+    that one round trip itself cannot be seen. After writing, the description is read again
+    (when ``recheck`` says so): when it is not what was written (the user saved from a page
+    loaded before the write, which drops mlaudit's section but keeps the user's text), the
+    merge is redone on the newer text and written again, up to ``attempts`` times,
+    ``pause_s`` (doubling) apart. The re-read restores mlaudit's section; the user's text is
+    kept either way.
 
     Args:
         read: ``() -> str | None``, the current description from the tracker (uncached).
         write: ``(text) -> None``, replaces the description.
         section, limit, full_report: as :func:`merge`.
+        recheck: ``(description as first read) -> bool``: re-read after the first write?
+            None: always. The tracker write-backs re-read only when the description changed
+            since the run was loaded for the audit (someone is editing it now, so a save from
+            a page loaded before mlaudit's write is likely), which keeps a write-back of an
+            untouched run to one read and one write.
 
     Returns:
         A :class:`SectionWrite`; ``verified`` False when the description still changed after
@@ -357,6 +368,10 @@ def write_section(
             return out
         write(merged.text)
         out.writes += 1
+        if out.writes == 1 and recheck is not None and not recheck(current):
+            out.verified = True  # nothing said the text is changing: not read again
+            return out
+        out.rechecked = True
         current = read()
         if (current or "") == merged.text:
             out.verified = True
@@ -367,6 +382,74 @@ def write_section(
             current = read()
     assert out is not None  # the loop runs at least once
     return out
+
+
+#: Environment variable naming the report files a write-back uploads beside ``report.html``:
+#: a comma-separated list of ``json`` (``report.json``), ``md`` (``report.md``) and ``svg``
+#: (each plot as ``plots/<name>.svg``); empty (the default): ``report.html`` alone, which
+#: carries the plots inline and the JSON report embedded (one upload per run, issue 30).
+REPORT_FILES_ENV = "MLAUDIT_REPORT_FILES"
+EXTRA_REPORT_FILES = ("json", "md", "svg")
+
+
+def extra_report_files() -> frozenset[str]:
+    """The extra report files :data:`REPORT_FILES_ENV` asks for (a subset of
+    :data:`EXTRA_REPORT_FILES`).
+
+    Raises:
+        InputError: the variable names something else (one line naming it and the values
+            accepted).
+    """
+    import os
+
+    raw = os.environ.get(REPORT_FILES_ENV, "")
+    kinds = {k.strip().lower() for k in raw.split(",") if k.strip()}
+    unknown = sorted(kinds - set(EXTRA_REPORT_FILES))
+    if unknown:
+        from .errors import InputError
+
+        raise InputError(
+            f"{REPORT_FILES_ENV}={raw!r}: unknown report file kind {', '.join(unknown)} "
+            f"(accepted: {', '.join(EXTRA_REPORT_FILES)}, comma-separated)"
+        )
+    return frozenset(kinds)
+
+
+def report_files(report: AuditReport, run=None, *, notes: list[str] | None = None) -> dict:
+    """The report files a tracker write-back uploads under ``mlaudit/``: name -> content
+    (``str`` text or ``bytes``), in upload order.
+
+    ``report.html``: the page with its plots inline and the JSON report embedded
+    (:func:`mlaudit_core.render.html.render_html` with ``embed_json``), plus what
+    :data:`REPORT_FILES_ENV` asks for. When the HTML renderer is missing or fails,
+    ``report.json`` and ``report.md`` are written instead (so the verdict's report still
+    lands) and ``notes`` gets one line saying why.
+
+    Raises:
+        InputError: :data:`REPORT_FILES_ENV` is malformed.
+    """
+    from .render import render_json, render_markdown
+
+    extra = extra_report_files()
+    files: dict[str, str | bytes] = {}
+    page: dict[str, str | bytes] = {}
+    try:
+        from .render.html import render_report_files
+
+        page = render_report_files(report, run, plot_files="svg" in extra, embed_json=True)
+    except Exception as exc:  # a broken renderer must not block the verdict write-back
+        msg = f"HTML report not written ({type(exc).__name__}: {exc}); report.json and report.md instead"
+        if notes is not None:
+            notes.append(msg)
+        extra = extra | {"json", "md"}
+    if "report.html" in page:
+        files["report.html"] = page.pop("report.html")
+    if "json" in extra:
+        files["report.json"] = render_json(report)
+    if "md" in extra:
+        files["report.md"] = render_markdown(report)
+    files.update(page)  # plots/*.svg
+    return files
 
 
 def parse_claim(value: object) -> tuple[str, float] | None:

@@ -4,9 +4,10 @@ A run whose name is a script tag is logged to the server, audited with
 ``mlaudit mlflow RUN --tracking-uri URL`` (which writes the verdict back), and then:
 
 * the MLflow run page shows the ``mlaudit.*`` tags and the Description section;
-* ``mlaudit/report.html`` downloaded from the run's artifacts renders its plots
-  (every inline SVG plot drawn, its curves wider than 0 px; the separate ``plots/loss.svg``
-  renders on its own) and runs no script from run data
+* ``mlaudit/report.html`` (the only report file by default) downloaded from the run's
+  artifacts renders its plots (every inline SVG plot drawn, its curves wider than 0 px; the
+  separate ``plots/loss.svg``, written when ``MLAUDIT_REPORT_FILES=svg`` asks for it, renders
+  on its own) and runs no script from run data
   (``window.__pwned`` stays undefined and the run name is visible as text);
 * MLflow's own Artifacts viewer shows the same report inside its sandboxed iframe;
 * a real ``tensorboard`` shows the verdict and the report in its Text tab.
@@ -275,9 +276,7 @@ def test_report_html_artifact_renders_plots_and_runs_no_run_script(browser, audi
     url, _, rid = audited
     client = mlflow.MlflowClient(url)
     names = sorted(a.path for a in client.list_artifacts(rid, "mlaudit"))
-    assert "mlaudit/report.html" in names and "mlaudit/plots" in names
-    plots = sorted(a.path for a in client.list_artifacts(rid, "mlaudit/plots"))
-    assert "mlaudit/plots/loss.svg" in plots
+    assert names == ["mlaudit/report.html"]  # one self-contained file unless more are asked for
     local = Path(client.download_artifacts(rid, "mlaudit/report.html", dst_path=str(tmp_path)))
     html = local.read_text(encoding="utf-8")
     assert "<script" not in html.lower()
@@ -305,7 +304,14 @@ def test_report_html_artifact_renders_plots_and_runs_no_run_script(browser, audi
         browser, tmp_path, "report-html.png"
     )  # the top: banner, conclusions, loss curve
     keep_screenshot(browser, tmp_path, "report-html-full.png", full_page=True)
-    # the separate .svg file (what MLflow's artifact viewer shows) renders on its own too
+    # the separate .svg files, when asked for (MLAUDIT_REPORT_FILES=svg), render on their own
+    # too (what MLflow's artifact viewer shows)
+    res = CliRunner().invoke(
+        app, ["mlflow", rid, "--tracking-uri", url], env={"MLAUDIT_REPORT_FILES": "svg"}
+    )
+    assert res.exit_code == 0, res.output
+    plots = sorted(a.path for a in client.list_artifacts(rid, "mlaudit/plots"))
+    assert "mlaudit/plots/loss.svg" in plots
     svg = Path(client.download_artifacts(rid, "mlaudit/plots/loss.svg", dst_path=str(tmp_path)))
     browser.get(svg.as_uri())
     wait_for(browser, lambda d: d.execute_script(PLOT_WIDTHS_JS), what="the loss SVG file")

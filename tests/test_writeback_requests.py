@@ -82,15 +82,18 @@ def _log_run(url: str, note: str | None) -> str:
     return rid
 
 
-@pytest.mark.parametrize("note", [None, "the user's own notes"])
-def test_write_verdict_makes_three_requests_besides_the_report_uploads(mlflow_server, note):
+def _write_counted(url: str, note: str | None, *, edit: str | None = None):
+    """Load and audit a fresh run, then write it back through the counting proxy; ``edit``:
+    a user's Description saved between the audit's load and the write-back."""
     from mlaudit_mlflow.plugin import MlflowPlugin
 
-    proxy = CountingProxy(mlflow_server["url"])
+    proxy = CountingProxy(url)
     try:
-        rid = _log_run(mlflow_server["url"], note)
+        rid = _log_run(url, note)
         run = MlflowPlugin(proxy.url).load(rid)
         report = audit(run)
+        if edit is not None:
+            mlflow.MlflowClient(url).set_tag(rid, NOTE_TAG, edit)
         client = mlflow.MlflowClient(proxy.url)
         proxy.requests.clear()
         res = write_verdict(client, run, report)
@@ -99,9 +102,63 @@ def test_write_verdict_makes_three_requests_besides_the_report_uploads(mlflow_se
         proxy.close()
     uploads = [r for r in reqs if r[0] == "PUT" and "/mlflow-artifacts/artifacts/" in r[1]]
     others = [r for r in reqs if r not in uploads]
-    assert len(uploads) == len(res.artifacts)  # one per report file (the proxy takes one a PUT)
-    assert [p.rsplit("/", 1)[-1] for _, p in others] == ["get", "log-batch", "get"], others
-    tags = mlflow.MlflowClient(mlflow_server["url"]).get_run(rid).data.tags
+    return rid, report, res, uploads, [p.rsplit("/", 1)[-1] for _, p in others]
+
+
+@pytest.mark.parametrize("note", [None, "the user's own notes"])
+def test_write_verdict_makes_three_requests_per_fresh_run(mlflow_server, note, monkeypatch):
+    """One upload (report.html with the plots inline and the JSON report embedded), one
+    get_run for the Description merge, one log_batch with every tag and the Description."""
+    from mlaudit_core.render.html import report_json_from_html
+
+    monkeypatch.delenv("MLAUDIT_REPORT_FILES", raising=False)
+    url = mlflow_server["url"]
+    rid, report, res, uploads, others = _write_counted(url, note)
+    assert res.artifacts == ["mlaudit/report.html"]
+    assert [p.rsplit("/", 1)[-1] for _, p in uploads] == ["report.html"]
+    assert others == ["get", "log-batch"], others
+    client = mlflow.MlflowClient(url)
+    tags = client.get_run(rid).data.tags
     assert tags["mlaudit.verdict"] == report.verdict.outcome.value
     assert "mlaudit verdict" in tags[NOTE_TAG]
     assert note is None or tags[NOTE_TAG].startswith(note)
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        page = open(client.download_artifacts(rid, "mlaudit/report.html", tmp)).read()
+    assert "<svg" in page  # the plots, inline
+    doc = json.loads(report_json_from_html(page) or "null")
+    assert doc["verdict"]["outcome"] == report.verdict.outcome.value
+
+
+def test_write_verdict_rechecks_a_description_edited_since_the_load(mlflow_server, monkeypatch):
+    """A Description saved after the audit loaded the run: the merge keeps it, and the
+    write-back reads the Description once more after writing (a save from a page loaded
+    before the write would drop mlaudit's section): 4 requests."""
+    monkeypatch.delenv("MLAUDIT_REPORT_FILES", raising=False)
+    url = mlflow_server["url"]
+    rid, _, res, uploads, others = _write_counted(url, "first notes", edit="edited notes")
+    assert len(uploads) == 1 and others == ["get", "log-batch", "get"], others
+    note = mlflow.MlflowClient(url).get_run(rid).data.tags[NOTE_TAG]
+    assert note.startswith("edited notes") and "mlaudit verdict" in note
+    assert res.section_state == "written"
+
+
+def test_write_verdict_uploads_the_files_mlaudit_report_files_asks_for(mlflow_server, monkeypatch):
+    """``MLAUDIT_REPORT_FILES=json,md,svg``: report.json, report.md and each plot's SVG beside
+    report.html, one upload each; the Description and tags still take get_run + log_batch."""
+    monkeypatch.setenv("MLAUDIT_REPORT_FILES", "json, md,svg")
+    rid, _, res, uploads, others = _write_counted(mlflow_server["url"], None)
+    names = sorted(p.split("/mlaudit/", 1)[1] for _, p in uploads)
+    assert names == sorted(a.split("/", 1)[1] for a in res.artifacts)
+    assert {"report.html", "report.json", "report.md", "plots/loss.svg"} <= set(names)
+    assert others == ["get", "log-batch"], others
+
+
+def test_a_malformed_mlaudit_report_files_is_one_clear_error(mlflow_server, monkeypatch):
+    from mlaudit_core.errors import InputError
+
+    monkeypatch.setenv("MLAUDIT_REPORT_FILES", "json,pdf")
+    with pytest.raises(InputError, match="MLAUDIT_REPORT_FILES=.*unknown report file kind pdf"):
+        _write_counted(mlflow_server["url"], None)

@@ -175,7 +175,7 @@ def test_a_long_description_never_loses_the_end_marker(mlflow_server):
         lines = "\n".join(res.lines())
         if state == "shortened":
             assert note.count(BEGIN) == 1 and note.rstrip().endswith(END)
-            assert "mlaudit/report.md" in split_section(note)[1]
+            assert "mlaudit/report.html" in split_section(note)[1]
             assert "shortened to fit the 8,000-character limit" in lines
         else:
             assert BEGIN not in note and note == user.rstrip()

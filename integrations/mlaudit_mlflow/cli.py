@@ -111,7 +111,7 @@ def _mlflow_source(plugin, scope: str, experiments: list[str]):
         """Finished MLflow runs of the named experiments without an ``mlaudit.verdict`` tag."""
 
         page_limit = 1000
-        audited_artifacts = ("mlaudit/report.json", "mlaudit/report.md")
+        audited_artifacts = ("mlaudit/report.html",)
 
         def __init__(self) -> None:
             super().__init__(plugin, scope)

@@ -566,6 +566,8 @@ def _assemble(client, uri: str, r, metrics: MetricTable, listing=None, experimen
     )
     if info.artifact_uri:  # the write-back uploads there directly (writeback.upload_report)
         run.cache["mlflow.artifact_uri"] = info.artifact_uri
+    # the Description as loaded: the write-back re-reads it after writing only when it changed
+    run.cache["mlflow.note_loaded"] = tags.get("mlflow.note.content") or ""
     try:  # console-only signals (grad norm, loss scale printed but not logged) become series
         from mlaudit_core.formats.consolelog import enrich_from_console
     except ImportError:

@@ -2,8 +2,11 @@
 
 * tags ``mlaudit.verdict``, ``mlaudit.cause``, ``mlaudit.confidence``, ``mlaudit.codes``,
   ``mlaudit.version`` (set_tag replaces: a second audit leaves one set);
-* artifacts ``mlaudit/report.json``, ``mlaudit/report.md`` (and ``mlaudit/report.html``
-  with its plots when the HTML renderer is installed), overwritten in place;
+* the artifact ``mlaudit/report.html``: the report with its plots as inline SVG and the JSON
+  report embedded (:func:`mlaudit_core.render.html.report_json_from_html` reads it back),
+  overwritten in place; ``mlaudit/report.json``, ``mlaudit/report.md`` and
+  ``mlaudit/plots/<name>.svg`` too when ``MLAUDIT_REPORT_FILES`` asks for them
+  (:func:`mlaudit_core.writeback.report_files`);
 * the run Description (tag ``mlflow.note.content``): one section between mlaudit's
   markers (:data:`mlaudit_core.writeback.BEGIN`/``END``), the user's text kept.
 
@@ -11,18 +14,17 @@ Order, so that ``mlaudit.verdict`` present means the write-back is complete: rep
 artifacts, then the Description, then the other tags with ``mlaudit.verdict`` last in one
 ``log_batch`` (one transaction on a database store; a file store writes them in list order).
 
-Requests per run (a server): the report files are uploaded in parallel straight to the run's
-artifact repository when the loader kept the run's ``artifact_uri`` (``MlflowClient.log_artifacts``
-asks the server for the run first and uploads one file after the other), then the
-Description is read, written and read again, then one ``log_batch``: 7 requests for four
-report files, down from 10 (get_run x3, set_tag x2, log_batch, 4 uploads; ``benchmarks/batch_throughput.py``).
+Requests per fresh run (a server, ``tests/test_writeback_requests.py``): one upload (MLflow's
+artifact proxy takes one file per ``PUT``, so one file is one request), one ``get_run`` (the
+Description as it is after the upload, for the merge), one ``log_batch`` with every tag and
+the merged Description: **3**. A fourth, a ``get_run`` that checks the Description, only when
+the Description changed between the audit's load and the merge (see :func:`write_verdict`).
 
-The Description is read, merged and written *after* the slow steps (rendering, upload),
-then read again; an edit the user saved meanwhile is merged again
-(:func:`mlaudit_core.writeback.write_section`). It never exceeds MLflow's tag value limit
+The Description is read, merged and written *after* the slow steps (rendering, upload): a
+user's edit saved before that read is kept. It never exceeds MLflow's tag value limit
 (``mlflow.utils.validation.MAX_TAG_VAL_LENGTH``, 8,000 characters in MLflow 2.x and 3.x;
 longer values are cut by the server, which would lose the end marker): the section is
-shortened to fit, linking ``mlaudit/report.md``, or left out when the user's text leaves
+shortened to fit, linking ``mlaudit/report.html``, or left out when the user's text leaves
 no room.
 
 Claims: :func:`claim_run` / :func:`release_claim` manage the ``mlaudit.claim`` tag
@@ -37,7 +39,6 @@ import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
-from mlaudit_core.render import render_json, render_markdown
 from mlaudit_core.report import AuditReport
 from mlaudit_core.rundata import RunData
 from mlaudit_core.writeback import (
@@ -48,6 +49,7 @@ from mlaudit_core.writeback import (
     verdict_tags,
     write_section,
 )
+from mlaudit_core.writeback import report_files as shared_report_files
 
 NOTE_TAG = "mlflow.note.content"
 ARTIFACT_DIR = "mlaudit"
@@ -66,30 +68,29 @@ def tag_value_limit() -> int:
         return DEFAULT_TAG_LIMIT
 
 
-def report_files(report: AuditReport, run: RunData | None, out_dir: Path) -> list[str]:
-    """Render the report files into ``out_dir``; returns their names."""
-    files = {"report.json": render_json(report), "report.md": render_markdown(report)}
-    try:
-        from mlaudit_core.render.html import render_html_files
-    except ImportError:
-        render_html_files = None
-    for name, text in files.items():
-        (out_dir / name).write_text(text, encoding="utf-8")
-    names = list(files)
-    if render_html_files is not None:
-        try:
-            names += render_html_files(report, run, out_dir)
-        except Exception as exc:  # the JSON/Markdown report still lands; say what is missing
-            import warnings
-
-            warnings.warn(f"HTML report not written: {type(exc).__name__}: {exc}", stacklevel=2)
-    return names
+def report_files(
+    report: AuditReport, run: RunData | None, out_dir: Path, notes: list[str] | None = None
+) -> list[str]:
+    """Write the report files (:func:`mlaudit_core.writeback.report_files`) into ``out_dir``;
+    returns their names (relative, ``/``-separated)."""
+    files = shared_report_files(report, run, notes=notes)
+    for name, data in files.items():
+        path = out_dir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(data, str):
+            path.write_text(data, encoding="utf-8")
+        else:
+            path.write_bytes(data)
+    return list(files)
 
 
 #: Report files uploaded at once (each is one request to the artifact store).
 UPLOAD_THREADS = 4
 #: Where the MLflow loader keeps a run's ``info.artifact_uri`` (``RunData.cache``).
 ARTIFACT_URI_KEY = "mlflow.artifact_uri"
+#: Where the MLflow loader keeps the run's Description as loaded (``RunData.cache``; ``""``
+#: for none). Absent (a run not loaded by the loader): the Description is always re-checked.
+NOTE_LOADED_KEY = "mlflow.note_loaded"
 
 
 _POOL_LOCK = threading.Lock()
@@ -155,23 +156,33 @@ def write_verdict(
     """Tag the run, upload the report under ``mlaudit/`` and update the Description section.
 
     Requests to the tracking server, in order: the report files (one upload each, at most
-    :data:`UPLOAD_THREADS` at a time: MLflow's artifact proxy takes one file per request;
-    none when the artifact store is a local path); one ``get_run`` (the Description as it is
-    now, for the merge); one ``log_batch`` with every ``mlaudit.*`` tag and the merged
-    Description, atomic on the server, so ``mlaudit.verdict`` is never visible without the
-    rest; one ``get_run`` that checks the Description is what was written (a user's save from
-    a page loaded before it is merged again, :func:`mlaudit_core.writeback.write_section`).
-    That is 3 requests besides the uploads (docs/automation.md).
+    :data:`UPLOAD_THREADS` at a time; by default one file, ``report.html``; none when the
+    artifact store is a local path); one ``get_run`` (the Description as it is now, for the
+    merge); one ``log_batch`` with every ``mlaudit.*`` tag and the merged Description, atomic
+    on the server, so ``mlaudit.verdict`` is never visible without the rest. 3 requests per
+    fresh run (docs/automation.md).
+
+    A user's edit is never lost to the merge: the Description is read after the slow steps,
+    one round trip before the write (an edit saved inside that round trip cannot be seen:
+    MLflow has no conditional write). A save from a page loaded *before* the write keeps the
+    user's text but drops mlaudit's section; a re-read after the write catches that and merges
+    again (:func:`mlaudit_core.writeback.write_section`). That re-read is made only when the
+    Description read for the merge differs from the one the audit loaded
+    (``run.cache[NOTE_LOADED_KEY]``; always when the run was not loaded with it): someone
+    edited it in the last seconds and may save again. On an untouched Description a later
+    save from an old page can remove mlaudit's section (never the user's text; the tags and
+    ``report.html`` still carry the verdict, and the next audit writes the section again).
 
     ``before_verdict``: called with no argument just before the batch; a False return leaves
     ``mlaudit.verdict`` out of it (a watcher whose claim on the run was lost). Raises what
-    the MLflow client raises.
+    the MLflow client raises, and :class:`mlaudit_core.errors.InputError` when
+    ``MLAUDIT_REPORT_FILES`` is malformed.
     """
     run_id = run.identity.id
     tags = verdict_tags(report)
     section = summary_section(report)
     limit = tag_value_limit()
-    full = f"artifact `{ARTIFACT_DIR}/report.md`"
+    full = f"artifact `{ARTIFACT_DIR}/report.html`"
     result = WriteBackResult(
         tracker="mlflow", run_id=run_id, dry_run=dry_run, tags=tags, section_limit=limit
     )
@@ -185,7 +196,7 @@ def write_verdict(
         from mlaudit_core.service.timing import timed
 
         with timed("render"):  # the batch summary's time split (service/timing.py)
-            names = report_files(report, run, out)
+            names = report_files(report, run, out, result.notes)
         result.artifacts = [f"{ARTIFACT_DIR}/{n}" for n in names]
         if dry_run:
             merged = merge(read(), section, limit=limit, full_report=full)
@@ -204,7 +215,12 @@ def write_verdict(
     def write(text: str) -> None:  # the first write carries the tags; a re-merge only the text
         client.log_batch(run_id, tags=[*pending.pop("tags", []), RunTag(NOTE_TAG, text)])
 
-    done = write_section(read, write, section, limit=limit, full_report=full)
+    loaded = run.cache.get(NOTE_LOADED_KEY)
+
+    def recheck(current: str | None) -> bool:  # edited since the audit loaded the run
+        return loaded is None or (current or "") != loaded
+
+    done = write_section(read, write, section, limit=limit, full_report=full, recheck=recheck)
     if "tags" in pending:  # the Description already held this section: the tags alone
         client.log_batch(run_id, tags=pending.pop("tags"))
     _describe(result, done.merged, verified=done.verified)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import math
+import re
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -149,13 +150,21 @@ def _data_uri(plot: Plot) -> str:
     return "data:image/png;base64," + base64.b64encode(plot.png).decode("ascii")
 
 
-def render_html(report: AuditReport, run: RunData | None) -> str:
+#: The ``id`` of the hidden ``<pre>`` that carries the JSON report inside a write-back's page.
+JSON_ELEMENT_ID = "mlaudit-report-json"
+
+
+def render_html(report: AuditReport, run: RunData | None, *, embed_json: bool = False) -> str:
     """The report as one self-contained HTML page (UTF-8 text).
 
     Args:
         report: the audit.
         run: the audited run, for the plots and the config/tags tables; ``None``
             renders every section but the plots (and says so).
+        embed_json: also carry the JSON report (:func:`mlaudit_core.render.render_json`) in
+            a hidden ``<pre id="mlaudit-report-json">``, HTML-escaped (no script: the page's
+            policy forbids them); :func:`report_json_from_html` reads it back. The tracker
+            write-backs embed it, so one file holds the page and the machine-readable report.
 
     Returns:
         The HTML. Its size does not grow with the run's point count: curves are
@@ -164,17 +173,65 @@ def render_html(report: AuditReport, run: RunData | None) -> str:
         The plots are inline SVG and need no extra.
     """
     plots, notes = render_plots(report, run)
-    return _render(report, run, plots, notes, _data_uri)
+    return _render(report, run, plots, notes, _data_uri, embed_json=embed_json)
 
 
-def _render(report, run, plots, notes, image_src) -> str:
+def _render(report, run, plots, notes, image_src, *, embed_json: bool = False) -> str:
+    if embed_json:
+        from . import render_json
+
+        report_json = render_json(report)
+    else:
+        report_json = None
     return _env.get_template("report.html.j2").render(
-        **_context(report, run, plots, notes, image_src)
+        **_context(report, run, plots, notes, image_src),
+        report_json=report_json,
+        json_id=JSON_ELEMENT_ID,
     )
 
 
-def render_html_files(report: AuditReport, run: RunData | None, out_dir: Path) -> list[str]:
-    """Write ``report.html`` and each plot as ``plots/<name>.svg`` into ``out_dir``.
+_JSON_PRE = re.compile(r'<pre id="' + JSON_ELEMENT_ID + r'" hidden>(.*?)</pre>', re.DOTALL)
+
+
+def report_json_from_html(page: str) -> str | None:
+    """The JSON report embedded in a page written with ``embed_json`` (the ``mlaudit/report.html``
+    a write-back uploads), unescaped; None when the page carries none. The text validates
+    against docs/schema/report.schema.json like ``report.json``."""
+    import html as _html
+
+    m = _JSON_PRE.search(page)
+    return _html.unescape(m.group(1)) if m else None
+
+
+def render_report_files(
+    report: AuditReport,
+    run: RunData | None,
+    *,
+    plot_files: bool = True,
+    embed_json: bool = False,
+) -> dict[str, str | bytes]:
+    """``report.html`` and (``plot_files``) each plot as ``plots/<name>.svg``: name -> content
+    (the page as text, each plot as bytes), the plots drawn once for both. See
+    :func:`render_html_files`."""
+    plots, notes = render_plots(report, run)
+    files: dict[str, str | bytes] = {
+        "report.html": _render(report, run, plots, notes, _data_uri, embed_json=embed_json)
+    }
+    if plot_files:
+        for p in plots:
+            files[f"plots/{p.name}{p.suffix}"] = p.data
+    return files
+
+
+def render_html_files(
+    report: AuditReport,
+    run: RunData | None,
+    out_dir: Path,
+    *,
+    plot_files: bool = True,
+    embed_json: bool = False,
+) -> list[str]:
+    """Write ``report.html`` and (``plot_files``) each plot as ``plots/<name>.svg`` into ``out_dir``.
 
     ``report.html`` embeds the same images inline (so it renders inside artifact
     viewers that cannot resolve relative paths); the SVG files let a tracker show
@@ -184,6 +241,8 @@ def render_html_files(report: AuditReport, run: RunData | None, out_dir: Path) -
         report: the audit.
         run: the audited run, or ``None`` (then no plots are written).
         out_dir: an existing or new directory.
+        plot_files: also write the separate ``plots/*.svg`` files.
+        embed_json: carry the JSON report in the page (see :func:`render_html`).
 
     Returns:
         The names written, relative to ``out_dir`` (``"report.html"``, ``"plots/loss.svg"``, …).
@@ -193,14 +252,12 @@ def render_html_files(report: AuditReport, run: RunData | None, out_dir: Path) -
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    plots, notes = render_plots(report, run)
-    names = []
-    if plots:
-        (out_dir / "plots").mkdir(exist_ok=True)
-        for p in plots:
-            (out_dir / "plots" / f"{p.name}{p.suffix}").write_bytes(p.data)
-            names.append(f"plots/{p.name}{p.suffix}")
-    (out_dir / "report.html").write_text(
-        _render(report, run, plots, notes, _data_uri), encoding="utf-8"
-    )
-    return ["report.html", *names]
+    files = render_report_files(report, run, plot_files=plot_files, embed_json=embed_json)
+    for name, data in files.items():
+        path = out_dir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(data, str):
+            path.write_text(data, encoding="utf-8")
+        else:
+            path.write_bytes(data)
+    return list(files)
