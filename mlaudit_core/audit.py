@@ -212,7 +212,8 @@ def audit_with_claims(
     Raises nothing of its own; see :func:`mlaudit_core.audit.audit`.
     """
     from .baseline import fold_ledger
-    from .claims import apply_claims, attach_claims
+    from .claims import attach_claims
+    from .verdict.claims import apply_claims
 
     attach_claims(run, text, source)
     extra: list[Finding] = compare_to_baselines(run, baselines, settings) if baselines else []
@@ -243,8 +244,9 @@ def audit_ci(
     from .ci.classify import classify
     from .ci.context import attach_context
     from .ci.logs import read_log_lines
-    from .claims import REGRESSION, apply_claims, attach_claims
+    from .claims import REGRESSION, attach_claims
     from .errors import InputError
+    from .verdict.claims import apply_claims
 
     settings = settings or Settings()
     claims_text = None
@@ -306,6 +308,7 @@ def _ci_report(
     from .ci.model import metric_id
     from .report import Severity, Verdict
     from .roles import is_higher_better
+    from .verdict.narrative import finding_surprises
 
     ordered = sorted(findings, key=lambda f: (-f.severity.rank, f is not v.primary, f.code))
     key_metrics: dict[str, dict[str, float | int | str | None]] = {}
@@ -389,7 +392,7 @@ def _ci_report(
         hypotheses=v.hypotheses,
         conclusions=conclusions,
         unknowns=unknowns,
-        surprising=[f.message for f in findings if f.code == "CI006"],
+        surprising=finding_surprises([f for f in findings if f.family == "ci"]),
         next_actions=v.actions[:8],
         detectors=det_runs,
         warnings=[],

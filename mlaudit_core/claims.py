@@ -26,7 +26,7 @@ Checking a claim:
   given, is *unverifiable*.
 
 A report built on a contradicted claim gets cause ``unsupported_claim``
-(:func:`apply_claims`); so does one whose every claim is unverifiable.
+(:func:`mlaudit_core.verdict.claims.apply_claims`); so does one whose every claim is unverifiable.
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .report import AuditReport, Cause, Hypothesis, NextAction
 from .roles import Role, is_higher_better, normalise_key
 from .rundata import RunData
 from .signal import fmt
@@ -395,65 +394,6 @@ def claims_of(run: RunData) -> list[Claim] | None:
     return run.cache.get(CLAIMS)
 
 
-def apply_claims(report: AuditReport) -> AuditReport:
-    """Make a report built on contradicted (or only unverifiable) claims say ``unsupported_claim``.
-
-    The outcome is kept (what happened to the run does not change); the cause,
-    summary and confidence change, and the earlier verdict is kept in the summary.
-    Returns the same report, changed in place.
-    """
-    bad = [f for f in report.findings if f.code == "CL001"]
-    unver = [f for f in report.findings if f.code == "CL002"]
-    good = [f for f in report.findings if f.code == "CL003"]
-    v = report.verdict
-    if bad:
-        v.summary = (
-            f"The claims do not hold against the telemetry: {bad[0].message}"
-            + (f" (+{len(bad) - 1} more)" if len(bad) > 1 else "")
-            + f". Underlying verdict: {v.outcome.value}/{v.cause.value}: {v.summary}"
-        )
-        v.cause, v.confidence, v.inconclusive = Cause.UNSUPPORTED_CLAIM, 0.85, False
-        report.conclusions.insert(0, bad[0].message)
-        report.next_actions.insert(
-            0,
-            NextAction(
-                action="Correct the claim(s) in the text to the logged figures "
-                "before merging / publishing",
-                why="the raw telemetry contradicts them",
-                cost="minutes",
-            ),
-        )
-    elif unver and not good:
-        n = len(unver[0].facts.get("claims", []))
-        v.summary = (
-            f"None of the {n} claim(s) can be verified from the telemetry. Underlying verdict: "
-            f"{v.outcome.value}/{v.cause.value}: {v.summary}"
-        )
-        v.cause, v.confidence = Cause.UNSUPPORTED_CLAIM, 0.5
-        report.next_actions.insert(
-            0,
-            NextAction(
-                action="Log the metrics the claims quote (or attach the "
-                "baseline runs) so they can be checked",
-                why="unverifiable claims are unsupported",
-                cost="minutes",
-            ),
-        )
-    if bad or unver or good:
-        report.hypotheses.insert(
-            0,
-            Hypothesis(
-                statement="the claims in the text are supported by the raw telemetry",
-                status="rejected" if bad else "supported" if good and not unver else "open",
-                cause=Cause.UNSUPPORTED_CLAIM,
-                evidence_for=[f.message for f in good][:3],
-                evidence_against=[f.message for f in bad + unver][:3],
-                discriminating_test="recompute each quoted figure from the logged series (done above)",
-            ),
-        )
-    return report
-
-
 def claim_evidence(ch: ClaimCheck):
     from .report import LogEvidence
 
@@ -464,7 +404,6 @@ __all__ = [
     "SPEEDUP_TOL",
     "Claim",
     "ClaimCheck",
-    "apply_claims",
     "attach_claims",
     "check_claims",
     "claims_of",

@@ -21,7 +21,8 @@ Layers, lowest first (a module may import its own layer and the ones below):
 3. verdict, settings (settings validates detector codes and parameters)
 4. orchestration, the one home of "audit a run / a CI job / a run with baselines or claims":
    ``mlaudit_core/audit.py``
-5. delivery: render, writeback, notify, plugins, ci.github (the CI report for GitHub/Buildkite)
+5. delivery: render, writeback, notify, plugins, ci.github (the CI report for GitHub/Buildkite),
+   ci.schema_out (the CI report shaped to a user's JSON Schema)
 6. services: service (watch, batch), live, agent
 7. the package root ``mlaudit_core/__init__.py`` (its facade re-exports ``audit``)
 
@@ -79,6 +80,7 @@ LAYERS = {
     "claims": 1,
     "evidence": 1,
     "ci.github": 5,  # renders the CI report for GitHub/Buildkite (used by the command line)
+    "ci.schema_out": 5,  # shapes the CI report to a user's JSON Schema (used by the command line)
     "detectors": 2,
     "verdict": 3,
     "settings": 3,

@@ -16,6 +16,7 @@ a Buildkite build annotation.
 All read only the finished :class:`~mlaudit_core.report.AuditReport` (already redacted).
 """
 
+from ..detectors import detector_for
 from ..report import AuditReport
 from ..signal import fmt
 
@@ -38,16 +39,7 @@ def failing_gates(report: AuditReport) -> list[dict]:
     out: list[dict] = []
     seen = set()
     for f in report.findings:
-        checks = []
-        if f.code == "CI002":
-            checks = [
-                (f.facts.get("metric"), c)
-                for c in f.facts.get("checks", [])
-                if c.get("passed") is False and c.get("active")
-            ]
-        elif f.code == "CI005":
-            checks = [(c.get("expr"), c) for c in f.facts.get("checks", [])]
-        for metric, c in checks:
+        for metric, c in detector_for(f.code).failing_gates(f):
             key = (c.get("path"), c.get("line"))
             if key in seen or not c.get("path"):
                 continue

@@ -20,6 +20,7 @@ import json
 import re
 from typing import Any
 
+from ..detectors import detector_for
 from ..errors import InputError
 from ..report import AuditReport
 
@@ -210,69 +211,10 @@ def answer_bag(report: AuditReport) -> dict[str, Any]:
                 ev.append({"source": e.source, "line": e.line, "text": e.text, "finding": f.code})
             elif e.kind == "code":
                 ev.append({"source": e.path, "line": e.line, "text": e.text, "finding": f.code})
-    calcs: list[dict] = []
-    failing: list[dict] = []
-    passing: list[dict] = []
-    gates: list[dict] = []
+    answers: dict[str, list[dict]] = {}
     for f in report.findings:
-        if f.code == "CI002":
-            calcs.append(
-                {
-                    "metric": f.facts["metric"],
-                    "formula": f.facts.get("formula"),
-                    "max_abs_diff": f.facts.get("max_abs"),
-                    "max_rel_diff": f.facts.get("max_rel"),
-                    "mean_rel_diff": f.facts.get("mean_rel"),
-                    "max_rel_step": f.facts.get("max_rel_step"),
-                    "steps_compared": f.facts.get("n_common"),
-                    "median_golden": f.facts.get("median_golden"),
-                    "median_actual": f.facts.get("median_actual"),
-                    "text": f.message,
-                }
-            )
-            for c in f.facts.get("checks", []):
-                name = f"{f.facts['metric']} {c['kind']}"
-                (
-                    passing if c.get("passed") else failing if c.get("passed") is False else []
-                ).append(
-                    {
-                        "metric": f.facts["metric"],
-                        "check": c["kind"],
-                        "name": name,
-                        "passed": c.get("passed"),
-                        "active": c.get("active"),
-                        "detail": c.get("detail"),
-                        "source": c["path"],
-                        "line": c["line"],
-                        "text": c["expr"],
-                    }
-                )
-        elif f.code == "CI001":
-            gates = [
-                {
-                    "source": g["path"],
-                    "line": g["line"],
-                    "text": g["expr"],
-                    "metric": g.get("metric"),
-                    "kind": g["kind"],
-                    "rtol": g.get("rtol"),
-                    "atol": g.get("atol"),
-                    "threshold": g.get("threshold"),
-                    "formula": g.get("formula"),
-                }
-                for g in f.facts["gates"]
-            ]
-        elif f.code in ("CI005", "CI006", "CL001"):
-            failing.append(
-                {
-                    "metric": f.facts.get("metric") or f.code,
-                    "check": f.name,
-                    "name": f.name,
-                    "passed": False,
-                    "detail": f.message,
-                    "text": f.message,
-                }
-            )
+        for section, rows in detector_for(f.code).ci_answers(f).items():
+            answers.setdefault(section, []).extend(rows)
     return {
         "classification": v.cause.value,
         "outcome": v.outcome.value,
@@ -281,11 +223,11 @@ def answer_bag(report: AuditReport) -> dict[str, Any]:
         "decision": f"{v.outcome.value}/{v.cause.value}",
         "recommendation": [a.action for a in report.next_actions],
         "confidence": v.confidence,
-        "failing": failing,
-        "passing": passing,
+        "failing": answers.get("failing", []),
+        "passing": answers.get("passing", []),
         "evidence": ev,
-        "calculations": calcs,
-        "gates": gates,
+        "calculations": answers.get("calculations", []),
+        "gates": answers.get("gates", []),
         "hypotheses": [
             {
                 "statement": h.statement,
@@ -296,34 +238,8 @@ def answer_bag(report: AuditReport) -> dict[str, Any]:
             for h in report.hypotheses
         ],
         "unknowns": list(report.unknowns),
-        "claims": [
-            {
-                "text": f.facts.get("text"),
-                "status": f.facts.get("status"),
-                "detail": f.facts.get("explanation"),
-            }
-            for f in report.findings
-            if f.code == "CL001"
-        ]
-        + [
-            dict(c, detail=c.get("explanation"))
-            for f in report.findings
-            if f.code in ("CL002", "CL003")
-            for c in f.facts.get("claims", [])
-        ],
-        "environment": [
-            {
-                "name": c["name"],
-                "old": c["old"],
-                "new": c["new"],
-                "source": c["source"],
-                "line": c["line"],
-                "text": c["text"],
-            }
-            for f in report.findings
-            if f.code == "CI008"
-            for c in f.facts.get("changes", [])
-        ],
+        "claims": answers.get("claims", []),
+        "environment": answers.get("environment", []),
         "validation": [f"{d.code} {d.name}: {d.status}" for d in report.detectors],
         "run_id": report.run.id,
     }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..ci.context import context_of, gate_evidence
-from ..report import FactEvidence, Severity
+from ..report import FactEvidence, Finding, Severity
 from .base import Detector, DetectorParams
 
 
@@ -26,6 +26,26 @@ class GateInventory(Detector, code="CI001", name="ci-gate-inventory", family="ci
 
     class Params(DetectorParams):
         max_listed: int = 25
+
+    @classmethod
+    def ci_answers(cls, finding: Finding) -> dict[str, list[dict]]:
+        """The inventory is the CI answers' list of gates."""
+        return {
+            "gates": [
+                {
+                    "source": g["path"],
+                    "line": g["line"],
+                    "text": g["expr"],
+                    "metric": g.get("metric"),
+                    "kind": g["kind"],
+                    "rtol": g.get("rtol"),
+                    "atol": g.get("atol"),
+                    "threshold": g.get("threshold"),
+                    "formula": g.get("formula"),
+                }
+                for g in finding.facts["gates"]
+            ]
+        }
 
     def check(self, run, p):
         ctx = context_of(run)

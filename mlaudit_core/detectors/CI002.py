@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from ..ci.context import check_facts, context_of, gate_evidence, recomputed, tol_text
-from ..report import SeriesEvidence, Severity
+from ..report import Finding, SeriesEvidence, Severity
 from ..signal import fmt
 from .base import Detector, DetectorParams
 
@@ -29,6 +29,58 @@ class GoldenRecompute(Detector, code="CI002", name="ci-golden-recompute", family
 
     class Params(DetectorParams):
         pass
+
+    @classmethod
+    def ci_answers(cls, finding: Finding) -> dict[str, list[dict]]:
+        """The recomputed comparison is a calculation; each of its checks passes or fails."""
+        f = finding
+        out: dict[str, list[dict]] = {
+            "calculations": [
+                {
+                    "metric": f.facts["metric"],
+                    "formula": f.facts.get("formula"),
+                    "max_abs_diff": f.facts.get("max_abs"),
+                    "max_rel_diff": f.facts.get("max_rel"),
+                    "mean_rel_diff": f.facts.get("mean_rel"),
+                    "max_rel_step": f.facts.get("max_rel_step"),
+                    "steps_compared": f.facts.get("n_common"),
+                    "median_golden": f.facts.get("median_golden"),
+                    "median_actual": f.facts.get("median_actual"),
+                    "text": f.message,
+                }
+            ],
+            "passing": [],
+            "failing": [],
+        }
+        for c in f.facts.get("checks", []):
+            section = (
+                "passing" if c.get("passed") else "failing" if c.get("passed") is False else None
+            )
+            if section is None:
+                continue
+            out[section].append(
+                {
+                    "metric": f.facts["metric"],
+                    "check": c["kind"],
+                    "name": f"{f.facts['metric']} {c['kind']}",
+                    "passed": c.get("passed"),
+                    "active": c.get("active"),
+                    "detail": c.get("detail"),
+                    "source": c["path"],
+                    "line": c["line"],
+                    "text": c["expr"],
+                }
+            )
+        return out
+
+    @classmethod
+    def failing_gates(cls, finding: Finding) -> list[tuple[str | None, dict]]:
+        """The active checks that fail by recomputation, under the compared metric."""
+        return [
+            (finding.facts.get("metric"), c)
+            for c in finding.facts.get("checks", [])
+            if c.get("passed") is False and c.get("active")
+        ]
 
     def check(self, run, p):
         if context_of(run) is None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from ..ci.context import check_facts, context_of, gate_evidence, recomputed, tol_text
 from ..ci.recompute import standalone_checks
-from ..report import LogEvidence, Severity
+from ..report import Finding, LogEvidence, Severity
 from ..signal import fmt
-from .base import Detector, DetectorParams
+from .base import Detector, DetectorParams, failing_row
 
 
 class TimingGate(Detector, code="CI005", name="ci-timing-gate", family="ci"):
@@ -28,6 +28,16 @@ class TimingGate(Detector, code="CI005", name="ci-timing-gate", family="ci"):
 
     class Params(DetectorParams):
         pass
+
+    @classmethod
+    def ci_answers(cls, finding: Finding) -> dict[str, list[dict]]:
+        """A failed timing gate is a failing check of the CI answers."""
+        return {"failing": [failing_row(finding)]}
+
+    @classmethod
+    def failing_gates(cls, finding: Finding) -> list[tuple[str | None, dict]]:
+        """Each timing check that failed, under its expression."""
+        return [(c.get("expr"), c) for c in finding.facts.get("checks", [])]
 
     def check(self, run, p):
         ctx = context_of(run)

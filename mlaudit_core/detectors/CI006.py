@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 from ..ci.context import context_of, gate_evidence, recomputed
-from ..report import SeriesEvidence, Severity
+from ..report import Finding, SeriesEvidence, Severity
 from ..signal import fmt
-from .base import Detector, DetectorParams
+from .base import Detector, DetectorParams, failing_row
 
 
 class UngatedDrift(Detector, code="CI006", name="ci-ungated-drift", family="ci"):
@@ -27,6 +27,16 @@ class UngatedDrift(Detector, code="CI006", name="ci-ungated-drift", family="ci")
 
     class Params(DetectorParams):
         min_rel_change: float = 0.05
+
+    @classmethod
+    def surprising(cls, finding: Finding) -> str | None:
+        """A metric that drifted from its golden values while no gate checks it."""
+        return finding.message
+
+    @classmethod
+    def ci_answers(cls, finding: Finding) -> dict[str, list[dict]]:
+        """An ungated drift is a failing check of the CI answers."""
+        return {"failing": [failing_row(finding)]}
 
     def check(self, run, p):
         if context_of(run) is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..baseline.deltas import METRIC_LIBRARIES, norm_package
 from ..ci.context import context_of
-from ..report import FactEvidence, LogEvidence, Severity
+from ..report import FactEvidence, Finding, LogEvidence, Severity
 from .base import Detector, DetectorParams
 
 
@@ -57,6 +57,23 @@ class EnvironmentChange(Detector, code="CI008", name="ci-environment-change", fa
 
     class Params(DetectorParams):
         pass
+
+    @classmethod
+    def ci_answers(cls, finding: Finding) -> dict[str, list[dict]]:
+        """Each changed package or image is an environment change of the CI answers."""
+        return {
+            "environment": [
+                {
+                    "name": c["name"],
+                    "old": c["old"],
+                    "new": c["new"],
+                    "source": c["source"],
+                    "line": c["line"],
+                    "text": c["text"],
+                }
+                for c in finding.facts.get("changes", [])
+            ]
+        }
 
     def check(self, run, p):
         ctx = context_of(run)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..claims import check_claims, claim_evidence, claims_of
-from ..report import FactEvidence, Severity
-from .base import Detector, DetectorParams
+from ..report import FactEvidence, Finding, Severity
+from .base import Detector, DetectorParams, failing_row
 
 _MEMO = "mlaudit.claims.checked"
 
@@ -49,6 +49,23 @@ class ClaimContradicted(Detector, code="CL001", name="claim-contradicted", famil
 
     class Params(DetectorParams):
         pass
+
+    claim_status = "contradicted"
+
+    @classmethod
+    def ci_answers(cls, finding: Finding) -> dict[str, list[dict]]:
+        """The contradicted claim is a failing check and a claim of the CI answers."""
+        f = finding
+        return {
+            "failing": [failing_row(f)],
+            "claims": [
+                {
+                    "text": f.facts.get("text"),
+                    "status": f.facts.get("status"),
+                    "detail": f.facts.get("explanation"),
+                }
+            ],
+        }
 
     def check(self, run, p):
         if not claims_of(run):

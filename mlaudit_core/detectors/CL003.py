@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..claims import claim_evidence, claims_of
-from ..report import Severity
+from ..report import Finding, Severity
 from .base import Detector, DetectorParams
 from .CL001 import checked, facts_of
 
@@ -22,6 +22,17 @@ class ClaimSupported(Detector, code="CL003", name="claim-supported", family="cla
 
     class Params(DetectorParams):
         pass
+
+    claim_status = "supported"
+
+    @classmethod
+    def ci_answers(cls, finding: Finding) -> dict[str, list[dict]]:
+        """Each supported claim is a claim of the CI answers."""
+        return {
+            "claims": [
+                dict(c, detail=c.get("explanation")) for c in finding.facts.get("claims", [])
+            ]
+        }
 
     def check(self, run, p):
         if not claims_of(run):

@@ -214,6 +214,17 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
             )
         ]
 
+    surprise_rank = 2
+
+    @classmethod
+    def surprising(cls, finding: Finding) -> str | None:
+        """The calibration note (held-out loss rises while held-out accuracy holds)."""
+        return (
+            f"calibration: {finding.message}"
+            if finding.facts.get("kind") == "calibration"
+            else None
+        )
+
     def check(self, run, p):
         key = run.key_for(Role.VAL_LOSS)
         from_accuracy = not run.has(Role.VAL_LOSS)

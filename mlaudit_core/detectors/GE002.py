@@ -6,11 +6,12 @@ import re
 
 import numpy as np
 
-from ..report import SeriesEvidence, Severity
+from ..report import Finding, SeriesEvidence, Severity
 from ..roles import Role, as_fraction
 from ..signal import centered_median, fmt, smooth_window
 from ._context import chance, finetune_evidence, peak_lr
-from .base import Detector, DetectorParams, Skip
+from .base import Detector, DetectorParams, Remedy, Skip
+from .GE004 import ValidationAtChance
 
 #: ``Chance.source`` of a chance level inferred from the run's own loss and accuracy (``_context``).
 INFERRED = "loss and accuracy agree"
@@ -342,6 +343,16 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
         learned_accuracy: float = 0.9
         task_floor: float = 0.10
         learned_rise: float = 0.02
+
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """With labels suspect (the shuffled-labels signature), the label checks first: GE004's."""
+        return ValidationAtChance.remedies if finding.facts.get("labels_suspect") else cls.remedies
+
+    @classmethod
+    def omits_outcome_actions(cls, finding: Finding) -> tuple[str, ...]:
+        """With labels suspect, GE004's label checks replace the tiny-subset overfit."""
+        return ("Overfit a tiny subset",) if finding.facts.get("labels_suspect") else ()
 
     def check(self, run, p):
         found, skip = [], None

@@ -65,6 +65,15 @@ class NonFiniteValues(Detector, code="LI001", name="non-finite-values", family="
             )
         ]
 
+    @classmethod
+    def nonfinite_observed(cls, finding: Finding) -> bool:
+        """A non-finite training loss, or a validation loss non-finite to the end, is observed,
+        not read from a trend."""
+        role = finding.facts.get("role")
+        return role == "train_loss" or (
+            role == "val_loss" and bool(finding.facts.get("all_after_nonfinite"))
+        )
+
     def check(self, run, p):
         seen = False
         for role in self.ROLES:

@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-from ..report import SeriesEvidence, Severity
+from ..report import Finding, SeriesEvidence, Severity
 from ..roles import Role, normalise_key
 from ..signal import fmt
 from ._context import loss_keys
@@ -104,6 +104,11 @@ class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity
         min_points: int = 3
         min_standins: int = 1
         min_neighbour: float = 0.05
+
+    @classmethod
+    def standin_key(cls, finding: Finding) -> str | None:
+        """The training loss whose exact zeros stand in for non-finite steps (``kind='stand_in'``)."""
+        return finding.facts.get("key") if finding.facts.get("kind") == "stand_in" else None
 
     def check(self, run, p):
         train = loss_keys(run, evaluation=False)

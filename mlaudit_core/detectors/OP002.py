@@ -65,6 +65,13 @@ class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"
             )
         ]
 
+    surprise_rank = 0
+
+    @classmethod
+    def surprising(cls, finding: Finding) -> str | None:
+        """A benign spike (info): the loss came back, worth knowing, not a failure."""
+        return f"benign: {finding.message}" if finding.severity is Severity.INFO else None
+
     def check(self, run, p):
         key = run.key_for(Role.TRAIN_LOSS)
         s = run.series(key).by_step().finite()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import SeriesEvidence, Severity
+from ..report import Finding, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
 from .base import Detector, DetectorParams
@@ -32,6 +32,13 @@ class LrSchedule(Detector, code="OP005", name="lr-schedule", family="optimizatio
         after_peak_factor: float = 2.0
         min_lr_ratio: float = 0.01
         spike_factor: float = 2.0
+
+    surprise_rank = 4
+
+    @classmethod
+    def surprising(cls, finding: Finding) -> str | None:
+        """A learning rate already near zero early in the run (the schedule ends too soon)."""
+        return finding.message if finding.facts.get("early_zero_step") else None
 
     def check(self, run, p):
         key = run.key_for(Role.LEARNING_RATE)

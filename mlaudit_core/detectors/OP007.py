@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import SeriesEvidence, Severity
+from ..report import Finding, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
 from .base import Detector, DetectorParams
@@ -28,6 +28,14 @@ class LossScaleCollapse(Detector, code="OP007", name="loss-scale-collapse", fami
 
     class Params(DetectorParams):
         min_scale: float = 1.0
+
+    shows_reduced_precision = True
+    surprise_rank = 1
+
+    @classmethod
+    def surprising(cls, finding: Finding) -> str | None:
+        """A loss scale that dipped and recovered (info) is routine dynamic loss scaling."""
+        return finding.message if finding.severity is Severity.INFO else None
 
     def check(self, run, p):
         key = run.key_for(Role.LOSS_SCALE)

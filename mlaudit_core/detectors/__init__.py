@@ -13,7 +13,7 @@ import threading
 import warnings
 from importlib.metadata import entry_points
 
-from .base import Detector, DetectorParams, Skip, registry  # noqa: F401
+from .base import Detector, DetectorParams, Skip, detector_for, registry  # noqa: F401
 
 _loaded = False
 _lock = threading.RLock()  # re-entrant: a detector module may ask for the registry

@@ -121,6 +121,18 @@ def as_float(x: Any) -> float | None:
     return v if v is not None and math.isfinite(v) else None
 
 
+def failing_row(f: Finding) -> dict:
+    """``f`` as a failing check of a CI report's canonical answers (``Detector.ci_answers``)."""
+    return {
+        "metric": f.facts.get("metric") or f.code,
+        "check": f.name,
+        "name": f.name,
+        "passed": False,
+        "detail": f.message,
+        "text": f.message,
+    }
+
+
 def first_series_evidence(f: Finding) -> SeriesEvidence | None:
     return next((e for e in f.evidence if isinstance(e, SeriesEvidence)), None)
 
@@ -147,6 +159,15 @@ class Detector:
     #: Its finding as the primary one makes the outcome's generic actions wrong (a reset step
     #: counter: the curves are two runs, not one that diverged or plateaued).
     replaces_outcome_actions: ClassVar[bool] = False
+    #: Its findings are evidence that reduced precision or loss scaling is in use
+    #: (``verdict.evidence.precision_evidence``): a loss-scale skip, a loss-scale collapse.
+    shows_reduced_precision: ClassVar[bool] = False
+    #: Where its sentence goes among a report's surprising facts (``Detector.surprising``):
+    #: ascending; 0-2 before the facts read from the curves, 3 and above after them.
+    surprise_rank: ClassVar[int] = 0
+    #: What its findings say about the claims checked against the telemetry
+    #: (``verdict.claims.apply_claims``): "contradicted", "unverifiable", "supported", or None.
+    claim_status: ClassVar[str | None] = None
 
     def __init_subclass__(
         cls, code: str | None = None, name: str | None = None, family: str | None = None, **kw: Any
@@ -213,6 +234,51 @@ class Detector:
         detector's ``crash_remedy``, or one chosen from the finding's facts."""
         return cls.crash_remedy
 
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """The next actions when ``finding`` decides the verdict: the detector's ``remedies``, or
+        ones chosen from the finding's facts."""
+        return cls.remedies
+
+    @classmethod
+    def omits_outcome_actions(cls, finding: Finding) -> tuple[str, ...]:
+        """Openings of the outcome's generic actions that ``finding``, as the primary one, makes
+        redundant (its own remedies already do that check)."""
+        return ()
+
+    # --- what the report says besides the verdict ---------------------------------
+    @classmethod
+    def surprising(cls, finding: Finding) -> str | None:
+        """The sentence ``finding`` adds to the report's surprising facts (unexpected, not a
+        failure), or None; ordered among them by ``surprise_rank``."""
+        return None
+
+    @classmethod
+    def standin_key(cls, finding: Finding) -> str | None:
+        """The metric whose exact zeros ``finding`` found to be stand-ins for non-finite steps
+        (the key metrics leave them out), or None."""
+        return None
+
+    @classmethod
+    def nonfinite_observed(cls, finding: Finding) -> bool:
+        """Whether ``finding`` is a non-finite value observed in a loss (as strong as a crash
+        signature whatever the number of points before it, ``verdict.evidence.confidence``)."""
+        return False
+
+    # --- what a CI report says -----------------------------------------------------
+    @classmethod
+    def ci_answers(cls, finding: Finding) -> dict[str, list[dict]]:
+        """What ``finding`` adds to the canonical answers of a CI report
+        (``ci.schema_out.answer_bag``), by section: ``calculations``, ``failing``, ``passing``,
+        ``gates``, ``claims``, ``environment``; each a list of rows."""
+        return {}
+
+    @classmethod
+    def failing_gates(cls, finding: Finding) -> list[tuple[str | None, dict]]:
+        """The failing gates ``finding`` recomputed, as (metric or expression, check with its
+        ``path``, ``line``, ``kind``, ``detail``) (``ci.github.failing_gates``)."""
+        return []
+
     # --- documentation ---------------------------------------------------------
     @classmethod
     def doc(cls) -> str:
@@ -238,3 +304,12 @@ def registry() -> dict[str, type[Detector]]:
 
     load_builtin_and_plugins()
     return dict(sorted(_REGISTRY.items()))
+
+
+def detector_for(code: str) -> type[Detector]:
+    """The registered detector of ``code``; the base class (which knows nothing: no remedies,
+    no marks, no answers) for a code no detector registered."""
+    from . import load_builtin_and_plugins
+
+    load_builtin_and_plugins()
+    return _REGISTRY.get(code, Detector)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..detectors import detector_for
 from ..plan import NORMAL_END, first_positive_param, planned_lengths
 from ..report import DetectorRun, Finding, LogEvidence, Severity
 from ..roles import LR_PARAM_NAMES, Role, lr_param_name, normalise_key
@@ -597,7 +598,7 @@ def precision_evidence(run: RunData, findings: list[Finding]) -> list[str]:
             out.append(f"param {k}={v}")
     if run.has(Role.LOSS_SCALE):
         out.append(f"a loss-scale series ({run.key_for(Role.LOSS_SCALE)})")
-    out += [f"{f.code} {f.name}" for f in findings if f.code in ("RT006", "OP007")]
+    out += [f"{f.code} {f.name}" for f in findings if detector_for(f.code).shows_reduced_precision]
     for c in run.console[:5000]:
         # a Python warning, or the source line it echoes, names the API, not the setting: nanoGPT prints
         # "FutureWarning: `torch.cuda.amp.GradScaler(args...)` is deprecated" and
@@ -828,17 +829,7 @@ def confidence(
     # a NaN/inf in the logged training loss is observed, not read from a trend: as strong as a signature
     # whatever the number of finite points before it (NOTES 18:35: lr=20 NaN from the 3rd point got 0.51)
     # a validation loss non-finite to the end (the nonfinite-validation rule) is as observed as a training one
-    nonfinite = (
-        primary is not None
-        and primary.code == "LI001"
-        and (
-            primary.facts.get("role") == "train_loss"
-            or (
-                primary.facts.get("role") == "val_loss"
-                and bool(primary.facts.get("all_after_nonfinite"))
-            )
-        )
-    )
+    nonfinite = primary is not None and detector_for(primary.code).nonfinite_observed(primary)
     terms = []
     if outcome == "unknown":
         return 0.0, "no judgeable evidence"
@@ -916,9 +907,9 @@ def confidence(
     if warnings:
         c *= 0.9
         terms.append("load warnings x0.9")
-    for code in (errored or [])[:2]:
+    for errored_code in (errored or [])[:2]:
         c *= 0.7
-        terms.append(f"{code} errored x0.7")
+        terms.append(f"{errored_code} errored x0.7")
     if partial:
         c = min(c, 0.5)
         terms.append("partial input cap 0.5")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..detectors import registry
+from ..detectors import detector_for, registry
 from ..detectors.base import Remedy
 from ..report import (
     Cause,
@@ -29,22 +29,29 @@ from ..signal import clip, fmt
 from .policy import Ctx as _Ctx
 from .policy import Decision as _Decision
 
+#: ``Detector.surprise_rank`` from which a detector's sentence comes after the curves' facts.
+_AFTER_CURVES = 3
+
+
+def finding_surprises(findings: list[Finding], *, after_curves: bool | None = None) -> list[str]:
+    """The sentences the findings' detectors add to the surprising facts (``Detector.surprising``),
+    by ``surprise_rank`` then in the findings' order; ``after_curves``: only those ranked after
+    (True) or before (False) the facts read from the curves, None: all."""
+    picked: list[tuple[int, str]] = []
+    for f in findings:
+        det = detector_for(f.code)
+        if after_curves is not None and (det.surprise_rank >= _AFTER_CURVES) != after_curves:
+            continue
+        s = det.surprising(f)
+        if s is not None:
+            picked.append((det.surprise_rank, s))
+    return [s for _, s in sorted(picked, key=lambda rs: rs[0])]
+
 
 def surprising(run: RunData, findings: list[Finding]) -> list[str]:
-    """Things a careful analyst would flag as unexpected, even when they are not failures."""
-    out = [
-        f"benign: {f.message}"
-        for f in findings
-        if f.code == "OP002" and f.severity is Severity.INFO
-    ]
-    out += [
-        f.message for f in findings if f.code in ("OP007", "RT006") and f.severity is Severity.INFO
-    ]
-    out += [
-        f"calibration: {f.message}"
-        for f in findings
-        if f.code == "GE001" and f.facts.get("kind") == "calibration"
-    ]
+    """Things a careful analyst would flag as unexpected, even when they are not failures: the
+    detectors' sentences (:func:`finding_surprises`) around what the curves themselves show."""
+    out = finding_surprises(findings, after_curves=False)
     tk, vk = run.key_for(Role.TRAIN_LOSS), run.key_for(Role.VAL_LOSS)
     if tk and vk:
         t, v = run.series(tk).by_step().finite(), run.series(vk).by_step().finite()
@@ -66,11 +73,7 @@ def surprising(run: RunData, findings: list[Finding]) -> list[str]:
                 f"{ak} reached {fmt(float(a.values.max()))}: perfect held-out accuracy is rare; check "
                 "for train/validation overlap"
             )
-    sched = next(
-        (f for f in findings if f.code == "OP005" and f.facts.get("early_zero_step")), None
-    )
-    if sched:
-        out.append(sched.message)
+    out += finding_surprises(findings, after_curves=True)
     return out
 
 
@@ -82,11 +85,7 @@ def key_metrics(
     Exact zeros of a key that LI006 found to be stand-ins for non-finite steps (``kind='stand_in'``)
     are not values: they are left out of first/best/min/final/median and counted in
     ``standin_zeros`` (a "best 0" would show the logger's placeholder as the best loss)."""
-    standin = {
-        f.facts.get("key")
-        for f in findings or []
-        if f.code == "LI006" and f.facts.get("kind") == "stand_in"
-    }
+    standin = {detector_for(f.code).standin_key(f) for f in findings or []} - {None}
     out: dict[str, dict[str, float | int | str | None]] = {}
     for role in Role:
         key = run.key_for(role)
@@ -513,6 +512,12 @@ def _remedies(code: str) -> list[tuple[str, str, str]]:
     return [(r.action, r.why, r.cost) for r in det.remedies] if det is not None else []
 
 
+def _remedies_of(f: Finding) -> list[tuple[str, str, str]]:
+    """The next actions the detector of ``f`` recommends when ``f`` decides the verdict
+    (``Detector.remedies_for``), as (action, why, cost)."""
+    return [(r.action, r.why, r.cost) for r in detector_for(f.code).remedies_for(f)]
+
+
 def _primary_hypotheses(primary: Finding, outcome: Outcome) -> list[Hypothesis] | None:
     """The hypotheses the primary finding's detector adds to the ledger (``Detector.hypotheses``)."""
     det = registry().get(primary.code)
@@ -856,10 +861,9 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
                 "hours",
             )
         )
-    primary = _remedies(p.code) if p is not None else []
-    if p is not None and p.code == "GE002" and p.facts.get("labels_suspect"):
-        primary = _remedies("GE004")  # the label checks first (the shuffled-labels signature)
-        generic = [(a, w, k) for a, w, k in generic if not a.startswith("Overfit a tiny subset")]
+    primary = _remedies_of(p) if p is not None else []
+    if p is not None and (omit := detector_for(p.code).omits_outcome_actions(p)):
+        generic = [(a, w, k) for a, w, k in generic if not a.startswith(omit)]
     at_chance = c.get("GE004", Severity.WARNING)
     if at_chance is not None:
         # no checkpoint of a run whose validation never beat chance is worth keeping
