@@ -39,7 +39,9 @@ class Fp16OverflowSkips(Detector, code="RT006", name="fp16-overflow-skips", fami
     ``max_skip_share`` 5% of steps are skipped (dynamic scalers grow the scale again
     after 1000-2000 clean steps, DeepSpeed ``loss_scale_window`` and torch
     ``GradScaler(growth_interval=2000)``, so steady state is about one skip per
-    thousand steps; 5% is 50x that), when ``max_consecutive`` 25 or more steps are
+    thousand steps; 5% is 50x that; the share is read only over ``min_share_steps`` 100 steps
+    or more: a pasted window of a few records with one skip is 5-25% "skipped" and says nothing
+    about the steady state, reports b2-02 / b5-05), when ``max_consecutive`` 25 or more steps are
     skipped in a row (DeepSpeed's first 2^32 -> 2^16 descent alone is 16 skips), or
     on a minimum-loss-scale error.
     """
@@ -53,6 +55,7 @@ class Fp16OverflowSkips(Detector, code="RT006", name="fp16-overflow-skips", fami
         collapse_scale: float = 1.0
         max_skip_share: float = 0.05
         max_consecutive: int = 25
+        min_share_steps: int = 100
 
     shows_reduced_precision = True
     surprise_rank = 1
@@ -111,7 +114,7 @@ class Fp16OverflowSkips(Detector, code="RT006", name="fp16-overflow-skips", fami
             reasons.append("the minimum loss scale was reached")
         if min_scale is not None and min_scale <= p.collapse_scale:
             reasons.append(f"the loss scale collapsed to {fmt(min_scale)}")
-        if share is not None and share > p.max_skip_share:
+        if share is not None and share > p.max_skip_share and (total or 0) >= p.min_share_steps:
             reasons.append(
                 f"{fmt(100 * share, 3)}% of steps were skipped (> {fmt(100 * p.max_skip_share, 2)}%)"
             )
