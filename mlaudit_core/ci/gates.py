@@ -324,6 +324,29 @@ def _plausible(s: str) -> bool:
     )
 
 
+#: Comparison operators of a gate, and the operator when the sides are swapped (``bound < x``)
+#: or the comparison is negated (``if x > bound: raise``).
+_COMPARE_OPS = {
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+}
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+_ABS_FUNCS = ("abs", "np.abs", "numpy.abs", "math.fabs")
+
+
+def _is_abs_diff(measured: ast.AST) -> bool:
+    """The measured side holds an absolute value and a difference (``abs(a - b)``)."""
+    nodes = list(ast.walk(measured))
+    has_diff = any(isinstance(s, ast.BinOp) and isinstance(s.op, ast.Sub) for s in nodes)
+    has_abs = any(isinstance(s, ast.Call) and _name(s.func) in _ABS_FUNCS for s in nodes)
+    return has_abs and has_diff
+
+
 class _Scanner:
     def __init__(self, text: str, rel: str, data: dict | None = None, sources=None) -> None:
         self.text, self.rel = text, rel
@@ -654,6 +677,11 @@ class _Scanner:
             )
 
     def compare(self, test: ast.AST, stmt: ast.AST, negate: bool = False) -> None:
+        """A gate of one comparison ``measured OP bound`` (``negate``: the comparison of an
+        ``if ...: raise``, so the gate requires its opposite): exact equality of a metric
+        (:meth:`_compare_exact`), a tolerance on ``|a - b|`` (:meth:`_compare_tolerance`), or a timing,
+        throughput or metric threshold (:meth:`_compare_threshold`). ``approx`` comparisons are not
+        gates of this kind."""
         if not isinstance(test, ast.Compare) or len(test.ops) != 1:
             return
         if any(
@@ -661,70 +689,71 @@ class _Scanner:
         ):
             return
         left, right, op = test.left, test.comparators[0], test.ops[0]
-        ops = {
-            ast.Lt: "<",
-            ast.LtE: "<=",
-            ast.Gt: ">",
-            ast.GtE: ">=",
-            ast.Eq: "==",
-            ast.NotEq: "!=",
-        }
-        sym = ops.get(type(op))
+        sym = _COMPARE_OPS.get(type(op))
         if sym is None:
             return
         lv, rv = _num(left, self.consts), _num(right, self.consts)
         measured, bound, flip = (left, rv, False) if rv is not None else (right, lv, True)
         if sym in ("==", "!="):
             if sym == "==" and not negate and (_METRIC_WORDS.search(_seg(self.text, test))):
-                self.add(
-                    test,
-                    "exact",
-                    metric=metric_of(test),
-                    rtol=0.0,
-                    atol=0.0,
-                    op="==",
-                    formula="assert a == b: exact equality",
-                )
+                self._compare_exact(test)
             return
         if flip:
-            sym = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[sym]
+            sym = _FLIPPED[sym]
         if negate:  # `if x > bound: raise` -> the gate requires x <= bound
-            sym = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}[sym]
-        src = _seg(self.text, measured)
-        has_diff = any(
-            isinstance(s, ast.BinOp) and isinstance(s.op, ast.Sub) for s in ast.walk(measured)
+            sym = _NEGATED[sym]
+        if _is_abs_diff(measured):
+            self._compare_tolerance(test, measured, bound, sym, left if flip else right)
+        elif bound is not None:
+            self._compare_threshold(test, measured, bound, sym)
+
+    def _compare_exact(self, test: ast.Compare) -> None:
+        """``assert a == b`` on a metric: an exact-equality gate."""
+        self.add(
+            test,
+            "exact",
+            metric=metric_of(test),
+            rtol=0.0,
+            atol=0.0,
+            op="==",
+            formula="assert a == b: exact equality",
         )
-        has_abs = any(
-            isinstance(s, ast.Call) and _name(s.func) in ("abs", "np.abs", "numpy.abs", "math.fabs")
-            for s in ast.walk(measured)
-        )
+
+    def _compare_tolerance(
+        self, test: ast.Compare, measured: ast.AST, bound: float | None, sym: str, bnode: ast.AST
+    ) -> None:
+        """``|a - b| OP tol`` (relative when divided): a tolerance gate, its tolerance and where
+        the tolerance is set; a tolerance that is not a literal is recorded without its value."""
         if bound is None:
-            if has_abs and has_diff:
-                self.add(
-                    test,
-                    "tolerance",
-                    metric=metric_of(measured),
-                    op=sym,
-                    formula="|a - b| compared with a tolerance that is not a literal",
-                )
-            return
-        if has_abs and has_diff:
-            rel = any(
-                isinstance(s, ast.BinOp) and isinstance(s.op, ast.Div) for s in ast.walk(measured)
-            )
-            bnode = left if flip else right
             self.add(
                 test,
                 "tolerance",
                 metric=metric_of(measured),
-                rtol=bound if rel else None,
-                atol=None if rel else bound,
                 op=sym,
-                tolerance_source=self.tol_source(bnode)
-                or (self.named_sources.get(bnode.id, "") if isinstance(bnode, ast.Name) else ""),
-                formula=("|a - b| / |b|" if rel else "|a - b|") + f" {sym} {bound:g}",
+                formula="|a - b| compared with a tolerance that is not a literal",
             )
             return
+        rel = any(
+            isinstance(s, ast.BinOp) and isinstance(s.op, ast.Div) for s in ast.walk(measured)
+        )
+        self.add(
+            test,
+            "tolerance",
+            metric=metric_of(measured),
+            rtol=bound if rel else None,
+            atol=None if rel else bound,
+            op=sym,
+            tolerance_source=self.tol_source(bnode)
+            or (self.named_sources.get(bnode.id, "") if isinstance(bnode, ast.Name) else ""),
+            formula=("|a - b| / |b|" if rel else "|a - b|") + f" {sym} {bound:g}",
+        )
+
+    def _compare_threshold(
+        self, test: ast.Compare, measured: ast.AST, bound: float, sym: str
+    ) -> None:
+        """``measured OP bound`` on a throughput, a time or a metric (by the words of the measured
+        expression): a threshold gate of that kind; nothing for other quantities."""
+        src = _seg(self.text, measured)
         kind = (
             "throughput"
             if _SPEED_WORDS.search(src)

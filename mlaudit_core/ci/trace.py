@@ -138,60 +138,73 @@ def confine(repo: Path, name: str) -> tuple[Path | None, str]:
 
 
 def _eval_path(node: ast.AST, env: dict[str, object], test_rel: str) -> object:
-    """A repo-relative POSIX path string (may hold ``..``) for a path expression, else _UNKNOWN."""
+    """A repo-relative POSIX path string (may hold ``..``) for a path expression, else _UNKNOWN:
+    a string, a name bound in ``env`` (``__file__`` is the test file), a path-building call
+    (:func:`_call_path`), ``.parent`` / ``.parents[i]``, ``a / b`` and ``a + b``."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.Name):
-        if node.id == "__file__":
-            return test_rel
-        return env.get(node.id, _UNKNOWN)
-    if isinstance(node, ast.JoinedStr):
-        return _UNKNOWN
+        return test_rel if node.id == "__file__" else env.get(node.id, _UNKNOWN)
     if isinstance(node, ast.Call):
-        fn = _dotted(node.func)
-        short = fn.rsplit(".", 1)[-1]
-        if short in ("Path", "PurePath", "PosixPath") and node.args:
-            vals = _known_paths(node.args, env, test_rel)
-            return _UNKNOWN if vals is None else posixpath.join(*vals)
-        if fn in ("os.path.join", "path.join", "join") and node.args:
-            vals = _known_paths(node.args, env, test_rel)
-            return _UNKNOWN if vals is None else posixpath.join(*vals)
-        if fn in ("os.path.dirname", "path.dirname", "dirname") and node.args:
-            v = _eval_path(node.args[0], env, test_rel)
-            return posixpath.dirname(v) or "." if isinstance(v, str) else _UNKNOWN
-        if fn in ("os.path.abspath", "os.path.realpath", "os.path.normpath", "str", "os.fspath"):
-            return _eval_path(node.args[0], env, test_rel) if node.args else _UNKNOWN
-        if isinstance(node.func, ast.Attribute) and node.func.attr in (
-            "resolve",
-            "absolute",
-            "expanduser",
-        ):
-            return _eval_path(node.func.value, env, test_rel)
-        if isinstance(node.func, ast.Attribute) and node.func.attr == "joinpath":
-            vals = _known_paths([node.func.value, *node.args], env, test_rel)
-            return _UNKNOWN if vals is None else posixpath.join(*vals)
-        return _UNKNOWN
+        return _call_path(node, env, test_rel)
     if isinstance(node, ast.Attribute) and node.attr == "parent":
         v = _eval_path(node.value, env, test_rel)
         return (posixpath.dirname(v) or ".") if isinstance(v, str) else _UNKNOWN
-    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
-        if node.value.attr == "parents" and isinstance(node.slice, ast.Constant):
-            v = _eval_path(node.value.value, env, test_rel)
-            if not isinstance(v, str) or not isinstance(node.slice.value, int):
-                return _UNKNOWN
-            for _ in range(node.slice.value + 1):
-                v = posixpath.dirname(v) or "."
-            return v
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+    if isinstance(node, ast.Subscript):
+        return _parents_path(node, env, test_rel)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.Add)):
         a, b = _eval_path(node.left, env, test_rel), _eval_path(node.right, env, test_rel)
         if not isinstance(a, str) or not isinstance(b, str):
             return _UNKNOWN
-        return posixpath.join(a, b)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        a, b = _eval_path(node.left, env, test_rel), _eval_path(node.right, env, test_rel)
-        if isinstance(a, str) and isinstance(b, str):
-            return a + b
+        return posixpath.join(a, b) if isinstance(node.op, ast.Div) else a + b
     return _UNKNOWN
+
+
+#: Calls that join their arguments into a path (by the callee's last name / its dotted name),
+#: that take a path's directory, and that return their path argument as it is.
+_PATH_TYPES = ("Path", "PurePath", "PosixPath")
+_JOIN_FUNCS = ("os.path.join", "path.join", "join")
+_DIRNAME_FUNCS = ("os.path.dirname", "path.dirname", "dirname")
+_SAME_PATH_FUNCS = ("os.path.abspath", "os.path.realpath", "os.path.normpath", "str", "os.fspath")
+_SAME_PATH_METHODS = ("resolve", "absolute", "expanduser")
+
+
+def _call_path(node: ast.Call, env: dict[str, object], test_rel: str) -> object:
+    """The path a call builds: ``Path(a, b)`` / ``os.path.join(a, b)`` / ``p.joinpath(b)`` join,
+    ``os.path.dirname(p)`` the directory, ``str(p)``, ``abspath(p)``, ``p.resolve()`` and the like
+    the path itself; any other call is _UNKNOWN."""
+    fn = _dotted(node.func)
+    method = node.func.attr if isinstance(node.func, ast.Attribute) else None
+    if node.args and (fn.rsplit(".", 1)[-1] in _PATH_TYPES or fn in _JOIN_FUNCS):
+        vals = _known_paths(node.args, env, test_rel)
+        return _UNKNOWN if vals is None else posixpath.join(*vals)
+    if fn in _DIRNAME_FUNCS and node.args:
+        v = _eval_path(node.args[0], env, test_rel)
+        return posixpath.dirname(v) or "." if isinstance(v, str) else _UNKNOWN
+    if fn in _SAME_PATH_FUNCS:
+        return _eval_path(node.args[0], env, test_rel) if node.args else _UNKNOWN
+    if isinstance(node.func, ast.Attribute) and method in _SAME_PATH_METHODS:
+        return _eval_path(node.func.value, env, test_rel)
+    if isinstance(node.func, ast.Attribute) and method == "joinpath":
+        vals = _known_paths([node.func.value, *node.args], env, test_rel)
+        return _UNKNOWN if vals is None else posixpath.join(*vals)
+    return _UNKNOWN
+
+
+def _parents_path(node: ast.Subscript, env: dict[str, object], test_rel: str) -> object:
+    """``p.parents[i]``: the directory ``i + 1`` levels up; any other subscript is _UNKNOWN."""
+    if not (
+        isinstance(node.value, ast.Attribute)
+        and node.value.attr == "parents"
+        and isinstance(node.slice, ast.Constant)
+    ):
+        return _UNKNOWN
+    v = _eval_path(node.value.value, env, test_rel)
+    if not isinstance(v, str) or not isinstance(node.slice.value, int):
+        return _UNKNOWN
+    for _ in range(node.slice.value + 1):
+        v = posixpath.dirname(v) or "."
+    return v
 
 
 def _known_paths(nodes: list[ast.expr], env: dict[str, object], test_rel: str) -> list[str] | None:
@@ -602,59 +615,61 @@ def literal_goldens(ts: ModuleSource, fn: ast.AST) -> list:
 
     mod_scope: dict[str, ast.AST] = {}
     for st in ts.tree.body:
-        if (
-            isinstance(st, ast.Assign)
-            and len(st.targets) == 1
-            and isinstance(st.targets[0], ast.Name)
-        ):
-            mod_scope[st.targets[0].id] = st.value
+        if _single_name_assign(st):
+            mod_scope[st.targets[0].id] = st.value  # type: ignore[attr-defined]
     fn_scope: dict[str, ast.AST] = {}
     for fst in ast.walk(fn):
-        if (
-            isinstance(fst, ast.Assign)
-            and len(fst.targets) == 1
-            and isinstance(fst.targets[0], ast.Name)
-        ):
-            fn_scope.setdefault(fst.targets[0].id, fst.value)
+        if _single_name_assign(fst):
+            fn_scope.setdefault(fst.targets[0].id, fst.value)  # type: ignore[attr-defined]
     scopes = [fn_scope, mod_scope]
     out = []
     for node in ast.walk(fn):
-        pairs: list[tuple[ast.AST | None, ast.AST | None]] = []  # (actual, expected)
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
-            left, right = node.left, node.comparators[0]
-            for a_, e_ in ((left, right), (right, left)):
-                if (
-                    isinstance(e_, ast.Call)
-                    and _dotted(e_.func).split(".")[-1] == "approx"
-                    and e_.args
-                ):
-                    pairs.append((a_, e_.args[0]))
-        elif isinstance(node, ast.Call):
-            name = _dotted(node.func).split(".")[-1]
-            i = _EXPECTED_CALLS.get(name)
-            if i == 1 and len(node.args) >= 2:
-                pairs.append((node.args[0], node.args[1]))
-        for a_node, e_node in pairs:
+        for a_node, e_node in _expected_pairs(node):
             v = _literal(e_node, scopes)
             if v is None:
                 continue
             vs = ValueSet(f"{ts.rel}:{getattr(node, 'lineno', 0)}", "golden", "literal")
             if isinstance(v, dict):
                 for k, x in v.items():
-                    if _num(x):
-                        vs.metrics[str(k)] = ([1], [float(x)])
-                    elif isinstance(x, (list, tuple)) and x and all(_num(y) for y in x):
-                        vs.metrics[str(k)] = (list(range(1, len(x) + 1)), [float(y) for y in x])
-                        vs.indexed.append(str(k))
+                    _add_literal(vs, str(k), x)
             else:
                 key = _key_of(a_node, scopes)
                 if key is None:
                     continue
-                if _num(v):
-                    vs.metrics[key] = ([1], [float(v)])
-                elif isinstance(v, (list, tuple)) and v and all(_num(y) for y in v):
-                    vs.metrics[key] = (list(range(1, len(v) + 1)), [float(y) for y in v])
-                    vs.indexed.append(key)
+                _add_literal(vs, key, v)
             if vs.metrics:
                 out.append(vs)
     return out
+
+
+def _single_name_assign(st: ast.AST) -> bool:
+    """``name = value``: one target, a plain name."""
+    return (
+        isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+    )
+
+
+def _expected_pairs(node: ast.AST) -> list[tuple[ast.AST | None, ast.AST | None]]:
+    """(actual, expected) expressions a comparison node holds: ``x == approx(y)`` on either side,
+    or a call of :data:`_EXPECTED_CALLS` whose expected value is its second argument."""
+    pairs: list[tuple[ast.AST | None, ast.AST | None]] = []
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
+        left, right = node.left, node.comparators[0]
+        for a_, e_ in ((left, right), (right, left)):
+            if isinstance(e_, ast.Call) and _dotted(e_.func).split(".")[-1] == "approx" and e_.args:
+                pairs.append((a_, e_.args[0]))
+    elif isinstance(node, ast.Call):
+        i = _EXPECTED_CALLS.get(_dotted(node.func).split(".")[-1])
+        if i == 1 and len(node.args) >= 2:
+            pairs.append((node.args[0], node.args[1]))
+    return pairs
+
+
+def _add_literal(vs, key: str, x) -> None:
+    """A literal golden of metric ``key`` into ``vs``: a number at step 1, or a non-empty sequence
+    of numbers at steps 1..n (an indexed metric); anything else is left out."""
+    if _num(x):
+        vs.metrics[key] = ([1], [float(x)])
+    elif isinstance(x, (list, tuple)) and x and all(_num(y) for y in x):
+        vs.metrics[key] = (list(range(1, len(x) + 1)), [float(y) for y in x])
+        vs.indexed.append(key)
