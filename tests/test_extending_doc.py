@@ -128,7 +128,9 @@ from mlaudit_core.audit import audit, run_detectors
 from mlaudit_core.detectors import registry
 from mlaudit_core.render.plots import markers_from_findings
 
-out = {"registered": "OP099" in registry(), "doc": registry()["OP099"].summary(), "cases": {}}
+op099 = registry()["OP099"]
+out = {"registered": "OP099" in registry(), "doc": op099.summary(), "cases": {},
+       "remedies": [r.cost for r in op099.remedies]}
 for case in yaml.safe_load(cases.read_text())["cases"]:
     run = make_run(case)
     findings, _ = run_detectors(run, Settings(select=["OP099"]))
@@ -137,6 +139,8 @@ for case in yaml.safe_load(cases.read_text())["cases"]:
     if case["fires"]:
         rep = audit(run)
         out["in_report"] = any(f.code == "OP099" for f in rep.findings)
+        f = next(f for f in rep.findings if f.code == "OP099")
+        out["hypotheses"] = [h.status for h in op099.hypotheses(f, rep.verdict.outcome)]
         out["marked"] = [m.label for m in markers_from_findings(rep) if m.label.startswith("OP099")]
 print(json.dumps(out))
 """
@@ -156,8 +160,9 @@ def _detector_blocks() -> tuple[str, str]:
 
 def test_the_detector_walkthrough_is_one_module_and_one_case_file(tmp_path):
     """The detector of docs/extending.md (OP099) and its case file, written out as given and
-    nothing else: it registers, its cases fire and stay quiet as they say, an audit reports it
-    and the HTML report marks it on its plot (from its series evidence). Run in a fresh
+    nothing else: it registers, carries its remedies and hypotheses, its cases fire and stay quiet
+    as they say, an audit reports it and the HTML report marks it on its plot (from its series
+    evidence). Run in a fresh
     interpreter so the example never joins this process's registry."""
     module, cases = _detector_blocks()
     (tmp_path / "OP099.py").write_text(module)
@@ -182,3 +187,4 @@ def test_the_detector_walkthrough_is_one_module_and_one_case_file(tmp_path):
     assert out["cases"] and all(c["fires"] == c["expected"] for c in out["cases"].values()), out
     assert out["cases"]["frozen-after-warmup"]["facts"]["start_step"] == 101
     assert out["in_report"] and out["marked"], out
+    assert out["remedies"] == ["minutes"] and out["hypotheses"] == ["supported"], out

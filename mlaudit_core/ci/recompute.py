@@ -332,11 +332,9 @@ def match_log(check: CheckOutcome, ctx: CIContext) -> None:
     an["log_agrees"] = all(agree) if agree else None
 
 
-def _match_log_mapping(recs: list[Recompute], ctx: CIContext) -> None:
-    """One comparison of a mapping (``results == pytest.approx({"loss": .., "acc": ..})``) is
-    recomputed key by key (one :class:`Recompute` per key); the log's assertion covers all the
-    keys at once. Aggregate the keys' figures per gate (elements, mismatches, maxima) and set
-    each key's ``log_agrees`` from the aggregate; ``dict_keys`` / ``dict_outside`` name them."""
+def _mapping_groups(recs: list[Recompute]) -> dict[tuple, list[CheckOutcome]]:
+    """The one-element checks of whole-mapping gates (no metric), grouped by gate and golden
+    source: the keys one assertion of a mapping compares."""
     groups: dict[tuple, list[CheckOutcome]] = {}
     for r in recs:
         if r.n_common != 1:
@@ -345,20 +343,37 @@ def _match_log_mapping(recs: list[Recompute], ctx: CIContext) -> None:
             if c.analysis is not None and "n" in c.analysis and c.gate.metric is None:
                 key = (c.gate.path, c.gate.line, c.gate.function, r.golden.source)
                 groups.setdefault(key, []).append(c)
-    for cs in groups.values():
+    return groups
+
+
+def _aggregate(ans: list[dict]) -> dict:
+    """The keys' figures as one comparison: elements and mismatches summed, maxima taken (an
+    absent maximum outside the tolerance is None)."""
+
+    def most(name: str) -> float | None:
+        return max((a[name] or 0.0) for a in ans) or None
+
+    return {
+        "n": sum(a["n"] for a in ans),
+        "n_outside": sum(a["n_outside"] for a in ans),
+        "max_abs": max(a["max_abs"] for a in ans),
+        "max_rel": max(a["max_rel"] for a in ans),
+        "max_abs_outside": most("max_abs_outside"),
+        "max_rel_outside": most("max_rel_outside"),
+        "max_rel_outside_vs_actual": most("max_rel_outside_vs_actual"),
+    }
+
+
+def _match_log_mapping(recs: list[Recompute], ctx: CIContext) -> None:
+    """One comparison of a mapping (``results == pytest.approx({"loss": .., "acc": ..})``) is
+    recomputed key by key (one :class:`Recompute` per key); the log's assertion covers all the
+    keys at once. Aggregate the keys' figures per gate (elements, mismatches, maxima) and set
+    each key's ``log_agrees`` from the aggregate; ``dict_keys`` / ``dict_outside`` name them."""
+    for cs in _mapping_groups(recs).values():
         if len(cs) < 2:
             continue
         ans = [c.analysis for c in cs if c.analysis is not None]
-        agg = {
-            "n": sum(a["n"] for a in ans),
-            "n_outside": sum(a["n_outside"] for a in ans),
-            "max_abs": max(a["max_abs"] for a in ans),
-            "max_rel": max(a["max_rel"] for a in ans),
-            "max_abs_outside": max((a["max_abs_outside"] or 0.0) for a in ans) or None,
-            "max_rel_outside": max((a["max_rel_outside"] or 0.0) for a in ans) or None,
-            "max_rel_outside_vs_actual": max((a["max_rel_outside_vs_actual"] or 0.0) for a in ans)
-            or None,
-        }
+        agg = _aggregate(ans)
         probe = CheckOutcome(cs[0].gate, None, analysis=dict(agg, mapping=True))
         match_log(probe, ctx)
         found = probe.analysis or {}
@@ -803,33 +818,50 @@ def recompute(ctx: CIContext, k: float = 2.0) -> list[Recompute]:
 
 
 def _activity(rec: Recompute, ctx: CIContext) -> None:
+    """For each check of ``rec``: whether the log says it failed (:func:`_log_failed`) and
+    whether it was active in this job (:func:`_set_active`)."""
     failed_ids = {metric_id(m) for m in ctx.failed_metrics}
     failed_tests = {t.function for t in ctx.tests if t.outcome in ("failed", "error")}
     passed_tests = {t.function for t in ctx.tests if t.outcome == "passed"}
     mid = metric_id(rec.metric)
     for c in rec.checks:
-        if c.gate.function and c.gate.function in failed_tests:
-            c.log_failed = True
-        elif c.gate.function and c.gate.function in passed_tests:
-            c.log_failed = False
-        elif failed_ids:
-            c.log_failed = mid in failed_ids
-        if c.gate.style == "megatron" and ctx.checked_metrics is not None:
-            c.active = mid in {metric_id(m) for m in ctx.checked_metrics}
-            where = ctx.checked_metrics_source
-            c.active_reason = f"checked metrics {ctx.checked_metrics}" + (
-                f" ({where.source}:{where.line})" if where else ""
-            )
-            if not c.active and ctx.failed_metrics and mid not in failed_ids and c.passed is False:
-                c.active_reason += "; and the log's failed list omits it although it would fail"
-        elif c.passed is False and ctx.failed_metrics and mid not in failed_ids:
-            c.active = False
-            c.active_reason = (
-                "would fail by recomputation, yet the log's failed-metrics list "
-                f"({', '.join(ctx.failed_metrics)}) omits it: not checked in this job"
-            )
-        elif c.gate.function and c.gate.function not in failed_tests | passed_tests and ctx.tests:
-            c.active_reason = "its test does not appear in the log"
+        _log_failed(c, mid, failed_ids, failed_tests, passed_tests)
+        _set_active(c, mid, ctx, failed_ids, failed_tests | passed_tests)
+
+
+def _log_failed(
+    c: CheckOutcome, mid: str, failed_ids: set, failed_tests: set, passed_tests: set
+) -> None:
+    """The log's word on the check: its test failed or passed, else the metric is or is not in
+    the log's failed-metrics list; left as it is when the log says neither."""
+    if c.gate.function and c.gate.function in failed_tests:
+        c.log_failed = True
+    elif c.gate.function and c.gate.function in passed_tests:
+        c.log_failed = False
+    elif failed_ids:
+        c.log_failed = mid in failed_ids
+
+
+def _set_active(c: CheckOutcome, mid: str, ctx: CIContext, failed_ids: set, seen: set) -> None:
+    """Whether the check ran in this job: a Megatron-style gate is active when the repository's
+    checked-metrics list names it; a check that would fail while the log's failed list omits it
+    was not checked; a check whose test the log never shows is noted."""
+    if c.gate.style == "megatron" and ctx.checked_metrics is not None:
+        c.active = mid in {metric_id(m) for m in ctx.checked_metrics}
+        where = ctx.checked_metrics_source
+        c.active_reason = f"checked metrics {ctx.checked_metrics}" + (
+            f" ({where.source}:{where.line})" if where else ""
+        )
+        if not c.active and ctx.failed_metrics and mid not in failed_ids and c.passed is False:
+            c.active_reason += "; and the log's failed list omits it although it would fail"
+    elif c.passed is False and ctx.failed_metrics and mid not in failed_ids:
+        c.active = False
+        c.active_reason = (
+            "would fail by recomputation, yet the log's failed-metrics list "
+            f"({', '.join(ctx.failed_metrics)}) omits it: not checked in this job"
+        )
+    elif c.gate.function and c.gate.function not in seen and ctx.tests:
+        c.active_reason = "its test does not appear in the log"
 
 
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
@@ -855,59 +887,87 @@ def standalone_checks(ctx: CIContext, recs: list[Recompute]) -> list[CheckOutcom
             or gate.threshold is None
         ):
             continue
-        value, src = None, ""
-        for m in ctx.measured:
-            if m.op == gate.op and math.isclose(m.threshold, gate.threshold):
-                value, src = m.value, f"{m.source}:{m.line}"
-            elif m.op == _FLIP.get(gate.op or "") and math.isclose(m.value, gate.threshold):
-                value, src = m.threshold, f"{m.source}:{m.line}"
-            if value is not None:
-                break
+        value, src = _printed_value(ctx, gate)
         if value is None and gate.metric:
-            for s in ctx.actuals:
-                key = s.find(gate.metric)
-                if key:
-                    v = s.series(key)[1]
-                    v = v[np.isfinite(v)]
-                    if v.size:
-                        value = float(np.median(v)) if gate.kind != "threshold" else float(v[-1])
-                        src = f"{'median' if gate.kind != 'threshold' else 'final'} of {key} in {s.source}"
-                        break
+            value, src = _logged_value(ctx, gate)
         if value is not None:
-            ok = {
-                "<": value < gate.threshold,
-                "<=": value <= gate.threshold,
-                ">": value > gate.threshold,
-                ">=": value >= gate.threshold,
-            }.get(gate.op or "<", True)
-            c = CheckOutcome(
-                gate,
-                bool(ok),
-                1,
-                0 if ok else 1,
-                0,
-                None,
-                f"measured {value:g} ({src}) {gate.op} {gate.threshold:g}: "
-                f"{'holds' if ok else 'violated'}",
-            )
+            c = _measured_outcome(gate, value, src)
             c.log_failed = (
                 True if gate.function in failed else False if gate.function in passed else None
             )
-        elif gate.function in failed:
-            c = CheckOutcome(
-                gate,
-                False,
-                1,
-                1,
-                0,
-                None,
-                f"its test {failed[gate.function].test} failed: {failed[gate.function].message}",
-            )
-            c.log_failed = True
-        elif gate.function in passed:
-            c = CheckOutcome(gate, True, 1, 0, 0, None, "its test passed")
-            c.log_failed = False
         else:
-            c = CheckOutcome(gate, None, detail="no measured value or test outcome in the logs")
+            c = _test_outcome(gate, failed, passed)
         out.append(c)
     return out
+
+
+def _printed_value(ctx: CIContext, gate) -> tuple[float | None, str]:
+    """The measured value a failed assertion printed next to the gate's bound (``assert 0.71 <
+    0.5``, either side), with its line; (None, "") when no printed comparison matches."""
+    for m in ctx.measured:
+        if m.op == gate.op and math.isclose(m.threshold, gate.threshold):
+            value = m.value
+        elif m.op == _FLIP.get(gate.op or "") and math.isclose(m.value, gate.threshold):
+            value = m.threshold
+        else:
+            continue
+        if value is not None:
+            return value, f"{m.source}:{m.line}"
+    return None, ""
+
+
+def _logged_value(ctx: CIContext, gate) -> tuple[float | None, str]:
+    """The gate's metric from the first logged series that has it: the median for a timing or
+    throughput gate, the final value for a threshold; (None, "") when none has a finite value."""
+    for s in ctx.actuals:
+        key = s.find(gate.metric)
+        if key:
+            v = s.series(key)[1]
+            v = v[np.isfinite(v)]
+            if v.size:
+                value = float(np.median(v)) if gate.kind != "threshold" else float(v[-1])
+                return (
+                    value,
+                    f"{'median' if gate.kind != 'threshold' else 'final'} of {key} in {s.source}",
+                )
+    return None, ""
+
+
+def _measured_outcome(gate, value: float, src: str) -> CheckOutcome:
+    """Whether ``value`` holds the gate's bound (an unknown operator holds)."""
+    ok = {
+        "<": value < gate.threshold,
+        "<=": value <= gate.threshold,
+        ">": value > gate.threshold,
+        ">=": value >= gate.threshold,
+    }.get(gate.op or "<", True)
+    return CheckOutcome(
+        gate,
+        bool(ok),
+        1,
+        0 if ok else 1,
+        0,
+        None,
+        f"measured {value:g} ({src}) {gate.op} {gate.threshold:g}: {'holds' if ok else 'violated'}",
+    )
+
+
+def _test_outcome(gate, failed: dict, passed: set) -> CheckOutcome:
+    """With no measured value, the outcome of the gate's test in the log; unknown without one."""
+    if gate.function in failed:
+        c = CheckOutcome(
+            gate,
+            False,
+            1,
+            1,
+            0,
+            None,
+            f"its test {failed[gate.function].test} failed: {failed[gate.function].message}",
+        )
+        c.log_failed = True
+    elif gate.function in passed:
+        c = CheckOutcome(gate, True, 1, 0, 0, None, "its test passed")
+        c.log_failed = False
+    else:
+        c = CheckOutcome(gate, None, detail="no measured value or test outcome in the logs")
+    return c

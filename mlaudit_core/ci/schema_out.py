@@ -278,6 +278,16 @@ def _enum_pick(options: list, value: Any, canon: str | None) -> Any:
     return best
 
 
+#: The value of a required property with no answer, by type (strings say "unknown").
+_EMPTY: dict[str, Any] = {
+    "string": "unknown",
+    "number": 0.0,
+    "integer": 0,
+    "boolean": False,
+    "null": None,
+}
+
+
 class _Filler:
     def __init__(self, root: dict, bag: dict) -> None:
         self.root, self.bag = root, bag
@@ -324,6 +334,9 @@ class _Filler:
         return "string"
 
     def fill(self, s: dict, value: Any, canon: str | None, required: bool = True) -> Any:
+        """The value of schema ``s`` for the answer ``value`` (canonical field ``canon``): the
+        schema's constant, an enum member (:func:`_enum_pick`), an object or array filled
+        recursively, else ``value`` coerced to the scalar type (:meth:`scalar`)."""
         s = self.resolve(s)
         if "const" in s:
             return s["const"]
@@ -335,27 +348,32 @@ class _Filler:
         if t == "object":
             return self.obj(s, value if isinstance(value, dict) else None)
         if t == "array":
-            items = s.get("items", {})
-            seq = value if isinstance(value, list) else ([] if value is None else [value])
-            out = [self.fill(items, x, canon) for x in seq]
-            if "maxItems" in s:
-                out = out[: s["maxItems"]]
-            while len(out) < s.get("minItems", 0):
-                out.append(self.fill(items, None, canon))
-            return out
+            return self.array(s, value, canon)
         if value is None:
             if "default" in s:
                 return s["default"]
             nullable = isinstance(s.get("type"), list) and "null" in s["type"]
             if nullable:
                 return None
-            value = {
-                "string": "unknown",
-                "number": 0.0,
-                "integer": 0,
-                "boolean": False,
-                "null": None,
-            }.get(t)
+            value = _EMPTY.get(t)
+        return self.scalar(s, t, value, canon)
+
+    def array(self, s: dict, value: Any, canon: str | None) -> list:
+        """An array of ``s["items"]`` from a list (a single value is a list of one), cut to
+        ``maxItems`` and padded with empty items to ``minItems``."""
+        items = s.get("items", {})
+        seq = value if isinstance(value, list) else ([] if value is None else [value])
+        out = [self.fill(items, x, canon) for x in seq]
+        if "maxItems" in s:
+            out = out[: s["maxItems"]]
+        while len(out) < s.get("minItems", 0):
+            out.append(self.fill(items, None, canon))
+        return out
+
+    def scalar(self, s: dict, t: str, value: Any, canon: str | None) -> Any:
+        """``value`` as a ``t``: a string (lists joined with "; ", cut to ``maxLength``), a number
+        (a confidence word as its figure, a list or dict as its length, a 0-1 confidence scaled
+        to a 0-100 schema), a boolean, null; any other type unchanged."""
         if t == "string":
             if isinstance(value, list):
                 value = "; ".join(self.text(x) for x in value)

@@ -379,6 +379,20 @@ def _draw_timeline(ax, phases, xlim: tuple[float, float], width_px: float) -> No
         ax.spines[side].set_visible(False)
 
 
+@dataclass
+class _Drawn:
+    """What the curves of a panel put on its axes: the points, the curves by key (x, y), the
+    y values for scaling, the x extent, the most baseline curves of one key, the notes."""
+
+    total: int = 0
+    curves: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    all_y: list[np.ndarray] = field(default_factory=list)
+    xmin: float = np.inf
+    xmax: float = -np.inf
+    n_baselines: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
 def _render_panel(
     panel: Panel,
     series: list[tuple[str, Series]],
@@ -387,6 +401,9 @@ def _render_panel(
     run: RunData,
     with_timeline: bool,
 ) -> Plot:
+    """One panel as a PNG: its curves (with baseline runs and non-finite points,
+    :func:`_draw_series`), the findings' marks (:func:`_draw_marker`), axes and legend
+    (:func:`_style_axes`), the timeline strip under the training panel when asked, the title."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -402,144 +419,23 @@ def _render_panel(
         tl = fig.add_subplot(gs[1], sharex=ax)
     else:
         ax, tl = fig.add_subplot(1, 1, 1), None
-    notes: list[str] = []
     keys = [k for k, _ in series]
-    drawn: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    total = 0
-    all_y: list[np.ndarray] = []
-    xmin, xmax = np.inf, -np.inf
-    n_baselines = 0
+    drawn = _Drawn()
     for i, (key, s) in enumerate(series):
-        total += len(s)
-        x, y, bad_x, xlabel = _xy(s)
-        colour = (TRAIN_COLOUR, VAL_COLOUR, *OTHER_COLOURS)[i % (2 + len(OTHER_COLOURS))]
-        curves = _baseline_curves(run, key)
-        n_baselines = max(n_baselines, len(curves))
-        for _, bx, by in curves:
-            ax.plot(bx, by, color="#9ca3af", linewidth=0.8, alpha=0.8, zorder=1)
-        if x.size:
-            dx, dy = downsample(x, y)
-            sparse = x.size < 60
-            ax.plot(
-                dx,
-                dy,
-                color=colour,
-                linewidth=1.6 if sparse else 1.3,
-                zorder=3,
-                marker="o" if sparse else None,
-                markersize=3,
-                label=_label(f"{key} ({len(s):,} pts)"),
-            )
-            drawn[key] = (x, y)
-            all_y.append(y)
-            xmin, xmax = min(xmin, float(x[0])), max(xmax, float(x[-1]))
-        if bad_x.size:
-            xmin, xmax = min(xmin, float(bad_x.min())), max(xmax, float(bad_x.max()))
-            bx = (
-                bad_x
-                if bad_x.size <= 400
-                else bad_x[np.linspace(0, bad_x.size - 1, 400).astype(int)]
-            )
-            ax.plot(
-                bx,
-                np.ones_like(bx, dtype=float),
-                transform=ax.get_xaxis_transform(),
-                linestyle="none",
-                marker="x",
-                markersize=4,
-                color=EVENT_COLOURS["non-finite"],
-                clip_on=False,
-                zorder=4,
-                label=_label(f"{key}: NaN/inf ({bad_x.size:,} pts)"),
-            )
-            notes.append(
-                f"{key}: {bad_x.size:,} non-finite point(s), first at step {int(bad_x.min())} "
-                "(marked × at the top edge)"
-            )
-        ax.set_xlabel(xlabel, fontsize=8.5 * fs)
-    if n_baselines:
-        ax.plot([], [], color="#9ca3af", linewidth=0.8, label=f"baseline runs ({n_baselines})")
+        _draw_series(ax, i, key, s, run, drawn, fs)
+    if drawn.n_baselines:
+        ax.plot(
+            [], [], color="#9ca3af", linewidth=0.8, label=f"baseline runs ({drawn.n_baselines})"
+        )
     for m in markers:
         if m.key is not None and m.key not in keys:
             continue
         if m.key is None and panel.group != "training":
             continue
-        if m.kind == "vline":
-            ax.axvline(
-                m.steps[0],
-                color=m.colour,
-                linestyle="--",
-                linewidth=1.2,
-                zorder=5,
-                label=_label(m.label),
-            )
-        elif m.kind == "span":
-            ax.axvspan(
-                m.steps[0],
-                m.steps[1],
-                color=m.colour,
-                alpha=0.08 if m.colour == EVENT_COLOURS["finding"] else 0.13,
-                zorder=0,
-                label=_label(m.label),
-                linewidth=0,
-            )
-        elif m.kind == "band":
-            ax.fill_between(
-                [m.steps[0], m.steps[1]],
-                [m.y[0]] * 2,
-                [m.y[1]] * 2,
-                facecolor=m.colour,
-                alpha=0.3,
-                edgecolor=m.colour,
-                zorder=2,
-                label=_label(m.label),
-                linewidth=0.8,
-            )
-        elif m.kind == "points" and m.key in drawn:
-            px, py = _value_at(*drawn[m.key], m.steps)
-            if px.size:
-                ax.plot(
-                    px,
-                    py,
-                    linestyle="none",
-                    marker="v" if m.colour == EVENT_COLOURS["spike"] else "o",
-                    markersize=7,
-                    markerfacecolor="none",
-                    markeredgewidth=1.5,
-                    color=m.colour,
-                    zorder=6,
-                    label=_label(m.label),
-                )
+        _draw_marker(ax, m, drawn)
         if m.note and (m.key is not None or with_timeline):  # a run-wide event is noted once
-            notes.append(m.note)
-    _scale(ax, panel, all_y)
-    if np.isfinite(xmin) and xmax > xmin:
-        pad = (xmax - xmin) * 0.01
-        ax.set_xlim(xmin - pad, xmax + pad)
-    if panel.ylabel:
-        ax.set_ylabel(panel.ylabel, fontsize=8.5 * fs)
-    ax.grid(True, color="#e5e7eb", linewidth=0.7)
-    ax.tick_params(labelsize=8 * fs)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
-    handles, labels = ax.get_legend_handles_labels()
-    rows = 0
-    if handles:  # above the axes, right of the title, so it never hides a curve
-        uniq = dict(zip(labels, handles))
-        ncol = 3 if big else 2
-        rows = -(-len(uniq) // ncol)
-        ax.legend(
-            uniq.values(),
-            uniq.keys(),
-            fontsize=7.5 * fs,
-            loc="lower right",
-            bbox_to_anchor=(1.0, 1.0),
-            ncol=ncol,
-            frameon=False,
-            borderaxespad=0.2,
-            handlelength=1.6,
-            columnspacing=1.2,
-        )
+            drawn.notes.append(m.note)
+    rows = _style_axes(ax, panel, drawn, big, fs)
     if tl is not None:
         ax.tick_params(labelbottom=False)
         ax.set_xlabel("")
@@ -574,9 +470,143 @@ def _render_panel(
         width=width,
         height=height,
         keys=keys,
-        notes=list(dict.fromkeys(notes)),
-        points=total,
+        notes=list(dict.fromkeys(drawn.notes)),
+        points=drawn.total,
     )
+
+
+def _draw_series(ax, i: int, key: str, s: Series, run: RunData, drawn: _Drawn, fs: float) -> None:
+    """The ``i``-th curve of a panel (its colour by position), the same metric of the baseline
+    runs in grey under it, and its non-finite points as crosses on the top edge (with a note)."""
+    drawn.total += len(s)
+    x, y, bad_x, xlabel = _xy(s)
+    colour = (TRAIN_COLOUR, VAL_COLOUR, *OTHER_COLOURS)[i % (2 + len(OTHER_COLOURS))]
+    curves = _baseline_curves(run, key)
+    drawn.n_baselines = max(drawn.n_baselines, len(curves))
+    for _, bx, by in curves:
+        ax.plot(bx, by, color="#9ca3af", linewidth=0.8, alpha=0.8, zorder=1)
+    if x.size:
+        dx, dy = downsample(x, y)
+        sparse = x.size < 60
+        ax.plot(
+            dx,
+            dy,
+            color=colour,
+            linewidth=1.6 if sparse else 1.3,
+            zorder=3,
+            marker="o" if sparse else None,
+            markersize=3,
+            label=_label(f"{key} ({len(s):,} pts)"),
+        )
+        drawn.curves[key] = (x, y)
+        drawn.all_y.append(y)
+        drawn.xmin, drawn.xmax = min(drawn.xmin, float(x[0])), max(drawn.xmax, float(x[-1]))
+    if bad_x.size:
+        drawn.xmin = min(drawn.xmin, float(bad_x.min()))
+        drawn.xmax = max(drawn.xmax, float(bad_x.max()))
+        bx = bad_x if bad_x.size <= 400 else bad_x[np.linspace(0, bad_x.size - 1, 400).astype(int)]
+        ax.plot(
+            bx,
+            np.ones_like(bx, dtype=float),
+            transform=ax.get_xaxis_transform(),
+            linestyle="none",
+            marker="x",
+            markersize=4,
+            color=EVENT_COLOURS["non-finite"],
+            clip_on=False,
+            zorder=4,
+            label=_label(f"{key}: NaN/inf ({bad_x.size:,} pts)"),
+        )
+        drawn.notes.append(
+            f"{key}: {bad_x.size:,} non-finite point(s), first at step {int(bad_x.min())} "
+            "(marked × at the top edge)"
+        )
+    ax.set_xlabel(xlabel, fontsize=8.5 * fs)
+
+
+def _draw_marker(ax, m: _Marker, drawn: _Drawn) -> None:
+    """A finding's mark: a dashed line at a step, a shaded span of steps, a band of values over a
+    span, or circles (triangles for spikes) on the curve at given steps."""
+    if m.kind == "vline":
+        ax.axvline(
+            m.steps[0],
+            color=m.colour,
+            linestyle="--",
+            linewidth=1.2,
+            zorder=5,
+            label=_label(m.label),
+        )
+    elif m.kind == "span":
+        ax.axvspan(
+            m.steps[0],
+            m.steps[1],
+            color=m.colour,
+            alpha=0.08 if m.colour == EVENT_COLOURS["finding"] else 0.13,
+            zorder=0,
+            label=_label(m.label),
+            linewidth=0,
+        )
+    elif m.kind == "band":
+        ax.fill_between(
+            [m.steps[0], m.steps[1]],
+            [m.y[0]] * 2,
+            [m.y[1]] * 2,
+            facecolor=m.colour,
+            alpha=0.3,
+            edgecolor=m.colour,
+            zorder=2,
+            label=_label(m.label),
+            linewidth=0.8,
+        )
+    elif m.kind == "points" and m.key in drawn.curves:
+        px, py = _value_at(*drawn.curves[m.key], m.steps)
+        if px.size:
+            ax.plot(
+                px,
+                py,
+                linestyle="none",
+                marker="v" if m.colour == EVENT_COLOURS["spike"] else "o",
+                markersize=7,
+                markerfacecolor="none",
+                markeredgewidth=1.5,
+                color=m.colour,
+                zorder=6,
+                label=_label(m.label),
+            )
+
+
+def _style_axes(ax, panel: Panel, drawn: _Drawn, big: bool, fs: float) -> int:
+    """Scale, x range (1% padding), label, grid and ticks of the axes, and the legend above them
+    (one entry per label, 3 columns on the wide panel, 2 on the others); returns its rows."""
+    _scale(ax, panel, drawn.all_y)
+    if np.isfinite(drawn.xmin) and drawn.xmax > drawn.xmin:
+        pad = (drawn.xmax - drawn.xmin) * 0.01
+        ax.set_xlim(drawn.xmin - pad, drawn.xmax + pad)
+    if panel.ylabel:
+        ax.set_ylabel(panel.ylabel, fontsize=8.5 * fs)
+    ax.grid(True, color="#e5e7eb", linewidth=0.7)
+    ax.tick_params(labelsize=8 * fs)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    handles, labels = ax.get_legend_handles_labels()
+    rows = 0
+    if handles:  # above the axes, right of the title, so it never hides a curve
+        uniq = dict(zip(labels, handles))
+        ncol = 3 if big else 2
+        rows = -(-len(uniq) // ncol)
+        ax.legend(
+            uniq.values(),
+            uniq.keys(),
+            fontsize=7.5 * fs,
+            loc="lower right",
+            bbox_to_anchor=(1.0, 1.0),
+            ncol=ncol,
+            frameon=False,
+            borderaxespad=0.2,
+            handlelength=1.6,
+            columnspacing=1.2,
+        )
+    return rows
 
 
 def _scale(ax, panel: Panel, all_y: list[np.ndarray]) -> None:

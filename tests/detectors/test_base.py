@@ -207,3 +207,57 @@ def test_a_ci_reports_answers_come_from_its_findings_detectors():
         "supported",
     ]
     assert Detector.ci_answers(ci002) == {} and Detector.claim_status is None
+
+
+def _carries_remedies(cls: type[Detector]) -> bool:
+    return bool(cls.remedies or cls.correctness_remedies or cls.crash_remedy) or any(
+        getattr(cls, m).__func__ is not getattr(Detector, m).__func__
+        for m in ("remedies_for", "crash_remedy_for")
+    )
+
+
+def _carries_hypotheses(cls: type[Detector]) -> bool:
+    return cls.hypotheses.__func__ is not Detector.hypotheses.__func__  # type: ignore[attr-defined]
+
+
+#: Detectors that do not carry their remedies / their hypotheses yet: the knowledge still to write
+#: into them (issue 29 item 1). A detector added without them fails; one that gains them must
+#: leave this list (the test fails until it does), so the lists only shrink.
+LACKS_REMEDIES = frozenset(
+    "BL001 BL002 BL003 BL004 CI001 CI002 CI003 CI004 CI005 CI006 CI007 CI008 CI009 CI010 CI011 "
+    "CL001 CL002 CL003 GE001 GE003 GE005 GE006 GE007 LI001 LI004 LI005 LI006 LI007 MI001 MI002 "
+    "MI003 MI004 OP001 OP002 OP003 OP004 OP005 OP006 OP007 OP008 RT002 RT003 RT004 RT005 RT009 "
+    "SY006 SY007 SY008".split()
+)
+LACKS_HYPOTHESES = frozenset(
+    "BL001 BL002 BL003 BL004 CI001 CI002 CI003 CI004 CI005 CI006 CI007 CI008 CI009 CI010 CI011 "
+    "CL001 CL002 CL003 GE001 GE002 GE003 GE004 GE005 GE006 GE007 LI001 LI004 LI005 LI006 LI007 "
+    "MI001 MI002 MI003 MI004 OP001 OP002 OP003 OP004 OP005 OP006 OP007 OP008 RT002 RT003 RT004 "
+    "RT005 RT006 RT007 RT008 RT009 RT010 SY001 SY002 SY003 SY004 SY005 SY006 SY007 SY008".split()
+)
+
+
+def test_every_detector_carries_its_remedies_and_hypotheses():
+    """Enumerates every registered detector: each carries its remedies (next actions with cost and
+    what each tells apart, checked above) and its hypotheses (``Detector.hypotheses``), or is one
+    of today's known gaps; a gap that is filled must leave the list."""
+    reg = registry()
+    no_rem = {c for c, cls in reg.items() if not _carries_remedies(cls)}
+    no_hyp = {c for c, cls in reg.items() if not _carries_hypotheses(cls)}
+    assert not no_rem - LACKS_REMEDIES, (
+        f"detectors without remedies: {sorted(no_rem - LACKS_REMEDIES)}"
+    )
+    assert not no_hyp - LACKS_HYPOTHESES, (
+        f"detectors without hypotheses: {sorted(no_hyp - LACKS_HYPOTHESES)}"
+    )
+    filled = (LACKS_REMEDIES - no_rem) | (LACKS_HYPOTHESES - no_hyp)
+    assert not filled, f"carry their remedies/hypotheses now (or are gone): {sorted(filled)}"
+
+
+def test_the_remedy_and_hypothesis_checks_see_a_detector_without_them():
+    """The enumeration above can fail: a detector class with no remedies and no hypotheses is
+    seen as lacking both, one with them as carrying both."""
+    bare = type("Bare", (Detector,), {"__doc__": "x"})
+    assert not _carries_remedies(bare) and not _carries_hypotheses(bare)
+    rt001 = registry()["RT001"]
+    assert _carries_remedies(rt001) and _carries_hypotheses(rt001)
