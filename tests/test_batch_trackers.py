@@ -125,7 +125,7 @@ def test_batch_wandb_summary_write_back_once_and_resume(wandb_server, tmp_path):
         assert run.summary["mlaudit/verdict"] == OUTCOMES[shape], shape
         assert [t for t in run.tags if t.startswith("mlaudit:")] == [f"mlaudit:{OUTCOMES[shape]}"]
         assert "keep-me" in run.tags and run.notes.count(BEGIN) == 1
-        assert "mlaudit/report.json" in run.files
+        assert "mlaudit/report.html" in run.files
     broken = wandb_server.run(ENTITY, PROJECT, "broken")
     assert "mlaudit/verdict" not in broken.summary and "broken" not in wandb_server.writes
     writes = dict(wandb_server.writes)
@@ -456,7 +456,7 @@ def test_batch_wandb_on_ray_writes_once_and_lists_the_unreadable_run(
     for shape in SHAPES:
         run = wandb_server.run(ENTITY, PROJECT, shape)
         assert run.summary["mlaudit/verdict"] == OUTCOMES[shape], shape
-        assert run.notes.count(BEGIN) == 1 and "mlaudit/report.json" in run.files
+        assert run.notes.count(BEGIN) == 1 and "mlaudit/report.html" in run.files
     assert wandb_server.verdicts == {shape: 1 for shape in SHAPES}  # one write-back per run
     assert "broken" not in wandb_server.writes and "live" not in wandb_server.writes
     assert KEY not in out

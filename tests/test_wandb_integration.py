@@ -25,6 +25,7 @@ from wandb_helpers import mlflow_run_as_rows
 
 from mlaudit.cli import app
 from mlaudit_core.audit import audit
+from mlaudit_core.render.html import report_json_from_html
 from mlaudit_core.rundata import RunStatus
 from mlaudit_core.writeback import BEGIN
 
@@ -309,8 +310,9 @@ def test_writeback_visible_through_public_api_and_idempotent(trained, server):
     }
     assert wrun.notes.startswith("user notes") and wrun.notes.count(BEGIN) == 1
     names = [f.name for f in wrun.files()]
-    assert names.count("mlaudit/report.json") == 1 and "mlaudit/report.md" in names
-    report = json.loads(server.run(ENTITY, PROJECT, r["id"]).files["mlaudit/report.json"])
+    assert names.count("mlaudit/report.html") == 1  # the page carries the JSON report
+    page = server.run(ENTITY, PROJECT, r["id"]).files["mlaudit/report.html"].decode()
+    report = json.loads(report_json_from_html(page) or "null")
     assert report["verdict"]["outcome"] == "diverged"
     assert KEY not in json.dumps(report) and KEY not in wrun.notes
 
@@ -325,7 +327,7 @@ def test_dry_run_writes_nothing(trained, server):
     assert res.exit_code == 0, res.output
     assert "would write" in res.output
     after = server.run(ENTITY, PROJECT, r["id"])
-    assert after.tags == tags and after.notes == notes and "mlaudit/report.json" not in after.files
+    assert after.tags == tags and after.notes == notes and "mlaudit/report.html" not in after.files
 
 
 def test_running_run_gives_inconclusive_report(trained, server):

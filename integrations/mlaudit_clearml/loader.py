@@ -204,6 +204,8 @@ def run_from_task(
         warnings=warnings,
     )
     mapping.restore_nonfinite(run)
+    # the comment as loaded: the write-back re-reads it after writing only when it changed
+    run.cache["clearml.comment_loaded"] = task.get("comment") or ""
     enrich(run)
     return run
 

@@ -7,7 +7,8 @@ What is written (every item is replaced by the next audit, nothing accumulates):
 * user properties ``mlaudit.verdict``, ``mlaudit.cause``, ``mlaudit.confidence``,
   ``mlaudit.codes``, ``mlaudit.version`` and, for a task that has ended,
   ``mlaudit.ended``: the ``status_changed`` of the ending audited (the one the watcher
-  loaded, ``run.cache[ENDED_CACHE]``; else the task's own). ``Task.set_user_properties``;
+  loaded, ``run.cache[ENDED_CACHE]``; else the task's own), in the ``properties`` section
+  (``tasks.edit_hyper_params``, merged by name, as ``Task.set_user_properties`` sends them);
   the server accepts properties on any status and they do not move ``last_update``.
   They are written **last**, in one call, once everything below is written, so they mark
   a complete write-back for that ending: ``mlaudit watch clearml`` skips a task whose
@@ -16,15 +17,18 @@ What is written (every item is replaced by the next audit, nothing accumulates):
 * the task comment (INFO > description): one section between mlaudit's markers
   (:data:`mlaudit_core.writeback.BEGIN`/``END``), the user's text kept, with links to the
   report files. The comment and labels are read (``tasks.get_by_id``), merged and written
-  (one forced ``tasks.edit``) after the uploads, then read again; a comment the user saved
-  meanwhile is merged again (:func:`mlaudit_core.writeback.write_section`);
+  (one forced ``tasks.edit``) after the uploads; the comment is read once more after the edit
+  only when it changed since the audit loaded the task (a save from a page loaded before the
+  edit would drop mlaudit's section; :func:`mlaudit_core.writeback.write_section`);
 * a report panel under the title ``mlaudit``: the HTML report as the debug sample
   ``mlaudit/report`` (DEBUG SAMPLES), the key curves with the findings' step
   windows as plotly plots and the summary as a table (PLOTS). All are reported at
   iteration 0 with fixed names, so the server's event ids
   (md5 of task-iter-metric-variant-key) are the same each time and replace the
   previous panel;
-* the report files ``report.html``, ``report.json``, ``report.md``, uploaded with
+* the report file ``report.html`` (plots inline, the JSON report embedded; ``report.json``,
+  ``report.md`` and ``plots/*.svg`` too when ``MLAUDIT_REPORT_FILES`` asks for them,
+  :func:`mlaudit_core.writeback.report_files`), uploaded with
   ``StorageManager`` to a fixed place in the task's folder on the file server
   (``<files>/<project>/<task name>.<task id>/mlaudit/``), overwritten each time;
   they are also registered as artifacts ``mlaudit/report.*`` where the server's
@@ -36,7 +40,16 @@ What is written (every item is replaced by the next audit, nothing accumulates):
   files, linked from the comment.
 
 A published (or publishing) task is read-only: :class:`WriteBackRefused` is
-raised before anything is written.
+raised before anything is written (a task published during the write-back: before the
+comment, labels and properties).
+
+Requests per ended task (``tests/test_writeback_requests_trackers.py``): the SDK's
+``Task.get_task`` (``tasks.get_by_id``, ``projects.get_by_id``; its task document gives the
+status, labels and comment checked first), one file-server upload per report file (one by
+default), ``events.add_batch`` (the panel), ``tasks.get_by_id`` (the comment and labels as
+they are after the uploads), one forced ``tasks.edit`` (comment and labels),
+``tasks.edit_hyper_params`` (the properties, last): 7. One more ``tasks.get_by_id`` after the
+edit when the comment changed since the audit loaded the task.
 
 Claims: :func:`claim_task` / :func:`release_claim` manage the user property
 ``mlaudit.claim`` (``"<owner> <expiry epoch s>"``), a lease two watchers of one project use
@@ -51,12 +64,14 @@ from __future__ import annotations
 
 import html
 import tempfile
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from mlaudit_core.errors import WriteBackRefused
-from mlaudit_core.render import render_json, render_markdown
+from mlaudit_core.render import render_markdown
 from mlaudit_core.report import AuditReport, SeriesEvidence
 from mlaudit_core.roles import Role
 from mlaudit_core.rundata import RunData
@@ -64,6 +79,7 @@ from mlaudit_core.writeback import (
     WriteBackResult,
     merge,
     parse_claim,
+    report_files,
     summary_section,
     verdict_tags,
     write_section,
@@ -246,7 +262,19 @@ def write_verdict(
         WriteBackRefused: the task is published; nothing was written.
         InputError: the task disappeared, or a server call failed.
     """
-    doc = get_task(session, run.identity.id)
+    task: Any = None
+    if dry_run:
+        doc = get_task(session, run.identity.id)
+    else:  # the SDK's own read of the task gives its status, labels and comment
+        from clearml import Task
+
+        try:
+            task = Task.get_task(task_id=run.identity.id)
+        except ValueError as exc:  # the SDK's "could not find task id=..."
+            from mlaudit_core.errors import InputError
+
+            raise InputError(f"ClearML task {run.identity.id}: {exc}") from None
+        doc = _task_doc(task)
     status = doc.get("status") or "unknown"
     if status in mapping.LOCKED_STATUSES:
         raise WriteBackRefused(
@@ -266,11 +294,9 @@ def write_verdict(
     result.notes.append(
         "labels: " + ", ".join(t for t in labels if t.startswith(mapping.LABEL_PREFIX))
     )
-    files = {
-        "report.html": report_html(report, run, result.notes),
-        "report.json": render_json(report),
-        "report.md": render_markdown(report),
-    }
+    files = report_files(report, run, notes=result.notes)
+    if "report.html" not in files:  # the renderer failed: the panel shows the Markdown page
+        files = {"report.html": report_html(report, run, result.notes), **files}
     if dry_run:
         result.artifacts = [ARTIFACT_PREFIX + n for n in files]
         merged = merge(doc.get("comment"), summary_section(report))
@@ -282,15 +308,19 @@ def write_verdict(
             )
         return result
 
-    from clearml import StorageManager, Task
+    from clearml import StorageManager
 
-    task = Task.get_task(task_id=run.identity.id)
+    assert task is not None  # read above when not a dry run
     folder = f"{task_folder(task)}/mlaudit"
     urls: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="mlaudit-clearml-") as tmp:
-        for name, text in files.items():
+        for name, data in files.items():
             local = Path(tmp) / name
-            local.write_text(text, encoding="utf-8")
+            local.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(data, str):
+                local.write_text(data, encoding="utf-8")
+            else:
+                local.write_bytes(data)
             urls[name] = StorageManager.upload_file(
                 str(local), f"{folder}/{name}", wait_for_upload=True
             )
@@ -328,30 +358,73 @@ def write_verdict(
 
     def read_comment() -> str | None:
         now["doc"] = get_task(session, run.identity.id)
+        locked = now["doc"].get("status")
+        if locked in mapping.LOCKED_STATUSES:
+            raise WriteBackRefused(
+                f"ClearML task {run.identity.id} became {locked} during the write-back: the "
+                f"report files are in {folder}/, the comment, labels and properties were not "
+                "written"
+            )
         return now["doc"].get("comment")
 
     def write_comment_and_labels(text: str) -> None:
+        if now.get("labelled"):  # a re-merge after a save from an old page: the comment alone
+            edit(comment=text)
+            return
         edit(comment=text, tags=new_labels(now["doc"].get("tags"), report))
         now["labelled"] = True
+
+    loaded = run.cache.get("clearml.comment_loaded")
+
+    def recheck(comment: str | None) -> bool:  # edited since the audit loaded the task
+        return loaded is None or (comment or "") != loaded
 
     done = write_section(
         read_comment,
         write_comment_and_labels,
         summary_section(report) + f"\n\nReport files: {links}",
+        recheck=recheck,
     )
     result.description = done.merged.text
     result.section_state = "written" if done.verified else "unverified"
     labels_now = new_labels(now["doc"].get("tags"), report)
     if not now.get("labelled") and labels_now != list(now["doc"].get("tags") or []):
         edit(tags=labels_now)  # the comment held this section already: the labels alone
-    # last, in one call: the properties mark the write-back for this ending complete
-    task.set_user_properties(
-        *[
-            {"name": k, "value": v, "description": "written by mlaudit"}
+    # last, in one call: the properties mark the write-back for this ending complete. Sent
+    # as the claim is (the properties section merged by name); ``Task.set_user_properties``
+    # sends the same request and then reads the whole task again
+    call(
+        session,
+        "tasks.edit_hyper_params",
+        what=run.identity.id,
+        task=run.identity.id,
+        replace_hyperparams="none",
+        hyperparams=[
+            {
+                "section": "properties",
+                "name": k,
+                "type": "str",
+                "value": v,
+                "description": "written by mlaudit",
+            }
             for k, v in result.tags.items()
-        ]
+        ],
     )
     return result
+
+
+def _task_doc(task) -> dict:
+    """The fields of a task document the write-back checks first (status, labels, comment,
+    ``status_changed``), from the SDK ``Task``'s data as ``Task.get_task`` read it."""
+    data = task.data
+    status = getattr(data, "status", None)
+    changed = getattr(data, "status_changed", None)
+    return {
+        "status": str(getattr(status, "value", status) or "unknown"),
+        "tags": list(getattr(data, "tags", None) or []),
+        "comment": getattr(data, "comment", None),
+        "status_changed": changed.isoformat() if isinstance(changed, datetime) else changed,
+    }
 
 
 def _register_artifacts(task, folder: Path, files: dict[str, str], status: str) -> list[str]:

@@ -264,7 +264,7 @@ def load_online(ref: str, *, api=None, timeout: int | None = None) -> RunData:
         import json
 
         env["summary"] = json.dumps(sm, default=str, sort_keys=True)
-    return RunData(
+    out = RunData(
         identity=RunIdentity(
             tracker="wandb",
             id=path.run_id,
@@ -283,6 +283,9 @@ def load_online(ref: str, *, api=None, timeout: int | None = None) -> RunData:
         environment=env,
         warnings=warnings,
     )
+    # the notes as loaded: the write-back re-reads them after writing only when they changed
+    out.cache["wandb.notes_loaded"] = run.notes or ""
+    return out
 
 
 def read_history(run, buf: PointBuffer) -> int:

@@ -9,12 +9,17 @@ What is written (a second audit replaces each item, never adds a second one):
   state the run is in once mlaudit is done with it: the state judged, or the
   state the panel's resume left it in, see below);
 * the run notes: an mlaudit section between the markers of
-  :func:`mlaudit_core.writeback.merge`, the user's text kept. The notes are read, merged
-  and written after the report files are uploaded (with the tags: one read of tags and notes,
-  one ``upsertBucket`` with both), then read again; a note the user saved meanwhile is merged
-  again (:func:`mlaudit_core.writeback.write_section`);
-* files ``mlaudit/report.json``, ``mlaudit/report.md`` (and ``mlaudit/report.html``
-  when the HTML renderer is installed), overwritten in place;
+  :func:`mlaudit_core.writeback.merge`, the user's text kept. Notes, tags and summary are
+  read in one query after the report file is uploaded, merged, and written in **one**
+  ``upsertBucket`` (notes, tags and the summary with the ``mlaudit/*`` keys); the notes are
+  read once more after it only when they changed since the audit loaded the run (a save
+  from a page loaded before the write would drop mlaudit's section; see
+  :func:`mlaudit_core.writeback.write_section`);
+* the file ``mlaudit/report.html`` (plots inline, the JSON report embedded), overwritten in
+  place; ``report.json``, ``report.md`` and ``plots/*.svg`` too when ``MLAUDIT_REPORT_FILES``
+  asks for them (:func:`mlaudit_core.writeback.report_files`). Requests per fresh run: the
+  SDK's ``Run.upload_file`` per file (``CreateRunFiles``, the ``PUT``, ``RunFiles``), one
+  ``RunWriteBack`` read, one ``UpsertBucket``: 5 (docs/automation.md);
 * only when asked (``panel=True``, CLI ``--panel``; off by default: logging resumes the run) a
   report panel: the HTML report logged as ``wandb.Html`` under the
   history key ``mlaudit/report`` (one history row after the last step; the page
@@ -35,8 +40,8 @@ What is written (a second audit replaces each item, never adds a second one):
   (:mod:`.report_view`); no resume. Its id and address go into ``mlaudit/report_id`` and
   ``mlaudit/report_url``; a second audit updates the same report.
 
-Order: files, notes and tags, then the ``mlaudit/*`` summary keys, so a summary verdict
-(what the watcher and auto-triage check) means the write-back is complete.
+Order: files, then notes, tags and the ``mlaudit/*`` summary keys in one ``upsertBucket``, so
+a summary verdict (what the watcher and auto-triage check) means the write-back is complete.
 
 Claims: :func:`claim_run` / :func:`release_claim` manage the summary key ``mlaudit/claim``
 (``"<owner> <expiry epoch s>"``), a lease two watchers (or receivers) of one project use so
@@ -109,10 +114,24 @@ mutation UpsertBucket($id: String!, $summaryMetrics: JSONString) {
     }
 }
 """
-_READ_TAGS_NOTES = """
-query RunTagsNotes($project: String!, $entity: String!, $name: String!) {
+_UPDATE_ALL = """
+mutation UpsertBucket($id: String!, $notes: String, $tags: [String!], $summaryMetrics: JSONString) {
+    upsertBucket(input: {id: $id, notes: $notes, tags: $tags, summaryMetrics: $summaryMetrics}) {
+        bucket { id }
+    }
+}
+"""
+_UPDATE_NOTES = """
+mutation UpsertBucket($id: String!, $notes: String) {
+    upsertBucket(input: {id: $id, notes: $notes}) {
+        bucket { id }
+    }
+}
+"""
+_READ_WRITE_BACK = """
+query RunWriteBack($project: String!, $entity: String!, $name: String!) {
     project(name: $project, entityName: $entity) {
-        run(name: $name) { tags notes }
+        run(name: $name) { tags notes summaryMetrics }
     }
 }
 """
@@ -138,15 +157,12 @@ def merged_tags(existing: list[str], report: AuditReport) -> list[str]:
     ]
 
 
-def report_files(report: AuditReport, run=None) -> dict[str, str]:
-    """Report file name -> text: JSON, Markdown, and HTML when ``mlaudit_core.render.html`` exists."""
-    from mlaudit_core.render import render_json, render_markdown
+def report_files(report: AuditReport, run=None, notes: list[str] | None = None) -> dict:
+    """Report file name -> content (:func:`mlaudit_core.writeback.report_files`): ``report.html``
+    with its plots and the JSON report, plus what ``MLAUDIT_REPORT_FILES`` asks for."""
+    from mlaudit_core.writeback import report_files as shared
 
-    files = {"report.json": render_json(report), "report.md": render_markdown(report)}
-    html = render_html(report, run)
-    if html is not None:
-        files["report.html"] = html
-    return files
+    return shared(report, run, notes=notes)
 
 
 def render_html(report: AuditReport, run=None) -> str | None:
@@ -256,7 +272,10 @@ def write_back(
             artifacts=[f"mlaudit/{n}" for n in files],
         )
         result.tags.update({k: str(v) for k, v in summary.items()})
-        html = files.get("report.html")
+        page = files.get("report.html")
+        html = page if isinstance(page, str) else None
+        if html is None:
+            result.notes.append("HTML report not written: report.json and report.md instead")
         sha = report_fingerprint(report)
         current = dict(wrun.summary_metrics or {})
         do_panel = panel and html is not None and current.get(f"{SUMMARY_PREFIX}report_sha") != sha
@@ -280,30 +299,34 @@ def write_back(
                     f"would {verb} the W&B Report of the verdict in {path.entity}/{path.project}"
                 )
             return result
-        # the slow part first; the notes and tags are read and written only after it
+        # the slow part first; notes, tags and summary are read and written only after it
         _upload(wrun, files)
-        # the notes and the tags in one upsertBucket, merged with the user's as they are now
-        # (one read after the slow upload; the re-read that verifies the notes gives the tags
-        # for a re-merge): read, write, read
+        # notes, tags and the summary read in one query as they are now, merged, and written in
+        # one upsertBucket (the summary verdict in it marks the write-back complete)
         now: dict = {}
 
         def read_notes() -> str | None:
-            now["tags"], notes = _read_tags_notes(wrun)
+            now["tags"], notes, now["summary"] = _read_write_back(wrun)
             return notes
 
-        def write_notes_and_tags(text: str) -> None:
-            _write(wrun, _UPDATE_NOTES_TAGS, notes=text, tags=merged_tags(now["tags"], report))
-            now["tagged"] = True
+        def write_all(text: str) -> None:
+            if now.get("written"):  # a re-merge after a save from an old page: the notes alone
+                _write(wrun, _UPDATE_NOTES, notes=text)
+                return
+            _write_all(wrun, now, report, summary, notes=text)
 
-        done = write_section(read_notes, write_notes_and_tags, notes_section)
+        loaded = run_data.cache.get("wandb.notes_loaded") if run_data is not None else None
+
+        def recheck(notes: str | None) -> bool:  # edited since the audit loaded the run
+            return loaded is None or (notes or "") != loaded
+
+        done = write_section(read_notes, write_all, notes_section, recheck=recheck)
         _describe(result, done.merged, verified=done.verified)
-        tags = merged_tags(now["tags"], report)
-        if not now.get("tagged") and tags != now["tags"]:  # the notes held this section already
-            _write(wrun, _UPDATE_TAGS, tags=tags)
-        _merge_summary(wrun, summary)  # last: the summary verdict marks a complete write-back
+        if not now.get("written"):  # the notes held this section already: tags and summary
+            _write_all(wrun, now, report, summary, notes=None)
     if wandb_report:
         _save_report(wrun, path, report, run_data, current, result)
-    if do_panel:
+    if do_panel and html is not None:
         end_state = _log_panel(path, html, state, sha)
         result.tags[f"{SUMMARY_PREFIX}run_state"] = end_state
         result.tags[f"{SUMMARY_PREFIX}report_sha"] = sha
@@ -349,33 +372,72 @@ def _describe(result: WriteBackResult, merged, *, verified: bool = True) -> None
     )
 
 
-def _read_tags_notes(wrun) -> tuple[list[str], str | None]:
-    """The run's tags and notes as the server has them now (not the cached ``Run``)."""
+def _read_write_back(wrun) -> tuple[list[str], str | None, dict]:
+    """The run's tags, notes and summary as the server has them now, in one query."""
+    from mlaudit_core.safeparse import loads_json
+
     data = wandb_graphql(
-        wrun, _READ_TAGS_NOTES, {"project": wrun.project, "entity": wrun.entity, "name": wrun.id}
+        wrun, _READ_WRITE_BACK, {"project": wrun.project, "entity": wrun.entity, "name": wrun.id}
     )
     if data is None:  # an SDK without the run's API client: reload the public object
         wrun.load(force=True)
-        return list(wrun.tags or []), wrun.notes
+        return list(wrun.tags or []), wrun.notes, dict(wrun.summary_metrics or {})
     run = ((data or {}).get("project") or {}).get("run") or {}
-    return list(run.get("tags") or []), run.get("notes")
+    raw = run.get("summaryMetrics") or "{}"
+    summary = loads_json(raw) if isinstance(raw, (str, bytes)) else dict(raw)
+    return (
+        list(run.get("tags") or []),
+        run.get("notes"),
+        summary if isinstance(summary, dict) else {},
+    )
+
+
+def _write_all(wrun, now: dict, report: AuditReport, summary: dict, *, notes: str | None) -> None:
+    """One ``upsertBucket``: ``notes`` (None: unchanged), the user's tags plus mlaudit's, and
+    the summary as read (``now``) with the ``mlaudit/*`` keys; skipped when nothing would
+    change (a re-audit with the same result)."""
+    tags = merged_tags(now["tags"], report)
+    merged_summary = {**now["summary"], **summary}
+    now["written"] = True
+    if notes is None and tags == now["tags"] and merged_summary == now["summary"]:
+        return
+    fields: dict = {"tags": tags, "summaryMetrics": json.dumps(merged_summary)}
+    if notes is not None:
+        fields["notes"] = notes
+    if wandb_graphql(wrun, _UPDATE_ALL, {"id": wrun.storage_id, **fields}) is None:
+        # an SDK without the run's API client: the public, broader calls
+        _write(
+            wrun, _UPDATE_NOTES_TAGS, **{k: v for k, v in fields.items() if k != "summaryMetrics"}
+        )
+        wrun.summary.update(summary)
+
+
+def _read_tags_notes(wrun) -> tuple[list[str], str | None]:
+    """The run's tags and notes as the server has them now (not the cached ``Run``)."""
+    tags, notes, _ = _read_write_back(wrun)
+    return tags, notes
 
 
 def _write(wrun, mutation: str, **fields) -> None:
-    """Only tags or notes: ``Run.update()`` would also re-send the user's config."""
+    """Only tags or notes: ``Run.update()`` would also re-send the user's config. A field
+    given as None is left as it is."""
+    fields = {k: v for k, v in fields.items() if v is not None}
     for k, v in fields.items():
         setattr(wrun, k, v)
     if wandb_graphql(wrun, mutation, {"id": wrun.storage_id, **fields}) is None:
         wrun.update()  # an SDK without the run's API client: the public, broader call
 
 
-def _upload(wrun, files: dict[str, str]) -> None:
+def _upload(wrun, files: dict) -> None:
     with tempfile.TemporaryDirectory(prefix="mlaudit-wandb-") as tmp:
         root = Path(tmp)
-        (root / "mlaudit").mkdir()
-        for name, text in files.items():
+        for name, data in files.items():
             p = root / "mlaudit" / name
-            p.write_text(text, encoding="utf-8")
+            p.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(data, str):
+                p.write_text(data, encoding="utf-8")
+            else:
+                p.write_bytes(data)
             wrun.upload_file(str(p), root=str(root))
 
 
