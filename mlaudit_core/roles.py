@@ -490,6 +490,10 @@ def _head_of(t: str) -> tuple[str, int] | None:
         return ("acc", 1)
     if t.startswith("rouge"):
         return ("score", 1)
+    if len(t) > 4 and t.endswith("loss") and t.isalnum():
+        # a loss class's name written as one word once lower-cased (OLMo ``train/CrossEntropyLoss``,
+        # ``NLLLoss``, ``BCEWithLogitsLoss``): a cross-entropy-like head, ranked with nll/ce
+        return ("loss", 1)
     return None
 
 

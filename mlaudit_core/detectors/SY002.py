@@ -25,6 +25,13 @@ class DataLoaderStarvation(Detector, code="SY002", name="data-loader-starvation"
     Thresholds: ratio > ``max_ratio`` 0.5 means more than half of each step waits
     for data (the definition of input-bound used by the PyTorch profiler's
     "DataLoader" bottleneck hint and by the ImageNet example's Data/Time columns).
+    Stalls: when the median step is not input-bound, single batches that wait for data
+    ``stall_factor`` 5x the median step time or more (SY004's outlier factor), after the first point
+    (workers start), whose wait beyond the median data time is at least ``min_lost_seconds`` 0.5 s
+    (SY004's figure) and takes ``min_stall_share`` 20% or more of the wall time of the steps read
+    (data + step time; SY004's pause share) are a warning: the loader runs dry every few batches
+    (too few workers, CPU-heavy decoding, a slow disk), which a median hides (report b5-11: one
+    batch waits 19.6 s beside 0.65 s steps).
     """
 
     remedies = (
@@ -45,6 +52,9 @@ class DataLoaderStarvation(Detector, code="SY002", name="data-loader-starvation"
     class Params(DetectorParams):
         max_ratio: float = 0.5
         skip_frac: float = 0.05
+        stall_factor: float = 5.0
+        min_lost_seconds: float = 0.5
+        min_stall_share: float = 0.2
 
     def check(self, run, p):
         dk, sk = run.key_for(Role.DATA_TIME), run.key_for(Role.STEP_TIME)
@@ -63,6 +73,7 @@ class DataLoaderStarvation(Detector, code="SY002", name="data-loader-starvation"
         ratio = med_d / med_s
         share = float((dv > 0.5 * sv).mean())
         if ratio <= p.max_ratio:
+            yield from self._stalls(dk, common, d.values[di], s.values[si], med_d, med_s, p)
             return
         yield self.finding(
             Severity.ERROR,
@@ -85,4 +96,35 @@ class DataLoaderStarvation(Detector, code="SY002", name="data-loader-starvation"
             median_data_time_s=med_d,
             median_step_time_s=med_s,
             share_starved=share,
+        )
+
+    def _stalls(self, dk, steps, dv, sv, med_d, med_s, p):
+        """Single batches that wait for data many times the median step (see the class docstring)."""
+        dv, sv, steps = dv[1:], sv[1:], steps[1:]
+        wall = float(dv.sum() + sv.sum())
+        if wall <= 0:
+            return
+        stalled = (dv >= p.stall_factor * med_s) & (dv - med_d >= p.min_lost_seconds)
+        lost = float((dv[stalled] - med_d).sum())
+        if not stalled.any() or lost < p.min_stall_share * wall:
+            return
+        worst = int(np.argmax(dv))
+        yield self.finding(
+            Severity.WARNING,
+            f"{int(stalled.sum())} batch(es) waited for data {fmt(float(dv[worst]))} s at most (step "
+            f"{int(steps[worst])}) against a median step time of {fmt(med_s)} s and a median data time of "
+            f"{fmt(med_d)} s; the waits take {fmt(100 * lost / wall, 3)}% of the wall time read: the data "
+            "loader ran dry (too few workers, CPU-heavy decoding or slow storage)",
+            evidence=[
+                SeriesEvidence(
+                    metric=dk,
+                    step_start=int(steps[0]),
+                    step_end=int(steps[-1]),
+                    values={"max_data_time_s": float(dv[worst]), "median_step_time_s": med_s},
+                )
+            ],
+            stalls=int(stalled.sum()),
+            stall_share=lost / wall,
+            median_data_time_s=med_d,
+            median_step_time_s=med_s,
         )

@@ -30,7 +30,9 @@ class SummaryTimeSwings(Detector, code="SY008", name="summary-time-swings", fami
     that many per-step points, judge the longer ones); at least ``min_points`` 3 after the first,
     which is skipped (start-up, compilation). The largest value at ``factor`` 2x the smallest or
     more (a step that doubled: SY004's pause factor), or at least ``factor`` x growth from first to
-    last with a rise at every point. Each value being an average of many steps, a 2x swing is a
+    last with a rise at every point (read from the first point on when it rises from there: start-up
+    makes the first point slower, never faster, so a series rising from it has nothing to skip; the
+    3-point Megatron paste of report b2-14). Each value being an average of many steps, a 2x swing is a
     sustained change, not jitter. The largest and smallest value also differ by at least
     ``min_lost_seconds`` 0.5 s (SY004's figure: a millisecond step that doubles on a loaded machine is
     scheduling jitter, not a slowdown to act on). Step times are read in seconds.
@@ -56,6 +58,16 @@ class SummaryTimeSwings(Detector, code="SY008", name="summary-time-swings", fami
         ):
             raise Skip(f"{key} is logged at consecutive steps: per-step times, not averages")
         v, steps = s.values[1:], s.steps[1:]
+        full = s.values
+        if (
+            len(full) >= p.min_points
+            and float(full.min()) > 0
+            and bool(np.all(np.diff(full) > 0))
+            and float(full[-1]) >= p.factor * float(full[0])
+        ):
+            # start-up inflates the first point, so it is skipped against a false swing; a series
+            # that rises from its first point on has no start-up bump to skip
+            v, steps = full, s.steps
         if len(v) < p.min_points or float(v.min()) <= 0:
             raise Skip(f"{key} has {len(v)} positive points after the first (< {p.min_points})")
         lo, hi = float(v.min()), float(v.max())

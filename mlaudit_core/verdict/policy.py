@@ -1195,6 +1195,15 @@ def _stopped_early(c: Ctx) -> Decision | None:
     if not e.stopped or c.get("RT003") is not None:  # a preemption has its own rule (V19)
         return None
     why = e.describe()
+    if (
+        not e.interrupt
+        and not e.missing_end_line
+        and c.run.status is not RunStatus.RUNNING
+        and _slow(c) is not None
+    ):
+        # the only stop evidence is a shortfall of the plan, which a paste or a silent kill gives
+        # alike; a slowdown the data shows is a finding, the unexplained stop is not (V18 decides)
+        return None
     if c.run.status is RunStatus.RUNNING:
         return Decision(
             Outcome.RUNNING,
@@ -1224,6 +1233,19 @@ def _slow(c: Ctx) -> Decision | None:
     # set the outcome: on shared machines both come from neighbours as often as from the run
     for code in ("SY002", "SY005", "SY001", "SY008"):
         f = c.get(code, Severity.WARNING)
+        if f and code == "SY008" and f.facts.get("grew"):
+            # a time per iteration that rises at every logged interval at the same work per step is a
+            # per-step cost that grows with the step count: something the training loop keeps across
+            # steps (tensors with their graph, lists, caches); the machine's load swings, it does not
+            # climb at every interval
+            return Decision(
+                Outcome.SLOW,
+                Cause.CORRECTNESS_BUG,
+                f"The run got slower at every logged interval: {f.message}. A per-step cost that grows "
+                "with the step count is something the training code keeps across steps (tensors that "
+                "hold their graph, growing lists or caches): compare host memory at two steps.",
+                f,
+            )
         if f:
             return Decision(Outcome.SLOW, Cause.INFRA_RUNTIME, f"The run was slow: {f.message}.", f)
     # recurring pauses (steps at 2x the median or more, in several stretches, a fifth of the step time)
@@ -1331,6 +1353,35 @@ def _routine_loss_scaling(c: Ctx) -> Decision | None:
         "with an inf/NaN gradient is skipped and the scale lowered until it fits; the scale settled "
         "above its floor. The learning itself is not judged here (no loss curve in the text).",
         f,
+    )
+
+
+def _reproduction_within_noise(c: Ctx) -> Decision | None:
+    """No judgeable curve; the text states a reference figure (a paper's, a README's, a target to
+    reproduce) and the run's figure of the same metric, every such gap within the seed-noise band of
+    :mod:`mlaudit_core.reference_gap` (1% of the reference), and no finding at warning or above: the
+    reproduction is as close as a rerun of the same configuration gets."""
+    if c.basis.judgeable:
+        return None
+    if any(x.severity.rank >= Severity.WARNING.rank for fs in c.by_code.values() for x in fs):
+        return None
+    from ..reference_gap import RELATIVE_BAND, reproduction_gaps, text_lines
+
+    gaps = reproduction_gaps(text_lines(c.run))
+    if not gaps or not all(g.within_noise for g in gaps):
+        return None
+    shown = "; ".join(
+        f"{g.name + ' ' if g.name else ''}{fmt(g.observed)} against {fmt(g.reference)} "
+        f"({100 * g.relative:.2g}%)"
+        for g in gaps[:4]
+    )
+    return Decision(
+        Outcome.SUCCEEDED,
+        Cause.HEALTHY,
+        f"The stated result matches its reference within seed noise: {shown}, each within "
+        f"{100 * RELATIVE_BAND:g}% of the reference, which reruns of one configuration with other seeds "
+        "differ by. Read from the report's sentences, not from a curve: confirm with a second seed "
+        "before looking for a cause.",
     )
 
 
@@ -2578,7 +2629,8 @@ POLICY: tuple[Rule, ...] = (
         170,
         "planned length (max_steps, MAX_ITER, epochs, Keras 'Epoch k/N') > 5% beyond what was reached, an "
         "interrupt line, or an HF/detectron2 log without its end-of-training line; not a mid-run checkpoint "
-        "snapshot, not an early stop its patience explains; 'running' when the tracker says running",
+        "snapshot, not an early stop its patience explains, not a shortfall alone beside a slowdown V18 "
+        "reads; 'running' when the tracker says running",
         (Outcome.CRASHED, Outcome.RUNNING),
         (Cause.INCONCLUSIVE,),
         _stopped_early,
@@ -2654,9 +2706,10 @@ POLICY: tuple[Rule, ...] = (
         "SY004 recurring pauses (steps at 2x the median or more on 5-30% of steps, >= 20% of the step time, "
         "one spacing between them in >= half the cases; "
         "from the records' wall times when no step time is logged), or SY008 (a sparse epoch/interval time "
-        "series that swings or grows 2x)",
+        "series that swings or grows 2x; growing at every interval: correctness_bug, a per-step cost the "
+        "training code accumulates)",
         (Outcome.SLOW,),
-        (Cause.INFRA_RUNTIME,),
+        (Cause.INFRA_RUNTIME, Cause.CORRECTNESS_BUG),
         _slow,
         codes=("SY002", "SY005", "SY001", "SY004", "SY008"),
         cases=(
@@ -2666,6 +2719,11 @@ POLICY: tuple[Rule, ...] = (
                 (("SY008", _W, {"ratio": 2.38}),),
                 ("slow", "infra_runtime"),
                 series=_LOSS,
+            ),
+            Case(
+                "time per iteration grows at every interval 2.4x (SY008 grew; report b2-14)",
+                (("SY008", _W, {"ratio": 2.39, "grew": True}),),
+                ("slow", "correctness_bug"),
             ),
             Case("isolated slow steps only (SY004)", (("SY004", _W, {}),), None),
             Case(
@@ -2743,6 +2801,38 @@ POLICY: tuple[Rule, ...] = (
             ),
             Case("skips at the loss-scale floor", (("RT006", _E, {}),), None),
             Case("benign skips beside a loss curve", (("RT006", _I, {}),), None, series=_LOSS),
+        ),
+    ),
+    Rule(
+        "V19d",
+        "reproduction-within-noise",
+        198,
+        "no judgeable training signal; the text states a reference figure (paper, README, a target to "
+        "reproduce) and the run's figure of the same metric, every gap within 1% of the reference (seed "
+        "noise), no finding at warning or above -> succeeded, healthy",
+        (Outcome.SUCCEEDED,),
+        (Cause.HEALTHY,),
+        _reproduction_within_noise,
+        cases=(
+            Case(
+                "mAP 73.5 reproduced against 74.0 reported (report b2-09)",
+                (),
+                ("succeeded", "healthy"),
+                params={"reported by the repository": "mAP 74.0", "this run": "mAP 73.5"},
+            ),
+            Case(
+                "a 5% gap is not noise",
+                (),
+                None,
+                params={"reported by the repository": "mAP 74.0", "this run": "mAP 70.3"},
+            ),
+            Case(
+                "a loss curve is judged by its rules",
+                (),
+                None,
+                params={"reported by the repository": "mAP 74.0", "this run": "mAP 73.5"},
+                series=_LOSS,
+            ),
         ),
     ),
     Rule(

@@ -56,7 +56,10 @@ _N = f"(?:{NUM})"
 _UNIT = r"(?P<u>ms|us|s|sec|secs|min|%|it/s|s/it|(?i:bpc|bpb|bits|nats|tok/s|tokens/s|samples/s))?"
 _DELIM = r"(?=[\s,;|)\]}]|$)"
 _KEY = r"[A-Za-z][\w./@-]*(?:[ ][A-Za-z][\w./@()-]*){0,3}"
-_GEN_EQ = re.compile(rf"(?<![\w./@-])(?P<k>{_KEY})\s*=\s*(?P<v>{_N}){_UNIT}{_DELIM}")
+#: A value with thousands separators that ends its line or is followed by a space (OLMo's
+#: ``train/Perplexity=9,097``); inside ``a=1,b=2`` the comma separates pairs and is not read so.
+_THOUSANDS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?=\s|$)"
+_GEN_EQ = re.compile(rf"(?<![\w./@-])(?P<k>{_KEY})\s*=\s*(?P<v>{_THOUSANDS}|{_N}){_UNIT}{_DELIM}")
 _GEN_COLON = re.compile(rf"(?<![\w./@-])(?P<k>{_KEY}):\s+(?P<v>{_N})\s?{_UNIT}{_DELIM}")
 _GEN_PIPE = re.compile(rf"\|\s*(?P<k>{_KEY})\s+(?P<v>{_N})\s?{_UNIT}\s*(?=\||$)")
 #: A split's figures grouped in brackets after its name: ``Train(L=0.69 | A=0.50) Valid(L=0.68 | A=0.61)``,
@@ -379,6 +382,8 @@ def _num(text: str) -> float | None:
     try:
         return float(text)
     except (TypeError, ValueError):
+        if isinstance(text, str) and re.fullmatch(_THOUSANDS, text):
+            return float(text.replace(",", ""))
         if isinstance(text, str) and text.endswith(".0"):
             try:
                 return float(text[:-2])
@@ -1602,6 +1607,18 @@ class LogParser:
             and self.params.get("log.step_axis", "batch") == "batch"
         ):
             step = self._batch_step(epoch if epoch is not None else self.epoch, batch)
+        if (
+            step is None
+            and line_step is None
+            and epoch is None
+            and batch is None
+            and self.step is not None
+            and self.params.get("log.step_axis") == "record"
+            and self._logged_at(rec, self.step)
+        ):
+            # the steps so far count the template reader's records (no step, epoch, bar or header
+            # anywhere) and this record's metrics already have a point there: it is the next record
+            step = self.step + 1
         step = self._resolve_step(_GENERIC_FMT, step, epoch, batch, None, line_step)
         if epoch is not None:
             rec.setdefault("train/epoch", epoch)
@@ -1801,6 +1818,11 @@ class LogParser:
                 self._d2_names = None
             return True
         return False
+
+    def _logged_at(self, rec: dict[str, float], step: int) -> bool:
+        """Whether a metric of ``rec`` already has a point at ``step``."""
+        names, last_step = self._names, self._last_step
+        return any(names.get(k) is not None and last_step[names[k]] == step for k in rec)
 
     def _emit_all(
         self, rec: dict[str, float], step: int, epoch: float | None, events: tuple = ()

@@ -1,0 +1,145 @@
+"""A run's stated result against a stated reference, read from the text of a report.
+
+Failure reports often hold no curve, only sentences: ``Trying to reproduce 63.58 validation
+accuracy but the accuracy in the last epoch is 63.17``, ``reported by the repository: mAP 74.0``
+beside ``this run: mAP 73.5``. An analyst compares the two figures and asks whether the gap is
+larger than what a rerun of the same configuration gives (seed noise). This module finds such
+pairs; :func:`mlaudit_core.verdict.policy` decides with them.
+
+Extraction, per clause (a line split at ``.``/``;`` followed by a space, and at ``but``/``while``/
+``whereas``): a clause with a reference word (:data:`_REFERENCE`: reproduce, reported, paper,
+README, published, official, expected, target) gives *reference* figures; a clause with a
+result word (:data:`_RESULT`: this run, I got, my result, last/final epoch, achieved) and no
+reference word gives *observed* figures. A figure is a number standing alone (``63.58``,
+``87.7%``), named by the word before it when that word is a metric's name (``mAP 74.0`` ->
+``map``; :func:`mlaudit_core.roles.parse_name`, or a CMC name such as ``Rank-1``); numbers after a
+counter word (epoch, step, iteration, seed, batch, GPU), counts (``90 epochs``, ``8 GPUs``) and
+numbers glued to letters (``fp64``, the 1 of ``Rank-1``) are not figures. Pairs: a reference and an observed
+figure of the same name, else, when neither is named and one clause pair holds one of each, that
+pair. A pair is kept only when both figures are on the same scale (both <= 1 or both > 1).
+
+Noise band: :data:`RELATIVE_BAND` 1% of the reference. Seed-to-seed spread of the same
+configuration is of that order on the figures reports quote: Picard 2021 ("torch.manual_seed(3407)
+is all you need", arXiv:2109.08203) measures a 1.8-point max-min range of CIFAR-10 accuracy (~2%
+relative) over 10^4 seeds and ~0.5 points of ImageNet top-1 (~0.7% relative) with a pretrained
+model; Bouthillier et al. 2021 (MLSys, "Accounting for variance in machine learning benchmarks")
+report seed standard deviations of 0.2-1% of the metric across their tasks. A gap inside 1% of the
+reference is therefore inside the spread of one rerun; a wider gap is not judged here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+#: Share of the reference within which a reproduction gap is seed noise (module docstring).
+RELATIVE_BAND = 0.01
+
+_REFERENCE = re.compile(
+    r"\b(?:reproduc\w*|reported|paper|readme|published|official|expected|target(?:ed)?)\b", re.I
+)
+_RESULT = re.compile(
+    r"\b(?:this run|i got|i get|i obtained|i achieved|we got|my result|my run|"
+    r"(?:last|final) epoch|final result|my (?:mAP|accuracy|score)|obtained|achieved)\b",
+    re.I,
+)
+_CLAUSE = re.compile(r"(?<=[.;!?])\s+|\b(?:but|while|whereas|however)\b", re.I)
+_FIGURE = re.compile(
+    r"(?<![\w.\-+/])(?P<v>\d+(?:\.\d+)?)(?P<pct>\s?%)?(?!\w|\.\d|/\d|\s?(?:s|ms|sec|min|h|GB|MB|x)\b)"
+    # a count of something (90 epochs, 5000 images, 8 GPUs, 9 hours) is not a result figure
+    r"(?!\s?(?:epochs?|steps?|iter\w*|images?|samples?|examples?|gpus?|hours?|minutes?|days?|"
+    r"times?|runs?|seeds?|classes|layers?|params?)\b)"
+)
+_NAME_BEFORE = re.compile(r"([A-Za-z][A-Za-z0-9@_\-]*)\W{0,3}$")
+_CMC = re.compile(r"(?i)^(?:rank|r|top|hit|recall|hits)@?-?\d+$")
+
+
+def _is_metric_name(word: str) -> bool:
+    """A metric's name (``mAP``, ``accuracy``, ``BLEU``, ``Rank-1``), not a word of the sentence."""
+    from .roles import parse_name
+
+    return parse_name(word).family is not None or _CMC.match(word) is not None
+
+
+_COUNTER_WORDS = frozenset(
+    "epoch epochs step steps iter iteration iterations seed batch gpu gpus rank layer top".split()
+)
+
+
+def text_lines(run) -> list[str]:
+    """The text a report gives: console lines and the context's ``key: value`` params."""
+    out = [c.text for c in run.console]
+    out += [f"{k}: {v}" for k, v in run.params.items() if not k.startswith(("log.", "source."))]
+    return out
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str | None
+    value: float
+    text: str  # the clause it was read from
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A reference figure and the run's figure of the same metric."""
+
+    name: str | None
+    reference: float
+    observed: float
+    reference_text: str
+    observed_text: str
+
+    @property
+    def relative(self) -> float:
+        return abs(self.observed - self.reference) / abs(self.reference)
+
+    @property
+    def within_noise(self) -> bool:
+        return self.relative <= RELATIVE_BAND
+
+
+def _figures(clause: str) -> list[Figure]:
+    out = []
+    for m in _FIGURE.finditer(clause):
+        before = clause[: m.start()]
+        nm = _NAME_BEFORE.search(before)
+        word = nm.group(1) if nm else None
+        if word is not None and word.lower() in _COUNTER_WORDS:
+            continue  # a counter's value, not a figure
+        if word is not None and not _is_metric_name(word):
+            word = None
+        out.append(Figure(word.lower() if word else None, float(m.group("v")), clause.strip()))
+    return out
+
+
+def reproduction_gaps(lines: Iterable[str]) -> list[Gap]:
+    """Pairs of (reference, observed) figures stated in ``lines`` (see the module docstring)."""
+    refs: list[Figure] = []
+    obs: list[Figure] = []
+    unnamed_pairs: list[Gap] = []
+    for line in lines:
+        for clause in _CLAUSE.split(line):
+            if not clause or not clause.strip():
+                continue
+            is_ref = _REFERENCE.search(clause) is not None
+            is_obs = not is_ref and _RESULT.search(clause) is not None
+            if not (is_ref or is_obs):
+                continue
+            figs = _figures(clause)
+            (refs if is_ref else obs).extend(figs)
+        # clauses of one line: an unnamed reference and an unnamed observed figure, one each
+        line_refs = [f for f in refs if f.text in line and f.name is None]
+        line_obs = [f for f in obs if f.text in line and f.name is None]
+        if len(line_refs) == 1 and len(line_obs) == 1:
+            r, o = line_refs[0], line_obs[0]
+            unnamed_pairs.append(Gap(None, r.value, o.value, r.text, o.text))
+    gaps: list[Gap] = []
+    named_obs = {f.name: f for f in obs if f.name}
+    for r in refs:
+        if r.name and r.name in named_obs:
+            o = named_obs[r.name]
+            gaps.append(Gap(r.name, r.value, o.value, r.text, o.text))
+    gaps.extend(unnamed_pairs)
+    return [g for g in gaps if g.reference > 0 and (g.reference <= 1) == (g.observed <= 1)]

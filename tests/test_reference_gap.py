@@ -1,0 +1,71 @@
+"""mlaudit_core.reference_gap (a stated result against a stated reference) and the verdict rule V19d
+that uses it, on the sentences of real reports (tests/data/reports b2-09, b5-12, read from the files)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mlaudit.cli import app
+from mlaudit_core.reference_gap import RELATIVE_BAND, reproduction_gaps
+
+REPORTS = Path(__file__).resolve().parent / "data" / "reports"
+
+
+def _case(prefix: str) -> Path:
+    (case,) = REPORTS.glob(prefix + "*")
+    return case
+
+
+def test_a_reproduce_sentence_pairs_the_target_with_the_last_epoch():
+    line = (_case("b5-12-") / "results.log").read_text().splitlines()[0]
+    (gap,) = reproduction_gaps([line])
+    assert (gap.reference, gap.observed) == (
+        63.58,
+        63.17,
+    )  # the epoch numbers are counters, not figures
+    assert gap.within_noise
+
+
+def test_named_figures_pair_by_metric_name():
+    gaps = reproduction_gaps(
+        [
+            "reported by the repository (README / paper): mAP 74.0, Rank-1 87.7%",
+            "this run: mAP 73.5, Rank-1 87.3%",
+        ]
+    )
+    assert {(g.name, g.reference, g.observed) for g in gaps} == {
+        ("map", 74.0, 73.5),
+        ("rank-1", 87.7, 87.3),
+    }
+
+
+def test_a_gap_wider_than_the_band_is_not_noise():
+    (gap,) = reproduction_gaps(["The paper reports 76.5 top-1 but I got 71.2 after 90 epochs"])
+    assert gap.relative > RELATIVE_BAND and not gap.within_noise
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ["RuntimeError: Expected 3 dimensions but got 4"],  # an error message, not a result
+        ["Epoch 29/30 reproduce step 100"],  # counters only
+        ["the expected accuracy is 0.75", "this run: accuracy 75.2"],  # different scales
+    ],
+)
+def test_no_pair_without_a_reference_and_a_result_of_one_scale(lines):
+    assert reproduction_gaps(lines) == []
+
+
+@pytest.mark.parametrize("prefix", ["b2-09-", "b5-12-"])
+def test_reports_of_a_reproduction_within_noise_are_healthy(prefix):
+    case = _case(prefix)
+    args = ["logs", *map(str, sorted(case.glob("*.log")))]
+    for cfg in sorted(case.glob("*.txt")):
+        args += ["--config", str(cfg)]
+    v = json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)["verdict"]
+    assert (v["rule"], v["outcome"], v["cause"]) == ("V19d", "succeeded", "healthy")
+    assert v["confidence"] < 0.5  # read from sentences: lower weight than a curve
