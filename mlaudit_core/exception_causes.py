@@ -17,6 +17,13 @@ row is one rule an analyst applies to any report:
 Anything else (a plain Python error in the user's code) stays with the caller's default,
 ``correctness_bug``. Rows are tried in order; the first that matches wins.
 
+Lookup order with :data:`mlaudit_core.signatures.CATALOG`: the signature catalogue decides first. A
+line that matches a crash signature (out of memory, a collective timeout, a worker killed, a full
+disk, a kill signal, a hardware error) decides the verdict through rules V01/V02, a non-finite
+signature through V03-V07, before the exception's class is read; these rows are consulted by RT005
+for a traceback's exception, and the verdict uses them (V08) only when no signature rule decided.
+A message both match (``OSError: [Errno 28] No space left on device``) is the signature's.
+
 Each row names where its messages come from (package, version read, file, function) and one
 message as the package formats it; ``tests/test_exception_causes.py`` produces the messages with
 the installed packages where they are test dependencies (PIL, torch, pandas, pyarrow, h5py, the

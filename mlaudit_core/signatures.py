@@ -19,6 +19,10 @@ too, when the text ends on it and holds no framed traceback; with or without the
 frames, and with the ``[rank0]:`` prefixes torchrun adds), the raising frame,
 the exception line, and whether the failing code path is training, evaluation
 or checkpointing, from the names of the frames in the user's own code.
+
+Lookup order with :data:`mlaudit_core.exception_causes.CAUSES` (the cause read from an exception's
+class, message and frames): this catalogue decides first; a crash signature on any line decides the
+verdict (rules V01-V07) before a traceback's exception is looked up in ``CAUSES`` (RT005, rule V08).
 """
 
 from __future__ import annotations

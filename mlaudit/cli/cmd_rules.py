@@ -140,6 +140,14 @@ def signatures_markdown() -> str:
         "error (correctness_bug). Tested against the messages the installed packages produce in "
         "`tests/test_exception_causes.py`.",
         "",
+        "Lookup order between this table and the signature catalogue above: the catalogue decides first. "
+        "A line that matches a crash signature (out of memory, a collective timeout, a data-loader worker "
+        "killed, a full disk, a kill signal, a hardware error) decides the verdict through rules V01/V02 "
+        "(precedence 10-20), and a non-finite signature through V03-V07 (30-70), before the exception's "
+        "class is read; this table is consulted only for the exception of a traceback (RT005), and its cause "
+        "is used by V08 (precedence 80) when no signature rule decided. A message both match (an `OSError` "
+        "'No space left on device', 'Cannot allocate memory') is therefore decided by the signature.",
+        "",
         "| row | cause | meaning | classes | message | frames | source |",
         "|---|---|---|---|---|---|---|",
     ]
