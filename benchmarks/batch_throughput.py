@@ -16,7 +16,8 @@ are not counted), and where the time went (load, detect, verdict, render, write;
 summed over worker threads, :mod:`mlaudit_core.service.timing`).
 
 Usage: ``python benchmarks/batch_throughput.py [--runs N] [--configs jobs1,jobs4,ray]
-[--write off,on | --no-write] [--server-workers N] [--read-ahead 0,4] [--write-behind 0,2]`` (``tests/test_benchmarks_smoke.py`` runs
+[--write off,on | --no-write] [--server-workers N] [--read-ahead 0,4] [--write-behind 0,2]
+[--request-detail]`` (``tests/test_benchmarks_smoke.py`` runs
 it at toy size).
 """
 
@@ -137,22 +138,39 @@ def server_cpu(pid: int) -> float:
 
 class RequestCounter:
     """Counts the HTTP requests this process sends (every ``requests.Session.request``: MLflow's
-    client and mlaudit's own history requests both go through it) while installed."""
+    client and mlaudit's own history requests both go through it) while installed, in all
+    (``n``) and by endpoint (``by``: ``"METHOD path"``, an artifact upload's file path
+    collapsed to ``<file>``)."""
 
     def __init__(self) -> None:
         import threading
+        from collections import Counter
 
         self.n = 0
+        self.by: Counter = Counter()
         self._lock = threading.Lock()
         self._orig = None
+
+    @staticmethod
+    def endpoint(method: str, url: str) -> str:
+        from urllib.parse import urlparse
+
+        path = urlparse(str(url)).path
+        mark = "/mlflow-artifacts/artifacts/"
+        if mark in path:
+            path = path[: path.index(mark) + len(mark)] + "<file>"
+        return f"{str(method).upper()} {path}"
 
     def __enter__(self) -> RequestCounter:
         orig = self._orig = requests.Session.request
         counter = self
 
         def request(session, *a, **kw):
+            method = a[0] if a else kw.get("method", "?")
+            url = a[1] if len(a) > 1 else kw.get("url", "")
             with counter._lock:
                 counter.n += 1
+                counter.by[counter.endpoint(method, url)] += 1
             return orig(session, *a, **kw)
 
         requests.Session.request = request
@@ -198,6 +216,7 @@ def measure(
         "client_ms": 1000 * cpu / n,
         "server_ms": 1000 * srv / n,
         "requests": requests_sent.n / n,
+        "by_endpoint": {k: v / n for k, v in requests_sent.by.most_common()},
     }
 
 
@@ -217,6 +236,11 @@ def main() -> None:
         "--write", default="off,on", help="write-back modes to measure: off, on or off,on"
     )
     ap.add_argument("--server-workers", type=int, default=2)
+    ap.add_argument(
+        "--request-detail",
+        action="store_true",
+        help="also print each row's requests per run by endpoint",
+    )
     ap.add_argument(
         "--read-ahead",
         default=None,
@@ -322,6 +346,9 @@ def main() -> None:
             )
             if r["first_error"]:
                 print(f"  first failure: {r['first_error']}")
+            if args.request_detail:
+                for ep, per_run in r["by_endpoint"].items():
+                    print(f"      {per_run:5.2f} per run  {ep}")
             splits.append((label, mode, split_line(r["timings"], r["runs"]), per))
         print("\ntime split (per run, summed over worker threads)")
         for label, mode, split, _ in splits:

@@ -10,7 +10,7 @@ restarted each time on the same state file. Once every run is finished, a last w
 until the state file has settled every run (or ``--settle`` seconds pass).
 
 A run counts as *complete* when: the ``mlaudit.verdict`` tag is there and equals the outcome
-in its ``mlaudit/report.json`` artifact, ``mlaudit/report.md`` is there too, the Description
+in the JSON report its ``mlaudit/report.html`` artifact carries, the Description
 holds the user's text and exactly one mlaudit section (one begin, one end marker), and every
 ``mlaudit.*`` tag of :func:`mlaudit_core.writeback.verdict_tags` is set. Also counted: runs
 settled ``failed`` in the state file (given up), write-backs started per run (a kill in the
@@ -171,10 +171,14 @@ def check_run(client, rid: str, tmp: Path) -> tuple[bool, str]:
     if note.count(BEGIN) != 1 or note.count(END) != 1:
         return False, f"{note.count(BEGIN)} sections in the Description"
     paths = {a.path for a in client.list_artifacts(rid, "mlaudit")}
-    if not {"mlaudit/report.json", "mlaudit/report.md"} <= paths:
-        return False, "report artifacts missing"
-    local = client.download_artifacts(rid, "mlaudit/report.json", str(tmp))
-    outcome = json.loads(Path(local).read_text())["verdict"]["outcome"]
+    if "mlaudit/report.html" not in paths:
+        return False, "report artifact missing"
+    from mlaudit_core.render.html import report_json_from_html
+
+    local = client.download_artifacts(rid, "mlaudit/report.html", str(tmp))
+    outcome = json.loads(report_json_from_html(Path(local).read_text()) or "{}")["verdict"][
+        "outcome"
+    ]
     if outcome != tags["mlaudit.verdict"]:
         return False, f"tag {tags['mlaudit.verdict']} vs report {outcome}"
     return True, ""

@@ -76,7 +76,16 @@ def test_ingest_mlflow_server_part(mlflow_server):
 
 def test_batch_throughput_prints_rates_and_the_time_split():
     pytest.importorskip("mlflow")
-    out = run("batch_throughput.py", "--runs", "4", "--configs", "jobs1", "--server-workers", "1")
+    out = run(
+        "batch_throughput.py",
+        "--runs",
+        "4",
+        "--configs",
+        "jobs1",
+        "--server-workers",
+        "1",
+        "--request-detail",
+    )
     rows = [x for x in out.splitlines() if x.startswith("--jobs 1")]
     assert len(rows) == 4, out  # off and on, then their time splits
     off, on = rows[0].split(), rows[1].split()
@@ -86,6 +95,15 @@ def test_batch_throughput_prints_rates_and_the_time_split():
     assert "runs/s per worker without write-back (--jobs 1)" in out
     # requests per run (last column): the write-back adds its reads, batch and uploads
     assert 0 < float(off[-1]) < float(on[-1]) < 30, out
+    # by endpoint (--request-detail): each fresh run's write-back uploads one file and sends
+    # one log_batch (issue 30: report.html alone, tags and Description in one batch)
+    written = out.split(rows[1], 1)[1].split("\ntime split", 1)[0]
+    assert re.search(
+        r"^\s+1\.00 per run  PUT /api/2\.0/mlflow-artifacts/artifacts/<file>$", written, re.M
+    ), out
+    assert re.search(r"^\s+1\.00 per run  POST /api/2\.0/mlflow/runs/log-batch$", written, re.M), (
+        out
+    )
 
 
 def test_batch_trackers_throughput():

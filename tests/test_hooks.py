@@ -27,6 +27,8 @@ mlflow = pytest.importorskip("mlflow")
 
 from webhook_receiver import Receiver  # noqa: E402
 
+from mlaudit_core.render.html import report_json_from_html  # noqa: E402
+
 SCRIPTS = Path(__file__).parent / "data" / "hooks"
 FRAMEWORK_MODULES = {"hf": "transformers", "lightning": "lightning", "keras": "keras"}
 INSTALLED = [
@@ -241,7 +243,10 @@ def test_framework_callback_writes_the_verdict(scripts, mlflow_server, framework
     client = mlflow.MlflowClient(mlflow_server["url"])
     assert client.get_run(got["run_id"]).info.status == "FINISHED"
     report = json.loads(
-        Path(client.download_artifacts(got["run_id"], "mlaudit/report.json")).read_text()
+        report_json_from_html(
+            Path(client.download_artifacts(got["run_id"], "mlaudit/report.html")).read_text()
+        )
+        or "null"
     )
     hook_note = [w for w in report["warnings"] if "in-process hook saw training end" in w]
     # Keras and Lightning audit while the tracker still has the run open; HF's MLflowCallback
@@ -354,9 +359,12 @@ def test_caught_exception_is_console_evidence(mlflow_server, tmp_path, monkeypat
     assert (res.status, res.outcome, res.cause) == ("written", "crashed", "infra_runtime"), res
     client = mlflow.MlflowClient(url)
     report = json.loads(
-        Path(
-            client.download_artifacts(run.info.run_id, "mlaudit/report.json", str(tmp_path))
-        ).read_text()
+        report_json_from_html(
+            Path(
+                client.download_artifacts(run.info.run_id, "mlaudit/report.html", str(tmp_path))
+            ).read_text()
+        )
+        or "null"
     )
     assert any("out of memory" in f["message"].lower() for f in report["findings"]), report
     assert [r.info.run_id for r in client.search_runs([exp_id])] == [run.info.run_id]

@@ -417,3 +417,24 @@ def test_progress_bar_only_on_a_terminal(monkeypatch):
     with _common._stages(2) as stage:
         stage("loading")
     assert buf.getvalue() == ""
+
+
+def test_embedded_json_report_reads_back_and_stays_text(diverged):
+    """``embed_json`` (the write-backs' report.html): the JSON report is in a hidden ``<pre>``,
+    HTML-escaped, so run text like ``</pre><script>`` stays text; ``report_json_from_html``
+    gives back exactly ``render_json``'s text. Without it the page carries none."""
+    import json
+
+    from mlaudit_core.render import render_json
+    from mlaudit_core.render.html import report_json_from_html
+
+    run, report = diverged
+    page = render_html(report, run, embed_json=True)
+    tags = parse(page)
+    assert not [t for t, _ in tags if t in ("script", "iframe", "object", "embed")]
+    pres = [a for t, a in tags if t == "pre" and a.get("id") == "mlaudit-report-json"]
+    assert len(pres) == 1 and "hidden" in pres[0]
+    assert EVIL in render_json(report)  # the run name, as the JSON report holds it
+    assert report_json_from_html(page) == render_json(report)
+    assert json.loads(report_json_from_html(page))["run"]["name"] == EVIL
+    assert report_json_from_html(render_html(report, run)) is None

