@@ -642,6 +642,12 @@ _EXC = re.compile(
 #: a crash does; an error line a job logged and survived is followed by more of its output.
 _BARE_EXC = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception)):\s*(?P<msg>\S.*)$")
 BARE_TAIL_LINES = 30
+#: libstdc++'s verbose terminate handler (gcc libstdc++-v3/libsupc++/vterminate.cc,
+#: ``__gnu_cxx::__verbose_terminate_handler``): a C++ exception nothing caught ended the process
+#: (``terminate called after throwing an instance of 'c10::Error'`` then ``  what():  CUDA error: ...``),
+#: then ``Aborted (core dumped)``. Read as the run's exception, class and message, like a bare line.
+_CXX_TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
+_CXX_WHAT = re.compile(r"^\s*what\(\):\s*(?P<msg>.*)$")
 #: CPython's report of an exception it swallowed (``PyErr_WriteUnraisable`` in Python/errors.c: a
 #: ``__del__``, a weakref callback or an atexit hook raised, typically at interpreter shutdown): the
 #: traceback that follows did not stop the run.
@@ -875,6 +881,17 @@ def scan(lines: Iterable[ConsoleLine]) -> tuple[list[SignatureHit], list[Traceba
             unraisable = False
         elif _STATE_DICT_DETAIL.match(text):
             bare.append(Traceback([], "RuntimeError", text.strip(), cl, "checkpoint"))
+        elif cxx := _CXX_TERMINATE.search(text):
+            bare.append(Traceback([], cxx["type"], "", cl, "unknown"))
+        elif (
+            bare
+            and not bare[-1].message
+            and bare[-1].line.source == cl.source
+            and bare[-1].line.lineno == cl.lineno - 1
+            and (what := _CXX_WHAT.match(text))
+        ):
+            t = bare[-1]
+            bare[-1] = Traceback([], t.exception_type, what["msg"].strip(), t.line, t.code_path)
         elif bare and _GOES_ON.search(text):
             bare = [t for t in bare if t.line.source != cl.source]
         for sig, figs in match_line(text):
