@@ -15,6 +15,8 @@ fails here, so the mark goes with the fix:
 * a converged run called a failure: ReduceLROnPlateau cut the LR to 1e-8 and the loss stopped
   moving ("frozen ... a trivial, constant-prediction solution" at 93.5% validation accuracy), and
   a boosted model whose eval logloss stopped improving in its second half;
+* a loss of 1.9e16 in the first epoch (SGD at lr 25) then at chance: underfit with "raise the
+  learning rate";
 * a run ended by its framework's own early stopping (sklearn ``Validation score did not improve
   more than tol ... Stopping.``) judged overfit from one evaluation below its best.
 """
@@ -87,3 +89,16 @@ def test_policy_sklearn_early_stopped_run_is_not_overfit():
     settings = Settings(aliases={"val_accuracy": ["val/score"]})
     v = _verdict("sklearn_mlp_early_stopping.log", settings)
     assert v.outcome.value == "succeeded", v.summary
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="SGD lr 25: epoch-1 loss 1.9e16, then 10-20 at chance accuracy, judged "
+    "underfit (V13, confidence 0.22) with 'Raise the learning rate 3-10x'",
+)
+def test_policy_keras_loss_of_1e16_is_divergence_never_a_higher_lr():
+    ((_, run),) = load_path(DATA / "keras_sgd_lr25.csv").runs
+    report = audit(run)
+    acts = " ".join(a.action for a in report.next_actions).lower()
+    assert "raise the learning rate" not in acts, acts
+    assert report.verdict.outcome.value == "diverged", report.verdict.summary
