@@ -117,3 +117,21 @@ def test_policy_nan_at_the_first_of_lightnings_50_step_points_is_not_the_inputs(
     v = _verdict("lightning_sgd_lr40")
     assert v.outcome.value == "diverged"
     assert v.cause.value in ("model_convergence", "inconclusive"), v.summary
+
+
+def test_policy_lightning_console_with_received_sigterm_is_stopped():
+    """A kill signal is an infra event or an interrupt: never succeeded, never a code bug."""
+    v = _verdict("lightning_hang_then_sigterm.log")
+    assert v.outcome.value == "crashed", v.summary
+    assert v.cause.value in ("infra_runtime", "inconclusive"), v.summary
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a run stopped by SIGTERM (no traceback) gets 'Reproduce the failure at the raising "
+    "frame: on one batch' (verdict/narrative.py's crashed fallback), a step that cannot apply",
+)
+def test_policy_sigterm_next_action_names_no_raising_frame():
+    ((_, run),) = load_path(DATA / "lightning_hang_then_sigterm.log").runs
+    acts = " ".join(a.action for a in audit(run).next_actions)
+    assert "raising frame" not in acts, acts
