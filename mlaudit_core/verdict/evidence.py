@@ -193,8 +193,36 @@ def _patience_counter(values: np.ndarray, higher_is_better: bool, min_delta: flo
     return wait
 
 
+#: A progress bar short of its total with time still to go, as the last line of a console: tqdm
+#: ``417/586 [47:52<27:15, 9.68s/it]`` (elapsed<remaining), Keras ``512/1875 [====>....] - ETA: 6s``.
+_OPEN_BAR = re.compile(
+    r"(?<![\w/.])(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*\[(?:[^\]]*<\s*\d|[=>.\s]*\]\s*-\s*ETA)"
+)
+
+
+def open_bar(lines: list[str]) -> str | None:
+    """The last non-blank console line when it is a progress bar short of its total with time still
+    to go (:data:`_OPEN_BAR`), else None: a console that ends there was captured while the bar ran (a
+    log pasted from a running job); a process killed without a word ends the same way, so this is no
+    evidence of a stop either way."""
+    last = next((t for t in reversed(lines[-20:]) if t.strip()), None)
+    if last is None:
+        return None
+    found = list(_OPEN_BAR.finditer(last))
+    m = found[-1] if found else None  # the bar's last redraw on the line
+    if m is None or not 0 < int(m["n"]) < int(m["m"]):
+        return None
+    return last.strip()[-160:]
+
+
+#: An interrupt (Ctrl-C, SIGTERM) or the shell's report of a fatal signal that ended the process (bash's
+#: strsignal texts for SIGSEGV, SIGABRT, SIGILL, SIGFPE, as a whole line, with or without "(core dumped)",
+#: after bash's "line N: PID" and before the padded command line bash adds for a script's child).
 _INTERRUPT = re.compile(
-    r"\bKeyboardInterrupt\b|\bSIGTERM\b|signal 15\b|^Terminated\b|\bSIGINT\b", re.M
+    r"\bKeyboardInterrupt\b|\bSIGTERM\b|signal 15\b|^Terminated\b|\bSIGINT\b|"
+    r"^(?:.*\bline \d+:\s+\d+\s+)?(?:Segmentation fault|Aborted|Illegal instruction|"
+    r"Floating point exception)(?: \(core dumped\))?(?:\s{2,}\S.*)?\s*$",
+    re.M,
 )
 #: A line saying the training loop stopped itself because the monitored metric stopped improving:
 #: Keras/Lightning/HF "early stopping", OpenNMT-py "Early Stop!", "stopped early", and the prose of
@@ -326,6 +354,7 @@ class Ending:
     snapshot: str | None = None  # a mid-run checkpoint: short is expected
     missing_end_line: str | None = None  # framework whose end-of-training line is absent
     in_warmup: str | None = None  # the LR rose at every step to the end: no schedule ends in warmup
+    open_bar: str | None = None  # the console ends inside a progress bar with time to go
 
     @property
     def share(self) -> float | None:
@@ -343,6 +372,9 @@ class Ending:
         """Positive evidence that the run stopped before its end (not a snapshot, not early stopping)."""
         if self.snapshot or self.early_stopped:
             return False
+        if self.open_bar and not self.interrupt:
+            # the text ends mid-bar: a capture of a running job, or a silent kill; not a stop to report
+            return False
         # in_warmup is reported, never decisive: detectron2's default warmup (1000 iterations) is
         # longer than many complete fine-tunes (shared/realworld tb01: 300/300 iterations, healthy)
         return bool(self.interrupt or self.short or self.missing_end_line)
@@ -355,7 +387,9 @@ class Ending:
                 f"({self.planned_key}, {100 * (self.share or 0.0):.0f}%)"
             )
         if self.interrupt:
-            parts.append(f"the console shows an interrupt ({self.interrupt.strip()[:120]})")
+            parts.append(
+                f"the console shows an interrupt or a fatal signal ({self.interrupt.strip()[:120]})"
+            )
         if self.in_warmup:
             parts.append(self.in_warmup)
         if self.missing_end_line:
@@ -518,6 +552,7 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
         if _INTERRUPT.search(t):
             e.interrupt = t
             break
+    e.open_bar = open_bar(text)
     summary = _end_summary(run) if e.short and not e.interrupt and not e.early_stopped else None
     if summary:
         e.early_stopped = summary

@@ -1391,13 +1391,18 @@ def _no_signal(c: Ctx) -> Decision | None:
     if c.basis.judgeable:
         return None
     missing = c.basis.missing(c.run)
-    if c.run.status is RunStatus.RUNNING:
+    bar = c.ending.open_bar if not c.ending.interrupt else None
+    if c.run.status is RunStatus.RUNNING or bar:
+        where = (
+            f"The log ends inside a progress bar with time still to go ({bar.strip()}): it was "
+            "captured while the run was going, and it"
+            if bar and c.run.status is not RunStatus.RUNNING
+            else "The run is still running and"
+        )
         return Decision(
             Outcome.RUNNING,
             Cause.INCONCLUSIVE,
-            "The run is still running and holds no judgeable training signal yet: "
-            + "; ".join(missing)
-            + ".",
+            f"{where} holds no judgeable training signal yet: " + "; ".join(missing) + ".",
         )
     return Decision(
         Outcome.UNKNOWN,
@@ -1446,6 +1451,15 @@ def _healthy(c: Ctx) -> Decision | None:
                 f"rose is no evidence of success. Examined: {examined}. Log the loss every few steps.",
             )
     e = c.ending
+    if e.open_bar and not e.snapshot and (e.short or e.planned is None):
+        return Decision(
+            Outcome.RUNNING,
+            Cause.HEALTHY,
+            f"Healthy so far: the log ends inside a progress bar with time still to go "
+            f"({e.open_bar.strip()}), so it was captured while the run was going (a process "
+            "killed without a word ends the same way; the scheduler's record tells the two apart). "
+            f"Examined: {examined}.",
+        )
     if e.snapshot and e.short:
         # a checkpoint saved mid-run shows the run training, not its end: it may have gone on or been
         # stopped after it (a Trainer killed by SIGKILL leaves exactly this), so never 'succeeded'
@@ -2840,7 +2854,8 @@ POLICY: tuple[Rule, ...] = (
         "no-judgeable-signal",
         200,
         "no learning series with >= 3 finite points that a learning detector examined (no recognised "
-        "loss/validation metric, only summary values, hp_metric only)",
+        "loss/validation metric, only summary values, hp_metric only); running when the tracker says so or "
+        "the console ends inside a progress bar with time still to go",
         (Outcome.UNKNOWN, Outcome.RUNNING),
         (Cause.INCONCLUSIVE,),
         _no_signal,
@@ -2864,7 +2879,8 @@ POLICY: tuple[Rule, ...] = (
         "a training loss of < 10 points ended at >= 2x its first value with no held-out series, or when "
         "the learning rate still rose at the last logged step and no planned length was logged, or when every "
         "record sits in one epoch with no planned length, end line or finished status; running (healthy so "
-        "far) when the input is a mid-run snapshot below its planned length",
+        "far) when the input is a mid-run snapshot below its planned length or its console ends inside a "
+        "progress bar with time still to go (a log captured while the run was going)",
         (Outcome.SUCCEEDED, Outcome.RUNNING, Outcome.UNKNOWN),
         (Cause.HEALTHY, Cause.INCONCLUSIVE),
         _healthy,

@@ -1,0 +1,72 @@
+"""verdict.evidence.open_bar: a console that ends inside a progress bar with time still to go was
+captured while the run was going (a log pasted from a running job); it is not evidence of a stop.
+
+Inputs: report b3-08 (tests/data/reports: one tqdm line at 417/586 with its loss, the reporter asking
+about a negative NLL) and bars written by the installed tqdm itself into a file, stopped mid-way as a
+paste of a running job is.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tqdm import tqdm
+from typer.testing import CliRunner
+
+from mlaudit.cli import app
+from mlaudit_core.verdict.evidence import open_bar
+
+REPORTS = Path(__file__).resolve().parent / "data" / "reports"
+
+
+def _audit(*args: str) -> dict:
+    res = CliRunner().invoke(app, ["logs", *args, "--format", "json"])
+    return json.loads(res.stdout)["verdict"]
+
+
+def _tqdm_log(path: Path, epochs: int, stop_at: int, total: int = 200) -> Path:
+    """Per-epoch tqdm bars with a loss postfix, as tqdm writes them to a file; the last stops at
+    ``stop_at`` of ``total``."""
+    with path.open("w") as fh:
+        for epoch in range(epochs):
+            last = epoch == epochs - 1
+            bar = tqdm(total=total, desc=f"Epoch {epoch}", file=fh, mininterval=0, ascii=False)
+            for i in range(stop_at if last else total):
+                bar.set_postfix(loss=f"{2.3 / (1 + epoch + i / total):.4f}", refresh=False)
+                bar.update(1)
+            if not last:
+                bar.close()
+            else:
+                fh.write("\n")
+    return path
+
+
+def test_a_paste_that_ends_mid_bar_is_running_not_crashed():
+    (case,) = REPORTS.glob("b3-08-*")
+    v = _audit(str(case / "train.log"))
+    assert v["outcome"] == "running", v["summary"]
+
+
+def test_open_bar_reads_tqdm_as_it_writes_itself(tmp_path):
+    log = _tqdm_log(tmp_path / "train.log", epochs=1, stop_at=120)
+    text = log.read_text().replace("\r", "\n").splitlines()
+    assert open_bar(text) is not None
+    done = _tqdm_log(tmp_path / "done.log", epochs=2, stop_at=200)
+    assert open_bar(done.read_text().replace("\r", "\n").splitlines()) is None
+
+
+def test_a_run_captured_mid_epoch_is_running_healthy_so_far(tmp_path):
+    log = _tqdm_log(tmp_path / "train.log", epochs=4, stop_at=90)
+    v = _audit(str(log))
+    assert (v["outcome"], v["cause"]) == ("running", "healthy"), v["summary"]
+
+
+def test_an_interrupt_after_the_bar_is_still_a_stop(tmp_path):
+    log = _tqdm_log(tmp_path / "train.log", epochs=4, stop_at=90)
+    with log.open("a") as fh:
+        fh.write(
+            'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\nKeyboardInterrupt\n'
+        )
+    v = _audit(str(log))
+    assert v["outcome"] == "crashed", v["summary"]
