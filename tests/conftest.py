@@ -167,6 +167,15 @@ def pytest_configure(config):
         ("slow", "trains with a real framework (seconds to minutes)"),
     ):
         config.addinivalue_line("markers", f"{name}: {text}")
+    # ``--dist loadfile`` hands out whole files in the order of the collection, which
+    # pytest_collection_modifyitems below sorts longest first; xdist's own reorder (by number of
+    # tests per file, on by default) would put the many-test unit files first and leave the few-test
+    # training files for the end, where one worker trains for minutes while the other idles.
+    # ``--loadscope-reorder`` given on the command line keeps xdist's order.
+    if "--loadscope-reorder" not in config.invocation_params.args and hasattr(
+        config.option, "loadscopereorder"
+    ):
+        config.option.loadscopereorder = False
 
 
 def _listed_tests() -> tuple[frozenset[str], frozenset[str]]:
@@ -210,6 +219,36 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.slow)
         else:
             item.add_marker(pytest.mark.unit)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items[:] = _longest_files_first(items)
+
+
+# Expected cost of one test by its marker, in seconds of CPU on one worker (the fresh-clone
+# figures of the README's test section: a unit test ~0.05 s; an e2e test a process or server round
+# trip of seconds; a slow test a share of a framework training of tens of seconds).
+_COST = {"slow": 10.0, "e2e": 2.0, "unit": 0.05}
+
+
+def _longest_files_first(items: list) -> list:
+    """``items`` regrouped by file, the files in order of their summed :data:`_COST`, highest first
+    (ties: collection order); the order within a file is kept.
+
+    Workers of ``-n 2 --dist loadfile`` take the next whole file when they finish one: long
+    training files first and the many short unit files last lets the two workers end together
+    (longest-processing-time-first scheduling). Run only in xdist workers, whose collection
+    order is the order the controller hands out files in."""
+    files: dict[Path, list] = {}
+    for item in items:
+        files.setdefault(item.path, []).append(item)
+
+    def cost(group: list) -> float:
+        return sum(
+            next((c for m, c in _COST.items() if item.get_closest_marker(m)), _COST["unit"])
+            for item in group
+        )
+
+    ordered = sorted(files.values(), key=cost, reverse=True)  # stable: ties keep their order
+    return [item for group in ordered for item in group]
 
 
 class UnitStartedProcess(AssertionError):
