@@ -272,11 +272,8 @@ def _logs_only(
     """Logs without a repository: the same log scanner and value readers as ``ci.collect``;
     the text logs read once, shared with the console-log reader that makes the run."""
     from .ci.golden import TooBig, TooDeep, load_values
-    from .ci.logs import scan_logs
     from .ci.model import CIContext
     from .ci.recompute import recompute
-    from .formats.consolelog import load_logs
-    from .rundata import ConsoleLine
 
     # mlaudit logs (value_files False): the console reader names each unreadable log itself
     for p in [*logs, *golden] if value_files else golden:
@@ -292,38 +289,9 @@ def _logs_only(
                 ctx.notes.append(f"--logs {exc}")
         else:
             text_logs.append(p)
-    run = None
-    console: list = []
-    if text_logs:
-        raw: dict[int, list] = {i: [] for i in range(len(text_logs))}
-        index = {id(p): i for i, p in enumerate(text_logs)}
-        held = [0]
-
-        def tap(path, lineno: int, text: str) -> None:
-            if held[0] < RAW_LINES_CAP:
-                raw[index[id(path)]].append(ConsoleLine(str(path), lineno, text))
-            held[0] += 1
-
-        run = load_logs(text_logs, config, name=name, tap=tap)
-        ctx.notes += [f"--logs {w}" for w in run.warnings if w.endswith("(skipped)")]
-        over = held[0] > RAW_LINES_CAP
-        files: list[tuple[Path | list[ConsoleLine], str]] = []
-        for i, p in enumerate(text_logs):
-            lines = raw[i]
-            if over:  # the reader's retained lines of this file, in the file's own numbering
-                src = p.name if str(p) != "-" else "stdin"
-                lines = [
-                    ConsoleLine(str(p), c.lineno, c.text) for c in run.console if c.source == src
-                ]
-            files.append((lines, "stdin" if str(p) == "-" else str(p)))
-        if over:
-            ctx.notes.append(
-                f"the logs hold {held[0]:,} lines, more than the {RAW_LINES_CAP:,} "
-                "kept for the evidence scan: it read the lines the console reader "
-                "kept (head, tail, failure-signature and traceback lines with "
-                "context), not every line"
-            )
-        console = scan_logs(ctx, files, window_lines)
+    run, console = (
+        _read_text_logs(ctx, text_logs, config, name, window_lines) if text_logs else (None, [])
+    )
     for p in golden:
         try:
             for s in load_values(p, "golden", str(p)):
@@ -332,3 +300,40 @@ def _logs_only(
             ctx.notes.append(f"--golden {exc}")
     ctx.notes.append("no repository given: gates, config and source candidates were not collected")
     return Evidence(ctx, console, recompute(ctx) if ctx.goldens else [], None, run)
+
+
+def _read_text_logs(ctx, text_logs: list[Path], config, name: str | None, window_lines: int):
+    """The text logs read once by the console-log reader (the run), their lines tapped for the
+    evidence scan up to :data:`RAW_LINES_CAP`; over it, the scan reads the lines the reader kept
+    and a note says so. Returns (run, console evidence)."""
+    from .ci.logs import scan_logs
+    from .formats.consolelog import load_logs
+    from .rundata import ConsoleLine
+
+    raw: dict[int, list] = {i: [] for i in range(len(text_logs))}
+    index = {id(p): i for i, p in enumerate(text_logs)}
+    held = [0]
+
+    def tap(path, lineno: int, text: str) -> None:
+        if held[0] < RAW_LINES_CAP:
+            raw[index[id(path)]].append(ConsoleLine(str(path), lineno, text))
+        held[0] += 1
+
+    run = load_logs(text_logs, config, name=name, tap=tap)
+    ctx.notes += [f"--logs {w}" for w in run.warnings if w.endswith("(skipped)")]
+    over = held[0] > RAW_LINES_CAP
+    files: list[tuple[Path | list[ConsoleLine], str]] = []
+    for i, p in enumerate(text_logs):
+        lines = raw[i]
+        if over:  # the reader's retained lines of this file, in the file's own numbering
+            src = p.name if str(p) != "-" else "stdin"
+            lines = [ConsoleLine(str(p), c.lineno, c.text) for c in run.console if c.source == src]
+        files.append((lines, "stdin" if str(p) == "-" else str(p)))
+    if over:
+        ctx.notes.append(
+            f"the logs hold {held[0]:,} lines, more than the {RAW_LINES_CAP:,} "
+            "kept for the evidence scan: it read the lines the console reader "
+            "kept (head, tail, failure-signature and traceback lines with "
+            "context), not every line"
+        )
+    return run, scan_logs(ctx, files, window_lines)

@@ -782,33 +782,22 @@ def seed_noise(
     if not metric:
         return None
     lower = bool(_LOWER_BETTER.search(metric))
-    vals: list[tuple[Mapping[str, Any], float]] = []
-    for r in healthy:
-        v = _as_float((r.get("metrics") or {}).get(metric))
-        if v is not None:
-            vals.append((r, v))
+    vals = [
+        (r, v)
+        for r in healthy
+        if (v := _as_float((r.get("metrics") or {}).get(metric))) is not None
+    ]
     if len(vals) < 2:
         return {
             "metric": metric,
             "statement": f"fewer than 2 healthy runs report {metric}: no comparison",
         }
-    groups: dict[tuple, list[tuple[Mapping[str, Any], float]]] = {}
-    for r, v in vals:
-        key = tuple(
-            sorted(
-                (k, str(x))
-                for k, x in (r.get("params") or {}).items()
-                if not _SEED_RE.search(str(k))
-            )
-        )
-        groups.setdefault(key, []).append((r, v))
+    groups = _config_groups(vals)
     reps = [g for g in groups.values() if len(g) >= 2]
-    dof = sum(len(g) - 1 for g in reps)
-    ss = sum(sum((v - np.mean([w for _, w in g])) ** 2 for _, v in g) for g in reps)
-    sd = math.sqrt(ss / dof) if dof else None
+    sd = _pooled_sd(reps)
     sign = 1.0 if lower else -1.0
     best_r, best_v = min(vals, key=lambda t: sign * t[1])
-    best_key = next(k for k, g in groups.items() if any(r is best_r for r, _ in g))
+    best_key = _group_key(groups, best_r)
     others = [(r, v) for k, g in groups.items() if k != best_key for r, v in g]
     res: dict[str, Any] = {
         "metric": metric,
@@ -829,41 +818,86 @@ def seed_noise(
             f"{metric} is seed noise (sd {'n/a' if sd is None else _fmt(sd)})",
         )
         return res
-    ru_r, ru_v = min(others, key=lambda t: sign * t[1])
-    ru_key = next(k for k, g in groups.items() if any(r is ru_r for r, _ in g))
+    ru_r, _ = min(others, key=lambda t: sign * t[1])
+    ru_key = _group_key(groups, ru_r)
     m1 = float(np.mean([v for _, v in groups[best_key]]))
     m2 = float(np.mean([v for _, v in groups[ru_key]]))
     n1, n2 = len(groups[best_key]), len(groups[ru_key])
     lead = (m2 - m1) if lower else (m1 - m2)
     res.update(runner_up=str(ru_r.get("run_id")), lead=round(lead, 6))
+    res.update(_lead_judgement(metric, best_r, best_v, lead, sd, n1, n2, len(reps)))
+    return res
+
+
+def _group_key(groups: dict[tuple, list[tuple[Mapping[str, Any], float]]], run) -> tuple:
+    """The configuration ``run`` (that very record) belongs to."""
+    return next(k for k, g in groups.items() if any(r is run for r, _ in g))
+
+
+def _pooled_sd(reps: list[list[tuple[Mapping[str, Any], float]]]) -> float | None:
+    """The pooled within-configuration standard deviation of the repeated configurations (sum of
+    squared deviations from each group's mean over the degrees of freedom); None without any."""
+    dof = sum(len(g) - 1 for g in reps)
+    ss = sum(sum((v - np.mean([w for _, w in g])) ** 2 for _, v in g) for g in reps)
+    return math.sqrt(ss / dof) if dof else None
+
+
+def _config_groups(
+    vals: list[tuple[Mapping[str, Any], float]],
+) -> dict[tuple, list[tuple[Mapping[str, Any], float]]]:
+    """The runs grouped by configuration: their params minus the seed params."""
+    groups: dict[tuple, list[tuple[Mapping[str, Any], float]]] = {}
+    for r, v in vals:
+        key = tuple(
+            sorted(
+                (k, str(x))
+                for k, x in (r.get("params") or {}).items()
+                if not _SEED_RE.search(str(k))
+            )
+        )
+        groups.setdefault(key, []).append((r, v))
+    return groups
+
+
+def _lead_judgement(
+    metric: str,
+    best_r: Mapping[str, Any],
+    best_v: float,
+    lead: float,
+    sd: float | None,
+    n1: int,
+    n2: int,
+    n_reps: int,
+) -> dict[str, Any]:
+    """``z``, ``real`` and the statement: the lead in standard errors of the seed-noise band
+    (real at >= 2), or why there is no band to judge it against (no repeated configuration, or
+    identical values across seeds)."""
     if sd is None or sd == 0:
         why = (
             "no configuration was repeated with another seed"
             if sd is None
-            else f"its {len(reps)} repeated configuration(s) give identical values across seeds (sd 0)"
+            else f"its {n_reps} repeated configuration(s) give identical values across seeds (sd 0)"
         )
-        res.update(
-            z=None,
-            real=None,
-            statement=f"best run {best_r.get('run_id')} ({metric} {_fmt(best_v)}) leads the "
+        return {
+            "z": None,
+            "real": None,
+            "statement": f"best run {best_r.get('run_id')} ({metric} {_fmt(best_v)}) leads the "
             f"next configuration by {_fmt(lead)}; {why}, so there is no noise band to judge "
             "the lead against",
-        )
-        return res
+        }
     z = lead / (sd * math.sqrt(1 / n1 + 1 / n2))
     real = z >= 2.0
-    res.update(
-        z=round(z, 3),
-        real=real,
-        statement=(
+    return {
+        "z": round(z, 3),
+        "real": real,
+        "statement": (
             f"best run {best_r.get('run_id')} ({metric} {_fmt(best_v)}): its "
             f"configuration ({n1} run(s)) leads the next ({n2} run(s)) by {_fmt(lead)}, "
             f"{z:.1f} standard errors of the seed-noise band (sd {_fmt(sd)} from "
-            f"{len(reps)} repeated configuration(s)): "
+            f"{n_reps} repeated configuration(s)): "
             + ("a real lead" if real else "within seed noise, not shown to be better")
         ),
-    )
-    return res
+    }
 
 
 # ---------------------------------------------------------------- rendering

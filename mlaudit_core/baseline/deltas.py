@@ -291,6 +291,34 @@ def _sources(run: RunData) -> dict[str, dict[str, str]]:
     }
 
 
+def _compared(src: str, key: str) -> bool:
+    """Whether a key is compared: not an ignored one (ids, times, paths), and of the tags only
+    MLflow's code tags (source commit, entry point) among its own ``mlflow.*``."""
+    if _IGNORE.search(norm_key(key)):
+        return False
+    return not (src == "tags" and key.startswith("mlflow.") and not _CODE.search(norm_key(key)))
+
+
+def _delta(src: str, key: str, rv, bv: list) -> Delta | None:
+    """The delta of ``key`` between the run's value ``rv`` and the baselines' ``bv``, scored;
+    None when a baseline has the run's value. Whether the baselines agree among themselves is
+    ``consistent``; a secret's values are redacted."""
+    if any(same(rv, v) for v in bv):
+        return None
+    distinct: list[str | None] = []
+    for v in bv:
+        if not any(same(v, d) for d in distinct):
+            distinct.append(v)
+    cat, layer = classify(src, key, rv if rv is not None else next((v for v in bv if v), None))
+    if is_secret_key(key, rv) or any(is_secret_key(key, v) for v in bv):
+        # "api_secret: a/b -> c": the values never leave here
+        rv = None if rv is None else REDACTED
+        bv = [None if v is None else REDACTED for v in bv]
+    d = Delta(src, key, rv, bv, cat, layer, consistent=len(distinct) == 1)
+    d.score = _score(d)
+    return d
+
+
 def find_deltas(run: RunData, baselines: Sequence[RunData]) -> list[Delta]:
     """Every delta between ``run`` and ``baselines``, highest score first.
 
@@ -306,28 +334,10 @@ def find_deltas(run: RunData, baselines: Sequence[RunData]) -> list[Delta]:
     for src in ("params", "tags", "environment", "metric"):
         keys = set(rs[src]) | set().union(*(set(b[src]) for b in bs))
         for key in sorted(keys):
-            if _IGNORE.search(norm_key(key)):
-                continue
-            if src == "tags" and key.startswith("mlflow.") and not _CODE.search(norm_key(key)):
-                continue
-            rv = rs[src].get(key)
-            bv = [b[src].get(key) for b in bs]
-            if any(same(rv, v) for v in bv):
-                continue
-            distinct: list[str | None] = []
-            for v in bv:
-                if not any(same(v, d) for d in distinct):
-                    distinct.append(v)
-            cat, layer = classify(
-                src, key, rv if rv is not None else next((v for v in bv if v), None)
-            )
-            if is_secret_key(key, rv) or any(is_secret_key(key, v) for v in bv):
-                # "api_secret: a/b -> c": the values never leave here
-                rv = None if rv is None else REDACTED
-                bv = [None if v is None else REDACTED for v in bv]
-            d = Delta(src, key, rv, bv, cat, layer, consistent=len(distinct) == 1)
-            d.score = _score(d)
-            out.append(d)
+            if _compared(src, key):
+                d = _delta(src, key, rs[src].get(key), [b[src].get(key) for b in bs])
+                if d is not None:
+                    out.append(d)
     out.sort(key=lambda d: (-d.score, d.key))
     run.cache[_MEMO] = ([id(b) for b in baselines], out)
     return out

@@ -21,7 +21,7 @@ the user said, with a warning when it did not finish).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -124,37 +124,69 @@ def select_baselines(
     pool = list(seen.values())
     warnings: list[str] = []
     if policy.explicit:
-        by_id = {c.identity.id: c for c in pool}
-        missing = [i for i in policy.explicit if i not in by_id]
-        if missing:
-            warnings.append(
-                "baseline run(s) not found among the loaded candidates: " + ", ".join(missing)
-            )
-        chosen = [by_id[i] for i in policy.explicit if i in by_id]
-        for c in chosen:
-            if c.status is not RunStatus.FINISHED:
-                warnings.append(f"baseline {c.identity.id} is {c.status.value}, not finished")
-        return Selection(chosen, "explicit" if chosen else "none", warnings)
+        return _explicit(pool, policy.explicit, warnings)
     finished = [c for c in pool if c.status is RunStatus.FINISHED]
-    if policy.use_tagged:
-        tagged = [c for c in finished if c.tags.get(BASELINE_TAG, "").strip().lower() in _TRUE]
-        if tagged:
-            return Selection(sorted(tagged, key=_when, reverse=True), "tagged", warnings)
-    if policy.use_parent and run.parent_id:
-        parent = [c for c in finished if c.identity.id == run.parent_id]
-        if parent:
-            return Selection(parent, "parent", warnings)
-    if policy.use_same_config:
-        same_exp = [
-            c
-            for c in finished
-            if c.identity.project == run.identity.project
-            and config_matches(run, c, policy.ignore_params)
-        ]
-        if same_exp:
-            return Selection(
-                sorted(same_exp, key=_when, reverse=True)[: policy.max_runs],
-                "same_config",
-                warnings,
-            )
+    for rule in _SELECTION_RULES:
+        chosen = rule(run, finished, policy)
+        if chosen is not None:
+            return Selection(chosen[1], chosen[0], warnings)
     return Selection([], "none", warnings)
+
+
+def _explicit(pool: list[RunData], ids: Sequence[str], warnings: list[str]) -> Selection:
+    """The runs named by id, in the order given; a missing or unfinished one is warned about."""
+    by_id = {c.identity.id: c for c in pool}
+    missing = [i for i in ids if i not in by_id]
+    if missing:
+        warnings.append(
+            "baseline run(s) not found among the loaded candidates: " + ", ".join(missing)
+        )
+    chosen = [by_id[i] for i in ids if i in by_id]
+    for c in chosen:
+        if c.status is not RunStatus.FINISHED:
+            warnings.append(f"baseline {c.identity.id} is {c.status.value}, not finished")
+    return Selection(chosen, "explicit" if chosen else "none", warnings)
+
+
+def _tagged(
+    run: RunData, finished: list[RunData], policy: BaselinePolicy
+) -> tuple[str, list[RunData]] | None:
+    """Finished runs tagged as baselines, newest first."""
+    if not policy.use_tagged:
+        return None
+    tagged = [c for c in finished if c.tags.get(BASELINE_TAG, "").strip().lower() in _TRUE]
+    return ("tagged", sorted(tagged, key=_when, reverse=True)) if tagged else None
+
+
+def _parent(
+    run: RunData, finished: list[RunData], policy: BaselinePolicy
+) -> tuple[str, list[RunData]] | None:
+    """The run's finished parent run."""
+    if not (policy.use_parent and run.parent_id):
+        return None
+    parent = [c for c in finished if c.identity.id == run.parent_id]
+    return ("parent", parent) if parent else None
+
+
+def _same_config(
+    run: RunData, finished: list[RunData], policy: BaselinePolicy
+) -> tuple[str, list[RunData]] | None:
+    """Finished runs of the same project with the same configuration (ignored params aside),
+    newest first, at most ``max_runs``."""
+    if not policy.use_same_config:
+        return None
+    same = [
+        c
+        for c in finished
+        if c.identity.project == run.identity.project
+        and config_matches(run, c, policy.ignore_params)
+    ]
+    if not same:
+        return None
+    return "same_config", sorted(same, key=_when, reverse=True)[: policy.max_runs]
+
+
+#: Without explicit ids, the selection rules in precedence order: the first that finds runs wins.
+_SELECTION_RULES: tuple[
+    Callable[[RunData, list[RunData], BaselinePolicy], tuple[str, list[RunData]] | None], ...
+] = (_tagged, _parent, _same_config)

@@ -36,41 +36,10 @@ class ExactMatchDrift(Detector, code="CI003", name="ci-exact-match-drift", famil
             return
         rows, ev = [], []
         for r in recomputed(run):
-            exact = [
-                c
-                for c in r.active_checks
-                if c.gate.kind in ("deterministic", "exact") and c.passed is False
-            ]
-            if not exact or r.length_mismatch:
-                continue
-            tol = [
-                c
-                for c in r.checks
-                if c.gate.kind
-                not in ("deterministic", "exact", "timing", "throughput", "threshold")
-            ]
-            tol_ok = [c for c in tol if c.passed]
-            if tol and len(tol_ok) == len([c for c in tol if c.passed is not None]) and tol_ok:
-                basis = f"{tol_text(tol_ok[0])} passes"
-            elif not tol and r.max_rel <= p.drift_rel:
-                basis = f"within the drift bound {p.drift_rel:g}"
-            else:
-                continue
-            rows.append(
-                {
-                    "metric": r.metric,
-                    "max_rel": r.max_rel,
-                    "max_rel_step": r.max_rel_step,
-                    "tolerance": tol_text(tol_ok[0]) if tol_ok else None,
-                    "rtol": tol_ok[0].gate.rtol if tol_ok else None,
-                    "exact_steps_differ": exact[0].n_exceed,
-                    "n_steps": exact[0].n_steps,
-                    "basis": basis,
-                }
-            )
-            ev += [gate_evidence(exact[0].gate)] + (
-                [gate_evidence(tol_ok[0].gate)] if tol_ok else []
-            )
+            found = _exact_only_failure(r, p.drift_rel)
+            if found is not None:
+                rows.append(found[0])
+                ev += found[1]
         if not rows:
             return
         envs = [e for e in ctx.env_changes]
@@ -95,3 +64,40 @@ class ExactMatchDrift(Detector, code="CI003", name="ci-exact-match-drift", famil
                 for e in envs
             ],
         )
+
+
+def _exact_only_failure(r, drift_rel: float) -> tuple[dict, list] | None:
+    """A metric whose exact-match check fails while its tolerance check passes (or, with no
+    tolerance check, whose largest relative difference is within ``drift_rel``): its row and
+    the gates' evidence; None otherwise (a length mismatch is not this finding)."""
+    exact = [
+        c
+        for c in r.active_checks
+        if c.gate.kind in ("deterministic", "exact") and c.passed is False
+    ]
+    if not exact or r.length_mismatch:
+        return None
+    tol = [
+        c
+        for c in r.checks
+        if c.gate.kind not in ("deterministic", "exact", "timing", "throughput", "threshold")
+    ]
+    tol_ok = [c for c in tol if c.passed]
+    if tol and len(tol_ok) == len([c for c in tol if c.passed is not None]) and tol_ok:
+        basis = f"{tol_text(tol_ok[0])} passes"
+    elif not tol and r.max_rel <= drift_rel:
+        basis = f"within the drift bound {drift_rel:g}"
+    else:
+        return None
+    row = {
+        "metric": r.metric,
+        "max_rel": r.max_rel,
+        "max_rel_step": r.max_rel_step,
+        "tolerance": tol_text(tol_ok[0]) if tol_ok else None,
+        "rtol": tol_ok[0].gate.rtol if tol_ok else None,
+        "exact_steps_differ": exact[0].n_exceed,
+        "n_steps": exact[0].n_steps,
+        "basis": basis,
+    }
+    ev = [gate_evidence(exact[0].gate)] + ([gate_evidence(tol_ok[0].gate)] if tol_ok else [])
+    return row, ev

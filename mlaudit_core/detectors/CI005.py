@@ -47,40 +47,13 @@ class TimingGate(Detector, code="CI005", name="ci-timing-gate", family="ci"):
         metric_checks = [c for r in recs if not r.is_timing for c in r.active_checks]
         metrics_pass = bool(metric_checks) and all(c.passed is not False for c in metric_checks)
         metric_fail = any(c.passed is False for c in metric_checks)
-        timing = [
-            c
-            for r in recs
-            if r.is_timing
-            for c in r.active_checks
-            if c.passed is False and c.gate.kind not in ("deterministic", "exact")
-        ]
-        timing += [
-            c
-            for c in standalone_checks(ctx, recs)
-            if c.passed is False and c.gate.kind in ("timing", "throughput")
-        ]
+        timing = _failed_timing_checks(ctx, recs)
         timeouts = ctx.timeouts
         if not timing and not timeouts:
             return
-        parts = []
-        for c in timing:
-            over = ""
-            m = [x for x in ctx.measured if c.gate.threshold and x.threshold == c.gate.threshold]
-            if m and c.gate.threshold:
-                over = f" ({fmt(100 * (m[0].value - c.gate.threshold) / abs(c.gate.threshold), 3)}% past the bound)"
-            parts.append(
-                f"{c.gate.path}:{c.gate.line} `{c.gate.expr}` ({tol_text(c)}): {c.detail}{over}"
-            )
+        parts = [_timing_part(c, ctx) for c in timing]
         if timeouts:
-            limits = [g for g in ctx.gates if g.kind == "timeout"]
-            parts.append(
-                f"job timeout at {timeouts[0].source}:{timeouts[0].line}: {timeouts[0].text}"
-                + (
-                    f" (limit {limits[0].threshold:g} s at {limits[0].path}:{limits[0].line})"
-                    if limits
-                    else ""
-                )
-            )
+            parts.append(_timeout_part(ctx))
         state = (
             "every loss/metric check passed"
             if metrics_pass
@@ -100,3 +73,39 @@ class TimingGate(Detector, code="CI005", name="ci-timing-gate", family="ci"):
             n_metric_checks=len(metric_checks),
             timeout=bool(timeouts),
         )
+
+
+def _failed_timing_checks(ctx, recs) -> list:
+    """The failed timing and throughput checks: active checks of timing comparisons (not
+    deterministic or exact ones), then the standalone timing gates that failed."""
+    timing = [
+        c
+        for r in recs
+        if r.is_timing
+        for c in r.active_checks
+        if c.passed is False and c.gate.kind not in ("deterministic", "exact")
+    ]
+    return timing + [
+        c
+        for c in standalone_checks(ctx, recs)
+        if c.passed is False and c.gate.kind in ("timing", "throughput")
+    ]
+
+
+def _timing_part(c, ctx) -> str:
+    """One failed timing check as a sentence: where, the gate, its tolerance, the detail, and how
+    far past the bound the printed measurement was."""
+    over = ""
+    m = [x for x in ctx.measured if c.gate.threshold and x.threshold == c.gate.threshold]
+    if m and c.gate.threshold:
+        over = f" ({fmt(100 * (m[0].value - c.gate.threshold) / abs(c.gate.threshold), 3)}% past the bound)"
+    return f"{c.gate.path}:{c.gate.line} `{c.gate.expr}` ({tol_text(c)}): {c.detail}{over}"
+
+
+def _timeout_part(ctx) -> str:
+    """The job timeout as a sentence: the log line, and the configured limit when known."""
+    timeouts = ctx.timeouts
+    limits = [g for g in ctx.gates if g.kind == "timeout"]
+    return f"job timeout at {timeouts[0].source}:{timeouts[0].line}: {timeouts[0].text}" + (
+        f" (limit {limits[0].threshold:g} s at {limits[0].path}:{limits[0].line})" if limits else ""
+    )

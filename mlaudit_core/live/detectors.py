@@ -595,8 +595,29 @@ class LiveRun:
         simply have ended, so only a stall with a heartbeat (LV005: console still growing) is
         reported, never a plain LV004.
         ``no_console``: why the tracker has no console to show (MLflow): said in a stall's
-        evidence and message instead of the last console lines."""
+        evidence and message instead of the last console lines. One method per condition
+        (``_nonfinite_now`` ... ``_console_now``), in this order."""
         out: dict[str, Finding] = {}
+        self._nonfinite_now(out, now, t, running, status_known, no_console)
+        self._diverged_now(out, now, t, running, status_known, no_console)
+        self._spike_now(out, now, t, running, status_known, no_console)
+        self._loss_scale_now(out, now, t, running, status_known, no_console)
+        self._stall_now(out, now, t, running, status_known, no_console)
+        self._throughput_now(out, now, t, running, status_known, no_console)
+        self._console_now(out, now, t, running, status_known, no_console)
+        return out
+
+    def _nonfinite_now(
+        self,
+        out: dict[str, Finding],
+        now: float,
+        t: LiveThresholds,
+        running: bool,
+        status_known: bool,
+        no_console: str | None,
+    ) -> None:
+        """LV001: a training metric non-finite while the run is running (the first one; a value finite
+        again since is still reported once)."""
         for key, st in self.nonfinite.items():
             if st.get("active") or st.get("pending"):
                 cleared = "" if st.get("active") else " (finite again since)"
@@ -619,6 +640,17 @@ class LiveRun:
                     value=st["first_value"],
                 )
                 break
+
+    def _diverged_now(
+        self,
+        out: dict[str, Finding],
+        now: float,
+        t: LiveThresholds,
+        running: bool,
+        status_known: bool,
+        no_console: str | None,
+    ) -> None:
+        """LV002: the smoothed loss above ``diverge_factor`` x its best for ``diverge_window`` points."""
         if self.over_run >= t.diverge_window and self.best:
             ratio = statistics.median(self.smooth) / self.best
             out["diverged"] = _finding(
@@ -641,6 +673,17 @@ class LiveRun:
                 ratio=ratio,
                 factor=t.diverge_factor,
             )
+
+    def _spike_now(
+        self,
+        out: dict[str, Finding],
+        now: float,
+        t: LiveThresholds,
+        running: bool,
+        status_known: bool,
+        no_console: str | None,
+    ) -> None:
+        """LV008: a loss spike that did not come back within ``spike_recovery_points`` (reported once)."""
         sp = (
             self.sp_event
             if self.sp_event is not None and self.sp_event.get("active")
@@ -682,6 +725,17 @@ class LiveRun:
                 points_after=sp["after"],
                 recovery_points=t.spike_recovery_points,
             )
+
+    def _loss_scale_now(
+        self,
+        out: dict[str, Finding],
+        now: float,
+        t: LiveThresholds,
+        running: bool,
+        status_known: bool,
+        no_console: str | None,
+    ) -> None:
+        """LV003: the loss scale collapsed to ``min_loss_scale`` or below."""
         if self.scale_collapsed_at is not None:
             out["loss_scale"] = _finding(
                 "LV003",
@@ -700,6 +754,19 @@ class LiveRun:
                 max=self.scale_max,
                 last=self.scale_last,
             )
+
+    def _stall_now(
+        self,
+        out: dict[str, Finding],
+        now: float,
+        t: LiveThresholds,
+        running: bool,
+        status_known: bool,
+        no_console: str | None,
+    ) -> None:
+        """LV005 / LV004: no new training step for longer than the stall threshold while the run is
+        running: a hang when system metrics keep arriving, else a stall (only with a known
+        run status); the last console lines (or why there are none) as evidence."""
         age = self.stall_age(now)
         limit = self.stall_threshold(t)
         if running and age is not None and age >= limit:
@@ -762,6 +829,18 @@ class LiveRun:
                     seconds=age,
                     threshold_s=limit,
                 )
+
+    def _throughput_now(
+        self,
+        out: dict[str, Finding],
+        now: float,
+        t: LiveThresholds,
+        running: bool,
+        status_known: bool,
+        no_console: str | None,
+    ) -> None:
+        """LV006: throughput below ``1 - throughput_drop`` of the run's early median for
+        ``throughput_window`` points."""
         if self.thr_low_run >= t.throughput_window and self.thr_ref and self.thr_last is not None:
             ref = statistics.median(self.thr_ref)
             what = f"1/{self.thr_key}" if self.thr_inverted else self.thr_key
@@ -786,6 +865,18 @@ class LiveRun:
                 last=self.thr_last,
                 since_step=self.thr_low_since,
             )
+
+    def _console_now(
+        self,
+        out: dict[str, Finding],
+        now: float,
+        t: LiveThresholds,
+        running: bool,
+        status_known: bool,
+        no_console: str | None,
+    ) -> None:
+        """LV007: each console failure signature seen since the last call, by signature and rank
+        (consumed)."""
         for hit in self.console_hits:
             where = f" on rank {hit['rank']}" if hit.get("rank") is not None else ""
             out[f"console:{hit['sig']}:{hit.get('rank')}"] = _finding(
@@ -798,7 +889,6 @@ class LiveRun:
                 rank=hit.get("rank"),
             )
         self.console_hits = []
-        return out
 
 
 def _rank_of(text: str) -> str | None:
