@@ -991,6 +991,12 @@ def collapse_stretch(c: Ctx) -> tuple[str, int, int, float] | None:
     return k, int(s.steps[i]), n, float(v[i])
 
 
+#: Logged grad-norm points, >= 90% of them exactly 0, that say no gradient reaches the weights: a float
+#: norm of a network's gradients is exactly 0 only when every gradient is (a clipped or tiny norm is not
+#: 0.0); three points rule out a first-step artefact (a norm logged before the first backward).
+MIN_ZERO_GRAD_POINTS = 3
+
+
 def _underfit(c: Ctx) -> Decision | None:
     f = c.get("GE002", Severity.ERROR)
     if not f:
@@ -1006,6 +1012,19 @@ def _underfit(c: Ctx) -> Decision | None:
             f"The training loss fell, then sat at exactly {fmt(val, 6)} for {n} consecutive points from "
             f"step {step}: identical values over different batches mean the output stopped depending on "
             f"the input (a collapse), so the run plateaued rather than learning slowly; {f.message}.",
+            f,
+        )
+    gk = c.run.key_for(Role.GRAD_NORM)
+    g = c.run.series(gk).finite() if gk else None
+    if g is not None and len(g) >= MIN_ZERO_GRAD_POINTS and float((g.values == 0).mean()) >= 0.9:
+        # no gradient reached the parameters: the loss is detached, the parameters frozen or left out of
+        # the optimizer; no learning rate or schedule moves weights whose gradient is exactly zero
+        return Decision(
+            Outcome.UNDERFIT,
+            Cause.CORRECTNESS_BUG,
+            f"The model barely learned the training set: {f.message}; and {gk} is exactly 0 at "
+            f"{int((g.values == 0).sum())} of {len(g)} logged points: no gradient reaches the weights "
+            "(a loss computed outside the graph, frozen parameters, parameters missing from the optimizer).",
             f,
         )
     if f.facts.get(
@@ -2474,13 +2493,20 @@ POLICY: tuple[Rule, ...] = (
         "underfit",
         130,
         "GE002 at error; plateaued when the training loss fell >= 5% then repeated one "
-        "value exactly at >= 10 consecutive points (>= 10% of the run: a collapse)",
+        "value exactly at >= 10 consecutive points (>= 10% of the run: a collapse); correctness_bug when "
+        "the grad norm is exactly 0 at >= 90% of >= 3 logged points (no gradient reaches the weights)",
         (Outcome.UNDERFIT, Outcome.PLATEAUED),
-        (Cause.MODEL_CONVERGENCE,),
+        (Cause.MODEL_CONVERGENCE, Cause.CORRECTNESS_BUG),
         _underfit,
         codes=("GE002",),
         cases=(
             Case("loss 2.30 -> 2.28", (("GE002", _E, {}),), ("underfit", "model_convergence")),
+            Case(
+                "loss flat at chance, grad norm exactly 0 at every point (own f6b3-02, OLMo)",
+                (("GE002", _E, {}),),
+                ("underfit", "correctness_bug"),
+                series={"loss": (10.38, 10.36, 10.35, 10.33, 10.32), "grad_norm": (0.0,) * 5},
+            ),
             Case(
                 "SwAV 2.62 -> exactly 2.3026 (ln 10) for 40 epochs -> 2.12",
                 (("GE002", _E, {}),),
