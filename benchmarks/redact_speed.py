@@ -11,9 +11,16 @@ lines), then times, in this process:
 
 Prints lines per second of each (CPU time, the figure that does not depend on the other
 processes of a shared machine), the ratio, how many lines were changed, and whether every
-planted credential was removed. Usage::
+planted credential was removed.
 
-    python benchmarks/redact_speed.py [--lines 200000]
+Then one long line (``--long-line`` characters, default 1 MB) of each hostile shape that
+holds a credential keyword (so every shape of the catalogue runs on it): a long word, an
+unclosed quote after ``--password``, ``password_`` repeated as one key, a URL without end.
+Each is timed at a tenth of the length and at the full length; the time must grow about
+tenfold (linear), not a hundredfold (a regular expression that backtracks quadratically).
+Exits 1 when a ratio exceeds :data:`MAX_GROWTH`. Usage::
+
+    python benchmarks/redact_speed.py [--lines 200000] [--long-line 1000000]
 """
 
 from __future__ import annotations
@@ -42,9 +49,38 @@ PLANTED = [
 ]
 
 
+#: hostile long lines: name -> length -> text (each holds a keyword, so no line is skipped)
+LONG_LINES = {
+    "long word": lambda n: "password " + "a" * n,
+    "long hyphenated word": lambda n: "password " + "a-" * (n // 2),
+    "unclosed quote after a flag": lambda n: '--password "' + "a b" * (n // 3),
+    "one key of repeated keywords": lambda n: "-" + "password_" * (n // 9),
+    "URL without end": lambda n: "token https://" + "a" * n,
+    "quoted flags without end": lambda n: '--password "x ' * (n // 14),
+}
+#: time(n) / time(n / 10) above this is superlinear: linear is ~10, quadratic ~100
+MAX_GROWTH = 30.0
+
+
+def long_line_growth(length: int) -> dict[str, tuple[float, float]]:
+    """CPU seconds of ``redact_text`` on each :data:`LONG_LINES` shape at ``length // 10``
+    and ``length`` characters."""
+    out = {}
+    for name, make in LONG_LINES.items():
+        times = []
+        for n in (length // 10, length):
+            text = make(n)
+            t0 = time.process_time()
+            redact_text(text)
+            times.append(time.process_time() - t0)
+        out[name] = (times[0], times[1])
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lines", type=int, default=200_000)
+    ap.add_argument("--long-line", type=int, default=1_000_000, help="characters; 0 skips")
     args = ap.parse_args(argv)
     rnd = random.Random(1)
     with tempfile.TemporaryDirectory() as d:
@@ -79,7 +115,19 @@ def main(argv: list[str] | None = None) -> int:
     print(f"redact: {n / max(t_redact, 1e-9):,.0f} lines/s ({t_redact:.2f} s CPU)")
     print(f"parse (load_logs): {n / max(t_parse, 1e-9):,.0f} lines/s ({t_parse:.2f} s CPU)")
     print(f"redact / parse time: {t_redact / max(t_parse, 1e-9):.2f}")
-    return 0 if leaked == 0 else 1
+    superlinear = []
+    if args.long_line:
+        for name, (small, full) in long_line_growth(args.long_line).items():
+            # below ~5 ms the clock's resolution decides the ratio: floor the small time
+            growth = full / max(small, 0.005)
+            print(
+                f"long line, {name}: {args.long_line // 10:,} chars {small:.3f} s, "
+                f"{args.long_line:,} chars {full:.3f} s CPU (x{growth:.1f})"
+            )
+            if growth > MAX_GROWTH:
+                superlinear.append(name)
+        print(f"superlinear long lines: {len(superlinear)}")
+    return 0 if leaked == 0 and not superlinear else 1
 
 
 if __name__ == "__main__":

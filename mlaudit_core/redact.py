@@ -189,8 +189,12 @@ _KEYWORDS = (
     r"session[_-]?key|signing[_-]?key|sas[_-]?key|contrase(?:n|\u00f1)a|"
     r"[_.\-]key|Key|[_.\-]pw\b"
 )
-#: a key: a word that contains a credential keyword (``db_password``, ``HF_TOKEN``, ``x.api-key``)
-_KEY_BODY = rf"[\w.\-]*?(?:{_KEYWORDS})[\w.\-]*"
+#: a key: a word that contains a credential keyword (``db_password``, ``HF_TOKEN``, ``x.api-key``).
+#: The lookahead finds the keyword, then the word is taken whole and never given back
+#: (possessive): a lazy-then-greedy pair over the same characters backtracks quadratically
+#: on a long word (a 12 kB ``password_password_...`` took 5 s; ``benchmarks/redact_speed.py``).
+#: Every separator after a key lies outside the word's characters, so a match is unchanged.
+_KEY_BODY = rf"(?=[\w.\-]*?(?:{_KEYWORDS}))[\w.\-]++"
 _KEY = rf"(?<![\w.\-]){_KEY_BODY}"  # starting at a word start only (the speed of a long line)
 
 SHAPES: tuple[Shape, ...] = (
@@ -237,7 +241,9 @@ SHAPES: tuple[Shape, ...] = (
     Shape(
         "teams_webhook_url",
         re.compile(
-            r"(?P<h>(?:[\w-]+\.webhook|outlook)\.office(?:365)?\.com/webhook(?:b2)?/)(?P<v>[^\s\"'<>]{16,})"
+            # the host starts at a word start: from every position of a long word ``[\w-]+``
+            # would scan to its end (quadratic on a 1 MB line)
+            r"(?P<h>(?<![\w-])(?:[\w-]++\.webhook|outlook)\.office(?:365)?\.com/webhook(?:b2)?/)(?P<v>[^\s\"'<>]{16,})"
         ),
         r"office",
         "TruffleHog MicrosoftTeamsWebhook",

@@ -448,7 +448,14 @@ def test_the_state_file_stores_no_secret_from_a_run_name_or_error(tmp_path):
 
 def test_benchmark_runs_at_toy_size():
     p = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "redact_speed.py"), "--lines", "3000"],
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "redact_speed.py"),
+            "--lines",
+            "3000",
+            "--long-line",
+            "50000",
+        ],
         capture_output=True,
         text=True,
         timeout=300,
@@ -456,6 +463,21 @@ def test_benchmark_runs_at_toy_size():
     )
     assert p.returncode == 0, p.stderr
     assert "lines/s" in p.stdout and "leaked: 0" in p.stdout
+    assert "superlinear long lines: 0" in p.stdout
+
+
+def test_redact_text_long_keys_and_webhook_hosts_keep_their_matches():
+    """The key and Teams-host expressions take a word whole (no quadratic backtracking on a
+    long word, ``benchmarks/redact_speed.py``): what they matched before still matches."""
+    long_key = "--" + "x_" * 300 + "password"
+    assert redact_text(f"{long_key} hunter2 --lr 3") == f"{long_key} [REDACTED] --lr 3"
+    assert redact_text(f"{long_key}='hunter 2'") == f"{long_key}='[REDACTED]'"
+    assert redact_text('cfg.db.password: "s3cr3t"') == 'cfg.db.password: "[REDACTED]"'
+    assert redact_text("export MY_APP_TOKEN=abc123def") == "export MY_APP_TOKEN=[REDACTED]"
+    hook = "https://contoso.webhook.office.com/webhookb2/0123456789abcdef0123456789abcdef"
+    assert "0123456789abcdef0123456789abcdef" not in redact_text(f"post to {hook} failed")
+    # a host inside a longer word is not a webhook host
+    assert redact_text("a" * 5000 + " password") == "a" * 5000 + " password"
 
 
 def test_render_summary_redacts_the_batch_title():
