@@ -40,6 +40,9 @@ class NonFiniteValues(Detector, code="LI001", name="non-finite-values", family="
     Thresholds: none; any non-finite value is reported.
     """
 
+    #: Its finding is a point of the report's timeline under this name.
+    timeline_event = "non-finite onset"
+
     ROLES = (Role.TRAIN_LOSS, Role.VAL_LOSS, Role.GRAD_NORM, Role.VAL_ACCURACY)
 
     class Params(DetectorParams):

@@ -38,6 +38,9 @@ class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family
     line, then the trainer's 'Step 1/100' ... 'Step 100/100').
     """
 
+    #: Its finding is a point of the report's timeline under this name.
+    timeline_event = "step reset"
+
     correctness_remedies = (
         Remedy(
             "Restore the global step (and optimizer/scheduler state) from the checkpoint on resume; "

@@ -17,6 +17,9 @@ class Preemption(ConsoleSignatureDetector, code="RT003", name="preemption", fami
     Thresholds: none.
     """
 
+    #: Its finding is a point of the report's timeline under this name.
+    timeline_event = "preemption"
+
     categories = ("preemption", "requeue")
 
     def check(self, run, p):

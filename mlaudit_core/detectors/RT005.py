@@ -47,6 +47,9 @@ class PythonTraceback(
     failing worker's traceback is reported when the log holds one.
     """
 
+    #: Its finding is a point of the report's timeline under this name.
+    timeline_event = "exception"
+
     categories = ()
 
     def check(self, run, p):

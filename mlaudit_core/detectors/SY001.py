@@ -40,6 +40,9 @@ class ThroughputDrop(Detector, code="SY001", name="throughput-drop", family="sys
     this; 5% is half the lower end of the 10-15% run-to-run jitter convention above.
     """
 
+    #: Its finding is a point of the report's timeline under this name.
+    timeline_event = "slowdown"
+
     remedies = (
         Remedy(
             "Profile a late step against an early one (host memory, recompilation, I/O contention)",

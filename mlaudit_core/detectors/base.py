@@ -165,6 +165,9 @@ class Detector:
     #: Where its sentence goes among a report's surprising facts (``Detector.surprising``):
     #: ascending; 0-2 before the facts read from the curves, 3 and above after them.
     surprise_rank: ClassVar[int] = 0
+    #: The name of its finding as an event of the report's timeline (``narrative.build_timeline``:
+    #: divergence, non-finite onset, ...), None when its finding is not an event.
+    timeline_event: ClassVar[str | None] = None
     #: What its findings say about the claims checked against the telemetry
     #: (``verdict.claims.apply_claims``): "contradicted", "unverifiable", "supported", or None.
     claim_status: ClassVar[str | None] = None

@@ -148,7 +148,6 @@ def key_metrics(
 
 def build_timeline(run: RunData, findings: list[Finding]) -> list[TimelinePhase]:
     """A practical timeline: start, warmup (from the logged LR), learning, events, termination."""
-    phases: list[TimelinePhase] = []
     tl = run.key_for(Role.TRAIN_LOSS) or run.key_for(Role.VAL_LOSS)
     t0 = run.start_time.timestamp() if run.start_time else None
 
@@ -158,307 +157,406 @@ def build_timeline(run: RunData, findings: list[Finding]) -> list[TimelinePhase]
         w = series.wall_times[i]
         return float(w - t0) if np.isfinite(w) else None
 
-    if tl:
-        s = run.series(tl).by_step()
-        if len(s):
-            phases.append(
-                TimelinePhase(
-                    name="startup",
-                    step_start=None,
-                    step_end=int(s.steps[0]),
-                    wall_start_s=0.0 if t0 else None,
-                    wall_end_s=wall(s, 0),
-                    note="from run start to the first logged step",
-                )
+    s = run.series(tl).by_step() if tl else None
+    phases: list[TimelinePhase] = []
+    if s is not None and len(s):
+        phases.append(
+            TimelinePhase(
+                name="startup",
+                step_start=None,
+                step_end=int(s.steps[0]),
+                wall_start_s=0.0 if t0 else None,
+                wall_end_s=wall(s, 0),
+                note="from run start to the first logged step",
             )
-    lk = run.key_for(Role.LEARNING_RATE)
-    if lk:
-        lr = run.series(lk).by_step().finite()
-        if len(lr) > 2:
-            peak = int(np.argmax(lr.values))
-            if peak > 0 and lr.values[0] < lr.values[peak]:
-                phases.append(
-                    TimelinePhase(
-                        name="warmup",
-                        step_start=int(lr.steps[0]),
-                        step_end=int(lr.steps[peak]),
-                        wall_start_s=wall(lr, 0),
-                        wall_end_s=wall(lr, peak),
-                        note=f"LR {fmt(float(lr.values[0]))} -> {fmt(float(lr.values[peak]))}",
-                    )
-                )
-    tk = run.key_for(Role.TRAIN_LOSS)
-    if tk:
-        t = run.series(tk).by_step().finite()
-        if len(t) >= 10:
-            from ..signal import centered_median, smooth_window
+        )
+    phases += _warmup_phase(run, wall)
+    phases += _learning_phases(run, wall)
+    phases += _event_phases(findings)
+    if s is not None and len(s):
+        phases.append(
+            TimelinePhase(
+                name="termination",
+                step_start=int(s.steps[-1]),
+                step_end=int(s.steps[-1]),
+                wall_start_s=wall(s, len(s) - 1),
+                wall_end_s=run.duration_s,
+                note=f"status {run.status.value}",
+            )
+        )
+    return phases
 
-            sm = centered_median(t.values, smooth_window(len(t)))
-            drop = float(sm[0] - sm.min())
-            if drop > 0:
-                i90 = int(np.flatnonzero(sm <= sm[0] - 0.9 * drop)[0])
-                phases.append(
-                    TimelinePhase(
-                        name="early learning",
-                        step_start=int(t.steps[0]),
-                        step_end=int(t.steps[i90]),
-                        wall_start_s=wall(t, 0),
-                        wall_end_s=wall(t, i90),
-                        note=f"{tk} {fmt(float(sm[0]))} -> {fmt(float(sm[i90]))} "
-                        "(90% of the total drop)",
-                    )
-                )
-                if i90 < len(t) - 1:
-                    # "stable" only if the loss stays near its best; a loss that climbs back by
-                    # more than half of what it had dropped is named for it (presentation only)
-                    rising = float(sm[-1] - sm.min()) > 0.5 * drop
-                    name = "late region (loss rising)" if rising else "stable region"
-                    phases.append(
-                        TimelinePhase(
-                            name=name,
-                            step_start=int(t.steps[i90]),
-                            step_end=int(t.steps[-1]),
-                            wall_start_s=wall(t, i90),
-                            wall_end_s=wall(t, len(t) - 1),
-                            note=f"{tk} {fmt(float(sm[i90]))} -> {fmt(float(sm[-1]))}",
-                        )
-                    )
-    events = {
-        "OP001": "divergence",
-        "LI001": "non-finite onset",
-        "GE001": "overfit onset",
-        "OP003": "plateau",
-        "LI002": "step reset",
-        "SY001": "slowdown",
-        "RT001": "out of memory",
-        "RT005": "exception",
-        "RT003": "preemption",
-    }
+
+def _warmup_phase(run: RunData, wall) -> list[TimelinePhase]:
+    """The warmup: from the first logged learning rate up to its peak, when it rose (more than two
+    points logged)."""
+    lk = run.key_for(Role.LEARNING_RATE)
+    if not lk:
+        return []
+    lr = run.series(lk).by_step().finite()
+    if len(lr) <= 2:
+        return []
+    peak = int(np.argmax(lr.values))
+    if not (peak > 0 and lr.values[0] < lr.values[peak]):
+        return []
+    return [
+        TimelinePhase(
+            name="warmup",
+            step_start=int(lr.steps[0]),
+            step_end=int(lr.steps[peak]),
+            wall_start_s=wall(lr, 0),
+            wall_end_s=wall(lr, peak),
+            note=f"LR {fmt(float(lr.values[0]))} -> {fmt(float(lr.values[peak]))}",
+        )
+    ]
+
+
+def _learning_phases(run: RunData, wall) -> list[TimelinePhase]:
+    """Early learning (the smoothed training loss's first 90% of its total drop, >= 10 points)
+    and the region after it, named "loss rising" when the loss climbs back by more than half of
+    what it had dropped, else "stable region" (presentation only)."""
+    tk = run.key_for(Role.TRAIN_LOSS)
+    if not tk:
+        return []
+    t = run.series(tk).by_step().finite()
+    if len(t) < 10:
+        return []
+    from ..signal import centered_median, smooth_window
+
+    sm = centered_median(t.values, smooth_window(len(t)))
+    drop = float(sm[0] - sm.min())
+    if drop <= 0:
+        return []
+    i90 = int(np.flatnonzero(sm <= sm[0] - 0.9 * drop)[0])
+    phases = [
+        TimelinePhase(
+            name="early learning",
+            step_start=int(t.steps[0]),
+            step_end=int(t.steps[i90]),
+            wall_start_s=wall(t, 0),
+            wall_end_s=wall(t, i90),
+            note=f"{tk} {fmt(float(sm[0]))} -> {fmt(float(sm[i90]))} (90% of the total drop)",
+        )
+    ]
+    if i90 < len(t) - 1:
+        rising = float(sm[-1] - sm.min()) > 0.5 * drop
+        phases.append(
+            TimelinePhase(
+                name="late region (loss rising)" if rising else "stable region",
+                step_start=int(t.steps[i90]),
+                step_end=int(t.steps[-1]),
+                wall_start_s=wall(t, i90),
+                wall_end_s=wall(t, len(t) - 1),
+                note=f"{tk} {fmt(float(sm[i90]))} -> {fmt(float(sm[-1]))}",
+            )
+        )
+    return phases
+
+
+def _event_phases(findings: list[Finding]) -> list[TimelinePhase]:
+    """A point on the timeline for each finding whose detector names a ``timeline_event``, at the
+    step its facts give (onset, first, start or after) or its series evidence's window."""
+    phases = []
     for f in findings:
-        if f.code in events:
-            step = (
-                f.facts.get("onset_step")
-                or f.facts.get("first_step")
-                or f.facts.get("start_step")
-                or f.facts.get("step_after")
+        event = detector_for(f.code).timeline_event
+        if event is None:
+            continue
+        step = (
+            f.facts.get("onset_step")
+            or f.facts.get("first_step")
+            or f.facts.get("start_step")
+            or f.facts.get("step_after")
+        )
+        ev = next((e for e in f.evidence if isinstance(e, SeriesEvidence)), None)
+        phases.append(
+            TimelinePhase(
+                name=event,
+                step_start=step if step is not None else (ev.step_start if ev else None),
+                step_end=ev.step_end if ev else None,
+                note=clip(f.message),
             )
-            ev = next((e for e in f.evidence if isinstance(e, SeriesEvidence)), None)
-            phases.append(
-                TimelinePhase(
-                    name=events[f.code],
-                    step_start=step if step is not None else (ev.step_start if ev else None),
-                    step_end=ev.step_end if ev else None,
-                    note=clip(f.message),
-                )
-            )
-    if tl:
-        s = run.series(tl).by_step()
-        if len(s):
-            phases.append(
-                TimelinePhase(
-                    name="termination",
-                    step_start=int(s.steps[-1]),
-                    step_end=int(s.steps[-1]),
-                    wall_start_s=wall(s, len(s) - 1),
-                    wall_end_s=run.duration_s,
-                    note=f"status {run.status.value}",
-                )
-            )
+        )
     return phases
 
 
 def hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis]:
-    """Competing explanations of the main symptom, with the evidence and a discriminating test."""
-    hs: list[Hypothesis] = []
+    """Competing explanations of the main symptom, with the evidence and a discriminating test:
+    those of the first rule of :data:`_HYPOTHESIS_RULES` that applies (none: no hypotheses)."""
+    return next((hs for rule in _HYPOTHESIS_RULES if (hs := rule(d, c)) is not None), [])
+
+
+def _diverged_hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis] | None:
+    """Diverged: a learning rate too high (a gradual rise) against a numerical failure (an
+    abrupt onset)."""
     o = d.outcome
-    lr = c.run.has(Role.LEARNING_RATE)
-    if o is Outcome.DIVERGED:
-        gradual = d.cause is Cause.MODEL_CONVERGENCE
-        hs.append(
-            Hypothesis(
-                statement="learning rate too high (or warmup too short)",
-                status="supported" if gradual else "rejected",
-                cause=Cause.MODEL_CONVERGENCE,
-                evidence_for=(
-                    [c.lr.describe() + " (>= 10x typical)"]
-                    if gradual and c.lr.far_above
-                    else ["loss grew before the failure"]
-                    if gradual
-                    else []
-                ),
-                evidence_against=[] if gradual else ["no loss growth before the non-finite onset"],
-                discriminating_test="rerun the first steps with the LR divided by 10",
-            )
-        )
-        hs.append(
-            Hypothesis(
-                statement="numerical failure: precision mode / loss scaling / a bad batch",
-                status="rejected" if gradual else "supported",
-                cause=Cause.DATA_CONFIG,
-                evidence_for=[]
+    if o is not Outcome.DIVERGED:
+        return None
+    hs: list[Hypothesis] = []
+    gradual = d.cause is Cause.MODEL_CONVERGENCE
+    hs.append(
+        Hypothesis(
+            statement="learning rate too high (or warmup too short)",
+            status="supported" if gradual else "rejected",
+            cause=Cause.MODEL_CONVERGENCE,
+            evidence_for=(
+                [c.lr.describe() + " (>= 10x typical)"]
+                if gradual and c.lr.far_above
+                else ["loss grew before the failure"]
                 if gradual
-                else ["abrupt onset right after finite, non-growing loss"]
-                + [f"reduced precision in use: {c.precision[0][:100]}" for _ in c.precision[:1]],
-                evidence_against=[]
-                if c.precision
-                else ["no fp16/bf16/AMP/loss-scale evidence in params, config or console"],
-                discriminating_test="rerun from the last good checkpoint in fp32/bf16 or with "
-                "dynamic loss scaling; replay the batch at the onset step",
-            )
+                else []
+            ),
+            evidence_against=[] if gradual else ["no loss growth before the non-finite onset"],
+            discriminating_test="rerun the first steps with the LR divided by 10",
         )
-    elif o is Outcome.OVERFIT:
-        hs.append(
-            Hypothesis(
-                statement="too little data or regularisation for the model size",
-                status="supported",
-                cause=Cause.MODEL_CONVERGENCE,
-                evidence_for=[clip(d.summary)],
-                discriminating_test="retrain with weight decay / augmentation or 2x data; the "
-                "validation minimum should move later",
-            )
+    )
+    hs.append(
+        Hypothesis(
+            statement="numerical failure: precision mode / loss scaling / a bad batch",
+            status="rejected" if gradual else "supported",
+            cause=Cause.DATA_CONFIG,
+            evidence_for=[]
+            if gradual
+            else ["abrupt onset right after finite, non-growing loss"]
+            + [f"reduced precision in use: {c.precision[0][:100]}" for _ in c.precision[:1]],
+            evidence_against=[]
+            if c.precision
+            else ["no fp16/bf16/AMP/loss-scale evidence in params, config or console"],
+            discriminating_test="rerun from the last good checkpoint in fp32/bf16 or with "
+            "dynamic loss scaling; replay the batch at the onset step",
         )
-        hs.append(
-            Hypothesis(
-                statement="train/validation distribution mismatch (data/config issue)",
-                status="rejected",
-                cause=Cause.DATA_CONFIG,
-                evidence_against=["validation loss first improved together with training loss"],
-                discriminating_test="evaluate on a held-out slice of the training set",
-            )
-        )
-    elif o in (Outcome.UNDERFIT, Outcome.PLATEAUED):
-        hs.append(
-            Hypothesis(
-                statement="learning rate too low or capacity too small",
-                status="rejected" if _no_lr_raise(c) else "supported" if lr else "open",
-                cause=Cause.MODEL_CONVERGENCE,
-                evidence_against=[_no_lr_raise(c)] if _no_lr_raise(c) else [],
-                evidence_for=[clip(d.summary)],
-                discriminating_test="overfit a tiny subset (e.g. 64 samples); a healthy setup "
-                "drives training loss near 0",
-            )
-        )
-        hs.append(
-            Hypothesis(
-                statement="labels do not carry signal (shuffled, misaligned) or inputs are broken",
-                status="open",
-                cause=Cause.DATA_CONFIG,
-                discriminating_test="overfit a tiny subset: if even that fails, check the data",
-            )
-        )
-    elif o is Outcome.SLOW:
-        starved = c.get("SY002", Severity.ERROR) is not None
-        sy002 = c.get("SY002")
-        hs.append(
-            Hypothesis(
-                statement="input-bound: the data pipeline cannot keep up",
-                status="supported" if starved else "open",
-                cause=Cause.INFRA_RUNTIME,
-                evidence_for=[sy002.message] if starved and sy002 is not None else [],
-                discriminating_test="time an epoch over the data loader alone, without the model",
-            )
-        )
-        hs.append(
-            Hypothesis(
-                statement="compute-bound: the model step itself is slow",
-                status="rejected" if starved else "open",
-                cause=Cause.INFRA_RUNTIME,
-                evidence_against=["data time is most of the step time"] if starved else [],
-                discriminating_test="run the step on a cached synthetic batch",
-            )
-        )
-        hs.append(
-            Hypothesis(
-                statement="a model or convergence problem",
-                status="rejected",
-                cause=Cause.MODEL_CONVERGENCE,
-                evidence_against=["the finding is about time, not about the loss"],
-            )
-        )
-    elif o in (Outcome.CRASHED, Outcome.RUNNING) and d.rule in ("V16", "V17") and c.ending.stopped:
-        why = c.ending.describe()
-        hs.append(
-            Hypothesis(
-                statement="stopped from outside (a person, the scheduler's time limit, a "
-                "preemption)",
-                status="supported" if c.ending.interrupt else "open",
-                cause=Cause.INFRA_RUNTIME,
-                evidence_for=[why] if c.ending.interrupt else [],
-                discriminating_test="check the scheduler's record (sacct / job events) and the "
-                "shell history for the end time",
-            )
-        )
-        hs.append(
-            Hypothesis(
-                statement="crashed with an error the captured output does not hold",
-                status="rejected" if c.ending.interrupt else "open",
-                cause=Cause.CORRECTNESS_BUG,
-                evidence_against=["the console shows an interrupt"] if c.ending.interrupt else [],
-                discriminating_test="attach the full stderr of the job; look for a traceback or an "
-                "OOM-killer line in the kernel log",
-            )
-        )
-        hs.append(
-            Hypothesis(
-                statement="still running, or resumed elsewhere",
-                status="open",
-                cause=Cause.INCONCLUSIVE,
-                discriminating_test="look for a later run or checkpoint of the same config",
-            )
-        )
-    elif o is Outcome.CRASHED and d.primary is not None:
-        hs += _primary_hypotheses(d.primary, o) or []
-    elif d.primary is not None and (dh := _primary_hypotheses(d.primary, o)) is not None:
-        hs += dh
-    elif o is Outcome.UNSTABLE and c.lr.far_above:
-        # name a logged learning rate >= 10x typical (an HF Trainer SGD run at lr 60
-        # is unstable because of it)
-        on = _clipping_on(c)
-        hs.append(
-            Hypothesis(
-                statement="learning rate far too high for the optimiser",
-                status="supported",
-                cause=Cause.MODEL_CONVERGENCE,
-                evidence_for=[f"{c.lr.describe()} ({(c.lr.lr or 0.0) / c.lr.typical:.3g}x typical)"]
-                + (
-                    [f"gradient clipping active on {100 * on[1]:.0f}% of steps (clip {on[0]:g})"]
-                    if on
-                    else []
-                ),
-                discriminating_test="rerun with the LR at the optimiser's typical value; the "
-                "held-out loss should settle",
-            )
-        )
-    elif o is Outcome.SUCCEEDED and d.cause is Cause.HEALTHY:
-        hs.append(
-            Hypothesis(
-                statement="the run is healthy",
-                status="supported",
-                cause=Cause.HEALTHY,
-                evidence_for=[clip(d.summary)],
-            )
-        )
-        benign = c.get("OP002")
-        if benign:
-            hs.append(
-                Hypothesis(
-                    statement="the loss spikes are an instability",
-                    status="rejected",
-                    cause=Cause.MODEL_CONVERGENCE,
-                    evidence_against=[clip(benign.message)],
-                )
-            )
-        skips = c.get("RT006")
-        if skips and skips.facts.get("benign"):
-            hs.append(
-                Hypothesis(
-                    statement="the fp16 overflow messages are a failure",
-                    status="rejected",
-                    cause=Cause.DATA_CONFIG,
-                    evidence_against=[skips.message[:400]],
-                )
-            )
+    )
     return hs
+
+
+def _overfit_hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis] | None:
+    """Overfit: too little data or regularisation, against a train/validation mismatch."""
+    o = d.outcome
+    if o is not Outcome.OVERFIT:
+        return None
+    hs: list[Hypothesis] = []
+    hs.append(
+        Hypothesis(
+            statement="too little data or regularisation for the model size",
+            status="supported",
+            cause=Cause.MODEL_CONVERGENCE,
+            evidence_for=[clip(d.summary)],
+            discriminating_test="retrain with weight decay / augmentation or 2x data; the "
+            "validation minimum should move later",
+        )
+    )
+    hs.append(
+        Hypothesis(
+            statement="train/validation distribution mismatch (data/config issue)",
+            status="rejected",
+            cause=Cause.DATA_CONFIG,
+            evidence_against=["validation loss first improved together with training loss"],
+            discriminating_test="evaluate on a held-out slice of the training set",
+        )
+    )
+    return hs
+
+
+def _underfit_hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis] | None:
+    """Underfit or plateaued: a learning rate too low or capacity too small, against labels or
+    inputs without signal."""
+    o = d.outcome
+    if o not in (Outcome.UNDERFIT, Outcome.PLATEAUED):
+        return None
+    lr = c.run.has(Role.LEARNING_RATE)
+    hs: list[Hypothesis] = []
+    hs.append(
+        Hypothesis(
+            statement="learning rate too low or capacity too small",
+            status="rejected" if _no_lr_raise(c) else "supported" if lr else "open",
+            cause=Cause.MODEL_CONVERGENCE,
+            evidence_against=[_no_lr_raise(c)] if _no_lr_raise(c) else [],
+            evidence_for=[clip(d.summary)],
+            discriminating_test="overfit a tiny subset (e.g. 64 samples); a healthy setup "
+            "drives training loss near 0",
+        )
+    )
+    hs.append(
+        Hypothesis(
+            statement="labels do not carry signal (shuffled, misaligned) or inputs are broken",
+            status="open",
+            cause=Cause.DATA_CONFIG,
+            discriminating_test="overfit a tiny subset: if even that fails, check the data",
+        )
+    )
+    return hs
+
+
+def _slow_hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis] | None:
+    """Slow: input-bound against compute-bound; not a convergence problem."""
+    o = d.outcome
+    if o is not Outcome.SLOW:
+        return None
+    hs: list[Hypothesis] = []
+    starved = c.get("SY002", Severity.ERROR) is not None
+    sy002 = c.get("SY002")
+    hs.append(
+        Hypothesis(
+            statement="input-bound: the data pipeline cannot keep up",
+            status="supported" if starved else "open",
+            cause=Cause.INFRA_RUNTIME,
+            evidence_for=[sy002.message] if starved and sy002 is not None else [],
+            discriminating_test="time an epoch over the data loader alone, without the model",
+        )
+    )
+    hs.append(
+        Hypothesis(
+            statement="compute-bound: the model step itself is slow",
+            status="rejected" if starved else "open",
+            cause=Cause.INFRA_RUNTIME,
+            evidence_against=["data time is most of the step time"] if starved else [],
+            discriminating_test="run the step on a cached synthetic batch",
+        )
+    )
+    hs.append(
+        Hypothesis(
+            statement="a model or convergence problem",
+            status="rejected",
+            cause=Cause.MODEL_CONVERGENCE,
+            evidence_against=["the finding is about time, not about the loss"],
+        )
+    )
+    return hs
+
+
+def _stopped_hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis] | None:
+    """Crashed or running, stopped without a recorded end (V16, V17): stopped from outside, an
+    error the output does not hold, or still running."""
+    o = d.outcome
+    if not (
+        o in (Outcome.CRASHED, Outcome.RUNNING) and d.rule in ("V16", "V17") and c.ending.stopped
+    ):
+        return None
+    hs: list[Hypothesis] = []
+    why = c.ending.describe()
+    hs.append(
+        Hypothesis(
+            statement="stopped from outside (a person, the scheduler's time limit, a preemption)",
+            status="supported" if c.ending.interrupt else "open",
+            cause=Cause.INFRA_RUNTIME,
+            evidence_for=[why] if c.ending.interrupt else [],
+            discriminating_test="check the scheduler's record (sacct / job events) and the "
+            "shell history for the end time",
+        )
+    )
+    hs.append(
+        Hypothesis(
+            statement="crashed with an error the captured output does not hold",
+            status="rejected" if c.ending.interrupt else "open",
+            cause=Cause.CORRECTNESS_BUG,
+            evidence_against=["the console shows an interrupt"] if c.ending.interrupt else [],
+            discriminating_test="attach the full stderr of the job; look for a traceback or an "
+            "OOM-killer line in the kernel log",
+        )
+    )
+    hs.append(
+        Hypothesis(
+            statement="still running, or resumed elsewhere",
+            status="open",
+            cause=Cause.INCONCLUSIVE,
+            discriminating_test="look for a later run or checkpoint of the same config",
+        )
+    )
+    return hs
+
+
+def _crash_primary_hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis] | None:
+    """Crashed with a primary finding: what its detector supports or rejects."""
+    o = d.outcome
+    if not (o is Outcome.CRASHED and d.primary is not None):
+        return None
+    hs: list[Hypothesis] = []
+    hs += _primary_hypotheses(d.primary, o) or []
+    return hs
+
+
+def _primary_detector_hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis] | None:
+    """Any other outcome with a primary finding whose detector has hypotheses: those."""
+    o = d.outcome
+    if d.primary is None:
+        return None
+    return _primary_hypotheses(d.primary, o)
+
+
+def _unstable_lr_hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis] | None:
+    """Unstable with a logged learning rate >= 10x typical: the learning rate."""
+    o = d.outcome
+    if not (o is Outcome.UNSTABLE and c.lr.far_above):
+        return None
+    hs: list[Hypothesis] = []
+    on = _clipping_on(c)
+    hs.append(
+        Hypothesis(
+            statement="learning rate far too high for the optimiser",
+            status="supported",
+            cause=Cause.MODEL_CONVERGENCE,
+            evidence_for=[f"{c.lr.describe()} ({(c.lr.lr or 0.0) / c.lr.typical:.3g}x typical)"]
+            + (
+                [f"gradient clipping active on {100 * on[1]:.0f}% of steps (clip {on[0]:g})"]
+                if on
+                else []
+            ),
+            discriminating_test="rerun with the LR at the optimiser's typical value; the "
+            "held-out loss should settle",
+        )
+    )
+    return hs
+
+
+def _healthy_hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis] | None:
+    """Succeeded and healthy: healthy, and the benign spikes and overflow skips are no failure."""
+    o = d.outcome
+    if not (o is Outcome.SUCCEEDED and d.cause is Cause.HEALTHY):
+        return None
+    hs: list[Hypothesis] = []
+    hs.append(
+        Hypothesis(
+            statement="the run is healthy",
+            status="supported",
+            cause=Cause.HEALTHY,
+            evidence_for=[clip(d.summary)],
+        )
+    )
+    benign = c.get("OP002")
+    if benign:
+        hs.append(
+            Hypothesis(
+                statement="the loss spikes are an instability",
+                status="rejected",
+                cause=Cause.MODEL_CONVERGENCE,
+                evidence_against=[clip(benign.message)],
+            )
+        )
+    skips = c.get("RT006")
+    if skips and skips.facts.get("benign"):
+        hs.append(
+            Hypothesis(
+                statement="the fp16 overflow messages are a failure",
+                status="rejected",
+                cause=Cause.DATA_CONFIG,
+                evidence_against=[skips.message[:400]],
+            )
+        )
+    return hs
+
+
+#: The ledger's rules in precedence order: each gives its hypotheses, or None when it does
+#: not apply to the decision.
+_HYPOTHESIS_RULES = (
+    _diverged_hypotheses,
+    _overfit_hypotheses,
+    _underfit_hypotheses,
+    _slow_hypotheses,
+    _stopped_hypotheses,
+    _crash_primary_hypotheses,
+    _primary_detector_hypotheses,
+    _unstable_lr_hypotheses,
+    _healthy_hypotheses,
+)
 
 
 _ACTIONS: dict[Outcome, list[tuple[str, str, str]]] = {
