@@ -506,3 +506,122 @@ def test_an_accuracy_printed_as_a_count_of_the_total_is_its_fraction():
     assert _values(off, "test/loss")[1] == [0.0497]
     res = parse_lines([f"step {s}: loss: 0.{s}, batch: {s}/10" for s in (1, 2, 3)])
     assert not [k for k in res.metrics.keys if "batch" in k]
+
+
+# --- evaluation passes, loggers' prefixes, names after rates (reader7, session 7) -----------------
+LOGS_DIR = Path(__file__).parent / "data" / "logs"
+
+
+def test_an_evaluation_pass_printed_per_batch_gives_its_running_means_at_the_last_batch():
+    """timm's ``validate()`` prints ``Test: [ n/N]  Loss: cur ( mean)`` per batch (real timm run,
+    tests/frameworks_logs/make_logs.sh): with timm's entries switched off the template reader
+    takes the means at ``[N/N]`` as the pass's figures, none of the running values before."""
+    log = LOGS_DIR / "frameworks" / "timm-style-healthy.log"
+    run = load_logs([log], disabled_formats=frozenset({"timm-train", "timm-val"}))
+    # Acc@k in percent, as the catalogue's ImageNet-lineage entries read it
+    assert run.metrics.series("test/top1").values.tolist() == pytest.approx(
+        [0.695, 0.805, 0.81, 0.82]
+    )
+    assert run.metrics.series("test/loss").values.tolist() == [0.952, 0.62, 0.62, 0.596]
+    steps = run.metrics.series("test/loss").steps.tolist()
+    assert steps == sorted(steps) and len(set(steps)) == 4  # at the training step of each pass
+
+
+def test_a_mid_pass_running_line_of_an_evaluation_is_not_a_record():
+    lines = [
+        "Train: 0 [   0/20 (  0%)]  Loss: 2.60 (2.60)  LR: 3.000e-03",
+        "Train: 0 [  19/20 (100%)]  Loss: 1.11 (1.77)  LR: 3.000e-03",
+        "Test: [   0/3]  Loss:   1.070 ( 1.070)  Acc@1:  68.000 ( 68.000)",
+        "Test: [   3/3]  Loss:   1.010 ( 0.952)  Acc@1:  70.000 ( 69.500)",
+        "Train: 1 [   0/20 (  0%)]  Loss: 0.90 (0.90)  LR: 3.000e-03",
+        "Train: 1 [  19/20 (100%)]  Loss: 0.61 (0.77)  LR: 3.000e-03",
+        "Test: [   0/3]  Loss:   0.660 ( 0.660)  Acc@1:  78.000 ( 78.000)",
+        "Test: [   3/3]  Loss:   0.721 ( 0.620)  Acc@1:  78.000 ( 80.500)",
+    ]
+    res = parse_lines(lines, disabled_formats=["timm", "imagenet-example"])
+    steps, values = _values(res, "test/loss")
+    assert values == [0.952, 0.62]
+    assert steps == [19, 39]  # the training step each pass ran at
+    assert _values(res, "train/loss")[1] == [
+        2.6,
+        1.11,
+        0.9,
+        0.61,
+    ]  # training keeps the printed value
+
+
+def test_a_catalogued_layout_printed_through_a_logger_is_read_after_its_prefix():
+    """Swin's ``[time name] (main.py 268): INFO  * Acc@1 ..`` is the ImageNet example's summary."""
+    run = load_logs([LOGS_DIR / "swin.log"], disabled_formats=frozenset({"swin-train"}))
+    assert run.metrics.series("val/top1").values.tolist() == [0.01234]  # the entry reads percent
+    assert "imagenet-val" in run.params["log.formats"]
+
+
+def test_a_line_of_top_k_accuracies_only_is_an_evaluation_summary():
+    run = load_logs(
+        [LOGS_DIR / "swin.log"], disabled_formats=frozenset({"swin-train", "imagenet-example"})
+    )
+    assert run.metrics.series("val/top1").values.tolist() == [1.234]
+    assert run.metrics.series("val/top5").values.tolist() == [4.567]
+    assert "train/top1" not in run.metrics
+
+
+def test_a_name_after_a_rate_does_not_take_the_rates_unit():
+    """open_clip: ``Batch (t): 1.544s, 26530/s LR: 0.000421``: the figure is ``LR``, not ``s LR``."""
+    run = load_logs([LOGS_DIR / "open-clip.log"], disabled_formats=frozenset({"pytorch-mnist"}))
+    assert run.metrics.series("train/lr").values.tolist() == [0.000421, 0.000419]
+
+
+def test_detectron2_evaluation_tables_are_held_out_figures():
+    run = load_logs([LOGS_DIR / "detectron2.log"])
+    assert run.metrics.series("val/bbox/AP").values.tolist() == [45.123]
+
+
+def test_an_integer_label_before_a_figure_is_not_read_as_its_value():
+    """WS-DAN's per-head meters (tests/data/realworld f6b1-01): ``Prec@1 001 0.000 (0.000)``, the
+    head's label ``001`` / ``0`` / ``05`` printed between the name and the figure."""
+    lines = [
+        "Epoch: [0][0/250]\tTime 3.923 (3.923)\tData 0.411 (0.411)\tLoss 13.0603 (13.0603)",
+        "Prec@1   0 0.000 (0.000)\tPrec@5   0 4.167 (4.167)",
+        "Prec@1 001 0.000 (0.000)\tPrec@5 001 0.000 (0.000)",
+        "Epoch: [0][10/250]\tTime 1.154 (1.408)\tData 0.371 (0.374)\tLoss 12.6626 (12.3890)",
+        "Prec@1   0 4.167 (0.379)\tPrec@5   0 8.333 (3.030)",
+        "Prec@1  05 8.333 (0.379)\tPrec@5  05 12.500 (3.030)",
+    ]
+    res = parse_lines(lines)
+    values = [v for k in res.metrics.keys if "top" in k for v in _values(res, k)[1]]
+    assert 0.01 not in values and 0.05 not in values and 1.0 not in values and 5.0 not in values
+
+
+def test_top_k_accuracies_with_running_means_are_a_batch_not_an_evaluation():
+    lines = [
+        "Epoch: [0][0/250]\tLoss 13.0603 (13.0603)",
+        "Prec@1     0.000 (0.000)\tPrec@5     4.167 (4.167)",
+        "Epoch: [0][10/250]\tLoss 12.6626 (12.3890)",
+        "Prec@1     4.167 (0.379)\tPrec@5     8.333 (3.030)",
+    ]
+    res = parse_lines(lines, disabled_formats=["imagenet-example"])
+    assert not [k for k in res.metrics.keys if k.startswith(("val/", "test/"))]
+
+
+def test_a_count_inside_a_sentence_is_not_a_figure():
+    """datasets' warning under a tqdm bar (tests/data/realworld f6b1-18, oumi/TRL SFT)."""
+    lines = [
+        "  0%|          | 0/1000 [00:00<?, ?it/s]Too many dataloader workers: 2 (max is "
+        "dataset.num_shards=1). Stopping 1 dataloader workers.",
+        "step 1: loss: 2.31 lr: 0.001",
+        "step 2: loss: 2.12 lr: 0.001",
+    ]
+    res = parse_lines(lines)
+    assert sorted(res.metrics.keys) == ["train/loss", "train/lr"]
+
+
+def test_a_best_so_far_line_still_at_its_initial_infinity_is_not_a_record():
+    """``best = float("inf")`` printed before any evaluation (tests/data/realworld f6b1-12)."""
+    lines = [
+        "09-06 15:04:07 - INFO - __main__ - step 1: loss: 2.31",
+        "09-06 15:04:16 - INFO - __main__ - Best model found at epoch 0, Val Loss: inf, AUC: 0.00%, AP: 0.00%",
+        "09-06 15:04:17 - INFO - __main__ - Best model found at epoch 3, Val Loss: 0.41, AUC: 91.00%, AP: 88.00%",
+    ]
+    res = parse_lines(lines)
+    assert _values(res, "val/loss")[1] == [0.41]

@@ -648,7 +648,8 @@ CATALOG: list[LogFormat] = [
         id="imagenet-test-batch",
         name="PyTorch ImageNet example, per-batch test lines (running values)",
         example="Test: [ 10/196]\tTime  0.105 ( 0.450)\tLoss 1.0e+00 (1.1e+00)\tAcc@1  75.00 ( 72.16)",
-        pattern=r"^\s*Test:\s+\[\s*\d+/\d+\]",
+        # a line at the pass's last position (``[ 3/3]``) is its result, left to the other readers
+        pattern=r"^\s*Test:\s+\[\s*(\d+)/(?!\1\])\d+\]",
         hint=("Test:",),
         kind="ignore",
     ),

@@ -84,7 +84,7 @@ _TEMPLATE_RX = re.compile(
     r"|(?P<pos>(?<![\w./-])\d+\s*/\s*\d+(?![\w.]))"
     r"|(?P<unit>(?<![\w./-])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?P<u>(?:ms|s|us|µs)/(?:step|epoch|sample|batch|iter)|"
     r"it/s|s/it|ms|us|µs|s|%|MB|GB|Mb|Gb)(?![\w./]))"
-    r"|(?P<num>(?<![\w./-])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])"
+    r"|(?P<num>(?<![\w./@-])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])"
     r"|(?<=[A-Za-z])\d+\.\d+(?:[eE][-+]?\d+)?(?![\w.])"
     # a non-finite value printed in a number's place (Python's str(float): nan, inf, -inf; NaN):
     # the same field as the numbers of the same template, not a constant word
@@ -94,7 +94,8 @@ _TEMPLATE_RX = re.compile(
 _WS = re.compile(r"\s+")
 _NAME_AT_END = re.compile(
     r"""(?:['"](?P<q>[A-Za-z_][\w ./@'-]{0,60})['"]\s*:\s*['"]?|"""
-    r"""(?P<n>[A-Za-z_][\w./@-]*(?:'s)?(?:\s[A-Za-z_][\w./@-]*){0,2}?)\s*(?P<sep>[:=]\s*|\s*|\|\s*)?)$"""
+    # a name starts at a word boundary: the ``s`` of a rate ``26530/s LR: 4e-4`` is not a name's head
+    r"""(?<![\w./@-])(?P<n>[A-Za-z_][\w./@-]*(?:'s)?(?:\s[A-Za-z_][\w./@-]*){0,2}?)\s*(?P<sep>[:=]\s*|\s*|\|\s*)?)$"""
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]+")
 _STOP = frozenset(
@@ -121,6 +122,9 @@ _REJECT = re.compile(
     r"(?i:warn|deprecat|exception|traceback)|\bdef |\breturn\b|File \"|\bline \d|"
     r"\bimport\b|=\s*[A-Za-z_][\w.]*\(|^\s*[A-Za-z_][\w.]*\(.*\)\s*$|https?:|\bERROR\b|\bCRITICAL\b|\bFATAL\b"
 )
+_COUNTER_ROLES = frozenset({"step", "epoch", "batch", "pos"})
+#: suffix of the role of a running-mean field (``name`` + this)
+_MEAN = "\x00mean"
 _UNIT_NAMES = {
     "ms/step": "step_time",
     "s/step": "step_time",
@@ -203,6 +207,11 @@ class Field:
     decimal: bool = (
         False  # written with a decimal point or an exponent (``1.00000`` is not a count)
     )
+    #: printed in parentheses right after a named number (``Loss: 1.010 ( 0.952)``): that
+    #: figure's running mean over the pass (AverageMeter's ``val (avg)``)
+    paren: bool = False
+    #: printed right after the number before it, only blanks between (``Prec@1 001 0.000``)
+    bare: bool = False
 
 
 @dataclass
@@ -315,7 +324,15 @@ def parse_template(
             key_parts.append("\x01" + u)
         else:
             raw = m["num"]
-            fields.append(Field(name, "num", decimal=not raw.lstrip("+-").isdigit()))
+            fields.append(
+                Field(
+                    name,
+                    "num",
+                    decimal=not raw.lstrip("+-").isdigit(),
+                    paren=names and not name and const.strip() == "(" and bool(fields),
+                    bare=bool(fields) and not const.strip(),
+                )
+            )
             try:
                 values.append(float(raw))
             except ValueError:
@@ -357,6 +374,8 @@ class Inferred:
     context: tuple = ()
     ordinal: int = 0
     key: str = ""
+    #: metric name -> its running mean printed beside it (``Loss: 1.010 ( 0.952)``)
+    means: dict[str, float] = field(default_factory=dict)
 
 
 class TemplateMiner:
@@ -461,11 +480,16 @@ class TemplateMiner:
             ):  # epochs may be fractional
                 roles[i] = counter
                 continue
+            if not f.name and f.paren and i - 1 in roles and roles[i - 1] not in _COUNTER_ROLES:
+                roles[i] = roles[i - 1] + _MEAN  # ``Loss: 1.010 ( 0.952)``: the running mean
+                continue
             if not f.name:
                 # an unnamed integer that grows at every occurrence: an iteration counter
                 if t.all_int[i] and t.grows[i] and i == 0 and "step" not in roles.values():
                     roles[i] = "step"
                 continue
+            if t.all_int[i] and i + 1 < len(t.fields) and t.fields[i + 1].bare:
+                continue  # ``Prec@1 001 0.000 (0.000)``: an integer label before the figure, not a value
             if (
                 t.all_int[i]
                 and not is_known(f.name)
@@ -505,6 +529,8 @@ class TemplateMiner:
                 out.epoch = float(v)
             elif role == "batch":
                 out.batch = int(v)
+            elif role.endswith(_MEAN):
+                out.means[role[: -len(_MEAN)].replace("'s ", "_")] = float(v)
             else:
                 f = t.fields[i]
                 name = role.replace("'s ", "_")

@@ -108,11 +108,49 @@ _SPLIT_WORD = re.compile(
 )
 
 
-def _eval_record_prefix(keys: list[str]) -> str | None:
+#: A top-k accuracy name: ``Acc@1``, ``Prec@5``, ``top1``, ``top-5``, ``acc5`` (not a split-prefixed one).
+_TOPK = re.compile(
+    r"^\s*(?i:(?:acc|prec|accuracy)@\d+|top[-_ ]?\d+(?:[-_ ]?acc(?:uracy)?)?|acc\d)\s*$"
+)
+
+
+#: A figure with its running mean beside it (``Acc@1 75.000 (52.363)``): a meter's per-batch line.
+_MEAN_BESIDE = re.compile(r"\d\s*\(\s*[-+]?\.?\d")
+#: A top-k accuracy as the ImageNet example's ``AverageMeter`` prints it (``Acc@1``, ``Prec@5``): percent.
+_AT_K = re.compile(r"(?i)(?:acc|prec)@\d")
+
+
+#: A line reporting the best value so far (``Best model found at epoch 3, Val Loss: 0.41``).
+_BEST_LINE = re.compile(r"(?i)\bbest\b")
+#: The same in a template key (whitespace removed: ``Bestmodelfoundatepoch``).
+_BEST_KEY = re.compile(r"(?i)(?<![a-z])best")
+_STOP_WORDS = frozenset(
+    "a an the of to in on at is are was were be by for from with and or as it this that "
+    "than then into over too many much max min".split()
+)
+
+
+def _prose_count(key: str, raw: str) -> bool:
+    """Whether ``key: raw`` is a count inside a sentence, not a figure: an integer whose name is
+    outside the metric vocabulary and reads as prose (three words or more, or a function word:
+    ``Too many dataloader workers: 2``, ``max is dataset.num_shards=1``)."""
+    if not raw.lstrip("+-").isdigit() or is_known(key):
+        return False
+    words = key.split()
+    return len(words) >= 3 or any(w.lower() in _STOP_WORDS for w in words)
+
+
+def _eval_record_prefix(keys: list[str], summary: bool = False) -> str | None:
     """``val/`` (or ``test/``) when one printed record's only loss is a held-out loss and it names no
     training figure (accelerate's ``epoch 0: {'accuracy': 0.96, 'eval_loss': 0.23}``): its unprefixed
     figures are that evaluation's. None otherwise (Keras ``loss: .. - accuracy: .. - val_loss: ..``
-    has a training loss; its unprefixed figures stay training)."""
+    has a training loss; its unprefixed figures stay training). ``summary``: the record prints no
+    running mean beside its figures (no ``value (mean)`` meter): a pass's result, not a batch's."""
+    if summary and all(_TOPK.search(k) for k in keys):
+        # only top-k accuracies, no loss, no learning rate (`` * Acc@1 56.5 Acc@5 79.1``): the summary
+        # ``validate()`` prints after an evaluation pass (PyTorch's ImageNet example and the scripts
+        # derived from it: Swin, DeiT, ConvNeXt, MoCo); a training line carries its loss beside them
+        return "val/"
     held = None
     for k in keys:
         name = canonical(k.strip(), "train/")[0]
@@ -235,7 +273,7 @@ _PARAM_LINE = re.compile(
 _LOG_PREFIX = re.compile(
     r"^(?:\s*(?:\[[^\]]{0,120}\]|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?|\d{2}/\d{2}(?:/\d{4})? \d{2}:\d{2}:\d{2}|"
     r"(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL|FATAL|TRACE|SUCCESS)\b:?|[\w.]+(?=\s+[-|]\s)|"
-    r"[\w.]+:[\w<>]+:\d+(?=\s+-\s)|>>|[-|:](?=\s)))+"
+    r"[\w.]+:[\w<>]+:\d+(?=\s+-\s)|>>|[-|:](?=\s)|\([\w.-]+\.py[ :]\d+\):?))+"
 )  # loguru: 'name:function:line - message'
 #: Lines after a record line within which a lone ``key: value`` still belongs to that record.
 CONTINUATION_LINES = 3
@@ -479,11 +517,13 @@ class _Compiled:
         "pairs_kv",
         "pairs_unit",
         "rx",
+        "anchored",
     )
 
     def __init__(self, fmt: LogFormat) -> None:
         self.fmt = fmt
         self.rx, self.pairs = fmt.compiled()
+        self.anchored = fmt.pattern.startswith("^")
         self.pairs_unit = bool(self.pairs is not None and "u" in self.pairs.groupindex)
         # the same pattern with only k and v capturing, so findall returns (k, v) tuples
         self.pairs_kv = (
@@ -851,6 +891,9 @@ class LogParser:
         if nxt is not None and self.infer and superseded(raw, nxt):
             return  # a bar state drawn over by the next one: only the last state is read
         block = self.block
+        msg: str | None = (
+            None  # the message without the log prefix, for entries anchored at its start
+        )
         for c, hints, excludes, needs_block, kind, fid in self._dispatch:
             if needs_block is not None and needs_block != block:
                 continue
@@ -863,6 +906,14 @@ class LogParser:
             if excludes and any(x in seg for x in excludes):
                 continue
             m = c.rx.search(seg)
+            if m is None and c.anchored:
+                # a layout printed through a logger (``[time name] (main.py 268): INFO  * Acc@1 ...``)
+                if msg is None:
+                    msg = strip_log_prefix(seg)
+                if msg != seg.lstrip():
+                    m = c.rx.search(msg)
+                    if m is not None:
+                        seg = msg
             if m is None:
                 continue
             self.formats[fid] += 1
@@ -963,8 +1014,23 @@ class LogParser:
         if default != "train/" and any(_SPLIT_WORD.search(k) for k in inf.rec):
             default = "train/"
         if default == "train/" and len(inf.rec) > 1:
-            default = _eval_record_prefix(list(inf.rec)) or default
-        for raw, v in inf.rec.items():
+            default = (
+                _eval_record_prefix(list(inf.rec), summary="\x01(\x01" not in inf.key) or default
+            )
+        values = inf.rec
+        if _BEST_KEY.search(inf.key) is not None and any(math.isinf(x) for x in values.values()):
+            return  # a best-so-far tracker at its initial ``float("inf")``: nothing was measured
+        if inf.means and default != "train/" and inf.pos is not None:
+            # an evaluation pass printed batch by batch with running means (``Test: [ 3/3]  Loss: 1.010
+            # ( 0.952)``): the means at its last batch are the pass's figures; the lines before are
+            # running values, not records
+            if inf.pos[0] != inf.pos[1]:
+                return
+            values = {**inf.rec, **inf.means}
+            if ctx_step is not None or line_step is not None:
+                inf.step = line_step if line_step is not None else ctx_step
+                inf.pos = None
+        for raw, v in values.items():
             lk = raw.lower().replace(" ", "_")
             plan = _PLAN_KEYS.get(lk)
             if plan is not None:
@@ -972,6 +1038,8 @@ class LogParser:
                     self.facts.setdefault(plan, v)
                 continue
             name, name_unit = canonical(raw, default)
+            if name_unit is None and _AT_K.match(raw):
+                name_unit = "%"  # as the catalogue's ImageNet-lineage entries read ``Acc@1``
             rec.setdefault(name, _convert(name, v, inf.units.get(raw) or name_unit))
         if not rec:
             return
@@ -1531,7 +1599,12 @@ class LogParser:
         if default != "train/" and any(_SPLIT_WORD.search(k) for k, _, _ in pairs):
             default = "train/"  # ``[eval] iter 0: train 9.85 val 9.85 lr 7e-07``: the names give the splits
         if default == "train/" and len(pairs) > 1:
-            default = _eval_record_prefix([k for k, _, _ in pairs]) or default
+            default = (
+                _eval_record_prefix(
+                    [k for k, _, _ in pairs], summary=_MEAN_BESIDE.search(work) is None
+                )
+                or default
+            )
         rec: dict[str, float] = {}
         for key, raw, unit in pairs:
             key = _metric_words(key.strip())
@@ -1554,10 +1627,16 @@ class LogParser:
                 if v > 0 and "/" not in key:
                     self.facts.setdefault(plan, v)
                 continue
+            if mk is None and _prose_count(key, raw):
+                continue
             name, name_unit = canonical(key, default)
             rec.setdefault(name, _convert(name, v, unit or name_unit))
         if not rec:
             return False
+        if _BEST_LINE.search(work) is not None and any(math.isinf(x) for x in rec.values()):
+            # ``Best model found at epoch 0, Val Loss: inf, AUC: 0.00%``: a best-so-far tracker still at
+            # its initial value (``best = float("inf")``): nothing was measured, none of it is a figure
+            return True
         if not self.started and step is None and epoch is None:
             self._startup_params(seg)
             return False
@@ -1786,8 +1865,8 @@ class LogParser:
         return last == value or (last != last and value != value)  # NaN redrawn is NaN unchanged
 
     def _d2_table(self, seg: str) -> bool:
-        """detectron2's evaluation results, as validation metrics keyed like its metrics.json
-        (``bbox/AP``, ``bbox/AP50``, ``segm/AP``...; percent, as printed) at the current step:
+        """detectron2's evaluation results, as validation metrics keyed like its metrics.json under
+        ``val/`` (``val/bbox/AP``, ``val/bbox/AP50``, ``val/segm/AP``...; percent, as printed) at the current step:
         ``copypaste: Task: bbox``, ``copypaste: AP,AP50,...``, ``copypaste: 45.1,65.4,...`` and
         the Markdown table ``|   AP   |  AP50  |`` / ``| 45.123 | 65.432 |`` before them.
         Returns True when the line was one of them."""
@@ -1811,7 +1890,8 @@ class LogParser:
         names = getattr(self, "_d2_names", None)
         if names and len(nums) == len(names) and all(v is not None for v in nums):
             task = getattr(self, "_d2_task", "bbox")
-            rec = {f"{task}/{n}": v for n, v in zip(names, nums) if v is not None}
+            # figures of an evaluation ("Evaluation results for bbox"): held-out, like every ``val/`` series
+            rec = {f"val/{task}/{n}": v for n, v in zip(names, nums) if v is not None}
             self.formats["detectron2-ap"] += 1
             self._emit_all(rec, self.step if self.step is not None else self.max_step, None)
             if m:  # the copypaste block closes the table
