@@ -52,9 +52,11 @@ from __future__ import annotations
 
 import base64
 import bisect
+import contextlib
 import copy
 import hashlib
 import json
+import os
 import re
 import threading
 import time
@@ -1208,3 +1210,28 @@ class _FilesHandler(BaseHTTPRequestHandler):
         key = unquote(urlparse(self.path).path).strip("/")
         existed = fake.files.pop(key, None) is not None
         _respond(self, 200 if existed else 404, b"{}", "application/json")
+
+
+@contextlib.contextmanager
+def serving(root: Path):
+    """A started :class:`FakeClearMLServer`, a ``clearml.conf`` for it under ``root`` and the
+    environment the SDK reads (config file, cache dir, log level) pointed at them for the block;
+    afterwards the environment is restored and the server stopped."""
+    srv = FakeClearMLServer().start()
+    conf = srv.write_config(root / "clearml.conf")
+    env = {
+        "CLEARML_CONFIG_FILE": str(conf),
+        "CLEARML_CACHE_DIR": str(root / "cache"),
+        "CLEARML_LOG_LEVEL": "WARNING",
+    }
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield srv
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        srv.stop()

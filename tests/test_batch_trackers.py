@@ -202,33 +202,18 @@ def clearml_server(tmp_path_factory):
     """The fake ClearML server with the project's tasks; ``broken`` is a damaged document in the
     server's store (its hyper-parameters are not a mapping), so reading it fails."""
     pytest.importorskip("clearml")
-    root = tmp_path_factory.mktemp("clearml")
-    srv = clearml_fake_server.FakeClearMLServer().start()
-    conf = srv.write_config(root / "clearml.conf")
-    env = {
-        "CLEARML_CONFIG_FILE": str(conf),
-        "CLEARML_CACHE_DIR": str(root / "cache"),
-        "CLEARML_LOG_LEVEL": "WARNING",
-    }
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    reset_sdk_state()  # an earlier module's server may be cached in the SDK
-    try:
-        ids = {shape: new_task(shape, shape) for shape in SHAPES}
-        ids["broken"] = new_task("broken", "healthy")
-        ids["running"] = new_task("running", "healthy", status="in_progress")
-        with srv.lock:
-            srv.tasks[ids["broken"]]["hyperparams"] = "damaged"
-        srv.ids = ids
-        yield srv
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        srv.stop()
-        reset_sdk_state()
+    with clearml_fake_server.serving(tmp_path_factory.mktemp("clearml")) as srv:
+        reset_sdk_state()  # an earlier module's server may be cached in the SDK
+        try:
+            ids = {shape: new_task(shape, shape) for shape in SHAPES}
+            ids["broken"] = new_task("broken", "healthy")
+            ids["running"] = new_task("running", "healthy", status="in_progress")
+            with srv.lock:
+                srv.tasks[ids["broken"]]["hyperparams"] = "damaged"
+            srv.ids = ids
+            yield srv
+        finally:
+            reset_sdk_state()
 
 
 def clearml_writes(srv, task_id: str) -> int:

@@ -103,27 +103,12 @@ def clearml_srv(tmp_path_factory):
     pytest.importorskip("clearml")
     from wandb_helpers import reset_sdk_state
 
-    root = tmp_path_factory.mktemp("clearml")
-    srv = clearml_fake_server.FakeClearMLServer().start()
-    conf = srv.write_config(root / "clearml.conf")
-    env = {
-        "CLEARML_CONFIG_FILE": str(conf),
-        "CLEARML_CACHE_DIR": str(root / "cache"),
-        "CLEARML_LOG_LEVEL": "WARNING",
-    }
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    reset_sdk_state()
-    try:
-        yield srv
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        srv.stop()
-        reset_sdk_state()
+    with clearml_fake_server.serving(tmp_path_factory.mktemp("clearml")) as srv:
+        reset_sdk_state()  # an earlier module's server may be cached in the SDK
+        try:
+            yield srv
+        finally:
+            reset_sdk_state()
 
 
 def _clearml_task(name: str) -> str:

@@ -313,14 +313,11 @@ def write_verdict(
     assert task is not None  # read above when not a dry run
     folder = f"{task_folder(task)}/mlaudit"
     urls: dict[str, str] = {}
+    from mlaudit_core.render.html import write_files
+
     with tempfile.TemporaryDirectory(prefix="mlaudit-clearml-") as tmp:
-        for name, data in files.items():
+        for name in write_files(files, Path(tmp)):
             local = Path(tmp) / name
-            local.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(data, str):
-                local.write_text(data, encoding="utf-8")
-            else:
-                local.write_bytes(data)
             urls[name] = StorageManager.upload_file(
                 str(local), f"{folder}/{name}", wait_for_upload=True
             )

@@ -73,15 +73,9 @@ def report_files(
 ) -> list[str]:
     """Write the report files (:func:`mlaudit_core.writeback.report_files`) into ``out_dir``;
     returns their names (relative, ``/``-separated)."""
-    files = shared_report_files(report, run, notes=notes)
-    for name, data in files.items():
-        path = out_dir / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(data, str):
-            path.write_text(data, encoding="utf-8")
-        else:
-            path.write_bytes(data)
-    return list(files)
+    from mlaudit_core.render.html import write_files
+
+    return write_files(shared_report_files(report, run, notes=notes), out_dir)
 
 
 #: Report files uploaded at once (each is one request to the artifact store).

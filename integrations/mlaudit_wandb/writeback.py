@@ -429,16 +429,12 @@ def _write(wrun, mutation: str, **fields) -> None:
 
 
 def _upload(wrun, files: dict) -> None:
+    from mlaudit_core.render.html import write_files
+
     with tempfile.TemporaryDirectory(prefix="mlaudit-wandb-") as tmp:
         root = Path(tmp)
-        for name, data in files.items():
-            p = root / "mlaudit" / name
-            p.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(data, str):
-                p.write_text(data, encoding="utf-8")
-            else:
-                p.write_bytes(data)
-            wrun.upload_file(str(p), root=str(root))
+        for name in write_files(files, root / "mlaudit"):
+            wrun.upload_file(str(root / "mlaudit" / name), root=str(root))
 
 
 def _log_panel(path: RunPath, html: str, state: str, sha: str) -> str:

@@ -250,9 +250,14 @@ def render_html_files(
     Raises:
         OSError: when ``out_dir`` cannot be written.
     """
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     files = render_report_files(report, run, plot_files=plot_files, embed_json=embed_json)
+    return write_files(files, out_dir)
+
+
+def write_files(files: dict[str, str | bytes], out_dir: Path) -> list[str]:
+    """Write ``files`` (relative ``/``-separated name -> UTF-8 text or bytes) under
+    ``out_dir``, folders made as needed; returns the names. Raises OSError."""
+    out_dir = Path(out_dir)
     for name, data in files.items():
         path = out_dir / name
         path.parent.mkdir(parents=True, exist_ok=True)
