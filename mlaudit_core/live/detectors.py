@@ -278,7 +278,9 @@ class LiveRun:
         aliases: AliasTable | None = None,
     ) -> None:
         """Add new training points: ``{key: (steps, walls, values)}``, each sequence in step
-        order (walls in epoch seconds, may be None). ``now``: the watcher's clock."""
+        order (walls in epoch seconds, may be None). ``now``: the watcher's clock. The detector
+        keys' points go to their detectors (:meth:`_feed_detectors`) and give the logging
+        intervals (:meth:`_feed_intervals`); any other key's newest point moves the stall clock."""
         if not points:
             return
         self._resolve(points.keys(), aliases)
@@ -291,24 +293,7 @@ class LiveRun:
             if not n:
                 continue
             self.n_points += n
-            if key == self.loss_key:
-                for i in range(n):
-                    self._loss(int(steps[i]), float(values[i]), thresholds)
-            if key == self.grad_key:
-                for i in range(n):
-                    self._nonfinite(
-                        key,
-                        int(steps[i]),
-                        float(values[i]),
-                        thresholds,
-                        need=thresholds.nonfinite_grad_run,
-                    )
-            if key == self.scale_key:
-                for i in range(n):
-                    self._scale(int(steps[i]), float(values[i]), thresholds)
-            if key == self.thr_key:
-                for i in range(n):
-                    self._throughput(int(steps[i]), float(values[i]), thresholds)
+            self._feed_detectors(key, steps, values, thresholds)
             if key not in (self.loss_key, self.grad_key, self.scale_key, self.thr_key):
                 # not a detector input: its newest point moves the stall clock, no per-point work
                 w = walls[n - 1] if walls is not None and walls[n - 1] is not None else now
@@ -322,7 +307,37 @@ class LiveRun:
             else:
                 for i in range(n):
                     merged.setdefault(int(steps[i]), now)
-        for s in sorted(merged):  # logging intervals from the detector keys' own points
+        self._feed_intervals(merged, now)
+        for step, wall in progress:
+            self.feed_progress(step, wall, now)
+
+    def _feed_detectors(self, key: str, steps, values, thresholds: LiveThresholds) -> None:
+        """Each point of a detector key to its detector: the loss (divergence, spikes, non-finite),
+        the grad norm (non-finite runs), the loss scale, the throughput."""
+        n = len(values)
+        if key == self.loss_key:
+            for i in range(n):
+                self._loss(int(steps[i]), float(values[i]), thresholds)
+        if key == self.grad_key:
+            for i in range(n):
+                self._nonfinite(
+                    key,
+                    int(steps[i]),
+                    float(values[i]),
+                    thresholds,
+                    need=thresholds.nonfinite_grad_run,
+                )
+        if key == self.scale_key:
+            for i in range(n):
+                self._scale(int(steps[i]), float(values[i]), thresholds)
+        if key == self.thr_key:
+            for i in range(n):
+                self._throughput(int(steps[i]), float(values[i]), thresholds)
+
+    def _feed_intervals(self, merged: dict[int, float], now: float) -> None:
+        """The logging intervals from the detector keys' own points (the latest wall time of each
+        new step, at most :data:`_MAX_INTERVALS` kept); each step moves the stall clock."""
+        for s in sorted(merged):
             w = merged[s]
             if self.iv_step is None or s > self.iv_step:
                 if self.iv_wall is not None and w > self.iv_wall:
@@ -331,8 +346,6 @@ class LiveRun:
                         del self.intervals[: len(self.intervals) - _MAX_INTERVALS]
                 self.iv_step, self.iv_wall = s, max(w, self.iv_wall or w)
             self.feed_progress(s, w, now)
-        for step, wall in progress:
-            self.feed_progress(step, wall, now)
 
     def needed_keys(self, keys: Iterable[str], aliases: AliasTable | None = None) -> set[str]:
         """The training keys whose points the detectors read (loss, grad norm, loss scale,

@@ -136,7 +136,6 @@ class LiveMonitor:
         stats = PollStats()
         listed = self.source.list_running()
         infos = list(listed.values())
-        th = self.cfg.thresholds
         fasts = self._fast(infos, stats)
         with self._mu:
             need = {
@@ -149,74 +148,8 @@ class LiveMonitor:
         rows = []
         with self._mu:
             for info in infos:
-                lr = self._runs[info.ref]
-                tail = tails.get(info.ref)
-                if tail is not None:
-                    lr.feed(tail.points, now, th)
-                    if tail.system_wall is not None:
-                        lr.feed_system(tail.system_wall, now)
-                    if tail.console:
-                        lr.feed_console(tail.console)
-                    stats.points += sum(len(v[2]) for v in tail.points.values())
-                    for note in tail.notes:
-                        log.info("run %s: %s", info.ref, note)
-                conds = {
-                    **fasts.get(info.ref, {}),
-                    **lr.conditions(
-                        now,
-                        th,
-                        running=True,
-                        status_known=getattr(self.source, "has_status", True),
-                        no_console=getattr(self.source, "no_console", None),
-                    ),
-                }
-                # a condition clears only on new evidence: training points that arrived in this
-                # poll (a poll that read nothing new, e.g. as a stopped run ends, closes nothing;
-                # a full CI run once saw alert, 'recovered', alert on a run NaN to its end)
-                fresh = tail is not None and any(
-                    len(v[2]) for k, v in tail.points.items() if not is_system_key(k)
-                )
-                events = reconcile(
-                    self.lstore,
-                    info.ref,
-                    conds,
-                    stop_on=self.cfg.stop_on,
-                    cooldown_s=self.cfg.cooldown_s,
-                    now=now,
-                    close_missing=fresh,
-                    seen_since=listed_at,
-                    seen_step=lr.iv_step,
-                )
-                if events:
-                    self._deliver(info, events)
-                    stats.events += len(events)
-                info_doc = {"name": info.name, "url": info.url, "project": info.project}
-                rows.append((info.ref, "running", lr.to_json(), self._cursors[info.ref], info_doc))
-            for ref in self.lstore.refs("running"):
-                if ref in listed:
-                    continue
-                st = self.source.status(ref)
-                if st == "running":  # listed a moment ago or page edge: next poll
-                    continue
-                n = close_all(self.lstore, ref)
-                if st == "ended" and self.cfg.write_back and self.lstore.episodes(ref):
-                    try:
-                        self.source.end_live(ref)
-                    except Exception as exc:  # noqa: BLE001 - cosmetic; the verdict follows
-                        log.warning("run %s: could not mark the live tag superseded: %s", ref, exc)
-                log.info("run %s: %s; live monitoring ends (%d open episode(s) closed)", ref, st, n)
-                row = self.lstore.load_run(ref) or {}
-                rows.append(
-                    (
-                        ref,
-                        st,
-                        row.get("state") or {},
-                        row.get("cursor") or {},
-                        row.get("info") or {},
-                    )
-                )
-                self._runs.pop(ref, None)
-                self._cursors.pop(ref, None)
+                rows.append(self._poll_run(info, tails.get(info.ref), fasts, now, listed_at, stats))
+            rows += self._ended_runs(listed)
             self.lstore.save_runs(rows)
             self.lstore.prune(time.time() - PRUNE_AFTER_S)
         stats.runs = len(infos)
@@ -227,6 +160,86 @@ class LiveMonitor:
         self.last_stats = stats
         self.history.append(stats)
         return stats
+
+    def _poll_run(self, info, tail, fasts: dict, now: float, listed_at: float, stats: PollStats):
+        """One running run in a poll: its new points, system heartbeat and console lines fed to its
+        live detectors, the conditions that hold now reconciled with the open episodes (a
+        condition closes only on new training points), the events delivered; returns its row."""
+        th = self.cfg.thresholds
+        lr = self._runs[info.ref]
+        if tail is not None:
+            lr.feed(tail.points, now, th)
+            if tail.system_wall is not None:
+                lr.feed_system(tail.system_wall, now)
+            if tail.console:
+                lr.feed_console(tail.console)
+            stats.points += sum(len(v[2]) for v in tail.points.values())
+            for note in tail.notes:
+                log.info("run %s: %s", info.ref, note)
+        conds = {
+            **fasts.get(info.ref, {}),
+            **lr.conditions(
+                now,
+                th,
+                running=True,
+                status_known=getattr(self.source, "has_status", True),
+                no_console=getattr(self.source, "no_console", None),
+            ),
+        }
+        # a condition clears only on new evidence: training points that arrived in this
+        # poll (a poll that read nothing new, e.g. as a stopped run ends, closes nothing;
+        # a full CI run once saw alert, 'recovered', alert on a run NaN to its end)
+        fresh = tail is not None and any(
+            len(v[2]) for k, v in tail.points.items() if not is_system_key(k)
+        )
+        events = reconcile(
+            self.lstore,
+            info.ref,
+            conds,
+            stop_on=self.cfg.stop_on,
+            cooldown_s=self.cfg.cooldown_s,
+            now=now,
+            close_missing=fresh,
+            seen_since=listed_at,
+            seen_step=lr.iv_step,
+        )
+        if events:
+            self._deliver(info, events)
+            stats.events += len(events)
+        info_doc = {"name": info.name, "url": info.url, "project": info.project}
+        return (info.ref, "running", lr.to_json(), self._cursors[info.ref], info_doc)
+
+    def _ended_runs(self, listed: dict) -> list:
+        """The runs monitored as running that the listing no longer shows and whose status says
+        they ended: their open episodes closed, the live tag marked superseded (with write-back),
+        their rows; a run listed a moment ago (page edge) waits for the next poll."""
+        rows: list = []
+        for ref in self.lstore.refs("running"):
+            if ref in listed:
+                continue
+            st = self.source.status(ref)
+            if st == "running":  # listed a moment ago or page edge: next poll
+                continue
+            n = close_all(self.lstore, ref)
+            if st == "ended" and self.cfg.write_back and self.lstore.episodes(ref):
+                try:
+                    self.source.end_live(ref)
+                except Exception as exc:  # noqa: BLE001 - cosmetic; the verdict follows
+                    log.warning("run %s: could not mark the live tag superseded: %s", ref, exc)
+            log.info("run %s: %s; live monitoring ends (%d open episode(s) closed)", ref, st, n)
+            row = self.lstore.load_run(ref) or {}
+            rows.append(
+                (
+                    ref,
+                    st,
+                    row.get("state") or {},
+                    row.get("cursor") or {},
+                    row.get("info") or {},
+                )
+            )
+            self._runs.pop(ref, None)
+            self._cursors.pop(ref, None)
+        return rows
 
     def _deliver(self, info, events) -> None:
         of = getattr(self.source, "tracker_of", None)  # a composite: the source that listed it
