@@ -388,6 +388,51 @@ def config_sidecar_params(
             notes.append(f"params from {name}")
 
 
+#: The keys of a Hugging Face model ``config.json`` that say what the task is: the head
+#: (``architectures``), ``problem_type`` and the label map. Nothing else of the model config is read
+#: (its ``dtype``, vocabulary and sizes describe the network, not the run).
+_HF_TASK_KEYS = ("architectures", "problem_type", "id2label", "num_labels")
+
+
+def hf_model_config_params(
+    folder: Path, params: dict[str, str], notes: list[str], warnings: list[str]
+) -> None:
+    """Add the task keys (:data:`_HF_TASK_KEYS`) of the model ``config.json`` that
+    ``Trainer.save_model`` writes beside ``trainer_state.json`` in each ``checkpoint-N`` folder
+    to ``params`` (a key already there is kept; ``id2label`` flattened to ``id2label.<i>``).
+
+    A classifier config (``problem_type`` ``single_label_classification`` or a
+    ``*ForSequenceClassification`` head) without a label map has 2 labels: transformers does not
+    save ``id2label`` when it is the two-label default and loads such a config with
+    ``num_labels=2`` (transformers 5.25 ``configuration_utils.PreTrainedConfig.__init__``); that
+    count is added as ``num_labels`` with a note saying where it comes from. Safe YAML (a JSON
+    file is YAML), size-capped (:func:`read_yaml`); an unreadable file adds nothing.
+    """
+    side = folder / "config.json"
+    if not side.is_file():
+        return
+    cfg = read_yaml(side, warnings)
+    if not isinstance(cfg, dict):
+        return
+    task = {k: cfg[k] for k in _HF_TASK_KEYS if k in cfg}
+    if not task:
+        return
+    got = flat_params(task)
+    arch = " ".join(str(a) for a in cfg.get("architectures") or [])
+    classifier = cfg.get("problem_type") == "single_label_classification" or (
+        "ForSequenceClassification" in arch
+    )
+    if classifier and "id2label" not in cfg and "num_labels" not in cfg:
+        got["num_labels"] = "2"
+        notes.append(
+            "num_labels 2: config.json names a sequence classifier without a label map, which "
+            "transformers saves only for the two-label default"
+        )
+    for k, v in got.items():
+        params.setdefault(k, v)
+    notes.append("params from config.json (task keys)")
+
+
 def _maps_for_lists(obj, depth: int = 0):
     """A list of object specs (jsonargparse's ``class_path``/``init_args`` mappings, as LightningCLI
     saves ``trainer.callbacks``) as a mapping by index, so each callback's settings are params one

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ._common import check_text, head_text, wide_run
+from ._common import check_text, head_text, hf_model_config_params, wide_run
 
 NAME = "trainer_state"
 DETECTS = "Hugging Face trainer_state.json (log_history list)"
@@ -148,6 +148,7 @@ def load(path: Path):
             f"{state.get('logging_steps')} vs {state.get('global_step')} steps run, or the checkpoint "
             "was saved before the first logging step): no metric was recorded"
         )
+    hf_model_config_params(path.parent, params, notes, warnings)
     n = len(steps)
     arrays = {}
     for k, pts in cols.items():
