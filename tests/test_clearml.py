@@ -532,6 +532,8 @@ def _rows(state: Path) -> list[dict]:
         return []
     with sqlite3.connect(str(state)) as db:
         db.row_factory = sqlite3.Row
+        if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'runs'").fetchone():
+            return []  # the watcher has opened the file and not yet created its tables
         return [dict(r) for r in db.execute("SELECT * FROM runs ORDER BY seen_at")]
 
 
