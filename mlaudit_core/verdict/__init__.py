@@ -78,42 +78,109 @@ def build_context(run: RunData, findings: list[Finding], det_runs: list[Detector
 
 
 def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -> AuditReport:
-    """Apply the policy. Returns a report with verdict, timeline, hypotheses, unknowns and actions."""
-    ctx = build_context(run, findings, det_runs)
-    decision = first_match(ctx)
-    if run.status is RunStatus.RUNNING and decision.outcome not in (
-        Outcome.CRASHED,
-        Outcome.RUNNING,
-        Outcome.UNKNOWN,
-    ):
-        decision = Decision(
-            Outcome.RUNNING,
-            decision.cause if decision.cause is not Cause.HEALTHY else Cause.INCONCLUSIVE,
-            "The run is still running; so far: " + decision.summary,
-            decision.primary,
-            decision.rule,
-        )
+    """Apply the policy. Returns a report with verdict, timeline, hypotheses, unknowns and actions.
 
+    The steps: the first policy rule that matches (:func:`~.policy.first_match`), read as an
+    interim verdict while the run is running (:func:`_while_running`) and not as a success on
+    partial data (:func:`_on_partial_data`); the summary's additions (:func:`_summary`); the
+    confidence (:func:`~.evidence.confidence`); the unknowns and next actions
+    (:func:`_unknowns_and_actions`); the narrative around them."""
+    ctx = build_context(run, findings, det_runs)
+    decision = _while_running(run, first_match(ctx))
     missing = [
         MissingSignal(signal=f.facts["signal"], would_tell=f.facts["would_tell"])
         for f in findings
         if f.family == "instrumentation" and not f.facts.get("logged_nonfinite")
     ]
-    inconclusive = decision.cause is Cause.INCONCLUSIVE
     # partial input (a truncated or unreadable file, a missing log): the verdict stands as the
     # best reading of what was there, but is marked inconclusive and says what is missing
     partial = [w for w in run.warnings if _PARTIAL.search(w)]
-    if partial and decision.outcome is Outcome.SUCCEEDED:
-        # 'succeeded' needs positive evidence about the whole run; a history known to be cut
-        # (a truncated file, a .wandb prefix of a longer run) shows only part of it
-        decision = Decision(
-            Outcome.UNKNOWN,
-            Cause.INCONCLUSIVE,
-            "Not judged: the data read is partial, so whether the run succeeded "
-            "cannot be told from it; what was read looked healthy: " + decision.summary,
-            decision.primary,
-            "V20p",
-        )
+    decision = _on_partial_data(decision, partial)
+    inconclusive = decision.cause is Cause.INCONCLUSIVE or bool(partial)
+    # a learning check that errored is evidence not examined: it lowers the confidence, and a verdict
+    # of health says which checks did not run
+    errored = [
+        f"{d.code}" for d in det_runs if d.status == "errored" and d.code[:2] in ("GE", "OP", "LI")
+    ]
+    summary = _summary(run, ctx, decision, partial, errored)
+    conf, terms = confidence(
+        outcome=decision.outcome.value,
+        cause=decision.cause.value,
+        primary=decision.primary,
+        basis=ctx.basis,
+        findings=findings,
+        has_validation=run.has(Role.VAL_LOSS) or run.has(Role.VAL_ACCURACY),
+        has_step_time=run.has(Role.STEP_TIME),
+        warnings=len(run.warnings),
+        inconclusive=inconclusive,
+        n_primary=primary_points(run, decision.primary, ctx.basis),
+        partial=bool(partial),
+        errored=errored,
+    )
+    verdict = Verdict(
+        outcome=decision.outcome,
+        cause=decision.cause,
+        confidence=conf,
+        summary=summary,
+        inconclusive=inconclusive,
+        rule=decision.rule or None,
+        basis=terms,
+    )
+    ordered = sorted(findings, key=lambda f: (-f.severity.rank, f is not decision.primary, f.code))
+    unknowns, actions = _unknowns_and_actions(run, ctx, decision, det_runs)
+    return AuditReport(
+        run=RunRef(tracker=run.identity.tracker, id=run.identity.id),
+        verdict=verdict,
+        findings=ordered,
+        timeline=build_timeline(run, findings),
+        key_metrics=key_metrics(run, findings),
+        hypotheses=hypotheses(decision, ctx),
+        conclusions=[f.message for f in ordered if f.severity.rank >= Severity.ERROR.rank][:5],
+        unknowns=unknowns,
+        surprising=surprising(run, findings),
+        missing_instrumentation=missing,
+        next_actions=actions[:8],
+        detectors=det_runs,
+    )
+
+
+def _while_running(run: RunData, decision: Decision) -> Decision:
+    """A run the tracker says is running gets an interim verdict: outcome ``running`` with what
+    the points so far show (a healthy reading's cause stays open); a crash or an unknown stays."""
+    if run.status is not RunStatus.RUNNING or decision.outcome in (
+        Outcome.CRASHED,
+        Outcome.RUNNING,
+        Outcome.UNKNOWN,
+    ):
+        return decision
+    return Decision(
+        Outcome.RUNNING,
+        decision.cause if decision.cause is not Cause.HEALTHY else Cause.INCONCLUSIVE,
+        "The run is still running; so far: " + decision.summary,
+        decision.primary,
+        decision.rule,
+    )
+
+
+def _on_partial_data(decision: Decision, partial: list[str]) -> Decision:
+    """'succeeded' needs positive evidence about the whole run; a history known to be cut (a
+    truncated file, a .wandb prefix of a longer run) shows only part of it: not judged (V20p)."""
+    if not (partial and decision.outcome is Outcome.SUCCEEDED):
+        return decision
+    return Decision(
+        Outcome.UNKNOWN,
+        Cause.INCONCLUSIVE,
+        "Not judged: the data read is partial, so whether the run succeeded "
+        "cannot be told from it; what was read looked healthy: " + decision.summary,
+        decision.primary,
+        "V20p",
+    )
+
+
+def _summary(run: RunData, ctx, decision: Decision, partial: list[str], errored: list[str]) -> str:
+    """The decision's summary, then: the failure lines that did not end the run (an earlier
+    attempt's crash, a failure training went on after), which launch of the log was judged, the
+    partial data, and the learning checks that errored (for a healthy or running verdict)."""
     summary = decision.summary
     if ctx.superseded:
         went_on = [
@@ -142,43 +209,21 @@ def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
             "or a resume that found training done)."
         )
     if partial:
-        inconclusive = True
         summary += " Partial data: " + "; ".join(partial[:3]) + "."
-    # a learning check that errored is evidence not examined: it lowers the confidence, and a verdict
-    # of health says which checks did not run
-    errored = [
-        f"{d.code}" for d in det_runs if d.status == "errored" and d.code[:2] in ("GE", "OP", "LI")
-    ]
     if errored and decision.outcome in (Outcome.SUCCEEDED, Outcome.RUNNING):
         summary += (
             f" Not checked: {', '.join(errored)} errored (see unknowns), so a failure only "
             f"{'it' if len(errored) == 1 else 'they'} would see cannot be ruled out."
         )
-    conf, terms = confidence(
-        outcome=decision.outcome.value,
-        cause=decision.cause.value,
-        primary=decision.primary,
-        basis=ctx.basis,
-        findings=findings,
-        has_validation=run.has(Role.VAL_LOSS) or run.has(Role.VAL_ACCURACY),
-        has_step_time=run.has(Role.STEP_TIME),
-        warnings=len(run.warnings),
-        inconclusive=inconclusive,
-        n_primary=primary_points(run, decision.primary, ctx.basis),
-        partial=bool(partial),
-        errored=errored,
-    )
-    verdict = Verdict(
-        outcome=decision.outcome,
-        cause=decision.cause,
-        confidence=conf,
-        summary=summary,
-        inconclusive=inconclusive,
-        rule=decision.rule or None,
-        basis=terms,
-    )
+    return summary
 
-    ordered = sorted(findings, key=lambda f: (-f.severity.rank, f is not decision.primary, f.code))
+
+def _unknowns_and_actions(
+    run: RunData, ctx, decision: Decision, det_runs: list[DetectorRun]
+) -> tuple[list[str], list[NextAction]]:
+    """What is unknown (skipped and errored checks, load warnings, no loss for a timeline, no
+    metric; for a verdict not judged what is missing, first; how the run ended when not in the
+    data) and the next actions (for a verdict not judged, what to log first)."""
     unknowns = [f"{d.code} {d.name}: {d.reason}" for d in det_runs if d.status == "skipped"]
     unknowns += [
         f"{d.code} {d.name} errored ({d.reason}); its check is unknown"
@@ -214,17 +259,4 @@ def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
         unknowns.append(
             f"ending: {ctx.ending.snapshot}; whether the run went on is not in this file"
         )
-    return AuditReport(
-        run=RunRef(tracker=run.identity.tracker, id=run.identity.id),
-        verdict=verdict,
-        findings=ordered,
-        timeline=build_timeline(run, findings),
-        key_metrics=key_metrics(run, findings),
-        hypotheses=hypotheses(decision, ctx),
-        conclusions=[f.message for f in ordered if f.severity.rank >= Severity.ERROR.rank][:5],
-        unknowns=unknowns,
-        surprising=surprising(run, findings),
-        missing_instrumentation=missing,
-        next_actions=actions[:8],
-        detectors=det_runs,
-    )
+    return unknowns, actions

@@ -501,9 +501,29 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
     Returns an :class:`Ending`; ``stopped`` is True only with positive evidence (a shortfall of
     more than 5% of the plan, an interrupt line, or a framework log missing its end line), and
     never for a mid-run checkpoint snapshot (HF ``trainer_state.json``, shared/realworld README)
-    or a stop that the run's own early-stopping patience explains.
+    or a stop that the run's own early-stopping patience explains. The steps, in order:
+    :func:`_read_notes`, :func:`_read_plan`, :func:`_read_warmup`, the interrupt and open bar of
+    the console, :func:`_read_early_stop`, :func:`_read_patience`, :func:`_read_missing_end_line`.
     """
     e = Ending()
+    _read_notes(run, e)
+    text = [c.text for c in run.console]
+    _read_plan(run, e)
+    _read_warmup(run, e)
+    for t in text[-200:]:
+        if _INTERRUPT.search(t):
+            e.interrupt = t
+            break
+    e.open_bar = open_bar(text)
+    _read_early_stop(run, e, text)
+    _read_patience(run, e)
+    _read_missing_end_line(run, e, text)
+    return e
+
+
+def _read_notes(run: RunData, e: Ending) -> None:
+    """A mid-run snapshot (a reader's note, or ``source.snapshot``) and a stop the trainer itself
+    recorded (trainer_state: "training stopped by itself")."""
     for n in run.notes:
         if "checkpoint snapshot" in n or "saved mid-run" in n:
             e.snapshot = n
@@ -513,8 +533,14 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
             e.early_stopped = n
     if str(run.params.get("source.snapshot", "")).lower() == "true":
         e.snapshot = e.snapshot or "the input is a mid-run snapshot"
-    text = [c.text for c in run.console]
-    for plan in planned_lengths(run):  # params' step budget, params' epoch budget, then the console
+
+
+def _read_plan(run: RunData, e: Ending) -> None:
+    """The first planned length (params' step budget, params' epoch budget, then the console's)
+    whose reached length is known, with that length: steps from the series (HF's saved
+    ``global_step`` for a params plan, the console's own count for a console plan), epochs from
+    the series or the console."""
+    for plan in planned_lengths(run):
         console = plan.source.startswith("console")
         if plan.unit == "step":
             reached = _reached_steps(run)
@@ -535,24 +561,30 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
                 plan.unit,
                 reached,
             )
-            break
+            return
+
+
+def _read_warmup(run: RunData, e: Ending) -> None:
+    """A logged learning rate that rose at every step to its last value (>= MIN_TREND_POINTS
+    points): the run ended inside its warmup (not read on a snapshot)."""
     k = run.key_for(Role.LEARNING_RATE)
-    if k and not e.snapshot:
-        lr = run.metrics.series(k).by_step().finite()
-        if (
-            len(lr) >= MIN_TREND_POINTS
-            and lr.values[-1] > lr.values[0] > 0
-            and bool(np.all(np.diff(lr.values) > 0))
-        ):
-            e.in_warmup = (
-                f"{k} rose at every logged step to its last value ({lr.values[0]:.3g} -> "
-                f"{lr.values[-1]:.3g}): the run ended inside its warmup"
-            )
-    for t in text[-200:]:
-        if _INTERRUPT.search(t):
-            e.interrupt = t
-            break
-    e.open_bar = open_bar(text)
+    if not k or e.snapshot:
+        return
+    lr = run.metrics.series(k).by_step().finite()
+    if (
+        len(lr) >= MIN_TREND_POINTS
+        and lr.values[-1] > lr.values[0] > 0
+        and bool(np.all(np.diff(lr.values) > 0))
+    ):
+        e.in_warmup = (
+            f"{k} rose at every logged step to its last value ({lr.values[0]:.3g} -> "
+            f"{lr.values[-1]:.3g}): the run ended inside its warmup"
+        )
+
+
+def _read_early_stop(run: RunData, e: Ending, text: list[str]) -> None:
+    """A short run that stopped by itself: its end-of-run summary, a console early-stopping line,
+    or the framework's end-of-training line at the end of the log."""
     summary = _end_summary(run) if e.short and not e.interrupt and not e.early_stopped else None
     if summary:
         e.early_stopped = summary
@@ -564,40 +596,52 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
             e.early_stopped = (
                 f"the log ends with the framework's end-of-training line ({end.strip()[:100]})"
             )
-    pat = _param(run, _PATIENCE)
-    if e.short and not e.early_stopped and pat is not None and e.unit == "epoch":
-        role, s = _val_series(run)
-        if s is not None:
-            from ..roles import is_higher_better
 
-            hib = role is Role.VAL_ACCURACY or is_higher_better(s.key)
-            ib = int(np.argmax(s.values) if hib else np.argmin(s.values))
-            since = len(s) - 1 - ib
-            delta = _param(run, _MIN_DELTA)
-            waited = _patience_counter(s.values, hib, delta[1] if delta else 0.0)
-            if since >= pat[1] * 0.9:
-                e.early_stopped = (
-                    f"{s.key} last improved {since} evaluations before the end, which the "
-                    f"run's {pat[0]}={pat[1]:g} explains (early stopping)"
-                )
-            elif delta is not None and waited >= pat[1]:
-                e.early_stopped = (
-                    f"{s.key} improved by less than {delta[0]}={delta[1]:g} in its last {waited} "
-                    f"evaluations, which the run's {pat[0]}={pat[1]:g} explains (early stopping)"
-                )
-    # the missing end line is evidence of a stop only in a log that shows the framework's training records:
-    # the banner alone is printed by other code too (a TF1 Estimator, diffusers / ColossalAI example scripts)
-    # that never prints the HF Trainer's 'train_runtime' (own corpus f6b1-04, f6b3-05: no training record read)
-    if text and not e.interrupt and len(run.metrics.keys) > 0:
-        joined_tail = "\n".join(text[-300:])
-        for fw, (end_re, start_re) in _END_LINES.items():
-            if any(start_re.search(t) for t in text[:5000]) and not end_re.search(joined_tail):
-                # another framework's end line (a TF1 Estimator prints the same 'Running training'
-                # banner as the HF Trainer, then 'Loss for final step') is an end line too
-                if not any(end_re.search(t) or NORMAL_END.search(t) for t in text):
-                    e.missing_end_line = fw
-                break
-    return e
+
+def _read_patience(run: RunData, e: Ending) -> None:
+    """A short epoch run whose early-stopping patience explains the stop: the held-out metric last
+    improved at least 90% of ``patience`` evaluations before the end, or improved by less than
+    ``min_delta`` for ``patience`` evaluations."""
+    pat = _param(run, _PATIENCE)
+    if not (e.short and not e.early_stopped and pat is not None and e.unit == "epoch"):
+        return
+    role, s = _val_series(run)
+    if s is None:
+        return
+    from ..roles import is_higher_better
+
+    hib = role is Role.VAL_ACCURACY or is_higher_better(s.key)
+    ib = int(np.argmax(s.values) if hib else np.argmin(s.values))
+    since = len(s) - 1 - ib
+    delta = _param(run, _MIN_DELTA)
+    waited = _patience_counter(s.values, hib, delta[1] if delta else 0.0)
+    if since >= pat[1] * 0.9:
+        e.early_stopped = (
+            f"{s.key} last improved {since} evaluations before the end, which the "
+            f"run's {pat[0]}={pat[1]:g} explains (early stopping)"
+        )
+    elif delta is not None and waited >= pat[1]:
+        e.early_stopped = (
+            f"{s.key} improved by less than {delta[0]}={delta[1]:g} in its last {waited} "
+            f"evaluations, which the run's {pat[0]}={pat[1]:g} explains (early stopping)"
+        )
+
+
+def _read_missing_end_line(run: RunData, e: Ending, text: list[str]) -> None:
+    """A framework whose training banner opens the log but whose end line is nowhere: evidence of a
+    stop, read only in a log that shows training records (the banner alone is printed by other
+    code too: a TF1 Estimator, diffusers / ColossalAI example scripts, which never print the HF
+    Trainer's 'train_runtime'; own corpus f6b1-04, f6b3-05) and without an interrupt line."""
+    if not (text and not e.interrupt and len(run.metrics.keys) > 0):
+        return
+    joined_tail = "\n".join(text[-300:])
+    for fw, (end_re, start_re) in _END_LINES.items():
+        if any(start_re.search(t) for t in text[:5000]) and not end_re.search(joined_tail):
+            # another framework's end line (a TF1 Estimator prints the same 'Running training'
+            # banner as the HF Trainer, then 'Loss for final step') is an end line too
+            if not any(end_re.search(t) or NORMAL_END.search(t) for t in text):
+                e.missing_end_line = fw
+            break
 
 
 # --- precision and learning-rate evidence ---------------------------------------------------------
@@ -865,25 +909,59 @@ def confidence(
     # whatever the number of finite points before it (NOTES 18:35: lr=20 NaN from the 3rd point got 0.51)
     # a validation loss non-finite to the end (the nonfinite-validation rule) is as observed as a training one
     nonfinite = primary is not None and detector_for(primary.code).nonfinite_observed(primary)
-    terms = []
+    terms: list[str] = []
     if outcome == "unknown":
         return 0.0, "no judgeable evidence"
     healthy = outcome == "succeeded" and cause == "healthy"
+    c = _base_confidence(outcome, primary, basis, n, healthy, signature, nonfinite, terms)
+    c = _agreeing(c, outcome, primary, basis, findings, healthy, terms)
+    c = _competing(c, outcome, findings, terms)
+    c = _contradicting(c, findings, healthy, terms)
+    c = _not_examined(c, outcome, has_validation, has_step_time, warnings, errored, partial, terms)
+    return round(max(min(c, 0.99), 0.05), 2), ", ".join(terms)
+
+
+def _base_confidence(
+    outcome: str,
+    primary: Finding | None,
+    basis: Basis,
+    n: int,
+    healthy: bool,
+    signature: bool,
+    nonfinite: bool,
+    terms: list[str],
+) -> float:
+    """``p0``, what the main conclusion rests on (see :func:`confidence`): an observed non-finite
+    loss, a signature or a failed status 0.8; a healthy curve or a failure curve by its points."""
     if nonfinite and primary is not None:
-        c = 0.8
         terms.append(
             f"non-finite {'training' if primary.facts.get('role') == 'train_loss' else 'validation'} "
             "loss observed 0.8"
         )
-    elif signature or (primary is None and outcome == "crashed"):
-        c = 0.8
+        return 0.8
+    if signature or (primary is None and outcome == "crashed"):
         terms.append("signature/status 0.8")
-    elif healthy:
+        return 0.8
+    if healthy:
         c = HEALTHY_PRIOR + HEALTHY_SPAN * points_strength(basis.points)
         terms.append(f"no failure in a curve of {basis.points} points {c:.2f}")
-    else:
-        c = FAILURE_PRIOR + FAILURE_SPAN * points_strength(n)
-        terms.append(f"curve of {n} points {c:.2f}")
+        return c
+    c = FAILURE_PRIOR + FAILURE_SPAN * points_strength(n)
+    terms.append(f"curve of {n} points {c:.2f}")
+    return c
+
+
+def _agreeing(
+    c: float,
+    outcome: str,
+    primary: Finding | None,
+    basis: Basis,
+    findings: list[Finding],
+    healthy: bool,
+    terms: list[str],
+) -> float:
+    """Independent agreement by noisy-OR: up to three other detectors implying the same outcome
+    (0.3 each); for a healthy verdict up to two further learning series, by their points."""
     same = SAME.get(outcome, {outcome})
     agree = [
         f
@@ -903,6 +981,13 @@ def confidence(
         c = 1 - (1 - c) * (1 - w)
     if agree_codes:
         terms.append(f"+{len(agree_codes)} agreeing")
+    return c
+
+
+def _competing(c: float, outcome: str, findings: list[Finding], terms: list[str]) -> float:
+    """x0.85 for each of up to three findings implying a different failure in the same layer (none
+    for a succeeded or running verdict; a crash signature does not compete with a crash)."""
+    same = SAME.get(outcome, {outcome})
     layer = LAYER.get(outcome, "learning")
     other = sorted(
         {
@@ -920,6 +1005,11 @@ def confidence(
         c *= 0.85
     if other:
         terms.append(f"-{len(other)} competing ({','.join(other)})")
+    return c
+
+
+def _contradicting(c: float, findings: list[Finding], healthy: bool, terms: list[str]) -> float:
+    """x0.85 per finding whose facts contradict a healthy verdict (``CONTRADICT_HEALTH``)."""
     doubt = sorted(
         {
             f.code
@@ -933,6 +1023,22 @@ def confidence(
         # the run's own signals contradict the healthy reading (a competing explanation, as above)
         c *= 0.85 ** len(doubt)
         terms.append(f"-{len(doubt)} contradicting ({','.join(doubt)})")
+    return c
+
+
+def _not_examined(
+    c: float,
+    outcome: str,
+    has_validation: bool,
+    has_step_time: bool,
+    warnings: int,
+    errored: list[str] | None,
+    partial: bool,
+    terms: list[str],
+) -> float:
+    """Evidence that could have overturned the verdict and was not there: no validation metric or
+    no step times x0.85, load warnings x0.9, each errored detector x0.7 (at most two); partial
+    input and an interim verdict of a running run cap at 0.5."""
     if outcome in ("succeeded", "overfit", "underfit", "plateaued") and not has_validation:
         c *= 0.85
         terms.append("no validation x0.85")
@@ -953,4 +1059,4 @@ def confidence(
         # is never more sure than a coin (the same cap as partial input, for the same reason)
         c = min(c, 0.5)
         terms.append("interim (still running) cap 0.5")
-    return round(max(min(c, 0.99), 0.05), 2), ", ".join(terms)
+    return c

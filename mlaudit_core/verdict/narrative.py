@@ -871,9 +871,51 @@ def _no_lr_raise(c: _Ctx) -> str:
 
 
 def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
-    """The smallest high-signal actions, cheapest first within the main outcome."""
-    acts: list[NextAction] = []
+    """The smallest high-signal actions, cheapest first within the main outcome: the fix for the
+    diagnosed failure (:func:`_fix_actions`, then the primary detector's remedies and the
+    outcome's actions, :func:`_outcome_actions`), the best checkpoint, a tag for a healthy
+    reference, what to attach when the cause is open (:func:`_inconclusive_action`), then what to
+    log next time; at most 8."""
     p = d.primary
+    acts = _fix_actions(d, c, p)
+    at_chance = c.get("GE004", Severity.WARNING)
+    for a, why, cost in _outcome_actions(d, c, p, at_chance is not None):
+        acts.append(NextAction(action=a, why=why, cost=cost))
+    later: list[NextAction] = []  # after the fix for the diagnosed failure, before what to log next
+    best = _best_checkpoint_action(d, c, at_chance is not None)
+    if best is not None:
+        (later if d.outcome is Outcome.DIVERGED else acts).append(best)
+    instrument = _instrument_actions(c)
+    # a tag is only possible on a tracker's run (the baseline finders read it there); a local
+    # file (CSV, console log, trainer_state, event files) has none
+    taggable = c.run.identity.tracker in ("mlflow", "wandb", "clearml")
+    if d.cause is Cause.HEALTHY and not acts and not instrument and taggable:
+        acts.append(
+            NextAction(
+                action="Tag this run mlaudit.baseline=true so that later runs of the same "
+                "config are judged against it (noise band from several seeds)",
+                why="a healthy reference makes the next regression audit decisive",
+                cost="minutes",
+            )
+        )
+    first = _inconclusive_action(d, c)
+    if first is not None:
+        acts.insert(0, first)
+    order = {"minutes": 0, "hours": 1, "days": 2}
+    # the fix for the diagnosed failure first (cheapest first within it), then what to log next time
+    return (
+        sorted(acts, key=lambda a: order[a.cost])
+        + later
+        + sorted(instrument, key=lambda a: order[a.cost])
+    )[:8]
+
+
+def _fix_actions(d: _Decision, c: _Ctx, p: Finding | None) -> list[NextAction]:
+    """The first actions for the diagnosed failure: a NaN from numerics (the precision setting when
+    reduced precision is in use, then the batch at the onset); a crash (the primary detector's
+    crash remedy, a host-memory allocation to shrink, else the raising frame to reproduce); a
+    correctness bug (the primary detector's correctness remedies)."""
+    acts: list[NextAction] = []
     if d.outcome is Outcome.DIVERGED and d.cause is Cause.DATA_CONFIG:
         if c.precision:  # a precision cause is only named with precision evidence
             acts.append(
@@ -894,38 +936,8 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
                 cost="minutes",
             )
         )
-    elif d.outcome is Outcome.CRASHED and p is not None and (cr := _crash_remedy(p)) is not None:
-        acts.append(NextAction(action=cr.action, why=cr.why, cost="minutes"))
-    elif (
-        d.outcome is Outcome.CRASHED
-        and p is not None
-        and p.facts.get("exception_rule") == "host-memory"
-    ):
-        f_, l_ = (
-            (p.facts["user_file"], p.facts.get("user_line"))
-            if p.facts.get("user_file")
-            else (p.facts.get("raising_file") or "the raising frame", p.facts.get("raising_line"))
-        )
-        where = f"{f_}:{l_ or ''}"
-        acts.append(
-            NextAction(
-                action=f"Shrink what is allocated at {where} (the size in the message): load or "
-                "process the data in chunks, a smaller batch or fewer DataLoader workers, "
-                "float32 instead of float64; or give the job more host RAM",
-                why="the host (CPU) memory could not hold the allocation; replaying it fails the "
-                "same way",
-                cost="minutes",
-            )
-        )
     elif d.outcome is Outcome.CRASHED and p is not None:
-        acts.append(
-            NextAction(
-                action=f"Reproduce the failure at {p.facts.get('raising_file') or 'the raising frame'}"
-                f":{p.facts.get('raising_line') or ''} on one batch",
-                why="the traceback names the failing code",
-                cost="minutes",
-            )
-        )
+        acts.append(_crash_action(p))
     elif (
         d.cause is Cause.CORRECTNESS_BUG
         and p is not None
@@ -935,6 +947,46 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
         acts += [
             NextAction(action=r.action, why=r.why, cost=r.cost) for r in det.correctness_remedies
         ]
+    return acts
+
+
+def _crash_action(p: Finding) -> NextAction:
+    """The first action of a crash on ``p``: its detector's crash remedy; for a host-memory
+    exception, shrink the allocation where the traceback names it; else reproduce the failure at
+    the raising frame."""
+    cr = _crash_remedy(p)
+    if cr is not None:
+        return NextAction(action=cr.action, why=cr.why, cost="minutes")
+    if p.facts.get("exception_rule") == "host-memory":
+        f_, l_ = (
+            (p.facts["user_file"], p.facts.get("user_line"))
+            if p.facts.get("user_file")
+            else (p.facts.get("raising_file") or "the raising frame", p.facts.get("raising_line"))
+        )
+        where = f"{f_}:{l_ or ''}"
+        return NextAction(
+            action=f"Shrink what is allocated at {where} (the size in the message): load or "
+            "process the data in chunks, a smaller batch or fewer DataLoader workers, "
+            "float32 instead of float64; or give the job more host RAM",
+            why="the host (CPU) memory could not hold the allocation; replaying it fails the "
+            "same way",
+            cost="minutes",
+        )
+    return NextAction(
+        action=f"Reproduce the failure at {p.facts.get('raising_file') or 'the raising frame'}"
+        f":{p.facts.get('raising_line') or ''} on one batch",
+        why="the traceback names the failing code",
+        cost="minutes",
+    )
+
+
+def _outcome_actions(
+    d: _Decision, c: _Ctx, p: Finding | None, at_chance: bool
+) -> list[tuple[str, str, str]]:
+    """The primary detector's remedies, then the outcome's generic actions (none when the primary
+    finding replaces them): for an unstable run the LR advice, for a diverged one the restart,
+    for an underfit or plateaued one no "raise the LR" when that would be wrong; minus those the
+    primary finding makes redundant, and minus keeping a checkpoint that never beat chance."""
     replaced = (
         p is not None and (pd := registry().get(p.code)) is not None and pd.replaces_outcome_actions
     )
@@ -962,30 +1014,34 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
     primary = _remedies_of(p) if p is not None else []
     if p is not None and (omit := detector_for(p.code).omits_outcome_actions(p)):
         generic = [(a, w, k) for a, w, k in generic if not a.startswith(omit)]
-    at_chance = c.get("GE004", Severity.WARNING)
-    if at_chance is not None:
+    if at_chance:
         # no checkpoint of a run whose validation never beat chance is worth keeping
         generic = [(a, w, k) for a, w, k in generic if not a.startswith("Keep the checkpoint")]
-    for a, why, cost in primary + generic:
-        acts.append(NextAction(action=a, why=why, cost=cost))
-    later: list[
-        NextAction
-    ] = []  # after the fix for the diagnosed failure, before what to log next time
-    if c.get("GE003", Severity.WARNING) and d.outcome is not Outcome.OVERFIT and at_chance is None:
-        f = c.get("GE003")
-        assert f is not None  # a GE003 of at least warning severity exists
-        (later if d.outcome is Outcome.DIVERGED else acts).append(
-            NextAction(
-                action=f"Use the checkpoint at step {f.facts['best_step']} (best {f.facts['key']})",
-                why="the final checkpoint is worse than the best",
-                cost="minutes",
-            )
-        )
-    instrument = []  # missing-instrumentation actions: useful for the next run, never ahead of the fix
+    return primary + generic
+
+
+def _best_checkpoint_action(d: _Decision, c: _Ctx, at_chance: bool) -> NextAction | None:
+    """Use the best checkpoint when the final one is worse (GE003), unless the run overfit (its
+    own actions say so) or never beat chance."""
+    if not (
+        c.get("GE003", Severity.WARNING) and d.outcome is not Outcome.OVERFIT and not at_chance
+    ):
+        return None
+    f = c.get("GE003")
+    assert f is not None  # a GE003 of at least warning severity exists
+    return NextAction(
+        action=f"Use the checkpoint at step {f.facts['best_step']} (best {f.facts['key']})",
+        why="the final checkpoint is worse than the best",
+        cost="minutes",
+    )
+
+
+def _instrument_actions(c: _Ctx) -> list[NextAction]:
+    """What to log in the next run (missing instrumentation, MI001 / MI004): useful next time,
+    never ahead of the fix; a signal logged as NaN/inf only is the run's problem, not logging's."""
+    instrument = []
     for f in c.by_code.get("MI001", []) + c.by_code.get("MI004", []):
-        if f.facts.get(
-            "logged_nonfinite"
-        ):  # logged, but NaN/inf only: the fix is the run, not the logging
+        if f.facts.get("logged_nonfinite"):
             continue
         instrument.append(
             NextAction(
@@ -994,55 +1050,36 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
                 cost="minutes",
             )
         )
-    # a tag is only possible on a tracker's run (the baseline finders read it there); a local
-    # file (CSV, console log, trainer_state, event files) has none
-    taggable = c.run.identity.tracker in ("mlflow", "wandb", "clearml")
-    if d.cause is Cause.HEALTHY and not acts and not instrument and taggable:
-        acts.append(
-            NextAction(
-                action="Tag this run mlaudit.baseline=true so that later runs of the same "
-                "config are judged against it (noise band from several seeds)",
-                why="a healthy reference makes the next regression audit decisive",
-                cost="minutes",
-            )
+    return instrument
+
+
+def _inconclusive_action(d: _Decision, c: _Ctx) -> NextAction | None:
+    """With the cause open, what would decide it, first: the scheduler's or kernel's record of a
+    crash with no traceback (V17), the console log of a run judged on curves only, or the
+    missing console and metrics of a run that could not be judged."""
+    if d.cause is not Cause.INCONCLUSIVE:
+        return None
+    if d.outcome is Outcome.CRASHED and c.run.console and d.rule == "V17":
+        return NextAction(
+            action="Look up how the job ended outside the process: the scheduler's "
+            "record (sacct -j JOB, the exit code or signal) or the kernel log "
+            "(dmesg: 'Out of memory: Killed process')",
+            why="the console stops mid-run without a traceback, which is what a "
+            "SIGKILL or a default-handled SIGTERM leaves",
+            cost="minutes",
         )
-    if d.cause is Cause.INCONCLUSIVE:
-        if d.outcome is Outcome.CRASHED and c.run.console and d.rule == "V17":
-            acts.insert(
-                0,
-                NextAction(
-                    action="Look up how the job ended outside the process: the scheduler's "
-                    "record (sacct -j JOB, the exit code or signal) or the kernel log "
-                    "(dmesg: 'Out of memory: Killed process')",
-                    why="the console stops mid-run without a traceback, which is what a "
-                    "SIGKILL or a default-handled SIGTERM leaves",
-                    cost="minutes",
-                ),
-            )
-        elif c.basis.judgeable and not c.run.console:
-            acts.insert(
-                0,
-                NextAction(
-                    action="Attach the job's console log (stdout and stderr) to the run, or "
-                    "pass it with mlaudit logs",
-                    why="the curves do not say why the run ended; a traceback, an OOM-killer "
-                    "or a scheduler line would",
-                    cost="minutes",
-                ),
-            )
-        elif not c.basis.judgeable:
-            acts.insert(
-                0,
-                NextAction(
-                    action="Attach the console log and the loss/validation metrics to the run",
-                    why="the verdict is blocked on missing data",
-                    cost="minutes",
-                ),
-            )
-    order = {"minutes": 0, "hours": 1, "days": 2}
-    # the fix for the diagnosed failure first (cheapest first within it), then what to log next time
-    return (
-        sorted(acts, key=lambda a: order[a.cost])
-        + later
-        + sorted(instrument, key=lambda a: order[a.cost])
-    )[:8]
+    if c.basis.judgeable and not c.run.console:
+        return NextAction(
+            action="Attach the job's console log (stdout and stderr) to the run, or "
+            "pass it with mlaudit logs",
+            why="the curves do not say why the run ended; a traceback, an OOM-killer "
+            "or a scheduler line would",
+            cost="minutes",
+        )
+    if not c.basis.judgeable:
+        return NextAction(
+            action="Attach the console log and the loss/validation metrics to the run",
+            why="the verdict is blocked on missing data",
+            cost="minutes",
+        )
+    return None
