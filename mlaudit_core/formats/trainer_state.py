@@ -66,8 +66,77 @@ def sniff(path: Path) -> float:
 
 
 def load(path: Path):
+    """A Hugging Face ``trainer_state.json`` (or a checkpoint folder holding one) as a run: its
+    ``log_history`` as series by step (:func:`_history`), the end-of-training summary as params
+    (as the only record when no step was logged), where the checkpoint sits in ``max_steps``.
+
+    Raises:
+        InputError: larger than :data:`MAX_BYTES`, not JSON, or no ``log_history`` list.
+    """
     if path.is_dir():
         path = path / "trainer_state.json"
+    state = _read_state(path)
+    warnings: list[str] = []
+    params: dict[str, str] = {k: str(state[k]) for k in _STATE_KEYS if state.get(k) is not None}
+    cols, steps, bad, summary = _history(state["log_history"], params)
+    if bad:
+        warnings.append(
+            f"{path.name}: {bad} log_history entries (or values) were not readable and were "
+            "left out"
+        )
+    notes = []
+    if not steps and summary is not None:
+        notes.append(_summary_only(state, summary, cols, steps))
+    if not steps:
+        # Partial data, not bad input: the state is read (global_step, max_steps, whether training was told to
+        # stop) and the report says the curve is missing.
+        warnings.append(
+            f"{path.name}: log_history holds no logged step (logging_steps "
+            f"{state.get('logging_steps')} vs {state.get('global_step')} steps run, or the checkpoint "
+            "was saved before the first logging step): no metric was recorded"
+        )
+    hf_model_config_params(path.parent, params, notes, warnings)
+    n = len(steps)
+    arrays = {}
+    for k, pts in cols.items():
+        v = np.full(n, np.nan)
+        present = np.zeros(n, dtype=bool)
+        idx = np.fromiter((r for r, _ in pts), np.int64, len(pts))
+        v[idx] = np.fromiter((x for _, x in pts), np.float64, len(pts))
+        present[idx] = True
+        arrays[k] = (v, present)
+    note = _checkpoint_note(state, params)
+    if note:
+        notes.append(note)
+    if not steps:
+        from ..rundata import MetricTable, RunData, RunIdentity, RunStatus
+        from ._common import _name, run_id
+
+        empty = MetricTable(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0), names=[])
+        return RunData(
+            identity=RunIdentity(tracker="huggingface", id=run_id(path), name=_name(path)),
+            status=RunStatus.UNKNOWN,
+            params={**params, "log.step_axis": "step"},
+            metrics=empty,
+            notes=notes,
+            warnings=warnings,
+        )
+    return wide_run(
+        path,
+        arrays,
+        np.asarray(steps, dtype=np.float64),
+        tracker="huggingface",
+        axis="step",
+        params=params,
+        notes=notes,
+        warnings=warnings,
+        what="trainer_state.json",
+        split=False,
+    )
+
+
+def _read_state(path: Path) -> dict:
+    """The parsed state, checked to be a trainer_state.json (a dict with a ``log_history`` list)."""
     check_text(path, "trainer_state.json")
     if path.stat().st_size > MAX_BYTES:
         raise InputError(f"{path}: larger than {MAX_BYTES >> 20} MiB; not a trainer_state.json")
@@ -81,12 +150,15 @@ def load(path: Path):
         raise InputError(f"{path}: not a readable trainer_state.json ({str(exc)[:120]})") from None
     if not isinstance(state, dict) or not isinstance(state.get("log_history"), list):
         raise InputError(f"{path}: no log_history list (not a Hugging Face trainer_state.json)")
-    hist = state["log_history"]
-    warnings: list[str] = []
-    params: dict[str, str] = {}
-    for k in _STATE_KEYS:
-        if state.get(k) is not None:
-            params[k] = str(state[k])
+    return state
+
+
+def _history(
+    hist: list, params: dict[str, str]
+) -> tuple[dict[str, list], list[float], int, dict | None]:
+    """The ``log_history`` entries as columns of (row, value) by metric, the steps of the rows,
+    the count of unreadable entries or values, and the end-of-training summary entry (its figures
+    go into ``params`` as ``final.*``; it is not a row)."""
     cols: dict[str, list] = {}
     steps: list[float] = []
     bad = 0
@@ -115,87 +187,43 @@ def load(path: Path):
                 if not isinstance(v, (str, type(None), list, dict)):
                     bad += 1
                 continue
-            col = cols.get(k)
-            if col is None:
-                col = cols[k] = []
-            col.append((row, x))
-    if bad:
-        warnings.append(
-            f"{path.name}: {bad} log_history entries (or values) were not readable and were "
-            "left out"
-        )
-    notes = []
-    if not steps and summary is not None:
-        # logging_steps larger than the run (HF default 500 for a 69-step fine-tune): the end-of-training
-        # summary is the only record. Its figures at its step, train_loss named for what it is (the mean
-        # training loss over the run, Trainer.train's TrainOutput.training_loss), never a curve.
-        st = _num(summary.get("step")) or _num(state.get("global_step")) or 0.0
-        steps.append(st)
-        for k, v in summary.items():
-            x = _num(v)
-            if k != "step" and x is not None:
-                cols["train_loss_mean" if k == "train_loss" else k] = [(0, x)]
-        notes.append(
-            f"log_history holds only the end-of-training summary (logging_steps "
-            f"{state.get('logging_steps')} vs {state.get('global_step')} steps run): no training curve; "
-            "train_loss_mean is the mean training loss over the whole run"
-        )
-    if not steps:
-        # Partial data, not bad input: the state is read (global_step, max_steps, whether training was told to
-        # stop) and the report says the curve is missing.
-        warnings.append(
-            f"{path.name}: log_history holds no logged step (logging_steps "
-            f"{state.get('logging_steps')} vs {state.get('global_step')} steps run, or the checkpoint "
-            "was saved before the first logging step): no metric was recorded"
-        )
-    hf_model_config_params(path.parent, params, notes, warnings)
-    n = len(steps)
-    arrays = {}
-    for k, pts in cols.items():
-        v = np.full(n, np.nan)
-        present = np.zeros(n, dtype=bool)
-        idx = np.fromiter((r for r, _ in pts), np.int64, len(pts))
-        v[idx] = np.fromiter((x for _, x in pts), np.float64, len(pts))
-        present[idx] = True
-        arrays[k] = (v, present)
+            cols.setdefault(k, []).append((row, x))
+    return cols, steps, bad, summary
+
+
+def _summary_only(state: dict, summary: dict, cols: dict[str, list], steps: list[float]) -> str:
+    """With no logged step, the summary's figures as the one row (``logging_steps`` larger than
+    the run: HF's default 500 for a 69-step fine-tune), ``train_loss`` named for what it is (the
+    mean training loss over the run, ``Trainer.train``'s ``TrainOutput.training_loss``), never a
+    curve; returns the note saying so."""
+    st = _num(summary.get("step")) or _num(state.get("global_step")) or 0.0
+    steps.append(st)
+    for k, v in summary.items():
+        x = _num(v)
+        if k != "step" and x is not None:
+            cols["train_loss_mean" if k == "train_loss" else k] = [(0, x)]
+    return (
+        f"log_history holds only the end-of-training summary (logging_steps "
+        f"{state.get('logging_steps')} vs {state.get('global_step')} steps run): no training curve; "
+        "train_loss_mean is the mean training loss over the whole run"
+    )
+
+
+def _checkpoint_note(state: dict, params: dict[str, str]) -> str | None:
+    """Where a state saved before ``max_steps`` sits: training stopped by itself (an early-stopping
+    callback told it to), or a mid-run checkpoint the run may have gone on after."""
     gs, ms = state.get("global_step"), state.get("max_steps")
     told_to_stop = _told_to_stop(state, params)
-    if isinstance(gs, (int, float)) and isinstance(ms, (int, float)) and 0 < gs < ms:
-        if told_to_stop:
-            notes.append(
-                f"training stopped by itself at step {int(gs)} of max_steps {int(ms)}: {told_to_stop}"
-            )
-        else:
-            notes.append(
-                f"checkpoint snapshot at step {int(gs)} of max_steps {int(ms)}: a checkpoint is saved "
-                "mid-run, so the run may have gone on after it"
-            )
-    if not steps:
-        from ..rundata import MetricTable, RunData, RunIdentity, RunStatus
-        from ._common import _name, run_id
-
-        empty = MetricTable(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0), names=[])
-        return RunData(
-            identity=RunIdentity(tracker="huggingface", id=run_id(path), name=_name(path)),
-            status=RunStatus.UNKNOWN,
-            params={**params, "log.step_axis": "step"},
-            metrics=empty,
-            notes=notes,
-            warnings=warnings,
+    if not (isinstance(gs, (int, float)) and isinstance(ms, (int, float)) and 0 < gs < ms):
+        return None
+    if told_to_stop:
+        return (
+            f"training stopped by itself at step {int(gs)} of max_steps {int(ms)}: {told_to_stop}"
         )
-    run = wide_run(
-        path,
-        arrays,
-        np.asarray(steps, dtype=np.float64),
-        tracker="huggingface",
-        axis="step",
-        params=params,
-        notes=notes,
-        warnings=warnings,
-        what="trainer_state.json",
-        split=False,
+    return (
+        f"checkpoint snapshot at step {int(gs)} of max_steps {int(ms)}: a checkpoint is saved "
+        "mid-run, so the run may have gone on after it"
     )
-    return run
 
 
 def _told_to_stop(state: dict, params: dict[str, str]) -> str | None:
