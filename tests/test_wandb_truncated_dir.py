@@ -270,3 +270,27 @@ def test_finished_run_read_hours_later_stays_finished(finished, monkeypatch):
     run = wandb_dir.load(finished)
     assert run.status == RunStatus.FINISHED
     assert not any("silent" in w or "h ago" in w for w in run.warnings)
+
+
+def test_notebook_run_never_closed_is_unknown_not_crashed():
+    """A W&B run started from a Colab notebook (own corpus f6b2-02: ``program`` ``Untitled1%20(1).ipynb``
+    and a ``colab`` URL in wandb-metadata.json), nine ``trainer.train()`` calls in one kernel, never
+    closed with ``wandb.finish()``: the ``.wandb`` has no exit record and its last record is months old.
+    A notebook's run stays open until ``wandb.finish()`` or the kernel stops, so the missing end is not a
+    crash: status unknown with a warning naming the notebook, and a verdict other than crashed. A script's
+    run silent for hours stays failed (test above)."""
+    from mlaudit_wandb import local_format as wandb_dir
+
+    from mlaudit_core.audit import audit
+    from mlaudit_core.rundata import RunStatus
+
+    d = (
+        Path(__file__).parent
+        / "data/realworld/runs/satishparaddi--Fine-Tuning-LLaMA-for-Medical-QA/wandb"
+        / "run-20250422_232745-0bbap5k6"
+    )
+    assert wandb_dir._notebook(d).startswith("program")
+    run = wandb_dir.load(d)
+    assert run.status == RunStatus.UNKNOWN
+    assert any("notebook" in w and "no exit record" in w for w in run.warnings), run.warnings
+    assert audit(run).verdict.outcome.value != "crashed"

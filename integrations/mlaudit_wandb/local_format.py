@@ -161,6 +161,33 @@ def _silence(run) -> tuple[float | None, float]:
     return (None if latest is None else _now() - latest), limit
 
 
+def _notebook(path: Path) -> str:
+    """What in ``files/wandb-metadata.json`` says the run was started from a notebook ('' when nothing
+    does): a ``program`` / ``codePath`` ending in ``.ipynb`` (the SDK records the notebook's name),
+    ``<python with no main file>`` (the SDK's program for an interactive session whose notebook it
+    cannot name), or a ``colab`` key (the SDK adds the Colab notebook URL). A notebook's run is closed
+    by ``wandb.finish()`` or the kernel's shutdown, not at the end of a cell, so one left open has no
+    exit record (own corpus f6b2-02: a Colab session whose nine ``trainer.train()`` calls ran to the end
+    of their schedules, never closed)."""
+    from mlaudit_core.boundedio import read_regular_text
+
+    try:
+        meta = json.loads(read_regular_text(path / "files" / "wandb-metadata.json", 1 << 20))
+    except (ValueError, RecursionError, OSError):
+        return ""
+    if not isinstance(meta, dict):
+        return ""
+    for key in ("program", "codePath", "codePathLocal"):
+        v = meta.get(key)
+        if isinstance(v, str) and (
+            v.strip().lower().endswith(".ipynb") or v.strip() == "<python with no main file>"
+        ):
+            return f"{key} {v.strip()[:80]!r}"
+    if meta.get("colab"):
+        return "a Colab notebook URL"
+    return ""
+
+
 def _span(s: float) -> str:
     return f"{s / 3600:.1f} h" if s >= 5400 else f"{s / 60:.0f} min"
 
@@ -251,6 +278,17 @@ def _check_summary(run, path: Path) -> None:
         age, limit = _silence(run)
         if age is None or age <= limit:
             return  # no end mark and written to lately: still running (or killed just now)
+        nb = _notebook(path)
+        if nb:
+            run.status = RunStatus.UNKNOWN
+            run.warnings[:] = [w for w in run.warnings if "no exit record" not in w]
+            run.warnings.append(
+                f"{wname} has no exit record and its last record was written {_span(age)} ago, but the run "
+                f"was started from a notebook ({nb}): a notebook's run stays open until wandb.finish() or "
+                "the kernel stops, so a missing end is not evidence of a crash; status unknown, judged on "
+                "its records"
+            )
+            return
         run.status = (
             RunStatus.FAILED
         )  # what W&B's server calls 'crashed' (mapping.py: crashed -> failed)
