@@ -284,3 +284,75 @@ def test_li002_one_start_up_value_on_another_counter_is_not_a_reset():
     li2 = [f for f in rep.findings if f.code == "LI002"]
     assert li2 and li2[0].severity.value == "warning" and li2[0].facts.get("startup") is True
     assert rep.verdict.outcome.value != "unstable", rep.verdict.summary
+
+
+# --- a small relative drop with no reference level is a plateau, not an underfit ----------------------
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [
+        # LoRA fine-tune of a pretrained LM, 3/3 epochs: loss 1.42 -> 1.36, eval loss tracking it
+        "ananyakaligal--Gemma2B-Finetuning/results/checkpoint-68559/trainer_state.json",
+        # 'Epoch k/200 | Loss' of a binary segmentation model: 0.69 -> 0.50, no held-out series
+        "Aman2125--Rooftop-Image-segmentation/training.log",
+    ],
+)
+def test_ge002_a_small_relative_drop_without_a_reference_level_is_a_plateau(rel):
+    rep = audit(_run(rel))
+    (g,) = [f for f in rep.findings if f.code == "GE002"]
+    assert g.facts["relative_drop_only"] is True
+    assert not g.facts["at_chance"] and not g.facts["score_floor"] and not g.facts["never_fell"]
+    v = rep.verdict
+    assert (v.outcome.value, v.cause.value) == ("plateaued", "model_convergence"), v.summary
+
+
+@pytest.mark.parametrize(
+    "rel, reference",
+    [
+        # AlexNet at lr 3e-3: training loss at ln 10 with validation accuracy 10%
+        (
+            "nicetea17--CIFAR10-Classifier-AlexNet-and-Resnet18/wandb/run-20251020_211912-o6b5bny5",
+            "at_chance",
+        ),
+        # TF2 MSE regressor whose training loss never went below its first value
+        ("LenaSchoetker--IANNwTF/4_homework_group_22/logs/config_name/subtract", "never_fell"),
+    ],
+)
+def test_ge002_a_small_drop_with_a_reference_level_stays_underfit(rel, reference):
+    rep = audit(_run(rel))
+    (g,) = [f for f in rep.findings if f.code == "GE002"]
+    assert g.facts[reference] and g.facts["relative_drop_only"] is False
+    assert rep.verdict.outcome.value == "underfit", rep.verdict.summary
+
+
+# --- held-out numbers still improving at the end: a flat training loss is no plateau -------------------
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [
+        # DeiT JSON log: smoothed train loss flat at ~4.75, test top-1 at its best at the last of 15 epochs
+        "JER-ry--CF-ViT/output/log.txt",
+        # QLoRA console: eval loss 1.382 -> 1.345, at its best at the last evaluation
+        "Ariz-Mohammadi--finetuned-qwen3-medical-qlora/training.log",
+        # a second Lightning run starting (0.33) where the first ended: val loss 0.316 -> 0.306, best at the end
+        "Baucki1--NNjetTagger/lightning_logs/version_2",
+    ],
+)
+def test_policy_heldout_still_improving_at_the_end_is_not_a_plateau(rel):
+    from mlaudit_core.verdict.policy import heldout_still_improving
+
+    run = _run(rel)
+    assert heldout_still_improving(run) is not None
+    v = audit(run).verdict
+    assert v.outcome.value not in ("plateaued", "underfit"), v.summary
+
+
+def test_policy_heldout_best_mid_run_keeps_the_plateau():
+    """Lightning FT-Transformer: valid_loss best at evaluation 4 of 7, accuracy flat: a plateau."""
+    from mlaudit_core.verdict.policy import heldout_still_improving
+
+    run = _run("RaduTuodr--NN-Classification---Forest-Cover-Type/lightning_logs/version_0")
+    assert heldout_still_improving(run) is None
+    assert audit(run).verdict.outcome.value == "plateaued"

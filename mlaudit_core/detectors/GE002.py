@@ -323,6 +323,12 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
     or held-out accuracy/score that never exceeded ``task_floor`` 10% and never rose over >= ``min_evaluations``
     5 points is underfit whatever the loss did (the policy leaves a run that stopped early to its stop rule).
     Never beat the majority baseline (:func:`majority_baseline`, fact ``majority_baseline``): underfit too.
+    A reference level: fact ``relative_drop_only`` is true when the small relative drop is the only evidence
+    (no chance level reached, no held-out score at its floor, a loss that did fall below its start, no
+    memorising signature). "Underfit" says the level reached is poor, which needs a level to compare with;
+    without one the verdict policy reads the flat curve as a plateau (own corpus: f5b1-18 LoRA 1.42 -> 1.36,
+    f5b5-04 0.69 -> 0.50, f6b2-19 a second run starting at 0.33 where its first ended; every true underfit
+    of realworld/own/libraries has a reference or accepts plateaued).
     A held-out task metric frozen at one value (:func:`frozen_task_metric`: IoU, dice, F1 repeating to 1e-6 at
     >= ``stuck_share`` of >= ``stuck_min_evaluations`` evaluations) is the stuck-accuracy finding for scores.
     """
@@ -611,4 +617,8 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
             labels_suspect=memo is not None,
             chance_inferred=bool(ch and ch.source == INFERRED),
             score_floor=floor is not None,
+            never_fell=never_fell,
+            relative_drop_only=not (
+                at_chance or floor is not None or never_fell or memo is not None
+            ),
         )

@@ -1036,6 +1036,22 @@ def _underfit(c: Ctx) -> Decision | None:
             f"The model learned nothing that generalises: {f.message}.",
             f,
         )
+    if f.facts.get("relative_drop_only") and heldout_still_improving(c.run) is not None:
+        return None  # a small drop while held-out numbers still improve at the end: learning, not a stall
+    if f.facts.get("relative_drop_only"):
+        # a small relative drop with nothing to compare its level with (no chance level reached, no
+        # held-out score at its floor, the loss did go below its start): the curve is flat, and whether
+        # the level is poor (underfit) or the tail of earlier learning (a fine-tune, a first log after
+        # learning, a run resumed where another ended) is not in the data
+        return Decision(
+            Outcome.PLATEAUED,
+            Cause.MODEL_CONVERGENCE,
+            f"The training loss barely moved: {f.message}. Nothing in the run gives that level a reference "
+            "(no chance level reached, no held-out score at its floor), so the run plateaued; it is underfit "
+            "only if the level is poor for this task (compare with the loss of an untrained model or a "
+            "baseline).",
+            f,
+        )
     return Decision(
         Outcome.UNDERFIT,
         Cause.MODEL_CONVERGENCE,
@@ -1044,8 +1060,45 @@ def _underfit(c: Ctx) -> Decision | None:
     )
 
 
+def heldout_still_improving(run: RunData) -> tuple[str, float, float] | None:
+    """``(key, first, best)`` of a held-out loss or task metric (evaluation split; a loss, accuracy, score
+    or error rate whose direction its name states) with >= 4 finite evaluations whose best value is at
+    one of its last ``max(2, n // 20)`` evaluations and better than its first by more than twice its
+    noise (median absolute step of its second half); else ``None``. A model whose held-out numbers
+    still improve at the end has not stalled, whatever its training loss does: a training loss flat at
+    its floor (label smoothing, augmentation, a fine-tune's tail) or barely moving from a first log
+    that follows learning is no plateau (own corpus f5b4-09: DeiT test top-1 at its best at the last
+    of 15 epochs under a flat smoothed loss; f6b3-10: a QLoRA eval loss still creeping down at the end).
+    Not applied to GE007, whose monitored held-out metric is itself the plateau evidence."""
+    from ..roles import parse_name
+
+    for k in run.metrics.keys:
+        pn = parse_name(k)
+        if (
+            pn.split != "eval"
+            or pn.higher_is_better is None
+            or pn.family not in ("acc", "score", "error", "loss")
+            or any(t in ("scale", "lossscale") for t in pn.tokens)
+        ):
+            continue
+        m = run.series(k).by_step().finite()
+        if len(m) < 4:
+            continue
+        vals = m.values if pn.higher_is_better else -m.values
+        ib = int(np.argmax(vals))
+        half = vals[len(vals) // 2 :]
+        noise = float(np.median(np.abs(np.diff(half)))) if half.size > 2 else 0.0
+        if ib >= len(vals) - max(2, len(vals) // 20) and float(vals[ib] - vals[0]) > 2 * noise:
+            return k, float(m.values[0]), float(m.values[ib])
+    return None
+
+
 def _plateau(c: Ctx) -> Decision | None:
     f = c.get("OP003", Severity.WARNING)
+    if f and heldout_still_improving(c.run) is not None:
+        return (
+            None  # held-out numbers still improving at the end: the training loss is at its floor
+        )
     if f:
         return Decision(
             Outcome.PLATEAUED, Cause.MODEL_CONVERGENCE, f"The run plateaued: {f.message}.", f
@@ -2494,7 +2547,10 @@ POLICY: tuple[Rule, ...] = (
         130,
         "GE002 at error; plateaued when the training loss fell >= 5% then repeated one "
         "value exactly at >= 10 consecutive points (>= 10% of the run: a collapse); correctness_bug when "
-        "the grad norm is exactly 0 at >= 90% of >= 3 logged points (no gradient reaches the weights)",
+        "the grad norm is exactly 0 at >= 90% of >= 3 logged points (no gradient reaches the weights); "
+        "plateaued when a small relative drop is the only evidence (no chance level, score floor or "
+        "never-below-start: no reference level says the level is poor) and no held-out number still "
+        "improves at the end",
         (Outcome.UNDERFIT, Outcome.PLATEAUED),
         (Cause.MODEL_CONVERGENCE, Cause.CORRECTNESS_BUG),
         _underfit,
@@ -2522,6 +2578,11 @@ POLICY: tuple[Rule, ...] = (
                 (("GE002", _E, {}),),
                 ("underfit", "model_convergence"),
                 series={"loss": (2.3026,) * 50},
+            ),
+            Case(
+                "a small relative drop with no reference level (own f5b1-18: LoRA 1.42 -> 1.36)",
+                (("GE002", _E, {"relative_drop_only": True}),),
+                ("plateaued", "model_convergence"),
             ),
             Case("warning only", (("GE002", _W, {}),), None),
         ),
@@ -2560,7 +2621,8 @@ POLICY: tuple[Rule, ...] = (
         "V14",
         "plateau",
         140,
-        "OP003 at warning",
+        "OP003 at warning, unless a held-out loss or task metric is at its best at its last evaluations "
+        "(still improving: the training loss is at its floor)",
         (Outcome.PLATEAUED,),
         (Cause.MODEL_CONVERGENCE,),
         _plateau,
