@@ -279,25 +279,13 @@ class _Builder:
         self.last_eta: tuple[Any, Any, Any] | None = None
 
     def add(self, r: dict) -> None:
+        """One record: its step (:meth:`_add_step`), the dialect's run-level keys (LLaMA-Factory's
+        total_steps, detectron2's ETA), and every numeric value as a column point (mmdetection's
+        validation records under ``val/``; DETR's COCO AP and AP50 from its list)."""
         kind = self.kind
         i = self.n
-        if kind == "mmdetection" and self.step_key is None:
-            if "env_info" in r:
-                if "seed" in r:
-                    self.params["seed"] = str(r["seed"])
-                return
-            ep, it = _num(r.get("epoch")), _num(r.get("iter"))
-            self.mm[0].append(ep if ep is not None else np.nan)
-            self.mm[1].append(it if it is not None else np.nan)
-            self.mm[2].append(r.get("mode") == "train")
-            self.steps.append(np.nan)
-        elif self.step_key is not None:
-            s = r.get(self.step_key)
-            self.steps.append(
-                float(s) if isinstance(s, (int, float)) and not isinstance(s, bool) else np.nan
-            )
-        else:
-            self.steps.append(float(i))
+        if not self._add_step(r):
+            return
         self.n += 1
         if kind == "llamafactory" and "max_steps" not in self.params and "total_steps" in r:
             self.params["max_steps"] = str(r["total_steps"])
@@ -319,11 +307,38 @@ class _Builder:
                 c[0].append(i)
                 c[1].append(v)
             elif t is list and kind == "detr" and k.endswith("coco_eval_bbox") and len(v) >= 2:
-                for j, sub in ((0, "AP"), (1, "AP50")):
-                    if _num(v[j]) is not None:
-                        c = cols.setdefault(f"{k}/{sub}", (array("q"), array("d")))
-                        c[0].append(i)
-                        c[1].append(float(v[j]))
+                self._add_coco_ap(i, k, v)
+
+    def _add_step(self, r: dict) -> bool:
+        """The record's step: mmdetection's (epoch, iter, mode) kept to place it later (its
+        ``env_info`` record gives the seed and is no row: False), the step key's value, else the
+        line number."""
+        if self.kind == "mmdetection" and self.step_key is None:
+            if "env_info" in r:
+                if "seed" in r:
+                    self.params["seed"] = str(r["seed"])
+                return False
+            ep, it = _num(r.get("epoch")), _num(r.get("iter"))
+            self.mm[0].append(ep if ep is not None else np.nan)
+            self.mm[1].append(it if it is not None else np.nan)
+            self.mm[2].append(r.get("mode") == "train")
+            self.steps.append(np.nan)
+        elif self.step_key is not None:
+            s = r.get(self.step_key)
+            self.steps.append(
+                float(s) if isinstance(s, (int, float)) and not isinstance(s, bool) else np.nan
+            )
+        else:
+            self.steps.append(float(self.n))
+        return True
+
+    def _add_coco_ap(self, i: int, k: str, v: list) -> None:
+        """DETR's ``test_coco_eval_bbox`` list: its first two entries, AP and AP50, as columns."""
+        for j, sub in ((0, "AP"), (1, "AP50")):
+            if _num(v[j]) is not None:
+                c = self.cols.setdefault(f"{k}/{sub}", (array("q"), array("d")))
+                c[0].append(i)
+                c[1].append(float(v[j]))
 
     def finish(self, path: Path, warnings: list[str]):
         n = self.n

@@ -158,35 +158,26 @@ def _read_metric(f: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     )
 
 
-def load(path: Path) -> RunData:
+def _run_folder(path: Path) -> Path:
+    """The run folder: ``path`` itself, or the one run of a store (several: an error naming one)."""
     if not path.is_dir():
         raise InputError(f"{path}: not an MLflow run folder")
-    if not is_run_dir(path):
-        runs = list_runs(path)
-        if len(runs) == 1:
-            path = runs[0]
-        elif runs:
-            raise InputError(
-                f"{path}: an MLflow store with {len(runs)} runs; give one run folder "
-                f"(e.g. {runs[0]}) or run `mlaudit {path}` to audit each"
-            )
-        else:
-            raise InputError(f"{path}: no MLflow run folder here (meta.yaml with run_uuid)")
-    warnings: list[str] = []
-    meta = read_yaml(path / "meta.yaml", warnings)
-    run_id = str(meta.get("run_id") or meta.get("run_uuid") or path.name)
-    if meta.get("lifecycle_stage") == "deleted":
+    if is_run_dir(path):
+        return path
+    runs = list_runs(path)
+    if len(runs) == 1:
+        return runs[0]
+    if runs:
         raise InputError(
-            f"{path}: MLflow run {run_id} is deleted (lifecycle_stage: deleted); restore it "
-            "in MLflow to audit it"
+            f"{path}: an MLflow store with {len(runs)} runs; give one run folder "
+            f"(e.g. {runs[0]}) or run `mlaudit {path}` to audit each"
         )
-    exp_meta = (
-        read_yaml(path.parent / "meta.yaml", warnings)
-        if (path.parent / "meta.yaml").is_file()
-        else {}
-    )
-    if exp_meta.get("lifecycle_stage") == "deleted":
-        raise InputError(f"{path}: the MLflow experiment of run {run_id} is deleted")
+    raise InputError(f"{path}: no MLflow run folder here (meta.yaml with run_uuid)")
+
+
+def _metric_table(path: Path, warnings: list[str]) -> MetricTable:
+    """Every metric file under ``metrics/`` (nested names kept as paths), unreadable lines
+    counted in one warning; an empty table, with a warning, when the run logged no metric."""
     names, codes, steps, values, walls = [], [], [], [], []
     bad_total = 0
     mdir = path / "metrics"
@@ -205,19 +196,43 @@ def load(path: Path) -> RunData:
         warnings.append(
             f"{mdir}: {bad_total} metric line(s) were not 'timestamp value step' and were left out"
         )
-    table = (
-        MetricTable(
-            np.concatenate(codes),
-            np.concatenate(steps),
-            np.concatenate(values),
-            np.concatenate(walls),
-            names=names,
-        )
-        if names
-        else MetricTable.empty()
-    )
     if not names:
         warnings.append(f"{path}: the run logged no metric")
+        return MetricTable.empty()
+    return MetricTable(
+        np.concatenate(codes),
+        np.concatenate(steps),
+        np.concatenate(values),
+        np.concatenate(walls),
+        names=names,
+    )
+
+
+def load(path: Path) -> RunData:
+    """One run of an MLflow file store, read directly (read-only): the run folder (or a store
+    holding exactly one, :func:`_run_folder`), its meta.yaml, metrics (:func:`_metric_table`),
+    params, tags, status and artifact list.
+
+    Raises:
+        InputError: not a run folder (or a store of several runs), a deleted run or experiment.
+    """
+    path = _run_folder(path)
+    warnings: list[str] = []
+    meta = read_yaml(path / "meta.yaml", warnings)
+    run_id = str(meta.get("run_id") or meta.get("run_uuid") or path.name)
+    if meta.get("lifecycle_stage") == "deleted":
+        raise InputError(
+            f"{path}: MLflow run {run_id} is deleted (lifecycle_stage: deleted); restore it "
+            "in MLflow to audit it"
+        )
+    exp_meta = (
+        read_yaml(path.parent / "meta.yaml", warnings)
+        if (path.parent / "meta.yaml").is_file()
+        else {}
+    )
+    if exp_meta.get("lifecycle_stage") == "deleted":
+        raise InputError(f"{path}: the MLflow experiment of run {run_id} is deleted")
+    table = _metric_table(path, warnings)
     params = _read_values(path / "params", warnings)
     tags = _read_values(path / "tags", warnings)
     status_raw: Any = meta.get("status")
