@@ -121,6 +121,13 @@ mutation UpsertBucket($id: String!, $notes: String, $tags: [String!], $summaryMe
     }
 }
 """
+_UPDATE_TAGS_SUMMARY = """
+mutation UpsertBucket($id: String!, $tags: [String!], $summaryMetrics: JSONString) {
+    upsertBucket(input: {id: $id, tags: $tags, summaryMetrics: $summaryMetrics}) {
+        bucket { id }
+    }
+}
+"""
 _UPDATE_NOTES = """
 mutation UpsertBucket($id: String!, $notes: String) {
     upsertBucket(input: {id: $id, notes: $notes}) {
@@ -402,9 +409,10 @@ def _write_all(wrun, now: dict, report: AuditReport, summary: dict, *, notes: st
     if notes is None and tags == now["tags"] and merged_summary == now["summary"]:
         return
     fields: dict = {"tags": tags, "summaryMetrics": json.dumps(merged_summary)}
+    mutation = _UPDATE_TAGS_SUMMARY  # a mutation names only the fields it sends
     if notes is not None:
-        fields["notes"] = notes
-    if wandb_graphql(wrun, _UPDATE_ALL, {"id": wrun.storage_id, **fields}) is None:
+        fields["notes"], mutation = notes, _UPDATE_ALL
+    if wandb_graphql(wrun, mutation, {"id": wrun.storage_id, **fields}) is None:
         # an SDK without the run's API client: the public, broader calls
         _write(
             wrun, _UPDATE_NOTES_TAGS, **{k: v for k, v in fields.items() if k != "summaryMetrics"}
