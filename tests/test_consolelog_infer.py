@@ -625,3 +625,25 @@ def test_a_best_so_far_line_still_at_its_initial_infinity_is_not_a_record():
     ]
     res = parse_lines(lines)
     assert _values(res, "val/loss")[1] == [0.41]
+
+
+def test_hf_dicts_without_their_entry_take_their_step_from_the_epoch_and_the_plan():
+    """A real HF Trainer console (tests/data/cases/healthy-fp16-finetune, transformers 3.x, fp16)
+    with the hf and tqdm entries off: with the plan known (``num_train_epochs=1`` printed at
+    start-up, the bar's total 1,352), a dict printed without its bar (``{'loss': 1.057, ...,
+    'epoch': 0.0518}``) is at step round(0.0518 x 1352) = 70, not the next record number."""
+    log = Path(__file__).parent / "data" / "cases" / "healthy-fp16-finetune" / "train.log"
+    run = load_logs([log], disabled_formats=frozenset({"hf", "tqdm"}))
+    steps = run.metrics.series("train/loss").steps.tolist()
+    assert steps[:6] == [20, 30, 40, 60, 70, 80]
+
+
+def test_a_table_whose_header_names_hold_spaces_and_whose_cells_hold_units_is_read():
+    """scikit-learn 1.9 GradientBoostingClassifier(verbose=1), a real capture
+    (benchmarks/log_structure_key/logs/sklearn-gb-verbose.log): ``Iter  Train Loss  OOB Improve
+    Remaining Time`` then rows ending in ``3.36s``; the Iter column is the step."""
+    log = Path(__file__).parent.parent / "benchmarks" / "log_structure_key" / "logs"
+    run = load_logs([log / "sklearn-gb-verbose.log"])
+    steps, values = _values(run, "train/loss")
+    assert steps[:3] == [1, 2, 3] and steps[-1] == 60
+    assert values[:3] == [1.1589, 1.0063, 0.9032]

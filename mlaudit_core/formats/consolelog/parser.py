@@ -227,7 +227,9 @@ _EXC_LINE = re.compile(r"\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception):\s+(?
 _WIDE_GAP = re.compile(r"\s{2,}")
 _POSITION = re.compile(r"(?<![\w./-])\d+\s*/\s*\d+(?![\w./])")
 #: A column name of a table header: a name, not a number or a sentence.
-_HEADER_CELL = re.compile(r"^[A-Za-z_][\w./@%()-]{0,40}$")
+_HEADER_CELL = re.compile(r"^(?=.{1,41}$)[A-Za-z_][\w./@%()-]*(?: [A-Za-z_(][\w./@%()-]*){0,3}$")
+#: A table cell holding a number with a glued unit (scikit-learn's ``Remaining Time`` column: ``3.36s``).
+_UNIT_CELL = re.compile(rf"^(?P<v>{_N})(?:s|ms|%)$")
 #: A rich progress bar (Lightning's RichProgressBar, ``rich.progress``): description, bar glyphs,
 #: ``n/total``, elapsed and remaining times around a bullet, rate, then the metric column.
 _RICH_BAR = re.compile(
@@ -952,7 +954,9 @@ class LogParser:
         cells = [c.strip() for c in (seg.split(sep) if sep else _WIDE_GAP.split(seg.strip()))]
         table = self._table
         if table is not None and sep == table[1] and len(cells) == len(table[0]):
-            vals = [_num(c) for c in cells]
+            vals = [
+                _num(c) if (um := _UNIT_CELL.match(c)) is None else _num(um["v"]) for c in cells
+            ]
             if all(v is not None for v in vals):
                 self._table_record(table[0], vals)  # type: ignore[arg-type]
                 return True
@@ -1049,6 +1053,15 @@ class LogParser:
             step = line_step
         if step is None:
             e = epoch if epoch is not None else header
+            if (
+                epoch is not None
+                and not self.spe
+                and self.facts.get("total_steps")
+                and self.facts.get("epochs")
+            ):
+                # a fractional epoch with the plan known (planned steps / planned epochs), as
+                # _resolve_step does for the catalogue's records
+                self.spe = self.facts["total_steps"] / self.facts["epochs"]
             if epoch is not None and not float(epoch).is_integer():
                 self._frac_epochs = True  # the log counts fractional epochs: not an epoch axis
             whole = e is not None and float(e).is_integer() and not self._frac_epochs
