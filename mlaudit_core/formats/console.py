@@ -124,6 +124,43 @@ def _unterminated_warning(path: Path, cut: str) -> str:
     )
 
 
+def _last_launch_series(run, keys: list[str], cut_wall: float) -> list:
+    """Each key's points of the last launch: those at or after the last restart's wall time when
+    every point has one, else those after the key's own last restart."""
+    from ._common import split_restarts
+
+    kept = []
+    for k in keys:
+        ks = run.metrics.series(k)
+        if np.isfinite(cut_wall) and np.isfinite(ks.wall_times).all():
+            m = ks.wall_times >= cut_wall
+        else:
+            r = split_restarts(ks.steps.astype(np.float64))
+            m = np.zeros(len(ks), dtype=bool)
+            m[(r[-1] if r else 0) :] = True
+        if m.any():
+            kept.append(type(ks)(k, ks.steps[m], ks.values[m], ks.wall_times[m]))
+    return kept
+
+
+def _config_values_to_params(run, kept: list, main: str) -> list:
+    """Values each launch prints with its configuration (``epochs: 400``, ``seed: 31``) are not
+    metrics: a key of the kept launch with one value throughout and at most 1/20 of the main
+    series' points (each launch prints it once, resumed launches again) becomes a ``log.*``
+    param; returns the other series."""
+    n_main = max((len(ks) for ks in kept if ks.key == main), default=0)
+    config = []
+    for ks in kept:
+        if ks.key == main:
+            continue
+        fin = ks.values[np.isfinite(ks.values)]
+        if len(ks) * 20 <= n_main and np.unique(fin).size <= 1:
+            config.append(ks.key)
+            if fin.size:
+                run.params.setdefault(f"log.{ks.key.split('/', 1)[-1]}", f"{fin[-1]:g}")
+    return [ks for ks in kept if ks.key not in config]
+
+
 def split_launches(run, name: str) -> None:
     """Keep only the last launch when the main series' counter starts over (in place).
 
@@ -148,31 +185,7 @@ def split_launches(run, name: str) -> None:
     # baselines (compared through the noise band, docs/baselines.md "Reruns in one record")
     reruns = split_reruns(run)
     cut_wall = s.wall_times[restarts[-1]]
-    kept = []
-    for k in keys:
-        ks = run.metrics.series(k)
-        if np.isfinite(cut_wall) and np.isfinite(ks.wall_times).all():
-            m = ks.wall_times >= cut_wall
-        else:
-            r = split_restarts(ks.steps.astype(np.float64))
-            m = np.zeros(len(ks), dtype=bool)
-            m[(r[-1] if r else 0) :] = True
-        if m.any():
-            kept.append(type(ks)(k, ks.steps[m], ks.values[m], ks.wall_times[m]))
-    # values each launch prints with its configuration (``epochs: 400``, ``seed: 31``) are not
-    # metrics: a key of the kept launch with one value throughout and far fewer points than the
-    # main series (each launch prints it once, resumed launches again) becomes a param
-    n_main = max((len(ks) for ks in kept if ks.key == main), default=0)
-    config = []
-    for ks in kept:
-        if ks.key == main:
-            continue
-        fin = ks.values[np.isfinite(ks.values)]
-        if len(ks) * 20 <= n_main and np.unique(fin).size <= 1:
-            config.append(ks.key)
-            if fin.size:
-                run.params.setdefault(f"log.{ks.key.split('/', 1)[-1]}", f"{fin[-1]:g}")
-    kept = [ks for ks in kept if ks.key not in config]
+    kept = _config_values_to_params(run, _last_launch_series(run, keys, cut_wall), main)
     bounds = [0, *restarts, len(s)]
     segs = [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]
     desc = "; ".join(
