@@ -33,9 +33,11 @@ class SummaryTimeSwings(Detector, code="SY008", name="summary-time-swings", fami
     last with a rise at every point (read from the first point on when it rises from there: start-up
     makes the first point slower, never faster, so a series rising from it has nothing to skip; the
     3-point Megatron paste of report b2-14). Each value being an average of many steps, a 2x swing is a
-    sustained change, not jitter. The largest and smallest value also differ by at least
-    ``min_lost_seconds`` 0.5 s (SY004's figure: a millisecond step that doubles on a loaded machine is
-    scheduling jitter, not a slowdown to act on). Step times are read in seconds.
+    sustained change, not jitter. The time the points above the smallest cost adds up to at least
+    ``min_lost_seconds`` 0.5 s (SY004's figure, also a total: a millisecond step that doubles on a loaded
+    machine is scheduling jitter, not a slowdown to act on); a point of a series logged every k steps
+    stands for k steps (nanoGPT's ``time 300ms -> 650ms`` every 10 iterations costs 3.5 s per point),
+    an epoch time for its epoch. Step times are read in seconds.
     """
 
     class Params(DetectorParams):
@@ -51,11 +53,8 @@ class SummaryTimeSwings(Detector, code="SY008", name="summary-time-swings", fami
         s = run.series(key).by_step().finite()
         if len(s) >= p.max_points:
             raise Skip(f"{key} has {len(s)} points: the per-step detectors (SY001, SY004) judge it")
-        if (
-            run.params.get("log.step_axis") != "epoch"
-            and len(s) > 1
-            and int(np.min(np.diff(s.steps))) < 2
-        ):
+        by_epoch = run.params.get("log.step_axis") == "epoch" or self._one_epoch_each(run, s.steps)
+        if not by_epoch and len(s) > 1 and int(np.min(np.diff(s.steps))) < 2:
             raise Skip(f"{key} is logged at consecutive steps: per-step times, not averages")
         v, steps = s.values[1:], s.steps[1:]
         full = s.values
@@ -74,7 +73,13 @@ class SummaryTimeSwings(Detector, code="SY008", name="summary-time-swings", fami
         grew = bool(np.all(np.diff(v) > 0)) and float(v[-1]) >= p.factor * float(v[0])
         if hi < p.factor * lo and not grew:
             return
-        if hi - lo < p.min_lost_seconds:
+        # the time the slow points cost: a point of a step-time series logged every k steps stands for
+        # k steps; an epoch time is already the whole epoch's
+        per_point = 1.0
+        if not by_epoch and len(steps) > 1:
+            per_point = float(max(1, int(np.median(np.diff(steps)))))
+        lost = float(np.sum(v - lo)) * per_point
+        if lost < p.min_lost_seconds:
             return  # a doubled millisecond step time (Keras ms/step, a toy loop) costs nothing to act on
         i_lo, i_hi = int(np.argmin(v)), int(np.argmax(v))
         what = (
@@ -104,3 +109,17 @@ class SummaryTimeSwings(Detector, code="SY008", name="summary-time-swings", fami
             grew=grew,
             key=key,
         )
+
+    @staticmethod
+    def _one_epoch_each(run, steps) -> bool:
+        """Whether the epoch logged with each point advances by a whole epoch or more from point to
+        point (``epoch 3 loss 1.7 time 260.3s`` records counted as steps): the points are epoch times."""
+        ek = run.key_for(Role.EPOCH)
+        if ek is None or len(steps) < 2:
+            return False
+        e = run.series(ek).by_step().finite()
+        at = dict(zip(e.steps.tolist(), e.values.tolist()))
+        ev = [at.get(int(x)) for x in steps]
+        if any(x is None for x in ev):
+            return False
+        return bool(np.all(np.diff(np.asarray(ev, dtype=float)) >= 1))
