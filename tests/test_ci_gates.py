@@ -266,3 +266,37 @@ def test_schema_without_jsonschema_is_one_clear_error(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_jsonschema)
     with pytest.raises(InputError, match=r"pip install 'mlaudit\[ci\]'"):
         fill_schema(None, {"type": "object"})
+
+
+def test_source_segment_matches_ast_on_every_node():
+    """gates._source_segment (one line split per file; ``ast.get_source_segment`` splits the
+    whole file on every call, quadratic over a test of thousands of asserts) gives the same
+    text for every node: CRLF, lone CR, a form feed, non-ASCII, multi-line calls."""
+    import ast
+
+    from mlaudit_core.ci.gates import _source_segment
+
+    src = (
+        "def test_acc():\r\n    acc = 0.9  # précision\r\n"
+        "    assert acc == pytest.approx(\n        0.95, rel=1e-3)\r"
+        "\x0c    x = {'é': [1, 2,\n  3]}\n"
+        "    assert abs(acc - 1) < 0.1 and 'ü' != \"\u2028\""
+    )
+    tree = ast.parse(src)
+    nodes = [n for n in ast.walk(tree) if hasattr(n, "lineno")]
+    assert len(nodes) > 20
+    for n in nodes:
+        assert _source_segment(src, n) == ast.get_source_segment(src, n), ast.dump(n)
+    assert _source_segment(src, tree) is None
+
+
+def test_scan_python_on_a_test_of_thousands_of_asserts():
+    """scan_python reads each gate's source text from one line split: a test of 3,000
+    asserts (generated tests have them) gives its 3,000 gates (it took minutes when each
+    gate re-split the file; ``benchmarks/baseline_and_ci.py`` times it)."""
+    from mlaudit_core.ci.gates import scan_python
+
+    body = "".join(f"    assert acc_{i} >= 0.{i % 9 + 1}\n" for i in range(3000))
+    gates = scan_python("def test_many():\n" + body, "tests/test_many.py")[0]
+    assert len([g for g in gates if g.kind == "threshold"]) == 3000
+    assert gates[-1].expr == "acc_2999 >= 0.3" and gates[-1].line == 3001

@@ -30,6 +30,7 @@ CI YAML ``timeout-minutes:`` / ``timeout:``     timeout     converted to seconds
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -131,8 +132,39 @@ def is_golden_file(path: Path) -> bool:
     return path.suffix.lower() in _DATA_EXT and bool(_GOLDEN_NAME.search(path.name))
 
 
+_LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+\Z")
+
+
+@functools.lru_cache(maxsize=4)
+def _source_lines(text: str) -> tuple[str, ...]:
+    """``text`` split into lines as :mod:`ast` numbers them (``\\n``, ``\\r\\n``, ``\\r``; ends
+    kept), once per file: ``ast.get_source_segment`` splits the whole source on every call,
+    which made a test of 2,000 asserts take 100 s (quadratic) in ``mlaudit ci``."""
+    return tuple(_LINE.findall(text))
+
+
+def _source_segment(text: str, node: ast.AST) -> str | None:
+    """``ast.get_source_segment(text, node)`` over :func:`_source_lines` (columns are UTF-8
+    byte offsets, as in :mod:`ast`); None when the node has no position or lies outside."""
+    try:
+        first, last = node.lineno - 1, node.end_lineno - 1  # type: ignore[attr-defined]
+        col, end_col = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
+    except AttributeError:
+        return None
+    if last is None or end_col is None:
+        return None
+    lines = _source_lines(text)
+    if not 0 <= first <= last < len(lines):
+        return None
+    if first == last:
+        return lines[first].encode()[col:end_col].decode()
+    head = lines[first].encode()[col:].decode()
+    tail = lines[last].encode()[:end_col].decode()
+    return "".join([head, *lines[first + 1 : last], tail])
+
+
 def _seg(text: str, node: ast.AST) -> str:
-    s = ast.get_source_segment(text, node) or ""
+    s = _source_segment(text, node) or ""
     s = re.sub(r"\s+", " ", s).strip()
     return s if len(s) <= 240 else s[:237] + "..."
 
