@@ -139,6 +139,60 @@ def _name(path: Path) -> str:
     return p.name
 
 
+def _last_appended_run(
+    path: Path, steps: np.ndarray, keep: np.ndarray, axis: str, notes: list[str]
+) -> int:
+    """The first row of the last run when several are appended one after another (the counter
+    restarts, :func:`split_restarts`), with a note naming the earlier ones; 0 for one run."""
+    n = int(steps.shape[0])
+    restarts = split_restarts(np.where(keep, steps, np.nan))
+    if not restarts:
+        return 0
+    bounds = [0, *restarts, n]
+    segs = [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]
+    earlier = "; ".join(
+        f"run {i + 1}: rows {a + 1}-{b}, {axis}s {_rng(steps[a:b])}"
+        for i, (a, b) in enumerate(segs[:-1])
+    )
+    start_row = segs[-1][0]
+    notes.append(
+        f"{path.name} holds {len(segs)} runs appended one after another (the {axis} "
+        f"counter restarts); audited the last (rows {start_row + 1}-{n}, {axis}s "
+        f"{_rng(steps[start_row:])}); earlier: {earlier}"
+    )
+    return start_row
+
+
+def _gather_columns(columns, rows, st_i: np.ndarray, w_rows: np.ndarray, has_walls: bool):
+    """Each metric column's logged cells as (steps, values, walls) arrays, with its name and
+    count; a column that logs every kept row needs no gather, an empty one is left out. A
+    ``(values, present)`` column keeps a logged NaN; a plain one takes NaN as an empty cell."""
+    all_rows = rows is None
+    ks, vs, ws, names, counts = [], [], [], [], []
+    for key, col in columns.items():
+        if isinstance(col, tuple):  # (values, present): a logged NaN is kept, an empty cell is not
+            v, m = (col[0], col[1]) if all_rows else (col[0][rows], col[1][rows])
+        else:
+            v = col if all_rows else col[rows]
+            m = ~np.isnan(v)
+        cnt = int(np.count_nonzero(m))
+        if not cnt:
+            continue
+        names.append(key)
+        counts.append(cnt)
+        if cnt == m.size:  # every row logs this metric: no gather needed
+            ks.append(st_i)
+            vs.append(v)
+            if has_walls:
+                ws.append(w_rows)
+        else:
+            ks.append(st_i[m])
+            vs.append(v[m])
+            if has_walls:
+                ws.append(w_rows[m])
+    return ks, vs, ws, names, counts
+
+
 def wide_run(
     path: Path,
     columns: dict[str, np.ndarray] | dict[str, tuple[np.ndarray, np.ndarray]],
@@ -175,22 +229,8 @@ def wide_run(
     if not keep.all():
         bad = int((~keep).sum())
         warnings.append(f"{path.name}: {bad} row(s) without a readable {axis} were left out")
-    start_row = 0
-    restarts = split_restarts(np.where(keep, steps, np.nan)) if split else []
-    if restarts:
-        bounds = [0, *restarts, n]
-        segs = [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]
-        earlier = "; ".join(
-            f"run {i + 1}: rows {a + 1}-{b}, {axis}s {_rng(steps[a:b])}"
-            for i, (a, b) in enumerate(segs[:-1])
-        )
-        start_row = segs[-1][0]
-        notes.append(
-            f"{path.name} holds {len(segs)} runs appended one after another (the {axis} "
-            f"counter restarts); audited the last (rows {start_row + 1}-{n}, {axis}s "
-            f"{_rng(steps[start_row:])}); earlier: {earlier}"
-        )
-        keep[:start_row] = False
+    if split:
+        keep[: _last_appended_run(path, steps, keep, axis, notes)] = False
     all_rows = bool(keep.all())
     rows = None if all_rows else np.flatnonzero(keep)
     st = steps if all_rows else steps[rows]
@@ -204,28 +244,7 @@ def wide_run(
     st_i = st.astype(np.int64)
     w_rows = walls if all_rows else walls[rows]
     has_walls = bool(np.isfinite(w_rows).any())
-    ks, vs, ws, names, counts = [], [], [], [], []
-    for key, col in columns.items():
-        if isinstance(col, tuple):  # (values, present): a logged NaN is kept, an empty cell is not
-            v, m = (col[0], col[1]) if all_rows else (col[0][rows], col[1][rows])
-        else:
-            v = col if all_rows else col[rows]
-            m = ~np.isnan(v)
-        cnt = int(np.count_nonzero(m))
-        if not cnt:
-            continue
-        names.append(key)
-        counts.append(cnt)
-        if cnt == m.size:  # every row logs this metric: no gather needed
-            ks.append(st_i)
-            vs.append(v)
-            if has_walls:
-                ws.append(w_rows)
-        else:
-            ks.append(st_i[m])
-            vs.append(v[m])
-            if has_walls:
-                ws.append(w_rows[m])
+    ks, vs, ws, names, counts = _gather_columns(columns, rows, st_i, w_rows, has_walls)
     if not names:
         raise InputError(
             f"{path}: no metric values in this {what} (header only or every cell empty)"
