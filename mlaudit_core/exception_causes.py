@@ -333,6 +333,21 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "OSError: [Errno 24] Too many open files",
     ),
     ExceptionCause(
+        "killed-by-signal",
+        "infra_runtime",
+        "a process of the run (a data-loader worker) was ended by a termination signal sent from outside the "
+        "training code (a scheduler's SIGTERM, a SIGKILL from the OOM killer or the user, a hang-up): an "
+        "interrupt or an infrastructure event, not a code bug",
+        (),
+        _rx(r"is killed by signal: (?:Terminated|Killed|Hangup|Interrupt)\b"),
+        "",
+        "torch 2.13.0 torch/csrc/DataLoader.cpp (SIGCHLD handler: 'DataLoader worker (pid {}) is killed by "
+        "signal: ' + strsignal(si_status), raised as a RuntimeError in the main process by "
+        "torch/utils/data/_utils/signal_handling.py); strsignal() texts of SIGTERM, SIGKILL, SIGHUP, SIGINT "
+        "(glibc)",
+        "RuntimeError: DataLoader worker (pid 4020404) is killed by signal: Terminated.",
+    ),
+    ExceptionCause(
         "rendezvous-socket",
         "infra_runtime",
         "the distributed rendezvous could not open or reach its socket (the master port is already taken by "

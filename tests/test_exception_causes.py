@@ -409,3 +409,32 @@ def test_torchrun_ranks_that_could_not_listen_on_the_master_port_are_the_environ
     rep = audit(_run(RUNS / "JVrabel--LLM_KD/logs/training.log"))  # f6b3-07
     assert rep.verdict.outcome is Outcome.CRASHED, rep.verdict.summary
     assert rep.verdict.cause is Cause.INFRA_RUNTIME, rep.verdict.summary
+
+
+def test_a_data_loader_worker_ended_by_sigterm_is_an_interrupt_not_a_code_bug(tmp_path):
+    """A real DataLoader whose worker receives SIGTERM (what a scheduler sends every process of a job):
+    the main process raises torch's 'DataLoader worker (pid N) is killed by signal: Terminated.'; a kill
+    signal is an interrupt or an infrastructure event, never a code bug (own corpus f7b2-03, a Lightning
+    DDP job terminated from outside)."""
+    torch = pytest.importorskip("torch")
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import os, signal, torch\n"
+        "class D(torch.utils.data.Dataset):\n"
+        "    def __len__(self): return 64\n"
+        "    def __getitem__(self, i):\n"
+        "        if i == 5: os.kill(os.getpid(), signal.SIGTERM)\n"
+        "        return torch.zeros(2)\n"
+        "for b in torch.utils.data.DataLoader(D(), batch_size=2, num_workers=1): pass\n"
+    )
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+    assert torch.__version__ and out.returncode != 0
+    line = next(ln for ln in out.stderr.splitlines() if "is killed by signal" in ln)
+    exc, _, msg = line.partition(": ")
+    got = classify(exc, msg)
+    assert got is not None and got.id == "killed-by-signal" and got.cause == "infra_runtime", line
