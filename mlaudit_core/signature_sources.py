@@ -310,6 +310,16 @@ SOURCES: tuple[MessageSource, ...] = (
         "produced",
     ),
     MessageSource(
+        "sigkill",
+        "torch",
+        _T,
+        "torch/multiprocessing/spawn.py",
+        "ProcessContext.join, line 193 (ProcessExitedException: a spawned worker died of a signal)",
+        "process {error_index:d} terminated with signal {name}",
+        "Exception: process 1 terminated with signal SIGKILL",
+        "installed",
+    ),
+    MessageSource(
         "sigint",
         "torch",
         _T,

@@ -263,7 +263,9 @@ CATALOG: list[Signature] = [
         r"Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|exitcode\s*:\s*-9\b|"
         r"^\s*(?:Killed|" + "|".join(map(re.escape, KILLED_LOCALISED)) + r")\s*$|"
         r"\b\d+\s+Killed\s+\S|task \d+: Killed|killed by signal 9\b|got signal: 9\b|"
-        r"died with <Signals\.SIGKILL: 9>|exits with return code = -9\b",
+        r"died with <Signals\.SIGKILL: 9>|exits with return code = -9\b|"
+        # torch.multiprocessing.spawn ProcessExitedException: "process {i} terminated with signal {name}"
+        r"process \d+ terminated with signal SIGKILL\b",
         "the process was killed with SIGKILL (often the host OOM killer or the scheduler); a bare line is the "
         "shell's job report, in any of its locales (KILLED_LOCALISED)",
         (
@@ -281,6 +283,16 @@ CATALOG: list[Signature] = [
         r"exceeded (?:its |the )?(?:wall ?time|time limit)|walltime exceeded|job killed: walltime",
         "the scheduler stopped the job at its wall-time limit",
         ("time limit", "wall time", "walltime"),
+    ),
+    _sig(
+        "cloud-preemption-notice",
+        "preemption",
+        # the cloud's notice that a spot / preemptible VM is being reclaimed, as a worker or an agent logs
+        # it: GCP's metadata server ("preempted", "termination is imminent"), AWS's spot interruption notice
+        r"(?i)termination is imminent|instance (?:is being |was |has been )?preempted|"
+        r"spot (?:instance )?interruption (?:notice|warning)|preemption notice received",
+        "the cloud provider is reclaiming a spot / preemptible machine (a preemption, not the job's fault)",
+        ("imminent", "preempted", "interruption", "preemption notice"),
     ),
     _sig(
         "slurm-cancelled",
@@ -496,6 +508,19 @@ CATALOG: list[Signature] = [
             "found inf",
             "result inf",
         ),
+    ),
+    _sig(
+        "loss-printed-nan",
+        "nan",
+        # a line with no figure before it that names a loss as NaN (``discrim_loss nan``, ``cls:nan, loss:
+        # nan``, ``the training cost goes up to nan``, ``loss变为nan``), or torch's printed loss tensor
+        # ``'loss_cls': tensor(nan, ...)``: what a report pastes instead of a curve. A record with figures
+        # (``iter 8: loss nan, iter time: 1957.89ms``) is the series reader's, not a message's; a running
+        # average's ``(nan)`` after a finite loss (Swin's ``loss 3.25 (3.33) grad_norm 1.03 (nan)``) neither
+        r"^[^\d\n]*?(?<![a-z])(?:[a-z_/.-]*loss(?:es)?|cost)(?![_ ]?scal)[^\d\n]{0,40}?(?<![a-z])nan"
+        r"(?![a-z])|(?<![a-z])[a-z_/.-]*loss[a-z_/.-]*['\"]?\s*[:=]\s*tensor\(nan\b",
+        "a loss printed or reported as NaN",
+        ("nan",),
     ),
     _sig(
         "shape-mismatch",

@@ -75,3 +75,10 @@ def test_multi_line_records_keep_one_step_per_record_and_thousands_separators():
     assert len(set(ce.steps.tolist())) == len(ce) and ce.steps.tolist() == ppl.steps.tolist()
     assert 1000 < float(ppl.values[0]) < 10_000
     assert run.key_for(Role.TRAIN_LOSS) == "train/crossentropyloss"
+
+
+def test_one_record_whose_step_waits_for_data_is_input_bound():
+    """b9-04: MetricLogger's one record at iteration 200, ``time: 40.1906  data: 38.0570``: 95% of the
+    step waits for data (SY002 on fewer than 3 records, past start-up, a wait of seconds)."""
+    v = _verdict("b9-04-")
+    assert (v["outcome"], v["cause"]) == ("slow", "infra_runtime"), v["summary"]

@@ -631,6 +631,19 @@ def _nan_message(c: Ctx) -> Decision | None:
             "divergence and a numerical failure cannot be told apart.",
             f,
         )
+    if f and c.ending.in_warmup and not c.precision:
+        # the logged loss stayed finite and the learning rate rose at every logged point to the end:
+        # the NaN the text reports came after the window, while the warm-up was still raising the LR
+        key = c.run.key_for(Role.TRAIN_LOSS)
+        if key and bool(np.all(np.isfinite(c.run.series(key).values))):
+            return Decision(
+                Outcome.DIVERGED,
+                Cause.MODEL_CONVERGENCE,
+                f"The loss became non-finite ({f.message}) after a window where it was finite while "
+                f"{c.ending.in_warmup}: a NaN inside the learning-rate warm-up is the learning rate's "
+                "(a peak too high for this batch size or model); lower the peak or lengthen the warm-up.",
+                f,
+            )
     return None
 
 
@@ -2029,7 +2042,8 @@ POLICY: tuple[Rule, ...] = (
         "nonfinite-message",
         70,
         "RT009 at error without a training-loss series: the learning rate first "
-        "with no reduced precision in use, else inconclusive",
+        "with no reduced precision in use, else inconclusive; with a finite loss series whose learning rate "
+        "rose at every logged point to the end (inside its warm-up), no reduced precision: the learning rate",
         (Outcome.DIVERGED,),
         (Cause.MODEL_CONVERGENCE, Cause.INCONCLUSIVE),
         _nan_message,
@@ -2047,6 +2061,15 @@ POLICY: tuple[Rule, ...] = (
                 params={"fp16": "true"},
             ),
             Case("NaN message with a loss history", (("RT009", _E, {}),), None, series=_LOSS),
+            Case(
+                "NaN message after a finite window inside the warm-up (report b7-12)",
+                (("RT009", _E, {}),),
+                ("diverged", "model_convergence"),
+                series={
+                    "loss": (1.62, 1.57, 1.62, 1.69, 1.65),
+                    "lr": (0.0066, 0.0068, 0.0070, 0.0072, 0.0074),
+                },
+            ),
         ),
     ),
     Rule(
