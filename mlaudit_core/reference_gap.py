@@ -143,3 +143,49 @@ def reproduction_gaps(lines: Iterable[str]) -> list[Gap]:
             gaps.append(Gap(r.name, r.value, o.value, r.text, o.text))
     gaps.extend(unnamed_pairs)
     return [g for g in gaps if g.reference > 0 and (g.reference <= 1) == (g.observed <= 1)]
+
+
+#: Max-min range, as a share of the mean, within which repeated runs of one configuration differ by
+#: run-to-run noise: seed standard deviations of up to 1% of the metric (Bouthillier et al. 2021), and
+#: the range of about ten draws is about 3 standard deviations.
+RERUN_BAND = 0.03
+#: Words that say the figures are repeats of one configuration (reruns, repeats, seeds).
+_RERUN = re.compile(
+    r"(?i)\b(?:re-?runs?|re-?ran|repeat(?:s|ed)?|repetitions?|same (?:seed|config\w*|command|code)|"
+    r"fixed seed|seeds?|every time|each time|run-to-run|non-?determinis\w*)\b"
+)
+#: Three or more figures in a list (``43.25, 43.20, 42.89``, ``[0.806, 0.808, ...]``).
+_LIST = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:\s*,\s*\d+(?:\.\d+)?){2,}(?![\w.])")
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Figures of repeated runs of one configuration and their max-min range relative to the mean."""
+
+    values: tuple[float, ...]
+    text: str
+
+    @property
+    def relative(self) -> float:
+        m = sum(self.values) / len(self.values)
+        return (max(self.values) - min(self.values)) / abs(m) if m else float("inf")
+
+    @property
+    def within_noise(self) -> bool:
+        return self.relative <= RERUN_BAND
+
+
+def rerun_spreads(lines: Iterable[str]) -> list[Spread]:
+    """Lists of >= 3 figures of one scale in a text that says they are repeats of one configuration
+    (:data:`_RERUN`), e.g. ``the f1 result will get 43.25, 43.20, 42.89`` after ``with fixed seed``."""
+    lines = list(lines)
+    if not any(_RERUN.search(t) for t in lines):
+        return []
+    out = []
+    for t in lines:
+        for m in _LIST.finditer(t):
+            vals = tuple(float(x) for x in re.split(r"\s*,\s*", m.group(0)))
+            if all(v <= 1 for v in vals) or all(v > 1 for v in vals):
+                if len(set(vals)) > 1 or len(vals) >= 3:
+                    out.append(Spread(vals, t.strip()[:160]))
+    return out

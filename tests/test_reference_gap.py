@@ -69,3 +69,24 @@ def test_reports_of_a_reproduction_within_noise_are_healthy(prefix):
     v = json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)["verdict"]
     assert (v["rule"], v["outcome"], v["cause"]) == ("V19d", "succeeded", "healthy")
     assert v["confidence"] < 0.5  # read from sentences: lower weight than a curve
+
+
+def test_reruns_of_one_configuration_within_the_band_are_noise():
+    from mlaudit_core.reference_gap import RERUN_BAND, rerun_spreads
+
+    lines = (_case("b8-04-") / "issue.log").read_text().splitlines()
+    (sp,) = rerun_spreads(lines)
+    assert sp.values == (43.25, 43.2, 42.89) and sp.relative <= RERUN_BAND
+    assert rerun_spreads(["the f1 result will get 43.25, 43.20, 42.89"]) == []  # no rerun cue
+    (wide,) = rerun_spreads(["reruns with the same seed give 43.2, 30.1, 42.9"])
+    assert not wide.within_noise
+
+
+@pytest.mark.parametrize("prefix", ["b8-04-", "b1-13-"])
+def test_reports_of_reruns_within_noise_are_healthy(prefix):
+    case = _case(prefix)
+    args = ["logs", *map(str, sorted(case.glob("*.log")))]
+    for cfg in sorted(case.glob("*.txt")):
+        args += ["--config", str(cfg)]
+    v = json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)["verdict"]
+    assert (v["rule"], v["outcome"], v["cause"]) == ("V19d", "succeeded", "healthy")

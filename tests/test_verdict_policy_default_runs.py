@@ -41,21 +41,11 @@ def _verdict(name: str, settings: Settings | None = None):
     return audit(run, settings).verdict
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="shuffled labels (val loss never below its first value ~ln 2 while the training loss "
-    "falls 78%) judged overfit/model_convergence, not a data/label failure",
-)
 def test_policy_keras_val_loss_never_below_its_start_is_the_labels():
     v = _verdict("keras_shuffled_labels.csv")
     assert v.cause.value == "data_config", v.summary
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LightGBM on shuffled labels (valid logloss never below 0.70, ln 2 = 0.69, train "
-    "0.51 -> 0.01) judged overfit/model_convergence, not a data/label failure",
-)
 def test_policy_lightgbm_valid_logloss_never_below_chance_is_the_labels():
     v = _verdict("lightgbm_shuffled_labels.log")
     assert v.cause.value == "data_config", v.summary
@@ -81,23 +71,12 @@ def test_policy_xgboost_converged_is_succeeded():
     assert v.outcome.value == "succeeded", v.summary
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sklearn's own early stopping (validation score 0.9467 -> 0.94, one evaluation below "
-    "its best) judged overfit by V12 once the score is read as the validation metric; V12a "
-    "already skips runs stopped by their own early stopping, V12 does not",
-)
 def test_policy_sklearn_early_stopped_run_is_not_overfit():
     settings = Settings(aliases={"val_accuracy": ["val/score"]})
     v = _verdict("sklearn_mlp_early_stopping.log", settings)
     assert v.outcome.value == "succeeded", v.summary
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SGD lr 25: epoch-1 loss 1.9e16, then 10-20 at chance accuracy, judged "
-    "underfit (V13, confidence 0.22) with 'Raise the learning rate 3-10x'",
-)
 def test_policy_keras_loss_of_1e16_is_divergence_never_a_higher_lr():
     ((_, run),) = load_path(DATA / "keras_sgd_lr25.csv").runs
     report = audit(run)

@@ -189,7 +189,8 @@ def _from_start(run: RunData) -> Chance | None:
         )
     t = run.series(tk).by_step().finite()
     v = run.series(vk).by_step().finite()
-    if len(t) < 3 or len(v) < 3 or t.values[0] <= 0:
+    # a first loss above ln 1000 names no K of 2..1000 (and exp() of a 1e16 loss overflows)
+    if len(t) < 3 or len(v) < 3 or not 0 < t.values[0] < math.log(1000) + 1:
         return None
     acc = float(np.median(as_fraction(vk, v.values)[0]))
     k = round(math.exp(float(t.values[0])))
