@@ -553,6 +553,41 @@ def _divergence(c: Ctx) -> Decision | None:
     return None
 
 
+#: Blown-up start: a classifier's training loss at its first point at or above this (OP008's
+#: ``absurd_scale``: a cross-entropy starts near ln K <= ln 100,000 = 11.5, so 1e6 needs logits of that
+#: size: the first updates blew the weights up) ...
+BLOWN_UP_LOSS = 1e6
+#: ... and the rest of the run at least this factor lower (median), so the level is no summed loss's
+#: scale but one blow-up. Session 7 default run: Keras SGD lr 25, epoch-1 loss 1.9e16, then 10-20.
+BLOWN_UP_FALL = 1e3
+
+
+def _blown_up_start(c: Ctx) -> Decision | None:
+    """A classification run (an accuracy logged) whose first training-loss point is >= 1e6 and whose
+    later points sit >= 1000x lower: the first updates blew the weights up (a far too high learning
+    rate), and the run never recovered a trainable state. Diverged, never an underfit to answer with a
+    higher learning rate."""
+    from ..detectors._context import chance_or_bound
+
+    k = c.run.key_for(Role.TRAIN_LOSS)
+    if not k or chance_or_bound(c.run) is None:
+        return None
+    v = c.run.metrics.series(k).by_step().finite().values
+    if len(v) < 3 or float(v[0]) < BLOWN_UP_LOSS:
+        return None
+    rest = float(np.median(v[1:]))
+    if rest * BLOWN_UP_FALL > float(v[0]):
+        return None
+    return Decision(
+        Outcome.DIVERGED,
+        Cause.MODEL_CONVERGENCE,
+        f"The run blew up at its start: {k} was {fmt(float(v[0]))} at its first point, far above any "
+        f"classifier's starting loss (ln K <= 11.5), then sat near {fmt(rest)}: the first updates blew "
+        "the weights up and the model never recovered. Lower the learning rate 10x or more (or add "
+        "warmup and gradient clipping); do not raise it.",
+    )
+
+
 #: The training loss "rose" before a non-finite validation loss: its smoothed level over the last
 #: quarter at least this factor above its minimum. 1.5x is the in-run degradation level of
 #: ``DEGRADED_TRAIN`` (a loss noisy around a plateau stays well under it).
@@ -797,9 +832,82 @@ def _nothing_to_overfit(c: Ctx) -> Decision | None:
     )
 
 
+#: Held-out never learned: the validation loss's best stays within this share above the uniform-guess
+#: loss ln K (K from the run's class count, else the K whose ln K its first value is) ...
+NEVER_LEARNED_MARGIN = 0.03
+#: ... while the training loss fell to at most this share of its first value (the model can fit the
+#: training set). Default runs of session 7 on permuted labels: Keras val loss 0.704 -> best 0.695
+#: (ln 2 = 0.693) while the training loss fell 78%; LightGBM valid logloss best 0.702, train 0.51 -> 0.01.
+NEVER_LEARNED_TRAIN_SHARE = 0.5
+
+
+def _heldout_never_learned(c: Ctx) -> Decision | None:
+    """The validation loss never got below the uniform-guess loss ln K (its best within 3% above
+    it, over >= 4 evaluations) while the training loss fell to half its first value or less, and no
+    held-out accuracy beat chance (median lift < 25% of the way to 1.0, GE004's threshold): the
+    model fits the training set and nothing of it carries to held-out data, so the labels or the
+    split carry no signal (shuffled or misaligned labels, a broken split), not an overfit of a
+    learned model. K is the run's class count (``_context.chance``) or, when nothing states it, the
+    integer K >= 2 whose ln K the first validation loss is within 3% of."""
+    import math
+
+    from ..detectors._context import chance as label_chance
+
+    vk, tk = c.run.key_for(Role.VAL_LOSS), c.run.key_for(Role.TRAIN_LOSS)
+    if not vk or not tk:
+        return None
+    v = c.run.metrics.series(vk).by_step().finite().values
+    t = c.run.metrics.series(tk).by_step().finite().values
+    if len(v) < 4 or len(t) < 4 or not 0 < v[0] < 20 or t[0] <= 0:
+        return None
+    ch = label_chance(c.run, vocab=False)
+    if ch is not None and ch.classes >= 2:
+        k, source = int(ch.classes), ch.source
+    else:
+        k = round(math.exp(float(v[0])))
+        if k < 2 or abs(float(v[0]) - math.log(k)) > NEVER_LEARNED_MARGIN * math.log(k):
+            return None
+        source = f"the first {vk}, {fmt(float(v[0]))} = ln {k}"
+    lnk = math.log(k)
+    best = float(np.min(v))
+    if best < (1 - NEVER_LEARNED_MARGIN) * lnk:
+        return None
+    n = max(1, len(t) // 4)
+    t_end = float(np.median(t[-n:]))
+    if t_end > NEVER_LEARNED_TRAIN_SHARE * float(t[0]):
+        return None
+    acc = _acc(c, Role.VAL_ACCURACY)
+    if acc is not None and (acc[1] - 1 / k) / (1 - 1 / k) >= 0.25:
+        return None  # a held-out accuracy that learned: the loss is miscalibrated, not the labels
+    tak = c.run.key_for(Role.TRAIN_ACCURACY)
+    ta = c.run.metrics.series(tak).by_step().finite().values if tak else np.array([])
+    if (
+        len(ta)
+        and (float(ta[0]) / (100.0 if ta.max() > 1.5 else 1.0) - 1 / k) / (1 - 1 / k) >= 0.25
+    ):
+        # the training accuracy was well above chance at the first evaluation, before a model could
+        # memorise anything: the labels carry signal, so the failure is generalisation (GE004's
+        # labels_carry_signal; shared/cases overfit-small-data: train acc 0.72 at epoch 1, overfit)
+        return None
+    outcome = Outcome.OVERFIT if c.get("GE001", Severity.ERROR) else Outcome.PLATEAUED
+    return Decision(
+        outcome,
+        Cause.DATA_CONFIG,
+        f"Held-out data was never learned: {vk} never went below {fmt(best)}, the uniform-guess loss "
+        f"ln {k} = {fmt(lnk)} (K from {source}), over {len(v)} evaluations, while {tk} fell from "
+        f"{fmt(float(t[0]))} to {fmt(t_end)}. The model fits the training set and nothing of it "
+        "carries to held-out data: check that the labels line up with the inputs (shuffled or "
+        "misaligned labels) and the split; no checkpoint of this run is better than chance.",
+        c.get("GE001", Severity.ERROR),
+    )
+
+
 def _overfit(c: Ctx) -> Decision | None:
+    """GE001 at error, on a run its own early stopping did not end: an early stop on the rising
+    held-out metric is the designed response (the rise inside its patience window triggered it, and
+    the kept model is the best one), as V12a holds."""
     f = c.get("GE001", Severity.ERROR)
-    if f:
+    if f and not c.ending.early_stopped:
         return Decision(
             Outcome.OVERFIT, Cause.MODEL_CONVERGENCE, f"The run overfit: {f.message}.", f
         )
@@ -2060,6 +2168,33 @@ POLICY: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        "V06c",
+        "blown-up-start",
+        67,
+        "a classification run (an accuracy logged) whose first training-loss point is >= 1e6 and whose "
+        "later points sit >= 1000x lower (median)",
+        (Outcome.DIVERGED,),
+        (Cause.MODEL_CONVERGENCE,),
+        _blown_up_start,
+        cases=(
+            Case(
+                "Keras SGD lr 25: epoch-1 loss 1.9e16, then 10-20, accuracy at chance",
+                (),
+                ("diverged", "model_convergence"),
+                series={
+                    "loss": (1.9e16, 14.0, 19.0, 12.0, 16.0),
+                    "accuracy": (0.5, 0.49, 0.51, 0.5, 0.5),
+                },
+            ),
+            Case(
+                "regression on raw targets: MSE 4e10 -> 2e9, no accuracy",
+                (),
+                None,
+                series={"loss": (4e10, 1e10, 5e9, 3e9, 2e9)},
+            ),
+        ),
+    ),
+    Rule(
         "V07",
         "nonfinite-message",
         70,
@@ -2399,6 +2534,38 @@ POLICY: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        "V11b",
+        "heldout-never-learned",
+        112,
+        "the validation loss's best within 3% above ln K (K: the class count, else the K whose ln K its first "
+        "value is) over >= 4 evaluations, the training loss down to <= 50% of its first value, no held-out "
+        "accuracy lift >= 25%, no training accuracy >= 25% above chance at its first evaluation",
+        (Outcome.OVERFIT, Outcome.PLATEAUED),
+        (Cause.DATA_CONFIG,),
+        _heldout_never_learned,
+        codes=("GE001",),
+        cases=(
+            Case(
+                "Keras on permuted labels: val loss 0.704 -> best 0.695 (ln 2), train 0.73 -> 0.16",
+                (("GE001", _E, {}),),
+                ("overfit", "data_config"),
+                series={
+                    "loss": (0.73, 0.68, 0.6, 0.5, 0.4, 0.3, 0.2, 0.16),
+                    "val_loss": (0.704, 0.701, 0.717, 0.695, 0.75, 0.8, 0.9, 1.0),
+                },
+            ),
+            Case(
+                "overfit after learning: val loss 0.70 -> 0.45 -> 0.60",
+                (("GE001", _E, {}),),
+                None,
+                series={
+                    "loss": (0.73, 0.6, 0.5, 0.4, 0.3, 0.2, 0.15, 0.1),
+                    "val_loss": (0.70, 0.6, 0.5, 0.45, 0.5, 0.55, 0.58, 0.6),
+                },
+            ),
+        ),
+    ),
+    Rule(
         "V11c",
         "nothing-learned-to-overfit",
         115,
@@ -2435,7 +2602,7 @@ POLICY: tuple[Rule, ...] = (
         "V12",
         "overfit",
         120,
-        "GE001 at error",
+        "GE001 at error; not when the run's own early stopping fired",
         (Outcome.OVERFIT,),
         (Cause.MODEL_CONVERGENCE,),
         _overfit,
@@ -2445,6 +2612,15 @@ POLICY: tuple[Rule, ...] = (
                 "val loss rose 40% from its min",
                 (("GE001", _E, {}),),
                 ("overfit", "model_convergence"),
+            ),
+            Case(
+                "the run's own early stopping fired (sklearn: 'did not improve ... Stopping.')",
+                (("GE001", _E, {}),),
+                None,
+                console=(
+                    "Validation score did not improve more than tol=0.000100 for 10 consecutive "
+                    "epochs. Stopping.",
+                ),
             ),
         ),
     ),
