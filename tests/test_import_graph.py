@@ -74,6 +74,7 @@ LAYERS = {
     "sdk_private": 0,
     "_optional": 0,
     "exception_causes": 0,
+    "reference_gap": 0,
     "formats": 1,
     "baseline": 1,
     "ci": 1,

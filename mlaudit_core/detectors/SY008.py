@@ -19,7 +19,9 @@ class SummaryTimeSwings(Detector, code="SY008", name="summary-time-swings", fami
     every interval, the machine, its storage or the job's own per-step cost changed, even while the
     learning curves look fine.
     Evidence: the step-time series (epoch times read as the step time of an epoch axis), its
-    smallest and largest value after the first point, and whether it grew at every point.
+    smallest and largest value after the first point, and whether it grew at every point (every
+    interval up and no one interval holding more than 3/4 of the rise: a steady growth spreads
+    its rise, a step between two flat stretches puts it in one interval).
     Remedy: compare the slow epochs' time with the machine's load (other jobs, I/O wait, thermal
     throttling, a network file system); a time per iteration that grows with the iteration is a
     per-step cost that grows (a leak, a growing structure).
@@ -70,7 +72,15 @@ class SummaryTimeSwings(Detector, code="SY008", name="summary-time-swings", fami
         if len(v) < p.min_points or float(v.min()) <= 0:
             raise Skip(f"{key} has {len(v)} positive points after the first (< {p.min_points})")
         lo, hi = float(v.min()), float(v.max())
-        grew = bool(np.all(np.diff(v) > 0)) and float(v[-1]) >= p.factor * float(v[0])
+        # grew at every interval: every step up, the last >= factor x the first, and no one interval
+        # holds 3/4 of the rise or more (a single jump between two flat stretches, with jitter that happens
+        # to rise, is a changed machine or loader, not a per-step cost that grows)
+        d = np.diff(v)
+        grew = (
+            bool(np.all(d > 0))
+            and float(v[-1]) >= p.factor * float(v[0])
+            and float(d.max()) <= 0.75 * float(v[-1] - v[0])
+        )
         if hi < p.factor * lo and not grew:
             return
         # the time the slow points cost: a point of a step-time series logged every k steps stands for

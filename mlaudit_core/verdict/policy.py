@@ -1426,7 +1426,7 @@ def _slow(c: Ctx) -> Decision | None:
     # set the outcome: on shared machines both come from neighbours as often as from the run
     for code in ("SY002", "SY005", "SY001", "SY008"):
         f = c.get(code, Severity.WARNING)
-        if f and code == "SY008" and f.facts.get("grew"):
+        if f and f.facts.get("grew"):  # SY008 states that the time grew at every interval
             # a time per iteration that rises at every logged interval at the same work per step is a
             # per-step cost that grows with the step count: something the training loop keeps across
             # steps (tensors with their graph, lists, caches); the machine's load swings, it does not
