@@ -125,7 +125,12 @@ def make_hf_early_stopped(out: Path, timeout: float = 600) -> dict:
             env=dict(os.environ, **_ENV),
             timeout=timeout,
         ).returncode
-    ckpts = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+    # the last checkpoint the Trainer finished saving: a fast run can reach the next save within the
+    # 0.5 s and be killed while writing it (model files without trainer_state.json yet)
+    ckpts = sorted(
+        (p for p in out.glob("checkpoint-*") if (p / "trainer_state.json").is_file()),
+        key=lambda p: int(p.name.split("-")[1]),
+    )
     return {
         "root": str(out),
         "returncode": rc,

@@ -68,15 +68,17 @@ def test_keras_top_k_accuracy_is_the_heldout_accuracy(keras_topk):
 
 
 def test_hf_killed_run_is_never_succeeded(hf_killed):
-    """The same killed run through every reader: TensorBoard and the console say it stopped below
-    its max_steps (crashed); the last checkpoint's trainer_state.json is a mid-run snapshot (running,
+    """The same killed run through every reader: TensorBoard says it stopped below its max_steps
+    (crashed), the console that it stopped or is still going; the last checkpoint's trainer_state.json is a mid-run snapshot (running,
     healthy so far), never 'succeeded'."""
     assert hf_killed["returncode"] < 0  # killed by the signal, not finished
     tb = audit(_one(hf_killed["tensorboard"]))
     assert tb.verdict.outcome.value == "crashed", tb.verdict.summary
     assert "planned" in tb.verdict.summary
     log = audit(_one(hf_killed["log"]))
-    assert log.verdict.outcome.value == "crashed", log.verdict.summary
+    # the console ends inside the progress bar (a kill leaves no line): from the file alone that is
+    # a stop or a run still going (verdict/evidence.open_bar), never a finished run
+    assert log.verdict.outcome.value in ("crashed", "running"), log.verdict.summary
     ckpt = audit(_one(hf_killed["last_checkpoint"]))
     assert ckpt.verdict.outcome.value == "running", ckpt.verdict.summary
     assert "snapshot" in ckpt.verdict.summary
