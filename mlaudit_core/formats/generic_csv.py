@@ -33,6 +33,12 @@ def sniff(path: Path) -> float:
         return 0.55 if {n.lower() for n in names[::2]} & (set(_csv.STEP_NAMES) | {"epoch"}) else 0.3
     low = {n.lower() for n in names}
     if low & set(_csv.STEP_NAMES) or low & {"epoch", "epochs"}:
+        # a header over rows that are all numbers in as many cells is a table whatever its name
+        # (``training.log`` written with csv.writer): above the console reader's 0.6, which also
+        # reads such rows but without the header's column names as the CSV reader keeps them
+        sep = _csv.delimiter(path)
+        if sep in (",", "\t") and _csv._numeric_head(path, len(names), sep=sep):
+            return 0.65
         return 0.55
     if path.suffix.lower() == ".csv":
         return 0.3
