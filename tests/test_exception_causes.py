@@ -434,7 +434,16 @@ def test_a_data_loader_worker_ended_by_sigterm_is_an_interrupt_not_a_code_bug(tm
         [sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path
     )
     assert torch.__version__ and out.returncode != 0
-    line = next(ln for ln in out.stderr.splitlines() if "is killed by signal" in ln)
+    line = next(ln for ln in out.stderr.splitlines() if "DataLoader worker (pid" in ln)
+    if "exited unexpectedly" in line:
+        # torch's other path: the main process polled the dead worker before its SIGCHLD handler
+        # ran (seen under load); the message names no signal, the catalogue's worker-death
+        # signature reads it (a killed worker, never a code bug)
+        from mlaudit_core.signatures import CATALOG, MEANINGS
+
+        sig = next(s for s in CATALOG if s.id == "dataloader-worker-killed")
+        assert sig.pattern.search(line) and MEANINGS[sig.category].cause == "infra_runtime", line
+        return
     exc, _, msg = line.partition(": ")
     got = classify(exc, msg)
     assert got is not None and got.id == "killed-by-signal" and got.cause == "infra_runtime", line
