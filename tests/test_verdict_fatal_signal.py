@@ -8,6 +8,7 @@ captured as a user captures a job's (``bash -c '...' > log 2>&1``).
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 
@@ -18,9 +19,7 @@ from mlaudit.cli import app
 
 def test_a_segfault_reported_by_the_shell_is_a_crash(tmp_path):
     log = tmp_path / "train.log"
-    script = (
-        f'echo "epoch 1 loss 2.31"; {sys.executable} -c "import ctypes; ctypes.string_at(0)"; true'
-    )
+    script = f'echo "epoch 1 loss 2.31"; {shlex.quote(sys.executable)} -c "import ctypes; ctypes.string_at(0)"; true'
     with log.open("w") as fh:
         subprocess.run(["bash", "-c", script], stdout=fh, stderr=subprocess.STDOUT, check=False)
     assert "Segmentation fault" in log.read_text()
