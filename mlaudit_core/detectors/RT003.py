@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from ..report import Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, Severity
 from ._console import ConsoleSignatureDetector
+from ._knowledge import hyp, said
+from .base import Remedy
 
 
 class Preemption(ConsoleSignatureDetector, code="RT003", name="preemption", family="runtime"):
@@ -16,6 +18,46 @@ class Preemption(ConsoleSignatureDetector, code="RT003", name="preemption", fami
     (including the step counter).
     Thresholds: none.
     """
+
+    remedies = (
+        Remedy(
+            "Check that the job saves a checkpoint on SIGTERM and that its requeued run resumed from it, "
+            "step counter and optimizer state included",
+            "a preempted run is only lost when its resume starts over",
+            "minutes",
+        ),
+        Remedy(
+            "Checkpoint more often than the scheduler preempts (or within its notice period)",
+            "bounds the compute one preemption costs",
+            "hours",
+        ),
+    )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """The job's end as the scheduler's doing (supported), not a failure of the run (rejected)."""
+        if outcome not in (Outcome.CRASHED, Outcome.RUNNING):
+            return None
+        requeued = bool(finding.facts.get("requeued"))
+        return [
+            hyp(
+                "stopped from outside by the scheduler (preemption, SIGTERM)"
+                + (", then requeued" if requeued else ""),
+                "supported",
+                Cause.INFRA_RUNTIME,
+                "look up the job's events (sacct -j JOB, the cluster's preemption log) at the end time",
+                for_=said(finding),
+            ),
+            hyp(
+                "the training itself failed",
+                "rejected",
+                Cause.CORRECTNESS_BUG,
+                "look for a traceback before the SIGTERM line",
+                against=[
+                    "the job was sent SIGTERM; the run reported no error of its own before it"
+                ],
+            ),
+        ]
 
     #: Its finding is a point of the report's timeline under this name.
     timeline_event = "preemption"

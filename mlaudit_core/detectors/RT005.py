@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 
 from ..exception_causes import classify, is_library_file
-from ..report import FactEvidence, Severity
+from ..report import Cause, FactEvidence, Finding, Hypothesis, Outcome, Severity
 from ._console import ConsoleSignatureDetector
+from ._knowledge import fact, hyp
+from .base import Remedy
 
 #: Exceptions a launcher raises to report that a child process failed; the child's error is the cause.
 LAUNCHER_WRAPPERS = ("ChildFailedError",)
@@ -46,6 +48,55 @@ class PythonTraceback(
     caused by a remote worker crashing", NCCL's ``ncclRemoteError``) is a consequence: the
     failing worker's traceback is reported when the log holds one.
     """
+
+    remedies = (
+        Remedy(
+            "Compare the code, config, data and package versions with the last run that got past the "
+            "raising frame",
+            "tells a change (code, data, environment) from a latent bug on a path taken for the first time",
+            "minutes",
+        ),
+    )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A crash on it: the cause the exception names (supported when the exception catalogue
+        recognised it), against the code at the raising frame and the environment."""
+        if outcome is not Outcome.CRASHED:
+            return None
+        try:
+            named = Cause(finding.facts.get("exception_cause"))
+        except ValueError:
+            named = None
+        where = f"{fact(finding, 'raising_file', 'the raising frame')}:{fact(finding, 'raising_line', '')}"
+        meaning = finding.facts.get("exception_meaning")
+        rows = [
+            (
+                Cause.CORRECTNESS_BUG,
+                f"a bug in the code at {where} (shape, key, type or state mismatch)",
+                f"run {where} on one batch in a debugger (python -m pdb, post-mortem)",
+            ),
+            (
+                Cause.DATA_CONFIG,
+                "the input data or the configuration it reads (a file, a label, a path)",
+                "rerun on a known-good config and a few known-good samples",
+            ),
+            (
+                Cause.INFRA_RUNTIME,
+                "the environment (memory, network, driver, a dependency's version)",
+                "rerun the same commit in the last environment that worked",
+            ),
+        ]
+        return [
+            hyp(
+                s,
+                "supported" if c is named else "open",
+                c,
+                t,
+                for_=[str(meaning or finding.message)] if c is named else [],
+            )
+            for c, s, t in rows
+        ]
 
     #: Its finding is a point of the report's timeline under this name.
     timeline_event = "exception"

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import FactEvidence, Finding, SeriesEvidence, Severity
+from ..report import Cause, FactEvidence, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
 from ..signatures import scan_run
+from ._knowledge import hyp, said
 from .base import Detector, DetectorParams, Remedy, Skip
 
 #: Series the console-log parser (and trackers) write for skipped fp16 steps.
@@ -45,6 +46,32 @@ class Fp16OverflowSkips(Detector, code="RT006", name="fp16-overflow-skips", fami
     skipped in a row (DeepSpeed's first 2^32 -> 2^16 descent alone is 16 skips), or
     on a minimum-loss-scale error.
     """
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """The overflow skips as dynamic loss scaling at work (benign) against gradients that
+        overflow on most steps (a failure), from the finding's ``benign`` fact."""
+        benign = bool(finding.facts.get("benign"))
+        return [
+            hyp(
+                "the fp16 overflow messages are dynamic loss scaling at work (a few skips, the scale "
+                "settles)",
+                "supported" if benign else "rejected",
+                Cause.HEALTHY,
+                "plot the loss scale: it settles above its floor when the mechanism works",
+                for_=said(finding) if benign else [],
+                against=[] if benign else said(finding),
+            ),
+            hyp(
+                "the gradients overflow on most steps (a loss spike, an LR too high, an fp16-unsafe op)",
+                "rejected" if benign else "supported",
+                Cause.DATA_CONFIG,
+                "rerun the first overflowing steps in bf16 or fp32: a numerics failure disappears, an "
+                "LR problem does not",
+                for_=[] if benign else said(finding),
+                against=said(finding) if benign else [],
+            ),
+        ]
 
     crash_remedy = Remedy(
         "Find what makes the gradients overflow (the steps before the first skip); train in bf16 or fp32 to confirm",

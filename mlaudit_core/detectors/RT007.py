@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from ..report import FactEvidence, Severity
+from ..report import Cause, FactEvidence, Finding, Hypothesis, Outcome, Severity
 from ..signatures import scan_run, xid_is_hardware
 from ._console import ConsoleSignatureDetector
+from ._knowledge import hyp, said
 from .base import Remedy
 
 #: A few Xid meanings, from NVIDIA's "Xid Errors" reference (docs.nvidia.com/deploy/xid-errors).
@@ -51,6 +52,29 @@ class HardwareError(
     critical; other Xids (13, 31, 43 ... usually raised by the application) are
     warnings.
     """
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A crash on it: the node's hardware (supported); the errors after it are symptoms."""
+        if outcome is not Outcome.CRASHED:
+            return None
+        return [
+            hyp(
+                "the accelerator or its driver faulted (Xid, ECC, a lost GPU)",
+                "supported",
+                Cause.INFRA_RUNTIME,
+                "nvidia-smi -q -d ECC,PAGE_RETIREMENT on the node; rerun the same job on another node",
+                for_=said(finding),
+            ),
+            hyp(
+                "the errors after the fault (an OOM, an illegal memory access, a NaN) are the run's own",
+                "rejected",
+                Cause.CORRECTNESS_BUG,
+                against=[
+                    "they follow a hardware fault on the same node, which makes them its symptoms"
+                ],
+            ),
+        ]
 
     crash_remedy = Remedy(
         "Drain the node and rerun elsewhere; check `nvidia-smi -q -d ECC,PAGE_RETIREMENT` and the kernel log for Xid events",

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ..report import FactEvidence, Severity
+from ..report import Cause, FactEvidence, Finding, Hypothesis, Outcome, Severity
 from ._console import ConsoleSignatureDetector
+from ._knowledge import hyp, said
 from .base import Remedy
 
 
@@ -23,6 +24,27 @@ class DiskFull(ConsoleSignatureDetector, code="RT008", name="disk-full", family=
     checkpoint loads before resuming from it.
     Thresholds: none; any disk-full message is reported.
     """
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A crash on it: storage (supported); the last checkpoint may be truncated (open)."""
+        if outcome is not Outcome.CRASHED:
+            return None
+        return [
+            hyp(
+                "the disk or quota ran out while writing",
+                "supported",
+                Cause.INFRA_RUNTIME,
+                "df -h / the quota of the output path; count the checkpoints kept",
+                for_=said(finding),
+            ),
+            hyp(
+                "the last checkpoint is truncated and cannot be resumed from",
+                "open",
+                Cause.INFRA_RUNTIME,
+                "load the last checkpoint in a fresh process before resuming from it",
+            ),
+        ]
 
     crash_remedy = Remedy(
         "Free or enlarge the output volume, keep fewer checkpoints, and check that the last checkpoint loads before resuming",

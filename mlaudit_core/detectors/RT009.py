@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from ..report import SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ._console import ConsoleSignatureDetector
+from ._knowledge import hyp, said
+from .base import Remedy
 
 #: The series the console parser writes for Megatron's 'number of nan iterations' (formats.py).
 NAN_ITERATIONS_KEY = "train/nan_iterations"
@@ -28,6 +30,37 @@ class NonFiniteMessage(
     Thresholds: none. fp16 ``Gradient overflow`` messages are not counted here:
     they are the loss scaler working (RT006).
     """
+
+    remedies = (
+        Remedy(
+            "Log the training loss (and the grad norm) every step around the first NaN message",
+            "a loss that grew before the NaN points at the learning rate; a finite, flat one at precision "
+            "or a bad batch",
+            "minutes",
+        ),
+    )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """The framework's NaN report, without the loss history: the learning rate and numerics stay
+        open until the history says which onset it was."""
+        if outcome in (Outcome.SUCCEEDED, Outcome.UNKNOWN):
+            return None
+        return [
+            hyp(
+                "learning rate too high (the loss grew before it overflowed)",
+                "open",
+                Cause.MODEL_CONVERGENCE,
+                "the loss history before the first NaN message: growth means the LR",
+                for_=said(finding),
+            ),
+            hyp(
+                "a numerical failure: precision mode, loss scaling or a bad batch",
+                "open",
+                Cause.DATA_CONFIG,
+                "rerun from before the onset in fp32/bf16 and replay the batch at the onset",
+            ),
+        ]
 
     categories = ("nan",)
 

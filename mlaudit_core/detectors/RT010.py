@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ..report import Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, Severity
 from ._console import ConsoleSignatureDetector
+from ._knowledge import hyp, said
 from .base import Remedy
 
 
@@ -23,6 +24,35 @@ class ProcessKilled(
     checkpoint with a longer limit, checkpoint more often.
     Thresholds: none.
     """
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A crash on it: the scheduler's time limit, or a SIGKILL (host memory, a watchdog)."""
+        if outcome is not Outcome.CRASHED:
+            return None
+        limit = finding.facts.get("kind") == "time_limit"
+        return [
+            hyp(
+                "the scheduler's wall-time limit ended the job",
+                "supported" if limit else "open",
+                Cause.INFRA_RUNTIME,
+                "compare the job's elapsed time with its --time limit (sacct -j JOB)",
+                for_=said(finding) if limit else [],
+            ),
+            hyp(
+                "the kernel OOM killer or a memory limit killed it (host memory)",
+                "rejected" if limit else "open",
+                Cause.INFRA_RUNTIME,
+                "dmesg / the scheduler's record for an OOM kill at the end time",
+                against=["the scheduler names its time limit"] if limit else [],
+            ),
+            hyp(
+                "the training itself failed",
+                "rejected",
+                Cause.CORRECTNESS_BUG,
+                against=["the process was killed from outside; it reported no error of its own"],
+            ),
+        ]
 
     crash_remedy = Remedy(
         "Check the kernel log for the OOM killer and the scheduler's memory/time limits; resume from the last checkpoint",

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..rundata import Series
 from ..signal import fmt
 from ._context import wall_step_times
+from ._knowledge import hyp, said
 from .base import Detector, DetectorParams, Remedy, Skip
 
 
@@ -39,6 +40,32 @@ class ThroughputDrop(Detector, code="SY001", name="throughput-drop", family="sys
     it is not a verdict. SY001 fires on no artifact of the real corpora, so no real figure bounds
     this; 5% is half the lower end of the 10-15% run-to-run jitter convention above.
     """
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A slowdown: a per-step cost that grows (progressive) against a machine that slowed."""
+        grows = bool(finding.facts.get("progressive"))
+        return [
+            hyp(
+                "a per-step cost that grows (host-memory growth, a growing structure, recompilation)",
+                "supported" if grows else "open",
+                Cause.CORRECTNESS_BUG,
+                "profile an early and a late step; compare host memory over the run",
+                for_=said(finding) if grows else [],
+            ),
+            hyp(
+                "the machine slowed (thermal throttling, shared storage or network contention, other jobs)",
+                "open",
+                Cause.INFRA_RUNTIME,
+                "rerun the late steps alone on an idle node: the same speed as early means the machine",
+            ),
+            hyp(
+                "a model or convergence problem",
+                "rejected",
+                Cause.MODEL_CONVERGENCE,
+                against=["the finding is about time, not about the loss"],
+            ),
+        ]
 
     #: Its finding is a point of the report's timeline under this name.
     timeline_event = "slowdown"

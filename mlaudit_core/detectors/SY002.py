@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
+from ._knowledge import hyp, said
 from .base import Detector, DetectorParams, Remedy, Skip
 
 
@@ -38,6 +39,32 @@ class DataLoaderStarvation(Detector, code="SY002", name="data-loader-starvation"
     ``min_wait_seconds`` 1 s a step; a warning, not an error (one window) (report b9-04: 38.1 s of data
     wait in a 40.2 s step at iteration 200).
     """
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """Input-bound (supported by the data-time ratio) against compute-bound (rejected)."""
+        return [
+            hyp(
+                "input-bound: the data pipeline cannot keep up",
+                "supported",
+                Cause.INFRA_RUNTIME,
+                "time an epoch over the data loader alone, without the model",
+                for_=said(finding),
+            ),
+            hyp(
+                "compute-bound: the model step itself is slow",
+                "rejected",
+                Cause.INFRA_RUNTIME,
+                "run the step on a cached synthetic batch",
+                against=["data time is most of the step time"],
+            ),
+            hyp(
+                "a model or convergence problem",
+                "rejected",
+                Cause.MODEL_CONVERGENCE,
+                against=["the finding is about time, not about the loss"],
+            ),
+        ]
 
     remedies = (
         Remedy(

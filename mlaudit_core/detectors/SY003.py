@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
+from ._knowledge import hyp, said
 from .base import Detector, DetectorParams, Remedy, Skip
 
 
@@ -24,6 +25,31 @@ class LowUtilisation(Detector, code="SY003", name="low-accelerator-utilisation",
     runs are reported at info level since machine-wide CPU percentages depend on
     core count.
     """
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """An idle accelerator: the input pipeline or host work, against too small a batch."""
+        return [
+            hyp(
+                "the accelerator waits for the input pipeline, host work or synchronisation",
+                "open",
+                Cause.INFRA_RUNTIME,
+                "log data time beside step time; iterate the loader alone",
+                for_=said(finding),
+            ),
+            hyp(
+                "the batch is too small to fill the accelerator",
+                "open",
+                Cause.INFRA_RUNTIME,
+                "double the batch: utilisation that rises with it means the batch",
+            ),
+            hyp(
+                "a model or convergence problem",
+                "rejected",
+                Cause.MODEL_CONVERGENCE,
+                against=["the finding is about time, not about the loss"],
+            ),
+        ]
 
     remedies = (
         Remedy(

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
 from ._context import wall_step_times
+from ._knowledge import hyp, said
 from .base import Detector, DetectorParams, Remedy, Skip
 
 
@@ -45,6 +46,33 @@ class StepTimeOutliers(Detector, code="SY004", name="step-time-outliers", family
     (``_context.wall_step_times``: TensorBoard, MLflow, W&B timestamps), for the recurring-pause
     check only.
     """
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """Slow steps: periodic host work (recurring) against random stalls."""
+        recurring = bool(finding.facts.get("recurring"))
+        return [
+            hyp(
+                "periodic work on the critical path (checkpoint saves, evaluation, garbage collection)",
+                "supported" if recurring else "open",
+                Cause.INFRA_RUNTIME,
+                "compare the slow steps with the checkpoint and evaluation interval",
+                for_=said(finding) if recurring else [],
+            ),
+            hyp(
+                "random stalls (I/O, network storage, other jobs on the node)",
+                "rejected" if recurring else "open",
+                Cause.INFRA_RUNTIME,
+                "the node's I/O wait at the slow steps",
+                against=["the slow steps recur at a fixed interval"] if recurring else [],
+            ),
+            hyp(
+                "a model or convergence problem",
+                "rejected",
+                Cause.MODEL_CONVERGENCE,
+                against=["the finding is about time, not about the loss"],
+            ),
+        ]
 
     remedies = (
         Remedy(

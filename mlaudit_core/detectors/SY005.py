@@ -8,9 +8,10 @@ import numpy as np
 
 from ..formats.consolelog.parser import _TS
 from ..plan import NORMAL_END
-from ..report import SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
+from ._knowledge import hyp, said
 from .base import Detector, DetectorParams, Remedy, Skip
 
 
@@ -83,6 +84,32 @@ class TimeOutsideTraining(Detector, code="SY005", name="time-outside-training", 
     machine under load, healthy toy runs show gaps of 1-2x the median with no eval or save
     between them).
     """
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """Wall time outside the steps: evaluation (its share) against checkpointing and logging."""
+        evals = (finding.facts.get("eval_seconds") or 0) > 0
+        return [
+            hyp(
+                "evaluation takes a large share of the wall time (cadence or implementation)",
+                "supported" if evals else "open",
+                Cause.INFRA_RUNTIME,
+                "time one evaluation; halve its cadence and compare the wall time",
+                for_=said(finding) if evals else [],
+            ),
+            hyp(
+                "checkpoint saving or logging blocks training",
+                "open",
+                Cause.INFRA_RUNTIME,
+                "time one checkpoint save; compare the gaps with the save interval",
+            ),
+            hyp(
+                "a model or convergence problem",
+                "rejected",
+                Cause.MODEL_CONVERGENCE,
+                against=["the finding is about time, not about the loss"],
+            ),
+        ]
 
     remedies = (
         Remedy(

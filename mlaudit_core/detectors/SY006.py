@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
-from .base import Detector, DetectorParams
+from ._knowledge import hyp, said
+from .base import Detector, DetectorParams, Remedy
 
 
 class MemoryHeadroom(Detector, code="SY006", name="memory-headroom", family="systems"):
@@ -21,6 +22,40 @@ class MemoryHeadroom(Detector, code="SY006", name="memory-headroom", family="sys
     Thresholds: p99 above ``max_p99`` 95% (convention: the CUDA caching allocator needs
     headroom for fragmentation; NVIDIA's DCGM memory alerts commonly fire at 95%).
     """
+
+    remedies = (
+        Remedy(
+            "Log the peak allocated memory (torch.cuda.max_memory_allocated) per training step and per "
+            "evaluation",
+            "shows whether training or evaluation sets the peak, and how close each runs to the device",
+            "minutes",
+        ),
+        Remedy(
+            "Reduce the micro-batch or sequence length, enable activation checkpointing, or set "
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation",
+            "restores headroom before a longer sequence or a larger eval batch ends the run",
+            "hours",
+        ),
+    )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """Memory close to full: the run's own peak (supported), fragmentation (open)."""
+        return [
+            hyp(
+                "the run's peak memory is at the device's capacity (one larger batch from an OOM)",
+                "supported",
+                Cause.INFRA_RUNTIME,
+                "rerun with half the micro-batch: the peak should fall by about half the activations",
+                for_=said(finding),
+            ),
+            hyp(
+                "allocator fragmentation, not live tensors, fills the device",
+                "open",
+                Cause.INFRA_RUNTIME,
+                "compare torch.cuda.memory_reserved with memory_allocated at the peak",
+            ),
+        ]
 
     needs = (Role.GPU_MEMORY,)
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import FactEvidence, Severity
+from ..report import Cause, FactEvidence, Finding, Hypothesis, Outcome, Severity
 from ..roles import Role
 from ..signal import fmt
-from .base import Detector, DetectorParams, Skip
+from ._knowledge import hyp, said
+from .base import Detector, DetectorParams, Remedy, Skip
 
 
 class SlowStartup(Detector, code="SY007", name="slow-startup", family="systems"):
@@ -21,6 +22,40 @@ class SlowStartup(Detector, code="SY007", name="slow-startup", family="systems")
     Thresholds: more than ``min_seconds`` 120 s and more than ``max_share`` 20% of the run
     (convention: below either, startup is not worth optimising).
     """
+
+    remedies = (
+        Remedy(
+            "Time the startup phases from the log's timestamps (imports, dataset indexing, model "
+            "loading, compilation)",
+            "shows which phase to cache before changing anything",
+            "minutes",
+        ),
+        Remedy(
+            "Cache the dataset index and the compiled graphs between runs (torch.compile / XLA "
+            "persistent cache), lazy-load what the first steps do not need",
+            "removes the cost from every run and every restart",
+            "hours",
+        ),
+    )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A slow start: setup (indexing, loading, compilation) against slow training steps."""
+        return [
+            hyp(
+                "setup before the first step (dataset indexing, model loading, compilation) dominates",
+                "supported",
+                Cause.INFRA_RUNTIME,
+                "time the startup phases; rerun with a warm cache",
+                for_=said(finding),
+            ),
+            hyp(
+                "a model or convergence problem",
+                "rejected",
+                Cause.MODEL_CONVERGENCE,
+                against=["the finding is about time, not about the loss"],
+            ),
+        ]
 
     needs = (Role.TRAIN_LOSS,)
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
-from .base import Detector, DetectorParams, Skip
+from ._knowledge import hyp, said
+from .base import Detector, DetectorParams, Remedy, Skip
 
 
 class SummaryTimeSwings(Detector, code="SY008", name="summary-time-swings", family="systems"):
@@ -41,6 +42,47 @@ class SummaryTimeSwings(Detector, code="SY008", name="summary-time-swings", fami
     stands for k steps (nanoGPT's ``time 300ms -> 650ms`` every 10 iterations costs 3.5 s per point),
     an epoch time for its epoch. Step times are read in seconds.
     """
+
+    remedies = (
+        Remedy(
+            "Compare the slow epochs' time with the machine's load at that time (other jobs, I/O wait, "
+            "thermal throttling, a network file system)",
+            "tells a machine that slowed from a per-step cost of the job that grows",
+            "minutes",
+        ),
+        Remedy(
+            "Profile an early and a late iteration (torch.profiler) and compare host memory between them",
+            "a per-step cost that grows (a leak, a growing structure) shows as an op or a memory that grows",
+            "hours",
+        ),
+    )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A summary time that doubles or grows: the job's own per-step cost against the machine."""
+        grew = bool(finding.facts.get("grew"))
+        return [
+            hyp(
+                "a per-step cost of the job that grows (a leak, a growing structure)",
+                "supported" if grew else "open",
+                Cause.CORRECTNESS_BUG,
+                "profile an early and a late iteration",
+                for_=said(finding) if grew else [],
+            ),
+            hyp(
+                "the machine, its storage or its network slowed",
+                "open",
+                Cause.INFRA_RUNTIME,
+                "the node's load and I/O wait during the slow epochs",
+                for_=[] if grew else said(finding),
+            ),
+            hyp(
+                "a model or convergence problem",
+                "rejected",
+                Cause.MODEL_CONVERGENCE,
+                against=["the finding is about time, not about the loss"],
+            ),
+        ]
 
     class Params(DetectorParams):
         max_points: int = 20
