@@ -244,7 +244,9 @@ def markers_from_findings(report: AuditReport) -> list[_Marker]:
 
 def _xy(s: Series) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
     """(x, finite values, x of non-finite points, x label) of a by-step series."""
-    s = s.by_step()
+    st = s.steps
+    if st.size > 1 and not (st[1:] > st[:-1]).all():  # already by step: nothing to sort
+        s = s.by_step()
     x = s.steps
     label = "step"
     if len(s) > 1 and x[0] == x[-1]:  # no step logged: every point at one step
