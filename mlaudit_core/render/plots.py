@@ -253,6 +253,8 @@ def _xy(s: Series) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
         x = np.arange(len(s), dtype=np.int64)
         label = "point (no step logged)"
     fin = np.isfinite(s.values)
+    if fin.all():
+        return x, s.values, x[:0], label
     return x[fin], s.values[fin], x[~fin], label
 
 

@@ -121,12 +121,14 @@ def pixel_minmax(px: np.ndarray, y: np.ndarray) -> np.ndarray:
     n = px.shape[0]
     if n <= 4:
         return np.arange(n, dtype=np.int64)
-    col = np.floor(px).astype(np.int64)
+    col = (px if px[0] >= 0 else np.floor(px)).astype(np.int64)  # floor: truncation when >= 0
     brk = np.flatnonzero(col[1:] != col[:-1]) + 1
     if (brk.size + 1) * 4 >= n:
         return np.arange(n, dtype=np.int64)
-    starts = np.concatenate(([0], brk))
-    counts = np.diff(starts, append=n)
+    starts = np.empty(brk.size + 1, dtype=np.int64)
+    starts[0], starts[1:] = 0, brk
+    counts = np.empty_like(starts)
+    counts[:-1], counts[-1] = brk - starts[:-1], n - brk[-1] if brk.size else n
     # the first index of each column's minimum (maximum): the largest of n - i over its ties
     back = np.arange(n, 0, -1)
     imin = n - np.maximum.reduceat(
@@ -294,16 +296,45 @@ def markers_svg(kind: str, xs, ys, colour: str, size: float = 7) -> str:
 # --- one panel ----------------------------------------------------------------------------------
 
 
-def _y_scale(panel, ys: list[np.ndarray]) -> int:
+@dataclass
+class _YStats:
+    """What the y axis needs of a panel's values, gathered without joining the arrays."""
+
+    n: int = 0
+    positive: bool = True  # every value > 0 (a NaN is not)
+    lo: float = math.inf  # the finite values' range
+    hi: float = -math.inf
+    raw_lo: float = math.inf  # with +-inf
+    raw_hi: float = -math.inf
+
+
+def _y_stats(ys: list[np.ndarray]) -> _YStats:
+    """:class:`_YStats` of ``ys``; two passes over an all-finite array (its min and max)."""
+    st = _YStats()
+    for y in ys:
+        if y.size == 0:
+            continue
+        st.n += y.size
+        mn, mx = float(y.min()), float(y.max())
+        if math.isfinite(mn) and math.isfinite(mx):
+            fin_lo, fin_hi, pos = mn, mx, mn > 0
+        else:  # NaN or inf among the values
+            f = y[np.isfinite(y)]
+            fin_lo, fin_hi = (float(f.min()), float(f.max())) if f.size else (math.inf, -math.inf)
+            pos = bool((y > 0).all())  # then no NaN: mn, mx are the raw range
+        st.positive = st.positive and pos
+        st.lo, st.hi = min(st.lo, fin_lo), max(st.hi, fin_hi)
+        st.raw_lo, st.raw_hi = min(st.raw_lo, mn), max(st.raw_hi, mx)
+    return st
+
+
+def _y_scale(panel, st: _YStats) -> int:
     """0 (linear), 10 or 2: the y scale :func:`mlaudit_core.render.plots._scale` picks."""
-    if not ys:
-        return 0
-    y = np.concatenate(ys)
-    if y.size == 0 or not (y > 0).all():
+    if st.n == 0 or not st.positive:
         return 0
     if panel.yscale == "log2":
         return 2
-    if panel.yscale == "auto" and y.max() / y.min() > 100:
+    if panel.yscale == "auto" and st.raw_hi / st.raw_lo > 100:
         return 10
     return 0
 
@@ -414,14 +445,10 @@ def _shown_markers(markers, d: _Drawn, panel, with_timeline: bool) -> list:
 
 def _limits(panel, d: _Drawn) -> tuple[int, tuple[float, float], tuple[float, float]]:
     """(log base or 0, y limits, x limits), padded 5% (y) and 1% (x)."""
-    ylog = _y_scale(panel, d.ys)
-    if d.ys:
-        yall = np.concatenate(d.ys)
-        yall = yall[np.isfinite(yall) & ((yall > 0) if ylog else True)]
-    else:
-        yall = np.array([])
-    if yall.size:
-        lo, hi = float(yall.min()), float(yall.max())
+    st = _y_stats(d.ys)
+    ylog = _y_scale(panel, st)
+    if st.lo <= st.hi:  # some finite value (all > 0 on a log scale)
+        lo, hi = st.lo, st.hi
     else:
         lo, hi = (1.0, 10.0) if ylog else (0.0, 1.0)
     if ylog:
@@ -519,9 +546,9 @@ def _draw_under(fr: _Frame, shown, d: _Drawn) -> None:
                 f'fill="{m.colour}" fill-opacity="{op}"{clip}/>'
             )
     for bx, by in d.grey:
-        xs, yv = ax.px(bx), ax.py(by)
-        keep = pixel_minmax(xs, -yv)
-        g.path(xs[keep], yv[keep], "#9ca3af", 0.8, f' stroke-opacity="0.8"{clip}')
+        xs = ax.px(bx)
+        keep = pixel_minmax(xs, by)  # the pixel y is monotone in the value
+        g.path(xs[keep], ax.py(by[keep]), "#9ca3af", 0.8, f' stroke-opacity="0.8"{clip}')
     for m in shown:
         if m.kind == "band":
             a, b = float(ax.px(m.steps[0])), float(ax.px(m.steps[1]))
@@ -538,11 +565,11 @@ def _draw_over(fr: _Frame, shown, d: _Drawn) -> None:
 
     g, ax = fr.g, fr.ax
     for cx, cy, colour, lw, sparse in d.curves:
-        xs, yv = ax.px(cx), ax.py(cy)
-        keep = pixel_minmax(xs, -yv)
-        g.path(xs[keep], yv[keep], colour, lw, fr.clip)
+        xs = ax.px(cx)
+        keep = pixel_minmax(xs, cy)  # the pixel y is monotone in the value
+        g.path(xs[keep], ax.py(cy[keep]), colour, lw, fr.clip)
         if sparse:
-            g.add(markers_svg("o.", xs, yv, colour, 5))
+            g.add(markers_svg("o.", xs, ax.py(cy), colour, 5))
     for m in shown:
         if m.kind == "vline":
             x = float(ax.px(m.steps[0]))
