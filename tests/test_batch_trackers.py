@@ -165,6 +165,27 @@ def test_batch_wandb_since_filters_by_last_heartbeat(wandb_server, tmp_path):
     assert res.exit_code == 0 and f"wandb project {ENTITY}/{PROJECT}: 0 runs" in res.output
 
 
+@pytest.mark.e2e  # the wandb-core service process of the SDK
+def test_batch_wandb_after_sdk_teardown_in_the_same_process(wandb_server, tmp_path):
+    """Two batches in one process with ``wandb.teardown()`` between them (a script that ended
+    its W&B session, or an earlier test module): the second batch builds its own client. A
+    ``wandb.Api`` kept from the first batch holds the connection the teardown closed, and
+    every load of the second failed with 'Cannot schedule tasks after join()'."""
+    import wandb
+
+    def run(state: str):
+        args = ["batch", "wandb", "--project", f"{ENTITY}/{PROJECT}", "--no-write"]
+        return CliRunner().invoke(app, [*args, "--state", str(tmp_path / state)], env=WIDE)
+
+    summary = f"wandb project {ENTITY}/{PROJECT}: 4 runs, 3 audited, 1 unreadable or failed"
+    first = run("a.sqlite")
+    assert first.exit_code == 4 and summary in first.output, first.output
+    wandb.teardown()
+    second = run("b.sqlite")
+    assert second.exit_code == 4 and summary in second.output, second.output
+    assert "join()" not in second.output
+
+
 def test_batch_wandb_bad_project_is_one_line_exit_2(wandb_server, tmp_path):
     res = CliRunner().invoke(
         app, ["batch", "wandb", "--project", "no-entity", "--state", str(tmp_path / "s.sqlite")]

@@ -51,7 +51,7 @@ class WritingCsvPlugin(CsvPlugin):
 
 
 def _batch(tmp_path, monkeypatch, plugin, refs, depth: int, jobs: int, tag: str):
-    monkeypatch.setattr(batch_mod, "_plugin", lambda tracker, options: plugin)
+    monkeypatch.setattr(batch_mod, "get_plugin", lambda tracker, **options: plugin)
     monkeypatch.setenv(batch_mod.WRITE_BEHIND_ENV, str(depth))
     monkeypatch.setenv(batch_mod.READ_AHEAD_ENV, "0")
     spec = TaskSpec("csv-test", (), Settings().model_dump(), write_back=True)
@@ -102,7 +102,7 @@ def test_write_behind_depth_from_the_environment(monkeypatch):
 def test_a_stopped_batch_ends_the_started_write_backs(tmp_path, monkeypatch):
     refs = write_runs(tmp_path, 12)
     plugin = WritingCsvPlugin(tmp_path, write_s=0.1)
-    monkeypatch.setattr(batch_mod, "_plugin", lambda tracker, options: plugin)
+    monkeypatch.setattr(batch_mod, "get_plugin", lambda tracker, **options: plugin)
     monkeypatch.setenv(batch_mod.WRITE_BEHIND_ENV, "2")
     spec = TaskSpec("csv-test", (), Settings().model_dump(), write_back=True)
     stream = batch_mod.local_results(spec, refs, 1)
@@ -133,7 +133,7 @@ def test_local_results_a_write_back_raising_system_exit_is_its_runs_failure(tmp_
     others (the writer put no result for it, and ``done.get()`` waited forever)."""
     refs = write_runs(tmp_path, 6)
     plugin = ExitingCsvPlugin(tmp_path, write_s=0.01, refuse=frozenset({"r2"}))
-    monkeypatch.setattr(batch_mod, "_plugin", lambda tracker, options: plugin)
+    monkeypatch.setattr(batch_mod, "get_plugin", lambda tracker, **options: plugin)
     monkeypatch.setenv(batch_mod.WRITE_BEHIND_ENV, "2")
     monkeypatch.setenv(batch_mod.READ_AHEAD_ENV, "0")
     spec = TaskSpec("csv-test", (), Settings().model_dump(), write_back=True)

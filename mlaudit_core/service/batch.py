@@ -20,12 +20,12 @@ from datetime import datetime, timezone
 from enum import Enum
 
 from ..errors import InputError
+from ..plugins import get_plugin
 from . import timing
 from .state import StateStore
 from .task import (
     RunResult,
     TaskSpec,
-    _plugin,
     audit_one,
     audit_stage,
     one_line,
@@ -253,7 +253,11 @@ def local_results(spec: TaskSpec, refs: list[str], jobs: int) -> Iterator[RunRes
 
     warm_up()
     try:  # one plugin (and tracker client) and one Settings for every run of the batch
-        plugin = _plugin(spec.tracker, spec.plugin_options)
+        # A new plugin per batch, not the process-wide one of Ray workers (task._plugin): its
+        # tracker client would keep the first batch's server, credentials and SDK session (a
+        # wandb.Api outlives wandb.teardown() with a closed connection: every load of a later
+        # batch in the same process failed with 'Cannot schedule tasks after join()').
+        plugin = get_plugin(spec.tracker, **dict(spec.plugin_options))
         settings = Settings(**spec.settings)
         depth = read_ahead_depth()
         behind = write_behind_depth() if spec.write_back else 0
