@@ -116,9 +116,6 @@ def audit(
     return redact_report(report)
 
 
-BASELINE_CODES = ("BL001", "BL002", "BL003", "BL004")
-
-
 def _has_baselines(run: RunData) -> bool:
     from .baseline.compare import baselines_of
 
@@ -173,10 +170,9 @@ def compare_to_baselines(
         return []
     reg = registry()
     out: list[Finding] = []
-    for code in BASELINE_CODES:
-        if code not in reg or not settings.is_selected(code):
+    for code, cls in reg.items():
+        if cls.family != "baseline" or not settings.is_selected(code):
             continue
-        cls = reg[code]
         try:
             out.extend(cls().check(run, settings.params_for(cls)))
         except Skip:

@@ -35,6 +35,8 @@ class BaselineRegression(Detector, code="BL001", name="baseline-regression", fam
     of training, the part a checkpoint is taken from.
     """
 
+    implies = "regressed"
+
     class Params(DetectorParams):
         k: float = 2.0
         tail_frac: float = 0.2

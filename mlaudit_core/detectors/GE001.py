@@ -183,6 +183,8 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
     nothing was learned to overfit (GE002 reports it).
     """
 
+    implies = "overfit"
+
     #: Its finding is a point of the report's timeline under this name.
     timeline_event = "overfit onset"
 

@@ -333,6 +333,8 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
     >= ``stuck_share`` of >= ``stuck_min_evaluations`` evaluations) is the stuck-accuracy finding for scores.
     """
 
+    implies = "underfit"
+
     needs = (Role.TRAIN_LOSS,)
 
     class Params(DetectorParams):

@@ -26,6 +26,8 @@ class FinalWorseThanBest(
     typical seed-to-seed spread of small models, measured on examples/regimes.py).
     """
 
+    implies = "degraded"
+
     class Params(DetectorParams):
         noise_k: float = 3.0
         min_rel_gap: float = 0.02

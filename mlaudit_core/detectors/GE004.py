@@ -40,6 +40,8 @@ class ValidationAtChance(
     is the uniform guess.
     """
 
+    implies = "underfit"
+
     remedies = (
         Remedy(
             "Check that labels line up with inputs: train on 64 samples; a correct pipeline memorises them and, with labels shuffled on purpose, cannot generalise",

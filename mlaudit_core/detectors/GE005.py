@@ -33,6 +33,8 @@ class GeneralizationGap(Detector, code="GE005", name="generalization-gap", famil
     epoch 10 by patience 3 gives up mAP 0.86 for 0.32).
     """
 
+    implies = "overfit"
+
     needs = (Role.TRAIN_LOSS, Role.VAL_LOSS)
 
     class Params(DetectorParams):

@@ -40,6 +40,8 @@ class NonFiniteValues(Detector, code="LI001", name="non-finite-values", family="
     Thresholds: none; any non-finite value is reported.
     """
 
+    implies = "diverged"
+
     #: Its finding is a point of the report's timeline under this name.
     timeline_event = "non-finite onset"
 

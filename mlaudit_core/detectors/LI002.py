@@ -38,6 +38,8 @@ class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family
     line, then the trainer's 'Step 1/100' ... 'Step 100/100').
     """
 
+    implies = "unstable"
+
     #: Its finding is a point of the report's timeline under this name.
     timeline_event = "step reset"
 

@@ -57,6 +57,8 @@ class EpochStepMismatch(Detector, code="LI003", name="epoch-step-mismatch", fami
     run; f6b2-02); each launch is judged on its own (:mod:`._counters`).
     """
 
+    implies = "unstable"
+
     correctness_remedies = (
         Remedy(
             "Restore the global step (and optimizer/scheduler state) from the checkpoint on resume; "

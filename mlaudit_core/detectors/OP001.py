@@ -46,6 +46,8 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
     losses within that range (a flow's NLL at -8, dice+CE at -0.7) are normal.
     """
 
+    implies = "diverged"
+
     #: Its finding is a point of the report's timeline under this name.
     timeline_event = "divergence"
 

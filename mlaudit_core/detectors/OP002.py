@@ -31,6 +31,8 @@ class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"
     realworld log06: a T5 loss at 0.0004 "spiking" to 0.002 near the end was called unstable).
     """
 
+    implies = "unstable"
+
     needs = (Role.TRAIN_LOSS,)
 
     class Params(DetectorParams):

@@ -36,6 +36,8 @@ class LossPlateau(Detector, code="OP003", name="loss-plateau", family="optimizat
     csv01: an LSTM at exactly 0.2500, the MSE of predicting the mean; csv13: a PINN at 0.5109).
     """
 
+    implies = "plateaued"
+
     #: Its finding is a point of the report's timeline under this name.
     timeline_event = "plateau"
 

@@ -37,6 +37,8 @@ class NonFiniteOnset(Detector, code="OP004", name="nonfinite-onset", family="opt
     minimum, because micro-batch losses scatter by 2-5x without any trend.
     """
 
+    implies = "diverged"
+
     needs = (Role.TRAIN_LOSS,)
 
     class Params(DetectorParams):

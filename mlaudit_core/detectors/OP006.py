@@ -48,6 +48,11 @@ class GradNorm(Detector, code="OP006", name="grad-norm", family="optimization"):
         growth_factor: float = 10.0
         max_clip_share: float = 0.5
 
+    @classmethod
+    def contradicts_healthy(cls, finding):
+        """Recurring spikes of 10x the median or more, or a grad norm grown 10x over the run."""
+        return bool(finding.facts.get("recurring_spikes") or finding.facts.get("grew"))
+
     def check(self, run, p):
         key = run.key_for(Role.GRAD_NORM)
         s = run.series(key).by_step().finite()

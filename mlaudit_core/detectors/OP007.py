@@ -24,6 +24,8 @@ class LossScaleCollapse(Detector, code="OP007", name="loss-scale-collapse", fami
     and a long settled descent (DeepSpeed: 2^32 to about 2^16) are not collapses.
     """
 
+    implies = "diverged"
+
     needs = (Role.LOSS_SCALE,)
 
     class Params(DetectorParams):

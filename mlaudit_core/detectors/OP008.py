@@ -42,6 +42,8 @@ class ErraticValidationLoss(
     keeps the finding (realworld csv03 bounces 2e7-7e7 after 7.9e12).
     """
 
+    implies = "unstable"
+
     needs = (Role.VAL_LOSS,)
 
     class Params(DetectorParams):

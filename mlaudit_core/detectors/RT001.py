@@ -28,6 +28,9 @@ class OutOfMemory(ConsoleSignatureDetector, code="RT001", name="out-of-memory", 
     Reducing to batch=M" carries no allocator message and is not an OOM hit at all.
     """
 
+    implies = "crashed"
+    supersedable_crash = True
+
     #: Its finding is a point of the report's timeline under this name.
     timeline_event = "out of memory"
 

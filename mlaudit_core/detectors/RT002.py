@@ -23,6 +23,9 @@ class CollectiveTimeout(
     Thresholds: none; any watchdog timeout or NCCL error is reported.
     """
 
+    implies = "crashed"
+    supersedable_crash = True
+
     crash_remedy = Remedy(
         "Find the rank that stopped first: compare the last step each rank logged before the timeout, "
         "then rerun with NCCL_DEBUG=INFO and TORCH_NCCL_ASYNC_ERROR_HANDLING=1",

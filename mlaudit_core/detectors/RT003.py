@@ -19,6 +19,8 @@ class Preemption(ConsoleSignatureDetector, code="RT003", name="preemption", fami
     Thresholds: none.
     """
 
+    implies = "crashed"
+
     remedies = (
         Remedy(
             "Check that the job saves a checkpoint on SIGTERM and that its requeued run resumed from it, "

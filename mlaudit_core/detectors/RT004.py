@@ -22,6 +22,14 @@ class WorkerKilled(
     Thresholds: none.
     """
 
+    implies = "crashed"
+    supersedable_crash = True
+
+    @classmethod
+    def stopped_from_outside(cls, finding):
+        """Workers are killed as the job is torn down."""
+        return True
+
     crash_remedy = Remedy(
         "Rerun the failing epoch with num_workers=0 to see the worker's own error, and check host "
         "memory (dmesg for the OOM killer)",

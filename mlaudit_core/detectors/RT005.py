@@ -22,6 +22,15 @@ CONSEQUENCE = re.compile(
 )
 
 
+#: Exceptions that stop a process from outside: an interrupt, an exit, a signal turned into an exception.
+STOP_EXCEPTIONS = ("KeyboardInterrupt", "SystemExit", "SignalException", "SIGTERMException")
+#: An exception message that names a signal (torch elastic ``Process N got signal: 15``, torchrun's
+#: ``Signal 9 (SIGKILL) received by PID N``): the process was stopped from outside (docs/signatures.md).
+SIGNAL_MESSAGE = re.compile(
+    r"got signal:?\s*\d+|\bSignal \d+ \(SIG\w+\)|died with <Signals\.|"
+    r"\bSIG(?:TERM|KILL|INT|HUP|QUIT)\b"
+)
+
 #: Lines either side of the exception line read with it (a CUDA assertion is printed beside the error).
 NEARBY_LINES = 20
 
@@ -48,6 +57,9 @@ class PythonTraceback(
     caused by a remote worker crashing", NCCL's ``ncclRemoteError``) is a consequence: the
     failing worker's traceback is reported when the log holds one.
     """
+
+    implies = "crashed"
+    supersedable_crash = True
 
     remedies = (
         Remedy(
@@ -102,6 +114,14 @@ class PythonTraceback(
     timeline_event = "exception"
 
     categories = ()
+
+    @classmethod
+    def stopped_from_outside(cls, finding):
+        """The exception is an interrupt, an exit or a signal's (:data:`STOP_EXCEPTIONS`), or its
+        message names a signal (:data:`SIGNAL_MESSAGE`)."""
+        exc = str(finding.facts.get("exception_type", ""))
+        msg = finding.facts.get("exception_message") or ""
+        return exc.endswith(STOP_EXCEPTIONS) or bool(SIGNAL_MESSAGE.search(msg))
 
     def check(self, run, p):
         _, tbs = self.hits(run)

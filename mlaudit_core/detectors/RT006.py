@@ -47,6 +47,8 @@ class Fp16OverflowSkips(Detector, code="RT006", name="fp16-overflow-skips", fami
     on a minimum-loss-scale error.
     """
 
+    implies = "diverged"
+
     @classmethod
     def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
         """The overflow skips as dynamic loss scaling at work (benign) against gradients that

@@ -53,6 +53,9 @@ class HardwareError(
     warnings.
     """
 
+    implies = "crashed"
+    supersedable_crash = True
+
     @classmethod
     def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
         """A crash on it: the node's hardware (supported); the errors after it are symptoms."""

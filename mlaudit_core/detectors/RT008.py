@@ -25,6 +25,9 @@ class DiskFull(ConsoleSignatureDetector, code="RT008", name="disk-full", family=
     Thresholds: none; any disk-full message is reported.
     """
 
+    implies = "crashed"
+    supersedable_crash = True
+
     @classmethod
     def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
         """A crash on it: storage (supported); the last checkpoint may be truncated (open)."""

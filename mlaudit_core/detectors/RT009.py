@@ -31,6 +31,8 @@ class NonFiniteMessage(
     they are the loss scaler working (RT006).
     """
 
+    implies = "diverged"
+
     remedies = (
         Remedy(
             "Log the training loss (and the grad norm) every step around the first NaN message",

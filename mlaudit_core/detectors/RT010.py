@@ -25,6 +25,14 @@ class ProcessKilled(
     Thresholds: none.
     """
 
+    implies = "crashed"
+    supersedable_crash = True
+
+    @classmethod
+    def stopped_from_outside(cls, finding):
+        """The process is killed as the job is torn down."""
+        return True
+
     @classmethod
     def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
         """A crash on it: the scheduler's time limit, or a SIGKILL (host memory, a watchdog)."""

@@ -41,6 +41,9 @@ class ThroughputDrop(Detector, code="SY001", name="throughput-drop", family="sys
     this; 5% is half the lower end of the 10-15% run-to-run jitter convention above.
     """
 
+    implies = "slow"
+    slow_rank = 3
+
     @classmethod
     def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
         """A slowdown: a per-step cost that grows (progressive) against a machine that slowed."""

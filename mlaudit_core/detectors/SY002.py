@@ -40,6 +40,9 @@ class DataLoaderStarvation(Detector, code="SY002", name="data-loader-starvation"
     wait in a 40.2 s step at iteration 200).
     """
 
+    implies = "slow"
+    slow_rank = 1
+
     @classmethod
     def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
         """Input-bound (supported by the data-time ratio) against compute-bound (rejected)."""

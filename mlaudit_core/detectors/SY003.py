@@ -26,6 +26,8 @@ class LowUtilisation(Detector, code="SY003", name="low-accelerator-utilisation",
     core count.
     """
 
+    implies = "slow"
+
     @classmethod
     def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
         """An idle accelerator: the input pipeline or host work, against too small a batch."""

@@ -85,6 +85,9 @@ class TimeOutsideTraining(Detector, code="SY005", name="time-outside-training", 
     between them).
     """
 
+    implies = "slow"
+    slow_rank = 2
+
     @classmethod
     def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
         """Wall time outside the steps: evaluation (its share) against checkpointing and logging."""

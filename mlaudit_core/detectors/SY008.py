@@ -43,6 +43,8 @@ class SummaryTimeSwings(Detector, code="SY008", name="summary-time-swings", fami
     an epoch time for its epoch. Step times are read in seconds.
     """
 
+    slow_rank = 4
+
     remedies = (
         Remedy(
             "Compare the slow epochs' time with the machine's load at that time (other jobs, I/O wait, "

@@ -171,6 +171,16 @@ class Detector:
     #: What its findings say about the claims checked against the telemetry
     #: (``verdict.claims.apply_claims``): "contradicted", "unverifiable", "supported", or None.
     claim_status: ClassVar[str | None] = None
+    #: The outcome its finding at warning or above implies (``verdict.evidence.confidence``: an
+    #: agreeing or a competing explanation), or None; "degraded" for a held-out reflection of
+    #: several failures that competes with none of them (GE003).
+    implies: ClassVar[str | None] = None
+    #: Its finding at warning or above makes a run slow (``verdict.policy._slow``); the detectors
+    #: are asked in ascending rank, the first one found decides. None: it does not set the outcome.
+    slow_rank: ClassVar[int | None] = None
+    #: Its finding is a crash signature that a later end-of-training line or later training
+    #: progress in the same console supersedes (``verdict.evidence.superseded_crash``).
+    supersedable_crash: ClassVar[bool] = False
 
     def __init_subclass__(
         cls, code: str | None = None, name: str | None = None, family: str | None = None, **kw: Any
@@ -248,6 +258,19 @@ class Detector:
         """Openings of the outcome's generic actions that ``finding``, as the primary one, makes
         redundant (its own remedies already do that check)."""
         return ()
+
+    @classmethod
+    def stopped_from_outside(cls, finding: Finding) -> bool:
+        """Whether ``finding`` is what a process stopped from outside shows (a termination or kill
+        signal, an interrupt): with the job's own termination in the run (RT003) it is a symptom
+        of that termination, not a crash of its own (``verdict.policy``)."""
+        return False
+
+    @classmethod
+    def contradicts_healthy(cls, finding: Finding) -> bool:
+        """Whether ``finding``'s facts contradict a healthy verdict (``verdict.evidence.confidence``
+        lowers it as for a competing explanation)."""
+        return False
 
     # --- what the report says besides the verdict ---------------------------------
     @classmethod

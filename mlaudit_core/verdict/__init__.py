@@ -33,7 +33,6 @@ from ..report import (
 from ..roles import Role
 from ..rundata import RunData, RunStatus
 from .evidence import (
-    CRASH_CODES,
     assess,
     confidence,
     ending,
@@ -57,7 +56,7 @@ def build_context(run: RunData, findings: list[Finding], det_runs: list[Detector
     by_code: dict[str, list[Finding]] = {}
     superseded: list[str] = []
     for f in findings:
-        if f.code in CRASH_CODES and (end := superseded_crash(run, f)) is not None:
+        if (end := superseded_crash(run, f)) is not None:
             # an earlier attempt's crash in an appended log: reported, but not how this run ended
             superseded.append(
                 f"{f.code} ({f.message[:100]}): {end}"

@@ -260,9 +260,6 @@ _END_LINES = {
         re.compile(r"Starting training from iteration"),
     ),
 }
-#: Crash signatures (out of memory, collective timeout, worker death, Python error, hardware fault, disk
-#: full, killed) that a later end-of-training line in the same console supersedes.
-CRASH_CODES = ("RT001", "RT002", "RT004", "RT005", "RT007", "RT008", "RT010")
 
 
 def superseded_crash(run: RunData, f: Finding) -> str | None:
@@ -271,7 +268,11 @@ def superseded_crash(run: RunData, f: Finding) -> str | None:
     (a signature ends a run only when no progress follows it), or ``None``. A log that people append to holds earlier attempts: a traceback
     followed later by the trainer's normal end line belongs to an attempt that did not end the run
     (own corpus log13: 13 failed YOLOX launches, OOMs included, then one that ran 300/300 epochs and
-    printed 'Training of experiment is done')."""
+    printed 'Training of experiment is done'). Only a supersedable crash signature
+    (``Detector.supersedable_crash``: out of memory, collective timeout, worker death, Python error,
+    hardware fault, disk full, killed) is looked at."""
+    if not detector_for(f.code).supersedable_crash:
+        return None
     logs = [(e.source, e.line) for e in f.evidence if isinstance(e, LogEvidence)]
     if not logs or not run.console:
         return None
@@ -772,40 +773,6 @@ def lr_assessment(run: RunData) -> LrAssessment:
 
 # --- confidence -----------------------------------------------------------------------------------
 
-#: Outcome implied by a finding at warning or above, for counting independent agreement.
-#: GE003 (final held-out value worse than its best) is the held-out reflection of several failures
-#: ("degraded"), not a competing explanation of any of them.
-IMPLIES = {
-    "OP001": "diverged",
-    "OP004": "diverged",
-    "LI001": "diverged",
-    "RT009": "diverged",
-    "RT006": "diverged",
-    "OP007": "diverged",
-    "GE001": "overfit",
-    "GE003": "degraded",
-    "GE005": "overfit",
-    "GE002": "underfit",
-    "OP003": "plateaued",
-    "GE004": "underfit",
-    "OP002": "unstable",
-    "OP008": "unstable",
-    "LI002": "unstable",
-    "LI003": "unstable",
-    "SY001": "slow",
-    "SY002": "slow",
-    "SY005": "slow",
-    "SY003": "slow",
-    "RT001": "crashed",
-    "RT002": "crashed",
-    "RT004": "crashed",
-    "RT005": "crashed",
-    "RT007": "crashed",
-    "RT008": "crashed",
-    "RT010": "crashed",
-    "RT003": "crashed",
-    "BL001": "regressed",
-}
 #: Outcomes read as the same symptom for agreement (a plateau agrees with an underfit; a held-out
 #: metric that ended below its best agrees with a divergence, an instability, an overfit, a regression).
 SAME = {
@@ -820,9 +787,6 @@ SAME = {
 #: a slow input pipeline or an idle GPU says nothing against an overfit, and a learning curve says
 #: nothing against an OOM (the policy's "first broken layer" ordering already chose between layers).
 LAYER = {"slow": "systems", "crashed": "runtime"}
-#: Findings (code -> facts, any of them set) whose signal contradicts a healthy-looking run: recurring
-#: grad-norm spikes of 10x the median or more, or a grad norm grown 10x over the run (OP006).
-CONTRADICT_HEALTH = {"OP006": ("recurring_spikes", "grew")}
 #: Constants of the curve terms (see :func:`confidence`).
 FAILURE_PRIOR, FAILURE_SPAN = 0.3, 0.5
 HEALTHY_PRIOR, HEALTHY_SPAN = 0.3, 0.4
@@ -887,12 +851,12 @@ def confidence(
 
     Independent agreement combines by noisy-OR (Pearl 1988, *Probabilistic Reasoning in
     Intelligent Systems*, 4.3.2): every other detector at warning or above implying the same
-    outcome (``IMPLIES``/``SAME``) adds ``1 - (1 - c) * (1 - 0.3)``, at most three; for
+    outcome (``Detector.implies``, ``SAME``) adds ``1 - (1 - c) * (1 - 0.3)``, at most three; for
     ``succeeded`` each further learning series examined counts with weight
     ``0.15 * points_strength(its points)``, at most two. A finding implying a different failure *in the
     same layer* (``LAYER``: learning, systems, runtime) multiplies by 0.85 (a competing explanation),
     at most three; findings of another layer, and the held-out reflection of a failure (GE003), do not
-    compete. A healthy verdict whose own signals contradict it (``CONTRADICT_HEALTH``: recurring
+    compete. A healthy verdict whose own signals contradict it (``Detector.contradicts_healthy``: recurring
     grad-norm spikes, a growing grad norm) multiplies by 0.85 per such finding, the weight of a
     competing explanation. A learning verdict without a validation metric, or a slow verdict without step times,
     multiplies by 0.85 (the signal that could have overturned it was not there); load warnings by
@@ -951,6 +915,11 @@ def _base_confidence(
     return c
 
 
+def _implies(f: Finding) -> str | None:
+    """The outcome ``f`` implies (``Detector.implies``), None when it implies none."""
+    return detector_for(f.code).implies
+
+
 def _agreeing(
     c: float,
     outcome: str,
@@ -966,9 +935,7 @@ def _agreeing(
     agree = [
         f
         for f in findings
-        if f is not primary
-        and f.severity.rank >= Severity.WARNING.rank
-        and IMPLIES.get(f.code) in same
+        if f is not primary and f.severity.rank >= Severity.WARNING.rank and _implies(f) in same
     ]
     agree_codes = sorted({f.code for f in agree} - ({primary.code} if primary else set()))[:3]
     weights = [0.3] * len(agree_codes)
@@ -994,9 +961,9 @@ def _competing(c: float, outcome: str, findings: list[Finding], terms: list[str]
             f.code
             for f in findings
             if f.severity.rank >= Severity.WARNING.rank
-            and IMPLIES.get(f.code) not in (None, "degraded", *same)
-            and LAYER.get(IMPLIES.get(f.code, ""), "learning") == layer
-            and not (outcome == "crashed" and IMPLIES.get(f.code) == "crashed")
+            and _implies(f) not in (None, "degraded", *same)
+            and LAYER.get(_implies(f) or "", "learning") == layer
+            and not (outcome == "crashed" and _implies(f) == "crashed")
         }
     )[:3]
     if outcome in ("succeeded", "running"):
@@ -1009,14 +976,14 @@ def _competing(c: float, outcome: str, findings: list[Finding], terms: list[str]
 
 
 def _contradicting(c: float, findings: list[Finding], healthy: bool, terms: list[str]) -> float:
-    """x0.85 per finding whose facts contradict a healthy verdict (``CONTRADICT_HEALTH``)."""
+    """x0.85 per finding whose facts contradict a healthy verdict
+    (``Detector.contradicts_healthy``)."""
     doubt = sorted(
         {
             f.code
             for f in findings
-            if f.code in CONTRADICT_HEALTH
-            and f.severity.rank >= Severity.WARNING.rank
-            and any(f.facts.get(k) for k in CONTRADICT_HEALTH[f.code])
+            if f.severity.rank >= Severity.WARNING.rank
+            and detector_for(f.code).contradicts_healthy(f)
         }
     )
     if healthy and doubt:

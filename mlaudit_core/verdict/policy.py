@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..detectors.base import detector_for, registry
 from ..plan import NORMAL_END
 from ..report import Cause, Finding, Outcome, Severity
 from ..roles import Role
@@ -46,13 +47,6 @@ _CORRECTNESS_EXC = (
     "ModuleNotFoundError",
     "FileNotFoundError",
     "UnboundLocalError",
-)
-_STOP_EXC = ("KeyboardInterrupt", "SystemExit", "SignalException", "SIGTERMException")
-#: An exception message that names a signal (torch elastic ``Process N got signal: 15``, torchrun's
-#: ``Signal 9 (SIGKILL) received by PID N``): the process was stopped from outside (docs/signatures.md).
-_SIGNAL_MSG = re.compile(
-    r"got signal:?\s*\d+|\bSignal \d+ \(SIG\w+\)|died with <Signals\.|"
-    r"\bSIG(?:TERM|KILL|INT|HUP|QUIT)\b"
 )
 #: A launcher's report that a child process failed; with no child traceback in the log, why it failed is not there.
 _LAUNCHER_EXC = ("ChildFailedError",)
@@ -134,13 +128,7 @@ class Rule:
 
 def _ended_by_preemption(c: Ctx, f: Finding) -> bool:
     """A crash signature explained by the job's own termination (RT003: SIGTERM / preemption)."""
-    if c.get("RT003") is None:
-        return False
-    if f.code in ("RT004", "RT010"):  # workers and the process are killed as the job is torn down
-        return True
-    msg = f.facts.get("exception_message") or ""
-    exc = str(f.facts.get("exception_type", ""))
-    return f.code == "RT005" and (exc.endswith(_STOP_EXC) or bool(_SIGNAL_MSG.search(msg)))
+    return c.get("RT003") is not None and detector_for(f.code).stopped_from_outside(f)
 
 
 def _hardware(c: Ctx) -> Decision | None:
@@ -686,7 +674,7 @@ def _crash_other(c: Ctx) -> Decision | None:
     f = c.get("RT005", Severity.ERROR)
     if f and not _ended_by_preemption(c, f):
         exc = str(f.facts.get("exception_type", ""))
-        if exc.endswith(_STOP_EXC) or _SIGNAL_MSG.search(f.facts.get("exception_message") or ""):
+        if detector_for(f.code).stopped_from_outside(f):
             # a kill, termination or interrupt signal is an infrastructure event or a person, never a code bug
             return Decision(
                 Outcome.CRASHED,
@@ -1421,10 +1409,17 @@ def _stopped_early(c: Ctx) -> Decision | None:
     )
 
 
+def _slow_codes() -> list[str]:
+    """The detectors whose finding makes a run slow, in the order they are asked
+    (``Detector.slow_rank``)."""
+    ranked = [d for d in registry().values() if d.slow_rank is not None]
+    return [d.code for d in sorted(ranked, key=lambda d: (d.slow_rank, d.code))]
+
+
 def _slow(c: Ctx) -> Decision | None:
     # SY004 (isolated slow steps) and SY003 (idle accelerator) stay bottleneck findings but do not
     # set the outcome: on shared machines both come from neighbours as often as from the run
-    for code in ("SY002", "SY005", "SY001", "SY008"):
+    for code in _slow_codes():
         f = c.get(code, Severity.WARNING)
         if f and f.facts.get("grew"):  # SY008 states that the time grew at every interval
             # a time per iteration that rises at every logged interval at the same work per step is a
