@@ -4,7 +4,8 @@ Builds a run of ``--points`` steps (train loss with two spikes and a late NaN st
 learning rate, grad norm, loss scale, step time, GPU utilisation: 7 panels), audits it once,
 then prints the median CPU time (``time.process_time``) over ``--repeat`` renders of the SVG
 plots (:func:`mlaudit_core.render.plots.render_plots`), of the whole page
-(:func:`mlaudit_core.render.html.render_html`), and, when matplotlib is installed, of the
+(:func:`mlaudit_core.render.html.render_html`), the page a tracker write-back uploads (the
+JSON report embedded, ``embed_json=True``), and, when matplotlib is installed, of the
 same plots as PNG (``fmt="png"``), the renderer the SVG one replaced.
 
     python benchmarks/render_speed.py [--points 100000] [--repeat 5]
@@ -81,6 +82,8 @@ def main() -> None:
     print(
         f"{'render_html (page + SVG)':28} {cpu_ms(lambda: render_html(report, run), args.repeat):15.1f}"
     )
+    ms = cpu_ms(lambda: render_html(report, run, embed_json=True), args.repeat)
+    print(f"{'render_html, JSON embedded':28} {ms:15.1f}")
     print(f"{'SVG bytes on the page':28} {sum(len(p.svg) for p in plots):15,}")
     if plots_unavailable() is None:
         ms = cpu_ms(lambda: render_plots(report, run, fmt="png"), max(1, args.repeat // 2))
