@@ -864,6 +864,38 @@ SOURCES: tuple[MessageSource, ...] = (
         "found NaN in local grad norm for bucket #0 in backward pass before data-parallel communication collective",
         "source",
     ),
+    MessageSource(
+        "nan-message",
+        "tensorflow",
+        "1.x-2.x",
+        "tensorflow/core/kernels/summary_op.cc",
+        "SummaryHistoOp::Compute, errors::InvalidArgument",
+        "Nan in summary histogram for: {}",
+        "InvalidArgumentError (see above for traceback): Nan in summary histogram for: param-summary/res2.2/conv1/W",
+        "upstream",
+    ),
+    MessageSource(
+        "nan-message",
+        "tensorflow",
+        "1.x-2.x",
+        "tensorflow/core/kernels/check_numerics_op.cc",
+        "CheckNumericsOp::Compute (tf.debugging.check_numerics), status 'NaN' | 'Inf' | 'Inf and NaN'",
+        "{} : Tensor had {} values",
+        "tensorflow.python.framework.errors_impl.InvalidArgumentError: LossTensor is inf or nan : Tensor had NaN "
+        "values",
+        "upstream",
+    ),
+    MessageSource(
+        "nan-message",
+        "darknet (AlexeyAB)",
+        "master",
+        "src/detector.c",
+        "train_detector, printf of each iteration (pjreddie/darknet examples/detector.c: the same line without "
+        "'hours left'); C's %f prints a NaN as nan or -nan",
+        " {}: {}, {} avg loss, {} rate, {} seconds, {} images",
+        " 28: -nan, -nan avg loss, 0.000000 rate, 0.797576 seconds, 1792 images",
+        "upstream",
+    ),
     # --- context: what happened, not what went wrong ---------------------------------------------------------------
     MessageSource(
         "checkpoint-saved",

@@ -489,7 +489,10 @@ CATALOG: list[Signature] = [
         r"Detected (?:NaN|inf)|returned nan values|nan loss detected|"
         r"is (?:not finite|infinite)\. Previous best|encountered (?:NaN|inf)\b|(?:Batch (?P<batch>\d+): )?Invalid loss, terminating training|"
         r"(?:Loss|Fitness) NaN/Inf detected|NaN persisted for \d+ epochs|found (?:NaN|Inf) in local grad norm|"
-        r"Unexpected result (?:nan|inf)\b",
+        r"Unexpected result (?:nan|inf)\b|(?:Nan|Infinity) in summary histogram for|"
+        r"Tensor had (?:Inf and NaN|NaN|Inf) values|"
+        # darknet's per-iteration line (``%d: %f, %f avg loss, ...``) with the loss and its average NaN
+        r"^\s*\d+: -?(?:nan|inf), -?(?:nan|inf) avg loss",
         "a NaN/inf message printed by the framework",
         (
             "nan",
@@ -507,6 +510,8 @@ CATALOG: list[Signature] = [
             "invalid loss",
             "found inf",
             "result inf",
+            "infinity in summary",
+            "had inf",
         ),
     ),
     _sig(

@@ -36,6 +36,7 @@ from ..plan import NORMAL_END, first_positive_param, planned_lengths
 from ..report import DetectorRun, Finding, LogEvidence, Severity
 from ..roles import LR_PARAM_NAMES, Role, lr_param_name, normalise_key
 from ..rundata import RunData
+from .statements import stated_precision
 
 #: Fewer finite points than this cannot show a trend: with one or two points the first and last
 #: value are the whole series, and no learning detector of the catalogue can run (their
@@ -676,6 +677,8 @@ def precision_evidence(run: RunData, findings: list[Finding]) -> list[str]:
     for k, v in run.params.items():
         if _PRECISION_PARAM.search(normalise_key(k)) and _PRECISION_TRUE.match(str(v).strip()):
             out.append(f"param {k}={v}")
+        elif (said := stated_precision(str(v))) is not None:
+            out.append(f"stated in {k}: {said}")
     if run.has(Role.LOSS_SCALE):
         out.append(f"a loss-scale series ({run.key_for(Role.LOSS_SCALE)})")
     out += [f"{f.code} {f.name}" for f in findings if detector_for(f.code).shows_reduced_precision]

@@ -131,6 +131,41 @@ def _ended_by_preemption(c: Ctx, f: Finding) -> bool:
     return c.get("RT003") is not None and detector_for(f.code).stopped_from_outside(f)
 
 
+def _environment_fixed(c: Ctx) -> Decision | None:
+    """A failure (a non-finite loss or message, a crash with an exception) whose report states that it
+    went away when only the software stack or the machine changed (:func:`.statements.environment_fix`:
+    another framework / CUDA / cuDNN version, the same job on another GPU): the environment is the
+    cause, whatever the symptom looked like (a NaN reads as a learning-rate or data problem on its own)."""
+    from .statements import environment_fix
+
+    said = environment_fix(c.run.params)
+    if said is None:
+        return None
+    nan = next(
+        (
+            f
+            for code in ("OP004", "LI001", "RT009")
+            for f in c.by_code.get(code, [])
+            if f.severity.rank >= Severity.WARNING.rank
+        ),
+        None,
+    )
+    crash = c.get("RT005", Severity.ERROR)
+    if nan is None and crash is None:
+        return None
+    what = "the loss turned non-finite" if nan is not None else "the run crashed"
+    shown = (nan or crash).message  # type: ignore[union-attr]
+    return Decision(
+        Outcome.DIVERGED if nan is not None else Outcome.CRASHED,
+        Cause.INFRA_RUNTIME,
+        f"{what[0].upper()}{what[1:]} ({shown}), and the report states that the same job stopped failing "
+        f"with only the software stack or the machine changed ({said}): the environment (a framework, "
+        "CUDA/cuDNN or driver version, or the GPU) is the cause, not the model or the data. Pin the "
+        "working versions; report the failing combination upstream.",
+        nan or crash,
+    )
+
+
 def _hardware(c: Ctx) -> Decision | None:
     hw = c.get("RT007", Severity.ERROR)
     if hw:  # the first broken layer: an OOM or CUDA error after a hardware fault is its symptom
@@ -1780,6 +1815,58 @@ _E, _W, _I = "error", "warning", "info"
 _LOSS = {"loss": tuple(2.0 - 0.01 * i for i in range(50))}
 
 POLICY: tuple[Rule, ...] = (
+    Rule(
+        "V00",
+        "environment-fixed",
+        5,
+        "a non-finite loss (OP004/LI001/RT009 at warning) or an exception (RT005 at error), and the report's "
+        "prose states the failure went away with only the software stack or the machine changed",
+        (Outcome.DIVERGED, Outcome.CRASHED),
+        (Cause.INFRA_RUNTIME,),
+        _environment_fixed,
+        codes=("OP004", "LI001", "RT009", "RT005"),
+        cases=(
+            Case(
+                "NaN gone after a PyTorch downgrade (report b8-13)",
+                (("LI001", _E, {}),),
+                ("diverged", "infra_runtime"),
+                params={
+                    "reporter": "I used CUDA 10.1 and pytorch 1.7. But the problem was resolved when I "
+                    "changed 1.7 to 1.6!"
+                },
+            ),
+            Case(
+                "same training NaN on one GPU, fine on another machine (report b6-01)",
+                (("RT009", _E, {}),),
+                ("diverged", "infra_runtime"),
+                params={
+                    "reporter": "the same training gives nan on the RTX 2080 Ti but works on an Azure GPU VM"
+                },
+            ),
+            Case(
+                "a lower learning rate fixed it: not the environment",
+                (("LI001", _E, {}),),
+                None,
+                params={
+                    "reporter": "I upgraded to pytorch 1.7 and lowered the learning rate, now it works"
+                },
+            ),
+            Case(
+                "an upgrade that did not help",
+                (("LI001", _E, {}),),
+                None,
+                params={
+                    "reporter": "I switched to tensorflow 1.3 but it still gives nan, not fixed"
+                },
+            ),
+            Case(
+                "no failure to explain",
+                (),
+                None,
+                params={"reporter": "I switched to tensorflow 1.3 and now it works perfectly"},
+            ),
+        ),
+    ),
     Rule(
         "V01",
         "hardware-fault",
