@@ -49,15 +49,50 @@ def _f(v: float) -> str:
     return f"{v:.1f}".rstrip("0").rstrip(".")
 
 
+def _fields(tenths: np.ndarray) -> np.ndarray:
+    """Each integer of ``tenths`` (a number in tenths) as a fixed-width field of bytes: sign,
+    whole digits, ``.``, tenth; the places it does not use (leading zeros, a ``.0``, the sign of
+    a positive number) are NUL. Shape ``tenths.shape + (width,)``, uint8."""
+    # int32 divides faster; int64 for numbers beyond 2e8 (never drawn, but valid input)
+    a = np.abs(tenths).astype(np.int32 if np.abs(tenths).max() < 2**31 - 1 else np.int64)
+    digits = max(1, len(str(int(a.max()) // 10)))
+    field = np.empty((*a.shape, digits + 3), dtype=np.uint8)
+    field[..., 0] = (tenths < 0) * ord("-")
+    q = a // 10
+    tenth = a - 10 * q
+    has_tenth = tenth != 0
+    field[..., digits + 1] = has_tenth * ord(".")
+    field[..., digits + 2] = (tenth + 48) * has_tenth
+    for k in range(digits, 0, -1):  # units digit first; a leading zero is left out
+        r = q // 10
+        d = q - 10 * r
+        field[..., k] = (d + 48) * (q > 0) if k < digits else d + 48
+        q = r
+    return field
+
+
+#: Numbers below this many tenths (1638.4: every coordinate of a panel) are written from a table.
+_TABLE_SIZE = 1 << 14
+_table: list[np.ndarray] = []
+
+
+def _fields_table() -> np.ndarray:
+    """:func:`_fields` of 0 .. ``_TABLE_SIZE`` - 1, built on first use (~0.3 ms, 98 KB)."""
+    if not _table:
+        _table.append(_fields(np.arange(_TABLE_SIZE)))
+    return _table[0]
+
+
 def numbers_text(vals: np.ndarray, seps: tuple[str, ...], tail: str = "") -> str:
     """Rows of numbers written as text in one vectorised pass: row ``i`` is ``seps[0]``,
     ``vals[i, 0]``, ``seps[1]``, ``vals[i, 1]``, …, ``tail``; the rows concatenated.
 
-    Each number is written like :func:`_f` (one decimal, ``.0`` dropped, ``-`` when negative).
-    Every number gets a fixed-width field of bytes (sign, digits, ``.``, tenth) in one matrix;
-    the places a number does not use (leading zeros, a ``.0``, the sign of a positive number)
-    hold a NUL byte that ``bytes.translate`` deletes. No Python code runs per number: a curve of
-    4,000 points is written in ~0.1 ms where ``"%.1f" %`` takes ~2 ms (measured with
+    Each number is written like :func:`_f` (one decimal, ``.0`` dropped, ``-`` when negative;
+    rounded as ``numpy.rint(10 * v)``, which can differ from ``_f`` by a tenth at an exact tie
+    such as ``0.05``, and a value that rounds to zero is ``0``, never ``-0``). Every number gets a fixed-width field of bytes (:func:`_fields`; a panel's coordinates are
+    looked up in a table of them) in one matrix; the places a number does not use hold a NUL
+    byte that ``bytes.translate`` deletes. No Python code runs per number: a curve of 4,000
+    points is written in ~0.1 ms where ``"%.1f" %`` takes ~2 ms (measured with
     ``benchmarks/render_speed.py``, whose budget is 10 ms for a whole page).
 
     Args:
@@ -77,34 +112,22 @@ def numbers_text(vals: np.ndarray, seps: tuple[str, ...], tail: str = "") -> str
     if n == 0:
         return ""
     tenths = np.rint(vals * 10)
-    # int32 divides faster; int64 for coordinates beyond 2e8 px (never drawn, but valid input)
-    tenths = tenths.astype(np.int32 if np.abs(tenths).max() < 2**31 - 1 else np.int64)
-    a = np.abs(tenths)
-    digits = max(1, len(str(int(a.max()) // 10)))
-    field = np.empty((n, m, digits + 3), dtype=np.uint8)  # sign, whole digits, ".", tenth
-    field[:, :, 0] = (tenths < 0) * ord("-")
-    q = a // 10
-    tenth = a - 10 * q
-    has_tenth = tenth != 0
-    field[:, :, digits + 1] = has_tenth * ord(".")
-    field[:, :, digits + 2] = (tenth + 48) * has_tenth
-    for k in range(digits, 0, -1):  # units digit first; a leading zero is left out
-        r = q // 10
-        d = q - 10 * r
-        field[:, :, k] = (d + 48) * (q > 0) if k < digits else d + 48
-        q = r
-
-    def same_text(t: str) -> np.ndarray:  # ``t`` on every row, as bytes
-        return np.broadcast_to(np.frombuffer(t.encode("ascii"), np.uint8), (n, len(t)))
-
-    parts: list[np.ndarray] = []
-    for j, sep in enumerate(seps):
-        if sep:
-            parts.append(same_text(sep))
-        parts.append(field[:, j])
-    if tail:
-        parts.append(same_text(tail))
-    return np.concatenate(parts, axis=1).tobytes().translate(None, b"\0").decode("ascii")
+    if tenths.min() >= 0 and tenths.max() < _TABLE_SIZE:
+        field = _fields_table().take(tenths.astype(np.intp), axis=0)
+    else:
+        field = _fields(tenths)
+    w = field.shape[2]
+    seps_b = [sep.encode("ascii") for sep in seps]
+    tail_b = tail.encode("ascii")
+    out = np.empty((n, sum(map(len, seps_b)) + m * w + len(tail_b)), dtype=np.uint8)
+    o = 0
+    for j, sep in enumerate(seps_b):
+        out[:, o : o + len(sep)] = np.frombuffer(sep, np.uint8)
+        o += len(sep)
+        out[:, o : o + w] = field[:, j]
+        o += w
+    out[:, o:] = np.frombuffer(tail_b, np.uint8)
+    return out.tobytes().translate(None, b"\0").decode("ascii")
 
 
 def pixel_minmax(px: np.ndarray, y: np.ndarray) -> np.ndarray:
