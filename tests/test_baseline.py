@@ -218,3 +218,18 @@ def test_no_baselines_is_an_unknown_not_a_verdict():
     rep = audit(run)
     assert rep.verdict.outcome.value != "regressed"
     assert any(u.startswith("BL001") and "no baseline" in u for u in rep.unknowns)
+
+
+def test_a_regressions_report_carries_its_band_detectors_remedy(baselines):
+    """BL001 as the primary finding: where the run left the baselines' band is among the next
+    actions (``Detector.remedies_for`` of the report's own finding), after BL003's swap."""
+    from mlaudit_core.detectors import registry
+
+    rep = audit_with_baselines(train(4, "lr-div-10", lr=0.05), baselines)
+    assert rep.verdict.outcome.value == "regressed"
+    f = next(f for f in rep.findings if f.code == "BL001" and f.severity is Severity.ERROR)
+    want = [r.action for r in registry()["BL001"].remedies_for(f)]
+    acts = [a.action for a in rep.next_actions]
+    assert want and set(want) <= set(acts)
+    assert acts[0].startswith("Rerun the baseline with only lr changed")
+    assert str(f.facts["onset_step"]) in want[0]

@@ -299,3 +299,35 @@ def test_text_log_warnings_reach_the_report_notes(tmp_path):
     empty = tmp_path / "empty.log"
     empty.write_bytes(b"")
     assert read_log_lines(empty) == []
+
+
+@pytest.mark.e2e  # runs the fixture repository's CI job
+def test_the_ci_reports_action_for_a_golden_file_of_another_length_is_ci004s_remedy(tmp_path):
+    """The verdict row reads its next action from the detector of its finding
+    (``Detector.remedies_for``): the report's first action is CI004's remedy for that finding."""
+    from mlaudit_core.detectors import registry
+    from mlaudit_core.report import Finding
+
+    repo = make_repo(tmp_path, golden_cfg=dict(GOOD, steps=20), test_py=TEST_LENGTH_PY)
+    r = audit(repo, run_ci_job(repo, GOOD))
+    f = Finding.model_validate(codes(r)["CI004"][0])
+    want = [x.action for x in registry()["CI004"].remedies_for(f)]
+    assert want and [a["action"] for a in r["next_actions"]][: len(want)] == want
+    assert f.facts["golden_source"] in want[0]
+
+
+@pytest.mark.e2e  # runs the fixture repository's CI job
+def test_a_contradicted_claims_first_action_is_cl001s_remedy(slow_job, tmp_path):
+    """The claims step reads its action from the claims detector (``Detector.remedies_for``)."""
+    from mlaudit_core.detectors import registry
+    from mlaudit_core.report import Finding
+
+    repo, log = slow_job
+    pr = tmp_path / "PR.md"
+    pr.write_text("## Faster input pipeline\n\nVal accuracy 95.0% on the held-out split.\n")
+    r = audit(repo, log, extra=["--claims", str(pr)])
+    f = Finding.model_validate(codes(r)["CL001"][0])
+    (first, *_) = registry()["CL001"].remedies_for(f)
+    assert r["next_actions"][0]["action"] == first.action
+    hs = registry()["CL001"].hypotheses(f, r["verdict"]["outcome"]) or []
+    assert [h.status for h in hs] == ["rejected"]

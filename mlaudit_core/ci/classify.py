@@ -331,6 +331,16 @@ def _drift_like(f: Finding, fa: tuple[dict, dict] | None, first_off: bool) -> bo
 # --- the rows' decisions --------------------------------------------------------------------------
 
 
+def _remedies(f: Finding) -> list[NextAction]:
+    """The next actions the detector of ``f`` recommends for it (``Detector.remedies_for``)."""
+    from ..detectors import detector_for
+
+    return [
+        NextAction(action=r.action, why=r.why, cost=r.cost)
+        for r in detector_for(f.code).remedies_for(f)
+    ]
+
+
 def _infra(e: Evidence) -> CIVerdict | None:
     rows = e.crash("infra")
     if not rows:
@@ -343,14 +353,7 @@ def _infra(e: Evidence) -> CIVerdict | None:
         f"The job failed on infrastructure ({f.facts.get('signature')}): {f.message}.",
         f,
     )
-    v.actions.append(
-        NextAction(
-            action="Rerun the job; if it recurs, fix the resource the signature names "
-            "(memory, interconnect, disk, node)",
-            why="an infrastructure failure says nothing about the model",
-            cost="minutes",
-        )
-    )
+    v.actions += _remedies(f)
     return v
 
 
@@ -368,14 +371,7 @@ def _exception(e: Evidence) -> CIVerdict | None:
         f"The job crashed before its gates could judge it: {f.message}.",
         f,
     )
-    v.actions.append(
-        NextAction(
-            action=f"Reproduce the exception at {f.facts.get('raising') or 'the raising frame'}"
-            " on one batch",
-            why="the traceback names the failing code",
-            cost="minutes",
-        )
-    )
+    v.actions += _remedies(f)
     return v
 
 
@@ -394,15 +390,7 @@ def _golden_length(e: Evidence) -> CIVerdict | None:
         + f", so a whole-array comparison fails on the shapes: {f.message}.",
         f,
     )
-    v.actions.append(
-        NextAction(
-            action=f"Regenerate the golden values of {f.facts['golden_source']} for the "
-            f"current run length ({f.facts['n_actual']} steps), or compare only the "
-            "common steps",
-            why="the values agree where both sides have them",
-            cost="minutes",
-        )
-    )
+    v.actions += _remedies(f)
     return v
 
 
@@ -418,23 +406,7 @@ def _metric_definition(e: Evidence) -> CIVerdict | None:
         f"The metric's definition changed with a library upgrade; the model did not: {f.message}.",
         f,
     )
-    v.actions.append(
-        NextAction(
-            action=f"Recompute {f.facts['metric']} from the same predictions with "
-            f"{f.facts['library']} {f.facts['old']} and {f.facts['new']}",
-            why="confirms the definition change in minutes",
-            cost="minutes",
-        )
-    )
-    v.actions.append(
-        NextAction(
-            action=f"Pin {f.facts['library']}=={f.facts['old']} for the gate, or re-record "
-            f"the golden {f.facts['metric']} under {f.facts['new']} and store package "
-            "versions with golden files",
-            why="the gate compares two definitions",
-            cost="minutes",
-        )
-    )
+    v.actions += _remedies(f)
     return v
 
 
@@ -1445,15 +1417,7 @@ def classify(findings: list[Finding], ctx: CIContext) -> CIVerdict:
     v = first_match(e)
     _add_patterns(v, e.metric_rows)
     for u in e.get("CI006"):
-        v.actions.append(
-            NextAction(
-                action=f"Add a tolerance gate for {u.facts['metric']} (it "
-                f"{'rose' if u.facts['median_rel_change'] > 0 else 'fell'} "
-                f"{fmt(100 * abs(u.facts['median_rel_change']), 3)}% unchecked)",
-                why="no active gate checks it",
-                cost="minutes",
-            )
-        )
+        v.actions += _remedies(u)
         v.conclusions.append(u.message)
     rejected_by = [
         f"{f.facts['metric']} max rel diff {fmt(f.facts['max_rel'], 3)}: every tolerance "

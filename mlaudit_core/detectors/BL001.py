@@ -5,8 +5,9 @@ from __future__ import annotations
 from pydantic import Field
 
 from ..baseline.compare import EMITTED, baselines_of, compare_metrics
-from ..report import FactEvidence, Finding, SeriesEvidence, Severity
-from .base import Detector, DetectorParams, PlotMark, Skip, as_float, as_int
+from ..report import Cause, FactEvidence, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
+from ._knowledge import fact, hyp, said
+from .base import Detector, DetectorParams, PlotMark, Remedy, Skip, as_float, as_int
 
 
 class BaselineRegression(Detector, code="BL001", name="baseline-regression", family="baseline"):
@@ -34,6 +35,50 @@ class BaselineRegression(Detector, code="BL001", name="baseline-regression", fam
     single bad evaluation is not a regression. ``tail_frac`` 0.2 judges the end
     of training, the part a checkpoint is taken from.
     """
+
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """What the band itself says: where the run left it, and whether it rests on enough seeds
+        (the difference to swap back is BL003's first action)."""
+        out = []
+        at = finding.facts.get("onset_step")
+        if at is not None and finding.severity.rank >= Severity.ERROR.rank:
+            out.append(
+                Remedy(
+                    f"Look at what happened at step {at}, where {fact(finding, 'metric')} first left the "
+                    "baselines' band (an LR event, the data order, a resume)",
+                    "a run worse from its start points at the config or data, one that leaves the band "
+                    "late at an event of the run",
+                    "minutes",
+                )
+            )
+        n = finding.facts.get("n_baselines")
+        if isinstance(n, int) and n < 3:
+            out.append(
+                Remedy(
+                    f"Run more seeds of the baseline config ({n} baseline run(s) now)",
+                    "a band from 3 seeds or more tells a real difference from seed noise",
+                    "hours",
+                )
+            )
+        return tuple(out)
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A band from fewer than 3 baseline runs cannot settle seed noise (open); with more, the
+        ledger is BL003's."""
+        n = finding.facts.get("n_baselines")
+        if not (isinstance(n, int) and n < 3):
+            return None
+        return [
+            hyp(
+                f"the band from {n} baseline run(s) is too narrow to tell a regression from seed noise",
+                "open",
+                Cause.INCONCLUSIVE,
+                "run 3 seeds of the baseline config and compare again",
+                for_=said(finding),
+            )
+        ]
 
     implies = "regressed"
 

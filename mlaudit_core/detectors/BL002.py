@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from ..baseline.compare import EMITTED, baselines_of, latest_comparisons
 from ..baseline.deltas import find_deltas
-from ..report import ConfigEvidence, Severity
-from .base import Detector, DetectorParams
+from ..report import Cause, ConfigEvidence, Finding, Hypothesis, Outcome, Severity
+from ._knowledge import hyp, said
+from .base import Detector, DetectorParams, Remedy
 
 
 class BaselineDeltas(Detector, code="BL002", name="baseline-deltas", family="baseline"):
@@ -24,6 +25,38 @@ class BaselineDeltas(Detector, code="BL002", name="baseline-deltas", family="bas
     already differ on the key (see docs/baselines.md). Seeds and run identity
     are never deltas.
     """
+
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """Swap back the top-ranked difference first."""
+        top = (finding.facts.get("deltas") or [{}])[0]
+        what = (
+            f"{top.get('key')} ({top.get('category')})" if top.get("key") else "the top difference"
+        )
+        return (
+            Remedy(
+                f"Rerun the baseline with only {what} changed to this run's value",
+                "one controlled swap tells whether that difference moved the metrics",
+                "hours",
+            ),
+        )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """The top-ranked difference as the explanation, open until the swap is run."""
+        top = (finding.facts.get("deltas") or [{}])[0]
+        if not top.get("key"):
+            return None
+        return [
+            hyp(
+                f"the difference in {top.get('key')} ({top.get('category')}, {top.get('layer')}) "
+                "moved the metrics",
+                "open",
+                Cause.DATA_CONFIG,
+                "rerun the baseline with only this difference applied",
+                for_=said(finding),
+            )
+        ]
 
     class Params(DetectorParams):
         max_listed: int = 10

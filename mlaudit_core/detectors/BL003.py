@@ -5,8 +5,9 @@ from __future__ import annotations
 from ..baseline.compare import EMITTED, baselines_of, latest_comparisons
 from ..baseline.deltas import find_deltas
 from ..baseline.layers import MetricMove, analyse
-from ..report import FactEvidence, Severity
-from .base import Detector, DetectorParams
+from ..report import FactEvidence, Finding, Hypothesis, Outcome, Severity
+from ._knowledge import fact
+from .base import Detector, DetectorParams, Remedy
 
 
 class FirstBrokenLayer(Detector, code="BL003", name="first-broken-layer", family="baseline"):
@@ -25,6 +26,32 @@ class FirstBrokenLayer(Detector, code="BL003", name="first-broken-layer", family
     Remedy: run the discriminating test of the supported hypothesis first.
     Thresholds: none of its own; it uses BL001's verdicts and BL002's deltas.
     """
+
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """The discriminating test of the hypothesis the layers support."""
+        for h in finding.facts.get("hypotheses") or []:
+            if h.get("status") == "supported" and h.get("discriminating_test"):
+                return (
+                    Remedy(
+                        str(h["discriminating_test"]),
+                        f"tests the supported hypothesis: {h.get('statement')}",
+                        "hours",
+                    ),
+                )
+        return (
+            Remedy(
+                f"Compare the invariants at the {fact(finding, 'first_layer', 'first differing')} "
+                "boundary (row counts, hashes, schemas) between this run and a baseline",
+                "differences after the first broken boundary are often its consequences",
+                "hours",
+            ),
+        )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """The layer ledger the finding carries (seed noise, then one hypothesis per boundary)."""
+        return [Hypothesis.model_validate(h) for h in finding.facts.get("hypotheses") or []] or None
 
     class Params(DetectorParams):
         pass

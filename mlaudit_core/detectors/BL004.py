@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from ..baseline.compare import EMITTED, baselines_of, compare_metrics
-from ..report import SeriesEvidence, Severity
-from .base import Detector, DetectorParams
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
+from ._knowledge import hyp, said
+from .base import Detector, DetectorParams, Remedy
 
 
 class BaselineThroughput(Detector, code="BL004", name="baseline-throughput", family="baseline"):
@@ -19,6 +20,40 @@ class BaselineThroughput(Detector, code="BL004", name="baseline-throughput", fam
     Thresholds: the band of BL001 (defaults: k = 2 std, tail 20%, 50% of tail
     points outside).
     """
+
+    remedies = (
+        Remedy(
+            "Compare the environment differences with the baselines (image, driver, hardware, data "
+            "location)",
+            "a slower job with the same code points at the machine or the storage",
+            "minutes",
+        ),
+        Remedy(
+            "Profile the input pipeline and one training step against a baseline's",
+            "tells an input-bound slowdown from a slower step",
+            "hours",
+        ),
+    )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A timing difference: the job or machine got slower (supported), the model got worse
+        (rejected)."""
+        return [
+            hyp(
+                "the job got slower (environment, hardware, data location, input pipeline)",
+                "supported",
+                Cause.INFRA_RUNTIME,
+                "rerun the baseline config on this run's node and image",
+                for_=said(finding),
+            ),
+            hyp(
+                "the model got worse",
+                "rejected",
+                Cause.MODEL_CONVERGENCE,
+                against=["the finding is about time, not about a learning metric"],
+            ),
+        ]
 
     class Params(DetectorParams):
         k: float = 2.0

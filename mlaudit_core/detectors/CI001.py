@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from ..ci.context import context_of, gate_evidence
-from ..report import FactEvidence, Finding, Severity
-from .base import Detector, DetectorParams
+from ..report import Cause, FactEvidence, Finding, Hypothesis, Outcome, Severity
+from ._knowledge import hyp, said
+from .base import Detector, DetectorParams, Remedy
 
 
 class GateInventory(Detector, code="CI001", name="ci-gate-inventory", family="ci"):
@@ -23,6 +24,30 @@ class GateInventory(Detector, code="CI001", name="ci-gate-inventory", family="ci
     Thresholds: none. Python is parsed with ``ast``, never executed. Runs only
     inside ``mlaudit ci``.
     """
+
+    remedies = (
+        Remedy(
+            "Give every gated metric a tolerance gate beside any exact one, and record the environment "
+            "with each golden file",
+            "an exact gate alone fails on numerical drift; a tolerance gate tells drift from a change",
+            "minutes",
+        ),
+    )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A repository that gates no metric: a passing job says nothing of the model."""
+        if finding.facts.get("gates"):
+            return None
+        return [
+            hyp(
+                "no gate checks a metric: the CI result says nothing of the model",
+                "supported",
+                Cause.METRIC_POLICY,
+                "add a tolerance gate on the training loss against golden values",
+                for_=said(finding),
+            )
+        ]
 
     class Params(DetectorParams):
         max_listed: int = 25

@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 
 from ..ci.context import check_facts, context_of, gate_evidence, recomputed, tol_text
-from ..report import Finding, SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..signal import fmt
-from .base import Detector, DetectorParams
+from ._knowledge import fact, hyp, said
+from .base import Detector, DetectorParams, Remedy
 
 
 class GoldenRecompute(Detector, code="CI002", name="ci-golden-recompute", family="ci"):
@@ -26,6 +27,54 @@ class GoldenRecompute(Detector, code="CI002", name="ci-golden-recompute", family
     an active tolerance check fails, warning when only an exact-match check
     fails, info when everything passes.
     """
+
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """Where a tolerance check fails: the step the metric first leaves its band."""
+        if not finding.facts.get("tolerance_failed"):
+            return ()
+        return (
+            Remedy(
+                f"Look at {fact(finding, 'metric')} from step {fact(finding, 'first_step')}, where it "
+                "first leaves the tolerance, and at what changed at that step",
+                "a deviation from the first step is a changed input or code path; a late one, "
+                "accumulated drift or a changed schedule",
+                "minutes",
+            ),
+        )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """Recomputed figures: an exact check failing within tolerance is drift; a failing
+        tolerance check keeps a real change open."""
+        exact, tol = finding.facts.get("exact_failed"), finding.facts.get("tolerance_failed")
+        if tol:
+            return [
+                hyp(
+                    f"a real change moved {fact(finding, 'metric')}",
+                    "open",
+                    Cause.MODEL_CONVERGENCE,
+                    "run the old code on the same runner and image: a real change reproduces the golden",
+                    for_=said(finding),
+                )
+            ]
+        if exact:
+            return [
+                hyp(
+                    "numerical drift from another software/hardware stack",
+                    "supported",
+                    Cause.INFRA_RUNTIME,
+                    "rerun the old code in the new image: it drifts the same way",
+                    for_=said(finding),
+                ),
+                hyp(
+                    f"a regression of {fact(finding, 'metric')}",
+                    "rejected",
+                    Cause.MODEL_CONVERGENCE,
+                    against=["every tolerance check passes"],
+                ),
+            ]
+        return None
 
     class Params(DetectorParams):
         pass

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from ..ci.context import context_of, gate_evidence, recomputed, tol_text
-from ..report import FactEvidence, LogEvidence, Severity
+from ..report import Cause, FactEvidence, Finding, Hypothesis, LogEvidence, Outcome, Severity
 from ..signal import fmt
-from .base import Detector, DetectorParams
+from ._knowledge import hyp, said
+from .base import Detector, DetectorParams, Remedy
 
 
 class ExactMatchDrift(Detector, code="CI003", name="ci-exact-match-drift", family="ci"):
@@ -26,6 +27,38 @@ class ExactMatchDrift(Detector, code="CI003", name="ci-exact-match-drift", famil
     ``drift_rel`` = 1e-3 relative count as drift (below bf16's resolution,
     2^-8 = 3.9e-3, and far above fp32 round-off).
     """
+
+    remedies = (
+        Remedy(
+            "Refresh the golden values on the new environment and keep the tolerance gate",
+            "the exact values hold for one software/hardware stack only",
+            "minutes",
+        ),
+        Remedy(
+            "Tie the exact check to one image: record the image digest with the golden file",
+            "makes the exact check a reproducibility check of that image, not a model gate",
+            "minutes",
+        ),
+    )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """Drift (supported) against a regression (rejected: within tolerance)."""
+        return [
+            hyp(
+                "numerical drift from a changed environment (kernels, reduction order)",
+                "supported",
+                Cause.INFRA_RUNTIME,
+                "rerun the old code in the new image: it drifts the same way",
+                for_=said(finding),
+            ),
+            hyp(
+                "a model regression",
+                "rejected",
+                Cause.MODEL_CONVERGENCE,
+                against=["the values agree within tolerance"],
+            ),
+        ]
 
     class Params(DetectorParams):
         drift_rel: float = 1e-3

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from ..ci.context import context_of, gate_evidence, recomputed, tol_text
-from ..report import SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..signal import fmt
-from .base import Detector, DetectorParams
+from ._knowledge import fact, hyp, said
+from .base import Detector, DetectorParams, Remedy
 
 
 class GoldenLengthMismatch(Detector, code="CI004", name="ci-golden-length-mismatch", family="ci"):
@@ -23,6 +24,43 @@ class GoldenLengthMismatch(Detector, code="CI004", name="ci-golden-length-mismat
     Thresholds: none; any difference in the step sets with at least one
     active gate on the metric.
     """
+
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """Regenerate the golden values for the run's length; a run shorter than its golden values:
+        what stopped it."""
+        if finding.facts.get("direction") == "actual_shorter":
+            return (
+                Remedy(
+                    "Find what stopped the run before the golden values' length (a crash, a timeout, "
+                    "a smaller max_steps)",
+                    "a shorter run is not a golden-file problem",
+                    "minutes",
+                ),
+            )
+        return (
+            Remedy(
+                f"Regenerate the golden values of {fact(finding, 'golden_source')} for the "
+                f"current run length ({fact(finding, 'n_actual')} steps), or compare only the "
+                "common steps",
+                "the values agree where both sides have them",
+                "minutes",
+            ),
+        )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A length mismatch: the test setup (supported when the common steps agree)."""
+        ok = bool(finding.facts.get("common_ok"))
+        return [
+            hyp(
+                "test setup: golden values of another length or step interval",
+                "supported" if ok else "open",
+                Cause.METRIC_POLICY,
+                "regenerate the golden file for the current length and rerun the comparison",
+                for_=said(finding),
+            )
+        ]
 
     class Params(DetectorParams):
         pass

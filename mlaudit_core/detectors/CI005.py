@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from ..ci.context import check_facts, context_of, gate_evidence, recomputed, tol_text
 from ..ci.recompute import standalone_checks
-from ..report import Finding, LogEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, LogEvidence, Outcome, Severity
 from ..signal import fmt
-from .base import Detector, DetectorParams, failing_row
+from ._knowledge import hyp, said
+from .base import Detector, DetectorParams, Remedy, failing_row
 
 
 class TimingGate(Detector, code="CI005", name="ci-timing-gate", family="ci"):
@@ -25,6 +26,41 @@ class TimingGate(Detector, code="CI005", name="ci-timing-gate", family="ci"):
     timeout with passing metrics, raise the limit or shorten the test.
     Thresholds: the repository's own bounds.
     """
+
+    remedies = (
+        Remedy(
+            "Time the same job on the old and new environment on the same node",
+            "tells a slower runtime from a bound that was always tight",
+            "minutes",
+        ),
+        Remedy(
+            "Raise the time limit or re-baseline the bound when the slowdown is expected, or shorten "
+            "the test",
+            "a timing gate that fails while every metric passes is about the runtime, not the model",
+            "minutes",
+        ),
+    )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A timing gate: the runtime (supported), a model regression (rejected while the metric
+        checks pass)."""
+        passing = bool(finding.facts.get("metrics_pass"))
+        return [
+            hyp(
+                "runtime slowdown or a tight time limit",
+                "supported",
+                Cause.INFRA_RUNTIME,
+                "time the same job on the old and new environment on the same node",
+                for_=said(finding),
+            ),
+            hyp(
+                "a model regression",
+                "rejected" if passing else "open",
+                Cause.MODEL_CONVERGENCE,
+                against=["every loss/correctness check passes"] if passing else [],
+            ),
+        ]
 
     class Params(DetectorParams):
         pass

@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 
 from ..ci.context import context_of, gate_evidence, recomputed
-from ..report import Finding, SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..signal import fmt
-from .base import Detector, DetectorParams, failing_row
+from ._knowledge import fact, hyp, said
+from .base import Detector, DetectorParams, Remedy, failing_row
 
 
 class UngatedDrift(Detector, code="CI006", name="ci-ungated-drift", family="ci"):
@@ -24,6 +25,32 @@ class UngatedDrift(Detector, code="CI006", name="ci-ungated-drift", family="ci")
     Thresholds: ``min_rel_change`` 5% of the median, the tolerance Megatron-LM
     uses for its own timing and memory checks (ApproximateTest rtol 0.05).
     """
+
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """A gate for the metric that moved unchecked."""
+        ch = finding.facts.get("median_rel_change") or 0.0
+        return (
+            Remedy(
+                f"Add a tolerance gate for {fact(finding, 'metric')} (it "
+                f"{'rose' if ch > 0 else 'fell'} {fmt(100 * abs(ch), 3)}% unchecked)",
+                "no active gate checks it",
+                "minutes",
+            ),
+        )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A metric that moved with no gate on it: a change the CI does not see."""
+        return [
+            hyp(
+                f"{fact(finding, 'metric')} changed and no gate saw it",
+                "supported",
+                Cause.METRIC_POLICY,
+                "compare its values with the golden values by step",
+                for_=said(finding),
+            )
+        ]
 
     class Params(DetectorParams):
         min_rel_change: float = 0.05

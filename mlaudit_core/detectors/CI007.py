@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from ..ci.context import context_of
-from ..report import LogEvidence, Severity
-from .base import Detector, DetectorParams
+from ..report import Cause, Finding, Hypothesis, LogEvidence, Outcome, Severity
+from ._knowledge import hyp, said
+from .base import Detector, DetectorParams, Remedy
 
 
 class FailureEvidence(Detector, code="CI007", name="ci-failure-evidence", family="ci"):
@@ -18,6 +19,29 @@ class FailureEvidence(Detector, code="CI007", name="ci-failure-evidence", family
     Remedy: none by itself.
     Thresholds: none. Lines starting with ``# `` are annotations, not log content.
     """
+
+    remedies = (
+        Remedy(
+            "Match each failure line to the gate or test that raised it (file and line)",
+            "which gate said no decides whether the failure is about the model at all",
+            "minutes",
+        ),
+    )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """Failed tests without a failed metric: the failure is not a metric comparison."""
+        if not finding.facts.get("failed_tests") or finding.facts.get("failed_metrics"):
+            return None
+        return [
+            hyp(
+                "the failure is not a metric comparison (a test error, a crash, a harness problem)",
+                "open",
+                Cause.INCONCLUSIVE,
+                "read the failing test's assertion and traceback",
+                for_=said(finding),
+            )
+        ]
 
     class Params(DetectorParams):
         max_listed: int = 12

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from ..baseline.deltas import METRIC_LIBRARIES, norm_package
 from ..ci.context import context_of
-from ..report import FactEvidence, Finding, LogEvidence, Severity
-from .base import Detector, DetectorParams
+from ..report import Cause, FactEvidence, Finding, Hypothesis, LogEvidence, Outcome, Severity
+from ._knowledge import hyp, said
+from .base import Detector, DetectorParams, Remedy
 
 
 def env_deltas(ctx) -> list[dict]:
@@ -54,6 +55,53 @@ class EnvironmentChange(Detector, code="CI008", name="ci-environment-change", fa
     per image.
     Thresholds: none. Warning when a metric library changed, info otherwise.
     """
+
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """With a metric library upgrade, recompute the metric with both versions first."""
+        out = []
+        if finding.facts.get("metric_library_changed"):
+            out.append(
+                Remedy(
+                    "Recompute the evaluation metric from the same predictions with both library "
+                    "versions",
+                    "tells a changed metric definition from a changed model",
+                    "minutes",
+                )
+            )
+        out.append(
+            Remedy(
+                "Record the environment (image digest, driver, package versions) with every golden "
+                "file and refresh the goldens per image",
+                "golden values hold for the stack they were recorded on",
+                "minutes",
+            )
+        )
+        return tuple(out)
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A changed environment: numerical drift (open), a metric definition change (open when a
+        metric library changed)."""
+        hs = [
+            hyp(
+                "numerical drift from the changed environment",
+                "open",
+                Cause.INFRA_RUNTIME,
+                "rerun the old code in the new environment",
+                for_=said(finding),
+            )
+        ]
+        if finding.facts.get("metric_library_changed"):
+            hs.append(
+                hyp(
+                    "a metric library upgrade changed the metric's definition",
+                    "open",
+                    Cause.METRIC_POLICY,
+                    "recompute the metric from the same predictions with both versions",
+                )
+            )
+        return hs
 
     class Params(DetectorParams):
         pass

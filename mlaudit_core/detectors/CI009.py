@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from ..ci.context import context_of, gate_evidence, recomputed, tol_text
-from ..report import LogEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, LogEvidence, Outcome, Severity
 from ..signal import fmt
-from .base import Detector, DetectorParams
+from ._knowledge import fact, hyp, said
+from .base import Detector, DetectorParams, Remedy
 from .CI008 import env_deltas
 
 
@@ -25,6 +26,44 @@ class MetricDefinitionChange(
     definition, and record package versions with golden files.
     Thresholds: the repository's own tolerances.
     """
+
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """Confirm the definition change, then pin the library or re-record the golden value."""
+        m, lib = fact(finding, "metric"), fact(finding, "library")
+        old, new = fact(finding, "old"), fact(finding, "new")
+        return (
+            Remedy(
+                f"Recompute {m} from the same predictions with {lib} {old} and {new}",
+                "confirms the definition change in minutes",
+                "minutes",
+            ),
+            Remedy(
+                f"Pin {lib}=={old} for the gate, or re-record the golden {m} under {new} and store "
+                "package versions with golden files",
+                "the gate compares two definitions",
+                "minutes",
+            ),
+        )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """The metric's definition changed (supported), the model did not (the loss matched)."""
+        return [
+            hyp(
+                "the metric's definition changed with a library upgrade",
+                "supported",
+                Cause.METRIC_POLICY,
+                "recompute the metric from the same predictions with both versions",
+                for_=said(finding),
+            ),
+            hyp(
+                "the model changed",
+                "rejected",
+                Cause.MODEL_CONVERGENCE,
+                against=["the loss matches its golden values"],
+            ),
+        ]
 
     class Params(DetectorParams):
         pass

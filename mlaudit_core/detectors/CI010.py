@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from ..ci.context import context_of, gate_evidence, recomputed, tol_text
-from ..report import SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..signal import fmt
-from .base import Detector, DetectorParams
+from ._knowledge import fact, hyp, said
+from .base import Detector, DetectorParams, Remedy
 
 
 class GateTighterThanNoise(Detector, code="CI010", name="ci-gate-tighter-than-noise", family="ci"):
@@ -22,6 +23,38 @@ class GateTighterThanNoise(Detector, code="CI010", name="ci-gate-tighter-than-no
     Thresholds: spread compared directly with the gate's rtol; the band of
     BL001 (Student-t prediction interval across >= 3 seeds).
     """
+
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """A tolerance from the measured spread."""
+        return (
+            Remedy(
+                f"Set {fact(finding, 'metric')}'s tolerance from the measured seed spread (about 2 "
+                "standard deviations) or compare against the seed band instead of one golden run",
+                "a gate tighter than run-to-run noise fails on noise",
+                "minutes",
+            ),
+        )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """The gate is tighter than noise (supported); inside the band, no regression."""
+        inside = bool(finding.facts.get("inside_band"))
+        return [
+            hyp(
+                "the gate is tighter than run-to-run noise",
+                "supported",
+                Cause.METRIC_POLICY,
+                "rerun the baseline config with 3 seeds and compare the spread with the tolerance",
+                for_=said(finding),
+            ),
+            hyp(
+                "a model regression",
+                "rejected" if inside else "open",
+                Cause.MODEL_CONVERGENCE,
+                against=["the run is inside the golden seeds' band"] if inside else [],
+            ),
+        ]
 
     class Params(DetectorParams):
         pass

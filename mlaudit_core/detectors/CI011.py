@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 from ..ci.context import context_of
-from ..report import LogEvidence, Severity
-from .base import Detector, DetectorParams
+from ..report import Cause, Finding, Hypothesis, LogEvidence, Outcome, Severity
+from ._knowledge import hyp, said
+from .base import Detector, DetectorParams, Remedy
 
 #: Exceptions raised by a metric comparison itself, not by the code under test.
 _GATE_EXC = re.compile(
@@ -29,6 +30,48 @@ class JobCrash(Detector, code="CI011", name="ci-job-crash", family="ci"):
     the raising frame.
     Thresholds: the signature catalog of ``mlaudit_core.signatures``.
     """
+
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """Infrastructure: rerun and fix the resource; an exception: reproduce it where it was raised."""
+        if finding.facts.get("kind") == "infra":
+            return (
+                Remedy(
+                    "Rerun the job; if it recurs, fix the resource the signature names "
+                    "(memory, interconnect, disk, node)",
+                    "an infrastructure failure says nothing about the model",
+                    "minutes",
+                ),
+            )
+        return (
+            Remedy(
+                f"Reproduce the exception at {finding.facts.get('raising') or 'the raising frame'}"
+                " on one batch",
+                "the traceback names the failing code",
+                "minutes",
+            ),
+        )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A crashed job: infrastructure or the code under test, by the signature."""
+        infra = finding.facts.get("kind") == "infra"
+        return [
+            hyp(
+                "infrastructure failure",
+                "supported" if infra else "open",
+                Cause.INFRA_RUNTIME,
+                "rerun on another node",
+                for_=said(finding) if infra else [],
+            ),
+            hyp(
+                "an exception in the code under test",
+                "open" if infra else "supported",
+                Cause.CORRECTNESS_BUG,
+                "reproduce the exception at the raising frame on one batch",
+                for_=[] if infra else said(finding),
+            ),
+        ]
 
     class Params(DetectorParams):
         pass

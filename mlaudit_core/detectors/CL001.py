@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from ..claims import check_claims, claim_evidence, claims_of
-from ..report import FactEvidence, Finding, Severity
-from .base import Detector, DetectorParams, failing_row
+from ..report import Cause, FactEvidence, Finding, Hypothesis, Outcome, Severity
+from ._knowledge import hyp, said
+from .base import Detector, DetectorParams, Remedy, failing_row
 
 _MEMO = "mlaudit.claims.checked"
 
@@ -46,6 +47,32 @@ class ClaimContradicted(Detector, code="CL001", name="claim-contradicted", famil
     within 10% (see ``mlaudit_core.claims``). Runs only when claims are given
     (``--claims FILE``).
     """
+
+    remedies = (
+        Remedy(
+            "Correct the claim(s) in the text to the logged figures before merging / publishing",
+            "the raw telemetry contradicts them",
+            "minutes",
+        ),
+        Remedy(
+            "Find the run that produced the claimed figure, if any, and compare its config with this one",
+            "tells a typo from a claim about another run",
+            "minutes",
+        ),
+    )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A contradicted claim: the text is unsupported (the claim rejected)."""
+        return [
+            hyp(
+                "the claims in the text are supported by the raw telemetry",
+                "rejected",
+                Cause.UNSUPPORTED_CLAIM,
+                "recompute each quoted figure from the logged series",
+                against=said(finding),
+            )
+        ]
 
     class Params(DetectorParams):
         pass

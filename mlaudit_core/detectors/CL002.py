@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from ..claims import claim_evidence, claims_of
-from ..report import Finding, Severity
-from .base import Detector, DetectorParams
+from ..report import Cause, Finding, Hypothesis, Outcome, Severity
+from ._knowledge import hyp, said
+from .base import Detector, DetectorParams, Remedy
 from .CL001 import checked, facts_of
 
 
@@ -18,6 +19,27 @@ class ClaimUnverifiable(Detector, code="CL002", name="claim-unverifiable", famil
     the comparison needs.
     Thresholds: none. Runs only when claims are given.
     """
+
+    remedies = (
+        Remedy(
+            "Log the metrics the claims quote (or attach the baseline runs) so they can be checked",
+            "unverifiable claims are unsupported",
+            "minutes",
+        ),
+    )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """Claims the telemetry cannot check: open."""
+        return [
+            hyp(
+                "the claims in the text are supported by the raw telemetry",
+                "open",
+                Cause.UNSUPPORTED_CLAIM,
+                "log the quoted metrics or attach the baseline runs, then recompute them",
+                against=said(finding),
+            )
+        ]
 
     class Params(DetectorParams):
         pass

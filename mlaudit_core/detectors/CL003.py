@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from ..claims import claim_evidence, claims_of
-from ..report import Finding, Severity
-from .base import Detector, DetectorParams
+from ..report import Cause, Finding, Hypothesis, Outcome, Severity
+from ._knowledge import hyp, said
+from .base import Detector, DetectorParams, Remedy
 from .CL001 import checked, facts_of
 
 
@@ -19,6 +20,27 @@ class ClaimSupported(Detector, code="CL003", name="claim-supported", family="cla
     Remedy: none.
     Thresholds: as CL001. Runs only when claims are given.
     """
+
+    remedies = (
+        Remedy(
+            "Quote the checked figures with the run id they come from",
+            "keeps the supported claims auditable",
+            "minutes",
+        ),
+    )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """Claims the telemetry reproduces: supported."""
+        return [
+            hyp(
+                "the claims in the text are supported by the raw telemetry",
+                "supported",
+                Cause.UNSUPPORTED_CLAIM,
+                "recompute each quoted figure from the logged series",
+                for_=said(finding),
+            )
+        ]
 
     class Params(DetectorParams):
         pass

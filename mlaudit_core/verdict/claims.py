@@ -12,6 +12,13 @@ def _with_status(report: AuditReport, status: str) -> list[Finding]:
     return [f for f in report.findings if detector_for(f.code).claim_status == status]
 
 
+def _first_remedy(report: AuditReport, f: Finding) -> None:
+    """Put the first next action the claims detector of ``f`` recommends
+    (``Detector.remedies_for``) at the head of the report's actions."""
+    for r in detector_for(f.code).remedies_for(f)[:1]:
+        report.next_actions.insert(0, NextAction(action=r.action, why=r.why, cost=r.cost))
+
+
 def apply_claims(report: AuditReport) -> AuditReport:
     """Make a report built on contradicted (or only unverifiable) claims say ``unsupported_claim``.
 
@@ -31,15 +38,7 @@ def apply_claims(report: AuditReport) -> AuditReport:
         )
         v.cause, v.confidence, v.inconclusive = Cause.UNSUPPORTED_CLAIM, 0.85, False
         report.conclusions.insert(0, bad[0].message)
-        report.next_actions.insert(
-            0,
-            NextAction(
-                action="Correct the claim(s) in the text to the logged figures "
-                "before merging / publishing",
-                why="the raw telemetry contradicts them",
-                cost="minutes",
-            ),
-        )
+        _first_remedy(report, bad[0])
     elif unver and not good:
         n = len(unver[0].facts.get("claims", []))
         v.summary = (
@@ -47,15 +46,7 @@ def apply_claims(report: AuditReport) -> AuditReport:
             f"{v.outcome.value}/{v.cause.value}: {v.summary}"
         )
         v.cause, v.confidence = Cause.UNSUPPORTED_CLAIM, 0.5
-        report.next_actions.insert(
-            0,
-            NextAction(
-                action="Log the metrics the claims quote (or attach the "
-                "baseline runs) so they can be checked",
-                why="unverifiable claims are unsupported",
-                cost="minutes",
-            ),
-        )
+        _first_remedy(report, unver[0])
     if bad or unver or good:
         report.hypotheses.insert(
             0,
