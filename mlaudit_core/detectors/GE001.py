@@ -7,11 +7,12 @@ import re
 
 import numpy as np
 
-from ..report import Finding, SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role, as_fraction
 from ..signal import fmt
 from ._context import chance
-from .base import Detector, DetectorParams, PlotMark, Skip, as_int
+from ._knowledge import hyp, said
+from .base import Detector, DetectorParams, PlotMark, Remedy, Skip, as_int
 
 #: Evaluations on each side of the validation-loss minimum, and at the end, whose median accuracy
 #: is compared (a single evaluation of a test set of a few hundred samples moves by a sample or two).
@@ -182,6 +183,58 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
     No finding when the held-out accuracy never beat the majority-class baseline (:func:`GE002.majority_baseline`):
     nothing was learned to overfit (GE002 reports it).
     """
+
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """Calibration: select by the task metric; an overfit: the test that tells it from a
+        train/validation mismatch (the outcome's actions keep the checkpoint and regularise)."""
+        if finding.facts.get("kind") == "calibration":
+            return (
+                Remedy(
+                    "Select the checkpoint by the held-out task metric and check calibration (a "
+                    "temperature fitted on the validation set)",
+                    "the held-out loss rises from over-confidence while the accuracy holds",
+                    "minutes",
+                ),
+            )
+        return (
+            Remedy(
+                "Evaluate the final model on a slice of the training data held out from training",
+                "scored like validation: overfitting; scored like training: the validation data "
+                "differs from training (split, preprocessing)",
+                "minutes",
+            ),
+        )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """Rising held-out loss: overfitting (supported) or a train/validation mismatch (open);
+        a calibration note: over-confidence, not lost accuracy."""
+        if finding.facts.get("kind") == "calibration":
+            return [
+                hyp(
+                    "over-confidence: the held-out loss rises while the held-out accuracy holds",
+                    "supported",
+                    Cause.METRIC_POLICY,
+                    "fit a temperature on the validation set: the loss falls, the accuracy does not move",
+                    for_=said(finding),
+                )
+            ]
+        return [
+            hyp(
+                "too little data or regularisation for the model size",
+                "supported",
+                Cause.MODEL_CONVERGENCE,
+                "retrain with weight decay / augmentation: the validation minimum should move later",
+                for_=said(finding),
+            ),
+            hyp(
+                "train/validation distribution mismatch",
+                "open",
+                Cause.DATA_CONFIG,
+                "evaluate on a held-out slice of the training set",
+            ),
+        ]
 
     implies = "overfit"
 

@@ -6,10 +6,11 @@ import re
 
 import numpy as np
 
-from ..report import Finding, SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role, as_fraction
 from ..signal import centered_median, fmt, smooth_window
 from ._context import chance, finetune_evidence, peak_lr
+from ._knowledge import hyp, said
 from .base import Detector, DetectorParams, Remedy, Skip
 from .GE004 import ValidationAtChance
 
@@ -332,6 +333,38 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
     A held-out task metric frozen at one value (:func:`frozen_task_metric`: IoU, dice, F1 repeating to 1e-6 at
     >= ``stuck_share`` of >= ``stuck_min_evaluations`` evaluations) is the stuck-accuracy finding for scores.
     """
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A loss that barely moved: learning rate or capacity, against labels without signal (the
+        shuffled-labels signature) or weights that are not updated."""
+        suspect = bool(finding.facts.get("labels_suspect"))
+        no_raise = finding.facts.get("raise_lr_advisable") is False
+        return [
+            hyp(
+                "learning rate too low or capacity too small",
+                "rejected" if suspect or no_raise else "open",
+                Cause.MODEL_CONVERGENCE,
+                "overfit a tiny subset (64 samples): a healthy setup drives the loss near 0",
+                for_=[] if suspect or no_raise else said(finding),
+                against=["the LR is already at or above the optimiser's typical value"]
+                if no_raise and not suspect
+                else [],
+            ),
+            hyp(
+                "labels carry no signal (shuffled, misaligned) or the inputs are broken",
+                "supported" if suspect else "open",
+                Cause.DATA_CONFIG,
+                "train on a tiny subset: if even that cannot be fitted, check the data",
+                for_=said(finding) if suspect else [],
+            ),
+            hyp(
+                "the weights are not updated (frozen parameters, a detached loss)",
+                "open",
+                Cause.CORRECTNESS_BUG,
+                "compare two checkpoints' weights",
+            ),
+        ]
 
     implies = "underfit"
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role, is_higher_better
 from ..signal import fmt
-from .base import Detector, DetectorParams, Skip
+from ._knowledge import fact, hyp, said
+from .base import Detector, DetectorParams, Remedy, Skip
 
 
 class FinalWorseThanBest(
@@ -25,6 +26,48 @@ class FinalWorseThanBest(
     ``min_rel_gap`` 2% of the best value (convention; below that a gap is within
     typical seed-to-seed spread of small models, measured on examples/regimes.py).
     """
+
+    remedies = (
+        Remedy(
+            "Line the held-out metric's fall after its best up with the training loss and the LR "
+            "schedule",
+            "a training loss that rises too is an optimisation problem (LR, instability), a falling "
+            "one overfitting",
+            "minutes",
+        ),
+        Remedy(
+            "Keep the best checkpoint automatically (load_best_model_at_end, "
+            "ModelCheckpoint(save_best_only=True)) or stop earlier",
+            "ships the best model without a manual pick",
+            "minutes",
+        ),
+    )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A last evaluation worse than the best beyond noise: overfitting or a late optimisation
+        problem (both open); evaluation noise (rejected)."""
+        return [
+            hyp(
+                "overfitting after the best evaluation",
+                "open",
+                Cause.MODEL_CONVERGENCE,
+                "is the training loss still falling after the best evaluation?",
+                for_=said(finding),
+            ),
+            hyp(
+                "the optimisation degraded late (an LR restart, an instability)",
+                "open",
+                Cause.MODEL_CONVERGENCE,
+                "the LR and training loss at the steps after the best evaluation",
+            ),
+            hyp(
+                "evaluation noise",
+                "rejected",
+                Cause.METRIC_POLICY,
+                against=[f"the gap exceeds the metric's noise ({fact(finding, 'noise')})"],
+            ),
+        ]
 
     implies = "degraded"
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..formats.consolelog.context import chance_level
-from ..report import ConfigEvidence, SeriesEvidence, Severity
+from ..report import Cause, ConfigEvidence, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
 from ._context import chance as label_chance
+from ._knowledge import hyp, said
 from .base import Detector, DetectorParams, Remedy, Skip
 
 
@@ -39,6 +40,28 @@ class ValidationAtChance(
     or ``type_vocab_size``), or the ``chance`` parameter; class imbalance is not known, so chance
     is the uniform guess.
     """
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """Held-out accuracy at chance: memorising (training accuracy far above chance) against
+        labels or inputs without signal (both at chance)."""
+        signal = finding.facts.get("labels_carry_signal")
+        return [
+            hyp(
+                "the model memorises the training set (too little data, features without signal)",
+                "supported" if signal else "open",
+                Cause.MODEL_CONVERGENCE,
+                "training accuracy against validation accuracy over the run",
+                for_=said(finding) if signal else [],
+            ),
+            hyp(
+                "labels or inputs are broken (shuffled, misaligned, a different preprocessing)",
+                "open" if signal else "supported",
+                Cause.DATA_CONFIG,
+                "overfit a tiny subset; compare the validation preprocessing with training's",
+                for_=[] if signal else said(finding),
+            ),
+        ]
 
     implies = "underfit"
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
 from ._context import early_stopping_patience, monitored
-from .base import Detector, DetectorParams
+from ._knowledge import hyp, said
+from .base import Detector, DetectorParams, Remedy
 
 
 class GeneralizationGap(Detector, code="GE005", name="generalization-gap", family="generalization"):
@@ -32,6 +33,38 @@ class GeneralizationGap(Detector, code="GE005", name="generalization-gap", famil
     examples) and ``patience_share`` 10% of the evaluations (a 150-epoch YOLO run stopped at
     epoch 10 by patience 3 gives up mAP 0.86 for 0.32).
     """
+
+    remedies = (
+        Remedy(
+            "Compute the training and validation loss on one batch of each split with the same "
+            "preprocessing, in eval mode",
+            "tells a real generalisation gap from a train/eval pipeline mismatch (dropout, "
+            "augmentation, another preprocessing)",
+            "minutes",
+        ),
+    )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A gap that grows: too little data or regularisation, against a train/eval mismatch;
+        nothing to add when the finding is the info-level gap report."""
+        if outcome is Outcome.SUCCEEDED:
+            return None
+        return [
+            hyp(
+                "too little data or regularisation for the model size",
+                "supported",
+                Cause.MODEL_CONVERGENCE,
+                "retrain with weight decay / augmentation: the gap should shrink",
+                for_=said(finding),
+            ),
+            hyp(
+                "a train/eval pipeline mismatch (another preprocessing, augmentation in training only)",
+                "open",
+                Cause.DATA_CONFIG,
+                "both losses on one batch of each split, same preprocessing, eval mode",
+            ),
+        ]
 
     implies = "overfit"
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 
-from ..report import SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role, as_fraction
 from ..signal import fmt
-from .base import Detector, DetectorParams, Skip
+from ._knowledge import fact, hyp, said
+from .base import Detector, DetectorParams, Remedy, Skip
 
 _SLICE = re.compile(
     r"^(?:val|valid|validation|eval|test)[/_.](?:.*?)(?:class|slice|group|label)[/_.-]?"
@@ -27,6 +28,43 @@ class HiddenBadSlice(Detector, code="GE006", name="hidden-bad-slice", family="ge
     percent are divided by 100 first, see ``roles.as_fraction``) below the headline (convention).
     Slices are keys like ``val/acc_class_3``, ``eval/f1/slice=night``, ``val/class_7/recall``.
     """
+
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """The worst slice's own data first, then more of it."""
+        s = fact(finding, "worst_slice", "the worst slice")
+        return (
+            Remedy(
+                f"Look at {s}'s samples: its count, its label noise and what it is confused with",
+                "too few examples, noisy labels and a confusable class call for different fixes",
+                "minutes",
+            ),
+            Remedy(
+                f"Re-weight {s} in the loss or collect more of it",
+                "raises the slice without hiding it behind the headline metric",
+                "days",
+            ),
+        )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A slice far below the headline: the headline overstates (supported); the slice's data
+        (open)."""
+        return [
+            hyp(
+                "the headline metric overstates what the model does for this slice",
+                "supported",
+                Cause.METRIC_POLICY,
+                "report the per-slice metric beside the headline",
+                for_=said(finding),
+            ),
+            hyp(
+                "the slice has too few examples or noisy labels",
+                "open",
+                Cause.DATA_CONFIG,
+                "count the slice's training examples; relabel a sample of its errors",
+            ),
+        ]
 
     needs = (Role.VAL_ACCURACY,)
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role, is_higher_better
 from ..signal import fmt
 from ._context import monitored
-from .base import Detector, DetectorParams, Skip
+from ._knowledge import fact, hyp, said
+from .base import Detector, DetectorParams, Remedy, Skip
 
 
 def _at_ceiling(key: str, best: float) -> bool:
@@ -63,6 +64,43 @@ class ValidationPlateau(Detector, code="GE007", name="validation-plateau", famil
     (or the second half) began (:func:`GE001.task_metric_best_at_end`; own corpus f5b5-13: a summariser's
     eval loss flat after epoch 6 while ROUGE rose to its best at epoch 10).
     """
+
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """Stop where the held-out metric stopped improving; change what limits it."""
+        return (
+            Remedy(
+                f"Stop the next run of this setup near step {fact(finding, 'plateau_step')} (early "
+                f"stopping on {fact(finding, 'metric', 'the monitored metric')})",
+                "the steps after it bought no held-out gain",
+                "minutes",
+            ),
+            Remedy(
+                "Change what limits the held-out metric (data, augmentation, capacity) rather than "
+                "training longer",
+                "a longer run of the same setup stays on the plateau",
+                "hours",
+            ),
+        )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A held-out plateau: the setup's limit (supported), the learning rate (open)."""
+        return [
+            hyp(
+                "the setup reached its held-out limit (data, augmentation, capacity)",
+                "supported",
+                Cause.MODEL_CONVERGENCE,
+                "more data or augmentation should raise the plateau; more steps should not",
+                for_=said(finding),
+            ),
+            hyp(
+                "the learning rate is too low or decayed too early",
+                "open",
+                Cause.MODEL_CONVERGENCE,
+                "the LR at the plateau step; rerun the plateau stretch with a higher LR",
+            ),
+        ]
 
     class Params(DetectorParams):
         noise_k: float = 3.0

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import Finding, SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
-from .base import Detector, DetectorParams, PlotMark, Skip, as_int, first_series_evidence
+from ._knowledge import fact, hyp, said
+from .base import Detector, DetectorParams, PlotMark, Remedy, Skip, as_int, first_series_evidence
 
 
 def _without_standins(v: np.ndarray, min_neighbour: float = 0.05) -> np.ndarray:
@@ -39,6 +40,69 @@ class NonFiniteValues(Detector, code="LI001", name="non-finite-values", family="
     batch at the onset step, and divisions/logs in the loss.
     Thresholds: none; any non-finite value is reported.
     """
+
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """A non-finite validation metric: the evaluation code first. A training loss non-finite
+        at some steps only: the batches at those steps. One non-finite to the end: none of its
+        own (the diverged run's actions, the learning rate or the precision, are the fix)."""
+        if finding.facts.get("role") in ("val_loss", "val_accuracy"):
+            return (
+                Remedy(
+                    "Evaluate the last finite checkpoint on the validation set in fp32 and look for "
+                    "empty batches, divisions by zero and log(0) in the validation loss",
+                    "tells a failure of the evaluation code from weights that went non-finite",
+                    "minutes",
+                ),
+            )
+        if finding.facts.get("all_after_nonfinite"):
+            return ()
+        return (
+            Remedy(
+                f"Replay the batches at the non-finite steps (the first at step "
+                f"{fact(finding, 'first_step')}) with the weights of the step before",
+                "a batch that reproduces the NaN is the data; one that does not, the optimiser's state",
+                "minutes",
+            ),
+        )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """The onset: growth before it (the learning rate) against none (numerics, a bad batch); a
+        validation metric alone: the evaluation code."""
+        if finding.facts.get("role") in ("val_loss", "val_accuracy"):
+            return [
+                hyp(
+                    "the evaluation computes a non-finite value (an empty batch, log(0), a division)",
+                    "open",
+                    Cause.CORRECTNESS_BUG,
+                    "evaluate the last finite checkpoint in fp32 batch by batch",
+                    for_=said(finding),
+                ),
+                hyp(
+                    "the weights went non-finite",
+                    "open",
+                    Cause.MODEL_CONVERGENCE,
+                    "check the training loss and the weights of the last checkpoint for NaN",
+                ),
+            ]
+        grew = (finding.facts.get("growth_before") or 0) >= 2
+        return [
+            hyp(
+                "learning rate too high (the loss grew before it overflowed)",
+                "supported" if grew else "open",
+                Cause.MODEL_CONVERGENCE,
+                "rerun from before the onset with the LR divided by 10",
+                for_=said(finding) if grew else [],
+            ),
+            hyp(
+                "a numerical failure: precision mode, loss scaling, an fp16-unsafe op or a bad batch",
+                "open",
+                Cause.DATA_CONFIG,
+                "rerun from before the onset in fp32/bf16; replay the batch at the onset",
+                against=["the loss grew before the onset"] if grew else [],
+            ),
+        ]
 
     implies = "diverged"
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
-from .base import Detector, DetectorParams, Skip
+from ._knowledge import hyp, said
+from .base import Detector, DetectorParams, Remedy, Skip
 
 
 class EvalAlignment(Detector, code="LI004", name="eval-alignment", family="integrity"):
@@ -22,6 +23,32 @@ class EvalAlignment(Detector, code="LI004", name="eval-alignment", family="integ
     rise); misaligned when the validation step range is under ``min_range_share`` 10% of the
     training step range while there are several evaluations (convention).
     """
+
+    remedies = (
+        Remedy(
+            "Log validation with the training's global step, and evaluate at least every 10% of the run",
+            "aligned, dense evaluations make overfit and plateau calls checkable",
+            "minutes",
+        ),
+    )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """Misaligned validation (a logging bug) or too few evaluations to judge."""
+        mis = bool(finding.facts.get("misaligned"))
+        return [
+            hyp(
+                "validation is logged on another axis than training (a constant step, the epoch)"
+                if mis
+                else "too few evaluations to judge overfitting or a plateau",
+                "supported",
+                Cause.METRIC_POLICY,
+                "plot validation and training against wall time: aligned curves overlap"
+                if mis
+                else "evaluate more often and compare the conclusion",
+                for_=said(finding),
+            )
+        ]
 
     needs = (Role.TRAIN_LOSS,)
 

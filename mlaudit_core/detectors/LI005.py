@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 
-from ..report import SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
-from .base import Detector, DetectorParams
+from ._knowledge import hyp, said
+from .base import Detector, DetectorParams, Remedy
 
 _SMOOTH = re.compile(r"(avg|average|smooth|ema|running|mean)", re.IGNORECASE)
 
@@ -21,6 +22,27 @@ class SmoothedLoss(Detector, code="LI005", name="smoothed-loss", family="integri
     Remedy: log the raw per-step loss next to the average.
     Thresholds: name-based (avg, average, smooth, ema, running, mean).
     """
+
+    remedies = (
+        Remedy(
+            "Log the raw per-step loss beside the running average",
+            "a spike or a NaN onset shows on the raw loss; the average smears it over many points",
+            "minutes",
+        ),
+    )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """The curve judged is an average: a spike or onset may be hidden (open)."""
+        return [
+            hyp(
+                "a spike or a non-finite onset is hidden by the averaging",
+                "open",
+                Cause.METRIC_POLICY,
+                "the raw per-step loss of the same steps",
+                for_=said(finding),
+            )
+        ]
 
     needs = (Role.TRAIN_LOSS,)
 

@@ -6,11 +6,12 @@ import re
 
 import numpy as np
 
-from ..report import Finding, SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role, normalise_key
 from ..signal import fmt
 from ._context import loss_keys
-from .base import Detector, DetectorParams, Skip
+from ._knowledge import hyp, said
+from .base import Detector, DetectorParams, Remedy, Skip
 
 _CLS = re.compile(r"cls|class")
 #: A penalty term that is 0 whenever its weight is 0 (the default of most codes that log one):
@@ -99,6 +100,61 @@ class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity
     ``min_neighbour`` 0.05 (a converged loss decays smoothly towards 0 and is never exactly 0
     next to values of 0.05 and more; measured on realworld tb03 vs ts05/log03).
     """
+
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """By what the zeros are: stand-ins for NaN, a loss without signal, empty validation labels."""
+        kind = finding.facts.get("kind")
+        if kind == "stand_in":
+            return (
+                Remedy(
+                    "Log the real values (HF Trainer: logging_nan_inf_filter=False) and find the first "
+                    "non-finite step",
+                    "the zeros stand in for NaN/inf steps, which the filter hides",
+                    "minutes",
+                ),
+            )
+        if kind == "all_zero":
+            return (
+                Remedy(
+                    "Check one batch: are all labels masked out (-100), does the loss depend on the "
+                    "model output (requires_grad), does the data hold the targets this loss needs",
+                    "a loss at exactly 0 everywhere carries no learning signal",
+                    "minutes",
+                ),
+            )
+        return (
+            Remedy(
+                "Check the validation labels: the files exist, are non-empty and are named as the "
+                "loader expects",
+                "validation losses or task metrics of exactly 0 mean no validation label was matched",
+                "minutes",
+            ),
+        )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """The zeros as missing values (supported), not a perfect model (rejected)."""
+        kind = finding.facts.get("kind")
+        what = {
+            "stand_in": "the zeros stand in for non-finite steps",
+            "all_zero": "no learning signal reaches this loss (masked labels, a detached loss)",
+        }.get(str(kind), "the validation labels are missing or unmatched")
+        return [
+            hyp(
+                what,
+                "supported",
+                Cause.DATA_CONFIG,
+                "inspect one batch's labels and the loss's inputs",
+                for_=said(finding),
+            ),
+            hyp(
+                "the model is perfect on this loss",
+                "rejected",
+                Cause.HEALTHY,
+                against=["an exact 0.0 loss at every point is a missing value, not a fit"],
+            ),
+        ]
 
     class Params(DetectorParams):
         min_points: int = 3

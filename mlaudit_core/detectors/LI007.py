@@ -6,10 +6,11 @@ import re
 
 import numpy as np
 
-from ..report import SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import normalise_key
 from ..signal import fmt
-from .base import Detector, DetectorParams, Skip
+from ._knowledge import hyp, said
+from .base import Detector, DetectorParams, Remedy, Skip
 
 #: Names of metrics bounded to [0, 1] (or [0, 100] when logged in percent).
 _BOUNDED = re.compile(
@@ -35,6 +36,29 @@ class MetricOutOfRange(Detector, code="LI007", name="metric-out-of-range", famil
     ``tol`` 1e-6 for float rounding. Realworld csv01: a Keras ``F1_score`` reaching 1.092 (train)
     and 1.059 (validation) next to an accuracy that never exceeds 1.
     """
+
+    remedies = (
+        Remedy(
+            "Recompute the metric from the epoch's concatenated predictions (torchmetrics, "
+            "sklearn.metrics) and compare it with the logged one",
+            "a batch-averaged non-linear metric (F1) or a wrong average= argument gives impossible "
+            "values; the recomputed one is the true value",
+            "minutes",
+        ),
+    )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """An impossible value: the metric's computation (supported)."""
+        return [
+            hyp(
+                "the metric is computed wrongly (a mean of per-batch values, a sum, a wrong argument)",
+                "supported",
+                Cause.CORRECTNESS_BUG,
+                "recompute it from the concatenated predictions of one epoch",
+                for_=said(finding),
+            )
+        ]
 
     class Params(DetectorParams):
         min_in_range: float = 0.5

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import FactEvidence, Severity
+from ..report import Cause, FactEvidence, Finding, Hypothesis, Outcome, Severity
 from ..roles import Role, lr_param_name
 from ..roles import unplaced as _unplaced
-from .base import Detector, DetectorParams
+from ._knowledge import hyp
+from .base import Detector, DetectorParams, Remedy
 
 
 class _MissingSignal(Detector):
@@ -15,6 +16,35 @@ class _MissingSignal(Detector):
 
     roles: tuple[Role, ...] = ()
     would_tell: str = ""
+
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """Log the missing signal in the next run (what it would tell is the finding's); nothing
+        when the signal was logged with non-finite values only (LI001 judges those)."""
+        if finding.facts.get("logged_nonfinite"):
+            return ()
+        return (
+            Remedy(
+                f"Log {finding.facts.get('signal')} in the next run",
+                str(finding.facts.get("would_tell") or cls.would_tell),
+                "minutes",
+            ),
+        )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """What the missing signal leaves open: the question it would answer."""
+        if finding.facts.get("logged_nonfinite"):
+            return None
+        return [
+            hyp(
+                f"cannot be told without {finding.facts.get('signal')}: "
+                + str(finding.facts.get("would_tell") or cls.would_tell),
+                "open",
+                Cause.INCONCLUSIVE,
+                f"log {finding.facts.get('signal')} in the next run",
+            )
+        ]
 
     class Params(DetectorParams):
         pass

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import Finding, SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import centered_median, fmt, smooth_window
 from ._context import chance_or_bound
-from .base import Detector, DetectorParams, PlotMark, Skip, as_int
+from ._knowledge import fact, hyp, said
+from .base import Detector, DetectorParams, PlotMark, Remedy, Skip, as_int
 
 
 class LossDivergence(Detector, code="OP001", name="loss-divergence", family="optimization"):
@@ -45,6 +46,41 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
     range: lower is not better there (own corpus f5b6-01: a TTS vocoder loss 0.005 -> -1e9). Negative
     losses within that range (a flow's NLL at -8, dice+CE at -0.7) are normal.
     """
+
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """Before the rerun the outcome's actions advise: what happened at the onset step."""
+        at = fact(finding, "onset_step", "the onset")
+        return (
+            Remedy(
+                f"Plot the learning rate and the grad norm around step {at}: an LR peak, a warmup end or "
+                "a grad norm growing over many steps points at the schedule; a single-step burst at a batch",
+                "tells an optimisation divergence from a bad batch before choosing the rerun",
+                "minutes",
+            ),
+        )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A divergence: the learning rate and warmup (supported when the loss grew gradually)
+        against a bad batch or numerics."""
+        gradual = bool(finding.facts.get("gradual"))
+        return [
+            hyp(
+                "learning rate too high or warmup too short",
+                "supported" if gradual else "open",
+                Cause.MODEL_CONVERGENCE,
+                "rerun from before the onset with the peak LR divided by 10",
+                for_=said(finding),
+            ),
+            hyp(
+                "a bad batch or a numerical failure at the onset",
+                "open",
+                Cause.DATA_CONFIG,
+                "replay the batch at the onset step in fp32",
+                against=["the loss grew over many steps before the onset"] if gradual else [],
+            ),
+        ]
 
     implies = "diverged"
 

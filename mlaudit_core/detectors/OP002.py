@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import Finding, SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import MAD_Z_CUTOFF, fmt, robust_z, rolling_median
-from .base import Detector, DetectorParams, PlotMark, as_int, first_series_evidence
+from ._knowledge import hyp, said
+from .base import Detector, DetectorParams, PlotMark, Remedy, as_int, first_series_evidence
 
 
 class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"):
@@ -30,6 +31,44 @@ class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"
     fewer than ``min_points_after`` 10 points after it cannot be called unrecovered (tests/data/
     realworld log06: a T5 loss at 0.0004 "spiking" to 0.002 near the end was called unstable).
     """
+
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """Line the spike steps up with the schedule and the data order."""
+        steps = (
+            ", ".join(str(s) for s in (finding.facts.get("spike_steps") or [])[:5]) or "the spikes"
+        )
+        return (
+            Remedy(
+                f"Line the spike steps ({steps}) up with the LR schedule (warmup end, restarts) and the "
+                "data order (epoch boundaries, shard changes)",
+                "spikes at LR events point at the schedule, spikes at the same data position at the batches",
+                "minutes",
+            ),
+        )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """An unstable run: a step too large (LR, warmup, no clipping) against bad batches; a
+        healthy run's benign spikes are the healthy ledger's."""
+        if outcome is Outcome.SUCCEEDED:
+            return None
+        unrecovered = (finding.facts.get("n_unrecovered") or 0) > 0
+        return [
+            hyp(
+                "the optimiser's steps are too large at these points (LR, warmup, no gradient clipping)",
+                "supported" if unrecovered else "open",
+                Cause.MODEL_CONVERGENCE,
+                "rerun the spiking stretch with gradient clipping at 1.0 or half the LR",
+                for_=said(finding) if unrecovered else [],
+            ),
+            hyp(
+                "bad batches at the spike steps (corrupt, extreme or mislabelled samples)",
+                "open",
+                Cause.DATA_CONFIG,
+                "replay the batches at the spike steps with the weights of the step before",
+            ),
+        ]
 
     implies = "unstable"
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import Finding, SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import centered_median, fmt, smooth_window
-from .base import Detector, DetectorParams, PlotMark, Skip, as_int, first_series_evidence
+from ._knowledge import fact, hyp, said
+from .base import Detector, DetectorParams, PlotMark, Remedy, Skip, as_int, first_series_evidence
 
 
 class LossPlateau(Detector, code="OP003", name="loss-plateau", family="optimization"):
@@ -35,6 +36,50 @@ class LossPlateau(Detector, code="OP003", name="loss-plateau", family="optimizat
     training always moves the loss, so an unmoving one sits at a fixed point (tests/data/realworld
     csv01: an LSTM at exactly 0.2500, the MSE of predicting the mean; csv13: a PINN at 0.5109).
     """
+
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """A loss that repeats one value: the update; else the level against chance."""
+        if finding.facts.get("frozen"):
+            return (
+                Remedy(
+                    "Check that the parameters are updated: requires_grad, the optimizer's param groups, "
+                    "an LR of 0, a loss detached from the model output",
+                    "a loss that repeats one value exactly means no update reached the weights",
+                    "minutes",
+                ),
+            )
+        return (
+            Remedy(
+                f"Compare the plateau level ({fact(finding, 'level')}) with the chance-level loss (ln of "
+                "the class count, or the loss of predicting the mean)",
+                "a plateau at chance means inputs or labels without signal; above chance a capacity or "
+                "LR limit",
+                "minutes",
+            ),
+        )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A plateau: the learning rate or capacity, against no update or no signal in the data."""
+        frozen = bool(finding.facts.get("frozen"))
+        return [
+            hyp(
+                "learning rate too low (or decayed too early) or capacity too small",
+                "rejected" if frozen else "open",
+                Cause.MODEL_CONVERGENCE,
+                "overfit a tiny subset (64 samples): a healthy setup drives the loss near 0",
+                for_=[] if frozen else said(finding),
+                against=["the loss repeats one value exactly: no update at all"] if frozen else [],
+            ),
+            hyp(
+                "no update reaches the weights, or the inputs/labels carry no signal",
+                "supported" if frozen else "open",
+                Cause.CORRECTNESS_BUG if frozen else Cause.DATA_CONFIG,
+                "compare two checkpoints' weights; compare the level with the chance-level loss",
+                for_=said(finding) if frozen else [],
+            ),
+        ]
 
     implies = "plateaued"
 

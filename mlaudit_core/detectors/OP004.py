@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..formats.consolelog.context import precision_setting
-from ..report import ConfigEvidence, SeriesEvidence, Severity
+from ..report import Cause, ConfigEvidence, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
-from .base import Detector, DetectorParams
+from ._knowledge import hyp, said
+from .base import Detector, DetectorParams, Remedy
 
 #: Series written by loaders that count optimizer steps apart from iterations (litgpt's ``step``).
 OPTIMIZER_STEP_KEY = "train/optimizer_step"
@@ -36,6 +37,45 @@ class NonFiniteOnset(Detector, code="OP004", name="nonfinite-onset", family="opt
     exceeds the first third's by ``trend_factor`` 1.5x; medians rather than the
     minimum, because micro-batch losses scatter by 2-5x without any trend.
     """
+
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """An abrupt onset: the operation that produced the NaN; a gradual one has none of its own
+        (the diverged run's learning-rate action is the fix)."""
+        if not finding.facts.get("abrupt"):
+            return ()
+        return (
+            Remedy(
+                "Rerun a few steps before the onset with anomaly detection "
+                "(torch.autograd.set_detect_anomaly(True)) from the last checkpoint",
+                "names the operation that first produced the NaN: an fp16-unsafe op, a log/division "
+                "of 0, or a bad batch's values",
+                "hours",
+            ),
+        )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """The onset's shape: gradual growth (the learning rate) against an abrupt NaN (numerics)."""
+        abrupt = bool(finding.facts.get("abrupt"))
+        return [
+            hyp(
+                "learning rate too high (the loss grew, then overflowed)",
+                "rejected" if abrupt else "supported",
+                Cause.MODEL_CONVERGENCE,
+                "rerun from before the onset with the LR divided by 10",
+                for_=[] if abrupt else said(finding),
+                against=said(finding) if abrupt else [],
+            ),
+            hyp(
+                "a numerical failure: pure fp16, no loss scaling, an fp16-unsafe op or a bad batch",
+                "supported" if abrupt else "rejected",
+                Cause.DATA_CONFIG,
+                "rerun from before the onset in fp32/bf16; replay the batch at the onset",
+                for_=said(finding) if abrupt else [],
+                against=[] if abrupt else ["the loss grew for many steps before the onset"],
+            ),
+        ]
 
     implies = "diverged"
 

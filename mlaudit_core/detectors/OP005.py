@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import Finding, SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
-from .base import Detector, DetectorParams
+from ._knowledge import fact, hyp, said
+from .base import Detector, DetectorParams, Remedy
 
 
 class LrSchedule(Detector, code="OP005", name="lr-schedule", family="optimization"):
@@ -25,6 +26,57 @@ class LrSchedule(Detector, code="OP005", name="lr-schedule", family="optimizatio
     length; "almost nothing" is below ``min_lr_ratio`` 1% of the peak (convention: cosine
     schedules in common recipes end at 0-10% of the peak at the *end* of training).
     """
+
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """The schedule problem the finding names: a hot start or an early decay to zero."""
+        out = []
+        if finding.facts.get("early_zero_step") is not None:
+            out.append(
+                Remedy(
+                    f"Set the schedule's total steps to the run's length (the LR reaches almost 0 at step "
+                    f"{fact(finding, 'early_zero_step')}, before half of the run)",
+                    "the steps after the LR reached 0 cannot learn; a horizon that matches the run uses them",
+                    "minutes",
+                )
+            )
+        if finding.facts.get("hot_step") is not None:
+            out.append(
+                Remedy(
+                    f"Lengthen the warmup past step {fact(finding, 'hot_step')} or lower the peak LR "
+                    f"({fact(finding, 'peak_lr')})",
+                    "the loss became unstable within the warmup or right after the peak",
+                    "hours",
+                )
+            )
+        return tuple(out)
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """The schedule as the cause: a hot start, a horizon shorter than the run; none for the
+        phases reported at info level."""
+        hs = []
+        if finding.facts.get("hot_step") is not None:
+            hs.append(
+                hyp(
+                    "warmup too short or peak LR too hot",
+                    "supported",
+                    Cause.MODEL_CONVERGENCE,
+                    "rerun with twice the warmup: the instability should move later or vanish",
+                    for_=said(finding),
+                )
+            )
+        if finding.facts.get("early_zero_step") is not None:
+            hs.append(
+                hyp(
+                    "the schedule's horizon is shorter than the run (the LR decays to 0 early)",
+                    "supported",
+                    Cause.DATA_CONFIG,
+                    "compare the scheduler's total steps with the steps the run made",
+                    for_=said(finding),
+                )
+            )
+        return hs or None
 
     needs = (Role.LEARNING_RATE,)
 

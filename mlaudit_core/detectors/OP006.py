@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import ConfigEvidence, SeriesEvidence, Severity
+from ..report import Cause, ConfigEvidence, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
-from .base import Detector, DetectorParams
+from ._knowledge import fact, hyp, said
+from .base import Detector, DetectorParams, Remedy
 
 _CLIP_PARAMS = (
     "max_grad_norm",
@@ -39,6 +40,61 @@ class GradNorm(Detector, code="OP006", name="grad-norm", family="optimization"):
     clipping above ``max_clip_share`` 50% of steps (conventions; one order of magnitude is the
     usual "exploding gradient" criterion, Pascanu et al. 2013 discuss norms growing by orders).
     """
+
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """Clipping on most steps: the clip sets the step; spikes or growth: the steps behind them."""
+        out = []
+        if finding.facts.get("recurring_spikes") or finding.facts.get("grew"):
+            out.append(
+                Remedy(
+                    f"Look at the loss, LR and batch at the largest grad-norm steps (max at step "
+                    f"{fact(finding, 'max_step')})",
+                    "spikes on single batches point at the data, a norm growing with the LR at the schedule",
+                    "minutes",
+                )
+            )
+        share = finding.facts.get("clip_share")
+        if share is not None and share > 0.5:
+            out.append(
+                Remedy(
+                    "Lower the learning rate (or raise the clip): the grad norm is above the clip on "
+                    f"{100 * float(share):.0f}% of steps",
+                    "when nearly every step is clipped, the clip and not the LR sets the step size",
+                    "hours",
+                )
+            )
+        elif out:
+            out.append(
+                Remedy(
+                    "Lower the peak LR or lengthen the warmup, with gradient clipping",
+                    "a grad norm that grows by orders of magnitude precedes divergence",
+                    "hours",
+                )
+            )
+        return tuple(out)
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A run whose curves look healthy while the gradient says otherwise: both stay open."""
+        if not (finding.facts.get("recurring_spikes") or finding.facts.get("grew")):
+            return None
+        return [
+            hyp(
+                "the run is healthy (the curves show no failure)",
+                "open",
+                Cause.HEALTHY,
+                "a second seed, or the held-out metric after more steps",
+                against=said(finding),
+            ),
+            hyp(
+                "an instability is building up (grad-norm spikes or growth the loss does not show yet)",
+                "open",
+                Cause.MODEL_CONVERGENCE,
+                "rerun with half the LR: the grad norm should stay flat",
+                for_=said(finding),
+            ),
+        ]
 
     needs = (Role.GRAD_NORM,)
 

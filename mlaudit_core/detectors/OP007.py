@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import Finding, SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
-from .base import Detector, DetectorParams
+from ._knowledge import hyp, said
+from .base import Detector, DetectorParams, Remedy
 
 
 class LossScaleCollapse(Detector, code="OP007", name="loss-scale-collapse", family="optimization"):
@@ -23,6 +24,40 @@ class LossScaleCollapse(Detector, code="OP007", name="loss-scale-collapse", fami
     (the floor of apex's ``min_loss_scale`` default); a constant scale (bf16 runs print 1.0)
     and a long settled descent (DeepSpeed: 2^32 to about 2^16) are not collapses.
     """
+
+    remedies = (
+        Remedy(
+            "Find the op that overflows first: log the activation and gradient maxima per layer at the "
+            "collapse, or run those steps under torch.autograd.detect_anomaly",
+            "names the fp16-unsafe op (attention logits, a large activation, an exp or a sum)",
+            "hours",
+        ),
+        Remedy(
+            "Rerun the steps before the collapse in bf16 (or fp32), master weights in fp32",
+            "a collapse that vanishes in bf16 is fp16's range; one that stays is the LR or the model",
+            "hours",
+        ),
+    )
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """A collapsed loss scale: fp16's range (supported) against a learning rate that blows the
+        gradients up (open)."""
+        return [
+            hyp(
+                "the gradients overflow fp16 on most steps (an fp16-unsafe op, large activations)",
+                "supported",
+                Cause.DATA_CONFIG,
+                "rerun the same steps in bf16: the skips stop",
+                for_=said(finding),
+            ),
+            hyp(
+                "the learning rate makes the gradients blow up",
+                "open",
+                Cause.MODEL_CONVERGENCE,
+                "rerun with a tenth of the LR in fp16: the scale settles if the LR was the cause",
+            ),
+        ]
 
     implies = "diverged"
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import SeriesEvidence, Severity
+from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
-from .base import Detector, DetectorParams, Skip
+from ._knowledge import hyp, said
+from .base import Detector, DetectorParams, Remedy, Skip
 
 
 class ErraticValidationLoss(
@@ -41,6 +42,52 @@ class ErraticValidationLoss(
     starting near ln 26, and f5b5-03, 0.0003-0.0029 after 0.0766; both healthy). A loss at ``absurd_scale``
     keeps the finding (realworld csv03 bounces 2e7-7e7 after 7.9e12).
     """
+
+    @classmethod
+    def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
+        """The scale of the inputs and targets first when it is suspect, then the evaluation's noise."""
+        scale = (
+            Remedy(
+                "Check the scale of the inputs and targets (mean and std of a batch) and normalise them",
+                "unnormalised inputs or targets make every update huge; normalised ones settle the curve",
+                "minutes",
+            ),
+        )
+        noise = (
+            Remedy(
+                "Evaluate one checkpoint twice and on a larger held-out set",
+                "tells swinging weights from an evaluation too small to be stable",
+                "minutes",
+            ),
+        )
+        return scale + noise if finding.facts.get("scale_suspect") else noise + scale
+
+    @classmethod
+    def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
+        """Erratic held-out loss: weights swinging (LR, scale) against a noisy evaluation."""
+        scale = bool(finding.facts.get("scale_suspect"))
+        return [
+            hyp(
+                "inputs or targets on a scale that makes every update huge",
+                "supported" if scale else "open",
+                Cause.DATA_CONFIG,
+                "normalise inputs and targets and rerun",
+                for_=said(finding) if scale else [],
+            ),
+            hyp(
+                "a learning rate too high: the weights swing between solutions",
+                "open",
+                Cause.MODEL_CONVERGENCE,
+                "rerun with a tenth of the LR: the held-out loss should settle",
+                for_=said(finding),
+            ),
+            hyp(
+                "the evaluation itself is noisy (too small a held-out set)",
+                "open",
+                Cause.METRIC_POLICY,
+                "evaluate one checkpoint twice and on a larger set",
+            ),
+        ]
 
     implies = "unstable"
 

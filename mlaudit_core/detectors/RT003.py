@@ -21,13 +21,12 @@ class Preemption(ConsoleSignatureDetector, code="RT003", name="preemption", fami
 
     implies = "crashed"
 
+    crash_remedy = Remedy(
+        "Resubmit from the last checkpoint; check that the job saves one on SIGTERM and that the "
+        "resume restores it, step counter and optimizer state included",
+        "the run was stopped from outside, not broken; it is only lost when its resume starts over",
+    )
     remedies = (
-        Remedy(
-            "Check that the job saves a checkpoint on SIGTERM and that its requeued run resumed from it, "
-            "step counter and optimizer state included",
-            "a preempted run is only lost when its resume starts over",
-            "minutes",
-        ),
         Remedy(
             "Checkpoint more often than the scheduler preempts (or within its notice period)",
             "bounds the compute one preemption costs",

@@ -483,7 +483,8 @@ def _primary_detector_hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis] | No
 
 
 def _unstable_lr_hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis] | None:
-    """Unstable with a logged learning rate >= 10x typical: the learning rate."""
+    """Unstable with a logged learning rate >= 10x typical: the learning rate, then what the
+    primary finding's detector adds."""
     o = d.outcome
     if not (o is Outcome.UNSTABLE and c.lr.far_above):
         return None
@@ -504,6 +505,8 @@ def _unstable_lr_hypotheses(d: _Decision, c: _Ctx) -> list[Hypothesis] | None:
             "held-out loss should settle",
         )
     )
+    if d.primary is not None:
+        hs += _primary_hypotheses(d.primary, o) or []
     return hs
 
 
@@ -553,8 +556,8 @@ _HYPOTHESIS_RULES = (
     _slow_hypotheses,
     _stopped_hypotheses,
     _crash_primary_hypotheses,
-    _primary_detector_hypotheses,
     _unstable_lr_hypotheses,
+    _primary_detector_hypotheses,
     _healthy_hypotheses,
 )
 
@@ -1039,18 +1042,11 @@ def _best_checkpoint_action(d: _Decision, c: _Ctx, at_chance: bool) -> NextActio
 def _instrument_actions(c: _Ctx) -> list[NextAction]:
     """What to log in the next run (missing instrumentation, MI001 / MI004): useful next time,
     never ahead of the fix; a signal logged as NaN/inf only is the run's problem, not logging's."""
-    instrument = []
-    for f in c.by_code.get("MI001", []) + c.by_code.get("MI004", []):
-        if f.facts.get("logged_nonfinite"):
-            continue
-        instrument.append(
-            NextAction(
-                action=f"Log {f.facts['signal']} in the next run",
-                why=f.facts["would_tell"],
-                cost="minutes",
-            )
-        )
-    return instrument
+    return [
+        NextAction(action=r.action, why=r.why, cost=r.cost)
+        for f in c.by_code.get("MI001", []) + c.by_code.get("MI004", [])
+        for r in detector_for(f.code).remedies_for(f)
+    ]
 
 
 def _inconclusive_action(d: _Decision, c: _Ctx) -> NextAction | None:
