@@ -418,12 +418,24 @@ CAUSES: tuple[ExceptionCause, ...] = (
             r"Found no NVIDIA driver|Torch not compiled with CUDA enabled|cannot open shared object file|"
             r"undefined symbol: |version `GLIBC\w*_[\d.]+' not found|CUDA driver initialization failed|"
             r"NVIDIA driver on your system is too old|is not compatible with the current PyTorch installation|"
-            r"CUDNN_STATUS_NOT_INITIALIZED|CUBLAS_STATUS_NOT_INITIALIZED"
+            r"CUDNN_STATUS_NOT_INITIALIZED|CUBLAS_STATUS_NOT_INITIALIZED|"
+            r"numpy\.(?:_?core)\.multiarray failed to import|module compiled against ABI version|"
+            r"module was compiled against NumPy C-API version|compiled using NumPy 1\.x cannot be run in|"
+            r"is required for a normal functioning of this module, but found|"
+            r"The detected CUDA version \([\d.]+\) mismatches the version that was used to compile"
         ),
         "",
         "torch 2.13.0 torch/cuda/__init__.py _lazy_init ('Torch not compiled with CUDA enabled', 'Found no NVIDIA "
         "driver', 'The NVIDIA driver on your system is too old'), c10/cuda/CUDAException (cudaGetErrorString: 'no "
-        "kernel image ...', 'CUDA driver version is insufficient ...'), glibc ld.so dlerror texts",
+        "kernel image ...', 'CUDA driver version is insufficient ...'), glibc ld.so dlerror texts; a package "
+        "built against another version: numpy 2.4.6 numpy/_core/include/numpy/__multiarray_api.h _import_array / "
+        "import_array ('module compiled against ABI version {} but this version of numpy is {}', 'module was "
+        "compiled against NumPy C-API version', 'numpy._core.multiarray failed to import'; numpy 1.x: "
+        "'numpy.core.multiarray'), numpy/core/_multiarray_umath.py ('A module that was compiled using NumPy 1.x "
+        "cannot be run in NumPy {}'), transformers 5.25.0 transformers/utils/versions.py _compare_versions ('{} is "
+        "required for a normal functioning of this module, but found {}=={}.'), torch 2.13.0 "
+        "torch/utils/cpp_extension.py CUDA_MISMATCH_MESSAGE ('The detected CUDA version ({}) mismatches the "
+        "version that was used to compile PyTorch ({}).')",
         "AssertionError: Torch not compiled with CUDA enabled",
     ),
     ExceptionCause(

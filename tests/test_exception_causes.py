@@ -456,3 +456,26 @@ def test_a_data_loader_worker_ended_by_sigterm_is_an_interrupt_not_a_code_bug(tm
     exc, _, msg = line.partition(": ")
     got = classify(exc, msg)
     assert got is not None and got.id == "killed-by-signal" and got.cause == "infra_runtime", line
+
+
+def test_a_package_built_against_another_version_is_the_environment():
+    """Version mismatches as the installed packages word them: transformers' version check run for a
+    requirement the venv cannot meet, torch's CUDA-mismatch message of its extension builder, numpy's
+    C-API import checks read from the installed header (a module built for another numpy)."""
+    import numpy as np
+    from torch.utils import cpp_extension
+    from transformers.utils.versions import require_version
+
+    e = _raised(lambda: require_version("numpy>=999.0"))
+    assert "is required for a normal functioning of this module, but found" in str(e)
+    assert get("environment") is classify(type(e).__name__, str(e))
+    cuda = cpp_extension.CUDA_MISMATCH_MESSAGE % ("12.4", "11.8")
+    assert classify("RuntimeError", cuda) is get("environment")
+    header = (Path(np.get_include()) / "numpy" / "__multiarray_api.h").read_text()
+    assert '"numpy._core.multiarray failed to import"' in header
+    assert "ABI version 0x%x but this version of numpy is 0x%x" in header
+    assert classify("ImportError", "numpy._core.multiarray failed to import") is get("environment")
+    abi = "module compiled against ABI version 0x1000009 but this version of numpy is 0x2000000"
+    assert classify("RuntimeError", abi) is get("environment")
+    # a missing module is not a version mismatch: the row does not read it
+    assert classify("ModuleNotFoundError", "No module named 'numpyy'") is None
