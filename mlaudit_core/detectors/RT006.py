@@ -98,24 +98,7 @@ class Fp16OverflowSkips(Detector, code="RT006", name="fp16-overflow-skips", fami
         hits, _ = scan_run(run) if run.console else ([], [])
         overflow_hits = [h for h in hits if h.signature.category == "overflow_skip"]
         min_hits = [h for h in hits if h.signature.category == "min_loss_scale"]
-        steps = np.array([], dtype=np.int64)
-        if EVENTS_KEY in run.metrics:
-            ev = run.metrics.series(EVENTS_KEY)
-            n_skips = int(np.nansum(ev.values))
-            steps = ev.steps
-        elif INTERVAL_KEY in run.metrics:
-            ev = run.metrics.series(INTERVAL_KEY).finite()
-            n_skips = int(ev.values.sum())
-            steps = ev.steps[ev.values > 0]
-        elif CUMULATIVE_KEY in run.metrics:
-            ev = run.metrics.series(CUMULATIVE_KEY).by_step().finite()
-            n_skips = int(ev.values.max()) if len(ev) else 0
-            if len(ev):
-                steps = ev.steps[np.diff(np.concatenate([[0.0], ev.values])) > 0]
-        elif run.console:
-            n_skips = len(overflow_hits)
-        else:
-            raise Skip("no console output and no overflow counters logged")
+        n_skips, steps = self._skips(run, overflow_hits)
         if n_skips == 0 and not min_hits:
             return
         total = self._steps_run(run)
@@ -125,54 +108,13 @@ class Fp16OverflowSkips(Detector, code="RT006", name="fp16-overflow-skips", fami
         )
         scale = self._scales(run, overflow_hits)
         min_scale = float(min(scale)) if scale else None
-        loss = run.key_for(Role.TRAIN_LOSS)
-        nonfinite = False
-        before = after = None
-        if loss:
-            s = run.series(loss).by_step()
-            nonfinite = bool((~np.isfinite(s.values)).any())
-            f = s.finite()
-            if steps.size and len(f):
-                b = f.values[f.steps < steps.min()][-10:]
-                a = f.values[f.steps > steps.max()][-10:]
-                before = float(np.median(b)) if b.size else None
-                after = float(np.median(a)) if a.size else None
+        loss, nonfinite, before, after = self._loss_around(run, steps)
         nan_msgs = [h for h in hits if h.signature.category == "nan"]
-        reasons = []
-        if min_hits:
-            reasons.append("the minimum loss scale was reached")
-        if min_scale is not None and min_scale <= p.collapse_scale:
-            reasons.append(f"the loss scale collapsed to {fmt(min_scale)}")
-        if share is not None and share > p.max_skip_share and (total or 0) >= p.min_share_steps:
-            reasons.append(
-                f"{fmt(100 * share, 3)}% of steps were skipped (> {fmt(100 * p.max_skip_share, 2)}%)"
-            )
-        if longest is not None and longest >= p.max_consecutive:
-            reasons.append(f"{longest} steps were skipped in a row")
+        reasons = self._reasons(p, bool(min_hits), min_scale, share, total, longest)
         failing = bool(reasons)
-        where = (
-            f" out of {total}" + (f" ({fmt(100 * share, 2)}%)" if share is not None else "")
-            if total
-            else ""
-        )
-        at = ""
-        if steps.size:
-            shown = ", ".join(str(int(x)) for x in steps[:8]) + (" ..." if steps.size > 8 else "")
-            at = f" at step{'s' if steps.size > 1 else ''} {shown}"
-        msg = f"{n_skips} step{'s' if n_skips != 1 else ''} skipped for fp16 gradient overflow{where}{at}"
-        if longest is not None and steps.size:
-            msg += f", at most {longest} in a row"
-        if scale:
-            traj = " -> ".join(fmt(x, 6) for x in scale[:6]) + (" ..." if len(scale) > 6 else "")
-            msg += f"; loss scale {traj}, never below {fmt(min_scale, 6)}"
+        msg = self._skips_message(n_skips, total, share, steps, longest, scale, min_scale)
         if loss:
-            msg += f"; {loss} has {'NaN/inf values' if nonfinite else 'no NaN/inf'}"
-            if before is not None and after is not None:
-                trend = "kept decreasing" if after < before else "did not decrease"
-                msg += (
-                    f" and {trend} after the overflows (median {fmt(before)} before step {int(steps.min())}, "
-                    f"{fmt(after)} after step {int(steps.max())})"
-                )
+            msg += self._loss_message(loss, nonfinite, before, after, steps)
         if failing:
             msg += ": fp16 loss scaling is failing (" + "; ".join(reasons) + ")"
         else:
@@ -210,6 +152,95 @@ class Fp16OverflowSkips(Detector, code="RT006", name="fp16-overflow-skips", fami
             benign=not failing,
             reasons=reasons,
         )
+
+    @staticmethod
+    def _skips(run, overflow_hits) -> tuple[int, np.ndarray]:
+        """How many steps were skipped and at which steps: from the per-step skip events, the
+        per-interval counts or the cumulative counter logged (first found), else the console's
+        overflow lines (no steps). Raises Skip with neither a console nor a counter."""
+        steps = np.array([], dtype=np.int64)
+        if EVENTS_KEY in run.metrics:
+            ev = run.metrics.series(EVENTS_KEY)
+            return int(np.nansum(ev.values)), ev.steps
+        if INTERVAL_KEY in run.metrics:
+            ev = run.metrics.series(INTERVAL_KEY).finite()
+            return int(ev.values.sum()), ev.steps[ev.values > 0]
+        if CUMULATIVE_KEY in run.metrics:
+            ev = run.metrics.series(CUMULATIVE_KEY).by_step().finite()
+            if len(ev):
+                steps = ev.steps[np.diff(np.concatenate([[0.0], ev.values])) > 0]
+            return (int(ev.values.max()) if len(ev) else 0), steps
+        if run.console:
+            return len(overflow_hits), steps
+        raise Skip("no console output and no overflow counters logged")
+
+    @staticmethod
+    def _loss_around(run, steps: np.ndarray):
+        """The training loss key, whether it holds a NaN/inf, and its median over the last 10
+        finite points before the first skip and after the last one (None when not logged)."""
+        loss = run.key_for(Role.TRAIN_LOSS)
+        nonfinite = False
+        before = after = None
+        if loss:
+            s = run.series(loss).by_step()
+            nonfinite = bool((~np.isfinite(s.values)).any())
+            f = s.finite()
+            if steps.size and len(f):
+                b = f.values[f.steps < steps.min()][-10:]
+                a = f.values[f.steps > steps.max()][-10:]
+                before = float(np.median(b)) if b.size else None
+                after = float(np.median(a)) if a.size else None
+        return loss, nonfinite, before, after
+
+    @staticmethod
+    def _reasons(p, min_hit: bool, min_scale, share, total, longest) -> list[str]:
+        """Why loss scaling is failing (none: benign): the minimum scale reached, the scale at or
+        below ``collapse_scale``, more than ``max_skip_share`` of at least ``min_share_steps``
+        steps skipped, or ``max_consecutive`` skips in a row."""
+        reasons = []
+        if min_hit:
+            reasons.append("the minimum loss scale was reached")
+        if min_scale is not None and min_scale <= p.collapse_scale:
+            reasons.append(f"the loss scale collapsed to {fmt(min_scale)}")
+        if share is not None and share > p.max_skip_share and (total or 0) >= p.min_share_steps:
+            reasons.append(
+                f"{fmt(100 * share, 3)}% of steps were skipped (> {fmt(100 * p.max_skip_share, 2)}%)"
+            )
+        if longest is not None and longest >= p.max_consecutive:
+            reasons.append(f"{longest} steps were skipped in a row")
+        return reasons
+
+    @staticmethod
+    def _skips_message(n_skips, total, share, steps, longest, scale, min_scale) -> str:
+        """The skips counted, where (the first 8 steps), the longest run and the scale's path."""
+        where = (
+            f" out of {total}" + (f" ({fmt(100 * share, 2)}%)" if share is not None else "")
+            if total
+            else ""
+        )
+        at = ""
+        if steps.size:
+            shown = ", ".join(str(int(x)) for x in steps[:8]) + (" ..." if steps.size > 8 else "")
+            at = f" at step{'s' if steps.size > 1 else ''} {shown}"
+        msg = f"{n_skips} step{'s' if n_skips != 1 else ''} skipped for fp16 gradient overflow{where}{at}"
+        if longest is not None and steps.size:
+            msg += f", at most {longest} in a row"
+        if scale:
+            traj = " -> ".join(fmt(x, 6) for x in scale[:6]) + (" ..." if len(scale) > 6 else "")
+            msg += f"; loss scale {traj}, never below {fmt(min_scale, 6)}"
+        return msg
+
+    @staticmethod
+    def _loss_message(loss, nonfinite, before, after, steps) -> str:
+        """Whether the loss holds a NaN/inf and kept decreasing after the overflows."""
+        msg = f"; {loss} has {'NaN/inf values' if nonfinite else 'no NaN/inf'}"
+        if before is not None and after is not None:
+            trend = "kept decreasing" if after < before else "did not decrease"
+            msg += (
+                f" and {trend} after the overflows (median {fmt(before)} before step {int(steps.min())}, "
+                f"{fmt(after)} after step {int(steps.max())})"
+            )
+        return msg
 
     @staticmethod
     def _log(line):

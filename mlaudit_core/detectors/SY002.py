@@ -118,22 +118,22 @@ class DataLoaderStarvation(Detector, code="SY002", name="data-loader-starvation"
             f"data loading takes {fmt(100 * ratio, 3)}% of each step (median data time {fmt(med_d)} s of "
             f"step time {fmt(med_s)} s; {fmt(100 * share, 3)}% of steps wait more than half): the run "
             "is input-bound, not compute-bound",
-            evidence=[
-                SeriesEvidence(
-                    metric=dk,
-                    step_start=int(common[k]),
-                    step_end=int(common[-1]),
-                    values={
-                        "median_data_time_s": med_d,
-                        "median_step_time_s": med_s,
-                        "ratio": ratio,
-                    },
-                )
-            ],
+            evidence=[self._ratio_evidence(dk, common[k], common[-1], med_d, med_s, ratio)],
             ratio=ratio,
             median_data_time_s=med_d,
             median_step_time_s=med_s,
             share_starved=share,
+        )
+
+    @staticmethod
+    def _ratio_evidence(dk, start, end, med_d, med_s, ratio):
+        """The data-time series from step ``start`` to ``end`` with its median data and step time
+        (s) and their ratio."""
+        return SeriesEvidence(
+            metric=dk,
+            step_start=int(start),
+            step_end=int(end),
+            values={"median_data_time_s": med_d, "median_step_time_s": med_s, "ratio": ratio},
         )
 
     def _few_records(self, dk, steps, dv, sv, p):
@@ -154,18 +154,7 @@ class DataLoaderStarvation(Detector, code="SY002", name="data-loader-starvation"
             f"data loading takes {fmt(100 * ratio, 3)}% of each step in the {steps.size} record(s) logged "
             f"(data time {fmt(med_d)} s of step time {fmt(med_s)} s at step {int(steps[-1])}): the run is "
             "input-bound, not compute-bound",
-            evidence=[
-                SeriesEvidence(
-                    metric=dk,
-                    step_start=int(steps[0]),
-                    step_end=int(steps[-1]),
-                    values={
-                        "median_data_time_s": med_d,
-                        "median_step_time_s": med_s,
-                        "ratio": ratio,
-                    },
-                )
-            ],
+            evidence=[self._ratio_evidence(dk, steps[0], steps[-1], med_d, med_s, ratio)],
             ratio=ratio,
             median_data_time_s=med_d,
             median_step_time_s=med_s,
