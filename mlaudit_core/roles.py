@@ -23,7 +23,10 @@ The decision is made from the name's *tokens*, not from a list of known names:
 2. Roles: a loss-family head with an evaluation split plays the validation loss, with a train
    split or none the training loss; an accuracy or task score with an evaluation split plays the
    validation accuracy (the held-out quality metric, higher is better). A bare accuracy is the
-   training side (Keras ``accuracy`` / ``val_accuracy``); a bare detection/sequence/ranking score
+   training side (Keras ``accuracy`` / ``val_accuracy``); an agent's episode reward/return
+   (``rollout/ep_rew_mean``, ``eval/mean_reward``, ``charts/episodic_return``) plays the validation
+   accuracy (the task metric), and where one is logged the losses and accuracies play no role (RL
+   surrogate objectives need not fall); a bare detection/sequence/ranking score
    (``bbox/AP``, ``metrics/mAP50-95``, ``wer``, ``bleu``) is computed on held-out data unless the same
    name with an evaluation split is also logged. A running best (``best_``/``max_``/``min_``) never
    plays a role: it cannot show a regression.
@@ -300,13 +303,43 @@ _HEADS: dict[str, tuple[str, int]] = {
     "persec": ("throughput", 1),
     "steptime": ("steptime", 0),
     "datatime": ("datatime", 0),
+    "reward": ("reward", 0),
+    "rewards": ("reward", 0),
+    "rew": ("reward", 0),
+    "eprewmean": ("reward", 0),
+    "return": ("reward", 1),
+    "returns": ("reward", 1),
 }
+#: Words that make a reward/return the episode's (reinforcement learning): stable-baselines3
+#: ``rollout/ep_rew_mean``, OpenAI baselines ``mean 100 episode reward`` / ``eprewmean``, CleanRL
+#: ``charts/episodic_return``, RLlib ``episode_reward_mean``, Unity ML-Agents ``Environment/Cumulative
+#: Reward``, RLlib ``env_runners/episode_return_mean``. A reward without them, or with any other word
+#: (DPO's ``rewards/chosen``, ``eval_rewards/accuracies``, a reward model's ``rewards/margins``), is not
+#: the task metric of an agent; an evaluation split with only aggregate words also is (SB3
+#: ``eval/mean_reward``).
+_EPISODE = frozenset(
+    {
+        "ep",
+        "episode",
+        "episodes",
+        "episodic",
+        "rollout",
+        "rollouts",
+        "cumulative",
+        "eprewmean",
+        "env",
+        "environment",
+        "runners",
+        "runner",
+        "sampler",
+    }
+)
 _AP_HEAD = re.compile(r"^m?ap(\d+|[sml])$")
 _LR_HEAD = re.compile(r"^lr\d+$")
 _TOPK_HEAD = re.compile(r"^(top|acc)\d+$")
 #: Families computed on held-out data by convention when the name states no split.
 _HELDOUT_BY_DEFAULT = {"score"}
-_HIGHER = {"acc", "score"}
+_HIGHER = {"acc", "score", "reward"}
 _LOWER = {"loss", "error"}
 #: Words that never go with a learning rate series (LearningRateMonitor's ``lr-Adam-momentum``,
 #: a scheduler's ``last_epoch`` / ``step_size`` / ``gamma``).
@@ -527,6 +560,22 @@ def parse_name(key: str) -> NameParts:
         loss_words = [(i, h) for i, h in found if toks[i] in ("loss", "losses")]
         hi, (family, kind_rank) = loss_words[0] if loss_words else found[-1]
         head = toks[hi]
+    if family == "reward":
+        others = [
+            t
+            for i, t in enumerate(toks)
+            if i != hi and t not in _TRAIN and t not in _EVAL and t not in _NEUTRAL
+        ]
+        episodic = any(t in _EPISODE for t in toks)
+        if not (episodic or split == "eval") or not all(
+            t in _EPISODE or t in _AGGREGATE or t in _RUNNING_BEST or t.isdigit() for t in others
+        ):
+            # a reward with another word (DPO's ``rewards/chosen``, ``eval_rewards/accuracies``,
+            # ``reward_std``) or with neither an episode word nor an evaluation split (TRL's
+            # training ``reward``) is not an agent's episode return
+            family = head = None
+            kind_rank = 0
+            hi = -1
     rest = [
         t
         for i, t in enumerate(toks)
@@ -585,6 +634,10 @@ def _family_roles(p: NameParts) -> tuple[Role, ...]:
             # held-out metric is compared with (realworld tb01: 100% "memorised" vs bbox/AP 75.8%)
             return ()
         return (Role.TRAIN_ACCURACY,)
+    if f == "reward":
+        # an agent's episode reward/return is its task metric, higher is better, whichever
+        # loop logged it (SB3 ``rollout/ep_rew_mean`` and ``eval/mean_reward``)
+        return (Role.VAL_ACCURACY,)
     if p.split == "eval":
         return ()  # eval_samples_per_second, eval/runtime: not the training loop's
     if f == "lr":
@@ -613,8 +666,17 @@ def roles_of(keys: list[str]) -> dict[str, tuple[Role, ...]]:
     ``sparse_top_k_categorical_accuracy`` / ``val_sparse_top_k_categorical_accuracy``)."""
     parsed = {k: parse_name(k) for k in keys}
     with_eval = {_sibling_key(p) for p in parsed.values() if p.split == "eval"}
+    agent = any(p.family == "reward" and not p.running_best for p in parsed.values())
     out: dict[str, tuple[Role, ...]] = {}
     for k, p in parsed.items():
+        if agent and p.family in ("loss", "error", "acc", "score"):
+            # an agent's policy/value/actor/critic/entropy/TD losses are surrogate objectives that
+            # need not fall (a PPO loss rises as the value targets grow with the reward; a DQN TD
+            # loss grows as returns grow) and a discriminator's accuracy is not the agent's task:
+            # where the episode reward is logged it is the metric judged (own corpus f7b1-06,
+            # f7b2-08, f7b3-16: losses rising on runs whose reward rose, called diverged)
+            out[k] = ()
+            continue
         roles = _family_roles(p)
         if len(roles) == 2:
             roles = (roles[1],) if _sibling_key(p) in with_eval else (roles[0],)

@@ -357,6 +357,7 @@ class Ending:
     missing_end_line: str | None = None  # framework whose end-of-training line is absent
     in_warmup: str | None = None  # the LR rose at every step to the end: no schedule ends in warmup
     open_bar: str | None = None  # the console ends inside a progress bar with time to go
+    open_epoch: str | None = None  # the console ends with a new epoch's header and nothing of it
 
     @property
     def share(self) -> float | None:
@@ -379,7 +380,7 @@ class Ending:
             return False
         # in_warmup is reported, never decisive: detectron2's default warmup (1000 iterations) is
         # longer than many complete fine-tunes (shared/realworld tb01: 300/300 iterations, healthy)
-        return bool(self.interrupt or self.short or self.missing_end_line)
+        return bool(self.interrupt or self.short or self.missing_end_line or self.open_epoch)
 
     def describe(self) -> str:
         parts = []
@@ -396,6 +397,11 @@ class Ending:
             parts.append(self.in_warmup)
         if self.missing_end_line:
             parts.append(f"the {self.missing_end_line} log stops without its end-of-training line")
+        if self.open_epoch:
+            parts.append(
+                f"the log ends with the header of a new epoch ({self.open_epoch}) and nothing of that "
+                "epoch after it: it was cut while the epoch ran"
+            )
         return "; ".join(parts)
 
 
@@ -520,7 +526,36 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
     _read_early_stop(run, e, text)
     _read_patience(run, e)
     _read_missing_end_line(run, e, text)
+    if not e.interrupt and not e.early_stopped:
+        e.open_epoch = open_epoch(text)
     return e
+
+
+#: A line that is only an epoch header, after an optional timestamp: ``epoch:  176`` (nnU-Net),
+#: ``Epoch 12/200``, ``=== Epoch 3 ===``, ``[Epoch 4]``.
+_EPOCH_HEADER = re.compile(
+    r"^(?:[\d\-/: .,T]+[:|\]]?\s*)?[=\-#*\[\s]*epoch\s*[:=#]?\s*(\d+)\s*(?:(?:/|of)\s*\d+)?\s*[\]:=\-#*\s]*$",
+    re.I,
+)
+
+
+def open_epoch(lines: list[str]) -> str | None:
+    """The last non-blank console line when it is an epoch header (:data:`_EPOCH_HEADER`) that
+    opened each earlier epoch too (>= 2 headers, the one before it followed by other lines) and
+    nothing follows it, else None. A loop prints the header of an epoch only when it starts that
+    epoch, so a log that ends with it was cut while the epoch ran (a job killed at its time limit,
+    a silent kill, or a capture of a running job), never at the end of its training (own corpus
+    f7b1-03: nnU-Net's ``epoch:  176`` as the last line after 48 h, epoch 176 of its 1000)."""
+    body = [t.strip() for t in lines[-5000:] if t.strip()]
+    if len(body) < 3:
+        return None
+    m = _EPOCH_HEADER.match(body[-1])
+    if m is None:
+        return None
+    prev = next((i for i in range(len(body) - 2, -1, -1) if _EPOCH_HEADER.match(body[i])), None)
+    if prev is None or prev == len(body) - 2:
+        return None
+    return body[-1][-80:]
 
 
 def _read_notes(run: RunData, e: Ending) -> None:

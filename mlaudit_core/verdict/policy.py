@@ -773,6 +773,88 @@ def _reset(c: Ctx) -> Decision | None:
     return None
 
 
+#: An agent's episode reward is judged by the medians of ``REWARD_SEGMENTS`` equal stretches of its
+#: series, never by its last point or its single best (a 100-episode moving average still swings by
+#: a third of its level between rollouts: own corpus f7b1-05, SB3 PPO ep_rew_mean 73.5 at its peak,
+#: 46.8 at the last row, 45.2 as the median of both its best and its last stretch): it learned when
+#: its best stretch beats its first by ``REWARD_LEARNED_NOISE`` x the within-stretch spread (the
+#: median interquartile range), and it collapsed when the last stretch kept less than
+#: ``REWARD_KEPT`` of that gain (a policy collapse gives back most of what it learned: own corpus
+#: f7b1-08, Acrobot PPO stretches -7848 -> best -5275 -> -7946, -4% kept; the healthy SB3/baselines
+#: runs of f7b1-f7b3 keep 90-100%).
+REWARD_SEGMENTS = 10
+REWARD_MIN_POINTS = 6
+REWARD_LEARNED_NOISE = 2.0
+REWARD_KEPT = 0.4
+
+
+def agent_reward(run: RunData) -> tuple[str, np.ndarray, np.ndarray] | None:
+    """``(key, steps, values)`` of the episode reward/return the run's task metric is (roles: family
+    ``reward``), with >= :data:`REWARD_MIN_POINTS` finite points, else ``None``."""
+    from ..roles import parse_name
+
+    k = run.key_for(Role.VAL_ACCURACY)
+    if not k or parse_name(k).family != "reward":
+        return None
+    s = run.series(k).by_step().finite()
+    if len(s) < REWARD_MIN_POINTS:
+        return None
+    return k, np.asarray(s.steps), np.asarray(s.values, dtype=np.float64)
+
+
+def _agent_reward(c: Ctx) -> Decision | None:
+    """An agent (reinforcement learning) is judged by its episode reward, not its surrogate losses:
+    it never learned (best stretch within noise of the first: underfit), it collapsed (the last
+    stretch kept less than :data:`REWARD_KEPT` of its best gain: unstable), else the healthy rule's
+    verdict (which also weighs how the run ended) with the reward's course as its evidence."""
+    hit = agent_reward(c.run)
+    if hit is None:
+        return None
+    k, steps, v = hit
+    n = min(REWARD_SEGMENTS, len(v) // 3)
+    parts = np.array_split(np.arange(len(v)), n)
+    med = np.array([float(np.median(v[p])) for p in parts])
+    spread = float(np.median([np.subtract(*np.percentile(v[p], [75, 25])) for p in parts]))
+    first, last = float(med[0]), float(med[-1])
+    ib = int(np.argmax(med))
+    best = float(med[ib])
+    gain = best - first
+    at = lambda i: int(steps[parts[i][len(parts[i]) // 2]])  # noqa: E731
+    course = (
+        f"{k}, median over {n} equal stretches of the run: {fmt(first)} (first) -> {fmt(best)} "
+        f"(best, near step {at(ib)}) -> {fmt(last)} (last); spread within a stretch {fmt(spread)}"
+    )
+    if gain <= REWARD_LEARNED_NOISE * spread or gain <= 0:
+        if c.ending.stopped:
+            return None
+        return Decision(
+            Outcome.UNDERFIT,
+            Cause.MODEL_CONVERGENCE,
+            f"The agent did not learn: {course}; its best stretch is within "
+            f"{fmt(REWARD_LEARNED_NOISE)}x the spread of its first. The episode reward is the task "
+            "metric of an agent (its policy/value losses need not fall); check the reward signal, the "
+            "exploration, the learning rate and the observation/action scaling.",
+        )
+    kept = (last - first) / gain
+    if kept < REWARD_KEPT:
+        return Decision(
+            Outcome.UNSTABLE,
+            Cause.MODEL_CONVERGENCE,
+            f"The agent's reward collapsed: {course}; the last stretch keeps {fmt(100 * kept, 3)}% of the "
+            "gain of its best (a policy collapse). Keep the best checkpoint; lower the learning rate or "
+            "the clip range, or check the value/advantage scaling and the entropy of the policy.",
+        )
+    if c.ending.stopped:
+        return None
+    d = _healthy(c)
+    if d is None:  # pragma: no cover - the healthy rule always decides
+        return None
+    d.summary = (
+        f"The agent learned: {course} ({fmt(100 * kept, 3)}% of its best gain kept). " + d.summary
+    )
+    return d
+
+
 def _baseline(c: Ctx) -> Decision | None:
     """BL001: a learning metric worse than the baselines beyond their noise band; within noise: no rule."""
     f = c.get("BL001", Severity.ERROR)
@@ -925,12 +1007,31 @@ def _heldout_never_learned(c: Ctx) -> Decision | None:
     )
 
 
+#: An overfit raises the held-out loss gradually: at most 3x its best in every run labelled overfit of
+#: realworld/own (GL 12.8-199%: own f7b2-14 fastai 0.23 -> 0.69). A final held-out loss 10x its best or
+#: more (an order of magnitude) is instability, not overfit (own f7b3-14: a GNN whose validation loss
+#: ended 17x its best while its training loss sat flat).
+OVERFIT_MAX_RATIO = 10.0
+
+
 def _overfit(c: Ctx) -> Decision | None:
     """GE001 at error, on a run its own early stopping did not end: an early stop on the rising
     held-out metric is the designed response (the rise inside its patience window triggered it, and
     the kept model is the best one), as V12a holds."""
     f = c.get("GE001", Severity.ERROR)
     if f and not c.ending.early_stopped:
+        gl = float(f.facts.get("gl") or 0.0)
+        if f.facts.get("measure") == "loss" and gl >= 100.0 * (OVERFIT_MAX_RATIO - 1.0):
+            return Decision(
+                Outcome.UNSTABLE,
+                Cause.MODEL_CONVERGENCE,
+                f"The held-out loss blew up: {f.message}. A validation loss at "
+                f"{fmt(1 + gl / 100, 3)}x its best is an order of magnitude, not the gradual rise of "
+                "an overfit: the model became numerically unstable on held-out data (a learning rate "
+                "too high for the late stage, exploding activations, a few inputs far outside the "
+                "training range). Keep the best checkpoint; look at the evaluations where it jumped.",
+                f,
+            )
         return Decision(
             Outcome.OVERFIT, Cause.MODEL_CONVERGENCE, f"The run overfit: {f.message}.", f
         )
@@ -1250,6 +1351,33 @@ def _plateau(c: Ctx) -> Decision | None:
     return None
 
 
+#: A plateau needs the held-out metric to have stopped improving: one whose best evaluation is among
+#: its last ``NEW_BEST_TAIL`` (at least 2) and whose last evaluation is within the plateau's tolerance
+#: of that best was still improving, however slowly, when the run ended (own corpus f7b2-05: a CLIP
+#: fine-tune whose validation loss set its 25th best at its last of 50 epochs; f5b2-03: CatBoost
+#: validation logloss at its best at iteration 1000 of 1000).
+NEW_BEST_TAIL = 0.1
+
+
+def new_best_at_end(run: RunData, f: Finding) -> tuple[str, int, int] | None:
+    """``(key, best evaluation number, evaluations)`` when GE007's monitored series (a logged metric;
+    a derived fitness is not checked) has its best among its last :data:`NEW_BEST_TAIL` evaluations
+    and ends within GE007's tolerance of it, else ``None``."""
+    k = f.facts.get("key")
+    if not k or k not in run.metrics.keys or f.facts.get("higher_is_better") is None:
+        return None
+    s = run.series(k).by_step().finite()
+    n = len(s)
+    if n < 4:
+        return None
+    v = s.values if f.facts["higher_is_better"] else -s.values
+    ib = int(np.argmax(v))
+    tol = float(f.facts.get("tolerance") or 0.0)
+    if ib >= n - max(2, int(np.ceil(NEW_BEST_TAIL * n))) and float(v[ib] - v[-1]) <= tol:
+        return k, ib + 1, n
+    return None
+
+
 def _val_plateau(c: Ctx) -> Decision | None:
     """GE007: the monitored validation metric came within its noise of its best early and did not
     improve in the rest of the run (detector: defaults; fires on no healthy run of realworld/own/
@@ -1258,6 +1386,8 @@ def _val_plateau(c: Ctx) -> Decision | None:
     if any(g.facts.get("kind") == "calibration" for g in c.by_code.get("GE001", [])):
         return None  # val loss rose while held-out accuracy held: a calibration note, not a plateau
     stopped = c.ending.stopped or c.run.status in (RunStatus.FAILED, RunStatus.KILLED)
+    if f and new_best_at_end(c.run, f) is not None:
+        return None  # still setting new bests at its end: converging, not stalled
     if f and not stopped:  # a run cut short never had the chance to improve: its stop explains more
         return Decision(
             Outcome.PLATEAUED,
@@ -2574,6 +2704,37 @@ POLICY: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        "V09c",
+        "agent-reward",
+        98,
+        "an agent's episode reward/return is the task metric (role validation accuracy, family reward): "
+        "best stretch within noise of the first -> underfit; last stretch keeps < 40% of the best gain -> "
+        "unstable; else the healthy rule's verdict; a stopped run is left to the rules below",
+        (Outcome.UNDERFIT, Outcome.UNSTABLE, Outcome.SUCCEEDED, Outcome.RUNNING, Outcome.UNKNOWN),
+        (Cause.MODEL_CONVERGENCE, Cause.HEALTHY, Cause.INCONCLUSIVE),
+        _agent_reward,
+        cases=(
+            Case(
+                "reward rises and stays",
+                series={"rollout/ep_rew_mean": tuple(float(i) + (i % 3) for i in range(60))},
+                expect=("succeeded", "healthy"),
+            ),
+            Case(
+                "reward rises then falls back to its start",
+                series={
+                    "rollout/ep_rew_mean": tuple(float(min(i, 60 - i)) + (i % 3) for i in range(60))
+                },
+                expect=("unstable", "model_convergence"),
+            ),
+            Case(
+                "reward flat",
+                series={"rollout/ep_rew_mean": tuple(-12.0 + (i % 4) for i in range(60))},
+                expect=("underfit", "model_convergence"),
+            ),
+            Case("no reward logged", series=_LOSS, expect=None),
+        ),
+    ),
+    Rule(
         "V10",
         "baseline-regression",
         100,
@@ -2684,12 +2845,18 @@ POLICY: tuple[Rule, ...] = (
         "V12",
         "overfit",
         120,
-        "GE001 at error; not when the run's own early stopping fired",
-        (Outcome.OVERFIT,),
+        "GE001 at error; not when the run's own early stopping fired; a held-out loss ending 10x its "
+        "best or more is unstable",
+        (Outcome.OVERFIT, Outcome.UNSTABLE),
         (Cause.MODEL_CONVERGENCE,),
         _overfit,
         codes=("GE001",),
         cases=(
+            Case(
+                "val loss ended 17x its best",
+                (("GE001", _E, {"gl": 1600.0, "measure": "loss"}),),
+                ("unstable", "model_convergence"),
+            ),
             Case(
                 "val loss rose 40% from its min",
                 (("GE001", _E, {}),),
