@@ -37,6 +37,9 @@ def test_numbers_text_examples_and_non_finite_rows():
     vals = np.array([[70.0, 201.84], [np.nan, 1.0], [-3.95, 1234.06], [0.01, np.inf], [9.96, 0.0]])
     assert numbers_text(vals, (" ", ",")) == " 70,201.8 -4,1234.1 10,0"
     assert numbers_text(np.array([[1638.3, 1638.4]]), ("", ",")) == "1638.3,1638.4"  # table, not
+    assert numbers_text(np.array([[1e300, -1.7e308]]), ("", ",")) == (
+        "1000000000000000,-1000000000000000"  # far off the canvas, where it draws the same
+    )
     assert numbers_text(np.empty((0, 2)), (" ", ",")) == ""
     assert numbers_text(np.full((3, 2), np.nan), (" ", ",")) == ""
 

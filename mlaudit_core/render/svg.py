@@ -96,7 +96,8 @@ def numbers_text(vals: np.ndarray, seps: tuple[str, ...], tail: str = "") -> str
     ``benchmarks/render_speed.py``, whose budget is 10 ms for a whole page).
 
     Args:
-        vals: float array, shape (n, len(seps)); rows with a non-finite value are skipped.
+        vals: float array, shape (n, len(seps)); rows with a non-finite value are skipped, and
+            a value beyond +-1e15 is written as +-1e15.
         seps: ASCII text (no NUL) before each column's number.
         tail: ASCII text (no NUL) after each row.
 
@@ -111,6 +112,8 @@ def numbers_text(vals: np.ndarray, seps: tuple[str, ...], tail: str = "") -> str
     n = vals.shape[0]
     if n == 0:
         return ""
+    if np.abs(vals).max() > 1e15:  # a point 1e15 px away is drawn the same where it is
+        vals = np.clip(vals, -1e15, 1e15)
     tenths = np.rint(vals * 10)
     if tenths.min() >= 0 and tenths.max() < _TABLE_SIZE:
         field = _fields_table().take(tenths.astype(np.intp), axis=0)
