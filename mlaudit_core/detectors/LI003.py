@@ -84,41 +84,10 @@ class EpochStepMismatch(Detector, code="LI003", name="epoch-step-mismatch", fami
         return resume_hypotheses(finding, outcome)
 
     def check(self, run, p):
-        axis = str(run.params.get("log.step_axis", ""))
-        if axis and axis not in ("global_step", "step", "iteration", "iter"):
-            # the reader numbered records itself (HF console dicts at 1, 2, 3 ...: train_log_dict;
-            # per-epoch lines: epoch): there is no global step counter to compare with the epoch
-            # (own corpus log15, a finished transformers-5 SFT console, was called a step reset)
-            raise Skip(f"the step axis is {axis}, not a logged global step")
-        counted = reader_counted(run)
-        if counted:
-            raise Skip(counted)
-        if p.steps_per_epoch:
-            spe, source = p.steps_per_epoch, "detector parameter steps_per_epoch"
-        else:
-            got = steps_per_epoch(run.params)
-            if got is None:
-                raise Skip("steps per epoch unknown (no steps_per_epoch param or printed figure)")
-            spe, source = got
+        self._skip_without_global_step(run)
+        spe, source = self._steps_per_epoch(run, p)
         key = run.key_for(Role.EPOCH)
-        s = run.series(key).by_step().finite()
-        if not len(s):
-            raise Skip(f"{key} has no finite values")
-        if np.all(np.abs(s.values - s.steps) <= 1):
-            raise Skip("the step axis is the epoch itself")
-        placed = on_optimizer_step(run, s)
-        if placed is None:
-            raise Skip(
-                "the step axis is W&B's _step, which counts wandb.log calls, and no global_step is logged"
-            )
-        s = placed
-        # only records that carry a real step: step 0 is what a logger or a console parser writes when
-        # no step was known on the line (an "Epoch 3/10" header), so epoch >= 1 at step 0 says nothing
-        # about the counter
-        together = s.steps > 0
-        if not together.any():
-            raise Skip(f"no {key} record carries a global step (all at step 0)")
-        s = type(s)(s.key, s.steps[together], s.values[together], s.wall_times[together])
+        s = self._epochs_on_global_steps(run, key)
         ga = gradient_accumulation(run.params)
         spes = [spe] + ([spe / ga] if ga > 1 else [])
         # each launch (a new training restarts step and epoch together) is judged on its own
@@ -133,23 +102,9 @@ class EpochStepMismatch(Detector, code="LI003", name="epoch-step-mismatch", fami
                 raise Skip(why)
             return
         step, epoch = int(s.steps[i]), float(s.values[i])
-        e_txt = str(int(epoch)) if epoch.is_integer() else f"{epoch:.3g}"
         expected = round(epoch * spe)
         behind = step < expected
-        msg = (
-            f"the global step ({step}) does not match epoch {e_txt} x {spe} steps per epoch = {expected} "
-            f"(steps per epoch from {source})"
-        )
-        if behind:
-            lag = expected - step
-            msg += (
-                f": the step counter is {lag} steps (~{lag / spe:.3g} epochs) behind, so it restarted from "
-                "zero in a resumed run while the epoch counter did not; the checkpoint (step, optimizer "
-                "and schedule state) was likely never restored"
-            )
-        else:
-            msg += ": the step counter is ahead of the epoch counter, so the epoch counter restarted (or steps "
-            msg += "per epoch is wrong)"
+        msg = self._mismatch_message(step, epoch, spe, source, expected, behind)
         hits, _ = scan_run(run) if run.console else ([], [])
         saved = [h for h in hits if h.signature.category == "checkpoint"]
         restored = [h for h in hits if h.signature.category == "resume"]
@@ -197,6 +152,75 @@ class EpochStepMismatch(Detector, code="LI003", name="epoch-step-mismatch", fami
             checkpoints_named_by_step=[h.figures.get("path") for h in by_step[:5]],
             restore_seen=bool(restored),
         )
+
+    @staticmethod
+    def _skip_without_global_step(run) -> None:
+        """Raises Skip when the step axis is not a logged global step: a reader's own record
+        numbering or a counter the reader made."""
+        axis = str(run.params.get("log.step_axis", ""))
+        if axis and axis not in ("global_step", "step", "iteration", "iter"):
+            # the reader numbered records itself (HF console dicts at 1, 2, 3 ...: train_log_dict;
+            # per-epoch lines: epoch): there is no global step counter to compare with the epoch
+            # (own corpus log15, a finished transformers-5 SFT console, was called a step reset)
+            raise Skip(f"the step axis is {axis}, not a logged global step")
+        counted = reader_counted(run)
+        if counted:
+            raise Skip(counted)
+
+    @staticmethod
+    def _steps_per_epoch(run, p) -> tuple[float, str]:
+        """Steps per epoch and where the figure comes from: the detector parameter, else the
+        run's params or printed figure. Raises Skip when unknown."""
+        if p.steps_per_epoch:
+            return p.steps_per_epoch, "detector parameter steps_per_epoch"
+        got = steps_per_epoch(run.params)
+        if got is None:
+            raise Skip("steps per epoch unknown (no steps_per_epoch param or printed figure)")
+        return got
+
+    @staticmethod
+    def _epochs_on_global_steps(run, key):
+        """The epoch series ``key`` on the optimizer's global steps, records at step 0 left out.
+        Raises Skip when it has no finite value, is the step axis itself, sits on W&B's
+        ``_step`` without a global step, or has no record past step 0."""
+        s = run.series(key).by_step().finite()
+        if not len(s):
+            raise Skip(f"{key} has no finite values")
+        if np.all(np.abs(s.values - s.steps) <= 1):
+            raise Skip("the step axis is the epoch itself")
+        placed = on_optimizer_step(run, s)
+        if placed is None:
+            raise Skip(
+                "the step axis is W&B's _step, which counts wandb.log calls, and no global_step is logged"
+            )
+        s = placed
+        # only records that carry a real step: step 0 is what a logger or a console parser writes when
+        # no step was known on the line (an "Epoch 3/10" header), so epoch >= 1 at step 0 says nothing
+        # about the counter
+        together = s.steps > 0
+        if not together.any():
+            raise Skip(f"no {key} record carries a global step (all at step 0)")
+        return type(s)(s.key, s.steps[together], s.values[together], s.wall_times[together])
+
+    @staticmethod
+    def _mismatch_message(step, epoch, spe, source, expected, behind) -> str:
+        """The step against epoch x steps per epoch, and which counter restarted."""
+        e_txt = str(int(epoch)) if epoch.is_integer() else f"{epoch:.3g}"
+        msg = (
+            f"the global step ({step}) does not match epoch {e_txt} x {spe} steps per epoch = {expected} "
+            f"(steps per epoch from {source})"
+        )
+        if behind:
+            lag = expected - step
+            msg += (
+                f": the step counter is {lag} steps (~{lag / spe:.3g} epochs) behind, so it restarted from "
+                "zero in a resumed run while the epoch counter did not; the checkpoint (step, optimizer "
+                "and schedule state) was likely never restored"
+            )
+        else:
+            msg += ": the step counter is ahead of the epoch counter, so the epoch counter restarted (or steps "
+            msg += "per epoch is wrong)"
+        return msg
 
 
 def _first_misfit(
