@@ -43,6 +43,26 @@ from mlaudit_core.formats import load_path  # noqa: E402
 from mlaudit_core.roles import Role  # noqa: E402
 
 
+def _train(tmp_path, source: str, timeout: int):
+    """Run ``source`` as a user does, ``python train.py > train.log 2>&1`` in ``tmp_path``
+    (one thread), and return the log's path."""
+    script = tmp_path / "train.py"
+    script.write_text(source)
+    log = tmp_path / "train.log"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    with log.open("wb") as out:
+        subprocess.run(
+            [sys.executable, str(script)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=tmp_path,
+            env=env,
+            check=True,
+            timeout=timeout,
+        )
+    return log
+
+
 def _train_sgd_lr3(logdir) -> None:
     """Plain PyTorch + SummaryWriter (default writer), 4-class MLP, SGD momentum 0.9 at lr 3:
     the loss falls to ~1.0 (below ln 4 = 1.386) by step 5, jumps to ~2.9 and sits at ~1.4."""
@@ -124,20 +144,7 @@ m.fit(X, y, validation_split=0.2, epochs=12, batch_size=32)
 def test_policy_keras_adam_lr3_never_advises_a_higher_lr(tmp_path):
     if importlib.util.find_spec("keras") is None:  # imported in the child (torch backend), not here
         pytest.skip("keras is not installed")
-    script = tmp_path / "train.py"
-    script.write_text(KERAS_ADAM_LR3)
-    log = tmp_path / "train.log"
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    with log.open("wb") as out:  # python train.py > train.log 2>&1
-        subprocess.run(
-            [sys.executable, str(script)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            cwd=tmp_path,
-            env=env,
-            check=True,
-            timeout=600,
-        )
+    log = _train(tmp_path, KERAS_ADAM_LR3, timeout=600)
     ((_, run),) = load_path(log).runs
     acc = run.metrics.series(run.key_for(Role.TRAIN_ACCURACY)).values
     assert acc[-3:].max() < 0.35, "the run learns at lr 3 now: case changed"
@@ -178,20 +185,7 @@ L.Trainer(max_epochs=6, accelerator="cpu", enable_checkpointing=False).fit(
 def test_policy_one_final_nan_point_is_not_nan_from_the_start(tmp_path):
     pytest.importorskip("lightning")
     pytest.importorskip("rich")
-    script = tmp_path / "train.py"
-    script.write_text(LIGHTNING_LR5)
-    log = tmp_path / "train.log"
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    with log.open("wb") as out:  # python train.py > train.log 2>&1
-        subprocess.run(
-            [sys.executable, str(script)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            cwd=tmp_path,
-            env=env,
-            check=True,
-            timeout=600,
-        )
+    log = _train(tmp_path, LIGHTNING_LR5, timeout=600)
     ((_, run),) = load_path(log).runs
     key = run.key_for(Role.TRAIN_LOSS)
     assert key is not None and len(run.metrics.series(key).values) <= 2, (
@@ -265,20 +259,7 @@ Trainer(model=BertForSequenceClassification(cfg), args=args, train_dataset=DS(51
 def test_policy_hf_adamw_lr_far_above_typical_is_the_lr(tmp_path):
     if importlib.util.find_spec("transformers") is None:
         pytest.skip("transformers is not installed")
-    script = tmp_path / "train.py"
-    script.write_text(HF_ADAMW_LR05)
-    log = tmp_path / "train.log"
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    with log.open("wb") as out:  # python train.py > train.log 2>&1
-        subprocess.run(
-            [sys.executable, str(script)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            cwd=tmp_path,
-            env=env,
-            check=True,
-            timeout=900,
-        )
+    log = _train(tmp_path, HF_ADAMW_LR05, timeout=900)
     verdicts = {}
     for what in (tmp_path / "out", log):
         ((_, run),) = load_path(what).runs

@@ -424,21 +424,7 @@ def _threshold_check(gate: Gate, a: np.ndarray, ctx: CIContext) -> CheckOutcome:
             return CheckOutcome(gate, None, detail="no finite actual value to compare")
         v = float(np.median(fin)) if k != "threshold" else float(fin[-1])
         src = f"{'median' if k != 'threshold' else 'final'} actual {v:g}"
-    ok = {
-        "<": v < gate.threshold,
-        "<=": v <= gate.threshold,
-        ">": v > gate.threshold,
-        ">=": v >= gate.threshold,
-    }.get(gate.op or "<", True)
-    return CheckOutcome(
-        gate,
-        bool(ok),
-        1,
-        0 if ok else 1,
-        0,
-        None,
-        f"{src} {gate.op} {gate.threshold:g}: {'holds' if ok else 'violated'}",
-    )
+    return _bound_outcome(gate, v, src)
 
 
 def _steady_check(gate: Gate, steps: np.ndarray, a: np.ndarray, g: np.ndarray) -> CheckOutcome:
@@ -934,7 +920,14 @@ def _logged_value(ctx: CIContext, gate) -> tuple[float | None, str]:
 
 
 def _measured_outcome(gate, value: float, src: str) -> CheckOutcome:
-    """Whether ``value`` holds the gate's bound (an unknown operator holds)."""
+    """Whether ``value``, measured at ``src``, holds the gate's bound (an unknown operator holds)."""
+    return _bound_outcome(gate, value, f"measured {value:g} ({src})")
+
+
+def _bound_outcome(gate: Gate, value: float, what: str) -> CheckOutcome:
+    """Whether ``value`` holds the gate's bound (an unknown operator holds): one check, the
+    detail ``what`` followed by the bound and the result."""
+    assert gate.threshold is not None
     ok = {
         "<": value < gate.threshold,
         "<=": value <= gate.threshold,
@@ -948,7 +941,7 @@ def _measured_outcome(gate, value: float, src: str) -> CheckOutcome:
         0 if ok else 1,
         0,
         None,
-        f"measured {value:g} ({src}) {gate.op} {gate.threshold:g}: {'holds' if ok else 'violated'}",
+        f"{what} {gate.op} {gate.threshold:g}: {'holds' if ok else 'violated'}",
     )
 
 

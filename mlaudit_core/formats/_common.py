@@ -9,6 +9,7 @@ number columns, steps out of order), never a traceback.
 from __future__ import annotations
 
 import hashlib
+import json
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -467,6 +468,27 @@ def _maps_for_lists(obj, depth: int = 0):
     ):
         return {str(i): _maps_for_lists(x, depth + 1) for i, x in enumerate(obj)}
     return obj
+
+
+def read_json(path: Path, what: str, max_bytes: int, file_kind: str | None = None) -> object:
+    """The JSON value of ``path``, a text file of at most ``max_bytes`` holding a ``what``
+    (``file_kind``: the file's name in the text-file check's errors, ``what`` by default).
+
+    Raises:
+        InputError: not a text file, larger than ``max_bytes``, not valid JSON (with where it
+            stops), or not readable as JSON (a 200 MB number, nesting too deep).
+    """
+    check_text(path, file_kind or what)
+    if path.stat().st_size > max_bytes:
+        raise InputError(f"{path}: larger than {max_bytes >> 20} MiB; not a {what}")
+    try:
+        return json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}); the file may be cut short"
+        ) from None
+    except (ValueError, RecursionError) as exc:
+        raise InputError(f"{path}: not a readable {what} ({str(exc)[:120]})") from None
 
 
 def read_yaml(path: Path, warnings: list[str], max_bytes: int = 1 << 20) -> dict:

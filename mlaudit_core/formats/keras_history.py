@@ -15,14 +15,13 @@ few numbers per epoch); files over :data:`MAX_BYTES` are refused. A pickled Hist
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError
-from ._common import check_text, head, wide_run
+from ._common import head, read_json, wide_run
 
 NAME = "keras_history"
 DETECTS = "Keras History saved as JSON (metric -> list of per-epoch values)"
@@ -49,17 +48,7 @@ def load(path: Path):
         InputError: not a text file, larger than :data:`MAX_BYTES`, not valid JSON, not an
             object of per-epoch lists, or no number in any list.
     """
-    check_text(path, "Keras History JSON")
-    if path.stat().st_size > MAX_BYTES:
-        raise InputError(f"{path}: larger than {MAX_BYTES >> 20} MiB; not a Keras History")
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8", errors="replace"))
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}); the file may be cut short"
-        ) from None
-    except (ValueError, RecursionError) as exc:
-        raise InputError(f"{path}: not a readable Keras History ({str(exc)[:120]})") from None
+    obj = read_json(path, "Keras History", MAX_BYTES, file_kind="Keras History JSON")
     if not isinstance(obj, dict):
         raise InputError(f"{path}: not a JSON object of metric lists (not a Keras History)")
     warnings: list[str] = []

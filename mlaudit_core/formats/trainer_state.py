@@ -15,14 +15,13 @@ patience counter at its patience): then the note says training stopped by itself
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError
-from ._common import check_text, head_text, hf_model_config_params, wide_run
+from ._common import head_text, hf_model_config_params, read_json, wide_run
 
 NAME = "trainer_state"
 DETECTS = "Hugging Face trainer_state.json (log_history list)"
@@ -137,17 +136,7 @@ def load(path: Path):
 
 def _read_state(path: Path) -> dict:
     """The parsed state, checked to be a trainer_state.json (a dict with a ``log_history`` list)."""
-    check_text(path, "trainer_state.json")
-    if path.stat().st_size > MAX_BYTES:
-        raise InputError(f"{path}: larger than {MAX_BYTES >> 20} MiB; not a trainer_state.json")
-    try:
-        state = json.loads(path.read_text(encoding="utf-8", errors="replace"))
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}); the file may be cut short"
-        ) from None
-    except (ValueError, RecursionError) as exc:  # a 200 MB number, nesting too deep
-        raise InputError(f"{path}: not a readable trainer_state.json ({str(exc)[:120]})") from None
+    state = read_json(path, "trainer_state.json", MAX_BYTES)
     if not isinstance(state, dict) or not isinstance(state.get("log_history"), list):
         raise InputError(f"{path}: no log_history list (not a Hugging Face trainer_state.json)")
     return state
