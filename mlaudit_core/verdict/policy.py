@@ -1014,10 +1014,34 @@ def _heldout_never_learned(c: Ctx) -> Decision | None:
 OVERFIT_MAX_RATIO = 10.0
 
 
+#: A framework's early-stopping line naming the metric it watches: XGBoost < 1.3 (``training.py``,
+#: ``_train_internal``: "Will train until {} hasn't improved in {} rounds."), Lightning's EarlyStopping
+#: (``lightning/pytorch/callbacks/early_stopping.py`` 2.6.6: "Metric {} improved ...", "Monitored metric {}
+#: did not improve in the last {} records.").
+_EARLY_STOP_WATCHES = re.compile(
+    r"Will train until (?P<a>\S+) hasn't improved in \d+ rounds|"
+    r"(?:Monitored metric|\bMetric) (?P<b>\S+) (?:did not improve|improved)\b"
+)
+_TRAIN_METRIC = re.compile(r"^(?:train|training)[-_/.]", re.I)
+
+
+def early_stop_on_training(run: RunData) -> str | None:
+    """The console line whose early stopping watches a training-set metric (``train-logloss``,
+    ``train_loss``), or ``None``: such a stop follows the fit to the training data and never fires on a
+    held-out rise, a misconfigured stop (XGBoost watches the last set of ``evals``)."""
+    for ln in run.console[:5000]:
+        m = _EARLY_STOP_WATCHES.search(ln.text)
+        if m and _TRAIN_METRIC.match(m["a"] or m["b"] or ""):
+            return ln.text.strip()[:160]
+    return None
+
+
 def _overfit(c: Ctx) -> Decision | None:
     """GE001 at error, on a run its own early stopping did not end: an early stop on the rising
     held-out metric is the designed response (the rise inside its patience window triggered it, and
-    the kept model is the best one), as V12a holds."""
+    the kept model is the best one), as V12a holds. When the log's early stopping watches a training
+    metric (:func:`early_stop_on_training`), the stop could never fire on the held-out rise: the
+    stopping criterion is misconfigured (data_config)."""
     f = c.get("GE001", Severity.ERROR)
     if f and not c.ending.early_stopped:
         gl = float(f.facts.get("gl") or 0.0)
@@ -1030,6 +1054,16 @@ def _overfit(c: Ctx) -> Decision | None:
                 "an overfit: the model became numerically unstable on held-out data (a learning rate "
                 "too high for the late stage, exploding activations, a few inputs far outside the "
                 "training range). Keep the best checkpoint; look at the evaluations where it jumped.",
+                f,
+            )
+        watched = early_stop_on_training(c.run)
+        if watched is not None:
+            return Decision(
+                Outcome.OVERFIT,
+                Cause.DATA_CONFIG,
+                f"The run overfit: {f.message}. Its early stopping watches a training metric "
+                f'("{watched}"), which keeps improving as the model fits the training set, so it never '
+                "stopped the run: watch the held-out metric (XGBoost stops on the last set of evals).",
                 f,
             )
         return Decision(
@@ -2846,12 +2880,24 @@ POLICY: tuple[Rule, ...] = (
         "overfit",
         120,
         "GE001 at error; not when the run's own early stopping fired; a held-out loss ending 10x its "
-        "best or more is unstable",
+        "best or more is unstable; data_config when the log's early stopping watches a training metric",
         (Outcome.OVERFIT, Outcome.UNSTABLE),
-        (Cause.MODEL_CONVERGENCE,),
+        (Cause.MODEL_CONVERGENCE, Cause.DATA_CONFIG),
         _overfit,
         codes=("GE001",),
         cases=(
+            Case(
+                "XGBoost's early stopping watches the training set (report b8-02)",
+                (("GE001", _E, {}),),
+                ("overfit", "data_config"),
+                console=("Will train until train-logloss hasn't improved in 1000 rounds.",),
+            ),
+            Case(
+                "early stopping on the held-out set: a plain overfit",
+                (("GE001", _E, {}),),
+                ("overfit", "model_convergence"),
+                console=("Will train until eval-logloss hasn't improved in 1000 rounds.",),
+            ),
             Case(
                 "val loss ended 17x its best",
                 (("GE001", _E, {"gl": 1600.0, "measure": "loss"}),),
