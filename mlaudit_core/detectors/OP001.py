@@ -114,6 +114,54 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
             )
         ]
 
+    @staticmethod
+    def _onset(sm, best_run, initial: float, best: float, span: float, regained: float, p):
+        """The index from which the smoothed loss ``sm`` stays above ``factor`` x its running best
+        to the end, or, for a loss that learned (dropped by ``min_drop``) and climbed back to
+        ``back_to_initial`` of its initial level, above half of what it learned: a "dead" network
+        back at log(num_classes) diverged too, even below ``factor`` x best. None when the last
+        point is below the line."""
+        back_to_start = (
+            span > 0 and span / abs(initial) >= p.min_drop and regained >= p.back_to_initial
+        )
+        above = sm > p.factor * np.maximum(best_run, 1e-12)
+        if not above[-1] and back_to_start:
+            above = sm > best + 0.5 * span
+        if not above[-1]:
+            return None
+        tail_ok = np.flatnonzero(~above)
+        return int(tail_ok[-1] + 1) if tail_ok.size else 0
+
+    @staticmethod
+    def _rose_from_start(vals, late, p):
+        """(first value, late median) when the raw first 5% of points (at least one) sit below
+        ``factor`` x every point of the smoothed second half ``late`` and the loss never fell
+        below half its start; None otherwise or with fewer than 5 points."""
+        if len(vals) < 5:
+            return None
+        k = max(1, len(vals) // 20)
+        first0 = float(np.median(vals[:k]))
+        if (
+            first0 > 0
+            and bool(np.all(late >= p.factor * first0))
+            and float(np.min(vals)) >= 0.5 * first0
+        ):
+            return (first0, float(np.median(late)))
+        return None
+
+    @staticmethod
+    def _unbounded(vals, sm, p):
+        """(starting magnitude, smoothed minimum) when the smoothed loss reaches
+        ``unbounded_factor`` x its starting magnitude (at least 1) below zero; None otherwise or
+        with fewer than ``min_points`` points."""
+        if len(vals) < p.min_points:
+            return None
+        first0 = float(np.median(vals[: max(1, len(vals) // 20)]))
+        low = float(sm.min())
+        if low <= -p.unbounded_factor * max(abs(first0), 1.0):
+            return (first0, low)
+        return None
+
     def check(self, run, p):
         key = run.key_for(Role.TRAIN_LOSS)
         s = run.series(key).by_step()
@@ -132,19 +180,7 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
         final = float(sm[-1])
         span = initial - best
         regained = (final - best) / span if span > 0 else (np.inf if final > best else 0.0)
-        # a loss that learned (dropped by >= min_drop) and climbed back to ~its initial level
-        # diverged too, even below factor x best (a "dead" network back at log(num_classes))
-        back_to_start = (
-            span > 0 and span / abs(initial) >= p.min_drop and regained >= p.back_to_initial
-        )
-        above = sm > p.factor * np.maximum(best_run, 1e-12)
-        if not above[-1] and back_to_start:
-            above = sm > best + 0.5 * span
-        # onset: first point from which the smoothed loss stays above the line
-        onset = None
-        if above[-1]:
-            tail_ok = np.flatnonzero(~above)
-            onset = int(tail_ok[-1] + 1) if tail_ok.size else 0
+        onset = self._onset(sm, best_run, initial, best, span, regained, p)
         # growth before a NaN is judged on the smoothed curve: noisy micro-batch losses
         # (0.5, 1.5, 2.3, 1.1 ...) are not growth
         grew_then_nan = first_bad is not None and len(vals) >= 3 and float(sm[-1]) > p.factor * best
@@ -155,26 +191,12 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
         # (own corpus ts23: QLoRA at lr 5, loss 1.64 -> 11.8 at step 2 -> exactly 10.37 = ln 32000 for
         # the rest; called underfit). Judged on the raw first values (the first 5% of points, at least
         # one) against the smoothed second half; never when the loss ever fell below half its start.
-        rose_from_start = None
-        if first_bad is None and len(vals) >= 5:
-            k = max(1, len(vals) // 20)
-            first0 = float(np.median(vals[:k]))
-            if (
-                first0 > 0
-                and bool(np.all(late >= p.factor * first0))
-                and float(np.min(vals)) >= 0.5 * first0
-            ):
-                rose_from_start = (first0, float(np.median(late)))
+        rose_from_start = None if first_bad is not None else self._rose_from_start(vals, late, p)
         # unbounded below: the smoothed loss reaches unbounded_factor x its starting magnitude (at least 1) below
         # zero. A negative loss is normal for a likelihood of continuous data (a flow's NLL at -8, a dice+CE at
         # -0.7); three orders of magnitude past its start is not (own corpus f5b6-01: a vocoder loss 0.005 ->
         # -1e9 in a TTS run, its total loss following)
-        unbounded = None
-        if first_bad is None and len(vals) >= p.min_points:
-            first0 = float(np.median(vals[: max(1, len(vals) // 20)]))
-            low = float(sm.min())
-            if low <= -p.unbounded_factor * max(abs(first0), 1.0):
-                unbounded = (first0, low)
+        unbounded = None if first_bad is not None else self._unbounded(vals, sm, p)
         worse_than_uniform = (
             ch is not None
             and first_bad is None
