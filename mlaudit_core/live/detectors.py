@@ -611,24 +611,16 @@ class LiveRun:
         evidence and message instead of the last console lines. One method per condition
         (``_nonfinite_now`` ... ``_console_now``), in this order."""
         out: dict[str, Finding] = {}
-        self._nonfinite_now(out, now, t, running, status_known, no_console)
-        self._diverged_now(out, now, t, running, status_known, no_console)
-        self._spike_now(out, now, t, running, status_known, no_console)
-        self._loss_scale_now(out, now, t, running, status_known, no_console)
+        self._nonfinite_now(out)
+        self._diverged_now(out, t)
+        self._spike_now(out, t)
+        self._loss_scale_now(out, t)
         self._stall_now(out, now, t, running, status_known, no_console)
-        self._throughput_now(out, now, t, running, status_known, no_console)
-        self._console_now(out, now, t, running, status_known, no_console)
+        self._throughput_now(out, t)
+        self._console_now(out)
         return out
 
-    def _nonfinite_now(
-        self,
-        out: dict[str, Finding],
-        now: float,
-        t: LiveThresholds,
-        running: bool,
-        status_known: bool,
-        no_console: str | None,
-    ) -> None:
+    def _nonfinite_now(self, out: dict[str, Finding]) -> None:
         """LV001: a training metric non-finite while the run is running (the first one; a value finite
         again since is still reported once)."""
         for key, st in self.nonfinite.items():
@@ -654,15 +646,7 @@ class LiveRun:
                 )
                 break
 
-    def _diverged_now(
-        self,
-        out: dict[str, Finding],
-        now: float,
-        t: LiveThresholds,
-        running: bool,
-        status_known: bool,
-        no_console: str | None,
-    ) -> None:
+    def _diverged_now(self, out: dict[str, Finding], t: LiveThresholds) -> None:
         """LV002: the smoothed loss above ``diverge_factor`` x its best for ``diverge_window`` points."""
         if self.over_run >= t.diverge_window and self.best:
             ratio = statistics.median(self.smooth) / self.best
@@ -687,15 +671,7 @@ class LiveRun:
                 factor=t.diverge_factor,
             )
 
-    def _spike_now(
-        self,
-        out: dict[str, Finding],
-        now: float,
-        t: LiveThresholds,
-        running: bool,
-        status_known: bool,
-        no_console: str | None,
-    ) -> None:
+    def _spike_now(self, out: dict[str, Finding], t: LiveThresholds) -> None:
         """LV008: a loss spike that did not come back within ``spike_recovery_points`` (reported once)."""
         sp = (
             self.sp_event
@@ -739,15 +715,7 @@ class LiveRun:
                 recovery_points=t.spike_recovery_points,
             )
 
-    def _loss_scale_now(
-        self,
-        out: dict[str, Finding],
-        now: float,
-        t: LiveThresholds,
-        running: bool,
-        status_known: bool,
-        no_console: str | None,
-    ) -> None:
+    def _loss_scale_now(self, out: dict[str, Finding], t: LiveThresholds) -> None:
         """LV003: the loss scale collapsed to ``min_loss_scale`` or below."""
         if self.scale_collapsed_at is not None:
             out["loss_scale"] = _finding(
@@ -843,15 +811,7 @@ class LiveRun:
                     threshold_s=limit,
                 )
 
-    def _throughput_now(
-        self,
-        out: dict[str, Finding],
-        now: float,
-        t: LiveThresholds,
-        running: bool,
-        status_known: bool,
-        no_console: str | None,
-    ) -> None:
+    def _throughput_now(self, out: dict[str, Finding], t: LiveThresholds) -> None:
         """LV006: throughput below ``1 - throughput_drop`` of the run's early median for
         ``throughput_window`` points."""
         if self.thr_low_run >= t.throughput_window and self.thr_ref and self.thr_last is not None:
@@ -879,15 +839,7 @@ class LiveRun:
                 since_step=self.thr_low_since,
             )
 
-    def _console_now(
-        self,
-        out: dict[str, Finding],
-        now: float,
-        t: LiveThresholds,
-        running: bool,
-        status_known: bool,
-        no_console: str | None,
-    ) -> None:
+    def _console_now(self, out: dict[str, Finding]) -> None:
         """LV007: each console failure signature seen since the last call, by signature and rank
         (consumed)."""
         for hit in self.console_hits:
