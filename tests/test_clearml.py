@@ -241,6 +241,8 @@ def test_writeback_visible_through_sdk_and_idempotent(server, trained):
         assert len(samples) == 1
         page = requests.get(samples[0]["url"], timeout=10).text
         assert verdict["outcome"] in page and "<html" in page.lower()
+        # the plots are drawn inline in the page (SVG curves), as in MLflow's artifact viewer
+        assert "<svg xmlns=" in page and "<polyline points=" in page
         assert (
             samples[0]["url"].split("/")[-1] in comment
         )  # the report files are linked from the comment
