@@ -41,6 +41,9 @@ class NonFiniteValues(Detector, code="LI001", name="non-finite-values", family="
     Thresholds: none; any non-finite value is reported.
     """
 
+    #: A non-finite symptom (``Detector.nonfinite_rank``), asked second.
+    nonfinite_rank = 2
+
     @classmethod
     def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
         """A non-finite validation metric: the evaluation code first. A training loss non-finite

@@ -38,6 +38,9 @@ class NonFiniteOnset(Detector, code="OP004", name="nonfinite-onset", family="opt
     minimum, because micro-batch losses scatter by 2-5x without any trend.
     """
 
+    #: A non-finite symptom (``Detector.nonfinite_rank``), asked first.
+    nonfinite_rank = 1
+
     @classmethod
     def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
         """An abrupt onset: the operation that produced the NaN; a gradual one has none of its own

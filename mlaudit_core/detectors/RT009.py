@@ -31,6 +31,9 @@ class NonFiniteMessage(
     they are the loss scaler working (RT006).
     """
 
+    #: A non-finite symptom (``Detector.nonfinite_rank``), asked third.
+    nonfinite_rank = 3
+
     implies = "diverged"
 
     remedies = (

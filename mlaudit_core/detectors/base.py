@@ -178,6 +178,10 @@ class Detector:
     #: Its finding at warning or above makes a run slow (``verdict.policy._slow``); the detectors
     #: are asked in ascending rank, the first one found decides. None: it does not set the outcome.
     slow_rank: ClassVar[int | None] = None
+    #: Its finding at warning or above is a non-finite loss or message, the symptom a report's
+    #: "fixed by another framework / CUDA version" statement explains (``verdict.policy.
+    #: _environment_fixed``); asked in ascending rank, the first one found is shown. None: it is not.
+    nonfinite_rank: ClassVar[int | None] = None
     #: Its finding is a crash signature that a later end-of-training line or later training
     #: progress in the same console supersedes (``verdict.evidence.superseded_crash``).
     supersedable_crash: ClassVar[bool] = False

@@ -141,11 +141,14 @@ def _environment_fixed(c: Ctx) -> Decision | None:
     said = environment_fix(c.run.params)
     if said is None:
         return None
+    ranked = sorted(
+        (r, code) for code in c.by_code if (r := detector_for(code).nonfinite_rank) is not None
+    )
     nan = next(
         (
             f
-            for code in ("OP004", "LI001", "RT009")
-            for f in c.by_code.get(code, [])
+            for _, code in ranked
+            for f in c.by_code[code]
             if f.severity.rank >= Severity.WARNING.rank
         ),
         None,
