@@ -320,6 +320,15 @@ def _read_rows(
     if not n:
         raise InputError(f"{path}: header only, no rows of values")
     names[0] = names[0].lstrip(BOM)
+    cols = _columns(path, names, vals, present, ok, warnings)
+    return cols, warnings
+
+
+def _columns(path: Path, names: list[str], vals, present, ok, warnings: list[str]):
+    """``{name: (values, mask)}`` from the cells read per column (``vals`` floats, ``present``
+    and ``ok`` flags): repeated names numbered as pandas does (a, a.1, a.2), unnamed columns and
+    text columns (no cell a number) left out, a column's unreadable cells masked and counted in
+    ``warnings``."""
     seen: dict[str, int] = {}
     cols: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     bad_cells: dict[str, int] = {}
@@ -343,7 +352,7 @@ def _read_rows(
             bad_cells[name] = n_bad
         cols[name] = (v, has & good)
     _warn_bad_cells(path, bad_cells, warnings)
-    return cols, warnings
+    return cols
 
 
 def _parse_general(pd, source, kw: dict, path: Path, warnings: list[str]):
