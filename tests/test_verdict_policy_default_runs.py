@@ -105,12 +105,9 @@ def test_policy_lightning_console_with_received_sigterm_is_stopped():
     assert v.cause.value in ("infra_runtime", "inconclusive"), v.summary
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a run stopped by SIGTERM (no traceback) gets 'Reproduce the failure at the raising "
-    "frame: on one batch' (verdict/narrative.py's crashed fallback), a step that cannot apply",
-)
 def test_policy_sigterm_next_action_names_no_raising_frame():
+    """A run stopped by SIGTERM has no traceback: its first action is RT003's crash remedy
+    (resubmit from the last checkpoint), never 'reproduce at the raising frame'."""
     ((_, run),) = load_path(DATA / "lightning_hang_then_sigterm.log").runs
     acts = " ".join(a.action for a in audit(run).next_actions)
     assert "raising frame" not in acts, acts

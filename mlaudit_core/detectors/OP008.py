@@ -45,22 +45,20 @@ class ErraticValidationLoss(
 
     @classmethod
     def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
-        """The scale of the inputs and targets first when it is suspect, then the evaluation's noise."""
-        scale = (
+        """Inputs or targets on a suspect scale: normalise them first. Otherwise none of its own:
+        the unstable run's learning-rate action is the fix, and the evaluation-noise check is the
+        discriminating test of its hypothesis."""
+        if not finding.facts.get("scale_suspect"):
+            return ()
+        return (
             Remedy(
-                "Check the scale of the inputs and targets (mean and std of a batch) and normalise them",
-                "unnormalised inputs or targets make every update huge; normalised ones settle the curve",
+                "Check the scale of the inputs and targets (mean and std of a batch) and normalise "
+                "them",
+                "unnormalised inputs or targets make every update huge; normalised ones settle the "
+                "curve",
                 "minutes",
             ),
         )
-        noise = (
-            Remedy(
-                "Evaluate one checkpoint twice and on a larger held-out set",
-                "tells swinging weights from an evaluation too small to be stable",
-                "minutes",
-            ),
-        )
-        return scale + noise if finding.facts.get("scale_suspect") else noise + scale
 
     @classmethod
     def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
