@@ -267,6 +267,8 @@ def warm_up() -> None:
 
 @functools.lru_cache(maxsize=8)
 def _plugin(tracker: str, options: tuple[tuple[str, Any], ...]):
+    """One plugin (and tracker client) per process for :func:`audit_task`: a Ray worker keeps it
+    across the tasks it runs. A local batch builds its own (:func:`.batch.local_results`)."""
     from ..plugins import get_plugin
 
     return get_plugin(tracker, **dict(options))
