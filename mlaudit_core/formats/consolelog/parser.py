@@ -643,6 +643,9 @@ class LogParser:
         #: the columns of a table printed in the log (names, separator), while its rows go on
         self._table: tuple[list[str], str | None] | None = None
         self._table_rows = 0
+        #: key/value tables (``| name | value |`` rows): the open one, and how many were closed
+        self._kv_block: dict[str, tuple[float, float]] = {}
+        self._kv_blocks = 0
         #: a rich progress bar line waiting for the deeply indented lines its metric column wraps onto
         self._wrap: str | None = None
         #: the step of the last bare ``step N`` header line, for the indented lines under it
@@ -1323,6 +1326,8 @@ class LogParser:
             if a is not None and b:
                 rec[k] = a / b
         if fmt.kind == "summary":
+            if fmt.id == "table-row":
+                self._kv_row(rec)
             for k, v in rec.items():
                 self._summary[k] = (v, self.wall)
             if fmt.id == "hf-train-summary" and self._hf_k:
@@ -1939,10 +1944,50 @@ class LogParser:
             store.add(code, step, value, wall)
         self.max_step = max(self.max_step, step)
 
+    def _kv_row(self, rec: dict[str, float]) -> None:
+        """A row of a key/value table. A name the open table already holds starts the next table:
+        a log that prints the same table again and again (the stable-baselines3 / OpenAI baselines
+        logger's dump, one per logging interval) holds one record per table, not a summary. From
+        the second table on, when no other line gave a step, each closed table is emitted as a
+        record (:meth:`_kv_flush`); a table printed once stays a summary (Lightning's test results)."""
+        if any(k in self._kv_block for k in rec):
+            if self.step is None or self.params.get("log.step_axis") == "table":
+                self._kv_flush()
+            else:
+                self._kv_block = {}
+        for k, v in rec.items():
+            self._kv_block[k] = (v, self.wall)
+
+    def _kv_flush(self) -> None:
+        """Emit the open key/value table as one record: at its own step counter (a name ending in
+        ``steps``/``timesteps`` holding an integer past the last step: SB3 ``total_timesteps``,
+        baselines ``TimestepsSoFar``), else at the next record number."""
+        blk, self._kv_block = self._kv_block, {}
+        if not blk:
+            return
+        self._kv_blocks += 1
+        self.params["log.step_axis"] = "table"
+        nxt = (self.step or 0) + 1
+        step = nxt
+        for k, (v, _) in blk.items():
+            leaf = k.rsplit("/", 1)[-1].lower()
+            if leaf.endswith(("steps", "timesteps", "stepssofar")) and v == int(v) and v >= nxt:
+                step = int(v)
+                break
+        wall = self.wall
+        for k, (v, w) in blk.items():
+            self.wall = w
+            self._emit_all({k: v}, step, None)
+        self.wall = wall
+        self.step = step
+        self.started = True
+
     def result(self) -> ParseResult:
         """The parsed metrics, params and facts. Summary values are added for metrics without history."""
         self._flush_wrap()
         self._flush_pending()
+        if self._kv_blocks and self.params.get("log.step_axis") == "table":
+            self._kv_flush()  # the last of the repeated tables
         store = self._store
         for name, (value, wall) in self._summary.items():
             if name in self._names:
