@@ -283,7 +283,13 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
             else None
         )
 
-    def check(self, run, p):
+    @staticmethod
+    def _heldout_error(run, p):
+        """(key, from_accuracy, series, values): the validation loss, else the held-out error
+        rate 1 - accuracy (Prechelt's GL is defined on the validation-set error, of which the
+        classification error is one: a held-out top-1 that fell 30 points while the training loss
+        fell is an overfit, whatever the metric is called). Raises Skip with fewer than
+        ``min_evals`` evaluations or an accuracy off a 0-1 (or percent) scale."""
         key = run.key_for(Role.VAL_LOSS)
         from_accuracy = not run.has(Role.VAL_LOSS)
         if from_accuracy:
@@ -293,13 +299,144 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
             raise Skip(f"{key} has {len(s)} evaluations (< {p.min_evals})")
         v = s.values
         if from_accuracy:
-            # no validation loss: the held-out error rate 1 - accuracy (Prechelt's GL is defined on the
-            # validation-set error, of which the classification error is one) -- a held-out top-1 that
-            # fell 30 points while the training loss fell is an overfit, whatever the metric is called
             acc, _ = as_fraction(key, v)
             if float(acc.min()) < 0.0 or float(acc.max()) > 1.0:
                 raise Skip(f"{key} is not on a 0-1 (or percent) scale: no error rate to read")
             v = 1.0 - acc
+        return key, from_accuracy, s, v
+
+    @staticmethod
+    def _training_trend(run, s, v, ib: int, ch):
+        """(training loss key, its change from the best evaluation to the end, its noise, whether
+        it ends at or above the chance level ``ch``): medians of a window of training points (one
+        per evaluation interval), not single points, since a per-step loss bouncing 6-12x chance
+        gives any sign to a point difference; the noise is the median step-to-step change."""
+        train_change = None
+        train_noise = 0.0
+        tk = run.key_for(Role.TRAIN_LOSS)
+        if not tk:
+            return tk, train_change, train_noise, False
+        t = run.series(tk).by_step().finite()
+        w = max(1, len(t) // max(len(v), 1))
+        a = t.values[t.steps <= s.steps[ib]][-w:]
+        b = t.values[-w:]
+        if a.size and b.size:
+            train_change = float(np.median(b) - np.median(a))
+        train_noise = float(np.median(np.abs(np.diff(t.values)))) if len(t) > 1 else 0.0
+        at_chance = ch is not None and len(t) and float(np.median(t.values[-w:])) >= ch.loss
+        return tk, train_change, train_noise, bool(at_chance)
+
+    def _loss_rise_note(self, run, key, steps, v, ib, best, final, gl, p):
+        """The info finding for a held-out loss rise that is not an overfit, or None: the task
+        metric kept improving to the end (``task_metric_best_at_end``), or the rise is noise near
+        the loss's floor (the best at least ``floor_factor`` x below the first value, the rise at
+        most ``MILD_RISE`` of what was learned)."""
+        rose = f"{key} rose from its best {fmt(best)} at step {int(steps[ib])} to {fmt(final)} (GL {fmt(gl, 3)}%)"
+        ev = [
+            SeriesEvidence(
+                metric=key,
+                step_start=int(steps[ib]),
+                step_end=int(steps[-1]),
+                values={"best": best, "final": final, "gl_percent": gl},
+            )
+        ]
+        still = task_metric_best_at_end(run, float(steps[ib]), p.sustain)
+        first = float(v[0])
+        if still is not None:
+            mk, at_min, last = still
+            why = (
+                f"but the task metric {mk} kept improving and is at its best at the end ({fmt(at_min)} at that "
+                f"step, {fmt(last)} at the end): the model got better at the task; the loss rise is not an "
+                "overfit (keep the last checkpoint)"
+            )
+            return self.finding(
+                Severity.INFO,
+                f"{rose}, {why}",
+                evidence=ev,
+                kind="task_metric_improving",
+                onset_step=int(steps[ib]),
+                best=best,
+                final=final,
+                gl=gl,
+                task_metric=mk,
+            )
+        if (
+            best > 0
+            and first >= p.floor_factor * best
+            and (final - best) <= MILD_RISE * (first - best)
+        ):
+            why = (
+                f"a rise of {fmt(final - best)} at a loss {fmt(first / best, 3)}x below its first value "
+                f"{fmt(first)}: it gives back {fmt(100 * (final - best) / (first - best), 2)}% of what was "
+                "learned, noise near the loss's floor rather than an overfit"
+            )
+            return self.finding(
+                Severity.INFO,
+                f"{rose}, {why}",
+                evidence=ev,
+                kind="near_floor",
+                onset_step=int(steps[ib]),
+                best=best,
+                final=final,
+                gl=gl,
+            )
+        return None
+
+    @staticmethod
+    def _overfit_message(
+        key, from_accuracy, steps, ib, best, final, gl, monotone_share, train_change, after_share
+    ) -> str:
+        """The held-out metric's move from its best to the end, the training loss's change, and
+        the share of the steps early stopping at the best would have saved."""
+        if from_accuracy:
+            msg = (
+                f"{key} fell from its best {fmt(1 - best)} at step {int(steps[ib])} to {fmt(1 - final)} at step "
+                f"{int(steps[-1])} (held-out error {fmt(best)} -> {fmt(final)}, GL {fmt(gl, 3)}%; fell in "
+                f"{fmt(100 * monotone_share, 3)}% of evals after the best)"
+            )
+        else:
+            msg = (
+                f"{key} rose from its best {fmt(best)} at step {int(steps[ib])} to {fmt(final)} at step "
+                f"{int(steps[-1])} (GL {fmt(gl, 3)}%; rose in {fmt(100 * monotone_share, 3)}% of evals after the best)"
+            )
+        if train_change is not None:
+            msg += f" while training loss changed by {fmt(train_change)}"
+        msg += (
+            f"; early stopping at step {int(steps[ib])} would have saved "
+            f"{fmt(100 * after_share, 3)}% of the steps"
+        )
+        return msg
+
+    def _no_train_loss_note(self, key, from_accuracy, s, ib, best, final, gl):
+        """The info finding for a held-out rise without a training loss to tell an overfit from a
+        divergence or a model that never learned."""
+        what = (
+            f"{key} fell from its best {fmt(1 - best)} at step {int(s.steps[ib])} to {fmt(1 - final)}"
+            if from_accuracy
+            else f"{key} rose from its best {fmt(best)} at step {int(s.steps[ib])} to {fmt(final)}"
+        )
+        return self.finding(
+            Severity.INFO,
+            f"{what} (GL {fmt(gl, 3)}%), "
+            "but no training loss is logged: overfitting (training loss falling meanwhile) cannot be told "
+            "from a divergence or a model that never learned",
+            evidence=[
+                SeriesEvidence(
+                    metric=key,
+                    step_start=int(s.steps[ib]),
+                    step_end=int(s.steps[-1]),
+                    values={"best": best, "final": final, "gl_percent": gl},
+                )
+            ],
+            onset_step=int(s.steps[ib]),
+            best=best,
+            final=final,
+            gl=gl,
+            train_loss_missing=True,
+        )
+
+    def check(self, run, p):
+        key, from_accuracy, s, v = self._heldout_error(run, p)
         ib = int(np.argmin(v))
         best, final = float(v[ib]), float(v[-1])
         if ib >= len(v) - p.sustain or best <= 0:
@@ -311,22 +448,10 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
             return
         rises = np.diff(v[ib:])
         monotone_share = float((rises > 0).mean()) if rises.size else 0.0
-        train_change = None
-        train_noise = 0.0
-        tk = run.key_for(Role.TRAIN_LOSS)
         ch = chance(run)
-        if tk:
-            t = run.series(tk).by_step().finite()
-            # medians of a window of training points (one per evaluation interval), not single
-            # points: a per-step loss bouncing 6-12x chance gives any sign to a point difference
-            w = max(1, len(t) // max(len(v), 1))
-            a = t.values[t.steps <= s.steps[ib]][-w:]
-            b = t.values[-w:]
-            if a.size and b.size:
-                train_change = float(np.median(b) - np.median(a))
-            train_noise = float(np.median(np.abs(np.diff(t.values)))) if len(t) > 1 else 0.0
-            if ch is not None and len(t) and float(np.median(t.values[-w:])) >= ch.loss:
-                return  # the training set is not fit better than a uniform guess: nothing to overfit
+        tk, train_change, train_noise, at_chance = self._training_trend(run, s, v, ib, ch)
+        if at_chance:
+            return  # the training set is not fit better than a uniform guess: nothing to overfit
         if train_change is not None and train_change > 0:
             return  # both rising: that is divergence, not overfitting
         if from_accuracy and (train_change is None or -train_change <= 3 * train_noise):
@@ -338,30 +463,7 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
             # without a training loss a rising validation loss cannot be told from a divergence or
             # from a model that never learned (tests/data/realworld tb11: a TF homework logging only
             # its test loss, stuck at the mean, was called "overfit")
-            what = (
-                f"{key} fell from its best {fmt(1 - best)} at step {int(s.steps[ib])} to {fmt(1 - final)}"
-                if from_accuracy
-                else f"{key} rose from its best {fmt(best)} at step {int(s.steps[ib])} to {fmt(final)}"
-            )
-            yield self.finding(
-                Severity.INFO,
-                f"{what} (GL {fmt(gl, 3)}%), "
-                "but no training loss is logged: overfitting (training loss falling meanwhile) cannot be told "
-                "from a divergence or a model that never learned",
-                evidence=[
-                    SeriesEvidence(
-                        metric=key,
-                        step_start=int(s.steps[ib]),
-                        step_end=int(s.steps[-1]),
-                        values={"best": best, "final": final, "gl_percent": gl},
-                    )
-                ],
-                onset_step=int(s.steps[ib]),
-                best=best,
-                final=final,
-                gl=gl,
-                train_loss_missing=True,
-            )
+            yield self._no_train_loss_note(key, from_accuracy, s, ib, best, final, gl)
             return
         ak = run.key_for(Role.VAL_ACCURACY)
         if ak and ch is not None:
@@ -407,75 +509,23 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
             )
             return
         if not from_accuracy:
-            rose = f"{key} rose from its best {fmt(best)} at step {int(steps[ib])} to {fmt(final)} (GL {fmt(gl, 3)}%)"
-            ev = [
-                SeriesEvidence(
-                    metric=key,
-                    step_start=int(steps[ib]),
-                    step_end=int(steps[-1]),
-                    values={"best": best, "final": final, "gl_percent": gl},
-                )
-            ]
-            still = task_metric_best_at_end(run, float(steps[ib]), p.sustain)
-            first = float(v[0])
-            if still is not None:
-                mk, at_min, last = still
-                why = (
-                    f"but the task metric {mk} kept improving and is at its best at the end ({fmt(at_min)} at that "
-                    f"step, {fmt(last)} at the end): the model got better at the task; the loss rise is not an "
-                    "overfit (keep the last checkpoint)"
-                )
-                yield self.finding(
-                    Severity.INFO,
-                    f"{rose}, {why}",
-                    evidence=ev,
-                    kind="task_metric_improving",
-                    onset_step=int(steps[ib]),
-                    best=best,
-                    final=final,
-                    gl=gl,
-                    task_metric=mk,
-                )
-                return
-            if (
-                best > 0
-                and first >= p.floor_factor * best
-                and (final - best) <= MILD_RISE * (first - best)
-            ):
-                why = (
-                    f"a rise of {fmt(final - best)} at a loss {fmt(first / best, 3)}x below its first value "
-                    f"{fmt(first)}: it gives back {fmt(100 * (final - best) / (first - best), 2)}% of what was "
-                    "learned, noise near the loss's floor rather than an overfit"
-                )
-                yield self.finding(
-                    Severity.INFO,
-                    f"{rose}, {why}",
-                    evidence=ev,
-                    kind="near_floor",
-                    onset_step=int(steps[ib]),
-                    best=best,
-                    final=final,
-                    gl=gl,
-                )
+            note = self._loss_rise_note(run, key, steps, v, ib, best, final, gl, p)
+            if note is not None:
+                yield note
                 return
         total = float(steps[-1] - steps[0]) or 1.0
         after_share = float(steps[-1] - steps[ib]) / max(float(steps[-1]), 1.0)
-        if from_accuracy:
-            msg = (
-                f"{key} fell from its best {fmt(1 - best)} at step {int(steps[ib])} to {fmt(1 - final)} at step "
-                f"{int(steps[-1])} (held-out error {fmt(best)} -> {fmt(final)}, GL {fmt(gl, 3)}%; fell in "
-                f"{fmt(100 * monotone_share, 3)}% of evals after the best)"
-            )
-        else:
-            msg = (
-                f"{key} rose from its best {fmt(best)} at step {int(steps[ib])} to {fmt(final)} at step "
-                f"{int(steps[-1])} (GL {fmt(gl, 3)}%; rose in {fmt(100 * monotone_share, 3)}% of evals after the best)"
-            )
-        if train_change is not None:
-            msg += f" while training loss changed by {fmt(train_change)}"
-        msg += (
-            f"; early stopping at step {int(steps[ib])} would have saved "
-            f"{fmt(100 * after_share, 3)}% of the steps"
+        msg = self._overfit_message(
+            key,
+            from_accuracy,
+            steps,
+            ib,
+            best,
+            final,
+            gl,
+            monotone_share,
+            train_change,
+            after_share,
         )
         yield self.finding(
             Severity.ERROR,
