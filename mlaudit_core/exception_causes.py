@@ -89,7 +89,7 @@ class ExceptionCause:
     types: tuple[str, ...]  # exception class names (the last dotted part); empty: any class
     message: re.Pattern | None  # searched in the message and the lines printed next to it
     frames: str  # "" (any), "data" (raised in a dataset's own code), "mp-start" (multiprocessing start-up),
-    # "reads" (no frame of the traceback saves or writes)
+    # "reads" (no frame of the traceback saves or writes), "loss" (a frame of the loss computation)
     source: str  # package version, file and function that write the message or define the class
     example: str  # an exception line as the package prints it
     #: whether the lines printed beside the exception line are read too (a CUDA kernel's assertion is
@@ -138,6 +138,21 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "outside the valid range of [0, {})')",
         "IndexError: Target 5 is out of bounds.",
         True,
+    ),
+    ExceptionCause(
+        "device-assert-in-loss",
+        "data_config",
+        "a CUDA device-side assertion raised while the loss was computed: torch's loss kernels assert that each "
+        "target lies in [0, n_classes), so a label outside it (a colour or 255-valued label map, 1-based labels, "
+        "more classes in the data than in the model) stops the run there",
+        (),
+        _rx(r"device-side assert triggered"),
+        "loss",
+        "torch 2.13.0 aten/src/ATen/native/cuda/Loss.cu and NLLLoss2d.cu (CUDA_KERNEL_ASSERT(cur_target >= 0 && "
+        "cur_target < n_classes)), c10/cuda/CUDAException.cpp ('device-side assert triggered'); the assertion's "
+        "own line goes to the device's stderr, which a paste often lacks (then row label-out-of-range cannot "
+        "read it)",
+        "RuntimeError: CUDA error: device-side assert triggered",
     ),
     ExceptionCause(
         "corrupt-data-file",
@@ -475,6 +490,19 @@ def in_data_code(frames: Sequence[tuple[str, int, str]]) -> bool:
     return False
 
 
+#: A frame of the loss computation: a file named after a loss or criterion, or a function that is one.
+_LOSS_FRAME = re.compile(r"loss|criterion", re.I)
+
+
+def in_loss_code(frames: Sequence[tuple[str, int, str]]) -> bool:
+    """Whether a traceback frame is the loss computation: a file whose name holds ``loss`` or
+    ``criterion`` (``utils/loss.py``, ``criterion.py``), or a function named so (``compute_loss``)."""
+    return any(
+        _LOSS_FRAME.search(file.replace("\\", "/").rsplit("/", 1)[-1]) or _LOSS_FRAME.search(func)
+        for file, _line, func in frames
+    )
+
+
 def classify(
     exc_type: str,
     message: str,
@@ -502,6 +530,8 @@ def classify(
         if c.frames == "data" and not in_data_code(frames):
             continue
         if c.frames == "reads" and any(_WRITE_FUNC.search(f[2]) for f in frames):
+            continue
+        if c.frames == "loss" and not in_loss_code(frames):
             continue
         if c.frames == "mp-start" and not (
             frames and _MP_START.search(frames[-1][0].replace("\\", "/"))

@@ -51,6 +51,8 @@ def test_every_row_explains_its_own_example(row):
     frames = ()
     if row.frames == "data":
         frames = (("/home/u/project/datasets/coco.py", 42, "__getitem__"),)
+    if row.frames == "loss":
+        frames = (("/home/u/project/utils/loss.py", 87, "forward"),)
     if row.frames == "mp-start":
         frames = ((str(Path(multiprocessing.__file__).parent / "spawn.py"), 126, "_main"),)
     got = classify(typ, msg, frames)
@@ -479,3 +481,25 @@ def test_a_package_built_against_another_version_is_the_environment():
     assert classify("RuntimeError", abi) is get("environment")
     # a missing module is not a version mismatch: the row does not read it
     assert classify("ModuleNotFoundError", "No module named 'numpyy'") is None
+
+
+def test_a_device_side_assert_inside_the_loss_is_a_label_out_of_range():
+    """Real report b11-10 (DABNet on Cityscapes colour label maps 0-255 for 19 classes): the paste holds
+    only the traceback, ending in ``device-side assert triggered`` inside ``utils/loss.py``; the same
+    assertion outside a loss frame (a model's own indexing) stays unexplained."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from mlaudit.cli import app
+
+    (case,) = (Path(__file__).resolve().parent / "data" / "reports").glob("b11-10-*")
+    args = ["logs", *map(str, sorted(case.glob("*.log"))), "--config", str(case / "context.txt")]
+    v = json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)["verdict"]
+    assert (v["outcome"], v["cause"]) == ("crashed", "data_config"), v["summary"]
+    msg = "merge_sort: failed to synchronize: device-side assert triggered"
+    model = (("train.py", 81, "train"), ("/home/u/models/dabnet.py", 40, "forward"))
+    assert classify("RuntimeError", msg, model) is None
+    assert classify("RuntimeError", msg, (*model, ("criterion.py", 10, "forward"))) is get(
+        "device-assert-in-loss"
+    )
