@@ -647,3 +647,25 @@ def test_a_table_whose_header_names_hold_spaces_and_whose_cells_hold_units_is_re
     steps, values = _values(run, "train/loss")
     assert steps[:3] == [1, 2, 3] and steps[-1] == 60
     assert values[:3] == [1.1589, 1.0063, 0.9032]
+
+
+def test_a_logging_prefix_joined_by_colons_keeps_the_split_tag():
+    """``logging.basicConfig(format='%(asctime)s:%(levelname)s: %(message)s')`` joins timestamp and
+    level with ``:`` (realworld f8b1-11, the CS230 project template): the message's ``Eval metrics:``
+    tag is still seen, so its figures are held-out ones, not a second set of training figures."""
+    lines = [
+        "2018-07-27 17:06:07,821:INFO: - Train metrics: accuracy: 0.398 ; loss: 1.542",
+        "2018-07-27 17:06:08,355:INFO: - Eval metrics: accuracy: 0.224 ; loss: 2.692",
+        "2018-07-27 17:06:17,036:INFO: - Train metrics: accuracy: 0.559 ; loss: 1.120",
+        "2018-07-27 17:06:17,431:INFO: - Eval metrics: accuracy: 0.344 ; loss: 1.680",
+        "2018-07-27 17:06:26,075:INFO: - Train metrics: accuracy: 0.662 ; loss: 0.917",
+        "2018-07-27 17:06:26,498:INFO: - Eval metrics: accuracy: 0.539 ; loss: 1.217",
+    ]
+    res = parse_lines(lines)
+    assert _values(res, "train/loss")[1] == [1.542, 1.12, 0.917]
+    assert _values(res, "train/accuracy")[1] == [0.398, 0.559, 0.662]
+    # the held-out layout is learnt from its repeats: its first record may be read past, never
+    # read as training figures
+    val = _values(res, "val/accuracy")[1]
+    assert val and val == [0.224, 0.344, 0.539][-len(val) :]
+    assert _values(res, "val/loss")[1] == [2.692, 1.68, 1.217][-len(val) :]

@@ -273,10 +273,10 @@ _PARAM_LINE = re.compile(
     r"^\s*(?:\[[A-Z]+\]\s*)?(?P<k>[A-Za-z][\w .()/-]{0,60}?)\s*(?:=|:\s)\s*(?P<v>\S.*?)\s*$"
 )
 _LOG_PREFIX = re.compile(
-    r"^(?:\s*(?:\[[^\]]{0,120}\]|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?|\d{2}/\d{2}(?:/\d{4})? \d{2}:\d{2}:\d{2}|"
+    r"^(?:\s*:?(?:\[[^\]]{0,120}\]|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?|\d{2}/\d{2}(?:/\d{4})? \d{2}:\d{2}:\d{2}|"
     r"(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL|FATAL|TRACE|SUCCESS)\b:?|[\w.]+(?=\s+[-|]\s)|"
     r"[\w.]+:[\w<>]+:\d+(?=\s+-\s)|>>|[-|:](?=\s)|\([\w.-]+\.py[ :]\d+\):?))+"
-)  # loguru: 'name:function:line - message'
+)  # loguru: 'name:function:line - message'; a ':' may join the parts ('%(asctime)s:%(levelname)s: %(message)s')
 #: Lines after a record line within which a lone ``key: value`` still belongs to that record.
 CONTINUATION_LINES = 3
 _TS = re.compile(r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?)")
