@@ -1046,7 +1046,7 @@ def _overfit(c: Ctx) -> Decision | None:
     metric (:func:`early_stop_on_training`), the stop could never fire on the held-out rise: the
     stopping criterion is misconfigured (data_config)."""
     f = c.get("GE001", Severity.ERROR)
-    if f and not c.ending.early_stopped:
+    if f and not c.ending.early_stopped and selection_metric_holds(c.run) is None:
         gl = float(f.facts.get("gl") or 0.0)
         if f.facts.get("measure") == "loss" and gl >= 100.0 * (OVERFIT_MAX_RATIO - 1.0):
             return Decision(
@@ -1075,6 +1075,43 @@ def _overfit(c: Ctx) -> Decision | None:
     return None
 
 
+#: The run's selection metric "holds" when its best evaluation lies in the last ``SELECTION_TAIL`` of
+#: its evaluations, or its final value (median of the last 3) is within ``SELECTION_NOISE`` x its
+#: noise (median absolute change between consecutive evaluations of its second half) of that best.
+SELECTION_TAIL = 0.1
+SELECTION_NOISE = 3.0
+
+
+def selection_metric_holds(run: RunData) -> tuple[str, float, float, int, int] | None:
+    """``(name, best, final, best evaluation, evaluations)`` when the metric the run selects its
+    checkpoint by is a task metric, not a loss (a ``monitor``/``metric_for_best_model`` param naming
+    an accuracy or score, or Ultralytics fitness from its mAP columns; :func:`detectors._context.
+    monitored`), has >= 6 evaluations and ended at or near its best (:data:`SELECTION_TAIL`,
+    :data:`SELECTION_NOISE`); else ``None``. The task metric is what the run is for: a held-out
+    loss component rising while it holds is not a model getting worse at its task (own corpus
+    f8b2-09: YOLOv8 val/box_loss above its minimum while the fitness is best at epoch 294 of 300;
+    f8b2-10: a helmet detector's val box loss up 29% from epoch 8 while fitness is best at 83)."""
+    from ..detectors._context import monitored
+
+    vk = run.key_for(Role.VAL_LOSS)
+    if not vk:
+        return None
+    name, s, hib, source = monitored(run, vk)
+    if source == "validation loss" or not hib or len(s) < 6:
+        return None
+    v = np.asarray(s.values, dtype=np.float64)
+    ib = int(np.argmax(v))
+    half = v[len(v) // 2 :]
+    noise = float(np.median(np.abs(np.diff(half)))) if half.size > 2 else 0.0
+    final = float(np.median(v[-3:]))
+    if float(v[ib]) - float(v[0]) <= SELECTION_NOISE * noise:
+        return None  # it never improved: nothing that holds
+    tail = ib >= len(v) - max(2, int(np.ceil(SELECTION_TAIL * len(v))))
+    if tail or float(v[ib]) - final <= SELECTION_NOISE * noise:
+        return name, float(v[ib]), final, ib + 1, len(v)
+    return None
+
+
 def _gap_overfit(c: Ctx) -> Decision | None:
     """GE005 at warning (validation loss at least twice the training loss at the end, the gap grown
     since the best evaluation) while the validation loss ended worse than its best beyond its noise
@@ -1088,6 +1125,8 @@ def _gap_overfit(c: Ctx) -> Decision | None:
         # an early stop on the rising validation loss is the designed response: the rise inside its
         # patience window is what triggered it (tests/data/realworld wb06, healthy)
         return None
+    if selection_metric_holds(c.run) is not None:
+        return None  # the metric the run selects by ended at or near its best: no overfit to report
     v = c.run.metrics.series(vk).by_step().finite()
     t = c.run.metrics.series(tk).by_step().finite()
     if len(v) < 4 or len(t) < 4:
@@ -1522,12 +1561,41 @@ def _metric_out_of_range(c: Ctx) -> Decision | None:
     )
 
 
+def heldout_accuracy_near_best(run: RunData) -> tuple[str, float, float] | None:
+    """``(key, best, final)`` of the held-out accuracy (role validation accuracy, an accuracy or
+    score on a 0-1 or percent scale, >= 6 evaluations) when it learned (its best beats its first by
+    more than its noise margin, :func:`detectors.GE001.accuracy_tolerance`) and its final value
+    (median of the last 3) is within that margin of its best; else ``None``. A held-out loss that
+    jumps by factors while this holds is the loss's own noise (a few confident errors), not a model
+    whose held-out behaviour is unstable (own corpus f8b2-12: Keras val_loss jumping 0.06 <-> 0.2
+    late in a run whose val_accuracy ends at 0.961 against its best 0.981)."""
+    from ..detectors.GE001 import accuracy_tolerance
+    from ..roles import as_fraction, parse_name
+
+    k = run.key_for(Role.VAL_ACCURACY)
+    if not k or parse_name(k).family not in ("acc", "score"):
+        return None
+    s = run.series(k).by_step().finite()
+    if len(s) < 6:
+        return None
+    vals, _ = as_fraction(k, s.values)
+    if float(vals.min()) < 0.0 or float(vals.max()) > 1.0:
+        return None
+    tol = accuracy_tolerance(vals)
+    best, first, final = float(vals.max()), float(vals[0]), float(np.median(vals[-3:]))
+    if best - first > tol and final >= best - tol:
+        return k, best, final
+    return None
+
+
 def _erratic_validation(c: Ctx) -> Decision | None:
     """OP008: the validation loss jumps by factors between consecutive evaluations late in the run.
     At an absurd scale (>= 1e6, fact ``scale_suspect``) the cause is the data's scale, not the model."""
     f = c.get("OP008", Severity.ERROR)
     if not f:
         return None
+    if not f.facts.get("scale_suspect") and heldout_accuracy_near_best(c.run) is not None:
+        return None  # the held-out accuracy learned and ended at its best level: the loss's jumps are not instability
     if f.facts.get("scale_suspect"):
         return Decision(
             Outcome.UNSTABLE,
@@ -2883,7 +2951,8 @@ POLICY: tuple[Rule, ...] = (
         "overfit",
         120,
         "GE001 at error; not when the run's own early stopping fired; a held-out loss ending 10x its "
-        "best or more is unstable; data_config when the log's early stopping watches a training metric",
+        "best or more is unstable; data_config when the log's early stopping watches a training metric; "
+        "not when the run's selection metric (its monitor, Ultralytics fitness) ended at or near its best",
         (Outcome.OVERFIT, Outcome.UNSTABLE),
         (Cause.MODEL_CONVERGENCE, Cause.DATA_CONFIG),
         _overfit,
@@ -2928,7 +2997,8 @@ POLICY: tuple[Rule, ...] = (
         122,
         "GE005 at warning (val loss >= 2x train loss at the end, gap grown since the best evaluation), the "
         "validation loss ending above its best beyond its noise (3x median change, >= 2%) and the training "
-        "loss still falling after that best; not when the run's own early stopping fired",
+        "loss still falling after that best; not when the run's own early stopping fired or its selection "
+        "metric ended at or near its best",
         (Outcome.OVERFIT,),
         (Cause.MODEL_CONVERGENCE,),
         _gap_overfit,
@@ -3191,7 +3261,8 @@ POLICY: tuple[Rule, ...] = (
         "erratic-validation",
         148,
         "OP008 at error: the validation loss jumps > 2x between consecutive "
-        "evaluations >= 3 times in the second half; data_config when it sits at >= 1e6",
+        "evaluations >= 3 times in the second half; data_config when it sits at >= 1e6; not when the "
+        "held-out accuracy learned and ended within its noise of its best",
         (Outcome.UNSTABLE,),
         (Cause.MODEL_CONVERGENCE, Cause.DATA_CONFIG),
         _erratic_validation,
