@@ -353,6 +353,28 @@ SOURCES: tuple[MessageSource, ...] = (
         "produced",
     ),
     MessageSource(
+        "sigkill",
+        "bash",
+        "5.x",
+        "doc/bash.1 (EXIT STATUS)",
+        "a command ended by fatal signal N exits with 128+N; a run console prints the status (PyCharm's run window "
+        "adds the signal)",
+        "Process finished with exit code {} (interrupted by signal {}: {})",
+        "Process finished with exit code 137 (interrupted by signal 9: SIGKILL)",
+        "upstream",
+    ),
+    MessageSource(
+        "sigkill",
+        "cpython",
+        "3.11",
+        "Lib/subprocess.py",
+        "Popen.returncode: a negative value -N is a child terminated by signal N (a launcher that prints it: "
+        "NVIDIA DIGITS' job log)",
+        "ERROR: error code {}",
+        "ERROR: error code -9",
+        "upstream",
+    ),
+    MessageSource(
         "dataloader-worker-killed",
         "torch",
         _T,

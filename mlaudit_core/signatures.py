@@ -265,7 +265,11 @@ CATALOG: list[Signature] = [
         r"\b\d+\s+Killed\s+\S|task \d+: Killed|killed by signal 9\b|got signal: 9\b|"
         r"died with <Signals\.SIGKILL: 9>|exits with return code = -9\b|"
         # torch.multiprocessing.spawn ProcessExitedException: "process {i} terminated with signal {name}"
-        r"process \d+ terminated with signal SIGKILL\b",
+        r"process \d+ terminated with signal SIGKILL\b|"
+        # a return code of -9 (Python's returncode of a child ended by signal 9) or an exit status of 137
+        # (128 + 9, the shell's and an IDE's report of a child killed by SIGKILL)
+        r"\b(?:error|exit|return) code:?\s*-9\b|\bexit(?:ed with)? (?:code|status):?\s*137\b|"
+        r"interrupted by signal 9\b",
         "the process was killed with SIGKILL (often the host OOM killer or the scheduler); a bare line is the "
         "shell's job report, in any of its locales (KILLED_LOCALISED)",
         (
@@ -273,6 +277,12 @@ CATALOG: list[Signature] = [
             "sigkill",
             "exitcode",
             "return code = -9",
+            "code -9",
+            "code: -9",
+            "code 137",
+            "status 137",
+            "code: 137",
+            "signal 9",
             *(w.lower() for w in KILLED_LOCALISED),
         ),
     ),
@@ -484,8 +494,8 @@ CATALOG: list[Signature] = [
     _sig(
         "nan-message",
         "nan",
-        r"\b(?:loss|grad(?:ient)?s?(?: norm)?)\b[^\n]{0,40}?\b(?:is|are|became|becomes|contains?|was)\s+"
-        r"(?:nan|inf|infinite|non-?finite)\b|NaN or Inf found|non-finite (?:loss|gradient|norm)|"
+        r"\b(?:loss(?:es)?|grad(?:ient)?s?(?: norm)?)\b[^\n]{0,40}?\b(?:is|are|became|becomes?|contains?|was|"
+        r"were|turn(?:s|ed)? (?:into|to))\s+(?:nan|inf|infinite|non-?finite)\b|NaN or Inf found|non-finite (?:loss|gradient|norm)|"
         r"Detected (?:NaN|inf)|returned nan values|nan loss detected|"
         r"is (?:not finite|infinite)\. Previous best|encountered (?:NaN|inf)\b|(?:Batch (?P<batch>\d+): )?Invalid loss, terminating training|"
         r"(?:Loss|Fitness) NaN/Inf detected|NaN persisted for \d+ epochs|found (?:NaN|Inf) in local grad norm|"

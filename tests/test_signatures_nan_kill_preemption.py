@@ -1,7 +1,8 @@
 """Signatures for what reports paste without a curve (mlaudit_core.signatures): a loss printed or reported
 as NaN (``loss-printed-nan``), torch.multiprocessing.spawn's child killed by SIGKILL (``sigkill``), a
 cloud's preemption notice (``cloud-preemption-notice``); and V07 for a NaN reported after a finite window
-inside the learning-rate warm-up.
+inside the learning-rate warm-up, or with reduced precision stated and at most two loss records (b10-08);
+a SIGKILL reported as a return code of -9 or an exit status of 137 (b10-01, b11-12).
 
 Real input: reports of tests/data/reports (b7-03, b7-12, b7-13, b8-15, b9-05, b9-06) run as
 ``benchmarks/diagnosis_eval.py`` runs them, a tensor printed by the installed torch, and a
@@ -44,6 +45,17 @@ def _verdict(prefix: str) -> dict:
             "model_convergence",
         ),  # tensor(nan) after iterations whose LR still rose
         ("b7-03-", "crashed", "infra_runtime"),  # 'process 1 terminated with signal SIGKILL'
+        ("b10-01-", "crashed", "infra_runtime"),  # DIGITS 'ERROR: error code -9'
+        (
+            "b11-12-",
+            "crashed",
+            "infra_runtime",
+        ),  # 'exit code 137 (interrupted by signal 9: SIGKILL)'
+        (
+            "b10-08-",
+            "diverged",
+            "data_config",
+        ),  # 'Loss is nan' after one record, autocast fp16 stated
         (
             "b7-13-",
             "crashed",
@@ -93,3 +105,23 @@ def test_a_spawned_worker_killed_by_sigkill_is_infra(tmp_path):
         "verdict"
     ]
     assert (v["outcome"], v["cause"]) == ("crashed", "infra_runtime"), v["summary"]
+
+
+def test_a_sigkilled_child_as_python_and_the_shell_report_it():
+    """The conventions the ``sigkill`` signature reads: Python's returncode of a child ended by SIGKILL is -9,
+    the shell's exit status 137 (128 + 9); both lines, as a launcher and a run console print them, match."""
+    kill = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
+    rc = subprocess.run([sys.executable, "-c", kill], check=False).returncode
+    assert rc == -9
+    out = subprocess.run(
+        ["bash", "-c", f'"{sys.executable}" -c "{kill}" 2>/dev/null; echo "exit code $?"'],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    assert out == "exit code 137"
+    for line in (
+        f"ERROR: error code {rc}",
+        f"Process finished with {out} (interrupted by signal 9: SIGKILL)",
+    ):
+        assert "sigkill" in {sig.id for sig, _ in match_line(line)}, line

@@ -674,22 +674,29 @@ def _nonfinite_validation(c: Ctx) -> Decision | None:
 
 
 def _nan_message(c: Ctx) -> Decision | None:
-    """RT009 without a loss history: non-finite, but the onset cannot be read; with no reduced precision
-    in use the learning rate is the first suspect (:data:`_NO_PRECISION_NAN`), with it the cause is open."""
+    """RT009 without a loss history (no training loss, or fewer finite points than a trend needs: a
+    pasted record or two): non-finite, but the onset cannot be read; with no reduced precision in use
+    the learning rate is the first suspect (:data:`_NO_PRECISION_NAN`); with reduced precision named
+    (a setting, a loss scale, a sentence of the report) the precision is, as V03/V04 read an abrupt
+    NaN under it: an fp16 overflow or underflow (data_config)."""
     f = c.get("RT009", Severity.ERROR)
-    if f and not c.run.has(Role.TRAIN_LOSS) and not c.precision:
+    key = c.run.key_for(Role.TRAIN_LOSS)
+    no_history = not key or int(np.isfinite(c.run.series(key).values).sum()) < MIN_TREND_POINTS
+    if f and no_history and not c.precision:
         return Decision(
             Outcome.DIVERGED,
             Cause.MODEL_CONVERGENCE,
             _NO_PRECISION_NAN.format(what=f"The loss became non-finite ({f.message})"),
             f,
         )
-    if f and not c.run.has(Role.TRAIN_LOSS):
+    if f and no_history:
         return Decision(
             Outcome.DIVERGED,
-            Cause.INCONCLUSIVE,
-            f"The loss became non-finite ({f.message}); without the loss history a learning-rate "
-            "divergence and a numerical failure cannot be told apart.",
+            Cause.DATA_CONFIG,
+            f"The loss became non-finite ({f.message}) with reduced precision in use "
+            f"({c.precision[0]}): an fp16 overflow or underflow is the first suspect before the learning "
+            "rate (fp16's range ends at 65504; bf16 or fp32 keeps the same run finite if it is), then a "
+            "bad batch. Without the loss history the onset cannot be read: log the loss per step.",
             f,
         )
     if f and c.ending.in_warmup and not c.precision:
@@ -2515,11 +2522,12 @@ POLICY: tuple[Rule, ...] = (
         "V07",
         "nonfinite-message",
         70,
-        "RT009 at error without a training-loss series: the learning rate first "
-        "with no reduced precision in use, else inconclusive; with a finite loss series whose learning rate "
-        "rose at every logged point to the end (inside its warm-up), no reduced precision: the learning rate",
+        "RT009 at error without a training-loss history (< 3 finite points): the learning rate first "
+        "with no reduced precision in use, else the precision (data_config); with a finite loss series whose "
+        "learning rate rose at every logged point to the end (inside its warm-up), no reduced precision: the "
+        "learning rate",
         (Outcome.DIVERGED,),
-        (Cause.MODEL_CONVERGENCE, Cause.INCONCLUSIVE),
+        (Cause.MODEL_CONVERGENCE, Cause.DATA_CONFIG),
         _nan_message,
         codes=("RT009",),
         cases=(
@@ -2531,8 +2539,17 @@ POLICY: tuple[Rule, ...] = (
             Case(
                 "NaN message, no loss history, fp16",
                 (("RT009", _E, {}),),
-                ("diverged", "inconclusive"),
+                ("diverged", "data_config"),
                 params={"fp16": "true"},
+            ),
+            Case(
+                "NaN message after one logged record, autocast fp16 stated (report b10-08)",
+                (("RT009", _E, {}),),
+                ("diverged", "data_config"),
+                params={
+                    "task": "fine-tuning with torchrun, mixed precision via torch autocast (fp16)"
+                },
+                series={"loss": (0.2606,)},
             ),
             Case("NaN message with a loss history", (("RT009", _E, {}),), None, series=_LOSS),
             Case(
