@@ -193,11 +193,11 @@ class _Receiver:
             f"{self.url}/webhook",
             json={"run_path": f"{ENTITY}/hooked/{run}"},
             headers={"Authorization": f"Bearer {SECRET}"},
-            timeout=5,
+            timeout=60,
         ).status_code
 
     def health(self) -> dict:
-        return requests.get(f"{self.url}/healthz", timeout=5).json()
+        return requests.get(f"{self.url}/healthz", timeout=60).json()
 
 
 def test_webhook_receiver_audits_each_run_once_across_a_kill(server, tmp_path):
