@@ -14,6 +14,8 @@ Real reports of tests/data/reports, run as ``benchmarks/diagnosis_eval.py`` runs
   AMP solves it";
 * b8-14: litgpt Falcon-7B adapter on V100 with ``precision 16-true``, NaN right after the first
   optimizer step; the maintainer: V100 supports 16-mixed, not 16-true;
+* b11-06: TinyLlama SFT with the HF Trainer "in fp16": eval loss NaN while the training loss stays finite
+  and falls (V06b: the evaluation overflowing fp16 before a hidden divergence);
 * b4-10 (control): a NaN at lr 0.01 with no precision named stays the learning rate's.
 
 A failure that went away with only the software stack or the machine changed (``environment_fix``,
@@ -84,7 +86,7 @@ def test_stated_precision_ignores_a_mode_that_is_off_or_not_named(text):
     assert stated_precision(text) is None
 
 
-@pytest.mark.parametrize("prefix", ["b7-06-", "b8-14-"])
+@pytest.mark.parametrize("prefix", ["b7-06-", "b8-14-", "b11-06-"])
 def test_nan_with_precision_stated_in_the_report_is_data_config(prefix):
     v = _verdict(prefix)
     assert (v["outcome"], v["cause"]) == ("diverged", "data_config"), v["summary"]

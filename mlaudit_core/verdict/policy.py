@@ -662,6 +662,16 @@ def _nonfinite_validation(c: Ctx) -> Decision | None:
                 f"model blew up ({c.lr.describe()}); the training loss as logged stayed finite.",
                 f,
             )
+    if c.precision:
+        return Decision(
+            Outcome.DIVERGED,
+            Cause.DATA_CONFIG,
+            f"The held-out loss is non-finite: {onset}, while the training loss stayed finite and did not "
+            f"rise, with reduced precision in use ({c.precision[0]}): the evaluation overflowing fp16's "
+            "range (65504; half-precision weights, an fp16 evaluation) is the first suspect before a "
+            "divergence the training loss hides. Evaluate one checkpoint in fp32 or bf16 on a few batches.",
+            f,
+        )
     return Decision(
         Outcome.DIVERGED,
         Cause.INCONCLUSIVE,
@@ -2416,12 +2426,33 @@ POLICY: tuple[Rule, ...] = (
         "nonfinite-validation",
         65,
         "LI001 on the validation loss, non-finite from its onset to the end, with a finite training loss: "
-        "training loss risen >= 1.5x its minimum over the last quarter -> model_convergence, else inconclusive",
+        "training loss risen >= 1.5x its minimum over the last quarter -> model_convergence, else with reduced "
+        "precision in use data_config, else inconclusive",
         (Outcome.DIVERGED,),
-        (Cause.MODEL_CONVERGENCE, Cause.INCONCLUSIVE),
+        (Cause.MODEL_CONVERGENCE, Cause.DATA_CONFIG, Cause.INCONCLUSIVE),
         _nonfinite_validation,
         codes=("LI001",),
         cases=(
+            Case(
+                "val NaN to the end, train still falling, fp16 named (report b11-06)",
+                (
+                    (
+                        "LI001",
+                        _E,
+                        {
+                            "role": "val_loss",
+                            "key": "val/loss",
+                            "first_step": 128,
+                            "n_nonfinite": 1,
+                            "n_points": 1,
+                            "all_after_nonfinite": True,
+                        },
+                    ),
+                ),
+                ("diverged", "data_config"),
+                series=_LOSS,
+                params={"task": "supervised fine-tuning with the HF Trainer in fp16, 5 epochs"},
+            ),
             Case(
                 "val inf from step 128, train 0.06 -> 0.35",
                 (

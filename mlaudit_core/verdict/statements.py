@@ -56,7 +56,7 @@ def stated_precision(text: str) -> str | None:
         before, after = text[max(0, m.start() - 40) : m.start()], text[m.end() : m.end() + 20]
         if _PRECISION_OFF.search(before) or _PRECISION_OFF.search(after):
             continue
-        lo = max(text.rfind(s, 0, m.start()) for s in ".;,(") + 1
+        lo = max(text.rfind(s, 0, m.start()) for s in ".;,()") + 1
         hi = min([i for i in (text.find(s, m.end()) for s in ".;,)") if i >= 0] or [len(text)])
         return text[lo:hi].strip()[:120]
     return None
