@@ -80,6 +80,7 @@ LAYERS = {
     "ci": 1,
     "claims": 1,
     "evidence": 1,
+    "ci.classify": 3,  # the CI verdict: its rows ask the detectors for their remedies (used by audit)
     "ci.github": 5,  # renders the CI report for GitHub/Buildkite (used by the command line)
     "ci.schema_out": 5,  # shapes the CI report to a user's JSON Schema (used by the command line)
     "detectors": 2,

@@ -173,13 +173,16 @@ def test_wall_time_limit(tmp_path):
     assert "wall-time limit" in r.verdict.summary
 
 
-def test_nan_message_without_loss_history_is_diverged_but_inconclusive_under_mixed_precision(
+def test_nan_message_without_loss_history_under_mixed_precision_names_the_precision_first(
     tmp_path,
 ):
+    """Reduced precision in use and a NaN message with no loss history: the precision is the first
+    suspect (data_config, as for an abrupt onset with reduced precision below), and the summary says
+    the onset cannot be read (reports b10-08: fp16 autocast NaN gone with bf16)."""
     text = "Epoch: [3]  [ 100/7393]  eta: 1:02:03\nLoss is nan, stopping training\n"
     r = audit_text(tmp_path, "Using native Torch AMP. Training in mixed precision.\n" + text)
-    assert (r.verdict.outcome.value, r.verdict.cause.value) == ("diverged", "inconclusive")
-    assert "cannot be told apart" in r.verdict.summary
+    assert (r.verdict.outcome.value, r.verdict.cause.value) == ("diverged", "data_config")
+    assert "onset cannot be read" in r.verdict.summary
     # with no reduced precision in use the learning rate is the first suspect (V07, like V03/V04)
     r = audit_text(tmp_path, text)
     assert (r.verdict.outcome.value, r.verdict.cause.value) == ("diverged", "model_convergence")

@@ -26,7 +26,6 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..rundata import ConsoleLine, MetricTable, RunData, RunIdentity, RunStatus
-from .classify import CIVerdict, classify
 from .context import attach_context, context_of, recomputed
 from .gates import MAX_BYTES, is_golden_file, iter_files, parse_pins, scan_ci_yaml, scan_python
 from .golden import TooBig, TooDeep, load_values
@@ -36,12 +35,10 @@ from .trace import confine, trace_tests
 
 __all__ = [
     "CIContext",
-    "CIVerdict",
     "Gate",
     "ValueSet",
     "attach_context",
     "build_run",
-    "classify",
     "collect",
     "context_of",
     "metric_id",

@@ -42,9 +42,18 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from ..detectors import detector_for
 from ..report import Cause, Finding, Hypothesis, NextAction, Outcome, Severity
 from ..signal import fmt
-from .model import CIContext, EnvChange, LogAssertion, ReferenceRun, TestResult, TracedInput
+from .model import (
+    CIContext,
+    CIVerdict,
+    EnvChange,
+    LogAssertion,
+    ReferenceRun,
+    TestResult,
+    TracedInput,
+)
 from .recompute import DRIFT_MAX_EXCESS, DRIFT_REL
 from .reference import decisive, describe
 
@@ -58,19 +67,6 @@ _DATA_EXC = (
     "ParserError",
     "JSONDecodeError",
 )
-
-
-@dataclass
-class CIVerdict:
-    outcome: Outcome
-    cause: Cause
-    confidence: float
-    summary: str
-    primary: Finding | None = None
-    actions: list[NextAction] = field(default_factory=list)
-    hypotheses: list[Hypothesis] = field(default_factory=list)
-    conclusions: list[str] = field(default_factory=list)
-    rule: str = ""
 
 
 def _by(findings: list[Finding]) -> dict[str, list[Finding]]:
@@ -333,8 +329,6 @@ def _drift_like(f: Finding, fa: tuple[dict, dict] | None, first_off: bool) -> bo
 
 def _remedies(f: Finding) -> list[NextAction]:
     """The next actions the detector of ``f`` recommends for it (``Detector.remedies_for``)."""
-    from ..detectors import detector_for
-
     return [
         NextAction(action=r.action, why=r.why, cost=r.cost)
         for r in detector_for(f.code).remedies_for(f)

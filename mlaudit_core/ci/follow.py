@@ -1381,7 +1381,7 @@ def follow_verdict(repo: Path, ctx, given: dict[str, Path], lines: list[str] | N
         missing (unknown, naming them and what to pass); ``None`` otherwise.
     """
     from ..report import Cause, CodeEvidence, Evidence, Finding, NextAction, Outcome, Severity
-    from .classify import CIVerdict
+    from .model import CIVerdict
 
     failed = failing_tests(ctx, lines or [], repo)
     decisions: list[tuple[Followed, Decision]] = []

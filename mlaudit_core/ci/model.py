@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from ..report import Cause, Finding, Hypothesis, NextAction, Outcome
+
 CONTEXT = "mlaudit.ci"
 
 
@@ -341,3 +343,20 @@ def _pairs(metrics: dict[str, Any]) -> dict[str, tuple[list[int], list[Any]]]:
             vals = list(v)
             out[m] = (list(range(1, len(vals) + 1)), vals)
     return out
+
+
+@dataclass
+class CIVerdict:
+    """What the CI classifier (:mod:`.classify`) decides for one CI run: the outcome and cause, how
+    sure (0-1), the summary, the finding it rests on, the next actions, the hypotheses ledger, what
+    could not be concluded and the rule that decided."""
+
+    outcome: Outcome
+    cause: Cause
+    confidence: float
+    summary: str
+    primary: Finding | None = None
+    actions: list[NextAction] = field(default_factory=list)
+    hypotheses: list[Hypothesis] = field(default_factory=list)
+    conclusions: list[str] = field(default_factory=list)
+    rule: str = ""
