@@ -746,6 +746,9 @@ TYPICAL_LR_UNKNOWN = 0.1
 #: A learning rate this many times the typical value is "far too high" (a NaN from the first
 #: steps is then read as a learning-rate divergence, not numerics).
 FAR_ABOVE = 10.0
+#: A peak learning rate below this is "far too low" for any optimiser: one tenth of the lowest typical
+#: peak value above (Lion's 1e-4), and below the 2e-5-5e-5 of fine-tuning (Devlin et al. 2019, BERT).
+FAR_BELOW_LR = 1e-5
 
 
 @dataclass
@@ -762,6 +765,11 @@ class LrAssessment:
     @property
     def far_above(self) -> bool:
         return self.lr is not None and self.lr >= FAR_ABOVE * self.typical
+
+    @property
+    def far_below(self) -> bool:
+        """The peak learning rate is below :data:`FAR_BELOW_LR` (whatever the optimiser)."""
+        return self.lr is not None and 0 < self.lr < FAR_BELOW_LR
 
     def describe(self) -> str:
         if self.lr is None:

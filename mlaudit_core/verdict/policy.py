@@ -31,7 +31,7 @@ from ..roles import Role
 from ..rundata import RunData, RunStatus
 from ..signal import fmt
 from ..signatures import match_line
-from .evidence import MIN_TREND_POINTS, Basis, Ending, LrAssessment
+from .evidence import FAR_BELOW_LR, MIN_TREND_POINTS, Basis, Ending, LrAssessment
 
 _CORRECTNESS_EXC = (
     "ValueError",
@@ -1375,6 +1375,17 @@ def _underfit(c: Ctx) -> Decision | None:
             f,
         )
     if f.facts.get("relative_drop_only") and heldout_still_improving(c.run) is not None:
+        if c.lr.far_below:
+            # still improving at the end, but at a learning rate below any optimiser's typical range:
+            # the run is learning too slowly to converge in its length (demo regime 'underfit', lr 5e-6)
+            return Decision(
+                Outcome.UNDERFIT,
+                Cause.MODEL_CONVERGENCE,
+                f"The model is learning too slowly: {f.message}, while the held-out numbers still "
+                f"improve at the end, at a {c.lr.describe()} (below {FAR_BELOW_LR:g}, the range of "
+                "any optimiser): raise the learning rate, or train far longer.",
+                f,
+            )
         return None  # a small drop while held-out numbers still improve at the end: learning, not a stall
     if f.facts.get("relative_drop_only"):
         # a small relative drop with nothing to compare its level with (no chance level reached, no
