@@ -171,7 +171,12 @@ def make_hf_killed(
         time.sleep(0.5)  # let the checkpoint finish writing
         proc.send_signal(sig)
         rc = proc.wait(timeout=60)
-    ckpts = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+    # the signal can land while a later checkpoint is being written: its folder then has no
+    # trainer_state.json yet, so the last checkpoint a user could resume from is the last complete one
+    ckpts = sorted(
+        (c for c in out.glob("checkpoint-*") if (c / "trainer_state.json").is_file()),
+        key=lambda p: int(p.name.split("-")[1]),
+    )
     return {
         "root": str(out),
         "returncode": rc,
