@@ -80,3 +80,31 @@ def test_svg_plots_need_no_matplotlib_and_png_stays_available():
     pngs, notes = render_plots(report, run, fmt="png")
     assert notes == [] and [p.name for p in pngs] == [p.name for p in svgs]
     assert pngs[0].data[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _curve_points(svg: str) -> np.ndarray:
+    root = ET.fromstring(svg)
+    line = max(root.iter(f"{SVG}polyline"), key=lambda e: len(e.get("points")))
+    return np.array([p.split(",") for p in line.get("points").split()], dtype=float)
+
+
+def test_render_plots_draws_values_at_the_float_limits():
+    """Values whose range overflows a float (+-1e308; 5e-324 .. 1e308 on a log axis) are drawn
+    inside the axes, not dropped (an empty curve, or 'could not be drawn: OverflowError')."""
+    st = np.arange(200)
+    for values in (np.where(st % 2, 1e308, -1e308), np.where(st % 2, 1e308, 5e-324)):
+        run = RunData(
+            identity=RunIdentity("mlflow", "r", name="r"),
+            metrics=MetricTable(["train/loss"] * st.size, st, values),
+        )
+        plots, notes = render_plots(audit(run), run)
+        assert notes == [] and plots
+        pts = _curve_points(plots[0].svg)
+        assert len(pts) >= 2 and np.isfinite(pts).all()
+        assert np.ptp(pts[:, 1]) > 100  # the two levels are drawn apart, within the panel
+        assert (pts[:, 1] > 0).all() and (pts[:, 1] < plots[0].height).all()
+
+
+def test_nice_ticks_of_a_range_wider_than_a_float():
+    t = nice_ticks(-1.05e308, 1.05e308)
+    assert t and all(-1.05e308 <= v <= 1.05e308 for v in t) and 0.0 in t

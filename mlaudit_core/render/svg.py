@@ -23,6 +23,7 @@ the figure of this module.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from html import escape
 
@@ -175,7 +176,7 @@ def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     """About ``n`` round tick values (1, 2, 2.5, 5 x 10^k steps) within [lo, hi]."""
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
         return [lo] if math.isfinite(lo) else []
-    raw = (hi - lo) / max(n, 1)
+    raw = hi / max(n, 1) - lo / max(n, 1)  # not (hi - lo) / n: that overflows past +-9e307
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
     first = math.ceil(lo / step - 1e-9) * step
@@ -208,9 +209,15 @@ class Axes:
         else:
             self.ylim = ylim
 
+    # Differences are taken of halves (x / 2 - a / 2): exact for normal floats, so the same
+    # pixels, and finite for a range wider than a float (-1e308 .. 1e308).
+
     def px(self, x):
         a, b = self.xlim
-        return self.x0 + (np.asarray(x, dtype=float) - a) / ((b - a) or 1.0) * self.w
+        return (
+            self.x0
+            + (np.asarray(x, dtype=float) * 0.5 - a * 0.5) / ((b * 0.5 - a * 0.5) or 1.0) * self.w
+        )
 
     def ty(self, y):
         y = np.asarray(y, dtype=float)
@@ -218,19 +225,21 @@ class Axes:
 
     def py(self, y):
         a, b = self.ylim
-        return self.y0 + self.h - (self.ty(y) - a) / ((b - a) or 1.0) * self.h
+        return (
+            self.y0 + self.h - (self.ty(y) * 0.5 - a * 0.5) / ((b * 0.5 - a * 0.5) or 1.0) * self.h
+        )
 
     def x1(self, x) -> float:
         """:meth:`px` of one number, without numpy's per-call cost (the same float operations)."""
         a, b = self.xlim
-        return self.x0 + (float(x) - a) / ((b - a) or 1.0) * self.w
+        return self.x0 + (float(x) * 0.5 - a * 0.5) / ((b * 0.5 - a * 0.5) or 1.0) * self.w
 
     def y1(self, y) -> float:
         """:meth:`py` of one number (numpy's log on a log scale, as :meth:`py`)."""
         if self.ylog:
             return float(self.py(y))
         a, b = self.ylim
-        return self.y0 + self.h - (float(y) - a) / ((b - a) or 1.0) * self.h
+        return self.y0 + self.h - (float(y) * 0.5 - a * 0.5) / ((b * 0.5 - a * 0.5) or 1.0) * self.h
 
 
 class SvgPanel:
@@ -492,12 +501,16 @@ def _limits(panel, d: _Drawn) -> tuple[int, tuple[float, float], tuple[float, fl
     if ylog:
         llo, lhi = math.log(lo, ylog), math.log(hi, ylog)
         pad = (lhi - llo) * 0.05 or 0.5
-        ylim = (ylog ** (llo - pad), ylog ** (lhi + pad))
+        # the padded limits stay floats: 5e-324 .. 1e308 padded 5% would be 10^-355 .. 10^340
+        e_min, e_max = math.log(5e-324, ylog), math.log(sys.float_info.max, ylog) * (1 - 1e-12)
+        ylim = (ylog ** max(llo - pad, e_min), ylog ** min(lhi + pad, e_max))
     else:
-        pad = (hi - lo) * 0.05 or (abs(hi) * 0.05 or 0.5)
-        ylim = (lo - pad, hi + pad)
+        # 5% of each limit, not of their difference (finite for -1e308 .. 1e308)
+        pad = (hi * 0.05 - lo * 0.05) or (abs(hi) * 0.05 or 0.5)
+        big = sys.float_info.max
+        ylim = (max(lo - pad, -big), min(hi + pad, big))
     xmin, xmax = (d.xmin, d.xmax) if np.isfinite(d.xmin) else (0.0, 1.0)
-    xpad = (xmax - xmin) * 0.01 or 0.5
+    xpad = (xmax * 0.01 - xmin * 0.01) or 0.5
     return ylog, ylim, (xmin - xpad, xmax + xpad)
 
 

@@ -225,7 +225,7 @@ def _learning_phases(run: RunData, wall) -> list[TimelinePhase]:
 
     sm = centered_median(t.values, smooth_window(len(t)))
     drop = float(sm[0] - sm.min())
-    if drop <= 0:
+    if not (drop > 0 and np.isfinite(drop)):  # no drop, or a median overflowed (values ~1e308)
         return []
     i90 = int(np.flatnonzero(sm <= sm[0] - 0.9 * drop)[0])
     phases = [
