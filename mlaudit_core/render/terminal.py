@@ -8,7 +8,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ..report import AuditReport, Cause, Outcome
+from ..report import AuditReport, Cause, Finding, Outcome
 
 _COLOUR = {
     Outcome.SUCCEEDED: "green",
@@ -20,6 +20,13 @@ _COLOUR = {
     Outcome.UNKNOWN: "white",
 }
 _SEV = {"info": "dim", "warning": "yellow", "error": "red", "critical": "bold red"}
+
+
+def _shown(f: Finding) -> bool:
+    """A finding the terminal summary lists without ``--verbose``: a warning or worse, or a
+    comparison with the baselines the user named (``--baseline``; BL001 says "within noise" or "not
+    enough seeds" at info severity, and that answer is what the option was given for)."""
+    return f.severity.rank >= 1 or f.family == "baseline"
 
 
 def render_terminal(
@@ -42,7 +49,7 @@ def render_terminal(
     t.add_column("code")
     t.add_column("sev")
     t.add_column("finding", overflow="fold")
-    shown = [f for f in report.findings if verbose or f.severity.rank >= 1][:10]
+    shown = [f for f in report.findings if verbose or _shown(f)][:10]
     for f in shown:
         t.add_row(f.code, Text(f.severity.value, style=_SEV[f.severity.value]), Text(f.message))
     if shown:
