@@ -43,3 +43,19 @@ def test_a_table_printed_once_stays_a_summary(tmp_path):
     ((_, run),) = load_path(p).runs
     assert len(run.series("test/accuracy").finite()) == 1
     assert len(run.series("train/loss").finite()) == 10
+
+
+def test_repeated_tables_with_a_non_finite_or_huge_step_counter(tmp_path):
+    """A step counter column holding nan, inf or 1e30 is no step: the table is the next record
+    (was: ValueError 'cannot convert float NaN to integer' ended the read)."""
+    counters = ["0", "2048", "nan", "inf", "-inf", "1e30", "10240"]
+    rows = []
+    for i, c in enumerate(counters):
+        rows += ["-" * 40, f"| ep_rew_mean     | {i * 1.5} |", f"| total_timesteps | {c} |"]
+        rows += [f"| loss            | {1 / (i + 1)} |"]
+    p = tmp_path / "log.txt"
+    p.write_text("\n".join(rows) + "\n")
+    ((_, run),) = load_path(p).runs
+    s = run.series("train/loss").finite()
+    assert len(s) == len(counters) and (s.steps[1:] > s.steps[:-1]).all()
+    assert s.steps[-1] == 10240

@@ -1971,7 +1971,12 @@ class LogParser:
         step = nxt
         for k, (v, _) in blk.items():
             leaf = k.rsplit("/", 1)[-1].lower()
-            if leaf.endswith(("steps", "timesteps", "stepssofar")) and v == int(v) and v >= nxt:
+            # a whole number a float holds exactly (never nan, inf or 1e30: no step)
+            if (
+                leaf.endswith(("steps", "timesteps", "stepssofar"))
+                and nxt <= v < 2**53
+                and float(v).is_integer()
+            ):
                 step = int(v)
                 break
         wall = self.wall
