@@ -155,6 +155,41 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "RuntimeError: CUDA error: device-side assert triggered",
     ),
     ExceptionCause(
+        "ml-library-data-check",
+        "data_config",
+        "the learning library's own check rejected the data: labels outside the classes the objective was set "
+        "up for, a training or evaluation set with one class only (a ranking metric such as AUC is undefined "
+        "on it), missing or infinite values the estimator does not accept, a continuous target given to a "
+        "classifier",
+        (),
+        _rx(
+            r"only contains pos or neg samples|contains only positive or negative samples|"
+            r"label must be (?:discrete values )?in (?:the range of )?\[0, ?num_class\)|"
+            r"label must be in [\[(]0, ?1[\])] for logistic|Label contains NaN, infinity|"
+            r"label must be (?:non-negative|positive|greater than -1) for|"
+            r"Label must be in \[0, ?\d+\), but found|\bContains only one class\b|"
+            r"Number of classes should be specified and greater than 1|"
+            r"needs samples of at least 2 classes in the data|Only one class (?:is )?present in y_true|"
+            r"Input (?:X |y )?contains (?:NaN|infinity)|Unknown label type"
+        ),
+        "",
+        "xgboost 3.2.0 libxgboost.so (message strings of the compiled library; the file as its messages name "
+        "it): src/metric/auc.cc ('Dataset is empty, or contains only positive or negative samples.'; 'AUC: the "
+        "dataset only contains pos or neg samples' in xgboost < 1.4), src/objective/multiclass_obj.cu "
+        "('SoftmaxMultiClassObj: label must be discrete values in the range of [0, num_class).'), "
+        "'MultiClassEvaluation: label must be in [0, num_class)', 'label must be in (0, 1) for logistic "
+        "regression', 'label must be non-negative for Poisson/Tweedie regression.', 'Label contains NaN, "
+        "infinity or a value too large.'; lightgbm 4.7.0 lib_lightgbm.so (strings, printed by Log::Fatal as "
+        "'[LightGBM] [Fatal] ...' and raised as LightGBMError): 'Label must be in [0, %d), but found %d in "
+        "label', 'Contains only one class', 'Number of classes should be specified and greater than 1 for "
+        "multiclass training'; scikit-learn 1.9.1 sklearn/linear_model/_logistic.py and sklearn/svm/_base.py "
+        "('This solver needs samples of at least 2 classes in the data'), sklearn/metrics/_ranking.py ('Only one "
+        "class is present in y_true'), sklearn/utils/validation.py _assert_all_finite_element_wise ('Input "
+        "{}contains {}.'), sklearn/utils/multiclass.py check_classification_targets ('Unknown label type: {}')",
+        "xgboost.core.XGBoostError: [20:13:15] /__w/xgboost/xgboost/src/objective/multiclass_obj.cu:64: Check "
+        "failed: valid: SoftmaxMultiClassObj: label must be discrete values in the range of [0, num_class).",
+    ),
+    ExceptionCause(
         "corrupt-data-file",
         "data_config",
         "a data file does not parse (truncated HDF5, not a Parquet/Arrow file, malformed CSV/JSON rows, a "

@@ -688,6 +688,14 @@ BARE_TAIL_LINES = 30
 #: then ``Aborted (core dumped)``. Read as the run's exception, class and message, like a bare line.
 _CXX_TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
 _CXX_WHAT = re.compile(r"^\s*what\(\):\s*(?P<msg>.*)$")
+#: The fatal check of a C++ ML library, pasted without the Python exception around it: dmlc-core's
+#: ``CHECK`` failure (dmlc/logging.h ``LogMessageFatal``: ``[hh:mm:ss] file:line: Check failed: cond:
+#: message``; XGBoost, MXNet) and LightGBM's ``Log::Fatal`` (include/LightGBM/utils/log.h: ``[LightGBM]
+#: [Fatal] message``). Read as a bare exception line (``dmlc::Error``, ``LightGBMError``), with the
+#: same tail rule: the process raises it and stops.
+_NATIVE_FATAL = re.compile(
+    r"^(?:\[[\d:]+\]\s+)?(?:\S+:\d+:\s+)?(?P<dmlc>Check failed:\s*\S.*)$|^\[LightGBM\] \[Fatal\]\s*(?P<lgbm>\S.*)$"
+)
 #: CPython's report of an exception it swallowed (``PyErr_WriteUnraisable`` in Python/errors.c: a
 #: ``__del__``, a weakref callback or an atexit hook raised, typically at interpreter shutdown): the
 #: traceback that follows did not stop the run.
@@ -806,6 +814,8 @@ def is_relevant(text: str) -> bool:
         or "Error" in text
         or "Traceback" in text
         or "Exception" in text
+        or "Check failed" in text
+        or "[Fatal]" in text
         or could_match(text)
     )
 
@@ -918,6 +928,11 @@ def scan(lines: Iterable[ConsoleLine]) -> tuple[list[SignatureHit], list[Traceba
         elif text[:1] not in (" ", "\t") and (bm := _BARE_EXC.match(text.rstrip())):
             if not unraisable:
                 bare.append(Traceback([], bm["type"], bm["msg"].strip(), cl, "unknown"))
+            unraisable = False
+        elif nf := _NATIVE_FATAL.match(text.rstrip()):
+            if not unraisable:
+                kind = "dmlc::Error" if nf["dmlc"] else "LightGBMError"
+                bare.append(Traceback([], kind, (nf["dmlc"] or nf["lgbm"]).strip(), cl, "unknown"))
             unraisable = False
         elif _STATE_DICT_DETAIL.match(text):
             bare.append(Traceback([], "RuntimeError", text.strip(), cl, "checkpoint"))

@@ -503,3 +503,83 @@ def test_a_device_side_assert_inside_the_loss_is_a_label_out_of_range():
     assert classify("RuntimeError", msg, (*model, ("criterion.py", 10, "forward"))) is get(
         "device-assert-in-loss"
     )
+
+
+def test_gradient_boosting_and_sklearn_data_checks_as_the_installed_packages_raise_them():
+    """XGBoost, LightGBM and scikit-learn reject labels outside the objective's classes, a one-class
+    set and NaN inputs with their own messages: each is data (row ml-library-data-check); a plain
+    Python error from the same packages is not."""
+    np = pytest.importorskip("numpy")
+    xgb = pytest.importorskip("xgboost")
+    lgb = pytest.importorskip("lightgbm")
+    pytest.importorskip("sklearn")
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.random((60, 3))
+    y = (X[:, 0] > 0.5).astype(int)
+    multi = {"objective": "multi:softmax", "num_class": 2}
+    e = _raised(lambda: xgb.train(multi, xgb.DMatrix(X, label=y * 5), 1))
+    assert type(e).__name__ == "XGBoostError" and _why(e) == "ml-library-data-check", e
+    e = _raised(
+        lambda: lgb.train(
+            {"objective": "multiclass", "num_class": 2, "verbose": -1},
+            lgb.Dataset(X, label=y * 5),
+            1,
+        )
+    )
+    assert type(e).__name__ == "LightGBMError" and _why(e) == "ml-library-data-check", e
+    e = _raised(lambda: LogisticRegression().fit(X, np.zeros(60)))
+    assert _why(e) == "ml-library-data-check", e
+    e = _raised(lambda: LogisticRegression().fit(np.where(X > 0.9, np.nan, X), y))
+    assert _why(e) == "ml-library-data-check", e
+    e = _raised(lambda: LogisticRegression().fit(X, X[:, 0]))
+    assert _why(e) == "ml-library-data-check", e
+    assert classify("ValueError", "Expected 2D array, got 1D array instead") is None
+
+
+def test_a_native_library_fatal_check_pasted_alone_is_read_as_the_exception(capfd):
+    """A dmlc ``Check failed:`` line and LightGBM's ``[LightGBM] [Fatal]`` line (what the C++ library
+    prints to the console, here produced by the installed LightGBM) are the run's exception when the
+    paste ends on them, and a job that went on after one is not."""
+    np = pytest.importorskip("numpy")
+    lgb = pytest.importorskip("lightgbm")
+    X = np.random.default_rng(1).random((40, 2))
+    _raised(
+        lambda: lgb.train(
+            {"objective": "multiclass", "num_class": 3, "verbose": 0},
+            lgb.Dataset(X, label=np.full(40, 7.0)),
+            1,
+        )
+    )
+    printed = capfd.readouterr()
+    fatal = [ln for ln in (printed.out + printed.err).splitlines() if "[Fatal]" in ln]
+    assert fatal, "LightGBM printed no [Fatal] line"
+    for lines in (
+        ["[0]\tvalid-auc:0.5", fatal[-1]],
+        [
+            "[10:21:07] ../src/metric/auc.cc:82: Check failed: !auc_error: AUC: the dataset only contains pos "
+            "or neg samples"
+        ],
+    ):
+        _, tbs = scan([ConsoleLine("a.log", i, t) for i, t in enumerate(lines, 1)])
+        assert len(tbs) == 1 and tbs[0].frames == [], lines
+        assert classify(tbs[0].exception_type, tbs[0].message) is get("ml-library-data-check")
+    went_on = ["[LightGBM] [Fatal] Check failed: (num_data) > (0)", "iteration 2, loss 0.61"]
+    assert scan([ConsoleLine("a.log", i, t) for i, t in enumerate(went_on, 1)])[1] == []
+
+
+def test_xgboost_auc_on_a_one_class_validation_set_is_data():
+    """Real report b11-05 (SQLFlow, XGBoost with validation on titanic.test whose label column is all
+    0): the paste is XGBoost's own check line, which names the cause; before, no metric and no
+    exception were read and the verdict abstained."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from mlaudit.cli import app
+
+    (case,) = (Path(__file__).resolve().parent / "data" / "reports").glob("b11-05-*")
+    args = ["logs", *map(str, sorted(case.glob("*.log"))), "--config", str(case / "context.txt")]
+    v = json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)["verdict"]
+    assert (v["outcome"], v["cause"]) == ("crashed", "data_config"), v["summary"]
