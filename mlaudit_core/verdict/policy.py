@@ -1329,6 +1329,35 @@ def collapse_stretch(c: Ctx) -> tuple[str, int, int, float] | None:
     return k, int(s.steps[i]), n, float(v[i])
 
 
+#: A training loss logged at full float precision (more than ``FROZEN_DIGITS`` significant digits: not a value
+#: rounded for display) that is bitwise the same at every one of >= ``COLLAPSE_MIN_POINTS`` records from the first
+#: never depended on the batch: losses of different batches differ in their last digits even when the model
+#: predicts a constant, unless the constant is the uniform guess (the loss is then exactly ln K for every batch,
+#: so a value at ln K for an integer K <= ``FROZEN_MAX_K`` is left to the underfit rules). Own corpus f8b2-17
+#: (Lightning CSV, train_loss_batch 16.74222755432129 at all 74 records: labelled correctness_bug).
+FROZEN_DIGITS = 6
+FROZEN_MAX_K = 100_000
+
+
+def frozen_loss(c: Ctx) -> tuple[str, int, float] | None:
+    """``(key, points, value)`` when the training loss repeats one full-precision value bitwise at every
+    record from its first (:data:`FROZEN_DIGITS`); ``None`` otherwise."""
+    import math
+
+    k = c.run.key_for(Role.TRAIN_LOSS)
+    if not k:
+        return None
+    v = c.run.metrics.series(k).by_step().finite().values
+    if len(v) < COLLAPSE_MIN_POINTS or not (v == v[0]).all() or v[0] == 0:
+        return None
+    x = float(v[0])
+    if float(f"{x:.{FROZEN_DIGITS}g}") == x:
+        return None  # rounded for display: repeats say nothing about the bits
+    if 0 < x < math.log(FROZEN_MAX_K) and abs(x - math.log(round(math.exp(x)))) < 1e-4 * x:
+        return None  # the uniform guess's loss ln K: a collapse, not a frozen value
+    return k, len(v), x
+
+
 #: Logged grad-norm points, >= 90% of them exactly 0, that say no gradient reaches the weights: a float
 #: norm of a network's gradients is exactly 0 only when every gradient is (a clipped or tiny norm is not
 #: 0.0); three points rule out a first-step artefact (a norm logged before the first backward).
@@ -1350,6 +1379,18 @@ def _underfit(c: Ctx) -> Decision | None:
             f"The training loss fell, then sat at exactly {fmt(val, 6)} for {n} consecutive points from "
             f"step {step}: identical values over different batches mean the output stopped depending on "
             f"the input (a collapse), so the run plateaued rather than learning slowly; {f.message}.",
+            f,
+        )
+    frozen = frozen_loss(c)
+    if frozen is not None:
+        k, n, val = frozen
+        return Decision(
+            Outcome.UNDERFIT,
+            Cause.CORRECTNESS_BUG,
+            f"{k} is exactly {val!r} at all {n} logged points: a loss logged at full precision never "
+            "repeats to the last bit over different batches, so the value does not come from the batches "
+            "(frozen or detached parameters, an optimiser that never steps, or a stale value logged instead "
+            f"of the current loss); {f.message}.",
             f,
         )
     gk = c.run.key_for(Role.GRAD_NORM)
@@ -1923,6 +1964,69 @@ def _no_signal(c: Ctx) -> Decision | None:
 #: Training-loss points under which a loss that ended at >= 2x its start is not judged healthy (OP001's
 #: min_points: below it no divergence is measured).
 SHORT_LOSS_POINTS = 10
+
+
+#: Still at the uniform guess: the run's last training loss (and last held-out loss, when one is logged) is at
+#: least this share of ln K, the cross-entropy of predicting 1/K for every class, and its first value was at or
+#: above it (a classifier's loss that started there): a model this close to the uniform guess at its end has
+#: learned almost nothing, however the run ended. K from the task's class count (``_context.chance``, never a
+#: vocabulary). Own corpus: f8b1-15 (3 classes, loss 1.096 -> 1.033, eval 0.998; ln 3 = 1.099), f6b1-11
+#: (binary, train 0.86 -> 0.82, val 0.76 -> 0.72; ln 2 = 0.693), f7b1-15 (binary, 0.694 -> 0.633).
+UNIFORM_GUESS_SHARE = 0.9
+#: ... and the held-out accuracy's best lift over chance, as a share of the way from chance to 1.0, below
+#: which held-out data shows no signal either (GE004's threshold, 25%): the labels or the split are the
+#: first suspects (data_config); above it the model learns held-out signal slowly (model_convergence).
+UNIFORM_GUESS_LIFT = 0.25
+
+
+def _at_uniform_guess(c: Ctx) -> Decision | None:
+    """V19e: the training loss (>= 3 finite points; else the held-out loss) started at or above ``0.9 ln K``
+    (and at most ``2 ln K``) and ended there too, and so did the last value of each other logged loss: the run ended at the uniform guess's loss,
+    underfit. The cause is data_config when a held-out accuracy never beat chance by 25% of the way to
+    1.0, else model_convergence. Not when the run was stopped short (its stop explains more)."""
+    from ..detectors._context import chance as label_chance
+
+    if c.ending.stopped:
+        return None
+    tk, vk = c.run.key_for(Role.TRAIN_LOSS), c.run.key_for(Role.VAL_LOSS)
+    t = c.run.metrics.series(tk).by_step().finite().values if tk else np.array([])
+    v = c.run.metrics.series(vk).by_step().finite().values if vk else np.array([])
+    ch = label_chance(c.run, vocab=False)
+    if ch is None or ch.classes < 2:
+        return None
+    # the run's loss: the training loss, else (fewer than 3 training points) the held-out loss
+    main, mk = (t, tk) if len(t) >= 3 else (v, vk)
+    if len(main) < 3:
+        return None
+    floor = UNIFORM_GUESS_SHARE * ch.loss
+    if not (floor <= main[0] <= 2 * ch.loss and main[-1] >= floor):
+        return None
+    if any(len(x) and x[-1] < floor for x in (t, v)):
+        return None
+    other = vk if mk == tk else tk
+    last_other = v if mk == tk else t
+    held = f", {other} ends at {fmt(last_other[-1])}" if len(last_other) else ""
+    ak = c.run.key_for(Role.VAL_ACCURACY)
+    a = c.run.metrics.series(ak).by_step().finite().values if ak else np.array([])
+    cause = Cause.MODEL_CONVERGENCE
+    if len(a) and 0 < ch.accuracy < 1 and 0 <= a.max() <= 1:
+        lift = (float(a.max()) - ch.accuracy) / (1 - ch.accuracy)
+        held += f" and {ak} is at best {fmt(float(a.max()))} (chance {fmt(ch.accuracy)})"
+        if lift < UNIFORM_GUESS_LIFT:
+            cause = Cause.DATA_CONFIG
+    why = (
+        "held-out data shows no signal either: check the labels and the split first"
+        if cause is Cause.DATA_CONFIG
+        else "train longer or at a higher learning rate (a warm-up longer than the run never reaches its rate)"
+    )
+    return Decision(
+        Outcome.UNDERFIT,
+        cause,
+        f"The run ended at the uniform guess: {mk} went {fmt(main[0])} -> {fmt(main[-1])}{held}, while predicting "
+        f"1/{ch.classes} for every class scores ln {ch.classes} = {fmt(ch.loss)} ({ch.classes} classes from "
+        f"{ch.source}); the model learned almost nothing: {why}.",
+        None,
+    )
 
 
 def _healthy(c: Ctx) -> Decision | None:
@@ -3596,6 +3700,40 @@ POLICY: tuple[Rule, ...] = (
                 None,
                 params={"reported by the repository": "mAP 74.0", "this run": "mAP 73.5"},
                 series=_LOSS,
+            ),
+        ),
+    ),
+    Rule(
+        "V19e",
+        "at-uniform-guess",
+        199,
+        "a classifier's training loss (>= 3 points) starts and ends at >= 0.9 ln K (K from the task's class "
+        "count), and the last held-out loss too when logged; data_config when a held-out accuracy never beat "
+        "chance by 25% of the way to 1.0; not on a run stopped short",
+        (Outcome.UNDERFIT,),
+        (Cause.MODEL_CONVERGENCE, Cause.DATA_CONFIG),
+        _at_uniform_guess,
+        cases=(
+            Case(
+                "3 classes, loss 1.096 -> 1.033 (ln 3 = 1.099)",
+                (),
+                ("underfit", "model_convergence"),
+                series={"loss": (1.096, 1.084, 1.033)},
+                params={"num_labels": "3"},
+            ),
+            Case(
+                "binary, val accuracy 0.56 at best",
+                (),
+                ("underfit", "data_config"),
+                series={"loss": (0.86, 0.84, 0.82), "val_acc": (0.555, 0.56, 0.555)},
+                params={"num_labels": "2"},
+            ),
+            Case(
+                "3 classes, loss 1.10 -> 0.40",
+                (),
+                None,
+                series={"loss": (1.10, 0.8, 0.4)},
+                params={"num_labels": "3"},
             ),
         ),
     ),
