@@ -539,6 +539,29 @@ def _nonfinite(c: Ctx) -> Decision | None:
                 "with the loss logged from step 1).",
                 f,
             )
+        at = f.facts.get("first_step")
+        key = str(f.facts.get("key") or f.facts.get("metric") or "")
+        if (
+            unseen is None
+            and key in c.run.metrics
+            and len(c.run.series(key).by_step().steps) == 1
+            and not c.precision
+            and c.lr.at_or_above_typical
+            and isinstance(at, (int, float))
+            and at > 1
+            and c.run.params.get("log.step_source") != "record_count"
+        ):
+            # one point, on the run's own step counter past its start: the updates before it are unseen
+            return Decision(
+                Outcome.DIVERGED,
+                Cause.MODEL_CONVERGENCE,
+                f"The training loss was non-finite at its only logged step ({at}), which is not the "
+                f"start: {int(at) - 1} updates ran before it unseen, with {c.lr.describe()} (at or "
+                "above the typical value) and no reduced precision in use, so the learning rate is the "
+                "first suspect, not inputs broken before any optimisation: lower it (or add warm-up) and "
+                "rerun with the loss logged from step 1.",
+                f,
+            )
         return Decision(
             Outcome.DIVERGED,
             Cause.DATA_CONFIG,
