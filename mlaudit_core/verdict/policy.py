@@ -1957,6 +1957,68 @@ def _reproduction_within_noise(c: Ctx) -> Decision | None:
     )
 
 
+#: A held-out accuracy within this share of 1/K, K = round(1 / accuracy), names K: 0.1 -> 10 classes.
+SUMMARY_GUESS_ACC = 0.1
+#: The loss band of the uniform guess, as a share of ln K (the cross-entropy of predicting 1/K for every
+#: class): from 0.9 ln K (a classifier that moved 10% off it has learned next to nothing) to 2 ln K.
+SUMMARY_GUESS_LOSS = (0.9, 2.0)
+#: A training accuracy's lift over chance, as a share of the way from chance to 1.0, from which the model
+#: learned the training data (GE004's threshold for a held-out metric that beat chance, 25%).
+SUMMARY_TRAIN_LIFT = 0.25
+
+
+def _summary_at_uniform_guess(c: Ctx) -> Decision | None:
+    """V19f: only summary values (fewer than 3 points, so no rule above judged a curve), and the last
+    held-out accuracy and a last loss (held-out, else training) are together the uniform guess of a
+    K-class model: the accuracy is 1/K (K from the task's class count, else K = round(1/accuracy), the
+    accuracy within :data:`SUMMARY_GUESS_ACC` of 1/K) and the loss at least ``0.9 ln K`` and at most
+    ``2 ln K`` (:data:`SUMMARY_GUESS_LOSS`). Two independent figures agreeing on one K is what an analyst reads as "the
+    model predicts every class alike": underfit, model_convergence. A training accuracy logged and
+    beyond chance by 25% of the way to 1.0 (:data:`SUMMARY_TRAIN_LIFT`) while the held-out one is at chance: the
+    held-out labels or split carry no signal, data_config."""
+    from ..detectors._context import chance as label_chance
+
+    if c.basis.judgeable or c.ending.stopped:
+        return None
+    ak, vk, tk = (
+        c.run.key_for(Role.VAL_ACCURACY),
+        c.run.key_for(Role.VAL_LOSS),
+        c.run.key_for(Role.TRAIN_LOSS),
+    )
+    if not ak:
+        return None
+    a = c.run.metrics.series(ak).by_step().finite().values
+    lk = vk if vk and len(c.run.metrics.series(vk).finite().values) else tk
+    lv = c.run.metrics.series(lk).by_step().finite().values if lk else np.array([])
+    if not len(a) or not len(lv) or not 0 < a[-1] <= 0.5:
+        return None
+    loss = float(lv[-1])
+    ch = label_chance(c.run, vocab=False)
+    k = ch.classes if ch is not None and ch.classes >= 2 else round(1 / float(a[-1]))
+    if k < 2 or abs(float(a[-1]) * k - 1) > SUMMARY_GUESS_ACC:
+        return None
+    ln_k = float(np.log(k))
+    if not SUMMARY_GUESS_LOSS[0] * ln_k <= loss <= SUMMARY_GUESS_LOSS[1] * ln_k:
+        return None
+    cause = Cause.MODEL_CONVERGENCE
+    why = "the model learned almost nothing: train longer or at a higher learning rate"
+    trk = c.run.key_for(Role.TRAIN_ACCURACY)
+    tr = c.run.metrics.series(trk).finite().values if trk else np.array([])
+    if len(tr) and 0 <= tr[-1] <= 1 and (tr[-1] - 1 / k) / (1 - 1 / k) >= SUMMARY_TRAIN_LIFT:
+        cause = Cause.DATA_CONFIG
+        why = (
+            f"{trk} is {fmt(float(tr[-1]))}, so the model learned the training data while held-out data "
+            "shows no signal: check the held-out labels and the split first"
+        )
+    return Decision(
+        Outcome.UNDERFIT,
+        cause,
+        f"Only summary values were logged, and they are the uniform guess of a {k}-class model: {ak} "
+        f"{fmt(float(a[-1]))} (1/{k} = {fmt(1 / k)}) with {lk} {fmt(loss)} (ln {k} = {fmt(ln_k)}); {why}.",
+        None,
+    )
+
+
 def _no_signal(c: Ctx) -> Decision | None:
     """Abstain: no judgeable training signal (no recognised loss/validation metric, too few points,
     only summary values). ``succeeded`` needs positive evidence."""
@@ -3661,6 +3723,37 @@ POLICY: tuple[Rule, ...] = (
                 series={"train/accuracy": (1.0,), "train/f1": (1.0,)},
             ),
             Case("a loss curve", (), None, params={"ACC": "1.0", "AP": "1.0"}, series=_LOSS),
+        ),
+    ),
+    Rule(
+        "V19f",
+        "summary-at-uniform-guess",
+        196,
+        "only summary values (< 3 points) whose last held-out accuracy is 1/K and whose last loss is 0.9-2x ln K "
+        "for the same K (the task's class count, else round(1/accuracy)): underfit; data_config when a "
+        "training accuracy beat chance by 25% of the way to 1.0",
+        (Outcome.UNDERFIT,),
+        (Cause.MODEL_CONVERGENCE, Cause.DATA_CONFIG),
+        _summary_at_uniform_guess,
+        cases=(
+            Case(
+                "one evaluation: accuracy 0.1, loss 2.377 (ln 10 = 2.303)",
+                (),
+                ("underfit", "model_convergence"),
+                series={"val_acc": (0.1,), "val_loss": (2.3766909,)},
+            ),
+            Case(
+                "one evaluation at 1/2 with train accuracy 0.95",
+                (),
+                ("underfit", "data_config"),
+                series={"val_acc": (0.5,), "val_loss": (0.70,), "train_acc": (0.95,)},
+            ),
+            Case(
+                "one evaluation: accuracy 0.1, loss 0.4 (no uniform guess)",
+                (),
+                None,
+                series={"val_acc": (0.1,), "val_loss": (0.4,)},
+            ),
         ),
     ),
     Rule(
