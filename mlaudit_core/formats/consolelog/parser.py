@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from ...errors import InputError
 from ...rundata import ConsoleLine, MetricTable
@@ -727,13 +728,8 @@ class LogParser:
         self.lineno += 1
         if "\x1b" in text or "\x08" in text:
             text = clean_terminal(text)
-        if self._wrap is not None:
-            if text.startswith(_WRAP_INDENT) and text.strip() and "\r" not in text:
-                self._wrap += " " + text.strip()  # the bar's metric column, wrapped by rich
-                if self.keep_console:
-                    self._keeper.add(source, lineno, text)
-                return
-            self._flush_wrap()
+        if self._wrap is not None and self._wrap_continues(lineno, text, source):
+            return
         if not text or text.isspace():
             self.block = None
             if self.keep_console:
@@ -749,23 +745,8 @@ class LogParser:
             self._keeper.add(source, lineno, text)
         c0 = text[0]
         if c0.isdigit() or c0 == "[":
-            m = _TS.match(text)
-            if m:
-                ts = m["ts"]
-                if ts != self._ts_text:
-                    self._ts_text = ts
-                    try:
-                        self.wall = datetime.fromisoformat(ts.replace(",", ".")).timestamp()
-                    except ValueError:
-                        self.wall = math.nan
-                    if self.first_wall is None and not math.isnan(self.wall):
-                        self.first_wall = self.wall
-        if (
-            self._launch_tail is None
-            or self._launch_tail in text
-            or self._launch_pending is not None
-        ):
-            self._launch_check(lineno, text, source)
+            self._timestamp(text)
+        self._launch_check(lineno, text, source)
         if "\r" in text:
             parts = [seg for seg in text.split("\r") if seg.strip()]
         else:
@@ -774,6 +755,35 @@ class LogParser:
             self._wrap = parts.pop()  # read with the lines its metric column wraps onto
         for i, seg in enumerate(parts):
             self._segment(seg, parts[i + 1] if i + 1 < len(parts) else self._wrap)
+
+    def _wrap_continues(self, lineno: int, text: str, source: str) -> bool:
+        """Decide whether a line continues the pending rich bar (its metric column wrapped onto
+        an indented line): adds it and returns True; otherwise reads the pending bar
+        (:meth:`_flush_wrap`) and returns False."""
+        wrap = self._wrap
+        if wrap is not None and text.startswith(_WRAP_INDENT) and text.strip() and "\r" not in text:
+            self._wrap = wrap + " " + text.strip()  # the bar's metric column, wrapped by rich
+            if self.keep_console:
+                self._keeper.add(source, lineno, text)
+            return True
+        self._flush_wrap()
+        return False
+
+    def _timestamp(self, text: str) -> None:
+        """The wall time of a line that starts with an ISO timestamp (``2024-05-01 12:00:03,123``,
+        ``[2024-05-01T12:00:03]``): sets :attr:`wall` (NaN when it does not parse) and
+        :attr:`first_wall`; a timestamp equal to the last one is not parsed again."""
+        m = _TS.match(text)
+        if m:
+            ts = m["ts"]
+            if ts != self._ts_text:
+                self._ts_text = ts
+                try:
+                    self.wall = datetime.fromisoformat(ts.replace(",", ".")).timestamp()
+                except ValueError:
+                    self.wall = math.nan
+                if self.first_wall is None and not math.isnan(self.wall):
+                    self.first_wall = self.wall
 
     def _flush_wrap(self) -> None:
         """Read the pending rich bar (with its wrapped metric column) as a tqdm bar would be read:
@@ -802,8 +812,16 @@ class LogParser:
 
         One line alone is not enough (a message printed every epoch could open a log); two
         lines in the same order are what a job prints at start-up. Marks where each launch
-        begins (line, timestamp, kept points per series) in :attr:`launches`.
+        begins (line, timestamp, kept points per series) in :attr:`launches`. Once the first two
+        lines are known, only a line holding the first line's tail (or the line after a candidate)
+        is looked at.
         """
+        if not (
+            self._launch_tail is None
+            or self._launch_tail in text
+            or self._launch_pending is not None
+        ):
+            return
         msg = _launch_text(text)
         if msg is None:
             return
@@ -865,7 +883,10 @@ class LogParser:
     def _segment(self, seg: str, nxt: str | None = None) -> None:
         """Read one part of a line; ``nxt`` is the part drawn after it on the same line (a
         carriage return in between), if any: a part redrawn with the same template is superseded
-        and only the figures of the last state are read by the generic and template readers."""
+        and only the figures of the last state are read by the generic and template readers.
+
+        The steps: detectron2 tables, progress bars (:meth:`_segment_bars`), the catalogue
+        (:meth:`_segment_catalog`), then the generic, table and template readers."""
         if len(seg) > MAX_PARSE_CHARS:
             return
         raw = seg
@@ -877,24 +898,53 @@ class LogParser:
                 self._d2_task = m["task"]
         line_step = None
         if "%|" in seg:
-            for c in self._progress_fmts:
-                m = c.rx.search(seg)
-                guard = 0
-                while m and guard < 4:
-                    guard += 1
-                    start = m.start()
-                    dm = _DESC_BEFORE.search(seg, max(0, start - 80), start) if start else None
-                    got = self._progress(c, m, dm["desc"] if dm else "")
-                    if got is not None:
-                        line_step = got
-                    seg = seg[: dm.start() if dm else start] + " " + seg[m.end() :]
-                    m = c.rx.search(seg)
-            if "%|" in seg:
-                seg = _OTHER_BAR.sub(" ", seg)
+            seg, line_step = self._segment_bars(seg)
             if not seg.strip():
                 return
         if nxt is not None and self.infer and superseded(raw, nxt):
             return  # a bar state drawn over by the next one: only the last state is read
+        if self._segment_catalog(seg, line_step):
+            return
+        if self.block is not None and seg[:1] not in " \t":
+            self.block = None
+        if _EXC_LINE.match(seg):
+            return
+        if not self.infer:
+            self._generic(seg, line_step)
+            return
+        if (
+            not self._generic(seg, line_step)
+            and not self._table_line(seg)
+            and _DIGIT.search(seg) is not None
+        ):
+            self._infer(seg, line_step)
+
+    def _segment_bars(self, seg: str) -> tuple[str, int | None]:
+        """Read the progress bars of a part of a line (:meth:`_progress`, at most four per bar
+        format) and blank them with the description before each, and any other bar; returns the
+        rest of the part and the step the last training bar gave (None without one)."""
+        line_step = None
+        for c in self._progress_fmts:
+            m = c.rx.search(seg)
+            guard = 0
+            while m and guard < 4:
+                guard += 1
+                start = m.start()
+                dm = _DESC_BEFORE.search(seg, max(0, start - 80), start) if start else None
+                got = self._progress(c, m, dm["desc"] if dm else "")
+                if got is not None:
+                    line_step = got
+                seg = seg[: dm.start() if dm else start] + " " + seg[m.end() :]
+                m = c.rx.search(seg)
+        if "%|" in seg:
+            seg = _OTHER_BAR.sub(" ", seg)
+        return seg, line_step
+
+    def _segment_catalog(self, seg: str, line_step: int | None) -> bool:
+        """Decide which catalogued format reads a part of a line: the first whose block, hints and
+        exclusions admit it and whose pattern matches (an anchored one also on the message
+        without its log prefix); reads it as an ignored line, a header or a record and returns
+        True, or False when no format matched."""
         block = self.block
         msg: str | None = (
             None  # the message without the log prefix, for entries anchored at its start
@@ -923,30 +973,22 @@ class LogParser:
                 continue
             self.formats[fid] += 1
             if kind == "ignore":
-                if fid == "lr-change":
-                    self.facts["lr_changes"] = self.facts.get("lr_changes", 0.0) + 1
-                    to = _num(m["to"]) if m["to"] else None
-                    if to is not None:
-                        self.facts["lr_changed_to"] = to
-                return
-            if kind == "header":
+                self._ignored_line(fid, m)
+            elif kind == "header":
                 self._header(c, m)
-                return
-            self._record(c, m, seg, line_step)
-            return
-        if self.block is not None and seg[:1] not in " \t":
-            self.block = None
-        if _EXC_LINE.match(seg):
-            return
-        if not self.infer:
-            self._generic(seg, line_step)
-            return
-        if (
-            not self._generic(seg, line_step)
-            and not self._table_line(seg)
-            and _DIGIT.search(seg) is not None
-        ):
-            self._infer(seg, line_step)
+            else:
+                self._record(c, m, seg, line_step)
+            return True
+        return False
+
+    def _ignored_line(self, fid: str, m: re.Match) -> None:
+        """A catalogued line read for no figure; a learning-rate change message still counts the
+        changes and the last rate changed to (``lr_changes``, ``lr_changed_to``)."""
+        if fid == "lr-change":
+            self.facts["lr_changes"] = self.facts.get("lr_changes", 0.0) + 1
+            to = _num(m["to"]) if m["to"] else None
+            if to is not None:
+                self.facts["lr_changed_to"] = to
 
     def _table_line(self, seg: str) -> bool:
         """A table printed in the log: a header row of names (tab-, comma- or 2+-space-separated,
@@ -1011,32 +1053,43 @@ class LogParser:
             self._emit_inferred(inf)
 
     def _emit_inferred(self, inf: Inferred) -> None:
+        """Emit a record the template reader inferred: the plan it names, its split prefix
+        (:func:`_inferred_prefix`), its figures (:meth:`_inferred_values`,
+        :meth:`_inferred_record`) at the step :meth:`_inferred_step` decides."""
         line_step, ctx_step, header, _seq = inf.context
         if inf.epochs and inf.epochs > 0:
             self.facts["epochs"] = inf.epochs
         if inf.total_steps and inf.total_steps > 0:
             self.facts.setdefault("total_steps", inf.total_steps)
+        default = _inferred_prefix(inf)
+        values = _inferred_values(inf, default, ctx_step, line_step)
+        if values is None:
+            return
+        rec = self._inferred_record(inf, values, default)
+        if not rec:
+            return
+        self.formats["inferred"] += 1
+        step, epoch = inf.step, inf.epoch
+        if step is None:
+            step = line_step
+        if step is None:
+            step = self._inferred_step(inf, epoch, header, ctx_step)
+        if len(self._inf_last) < 4 * MAX_TEMPLATE_CHARS:
+            self._inf_last[inf.key] = step
+        self.started = True
+        if epoch is not None:
+            rec.setdefault("train/epoch", epoch)
+        if self.step is None or step > self.step:
+            self.step = step
+        self._emit_all(rec, step, epoch)
+
+    def _inferred_record(
+        self, inf: Inferred, values: dict[str, float], default: str
+    ) -> dict[str, float]:
+        """The figures of an inferred record under their canonical names (``default``: the split
+        prefix; ``Acc@k`` in percent, as the catalogue reads it); plan keys (``epochs``) set the
+        plan instead."""
         rec: dict[str, float] = {}
-        default = _split_prefix(inf.key) if _SPLIT_HINT.search(inf.key) else "train/"
-        if default != "train/" and any(_SPLIT_WORD.search(k) for k in inf.rec):
-            default = "train/"
-        if default == "train/" and len(inf.rec) > 1:
-            default = (
-                _eval_record_prefix(list(inf.rec), summary="\x01(\x01" not in inf.key) or default
-            )
-        values = inf.rec
-        if _BEST_KEY.search(inf.key) is not None and any(math.isinf(x) for x in values.values()):
-            return  # a best-so-far tracker at its initial ``float("inf")``: nothing was measured
-        if inf.means and default != "train/" and inf.pos is not None:
-            # an evaluation pass printed batch by batch with running means (``Test: [ 3/3]  Loss: 1.010
-            # ( 0.952)``): the means at its last batch are the pass's figures; the lines before are
-            # running values, not records
-            if inf.pos[0] != inf.pos[1]:
-                return
-            values = {**inf.rec, **inf.means}
-            if ctx_step is not None or line_step is not None:
-                inf.step = line_step if line_step is not None else ctx_step
-                inf.pos = None
         for raw, v in values.items():
             lk = raw.lower().replace(" ", "_")
             plan = _PLAN_KEYS.get(lk)
@@ -1048,64 +1101,66 @@ class LogParser:
             if name_unit is None and _AT_K.match(raw):
                 name_unit = "%"  # as the catalogue's ImageNet-lineage entries read ``Acc@1``
             rec.setdefault(name, _convert(name, v, inf.units.get(raw) or name_unit))
-        if not rec:
-            return
-        self.formats["inferred"] += 1
-        step, epoch = inf.step, inf.epoch
-        if step is None:
-            step = line_step
-        if step is None:
-            e = epoch if epoch is not None else header
-            if (
-                epoch is not None
-                and not self.spe
-                and self.facts.get("total_steps")
-                and self.facts.get("epochs")
-            ):
-                # a fractional epoch with the plan known (planned steps / planned epochs), as
-                # _resolve_step does for the catalogue's records
-                self.spe = self.facts["total_steps"] / self.facts["epochs"]
-            if epoch is not None and not float(epoch).is_integer():
-                self._frac_epochs = True  # the log counts fractional epochs: not an epoch axis
-            whole = e is not None and float(e).is_integer() and not self._frac_epochs
-            if (
-                inf.pos is not None and inf.pos[1] > 0 and whole and not inf.counted
-            ):  # n of an epoch's total
-                step = int(e) * inf.pos[1] + inf.pos[0]  # type: ignore[arg-type]
-            elif inf.pos is not None and inf.pos[1] > 0:
-                # an n/total position that starts over (one pass per epoch): passes before + n
-                n, total = inf.pos
-                base, last_n = self._inf_pos.get(inf.key, (0, -1))
-                if n < last_n:
-                    base += total
-                if len(self._inf_pos) < 4 * MAX_TEMPLATE_CHARS:
-                    self._inf_pos[inf.key] = (base, n)
-                step = base + n
-            elif e is not None and self.spe:
-                step = round(e * self.spe)
-            elif whole:
-                step = int(e)  # type: ignore[arg-type]
-                self.params.setdefault("log.step_axis", "epoch")
-            else:
-                # the step of the line before (a bar, a header, a record with a step) when this
-                # layout has not been read at it yet; else the next one after this layout's last
-                last = self._inf_last.get(inf.key)
-                if ctx_step is not None and (last is None or ctx_step > last):
-                    step = ctx_step
-                else:
-                    step = inf.ordinal if last is None else max(last + 1, inf.ordinal)
-                    self.params.setdefault("log.step_axis", "record")
-        if len(self._inf_last) < 4 * MAX_TEMPLATE_CHARS:
-            self._inf_last[inf.key] = step
-        self.started = True
-        if epoch is not None:
-            rec.setdefault("train/epoch", epoch)
-        if self.step is None or step > self.step:
-            self.step = step
-        self._emit_all(rec, step, epoch)
+        return rec
+
+    def _inferred_step(
+        self, inf: Inferred, epoch: float | None, header: float | None, ctx_step: int | None
+    ) -> int:
+        """The step of an inferred record that printed none: n of an epoch's total, the passes
+        before plus n (:meth:`_inferred_pass_step`), the epoch times the steps per epoch, the
+        whole epoch (an epoch axis), else the step of the line before or the next record
+        (:meth:`_inferred_next_step`)."""
+        e = epoch if epoch is not None else header
+        if (
+            epoch is not None
+            and not self.spe
+            and self.facts.get("total_steps")
+            and self.facts.get("epochs")
+        ):
+            # a fractional epoch with the plan known (planned steps / planned epochs), as
+            # _resolve_step does for the catalogue's records
+            self.spe = self.facts["total_steps"] / self.facts["epochs"]
+        if epoch is not None and not float(epoch).is_integer():
+            self._frac_epochs = True  # the log counts fractional epochs: not an epoch axis
+        whole = e is not None and float(e).is_integer() and not self._frac_epochs
+        if inf.pos is not None and inf.pos[1] > 0 and whole and not inf.counted:
+            return int(e) * inf.pos[1] + inf.pos[0]  # type: ignore[arg-type]  # n of an epoch's total
+        if inf.pos is not None and inf.pos[1] > 0:
+            return self._inferred_pass_step(inf.key, inf.pos)
+        if e is not None and self.spe:
+            return round(e * self.spe)
+        if whole:
+            self.params.setdefault("log.step_axis", "epoch")
+            return int(e)  # type: ignore[arg-type]
+        return self._inferred_next_step(inf, ctx_step)
+
+    def _inferred_pass_step(self, key: str, pos: tuple[int, int]) -> int:
+        """The step of an ``n/total`` position that starts over (one pass per epoch): the passes
+        before times the total, plus n."""
+        n, total = pos
+        base, last_n = self._inf_pos.get(key, (0, -1))
+        if n < last_n:
+            base += total
+        if len(self._inf_pos) < 4 * MAX_TEMPLATE_CHARS:
+            self._inf_pos[key] = (base, n)
+        return base + n
+
+    def _inferred_next_step(self, inf: Inferred, ctx_step: int | None) -> int:
+        """The step of the line before (a bar, a header, a record with a step) when this layout
+        has not been read at it yet; else the next one after this layout's last (the step axis
+        then counts records)."""
+        last = self._inf_last.get(inf.key)
+        if ctx_step is not None and (last is None or ctx_step > last):
+            return ctx_step
+        self.params.setdefault("log.step_axis", "record")
+        return inf.ordinal if last is None else max(last + 1, inf.ordinal)
 
     # --- formats ---------------------------------------------------------------------------------
     def _progress(self, c: _Compiled, m: re.Match, desc: str) -> int | None:
+        """Read a progress bar: returns the step of the training bar (an evaluation or data bar, or
+        a bar other than the training one, gives None); the step is the epoch in its description
+        times its total plus its position, else :meth:`_bar_pass_step`'s; its postfix figures
+        (:meth:`_bar_postfix`) and its rate (throughput) are points at that step."""
         desc = desc.strip()
         n, total = int(m["batch"]), int(m["total"])
         if _EVAL_DESC.search(desc):
@@ -1132,39 +1187,62 @@ class LogParser:
             self.epoch = epoch
             self.facts.setdefault("steps_per_epoch", float(total))
         else:
-            # the bar started over (one bar per epoch): its position went back, or a finished
-            # bar is drawn finished again on a later line (a log that kept only each bar's final
-            # state, as W&B's output.log of a terminal session does; tqdm's closing redraw of a
-            # finished bar is on the bar's own line, after a carriage return)
-            # ... but not a finished draw repeated with the same rate after the bar was seen part-way:
-            # that is tqdm.write at work (the Hugging Face Trainer's eval and summary dicts clear the
-            # bar and draw it again after each message; tqdm's smoothed rate only changes on an
-            # update, while the elapsed time goes on ticking: 00:57 then 00:58 at 3.19s/it on a
-            # loaded machine). Passes of a real loop end at different rates (W&B output.log of
-            # realworld wb01: 20.67it/s, 20.75it/s, 20.72it/s ...).
-            draw = (m["rate"], m["rate_unit"], m["postfix"])
-            again = (
-                n == self._bar_last == total
-                and self.lineno > self._bar_line + 1
-                and not (self._bar_partial and draw == self._bar_draw)
-            )
-            if n < total:
-                self._bar_partial = True
-            self._bar_draw = draw
-            if n < self._bar_last or again:
-                self._bar_restarts += 1
-                self.facts.pop("total_steps", None)
-                self.facts.setdefault("steps_per_epoch", float(total))
-            self._bar_last = n
-            self._bar_line = self.lineno
-            step = self._bar_restarts * total + n
-            if not self._bar_restarts:
-                self.facts["total_steps"] = float(total)
+            step = self._bar_pass_step(m, n, total)
+        rec, step = self._bar_postfix(c, m["postfix"], step)
+        self._flush_pending(step)
+        if n == self.bar_n and not rec:
+            self.step = step  # the same position, maybe of the next pass (a restarted bar)
+            return step
+        self.bar_n = n
+        rate = _num(m["rate"]) if m["rate"] else None
+        if rate is not None:
+            rec["perf/throughput"] = _convert("perf/throughput", rate, m["rate_unit"])
+        self.step = step
+        self._emit_all(rec, step, None)
+        return step
+
+    def _bar_pass_step(self, m: re.Match, n: int, total: int) -> int:
+        """The step of a training bar with no epoch in its description: the passes before
+        (restarts counted here) times the bar's total, plus its position; a bar that never started
+        over gives the planned total steps.
+
+        The bar started over (one bar per epoch) when its position went back, or when a finished
+        bar is drawn finished again on a later line (a log that kept only each bar's final state,
+        as W&B's output.log of a terminal session does; tqdm's closing redraw of a finished bar is
+        on the bar's own line, after a carriage return); but not when a finished draw is repeated
+        with the same rate after the bar was seen part-way: that is tqdm.write at work (the Hugging
+        Face Trainer's eval and summary dicts clear the bar and draw it again after each message;
+        tqdm's smoothed rate only changes on an update, while the elapsed time goes on ticking:
+        00:57 then 00:58 at 3.19s/it on a loaded machine). Passes of a real loop end at different
+        rates (W&B output.log of realworld wb01: 20.67it/s, 20.75it/s, 20.72it/s ...)."""
+        draw = (m["rate"], m["rate_unit"], m["postfix"])
+        again = (
+            n == self._bar_last == total
+            and self.lineno > self._bar_line + 1
+            and not (self._bar_partial and draw == self._bar_draw)
+        )
+        if n < total:
+            self._bar_partial = True
+        self._bar_draw = draw
+        if n < self._bar_last or again:
+            self._bar_restarts += 1
+            self.facts.pop("total_steps", None)
+            self.facts.setdefault("steps_per_epoch", float(total))
+        self._bar_last = n
+        self._bar_line = self.lineno
+        if not self._bar_restarts:
+            self.facts["total_steps"] = float(total)
+        return self._bar_restarts * total + n
+
+    def _bar_postfix(
+        self, c: _Compiled, post: str | None, step: int
+    ) -> tuple[dict[str, float], int]:
+        """``(record, step)`` from a training bar's postfix (``loss=0.52, lr=1e-4``): the figures
+        that changed since the last draw (a bar redraws stale values), a step it names; Lightning
+        1.x's running mean ``loss`` beside the logged ``train_loss_step`` is kept apart as
+        ``train/loss_running``."""
         rec: dict[str, float] = {}
-        post = m["postfix"]
         if post:
-            # Lightning 1.x shows its running mean (20 steps) as ``loss`` beside the logged
-            # ``train_loss_step``: two figures, kept apart
             running = "loss_step=" in post
             assert c.pairs is not None  # a bar with a postfix is a format with pairs
             for pm in c.pairs.finditer(post):
@@ -1178,17 +1256,7 @@ class LogParser:
                     step = int(v)
                 elif target[0] != "@" and not self._repeats(target, v):
                     rec[target] = v  # a bar redraws stale postfix values: only changes are points
-        self._flush_pending(step)
-        if n == self.bar_n and not rec:
-            self.step = step  # the same position, maybe of the next pass (a restarted bar)
-            return step
-        self.bar_n = n
-        rate = _num(m["rate"]) if m["rate"] else None
-        if rate is not None:
-            rec["perf/throughput"] = _convert("perf/throughput", rate, m["rate_unit"])
-        self.step = step
-        self._emit_all(rec, step, None)
-        return step
+        return rec, step
 
     def _header(self, c: _Compiled, m: re.Match) -> None:
         fmt = c.fmt
@@ -1219,75 +1287,87 @@ class LogParser:
         return canonical(key, prefix or fmt.prefix)[0]
 
     def _record(self, c: _Compiled, m: re.Match, seg: str, line_step: int | None) -> None:
+        """Read one line a catalogued format matched: its named fields
+        (:meth:`_record_fields`), its name/value pairs (:meth:`_record_pairs`,
+        :meth:`_record_pair_values`), the format's constants and ratios; then keep it as a summary
+        (:meth:`_record_summary`) or place it at its step (:meth:`_record_place`)."""
         fmt = c.fmt
         gd = m.groupdict()
         rec: dict[str, float] = {}
-        step = epoch = batch = total = span = None
+        prefix, step, epoch, batch, total, span = self._record_fields(c, gd, rec)
+        if fmt.block == "hf-metrics" and self.section:
+            prefix = "val/" if self.section in ("eval", "validation") else f"{self.section}/"
+        pairs = _record_pairs(c, m, seg, gd)
+        if prefix == "train/" and len(pairs) > 1:
+            prefix = _eval_record_prefix([k for k, _, _ in pairs]) or prefix
+        step, epoch, batch = self._record_pair_values(fmt, pairs, prefix, rec, step, epoch, batch)
+        events = tuple(fmt.const)
+        for k, v in fmt.const.items():
+            rec[k] = v
+        for k, (num, den) in fmt.ratios.items():
+            a, b = _num(gd.get(num, "")), _num(gd.get(den, ""))
+            if a is not None and b:
+                rec[k] = a / b
+        if fmt.kind == "summary":
+            self._record_summary(fmt, rec)
+            return
+        end = total if total is not None else span
+        if fmt.final_batch_only and batch is not None and end is not None and batch != end:
+            return
+        if not rec and epoch is None and step is None:
+            return
+        self._record_place(fmt, rec, step, epoch, batch, total or span, line_step, events, prefix)
+
+    def _record_fields(
+        self, c: _Compiled, gd: dict[str, Any], rec: dict[str, float]
+    ) -> tuple[str, int | None, float | None, int | None, int | None, int | None]:
+        """``(prefix, step, epoch, batch, total, span)`` from a format's named fields: ``@section``
+        gives the split prefix, ``@step`` / ``@epoch`` / ``@batch`` / ``@total`` / ``@span`` the
+        position (``@total`` and ``@total_steps`` also the plan); every other field is a figure
+        added to ``rec`` in its unit."""
+        fmt = c.fmt
         prefix = fmt.prefix
+        step = epoch = batch = total = span = None
         for g, target in c.fields.items():
             raw = gd.get(g)
             if raw is None:
                 continue
-            if target[0] == "@":
-                if target == "@section":
-                    s = raw.lower()
-                    prefix = (
-                        "val/"
-                        if s.startswith(("valid", "val", "dev", "eval"))
-                        else "test/"
-                        if s.startswith("test")
-                        else "train/"
-                    )
-                    continue
-                v = _num(raw)
-                if v is None:
-                    continue
-                if target == "@step":
-                    step = int(v)
-                elif target == "@epoch":
-                    epoch = v
-                elif target == "@batch":
-                    batch = int(v)
-                elif target == "@total":
-                    total = int(v)
-                    self.facts["steps_per_epoch"] = float(total)
-                elif target == "@span":
-                    span = int(v)
-                elif target == "@total_steps":
-                    self.facts["total_steps"] = v
+            if target == "@section":
+                prefix = _section_prefix(raw)
                 continue
             v = _num(raw)
             if v is None:
                 continue
-            rec[target] = _convert(target, v, gd.get(g + "_unit") or fmt.units.get(g))
-        if fmt.block == "hf-metrics" and self.section:
-            prefix = "val/" if self.section in ("eval", "validation") else f"{self.section}/"
-        pairs: list[tuple[str, str, str | None]] = []
-        if c.has_kv and gd.get("k") and gd.get("v"):
-            pairs.append((gd["k"], gd["v"], None))
-        if c.pairs is not None:
-            rest = gd.get("rest")
-            text = rest if rest is not None else seg[m.start() :]
-            if c.pairs_unit:
-                pairs += [(pm["k"], pm["v"], pm["u"]) for pm in c.pairs.finditer(text)]
-            elif c.pairs_kv is not None:  # set whenever c.pairs is
-                pairs += [(k, v, None) for k, v in c.pairs_kv.findall(text)]
-        if gd.get("json"):
-            try:
-                obj = json.loads(gd["json"])
-            except (
-                ValueError,
-                RecursionError,
-            ):  # not JSON, or lists nested past the decoder's stack
-                obj = None
-            if isinstance(obj, dict):
-                for k, v in obj.items():
-                    if isinstance(v, (int, float)) and not isinstance(v, bool):
-                        pairs.append((str(k), repr(float(v)), None))
-                    elif isinstance(v, str) and _num(v) is not None:
-                        pairs.append((str(k), v, None))
-        if prefix == "train/" and len(pairs) > 1:
-            prefix = _eval_record_prefix([k for k, _, _ in pairs]) or prefix
+            if target[0] != "@":
+                rec[target] = _convert(target, v, gd.get(g + "_unit") or fmt.units.get(g))
+            elif target == "@step":
+                step = int(v)
+            elif target == "@epoch":
+                epoch = v
+            elif target == "@batch":
+                batch = int(v)
+            elif target == "@total":
+                total = int(v)
+                self.facts["steps_per_epoch"] = float(total)
+            elif target == "@span":
+                span = int(v)
+            elif target == "@total_steps":
+                self.facts["total_steps"] = v
+        return prefix, step, epoch, batch, total, span
+
+    def _record_pair_values(
+        self,
+        fmt: LogFormat,
+        pairs: list[tuple[str, str, str | None]],
+        prefix: str,
+        rec: dict[str, float],
+        step: int | None,
+        epoch: float | None,
+        batch: int | None,
+    ) -> tuple[int | None, float | None, int | None]:
+        """Add a catalogued line's name/value pairs to ``rec`` under the names the format (or the
+        vocabulary) gives them (cached per format, name and prefix); pairs naming the step, epoch
+        or batch set the position, returned as ``(step, epoch, batch)``."""
         targets = self._targets
         for key, raw, unit in pairs:
             tk = (fmt.id, key, prefix)
@@ -1318,28 +1398,34 @@ class LogParser:
             u = unit or cached[1]
             if target not in rec:
                 rec[target] = _convert(target, v, u) if u else v
-        events = tuple(fmt.const)
-        for k, v in fmt.const.items():
-            rec[k] = v
-        for k, (num, den) in fmt.ratios.items():
-            a, b = _num(gd.get(num, "")), _num(gd.get(den, ""))
-            if a is not None and b:
-                rec[k] = a / b
-        if fmt.kind == "summary":
-            if fmt.id == "table-row":
-                self._kv_row(rec)
-            for k, v in rec.items():
-                self._summary[k] = (v, self.wall)
-            if fmt.id == "hf-train-summary" and self._hf_k:
-                self._hf_done = (
-                    True  # Trainer.train() ended; a later dict belongs to the next training
-                )
-            return
-        end = total if total is not None else span
-        if fmt.final_batch_only and batch is not None and end is not None and batch != end:
-            return
-        if not rec and epoch is None and step is None:
-            return
+        return step, epoch, batch
+
+    def _record_summary(self, fmt: LogFormat, rec: dict[str, float]) -> None:
+        """Keep a summary line's figures as summary values (a key/value table row goes to the open
+        table first); a Hugging Face train summary closes the Trainer's numbered dicts."""
+        if fmt.id == "table-row":
+            self._kv_row(rec)
+        for k, v in rec.items():
+            self._summary[k] = (v, self.wall)
+        if fmt.id == "hf-train-summary" and self._hf_k:
+            self._hf_done = True  # Trainer.train() ended; a later dict belongs to the next training
+
+    def _record_place(
+        self,
+        fmt: LogFormat,
+        rec: dict[str, float],
+        step: int | None,
+        epoch: float | None,
+        batch: int | None,
+        total: int | None,
+        line_step: int | None,
+        events: tuple[str, ...],
+        prefix: str,
+    ) -> None:
+        """Place a catalogued record at its step: a Hugging Face dict with no step of its own is
+        numbered (:meth:`_hf_ordinal`) or, written through the training bar, held until the bar's
+        next draw (:meth:`_flush_pending`); every other record goes out at :meth:`_resolve_step`'s
+        step."""
         explicit = step is not None or line_step is not None
         own_step = step is not None
         ordinal = False
@@ -1351,7 +1437,7 @@ class LogParser:
             and not (self.facts.get("total_steps") and self.facts.get("epochs"))
         ):
             step, ordinal = self._hf_ordinal(rec, epoch), True
-        step = self._resolve_step(fmt, step, epoch, batch, total or span, line_step)
+        step = self._resolve_step(fmt, step, epoch, batch, total, line_step)
         if not fmt.const:
             self.started = True
         self._flush_pending()
@@ -1476,7 +1562,54 @@ class LogParser:
     def _generic(self, seg: str, line_step: int | None) -> bool:
         """Read generic ``key=value`` / ``key: value`` / ``| key value |`` / ``name value`` pairs and
         bare epoch / step header lines. Returns True when the line was taken (points, a summary
-        value or a header), False when it is left to the template reader."""
+        value or a header), False when it is left to the template reader.
+
+        The steps: lines that are no record (:meth:`_generic_skip`), headers
+        (:meth:`_generic_header`), change messages, start-up configuration; then the pairs
+        (:meth:`_generic_pairs`), the line's position (:meth:`_generic_position`), the split its
+        figures belong to (:func:`_generic_prefix`), the record (:meth:`_generic_record`) and where
+        it goes (:meth:`_generic_emit`)."""
+        skip = self._generic_skip(seg)
+        if skip is not None:
+            return skip
+        if self._generic_header(seg):
+            return True
+        if " to" in seg and self._change_message(seg):
+            return True
+        pairs, work, grouped = self._grouped_pairs(seg)
+        if (
+            not self.started
+            and not grouped
+            and _step_prefix(seg) is None
+            and _STEP_KEY.search(seg) is None
+        ):
+            self._startup_params(seg)  # configuration printed before training starts
+            return False
+        if any(sig.category not in CONTEXT_CATEGORIES for sig, _ in match_line(seg)):
+            return True  # a failure message, not metrics
+        known_only = self._generic_pairs(seg, work, pairs)
+        if not pairs:
+            return False
+        sp = _step_prefix(seg)
+        step, epoch, batch = self._generic_position(seg, sp, grouped)
+        default = _generic_prefix(seg, sp, pairs, work)
+        rec, step, epoch, batch = self._generic_record(pairs, default, step, epoch, batch)
+        if not rec:
+            return False
+        if _BEST_LINE.search(work) is not None and any(math.isinf(x) for x in rec.values()):
+            # ``Best model found at epoch 0, Val Loss: inf, AUC: 0.00%``: a best-so-far tracker still at
+            # its initial value (``best = float("inf")``): nothing was measured, none of it is a figure
+            return True
+        if not self.started and step is None and epoch is None:
+            self._startup_params(seg)
+            return False
+        return self._generic_emit(rec, work, step, epoch, batch, line_step, known_only)
+
+    def _generic_skip(self, seg: str) -> bool | None:
+        """Decide whether a line is no generic record before any pair is read: True (taken, nothing
+        to read: a warning that holds a figure), False (left to the template reader: a
+        ``[12]\\tname:value`` counter line, or a line with no pair shape at all), None (read on).
+        A line that does not start indented ends the bare step header's block."""
         if seg[:1] not in " \t":
             self.step_header = None
         if _BRACKET_COUNTER.match(seg):
@@ -1486,6 +1619,12 @@ class LogParser:
         spaced = not ("=" in seg or ": " in seg or "|" in seg)
         if spaced and _SPACE_CHEAP.search(seg) is None:
             return False
+        return None
+
+    def _generic_header(self, seg: str) -> bool:
+        """Decide whether a line is a bare epoch header (later lines without a step belong to this
+        epoch) or a bare step header (the indented lines under it are this step's record); sets the
+        header, the plan it names and returns True when it is one."""
         em = (
             _EPOCH_ONLY.match(strip_log_prefix(seg))
             if ("poch" in seg or "POCH" in seg) and len(seg) < 200
@@ -1508,19 +1647,15 @@ class LogParser:
             self.started = True
             self.formats["step-header"] += 1
             return True
-        if " to" in seg and self._change_message(seg):
-            return True
-        pairs, work, grouped = self._grouped_pairs(seg)
-        if (
-            not self.started
-            and not grouped
-            and _step_prefix(seg) is None
-            and _STEP_KEY.search(seg) is None
-        ):
-            self._startup_params(seg)  # configuration printed before training starts
-            return False
-        if any(sig.category not in CONTEXT_CATEGORIES for sig, _ in match_line(seg)):
-            return True  # a failure message, not metrics
+        return False
+
+    @staticmethod
+    def _generic_pairs(seg: str, work: str, pairs: list[tuple[str, str, str | None]]) -> bool:
+        """Add to ``pairs`` the ``name=value`` / ``name: value`` / ``| name value |`` pairs of
+        ``work`` (the line with its groups blanked) and the ``name value`` pairs beside them; with
+        none, the vocabulary names and step/epoch markers of a spaced line (``test accuracy 0.739``,
+        :func:`_known_spaced_pairs`), then figures written before their names after a colon
+        (:func:`_value_first_pairs`). Returns whether only the spaced vocabulary reading found them."""
         spans = []
         for rx in (_GEN_EQ, _GEN_COLON, _GEN_PIPE):
             if (
@@ -1536,39 +1671,26 @@ class LogParser:
                 pairs.append((pm["k"], pm["v"], pm["u"]))
                 spans.append((pm.start(), pm.end(), " " not in pm["k"].strip()))
         if pairs and _SPACE_CHEAP.search(work) is not None:
-            pairs.extend(self._spaced_beside(work, spans))
+            pairs.extend(LogParser._spaced_beside(work, spans))
         known_only = False
         if not pairs:  # ``test accuracy 0.739``: only vocabulary names and step/epoch markers
             known_only = True
-            found = list(_GEN_SPACE.finditer(seg))
-            starts = {pm.start() for pm in found}
-            for pm in found:
-                # prose, not a metric: ``the loss 10 times higher``, ``accuracy 0 classes were``
-                # (a value followed by a word that does not begin another ``name value`` pair)
-                nxt = len(seg) - len(seg[pm.end() :].lstrip())
-                if (
-                    nxt < len(seg)
-                    and seg[nxt].isalpha()
-                    and nxt not in starts
-                    and _UNIT_WORD.match(seg, nxt) is None
-                ):
-                    continue
-                key = _metric_words(pm["k"].strip())
-                if key.lower().replace(" ", "_") in _MARKERS or is_known(key):
-                    pairs.append((key, pm["v"], pm["u"]))
+            pairs.extend(_known_spaced_pairs(seg))
         if ": " in seg and all(
             _MARKERS.get(_metric_words(k.strip()).lower().replace(" ", "_")) for k, _, _ in pairs
         ):
-            # ``Epoch 3 @ 10:27 PM : 0.9816 C.E. Loss, 94.28% Accuracy``: only a step marker read, the figures
-            # after the colon are written before their names
-            for pm in _GEN_VALUE_FIRST.finditer(seg, seg.index(": ")):
-                key = _metric_words(pm["k"].strip())
-                if is_known(key):
-                    pairs.append((key, pm["v"], pm["u"]))
-        if not pairs:
-            return False
-        step = epoch = batch = None
-        sp = _step_prefix(seg)
+            pairs.extend(_value_first_pairs(seg))
+        return known_only
+
+    def _generic_position(
+        self, seg: str, sp: re.Match | None, grouped: bool
+    ) -> tuple[int | None, float | None, int | None]:
+        """``(step, epoch, batch)`` of a line from its leading counter, its step/epoch/batch prefix
+        ``sp`` and its ``n/M`` positions (``iter: n/M`` beside an epoch is n of the epoch's M);
+        records the planned epochs a position names."""
+        step: int | None = None
+        epoch: float | None = None
+        batch: int | None = None
         if grouped and sp is None and (lc := _LEAD_COUNTER.match(seg)) is not None:
             step = int(lc["n"])  # ``1 \tTrain(L=...) Valid(...)``: the record's counter
         if sp:
@@ -1610,19 +1732,19 @@ class LogParser:
                 # epochs counted from 1 when the first printed is 1 (YOLOX), else from 0
                 step = (int(epoch) - min(self._first_epoch, 1)) * m_ + n
             # without an epoch, an ``n/M`` that may start over each pass is left to the template reader
-        default = _split_prefix(seg) if _SPLIT_HINT.search(seg) else "train/"
-        if default == "train/" and sp is not None and _SPLIT_HINT.search(seg):
-            # the tag right after the position: ``Epoch 1 Validation - Loss: 18.49``
-            default = _split_prefix(strip_log_prefix(seg)[sp.end() :])
-        if default != "train/" and any(_SPLIT_WORD.search(k) for k, _, _ in pairs):
-            default = "train/"  # ``[eval] iter 0: train 9.85 val 9.85 lr 7e-07``: the names give the splits
-        if default == "train/" and len(pairs) > 1:
-            default = (
-                _eval_record_prefix(
-                    [k for k, _, _ in pairs], summary=_MEAN_BESIDE.search(work) is None
-                )
-                or default
-            )
+        return step, epoch, batch
+
+    def _generic_record(
+        self,
+        pairs: list[tuple[str, str, str | None]],
+        default: str,
+        step: int | None,
+        epoch: float | None,
+        batch: int | None,
+    ) -> tuple[dict[str, float], int | None, float | None, int | None]:
+        """``(record, step, epoch, batch)`` from a line's pairs: step/epoch/batch markers set the
+        position, plan keys (``epochs: 400``) set the plan, prose counts are skipped, every other
+        pair is a figure under its canonical name (``default``: the split prefix of the line)."""
         rec: dict[str, float] = {}
         for key, raw, unit in pairs:
             key = _metric_words(key.strip())
@@ -1649,15 +1771,21 @@ class LogParser:
                 continue
             name, name_unit = canonical(key, default)
             rec.setdefault(name, _convert(name, v, unit or name_unit))
-        if not rec:
-            return False
-        if _BEST_LINE.search(work) is not None and any(math.isinf(x) for x in rec.values()):
-            # ``Best model found at epoch 0, Val Loss: inf, AUC: 0.00%``: a best-so-far tracker still at
-            # its initial value (``best = float("inf")``): nothing was measured, none of it is a figure
-            return True
-        if not self.started and step is None and epoch is None:
-            self._startup_params(seg)
-            return False
+        return rec, step, epoch, batch
+
+    def _generic_emit(
+        self,
+        rec: dict[str, float],
+        work: str,
+        step: int | None,
+        epoch: float | None,
+        batch: int | None,
+        line_step: int | None,
+        known_only: bool,
+    ) -> bool:
+        """Place a generic record: left to the template reader (an ``n/total`` position and no
+        step: returns False), a summary value (one figure, no position, far from the last record),
+        or points at the step :meth:`_generic_step` decides (returns True)."""
         if (
             step is None
             and line_step is None
@@ -1675,10 +1803,26 @@ class LogParser:
         by_header = (
             step is None and line_step is None and epoch is None and self.epoch_header is not None
         )
+        if self._generic_summary(
+            rec, step is None and line_step is None and epoch is None, by_header
+        ):
+            return True
+        self.started = True
+        step_at = self._generic_step(rec, step, epoch, batch, line_step, by_header)
+        if epoch is not None:
+            rec.setdefault("train/epoch", epoch)
+        if self.step is None or step_at > self.step:
+            self.step = step_at
+        self._emit_all(rec, step_at, epoch)
+        return True
+
+    def _generic_summary(self, rec: dict[str, float], unplaced: bool, by_header: bool) -> bool:
+        """Decide whether a generic record is a summary value, not a point: one figure with no step,
+        epoch or header (``unplaced`` and not ``by_header``), printed more than
+        :data:`CONTINUATION_LINES` lines after the last record. Keeps it as a summary and returns
+        True when it is."""
         if (
-            step is None
-            and line_step is None
-            and epoch is None
+            unplaced
             and len(rec) == 1
             and not by_header
             and self.lineno - self.last_record_line > CONTINUATION_LINES
@@ -1686,7 +1830,20 @@ class LogParser:
             for k, v in rec.items():
                 self._summary[k] = (v, self.wall)
             return True
-        self.started = True
+        return False
+
+    def _generic_step(
+        self,
+        rec: dict[str, float],
+        step: int | None,
+        epoch: float | None,
+        batch: int | None,
+        line_step: int | None,
+        by_header: bool,
+    ) -> int:
+        """The step of a generic record with no step of its own: the bare epoch header's epoch
+        (per-epoch prints, no step anywhere), the batch within the epoch, or the next record after
+        the template reader's; then :meth:`_resolve_step`."""
         if (
             by_header
             and self.epoch_header is not None
@@ -1716,13 +1873,7 @@ class LogParser:
             # the steps so far count the template reader's records (no step, epoch, bar or header
             # anywhere) and this record's metrics already have a point there: it is the next record
             step = self.step + 1
-        step = self._resolve_step(_GENERIC_FMT, step, epoch, batch, None, line_step)
-        if epoch is not None:
-            rec.setdefault("train/epoch", epoch)
-        if self.step is None or step > self.step:
-            self.step = step
-        self._emit_all(rec, step, epoch)
-        return True
+        return self._resolve_step(_GENERIC_FMT, step, epoch, batch, None, line_step)
 
     def _change_message(self, seg: str) -> bool:
         """A message that sets a vocabulary quantity to a new value (:data:`_CHANGE_TO`,
@@ -1748,68 +1899,18 @@ class LogParser:
         """``(pairs, rest, grouped)``: the pairs of a line's split groups (``Valid(L=0.68 | A=0.61)``
         -> ``Valid_loss``, ``Valid_acc``) and bracketed vectors (``lr=[1e-05]`` -> ``lr``;
         ``lr=[a, b]`` -> ``lr_0``, ``lr_1``), the line with those spans blanked (read no further),
-        and whether a split group was read."""
+        and whether a split group was read. The readers, in order: :func:`_split_group_pairs`,
+        :func:`_unit_label_pairs`, :func:`_fraction_pairs`, :func:`_vector_pairs`."""
         pairs: list[tuple[str, str, str | None]] = []
         grouped = False
         if "(" in seg and ("=" in seg or ": " in seg):
-            parts = []
-            prev = 0
-            for gm in _GEN_GROUP.finditer(seg):
-                body = gm["body"]
-                inner = [
-                    (pm["k"], pm["v"], pm["u"])
-                    for rx in (_GEN_EQ, _GEN_COLON)
-                    for pm in rx.finditer(body)
-                ]
-                if not inner:
-                    continue
-                grouped = True
-                for k, v, u in inner:
-                    k = k.strip()
-                    pairs.append((f"{gm['g']}_{_GROUP_ABBREV.get(k.lower(), k)}", v, u))
-                parts.append(seg[prev : gm.start()] + " " * (gm.end() - gm.start()))
-                prev = gm.end()
-            if parts:
-                seg = "".join(parts) + seg[prev:]
+            seg, grouped = _split_group_pairs(seg, pairs)
         if ")" in seg and "|" in seg and (um := _UNIT_LABEL.search(seg)) is not None:
-            label, unit, tail = um["label"], um["u"], seg[um.end() :]
-            for pm in (pm for rx in (_GEN_COLON, _GEN_EQ, _GEN_PIPE) for pm in rx.finditer(tail)):
-                pairs.append((f"{label}_{pm['k'].strip()}", pm["v"], pm["u"] or unit))
-            seg = seg[: um.start()] + " " * (len(seg) - um.start())
+            seg = _unit_label_pairs(seg, um, pairs)
         if "/" in seg:
-            parts = []
-            prev = 0
-            for fm in _GEN_FRACTION.finditer(seg):
-                k = _metric_words(fm["k"].strip())
-                n, m_ = int(fm["n"]), int(fm["m"])
-                if (
-                    not (
-                        is_known(k)
-                        and canonical(k)[0].rsplit("/", 1)[-1] in ("accuracy", "top1", "top5")
-                    )
-                    or not 0 <= n <= m_
-                    or m_ == 0
-                ):
-                    continue
-                pairs.append((k, repr(n / m_), None))
-                parts.append(seg[prev : fm.start()] + " " * (fm.end() - fm.start()))
-                prev = fm.end()
-            if parts:
-                seg = "".join(parts) + seg[prev:]
+            seg = _fraction_pairs(seg, pairs)
         if "[" in seg:
-            parts = []
-            prev = 0
-            for vm in _GEN_VEC.finditer(seg):
-                items = _VEC_ITEM.findall(vm["body"])
-                k = vm["k"].strip()
-                if len(items) == 1:
-                    pairs.append((k, items[0], None))
-                else:
-                    pairs.extend((f"{k}_{i}", v, None) for i, v in enumerate(items))
-                parts.append(seg[prev : vm.start()] + " " * (vm.end() - vm.start()))
-                prev = vm.end()
-            if parts:
-                seg = "".join(parts) + seg[prev:]
+            seg = _vector_pairs(seg, pairs)
         return pairs, seg, grouped
 
     @staticmethod
@@ -2029,6 +2130,208 @@ class LogParser:
             series_order=names,
             template_note=self._miner.summary(),
         )
+
+
+def _known_spaced_pairs(seg: str) -> list[tuple[str, str, str | None]]:
+    """The ``name value`` pairs of a spaced line whose names are vocabulary names or step/epoch
+    markers (``test accuracy 0.739``); a value followed by a word that does not begin another pair
+    is prose (``the loss 10 times higher``, ``accuracy 0 classes were``), not a figure."""
+    pairs: list[tuple[str, str, str | None]] = []
+    found = list(_GEN_SPACE.finditer(seg))
+    starts = {pm.start() for pm in found}
+    for pm in found:
+        nxt = len(seg) - len(seg[pm.end() :].lstrip())
+        if (
+            nxt < len(seg)
+            and seg[nxt].isalpha()
+            and nxt not in starts
+            and _UNIT_WORD.match(seg, nxt) is None
+        ):
+            continue
+        key = _metric_words(pm["k"].strip())
+        if key.lower().replace(" ", "_") in _MARKERS or is_known(key):
+            pairs.append((key, pm["v"], pm["u"]))
+    return pairs
+
+
+def _value_first_pairs(seg: str) -> list[tuple[str, str, str | None]]:
+    """The figures after a line's first ``: `` written before their vocabulary names (``Epoch 3 @
+    10:27 PM : 0.9816 C.E. Loss, 94.28% Accuracy``), read when the pairs before gave only step
+    markers."""
+    pairs: list[tuple[str, str, str | None]] = []
+    for pm in _GEN_VALUE_FIRST.finditer(seg, seg.index(": ")):
+        key = _metric_words(pm["k"].strip())
+        if is_known(key):
+            pairs.append((key, pm["v"], pm["u"]))
+    return pairs
+
+
+def _generic_prefix(
+    seg: str, sp: re.Match | None, pairs: list[tuple[str, str, str | None]], work: str
+) -> str:
+    """The split prefix of a generic record's figures (``train/``, ``val/``, ...): the split word
+    of the line (or the tag right after its position: ``Epoch 1 Validation - Loss: 18.49``), unless
+    the names carry their own splits; several figures of an evaluation set name it
+    (:func:`_eval_record_prefix`)."""
+    default = _split_prefix(seg) if _SPLIT_HINT.search(seg) else "train/"
+    if default == "train/" and sp is not None and _SPLIT_HINT.search(seg):
+        # the tag right after the position: ``Epoch 1 Validation - Loss: 18.49``
+        default = _split_prefix(strip_log_prefix(seg)[sp.end() :])
+    if default != "train/" and any(_SPLIT_WORD.search(k) for k, _, _ in pairs):
+        default = (
+            "train/"  # ``[eval] iter 0: train 9.85 val 9.85 lr 7e-07``: the names give the splits
+        )
+    if default == "train/" and len(pairs) > 1:
+        default = (
+            _eval_record_prefix([k for k, _, _ in pairs], summary=_MEAN_BESIDE.search(work) is None)
+            or default
+        )
+    return default
+
+
+def _section_prefix(raw: str) -> str:
+    """The split prefix a format's ``@section`` field names: ``val/`` (valid, val, dev, eval),
+    ``test/``, else ``train/``."""
+    s = raw.lower()
+    if s.startswith(("valid", "val", "dev", "eval")):
+        return "val/"
+    return "test/" if s.startswith("test") else "train/"
+
+
+def _record_pairs(
+    c: _Compiled, m: re.Match, seg: str, gd: dict[str, Any]
+) -> list[tuple[str, str, str | None]]:
+    """The name/value pairs of a catalogued line: its ``k``/``v`` groups, the pairs of its rest
+    (the format's pair pattern, with units when it has them) and the numeric entries of a JSON
+    object it holds (not JSON, or nested past the decoder's stack: none)."""
+    pairs: list[tuple[str, str, str | None]] = []
+    if c.has_kv and gd.get("k") and gd.get("v"):
+        pairs.append((gd["k"], gd["v"], None))
+    if c.pairs is not None:
+        rest = gd.get("rest")
+        text = rest if rest is not None else seg[m.start() :]
+        if c.pairs_unit:
+            pairs += [(pm["k"], pm["v"], pm["u"]) for pm in c.pairs.finditer(text)]
+        elif c.pairs_kv is not None:  # set whenever c.pairs is
+            pairs += [(k, v, None) for k, v in c.pairs_kv.findall(text)]
+    if gd.get("json"):
+        try:
+            obj = json.loads(gd["json"])
+        except (ValueError, RecursionError):
+            obj = None
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    pairs.append((str(k), repr(float(v)), None))
+                elif isinstance(v, str) and _num(v) is not None:
+                    pairs.append((str(k), v, None))
+    return pairs
+
+
+def _inferred_prefix(inf: Inferred) -> str:
+    """The split prefix of an inferred record's figures: the split word of its template, unless
+    its names carry their own splits; several figures of an evaluation set name it
+    (:func:`_eval_record_prefix`; a template with running means beside is no summary)."""
+    default = _split_prefix(inf.key) if _SPLIT_HINT.search(inf.key) else "train/"
+    if default != "train/" and any(_SPLIT_WORD.search(k) for k in inf.rec):
+        default = "train/"
+    if default == "train/" and len(inf.rec) > 1:
+        default = _eval_record_prefix(list(inf.rec), summary="\x01(\x01" not in inf.key) or default
+    return default
+
+
+def _inferred_values(
+    inf: Inferred, default: str, ctx_step: int | None, line_step: int | None
+) -> dict[str, float] | None:
+    """The figures of an inferred record, or None when it holds none: a best-so-far tracker at its
+    initial ``float("inf")``, or a running line of an evaluation pass printed batch by batch
+    (``Test: [ 3/3]  Loss: 1.010 ( 0.952)``), whose running means at its last batch are the pass's
+    figures (placed at the step of the line before when there is one)."""
+    values = inf.rec
+    if _BEST_KEY.search(inf.key) is not None and any(math.isinf(x) for x in values.values()):
+        return None  # a best-so-far tracker at its initial ``float("inf")``: nothing was measured
+    if inf.means and default != "train/" and inf.pos is not None:
+        if inf.pos[0] != inf.pos[1]:
+            return None
+        values = {**inf.rec, **inf.means}
+        if ctx_step is not None or line_step is not None:
+            inf.step = line_step if line_step is not None else ctx_step
+            inf.pos = None
+    return values
+
+
+def _blanked(seg: str, spans: list[tuple[int, int]]) -> str:
+    """``seg`` with the given ``(start, end)`` spans (in order, not overlapping) replaced by
+    spaces of the same length."""
+    parts = []
+    prev = 0
+    for start, end in spans:
+        parts.append(seg[prev:start] + " " * (end - start))
+        prev = end
+    return "".join(parts) + seg[prev:] if parts else seg
+
+
+def _split_group_pairs(seg: str, pairs: list[tuple[str, str, str | None]]) -> tuple[str, bool]:
+    """Add the pairs of a line's split groups (``Valid(L=0.68 | A=0.61)`` -> ``Valid_loss``,
+    ``Valid_acc``; abbreviations from :data:`_GROUP_ABBREV`) to ``pairs``; returns the line with
+    the groups read blanked and whether one was read."""
+    spans = []
+    for gm in _GEN_GROUP.finditer(seg):
+        body = gm["body"]
+        inner = [
+            (pm["k"], pm["v"], pm["u"]) for rx in (_GEN_EQ, _GEN_COLON) for pm in rx.finditer(body)
+        ]
+        if not inner:
+            continue
+        for k, v, u in inner:
+            k = k.strip()
+            pairs.append((f"{gm['g']}_{_GROUP_ABBREV.get(k.lower(), k)}", v, u))
+        spans.append((gm.start(), gm.end()))
+    return _blanked(seg, spans), bool(spans)
+
+
+def _unit_label_pairs(seg: str, um: re.Match, pairs: list[tuple[str, str, str | None]]) -> str:
+    """Add the pairs after a duration label (DeepSpeed's ``time (ms) | forward: 120.55 | step:
+    15.30``, match ``um`` of :data:`_UNIT_LABEL`) to ``pairs`` as ``label_name`` in the label's
+    unit; returns the line blanked from the label on."""
+    label, unit, tail = um["label"], um["u"], seg[um.end() :]
+    for pm in (pm for rx in (_GEN_COLON, _GEN_EQ, _GEN_PIPE) for pm in rx.finditer(tail)):
+        pairs.append((f"{label}_{pm['k'].strip()}", pm["v"], pm["u"] or unit))
+    return seg[: um.start()] + " " * (len(seg) - um.start())
+
+
+def _fraction_pairs(seg: str, pairs: list[tuple[str, str, str | None]]) -> str:
+    """Add accuracies written as a fraction (``accuracy: 93/100`` -> 0.93; vocabulary accuracy,
+    top1 or top5 names only, 0 <= n <= m, m > 0) to ``pairs``; returns the line with them
+    blanked."""
+    spans = []
+    for fm in _GEN_FRACTION.finditer(seg):
+        k = _metric_words(fm["k"].strip())
+        n, m_ = int(fm["n"]), int(fm["m"])
+        if (
+            not (is_known(k) and canonical(k)[0].rsplit("/", 1)[-1] in ("accuracy", "top1", "top5"))
+            or not 0 <= n <= m_
+            or m_ == 0
+        ):
+            continue
+        pairs.append((k, repr(n / m_), None))
+        spans.append((fm.start(), fm.end()))
+    return _blanked(seg, spans)
+
+
+def _vector_pairs(seg: str, pairs: list[tuple[str, str, str | None]]) -> str:
+    """Add bracketed vectors (``lr=[1e-05]`` -> ``lr``; ``lr=[a, b]`` -> ``lr_0``, ``lr_1``) to
+    ``pairs``; returns the line with them blanked."""
+    spans = []
+    for vm in _GEN_VEC.finditer(seg):
+        items = _VEC_ITEM.findall(vm["body"])
+        k = vm["k"].strip()
+        if len(items) == 1:
+            pairs.append((k, items[0], None))
+        else:
+            pairs.extend((f"{k}_{i}", v, None) for i, v in enumerate(items))
+        spans.append((vm.start(), vm.end()))
+    return _blanked(seg, spans)
 
 
 def _is_failure(line: str) -> bool:
