@@ -378,6 +378,21 @@ class Inferred:
     means: dict[str, float] = field(default_factory=dict)
 
 
+def _observe(t: Template, values: list, decimal: list[bool]) -> None:
+    """Update what a template's fields have shown so far with one occurrence's values: whether
+    each was always a whole number (``all_int``) and always grew (``grows``), and its last value;
+    a tuple value (a position) is skipped."""
+    for i, v in enumerate(values):
+        if isinstance(v, tuple):
+            continue
+        if decimal[i] or v != v or not float(v).is_integer():
+            t.all_int[i] = False
+        last = t.last[i]
+        if last is not None and not (v > last):
+            t.grows[i] = False
+        t.last[i] = v
+
+
 class TemplateMiner:
     """Learn a log's line templates and read named numbers from the recurring ones.
 
@@ -410,57 +425,64 @@ class TemplateMiner:
             if len(self.templates) >= self.max_templates:
                 self.dropped += 1
                 return []
-            key, fields, values, words = parse_template(seg)  # type: ignore[misc]
-            prose = (
-                words > MAX_PROSE_WORDS
-                or _REJECT.search(seg) is not None
-                or not any(f.name for f in fields)
-                or (veto is not None and veto(seg))
-            )
-            t = self.templates[key] = Template(
-                key,
-                fields,
-                prose=prose,
-                last=[None] * len(fields),
-                grows=[True] * len(fields),
-                all_int=[True] * len(fields),
-            )
+            t, values = self._new_template(seg, veto)
         if t.prose:
             return []
         t.count += 1
-        for i, v in enumerate(values):
-            if isinstance(v, tuple):
-                continue
-            if decimal[i] or v != v or not float(v).is_integer():
-                t.all_int[i] = False
-            last = t.last[i]
-            if last is not None and not (v > last):
-                t.grows[i] = False
-            t.last[i] = v
+        _observe(t, values, decimal)
         if t.roles is None:
-            t.pending.append((values, context + (t.count,)))
-            if t.count < MIN_REPEAT:
-                return []
-            roles = self._roles(t)
-            metrics = [i for i, r in roles.items() if r not in ("step", "epoch", "batch", "pos")]
-            if not metrics:
-                t.prose = True  # counters only: a progress message, not a record
-                t.pending.clear()
-                return []
-            first = t.pending[0][0]
-            if not any(vals[i] != first[i] for vals, _ in t.pending for i in metrics):
-                # the same figures printed again: a configuration dump of each launch, not a series yet
-                if len(t.pending) >= MAX_PENDING:
-                    t.prose = True
-                    t.pending.clear()
-                return []
-            t.roles = roles
-            pend, t.pending = t.pending, []
-            out = [self._read(t, vals, ctx) for vals, ctx in pend]
+            out = self._settle(t, values, context)
         else:
             out = [self._read(t, values, context + (t.count,))]
         self.read += len(out)
         return out
+
+    def _new_template(self, seg: str, veto: Callable[[str], bool] | None) -> tuple[Template, list]:
+        """Register the template of a line seen for the first time, parsed with its field names;
+        returns it with the line's values. It is prose, never read, when it has more than
+        :data:`MAX_PROSE_WORDS` words, matches :data:`_REJECT`, names no field or is vetoed."""
+        key, fields, values, words = parse_template(seg)  # type: ignore[misc]
+        prose = (
+            words > MAX_PROSE_WORDS
+            or _REJECT.search(seg) is not None
+            or not any(f.name for f in fields)
+            or (veto is not None and veto(seg))
+        )
+        t = self.templates[key] = Template(
+            key,
+            fields,
+            prose=prose,
+            last=[None] * len(fields),
+            grows=[True] * len(fields),
+            all_int=[True] * len(fields),
+        )
+        return t, values
+
+    def _settle(self, t: Template, values: list, context: tuple) -> list[Inferred]:
+        """Hold an occurrence of a template whose field roles are not known yet; from
+        :data:`MIN_REPEAT` occurrences on, decide the roles (:meth:`_roles`): counters only make
+        it a progress message (never read), the same figures every time a configuration dump
+        (not a series yet; prose after :data:`MAX_PENDING`), else the held occurrences are read
+        and returned."""
+        t.pending.append((values, context + (t.count,)))
+        if t.count < MIN_REPEAT:
+            return []
+        roles = self._roles(t)
+        metrics = [i for i, r in roles.items() if r not in ("step", "epoch", "batch", "pos")]
+        if not metrics:
+            t.prose = True  # counters only: a progress message, not a record
+            t.pending.clear()
+            return []
+        first = t.pending[0][0]
+        if not any(vals[i] != first[i] for vals, _ in t.pending for i in metrics):
+            # the same figures printed again: a configuration dump of each launch, not a series yet
+            if len(t.pending) >= MAX_PENDING:
+                t.prose = True
+                t.pending.clear()
+            return []
+        t.roles = roles
+        pend, t.pending = t.pending, []
+        return [self._read(t, vals, ctx) for vals, ctx in pend]
 
     def _roles(self, t: Template) -> dict[int, str]:
         # name prefixes of the fractional fields (``train`` of ``train-logloss``, ``valid's`` of

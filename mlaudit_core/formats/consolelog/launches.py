@@ -85,22 +85,31 @@ def _training_launch(run: RunData, res: ParseResult, launches: list[Launch]) -> 
     for i in range(j, len(launches)):
         lo, hi = lines[i], lines[i + 1]
         ends = any(lo <= cl.lineno < hi and NORMAL_END.search(cl.text) for cl in run.console)
-        evaluated = False
-        for k in evals:
-            c = order.get(k)
-            if c is None:
-                continue
-            n_k = len(run.metrics.series(k))
-            a = launches[i].counts[c] if c < len(launches[i].counts) else n_k
-            b = (
-                launches[i + 1].counts[c]
-                if i + 1 < len(launches) and c < len(launches[i + 1].counts)
-                else n_k
-            )
-            evaluated = evaluated or b > a
-        if not (ends or evaluated):
+        if not (ends or _evaluated(run, launches, i, order, evals)):
             return None
     return j
+
+
+def _evaluated(
+    run: RunData, launches: list[Launch], i: int, order: dict[str, int], evals: list[str]
+) -> bool:
+    """Whether launch ``launches[i]`` printed points of an evaluation series (``evals``): its
+    count went up between the launch's start and the next launch's (or the end of the log);
+    ``order`` gives each series' place in the launches' kept-point counts."""
+    evaluated = False
+    for k in evals:
+        c = order.get(k)
+        if c is None:
+            continue
+        n_k = len(run.metrics.series(k))
+        a = launches[i].counts[c] if c < len(launches[i].counts) else n_k
+        b = (
+            launches[i + 1].counts[c]
+            if i + 1 < len(launches) and c < len(launches[i + 1].counts)
+            else n_k
+        )
+        evaluated = evaluated or b > a
+    return evaluated
 
 
 def keep_last_launch(run: RunData, res: ParseResult, name: str) -> None:
