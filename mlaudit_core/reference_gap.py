@@ -16,7 +16,9 @@ reference word gives *observed* figures. A figure is a number standing alone (``
 counter word (epoch, step, iteration, seed, batch, GPU), counts (``90 epochs``, ``8 GPUs``) and
 numbers glued to letters (``fp64``, the 1 of ``Rank-1``) are not figures. Pairs: a reference and an observed
 figure of the same name, else, when neither is named and one clause pair holds one of each, that
-pair. A pair is kept only when both figures are on the same scale (both <= 1 or both > 1).
+pair; and in a clause that compares (``28.37 ..., which is lower than the 28.39 in your paper``), the one
+figure before the comparison against the one after it, when the part after names the reference. A pair
+is kept only when both figures are on the same scale (both <= 1 or both > 1).
 
 Noise band: :data:`RELATIVE_BAND` 1% of the reference. Seed-to-seed spread of the same
 configuration is of that order on the figures reports quote: Picard 2021 ("torch.manual_seed(3407)
@@ -45,6 +47,12 @@ _RESULT = re.compile(
     re.I,
 )
 _CLAUSE = re.compile(r"(?<=[.;!?])\s+|\b(?:but|while|whereas|however)\b", re.I)
+#: A comparison inside one clause (``PSNR 28.37 on Set14, which is lower than the 28.39 in your paper``):
+#: the figure before it is the run's, the figure after it, in a part that names the reference, is the
+#: reference; the comparison itself says they are the same metric.
+_COMPARE = re.compile(
+    r"\b(?:lower|higher|less|worse|better|smaller|larger|below|above|under|over)\s+than\b", re.I
+)
 _FIGURE = re.compile(
     r"(?<![\w.\-+/])(?P<v>\d+(?:\.\d+)?)(?P<pct>\s?%)?(?!\w|\.\d|/\d|\s?(?:s|ms|sec|min|h|GB|MB|x)\b)"
     # a count of something (90 epochs, 5000 images, 8 GPUs, 9 hours) is not a result figure
@@ -119,11 +127,19 @@ def reproduction_gaps(lines: Iterable[str]) -> list[Gap]:
     refs: list[Figure] = []
     obs: list[Figure] = []
     unnamed_pairs: list[Gap] = []
+    compared: list[Gap] = []
     for line in lines:
         for clause in _CLAUSE.split(line):
             if not clause or not clause.strip():
                 continue
             is_ref = _REFERENCE.search(clause) is not None
+            cmp = _COMPARE.search(clause) if is_ref else None
+            if cmp is not None and _REFERENCE.search(clause[cmp.end() :]):
+                mine, theirs = _figures(clause[: cmp.start()]), _figures(clause[cmp.end() :])
+                if len(mine) == 1 and len(theirs) == 1:
+                    o, r = mine[0], theirs[0]
+                    compared.append(Gap(o.name or r.name, r.value, o.value, r.text, o.text))
+                    continue
             is_obs = not is_ref and _RESULT.search(clause) is not None
             if not (is_ref or is_obs):
                 continue
@@ -142,6 +158,7 @@ def reproduction_gaps(lines: Iterable[str]) -> list[Gap]:
             o = named_obs[r.name]
             gaps.append(Gap(r.name, r.value, o.value, r.text, o.text))
     gaps.extend(unnamed_pairs)
+    gaps.extend(compared)
     return [g for g in gaps if g.reference > 0 and (g.reference <= 1) == (g.observed <= 1)]
 
 
