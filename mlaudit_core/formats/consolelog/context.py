@@ -24,6 +24,8 @@ from .parser import strip_annotations
 from .reader import LineReader, UnreadableLog
 
 _KV_MULTI = re.compile(r"(?:^|,\s*)(?P<k>[A-Za-z_][\w.\-]*)\s*=\s*(?P<v>'[^']*'|\"[^\"]*\"|[^,]*)")
+#: Words from which a value is a sentence, not one setting (as ``verdict.statements.PROSE_WORDS``).
+_PROSE_WORDS = 3
 _KV_LINE = re.compile(r"^\s*(?P<k>[A-Za-z][\w .()/@-]{0,80}?)\s*(?:=|:(?=\s|$))\s*(?P<v>.*?)\s*$")
 
 
@@ -77,11 +79,16 @@ def parse_context_lines(lines) -> dict[str, str]:
         if not line:
             continue
         multi = list(_KV_MULTI.finditer(line)) if line.count("=") >= 2 else []
+        kv = _KV_LINE.match(line)
         if len(multi) >= 2:
             for m in multi:
                 out[m["k"]] = _unquote(m["v"])
+            # a ``key: sentence`` line whose sentence lists settings (``task: ... 10 repeats, each
+            # resetting every seed, benchmark=False, enabled=False``): the sentence is kept too
+            if kv and kv.start("v") > kv.end("k") and ":" in line[kv.end("k") : kv.start("v")]:
+                if len(kv["v"].split()) >= _PROSE_WORDS and kv["k"].strip() not in out:
+                    out[kv["k"].strip()] = kv["v"]
             continue
-        kv = _KV_LINE.match(line)
         if kv and kv["v"]:
             out[kv["k"].strip()] = _unquote(kv["v"])
     return out
