@@ -213,3 +213,60 @@ def test_paths_are_strings_or_paths(tmp_path):
     p = tmp_path / "t.log"
     p.write_text(GOOD)
     assert len(load_logs([str(p)]).metrics) == len(load_logs([Path(p)]).metrics) == 3
+
+
+def test_line_reader_fifo_without_a_writer_is_one_error_not_a_hang(tmp_path):
+    """A named pipe nobody writes to: open() would wait for a writer forever. The subprocess's
+    timeout is only an upper bound against that hang."""
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "train.log"
+    os.mkfifo(fifo)
+    mlaudit = str(Path(sys.executable).parent / "mlaudit")
+    res = subprocess.run([mlaudit, "logs", str(fifo)], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2, res.stderr
+    (line,) = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert line.startswith("mlaudit: error: ") and "train.log" in line and "FIFO" in line
+
+
+def test_line_reader_reads_a_process_substitution_pipe(tmp_path):
+    """``mlaudit logs <(zcat train.log.gz)``: a pipe with its writer is read to its end."""
+    import shutil
+    import subprocess
+    import sys
+
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash for a process substitution")
+    src = tmp_path / "train.log"
+    src.write_text(GOOD * 20)
+    mlaudit = str(Path(sys.executable).parent / "mlaudit")
+    res = subprocess.run(
+        [bash, "-c", f'"{mlaudit}" logs --format json <(cat "{src}")'],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["verdict"]
+
+
+def test_line_reader_stops_at_the_size_the_log_had_when_opened(tmp_path):
+    """A log still being written (appended to faster than it is parsed) is read as it was when
+    the read began, and the report says later lines were not read: the read ends."""
+    from mlaudit_core.formats.consolelog.reader import LineReader
+
+    p = tmp_path / "train.log"
+    p.write_text(GOOD)
+    reader = LineReader(p)
+    texts = []
+    with p.open("a") as grow:
+        for _, text in reader:
+            texts.append(text)
+            if len(texts) <= 3:  # a writer appending while the first lines are parsed
+                grow.write("step=9 loss=0.1\n" * 1000)
+                grow.flush()
+    assert texts == GOOD.splitlines()
+    assert any("grew while it was read" in w for w in reader.warnings), reader.warnings

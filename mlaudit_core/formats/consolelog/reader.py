@@ -11,6 +11,8 @@ from __future__ import annotations
 import codecs
 import gzip
 import io
+import os
+import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -57,6 +59,8 @@ class LineReader:
         self.longest_cut = 0
         self.first_cut_line: int | None = None
         self._gz: _Capped | None = None
+        self._snapshot: _Capped | None = None  # a regular file, read up to its size at open
+        self._fifo = False
         self._fh, self._encoding = self._open(path)
 
     def _open(self, path) -> tuple[BinaryIO, str]:
@@ -68,10 +72,7 @@ class LineReader:
                 raise UnreadableLog(f"{p}: no such file")
             if p.is_dir():
                 raise UnreadableLog(f"{p}: is a directory, not a log file")
-            try:
-                fh = open(p, "rb")  # noqa: SIM115 - closed when iteration ends
-            except OSError as exc:
-                raise UnreadableLog(f"{p}: cannot be read ({exc.strerror or exc})") from None
+            fh = self._open_file(p)
             if p.suffix == ".gz":
                 cap = max(GZ_MIN_BYTES, GZ_MAX_RATIO * p.stat().st_size)
                 self._gz = _Capped(gzip.open(fh, "rb"), cap)  # noqa: SIM115
@@ -84,6 +85,10 @@ class LineReader:
         except (OSError, EOFError) as exc:
             raise UnreadableLog(f"{self.name}: cannot be read ({exc})") from None
         if not head:
+            if self._fifo:
+                raise UnreadableLog(
+                    f"{self.name}: a FIFO (named pipe) that no program writes to, nothing to audit"
+                )
             raise UnreadableLog(f"{self.name}: empty file (0 bytes), nothing to audit")
         if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
             return fh, "utf-16"
@@ -92,6 +97,26 @@ class LineReader:
                 f"{self.name}: binary file (NUL bytes in the first 8 KiB), not a text log"
             )
         return fh, "utf-8"
+
+    def _open_file(self, p: Path) -> BinaryIO:
+        """``p`` opened for reading without waiting for a FIFO's writer (``O_NONBLOCK``; then
+        blocking again, so a FIFO without a writer reads as empty and a process substitution
+        ``<(zcat log.gz)`` is read to its end). A regular file is read up to the size it had
+        when opened: a log still being appended to faster than it is parsed would otherwise
+        never end (:attr:`grown` tells that lines came after)."""
+        try:
+            fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        except OSError as exc:
+            raise UnreadableLog(f"{p}: cannot be read ({exc.strerror or exc})") from None
+        st = os.fstat(fd)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        self._fifo = stat.S_ISFIFO(st.st_mode)
+        raw = open(fd, "rb", buffering=0)  # noqa: SIM115 - closed when iteration ends
+        if not stat.S_ISREG(st.st_mode):
+            return io.BufferedReader(raw, 1 << 16)
+        self._snapshot = _Capped(raw, st.st_size)
+        return io.BufferedReader(self._snapshot, 1 << 16)
 
     def __iter__(self) -> Iterator[tuple[int, str]]:
         fh = self._fh
@@ -176,6 +201,11 @@ class LineReader:
             self.warnings.append(
                 f"{self.name}: decompressed past {_size(self._gz.cap)} ({GZ_MAX_RATIO}x the "
                 "compressed file, a compression no training log has): the rest was not read"
+            )
+        if self._snapshot is not None and self._snapshot.capped:
+            self.warnings.append(
+                f"{self.name}: grew while it was read (still being written?): it was read up to "
+                f"its size when the read began, {_size(self._snapshot.cap)}; later lines were not read"
             )
         if self.bad_utf8:
             self.warnings.append(
