@@ -61,7 +61,12 @@ def test_watch_path_csv_console_and_directory(tmp_path):
         try:
             _wait(lambda: "live: polling" in log.read_text(), 120, "the live watcher")
             writers = []
-            for name, mode in (("csvrun", "blowup"), ("logrun", "blowup"), ("healthy", "healthy")):
+            # the blowup runs go on until the watcher has recorded their alerts (torch_files.py)
+            for name, mode, until in (
+                ("csvrun", "blowup", ["live-metrics.csv.json", "LV001"]),
+                ("logrun", "blowup", ["live-train.log.json", "LV001,LV007"]),
+                ("healthy", "healthy", []),
+            ):
                 writers.append(
                     subprocess.Popen(
                         [
@@ -69,6 +74,7 @@ def test_watch_path_csv_console_and_directory(tmp_path):
                             str(HERE / "data" / "live" / "torch_files.py"),
                             str(runs[name]),
                             mode,
+                            *until,
                         ],
                         stdout=open(runs[name] / "train.log", "w"),
                         stderr=subprocess.PIPE,
@@ -76,10 +82,10 @@ def test_watch_path_csv_console_and_directory(tmp_path):
                     )
                 )
             for w in writers:
-                _out, err = w.communicate(timeout=300)
+                _out, err = w.communicate(timeout=420)
                 assert w.returncode == 0, err[-2000:]
             ended = time.time()
-            _wait(lambda: len(_live(rx)) >= 3, 30, "three live alerts")
+            _wait(lambda: len(_live(rx)) >= 3, 120, "three live alerts")
             wait_live_polls(tmp_path / "s.sqlite")  # the writers' last lines are read
         finally:
             watcher.send_signal(signal.SIGTERM)

@@ -7,6 +7,11 @@ learning rate jumps from 0.05 to 1e4 and the loss overflows to inf/NaN within a 
 torchrun job's output carries it. Each of 150 steps (0.05 s apart) appends a row to
 ``OUTDIR/metrics.csv`` (``step,loss,lr``, flushed) and prints a Hugging Face Trainer-style dict
 (``{'loss': ..., 'learning_rate': ..., 'epoch': ...}``) to stdout.
+
+``python torch_files.py OUTDIR MODE LIVE_JSON CODES``: after the last step the run goes on (as
+a longer run would) until OUTDIR/mlaudit/LIVE_JSON, where a live watcher records each alert after
+posting it, names every code of CODES (comma-separated), for at most 300 s: on a loaded machine
+the watcher's polls can outlast the 150 steps.
 """
 
 import csv
@@ -48,4 +53,12 @@ for step in range(1, 151):
             flush=True,
         )
     time.sleep(0.05)
+if len(sys.argv) > 4:
+    live, codes = out / "mlaudit" / sys.argv[3], sys.argv[4].split(",")
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        text = live.read_text() if live.exists() else ""
+        if all(c in text for c in codes):
+            break
+        time.sleep(0.1)
 print("done", flush=True)
