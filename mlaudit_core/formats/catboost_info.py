@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from ..roles import AliasTable, Role
 from ._common import wide_run
 
 NAME = "catboost_info"
@@ -122,7 +123,7 @@ def load(path: Path):
             notes.append(
                 f"training time: {passed / 1000.0:.0f} s (time_left.tsv, Passed at the last iteration)"
             )
-    return wide_run(
+    run = wide_run(
         path,
         columns,
         steps.astype(np.float64),
@@ -133,3 +134,72 @@ def load(path: Path):
         what="CatBoost training directory",
         split=False,
     )
+    objective = _objective(learn)
+    if objective is not None:
+        # the objective's values are the run's training and validation loss, whatever its name
+        # (``MultiClass``, ``RMSE``, ``Quantile:alpha=0.1``) says to the name rules
+        run.aliases = AliasTable(
+            {
+                Role.TRAIN_LOSS.value: [f"train/{objective}"],
+                Role.VAL_LOSS.value: [f"val/{objective}"],
+            }
+        )
+        run.notes.append(
+            f"{objective} is the objective CatBoost optimised (the first metric of learn_error.tsv, a "
+            "loss_function name): train/ and val/ values are the run's training and validation loss"
+        )
+        stop = _detector_stop(test, objective, params.get("max_iterations"))
+        if stop:
+            run.notes.append(stop)
+    return run
+
+
+#: Iterations without a better eval-set objective, at the end of a fit below its planned length, that
+#: read as CatBoost's overfitting detector having stopped it: its ``od_wait`` / ``early_stopping_rounds``
+#: is a count of such iterations (documentation, "Overfitting detector"); 10 is the smallest count in
+#: the documentation's examples and below the detector's default ``od_wait`` of 20.
+DETECTOR_MIN_WAIT = 10
+
+
+def _detector_stop(test: dict[str, np.ndarray] | None, objective: str, planned: str | None) -> str:
+    """A note starting "training stopped by itself" (read by the verdict's ending evidence) when the
+    fit ended below its planned iterations and the eval set's objective (a loss: lower is better) had
+    not improved for :data:`DETECTOR_MIN_WAIT` or more iterations at its end; else ``""``. A fit
+    interrupted while its eval loss still improved gets no note (its stop stays unexplained)."""
+    if test is None or objective not in test or planned is None:
+        return ""
+    v = test[objective]
+    ok = np.isfinite(v)
+    if ok.sum() < 2 or len(v) >= int(planned):
+        return ""
+    idx = np.flatnonzero(ok)
+    ib = int(idx[int(np.argmin(v[ok]))])
+    wait = int(idx[-1]) - ib
+    if wait < DETECTOR_MIN_WAIT:
+        return ""
+    return (
+        f"training stopped by itself: the eval set's {objective} was best at iteration {ib} and did not "
+        f"improve in the {wait} iterations after it, at iteration {int(idx[-1])} of the {planned} planned: "
+        "CatBoost's overfitting detector (early_stopping_rounds / od_wait) ended the fit"
+    )
+
+
+#: CatBoost's ``loss_function`` values (CatBoost documentation, "Common parameters: loss_function",
+#: the supported metrics), matched on the name before any ``:param=value`` suffix.
+LOSS_FUNCTIONS = frozenset(
+    "RMSE Logloss MAE CrossEntropy Quantile LogLinQuantile Lq MultiRMSE MultiClass "
+    "MultiClassOneVsAll MultiLogloss MultiCrossEntropy MAPE Poisson PairLogit PairLogitPairwise "
+    "QueryRMSE QuerySoftMax GroupQuantile Tweedie YetiRank YetiRankPairwise StochasticFilter "
+    "StochasticRank LambdaMart Huber Expectile RMSEWithUncertainty Cox SurvivalAft".split()
+)
+
+
+def _objective(learn: dict[str, np.ndarray] | None) -> str | None:
+    """The column of ``learn_error.tsv`` that holds the optimised objective: CatBoost writes the
+    loss function's values first, then the ``custom_metric`` ones (documentation, "Output data:
+    Metric", the ``iter<TAB><loss 1>...`` header). ``None`` when the first metric column is no
+    ``loss_function`` name (an ``eval_metric`` or a user-defined objective: the name rules decide)."""
+    names = [k for k in (learn or {}) if k != "iter"]
+    if not names or names[0].split(":", 1)[0] not in LOSS_FUNCTIONS:
+        return None
+    return names[0]

@@ -1556,6 +1556,12 @@ def _val_plateau(c: Ctx) -> Decision | None:
     stopped = c.ending.stopped or c.run.status in (RunStatus.FAILED, RunStatus.KILLED)
     if f and new_best_at_end(c.run, f) is not None:
         return None  # still setting new bests at its end: converging, not stalled
+    if f and f.facts.get("kind") == "diminishing" and c.ending.early_stopped:
+        # held-out gains that shrank while the run's own early stopping watched them: the stop came
+        # when they ended, so no more than its patience was spent past them (own corpus f7b1-16:
+        # CatBoost's overfitting detector at 1587 of 2000 iterations). A metric flat from early on
+        # (its best far before the stop) is still a plateau (own tb09, csv05).
+        return None
     if f and not stopped:  # a run cut short never had the chance to improve: its stop explains more
         return Decision(
             Outcome.PLATEAUED,
