@@ -162,3 +162,44 @@ def test_a_malformed_mlaudit_report_files_is_one_clear_error(mlflow_server, monk
     monkeypatch.setenv("MLAUDIT_REPORT_FILES", "json,pdf")
     with pytest.raises(InputError, match="MLAUDIT_REPORT_FILES=.*unknown report file kind pdf"):
         _write_counted(mlflow_server["url"], None)
+
+
+def test_write_verdict_writes_no_tag_when_the_artifact_store_refuses_the_upload(
+    mlflow_server, monkeypatch
+):
+    """The artifact store answers 507 to the report upload (a full disk, a quota): the
+    write-back raises, and the run carries no mlaudit tag and its Description is untouched
+    (no ``mlaudit.verdict`` that would say a complete write-back exists)."""
+    from mlaudit_mlflow.plugin import MlflowPlugin
+
+    monkeypatch.setenv("MLAUDIT_REPORT_FILES", "json,md,svg")  # several uploads, one refused
+    url = mlflow_server["url"]
+    proxy = CountingProxy(url)
+    base = proxy.server.RequestHandlerClass
+    seen: list[str] = []
+
+    class Refusing(base):  # type: ignore[misc,valid-type]
+        def do_PUT(self) -> None:
+            if "/mlflow-artifacts/artifacts/" in self.path and self.path.endswith(".md"):
+                seen.append(self.path)
+                n = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(n)
+                self.send_response(507, "Insufficient Storage")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            super().do_PUT()
+
+    proxy.server.RequestHandlerClass = Refusing
+    try:
+        rid = _log_run(url, "the user's own notes")
+        run = MlflowPlugin(proxy.url).load(rid)
+        report = audit(run)
+        with pytest.raises(Exception):  # noqa: B017 - what the MLflow client raises
+            write_verdict(mlflow.MlflowClient(proxy.url), run, report)
+    finally:
+        proxy.close()
+    assert seen
+    tags = mlflow.MlflowClient(url).get_run(rid).data.tags
+    assert not [k for k in tags if k.startswith("mlaudit.")], tags
+    assert tags[NOTE_TAG] == "the user's own notes"
