@@ -2121,7 +2121,13 @@ def _at_uniform_guess(c: Ctx) -> Decision | None:
 
 
 def _healthy(c: Ctx) -> Decision | None:
-    """Positive evidence of health: a judgeable training signal examined, no rule above fired."""
+    """Positive evidence of health: a judgeable training signal examined, no rule above fired.
+
+    The steps: a running run; a training loss too short and risen to judge
+    (:func:`_healthy_loss`); a record that shows the run going, not ended
+    (:func:`_healthy_unended`); then the message, with a note when nothing shows the run's end
+    (:func:`_end_unseen_note`), the reruns' noise band (:func:`_reruns_note`) and the run's own
+    signals that contradict health."""
     run = c.run
     if run.status is RunStatus.RUNNING:
         return Decision(
@@ -2129,30 +2135,62 @@ def _healthy(c: Ctx) -> Decision | None:
             Cause.INCONCLUSIVE,
             "The run is still running; so far no failure signature in what was examined.",
         )
+    examined = ", ".join(f"{k} ({n} points)" for k, n in c.basis.signals.values())
+    msg, rose = _healthy_loss(c, examined)
+    if rose is not None:
+        return rose
+    unended = _healthy_unended(c, examined)
+    if unended is not None:
+        return unended
+    msg = _end_unseen_note(c, msg)
+    msg += _reruns_note(c)
+    doubt = contradicting_signals(c.by_code)
+    if doubt:
+        msg += (
+            f". Examined: {examined}. But the run's own signals say otherwise: "
+            + "; ".join(f.message for f in doubt[:2])
+            + ". The curves look healthy; find the steps behind these before trusting the result"
+        )
+        return Decision(Outcome.SUCCEEDED, Cause.HEALTHY, msg + ".", doubt[0])
+    return Decision(Outcome.SUCCEEDED, Cause.HEALTHY, msg + f". Examined: {examined}.")
+
+
+def _healthy_loss(c: Ctx, examined: str) -> tuple[str, Decision | None]:
+    """``(message, decision)``: the healthy message's opening with the training loss's first and
+    last values, and an unknown decision when that loss ended at twice its first value or more on
+    fewer than :data:`SHORT_LOSS_POINTS` points with no held-out series to judge by ('succeeded'
+    needs positive evidence, and OP001 needs 10 points to call a divergence)."""
+    run = c.run
     tl = run.key_for(Role.TRAIN_LOSS)
     msg = "No failure signature: the run finished"
-    examined = ", ".join(f"{k} ({n} points)" for k, n in c.basis.signals.values())
-    if tl:
-        s = run.series(tl).finite()
-        if len(s):
-            msg += f" with {tl} {fmt(float(s.values[0]))} -> {fmt(float(s.values[-1]))}"
-        v0, v1 = (float(s.values[0]), float(s.values[-1])) if len(s) else (0.0, 0.0)
-        heldout = any(
-            len(run.series(k).finite()) >= MIN_TREND_POINTS
-            for k in (run.key_for(Role.VAL_LOSS), run.key_for(Role.VAL_ACCURACY))
-            if k
+    if not tl:
+        return msg, None
+    s = run.series(tl).finite()
+    if len(s):
+        msg += f" with {tl} {fmt(float(s.values[0]))} -> {fmt(float(s.values[-1]))}"
+    v0, v1 = (float(s.values[0]), float(s.values[-1])) if len(s) else (0.0, 0.0)
+    heldout = any(
+        len(run.series(k).finite()) >= MIN_TREND_POINTS
+        for k in (run.key_for(Role.VAL_LOSS), run.key_for(Role.VAL_ACCURACY))
+        if k
+    )
+    if len(s) < SHORT_LOSS_POINTS and v0 > 0 and v1 >= 2 * v0 and not heldout:
+        return msg, Decision(
+            Outcome.UNKNOWN,
+            Cause.INCONCLUSIVE,
+            f"Not judged: {tl} ended at {fmt(v1 / v0, 3)}x its first value ({fmt(v0)} -> {fmt(v1)}) "
+            f"over only {len(s)} points, too few to tell a divergence from noise, and a loss that "
+            f"rose is no evidence of success. Examined: {examined}. Log the loss every few steps.",
         )
-        if len(s) < SHORT_LOSS_POINTS and v0 > 0 and v1 >= 2 * v0 and not heldout:
-            # 'succeeded' needs positive evidence: a training loss that ended at twice its first value or more,
-            # on too few points for the divergence detector (OP001 needs 10) and with no held-out series to
-            # judge by, is no evidence of a healthy run
-            return Decision(
-                Outcome.UNKNOWN,
-                Cause.INCONCLUSIVE,
-                f"Not judged: {tl} ended at {fmt(v1 / v0, 3)}x its first value ({fmt(v0)} -> {fmt(v1)}) "
-                f"over only {len(s)} points, too few to tell a divergence from noise, and a loss that "
-                f"rose is no evidence of success. Examined: {examined}. Log the loss every few steps.",
-            )
+    return msg, None
+
+
+def _healthy_unended(c: Ctx, examined: str) -> Decision | None:
+    """The decision for a healthy-looking record that does not show the run's end: a log that ends
+    inside a progress bar with time to go (running), a checkpoint saved mid-run (running, healthy
+    so far), every record in one epoch with nothing saying the run ended there
+    (:func:`_one_epoch_unended`), or a learning rate still warming up with no planned length
+    (unknown). None when the record can be judged as ended."""
     e = c.ending
     if e.open_bar and not e.snapshot and (e.short or e.planned is None):
         return Decision(
@@ -2174,28 +2212,10 @@ def _healthy(c: Ctx) -> Decision | None:
             "Whether the run went on to its end or stopped after it is not in this file; audit its "
             f"TensorBoard logs, tracker run or console log for the end. Examined: {examined}.",
         )
-    if e.planned is None and not e.early_stopped and run.status is not RunStatus.FINISHED:
-        ek = run.key_for(Role.EPOCH)
-        ev = run.series(ek).finite().values if ek else None
-        text = [ln.text for ln in run.console[-300:]]
-        if (
-            ev is not None
-            and len(ev) >= 3
-            and float(ev.min()) == float(ev.max())
-            and not any(NORMAL_END.search(t) for t in text)
-        ):
-            # the whole record sits inside one epoch (the counter never advanced), with no planned
-            # length, no end-of-training line and no finished status: a one-epoch run that finished and
-            # one cut short look the same (own corpus log16: an LLM pretraining log 'ep: 0, batch: 20 ...
-            # 260' that simply stops, loss still falling fast)
-            return Decision(
-                Outcome.UNKNOWN,
-                Cause.INCONCLUSIVE,
-                f"Not judged: every record is in epoch {ev[0]:g} ({ek} never advanced), and no planned "
-                "length, end-of-training line or finished status says the run ended there; what was "
-                f"read looked healthy. Examined: {examined}. Log the planned length or the end of "
-                "training.",
-            )
+    if e.planned is None and not e.early_stopped and c.run.status is not RunStatus.FINISHED:
+        one_epoch = _one_epoch_unended(c, examined)
+        if one_epoch is not None:
+            return one_epoch
     if e.in_warmup and e.planned is None:
         # 'succeeded' needs the run to have finished its schedule: a learning rate still rising at the
         # last logged step, with no planned length to compare with, is the start of a training as
@@ -2208,51 +2228,81 @@ def _healthy(c: Ctx) -> Decision | None:
             "logged, so whether it finished its training or stopped at its start is not in the data; "
             f"what was read looked healthy. Examined: {examined}. Log the planned length.",
         )
-    if not (
+    return None
+
+
+def _one_epoch_unended(c: Ctx, examined: str) -> Decision | None:
+    """Unknown when the whole record sits inside one epoch (the counter never advanced, >= 3
+    points) and no end-of-training line is in the last 300 console lines: a one-epoch run that
+    finished and one cut short look the same (own corpus log16: an LLM pretraining log 'ep: 0,
+    batch: 20 ... 260' that simply stops, loss still falling fast). The caller has checked that
+    no planned length, early stop or finished status says the run ended."""
+    run = c.run
+    ek = run.key_for(Role.EPOCH)
+    ev = run.series(ek).finite().values if ek else None
+    text = [ln.text for ln in run.console[-300:]]
+    if (
+        ev is not None
+        and len(ev) >= 3
+        and float(ev.min()) == float(ev.max())
+        and not any(NORMAL_END.search(t) for t in text)
+    ):
+        return Decision(
+            Outcome.UNKNOWN,
+            Cause.INCONCLUSIVE,
+            f"Not judged: every record is in epoch {ev[0]:g} ({ek} never advanced), and no planned "
+            "length, end-of-training line or finished status says the run ended there; what was "
+            f"read looked healthy. Examined: {examined}. Log the planned length or the end of "
+            "training.",
+        )
+    return None
+
+
+def _end_unseen_note(c: Ctx, msg: str) -> str:
+    """The healthy message reworded when nothing shows the run's end (no finished status, planned
+    length, early stop or end-of-training line): a run killed (SIGKILL, a default-handled
+    SIGTERM) or hung mid-way leaves the same files (TensorBoard event files and plain consoles
+    have no end marker), so 'finished' is not said."""
+    run, e = c.run, c.ending
+    if (
         run.status is RunStatus.FINISHED
         or e.planned is not None
         or e.early_stopped
         or any(NORMAL_END.search(ln.text) for ln in run.console[-300:])
     ):
-        # nothing shows the end: a run killed (SIGKILL, a default-handled SIGTERM) or hung mid-way leaves the
-        # same files (TensorBoard event files and plain consoles have no end marker), so 'finished' is not said
-        msg = msg.replace(
-            "No failure signature: the run finished with",
-            "No failure signature in the data read, which ends with",
-            1,
-        ).replace(
-            "No failure signature: the run finished", "No failure signature in the data read", 1
-        )
-        msg += (
-            "; nothing in it shows the run reached its planned end (no planned length, end-of-training line or "
-            "finished status), and a run killed or hung mid-way reads the same: log or pass its planned length"
-        )
+        return msg
+    msg = msg.replace(
+        "No failure signature: the run finished with",
+        "No failure signature in the data read, which ends with",
+        1,
+    ).replace("No failure signature: the run finished", "No failure signature in the data read", 1)
+    return msg + (
+        "; nothing in it shows the run reached its planned end (no planned length, end-of-training line or "
+        "finished status), and a run killed or hung mid-way reads the same: log or pass its planned length"
+    )
+
+
+def _reruns_note(c: Ctx) -> str:
+    """The clause saying the gap to the earlier runs of the same configuration in this record
+    (baseline/reruns.py, ``#run-N`` baselines) is within their noise band: not a regression; empty
+    without such runs."""
     reruns = [
         f
         for f in c.by_code.get("BL001", [])
         if f.severity.rank < Severity.ERROR.rank
         and any(re.search(r"#run-\d+$", str(b)) for b in f.facts.get("baseline_ids") or [])
     ]
-    if reruns:
-        # the earlier runs of the same configuration in this record (baseline/reruns.py) gave a noise band
-        msg += (
-            f"; against the {reruns[0].facts.get('n_baselines')} earlier run(s) of the same configuration in "
-            "this record, the gap is within noise ("
-            + ", ".join(
-                f"{f.facts.get('metric')} {fmt(100 * float(f.facts.get('rel_delta') or 0.0), 3)}%"
-                for f in reruns[:2]
-            )
-            + "): not a regression"
+    if not reruns:
+        return ""
+    return (
+        f"; against the {reruns[0].facts.get('n_baselines')} earlier run(s) of the same configuration in "
+        "this record, the gap is within noise ("
+        + ", ".join(
+            f"{f.facts.get('metric')} {fmt(100 * float(f.facts.get('rel_delta') or 0.0), 3)}%"
+            for f in reruns[:2]
         )
-    doubt = contradicting_signals(c.by_code)
-    if doubt:
-        msg += (
-            f". Examined: {examined}. But the run's own signals say otherwise: "
-            + "; ".join(f.message for f in doubt[:2])
-            + ". The curves look healthy; find the steps behind these before trusting the result"
-        )
-        return Decision(Outcome.SUCCEEDED, Cause.HEALTHY, msg + ".", doubt[0])
-    return Decision(Outcome.SUCCEEDED, Cause.HEALTHY, msg + f". Examined: {examined}.")
+        + "): not a regression"
+    )
 
 
 def contradicting_signals(by_code: dict[str, list[Finding]]) -> list[Finding]:
