@@ -533,6 +533,63 @@ def _head_of(t: str) -> tuple[str, int] | None:
 _PARSE_CACHE: dict[str, NameParts] = {}
 
 
+def _split_of(toks: tuple[str, ...]) -> str | None:
+    """The split a name's words state: ``eval`` when one is an evaluation word, else ``train``
+    when one is a training word, else None."""
+    if any(t in _EVAL for t in toks):
+        return "eval"
+    if any(t in _TRAIN for t in toks):
+        return "train"
+    return None
+
+
+def _head_word(toks: tuple[str, ...]) -> tuple[str | None, str | None, int, int]:
+    """``(family, head, kind rank, head index)`` of a name's head word: the loss word names the
+    quantity when a loss is broken into parts (DETR ``loss_ce``, mmseg ``decode.loss_seg``);
+    otherwise the last head word does (``eval_overall_f1``). ``(None, None, 0, -1)`` without one."""
+    found = [(i, h) for i, h in ((i, _head_of(t)) for i, t in enumerate(toks)) if h is not None]
+    if not found:
+        return None, None, 0, -1
+    loss_words = [(i, h) for i, h in found if toks[i] in ("loss", "losses")]
+    hi, (family, kind_rank) = loss_words[0] if loss_words else found[-1]
+    return family, toks[hi], kind_rank, hi
+
+
+def _episode_reward(toks: tuple[str, ...], hi: int, split: str | None) -> bool:
+    """Whether a reward name is an agent's episode return: an episode word or an evaluation split,
+    and no other word than episode, aggregate, running-best words and numbers. A reward with
+    another word (DPO's ``rewards/chosen``, ``eval_rewards/accuracies``, ``reward_std``) or with
+    neither an episode word nor an evaluation split (TRL's training ``reward``) is not."""
+    others = [
+        t
+        for i, t in enumerate(toks)
+        if i != hi and t not in _TRAIN and t not in _EVAL and t not in _NEUTRAL
+    ]
+    episodic = any(t in _EPISODE for t in toks)
+    return (episodic or split == "eval") and all(
+        t in _EPISODE or t in _AGGREGATE or t in _RUNNING_BEST or t.isdigit() for t in others
+    )
+
+
+def _headless_family(toks: tuple[str, ...], split: str | None) -> str | None:
+    """The family of a name without a head word: ``epoch`` for the epoch alone, ``counter`` for
+    counter words and numbers only with no split, else None."""
+    core = [t for t in toks if t not in _NEUTRAL and t not in _TRAIN]
+    if core == ["epoch"]:
+        return "epoch"
+    if core and all(t in _COUNTER_WORDS or t.isdigit() for t in core) and split is None:
+        return "counter"
+    return None
+
+
+def _ap_rank(key: str, rest: list[str]) -> tuple[int, list[str]]:
+    """``(kind rank, rest)`` of a COCO AP name: AP over IoU 0.5:0.95 (or a bare AP) is the primary
+    metric (rank 1); AP50/AP75/APs come after (rank 2). YOLOv8's ``(B)`` (boxes) is no qualifier."""
+    low = key.lower()
+    primary = "95" in low or not re.search(r"m?ap[_@\-.:(\s]*\d|aps|apm|apl", low)
+    return (1 if primary else 2), [t for t in rest if not t.rstrip("b").isdigit() and t != "b"]
+
+
 def parse_name(key: str) -> NameParts:
     """Tokens, split, head and rank of a metric name (pure; memoised).
 
@@ -544,38 +601,12 @@ def parse_name(key: str) -> NameParts:
     if hit is not None:
         return hit
     toks = tuple(_join_terms(_words(key)))
-    split = None
-    if any(t in _EVAL for t in toks):
-        split = "eval"
-    elif any(t in _TRAIN for t in toks):
-        split = "train"
-    heads = [(i, _head_of(t)) for i, t in enumerate(toks)]
-    found = [(i, h) for i, h in heads if h is not None]
-    family = head = None
-    kind_rank = 0
-    hi = -1
-    if found:
-        # the loss word names the quantity when a loss is broken into parts (DETR ``loss_ce``,
-        # mmseg ``decode.loss_seg``); otherwise the last head word does (``eval_overall_f1``)
-        loss_words = [(i, h) for i, h in found if toks[i] in ("loss", "losses")]
-        hi, (family, kind_rank) = loss_words[0] if loss_words else found[-1]
-        head = toks[hi]
-    if family == "reward":
-        others = [
-            t
-            for i, t in enumerate(toks)
-            if i != hi and t not in _TRAIN and t not in _EVAL and t not in _NEUTRAL
-        ]
-        episodic = any(t in _EPISODE for t in toks)
-        if not (episodic or split == "eval") or not all(
-            t in _EPISODE or t in _AGGREGATE or t in _RUNNING_BEST or t.isdigit() for t in others
-        ):
-            # a reward with another word (DPO's ``rewards/chosen``, ``eval_rewards/accuracies``,
-            # ``reward_std``) or with neither an episode word nor an evaluation split (TRL's
-            # training ``reward``) is not an agent's episode return
-            family = head = None
-            kind_rank = 0
-            hi = -1
+    split = _split_of(toks)
+    family, head, kind_rank, hi = _head_word(toks)
+    if family == "reward" and not _episode_reward(toks, hi, split):
+        family = head = None
+        kind_rank = 0
+        hi = -1
     rest = [
         t
         for i, t in enumerate(toks)
@@ -588,19 +619,11 @@ def parse_name(key: str) -> NameParts:
             rest.remove(t)
     running_best = any(t in _RUNNING_BEST for t in rest)
     if family is None:
-        core = [t for t in toks if t not in _NEUTRAL and t not in _TRAIN]
-        if core == ["epoch"]:
-            family = "epoch"
-        elif core and all(t in _COUNTER_WORDS or t.isdigit() for t in core) and split is None:
-            family = "counter"
+        family = _headless_family(toks, split)
     if head is not None and (
         _AP_HEAD.match(head) or head in ("map", "ap") or head.startswith(("map", "ap"))
     ):
-        # COCO: AP over IoU 0.5:0.95 (or a bare AP) is the primary metric; AP50/AP75/APs come after
-        low = key.lower()
-        primary = "95" in low or not re.search(r"m?ap[_@\-.:(\s]*\d|aps|apm|apl", low)
-        kind_rank = 1 if primary else 2
-        rest = [t for t in rest if not t.rstrip("b").isdigit() and t != "b"]  # YOLOv8's (B): boxes
+        kind_rank, rest = _ap_rank(key, rest)
     qualifier_rank = 0
     if rest:
         qualifier_rank = 1 if all(t in _AGGREGATE for t in rest) else 2

@@ -262,6 +262,60 @@ def _accuracy_learned(run, level: float, rise: float) -> tuple[str, float, float
     return None
 
 
+def _final_val_accuracy(run) -> tuple[str | None, float | None]:
+    """``(key, value)`` of the held-out accuracy's last finite point (``(key, None)`` without one;
+    ``(None, None)`` when the run logs none)."""
+    ak = run.key_for(Role.VAL_ACCURACY)
+    if ak:
+        a = run.series(ak).finite()
+        if len(a):
+            return ak, float(a.values[-1])
+    return ak, None
+
+
+def _chance_note(ch, at_chance: bool) -> str:
+    """The clause saying the loss sits at the chance level ``ch`` (empty when it does not); a
+    chance level inferred from the final accuracy (a 10-class run at accuracy 0.12 reads as
+    K = 8) is said to be an inference, with the params that would state it."""
+    if at_chance and ch.source == INFERRED:
+        return (
+            f"; the loss is near ln {ch.classes} = {fmt(ch.loss)}, the chance level of {ch.classes} "
+            f"classes inferred from the final accuracy and loss agreeing, not read from a num_labels / "
+            "num_classes / id2label param)"
+        )
+    if at_chance:
+        return f"; the loss sits at the chance level ln {ch.classes} = {fmt(ch.loss)} ({ch.source})"
+    return ""
+
+
+def _memorising_note(memo: dict) -> str:
+    """The clause of a model memorising training labels (:func:`memorising`'s figures): check the
+    labels and the shuffling; a higher learning rate will not help."""
+    return (
+        f"; meanwhile {memo['val_key']} rose {fmt(memo['val_first'])} -> {fmt(memo['val_last'])} and "
+        f"{memo['acc_key']} stayed at its starting level ({fmt(memo['acc_first'])} -> "
+        f"{fmt(memo['acc_last'])}, noise {fmt(memo['acc_tolerance'])}) while the training loss fell "
+        f"below the held-out loss of the first evaluation: the model memorises training labels "
+        "that do not generalise; check the labels and the shuffling (labels shuffled or misaligned "
+        "with the inputs, a different label mapping for training and validation); a higher "
+        "learning rate will not help"
+    )
+
+
+def _lr_note(lr, unstable_start: bool) -> str:
+    """The clause saying raising the learning rate is not the remedy: the peak ``lr`` (value,
+    typical value for the optimiser) is already at or above typical, or the loss started above
+    chance and fell back to it; empty otherwise."""
+    if lr is not None and lr[0] >= lr[1]:
+        return (
+            f"; the peak learning rate {fmt(lr[0])} is already at or above typical values "
+            f"(>= {fmt(lr[1])} for this run's optimiser): raising it is not the remedy"
+        )
+    if unstable_start:
+        return "; the loss started above chance and fell back to it (an unstable start): do not raise the LR"
+    return ""
+
+
 class Underfitting(Detector, code="GE002", name="underfitting", family="generalization"):
     """Training loss barely moved over the whole run: the model is not learning the training set.
 
@@ -509,6 +563,10 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
             raise skip
 
     def _loss_check(self, run, p):
+        """Judge the training loss's relative drop: no finding for a run that blew up, fell far
+        enough or never dropped below zero; an INFO finding for a run that started from trained
+        weights (:meth:`_finetune_finding`) or whose accuracy shows it learned
+        (:meth:`_learned_finding`); else the underfit ERROR finding (:meth:`_underfit_finding`)."""
         key = run.key_for(Role.TRAIN_LOSS)
         s = run.series(key).by_step()
         if (~np.isfinite(s.values)).any():
@@ -537,60 +595,90 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
         ft = finetune_evidence(run)
         low_start = ch is not None and initial < p.finetune_start * ch.loss
         if (ft or low_start) and not at_chance and floor is None:
-            why = (
-                f"{ft[0]} = {ft[1]}"
-                if ft
-                else f"its initial loss {fmt(initial)} is already under half the chance level ln {ch.classes} = "
-                f"{fmt(ch.loss)}"
-            )
-            yield self.finding(
-                Severity.INFO,
-                f"{key} fell only {fmt(100 * (1 - ratio), 3)}% ({fmt(initial)} -> {fmt(final)}), as expected of a "
-                f"run that starts from trained weights ({why}): not judged underfit by its relative drop",
-                evidence=[
-                    SeriesEvidence(
-                        metric=key,
-                        step_start=int(s.steps[0]),
-                        step_end=int(s.steps[-1]),
-                        values={"initial": initial, "final": final, "ratio": ratio},
-                    )
-                ],
-                initial=initial,
-                final=final,
-                ratio=ratio,
-                finetune=True,
-                finetune_evidence=ft[0] if ft else "initial loss below chance",
-            )
+            yield self._finetune_finding(key, s, initial, final, ft, ch)
             return
         learned = _accuracy_learned(run, p.learned_accuracy, p.learned_rise)
         if learned is not None and not at_chance and floor is None and not never_fell:
-            ak, first, last = learned
-            yield self.finding(
-                Severity.INFO,
-                f"{key} fell only {fmt(100 * (1 - ratio), 3)}% ({fmt(initial)} -> {fmt(final)}), but {ak} rose "
-                f"{fmt(first)} -> {fmt(last)}: the model learned the task (the first logged loss already follows "
-                "learning); not judged underfit by its relative drop",
-                evidence=[SeriesEvidence(metric=ak, values={"first": first, "last": last})],
-                initial=initial,
-                final=final,
-                ratio=ratio,
-                accuracy_learned=True,
-                key=ak,
-            )
+            yield self._learned_finding(key, learned, initial, final)
             return
+        yield self._underfit_finding(
+            run, key, s, initial, final, ch, at_chance, floor, never_fell, ft
+        )
+
+    def _finetune_finding(self, key, s, initial: float, final: float, ft, ch) -> Finding:
+        """The INFO finding of a small drop in a run that starts from trained weights (``ft``: the
+        param that says so, else an initial loss under half the chance level ``ch``): not judged
+        underfit by its relative drop."""
+        ratio = final / initial
+        why = (
+            f"{ft[0]} = {ft[1]}"
+            if ft
+            else f"its initial loss {fmt(initial)} is already under half the chance level ln {ch.classes} = "
+            f"{fmt(ch.loss)}"
+        )
+        return self.finding(
+            Severity.INFO,
+            f"{key} fell only {fmt(100 * (1 - ratio), 3)}% ({fmt(initial)} -> {fmt(final)}), as expected of a "
+            f"run that starts from trained weights ({why}): not judged underfit by its relative drop",
+            evidence=[
+                SeriesEvidence(
+                    metric=key,
+                    step_start=int(s.steps[0]),
+                    step_end=int(s.steps[-1]),
+                    values={"initial": initial, "final": final, "ratio": ratio},
+                )
+            ],
+            initial=initial,
+            final=final,
+            ratio=ratio,
+            finetune=True,
+            finetune_evidence=ft[0] if ft else "initial loss below chance",
+        )
+
+    def _learned_finding(self, key, learned, initial: float, final: float) -> Finding:
+        """The INFO finding of a small loss drop while an accuracy rose (``learned``: its key,
+        first and last value): the model learned the task; not judged underfit."""
+        ratio = final / initial
+        ak, first, last = learned
+        return self.finding(
+            Severity.INFO,
+            f"{key} fell only {fmt(100 * (1 - ratio), 3)}% ({fmt(initial)} -> {fmt(final)}), but {ak} rose "
+            f"{fmt(first)} -> {fmt(last)}: the model learned the task (the first logged loss already follows "
+            "learning); not judged underfit by its relative drop",
+            evidence=[SeriesEvidence(metric=ak, values={"first": first, "last": last})],
+            initial=initial,
+            final=final,
+            ratio=ratio,
+            accuracy_learned=True,
+            key=ak,
+        )
+
+    def _underfit_finding(
+        self,
+        run,
+        key,
+        s,
+        initial: float,
+        final: float,
+        ch,
+        at_chance: bool,
+        floor,
+        never_fell: bool,
+        ft,
+    ) -> Finding:
+        """The underfit ERROR finding: the drop, the final held-out accuracy, the score floor, the
+        chance level (:func:`_chance_note`), a memorising model (:func:`_memorising_note`) and
+        whether raising the learning rate is advisable (:func:`_lr_note`)."""
+        ratio = final / initial
         lr = peak_lr(run)
         unstable_start = (
             at_chance and float(np.max(s.values[: max(3, len(s) // 10)])) > 1.5 * ch.loss
         )
         raise_ok = not unstable_start and not (lr is not None and lr[0] >= lr[1])
         values = {"initial": initial, "final": final, "ratio": ratio}
-        acc = None
-        ak = run.key_for(Role.VAL_ACCURACY)
-        if ak:
-            a = run.series(ak).finite()
-            if len(a):
-                acc = float(a.values[-1])
-                values["final_val_accuracy"] = acc
+        ak, acc = _final_val_accuracy(run)
+        if acc is not None:
+            values["final_val_accuracy"] = acc
         msg = (
             f"{key} went from {fmt(initial)} to {fmt(final)} ({fmt(100 * (1 - ratio), 3)}% improvement "
             f"over {len(s)} points)"
@@ -602,37 +690,14 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
                 f"; the held-out score {floor[0]} never rose above {fmt(floor[1])} in {floor[2]} evaluations "
                 "(its floor: the model predicts nothing correctly on held-out data)"
             )
-        if at_chance and ch.source == INFERRED:
-            # K from the final accuracy is an inference, not a fact (a 10-class run at accuracy 0.12
-            # reads as K = 8): say so and name what would state it
-            msg += (
-                f"; the loss is near ln {ch.classes} = {fmt(ch.loss)}, the chance level of {ch.classes} "
-                f"classes inferred from the final accuracy and loss agreeing, not read from a num_labels / "
-                "num_classes / id2label param)"
-            )
-        elif at_chance:
-            msg += f"; the loss sits at the chance level ln {ch.classes} = {fmt(ch.loss)} ({ch.source})"
+        msg += _chance_note(ch, at_chance)
         memo = memorising(run, s, initial, final)
         if memo is not None:
             raise_ok = False
             values.update({k: v for k, v in memo.items() if isinstance(v, float)})
-            msg += (
-                f"; meanwhile {memo['val_key']} rose {fmt(memo['val_first'])} -> {fmt(memo['val_last'])} and "
-                f"{memo['acc_key']} stayed at its starting level ({fmt(memo['acc_first'])} -> "
-                f"{fmt(memo['acc_last'])}, noise {fmt(memo['acc_tolerance'])}) while the training loss fell "
-                f"below the held-out loss of the first evaluation: the model memorises training labels "
-                "that do not generalise; check the labels and the shuffling (labels shuffled or misaligned "
-                "with the inputs, a different label mapping for training and validation); a higher "
-                "learning rate will not help"
-            )
-        if lr is not None and lr[0] >= lr[1]:
-            msg += (
-                f"; the peak learning rate {fmt(lr[0])} is already at or above typical values "
-                f"(>= {fmt(lr[1])} for this run's optimiser): raising it is not the remedy"
-            )
-        elif unstable_start:
-            msg += "; the loss started above chance and fell back to it (an unstable start): do not raise the LR"
-        yield self.finding(
+            msg += _memorising_note(memo)
+        msg += _lr_note(lr, unstable_start)
+        return self.finding(
             Severity.ERROR,
             msg,
             evidence=[
