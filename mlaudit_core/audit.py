@@ -19,10 +19,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ._version import __version__
-from .detectors import PLUGIN_ERRORS, registry
+from .detectors import PLUGIN_ERRORS, detector_for, registry
 from .detectors.base import Skip
 from .redact import redact_report
-from .report import AuditReport, DetectorRun, Finding, RunRef
+from .report import AuditReport, DetectorRun, Finding, Hypothesis, RunRef
 from .rundata import RunData
 from .settings import Settings
 from .verdict import decide
@@ -183,6 +183,11 @@ def compare_to_baselines(
     return out
 
 
+def _ledger_of(finding: Finding) -> list[Hypothesis]:
+    """The hypothesis ledger ``finding`` carries, as its detector says (``Detector.ledger``)."""
+    return detector_for(finding.code).ledger(finding)
+
+
 def audit_with_baselines(
     run: RunData, baselines: Sequence[RunData], settings: Settings | None = None
 ) -> AuditReport:
@@ -193,7 +198,7 @@ def audit_with_baselines(
     from .baseline import fold_ledger
 
     extra = compare_to_baselines(run, baselines, settings)
-    return fold_ledger(audit(run, settings, extra_findings=extra))
+    return fold_ledger(audit(run, settings, extra_findings=extra), _ledger_of)
 
 
 def audit_with_claims(
@@ -215,7 +220,7 @@ def audit_with_claims(
     extra: list[Finding] = compare_to_baselines(run, baselines, settings) if baselines else []
     report = audit(run, settings, extra_findings=extra)
     if baselines:
-        fold_ledger(report)
+        fold_ledger(report, _ledger_of)
     return apply_claims(report)
 
 

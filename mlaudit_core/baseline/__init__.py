@@ -14,7 +14,9 @@ or, with the hypothesis ledger and actions folded into the report,
 
 from __future__ import annotations
 
-from ..report import AuditReport, Hypothesis, NextAction
+from collections.abc import Callable
+
+from ..report import AuditReport, Finding, Hypothesis, NextAction
 from .band import Aligned, BandResult, align, compare_band
 from .compare import MetricComparison, attach_baselines, baselines_of, compare_metrics
 from .deltas import LAYERS, Delta, find_deltas
@@ -44,20 +46,20 @@ __all__ = [
 ]
 
 
-def fold_ledger(report: AuditReport) -> AuditReport:
-    """Move the BL003 hypothesis ledger and its first discriminating test into the report.
+def fold_ledger(
+    report: AuditReport, ledger_of: Callable[[Finding], list[Hypothesis]]
+) -> AuditReport:
+    """Move the findings' hypothesis ledgers and the first discriminating test into the report.
 
-    The ledger's hypotheses go before the verdict's own; the supported
-    hypothesis' test becomes the first next action when the run regressed.
+    ``ledger_of(finding)`` is the ledger a finding carries (its detector's ``ledger``: BL003's
+    layer ledger), empty for most. The ledger's hypotheses go before the verdict's own; the
+    supported hypothesis' test becomes the first next action when the run regressed.
     Returns the same report, changed in place.
     """
     seen = {h.statement for h in report.hypotheses}
     ledger: list[Hypothesis] = []
     for f in report.findings:
-        if f.code != "BL003":
-            continue
-        for h in f.facts.get("hypotheses", []):
-            hyp = Hypothesis.model_validate(h)
+        for hyp in ledger_of(f):
             if hyp.statement not in seen:
                 seen.add(hyp.statement)
                 ledger.append(hyp)

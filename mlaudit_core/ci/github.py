@@ -122,13 +122,11 @@ def step_summary(report: AuditReport) -> str:
     ]
     rows = []
     for f in report.findings:
-        if f.code != "CI002":
-            continue
-        for c in f.facts.get("checks", []):
+        for metric, c in detector_for(f.code).recomputed_gates(f):
             an = c.get("analysis") or {}
             state = "fails" if c.get("passed") is False else "passes" if c.get("passed") else "n/a"
             rows.append(
-                f"| {f.facts.get('metric')} | {c.get('kind')} | `{c.get('path')}:{c.get('line')}` | "
+                f"| {metric} | {c.get('kind')} | `{c.get('path')}:{c.get('line')}` | "
                 f"{state} | {an.get('n_outside', '')}{'/' + str(an['n']) if 'n' in an else ''} | "
                 f"{fmt(an['max_rel'], 3) if an.get('max_rel') is not None else ''} | "
                 f"{fmt(an['median_rel'], 3) if an.get('median_rel') is not None else ''} | "

@@ -49,6 +49,11 @@ class FirstBrokenLayer(Detector, code="BL003", name="first-broken-layer", family
         )
 
     @classmethod
+    def ledger(cls, finding: Finding) -> list[Hypothesis]:
+        """The layer ledger the finding carries, folded into the report whatever the verdict."""
+        return [Hypothesis.model_validate(h) for h in finding.facts.get("hypotheses") or []]
+
+    @classmethod
     def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
         """The layer ledger the finding carries (seed noise, then one hypothesis per boundary)."""
         return [Hypothesis.model_validate(h) for h in finding.facts.get("hypotheses") or []] or None

@@ -123,6 +123,11 @@ class GoldenRecompute(Detector, code="CI002", name="ci-golden-recompute", family
         return out
 
     @classmethod
+    def recomputed_gates(cls, finding: Finding) -> list[tuple[str | None, dict]]:
+        """Every recomputed check, under the compared metric."""
+        return [(finding.facts.get("metric"), c) for c in finding.facts.get("checks", [])]
+
+    @classmethod
     def failing_gates(cls, finding: Finding) -> list[tuple[str | None, dict]]:
         """The active checks that fail by recomputation, under the compared metric."""
         return [

@@ -246,6 +246,12 @@ class Detector:
         return None
 
     @classmethod
+    def ledger(cls, finding: Finding) -> list[Hypothesis]:
+        """The hypotheses ``finding`` puts at the head of the report's ledger whatever the verdict
+        (``baseline.fold_ledger``: BL003's layer ledger); empty for most detectors."""
+        return []
+
+    @classmethod
     def crash_remedy_for(cls, finding: Finding) -> Remedy | None:
         """The first action when the run crashed with ``finding`` as the primary one: the
         detector's ``crash_remedy``, or one chosen from the finding's facts."""
@@ -302,6 +308,13 @@ class Detector:
         (``ci.schema_out.answer_bag``), by section: ``calculations``, ``failing``, ``passing``,
         ``gates``, ``claims``, ``environment``; each a list of rows."""
         return {}
+
+    @classmethod
+    def recomputed_gates(cls, finding: Finding) -> list[tuple[str | None, dict]]:
+        """Every gate ``finding`` recomputed, passing or not, as (metric or expression, check with
+        its ``kind``, ``path``, ``line``, ``passed`` and ``analysis``) (``ci.github.step_summary``'s
+        table)."""
+        return []
 
     @classmethod
     def failing_gates(cls, finding: Finding) -> list[tuple[str | None, dict]]:

@@ -82,10 +82,11 @@ def test_plot_marks_come_from_the_detector():
     assert Detector.plot_marks(f) is None
 
 
-#: ``code ==`` / ``code in (...)`` decisions outside the detectors' own modules, per file: the
-#: knowledge to move into the detectors. None is left; a new one fails.
+#: ``code ==`` / ``code != ...`` / ``code in (...)`` / ``code not in (...)`` decisions outside the
+#: detectors' own modules, per file: the knowledge to move into the detectors. None is left; a new
+#: one fails.
 CODE_CHAINS: dict[str, int] = {}
-_CHAIN = re.compile(r"\bcode\s*(?:==|in)\s*[(\"']")
+_CHAIN = re.compile(r"\bcode\s*(?:==|!=|in|not\s+in)\s*[(\[{\"']")
 _CODE = re.compile(r"^[A-Z]{2,3}\d{3}$")
 #: Tables keyed by detector code outside the detectors' own modules (a dict with a code as a key,
 #: a tuple, list or set of two codes or more), per file. A decision table's row naming the
@@ -135,6 +136,18 @@ def test_no_new_code_chain_outside_the_detectors():
     over = {k: (v, CODE_CHAINS.get(k, 0)) for k, v in found.items() if v > CODE_CHAINS.get(k, 0)}
     assert not over, f"new `code ==` decisions outside a detector module (found, allowed): {over}"
     assert "mlaudit_core/render/plots.py" not in found, "plot marks are the detectors' (plot_marks)"
+
+
+def test_the_chain_count_sees_every_comparison_with_a_code():
+    for line in (
+        'if f.code == "CI002":',
+        'if f.code != "BL003":',
+        'if f.code in ("RT001", "RT002"):',
+        'if f.code not in ["RT001"]:',
+        'if f.code in {"RT001"}:',
+    ):
+        assert len(_CHAIN.findall(line)) == 1, line
+    assert not _CHAIN.findall("if f.code in CODES:")
 
 
 def test_no_new_code_keyed_table_outside_the_detectors():
