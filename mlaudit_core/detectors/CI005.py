@@ -6,7 +6,7 @@ from ..ci.context import check_facts, context_of, gate_evidence, recomputed, tol
 from ..ci.recompute import standalone_checks
 from ..report import Cause, Finding, Hypothesis, LogEvidence, Outcome, Severity
 from ..signal import fmt
-from ._knowledge import hyp, said
+from ._knowledge import hyp, model_regression, said
 from .base import Detector, DetectorParams, Remedy, failing_row
 
 
@@ -54,12 +54,7 @@ class TimingGate(Detector, code="CI005", name="ci-timing-gate", family="ci"):
                 "time the same job on the old and new environment on the same node",
                 for_=said(finding),
             ),
-            hyp(
-                "a model regression",
-                "rejected" if passing else "open",
-                Cause.MODEL_CONVERGENCE,
-                against=["every loss/correctness check passes"] if passing else [],
-            ),
+            model_regression("every loss/correctness check passes" if passing else None),
         ]
 
     class Params(DetectorParams):

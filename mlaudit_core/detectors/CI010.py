@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..ci.context import context_of, gate_evidence, recomputed, tol_text
 from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..signal import fmt
-from ._knowledge import fact, hyp, said
+from ._knowledge import fact, hyp, model_regression, said
 from .base import Detector, DetectorParams, Remedy
 
 
@@ -48,12 +48,7 @@ class GateTighterThanNoise(Detector, code="CI010", name="ci-gate-tighter-than-no
                 "rerun the baseline config with 3 seeds and compare the spread with the tolerance",
                 for_=said(finding),
             ),
-            hyp(
-                "a model regression",
-                "rejected" if inside else "open",
-                Cause.MODEL_CONVERGENCE,
-                against=["the run is inside the golden seeds' band"] if inside else [],
-            ),
+            model_regression("the run is inside the golden seeds' band" if inside else None),
         ]
 
     class Params(DetectorParams):

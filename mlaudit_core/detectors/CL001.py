@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..claims import check_claims, claim_evidence, claims_of
-from ..report import Cause, FactEvidence, Finding, Hypothesis, Outcome, Severity
-from ._knowledge import hyp, said
+from ..report import FactEvidence, Finding, Hypothesis, Outcome, Severity
+from ._knowledge import claims_hypotheses
 from .base import Detector, DetectorParams, Remedy, failing_row
 
 _MEMO = "mlaudit.claims.checked"
@@ -64,15 +64,7 @@ class ClaimContradicted(Detector, code="CL001", name="claim-contradicted", famil
     @classmethod
     def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
         """A contradicted claim: the text is unsupported (the claim rejected)."""
-        return [
-            hyp(
-                "the claims in the text are supported by the raw telemetry",
-                "rejected",
-                Cause.UNSUPPORTED_CLAIM,
-                "recompute each quoted figure from the logged series",
-                against=said(finding),
-            )
-        ]
+        return claims_hypotheses(finding, cls.claim_status)
 
     class Params(DetectorParams):
         pass

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..claims import claim_evidence, claims_of
-from ..report import Cause, Finding, Hypothesis, Outcome, Severity
-from ._knowledge import hyp, said
+from ..report import Finding, Hypothesis, Outcome, Severity
+from ._knowledge import claims_hypotheses
 from .base import Detector, DetectorParams, Remedy
 from .CL001 import checked, facts_of
 
@@ -31,15 +31,11 @@ class ClaimUnverifiable(Detector, code="CL002", name="claim-unverifiable", famil
     @classmethod
     def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
         """Claims the telemetry cannot check: open."""
-        return [
-            hyp(
-                "the claims in the text are supported by the raw telemetry",
-                "open",
-                Cause.UNSUPPORTED_CLAIM,
-                "log the quoted metrics or attach the baseline runs, then recompute them",
-                against=said(finding),
-            )
-        ]
+        return claims_hypotheses(
+            finding,
+            cls.claim_status,
+            "log the quoted metrics or attach the baseline runs, then recompute them",
+        )
 
     class Params(DetectorParams):
         pass

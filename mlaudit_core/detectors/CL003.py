@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..claims import claim_evidence, claims_of
-from ..report import Cause, Finding, Hypothesis, Outcome, Severity
-from ._knowledge import hyp, said
+from ..report import Finding, Hypothesis, Outcome, Severity
+from ._knowledge import claims_hypotheses
 from .base import Detector, DetectorParams, Remedy
 from .CL001 import checked, facts_of
 
@@ -32,15 +32,7 @@ class ClaimSupported(Detector, code="CL003", name="claim-supported", family="cla
     @classmethod
     def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
         """Claims the telemetry reproduces: supported."""
-        return [
-            hyp(
-                "the claims in the text are supported by the raw telemetry",
-                "supported",
-                Cause.UNSUPPORTED_CLAIM,
-                "recompute each quoted figure from the logged series",
-                for_=said(finding),
-            )
-        ]
+        return claims_hypotheses(finding, cls.claim_status)
 
     class Params(DetectorParams):
         pass

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..report import Cause, FactEvidence, Finding, Hypothesis, Outcome, Severity
 from ..signatures import scan_run, xid_is_hardware
 from ._console import ConsoleSignatureDetector
-from ._knowledge import hyp, said
+from ._knowledge import hyp, on_crash
 from .base import Remedy
 
 #: A few Xid meanings, from NVIDIA's "Xid Errors" reference (docs.nvidia.com/deploy/xid-errors).
@@ -59,16 +59,12 @@ class HardwareError(
     @classmethod
     def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
         """A crash on it: the node's hardware (supported); the errors after it are symptoms."""
-        if outcome is not Outcome.CRASHED:
-            return None
-        return [
-            hyp(
-                "the accelerator or its driver faulted (Xid, ECC, a lost GPU)",
-                "supported",
-                Cause.INFRA_RUNTIME,
-                "nvidia-smi -q -d ECC,PAGE_RETIREMENT on the node; rerun the same job on another node",
-                for_=said(finding),
-            ),
+        return on_crash(
+            finding,
+            outcome,
+            "the accelerator or its driver faulted (Xid, ECC, a lost GPU)",
+            Cause.INFRA_RUNTIME,
+            "nvidia-smi -q -d ECC,PAGE_RETIREMENT on the node; rerun the same job on another node",
             hyp(
                 "the errors after the fault (an OOM, an illegal memory access, a NaN) are the run's own",
                 "rejected",
@@ -77,7 +73,7 @@ class HardwareError(
                     "they follow a hardware fault on the same node, which makes them its symptoms"
                 ],
             ),
-        ]
+        )
 
     crash_remedy = Remedy(
         "Drain the node and rerun elsewhere; check `nvidia-smi -q -d ECC,PAGE_RETIREMENT` and the kernel log for Xid events",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..report import Cause, FactEvidence, Finding, Hypothesis, Outcome, Severity
 from ._console import ConsoleSignatureDetector
-from ._knowledge import hyp, said
+from ._knowledge import hyp, on_crash
 from .base import Remedy
 
 
@@ -31,23 +31,19 @@ class DiskFull(ConsoleSignatureDetector, code="RT008", name="disk-full", family=
     @classmethod
     def hypotheses(cls, finding: Finding, outcome: Outcome) -> list[Hypothesis] | None:
         """A crash on it: storage (supported); the last checkpoint may be truncated (open)."""
-        if outcome is not Outcome.CRASHED:
-            return None
-        return [
-            hyp(
-                "the disk or quota ran out while writing",
-                "supported",
-                Cause.INFRA_RUNTIME,
-                "df -h / the quota of the output path; count the checkpoints kept",
-                for_=said(finding),
-            ),
+        return on_crash(
+            finding,
+            outcome,
+            "the disk or quota ran out while writing",
+            Cause.INFRA_RUNTIME,
+            "df -h / the quota of the output path; count the checkpoints kept",
             hyp(
                 "the last checkpoint is truncated and cannot be resumed from",
                 "open",
                 Cause.INFRA_RUNTIME,
                 "load the last checkpoint in a fresh process before resuming from it",
             ),
-        ]
+        )
 
     crash_remedy = Remedy(
         "Free or enlarge the output volume, keep fewer checkpoints, and check that the last checkpoint loads before resuming",

@@ -9,7 +9,7 @@ from ..roles import Role
 from ..rundata import Series
 from ..signal import fmt
 from ._context import wall_step_times
-from ._knowledge import hyp, said
+from ._knowledge import hyp, said, time_not_convergence
 from .base import Detector, DetectorParams, Remedy, Skip
 
 
@@ -62,12 +62,7 @@ class ThroughputDrop(Detector, code="SY001", name="throughput-drop", family="sys
                 Cause.INFRA_RUNTIME,
                 "rerun the late steps alone on an idle node: the same speed as early means the machine",
             ),
-            hyp(
-                "a model or convergence problem",
-                "rejected",
-                Cause.MODEL_CONVERGENCE,
-                against=["the finding is about time, not about the loss"],
-            ),
+            time_not_convergence(),
         ]
 
     #: Its finding is a point of the report's timeline under this name.

@@ -7,7 +7,7 @@ import numpy as np
 from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
-from ._knowledge import hyp, said
+from ._knowledge import hyp, said, time_not_convergence
 from .base import Detector, DetectorParams, Remedy, Skip
 
 
@@ -61,12 +61,7 @@ class DataLoaderStarvation(Detector, code="SY002", name="data-loader-starvation"
                 "run the step on a cached synthetic batch",
                 against=["data time is most of the step time"],
             ),
-            hyp(
-                "a model or convergence problem",
-                "rejected",
-                Cause.MODEL_CONVERGENCE,
-                against=["the finding is about time, not about the loss"],
-            ),
+            time_not_convergence(),
         ]
 
     remedies = (

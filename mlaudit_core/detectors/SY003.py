@@ -7,7 +7,7 @@ import numpy as np
 from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
-from ._knowledge import hyp, said
+from ._knowledge import hyp, said, time_not_convergence
 from .base import Detector, DetectorParams, Remedy, Skip
 
 
@@ -45,12 +45,7 @@ class LowUtilisation(Detector, code="SY003", name="low-accelerator-utilisation",
                 Cause.INFRA_RUNTIME,
                 "double the batch: utilisation that rises with it means the batch",
             ),
-            hyp(
-                "a model or convergence problem",
-                "rejected",
-                Cause.MODEL_CONVERGENCE,
-                against=["the finding is about time, not about the loss"],
-            ),
+            time_not_convergence(),
         ]
 
     remedies = (

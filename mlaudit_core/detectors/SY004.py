@@ -8,7 +8,7 @@ from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severi
 from ..roles import Role
 from ..signal import fmt
 from ._context import wall_step_times
-from ._knowledge import hyp, said
+from ._knowledge import hyp, said, time_not_convergence
 from .base import Detector, DetectorParams, Remedy, Skip
 
 
@@ -66,12 +66,7 @@ class StepTimeOutliers(Detector, code="SY004", name="step-time-outliers", family
                 "the node's I/O wait at the slow steps",
                 against=["the slow steps recur at a fixed interval"] if recurring else [],
             ),
-            hyp(
-                "a model or convergence problem",
-                "rejected",
-                Cause.MODEL_CONVERGENCE,
-                against=["the finding is about time, not about the loss"],
-            ),
+            time_not_convergence(),
         ]
 
     remedies = (

@@ -11,7 +11,7 @@ from ..plan import NORMAL_END
 from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
-from ._knowledge import hyp, said
+from ._knowledge import hyp, said, time_not_convergence
 from .base import Detector, DetectorParams, Remedy, Skip
 
 
@@ -106,12 +106,7 @@ class TimeOutsideTraining(Detector, code="SY005", name="time-outside-training", 
                 Cause.INFRA_RUNTIME,
                 "time one checkpoint save; compare the gaps with the save interval",
             ),
-            hyp(
-                "a model or convergence problem",
-                "rejected",
-                Cause.MODEL_CONVERGENCE,
-                against=["the finding is about time, not about the loss"],
-            ),
+            time_not_convergence(),
         ]
 
     remedies = (

@@ -7,7 +7,7 @@ import numpy as np
 from ..report import Cause, FactEvidence, Finding, Hypothesis, Outcome, Severity
 from ..roles import Role
 from ..signal import fmt
-from ._knowledge import hyp, said
+from ._knowledge import hyp, said, time_not_convergence
 from .base import Detector, DetectorParams, Remedy, Skip
 
 
@@ -49,12 +49,7 @@ class SlowStartup(Detector, code="SY007", name="slow-startup", family="systems")
                 "time the startup phases; rerun with a warm cache",
                 for_=said(finding),
             ),
-            hyp(
-                "a model or convergence problem",
-                "rejected",
-                Cause.MODEL_CONVERGENCE,
-                against=["the finding is about time, not about the loss"],
-            ),
+            time_not_convergence(),
         ]
 
     needs = (Role.TRAIN_LOSS,)

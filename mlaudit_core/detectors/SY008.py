@@ -7,7 +7,7 @@ import numpy as np
 from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
 from ..signal import fmt
-from ._knowledge import hyp, said
+from ._knowledge import hyp, said, time_not_convergence
 from .base import Detector, DetectorParams, Remedy, Skip
 
 
@@ -78,12 +78,7 @@ class SummaryTimeSwings(Detector, code="SY008", name="summary-time-swings", fami
                 "the node's load and I/O wait during the slow epochs",
                 for_=[] if grew else said(finding),
             ),
-            hyp(
-                "a model or convergence problem",
-                "rejected",
-                Cause.MODEL_CONVERGENCE,
-                against=["the finding is about time, not about the loss"],
-            ),
+            time_not_convergence(),
         ]
 
     class Params(DetectorParams):
