@@ -880,60 +880,103 @@ def scan(lines: Iterable[ConsoleLine]) -> tuple[list[SignatureHit], list[Traceba
     cause) is the launcher's teardown of the other workers: it is reported as
     ``elastic-sibling-stopped`` (a context category), not as a kill or a termination.
     """
-    hits: list[SignatureHit] = []
-    tbs: list[Traceback] = []
-    bare: list[Traceback] = []
-    last: dict[str, int] = {}
-    frames: list[tuple[str, int, str]] = []
-    unraisable = False
-    section = None  # None, "failures" or "root" inside a torchrun failure report
+    sc = _Scan()
     for cl in lines:
+        sc.line(cl)
+    return sc.result()
+
+
+def _elastic_section(section: str | None, text: str) -> str | None:
+    """Where a line is in torchrun's failure report: ``failures`` from its ``Failures:`` line,
+    ``root`` from its ``Root Cause`` line to the report's end, None outside it."""
+    if _ELASTIC_FAILURES.match(text):
+        return "failures"
+    if section and _ELASTIC_ROOT.match(text):
+        return "root"
+    if section == "root" and _ELASTIC_END.match(text):
+        return None
+    return section
+
+
+class _Scan:
+    """One pass of :func:`scan`: the hits, the tracebacks, the bare exception lines (read as
+    tracebacks when a log holds none), the frames of the traceback being read, and whether the
+    traceback that follows was swallowed by Python (``Exception ignored in``)."""
+
+    def __init__(self) -> None:
+        self.hits: list[SignatureHit] = []
+        self.tbs: list[Traceback] = []
+        self.bare: list[Traceback] = []
+        self.last: dict[str, int] = {}
+        self.frames: list[tuple[str, int, str]] = []
+        self.unraisable = False
+        self.section: str | None = (
+            None  # None, "failures" or "root" inside a torchrun failure report
+        )
+
+    def line(self, cl: ConsoleLine) -> None:
+        """Read one line: a frame, a traceback's exception line or a bare exception line, then
+        the signatures it matches (a signal listed under torchrun's ``Failures:`` is the
+        launcher's teardown of a sibling worker)."""
         text = cl.text
-        last[cl.source] = cl.lineno
+        self.last[cl.source] = cl.lineno
         if text[:1] in "[r0123456789":
             text = _RANK_PREFIX.sub("", text, count=1)
-        if _ELASTIC_FAILURES.match(text):
-            section = "failures"
-        elif section and _ELASTIC_ROOT.match(text):
-            section = "root"
-        elif section == "root" and _ELASTIC_END.match(text):
-            section = None
+        self.section = _elastic_section(self.section, text)
         if text.startswith(_UNRAISABLE):
-            unraisable = True  # the traceback that follows was printed and swallowed by Python
-            continue
+            self.unraisable = True  # the traceback that follows was printed and swallowed by Python
+            return
         fm = _FRAME.match(text)
         if fm:
-            frames.append((fm["file"], int(fm["line"]), fm["func"]))
-            continue
-        if frames:
-            stripped = text.strip()
-            em = _EXC.match(stripped)
-            if em:
-                if not unraisable:
-                    tbs.append(
-                        Traceback(
-                            list(frames),
-                            em["type"],
-                            (em["msg"] or "").strip(),
-                            cl,
-                            classify_path(frames),
-                        )
+            self.frames.append((fm["file"], int(fm["line"]), fm["func"]))
+            return
+        if self.frames:
+            self._traceback_line(text, cl)
+        else:
+            self._bare_line(text, cl)
+        for sig, figs in match_line(text):
+            if self.section == "failures" and sig.category in _SIGNAL_CATEGORIES:
+                figs = {**figs, "listed_as": sig.id}
+                sig = _SIBLING
+            self.hits.append(SignatureHit(sig, cl, figs))
+
+    def _traceback_line(self, text: str, cl: ConsoleLine) -> None:
+        """A line after a traceback's frames: its exception line ends it (kept unless swallowed),
+        source lines, carets and blank lines belong to it, any other line drops it."""
+        stripped = text.strip()
+        em = _EXC.match(stripped)
+        if em:
+            if not self.unraisable:
+                self.tbs.append(
+                    Traceback(
+                        list(self.frames),
+                        em["type"],
+                        (em["msg"] or "").strip(),
+                        cl,
+                        classify_path(self.frames),
                     )
-                frames = []
-                unraisable = False
-            elif not stripped or text[:1] in (" ", "\t"):
-                pass  # source lines under a frame, carets, or blank lines
-            elif not stripped.startswith(("Traceback", "During handling", "The above")):
-                frames = []
-        elif text[:1] not in (" ", "\t") and (bm := _BARE_EXC.match(text.rstrip())):
-            if not unraisable:
+                )
+            self.frames = []
+            self.unraisable = False
+        elif not stripped or text[:1] in (" ", "\t"):
+            pass  # source lines under a frame, carets, or blank lines
+        elif not stripped.startswith(("Traceback", "During handling", "The above")):
+            self.frames = []
+
+    def _bare_line(self, text: str, cl: ConsoleLine) -> None:
+        """A line outside a traceback: a bare exception line, a native library's fatal check, a
+        state-dict mismatch detail, a C++ ``terminate called`` with its ``what():`` line on the
+        next line; a line that says the run goes on drops the bare exceptions of its source."""
+        bare = self.bare
+        if text[:1] not in (" ", "\t") and (bm := _BARE_EXC.match(text.rstrip())):
+            if not self.unraisable:
                 bare.append(Traceback([], bm["type"], bm["msg"].strip(), cl, "unknown"))
-            unraisable = False
+            self.unraisable = False
         elif nf := _NATIVE_FATAL.match(text.rstrip()):
-            if not unraisable:
+            if not self.unraisable:
                 kind = "dmlc::Error" if nf["dmlc"] else "LightGBMError"
                 bare.append(Traceback([], kind, (nf["dmlc"] or nf["lgbm"]).strip(), cl, "unknown"))
-            unraisable = False
+            self.unraisable = False
         elif _STATE_DICT_DETAIL.match(text):
             bare.append(Traceback([], "RuntimeError", text.strip(), cl, "checkpoint"))
         elif cxx := _CXX_TERMINATE.search(text):
@@ -948,12 +991,14 @@ def scan(lines: Iterable[ConsoleLine]) -> tuple[list[SignatureHit], list[Traceba
             t = bare[-1]
             bare[-1] = Traceback([], t.exception_type, what["msg"].strip(), t.line, t.code_path)
         elif bare and _GOES_ON.search(text):
-            bare = [t for t in bare if t.line.source != cl.source]
-        for sig, figs in match_line(text):
-            if section == "failures" and sig.category in _SIGNAL_CATEGORIES:
-                figs = {**figs, "listed_as": sig.id}
-                sig = _SIBLING
-            hits.append(SignatureHit(sig, cl, figs))
-    if not tbs:
-        tbs = [t for t in bare if t.line.lineno > last[t.line.source] - BARE_TAIL_LINES]
-    return hits, tbs
+            self.bare = [t for t in bare if t.line.source != cl.source]
+
+    def result(self) -> tuple[list[SignatureHit], list[Traceback]]:
+        """(hits, tracebacks); without a traceback, the bare exception lines within the last
+        :data:`BARE_TAIL_LINES` lines of their source."""
+        tbs = self.tbs
+        if not tbs:
+            tbs = [
+                t for t in self.bare if t.line.lineno > self.last[t.line.source] - BARE_TAIL_LINES
+            ]
+        return self.hits, tbs
