@@ -123,7 +123,10 @@ def _figures(clause: str) -> list[Figure]:
 
 
 def reproduction_gaps(lines: Iterable[str]) -> list[Gap]:
-    """Pairs of (reference, observed) figures stated in ``lines`` (see the module docstring)."""
+    """Pairs of (reference, observed) figures stated in ``lines`` (see the module docstring): the
+    figures of each clause (:func:`_read_clause`), an unnamed pair of one line
+    (:func:`_unnamed_pair`), then the named pairs across lines; both figures on the same side of 1
+    (fractions with fractions) and a positive reference."""
     refs: list[Figure] = []
     obs: list[Figure] = []
     unnamed_pairs: list[Gap] = []
@@ -132,25 +135,10 @@ def reproduction_gaps(lines: Iterable[str]) -> list[Gap]:
         for clause in _CLAUSE.split(line):
             if not clause or not clause.strip():
                 continue
-            is_ref = _REFERENCE.search(clause) is not None
-            cmp = _COMPARE.search(clause) if is_ref else None
-            if cmp is not None and _REFERENCE.search(clause[cmp.end() :]):
-                mine, theirs = _figures(clause[: cmp.start()]), _figures(clause[cmp.end() :])
-                if len(mine) == 1 and len(theirs) == 1:
-                    o, r = mine[0], theirs[0]
-                    compared.append(Gap(o.name or r.name, r.value, o.value, r.text, o.text))
-                    continue
-            is_obs = not is_ref and _RESULT.search(clause) is not None
-            if not (is_ref or is_obs):
-                continue
-            figs = _figures(clause)
-            (refs if is_ref else obs).extend(figs)
-        # clauses of one line: an unnamed reference and an unnamed observed figure, one each
-        line_refs = [f for f in refs if f.text in line and f.name is None]
-        line_obs = [f for f in obs if f.text in line and f.name is None]
-        if len(line_refs) == 1 and len(line_obs) == 1:
-            r, o = line_refs[0], line_obs[0]
-            unnamed_pairs.append(Gap(None, r.value, o.value, r.text, o.text))
+            _read_clause(clause, refs, obs, compared)
+        pair = _unnamed_pair(line, refs, obs)
+        if pair is not None:
+            unnamed_pairs.append(pair)
     gaps: list[Gap] = []
     named_obs = {f.name: f for f in obs if f.name}
     for r in refs:
@@ -160,6 +148,46 @@ def reproduction_gaps(lines: Iterable[str]) -> list[Gap]:
     gaps.extend(unnamed_pairs)
     gaps.extend(compared)
     return [g for g in gaps if g.reference > 0 and (g.reference <= 1) == (g.observed <= 1)]
+
+
+def _read_clause(clause: str, refs: list[Figure], obs: list[Figure], compared: list[Gap]) -> None:
+    """Sort one clause's figures: a comparison within the clause is a gap of its own
+    (:func:`_compared_gap`, added to ``compared``); otherwise a clause naming a reference adds its
+    figures to ``refs``, one stating a result to ``obs``, any other none."""
+    is_ref = _REFERENCE.search(clause) is not None
+    gap = _compared_gap(clause) if is_ref else None
+    if gap is not None:
+        compared.append(gap)
+        return
+    is_obs = not is_ref and _RESULT.search(clause) is not None
+    if not (is_ref or is_obs):
+        return
+    (refs if is_ref else obs).extend(_figures(clause))
+
+
+def _compared_gap(clause: str) -> Gap | None:
+    """The gap of a comparison inside one clause ('PSNR 28.37 on Set14, which is lower than the
+    28.39 in your paper'): one figure before the comparison word (observed) and one reference
+    figure after it; None otherwise."""
+    cmp = _COMPARE.search(clause)
+    if cmp is None or not _REFERENCE.search(clause[cmp.end() :]):
+        return None
+    mine, theirs = _figures(clause[: cmp.start()]), _figures(clause[cmp.end() :])
+    if len(mine) != 1 or len(theirs) != 1:
+        return None
+    o, r = mine[0], theirs[0]
+    return Gap(o.name or r.name, r.value, o.value, r.text, o.text)
+
+
+def _unnamed_pair(line: str, refs: list[Figure], obs: list[Figure]) -> Gap | None:
+    """The gap of one line's clauses when they hold one unnamed reference and one unnamed
+    observed figure; None otherwise."""
+    line_refs = [f for f in refs if f.text in line and f.name is None]
+    line_obs = [f for f in obs if f.text in line and f.name is None]
+    if len(line_refs) == 1 and len(line_obs) == 1:
+        r, o = line_refs[0], line_obs[0]
+        return Gap(None, r.value, o.value, r.text, o.text)
+    return None
 
 
 #: Max-min range, as a share of the mean, within which repeated runs of one configuration differ by
