@@ -517,59 +517,7 @@ def _nonfinite(c: Ctx) -> Decision | None:
             f,
         )
     if not prior:
-        if c.lr.far_above and not c.precision:
-            return Decision(
-                Outcome.DIVERGED,
-                Cause.MODEL_CONVERGENCE,
-                f"The training loss was non-finite from its first logged step ({f.facts['first_step']}) "
-                f"with {c.lr.describe()}: at 10x the typical value the first updates overshoot; "
-                "no reduced precision is in use, so numerics are not the first suspect.",
-                f,
-            )
-        unseen = _updates_before_first_point(c, f)
-        if unseen is not None and not c.precision:
-            first, every = unseen
-            return Decision(
-                Outcome.DIVERGED,
-                Cause.MODEL_CONVERGENCE,
-                f"The training loss was non-finite from its first logged step ({first}), but the data "
-                f"holds a point every {every} step(s) and starts later: the updates before step {first} "
-                "are not in it, so the loss may have grown and blown up there; no reduced precision is "
-                "in use, so the learning rate is the first suspect (lower it and rerun from the start "
-                "with the loss logged from step 1).",
-                f,
-            )
-        at = f.facts.get("first_step")
-        key = str(f.facts.get("key") or f.facts.get("metric") or "")
-        if (
-            unseen is None
-            and key in c.run.metrics
-            and len(c.run.series(key).by_step().steps) == 1
-            and not c.precision
-            and c.lr.at_or_above_typical
-            and isinstance(at, (int, float))
-            and at > 1
-            and c.run.params.get("log.step_source") != "record_count"
-        ):
-            # one point, on the run's own step counter past its start: the updates before it are unseen
-            return Decision(
-                Outcome.DIVERGED,
-                Cause.MODEL_CONVERGENCE,
-                f"The training loss was non-finite at its only logged step ({at}), which is not the "
-                f"start: {int(at) - 1} updates ran before it unseen, with {c.lr.describe()} (at or "
-                "above the typical value) and no reduced precision in use, so the learning rate is the "
-                "first suspect, not inputs broken before any optimisation: lower it (or add warm-up) and "
-                "rerun with the loss logged from step 1.",
-                f,
-            )
-        return Decision(
-            Outcome.DIVERGED,
-            Cause.DATA_CONFIG,
-            f"The training loss was non-finite from its first logged step ({f.facts['first_step']}): "
-            "the inputs, the initialisation or the loss computation are broken before any "
-            "optimisation could diverge.",
-            f,
-        )
+        return _nonfinite_from_first(c, f)
     if not c.precision:
         return Decision(
             Outcome.DIVERGED,
@@ -589,6 +537,67 @@ def _nonfinite(c: Ctx) -> Decision | None:
         f"{fmt(f.facts.get('last_finite'))}), then non-finite from step {f.facts['first_step']} "
         f"on ({f.facts['n_nonfinite']} points): an abrupt numerical failure ({what}), not a "
         "learning-rate divergence.",
+        f,
+    )
+
+
+def _nonfinite_from_first(c: Ctx, f: Finding) -> Decision:
+    """The training loss non-finite from its first logged point (``f``, the non-finite finding):
+    a learning-rate divergence when the rate is 10x typical, when updates before the first point
+    are unseen (:func:`_updates_before_first_point`) or when its only point is on the run's own
+    step counter past the start with the rate at or above typical (no reduced precision in each
+    case); else inputs, initialisation or the loss broken before any optimisation (data_config)."""
+    if c.lr.far_above and not c.precision:
+        return Decision(
+            Outcome.DIVERGED,
+            Cause.MODEL_CONVERGENCE,
+            f"The training loss was non-finite from its first logged step ({f.facts['first_step']}) "
+            f"with {c.lr.describe()}: at 10x the typical value the first updates overshoot; "
+            "no reduced precision is in use, so numerics are not the first suspect.",
+            f,
+        )
+    unseen = _updates_before_first_point(c, f)
+    if unseen is not None and not c.precision:
+        first, every = unseen
+        return Decision(
+            Outcome.DIVERGED,
+            Cause.MODEL_CONVERGENCE,
+            f"The training loss was non-finite from its first logged step ({first}), but the data "
+            f"holds a point every {every} step(s) and starts later: the updates before step {first} "
+            "are not in it, so the loss may have grown and blown up there; no reduced precision is "
+            "in use, so the learning rate is the first suspect (lower it and rerun from the start "
+            "with the loss logged from step 1).",
+            f,
+        )
+    at = f.facts.get("first_step")
+    key = str(f.facts.get("key") or f.facts.get("metric") or "")
+    if (
+        unseen is None
+        and key in c.run.metrics
+        and len(c.run.series(key).by_step().steps) == 1
+        and not c.precision
+        and c.lr.at_or_above_typical
+        and isinstance(at, (int, float))
+        and at > 1
+        and c.run.params.get("log.step_source") != "record_count"
+    ):
+        # one point, on the run's own step counter past its start: the updates before it are unseen
+        return Decision(
+            Outcome.DIVERGED,
+            Cause.MODEL_CONVERGENCE,
+            f"The training loss was non-finite at its only logged step ({at}), which is not the "
+            f"start: {int(at) - 1} updates ran before it unseen, with {c.lr.describe()} (at or "
+            "above the typical value) and no reduced precision in use, so the learning rate is the "
+            "first suspect, not inputs broken before any optimisation: lower it (or add warm-up) and "
+            "rerun with the loss logged from step 1.",
+            f,
+        )
+    return Decision(
+        Outcome.DIVERGED,
+        Cause.DATA_CONFIG,
+        f"The training loss was non-finite from its first logged step ({f.facts['first_step']}): "
+        "the inputs, the initialisation or the loss computation are broken before any "
+        "optimisation could diverge.",
         f,
     )
 
