@@ -17,6 +17,10 @@ from pathlib import Path
 import pytest
 import requests
 
+# SIGTERM ends a session as Ctrl-C does: fixtures' finalizers stop the servers they started
+# (tests/sigterm_teardown.py)
+pytest_plugins = ["sigterm_teardown"]
+
 # The tests talk to 127.0.0.1 only: MLflow's usage telemetry (HTTPS to
 # config.mlflow-telemetry.io, on by default since MLflow 3.2) is off for this process and every
 # process it starts (mlflow server, training scripts, mlaudit), before mlflow is imported.
