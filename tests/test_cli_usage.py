@@ -340,3 +340,23 @@ def test_audit_an_empty_path_is_one_line_exit_2(tmp_path, monkeypatch):
         assert res.exit_code == 2, res.output
         assert "empty path" in res.output and "r1" not in res.output
     assert sorted(p.name for p in (tmp_path / "r1").iterdir()) == ["metrics.csv"]
+
+
+def test_route_path_a_symlink_loop_or_dangling_link_is_named_as_such(tmp_path, monkeypatch, capsys):
+    """``mlaudit runlink`` where runlink is a link loop or points nowhere: one line naming the
+    link and what is wrong (was: "No such command 'runlink'" and "no such file or folder")."""
+    (tmp_path / "loop").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop")
+    (tmp_path / "gone").symlink_to(tmp_path / "deleted-run")
+    from mlaudit.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    for name, problem in (("loop", "symbolic link loop"), ("gone", "deleted-run, which")):
+        for args in ([name], ["audit", name]):
+            monkeypatch.setattr(sys, "argv", ["mlaudit", *args])
+            with pytest.raises(SystemExit) as exit_:
+                main()
+            err = capsys.readouterr().err
+            assert exit_.value.code == 2, err
+            (line,) = [ln for ln in err.splitlines() if ln.strip()]
+            assert line.startswith(f"mlaudit: error: {name}: ") and problem in line, line

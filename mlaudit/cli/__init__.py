@@ -228,8 +228,9 @@ def _internal_error(exc: BaseException) -> None:
 
 def _route_path(argv: list[str]) -> list[str]:
     """``mlaudit PATH ...`` is ``mlaudit audit PATH ...``: a first argument that is no command
-    name and no option, and exists on disk or looks like a path (has ``/`` or a ``.``), is a
-    PATH to audit. A command name always wins (write ``./mlflow`` for a folder so named)."""
+    name and no option, and exists on disk (a broken link too) or looks like a path (has ``/``
+    or a ``.``), is a PATH to audit. A command name always wins (write ``./mlflow`` for a
+    folder so named)."""
     import os
 
     if not argv or argv[0].startswith("-"):
@@ -241,7 +242,7 @@ def _route_path(argv: list[str]) -> list[str]:
     first = argv[0]
     if first in names:
         return argv
-    if os.path.exists(first) or "/" in first or os.sep in first or "." in first:
+    if os.path.lexists(first) or "/" in first or os.sep in first or "." in first:
         return ["audit", *argv]
     return argv
 

@@ -55,6 +55,7 @@ that fails to import warns and is left out.
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import re
@@ -252,6 +253,19 @@ def _latest_checkpoints(found: list[Candidate]) -> list[Candidate]:
     return result
 
 
+def _missing(p: Path) -> str:
+    """Why ``p``, which does not exist, cannot be read: a link loop, a link to nothing, or no
+    such file."""
+    if not p.is_symlink():
+        return "no such file or folder"
+    try:
+        os.stat(p)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a symbolic link loop (it points back to itself), no run to read"
+    return f"a symbolic link to {os.readlink(p)}, which does not exist (no run to read)"
+
+
 def plan(
     path: str | os.PathLike, fmt: str | None = None
 ) -> tuple[list[Candidate], list[tuple[str, str]]]:
@@ -269,7 +283,7 @@ def plan(
 
     p = Path(path).expanduser()
     if not p.exists():
-        raise InputError(f"{p}: no such file or folder")
+        raise InputError(f"{p}: {_missing(p)}")
     if not p.is_file() and not p.is_dir():  # reading a FIFO blocks until a writer comes
         raise InputError(f"{p}: not a regular file or folder (a FIFO, socket or device)")
     table = readers()
