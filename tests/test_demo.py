@@ -150,3 +150,19 @@ def test_demo_prints_the_html_report_of_a_failed_run(demo_store):
     assert "<svg" in text and "DIVERGED" in text.upper()
     client, runs = runs_by_regime(d)
     assert runs["high_lr"].info.run_id in html
+
+
+@pytest.mark.parametrize("kind", ["file", "loop", "under-a-file"])
+def test_demo_dir_that_cannot_be_a_folder_is_one_error_line(tmp_path, kind):
+    """``mlaudit demo --dir X`` where X is a file, a symbolic link loop, or a path under a
+    file: one line naming X and the problem, exit 2, nothing trained (was: 'internal error:
+    FileExistsError', exit 3)."""
+    target = {"file": tmp_path / "f", "loop": tmp_path / "a", "under-a-file": tmp_path / "f" / "d"}
+    (tmp_path / "f").write_text("x")
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    res = CliRunner().invoke(app, ["demo", "--dir", str(target[kind])])
+    assert res.exit_code == 2, res.output
+    (line,) = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert line.startswith("mlaudit: error: ") and str(target[kind]) in line, line
+    assert "cannot be the demo's folder" in line and "internal" not in line, line

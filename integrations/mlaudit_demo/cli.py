@@ -79,8 +79,12 @@ def register(app: typer.Typer) -> None:
         except MlauditError as exc:
             fail(str(exc))
         console = Console()
-        directory = directory.resolve()
-        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            directory = directory.resolve()
+            directory.mkdir(parents=True, exist_ok=True)
+        except (OSError, RuntimeError) as exc:  # a file, a link loop (RuntimeError), no access
+            reason = getattr(exc, "strerror", None) or str(exc)
+            fail(f"{directory}: cannot be the demo's folder ({reason})")
         uri = f"sqlite:///{directory / 'mlflow.db'}"
         import logging
 
