@@ -242,7 +242,6 @@ XFAIL_SERIES: set[str] = {
     "lightning2-healthy-tty",
 }
 XFAIL_VERDICT: set[str] = {
-    "accelerate-healthy",
     "lightning2-healthy",
 }
 

@@ -407,8 +407,16 @@ def _metric_words(key: str) -> str:
     for i in range(len(words)):
         tail = " ".join(words[i:])
         if tail.lower().replace(" ", "_") in _MARKERS or is_known(tail):
+            if i and words[i - 1].lower() in _CUMULATIVE and "time" in tail.lower():
+                return key  # a clock reading (scikit-learn's 'Total training time: 0.03 seconds.')
             return tail
     return key
+
+
+#: Words that make the time after them a running total, not the time of one step: scikit-learn's
+#: SGD estimators print ``Total training time: 0.03 seconds.`` after each epoch (the time since
+#: fit began), which read as ``training time`` is a per-step time of 0.00 s on every early epoch.
+_CUMULATIVE = frozenset({"total", "cumulative", "elapsed", "overall", "accumulated"})
 
 
 def strip_log_prefix(line: str) -> str:
@@ -687,6 +695,9 @@ class LogParser:
         self._bar_draw: tuple | None = None
         self._bar_restarts = 0
         self.bar_n: int | None = None
+        #: the step and the series of the training bar's last point (None before one): see
+        #: :meth:`_progress`
+        self._bar_point: tuple[int, frozenset[str]] | None = None
         #: the epoch of the last bare ``epoch N`` header line (None before one)
         self.epoch_header: float | None = None
         #: launches appended to the log after the first (see :meth:`_launch_check`)
@@ -857,7 +868,7 @@ class LogParser:
         self._flush_pending()
         self.started = False
         self.step = self.epoch = self.spe = self.epoch_header = None
-        self.block = self.section = self.train_bar = self.bar_n = None
+        self.block = self.section = self.train_bar = self.bar_n = self._bar_point = None
         self._first_epoch = None
         self._train_bar_moved = False
         self._bar_last, self._bar_line, self._bar_restarts, self._bar_partial = -1, -10, 0, False
@@ -1193,11 +1204,26 @@ class LogParser:
         if n == self.bar_n and not rec:
             self.step = step  # the same position, maybe of the next pass (a restarted bar)
             return step
+        if (
+            n == self.bar_n
+            and self._bar_point
+            and step <= self._bar_point[0]
+            and rec.keys() & self._bar_point[1]
+        ):
+            # a series the bar's last point already has, new again at an unmoved position: tqdm
+            # writes its position back only every `mininterval` (0.1 s) while `set_postfix`
+            # redraws the bar on each call, so a loop calling it once per step draws several
+            # steps' losses at one stale position (tests/data/newuser9/pt_tqdm_epoch_bars.log: 10
+            # losses at '0/16'); each is the next step. Other series at the same position (a
+            # validation figure Lightning adds at the epoch's end) stay at its step.
+            step = self._bar_point[0] + 1
         self.bar_n = n
         rate = _num(m["rate"]) if m["rate"] else None
         if rate is not None:
             rec["perf/throughput"] = _convert("perf/throughput", rate, m["rate_unit"])
         self.step = step
+        if rec:
+            self._bar_point = (step, frozenset(rec))
         self._emit_all(rec, step, None)
         return step
 
