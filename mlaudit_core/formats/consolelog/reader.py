@@ -103,13 +103,14 @@ class LineReader:
         blocking again, so a FIFO without a writer reads as empty and a process substitution
         ``<(zcat log.gz)`` is read to its end). A regular file is read up to the size it had
         when opened: a log still being appended to faster than it is parsed would otherwise
-        never end (:attr:`grown` tells that lines came after)."""
+        never end (:attr:`warnings` then says that lines came after)."""
         try:
-            fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+            nonblock = getattr(os, "O_NONBLOCK", 0)  # POSIX; Windows has no FIFO files
+            fd = os.open(p, os.O_RDONLY | nonblock | getattr(os, "O_BINARY", 0))
         except OSError as exc:
             raise UnreadableLog(f"{p}: cannot be read ({exc.strerror or exc})") from None
         st = os.fstat(fd)
-        if hasattr(os, "set_blocking"):
+        if nonblock:
             os.set_blocking(fd, True)
         self._fifo = stat.S_ISFIFO(st.st_mode)
         raw = open(fd, "rb", buffering=0)  # noqa: SIM115 - closed when iteration ends
