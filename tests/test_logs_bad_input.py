@@ -270,3 +270,32 @@ def test_line_reader_stops_at_the_size_the_log_had_when_opened(tmp_path):
                 grow.flush()
     assert texts == GOOD.splitlines()
     assert any("grew while it was read" in w for w in reader.warnings), reader.warnings
+
+
+def test_load_logs_a_log_still_being_written_is_a_running_run(tmp_path):
+    """A log that grows while it is read (a run still training) ending on a new epoch's header
+    is running, not cut short (was: 'crashed: it was cut' although lines kept coming)."""
+    from mlaudit_core import audit
+    from mlaudit_core.rundata import RunStatus
+
+    p = tmp_path / "train.log"
+    lines = []
+    for e in range(1, 4):
+        lines.append(f"Epoch {e}/10")
+        lines += [f"step {e * 20 + s} loss {2.0 / (e * 20 + s):.4f}" for s in range(20)]
+        lines.append(f"Epoch {e}/10 val_loss {2.5 / e:.3f}")
+    p.write_text("\n".join([*lines, "Epoch 4/10"]) + "\n")
+    seen = []
+
+    def tap(path, lineno, text):  # the training appends while the first line is parsed
+        seen.append(lineno)
+        if len(seen) == 1:
+            with p.open("a") as f:
+                f.write("step 81 loss 0.02\n" * 10)
+
+    run = load_logs([str(p)], tap=tap)
+    assert run.status is RunStatus.RUNNING
+    assert any("grew while it was read" in w for w in run.warnings), run.warnings
+    assert audit(run).verdict.outcome.value == "running"
+    # the same log read when nothing is appended: judged as it ends
+    assert load_logs([str(p)]).status is RunStatus.UNKNOWN

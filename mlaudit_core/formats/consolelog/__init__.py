@@ -91,7 +91,8 @@ def load_logs(
     Returns:
         A RunData with tracker ``logs``: metrics parsed by the format catalog,
         params, console lines, start/end time from timestamps, and warnings for
-        anything that could not be read.
+        anything that could not be read. Status ``RUNNING`` when a file grew while it was
+        read (a run still writing it: read up to its size at the start), else ``UNKNOWN``.
 
     Raises:
         InputError: no log file could be read at all (each reason is named), or a
@@ -112,6 +113,7 @@ def load_logs(
     warnings: list[str] = []
     problems: list[str] = []
     read = 0
+    grew = False
     for path in paths:
         try:
             reader = LineReader(path, max_line_bytes=max_line_bytes)
@@ -121,6 +123,7 @@ def load_logs(
         source = Path(str(path)).name if str(path) != "-" else "stdin"
         parser.feed_many(reader if tap is None else _tapped(reader, tap, path), source)
         warnings.extend(reader.warnings)
+        grew = grew or reader.grew
         read += 1
     if not read:
         raise InputError("; ".join(problems))
@@ -133,6 +136,8 @@ def load_logs(
             raise InputError(f"--config {exc}") from None
     res = parser.result()
     run = _to_run(res, paths, params, warnings, name, (max_console_lines, tail_lines))
+    if grew:  # lines kept coming while the log was read: the run is still being written
+        run.status = RunStatus.RUNNING
     if (
         len(paths) == 1 and res.launches
     ):  # several launches appended to one file: the run is the last

@@ -1250,10 +1250,15 @@ class LogParser:
         if n < total:
             self._bar_partial = True
         self._bar_draw = draw
-        if n < self._bar_last or again:
+        relaunch = n < self._bar_last < total and self.formats["hf-dict"] > 0
+        if (n < self._bar_last or again) and not relaunch:
             self._bar_restarts += 1
             self.facts.pop("total_steps", None)
             self.facts.setdefault("steps_per_epoch", float(total))
+        # A Hugging Face Trainer draws one bar over the whole run (its total is max_steps): when it
+        # goes back before its end, a new launch started (a resume, whose bar then jumps to the
+        # checkpoint's global step, or a rerun), not the next epoch
+        # (tests/data/newuser9/hf_resumed_console.log)
         self._bar_last = n
         self._bar_line = self.lineno
         if not self._bar_restarts:

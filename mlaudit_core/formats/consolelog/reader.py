@@ -98,6 +98,12 @@ class LineReader:
             )
         return fh, "utf-8"
 
+    @property
+    def grew(self) -> bool:
+        """Whether the file grew while it was read (lines were appended after the read began;
+        they were not read). Known once the iteration ended."""
+        return self._snapshot is not None and self._snapshot.capped
+
     def _open_file(self, p: Path) -> BinaryIO:
         """``p`` opened for reading without waiting for a FIFO's writer (``O_NONBLOCK``; then
         blocking again, so a FIFO without a writer reads as empty and a process substitution
@@ -203,7 +209,7 @@ class LineReader:
                 f"{self.name}: decompressed past {_size(self._gz.cap)} ({GZ_MAX_RATIO}x the "
                 "compressed file, a compression no training log has): the rest was not read"
             )
-        if self._snapshot is not None and self._snapshot.capped:
+        if self._snapshot is not None and self._snapshot.capped:  # self.grew
             self.warnings.append(
                 f"{self.name}: grew while it was read (still being written?): it was read up to "
                 f"its size when the read began, {_size(self._snapshot.cap)}; later lines were not read"
