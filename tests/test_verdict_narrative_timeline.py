@@ -10,6 +10,7 @@ from mlaudit_core.verdict.narrative import build_timeline
 
 
 @pytest.mark.parametrize("value", [1e308, -1e308, 1.7e308])
+@pytest.mark.filterwarnings("error::RuntimeWarning")
 def test_build_timeline_of_a_constant_loss_near_the_float_limit(value):
     """A rolling median of 1e308s averages two of them to inf at the edges; the learning
     phases are then left out (no drop to read), not an IndexError that ends the audit."""

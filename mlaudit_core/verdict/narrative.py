@@ -224,7 +224,8 @@ def _learning_phases(run: RunData, wall) -> list[TimelinePhase]:
     from ..signal import centered_median, smooth_window
 
     sm = centered_median(t.values, smooth_window(len(t)))
-    drop = float(sm[0] - sm.min())
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: a median overflowed
+        drop = float(sm[0] - sm.min())
     if not (drop > 0 and np.isfinite(drop)):  # no drop, or a median overflowed (values ~1e308)
         return []
     i90 = int(np.flatnonzero(sm <= sm[0] - 0.9 * drop)[0])
