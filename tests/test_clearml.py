@@ -378,6 +378,15 @@ def test_offline_session_folder_and_zip(server, tmp_path):
         "infra_runtime",
     )
     assert {"RT001", "OP001", "SY003"} <= {f["code"] for f in report["findings"]}
+    # the terminal says where the verdict went (nowhere: an offline session is never written)
+    before = sorted((p.relative_to(tmp_path), p.stat().st_mtime_ns) for p in tmp_path.rglob("*"))
+    res = cli("clearml", "--offline", made["folder"])
+    assert res.exit_code == 0, res.output
+    assert "offline session: nothing written back" in res.output
+    assert (
+        sorted((p.relative_to(tmp_path), p.stat().st_mtime_ns) for p in tmp_path.rglob("*"))
+        == before
+    )
 
     res = cli("clearml", "--offline", str(tmp_path / "nope.zip"))
     assert res.exit_code == 2 and "no such offline session" in one_line(res.output)

@@ -89,9 +89,11 @@ def register(app: typer.Typer) -> None:
             load, what = (lambda: plugin.load(task_id)), f"ClearML task {task_id}"
         else:
             load, what = (lambda: plugin.load_with_baselines(task_id)), f"ClearML task {task_id}"
+        # an offline session gets nothing written; its write_back only says so (as W&B's offline
+        # runs do), so the user is not left wondering where the verdict went
         wb = (
             None
-            if (no_write or offline is not None)
+            if no_write
             else (lambda run, rep: plugin.write_back(run, rep, dry_run=dry_run, panel=not no_panel))
         )
         run_pipeline(
