@@ -99,6 +99,9 @@ def chance(run: RunData, *, vocab: bool = True) -> Chance | None:
     if got is not None and 0 < got[0] < 1:
         k = max(2, round(1 / got[0]))
         return Chance(got[0], math.log(1 / got[0]), k, got[1])
+    binary = _binary_metric(run)
+    if binary is not None:
+        return binary
     arch = " ".join(
         str(v) for k, v in run.params.items() if re.search(r"architectures?$", k.strip(), re.I)
     )
@@ -160,18 +163,31 @@ def _last_finite(run: RunData, role: Role, tail: int = 3) -> float | None:
 
 
 def _inferred(run: RunData) -> Chance | None:
+    """K where the final validation accuracy is within 10% of 1/K and the final training loss, else
+    the final validation loss (the same held-out data as the accuracy), within 3% of ln K; else
+    :func:`_from_start`."""
     acc = _last_finite(run, Role.VAL_ACCURACY)
-    loss = _last_finite(run, Role.TRAIN_LOSS, tail=5)
-    if acc is None or loss is None or not (0.001 <= acc < 0.55) or loss <= 0:
+    if acc is None or not (0.001 <= acc < 0.55):
         return None
     k = round(1 / acc)
-    if (
-        not 2 <= k <= 1000
-        or abs(acc - 1 / k) > 0.1 / k
-        or abs(loss - math.log(k)) > 0.03 * math.log(k)
-    ):
-        return _from_start(run)
-    return Chance(1 / k, math.log(k), k, "loss and accuracy agree")
+    if 2 <= k <= 1000 and abs(acc - 1 / k) <= 0.1 / k:
+        for role, tail in ((Role.TRAIN_LOSS, 5), (Role.VAL_LOSS, 3)):
+            loss = _last_finite(run, role, tail=tail)
+            if loss is not None and loss > 0 and abs(loss - math.log(k)) <= 0.03 * math.log(k):
+                return Chance(1 / k, math.log(k), k, "loss and accuracy agree")
+    if _last_finite(run, Role.TRAIN_LOSS, tail=5) is None:
+        return None
+    return _from_start(run)
+
+
+#: A logged metric named after a binary objective: LightGBM's ``binary_logloss`` / ``binary_error``
+#: (the metrics of its ``objective='binary'``, LightGBM documentation "Parameters: metric"): K = 2.
+_BINARY_METRIC = re.compile(r"(?:^|[/_.])binary_(?:logloss|error)$", re.IGNORECASE)
+
+
+def _binary_metric(run: RunData) -> Chance | None:
+    key = next((k for k in run.metrics.keys if _BINARY_METRIC.search(k)), None)
+    return Chance(0.5, math.log(2), 2, key) if key else None
 
 
 def _from_start(run: RunData) -> Chance | None:
