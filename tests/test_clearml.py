@@ -691,13 +691,15 @@ def test_watcher_audits_within_one_interval_once_across_a_kill_and_again_after_a
     for field in ("status_changed", "last_update", "last_change"):
         server.tasks[before.id][field] = long_ago
     state, log = tmp_path / "watch.sqlite", tmp_path / "watch.log"
-    # every run pauses 20 s after its write-back, before it is recorded done: the kill window
-    w = _Watcher(state, log, env={"MLAUDIT_WATCH_TEST_PAUSE": "after_write:20"})
+    # every run pauses 60 s after its write-back, before it is recorded done: the kill window
+    # (the watcher is killed inside it, so its length costs nothing; a loaded machine can take
+    # seconds between the write-back and the check below)
+    w = _Watcher(state, log, env={"MLAUDIT_WATCH_TEST_PAUSE": "after_write:60"})
     try:
         w.wait_up(server)
         first = new_task("watched", "first")
         ended = time.time()
-        row = _wait_row(state, first.id, lambda r: True, "queued", log, timeout=30)
+        row = _wait_row(state, first.id, lambda r: True, "queued", log, timeout=120)
         assert row["seen_at"] >= ended - 1.0, log.read_text()[-3000:]  # queued for this ending
         assert "queued by the trigger" in log.read_text()  # by the trigger's poll, not a listing
         row = _wait_row(state, first.id, lambda r: r["state"] == "writing", "writing", log)
@@ -718,7 +720,7 @@ def test_watcher_audits_within_one_interval_once_across_a_kill_and_again_after_a
         rerun_at = time.time()
         _rerun(first)
         row = _wait_row(
-            state, first.id, lambda r: r["seen_at"] >= rerun_at, "queued again", log, timeout=30
+            state, first.id, lambda r: r["seen_at"] >= rerun_at, "queued again", log, timeout=120
         )
         row = _wait_row(
             state, first.id, lambda r: r["state"] == "done" and r["wrote"], "audited again", log
