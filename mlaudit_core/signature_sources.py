@@ -130,6 +130,18 @@ SOURCES: tuple[MessageSource, ...] = (
         "upstream",
     ),
     MessageSource(
+        "cuda-error-oom",
+        "caffe",
+        "1.0",
+        "include/caffe/util/device_alternate.hpp",
+        'CUDA_CHECK(condition): CHECK_EQ(error, cudaSuccess) << " " << cudaGetErrorString(error), printed by '
+        "glog's LOG(FATAL) (syncedmem.cpp SyncedMemory::to_gpu); 2 = cudaErrorMemoryAllocation in the CUDA "
+        "runtime's cudaError enum",
+        "Check failed: error == cudaSuccess ({} vs. 0)  {}",
+        "F1025 17:11:54.660645  1436 syncedmem.cpp:58] Check failed: error == cudaSuccess (2 vs. 0)  out of memory",
+        "upstream",
+    ),
+    MessageSource(
         "oom-retry",
         "ultralytics",
         "8.4.190",

@@ -151,9 +151,10 @@ CATALOG: list[Signature] = [
     _sig(
         "cuda-error-oom",
         "oom",
-        r"CUDA error: out of memory|cudaErrorMemoryAllocation",
-        "a CUDA call outside the caching allocator could not allocate device memory",
-        ("out of memory", "cudaerrormemoryallocation"),
+        r"CUDA error: out of memory|cudaErrorMemoryAllocation|error == cudaSuccess \(2 vs\. 0\)",
+        "a CUDA call outside the caching allocator could not allocate device memory (Caffe's CUDA_CHECK "
+        "prints the error's number: 2 is cudaErrorMemoryAllocation)",
+        ("out of memory", "cudaerrormemoryallocation", "cudasuccess (2 vs. 0)"),
     ),
     _sig(
         "mps-oom",

@@ -71,3 +71,12 @@ def test_a_word_of_the_localised_list_inside_a_sentence_is_not_a_kill(tmp_path):
     assert not match_line("epoch 3: Morto = 0.5, loss 0.2")
     assert not match_line("le processus Tué par erreur a redémarré")
     assert [s.id for s, _ in match_line("  Getötet  ")] == ["sigkill"]
+
+
+def test_caffe_cuda_check_with_error_2_is_out_of_memory():
+    """Real report b13-14 (HF-FCN on Caffe, Quadro K2200 4 GB: 'Check failed: error == cudaSuccess (2 vs. 0)
+    out of memory' after 'Aborted (core dumped)'; fixed by a larger GPU): Caffe's CUDA_CHECK prints the CUDA
+    error's number, 2 = cudaErrorMemoryAllocation; before, only the abort was read (crashed/inconclusive)."""
+    v = _report("b13-14-")
+    assert (v["outcome"], v["cause"]) == ("crashed", "infra_runtime"), v["summary"]
+    assert "out of memory" in v["summary"]
