@@ -65,6 +65,14 @@ def _verdict(prefix: str) -> dict:
             "Perhaps it's because you are using 16-true",
             "Perhaps it's because you are using 16-true",
         ),
+        (
+            "both models were loaded in f16 with load_in_4bit because memory was short",
+            "both models were loaded in f16 with load_in_4bit because memory was short",
+        ),
+        (
+            "model loaded with load_in_8bit=True on a T4",
+            "model loaded with load_in_8bit=True on a T4",
+        ),
     ],
 )
 def test_stated_precision_reads_the_clause_naming_the_mode(text, clause):
@@ -80,13 +88,15 @@ def test_stated_precision_reads_the_clause_naming_the_mode(text, clause):
         "run with fp16=False and lr 0.1",
         "the amp on the bench was too loud",  # the word, not the setting
         "fp16",  # one word: a setting, read by its key
+        "photos from the f160 camera",  # f16 only as a word of its own
+        "load_in_4bit=False on every run",
     ],
 )
 def test_stated_precision_ignores_a_mode_that_is_off_or_not_named(text):
     assert stated_precision(text) is None
 
 
-@pytest.mark.parametrize("prefix", ["b7-06-", "b8-14-", "b11-06-"])
+@pytest.mark.parametrize("prefix", ["b7-06-", "b8-14-", "b11-06-", "b12-05-"])
 def test_nan_with_precision_stated_in_the_report_is_data_config(prefix):
     v = _verdict(prefix)
     assert (v["outcome"], v["cause"]) == ("diverged", "data_config"), v["summary"]

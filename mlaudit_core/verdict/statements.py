@@ -24,13 +24,16 @@ PROSE_WORDS = 3
 
 #: A reduced-precision mode named in a sentence or a settings list (a report's ``task:`` or
 #: ``config:`` line): ``AMP fp16 mixed precision``, ``precision 16-true``, ``--fp16``, ``bf16=True``,
-#: Lightning's precision values (``16-true``, ``bf16-mixed``) on their own.
+#: Lightning's precision values (``16-true``, ``bf16-mixed``) on their own, ``f16`` (the dtype's short name
+#: in numpy/JAX and in reports), and transformers/bitsandbytes' ``load_in_4bit`` / ``load_in_8bit`` (weights
+#: quantised, computed in 16-bit).
 #: ``AMP`` counts only in capitals (the word "amp" is not a setting).
 _PRECISION_STATED = re.compile(
     r"(?<![\w-])(?:--)?(?:"
     r"(?:precision|mixed_precision|dtype)\s*[=:]?\s*[\"']?(?:16-true|16-mixed|bf16-true|bf16-mixed|"
     r"fp16|bf16|float16|bfloat16|16)\b"
-    r"|(?:bf)?16-(?:true|mixed)\b|(?-i:AMP)\b|fp16|bf16|float16|bfloat16|mixed[- ]precision|"
+    r"|(?:bf)?16-(?:true|mixed)\b|(?-i:AMP)\b|fp16|bf16|float16|bfloat16|f16\b|load_in_[48]bit\b|"
+    r"mixed[- ]precision|"
     r"half[- ]precision|"
     r"torch\.cuda\.amp|apex\.amp|GradScaler|autocast)",
     re.I,
