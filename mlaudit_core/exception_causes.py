@@ -459,6 +459,20 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "cached files.",
     ),
     ExceptionCause(
+        "tracker-credentials",
+        "infra_runtime",
+        "the experiment tracker refused the job's credentials (a missing, expired or wrong API key): the "
+        "environment the job runs in, not the training code",
+        ("AuthenticationError",),
+        None,
+        "",
+        "wandb 0.31.0 wandb/errors/errors.py (class AuthenticationError(CommError)), raised by "
+        "wandb/sdk/wandb_login.py _verify_login ('An error occurred while verifying credentials with ...') and "
+        "wandb/sdk/lib/wbauth (an invalid API key)",
+        "wandb.errors.errors.AuthenticationError: An error occurred while verifying credentials with "
+        "https://api.wandb.ai: connection refused",
+    ),
+    ExceptionCause(
         "environment",
         "infra_runtime",
         "the installed driver, CUDA build or a binary library does not fit the machine or the other packages",

@@ -583,3 +583,15 @@ def test_xgboost_auc_on_a_one_class_validation_set_is_data():
     args = ["logs", *map(str, sorted(case.glob("*.log"))), "--config", str(case / "context.txt")]
     v = json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)["verdict"]
     assert (v["outcome"], v["cause"]) == ("crashed", "data_config"), v["summary"]
+
+
+def test_a_tracker_that_refuses_the_credentials_is_the_environment():
+    """wandb's AuthenticationError (wandb 0.31.0 wandb/errors/errors.py), as its login raises it when the
+    API key cannot be verified (own corpus f9b1-14: raised during a checkpoint upload at epoch 17; was
+    correctness_bug from the exception class)."""
+    errors = pytest.importorskip("wandb.errors.errors")
+    e = errors.AuthenticationError(
+        "An error occurred while verifying credentials with https://api.wandb.ai: timed out"
+    )
+    assert _why(e) == "tracker-credentials"
+    assert get("tracker-credentials").cause == "infra_runtime"
