@@ -620,6 +620,31 @@ BLOWN_UP_LOSS = 1e6
 BLOWN_UP_FALL = 1e3
 
 
+#: Fewer than 3 points: a classifier's cross-entropy at or above this multiple of its uniform-guess loss
+#: (ln K, or ln 100,000 = 11.5 for an unknown K: at least 115 nats) at every point: the correct class's
+#: probability is below e^-115, which only logits blown up by the updates give.
+BLOWN_UP_FEW = 10.0
+
+
+def _blown_up_few(c: Ctx, k: str, v: np.ndarray) -> Decision | None:
+    """V06c on 1-2 training-loss points: every point at or above :data:`BLOWN_UP_FEW` x the uniform
+    guess's loss, with the learning rate 10x or more its optimiser's typical value: the first updates
+    blew the weights up (no fall afterwards can be read on so few points, so the LR must say it)."""
+    from ..detectors._context import chance_or_bound
+
+    ch = chance_or_bound(c.run)
+    if ch is None or not c.lr.far_above or float(v.min()) < BLOWN_UP_FEW * ch.loss:
+        return None
+    return Decision(
+        Outcome.DIVERGED,
+        Cause.MODEL_CONVERGENCE,
+        f"The run blew up at its start: {k} is {', '.join(fmt(float(x)) for x in v)}, at least "
+        f"{BLOWN_UP_FEW:g}x the loss of a uniform guess ({fmt(ch.loss)}; {ch.source}), with "
+        f"{c.lr.describe()}: the first updates blew the weights up. Lower the learning rate 10x or more "
+        "(or add warm-up and gradient clipping).",
+    )
+
+
 def _blown_up_start(c: Ctx) -> Decision | None:
     """A classification run (an accuracy logged) whose first training-loss point is >= 1e6 and whose
     later points sit >= 1000x lower: the first updates blew the weights up (a far too high learning
@@ -631,6 +656,8 @@ def _blown_up_start(c: Ctx) -> Decision | None:
     if not k or chance_or_bound(c.run) is None:
         return None
     v = c.run.metrics.series(k).by_step().finite().values
+    if 0 < len(v) < 3:
+        return _blown_up_few(c, k, v)
     if len(v) < 3 or float(v[0]) < BLOWN_UP_LOSS:
         return None
     rest = float(np.median(v[1:]))
@@ -1899,6 +1926,45 @@ def _perfect_scores(c: Ctx) -> Decision | None:
     )
 
 
+def _overflow_grad_norm(c: Ctx) -> Decision | None:
+    """V19g: reduced precision in use, the gradient norm non-finite at some logged points (not all), while
+    every training-loss point is finite, one is logged at or after the first non-finite norm, and the loss
+    ends at or below its first value;
+    no other finding at warning or above. A dynamic loss scaler (torch GradScaler, mmcv/mmengine's fp16
+    hooks, DeepSpeed, apex) measures the gradient norm of a step whose scaled gradients overflowed as
+    inf/NaN, skips that step and lowers the scale: routine while the loss stays finite and keeps
+    falling. Unknown (or running, for a snapshot) and healthy: the learning is not judged beyond that."""
+    if not c.precision:
+        return None
+    gk, tk = c.run.key_for(Role.GRAD_NORM), c.run.key_for(Role.TRAIN_LOSS)
+    if not gk or not tk:
+        return None
+    g = c.run.metrics.series(gk).by_step()
+    t = c.run.metrics.series(tk).by_step().values
+    bad = ~np.isfinite(g.values)
+    if not bad.any() or bad.all() or not len(t) or not np.isfinite(t).all():
+        return None
+    ts = c.run.metrics.series(tk).by_step().steps
+    if not (ts >= g.steps[int(np.argmax(bad))]).any() or float(t[-1]) > float(t[0]):
+        return None  # no loss point from the first non-finite grad norm on, or the loss rose
+    for code, fs in c.by_code.items():
+        for x in fs:
+            if x.severity.rank < Severity.WARNING.rank:
+                continue
+            if not (code == "LI001" and x.facts.get("role") == Role.GRAD_NORM.value):
+                return None
+    snapshot = c.run.status is RunStatus.RUNNING or c.ending.open_bar
+    return Decision(
+        Outcome.RUNNING if snapshot else Outcome.UNKNOWN,
+        Cause.HEALTHY,
+        f"The non-finite gradient norms are loss scaling at work, not a failure: {gk} is non-finite at "
+        f"{int(bad.sum())} of {len(bad)} points, under reduced precision "
+        f"({c.precision[0]}), while {tk} stays finite and goes {fmt(float(t[0]))} -> {fmt(float(t[-1]))}. "
+        "A dynamic loss scaler skips a step whose scaled gradients overflow and lowers the scale; the "
+        "learning itself is not judged further here.",
+    )
+
+
 def _routine_loss_scaling(c: Ctx) -> Decision | None:
     """No judgeable learning signal, and what the text does show is fp16 overflow skips that RT006
     reads as benign (a few skips, the scale settled above its floor, no floor message), with no
@@ -2792,11 +2858,26 @@ POLICY: tuple[Rule, ...] = (
         "blown-up-start",
         67,
         "a classification run (an accuracy logged) whose first training-loss point is >= 1e6 and whose "
-        "later points sit >= 1000x lower (median)",
+        "later points sit >= 1000x lower (median); with 1-2 points, every point >= 10x the uniform guess's "
+        "loss (ln K, else ln 100,000) and the LR >= 10x typical",
         (Outcome.DIVERGED,),
         (Cause.MODEL_CONVERGENCE,),
         _blown_up_start,
         cases=(
+            Case(
+                "two points, cross-entropy 6776 and 6488 at lr 2.0, accuracy 0.06",
+                (),
+                ("diverged", "model_convergence"),
+                series={"loss": (6776.2, 6487.71), "acc": (0.0, 0.06)},
+                params={"lr": "2.0"},
+            ),
+            Case(
+                "two points, loss 6776 at a typical lr (a summed loss)",
+                (),
+                None,
+                series={"loss": (6776.2, 6487.71), "acc": (0.0, 0.06)},
+                params={"lr": "1e-3"},
+            ),
             Case(
                 "Keras SGD lr 25: epoch-1 loss 1.9e16, then 10-20, accuracy at chance",
                 (),
@@ -3762,6 +3843,33 @@ POLICY: tuple[Rule, ...] = (
         cases=(
             Case("requeued", (("RT003", _W, {"requeued": True}),), ("running", "infra_runtime")),
             Case("cancelled", (("RT003", _W, {}),), ("crashed", "infra_runtime")),
+        ),
+    ),
+    Rule(
+        "V19g",
+        "overflow-grad-norm",
+        194,
+        "reduced precision in use; the grad norm non-finite at some points (not all), every training-loss "
+        "point finite, one at or after the first non-finite norm, the last at or below the first, no other "
+        "finding at warning or above "
+        "-> unknown (running for a snapshot), healthy: a loss scaler's skipped overflow steps",
+        (Outcome.UNKNOWN, Outcome.RUNNING),
+        (Cause.HEALTHY,),
+        _overflow_grad_norm,
+        cases=(
+            Case(
+                "fp16, grad norm nan at the first of two points, loss 1.91 -> 0.92",
+                (("LI001", _E, {"role": "grad_norm"}),),
+                ("unknown", "healthy"),
+                series={"loss": (1.9091, 0.9186), "grad_norm": (float("nan"), 3.9772)},
+                params={"fp16": "true"},
+            ),
+            Case(
+                "no reduced precision",
+                (("LI001", _E, {"role": "grad_norm"}),),
+                None,
+                series={"loss": (1.9091, 0.9186), "grad_norm": (float("nan"), 3.9772)},
+            ),
         ),
     ),
     Rule(
