@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import free_port
 
 from mlaudit_core.rundata import ConsoleLine
 from mlaudit_core.signature_sources import SOURCES, format_in_file, source_file, template_regex
@@ -154,7 +155,7 @@ def _torchrun(tmp_path: Path, kill_at: int, port: int, term_after: float | None 
 
 
 def test_torchrun_worker_killed_with_sigkill_is_an_infra_crash_not_a_code_bug(tmp_path):
-    text = _torchrun(tmp_path, kill_at=30, port=29631)
+    text = _torchrun(tmp_path, kill_at=30, port=free_port())
     for tpl in (
         "failed (exitcode: %s) local_rank: %s (pid: %s) of binary: %s",
         "Signal {} ({}) received by PID {}",
@@ -190,7 +191,7 @@ def test_torchrun_worker_error_is_reported_over_the_peers_connection_loss(tmp_pa
                 "--nproc_per_node",
                 "2",
                 "--master_port",
-                "29633",
+                str(free_port()),
                 str(script),
                 "30",
             ],
@@ -213,7 +214,7 @@ def test_torchrun_worker_error_is_reported_over_the_peers_connection_loss(tmp_pa
 
 
 def test_torchrun_agent_sent_sigterm_is_a_termination_not_a_code_bug(tmp_path):
-    text = _torchrun(tmp_path, kill_at=-1, port=29632, term_after=0.5)
+    text = _torchrun(tmp_path, kill_at=-1, port=free_port(), term_after=0.5)
     assert template_regex("Received %s death signal, shutting down workers").search(text)
     assert template_regex("Process {} got signal: {}").search(text)
     hits = _hits(text)
