@@ -138,6 +138,11 @@ class NonFiniteValues(Detector, code="LI001", name="non-finite-values", family="
         ]
 
     @classmethod
+    def nonfinite_role(cls, finding: Finding) -> str | None:
+        """The role of the series found non-finite (``train_loss``, ``grad_norm``, ...)."""
+        return finding.facts.get("role")
+
+    @classmethod
     def nonfinite_observed(cls, finding: Finding) -> bool:
         """A non-finite training loss, or a validation loss non-finite to the end, is observed,
         not read from a trend."""

@@ -301,6 +301,12 @@ class Detector:
         signature whatever the number of points before it, ``verdict.evidence.confidence``)."""
         return False
 
+    @classmethod
+    def nonfinite_role(cls, finding: Finding) -> str | None:
+        """The role (:class:`~mlaudit_core.roles.Role` value) of the series whose non-finite values
+        ``finding`` reports, or None when it reports none (the loss-scaling rule V19g asks it)."""
+        return None
+
     # --- what a CI report says -----------------------------------------------------
     @classmethod
     def ci_answers(cls, finding: Finding) -> dict[str, list[dict]]:

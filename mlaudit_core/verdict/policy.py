@@ -1951,7 +1951,7 @@ def _overflow_grad_norm(c: Ctx) -> Decision | None:
         for x in fs:
             if x.severity.rank < Severity.WARNING.rank:
                 continue
-            if not (code == "LI001" and x.facts.get("role") == Role.GRAD_NORM.value):
+            if detector_for(code).nonfinite_role(x) != Role.GRAD_NORM.value:
                 return None
     snapshot = c.run.status is RunStatus.RUNNING or c.ending.open_bar
     return Decision(

@@ -111,8 +111,15 @@ def test_lightning_cli_killed_planned_length_from_its_config_yaml(tmp_path):
     run = _one(res["tensorboard"])
     assert run.params.get("trainer.max_epochs") == "200"
     rep = audit(run)
-    assert rep.verdict.outcome.value == "crashed", rep.verdict.summary
-    assert "trainer.max_epochs" in rep.verdict.summary
+    # the verdict is the stop below the plan, except that the wall times of this CPU run's ~2 ms
+    # steps can also show a throughput fall on a loaded machine (an SY error: a real measurement,
+    # which may then lead the verdict; never 'succeeded')
+    slow = any(f.code.startswith("SY") and f.severity.value == "error" for f in rep.findings)
+    if slow:
+        assert rep.verdict.outcome.value in ("crashed", "slow"), rep.verdict.summary
+    else:
+        assert rep.verdict.outcome.value == "crashed", rep.verdict.summary
+        assert "trainer.max_epochs" in rep.verdict.summary
 
 
 def test_hf_early_stopped_run_is_not_a_stop(tmp_path):
