@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import struct
 import subprocess
 import sys
@@ -359,12 +360,18 @@ def test_bad_online_input_is_one_line_exit_2(server, monkeypatch, case):
     elif case == "wrong_key":
         monkeypatch.setenv("WANDB_API_KEY", "w" * 40)
     elif case == "unreachable":
-        from conftest import free_port
-
-        monkeypatch.setenv("WANDB_BASE_URL", f"http://127.0.0.1:{free_port()}")
+        # a port held bound and not listening for the whole call: nobody answers on it (a port that
+        # was only free a moment ago was taken by another process's fake server once, in CI)
+        closed = socket.socket()
+        closed.bind(("127.0.0.1", 0))
+        monkeypatch.setenv("WANDB_BASE_URL", f"http://127.0.0.1:{closed.getsockname()[1]}")
     else:
         ref = "just-a-run-id"
-    res = CliRunner().invoke(app, ["wandb", ref, "--timeout", "3"])
+    try:
+        res = CliRunner().invoke(app, ["wandb", ref, "--timeout", "3"])
+    finally:
+        if case == "unreachable":
+            closed.close()
     assert res.exit_code == 2, res.output
     lines = [x for x in res.output.splitlines() if x.strip()]
     assert len(lines) == 1 and lines[0].startswith("mlaudit: error:"), res.output
