@@ -75,6 +75,8 @@ os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 
 RECALL_TARGET = 0.9
 FALSE_ALARM_TARGET = 0.05
+#: Issue 27: abstentions on inputs whose label is known (outcome, or a confirmed cause) at most 10%.
+ABSTENTION_TARGET = 0.10
 HEALTHY_CLASSES = ("healthy", "benign_spike")
 HEALTHY_LABEL = ("succeeded", "healthy")
 JSON_SECTIONS = (
@@ -757,6 +759,13 @@ def summarise_labelled(rows: list[LRow]) -> dict:
         "wrong": sum(not r.right for r in judged),
         # abstained although the label says the evidence supports a judgement
         "abstained_label_known": sum(r.abstained and "unknown" not in r.outcomes for r in rows),
+        # abstained although the label names the outcome or a cause (a report labelled `unknown` whose
+        # cause is confirmed in its thread): issue 27's abstention floor counts these
+        "abstained_cause_known": sum(
+            r.abstained
+            and ("unknown" not in r.outcomes or any(c != "inconclusive" for c in r.causes))
+            for r in rows
+        ),
         "abstained_right": sum(r.abstained and r.right for r in rows),
         "selective_accuracy": (sum(r.right for r in judged) / len(judged)) if judged else None,
         "coverage": (len(judged) / n) if n else None,
@@ -784,7 +793,8 @@ def print_labelled(name: str, where: Path, rows: list[LRow], m: dict) -> None:
     )
     print(
         f"  abstentions       {m['abstentions']} (outcome unknown): right to abstain {m['abstained_right']}, "
-        f"abstained where the label is known {m['abstained_label_known']}"
+        f"abstained where the label is known {m['abstained_label_known']}, "
+        f"where the outcome or cause is known {frac(m['abstained_cause_known'], n)}"
     )
     print(f"  wrong (judged)    {m['wrong']}")
     cov, sel = m["coverage"], m["selective_accuracy"]
@@ -823,6 +833,11 @@ def print_labelled(name: str, where: Path, rows: list[LRow], m: dict) -> None:
         print(f"        {r.summary[:260]}")
         if r.note:
             print(f"        note: {r.note[:200]}")
+    if n and m["abstained_cause_known"] / n > ABSTENTION_TARGET:
+        print(
+            f"  FLOOR MISSED: abstained where the outcome or cause is known "
+            f"{100 * m['abstained_cause_known'] / n:.0f}% > {100 * ABSTENTION_TARGET:.0f}%"
+        )
     if fa is not None and fa > FALSE_ALARM_TARGET:
         print(
             f"  FLOOR MISSED: healthy runs called failing {100 * fa:.0f}% > {100 * FALSE_ALARM_TARGET:.0f}%"
@@ -975,7 +990,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"  {name:<10} both right {f['both_right']}/{f['n']}, outcome {f['outcome_right']}/{f['n']}, "
             f"cause {f['cause_right']}/{f['n']}, wrong {f['wrong']}, abstained {f['abstentions']} "
-            f"(label known {f['abstained_label_known']}), must_not {f['must_not_violations']}, "
+            f"(label known {f['abstained_label_known']}, cause known {f['abstained_cause_known']}), must_not {f['must_not_violations']}, "
             f"false alarms {f['false_alarms']}/{f['healthy']}, ECE "
             f"{'n/a' if f['ece'] is None else format(f['ece'], '.3f')}"
         )
