@@ -762,8 +762,7 @@ def summarise_labelled(rows: list[LRow]) -> dict:
         # abstained although the label names the outcome or a cause (a report labelled `unknown` whose
         # cause is confirmed in its thread): issue 27's abstention floor counts these
         "abstained_cause_known": sum(
-            r.abstained
-            and ("unknown" not in r.outcomes or any(c != "inconclusive" for c in r.causes))
+            r.abstained and ("unknown" not in r.outcomes or "inconclusive" not in r.causes)
             for r in rows
         ),
         "abstained_right": sum(r.abstained and r.right for r in rows),
