@@ -560,6 +560,21 @@ def _wait_row(state: Path, task_id: str, want, what: str, log: Path, timeout: fl
     )
 
 
+def _wait_listings(server, n: int, log: Path, timeout: float = 120) -> None:
+    """Until the server has answered ``n`` more ``tasks.get_all`` calls (the watcher's trigger
+    polls once a call, every --poll-interval), so that at least ``n - 1`` whole polls began after
+    this call; a deadline against a hang, never a bound."""
+
+    def listings() -> int:
+        return sum(1 for e, _ in list(server.calls) if e == "tasks.get_all")
+
+    want = listings() + n
+    deadline = time.time() + timeout
+    while listings() < want:
+        assert time.time() < deadline, f"no {n} polls in {timeout} s\n{log.read_text()[-3000:]}"
+        time.sleep(0.1)
+
+
 def _write_backs(server, task_id: str) -> int:
     """Write-backs seen by the server: property edits that set ``mlaudit.verdict``."""
     return sum(
@@ -730,7 +745,7 @@ def test_watcher_audits_within_one_interval_once_across_a_kill_and_again_after_a
             == server.tasks[first.id]["status_changed"]
             == _ended_property(server, first.id)
         )
-        time.sleep(3)  # more polls: the audited tasks' own updates must not queue them again
+        _wait_listings(server, 4, log)  # the audited tasks' own updates must not queue them again
     finally:
         assert w.stop() == 0, log.read_text()[-3000:]
     text = log.read_text()
