@@ -27,6 +27,13 @@ relative) over 10^4 seeds and ~0.5 points of ImageNet top-1 (~0.7% relative) wit
 model; Bouthillier et al. 2021 (MLSys, "Accounting for variance in machine learning benchmarks")
 report seed standard deviations of 0.2-1% of the metric across their tasks. A gap inside 1% of the
 reference is therefore inside the spread of one rerun; a wider gap is not judged here.
+
+Reruns (:func:`rerun_spreads`): figures of repeats of one configuration, written as a comma list, as
+figures labelled by their run or seed (``Run 1 | 55.76 mAP``, ``seed=11 -> 0.8712``, ``name: value``
+lines under a ``Run 2:`` header) or as two figures of one sentence about repeats (``two trials with
+the same config ... 67.980% and 67.210%``). Their spread is noise within :data:`RERUN_BAND` of the
+mean; a wider spread is the configuration's own band when the text puts it down to chance (a
+maintainer's "randomness in each run") and no run is an outlier (:data:`OUTLIER_RANGES`).
 """
 
 from __future__ import annotations
@@ -192,23 +199,55 @@ def _unnamed_pair(line: str, refs: list[Figure], obs: list[Figure]) -> Gap | Non
 
 #: Max-min range, as a share of the mean, within which repeated runs of one configuration differ by
 #: run-to-run noise: seed standard deviations of up to 1% of the metric (Bouthillier et al. 2021), and
-#: the range of about ten draws is about 3 standard deviations.
+#: the range of about ten draws is about 3 standard deviations. Also the band of two runs' gap when the
+#: text gives no spread of its own.
 RERUN_BAND = 0.03
+#: A rerun is an outlier (a failed run among healthy ones, not noise) when it is farther from the
+#: median of the others than this many times the others' own max-min range (and than RERUN_BAND):
+#: for normal draws the next draw falls outside 3 ranges of the others with a probability well
+#: below 1% at n >= 3 (the range of n >= 2 draws is >= 1.1 standard deviations on average).
+OUTLIER_RANGES = 3.0
 #: Words that say the figures are repeats of one configuration (reruns, repeats, seeds).
 _RERUN = re.compile(
     r"(?i)\b(?:re-?runs?|re-?ran|repeat(?:s|ed)?|repetitions?|same (?:seed|config\w*|command|code)|"
-    r"fixed seed|seeds?|every time|each time|run-to-run|non-?determinis\w*)\b"
+    r"fixed seed|seeds?|every time|each time|run-to-run|non-?determinis\w*|trials?|twice|"
+    r"(?:two|three|four|five|\d+) (?:runs|trainings|times)|replicat\w*|unchanged|no code changes?)\b"
+)
+#: Words that put the spread of repeats down to chance (a maintainer's "there is always some
+#: randomness in each run", "variance from the random init"): the reruns' own spread is then the
+#: configuration's noise band, whatever its width, as long as no run is an outlier.
+_CHANCE = re.compile(
+    r"(?i)\b(?:randomness|random init\w*|non-?determinis\w*|run-to-run|seed (?:variance|noise|"
+    r"sensitivity)|variance measurement|fluctuat\w*|still have variance)\b"
 )
 #: Three or more figures in a list (``43.25, 43.20, 42.89``, ``[0.806, 0.808, ...]``).
 _LIST = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:\s*,\s*\d+(?:\.\d+)?){2,}(?![\w.])")
+_NUM = r"\d+(?:\.\d+)?"
+#: A figure labelled by its run: ``Run 1 | 55.76 mAP``, ``seed=11 -> 0.8712``, ``seed=200 gives
+#: val/loss=0.8721``; the optional name before the figure and the unit word after it name the metric.
+_LABELLED = re.compile(
+    r"(?i)\b(?P<label>run|trial|re-?run|seed|repeat)\s*[#=:]?\s*(?P<idx>\d+)\s*"
+    r"(?:\||->|→|:|=|gives|got)\s*\**\s*(?:(?P<name>[A-Za-z][\w/@\-]*)\s*[:=]\s*)?"
+    rf"(?P<v>{_NUM})(?P<pct>\s?%)?\**(?:\s*(?P<unit>[A-Za-z][\w@\-]*))?"
+)
+#: A line that only names a run (``Run 2:``): the ``name: value`` lines after it are that run's.
+_HEADER = re.compile(r"(?i)^\W*(?:run|trial|re-?run|seed|repeat)\s*#?\s*\d+\s*:?\W*$")
+_NAMED_VALUE = re.compile(rf"(?P<name>[A-Za-z][\w/.@\-]*)\s*[:=]\s*(?P<v>-?{_NUM})(?![\w.])")
+#: Two figures of one sentence about repeats: ``got 67.980% and 67.210%``, ``0.3534 vs 0.3524``.
+_PAIR = re.compile(
+    rf"(?<![\w.])(?P<a>{_NUM})\s?%?\s*(?:and|vs\.?|versus|/)\s*(?P<b>{_NUM})\s?%?(?![\w.])", re.I
+)
 
 
 @dataclass(frozen=True)
 class Spread:
-    """Figures of repeated runs of one configuration and their max-min range relative to the mean."""
+    """Figures of repeated runs of one configuration and their max-min range relative to the mean.
+
+    ``attributed``: the text puts the spread down to chance (:data:`_CHANCE`)."""
 
     values: tuple[float, ...]
     text: str
+    attributed: bool = False
 
     @property
     def relative(self) -> float:
@@ -216,21 +255,175 @@ class Spread:
         return (max(self.values) - min(self.values)) / abs(m) if m else float("inf")
 
     @property
+    def outlier(self) -> float | None:
+        """The value farther from the median of the others than :data:`OUTLIER_RANGES` times their
+        range and than :data:`RERUN_BAND` of the mean (a run that failed among reruns), else None;
+        None for fewer than 3 values."""
+        if len(self.values) < 3:
+            return None
+        mean = abs(sum(self.values) / len(self.values))
+        for i, v in enumerate(self.values):
+            rest = sorted(self.values[:i] + self.values[i + 1 :])
+            mid = (rest[(len(rest) - 1) // 2] + rest[len(rest) // 2]) / 2
+            dist = abs(v - mid)
+            if dist > OUTLIER_RANGES * (rest[-1] - rest[0]) and dist > RERUN_BAND * mean:
+                return v
+        return None
+
+    @property
     def within_noise(self) -> bool:
-        return self.relative <= RERUN_BAND
+        """Inside :data:`RERUN_BAND` of the mean; or, three or more reruns whose spread the text
+        puts down to chance and no outlier among them: that spread is the band itself."""
+        if self.relative <= RERUN_BAND:
+            return self.outlier is None
+        return self.attributed and len(self.values) >= 3 and self.outlier is None
 
 
-def rerun_spreads(lines: Iterable[str]) -> list[Spread]:
-    """Lists of >= 3 figures of one scale in a text that says they are repeats of one configuration
-    (:data:`_RERUN`), e.g. ``the f1 result will get 43.25, 43.20, 42.89`` after ``with fixed seed``."""
-    lines = list(lines)
-    if not any(_RERUN.search(t) for t in lines):
-        return []
+def _same_scale(vals: tuple[float, ...]) -> bool:
+    return all(v <= 1 for v in vals) or all(v > 1 for v in vals)
+
+
+def _list_spreads(lines: list[str]) -> list[tuple[tuple[float, ...], str]]:
+    """Comma lists of >= 3 figures of one scale."""
     out = []
     for t in lines:
         for m in _LIST.finditer(t):
             vals = tuple(float(x) for x in re.split(r"\s*,\s*", m.group(0)))
-            if all(v <= 1 for v in vals) or all(v > 1 for v in vals):
-                if len(set(vals)) > 1 or len(vals) >= 3:
-                    out.append(Spread(vals, t.strip()[:160]))
+            if _same_scale(vals):
+                out.append((vals, t.strip()[:160]))
+    return out
+
+
+def _labelled_spreads(lines: list[str]) -> list[tuple[tuple[float, ...], str]]:
+    """Figures labelled by their run (``Run 1 | 55.76 mAP``, ``seed=11 -> 0.8712``) and the
+    ``name: value`` lines under a run's header line (``Run 2:``), grouped by metric name (the name
+    before the figure, else the unit word after it): >= 2 runs of one name make a spread."""
+    groups: dict[str, dict[str, float]] = {}
+    texts: dict[str, str] = {}
+    header: str | None = None
+    for t in lines:
+        if _HEADER.match(t):
+            header = t.strip()
+            continue
+        if header is not None:
+            header = _under_header(t, header, groups, texts)
+        for m in _LABELLED.finditer(t):
+            if re.search(r"(?i)\bparam", t):
+                continue  # a search's trials of different settings, not reruns
+            label = f"{m.group('label').lower()} {m.group('idx')}"
+            unit = m.group("unit")
+            nm = (m.group("name") or (unit if unit and _is_metric_name(unit) else "")).lower()
+            groups.setdefault(nm, {}).setdefault(label, float(m.group("v")))
+            texts.setdefault(nm, t.strip()[:160])
+    named = [nm for nm in groups if nm]
+    if "" in groups and len(named) == 1:  # unnamed runs' figures are the one named metric's
+        groups[named[0]] = {**groups.pop(""), **groups[named[0]]}
+    out = []
+    for nm, by_run in groups.items():
+        vals = tuple(by_run.values())
+        if len(vals) >= 2 and _same_scale(vals):
+            out.append((vals, texts[nm]))
+    return out
+
+
+def _under_header(
+    t: str, header: str, groups: dict[str, dict[str, float]], texts: dict[str, str]
+) -> str | None:
+    """Add a line under a run's header to ``groups``; the header ends (None) at the first line that
+    holds neither a ``name: value`` nor only a code fence or nothing."""
+    hits = list(_NAMED_VALUE.finditer(t))
+    for m in hits:
+        nm = m.group("name").lower()
+        groups.setdefault(nm, {}).setdefault(header, float(m.group("v")))
+        texts.setdefault(nm, t.strip()[:160])
+    return header if hits or not t.strip("`~ \t") else None
+
+
+def _pair_spreads(lines: list[str]) -> list[tuple[tuple[float, ...], str]]:
+    """Two figures joined by ``and``/``vs`` in a line that says they are repeats of one
+    configuration (``two trials ... with the same config, but got 67.980% and 67.210%``)."""
+    out: list[tuple[tuple[float, ...], str]] = []
+    for t in lines:
+        if not _RERUN.search(t):
+            continue
+        for m in _PAIR.finditer(t):
+            vals = (float(m.group("a")), float(m.group("b")))
+            if _same_scale(vals) and vals[0] != vals[1]:
+                out.append((vals, t.strip()[:160]))
+    return out
+
+
+def rerun_spreads(lines: Iterable[str]) -> list[Spread]:
+    """Figures of repeats of one configuration in a text that says they are repeats
+    (:data:`_RERUN`): comma lists of >= 3 figures (``the f1 result will get 43.25, 43.20, 42.89``
+    after ``with fixed seed``), figures labelled by their run or seed (:func:`_labelled_spreads`) and
+    two figures of one sentence about repeats (:func:`_pair_spreads`). Each spread records whether
+    the text puts the variation down to chance (:data:`_CHANCE`)."""
+    lines = list(lines)
+    if not any(_RERUN.search(t) for t in lines):
+        return []
+    attributed = any(_CHANCE.search(t) for t in lines)
+    found = _list_spreads(lines) + _labelled_spreads(lines) + _pair_spreads(lines)
+    return [Spread(vals, text, attributed) for vals, text in found]
+
+
+#: A gap stated in points (``the result is 0.5 points lower than the results that you provided``):
+#: its size and the direction word.
+_STATED_GAP = re.compile(
+    rf"(?i)(?<![\w.])(?P<v>{_NUM})\s*(?:points?|pts?|%|percent(?:age points?)?)\s+"
+    r"(?:lower|higher|less|worse|better|below|above|under|over)\b"
+)
+#: The run-to-run band a text states (``the performance may fluctuate 0.5~2% at each training``,
+#: ``results vary by +-1 point between runs``): its upper end, in the metric's points.
+_STATED_BAND = re.compile(
+    r"(?i)\b(?:fluctuat\w*|var(?:y|ies|iation|iance)|differ(?:s|ence)?)\b[^.;\d]{0,40}?"
+    rf"(?:(?:{_NUM})\s*(?:~|-|–|to)\s*)?(?:±|\+-|\+/-)?\s*(?P<hi>{_NUM})\s*(?:%|points?|pts?)"
+)
+
+
+@dataclass(frozen=True)
+class StatedBand:
+    """A gap to a reference stated in points, and a run-to-run band the text states for the same
+    code; :attr:`within_noise` when the gap is no larger than the band's upper end."""
+
+    gap: float
+    band: float
+    gap_text: str
+    band_text: str
+
+    @property
+    def within_noise(self) -> bool:
+        return self.gap <= self.band
+
+
+def stated_band_gaps(lines: Iterable[str]) -> list[StatedBand]:
+    """Gaps to a reference stated in points in a clause that compares the run with a reference
+    (``0.5 points lower than the results that you provided``), each with the widest run-to-run band
+    the text states (``may fluctuate 0.5~2% at each training even with the same environment and
+    code``, in a sentence that says the band is of repeated trainings, :data:`_RERUN`); none without
+    such a band. The band is the repository's own figure for reruns of its code, so it, not a typical
+    seed band, is what a gap is compared with."""
+    lines = list(lines)
+    bands = [
+        (float(m.group("hi")), t.strip()[:160])
+        for t in lines
+        for sentence in re.split(r"(?<=[.;!?])\s+", t)
+        if _RERUN.search(sentence)
+        or re.search(
+            r"(?i)\b(?:(?:each|every|per) (?:training|run)|between (?:runs|trainings|seeds))\b",
+            sentence,
+        )
+        for m in _STATED_BAND.finditer(sentence)
+    ]
+    if not bands:
+        return []
+    band, band_text = max(bands)
+    out = []
+    for t in lines:
+        for m in _STATED_GAP.finditer(t):
+            rest = t[m.end() :]
+            if re.search(
+                r"(?i)\b(?:you|your|paper|readme|reported|published|provided|official)\b", rest
+            ):
+                out.append(StatedBand(float(m.group("v")), band, t.strip()[:160], band_text))
     return out

@@ -111,3 +111,88 @@ def test_psnr_within_0_1_percent_of_the_paper_is_a_reproduction():
     args = ["logs", *map(str, sorted(case.glob("*.log"))), "--config", str(case / "context.txt")]
     v = json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)["verdict"]
     assert (v["outcome"], v["cause"]) == ("succeeded", "healthy"), v["summary"]
+
+
+def _lines(prefix: str) -> list[str]:
+    """The report's text as the audit reads it: its log lines and its context file's values."""
+    from mlaudit_core.evidence import collect
+    from mlaudit_core.reference_gap import text_lines
+
+    case = _case(prefix)
+    logs = [str(p) for p in sorted(case.glob("*.log"))]
+    ev = collect(None, logs, config=sorted(case.glob("*.txt")), name=prefix, value_files=False)
+    return text_lines(ev.run)
+
+
+def test_runs_labelled_in_a_table_and_put_down_to_randomness_are_their_own_band():
+    """b12-03 (ConfMix, five reruns of unchanged code, 'Run 1 | 55.76 mAP' ... 51.90; the author:
+    'there is always some degree of randomness in each run'): a 7% spread with no outlier is the
+    method's noise band; the same spread with one run far from the others is not."""
+    from mlaudit_core.reference_gap import RERUN_BAND, rerun_spreads
+
+    (sp,) = rerun_spreads(_lines("b12-03-"))
+    assert sp.values == (55.76, 54.33, 53.81, 53.12, 51.9) and sp.relative > RERUN_BAND
+    assert sp.attributed and sp.outlier is None and sp.within_noise
+    runs = ["same config, randomness:", "Run 1 | 55.2 mAP", "Run 2 | 54.9 mAP", "Run 3 | 31.0 mAP"]
+    (bad,) = rerun_spreads(runs)
+    assert bad.outlier == 31.0 and not bad.within_noise
+    # without words that put the spread down to chance, only the typical seed band counts
+    (plain,) = rerun_spreads([ln for ln in _lines("b12-03-") if ln.startswith(">")] + ["reruns"])
+    assert not plain.attributed and not plain.within_noise
+
+
+def test_a_search_s_trials_are_not_reruns():
+    from mlaudit_core.reference_gap import rerun_spreads
+
+    trials = [
+        "Trial 0: 0.71 accuracy with params {'lr': 0.1}",
+        "Trial 1: 0.93 accuracy with params {'lr': 0.01}",
+    ]
+    assert rerun_spreads(trials) == []
+
+
+@pytest.mark.parametrize(
+    ("prefix", "values"),
+    [
+        # two trials of one config in one sentence: 'got best_test_acc of 67.980% and 67.210%'
+        ("b13-15-", [(67.98, 67.21)]),
+        # 'Run 1:' / 'Run 2:' headers, each over the same 'name: value' lines (MRR, mean rank)
+        (
+            "b13-12-",
+            [(155.52497861420017, 157.8696891930425), (0.35341549044767606, 0.35235344044054745)],
+        ),
+        # seed-labelled figures: 'seed=200 gives val/loss=0.8721', 'seed=11 -> 0.8712', 'seed=42 -> 0.8771'
+        ("b2-08-", [(0.8712, 0.8771, 0.8721)]),
+    ],
+)
+def test_reruns_written_as_pairs_blocks_and_seed_labels(prefix, values):
+    from mlaudit_core.reference_gap import rerun_spreads
+
+    spreads = rerun_spreads(_lines(prefix))
+    assert [sp.values for sp in spreads] == values
+    assert all(sp.within_noise for sp in spreads)
+
+
+@pytest.mark.parametrize("prefix", ["b12-03-", "b13-15-", "b7-10-"])
+def test_reports_of_reruns_in_tables_and_sentences_are_healthy(prefix):
+    case = _case(prefix)
+    args = ["logs", *map(str, sorted(case.glob("*.log")))]
+    for cfg in sorted(case.glob("*.txt")):
+        args += ["--config", str(cfg)]
+    v = json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)["verdict"]
+    assert (v["rule"], v["outcome"], v["cause"]) == ("V19d", "succeeded", "healthy"), v["summary"]
+
+
+def test_a_gap_in_points_against_the_band_the_repository_states_for_reruns():
+    """b7-10 (Decouple-SSAD: 'the result is 0.5 points lower than the results that you provided'; the
+    author: 'the performance may fluctuate 0.5~2% at each training even with the same environment
+    and code'): the gap is compared with the stated band, not with a typical seed band."""
+    from mlaudit_core.reference_gap import stated_band_gaps
+
+    (st,) = stated_band_gaps(_lines("b7-10-"))
+    assert (st.gap, st.band) == (0.5, 2.0) and st.within_noise
+    wide = ["my mAP is 3 points lower than your paper", "results fluctuate by 1% between runs"]
+    (w,) = stated_band_gaps(wide)
+    assert (w.gap, w.band) == (3.0, 1.0) and not w.within_noise
+    # no band stated for repeated trainings: nothing to compare the gap with
+    assert stated_band_gaps(["my mAP is 0.5 points lower than your paper"]) == []
