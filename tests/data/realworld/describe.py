@@ -251,7 +251,10 @@ def describe(path: Path):
         first = path.read_text(errors="replace").split("\n", 1)[0]
         if first.strip().lower().startswith("epoch,"):
             return describe_csv(path)  # Keras CSVLogger writes training.log as CSV
-    if name.endswith((".json", ".jsonl", ".txt", ".log", ".out", ".err")) or name == "nohup.out":
+    if (
+        name.endswith((".json", ".jsonl", ".txt", ".log", ".out", ".err", ".e", ".o"))
+        or name == "nohup.out"
+    ):
         if name.endswith((".json", ".jsonl")) or path.read_text(
             errors="replace"
         ).lstrip().startswith("{"):
