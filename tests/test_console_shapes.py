@@ -219,6 +219,18 @@ def test_own_corpus_log07_ninety_launches():
     assert v.outcome.value == "unknown", v
 
 
+def test_set_up_lines_workers_print_again_inside_a_run_are_not_launches():
+    """Own corpus f9b2-19 (AdityaJ87/Face_Emotion_Detection training.log): every DataLoader worker
+    start prints the script's first two lines ('Class distribution' / 'Class weights') again, 125
+    times, while 'Epoch [e/50]' goes on; the epoch goes back to 1 twice. Was 125 launches, the last
+    one only those set-up lines (no metric: unknown); now 3 launches, the last with its 11 epochs."""
+    _, run = load_path(OWN / "runs" / "AdityaJ87--Face_Emotion_Detection" / "training.log").runs[0]
+    assert run.params["log.launches"] == "3", run.params
+    ep = run.metrics.series("train/epoch").values
+    assert ep.tolist() == list(range(1, 12)), ep
+    assert len(run.metrics.series("val/accuracy")) == 11
+
+
 # --- session 4: shapes of real logs the console reader read nothing from -----------------------
 
 RW = REPO / "tests" / "data" / "realworld" / "runs"

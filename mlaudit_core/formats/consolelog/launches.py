@@ -112,12 +112,103 @@ def _evaluated(
     return evaluated
 
 
+def _counter_launches(run: RunData, res: ParseResult) -> list[Launch]:
+    """The repeated start-up lines that begin a launch, without those that repeat inside one run.
+
+    A job can print its first lines again while it trains (each DataLoader worker start prints
+    the dataset's set-up lines, every epoch). A new launch restarts the training counter (or
+    rewinds it to a checkpoint), or follows a crash or an end of training; those repeats sit
+    between two points of a counter that goes on (:func:`_goes_on`). When at least one candidate
+    sits inside a run like that, the start-up lines are a block the run repeats, and a candidate
+    is a launch only when a traceback or an end-of-training line lies since the last launch began,
+    or the main series has points since then and after the candidate and its counter does not go
+    on across it (a candidate with no point since the last launch began, or none after it, is the
+    block printed again before training or before the file ends). Without such a repeat, or with
+    a thinned store (per-launch counts not known), the candidates are kept as they are."""
+    launches = res.launches
+    main = main_series(run)
+    if main is None:
+        return launches
+    c = {k: i for i, k in enumerate(res.series_order)}.get(main)
+    if (
+        not launches
+        or c is None
+        or res.launches_dropped
+        or any(la.generation != res.store_generation for la in launches)
+    ):
+        return launches
+    n_main = len(run.metrics.series(main))
+    ended = [
+        cl.lineno
+        for cl in run.console
+        if cl.text.startswith("Traceback (most recent call last)") or NORMAL_END.search(cl.text)
+    ]
+    kept: list[Launch] = []
+    begin_line, begin_count, repeats = 0, 0, 0
+    for la in launches:
+        at = la.counts[c] if c < len(la.counts) else n_main
+        if any(begin_line <= ln < la.lineno for ln in ended):
+            kept.append(la)  # a process ended since the last launch began
+        elif begin_count < at < n_main and _goes_on(run, main, at) is False:
+            kept.append(la)  # the counter starts over or rewinds: a new launch
+        elif begin_count < at < n_main and _goes_on(run, main, at) is None:
+            return launches  # the steps number records and no epoch is logged: nothing tells
+        else:
+            repeats += begin_count < at < n_main
+            continue
+        begin_line, begin_count = la.lineno, at
+    return kept if repeats else launches
+
+
+def _epochs(run: RunData, main: str) -> np.ndarray | None:
+    """The epoch logged with each point of the main series (an epoch series with the same number
+    of points), or None."""
+    n = len(run.metrics.series(main))
+    for k in run.metrics.keys:
+        if k.split("/")[-1] == "epoch" and len(run.metrics.series(k)) == n:
+            return run.metrics.series(k).values
+    return None
+
+
+def _numbers_records(steps: np.ndarray) -> bool:
+    """Whether the steps only number the records (1, 2, 3... or 0, 1, 2...: a console that prints
+    no step of its own): such steps go up across a restart, so they tell nothing of the counter."""
+    return bool(steps.size) and bool(
+        np.array_equal(steps, np.arange(steps[0], steps[0] + steps.size))
+    )
+
+
+def _goes_on(run: RunData, main: str, at: int) -> bool | None:
+    """Whether the training counter goes on between the main series' points ``at - 1`` and
+    ``at``: the step goes up and the epoch logged with it (:func:`_epochs`), if any, does not go
+    back; with steps that only number the records, the epoch must go up. None when neither
+    tells (record numbers and no epoch)."""
+    s = run.metrics.series(main)
+    e = _epochs(run, main)
+    if _numbers_records(s.steps):
+        return None if e is None else bool(e[at] > e[at - 1])
+    return bool(s.steps[at] > s.steps[at - 1] and (e is None or not e[at] < e[at - 1]))
+
+
+def _later(run: RunData, main: str, a: int, b: int) -> bool:
+    """Whether the main series' point ``a`` (a launch's first) is further along the training
+    counter than point ``b`` (an earlier launch's first): a resume. With an epoch logged with the
+    points (:func:`_epochs`) and steps that only number the records, the epoch decides (a restart
+    starts at the same first epoch); else the step."""
+    s = run.metrics.series(main)
+    e = _epochs(run, main)
+    if e is not None and _numbers_records(s.steps) and np.isfinite(e[a]) and np.isfinite(e[b]):
+        return bool(e[a] > e[b])
+    return bool(s.steps[a] > s.steps[b])
+
+
 def keep_last_launch(run: RunData, res: ParseResult, name: str) -> None:
     """Make ``run`` (read from one file with ``res``) its last launch, in place, or the last launch
     that trained when the launches after it did not (:func:`_training_launch`). See the module."""
-    launches = res.launches
+    launches = _counter_launches(run, res)
     if not launches:
         return
+    res.launches = launches
     n = len(launches) + 1 + res.launches_dropped
     j = _training_launch(run, res, launches)
     if j is not None:
@@ -256,7 +347,7 @@ def _cut_metrics(
     # launches that printed no point of the main series (crashed at start-up) are passed over
     while bounds[i + 1] > bounds[i]:
         earlier = [j for j in with_points if j < i]
-        if not earlier or not s.steps[bounds[i]] > s.steps[bounds[earlier[-1]]]:
+        if not earlier or not _later(run, main, bounds[i], bounds[earlier[-1]]):
             break
         i = earlier[-1]
     first = chain[i]
