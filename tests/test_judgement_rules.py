@@ -200,6 +200,19 @@ def test_a_launch_that_did_not_train_does_not_replace_the_one_that_did(name, tmp
     assert "train/loss (32 points)" in v["summary"]
 
 
+@pytest.mark.parametrize("command", ["logs", "audit"])
+def test_set_up_lines_dataloader_workers_repeat_are_not_launches(command, tmp_path):
+    """A plain PyTorch script whose spawned DataLoader workers re-print its two set-up lines every
+    epoch, run twice into one log (``>> train.log``): 6 of 6 epochs, then a launch killed with its
+    workers after epoch 3 of 6 (tests/detectors/judgement_runs.py ``_torch_workers``). Was
+    ``succeeded`` (the two launches joined as one run of 9 epochs) or ``unknown`` (the last
+    'launch' only the workers' set-up lines); now 2 launches and the last one stopped at 3 of 6."""
+    rep = _audit(command, str(DATA / "torch_workers" / "killed" / "train.log"), tmp_path=tmp_path)
+    v = rep["verdict"]
+    assert (v["outcome"], v["cause"]) == ("crashed", "inconclusive"), v
+    assert "epoch 3 of the 6 planned" in v["summary"], v["summary"]
+
+
 def test_a_later_launch_that_trained_is_still_the_run(tmp_path):
     """The same log cut after its second launch's first lines plus a copy of the first launch's
     training lines: the last launch trained, so it is the run (no launch_judged)."""

@@ -544,6 +544,95 @@ def _hf_launches(out: Path) -> dict:
     return runs
 
 
+# --- PyTorch: DataLoader workers that print the script's set-up lines, two launches in one log ----------
+
+_TORCH_WORKERS_SCRIPT = """
+import logging, sys
+from collections import Counter
+import torch
+logging.basicConfig(stream=sys.stdout, level=logging.INFO, format="%(asctime)s - %(levelname)s - %(message)s")
+# module level: runs in the main process and again in every DataLoader worker the spawn context starts
+centres = torch.randn(7, 16, generator=torch.Generator().manual_seed(123)) * 2.0
+g = torch.Generator().manual_seed(0)
+y = torch.randint(0, 7, (1024,), generator=g)
+x = centres[y] + 2.0 * torch.randn(1024, 16, generator=g)
+counts = Counter(y.tolist())
+logging.info("Class distribution: %s", counts)
+logging.info("Class weights: %s", [len(y) / (7 * counts[c]) for c in range(7)])
+
+
+def main():
+    epochs = int(sys.argv[1])
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    train = torch.utils.data.TensorDataset(x[:768], y[:768])
+    loader = torch.utils.data.DataLoader(train, batch_size=64, shuffle=True, num_workers=2,
+                                         multiprocessing_context="spawn")
+    model = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.ReLU(), torch.nn.Linear(64, 7))
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    lossf = torch.nn.CrossEntropyLoss()
+    for epoch in range(epochs):
+        model.train()
+        total, right, n = 0.0, 0, 0
+        for xb, yb in loader:
+            opt.zero_grad()
+            out = model(xb)
+            loss = lossf(out, yb)
+            loss.backward()
+            opt.step()
+            total += loss.item() * len(yb)
+            right += int((out.argmax(1) == yb).sum())
+            n += len(yb)
+        model.eval()
+        with torch.no_grad():
+            out = model(x[768:])
+            vloss = lossf(out, y[768:]).item()
+            vacc = float((out.argmax(1) == y[768:]).float().mean())
+        logging.info(f"Epoch [{epoch + 1}/{epochs}], Train Loss: {total / n:.4f}, Train Acc: {100 * right / n:.2f}%, "
+                     f"Val Loss: {vloss:.4f}, Val Acc: {100 * vacc:.2f}%")
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _torch_workers(out: Path) -> dict:
+    """A plain PyTorch script whose DataLoader (``num_workers=2``, the ``spawn`` start method, as on
+    Windows and macOS) re-imports the script in every worker, so each epoch prints the script's
+    set-up lines (``Class distribution`` / ``Class weights``) again; run twice as users run it,
+    ``python train.py 6 >> train.log 2>&1``: a first launch of 6 epochs that finishes, then a second
+    one killed with its workers (SIGKILL to the process group, as a scheduler's time limit does) once
+    the workers for epoch 4 have printed their set-up lines: it stopped after 3 of its 6 epochs."""
+    import shutil
+    import signal
+    import tempfile
+
+    work = Path(tempfile.mkdtemp(prefix="torch-workers-"))
+    (work / "train.py").write_text(_TORCH_WORKERS_SCRIPT)
+    log = out / "torch_workers" / "killed" / "train.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, str(work / "train.py"), "6"]
+    with log.open("ab") as fh:
+        subprocess.run(
+            cmd, stdout=fh, stderr=subprocess.STDOUT, check=True, timeout=900, cwd=str(work)
+        )
+        proc = subprocess.Popen(
+            cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=str(work), start_new_session=True
+        )
+        deadline = time.monotonic() + 900
+        while proc.poll() is None and time.monotonic() < deadline:
+            text = log.read_text()
+            third = text.rfind("Epoch [3/6]")
+            if text.count("Epoch [3/6]") == 2 and text[third:].count("Class weights") >= 2:
+                os.killpg(proc.pid, signal.SIGKILL)  # the job's processes, workers included
+                break
+            time.sleep(0.2)
+        proc.wait(timeout=60)
+    shutil.rmtree(work, ignore_errors=True)
+    return {"killed": str(log)}
+
+
 # --- Keras: a reference run and its rerun printed into one console log ----------------------------
 
 _KERAS_SCRIPT = """
@@ -610,6 +699,7 @@ MAKERS = {
     "hf_launches": _hf_launches,
     "keras_reruns": _keras_reruns,
     "torch_leak": _torch_leak,
+    "torch_workers": _torch_workers,
 }
 
 
