@@ -266,6 +266,7 @@ _HEADS: dict[str, tuple[str, int]] = {
     "acc": ("acc", 0),
     "acc1": ("acc", 0),
     "top1": ("acc", 0),
+    "wacc": ("acc", 1),  # word accuracy (speech recognition, grapheme-to-phoneme)
     "prec1": ("acc", 0),
     "top5": ("acc", 1),
     "acc5": ("acc", 1),

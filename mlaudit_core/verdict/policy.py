@@ -602,8 +602,53 @@ def _nonfinite_from_first(c: Ctx, f: Finding) -> Decision:
     )
 
 
+#: A task metric "contradicts" a divergence when, from the onset to the end, it rose by more than this
+#: many noise units (median |delta| between points of its second half) and ended within as many of
+#: its best: the usual "beyond noise" margin (GE001's ACC_NOISE_UNITS).
+CONTRADICT_NOISE = 3.0
+
+
+def task_metric_contradicts(run: RunData, onset_step: float) -> tuple[str, float, float] | None:
+    """``(key, level at the onset, final level)`` of an accuracy, score or reward (a name whose family
+    is one of those and says higher is better; any split, not a running best) with >= 6 finite points,
+    at least 3 of them after ``onset_step``, whose final level (median of its last 3 points) is above
+    its level at the onset (median of the 3 points around it) by more than :data:`CONTRADICT_NOISE`
+    noise units and within as many of its best; else ``None``. A model whose training loss diverged
+    predicts worse from the onset on, on the training data and off it: a task metric that keeps
+    rising to its best says the loss series is not the model's objective as read (a sum over batches
+    on another scale, a surrogate, a mean of an empty list shown as NaN). Own corpus f7b2-17: a ViT's
+    train_loss summed over batches (812 -> 515, 47x ln 100,000) while val_acc rose 38% -> 71%, its
+    best."""
+    from ..roles import parse_name
+
+    for k in run.metrics.keys:
+        pn = parse_name(k)
+        if (
+            pn.running_best
+            or pn.family not in ("acc", "score", "reward")
+            or not pn.higher_is_better
+        ):
+            continue
+        m = run.series(k).by_step().finite()
+        n = len(m)
+        if n < 6 or int((m.steps > onset_step).sum()) < 3:
+            continue
+        v = np.asarray(m.values, dtype=np.float64)
+        i0 = int(np.clip(np.searchsorted(m.steps, onset_step, side="left"), 0, n - 1))
+        at = float(np.median(v[max(0, i0 - 1) : i0 + 2]))
+        final = float(np.median(v[-3:]))
+        half = v[n // 2 :]
+        noise = float(np.median(np.abs(np.diff(half)))) if half.size > 2 else 0.0
+        margin = CONTRADICT_NOISE * noise
+        if final - at > margin and float(v.max()) - final <= max(margin, 1e-12):
+            return k, at, final
+    return None
+
+
 def _divergence(c: Ctx) -> Decision | None:
     f = c.get("OP001", Severity.ERROR)
+    if f and task_metric_contradicts(c.run, float(f.facts.get("onset_step") or 0)) is not None:
+        return None  # the task metric rose to its best after the onset: not the model's divergence
     if f:
         return Decision(
             Outcome.DIVERGED, Cause.MODEL_CONVERGENCE, f"The run diverged: {f.message}.", f
@@ -1163,10 +1208,14 @@ def selection_metric_holds(run: RunData) -> tuple[str, float, float, int, int] |
     checkpoint by is a task metric, not a loss (a ``monitor``/``metric_for_best_model`` param naming
     an accuracy or score, or Ultralytics fitness from its mAP columns; :func:`detectors._context.
     monitored`), has >= 6 evaluations and ended at or near its best (:data:`SELECTION_TAIL`,
-    :data:`SELECTION_NOISE`); else ``None``. The task metric is what the run is for: a held-out
+    :data:`SELECTION_NOISE`), or ended (median of its last 3) above its level at the held-out loss
+    minimum (median of the 3 evaluations around it) by more than that margin and within a tenth of its
+    gain (best - first) of its best; else ``None``. The task
+    metric is what the run is for: a held-out
     loss component rising while it holds is not a model getting worse at its task (own corpus
     f8b2-09: YOLOv8 val/box_loss above its minimum while the fitness is best at epoch 294 of 300;
-    f8b2-10: a helmet detector's val box loss up 29% from epoch 8 while fitness is best at 83)."""
+    f8b2-10: a helmet detector's val box loss up 29% from epoch 8 while fitness rose from there to its
+    best at 83, ending 0.04 below it on a validation set of a few objects)."""
     from ..detectors._context import monitored
 
     vk = run.key_for(Role.VAL_LOSS)
@@ -1185,6 +1234,21 @@ def selection_metric_holds(run: RunData) -> tuple[str, float, float, int, int] |
     tail = ib >= len(v) - max(2, int(np.ceil(SELECTION_TAIL * len(v))))
     if tail or float(v[ib]) - final <= SELECTION_NOISE * noise:
         return name, float(v[ib]), final, ib + 1, len(v)
+    # ended well above where the held-out loss turned and near its best (giving back at most a tenth
+    # of what it gained, GE001's MILD_RISE): the model got better by the measure it is selected by
+    # after the loss's minimum, whatever that loss did (own corpus f8b2-10; tb10, whose mAP gave back
+    # a fifth of its gain from its best, stays an overfit)
+    from ..detectors.GE001 import MILD_RISE
+
+    lv = run.series(vk).by_step().finite()
+    if len(lv) and float(v[ib]) - final <= MILD_RISE * (float(v[ib]) - float(v[0])):
+        at = float(lv.steps[int(np.argmin(lv.values))])
+        i0 = int(np.clip(np.searchsorted(s.steps, at, side="left"), 0, len(v) - 1))
+        if (
+            i0 < len(v) - 3
+            and final - float(np.median(v[max(0, i0 - 1) : i0 + 2])) > SELECTION_NOISE * noise
+        ):
+            return name, float(v[ib]), final, ib + 1, len(v)
     return None
 
 
@@ -1423,6 +1487,36 @@ def frozen_loss(c: Ctx) -> tuple[str, int, float] | None:
 MIN_ZERO_GRAD_POINTS = 3
 
 
+def another_loss_learned(run: RunData, key: str | None) -> str | None:
+    """Another training loss of the run (a key that can play the training-loss role) that fell at
+    least :data:`CONVERGED_DROP` from its start (median of its first 5% of points, at least 3) to its
+    end (median of its last 25%), when the judged loss ``key`` is not the run's total (its name
+    beyond the split is not ``loss``, ``total`` or ``objective`` alone); else ``None``. With several
+    losses logged and none named the total, the flat one is not shown to be what the run optimises: a
+    loss that fell says the model learns (own corpus f9b2-20: GaitSet's hard-mined triplet loss, the
+    optimised one, 0.44 -> 0.16 while the full triplet loss logged beside it stays at 0.19 by
+    construction)."""
+    from ..roles import _TRAIN, parse_name, roles_of
+
+    if not key:
+        return None
+    rest = [t for t in parse_name(key).tokens if t not in _TRAIN]
+    if rest in (["loss"], ["losses"]) or any(t in ("total", "objective") for t in rest):
+        return None
+    roles = roles_of(list(run.metrics.keys))
+    for k in run.metrics.keys:
+        if k == key or Role.TRAIN_LOSS not in roles.get(k, ()):
+            continue
+        v = run.series(k).by_step().finite().values
+        if len(v) < 8:
+            continue
+        start = float(np.median(v[: max(3, len(v) // 20)]))
+        end = float(np.median(v[-max(3, len(v) // 4) :]))
+        if start > 0 and (start - end) / start >= CONVERGED_DROP:
+            return k
+    return None
+
+
 def _underfit(c: Ctx) -> Decision | None:
     f = c.get("GE002", Severity.ERROR)
     if not f:
@@ -1487,6 +1581,10 @@ def _underfit(c: Ctx) -> Decision | None:
                 f,
             )
         return None  # a small drop while held-out numbers still improve at the end: learning, not a stall
+    if f.facts.get("relative_drop_only") and another_loss_learned(
+        c.run, c.run.key_for(Role.TRAIN_LOSS)
+    ):
+        return None  # one of several losses flat while another fell: not shown to be the objective
     if f.facts.get("relative_drop_only"):
         # a small relative drop with nothing to compare its level with (no chance level reached, no
         # held-out score at its floor, the loss did go below its start): the curve is flat, and whether
@@ -1542,12 +1640,38 @@ def heldout_still_improving(run: RunData) -> tuple[str, float, float] | None:
     return None
 
 
+#: A training loss "learned" when it fell at least this share of its first (smoothed) level before
+#: levelling off: OP001's ``min_drop`` convention for a loss that learned.
+CONVERGED_DROP = 0.2
+
+
+def converged_at_plan(c: Ctx, f: Finding) -> bool:
+    """An OP003 plateau that is convergence: the run reached its planned length (at least
+    :data:`evidence.COMPLETE_SHARE` of it, a checkpoint snapshot included), the training loss fell at
+    least :data:`CONVERGED_DROP` of its first level before it levelled off, and it is not frozen at one
+    value (a constant-prediction solution). Levelling off at the end of the planned schedule after a
+    large drop is how a run converges; "more steps buy nothing" says nothing about a run that used all
+    it planned (own corpus f9b2-07: a GPT-2 LoRA checkpoint at step 7500 of 7843, loss 5.29 -> 3.37 in
+    the first quarter, flat after). Without a planned length a plateau stands (mlf05, f5b3-08)."""
+    from .evidence import COMPLETE_SHARE
+
+    share = c.ending.share
+    return (
+        share is not None
+        and share >= COMPLETE_SHARE
+        and not f.facts.get("frozen")
+        and float(f.facts.get("rel_total_improvement") or 0.0) >= CONVERGED_DROP
+    )
+
+
 def _plateau(c: Ctx) -> Decision | None:
     f = c.get("OP003", Severity.WARNING)
     if f and heldout_still_improving(c.run) is not None:
         return (
             None  # held-out numbers still improving at the end: the training loss is at its floor
         )
+    if f and converged_at_plan(c, f):
+        return None  # a large drop, then level to the end of its plan: converged
     if f:
         return Decision(
             Outcome.PLATEAUED, Cause.MODEL_CONVERGENCE, f"The run plateaued: {f.message}.", f
@@ -2773,7 +2897,7 @@ POLICY: tuple[Rule, ...] = (
         "V06",
         "divergence",
         60,
-        "OP001 at error",
+        "OP001 at error, unless an accuracy, score or reward rose from the onset to its best at the end",
         (Outcome.DIVERGED,),
         (Cause.MODEL_CONVERGENCE,),
         _divergence,
@@ -3374,7 +3498,8 @@ POLICY: tuple[Rule, ...] = (
         120,
         "GE001 at error; not when the run's own early stopping fired; a held-out loss ending 10x its "
         "best or more is unstable; data_config when the log's early stopping watches a training metric; "
-        "not when the run's selection metric (its monitor, Ultralytics fitness) ended at or near its best",
+        "not when the run's selection metric (its monitor, Ultralytics fitness) ended at or near its best, or "
+        "rose from the held-out loss minimum to within a tenth of its gain of its best",
         (Outcome.OVERFIT, Outcome.UNSTABLE),
         (Cause.MODEL_CONVERGENCE, Cause.DATA_CONFIG),
         _overfit,
@@ -3560,8 +3685,8 @@ POLICY: tuple[Rule, ...] = (
         "value exactly at >= 10 consecutive points (>= 10% of the run: a collapse); correctness_bug when "
         "the grad norm is exactly 0 at >= 90% of >= 3 logged points (no gradient reaches the weights); "
         "plateaued when a small relative drop is the only evidence (no chance level, score floor or "
-        "never-below-start: no reference level says the level is poor) and no held-out number still "
-        "improves at the end",
+        "never-below-start: no reference level says the level is poor), no held-out number still "
+        "improves at the end and no other training loss fell >= 20% beside a flat one not named the total",
         (Outcome.UNDERFIT, Outcome.PLATEAUED),
         (Cause.MODEL_CONVERGENCE, Cause.CORRECTNESS_BUG),
         _underfit,
@@ -3633,7 +3758,8 @@ POLICY: tuple[Rule, ...] = (
         "plateau",
         140,
         "OP003 at warning, unless a held-out loss or task metric is at its best at its last evaluations "
-        "(still improving: the training loss is at its floor)",
+        "(still improving: the training loss is at its floor), or the run reached its planned length after "
+        "a drop of >= 20% and the loss is not frozen (converged)",
         (Outcome.PLATEAUED,),
         (Cause.MODEL_CONVERGENCE,),
         _plateau,
