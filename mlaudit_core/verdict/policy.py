@@ -1568,6 +1568,8 @@ def _underfit(c: Ctx) -> Decision | None:
             f"The model learned nothing that generalises: {f.message}.",
             f,
         )
+    if _too_early_for_underfit(c, f):
+        return None
     if f.facts.get("relative_drop_only") and heldout_still_improving(c.run) is not None:
         if c.lr.far_below:
             # still improving at the end, but at a learning rate below any optimiser's typical range:
@@ -1605,6 +1607,33 @@ def _underfit(c: Ctx) -> Decision | None:
         f"The model barely learned the training set: {f.message}.",
         f,
     )
+
+
+#: Share of one epoch below which a training loss that did not fall shows nothing about underfitting:
+#: over the first tenth of an epoch the per-batch losses of report b13-17 (ResNet-50, ImageNet
+#: example) spread 1.09-1.60, a 45% band no trend of a few percent can be read from.
+EARLY_EPOCH_SHARE = 0.1
+
+
+def _too_early_for_underfit(c: Ctx, f: Finding) -> bool:
+    """GE002 from a loss that did not fall or barely fell (no chance level, score floor or label
+    evidence) read over less than :data:`EARLY_EPOCH_SHARE` of one epoch (the log's own
+    ``steps_per_epoch``) of a plan of several epochs: the model has not yet seen a tenth of its
+    training data once, and per-batch losses at the start of training move by tens of percent
+    from batch to batch (report b13-17: ResNet-50 at iterations 0-140 of 5005, epoch 1 of 30, loss
+    1.09-1.60 per batch), so underfitting (a statement about the training set) is not judged; the
+    other findings decide."""
+    if any(f.facts.get(k) for k in ("at_chance", "score_floor", "labels_suspect")):
+        return False
+    try:
+        per_epoch = float(c.run.params.get("log.steps_per_epoch") or 0)
+    except (TypeError, ValueError):
+        return False
+    tk = c.run.key_for(Role.TRAIN_LOSS)
+    if per_epoch <= 0 or not tk or c.ending.unit != "epoch" or (c.ending.planned or 0) < 2:
+        return False
+    steps = c.run.series(tk).finite().steps
+    return len(steps) > 0 and float(steps.max() - steps.min()) < EARLY_EPOCH_SHARE * per_epoch
 
 
 def heldout_still_improving(run: RunData) -> tuple[str, float, float] | None:
