@@ -111,3 +111,30 @@ def test_policy_low_accuracy_plateau_stays_plateaued(rel):
     """Control, wb01: test accuracy flat at 0.10-0.16 for 88% of the run stays a plateau."""
     v = _verdict(rel)
     assert v.outcome.value in ("plateaued", "underfit"), json.dumps(v.summary)
+
+
+def test_sy002_epoch_start_waits_of_a_sparsely_logged_run_are_not_slow():
+    """f7b1-04: Paddle logs every ~1250 of 5011 iterations per epoch and always the first, whose
+    1.3-1.8 s data wait (the loader's workers starting again) read as 23.5% of the logged wall time:
+    was slow (SY002 stalls); once per epoch it is 0.1% of the run's."""
+    loaded = load_path(OWN / "runs/CuberrChen--CSRA-Paddle/output/train.log")
+    rep = audit(loaded.runs[-1][1])
+    assert not [f for f in rep.findings if f.code == "SY002"], rep.verdict.summary
+    assert rep.verdict.outcome.value != "slow", rep.verdict.summary
+
+
+def test_sy002_epoch_starts_marks_the_first_logged_point_of_each_epoch():
+    """epoch_starts on the same log: the long waits sit exactly at the epoch changes."""
+    import numpy as np
+
+    from mlaudit_core.detectors.SY002 import epoch_starts
+    from mlaudit_core.roles import Role
+
+    run = load_path(OWN / "runs/CuberrChen--CSRA-Paddle/output/train.log").runs[-1][1]
+    d = run.series(run.key_for(Role.DATA_TIME)).by_step().finite()
+    starts = epoch_starts(run, d.steps)
+    assert starts is not None
+    waits = d.values[1:] > 1.0  # the first point is the run's start (SY002 leaves it out)
+    assert bool(starts[1:][waits].all())
+    assert 25 <= int(starts.sum()) <= 30  # one per epoch of the 30, not every logged point
+    assert int(np.median(np.diff(d.steps[starts]))) == 5011  # an epoch of iterations apart

@@ -11,6 +11,21 @@ from ._knowledge import hyp, said, time_not_convergence
 from .base import Detector, DetectorParams, Remedy, Skip
 
 
+def epoch_starts(run, steps: np.ndarray) -> np.ndarray | None:
+    """For each of ``steps`` (sorted), whether it is the first logged point of its epoch (the run's
+    epoch counter, read at or before the step, differs from the one at the previous point; the first
+    point is not), or ``None`` without an epoch series."""
+    ek = run.key_for(Role.EPOCH)
+    if not ek or len(steps) < 2:
+        return None
+    e = run.series(ek).by_step().finite()
+    if len(e) < 2:
+        return None
+    at = np.clip(np.searchsorted(e.steps, steps, side="right") - 1, 0, len(e) - 1)
+    ep = np.floor(e.values[at] + 1e-9)
+    return np.concatenate(([False], ep[1:] != ep[:-1]))
+
+
 class DataLoaderStarvation(Detector, code="SY002", name="data-loader-starvation", family="systems"):
     """Most of each step is spent waiting for the next batch: the run is input-bound.
 
@@ -32,7 +47,12 @@ class DataLoaderStarvation(Detector, code="SY002", name="data-loader-starvation"
     (SY004's figure) and takes ``min_stall_share`` 20% or more of the wall time of the steps read
     (data + step time; SY004's pause share) are a warning: the loader runs dry every few batches
     (too few workers, CPU-heavy decoding, a slow disk), which a median hides (report b5-11: one
-    batch waits 19.6 s beside 0.65 s steps).
+    batch waits 19.6 s beside 0.65 s steps). When every such wait is the first logged batch of an
+    epoch (the epoch counter changes there), it is the loader's workers starting again for the epoch
+    (PyTorch and Paddle re-create them each epoch without persistent workers), paid once per epoch:
+    its share is of the epochs' wall time, the steps spanned x (median step + data time), not of the
+    logged points only (own corpus f7b1-04: Paddle logs every ~1250 of 5011 iterations per epoch and
+    always the first, whose 1.3-1.8 s wait read as 23.5% of the logged time, 0.1% of the run's).
     Fewer than 3 records (a pasted line): each is the logger's average over its window (mmengine,
     MetricLogger), read with the same ratio, at steps from ``min_startup_step`` 20 on (the first batches
     wait for the workers' start and prefetch, 2 per worker by default) and with a wait of at least
@@ -106,7 +126,9 @@ class DataLoaderStarvation(Detector, code="SY002", name="data-loader-starvation"
         ratio = med_d / med_s
         share = float((dv > 0.5 * sv).mean())
         if ratio <= p.max_ratio:
-            yield from self._stalls(dk, common, d.values[di], s.values[si], med_d, med_s, p)
+            yield from self._stalls(
+                dk, common, d.values[di], s.values[si], med_d, med_s, p, epoch_starts(run, common)
+            )
             return
         yield self.finding(
             Severity.ERROR,
@@ -156,13 +178,17 @@ class DataLoaderStarvation(Detector, code="SY002", name="data-loader-starvation"
             records=int(steps.size),
         )
 
-    def _stalls(self, dk, steps, dv, sv, med_d, med_s, p):
+    def _stalls(self, dk, steps, dv, sv, med_d, med_s, p, starts=None):
         """Single batches that wait for data many times the median step (see the class docstring)."""
         dv, sv, steps = dv[1:], sv[1:], steps[1:]
         wall = float(dv.sum() + sv.sum())
         if wall <= 0:
             return
         stalled = (dv >= p.stall_factor * med_s) & (dv - med_d >= p.min_lost_seconds)
+        if starts is not None and stalled.any() and bool(starts[1:][stalled].all()):
+            # every long wait is an epoch's first batch: the loader's workers starting again for the
+            # epoch, paid once per epoch, against every step of the epochs (not the logged points only)
+            wall = max(wall, float(steps[-1] - steps[0]) * (med_s + med_d))
         lost = float((dv[stalled] - med_d).sum())
         if not stalled.any() or lost < p.min_stall_share * wall:
             return
