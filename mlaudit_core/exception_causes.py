@@ -473,6 +473,28 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "https://api.wandb.ai: connection refused",
     ),
     ExceptionCause(
+        "ray-process-lost",
+        "infra_runtime",
+        "a Ray actor, worker or raylet process of the run died or became unreachable while it held work (killed "
+        "by the OOM killer or a signal, its node lost or preempted, its socket closed): the cluster runtime lost "
+        "the process, the training code did not raise; an actor that failed in its own constructor is not this "
+        "(Ray says 'died because of an error raised in its creation task' and prints the user's exception)",
+        (),
+        _rx(
+            r"The actor died unexpectedly before finishing this task|The actor (?:[0-9a-f]+|None) is unavailable: |"
+            r"The worker died unexpectedly while executing this task|The task's local raylet died"
+        ),
+        "",
+        "ray 2.60.0 ray/exceptions.py: ActorDiedError.BASE_ERROR_MSG ('The actor died unexpectedly before finishing "
+        "this task.', system-level deaths from an ActorDiedErrorContext; a death in __init__ reads 'The actor died "
+        "because of an error raised in its creation task'), ActorUnavailableError ('The actor {} is unavailable: {}. "
+        "The task may or may not have been executed on the actor.'), WorkerCrashedError.__str__ ('The worker died "
+        "unexpectedly while executing this task.'), LocalRayletDiedError.__str__ ('The task's local raylet died.')",
+        "ray.exceptions.ActorUnavailableError: The actor d5a12869ca846683c2e9884001000000 is unavailable: The actor "
+        "is temporarily unavailable: RpcError: RPC error: Socket closed rpc_code: 14. The task may or may not have "
+        "been executed on the actor.",
+    ),
+    ExceptionCause(
         "environment",
         "infra_runtime",
         "the installed driver, CUDA build or a binary library does not fit the machine or the other packages",
@@ -486,7 +508,8 @@ CAUSES: tuple[ExceptionCause, ...] = (
             r"numpy\.(?:_?core)\.multiarray failed to import|module compiled against ABI version|"
             r"module was compiled against NumPy C-API version|compiled using NumPy 1\.x cannot be run in|"
             r"is required for a normal functioning of this module, but found|"
-            r"The detected CUDA version \([\d.]+\) mismatches the version that was used to compile"
+            r"The detected CUDA version \([\d.]+\) mismatches the version that was used to compile|"
+            r"is not implemented for CUDA below version"
         ),
         "",
         "torch 2.13.0 torch/cuda/__init__.py _lazy_init ('Torch not compiled with CUDA enabled', 'Found no NVIDIA "
@@ -499,7 +522,10 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "cannot be run in NumPy {}'), transformers 5.25.0 transformers/utils/versions.py _compare_versions ('{} is "
         "required for a normal functioning of this module, but found {}=={}.'), torch 2.13.0 "
         "torch/utils/cpp_extension.py CUDA_MISMATCH_MESSAGE ('The detected CUDA version ({}) mismatches the "
-        "version that was used to compile PyTorch ({}).')",
+        "version that was used to compile PyTorch ({}).'); XLA (jaxlib's GPU backend) "
+        "xla/stream_executor/cuda/cuda_command_buffer.cc CudaCommandBuffer::Trace (UnimplementedError "
+        "'StreamBeginCaptureToGraph is not implemented for CUDA below version 12.3. Therefore tracing is not "
+        "supported.': a driver older than the feature needs)",
         "AssertionError: Torch not compiled with CUDA enabled",
     ),
     ExceptionCause(

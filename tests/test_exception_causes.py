@@ -595,3 +595,34 @@ def test_a_tracker_that_refuses_the_credentials_is_the_environment():
     )
     assert _why(e) == "tracker-credentials"
     assert get("tracker-credentials").cause == "infra_runtime"
+
+
+def test_a_ray_process_the_cluster_lost_is_the_environment_and_an_actor_constructor_error_is_not():
+    """Ray's own exceptions (ray 2.60.0 ray/exceptions.py) as ``str()`` formats them: an actor that is
+    unavailable (own corpus f7b1-11, verl GRPO: 'RpcError: Socket closed' at step 21; was correctness_bug
+    from the exception class), an actor or worker that died unexpectedly, a raylet that died. An actor that
+    failed in its own ``__init__`` carries the user's exception and is not this row."""
+    rex = pytest.importorskip("ray.exceptions")
+    for e in (
+        rex.ActorUnavailableError("RpcError: RPC error: Socket closed rpc_code: 14", None),
+        rex.ActorDiedError(),
+        rex.WorkerCrashedError(),
+        rex.LocalRayletDiedError(),
+    ):
+        assert _why(e) == "ray-process-lost", str(e)
+    assert get("ray-process-lost").cause == "infra_runtime"
+    init = rex.ActorDiedError(
+        rex.RayTaskError("Actor.__init__", "Traceback", ValueError("bad config"))
+    )
+    assert _why(init) != "ray-process-lost"
+
+
+def test_an_xla_feature_the_cuda_driver_is_too_old_for_is_the_environment():
+    """XLA's command-buffer tracing on a driver below CUDA 12.3 (xla/stream_executor/cuda/cuda_command_buffer.cc,
+    as jaxlib raises it; own corpus f7b1-10, openpi LoRA at step 0: was correctness_bug)."""
+    got = classify(
+        "jaxlib.xla_extension.XlaRuntimeError",
+        "UNIMPLEMENTED: StreamBeginCaptureToGraph is not implemented for CUDA below version 12.3. Therefore "
+        "tracing is not supported.",
+    )
+    assert got is not None and got.id == "environment"
