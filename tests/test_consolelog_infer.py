@@ -116,6 +116,18 @@ def test_lightgbm_lines_become_train_and_validation_series_on_their_iteration():
     )
 
 
+def test_lightgbm_eval_lines_pasted_without_their_counter_are_one_series():
+    """Report b11-04 (LightGBM #677): three ``valid_0's auc: v`` lines pasted without ``[N]``. Before,
+    the first two were read as val/auc and the third, once training had 'started', by the generic
+    reader as ``train/s_auc``."""
+    from pathlib import Path
+
+    (case,) = (Path(__file__).resolve().parent / "data" / "reports").glob("b11-04-*")
+    res = parse_lines((case / "train.log").read_text().splitlines())
+    assert set(res.metrics.keys) == {"val/auc"}
+    assert _values(res, "val/auc")[1] == [0.833976, 0.833972, 0.833968]
+
+
 def test_step_header_gives_the_step_of_the_indented_lines_under_it():
     lines = []
     for s in (100, 200, 300):

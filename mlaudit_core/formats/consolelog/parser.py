@@ -214,6 +214,9 @@ _STEP_ONLY = re.compile(
 #: A line opening with a bracketed counter (XGBoost ``[0]\t...``, LightGBM ``[1]\t...``): kept for the
 #: template reader, not stripped as a log prefix.
 _BRACKET_COUNTER = re.compile(r"^\[\d+\]\s")
+#: LightGBM's ``valid_0's auc: 0.833976`` (its evaluation line, pasted without the ``[N]`` counter): the
+#: data set's name in the possessive, then the metric; the template reader names it (``val/auc``).
+_POSSESSIVE_METRIC = re.compile(r"^\s*\w+'s [\w@.\-]+: -?\d")
 _DIGIT = re.compile(r"\d")
 #: ``: 0.98 C.E. Loss, 94.28% Accuracy``: figures written before their names, one per comma-separated
 #: item after a colon; read only when the name is in the metric vocabulary.
@@ -1643,8 +1646,8 @@ class LogParser:
         A line that does not start indented ends the bare step header's block."""
         if seg[:1] not in " \t":
             self.step_header = None
-        if _BRACKET_COUNTER.match(seg):
-            return False  # ``[12]\tname:value ...``: the template reader infers the counter
+        if _BRACKET_COUNTER.match(seg) or _POSSESSIVE_METRIC.match(seg):
+            return False  # ``[12]\tname:value``, ``valid_0's auc: v``: left to the template reader
         if _WARNING_LINE.search(seg) is not None:
             return True  # a warning that holds a figure (``[Warning] ... best gain: -inf``), not a record
         spaced = not ("=" in seg or ": " in seg or "|" in seg)
