@@ -231,6 +231,22 @@ def test_set_up_lines_workers_print_again_inside_a_run_are_not_launches():
     assert len(run.metrics.series("val/accuracy")) == 11
 
 
+def test_a_second_training_in_one_script_places_its_epoch_summaries_at_its_own_steps():
+    """Own corpus f8b2-05 (PiakoCode/Handwritten-Digit-Recognition train.out): one script trains three
+    models one after another, 'Epoch: 001/020 | Batch 0050/0469 | Loss' lines whose position starts
+    over, and '**Epoch: 001/020 | Test. Acc.: 97.430% | Loss' summaries with no batch. The summaries
+    of the second and third trainings sat at the first one's last step (9361), so the last training
+    read as 19 counter resets (unstable/correctness_bug); now each sits at its epoch's step."""
+    _, run = load_path(
+        OWN / "runs" / "PiakoCode--Handwritten-Digit-Recognition" / "train.out"
+    ).runs[0]
+    assert any("3 launches" in n for n in run.notes), run.notes
+    for key in ("train/loss", "test/accuracy"):
+        steps = run.metrics.series(key).steps
+        assert (steps[1:] >= steps[:-1]).all(), (key, steps.tolist())
+    assert run.metrics.series("test/accuracy").steps.tolist()[:2] == [450, 919]
+
+
 # --- session 4: shapes of real logs the console reader read nothing from -----------------------
 
 RW = REPO / "tests" / "data" / "realworld" / "runs"

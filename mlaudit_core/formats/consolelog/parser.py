@@ -723,6 +723,8 @@ class LogParser:
         self._ts_text = ""
         self.first_wall: float | None = None
         self.max_step = 0
+        #: the first step a generic record was placed at (a position at or below it is a restart)
+        self._first_step: int | None = None
         self.lineno = 0
         self.last_record_line = -10
         self._targets: dict[tuple[str, str, str], tuple[str, str | None]] = {}
@@ -1845,10 +1847,20 @@ class LogParser:
         step_at = self._generic_step(rec, step, epoch, batch, line_step, by_header)
         if epoch is not None:
             rec.setdefault("train/epoch", epoch)
-        if self.step is None or step_at > self.step:
-            self.step = step_at
+        self._advance(step_at, step is not None or line_step is not None or batch is not None)
         self._emit_all(rec, step_at, epoch)
         return True
+
+    def _advance(self, step_at: int, own: bool) -> None:
+        """Move the current position to a generic record's step ``step_at``: only forward, unless
+        the line's own position (``own``: a step, a batch within an epoch) starts the counter over,
+        at or below the first step placed (a second training in the same script, ``split_restarts``'
+        rule); the records without a position of their own (an epoch summary) then sit there."""
+        restart = own and self._first_step is not None and step_at <= self._first_step
+        if self.step is None or step_at > self.step or restart:
+            self.step = step_at
+        if self._first_step is None or (own and step_at < self._first_step):
+            self._first_step = step_at
 
     def _generic_summary(self, rec: dict[str, float], unplaced: bool, by_header: bool) -> bool:
         """Decide whether a generic record is a summary value, not a point: one figure with no step,
