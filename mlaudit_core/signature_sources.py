@@ -120,6 +120,16 @@ SOURCES: tuple[MessageSource, ...] = (
         "produced",
     ),
     MessageSource(
+        "batch-size-search-exhausted",
+        "accelerate",
+        "1.16.0",
+        "accelerate/utils/memory.py",
+        "find_executable_batch_size.decorator, line 157",
+        "No executable batch size found, reached zero.",
+        "RuntimeError: No executable batch size found, reached zero.",
+        "produced",
+    ),
+    MessageSource(
         "cuda-error-oom",
         "torch",
         _T,
@@ -421,6 +431,17 @@ SOURCES: tuple[MessageSource, ...] = (
         {"pid": "77"},
     ),
     MessageSource(
+        "dataloader-timeout",
+        "torch",
+        _T,
+        "torch/utils/data/dataloader.py",
+        "_MultiProcessingDataLoaderIter._try_get_data, line 1450",
+        "DataLoader timed out after {} seconds",
+        "RuntimeError: DataLoader timed out after 0.2 seconds",
+        "produced",
+        {"timeout": "0.2"},
+    ),
+    MessageSource(
         "dataloader-shm",
         "torch",
         _T,
@@ -644,6 +665,17 @@ SOURCES: tuple[MessageSource, ...] = (
         "PyTorchStreamReader::init",
         "PytorchStreamReader failed {}: failed finding central directory",
         "RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory",
+        "produced",
+    ),
+    MessageSource(
+        "checkpoint-read-failed",
+        "safetensors",
+        "0.8.0",
+        "safetensors/_safetensors_rust (compiled from bindings/python/src/lib.rs)",
+        "safe_open / load_file -> SafetensorError('Error while deserializing header: {}')",
+        "Error while deserializing header: {}",
+        "safetensors_rust.SafetensorError: Error while deserializing header: incomplete metadata, file not fully "
+        "covered",
         "produced",
     ),
     # --- fp16 loss scaling ----------------------------------------------------------------------------------------

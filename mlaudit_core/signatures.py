@@ -176,6 +176,14 @@ CATALOG: list[Signature] = [
         ("outofmemoryerror",),
     ),
     _sig(
+        "batch-size-search-exhausted",
+        "oom",
+        r"No executable batch size found, reached zero",
+        "accelerate's find_executable_batch_size (the HF Trainer's auto_find_batch_size) halved the batch on "
+        "every out-of-memory error down to zero: not even the smallest batch fits in memory",
+        ("no executable batch size",),
+    ),
+    _sig(
         "cublas-alloc-failed",
         "oom",
         r"CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED",
@@ -250,6 +258,14 @@ CATALOG: list[Signature] = [
         r"(?::\s*(?P<signal>[\w ]+))?",
         "a data-loader worker process died",
         ("dataloader worker",),
+    ),
+    _sig(
+        "dataloader-timeout",
+        "worker_killed",
+        r"DataLoader timed out after (?P<timeout>" + _NUM + r") seconds",
+        "a data-loader worker delivered no batch within the DataLoader's timeout (a hung, starved or dead "
+        "worker: slow storage, a deadlock, a worker stuck on one sample)",
+        ("dataloader timed out",),
     ),
     _sig(
         "dataloader-shm",
@@ -503,7 +519,11 @@ CATALOG: list[Signature] = [
         r"Unexpected result (?:nan|inf)\b|(?:Nan|Infinity) in summary histogram for|"
         r"Tensor had (?:Inf and NaN|NaN|Inf) values|"
         # darknet's per-iteration line (``%d: %f, %f avg loss, ...``) with the loss and its average NaN
-        r"^\s*\d+: -?(?:nan|inf), -?(?:nan|inf) avg loss",
+        r"^\s*\d+: -?(?:nan|inf), -?(?:nan|inf) avg loss|"
+        # a script's bare ``print(step, loss)`` record with the value NaN (``76980 nan``): nothing else on it
+        r"^\s*\d+[ \t,:]+-?(?:nan|inf)\s*$|"
+        # a reporter's sentence (``I got a [nan.0] value at each step``, ``it gives nan loss``)
+        r"\b(?:got|get|getting|gets|gives?|giving|produces?)\s+(?:an?\s+)?\W?nan(?:\.0)?\W?\s+(?:values?|loss(?:es)?)\b",
         "a NaN/inf message printed by the framework",
         (
             "nan",

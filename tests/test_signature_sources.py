@@ -467,3 +467,58 @@ def test_anomaly_mode_stop_is_a_numerical_failure_not_a_code_bug(tmp_path):
     assert "returned nan values" in log.read_text()
     v = _audit(log)
     assert (v["outcome"], v["cause"]) == ("crashed", "data_config"), v
+
+
+def test_safetensors_truncated_file_and_accelerate_batch_search_as_the_packages_raise_them(
+    tmp_path,
+):
+    """safetensors 0.8.0 reading a file cut short (a full disk, an interrupted copy) and accelerate 1.16.0's
+    find_executable_batch_size after every batch size ran out of memory: what the packages raise here is
+    read as a failed checkpoint read and as out of memory."""
+    from accelerate.utils import find_executable_batch_size
+    from safetensors.torch import load_file, save_file
+
+    ok = tmp_path / "ok.safetensors"
+    save_file({"w": torch.zeros(1000)}, str(ok))
+    cut = tmp_path / "cut.safetensors"
+    cut.write_bytes(ok.read_bytes()[:200])
+    with pytest.raises(Exception) as r:
+        load_file(str(cut))
+    line = f"{type(r.value).__module__}.{type(r.value).__name__}: {r.value}"
+    assert "checkpoint-read-failed" in {s.id for s, _ in match_line(line)}, line
+
+    @find_executable_batch_size(starting_batch_size=4)
+    def step(batch_size):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    with pytest.raises(RuntimeError) as b:
+        step()
+    line = f"RuntimeError: {b.value}"
+    assert [s.id for s, _ in match_line(line)] == ["batch-size-search-exhausted"], line
+    assert MEANINGS["oom"].cause == "infra_runtime"
+
+
+def test_dataloader_timeout_as_torch_raises_it(tmp_path):
+    """torch 2.13.0's DataLoader with ``timeout=0.2`` and a worker that takes 1 s per sample (a hung or
+    starved worker): the RuntimeError it raises is read as a data-loader worker failure (RT004), an
+    infrastructure cause."""
+    out = _run(
+        """
+        import time, torch
+        from torch.utils.data import DataLoader, Dataset
+        class D(Dataset):
+            def __len__(self): return 2
+            def __getitem__(self, i):
+                time.sleep(1.0)
+                return torch.zeros(1)
+        try:
+            list(DataLoader(D(), num_workers=1, timeout=0.2))
+        except RuntimeError as e:
+            print(f"RuntimeError: {e}")
+    """,
+        tmp_path,
+    )
+    assert "DataLoader timed out after 0.2 seconds" in out, out
+    (hit,) = _hits(out)["dataloader-timeout"]
+    assert hit.figures == {"timeout": "0.2"}
+    assert MEANINGS["worker_killed"].cause == "infra_runtime"

@@ -169,6 +169,70 @@ def _environment_fixed(c: Ctx) -> Decision | None:
     )
 
 
+def _thread_confirmed_fix(c: Ctx) -> Decision | None:
+    """A failure whose report's thread confirms the fix in a sentence (:func:`.statements.confirmed_fix`):
+    the reduced precision turned off (data_config: the NaN comes from the precision setting) or a smaller
+    or ramped learning rate (model_convergence). With a non-finite loss or message the run diverged; with
+    no judgeable curve at all (a prose-only report) the outcome stays unknown and the cause is the
+    confirmed one; a judgeable curve or a failure signature without a non-finite value is left to its
+    rules."""
+    from .statements import confirmed_fix
+
+    got = confirmed_fix(c.run.params)
+    if got is None:
+        return None
+    kind, said = got
+    ranked = sorted(
+        (r, code) for code in c.by_code if (r := detector_for(code).nonfinite_rank) is not None
+    )
+    nan = next(
+        (
+            f
+            for _, code in ranked
+            for f in c.by_code[code]
+            if f.severity.rank >= Severity.WARNING.rank
+        ),
+        None,
+    )
+    if nan is None and (
+        c.basis.judgeable
+        or kind == "code"
+        or any(f.severity.rank >= Severity.ERROR.rank for fs in c.by_code.values() for f in fs)
+    ):
+        return None  # a curve or a failure signature (a loss-scale floor, a crash) is judged by its rule
+    if kind == "precision":
+        cause = Cause.DATA_CONFIG
+        why = (
+            "the reduced precision is the cause (an fp16/int8 overflow or underflow), not the model or "
+            "the data; train in fp32 or bf16, or resume from the last finite checkpoint with the fix"
+        )
+    elif kind == "learning_rate":
+        cause = Cause.MODEL_CONVERGENCE
+        why = (
+            "the update size is the cause (the learning rate too high for the start or the batch); lower "
+            "it or ramp it with a warm-up, and resume from the last finite checkpoint"
+        )
+    else:
+        cause = Cause.CORRECTNESS_BUG
+        why = "a bug in the code produced the non-finite values; update to the fixed code and rerun"
+    fix = {
+        "precision": "full precision",
+        "learning_rate": "a smaller or ramped learning rate",
+        "code": "a change to the project's code",
+    }[kind]
+    head = (
+        f"The loss turned non-finite ({nan.message})"
+        if nan is not None
+        else "No curve was given (not judged from figures)"
+    )
+    return Decision(
+        Outcome.DIVERGED if nan is not None else Outcome.UNKNOWN,
+        cause,
+        f'{head}, and the report\'s thread confirms the fix was {fix}, in the sentence "{said}": {why}.',
+        nan,
+    )
+
+
 def _hardware(c: Ctx) -> Decision | None:
     hw = c.get("RT007", Severity.ERROR)
     if hw:  # the first broken layer: an OOM or CUDA error after a hardware fault is its symptom
@@ -2281,6 +2345,28 @@ def _summary_at_uniform_guess(c: Ctx) -> Decision | None:
     )
 
 
+def _thread_says_expected(c: Ctx) -> Decision | None:
+    """V20a: no judgeable curve and no finding at error, and a maintainer's sentence in the report says
+    the behaviour is expected (:func:`.statements.expected_behaviour`): nothing in the input contradicts
+    the confirmed explanation, so the cause is healthy; the outcome stays unknown (not judged from
+    figures)."""
+    from .statements import expected_behaviour
+
+    if c.basis.judgeable or any(
+        f.severity.rank >= Severity.ERROR.rank for fs in c.by_code.values() for f in fs
+    ):
+        return None
+    said = expected_behaviour(c.run.params)
+    if said is None or _reproduction_within_noise(c) is not None:
+        return None  # reruns within their noise band say succeeded from figures (V19d)
+    return Decision(
+        Outcome.UNKNOWN,
+        Cause.HEALTHY,
+        f"Not judged from figures (no judgeable curve), and nothing in the input is a failure; the "
+        f'maintainer states the behaviour is expected, in the sentence "{said}": no failure to fix.',
+    )
+
+
 def _no_signal(c: Ctx) -> Decision | None:
     """Abstain: no judgeable training signal (no recognised loss/validation metric, too few points,
     only summary values). ``succeeded`` needs positive evidence."""
@@ -2628,6 +2714,93 @@ POLICY: tuple[Rule, ...] = (
                 (),
                 None,
                 params={"reporter": "I switched to tensorflow 1.3 and now it works perfectly"},
+            ),
+        ),
+    ),
+    Rule(
+        "V00b",
+        "thread-confirmed-fix",
+        6,
+        "a non-finite loss (OP004/LI001/RT009 at warning) or no judgeable curve, and a sentence of the report's "
+        "thread that states the fix and is confirmed: reduced precision turned off, or a smaller / ramped "
+        "learning rate; or, with the non-finite loss only, a maintainer's sentence that the code was fixed",
+        (Outcome.DIVERGED, Outcome.UNKNOWN),
+        (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE, Cause.CORRECTNESS_BUG),
+        _thread_confirmed_fix,
+        codes=("OP004", "LI001", "RT009"),
+        cases=(
+            Case(
+                "fp16 NaN, the maintainer had the same issue with fp16 and recommends fp32 (report b13-05)",
+                (("RT009", _E, {}),),
+                ("diverged", "data_config"),
+                params={
+                    "maintainer NAME": "I had the exact same issue with fp16. One needs to work with smaller "
+                    "learning rates. I recommend using fp32."
+                },
+            ),
+            Case(
+                "NaN gone with lr warm-up (report b8-05)",
+                (("RT009", _E, {}),),
+                ("diverged", "model_convergence"),
+                params={
+                    "maintainer NAME (PR #2, fixes #1 by implementing lr warmup)": "I've tested with your "
+                    "seed and it no longer gives NaN"
+                },
+            ),
+            Case(
+                "fp16 turned off and the loss still flat: not the fix (report b7-08)",
+                (("RT009", _E, {}),),
+                None,
+                params={
+                    "reporter": "change to pytorch1.7. and change fp16 to False. the loss still keeps getting 69.0776."
+                },
+            ),
+            Case(
+                "a learning rate tried that did not help",
+                (("RT009", _E, {}),),
+                None,
+                params={"reporter": "I tried lowering the learning rate but that did not avoid it"},
+            ),
+            Case(
+                "candidates listed, none confirmed",
+                (("RT009", _E, {}),),
+                None,
+                params={
+                    "maintainer NAME": "it could be one of the following things: 1. Learning rate is too high "
+                    "and should be reduced. 2. Your label is not binary."
+                },
+            ),
+            Case(
+                "NaN, the maintainer fixed the loss code (report b8-12)",
+                (("RT009", _E, {}),),
+                ("diverged", "correctness_bug"),
+                params={
+                    "reporter": "Within less than one epoch the loss becomes NaN; lowering the learning rate "
+                    "does not help either.",
+                    "maintainer NAME": "This problem was fixed just now: a small constant was missing inside "
+                    "log(). Pull the latest code.",
+                },
+            ),
+            Case(
+                "a loss-scale floor crash with fp32 recommended: the crash rule judges it (report b13-02)",
+                (("RT006", _E, {"min_scale_error": True}),),
+                None,
+                params={"maintainer NAME": "You can use fp32 to train the model. It works now."},
+            ),
+            Case(
+                "code fixed, no curve and no NaN: not judged here",
+                (),
+                None,
+                params={
+                    "maintainer NAME": "This problem was fixed just now. Pull the latest code."
+                },
+            ),
+            Case(
+                "a judgeable finite curve: left to the curve rules",
+                (),
+                None,
+                series=_LOSS,
+                params={"maintainer NAME": "I recommend using fp32. It works now."},
             ),
         ),
     ),
@@ -4026,6 +4199,38 @@ POLICY: tuple[Rule, ...] = (
         cases=(
             Case("requeued", (("RT003", _W, {"requeued": True}),), ("running", "infra_runtime")),
             Case("cancelled", (("RT003", _W, {}),), ("crashed", "infra_runtime")),
+        ),
+    ),
+    Rule(
+        "V20a",
+        "thread-says-expected",
+        193,
+        "no judgeable curve, no finding at error, and a maintainer's sentence in the report that the "
+        "behaviour is expected (not next to a cause or failure word)",
+        (Outcome.UNKNOWN,),
+        (Cause.HEALTHY,),
+        _thread_says_expected,
+        cases=(
+            Case(
+                "a repeated informational warning, closed as needing no change (report b13-16)",
+                (),
+                ("unknown", "healthy"),
+                params={
+                    "maintainer NAME": "I'm going to close this as there's no code changes required."
+                },
+            ),
+            Case(
+                "expected because of a wrong setting: a cause, not a clearance",
+                (),
+                None,
+                params={"maintainer NAME": "It is expected because your labels are not binary."},
+            ),
+            Case(
+                "a crash in the input",
+                (("RT005", _E, {}),),
+                None,
+                params={"maintainer NAME": "a loss around 0.23 is a reasonable magnitude."},
+            ),
         ),
     ),
     Rule(

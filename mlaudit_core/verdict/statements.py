@@ -141,3 +141,172 @@ def environment_fix(params: Mapping[str, object]) -> str | None:
             said = change.strip() if change == gone else f"{change.strip()} {gone.strip()}"
             return f"{key}: {said[:200]}"
     return None
+
+
+# --- the fix a report's thread confirms ----------------------------------------------------------
+
+#: Params that describe the setup, not what someone in the thread said about the failure.
+_SETUP_KEY = re.compile(
+    r"^(?:task|command|config|script|setup|environment|model|data(?:set)?)\b", re.I
+)
+_REDUCED = r"(?:fp16|float16|half[- ]precision|mixed[- ]precision|(?-i:AMP)|amp|precision|16-mixed|16-true|int8)"
+_FULL = (
+    r"(?:fp32|float32|tf32|full[- ]precision|single[- ]precision|32-true|32[- ]bit|bf16|bfloat16)"
+)
+#: The reduced precision turned off, or full precision taken instead: ``fp16 set to False``, ``disable
+#: AMP``, ``removing the "precision" line``, ``I recommend using fp32``, ``should lead to fp32 training``.
+_PRECISION_FIX = re.compile(
+    rf"\b{_REDUCED}\b[^.;!?]{{0,25}}?(?:=|\bto\b)\s*[\"']?(?:false|off|none)\b"
+    rf"|\b(?:disabl\w*|remov\w*|turn\w* off|switch\w* off|without|dropp\w*)\s+(?:the\s+)?[\"']?{_REDUCED}\b"
+    r"|\b(?:use|using|used|train\w*\s+(?:in|with)|switch\w*\s+to|chang\w*\s+to|mov\w*\s+to|went\s+back\s+to|"
+    rf"recommend\w*(?:\s+using)?|lead\s+to|adjusted\s+using|go\s+with)\s+(?:\w+\s+){{0,2}}?{_FULL}\b",
+    re.I,
+)
+#: The failure tied to the reduced precision in the same sentence: ``the same issue with fp16``, ``may not
+#: work well for fp16``, ``fp16 causes the overflow``.
+_PRECISION_BLAME = re.compile(
+    r"\b(?:issues?|problems?|errors?|nan|inf|overflows?|unstable|instabilit\w*|diverg\w*|not\s+work\w*|"
+    r"doesn't\s+work|fail\w*)\b[^.;!?]{0,40}?\b(?:with|in|for|under)\s+(?:the\s+)?"
+    + _REDUCED
+    + r"\b|\b"
+    + _REDUCED
+    + r"\b[^.;!?]{0,30}?\b(?:caus\w*|is the (?:cause|problem|culprit)|leads? to nan)",
+    re.I,
+)
+_LR = r"(?:learning[ _-]?rates?|\blrs?\b|step[ _-]?size)"
+#: The update size made smaller or ramped: ``lowering the learning rate``, ``the learning rate is 1, which
+#: is too big``, ``implementing lr warmup``.
+_LR_FIX = re.compile(
+    rf"\b(?:lower\w*|reduc\w*|decreas\w*|smaller|halv\w*)\s+(?:the\s+|a\s+)?(?:initial\s+|base\s+|max\w*\s+)?{_LR}"
+    rf"|{_LR}[^.;!?]{{0,40}}?\b(?:too\s+(?:high|big|large)|should\s+be\s+(?:reduced|lowered|smaller))"
+    r"|\b(?:add\w*|implement\w*|us(?:e|ing))\s+(?:an?\s+|the\s+)?(?:lr\s+|learning[ -]rate\s+)?warm-?up",
+    re.I,
+)
+#: A statement that names candidates, not a cause: read only when the failure is confirmed gone.
+_HEDGED = re.compile(
+    r"\b(?:could be|might|may be|maybe|perhaps|possibly|one of the following|not sure|guess)\b",
+    re.I,
+)
+#: The failure stayed: ``still``, ``did not help``, ``no luck``, ``same error``.
+_PERSISTED = re.compile(
+    r"\b(?:still|(?:did|does|do)\s*(?:n't|not)\s+help\w*|not\s+help\w*|no luck|same (?:error|problem|issue|result)|"
+    r"without success|not fixed|(?:did|does|do)\s*(?:n't|not)\s+(?:fix|avoid|solve|work|change)\w*|no effect)\b"
+    r"|\btried\b[^.;!?]*\bbut\b",
+    re.I,
+)
+
+
+#: The project's code changed by its maintainer: ``This problem was fixed just now``, ``It should be fixed
+#: now``, ``pull the latest code``, ``fixed in #123``.
+_CODE_FIXED = re.compile(
+    r"\b(?:fixed|fixes)\b[^.;!?]{0,30}?\b(?:now|in (?:the )?(?:latest|master|main|commit|release|#\d+|pr\b))"
+    r"|\bpull (?:the )?latest\b|\b(?:has|have|was|is|been) (?:been |now )?fixed\b|\bpushed (?:a )?fix\b",
+    re.I,
+)
+_MAINTAINER_KEY = re.compile(r"(?:maintainer|author|owner|developer)\b", re.I)
+
+
+def _thread_values(params: Mapping[str, object]) -> list[tuple[str, str]]:
+    """``(key, text)`` of each prose param a person of the thread said (setup lines left out); the key is
+    part of the text (``maintainer NAME (PR #2, "fixes #1 by implementing lr warmup"): ...``)."""
+    out = []
+    for key, raw in params.items():
+        k = str(key)
+        if k.startswith(("log.", "source.")) or _SETUP_KEY.match(k):
+            continue
+        text = str(raw)
+        if len(text.split()) >= PROSE_WORDS:
+            out.append((k, f"{k}: {text}" if len(k.split()) > 2 else text))
+    return out
+
+
+def _fix_sentence(
+    values: list[tuple[str, str]], fix: re.Pattern[str], blame: re.Pattern[str] | None
+) -> str | None:
+    """The first sentence naming the change ``fix`` that the thread confirms, or ``None``: in a value
+    where neither it nor the next sentence says the failure stayed, and either that value asserts it
+    (no hedge) together with a sentence tying the failure to what changed (``blame``) or with the
+    failure gone, or another value says the failure is gone."""
+    gone_anywhere = any(
+        _GONE.search(s) and not _NEGATED.search(s) for _, t in values for s in _sentences(t)
+    )
+    for key, text in values:
+        sents = _sentences(text)
+        for i, s in enumerate(sents):
+            if not fix.search(s):
+                continue
+            after = " ".join(sents[i : i + 2])
+            if _PERSISTED.search(after):
+                continue
+            tied = blame is not None and any(blame.search(t) for t in sents)
+            if (tied and not _HEDGED.search(text)) or gone_anywhere:
+                s = s.strip()
+                return (s if s.startswith(key) else f"{key}: {s}")[:240]
+    return None
+
+
+def confirmed_fix(params: Mapping[str, object]) -> tuple[str, str] | None:
+    """What a report's thread confirms fixed the failure: ``("precision", sentence)`` when the reduced
+    precision turned off or full precision taken instead is stated as the fix (``I had the exact same issue
+    with fp16 ... I recommend using fp32``; ``try setting fp16 to False`` with ``It works for me!``),
+    ``("learning_rate", sentence)`` when a smaller or ramped learning rate is (``fixes #1 by implementing lr
+    warmup: it no longer gives NaN``), ``("code", sentence)`` when a maintainer states the project's code
+    was fixed (``This problem was fixed just now: a small constant was missing inside log()``), else
+    ``None``.
+
+    A change counts only as a sentence that states it, confirmed: by the failure being gone (a sentence
+    without negation, in any value of the thread) or, for precision, by the same value tying the failure
+    to the reduced mode without hedging. A change followed by ``still`` / ``did not help`` is a change that
+    did not fix it; a list of candidates (``it could be one of the following``) confirms nothing alone.
+    The setup lines (task, command, config) are not statements. The precision reading comes first: a
+    maintainer who names the precision and a smaller learning rate recommends the precision change."""
+    values = _thread_values(params)
+    if not values:
+        return None
+    said = _fix_sentence(values, _PRECISION_FIX, _PRECISION_BLAME)
+    if said is not None:
+        return "precision", said
+    said = _fix_sentence(values, _LR_FIX, _LR_FIX)
+    if said is not None:
+        return "learning_rate", said
+    for key, text in values:
+        if not _MAINTAINER_KEY.match(key):
+            continue
+        for s in _sentences(text):
+            if _CODE_FIXED.search(s) and not _PERSISTED.search(s) and not _NEGATED.search(s):
+                s = s.strip()
+                return "code", (s if s.startswith(key) else f"{key}: {s}")[:240]
+    return None
+
+
+#: A maintainer's statement that what the reporter saw is the expected behaviour: ``a loss around 0.23 is a
+#: reasonable magnitude``, ``there's no code changes required``, ``it works as designed``.
+_EXPECTED = re.compile(
+    r"\b(?:is|are|looks?|seems?)\s+(?:\w+\s+){0,2}?(?:normal|expected|reasonable|as expected)\b"
+    r"|\bas (?:designed|intended)\b|\bno (?:code )?changes? (?:is |are )?(?:required|needed)\b"
+    r"|\btrains? (?:fine|correctly|normally)\b|\bnothing (?:is )?wrong\b",
+    re.I,
+)
+#: Words of a cause or a failure next to the statement: ``expected because your labels ...``, ``normal for
+#: a NaN ...``, ``not a bug, the column is all 0s``: then it explains a failure, it does not clear the run.
+_FAILURE_WORDS = re.compile(
+    r"\b(?:because|due to|wrong\w*|mistake|bug\w*|nan|inf|errors?|should|instead|fix\w*|lower|reduce|"
+    r"oom|memory|crash\w*|diverg\w*|not (?:normal|expected|reasonable))\b",
+    re.I,
+)
+
+
+def expected_behaviour(params: Mapping[str, object]) -> str | None:
+    """The maintainer's sentence, from a report's prose params, that the behaviour reported is expected
+    (``a flow matching loss around 0.23 is a reasonable magnitude``; ``I'm going to close this as there's
+    no code changes required``), or ``None``. Only values of keys naming a maintainer (or the project's
+    author or owner) are read, and a sentence that also names a cause or a failure (``because``, ``bug``,
+    ``nan``, ``should``, ``fix``) explains a failure rather than clearing the run, so it does not count."""
+    for key, raw in params.items():
+        if not re.match(r"(?:maintainer|author|owner|developer)\b", str(key), re.I):
+            continue
+        for s in _sentences(str(raw)):
+            m = _EXPECTED.search(s)
+            if m and not _FAILURE_WORDS.search(s) and not _HEDGED.search(s):
+                return f"{key}: {s.strip()[:200]}"
+    return None

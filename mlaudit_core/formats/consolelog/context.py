@@ -26,7 +26,12 @@ from .reader import LineReader, UnreadableLog
 _KV_MULTI = re.compile(r"(?:^|,\s*)(?P<k>[A-Za-z_][\w.\-]*)\s*=\s*(?P<v>'[^']*'|\"[^\"]*\"|[^,]*)")
 #: Words from which a value is a sentence, not one setting (as ``verdict.statements.PROSE_WORDS``).
 _PROSE_WORDS = 3
-_KV_LINE = re.compile(r"^\s*(?P<k>[A-Za-z][\w .()/@-]{0,80}?)\s*(?:=|:(?=\s|$))\s*(?P<v>.*?)\s*$")
+#: ``key: value`` / ``key = value``; a key may name who said a sentence of a report's thread, with commas,
+#: quotes and an issue number (``reporter (later, the cause): ...``, ``maintainer NAME (PR #2, "fixes
+#: #1"): ...``).
+_KV_LINE = re.compile(
+    r"^\s*(?P<k>[A-Za-z][\w .()/@,#\"'-]{0,80}?)\s*(?:=|:(?=\s|$))\s*(?P<v>.*?)\s*$"
+)
 
 
 def read_context_file(path: str | Path) -> dict[str, str]:
@@ -90,7 +95,16 @@ def parse_context_lines(lines) -> dict[str, str]:
                     out[kv["k"].strip()] = kv["v"]
             continue
         if kv and kv["v"]:
-            out[kv["k"].strip()] = _unquote(kv["v"])
+            key, val = kv["k"].strip(), _unquote(kv["v"])
+            # a second sentence of the same speaker (``reporter: ...`` twice) is kept beside the first;
+            # a setting given twice keeps its last value
+            if (
+                key in out
+                and len(val.split()) >= _PROSE_WORDS
+                and len(out[key].split()) >= _PROSE_WORDS
+            ):
+                key = next(f"{key} ({n})" for n in range(2, 1000) if f"{key} ({n})" not in out)
+            out[key] = val
     return out
 
 
