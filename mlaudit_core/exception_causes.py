@@ -284,6 +284,23 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "FileNotFoundError: [Errno 2] No such file or directory: 'data/coco/annotations/instances_train2017.json'",
     ),
     ExceptionCause(
+        "dataset-not-found",
+        "data_config",
+        "the detection framework's dataset check found no data where the dataset configuration (data.yaml) "
+        "points: a wrong or relative path, a split folder that does not exist",
+        (),
+        _rx(
+            r"\bDataset not found\b|images not found, missing path|Dataset '[^'\n]*' for task=\w+ not found"
+        ),
+        "",
+        "YOLOv5/YOLOv7 utils/general.py check_dataset (prints 'WARNING: Dataset not found, nonexistent paths: "
+        "{}' and raises Exception('Dataset not found.')); ultralytics 8.x ultralytics/data/utils.py "
+        "check_det_dataset (FileNotFoundError \"Dataset '{}' images not found, missing path '{}'\", re-raised by "
+        "the trainer as RuntimeError \"Dataset '{}' error\") and check_cls_dataset (\"Dataset '{}' for "
+        'task=classify not found")',
+        "Exception: Dataset not found.",
+    ),
+    ExceptionCause(
         "host-memory",
         "infra_runtime",
         "the host (CPU) memory could not hold an allocation",

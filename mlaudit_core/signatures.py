@@ -692,8 +692,11 @@ MEANINGS: dict[str, Meaning] = {
 }
 _RANK_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d+\]:\s?|rank\d+:\s|\d{1,4}:\s)")
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
+#: The exception line that ends a traceback: a class named ...Error, ...Exception, ...Interrupt, ...Exit,
+#: ...Warning, or Python's base ``Exception`` itself (``raise Exception('Dataset not found.')`` in YOLOv5/v7's
+#: utils/general.py check_dataset prints ``Exception: Dataset not found.``).
 _EXC = re.compile(
-    r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|OutOfMemoryError))"
+    r"^(?P<type>Exception|[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|OutOfMemoryError))"
     r"(?::\s*(?P<msg>.*))?$"
 )
 #: A pasted exception line with no frames above it (``IOError: cannot identify image file ...``): the

@@ -626,3 +626,25 @@ def test_an_xla_feature_the_cuda_driver_is_too_old_for_is_the_environment():
         "tracing is not supported.",
     )
     assert got is not None and got.id == "environment"
+
+
+def test_a_dataset_check_that_raises_the_base_exception_is_read_and_is_data():
+    """YOLOv5/YOLOv7's check_dataset raises Python's base ``Exception('Dataset not found.')``: the traceback
+    Python prints ends on ``Exception: Dataset not found.``, which the scanner reads as the run's exception
+    (own corpus f8b2-02: was crashed/inconclusive, no exception read); Ultralytics' own wording too."""
+
+    def check_dataset():
+        raise Exception("Dataset not found.")  # noqa: TRY002 - the base class, as YOLOv7 raises it
+
+    e = _raised(check_dataset)
+    text = "".join(traceback.format_exception(e)).splitlines()
+    text.append("WARNING: Dataset not found, nonexistent paths: ['/data/val']")
+    _, tbs = scan([ConsoleLine("out.log", i, t) for i, t in enumerate(text, 1)])
+    assert [t.exception_type for t in tbs] == ["Exception"]
+    assert tbs[0].frames and tbs[0].frames[-1][2] == "check_dataset"
+    assert classify(tbs[0].exception_type, tbs[0].message, tbs[0].frames).id == "dataset-not-found"
+    got = classify(
+        "RuntimeError",
+        "Dataset 'data.yaml' error ❌ Dataset 'data.yaml' images not found, missing path '/k/images/val'",
+    )
+    assert got is not None and got.cause == "data_config"
