@@ -8,7 +8,7 @@ pairs; :func:`mlaudit_core.verdict.policy` decides with them.
 
 Extraction, per clause (a line split at ``.``/``;`` followed by a space, and at ``but``/``while``/
 ``whereas``): a clause with a reference word (:data:`_REFERENCE`: reproduce, reported, paper,
-README, published, official, expected, target) gives *reference* figures; a clause with a
+README, published, official, expected, target, you report, a repo's results) gives *reference* figures; a clause with a
 result word (:data:`_RESULT`: this run, I got, my result, last/final epoch, achieved) and no
 reference word gives *observed* figures. A figure is a number standing alone (``63.58``,
 ``87.7%``), named by the word before it when that word is a metric's name (``mAP 74.0`` ->
@@ -46,10 +46,12 @@ from dataclasses import dataclass
 RELATIVE_BAND = 0.01
 
 _REFERENCE = re.compile(
-    r"\b(?:reproduc\w*|reported|paper|readme|published|official|expected|target(?:ed)?)\b", re.I
+    r"\b(?:reproduc\w*|reported|paper|readme|published|official|expected|target(?:ed)?|you report|"
+    r"repo(?:sitory)?'s (?:\w+ )?results?)\b",
+    re.I,
 )
 _RESULT = re.compile(
-    r"\b(?:this run|i got|i get|i obtained|i achieved|we got|my result|my run|"
+    r"\b(?:this run|i got|i get|i obtained|i achieved|i achieve|i obtain|we got|my result|my run|"
     r"(?:last|final) epoch|final result|my (?:mAP|accuracy|score)|obtained|achieved)\b",
     re.I,
 )
@@ -61,7 +63,7 @@ _COMPARE = re.compile(
     r"\b(?:lower|higher|less|worse|better|smaller|larger|below|above|under|over)\s+than\b", re.I
 )
 _FIGURE = re.compile(
-    r"(?<![\w.\-+/])(?P<v>\d+(?:\.\d+)?)(?P<pct>\s?%)?(?!\w|\.\d|/\d|\s?(?:s|ms|sec|min|h|GB|MB|x)\b)"
+    r"(?<![\w.\-+/@])(?P<v>\d+(?:\.\d+)?)(?P<pct>\s?%)?(?!\w|\.\d|/\d|\s?(?:s|ms|sec|min|h|GB|MB|x)\b)"
     # a count of something (90 epochs, 5000 images, 8 GPUs, 9 hours) is not a result figure
     r"(?!\s?(?:epochs?|steps?|iter\w*|images?|samples?|examples?|gpus?|hours?|minutes?|days?|"
     r"times?|runs?|seeds?|classes|layers?|params?)\b)"
