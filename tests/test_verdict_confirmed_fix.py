@@ -21,6 +21,9 @@ Real reports of tests/data/reports, run as ``benchmarks/diagnosis_eval.py`` runs
   help either"; the maintainer: "fixed just now: a small constant was missing inside log()": correctness_bug;
 * b8-06: StreetSurf NaN at the first step; the maintainer: lr exactly zero from the warm-up scheduler
   under PyTorch 2, "It should be fixed now": correctness_bug;
+* b10-03: Gemma SFT, loss 153318.95 with grad_norm nan, then intermittent nan; the reporter, later: "While
+  training all weights need to be adjusted using fp32/tf32" (the fix stated as what the run needs):
+  data_config;
 * b7-07 (control): "I tried lowering the learning rate ... but that did not avoid it": no fix confirmed.
 """
 
@@ -61,6 +64,7 @@ def _verdict(prefix: str) -> dict:
         ("b12-12-", "unknown", "data_config", "fp16 to False"),
         ("b8-05-", "diverged", "model_convergence", "warmup"),
         ("b8-12-", "diverged", "correctness_bug", "fixed just now"),
+        ("b10-03-", "diverged", "data_config", "need to be adjusted using fp32"),
         ("b8-06-", "diverged", "correctness_bug", "fixed now"),
     ],
 )
@@ -87,6 +91,7 @@ def test_a_fix_tried_that_did_not_help_is_not_confirmed():
         ],
         ["task: fine-tuning with fp16 on V100, I recommend using fp32 for this data set"],
         ['maintainer x: "Got it, I will try fp32 tomorrow"'],
+        ['reporter: "Do I need to use fp32 for this model?"'],
     ],
 )
 def test_confirmed_fix_ignores_unconfirmed_or_failed_changes(lines):

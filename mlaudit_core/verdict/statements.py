@@ -206,6 +206,9 @@ _CODE_FIXED = re.compile(
 _MAINTAINER_KEY = re.compile(r"(?:maintainer|author|owner|developer)\b", re.I)
 
 
+_NECESSITY = re.compile(r"\b(?:needs? to|must|ha(?:ve|s|d) to)\b", re.I)
+
+
 def _thread_values(params: Mapping[str, object]) -> list[tuple[str, str]]:
     """``(key, text)`` of each prose param a person of the thread said (setup lines left out); the key is
     part of the text (``maintainer NAME (PR #2, "fixes #1 by implementing lr warmup"): ...``)."""
@@ -238,7 +241,11 @@ def _fix_sentence(
             after = " ".join(sents[i : i + 2])
             if _PERSISTED.search(after):
                 continue
-            tied = blame is not None and any(blame.search(t) for t in sents)
+            # the change stated as what the run needs (``all weights need to be adjusted using fp32``,
+            # not a question) asserts it like a sentence tying the failure to what changed
+            tied = (blame is not None and any(blame.search(t) for t in sents)) or (
+                _NECESSITY.search(s) is not None and "?" not in s
+            )
             if (tied and not _HEDGED.search(text)) or gone_anywhere:
                 s = s.strip()
                 return (s if s.startswith(key) else f"{key}: {s}")[:240]
