@@ -247,6 +247,18 @@ def test_a_second_training_in_one_script_places_its_epoch_summaries_at_its_own_s
     assert run.metrics.series("test/accuracy").steps.tolist()[:2] == [450, 919]
 
 
+def test_a_resume_from_an_earlier_checkpoint_replaces_the_steps_it_redoes():
+    """Own corpus f7b1-13 (HailongDing/HiFi_TSE doc/train.log): six launches; each resume starts from
+    its last checkpoint, before the last step the launch it resumes printed (710000 after 713600).
+    The run is the joined launches; the steps a resume trains again are the resume's, so the main
+    series' steps only go up (was: 3 counter resets, unstable/correctness_bug)."""
+    _, run = load_path(OWN / "runs" / "HailongDing--HiFi_TSE" / "doc" / "train.log").runs[0]
+    assert run.params["log.launches"] == "6", run.params
+    steps = run.metrics.series("train/loss_g").steps
+    assert (steps[1:] > steps[:-1]).all()
+    assert steps[0] == 705000 and steps[-1] == 1499900, (steps[0], steps[-1])
+
+
 # --- session 4: shapes of real logs the console reader read nothing from -----------------------
 
 RW = REPO / "tests" / "data" / "realworld" / "runs"

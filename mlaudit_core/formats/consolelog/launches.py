@@ -351,12 +351,7 @@ def _cut_metrics(
             break
         i = earlier[-1]
     first = chain[i]
-    kept = []
-    for k in table.keys:
-        ks = table.series(k)
-        a = start(first, k)
-        if a < len(ks):
-            kept.append(type(ks)(k, ks.steps[a:], ks.values[a:], ks.wall_times[a:]))
+    kept = _chain_points(table, chain[i:], start)
     run.metrics = MetricTable.from_series(kept)
     resumed = len(chain) - 1 - i
     if not kept:
@@ -370,6 +365,39 @@ def _cut_metrics(
             "they stopped): their points are kept with it."
         )
     return first, "Metrics: the points printed by the last launch."
+
+
+def _chain_points(table: MetricTable, chain: list, start) -> list:
+    """Each series' points from the first launch of ``chain`` (launches joined by resumes) on,
+    without those a later launch redid (:func:`_not_redone`); ``start(launch, key)`` is where a
+    launch begins in a series."""
+    kept = []
+    for k in table.keys:
+        ks = table.series(k)
+        a = start(chain[0], k)
+        if a < len(ks):
+            m = _not_redone(ks.steps, [start(la, k) for la in chain])
+            m[:a] = False
+            if m.any():
+                kept.append(type(ks)(k, ks.steps[m], ks.values[m], ks.wall_times[m]))
+    return kept
+
+
+def _not_redone(steps: np.ndarray, starts: list[int]) -> np.ndarray:
+    """The points of one series a later launch did not redo: ``starts`` are the indexes where each
+    launch of a resumed chain begins in the series. A launch that resumes from a checkpoint before
+    the last step printed (``710000`` after ``713600``) trains those steps again: the earlier
+    launch's points at or after the step it resumed from are history, replaced by the new ones."""
+    keep = np.ones(len(steps), dtype=bool)
+    bounds = [*starts, len(steps)]
+    cutoff = np.inf
+    for j in range(len(starts) - 1, -1, -1):
+        a, b = bounds[j], bounds[j + 1]
+        if a >= b:
+            continue
+        keep[a:b] &= steps[a:b] < cutoff
+        cutoff = min(cutoff, float(steps[a]))
+    return keep
 
 
 def config_to_params(run: RunData, main: str | None) -> None:
