@@ -460,6 +460,10 @@ def _convert(name: str, value: float, unit: str | None) -> float:
 #: Launch starts remembered (the first ones; past it the last start replaces the previous last).
 MAX_LAUNCHES = 10_000
 _LEAD = re.compile(r"^[^A-Za-z]*")
+#: Python's warnings module output (``warnings.formatwarning``: ``path.py:759: UserWarning: ...``,
+#: then the source line indented): code that runs again later prints it again (torch's DataLoader
+#: pin_memory warning at every evaluation of a CPU Hugging Face Trainer run), so it never marks a launch
+_PY_WARNING = re.compile(r"\.py:\d+: [A-Z]\w*Warning: ")
 
 
 def _launch_text(text: str) -> str | None:
@@ -711,6 +715,7 @@ class LogParser:
         self._launch_source: str | None = None
         self._launch_tail: str | None = None
         self._launch_pending: Launch | None = None
+        self._launch_warned = False  # the line before was a Python warning (see _PY_WARNING)
         #: Hugging Face dicts numbered without a step (see :meth:`_hf_ordinal`)
         self._hf_k = 0
         self._hf_rate = 0.0
@@ -838,6 +843,8 @@ class LogParser:
             or self._launch_pending is not None
         ):
             return
+        if self._launch_skips_warning(text):
+            return
         msg = _launch_text(text)
         if msg is None:
             return
@@ -866,6 +873,16 @@ class LogParser:
         if source == self._launch_source and msg == self._launch_sig[0]:
             gen, counts = self._store.mark()
             self._launch_pending = Launch(lineno, source, self.wall, gen, counts)
+
+    def _launch_skips_warning(self, text: str) -> bool:
+        """Whether a line is a Python warning or the indented source line printed under one
+        (:data:`_PY_WARNING`): neither is start-up output, as the warning comes back whenever its
+        code runs again."""
+        if _PY_WARNING.search(text):
+            self._launch_warned = True
+            return True
+        warned, self._launch_warned = self._launch_warned, False
+        return warned and text[:1] in " \t"
 
     def _new_launch(self) -> None:
         """A new process started writing: forget the step state, the plan and the start-up
