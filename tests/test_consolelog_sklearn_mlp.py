@@ -37,11 +37,6 @@ def test_sklearn_validation_score_plays_the_validation_metric():
     assert run.key_for(Role.VAL_ACCURACY) == "val/score"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the stop message's 'tol=0.000100' is read as a metric 'train/improve_more_than_tol' "
-    "(one unplaced point); parser.py was being changed by another helper in session 7",
-)
 def test_sklearn_stop_message_is_not_a_metric():
     """``Validation score did not improve more than tol=0.000100 for 30 consecutive epochs.
     Stopping.`` is sklearn's early-stopping message, not a record of a metric ``tol``."""

@@ -131,11 +131,20 @@ _STOP_WORDS = frozenset(
 )
 
 
+_THAN = re.compile(r"\bthan\b", re.IGNORECASE)
+
+
 def _prose_count(key: str, raw: str) -> bool:
     """Whether ``key: raw`` is a count inside a sentence, not a figure: an integer whose name is
     outside the metric vocabulary and reads as prose (three words or more, or a function word:
-    ``Too many dataloader workers: 2``, ``max is dataset.num_shards=1``)."""
-    if not raw.lstrip("+-").isdigit() or is_known(key):
+    ``Too many dataloader workers: 2``, ``max is dataset.num_shards=1``); or any value whose name
+    holds a comparison (``than``: scikit-learn's ``Validation score did not improve more than
+    tol=0.000100 for 10 consecutive epochs. Stopping.``), which a metric's name never does."""
+    if is_known(key):
+        return False
+    if _THAN.search(key):
+        return True
+    if not raw.lstrip("+-").isdigit():
         return False
     words = key.split()
     return len(words) >= 3 or any(w.lower() in _STOP_WORDS for w in words)
