@@ -213,6 +213,26 @@ def test_set_up_lines_dataloader_workers_repeat_are_not_launches(command, tmp_pa
     assert "epoch 3 of the 6 planned" in v["summary"], v["summary"]
 
 
+@pytest.mark.parametrize("command", ["logs", "audit"])
+def test_a_lightning_run_killed_and_resumed_from_its_checkpoint_is_one_healthy_run(
+    command, tmp_path
+):
+    """Lightning (TQDM bar) killed with SIGKILL in its fourth epoch of 6, then resumed with
+    ``trainer.fit(..., ckpt_path="last")`` into the same log (judgement_runs ``_lightning_resume``):
+    the resume redoes epoch 4 from the checkpoint saved after epoch 3, so the step goes back from
+    159 to 145 with the per-batch loss where the first launch had it there (the median of 5 points
+    each side: one batch's loss is too noisy to compare). Was unstable/correctness_bug ('the resume
+    did not restore the training state'); now succeeded/healthy."""
+    rep = _audit(
+        command, str(DATA / "lightning_resume" / "killed_resumed" / "train.log"), tmp_path=tmp_path
+    )
+    v = rep["verdict"]
+    assert (v["outcome"], v["cause"]) == ("succeeded", "healthy"), v
+    li002 = _finding(rep, "LI002")
+    assert li002 is not None and li002["severity"] == "warning", li002
+    assert "resumed from an earlier checkpoint" in li002["message"]
+
+
 def test_a_later_launch_that_trained_is_still_the_run(tmp_path):
     """The same log cut after its second launch's first lines plus a copy of the first launch's
     training lines: the last launch trained, so it is the run (no launch_judged)."""

@@ -164,12 +164,8 @@ class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family
                     )
                     return
                 ref = _value_at_or_before(s.steps[: i + 1], v[: i + 1], float(s.steps[i + 1]))
-                if (
-                    learned
-                    and ref is not None
-                    and np.isfinite(ref)
-                    and ref > 0
-                    and 0.75 <= after / ref <= 1.25
+                if learned and (
+                    _same_level(after, ref) or _same_level(*_levels(s.steps, v, resets, i))
                 ):
                     # the counter went back to a step where the first segment had the same loss: weights
                     # and step were restored together from an earlier checkpoint (a rewind or a relaunch
@@ -264,6 +260,37 @@ class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family
                     n_repeated=dups,
                 )
                 return
+
+
+def _same_level(after: float | None, ref: float | None) -> bool:
+    """Whether a loss after a reset is within 25% of the first segment's at that step."""
+    return (
+        after is not None
+        and ref is not None
+        and bool(np.isfinite([after, ref]).all())
+        and ref > 0
+        and 0.75 <= after / ref <= 1.25
+    )
+
+
+#: Points on each side of a reset whose median is the loss level there: a per-batch loss is noisy
+#: (a single batch's value is often 25% off its neighbours), five points' median is not.
+_LEVEL_POINTS = 5
+
+
+def _levels(
+    steps: np.ndarray, values: np.ndarray, resets: np.ndarray, i: int
+) -> tuple[float | None, float | None]:
+    """The loss level right after the reset at point ``i`` (the median of up to
+    :data:`_LEVEL_POINTS` points before the next reset) and the first segment's level at that step
+    (the median of its last :data:`_LEVEL_POINTS` points at or before it); None when a side has
+    fewer than 3 points."""
+    end = int(resets[1]) + 1 if resets.size > 1 else len(values)
+    after = values[i + 1 : min(end, i + 1 + _LEVEL_POINTS)]
+    idx = np.flatnonzero(steps[: i + 1] <= steps[i + 1])[-_LEVEL_POINTS:]
+    if after.size < 3 or idx.size < 3:
+        return None, None
+    return float(np.nanmedian(after)), float(np.nanmedian(values[idx]))
 
 
 def _value_at_or_before(steps: np.ndarray, values: np.ndarray, step: float) -> float | None:

@@ -633,6 +633,91 @@ def _torch_workers(out: Path) -> dict:
     return {"killed": str(log)}
 
 
+# --- Lightning: a run killed mid-epoch and resumed from its last checkpoint (ckpt_path) ------------
+
+_LIGHTNING_RESUME_SCRIPT = """
+import sys, time
+import torch, lightning as L
+torch.set_num_threads(1)
+centres = torch.randn(10, 16, generator=torch.Generator().manual_seed(123)) * 2.0
+g = torch.Generator().manual_seed(0)
+y = torch.randint(0, 10, (4096,), generator=g)
+x = centres[y] + 2.0 * torch.randn(4096, 16, generator=g)
+slow = float(sys.argv[2])
+
+class Net(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10))
+    def training_step(self, batch, i):
+        if slow:
+            time.sleep(slow)
+        loss = torch.nn.functional.cross_entropy(self.net(batch[0]), batch[1])
+        self.log("train_loss", loss, prog_bar=True)
+        return loss
+    def validation_step(self, batch, i):
+        out = self.net(batch[0])
+        self.log("val_loss", torch.nn.functional.cross_entropy(out, batch[1]), prog_bar=True)
+        self.log("val_acc", (out.argmax(1) == batch[1]).float().mean(), prog_bar=True)
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.parameters(), lr=1e-3)
+
+L.seed_everything(0)
+train = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x[:3072], y[:3072]), batch_size=64, shuffle=True)
+val = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x[3072:], y[3072:]), batch_size=256)
+ckpt = L.pytorch.callbacks.ModelCheckpoint(dirpath="ckpt", save_last=True)
+bar = L.pytorch.callbacks.TQDMProgressBar()  # Lightning's default bar when rich is not installed
+trainer = L.Trainer(max_epochs=6, accelerator="cpu", devices=1, callbacks=[ckpt, bar], log_every_n_steps=8,
+                    enable_model_summary=False, logger=False)
+trainer.fit(Net(), train, val, ckpt_path="last" if sys.argv[1] == "resume" else None)
+"""
+
+
+def _lightning_resume(out: Path) -> dict:
+    """A Lightning script run as users run it, ``python train.py MODE >> train.log 2>&1``: a first
+    launch killed (SIGKILL to its process group, as a scheduler's limit does) in the middle of its
+    fourth epoch of 6, then a launch that resumes from the last checkpoint
+    (``trainer.fit(..., ckpt_path="last")``, saved at the end of epoch 3): it trains epoch 4 again
+    (the steps the first launch had printed in it are redone) and finishes 6 of 6 epochs, healthy."""
+    import shutil
+    import signal
+    import tempfile
+
+    work = Path(tempfile.mkdtemp(prefix="lightning-resume-"))
+    (work / "train.py").write_text(_LIGHTNING_RESUME_SCRIPT)
+    log = out / "lightning_resume" / "killed_resumed" / "train.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as fh:
+        proc = subprocess.Popen(
+            [sys.executable, str(work / "train.py"), "train", "0.02"],
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            cwd=str(work),
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 900
+        while proc.poll() is None and time.monotonic() < deadline:
+            if (work / "ckpt" / "last.ckpt").exists() and "Epoch 3: " in log.read_text(
+                errors="replace"
+            ):
+                text = log.read_text(errors="replace")
+                if text.count("Epoch 3: ") >= 20:  # well into the fourth epoch (0-based 3)
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    break
+            time.sleep(0.2)
+        proc.wait(timeout=60)
+        subprocess.run(
+            [sys.executable, str(work / "train.py"), "resume", "0"],
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            check=True,
+            timeout=900,
+            cwd=str(work),
+        )
+    shutil.rmtree(work, ignore_errors=True)
+    return {"killed_resumed": str(log)}
+
+
 # --- Keras: a reference run and its rerun printed into one console log ----------------------------
 
 _KERAS_SCRIPT = """
@@ -700,6 +785,7 @@ MAKERS = {
     "keras_reruns": _keras_reruns,
     "torch_leak": _torch_leak,
     "torch_workers": _torch_workers,
+    "lightning_resume": _lightning_resume,
 }
 
 
