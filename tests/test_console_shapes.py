@@ -343,3 +343,18 @@ def test_hf_console_two_trainings_in_one_script_keeps_the_last():
     assert len(val) == 10 and val.values[-1] == pytest.approx(0.031908828765153885)
     assert list(val.steps) == sorted(val.steps)  # trainer.evaluate() after training sits at the end
     assert any("2 launches" in n or "starts over" in n for n in run.notes), run.notes
+
+
+def test_a_space_before_the_colon_of_name_value_pairs():
+    """``name : value`` (TransUNet-family trainers: ``'iteration %d : loss : %f, lr: %f'``; own corpus
+    f6b1-16's first lines, where only ``lr`` was read before): the figure after ``loss :`` is read as
+    the loss; a clock time after a spaced colon is not a figure, nor is a figure written before its name
+    (own corpus f5b1-19: ``Epoch 5 @ 12:10 AM : 0.9643 C.E. Loss, 97.09% Accuracy`` is no ``AM`` metric)."""
+    lines = (RW / "Kozmosa--EMCAD-TOM500" / "train.out").read_text().splitlines()[:10]
+    res = parse_lines(lines + ["a time : 12:30:01", "a time : 12:31:02"])
+    steps, values = _series(res, "train/loss")
+    assert (steps[:3], values[:3]) == ([50, 100, 125], [5.753381, 3.900187, 3.487165])
+    assert not [k for k in res.metrics.keys if "time" in k]
+    value_first = (RW / "davijoocho--convolutional-neural-network" / "train.out").read_text()
+    keys = list(parse_lines(value_first.splitlines()).metrics.keys)
+    assert not [k for k in keys if k.lower().endswith(("/am", "/pm"))]

@@ -61,7 +61,14 @@ _KEY = r"[A-Za-z][\w./@-]*(?:[ ][A-Za-z][\w./@()-]*){0,3}"
 #: ``train/Perplexity=9,097``); inside ``a=1,b=2`` the comma separates pairs and is not read so.
 _THOUSANDS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?=\s|$)"
 _GEN_EQ = re.compile(rf"(?<![\w./@-])(?P<k>{_KEY})\s*=\s*(?P<v>{_THOUSANDS}|{_N}){_UNIT}{_DELIM}")
-_GEN_COLON = re.compile(rf"(?<![\w./@-])(?P<k>{_KEY}):\s+(?P<v>{_N})\s?{_UNIT}{_DELIM}")
+#: ``name: value``, also with one space before the colon when the figure ends its field (a comma, a bar,
+#: a bracket or the line's end follows): ``loss : 5.753381, lr: 0.0008``, ``mean_dice : 0.000000`` (the
+#: TransUNet-family trainers' ``'iteration %d : loss : %f'``); not ``12:10 AM : 0.9643 C.E. Loss``, a
+#: figure written before its name.
+_GEN_COLON = re.compile(
+    rf"(?<![\w./@-])(?P<k>{_KEY})(?:(?<! ) :(?=\s+{_N}[^\s,;|)\]}}]*\s*(?:[,;|)\]}}]|$))|:)\s+"
+    rf"(?P<v>{_N})\s?{_UNIT}{_DELIM}"
+)
 _GEN_PIPE = re.compile(rf"\|\s*(?P<k>{_KEY})\s+(?P<v>{_N})\s?{_UNIT}\s*(?=\||$)")
 #: A split's figures grouped in brackets after its name: ``Train(L=0.69 | A=0.50) Valid(L=0.68 | A=0.61)``,
 #: ``val(loss: 0.3, acc: 0.9)``. The figures inside are that split's (``Valid`` + ``L`` -> ``Valid_loss``).
