@@ -138,3 +138,36 @@ def test_sy002_epoch_starts_marks_the_first_logged_point_of_each_epoch():
     assert bool(starts[1:][waits].all())
     assert 25 <= int(starts.sum()) <= 30  # one per epoch of the 30, not every logged point
     assert int(np.median(np.diff(d.steps[starts]))) == 5011  # an epoch of iterations apart
+
+
+def test_sy001_running_total_of_train_time_is_no_throughput_fall():
+    """f10b2-08 (scored first run, session 10): a modded-nanogpt log, 'step:N/4300 train_time:...ms
+    step_avg:1.32s', whose train_time (time since the start) read as an 81% throughput fall: slow.
+    per_step_time turns the running total back into 1.0-1.5 s per step."""
+    import numpy as np
+
+    from mlaudit_core.detectors.SY001 import per_step_time
+    from mlaudit_core.roles import Role
+
+    rel = "runs/AkramjitS--gpt-lab-diffusion/experiments/20250418_204839_Baseline_343m/training_log.txt"
+    run = load_path(OWN / rel).runs[-1][1]
+    s = run.series(run.key_for(Role.STEP_TIME)).by_step().finite()
+    per = per_step_time(s)
+    assert per is not s and 1.0 < float(np.median(per.values)) < 1.5
+    rep = audit(run)
+    assert rep.verdict.outcome.value != "slow", rep.verdict.summary
+
+
+def test_sy001_iteration_time_that_grows_stays_slow():
+    """Control, report b2-14: Megatron's per-iteration 'elapsed time per iteration (ms)' grows over the
+    run: a per-step time, not a running total; still slow."""
+    from typer.testing import CliRunner
+
+    from mlaudit.cli import app
+
+    (case,) = (OWN.parent / "reports").glob("b2-14-*")
+    args = ["logs", *map(str, sorted(case.glob("*.log")))]
+    if (case / "context.txt").exists():
+        args += ["--config", str(case / "context.txt")]
+    v = json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)["verdict"]
+    assert v["outcome"] == "slow", v["summary"]
