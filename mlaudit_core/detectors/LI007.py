@@ -18,6 +18,11 @@ _BOUNDED = re.compile(
     r"map\d*|top1|top5|balanced_accuracy)([/_(]|$|\d)"
 )
 
+#: A loss named after a bounded metric (YOLOX ``iou_loss``: 5.0 x (1 - IoU^2) summed over the boxes
+#: and divided by their count, ``dice_loss``): a weighted training objective, not the metric, so
+#: not bounded to [0, 1] (own corpus f7b2-01: YOLOX iou_loss 2.0 at epoch 1).
+_LOSS = re.compile(r"(^|[/_])loss([/_]|$|\d)")
+
 
 class MetricOutOfRange(Detector, code="LI007", name="metric-out-of-range", family="integrity"):
     """A metric bounded to [0, 1] (accuracy, F1, precision, recall, AUC, IoU, mAP) took an impossible value.
@@ -69,6 +74,7 @@ class MetricOutOfRange(Detector, code="LI007", name="metric-out-of-range", famil
             k
             for k in run.metrics.keys
             if _BOUNDED.search(normalise_key(k))
+            and not _LOSS.search(normalise_key(k))
             and not normalise_key(k).startswith(("system", "sys/"))
         ]
         if not keys:

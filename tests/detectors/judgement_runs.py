@@ -718,6 +718,50 @@ def _lightning_resume(out: Path) -> dict:
     return {"killed_resumed": str(log)}
 
 
+# --- Keras: a custom metric divided by a hard-coded batch size (CSVLogger) -------------------------
+
+_KERAS_METRIC_SCRIPT = """
+import os, sys
+os.environ.setdefault("KERAS_BACKEND", "torch")
+import keras, numpy as np, torch
+centres = torch.randn(10, 16, generator=torch.Generator().manual_seed(123)) * 2.0
+g = torch.Generator().manual_seed(0)
+y = torch.randint(0, 10, (2048,), generator=g)
+x = (centres[y] + 2.0 * torch.randn(2048, 16, generator=g)).numpy()
+y = y.numpy()
+
+def accuracy_sum(y_true, y_pred):
+    # the bug: divided by a hard-coded batch size (60) where the mean over the real batch (64) was meant
+    hit = keras.ops.cast(keras.ops.equal(keras.ops.argmax(y_pred, -1), keras.ops.cast(keras.ops.reshape(y_true, (-1,)), "int64")), "float32")
+    return keras.ops.sum(hit) / 60.0  # a hard-coded batch size, not the real 64
+
+keras.utils.set_random_seed(0)
+model = keras.Sequential([keras.Input((16,)), keras.layers.Dense(64, activation="relu"), keras.layers.Dense(10)])
+model.compile(optimizer=keras.optimizers.Adam(1e-3),
+              loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy", accuracy_sum])
+model.fit(x, y, epochs=10, batch_size=64, validation_split=0.25, verbose=2,
+          callbacks=[keras.callbacks.CSVLogger(sys.argv[1])])
+"""
+
+
+def _keras_metric(out: Path) -> dict:
+    """A Keras fit (``CSVLogger``) with a custom accuracy that divides the hits by a hard-coded batch
+    size (60) instead of the real one (64): the metric ends above 1 (1.0125), an impossible value."""
+    log = out / "keras_metric" / "training.csv"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    script = log.parent / "train.py"
+    script.write_text(_KERAS_METRIC_SCRIPT)
+    subprocess.run(
+        [sys.executable, str(script), str(log)],
+        capture_output=True,
+        check=True,
+        timeout=900,
+        cwd=str(log.parent),
+    )
+    script.unlink()
+    return {"csv": str(log)}
+
+
 # --- Keras: a reference run and its rerun printed into one console log ----------------------------
 
 _KERAS_SCRIPT = """
@@ -786,6 +830,7 @@ MAKERS = {
     "torch_leak": _torch_leak,
     "torch_workers": _torch_workers,
     "lightning_resume": _lightning_resume,
+    "keras_metric": _keras_metric,
 }
 
 

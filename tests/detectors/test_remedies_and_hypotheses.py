@@ -110,9 +110,11 @@ def test_an_overfit_run_gets_its_overfitting_detectors_remedy(tmp_path):
 
 
 def test_an_impossible_metric_gets_its_integrity_detectors_remedy(tmp_path):
-    """LI007: a YOLOX console whose bounded metric leaves [0, 1] (realworld f7b2-01): LI007's
-    recomputation is the report's first action."""
-    rep = _report(tmp_path, "audit", str(RUNS / "tkp153--ML/YOLOX_outputs/yolox_s/train_log.txt"))
+    """LI007: a real Keras fit whose custom accuracy divides by a hard-coded batch size ends at
+    1.0125 (tests/data/judgement/keras_metric, judgement_runs ``_keras_metric``): LI007's
+    recomputation is the report's first action. (YOLOX's ``iou_loss``, own f7b2-01, is a weighted
+    loss, not a bounded metric.)"""
+    rep = _report(tmp_path, "audit", str(DATA / "judgement" / "keras_metric" / "training.csv"))
     assert rep.verdict.cause.value == "correctness_bug"
     f = _primary(rep, "LI007")
     want = [r.action for r in registry()["LI007"].remedies_for(f)]
