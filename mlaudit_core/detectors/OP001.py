@@ -12,6 +12,48 @@ from ._knowledge import fact, hyp, said
 from .base import Detector, DetectorParams, PlotMark, Remedy, Skip, as_int
 
 
+def _task_metric_lost(run, share: float) -> tuple[str, float, float, float, float] | None:
+    """``(key, first, best, last, lost)`` of a held-out task metric (an evaluation accuracy, score or error
+    rate: WER, CER, F1, mAP; >= 3 finite evaluations) that improved and then lost at least ``share`` of that
+    improvement by its last evaluation (``lost``: the share lost, 1.0 = back to its first value), else
+    ``None``. With a training loss that sits at 2x its best to the end (the divergence property above), this
+    is the half-the-improvement-lost test on the metric the run is judged by: a loss that fell by orders of
+    magnitude regains little of its drop in ratio while the model has collapsed (own corpus f10b1-02, a
+    wav2vec2 CTC fine-tune: loss 25,446 -> 2,114 -> 8,500, 27% of the drop; eval_wer 1.0 -> 0.337 -> 1.0)."""
+    from ..roles import parse_name
+
+    for k in run.metrics.keys:
+        pn = parse_name(k)
+        if (
+            pn.split != "eval"
+            or pn.family not in ("acc", "score", "error")
+            or pn.higher_is_better is None
+        ):
+            continue
+        v = run.series(k).by_step().finite().values
+        if len(v) < 3:
+            continue
+        g = v if pn.higher_is_better else -v
+        first, best, last = float(g[0]), float(g.max()), float(g[-1])
+        if best > first and int(np.argmax(g)) < len(g) - 1:
+            lost = (best - last) / (best - first)
+            if lost >= share:
+                sign = 1.0 if pn.higher_is_better else -1.0
+                return k, sign * first, sign * best, sign * last, lost
+    return None
+
+
+def _task_text(task: tuple[str, float, float, float, float] | None) -> str:
+    """The clause a finding adds for :func:`_task_metric_lost`'s metric ("" without one)."""
+    if task is None:
+        return ""
+    k, first, best, last, lost = task
+    return (
+        f", and {k} lost {fmt(100 * lost, 3)}% of its improvement ({fmt(first)} at its first evaluation, "
+        f"best {fmt(best)}, {fmt(last)} at the end)"
+    )
+
+
 class LossDivergence(Detector, code="OP001", name="loss-divergence", family="optimization"):
     """Training loss climbs far above its best value and stays there (or turns non-finite after growing).
 
@@ -30,6 +72,10 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
     of the drop diverged too, even under 2x its best (measured on the corpus: a network that
     dies at a high LR returns to log(num_classes)).
     Smoothing: centred rolling median over 5% of the points, so one spike is not a divergence.
+    The task metric lost its improvement (:func:`_task_metric_lost`): a loss at ``factor`` x its best to the
+    end that regained less than ``min_regained`` of its drop in ratio diverged too when a held-out task metric
+    (WER, CER, accuracy, F1, mAP) lost at least ``min_regained`` of its improvement by the end: the same
+    half-the-improvement-lost test, on the metric the run is judged by.
     Worse than guessing: when the chance level is known (params or loss/accuracy agreement, see
     ``detectors/_context.py``), a median training loss over the second half of the run at or above
     ``chance_factor`` 2 x ln K is a divergence too, even if it fell from a higher start (a
@@ -203,7 +249,12 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
             and len(vals) >= p.min_points
             and float(np.median(late)) >= p.chance_factor * ch.loss
         )
-        if onset is not None and ibest < len(sm) - 1 and regained >= p.min_regained:
+        task = None
+        if (
+            onset is not None
+            and ibest < len(sm) - 1
+            and (regained >= p.min_regained or (task := _task_metric_lost(run, p.min_regained)))
+        ):
             yield self.finding(
                 Severity.CRITICAL,
                 f"{key} diverged from step {int(steps[onset])}: smoothed loss {fmt(final)} at the "
@@ -212,7 +263,8 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
                     f"{fmt(100 * regained, 3)}% of the improvement was lost"
                     if regained <= 1
                     else "the loss ended above its initial value"
-                ),
+                )
+                + _task_text(task),
                 evidence=[
                     SeriesEvidence(
                         metric=key,
