@@ -173,7 +173,7 @@ def test_reruns_written_as_pairs_blocks_and_seed_labels(prefix, values):
     assert all(sp.within_noise for sp in spreads)
 
 
-@pytest.mark.parametrize("prefix", ["b12-03-", "b13-15-", "b7-10-"])
+@pytest.mark.parametrize("prefix", ["b12-03-", "b13-15-", "b7-10-", "b15-08-", "b16-04-"])
 def test_reports_of_reruns_in_tables_and_sentences_are_healthy(prefix):
     case = _case(prefix)
     args = ["logs", *map(str, sorted(case.glob("*.log")))]
@@ -214,3 +214,22 @@ def test_a_repository_s_result_and_you_report_are_references(prefix, observed, r
     than the seed band, so the rule that judges gaps within it leaves them alone."""
     (g,) = reproduction_gaps((_case(prefix) / "report.log").read_text().splitlines())
     assert (g.observed, g.reference) == (observed, reference) and not g.within_noise
+
+
+def test_a_script_s_result_printed_once_per_run_is_a_spread():
+    """b15-08 (PerceptualAudio: the distance printed by three GPU runs, 0.19287356..., 0.19287368...,
+    0.19287356...; 'three runs' in the text): lines that are only one figure are the runs' results."""
+    from mlaudit_core.reference_gap import rerun_spreads
+
+    (sp,) = rerun_spreads(_lines("b15-08-"))
+    assert len(sp.values) == 3 and sp.within_noise
+    assert rerun_spreads(["0.41", "0.52", "a single run"]) == []  # no word says they are repeats
+
+
+def test_a_reproduction_that_gives_a_figure_is_the_run_s_and_pairs_with_the_named_reference():
+    """b16-04 (Fast R-CNN: 'paper reports mAP 66.9% (FRCN [ours]); reproduction gives 67.5%'): the
+    reproduction's figure is the run's, and the one named reference of the line names it."""
+    (g,) = reproduction_gaps(
+        ["reference: paper reports mAP 66.9% (FRCN [ours]); reproduction gives 67.5%"]
+    )
+    assert (g.name, g.reference, g.observed) == ("map", 66.9, 67.5) and g.within_noise
