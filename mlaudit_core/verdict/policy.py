@@ -2345,6 +2345,53 @@ def _summary_at_uniform_guess(c: Ctx) -> Decision | None:
     )
 
 
+#: A held-out loss at least this multiple of the training loss: the generalisation gap is larger than
+#: the training loss itself (report b14-10: val_loss 50.89 against loss 18.65, 2.7x, at the early stop).
+EARLY_STOP_GAP = 2.0
+
+
+def _early_stopped_gap(c: Ctx) -> Decision | None:
+    """V19h: only summary values (no judgeable curve), the console says early stopping ended the run,
+    and the last held-out loss is at least :data:`EARLY_STOP_GAP` times the last training loss (both
+    finite and positive). Early stopping ends a run when the held-out loss (Keras' default monitor)
+    stopped improving for its patience, so the held-out loss was past its best while the training loss
+    sat far below it: the model fits the training data much better than held-out data, overfit."""
+    if c.basis.judgeable or not c.ending.early_stopped:
+        return None
+    vk, tk = c.run.key_for(Role.VAL_LOSS), c.run.key_for(Role.TRAIN_LOSS)
+    if not vk or not tk:
+        return None
+    v = c.run.metrics.series(vk).by_step().finite().values
+    t = c.run.metrics.series(tk).by_step().finite().values
+    if not len(v) or not len(t) or not 0 < float(t[-1]) * EARLY_STOP_GAP <= float(v[-1]):
+        return None
+    if _heldout_accuracy_never_beat_chance(c):
+        return None  # nothing learned that generalises: no overfit to explain (GE001's rule)
+    return Decision(
+        Outcome.OVERFIT,
+        Cause.MODEL_CONVERGENCE,
+        f"Early stopping ended the run ({c.ending.early_stopped}) with {vk} {fmt(float(v[-1]))} against "
+        f"{tk} {fmt(float(t[-1]))} ({float(v[-1]) / float(t[-1]):.1f}x): the held-out loss had stopped "
+        "improving while the training loss sat far below it, so the model fits its training data much "
+        "better than held-out data. Keep the best checkpoint; more data, augmentation or regularisation "
+        "narrow the gap.",
+    )
+
+
+def _heldout_accuracy_never_beat_chance(c: Ctx) -> bool:
+    """A held-out accuracy is logged and its best value is at or below chance (1/K with K from the
+    task's label count; 0 when the count is not known)."""
+    from ..detectors._context import chance as label_chance
+
+    ak = c.run.key_for(Role.VAL_ACCURACY)
+    a = c.run.metrics.series(ak).finite().values if ak else np.array([])
+    if not len(a):
+        return False
+    ch = label_chance(c.run, vocab=False)
+    level = 1 / ch.classes if ch is not None and ch.classes >= 2 else 0.0
+    return float(a.max()) <= level
+
+
 def _thread_says_expected(c: Ctx) -> Decision | None:
     """V20a: no judgeable curve and no finding at error, and a maintainer's sentence in the report says
     the behaviour is expected (:func:`.statements.expected_behaviour`): nothing in the input contradicts
@@ -4199,6 +4246,33 @@ POLICY: tuple[Rule, ...] = (
         cases=(
             Case("requeued", (("RT003", _W, {"requeued": True}),), ("running", "infra_runtime")),
             Case("cancelled", (("RT003", _W, {}),), ("crashed", "infra_runtime")),
+        ),
+    ),
+    Rule(
+        "V19h",
+        "early-stopped-gap",
+        192,
+        "no judgeable curve; the run stopped by early stopping (its console says so) and its last held-out "
+        "loss is >= 2x its last training loss, and no held-out accuracy that never beat chance -> overfit, "
+        "model_convergence",
+        (Outcome.OVERFIT,),
+        (Cause.MODEL_CONVERGENCE,),
+        _early_stopped_gap,
+        cases=(
+            Case(
+                "Keras epoch 46: loss 18.65, val_loss 50.89, 'Epoch 00046: early stopping' (report b14-10)",
+                (),
+                ("overfit", "model_convergence"),
+                series={"loss": (18.6522,), "val_loss": (50.886,)},
+                console=("Epoch 00046: early stopping",),
+            ),
+            Case(
+                "early stopping with val_loss 1.1x the training loss: no gap to explain",
+                (),
+                None,
+                series={"loss": (0.50,), "val_loss": (0.55,)},
+                console=("Epoch 00012: early stopping",),
+            ),
         ),
     ),
     Rule(
