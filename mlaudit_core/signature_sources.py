@@ -311,6 +311,17 @@ SOURCES: tuple[MessageSource, ...] = (
         "produced",
     ),
     MessageSource(
+        "sigbus",
+        "torch",
+        _T,
+        "torch/distributed/elastic/multiprocessing/errors/__init__.py",
+        "ProcessFailure.__post_init__, line 142 (a worker ended by signal 7)",
+        "Signal {} ({}) received by PID {}",
+        "  traceback : Signal 7 (SIGBUS) received by PID 54",
+        "installed",
+        {"pid": "54"},
+    ),
+    MessageSource(
         "sigterm",
         "torch",
         _T,

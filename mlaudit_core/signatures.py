@@ -304,6 +304,15 @@ CATALOG: list[Signature] = [
         ),
     ),
     _sig(
+        "sigbus",
+        "killed",
+        r"Signal 7 \(SIGBUS\) received by PID (?P<pid>\d+)|exitcode\s*[:=]\s*-7\b|got signal: 7\b|"
+        r"process \d+ terminated with signal SIGBUS\b|exits with return code = -7\b",
+        "the process died of SIGBUS (signal 7, exit code -7): a memory-mapped file or shared memory (/dev/shm, a "
+        "container's 64 MB default) ran out or went away under it: a host resource, not the code",
+        ("sigbus", "exitcode", "signal: 7", "code = -7"),
+    ),
+    _sig(
         "time-limit",
         "time_limit",
         r"CANCELLED AT (?P<at>\S+) DUE TO TIME LIMIT|DUE TO TIME LIMIT|DUE TO JOB REQUEUE|"

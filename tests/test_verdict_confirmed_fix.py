@@ -65,6 +65,7 @@ def _verdict(prefix: str) -> dict:
         ("b8-05-", "diverged", "model_convergence", "warmup"),
         ("b8-12-", "diverged", "correctness_bug", "fixed just now"),
         ("b10-03-", "diverged", "data_config", "need to be adjusted using fp32"),
+        ("b15-03-", "crashed", "correctness_bug", "The fix was in EVER"),
         ("b8-06-", "diverged", "correctness_bug", "fixed now"),
     ],
 )
@@ -144,3 +145,18 @@ def test_expected_next_to_a_cause_or_from_the_reporter_is_not_read():
         expected_behaviour({"reporter": "I think the loss is normal, the model trains fine"})
         is None
     )
+
+
+def test_a_curve_change_the_maintainer_calls_normal_is_no_confirmed_cause():
+    """b15-13: FastChat SFT loss drops at each epoch start; the maintainer: "It is normal" (memorisation);
+    another user's lower learning rate removed the stairs, which fixed no failure."""
+    v = _verdict("b15-13-")
+    assert v["cause"] == "healthy", v["summary"]
+
+
+def test_worker_sigbus_from_torch_elastic_is_an_infra_crash():
+    """b16-08: DLRover nanoGPT, ``ProcessFailure(... exitcode=-7 ... 'Signal 7 (SIGBUS) received by PID
+    54')``: the 64 MB /dev/shm of a container is too small for the checkpoint."""
+    v = _verdict("b16-08-")
+    assert (v["outcome"], v["cause"]) == ("crashed", "infra_runtime"), v["summary"]
+    assert "SIGBUS" in v["summary"]

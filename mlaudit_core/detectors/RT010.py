@@ -17,7 +17,7 @@ class ProcessKilled(
     senders are the kernel OOM killer (host memory), the scheduler enforcing a
     memory or wall-time limit, or a watchdog. A time-limit kill is a job
     configuration issue: the run itself was fine until then.
-    Evidence: the kill line (``Killed``, ``exitcode: -9``, ``Signal 9 (SIGKILL)``,
+    Evidence: the kill line (``Killed``, ``exitcode: -9``, ``Signal 9 (SIGKILL)``, ``Signal 7 (SIGBUS)``,
     ``CANCELLED ... DUE TO TIME LIMIT``) and how many there are.
     Remedy: SIGKILL: check host memory (``dmesg`` for the OOM killer), fewer
     data-loader workers, smaller prefetch; time limit: resume from the last
@@ -79,6 +79,12 @@ class ProcessKilled(
             msg = (
                 f"the scheduler stopped the job at its wall-time limit ({h.line.source}:{h.line.lineno}); "
                 "the run was cut short, not broken"
+            )
+        elif h.signature.id == "sigbus":
+            msg = (
+                f"the process died of SIGBUS ({h.line.source}:{h.line.lineno}: "
+                f'"{h.line.text.strip()[:120]}"); no traceback: shared memory (/dev/shm, 64 MB by default in '
+                "a container) or a memory-mapped file ran out under it"
             )
         else:
             msg = (

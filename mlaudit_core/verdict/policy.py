@@ -131,6 +131,15 @@ def _ended_by_preemption(c: Ctx, f: Finding) -> bool:
     return c.get("RT003") is not None and detector_for(f.code).stopped_from_outside(f)
 
 
+def _maintainer_fixed_code(c: Ctx) -> bool:
+    """Whether a maintainer of the thread states the project's code was fixed (a submodule or version
+    bump inside the project is its code, not the user's environment)."""
+    from .statements import confirmed_fix
+
+    got = confirmed_fix(c.run.params)
+    return got is not None and got[0] == "code"
+
+
 def _environment_fixed(c: Ctx) -> Decision | None:
     """A failure (a non-finite loss or message, a crash with an exception) whose report states that it
     went away when only the software stack or the machine changed (:func:`.statements.environment_fix`:
@@ -139,7 +148,7 @@ def _environment_fixed(c: Ctx) -> Decision | None:
     from .statements import environment_fix
 
     said = environment_fix(c.run.params)
-    if said is None:
+    if said is None or _maintainer_fixed_code(c):
         return None
     ranked = sorted(
         (r, code) for code in c.by_code if (r := detector_for(code).nonfinite_rank) is not None
@@ -182,6 +191,8 @@ def _thread_confirmed_fix(c: Ctx) -> Decision | None:
     if got is None:
         return None
     kind, said = got
+    from .statements import expected_behaviour
+
     ranked = sorted(
         (r, code) for code in c.by_code if (r := detector_for(code).nonfinite_rank) is not None
     )
@@ -194,12 +205,23 @@ def _thread_confirmed_fix(c: Ctx) -> Decision | None:
         ),
         None,
     )
+    crash = c.get("RT005", Severity.ERROR) if kind == "code" else None
+    if crash is not None and nan is None:
+        return Decision(
+            Outcome.CRASHED,
+            Cause.CORRECTNESS_BUG,
+            f"The run crashed ({crash.message}), and a maintainer states the project's code was fixed, in "
+            f'the sentence "{said}": a bug in the code, not the machine; update to the fixed code and rerun.',
+            crash,
+        )
     if nan is None and (
         c.basis.judgeable
         or kind == "code"
         or any(f.severity.rank >= Severity.ERROR.rank for fs in c.by_code.values() for f in fs)
     ):
         return None  # a curve or a failure signature (a loss-scale floor, a crash) is judged by its rule
+    if nan is None and expected_behaviour(c.run.params) is not None:
+        return None  # the maintainer says nothing failed: a change that altered the curve fixed no failure
     if kind == "precision":
         cause = Cause.DATA_CONFIG
         why = (
@@ -2770,8 +2792,9 @@ POLICY: tuple[Rule, ...] = (
         6,
         "a non-finite loss (OP004/LI001/RT009 at warning) or no judgeable curve, and a sentence of the report's "
         "thread that states the fix and is confirmed: reduced precision turned off, or a smaller / ramped "
-        "learning rate; or, with the non-finite loss only, a maintainer's sentence that the code was fixed",
-        (Outcome.DIVERGED, Outcome.UNKNOWN),
+        "learning rate; or, with the non-finite loss or an exception, a maintainer's sentence that the code was "
+        "fixed",
+        (Outcome.DIVERGED, Outcome.UNKNOWN, Outcome.CRASHED),
         (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE, Cause.CORRECTNESS_BUG),
         _thread_confirmed_fix,
         codes=("OP004", "LI001", "RT009"),
@@ -2833,6 +2856,24 @@ POLICY: tuple[Rule, ...] = (
                 (("RT006", _E, {"min_scale_error": True}),),
                 None,
                 params={"maintainer NAME": "You can use fp32 to train the model. It works now."},
+            ),
+            Case(
+                "a crash, the maintainer: the fix was in the project's code (report b15-03)",
+                (("RT005", _E, {}),),
+                ("crashed", "correctness_bug"),
+                params={
+                    "maintainer NAME": "Right, forgot to update the submodule version. Should be updated now. "
+                    "The fix was in EVER."
+                },
+            ),
+            Case(
+                "a changed curve while the maintainer says it is normal (report b15-13)",
+                (),
+                None,
+                params={
+                    "maintainer NAME": "It is normal.",
+                    "another user": "reducing the learning rate from e-05 to e-06 made the stairs disappear.",
+                },
             ),
             Case(
                 "code fixed, no curve and no NaN: not judged here",

@@ -200,7 +200,8 @@ _PERSISTED = re.compile(
 #: now``, ``pull the latest code``, ``fixed in #123``.
 _CODE_FIXED = re.compile(
     r"\b(?:fixed|fixes)\b[^.;!?]{0,30}?\b(?:now|in (?:the )?(?:latest|master|main|commit|release|#\d+|pr\b))"
-    r"|\bpull (?:the )?latest\b|\b(?:has|have|was|is|been) (?:been |now )?fixed\b|\bpushed (?:a )?fix\b",
+    r"|\bpull (?:the )?latest\b|\b(?:has|have|was|is|been) (?:been |now )?fixed\b|\bpushed (?:a )?fix\b"
+    r"|\bthe fix (?:was|is) in\b",
     re.I,
 )
 _MAINTAINER_KEY = re.compile(r"(?:maintainer|author|owner|developer)\b", re.I)
