@@ -190,6 +190,25 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "failed: valid: SoftmaxMultiClassObj: label must be discrete values in the range of [0, num_class).",
     ),
     ExceptionCause(
+        "model-name-not-found",
+        "data_config",
+        "the run's configuration names a model that is neither a local folder nor a repository id (a typo in "
+        "the model name or path): the setting is wrong, not the network or the machine",
+        (),
+        _rx(
+            r"Repo id must be in the form 'repo_name' or 'namespace/repo_name'|"
+            r"is not a local folder and is not a valid model identifier"
+        ),
+        "",
+        "huggingface_hub 2.4.0 huggingface_hub/utils/_validators.py validate_repo_id (HFValidationError 'Repo id "
+        "must be in the form 'repo_name' or 'namespace/repo_name': '{}'', re-raised as OSError by transformers "
+        "5.25.0 transformers/utils/hub.py cached_files); transformers 5.25.0 transformers/utils/hub.py "
+        "cached_files ('{} is not a local folder and is not a valid model identifier listed on "
+        "'https://huggingface.co/models'', from a RepositoryNotFoundError)",
+        "OSError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': '/tmp/nu10/tinybrt'. Use "
+        "`repo_type` argument if needed.",
+    ),
+    ExceptionCause(
         "corrupt-data-file",
         "data_config",
         "a data file does not parse (truncated HDF5, not a Parquet/Arrow file, malformed CSV/JSON rows, a "

@@ -648,3 +648,12 @@ def test_a_dataset_check_that_raises_the_base_exception_is_read_and_is_data():
         "Dataset 'data.yaml' error ❌ Dataset 'data.yaml' images not found, missing path '/k/images/val'",
     )
     assert got is not None and got.cause == "data_config"
+
+
+def test_a_model_name_that_is_no_folder_and_no_repo_id_as_huggingface_hub_raises_it():
+    """huggingface_hub's repo-id check (what transformers' from_pretrained re-raises as OSError on a typo in
+    the model name or path, newuser10 hf_model_name_typo.log): the configuration, not the network."""
+    hub = pytest.importorskip("huggingface_hub.utils")
+    e = _raised(lambda: hub.validate_repo_id("/tmp/nu10/tinybrt"))
+    assert _why(e) == "model-name-not-found", e
+    assert get("model-name-not-found").cause == "data_config"

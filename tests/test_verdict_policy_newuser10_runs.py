@@ -46,12 +46,6 @@ def test_policy_trainer_defaults_with_every_eval_at_ln2_is_not_succeeded():
     assert rep["verdict"]["outcome"] != "succeeded", rep["verdict"]["summary"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="OSError from from_pretrained on a model path/name typo ('Repo id must be in the form "
-    "...', transformers/utils/hub.py cached_files): the run's configuration names a model that "
-    "does not exist, data_config, not infra_runtime (the V08 OSError default)",
-)
 def test_policy_from_pretrained_name_typo_is_the_configuration():
     rep = _verdict("logs", str(DATA / "hf_model_name_typo.log"))
     assert rep["verdict"]["outcome"] == "crashed"
