@@ -715,7 +715,27 @@ def roles_of(keys: list[str]) -> dict[str, tuple[Role, ...]]:
                 Role.TRAIN_ACCURACY,
             )  # Keras sparse_top_k_categorical_accuracy / val_...: one measure
         out[k] = roles
+    _split_less_accuracy_is_heldout(parsed, out)
     return out
+
+
+def _split_less_accuracy_is_heldout(parsed: dict[str, NameParts], out: dict) -> None:
+    """In a run whose logger names its splits (a training loss under a train split and a held-out loss
+    under an evaluation split) and logs no accuracy under a train split and none held-out, an accuracy
+    named without a split is the held-out one: the logger measures it where it measures the held-out
+    loss (Ultralytics classify's results.csv: ``train/loss``, ``val/loss``, ``metrics/accuracy_top1``;
+    own corpus f10b1-10, whose early stop on top-1 was unread without it). Changes ``out`` in place."""
+    fams = [(p.family, p.split) for p in parsed.values() if not p.running_best]
+    if not (
+        ("loss", "train") in fams
+        and ("loss", "eval") in fams
+        and not any(f in ("acc", "score") and sp is not None for f, sp in fams)
+        and not any(Role.VAL_ACCURACY in r for r in out.values())
+    ):
+        return
+    for k, p in parsed.items():
+        if p.family == "acc" and p.split is None and not p.running_best and not out.get(k):
+            out[k] = (Role.VAL_ACCURACY,)
 
 
 def _rank(key: str, p: NameParts) -> tuple:

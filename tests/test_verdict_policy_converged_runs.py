@@ -171,3 +171,34 @@ def test_sy001_iteration_time_that_grows_stays_slow():
         args += ["--config", str(case / "context.txt")]
     v = json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)["verdict"]
     assert v["outcome"] == "slow", v["summary"]
+
+
+def test_roles_split_less_accuracy_beside_split_losses_is_heldout_early_stop_read():
+    """f10b1-10 (scored first run, session 10): Ultralytics classify results.csv (train/loss, val/loss,
+    metrics/accuracy_top1; args patience 10, epochs 60) ends at epoch 19 = best top-1 at 9 + 10: with
+    the top-1 read as the held-out accuracy the stop is early stopping, not an overfit."""
+    rel = "runs/AicoSchreurs--street-type-classification-yolov8/runs/classify/train/results.csv"
+    v = _verdict(rel)
+    assert (v.outcome.value, v.cause.value) == ("succeeded", "healthy"), v.summary
+
+
+def test_roles_split_less_accuracy_stays_training_where_the_logger_names_no_splits():
+    """Control: Keras' 'loss'/'accuracy' beside 'val_loss'/'val_accuracy', and a run that logs a
+    train-split accuracy, keep their roles."""
+    from mlaudit_core.roles import Role, roles_of
+
+    keras = roles_of(["loss", "accuracy", "val_loss", "val_accuracy"])
+    assert keras["accuracy"] == (Role.TRAIN_ACCURACY,)
+    named = roles_of(["train/loss", "val/loss", "train/acc", "metrics/accuracy_top1"])
+    assert Role.VAL_ACCURACY not in named["metrics/accuracy_top1"]
+
+
+def test_evidence_patience_on_the_watched_fitness_and_a_transient_inf_that_came_back():
+    """f10b2-15 (scored first run, session 10): YOLO11 results.csv + args.yaml (epochs 50, patience 10),
+    31 epochs = best fitness at 21 + 10; train/box_loss 'inf' at epoch 5 only while mAP50-95 rose
+    0.24 -> 0.70: was unstable/inconclusive (V05b), and the stop was read from mAP50-95 alone (best
+    at 29) as a crash. The early stop is read on the fitness Ultralytics watches, and the transient
+    inf beside a rising task metric is no instability."""
+    rel = "runs/Abhijeet999-beep--Dog-Emotion-Detection-Dataset-Training/runs/detect/train/results.csv"
+    v = _verdict(rel)
+    assert (v.outcome.value, v.cause.value) == ("succeeded", "healthy"), v.summary

@@ -635,6 +635,22 @@ def _read_early_stop(run: RunData, e: Ending, text: list[str]) -> None:
             )
 
 
+def _watched(run: RunData):
+    """``(series, higher is better)`` of the metric the run's early stopping watches when the run names
+    one other than its validation loss (a ``monitor``-style param, Ultralytics fitness:
+    :func:`detectors._context.monitored`), else ``None`` (own corpus f10b2-15: YOLO11 stopped at epoch
+    31 = its best fitness at 21 + patience 10, while mAP50-95 alone peaked at 29)."""
+    vk = run.key_for(Role.VAL_LOSS)
+    if not vk:
+        return None
+    from ..detectors._context import monitored
+
+    _, ms, mhib, src = monitored(run, vk)
+    if src == "validation loss" or len(ms) < 2:
+        return None
+    return ms, bool(mhib)
+
+
 def _read_patience(run: RunData, e: Ending) -> None:
     """A short epoch run whose early-stopping patience explains the stop: the held-out metric last
     improved at least 90% of ``patience`` evaluations before the end, or improved by less than
@@ -648,6 +664,9 @@ def _read_patience(run: RunData, e: Ending) -> None:
     from ..roles import is_higher_better
 
     hib = role is Role.VAL_ACCURACY or is_higher_better(s.key)
+    watched = _watched(run)
+    if watched is not None:
+        s, hib = watched
     ib = int(np.argmax(s.values) if hib else np.argmin(s.values))
     since = len(s) - 1 - ib
     delta = _param(run, _MIN_DELTA)

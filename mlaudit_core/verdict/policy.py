@@ -306,8 +306,14 @@ def transient_nonfinite(c: Ctx) -> Finding | None:
 
 
 def _transient(c: Ctx) -> Decision | None:
+    """V05b; not when a task metric rose to its best after the onset (:func:`task_metric_contradicts`):
+    a non-finite value that came back while the model kept improving at its task is a logging or
+    skipped-step artefact, not instability (own corpus f10b2-15: one 'inf' epoch mean of a YOLO box
+    loss under AMP, epoch 5 of 31, while mAP50-95 rose 0.24 -> 0.70)."""
     f = transient_nonfinite(c)
     if f is None:
+        return None
+    if task_metric_contradicts(c.run, float(f.facts.get("first_step") or 0)) is not None:
         return None
     return Decision(
         Outcome.UNSTABLE,
@@ -3106,7 +3112,7 @@ POLICY: tuple[Rule, ...] = (
         "transient-nonfinite",
         55,
         "LI001 on the training loss with < 50% of the points after the onset non-finite and a finite last "
-        "point (the loss came back)",
+        "point (the loss came back), unless an accuracy, score or reward rose from the onset to its best",
         (Outcome.UNSTABLE,),
         (Cause.INCONCLUSIVE,),
         _transient,
