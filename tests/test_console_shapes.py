@@ -231,6 +231,15 @@ def test_set_up_lines_workers_print_again_inside_a_run_are_not_launches():
     assert len(run.metrics.series("val/accuracy")) == 11
 
 
+def test_one_launch_whose_counter_lines_up_with_the_last_is_not_a_repeated_block():
+    """Own corpus f10b1-20 (BlackPool25/AI-Detector-Text training.log): 15 launches of one script,
+    several stopping before or in their first epoch; once, a launch's first step (200) comes after
+    the step the launch before stopped at (100). One such coincidence does not make the start-up
+    lines a block the run repeats (f9b2-19's workers repeat it dozens of times): 15 launches, not 4."""
+    _, run = load_path(OWN / "runs" / "BlackPool25--AI-Detector-Text" / "training.log").runs[0]
+    assert run.params["log.launches"] == "15", run.params
+
+
 def test_a_second_training_in_one_script_places_its_epoch_summaries_at_its_own_steps():
     """Own corpus f8b2-05 (PiakoCode/Handwritten-Digit-Recognition train.out): one script trains three
     models one after another, 'Epoch: 001/020 | Batch 0050/0469 | Loss' lines whose position starts

@@ -112,6 +112,12 @@ def _evaluated(
     return evaluated
 
 
+#: Repeats inside a run (start-up lines between two points of a counter that goes on) that make them a
+#: block the run prints again and again: more than one (f9b2-19: dozens, a DataLoader worker start per
+#: epoch); a single one can be two launches whose counters happen to line up (own f10b1-20).
+_MIN_REPEATS = 2
+
+
 def _counter_launches(run: RunData, res: ParseResult) -> list[Launch]:
     """The repeated start-up lines that begin a launch, without those that repeat inside one run.
 
@@ -119,7 +125,7 @@ def _counter_launches(run: RunData, res: ParseResult) -> list[Launch]:
     the dataset's set-up lines, every epoch). A new launch restarts the training counter (or
     rewinds it to a checkpoint), or follows a crash or an end of training; those repeats sit
     between two points of a counter that goes on (:func:`_goes_on`). When at least one candidate
-    sits inside a run like that, the start-up lines are a block the run repeats, and a candidate
+    sits inside a run like that (:data:`_MIN_REPEATS`), the start-up lines are a block the run repeats, and a candidate
     is a launch only when a traceback or an end-of-training line lies since the last launch began,
     or the main series has points since then and after the candidate and its counter does not go
     on across it (a candidate with no point since the last launch began, or none after it, is the
@@ -146,7 +152,7 @@ def _counter_launches(run: RunData, res: ParseResult) -> list[Launch]:
     kept: list[Launch] = []
     begin_line, begin_count, repeats = 0, 0, 0
     for la in launches:
-        at = la.counts[c] if c < len(la.counts) else n_main
+        at = la.counts[c] if c < len(la.counts) else 0  # 0: the series had no point yet
         if any(begin_line <= ln < la.lineno for ln in ended):
             kept.append(la)  # a process ended since the last launch began
         elif begin_count < at < n_main and _goes_on(run, main, at) is False:
@@ -157,7 +163,7 @@ def _counter_launches(run: RunData, res: ParseResult) -> list[Launch]:
             repeats += begin_count < at < n_main
             continue
         begin_line, begin_count = la.lineno, at
-    return kept if repeats else launches
+    return kept if repeats >= _MIN_REPEATS else launches
 
 
 def _epochs(run: RunData, main: str) -> np.ndarray | None:
