@@ -240,6 +240,20 @@ def test_one_launch_whose_counter_lines_up_with_the_last_is_not_a_repeated_block
     assert run.params["log.launches"] == "15", run.params
 
 
+def test_launches_split_where_the_epoch_starts_over_when_the_steps_number_records():
+    """Own corpus f10b1-18 (Bibhuprasadbehera/PPI-predictor- logs/training.log): 'Epoch N/20, Train
+    Loss' / 'Epoch N/20, Validation Loss' lines of 11 launches appended, nothing else repeated at a
+    launch's start; the steps only number the records. The epoch going back to 1 splits the file (by
+    the lines' timestamps): the run is the last launch that trained, 20 epochs (was every launch's
+    points as one curve: diverged)."""
+    _, run = load_path(
+        OWN / "runs" / "Bibhuprasadbehera--PPI-predictor-" / "logs" / "training.log"
+    ).runs[0]
+    assert any("starts over" in n for n in run.notes), run.notes
+    assert len(run.metrics.series("train/loss")) == 20
+    assert len(run.metrics.series("val/loss")) == 20
+
+
 def test_a_second_training_in_one_script_places_its_epoch_summaries_at_its_own_steps():
     """Own corpus f8b2-05 (PiakoCode/Handwritten-Digit-Recognition train.out): one script trains three
     models one after another, 'Epoch: 001/020 | Batch 0050/0469 | Loss' lines whose position starts

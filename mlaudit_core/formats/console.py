@@ -124,9 +124,34 @@ def _unterminated_warning(path: Path, cut: str) -> str:
     )
 
 
-def _last_launch_series(run, keys: list[str], cut_wall: float) -> list:
+def _epoch_restarts(run, main: str) -> list[int]:
+    """Where the epoch starts over, when the steps of ``main`` do not (a console whose steps number
+    its records: ``Epoch 1/20, Train Loss: 0.098`` lines of launches appended one after another),
+    as indexes into ``main``: from a ``*/epoch`` series logged with each of its points, or from
+    any ``*/epoch`` series by the wall time of its restarts (every point timestamped)."""
+    from ._common import split_restarts
+
+    s = run.metrics.series(main)
+    for k in run.metrics.keys:
+        if k.split("/")[-1] != "epoch":
+            continue
+        e = run.metrics.series(k)
+        r = split_restarts(e.values.astype(np.float64))
+        if not r:
+            continue
+        if len(e) == len(s):
+            return r
+        if np.isfinite(e.wall_times).all() and np.isfinite(s.wall_times).all():
+            at = sorted({int(np.searchsorted(s.wall_times, e.wall_times[i])) for i in r})
+            return [a for a in at if 0 < a < len(s)]
+    return []
+
+
+def _last_launch_series(run, keys: list[str], cut_wall: float, cut_at: tuple[int, int]) -> list:
     """Each key's points of the last launch: those at or after the last restart's wall time when
-    every point has one, else those after the key's own last restart."""
+    every point has one, else for a key with as many points as the main series those from the
+    restart's index (``cut_at``: the main series' length and that index), else those after the
+    key's own last restart."""
     from ._common import split_restarts
 
     kept = []
@@ -134,6 +159,8 @@ def _last_launch_series(run, keys: list[str], cut_wall: float) -> list:
         ks = run.metrics.series(k)
         if np.isfinite(cut_wall) and np.isfinite(ks.wall_times).all():
             m = ks.wall_times >= cut_wall
+        elif len(ks) == cut_at[0]:
+            m = np.arange(len(ks)) >= cut_at[1]
         else:
             r = split_restarts(ks.steps.astype(np.float64))
             m = np.zeros(len(ks), dtype=bool)
@@ -173,10 +200,11 @@ def split_launches(run, name: str) -> None:
     keys = run.metrics.keys
     if not keys:
         return
-    lossy = [k for k in keys if "loss" in k.lower()] or keys
+    # a loss-named value printed once (a configuration's ``loss_weight: 1``) carries no counter
+    lossy = [k for k in keys if "loss" in k.lower() and len(run.metrics.series(k)) >= 3] or keys
     main = max(lossy, key=lambda k: len(run.metrics.series(k)))
     s = run.metrics.series(main)
-    restarts = split_restarts(s.steps.astype(np.float64))
+    restarts = split_restarts(s.steps.astype(np.float64)) or _epoch_restarts(run, main)
     if not restarts:
         return
     from ..baseline.reruns import split_reruns
@@ -185,7 +213,9 @@ def split_launches(run, name: str) -> None:
     # baselines (compared through the noise band, docs/baselines.md "Reruns in one record")
     reruns = split_reruns(run)
     cut_wall = s.wall_times[restarts[-1]]
-    kept = _config_values_to_params(run, _last_launch_series(run, keys, cut_wall), main)
+    kept = _config_values_to_params(
+        run, _last_launch_series(run, keys, cut_wall, (len(s), restarts[-1])), main
+    )
     bounds = [0, *restarts, len(s)]
     segs = [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]
     desc = "; ".join(
