@@ -67,18 +67,30 @@ def test_keras_top_k_accuracy_is_the_heldout_accuracy(keras_topk):
     assert rep.verdict.outcome.value not in ("succeeded", "unknown"), rep.verdict.summary
 
 
+def _slow(rep) -> bool:
+    """Whether a throughput detector (SY) measured a fall at error severity in this report."""
+    return any(f.code.startswith("SY") and f.severity.value == "error" for f in rep.findings)
+
+
 def test_hf_killed_run_is_never_succeeded(hf_killed):
     """The same killed run through every reader: TensorBoard says it stopped below its max_steps
     (crashed), the console that it stopped or is still going; the last checkpoint's trainer_state.json is a mid-run snapshot (running,
     healthy so far), never 'succeeded'."""
     assert hf_killed["returncode"] < 0  # killed by the signal, not finished
     tb = audit(_one(hf_killed["tensorboard"]))
-    assert tb.verdict.outcome.value == "crashed", tb.verdict.summary
-    assert "planned" in tb.verdict.summary
+    # the verdict is the stop below the plan, except that the wall times of this CPU run's short
+    # steps can also show a throughput fall on a loaded machine (an SY error: a real measurement,
+    # which may then lead the verdict, as in the Lightning test below; never 'succeeded')
+    if _slow(tb):
+        assert tb.verdict.outcome.value in ("crashed", "slow"), tb.verdict.summary
+    else:
+        assert tb.verdict.outcome.value == "crashed", tb.verdict.summary
+        assert "planned" in tb.verdict.summary
     log = audit(_one(hf_killed["log"]))
     # the console ends inside the progress bar (a kill leaves no line): from the file alone that is
     # a stop or a run still going (verdict/evidence.open_bar), never a finished run
-    assert log.verdict.outcome.value in ("crashed", "running"), log.verdict.summary
+    stopped = ("crashed", "running", "slow") if _slow(log) else ("crashed", "running")
+    assert log.verdict.outcome.value in stopped, log.verdict.summary
     ckpt = audit(_one(hf_killed["last_checkpoint"]))
     assert ckpt.verdict.outcome.value == "running", ckpt.verdict.summary
     assert "snapshot" in ckpt.verdict.summary
