@@ -35,12 +35,24 @@ def _task_metric_lost(run, share: float) -> tuple[str, float, float, float, floa
             continue
         g = v if pn.higher_is_better else -v
         first, best, last = float(g[0]), float(g.max()), float(g[-1])
-        if best > first and int(np.argmax(g)) < len(g) - 1:
+        if best - first > _metric_noise(k, v) and int(np.argmax(g)) < len(g) - 1:
             lost = (best - last) / (best - first)
             if lost >= share:
                 sign = 1.0 if pn.higher_is_better else -1.0
                 return k, sign * first, sign * best, sign * last, lost
     return None
+
+
+def _metric_noise(key: str, vals: np.ndarray) -> float:
+    """The evaluation noise of a task metric in its own units (GE001.accuracy_tolerance on the metric as a
+    fraction: 3 x the median change between evaluations, or 2 binomial standard deviations): an
+    improvement within it is no improvement to lose (a shuffled-labels run whose accuracy went 0.211 ->
+    0.266 -> 0.211 around chance, tests/test_judgement_rules.py)."""
+    from ..roles import as_fraction
+    from .GE001 import accuracy_tolerance
+
+    frac, percent = as_fraction(key, vals)
+    return accuracy_tolerance(frac) * (100.0 if percent else 1.0)
 
 
 def _task_text(task: tuple[str, float, float, float, float] | None) -> str:
