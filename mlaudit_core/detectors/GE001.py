@@ -114,6 +114,24 @@ def heldout_accuracy_holds(run, at_step: float) -> dict | None:
     }
 
 
+def heldout_task_metrics(run) -> list[tuple[str, bool]]:
+    """``(key, higher is better)`` of every held-out task metric the run logs: an evaluation-split
+    accuracy, score or error rate whose direction its name states (accuracy, F1, mAP, dice, WER; not a
+    loss, runtime or throughput), in the run's key order."""
+    from ..roles import parse_name
+
+    out = []
+    for k in run.metrics.keys:
+        pn = parse_name(k)
+        if (
+            pn.split == "eval"
+            and pn.family in ("acc", "score", "error")
+            and pn.higher_is_better is not None
+        ):
+            out.append((k, bool(pn.higher_is_better)))
+    return out
+
+
 def task_metric_best_at_end(
     run, loss_min_step: float, last: int
 ) -> tuple[str, float, float] | None:
@@ -124,20 +142,11 @@ def task_metric_best_at_end(
     metric is what the run is for: when it is still improving at the end, a rising held-out loss is the
     loss's own noise or calibration, not a model getting worse (own corpus f5b6-10: Whisper eval_loss
     0.209 -> 0.239 while WER fell 9.86 -> 9.62, its best, at the last evaluation)."""
-    from ..roles import parse_name
-
-    for k in run.metrics.keys:
-        pn = parse_name(k)
-        if (
-            pn.split != "eval"
-            or pn.family not in ("acc", "score", "error")
-            or pn.higher_is_better is None
-        ):
-            continue
+    for k, higher in heldout_task_metrics(run):
         m = run.series(k).by_step().finite()
         if len(m) < 4:
             continue
-        vals = m.values if pn.higher_is_better else -m.values
+        vals = m.values if higher else -m.values
         ib = int(np.argmax(vals))
         i0 = int(np.clip(np.searchsorted(m.steps, loss_min_step, side="left"), 0, len(vals) - 1))
         if ib >= len(vals) - last and float(vals[ib]) > float(vals[i0]):

@@ -20,25 +20,18 @@ def _task_metric_lost(run, share: float) -> tuple[str, float, float, float, floa
     is the half-the-improvement-lost test on the metric the run is judged by: a loss that fell by orders of
     magnitude regains little of its drop in ratio while the model has collapsed (own corpus f10b1-02, a
     wav2vec2 CTC fine-tune: loss 25,446 -> 2,114 -> 8,500, 27% of the drop; eval_wer 1.0 -> 0.337 -> 1.0)."""
-    from ..roles import parse_name
+    from .GE001 import heldout_task_metrics
 
-    for k in run.metrics.keys:
-        pn = parse_name(k)
-        if (
-            pn.split != "eval"
-            or pn.family not in ("acc", "score", "error")
-            or pn.higher_is_better is None
-        ):
-            continue
+    for k, higher in heldout_task_metrics(run):
         v = run.series(k).by_step().finite().values
         if len(v) < 3:
             continue
-        g = v if pn.higher_is_better else -v
+        g = v if higher else -v
         first, best, last = float(g[0]), float(g.max()), float(g[-1])
         if best - first > _metric_noise(k, v) and int(np.argmax(g)) < len(g) - 1:
             lost = (best - last) / (best - first)
             if lost >= share:
-                sign = 1.0 if pn.higher_is_better else -1.0
+                sign = 1.0 if higher else -1.0
                 return k, sign * first, sign * best, sign * last, lost
     return None
 
