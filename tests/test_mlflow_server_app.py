@@ -28,8 +28,18 @@ from test_mlflow_registry_webhook import _stop, _wait_http  # noqa: E402
 BIN = Path(sys.executable).parent
 
 
-def test_run_end_reaches_the_watcher_through_the_server_app(tmp_path):
+def _inbox_count(state: Path) -> int:
+    """Rows still queued in the inbox table of the watcher's state file at ``state``."""
     from mlaudit_mlflow.server_app import INBOX_TABLE
+
+    db = sqlite3.connect(state)
+    try:
+        return db.execute(f"SELECT COUNT(*) FROM {INBOX_TABLE}").fetchone()[0]
+    finally:
+        db.close()
+
+
+def test_run_end_reaches_the_watcher_through_the_server_app(tmp_path):
 
     state = tmp_path / "watch.sqlite"
     port = free_port()
@@ -105,10 +115,13 @@ def test_run_end_reaches_the_watcher_through_the_server_app(tmp_path):
             time.sleep(0.3)
         assert client.get_run(rid).data.tags["mlaudit.verdict"] == "diverged"
         assert "1 run(s) queued by the trigger" in log.read_text()
-        time.sleep(2)
+        # the queue drained: every run the trigger queued was audited, so a tag on the run of
+        # the experiment not watched would be there by now
+        while _inbox_count(state):
+            assert time.time() - ended < 300, log.read_text()[-3000:]
+            time.sleep(0.3)
         assert "mlaudit.verdict" not in client.get_run(elsewhere).data.tags
         db = sqlite3.connect(state)
-        assert db.execute(f"SELECT COUNT(*) FROM {INBOX_TABLE}").fetchone()[0] == 0  # drained
         refs = [r[0] for r in db.execute("SELECT ref FROM runs")]
         db.close()
         assert refs == [rid]
