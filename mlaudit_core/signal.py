@@ -103,6 +103,22 @@ def smooth_window(n: int, frac: float = 0.05, lo: int = 3, hi: int = 101) -> int
     return w if w % 2 else w + 1
 
 
+def print_resolution(values: np.ndarray, max_decimals: int = 8) -> float | None:
+    """The decimal unit ``10**-d`` (``d`` 0 to ``max_decimals``) that every finite value of ``values``
+    is a whole multiple of (to 1e-6 of that unit, beyond float64 rounding), the smallest such ``d``: the precision a text log
+    printed them at (``Loss: 0.0497`` -> 1e-4, YOLOX ``total_loss: 1.1`` -> 0.1). ``None`` for values
+    at full float precision (a CSV or TensorBoard float32) or an empty array."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return None
+    for d in range(max_decimals + 1):
+        scaled = v * 10.0**d
+        if bool(np.all(np.abs(scaled - np.round(scaled)) <= 1e-6 + 1e-12 * np.abs(scaled))):
+            return 10.0**-d
+    return None
+
+
 def first_true(mask: np.ndarray) -> int | None:
     """Index of the first True in a boolean array, or None."""
     idx = np.flatnonzero(mask)

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
 from ..roles import Role
-from ..signal import centered_median, fmt, smooth_window
+from ..signal import centered_median, fmt, print_resolution, smooth_window
 from ._knowledge import fact, hyp, said
 from .base import Detector, DetectorParams, PlotMark, Remedy, Skip, as_int, first_series_evidence
 
@@ -35,6 +35,11 @@ class LossPlateau(Detector, code="OP003", name="loss-plateau", family="optimizat
     ``frozen_min_level`` 1% of the initial loss is a warning even after a large drop: minibatch
     training always moves the loss, so an unmoving one sits at a fixed point (tests/data/realworld
     csv01: an LSTM at exactly 0.2500, the MSE of predicting the mean; csv13: a PINN at 0.5109).
+    Frozen is read only from values printed with at least four significant digits (the log's print
+    unit, :func:`signal.print_resolution`, at most ``frozen_max_print_unit`` 1e-3 of the level): a
+    loss printed as ``0.0497`` or ``1.1`` repeats its last digits because of the rounding, whatever
+    the updates do (own corpus f10b1-20: ``Loss: 0.0497`` every 100 steps of a converged fine-tune;
+    f7b2-01: YOLOX's ``total_loss: 1.1``; report b4-08: OpenNMT's ``Perplexity 8.29``).
     """
 
     @classmethod
@@ -95,6 +100,7 @@ class LossPlateau(Detector, code="OP003", name="loss-plateau", family="optimizat
         min_points_short: int = 6
         frozen_rel_spread: float = 1e-4
         frozen_min_level: float = 0.01
+        frozen_max_print_unit: float = 1e-3
         min_flat_points: int = 3
 
     @classmethod
@@ -151,10 +157,12 @@ class LossPlateau(Detector, code="OP003", name="loss-plateau", family="optimizat
         tail = s.values[start:]
         med = float(np.median(tail))
         spread = float(np.median(np.abs(tail - med)))
+        q = print_resolution(s.values)
         frozen = (
             med > p.frozen_min_level * abs(float(sm[0]))
             and spread <= p.frozen_rel_spread * abs(med)
             and tail.size >= p.min_flat_points
+            and (q is None or q <= p.frozen_max_print_unit * abs(med))
         )
         sev = Severity.WARNING if (rel_total < 0.5 or frozen) else Severity.INFO
         msg = (
