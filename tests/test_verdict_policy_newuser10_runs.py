@@ -34,16 +34,15 @@ def test_policy_resumed_trainer_console_is_judged_on_its_whole_curve():
     assert "16 points" in rep["verdict"]["summary"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HF Trainer at its defaults (lr 5e-5, logging_steps 500: no training-loss point, eval "
-    "each epoch): eval_loss 0.6933, 0.6932, 0.6933 (ln 2 = 0.6931) with eval_accuracy 0.45 and "
-    "num_labels 2: the model learned nothing, yet it is succeeded/healthy (V21) on a summary "
-    "train_loss 0.6923 and three evaluations at chance",
-)
-def test_policy_trainer_defaults_with_every_eval_at_ln2_is_not_succeeded():
+def test_policy_trainer_defaults_with_every_eval_at_ln2_is_underfit():
+    """HF Trainer at its defaults (lr 5e-5, logging_steps 500: no training-loss point, eval each
+    epoch): eval_loss 0.6936, 0.6934, 0.6933 (ln 2 = 0.6931) with eval_accuracy 0.43-0.45, summary
+    train_loss 0.6923: the held-out loss at ln K at every evaluation and the accuracy at chance name
+    K = 2 (``_context._heldout_at_uniform``), and training at the uniform guess too makes the run
+    underfit (V11), never succeeded."""
     rep = _verdict("logs", str(DATA / "hf_defaults_at_chance.log"))
-    assert rep["verdict"]["outcome"] != "succeeded", rep["verdict"]["summary"]
+    assert rep["verdict"]["outcome"] == "underfit", rep["verdict"]["summary"]
+    assert "2 classes" in rep["verdict"]["summary"]
 
 
 def test_policy_from_pretrained_name_typo_is_the_configuration():

@@ -175,9 +175,49 @@ def _inferred(run: RunData) -> Chance | None:
             loss = _last_finite(run, role, tail=tail)
             if loss is not None and loss > 0 and abs(loss - math.log(k)) <= 0.03 * math.log(k):
                 return Chance(1 / k, math.log(k), k, "loss and accuracy agree")
+    held = _heldout_at_uniform(run)
+    if held is not None:
+        return held
     if _last_finite(run, Role.TRAIN_LOSS, tail=5) is None:
         return None
     return _from_start(run)
+
+
+#: A held-out loss within this share of ln K at every evaluation sits at the uniform guess: an untrained
+#: K-way softmax scores ln K exactly, up to the spread of its initial logits (Karpathy, "A recipe for
+#: training neural networks", 2019: "verify loss @ init"); 1% is 0.007 at K = 2, under a tenth of the way
+#: from ln 2 to ln 3. newuser10 hf_defaults_at_chance: eval_loss 0.6936, 0.6934, 0.6933 (ln 2 = 0.6931).
+HELDOUT_UNIFORM_TOL = 0.01
+#: ... with a held-out accuracy whose best lift over 1/K, as a share of the way from 1/K to 1.0, stays under
+#: this (GE004's threshold for a held-out metric that beat chance, 25%).
+HELDOUT_UNIFORM_LIFT = 0.25
+
+
+def _heldout_at_uniform(run: RunData) -> Chance | None:
+    """K where the held-out loss is within :data:`HELDOUT_UNIFORM_TOL` of ln K at every one of >= 3
+    evaluations (its predictions never left the uniform guess) and the held-out accuracy (an
+    ``acc``/``top1`` metric, >= 3 evaluations) never beat 1/K by :data:`HELDOUT_UNIFORM_LIFT` of the way
+    to 1.0: the two held-out measurements agree on a K-way model predicting alike for every class. This
+    holds where the final accuracy misses 1/K by more than 10% (a model predicting one class scores that
+    class's share: 0.43 on a binary evaluation set) and where the training loss is only a summary value
+    (HF Trainer at logging_steps 500). K in 2..1000."""
+    vk, ak = run.key_for(Role.VAL_LOSS), run.key_for(Role.VAL_ACCURACY)
+    if vk is None or ak is None or not re.search(r"acc|top-?1", normalise_key(ak)):
+        return None
+    v = run.series(vk).by_step().finite().values
+    a = run.series(ak).by_step().finite().values
+    if len(v) < 3 or len(a) < 3 or not 0 < float(np.median(v)) < math.log(1000) + 0.01:
+        return None
+    k = round(math.exp(float(np.median(v))))
+    if not 2 <= k <= 1000:
+        return None
+    lnk = math.log(k)
+    if float(np.max(np.abs(v - lnk))) > HELDOUT_UNIFORM_TOL * lnk:
+        return None
+    acc = as_fraction(ak, a)[0]
+    if (float(np.max(acc)) - 1 / k) / (1 - 1 / k) >= HELDOUT_UNIFORM_LIFT:
+        return None
+    return Chance(1 / k, lnk, k, "held-out loss at ln K at every evaluation, accuracy at chance")
 
 
 #: A logged metric named after a binary objective: LightGBM's ``binary_logloss`` / ``binary_error``

@@ -1115,15 +1115,39 @@ def _chance(c: Ctx) -> Decision | None:
         Outcome.OVERFIT
         if c.get("GE001", Severity.ERROR)
         else Outcome.UNDERFIT
-        if c.get("GE002", Severity.ERROR)
+        if c.get("GE002", Severity.ERROR) or _training_at_uniform_guess(c)
         else Outcome.PLATEAUED
     )
     return Decision(
         outcome,
         Cause.DATA_CONFIG,
         f"Validation never beat chance: {f.message}. The labels or inputs carry no signal the "
-        "model can generalise (shuffled or misaligned labels, broken validation preprocessing).",
+        "model can generalise (shuffled or misaligned labels, broken validation preprocessing)"
+        + (
+            "; the training loss also ended at the uniform guess, so a learning rate or a run too small "
+            "to move the model is the other suspect."
+            if outcome is Outcome.UNDERFIT and not c.get("GE002", Severity.ERROR)
+            else "."
+        ),
         f,
+    )
+
+
+def _training_at_uniform_guess(c: Ctx) -> bool:
+    """The last training loss (a summary value counts) is at least ``UNIFORM_GUESS_SHARE`` (0.9) of ln K,
+    the uniform guess's loss for the run's K classes: training learned nothing either, so the run is
+    underfit rather than plateaued at a level it reached (newuser10 hf_defaults_at_chance: HF Trainer's
+    summary train_loss 0.6923 with every eval_loss at ln 2)."""
+    from ..detectors._context import chance as label_chance
+
+    tk = c.run.key_for(Role.TRAIN_LOSS)
+    t = c.run.metrics.series(tk).by_step().finite().values if tk else np.array([])
+    ch = label_chance(c.run, vocab=False)
+    return (
+        bool(len(t))
+        and ch is not None
+        and ch.classes >= 2
+        and float(t[-1]) >= UNIFORM_GUESS_SHARE * ch.loss
     )
 
 
