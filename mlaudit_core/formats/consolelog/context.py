@@ -32,6 +32,15 @@ _PROSE_WORDS = 3
 _KV_LINE = re.compile(
     r"^\s*(?P<k>[A-Za-z][\w .()/@,#\"'-]{0,80}?)\s*(?:=|:(?=\s|$))\s*(?P<v>.*?)\s*$"
 )
+#: A sentence of a report's thread attributed to its speaker by a longer key than :data:`_KV_LINE` reads: a
+#: role word, then words and parenthesised notes that may hold any punctuation but a colon outside them
+#: (``maintainer NAME, on the same output in issue #38 ("which of the 12 MAE values is the paper's
+#: 13.583?"): ...``, ``maintainers' follow-up (PR #299, "Notify users ... in #297"): ...``).
+_SPEAKER_LINE = re.compile(
+    r"^\s*(?P<k>(?:maintainers?'?|reporters?'?|authors?'?|users?|owners?|developers?|commenters?|"
+    r"contributors?|op)\b(?:[^:()\n]|\([^()\n]*\)){0,240}?)\s*:\s+(?P<v>\S.*?)\s*$",
+    re.I,
+)
 
 
 def read_context_file(path: str | Path) -> dict[str, str]:
@@ -85,6 +94,8 @@ def parse_context_lines(lines) -> dict[str, str]:
             continue
         multi = list(_KV_MULTI.finditer(line)) if line.count("=") >= 2 else []
         kv = _KV_LINE.match(line)
+        if kv is None or not kv["v"]:
+            kv = _SPEAKER_LINE.match(line)
         if len(multi) >= 2:
             for m in multi:
                 out[m["k"]] = _unquote(m["v"])
