@@ -233,6 +233,21 @@ def test_a_lightning_run_killed_and_resumed_from_its_checkpoint_is_one_healthy_r
     assert "resumed from an earlier checkpoint" in li002["message"]
 
 
+def test_a_relaunch_that_only_set_up_does_not_replace_the_launch_that_trained(tmp_path):
+    """The real HF Trainer log's 4-epoch training launch, then a relaunch that printed only its set-up
+    lines and stopped before training (no point, no traceback; realworld f8b1-11 has four such
+    relaunches after a 10-of-10-epoch launch). Was unknown (the set-up-only launch judged, no
+    series); now launch 1 is the run, and the verdict says so."""
+    text = (DATA / "hf_launches" / "eval_after" / "train.log").read_text().splitlines()
+    second = [i for i, t in enumerate(text) if t.startswith("config: tiny-bert")][1]
+    log = tmp_path / "train.log"
+    log.write_text("\n".join(text[:second] + text[second : second + 2]) + "\n")
+    rep = _audit("logs", str(log), tmp_path=tmp_path)
+    v = rep["verdict"]
+    assert (v["outcome"], v["cause"]) == ("succeeded", "healthy"), v
+    assert "Judged: launch 1 of 2 in this log, the last one that trained" in v["summary"]
+
+
 def test_a_later_launch_that_trained_is_still_the_run(tmp_path):
     """The same log cut after its second launch's first lines plus a copy of the first launch's
     training lines: the last launch trained, so it is the run (no launch_judged)."""

@@ -17,8 +17,8 @@ after the other. :func:`keep_last_launch` then makes the run the last launch:
   launch that started the counter (a repeated step keeps its latest value downstream). Each launch's printed configuration (``epochs: 400``) becomes ``log.*`` params
   (:func:`config_to_params`).
 
-When the last launch(es) printed no training point and no traceback (an evaluation-only launch
-of the saved model, a resume that found training done and exited), the run is the last launch that
+When the last launch(es) printed no training point and no traceback (set-up lines only, an
+evaluation-only launch of the saved model, a resume that found training done and exited), the run is the last launch that
 did train (:func:`_training_launch`): its lines and points, with a note and the param
 ``log.launch_judged`` naming which launch was judged.
 
@@ -37,7 +37,6 @@ from ...plan import NORMAL_END
 from ...rundata import MetricTable, RunData
 from .parser import Launch, ParseResult
 
-_EVAL_KEY = re.compile(r"(?:^|[/_.])(?:val|valid|validation|eval|test)(?:[/_.]|$)", re.IGNORECASE)
 _EXCEPTION = re.compile(
     r"^\s*(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure)\b(?::|\s*$)"
 )
@@ -55,9 +54,8 @@ def main_series(run: RunData) -> str | None:
 def _training_launch(run: RunData, res: ParseResult, launches: list[Launch]) -> int | None:
     """The launch (0 = the one at the top of the file, ``i`` = ``launches[i - 1]``) that is the run
     when the last launch(es) did not train: they printed no point of the main series and no
-    traceback, and each shows what it did instead (evaluation points: an evaluation-only launch;
-    the trainer's end-of-training line: a resume that found training done), and an earlier launch
-    did print training points. ``None`` when the last launch is the run."""
+    traceback (each only set up, evaluated the saved model, or found training done and exited), and
+    an earlier launch did print training points. ``None`` when the last launch is the run."""
     main = main_series(run)
     if main is None or any(la.generation != res.store_generation for la in launches):
         return None  # the store was thinned: per-launch point counts are not known
@@ -77,39 +75,10 @@ def _training_launch(run: RunData, res: ParseResult, launches: list[Launch]) -> 
         for cl in run.console
     ):
         return None  # a later launch crashed: how the job ended is that crash (V08 reads it)
-    # each later launch shows what it did instead: evaluation points, or the trainer's end-of-training
-    # line (a resume that found training done); a launch that shows neither may have been a training
-    # that stopped before printing anything, and stays the run (own corpus log11)
-    evals = [k for k in run.metrics.keys if _EVAL_KEY.search(k)]
-    lines = [la.lineno for la in launches] + [10**12]
-    for i in range(j, len(launches)):
-        lo, hi = lines[i], lines[i + 1]
-        ends = any(lo <= cl.lineno < hi and NORMAL_END.search(cl.text) for cl in run.console)
-        if not (ends or _evaluated(run, launches, i, order, evals)):
-            return None
+    # the later launches printed no training point and no traceback: each only set up, evaluated the
+    # saved model or found training done and exited, so none of them is a training that replaces the
+    # one that trained (realworld f8b1-11: four set-up-only relaunches after a 10-of-10-epoch launch)
     return j
-
-
-def _evaluated(
-    run: RunData, launches: list[Launch], i: int, order: dict[str, int], evals: list[str]
-) -> bool:
-    """Whether launch ``launches[i]`` printed points of an evaluation series (``evals``): its
-    count went up between the launch's start and the next launch's (or the end of the log);
-    ``order`` gives each series' place in the launches' kept-point counts."""
-    evaluated = False
-    for k in evals:
-        c = order.get(k)
-        if c is None:
-            continue
-        n_k = len(run.metrics.series(k))
-        a = launches[i].counts[c] if c < len(launches[i].counts) else n_k
-        b = (
-            launches[i + 1].counts[c]
-            if i + 1 < len(launches) and c < len(launches[i + 1].counts)
-            else n_k
-        )
-        evaluated = evaluated or b > a
-    return evaluated
 
 
 #: Repeats inside a run (start-up lines between two points of a counter that goes on) that make them a
@@ -279,7 +248,8 @@ def _keep_training_launch(
         f"{name} holds {n} launches appended one after another (each starts with the same first lines); the run "
         f"audited is launch {j + 1} (lines {max(begin, 1)}-{nxt.lineno - 1}), the last one that trained: the "
         f"{len(launches) - j} launch(es) after it (from line {nxt.lineno}) printed no training point and no "
-        "traceback (an evaluation-only launch, or a resume that found training done), so they do not replace "
+        "traceback (set-up lines only, an evaluation-only launch, or a resume that found training done), so "
+        "they do not replace "
         f"the run that trained. {how.replace('the last launch', 'this launch')}"
     )
     if j and np.isfinite(launches[j - 1].wall):
