@@ -921,6 +921,39 @@ def _nan_message(c: Ctx) -> Decision | None:
     return None
 
 
+def _nan_recovered_stated(c: Ctx) -> Decision | None:
+    """V07a: RT009 (a non-finite value in the text) is the only finding at error, no loss history shows the
+    onset (fewer finite training-loss points than a trend needs), and the report's thread says the symptom
+    went away by itself or did not affect the training (:func:`.statements.stated_recovered`): a transient
+    non-finite value (a loss-scale search under mixed precision, one bad batch) that the run came back
+    from, as V05b reads a curve that came back; not a divergence."""
+    f = c.get("RT009", Severity.ERROR)
+    if f is None:
+        return None
+    errors = {
+        x.code for fs in c.by_code.values() for x in fs if x.severity.rank >= Severity.ERROR.rank
+    }
+    key = c.run.key_for(Role.TRAIN_LOSS)
+    if errors != {"RT009"} or (
+        key and int(np.isfinite(c.run.series(key).values).sum()) >= MIN_TREND_POINTS
+    ):
+        return None
+    from .statements import stated_recovered
+
+    said = stated_recovered(c.run.params)
+    if said is None:
+        return None
+    return Decision(
+        Outcome.UNKNOWN,
+        Cause.HEALTHY,
+        f"A non-finite value was reported ({f.message}), and the thread says the run came back from it, in "
+        f'the sentence "{said}": a transient NaN/inf (a loss-scale search under mixed precision, a skipped '
+        "batch) is not a divergence. Without the loss history the run's end is not judged; log the loss "
+        "per step to see that it stays finite.",
+        f,
+    )
+
+
 def _crash_other(c: Ctx) -> Decision | None:
     f = c.get("RT005", Severity.ERROR)
     if f and not _ended_by_preemption(c, f):
@@ -2130,6 +2163,97 @@ def _slow(c: Ctx) -> Decision | None:
     return None
 
 
+def _slow_stated(c: Ctx) -> Decision | None:
+    """V18b: a report that states its run is slow and names the input pipeline as where the time goes
+    (:func:`.statements.stated_input_slowness`), no finding at error and no maintainer's sentence that the
+    speed is expected: slow. The cause is the data-loader setting (data_config) when the thread confirms
+    that a worker count changed fixed it and names no storage or decoding; else the machine's input side
+    (infra_runtime: storage reads, I/O, the decoder, batch generation), as for a measured data-time stall
+    (V18). A loss curve that looks healthy does not contradict a complaint about speed."""
+    if any(x.severity.rank >= Severity.ERROR.rank for fs in c.by_code.values() for x in fs):
+        return None
+    from ..reference_gap import text_lines
+    from .statements import expected_behaviour, stated_input_slowness
+
+    if expected_behaviour(c.run.params) is not None:
+        return None
+    got = stated_input_slowness(text_lines(c.run), c.run.params)
+    if got is None:
+        return None
+    kind, slow, named = got
+    where = "" if named == slow else f', and the thread names the input side in "{named}"'
+    if kind == "workers":
+        return Decision(
+            Outcome.SLOW,
+            Cause.DATA_CONFIG,
+            f'The report states the run is slow ("{slow}"){where}: the data-loader worker count is the '
+            "setting the thread confirms fixed it. Set the workers to what the host's CPUs can serve per "
+            "process (CPU cores / processes), and compare the step time before and after.",
+        )
+    return Decision(
+        Outcome.SLOW,
+        Cause.INFRA_RUNTIME,
+        f'The report states the run is slow ("{slow}"){where}: the input pipeline (reading, decoding or '
+        "generating the batches) cannot feed the steps. Log the data time beside the step time to confirm; "
+        "store the data on faster storage or in a packed format (LMDB, shards), decode faster, or add "
+        "loader workers.",
+    )
+
+
+def _no_error_no_curve(c: Ctx) -> bool:
+    """No judgeable curve and no finding at error: only the report's sentences can decide."""
+    return not c.basis.judgeable and not any(
+        x.severity.rank >= Severity.ERROR.rank for fs in c.by_code.values() for x in fs
+    )
+
+
+def _gate_threshold_fixed(c: Ctx) -> Decision | None:
+    """V18c: no judgeable curve, no finding at error, and a sentence of the report states that a test's or
+    gate's threshold or tolerance was made looser as the fix (:func:`.statements.gate_threshold_fix`): the
+    check was set inside the statistic's own noise (a flaky test), the training is not shown to fail."""
+    if not _no_error_no_curve(c):
+        return None
+    from ..reference_gap import text_lines
+    from .statements import gate_threshold_fix
+
+    said = gate_threshold_fix(text_lines(c.run))
+    if said is None:
+        return None
+    return Decision(
+        Outcome.UNKNOWN,
+        Cause.METRIC_POLICY,
+        f'The report\'s fix is a looser threshold for the check, in the sentence "{said}": the gate was set '
+        "inside the run-to-run noise of the statistic it checks (a flaky test), not a failure of the "
+        "training. Measure the statistic's spread over seeds and set the threshold outside it (or seed the "
+        "test).",
+    )
+
+
+def _evaluation_explains(c: Ctx) -> Decision | None:
+    """V18d: no judgeable curve, no finding at error, the gaps not already within seed noise (V19d), and the
+    report compares its run's figure with a reference (a paper, a README, a leaderboard) while someone of
+    the thread explains the difference by the evaluation (:func:`.statements.evaluation_explains_gap`:
+    the evaluator's protocol or settings, another leaderboard entry, another language or split): the run is
+    not shown to have failed; the comparison is the problem (metric_policy)."""
+    if not _no_error_no_curve(c) or _reproduction_within_noise(c) is not None:
+        return None
+    from ..reference_gap import text_lines
+    from .statements import evaluation_explains_gap
+
+    got = evaluation_explains_gap(text_lines(c.run), c.run.params)
+    if got is None:
+        return None
+    comparison, why = got
+    return Decision(
+        Outcome.SUCCEEDED,
+        Cause.METRIC_POLICY,
+        f'The report compares the run with a reference ("{comparison}"), and the thread explains the '
+        f'difference by the evaluation ("{why}"): the two figures were not measured the same way, so the gap '
+        "is no regression of the model. Rescore with the reference's evaluation protocol (the same "
+        "evaluator, settings, split and task) before comparing.",
+    )
+
+
 def _preempted(c: Ctx) -> Decision | None:
     """RT003 when nothing else explains the end: preempted and requeued is not a crash."""
     f = c.get("RT003")
@@ -2290,6 +2414,44 @@ def _reproduction_within_noise(c: Ctx) -> Decision | None:
         f'{fmt(st.gap)} points ("{st.gap_text[:90]}") against reruns that differ by up to '
         f'{fmt(st.band)} ("{st.band_text[:120]}"). One run cannot show a regression smaller than '
         "the spread of reruns; to compare configurations, run several seeds and compare means.",
+    )
+
+
+def _memory_stated(c: Ctx) -> Decision | None:
+    """V19i: no judgeable curve and no finding at error (no framework message decided), and a sentence of
+    the report states that the run's memory ran out (:func:`.statements.stated_memory_exhaustion`: the
+    GPU's, or the host's RAM filling up in a report that says the run failed): an out-of-memory crash told
+    in words is the same infra event as the framework's message (the seeds: an out-of-memory is
+    infra_runtime), whatever setting the thread then changes to fit the job in memory."""
+    if c.basis.judgeable:
+        return None
+    if any(x.severity.rank >= Severity.ERROR.rank for fs in c.by_code.values() for x in fs):
+        return None
+    from ..reference_gap import text_lines
+    from .statements import stated_memory_exhaustion
+
+    got = stated_memory_exhaustion(text_lines(c.run))
+    if got is None:
+        return None
+    dev, said = got
+    what = {
+        "gpu": "the GPU ran out of memory",
+        "host": "the host's memory (RAM) filled up and the run died: a host out-of-memory, not the GPU's",
+        "memory": "the run ran out of memory",
+    }[dev]
+    fix = {
+        "gpu": "lower the per-device batch size or sequence/image size (check the command's actual "
+        "values), use gradient accumulation, mixed precision or checkpointing, or a GPU with more memory",
+        "host": "lower the data-loader workers (num_workers) and what each holds in memory, watch host "
+        "memory while training, or use a machine with more RAM",
+        "memory": "find which memory ran out (GPU or host RAM) and lower the batch size or the data-loader "
+        "workers accordingly",
+    }[dev]
+    return Decision(
+        Outcome.CRASHED,
+        Cause.INFRA_RUNTIME,
+        f'The report states that {what}, in the sentence "{said}". No framework message or curve was given; '
+        f"an out-of-memory is a resource limit, not a model or code failure: {fix}.",
     )
 
 
@@ -3368,6 +3530,34 @@ POLICY: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        "V07a",
+        "nonfinite-recovered-stated",
+        68,
+        "RT009 the only finding at error, no loss history (< 3 finite training-loss points), and a sentence "
+        "of the thread that the symptom went away by itself or did not affect the training (not a question, "
+        "not followed by 'still') -> unknown, healthy",
+        (Outcome.UNKNOWN,),
+        (Cause.HEALTHY,),
+        _nan_recovered_stated,
+        codes=("RT009",),
+        cases=(
+            Case(
+                "AMP NaN that does not affect the training (report b14-11)",
+                (("RT009", _E, {}),),
+                ("unknown", "healthy"),
+                params={
+                    "reporter NAME": "Thanks, I find it does not affect the training actually."
+                },
+            ),
+            Case(
+                "a NaN the thread does not clear",
+                (("RT009", _E, {}),),
+                None,
+                params={"reporter NAME": "The loss is still NaN after 1000 steps."},
+            ),
+        ),
+    ),
+    Rule(
         "V07",
         "nonfinite-message",
         70,
@@ -4306,6 +4496,112 @@ POLICY: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        "V18b",
+        "slow-stated",
+        185,
+        "no finding at error; a sentence of the report states the run is slow (not a question, negated or "
+        "hedged) and the input pipeline is named (in that sentence, or by the thread: loader workers, data "
+        "time, storage, I/O, decoding); no maintainer's sentence that the speed is expected -> slow: "
+        "data_config when the thread confirms a worker-count change fixed it and names no storage, else "
+        "infra_runtime",
+        (Outcome.SLOW,),
+        (Cause.DATA_CONFIG, Cause.INFRA_RUNTIME),
+        _slow_stated,
+        cases=(
+            Case(
+                "37 epochs a day, much slower than the paper; num_workers 4 fixed it (report b14-14)",
+                (),
+                ("slow", "data_config"),
+                params={
+                    "reporter": "I've trained for nearly a day and only got 37 epochs, much slow than 4 gpus "
+                    "finishing 75 epoches per day in your paper.",
+                    "reporter NAME": "Thank you! I set the num_workers to be 4 and it worked now!",
+                },
+            ),
+            Case(
+                "slow batch generation, told in words (report b6-02)",
+                (),
+                ("slow", "infra_runtime"),
+                params={"reporter": "It takes too much time to generate batches!"},
+            ),
+            Case(
+                "a question about speed states nothing",
+                (),
+                None,
+                params={"reporter": "Is the training very slow because of the data loader?"},
+            ),
+            Case(
+                "the maintainer says the speed is expected",
+                (),
+                None,
+                params={
+                    "reporter": "The training is very slow with the data loader at 3 s per step.",
+                    "maintainer NAME": "That looks normal for this model.",
+                },
+            ),
+        ),
+    ),
+    Rule(
+        "V18c",
+        "gate-threshold-fixed",
+        186,
+        "no judgeable curve, no finding at error; a sentence of the report states a test's or gate's "
+        "threshold or tolerance made looser as the fix (not a question, negated or followed by 'still') -> "
+        "unknown, metric_policy",
+        (Outcome.UNKNOWN,),
+        (Cause.METRIC_POLICY,),
+        _gate_threshold_fixed,
+        cases=(
+            Case(
+                "a flaky CI test fixed by a measured threshold (report b11-03)",
+                (),
+                ("unknown", "metric_policy"),
+                params={
+                    "author": "The test sometimes fails when the seed settings are removed. Updating the "
+                    "assertion threshold to 0.06 ensures that the test always passes."
+                },
+            ),
+            Case(
+                "a question is no fix",
+                (),
+                None,
+                params={"reporter": "The test failed. Should we relax the 0.1 threshold?"},
+            ),
+        ),
+    ),
+    Rule(
+        "V18d",
+        "evaluation-explains-gap",
+        187,
+        "no judgeable curve, no finding at error, gaps not within seed noise; the text compares the run's "
+        "figure with a reference (paper, README, leaderboard) and someone of the thread other than the "
+        "reporter explains the difference by the evaluation (its protocol, settings, leaderboard entry, "
+        "language or split), not in a question -> succeeded, metric_policy",
+        (Outcome.SUCCEEDED,),
+        (Cause.METRIC_POLICY,),
+        _evaluation_explains,
+        cases=(
+            Case(
+                "R@1 83.4 against the reported 88.2; the author names the official protocol (report b13-01)",
+                (),
+                ("succeeded", "metric_policy"),
+                params={
+                    "reporter": "With your model I achieve a R@1 of 83.4, while you report a R@1 of 88.2.",
+                    "author NAME": "In order to evaluate on the validation dataset you need to use mode val.",
+                },
+            ),
+            Case(
+                "the maintainer only asks about the evaluation",
+                (),
+                None,
+                params={
+                    "reporter": "I get mAP 66.1 but the paper reports 70.5.",
+                    "maintainer NAME": "Which evaluation settings did you use?",
+                },
+            ),
+        ),
+    ),
+    Rule(
         "V19",
         "preempted",
         190,
@@ -4317,6 +4613,55 @@ POLICY: tuple[Rule, ...] = (
         cases=(
             Case("requeued", (("RT003", _W, {"requeued": True}),), ("running", "infra_runtime")),
             Case("cancelled", (("RT003", _W, {}),), ("crashed", "infra_runtime")),
+        ),
+    ),
+    Rule(
+        "V19i",
+        "memory-stated",
+        191,
+        "no judgeable curve, no finding at error; a sentence of the report states that the run's memory ran "
+        "out (the GPU's; or the host's RAM filled up where the report says the run failed), not in a "
+        "question, a negation, a condition or a hedge -> crashed, infra_runtime",
+        (Outcome.CRASHED,),
+        (Cause.INFRA_RUNTIME,),
+        _memory_stated,
+        cases=(
+            Case(
+                "the GPU runs out of memory, told in words (report b15-07)",
+                (),
+                ("crashed", "infra_runtime"),
+                params={"reporter": "for some reason the GPU runs out of memory on a 12GB card"},
+            ),
+            Case(
+                "host RAM filled up and the script failed (report b16-14)",
+                (),
+                ("crashed", "infra_runtime"),
+                params={
+                    "reporter": "The 128 GB RAM was quickly filled up, and the training script failed."
+                },
+            ),
+            Case(
+                "a question is not a statement",
+                (),
+                None,
+                params={"reporter": "Could the GPU run out of memory with batch size 64?"},
+            ),
+            Case(
+                "advice to avoid it states nothing",
+                (),
+                None,
+                params={
+                    "maintainer NAME": "Use batch size 8 to avoid running out of memory on the GPU."
+                },
+            ),
+            Case(
+                "RAM full but nothing failed",
+                (),
+                None,
+                params={
+                    "reporter": "The RAM was completely filled up during preprocessing of the data."
+                },
+            ),
         ),
     ),
     Rule(

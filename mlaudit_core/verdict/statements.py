@@ -177,7 +177,7 @@ _LR = r"(?:learning[ _-]?rates?|\blrs?\b|step[ _-]?size)"
 #: The update size made smaller or ramped: ``lowering the learning rate``, ``the learning rate is 1, which
 #: is too big``, ``implementing lr warmup``.
 _LR_FIX = re.compile(
-    rf"\b(?:lower\w*|reduc\w*|decreas\w*|smaller|halv\w*)\s+(?:the\s+|a\s+)?(?:initial\s+|base\s+|max\w*\s+)?{_LR}"
+    rf"\b(?:lower\w*|reduc\w*|decreas\w*|smaller|halv\w*)\s+(?:the\s+|a\s+)?(?:initial\s+|starting\s+|start\s+|base\s+|peak\s+|max\w*\s+)?{_LR}"
     rf"|{_LR}[^.;!?]{{0,40}}?\b(?:too\s+(?:high|big|large)|should\s+be\s+(?:reduced|lowered|smaller))"
     r"|\b(?:add\w*|implement\w*|us(?:e|ing))\s+(?:an?\s+|the\s+)?(?:lr\s+|learning[ -]rate\s+)?warm-?up",
     re.I,
@@ -317,4 +317,291 @@ def expected_behaviour(params: Mapping[str, object]) -> str | None:
             m = _EXPECTED.search(s)
             if m and not _FAILURE_WORDS.search(s) and not _HEDGED.search(s):
                 return f"{key}: {s.strip()[:200]}"
+    return None
+
+
+# --- an infra event named in words ----------------------------------------------------------------
+
+#: A device's memory running out, in words (``the GPU runs out of memory``, ``got a CUDA OOM``, ``out of
+#: GPU memory``): the event itself is the failure, as a framework's OOM message would be.
+_DEVICE_OOM = re.compile(
+    r"\b(?:gpus?|cuda|vram|graphics card)\b[^.;!?]{0,40}?\b(?:runs?|ran|running|goes|went|going) out of memory\b"
+    r"|\bout of (?:gpu|cuda|video|device) memory\b"
+    r"|\b(?:gets?|got|getting|hits?|hitting|throws?|threw|raises?|raised)\s+(?:an?\s+|the\s+)?(?:cuda\s+)?"
+    r"(?-i:OOM)\b",
+    re.I,
+)
+#: Memory running out with no device named (``it runs out of memory``), or the host's memory filling up
+#: (``the 128 GB RAM was quickly filled up``, ``RAM is full``): the host's case is a failure only with a
+#: sentence that the run failed (:data:`_FAILED`).
+_ANY_OOM = re.compile(r"\b(?:runs?|ran|running|goes|went|going) out of memory\b", re.I)
+_HOST_FULL = re.compile(
+    r"\b(?:ram|host memory|system memory|cpu memory|main memory)\b[^.;!?]{0,30}?\b"
+    r"(?:(?:is|was|got|gets|get|been|being|quickly|completely|fully|all)\s+){0,3}"
+    r"(?:fill(?:s|ed|ing)?\s+up|full|exhausted|used up)\b",
+    re.I,
+)
+_GPU_WORD = re.compile(r"\b(?:gpus?|cuda|vram|graphics card)\b", re.I)
+#: The run stopped: ``the training script failed``, ``crashed``, ``was killed``, ``dies``.
+_FAILED = re.compile(
+    r"\b(?:fail(?:s|ed)?|crash(?:es|ed)?|killed|di(?:es|ed)|abort(?:s|ed)|stopped|terminated)\b",
+    re.I,
+)
+#: Before the event in its clause: a negation, a condition or a candidate (``no OOM``, ``to avoid running
+#: out of memory``, ``if it runs out of memory``, ``maybe the GPU ran out of memory``).
+_NOT_ASSERTED = re.compile(
+    r"\b(?:no|not|never|without|avoid\w*|prevent\w*|if|whether|when|unless|could|might|may|maybe|perhaps|"
+    r"possibly|in case|otherwise|instead of)\b|n't\b",
+    re.I,
+)
+
+
+def _asserted(sentence: str, start: int) -> bool:
+    """Whether the event at ``start`` of ``sentence`` is stated as having happened: not in a question, and
+    no negation, condition or hedge earlier in its clause."""
+    if "?" in sentence:
+        return False
+    lo = max(sentence.rfind(s, 0, start) for s in ",:;(") + 1
+    return _NOT_ASSERTED.search(sentence[lo:start]) is None
+
+
+def stated_memory_exhaustion(lines: list[str]) -> tuple[str, str] | None:
+    """``(device, sentence)`` when a sentence of a report's text (its pasted prose and the thread's lines)
+    states that the run's memory ran out: ``("gpu", ...)`` for a device's memory (``the GPU runs out of
+    memory``), ``("host", ...)`` for the host's RAM filling up in a sentence or thread that also says the
+    run failed (``The workstation's 128 GB RAM was quickly filled up, which was likely the cause that the
+    training script failed``), ``("memory", ...)`` for memory running out with no device named; else
+    ``None``. A question, a negation, a condition or a hedge before the event in its clause states nothing
+    (``does it run out of memory?``, ``to avoid running out of memory``, ``maybe it is an OOM``)."""
+    host: tuple[str, str] | None = None
+    failed = False
+    for line in lines:
+        for s in _sentences(line):
+            failed = failed or (_FAILED.search(s) is not None and "?" not in s)
+            for pat, dev in ((_DEVICE_OOM, "gpu"), (_ANY_OOM, "memory")):
+                m = pat.search(s)
+                if m and _asserted(s, m.start()):
+                    if dev == "memory" and _GPU_WORD.search(s[: m.start()]):
+                        dev = "gpu"
+                    return dev, s.strip()[:240]
+            m = _HOST_FULL.search(s)
+            if host is None and m and _asserted(s, m.start()):
+                host = ("host", s.strip()[:240])
+    return host if host is not None and failed else None
+
+
+# --- a slowness told in words, with the input side named ------------------------------------------------
+
+#: The run stated slow: ``the training is extremely slow``, ``will slow down after some iterations``,
+#: ``much slow than ... in your paper``, ``It takes too much time to generate batches``.
+_SLOW = re.compile(
+    r"\b(?:very|extremely|really|so|too|quite|much|super|incredibly|painfully|terribly)\s+slow(?:er|ly)?\b"
+    r"|\bslow(?:s|ed|ing)?\s+down\b|\bslower\s+than\b"
+    r"|\b(?:takes?|took|taking|costs?)\s+(?:too|so|very|a very)\s+(?:much\s+time|long)\b"
+    r"|\b(?:is|are|was|were|becomes?|became|gets?|got|seems?)\s+slow\b",
+    re.I,
+)
+#: The input pipeline named: the loader, its workers, batch generation, the data time, the CPU feeding it.
+_INPUT_SIDE = re.compile(
+    r"\bdata[- ]?load\w*|\bdataloader\w*|\bdata[- ]time\b|\bwaiting for (?:the )?data\b|\bnum[_ -]?workers\b"
+    r"|\bworkers?_per_gpu\b|\b(?:number of|more|fewer|less) (?:data[- ]?loader |loader )?workers\b"
+    r"|\bgenerat\w* (?:the )?batch\w*|\bcpu\b[^.;!?]{0,25}\b(?:bottleneck|stressed|bound|overloaded)\b"
+    r"|\b(?:i/o|io)\b|\bstorage\b|\bdisks?\b|\bssds?\b|\bhdds?\b|\blmdb\b|\brandom (?:seeks?|reads?)\b"
+    r"|\bdecod\w*|\b\w*reader\b|\bnfs\b",
+    re.I,
+)
+#: Of the input side, where the data is read and decoded (storage, I/O, the decoder): the machine's part.
+_STORAGE_SIDE = re.compile(
+    r"\b(?:i/o|io)\b|\bstorage\b|\bdisks?\b|\bssds?\b|\bhdds?\b|\blmdb\b|\brandom (?:seeks?|reads?)\b"
+    r"|\bdecod\w*|\b\w*reader\b|\bnfs\b",
+    re.I,
+)
+#: A data-loader worker count: the setting a user chooses.
+_WORKER_SETTING = re.compile(
+    r"\bnum[_ -]?workers\b|\bworkers?_per_gpu\b|\b(?:number of|more|fewer|less) (?:data[- ]?loader |loader )?workers\b",
+    re.I,
+)
+#: Params that list the machine (``hardware: ... SATA SSD 960 GB``): a description, not a statement.
+_MACHINE_KEY = re.compile(r"^(?:hardware|machine|system|host|gpus?|cpus?|platform|os)\b", re.I)
+_NEGATION_BEFORE = re.compile(r"\b(?:no|not|never|without)\b|n't\b", re.I)
+
+
+def _clause_before(sentence: str, start: int) -> str:
+    lo = max(sentence.rfind(s, 0, start) for s in ",:;(") + 1
+    return sentence[lo:start]
+
+
+def _stated_slow(lines: list[str]) -> str | None:
+    """The first sentence of ``lines`` that states the run is slow (:data:`_SLOW`), asserted."""
+    for line in lines:
+        for s in _sentences(line):
+            m = _SLOW.search(s)
+            if m and _asserted(s, m.start()):
+                return s.strip()
+    return None
+
+
+def _input_side_named(values: list[tuple[str, str]]) -> list[str]:
+    """The thread's sentences that name the input side (:data:`_INPUT_SIDE`), not asked and not negated."""
+    named = []
+    for _, text in values:
+        for s in _sentences(text):
+            m = _INPUT_SIDE.search(s)
+            if m and "?" not in s and not _NEGATION_BEFORE.search(_clause_before(s, m.start())):
+                named.append(s.strip())
+    return named
+
+
+def stated_input_slowness(
+    lines: list[str], params: Mapping[str, object]
+) -> tuple[str, str, str] | None:
+    """``(kind, slow_sentence, input_sentence)`` when a report states that its run is slow and names the
+    input pipeline as where the time goes, else ``None``.
+
+    ``slow_sentence``: a sentence of the report's text (``lines``: its pasted prose and the thread's lines)
+    that states the run is slow (:data:`_SLOW`), not in a question and with no negation, condition or hedge
+    before it in its clause. ``input_sentence``: the slowness sentence itself when it names the input side
+    (``It takes too much time to generate batches``), else a sentence of the thread (:func:`_thread_values`,
+    the machine's description left out) that names it (:data:`_INPUT_SIDE`: the loader and its workers,
+    the data time, storage and I/O, the decoder), not in a question and not negated (a maintainer's ``If
+    you meet I/O bottleneck, preparing the dataset as lmdb ... can help a lot`` names it). ``kind``:
+    ``"storage"`` when a named sentence names storage, I/O or decoding (:data:`_STORAGE_SIDE`);
+    ``"workers"`` when the thread confirms that a data-loader worker count changed fixed it (``I set the
+    num_workers to be 4 and it worked now!``); else ``"input"``."""
+    slow = _stated_slow(lines)
+    if slow is None:
+        return None
+    values = [(k, t) for k, t in _thread_values(params) if not _MACHINE_KEY.match(k)]
+    named = ([slow] if _INPUT_SIDE.search(slow) else []) + _input_side_named(values)
+    if not named:
+        return None
+    storage = next((s for s in named if _STORAGE_SIDE.search(s)), None)
+    if storage is not None:
+        return "storage", slow[:240], storage[:240]
+    gone = any(_GONE.search(s) and not _NEGATED.search(s) for _, t in values for s in _sentences(t))
+    workers = next(
+        (s for s in named if _WORKER_SETTING.search(s) and not _PERSISTED.search(s)), None
+    )
+    if workers is not None and gone:
+        return "workers", slow[:240], workers[:240]
+    return "input", slow[:240], named[0][:240]
+
+
+# --- the metric or its gate as the explanation ------------------------------------------------------
+
+#: A test's or gate's threshold made looser as the fix: ``Updating the assertion threshold to 0.06 ensures
+#: that the test always passes``, ``increasing the threshold should solve it``, ``raise the tolerance``.
+_THRESHOLD_FIX = re.compile(
+    r"\b(?:increas|rais|relax|loosen|bump|updat|adjust|widen)\w*\s+(?:the\s+)?(?:\w+\s+){0,2}?"
+    r"(?:threshold|tolerance|tol|atol|rtol)s?\b",
+    re.I,
+)
+#: A test or a gate named: the threshold belongs to a check, not to the model (a confidence threshold).
+_GATE = re.compile(r"\b(?:tests?|asserts?|assertions?|ci|checks?|gates?|flaky)\b", re.I)
+
+
+def gate_threshold_fix(lines: list[str]) -> str | None:
+    """The sentence of a report's text that states a test's or gate's threshold or tolerance was made
+    looser as the fix (:data:`_THRESHOLD_FIX`), in a report that names a test or gate (:data:`_GATE`), or
+    ``None``. A question (``Should we ... relax the 0.1 threshold?``), a negation before it in its clause
+    or a change that did not help (``still``, ``did not help``) states no fix."""
+    if not any(_GATE.search(line) for line in lines):
+        return None
+    for line in lines:
+        for s in _sentences(line):
+            m = _THRESHOLD_FIX.search(s)
+            if m and "?" not in s and not _PERSISTED.search(s):
+                if not _NEGATION_BEFORE.search(_clause_before(s, m.start())):
+                    return s.strip()[:240]
+    return None
+
+
+#: The evaluation side named: the evaluator, its protocol or settings, the leaderboard's entry, another
+#: language, task or split of the benchmark.
+_EVAL_SIDE = re.compile(
+    r"\bevaluat\w*|\bprotocol\b|\bleaderbo\w+|\bscor(?:ing|er)\b|\bpreset\b"
+    r"|\bdifferent (?:languages?|tasks?|splits?|subsets?|versions?|metrics?)\b"
+    # how the figure is aggregated: ``row 12 is the mean over the first 12 steps``
+    r"|\b(?:mean|average|sum|median)\s+(?:over|of|across)\b",
+    re.I,
+)
+#: Words of an explanation (a necessity, a difference, a use): the sentence explains, not only asks.
+_EXPLAINS = re.compile(
+    r"\b(?:because|since|instead|different|must|should|needs?|have to|has to|uses?|using|used|comparing|"
+    r"compared?)\b"
+    # a definition of the figure: ``row 12 is the mean over the first 12 steps``
+    r"|\b(?:is|are)\s+(?:the|an?)\s+(?:mean|average|sum|median)\s+(?:over|of|across)\b",
+    re.I,
+)
+#: A reference the run is compared with: a paper, a README, a leaderboard, reported or published figures.
+_REFERENCE_WORD = re.compile(
+    r"\b(?:paper|readme|reported|published|official|you report|as reported|leaderbo\w+|"
+    r"previous publications?)\b",
+    re.I,
+)
+#: A question told in words: ``asked whether the number came from the evaluator``.
+_ASKED = re.compile(r"\b(?:asked|asks|asking|whether|wonder\w*)\b", re.I)
+_REPORTER_KEY = re.compile(r"^(?:reporter|user|op)\b", re.I)
+_FIGURE_WORD = re.compile(r"(?<![\w.])\d+(?:\.\d+)?%?(?![\w.]\d)")
+
+
+def evaluation_explains_gap(
+    lines: list[str], params: Mapping[str, object]
+) -> tuple[str, str] | None:
+    """``(comparison, explanation)`` when a report compares its run's figure with a reference (a sentence of
+    its text with a figure and a reference word: a paper, a README, a leaderboard, reported figures) and
+    someone of the thread other than the reporter explains the difference by the evaluation (a sentence
+    naming the evaluator, its protocol or settings, the leaderboard's entry, another language, task or
+    split, with a word of explanation in it or the next sentence: ``must``, ``should``, ``instead``,
+    ``different``, ``using``), not in a question; else ``None``."""
+    comparison = None
+    for line in lines:
+        for s in _sentences(line):
+            if _REFERENCE_WORD.search(s) and _FIGURE_WORD.search(s):
+                comparison = s.strip()
+                break
+        if comparison is not None:
+            break
+    if comparison is None:
+        return None
+    for key, text in _thread_values(params):
+        if _REPORTER_KEY.match(key):
+            continue
+        # the speaker's own words: a question quoted in the key (what was asked) is not theirs
+        sents = _sentences(text.removeprefix(f"{key}: "))
+        for i, s in enumerate(sents):
+            m = _EVAL_SIDE.search(s)
+            if not m or "?" in s or _ASKED.search(s):
+                continue
+            if re.search(
+                r"\b(?:not|no|nothing to do with)\s+(?:\w+\s+){0,2}$", s[: m.start()], re.I
+            ):
+                continue
+            if _EXPLAINS.search(" ".join(sents[i : i + 2])):
+                return comparison[:240], s.strip()[:240]
+    return None
+
+
+# --- a non-finite value the thread says went away by itself ------------------------------------------
+
+#: The symptom went away with nothing changed: ``it does not affect the training``, ``it usually takes a
+#: few iterations to get back to normal``, ``It recovered after few steps training``.
+_RECOVERED = re.compile(
+    r"\b(?:does|did|do|will|would)\s*(?:n't|not)\s+(?:really\s+)?affect\s+(?:the\s+)?"
+    r"(?:training|results?|model|performance|convergence)\b"
+    r"|\b(?:gets?|got|getting|goes|went|going|comes?|came|coming)\s+back\s+to\s+normal\b"
+    r"|\brecover(?:s|ed)\s+(?:after|within|in|by itself|on its own)\b",
+    re.I,
+)
+
+
+def stated_recovered(params: Mapping[str, object]) -> str | None:
+    """The sentence of a report's thread (:func:`_thread_values`) that says the symptom went away by itself
+    or did not affect the training (:data:`_RECOVERED`), not in a question and not followed by ``still`` /
+    ``did not help``; else ``None``."""
+    for key, text in _thread_values(params):
+        for s in _sentences(text):
+            if _RECOVERED.search(s) and "?" not in s and not _PERSISTED.search(s):
+                s = s.strip()
+                return (s if s.startswith(key) else f"{key}: {s}")[:240]
     return None

@@ -1,0 +1,57 @@
+"""verdict.policy._memory_stated (V19i) and verdict.statements.stated_memory_exhaustion on real reports
+whose out-of-memory is told in words, with no framework message pasted (tests/data/reports b15-07: 'the
+GPU runs out of memory' on a 12 GB GTX 1080, the OOM traceback a screenshot; b16-14: 'The workstation's
+128 GB RAM was quickly filled up, which was likely the cause that the training script failed')."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from mlaudit.cli import app
+from mlaudit_core.verdict.statements import stated_memory_exhaustion
+
+REPORTS = Path(__file__).resolve().parent / "data" / "reports"
+
+
+def _verdict(case: Path, log: Path | None = None) -> dict:
+    args = ["logs", str(log or case / "report.log"), "--config", str(case / "context.txt")]
+    return json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)["verdict"]
+
+
+def test_an_out_of_memory_told_in_words_is_an_infra_crash(tmp_path):
+    """Before: unknown/inconclusive ('no metric was logged at all'). The finding quotes the sentence and
+    names the device: the GPU for b15-07, the host's RAM (not the GPU) for b16-14. The same report with
+    the event turned into a question is not judged by this rule."""
+    (gpu,) = REPORTS.glob("b15-07-*")
+    v = _verdict(gpu)
+    assert (v["rule"], v["outcome"], v["cause"]) == ("V19i", "crashed", "infra_runtime")
+    assert "GPU ran out of memory" in v["summary"] and "runs out of memory" in v["summary"]
+    (host,) = REPORTS.glob("b16-14-*")
+    v = _verdict(host)
+    assert (v["rule"], v["outcome"], v["cause"]) == ("V19i", "crashed", "infra_runtime")
+    assert (
+        "host's memory (RAM)" in v["summary"] and "128 GB RAM was quickly filled up" in v["summary"]
+    )
+    log = tmp_path / "report.log"
+    log.write_text(
+        (gpu / "report.log")
+        .read_text()
+        .replace("the GPU runs out of memory.", "does the GPU run out of memory?")
+    )
+    assert _verdict(gpu, log)["rule"] != "V19i"
+
+
+def test_stated_memory_exhaustion_reads_only_what_a_sentence_asserts():
+    assert stated_memory_exhaustion(["I got a CUDA OOM at step 10."])[0] == "gpu"
+    assert stated_memory_exhaustion(["It runs out of memory with batch 8."])[0] == "memory"
+    for said in (
+        "There is no OOM, the loss is just flat.",
+        "Lower the batch size to avoid running out of GPU memory.",
+        "If the GPU runs out of memory, lower the batch size.",
+        "Maybe the GPU ran out of memory?",
+        "The RAM was filled up by the cache.",  # the host's memory full, but nothing failed
+    ):
+        assert stated_memory_exhaustion([said]) is None, said
