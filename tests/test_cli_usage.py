@@ -38,6 +38,19 @@ def test_usage_errors_are_one_line_exit_2(args, message, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_no_such_path_either_names_the_missing_path(tmp_path):
+    """``mlaudit OUTPUT_DIR`` with a mistyped folder name: the one line says that no file or
+    folder of that name exists, not only that no command has it; a near command name keeps
+    click's suggestion alone."""
+    p = _run("outdir", cwd=tmp_path)
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and len(lines) == 1, p.stderr
+    assert f"no file or folder 'outdir' in {tmp_path}" in lines[0], p.stderr
+    near = _run("mlfow", "x", cwd=tmp_path)
+    assert near.returncode == 2 and "Did you mean 'mlflow'?" in near.stderr, near.stderr
+    assert "no file or folder" not in near.stderr
+
+
 def test_help_version_and_audit_exit_codes_pass_through(tmp_path):
     assert _run("--version").stdout.startswith("mlaudit ")
     bare = _run()

@@ -247,6 +247,24 @@ def _route_path(argv: list[str]) -> list[str]:
     return argv
 
 
+def _no_such_path_either(msg: str, argv: list[str], ctx) -> str:
+    """click's ``No such command 'out'.`` for a first argument that is neither a command nor
+    anything on disk: ``mlaudit PATH`` (the Use section's first line) with a mistyped or missing
+    path lands there, so the line also says that no file or folder of that name exists (in the
+    current folder), unless click already suggests a command (``Did you mean 'mlflow'?``)."""
+    import os
+
+    if (
+        (ctx is None or ctx.parent is None)
+        and argv
+        and msg.startswith("No such command")
+        and "Did you mean" not in msg
+        and not os.path.lexists(argv[0])
+    ):
+        return f"{msg.rstrip('.')}, and no file or folder {argv[0]!r} in {os.getcwd()} to audit."
+    return msg
+
+
 def main() -> None:
     """Console-script entry point.
 
@@ -284,7 +302,7 @@ def main() -> None:
     except usage_error as exc:
         ctx = _usage_context(exc)
         cmd = ctx.command_path if ctx is not None else "mlaudit"
-        msg = " ".join(exc.format_message().split())
+        msg = _no_such_path_either(" ".join(exc.format_message().split()), sys.argv[1:], ctx)
         sys.stderr.write(f"{cmd}: {msg} (see '{cmd} --help')\n")
         sys.exit(2)
     except click_error as exc:
