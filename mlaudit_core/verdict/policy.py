@@ -27,7 +27,7 @@ import numpy as np
 from ..detectors.base import detector_for, registry
 from ..plan import NORMAL_END
 from ..report import Cause, Finding, Outcome, Severity
-from ..roles import Role
+from ..roles import Role, is_higher_better
 from ..rundata import RunData, RunStatus
 from ..signal import fmt
 from ..signatures import match_line
@@ -1884,6 +1884,51 @@ def new_best_at_end(run: RunData, f: Finding) -> tuple[str, int, int] | None:
     return None
 
 
+#: Held-out accuracy lost to memorising: its last-quarter median below its best by at least this share of the
+#: best (and 3x its evaluation noise, GE003's) ...
+ACCURACY_LOST_SHARE = 0.10
+#: ... while the training loss's last-quarter median fell to at most this share of its value at that best:
+#: training went on fitting the training set (own f6b2-11: YOLOv8-cls top-1 0.706 at epoch 24, last quarter
+#: 0.605, training loss 1.0 -> 0.034).
+ACCURACY_LOST_TRAIN_SHARE = 0.5
+
+
+def accuracy_lost_to_memorising(c: Ctx) -> str | None:
+    """A description when the held-out accuracy peaked and then stayed below its peak (last-quarter median
+    >= :data:`ACCURACY_LOST_SHARE` of the best and >= 3x its noise below it, the best before the last
+    quarter, >= 8 evaluations) while the training loss kept falling to :data:`ACCURACY_LOST_TRAIN_SHARE` of
+    its value at that best or less and GE005 finds the held-out loss >= 2x the training loss at the end:
+    the textbook overfit read on the task metric when the held-out loss only flattens. ``None`` otherwise."""
+    g = c.get("GE005", Severity.WARNING)
+    ak, tk = c.run.key_for(Role.VAL_ACCURACY), c.run.key_for(Role.TRAIN_LOSS)
+    if not g or not ak or not tk or not is_higher_better(ak):
+        return None
+    a = c.run.metrics.series(ak).by_step().finite()
+    t = c.run.metrics.series(tk).by_step().finite()
+    n = len(a)
+    if n < 8 or len(t) < 8:
+        return None
+    ib = int(np.argmax(a.values))
+    q = max(2, n // 4)
+    if ib >= n - q:
+        return None
+    best, tail = float(a.values[ib]), float(np.median(a.values[-q:]))
+    half = a.values[n // 2 :]
+    noise = float(np.median(np.abs(np.diff(half))))
+    if best <= 0 or best - tail < max(ACCURACY_LOST_SHARE * best, 3 * noise):
+        return None
+    at_best = t.values[t.steps <= a.steps[ib]]
+    if not len(at_best) or at_best[-1] <= 0:
+        return None
+    t_end = float(np.median(t.values[-max(1, len(t) // 4) :]))
+    if t_end > ACCURACY_LOST_TRAIN_SHARE * float(at_best[-1]):
+        return None
+    return (
+        f"{ak} peaked at {fmt(best)} (step {int(a.steps[ib])}) and sat at {fmt(tail)} over the last quarter "
+        f"(noise ~{fmt(noise)}) as {tk} fell from {fmt(float(at_best[-1]))} to {fmt(t_end)}"
+    )
+
+
 def _val_plateau(c: Ctx) -> Decision | None:
     """GE007: the monitored validation metric came within its noise of its best early and did not
     improve in the rest of the run (detector: defaults; fires on no healthy run of realworld/own/
@@ -1901,6 +1946,16 @@ def _val_plateau(c: Ctx) -> Decision | None:
         # (its best far before the stop) is still a plateau (own tb09, csv05).
         return None
     if f and not stopped:  # a run cut short never had the chance to improve: its stop explains more
+        lost = accuracy_lost_to_memorising(c)
+        if lost is not None:
+            return Decision(
+                Outcome.OVERFIT,
+                Cause.MODEL_CONVERGENCE,
+                f"The run overfit: {f.message}, while {lost}. The model fits the training set ever "
+                "better and held-out data worse: keep the checkpoint at the held-out best, regularise or "
+                "augment, or stop there.",
+                f,
+            )
         return Decision(
             Outcome.PLATEAUED,
             Cause.MODEL_CONVERGENCE,
@@ -4286,8 +4341,10 @@ POLICY: tuple[Rule, ...] = (
         145,
         "GE007 at warning (the monitored validation metric stopped "
         "improving early, or improved < 2% over the second half while the training loss kept falling and "
-        "the gap widened); not on a run that stopped early or ended failed",
-        (Outcome.PLATEAUED,),
+        "the gap widened); not on a run that stopped early or ended failed; overfit when the held-out accuracy "
+        "peaked and sat >= 10% below its peak over the last quarter while the training loss fell to half its "
+        "value at that peak and GE005 finds the held-out loss >= 2x the training loss",
+        (Outcome.PLATEAUED, Outcome.OVERFIT),
         (Cause.MODEL_CONVERGENCE,),
         _val_plateau,
         codes=("GE007",),
