@@ -55,3 +55,16 @@ def test_stated_memory_exhaustion_reads_only_what_a_sentence_asserts():
         "The RAM was filled up by the cache.",  # the host's memory full, but nothing failed
     ):
         assert stated_memory_exhaustion([said]) is None, said
+
+
+def test_a_kill_told_in_the_passive_is_read_and_the_users_own_stop_is_not():
+    assert (
+        stated_memory_exhaustion(["My training process was killed after epoch 3."])[0] == "killed"
+    )
+    assert stated_memory_exhaustion(["The job got silently killed by the cluster."])[0] == "killed"
+    for said in (
+        "I killed the training since it was slow.",
+        "The process was not killed.",
+        "Why was the job killed?",
+    ):
+        assert stated_memory_exhaustion([said]) is None, said

@@ -2493,6 +2493,8 @@ def _memory_stated(c: Ctx) -> Decision | None:
         "gpu": "the GPU ran out of memory",
         "host": "the host's memory (RAM) filled up and the run died: a host out-of-memory, not the GPU's",
         "memory": "the run ran out of memory",
+        "killed": "the run's process was killed from outside (the host's out-of-memory killer or the "
+        "scheduler: a kill signal is an infra event, never a code bug)",
     }[dev]
     fix = {
         "gpu": "lower the per-device batch size or sequence/image size (check the command's actual "
@@ -2501,6 +2503,9 @@ def _memory_stated(c: Ctx) -> Decision | None:
         "memory while training, or use a machine with more RAM",
         "memory": "find which memory ran out (GPU or host RAM) and lower the batch size or the data-loader "
         "workers accordingly",
+        "killed": "check the kernel log (dmesg: 'Out of memory: Killed process') and the scheduler's "
+        "accounting for the kill's reason, then lower host memory use (loader workers, cached data) or ask "
+        "for more memory or time",
     }[dev]
     return Decision(
         Outcome.CRASHED,
@@ -4677,8 +4682,9 @@ POLICY: tuple[Rule, ...] = (
         "memory-stated",
         191,
         "no judgeable curve, no finding at error; a sentence of the report states that the run's memory ran "
-        "out (the GPU's; or the host's RAM filled up where the report says the run failed), not in a "
-        "question, a negation, a condition or a hedge -> crashed, infra_runtime",
+        "out (the GPU's; or the host's RAM filled up where the report says the run failed) or that its "
+        "process was killed (passive: 'the job got killed'), not in a question, a negation, a condition or "
+        "a hedge -> crashed, infra_runtime",
         (Outcome.CRASHED,),
         (Cause.INFRA_RUNTIME,),
         _memory_stated,
@@ -4695,6 +4701,14 @@ POLICY: tuple[Rule, ...] = (
                 ("crashed", "infra_runtime"),
                 params={
                     "reporter": "The 128 GB RAM was quickly filled up, and the training script failed."
+                },
+            ),
+            Case(
+                "the training process killed, told in words",
+                (),
+                ("crashed", "infra_runtime"),
+                params={
+                    "reporter": "My training process was killed after epoch 3 without any error."
                 },
             ),
             Case(

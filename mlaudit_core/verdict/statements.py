@@ -342,6 +342,13 @@ _HOST_FULL = re.compile(
     re.I,
 )
 _GPU_WORD = re.compile(r"\b(?:gpus?|cuda|vram|graphics card)\b", re.I)
+#: The run's process killed from outside, in the passive (``the training process was killed``, ``my job got
+#: killed``): the OOM killer or the scheduler, not the code (``I killed it`` is the user's own stop).
+_KILLED = re.compile(
+    r"\b(?:process(?:es)?|training|trainings|job|jobs|script|run|worker|workers|program|kernel|it)\b"
+    r"[^.;!?]{0,30}?\b(?:was|were|got|gets|get|is|are|being|been)\s+(?:(?!not\b|never\b)\w+\s+)?killed\b",
+    re.I,
+)
 #: The run stopped: ``the training script failed``, ``crashed``, ``was killed``, ``dies``.
 _FAILED = re.compile(
     r"\b(?:fail(?:s|ed)?|crash(?:es|ed)?|killed|di(?:es|ed)|abort(?:s|ed)|stopped|terminated)\b",
@@ -370,7 +377,8 @@ def stated_memory_exhaustion(lines: list[str]) -> tuple[str, str] | None:
     states that the run's memory ran out: ``("gpu", ...)`` for a device's memory (``the GPU runs out of
     memory``), ``("host", ...)`` for the host's RAM filling up in a sentence or thread that also says the
     run failed (``The workstation's 128 GB RAM was quickly filled up, which was likely the cause that the
-    training script failed``), ``("memory", ...)`` for memory running out with no device named; else
+    training script failed``), ``("memory", ...)`` for memory running out with no device named,
+    ``("killed", ...)`` for the run's process killed from outside in the passive (:data:`_KILLED`); else
     ``None``. A question, a negation, a condition or a hedge before the event in its clause states nothing
     (``does it run out of memory?``, ``to avoid running out of memory``, ``maybe it is an OOM``)."""
     host: tuple[str, str] | None = None
@@ -384,6 +392,9 @@ def stated_memory_exhaustion(lines: list[str]) -> tuple[str, str] | None:
                     if dev == "memory" and _GPU_WORD.search(s[: m.start()]):
                         dev = "gpu"
                     return dev, s.strip()[:240]
+            m = _KILLED.search(s)
+            if m and _asserted(s, m.start()):
+                return "killed", s.strip()[:240]
             m = _HOST_FULL.search(s)
             if host is None and m and _asserted(s, m.start()):
                 host = ("host", s.strip()[:240])
