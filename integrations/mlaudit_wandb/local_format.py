@@ -134,6 +134,15 @@ def _recent(path: Path) -> bool:
 _now = time.time  # the clock _silence compares record times with (a test moves it forward)
 
 
+def _records_silent(run) -> bool:
+    """Whether the history's own wall times say nothing was written for longer than a live run stays
+    silent (:func:`_silence`). A file's mtime is the time it was copied (a clone, an archive
+    extracted a minute ago); the records' times are when the run wrote them (own corpus f10b1-13: a
+    ``.wandb`` cut at 512 KiB, its last record 2.9 years old, read from a fresh clone)."""
+    age, limit = _silence(run)
+    return age is not None and age > limit
+
+
 def _silence(run) -> tuple[float | None, float]:
     """How long ago the run's last record was written, and how long a live run stays silent.
 
@@ -271,7 +280,7 @@ def _check_summary(run, path: Path) -> None:
     elif footer:
         run.status = RunStatus.FINISHED
         how = "files/output.log ends with W&B's end-of-run footer"
-    elif truncated and not _recent(path):
+    elif truncated and (not _recent(path) or _records_silent(run)):
         run.status = RunStatus.UNKNOWN
         how = "wandb-summary.json reached a later step than the .wandb (a live run's never does)"
     else:

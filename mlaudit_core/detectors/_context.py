@@ -95,6 +95,8 @@ def chance(run: RunData, *, vocab: bool = True) -> Chance | None:
         seen is not None
     ):  # what the run shows beats what a param might mean (``classes: 200`` of a dataset)
         return seen
+    if regression_task(run):
+        return None  # a regression has no uniform guess over classes: no integer of it is a K
     got = chance_level(run.params)
     if got is not None and 0 < got[0] < 1:
         k = max(2, round(1 / got[0]))
@@ -129,6 +131,27 @@ def chance(run: RunData, *, vocab: bool = True) -> Chance | None:
             if n >= 2:
                 return Chance(1 / n, math.log(n), n, key)
     return None
+
+
+#: HF's ``problem_type`` param (``model_config.problem_type``, ``args.problem_type``) as a whole leaf.
+_PROBLEM_TYPE_KEY = re.compile(r"(?:^|[./])problem_type$", re.IGNORECASE)
+
+
+def regression_task(run: RunData) -> bool:
+    """Whether the run's config states a regression: HF ``problem_type: regression`` (transformers'
+    ``PretrainedConfig``: the loss is MSE on ``num_labels`` outputs), or a label map of one entry (HF's
+    ``num_labels=1`` regression head). A regression loss has no chance level over classes, so no
+    config integer (a pretrained model's ``vocab_size``) gives one (issue 27: the chance level comes
+    from the task's label count only; own corpus f10b2-01: an ESM protein-regression fine-tune with the
+    masked-LM config's ``vocab_size`` 33 and ``id2label`` {0: LABEL_0}, MSE 25 -> 15)."""
+    for key, v in run.params.items():
+        if (
+            _PROBLEM_TYPE_KEY.search(key.strip())
+            and str(v).strip().strip("'\"").lower() == "regression"
+        ):
+            return True
+    labels = label_map(run)
+    return labels is not None and labels[0] == 1
 
 
 def _token_task(run: RunData) -> bool:

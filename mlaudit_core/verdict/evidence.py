@@ -471,7 +471,23 @@ def _reached_epochs(run: RunData) -> float | None:
         st = _reached_steps(run)
         if st is not None:
             return st + 1  # results.csv / Keras epochs are 0-based rows: row k is epoch k+1
-    return None
+    return _summary_epoch(run)
+
+
+def _summary_epoch(run: RunData) -> float | None:
+    """The epoch the tracker's end-of-run summary holds (W&B ``wandb-summary.json``'s ``epoch``, kept as
+    the ``summary.epoch`` param when the history is cut or absent): the last epoch the run logged, a
+    witness of how far it got that no history series carries (own corpus f10b1-13: a truncated
+    ``.wandb`` history stops in epoch 1, its summary says epoch 20 of 20, iteration 30820 = 20 x 1541).
+    An integer is read as 0-based, like an epoch series (+1 errs towards complete)."""
+    v = run.params.get("summary.epoch")
+    try:
+        x = float(v) if v is not None else math.nan
+    except (TypeError, ValueError):
+        return None
+    if not math.isfinite(x) or x < 0:
+        return None
+    return x + 1 if x == int(x) else x
 
 
 #: Keys of the Hugging Face Trainer's end-of-training summary: ``Trainer.train`` logs them once, when
@@ -589,8 +605,14 @@ def _read_plan(run: RunData, e: Ending) -> None:
                     reached = max(reached or 0.0, gs[1])
             elif plan.reached is not None:
                 reached = max(reached or 0.0, plan.reached)
+        elif console:
+            # a console's header count and the tracker's end-of-run summary are two witnesses: the
+            # larger holds (a header printed once, then tqdm bars only, counts 1 of 20 in a run whose
+            # summary is at epoch 20)
+            summ = _summary_epoch(run)
+            reached = plan.reached if summ is None else max(plan.reached or 0.0, summ)
         else:
-            reached = plan.reached if console else _reached_epochs(run)
+            reached = _reached_epochs(run)
         if reached is not None:
             e.planned_key, e.planned, e.unit, e.reached = (
                 plan.source,
@@ -651,11 +673,62 @@ def _watched(run: RunData):
     return ms, bool(mhib)
 
 
+#: A stop no patience param explains is read as early stopping when the held-out metric's last
+#: improvement came at least this many evaluations before the end: Lightning's ``EarlyStopping``
+#: patience default is 3, HF ``early_stopping_patience`` and Keras ``patience`` are set by the user
+#: (tests/data/newuser10 lightning_early_stopped_tb: 3, newuser9 keras_early_stopping: 4).
+MIN_INFERRED_PATIENCE = 2
+#: ... in a run with at least this many evaluations (fewer give no curve a stop could follow).
+MIN_PATIENCE_EVALS = 5
+
+
+def _infer_patience(run: RunData, e: Ending) -> None:
+    """A short epoch run with no patience param whose end is early stopping's own signature: the
+    held-out metric an early-stopping callback watches (the run's named monitor, else the validation
+    loss, the default of Keras' ``EarlyStopping`` and of HF's ``metric_for_best_model``, else the
+    validation accuracy) has >= :data:`MIN_PATIENCE_EVALS` evaluations, none of the last ``k`` >=
+    :data:`MIN_INFERRED_PATIENCE` beat its best, and its last evaluation is at or after the last
+    training record: the run stopped right after an evaluation, where callbacks run, ``k``
+    evaluations after its best, and its best came in the second half of the evaluations (``k`` at
+    most half of them: a patience is short beside the run; a best at the first evaluations and a
+    rise after it is overfitting whatever stopped it, shared/cases overfit-small-data: val_loss
+    rising from epoch 1 to 5 of 10). Lightning's and Keras' early stopping print nothing by default
+    (``verbose`` off), so a console or a logger folder is all that is left of it. A process killed
+    mid-epoch leaves training records after its last evaluation."""
+    from ..roles import is_higher_better
+
+    watched = _watched(run)
+    vk = run.key_for(Role.VAL_LOSS)
+    if watched is not None:
+        s, hib = watched
+    elif vk and len(run.metrics.series(vk).by_step().finite()) >= 2:
+        s, hib = run.metrics.series(vk).by_step().finite(), is_higher_better(vk)
+    else:
+        role, s = _val_series(run)
+        if s is None:
+            return
+        hib = role is Role.VAL_ACCURACY or is_higher_better(s.key)
+    tk = run.key_for(Role.TRAIN_LOSS)
+    t = run.metrics.series(tk).by_step().finite() if tk else None
+    if len(s) < MIN_PATIENCE_EVALS or (t is not None and len(t) and t.steps[-1] > s.steps[-1]):
+        return
+    waited = _patience_counter(s.values, bool(hib), 0.0)
+    if MIN_INFERRED_PATIENCE <= waited <= (len(s) - 1) // 2:
+        e.early_stopped = (
+            f"{s.key} last improved {waited} evaluations before the end and the run stopped right "
+            "after an evaluation: the end an early-stopping callback with that patience gives (none "
+            "is printed by default)"
+        )
+
+
 def _read_patience(run: RunData, e: Ending) -> None:
     """A short epoch run whose early-stopping patience explains the stop: the held-out metric last
     improved at least 90% of ``patience`` evaluations before the end, or improved by less than
     ``min_delta`` for ``patience`` evaluations."""
     pat = _param(run, _PATIENCE)
+    if e.short and not e.early_stopped and pat is None and e.unit == "epoch" and not e.interrupt:
+        _infer_patience(run, e)
+        return
     if not (e.short and not e.early_stopped and pat is not None and e.unit == "epoch"):
         return
     role, s = _val_series(run)
