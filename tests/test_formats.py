@@ -282,6 +282,21 @@ def test_swav_launches_split_and_config_not_metrics():
     assert "train/epsilon" not in run.metrics.keys and run.params["log.epochs"] == "400"
 
 
+def test_console_split_launches_batch_index_within_epoch_is_no_launch():
+    """Realworld f10b2-09 (MTCNN, three stages PNet/RNet/ONet of 20 epochs each, ``Epoch: 2, Step: 0``
+    after ``Epoch: 1, Step: 5800``): the step counts batches within the epoch, so it starts over every
+    epoch while the epoch goes up; only the stage starts (epoch back to 1) are launches. Was read as
+    60 launches (the last one epoch of 5 points); now 3, the last stage's 20 epochs kept with its
+    steps numbered on across epochs (no counter reset left for LI002)."""
+    path = REPO / "tests/data/realworld/runs/Enderfga--mtCNN_sysu/nohup.out"
+    _, run = load_path(path).runs[-1]
+    assert any("holds 3 launches" in n for n in run.notes), run.notes
+    loss = run.metrics.series("train/loss")
+    assert len(loss) == 100 and np.all(np.diff(loss.steps) > 0)
+    epoch = run.metrics.series("train/epoch").values
+    assert epoch[0] == 1 and epoch[-1] == 20
+
+
 def test_nanogpt_derived_console():
     _, run = load_path(DATA / "nanogpt_train.log").runs[0]
     assert len(run.metrics.series("train/loss")) > 100

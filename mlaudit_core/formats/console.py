@@ -147,17 +147,72 @@ def _epoch_restarts(run, main: str) -> list[int]:
     return []
 
 
-def _last_launch_series(run, keys: list[str], cut_wall: float, cut_at: tuple[int, int]) -> list:
-    """Each key's points of the last launch: those at or after the last restart's wall time when
-    every point has one, else for a key with as many points as the main series those from the
-    restart's index (``cut_at``: the main series' length and that index), else those after the
-    key's own last restart."""
+def _launch_restarts(run, main: str, restarts: list[int]) -> list[int]:
+    """The step restarts of ``main`` that begin a launch: where a ``*/epoch`` series logged with each
+    of its points goes up at the restart, the step counts batches within the epoch (``Epoch: 2,
+    Step: 0`` after ``Epoch: 1, Step: 5800``): the training counter (epoch, step) goes on, so that
+    restart is no launch (realworld f10b2-09: three MTCNN stages of 20 epochs each, 60 'launches'
+    before). A restart where the epoch also starts over or goes back, or with no epoch logged, stays."""
+    n = len(run.metrics.series(main))
+    for k in run.metrics.keys:
+        e = run.metrics.series(k).values
+        if k.split("/")[-1] == "epoch" and len(e) == n:
+            return [i for i in restarts if not e[i] > e[i - 1]]
+    return restarts
+
+
+def _steps_across_epochs(run, main: str) -> None:
+    """Number the steps of a launch whose step counts batches within the epoch (``Epoch: 2, Step: 0``
+    after ``Epoch: 1, Step: 5800``) on from the previous epoch's last step, in place: each restart of
+    ``main``'s step where the ``*/epoch`` logged with each point goes up (:func:`_launch_restarts`)
+    adds the step reached before it plus one stride (the median step increment), for every series
+    logged with ``main`` (the same steps); the others keep theirs. Without this a per-epoch batch
+    index reads as a counter reset every epoch (LI002)."""
+    from ._common import split_restarts
+
+    s = run.metrics.series(main)
+    steps = s.steps.astype(np.float64)
+    inner = split_restarts(steps)
+    if not inner or _launch_restarts(run, main, inner):
+        return  # no restart, or one the epoch does not explain: the steps stay as printed
+    diffs = np.diff(steps)
+    stride = float(np.median(diffs[diffs > 0])) if (diffs > 0).any() else 1.0
+    new = steps.copy()
+    offset = 0.0
+    for a, b in zip([0, *inner], [*inner, len(steps)]):
+        new[a:b] = steps[a:b] - steps[a] + offset
+        offset = new[b - 1] + stride
+    kept = []
+    for k in run.metrics.keys:
+        ks = run.metrics.series(k)
+        same = len(ks) == len(s) and np.array_equal(ks.steps, s.steps)
+        kept.append(type(ks)(k, new, ks.values, ks.wall_times) if same else ks)
+    run.metrics = MetricTable.from_series(kept)
+    run.notes.append(
+        f"{main}: the printed step counts batches within each epoch (it starts over {len(inner)} "
+        "time(s) as the epoch goes up); the steps are numbered on across epochs"
+    )
+
+
+def _last_launch_series(
+    run, keys: list[str], cut_wall: float, cut_at: tuple[int, int, np.ndarray]
+) -> list:
+    """Each key's points of the last launch: for a key logged with the main series (its steps) those
+    from the restart's index (``cut_at``: the main series' length, that index and its steps), else
+    those at or after the last restart's wall time when every point has one, else for a key with as
+    many points as the main series those from the restart's index, else those after the key's own
+    last restart."""
     from ._common import split_restarts
 
     kept = []
+    main_steps = cut_at[2]
     for k in keys:
         ks = run.metrics.series(k)
-        if np.isfinite(cut_wall) and np.isfinite(ks.wall_times).all():
+        if len(ks) == cut_at[0] and np.array_equal(ks.steps, main_steps):
+            # logged with the main series, point for point: cut at the restart's index (a wall time
+            # printed to the second can hold points of both launches)
+            m = np.arange(len(ks)) >= cut_at[1]
+        elif np.isfinite(cut_wall) and np.isfinite(ks.wall_times).all():
             m = ks.wall_times >= cut_wall
         elif len(ks) == cut_at[0]:
             m = np.arange(len(ks)) >= cut_at[1]
@@ -204,8 +259,11 @@ def split_launches(run, name: str) -> None:
     lossy = [k for k in keys if "loss" in k.lower() and len(run.metrics.series(k)) >= 3] or keys
     main = max(lossy, key=lambda k: len(run.metrics.series(k)))
     s = run.metrics.series(main)
-    restarts = split_restarts(s.steps.astype(np.float64)) or _epoch_restarts(run, main)
+    step_restarts = split_restarts(s.steps.astype(np.float64))
+    restarts = _launch_restarts(run, main, step_restarts) or _epoch_restarts(run, main)
     if not restarts:
+        if step_restarts:
+            _steps_across_epochs(run, main)
         return
     from ..baseline.reruns import split_reruns
 
@@ -214,7 +272,7 @@ def split_launches(run, name: str) -> None:
     reruns = split_reruns(run)
     cut_wall = s.wall_times[restarts[-1]]
     kept = _config_values_to_params(
-        run, _last_launch_series(run, keys, cut_wall, (len(s), restarts[-1])), main
+        run, _last_launch_series(run, keys, cut_wall, (len(s), restarts[-1], s.steps)), main
     )
     bounds = [0, *restarts, len(s)]
     segs = [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]
@@ -225,6 +283,7 @@ def split_launches(run, name: str) -> None:
     more = "" if len(segs) <= 21 else f" and {len(segs) - 21} more"
     last_a, last_b = segs[-1]
     run.metrics = MetricTable.from_series(kept)
+    _steps_across_epochs(run, main)
     run.notes.append(
         f"{name} holds {len(segs)} launches appended one after another ({main} starts over "
         f"{len(restarts)} time(s)); audited the last (steps {int(s.steps[last_a])}-"

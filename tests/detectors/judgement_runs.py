@@ -818,6 +818,67 @@ def _keras_reruns(out: Path) -> dict:
     return runs
 
 
+# --- two models trained one after another into one log (a multi-stage pipeline) -----------------------
+
+_TORCH_STAGES_SCRIPT = """
+import sys, time
+import torch
+torch.set_num_threads(1)
+centres = torch.randn(10, 16, generator=torch.Generator().manual_seed(123)) * 2.0
+g = torch.Generator().manual_seed(0)
+y = torch.randint(0, 10, (1536,), generator=g)
+x = centres[y] + 1.5 * torch.randn(1536, 16, generator=g)
+
+
+def stage(name, hidden, epochs):
+    print(f"Training {name}:", flush=True)
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=32, shuffle=True)
+    for epoch in range(1, epochs + 1):
+        for step, (xb, yb) in enumerate(loader):
+            out = model(xb)
+            loss = torch.nn.functional.cross_entropy(out, yb)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if step % 8 == 0:  # the step counts batches within the epoch, as MTCNN-style trainers print it
+                acc = float((out.argmax(1) == yb).float().mean())
+                print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} : Epoch: {epoch}, Step: {step}, "
+                      f"accuracy: {acc:.4f}, loss: {loss.item():.5f}, lr:0.05", flush=True)
+
+
+stage("small", 16, 5)
+stage("large", 64, 5)
+print("All stages done", flush=True)
+"""
+
+
+def _torch_stages(out: Path) -> dict:
+    """A plain PyTorch script that trains two models one after another (stage ``small`` then stage
+    ``large``, 5 epochs each, a per-epoch batch index as the printed step), captured as users capture
+    it, ``python train.py > train.log 2>&1``: two trainings, each its own epoch counter from 1."""
+    import shutil
+    import tempfile
+
+    work = Path(tempfile.mkdtemp(prefix="torch-stages-"))
+    (work / "train.py").write_text(_TORCH_STAGES_SCRIPT)
+    log = out / "torch_stages" / "two_models" / "train.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("wb") as fh:
+        subprocess.run(
+            [sys.executable, str(work / "train.py")],
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            check=True,
+            timeout=900,
+            cwd=str(work),
+        )
+    shutil.rmtree(work, ignore_errors=True)
+    return {"two_models": str(log)}
+
+
 MAKERS = {
     "torch_val_inf": _torch_val_inf,
     "torch_lr": _torch_lr_nan,
@@ -831,6 +892,7 @@ MAKERS = {
     "torch_workers": _torch_workers,
     "lightning_resume": _lightning_resume,
     "keras_metric": _keras_metric,
+    "torch_stages": _torch_stages,
 }
 
 
