@@ -944,7 +944,7 @@ def _nan_recovered_stated(c: Ctx) -> Decision | None:
     if said is None:
         return None
     return Decision(
-        Outcome.UNKNOWN,
+        _healthy_so_far(c),
         Cause.HEALTHY,
         f"A non-finite value was reported ({f.message}), and the thread says the run came back from it, in "
         f'the sentence "{said}": a transient NaN/inf (a loss-scale search under mixed precision, a skipped '
@@ -2681,10 +2681,20 @@ def _thread_says_expected(c: Ctx) -> Decision | None:
     if said is None or _reproduction_within_noise(c) is not None:
         return None  # reruns within their noise band say succeeded from figures (V19d)
     return Decision(
-        Outcome.UNKNOWN,
+        _healthy_so_far(c),
         Cause.HEALTHY,
         f"Not judged from figures (no judgeable curve), and nothing in the input is a failure; the "
         f'maintainer states the behaviour is expected, in the sentence "{said}": no failure to fix.',
+    )
+
+
+def _healthy_so_far(c: Ctx) -> Outcome:
+    """The outcome of a report a thread clears without a judgeable curve: running (the reporter asked while
+    the run went on, no end seen) unless the tracker gives the run a final status."""
+    return (
+        Outcome.RUNNING
+        if c.run.status in (RunStatus.RUNNING, RunStatus.UNKNOWN)
+        else Outcome.UNKNOWN
     )
 
 
@@ -3595,8 +3605,8 @@ POLICY: tuple[Rule, ...] = (
         68,
         "RT009 the only finding at error, no loss history (< 3 finite training-loss points), and a sentence "
         "of the thread that the symptom went away by itself or did not affect the training (not a question, "
-        "not followed by 'still') -> unknown, healthy",
-        (Outcome.UNKNOWN,),
+        "not followed by 'still') -> running (no final tracker status), else unknown; healthy",
+        (Outcome.RUNNING, Outcome.UNKNOWN),
         (Cause.HEALTHY,),
         _nan_recovered_stated,
         codes=("RT009",),
@@ -4767,8 +4777,9 @@ POLICY: tuple[Rule, ...] = (
         "thread-says-expected",
         193,
         "no judgeable curve, no finding at error, and a maintainer's sentence in the report that the "
-        "behaviour is expected (not next to a cause or failure word)",
-        (Outcome.UNKNOWN,),
+        "behaviour is expected (not next to a cause or failure word) -> running (no final tracker status), "
+        "else unknown; healthy",
+        (Outcome.RUNNING, Outcome.UNKNOWN),
         (Cause.HEALTHY,),
         _thread_says_expected,
         cases=(
