@@ -70,3 +70,13 @@ def test_an_interrupt_after_the_bar_is_still_a_stop(tmp_path):
         )
     v = _audit(str(log))
     assert v["outcome"] == "crashed", v["summary"]
+
+
+def test_open_bar_quotes_only_the_bars_last_redraw(tmp_path):
+    """tqdm writes every redraw of a bar to a file on one line, each after a carriage return: the
+    verdict quotes the last redraw alone (newuser11: ``timeout 20 python train.py > log 2>&1``
+    quoted three redraws joined by ``\\x0d``)."""
+    log = _tqdm_log(tmp_path / "train.log", epochs=4, stop_at=90)
+    v = _audit(str(log))
+    assert v["summary"].count("Epoch 3") == 1 and "\\x0d" not in v["summary"], v["summary"]
+    assert "90/200" in v["summary"] and "\r" not in v["summary"], v["summary"]

@@ -213,7 +213,8 @@ def open_bar(lines: list[str]) -> str | None:
     m = found[-1] if found else None  # the bar's last redraw on the line
     if m is None or not 0 < int(m["n"]) < int(m["m"]):
         return None
-    return last.strip()[-160:]
+    # only the bar's last redraw: tqdm writes its redraws to a file on one line, each after a '\r'
+    return last[last.rfind("\r", 0, m.start()) + 1 :].strip()[-160:]
 
 
 #: An interrupt (Ctrl-C, SIGTERM) or the shell's report of a fatal signal that ended the process (bash's
