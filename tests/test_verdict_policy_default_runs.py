@@ -111,3 +111,13 @@ def test_policy_sigterm_next_action_names_no_raising_frame():
     ((_, run),) = load_path(DATA / "lightning_hang_then_sigterm.log").runs
     acts = " ".join(a.action for a in audit(run).next_actions)
     assert "raising frame" not in acts, acts
+
+
+@pytest.mark.parametrize("name", ["keras_warmup_lr200.log", "keras_warmup_lr200.csv"])
+def test_policy_risen_then_frozen_loss_is_divergence(name):
+    """V06d on a real Keras run (console and CSVLogger) whose warm-up to lr 200 moved the model to a
+    dead fixed point: loss 8.42 -> 12.4978 at every later epoch, accuracy identical. Was plateaued
+    (V14b, 'more steps buy nothing') with no word of the learning rate."""
+    v = _verdict(name)
+    assert (v.outcome.value, v.cause.value) == ("diverged", "model_convergence"), v.summary
+    assert "rose and froze" in v.summary and "learning rate" in v.summary

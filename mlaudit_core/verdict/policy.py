@@ -816,6 +816,52 @@ def _blown_up_start(c: Ctx) -> Decision | None:
 VAL_NONFINITE_TRAIN_RISE = 1.5
 
 
+#: Risen then frozen: the training loss's last points (at least this many) repeat one level ...
+RISEN_FROZEN_POINTS = 4
+#: ... to within this share of it (median absolute deviation; OP003's frozen_rel_spread, 1e-4), the level at
+#: least this multiple of the first point: the run ended above where it started (OP003 leaves such a loss
+#: to OP001, whose divergence needs a 2x rise).
+RISEN_FROZEN_RISE = 1.1
+
+
+def _risen_then_frozen(c: Ctx) -> Decision | None:
+    """V06d: the training loss (>= 6 finite points, none non-finite) rose to >= 1.1x its first point and
+    its last >= 4 points repeat one level (median deviation <= 1e-4 of it, printed precisely enough to
+    show it: :func:`signal.print_resolution` <= 1e-3 of the level): an update moved the model to a fixed
+    point worse than its start, where no later update changes anything (saturated softmax outputs, dead
+    ReLUs). That is what a learning rate far too high does (a real Keras 3.15 run, SGD warm-up to lr 200:
+    loss 8.42 -> 12.4978 at every later epoch = (1 - accuracy) x -ln(1e-7), every prediction one-hot and
+    clipped; accuracy identical to 9 digits): diverged, model_convergence."""
+    from ..signal import print_resolution
+
+    k = c.run.key_for(Role.TRAIN_LOSS)
+    if not k:
+        return None
+    raw = c.run.metrics.series(k).by_step()
+    if len(raw) < 6 or not np.isfinite(raw.values).all():
+        return None
+    v = raw.values.astype(float)
+    tail = v[-RISEN_FROZEN_POINTS:]
+    level = float(np.median(tail))
+    if v[0] <= 0 or level < RISEN_FROZEN_RISE * float(v[0]):
+        return None
+    n = RISEN_FROZEN_POINTS
+    while n < len(v) and abs(float(v[-n - 1]) - level) <= 1e-4 * level:
+        n += 1
+    q = print_resolution(v)
+    if float(np.max(np.abs(tail - level))) > 1e-4 * level or (q is not None and q > 1e-3 * level):
+        return None
+    return Decision(
+        Outcome.DIVERGED,
+        Cause.MODEL_CONVERGENCE,
+        f"The training loss rose and froze: {k} went from {fmt(float(v[0]))} to {fmt(level)} "
+        f"({level / float(v[0]):.2f}x) and repeats that level at its last {n} points (from step "
+        f"{int(raw.steps[-n])}): an update moved the model to a fixed point worse than its start (saturated "
+        "outputs or dead units) that no later update leaves. A learning rate far too high does this: lower it "
+        "(or the warm-up's target) by 10x and restart from scratch.",
+    )
+
+
 def _nonfinite_validation(c: Ctx) -> Decision | None:
     """LI001 on the validation loss, non-finite at every evaluation from its onset to the end, while
     the training loss stayed finite (a non-finite training loss has its own rules): the held-out
@@ -3554,6 +3600,41 @@ POLICY: tuple[Rule, ...] = (
                     ("LI001", _E, {"role": "train_loss"}),
                 ),
                 None,
+            ),
+        ),
+    ),
+    Rule(
+        "V06d",
+        "risen-then-frozen",
+        66,
+        "a finite training loss (>= 6 points) that ended >= 1.1x its first point and repeats one level "
+        "(within 1e-4 of it, printed precisely enough) at its last >= 4 points: an update moved the model "
+        "to a fixed point worse than its start",
+        (Outcome.DIVERGED,),
+        (Cause.MODEL_CONVERGENCE,),
+        _risen_then_frozen,
+        cases=(
+            Case(
+                "Keras warm-up to lr 200: loss 8.417 -> 12.404 -> 12.4978 at every later epoch",
+                (),
+                ("diverged", "model_convergence"),
+                series={
+                    "loss": (8.417044639587402, 12.404013633728027)
+                    + (12.49781608581543, 12.497817993164062) * 5,
+                    "accuracy": (0.3046875, 0.23046875) + (0.224609375,) * 10,
+                },
+            ),
+            Case(
+                "a loss that rose and keeps moving (noise, not frozen)",
+                (),
+                None,
+                series={"loss": (1.0, 1.3, 1.25, 1.31, 1.28, 1.33, 1.27, 1.3)},
+            ),
+            Case(
+                "a loss that fell and froze (OP003's frozen plateau, not this rule)",
+                (),
+                None,
+                series={"loss": (2.3, 1.1, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9)},
             ),
         ),
     ),
