@@ -306,14 +306,14 @@ def test_epoch_header_with_of_and_message_on_the_next_line():
     assert res.facts["epochs"] == 30 and res.params["log.step_axis"] == "epoch"
 
 
-def test_faster_rcnn_log_reads_the_first_launch_and_audits_the_empty_last():
-    """The real log holds 22 launches; the last printed no metric: the run is that launch,
-    the notes say the 10 epochs of loss were read from an earlier one (not this run's)."""
+def test_faster_rcnn_log_judges_the_launch_that_trained_not_the_empty_relaunches():
+    """The real log holds 22 launches; only the first trained (10 epochs of 30), the 21 after it
+    printed set-up lines only: the run is launch 1, its 10 epochs of loss, and the notes say so
+    (before: the last, empty launch was the run and nothing was judged)."""
     ((_, run),) = load_path(RW / "KevinZH3--Faster-R-CNN-for-VOC2007-" / "logs" / "train.log").runs
-    assert not run.metrics.keys
-    assert any("10 metric points" in n for n in run.notes) and any(
-        "printed no metric" in n for n in run.notes
-    )
+    assert len(run.metrics.series("train/loss")) == 10
+    assert run.params["log.launch_judged"] == "1" and run.params["log.launches"] == "22"
+    assert any("the run audited is launch 1" in n for n in run.notes), run.notes
 
 
 def test_epoch_and_batch_without_a_step_take_the_batch_as_step():

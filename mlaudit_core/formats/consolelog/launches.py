@@ -64,7 +64,8 @@ def _training_launch(run: RunData, res: ParseResult, launches: list[Launch]) -> 
     if c is None:
         return None
     n_main = len(run.metrics.series(main))
-    starts = [0] + [la.counts[c] if c < len(la.counts) else n_main for la in launches] + [n_main]
+    # a series first seen after a launch began had no point when it began (0)
+    starts = [0] + [la.counts[c] if c < len(la.counts) else 0 for la in launches] + [n_main]
     trained = [j for j in range(len(launches) + 1) if starts[j + 1] > starts[j]]
     if not trained or trained[-1] == len(launches):
         return None
