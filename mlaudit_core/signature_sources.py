@@ -973,6 +973,76 @@ SOURCES: tuple[MessageSource, ...] = (
         " 28: -nan, -nan avg loss, 0.000000 rate, 0.797576 seconds, 1792 images",
         "upstream",
     ),
+    # --- benign warnings: a library's routine notice, read as healthy --------------------------------------------
+    MessageSource(
+        "lightgbm-no-positive-gain",
+        "lightgbm",
+        "4.7.0",
+        "src/treelearner/serial_tree_learner.cpp (lib_lightgbm.so)",
+        "SerialTreeLearner::Train, Log::Warning when the best split of every leaf gains nothing",
+        "No further splits with positive gain, best gain: %f",
+        "[LightGBM] [Warning] No further splits with positive gain, best gain: -inf",
+        "produced",
+        {"best_gain": "-inf"},
+    ),
+    MessageSource(
+        "sklearn-convergence-warning",
+        "scikit-learn",
+        "1.9.1",
+        "sklearn/utils/optimize.py",
+        "_check_optimize_result, line 438 (lbfgs of LogisticRegression, MLP, GLMs)",
+        "{} failed to converge after {} iteration(s) (status={}):",
+        "/usr/lib/python3/site-packages/sklearn/linear_model/_logistic.py:599: ConvergenceWarning: lbfgs failed "
+        "to converge after 2 iteration(s) (status=1):",
+        "produced",
+        {"what": "lbfgs failed to converge after 2 iteration(s) (status=1):"},
+    ),
+    MessageSource(
+        "sklearn-convergence-warning",
+        "scikit-learn",
+        "1.9.1",
+        "sklearn/neural_network/_multilayer_perceptron.py",
+        "BaseMultilayerPerceptron._fit_stochastic, line 786",
+        "Stochastic Optimizer: Maximum iterations (%d) reached and the optimization hasn't converged yet.",
+        "/usr/lib/python3/site-packages/sklearn/neural_network/_multilayer_perceptron.py:785: ConvergenceWarning: "
+        "Stochastic Optimizer: Maximum iterations (2) reached and the optimization hasn't converged yet.",
+        "produced",
+    ),
+    MessageSource(
+        "sklearn-convergence-warning",
+        "scikit-learn",
+        "1.9.1",
+        "sklearn/svm/_base.py",
+        "_fit_liblinear, line 1296 (LinearSVC, LogisticRegression(solver='liblinear'))",
+        "Liblinear failed to converge, increase the number of iterations.",
+        "sklearn/svm/_base.py:1296: ConvergenceWarning: Liblinear failed to converge, increase the number of "
+        "iterations.",
+        "installed",
+    ),
+    MessageSource(
+        "sklearn-convergence-warning",
+        "scikit-learn",
+        "1.9.1",
+        "sklearn/linear_model/_stochastic_gradient.py",
+        "BaseSGD._fit (SGDClassifier/SGDRegressor), line 743",
+        "Maximum number of iteration reached before convergence. Consider increasing max_iter to improve the fit.",
+        "sklearn/linear_model/_stochastic_gradient.py:743: ConvergenceWarning: Maximum number of iteration "
+        "reached before convergence. Consider increasing max_iter to improve the fit.",
+        "installed",
+    ),
+    MessageSource(
+        "sklearn-convergence-warning",
+        "scikit-learn",
+        "1.9.1",
+        "sklearn/linear_model/_cd_fast.pyx",
+        "coordinate descent (Lasso, ElasticNet), line 124",
+        "Objective did not converge. You might want to increase the number of iterations, check the scale of "
+        "the features or consider increasing regularisation.",
+        "sklearn/linear_model/_coordinate_descent.py:695: ConvergenceWarning: Objective did not converge. You "
+        "might want to increase the number of iterations, check the scale of the features or consider "
+        "increasing regularisation.",
+        "installed",
+    ),
     # --- context: what happened, not what went wrong ---------------------------------------------------------------
     MessageSource(
         "checkpoint-saved",
@@ -1037,9 +1107,9 @@ _JOIN = re.compile(r"""(["'])\s*\n?\s*[rfbuRFBU]{0,2}\1""")
 def format_in_file(src: MessageSource, path: Path) -> list[str]:
     """The template fragments of ``src`` missing from ``path`` (empty: the file writes this format).
 
-    Python sources are read with adjacent string literals joined (an f-string split over lines
-    is one message); compiled libraries are searched as bytes."""
-    if path.suffix == ".py":
+    Python and Cython sources are read with adjacent string literals joined (an f-string split over
+    lines is one message); compiled libraries are searched as bytes."""
+    if path.suffix in (".py", ".pyx"):
         text = _JOIN.sub("", path.read_text(encoding="utf-8", errors="replace"))
         return [f for f in literal_fragments(src.template) if f not in text]
     data = path.read_bytes()

@@ -516,6 +516,29 @@ CATALOG: list[Signature] = [
         "fp16 overflow (fairseq, fairseq2): the update is skipped and the loss scale reduced",
         ("overflow detected",),
     ),
+    # --- benign warnings: the library's routine notice, not a failure -----------------------------
+    _sig(
+        "lightgbm-no-positive-gain",
+        "benign_warning",
+        r"\[LightGBM\] \[Warning\] No further splits with positive gain, best gain: (?P<best_gain>-?inf|"
+        + _NUM
+        + r")",
+        "LightGBM: a leaf has no split that lowers the loss (small leaves, few distinct values); the tree "
+        "stops growing there and boosting goes on",
+        ("no further splits with positive gain",),
+    ),
+    _sig(
+        "sklearn-convergence-warning",
+        "benign_warning",
+        # the max_iter family of sklearn 1.9.1's ConvergenceWarning texts (docs/signatures.md rows); other
+        # ConvergenceWarnings (a clustering that labels every sample -1) are not routine
+        r"\bConvergenceWarning: (?P<what>(?:[\w-]+ failed to converge|Stochastic Optimizer: Maximum iterations|"
+        r"Maximum number of iteration reached|Objective did not converge|The max_iter was reached|"
+        r"Solver terminated early \(max_iter)[^\n]*)",
+        "scikit-learn: the solver stopped at max_iter before its tolerance; the fitted model is returned and "
+        "usable (raise max_iter or scale the features if the score matters)",
+        ("convergencewarning",),
+    ),
     # --- numerics and shapes -------------------------------------------------------------------
     _sig(
         "nan-message",
@@ -611,6 +634,8 @@ CATALOG: list[Signature] = [
 _NEEDLES = tuple(sorted({n for s in CATALOG for n in s.needles}))
 #: Categories that describe what happened, not what went wrong: a checkpoint written or restored,
 #: torchrun stopping the sibling workers of a failed one, an out-of-memory the framework recovered from.
+#: A library's routine warning (``benign_warning``) is not among them: its line is a message, never metrics
+#: (``best gain: -inf`` is no series).
 CONTEXT_CATEGORIES = frozenset({"checkpoint", "resume", "teardown", "oom_recovered"})
 
 
@@ -686,6 +711,13 @@ MEANINGS: dict[str, Meaning] = {
         "benign unless they persist",
         "- (diverged when failing)",
         "RT006",
+    ),
+    "benign_warning": Meaning(
+        "a library's routine warning: a solver stopped at max_iter (scikit-learn ConvergenceWarning), a "
+        "leaf with no gainful split (LightGBM); fp16 overflow skips are their own category (overflow_skip)",
+        "healthy",
+        "- (unknown when nothing else is judged)",
+        "V20",
     ),
     "nan": Meaning(
         "non-finite loss or gradients reported by the framework",
