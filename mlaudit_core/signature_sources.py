@@ -217,6 +217,16 @@ SOURCES: tuple[MessageSource, ...] = (
         "upstream",
         {"events": "1"},
     ),
+    MessageSource(
+        "host-oom-killer",
+        "kubernetes",
+        "1.2x-1.3x",
+        "pkg/kubelet/eviction/helpers.go",
+        "nodeLowMessageFmt (the evicted pod's status message, shown by kubectl get events / describe pod)",
+        "The node was low on resource: {}. ",
+        "The node was low on resource: memory. ",
+        "upstream",
+    ),
     # --- distributed: NCCL, store, torchrun ------------------------------------------------------------------
     MessageSource(
         "nccl-watchdog-timeout",

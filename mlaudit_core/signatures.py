@@ -201,9 +201,15 @@ CATALOG: list[Signature] = [
         "host-oom-killer",
         "oom",
         r"Out of memory: Killed process (?P<pid>\d+)|Detected (?P<events>\d+) oom[-_]kill event|oom[-_]kill\b|"
-        r"step tasks have been OOM Killed",
-        "the kernel OOM killer stopped a process (host memory)",
-        ("out of memory: killed", "oom-kill", "oom_kill", "oom killed"),
+        r"step tasks have been OOM Killed|The node was low on resource: memory\b",
+        "the kernel OOM killer stopped a process (host memory), or the kubelet evicted the pod for it",
+        (
+            "out of memory: killed",
+            "oom-kill",
+            "oom_kill",
+            "oom killed",
+            "low on resource: memory",
+        ),
     ),
     _sig(
         "oom-recovery",
