@@ -234,6 +234,12 @@ def _thread_confirmed_fix(c: Ctx) -> Decision | None:
             "the update size is the cause (the learning rate too high for the start or the batch); lower "
             "it or ramp it with a warm-up, and resume from the last finite checkpoint"
         )
+    elif kind == "data":
+        cause = Cause.DATA_CONFIG
+        why = (
+            "the data is the cause (a label or annotation out of its valid range, such as a box coordinate "
+            "below 0, makes the loss non-finite); validate every label's range before training"
+        )
     else:
         cause = Cause.CORRECTNESS_BUG
         why = "a bug in the code produced the non-finite values; update to the fixed code and rerun"
@@ -241,6 +247,7 @@ def _thread_confirmed_fix(c: Ctx) -> Decision | None:
         "precision": "full precision",
         "learning_rate": "a smaller or ramped learning rate",
         "code": "a change to the project's code",
+        "data": "a correction of the data's labels or annotations",
     }[kind]
     head = (
         f"The loss turned non-finite ({nan.message})"
@@ -3099,9 +3106,9 @@ POLICY: tuple[Rule, ...] = (
         "thread-confirmed-fix",
         6,
         "a non-finite loss (OP004/LI001/RT009 at warning) or no judgeable curve, and a sentence of the report's "
-        "thread that states the fix and is confirmed: reduced precision turned off, or a smaller / ramped "
-        "learning rate; or, with the non-finite loss or an exception, a maintainer's sentence that the code was "
-        "fixed",
+        "thread that states the fix and is confirmed: reduced precision turned off, a smaller / ramped "
+        "learning rate, or the labels / annotations corrected with the run then working; or, with the "
+        "non-finite loss or an exception, a maintainer's sentence that the code was fixed",
         (Outcome.DIVERGED, Outcome.UNKNOWN, Outcome.CRASHED),
         (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE, Cause.CORRECTNESS_BUG),
         _thread_confirmed_fix,

@@ -206,6 +206,43 @@ _CODE_FIXED = re.compile(
 )
 _MAINTAINER_KEY = re.compile(r"(?:maintainer|author|owner|developer)\b", re.I)
 
+#: The data corrected: ``When I modified this coordinate``, ``after fixing the annotations``, ``re-labelled
+#: the masks`` (labels, annotations, boxes and their coordinates, masks, ground truth).
+_DATA_FIX = re.compile(
+    r"\b(?:modif\w*|fix\w*|correct\w*|chang\w*|clean\w*|remov\w*|filter\w*|repair\w*|re-?label\w*|"
+    r"re-?annotat\w*)\b[^.;!?]{0,40}?\b(?:labels?|annotations?|coordinates?|bounding[ -]?box\w*|bbox\w*|boxes|"
+    r"masks?|ground[ -]truth)\b",
+    re.I,
+)
+#: The run worked after the change, in the reporter's words: ``I got the correct running result``.
+_WORKED = re.compile(
+    r"\b(?:got|get|gets|getting)\s+(?:the\s+)?(?:correct|normal|right|expected)\b|" + _GONE.pattern,
+    re.I,
+)
+
+
+def _data_fix_sentence(values: list[tuple[str, str]]) -> str | None:
+    """The first sentence of the thread that corrects the data's labels or annotations (:data:`_DATA_FIX`)
+    and says, in itself or the next sentence of the same value, that the run then worked (:data:`_WORKED`,
+    not negated); a question, or a next sentence that says the failure stayed (not a conditional ``If you
+    also encounter the same problem``), confirms nothing."""
+    for key, text in values:
+        sents = _sentences(text)
+        for i, s in enumerate(sents):
+            m = _DATA_FIX.search(s)
+            if not m or "?" in s or _PERSISTED.search(s):
+                continue
+            nxt = sents[i + 1] if i + 1 < len(sents) else ""
+            if nxt and not re.match(r"\W*if\b", nxt, re.I) and _PERSISTED.search(nxt):
+                continue
+            rest = (
+                s[: m.start()] + s[m.end() :]
+            )  # the fix's own verb (``fixed``) is not the outcome
+            if any(_WORKED.search(x) and not _NEGATED.search(x) for x in (rest, nxt) if x):
+                s = s.strip()
+                return (s if s.startswith(key) else f"{key}: {s}")[:240]
+    return None
+
 
 _NECESSITY = re.compile(r"\b(?:needs? to|must|ha(?:ve|s|d) to)\b", re.I)
 
@@ -258,7 +295,9 @@ def confirmed_fix(params: Mapping[str, object]) -> tuple[str, str] | None:
     precision turned off or full precision taken instead is stated as the fix (``I had the exact same issue
     with fp16 ... I recommend using fp32``; ``try setting fp16 to False`` with ``It works for me!``),
     ``("learning_rate", sentence)`` when a smaller or ramped learning rate is (``fixes #1 by implementing lr
-    warmup: it no longer gives NaN``), ``("code", sentence)`` when a maintainer states the project's code
+    warmup: it no longer gives NaN``), ``("data", sentence)`` when the labels or annotations corrected made
+    the run work (``When I modified this coordinate, I got the correct running result``, a label coordinate
+    below 0; :func:`_data_fix_sentence`), ``("code", sentence)`` when a maintainer states the project's code
     was fixed (``This problem was fixed just now: a small constant was missing inside log()``), else
     ``None``.
 
@@ -277,6 +316,9 @@ def confirmed_fix(params: Mapping[str, object]) -> tuple[str, str] | None:
     said = _fix_sentence(values, _LR_FIX, _LR_FIX)
     if said is not None:
         return "learning_rate", said
+    said = _data_fix_sentence(values)
+    if said is not None:
+        return "data", said
     for key, text in values:
         if not _MAINTAINER_KEY.match(key):
             continue
