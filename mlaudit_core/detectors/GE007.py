@@ -25,14 +25,15 @@ def _headroom(key: str, best: float) -> float | None:
     return (1.0 - float(frac[0])) * best / float(frac[0])
 
 
-def _at_ceiling(key: str, best: float) -> bool:
-    """True when a higher-is-better accuracy/score on a 0-1 or percent scale reached its ceiling (1.0 / 100)."""
+def _at_ceiling(key: str, best: float, src: str = "", margin: float = 1e-9) -> bool:
+    """True when a higher-is-better accuracy/score on a 0-1 or percent scale (or Ultralytics fitness,
+    a weighted mean of two mAPs) reached its ceiling (1.0 / 100) to within ``margin`` of it."""
     from ..roles import as_fraction, parse_name
 
-    if parse_name(key).family not in ("acc", "score"):
+    if parse_name(key).family not in ("acc", "score") and src != "Ultralytics fitness":
         return False
     frac, _ = as_fraction(key, np.array([best]))
-    return bool(frac.size) and float(frac[0]) >= 1.0 - 1e-9
+    return bool(frac.size) and float(frac[0]) >= 1.0 - margin
 
 
 class ValidationPlateau(Detector, code="GE007", name="validation-plateau", family="generalization"):
@@ -74,9 +75,11 @@ class ValidationPlateau(Detector, code="GE007", name="validation-plateau", famil
     0.98 -> 1.47),
     both labelled plateaued|overfit by their analysts; realworld ts05 (LoRA, healthy: train and eval
     loss track each other, the train loss below eval only from its last point) does not have it.
-    Not a plateau: a monitored accuracy or score whose best is its ceiling (1.0, or 100 on a percent
-    scale): the task is solved on the held-out set, nothing is left to gain (own corpus f5b3-11, validation
-    accuracy 100% from epoch 3 on a 36-image set). Nor is a flat or diminishing held-out *loss* while a
+    Not a plateau: a monitored accuracy or score (or Ultralytics fitness) whose best is within
+    ``min_rel`` 1% of its ceiling (1.0, or 100 on a percent scale), the smallest gain this detector
+    counts: the task is solved on the held-out set, nothing is left to gain (own corpus f5b3-11, validation
+    accuracy 100% from epoch 3 on a 36-image set; f11b1-07, YOLOv8n fitness 0.995 from epoch 8 of 100,
+    mAP50 0.995). Nor is a flat or diminishing held-out *loss* while a
     held-out task metric is at its best at one of the last 2 evaluations and better than where the plateau
     (or the second half) began (:func:`GE001.task_metric_best_at_end`; own corpus f5b5-13: a summariser's
     eval loss flat after epoch 6 while ROUGE rose to its best at epoch 10).
@@ -158,8 +161,10 @@ class ValidationPlateau(Detector, code="GE007", name="validation-plateau", famil
         first = float(v[0])
         if (best - first if hib else first - best) <= tol:
             return  # never improved beyond its noise: an underfit/at-chance question (GE002, GE004), not a plateau
-        if hib and _at_ceiling(key, best):
-            return  # a score at its ceiling (accuracy 1.0, 100%) has nothing left to gain: solved, not stalled
+        if hib and _at_ceiling(key, best, src, p.min_rel):
+            # a score within min_rel of its ceiling (accuracy 1.0, 100%) has no gain left that this
+            # detector would count: solved, not stalled
+            return
         if not hib:
             from .GE001 import task_metric_best_at_end
 

@@ -869,6 +869,19 @@ def _risen_then_frozen(c: Ctx) -> Decision | None:
     )
 
 
+def _nonfinite_from_first_eval(f: Finding) -> bool:
+    """LI001's held-out loss non-finite at every one of its evaluations (>= 3), the first included."""
+    n = int(f.facts.get("n_points") or 0)
+    return n >= 3 and int(f.facts.get("n_nonfinite") or 0) == n
+
+
+def _first_eval_step(c: Ctx, f: Finding) -> float:
+    """The step of the first evaluation of LI001's held-out loss (its onset when unknown)."""
+    k = f.facts.get("key")
+    s = c.run.metrics.series(k).by_step() if k in c.run.metrics.keys else None
+    return float(s.steps[0]) if s is not None and len(s) else float(f.facts.get("first_step") or 0)
+
+
 def _nonfinite_validation(c: Ctx) -> Decision | None:
     """LI001 on the validation loss, non-finite at every evaluation from its onset to the end, while
     the training loss stayed finite (a non-finite training loss has its own rules): the held-out
@@ -876,7 +889,12 @@ def _nonfinite_validation(c: Ctx) -> Decision | None:
     shows (a NaN filter, averaged or sparse logging, or a finite check that stops before logging
     hide the blow-up from the training loss). A training loss that rose >= 1.5x its minimum before
     the end makes it an optimisation divergence (model_convergence); a training loss still falling
-    leaves a broken evaluation (fp16 overflow, an empty batch) as likely as a divergence."""
+    leaves a broken evaluation (fp16 overflow, an empty batch) as likely as a divergence. Not a
+    divergence: a held-out loss non-finite at every evaluation from the first (odd from the start,
+    by construction, not after a change in training) while a task metric of those evaluations rose
+    to its best (:func:`task_metric_contradicts`): the loss computation is what is broken, and the
+    other rules judge the run (own corpus f10b2-16: YOLOv8n val/cls_loss inf at all 200 epochs
+    while mAP50 rose to 0.85)."""
     if c.train_nonfinite() is not None:
         return None
     f = next(
@@ -911,6 +929,10 @@ def _nonfinite_validation(c: Ctx) -> Decision | None:
                 f"model blew up ({c.lr.describe()}); the training loss as logged stayed finite.",
                 f,
             )
+    if _nonfinite_from_first_eval(f) and task_metric_contradicts(c.run, _first_eval_step(c, f)):
+        # non-finite at the first evaluation too, before training could move the model far, while a
+        # task metric of the same evaluations learned: the loss computation is broken, not the model
+        return None
     if c.precision:
         return Decision(
             Outcome.DIVERGED,
@@ -1080,7 +1102,7 @@ def _reset(c: Ctx) -> Decision | None:
 #: a third of its level between rollouts: own corpus f7b1-05, SB3 PPO ep_rew_mean 73.5 at its peak,
 #: 46.8 at the last row, 45.2 as the median of both its best and its last stretch): it learned when
 #: its best stretch beats its first by ``REWARD_LEARNED_NOISE`` x the within-stretch spread (the
-#: median interquartile range), and it collapsed when the last stretch kept less than
+#: median interquartile range about each stretch's own trend line, :func:`_detrended_iqr`), and it collapsed when the last stretch kept less than
 #: ``REWARD_KEPT`` of that gain (a policy collapse gives back most of what it learned: own corpus
 #: f7b1-08, Acrobot PPO stretches -7848 -> best -5275 -> -7946, -4% kept; the healthy SB3/baselines
 #: runs of f7b1-f7b3 keep 90-100%).
@@ -1104,6 +1126,18 @@ def agent_reward(run: RunData) -> tuple[str, np.ndarray, np.ndarray] | None:
     return k, np.asarray(s.steps), np.asarray(s.values, dtype=np.float64)
 
 
+def _detrended_iqr(x: np.ndarray, y: np.ndarray) -> float:
+    """The interquartile range of ``y`` about its least-squares line over ``x`` (the stretch's own
+    noise): a reward still rising inside a stretch spreads its points by the rise, which is learning,
+    not noise (own corpus f10b2-11: SB3 PPO ep_rew_mean -98 -> 340, stretch medians -54 -> 191 -> 185,
+    called 'did not learn' on a within-stretch range that was mostly the rise)."""
+    if len(y) < 3 or float(np.ptp(x)) == 0.0:
+        return float(np.subtract(*np.percentile(y, [75, 25])))
+    slope, icpt = np.polyfit(np.asarray(x, dtype=np.float64), y, 1)
+    r = y - (slope * np.asarray(x, dtype=np.float64) + icpt)
+    return float(np.subtract(*np.percentile(r, [75, 25])))
+
+
 def _agent_reward(c: Ctx) -> Decision | None:
     """An agent (reinforcement learning) is judged by its episode reward, not its surrogate losses:
     it never learned (best stretch within noise of the first: underfit), it collapsed (the last
@@ -1116,7 +1150,7 @@ def _agent_reward(c: Ctx) -> Decision | None:
     n = min(REWARD_SEGMENTS, len(v) // 3)
     parts = np.array_split(np.arange(len(v)), n)
     med = np.array([float(np.median(v[p])) for p in parts])
-    spread = float(np.median([np.subtract(*np.percentile(v[p], [75, 25])) for p in parts]))
+    spread = float(np.median([_detrended_iqr(steps[p], v[p]) for p in parts]))
     first, last = float(med[0]), float(med[-1])
     ib = int(np.argmax(med))
     best = float(med[ib])

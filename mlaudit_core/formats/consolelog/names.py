@@ -103,6 +103,7 @@ _PERF = {
     "data_time": "data_time",
     "dataloader_time": "data_time",
     "data_load_time": "data_time",
+    "load_time": "data_time",  # VietOCR 'load time: 0.02 - gpu time: 9.93' (own corpus f11b2-15)
     "throughput": "throughput",
     "samples_per_second": "throughput",
     "samples_per_sec": "throughput",
