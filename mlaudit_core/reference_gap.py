@@ -451,3 +451,58 @@ def stated_band_gaps(lines: Iterable[str]) -> list[StatedBand]:
             ):
                 out.append(StatedBand(float(m.group("v")), band, t.strip()[:160], band_text))
     return out
+
+
+#: A line's shape: its text with every number replaced, so that the same print of two runs compares equal.
+_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?", re.I)
+#: ``name = value`` / ``name: value`` pairs of a result line (``train loss =   1.022, valid loss =   1.448,
+#: AUC = 0.8550``); a name may hold spaces.
+_RESULT_PAIR = re.compile(
+    rf"(?P<name>[A-Za-z][\w@/\-]*(?: [A-Za-z][\w@/\-]*){{0,2}})\s*[:=]\s*(?P<v>-?{_NUM})(?![\w.])"
+)
+
+
+def file_spreads(console: Iterable, lines: Iterable[str]) -> list[Spread]:
+    """Runs given as separate files (``run1.log``, ``run2.log``) in a text that says they are repeats of one
+    configuration (:data:`_RERUN`: ``the same command with the same seed``): the last line of one shape
+    (numbers aside) that every file prints, read as ``name = value`` pairs, gives one spread per name found in
+    every file. When a held-out task metric is among them (:func:`mlaudit_core.roles.parse_name`: an accuracy
+    or score not of the training split, ``AUC``), only those are returned: reruns are compared on their
+    result, and a loss after one epoch moves more than the result does. Each spread records whether the text
+    puts the variation down to chance (:data:`_CHANCE`)."""
+    from .roles import parse_name
+
+    lines = list(lines)
+    if not any(_RERUN.search(t) for t in lines):
+        return []
+    by_file: dict[str, list[str]] = {}
+    for c in console:
+        by_file.setdefault(c.source, []).append(c.text)
+    if len(by_file) < 2:
+        return []
+    shapes = [
+        {_NUMBER.sub("#", t.strip()): t for t in texts if _RESULT_PAIR.search(t)}
+        for texts in by_file.values()
+    ]
+    common = set.intersection(*(set(s) for s in shapes))
+    if not common:
+        return []
+    # the shape printed last in the first file: the runs' final result line
+    last = max(common, key=lambda k: list(shapes[0]).index(k))
+    per_run = [
+        {m["name"].strip().lower(): float(m["v"]) for m in _RESULT_PAIR.finditer(s[last])}
+        for s in shapes
+    ]
+    names = [n for n in per_run[0] if all(n in r for r in per_run[1:])]
+    task = [
+        n
+        for n in names
+        if parse_name(n).family in ("acc", "score") and parse_name(n).split != "train"
+    ]
+    attributed = any(_CHANCE.search(t) for t in lines)
+    out = []
+    for n in task or names:
+        vals = tuple(r[n] for r in per_run)
+        if _same_scale(vals) and parse_name(n).family != "counter":
+            out.append(Spread(vals, f"{n}: " + " / ".join(f"{v:g}" for v in vals), attributed))
+    return out

@@ -1,11 +1,13 @@
 """The catalogue's benign warnings (category ``benign_warning``) against the installed packages: LightGBM's
 ``No further splits with positive gain`` and scikit-learn's max_iter ConvergenceWarnings, produced here by the
 packages themselves (a script run as users run it, ``python fit.py > log 2>&1``) and read from their installed
-files (mlaudit_core.signature_sources rows)."""
+files (mlaudit_core.signature_sources rows), then audited: a log whose only framework messages are these is
+not a failure."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +21,7 @@ from mlaudit_core.signatures import CONTEXT_CATEGORIES, scan
 pytest.importorskip("lightgbm")
 pytest.importorskip("sklearn")
 
+BIN = Path(sys.executable).parent
 _PACKAGES = {"lightgbm": "lightgbm", "scikit-learn": "sklearn"}
 _ROWS = [s for s in SOURCES if s.package in _PACKAGES]
 
@@ -69,3 +72,15 @@ def test_the_installed_package_writes_this_format(src):
     path = source_file(src, Path(spec.origin).parents[1])  # compiled: lightgbm/lib/lib_lightgbm.so
     assert path.is_file(), path
     assert not format_in_file(src, path), f"{src.package} no longer writes {src.template!r}"
+
+
+def test_a_log_of_only_benign_warnings_is_not_a_failure(fit_log):
+    r = subprocess.run(
+        [str(BIN / "mlaudit"), "logs", str(fit_log), "-f", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    v = json.loads(r.stdout)["verdict"]
+    assert v["outcome"] in ("unknown", "succeeded") and v["cause"] == "healthy", v["summary"]
+    assert "No further splits with positive gain" in v["summary"]

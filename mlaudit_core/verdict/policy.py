@@ -2396,6 +2396,40 @@ def _evaluation_explains(c: Ctx) -> Decision | None:
     )
 
 
+def _gap_reason_stated(c: Ctx) -> Decision | None:
+    """V18e: no judgeable curve, no finding at error, the gaps not within seed noise (V19d), and the report
+    compares its run with a reference while someone of the thread other than the reporter states why they
+    differ (:func:`.gap_reasons.stated_gap_reason`): the run was trained far shorter than the reference (the
+    model had not converged: underfit, model_convergence), or a setting of the run, named with its value,
+    differs from the reference's (a faithful run of another configuration: succeeded, data_config)."""
+    if not _no_error_no_curve(c) or _reproduction_within_noise(c) is not None:
+        return None
+    from ..reference_gap import text_lines
+    from .gap_reasons import stated_gap_reason
+
+    got = stated_gap_reason(text_lines(c.run), c.run.params)
+    if got is None:
+        return None
+    kind, comparison, why = got
+    if kind == "training_length":
+        return Decision(
+            Outcome.UNDERFIT,
+            Cause.MODEL_CONVERGENCE,
+            f'The report compares the run with a reference ("{comparison}"), and the thread states that the run '
+            f'was trained far shorter than the reference ("{why}"): the model had not converged when it was '
+            "measured, so the gap is the training length, not a fault of the code or the data. Train for the "
+            "reference's schedule (its steps or epochs), or compare at equal training length.",
+        )
+    return Decision(
+        Outcome.SUCCEEDED,
+        Cause.DATA_CONFIG,
+        f'The report compares the run with a reference ("{comparison}"), and the thread states that a setting '
+        f'of the run differs from the reference\'s ("{why}"): the run is a faithful run of another '
+        "configuration, so its figure is not the reference's. Set the reference's value (the config file's "
+        "default is not always the paper's) and rerun before comparing.",
+    )
+
+
 def _preempted(c: Ctx) -> Decision | None:
     """RT003 when nothing else explains the end: preempted and requeued is not a crash."""
     f = c.get("RT003")
@@ -2533,11 +2567,17 @@ def _reproduction_within_noise(c: Ctx) -> Decision | None:
         return None
     if any(x.severity.rank >= Severity.WARNING.rank for fs in c.by_code.values() for x in fs):
         return None
-    from ..reference_gap import reproduction_gaps, rerun_spreads, stated_band_gaps, text_lines
+    from ..reference_gap import (
+        file_spreads,
+        reproduction_gaps,
+        rerun_spreads,
+        stated_band_gaps,
+        text_lines,
+    )
 
     lines = text_lines(c.run)
     gaps = reproduction_gaps(lines)
-    spreads = rerun_spreads(lines)
+    spreads = rerun_spreads(lines) + file_spreads(c.run.console, lines)
     stated = stated_band_gaps(lines)
     if not (gaps or spreads or stated):
         return None
@@ -2804,12 +2844,56 @@ def _no_signal(c: Ctx) -> Decision | None:
             Cause.INCONCLUSIVE,
             f"{where} holds no judgeable training signal yet: " + "; ".join(missing) + ".",
         )
+    routine = _only_benign_warnings(c)
+    if routine is not None:
+        return Decision(
+            Outcome.UNKNOWN,
+            Cause.HEALTHY,
+            "Not judged from figures ("
+            + "; ".join(missing)
+            + "), and the framework's only messages are "
+            f"routine warnings, not failures: {routine}. Log the training loss and a held-out metric to judge "
+            "the learning itself.",
+        )
     return Decision(
         Outcome.UNKNOWN,
         Cause.INCONCLUSIVE,
         "Not judged: " + "; ".join(missing) + ". Log or pass what is listed under next actions "
         "to get a verdict.",
     )
+
+
+_WARN_PREFIX = re.compile(r"^\S+\.pyx?:\d+:\s*")
+
+
+def _only_benign_warnings(c: Ctx) -> str | None:
+    """The console's benign warnings described (docs/signatures.md, category ``benign_warning``: LightGBM's
+    ``No further splits with positive gain``, scikit-learn's max_iter ConvergenceWarning), when they are its
+    only signatures besides context ones (checkpoints, resumes), no traceback was read and no finding is at
+    warning or above; else ``None``."""
+    from ..signatures import CONTEXT_CATEGORIES, scan_run
+
+    if not c.run.console or any(
+        x.severity.rank >= Severity.WARNING.rank for fs in c.by_code.values() for x in fs
+    ):
+        return None
+    hits, tracebacks = scan_run(c.run)
+    benign = [h for h in hits if h.signature.category == "benign_warning"]
+    others = [
+        h for h in hits if h.signature.category not in CONTEXT_CATEGORIES | {"benign_warning"}
+    ]
+    if not benign or others or tracebacks:
+        return None
+    by_id: dict[str, list] = {}
+    for h in benign:
+        by_id.setdefault(h.signature.id, []).append(h)
+    # the message without the ``path.py:LINE:`` prefix Python's warnings module puts before it
+    shown = "; ".join(
+        f'"{_WARN_PREFIX.sub("", hs[0].line.text.strip())[:100]}" ({len(hs)} line(s): '
+        f"{hs[0].signature.description})"
+        for hs in by_id.values()
+    )
+    return shown
 
 
 #: Training-loss points under which a loss that ended at >= 2x its start is not judged healthy (OP001's
@@ -4796,6 +4880,48 @@ POLICY: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        "V18e",
+        "thread-states-gap-reason",
+        188,
+        "no judgeable curve, no finding at error, gaps not within seed noise; the text compares the run with "
+        "a reference and someone of the thread other than the reporter states why they differ: trained far "
+        "shorter than the reference -> underfit, model_convergence; a setting named with its value differing "
+        "from the reference's -> succeeded, data_config (not in a question, a hedge or after a negation)",
+        (Outcome.UNDERFIT, Outcome.SUCCEEDED),
+        (Cause.MODEL_CONVERGENCE, Cause.DATA_CONFIG),
+        _gap_reason_stated,
+        cases=(
+            Case(
+                "MRR below the paper's; the author: not trained long enough (report b13-13)",
+                (),
+                ("underfit", "model_convergence"),
+                params={
+                    "reporter": "I can not achieve the comparable results reported in the paper.",
+                    "author NAME": "Your only problem is that you have not trained the models long enough.",
+                },
+            ),
+            Case(
+                "R@1 0.85 against the repository's 0.87; the yaml's 512 against the paper's 1024 (report b12-02)",
+                (),
+                ("succeeded", "data_config"),
+                params={
+                    "reporter": "The result (~0.85) is lower than the repo's training result (~0.87).",
+                    "maintainer NAME": "That's because in the yaml file you used, out_channels is initialized "
+                    "to 512 (the default value). While the paper uses 1024.",
+                },
+            ),
+            Case(
+                "the maintainer only asks about the training length",
+                (),
+                None,
+                params={
+                    "reporter": "I get MRR 9.6 but the paper reports 12.4.",
+                    "maintainer NAME": "Have you trained the models long enough?",
+                },
+            ),
+        ),
+    ),
+    Rule(
         "V19",
         "preempted",
         190,
@@ -5117,12 +5243,22 @@ POLICY: tuple[Rule, ...] = (
         200,
         "no learning series with >= 3 finite points that a learning detector examined (no recognised "
         "loss/validation metric, only summary values, hp_metric only); running when the tracker says so or "
-        "the console ends inside a progress bar with time still to go",
+        "the console ends inside a progress bar with time still to go; unknown, healthy when the console's only "
+        "signatures are benign warnings (a solver at max_iter, a leaf with no gainful split) and no finding is at "
+        "warning or above",
         (Outcome.UNKNOWN, Outcome.RUNNING),
-        (Cause.INCONCLUSIVE,),
+        (Cause.INCONCLUSIVE, Cause.HEALTHY),
         _no_signal,
         cases=(
             Case("hp_metric only", (), ("unknown", "inconclusive"), series={"hp_metric": (0.5,)}),
+            Case(
+                "only LightGBM's no-gain warnings in the console (report b13-16)",
+                (),
+                ("unknown", "healthy"),
+                console=(
+                    "[LightGBM] [Warning] No further splits with positive gain, best gain: -inf",
+                ),
+            ),
             Case(
                 "one point per metric",
                 (),
