@@ -303,6 +303,21 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "FileNotFoundError: [Errno 2] No such file or directory: 'data/coco/annotations/instances_train2017.json'",
     ),
     ExceptionCause(
+        "data-path-does-not-exist",
+        "data_config",
+        "a data file the run reads (an image, an annotation, an array or table, audio, video) is not where the "
+        "configuration or the label list says",
+        (),
+        _rx(
+            r"\S+\.(?:jpe?g|png|bmp|tiff?|webp|gif|json|jsonl|csv|tsv|txt|npy|npz|h5|hdf5|parquet|arrow|tfrecords?|"
+            r"wav|flac|mp3|mp4|avi|nii|nii\.gz|mat|xml)['\"]? (?:does not exist|doesn't exist|not exists?)\b"
+        ),
+        "reads",
+        "PaddleOCR ppocr/data/simple_dataset.py SimpleDataSet.__getitem__ and pubtab_dataset.py, PaddleClas-style "
+        'dataset readers: raise Exception("{} does not exist!".format(img_path)) before opening the file',
+        "Exception: ./train_data/crop_img/test5_crop_153.jpg does not exist!",
+    ),
+    ExceptionCause(
         "dataset-not-found",
         "data_config",
         "the detection framework's dataset check found no data where the dataset configuration (data.yaml) "

@@ -657,3 +657,14 @@ def test_a_model_name_that_is_no_folder_and_no_repo_id_as_huggingface_hub_raises
     e = _raised(lambda: hub.validate_repo_id("/tmp/nu10/tinybrt"))
     assert _why(e) == "model-name-not-found", e
     assert get("model-name-not-found").cause == "data_config"
+
+
+def test_row_data_path_does_not_exist_on_a_paddleocr_train_log():
+    """Own corpus f11b2-18: a PaddleOCR train.log whose every label line points at an image path with
+    the folder doubled ('Exception: ./text/typed_text/crop_img/crop_img/<file>.jpg does not exist!', from
+    ppocr/data/simple_dataset.py __getitem__): the data configuration, not a code bug (was correctness_bug)."""
+    own = Path(__file__).resolve().parent / "data" / "realworld" / "runs"
+    ((_, run),) = load_path(own / "reyquazar--image-to-text" / "output" / "train.log").runs
+    v = audit(run).verdict
+    assert (v.outcome, v.cause) == (Outcome.CRASHED, Cause.DATA_CONFIG), v.summary
+    assert "data file the run reads" in v.summary
