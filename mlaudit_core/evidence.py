@@ -320,6 +320,12 @@ def _read_text_logs(ctx, text_logs: list[Path], config, name: str | None, window
         held[0] += 1
 
     run = load_logs(text_logs, config, name=name, tap=tap)
+    if len(text_logs) == 1:
+        # one file whose training counter starts over (trainings one after another): the last
+        # training is the run, as the console format reader (``mlaudit audit FILE``) reads it
+        from .formats.console import split_launches
+
+        split_launches(run, "stdin" if str(text_logs[0]) == "-" else Path(str(text_logs[0])).name)
     ctx.notes += [f"--logs {w}" for w in run.warnings if w.endswith("(skipped)")]
     over = held[0] > RAW_LINES_CAP
     files: list[tuple[Path | list[ConsoleLine], str]] = []

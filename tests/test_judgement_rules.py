@@ -248,14 +248,15 @@ def test_a_relaunch_that_only_set_up_does_not_replace_the_launch_that_trained(tm
     assert "Judged: launch 1 of 2 in this log, the last one that trained" in v["summary"]
 
 
-def test_two_models_trained_one_after_another_are_two_launches_not_one_per_epoch(tmp_path):
+@pytest.mark.parametrize("command", ["logs", "audit"])
+def test_two_models_trained_one_after_another_are_two_launches_not_one_per_epoch(command, tmp_path):
     """A plain PyTorch script training two models in a row into one log (judgement_runs
     ``_torch_stages``: stage ``small`` then ``large``, 5 epochs each, the printed step a batch index
     within the epoch). Was unstable/correctness_bug (10 'launches', one per epoch; and a stage start
     timestamped in the same second as the previous stage's last points kept them); now 2 launches, the
-    last stage judged on its own 5 epochs: succeeded/healthy."""
+    last stage judged on its own 5 epochs: succeeded/healthy, with ``mlaudit logs`` as with ``audit``."""
     rep = _audit(
-        "audit", str(DATA / "torch_stages" / "two_models" / "train.log"), tmp_path=tmp_path
+        command, str(DATA / "torch_stages" / "two_models" / "train.log"), tmp_path=tmp_path
     )
     v = rep["verdict"]
     assert (v["outcome"], v["cause"]) == ("succeeded", "healthy"), v
