@@ -68,3 +68,16 @@ def test_a_kill_told_in_the_passive_is_read_and_the_users_own_stop_is_not():
         "Why was the job killed?",
     ):
         assert stated_memory_exhaustion([said]) is None, said
+
+
+def test_a_distributed_timeout_told_beside_a_failure_is_an_infra_crash():
+    """b18-10 (MedicalGPT, prose only): 'at 30 minutes it always errors out; torch's init_process_group
+    default timeout is 1800 s'. Before: unknown/inconclusive."""
+    from mlaudit_core.verdict.statements import stated_timeout
+
+    (case,) = REPORTS.glob("b18-10-*")
+    v = _verdict(case)
+    assert (v["rule"], v["outcome"], v["cause"]) == ("V19i", "crashed", "infra_runtime")
+    assert "always errors out" in v["summary"] and "init_process_group" in v["summary"]
+    assert stated_timeout(["The NCCL timeout is 30 minutes."]) is None  # no failure stated
+    assert stated_timeout(["It crashed. Is the NCCL timeout too short?"]) is None

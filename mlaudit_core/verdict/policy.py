@@ -2610,9 +2610,13 @@ def _memory_stated(c: Ctx) -> Decision | None:
     if any(x.severity.rank >= Severity.ERROR.rank for fs in c.by_code.values() for x in fs):
         return None
     from ..reference_gap import text_lines
-    from .statements import stated_memory_exhaustion
+    from .statements import stated_memory_exhaustion, stated_timeout
 
-    got = stated_memory_exhaustion(text_lines(c.run))
+    lines = text_lines(c.run)
+    got = stated_memory_exhaustion(lines)
+    if got is None:
+        timeout = stated_timeout(lines)
+        got = ("timeout", timeout) if timeout is not None else None
     if got is None:
         return None
     dev, said = got
@@ -2622,6 +2626,8 @@ def _memory_stated(c: Ctx) -> Decision | None:
         "memory": "the run ran out of memory",
         "killed": "the run's process was killed from outside (the host's out-of-memory killer or the "
         "scheduler: a kill signal is an infra event, never a code bug)",
+        "timeout": "the distributed job failed on its process-group timeout (a rank waited at a collective "
+        "longer than the limit while another was still busy)",
     }[dev]
     fix = {
         "gpu": "lower the per-device batch size or sequence/image size (check the command's actual "
@@ -2633,6 +2639,8 @@ def _memory_stated(c: Ctx) -> Decision | None:
         "killed": "check the kernel log (dmesg: 'Out of memory: Killed process') and the scheduler's "
         "accounting for the kill's reason, then lower host memory use (loader workers, cached data) or ask "
         "for more memory or time",
+        "timeout": "do the long single-rank work (tokenisation, evaluation) once before the job or on every "
+        "rank and cache it, or raise the process group's timeout where the launcher passes it",
     }[dev]
     return Decision(
         Outcome.CRASHED,
@@ -4940,9 +4948,10 @@ POLICY: tuple[Rule, ...] = (
         "memory-stated",
         191,
         "no judgeable curve, no finding at error; a sentence of the report states that the run's memory ran "
-        "out (the GPU's; or the host's RAM filled up where the report says the run failed) or that its "
-        "process was killed (passive: 'the job got killed'), not in a question, a negation, a condition or "
-        "a hedge -> crashed, infra_runtime",
+        "out (the GPU's; or the host's RAM filled up where the report says the run failed), that its "
+        "process was killed (passive: 'the job got killed'), or names a distributed timeout beside a "
+        "sentence that it failed; not in a question, a negation, a condition or a hedge -> crashed, "
+        "infra_runtime",
         (Outcome.CRASHED,),
         (Cause.INFRA_RUNTIME,),
         _memory_stated,
@@ -4967,6 +4976,15 @@ POLICY: tuple[Rule, ...] = (
                 ("crashed", "infra_runtime"),
                 params={
                     "reporter": "My training process was killed after epoch 3 without any error."
+                },
+            ),
+            Case(
+                "a DDP timeout during tokenisation, told in words (report b18-10)",
+                (),
+                ("crashed", "infra_runtime"),
+                params={
+                    "reporter": "At 30 minutes it always errors out; the init_process_group default "
+                    "timeout is 1800 s."
                 },
             ),
             Case(

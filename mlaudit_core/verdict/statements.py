@@ -443,6 +443,40 @@ def stated_memory_exhaustion(lines: list[str]) -> tuple[str, str] | None:
     return host if host is not None and failed else None
 
 
+#: A distributed job's timeout named: ``init_process_group default timeout is 1800 s``, ``an NCCL collective
+#: timeout``, ``the DDP barrier timed out``.
+_DIST_TIMEOUT = re.compile(
+    r"\b(?:ddp_timeout|init_process_group|nccl|watchdog|process[ _]group|collective|barrier|distributed|"
+    r"multi-?gpu|torchrun)\b[^.;!?]{0,80}?\btime[ -]?(?:d[ -])?outs?\b"
+    r"|\btime[ -]?(?:d[ -])?outs?\b[^.;!?]{0,40}?\b(?:nccl|ddp|collective|barrier|watchdog|process group)\b",
+    re.I,
+)
+#: The run failed, in words: ``it always errors out``, ``aborts``, ``crashed``, ``got a timeout error``.
+_ERRORED = re.compile(
+    r"\b(?:errors? out|error(?:s|ed)? out|(?:throws?|raises?|reports?|gets?|got|hits?) (?:an? |the )?"
+    r"(?:\w+ )?(?:error|exception)|fail(?:s|ed)?|crash(?:es|ed)?|abort(?:s|ed)?)\b",
+    re.I,
+)
+
+
+def stated_timeout(lines: list[str]) -> str | None:
+    """The sentence of a report's text that names a distributed job's timeout (:data:`_DIST_TIMEOUT`: the
+    process group's, NCCL's, a barrier's) where it or a neighbouring sentence of the same line says the
+    run failed (:data:`_ERRORED`), neither a question; else ``None``."""
+    for line in lines:
+        sents = _sentences(line)
+        for i, s in enumerate(sents):
+            m = _DIST_TIMEOUT.search(s)
+            if not m or "?" in s or not _asserted(s, m.start()):
+                continue
+            near = [x for x in sents[max(0, i - 1) : i + 2] if "?" not in x]
+            failed = next((x for x in near if _ERRORED.search(x) and not _NEGATED.search(x)), None)
+            if failed is not None:
+                said = s.strip() if failed == s else f"{failed.strip()} ... {s.strip()}"
+                return said[:240]
+    return None
+
+
 # --- a slowness told in words, with the input side named ------------------------------------------------
 
 #: The run stated slow: ``the training is extremely slow``, ``will slow down after some iterations``,
