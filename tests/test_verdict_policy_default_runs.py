@@ -121,3 +121,13 @@ def test_policy_risen_then_frozen_loss_is_divergence(name):
     v = _verdict(name)
     assert (v.outcome.value, v.cause.value) == ("diverged", "model_convergence"), v.summary
     assert "rose and froze" in v.summary and "learning rate" in v.summary
+
+
+def test_policy_causal_lm_ending_at_ln_vocab_is_underfit_without_a_higher_lr_advice():
+    """V19e on a real HF Trainer GPT-2 causal LM (vocab_size 48 in the config.json beside its
+    trainer_state.json, lr 0.5): loss 8.48 -> 12.43 -> 3.70 with eval_loss 3.70 at the end, ln 48 =
+    3.87: the vocabulary is a language model's class count, so the run ended at the uniform guess.
+    Was succeeded/healthy; the advice must not be a higher learning rate."""
+    v = _verdict("hf_gpt2_lm_lr_0.5")
+    assert (v.outcome.value, v.cause.value) == ("underfit", "model_convergence"), v.summary
+    assert "ln 48" in v.summary and "higher learning rate is not the fix" in v.summary

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -410,8 +411,14 @@ def config_sidecar_params(
 
 #: The keys of a Hugging Face model ``config.json`` that say what the task is: the head
 #: (``architectures``), ``problem_type`` and the label map. Nothing else of the model config is read
-#: (its ``dtype``, vocabulary and sizes describe the network, not the run).
+#: (its ``dtype``, vocabulary and sizes describe the network, not the run) ...
 _HF_TASK_KEYS = ("architectures", "problem_type", "id2label", "num_labels")
+#: ... except ``vocab_size`` under a language-model head (:data:`_HF_LM_HEAD`): next-token prediction
+#: classifies over the vocabulary, so the vocabulary is that task's class count (the uniform guess's loss
+#: is ln V; newuser11 hf_lm_lr_0.5: GPT2LMHeadModel, vocab_size 48, loss at ln 48 = 3.87).
+_HF_LM_HEAD = re.compile(
+    r"For(?:Causal|Masked)LM|LMHeadModel|ForConditionalGeneration|ForSeq2SeqLM"
+)
 
 
 def hf_model_config_params(
@@ -448,6 +455,8 @@ def hf_model_config_params(
             "num_labels 2: config.json names a sequence classifier without a label map, which "
             "transformers saves only for the two-label default"
         )
+    if _HF_LM_HEAD.search(arch) and isinstance(cfg.get("vocab_size"), int):
+        got["vocab_size"] = str(cfg["vocab_size"])
     for k, v in got.items():
         params.setdefault(k, v)
     notes.append("params from config.json (task keys)")

@@ -2935,6 +2935,10 @@ def _at_uniform_guess(c: Ctx) -> Decision | None:
     t = c.run.metrics.series(tk).by_step().finite().values if tk else np.array([])
     v = c.run.metrics.series(vk).by_step().finite().values if vk else np.array([])
     ch = label_chance(c.run, vocab=False)
+    # a language model's classes are its tokens: _context.chance names the vocabulary only for next-token
+    # prediction (an LM head, or a token task with no architecture named), whose loss is a token
+    # cross-entropy by construction, so an early blow-up above 2 ln V does not make it another quantity
+    lm = ch is None and (ch := label_chance(c.run)) is not None
     if ch is None or ch.classes < 2:
         return None
     # the run's loss: the training loss, else (fewer than 3 training points) the held-out loss
@@ -2942,7 +2946,7 @@ def _at_uniform_guess(c: Ctx) -> Decision | None:
     if len(main) < 3:
         return None
     floor = UNIFORM_GUESS_SHARE * ch.loss
-    if not (floor <= main[0] <= 2 * ch.loss and main[-1] >= floor):
+    if not (floor <= main[0] <= (np.inf if lm else 2 * ch.loss) and main[-1] >= floor):
         return None
     if any(len(x) and x[-1] < floor for x in (t, v)):
         return None
@@ -2960,6 +2964,9 @@ def _at_uniform_guess(c: Ctx) -> Decision | None:
     why = (
         "held-out data shows no signal either: check the labels and the split first"
         if cause is Cause.DATA_CONFIG
+        else f"with {c.lr.describe()} (at or above it) a higher learning rate is not the fix: updates "
+        "this large overshoot every minimum but the uniform guess; lower it 10x"
+        if c.lr.at_or_above_typical
         else "train longer or at a higher learning rate (a warm-up longer than the run never reaches its rate)"
     )
     return Decision(
@@ -5227,7 +5234,8 @@ POLICY: tuple[Rule, ...] = (
         199,
         "a classifier's training loss (>= 3 points) starts and ends at >= 0.9 ln K (K from the task's class "
         "count), and the last held-out loss too when logged; data_config when a held-out accuracy never beat "
-        "chance by 25% of the way to 1.0; not on a run stopped short",
+        "chance by 25% of the way to 1.0; not on a run stopped short; a language model's K is its vocabulary "
+        "(an LM head named), its first loss then unbounded above (an early blow-up)",
         (Outcome.UNDERFIT,),
         (Cause.MODEL_CONVERGENCE, Cause.DATA_CONFIG),
         _at_uniform_guess,
