@@ -402,6 +402,9 @@ def _zero_loss(c: Ctx) -> Decision | None:
             "stored the non-finite values that followed as 0.0 (ClearML reports NaN/inf as 0.0 by "
             "default). The run diverged.",
         )
+    snapped = _snapped_to_zero_under_precision(c, s.values) if not from_start else None
+    if snapped is not None:
+        return snapped
     outcome = Outcome.PLATEAUED if from_start else Outcome.SUCCEEDED
     when = (
         "from its first logged point"
@@ -414,6 +417,33 @@ def _zero_loss(c: Ctx) -> Decision | None:
         f"{k} is exactly 0 {when} to the end: a loss of exactly zero measures nothing (targets "
         "leaked into the inputs, a fully masked loss, templated data); the training result cannot "
         "be trusted until the data and the loss are checked.",
+    )
+
+
+#: A loss this large or larger that reads exactly 0 at the next logged point did not get there by learning.
+ZERO_SNAP_FROM = 0.01
+
+
+def _snapped_to_zero_under_precision(c: Ctx, v: np.ndarray) -> Decision | None:
+    """With reduced precision in use, a training loss that goes from >= :data:`ZERO_SNAP_FROM` to exactly 0.0
+    from one logged point to the next and stays there: no optimiser brings a loss from there to exactly zero
+    in one interval; the half-precision forward pass or loss scaling broke it (values under- or
+    overflowing fp16, skipped updates logged as 0): diverged, data_config (report b18-02: Qwen-VL on a
+    V100 in fp16, loss 3.8462 then exactly 0.0 from step 2; bf16 on an A100 trains)."""
+    if not c.precision:
+        return None
+    nz = np.flatnonzero(v != 0.0)
+    if not len(nz) or nz[-1] + 1 >= len(v) or float(abs(v[nz[-1]])) < ZERO_SNAP_FROM:
+        return None
+    i = int(nz[-1])
+    return Decision(
+        Outcome.DIVERGED,
+        Cause.DATA_CONFIG,
+        f"The training loss went from {fmt(float(v[i]))} to exactly 0 at the next logged point and stayed "
+        f"there ({len(v) - i - 1} points), with reduced precision in use ({c.precision[0]}): a loss does not "
+        "reach exactly zero in one interval by learning; the half-precision computation broke it (fp16 "
+        "under- or overflow, updates skipped and logged as 0). Train in bf16 (on hardware that supports it) "
+        "or fp32.",
     )
 
 
@@ -4029,7 +4059,8 @@ POLICY: tuple[Rule, ...] = (
         85,
         "training loss exactly 0.0 at its last 3+ points (exactly 0 from the first point: nothing learned); "
         "grown >= 100x its best over the last points before the zeros -> diverged (a tracker storing NaN/inf as "
-        "0.0, ClearML's default)",
+        "0.0, ClearML's default); from >= 0.01 to exactly 0 in one logged interval with reduced precision in "
+        "use -> diverged, data_config",
         (Outcome.PLATEAUED, Outcome.SUCCEEDED, Outcome.DIVERGED),
         (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE),
         _zero_loss,
