@@ -2834,15 +2834,16 @@ def _heldout_accuracy_never_beat_chance(c: Ctx) -> bool:
 def _thread_says_expected(c: Ctx) -> Decision | None:
     """V20a: no judgeable curve and no finding at error, and a maintainer's sentence in the report says
     the behaviour is expected (:func:`.statements.expected_behaviour`): nothing in the input contradicts
-    the confirmed explanation, so the cause is healthy; the outcome stays unknown (not judged from
-    figures)."""
-    from .statements import expected_behaviour
+    the confirmed explanation, so the cause is healthy. Not judged from figures: the outcome is running
+    (healthy so far, its end not seen) when the tracker gives no final status, else unknown."""
+    from ..reference_gap import text_lines
+    from .statements import affirmed_expected, expected_behaviour
 
     if c.basis.judgeable or any(
         f.severity.rank >= Severity.ERROR.rank for fs in c.by_code.values() for f in fs
     ):
         return None
-    said = expected_behaviour(c.run.params)
+    said = expected_behaviour(c.run.params) or affirmed_expected(text_lines(c.run), c.run.params)
     if said is None or _reproduction_within_noise(c) is not None:
         return None  # reruns within their noise band say succeeded from figures (V19d)
     return Decision(
@@ -5081,8 +5082,8 @@ POLICY: tuple[Rule, ...] = (
         "thread-says-expected",
         193,
         "no judgeable curve, no finding at error, and a maintainer's sentence in the report that the "
-        "behaviour is expected (not next to a cause or failure word) -> running (no final tracker status), "
-        "else unknown; healthy",
+        "behaviour is expected (not next to a cause or failure word), or a maintainer's plain 'Yes' to the "
+        "report's 'is this reasonable/normal?' -> running (no final tracker status), else unknown; healthy",
         (Outcome.RUNNING, Outcome.UNKNOWN),
         (Cause.HEALTHY,),
         _thread_says_expected,

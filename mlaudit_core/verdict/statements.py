@@ -346,6 +346,35 @@ _FAILURE_WORDS = re.compile(
 )
 
 
+#: The reporter's question whether what they saw is expected: ``Is this reasonable?``, ``Is that normal?``.
+_ASKS_EXPECTED = re.compile(
+    r"\b(?:is|are)\s+(?:this|it|that|these|the \w+)\s+(?:\w+\s+)?"
+    r"(?:reasonable|normal|expected|ok|okay|correct|right)\s*\?",
+    re.I,
+)
+
+
+def affirmed_expected(lines: list[str], params: Mapping[str, object]) -> str | None:
+    """The maintainer's answer ``Yes`` to the report's question whether what it shows is expected (``Is
+    this reasonable?`` -> ``Yes. Each epoch takes about 8 hours in our implementation setting.``), or
+    ``None``: the answer's first two sentences, when they hold no ``but``, ``however`` or negation and no
+    cause or failure word (:data:`_FAILURE_WORDS`)."""
+    if not any(_ASKS_EXPECTED.search(line) for line in lines):
+        return None
+    for key, raw in params.items():
+        if not re.match(r"(?:maintainer|author|owner|developer)\b", str(key), re.I):
+            continue
+        first = " ".join(_sentences(str(raw))[:2])
+        if not re.match(r"\W*yes\b", first, re.I):
+            continue
+        if re.search(r"\b(?:but|however|although)\b", first, re.I) or _NEGATED.search(first):
+            continue
+        if _FAILURE_WORDS.search(first) or _HEDGED.search(first):
+            continue
+        return f"{key}: {first.strip()[:200]}"
+    return None
+
+
 def expected_behaviour(params: Mapping[str, object]) -> str | None:
     """The maintainer's sentence, from a report's prose params, that the behaviour reported is expected
     (``a flow matching loss around 0.23 is a reasonable magnitude``; ``I'm going to close this as there's
