@@ -33,6 +33,7 @@ from ..report import (
 from ..roles import Role
 from ..rundata import RunData, RunStatus
 from .evidence import (
+    Ending,
     assess,
     confidence,
     ending,
@@ -94,7 +95,7 @@ def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
     # partial input (a truncated or unreadable file, a missing log): the verdict stands as the
     # best reading of what was there, but is marked inconclusive and says what is missing
     partial = [w for w in run.warnings if _PARTIAL.search(w)]
-    decision = _on_partial_data(decision, partial, ctx.ending.share)
+    decision = _on_partial_data(decision, partial, ctx.ending)
     inconclusive = decision.cause is Cause.INCONCLUSIVE or bool(partial)
     # a learning check that errored is evidence not examined: it lowers the confidence, and a verdict
     # of health says which checks did not run
@@ -161,20 +162,21 @@ def _while_running(run: RunData, decision: Decision) -> Decision:
     )
 
 
-def _on_partial_data(
-    decision: Decision, partial: list[str], share: float | None = None
-) -> Decision:
+def _on_partial_data(decision: Decision, partial: list[str], end: Ending | None = None) -> Decision:
     """'succeeded' needs positive evidence about the whole run; a history known to be cut (a
     truncated file, a .wandb prefix of a longer run) shows only part of it: not judged (V20p),
     unless the run's plan is reached (``share`` of the planned length >=
     :data:`evidence.COMPLETE_SHARE`) by a witness the cut did not reach (the tracker's end-of-run
     summary, a console that goes on: own corpus f10b1-13, a ``.wandb`` history cut in epoch 1 of a
-    run whose summary and console reach epoch 20 of 20)."""
+    run whose summary and console reach epoch 20 of 20). A console that itself ends inside a progress
+    bar with time to go, or on a new epoch's header, went on past what was read: no such witness."""
     from .evidence import COMPLETE_SHARE
 
     if not (partial and decision.outcome is Outcome.SUCCEEDED):
         return decision
-    if share is not None and share >= COMPLETE_SHARE:
+    share = end.share if end is not None else None
+    went_on = end is not None and bool(end.open_bar or end.open_epoch)
+    if share is not None and share >= COMPLETE_SHARE and not went_on:
         return decision
     return Decision(
         Outcome.UNKNOWN,
