@@ -496,6 +496,16 @@ SOURCES: tuple[MessageSource, ...] = (
         {"at": "2022-04-14T14:08:25"},
     ),
     MessageSource(
+        "sigbus",
+        "bash",
+        "5.x",
+        "jobs.c",
+        "notify_of_job_status (a foreground child ended by SIGBUS; the text is glibc's strsignal(SIGBUS))",
+        "{}: line {}: {} Bus error {}",
+        "bash: line 1: 31337 Bus error               (core dumped) python train.py",
+        "produced",
+    ),
+    MessageSource(
         "sigkill",
         "bash",
         "5.x",

@@ -313,10 +313,13 @@ CATALOG: list[Signature] = [
         "sigbus",
         "killed",
         r"Signal 7 \(SIGBUS\) received by PID (?P<pid>\d+)|exitcode\s*[:=]\s*-7\b|got signal: 7\b|"
-        r"process \d+ terminated with signal SIGBUS\b|exits with return code = -7\b",
+        r"process \d+ terminated with signal SIGBUS\b|exits with return code = -7\b|"
+        # the shell's job report of a child ended by SIGBUS (bash jobs.c, strsignal(SIGBUS) of glibc):
+        # 'Bus error (core dumped)' on its own line or after bash's 'line N: PID'
+        r"^\s*(?:\S+: line \d+:\s+\d+\s+)?Bus error(?: \(core dumped\))?(?:\s+\S.*)?$",
         "the process died of SIGBUS (signal 7, exit code -7): a memory-mapped file or shared memory (/dev/shm, a "
         "container's 64 MB default) ran out or went away under it: a host resource, not the code",
-        ("sigbus", "exitcode", "signal: 7", "code = -7"),
+        ("sigbus", "exitcode", "signal: 7", "code = -7", "bus error"),
     ),
     _sig(
         "time-limit",

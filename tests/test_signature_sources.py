@@ -333,6 +333,21 @@ def test_shell_reports_a_sigkilled_child_as_killed(tmp_path):
     assert "sigkill" in _hits(r.stderr), r.stderr
 
 
+def test_shell_reports_a_sigbus_child_as_bus_error(tmp_path):
+    """bash's job report of a child ended by SIGBUS (a container's /dev/shm filled under a DataLoader)
+    is the libc's strsignal text, 'Bus error', which the sigbus row reads as an infra death."""
+    r = subprocess.run(
+        ["bash", "-c", f"{shlex.quote(PY)} -c 'import os; os.kill(os.getpid(), 7)'; true"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "Bus error" in r.stderr, r.stderr
+    assert "sigbus" in _hits(r.stderr), r.stderr
+    assert "sigbus" in _hits("Bus error (core dumped)")
+    assert "sigbus" not in _hits("a bus error in the CAN driver was fixed in 2.1")
+
+
 def test_lightning_nonfinite_stop_sigterm_and_keyboard_interrupt_messages(tmp_path):
     out = _run(
         """
