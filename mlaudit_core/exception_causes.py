@@ -288,6 +288,18 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "ValueError: num_samples should be a positive integer value, but got num_samples=0",
     ),
     ExceptionCause(
+        "batch-of-one-in-batchnorm",
+        "data_config",
+        "a batch of one sample reached a batch-norm layer in training (the loader's last, incomplete batch: "
+        "the data set's size modulo the batch size is 1; drop_last or another batch size avoids it)",
+        (),
+        _rx(r"Expected more than 1 value per channel when training, got input size"),
+        "",
+        "torch 2.13.0 torch/nn/functional.py _verify_batch_size, called by batch_norm in training mode "
+        "('Expected more than 1 value per channel when training, got input size {}')",
+        "ValueError: Expected more than 1 value per channel when training, got input size torch.Size([1, 512])",
+    ),
+    ExceptionCause(
         "missing-data-file",
         "data_config",
         "a data file the run reads (an image, an annotation, an array or table, audio, video) is not where the "

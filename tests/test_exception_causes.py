@@ -272,6 +272,13 @@ def test_an_empty_dataset_given_to_a_shuffling_loader():
     assert _why(_raised(lambda: DataLoader([], shuffle=True))) == "empty-dataset"
 
 
+def test_a_batch_of_one_sample_in_a_batch_norm_layer_is_the_data_loaders_last_batch():
+    torch = pytest.importorskip("torch")
+
+    bn = torch.nn.BatchNorm1d(512).train()
+    assert _why(_raised(lambda: bn(torch.zeros(1, 512)))) == "batch-of-one-in-batchnorm"
+
+
 def test_a_missing_data_file_is_data_and_a_missing_folder_to_save_into_is_not(tmp_path):
     e = _raised(lambda: open(tmp_path / "images" / "000123.jpg", "rb"))
     assert _why(e) == "missing-data-file"
