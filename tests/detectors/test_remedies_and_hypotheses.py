@@ -12,6 +12,7 @@ tests/test_baseline.py and tests/test_ci_fixtures.py.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -80,13 +81,19 @@ def test_a_slow_run_gets_its_timing_detectors_remedies(tmp_path):
 
 
 def test_an_unstable_run_gets_its_spike_detectors_remedy_and_hypotheses(tmp_path):
-    """OP002: a console whose loss spikes without recovering (realworld f5b3-18): OP002's
-    remedy names the spike steps, and its hypotheses are the ledger."""
-    rep = _report(
-        tmp_path,
-        "logs",
-        str(RUNS / "DataGov-SamagraX--hindi-acoustic-word-embedding/logs/training.log"),
+    """OP002: a console whose loss leaves its level for 100 logged steps four times (3x the
+    curve, then back): OP002's remedy names the spike steps, and its hypotheses are the ledger.
+    The run is written here: the real console this test used (realworld f5b3-18, about 50
+    appended launches) is now read as its last launch, which is labelled overfit/plateaued."""
+    losses = [2.0 * math.exp(-i / 60) + 0.5 for i in range(600)]
+    for start in (150, 250, 350, 450):
+        for i in range(start, start + 100):
+            losses[i] *= 3
+    log = tmp_path / "train.log"
+    log.write_text(
+        "\n".join(f"step={i} loss={x:.4f} lr=0.001" for i, x in enumerate(losses)) + "\n"
     )
+    rep = _report(tmp_path, "logs", str(log))
     assert rep.verdict.outcome.value == "unstable"
     f = _primary(rep, "OP002")
     op002 = registry()["OP002"]
