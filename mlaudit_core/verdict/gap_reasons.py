@@ -22,7 +22,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from .statements import _sentences, _thread_values
+from .statements import _FIGURE_WORD as _FIGURE
+from .statements import _REPORTER_KEY, _sentences, _thread_values
 
 #: A reference the run is compared with, in a sentence that holds a figure or says the run falls short
 #: of it: a paper, a README, a repository's or an official result, a leaderboard.
@@ -31,13 +32,11 @@ _REFERENCE = re.compile(
     r"you report\w*)\b",
     re.I,
 )
-_FIGURE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?%?(?![\w.]\d)")
 _SHORT_OF = re.compile(
     r"\b(?:can ?not|cannot|can't|couldn't|could not|unable to|fail(?:s|ed)? to)\s+(?:\w+\s+){0,2}?"
     r"(?:reproduce|achieve|reach|get|match)\b|\b(?:lower|worse|below|less) than\b",
     re.I,
 )
-_REPORTER_KEY = re.compile(r"^(?:reporter|user|op)\b", re.I)
 #: Training far shorter than the reference's: ``have not trained the models long enough``, ``train it
 #: much longer``, ``it needs many more iterations``.
 _TRAINED_SHORT = re.compile(
