@@ -280,6 +280,32 @@ def test_watch_wandb_once_audits_then_skips_judged_runs(server, tmp_path):
     assert _writes(server, "polled", "diverge") == per_write
 
 
+def test_a_truncated_history_cache_file_is_read_again_then_retried_not_given_up(server):
+    """wandb-core keeps one parquet file per run in WANDB_CACHE_DIR; two processes scanning one
+    run at once truncate it under each other (seen with two watchers of one project: "failed to
+    create reader for file: ... EOF: Parquet file too small"). The fake server answers the first
+    export downloads with no bytes (the same file on disk); the real SDK fails on it. One empty
+    download: the scan is started again and the whole history arrives. Three (every scan of one
+    load): an outage the watcher retries, not a run given up. Real wandb SDK against
+    tests/wandb_fake_server.py (no W&B server can run here)."""
+    from mlaudit_core.errors import TrackerUnavailable
+    from mlaudit_core.plugins import get_plugin
+
+    FakeRun = wandb_fake_server.FakeRun
+    rows = wandb_rows("healthy")
+    assert len(rows) > server.live_rows  # some rows come through the parquet export
+    for name, empty in (("cache1", 1), ("cache3", 3)):
+        server.add_run(
+            FakeRun(ENTITY, "cachefile", name, history=rows, heartbeat_at="2026-03-01T00:00:00")
+        )
+        server.run(ENTITY, "cachefile", name).empty_exports = empty
+    data = get_plugin("wandb").load(f"{ENTITY}/cachefile/cache1")
+    assert server.run(ENTITY, "cachefile", "cache1").empty_exports == 0
+    assert len(data.metrics.series("train/loss")) == len(rows)
+    with pytest.raises(TrackerUnavailable, match="failed to create reader for file"):
+        get_plugin("wandb").load(f"{ENTITY}/cachefile/cache3")
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [

@@ -166,6 +166,9 @@ class FakeRun:
     heartbeat_at: str = "2026-01-01T00:10:00"
     deleted: bool = False
     exports: dict[str, bytes] = field(default_factory=dict)  # parquet history files served
+    #: the next this many downloads of a parquet export are answered with no bytes, as a
+    #: second reader truncating wandb-core's one cache file per run leaves it (a fault to test)
+    empty_exports: int = 0
     #: the ``_wandb`` config entry the SDK writes (``t`` = its telemetry); wandb-core resumes
     #: only runs whose ``wandbConfig(keys: ["t"])`` has ``t``, as every SDK-made run has.
     wandb_config: dict[str, Any] = field(default_factory=lambda: {"t": dict(_TELEMETRY)})
@@ -317,6 +320,9 @@ class FakeWandbServer:
                 request.path_params["run"],
             )
             data = run.exports.get(request.path_params["name"]) if run else None
+            if data is not None and run is not None and run.empty_exports > 0:
+                run.empty_exports -= 1
+                data = b""
             return Response(data) if data is not None else Response(b"not found", status_code=404)
 
         async def put_file(request):

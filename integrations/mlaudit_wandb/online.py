@@ -12,6 +12,7 @@ import math
 import os
 import re
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -103,6 +104,11 @@ _TRANSIENT = (
     "429",
     "too many requests",
     "rate limit",
+    # wandb-core (>= 0.22) downloads a run's history to one parquet file per run under
+    # WANDB_CACHE_DIR, even with use_cache=False: a second process scanning the same run at the
+    # same moment truncates it under the first ("failed to create reader for file: ...
+    # EOF: Parquet file too small"); the next scan reads a whole file
+    "failed to create reader for file",
 )
 
 
@@ -301,7 +307,7 @@ def read_history(run, buf: PointBuffer) -> int:
         if "use_cache" in inspect.signature(run.scan_history).parameters
         else {}
     )
-    for row in run.scan_history(page_size=PAGE_SIZE, **fresh):
+    for row in _scan_rows(run, fresh):
         step = row.get("_step")
         if isinstance(step, (int, float)) and not isinstance(step, bool):
             if step in seen:
@@ -310,6 +316,23 @@ def read_history(run, buf: PointBuffer) -> int:
         add_row(buf, row, n)
         n += 1
     return n
+
+
+def _scan_rows(run, fresh: dict) -> Iterator[dict]:
+    """``run.scan_history`` rows; a scan that fails on the history cache file before its first
+    row (another process writing the same file, see ``_TRANSIENT``) is started again, up to
+    three times, 0.5 s then 1 s apart; any other failure, or one after rows came, is raised."""
+    for attempt in range(3):
+        rows = 0
+        try:
+            for row in run.scan_history(page_size=PAGE_SIZE, **fresh):
+                rows += 1
+                yield row
+            return
+        except Exception as exc:
+            if rows or attempt == 2 or "failed to create reader for file" not in str(exc):
+                raise
+        time.sleep(0.5 * (attempt + 1))
 
 
 def read_system(run, buf: PointBuffer) -> int:
