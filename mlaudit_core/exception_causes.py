@@ -155,6 +155,24 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "RuntimeError: CUDA error: device-side assert triggered",
     ),
     ExceptionCause(
+        "loss-input-rejected",
+        "data_config",
+        "the loss op rejected the values it was given (TensorFlow checks each op's inputs and raises "
+        "InvalidArgumentError): the targets the data and the configuration provide do not fit the model's "
+        "output (an empty or too long label sequence for a CTC loss, a class count that differs between the "
+        "model and the targets)",
+        ("InvalidArgumentError",),
+        None,
+        "loss",
+        "TensorFlow tensorflow/python/framework/errors_impl.py (InvalidArgumentError, 'Raised when an operation "
+        "receives an invalid argument'), raised by the OP_REQUIRES checks of the op's kernel: "
+        "tensorflow/core/kernels/ctc_loss_op.cc ('Labels length is zero in batch {}'), the broadcast check of "
+        "the element-wise ops a loss is built from (tensorflow/core/util/bcast.h, cwise_ops_common.cc: "
+        "'Incompatible shapes: {} vs. {}'); the op is the graph node printed after the message "
+        "(``[[Node: CTCLoss = ...]]``)",
+        "tensorflow.python.framework.errors_impl.InvalidArgumentError: Labels length is zero in batch 27",
+    ),
+    ExceptionCause(
         "ml-library-data-check",
         "data_config",
         "the learning library's own check rejected the data: labels outside the classes the objective was set "

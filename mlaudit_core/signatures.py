@@ -747,15 +747,71 @@ _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fun
 #: utils/general.py check_dataset prints ``Exception: Dataset not found.``).
 _EXC = re.compile(
     r"^(?P<type>Exception|[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|OutOfMemoryError))"
-    r"(?::\s*(?P<msg>.*))?$"
+    r"(?: \(see above for traceback\))?(?::\s*(?P<msg>.*))?$"
 )
 #: A pasted exception line with no frames above it (``IOError: cannot identify image file ...``): the
 #: class ends in Error or Exception and a message follows. It is read as the run's exception only when no
 #: traceback with frames is in the text, it is among the last :data:`BARE_TAIL_LINES` lines of its
 #: file and no line after it shows the job going on (:data:`_GOES_ON`): the paste ends on the error, as
 #: a crash does; an error line a job logged and survived is followed by more of its output.
-_BARE_EXC = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception)):\s*(?P<msg>\S.*)$")
+#: TensorFlow 1.x ends a graph error's output with the class, ``(see above for traceback)`` and the
+#: message (tensorflow/python/framework/errors_impl.py ``OpError.__str__`` after the op's definition
+#: frames: ``InvalidArgumentError (see above for traceback): Labels length is zero in batch 27``).
+_BARE_EXC = re.compile(
+    r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception))(?: \(see above for traceback\))?:\s*(?P<msg>\S.*)$"
+)
 BARE_TAIL_LINES = 30
+#: TensorFlow's error codes (the gRPC canonical codes of tensorflow/core/protobuf/error_codes.proto,
+#: ``OK`` aside). Each is raised in Python as the class named by the code in CamelCase plus ``Error``
+#: (tensorflow/python/framework/errors_impl.py: INVALID_ARGUMENT -> InvalidArgumentError).
+TF_ERROR_CODES = (
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
+)
+
+
+def tf_error_class(code: str) -> str:
+    """The Python class TensorFlow raises for an error code as a status line prints it
+    (``Invalid argument`` before TF 2.10's absl status, ``INVALID_ARGUMENT`` after):
+    ``InvalidArgumentError``."""
+    return "".join(w.capitalize() for w in re.split(r"[ _]", code.strip())) + "Error"
+
+
+#: One root error of a TensorFlow status that aggregates several (``2 root error(s) found.`` then
+#: ``  (0) Invalid argument: Incompatible shapes: ...``, one per device or replica;
+#: tensorflow/core/common_runtime and tsl/platform/errors.cc): the code names the class, the text
+#: after it is the message. Read as a bare exception line of that class.
+_TF_ROOT_ERROR = re.compile(
+    r"^\s*\(\d+\)\s+(?P<code>"
+    + "|".join(
+        alt
+        for c in TF_ERROR_CODES
+        for alt in (c, re.escape(c.replace("_", " ").lower().capitalize()))
+    )
+    + r"):\s*(?P<msg>\S.*)$"
+)
+#: The graph node a TensorFlow op error names on the line after its message (``[[Node: CTCLoss =
+#: CTCLoss[...]]]`` in TF 1.x, ``[[{{node CTCLoss}}]]``, ``[[node focal_loss/... (defined at
+#: det_model_fn.py:190) ]]`` in TF 2.x): the op that raised, kept as the exception's frame (file and
+#: line where the op was defined when printed, the node's name as the function).
+_TF_NODE = re.compile(
+    r"^\s*\[\[\s*(?:Node:\s*(?P<name>[^\s=\]]+)|\{\{\s*node\s+(?P<name2>[^\s}]+)\s*\}\}|"
+    r"node\s+(?P<name3>[^\s\]]+)(?:\s+\(defined at\s+(?P<file>[^\s:]+(?::[^\s:]+)*?):(?P<line>\d+)\s*\))?)"
+)
 #: libstdc++'s verbose terminate handler (gcc libstdc++-v3/libsupc++/vterminate.cc,
 #: ``__gnu_cxx::__verbose_terminate_handler``): a C++ exception nothing caught ended the process
 #: (``terminate called after throwing an instance of 'c10::Error'`` then ``  what():  CUDA error: ...``),
@@ -835,6 +891,18 @@ class Traceback:
         return self.raising_frame
 
 
+#: The file of a frame that is a TensorFlow graph op printed without where it was defined.
+GRAPH_OP = "<graph>"
+
+
+def frame_text(frame: tuple[str, int, str]) -> str:
+    """A traceback frame as a finding quotes it: ``file:line in function``, or ``the graph op NAME``
+    for a TensorFlow op whose definition site the error did not print."""
+    if frame[0] == GRAPH_OP:
+        return f"the graph op {frame[2]}"
+    return f"{frame[0]}:{frame[1]} in {frame[2]}"
+
+
 def to_gib(value: str | None, unit: str | None) -> float | None:
     """Convert a captured memory figure to GiB (``MiB`` -> /1024 etc.)."""
     if value is None:
@@ -890,6 +958,8 @@ def is_relevant(text: str) -> bool:
         or "Exception" in text
         or "Check failed" in text
         or "[Fatal]" in text
+        or "[[" in text
+        or (text.lstrip().startswith("(") and _TF_ROOT_ERROR.match(text) is not None)
         or could_match(text)
     )
 
@@ -1046,6 +1116,21 @@ class _Scan:
             if not self.unraisable:
                 bare.append(Traceback([], bm["type"], bm["msg"].strip(), cl, "unknown"))
             self.unraisable = False
+        elif tf := _TF_ROOT_ERROR.match(text.rstrip()):
+            bare.append(Traceback([], tf_error_class(tf["code"]), tf["msg"].strip(), cl, "unknown"))
+        elif (
+            bare
+            and not bare[-1].frames
+            and bare[-1].line.source == cl.source
+            and 0 < cl.lineno - bare[-1].line.lineno <= 2
+            and (node := _TF_NODE.match(text))
+        ):
+            t = bare[-1]
+            name = node["name"] or node["name2"] or node["name3"]
+            frame = (node["file"] or GRAPH_OP, int(node["line"] or 0), name)
+            bare[-1] = Traceback(
+                [frame], t.exception_type, t.message, t.line, classify_path([frame])
+            )
         elif nf := _NATIVE_FATAL.match(text.rstrip()):
             if not self.unraisable:
                 kind = "dmlc::Error" if nf["dmlc"] else "LightGBMError"

@@ -675,3 +675,47 @@ def test_row_data_path_does_not_exist_on_a_paddleocr_train_log():
     v = audit(run).verdict
     assert (v.outcome, v.cause) == (Outcome.CRASHED, Cause.DATA_CONFIG), v.summary
     assert "data file the run reads" in v.summary
+
+
+def _report_verdict(prefix: str):
+    (case,) = (Path(__file__).resolve().parent / "data" / "reports").glob(prefix + "*")
+    runs = [r for p in sorted(case.glob("*.log")) for _, r in load_path(p).runs]
+    return audit(runs[-1]).verdict, runs[-1]
+
+
+@pytest.mark.parametrize(
+    ("prefix", "op", "message"),
+    [
+        ("b19-04-", "CTCLoss", "Labels length is zero in batch 27"),
+        (
+            "b19-07-",
+            "focal_loss/logistic_loss/GreaterEqual",
+            "Incompatible shapes: [32,810,128,128]",
+        ),
+    ],
+)
+def test_row_loss_input_rejected_on_tensorflow_errors_pasted_in_reports(prefix, op, message):
+    """Reports b19-04 (TF 1.x: ``InvalidArgumentError (see above for traceback): Labels length is zero
+    in batch 27`` then ``[[Node: CTCLoss = ...]]``; an empty label in the data set) and b19-07 (TF 2.x
+    root errors: ``(0) Invalid argument: Incompatible shapes: [32,810,128,128] vs. [32,9,128,128]`` at
+    ``[[node focal_loss/... (defined at det_model_fn.py:190) ]]``; num_classes differs between training
+    and evaluation): the exception line is read with its class and the op that raised it, and an
+    InvalidArgumentError raised by a loss op is the data or configuration (both were unknown: no
+    exception line was read)."""
+    v, run = _report_verdict(prefix)
+    _, tbs = scan(run.console)
+    assert tbs[0].exception_type == "InvalidArgumentError" and tbs[0].message.startswith(message)
+    assert tbs[0].frames[-1][2] == op
+    assert (v.outcome, v.cause) == (Outcome.CRASHED, Cause.DATA_CONFIG), v.summary
+    assert "the loss op rejected the values it was given" in v.summary
+
+
+def test_a_tensorflow_error_outside_a_loss_op_is_not_the_data():
+    """Report b13-06 (TF 1.x ``ResourceExhaustedError (see above for traceback): OOM when allocating
+    tensor`` at a convolution op) stays an out-of-memory, and its op is quoted as the raising frame; an
+    InvalidArgumentError at an op that is no loss keeps the caller's default."""
+    v, _ = _report_verdict("b13-06-")
+    assert (v.outcome, v.cause) == (Outcome.CRASHED, Cause.INFRA_RUNTIME), v.summary
+    assert "raised at the graph op fc1_voc12_c3/convolution/SpaceToBatchND" in v.summary
+    conv = (("<graph>", 0, "resnet/conv1/Conv2D"),)
+    assert classify("InvalidArgumentError", "Incompatible shapes: [2,3] vs. [2,4]", conv) is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..report import Cause, FactEvidence, Finding, Hypothesis, Outcome, Severity
 from ..signal import clip, fmt
-from ..signatures import to_gib
+from ..signatures import frame_text, to_gib
 from ._console import ConsoleSignatureDetector
 from .base import Remedy
 
@@ -118,12 +118,12 @@ class OutOfMemory(ConsoleSignatureDetector, code="RT001", name="out-of-memory", 
             + ")"
         )
         if frame:
-            msg += f", raised at {frame[0]}:{frame[1]} in {frame[2]}"
+            msg += f", raised at {frame_text(frame)}"
         ev = [self.log_evidence(h.line)]
         if frame:
             ev.append(
                 FactEvidence(
-                    text=f"raising frame {frame[0]}:{frame[1]} in {frame[2]}",
+                    text=f"raising frame {frame_text(frame)}",
                     values={"code_path": path},
                 )
             )

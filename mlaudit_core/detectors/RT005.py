@@ -6,6 +6,7 @@ import re
 
 from ..exception_causes import classify, is_library_file
 from ..report import Cause, FactEvidence, Finding, Hypothesis, Outcome, Severity
+from ..signatures import frame_text
 from ._console import ConsoleSignatureDetector
 from ._knowledge import fact, hyp
 from .base import Remedy
@@ -143,7 +144,7 @@ class PythonTraceback(
         ]
         why = classify(tb.exception_type, tb.message, tb.frames, near)
         sev = Severity.INFO if tb.exception_type.endswith("KeyboardInterrupt") else Severity.ERROR
-        where = f" at {frame[0]}:{frame[1]} in {frame[2]}" if frame else ""
+        where = f" at {frame_text(frame)}" if frame else ""
         yield self.finding(
             sev,
             f"{tb.exception_type}: {tb.message[:200]}{where} ({tb.code_path} code path"
@@ -162,6 +163,7 @@ class PythonTraceback(
             code_path=tb.code_path,
             raising_file=frame[0] if frame else None,
             raising_line=frame[1] if frame else None,
+            raising_func=frame[2] if frame else None,
             user_file=user[0] if user else None,
             user_line=user[1] if user else None,
             n_tracebacks=len(tbs),

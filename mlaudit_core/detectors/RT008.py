@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..report import Cause, FactEvidence, Finding, Hypothesis, Outcome, Severity
+from ..signatures import frame_text
 from ._console import ConsoleSignatureDetector
 from ._knowledge import hyp, on_crash
 from .base import Remedy
@@ -73,14 +74,14 @@ class DiskFull(ConsoleSignatureDetector, code="RT008", name="disk-full", family=
         if code_path != "unknown":
             msg += f" in the {code_path} code path"
         if frame:
-            msg += f", raised under {frame[0]}:{frame[1]} in {frame[2]}"
+            msg += f", raised under {frame_text(frame)}"
         if code_path == "checkpoint" and full:
             msg += "; the checkpoint being written is likely truncated"
         ev = [self.log_evidence(h.line)]
         if frame:
             ev.append(
                 FactEvidence(
-                    text=f"frame {frame[0]}:{frame[1]} in {frame[2]}",
+                    text=f"frame {frame_text(frame)}",
                     values={"code_path": code_path},
                 )
             )

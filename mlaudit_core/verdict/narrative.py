@@ -26,6 +26,7 @@ from ..report import (
 from ..roles import Role, normalise_key
 from ..rundata import RunData, Series
 from ..signal import clip, fmt
+from ..signatures import GRAPH_OP, frame_text
 from .policy import Ctx as _Ctx
 from .policy import Decision as _Decision
 
@@ -976,9 +977,14 @@ def _crash_action(p: Finding) -> NextAction:
             "same way",
             cost="minutes",
         )
+    raising = p.facts.get("raising_file")
+    at = (
+        frame_text((raising, p.facts.get("raising_line") or 0, p.facts.get("raising_func") or ""))
+        if raising == GRAPH_OP
+        else f"{raising or 'the raising frame'}:{p.facts.get('raising_line') or ''}"
+    )
     return NextAction(
-        action=f"Reproduce the failure at {p.facts.get('raising_file') or 'the raising frame'}"
-        f":{p.facts.get('raising_line') or ''} on one batch",
+        action=f"Reproduce the failure at {at} on one batch",
         why="the traceback names the failing code",
         cost="minutes",
     )
