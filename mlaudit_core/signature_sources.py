@@ -152,6 +152,19 @@ SOURCES: tuple[MessageSource, ...] = (
         "upstream",
     ),
     MessageSource(
+        "cuda-error-oom",
+        "dlib",
+        "19.0",
+        "dlib/dnn/cuda_utils.h (dlib/cuda/cuda_utils.h from 19.5)",
+        'CHECK_CUDA(call): sout << "Error while calling " << #call << " in file " << __FILE__ << ":" << __LINE__ '
+        '<< ". code: " << error << ", reason: " << cudaGetErrorString(error), thrown as dlib::cuda_error; '
+        "cudaGetErrorString(cudaErrorMemoryAllocation) is 'out of memory'",
+        "Error while calling {} in file {}:{}. code: {}, reason: {}",
+        "Error while calling cudaMalloc(&data, new_size*sizeof(float)) in file /home/u/dlib/dlib/dnn/gpu_data.cpp:191. "
+        "code: 2, reason: out of memory",
+        "upstream",
+    ),
+    MessageSource(
         "oom-retry",
         "ultralytics",
         "8.4.190",

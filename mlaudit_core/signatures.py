@@ -151,9 +151,11 @@ CATALOG: list[Signature] = [
     _sig(
         "cuda-error-oom",
         "oom",
-        r"CUDA error: out of memory|cudaErrorMemoryAllocation|error == cudaSuccess \(2 vs\. 0\)",
+        r"CUDA error: out of memory|cudaErrorMemoryAllocation|error == cudaSuccess \(2 vs\. 0\)"
+        r"|\bcuda[A-Z]\w*\(.{0,300}?\bout of memory\b",
         "a CUDA call outside the caching allocator could not allocate device memory (Caffe's CUDA_CHECK "
-        "prints the error's number: 2 is cudaErrorMemoryAllocation)",
+        "prints the error's number: 2 is cudaErrorMemoryAllocation; a library's own check that names the "
+        "CUDA runtime call, as dlib's CHECK_CUDA, prints the runtime's error string 'out of memory' after it)",
         ("out of memory", "cudaerrormemoryallocation", "cudasuccess (2 vs. 0)"),
     ),
     _sig(
