@@ -743,6 +743,12 @@ MEANINGS: dict[str, Meaning] = {
     "resume": Meaning("a checkpoint was restored (a resumed run)", "-", "-", "LI003"),
 }
 _RANK_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d+\]:\s?|rank\d+:\s|\d{1,4}:\s)")
+#: A line that is only a reporter's elision mark (``[...]``, ``[snip]``, ``...``, ``......``, ``…``): the
+#: paste was cut there. Kept in the console (no metric is read from it), so the verdict knows the
+#: text is an excerpt (:func:`mlaudit_core.verdict.evidence.excerpt`).
+ELISION_LINE = re.compile(
+    r"^\s*(?:[\[(]\s*(?:\.{3,}|…+|snip(?:ped)?|truncated|omitted|cut)\s*[\])]|\.{3,}|…+)\s*$", re.I
+)
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 #: The exception line that ends a traceback: a class named ...Error, ...Exception, ...Interrupt, ...Exit,
 #: ...Warning, or Python's base ``Exception`` itself (``raise Exception('Dataset not found.')`` in YOLOv5/v7's
@@ -1056,6 +1062,7 @@ class _Scan:
         self.last: dict[str, int] = {}
         self.frames: list[tuple[str, int, str]] = []
         self.unraisable = False
+        self.cut: ConsoleLine | None = None  # the elision mark that cut the traceback being read
         self.section: str | None = (
             None  # None, "failures" or "root" inside a torchrun failure report
         )
@@ -1104,10 +1111,26 @@ class _Scan:
                 )
             self.frames = []
             self.unraisable = False
+            self.cut = None
         elif not stripped or text[:1] in (" ", "\t"):
             pass  # source lines under a frame, carets, or blank lines
+        elif ELISION_LINE.match(stripped):
+            self.cut = (
+                cl  # the reporter cut the paste here: the frames after it, if any, continue it
+            )
         elif not stripped.startswith(("Traceback", "During handling", "The above")):
+            self._cut_traceback()
             self.frames = []
+
+    def _cut_traceback(self) -> None:
+        """Keep the traceback being read when the paste was cut inside it (an elision mark after its
+        frames, no exception line after the mark): the run raised, the class and message are not in
+        the text (an empty ``exception_type``)."""
+        if self.cut is not None and self.frames and not self.unraisable:
+            self.tbs.append(
+                Traceback(list(self.frames), "", "", self.cut, classify_path(self.frames))
+            )
+        self.cut = None
 
     def _bare_line(self, text: str, cl: ConsoleLine) -> None:
         """A line outside a traceback: a bare exception line, a native library's fatal check, a
@@ -1157,6 +1180,7 @@ class _Scan:
     def result(self) -> tuple[list[SignatureHit], list[Traceback]]:
         """(hits, tracebacks); without a traceback, the bare exception lines within the last
         :data:`BARE_TAIL_LINES` lines of their source."""
+        self._cut_traceback()
         tbs = self.tbs
         if not tbs:
             tbs = [

@@ -80,3 +80,26 @@ def test_caffe_cuda_check_with_error_2_is_out_of_memory():
     v = _report("b13-14-")
     assert (v["outcome"], v["cause"]) == ("crashed", "infra_runtime"), v["summary"]
     assert "out of memory" in v["summary"]
+
+
+def test_a_traceback_the_paste_cut_before_its_exception_line_is_the_runs_exception():
+    """Real report b19-08 (SimpleTuner: 'Traceback (most recent call last):', five frames down to
+    torch's DataLoader ``_next_data``, then the reporter's ``[...]``; a latent-shape bug fixed by a code
+    patch): the run raised, class and message cut from the paste, so it crashed on an error of the code
+    (was crashed/inconclusive from the epoch count, 'stopped without a crash signature'). The scanner keeps
+    the frames, and a traceback whose exception line follows the mark is read as before."""
+    from mlaudit_core.rundata import ConsoleLine
+    from mlaudit_core.signatures import scan
+
+    v = _report("b19-08-")
+    assert (v["outcome"], v["cause"]) == ("crashed", "correctness_bug"), v["summary"]
+    assert "exception line the paste cut ([...] after 5 frames)" in v["summary"]
+    whole = [
+        "Traceback (most recent call last):",
+        '  File "train.py", line 49, in <module>',
+        "[...]",
+        '  File "model.py", line 7, in forward',
+        "ValueError: shapes differ",
+    ]
+    _, tbs = scan([ConsoleLine("a.log", i, t) for i, t in enumerate(whole, 1)])
+    assert [(t.exception_type, len(t.frames)) for t in tbs] == [("ValueError", 2)]

@@ -24,6 +24,21 @@ _BOUNDED = re.compile(
 _LOSS = re.compile(r"(^|[/_])loss([/_]|$|\d)")
 
 
+#: The least cross-entropy of one sample whose arg-max prediction is wrong: its label's probability is
+#: at most 1/2, so -ln p >= ln 2.
+CE_WRONG_FLOOR = float(np.log(2.0))
+#: Names of a per-sample arg-max accuracy, the one the bound above is about.
+_PLAIN_ACCURACY = frozenset({"acc", "accuracy"})
+
+
+def _leaf(key: str) -> str:
+    """A metric's last name part without its split (``val_acc`` -> ``acc``, ``train/loss`` -> ``loss``)."""
+    return _SPLIT_PREFIX.sub("", normalise_key(key).rsplit("/", 1)[-1])
+
+
+_SPLIT_PREFIX = re.compile(r"^(?:train(?:ing)?|val(?:id(?:ation)?)?|eval|test|dev)_")
+
+
 class MetricOutOfRange(Detector, code="LI007", name="metric-out-of-range", family="integrity"):
     """A metric bounded to [0, 1] (accuracy, F1, precision, recall, AUC, IoU, mAP) took an impossible value.
 
@@ -35,6 +50,12 @@ class MetricOutOfRange(Detector, code="LI007", name="metric-out-of-range", famil
     Remedy: compute the metric from the full confusion counts of the epoch (``torchmetrics``,
     ``sklearn.metrics`` on the concatenated predictions), not as a mean of per-batch values
     of a non-linear metric; check its arguments.
+    An accuracy (named ``acc`` or ``accuracy``) of exactly 0 at every point of a split whose loss (named
+    ``loss``), logged at the same step, is below ln 2 is impossible too: under cross-entropy a sample whose arg-max class is wrong has a predicted
+    probability of at most 1/2 for its label, so a loss of at least ln 2 (``CE_WRONG_FLOOR``); a mean
+    loss below it needs some right predictions (report b20-02: the PyTorch transfer-learning tutorial
+    printing ``Acc: 0.0000`` for train and val at every epoch while val loss falls to 0.2288, an integer
+    division since PyTorch 0.4).
     Thresholds: any value below 0, or above 1 in a series that otherwise lives on the 0-1 scale
     (at least ``min_in_range`` 50% of its points within [0, 1]: a series mostly above 1 is in
     percent, see ``roles.as_fraction``), or above 100 in a percent series. Tolerance
@@ -79,13 +100,17 @@ class MetricOutOfRange(Detector, code="LI007", name="metric-out-of-range", famil
         ]
         if not keys:
             raise Skip("no accuracy-like (bounded) metric logged")
+        yield from self._zero_accuracy_below_its_loss(run)
         for key in keys:
-            s = run.series(key).by_step().finite()
-            if len(s) < 2:
+            # every logged value, not one per step: a value no such metric can take is impossible
+            # wherever it was logged (a console whose records share one step counter)
+            s = run.series(key).finite()
+            if not len(s):
                 continue
             v = s.values
             in_unit = float(np.mean((v >= -p.tol) & (v <= 1 + p.tol)))
-            upper = 1.0 if in_unit >= p.min_in_range else 100.0
+            # one point does not tell the unit: only a value outside both scales is impossible then
+            upper = 1.0 if in_unit >= p.min_in_range and len(s) >= 2 else 100.0
             bad = (v < -p.tol) | (v > upper + p.tol * upper)
             if not bad.any():
                 continue
@@ -111,4 +136,53 @@ class MetricOutOfRange(Detector, code="LI007", name="metric-out-of-range", famil
                 upper_bound=upper,
                 n_outside=int(bad.sum()),
                 n_points=len(v),
+            )
+
+    def _zero_accuracy_below_its_loss(self, run):
+        """An accuracy exactly 0 at every point of its split while that split's loss, at a step
+        where both are logged, is below :data:`CE_WRONG_FLOOR`: no model has that pair."""
+        from ..roles import Role
+
+        for acc_role, loss_role in (
+            (Role.VAL_ACCURACY, Role.VAL_LOSS),
+            (Role.TRAIN_ACCURACY, Role.TRAIN_LOSS),
+        ):
+            ak, lk = run.key_for(acc_role), run.key_for(loss_role)
+            # the argument holds for the arg-max accuracy of the samples the loss averages: a plain
+            # accuracy beside a plain loss (a sequence-level exact match, a mAP or a box loss is not)
+            if not ak or not lk or _leaf(ak) not in _PLAIN_ACCURACY or _leaf(lk) != "loss":
+                continue
+            acc = run.series(ak).by_step().finite()
+            loss = run.series(lk).by_step().finite()
+            if not len(acc) or np.any(acc.values != 0.0):
+                continue
+            at = dict(zip(loss.steps.tolist(), loss.values.tolist()))
+            low = [(st, at[st]) for st in acc.steps.tolist() if at.get(st, np.inf) < CE_WRONG_FLOOR]
+            if not low:
+                continue
+            step, value = low[-1]
+            yield self.finding(
+                Severity.ERROR,
+                f"{ak} is exactly 0 "
+                + (
+                    f"at every one of its {len(acc)} points"
+                    if len(acc) > 1
+                    else "at its only point"
+                )
+                + f" while {lk} is {fmt(value)} at "
+                f"step {int(step)}, below ln 2 = {fmt(CE_WRONG_FLOOR)}, the least cross-entropy of a wrong "
+                "prediction: no model has both, so the accuracy is computed wrongly",
+                evidence=[
+                    SeriesEvidence(
+                        metric=ak,
+                        step_start=int(acc.steps[0]),
+                        step_end=int(acc.steps[-1]),
+                        values={"accuracy": 0.0, "loss": float(value)},
+                    )
+                ],
+                key=ak,
+                value=0.0,
+                loss_key=lk,
+                loss=float(value),
+                kind="contradicts_loss",
             )

@@ -56,7 +56,9 @@ class PythonTraceback(
     error itself: the child's own traceback before it is reported when the log holds one. An
     error that reports another worker's failure (gloo's "Connection closed by peer ... typically
     caused by a remote worker crashing", NCCL's ``ncclRemoteError``) is a consequence: the
-    failing worker's traceback is reported when the log holds one.
+    failing worker's traceback is reported when the log holds one. A traceback whose exception
+    line the reporter's paste cut (its frames, then an elision mark such as ``[...]``) is still the
+    run's exception, of an unknown class.
     """
 
     implies = "crashed"
@@ -145,9 +147,15 @@ class PythonTraceback(
         why = classify(tb.exception_type, tb.message, tb.frames, near)
         sev = Severity.INFO if tb.exception_type.endswith("KeyboardInterrupt") else Severity.ERROR
         where = f" at {frame_text(frame)}" if frame else ""
+        raised = (
+            f"{tb.exception_type}: {tb.message[:200]}"
+            if tb.exception_type
+            else f"a traceback whose exception line the paste cut ({tb.line.text.strip()} after "
+            f"{len(tb.frames)} frames)"
+        )
         yield self.finding(
             sev,
-            f"{tb.exception_type}: {tb.message[:200]}{where} ({tb.code_path} code path"
+            f"{raised}{where} ({tb.code_path} code path"
             + (f"; {len(tbs)} tracebacks in all" if len(tbs) > 1 else "")
             + ")",
             evidence=[

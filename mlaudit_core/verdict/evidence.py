@@ -359,6 +359,7 @@ class Ending:
     in_warmup: str | None = None  # the LR rose at every step to the end: no schedule ends in warmup
     open_bar: str | None = None  # the console ends inside a progress bar with time to go
     open_epoch: str | None = None  # the console ends with a new epoch's header and nothing of it
+    excerpt: str | None = None  # why the console's end is where a paste ends, not the run's end
 
     @property
     def share(self) -> float | None:
@@ -376,8 +377,9 @@ class Ending:
         """Positive evidence that the run stopped before its end (not a snapshot, not early stopping)."""
         if self.snapshot or self.early_stopped:
             return False
-        if self.open_bar and not self.interrupt:
-            # the text ends mid-bar: a capture of a running job, or a silent kill; not a stop to report
+        if (self.open_bar or self.excerpt) and not self.interrupt:
+            # the text ends mid-bar (a capture of a running job, or a silent kill) or where a report's
+            # paste was cut: not a stop to report
             return False
         # in_warmup is reported, never decisive: detectron2's default warmup (1000 iterations) is
         # longer than many complete fine-tunes (shared/realworld tb01: 300/300 iterations, healthy)
@@ -545,7 +547,31 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
     _read_missing_end_line(run, e, text)
     if not e.interrupt and not e.early_stopped:
         e.open_epoch = open_epoch(text)
+    e.excerpt = excerpt(run)
     return e
+
+
+def excerpt(run: RunData) -> str | None:
+    """Why the console's last line is where a pasted text ends rather than where the run ended, or
+    ``None``: an elision mark on a line of its own (``[...]``, ``[snip]``, ``......``;
+    :data:`mlaudit_core.signatures.ELISION_LINE`) shows the reporter cut the paste, and a report's
+    thread (:func:`.statements.is_report`) that never says the run stopped, hung or failed
+    (:func:`.statements.stated_stop`) pastes lines to show a symptom, not the run's end. Either
+    way a shortfall of the plan, a missing end line or an epoch header as the last line is the
+    paste's end, no evidence of a stop (reports b17-01, b20-02, b2-15: all read as stopped
+    before this; an interrupt line is still one)."""
+    from ..signatures import ELISION_LINE
+    from .statements import is_report, stated_stop
+
+    for cl in run.console:
+        if ELISION_LINE.match(cl.text):
+            return f"the text is an excerpt: the paste was cut at {cl.source}:{cl.lineno} ({cl.text.strip()})"
+    if is_report(run.params) and stated_stop(run.params) is None:
+        return (
+            "the text was pasted in a report whose thread never says the run stopped, hung or failed: "
+            "its last line is where the paste ends"
+        )
+    return None
 
 
 #: A line that is only an epoch header, after an optional timestamp: ``epoch:  176`` (nnU-Net),

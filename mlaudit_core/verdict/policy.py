@@ -2154,17 +2154,23 @@ def _metric_out_of_range(c: Ctx) -> Decision | None:
     """LI007: a bounded metric (accuracy, F1, AUC, IoU, mAP) outside [0, 1] (or above 100 on a
     percent scale) is computed wrongly: the cause is a correctness bug in the evaluation whatever
     the curves show; the outcome is what the learning rules after this one read (succeeded when
-    none fires)."""
+    none fires, running when the text does not show the run's end: an excerpt of a report, a log
+    that ends inside a progress bar, a tracker's RUNNING status)."""
     f = c.get("LI007", Severity.ERROR)
     if not f:
         return None
-    outcome = _learning_outcome(c, 97) or Outcome.SUCCEEDED
+    unended = (
+        c.run.status is RunStatus.RUNNING
+        or (c.ending.excerpt or c.ending.open_bar)
+        and not c.ending.interrupt
+    )
+    outcome = _learning_outcome(c, 97) or (Outcome.RUNNING if unended else Outcome.SUCCEEDED)
     return Decision(
         outcome,
         Cause.CORRECTNESS_BUG,
         f"A metric is computed wrongly: {f.message}. Whatever it says about the model cannot be "
         "trusted until the metric code is fixed (custom metrics averaged over batches, a missing "
-        "clip, a wrong reduction).",
+        "clip, a wrong reduction, an integer division).",
         f,
     )
 
@@ -3077,8 +3083,8 @@ def _healthy_loss(c: Ctx, examined: str) -> tuple[str, Decision | None]:
 
 def _healthy_unended(c: Ctx, examined: str) -> Decision | None:
     """The decision for a healthy-looking record that does not show the run's end: a log that ends
-    inside a progress bar with time to go (running), a checkpoint saved mid-run (running, healthy
-    so far), every record in one epoch with nothing saying the run ended there
+    inside a progress bar with time to go (running), an excerpt of a report short of its plan
+    (running: :func:`.evidence.excerpt`), a checkpoint saved mid-run (running, healthy so far), every record in one epoch with nothing saying the run ended there
     (:func:`_one_epoch_unended`), or a learning rate still warming up with no planned length
     (unknown). None when the record can be judged as ended."""
     e = c.ending
@@ -3089,6 +3095,13 @@ def _healthy_unended(c: Ctx, examined: str) -> Decision | None:
             f"Healthy so far: the log ends inside a progress bar with time still to go "
             f"({e.open_bar.strip()}), so it was captured while the run was going (a process "
             "killed without a word ends the same way; the scheduler's record tells the two apart). "
+            f"Examined: {examined}.",
+        )
+    if e.excerpt and not e.interrupt and (e.short or e.missing_end_line or e.open_epoch):
+        return Decision(
+            Outcome.RUNNING,
+            Cause.HEALTHY,
+            f"Healthy so far: {e.describe()}, but {e.excerpt}, so it shows the run going, not its end. "
             f"Examined: {examined}.",
         )
     if e.snapshot and e.short:

@@ -724,3 +724,35 @@ def stated_recovered(params: Mapping[str, object]) -> str | None:
                 s = s.strip()
                 return (s if s.startswith(key) else f"{key}: {s}")[:240]
     return None
+
+
+# --- where a pasted text ends ---------------------------------------------------------------------------
+
+#: The run stopped, hung or failed, in words: ``training stops at epoch 3``, ``it hangs``, ``the process
+#: was killed``, ``crashes with``, ``exits without an error``, ``runs out of memory``.
+_STOP_STATED = re.compile(
+    r"\b(?:stop(?:s|ped|ping)?|halt(?:s|ed)?|hang(?:s|ing)?|hung|stuck|freez(?:e|es|ing)|froze(?:n)?|"
+    r"crash(?:es|ed|ing)?|killed|di(?:e|es|ed)|abort(?:s|ed)?|terminat(?:es|ed)|exit(?:s|ed)?|quit(?:s)?|"
+    r"fail(?:s|ed|ing|ure)?|errors? out|interrupt(?:s|ed)?|preempt\w*|segfault\w*|core dumped|"
+    r"out of memory|OOM)\b",
+    re.I,
+)
+
+
+def is_report(params: Mapping[str, object]) -> bool:
+    """Whether the run comes with a report's thread: a param said by the reporter or a maintainer
+    (``reporter NAME: "..."``, ``maintainer NAME: "..."``), so its logs are what was pasted there."""
+    return any(_REPORTER_KEY.match(str(k)) or _MAINTAINER_KEY.match(str(k)) for k in params)
+
+
+def stated_stop(params: Mapping[str, object]) -> str | None:
+    """The first sentence of a report's thread (:func:`_thread_values`) that says the run stopped, hung
+    or failed (:data:`_STOP_STATED`), asserted (not a question, no negation, condition or hedge before
+    it in its clause); else ``None``."""
+    for key, text in _thread_values(params):
+        for s in _sentences(text):
+            m = _STOP_STATED.search(s)
+            if m and _asserted(s, m.start()):
+                s = s.strip()
+                return (s if s.startswith(key) else f"{key}: {s}")[:240]
+    return None

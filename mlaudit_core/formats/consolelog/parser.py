@@ -31,7 +31,7 @@ from typing import Any
 
 from ...errors import InputError
 from ...rundata import ConsoleLine, MetricTable
-from ...signatures import CONTEXT_CATEGORIES, is_relevant, match_line
+from ...signatures import CONTEXT_CATEGORIES, ELISION_LINE, is_relevant, match_line
 from .formats import CATALOG, NUM, LogFormat
 from .infer import MAX_TEMPLATE_CHARS, Inferred, TemplateMiner, clean_terminal, superseded
 from .names import TIME_UNITS, canonical, is_known, is_time_metric, to_seconds
@@ -777,6 +777,10 @@ class LogParser:
             return
         if text[0] == "#" and text.startswith("# "):
             return  # an annotation, not log content
+        if ELISION_LINE.match(text):
+            if self.keep_console:
+                self._keeper.add(source, lineno, text.strip())
+            return
         if "[" in text:
             text = strip_annotations(text)
             if not text.strip():
