@@ -13,10 +13,12 @@ ending, the detectors' context). Sources, in the order they are believed:
    finite positive value (HF's and Lightning's ``-1`` mean "not set").
 2. **The console**: the HF Trainer banner ``Total optimization steps = N``; an ``Epoch k/N``
    counter (Keras ``Epoch 3/20``, Lightning's rich bar ``Epoch 3/19``, ``Epoch [3/100]``,
-   ``epoch: 3/100``); a step counter ``step k/N`` / ``iter [k/N]`` / ``Iteration k/N``. A counter
-   is believed only when one total ``N`` holds for at least half of its occurrences (a per-epoch
-   batch bar restarts with its own total; it is not the run's plan); ``k`` of its last
-   occurrence is the length reached by the console's own count.
+   ``epoch: 3/100``, ``EPOCH 3 of 30``); a step counter ``step k/N`` / ``iter [k/N]`` /
+   ``Iteration k/N`` / ``step k of N``. A counter is believed only when one total ``N`` holds for
+   at least half of its occurrences (a per-epoch batch bar restarts with its own total; it is not
+   the run's plan); ``k`` of its last occurrence is the length reached by the console's own
+   count, the median rise of ``k`` between prints its logging interval, and the printed text is
+   kept so that the report names it.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 #: Param names of a step budget (HF ``max_steps``, detectron2 ``MAX_ITER``, Megatron ``train_iters``,
 #: accelerate examples ``max_train_steps``, transformers schedulers ``num_training_steps``).
@@ -77,10 +79,14 @@ NORMAL_END = re.compile(
 )
 
 _HF_TOTAL = re.compile(r"Total optimization steps = ([\d,]+)")
-_EPOCH_OF = re.compile(r"\bepoch\s*[:=]?\s*[\[(]?\s*(\d+)\s*/\s*(\d+)(?!\d)", re.I)
-#: ``step 65/3000``, ``Iter [65/3000]``; not Docker's build steps (``Step 3/12 : RUN pip install``)
+#: ``Epoch 3/20``, ``Epoch [3/100]``, ``epoch: 3/100``, ``epoch 17 of 500``
+_EPOCH_OF = re.compile(r"\bepoch\s*[:=]?\s*[\[(]?\s*(\d+)\s*(?:/|\s+of\s+)\s*(\d+)(?!\d)", re.I)
+#: ``step 65/3000``, ``Iter [65/3000]``, ``iteration 65 of 3000``; not Docker's build steps
+#: (``Step 3/12 : RUN pip install``)
 _STEP_OF = re.compile(
-    r"\b(?:step|iter|iteration)\s*[:=]?\s*[\[(]?\s*(\d+)\s*/\s*(\d+)(?!\d)\s*[\])]?(?!\s*:\s)", re.I
+    r"\b(?:step|iter|iteration)\s*[:=]?\s*[\[(]?\s*(\d+)\s*(?:/|\s+of\s+)\s*(\d+)(?!\d)"
+    r"\s*[\])]?(?!\s*:\s)",
+    re.I,
 )
 #: Console lines scanned at each end of the log (the plan is printed at the start, the count at the end).
 SCAN_LINES = 5000
@@ -96,12 +102,19 @@ class PlannedLength:
         source: the param key, or ``"console 'Epoch k/N'"`` and the like.
         reached: the count reached by the same source, when the source states it (a console
             counter's last ``k``), else ``None`` (the caller measures it from the series).
+        interval: the source's own counting interval (the median rise of a console counter's ``k``
+            between consecutive prints: 100 for ``Train step:605700/617600`` printed every 100
+            steps), else ``None``.
+        text: the console text that stated the plan (a counter's last occurrence, ``step:605700/617600``),
+            else ``None``.
     """
 
     planned: float
     unit: str
     source: str
     reached: float | None = None
+    interval: float | None = None
+    text: str | None = None
 
 
 def _leaf(key: str) -> str:
@@ -136,17 +149,27 @@ def param_plan(params: dict[str, str], names: tuple[str, ...]) -> tuple[str, flo
     return first_positive_param(params, lambda k: _leaf(k) if _leaf(k) in names else None, names)
 
 
-def _counter(lines: list[str], pattern: re.Pattern) -> tuple[float, float] | None:
-    """(planned N, last k) of a ``k/N`` counter whose N is the same in at least half of its hits."""
-    hits = [(int(m.group(1)), int(m.group(2))) for t in lines for m in [pattern.search(t)] if m]
-    hits = [(k, n) for k, n in hits if 0 < n and 0 <= k <= n]
+def _counter(lines: list[str], pattern: re.Pattern) -> PlannedLength | None:
+    """The plan of a ``k/N`` counter whose N is the same in at least half of its hits: N, the
+    last ``k``, the median positive rise of ``k`` between consecutive hits (its printing
+    interval, ``None`` with fewer than two rises) and the text of the last hit (unit and source
+    are filled by the caller)."""
+    hits = [
+        (int(m.group(1)), int(m.group(2)), m.group(0))
+        for t in lines
+        for m in [pattern.search(t)]
+        if m
+    ]
+    hits = [(k, n, t) for k, n, t in hits if 0 < n and 0 <= k <= n]
     if not hits:
         return None
-    n, count = Counter(n for _, n in hits).most_common(1)[0]
+    n, count = Counter(n for _, n, _ in hits).most_common(1)[0]
     if count * 2 < len(hits):
         return None
-    last = [k for k, nn in hits if nn == n][-1]
-    return float(n), float(last)
+    same = [(k, t) for k, nn, t in hits if nn == n]
+    rises = sorted(b - a for (a, _), (b, _) in zip(same, same[1:]) if b > a)
+    interval = float(rises[len(rises) // 2]) if len(rises) >= 2 else None
+    return PlannedLength(float(n), "", "", float(same[-1][0]), interval, same[-1][1].strip()[:160])
 
 
 def console_plan(lines: list[str]) -> list[PlannedLength]:
@@ -159,16 +182,19 @@ def console_plan(lines: list[str]) -> list[PlannedLength]:
         if m:
             out.append(
                 PlannedLength(
-                    float(m.group(1).replace(",", "")), "step", "console 'Total optimization steps'"
+                    float(m.group(1).replace(",", "")),
+                    "step",
+                    "console 'Total optimization steps'",
+                    text=m.group(0),
                 )
             )
             break
     ep = _counter(lines, _EPOCH_OF)
     if ep is not None:
-        out.append(PlannedLength(ep[0], "epoch", "console 'Epoch k/N'", ep[1]))
+        out.append(replace(ep, unit="epoch", source="console 'Epoch k/N'"))
     st = _counter(lines, _STEP_OF)
     if st is not None:
-        out.append(PlannedLength(st[0], "step", "console 'step k/N'", st[1]))
+        out.append(replace(st, unit="step", source="console 'step k/N'"))
     return out
 
 

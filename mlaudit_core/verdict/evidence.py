@@ -50,6 +50,15 @@ LEARNING_FAMILIES = ("optimization", "generalization")
 #: A run that reached less than this share of its planned length stopped early (a 5% allowance
 #: covers the last logging interval and 0/1-based epoch counters; HF logs epoch 2.99 of 3).
 COMPLETE_SHARE = 0.95
+#: ... and so did a run within that 5% whose shortfall is more than this many of its own logging
+#: intervals (the counter's rise between records: 100 steps for a console printing every 100 steps,
+#: one epoch for an epoch counter): the last logging interval and a 0/1-based count explain at most
+#: two, never 119 (own corpus f11b2-13: ``Train step:605700/617600`` every 100 steps, then nothing).
+MAX_MISSING_INTERVALS = 2
+#: ... and is at least this share of the plan: plans computed from a dataset's size differ from the
+#: steps the loop runs by a batch per epoch (``drop_last``, a last partial batch), under 1% of an
+#: epoch of 100 batches or more.
+MIN_MISSING_SHARE = 0.01
 
 
 @dataclass
@@ -352,6 +361,8 @@ class Ending:
     planned_key: str | None = None
     unit: str = "step"  # "step" or "epoch"
     reached: float | None = None
+    interval: float | None = None  # the logging interval of the count that measured ``reached``
+    plan_text: str | None = None  # the console line that stated the plan
     interrupt: str | None = None  # the console line
     early_stopped: str | None = None  # why a short run is an early stop, not a crash
     snapshot: str | None = None  # a mid-run checkpoint: short is expected
@@ -368,9 +379,25 @@ class Ending:
         return None
 
     @property
+    def missing_intervals(self) -> float | None:
+        """The shortfall of the plan in logging intervals (``None`` without a plan, a reached
+        length or an interval)."""
+        if self.planned is None or self.reached is None or not self.interval:
+            return None
+        return (self.planned - self.reached) / self.interval
+
+    @property
     def short(self) -> bool:
+        """The run reached less than :data:`COMPLETE_SHARE` of its plan, or less than all of it
+        with a shortfall of more than :data:`MAX_MISSING_INTERVALS` logging intervals that is at
+        least :data:`MIN_MISSING_SHARE` of the plan."""
         s = self.share
-        return s is not None and s < COMPLETE_SHARE
+        if s is None:
+            return False
+        if s < COMPLETE_SHARE:
+            return True
+        gap = self.missing_intervals
+        return gap is not None and gap > MAX_MISSING_INTERVALS and 1.0 - s >= MIN_MISSING_SHARE
 
     @property
     def stopped(self) -> bool:
@@ -385,13 +412,22 @@ class Ending:
         # longer than many complete fine-tunes (shared/realworld tb01: 300/300 iterations, healthy)
         return bool(self.interrupt or self.short or self.missing_end_line or self.open_epoch)
 
+    def describe_plan(self) -> str:
+        """The plan, where it was read and how far the run got: ``it reached step 605700 of the
+        617600 planned (printed 'Train step:605700/617600', 98%, 119 logging intervals of 100
+        short)``."""
+        where = f"printed '{self.plan_text}'" if self.plan_text else str(self.planned_key)
+        share = 100 * (self.share or 0.0)
+        gap = self.missing_intervals
+        tail = f"{share:.0f}%"
+        if self.short and share >= 100 * COMPLETE_SHARE and gap is not None:
+            tail += f", {gap:.0f} logging intervals of {self.interval:g} short"
+        return f"it reached {self.unit} {self.reached:g} of the {self.planned:g} planned ({where}, {tail})"
+
     def describe(self) -> str:
         parts = []
         if self.short:
-            parts.append(
-                f"it reached {self.unit} {self.reached:g} of the {self.planned:g} planned "
-                f"({self.planned_key}, {100 * (self.share or 0.0):.0f}%)"
-            )
+            parts.append(self.describe_plan())
         if self.interrupt:
             parts.append(
                 f"the console shows an interrupt or a fatal signal ({self.interrupt.strip()[:120]})"
@@ -622,9 +658,11 @@ def _read_plan(run: RunData, e: Ending) -> None:
     the series or the console."""
     for plan in planned_lengths(run):
         console = plan.source.startswith("console")
+        interval = plan.interval
         if plan.unit == "step":
             reached = _reached_steps(run)
             if not console:
+                interval = _step_interval(run)
                 gs = _param(
                     run, ("global_step",)
                 )  # HF trainer_state: the step the state was saved at
@@ -640,6 +678,7 @@ def _read_plan(run: RunData, e: Ending) -> None:
             reached = plan.reached if summ is None else max(plan.reached or 0.0, summ)
         else:
             reached = _reached_epochs(run)
+            interval = _epoch_interval(run)
         if reached is not None:
             e.planned_key, e.planned, e.unit, e.reached = (
                 plan.source,
@@ -647,7 +686,41 @@ def _read_plan(run: RunData, e: Ending) -> None:
                 plan.unit,
                 reached,
             )
+            e.interval, e.plan_text = interval, plan.text
             return
+
+
+def _median_rise(steps: np.ndarray) -> float | None:
+    """The median positive rise between consecutive values of ``steps`` (None with fewer than two)."""
+    d = np.diff(np.asarray(steps, dtype=float))
+    d = d[np.isfinite(d) & (d > 0)]
+    return float(np.median(d)) if d.size >= 2 else None
+
+
+def _step_interval(run: RunData) -> float | None:
+    """The logging interval, in steps, of the training loss (else the learning rate or the
+    validation loss): the count a params step plan's reached length is measured in."""
+    for role in (Role.TRAIN_LOSS, Role.LEARNING_RATE, Role.VAL_LOSS):
+        k = run.key_for(role)
+        if k:
+            got = _median_rise(run.metrics.series(k).by_step().finite().steps)
+            if got is not None:
+                return got
+    return None
+
+
+def _epoch_interval(run: RunData) -> float | None:
+    """The interval, in epochs, of the count a params epoch plan's reached length is measured in:
+    the median rise of an epoch series' distinct values (1 for an integer counter, 0.01 for Hugging
+    Face's fractional epoch logged every 1% of an epoch), 1 for a log whose step axis is the epoch,
+    else None."""
+    k = run.key_for(Role.EPOCH)
+    if k:
+        v = np.unique(run.metrics.series(k).finite().values)
+        return _median_rise(v)
+    if run.params.get("log.step_axis") == "epoch":
+        return 1.0
+    return None
 
 
 def _read_warmup(run: RunData, e: Ending) -> None:

@@ -3115,7 +3115,11 @@ def _healthy_unended(c: Ctx, examined: str) -> Decision | None:
             "Whether the run went on to its end or stopped after it is not in this file; audit its "
             f"TensorBoard logs, tracker run or console log for the end. Examined: {examined}.",
         )
-    if e.planned is None and not e.early_stopped and c.run.status is not RunStatus.FINISHED:
+    if (
+        (e.planned is None or _one_epoch_plan_unshown(c))
+        and not e.early_stopped
+        and c.run.status is not RunStatus.FINISHED
+    ):
         one_epoch = _one_epoch_unended(c, examined)
         if one_epoch is not None:
             return one_epoch
@@ -3134,12 +3138,38 @@ def _healthy_unended(c: Ctx, examined: str) -> Decision | None:
     return None
 
 
+def _one_epoch_plan_unshown(c: Ctx) -> bool:
+    """True when the plan is one epoch (``max_epochs: 1``, ``num_train_epochs: 1``) and no held-out
+    record comes at or after the last training record. A 0-based epoch counter at 0 counts as one
+    epoch reached (:func:`evidence._reached_epochs` errs towards complete), so such a plan is
+    'reached' by any record of its epoch; what shows that epoch ended is the evaluation a loop runs
+    at its end (Lightning, Keras and the HF Trainer evaluate after the epoch), and without one a run
+    cut inside its only epoch reads the same (own corpus f12b1-03: Lightning ``max_epochs: 1``, 156
+    training rows in epoch 0 and no validation row)."""
+    e, run = c.ending, c.run
+    if e.unit != "epoch" or e.planned is None or e.planned > 1:
+        return False
+    tk = run.key_for(Role.TRAIN_LOSS)
+    t = run.series(tk).finite() if tk else None
+    if t is None or not len(t):
+        return False
+    last = float(t.steps.max())
+    for role in (Role.VAL_LOSS, Role.VAL_ACCURACY):
+        k = run.key_for(role)
+        if k:
+            v = run.series(k).finite()
+            if len(v) and float(v.steps.max()) >= last:
+                return False
+    return True
+
+
 def _one_epoch_unended(c: Ctx, examined: str) -> Decision | None:
     """Unknown when the whole record sits inside one epoch (the counter never advanced, >= 3
     points) and no end-of-training line is in the last 300 console lines: a one-epoch run that
     finished and one cut short look the same (own corpus log16: an LLM pretraining log 'ep: 0,
     batch: 20 ... 260' that simply stops, loss still falling fast). The caller has checked that
-    no planned length, early stop or finished status says the run ended."""
+    no planned length (other than one epoch with no evaluation after the training records:
+    :func:`_one_epoch_plan_unshown`), early stop or finished status says the run ended."""
     run = c.run
     ek = run.key_for(Role.EPOCH)
     ev = run.series(ek).finite().values if ek else None
@@ -3150,6 +3180,17 @@ def _one_epoch_unended(c: Ctx, examined: str) -> Decision | None:
         and float(ev.min()) == float(ev.max())
         and not any(NORMAL_END.search(t) for t in text)
     ):
+        e = c.ending
+        if e.planned is not None:
+            return Decision(
+                Outcome.UNKNOWN,
+                Cause.INCONCLUSIVE,
+                f"Not judged: the plan is one epoch ({e.planned_key}={e.planned:g}) and every record is "
+                f"in epoch {ev[0]:g} ({ek} never advanced), with no evaluation after the last training "
+                "record, no end-of-training line and no finished status: whether that epoch ended or "
+                f"the run was cut inside it is not in the data; what was read looked healthy. Examined: "
+                f"{examined}. Log an evaluation or the end of training.",
+            )
         return Decision(
             Outcome.UNKNOWN,
             Cause.INCONCLUSIVE,
@@ -4715,8 +4756,8 @@ POLICY: tuple[Rule, ...] = (
         "V17",
         "stopped-early",
         170,
-        "planned length (max_steps, MAX_ITER, epochs, Keras 'Epoch k/N') > 5% beyond what was reached, an "
-        "interrupt line, or an HF/detectron2 log without its end-of-training line; not a mid-run checkpoint "
+        "planned length (max_steps, MAX_ITER, epochs, Keras 'Epoch k/N') > 5% beyond what was reached (or "
+        "short by more than 2 logging intervals and 1% of the plan), an interrupt line, or an HF/detectron2 log without its end-of-training line; not a mid-run checkpoint "
         "snapshot, not an early stop its patience explains, not a shortfall alone beside a slowdown V18 "
         "reads; 'running' when the tracker says running",
         (Outcome.CRASHED, Outcome.RUNNING),
@@ -5347,7 +5388,8 @@ POLICY: tuple[Rule, ...] = (
         "grad-norm spikes or growth, OP006, named as contradicting signals and lowering the confidence); unknown when "
         "a training loss of < 10 points ended at >= 2x its first value with no held-out series, or when "
         "the learning rate still rose at the last logged step and no planned length was logged, or when every "
-        "record sits in one epoch with no planned length, end line or finished status; running (healthy so "
+        "record sits in one epoch with no planned length (or a plan of one epoch and no evaluation after the "
+        "last training record), end line or finished status; running (healthy so "
         "far) when the input is a mid-run snapshot below its planned length or its console ends inside a "
         "progress bar with time still to go (a log captured while the run was going)",
         (Outcome.SUCCEEDED, Outcome.RUNNING, Outcome.UNKNOWN),
