@@ -135,22 +135,26 @@ def heldout_task_metrics(run) -> list[tuple[str, bool]]:
 def task_metric_best_at_end(
     run, loss_min_step: float, last: int
 ) -> tuple[str, float, float] | None:
-    """``(key, value at the loss minimum, final value)`` of a held-out task metric (an evaluation-split
-    accuracy, score or error rate whose direction the name states: accuracy, F1, mAP, dice, WER; not a
-    loss, runtime or throughput) with >= 4 finite evaluations whose best value is at one of its ``last``
-    evaluations and better than at the held-out loss minimum ``loss_min_step``; else ``None``. The task
+    """``(key, value at the loss minimum, final value)`` of the run's task metric
+    (:func:`..task_metric.task_metric`: the metric it selects by, else its held-out accuracy/score,
+    else a held-out error rate such as WER; one metric, not any of several a run logs) with >= 4
+    finite evaluations whose best value is at one of its ``last`` evaluations and better than at the
+    held-out loss minimum ``loss_min_step``; else ``None`` (own corpus f12b2-13: an AllenNLP
+    validation ``s_recall`` that tracks the training fit rose to its last epoch while the validation
+    accuracy fell 0.79 -> 0.71 and the loss rose 17%). The task
     metric is what the run is for: when it is still improving at the end, a rising held-out loss is the
     loss's own noise or calibration, not a model getting worse (own corpus f5b6-10: Whisper eval_loss
     0.209 -> 0.239 while WER fell 9.86 -> 9.62, its best, at the last evaluation)."""
-    for k, higher in heldout_task_metrics(run):
-        m = run.series(k).by_step().finite()
-        if len(m) < 4:
-            continue
-        vals = m.values if higher else -m.values
-        ib = int(np.argmax(vals))
-        i0 = int(np.clip(np.searchsorted(m.steps, loss_min_step, side="left"), 0, len(vals) - 1))
-        if ib >= len(vals) - last and float(vals[ib]) > float(vals[i0]):
-            return k, float(m.values[i0]), float(m.values[-1])
+    from ..task_metric import task_metric
+
+    m = task_metric(run)
+    if m is None or len(m.values) < 4:
+        return None
+    vals = m.values if m.higher_is_better else -m.values
+    ib = int(np.argmax(vals))
+    i0 = int(np.clip(np.searchsorted(m.steps, loss_min_step, side="left"), 0, len(vals) - 1))
+    if ib >= len(vals) - last and float(vals[ib]) > float(vals[i0]):
+        return m.key, float(m.values[i0]), float(m.values[-1])
     return None
 
 

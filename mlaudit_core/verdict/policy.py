@@ -774,11 +774,54 @@ def task_metric_contradicts(run: RunData, onset_step: float) -> tuple[str, float
     return None
 
 
+def _surrogate_divergence(c: Ctx, f: Finding) -> Decision | None:
+    """OP001 on a training loss that takes both signs (:func:`..task_metric.surrogate_loss`: a
+    policy-gradient surrogate, a negative Dice or ELBO), which is not minimised towards zero, so its
+    rise above an earlier negative best is no evidence; the task metric decides
+    (:func:`..task_metric.judge`, a training-loop score allowed): it fell from its best level beyond
+    its noise band and a tenth of its gain -> regressed; it never rose above its first level by more
+    than its noise band -> plateaued; it rose and held -> ``None`` (the rules below judge the run).
+    Without a task metric of >= 6 evaluations the OP001 reading stands (diverged)."""
+    from ..task_metric import judge
+
+    j = judge(c.run, surrogate=True)
+    if j is None:
+        return Decision(
+            Outcome.DIVERGED, Cause.MODEL_CONVERGENCE, f"The run diverged: {f.message}.", f
+        )
+    why = (
+        f"{f.facts.get('key') or 'the training loss'} takes both signs: a surrogate objective that is not "
+        f"minimised towards zero (a policy-gradient loss, a negative Dice or ELBO), so its rise is no "
+        f"divergence; the task metric decides: {j.describe()}"
+    )
+    if j.fell:
+        return Decision(
+            Outcome.REGRESSED,
+            Cause.MODEL_CONVERGENCE,
+            f"The run got worse at its task: {why}. It fell from its best level by more than its noise "
+            "band: the model the run ends with is worse than one it had; keep the best checkpoint and "
+            "look at what changed after it (learning rate, KL weight, reward hacking, truncation).",
+        )
+    gain = j.best - j.first if j.metric.higher_is_better else j.first - j.best
+    if gain <= j.band:
+        return Decision(
+            Outcome.PLATEAUED,
+            Cause.MODEL_CONVERGENCE,
+            f"The task metric never improved beyond its noise: {why}. More steps at this setting buy "
+            "nothing measurable; check the reward signal's variance, the learning rate and the KL weight.",
+        )
+    return None
+
+
 def _divergence(c: Ctx) -> Decision | None:
     f = c.get("OP001", Severity.ERROR)
     if f and task_metric_contradicts(c.run, float(f.facts.get("onset_step") or 0)) is not None:
         return None  # the task metric rose to its best after the onset: not the model's divergence
     if f:
+        from ..task_metric import surrogate_loss
+
+        if surrogate_loss(c.run) is not None:
+            return _surrogate_divergence(c, f)
         return Decision(
             Outcome.DIVERGED, Cause.MODEL_CONVERGENCE, f"The run diverged: {f.message}.", f
         )
@@ -1222,9 +1265,16 @@ def _agent_reward(c: Ctx) -> Decision | None:
 
 
 def _baseline(c: Ctx) -> Decision | None:
-    """BL001: a learning metric worse than the baselines beyond their noise band; within noise: no rule."""
+    """BL001: a learning metric worse than the baselines beyond their noise band; within noise: no rule.
+    Not on a training loss that takes both signs (:func:`..task_metric.surrogate_loss`): a surrogate
+    not minimised towards zero says nothing of quality by its level (own corpus f7b3-12: a PPO loss
+    -0.028 vs an earlier launch's -0.040 while the agent's score rose 0.04 -> 0.72)."""
     f = c.get("BL001", Severity.ERROR)
     if not f:
+        return None
+    from ..task_metric import surrogate_loss
+
+    if f.facts.get("metric") and f.facts.get("metric") == surrogate_loss(c.run):
         return None
     layer = c.get("BL003")
     cause = Cause((layer.facts.get("cause") if layer else None) or Cause.MODEL_CONVERGENCE.value)
@@ -1415,6 +1465,34 @@ _EARLY_STOP_WATCHES = re.compile(
 _TRAIN_METRIC = re.compile(r"^(?:train|training)[-_/.]", re.I)
 
 
+def task_metric_overrules(c: Ctx) -> str | None:
+    """Why the run's task metric overrules an overfit or plateau read from the losses, or ``None``.
+
+    The task metric comes first (:mod:`..task_metric`): a held-out accuracy or AP at its ceiling over
+    its last tenth of evaluations (:func:`..task_metric.solved`: the held-out set is solved by that
+    measure, nothing is left to gain or lose on it); or, when GE001's overfit is read from the task
+    metric itself (its held-out error), a final level that holds within the metric's noise band or
+    gave back at most a tenth of its gain (:func:`..task_metric.judge`; own corpus f10b2-16: YOLOv8
+    mAP50-95 0.512 at epoch 152, 0.4625 at 199, a fall of a tenth of its 0.49 gain, its last quarter
+    the best by quarter means). A held-out *loss* that rises while the task metric keeps improving is
+    left to the loss rules: the labelled corpora call a doubled validation loss an overfit even when
+    the accuracy still creeps up (own wb03, wb05, tb10, f7b3-01)."""
+    from ..task_metric import judge, solved
+
+    got = solved(c.run)
+    if got is not None:
+        return (
+            f"{got[0]} sits at its ceiling ({fmt(got[1])} over its last evaluations): the held-out set "
+            "is solved by that measure"
+        )
+    f = c.get("GE001", Severity.ERROR)
+    if f is not None and str(f.facts.get("measure", "")).startswith("held-out error"):
+        j = judge(c.run)
+        if j is not None and j.holds:
+            return f"the task metric held its level: {j.describe()}"
+    return None
+
+
 def early_stop_on_training(run: RunData) -> str | None:
     """The console line whose early stopping watches a training-set metric (``train-logloss``,
     ``train_loss``), or ``None``: such a stop follows the fit to the training data and never fires on a
@@ -1433,6 +1511,8 @@ def _overfit(c: Ctx) -> Decision | None:
     metric (:func:`early_stop_on_training`), the stop could never fire on the held-out rise: the
     stopping criterion is misconfigured (data_config)."""
     f = c.get("GE001", Severity.ERROR)
+    if f and task_metric_overrules(c) is not None:
+        return None
     if f and not c.ending.early_stopped and selection_metric_holds(c.run) is None:
         gl = float(f.facts.get("gl") or 0.0)
         if f.facts.get("measure") == "loss" and gl >= 100.0 * (OVERFIT_MAX_RATIO - 1.0):
@@ -1531,7 +1611,7 @@ def _gap_overfit(c: Ctx) -> Decision | None:
         # an early stop on the rising validation loss is the designed response: the rise inside its
         # patience window is what triggered it (tests/data/realworld wb06, healthy)
         return None
-    if selection_metric_holds(c.run) is not None:
+    if selection_metric_holds(c.run) is not None or task_metric_overrules(c) is not None:
         return None  # the metric the run selects by ended at or near its best: no overfit to report
     v = c.run.metrics.series(vk).by_step().finite()
     t = c.run.metrics.series(tk).by_step().finite()
@@ -1961,6 +2041,8 @@ def converged_at_plan(c: Ctx, f: Finding) -> bool:
 
 def _plateau(c: Ctx) -> Decision | None:
     f = c.get("OP003", Severity.WARNING)
+    if f and task_metric_overrules(c) is not None:
+        return None
     if f and heldout_still_improving(c.run) is not None:
         return (
             None  # held-out numbers still improving at the end: the training loss is at its floor
@@ -2051,6 +2133,8 @@ def _val_plateau(c: Ctx) -> Decision | None:
     improve in the rest of the run (detector: defaults; fires on no healthy run of realworld/own/
     libraries, NOTES 17:02)."""
     f = c.get("GE007", Severity.WARNING)
+    if f and task_metric_overrules(c) is not None:
+        return None
     if any(g.facts.get("kind") == "calibration" for g in c.by_code.get("GE001", [])):
         return None  # val loss rose while held-out accuracy held: a calibration note, not a plateau
     stopped = c.ending.stopped or c.run.status in (RunStatus.FAILED, RunStatus.KILLED)
@@ -3040,6 +3124,12 @@ def _healthy(c: Ctx) -> Decision | None:
         return unended
     msg = _end_unseen_note(c, msg)
     msg += _reruns_note(c)
+    msg += _task_metric_note(c)
+    kept = kept_by_the_heldout_loss(c)
+    if kept is not None:
+        return Decision(
+            Outcome.SUCCEEDED, Cause.METRIC_POLICY, msg + f"; but {kept}. Examined: {examined}."
+        )
     doubt = contradicting_signals(c.by_code)
     if doubt:
         msg += (
@@ -3049,6 +3139,68 @@ def _healthy(c: Ctx) -> Decision | None:
         )
         return Decision(Outcome.SUCCEEDED, Cause.HEALTHY, msg + ".", doubt[0])
     return Decision(Outcome.SUCCEEDED, Cause.HEALTHY, msg + f". Examined: {examined}.")
+
+
+def _task_metric_note(c: Ctx) -> str:
+    """The healthy message's clause when the task metric overruled a loss-based reading
+    (:func:`task_metric_overrules`, or a training loss that takes both signs,
+    :func:`..task_metric.surrogate_loss`); empty otherwise."""
+    from ..task_metric import judge, surrogate_loss
+
+    sur = surrogate_loss(c.run)
+    if sur is not None and c.get("OP001", Severity.ERROR) is not None:
+        j = judge(c.run, surrogate=True)
+        if j is not None:
+            return (
+                f"; {sur} takes both signs, a surrogate not minimised towards zero, so its rise is no "
+                f"divergence: the task metric decides, and {j.describe()}"
+            )
+    loss_read = any(
+        c.get(code, Severity.WARNING) is not None for code in ("GE001", "GE005", "GE007", "OP003")
+    )
+    why = task_metric_overrules(c) if loss_read else None
+    return (
+        f"; the losses' overfit/plateau reading is overruled by the task metric: {why}"
+        if why
+        else ""
+    )
+
+
+def kept_by_the_heldout_loss(c: Ctx) -> str | None:
+    """A clause when the run keeps its checkpoint by the held-out loss while its task metric kept
+    improving past that loss's minimum, else ``None``: GE001 found the held-out loss rising while the
+    task metric is at its best at the end (``kind`` ``task_metric_improving``), and the run's
+    ``best_metric`` (HF Trainer's trainer_state) equals the held-out loss's minimum (to 1e-6
+    relative: the Trainer's default ``metric_for_best_model`` is the loss). The checkpoint kept as
+    the best is then worse at the task than the final model: a selection-metric problem
+    (metric_policy), not a failed run (own corpus f6b1-14: CodeBERT ``best_model_checkpoint`` at the
+    eval-loss minimum of epoch 3 while eval accuracy rose 0.967 -> 0.972 to epoch 10)."""
+    g = next(
+        (f for f in c.by_code.get("GE001", []) if f.facts.get("kind") == "task_metric_improving"),
+        None,
+    )
+    vk = c.run.key_for(Role.VAL_LOSS)
+    bm = c.run.params.get("best_metric")
+    if g is None or not vk or bm is None:
+        return None
+    try:
+        best_metric = float(bm)
+    except ValueError:
+        return None
+    v = c.run.series(vk).by_step().finite()
+    if not len(v):
+        return None
+    lo = float(v.values.min())
+    if abs(best_metric - lo) > 1e-6 * max(1.0, abs(lo)):
+        return None
+    ck = c.run.params.get("best_model_checkpoint")
+    kept = f" ({ck})" if ck else ""
+    return (
+        f"the checkpoint it keeps as best{kept} is the one at {vk}'s minimum {fmt(lo)} (best_metric), "
+        f"while {g.facts.get('task_metric')} kept improving after it to its best at the end: the kept "
+        "model is worse at the task than the final one; select by the task metric "
+        "(metric_for_best_model) or keep the last checkpoint"
+    )
 
 
 def _healthy_loss(c: Ctx, examined: str) -> tuple[str, Decision | None]:
@@ -3720,12 +3872,44 @@ POLICY: tuple[Rule, ...] = (
         "V06",
         "divergence",
         60,
-        "OP001 at error, unless an accuracy, score or reward rose from the onset to its best at the end",
-        (Outcome.DIVERGED,),
+        "OP001 at error, unless an accuracy, score or reward rose from the onset to its best at the end; "
+        "on a training loss that takes both signs (a surrogate, not minimised towards zero) the task metric "
+        "decides: fell beyond its noise -> regressed, never rose beyond it -> plateaued, rose and held -> "
+        "the rules below",
+        (Outcome.DIVERGED, Outcome.REGRESSED, Outcome.PLATEAUED),
         (Cause.MODEL_CONVERGENCE,),
         _divergence,
         codes=("OP001",),
-        cases=(Case("loss 10x its best", (("OP001", _E, {}),), ("diverged", "model_convergence")),),
+        cases=(
+            Case("loss 10x its best", (("OP001", _E, {}),), ("diverged", "model_convergence")),
+            Case(
+                "GRPO loss of both signs, reward within its noise (own corpus f11b2-11)",
+                (("OP001", _E, {"key": "loss"}),),
+                ("plateaued", "model_convergence"),
+                series={
+                    "loss": (-0.05, 0.02, -0.1, 0.03, -0.02, 0.01, 0.0001, 0.0002, 0.0001, 0.0002),
+                    "reward": (0.2, 0.9, -0.1, 0.8, 0.1, 1.0, 0.0, 0.7, 0.3, 0.5),
+                },
+            ),
+            Case(
+                "surrogate loss, reward rose and held: the rules below judge the run",
+                (("OP001", _E, {"key": "loss"}),),
+                None,
+                series={
+                    "loss": (-0.05, 0.02, -0.1, 0.03, -0.02, 0.01, 0.0001, 0.0002, 0.0001, 0.0002),
+                    "reward": (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.7, 0.71),
+                },
+            ),
+            Case(
+                "surrogate loss, reward rose then fell back",
+                (("OP001", _E, {"key": "loss"}),),
+                ("regressed", "model_convergence"),
+                series={
+                    "loss": (-0.05, 0.02, -0.1, 0.03, -0.02, 0.01, 0.0001, 0.0002, 0.0001, 0.0002),
+                    "reward": (0.0, 0.3, 0.6, 0.9, 0.91, 0.9, 0.5, 0.2, 0.1, 0.1),
+                },
+            ),
+        ),
     ),
     Rule(
         "V06b",
@@ -5391,9 +5575,11 @@ POLICY: tuple[Rule, ...] = (
         "record sits in one epoch with no planned length (or a plan of one epoch and no evaluation after the "
         "last training record), end line or finished status; running (healthy so "
         "far) when the input is a mid-run snapshot below its planned length or its console ends inside a "
-        "progress bar with time still to go (a log captured while the run was going)",
+        "progress bar with time still to go (a log captured while the run was going); metric_policy when the "
+        "run keeps its checkpoint by a held-out loss whose rise GE001 found while the task metric kept improving "
+        "to the end (best_metric at that loss's minimum)",
         (Outcome.SUCCEEDED, Outcome.RUNNING, Outcome.UNKNOWN),
-        (Cause.HEALTHY, Cause.INCONCLUSIVE),
+        (Cause.HEALTHY, Cause.INCONCLUSIVE, Cause.METRIC_POLICY),
         _healthy,
         cases=(
             Case("a decreasing loss", (), ("succeeded", "healthy"), series=_LOSS),
