@@ -18,7 +18,11 @@ class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"
     benign (a hard batch, an LR restart); one that does not recover is the start of
     an instability and often precedes divergence.
     Evidence: each spike's step, height over the trailing median, and whether the
-    loss came back within ``recovery_points`` (100) points of the burst's last spike.
+    loss came back after the burst's first spike and within ``recovery_points`` (100) points of
+    its last: a point between two spikes of a burst that is back at the earlier level is a
+    recovery (a per-batch loss whose hard batches spike one at a time: own corpus f13b2-07, a
+    BERT fine-tune's batches at 0.155 between batches at 0.005-0.02, called unrecovered when
+    the burst ran into the end of the log).
     Remedy: for unrecovered spikes, lower the LR or clip gradients; for frequent
     recovered spikes, inspect the batches at those steps.
     Thresholds: modified z-score > 3.5 on the residual from a trailing median
@@ -137,7 +141,9 @@ class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"
             ref = base[i]
             if float(v[i]) - ref < p.recovery_range * rng:
                 continue  # smaller than 2% of the loss's range: noise near zero, not an instability
-            after = v[last + 1 : last + 1 + p.recovery_points]
+            # from the burst's first spike: a point between two spikes of a burst back at the
+            # earlier level is a recovery (single hard batches of a per-batch loss)
+            after = v[i + 1 : last + 1 + p.recovery_points]
             back = np.flatnonzero(after <= ref + max(ref * p.recovery_tol, p.recovery_range * rng))
             events.append(
                 (int(i), float(v[i]), float(ref), int(back[0]) + 1 if back.size else None)
