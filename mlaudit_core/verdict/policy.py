@@ -547,6 +547,10 @@ def _abrupt_nonfinite(c: Ctx) -> Decision | None:
     f = c.get("OP004")
     if not (f and f.facts.get("abrupt")) or transient_nonfinite(c):
         return None
+    li = c.train_nonfinite()
+    if li is not None and _one_finite_point_at_start(c, li) is not None:
+        # no finite stretch to be abrupt after: V04 reads it as non-finite from the start
+        return None
     event = lr_increase_before(c, f.facts.get("onset_step"))
     if event is not None:
         return Decision(
@@ -594,6 +598,53 @@ def _updates_before_first_point(c: Ctx, f: Finding) -> tuple[int, int] | None:
     return first, every
 
 
+def _one_finite_point_at_start(c: Ctx, f: Finding) -> tuple[float, float] | None:
+    """``(step, value)`` of the training loss's only finite point before its non-finite onset when
+    that point is the series' first and lies at the run's start (step <= 1, or within two logging
+    intervals of step 0 as :func:`_updates_before_first_point` reads it); else ``None``. One finite
+    value shows no trend, so neither growth before the onset nor a stretch of learning it broke
+    from can be seen: the loss is read as non-finite from the start. Reports b9-02 (OSVOS, 2.3e11
+    at step 10 of a log every 10 steps, then NaN: labels not binary) and own f13b1-03 (a GAN's
+    discriminator loss 1.6e24 at step 0, then NaN for 80 epochs) were called learning-rate
+    divergences from this single point."""
+    if f.facts.get("finite_points_before") != 1:
+        return None
+    key = str(f.facts.get("key") or f.facts.get("metric") or "")
+    if key not in c.run.metrics or c.run.params.get("log.step_source") == "record_count":
+        return None
+    s = c.run.series(key).by_step()
+    v = np.asarray(s.values, dtype=np.float64)
+    if v.size < 2 or not np.isfinite(v[0]) or np.isfinite(v[1:]).any():
+        return None
+    first = float(s.steps[0])
+    if first > 1 and _updates_before_first_point(c, f) is not None:
+        return None
+    return first, float(v[0])
+
+
+def _first_epoch_predictions_moved(c: Ctx) -> tuple[str, float, float] | None:
+    """``(key, first-epoch value, later value)`` of an accuracy-like series (family acc, higher is
+    better, not a running best) of >= 3 points whose value is the same at every epoch after the
+    first and different at the first: with the loss non-finite from the first epoch, a model whose
+    weights are non-finite predicts one constant answer, so a first-epoch accuracy that differs from
+    that frozen level was measured over batches with finite predictions: the weights were finite
+    for part of epoch 1 and blew up inside it (an optimisation divergence). Libraries corpus
+    keras-lr10-csvlogger (SGD lr 10): accuracy 0.136 in epoch 1, 0.1035 in every epoch after."""
+    from ..roles import parse_name
+
+    for k in c.run.metrics.keys:
+        pn = parse_name(k)
+        if pn.running_best or pn.family != "acc" or not pn.higher_is_better:
+            continue
+        v = np.asarray(c.run.series(k).by_step().values, dtype=np.float64)
+        if v.size < 3 or not np.isfinite(v).all():
+            continue
+        later = v[1:]
+        if float(np.ptp(later)) == 0.0 and v[0] != later[0]:
+            return k, float(v[0]), float(later[0])
+    return None
+
+
 def _fp16_overflow(c: Ctx) -> Decision | None:
     """RT006 at error: fp16 loss scaling failed (a few skips with a healthy scale are info, benign)."""
     f = c.get("RT006", Severity.ERROR)
@@ -634,19 +685,12 @@ def _nonfinite(c: Ctx) -> Decision | None:
     prior = f.facts.get("finite_points_before", 0)
     epoch_axis = c.run.params.get("log.step_axis") == "epoch"
     if not prior and epoch_axis and not c.lr.far_above:
-        # the first logged point closes a whole epoch of updates: "before any optimisation" does not
-        # hold, and without the LR a divergence inside epoch 1 and broken inputs look the same
-        return Decision(
-            Outcome.DIVERGED,
-            Cause.INCONCLUSIVE,
-            "The training loss was non-finite from the first logged epoch: the first point closes a "
-            "whole epoch of updates, so a learning-rate divergence inside that epoch and broken "
-            f"inputs or loss cannot be told apart ({c.lr.describe()}). Log the loss per step or "
-            "pass the config with the learning rate.",
-            f,
-        )
+        return _nonfinite_from_first_epoch(c, f)
     if not prior:
         return _nonfinite_from_first(c, f)
+    start = _one_finite_point_at_start(c, f)
+    if start is not None:
+        return _nonfinite_from_first(c, f, start)
     if not c.precision:
         return Decision(
             Outcome.DIVERGED,
@@ -670,12 +714,75 @@ def _nonfinite(c: Ctx) -> Decision | None:
     )
 
 
-def _nonfinite_from_first(c: Ctx, f: Finding) -> Decision:
-    """The training loss non-finite from its first logged point (``f``, the non-finite finding):
-    a learning-rate divergence when the rate is 10x typical, when updates before the first point
-    are unseen (:func:`_updates_before_first_point`) or when its only point is on the run's own
-    step counter past the start with the rate at or above typical (no reduced precision in each
-    case); else inputs, initialisation or the loss broken before any optimisation (data_config)."""
+def _nonfinite_from_first_epoch(c: Ctx, f: Finding) -> Decision:
+    """The training loss non-finite from the first point of a one-row-per-epoch log, the learning
+    rate not 10x typical: that point closes a whole epoch of updates, so a divergence inside epoch 1
+    is possible. An accuracy whose first-epoch value differs from the constant it holds after
+    (:func:`_first_epoch_predictions_moved`) shows finite predictions during epoch 1: the learning
+    rate (model_convergence). Without that, nothing in the data was ever finite and nothing was
+    learned: the inputs, the loss or the code produce it (data_config), as own f13b1-05 (an MLP's
+    data_loss NaN in all 28 epochs, hparams empty) was labelled."""
+    moved = _first_epoch_predictions_moved(c)
+    if moved is not None and not c.precision:
+        k, first, later = moved
+        return Decision(
+            Outcome.DIVERGED,
+            Cause.MODEL_CONVERGENCE,
+            f"The training loss was non-finite from the first logged epoch, but {k} was "
+            f"{fmt(first)} in that epoch and {fmt(later)} in every epoch after: a model with "
+            "non-finite weights predicts one constant answer, so epoch 1 began with finite "
+            "predictions and the weights blew up inside it; no reduced precision is in use, so "
+            f"the update size is the first suspect ({c.lr.describe()}): lower the learning rate "
+            "and add gradient clipping.",
+            f,
+        )
+    return Decision(
+        Outcome.DIVERGED,
+        Cause.DATA_CONFIG,
+        f"The training loss was non-finite from the first logged epoch to the end "
+        f"({f.facts.get('n_nonfinite')} points) and no logged value shows the model finite at any "
+        "time: nothing was learned, so the inputs (NaN/inf values, a division by zero in the "
+        "normalisation), the loss computation or the code produce it; a learning-rate divergence "
+        f"inside epoch 1 is the other reading ({c.lr.describe()}). What separates them: the loss "
+        "logged per step (finite and growing first = the learning rate), and a check of the "
+        "inputs and targets for NaN/inf before training.",
+        f,
+    )
+
+
+def _nonfinite_from_first(c: Ctx, f: Finding, start: tuple[float, float] | None = None) -> Decision:
+    """The training loss non-finite from its first logged point (``f``, the non-finite finding), or
+    from the point after its only finite one at the run's start (``start``: step and value, from
+    :func:`_one_finite_point_at_start`): a learning-rate divergence when the rate is 10x typical,
+    when updates before the first point are unseen (:func:`_updates_before_first_point`) or when
+    its only point is on the run's own step counter past the start with the rate at or above
+    typical (no reduced precision in each case); else inputs, initialisation or the loss broken
+    before any optimisation (data_config)."""
+    if start is not None:
+        at0, value = start
+        if c.lr.far_above and not c.precision:
+            return Decision(
+                Outcome.DIVERGED,
+                Cause.MODEL_CONVERGENCE,
+                f"The training loss had one finite value ({fmt(value)} at step {at0:g}, the start) "
+                f"and was non-finite from step {f.facts['first_step']} on, with "
+                f"{c.lr.describe()}: at 10x the typical value the first updates overshoot; no "
+                "reduced precision is in use, so numerics are not the first suspect.",
+                f,
+            )
+        return Decision(
+            Outcome.DIVERGED,
+            Cause.DATA_CONFIG,
+            f"The training loss had one finite value, {fmt(value)} at step {at0:g} (the start, "
+            f"before updates could move it), and was non-finite from step {f.facts['first_step']} "
+            f"to the end ({f.facts.get('n_nonfinite')} points): no finite stretch shows learning or "
+            "growth to diverge from, so the inputs or targets (out of the range the loss expects, "
+            "unscaled, NaN/inf), the initialisation or the loss computation break it from the start "
+            f"({c.lr.describe()}). What separates them from a learning-rate blow-up in the first "
+            "update: the loss of the first batches logged per step, and a check of inputs and "
+            "targets for NaN/inf and for their expected range.",
+            f,
+        )
     if c.lr.far_above and not c.precision:
         return Decision(
             Outcome.DIVERGED,
@@ -3625,12 +3732,31 @@ POLICY: tuple[Rule, ...] = (
         "OP004 with an abrupt onset (finite, not growing, then non-finite); the LR >= 10x typical without "
         "reduced precision, or an onset inside a warm-up ramp or right after an LR jump (>= 2x within the last "
         "3 LR points), makes it the learning rate; so does the absence of reduced precision (no 16-bit "
-        "overflow to explain it)",
+        "overflow to explain it); not when the training loss's only finite point is its first, at the "
+        "run's start (V04 reads that as non-finite from the start)",
         (Outcome.DIVERGED,),
         (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE),
         _abrupt_nonfinite,
         codes=("OP004",),
         cases=(
+            Case(
+                "one finite point at step 0 (1.6e24), NaN after: left to V04 (own f13b1-03)",
+                (
+                    ("OP004", _E, {"abrupt": True, "onset_step": 1}),
+                    (
+                        "LI001",
+                        _E,
+                        {
+                            "role": "train_loss",
+                            "key": "train_disc_loss",
+                            "first_step": 1,
+                            "finite_points_before": 1,
+                        },
+                    ),
+                ),
+                None,
+                series={"train_disc_loss": (1.6e24,) + (float("nan"),) * 9},
+            ),
             Case(
                 "fp16 NaN after the first optimizer step",
                 (("OP004", _E, {"abrupt": True}),),
@@ -3679,8 +3805,10 @@ POLICY: tuple[Rule, ...] = (
         40,
         "LI001 on the training loss: grown >= 2x (or OP001) before, or the onset inside a warm-up ramp or right "
         "after an LR jump -> LR divergence; non-finite from the first "
-        "step -> inputs/init, or the LR when >= 10x typical without reduced precision (from the first logged "
-        "epoch with the LR unknown: inconclusive; from a first point more than two logging intervals in, without "
+        "step, or after one finite point at the run's start -> inputs/init, or the LR when >= 10x typical "
+        "without reduced precision (from the first logged epoch, the LR not 10x typical: the LR when an accuracy "
+        "differs in epoch 1 from the constant it holds after, else inputs/loss; from a first point more than "
+        "two logging intervals in, without "
         "reduced precision: the LR, the updates before it unseen); finite then abrupt -> numerics / bad batch with reduced "
         "precision in use, the learning rate without",
         (Outcome.DIVERGED,),
@@ -3718,7 +3846,7 @@ POLICY: tuple[Rule, ...] = (
                 params={"lr": "1e-4"},
             ),
             Case(
-                "NaN from the first logged epoch (Keras CSVLogger), LR unknown",
+                "NaN from the first logged epoch, nothing else logged, LR unknown (own f13b1-05)",
                 (
                     (
                         "LI001",
@@ -3726,8 +3854,40 @@ POLICY: tuple[Rule, ...] = (
                         {"role": "train_loss", "first_step": 0, "finite_points_before": 0},
                     ),
                 ),
-                ("diverged", "inconclusive"),
+                ("diverged", "data_config"),
                 params={"log.step_axis": "epoch"},
+            ),
+            Case(
+                "NaN from the first logged epoch, accuracy 0.136 in epoch 1 then 0.1035 (keras-lr10)",
+                (
+                    (
+                        "LI001",
+                        _E,
+                        {"role": "train_loss", "first_step": 0, "finite_points_before": 0},
+                    ),
+                ),
+                ("diverged", "model_convergence"),
+                params={"log.step_axis": "epoch"},
+                series={"accuracy": (0.136, 0.1035, 0.1035, 0.1035)},
+            ),
+            Case(
+                "one finite point at step 0, NaN after, typical LR (report b9-02)",
+                (
+                    (
+                        "LI001",
+                        _E,
+                        {
+                            "role": "train_loss",
+                            "key": "loss",
+                            "first_step": 1,
+                            "finite_points_before": 1,
+                            "n_nonfinite": 5,
+                        },
+                    ),
+                ),
+                ("diverged", "data_config"),
+                series={"loss": (2.3e11,) + (float("nan"),) * 5},
+                params={"lr": "1e-4"},
             ),
             Case(
                 "finite then NaN, fp16",
