@@ -620,6 +620,39 @@ CATALOG: list[Signature] = [
             "expected input batch_size",
         ),
     ),
+    # --- a launch that failed before training (the shell, the interpreter, the argument parser) ---
+    _sig(
+        "shell-unbound-variable",
+        "launch_failed",
+        r"^(?:\S+: )?(?:line \d+: )?(?P<name>[A-Za-z_]\w*): unbound variable\s*$",
+        "bash under 'set -u' stopped the launch script at a variable that is not set",
+        ("unbound variable",),
+    ),
+    _sig(
+        "shell-command-not-found",
+        "launch_failed",
+        r"^(?:\S+: )?(?:line \d+: )?(?P<command>[^\s:]+): command not found\s*$",
+        "the shell could not find the command the launch script runs (not installed, not on PATH)",
+        ("command not found",),
+    ),
+    _sig(
+        "launch-file-not-found",
+        "launch_failed",
+        r"^(?:\S+: )?(?:line \d+: )?(?P<path>[^\s:]+): (?:No such file or directory|Permission denied)\s*$|"
+        r"can't open file '(?P<path2>[^']+)': \[Errno \d+\] No such file or directory\s*$",
+        "the shell or the Python interpreter could not open the script it was asked to run (a wrong path, "
+        "a missing execute bit)",
+        ("no such file or directory", "permission denied"),
+    ),
+    _sig(
+        "argparse-error",
+        "launch_failed",
+        r"^(?P<prog>[\w.\-/]+): error: (?P<message>(?:unrecognized arguments|the following arguments are "
+        r"required|argument [-\w/]+|one of the arguments|ambiguous option|expected one argument)(?::|\b).*)$",
+        "the script's argument parser (argparse, HfArgumentParser) rejected the command line and exited "
+        "with status 2 before anything ran",
+        (": error: ",),
+    ),
     # --- checkpoints (context for resume and disk findings) ---------------------------------------
     _sig(
         "checkpoint-saved",
@@ -738,6 +771,14 @@ MEANINGS: dict[str, Meaning] = {
     ),
     "shape_mismatch": Meaning(
         "tensor shape mismatch", "correctness_bug", "crashed", "RT005 context"
+    ),
+    "launch_failed": Meaning(
+        "the launch failed before training: the shell stopped the launch script (an unbound variable "
+        "under set -u, a command or file not found, permission denied), the interpreter could not open "
+        "the script, or the argument parser rejected the command line",
+        "data_config",
+        "crashed",
+        "RT011",
     ),
     "checkpoint": Meaning("a checkpoint was written", "-", "-", "context"),
     "resume": Meaning("a checkpoint was restored (a resumed run)", "-", "-", "LI003"),

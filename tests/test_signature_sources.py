@@ -537,3 +537,30 @@ def test_dataloader_timeout_as_torch_raises_it(tmp_path):
     (hit,) = _hits(out)["dataloader-timeout"]
     assert hit.figures == {"timeout": "0.2"}
     assert MEANINGS["worker_killed"].cause == "infra_runtime"
+
+
+def test_launch_failures_as_bash_and_cpython_print_them(tmp_path):
+    """A launch that fails before training: bash under ``set -u`` at an unset variable, a command
+    not on PATH, a script that does not exist; CPython given a missing script; argparse given an
+    option the script does not define. Each is the ``launch_failed`` category (RT011)."""
+    parser = (
+        "import argparse; p = argparse.ArgumentParser(prog='train.py'); "
+        "p.add_argument('--lr'); p.parse_args(['--max_training_steps', '2'])"
+    )
+    produced = {
+        "shell-unbound-variable": ["bash", "-c", "set -u; echo $MLAUDIT_UNSET_VARIABLE"],
+        "shell-command-not-found": ["bash", "-c", "mlaudit-no-such-command --lr 1e-4"],
+        "launch-file-not-found": ["bash", str(tmp_path / "missing.sh")],
+        "argparse-error": [PY, "-c", parser],
+    }
+    for sig, cmd in produced.items():
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert r.returncode != 0, (cmd, r.stderr)
+        assert {s.category for s, _ in match_line(r.stderr.strip().splitlines()[-1])} == {
+            "launch_failed"
+        }, r.stderr
+        assert sig in _hits(r.stderr), r.stderr
+    r = subprocess.run(
+        [PY, str(tmp_path / "missing.py")], capture_output=True, text=True, timeout=60
+    )
+    assert "launch-file-not-found" in _hits(r.stderr), r.stderr

@@ -1209,6 +1209,23 @@ def _nan_recovered_stated(c: Ctx) -> Decision | None:
     )
 
 
+def _launch_failed(c: Ctx) -> Decision | None:
+    """V07c: RT011 at error (the console ends on the shell's, the interpreter's or the argument
+    parser's error) and no judgeable training signal: the launch failed before training, in its
+    environment or command line (data_config), never "no metric was logged". A judgeable curve
+    means a training ran and is left to the curve rules."""
+    f = c.get("RT011", Severity.ERROR)
+    if f is None or c.basis.judgeable:
+        return None
+    return Decision(
+        Outcome.CRASHED,
+        Cause.DATA_CONFIG,
+        f"The launch failed before training: {f.message}. Nothing of the model or the data was "
+        "reached; the failure is in the launch environment or the command line.",
+        f,
+    )
+
+
 def _crash_other(c: Ctx) -> Decision | None:
     f = c.get("RT005", Severity.ERROR)
     if f and not _ended_by_preemption(c, f):
@@ -4319,6 +4336,31 @@ POLICY: tuple[Rule, ...] = (
                     "loss": (1.62, 1.57, 1.62, 1.69, 1.65),
                     "lr": (0.0066, 0.0068, 0.0070, 0.0072, 0.0074),
                 },
+            ),
+        ),
+    ),
+    Rule(
+        "V07c",
+        "launch-failed",
+        79,
+        "RT011 at error (the console ends on bash's 'unbound variable' / 'command not found' / 'No such "
+        "file or directory' / 'Permission denied', CPython's 'can't open file' or argparse's 'PROG: error: "
+        "...') and no judgeable training signal: the launch failed before training",
+        (Outcome.CRASHED,),
+        (Cause.DATA_CONFIG,),
+        _launch_failed,
+        codes=("RT011",),
+        cases=(
+            Case(
+                "set -u launch script, PYTHONPATH unset (own f13b1-13)",
+                (("RT011", _E, {"signature": "shell-unbound-variable"}),),
+                ("crashed", "data_config"),
+            ),
+            Case(
+                "argparse error after an earlier launch that trained: left to the curve rules",
+                (("RT011", _E, {"signature": "argparse-error"}),),
+                None,
+                series=_LOSS,
             ),
         ),
     ),

@@ -7,7 +7,7 @@ Reading it must not need memory in proportion to it (a 10 M-line log in at most 
 :class:`ConsoleKeeper` (console lines, for failure signatures and the report's evidence).
 What reads ``RunData.console`` decides the policy (``grep -rn '\\.console' mlaudit_core``):
 
-- the signature scan (:func:`mlaudit_core.signatures.scan`, detectors RT001-RT010, LI003,
+- the signature scan (:func:`mlaudit_core.signatures.scan`, detectors RT001-RT011, LI003,
   RT006) reads lines that hold a needle, traceback frames and exception lines;
 - the verdict's :func:`~mlaudit_core.verdict.evidence.ending` reads the first 5,000 lines
   (the planned length, a framework's start line) and the last 400 (interrupts, early
