@@ -241,6 +241,75 @@ def majority_baseline(run) -> tuple[str, float, int, float, int] | None:
     return None
 
 
+#: Relative tolerance of a weighted score against the constant predictor's value (p^2 for the weighted
+#: precision, 2p^2/(1+p) for the weighted F1): the scores are printed to 4+ digits, so a real model
+#: whose score lands within 1% of the identity by chance is unlikely; own corpus f13b2-13 (accuracy
+#: 0.90566 = 48/53, weighted precision 0.82022 = 0.90566^2, weighted F1 0.86083) is within 0.01%.
+CONSTANT_WEIGHTED_TOL = 0.01
+_SCORE_KEY = re.compile(
+    r"(?:^|[/_.])(?P<split>eval|val|valid|validation|test)[/_.](?:\w+[/_.])*?"
+    r"(?P<avg>macro|weighted)?[/_.]?(?P<score>f1|precision)(?:[/_.](?P<avg2>macro|weighted))?$",
+    re.I,
+)
+
+_SPLIT = re.compile(r"(?:^|[/_.])(?P<split>eval|val|valid|validation|test)(?=[/_.])", re.I)
+
+
+def constant_predictor(run) -> tuple[str, float, list[tuple[str, float, str]]] | None:
+    """``(accuracy key, accuracy p, [(score key, value, identity)])`` when the last held-out evaluation
+    is that of a model that predicts one class for every input, else ``None``. Such a model scores the
+    majority share p, and each precision/F1 of the same split logged at that evaluation is exactly a
+    function of p (scikit-learn's averages with ``zero_division`` 0 for the classes never predicted):
+    weighted precision p^2, weighted F1 p * 2p/(1+p) (:data:`CONSTANT_WEIGHTED_TOL`); macro precision
+    p/K and macro F1 (2p/(1+p))/K for an integer K >= 2 within 3% (:func:`majority_baseline`). A score
+    named without an average is tried as both. Every such score at that evaluation must match, and at
+    least one must exist; 0.5 <= p < 1 (a balanced or solved task has no informative majority).
+    Shapes: one point per key suffices (a W&B summary, an MLflow run's final metrics)."""
+    ak = run.key_for(Role.VAL_ACCURACY)
+    if not ak:
+        return None
+    a = run.series(ak).by_step().finite()
+    if not len(a):
+        return None
+    acc, _ = as_fraction(ak, a.values)
+    p, at = float(acc[-1]), float(a.steps[-1])
+    if not 0.5 <= p < 1.0:
+        return None
+    split = _SPLIT.search(ak)
+    matched: list[tuple[str, float, str]] = []
+    for k in run.metrics.keys:
+        m = _SCORE_KEY.search(k)
+        if not m or (split and m["split"].lower() != split["split"].lower()):
+            continue
+        s = run.series(k).by_step().finite()
+        if not len(s):
+            continue
+        v_all, _ = as_fraction(k, s.values)
+        here = [float(v) for st, v in zip(s.steps, v_all) if float(st) == at]
+        if len(s) == 1 and len(a) == 1:
+            here = [float(v_all[0])]
+        if not here or here[-1] <= 0:
+            continue
+        v = here[-1]
+        avg = (m["avg"] or m["avg2"] or "").lower()
+        f1 = m["score"].lower() == "f1"
+        weighted = p * (2 * p / (1 + p)) if f1 else p * p
+        macro_k = ((2 * p / (1 + p)) if f1 else p) / v
+        ok = None
+        if avg in ("", "weighted") and abs(v - weighted) <= CONSTANT_WEIGHTED_TOL * weighted:
+            ok = "weighted"
+        elif (
+            avg in ("", "macro")
+            and round(macro_k) >= 2
+            and abs(macro_k - round(macro_k)) <= 0.03 * round(macro_k)
+        ):
+            ok = f"macro over {round(macro_k)} classes"
+        if ok is None:
+            return None  # a score of that evaluation that a constant predictor would not give
+        matched.append((k, v, ok))
+    return (ak, p, matched) if matched else None
+
+
 def _accuracy_learned(run, level: float, rise: float) -> tuple[str, float, float] | None:
     """``(key, first, last)`` of a training or held-out accuracy (as a fraction, smoothed ends: medians of
     the first and last 3 points, >= 4 finite points) that ends at ``level`` or above after rising by more

@@ -1226,6 +1226,32 @@ def _launch_failed(c: Ctx) -> Decision | None:
     )
 
 
+def _constant_predictor(c: Ctx) -> Decision | None:
+    """V19j: no judgeable curve, and the last held-out evaluation's accuracy with its precision/F1
+    are those of a model that predicts one class for every input
+    (:func:`mlaudit_core.detectors.GE002.constant_predictor`): the accuracy is the majority share and
+    carries no information; nothing was learned (underfit). Curves with >= 3 points are judged by
+    GE002 (:func:`~mlaudit_core.detectors.GE002.majority_baseline`)."""
+    from ..detectors.GE002 import constant_predictor
+
+    if c.basis.judgeable:
+        return None
+    hit = constant_predictor(c.run)
+    if hit is None:
+        return None
+    ak, p, scores = hit
+    shown = ", ".join(f"{k} {fmt(v)} ({how})" for k, v, how in scores[:3])
+    return Decision(
+        Outcome.UNDERFIT,
+        Cause.MODEL_CONVERGENCE,
+        f"The model predicts one class for every input: {ak} is {fmt(p)} and {shown} are exactly the "
+        f"scores of always predicting a class of share {fmt(p)} (weighted precision p^2, weighted F1 "
+        "2p^2/(1+p), macro scores over K classes), so the accuracy is the majority share and "
+        "carries no information: nothing was learned beyond the class balance. Check the class "
+        "weights or sampling, the labels, and the number of steps and learning rate.",
+    )
+
+
 def _crash_other(c: Ctx) -> Decision | None:
     f = c.get("RT005", Severity.ERROR)
     if f and not _ended_by_preemption(c, f):
@@ -5405,6 +5431,35 @@ POLICY: tuple[Rule, ...] = (
                     "reporter": "I get MRR 9.6 but the paper reports 12.4.",
                     "maintainer NAME": "Have you trained the models long enough?",
                 },
+            ),
+        ),
+    ),
+    Rule(
+        "V19j",
+        "constant-predictor",
+        189,
+        "no judgeable curve, and the last held-out evaluation's accuracy p (0.5 <= p < 1) with every "
+        "precision/F1 of that split at that evaluation equal to a one-class predictor's (weighted precision "
+        "p^2, weighted F1 2p^2/(1+p) within 1%; macro over an integer K >= 2 within 3%)",
+        (Outcome.UNDERFIT,),
+        (Cause.MODEL_CONVERGENCE,),
+        _constant_predictor,
+        cases=(
+            Case(
+                "W&B summary: accuracy 48/53, weighted precision and F1 of a constant predictor (f13b2-13)",
+                (),
+                ("underfit", "model_convergence"),
+                series={
+                    "test/accuracy": (0.9056603773584906,),
+                    "test/precision": (0.8202207191171236,),
+                    "test/f1": (0.8608257052120306,),
+                },
+            ),
+            Case(
+                "accuracy 0.906 with a weighted F1 of 0.90: a model that predicts several classes",
+                (),
+                None,
+                series={"test/accuracy": (0.9056,), "test/f1": (0.90,)},
             ),
         ),
     ),
