@@ -271,6 +271,64 @@ def _hardware(c: Ctx) -> Decision | None:
     return None
 
 
+def _memory_leak(c: Ctx) -> Decision | None:
+    """V01b: the run ended on memory (an out-of-memory, a kill or a data-loader worker's death at error, not
+    explained by a preemption; or, with no such signature, an out-of-memory or a kill stated in a sentence:
+    :func:`.statements.stated_memory_exhaustion`), and the memory grew over the run: a logged memory series
+    still rising steadily at its end (:func:`.memory_growth.logged_memory_growth`) or a sentence stating
+    the growth or naming a leak, with no one in the thread explaining it by the job's size
+    (:func:`.memory_growth.stated_memory_growth`). Growth, not size: a leak in the training code (the
+    memory would run out on any machine, later on a larger one), correctness_bug."""
+    from ..reference_gap import text_lines
+    from .memory_growth import logged_memory_growth, stated_memory_growth
+    from .statements import stated_memory_exhaustion
+
+    crash = next(
+        (
+            f
+            for code in ("RT001", "RT010", "RT004")
+            if (f := c.get(code, Severity.ERROR)) is not None and not _ended_by_preemption(c, f)
+        ),
+        None,
+    )
+    lines = text_lines(c.run)
+    if crash is not None:
+        ended = crash.message
+    else:
+        said = stated_memory_exhaustion(lines)
+        if said is None or c.get("RT003") is not None:
+            return None
+        ended = f'"{said[1]}"'
+    stated = stated_memory_growth(lines, c.run.params)
+    if stated is not None and stated[0] == "capacity":
+        return None  # growth stated, and explained by the job's size in the thread
+    if stated is not None:
+        grew = (
+            f'the report states the memory grew over the run ("{stated[1]}")'
+            if stated[0] == "growth"
+            else f'the report names a memory leak ("{stated[1]}")'
+        )
+    else:
+        logged = logged_memory_growth(c.run)
+        if logged is None:
+            return None
+        key, first, start, last = logged
+        grew = (
+            f"{key} was still rising steadily at the end of the run ({fmt(start)} -> {fmt(last)} over its "
+            f"last quarter, from {fmt(first)} at its first point)"
+        )
+    return Decision(
+        Outcome.CRASHED,
+        Cause.CORRECTNESS_BUG,
+        f"The run ran out of memory ({ended}), and {grew}: memory that grows until it runs out is a leak "
+        "in the training code, not a job too large for the machine (a larger machine or a smaller batch "
+        "only postpones the crash). Look for references kept across iterations: losses or outputs "
+        "accumulated as tensors (log loss.item(), not loss), lists that grow every step, objects recreated "
+        "every epoch (data generators, callbacks); compare memory at the start of two epochs to confirm.",
+        crash,
+    )
+
+
 def _crash_infra(c: Ctx) -> Decision | None:
     for code, what in (
         ("RT001", "it ran out of memory"),
@@ -3743,6 +3801,55 @@ POLICY: tuple[Rule, ...] = (
                 ("crashed", "infra_runtime"),
             ),
             Case("no hardware signature", (("RT001", _E, {}),), None),
+        ),
+    ),
+    Rule(
+        "V01b",
+        "memory-leak",
+        15,
+        "RT001 OOM, RT010 killed or RT004 worker died at error (not a preemption), or an out-of-memory or kill "
+        "stated in a sentence, and memory that grew over the run: a logged memory series still rising "
+        "steadily in its last quarter, or a sentence stating the growth (not levelling off) or naming a leak, "
+        "not explained by the job's size in the thread",
+        (Outcome.CRASHED,),
+        (Cause.CORRECTNESS_BUG,),
+        _memory_leak,
+        codes=("RT001", "RT010", "RT004"),
+        cases=(
+            Case(
+                "CUDA OOM after 2 epochs, GPU memory rising steadily (report b21-08)",
+                (("RT001", _E, {}),),
+                ("crashed", "correctness_bug"),
+                console=(
+                    "Tracking the GPU memory consumption a slow and steady increase is visible.",
+                ),
+            ),
+            Case(
+                "killed, the maintainer confirms a leak (report b21-07)",
+                (("RT010", _E, {}),),
+                ("crashed", "correctness_bug"),
+                params={"maintainer NAME": "Yes, I also noticed the mem leak during training."},
+            ),
+            Case(
+                "growth that levels off: a cache filling up (report b22-01)",
+                (("RT010", _E, {}),),
+                None,
+                console=(
+                    "memory usage increases continuously at the beginning of training and stabilizes at "
+                    "around a certain value.",
+                ),
+            ),
+            Case(
+                "growth the maintainer explains by capacity (report b16-07)",
+                (("RT004", _E, {}),),
+                None,
+                params={
+                    "reporter": "the memory usage is increasing during the training.",
+                    "maintainer NAME": "it could be due to too many processes, which results in "
+                    "insufficient memory.",
+                },
+            ),
+            Case("an OOM with no growth: capacity", (("RT001", _E, {}),), None),
         ),
     ),
     Rule(

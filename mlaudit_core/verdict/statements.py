@@ -414,10 +414,11 @@ _HOST_FULL = re.compile(
 )
 _GPU_WORD = re.compile(r"\b(?:gpus?|cuda|vram|graphics card)\b", re.I)
 #: The run's process killed from outside, in the passive (``the training process was killed``, ``my job got
-#: killed``): the OOM killer or the scheduler, not the code (``I killed it`` is the user's own stop).
+#: killed``, ``the running process was "Killed"`` quoting the shell): the OOM killer or the scheduler, not
+#: the code (``I killed it`` is the user's own stop).
 _KILLED = re.compile(
     r"\b(?:process(?:es)?|training|trainings|job|jobs|script|run|worker|workers|program|kernel|it)\b"
-    r"[^.;!?]{0,30}?\b(?:was|were|got|gets|get|is|are|being|been)\s+(?:(?!not\b|never\b)\w+\s+)?killed\b",
+    r"[^.;!?]{0,30}?\b(?:was|were|got|gets|get|is|are|being|been)\s+(?:(?!not\b|never\b)\w+\s+)?[\"'“‘]?killed\b",
     re.I,
 )
 #: The run stopped: ``the training script failed``, ``crashed``, ``was killed``, ``dies``.
