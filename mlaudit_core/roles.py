@@ -310,6 +310,10 @@ _HEADS: dict[str, tuple[str, int]] = {
     "eprewmean": ("reward", 0),
     "return": ("reward", 1),
     "returns": ("reward", 1),
+    # a game-playing agent's share of games won (``win rate``, ``avg(num_wins)`` over N games): its
+    # task metric as the episode return is, whatever words go with it
+    "winrate": ("reward", 0),
+    "wins": ("reward", 1),
 }
 #: Words that make a reward/return the episode's (reinforcement learning): stable-baselines3
 #: ``rollout/ep_rew_mean``, OpenAI baselines ``mean 100 episode reward`` / ``eprewmean``, CleanRL
@@ -335,6 +339,8 @@ _EPISODE = frozenset(
         "sampler",
     }
 )
+#: Heads of the reward family that are a game-playing agent's task metric by themselves.
+_WIN_HEADS = frozenset({"winrate", "wins"})
 _AP_HEAD = re.compile(r"^m?ap(\d+|[sml])$")
 _LR_HEAD = re.compile(r"^lr\d+$")
 _TOPK_HEAD = re.compile(r"^(top|acc)\d+$")
@@ -421,6 +427,7 @@ _TERMS: tuple[tuple[tuple, str], ...] = (
     (({"grad", "gradient", "grads", "gradients"}, {"norm", "norms", "l2"}), "gradnorm"),
     (({"loss", "scaler"}, {"scale"}), "lossscale"),
     (({"error"}, {"rate"}), "error"),
+    (({"win", "wins", "winning"}, {"rate", "ratio", "percentage", "pct", "fraction"}), "winrate"),
     (({"top", "acc", "prec", "map", "ap"}, _DIGIT), "{0}{1}"),
     (({"top"}, {"k"}), "topk"),
     (({"f"}, {"1"}), "f1"),
@@ -604,7 +611,7 @@ def parse_name(key: str) -> NameParts:
     toks = tuple(_join_terms(_words(key)))
     split = _split_of(toks)
     family, head, kind_rank, hi = _head_word(toks)
-    if family == "reward" and not _episode_reward(toks, hi, split):
+    if family == "reward" and head not in _WIN_HEADS and not _episode_reward(toks, hi, split):
         family = head = None
         kind_rank = 0
         hi = -1

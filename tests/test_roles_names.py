@@ -193,3 +193,15 @@ def test_mi001_names_the_heldout_series_it_could_not_place():
     mi = [f for f in rep.findings if f.code == "MI001"]
     assert mi and "could not place val_score" in mi[0].message
     assert mi[0].facts["unplaced"] == ["val_score"]
+
+
+def test_a_game_agents_win_rate_is_its_task_metric():
+    """A win rate (``win rate``, ``win_ratio``, ``avg(num_wins)`` over N games: realworld f11b1-17,
+    a Q-learning agent's console) plays the held-out task metric as an episode return does, and
+    the agent's losses then play no role (surrogate objectives of an agent need not fall)."""
+    for key in ("win rate", "eval/win_ratio", "train/avg_num_wins", "WinRate"):
+        assert parse_name(key).family == "reward", key
+    roles = roles_of(["train/avg_num_wins", "train/avg_utility", "loss"])
+    assert roles["train/avg_num_wins"] == (Role.VAL_ACCURACY,)
+    assert roles["loss"] == () and roles["train/avg_utility"] == ()
+    assert roles_of(["winning_streak"])["winning_streak"] == ()

@@ -610,6 +610,47 @@ def _grouped_table(
     return MetricTable.from_grouped(names, counts, steps[order], values[order], walls[order])
 
 
+#: The figures of the Hugging Face Trainer's end-of-training summary (``Trainer.train``'s
+#: ``TrainOutput.metrics``, logged once through ``on_log`` as ``train/<name>``): ``train_loss`` is
+#: the mean training loss over the whole run, not a point of its curve.
+HF_SUMMARY = (
+    "train_runtime",
+    "train_samples_per_second",
+    "train_steps_per_second",
+    "total_flos",
+    "train_loss",
+)
+
+
+def _end_summary(names, codes, steps, walls, values, params: dict[str, str], notes: list[str]):
+    """The arrays without the end-of-training summary, whose figures go into ``params`` as
+    ``final.<name>`` (as the trainer_state reader files them): when a tag named ``train_runtime``
+    holds one value, every tag named in :data:`HF_SUMMARY` holding one value at the same step is
+    that summary, written once when training returned, not a series."""
+    if not codes.size:
+        return codes, steps, walls, values
+    counts = np.bincount(codes, minlength=len(names))
+    leaf = [n.rsplit("/", 1)[-1] for n in names]
+    at = [i for i, lf in enumerate(leaf) if lf == "train_runtime" and counts[i] == 1]
+    if not at:
+        return codes, steps, walls, values
+    step = steps[codes == at[0]][0]
+    drop = [
+        i
+        for i, lf in enumerate(leaf)
+        if lf in HF_SUMMARY and counts[i] == 1 and steps[codes == i][0] == step
+    ]
+    for i in drop:
+        params.setdefault(f"final.{leaf[i]}", repr(float(values[codes == i][0])))
+    notes.append(
+        f"the Trainer's end-of-training summary ({', '.join(names[i] for i in drop)}, one value "
+        f"each at step {int(step)}) is kept as final.* params, not as series: train_loss there is "
+        "the mean training loss over the whole run"
+    )
+    keep = ~np.isin(codes, drop)
+    return codes[keep], steps[keep], walls[keep], values[keep]
+
+
 def load_logdir(logdir: str | os.PathLike) -> RunData:
     """Read the event files of ONE run into a RunData.
 
@@ -702,10 +743,18 @@ def load_logdir(logdir: str | os.PathLike) -> RunData:
         parts[0][i] if len(parts) == 1 else np.concatenate([p[i] for p in parts]) for i in range(4)
     )
     del parts
+    codes, steps, walls, values = _end_summary(names, codes, steps, walls, values, params, notes)
     if codes.size == 0 and not notes and not params:
         detail = "; ".join(warnings[:2]) or "the files hold no summaries"
         raise InputError(
             f"{root}: no scalar could be read from its {len(files)} event file(s) ({detail})"
+        )
+    if codes.size == 0:
+        kinds = sorted({k.split(".", 1)[0] for k in params})
+        notes.append(
+            "no scalar was logged"
+            + (f" (only parameters were read: {', '.join(kinds)})" if kinds else "")
+            + ": the run stopped before its first logging step, or it logs no metric here"
         )
     table = _grouped_table(names, codes, steps, values, walls)
     start = end = None

@@ -1,7 +1,8 @@
 """W&B run folders (``wandb/run-*``, ``wandb/offline-run-*``) and ``wandb/`` folders holding them.
 
-Detected by a ``run-<id>.wandb`` file, or a ``files/`` folder with ``wandb-summary.json``,
-``output.log`` or ``config.yaml``, in a folder named ``run-*``/``offline-run-*``; a
+Detected by a ``run-<id>.wandb`` file, a ``files/`` folder with ``wandb-summary.json`` or
+``wandb-metadata.json`` (a copied ``latest-run`` too), or a ``files/`` folder with
+``output.log`` or ``config.yaml`` in a folder named ``run-*``/``offline-run-*``; a
 ``wandb/`` folder with several of them is a container (:func:`list_runs`).
 
 With the ``.wandb`` file, the offline reader of the W&B plugin reads every history point
@@ -25,6 +26,8 @@ from mlaudit_core.formats._common import flat_params, read_yaml
 NAME = "wandb_dir"
 DETECTS = "W&B run folder (run-<id>.wandb and/or files/wandb-summary.json, output.log)"
 _RUN_PREFIXES = ("run-", "offline-run-")
+#: Files of a run folder's ``files/`` that only the W&B SDK writes.
+_WANDB_FILES = ("wandb-summary.json", "wandb-metadata.json")
 
 
 def _is_run(d: Path) -> bool:
@@ -33,10 +36,12 @@ def _is_run(d: Path) -> bool:
     if any(d.glob("*.wandb")):
         return True
     f = d / "files"
-    return (
-        d.name.startswith(_RUN_PREFIXES)
-        and f.is_dir()
-        and any((f / n).is_file() for n in ("wandb-summary.json", "output.log", "config.yaml"))
+    if not f.is_dir():
+        return False
+    if any((f / n).is_file() for n in _WANDB_FILES):
+        return True  # names only W&B writes: a run folder whatever its own name (``latest-run``)
+    return d.name.startswith(_RUN_PREFIXES) and any(
+        (f / n).is_file() for n in ("output.log", "config.yaml")
     )
 
 

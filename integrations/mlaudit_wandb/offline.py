@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -34,16 +35,42 @@ def find_log(path: str | Path) -> Path:
     """The ``run-<id>.wandb`` file for a run directory (or the file itself).
 
     Accepts the run directory, the ``.wandb`` file, or a ``wandb/`` directory with a
-    ``latest-run`` link.
+    ``latest-run`` link. A directory holding several ``.wandb`` files (a ``latest-run`` copied
+    as a folder over an earlier run's, two runs' files gathered in one folder) gives the one
+    its other files belong to (:func:`several_logs`).
 
     Raises:
-        InputError: no such path, or no single ``.wandb`` file in it.
+        InputError: no such path, or no ``.wandb`` file in it.
     """
+    return _logs(path)[0]
+
+
+#: The run folder a W&B SDK names in ``logs/debug.log`` (``.../wandb/run-20231211_140152-5milpyx4/logs``)
+#: and the run id at the end of a run folder's own name.
+_RUN_DIR = re.compile(r"(?:offline-)?run-\d{8}_\d{6}-(?P<id>[a-z0-9]+)")
+
+
+def several_logs(path: str | Path) -> str | None:
+    """A note for a run directory holding several ``.wandb`` files, naming the one read and why,
+    or None when it holds one. The one read is, in order: the file whose run id ends the folder's
+    name (``run-<date>-<id>``), the one whose run folder ``logs/debug.log`` names last (the SDK
+    writes the run folder into it when the run starts; ``files/`` comes with it), else the one
+    written last (modification time)."""
+    log, others, why = _logs(path)
+    if not others:
+        return None
+    return (
+        f"{log.parent}: {len(others) + 1} W&B run files in one folder; {log.name} is audited "
+        f"({why}); not audited: {', '.join(o.name for o in others)}"
+    )
+
+
+def _logs(path: str | Path) -> tuple[Path, list[Path], str]:
     p = Path(path).expanduser()
     if not p.exists():
         raise InputError(f"{p}: no such W&B run directory")
     if p.is_file():
-        return p
+        return p, [], ""
     if not list(p.glob("*.wandb")) and (p / "latest-run").exists():
         p = (p / "latest-run").resolve()
     logs = sorted(p.glob("run-*.wandb")) or sorted(p.glob("*.wandb"))
@@ -51,11 +78,35 @@ def find_log(path: str | Path) -> Path:
         raise InputError(
             f"{p}: no run-<id>.wandb file in this directory (is it a W&B run directory?)"
         )
-    if len(logs) > 1:
-        raise InputError(
-            f"{p}: several .wandb files ({', '.join(x.name for x in logs)}); pass the one to audit"
-        )
-    return logs[0]
+    if len(logs) == 1:
+        return logs[0], [], ""
+    by_id = {_log_id(x): x for x in logs}
+    m = _RUN_DIR.fullmatch(p.name)
+    if m and m["id"] in by_id:
+        pick, why = by_id[m["id"]], "the run id in the folder's name"
+    else:
+        named = _RUN_DIR.findall(_debug_log_text(p))
+        hit = next((i for i in reversed(named) if i in by_id), None)
+        if hit is not None:
+            pick, why = by_id[hit], "the run logs/debug.log belongs to"
+        else:
+            pick = max(logs, key=lambda x: (x.stat().st_mtime, x.name))
+            why = "the one written last"
+    return pick, [x for x in logs if x != pick], why
+
+
+def _log_id(log: Path) -> str:
+    """The run id of a ``run-<id>.wandb`` file's name."""
+    return log.stem[4:] if log.stem.startswith("run-") else log.stem
+
+
+def _debug_log_text(run_dir: Path) -> str:
+    from mlaudit_core.boundedio import read_regular
+
+    try:
+        return read_regular(run_dir / "logs" / "debug.log", 65536).decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 #: How long a run file still being written (modified within FRESH_S seconds) may take to get
@@ -121,6 +172,7 @@ def _load_offline(path: str | Path) -> RunData:
     """
     log = find_log(path)
     run_dir = log.parent
+    several = several_logs(run_dir)
     scan = ScanResult(log)
     hist = PointBuffer()
     raw_out: list[str] = []
@@ -287,6 +339,7 @@ def _load_offline(path: str | Path) -> RunData:
         resumed_from=info.get("resumed_from"),
         parent_id=info.get("parent_id"),
         warnings=warnings,
+        notes=[several] if several else [],
     )
 
 
@@ -410,4 +463,4 @@ def _files(run_dir: Path) -> list[Artifact]:
     ]
 
 
-__all__ = ["find_log", "load_offline"]
+__all__ = ["find_log", "load_offline", "several_logs"]

@@ -2,8 +2,8 @@
 appended runs, the epoch axis.
 
 Bad input is one :class:`~mlaudit_core.errors.InputError` naming the file (empty,
-binary, a Git LFS pointer, header only) or a warning on the run (rows cut, strings in
-number columns, steps out of order), never a traceback.
+binary, a Git LFS pointer) or a warning on the run (rows cut, strings in number columns,
+steps out of order, a header without rows: a run that logged nothing yet), never a traceback.
 """
 
 from __future__ import annotations
@@ -41,10 +41,19 @@ def unpadded(data: bytes) -> bytes:
 
 
 def head_text(path: Path, n: int = HEAD) -> str:
-    data = head(path, n)
-    if b"\x00" in data:
-        return ""
-    return data.decode("utf-8", "replace")
+    """The text of the first ``n`` bytes of ``path`` (:func:`._text.decode`: UTF-8 or UTF-16,
+    NUL holes left out), "" when they are binary or unreadable."""
+    from ._text import decode
+
+    return decode(head(path, n)) or ""
+
+
+def head_lines(path: Path, n: int = 65536) -> list[str]:
+    """The lines of the first ``n`` bytes of ``path`` (:func:`._text.split_lines`: LF, CRLF or
+    CR line ends); [] when they are binary. The last line may be cut by the read."""
+    from ._text import split_lines
+
+    return split_lines(head_text(path, n))
 
 
 def placeholder_problem(path: Path) -> str | None:
@@ -84,9 +93,10 @@ def check_text(path: Path, what: str) -> None:
         raise InputError(f"{path}: cannot be read ({exc.strerror})") from None
     if size == 0:
         raise InputError(f"{path}: empty file (0 bytes), nothing to audit")
-    data = unpadded(head(path, 8192))
-    if b"\x00" in data:
-        raise InputError(f"{path}: binary content (NUL bytes in the first 8 KiB), not a {what}")
+    from ._text import decode
+
+    if decode(head(path, 8192)) is None:
+        raise InputError(f"{path}: binary content (control bytes in the first 8 KiB), not a {what}")
 
 
 def split_restarts(steps: np.ndarray) -> list[int]:
@@ -220,8 +230,8 @@ def wide_run(
         axis: ``"step"`` or ``"epoch"``: what the step axis counts (stated in the notes).
         split: look for appended runs (the counter restarting) and keep the last.
 
-    Raises:
-        InputError: no metric value at all (header only, every cell empty).
+    A table without any value (header only, every cell empty) is a run with no series and a
+    warning saying so.
     """
     notes = list(notes or [])
     warnings = list(warnings or [])
@@ -248,9 +258,14 @@ def wide_run(
     has_walls = bool(np.isfinite(w_rows).any())
     ks, vs, ws, names, counts = _gather_columns(columns, rows, st_i, w_rows, has_walls)
     if not names:
-        raise InputError(
-            f"{path}: no metric values in this {what} (header only or every cell empty)"
-        )
+        # partial data, not bad input: a run that has logged nothing yet (the logger wrote its
+        # header, then the run stopped or the file was copied before the first row)
+        if not any("nothing was logged yet" in w for w in warnings):  # the CSV reader's own
+            warnings.append(
+                f"{path.name}: no metric value in this {what} (header only or every cell "
+                "empty): nothing was logged yet"
+            )
+        names, counts, ks, vs, ws = [], [], [], [], []
     total = sum(counts)
     table = grouped_table(
         names, counts, concat(ks), concat(vs), concat(ws) if has_walls else _no_walls(total)

@@ -36,7 +36,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ._common import check_text, head, unpadded
+from ._common import check_text, head, head_lines
+from ._text import encoding
 
 #: The first line must end within this many bytes (a 200 MB single line is not a CSV log).
 MAX_HEADER = 1 << 20
@@ -65,13 +66,12 @@ def delimiter(path: Path) -> str | None:
     written by hand-rolled loops, also with a ``.log``/``.txt`` name), or runs of spaces
     (``epoch train_loss val_loss``) when the rows below the header are numbers in as many
     columns. None when the first line is no table header (binary, over 64 KiB, prose)."""
-    data = unpadded(head(path, 65536))
-    if not data or b"\x00" in data:
+    lines = head_lines(path, 65536)
+    if len(lines) < 2 and len(head(path, 65536)) == 65536:
+        return None  # no line end in the first 64 KiB
+    text = lines[0].lstrip("\ufeff") if lines else ""
+    if not text:
         return None
-    line = data.split(b"\n", 1)[0]
-    if len(line) >= 65536 and b"\n" not in data:
-        return None
-    text = line.decode("utf-8", "replace").lstrip("\ufeff").rstrip("\r")
     if text.lstrip().startswith(("{", "[", "<")):
         return None
     if text.count(",") >= 1:
@@ -94,8 +94,7 @@ def header(path: Path) -> list[str] | None:
     sep = delimiter(path)
     if sep is None:
         return None
-    line = head(path, 65536).split(b"\n", 1)[0]
-    text = line.decode("utf-8", "replace").lstrip("\ufeff").rstrip("\r")
+    text = head_lines(path, 65536)[0].lstrip("\ufeff")
     if sep == " ":
         return text.split()
     try:
@@ -125,7 +124,8 @@ def read(
 
     Raises:
         InputError: empty, binary, a pointer file, a first line over 1 MiB, no header,
-            header only, or not parseable as CSV (one line, naming the file).
+            or not parseable as CSV (one line, naming the file). A header without rows gives
+            empty columns and a warning.
     """
     from .._optional import pandas
 
@@ -142,11 +142,13 @@ def read(
         raise InputError(f"{path}: no CSV header line (comma-separated column names) at the top")
 
     sep = delimiter(path) or ","
+    enc = encoding(head(path, 64))[0]  # UTF-8, or UTF-16 (a PowerShell export)
     kw = dict(
         engine="c",
         keep_default_na=False,
         na_values=[""],
         index_col=False,  # a separator ending every data row is not an index column
+        encoding=enc,
         encoding_errors="replace",
         sep=r"\s+" if sep == " " else sep,
     )
@@ -161,7 +163,7 @@ def read(
         return io.BufferedReader(_ShortLines(path, MAX_LINE)) if n_long else path
 
     if pd is None:
-        return _read_rows(path, source, sep, what, warnings, check_tail=not last_long)
+        return _read_rows(path, source, sep, what, warnings, check_tail=not last_long, enc=enc)
     df = None
     if _numeric_head(path, len(names), sep=sep):
         # every column parsed as float64 lands in one pandas block, which the metric table can
@@ -184,7 +186,7 @@ def read(
         df = df.iloc[:-1]  # a row cut mid-value would be read as a wrong number
         warnings.append(tail)
     if len(df) == 0:
-        raise InputError(f"{path}: header only, no rows of values")
+        return _header_only(path, [str(c) for c in df.columns], warnings)
     df.columns = [str(c).strip() for c in df.columns]
     cols: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     bad_cells: dict[str, int] = {}
@@ -252,7 +254,14 @@ def _number(text: str) -> float:
 
 
 def _read_rows(
-    path: Path, source, sep: str, what: str, warnings: list[str], *, check_tail: bool = True
+    path: Path,
+    source,
+    sep: str,
+    what: str,
+    warnings: list[str],
+    *,
+    check_tail: bool = True,
+    enc: str = "utf-8",
 ):
     """The table of :func:`read` with the standard library's ``csv`` module (no pandas): the
     same columns, values, masks and warnings as the pandas path (module docstring). Each cell
@@ -269,7 +278,7 @@ def _read_rows(
     ok: list[bytearray] = []
     n = skipped = 0
     try:
-        fh = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
+        fh = io.TextIOWrapper(raw, encoding=enc, errors="replace", newline="")
         records = (line.split() for line in fh) if sep == " " else csv.reader(fh, delimiter=sep)
         try:
             for rec in records:
@@ -318,10 +327,22 @@ def _read_rows(
         n -= 1
         warnings.append(tail)
     if not n:
-        raise InputError(f"{path}: header only, no rows of values")
+        return _header_only(path, names, warnings)
     names[0] = names[0].lstrip(BOM)
     cols = _columns(path, names, vals, present, ok, warnings)
     return cols, warnings
+
+
+def _header_only(path: Path, names: list[str], warnings: list[str]):
+    """The columns of a table holding its header and no row (every column empty), and a warning:
+    the logger created the file and no row came (the run stopped before its first logged epoch,
+    or the file was copied before)."""
+    names = [n.strip().lstrip(BOM) for n in names]
+    warnings.append(
+        f"{path.name}: header only ({', '.join(names)}), no row of values: nothing was logged yet"
+    )
+    empty = np.zeros(0)
+    return {n: (empty, np.zeros(0, dtype=bool)) for n in names if n}, warnings
 
 
 def _columns(path: Path, names: list[str], vals, present, ok, warnings: list[str]):
@@ -381,16 +402,14 @@ def _numeric_head(path: Path, n_cols: int, rows: int = 50, sep: str | None = ","
     """Whether the first rows after the header are all numbers or empty cells, with ``n_cols``
     cells each (then the all-float64 parse is tried first). ``sep`` None or ``" "``: runs of
     white space separate the cells."""
-    data = head(path, 65536)
-    lines = data.split(b"\n")[1 : rows + 1]
-    if len(data) == 65536:
+    lines = head_lines(path, 65536)[1 : rows + 1]
+    if len(head(path, 65536)) == 65536:
         lines = lines[:-1]  # the last one may be cut by the read
     seen = 0
-    for raw in lines:
-        line = raw.strip(b"\r")
+    for line in lines:
         if not line.strip():
             continue
-        cells = line.split() if sep in (None, " ") else line.split(sep.encode())
+        cells = line.split() if sep in (None, " ") else line.split(sep)
         if len(cells) != n_cols:
             return False
         for c in cells:
@@ -512,11 +531,13 @@ def head_tail_problem(path: Path) -> str | None:
     """A warning when the file does not end with a newline (the last row may be cut short)."""
     try:
         with open(path, "rb") as fh:
-            fh.seek(-1, 2)
-            last = fh.read(1)
+            enc = encoding(fh.read(64))[0]
+            width = 2 if enc.startswith("utf-16") else 4 if enc.startswith("utf-32") else 1
+            fh.seek(-width, 2)
+            last = fh.read(width).decode(enc, "replace")
     except OSError:
         return None
-    if last not in (b"\n", b"\r"):
+    if last not in ("\n", "\r"):
         return (
             f"{path.name}: the last line is truncated (no line end: the file was cut while being "
             "written); that row was left out"

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..rundata import MetricTable
-from ._common import check_text, head, unpadded
+from ._common import check_text, head_text
 
 NAME = "console"
 DETECTS = "console log (lines the log-format catalog recognises)"
@@ -42,12 +42,13 @@ def sniff(path: Path) -> float:
         return 0.0
     if suffix in (".csv", ".tsv", ".json", ".jsonl", ".yaml", ".yml", ".toml", ".py"):
         return 0.0  # structured files have their own readers (``--as console`` still reads them)
-    data = unpadded(head(path, 65536))
-    if not data or b"\x00" in data:
+    text = head_text(path, 65536)  # UTF-8 or UTF-16, NUL holes left out; "" when binary
+    if not text:
         return 0.0
     from .consolelog import parse_lines
 
-    res = parse_lines(data.decode("utf-8", "replace").splitlines()[:2000], keep_console=False)
+    # each carriage-return part a line (a redraw or a line end alike): sniffing counts figures
+    res = parse_lines(text.splitlines()[:2000], keep_console=False)
     n = len(res.metrics)
     if n >= 3:
         return 0.6 if named else 0.5

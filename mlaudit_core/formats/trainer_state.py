@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ._common import head_text, hf_model_config_params, read_json, wide_run
+from ._common import flat_params, head_text, hf_model_config_params, read_json, wide_run
 
 NAME = "trainer_state"
 DETECTS = "Hugging Face trainer_state.json (log_history list)"
@@ -52,6 +52,8 @@ def _file_conf(p: Path) -> float:
     text = head_text(p, 8192)
     if '"log_history"' in text or ('"global_step"' in text and '"max_steps"' in text):
         return 0.95
+    if p.name == "trainer_state.json" and '"global_step"' in text:
+        return 0.9  # the Trainer's file name and step counter, without the history (:func:`_read_state`)
     return 0.0
 
 
@@ -86,7 +88,21 @@ def load(path: Path):
     notes = []
     if not steps and summary is not None:
         notes.append(_summary_only(state, summary, cols, steps))
-    if not steps:
+    if state.get(_NO_HISTORY):
+        flat_params(
+            {
+                k: v
+                for k, v in state.items()
+                if k not in _STATE_KEYS and k not in (_NO_HISTORY, "log_history")
+            },
+            "summary.",
+            params,
+        )
+        warnings.append(
+            f"{path.name}: no log_history (not as the Trainer writes it): only summary values "
+            f"({', '.join(k for k in state if k != _NO_HISTORY and k != 'log_history')}), no curve"
+        )
+    elif not steps:
         # Partial data, not bad input: the state is read (global_step, max_steps, whether training was told to
         # stop) and the report says the curve is missing.
         warnings.append(
@@ -137,9 +153,21 @@ def load(path: Path):
 def _read_state(path: Path) -> dict:
     """The parsed state, checked to be a trainer_state.json (a dict with a ``log_history`` list)."""
     state = read_json(path, "trainer_state.json", MAX_BYTES)
+    if (
+        isinstance(state, dict)
+        and "log_history" not in state
+        and path.name == "trainer_state.json"
+        and isinstance(state.get("global_step"), (int, float))
+    ):
+        # the Trainer's file name and counter without the history (written by hand or by another
+        # tool): partial data, its figures kept as params, no curve
+        return {**state, "log_history": [], _NO_HISTORY: True}
     if not isinstance(state, dict) or not isinstance(state.get("log_history"), list):
         raise InputError(f"{path}: no log_history list (not a Hugging Face trainer_state.json)")
     return state
+
+
+_NO_HISTORY = "\x00no_history"
 
 
 def _history(

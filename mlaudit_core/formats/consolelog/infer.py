@@ -95,7 +95,9 @@ _WS = re.compile(r"\s+")
 _NAME_AT_END = re.compile(
     r"""(?:['"](?P<q>[A-Za-z_][\w ./@'-]{0,60})['"]\s*:\s*['"]?|"""
     # a name starts at a word boundary: the ``s`` of a rate ``26530/s LR: 4e-4`` is not a name's head
-    r"""(?<![\w./@-])(?P<n>[A-Za-z_][\w./@-]*(?:'s)?(?:\s[A-Za-z_][\w./@-]*){0,2}?)\s*(?P<sep>[:=]\s*|\s*|\|\s*)?)$"""
+    # a name may end in a bracketed qualifier or argument: ``avg(utility)=``, ``loss[val]:``
+    r"""(?<![\w./@-])(?P<n>[A-Za-z_][\w./@-]*(?:'s)?(?:\s[A-Za-z_][\w./@-]*){0,2}?"""
+    r"""(?:\([A-Za-z_][\w ./@-]{0,40}\)|\[[A-Za-z_][\w ./@-]{0,40}\])?)\s*(?P<sep>[:=]\s*|\s*|\|\s*)?)$"""
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]+")
 _STOP = frozenset(

@@ -156,7 +156,8 @@ _UNIT_SUFFIX = re.compile(
     r"tflop/s/gpu|samples/s|tokens/s)[)\]]\s*$",
     re.IGNORECASE,
 )
-_SEP = re.compile(r"[\s\-.]+")
+#: Word separators of a printed name; brackets around a qualifier too (``loss[val]`` is ``loss_val``).
+_SEP = re.compile(r"[\s\-.()\[\]]+")
 _SAFE = re.compile(r"[^a-z0-9_/@%]+")
 #: A name that is a rate per second (``samples_per_sec``, ``RunningAvgSamplesPerSec``, ``tokens/s``): a
 #: throughput figure, under ``perf/`` whatever its split.

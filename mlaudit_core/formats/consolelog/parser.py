@@ -59,7 +59,12 @@ _DELIM = r"(?=[\s,;|)\]}]|$)"
 #: A non-finite value written as a word (``nan``, ``inf``, ``Infinity``; ``nan.0``): never a word of a
 #: name, so ``step 80/640 loss nan lr 1.2e+01`` is ``loss`` = NaN and ``lr`` = 12, not a name ``loss nan lr``.
 _NONFINITE_WORD = r"(?i:[-+]?(?:nan|inf|infinity)(?:\.0)?)(?=[\s,;|)\]}]|$)"
-_KEY = rf"[A-Za-z][\w./@-]*(?:[ ](?!{_NONFINITE_WORD})[A-Za-z][\w./@()-]*){{0,3}}"
+#: A printed name: up to four words, the first one possibly qualified by a bracketed word
+#: (``avg(utility)``, ``loss[val]``: a reduction or a split written around the name).
+_KEY = (
+    r"[A-Za-z][\w./@-]*(?:\([A-Za-z_][\w ./@-]{0,40}\)|\[[A-Za-z_][\w ./@-]{0,40}\])?"
+    rf"(?:[ ](?!{_NONFINITE_WORD})[A-Za-z][\w./@()-]*){{0,3}}"
+)
 #: A value with thousands separators that ends its line or is followed by a space (OLMo's
 #: ``train/Perplexity=9,097``); inside ``a=1,b=2`` the comma separates pairs and is not read so.
 _THOUSANDS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?=\s|$)"

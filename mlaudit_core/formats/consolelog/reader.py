@@ -12,6 +12,7 @@ import codecs
 import gzip
 import io
 import os
+import re
 import stat
 import sys
 from collections.abc import Iterator
@@ -19,7 +20,13 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ...errors import InputError
+from .._text import encoding, unholed
 
+#: Shortest run of NUL bytes taken as a hole where lines may be missing (realworld f12b1-09: runs of
+#: 259 to 1,377 NULs in a SLURM .out several jobs appended to); a program writes at most a C string's
+#: terminator or alignment padding (f7b1-13: eight single NULs ending PyTorch's segfault lines).
+HOLE_BYTES = 16
+_NUL_RUN = re.compile(rb"\x00+")
 #: Longest line read, in bytes; the rest of a longer line is skipped (and counted).
 #: 1 MiB is ~100x the longest metric line of any framework in the catalog.
 MAX_LINE_BYTES = 1 << 20
@@ -44,9 +51,14 @@ class LineReader:
         path: the file, or ``"-"`` for standard input. ``.gz`` files are decompressed.
         max_line_bytes: the line-length cap.
 
+    Text is UTF-8, or UTF-16 with or without its byte-order mark; a file without any line feed
+    ends its lines in carriage returns; NUL holes between lines are skipped and counted in a
+    warning (:mod:`.._text`).
+
     Raises:
         UnreadableLog: on open, when the file is missing, a directory, unreadable,
-            empty, or binary (NUL bytes in its first 8 KiB, as ``grep`` and ``git`` decide).
+            empty, or binary (in its first 8 KiB, NUL bytes that are not a hole between lines
+            or control bytes: :func:`.._text.unholed`).
     """
 
     def __init__(self, path: str | Path, max_line_bytes: int = MAX_LINE_BYTES) -> None:
@@ -56,6 +68,7 @@ class LineReader:
         self.bad_utf8 = 0
         self.first_bad_line: int | None = None
         self.cut_lines = 0
+        self.holes = 0
         self.longest_cut = 0
         self.first_cut_line: int | None = None
         self._gz: _Capped | None = None
@@ -92,7 +105,10 @@ class LineReader:
             raise UnreadableLog(f"{self.name}: empty file (0 bytes), nothing to audit")
         if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
             return fh, "utf-16"
-        if b"\x00" in head:
+        enc, _bom = encoding(head)
+        if enc.startswith("utf-16"):
+            return fh, enc  # BOM-less UTF-16: NUL in every other byte
+        if b"\x00" in head and unholed(head) is None:
             raise UnreadableLog(
                 f"{self.name}: binary file (NUL bytes in the first 8 KiB), not a text log"
             )
@@ -128,7 +144,7 @@ class LineReader:
     def __iter__(self) -> Iterator[tuple[int, str]]:
         fh = self._fh
         try:
-            if self._encoding == "utf-16":
+            if self._encoding.startswith("utf-16"):
                 yield from self._iter_utf16(fh)
                 return
             readline = fh.readline
@@ -139,6 +155,16 @@ class LineReader:
                 if not raw:
                     break
                 lineno += 1
+                if b"\x00" in raw:
+                    raw = self._unholed(raw)
+                    if not raw.strip(b"\r\n"):
+                        continue
+                if lineno == 1 and len(raw) < limit and not raw.endswith(b"\n") and b"\r" in raw:
+                    # the whole file holds no line feed: its lines end in carriage returns
+                    for i, part in enumerate(raw.split(b"\r"), 1):
+                        if part.strip():
+                            yield i, self._decode(part, i)
+                    break
                 if not raw.endswith(b"\n") and len(raw) >= limit:
                     if b"\r" in raw:
                         # progress output joined by carriage returns: read it update by update
@@ -158,6 +184,14 @@ class LineReader:
             self.warnings.append(f"{self.name}: reading stopped early: {exc}")
         finally:
             self._finish()
+
+    def _unholed(self, raw: bytes) -> bytes:
+        """``raw`` without its NUL bytes; those in runs of :data:`HOLE_BYTES` or more are a hole a
+        writer left (:mod:`.._text`), counted for the warning. A shorter run is a C string's
+        terminator or padding written with a message (PyTorch's DataLoader segfault handler writes
+        ``ERROR: Unexpected segmentation fault encountered in worker.\\n\\0``): nothing is missing."""
+        self.holes += sum(len(m) for m in _NUL_RUN.findall(raw) if len(m) >= HOLE_BYTES)
+        return raw.replace(b"\x00", b"")
 
     def _decode(self, raw: bytes, lineno: int) -> str:
         try:
@@ -188,7 +222,7 @@ class LineReader:
             yield buf.rstrip(b"\n")
 
     def _iter_utf16(self, fh) -> Iterator[tuple[int, str]]:
-        text = io.TextIOWrapper(fh, encoding="utf-16", errors="replace", newline="")
+        text = io.TextIOWrapper(fh, encoding=self._encoding, errors="replace", newline="")
         for lineno, line in enumerate(text, 1):
             if len(line) > self.max_line:
                 self._cut(lineno, len(line))
@@ -218,6 +252,12 @@ class LineReader:
             self.warnings.append(
                 f"{self.name}: {self.bad_utf8} line(s) are not valid UTF-8 (first at line {self.first_bad_line}); "
                 "they were read with replacement characters"
+            )
+        if self.holes:
+            self.warnings.append(
+                f"{self.name}: {self.holes} NUL byte(s) inside the text were skipped (a hole left "
+                "by a writer killed while the file was extended, or by jobs appending to one file "
+                "on a network file system); lines may be missing there"
             )
         if self.cut_lines:
             self.warnings.append(
