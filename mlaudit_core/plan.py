@@ -18,7 +18,9 @@ ending, the detectors' context). Sources, in the order they are believed:
    at least half of its occurrences (a per-epoch batch bar restarts with its own total; it is not
    the run's plan); ``k`` of its last occurrence is the length reached by the console's own
    count, the median rise of ``k`` between prints its logging interval, and the printed text is
-   kept so that the report names it.
+   kept so that the report names it. Last, a budget the run states at start-up (:data:`_STATED`:
+   ``--epochs 500``, ``{'num_train_epochs': 3}``, ``"max_steps": 20000``, ``Training for 500
+   epochs``), whose reached length the caller measures from the series as for params.
 """
 
 from __future__ import annotations
@@ -90,6 +92,18 @@ _STEP_OF = re.compile(
 )
 #: Console lines scanned at each end of the log (the plan is printed at the start, the count at the end).
 SCAN_LINES = 5000
+
+_NAMES = "|".join(sorted(PLANNED_STEP_NAMES + PLANNED_EPOCH_NAMES, key=len, reverse=True))
+#: A budget the run prints as it starts: a command line's ``--epochs 500`` (argparse also takes the
+#: value after a space; ``--epochs=500`` is read by the console parser), a Python dict or JSON print
+#: of the arguments (``{'num_train_epochs': 500}``, ``"max_epochs": 500``), and the start-up prose of
+#: training loops (``Training for 500 epochs``, ``Start training for 10000 steps``; not the past
+#: tense ``trained for``, which reports what was done).
+_STATED = re.compile(
+    rf"(?:(?<![\w-])--(?P<flag>{_NAMES})\s+|['\"](?P<key>{_NAMES})['\"]\s*:\s*)(?P<n>\d+(?:\.0+)?)(?![\w.])|"
+    r"\b(?:start(?:ing)?\s+)?train(?:ing)?\s+for\s+(?P<pn>\d+)\s+(?P<punit>epoch|step|iteration|iter)s?\b",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -195,7 +209,27 @@ def console_plan(lines: list[str]) -> list[PlannedLength]:
     st = _counter(lines, _STEP_OF)
     if st is not None:
         out.append(replace(st, unit="step", source="console 'step k/N'"))
+    stated = _stated(lines[:SCAN_LINES])
+    if stated is not None:
+        out.append(stated)
     return out
+
+
+def _stated(lines: list[str]) -> PlannedLength | None:
+    """The first budget a start-up line states (:data:`_STATED`), with no reached length (the
+    caller measures it from the series), else None."""
+    for t in lines:
+        for m in _STATED.finditer(t):
+            name = (m["flag"] or m["key"] or "").lower()
+            if name:
+                unit = "step" if name in PLANNED_STEP_NAMES else "epoch"
+                n = float(m["n"])
+            else:
+                unit = "epoch" if m["punit"].lower() == "epoch" else "step"
+                n = float(m["pn"])
+            if n > 0:
+                return PlannedLength(n, unit, "console's stated plan", text=m.group(0).strip())
+    return None
 
 
 def planned_lengths(run) -> list[PlannedLength]:

@@ -149,3 +149,37 @@ def _own_run(folder: Path):
     runs = load_path(folder).runs
     assert len(runs) == 1, [w for w, _ in runs]
     return runs[0][1]
+
+
+def test_console_plan_reads_the_plan_a_run_states_at_start():
+    """``Starting training for 100 epochs...`` (own corpus f5b5-09, a python-logging console) and the
+    command-line / dict / JSON forms of the same statement are plans; the past tense is not."""
+    lab = _label("f5b5-09-rf-classifier-val-acc-zero-one-class-val-set")
+    lines = (OWN / lab["path"]).read_text(errors="replace").splitlines()
+    stated = [p for p in console_plan(lines) if p.source == "console's stated plan"]
+    assert [(p.planned, p.unit, p.text) for p in stated] == [
+        (100, "epoch", "Starting training for 100 epochs")
+    ]
+    for line, want in (
+        ("python train.py --data coco --epochs 300 --lr 0.01", (300, "epoch")),
+        ("{'lr': 0.001, 'num_train_epochs': 5, 'seed': 42}", (5, "epoch")),
+        ('{"max_steps": 20000, "lr": 3e-4}', (20000, "step")),
+    ):
+        got = [(p.planned, p.unit) for p in console_plan([line])]
+        assert got == [want], line
+    assert console_plan(["Trained for 300 epochs in 2 h"]) == []
+    assert console_plan(["{'max_steps': -1, 'num_train_epochs': 0}"]) == []
+
+
+def test_ending_reads_a_stated_plan_against_the_series():
+    """A python-logging console printing its arguments as a dict (``'epochs': 10``) whose last launch
+    ends after epoch 4 with no end line (own corpus f11b1-10): a stop at about half the plan, named."""
+    run = _own(
+        "f11b1-10-python-logging-text-segmentation-many-launches-last-trains-no-step-f1-0-identical-"
+        "4-epochs-stops-4-of-10"
+    )
+    e = ending(run, [])
+    assert e.planned == 10 and e.unit == "epoch" and e.short
+    v = audit(run).verdict
+    assert v.outcome.value == "crashed", v.summary
+    assert "of the 10 planned (printed `'epochs': 10`" in v.summary

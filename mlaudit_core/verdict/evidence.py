@@ -414,9 +414,9 @@ class Ending:
 
     def describe_plan(self) -> str:
         """The plan, where it was read and how far the run got: ``it reached step 605700 of the
-        617600 planned (printed 'Train step:605700/617600', 98%, 119 logging intervals of 100
+        617600 planned (printed `step:605700/617600`, 98%, 119 logging intervals of 100
         short)``."""
-        where = f"printed '{self.plan_text}'" if self.plan_text else str(self.planned_key)
+        where = f"printed `{self.plan_text}`" if self.plan_text else str(self.planned_key)
         share = 100 * (self.share or 0.0)
         gap = self.missing_intervals
         tail = f"{share:.0f}%"
@@ -670,6 +670,11 @@ def _read_plan(run: RunData, e: Ending) -> None:
                     reached = max(reached or 0.0, gs[1])
             elif plan.reached is not None:
                 reached = max(reached or 0.0, plan.reached)
+            else:  # a plan the console states, not counts: measured like a params plan
+                interval = _step_interval(run)
+        elif console and plan.reached is None:
+            reached = _reached_epochs(run)
+            interval = _epoch_interval(run)
         elif console:
             # a console's header count and the tracker's end-of-run summary are two witnesses: the
             # larger holds (a header printed once, then tqdm bars only, counts 1 of 20 in a run whose
