@@ -2670,6 +2670,139 @@ def _slow_stated(c: Ctx) -> Decision | None:
     )
 
 
+def _stated_config_change(c: Ctx) -> Decision | None:
+    """V18f: no judgeable curve, no finding at error, no maintainer's sentence that the behaviour is
+    expected, and the report states one metric for the default run and for a run with one setting changed
+    (:func:`.stated_figures.stated_config_change`), the changed run worse by more than seed noise: the
+    setting moved the result; a faithful run of a worse configuration (regressed, data_config)."""
+    if not _no_error_no_curve(c):
+        return None
+    from ..reference_gap import text_lines
+    from .stated_figures import stated_config_change
+    from .statements import expected_behaviour
+
+    if expected_behaviour(c.run.params) is not None:
+        return None
+    got = stated_config_change(text_lines(c.run))
+    if got is None or not got.worse:
+        return None
+    return Decision(
+        Outcome.REGRESSED,
+        Cause.DATA_CONFIG,
+        f'The report states {got.name} {fmt(got.before.value)} for the default run ("{got.before.text[:140]}") '
+        f'and {fmt(got.after.value)} after {got.setting} ("{got.after.text[:140]}"): one setting changed and '
+        "the result moved far beyond the noise of a rerun, so the change is the cause, not the code or the "
+        "machine. Settings depend on each other (a batch size changed without its learning rate, an epoch "
+        "count without its schedule): restore the default, or change its dependent settings with it "
+        "(scale the learning rate with the batch size), and compare over two seeds.",
+    )
+
+
+def _stated_course_worse(c: Ctx) -> Decision | None:
+    """V18g: no judgeable curve, no finding at error, no maintainer's sentence that the behaviour is
+    expected, and the report states one metric at an earlier and a later point of the run
+    (:func:`.stated_figures.stated_course`), the later worse by more than seed noise: the run got worse as
+    training went on. A loss that rose: diverged; a task metric that fell: regressed; model_convergence
+    (the optimisation, a step size too large for the stage of training or training past the best point)."""
+    if not _no_error_no_curve(c):
+        return None
+    from ..reference_gap import text_lines
+    from .stated_figures import stated_course
+    from .statements import expected_behaviour
+
+    if expected_behaviour(c.run.params) is not None:
+        return None
+    got = stated_course(text_lines(c.run))
+    if got is None or not got.worse:
+        return None
+    at = {
+        f: f" at epoch/step {f.position}" if f.position is not None else ""
+        for f in (got.before, got.after)
+    }
+    said = (
+        f"{got.name} {fmt(got.before.value)}{at[got.before]} and later {fmt(got.after.value)}{at[got.after]} "
+        f'("{got.before.text[:120]}" ... "{got.after.text[:120]}")'
+    )
+    if got.is_loss:
+        return Decision(
+            Outcome.DIVERGED,
+            Cause.MODEL_CONVERGENCE,
+            f"The report states the loss rose as training went on: {said}. A loss that climbs back above "
+            "where it was is an optimisation that has become unstable (a learning rate too large for this "
+            "stage of training, often after a restart or a schedule change): lower the learning rate "
+            "(or its peak), resume from the last good checkpoint, and watch the loss at each epoch.",
+        )
+    return Decision(
+        Outcome.REGRESSED,
+        Cause.MODEL_CONVERGENCE,
+        f"The report states the result got worse as training went on: {said}. More training made the model "
+        "worse: it was past its best point (over-training on the data, or a learning rate too large when "
+        "training was continued). Keep the best checkpoint by a held-out metric, continue with a lower "
+        "learning rate, or stop at the best epoch.",
+    )
+
+
+def _train_below_heldout(c: Ctx) -> Decision | None:
+    """V18h: no judgeable curve, no finding at error, and a sentence of the report states the training
+    figure is worse than the held-out one (:func:`.stated_figures.stated_train_below_heldout`: a training
+    accuracy below the validation/test accuracy, a training loss above the held-out loss), with no leakage
+    named: what training-time augmentation and regularisation give; not underfitting, not a fault."""
+    if not _no_error_no_curve(c):
+        return None
+    from ..reference_gap import text_lines
+    from .stated_figures import stated_train_below_heldout
+
+    said = stated_train_below_heldout(text_lines(c.run))
+    if said is None:
+        return None
+    return Decision(
+        Outcome.UNKNOWN,
+        Cause.HEALTHY,
+        f'The report states the training figure is worse than the held-out one ("{said}"). Training figures '
+        "are measured on the training inputs as the model sees them, augmented, mixed or with dropout on, "
+        "which are harder than the clean validation and test inputs: a training accuracy below the held-out "
+        "accuracy is the expected effect of training-time augmentation or regularisation, not underfitting "
+        "or a bug. To compare like with like, evaluate the model on the un-augmented training set in eval "
+        "mode.",
+    )
+
+
+def _duration_accounted(c: Ctx) -> Decision | None:
+    """V18i: no judgeable curve, no finding at error, the report's complaint is a duration or rate it
+    states, with no failure named and no input pipeline named as where the time goes (V18b's), and someone of the thread states how long the same training takes on
+    the reference's hardware (:func:`.stated_figures.stated_expected_duration`): the run is as slow as its
+    schedule and hardware make it (healthy), not stalled."""
+    if not _no_error_no_curve(c):
+        return None
+    from ..reference_gap import text_lines
+    from .stated_figures import stated_expected_duration
+    from .statements import (
+        _REPORTER_KEY,
+        _thread_values,
+        affirmed_expected,
+        expected_behaviour,
+        stated_input_slowness,
+    )
+
+    if expected_behaviour(c.run.params) or affirmed_expected(text_lines(c.run), c.run.params):
+        return None  # the maintainer's own words decide (V20a)
+    if stated_input_slowness(text_lines(c.run), c.run.params) is not None:
+        return None  # the input pipeline named as where the time goes (V18b)
+    thread = [(k, t) for k, t in _thread_values(c.run.params) if not _REPORTER_KEY.match(k)]
+    got = stated_expected_duration(text_lines(c.run), thread)
+    if got is None:
+        return None
+    said, ref = got
+    return Decision(
+        Outcome.UNKNOWN,
+        Cause.HEALTHY,
+        f"The report's complaint is the run's duration (\"{said}\"), and the thread states how long the same "
+        f'training takes on the reference\'s hardware ("{ref}"): the duration follows from the schedule '
+        "length and the GPU, nothing is stalled. Scale the reference's time by the hardware's relative speed "
+        "to check; train on faster hardware or shorten the schedule if the full length is not needed.",
+    )
+
+
 def _no_error_no_curve(c: Ctx) -> bool:
     """No judgeable curve and no finding at error: only the report's sentences can decide."""
     return not c.basis.judgeable and not any(
@@ -5390,6 +5523,140 @@ POLICY: tuple[Rule, ...] = (
                 (("SY001", _E, {"progressive": True}),),
                 ("slow", "infra_runtime"),
                 series=_LOSS,
+            ),
+        ),
+    ),
+    Rule(
+        "V18h",
+        "train-below-heldout-stated",
+        181,
+        "no judgeable curve and no finding at error, and a sentence states the training accuracy is below the "
+        "held-out accuracy (or the training loss above the held-out loss), no leakage named",
+        (Outcome.UNKNOWN,),
+        (Cause.HEALTHY,),
+        _train_below_heldout,
+        cases=(
+            Case(
+                "training accuracy below test accuracy (report b21-05)",
+                (),
+                ("unknown", "healthy"),
+                status="unknown",
+                console=("The accuracy of training set is lower than testing set",),
+            ),
+            Case(
+                "the validation split is part of the training data: leakage, not augmentation",
+                (),
+                None,
+                status="unknown",
+                console=("Validation accuracy is higher than training accuracy.",),
+                params={"config": "train_split='train+val'"},
+            ),
+        ),
+    ),
+    Rule(
+        "V18i",
+        "duration-accounted",
+        182,
+        "no judgeable curve and no finding at error, the report states a duration or rate with no failure "
+        "named, and someone of the thread (not the reporter) states how long the training takes on the "
+        "reference's hardware",
+        (Outcome.UNKNOWN,),
+        (Cause.HEALTHY,),
+        _duration_accounted,
+        cases=(
+            Case(
+                "85 hours on a K80, the maintainer's 20 hours on a V100 (report b21-06)",
+                (),
+                ("unknown", "healthy"),
+                status="unknown",
+                console=(
+                    "1024 epochs, each taking about 5 minutes. That leads to a total of 85 hours.",
+                ),
+                params={
+                    "maintainer NAME": "It takes roughly 20 hours for full training on a V100 GPU."
+                },
+            ),
+            Case(
+                "a duration beside a failure",
+                (),
+                None,
+                status="unknown",
+                console=("Each epoch takes 5 minutes and then the loss is nan.",),
+                params={"maintainer NAME": "It takes roughly 20 hours on a V100 GPU."},
+            ),
+        ),
+    ),
+    Rule(
+        "V18f",
+        "stated-config-change",
+        183,
+        "no judgeable curve and no finding at error, no maintainer's sentence that it is expected, and the "
+        "report states one metric for the default run and for a run with one setting changed, the changed "
+        "run worse by more than 1% of the default's figure",
+        (Outcome.REGRESSED,),
+        (Cause.DATA_CONFIG,),
+        _stated_config_change,
+        cases=(
+            Case(
+                "accuracy 0.793 with the default command, 0.2952 with the batch size changed (report b21-02)",
+                (),
+                ("regressed", "data_config"),
+                status="unknown",
+                console=(
+                    "The result of default command : NMI: 0.74268, ARI: 0.6775, acc: 0.793, final K: 10",
+                    "The result of the command of changing batch size : NMI: 0.52621, acc: 0.2952",
+                ),
+            ),
+            Case(
+                "another seed is a rerun, not another configuration",
+                (),
+                None,
+                status="unknown",
+                console=(
+                    "With the default config I get acc: 0.793.",
+                    "After changing the seed I get acc: 0.75.",
+                ),
+            ),
+        ),
+    ),
+    Rule(
+        "V18g",
+        "stated-course-worse",
+        184,
+        "no judgeable curve and no finding at error, no maintainer's sentence that it is expected, and the "
+        "report states one metric at an earlier and a later point of the run (epoch/step numbers or words "
+        "of time), the later worse by more than 1% of the earlier: a loss that rose -> diverged, a task "
+        "metric that fell -> regressed",
+        (Outcome.DIVERGED, Outcome.REGRESSED),
+        (Cause.MODEL_CONVERGENCE,),
+        _stated_course_worse,
+        cases=(
+            Case(
+                "loss about 88 before the restore, 112 at epoch 58 (report b21-03)",
+                (),
+                ("diverged", "model_convergence"),
+                status="unknown",
+                console=(
+                    "Right before the first checkpoint/restore loss was about 88.",
+                    "It's currently with loss 112 at epoch 58.",
+                ),
+            ),
+            Case(
+                "BLEU 37.1 after 3 epochs, 36.2 after 6 more (report b6-10)",
+                (),
+                ("regressed", "model_convergence"),
+                status="unknown",
+                console=(
+                    "Initially, I trained it for 3 epochs and got a BLEU score of 37.1.",
+                    "Then, I continued the training and it finally gave a BLEU score of 36.2.",
+                ),
+            ),
+            Case(
+                "the loss fell: nothing got worse",
+                (),
+                None,
+                status="unknown",
+                console=("The loss was 9.2 when the training began.", "But now it is loss 3.17."),
             ),
         ),
     ),

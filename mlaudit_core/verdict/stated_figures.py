@@ -1,0 +1,295 @@
+"""Figures a report states in its sentences, read with where they come from.
+
+Many failure reports hold no log, only sentences with figures: ``the accuracy is 0.793 ... when I only
+change the batch size (512) ... acc: 0.2952``, ``loss was about 88 ... currently loss 112 at epoch 58``,
+``Initially ... got a BLEU score of 37.1. Then ... continued from the last checkpoint ... gave 36.2``. An
+analyst reads each figure with its provenance (which run, which point of the run) and compares like with
+like. This module finds two such comparisons:
+
+* :func:`stated_config_change`: the same metric stated for a run with the default setup and for a run in
+  which one setting changed (``default command`` / ``changing batch size``);
+* :func:`stated_course`: the same metric stated at an earlier and a later point of one run (an epoch or
+  step number beside the figure, or words of time: ``initially``, ``before``, ``at first`` against
+  ``then``, ``finally``, ``now``, ``currently``, ``after``).
+
+A figure is a number after a metric's name (:func:`mlaudit_core.roles.parse_name` gives it a family:
+loss, accuracy, error rate, score), optionally joined by ``:``, ``=``, ``of``, ``is``, ``was`` and
+``about``; in a sentence that compares (``is far worse than that 0.57``) the bare figure after the
+comparison takes the name of the figure before it. The direction of better comes from the name
+(:func:`mlaudit_core.roles.is_higher_better`). A change counts only when it is larger than the seed noise
+of one rerun, :data:`mlaudit_core.reference_gap.RELATIVE_BAND` (1% of the earlier figure; the sources are
+cited there).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..reference_gap import RELATIVE_BAND
+from ..roles import is_higher_better, parse_name
+
+_NUM = r"-?\d+(?:\.\d+)?"
+#: A metric's name and its figure: ``acc: 0.793``, ``loss was about 88``, ``a BLEU score of 37.1``,
+#: ``WER 0.72``, ``with loss 112``.
+_NAMED = re.compile(
+    r"(?P<name>[A-Za-z][A-Za-z0-9@_\-]*)(?:\s+(?:score|rate|value))?\s*"
+    r"(?:(?::|=|\bof\b|\bis\b|\bwas\b|\bwere\b|\bbecomes?\b|\bbecame\b|\bat\b)\s*)*"
+    r"(?:(?:about|around|approximately|roughly|~)\s*)?"
+    rf"(?P<v>{_NUM})(?P<pct>\s?%)?(?!\w|\.\d|\s?(?:epochs?|steps?|iter\w*|hours?|minutes?|days?|GB|MB)\b)",
+    re.I,
+)
+#: A point of the run stated beside a figure: ``at epoch 58``, ``after 40,000 iterations``.
+_POSITION = re.compile(
+    r"^\s*(?:at|after|in|by)\s+(?:the\s+)?(?:epoch|step|iteration|iter)\s*(?P<n>\d[\d,]*)", re.I
+)
+_COMPARE = re.compile(r"\b(?:worse|better|lower|higher|less|more|smaller|larger)\s+than\b", re.I)
+_BARE = re.compile(
+    rf"(?<![\w.\-])(?P<v>{_NUM})(?P<pct>\s?%)?(?!\w|\.\d|\s?(?:epochs?|steps?|iter\w*|hours?|minutes?|days?|GB|MB)\b)"
+)
+#: Words that place a statement early or late in the run.
+_EARLY = re.compile(
+    r"\b(?:initially|at first|first(?:ly)?|at the (?:beginning|start)|in the beginning|when the train\w* "
+    r"(?:began|started)|(?:right\s+)?before|originally|previously)\b",
+    re.I,
+)
+_LATE = re.compile(
+    r"\b(?:then|finally|afterwards?|after (?:this|that|it)|now|currently|later|in the end|at the end|"
+    r"eventually|(?:still|again) (?:at|with))\b",
+    re.I,
+)
+#: A baseline run: the default command or configuration, the original or reference setup.
+_DEFAULT_RUN = re.compile(
+    r"\b(?:default(?:\s+(?:command|config\w*|settings?|setup|parameters?|hyper-?parameters?))?|original "
+    r"(?:command|config\w*|settings?|setup)|baseline)\b",
+    re.I,
+)
+#: A run with one setting changed: ``changing batch size``, ``when I change the learning rate``,
+#: ``with --batch-size 512``.
+_SETTING = (
+    r"(?:batch[ _-]?size|learning[ _-]?rate|\blr\b|optimi[sz]er|weight[ _-]?decay|epochs?|warm-?up|"
+    r"momentum|dropout|num[ _-]?workers|image[ _-]?size|resolution|scheduler|precision|gpus?)"
+)
+_CHANGED_RUN = re.compile(
+    rf"\b(?:chang\w*|increas\w*|decreas\w*|rais\w*|lower\w*|reduc\w*|doubl\w*|halv\w*|modif\w*|set\w*|switch\w*)"
+    rf"\s+(?:the\s+|my\s+|only\s+)?(?:\w+\s+)?{_SETTING}",
+    re.I,
+)
+#: Settings whose change is a rerun of one configuration, not another configuration.
+_SEED_CHANGE = re.compile(r"\bseeds?\b", re.I)
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str  # the metric's name as written, lower-cased
+    value: float
+    text: str  # the sentence it was read from
+    position: int | None  # an epoch / step number stated beside it
+    when: int  # -1 early, +1 late, 0 unstated
+    order: int  # index of the sentence in the report
+
+
+def _sentences(line: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.!?])\s+(?=[A-Z\[(\"'])|;\s+|\n", line) if s.strip()]
+
+
+def _is_metric(word: str) -> bool:
+    return parse_name(word).family in ("loss", "acc", "error", "score")
+
+
+def _figures_of(sentence: str, order: int) -> list[Figure]:
+    """The named figures of one sentence (:data:`_NAMED`), and in a comparing sentence the bare figure
+    after the comparison under the name of the one before it."""
+    out: list[Figure] = []
+    when = -1 if _EARLY.search(sentence) else (1 if _LATE.search(sentence) else 0)
+    for m in _NAMED.finditer(sentence):
+        if not _is_metric(m.group("name")):
+            continue
+        pos = _POSITION.match(sentence[m.end() : m.end() + 40])
+        n = int(pos.group("n").replace(",", "")) if pos else None
+        out.append(Figure(m.group("name").lower(), float(m.group("v")), sentence, n, when, order))
+    c = _COMPARE.search(sentence)
+    if c and out and out[0].text is sentence:
+        before = [f for f in out if sentence.find(str(f.name)) < c.start()]
+        after = sentence[c.end() :]
+        b = _BARE.search(after)
+        if (
+            before
+            and b
+            and not any(_NAMED.search(after) and _is_metric(x) for x in after.split()[:1])
+        ):
+            pos = _POSITION.match(after[b.end() : b.end() + 40])
+            n = int(pos.group("n").replace(",", "")) if pos else None
+            out.append(Figure(before[0].name, float(b.group("v")), sentence, n, 0, order))
+    return out
+
+
+def _all_figures(lines: list[str]) -> list[Figure]:
+    out: list[Figure] = []
+    order = 0
+    for line in lines:
+        for s in _sentences(line):
+            out += _figures_of(s, order)
+            order += 1
+    return out
+
+
+def _worse(name: str, earlier: float, later: float) -> bool:
+    """Whether ``later`` is worse than ``earlier`` by more than :data:`RELATIVE_BAND` of ``earlier``."""
+    if earlier == 0:
+        return False
+    change = (later - earlier) / abs(earlier)
+    if abs(change) <= RELATIVE_BAND:
+        return False
+    return change < 0 if is_higher_better(name) else change > 0
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One metric stated twice: ``before`` is the baseline run or the earlier point, ``after`` the other."""
+
+    name: str
+    before: Figure
+    after: Figure
+    setting: str  # the changed setting's words, for a configuration change; "" for a course
+
+    @property
+    def worse(self) -> bool:
+        return _worse(self.name, self.before.value, self.after.value)
+
+    @property
+    def is_loss(self) -> bool:
+        return parse_name(self.name).family == "loss"
+
+
+def stated_config_change(lines: list[str]) -> Comparison | None:
+    """The first metric stated both in a sentence about the default run (:data:`_DEFAULT_RUN`) and in a
+    later sentence about a run with one setting changed (:data:`_CHANGED_RUN`; a seed is not a setting),
+    both figures on the same scale, else ``None``."""
+    figs = _all_figures(lines)
+    base = [f for f in figs if _DEFAULT_RUN.search(f.text) and not _CHANGED_RUN.search(f.text)]
+    for b in base:
+        for f in figs:
+            if f.name != b.name or f.order <= b.order or f.text == b.text:
+                continue
+            m = _CHANGED_RUN.search(f.text)
+            if m is None or _SEED_CHANGE.search(m.group(0)):
+                continue
+            if (abs(b.value) <= 1) != (abs(f.value) <= 1):
+                continue
+            return Comparison(b.name, b, f, m.group(0))
+    return None
+
+
+def stated_course(lines: list[str]) -> Comparison | None:
+    """The first metric stated at an earlier and a later point of one run, else ``None``: two figures of
+    one name, ordered by the epoch / step numbers beside them when both have one, else one placed early
+    and the other late by words of time (:data:`_EARLY`, :data:`_LATE`) or by a stated position against
+    an early word. A metric that got worse is preferred to one that improved (the report's complaint)."""
+    figs = _all_figures(lines)
+    found: list[Comparison] = []
+    for i, a in enumerate(figs):
+        for b in figs[i + 1 :]:
+            if a.name != b.name or a.text == b.text and a.position is None and b.position is None:
+                continue
+            if a.position is not None and b.position is not None and a.position != b.position:
+                early, late = (a, b) if a.position < b.position else (b, a)
+            elif a.when == -1 and (b.when == 1 or b.position is not None):
+                early, late = a, b
+            elif b.when == -1 and (a.when == 1 or a.position is not None):
+                early, late = b, a
+            else:
+                continue
+            found.append(Comparison(a.name, early, late, ""))
+    worse = [c for c in found if c.worse]
+    ranked = worse or found
+    return ranked[0] if ranked else None
+
+
+# --- training figures below held-out figures -------------------------------------------------------
+
+_TRAIN = r"\btrain(?:ing)?(?:\s+(?:set|data|split|accuracy|acc|loss))?\b"
+_HELDOUT = r"\b(?:val\w*|valid\w*|verification|test\w*|dev|held-?out|eval\w*)\b"
+_ACC_WORD = re.compile(r"\b(?:acc\w*|correct\s+rate|precision|top-?1)\b", re.I)
+_LOSS_WORD = re.compile(r"\bloss(?:es)?\b", re.I)
+#: Training below held-out in one sentence: ``The accuracy of training set is lower than testing set``,
+#: ``validation accuracy is higher than training accuracy``, ``train loss is higher than val loss``.
+_TRAIN_LOWER = re.compile(
+    rf"{_TRAIN}[^.;!?]{{0,50}}?\b(?:lower|less|worse|smaller|below)\b(?:\s+than\b)?[^.;!?]{{0,50}}?{_HELDOUT}"
+    rf"|{_HELDOUT}[^.;!?]{{0,50}}?\b(?:higher|greater|better|larger|above)\b(?:\s+than\b)?[^.;!?]{{0,50}}?{_TRAIN}",
+    re.I,
+)
+_TRAIN_HIGHER = re.compile(
+    rf"{_TRAIN}[^.;!?]{{0,50}}?\b(?:higher|greater|larger|above)\b(?:\s+than\b)?[^.;!?]{{0,50}}?{_HELDOUT}"
+    rf"|{_HELDOUT}[^.;!?]{{0,50}}?\b(?:lower|less|smaller|below)\b(?:\s+than\b)?[^.;!?]{{0,50}}?{_TRAIN}",
+    re.I,
+)
+#: The held-out data named as part of the training data: then a high held-out figure is leakage.
+_LEAKAGE = re.compile(
+    r"\bleak\w*|\boverlap\w*|\bcontamin\w*|\bduplicat\w*|\bincluded in the train\w*|\btrain\s*\+\s*val\b"
+    r"|\b(?:val\w*|test\w*) (?:set |data )?(?:is |was )?(?:also )?(?:in|part of) the train",
+    re.I,
+)
+
+
+def stated_train_below_heldout(lines: list[str]) -> str | None:
+    """The sentence of the report's text that states the training figure is worse than the held-out one (a
+    training accuracy lower than the validation/test accuracy, :data:`_TRAIN_LOWER` in a sentence naming
+    an accuracy; a training loss higher than the held-out loss, :data:`_TRAIN_HIGHER` in one naming a loss),
+    else ``None``. ``None`` as well when any line names the held-out data as part of the training data or
+    a leakage (:data:`_LEAKAGE`): a held-out figure that high is then the leak."""
+    if any(_LEAKAGE.search(line) for line in lines):
+        return None
+    for line in lines:
+        for s in _sentences(line):
+            if _ACC_WORD.search(s) and _TRAIN_LOWER.search(s):
+                return s.strip()[:240]
+            if _LOSS_WORD.search(s) and _TRAIN_HIGHER.search(s) and not _ACC_WORD.search(s):
+                return s.strip()[:240]
+    return None
+
+
+# --- a duration the thread accounts for ----------------------------------------------------------------
+
+_TIME_UNIT = r"(?:hours?|hrs?|h|minutes?|mins?|days?|seconds?|secs?|s)"
+#: A duration or a rate stated with its figure: ``each taking about 5 minutes``, ``85 hours``, ``180 images
+#: / sec``, ``3.1 sec/step``.
+_DURATION = re.compile(
+    rf"\b\d+(?:\.\d+)?\s*{_TIME_UNIT}\b(?!\s*(?:ago|later))"
+    r"|\b\d+(?:\.\d+)?\s*(?:images?|samples?|examples?|img|it|batches|tokens?)\s*/\s*(?:s|sec|second)\b"
+    r"|\b\d+(?:\.\d+)?\s*(?:s|sec|seconds?)\s*/\s*(?:step|it|iter\w*|batch)\b",
+    re.I,
+)
+#: A reference duration stated in the thread: ``It takes roughly 20 hours for full training on such a
+#: GPU``, ``training took 3 days on 8 V100s``.
+_REFERENCE_DURATION = re.compile(
+    rf"\b(?:takes?|took|taking|needs?|needed|lasts?|lasted|runs? for|trained for)\b[^.;!?]{{0,40}}?"
+    rf"\b\d+(?:\.\d+)?\s*(?:{_TIME_UNIT})\b",
+    re.I,
+)
+#: The run's failure named: then a duration is not the whole complaint.
+_FAILURE = re.compile(
+    r"\b(?:nan|inf|error\w*|exception|crash\w*|killed|diverg\w*|fail\w*|hang\w*|hung|stuck|freez\w*|"
+    r"out of memory|oom|traceback|not (?:converg\w*|learn\w*|decreas\w*)|utili[sz]ation|bottleneck)\b",
+    re.I,
+)
+
+
+def stated_expected_duration(
+    lines: list[str], thread: list[tuple[str, str]]
+) -> tuple[str, str] | None:
+    """``(duration_sentence, reference_sentence)`` when the report's complaint is how long the run takes (a
+    sentence of its text with a duration or rate figure, :data:`_DURATION`, and no sentence naming a
+    failure, :data:`_FAILURE`) and someone of the thread (``thread``: ``(key, text)`` of its statements)
+    states how long the same training takes on the reference's hardware (:data:`_REFERENCE_DURATION`),
+    not in a question; else ``None``. The run is then as slow as its schedule and hardware make it."""
+    if any(_FAILURE.search(line) for line in lines):
+        return None
+    said = next((s for line in lines for s in _sentences(line) if _DURATION.search(s)), None)
+    if said is None:
+        return None
+    for _key, text in thread:
+        for s in _sentences(text):
+            if _REFERENCE_DURATION.search(s) and "?" not in s and s.strip() != said.strip():
+                return said.strip()[:240], s.strip()[:240]
+    return None
