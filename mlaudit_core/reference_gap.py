@@ -52,6 +52,7 @@ _REFERENCE = re.compile(
 )
 _RESULT = re.compile(
     r"\b(?:this run|reproduction (?:gives|gave|got|yields|reache[sd])|i got|i get|i obtained|i achieved|i achieve|i obtain|we got|my result|my run|"
+    r"(?:i am|i'm|we are|we're) (?:obtaining|getting|achieving|seeing)|"
     r"(?:last|final) epoch|final result|my (?:mAP|accuracy|score)|obtained|achieved)\b",
     re.I,
 )
@@ -80,7 +81,9 @@ def _is_metric_name(word: str) -> bool:
 
 
 _COUNTER_WORDS = frozenset(
-    "epoch epochs step steps iter iteration iterations seed batch gpu gpus rank layer top".split()
+    "epoch epochs step steps iter iteration iterations seed batch gpu gpus rank layer top "
+    # a reference to a part of a paper or a file (``Table 1``, ``Fig. 3``, ``Eq. 2``, ``Section 4``)
+    "table tab fig figure eq equation section sec appendix".split()
 )
 
 
@@ -451,6 +454,35 @@ def stated_band_gaps(lines: Iterable[str]) -> list[StatedBand]:
             ):
                 out.append(StatedBand(float(m.group("v")), band, t.strip()[:160], band_text))
     return out
+
+
+#: A standard deviation stated for the reference or for reruns of its code: ``the standard deviation is
+#: +- 1.8``, ``std 0.4``, ``22.5 ± 1.8``.
+_STATED_STD = re.compile(
+    rf"(?i)\b(?:standard deviation|std\.?|s\.d\.|σ)\s*(?:is|of|was|=|:)?\s*(?:about|around|~|±|\+-|\+/-|\s)*"
+    rf"(?P<sd>{_NUM})(?!\.\d)|(?<![\w.]){_NUM}\s*(?:±|\+-|\+/-)\s*(?P<pm>{_NUM})(?![\w.])"
+)
+#: How many standard deviations of reruns one run may lie from their mean and still be noise: a
+#: normal draw falls within 2 of them 95% of the time.
+STD_BAND = 2.0
+
+
+def stated_std(lines: Iterable[str]) -> tuple[float, str] | None:
+    """``(std, sentence)``: the largest standard deviation the text states for repeated runs (a
+    sentence with a standard deviation, :data:`_STATED_STD`, in a line that speaks of reruns or seeds,
+    :data:`_RERUN`, or says the figure is a mean), else ``None``. A gap to the reference within
+    :data:`STD_BAND` of it is run-to-run noise of the reference's own code."""
+    found = []
+    for t in lines:
+        if not (_RERUN.search(t) or re.search(r"(?i)\b(?:mean|average[sd]?)\b", t)):
+            continue
+        for sentence in re.split(r"(?<=[.;!?])\s+", t):
+            for m in _STATED_STD.finditer(sentence):
+                v = float(m.group("sd") or m.group("pm"))
+                if v > 0:
+                    lo = sentence.rfind(",", 0, max(0, m.start() - 40)) + 1
+                    found.append((v, sentence[max(lo, m.start() - 120) : m.end()].strip()))
+    return max(found) if found else None
 
 
 #: A line's shape: its text with every number replaced, so that the same print of two runs compares equal.

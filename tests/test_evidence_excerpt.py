@@ -67,3 +67,17 @@ def test_stated_stop_reads_a_sentence_that_says_the_run_stopped(prefix, said):
     params = read_context_file(_case(prefix) / "context.txt")
     got = stated_stop(params)
     assert got is not None and said in got, got
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "training breaks at epoch 3",
+        "it does not continue after epoch 2",
+        "the run ends at epoch 5 without any error",
+        "the process was killed",
+    ],
+)
+def test_stated_stop_reads_a_stop_told_with_other_verbs_or_a_negation(said):
+    assert stated_stop({"reporter someone": said}) is not None
+    assert stated_stop({"reporter someone": "Is it killed? I get 0 accuracy"}) is None

@@ -257,3 +257,26 @@ def test_runs_given_as_separate_files_are_compared_on_their_result():
     args = ["logs", *map(str, sorted(case.glob("*.log"))), "--config", str(case / "context.txt")]
     v = json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)["verdict"]
     assert (v["outcome"], v["cause"]) == ("succeeded", "healthy"), v["summary"]
+
+
+def test_a_gap_within_two_standard_deviations_the_thread_states_for_reruns_is_noise():
+    """Report b20-08 (SOFS 1-shot: 'the mIoU reported in Table 1 is 22.5, but I am obtaining a value of
+    21.75'; the maintainer: 'the standard deviation is +- 1.8, and the reported result is mean ... 15'
+    runs): the gap (3.3% of the reference, outside the 1% seed band) is 0.42 standard deviations of the
+    reference's own reruns, so healthy (was unknown/inconclusive: 'Table 1' was read as a figure and 'I
+    am obtaining' as no result). A gap wider than 2 standard deviations stays unjudged here."""
+    from mlaudit_core.reference_gap import STD_BAND, stated_std
+
+    lines = _lines("b20-08-")
+    (gap,) = reproduction_gaps(lines)
+    assert (gap.reference, gap.observed) == (22.5, 21.75) and not gap.within_noise
+    std, said = stated_std(lines)
+    assert std == 1.8 and said.endswith("the standard deviation is +- 1.8")
+    assert abs(gap.observed - gap.reference) <= STD_BAND * std
+    case = _case("b20-08-")
+    args = ["logs", *map(str, sorted(case.glob("*.log"))), "--config", str(case / "context.txt")]
+    v = json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)["verdict"]
+    assert (v["outcome"], v["cause"]) == ("succeeded", "healthy"), v["summary"]
+    assert "within 2 standard deviations of 1.8" in v["summary"]
+    wide = [*lines[:-1], lines[-1].replace("+- 1.8", "+- 0.3")]
+    assert stated_std(wide)[0] == 0.3 and abs(gap.observed - gap.reference) > STD_BAND * 0.3

@@ -72,3 +72,21 @@ def test_stated_input_slowness_needs_an_asserted_slowness():
         stated_input_slowness(["It is very slow."], {"maintainer NAME": "Set num_workers to 4."})[0]
         == "input"
     )
+
+
+def test_an_idle_gpu_and_the_frameworks_few_workers_warning_are_an_input_bound_run():
+    """Report b20-09 (NeMo ASR under PyTorch Lightning: 'Volatile GPU-util indicates 0%' with the GPU memory
+    full, and Lightning's warning that the dataloader 'does not have many workers which may be a bottleneck.
+    Consider increasing the value of the `num_workers` argument'; the maintainer: raise num_workers): slow,
+    the worker setting (data_config); was unknown/inconclusive ('no metric was logged at all'). The warning
+    is the installed Lightning's own text."""
+    import inspect
+
+    from lightning.pytorch.trainer.connectors import data_connector
+
+    assert "does not have many workers which may be a bottleneck" in inspect.getsource(
+        data_connector
+    )
+    v = _verdict("b20-09-")
+    assert (v["rule"], v["outcome"], v["cause"]) == ("V18b", "slow", "data_config"), v["summary"]
+    assert "GPU-util indicates 0%" in v["summary"] and "num_workers" in v["summary"]

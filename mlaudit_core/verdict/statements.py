@@ -515,7 +515,18 @@ _SLOW = re.compile(
     r"\b(?:very|extremely|really|so|too|quite|much|super|incredibly|painfully|terribly)\s+slow(?:er|ly)?\b"
     r"|\bslow(?:s|ed|ing)?\s+down\b|\bslower\s+than\b"
     r"|\b(?:takes?|took|taking|costs?)\s+(?:too|so|very|a very)\s+(?:much\s+time|long)\b"
-    r"|\b(?:is|are|was|were|becomes?|became|gets?|got|seems?)\s+slow\b",
+    r"|\b(?:is|are|was|were|becomes?|became|gets?|got|seems?)\s+slow\b"
+    # an idle accelerator: the GPU's utilisation read at 0% (nvidia-smi's 'Volatile GPU-Util') while
+    # the job runs: the steps wait for something other than the GPU
+    r"|\bgpu[- ]?util\w*\b[^.;!?%]{0,40}?(?<![\d.])0\s?%",
+    re.I,
+)
+#: A line where the framework (or a person) names the data-loader worker count as the bottleneck:
+#: Lightning's ``The 'train_dataloader' does not have many workers which may be a bottleneck. Consider
+#: increasing the value of the `num_workers` argument`` (lightning 2.6.6 trainer/connectors/data_connector.py
+#: _check_dataloader_iterable's warning).
+_WORKERS_BOTTLENECK = re.compile(
+    r"\bbottleneck\b[^\n]{0,120}?\bnum[_ -]?workers\b|\bnum[_ -]?workers\b[^\n]{0,120}?\bbottleneck\b",
     re.I,
 )
 #: The input pipeline named: the loader, its workers, batch generation, the data time, the CPU feeding it.
@@ -584,12 +595,21 @@ def stated_input_slowness(
     you meet I/O bottleneck, preparing the dataset as lmdb ... can help a lot`` names it). ``kind``:
     ``"storage"`` when a named sentence names storage, I/O or decoding (:data:`_STORAGE_SIDE`);
     ``"workers"`` when the thread confirms that a data-loader worker count changed fixed it (``I set the
-    num_workers to be 4 and it worked now!``); else ``"input"``."""
+    num_workers to be 4 and it worked now!``) or a line of the text names the worker count as the
+    bottleneck (:data:`_WORKERS_BOTTLENECK`, the framework's own warning); else ``"input"``. A GPU
+    utilisation read at 0% while the job runs states the slowness (the steps wait for their input)."""
     slow = _stated_slow(lines)
     if slow is None:
         return None
     values = [(k, t) for k, t in _thread_values(params) if not _MACHINE_KEY.match(k)]
-    named = ([slow] if _INPUT_SIDE.search(slow) else []) + _input_side_named(values)
+    bottleneck = next(
+        (t.strip() for t in lines if _WORKERS_BOTTLENECK.search(t) and "?" not in t), None
+    )
+    named = (
+        ([slow] if _INPUT_SIDE.search(slow) else [])
+        + _input_side_named(values)
+        + ([bottleneck] if bottleneck is not None else [])
+    )
     if not named:
         return None
     storage = next((s for s in named if _STORAGE_SIDE.search(s)), None)
@@ -601,6 +621,8 @@ def stated_input_slowness(
     )
     if workers is not None and gone:
         return "workers", slow[:240], workers[:240]
+    if bottleneck is not None:
+        return "workers", slow[:240], bottleneck[:240]
     return "input", slow[:240], named[0][:240]
 
 
@@ -735,7 +757,15 @@ _STOP_STATED = re.compile(
     r"\b(?:stop(?:s|ped|ping)?|halt(?:s|ed)?|hang(?:s|ing)?|hung|stuck|freez(?:e|es|ing)|froze(?:n)?|"
     r"crash(?:es|ed|ing)?|killed|di(?:e|es|ed)|abort(?:s|ed)?|terminat(?:es|ed)|exit(?:s|ed)?|quit(?:s)?|"
     r"fail(?:s|ed|ing|ure)?|errors? out|interrupt(?:s|ed)?|preempt\w*|segfault\w*|core dumped|"
-    r"out of memory|OOM)\b",
+    r"out of memory|OOM|breaks|broke|restart(?:s|ed)|disconnect(?:s|ed)|(?:end(?:s|ed)|finish(?:es|ed)) "
+    r"(?:at|after|early|prematurely|abruptly|suddenly))\b",
+    re.I,
+)
+#: The run not going on, told with a negation (which :func:`_asserted` would read as no statement):
+#: ``it does not continue``, ``training didn't finish``, ``never completes``.
+_NO_PROGRESS = re.compile(
+    r"\b(?:(?:does|did|do|will|would|could|can)(?:n't| not)|never)\s+(?:\w+\s+)?(?:continue|finish|complete|"
+    r"proceed|progress|go on|end|resume|start)\w*\b",
     re.I,
 )
 
@@ -753,7 +783,7 @@ def stated_stop(params: Mapping[str, object]) -> str | None:
     for key, text in _thread_values(params):
         for s in _sentences(text):
             m = _STOP_STATED.search(s)
-            if m and _asserted(s, m.start()):
+            if (m and _asserted(s, m.start())) or (_NO_PROGRESS.search(s) and "?" not in s):
                 s = s.strip()
                 return (s if s.startswith(key) else f"{key}: {s}")[:240]
     return None
