@@ -285,11 +285,15 @@ def _memory_leak(c: Ctx) -> Decision | None:
     from .memory_growth import graph_release_fix, logged_memory_growth, stated_memory_growth
     from .statements import stated_memory_exhaustion
 
+    ends = sorted(
+        (d for d in registry().values() if d.memory_end_rank is not None),
+        key=lambda d: (d.memory_end_rank, d.code),
+    )
     crash = next(
         (
             f
-            for code in ("RT001", "RT010", "RT004")
-            if (f := c.get(code, Severity.ERROR)) is not None and not _ended_by_preemption(c, f)
+            for d in ends
+            if (f := c.get(d.code, Severity.ERROR)) is not None and not _ended_by_preemption(c, f)
         ),
         None,
     )
@@ -313,7 +317,9 @@ def _memory_leak(c: Ctx) -> Decision | None:
     else:
         logged = logged_memory_growth(c.run)
         released = (
-            graph_release_fix(c.run.params) if crash is not None and crash.code == "RT001" else None
+            graph_release_fix(c.run.params)
+            if crash is not None and registry()[crash.code].out_of_memory
+            else None
         )
         if logged is None and released is not None:
             return Decision(
@@ -3535,7 +3541,7 @@ def _task_metric_note(c: Ctx) -> str:
                 f"divergence: the task metric decides, and {j.describe()}"
             )
     loss_read = any(
-        c.get(code, Severity.WARNING) is not None for code in ("GE001", "GE005", "GE007", "OP003")
+        c.get(d.code, Severity.WARNING) is not None for d in registry().values() if d.loss_reading
     )
     why = task_metric_overrules(c) if loss_read else None
     return (
