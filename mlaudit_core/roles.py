@@ -554,9 +554,21 @@ def _split_of(toks: tuple[str, ...]) -> str | None:
 def _head_word(toks: tuple[str, ...]) -> tuple[str | None, str | None, int, int]:
     """``(family, head, kind rank, head index)`` of a name's head word: the loss word names the
     quantity when a loss is broken into parts (DETR ``loss_ce``, mmseg ``decode.loss_seg``);
-    otherwise the last head word does (``eval_overall_f1``). ``(None, None, 0, -1)`` without one."""
+    otherwise the last head word does (``eval_overall_f1``). Without a head word, a name that
+    starts with a lone ``L``/``l`` (the loss symbol of the papers, printed by loops that write
+    their objective as ``L = L_crf + L_selection``) is a loss, its other words the component,
+    ranked after every loss named by a word (a symbol is weaker evidence: report b9-05 prints box
+    dimensions ``l=0.2367 h=0.1836 w=0.1582`` beside its ``loss: nan``).
+    ``(None, None, 0, -1)`` without one."""
     found = [(i, h) for i, h in ((i, _head_of(t)) for i, t in enumerate(toks)) if h is not None]
     if not found:
+        core = [
+            i
+            for i, t in enumerate(toks)
+            if t not in _TRAIN and t not in _EVAL and t not in _NEUTRAL
+        ]
+        if core and toks[core[0]] == "l":
+            return "loss", "l", 3, core[0]  # the symbol of a loss, ``L = L_crf + L_selection``
         return None, None, 0, -1
     loss_words = [(i, h) for i, h in found if toks[i] in ("loss", "losses")]
     hi, (family, kind_rank) = loss_words[0] if loss_words else found[-1]
@@ -688,6 +700,11 @@ def _sibling_key(p: NameParts) -> tuple[str, ...]:
     return tuple(t for t in p.tokens if t not in _TRAIN and t not in _EVAL and t not in _NEUTRAL)
 
 
+def _core(toks: tuple[str, ...]) -> list[str]:
+    """The tokens of a name without its split and the words that say nothing."""
+    return [t for t in toks if t not in _TRAIN and t not in _EVAL and t not in _NEUTRAL]
+
+
 def roles_of(keys: list[str]) -> dict[str, tuple[Role, ...]]:
     """Every role each key can play, from its name, with the run-level rule for names that state
     no split: a bare task score or error rate (``bbox/AP``, ``wer``) is held-out unless the same
@@ -698,8 +715,16 @@ def roles_of(keys: list[str]) -> dict[str, tuple[Role, ...]]:
     parsed = {k: parse_name(k) for k in keys}
     with_eval = {_sibling_key(p) for p in parsed.values() if p.split == "eval"}
     agent = any(p.family == "reward" and not p.running_best for p in parsed.values())
+    # other one-letter names beside a lone ``l`` (``x y z l h w``: a box's coordinates and sizes)
+    # make it a coordinate, not the loss symbol (report b9-05)
+    letters = {
+        c[0] for c in (_core(p.tokens) for p in parsed.values()) if len(c) == 1 and len(c[0]) == 1
+    }
     out: dict[str, tuple[Role, ...]] = {}
     for k, p in parsed.items():
+        if p.head == "l" and len(letters - {"l"}) >= 2:
+            out[k] = ()
+            continue
         if agent and p.family in ("loss", "error", "acc", "score"):
             # an agent's policy/value/actor/critic/entropy/TD losses are surrogate objectives that
             # need not fall (a PPO loss rises as the value targets grow with the reward; a DQN TD

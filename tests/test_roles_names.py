@@ -205,3 +205,23 @@ def test_a_game_agents_win_rate_is_its_task_metric():
     assert roles["train/avg_num_wins"] == (Role.VAL_ACCURACY,)
     assert roles["loss"] == () and roles["train/avg_utility"] == ()
     assert roles_of(["winning_streak"])["winning_streak"] == ()
+
+
+def test_parse_name_reads_a_lone_L_as_the_loss():
+    """OpenJERE's tqdm postfix (own f13b2-06, a real console) prints its objective as the papers
+    write it, ``L = L_crf + L_selection``: the bare ``L`` is the training loss, the subscripted ones
+    its terms; ``l1``/``lr``/``lm`` stay what they were."""
+    from pathlib import Path
+
+    from mlaudit_core.formats import load_path
+
+    log = Path(__file__).parent / "data/realworld/runs/WindChimeRan--OpenJERE/nohup.out"
+    run = load_path(log).runs[0][1]
+    assert run.key_for(Role.TRAIN_LOSS) == "train/l"
+    s = run.series("train/l").by_step()
+    assert float(s.values[0]) > 2000 and float(s.values[-1]) < 8
+    assert parse_name("train/l_crf").family == "loss" and parse_name("train/l_crf").qualifier_rank
+    assert [parse_name(k).family for k in ("l1", "lm", "layer")] == [None, None, None]
+    # report b9-05 (a real console): box sizes ``x= y= z= l= h= w=`` printed beside the losses
+    boxes = roles_of(["train/x", "train/y", "train/z", "train/l", "train/h", "train/w"])
+    assert boxes["train/l"] == ()

@@ -1,5 +1,6 @@
 """verdict.evidence.open_bar: a console that ends inside a progress bar with time still to go was
-captured while the run was going (a log pasted from a running job); it is not evidence of a stop.
+captured while the run was going (a log pasted from a running job) or its process was killed without
+a word: it is not evidence of a stop, nor of health (the cause is not in the file).
 
 Inputs: report b3-08 (tests/data/reports: one tqdm line at 417/586 with its loss, the reporter asking
 about a negative NLL) and bars written by the installed tqdm itself into a file, stopped mid-way as a
@@ -56,12 +57,6 @@ def test_open_bar_reads_tqdm_as_it_writes_itself(tmp_path):
     assert open_bar(done.read_text().replace("\r", "\n").splitlines()) is None
 
 
-def test_a_run_captured_mid_epoch_is_running_healthy_so_far(tmp_path):
-    log = _tqdm_log(tmp_path / "train.log", epochs=4, stop_at=90)
-    v = _audit(str(log))
-    assert (v["outcome"], v["cause"]) == ("running", "healthy"), v["summary"]
-
-
 def test_an_interrupt_after_the_bar_is_still_a_stop(tmp_path):
     log = _tqdm_log(tmp_path / "train.log", epochs=4, stop_at=90)
     with log.open("a") as fh:
@@ -80,3 +75,13 @@ def test_open_bar_quotes_only_the_bars_last_redraw(tmp_path):
     v = _audit(str(log))
     assert v["summary"].count("Epoch 3") == 1 and "\\x0d" not in v["summary"], v["summary"]
     assert "90/200" in v["summary"] and "\r" not in v["summary"], v["summary"]
+
+
+def test_healthy_unended_open_bar_is_running_with_the_cause_not_in_the_file(tmp_path):
+    """A falling loss whose log ends inside a bar with time to go: a run still going and a process
+    killed without a word leave the same file, so the cause is inconclusive, not healthy (own
+    f6b1-02, f13b2-06, f13b2-16 are labelled so)."""
+    log = _tqdm_log(tmp_path / "train.log", epochs=4, stop_at=90)
+    v = _audit(str(log))
+    assert (v["outcome"], v["cause"]) == ("running", "inconclusive"), v["summary"]
+    assert "90/200" in v["summary"], v["summary"]

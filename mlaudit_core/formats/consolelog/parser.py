@@ -255,9 +255,21 @@ _EXC_LINE = re.compile(r"\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception):\s+(?
 _WIDE_GAP = re.compile(r"\s{2,}")
 _POSITION = re.compile(r"(?<![\w./-])\d+\s*/\s*\d+(?![\w./])")
 #: A column name of a table header: a name, not a number or a sentence.
-_HEADER_CELL = re.compile(r"^(?=.{1,41}$)[A-Za-z_][\w./@%()-]*(?: [A-Za-z_(][\w./@%()-]*){0,3}$")
-#: A table cell holding a number with a glued unit (scikit-learn's ``Remaining Time`` column: ``3.36s``).
-_UNIT_CELL = re.compile(rf"^(?P<v>{_N})(?:s|ms|%)$")
+#: A colon inside a name is part of it (``mAP@.5:.95``).
+_HEADER_CELL = re.compile(
+    r"^(?=.{1,41}$)[A-Za-z_](?:[\w./@%()-]|:(?=[\w.]))*(?: [A-Za-z_(](?:[\w./@%()-]|:(?=[\w.]))*){0,3}$"
+)
+#: A table cell holding a number with a glued unit: a time (scikit-learn's ``Remaining Time``
+#: column: ``3.36s``), a percentage, or a memory size (YOLOv5/v7's ``gpu_mem`` column: ``11.8G``).
+_UNIT_CELL = re.compile(rf"^(?P<v>{_N})(?:s|ms|%|[KMGT]i?B?)$")
+#: A table cell holding a position ``n/total`` (YOLOv5/v7's ``Epoch`` column: ``0/299``): its ``n``.
+_FRACTION_CELL = re.compile(r"^(?P<v>\d+)/\d+$")
+#: The label of a table row that aggregates the rows of its table (YOLO's ``all`` row of the
+#: validation table, scikit-learn's ``macro avg``): the row an analyst reads as the run's figure;
+#: rows labelled otherwise (one per class) are a breakdown, not read.
+_AGGREGATE_ROW = frozenset(
+    {"all", "total", "overall", "mean", "average", "avg", "macro avg", "micro avg", "weighted avg"}
+)
 #: A rich progress bar (Lightning's RichProgressBar, ``rich.progress``): description, bar glyphs,
 #: ``n/total``, elapsed and remaining times around a bullet, rate, then the metric column.
 _RICH_BAR = re.compile(
@@ -450,6 +462,13 @@ def strip_log_prefix(line: str) -> str:
     """The message part of a log line: leading ``[...]`` groups, timestamps, levels and logger names removed."""
     m = _LOG_PREFIX.match(line)
     return (line[m.end() :] if m else line).lstrip()
+
+
+def _cell_num(cell: str) -> float | None:
+    """A table cell as a number: plain, with a glued unit (:data:`_UNIT_CELL`) or a position
+    ``n/total`` (:data:`_FRACTION_CELL`, its ``n``); None when it is not one."""
+    m = _UNIT_CELL.match(cell) or _FRACTION_CELL.match(cell)
+    return _num(m["v"]) if m is not None else _num(cell)
 
 
 def _num(text: str) -> float | None:
@@ -683,6 +702,10 @@ class LogParser:
         #: the columns of a table printed in the log (names, separator), while its rows go on
         self._table: tuple[list[str], str | None] | None = None
         self._table_rows = 0
+        #: the 2+-space-aligned table headers seen, by their number of columns, and the step
+        #: of the last table row (for a later aggregate row, see :meth:`_table_line`)
+        self._tables: dict[int, list[str]] = {}
+        self._table_step: int | None = None
         #: key/value tables (``| name | value |`` rows): the open one, and how many were closed
         self._kv_block: dict[str, tuple[float, float]] = {}
         self._kv_blocks = 0
@@ -992,6 +1015,8 @@ class LogParser:
                 guard += 1
                 start = m.start()
                 dm = _DESC_BEFORE.search(seg, max(0, start - 80), start) if start else None
+                if dm is not None and self._fits_table(seg[:start]):
+                    dm = None  # a table row drawn as the bar's description (YOLOv5/v7) is kept
                 got = self._progress(c, m, dm["desc"] if dm else "")
                 if got is not None:
                     line_step = got
@@ -1054,15 +1079,25 @@ class LogParser:
     def _table_line(self, seg: str) -> bool:
         """A table printed in the log: a header row of names (tab-, comma- or 2+-space-separated,
         ``step<TAB>loss``) sets the columns; each following row of as many numbers is a record
-        (a ``step``/``iter``/``epoch`` column gives its step, else the row count). Any other line
-        ends the table. Returns True when the line was a header or a row."""
+        (a ``step``/``iter``/``epoch`` column gives its step, else the row count). Cells may carry
+        a unit (``3.36s``, ``11.8G``) or be a position ``n/total`` (read as ``n``); a trailing
+        colon (a progress bar's description separator) is not part of the line.
+
+        A 2+-space-aligned header of 3+ columns is remembered after other lines end it: a row
+        printed later with as many cells is one of its records, wherever it occurs (YOLOv5/v7
+        print their per-epoch row as a progress bar's description and the validation row after
+        the next epoch's header). A row whose first cell is an aggregate label (``all``, ``mean``)
+        and whose other cells are numbers is the table's evaluation figure (``val/`` names) at the
+        step of the last table row; rows with other labels (per-class breakdowns) are not read.
+        Returns True when the line was a header or a row."""
         sep = "\t" if "\t" in seg else "," if "," in seg else None
-        cells = [c.strip() for c in (seg.split(sep) if sep else _WIDE_GAP.split(seg.strip()))]
+        text = seg.strip()
+        if sep is None and text.endswith(":") and not text.endswith("::"):
+            text = text[:-1].rstrip()
+        cells = [c.strip() for c in (seg.split(sep) if sep else _WIDE_GAP.split(text))]
         table = self._table
         if table is not None and sep == table[1] and len(cells) == len(table[0]):
-            vals = [
-                _num(c) if (um := _UNIT_CELL.match(c)) is None else _num(um["v"]) for c in cells
-            ]
+            vals = [_cell_num(c) for c in cells]
             if all(v is not None for v in vals):
                 self._table_record(table[0], vals)  # type: ignore[arg-type]
                 return True
@@ -1070,15 +1105,45 @@ class LogParser:
         if (
             2 <= len(cells) <= 40
             and all(_HEADER_CELL.match(c) for c in cells)
-            and (sep is not None or "  " in seg.strip())
+            and (sep is not None or "  " in text)
         ):
             self._table = (cells, sep)
+            if sep is None and len(cells) >= 3:
+                self._tables[len(cells)] = cells
             return True
-        return False
+        names = self._tables.get(len(cells)) if sep is None else None
+        if names is None:
+            return False
+        label = None if _cell_num(cells[0]) is not None else cells[0].lower()
+        if label is not None and label not in _AGGREGATE_ROW:
+            return all(_cell_num(c) is not None for c in cells[1:])
+        vals = [_cell_num(c) for c in cells[1:]] if label else [_cell_num(c) for c in cells]
+        if any(v is None for v in vals):
+            return False
+        if label:
+            self._table_record(names[1:], vals, prefix="val/", step=self._table_step)  # type: ignore[arg-type]
+        else:
+            self._table_record(names, vals)  # type: ignore[arg-type]
+        return True
 
-    def _table_record(self, names: list[str], vals: list[float]) -> None:
+    def _fits_table(self, text: str) -> bool:
+        """Whether ``text`` (a trailing colon aside) is a row of numbers as wide as a remembered
+        2+-space-aligned table header (:meth:`_table_line`)."""
+        text = text.strip()
+        if text.endswith(":"):
+            text = text[:-1].rstrip()
+        cells = _WIDE_GAP.split(text)
+        return (
+            len(cells) in self._tables
+            and "\t" not in text
+            and all(_cell_num(c) is not None for c in cells)
+        )
+
+    def _table_record(
+        self, names: list[str], vals: list[float], prefix: str = "train/", step: int | None = None
+    ) -> None:
         rec: dict[str, float] = {}
-        step = epoch = None
+        epoch = None
         for name, v in zip(names, vals):
             mk = _MARKERS.get(name.lower().replace(" ", "_"))
             if mk == "@step":
@@ -1086,7 +1151,7 @@ class LogParser:
             elif mk == "@epoch":
                 epoch = v
             elif mk is None:
-                key, unit = canonical(name, "train/")
+                key, unit = canonical(name, prefix)
                 rec[key] = _convert(key, v, unit)
         if not rec:
             return
@@ -1095,6 +1160,7 @@ class LogParser:
             step = (
                 int(epoch) if epoch is not None and float(epoch).is_integer() else self._table_rows
             )
+        self._table_step = step
         self.started = True
         self.formats["table"] += 1
         if epoch is not None:
