@@ -118,54 +118,67 @@ def task_metric(run: RunData, surrogate: bool = False) -> TaskMetric | None:
     ``surrogate``: the run's loss is a surrogate that is not minimised towards zero
     (:func:`surrogate_loss`); then a training-loop score (an agent's episode ``score``) is read as
     the task metric too when nothing held-out is logged."""
+    for step in (_selected_metric, _heldout_accuracy, _heldout_error, _policy_reward):
+        got = step(run)
+        if got is not None:
+            return got
+    return _agent_score(run) if surrogate else None
+
+
+def _selected_metric(run: RunData) -> TaskMetric | None:
+    """The metric the run selects its checkpoint by, when it is not a loss."""
     from .detectors._context import monitored
 
     vk = run.key_for(Role.VAL_LOSS)
-    if vk:
-        name, s, hib, source = monitored(run, vk)
-        if source != "validation loss" and hib and len(s):
-            if name in run.metrics.keys:
-                got = _make(run, name, True, f"the metric the run selects by ({source})")
-                if got is not None:
-                    return got
-            else:
-                return TaskMetric(
-                    name,
-                    s.steps,
-                    np.asarray(s.values, dtype=np.float64),
-                    True,
-                    True,
-                    source,
-                )
+    if not vk:
+        return None
+    name, s, hib, source = monitored(run, vk)
+    if source == "validation loss" or not hib or not len(s):
+        return None
+    if name in run.metrics.keys:
+        return _make(run, name, True, f"the metric the run selects by ({source})")
+    return TaskMetric(name, s.steps, np.asarray(s.values, dtype=np.float64), True, True, source)
+
+
+def _heldout_accuracy(run: RunData) -> TaskMetric | None:
     ak = run.key_for(Role.VAL_ACCURACY)
-    if ak:
-        pn = parse_name(ak)
-        got = _make(
-            run,
-            ak,
-            pn.higher_is_better is not False,
-            "the episode reward" if pn.family == "reward" else "the held-out accuracy/score",
-        )
-        if got is not None:
-            return got
+    if not ak:
+        return None
+    pn = parse_name(ak)
+    return _make(
+        run,
+        ak,
+        pn.higher_is_better is not False,
+        "the episode reward" if pn.family == "reward" else "the held-out accuracy/score",
+    )
+
+
+def _heldout_error(run: RunData) -> TaskMetric | None:
     for k in run.aliases.candidates(Role.VAL_LOSS, list(run.metrics.keys)):
         if parse_name(k).family == "error":
             got = _make(run, k, False, "the held-out error rate")
             if got is not None and len(got.values) >= 2:
                 return got
+    return None
+
+
+def _policy_reward(run: RunData) -> TaskMetric | None:
     for k in run.metrics.keys:
         if _POLICY_REWARD.match(normalise_key(k)):
             got = _make(run, k, True, "the policy's mean reward")
             if got is not None:
                 return got
-    if surrogate:
-        for k in run.metrics.keys:
-            pn = parse_name(k)
-            scored = pn.family == "score" or (pn.family is None and "score" in pn.tokens)
-            if scored and pn.split != "eval" and not pn.running_best:
-                got = _make(run, k, True, "the agent's score")
-                if got is not None and len(got.values) >= MIN_EVALS:
-                    return got
+    return None
+
+
+def _agent_score(run: RunData) -> TaskMetric | None:
+    for k in run.metrics.keys:
+        pn = parse_name(k)
+        scored = pn.family == "score" or (pn.family is None and "score" in pn.tokens)
+        if scored and pn.split != "eval" and not pn.running_best:
+            got = _make(run, k, True, "the agent's score")
+            if got is not None and len(got.values) >= MIN_EVALS:
+                return got
     return None
 
 

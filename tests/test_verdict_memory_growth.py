@@ -37,14 +37,16 @@ def _verdict(case: Path) -> dict:
     return json.loads(CliRunner().invoke(app, args).stdout)["verdict"]
 
 
-@pytest.mark.parametrize("prefix", ["b21-07-", "b21-08-", "b19-10-"])
+@pytest.mark.parametrize("prefix", ["b21-07-", "b21-08-", "b19-10-", "b20-04-"])
 def test_memory_that_grew_until_the_run_died_is_a_leak_in_the_code(prefix):
     """Before: b21-07 crashed/inconclusive (stopped at epoch 25 of 100), b21-08 and b19-10
-    crashed/infra_runtime (an OOM, a kill)."""
+    crashed/infra_runtime (an OOM, a kill). b20-04 (a captioning model whose training fits at batch 96-128
+    while validate() runs out of CUDA memory; 'That solved the issue' after the maintainer's 'with
+    torch.no_grad():') was crashed/infra_runtime: the memory held by graphs the code kept."""
     (case,) = REPORTS.glob(prefix + "*")
     v = _verdict(case)
     assert (v["rule"], v["outcome"], v["cause"]) == ("V01b", "crashed", "correctness_bug"), v
-    assert "leak" in v["summary"]
+    assert "leak" in v["summary"] or "no_grad" in v["summary"]
 
 
 @pytest.mark.parametrize("prefix", ["b22-01-", "b16-07-", "b22-11-", "b12-09-", "b17-03-"])

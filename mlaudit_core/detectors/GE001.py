@@ -197,6 +197,8 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
     nothing was learned to overfit (GE002 reports it).
     """
 
+    loss_reading = True
+
     @classmethod
     def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
         """Calibration: select by the task metric; an overfit: the test that tells it from a

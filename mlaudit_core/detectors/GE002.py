@@ -291,23 +291,29 @@ def constant_predictor(run) -> tuple[str, float, list[tuple[str, float, str]]] |
         if not here or here[-1] <= 0:
             continue
         v = here[-1]
-        avg = (m["avg"] or m["avg2"] or "").lower()
-        f1 = m["score"].lower() == "f1"
-        weighted = p * (2 * p / (1 + p)) if f1 else p * p
-        macro_k = ((2 * p / (1 + p)) if f1 else p) / v
-        ok = None
-        if avg in ("", "weighted") and abs(v - weighted) <= CONSTANT_WEIGHTED_TOL * weighted:
-            ok = "weighted"
-        elif (
-            avg in ("", "macro")
-            and round(macro_k) >= 2
-            and abs(macro_k - round(macro_k)) <= 0.03 * round(macro_k)
-        ):
-            ok = f"macro over {round(macro_k)} classes"
+        ok = _constant_score_identity(p, v, (m["avg"] or m["avg2"] or "").lower(), m["score"])
         if ok is None:
             return None  # a score of that evaluation that a constant predictor would not give
         matched.append((k, v, ok))
     return (ak, p, matched) if matched else None
+
+
+def _constant_score_identity(p: float, v: float, avg: str, score: str) -> str | None:
+    """How a precision/F1 ``v`` (averaging ``avg``: "", "weighted" or "macro"; ``score``:
+    "precision" or "f1") equals a one-class predictor's at majority share ``p``: "weighted",
+    "macro over K classes", or None (see :func:`constant_predictor`)."""
+    f1 = score.lower() == "f1"
+    weighted = p * (2 * p / (1 + p)) if f1 else p * p
+    macro_k = ((2 * p / (1 + p)) if f1 else p) / v
+    if avg in ("", "weighted") and abs(v - weighted) <= CONSTANT_WEIGHTED_TOL * weighted:
+        return "weighted"
+    if (
+        avg in ("", "macro")
+        and round(macro_k) >= 2
+        and abs(macro_k - round(macro_k)) <= 0.03 * round(macro_k)
+    ):
+        return f"macro over {round(macro_k)} classes"
+    return None
 
 
 def _accuracy_learned(run, level: float, rise: float) -> tuple[str, float, float] | None:

@@ -34,6 +34,8 @@ class GeneralizationGap(Detector, code="GE005", name="generalization-gap", famil
     epoch 10 by patience 3 gives up mAP 0.86 for 0.32).
     """
 
+    loss_reading = True
+
     remedies = (
         Remedy(
             "Compute the training and validation loss on one batch of each split with the same "

@@ -85,6 +85,8 @@ class ValidationPlateau(Detector, code="GE007", name="validation-plateau", famil
     eval loss flat after epoch 6 while ROUGE rose to its best at epoch 10).
     """
 
+    loss_reading = True
+
     @classmethod
     def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
         """Stop where the held-out metric stopped improving; change what limits it."""

@@ -42,6 +42,8 @@ class LossPlateau(Detector, code="OP003", name="loss-plateau", family="optimizat
     f7b2-01: YOLOX's ``total_loss: 1.1``; report b4-08: OpenNMT's ``Perplexity 8.29``).
     """
 
+    loss_reading = True
+
     @classmethod
     def remedies_for(cls, finding: Finding) -> tuple[Remedy, ...]:
         """A loss that repeats one value: the update; else the level against chance."""

@@ -30,6 +30,8 @@ class OutOfMemory(ConsoleSignatureDetector, code="RT001", name="out-of-memory", 
 
     implies = "crashed"
     supersedable_crash = True
+    memory_end_rank = 0
+    out_of_memory = True
 
     #: Its finding is a point of the report's timeline under this name.
     timeline_event = "out of memory"

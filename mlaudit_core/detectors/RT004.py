@@ -24,6 +24,7 @@ class WorkerKilled(
 
     implies = "crashed"
     supersedable_crash = True
+    memory_end_rank = 2
 
     @classmethod
     def stopped_from_outside(cls, finding):

@@ -27,6 +27,7 @@ class ProcessKilled(
 
     implies = "crashed"
     supersedable_crash = True
+    memory_end_rank = 1
 
     @classmethod
     def stopped_from_outside(cls, finding):

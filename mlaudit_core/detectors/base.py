@@ -185,6 +185,15 @@ class Detector:
     #: Its finding is a crash signature that a later end-of-training line or later training
     #: progress in the same console supersedes (``verdict.evidence.superseded_crash``).
     supersedable_crash: ClassVar[bool] = False
+    #: Its finding at error is a run ended by memory (an out-of-memory, a kill, a data-loader
+    #: worker's death) that the memory-leak rule reads (``verdict.policy._memory_leak``); asked in
+    #: ascending rank, the first one found is the end. None: it is not.
+    memory_end_rank: ClassVar[int | None] = None
+    #: Its finding is an allocation that failed (an out-of-memory), not a kill or a worker death.
+    out_of_memory: ClassVar[bool] = False
+    #: Its finding at warning or above is an overfit/plateau reading of the losses that the run's
+    #: task metric can overrule (``verdict.policy._task_metric_note``).
+    loss_reading: ClassVar[bool] = False
 
     def __init_subclass__(
         cls, code: str | None = None, name: str | None = None, family: str | None = None, **kw: Any

@@ -45,7 +45,8 @@ A reader is a module (or any object) with:
     the run; raises :class:`~mlaudit_core.errors.InputError` for bad input.
 ``list_runs(path: Path) -> list[Path]`` (optional)
     for container formats (an MLflow store, a ``wandb/`` folder): the runs inside,
-    or ``[]`` when ``path`` is itself one run.
+    or ``[]`` when ``path`` is itself one run. Called for folders; for files too when the
+    reader sets ``LISTS_FILE_RUNS = True`` (a SQLite store: runs named ``FILE#RUN_ID``).
 
 Every reader, the built-in ones included, is registered in the ``mlaudit.formats``
 entry-point group (``name = "package.module"`` or ``"package.module:object"``; mlaudit's own in
@@ -282,11 +283,17 @@ def plan(
     from ._common import placeholder_problem
 
     p = Path(path).expanduser()
+    table = readers()
+    head, sep, _run = str(p).rpartition("#")
+    if not p.exists() and sep and Path(head).is_file():  # FILE#RUN: one run inside a file
+        c = best(p, table) if fmt is None else Candidate(p, fmt, 1.0, f"forced with --as {fmt}")
+        if c is None or fmt not in (None, *table):
+            raise InputError(f"{p}: {head} holds no run named {_run!r} that a reader knows")
+        return [c], []
     if not p.exists():
         raise InputError(f"{p}: {_missing(p)}")
     if not p.is_file() and not p.is_dir():  # reading a FIFO blocks until a writer comes
         raise InputError(f"{p}: not a regular file or folder (a FIFO, socket or device)")
-    table = readers()
     if fmt is not None:
         if fmt not in table:
             raise InputError(f"--as {fmt}: unknown format (known: {', '.join(sorted(table))})")
@@ -302,6 +309,9 @@ def plan(
         c = best(p, table)
         if c is None:
             raise InputError(f"{p}: not a recognised run file (docs/formats.md lists the formats)")
+        subs = _list_runs(table[c.reader], p)  # a file holding several runs (a SQLite store)
+        if subs:
+            return [Candidate(s, c.reader, c.confidence, c.reason) for s in subs], []
         return [c], []
     found: list[Candidate] = []
     skipped: list[tuple[str, str]] = []
@@ -318,7 +328,7 @@ def plan(
 
 def _list_runs(reader, path: Path) -> list[Path]:
     fn = getattr(reader, "list_runs", None)
-    if fn is None or not path.is_dir():
+    if fn is None or not (path.is_dir() or getattr(reader, "LISTS_FILE_RUNS", False)):
         return []
     try:
         return list(fn(path))
@@ -384,8 +394,11 @@ def _walk(
             problem = placeholder_problem(f)
             if problem:
                 skipped.append((str(f), problem))
-            else:
-                found.append(fc)
+                continue
+            subs = _list_runs(table[fc.reader], f)
+            found.extend(
+                [Candidate(s, fc.reader, fc.confidence, fc.reason) for s in subs] if subs else [fc]
+            )
         elif "tfevents" in f.name:
             problem = placeholder_problem(f)
             if problem:

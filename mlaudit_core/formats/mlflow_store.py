@@ -1,4 +1,5 @@
-"""MLflow file stores (``mlruns/``, Ultralytics' ``runs/mlflow``) read directly, read-only.
+"""MLflow stores read directly, read-only: file stores (``mlruns/``, Ultralytics'
+``runs/mlflow``) and SQLite stores (``mlflow.db``, MLflow 3's default; :mod:`._mlflow_sqlite`).
 
 Detected by MLflow's layout: a run folder (``meta.yaml`` with ``run_uuid``, beside
 ``metrics/``, ``params/``, ``tags/``), an experiment folder (``meta.yaml`` with
@@ -27,10 +28,13 @@ import numpy as np
 
 from ..errors import InputError
 from ..rundata import Artifact, MetricTable, RunData, RunIdentity, RunStatus
+from . import _mlflow_sqlite as _sql
 from ._common import head_text, read_yaml
 
 NAME = "mlflow_store"
-DETECTS = "MLflow file store (meta.yaml, metrics/, params/, tags/)"
+DETECTS = "MLflow file store (meta.yaml, metrics/, params/, tags/) or SQLite store (mlflow.db)"
+#: :func:`list_runs` also lists the runs inside a file (a SQLite store)
+LISTS_FILE_RUNS = True
 _STATUS = {
     1: RunStatus.RUNNING,
     2: RunStatus.RUNNING,
@@ -76,7 +80,7 @@ def _experiments(store: Path) -> list[Path]:
 
 def sniff(path: Path) -> float:
     if not path.is_dir():
-        return 0.0
+        return 0.9 if _sql.is_store(_sql.split(path)[0]) else 0.0
     if is_run_dir(path) or is_experiment_dir(path):
         return 0.9
     if _experiments(path):
@@ -85,7 +89,13 @@ def sniff(path: Path) -> float:
 
 
 def list_runs(path: Path) -> list[Path]:
-    """Run folders of a store or an experiment (``[]`` for a run folder itself)."""
+    """Run folders of a store or an experiment (``[]`` for a run folder itself); the runs of a
+    SQLite store as ``<file>#<run_uuid>`` (``[]`` when it holds one live run)."""
+    if path.is_file():
+        if not _sql.is_store(path):
+            return []
+        inside = _sql.run_paths(path)
+        return inside if len(inside) > 1 else []
     if is_run_dir(path):
         return []
     exps = [path] if is_experiment_dir(path) else _experiments(path)
@@ -213,9 +223,15 @@ def load(path: Path) -> RunData:
     holding exactly one, :func:`_run_folder`), its meta.yaml, metrics (:func:`_metric_table`),
     params, tags, status and artifact list.
 
+    A SQLite store (``mlflow.db``, or ``mlflow.db#<run_uuid>`` for one of its runs) is read by
+    :func:`_load_sqlite`.
+
     Raises:
         InputError: not a run folder (or a store of several runs), a deleted run or experiment.
     """
+    db, run_id = _sql.split(path)
+    if db.is_file():
+        return _load_sqlite(db, run_id)
     path = _run_folder(path)
     warnings: list[str] = []
     meta = read_yaml(path / "meta.yaml", warnings)
@@ -258,12 +274,6 @@ def load(path: Path) -> RunData:
                 except OSError:
                     continue
 
-    def ms(v):
-        try:
-            return datetime.fromtimestamp(int(v) / 1000, tz=timezone.utc) if v else None
-        except (TypeError, ValueError, OverflowError, OSError):
-            return None
-
     env = {k: v for k, v in tags.items() if k.startswith(("mlflow.source.", "mlflow.gitRepoURL"))}
     return RunData(
         identity=RunIdentity(
@@ -273,12 +283,66 @@ def load(path: Path) -> RunData:
             project=str(exp_meta.get("name") or meta.get("experiment_id") or ""),
         ),
         status=status,
-        start_time=ms(meta.get("start_time")),
-        end_time=ms(meta.get("end_time")),
+        start_time=_ms(meta.get("start_time")),
+        end_time=_ms(meta.get("end_time")),
         params=params,
         tags=tags,
         metrics=table,
         artifacts=arts,
+        environment=env,
+        parent_id=tags.get("mlflow.parentRunId"),
+        notes=notes,
+        warnings=warnings,
+    )
+
+
+def _ms(v) -> datetime | None:
+    try:
+        return datetime.fromtimestamp(int(v) / 1000, tz=timezone.utc) if v else None
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
+
+
+def _load_sqlite(db: Path, run_id: str | None) -> RunData:
+    """One run of an MLflow SQLite store (``run_id`` None: its only live run), read-only.
+
+    Raises:
+        InputError: not an MLflow SQLite store, no such run, a deleted run, several runs and
+            no run id, an unreadable file.
+    """
+    if not _sql.is_store(db):
+        raise InputError(f"{db}: not an MLflow SQLite store (no experiments/runs/metrics tables)")
+    r = _sql.read_run(db, run_id)
+    warnings: list[str] = []
+    table = r["metrics"]
+    if not table.keys:
+        warnings.append(f"{db}#{r['run_id']}: the run logged no metric")
+    if r["truncated"]:
+        warnings.append(
+            f"{db}#{r['run_id']}: more than {_sql.MAX_POINTS:,} metric points; the rest were left out"
+        )
+    status = _STATUS.get(r["status"], RunStatus.UNKNOWN)
+    notes = [f"read directly from the MLflow SQLite store {db}, run {r['run_id']} (read-only)"]
+    if status is RunStatus.RUNNING:
+        notes.append(
+            f"status in the store: {r['status']} (never set to finished: still running, or the "
+            "process died without ending the run)"
+        )
+    tags = r["tags"]
+    env = {k: v for k, v in tags.items() if k.startswith(("mlflow.source.", "mlflow.gitRepoURL"))}
+    return RunData(
+        identity=RunIdentity(
+            tracker="mlflow",
+            id=r["run_id"],
+            name=str(r["name"] or tags.get("mlflow.runName") or r["run_id"]),
+            project=str(r["experiment"]),
+        ),
+        status=status,
+        start_time=_ms(r["start_time"]),
+        end_time=_ms(r["end_time"]),
+        params=r["params"],
+        tags=tags,
+        metrics=table,
         environment=env,
         parent_id=tags.get("mlflow.parentRunId"),
         notes=notes,

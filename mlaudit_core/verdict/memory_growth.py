@@ -28,7 +28,14 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .statements import _MACHINE_KEY, _asserted, _clause_before, _sentences, _thread_values
+from .statements import (
+    _MACHINE_KEY,
+    _asserted,
+    _clause_before,
+    _fix_sentence,
+    _sentences,
+    _thread_values,
+)
 
 _MEM = r"(?:memory|ram|vram|mem)"
 _USAGE = (
@@ -183,3 +190,20 @@ def logged_memory_growth(run) -> tuple[str, float, float, float] | None:
         if got is not None:
             return (key, *got)
     return None
+
+
+#: A change that stops the code from keeping autograd graphs it does not need: evaluation under
+#: ``torch.no_grad()`` / ``torch.inference_mode()``, values logged with ``.item()`` or ``.detach()``.
+_GRAPH_FIX = re.compile(
+    r"\b(?:torch\.)?(?:no_grad|inference_mode)\b|\.detach\(\)|\.item\(\)|\bdetach(?:ed|ing)?\b",
+    re.I,
+)
+
+
+def graph_release_fix(params: Mapping[str, object]) -> str | None:
+    """The thread's sentence naming a change that stops the code from keeping autograd graphs
+    (:data:`_GRAPH_FIX`: ``with torch.no_grad():`` around evaluation, ``.item()`` / ``.detach()`` for logged
+    values), confirmed by the failure being gone in the thread (``That solved the issue``) and not followed by
+    ``still`` / ``did not help`` (:func:`.statements._fix_sentence`), else ``None``: the memory was held by
+    graphs the code kept, a bug in the code whatever the device's size."""
+    return _fix_sentence(_thread_values(params), _GRAPH_FIX, None)

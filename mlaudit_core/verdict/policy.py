@@ -277,17 +277,23 @@ def _memory_leak(c: Ctx) -> Decision | None:
     :func:`.statements.stated_memory_exhaustion`), and the memory grew over the run: a logged memory series
     still rising steadily at its end (:func:`.memory_growth.logged_memory_growth`) or a sentence stating
     the growth or naming a leak, with no one in the thread explaining it by the job's size
-    (:func:`.memory_growth.stated_memory_growth`). Growth, not size: a leak in the training code (the
+    (:func:`.memory_growth.stated_memory_growth`); or, for an out-of-memory, the thread confirms the fix was
+    to stop keeping autograd graphs (:func:`.memory_growth.graph_release_fix`: ``torch.no_grad()`` around
+    evaluation, ``.item()`` for logged values). Growth, not size: a leak in the training code (the
     memory would run out on any machine, later on a larger one), correctness_bug."""
     from ..reference_gap import text_lines
-    from .memory_growth import logged_memory_growth, stated_memory_growth
+    from .memory_growth import graph_release_fix, logged_memory_growth, stated_memory_growth
     from .statements import stated_memory_exhaustion
 
+    ends = sorted(
+        (d for d in registry().values() if d.memory_end_rank is not None),
+        key=lambda d: (d.memory_end_rank, d.code),
+    )
     crash = next(
         (
             f
-            for code in ("RT001", "RT010", "RT004")
-            if (f := c.get(code, Severity.ERROR)) is not None and not _ended_by_preemption(c, f)
+            for d in ends
+            if (f := c.get(d.code, Severity.ERROR)) is not None and not _ended_by_preemption(c, f)
         ),
         None,
     )
@@ -310,6 +316,21 @@ def _memory_leak(c: Ctx) -> Decision | None:
         )
     else:
         logged = logged_memory_growth(c.run)
+        released = (
+            graph_release_fix(c.run.params)
+            if crash is not None and registry()[crash.code].out_of_memory
+            else None
+        )
+        if logged is None and released is not None:
+            return Decision(
+                Outcome.CRASHED,
+                Cause.CORRECTNESS_BUG,
+                f"The run ran out of memory ({ended}), and the thread confirms the fix was to stop keeping "
+                f'autograd graphs ("{released}"): the memory was held by graphs the code did not need (an '
+                "evaluation run with gradients on, values logged as tensors), a bug in the code, not a device "
+                "too small. Run evaluation under torch.no_grad() and model.eval(), log loss.item().",
+                crash,
+            )
         if logged is None:
             return None
         key, first, start, last = logged
@@ -3520,7 +3541,7 @@ def _task_metric_note(c: Ctx) -> str:
                 f"divergence: the task metric decides, and {j.describe()}"
             )
     loss_read = any(
-        c.get(code, Severity.WARNING) is not None for code in ("GE001", "GE005", "GE007", "OP003")
+        c.get(d.code, Severity.WARNING) is not None for d in registry().values() if d.loss_reading
     )
     why = task_metric_overrules(c) if loss_read else None
     return (
@@ -3969,7 +3990,8 @@ POLICY: tuple[Rule, ...] = (
         "RT001 OOM, RT010 killed or RT004 worker died at error (not a preemption), or an out-of-memory or kill "
         "stated in a sentence, and memory that grew over the run: a logged memory series still rising "
         "steadily in its last quarter, or a sentence stating the growth (not levelling off) or naming a leak, "
-        "not explained by the job's size in the thread",
+        "not explained by the job's size in the thread; or an OOM whose confirmed fix stops keeping autograd "
+        "graphs (torch.no_grad(), .item(), .detach())",
         (Outcome.CRASHED,),
         (Cause.CORRECTNESS_BUG,),
         _memory_leak,
@@ -4009,6 +4031,16 @@ POLICY: tuple[Rule, ...] = (
                 },
             ),
             Case("an OOM with no growth: capacity", (("RT001", _E, {}),), None),
+            Case(
+                "OOM in validate(), fixed by torch.no_grad() (report b20-04)",
+                (("RT001", _E, {}),),
+                ("crashed", "correctness_bug"),
+                params={
+                    "maintainer NAME": "you can try putting everything under the validate() function "
+                    "under 'with torch.no_grad():'",
+                    "reporter": "Thank you! That solved the issue.",
+                },
+            ),
         ),
     ),
     Rule(
