@@ -1177,6 +1177,14 @@ class _Scan:
         """A line outside a traceback: a bare exception line, a native library's fatal check, a
         state-dict mismatch detail, a C++ ``terminate called`` with its ``what():`` line on the
         next line; a line that says the run goes on drops the bare exceptions of its source."""
+        if self._python_or_tf_line(text, cl) or self._native_line(text, cl):
+            return
+        if self.bare and _GOES_ON.search(text):
+            self.bare = [t for t in self.bare if t.line.source != cl.source]
+
+    def _python_or_tf_line(self, text: str, cl: ConsoleLine) -> bool:
+        """A bare Python exception line, a TensorFlow root error, or the graph node printed after
+        one (its raising frame); True when ``text`` was one of them."""
         bare = self.bare
         if text[:1] not in (" ", "\t") and (bm := _BARE_EXC.match(text.rstrip())):
             if not self.unraisable:
@@ -1197,7 +1205,15 @@ class _Scan:
             bare[-1] = Traceback(
                 [frame], t.exception_type, t.message, t.line, classify_path([frame])
             )
-        elif nf := _NATIVE_FATAL.match(text.rstrip()):
+        else:
+            return False
+        return True
+
+    def _native_line(self, text: str, cl: ConsoleLine) -> bool:
+        """A native library's fatal check, a state-dict mismatch detail, a C++ ``terminate
+        called`` or the ``what():`` line after it; True when ``text`` was one of them."""
+        bare = self.bare
+        if nf := _NATIVE_FATAL.match(text.rstrip()):
             if not self.unraisable:
                 kind = "dmlc::Error" if nf["dmlc"] else "LightGBMError"
                 bare.append(Traceback([], kind, (nf["dmlc"] or nf["lgbm"]).strip(), cl, "unknown"))
@@ -1215,8 +1231,9 @@ class _Scan:
         ):
             t = bare[-1]
             bare[-1] = Traceback([], t.exception_type, what["msg"].strip(), t.line, t.code_path)
-        elif bare and _GOES_ON.search(text):
-            self.bare = [t for t in bare if t.line.source != cl.source]
+        else:
+            return False
+        return True
 
     def result(self) -> tuple[list[SignatureHit], list[Traceback]]:
         """(hits, tracebacks); without a traceback, the bare exception lines within the last

@@ -169,13 +169,21 @@ class PythonTraceback(
             exception_type=tb.exception_type,
             exception_message=tb.message,
             code_path=tb.code_path,
-            raising_file=frame[0] if frame else None,
-            raising_line=frame[1] if frame else None,
-            raising_func=frame[2] if frame else None,
-            user_file=user[0] if user else None,
-            user_line=user[1] if user else None,
             n_tracebacks=len(tbs),
-            exception_cause=why.cause if why else None,
-            exception_rule=why.id if why else None,
-            exception_meaning=why.meaning if why else None,
+            **_frame_facts(frame, user, why),
         )
+
+
+def _frame_facts(frame, user, why) -> dict:
+    """The raising frame's, the user's innermost frame's and the exception cause's facts
+    (None where absent)."""
+    return {
+        "raising_file": frame[0] if frame else None,
+        "raising_line": frame[1] if frame else None,
+        "raising_func": frame[2] if frame else None,
+        "user_file": user[0] if user else None,
+        "user_line": user[1] if user else None,
+        "exception_cause": why.cause if why else None,
+        "exception_rule": why.id if why else None,
+        "exception_meaning": why.meaning if why else None,
+    }
