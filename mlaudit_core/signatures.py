@@ -895,6 +895,14 @@ _LIBRARY = re.compile(
     r"/keras/|/jax/|/transformers/|/lightning/|/pytorch_lightning/|/deepspeed/|/accelerate/"
 )
 
+
+def is_library_frame(path: str) -> bool:
+    """Whether a traceback frame's file is inside an installed library or the interpreter
+    (site-packages, dist-packages, lib/pythonX, frozen modules, the torch/tensorflow/keras/jax/
+    transformers/lightning/deepspeed/accelerate sources), not the user's own code."""
+    return bool(_LIBRARY.search(path))
+
+
 _PATH_WORDS = {
     "evaluation": re.compile(r"eval|valid|test|predict|score|inference|metric", re.IGNORECASE),
     "checkpoint": re.compile(r"save|checkpoint|ckpt|serializ|state_dict", re.IGNORECASE),

@@ -47,6 +47,12 @@ class MetricComparison:
     axis: str
     band: BandResult
 
+    def _beyond_tail_band(self) -> bool:
+        """Whether the run's tail mean is outside the band of the baselines' tail means (while the
+        share of tail points is measured against the per-point band, which can be wider)."""
+        b = self.band
+        return not (b.band_lo <= b.run_tail_mean <= b.band_hi)
+
     def summary(self) -> str:
         b = self.band
         word = {
@@ -63,7 +69,13 @@ class MetricComparison:
             f"{fmt(b.band_hi)}, {b.method}) over steps {b.tail_start_step}-{b.tail_end_step}"
             + (f" (aligned by {self.axis})" if self.axis != "step" else "")
             + f"; delta {rel}{z}; {fmt(100 * (b.frac_tail_better if b.verdict == 'better' else b.frac_tail_worse), 3)}"
-            f"% of tail points beyond the band"
+            + f"% of tail points beyond {'the per-point band' if self._beyond_tail_band() else 'the band'}"
+            + (
+                " (the tail mean is beyond the band of the baselines' tail means, but fewer than half "
+                "of its points are beyond the band drawn per evaluation, so the gap is not counted)"
+                if self._beyond_tail_band() and b.verdict not in ("worse", "better")
+                else ""
+            )
             + (
                 f"; about {b.seeds_needed} seeds would resolve this gap"
                 if b.verdict == "insufficient_seeds" and b.seeds_needed

@@ -348,10 +348,27 @@ def _final_val_accuracy(run) -> tuple[str | None, float | None]:
     return ak, None
 
 
-def _chance_note(ch, at_chance: bool) -> str:
-    """The clause saying the loss sits at the chance level ``ch`` (empty when it does not); a
-    chance level inferred from the final accuracy (a 10-class run at accuracy 0.12 reads as
-    K = 8) is said to be an inference, with the params that would state it."""
+#: A final loss above this multiple of the chance level is said to be above chance, not at it:
+#: the ``at_chance`` band of :class:`Underfitting` (5%) on the upper side.
+_ABOVE_CHANCE = 1.05
+
+
+def _above_chance(ch, final: float) -> bool:
+    """Whether the final loss is above the chance level ``ch`` by more than the 5% band (a
+    uniform guess would score better than the model)."""
+    return ch is not None and final > _ABOVE_CHANCE * ch.loss
+
+
+def _chance_note(ch, at_chance: bool, final: float | None = None) -> str:
+    """The clause saying the loss sits at the chance level ``ch`` (empty when it does not), or
+    ends above it (``final`` beyond the 5% band: worse than a uniform guess); a chance level
+    inferred from the final accuracy (a 10-class run at accuracy 0.12 reads as K = 8) is said to
+    be an inference, with the params that would state it."""
+    if at_chance and final is not None and _above_chance(ch, final):
+        return (
+            f"; the loss ends at {fmt(final)}, above the chance level ln {ch.classes} = "
+            f"{fmt(ch.loss)} ({ch.source}): a uniform guess would score better"
+        )
     if at_chance and ch.source == INFERRED:
         return (
             f"; the loss is near ln {ch.classes} = {fmt(ch.loss)}, the chance level of {ch.classes} "
@@ -377,7 +394,7 @@ def _memorising_note(memo: dict) -> str:
     )
 
 
-def _lr_note(lr, unstable_start: bool) -> str:
+def _lr_note(lr, unstable_start: bool, above: bool = False) -> str:
     """The clause saying raising the learning rate is not the remedy: the peak ``lr`` (value,
     typical value for the optimiser) is already at or above typical, or the loss started above
     chance and fell back to it; empty otherwise."""
@@ -386,6 +403,8 @@ def _lr_note(lr, unstable_start: bool) -> str:
             f"; the peak learning rate {fmt(lr[0])} is already at or above typical values "
             f"(>= {fmt(lr[1])} for this run's optimiser): raising it is not the remedy"
         )
+    if unstable_start and above:
+        return "; the loss was above chance from the start (an unstable start): do not raise the LR"
     if unstable_start:
         return "; the loss started above chance and fell back to it (an unstable start): do not raise the LR"
     return ""
@@ -765,13 +784,13 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
                 f"; the held-out score {floor[0]} never rose above {fmt(floor[1])} in {floor[2]} evaluations "
                 "(its floor: the model predicts nothing correctly on held-out data)"
             )
-        msg += _chance_note(ch, at_chance)
+        msg += _chance_note(ch, at_chance, final)
         memo = memorising(run, s, initial, final)
         if memo is not None:
             raise_ok = False
             values.update({k: v for k, v in memo.items() if isinstance(v, float)})
             msg += _memorising_note(memo)
-        msg += _lr_note(lr, unstable_start)
+        msg += _lr_note(lr, unstable_start, _above_chance(ch, final))
         return self.finding(
             Severity.ERROR,
             msg,

@@ -196,12 +196,27 @@ class TimeOutsideTraining(Detector, code="SY005", name="time-outside-training", 
             eval_share <= p.max_eval_share and outside_share <= p.max_outside_share
         ):
             return
-        what = "evaluation" if eval_share > p.max_eval_share else "work outside training steps"
+        if eval_share > p.max_eval_share:
+            msg = (
+                f"evaluation takes {fmt(100 * eval_share, 3)}% of the wall time ({n_evals} evaluations, "
+                f"~{fmt(eval_excess / max(n_evals, 1), 3)} s each; {fmt(100 * outside_share, 3)}% outside "
+                f"training steps in all, over {fmt(total, 4)} s)"
+            )
+        else:
+            # the evaluations do not explain the time: say where it went, not a per-evaluation figure
+            msg = (
+                f"work outside training steps takes {fmt(100 * outside_share, 3)}% of the wall time "
+                f"({int(np.count_nonzero(real))} gaps between logged steps beyond {p.gap_factor:g}x the "
+                f"typical one, over {fmt(total, 4)} s)"
+                + (
+                    f"; the {n_evals} evaluations account for {fmt(100 * eval_share, 3)}% of it"
+                    if n_evals
+                    else ""
+                )
+            )
         yield self.finding(
             Severity.ERROR,
-            f"{what} takes {fmt(100 * (eval_share if eval_share > p.max_eval_share else outside_share), 3)}% "
-            f"of the wall time ({n_evals} evaluations, ~{fmt(eval_excess / max(n_evals, 1), 3)} s each; "
-            f"{fmt(100 * outside_share, 3)}% outside training steps in all, over {fmt(total, 4)} s)",
+            msg,
             evidence=[
                 SeriesEvidence(
                     metric=key,

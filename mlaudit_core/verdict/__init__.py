@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from ..model_family import DL_ONLY_ADVICE, tree_ensemble
 from ..report import (
     AuditReport,
     Cause,
@@ -90,7 +91,10 @@ def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
     missing = [
         MissingSignal(signal=f.facts["signal"], would_tell=f.facts["would_tell"])
         for f in findings
-        if f.family == "instrumentation" and not f.facts.get("logged_nonfinite")
+        if f.family == "instrumentation"
+        and not f.facts.get("logged_nonfinite")
+        # a tree ensemble has no gradient norm to log (model_family)
+        and not (tree_ensemble(run) is not None and DL_ONLY_ADVICE.search(f.facts["signal"]))
     ]
     # partial input (a truncated or unreadable file, a missing log): the verdict stands as the
     # best reading of what was there, but is marked inconclusive and says what is missing

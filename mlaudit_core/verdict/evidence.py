@@ -151,8 +151,43 @@ def assess(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
     )
 
 
+#: Console lines Lightning's Trainer prints at start-up or at its end (``GPU available: False, used:
+#: False``, ``TPU available: ...``, ```Trainer.fit` stopped: ...``; lightning 2.x
+#: ``trainer/connectors/accelerator_connector.py`` and ``trainer/trainer.py``).
+_LIGHTNING_LINE = re.compile(
+    r"^GPU available: (?:True|False)|^TPU available: |`Trainer\.fit` stopped"
+)
+
+
+def _framework_files(run: RunData) -> tuple[str, str] | None:
+    """(action, why) pointing at the metric files a framework writes by default, when the console
+    shows that framework: Lightning's default logger writes ``lightning_logs/version_N`` (TensorBoard
+    event files, or ``metrics.csv`` with a CSVLogger) next to the script; ``None`` otherwise."""
+    if any(_LIGHTNING_LINE.search(c.text) for c in run.console[:400]):
+        return (
+            "Audit the metric files Lightning wrote by default: mlaudit lightning_logs/version_N (the "
+            "folder of this run: TensorBoard event files, or metrics.csv with a CSVLogger, under the "
+            "logger's save_dir)",
+            "Lightning logs every self.log(...) value there; its progress bar shows only the last ones",
+        )
+    return None
+
+
 def what_to_log(run: RunData, basis: Basis) -> list[tuple[str, str]]:
-    """(action, why) pairs that would turn an abstention into a verdict."""
+    """(action, why) pairs that would turn an abstention into a verdict: the files the run's
+    framework wrote by default (:func:`_framework_files`) first, else what to log."""
+    files = _framework_files(run)
+    if files is not None:
+        return [files] + (
+            []
+            if basis.console_lines
+            else [
+                (
+                    "Attach the console log (mlaudit logs FILE, or the tracker's output.log artifact)",
+                    "crash, OOM and numerical signatures are read from it",
+                )
+            ]
+        )
     out = [
         (
             "Log the training loss every few steps (and a validation loss or accuracy per evaluation) "
@@ -371,6 +406,20 @@ class Ending:
     open_bar: str | None = None  # the console ends inside a progress bar with time to go
     open_epoch: str | None = None  # the console ends with a new epoch's header and nothing of it
     excerpt: str | None = None  # why the console's end is where a paste ends, not the run's end
+
+    @property
+    def interrupt_kind(self) -> str | None:
+        """What the console's interrupt line names: ``"sigint"`` (KeyboardInterrupt, SIGINT: a
+        Ctrl-C), ``"sigterm"`` (SIGTERM, signal 15, the shell's ``Terminated``: a time limit, a
+        preemption, ``timeout`` or ``kill``), ``"fatal"`` (the shell's report of a segfault, an
+        abort, an illegal instruction or a floating point exception); ``None`` without one."""
+        if not self.interrupt:
+            return None
+        if re.search(r"\bKeyboardInterrupt\b|\bSIGINT\b", self.interrupt):
+            return "sigint"
+        if re.search(r"\bSIGTERM\b|signal 15\b|^\s*Terminated\b", self.interrupt):
+            return "sigterm"
+        return "fatal"
 
     @property
     def share(self) -> float | None:

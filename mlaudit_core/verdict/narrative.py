@@ -7,12 +7,14 @@ hypotheses and actions read the decision and the findings it rests on.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..detectors import detector_for, registry
 from ..detectors.base import Remedy
+from ..model_family import DL_ONLY_ADVICE, tree_ensemble
 from ..report import (
     Cause,
     Finding,
@@ -23,10 +25,10 @@ from ..report import (
     Severity,
     TimelinePhase,
 )
-from ..roles import Role, normalise_key
+from ..roles import Role, is_higher_better, normalise_key
 from ..rundata import RunData, Series
 from ..signal import clip, fmt
-from ..signatures import GRAPH_OP, frame_text
+from ..signatures import GRAPH_OP, frame_text, is_library_frame
 from .policy import Ctx as _Ctx
 from .policy import Decision as _Decision
 
@@ -608,6 +610,60 @@ _ACTIONS: dict[Outcome, list[tuple[str, str, str]]] = {
 }
 
 
+#: The outcome's actions for a tree ensemble (:func:`~mlaudit_core.model_family.tree_ensemble`):
+#: its knobs are the shrinkage, the rounds and the trees (LightGBM, XGBoost and scikit-learn
+#: parameter documentation; default learning rates 0.1, 0.3 (eta) and 0.1).
+_TREE_ACTIONS: dict[Outcome, list[tuple[str, str, str]]] = {
+    Outcome.OVERFIT: [
+        (
+            "Keep the model at the best round (early stopping on the validation set: "
+            "early_stopping_rounds / lightgbm.early_stopping, then best_iteration)",
+            "recovers the best model at no cost",
+            "minutes",
+        ),
+        (
+            "Regularise the trees: shallower trees (max_depth / num_leaves), larger leaves "
+            "(min_child_samples / min_child_weight), L1/L2 (reg_alpha / reg_lambda), row and column "
+            "subsampling, a smaller learning rate; or more data",
+            "moves the overfit onset later",
+            "minutes",
+        ),
+    ],
+    Outcome.UNDERFIT: [
+        (
+            "Raise the learning rate (shrinkage) 3-10x, or add rounds or deeper trees",
+            "a boosting run at a tiny shrinkage or with too few or too small trees learns little",
+            "minutes",
+        ),
+    ],
+    Outcome.PLATEAUED: [
+        (
+            "Check the learning rate (shrinkage) and the trees' size: a plateau of a boosting run "
+            "is a model that stopped finding useful splits",
+            "deeper trees or more features move it; more rounds at the same settings do not",
+            "minutes",
+        )
+    ],
+    Outcome.UNSTABLE: [
+        (
+            "Lower the learning rate (shrinkage) and inspect the rounds where the loss jumped",
+            "a boosting run whose loss jumps between rounds overshoots at its shrinkage",
+            "minutes",
+        )
+    ],
+    Outcome.DIVERGED: [
+        (
+            "Rerun with the learning rate (shrinkage) lowered 10x or more and more rounds, with early "
+            "stopping on the validation set (the libraries' defaults: 0.1 LightGBM and "
+            "scikit-learn, eta 0.3 XGBoost)",
+            "each round adds a tree scaled by the learning rate: a loss that grows round after "
+            "round overshoots at this shrinkage",
+            "minutes",
+        )
+    ],
+}
+
+
 def _remedies(code: str) -> list[tuple[str, str, str]]:
     """The next actions a detector recommends when its finding decides the verdict (its
     ``remedies``), as (action, why, cost)."""
@@ -867,6 +923,11 @@ def _no_lr_raise(c: _Ctx) -> str:
         )
     if c.lr.at_or_above_typical:
         return c.lr.describe() + " is at or above typical"
+    if g is not None and g.facts.get("raise_lr_advisable") is False:
+        # the finding's own sentence says raising the LR is not the remedy: the advice follows it
+        if g.facts.get("peak_lr") is not None:
+            return f"the peak learning rate {fmt(float(g.facts['peak_lr']))} is at or above typical"
+        return "the loss started above chance and fell back to it (an unstable start)"
     if (
         c.get("GE004", Severity.WARNING) is not None
         and c.get("OP002", Severity.WARNING) is not None
@@ -890,7 +951,8 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
     best = _best_checkpoint_action(d, c, at_chance is not None)
     if best is not None:
         (later if d.outcome is Outcome.DIVERGED else acts).append(best)
-    instrument = _instrument_actions(c)
+    # a crash before any metric was logged: what the next run should log is not yet the question
+    instrument = [] if d.outcome is Outcome.CRASHED and not _trained(c) else _instrument_actions(c)
     # a tag is only possible on a tracker's run (the baseline finders read it there); a local
     # file (CSV, console log, trainer_state, event files) has none
     taggable = c.run.identity.tracker in ("mlflow", "wandb", "clearml")
@@ -942,7 +1004,7 @@ def _fix_actions(d: _Decision, c: _Ctx, p: Finding | None) -> list[NextAction]:
             )
         )
     elif d.outcome is Outcome.CRASHED and p is not None:
-        acts.append(_crash_action(p))
+        acts.append(_crash_action(p, trained=_trained(c)))
     elif (
         d.cause is Cause.CORRECTNESS_BUG
         and p is not None
@@ -955,7 +1017,7 @@ def _fix_actions(d: _Decision, c: _Ctx, p: Finding | None) -> list[NextAction]:
     return acts
 
 
-def _crash_action(p: Finding) -> NextAction:
+def _crash_action(p: Finding, trained: bool = True) -> NextAction:
     """The first action of a crash on ``p``: its detector's crash remedy; for a host-memory
     exception, shrink the allocation where the traceback names it; else reproduce the failure at
     the raising frame."""
@@ -983,11 +1045,41 @@ def _crash_action(p: Finding) -> NextAction:
         if raising == GRAPH_OP
         else f"{raising or 'the raising frame'}:{p.facts.get('raising_line') or ''}"
     )
+    user = p.facts.get("user_file")
+    if (
+        user
+        and raising
+        and raising != GRAPH_OP
+        and raising != user
+        and is_library_frame(str(raising))
+    ):
+        # the library frame that raised is not the code to change: the user's innermost frame
+        # that called into it is
+        lib = str(raising).replace("\\", "/")
+        short = lib[m.end() :] if (m := _SITE.search(lib)) else lib.rsplit("/", 1)[-1]
+        at = (
+            f"{user}:{p.facts.get('user_line') or ''} (your code's innermost frame; it raised in "
+            f"{short}:{p.facts.get('raising_line') or ''}"
+            + (f" {p.facts['raising_func']}" if p.facts.get("raising_func") else "")
+            + ")"
+        )
+    if not trained:
+        # the console opens with the traceback: it happened before the training loop printed anything
+        return NextAction(
+            action=f"Fix the call at {at}: the console opens with its traceback, before any "
+            "training step (its arguments, the config, the data it reads, the package version)",
+            why="the traceback names the failing code and nothing ran before it",
+            cost="minutes",
+        )
     return NextAction(
         action=f"Reproduce the failure at {at} on one batch",
         why="the traceback names the failing code",
         cost="minutes",
     )
+
+
+#: Where an installed package's path starts (its module path follows).
+_SITE = re.compile(r".*(?:site-packages|dist-packages)/")
 
 
 def _outcome_actions(
@@ -1024,17 +1116,82 @@ def _outcome_actions(
     primary = _remedies_of(p) if p is not None else []
     if p is not None and (omit := detector_for(p.code).omits_outcome_actions(p)):
         generic = [(a, w, k) for a, w, k in generic if not a.startswith(omit)]
-    if at_chance:
-        # no checkpoint of a run whose validation never beat chance is worth keeping
-        generic = [(a, w, k) for a, w, k in generic if not a.startswith("Keep the checkpoint")]
+    if tree_ensemble(c.run) is not None:
+        primary, generic = _for_tree_ensemble(d, c, primary, generic, replaced)
+    if not _checkpoint_worth_keeping(d, c, at_chance):
+        # no checkpoint of a run whose held-out metric never beat chance or its first evaluation
+        generic = [g for g in generic if not g[0].startswith(_KEEP_BEST)]
+        primary = [g for g in primary if not g[0].startswith(_KEEP_BEST)]
     return primary + generic
+
+
+def _for_tree_ensemble(
+    d: _Decision,
+    c: _Ctx,
+    primary: list[tuple[str, str, str]],
+    generic: list[tuple[str, str, str]],
+    replaced: bool,
+) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+    """The actions of a tree ensemble: its own outcome actions (:data:`_TREE_ACTIONS`, minus the LR
+    raise when :func:`_no_lr_raise` forbids it) replace the generic ones, and the detector remedies
+    about gradient descent on weights (:data:`~mlaudit_core.model_family.DL_ONLY_ADVICE`) go."""
+    lr_raise_denied = d.outcome in (Outcome.UNDERFIT, Outcome.PLATEAUED) and _no_lr_raise(c)
+    tree = [
+        t
+        for t in _TREE_ACTIONS.get(d.outcome, [])
+        if not (lr_raise_denied and t[0].startswith("Raise the learning rate"))
+    ]
+    generic = [] if replaced else tree + [g for g in generic if g[0].startswith("Do not raise")]
+    return [r for r in primary if not DL_ONLY_ADVICE.search(r[0])], generic
+
+
+def held_out_improved(c: _Ctx, key: str | None = None) -> bool:
+    """Whether a checkpoint of the run can be worth keeping: the held-out metric ``key`` (default:
+    the GE003 finding's key, else the held-out loss) reached its best at a later evaluation than the
+    first and that best is finite and better than the first value. A best at the first evaluation
+    (an overfit from the start, a loss that grew from the first epoch) means no checkpoint of the
+    run beats the model as it was at its first evaluation; without a held-out series: ``True``
+    (nothing contradicts keeping one)."""
+    if key is None:
+        g = c.get("GE003")
+        key = str(g.facts["key"]) if g is not None and g.facts.get("key") else None
+    key = key or c.run.key_for(Role.VAL_LOSS)
+    if not key or key not in c.run.metrics:
+        return True
+    v = c.run.metrics.series(key).by_step().finite().values
+    if len(v) < 2:
+        return True
+    higher = is_higher_better(key)
+    ib = int(np.argmax(v)) if higher else int(np.argmin(v))
+    return ib > 0 and bool(v[ib] > v[0] if higher else v[ib] < v[0])
+
+
+def _checkpoint_worth_keeping(d: _Decision, c: _Ctx, at_chance: bool) -> bool:
+    """A checkpoint is recommended only when the report does not deny one exists: the held-out
+    metric never beat chance (GE004), did not improve after its first evaluation
+    (:func:`held_out_improved`), or the loss diverged before any checkpoint taken while it was
+    finite and improving could exist (:func:`blowup`, whose action then says "restart from
+    scratch")."""
+    if at_chance or not held_out_improved(c):
+        return False
+    if d.outcome is Outcome.DIVERGED:
+        b = blowup(c.run)
+        if b is not None and not b.good_checkpoint:
+            return False
+    return True
+
+
+#: How the actions that keep the best checkpoint (or the best round) begin.
+_KEEP_BEST = ("Keep the checkpoint", "Keep the best checkpoint", "Keep the model at the best round")
 
 
 def _best_checkpoint_action(d: _Decision, c: _Ctx, at_chance: bool) -> NextAction | None:
     """Use the best checkpoint when the final one is worse (GE003), unless the run overfit (its
-    own actions say so) or never beat chance."""
+    own actions say so) or no checkpoint is worth keeping (:func:`_checkpoint_worth_keeping`)."""
     if not (
-        c.get("GE003", Severity.WARNING) and d.outcome is not Outcome.OVERFIT and not at_chance
+        c.get("GE003", Severity.WARNING)
+        and d.outcome is not Outcome.OVERFIT
+        and _checkpoint_worth_keeping(d, c, at_chance)
     ):
         return None
     f = c.get("GE003")
@@ -1046,13 +1203,32 @@ def _best_checkpoint_action(d: _Decision, c: _Ctx, at_chance: bool) -> NextActio
     )
 
 
+def _trained(c: _Ctx) -> bool:
+    """Whether anything ran before the crash: the run logged a metric point, or its console holds
+    a line before its first traceback (an epoch header, a progress bar, a library's start-up
+    lines). ``False`` for a console that opens with the traceback and a run without metrics:
+    the exception came before the training loop printed anything."""
+    if any(len(c.run.metrics.series(k)) for k in c.run.metrics.keys):
+        return True
+    if not c.run.console:
+        return True  # nothing says what ran before the crash
+    for line in c.run.console:
+        if line.text.startswith("Traceback (most recent call last)"):
+            return False
+        if line.text.strip():
+            return True
+    return True
+
+
 def _instrument_actions(c: _Ctx) -> list[NextAction]:
     """What to log in the next run (missing instrumentation, MI001 / MI004): useful next time,
     never ahead of the fix; a signal logged as NaN/inf only is the run's problem, not logging's."""
+    tree = tree_ensemble(c.run) is not None
     return [
         NextAction(action=r.action, why=r.why, cost=r.cost)
         for f in c.by_code.get("MI001", []) + c.by_code.get("MI004", [])
         for r in detector_for(f.code).remedies_for(f)
+        if not (tree and DL_ONLY_ADVICE.search(r.action))
     ]
 
 
@@ -1063,6 +1239,18 @@ def _inconclusive_action(d: _Decision, c: _Ctx) -> NextAction | None:
     if d.cause is not Cause.INCONCLUSIVE:
         return None
     if d.outcome is Outcome.CRASHED and c.run.console and d.rule == "V17":
+        if c.ending.interrupt_kind in ("sigint", "sigterm"):
+            # the console names the signal: no kernel-log hunt for a silent SIGKILL
+            return NextAction(
+                action="Find who sent the "
+                + ("Ctrl-C (SIGINT)" if c.ending.interrupt_kind == "sigint" else "SIGTERM")
+                + " the console names (the shell history; a scheduler's time limit or preemption: "
+                "sacct -j JOB); if the stop was not intended, resume from the last checkpoint",
+                why="the console shows the interrupt ("
+                + (c.ending.interrupt or "").strip()[:100]
+                + "), so the process was stopped from outside, not by an error",
+                cost="minutes",
+            )
         return NextAction(
             action="Look up how the job ended outside the process: the scheduler's "
             "record (sacct -j JOB, the exit code or signal) or the kernel log "

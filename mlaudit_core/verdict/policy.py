@@ -2588,6 +2588,19 @@ def _stopped_early(c: Ctx) -> Decision | None:
             Cause.INCONCLUSIVE,
             f"The run is still running according to its tracker: {why}.",
         )
+    if c.run.console and e.interrupt_kind in ("sigint", "sigterm"):
+        # the console names the signal that stopped it: who sent it is the open question
+        sender = (
+            "a Ctrl-C (SIGINT) from the person at the terminal, or a tool that sends SIGINT"
+            if e.interrupt_kind == "sigint"
+            else "a SIGTERM: a scheduler's time limit or preemption, `timeout`, or a `kill`"
+        )
+        return Decision(
+            Outcome.CRASHED,
+            Cause.INCONCLUSIVE,
+            f"The run stopped before its planned end: {why}. It was interrupted by {sender}; "
+            "the shell history or the scheduler's record says who and why.",
+        )
     if c.run.console:
         # the console was read and ends without a signature: what stops a process without a word
         return Decision(
