@@ -798,16 +798,7 @@ class LogParser:
             text = clean_terminal(text)
         if self._wrap is not None and self._wrap_continues(lineno, text, source):
             return
-        if not text or text.isspace():
-            self.block = None
-            if self.keep_console:
-                self._keeper.add(source, lineno, "")
-            return
-        if text[0] == "#" and text.startswith("# "):
-            return  # an annotation, not log content
-        if ELISION_LINE.match(text):
-            if self.keep_console:
-                self._keeper.add(source, lineno, text.strip())
+        if self._not_content(lineno, text, source):
             return
         if "[" in text:
             text = strip_annotations(text)
@@ -827,6 +818,22 @@ class LogParser:
             self._wrap = parts.pop()  # read with the lines its metric column wraps onto
         for i, seg in enumerate(parts):
             self._segment(seg, parts[i + 1] if i + 1 < len(parts) else self._wrap)
+
+    def _not_content(self, lineno: int, text: str, source: str) -> bool:
+        """A blank line (ends the current block), a ``# `` annotation or an elision mark
+        (``[...]``, kept in the console): True, the line holds no log content."""
+        if not text or text.isspace():
+            self.block = None
+            if self.keep_console:
+                self._keeper.add(source, lineno, "")
+            return True
+        if text[0] == "#" and text.startswith("# "):
+            return True  # an annotation, not log content
+        if ELISION_LINE.match(text):
+            if self.keep_console:
+                self._keeper.add(source, lineno, text.strip())
+            return True
+        return False
 
     def _wrap_continues(self, lineno: int, text: str, source: str) -> bool:
         """Decide whether a line continues the pending rich bar (its metric column wrapped onto
@@ -1095,12 +1102,8 @@ class LogParser:
         if sep is None and text.endswith(":") and not text.endswith("::"):
             text = text[:-1].rstrip()
         cells = [c.strip() for c in (seg.split(sep) if sep else _WIDE_GAP.split(text))]
-        table = self._table
-        if table is not None and sep == table[1] and len(cells) == len(table[0]):
-            vals = [_cell_num(c) for c in cells]
-            if all(v is not None for v in vals):
-                self._table_record(table[0], vals)  # type: ignore[arg-type]
-                return True
+        if self._current_table_row(cells, sep):
+            return True
         self._table = None
         if (
             2 <= len(cells) <= 40
@@ -1112,8 +1115,23 @@ class LogParser:
                 self._tables[len(cells)] = cells
             return True
         names = self._tables.get(len(cells)) if sep is None else None
-        if names is None:
+        return False if names is None else self._remembered_table_row(names, cells)
+
+    def _current_table_row(self, cells: list[str], sep: str | None) -> bool:
+        """A row of numbers of the table whose header came just before: recorded, True."""
+        table = self._table
+        if table is None or sep != table[1] or len(cells) != len(table[0]):
             return False
+        vals = [_cell_num(c) for c in cells]
+        if any(v is None for v in vals):
+            return False
+        self._table_record(table[0], vals)  # type: ignore[arg-type]
+        return True
+
+    def _remembered_table_row(self, names: list[str], cells: list[str]) -> bool:
+        """A row as wide as a remembered header ``names`` (:meth:`_table_line`): numbers are a
+        record, an aggregate label's numbers the table's evaluation figure; True when the row
+        belongs to the table (a per-class row is the table's too, and not read)."""
         label = None if _cell_num(cells[0]) is not None else cells[0].lower()
         if label is not None and label not in _AGGREGATE_ROW:
             return all(_cell_num(c) is not None for c in cells[1:])
