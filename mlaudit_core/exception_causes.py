@@ -294,6 +294,40 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "KeyError: 'segmentation'",
     ),
     ExceptionCause(
+        "record-does-not-parse",
+        "data_config",
+        "a record of the data does not convert to the number the dataset's code reads it as (a placeholder "
+        "such as 'n/a' or an empty field where a number belongs)",
+        ("ValueError",),
+        _rx(
+            r"could not convert string (?:'[^']*' )?to (?:float|int|complex)|"
+            r"invalid literal for int\(\) with base \d+: "
+        ),
+        "data",
+        "CPython 3.11 Objects/floatobject.c PyFloat_FromString ('could not convert string to float: {!r}'), "
+        "Objects/longobject.c PyLong_FromString ('invalid literal for int() with base {}: {!r}'); numpy 2.4.6 "
+        "numpy/lib/_npyio_impl.py loadtxt ('could not convert string {!r} to float64 at row {}, column {}'); "
+        "raised in a dataset's __getitem__/loader frame (torch's DataLoader re-raises a worker's error as "
+        "'Caught ValueError in DataLoader worker process {}' and prints the worker's traceback after it)",
+        "ValueError: could not convert string to float: 'n/a'",
+    ),
+    ExceptionCause(
+        "constructor-argument-not-taken",
+        "data_config",
+        "the configuration passes a class an argument its constructor, as installed, does not take (an "
+        "option a library version renamed or removed, or a configuration key the target class has no "
+        "parameter for): the script or configuration must follow the installed API",
+        ("TypeError", "InstantiationException"),
+        _rx(r"(?:^|[\s.(\"'])__init__\(\) got an unexpected keyword argument '"),
+        "",
+        "CPython 3.11 Python/ceval.c positional_only_passed_as_keyword / Objects/call.c ('{}() got an unexpected "
+        "keyword argument {!r}', the callee's qualified name, '__init__' for a constructor: "
+        "'TrainingArguments.__init__()' from Python 3.10 on, '__init__()' before); hydra 1.3 "
+        "hydra/_internal/instantiate/_instantiate2.py _call_target wraps it as InstantiationException('Error "
+        "in call to target ...: TypeError(...)')",
+        "TypeError: TrainingArguments.__init__() got an unexpected keyword argument 'evaluation_strategy'",
+    ),
+    ExceptionCause(
         "empty-dataset",
         "data_config",
         "the data set the loader was given is empty (a wrong data path, a filter that kept nothing, a split "
@@ -637,10 +671,16 @@ def _short(exc_type: str) -> str:
     return exc_type.rsplit(".", 1)[-1]
 
 
+#: Frames Python opens for an expression inside a function (a comprehension, a generator expression, a
+#: lambda): they belong to the function that holds them.
+_INNER_FRAME = re.compile(r"^<(?:listcomp|dictcomp|setcomp|genexpr|lambda)>$")
+
+
 def in_data_code(frames: Sequence[tuple[str, int, str]]) -> bool:
-    """Whether the innermost frame outside installed libraries is a dataset's own code."""
+    """Whether the innermost frame outside installed libraries is a dataset's own code (a
+    comprehension or lambda frame is read as the function that holds it)."""
     for file, _line, func in reversed(frames):
-        if _LIBRARY.search(file):
+        if _LIBRARY.search(file) or _INNER_FRAME.match(func):
             continue
         return bool(_DATA_FUNC.match(func) or _DATA_FILE.search(file.replace("\\", "/")))
     return False

@@ -719,3 +719,59 @@ def test_a_tensorflow_error_outside_a_loss_op_is_not_the_data():
     assert "raised at the graph op fc1_voc12_c3/convolution/SpaceToBatchND" in v.summary
     conv = (("<graph>", 0, "resnet/conv1/Conv2D"),)
     assert classify("InvalidArgumentError", "Incompatible shapes: [2,3] vs. [2,4]", conv) is None
+
+
+class _CsvRows:
+    """A dataset whose ``__getitem__`` parses a CSV line into floats inside a list comprehension."""
+
+    def __init__(self, lines):
+        self.lines = lines
+
+    def __len__(self):
+        return len(self.lines)
+
+    def __getitem__(self, i):
+        return [float(v) for v in self.lines[i].split(",")]
+
+
+def test_row_record_does_not_parse_on_a_placeholder_in_a_data_loader_worker():
+    torch = pytest.importorskip("torch")
+    from torch.utils.data import DataLoader
+
+    e = _raised(lambda: list(DataLoader(_CsvRows(["1.0,2.0", "n/a,3.0"]), batch_size=None)))
+    _, tbs = scan(_traceback_lines(e, "train.log"))
+    tb = tbs[-1]
+    assert tb.exception_type == "ValueError" and tb.frames[-1][2] == "<listcomp>"
+    assert in_data_code(tb.frames)
+    assert classify(tb.exception_type, tb.message, tb.frames).id == "record-does-not-parse"
+    assert _why(_raised(lambda: int("12a")), tb.frames) == "record-does-not-parse"
+    # the same conversion in the training code (not the dataset's) is not read as the data's
+    assert classify("ValueError", "could not convert string to float: 'n/a'", tb.frames[:1]) is None
+    del torch
+
+
+def test_row_constructor_argument_not_taken_on_a_removed_trainingarguments_option(tmp_path):
+    pytest.importorskip("transformers")
+    from transformers import TrainingArguments
+
+    e = _raised(lambda: TrainingArguments(output_dir=str(tmp_path), evaluation_strategy="epoch"))
+    assert isinstance(e, TypeError)
+    assert _why(e) == "constructor-argument-not-taken"
+
+    def step(batch):
+        return batch
+
+    # a plain function called with a wrong keyword is the code's, not a constructor's option
+    assert _why(_raised(lambda: step(batch=1, lr=2))) is None
+
+
+def test_audit_of_newuser12_consoles_that_crashed_on_a_record_and_on_a_constructor_option():
+    """A DataLoader worker's re-raised error (torch prints the worker's traceback after 'Caught
+    ValueError in DataLoader worker process 0') and transformers 5.25's TrainingArguments refusing a
+    removed option, as the real runs printed them."""
+    data = Path(__file__).parent / "data" / "newuser12"
+    for name in ("pt_loader_worker_bad_record.log", "hf_evaluation_strategy_kwarg.log"):
+        rep = audit(_run(data / name))
+        assert (rep.verdict.outcome, rep.verdict.cause) == (Outcome.CRASHED, Cause.DATA_CONFIG), (
+            name
+        )

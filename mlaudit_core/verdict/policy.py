@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..detectors._context import finetune_evidence
 from ..detectors.base import detector_for, registry
 from ..plan import NORMAL_END
 from ..report import Cause, Finding, Outcome, Severity
@@ -31,7 +32,7 @@ from ..roles import Role, is_higher_better
 from ..rundata import RunData, RunStatus
 from ..signal import fmt
 from ..signatures import match_line
-from .evidence import FAR_BELOW_LR, MIN_TREND_POINTS, Basis, Ending, LrAssessment
+from .evidence import FAR_ABOVE, FAR_BELOW_LR, MIN_TREND_POINTS, Basis, Ending, LrAssessment
 
 _CORRECTNESS_EXC = (
     "ValueError",
@@ -2157,6 +2158,31 @@ def _underfit(c: Ctx) -> Decision | None:
                 "any optimiser): raise the learning rate, or train far longer.",
                 f,
             )
+        still = still_falling_at_pace(c.run, c.run.key_for(Role.TRAIN_LOSS))
+        slow_lr = (
+            c.lr.lr is not None
+            and c.lr.optimiser
+            is not None  # an unknown optimiser's typical value is SGD's, an upper bound
+            and c.lr.lr <= c.lr.typical / FAR_ABOVE
+            and finetune_evidence(c.run) is None
+        )
+        if still is not None and slow_lr and not c.ending.stopped:
+            # the training loss barely moved and is still falling at its average pace at the last
+            # point, at a learning rate an order of magnitude below its (named) optimiser's typical value
+            # for a model trained from scratch: the run ended while learning steadily, far from converged,
+            # which is underfitting, not a finished run (a fine-tune's or a typical LR's small late
+            # fall is the tail of learning: own f6b3-10, f6b2-19)
+            q3, q4 = still
+            return Decision(
+                Outcome.UNDERFIT,
+                Cause.MODEL_CONVERGENCE,
+                f"The model is learning too slowly for the run's length: {f.message}, and the training "
+                f"loss is still falling at its average pace in its last quarter (median {fmt(q3)} -> "
+                f"{fmt(q4)}) while the held-out numbers still improve at the end, at a {c.lr.describe()} "
+                "(an order of magnitude below it or more, training from scratch): the run ended far from "
+                "converged. Raise the learning rate toward its typical value, or train far longer.",
+                f,
+            )
         return None  # a small drop while held-out numbers still improve at the end: learning, not a stall
     if f.facts.get("relative_drop_only") and another_loss_learned(
         c.run, c.run.key_for(Role.TRAIN_LOSS)
@@ -2242,6 +2268,31 @@ def heldout_still_improving(run: RunData) -> tuple[str, float, float] | None:
         if ib >= len(vals) - max(2, len(vals) // 20) and float(vals[ib] - vals[0]) > 2 * noise:
             return k, float(m.values[0]), float(m.values[ib])
     return None
+
+
+#: Share of its average fall per quarter that a loss must still fall in its last quarter to be "still
+#: falling at its pace": half, i.e. its decline has not even halved its speed by the end. A loss that
+#: converges decelerates (its per-quarter fall shrinks toward 0: own f5b4-09, a DeiT loss flat at its
+#: floor under a still-improving top-1).
+STILL_FALLING_PACE = 0.5
+
+
+def still_falling_at_pace(run: RunData, key: str | None) -> tuple[float, float] | None:
+    """``(third-quarter median, last-quarter median)`` of the loss ``key`` (>= 8 finite points, by
+    step) when its last quarter still falls by at least :data:`STILL_FALLING_PACE` of its average fall
+    per quarter over the run (first-quarter median to last-quarter median, divided by 3) and that
+    average fall is positive; else ``None``. Medians per quarter, so per-batch noise does not decide."""
+    if not key:
+        return None
+    v = run.series(key).by_step().finite().values
+    n = len(v)
+    if n < 8:
+        return None
+    q1, q3, q4 = (float(np.median(v[a * n // 4 : (a + 1) * n // 4])) for a in (0, 2, 3))
+    pace = (q1 - q4) / 3
+    if pace <= 0 or q3 - q4 < STILL_FALLING_PACE * pace:
+        return None
+    return q3, q4
 
 
 #: A training loss "learned" when it fell at least this share of its first (smoothed) level before
@@ -5554,7 +5605,8 @@ POLICY: tuple[Rule, ...] = (
         "slow",
         180,
         "SY002 data starvation, SY005 time outside training or SY001 throughput drop, "
-        "at warning (SY001 is a warning only when progressive, falling in every quarter from the start), or "
+        "at warning (SY001 is a warning only when progressive, falling in every quarter from the start, or "
+        "when its last quarter runs at less than half the early rate), or "
         "SY004 recurring pauses (steps at 2x the median or more on 5-30% of steps, >= 20% of the step time, "
         "one spacing between them in >= half the cases; "
         "from the records' wall times when no step time is logged), or SY008 (a sparse epoch/interval time "
@@ -5587,6 +5639,12 @@ POLICY: tuple[Rule, ...] = (
                 "throughput stepped down (neighbour load), no cause in the data",
                 (("SY001", _I, {}),),
                 None,
+                series=_LOSS,
+            ),
+            Case(
+                "throughput stepped down mid-run to a fifth (SY001 at warning, halved)",
+                (("SY001", _W, {"drop": 0.8}),),
+                ("slow", "infra_runtime"),
                 series=_LOSS,
             ),
             Case(
