@@ -33,6 +33,7 @@ from ..report import (
 )
 from ..roles import Role
 from ..rundata import RunData, RunStatus
+from ..signal import clip
 from .evidence import (
     Ending,
     assess,
@@ -192,6 +193,27 @@ def _on_partial_data(decision: Decision, partial: list[str], end: Ending | None 
     )
 
 
+def _undeciding_errors(ctx, decision: Decision) -> str:
+    """For a succeeded verdict, the findings at error or above that did not decide it, named, so
+    the headline does not stand beside an unexplained error: '' when there are none."""
+    if decision.outcome is not Outcome.SUCCEEDED:
+        return ""
+    errs = [
+        f
+        for fs in ctx.by_code.values()
+        for f in fs
+        if f.severity.rank >= Severity.ERROR.rank and f.family != "instrumentation"
+    ]
+    if not errs:
+        return ""
+    named = "; ".join(f"{f.code} ({clip(f.message, 120)})" for f in errs[:2])
+    return (
+        f" Not deciding: {named} - the verdict rules did not read "
+        f"{'it' if len(errs) == 1 else 'them'} as a failure of this run; read "
+        f"{'it' if len(errs) == 1 else 'them'} before trusting the success."
+    )
+
+
 def _summary(run: RunData, ctx, decision: Decision, partial: list[str], errored: list[str]) -> str:
     """The decision's summary, then: the failure lines that did not end the run (an earlier
     attempt's crash, a failure training went on after), which launch of the log was judged, the
@@ -225,6 +247,7 @@ def _summary(run: RunData, ctx, decision: Decision, partial: list[str], errored:
         )
     if partial:
         summary += " Partial data: " + "; ".join(partial[:3]) + "."
+    summary += _undeciding_errors(ctx, decision)
     if errored and decision.outcome in (Outcome.SUCCEEDED, Outcome.RUNNING):
         summary += (
             f" Not checked: {', '.join(errored)} errored (see unknowns), so a failure only "
