@@ -75,6 +75,7 @@ LAYERS = {
     "_optional": 0,
     "exception_causes": 0,
     "reference_gap": 0,
+    "model_family": 0,  # which model family a run trains (tree ensembles), from its names
     "formats": 1,
     "baseline": 1,
     "ci": 1,
@@ -84,6 +85,9 @@ LAYERS = {
     "ci.github": 5,  # renders the CI report for GitHub/Buildkite (used by the command line)
     "ci.schema_out": 5,  # shapes the CI report to a user's JSON Schema (used by the command line)
     "detectors": 2,
+    # the run's task metric: read by GE001/GE007 and the verdict; it asks detectors._context which
+    # metric the run selects its checkpoint by
+    "task_metric": 2,
     "verdict": 3,
     "settings": 3,
     "audit": 4,

@@ -62,15 +62,12 @@ class ThroughputDrop(Detector, code="SY001", name="throughput-drop", family="sys
     where such runs lose under 0.3 s to jitter).
     Severity: error when the slowdown is progressive, the median of each quarter at least
     ``min_quarter_drop`` 5% below the one before (a per-step cost that grows with the run: a leak,
-    fragmentation, a growing structure, lowers every quarter from the start); warning when the drop is
-    at least ``severe_drop`` 50% (the last quarter at half the early rate or less: each late step
-    takes at least twice as long as an early one, the time of the rest of the run doubled, which is
-    slow whatever slowed it; the newuser9 and newuser12 runs of tests/data whose loader slowed
-    mid-run fell 91.8% and 80.1%); info otherwise. A smaller slowdown that starts mid-run, as a step or a ramp, has the
-    shape of other jobs' load arriving on a shared machine (a healthy run on a busy 2-core machine;
-    the generated corpus, made on such a machine, has a healthy run whose throughput holds for half
-    the run then falls 18% and 39%), and without a cause in the data (data wait SY002, time outside
-    training SY005) it is not a verdict. SY001 fires on no artifact of the real corpora, so no real figure bounds
+    fragmentation, a growing structure, lowers every quarter from the start); info otherwise. A
+    slowdown that starts mid-run, as a step or a ramp, has the shape of other jobs' load arriving on
+    a shared machine (a healthy run on a busy 2-core machine; the generated
+    corpus, made on such a machine, has a healthy run whose throughput holds for half the run then
+    falls 18% and 39%), and without a cause in the data (data wait SY002, time outside training SY005)
+    it is not a verdict. SY001 fires on no artifact of the real corpora, so no real figure bounds
     this; 5% is half the lower end of the 10-15% run-to-run jitter convention above.
     """
 
@@ -115,7 +112,6 @@ class ThroughputDrop(Detector, code="SY001", name="throughput-drop", family="sys
         min_points: int = 20
         min_lost_seconds: float = 0.5
         min_quarter_drop: float = 0.05
-        severe_drop: float = 0.5
 
     def check(self, run, p):
         key = run.key_for(Role.THROUGHPUT)
@@ -157,14 +153,8 @@ class ThroughputDrop(Detector, code="SY001", name="throughput-drop", family="sys
             else "not falling in every quarter from the start; with no data wait or time outside training "
             "in the data it may be load from other jobs on the machine"
         )
-        halved = drop >= p.severe_drop
-        if halved and not progressive:
-            shape = (
-                "a step down mid-run to less than half the early rate: each late step takes at least "
-                "twice as long"
-            )
         yield self.finding(
-            Severity.ERROR if progressive else Severity.WARNING if halved else Severity.INFO,
+            Severity.ERROR if progressive else Severity.INFO,
             f"throughput fell {fmt(100 * drop, 3)}%: {fmt(early)} early vs {fmt(late)} {unit} in the last "
             f"quarter ({key}), {shape}",
             evidence=[
