@@ -39,6 +39,7 @@ def two_runs(tmp_path_factory) -> tuple[Path, Path]:
     """Two finished offline runs of one project (the second one started last)."""
     root = tmp_path_factory.mktemp("wandb-two")
     env = dict(os.environ, WANDB_MODE="offline", WANDB_DIR=str(root), WANDB_SILENT="true")
+    made: list[Path] = []
     for slope in ("0.001", "0.01"):
         p = subprocess.run(
             [sys.executable, "-c", _TRAIN, slope],
@@ -48,7 +49,10 @@ def two_runs(tmp_path_factory) -> tuple[Path, Path]:
             timeout=600,
         )
         assert p.returncode == 0, p.stderr.decode()[-2000:]
-    first, second = sorted((root / "wandb").glob("offline-run-*"))
+        # the folder this run made (two runs started in one second sort by their random ids)
+        (new,) = set((root / "wandb").glob("offline-run-*")) - set(made)
+        made.append(new)
+    first, second = made
     return first, second
 
 
