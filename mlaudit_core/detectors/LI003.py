@@ -37,6 +37,9 @@ class EpochStepMismatch(Detector, code="LI003", name="epoch-step-mismatch", fami
     Remedy: restore the global step (and optimizer / scheduler state) with the
     checkpoint on resume; verify the checkpoint is actually passed to the loader;
     name checkpoints by run and step.
+    A restart is a break in the records: a launch whose first record fits and whose step and epoch
+    never go back is not called reset, whatever the figure (own corpus f14b1-04: a ``max_steps`` 4 smoke
+    test with ``steps_per_epoch`` 2 in its hparams logged all four steps in epoch 0).
     Thresholds: a record fits when its step lies within one epoch (plus ``tol`` 5%)
     of epoch x steps per epoch (counting 0- and 1-based epochs alike), with steps
     per epoch also divided by the gradient-accumulation steps when they are given.
@@ -236,6 +239,20 @@ def _first_misfit(
     bad = np.flatnonzero(~fits)
     if bad.size == 0:
         return None, 0, ""
+    if fits[0] and np.all(np.diff(steps) >= 0) and np.all(np.diff(epochs) >= 0):
+        # a restart is a break in the records: a counter that goes back, or a launch whose first record
+        # already misfits (resumed before the log starts). A launch that starts where the figure says and
+        # whose step and epoch only move forward has no break; the epochs are longer or shorter than the
+        # figure (a max_steps plan that ends inside the first epoch, a steps_per_epoch setting the loop
+        # does not use; own corpus f14b1-04: max_steps 4 with steps_per_epoch 2, all four steps in epoch 0)
+        return (
+            None,
+            int(bad.size),
+            (
+                f"step and epoch only move forward in this launch and its first record fits; steps per epoch "
+                f"{spe} ({source}) does not fit the later records, with no restart between them"
+            ),
+        )
     # a restart shows in the records themselves: steps per epoch (step / epoch) changes when one
     # counter restarts. When every record from epoch 1 on holds the same ratio (within 15%), the
     # two counters advanced together and the steps-per-epoch figure is what is wrong (own corpus

@@ -525,14 +525,24 @@ _STEP_COUNTERS = (
 )
 
 
-def _reached_steps(run: RunData) -> float | None:
+def _reached_steps(run: RunData, count_from_zero: bool = True) -> float | None:
+    """The number of optimisation steps the run reached: the largest step of its training loss,
+    learning rate or validation loss, or of a step counter it logs as a metric. A counter whose first
+    record is at step 0 is 0-based (Lightning's CSVLogger, a ``for step in range(n)`` loop logging
+    ``step``): its last record at step k is step k + 1 of the plan (own corpus f14b1-04: steps 0-3 of
+    ``max_steps`` 4), as :func:`_reached_epochs` counts a 0-based epoch; ``count_from_zero`` False gives
+    the largest step as logged."""
     best = None
+    zero_based = False
     for role in (Role.TRAIN_LOSS, Role.LEARNING_RATE, Role.VAL_LOSS):
         k = run.key_for(role)
         if k:
             s = run.metrics.series(k)
             if len(s):
                 best = max(best or 0.0, float(s.steps.max()))
+                zero_based = zero_based or (role is Role.TRAIN_LOSS and float(s.steps.min()) == 0.0)
+    if best is not None and count_from_zero and zero_based and best >= 1:
+        best += 1.0
     for k in run.metrics.keys:
         if k.lower() in _STEP_COUNTERS or k.lower().rsplit("/", 1)[-1] in (
             "iter",
@@ -556,7 +566,7 @@ def _reached_epochs(run: RunData) -> float | None:
             ints = bool(np.all(np.equal(np.mod(s.values, 1), 0)))
             return top + 1 if ints else top
     if run.params.get("log.step_axis") == "epoch":
-        st = _reached_steps(run)
+        st = _reached_steps(run, count_from_zero=False)
         if st is not None:
             return st + 1  # results.csv / Keras epochs are 0-based rows: row k is epoch k+1
     return _summary_epoch(run)

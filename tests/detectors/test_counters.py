@@ -132,3 +132,27 @@ def test_a_relaunch_resumed_from_an_earlier_checkpoint_is_not_a_correctness_bug(
     ]
     assert rep.verdict.cause.value != "correctness_bug", rep.verdict.summary
     assert rep.verdict.outcome in (Outcome.SUCCEEDED, Outcome.PLATEAUED), rep.verdict.summary
+
+
+def test_li003_no_reset_without_a_break_in_the_records():
+    """own f14b1-04: a Lightning CSVLogger file of a BYOL-3D smoke test (hparams.yaml: max_steps 4,
+    num_epochs 2, steps_per_epoch 2) whose four rows are steps 0-3, all in epoch 0. The step runs ahead
+    of epoch x steps_per_epoch, but neither counter goes back and the first record fits: the loop
+    stopped at max_steps inside its first epoch, no counter restarted."""
+    run = _run(OWN / "Arshya-Guru--deepmind-research/lightning_logs/version_0/metrics.csv")
+    rep = audit(run)
+    assert not [f for f in rep.findings if f.code == "LI003"], [f.message for f in rep.findings]
+    assert rep.verdict.cause is not Cause.CORRECTNESS_BUG, rep.verdict.summary
+
+
+def test_a_zero_based_step_counter_reaches_its_max_steps_plan():
+    """The same file: a 0-based step counter's last record at step 3 is the fourth of ``max_steps`` 4,
+    so the run reached its plan (not 'stopped at step 3 of the 4 planned')."""
+    from mlaudit_core.verdict.evidence import ending
+
+    run = _run(OWN / "Arshya-Guru--deepmind-research/lightning_logs/version_0/metrics.csv")
+    rep = audit(run)
+    e = ending(run, rep.findings)
+    assert (e.planned, e.reached) == (4.0, 4.0), e
+    assert not e.stopped, e
+    assert rep.verdict.outcome is not Outcome.CRASHED, rep.verdict.summary
