@@ -89,7 +89,8 @@ class ExceptionCause:
     types: tuple[str, ...]  # exception class names (the last dotted part); empty: any class
     message: re.Pattern | None  # searched in the message and the lines printed next to it
     frames: str  # "" (any), "data" (raised in a dataset's own code), "mp-start" (multiprocessing start-up),
-    # "reads" (no frame of the traceback saves or writes), "loss" (a frame of the loss computation)
+    # "reads" (no frame of the traceback saves or writes), "loss" (a frame of the loss computation),
+    # "wrapper-keys" (a state_dict's missing and unexpected keys differ by a wrapper's prefix only)
     source: str  # package version, file and function that write the message or define the class
     example: str  # an exception line as the package prints it
     #: whether the lines printed beside the exception line are read too (a CUDA kernel's assertion is
@@ -273,6 +274,19 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "datasets.exceptions.DatasetGenerationError: An error occurred while generating the dataset",
     ),
     ExceptionCause(
+        "unknown-split",
+        "data_config",
+        "the configuration asks the dataset library for a split the data set does not have (a 'val' or "
+        "'validation' split of a data set built with 'train' only, a misspelt split name)",
+        (),
+        _rx(r"""Unknown split ['"][^'"\n]{0,200}['"]\. Should be one of"""),
+        "",
+        "tensorflow_datasets tensorflow_datasets/core/splits.py _rel_to_abs_instr ('Unknown split {!r}. Should "
+        "be one of {}.'), Hugging Face datasets src/datasets/arrow_reader.py _rel_to_abs_instr ('Unknown split "
+        '"{}". Should be one of {}.\'); neither is a test dependency',
+        "ValueError: Unknown split 'val'. Should be one of ['train'].",
+    ),
+    ExceptionCause(
         "dataset-code-data-error",
         "data_config",
         "the dataset's own code did not find a key, file or record it expected in the data (annotations, paths "
@@ -444,6 +458,24 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "ValueError: Attempting to unscale FP16 gradients.",
     ),
     ExceptionCause(
+        "checkpoint-wrapper-prefix",
+        "correctness_bug",
+        "the checkpoint holds this model's own parameters, under names that differ from the model's by a "
+        "wrapper's prefix only ('module.' of nn.DataParallel / DistributedDataParallel, '_orig_mod.' of "
+        "torch.compile): the code saves or loads the wrapped model where it means the model inside it (load "
+        "before wrapping, or save and load model.module), not a wrong checkpoint",
+        (),
+        _rx(r"Missing key\(s\) in state_dict|Unexpected key\(s\) in state_dict"),
+        "wrapper-keys",
+        "torch 2.13.0 torch/nn/modules/module.py Module.load_state_dict ('Missing key(s) in state_dict: {}. ', "
+        "'Unexpected key(s) in state_dict: {}. ', each key quoted), torch/nn/parallel/data_parallel.py and "
+        "distributed.py (the wrapped model is the attribute ``module``: its parameters are named "
+        "``module.<name>``), torch/_dynamo/eval_frame.py OptimizedModule (``_orig_mod``)",
+        "RuntimeError: Error(s) in loading state_dict for DataParallel: Missing key(s) in state_dict: "
+        '"module.weight", "module.bias". Unexpected key(s) in state_dict: "weight", "bias". ',
+        True,
+    ),
+    ExceptionCause(
         "checkpoint-model-mismatch",
         "data_config",
         "the checkpoint does not fit the model built from the configuration (missing, unexpected or differently "
@@ -534,7 +566,8 @@ CAUSES: tuple[ExceptionCause, ...] = (
     ExceptionCause(
         "network",
         "infra_runtime",
-        "a network call failed (connection refused or reset, name resolution, timeout, no route to the hub)",
+        "a network call failed (connection refused or reset, name resolution, timeout, no route to the hub or "
+        "to the object store a checkpoint or data file is read from or written to)",
         (
             "ConnectionError",
             "ConnectionResetError",
@@ -549,27 +582,47 @@ CAUSES: tuple[ExceptionCause, ...] = (
             "ProtocolError",
             "LocalEntryNotFoundError",
             "gaierror",
+            "ClientConnectorError",
+            "ServerDisconnectedError",
+            "EndpointConnectionError",
+            "UnavailableError",
         ),
         None,
         "",
         "requests 2.x requests/exceptions.py, urllib3 2.x urllib3/exceptions.py, huggingface_hub "
         "huggingface_hub/errors.py (LocalEntryNotFoundError), CPython socket.gaierror and the ConnectionError "
-        "subclasses",
+        "subclasses; aiohttp 3.14.5 aiohttp/client_exceptions.py (ClientConnectorError 'Cannot connect to host "
+        "{}', ServerDisconnectedError), the HTTP client of fsspec 2026.9.0's http filesystem and of the s3fs / "
+        "gcsfs object-store filesystems; botocore botocore/exceptions.py (EndpointConnectionError 'Could not "
+        "connect to the endpoint URL: {endpoint_url}'; not a test dependency); TensorFlow "
+        "tensorflow/python/framework/errors_impl.py (UnavailableError: the service, a remote file system or "
+        "a gRPC peer, could not be reached; not a test dependency)",
         "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries "
         "exceeded with url: /bert-base-uncased/resolve/main/config.json",
     ),
     ExceptionCause(
         "network-message",
         "infra_runtime",
-        "a network call failed (the hub or a server could not be reached)",
+        "a network call failed (the hub, a server or the object store a checkpoint or data file is read from or "
+        "written to could not be reached): the network or the remote store, not the training code",
         (),
         _rx(
             r"We couldn't connect to '?https?://|Max retries exceeded with url|Temporary failure in name "
-            r"resolution|Name or service not known|Network is unreachable|Connection reset by peer"
+            r"resolution|Name or service not known|Network is unreachable|Connection reset by peer|"
+            r"Unable to connect to endpoint|Could not connect to the endpoint URL|Cannot connect to host|"
+            r"Failed to establish a new connection"
         ),
         "",
         "transformers 5.25.0 transformers/utils/hub.py cached_files ('We couldn't connect to ...'), urllib3 "
-        "connectionpool.py ('Max retries exceeded with url'), glibc gai_strerror / strerror texts",
+        "connectionpool.py ('Max retries exceeded with url'), urllib3 2.8.0 urllib3/connection.py "
+        "HTTPConnection._new_conn (NewConnectionError 'Failed to establish a new connection: {}'), aiohttp "
+        "3.14.5 aiohttp/client_exceptions.py ClientConnectorError ('Cannot connect to host {}'), glibc "
+        "gai_strerror / strerror texts; a remote store's client wrapped in another class: aws-sdk-cpp "
+        "aws-cpp-sdk-core AWSClient (CoreErrors::NETWORK_CONNECTION 'Unable to connect to endpoint', which "
+        "TensorFlow's S3 file system, tensorflow/core/platform/s3/s3_file_system.cc, raises as "
+        "InternalError(': Unable to connect to endpoint') when a checkpoint is written to or read from S3 or "
+        "an S3-compatible store), botocore botocore/exceptions.py EndpointConnectionError ('Could not connect "
+        "to the endpoint URL: {}')",
         "OSError: We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find them in the "
         "cached files.",
     ),
@@ -666,6 +719,52 @@ CAUSES: tuple[ExceptionCause, ...] = (
 
 _BY_ID = {c.id: c for c in CAUSES}
 
+#: A key list of torch's load_state_dict message: ``Missing key(s) in state_dict: "a.b", "c". `` (the colon
+#: is sometimes lost in a paste).
+_KEY_LIST = re.compile(
+    r"(Missing|Unexpected) key\(s\) in state_dict:?\s*((?:\"[^\"\n]{1,300}\"(?:,\s*)?)+)"
+)
+_QUOTED_KEY = re.compile(r'"([^"\n]{1,300})"')
+
+
+def state_dict_keys(text: str) -> tuple[list[str], list[str]]:
+    """``(missing, unexpected)``: the parameter names torch's ``load_state_dict`` error lists in ``text``
+    (its message and the lines printed with it), in order."""
+    got: dict[str, list[str]] = {"Missing": [], "Unexpected": []}
+    for m in _KEY_LIST.finditer(text):
+        got[m.group(1)].extend(_QUOTED_KEY.findall(m.group(2)))
+    return got["Missing"], got["Unexpected"]
+
+
+def wrapper_prefix(missing: Sequence[str], unexpected: Sequence[str]) -> str | None:
+    """The prefix by which the two key sets of a failed ``load_state_dict`` differ, or ``None``.
+
+    Both sets are non-empty, every key of one side starts with one and the same dotted prefix, and with
+    that prefix taken off, one side's keys are all keys of the other (``module.encoders.0.conv.weight``
+    missing, ``encoders.0.conv.weight`` unexpected: the prefix ``module.``). That is the same model's
+    parameters saved or loaded through a wrapper (nn.DataParallel and DistributedDataParallel name theirs
+    ``module.<name>``, torch.compile ``_orig_mod.<name>``); a checkpoint of another model or configuration
+    has other names or other shapes. A batch-norm's ``num_batches_tracked`` is left out of the comparison:
+    torch fills it in when the state dict lacks it (torch 2.13.0 torch/nn/modules/batchnorm.py
+    _NormBase._load_from_state_dict), so it is listed as unexpected but never as missing. Only the keys
+    the message lists are compared (torch lists every missing and every unexpected key)."""
+
+    def kept(keys: Sequence[str]) -> set[str]:
+        return {k for k in keys if not k.endswith("num_batches_tracked")}
+
+    miss, unexp = kept(missing), kept(unexpected)
+    if not miss or not unexp:
+        return None
+    for prefixed, plain in ((miss, unexp), (unexp, miss)):
+        first = min(prefixed)
+        for t in plain:
+            if not first.endswith("." + t):
+                continue
+            head = first[: -len(t)]
+            if {head + k for k in plain} == prefixed:
+                return head
+    return None
+
 
 def _short(exc_type: str) -> str:
     return exc_type.rsplit(".", 1)[-1]
@@ -728,6 +827,8 @@ def classify(
         if c.frames == "reads" and any(_WRITE_FUNC.search(f[2]) for f in frames):
             continue
         if c.frames == "loss" and not in_loss_code(frames):
+            continue
+        if c.frames == "wrapper-keys" and wrapper_prefix(*state_dict_keys(beside)) is None:
             continue
         if c.frames == "mp-start" and not (
             frames and _MP_START.search(frames[-1][0].replace("\\", "/"))

@@ -57,7 +57,8 @@ def test_every_row_explains_its_own_example(row):
         frames = ((str(Path(multiprocessing.__file__).parent / "spawn.py"), 126, "_main"),)
     got = classify(typ, msg, frames)
     assert got is not None and got.id == row.id, (row.example, got)
-    assert row.cause in {"data_config", "infra_runtime"}
+    # a row names a cause other than a plain code error, or the code error it is (a wrapper's keys)
+    assert row.cause in {"data_config", "infra_runtime"} or row.frames == "wrapper-keys"
 
 
 def test_pillow_undecodable_and_truncated_images():
@@ -775,3 +776,99 @@ def test_audit_of_newuser12_consoles_that_crashed_on_a_record_and_on_a_construct
         assert (rep.verdict.outcome, rep.verdict.cause) == (Outcome.CRASHED, Cause.DATA_CONFIG), (
             name
         )
+
+
+def test_row_network_on_an_object_store_client_that_cannot_reach_its_endpoint():
+    """fsspec's http filesystem (the aiohttp client the s3fs / gcsfs object stores use too) asked for a
+    checkpoint on an endpoint nothing listens on raises aiohttp's ClientConnectorError ('Cannot connect to
+    host ...'): the network or the store, not the code (was the caller's default, correctness_bug).
+    Nothing is started: the port is one no process listens on."""
+    fsspec = pytest.importorskip("fsspec")
+    pytest.importorskip("aiohttp")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again before the request: nothing listens on it
+    e = _raised(lambda: fsspec.filesystem("http").cat(f"http://127.0.0.1:{port}/ckpt/last.ckpt"))
+    assert type(e).__name__ == "ClientConnectorError", repr(e)
+    assert _why(e) == "network"
+    assert classify("ValueError", str(e)).id == "network-message"  # the message alone names it too
+
+
+def test_row_network_message_on_a_tensorflow_checkpoint_save_to_an_object_store():
+    """Report b23-06: a TensorFlow 1.x job on Huawei Cloud writes its checkpoints to the OBS object store
+    through TensorFlow's S3 file system; after several epochs the SaveV2 op fails with ``InternalError (see
+    above for traceback): : Unable to connect to endpoint`` (aws-sdk-cpp's NETWORK_CONNECTION error, as
+    TensorFlow's s3_file_system.cc raises it). The store's connection, not the code (was correctness_bug)."""
+    v, _ = _report_verdict("b23-06-")
+    assert (v.outcome, v.cause) == (Outcome.CRASHED, Cause.INFRA_RUNTIME), v.summary
+    assert "object store" in v.summary
+
+
+def _load_error(model, state) -> str:
+    torch = pytest.importorskip("torch")
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as e:
+        return f"RuntimeError: {e}"
+    raise AssertionError(f"{torch.__version__}: the state dict loaded")
+
+
+def _classify_pasted(text: str):
+    first, *rest = text.splitlines()
+    _, tbs = scan(
+        [
+            ConsoleLine("a.log", 1, first),
+            *(ConsoleLine("a.log", i, t) for i, t in enumerate(rest, 2)),
+        ]
+    )
+    return classify(tbs[0].exception_type, tbs[0].message, (), rest)
+
+
+def test_row_checkpoint_wrapper_prefix_on_data_parallel_and_compiled_models():
+    """torch's own messages: a plain model's state dict loaded into nn.DataParallel (missing 'module.weight',
+    unexpected 'weight'), and a torch.compile'd model's state dict ('_orig_mod.weight') loaded into the plain
+    model: the same parameters under a wrapper's prefix, the loading code's fault (was data_config, a wrong
+    checkpoint). A checkpoint with other names or shapes stays the configuration's."""
+    torch = pytest.importorskip("torch")
+    from mlaudit_core.exception_causes import state_dict_keys, wrapper_prefix
+
+    plain = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.BatchNorm1d(2))
+    msg = _load_error(torch.nn.DataParallel(plain), plain.state_dict())
+    assert wrapper_prefix(*state_dict_keys(msg)) == "module."
+    got = _classify_pasted(msg)
+    assert got.id == "checkpoint-wrapper-prefix" and got.cause == "correctness_bug", msg
+    msg = _load_error(plain, torch.compile(plain).state_dict())
+    assert wrapper_prefix(*state_dict_keys(msg)) == "_orig_mod."
+    assert _classify_pasted(msg).id == "checkpoint-wrapper-prefix", msg
+    other = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Linear(2, 2))
+    msg = _load_error(torch.nn.DataParallel(other), plain.state_dict())
+    assert wrapper_prefix(*state_dict_keys(msg)) is None
+    assert _classify_pasted(msg).id == "checkpoint-model-mismatch", msg
+
+
+def test_row_checkpoint_wrapper_prefix_on_a_resume_that_wraps_before_loading():
+    """Report b24-06 (pytorch-3dunet PR #134): ``Missing key(s) in state_dict "module.encoders.0..."`` and
+    ``Unexpected key(s) in state_dict "encoders.0..."`` printed on two lines: the code wraps the model in
+    DataParallel before loading a checkpoint saved from the plain model (was data_config)."""
+    v, _ = _report_verdict("b24-06-")
+    assert (v.outcome, v.cause) == (Outcome.CRASHED, Cause.CORRECTNESS_BUG), v.summary
+    assert "wrapper's prefix" in v.summary
+
+
+def test_row_unknown_split_on_a_tensorflow_datasets_build_without_the_split():
+    """Own corpus f12b1-09 (OpenVLA-OFT on a custom RLDS data set): tensorflow_datasets raises ``ValueError:
+    Unknown split 'val'. Should be one of ['train'].``: the configuration asks for a split the data set does
+    not have (was a code error)."""
+    ((_, run),) = load_path(RUNS / "HEISENYAN--openvla-oft" / "slurm.out").runs
+    _, tbs = scan(run.console)
+    tb = next(t for t in tbs if "Unknown split" in t.message)
+    got = classify(tb.exception_type, tb.message, tb.frames)
+    assert got is not None and got.id == "unknown-split" and got.cause == "data_config"
+
+
+def test_rt005_stopped_from_outside_on_an_interrupt_a_c_extension_reraised():
+    """Own corpus f14b2-12: a launch interrupted while ``from torch._C import *`` ran in torch/__init__.py
+    ends on ``RuntimeError: KeyboardInterrupt:``: an interrupt under another class is never a code bug
+    (was crashed/correctness_bug)."""
+    v = audit(_run(RUNS / "Xavier-wa--FRNet" / "nohup.out")).verdict
+    assert (v.outcome, v.cause) == (Outcome.CRASHED, Cause.INCONCLUSIVE), v.summary

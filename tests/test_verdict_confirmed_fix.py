@@ -67,6 +67,9 @@ def _verdict(prefix: str) -> dict:
         ("b10-03-", "diverged", "data_config", "need to be adjusted using fp32"),
         ("b15-03-", "crashed", "correctness_bug", "The fix was in EVER"),
         ("b8-06-", "diverged", "correctness_bug", "fixed now"),
+        # a released checkpoint that the repository's code no longer loads; the maintainer: "I just update
+        # the code, the current one should work" (was data_config, a wrong checkpoint)
+        ("b24-07-", "crashed", "correctness_bug", "I just update the code"),
     ],
 )
 def test_thread_confirmed_fix_sets_the_cause(prefix, outcome, cause, sentence):

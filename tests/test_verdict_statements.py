@@ -148,3 +148,13 @@ def test_failure_gone_with_the_environment_changed_is_infra(prefix):
     v = _verdict(prefix)
     assert (v["outcome"], v["cause"]) == ("diverged", "infra_runtime"), v["summary"]
     assert "software stack or the machine" in v["summary"]
+
+
+def test_environment_fixed_on_a_gpu_hang_reported_in_prose_only():
+    """Report b24-03 (StarDist 3D stuck at epoch 1 of 400 on the GPU, no log pasted): "I got it fixed by
+    replacing the Nvidia GPU Gaming Driver for the Studio Driver": a driver replaced, the failure gone.
+    With no curve and no error the outcome is not judged, the cause is the environment (was
+    unknown/inconclusive: 'replacing' was no verb of change, and V00 needed a NaN or a crash)."""
+    v = _verdict("b24-03-")
+    assert (v["outcome"], v["cause"]) == ("unknown", "infra_runtime"), v["summary"]
+    assert "Studio Driver" in v["summary"]

@@ -31,6 +31,10 @@ SIGNAL_MESSAGE = re.compile(
     r"got signal:?\s*\d+|\bSignal \d+ \(SIG\w+\)|died with <Signals\.|"
     r"\bSIG(?:TERM|KILL|INT|HUP|QUIT)\b"
 )
+#: A message that is an interrupt re-raised under another class: an interrupt that reached a C extension
+#: (Ctrl-C or SIGINT) comes back as ``RuntimeError: KeyboardInterrupt:`` (own corpus
+#: f14b2-12: ``from torch._C import *`` in torch/__init__.py).
+INTERRUPT_MESSAGE = re.compile(r"^\s*KeyboardInterrupt\b")
 
 #: Lines either side of the exception line read with it (a CUDA assertion is printed beside the error).
 NEARBY_LINES = 20
@@ -120,11 +124,16 @@ class PythonTraceback(
 
     @classmethod
     def stopped_from_outside(cls, finding):
-        """The exception is an interrupt, an exit or a signal's (:data:`STOP_EXCEPTIONS`), or its
-        message names a signal (:data:`SIGNAL_MESSAGE`)."""
+        """The exception is an interrupt, an exit or a signal's (:data:`STOP_EXCEPTIONS`), its
+        message names a signal (:data:`SIGNAL_MESSAGE`), or it is an interrupt re-raised under another
+        class (:data:`INTERRUPT_MESSAGE`)."""
         exc = str(finding.facts.get("exception_type", ""))
         msg = finding.facts.get("exception_message") or ""
-        return exc.endswith(STOP_EXCEPTIONS) or bool(SIGNAL_MESSAGE.search(msg))
+        return (
+            exc.endswith(STOP_EXCEPTIONS)
+            or bool(SIGNAL_MESSAGE.search(msg))
+            or bool(INTERRUPT_MESSAGE.search(msg))
+        )
 
     def check(self, run, p):
         _, tbs = self.hits(run)

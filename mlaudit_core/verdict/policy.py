@@ -165,7 +165,20 @@ def _environment_fixed(c: Ctx) -> Decision | None:
     )
     crash = c.get("RT005", Severity.ERROR)
     if nan is None and crash is None:
-        return None
+        if c.basis.judgeable or any(
+            f.severity.rank >= Severity.ERROR.rank for fs in c.by_code.values() for f in fs
+        ):
+            return None  # a curve or another failure signature is judged by its own rule
+        # a report in prose only (a hang, a stall, an error not pasted): the outcome is not in the data,
+        # the cause is the one the thread confirmed
+        return Decision(
+            Outcome.UNKNOWN,
+            Cause.INFRA_RUNTIME,
+            "No curve or error was given (the outcome is not judged from figures), and the report states "
+            f"that the failure went away with only the software stack or the machine changed ({said}): the "
+            "environment (a driver, a framework, CUDA/cuDNN version or the GPU) is the cause, not the model "
+            "or the data. Pin the working versions; report the failing combination upstream.",
+        )
     what = "the loss turned non-finite" if nan is not None else "the run crashed"
     shown = (nan or crash).message  # type: ignore[union-attr]
     return Decision(
@@ -3875,9 +3888,10 @@ POLICY: tuple[Rule, ...] = (
         "V00",
         "environment-fixed",
         5,
-        "a non-finite loss (OP004/LI001/RT009 at warning) or an exception (RT005 at error), and the report's "
-        "prose states the failure went away with only the software stack or the machine changed",
-        (Outcome.DIVERGED, Outcome.CRASHED),
+        "a non-finite loss (OP004/LI001/RT009 at warning) or an exception (RT005 at error), or no judgeable "
+        "curve and no error at all (a report in prose only: outcome unknown), and the report's prose states "
+        "the failure went away with only the software stack or the machine changed",
+        (Outcome.DIVERGED, Outcome.CRASHED, Outcome.UNKNOWN),
         (Cause.INFRA_RUNTIME,),
         _environment_fixed,
         codes=("OP004", "LI001", "RT009", "RT005"),
@@ -3916,9 +3930,19 @@ POLICY: tuple[Rule, ...] = (
                 },
             ),
             Case(
-                "no failure to explain",
+                "a hang in prose only, gone with another GPU driver (report b24-03)",
+                (),
+                ("unknown", "infra_runtime"),
+                params={
+                    "reporter NAME": "I got it fixed by replacing the Nvidia GPU Gaming Driver for the "
+                    "Studio Driver (Version 460.89)."
+                },
+            ),
+            Case(
+                "a curve to judge: left to the curve rules",
                 (),
                 None,
+                series=_LOSS,
                 params={"reporter": "I switched to tensorflow 1.3 and now it works perfectly"},
             ),
         ),

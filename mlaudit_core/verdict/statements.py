@@ -76,7 +76,7 @@ _STACK_RE = re.compile(_STACK, re.I)
 #: A change of the stack: a verb of change followed, in the same clause, by a package or a version.
 _STACK_CHANGE = re.compile(
     r"\b(?:upgrad\w*|downgrad\w*|switch\w*|chang\w*|reinstall\w*|install\w*|rebuil\w*|recompil\w*|"
-    r"roll\w* back|revert\w*|updat\w*|mov\w* to|went back to|using)\b[^.;!?]{0,60}?"
+    r"roll\w* back|revert\w*|updat\w*|replac\w*|mov\w* to|went back to|using)\b[^.;!?]{0,60}?"
     r"(?:" + _STACK + r"|\b\d+\.\d+(?:\.\d+)?\b)",
     re.I,
 )
@@ -197,11 +197,13 @@ _PERSISTED = re.compile(
 
 
 #: The project's code changed by its maintainer: ``This problem was fixed just now``, ``It should be fixed
-#: now``, ``pull the latest code``, ``fixed in #123``.
+#: now``, ``pull the latest code``, ``fixed in #123``, ``I just update the code, the current one should
+#: work``, ``I have updated the code to correct this``.
 _CODE_FIXED = re.compile(
     r"\b(?:fixed|fixes)\b[^.;!?]{0,30}?\b(?:now|in (?:the )?(?:latest|master|main|commit|release|#\d+|pr\b))"
     r"|\bpull (?:the )?latest\b|\b(?:has|have|was|is|been) (?:been |now )?fixed\b|\bpushed (?:a )?fix\b"
-    r"|\bthe fix (?:was|is) in\b",
+    r"|\bthe fix (?:was|is) in\b"
+    r"|\b(?:I|we)(?: have| has|'ve)?(?: just| now)? (?:updated?|changed|modified) the (?:code|repo(?:sitory)?)\b",
     re.I,
 )
 _MAINTAINER_KEY = re.compile(r"(?:maintainer|author|owner|developer)\b", re.I)
