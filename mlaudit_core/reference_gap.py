@@ -226,8 +226,12 @@ _CHANCE = re.compile(
     r"(?i)\b(?:randomness|random init\w*|non-?determinis\w*|run-to-run|seed (?:variance|noise|"
     r"sensitivity)|variance measurement|fluctuat\w*|still have variance)\b"
 )
-#: Three or more figures in a list (``43.25, 43.20, 42.89``, ``[0.806, 0.808, ...]``).
-_LIST = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:\s*,\s*\d+(?:\.\d+)?){2,}(?![\w.])")
+#: Three or more figures in a list (``43.25, 43.20, 42.89``, ``[0.806, 0.808, ...]``), the last one
+#: also joined by ``and``/``or`` as a sentence lists them (``67.7, 67.9, and 68.3``).
+_LIST = re.compile(
+    r"(?<![\w.])\d+(?:\.\d+)?(?:\s*,\s*\d+(?:\.\d+)?){2,}(?![\w.])"
+    r"|(?<![\w.])\d+(?:\.\d+)?(?:\s*,\s*\d+(?:\.\d+)?)+\s*,?\s+(?:and|or)\s+\d+(?:\.\d+)?(?![\w.])"
+)
 _NUM = r"\d+(?:\.\d+)?"
 #: A figure labelled by its run: ``Run 1 | 55.76 mAP``, ``seed=11 -> 0.8712``, ``seed=200 gives
 #: val/loss=0.8721``; the optional name before the figure and the unit word after it name the metric.
@@ -294,7 +298,7 @@ def _list_spreads(lines: list[str]) -> list[tuple[tuple[float, ...], str]]:
     out = []
     for t in lines:
         for m in _LIST.finditer(t):
-            vals = tuple(float(x) for x in re.split(r"\s*,\s*", m.group(0)))
+            vals = tuple(float(x) for x in re.findall(r"\d+(?:\.\d+)?", m.group(0)))
             if _same_scale(vals):
                 out.append((vals, t.strip()[:160]))
     return out

@@ -82,7 +82,16 @@ def test_reruns_of_one_configuration_within_the_band_are_noise():
     assert not wide.within_noise
 
 
-@pytest.mark.parametrize("prefix", ["b8-04-", "b1-13-"])
+def test_a_list_of_reruns_ends_with_and_as_a_sentence_writes_it():
+    from mlaudit_core.reference_gap import rerun_spreads
+
+    lines = (_case("b23-05-") / "report.log").read_text().splitlines()
+    assert [sp.values for sp in rerun_spreads(lines)] == [(67.7, 67.9, 68.3)]
+    (sp,) = rerun_spreads(["with a fixed seed the runs gave 0.61, 0.62 or 0.60"])
+    assert sp.values == (0.61, 0.62, 0.6)
+
+
+@pytest.mark.parametrize("prefix", ["b8-04-", "b1-13-", "b23-05-"])
 def test_reports_of_reruns_within_noise_are_healthy(prefix):
     case = _case(prefix)
     args = ["logs", *map(str, sorted(case.glob("*.log")))]

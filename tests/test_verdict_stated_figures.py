@@ -16,9 +16,12 @@ from typer.testing import CliRunner
 
 from mlaudit.cli import app
 from mlaudit_core.verdict.stated_figures import (
+    measured_figures,
+    measured_two_ways,
     stated_config_change,
     stated_course,
     stated_expected_duration,
+    stated_heldout_in_training,
     stated_train_below_heldout,
 )
 
@@ -87,3 +90,86 @@ def test_a_duration_is_accounted_for_only_by_a_reference_duration_and_without_a_
     assert stated_expected_duration(said, ref) is not None
     assert stated_expected_duration(said, [("maintainer NAME", "How long does it take?")]) is None
     assert stated_expected_duration(said + ["Then the loss is nan."], ref) is None
+
+
+# --- one result measured two ways (V18d's second reading) and held-out data in training (V18j) ---------
+
+
+@pytest.mark.parametrize(
+    ("prefix", "rule", "outcome", "cause"),
+    [
+        # VOC07 11-point AP against the area metric: 78.57% and 76.003% of one model
+        ("b23-03-", "V18d", "succeeded", "metric_policy"),
+        # mIoU 62% on full test images instead of the paper's 67% on cropped ones
+        ("b24-08-", "V18d", "succeeded", "metric_policy"),
+        # xView mAP 27.61% / 26.69% from the fixed and the old metric code
+        ("b11-02-", "V18d", "succeeded", "metric_policy"),
+        # mean AP 0.0146 against a weighted mean AP 0.1799, averaged over classes absent from the test set
+        ("b20-03-", "V18d", "succeeded", "metric_policy"),
+        # one system's BLEU from multi-bleu.perl (19.71) and multi-bleu-detok.perl (24.01)
+        ("b5-07-", "V18d", "succeeded", "metric_policy"),
+        # mAP 0.89 from the training script's evaluation, 0.6 from cocoeval with a confidence threshold
+        ("b6-05-", "V18d", "succeeded", "metric_policy"),
+        # Dice 0.95 reported, below 0.90 after the evaluation code's batch bug is fixed
+        ("b17-06-", "V18d", "succeeded", "metric_policy"),
+        # 7.4% of the test rows also in the training set (duplicate rows)
+        ("b24-04-", "V18j", "unknown", "data_config"),
+        # train_split='train+val' and a validation accuracy of 84.18 against a test score of 66.95
+        ("b5-09-", "V18j", "succeeded", "data_config"),
+    ],
+)
+def test_figures_measured_two_ways_or_on_training_data_are_no_failure_of_the_model(
+    prefix, rule, outcome, cause
+):
+    (case,) = REPORTS.glob(prefix + "*")
+    logs = sorted(str(p) for p in case.glob("*.log"))
+    args = ["logs", *logs]
+    for cfg in sorted(case.glob("*.txt")):
+        args += ["--config", str(cfg)]
+    v = json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)["verdict"]
+    assert (v["rule"], v["outcome"], v["cause"]) == (rule, outcome, cause), v
+
+
+def test_a_figure_is_named_by_the_metric_next_to_it_and_counts_are_no_figures():
+    got = measured_figures("xView mAP on 1000 benign samples (on `mAP-fix` branch): 27.61%")
+    assert [(f.head, f.value, f.percent) for f in got] == [("map", 27.61, True)]
+    got = measured_figures("I run the 15-1 setting, and the mIoU should be the 62% instead of 67%.")
+    assert [(f.head, f.value) for f in got] == [("miou", 62.0), ("miou", 67.0)]
+    # a count (11 different ...), a list member and another setting's value are no figures
+    assert (
+        measured_figures("AP is computed by measuring precision at 11 different recall points.")
+        == []
+    )
+    assert measured_figures("I set base_lr=0.001 for this run.") == []
+
+
+def test_two_figures_differ_by_their_measurement_only_when_no_training_setting_changed():
+    lines = [
+        "For example the model achieved an mAP of 0.89 on the validation set.",
+        "I then used cocoeval with a confidence threshold > 0.8 and it gave me an mAP of 0.6",
+    ]
+    a, b, how = measured_two_ways(lines)
+    assert (a.value, b.value) == (0.89, 0.6) and "threshold" in how
+    assert measured_two_ways([*lines, "After changing the batch size it got worse."]) is None
+    assert (
+        measured_two_ways(["mAP of 0.89 on val.", "mAP of 0.6 on test."]) is None
+    )  # how: not named
+    assert (
+        measured_two_ways(["mAP 0.890 with cocoeval.", "mAP 0.889 on the server."]) is None
+    )  # noise
+
+
+def test_held_out_data_in_training_is_read_unless_negated_or_asked():
+    assert stated_heldout_in_training(
+        ["Dataset v2.4 has duplicate rows causing train/test leakage"]
+    )
+    assert stated_heldout_in_training(["config: model='small', train_split='train+val', 13 epochs"])
+    assert stated_heldout_in_training(
+        ["some images in the testing set were also included in the training set"]
+    )
+    assert stated_heldout_in_training(["There is no train/test leakage here."]) is None
+    assert stated_heldout_in_training(["Is there a train/test overlap?"]) is None
+    assert (
+        stated_heldout_in_training(["I train on PASCAL VOC2007 trainval and test on VOC2007 test."])
+        is None
+    )

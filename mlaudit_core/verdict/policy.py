@@ -2943,7 +2943,7 @@ def _evaluation_explains(c: Ctx) -> Decision | None:
 
     got = evaluation_explains_gap(text_lines(c.run), c.run.params)
     if got is None:
-        return None
+        return _measured_two_ways(c)
     comparison, why = got
     return Decision(
         Outcome.SUCCEEDED,
@@ -2952,6 +2952,57 @@ def _evaluation_explains(c: Ctx) -> Decision | None:
         f'difference by the evaluation ("{why}"): the two figures were not measured the same way, so the gap '
         "is no regression of the model. Rescore with the reference's evaluation protocol (the same "
         "evaluator, settings, split and task) before comparing.",
+    )
+
+
+def _heldout_in_training(c: Ctx) -> Decision | None:
+    """V18j: no judgeable curve, no finding at error, and a sentence of the text states that held-out data
+    is part of the training data (:func:`.stated_figures.stated_heldout_in_training`): whatever the figure
+    on it, it measures memorisation, not generalisation (data_config). Succeeded when the text states a
+    task metric's figure (the run trained and was scored), else unknown."""
+    if not _no_error_no_curve(c):
+        return None
+    from ..reference_gap import text_lines
+    from .stated_figures import measured_figures, stated_heldout_in_training
+
+    lines = text_lines(c.run)
+    said = stated_heldout_in_training(lines)
+    if said is None:
+        return None
+    scored = any(f.head for line in lines for f in measured_figures(line))
+    return Decision(
+        Outcome.SUCCEEDED if scored else Outcome.UNKNOWN,
+        Cause.DATA_CONFIG,
+        f'The text states that held-out data is part of the training data ("{said}"): a figure measured on '
+        "data the model was trained on measures memorisation, not generalisation, so it is inflated and "
+        "no sign of how the model does on unseen data. Remove the overlap (deduplicate across splits, keep "
+        "the held-out split out of the training split) and score again on data the model never saw.",
+    )
+
+
+def _measured_two_ways(c: Ctx) -> Decision | None:
+    """V18d's second reading: the text states one task metric's figure twice, the two apart by more than
+    seed noise, and a sentence names how a figure is measured (the metric's definition, the evaluator,
+    post-processing, the test inputs), with no training setting stated as changed
+    (:func:`.stated_figures.measured_two_ways`): one model scored two ways (metric_policy)."""
+    from ..reference_gap import text_lines
+    from .stated_figures import measured_two_ways
+
+    got = measured_two_ways(text_lines(c.run))
+    if got is None:
+        return None
+    a, b, how = got
+    name = a.head or b.head
+    unit = "%" if a.percent else ""
+    said = f'"{a.text[:140]}"' if a.order == b.order else f'"{a.text[:120]}" ... "{b.text[:120]}"'
+    return Decision(
+        Outcome.SUCCEEDED,
+        Cause.METRIC_POLICY,
+        f"The report states {name} {fmt(a.value)}{unit} and {fmt(b.value)}{unit} ({said}), and names how a "
+        f'figure is measured ("{how}"): the two are one model scored under two evaluation protocols '
+        "(metric definition, evaluator, post-processing or test inputs), so their gap says nothing of what "
+        "the model learned. Compare figures only under one protocol: rescore with the reference's "
+        "evaluator and settings, and state the protocol beside every figure.",
     )
 
 
@@ -5625,6 +5676,45 @@ POLICY: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        "V18j",
+        "heldout-in-training-stated",
+        175,
+        "no judgeable curve and no finding at error; a sentence of the text states that held-out data is part "
+        "of the training data (a train/test leakage, overlap or contamination, held-out rows that also appear "
+        "in the training set, a training split of train+val), not in a question or negated -> succeeded "
+        "(a task metric's figure stated) or unknown, data_config",
+        (Outcome.SUCCEEDED, Outcome.UNKNOWN),
+        (Cause.DATA_CONFIG,),
+        _heldout_in_training,
+        cases=(
+            Case(
+                "duplicate rows: 7.4% of the test set also in the training set (report b24-04)",
+                (),
+                ("unknown", "data_config"),
+                status="unknown",
+                console=(
+                    "Dataset v2.4 has duplicate rows causing train/test leakage",
+                    "7.4% of the test set (2,172 rows) also appears in the training set.",
+                ),
+            ),
+            Case(
+                "a training split of train+val and a validation accuracy (report b5-09)",
+                (),
+                ("succeeded", "data_config"),
+                status="unknown",
+                console=("The val acc is overall=84.18.", "test score is overall=66.95"),
+                params={"config": "model='small', train_split='train+val', 13 epochs"},
+            ),
+            Case(
+                "no overlap stated",
+                (),
+                None,
+                status="unknown",
+                console=("I checked: there is no train/test overlap, and the val acc is 84.18.",),
+            ),
+        ),
+    ),
+    Rule(
         "V18",
         "slow",
         180,
@@ -5893,11 +5983,41 @@ POLICY: tuple[Rule, ...] = (
         "no judgeable curve, no finding at error, gaps not within seed noise; the text compares the run's "
         "figure with a reference (paper, README, leaderboard) and someone of the thread other than the "
         "reporter explains the difference by the evaluation (its protocol, settings, leaderboard entry, "
-        "language or split), not in a question -> succeeded, metric_policy",
+        "language or split), not in a question; or the text states one task metric's figure twice, apart by "
+        "more than 1%, and a sentence names how a figure is measured (metric definition, evaluator, "
+        "post-processing, test inputs) with no training setting stated as changed -> succeeded, metric_policy",
         (Outcome.SUCCEEDED,),
         (Cause.METRIC_POLICY,),
         _evaluation_explains,
         cases=(
+            Case(
+                "mIoU 62% on full test images instead of the paper's 67% on cropped ones (report b24-08)",
+                (),
+                ("succeeded", "metric_policy"),
+                console=(
+                    "Seems your test results are based on the cropped test images. I run the 15-1 setting, "
+                    "and the mIoU should be the 62% instead of 67%.",
+                ),
+            ),
+            Case(
+                "one BLEU from two scoring scripts (report b5-07)",
+                (),
+                ("succeeded", "metric_policy"),
+                console=(
+                    "For multi-bleu.perl, 19.71;",
+                    "For multi-bleu-detok.perl, 24.01 (case-sensitive);",
+                ),
+            ),
+            Case(
+                "a training setting changed between the two figures: another configuration",
+                (),
+                None,
+                status="unknown",
+                console=(
+                    "With the evaluation script of the repo I get mAP 70.1.",
+                    "After changing the batch size I get mAP 64.3.",
+                ),
+            ),
             Case(
                 "R@1 83.4 against the reported 88.2; the author names the official protocol (report b13-01)",
                 (),

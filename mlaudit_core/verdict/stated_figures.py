@@ -293,3 +293,218 @@ def stated_expected_duration(
             if _REFERENCE_DURATION.search(s) and "?" not in s and s.strip() != said.strip():
                 return said.strip()[:240], s.strip()[:240]
     return None
+
+
+# --- one result measured two ways ----------------------------------------------------------------------
+
+#: A figure with its unit: ``62%``, ``27.61 %``, ``0.89``, ``4 points``; not part of a word, a version, an
+#: identifier or a range (``VOC2007``, ``v2.4``, ``15-1``, ``1e-4``).
+_UNIT_FIGURE = re.compile(
+    r"(?<![\w.\-+/@])(?P<v>\d+(?:\.\d+)?)(?P<unit>\s?%|\s?percent\b|\s(?:points?|pts?)\b)?(?![\w.\-/]\d|\w)"
+)
+#: Words that may follow a figure: a unit, a joining word, a preposition. Any other word after a number
+#: makes it a count or an identifier (``11 different recall points``, ``1000 benign samples``), unless it
+#: is a metric's name (``68.3 ExactMatch``).
+_AFTER_FIGURE = frozenset(
+    "and or vs versus instead in on with for at when after from to than which but while is was as by "
+    "using under compared against rather the".split()
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9@_\-]*")
+#: Two figures of one sentence set against each other: ``62% instead of 67%``, ``1.46% ... far from ...
+#: 10.2%``, ``0.90 (0.95 was reported ...)``, ``19.71 vs 24.01``.
+_SET_AGAINST = re.compile(
+    r"\binstead of\b|\brather than\b|\bvs\.?\b|\bversus\b|\bcompared (?:to|with)\b|\bagainst\b|\bfar from\b"
+    r"|\b(?:worse|better|lower|higher|less|more|smaller|larger)\s+than\b|\bbelow\b|\babove\b|\breported\b",
+    re.I,
+)
+#: Reaching this many characters from a figure, a metric's name is no longer the one it is a figure of.
+_NAME_REACH = 60
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A task metric's figure read with the metric named next to it (``head``: the name's head word from
+    :func:`mlaudit_core.roles.parse_name`, ``map`` for ``mAP``/``mAP-fix``; ``""`` when no name is near)."""
+
+    head: str
+    value: float
+    percent: bool
+    text: str
+    order: int
+
+
+def _metric_heads(sentence: str) -> list[tuple[int, int, str]]:
+    """``(start, end, head)`` of the words of ``sentence`` that name a task metric (accuracy, score or
+    error family)."""
+    out = []
+    for w in _WORD.finditer(sentence):
+        p = parse_name(w.group(0))
+        if p.family in ("acc", "score", "error") and p.head:
+            out.append((w.start(), w.end(), p.head))
+    return out
+
+
+#: A row of a printed table (columns aligned by runs of spaces, or ``|`` cells): its figures are the
+#: readers' to take with their column names, not a sentence's.
+_TABLE_ROW = re.compile(r"\S\s{3,}\d|\d\s{2,}\S|\|\s*-?\d")
+
+
+def measured_figures(sentence: str, order: int = 0) -> list[Measured]:
+    """The task-metric figures of one sentence (:data:`_UNIT_FIGURE`), each named by the nearest metric
+    name of the sentence within :data:`_NAME_REACH` characters, before or after it. Not figures: a number
+    after a counter word (``epoch 3``, ``Table 1``), a number followed by a word that is neither a unit, a
+    joining word (:data:`_AFTER_FIGURE`) nor a metric name (a count: ``1000 samples``), a bound (``> 0.8``),
+    the value of a setting that is no metric (``base_lr=0.001``), and the members of
+    a list of three or more numbers (reruns and ranges are read by :mod:`mlaudit_core.reference_gap`);
+    none in a table row (:data:`_TABLE_ROW`)."""
+    from ..reference_gap import _COUNTER_WORDS
+
+    if _TABLE_ROW.search(sentence):
+        return []
+    heads = _metric_heads(sentence)
+    listed = {
+        i
+        for m in re.finditer(r"\d[\d.]*(?:\s*,\s*\d[\d.]*){2,}", sentence)
+        for i in range(*m.span())
+    }
+    out: list[Measured] = []
+    for m in _UNIT_FIGURE.finditer(sentence):
+        if m.start() in listed:
+            continue
+        before = re.search(r"([A-Za-z]+)\W{0,2}$", sentence[: m.start()])
+        if before and before.group(1).lower() in _COUNTER_WORDS:
+            continue
+        if re.search(r"[<>≤≥]=?\s*$", sentence[: m.start()]):
+            continue  # a bound (``threshold > 0.8``), not a result
+        assigned = re.search(r"([A-Za-z][\w@\-]*)\s*[=:]\s*$", sentence[: m.start()])
+        if assigned and parse_name(assigned.group(1)).family not in ("acc", "score", "error"):
+            if not re.fullmatch(r"(?i)overall|mean|avg|average|total|all", assigned.group(1)):
+                continue  # another setting's value: ``lr=0.001``
+        nxt = re.match(r"\s*([A-Za-z][\w\-]*)", sentence[m.end() :])
+        if (
+            nxt
+            and not m.group("unit")
+            and nxt.group(1).lower() not in _AFTER_FIGURE
+            and not any(s == m.end() + nxt.start(1) for s, _e, _h in heads)
+        ):
+            continue
+        near = [
+            (min(abs(m.start() - e), abs(s - m.end())), h)
+            for s, e, h in heads
+            if min(abs(m.start() - e), abs(s - m.end())) <= _NAME_REACH
+        ]
+        head = min(near)[1] if near else ""
+        pct = bool(
+            m.group("unit") and "%" in m.group("unit") or "percent" in (m.group("unit") or "")
+        )
+        out.append(Measured(head, float(m.group("v")), pct, sentence.strip(), order))
+    return out
+
+
+#: How a figure is measured, named: the metric's definition (``11 point method to calculate ap``, ``AP is
+#: computed by measuring precision at 11 recall points``, interpolation, averaging over classes), the
+#: evaluator (``cocoeval``, ``multi-bleu-detok.perl``, the evaluation code, script, protocol or setting),
+#: post-processing (a confidence or score threshold, NMS, tokenisation, case), and what the test inputs are
+#: (cropped, resized, full-size or multi-scale test images, test-time augmentation).
+_MEASURED = re.compile(
+    r"\b\d+[- ]?points?\s+(?:method|interpolat\w*|metric|average\w*)\b|\binterpolat\w*"
+    r"|\b(?:calculat|comput)\w*\s+(?:by|as|with|using|over)\b|\bto\s+(?:calculat|comput)\w*\s+(?:the\s+)?[A-Za-z]"
+    r"|\baverag\w*\s+(?:over|across)\b|\b(?:weighted|per-class|macro|micro)[- ]?(?:average|mean|avg)\b"
+    r"|\beval\w*\s+(?:code|script|tool|protocol|settings?|function|metric|server|api)\b|\b(?:coco|voc)[-_ ]?eval\w*"
+    r"|\b(?:multi-bleu\S*|sacrebleu|scor(?:ing|er)\s+script|protocol)\b"
+    r"|\b(?:confidence|score|detection|iou)\s+threshold\w*|\bpost-?process\w*|\b(?:de)?tokeni[sz]\w*"
+    r"|\bcase-?(?:in)?sensitive\b"
+    r"|\b(?:test|eval\w*|inference|validation)\b[^.;!?]{0,60}?\b(?:crop\w*|resiz\w*|full[- ]size|multi-?scale"
+    r"|full (?:test )?images?)|\b(?:crop\w*|resiz\w*|full[- ]size|multi-?scale)\b[^.;!?]{0,40}?\b(?:test|eval\w*"
+    r"|inference|validation)\b|\btest[- ]time augment\w*",
+    re.I,
+)
+_NOT_BEFORE = re.compile(
+    r"\b(?:no|not|never|without|nothing to do with)\b\s+(?:\w+\s+){0,2}$", re.I
+)
+
+
+def _measurement_named(lines: list[str]) -> str | None:
+    """The first sentence of ``lines`` that names how a figure is measured (:data:`_MEASURED`), not in a
+    question and not negated right before (``not the evaluation script``); else ``None``."""
+    for line in lines:
+        for s in _sentences(line):
+            if _TABLE_ROW.search(s):
+                continue
+            for m in _MEASURED.finditer(s):
+                if "?" in s or _NOT_BEFORE.search(s[: m.start()]):
+                    continue
+                return s.strip()[:240]
+    return None
+
+
+def _same_scale(a: Measured, b: Measured) -> bool:
+    """Both fractions or both percentages: a figure of 1 or less beside one above 1 is the same scale only
+    when the larger is stated in percent and 100 times the smaller's scale is no closer (never taken)."""
+    return (a.value <= 1) == (b.value <= 1)
+
+
+def measured_two_ways(lines: list[str]) -> tuple[Measured, Measured, str] | None:
+    """``(first, second, measurement)`` when the text states one task metric's figure twice, the two
+    differing by more than :data:`RELATIVE_BAND` of the first (in two sentences under the same metric
+    name, or in one sentence that sets them against each other, :data:`_SET_AGAINST`), and a sentence
+    names how a figure is measured (:func:`_measurement_named`), with no sentence stating that a training
+    setting was changed (:data:`_CHANGED_RUN`: that is another configuration, V18f's). The two figures then
+    differ by how they were measured, not by what the model learned; else ``None``."""
+    sentences = [s for line in lines for s in _sentences(line)]
+    if any(_CHANGED_RUN.search(s) for s in sentences):
+        return None
+    how = _measurement_named(lines)
+    if how is None:
+        return None
+    figs = [f for i, s in enumerate(sentences) for f in measured_figures(s, i)]
+    for i, a in enumerate(figs):
+        for b in figs[i + 1 :]:
+            if a.value == b.value or not _same_scale(a, b) or a.value == 0:
+                continue
+            if abs(b.value - a.value) / abs(a.value) <= RELATIVE_BAND:
+                continue
+            if a.order == b.order:
+                s = a.text
+                if not (a.head or b.head) or a.head and b.head and a.head != b.head:
+                    continue
+                if not _SET_AGAINST.search(s):
+                    continue
+                return a, b, how
+            if a.head and a.head == b.head:
+                return a, b, how
+    return None
+
+
+# --- held-out data stated to be in the training data ----------------------------------------------------
+
+_HELD_SPLIT = r"(?:test\w*|val(?:id\w*)?|eval\w*|dev|held-?out)"
+_TRAIN_SPLIT = r"train(?:ing)?"
+#: A held-out split stated to be in the training data: a leakage, overlap or contamination between the
+#: two splits (``train/test leakage``, ``train-test overlap``), held-out rows that also appear in the
+#: training set (``7.4% of the test set (2,172 rows) also appears in the training set``), or a training
+#: split made of the training and the held-out split (``train_split='train+val'``).
+_HELDOUT_IN_TRAIN = re.compile(
+    rf"\b{_TRAIN_SPLIT}\s*(?:/|-|and|&)\s*{_HELD_SPLIT}\s+(?:leak\w*|overlap\w*|contamin\w*)"
+    rf"|\b{_HELD_SPLIT}\s*(?:/|-|and|&)\s*{_TRAIN_SPLIT}\s+(?:leak\w*|overlap\w*|contamin\w*)"
+    rf"|\b(?:leak\w*|overlap\w*|contamin\w*)\s+(?:between|of)\s+(?:the\s+)?{_TRAIN_SPLIT}\w*\s+(?:and|&)\s+"
+    rf"(?:the\s+)?{_HELD_SPLIT}"
+    rf"|\b{_HELD_SPLIT}\s+(?:set|split|data|rows|samples|images|examples)\b[^.;!?]{{0,60}}?\b(?:also\s+)?"
+    rf"(?:appears?|appeared|is|are|was|were|included|contained|present)\s+(?:also\s+)?in\s+the\s+"
+    rf"{_TRAIN_SPLIT}\b"
+    rf"|\b{_TRAIN_SPLIT}(?:_?split)?\W{{0,4}}{_TRAIN_SPLIT}\s*\+\s*{_HELD_SPLIT}\b",
+    re.I,
+)
+
+
+def stated_heldout_in_training(lines: list[str]) -> str | None:
+    """The first sentence of ``lines`` that states held-out data is part of the training data
+    (:data:`_HELDOUT_IN_TRAIN`), not in a question and not negated right before (``no train/test
+    overlap``), else ``None``. A figure measured on such data measures memorisation, not generalisation."""
+    for line in lines:
+        for s in _sentences(line):
+            for m in _HELDOUT_IN_TRAIN.finditer(s):
+                if "?" in s or _NOT_BEFORE.search(s[: m.start()]):
+                    continue
+                return s.strip()[:240]
+    return None
