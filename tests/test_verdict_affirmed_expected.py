@@ -10,7 +10,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from mlaudit.cli import app
-from mlaudit_core.verdict.statements import affirmed_expected
+from mlaudit_core.verdict.statements import affirmed_expected, expected_behaviour
 
 REPORTS = Path(__file__).resolve().parent / "data" / "reports"
 
@@ -31,3 +31,14 @@ def test_affirmed_expected_needs_the_question_and_a_plain_yes():
         assert affirmed_expected(q, {"maintainer NAME": answer}) is None, answer
     assert affirmed_expected(["The loss is 0.3."], {"maintainer NAME": "Yes."}) is None
     assert affirmed_expected(q, {"reporter": "Yes. That is what we see too."}) is None
+
+
+def test_a_maintainers_thats_normal_clears_the_run():
+    """b24-05 (img2pose: spikes in the training curve; the maintainer: "That's normal, I also had a lot of
+    spikes during training"). Before: unknown/inconclusive ('no metric was logged at all')."""
+    (case,) = REPORTS.glob("b24-05-*")
+    args = ["logs", str(case / "report.log"), "--config", str(case / "context.txt")]
+    v = json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)["verdict"]
+    assert (v["rule"], v["outcome"], v["cause"]) == ("V20a", "running", "healthy")
+    assert expected_behaviour({"maintainer NAME": "That's normal for a small batch."}) is not None
+    assert expected_behaviour({"maintainer NAME": "That's not normal, lower the lr."}) is None

@@ -22,6 +22,7 @@ from mlaudit_core.verdict.stated_figures import (
     stated_course,
     stated_expected_duration,
     stated_heldout_in_training,
+    stated_reference_matched,
     stated_train_below_heldout,
 )
 
@@ -173,3 +174,36 @@ def test_held_out_data_in_training_is_read_unless_negated_or_asked():
         stated_heldout_in_training(["I train on PASCAL VOC2007 trainval and test on VOC2007 test."])
         is None
     )
+
+
+def test_results_stated_close_to_the_published_ones_are_a_success_whatever_the_curve_asked_about():
+    """b23-08 (SGNet on JAAD: validation loss flat 3.3-3.5 for 7 epochs, then 2.0 and 1.65; 'I am getting
+    results which are close to the published results'). Before: unknown/inconclusive."""
+    (case,) = REPORTS.glob("b23-08-*")
+    v = _verdict(case)
+    assert (v["rule"], v["outcome"], v["cause"]) == ("V19d", "succeeded", "healthy"), v
+    said = "I am getting results which are close to the published results, however the curve is odd"
+    assert stated_reference_matched([said], [said])
+    for other in (
+        "My results are not close to the published results.",
+        "Is it close to the paper's?",
+    ):
+        assert stated_reference_matched([other], [other]) is None, other
+    assert stated_reference_matched([said], [said, "then the loss is NaN"]) is None
+
+
+def test_the_maintainers_words_that_the_results_match_the_paper_are_read_too():
+    """b22-07 (Lite-Mono rerun: abs rel 0.107 equal, sq rel 0.793 against 0.765; the maintainer: 'your
+    results are already very close to or even better than those reported in the paper'). Before:
+    unknown/inconclusive."""
+    (case,) = REPORTS.glob("b22-07-*")
+    v = _verdict(case)
+    assert (v["rule"], v["outcome"], v["cause"]) == ("V19d", "succeeded", "healthy"), v
+
+
+def test_figures_at_two_points_of_training_are_a_course_not_two_protocols():
+    lines = [
+        "With the evaluation script of the repo I get mAP 0.41 at epoch 10.",
+        "At epoch 50 the mAP is 0.62.",
+    ]
+    assert measured_two_ways(lines) is None

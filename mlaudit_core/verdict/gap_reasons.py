@@ -9,7 +9,10 @@ differ. An analyst takes the cause from what that sentence names, and only from 
   model_convergence;
 * ``configuration``: a setting of the run differs from the reference's, with the value named (``because in
   the yaml file you used, the out_channel is initialized to 512 (the default value). While the paper uses
-  1024``): the run is a faithful run of another configuration, data_config.
+  1024``), or a setting named as the mismatch (``There was a mismatch with the hyper-parameters (namely
+  batch size)``, ``The inconsistency ... lies in the parameter --freeze_text_encoder``), or the training
+  code's default named as not the reference's (``the training codes was not using randomaug as
+  default``): the run is a faithful run of another configuration, data_config.
 
 The evaluation side (another protocol, scorer, split or leaderboard entry) is read by
 :func:`mlaudit_core.verdict.statements.evaluation_explains_gap`. A question, a negation before the words in
@@ -69,13 +72,25 @@ _HEDGE = re.compile(
 _NEGATION = re.compile(r"\b(?:no|not|never|without|nothing)\b|n't\b", re.I)
 
 
+#: Falling short of a target named by the verb itself or by its figure: ``Fail to reproduce the result``
+#: (what is reproduced is the reference), ``unable to reach 90%``.
+_SHORT_OF_TARGET = re.compile(
+    r"\b(?:can ?not|cannot|can't|couldn't|could not|unable to|fail(?:s|ed)? to|not able to)\s+"
+    r"(?:reproduce\b|(?:\w+\s+){0,2}?(?:reach|achieve|get|match)\s+(?:\w+\s+){0,2}?\d)",
+    re.I,
+)
+
+
 def _comparison(lines: list[str]) -> str | None:
     """The first sentence of the text that compares the run with a reference: a reference word with a
     figure, or with words saying the run falls short of it (``can not achieve the comparable results
-    reported in the paper``)."""
+    reported in the paper``), or words saying the run falls short of a target the verb or its figure names
+    (:data:`_SHORT_OF_TARGET`)."""
     for line in lines:
         for s in _sentences(line):
             if _REFERENCE.search(s) and (_FIGURE.search(s) or _SHORT_OF.search(s)):
+                return s.strip()[:240]
+            if _SHORT_OF_TARGET.search(s) and "?" not in s:
                 return s.strip()[:240]
     return None
 
@@ -87,12 +102,33 @@ def _stated(s: str, m: re.Match[str]) -> bool:
     return "?" not in s and not _HEDGE.search(s) and not _NEGATION.search(s[lo : m.start()])
 
 
+#: A setting named as where the run and the reference differ: ``There was a mismatch with the
+#: hyper-parameters (namely batch size)``, ``that's the mismatch with our configuration``, ``The
+#: inconsistency between reported and reproduced performance lies in the parameter --freeze_text_encoder``;
+#: or the training code's default named as not what the reference used: ``the training codes was not
+#: using randomaug as default``.
+_SETTING_WORD = (
+    r"(?:hyper-?param\w*|param(?:eter)?s?|config\w*|settings?|flags?|--[a-z][\w\-]*|batch[ _-]?size|"
+    r"learning[ _-]?rate|gpus?|augment\w*|defaults?)"
+)
+_SETTING_MISMATCH = re.compile(
+    rf"\b(?:mismatch\w*|inconsisten\w*|discrepanc\w*)\b[^.;!?]{{0,80}}?(?<![\w-]){_SETTING_WORD}\b"
+    r"|\b(?:not|n't)\s+(?:using|use|used|enabl\w*|turn\w* on|set)\b[^.;!?]{0,40}?\b(?:as|by)\s+default\b",
+    re.I,
+)
+
+
 def _reason_in(sents: list[str], i: int) -> str | None:
     """The kind of reason sentence ``i`` of one speaker's value states, else None."""
     s = sents[i]
     m = _TRAINED_SHORT.search(s)
     if m and "?" not in s and not _HEDGE.search(s):
         return "training_length"
+    m = _SETTING_MISMATCH.search(s)
+    if m and "?" not in s and not _HEDGE.search(s):
+        lo = max(s.rfind(p, 0, m.start()) for p in ",;:(") + 1
+        if not re.search(r"\b(?:no|not|never|nothing)\b|n't\b", s[lo : m.start()], re.I):
+            return "configuration"
     m = _SETTING.search(s)
     if m and _stated(s, m) and _FIGURE.search(s) and _BECAUSE.search(s):
         if _REFERENCE_VALUE.search(" ".join(sents[i : i + 2])):

@@ -3192,7 +3192,7 @@ def _reproduction_within_noise(c: Ctx) -> Decision | None:
     spreads = rerun_spreads(lines) + file_spreads(c.run.console, lines)
     stated = stated_band_gaps(lines)
     if not (gaps or spreads or stated):
-        return None
+        return _reference_matched_in_words(c, lines)
     std = stated_std(lines) if gaps else None
 
     def in_std(g) -> bool:
@@ -3218,6 +3218,30 @@ def _reproduction_within_noise(c: Ctx) -> Decision | None:
         f'{fmt(st.gap)} points ("{st.gap_text[:90]}") against reruns that differ by up to '
         f'{fmt(st.band)} ("{st.band_text[:120]}"). One run cannot show a regression smaller than '
         "the spread of reruns; to compare configurations, run several seeds and compare means.",
+    )
+
+
+def _reference_matched_in_words(c: Ctx, lines: list[str]) -> Decision | None:
+    """V19d's reading of a report that states no figures of its result but says, in words, that the result
+    is at the reference's level (:func:`.stated_figures.stated_reference_matched`: ``results which are
+    close to the published results``), with no failure in the reporter's own text: the run reached its
+    reference, so what the report asks about (a curve's shape, a speed) happened on the way to a success."""
+    from .stated_figures import stated_reference_matched
+    from .statements import _REPORTER_KEY
+
+    reported = [x.text for x in c.run.console] + [
+        f"{k}: {v}" for k, v in c.run.params.items() if _REPORTER_KEY.match(str(k))
+    ]
+    said = stated_reference_matched(lines, reported)
+    if said is None:
+        return None
+    return Decision(
+        Outcome.SUCCEEDED,
+        Cause.HEALTHY,
+        f"The report states the run's results are at the reference's level (\"{said}\"), and names no "
+        "failure: the run reached what it was meant to. What it asks about (the curve's shape on the way, an "
+        "early stall, spikes) did not keep it from the result; keep the full schedule (no early stop during "
+        "an early plateau) and compare final figures with the reference under one protocol.",
     )
 
 
@@ -6362,7 +6386,9 @@ POLICY: tuple[Rule, ...] = (
         "noise); or figures of reruns of one configuration (a list, run- or seed-labelled figures, two "
         "figures of a sentence about repeats) whose range is within 3% of their mean, or wider with no "
         "outlier when the text puts the spread down to chance; or a gap stated in points within the "
-        "run-to-run band the text states for the same code; no finding at warning or above -> "
+        "run-to-run band the text states for the same code; or, with none of these figures, a sentence "
+        "states in words that the results are close to the published/paper/reported ones (not negated, "
+        "doubted or asked) and the reporter's own text names no failure; no finding at warning or above -> "
         "succeeded, healthy",
         (Outcome.SUCCEEDED,),
         (Cause.HEALTHY,),
@@ -6385,6 +6411,21 @@ POLICY: tuple[Rule, ...] = (
                 (),
                 None,
                 params={"reporter": "reruns with the same seed give 43.2, 30.1, 42.9"},
+            ),
+            Case(
+                "results close to the published ones, asked about the curve's shape (report b23-08)",
+                (),
+                ("succeeded", "healthy"),
+                console=(
+                    "I am getting results which are close to the published results, however the "
+                    "validation loss curve looks a bit strange;",
+                ),
+            ),
+            Case(
+                "results not close to the paper's",
+                (),
+                None,
+                console=("My results are not close to the published results.",),
             ),
             Case(
                 "a 5% gap is not noise",

@@ -444,12 +444,19 @@ def _same_scale(a: Measured, b: Measured) -> bool:
     return (a.value <= 1) == (b.value <= 1)
 
 
+#: A point of training stated in a sentence: ``at epoch 20``, ``after 40,000 iterations``, ``step 500``.
+_AT_POINT = re.compile(
+    r"\b(?:epoch|step|iter(?:ation)?)s?\s*[#:=]?\s*\d|\b\d[\d,]*\s*(?:epochs?|steps?|iter(?:ation)?s?)\b",
+    re.I,
+)
+
+
 def measured_two_ways(lines: list[str]) -> tuple[Measured, Measured, str] | None:
     """``(first, second, measurement)`` when the text states one task metric's figure twice, the two
     differing by more than :data:`RELATIVE_BAND` of the first (in two sentences under the same metric
     name, or in one sentence that sets them against each other, :data:`_SET_AGAINST`), and a sentence
-    names how a figure is measured (:func:`_measurement_named`), with no sentence stating that a training
-    setting was changed (:data:`_CHANGED_RUN`: that is another configuration, V18f's). The two figures then
+    names how a figure is measured (:func:`_measurement_named`), neither stated at a point of training
+    (:data:`_AT_POINT`: a course), with no sentence stating that a training setting was changed (:data:`_CHANGED_RUN`: that is another configuration, V18f's). The two figures then
     differ by how they were measured, not by what the model learned; else ``None``."""
     sentences = [s for line in lines for s in _sentences(line)]
     if any(_CHANGED_RUN.search(s) for s in sentences):
@@ -457,7 +464,13 @@ def measured_two_ways(lines: list[str]) -> tuple[Measured, Measured, str] | None
     how = _measurement_named(lines)
     if how is None:
         return None
-    figs = [f for i, s in enumerate(sentences) for f in measured_figures(s, i)]
+    # a figure stated at a point of training (``at epoch 20``) belongs to a course (V18g's), not a protocol
+    figs = [
+        f
+        for i, s in enumerate(sentences)
+        if not _AT_POINT.search(s)
+        for f in measured_figures(s, i)
+    ]
     for i, a in enumerate(figs):
         for b in figs[i + 1 :]:
             if a.value == b.value or not _same_scale(a, b) or a.value == 0:
@@ -505,6 +518,51 @@ def stated_heldout_in_training(lines: list[str]) -> str | None:
         for s in _sentences(line):
             for m in _HELDOUT_IN_TRAIN.finditer(s):
                 if "?" in s or _NOT_BEFORE.search(s[: m.start()]):
+                    continue
+                return s.strip()[:240]
+    return None
+
+
+# --- the result stated to match the reference --------------------------------------------------------
+
+#: The run's results stated to be at the reference's level in words, without figures: ``I am getting results
+#: which are close to the published results``, ``the accuracy matches the paper``, ``similar to the reported
+#: numbers``, ``your results are already very close to or even better than those reported in the paper``.
+_MATCHES_REFERENCE = re.compile(
+    r"\b(?:results?|accuracy|scores?|performance|numbers|figures|metrics?|m?ap|f1|bleu)\b[^.;!?]{0,40}?\b"
+    r"(?:(?:are|is|were|was|which are|which is|that are)\s+)?"
+    r"(?:close to|similar to|comparable (?:to|with)|consistent with|in line with|on par with|match(?:es|ing)?|"
+    r"(?:about|nearly|almost) the same as)(?:\s+or\s+(?:even\s+)?(?:better|higher)\s+than)?"
+    r"\s+(?:the\s+|your\s+|those\s+(?:(?:in|of)\s+(?:the\s+)?)?)?"
+    r"(?:published|paper'?s?|reported|official|readme'?s?|original)\b",
+    re.I,
+)
+#: A negation or a doubt before the statement in its clause: ``not close to``, ``far from``, ``can't get
+#: close to``, ``hoping to match``.
+_NOT_MATCHED = re.compile(
+    r"\b(?:not|never|no|far|cannot|can't|couldn't|unable|fail\w*|hop\w*|want\w*|try\w*|tried|expect\w*|"
+    r"should|would|if)\b|n't\b",
+    re.I,
+)
+
+
+def stated_reference_matched(lines: list[str], reported: list[str]) -> str | None:
+    """The sentence of ``lines`` in which the run's results are stated, in words, to be at the level of the
+    reference's (:data:`_MATCHES_REFERENCE`: close to, similar to, matching the published, paper's or
+    reported results), with no negation, doubt or wish before it in its clause (:data:`_NOT_MATCHED`), not
+    in a question; ``None`` as well when a sentence of the reporter's own text (``reported``: what was
+    pasted and the reporter's statements) names a failure (:data:`_FAILURE`: a NaN, an error, a crash, a
+    hang, a loss that does not decrease). The run then reached its reference: what the report asks about is
+    on the way there."""
+    if any(_FAILURE.search(line) for line in reported):
+        return None
+    for line in lines:
+        for s in _sentences(line):
+            for m in _MATCHES_REFERENCE.finditer(s):
+                clause = re.split(
+                    r",|\b(?:but|however|although|while)\b", s[: m.start()], flags=re.I
+                )[-1]
+                if "?" in s or _NOT_MATCHED.search(clause + s[m.start() : m.end()]):
                     continue
                 return s.strip()[:240]
     return None

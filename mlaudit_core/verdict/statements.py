@@ -332,9 +332,9 @@ def confirmed_fix(params: Mapping[str, object]) -> tuple[str, str] | None:
 
 
 #: A maintainer's statement that what the reporter saw is the expected behaviour: ``a loss around 0.23 is a
-#: reasonable magnitude``, ``there's no code changes required``, ``it works as designed``.
+#: reasonable magnitude``, ``That's normal``, ``there's no code changes required``, ``it works as designed``.
 _EXPECTED = re.compile(
-    r"\b(?:is|are|looks?|seems?)\s+(?:\w+\s+){0,2}?(?:normal|expected|reasonable|as expected)\b"
+    r"(?:\b(?:is|are|looks?|seems?)\s+|(?<=\w)['’](?:s|re)\s+)(?:\w+\s+){0,2}?(?:normal|expected|reasonable|as expected)\b"
     r"|\bas (?:designed|intended)\b|\bno (?:code )?changes? (?:is |are )?(?:required|needed)\b"
     r"|\btrains? (?:fine|correctly|normally)\b|\bnothing (?:is )?wrong\b",
     re.I,
