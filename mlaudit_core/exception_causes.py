@@ -52,6 +52,16 @@ _DATA_FILE = re.compile(
 )
 #: Frames that write (a save, a dump, an export): a file missing there is a folder the code did not create.
 _WRITE_FUNC = re.compile(r"save|dump|write|export|checkpoint", re.I)
+#: A frame named for reading (``load_checkpoint``, ``restore_ckpt``, ``resume_from_checkpoint``): not a write
+#: although the name holds ``checkpoint``.
+_READ_FUNC = re.compile(r"load|restore|resume|read", re.I)
+
+
+def _writes(func: str) -> bool:
+    """Whether a frame's function saves or writes (:data:`_WRITE_FUNC`, not named for reading)."""
+    return bool(_WRITE_FUNC.search(func)) and not _READ_FUNC.search(func)
+
+
 _LIBRARY = re.compile(
     r"site-packages|dist-packages|/lib/python\d|<frozen |\\lib\\|/torch/|/tensorflow/"
 )
@@ -368,17 +378,35 @@ CAUSES: tuple[ExceptionCause, ...] = (
     ExceptionCause(
         "missing-data-file",
         "data_config",
-        "a data file the run reads (an image, an annotation, an array or table, audio, video) is not where the "
-        "configuration says",
+        "a file the run reads (an image, an annotation, an array or table, audio, video, or the checkpoint or "
+        "pretrained weights it loads) is not where the configuration says",
         ("FileNotFoundError", "IOError", "OSError"),
         _rx(
             r"No such file or directory:? '?[^'\n]*\.(?:jpe?g|png|bmp|tiff?|webp|gif|json|jsonl|csv|tsv|npy|npz|h5|"
-            r"hdf5|parquet|arrow|tfrecords?|wav|flac|mp3|mp4|avi|nii|nii\.gz|mat|xml)'?\s*$"
+            r"hdf5|parquet|arrow|tfrecords?|wav|flac|mp3|mp4|avi|nii|nii\.gz|mat|xml|pth?|ckpt|bin|safetensors|"
+            r"pth\.tar|caffemodel|onnx)'?\s*$"
         ),
         "reads",
         "CPython builtins open() / os.stat ('[Errno 2] No such file or directory: {!r}', glibc ENOENT text), "
-        "raised outside a save or write frame",
+        "raised outside a save or write frame (torch 2.13.0 torch/serialization.py load -> _open_file_like "
+        "raises it for a checkpoint path that names no file)",
         "FileNotFoundError: [Errno 2] No such file or directory: 'data/coco/annotations/instances_train2017.json'",
+    ),
+    ExceptionCause(
+        "tf-path-not-found",
+        "data_config",
+        "a file the configuration names (a data file, a checkpoint to restore) is not where it says: TensorFlow's "
+        "file system did not find it",
+        ("NotFoundError",),
+        _rx(r"; No such file or directory|Failed to find any matching files for"),
+        "reads",
+        "TensorFlow tensorflow/core/platform/errors.cc IOError (errno ENOENT raised as NotFoundError '{}; No such "
+        "file or directory', from the POSIX file system's open/stat in "
+        "tensorflow/core/platform/default/posix_file_system.cc), tensorflow/core/util/tensor_slice_reader.cc "
+        "TensorSliceReader ('Unsuccessful TensorSliceReader constructor: Failed to find any matching files for "
+        "{}', a checkpoint prefix that names no file); not a test dependency",
+        "tensorflow.python.framework.errors_impl.NotFoundError: data/train-00000-of-00032.tfrecord; No such "
+        "file or directory",
     ),
     ExceptionCause(
         "data-path-does-not-exist",
@@ -483,12 +511,18 @@ CAUSES: tuple[ExceptionCause, ...] = (
         (),
         _rx(
             r"Error\(s\) in loading state_dict for|Missing key\(s\) in state_dict|Unexpected key\(s\) in state_dict|"
-            r"size mismatch for [\w.]+: copying a param with shape"
+            r"size mismatch for [\w.]+: copying a param with shape|\bKey \S+ not found in checkpoint\b|"
+            r"A total of \d+ objects could not be loaded"
         ),
         "",
         "torch 2.13.0 torch/nn/modules/module.py Module.load_state_dict ('Error(s) in loading state_dict for {}', "
         "'Missing key(s) in state_dict', 'Unexpected key(s) in state_dict', 'size mismatch for {}: copying a param "
-        "with shape {} from checkpoint, the shape in current model is {}.')",
+        "with shape {} from checkpoint, the shape in current model is {}.'); keras 3.15.1 "
+        "keras/src/saving/saving_lib.py (load_weights of a file whose variables do not fit the model: 'A total of "
+        "{} objects could not be loaded. Example error message for object {}: ...'); TensorFlow "
+        "tensorflow/core/util/tensor_bundle/tensor_bundle.cc BundleReader::GetBundleEntryProto (NotFoundError "
+        "'Key {} not found in checkpoint', raised by tf.train.Saver / tf.train.Checkpoint restore; not a test "
+        "dependency)",
         "RuntimeError: Error(s) in loading state_dict for Linear:",
     ),
     ExceptionCause(
@@ -586,6 +620,7 @@ CAUSES: tuple[ExceptionCause, ...] = (
             "ServerDisconnectedError",
             "EndpointConnectionError",
             "UnavailableError",
+            "DeadlineExceededError",
         ),
         None,
         "",
@@ -596,7 +631,8 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "gcsfs object-store filesystems; botocore botocore/exceptions.py (EndpointConnectionError 'Could not "
         "connect to the endpoint URL: {endpoint_url}'; not a test dependency); TensorFlow "
         "tensorflow/python/framework/errors_impl.py (UnavailableError: the service, a remote file system or "
-        "a gRPC peer, could not be reached; not a test dependency)",
+        "a gRPC peer, could not be reached; DeadlineExceededError: a remote call did not answer in its deadline; "
+        "not a test dependency)",
         "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries "
         "exceeded with url: /bert-base-uncased/resolve/main/config.json",
     ),
@@ -824,7 +860,7 @@ def classify(
             continue
         if c.frames == "data" and not in_data_code(frames):
             continue
-        if c.frames == "reads" and any(_WRITE_FUNC.search(f[2]) for f in frames):
+        if c.frames == "reads" and any(_writes(f[2]) for f in frames):
             continue
         if c.frames == "loss" and not in_loss_code(frames):
             continue

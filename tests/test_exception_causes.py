@@ -872,3 +872,44 @@ def test_rt005_stopped_from_outside_on_an_interrupt_a_c_extension_reraised():
     (was crashed/correctness_bug)."""
     v = audit(_run(RUNS / "Xavier-wa--FRNet" / "nohup.out")).verdict
     assert (v.outcome, v.cause) == (Outcome.CRASHED, Cause.INCONCLUSIVE), v.summary
+
+
+def test_row_checkpoint_model_mismatch_on_keras_weights_of_another_layer_width(
+    tmp_path, monkeypatch
+):
+    """keras 3's load_weights of a weights file saved from a model with another layer width raises
+    ``ValueError: A total of 2 objects could not be loaded. ...``: the file does not fit the model built
+    from the configuration (was a plain ValueError: correctness_bug)."""
+    monkeypatch.setenv("KERAS_BACKEND", os.environ.get("KERAS_BACKEND", "torch"))
+    keras = pytest.importorskip("keras")
+    saved = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4), keras.layers.Dense(2)])
+    saved.save_weights(tmp_path / "model.weights.h5")
+    other = keras.Sequential([keras.Input((3,)), keras.layers.Dense(5), keras.layers.Dense(2)])
+    e = _raised(lambda: other.load_weights(tmp_path / "model.weights.h5"))
+    assert isinstance(e, ValueError) and "could not be loaded" in str(e), repr(e)
+    got = classify("ValueError", str(e))
+    assert got is not None and got.id == "checkpoint-model-mismatch" and got.cause == "data_config"
+
+
+def _frames_of(e: BaseException) -> tuple[tuple[str, int, str], ...]:
+    return tuple((f.filename, f.lineno or 0, f.name) for f in traceback.extract_tb(e.__traceback__))
+
+
+def test_row_missing_data_file_on_a_checkpoint_path_torch_load_does_not_find(tmp_path):
+    """torch.load of a checkpoint path that names no file (a resume or pretrained path in the
+    configuration), called from a ``load_checkpoint`` function: the configuration's path, data_config
+    (was a code error: checkpoint extensions were not read, and a frame named ``load_checkpoint`` counted
+    as a write). torch.save into a folder that does not exist, from ``save_checkpoint``, stays the code's."""
+    torch = pytest.importorskip("torch")
+
+    def load_checkpoint(path):
+        return torch.load(path)
+
+    def save_checkpoint(path):
+        torch.save({"epoch": 1}, path)
+
+    e = _raised(lambda: load_checkpoint(tmp_path / "runs" / "exp1" / "last.pth"))
+    assert isinstance(e, FileNotFoundError), repr(e)
+    assert _why(e, _frames_of(e)) == "missing-data-file"
+    e = _raised(lambda: save_checkpoint(tmp_path / "runs" / "exp1" / "last.pth"))
+    assert _why(e, _frames_of(e)) is None, repr(e)
