@@ -207,3 +207,17 @@ def test_figures_at_two_points_of_training_are_a_course_not_two_protocols():
         "At epoch 50 the mAP is 0.62.",
     ]
     assert measured_two_ways(lines) is None
+
+
+def test_a_training_figure_against_a_held_out_one_is_no_protocol_pair():
+    lines = [
+        "With the evaluation script of the repo the training accuracy is 0.99.",
+        "The validation accuracy is 0.61.",
+    ]
+    assert measured_two_ways(lines) is None
+    assert [
+        f.split for f in measured_figures("(Validation-accuracy=0.000880, Train-accuracy=0.796514)")
+    ] == [
+        "eval",
+        "train",
+    ]

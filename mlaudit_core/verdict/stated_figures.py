@@ -331,16 +331,22 @@ class Measured:
     percent: bool
     text: str
     order: int
+    split: str | None = None  # ``train`` or ``eval`` when the name or the word before it says so
 
 
-def _metric_heads(sentence: str) -> list[tuple[int, int, str]]:
-    """``(start, end, head)`` of the words of ``sentence`` that name a task metric (accuracy, score or
-    error family)."""
+def _metric_heads(sentence: str) -> list[tuple[int, int, str, str | None]]:
+    """``(start, end, head, split)`` of the words of ``sentence`` that name a task metric (accuracy, score
+    or error family); ``split`` from the name (``val_acc``) or the word right before it (``training
+    accuracy``), else ``None``."""
     out = []
-    for w in _WORD.finditer(sentence):
+    words = list(_WORD.finditer(sentence))
+    for i, w in enumerate(words):
         p = parse_name(w.group(0))
         if p.family in ("acc", "score", "error") and p.head:
-            out.append((w.start(), w.end(), p.head))
+            split = p.split
+            if split is None and i > 0 and sentence[words[i - 1].end() : w.start()].strip() == "":
+                split = parse_name(words[i - 1].group(0)).split
+            out.append((w.start(), w.end(), p.head, split))
     return out
 
 
@@ -385,19 +391,19 @@ def measured_figures(sentence: str, order: int = 0) -> list[Measured]:
             nxt
             and not m.group("unit")
             and nxt.group(1).lower() not in _AFTER_FIGURE
-            and not any(s == m.end() + nxt.start(1) for s, _e, _h in heads)
+            and not any(s == m.end() + nxt.start(1) for s, _e, _h, _sp in heads)
         ):
             continue
         near = [
-            (min(abs(m.start() - e), abs(s - m.end())), h)
-            for s, e, h in heads
+            (min(abs(m.start() - e), abs(s - m.end())), h, sp or "")
+            for s, e, h, sp in heads
             if min(abs(m.start() - e), abs(s - m.end())) <= _NAME_REACH
         ]
-        head = min(near)[1] if near else ""
+        head, split = (min(near)[1], min(near)[2] or None) if near else ("", None)
         pct = bool(
             m.group("unit") and "%" in m.group("unit") or "percent" in (m.group("unit") or "")
         )
-        out.append(Measured(head, float(m.group("v")), pct, sentence.strip(), order))
+        out.append(Measured(head, float(m.group("v")), pct, sentence.strip(), order, split))
     return out
 
 
@@ -456,8 +462,10 @@ def measured_two_ways(lines: list[str]) -> tuple[Measured, Measured, str] | None
     differing by more than :data:`RELATIVE_BAND` of the first (in two sentences under the same metric
     name, or in one sentence that sets them against each other, :data:`_SET_AGAINST`), and a sentence
     names how a figure is measured (:func:`_measurement_named`), neither stated at a point of training
-    (:data:`_AT_POINT`: a course), with no sentence stating that a training setting was changed (:data:`_CHANGED_RUN`: that is another configuration, V18f's). The two figures then
-    differ by how they were measured, not by what the model learned; else ``None``."""
+    (:data:`_AT_POINT`: a course), not one of the training split against one of a held-out split, with
+    no sentence stating that a training setting was changed (:data:`_CHANGED_RUN`: that is another
+    configuration, V18f's). The two figures then differ by how they were measured, not by what the model
+    learned; else ``None``."""
     sentences = [s for line in lines for s in _sentences(line)]
     if any(_CHANGED_RUN.search(s) for s in sentences):
         return None
@@ -475,6 +483,8 @@ def measured_two_ways(lines: list[str]) -> tuple[Measured, Measured, str] | None
         for b in figs[i + 1 :]:
             if a.value == b.value or not _same_scale(a, b) or a.value == 0:
                 continue
+            if a.split and b.split and a.split != b.split:
+                continue  # a training figure against a held-out one: a generalisation gap
             if abs(b.value - a.value) / abs(a.value) <= RELATIVE_BAND:
                 continue
             if a.order == b.order:
