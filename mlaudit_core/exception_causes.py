@@ -733,6 +733,28 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "AssertionError: Torch not compiled with CUDA enabled",
     ),
     ExceptionCause(
+        "installed-package-mismatch",
+        "infra_runtime",
+        "an installed package is not the version the code was written for (the name the code imports is not in "
+        "the installed package) or a dependency the code needs is not installed: the environment, not the "
+        "training code; pin the versions the project was run with",
+        ("ImportError", "ModuleNotFoundError"),
+        _rx(
+            r"cannot import name '[^'\n]+' from '[\w.]+' \([^)\n]*[/\\](?:site|dist)-packages[/\\][^)\n]*\)|"
+            r"requires the [\w.-]+(?: and [\w.-]+)? librar(?:y|ies) but (?:it was|they were) not found in your "
+            r"environment|Missing optional dependency '[^'\n]+'|`Import [\w.]+` failed\b"
+        ),
+        "",
+        "CPython 3.11 Python/ceval.c import_from ('cannot import name {!r} from {!r} ({})', the module's file: an "
+        "installed package's under site-packages or dist-packages, a project's own module elsewhere), "
+        "transformers 5.25.0 transformers/utils/import_utils.py requires_backends ('{0} requires the {1} library "
+        "but it was not found in your environment.'), pandas 3.1.1 pandas/compat/_optional.py "
+        "import_optional_dependency ('`Import {}` failed. ...'; 'Missing optional dependency {!r}.' in pandas "
+        "< 3)",
+        "ImportError: cannot import name 'cached_download' from 'huggingface_hub' "
+        "(/opt/conda/lib/python3.10/site-packages/huggingface_hub/__init__.py)",
+    ),
+    ExceptionCause(
         "model-id-or-path",
         "data_config",
         "the configured model name or path does not hold a model (a wrong id, a local folder missing files)",

@@ -913,3 +913,34 @@ def test_row_missing_data_file_on_a_checkpoint_path_torch_load_does_not_find(tmp
     assert _why(e, _frames_of(e)) == "missing-data-file"
     e = _raised(lambda: save_checkpoint(tmp_path / "runs" / "exp1" / "last.pth"))
     assert _why(e, _frames_of(e)) is None, repr(e)
+
+
+def test_row_installed_package_mismatch_as_python_transformers_and_pandas_raise_it():
+    """A name the code imports that the installed package no longer has (huggingface_hub's removed
+    ``cached_download``: CPython names the package's file under site-packages), a backend transformers
+    requires that is not installed, pandas' optional dependency: the environment's versions, infra_runtime
+    (was correctness_bug). A name missing from the project's own module stays the code's (own f5b5-11)."""
+    pytest.importorskip("huggingface_hub")
+    transformers = pytest.importorskip("transformers")
+    pd = pytest.importorskip("pandas")
+
+    def removed_name():
+        from huggingface_hub import cached_download  # noqa: F401 - removed from the installed version
+
+    e = _raised(removed_name)
+    assert isinstance(e, ImportError) and "-packages" in str(e), str(e)
+    assert _why(e) == "installed-package-mismatch"
+    from transformers.utils.import_utils import is_sentencepiece_available, requires_backends
+
+    if not is_sentencepiece_available():
+        e = _raised(
+            lambda: requires_backends(transformers.PreTrainedTokenizerBase, ["sentencepiece"])
+        )
+        assert _why(e) == "installed-package-mismatch", str(e)
+    try:
+        import tabulate  # noqa: F401
+    except ImportError:
+        e = _raised(lambda: pd.DataFrame({"a": [1]}).to_markdown())
+        assert _why(e) == "installed-package-mismatch", str(e)
+    own = "cannot import name 'step_decay' from 'utils.train_utils' (/user/c/ctesi/utils/train_utils.py)"
+    assert classify("ImportError", own) is None
