@@ -562,10 +562,15 @@ def stated_reference_matched(lines: list[str], reported: list[str]) -> str | Non
     reported results), with no negation, doubt or wish before it in its clause (:data:`_NOT_MATCHED`), not
     in a question; ``None`` as well when a sentence of the reporter's own text (``reported``: what was
     pasted and the reporter's statements) names a failure (:data:`_FAILURE`: a NaN, an error, a crash, a
-    hang, a loss that does not decrease). The run then reached its reference: what the report asks about is
+    hang, a loss that does not decrease) or a shortfall against a reference (``lower than``, ``cannot
+    reproduce``: :mod:`.gap_reasons`). The run then reached its reference: what the report asks about is
     on the way there."""
+    from .gap_reasons import _SHORT_OF, _SHORT_OF_TARGET
+
     if any(_FAILURE.search(line) for line in reported):
         return None
+    if any(_SHORT_OF.search(line) or _SHORT_OF_TARGET.search(line) for line in reported):
+        return None  # the reporter also states a shortfall (``lower than``, ``cannot reproduce``)
     for line in lines:
         for s in _sentences(line):
             for m in _MATCHES_REFERENCE.finditer(s):
