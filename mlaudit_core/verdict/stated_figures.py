@@ -409,15 +409,15 @@ def measured_figures(sentence: str, order: int = 0) -> list[Measured]:
 
 #: How a figure is measured, named: the metric's definition (``11 point method to calculate ap``, ``AP is
 #: computed by measuring precision at 11 recall points``, interpolation, averaging over classes), the
-#: evaluator (``cocoeval``, ``multi-bleu-detok.perl``, the evaluation code, script, protocol or setting),
+#: evaluator (the evaluation code, script, protocol or setting, a scoring script),
 #: post-processing (a confidence or score threshold, NMS, tokenisation, case), and what the test inputs are
 #: (cropped, resized, full-size or multi-scale test images, test-time augmentation).
 _MEASURED = re.compile(
     r"\b\d+[- ]?points?\s+(?:method|interpolat\w*|metric|average\w*)\b|\binterpolat\w*"
     r"|\b(?:calculat|comput)\w*\s+(?:by|as|with|using|over)\b|\bto\s+(?:calculat|comput)\w*\s+(?:the\s+)?[A-Za-z]"
     r"|\baverag\w*\s+(?:over|across)\b|\b(?:weighted|per-class|macro|micro)[- ]?(?:average|mean|avg)\b"
-    r"|\beval\w*\s+(?:code|script|tool|protocol|settings?|function|metric|server|api)\b|\b(?:coco|voc)[-_ ]?eval\w*"
-    r"|\b(?:multi-bleu\S*|sacrebleu|scor(?:ing|er)\s+script|protocol)\b"
+    r"|\beval\w*\s+(?:code|script|tool|protocol|settings?|function|metric|server|api)\b"
+    r"|\b(?:scor(?:ing|er)\s+script|protocol)\b"
     r"|\b(?:confidence|score|detection|iou)\s+threshold\w*|\bpost-?process\w*|\b(?:de)?tokeni[sz]\w*"
     r"|\bcase-?(?:in)?sensitive\b"
     r"|\b(?:test|eval\w*|inference|validation)\b[^.;!?]{0,60}?\b(?:crop\w*|resiz\w*|full[- ]size|multi-?scale"
