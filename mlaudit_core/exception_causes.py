@@ -83,6 +83,10 @@ _QUOTED_EXCEPTION = re.compile(
 )
 
 
+#: A file of an installed package (not the standard library, not a frozen module).
+_INSTALLED = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
+
+
 def is_library_file(path: str) -> bool:
     """Whether a traceback frame's file belongs to an installed package or the standard library
     (site-packages, dist-packages, lib/pythonX, frozen modules, torch/tensorflow sources)."""
@@ -100,7 +104,9 @@ class ExceptionCause:
     message: re.Pattern | None  # searched in the message and the lines printed next to it
     frames: str  # "" (any), "data" (raised in a dataset's own code), "mp-start" (multiprocessing start-up),
     # "reads" (no frame of the traceback saves or writes), "loss" (a frame of the loss computation),
-    # "wrapper-keys" (a state_dict's missing and unexpected keys differ by a wrapper's prefix only)
+    # "wrapper-keys" (a state_dict's missing and unexpected keys differ by a wrapper's prefix only),
+    # "installed" (the innermost frame is an installed package's module body, run at import time: a file
+    # under site-packages or dist-packages, function ``<module>``)
     source: str  # package version, file and function that write the message or define the class
     example: str  # an exception line as the package prints it
     #: whether the lines printed beside the exception line are read too (a CUDA kernel's assertion is
@@ -742,7 +748,8 @@ CAUSES: tuple[ExceptionCause, ...] = (
         _rx(
             r"cannot import name '[^'\n]+' from '[\w.]+' \([^)\n]*[/\\](?:site|dist)-packages[/\\][^)\n]*\)|"
             r"requires the [\w.-]+(?: and [\w.-]+)? librar(?:y|ies) but (?:it was|they were) not found in your "
-            r"environment|Missing optional dependency '[^'\n]+'|`Import [\w.]+` failed\b"
+            r"environment|Missing optional dependency '[^'\n]+'|`Import [\w.]+` failed\b|"
+            r"Requirement '[^'\n]+' not met\. HINT: Try running `pip install"
         ),
         "",
         "CPython 3.11 Python/ceval.c import_from ('cannot import name {!r} from {!r} ({})', the module's file: an "
@@ -750,9 +757,28 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "transformers 5.25.0 transformers/utils/import_utils.py requires_backends ('{0} requires the {1} library "
         "but it was not found in your environment.'), pandas 3.1.1 pandas/compat/_optional.py "
         "import_optional_dependency ('`Import {}` failed. ...'; 'Missing optional dependency {!r}.' in pandas "
-        "< 3)",
+        "< 3), lightning_utilities 0.15.3 lightning_utilities/core/imports.py RequirementCache (raised by "
+        "Lightning's loggers and strategies: 'Requirement {!r} not met. HINT: Try running `pip install -U {!r}`')",
         "ImportError: cannot import name 'cached_download' from 'huggingface_hub' "
         "(/opt/conda/lib/python3.10/site-packages/huggingface_hub/__init__.py)",
+    ),
+    ExceptionCause(
+        "dependency-not-installed",
+        "infra_runtime",
+        "an installed package imports a module that is not installed (a backend or an optional dependency it "
+        "needs): the environment lacks a package, not the training code",
+        ("ModuleNotFoundError",),
+        None,
+        "installed",
+        "CPython 3.11 Lib/importlib/_bootstrap.py _find_and_load_unlocked (ModuleNotFoundError 'No module named "
+        "{!r}'), raised at an import statement of an installed package's module body (the innermost frame is "
+        "'<module>' of a file under site-packages or dist-packages; keras 3.15.1 importing its TensorFlow backend "
+        "without TensorFlow; a name a configuration gives importlib or hydra's _locate is not this: its innermost "
+        "frame is importlib's or the locator's function); "
+        "lightning_utilities 0.15.3 lightning_utilities/core/imports.py RequirementCache ('Requirement {!r} "
+        "not met. HINT: Try running `pip install -U {!r}`', row installed-package-mismatch). An import in the "
+        "project's own file (a module of the project not on the path) is not this row",
+        "ModuleNotFoundError: No module named 'tensorflow'",
     ),
     ExceptionCause(
         "model-id-or-path",
@@ -887,6 +913,10 @@ def classify(
         if c.frames == "loss" and not in_loss_code(frames):
             continue
         if c.frames == "wrapper-keys" and wrapper_prefix(*state_dict_keys(beside)) is None:
+            continue
+        if c.frames == "installed" and not (
+            frames and frames[-1][2] == "<module>" and _INSTALLED.search(frames[-1][0])
+        ):
             continue
         if c.frames == "mp-start" and not (
             frames and _MP_START.search(frames[-1][0].replace("\\", "/"))

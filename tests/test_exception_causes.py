@@ -55,6 +55,14 @@ def test_every_row_explains_its_own_example(row):
         frames = (("/home/u/project/utils/loss.py", 87, "forward"),)
     if row.frames == "mp-start":
         frames = ((str(Path(multiprocessing.__file__).parent / "spawn.py"), 126, "_main"),)
+    if row.frames == "installed":
+        frames = (
+            (
+                "/opt/conda/lib/python3.11/site-packages/keras/src/tree/optree_impl.py",
+                5,
+                "<module>",
+            ),
+        )
     got = classify(typ, msg, frames)
     assert got is not None and got.id == row.id, (row.example, got)
     # a row names a cause other than a plain code error, or the code error it is (a wrapper's keys)
@@ -944,3 +952,29 @@ def test_row_installed_package_mismatch_as_python_transformers_and_pandas_raise_
         assert _why(e) == "installed-package-mismatch", str(e)
     own = "cannot import name 'step_decay' from 'utils.train_utils' (/user/c/ctesi/utils/train_utils.py)"
     assert classify("ImportError", own) is None
+
+
+def test_row_dependency_not_installed_on_an_installed_package_importing_a_missing_backend(
+    monkeypatch,
+):
+    """keras 3 importing its TensorFlow backend where TensorFlow is not installed raises ``ModuleNotFoundError:
+    No module named 'tensorflow'`` at an import inside keras (site-packages); Lightning's CometLogger without
+    comet-ml raises ``Requirement 'comet-ml>=...' not met``: a package missing from the environment,
+    infra_runtime (was correctness_bug). A module the project itself imports and does not find (the innermost
+    frame is not an installed package's) stays the code's."""
+    import importlib
+
+    monkeypatch.setenv("KERAS_BACKEND", os.environ.get("KERAS_BACKEND", "torch"))
+    pytest.importorskip("keras")
+    if importlib.util.find_spec("tensorflow") is None:
+        e = _raised(lambda: importlib.import_module("keras.src.backend.tensorflow"))
+        assert isinstance(e, ModuleNotFoundError) and "tensorflow" in str(e), repr(e)
+        assert "-packages" in _frames_of(e)[-1][0]
+        assert _why(e, _frames_of(e)) == "dependency-not-installed"
+    loggers = pytest.importorskip("lightning.pytorch.loggers")
+    if importlib.util.find_spec("comet_ml") is None:
+        e = _raised(lambda: loggers.CometLogger())
+        assert _why(e, _frames_of(e)) == "installed-package-mismatch", str(e)
+    e = _raised(lambda: importlib.import_module("no_such_project_module"))
+    assert isinstance(e, ModuleNotFoundError)
+    assert _why(e, _frames_of(e)) is None
