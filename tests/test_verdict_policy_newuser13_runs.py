@@ -163,3 +163,29 @@ def test_policy_trainer_console_at_ln2_throughout_is_underfit_not_slow():
 def test_policy_resumed_summarywriter_run_is_not_slow_from_its_relaunch_gap():
     rep = _verdict("audit", str(DATA / "pt_resumed_same_logdir_tb"), "--no-write")
     assert rep["verdict"]["outcome"] == "succeeded", rep["verdict"]["summary"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Keras with kernel_regularizer=l2(1.0) on every layer: the logged loss (cross-entropy "
+    "plus the L2 penalty) falls every epoch 223 -> 10.7 as the weights shrink, accuracy never "
+    "above 0.28 and val_accuracy 0.078 at the end (10 classes): a model held from fitting "
+    "(underfit), yet diverged with 'learning rate far too high' from a loss above ln(100000)",
+)
+@pytest.mark.parametrize("name", ["keras_l2_1.0_bars.log", "keras_l2_1.0.csv"])
+def test_policy_keras_loss_falling_from_a_huge_l2_penalty_is_underfit_not_diverged(name):
+    args = ("logs", str(DATA / name)) if name.endswith(".log") else ("audit", str(DATA / name))
+    rep = _verdict(*args)
+    assert rep["verdict"]["outcome"] == "underfit", rep["verdict"]["summary"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Keras fit(verbose=2) on a PyDataset that sleeps 0.25 s per batch from epoch 5: "
+    "'4ms/step' .. '29ms/step' in epochs 1-4, then '256ms/step' .. '258ms/step' (epoch 0 s -> "
+    "3 s) while val_accuracy rises 0.42 -> 0.92: an input-pipeline slowdown (slow), yet "
+    "succeeded with no SY finding",
+)
+def test_policy_keras_console_whose_step_time_rose_10x_at_epoch_5_is_slow():
+    rep = _verdict("logs", str(DATA / "keras_loader_slowed_at_epoch_5_verbose2.log"))
+    assert rep["verdict"]["outcome"] == "slow", rep["verdict"]["summary"]
