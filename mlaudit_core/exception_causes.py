@@ -562,11 +562,13 @@ CAUSES: tuple[ExceptionCause, ...] = (
         (),
         _rx(
             r"\[Errno (?:5|12|24|30|116|122)\]|Input/output error|Too many open files|Cannot allocate memory|"
-            r"Stale file handle|Read-only file system|Disk quota exceeded"
+            r"Stale file handle|Read-only file system|Disk quota exceeded|received 0 items of ancdata"
         ),
         "",
         "glibc strerror texts for EIO (5), ENOMEM (12), EMFILE (24), EROFS (30), ESTALE (116), EDQUOT (122), as "
-        "CPython's OSError formats them ('[Errno N] text')",
+        "CPython's OSError formats them ('[Errno N] text'); CPython Lib/multiprocessing/reduction.py recvfds "
+        "('received %d items of ancdata': no file descriptor arrived, the open-file limit torch's file_descriptor "
+        "sharing of DataLoader batches reaches)",
         "OSError: [Errno 24] Too many open files",
     ),
     ExceptionCause(
@@ -652,7 +654,7 @@ CAUSES: tuple[ExceptionCause, ...] = (
             r"We couldn't connect to '?https?://|Max retries exceeded with url|Temporary failure in name "
             r"resolution|Name or service not known|Network is unreachable|Connection reset by peer|"
             r"Unable to connect to endpoint|Could not connect to the endpoint URL|Cannot connect to host|"
-            r"Failed to establish a new connection"
+            r"Failed to establish a new connection|CERTIFICATE_VERIFY_FAILED"
         ),
         "",
         "transformers 5.25.0 transformers/utils/hub.py cached_files ('We couldn't connect to ...'), urllib3 "
@@ -664,9 +666,30 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "TensorFlow's S3 file system, tensorflow/core/platform/s3/s3_file_system.cc, raises as "
         "InternalError(': Unable to connect to endpoint') when a checkpoint is written to or read from S3 or "
         "an S3-compatible store), botocore botocore/exceptions.py EndpointConnectionError ('Could not connect "
-        "to the endpoint URL: {}')",
+        "to the endpoint URL: {}'); CPython Modules/_ssl.c ('[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify "
+        "failed: ...': the machine's certificate store or a proxy that intercepts TLS)",
         "OSError: We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find them in the "
         "cached files.",
+    ),
+    ExceptionCause(
+        "server-refused",
+        "infra_runtime",
+        "the server the run downloads from or reports to refused the request: a rate limit (429), a server "
+        "error (5xx), or access to a gated or private repository denied to the job's token (401, 403): the "
+        "service or the job's credentials, not the training code",
+        (),
+        _rx(
+            r"\b429 (?:Client Error|Too Many Requests)\b|'429 Too Many Requests'|\b5\d\d Server Error\b|"
+            r"Server error '5\d\d\b|\b40[13] Client Error\b|Client error '40[13] |Cannot access gated repo"
+        ),
+        "",
+        "requests 2.34.2 requests/models.py Response.raise_for_status ('{} Client Error: {} for url: {}', '{} "
+        "Server Error: {} for url: {}'), httpx2 (huggingface_hub 2.4.0's client) Response.raise_for_status "
+        "(\"Client error '429 Too Many Requests' for url ...\", \"Server error '503 Service Unavailable' ...\"), "
+        "huggingface_hub 2.4.0 huggingface_hub/utils/_http.py hf_raise_for_status (HfHubHTTPError '429 Too Many "
+        "Requests for url: {}', GatedRepoError '401 Client Error. ... Cannot access gated repo for url {}')",
+        "requests.exceptions.HTTPError: 503 Server Error: Service Unavailable for url: "
+        "https://huggingface.co/api/datasets/glue",
     ),
     ExceptionCause(
         "tracker-credentials",

@@ -978,3 +978,42 @@ def test_row_dependency_not_installed_on_an_installed_package_importing_a_missin
     e = _raised(lambda: importlib.import_module("no_such_project_module"))
     assert isinstance(e, ModuleNotFoundError)
     assert _why(e, _frames_of(e)) is None
+
+
+def test_row_server_refused_as_requests_and_huggingface_hub_raise_it():
+    """A hub or server that refuses the request (rate limit 429, server error 503, a gated repository
+    without access 401), as requests' raise_for_status and huggingface_hub's hf_raise_for_status word it
+    for a response with that status: the service or the job's credentials (was correctness_bug). A 404 is
+    not this row (a name that does not exist is the configuration's)."""
+    requests = pytest.importorskip("requests")
+    pytest.importorskip("huggingface_hub")
+    httpx2 = pytest.importorskip("httpx2")
+    from huggingface_hub.utils import hf_raise_for_status
+
+    url = "https://huggingface.co/meta-llama/Llama-2-7b-hf/resolve/main/config.json"
+    for code, reason in ((503, "Service Unavailable"), (429, "Too Many Requests")):
+        r = requests.Response()
+        r.status_code, r.reason, r.url = code, reason, url
+        e = _raised(r.raise_for_status)
+        assert _why(e) == "server-refused", str(e)
+    gated = {"X-Error-Code": "GatedRepo", "X-Error-Message": "Access to model is restricted."}
+    for code, headers in ((429, {}), (503, {}), (401, gated)):
+        resp = httpx2.Response(code, request=httpx2.Request("GET", url), headers=headers)
+        e = _raised(lambda resp=resp: hf_raise_for_status(resp))
+        assert _why(e) == "server-refused", (code, str(e))
+    resp = httpx2.Response(404, request=httpx2.Request("GET", url))
+    e = _raised(lambda: hf_raise_for_status(resp))
+    assert _why(e) != "server-refused", str(e)
+
+
+def test_row_os_resource_on_a_file_descriptor_that_did_not_arrive():
+    """CPython's multiprocessing.reduction.recvfds when a message arrives without the file descriptor it
+    should carry (what torch's file_descriptor sharing of DataLoader batches meets at the open-file limit):
+    'received 0 items of ancdata', the operating system's limit (was correctness_bug)."""
+    from multiprocessing import reduction
+
+    a, b = socket.socketpair()
+    with a, b:
+        b.sendmsg([b"A"])
+        e = _raised(lambda: reduction.recvfds(a, 1))
+    assert _why(e) == "os-resource", str(e)
