@@ -146,9 +146,10 @@ def _environment_fixed(c: Ctx) -> Decision | None:
     went away when only the software stack or the machine changed (:func:`.statements.environment_fix`:
     another framework / CUDA / cuDNN version, the same job on another GPU): the environment is the
     cause, whatever the symptom looked like (a NaN reads as a learning-rate or data problem on its own)."""
-    from .statements import environment_fix
+    from .statements import stated_cause
 
-    said = environment_fix(c.run.params)
+    got = stated_cause(c.run.params)
+    said = got[1] if got is not None and got[0] == "environment" else None
     if said is None or _maintainer_fixed_code(c):
         return None
     ranked = sorted(
@@ -164,7 +165,12 @@ def _environment_fixed(c: Ctx) -> Decision | None:
         None,
     )
     crash = c.get("RT005", Severity.ERROR)
-    if nan is None and crash is None:
+    from .statements import pasted_nonfinite
+
+    pasted = (
+        pasted_nonfinite([x.text for x in c.run.console]) if nan is None and crash is None else None
+    )
+    if nan is None and crash is None and pasted is None:
         if c.basis.judgeable or any(
             f.severity.rank >= Severity.ERROR.rank for fs in c.by_code.values() for f in fs
         ):
@@ -179,10 +185,10 @@ def _environment_fixed(c: Ctx) -> Decision | None:
             "environment (a driver, a framework, CUDA/cuDNN version or the GPU) is the cause, not the model "
             "or the data. Pin the working versions; report the failing combination upstream.",
         )
-    what = "the loss turned non-finite" if nan is not None else "the run crashed"
-    shown = (nan or crash).message  # type: ignore[union-attr]
+    what = "the loss turned non-finite" if nan is not None or pasted else "the run crashed"
+    shown = (nan or crash).message if nan or crash else f'the pasted record "{pasted}"'  # type: ignore[union-attr]
     return Decision(
-        Outcome.DIVERGED if nan is not None else Outcome.CRASHED,
+        Outcome.DIVERGED if nan is not None or pasted else Outcome.CRASHED,
         Cause.INFRA_RUNTIME,
         f"{what[0].upper()}{what[1:]} ({shown}), and the report states that the same job stopped failing "
         f"with only the software stack or the machine changed ({said}): the environment (a framework, "
@@ -219,6 +225,9 @@ def _thread_confirmed_fix(c: Ctx) -> Decision | None:
         ),
         None,
     )
+    from .statements import pasted_nonfinite
+
+    pasted = pasted_nonfinite([x.text for x in c.run.console]) if nan is None else None
     crash = c.get("RT005", Severity.ERROR) if kind == "code" else None
     if crash is not None and nan is None:
         return Decision(
@@ -228,13 +237,17 @@ def _thread_confirmed_fix(c: Ctx) -> Decision | None:
             f'the sentence "{said}": a bug in the code, not the machine; update to the fixed code and rerun.',
             crash,
         )
-    if nan is None and (
-        c.basis.judgeable
-        or kind == "code"
-        or any(f.severity.rank >= Severity.ERROR.rank for fs in c.by_code.values() for f in fs)
+    if (
+        nan is None
+        and pasted is None
+        and (
+            c.basis.judgeable
+            or kind == "code"
+            or any(f.severity.rank >= Severity.ERROR.rank for fs in c.by_code.values() for f in fs)
+        )
     ):
         return None  # a curve or a failure signature (a loss-scale floor, a crash) is judged by its rule
-    if nan is None and expected_behaviour(c.run.params) is not None:
+    if nan is None and pasted is None and expected_behaviour(c.run.params) is not None:
         return None  # the maintainer says nothing failed: a change that altered the curve fixed no failure
     if kind == "precision":
         cause = Cause.DATA_CONFIG
@@ -266,10 +279,12 @@ def _thread_confirmed_fix(c: Ctx) -> Decision | None:
     head = (
         f"The loss turned non-finite ({nan.message})"
         if nan is not None
+        else f'The pasted record shows a non-finite loss ("{pasted}")'
+        if pasted is not None
         else "No curve was given (not judged from figures)"
     )
     return Decision(
-        Outcome.DIVERGED if nan is not None else Outcome.UNKNOWN,
+        Outcome.DIVERGED if nan is not None or pasted is not None else Outcome.UNKNOWN,
         cause,
         f'{head}, and the report\'s thread confirms the fix was {fix}, in the sentence "{said}": {why}.',
         nan,
@@ -2991,6 +3006,11 @@ def _measured_two_ways(c: Ctx) -> Decision | None:
     got = measured_two_ways(text_lines(c.run))
     if got is None:
         return None
+    from .statements import stated_cause
+
+    stated = stated_cause(c.run.params)
+    if stated is not None and stated[0] == "code":
+        return None  # the thread states the scoring code is at fault: a defect, judged by V20's reading
     a, b, how = got
     name = a.head or b.head
     unit = "%" if a.percent else ""
@@ -3505,10 +3525,13 @@ def _no_signal(c: Ctx) -> Decision | None:
             if bar and c.run.status is not RunStatus.RUNNING
             else "The run is still running and"
         )
+        stated = _thread_stated_cause(c)
         return Decision(
             Outcome.RUNNING,
-            Cause.INCONCLUSIVE,
-            f"{where} holds no judgeable training signal yet: " + "; ".join(missing) + ".",
+            stated[0] if stated is not None else Cause.INCONCLUSIVE,
+            f"{where} holds no judgeable training signal yet: "
+            + "; ".join(missing)
+            + (f"; {stated[1]}" if stated is not None else "."),
         )
     routine = _only_benign_warnings(c)
     if routine is not None:
@@ -3521,12 +3544,65 @@ def _no_signal(c: Ctx) -> Decision | None:
             f"routine warnings, not failures: {routine}. Log the training loss and a held-out metric to judge "
             "the learning itself.",
         )
+    stated = _thread_stated_cause(c)
+    if stated is not None:
+        cause, why = stated
+        return Decision(
+            Outcome.UNKNOWN,
+            cause,
+            "Not judged from figures (" + "; ".join(missing) + "), and " + why,
+        )
     return Decision(
         Outcome.UNKNOWN,
         Cause.INCONCLUSIVE,
         "Not judged: " + "; ".join(missing) + ". Log or pass what is listed under next actions "
         "to get a verdict.",
     )
+
+
+#: What a thread's stated cause means, by the object of its fix or explanation
+#: (:func:`.statements.stated_cause`), and what to do next.
+_STATED_CAUSE = {
+    "environment": (
+        Cause.INFRA_RUNTIME,
+        "the software stack or the machine (a framework, CUDA/cuDNN or driver version, shared memory, RAM "
+        "or storage) is the cause, not the model or the data; pin the working versions or give the job the "
+        "resources the fix gave it",
+    ),
+    "code": (
+        Cause.CORRECTNESS_BUG,
+        "a defect in the code (the training or the evaluation code) is the cause, not the model's "
+        "learning or the machine; update to the fixed code and re-run or re-score before comparing figures",
+    ),
+    "config": (
+        Cause.DATA_CONFIG,
+        "a setting, the recipe or the data (hyper-parameters, flags, epochs, augmentation, the dataset or "
+        "its labels) is the cause, not the code or the machine; use the reference's settings and data, or "
+        "compare against a reference trained with yours",
+    ),
+    "healthy": (
+        Cause.HEALTHY,
+        "nothing failed (the figure is at the model's usual level, within run-to-run noise, on another "
+        "scale, or compared with an outdated reference); compare with the current reference, on its scale, "
+        "over a few seeds before changing anything",
+    ),
+}
+
+
+def _thread_stated_cause(c: Ctx) -> tuple[Cause, str] | None:
+    """The cause a report's thread states (:func:`.statements.stated_cause`), for a report with no
+    judgeable curve and no finding at error: ``(cause, explanation)`` naming the sentence it came from,
+    else ``None``. The outcome stays what the figures can say (nothing)."""
+    if not _no_error_no_curve(c):
+        return None
+    from .statements import stated_cause
+
+    got = stated_cause(c.run.params)
+    if got is None:
+        return None
+    kind, said = got
+    cause, why = _STATED_CAUSE[kind]
+    return cause, f'the report\'s thread states the cause, in the sentence "{said}": {why}.'
 
 
 _WARN_PREFIX = re.compile(r"^\S+\.pyx?:\d+:\s*")
@@ -6485,11 +6561,56 @@ POLICY: tuple[Rule, ...] = (
         "loss/validation metric, only summary values, hp_metric only); running when the tracker says so or "
         "the console ends inside a progress bar with time still to go; unknown, healthy when the console's only "
         "signatures are benign warnings (a solver at max_iter, a leaf with no gainful split) and no finding is at "
-        "warning or above",
+        "warning or above; with no finding at error, the cause the report's thread states (the object of its "
+        "stated cause, confirmed fix or a maintainer's acknowledgement: the stack or the machine -> "
+        "infra_runtime, the code -> correctness_bug, a setting, the recipe or the data -> data_config; a "
+        "maintainer's sentence that nothing failed: noise, already good, another scale, an outdated reference "
+        "-> healthy)",
         (Outcome.UNKNOWN, Outcome.RUNNING),
-        (Cause.INCONCLUSIVE, Cause.HEALTHY),
+        (
+            Cause.INCONCLUSIVE,
+            Cause.HEALTHY,
+            Cause.INFRA_RUNTIME,
+            Cause.CORRECTNESS_BUG,
+            Cause.DATA_CONFIG,
+        ),
         _no_signal,
         cases=(
+            Case(
+                "accuracy below the paper's; the author found a bug in the eval function (report b25-06)",
+                (),
+                ("unknown", "correctness_bug"),
+                params={
+                    "reporter NAME": "I'm getting best test accuracy of around 53.6%.",
+                    "author NAME (later)": "I found the bug. Just comment these two lines: "
+                    "src/train_and_evaluate.py#L379-L380. It seems that there's sth wrong with the eval "
+                    "function.",
+                },
+            ),
+            Case(
+                "the maintainer: a mismatch with the hyper-parameters (report b21-01)",
+                (),
+                ("unknown", "data_config"),
+                params={
+                    "maintainer NAME": "There was a mismatch with the hyper-parameters (namely batch size). "
+                    "Now it should be fixed."
+                },
+            ),
+            Case(
+                "WER differences called random noise by the maintainer (report b25-09)",
+                (),
+                ("unknown", "healthy"),
+                params={
+                    "maintainer NAME": "So I think any WER differences here are just random noise, and it "
+                    "should be OK to merge this."
+                },
+            ),
+            Case(
+                "the maintainer only wonders whether the dataset is wrong",
+                (),
+                ("unknown", "inconclusive"),
+                params={"maintainer NAME": "Maybe there is something wrong with the dataset?"},
+            ),
             Case("hp_metric only", (), ("unknown", "inconclusive"), series={"hp_metric": (0.5,)}),
             Case(
                 "only LightGBM's no-gain warnings in the console (report b13-16)",

@@ -634,7 +634,10 @@ def stated_input_slowness(
 #: that the test always passes``, ``increasing the threshold should solve it``, ``raise the tolerance``.
 _THRESHOLD_FIX = re.compile(
     r"\b(?:increas|rais|relax|loosen|bump|updat|adjust|widen)\w*\s+(?:the\s+)?(?:\w+\s+){0,2}?"
-    r"(?:threshold|tolerance|tol|atol|rtol)s?\b",
+    r"(?:threshold|tolerance|tol|atol|rtol)s?\b"
+    # a warning the check turns into an error let through: ``ignoring the warning makes it possible to get
+    # this test to pass``, ``the PR silences the ConvergenceWarning in this test``
+    r"|\b(?:ignor|silenc|suppress|filter)\w*\s+(?:the\s+|this\s+|that\s+)?\w*warnings?\b",
     re.I,
 )
 #: A test or a gate named: the threshold belongs to a check, not to the model (a confidence threshold).
@@ -788,4 +791,259 @@ def stated_stop(params: Mapping[str, object]) -> str | None:
             if (m and _asserted(s, m.start())) or (_NO_PROGRESS.search(s) and "?" not in s):
                 s = s.strip()
                 return (s if s.startswith(key) else f"{key}: {s}")[:240]
+    return None
+
+
+# --- the cause a thread states, read from what its fix or its explanation is about ------------------
+
+#: The software stack or the machine as the object of a fix or a cause: a framework, CUDA / cuDNN / NCCL,
+#: a driver, a container, the host's shared memory, RAM or storage (a version alone is not: ``the updated
+#: version of the paper``).
+_OBJ_ENV = re.compile(
+    r"\b(?:py)?torch\b|tensorflow|\btf\b|\bcuda\b|cudnn|cudatoolkit|\bcu\d{2,3}\b|\bdrivers?\b|\bnccl\b|"
+    r"\bjax(?:lib)?\b|mxnet|\bkeras\b|docker|\bcontainers?\b|shared[ _-]?memory|/dev/shm|\bshm\b|\bram\b|"
+    r"\bswap\b|\bfirmware\b|\bstorage\b|\bdisks?\b|\bssds?\b|\bhdds?\b|\bnfs\b",
+    re.I,
+)
+#: A setting, the recipe or the data as the object: hyper-parameters, a flag or option (``--name``, a
+#: ``snake_case`` setting name), the batch size, the epochs, augmentation, a config file, the dataset, its
+#: labels, split or preprocessing.
+_OBJ_CONFIG = re.compile(
+    r"\bhyper-?param\w*|\bparam(?:eter)?s?\b|\bflags?\b|(?<![\w-])--[a-z][\w-]+|\boptions?\b|\barguments?\b|"
+    r"\bsettings?\b|\bconfig\w*|\bya?ml\b|\brecipe\b|\bbatch[ _-]?size\b|\bepochs?\b|\baugment\w*|"
+    r"\brandaug\w*|\bdataset\b|\bdata\b(?![ _-]?loader)|\blabels?\b|\bannotations?\b|\bsplits?\b|"
+    r"\bpreprocess\w*|\bbackground\b|\bby default\b|\bas default\b|\b[a-z]+(?:_[a-z]+)+\b(?![.(]\w)",
+    re.I,
+)
+#: The project's code as the object: a bug, the code, a function, lines of a source file, a commit.
+_OBJ_CODE = re.compile(
+    r"\bbugs?\b|\bcodes?\b|\bfunctions?\b|\blines?\s+\d|\b\w+\.(?:py|cpp|cu|lua)\b|\bcommit\b|"
+    r"\bimplementation\b|\bdata[ _-]?loader\b|\bstrings?\b|\bpull request\b|\bPR\b",
+    re.I,
+)
+_OBJECTS = (("environment", _OBJ_ENV), ("config", _OBJ_CONFIG), ("code", _OBJ_CODE))
+
+#: What the code or the setup left out: ``(was) not using``, ``(is)n't enabled``.
+_NOT_DONE = re.compile(r"\s*(?:n't|\s+not)\s+(?:using|used|enabled|set|applied|passed)\b", re.I)
+#: A sentence stating a cause: ``caused by lack of shared memory``, ``It was due to a bug in the
+#: dataloader``, ``I found the bug``, ``there's sth wrong with the eval function``, ``There was a mismatch
+#: with the hyper-parameters``, ``the training codes was not using randomaug as default``.
+_CAUSE_STATED = re.compile(
+    r"\b(?:caused by|due to|because of|the (?:root )?cause (?:is|was)|(?:is|was) the (?:cause|culprit|reason))\b"
+    r"|\b(?:i|we)\s+(?:\w+\s+)?(?:found|find|figured|tracked|located)\b[^.;!?]{0,16}?"
+    r"\b(?:bugs?|problems?|issues?|cause|reason|mistakes?)\b|\bfigured (?:it )?out\b"
+    r"|\bthere(?:'s| is| was| were| are)\s+(?:a|an|one|some|sth|something|two)?\s*(?:\w+\s+)?"
+    r"(?:bugs?|issues?|problems?|mismatch\w*|mistakes?|typos?|wrong)\s+(?:in|with|on|of|at)\b"
+    r"|\b(?:mismatch|inconsistenc\w*|discrepanc\w*)\b[^.;!?]{0,40}?\b(?:lies|lie|comes?|came|with|in)\b"
+    r"|\b(?:is|are|was|were)" + _NOT_DONE.pattern,
+    re.I,
+)
+#: A change made: its object then says what the fix was about.
+_CHANGE_MADE = re.compile(
+    r"\b(?:fix(?:ed|ing)?|chang(?:ed|ing)|updat(?:ed|ing)|upgrad(?:ed|ing)|downgrad(?:ed|ing)|"
+    r"replac(?:ed|ing)|increas(?:ed|ing)|decreas(?:ed|ing)|adjust(?:ed|ing)|remov(?:ed|ing)|"
+    r"comment(?:ed|ing) out|correct(?:ed|ing)|switch(?:ed|ing)|reinstall(?:ed|ing)|modif(?:ied|ying)|"
+    r"enlarg(?:ed|ing)|rais(?:ed|ing))\b",
+    re.I,
+)
+#: The failure went away or the run improved: ``the problem is fixed``, ``It solved my problem``, ``the
+#: training time became shorter``, ``it can be trained using 8 workers`` (``fixed`` before a noun, ``the
+#: fixed run``, names a change, not an outcome).
+_IMPROVED = re.compile(
+    r"\b(?:resolved|solved|works|worked|working|went away|is gone|was gone|no longer|perfectly|fine now)\b"
+    r"|\b(?:is|was|been|be|got|get|gets|are|were|now)\s+(?:\w+\s+)?fixed\b"
+    r"|\b(?:runs?|trains?|ran|trained|looks?|seems?)\s+(?:fine|good|well|normal(?:ly)?)\b"
+    r"|\b(?:became|becomes|is|was|got|gets)\s+(?:much\s+|a lot\s+)?(?:shorter|faster|better|normal)\b"
+    r"|\bcan (?:now )?be (?:trained|run)\b",
+    re.I,
+)
+#: A maintainer's acknowledgement that the project must change: ``which needs to be fixed``, ``will be
+#: fixed soon``, ``I have pushed the fix in bcd19ec``, ``I have updated the code to correct this``, ``I
+#: have confirmed this issue on our side``.
+_ACKNOWLEDGED = re.compile(
+    r"\b(?:needs?|has|have|had)\s+to\s+be\s+fixed\b|\bwill\s+(?:\w+\s+)?be\s+fixed\b"
+    r"|\bpushed\s+(?:a|the)\s+fix\b|\bupdated\s+the\s+code\b|\bconfirmed\s+this\s+(?:issue|bug|problem)\b",
+    re.I,
+)
+#: Words that make a sentence a suggestion, a guess or a condition, not a statement of what happened.
+_NOT_STATED = re.compile(
+    r"^\W*(?:if|when|unless|try)\b|\b(?:possible|possibly|probably|likely|suspect\w*|wonder\w*|whether|"
+    r"tried|try(?:ing)?|hope)\b",
+    re.I,
+)
+#: How the reference was trained, stated by its maintainer: ``It was trained with 5 layers of 800 node GRUs
+#: ... and ran for 97 epochs``, ``We trained it for 300 epochs``, ``our model used 4 GPUs``.
+_REFERENCE_RECIPE = re.compile(
+    r"\b(?:it|this|that|the (?:model|checkpoint|result|number|figure|baseline)s?|we|i|ours?)\s+"
+    r"(?:was\s+|were\s+|(?:have\s+|had\s+)?)(?:originally\s+)?(?:trained|ran|run|fine-?tuned|pre-?trained)"
+    r"\s+(?:it\s+|them\s+)?(?:with|for|on|using)\b",
+    re.I,
+)
+_THREAD_PERSON = re.compile(
+    r"^(?:reporter|user|op|maintainer|(?:co-?)?author|owner|developer|contributor|commenter|another user)\b",
+    re.I,
+)
+_ACK_KEY = re.compile(r"^(?:maintainer|(?:co-?)?author|owner|developer|contributor)\b", re.I)
+
+#: Nothing failed, in a maintainer's words: the spread of reruns (``any WER differences here are just
+#: random noise``, ``significant variance in training runs``), a value at the model's floor that is
+#: already good (``yours is already very good``), results already at the reference (``your results are
+#: already very close to ... the paper``), a figure read on another scale (``the two are equivalent, only
+#: the scale differs``), an outdated reference (``you're looking at an old version of the paper``),
+#: ``That's normal``.
+_NOTHING_WRONG = re.compile(
+    r"\b(?:just|only|simply|within(?: the)?|mostly)\s+(?:\w+\s+)?noise\b|\brandom noise\b"
+    r"|\bvariance (?:in|between|across|of) (?:\w+\s+)?runs\b"
+    r"|\b(?:is|are|'s|'re)\s+already\s+(?:very\s+|quite\s+|pretty\s+)?(?:good|close|fine|great)\b"
+    r"|\bonly the scale differs\b|\b(?:the )?(?:two|both) are equivalent\b"
+    r"|\b(?:old|older|outdated|earlier|previous|first) version of the (?:paper|readme|table)\b"
+    r"|\b(?:that|this|it)(?:'s| is)\s+(?:totally\s+|completely\s+|perfectly\s+|quite\s+)?normal\b"
+    r"|\b(?:is|are|'s|looks?|seems?)\s+(?:ok|okay|fine)\b(?!-)"
+    # the reference's own runs showed the same: ``we had the same experience on JAAD``
+    r"|\b(?:we|i)\s+(?:also\s+)?(?:had|saw|see|observed|got|get)\s+the\s+same\s+(?:experience|behaviou?r|"
+    r"curves?|thing|pattern)\b",
+    re.I,
+)
+
+#: A failure named beside the words that nothing failed: then they do not clear the run (a cause word such
+#: as ``due to`` may explain the noise: ``variance in training runs due to CUDNN``).
+_CALM_SPOILED = re.compile(
+    r"\b(?:wrong\w*|mistake|bug\w*|nan|inf|errors?|fix\w*|lower|reduce|oom|crash\w*|diverg\w*|"
+    r"not (?:normal|expected|reasonable))\b",
+    re.I,
+)
+
+
+def _object_of(text: str) -> str | None:
+    """The class of the first object named in ``text`` (:data:`_OBJECTS`: ``environment``, ``config``,
+    ``code``), or ``None``."""
+    found = [(m.start(), i) for i, (_, pat) in enumerate(_OBJECTS) if (m := pat.search(text))]
+    return _OBJECTS[min(found)[1]][0] if found else None
+
+
+#: How far after a statement's verb its object is looked for (characters): the rest of its clause.
+OBJECT_WINDOW = 50
+
+
+def stated_cause(params: Mapping[str, object]) -> tuple[str, str] | None:
+    """``(kind, sentence)``: what a report's thread states the cause or the fix was, classed by its object,
+    or ``None``. ``kind``:
+
+    * ``"environment"``: the stack or the machine (:func:`environment_fix`, or a stated cause or a
+      confirmed change whose object is in :data:`_OBJ_ENV`: ``caused by lack of shared memory``);
+    * ``"code"`` / ``"config"``: the project's code (a bug, a function, lines of a file), or a setting,
+      the recipe or the data (hyper-parameters, a flag, the batch size, the epochs, augmentation, the
+      dataset, its labels or preprocessing), the first object named within :data:`OBJECT_WINDOW`
+      characters from a sentence's statement of a cause (:data:`_CAUSE_STATED`: ``It was due to a bug in
+      the dataloader``, ``There was a mismatch with the hyper-parameters``; with no object there, the next
+      sentence's: ``I found the bug. Just comment these two lines``), or after a change confirmed by the run
+      then working (:data:`_CHANGE_MADE`, with :data:`_IMPROVED` in the same or the next sentence or in a
+      later value: ``after adjusting dataset_enlarge_ratio the training time became shorter``), or a
+      maintainer's acknowledgement that the project must change (:data:`_ACKNOWLEDGED`: ``Duplicate of
+      #1430 -- which needs to be fixed``, ``I have pushed the fix``; ``config`` when its value names a
+      setting, else ``code``);
+    * ``"healthy"``: a maintainer's (or author's) sentence that nothing failed (:data:`_NOTHING_WRONG`:
+      rerun noise, a value already good, another scale, an outdated reference, ``That's normal``). A value
+      that says so is not read for causes (``That's normal ... This is mostly caused by the small batch
+      size`` explains the normal behaviour).
+
+    A question, a hedge, a condition or an attempt (``maybe``, ``probably``, ``if``, ``tried``), a negation
+    before the statement in its clause or a ``still`` / ``did not help`` states nothing; the setup lines
+    (task, command, config) are not statements. A value that states a cause comes before one that says
+    nothing failed."""
+    fixed = confirmed_fix(params)
+    if fixed is None or fixed[0] != "code":
+        env = environment_fix(params)
+        if env is not None:
+            return "environment", env
+    values = [(k, t) for k, t in _thread_values(params) if _THREAD_PERSON.match(k)]
+    compared = any(
+        _REFERENCE_WORD.search(str(v)) for k, v in params.items() if not str(k).startswith("log.")
+    )
+    healthy: tuple[str, str] | None = None
+    for vi, (key, text) in enumerate(values):
+        own = text.removeprefix(f"{key}: ")
+        sents = _sentences(own)
+        if _ACK_KEY.match(key):
+            calm = next(
+                (
+                    s
+                    for s in sents
+                    if _NOTHING_WRONG.search(s)
+                    and "?" not in s
+                    and not _CALM_SPOILED.search(s)
+                    and not _NEGATED.search(s)
+                    and not _NOT_STATED.search(s)
+                    and not _CHANGE_MADE.search(s)
+                    and not re.search(r"\b(?:i|we|you)\s+(?:\w+\s+)?set\b", s, re.I)
+                ),
+                None,
+            )
+            if calm is not None:
+                healthy = healthy or ("healthy", f"{key}: {calm.strip()}"[:240])
+                continue
+        later_gone = any(
+            _IMPROVED.search(s) and not _NEGATED.search(s) and "?" not in s
+            for _, t in values[vi + 1 :]
+            for s in _sentences(t)
+        )
+        for i, s in enumerate(sents):
+            if "?" in s or _HEDGED.search(s) or _NOT_STATED.search(s) or _PERSISTED.search(s):
+                continue
+            nxt = sents[i + 1] if i + 1 < len(sents) else ""
+            if nxt and _PERSISTED.search(nxt):
+                continue
+            said = f"{key}: {s.strip()}"[:240]
+            m = _CAUSE_STATED.search(s)
+            # a negation before the statement or inside it (``There's no bug in``), not the one that
+            # states what the code left out (``was not using randomaug``)
+            inside = _NOT_DONE.sub("", m.group(0)) if m else ""
+            if m and not _NEGATION_BEFORE.search(f"{_clause_before(s, m.start())} {inside}"):
+                kind = _object_of(s[m.start() : m.end() + OBJECT_WINDOW]) or _object_of(nxt)
+                if kind is not None and not (kind == "environment" and _OTHER_CHANGE.search(own)):
+                    return kind, said
+            m = _CHANGE_MADE.search(s)
+            if m and not _NEGATION_BEFORE.search(_clause_before(s, m.start())):
+                rest = s[: m.start()] + s[m.end() :]
+                gone = any(_IMPROVED.search(x) and not _NEGATED.search(x) for x in (rest, nxt) if x)
+                kind = _object_of(s[m.end() : m.end() + OBJECT_WINDOW])
+                # the stack changed together with the model, data or code: not the environment's fix alone
+                if kind == "environment" and _OTHER_CHANGE.search(own):
+                    kind = None
+                if kind is not None and (gone or later_gone):
+                    return kind, said
+            if _ACK_KEY.match(key) and _ACKNOWLEDGED.search(s) and not _NEGATED.search(s):
+                return ("config" if _OBJ_CONFIG.search(own) else "code"), said
+        # the reference's recipe, stated by its maintainer in a report compared with a reference: the run
+        # differs from it by its settings (a hedge after the statement, ``probably with the augment flag
+        # set``, qualifies a detail, not the statement)
+        if _ACK_KEY.match(key) and compared:
+            for s in sents:
+                m = _REFERENCE_RECIPE.search(s)
+                if m and "?" not in s and not _NOT_STATED.search(_clause_before(s, m.start())):
+                    if not _HEDGED.search(s[: m.start()]) and not _NEGATED.search(s[: m.end()]):
+                        return "config", f"{key}: {s.strip()}"[:240]
+    if fixed is not None and fixed[0] == "code":
+        return "code", fixed[1]
+    return healthy
+
+
+#: A pasted training record whose loss (the total or a term of it) or gradient norm is NaN or infinite, among
+#: the record's other ``name: value`` pairs (``... loss_dense_depth: 0.9466, loss: nan, grad_norm: nan``;
+#: ``(Step: 95400) train_mel_loss_before = nan.``): a NaN term makes the total NaN.
+_RECORD_NONFINITE = re.compile(
+    r"(?<![\w.])(?:[\w/.-]*loss[\w/.-]*|grad[_ ]?norm)\s*[:=]\s*-?(?:nan|inf)\b", re.I
+)
+
+
+def pasted_nonfinite(console: list[str]) -> str | None:
+    """The first pasted line (``console``: the text of the log files, not the context's prose) that is a
+    training record (at least two ``name: value`` pairs) whose loss or gradient norm is NaN or inf
+    (:data:`_RECORD_NONFINITE`), cut to 160 characters around it; else ``None``. A one-line paste is too
+    short for the series reader's curve, yet it shows the run diverged."""
+    for line in console:
+        m = _RECORD_NONFINITE.search(line)
+        if m and len(re.findall(r"[\w/.]+\s*[:=]\s*[-+\w.]+", line)) >= 2:
+            lo = max(0, m.start() - 100)
+            return ("..." if lo else "") + line[lo : m.end() + 40].strip()
     return None

@@ -1,0 +1,103 @@
+"""verdict.statements.stated_cause / pasted_nonfinite and the rules that use them (V20's stated cause, V00's
+environment, V00b's pasted NaN record, V18c's silenced warning) on real reports (tests/data/reports): the
+cause a thread states, classed by the object of its fix or explanation, for reports whose input holds no
+judgeable curve."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mlaudit.cli import app
+from mlaudit_core.verdict.statements import gate_threshold_fix, pasted_nonfinite, stated_cause
+
+REPORTS = Path(__file__).resolve().parent / "data" / "reports"
+
+
+def _verdict(prefix: str) -> dict:
+    (case,) = REPORTS.glob(f"{prefix}-*")
+    args = ["logs", *map(str, sorted(case.glob("*.log")))]
+    for cfg in sorted(case.glob("*.txt")):
+        args += ["--config", str(cfg)]
+    return json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)["verdict"]
+
+
+@pytest.mark.parametrize(
+    ("prefix", "rule", "outcome", "cause", "said"),
+    [
+        # the object of a stated cause: the code (before: unknown/inconclusive; b25-06 and b25-10 read as one
+        # model scored two ways, succeeded/metric_policy, before the thread's statement of a defect)
+        ("b25-06", "V20", "unknown", "correctness_bug", "I found the bug"),
+        ("b25-08", "V20", "unknown", "correctness_bug", "I found one bug in lines 25-28"),
+        ("b17-13", "V20", "unknown", "correctness_bug", "confirmed this issue"),
+        # a maintainer's acknowledgement that the code must change
+        ("b25-10", "V20", "unknown", "correctness_bug", "which needs to be fixed"),
+        # a setting, the recipe or the data
+        ("b19-03", "V20", "unknown", "data_config", "the problem in the"),
+        ("b14-12", "V20", "unknown", "data_config", "`fast_dev_run` should not be passed"),
+        ("b25-03", "V20", "unknown", "data_config", "after adjusting dataset_enlarge_ratio"),
+        ("b26-05", "V20", "unknown", "data_config", "It was trained with 5 layers"),
+        # nothing failed: rerun noise, a figure on another scale, an outdated reference, a loss already good
+        ("b25-09", "V20", "unknown", "healthy", "just random noise"),
+        ("b25-07", "V20", "unknown", "healthy", "only the scale differs"),
+        ("b25-05", "V20", "unknown", "healthy", "old version of the paper"),
+        ("b25-02", "V20", "unknown", "healthy", "yours is already very good"),
+        ("b22-05", "V20", "unknown", "healthy", "is OK for batch_size"),
+        # a crash whose cause the thread states is the shared memory (before: crashed/correctness_bug)
+        ("b26-01", "V00", "crashed", "infra_runtime", "caused by lack of shared memory"),
+        # a one-line paste with the total loss NaN and a lower learning rate (before: unknown)
+        ("b26-03", "V00b", "diverged", "model_convergence", "det_loss_cls_1: nan"),
+        # a CI test's warning-as-error silenced as the fix (before: unknown/healthy)
+        ("b26-07", "V18c", "unknown", "metric_policy", "ignoring the warning"),
+    ],
+)
+def test_the_cause_a_real_thread_states_decides_a_report_without_a_curve(
+    prefix, rule, outcome, cause, said
+):
+    v = _verdict(prefix)
+    assert (v["rule"], v["outcome"], v["cause"]) == (rule, outcome, cause), v["summary"]
+    assert said in v["summary"]
+
+
+def test_a_suggestion_a_guess_or_an_attempt_states_no_cause():
+    for said in (
+        "Maybe there is something wrong with the dataset?",
+        "If you change the batch size, you need to adapt the learning rate.",
+        "I tried to change the hyper-parameters and the loss is still nan.",
+        "I am wondering whether there is a typo in your table.",
+        "It is possible some bugs exist.",
+        "There's no bug in the dataloader.",
+    ):
+        assert stated_cause({"maintainer NAME": said}) is None, said
+
+
+def test_the_object_of_the_statement_names_the_cause_class():
+    def kind(said: str) -> str | None:
+        got = stated_cause({"maintainer NAME": said})
+        return got[0] if got else None
+
+    assert kind("This is caused by a shared_memory error.") == "environment"
+    assert kind("It was due to a bug in the dataloader.") == "code"
+    assert kind("There was a mismatch with the hyper-parameters (namely batch size).") == "config"
+    # a value that says nothing failed is not read for the cause of the normal behaviour
+    assert kind("That's normal. This is mostly caused by the small batch size used.") == "healthy"
+    # the words that nothing failed only count from a maintainer, and not beside a failure
+    assert stated_cause({"reporter": "That's normal, I think."}) is None
+    assert kind("That's normal for a NaN loss.") is None
+
+
+def test_a_pasted_record_with_a_nonfinite_total_loss():
+    assert pasted_nonfinite(["lr: 1.8e-04, det_loss_cls_1: nan, loss: nan, grad_norm: nan"])
+    assert pasted_nonfinite(["(Step: 95400) train_mel_loss_before = nan."])
+    # a NaN of another value, or prose, is not a record's loss
+    assert pasted_nonfinite(["lr: 1.8e-04, acc: nan, loss: 2.1"]) is None
+    assert pasted_nonfinite(["the loss: nan after a while"]) is None
+
+
+def test_a_silenced_warning_is_a_gate_fix_only_in_a_report_about_a_check():
+    said = "Ignoring the warning makes it possible to get this test to pass."
+    assert gate_threshold_fix([said]) is not None
+    assert gate_threshold_fix(["We silence the ConvergenceWarning in the training script."]) is None
