@@ -33,6 +33,7 @@ def _verdict(prefix: str) -> dict:
         ("b25-06", "V20", "unknown", "correctness_bug", "I found the bug"),
         ("b25-08", "V20", "unknown", "correctness_bug", "I found one bug in lines 25-28"),
         ("b17-13", "V20", "unknown", "correctness_bug", "confirmed this issue"),
+        ("b17-15", "V20", "unknown", "correctness_bug", "traced to the accuracy accumulation line"),
         # a maintainer's acknowledgement that the code must change
         ("b25-10", "V20", "unknown", "correctness_bug", "which needs to be fixed"),
         # a setting, the recipe or the data
@@ -81,6 +82,8 @@ def test_the_object_of_the_statement_names_the_cause_class():
 
     assert kind("This is caused by a shared_memory error.") == "environment"
     assert kind("It was due to a bug in the dataloader.") == "code"
+    assert kind("I traced it to the loss line, where an int tensor is multiplied.") == "code"
+    assert kind("It was caused by the command line I used.") is None
     assert kind("There was a mismatch with the hyper-parameters (namely batch size).") == "config"
     # a value that says nothing failed is not read for the cause of the normal behaviour
     assert kind("That's normal. This is mostly caused by the small batch size used.") == "healthy"

@@ -817,7 +817,7 @@ _OBJ_CONFIG = re.compile(
 )
 #: The project's code as the object: a bug, the code, a function, lines of a source file, a commit.
 _OBJ_CODE = re.compile(
-    r"\bbugs?\b|\bcodes?\b|\bfunctions?\b|\blines?\s+\d|\b\w+\.(?:py|cpp|cu|lua)\b|\bcommit\b|"
+    r"\bbugs?\b|\bcodes?\b|\bfunctions?\b|\blines?\s+\d|(?<!command )\bline\b(?!\s+of\s+(?:the\s+)?log)|\b\w+\.(?:py|cpp|cu|lua)\b|\bcommit\b|"
     r"\bimplementation\b|\bdata[ _-]?loader\b|\bstrings?\b|\bpull request\b|\bPR\b",
     re.I,
 )
@@ -829,7 +829,8 @@ _NOT_DONE = re.compile(r"\s*(?:n't|\s+not)\s+(?:using|used|enabled|set|applied|p
 #: dataloader``, ``I found the bug``, ``there's sth wrong with the eval function``, ``There was a mismatch
 #: with the hyper-parameters``, ``the training codes was not using randomaug as default``.
 _CAUSE_STATED = re.compile(
-    r"\b(?:caused by|due to|because of|the (?:root )?cause (?:is|was)|(?:is|was) the (?:cause|culprit|reason))\b"
+    r"\b(?:caused by|due to|because of|traced (?:it |this |back )?to|the (?:root )?cause (?:is|was)|"
+    r"(?:is|was) the (?:cause|culprit|reason))\b"
     r"|\b(?:i|we)\s+(?:\w+\s+)?(?:found|find|figured|tracked|located)\b[^.;!?]{0,16}?"
     r"\b(?:bugs?|problems?|issues?|cause|reason|mistakes?)\b|\bfigured (?:it )?out\b"
     r"|\bthere(?:'s| is| was| were| are)\s+(?:a|an|one|some|sth|something|two)?\s*(?:\w+\s+)?"
