@@ -84,6 +84,14 @@ def test_the_object_of_the_statement_names_the_cause_class():
     assert kind("It was due to a bug in the dataloader.") == "code"
     assert kind("I traced it to the loss line, where an int tensor is multiplied.") == "code"
     assert kind("It was caused by the command line I used.") is None
+    assert kind("The problem was the docker shm size; with --shm-size=8g it runs.") == "environment"
+    assert kind("This is a bug in our evaluation script, fixed in #123.") == "code"
+    assert kind("The issue was the wrong num_classes in the config.") == "config"
+    assert kind("The difference is within run-to-run variance.") == "healthy"
+    assert kind("This is a known issue with CUDA 11.0; use 11.1.") == "environment"
+    # a symptom told in the present, or a reporter's own claim of a bug, states no found cause
+    assert kind("The problem is that the loss is NaN after 3 epochs.") is None
+    assert stated_cause({"reporter": "I think this is a bug in your evaluation script."}) is None
     assert kind("There was a mismatch with the hyper-parameters (namely batch size).") == "config"
     # a value that says nothing failed is not read for the cause of the normal behaviour
     assert kind("That's normal. This is mostly caused by the small batch size used.") == "healthy"

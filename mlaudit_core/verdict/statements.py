@@ -829,8 +829,8 @@ _NOT_DONE = re.compile(r"\s*(?:n't|\s+not)\s+(?:using|used|enabled|set|applied|p
 #: dataloader``, ``I found the bug``, ``there's sth wrong with the eval function``, ``There was a mismatch
 #: with the hyper-parameters``, ``the training codes was not using randomaug as default``.
 _CAUSE_STATED = re.compile(
-    r"\b(?:caused by|due to|because of|traced (?:it |this |back )?to|the (?:root )?cause (?:is|was)|"
-    r"(?:is|was) the (?:cause|culprit|reason))\b"
+    r"\b(?:caused by|due to|because of|traced (?:it |this |back )?to|"
+    r"the (?:root )?cause (?:is|was)|the (?:problem|issue|culprit) was|(?:is|was) the (?:cause|culprit|reason))\b"
     r"|\b(?:i|we)\s+(?:\w+\s+)?(?:found|find|figured|tracked|located)\b[^.;!?]{0,16}?"
     r"\b(?:bugs?|problems?|issues?|cause|reason|mistakes?)\b|\bfigured (?:it )?out\b"
     r"|\bthere(?:'s| is| was| were| are)\s+(?:a|an|one|some|sth|something|two)?\s*(?:\w+\s+)?"
@@ -858,11 +858,12 @@ _IMPROVED = re.compile(
     r"|\bcan (?:now )?be (?:trained|run)\b",
     re.I,
 )
-#: A maintainer's acknowledgement that the project must change: ``which needs to be fixed``, ``will be
-#: fixed soon``, ``I have pushed the fix in bcd19ec``, ``I have updated the code to correct this``, ``I
+#: A maintainer's acknowledgement that the project must change: ``This is a bug in our evaluation
+#: script``, ``which needs to be fixed``, ``will be fixed soon``, ``I have pushed the fix in bcd19ec``, ``I have updated the code to correct this``, ``I
 #: have confirmed this issue on our side``.
 _ACKNOWLEDGED = re.compile(
-    r"\b(?:needs?|has|have|had)\s+to\s+be\s+fixed\b|\bwill\s+(?:\w+\s+)?be\s+fixed\b"
+    r"\b(?:is|was)\s+(?:a|an)\s+(?:known\s+)?(?:bug|issue|problem|mistake)\s+(?:in|with|of)\b"
+    r"|\b(?:needs?|has|have|had)\s+to\s+be\s+fixed\b|\bwill\s+(?:\w+\s+)?be\s+fixed\b"
     r"|\bpushed\s+(?:a|the)\s+fix\b|\bupdated\s+the\s+code\b|\bconfirmed\s+this\s+(?:issue|bug|problem)\b",
     re.I,
 )
@@ -893,7 +894,8 @@ _ACK_KEY = re.compile(r"^(?:maintainer|(?:co-?)?author|owner|developer|contribut
 #: the scale differs``), an outdated reference (``you're looking at an old version of the paper``),
 #: ``That's normal``.
 _NOTHING_WRONG = re.compile(
-    r"\b(?:just|only|simply|within(?: the)?|mostly)\s+(?:\w+\s+)?noise\b|\brandom noise\b"
+    r"\b(?:just|only|simply|within(?: the)?|mostly)\s+(?:[\w-]+\s+)?(?:noise|variance|variation)\b"
+    r"|\brandom noise\b"
     r"|\bvariance (?:in|between|across|of) (?:\w+\s+)?runs\b"
     r"|\b(?:is|are|'s|'re)\s+already\s+(?:very\s+|quite\s+|pretty\s+)?(?:good|close|fine|great)\b"
     r"|\bonly the scale differs\b|\b(?:the )?(?:two|both) are equivalent\b"
@@ -941,8 +943,9 @@ def stated_cause(params: Mapping[str, object]) -> tuple[str, str] | None:
       then working (:data:`_CHANGE_MADE`, with :data:`_IMPROVED` in the same or the next sentence or in a
       later value: ``after adjusting dataset_enlarge_ratio the training time became shorter``), or a
       maintainer's acknowledgement that the project must change (:data:`_ACKNOWLEDGED`: ``Duplicate of
-      #1430 -- which needs to be fixed``, ``I have pushed the fix``; ``config`` when its value names a
-      setting, else ``code``);
+      #1430 -- which needs to be fixed``, ``I have pushed the fix``, ``This is a bug in our evaluation
+      script``: ``environment`` when the stack is named within the window, else ``config`` when its
+      value names a setting, else ``code``);
     * ``"healthy"``: a maintainer's (or author's) sentence that nothing failed (:data:`_NOTHING_WRONG`:
       rerun noise, a value already good, another scale, an outdated reference, ``That's normal``). A value
       that says so is not read for causes (``That's normal ... This is mostly caused by the small batch
@@ -1013,7 +1016,10 @@ def stated_cause(params: Mapping[str, object]) -> tuple[str, str] | None:
                     kind = None
                 if kind is not None and (gone or later_gone):
                     return kind, said
-            if _ACK_KEY.match(key) and _ACKNOWLEDGED.search(s) and not _NEGATED.search(s):
+            m = _ACKNOWLEDGED.search(s) if _ACK_KEY.match(key) else None
+            if m and not _NEGATED.search(s):
+                if _OBJ_ENV.search(s[m.start() : m.end() + OBJECT_WINDOW]):
+                    return "environment", said
                 return ("config" if _OBJ_CONFIG.search(own) else "code"), said
         # the reference's recipe, stated by its maintainer in a report compared with a reference: the run
         # differs from it by its settings (a hedge after the statement, ``probably with the augment flag
