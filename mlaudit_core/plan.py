@@ -56,6 +56,7 @@ PLANNED_EPOCH_NAMES = (
     "n_epochs",
     "num_epochs",
     "max_epoch",
+    "num_epoch",
     "total_epochs",
     "train_epochs",
     "nb_epochs",
@@ -75,6 +76,7 @@ NORMAL_END = re.compile(
     r"'train_runtime'|\"train_runtime\"|Training completed|Overall training speed|"
     r"Total training time|Trainer\.fit` stopped|Signaling Trainer to stop|"
     r"epochs completed in|Training of experiment is done|Loss for final step|"
+    r"\bglobal_step = \d+, average loss = |"
     r"\b(?:training (?:is )?(?:finished|complete|done)|finished training)"
     r"(?=\s*(?:$|[.!:,;]|after\b|in\b))",
     re.I,

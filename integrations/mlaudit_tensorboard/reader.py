@@ -622,6 +622,78 @@ HF_SUMMARY = (
 )
 
 
+#: ``events.out.tfevents.<unix seconds>.<host>.<pid>.<n>[.v2]`` (``SummaryWriter``'s name): the process
+#: that wrote a file is its host and pid; one process's files (splits, a second writer) are one launch.
+_WRITER = re.compile(r"tfevents\.(?P<t>\d+)\.(?P<host>.+?)\.(?P<pid>\d+)\.\d+(?:\.v2)?$")
+
+
+def _writer(f: Path) -> tuple[str, int] | None:
+    """``(host.pid, unix seconds)`` of an event file's writer, from its name; ``None`` when the name
+    does not say."""
+    m = _WRITER.search(f.name)
+    return (f"{m['host']}.{m['pid']}", int(m["t"])) if m else None
+
+
+def _trained(launch: list[int], parts: list[tuple]) -> bool:
+    """Whether a launch's files hold some tag at two or more points: a curve, where a launch that only
+    set up logs one value per tag at most (Lightning's ``hp_metric`` -1 at logger start, an HF
+    Trainer's first ``train/loss`` before a crash)."""
+    for i in launch:
+        codes = parts[i][0]
+        if codes.size and int(np.bincount(codes).max()) >= 2:
+            return True
+    return False
+
+
+def last_launch(files: list[Path], parts: list[tuple]) -> tuple[list[int], int, int] | None:
+    """The files (indices into ``files``/``parts``) of the last launch that trained (:func:`_trained`), its
+    number and the number of launches, when the event files hold two or more launches that trained;
+    else ``None``.
+
+    A launch is the files of the processes that trained one run: each writing process (host and pid
+    in the file's name, :func:`_writer`) in the order the processes started; a process whose first
+    scalar step is at or below the first step of the launch before it, and that started after that
+    launch's last record, trained from the beginning again (a relaunch), where a resume from a
+    checkpoint starts past it (HF ``resume_from_checkpoint``). A process that logged no scalar (only
+    its arguments) is a launch that did not train. ``parts`` holds ``(codes, steps, walls, values)``
+    per file. (Own corpus f10b2-01: an HF Trainer logdir with the event files of 7 launches, each
+    starting at step 10; the one that trained logged 128 points to step 1280.)"""
+    procs: dict[str, list[int]] = {}
+    start: dict[str, int] = {}
+    for i, f in enumerate(files):
+        w = _writer(f)
+        if w is None:
+            return None
+        procs.setdefault(w[0], []).append(i)
+        start[w[0]] = min(start.get(w[0], w[1]), w[1])
+    if len(procs) < 2:
+        return None
+    launches: list[list[int]] = []
+    first = last_wall = None
+    for w in sorted(procs, key=lambda k: start[k]):
+        idx = procs[w]
+        steps = [parts[i][1] for i in idx if parts[i][1].size]
+        walls = [parts[i][2] for i in idx if parts[i][2].size]
+        if not steps:
+            launches.append(idx)  # logged no scalar: a launch that did not train
+            continue
+        lo = int(min(int(x.min()) for x in steps))
+        t0 = float(min(float(np.nanmin(x)) for x in walls)) if walls else float("nan")
+        again = first is not None and lo <= first and (last_wall is None or not t0 < last_wall)
+        if first is None or again:
+            launches.append(list(idx))
+            first = lo
+        else:
+            launches[-1].extend(idx)  # resumed past the launch's first step: the same run
+        if walls:
+            last_wall = float(max(float(np.nanmax(x)) for x in walls))
+    trained = [j for j, la in enumerate(launches) if _trained(la, parts)]
+    if len(trained) < 2:
+        return None
+    j = trained[-1]
+    return sorted(launches[j]), j + 1, len(launches)
+
+
 def _end_summary(names, codes, steps, walls, values, params: dict[str, str], notes: list[str]):
     """The arrays without the end-of-training summary, whose figures go into ``params`` as
     ``final.<name>`` (as the trainer_state reader files them): when a tag named ``train_runtime``
@@ -733,6 +805,17 @@ def load_logdir(logdir: str | os.PathLike) -> RunData:
         names = list(index)
         parts.append(
             (remap[fp.codes] if fp.codes.size else fp.codes, fp.steps, fp.walls, fp.values)
+        )
+    kept = last_launch(files, parts)
+    if kept is not None:
+        idx, k, n = kept
+        parts = [parts[i] for i in idx]
+        params["log.launches"] = str(n)
+        params["log.launch_judged"] = str(k)
+        notes.append(
+            f"the event files hold {n} launches (processes that each trained from the first step again); "
+            f"the run audited is launch {k} of {n}, the last that logged a curve "
+            f"({', '.join(files[i].name for i in idx)}); the other launches are history, not this run"
         )
     # run config files beside the events (Lightning's hparams.yaml, LightningCLI's config.yaml...)
     from mlaudit_core.formats._common import config_sidecar_params

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..report import Cause, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
-from ..roles import Role
+from ..roles import Role, parse_name
 from ..signal import fmt
 from ._knowledge import fact, hyp, said
 from .base import Detector, DetectorParams, PlotMark, Remedy, Skip, as_int, first_series_evidence
@@ -38,6 +38,8 @@ class NonFiniteValues(Detector, code="LI001", name="non-finite-values", family="
     Remedy: with gradual growth, lower the peak learning rate or clip gradients; with
     an abrupt onset, check the precision mode (pure fp16 without loss scaling), the
     batch at the onset step, and divisions/logs in the loss.
+    The held-out loss is checked with its other terms (every evaluation-split loss: YOLO's
+    ``val/cls_loss`` beside ``val/box_loss``), which measure the same evaluation.
     Thresholds: none; any non-finite value is reported.
     """
 
@@ -151,12 +153,33 @@ class NonFiniteValues(Detector, code="LI001", name="non-finite-values", family="
             role == "val_loss" and bool(finding.facts.get("all_after_nonfinite"))
         )
 
+    @staticmethod
+    def _targets(run) -> list[tuple[Role, str, bool]]:
+        """``(role, key, component)`` of every series checked: the key of each of :attr:`ROLES`, then
+        the other terms of the held-out loss (``val/cls_loss`` and ``val/dfl_loss`` beside
+        ``val/box_loss``: every evaluation-split loss that is not a best-so-far), which measure the
+        same evaluation (own corpus f14b1-07: YOLOv8 ``val/cls_loss`` inf at epoch 7)."""
+        out: list[tuple[Role, str, bool]] = []
+        for role in NonFiniteValues.ROLES:
+            key = run.key_for(role)
+            if key is not None:
+                out.append((role, key, False))
+        vk = run.key_for(Role.VAL_LOSS)
+        if vk is not None:
+            for k in run.metrics.keys:
+                np_ = parse_name(k)
+                if (
+                    k != vk
+                    and np_.split == "eval"
+                    and np_.family == "loss"
+                    and not np_.running_best
+                ):
+                    out.append((Role.VAL_LOSS, k, True))
+        return out
+
     def check(self, run, p):
         seen = False
-        for role in self.ROLES:
-            key = run.key_for(role)
-            if key is None:
-                continue
+        for role, key, component in self._targets(run):
             seen = True
             s = run.series(key).by_step()
             bad = ~np.isfinite(s.values)
@@ -177,6 +200,12 @@ class NonFiniteValues(Detector, code="LI001", name="non-finite-values", family="
             )
             if growth is not None:
                 msg += f", {fmt(growth, 3)}x its best before the onset"
+            back = np.flatnonzero(~bad[i:])
+            recovered = int(s.steps[i + int(back[0])]) if back.size else None
+            if recovered is not None:
+                msg += f"; finite again from step {recovered}"
+                if not bool(bad[-1]):
+                    msg += " to the end"
             yield self.finding(
                 sev,
                 msg,
@@ -199,6 +228,9 @@ class NonFiniteValues(Detector, code="LI001", name="non-finite-values", family="
                 growth_before=growth,
                 finite_points_before=int(before.size),
                 all_after_nonfinite=bool(bad[i:].all()),
+                recovered_step=recovered,
+                finite_at_end=not bool(bad[-1]),
+                component=component,
             )
         if not seen:
             raise Skip("no loss, grad norm or validation metric logged")

@@ -238,7 +238,13 @@ def _summary(run: RunData, ctx, decision: Decision, partial: list[str], errored:
                 + "."
             )
     judged = run.params.get("log.launch_judged")
-    if judged:
+    if judged and judged == run.params.get("log.launches"):
+        # several launches, the run is the last (TensorBoard event files of several processes)
+        summary += (
+            f" Judged: launch {judged} of {judged} in this log, the last that trained; the earlier "
+            "launches trained from the first step again and are history, not this run."
+        )
+    elif judged:
         # several launches in one log, and the run is not the last one (formats/consolelog/launches.py)
         summary += (
             f" Judged: launch {judged} of {run.params.get('log.launches', '?')} in this log, the last one that "

@@ -298,7 +298,11 @@ def early_stop_line(text: str) -> bool:
 #: fragment without the banner is not judged this way: its end may simply be cut off).
 _END_LINES = {
     "huggingface": (
-        re.compile(r"'train_runtime'|\"train_runtime\"|Training completed"),
+        # the Trainer's summary dict, or the example scripts of transformers 2.x-3.x (run_glue.py,
+        # run_squad.py: ``logger.info(" global_step = %s, average loss = %s", ...)`` once train() returns)
+        re.compile(
+            r"'train_runtime'|\"train_runtime\"|Training completed|\bglobal_step = \d+, average loss = "
+        ),
         re.compile(r"\*\*\*\*\* Running training \*\*\*\*\*"),
     ),
     "detectron2": (

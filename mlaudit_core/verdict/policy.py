@@ -1242,6 +1242,40 @@ def _nonfinite_validation(c: Ctx) -> Decision | None:
     )
 
 
+def _heldout_nonfinite_recovered(c: Ctx) -> Decision | None:
+    """LI001 on the held-out loss or one of its terms, non-finite at fewer than half of the
+    evaluations from its onset and finite again at the last one, while the training loss stayed
+    finite: the model itself was numerically unstable at those evaluations (an evaluation skips no
+    batch and steps no optimizer, so an inf/NaN there is the model's output on held-out data, not a
+    skipped step as a transient training-loss NaN can be), and it recovered. What the run did after
+    (a later decline, a late best) is secondary to that (own corpus f14b1-07: YOLOv8 val/cls_loss 211
+    then inf at epoch 7 in warm-up, mAP50 0.63 -> 0.07, recovering to 0.967; f13b2-18: val/cls_loss
+    inf at epoch 5, mAP 0.14, recovering to 0.95). Not on a run stopped before its planned end: a
+    blow-up it recovered from does not explain the stop, which the stop rules read (shared realworld
+    tb05: YOLOv5 val/box_loss NaN at its second evaluation of 151, stopped at epoch 150 of 300)."""
+    if c.train_nonfinite() is not None or c.ending.stopped:
+        return None
+    for f in c.by_code.get("LI001", []):
+        if f.facts.get("role") != Role.VAL_LOSS.value or not f.facts.get("finite_at_end"):
+            continue
+        after = int(f.facts.get("n_points") or 0) - int(f.facts.get("index") or 0)
+        n_bad = int(f.facts.get("n_nonfinite") or 0)
+        if after <= 0 or n_bad / after >= 0.5:
+            continue
+        return Decision(
+            Outcome.UNSTABLE,
+            Cause.MODEL_CONVERGENCE,
+            f"The model was numerically unstable and recovered: {f.facts.get('key')} was non-finite at "
+            f"{n_bad} of {f.facts.get('n_points')} evaluations from step {f.facts.get('first_step')} and "
+            f"finite again from step {f.facts.get('recovered_step')} to the end, while the training loss "
+            f"stayed finite ({c.lr.describe()}). An evaluation skips no batch: the model's outputs on "
+            "held-out data overflowed there. Keep the best checkpoint after the recovery; a shorter or "
+            "gentler warm-up, a lower peak learning rate or gradient clipping removes the blow-up.",
+            f,
+        )
+    return None
+
+
 def _nan_message(c: Ctx) -> Decision | None:
     """RT009 without a loss history (no training loss, or fewer finite points than a trend needs: a
     pasted record or two): non-finite, but the onset cannot be read; with no reduced precision in use
@@ -5325,6 +5359,61 @@ POLICY: tuple[Rule, ...] = (
                     "val_loss": (1.5, 1.2, 1.4, 1.8),
                     "val_acc": (0.5, 0.7, 0.68, 0.66),
                 },
+            ),
+        ),
+    ),
+    Rule(
+        "V11d",
+        "heldout-nonfinite-recovered",
+        118,
+        "LI001 on the held-out loss or one of its terms (every evaluation-split loss), non-finite at < 50% "
+        "of the evaluations from its onset and finite at the last, with the training loss finite, in a run "
+        "not stopped before its planned end: the model was unstable at those evaluations and recovered",
+        (Outcome.UNSTABLE,),
+        (Cause.MODEL_CONVERGENCE,),
+        _heldout_nonfinite_recovered,
+        codes=("LI001",),
+        cases=(
+            Case(
+                "val cls loss inf at one evaluation in warm-up, finite after",
+                (
+                    (
+                        "LI001",
+                        _E,
+                        {
+                            "role": "val_loss",
+                            "key": "val/cls_loss",
+                            "n_nonfinite": 1,
+                            "n_points": 100,
+                            "index": 6,
+                            "first_step": 7,
+                            "recovered_step": 8,
+                            "finite_at_end": True,
+                            "component": True,
+                        },
+                    ),
+                ),
+                ("unstable", "model_convergence"),
+            ),
+            Case(
+                "val loss non-finite to the end",
+                (
+                    (
+                        "LI001",
+                        _E,
+                        {
+                            "role": "val_loss",
+                            "key": "val_loss",
+                            "n_nonfinite": 94,
+                            "n_points": 100,
+                            "index": 6,
+                            "first_step": 7,
+                            "finite_at_end": False,
+                            "all_after_nonfinite": True,
+                        },
+                    ),
+                ),
+                None,
             ),
         ),
     ),

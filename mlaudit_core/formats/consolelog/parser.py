@@ -63,7 +63,7 @@ _NONFINITE_WORD = r"(?i:[-+]?(?:nan|inf|infinity)(?:\.0)?)(?=[\s,;|)\]}]|$)"
 #: (``avg(utility)``, ``loss[val]``: a reduction or a split written around the name).
 _KEY = (
     r"[A-Za-z][\w./@-]*(?:\([A-Za-z_][\w ./@-]{0,40}\)|\[[A-Za-z_][\w ./@-]{0,40}\])?"
-    rf"(?:[ ](?!{_NONFINITE_WORD})[A-Za-z][\w./@()-]*){{0,3}}"
+    rf"(?:[ ]{{1,2}}(?!{_NONFINITE_WORD})[A-Za-z][\w./@()-]*){{0,3}}"
 )
 #: A value with thousands separators that ends its line or is followed by a space (OLMo's
 #: ``train/Perplexity=9,097``); inside ``a=1,b=2`` the comma separates pairs and is not read so.
@@ -118,6 +118,11 @@ _SPLIT_TAG = re.compile(
 
 
 _SPLIT_HINT = re.compile(r"(?i:val|eval|test|dev)")
+#: A held-out split tag as the last part of a log prefix, right before the message: ``... - INFO -
+#: Validation - `` (own corpus f10b1-20: ``Validation - Loss: 0.1996, F1: 0.9995, AUC: 0.9997``).
+_SPLIT_TAG_LAST = re.compile(
+    r"(?i)(?:^|[\s\]|:-])(?P<t>val|valid|validation|eval|evaluation|dev|test|testing)\s*[-|:]\s*$"
+)
 #: A split named in a figure's own name: the line then names its splits itself.
 _SPLIT_WORD = re.compile(
     r"(?i)(?:^|[\W_])(?:train|training|val|valid|validation|eval|evaluation|dev|test)(?:$|[\W_])"
@@ -191,7 +196,14 @@ def _eval_record_prefix(keys: list[str], summary: bool = False) -> str | None:
 def _split_prefix(line: str) -> str:
     """``val/`` or ``test/`` when ``line``, or its message without the log prefix, opens with a
     held-out split tag (:data:`_SPLIT_TAG`), else ``train/`` (the default of unprefixed names)."""
-    m = _SPLIT_TAG.match(line) or _SPLIT_TAG.match(strip_log_prefix(line))
+    msg = strip_log_prefix(line)
+    m = _SPLIT_TAG.match(line) or _SPLIT_TAG.match(msg)
+    if m is None:
+        # a tag written like a logger name before its message (``INFO - Validation - Loss: 0.19, F1: 0.99``):
+        # the prefix pattern takes ``Validation -`` as a logger's name; the tag is its last part
+        t = _SPLIT_TAG_LAST.search(line[: len(line) - len(msg)])
+        if t is not None and not _SPLIT_WORD.search(msg):
+            return "test/" if t["t"].lower().startswith("test") else "val/"
     if m is None or _SPLIT_WORD.search(m.string, m.end()):
         return "train/"  # no tag, or the rest names its splits itself (``[eval] iter 0: train 9.85 val 9.85``)
     return "test/" if (m["a"] or m["b"]).lower().startswith("test") else "val/"
@@ -224,9 +236,13 @@ _SPACE_CHEAP = re.compile(r"[A-Za-z]\s+[-+]?\.?\d")
 _UNIT_WORD = re.compile(
     r"(?:ms|us|s|sec|secs|min|(?i:bpc|bpb|bits|nats|tok/s|tokens/s|samples/s))(?=[\s,;|)\]}]|$)"
 )
-#: A line that is only an epoch header: ``epoch 3``, ``Epoch 3/10``, ``=== Epoch 3 ===``.
+#: A line that is only an epoch header: ``epoch 3``, ``Epoch 3/10``, ``=== Epoch 3 ===``, or one that
+#: names the phase the lines under it belong to: ``Training epoch: 3``, ``Eval epoch: 4`` (mmskeleton /
+#: ST-GCN's IO printer, own corpus f14b1-08), ``Validation epoch 2``.
 _EPOCH_ONLY = re.compile(
-    r"^\W*epoch\s*[:#]?\s*(?P<n>\d+)(?:\s*(?:/|of)\s*(?P<total>\d+))?\W*$", re.IGNORECASE
+    r"^\W*(?:(?P<phase>train(?:ing)?|eval(?:uation|uating)?|val(?:id|idation|idating)?|test(?:ing)?)\s+)?"
+    r"epoch\s*[:#]?\s*(?P<n>\d+)(?:\s*(?:/|of)\s*(?P<total>\d+))?\W*$",
+    re.IGNORECASE,
 )
 #: A line that is only a step header (``step 100``, ``=== iter 200/1000 ===``, ``Iteration 5:``): the
 #: indented ``name=value`` lines under it are that step's record.
@@ -754,6 +770,9 @@ class LogParser:
         self._bar_point: tuple[int, frozenset[str]] | None = None
         #: the epoch of the last bare ``epoch N`` header line (None before one)
         self.epoch_header: float | None = None
+        #: the split the last epoch header names for the lines under it (``Eval epoch: 4``: ``val/``;
+        #: None for a training or a plain header)
+        self.header_split: str | None = None
         #: launches appended to the log after the first (see :meth:`_launch_check`)
         self.launches: list[Launch] = []
         self.launches_dropped = 0
@@ -947,7 +966,7 @@ class LogParser:
         configuration of the launch before (its points stay in the store, marked)."""
         self._flush_pending()
         self.started = False
-        self.step = self.epoch = self.spe = self.epoch_header = None
+        self.step = self.epoch = self.spe = self.epoch_header = self.header_split = None
         self.block = self.section = self.train_bar = self.bar_n = self._bar_point = None
         self._first_epoch = None
         self._train_bar_moved = False
@@ -1758,6 +1777,8 @@ class LogParser:
         sp = _step_prefix(seg)
         step, epoch, batch = self._generic_position(seg, sp, grouped)
         default = _generic_prefix(seg, sp, pairs, work)
+        if self.header_split and default == "train/" and sp is None:
+            default = self.header_split  # the lines under ``Eval epoch: 4`` are that evaluation's
         rec, step, epoch, batch = self._generic_record(pairs, default, step, epoch, batch)
         if not rec:
             return False
@@ -1797,6 +1818,10 @@ class LogParser:
         )
         if em:  # a bare epoch header: later lines without a step belong to this epoch
             self.epoch_header = float(em["n"])
+            phase = (em["phase"] or "").lower()
+            self.header_split = (
+                _section_prefix(phase) if phase and not phase.startswith("train") else None
+            )
             self.epoch = self.epoch_header
             if em["total"]:
                 self.facts["epochs"] = float(em["total"])
