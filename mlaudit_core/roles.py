@@ -915,6 +915,16 @@ def as_fraction(key: str, values):
     return v, False
 
 
+def has_class_chance(key: str) -> bool:
+    """Whether ``1/K`` is the chance level of the metric ``key`` for a K-class task: a top-1 accuracy
+    (``accuracy``, ``acc``, ``top1``, ``acc1``, ``prec@1``; :func:`parse_name` family ``acc`` at rank 0),
+    the share of predictions that are right, which a uniform guess over K classes scores 1/K. Task scores
+    have other chance levels (a random detector's mAP/AP and a random mask's IoU/Dice are ~0, ROC AUC
+    0.5, F1/precision/recall depend on class frequencies) and a top-k accuracy's is k/K."""
+    p = parse_name(key)
+    return p.family == "acc" and p.kind_rank == 0
+
+
 def is_higher_better(key: str) -> bool:
     """Directionality of a metric from its name's head (:func:`parse_name`): accuracies and task
     scores are higher-is-better; losses, error rates, perplexities and times lower-is-better; a

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..formats.consolelog.context import chance_level
 from ..report import Cause, ConfigEvidence, Finding, Hypothesis, Outcome, SeriesEvidence, Severity
-from ..roles import Role
+from ..roles import Role, has_class_chance, parse_name
 from ..signal import fmt
 from ._context import chance as label_chance
 from ._knowledge import hyp, said
@@ -86,6 +86,13 @@ class ValidationAtChance(
         min_evals: int = 3
 
     def check(self, run, p):
+        key = run.key_for(Role.VAL_ACCURACY)
+        auc = parse_name(key).head in ("auc", "auroc")
+        if p.chance is None and not auc and not has_class_chance(key):
+            raise Skip(
+                f"{key} is not a top-1 accuracy: its chance level is not 1/num_classes "
+                "(a random detector's mAP is ~0; set the chance parameter)"
+            )
         if p.chance is not None:
             chance, source = p.chance, "detector parameter chance"
         else:
@@ -98,7 +105,11 @@ class ValidationAtChance(
                     )
                 got = (ch.accuracy, ch.source)
             chance, source = got
-        key = run.key_for(Role.VAL_ACCURACY)
+            if auc:  # a classification task's ROC AUC: a random score's is 0.5, whatever K
+                chance, source = (
+                    0.5,
+                    f"ROC AUC of a random score ({source} names a classification task)",
+                )
         s = run.series(key).by_step().finite()
         if len(s) < p.min_evals:
             raise Skip(f"{key} has {len(s)} evaluations (< {p.min_evals})")

@@ -28,7 +28,7 @@ from ..detectors._context import finetune_evidence
 from ..detectors.base import detector_for, registry
 from ..plan import NORMAL_END
 from ..report import Cause, Finding, Outcome, Severity
-from ..roles import Role, is_higher_better
+from ..roles import Role, has_class_chance, is_higher_better
 from ..rundata import RunData, RunStatus
 from ..signal import fmt
 from ..signatures import match_line
@@ -510,6 +510,8 @@ def _zero_loss(c: Ctx) -> Decision | None:
             "stored the non-finite values that followed as 0.0 (ClearML reports NaN/inf as 0.0 by "
             "default). The run diverged.",
         )
+    if not from_start and _rounded_to_zero(s.values):
+        return None
     snapped = _snapped_to_zero_under_precision(c, s.values) if not from_start else None
     if snapped is not None:
         return snapped
@@ -525,6 +527,49 @@ def _zero_loss(c: Ctx) -> Decision | None:
         f"{k} is exactly 0 {when} to the end: a loss of exactly zero measures nothing (targets "
         "leaked into the inputs, a fully masked loss, templated data); the training result cannot "
         "be trusted until the data and the loss are checked.",
+    )
+
+
+#: Decimal places tried when inferring the precision a series was printed at (:func:`_print_resolution`):
+#: consoles and trackers that round print 2 to 6 (``f"{loss:.4f}"``; the Hugging Face Trainer's
+#: ``round(loss, 4)``).
+MAX_PRINT_DECIMALS = 6
+#: Print-resolution units (``10**-d`` at ``d`` decimals) within which the nonzero values between a
+#: printed loss's zeros lie (their median) when the zeros are the loss rounded away, not a loss of zero.
+ROUNDED_ZERO_UNITS = 10
+
+
+def _print_resolution(v: np.ndarray) -> float | None:
+    """The resolution ``10**-d`` a series was printed at: the fewest decimal places ``d`` (up to
+    :data:`MAX_PRINT_DECIMALS`) that hold every value exactly; None when the values need more (full
+    float precision, not printed text)."""
+    for d in range(MAX_PRINT_DECIMALS + 1):
+        scaled = v * 10.0**d
+        if np.all(np.abs(scaled - np.round(scaled)) <= 1e-6 * np.maximum(1.0, np.abs(scaled))):
+            return 10.0**-d
+    return None
+
+
+def _rounded_to_zero(v: np.ndarray) -> bool:
+    """Zeros of a printed loss that sits at the edge of the last decimal it prints: the values are
+    rounded to a resolution (:func:`_print_resolution`) and after the first zero the loss keeps coming
+    back to nonzero values, typically (their median) within :data:`ROUNDED_ZERO_UNITS` units of it
+    (``0.0000, 0.0001, 0.0000`` at 4 decimals). A loss of exactly zero (a masked loss, leaked targets) is zero at every later point; one
+    that flickers between 0 and the last printed digit is a positive loss of about half a unit (own
+    corpus f15b1-11: a bit decoder's loss printed with 4 decimals, 0.0000 first at epoch 278,200 of
+    500,000 and 0.0001 at 1,185 later rows; own ts05, HF Trainer ``round(loss, 4)``, is 0.0 at every
+    point from step 970 and stays a zero loss)."""
+    zeros = np.flatnonzero(v == 0.0)
+    if not zeros.size:
+        return False
+    after = v[zeros[0] :]
+    back = after[after != 0.0]
+    res = _print_resolution(v)
+    return (
+        bool(back.size)
+        and res is not None
+        and res < 1.0
+        and float(np.median(np.abs(back))) <= ROUNDED_ZERO_UNITS * res
     )
 
 
@@ -858,10 +903,19 @@ def _nonfinite_from_first_epoch(c: Ctx, f: Finding) -> Decision:
     )
 
 
+#: The largest first loss read as an ordinary loss, computed by a working forward pass on sane inputs:
+#: a cross-entropy at initialisation is about ln K, under 13 even for a 200,000-token vocabulary, and
+#: a regression loss on standardised targets is of order 1. A first loss beyond it (reports b9-02: 2.3e11;
+#: own f13b1-03: 1.6e24) is broken already at the start, by the inputs, the targets or the loss.
+ORDINARY_START_LOSS = 100.0
+
+
 def _nonfinite_from_first(c: Ctx, f: Finding, start: tuple[float, float] | None = None) -> Decision:
     """The training loss non-finite from its first logged point (``f``, the non-finite finding), or
     from the point after its only finite one at the run's start (``start``: step and value, from
-    :func:`_one_finite_point_at_start`): a learning-rate divergence when the rate is 10x typical,
+    :func:`_one_finite_point_at_start`): a learning-rate divergence when the rate is 10x typical, or
+    when that only finite value is an ordinary loss (at most :data:`ORDINARY_START_LOSS`) without
+    reduced precision (the inputs gave a sane loss; the first updates broke the weights),
     when updates before the first point are unseen (:func:`_updates_before_first_point`) or when
     its only point is on the run's own step counter past the start with the rate at or above
     typical (no reduced precision in each case); else inputs, initialisation or the loss broken
@@ -876,6 +930,20 @@ def _nonfinite_from_first(c: Ctx, f: Finding, start: tuple[float, float] | None 
                 f"and was non-finite from step {f.facts['first_step']} on, with "
                 f"{c.lr.describe()}: at 10x the typical value the first updates overshoot; no "
                 "reduced precision is in use, so numerics are not the first suspect.",
+                f,
+            )
+        if not c.precision and abs(value) <= ORDINARY_START_LOSS:
+            return Decision(
+                Outcome.DIVERGED,
+                Cause.MODEL_CONVERGENCE,
+                f"The training loss had one finite value, {fmt(value)} at step {at0:g} (the start), an "
+                "ordinary loss: the inputs, targets and initial weights gave a finite loss of a usual "
+                f"size, and from step {f.facts['first_step']} to the end ({f.facts.get('n_nonfinite')} "
+                "points) it was non-finite: the first updates made the weights non-finite. The update "
+                f"is the first suspect ({c.lr.describe()}; the optimiser's settings, or a loss whose "
+                "gradient is non-finite where its value is not: a sqrt or log at 0, a division by a "
+                "norm): no reduced precision is in use. Log the loss and the gradient norm of the "
+                "first steps, and rerun with a 10x lower learning rate.",
                 f,
             )
         return Decision(
@@ -2780,6 +2848,65 @@ def _slow(c: Ctx) -> Decision | None:
     return None
 
 
+#: A console line saying the process has no accelerator to train on: PyTorch's DataLoader warning
+#: ("'pin_memory' argument is set as true but no accelerator is found"), mmcv/mmengine's environment
+#: table ("CUDA available: False"), Lightning's "GPU available: False", the Hugging Face Trainer's
+#: "device: cpu, n_gpu: 0", a script's own "Using CPU" / "device: cpu" / "CUDA is not available".
+_NO_ACCELERATOR = re.compile(
+    r"no accelerator is found|\bCUDA available:\s*False|\bGPU available:\s*False|"
+    r"\bn_gpu:\s*0\b|\bCUDA (?:is )?not available|no CUDA GPUs are available|"
+    r"\b(?:using|running on|training on)\s+(?:the\s+)?CPU\b|\bdevice\s*[:=]\s*['\"]?cpu\b",
+    re.IGNORECASE,
+)
+#: A console line saying the process trains on an accelerator (a contradiction of the above).
+_ON_ACCELERATOR = re.compile(
+    r"\bCUDA available:\s*True|\bGPU available:\s*True|\bdevice\s*[:=]\s*['\"]?(?:cuda|mps|xpu|tpu)\b|"
+    r"\b(?:using|running on|training on)\s+(?:the\s+)?(?:GPU|cuda)",
+    re.IGNORECASE,
+)
+#: The remaining time of a tqdm bar (``[03:13<99:47:03, 193.55s/it]``) or Keras' ``ETA: 3:12:56``.
+_BAR_REMAINING = re.compile(
+    r"<\s*(?:(?P<h>\d+):)?(?P<m>\d+):(?P<s>\d\d)\b|ETA:\s*(?:(?P<h2>\d+):)?(?P<m2>\d+):(?P<s2>\d\d)\b"
+)
+#: Remaining time of a training bar on the CPU from which the plan is called too slow for the machine:
+#: a day. A fine-tune that needs days of CPU time for what an accelerator does in hours is the machine's
+#: limit, not a plan (own corpus f15b1-14: a 1.1 B-parameter QLoRA fine-tune at 193 s a step, 99 h to go).
+CPU_PLAN_HOURS = 24.0
+
+
+def _cpu_bound(c: Ctx) -> Decision | None:
+    """V18k: the console ends inside a training progress bar whose remaining time is at least
+    :data:`CPU_PLAN_HOURS`, and the console says the process has no accelerator
+    (:data:`_NO_ACCELERATOR`, and nothing says it has one): the run trains on the CPU and its plan needs
+    days at the rate the bar shows; slow, infra_runtime (the machine, not the model or the data).
+    Not when a judgeable curve or a finding at error says more."""
+    bar = c.ending.open_bar
+    if not bar or c.basis.judgeable:
+        return None
+    if any(x.severity.rank >= Severity.ERROR.rank for fs in c.by_code.values() for x in fs):
+        return None
+    m = _BAR_REMAINING.search(bar)
+    if m is None:
+        return None
+    h, mi, se = (m["h"] or m["h2"] or "0"), (m["m"] or m["m2"]), (m["s"] or m["s2"])
+    hours = int(h) + int(mi) / 60 + int(se) / 3600
+    if hours < CPU_PLAN_HOURS:
+        return None
+    lines = [ln.text for ln in c.run.console]
+    hit = next((m for t in lines if (m := _NO_ACCELERATOR.search(t))), None)
+    if hit is None or any(_ON_ACCELERATOR.search(t) for t in lines):
+        return None
+    cpu = hit.string[max(0, hit.start() - 60) : hit.end() + 30]
+    return Decision(
+        Outcome.SLOW,
+        Cause.INFRA_RUNTIME,
+        f'The run trains on the CPU ("...{cpu.strip()}...") and its progress bar ends with '
+        f"{hours:.0f} h still to go ({bar.strip()[-80:]}): at that rate the plan takes days. The cause is the "
+        "machine: run it where an accelerator is visible to the framework (check "
+        "torch.cuda.is_available() and the CUDA build of the installed torch), or shrink the plan.",
+    )
+
+
 def _slow_stated(c: Ctx) -> Decision | None:
     """V18b: a report that states its run is slow and names the input pipeline as where the time goes
     (:func:`.statements.stated_input_slowness`), no finding at error and no maintainer's sentence that the
@@ -3431,7 +3558,7 @@ def _summary_at_uniform_guess(c: Ctx) -> Decision | None:
         c.run.key_for(Role.VAL_LOSS),
         c.run.key_for(Role.TRAIN_LOSS),
     )
-    if not ak:
+    if not ak or not has_class_chance(ak):
         return None
     a = c.run.metrics.series(ak).by_step().finite().values
     lk = vk if vk and len(c.run.metrics.series(vk).finite().values) else tk
@@ -3724,7 +3851,13 @@ def _at_uniform_guess(c: Ctx) -> Decision | None:
     ak = c.run.key_for(Role.VAL_ACCURACY)
     a = c.run.metrics.series(ak).by_step().finite().values if ak else np.array([])
     cause = Cause.MODEL_CONVERGENCE
-    if len(a) and 0 < ch.accuracy < 1 and 0 <= a.max() <= 1:
+    if (
+        len(a)
+        and 0 < ch.accuracy < 1
+        and 0 <= a.max() <= 1
+        and ak is not None
+        and has_class_chance(ak)
+    ):
         lift = (float(a.max()) - ch.accuracy) / (1 - ch.accuracy)
         held += f" and {ak} is at best {fmt(float(a.max()))} (chance {fmt(ch.accuracy)})"
         if lift < UNIFORM_GUESS_LIFT:
@@ -4420,7 +4553,8 @@ POLICY: tuple[Rule, ...] = (
         "LI001 on the training loss: grown >= 2x (or OP001) before, or the onset inside a warm-up ramp or right "
         "after an LR jump -> LR divergence; non-finite from the first "
         "step, or after one finite point at the run's start -> inputs/init, or the LR when >= 10x typical "
-        "without reduced precision (from the first logged epoch, the LR not 10x typical: the LR when an accuracy "
+        "without reduced precision, or the first updates (model_convergence) when that one point is an ordinary "
+        "loss (<= 100) without reduced precision (from the first logged epoch, the LR not 10x typical: the LR when an accuracy "
         "differs in epoch 1 from the constant it holds after, else inputs/loss; from a first point more than "
         "two logging intervals in, without "
         "reduced precision: the LR, the updates before it unseen); finite then abrupt -> numerics / bad batch with reduced "
@@ -5095,7 +5229,9 @@ POLICY: tuple[Rule, ...] = (
         "V08b",
         "zero-loss",
         85,
-        "training loss exactly 0.0 at its last 3+ points (exactly 0 from the first point: nothing learned); "
+        "training loss exactly 0.0 at its last 3+ points (exactly 0 from the first point: nothing learned), "
+        "not a printed loss that keeps coming back to its last printed digit after its first zero (rounded "
+        "away, not zero); "
         "grown >= 100x its best over the last points before the zeros -> diverged (a tracker storing NaN/inf as "
         "0.0, ClearML's default); from >= 0.01 to exactly 0 in one logged interval with reduced precision in "
         "use -> diverged, data_config",
@@ -5900,6 +6036,38 @@ POLICY: tuple[Rule, ...] = (
                 None,
                 status="unknown",
                 console=("I checked: there is no train/test overlap, and the val acc is 84.18.",),
+            ),
+        ),
+    ),
+    Rule(
+        "V18k",
+        "cpu-bound",
+        179,
+        "no judgeable curve and no finding at error; the console ends inside a progress bar with >= 24 h to "
+        "go and says the process has no accelerator (no accelerator found, CUDA/GPU available: False, device "
+        "cpu) and never that it has one -> slow, the machine",
+        (Outcome.SLOW,),
+        (Cause.INFRA_RUNTIME,),
+        _cpu_bound,
+        cases=(
+            Case(
+                "QLoRA on the CPU, step 1 of 1857 with 99 h to go (own f15b1-14)",
+                (),
+                ("slow", "infra_runtime"),
+                console=(
+                    "UserWarning: 'pin_memory' argument is set as true but no accelerator is found, then "
+                    "device pinned memory won't be used.",
+                    "  0%|          | 1/1857 [03:13<99:47:03, 193.55s/it]",
+                ),
+            ),
+            Case(
+                "the same bar on a GPU",
+                (),
+                None,
+                console=(
+                    "device: cuda",
+                    "  0%|          | 1/1857 [03:13<99:47:03, 193.55s/it]",
+                ),
             ),
         ),
     ),

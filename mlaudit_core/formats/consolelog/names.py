@@ -151,9 +151,11 @@ _SUFFIXES = (
     ("_training", "train/"),
     ("_train", "train/"),
 )
+#: A unit written after a name: in brackets (``time (s)``, ``acc [%]``) or a percent sign glued to
+#: it (``Acc%``, a column header of a printed table).
 _UNIT_SUFFIX = re.compile(
     r"\s*[(\[](?P<u>ms|s|sec|seconds|us|min|%|gb|gib|mb|mib|"
-    r"tflop/s/gpu|samples/s|tokens/s)[)\]]\s*$",
+    r"tflop/s/gpu|samples/s|tokens/s)[)\]]\s*$|(?<=[a-z0-9_])(?P<pct>%)\s*$",
     re.IGNORECASE,
 )
 #: Word separators of a printed name; brackets around a qualifier too (``loss[val]`` is ``loss_val``).
@@ -179,7 +181,7 @@ def canonical(raw: str, default_prefix: str = "train/") -> tuple[str, str | None
     unit = None
     m = _UNIT_SUFFIX.search(k)
     if m:
-        unit = m["u"]
+        unit = m["u"] or m["pct"]
         k = k[: m.start()]
     k = _SEP.sub("_", k.strip()).strip("_")
     k = k.replace("_in_s", "") if k.endswith("_in_s") else k

@@ -272,9 +272,15 @@ _WIDE_GAP = re.compile(r"\s{2,}")
 _POSITION = re.compile(r"(?<![\w./-])\d+\s*/\s*\d+(?![\w./])")
 #: A column name of a table header: a name, not a number or a sentence.
 #: A colon inside a name is part of it (``mAP@.5:.95``).
+#: A name starts with a letter of any script (``α``, a symbol printed as a column name).
 _HEADER_CELL = re.compile(
-    r"^(?=.{1,41}$)[A-Za-z_](?:[\w./@%()-]|:(?=[\w.]))*(?: [A-Za-z_(](?:[\w./@%()-]|:(?=[\w.]))*){0,3}$"
+    r"^(?=.{1,41}$)[^\W\d](?:[\w./@%()-]|:(?=[\w.]))*(?: [^\W\d(](?:[\w./@%()-]|:(?=[\w.]))*){0,3}$"
 )
+#: The cells of a 2+-space-aligned header line, with their columns: names separated by one space
+#: are one cell (``macro avg``).
+_HEADER_SPAN = re.compile(r"\S+(?: \S+)*")
+#: A rule line drawn above or below a table's header (``=====``, ``-----``, ``+----+----+``).
+_RULE_LINE = re.compile(r"^\s*[-=_+|─━═~*]{8,}\s*$")
 #: A table cell holding a number with a glued unit: a time (scikit-learn's ``Remaining Time``
 #: column: ``3.36s``), a percentage, or a memory size (YOLOv5/v7's ``gpu_mem`` column: ``11.8G``).
 _UNIT_CELL = re.compile(rf"^(?P<v>{_N})(?:s|ms|%|[KMGT]i?B?)$")
@@ -333,6 +339,18 @@ _LOG_PREFIX = re.compile(
     r"(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL|FATAL|TRACE|SUCCESS)\b:?|[\w.]+(?=\s+[-|]\s)|"
     r"[\w.]+:[\w<>]+:\d+(?=\s+-\s)|>>|[-|:](?=\s)|\([\w.-]+\.py[ :]\d+\):?))+"
 )  # loguru: 'name:function:line - message'; a ':' may join the parts ('%(asctime)s:%(levelname)s: %(message)s')
+#: A line that announces a configuration dump printed under it (detectron2 "Running with full config:",
+#: "Config:", "Hyperparameters:", "Arguments:"): the message ends with the word and a colon.
+_CONFIG_OPEN = re.compile(
+    r"\b(?:full config|config|configuration|hyper-?parameters|hparams|arguments|args|settings)\s*:\s*$",
+    re.IGNORECASE,
+)
+#: A line of a YAML dump: ``KEY:`` (a section), ``KEY: value`` (one value) or ``- item``, nothing else.
+_YAML_LINE = re.compile(r"^\s*(?:[A-Za-z_][\w.\-]*\s*:(?:\s+\S.*)?|-\s+\S.*)$")
+#: A line that opens with a log record's own prefix (a ``[`` group, a date, a level): the dump is over.
+_RECORD_START = re.compile(
+    r"\s*(?:\[|\d{4}-\d{2}-\d{2}|\d{2}/\d{2}|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b)"
+)
 #: Lines after a record line within which a lone ``key: value`` still belongs to that record.
 CONTINUATION_LINES = 3
 _TS = re.compile(r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?)")
@@ -715,12 +733,16 @@ class LogParser:
         self._inf_last: dict[str, int] = {}
         self._frac_epochs = False
         self._inf_pos: dict[str, tuple[int, int]] = {}
+        #: inside a configuration dump (:data:`_CONFIG_OPEN`), whose YAML lines are settings
+        self._config_dump = False
         #: the columns of a table printed in the log (names, separator), while its rows go on
         self._table: tuple[list[str], str | None] | None = None
         self._table_rows = 0
         #: the 2+-space-aligned table headers seen, by their number of columns, and the step
         #: of the last table row (for a later aggregate row, see :meth:`_table_line`)
         self._tables: dict[int, list[str]] = {}
+        #: the column of each cell of those headers (start, end) in its line, by number of columns
+        self._table_spans: dict[int, list[tuple[int, int]]] = {}
         self._table_step: int | None = None
         #: key/value tables (``| name | value |`` rows): the open one, and how many were closed
         self._kv_block: dict[str, tuple[float, float]] = {}
@@ -999,6 +1021,13 @@ class LogParser:
         (:meth:`_segment_catalog`), then the generic, table and template readers."""
         if len(seg) > MAX_PARSE_CHARS:
             return
+        if self._config_dump:
+            if _YAML_LINE.match(seg) and _RECORD_START.match(seg) is None:
+                self._startup_params(seg)
+                return  # a setting of the dump, never a record (detectron2's SCORE_THRESH_TEST: 0.05)
+            self._config_dump = False
+        if _CONFIG_OPEN.search(seg):
+            self._config_dump = True
         raw = seg
         if ("copypaste: " in seg or seg.lstrip().startswith("|")) and self._d2_table(seg):
             return
@@ -1123,6 +1152,8 @@ class LogParser:
         cells = [c.strip() for c in (seg.split(sep) if sep else _WIDE_GAP.split(text))]
         if self._current_table_row(cells, sep):
             return True
+        if self._table is not None and _RULE_LINE.match(seg):
+            return True  # the rule under a header: its rows follow
         self._table = None
         if (
             2 <= len(cells) <= 40
@@ -1132,9 +1163,14 @@ class LogParser:
             self._table = (cells, sep)
             if sep is None and len(cells) >= 3:
                 self._tables[len(cells)] = cells
+                spans = [m.span() for m in _HEADER_SPAN.finditer(seg)]
+                if len(spans) == len(cells):
+                    self._table_spans[len(cells)] = spans
             return True
         names = self._tables.get(len(cells)) if sep is None else None
-        return False if names is None else self._remembered_table_row(names, cells)
+        if names is not None:
+            return self._remembered_table_row(names, cells)
+        return sep is None and self._aligned_table_row(seg)
 
     def _current_table_row(self, cells: list[str], sep: str | None) -> bool:
         """A row of numbers of the table whose header came just before: recorded, True."""
@@ -1161,6 +1197,28 @@ class LogParser:
             self._table_record(names[1:], vals, prefix="val/", step=self._table_step)  # type: ignore[arg-type]
         else:
             self._table_record(names, vals)  # type: ignore[arg-type]
+        return True
+
+    def _aligned_table_row(self, seg: str) -> bool:
+        """A row of a fixed-width table whose columns are one space apart (``%7d %7.4f``): as many
+        numbers as a remembered 2+-space-aligned header has cells, each within its cell's column
+        (between the ends of the cells either side), is a record of that header. Marks printed
+        after the last number (``★``, ``*`` at a new best) are not cells. True when recorded."""
+        toks = [m for m in re.finditer(r"\S+", seg)]
+        while toks and not any(ch.isalnum() for ch in toks[-1][0]):
+            toks.pop()
+        spans = self._table_spans.get(len(toks))
+        if spans is None:
+            return False
+        vals = [_cell_num(t[0]) for t in toks]
+        if any(v is None for v in vals):
+            return False
+        for i, t in enumerate(toks):
+            lo = spans[i - 1][1] if i else 0
+            hi = spans[i + 1][0] if i + 1 < len(spans) else len(seg) + 1
+            if t.start() < lo or t.end() > hi:
+                return False
+        self._table_record(self._tables[len(toks)], vals)  # type: ignore[arg-type]
         return True
 
     def _fits_table(self, text: str) -> bool:
