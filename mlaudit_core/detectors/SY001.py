@@ -62,7 +62,13 @@ class ThroughputDrop(Detector, code="SY001", name="throughput-drop", family="sys
     where such runs lose under 0.3 s to jitter).
     Severity: error when the slowdown is progressive, the median of each quarter at least
     ``min_quarter_drop`` 5% below the one before (a per-step cost that grows with the run: a leak,
-    fragmentation, a growing structure, lowers every quarter from the start); info otherwise. A
+    fragmentation, a growing structure, lowers every quarter from the start); warning when the drop
+    is at least ``severe_drop`` 50% and sustained: the last quarter, of at least
+    ``min_quarter_points`` 8 points, has its upper quartile below the first quarter's lower quartile
+    (every late step takes twice as long or more, to the end: a loader that slowed for good,
+    tests/data/newuser12 hf_loader_slowed_at_step_50.log, 1-3.4 it/s early, 0.35-0.39 it/s in the
+    last quarter; the healthy timm-style console of tests/data/logs/frameworks, whose 5 step times a
+    quarter swing 0.001-0.7 s with the machine's load, overlaps and stays at info); info otherwise. A
     slowdown that starts mid-run, as a step or a ramp, has the shape of other jobs' load arriving on
     a shared machine (a healthy run on a busy 2-core machine; the generated
     corpus, made on such a machine, has a healthy run whose throughput holds for half the run then
@@ -112,6 +118,8 @@ class ThroughputDrop(Detector, code="SY001", name="throughput-drop", family="sys
         min_points: int = 20
         min_lost_seconds: float = 0.5
         min_quarter_drop: float = 0.05
+        severe_drop: float = 0.5
+        min_quarter_points: int = 8
 
     def check(self, run, p):
         key = run.key_for(Role.THROUGHPUT)
@@ -153,8 +161,20 @@ class ThroughputDrop(Detector, code="SY001", name="throughput-drop", family="sys
             else "not falling in every quarter from the start; with no data wait or time outside training "
             "in the data it may be load from other jobs on the machine"
         )
+        head, tail = v[:q], v[-q:]
+        sustained = bool(
+            drop >= p.severe_drop
+            and len(tail) >= p.min_quarter_points
+            and float(np.quantile(tail, 0.75)) < float(np.quantile(head, 0.25))
+        )
+        if sustained and not progressive:
+            shape = (
+                f"a step down to {fmt(100 * (1 - drop), 3)}% of the early rate that held to the end (the "
+                "last quarter's upper quartile below the first's lower quartile): each late step takes "
+                f"{fmt(1 / max(1 - drop, 1e-12), 3)}x as long"
+            )
         yield self.finding(
-            Severity.ERROR if progressive else Severity.INFO,
+            Severity.ERROR if progressive else Severity.WARNING if sustained else Severity.INFO,
             f"throughput fell {fmt(100 * drop, 3)}%: {fmt(early)} early vs {fmt(late)} {unit} in the last "
             f"quarter ({key}), {shape}",
             evidence=[

@@ -42,6 +42,10 @@ class StepTimeOutliers(Detector, code="SY004", name="step-time-outliers", family
     machine stalls steps at random (measured on the generated corpus made on this 2-core machine:
     a healthy run with 8% of its steps at 2x, 26% of the step time, no dominant spacing; the
     pausing loader of judgement_runs.py: every spacing 8).
+    A step-time series of per-epoch means (``log.step_time_over`` = ``epoch``: the console's Keras
+    epoch lines print the epoch's mean ``ms/step``) is skipped: a pause every k batches raises every
+    epoch's mean alike, and what differs between epochs is the machine's load (tests/data/newuser12:
+    a healthy Keras run on a shared 2-core machine swings 3-269 ms/step between epochs).
     Without a step-time series, the step times come from the records' own wall times
     (``_context.wall_step_times``: TensorBoard, MLflow, W&B timestamps), for the recurring-pause
     check only.
@@ -92,6 +96,11 @@ class StepTimeOutliers(Detector, code="SY004", name="step-time-outliers", family
 
     def check(self, run, p):
         key = run.key_for(Role.STEP_TIME)
+        if key is not None and run.params.get("log.step_time_over") == "epoch":
+            raise Skip(
+                "the step times are per-epoch means (one point per epoch, e.g. Keras 'ms/step'): a "
+                "pause within an epoch is averaged out and the spread between epochs is the machine's load"
+            )
         if key is not None:
             s = run.series(key).by_step().finite()
             steps, vals, source = s.steps, s.values, key

@@ -27,7 +27,7 @@ import numpy as np
 from ..detectors._context import finetune_evidence
 from ..detectors.base import detector_for, registry
 from ..plan import NORMAL_END
-from ..report import Cause, Finding, Outcome, Severity
+from ..report import Cause, Finding, LogEvidence, Outcome, Severity
 from ..roles import Role, has_class_chance, is_higher_better
 from ..rundata import RunData, RunStatus
 from ..signal import fmt
@@ -724,11 +724,38 @@ def _abrupt_nonfinite(c: Ctx) -> Decision | None:
             "in use, the learning rate is the first suspect.",
             f,
         )
-    if not c.precision:
+    if not c.precision and not _lr_at_or_below_default(c.lr):
         return Decision(
             Outcome.DIVERGED, Cause.MODEL_CONVERGENCE, _NO_PRECISION_NAN.format(what=f.message), f
         )
+    if not c.precision:
+        return Decision(
+            Outcome.DIVERGED,
+            Cause.DATA_CONFIG,
+            f"{f.message}, at {c.lr.describe()}: at or below the optimiser's default, with no "
+            "reduced precision in use and no loss growth before the onset, the update size does not "
+            "explain it: a bad input batch (a NaN or inf feature or label, a log/sqrt/division of "
+            "zero in the loss, a numerical bug in the update code) is the first suspect: check the "
+            "inputs for non-finite values.",
+            f,
+        )
     return Decision(Outcome.DIVERGED, Cause.DATA_CONFIG, f"{f.message}.", f)
+
+
+#: The default learning rate of Adam/AdamW and RMSprop (PyTorch, Keras, Kingma & Ba 2015), the lowest
+#: default among the common optimisers but Lion: a known learning rate at or below it with the
+#: optimiser unknown is at or below the default of whichever common optimiser ran.
+DEFAULT_LR_ANY_OPTIMISER = 1e-3
+
+
+def _lr_at_or_below_default(lr: LrAssessment) -> bool:
+    """The run's known learning rate is at or below its optimiser's typical value (or, with the
+    optimiser unknown, at or below :data:`DEFAULT_LR_ANY_OPTIMISER`): an update size that trains
+    the same model on finite data for many steps. ``False`` when the learning rate is unknown."""
+    if lr.lr is None or lr.lr <= 0:
+        return False
+    limit = lr.typical if lr.optimiser else min(lr.typical, DEFAULT_LR_ANY_OPTIMISER)
+    return lr.lr <= limit
 
 
 def _updates_before_first_point(c: Ctx, f: Finding) -> tuple[int, int] | None:
@@ -1496,6 +1523,18 @@ def _crash_other(c: Ctx) -> Decision | None:
                 "invalid value), not a code bug.",
                 f,
             )
+        after = _probability_range_error_after_progress(c, f)
+        if after is not None:
+            return Decision(
+                Outcome.CRASHED,
+                Cause.DATA_CONFIG,
+                f"The run crashed with {f.message} after {after}: the loss was computed on the "
+                "model's probabilities for those batches, so the values it rejected are not logits "
+                "(a missing sigmoid fails on the first batch) but non-finite ones: a NaN or inf in a "
+                "later batch's inputs made the prediction NaN. Check the inputs for non-finite values "
+                "(impute or drop them) before training.",
+                f,
+            )
         named = f.facts.get("exception_cause")
         if named:
             # the exception names its cause (mlaudit_core/exception_causes.py: data, environment, network)
@@ -1515,6 +1554,52 @@ def _crash_other(c: Ctx) -> Decision | None:
         )
         return Decision(Outcome.CRASHED, cause, f"The run crashed with {f.message}.", f)
     return None
+
+
+#: torch's range check of a probability fed to binary cross-entropy (aten/src/ATen/native/Loss.cpp
+#: binary_cross_entropy_out_cpu: 'all elements of input should be between 0 and 1'; the CUDA kernel
+#: Loss.cu asserts 'input_val >= zero && input_val <= one'). Keras' binary_crossentropy clips finite
+#: probabilities into range first, so there only NaN fails it.
+_PROBABILITY_RANGE = re.compile(
+    r"all elements of input should be between 0 and 1|input_val >= zero && input_val <= one"
+)
+#: A training-loss reading in a console line (a Keras bar's ``loss: 0.6514``, ``loss=0.65``).
+_LOSS_READING = re.compile(r"\bloss\b\W{0,3}([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)", re.I)
+#: Finite training-loss readings (or points of the training-loss series) before the error that show
+#: the loss ran on earlier batches.
+MIN_FINITE_LOSS_READINGS = 2
+
+
+def _probability_range_error_after_progress(c: Ctx, f: Finding) -> str | None:
+    """What showed finite training before a probability-range error of binary cross-entropy
+    (:data:`_PROBABILITY_RANGE`) in crash finding ``f``: ``"2 finite points of train/loss"`` or
+    ``"3 finite loss readings in the console (the last 0.65)"``; ``None`` without the error or with
+    fewer than :data:`MIN_FINITE_LOSS_READINGS`. A model without a sigmoid hands logits to the loss
+    and fails on its first batch; one that computed a finite loss on earlier batches produced
+    probabilities, and a later batch's NaN prediction (a NaN feature, tests/data/newuser12
+    keras_nan_inputs_bce_error.log: loss 1.04 -> 0.65 over 29 batches) is what left the range."""
+    if not _PROBABILITY_RANGE.search(f.facts.get("exception_message") or ""):
+        return None
+    tk = c.run.key_for(Role.TRAIN_LOSS)
+    if tk:
+        n = int(np.isfinite(c.run.series(tk).values).sum())
+        if n >= MIN_FINITE_LOSS_READINGS:
+            return f"{n} finite points of {tk}"
+    logs = [(e.source, e.line) for e in f.evidence if isinstance(e, LogEvidence)]
+    if not logs:
+        return None
+    src, ln = min(logs, key=lambda t: t[1])
+    readings: list[float] = []
+    for line in c.run.console:
+        if line.source != src or line.lineno >= ln:
+            continue
+        for m in _LOSS_READING.finditer(line.text):
+            v = float(m.group(1))
+            if np.isfinite(v):
+                readings.append(v)
+    if len(readings) < MIN_FINITE_LOSS_READINGS:
+        return None
+    return f"{len(readings)} finite loss readings in the console (the last {fmt(readings[-1])})"
 
 
 def _reset(c: Ctx) -> Decision | None:
@@ -2223,6 +2308,99 @@ def another_loss_learned(run: RunData, key: str | None) -> str | None:
     return None
 
 
+#: A straight descent: the training loss's slope over the last third of its steps is at least this share
+#: of its slope over the first third. A learning curve bends as the model approaches what it can fit
+#: (own/realworld: of the training losses with >= 10 points that fall at >= 90% of their points, the
+#: healthy ones end at a slope a fraction of their first; boosting at learning_rate 0.001,
+#: tests/data/newuser12 sklearn_gbr_lr_0.001.log, ends at 0.77 of it).
+STRAIGHT_SLOPE_SHARE = 0.5
+#: ... falling at this share of its points or more (a deterministic full-batch or boosting loss, an
+#: epoch mean: per-batch noise would make the slopes meaningless) ...
+STRAIGHT_SMOOTH_SHARE = 0.9
+#: ... over at least this many points ...
+STRAIGHT_MIN_POINTS = 10
+#: ... and not yet halved: a loss that fell at one pace from the start and kept less than half its
+#: first value is in its initial descent, not near its floor.
+STRAIGHT_MAX_FALL = 0.5
+
+
+def straight_descent(c: Ctx) -> str | None:
+    """A description when the training loss (no held-out loss or metric logged, the run not
+    stopped early and shown to have reached its end, :func:`_reached_end`) fell at :data:`STRAIGHT_SMOOTH_SHARE` of its >= :data:`STRAIGHT_MIN_POINTS`
+    points, less than :data:`STRAIGHT_MAX_FALL` of its first value in all, and its slope per step
+    over the last third of its steps is >= :data:`STRAIGHT_SLOPE_SHARE` of its slope over the first
+    third (the curve never bent): the run ended in its initial descent, far from converged, which
+    is underfitting (too few iterations or too small a learning rate); else ``None``."""
+    tk = c.run.key_for(Role.TRAIN_LOSS)
+    if not tk or c.ending.stopped or _heldout_keys(c.run) or _reached_end(c) is None:
+        return None
+    s = c.run.series(tk).by_step().finite()
+    if len(s) < STRAIGHT_MIN_POINTS:
+        return None
+    st, v = s.steps.astype(np.float64), s.values
+    span = float(st[-1] - st[0])
+    if span <= 0 or v[0] <= 0 or float((np.diff(v) < 0).mean()) < STRAIGHT_SMOOTH_SHARE:
+        return None
+    fall = float((v[0] - v[-1]) / v[0])
+    if not 0 < fall < STRAIGHT_MAX_FALL:
+        return None
+    a, b = st[0] + span / 3, st[0] + 2 * span / 3
+    va, vb = float(np.interp(a, st, v)), float(np.interp(b, st, v))
+    early, late = (float(v[0]) - va) / (a - st[0]), (vb - float(v[-1])) / (float(st[-1]) - b)
+    if early <= 0 or late < STRAIGHT_SLOPE_SHARE * early:
+        return None
+    return (
+        f"{tk} fell {fmt(float(v[0]))} -> {fmt(float(v[-1]))} ({fmt(100 * fall, 3)}%) at one pace to its "
+        f"last point: {fmt(late)} per step over the last third of the run vs {fmt(early)} over the first "
+        f"({fmt(100 * late / early, 3)}%), at {fmt(100 * float((np.diff(v) < 0).mean()), 3)}% of its "
+        f"{len(s)} points"
+    )
+
+
+def _reached_end(c: Ctx) -> str | None:
+    """What shows the run reached its planned end: a finished status, :data:`evidence.COMPLETE_SHARE`
+    of a planned length, an end-of-training line (:data:`~mlaudit_core.plan.NORMAL_END`), or a logged
+    remaining-time estimate at 0 at its last point (scikit-learn's verbose ``Remaining Time`` column,
+    ``0.00s`` at the last iteration); else ``None`` (a log that simply stops may be a run still going or
+    killed: own corpus log16, a pretraining log cut at batch 260)."""
+    from .evidence import COMPLETE_SHARE
+
+    if c.run.status is RunStatus.FINISHED:
+        return "finished status"
+    if c.ending.share is not None and c.ending.share >= COMPLETE_SHARE:
+        return "planned length reached"
+    for line in c.run.console[-200:]:
+        if NORMAL_END.search(line.text):
+            return line.text.strip()[:120]
+    for k in c.run.metrics.keys:
+        if re.search(r"remaining|\beta\b", k, re.I):
+            v = c.run.series(k).by_step().finite().values
+            if len(v) and float(v[-1]) == 0.0:
+                return f"{k} 0 at its last point"
+    return None
+
+
+def _heldout_keys(run: RunData) -> list[str]:
+    """The keys of held-out (evaluation-split) losses, accuracies and scores."""
+    from ..roles import parse_name
+
+    return [k for k in run.metrics.keys if parse_name(k).split == "eval"]
+
+
+def _straight_descent(c: Ctx) -> Decision | None:
+    """V13c: the training loss ended in its initial descent (:func:`straight_descent`)."""
+    said = straight_descent(c)
+    if said is None:
+        return None
+    return Decision(
+        Outcome.UNDERFIT,
+        Cause.MODEL_CONVERGENCE,
+        f"The run ended far from converged: {said}. A learning curve bends as the model nears what it "
+        "can fit; this one never did, so the model is underfit for lack of iterations or of step size: "
+        "raise the learning rate or the number of iterations (trees, epochs) and log a held-out score.",
+    )
+
+
 def _underfit(c: Ctx) -> Decision | None:
     f = c.get("GE002", Severity.ERROR)
     if not f:
@@ -2272,6 +2450,19 @@ def _underfit(c: Ctx) -> Decision | None:
             Outcome.UNDERFIT,
             Cause.DATA_CONFIG,
             f"The model learned nothing that generalises: {f.message}.",
+            f,
+        )
+    majority = _imbalanced_constant_predictor(c, f)
+    if majority is not None:
+        ak, share, n_at, n = majority
+        return Decision(
+            Outcome.UNDERFIT,
+            Cause.DATA_CONFIG,
+            f"The model predicts the majority class only: {f.message}; {ak} sits at {fmt(share)} at "
+            f"{n_at} of {n} evaluations, the score of one class predicted for every input, so that "
+            f"class is {fmt(100 * share, 3)}% of the held-out set: on data this imbalanced an "
+            "unweighted loss is minimised by the class prior. Weight the classes in the loss (or "
+            "resample), and judge the model by recall/F1 or AUC, not accuracy.",
             f,
         )
     if _too_early_for_underfit(c, f):
@@ -2338,6 +2529,40 @@ def _underfit(c: Ctx) -> Decision | None:
         f"The model barely learned the training set: {f.message}.",
         f,
     )
+
+
+#: The held-out accuracy of a constant predictor at or above which its class is a strong majority: at most
+#: 20% of the examples in the other classes, the "moderate" imbalance of Google's Machine Learning
+#: Crash Course (minority 1-20%; "mild" is 20-40%). Below it (own tb12: 0.661, 41 of 62 images) a model
+#: stuck on the majority class failed to learn a fairly balanced task (model_convergence).
+IMBALANCED_MAJORITY = 0.8
+
+
+def _imbalanced_constant_predictor(c: Ctx, f: Finding) -> tuple[str, float, int, int] | None:
+    """``(accuracy key, value, evaluations at it, evaluations)`` when GE002 found the held-out
+    predictions constant (``stuck_accuracy``: an accuracy, recall or score at one value) or at the
+    majority baseline, and the held-out accuracy sits at one value, at least
+    :data:`IMBALANCED_MAJORITY` and under 1, at half or more of at least 5 evaluations: the accuracy
+    of one class predicted for every input is that class's share, so the set is strongly imbalanced
+    and the class prior is what an unweighted loss learned (tests/data/newuser12 pt_majority_class_tb:
+    val/accuracy 0.937 at 15 of 15 evaluations, val/recall 0, 6.3% positives). ``None`` otherwise."""
+    if not (f.facts.get("stuck_accuracy") or f.facts.get("majority_baseline")):
+        return None
+    from ..detectors.GE002 import as_fraction
+
+    ak = c.run.key_for(Role.VAL_ACCURACY)
+    if not ak:
+        return None
+    a = c.run.series(ak).by_step().finite()
+    if len(a) < 5:
+        return None
+    acc, _ = as_fraction(ak, a.values)
+    uniq, counts = np.unique(np.round(acc, 6), return_counts=True)
+    j = int(np.argmax(counts))
+    value, n_at = float(uniq[j]), int(counts[j])
+    if n_at < 0.5 * len(acc) or not IMBALANCED_MAJORITY <= value < 1.0:
+        return None
+    return ak, value, n_at, len(acc)
 
 
 #: Share of one epoch below which a training loss that did not fall shows nothing about underfitting:
@@ -2538,6 +2763,40 @@ def accuracy_lost_to_memorising(c: Ctx) -> str | None:
     )
 
 
+def converged_without_gap(c: Ctx, f: Finding) -> str | None:
+    """A description when GE007's plateau is a converged run: its monitored series is the held-out
+    loss, the training loss learned (its last-quarter median at least :data:`CONVERGED_DROP` below
+    its first points' median) and, after the plateau's start, sits at the held-out loss's best
+    within its own noise (the interquartile range of its points there): the model does as well on
+    held-out data as on the training data, so neither more steps (nothing left to fit) nor
+    regularisation (no gap) would help; else ``None``. tests/data/newuser12 pt_wandb_offline_moons:
+    train/loss 0.62 -> 0.07 (per-batch, 0.01-0.16), val/loss best 0.074 at epoch 5 of 20, flat to the
+    end. A plateau at a poor level has a training loss that barely fell (own wb01-tf, csv37), and one
+    with a gap a training loss below the held-out best by more than its noise (own tb09, csv06, csv09,
+    realworld log02)."""
+    vk, tk = c.run.key_for(Role.VAL_LOSS), c.run.key_for(Role.TRAIN_LOSS)
+    if not vk or not tk or f.facts.get("key") != vk or f.facts.get("higher_is_better"):
+        return None
+    t = c.run.series(tk).by_step().finite()
+    if len(t) < 8:
+        return None
+    start = float(np.median(t.values[: max(3, len(t) // 20)]))
+    end = float(np.median(t.values[-max(3, len(t) // 4) :]))
+    if start <= 0 or (start - end) / start < CONVERGED_DROP:
+        return None
+    after = t.values[t.steps >= int(f.facts.get("plateau_step") or 0)]
+    best = float(f.facts.get("best") or 0.0)
+    if after.size < 4 or best <= 0:
+        return None
+    q1, med, q3 = (float(x) for x in np.quantile(after, [0.25, 0.5, 0.75]))
+    if abs(med - best) > q3 - q1:
+        return None
+    return (
+        f"{tk} fell {fmt(start)} -> {fmt(end)} and sat at {fmt(med)} (quartiles {fmt(q1)}-{fmt(q3)}) "
+        f"after step {f.facts.get('plateau_step')}, level with {vk}'s best {fmt(best)}"
+    )
+
+
 def _val_plateau(c: Ctx) -> Decision | None:
     """GE007: the monitored validation metric came within its noise of its best early and did not
     improve in the rest of the run (detector: defaults; fires on no healthy run of realworld/own/
@@ -2556,6 +2815,8 @@ def _val_plateau(c: Ctx) -> Decision | None:
         # CatBoost's overfitting detector at 1587 of 2000 iterations). A metric flat from early on
         # (its best far before the stop) is still a plateau (own tb09, csv05).
         return None
+    if f and not stopped and converged_without_gap(c, f) is not None:
+        return None  # both losses flat at one level after a learning curve: converged, not stalled
     if f and not stopped:  # a run cut short never had the chance to improve: its stop explains more
         lost = accuracy_lost_to_memorising(c)
         if lost is not None:
@@ -4199,7 +4460,9 @@ def contradicting_signals(by_code: dict[str, list[Finding]]) -> list[Finding]:
 # --- the table ----------------------------------------------------------------------------------
 
 _E, _W, _I = "error", "warning", "info"
-_LOSS = {"loss": tuple(2.0 - 0.01 * i for i in range(50))}
+#: A healthy training curve for the cases: 2.0 falling and bending toward 1.5 (a straight line would be
+#: V13c's unbent descent).
+_LOSS = {"loss": tuple(1.5 + 0.5 * 0.95**i for i in range(50))}
 
 POLICY: tuple[Rule, ...] = (
     Rule(
@@ -4479,7 +4742,8 @@ POLICY: tuple[Rule, ...] = (
         "OP004 with an abrupt onset (finite, not growing, then non-finite); the LR >= 10x typical without "
         "reduced precision, or an onset inside a warm-up ramp or right after an LR jump (>= 2x within the last "
         "3 LR points), makes it the learning rate; so does the absence of reduced precision (no 16-bit "
-        "overflow to explain it); not when the training loss's only finite point is its first, at the "
+        "overflow to explain it) unless the known LR is at or below its optimiser's default (<= 1e-3 with "
+        "the optimiser unknown): then a bad input batch (data_config); not when the training loss's only finite point is its first, at the "
         "run's start (V04 reads that as non-finite from the start)",
         (Outcome.DIVERGED,),
         (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE),
@@ -4518,9 +4782,26 @@ POLICY: tuple[Rule, ...] = (
             ),
             Case("gradual onset", (("OP004", _E, {"abrupt": False}),), None),
             Case(
-                "fp32, typical LR, abrupt NaN: the LR first",
+                "fp32, LR unknown, abrupt NaN: the LR first",
                 (("OP004", _E, {"abrupt": True}),),
                 ("diverged", "model_convergence"),
+            ),
+            Case(
+                "fp32, LR 0.03 with the optimiser unknown (above Adam's default): the LR first",
+                (("OP004", _E, {"abrupt": True}),),
+                ("diverged", "model_convergence"),
+                params={"learning_rate": "0.03"},
+            ),
+            Case(
+                "fp32, Adam at 1e-3 (its default), abrupt NaN: a bad batch (newuser12 one NaN cell)",
+                (("OP004", _E, {"abrupt": True}),),
+                ("diverged", "data_config"),
+                params={"lr": "0.001", "optimizer": "Adam"},
+            ),
+            Case(
+                "fp32, LR 2e-5 (below every default), abrupt NaN: a bad batch",
+                (("OP004", _E, {"abrupt": True}),),
+                ("diverged", "data_config"),
                 params={"learning_rate": "2e-5"},
             ),
             Case(
@@ -5747,13 +6028,28 @@ POLICY: tuple[Rule, ...] = (
         "the grad norm is exactly 0 at >= 90% of >= 3 logged points (no gradient reaches the weights); "
         "plateaued when a small relative drop is the only evidence (no chance level, score floor or "
         "never-below-start: no reference level says the level is poor), no held-out number still "
-        "improves at the end and no other training loss fell >= 20% beside a flat one not named the total",
+        "improves at the end and no other training loss fell >= 20% beside a flat one not named the total; "
+        "data_config when the held-out predictions are constant (stuck accuracy/score, majority baseline) "
+        "and the held-out accuracy sits at one value >= 0.8 at half its >= 5 evaluations (a class that "
+        "is >= 80% of the set: the class prior learned)",
         (Outcome.UNDERFIT, Outcome.PLATEAUED),
-        (Cause.MODEL_CONVERGENCE, Cause.CORRECTNESS_BUG),
+        (Cause.MODEL_CONVERGENCE, Cause.CORRECTNESS_BUG, Cause.DATA_CONFIG),
         _underfit,
         codes=("GE002",),
         cases=(
             Case("loss 2.30 -> 2.28", (("GE002", _E, {}),), ("underfit", "model_convergence")),
+            Case(
+                "recall 0 at every evaluation, val accuracy 0.937 throughout (newuser12, 6.3% positives)",
+                (("GE002", _E, {"stuck_accuracy": True, "key": "val/recall", "value": 0.0}),),
+                ("underfit", "data_config"),
+                series={"val/accuracy": (0.937,) * 15, "val/recall": (0.0,) * 15},
+            ),
+            Case(
+                "val accuracy stuck at 0.661, the majority share of a 2:1 set (own tb12)",
+                (("GE002", _E, {"stuck_accuracy": True, "key": "val_acc", "value": 0.661}),),
+                ("underfit", "model_convergence"),
+                series={"val_acc": (0.661,) * 12},
+            ),
             Case(
                 "loss flat at chance, grad norm exactly 0 at every point (own f6b3-02, OLMo)",
                 (("GE002", _E, {}),),
@@ -5782,6 +6078,41 @@ POLICY: tuple[Rule, ...] = (
                 ("plateaued", "model_convergence"),
             ),
             Case("warning only", (("GE002", _W, {}),), None),
+        ),
+    ),
+    Rule(
+        "V13c",
+        "straight-descent",
+        131,
+        "no held-out loss or metric logged, the run not stopped early and its end shown (finished status, "
+        "planned length, end-of-training line, a remaining-time estimate at 0); the training loss fell at >= 90% of "
+        ">= 10 points, by less than half its first value, and its slope over the last third of its steps is "
+        ">= half its slope over the first third (it never bent): underfit",
+        (Outcome.UNDERFIT,),
+        (Cause.MODEL_CONVERGENCE,),
+        _straight_descent,
+        cases=(
+            Case(
+                "GradientBoosting at lr 0.001: 25.29 -> 20.29, ~0.03 per tree throughout (newuser12)",
+                (),
+                ("underfit", "model_convergence"),
+                series={"train/loss": tuple(25.29 - 0.025 * i for i in range(0, 201, 10))},
+            ),
+            Case(
+                "a bending curve: 2.3 -> 1.4, the last third's slope a tenth of the first's",
+                (),
+                None,
+                series={"train/loss": tuple(1.3 + 1.0 * 0.85**i for i in range(20))},
+            ),
+            Case(
+                "straight, but a held-out loss is logged: the held-out rules judge",
+                (),
+                None,
+                series={
+                    "train/loss": tuple(25.29 - 0.025 * i for i in range(0, 201, 10)),
+                    "val/loss": tuple(26.0 - 0.02 * i for i in range(0, 201, 20)),
+                },
+            ),
         ),
     ),
     Rule(
@@ -5839,7 +6170,9 @@ POLICY: tuple[Rule, ...] = (
         "improving early, or improved < 2% over the second half while the training loss kept falling and "
         "the gap widened); not on a run that stopped early or ended failed; overfit when the held-out accuracy "
         "peaked and sat >= 10% below its peak over the last quarter while the training loss fell to half its "
-        "value at that peak and GE005 finds the held-out loss >= 2x the training loss",
+        "value at that peak and GE005 finds the held-out loss >= 2x the training loss; not when the "
+        "monitored held-out loss's best is level with the training loss after the plateau's start (within "
+        "the training loss's interquartile range there) and the training loss fell >= 20% (converged)",
         (Outcome.PLATEAUED, Outcome.OVERFIT),
         (Cause.MODEL_CONVERGENCE,),
         _val_plateau,
@@ -5857,6 +6190,99 @@ POLICY: tuple[Rule, ...] = (
                 series=_LOSS,
             ),
             Case("info only", (("GE007", _I, {}),), None),
+            Case(
+                "val loss best 0.074 at evaluation 5 of 20, train loss 0.62 -> 0.07 level with it "
+                "(newuser12 W&B moons): converged",
+                (
+                    (
+                        "GE007",
+                        _W,
+                        {
+                            "key": "val/loss",
+                            "best": 0.074,
+                            "plateau_step": 4,
+                            "higher_is_better": False,
+                        },
+                    ),
+                ),
+                None,
+                series={
+                    "train/loss": (
+                        0.62,
+                        0.4,
+                        0.2,
+                        0.1,
+                        0.08,
+                        0.06,
+                        0.09,
+                        0.07,
+                        0.08,
+                        0.065,
+                        0.085,
+                        0.075,
+                    ),
+                    "val/loss": (
+                        0.2,
+                        0.12,
+                        0.085,
+                        0.078,
+                        0.074,
+                        0.077,
+                        0.076,
+                        0.079,
+                        0.075,
+                        0.08,
+                        0.077,
+                        0.08,
+                    ),
+                },
+            ),
+            Case(
+                "the same val loss over a train loss at 0.03, below it by more than its noise: plateaued",
+                (
+                    (
+                        "GE007",
+                        _W,
+                        {
+                            "key": "val/loss",
+                            "best": 0.074,
+                            "plateau_step": 4,
+                            "higher_is_better": False,
+                        },
+                    ),
+                ),
+                ("plateaued", "model_convergence"),
+                series={
+                    "train/loss": (
+                        0.62,
+                        0.4,
+                        0.2,
+                        0.1,
+                        0.05,
+                        0.04,
+                        0.035,
+                        0.03,
+                        0.032,
+                        0.029,
+                        0.03,
+                        0.028,
+                    ),
+                    "val/loss": (
+                        0.2,
+                        0.12,
+                        0.085,
+                        0.078,
+                        0.074,
+                        0.077,
+                        0.076,
+                        0.079,
+                        0.075,
+                        0.08,
+                        0.077,
+                        0.08,
+                    ),
+                },
+            ),
             Case(
                 "run interrupted at 8% of its plan",
                 (("GE007", _W, {}),),
@@ -6076,7 +6502,8 @@ POLICY: tuple[Rule, ...] = (
         "slow",
         180,
         "SY002 data starvation, SY005 time outside training or SY001 throughput drop, "
-        "at warning (SY001 is a warning only when progressive, falling in every quarter from the start), or "
+        "at warning (SY001 is a warning only when progressive, falling in every quarter from the start, or "
+        "when it fell >= 50% and held there: the last quarter's upper quartile under the first's lower), or "
         "SY004 recurring pauses (steps at 2x the median or more on 5-30% of steps, >= 20% of the step time, "
         "one spacing between them in >= half the cases; "
         "from the records' wall times when no step time is logged), or SY008 (a sparse epoch/interval time "

@@ -1558,6 +1558,9 @@ class LogParser:
             return
         if not rec and epoch is None and step is None:
             return
+        if fmt.step == "epoch" and "perf/step_time" in rec and (end or 0) > 1:
+            # one point per epoch: its step time is the epoch's mean over ``end`` batches
+            self.params["log.step_time_over"] = "epoch"
         self._record_place(fmt, rec, step, epoch, batch, total or span, line_step, events, prefix)
 
     def _record_fields(
