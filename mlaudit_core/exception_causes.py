@@ -106,7 +106,8 @@ class ExceptionCause:
     # "reads" (no frame of the traceback saves or writes), "loss" (a frame of the loss computation),
     # "wrapper-keys" (a state_dict's missing and unexpected keys differ by a wrapper's prefix only),
     # "installed" (the innermost frame is an installed package's module body, run at import time: a file
-    # under site-packages or dist-packages, function ``<module>``)
+    # under site-packages or dist-packages, function ``<module>``), "library" (the innermost frame is an
+    # installed package's file: the value reached a library's own check)
     source: str  # package version, file and function that write the message or define the class
     example: str  # an exception line as the package prints it
     #: whether the lines printed beside the exception line are read too (a CUDA kernel's assertion is
@@ -358,6 +359,50 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "TypeError: TrainingArguments.__init__() got an unexpected keyword argument 'evaluation_strategy'",
     ),
     ExceptionCause(
+        "setting-value-rejected",
+        "data_config",
+        "a library's own check of its arguments rejected a value the configuration passes: a name it does not "
+        "know (an optimizer, loss or activation misspelt, an option outside its choices) or a value out of its "
+        "range (a negative learning rate)",
+        (),
+        _rx(
+            r"Could not interpret [\w ]{1,40} identifier|"
+            r"The '\w+' parameter of \w+ must be .{1,500}\bGot .{1,200} instead|"
+            r"is not a valid \w+, please select one of|"
+            r"^Invalid (?:learning rate|epsilon value|beta parameter at index \d|weight_decay value|"
+            r"momentum value|dampening value|rho value|lr_decay value)\b"
+        ),
+        "",
+        "keras 3.15.1 keras/src/optimizers/__init__.py get, keras/src/losses/__init__.py get, "
+        "keras/src/activations/__init__.py get ('Could not interpret {kind} identifier: {identifier}'); "
+        "scikit-learn 1.9.1 sklearn/utils/_param_validation.py validate_parameter_constraints (InvalidParameterError "
+        "'The {name!r} parameter of {caller} must be {constraints}. Got {value!r} instead.'); transformers 5.25 "
+        "transformers/utils/generic.py ExplicitEnum._missing_ ('{value} is not a valid {cls}, please select one "
+        "of [...]', TrainingArguments' strategies); torch 2.13 torch/optim/adam.py, sgd.py, ... __init__ "
+        "('Invalid learning rate: {lr}')",
+        "ValueError: Could not interpret optimizer identifier: adamm",
+    ),
+    ExceptionCause(
+        "setting-value-type",
+        "data_config",
+        "a library compared or computed with a value the configuration passes as text where a number belongs "
+        "(YAML 1.1 reads '1e-3' without a dot as a string; a command-line value never converted)",
+        ("TypeError",),
+        _rx(
+            r"not supported between instances of '(?:float|int)' and 'str'|"
+            r"not supported between instances of 'str' and '(?:float|int)'|"
+            r"unsupported operand type\(s\) for [^:]{1,3}: '(?:float|int)' and 'str'|"
+            r"unsupported operand type\(s\) for [^:]{1,3}: 'str' and '(?:float|int)'|"
+            r"must be real number, not str"
+        ),
+        "library",
+        "CPython 3.11 Objects/object.c do_richcompare (\"'{op}' not supported between instances of {!r} and "
+        "{!r}\"), Objects/abstract.c binop_type_error ('unsupported operand type(s) for {op}: {!r} and {!r}'), "
+        "raised in an installed package's frame (torch 2.13 torch/optim/adam.py Adam.__init__ 'if not 0.0 <= "
+        "lr'); PyYAML 6.0.4 resolves '1e-3' as a string (its float pattern needs a dot)",
+        "TypeError: '<=' not supported between instances of 'float' and 'str'",
+    ),
+    ExceptionCause(
         "empty-dataset",
         "data_config",
         "the data set the loader was given is empty (a wrong data path, a filter that kept nothing, a split "
@@ -468,10 +513,14 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "the samples of a batch have different shapes (images of different sizes, sequences without padding): "
         "the data pipeline does not resize, crop or pad them to one shape",
         (),
-        _rx(r"stack expects each tensor to be equal size"),
+        _rx(
+            r"stack expects each tensor to be equal size|expected sequence of length \d+ at dim \d+ \(got \d+\)"
+        ),
         "",
         "torch 2.13.0 aten/src/ATen/native/TensorShape.cpp stack ('stack expects each tensor to be equal size, "
-        "but got {} at entry {} and {} at entry {}'), raised in torch/utils/data/_utils/collate.py default_collate",
+        "but got {} at entry {} and {} at entry {}'), raised in torch/utils/data/_utils/collate.py default_collate; "
+        "torch/csrc/utils/tensor_new.cpp ('expected sequence of length {} at dim {} (got {})': torch.tensor of "
+        "rows of different lengths, as transformers' default_data_collator builds a batch of unpadded sequences)",
         "RuntimeError: stack expects each tensor to be equal size, but got [3, 224, 224] at entry 0 and "
         "[3, 224, 300] at entry 1",
     ),
@@ -940,6 +989,8 @@ def classify(
         if c.frames == "installed" and not (
             frames and frames[-1][2] == "<module>" and _INSTALLED.search(frames[-1][0])
         ):
+            continue
+        if c.frames == "library" and not (frames and _INSTALLED.search(frames[-1][0])):
             continue
         if c.frames == "mp-start" and not (
             frames and _MP_START.search(frames[-1][0].replace("\\", "/"))

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 #: Param names of a step budget (HF ``max_steps``, detectron2 ``MAX_ITER``, Megatron ``train_iters``,
-#: accelerate examples ``max_train_steps``, transformers schedulers ``num_training_steps``).
+#: accelerate examples ``max_train_steps``, transformers schedulers ``num_training_steps``, boosting rounds).
 PLANNED_STEP_NAMES = (
     "max_steps",
     "max_iter",
@@ -47,6 +47,13 @@ PLANNED_STEP_NAMES = (
     "num_training_steps",
     "total_training_steps",
     "train_steps",
+    # gradient boosting's rounds (one tree per round, the step of a boosting console): XGBoost's
+    # xgb.train ``num_boost_round`` and its CLI ``num_round``, the scikit-learn API's ``n_estimators``
+    # (XGBoost, LightGBM, scikit-learn), R's ``nrounds``; LightGBM's ``num_iterations`` is above
+    "num_boost_round",
+    "num_round",
+    "n_estimators",
+    "nrounds",
 )
 #: Param names of an epoch budget. Not ``epoch``: HF saves the epoch *reached* under it.
 PLANNED_EPOCH_NAMES = (
@@ -133,7 +140,8 @@ class PlannedLength:
     text: str | None = None
 
 
-def _leaf(key: str) -> str:
+def leaf(key: str) -> str:
+    """The last component of a param or metric key (after ``.``, ``/``, ``:``), lower case."""
     return re.split(r"[./:]", key.strip().lower())[-1]
 
 
@@ -162,7 +170,7 @@ def first_positive_param(
 def param_plan(params: dict[str, str], names: tuple[str, ...]) -> tuple[str, float] | None:
     """``(key, value)`` of the first name in ``names`` (in that order) that a param's last key
     component equals, with a finite positive numeric value; the first such key per name wins."""
-    return first_positive_param(params, lambda k: _leaf(k) if _leaf(k) in names else None, names)
+    return first_positive_param(params, lambda k: leaf(k) if leaf(k) in names else None, names)
 
 
 def _counter(lines: list[str], pattern: re.Pattern) -> PlannedLength | None:

@@ -63,6 +63,8 @@ def test_every_row_explains_its_own_example(row):
                 "<module>",
             ),
         )
+    if row.frames == "library":
+        frames = (("/opt/conda/lib/python3.11/site-packages/torch/optim/adam.py", 58, "__init__"),)
     got = classify(typ, msg, frames)
     assert got is not None and got.id == row.id, (row.example, got)
     # a row names a cause other than a plain code error, or the code error it is (a wrapper's keys)
@@ -1017,3 +1019,60 @@ def test_row_os_resource_on_a_file_descriptor_that_did_not_arrive():
         b.sendmsg([b"A"])
         e = _raised(lambda: reduction.recvfds(a, 1))
     assert _why(e) == "os-resource", str(e)
+
+
+def _frames(e: BaseException) -> tuple[tuple[str, int, str], ...]:
+    return tuple((f.filename, f.lineno or 0, f.name) for f in traceback.extract_tb(e.__traceback__))
+
+
+def test_row_setting_value_rejected_as_keras_sklearn_transformers_and_torch_check_their_arguments(
+    tmp_path, monkeypatch
+):
+    """A misspelt optimizer/loss/activation name (Keras), a solver outside its choices
+    (scikit-learn's InvalidParameterError), an evaluation strategy outside its enum (transformers),
+    a negative learning rate (torch.optim): the library's own argument check names the value."""
+    torch = pytest.importorskip("torch")
+    monkeypatch.setenv("KERAS_BACKEND", "torch")
+    keras = pytest.importorskip("keras")
+    np = pytest.importorskip("numpy")
+    from sklearn.linear_model import LogisticRegression
+    from transformers import TrainingArguments
+
+    x, y = np.zeros((4, 2)), [0, 1, 0, 1]
+    for fn in (
+        lambda: keras.optimizers.get("adamm"),
+        lambda: keras.losses.get("msee"),
+        lambda: keras.activations.get("relux"),
+        lambda: LogisticRegression(solver="lbgfs").fit(x, y),
+        lambda: LogisticRegression(C="1.0").fit(x, y),
+        lambda: TrainingArguments(output_dir=str(tmp_path), eval_strategy="epochh"),
+        lambda: torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=-1),
+    ):
+        e = _raised(fn)
+        assert _why(e, _frames(e)) == "setting-value-rejected", e
+    # a plain ValueError of the user's own code is not a setting the library rejected
+    assert _why(_raised(lambda: int("1e-3"))) is None
+
+
+def test_row_setting_value_type_on_a_yaml_string_learning_rate_reaching_adam():
+    """PyYAML reads `lr: 1e-3` (no dot) as the string '1e-3'; torch.optim.Adam's check `0.0 <= lr`
+    raises TypeError in torch's own frame: a configuration value of the wrong type. The same
+    comparison in the user's own frame is the code's."""
+    torch = pytest.importorskip("torch")
+    yaml = pytest.importorskip("yaml")
+    lr = yaml.safe_load("lr: 1e-3")["lr"]
+    assert isinstance(lr, str)
+    e = _raised(lambda: torch.optim.Adam([torch.zeros(1, requires_grad=True)], lr=lr))
+    assert _why(e, _frames(e)) == "setting-value-type", e
+    own = _raised(lambda: 0.0 <= lr)
+    assert _why(own, _frames(own)) is None
+
+
+def test_row_unequal_samples_on_torch_tensor_of_unpadded_sequences():
+    """transformers' default_data_collator builds `torch.tensor([f["input_ids"] for f in features])`:
+    rows of different lengths raise 'expected sequence of length 3 at dim 1 (got 2)'."""
+    pytest.importorskip("torch")
+    from transformers import default_data_collator
+
+    e = _raised(lambda: default_data_collator([{"input_ids": [1, 2, 3]}, {"input_ids": [1, 2]}]))
+    assert _why(e) == "unequal-samples", e

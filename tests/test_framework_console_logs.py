@@ -325,3 +325,18 @@ def test_mlflow_store_reads_the_boosters_autolog_record(experiment):
     assert res.exit_code in (0, 1), res.output
     verdict = json.loads(res.stdout)["verdict"]
     assert verdict["outcome"] in outcomes, verdict["summary"]
+
+
+def test_parser_reads_lightgbms_best_iteration_reprint_as_no_new_point():
+    """LightGBM's early stopping prints "Early stopping, best iteration is:" and then the best round's
+    record again (``[7]\ttrain's ...``, tests/data/logs/frameworks/lightgbm-early-stop.log): a repeat of
+    round 7, not a new point that sends the step back from round 17 (read so, LI002 called it a resume
+    from an earlier checkpoint)."""
+    run = load_logs([LOGS / "lightgbm-early-stop.log"])
+    for role in (Role.TRAIN_LOSS, Role.VAL_LOSS):
+        steps = run.metrics.series(run.key_for(role)).steps.tolist()
+        assert steps == sorted(steps) and steps[-1] == 17, (role.value, steps)
+    res = CliRunner().invoke(
+        app, ["logs", str(LOGS / "lightgbm-early-stop.log"), "--format", "json"]
+    )
+    assert not [f for f in json.loads(res.stdout)["findings"] if f["code"] == "LI002"]

@@ -61,6 +61,10 @@ class MetricComparison:
             "within_noise": "within the noise of",
             "insufficient_seeds": "not enough seeds to tell against",
         }[b.verdict]
+        if b.verdict == "insufficient_seeds" and (b.delta > 0) == b.higher_is_better and b.delta:
+            # a candidate on the better side of the baselines' mean: the open question is whether the
+            # gain is real, not whether it regressed
+            word = "no worse than (better on average; not enough seeds to tell whether the gain is real)"
         rel = f"{fmt(100 * b.rel_delta, 3)}%" if b.rel_delta is not None else "n/a"
         z = f", {fmt(b.z, 3)} std" if b.z is not None else ""
         return (
@@ -77,7 +81,7 @@ class MetricComparison:
                 else ""
             )
             + (
-                f"; about {b.seeds_needed} seeds would resolve this gap"
+                f"; about {b.seeds_needed} seeds would tell whether this gap is real"
                 if b.verdict == "insufficient_seeds" and b.seeds_needed
                 else "; at least 3 seeds are needed for a seed-to-seed estimate"
                 if b.verdict == "insufficient_seeds"

@@ -109,15 +109,25 @@ def _sum_of_components(run, key: str) -> int | None:
     return len(parts) if rel <= COMPONENT_SUM_TOL else None
 
 
-def _above_uniform(run, key: str, ch, late: np.ndarray, factor: float) -> bool:
+def _above_uniform(run, key: str, ch, late: np.ndarray, factor: float, sm: np.ndarray) -> bool:
     """Whether ``key``'s late values (median) are at least ``factor`` x the uniform-guess loss ln K of
     the chance level ``ch`` (``None``: no K), for a loss that is not a sum of logged terms
-    (:func:`_sum_of_components`)."""
+    (:func:`_sum_of_components`) and that did not fall throughout (:func:`_fell_throughout`)."""
     return (
         ch is not None
         and float(np.median(late)) >= factor * ch.loss
         and _sum_of_components(run, key) is None
+        and not _fell_throughout(sm)
     )
+
+
+def _fell_throughout(sm: np.ndarray) -> bool:
+    """Whether the smoothed loss ``sm`` fell at every point (never rose) to at most half its first
+    value. A loss that improves at every step is being optimised, not blown up by the step size; its
+    level above ln K then says it holds more than a cross-entropy (a weight penalty such as Keras'
+    ``kernel_regularizer=l2(1.0)`` adds ``sum(w**2)`` to the loss it logs: session-13 new-user run r14,
+    223 -> 10.7 over 25 epochs)."""
+    return len(sm) >= 2 and bool(np.all(np.diff(sm) <= 0)) and float(sm[-1]) <= 0.5 * float(sm[0])
 
 
 def _metric_noise(key: str, vals: np.ndarray) -> float:
@@ -339,7 +349,7 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
         worse_than_uniform = (
             first_bad is None
             and len(vals) >= p.min_points
-            and _above_uniform(run, key, ch, late, p.chance_factor)
+            and _above_uniform(run, key, ch, late, p.chance_factor, sm)
         )
         task = None
         if (

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..detectors import detector_for
-from ..plan import NORMAL_END, first_positive_param, planned_lengths
+from ..plan import NORMAL_END, first_positive_param, leaf, planned_lengths
 from ..report import DetectorRun, Finding, LogEvidence, Severity
 from ..roles import LR_PARAM_NAMES, Role, lr_param_name, normalise_key
 from ..rundata import RunData
@@ -271,11 +271,12 @@ _INTERRUPT = re.compile(
     re.M,
 )
 #: A line saying the training loop stopped itself because the monitored metric stopped improving:
-#: Keras/Lightning/HF "early stopping", OpenNMT-py "Early Stop!", "stopped early", and the prose of
+#: Keras/Lightning/HF "early stopping", OpenNMT-py "Early Stop!", "stopped early", CatBoost's "Stopped by
+#: overfitting detector" (catboost 1.2 its early_stopping_rounds / od_wait), and the prose of
 #: research code ("has not improved for 3 epochs. Stopping training.", "no improvement ... stop").
 _EARLY_STOP_LINE = re.compile(
     r"early[ _-]?stop(?:ping|ped)?\b|EarlyStopping|Stopping training early|"
-    r"stopped early|no improvement observed in last \d+ epochs|"
+    r"stopped early|no improvement observed in last \d+ epochs|Stopped by overfitting detector|"
     r"(?:not|no longer|did not|didn't) improve\w*\b.{0,80}\bstop(?:ping|ped|s)?\b",
     re.I,
 )
@@ -712,6 +713,14 @@ def _read_notes(run: RunData, e: Ending) -> None:
             e.early_stopped = n
     if str(run.params.get("source.snapshot", "")).lower() == "true":
         e.snapshot = e.snapshot or "the input is a mid-run snapshot"
+    stopped = next((k for k in run.metrics.keys if leaf(k) == "stopped_iteration"), None)
+    if stopped is not None and not e.early_stopped:
+        # the boosting library's record of an early stop: mlflow 3 xgboost/lightgbm autolog log
+        # ``stopped_iteration`` and ``best_iteration`` only when early stopping ended the fit
+        # (mlflow/xgboost/__init__.py, mlflow/lightgbm/__init__.py autolog)
+        e.early_stopped = (
+            f"the run recorded {stopped}: its early stopping ended the boosting rounds"
+        )
 
 
 def _read_plan(run: RunData, e: Ending) -> None:

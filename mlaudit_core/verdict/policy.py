@@ -1763,6 +1763,17 @@ def _chance(c: Ctx) -> Decision | None:
         if c.get("GE002", Severity.ERROR) or _training_at_uniform_guess(c)
         else Outcome.PLATEAUED
     )
+    blown = _blown_up_to_uniform_guess(c) if outcome is Outcome.UNDERFIT else None
+    if blown is not None:
+        return Decision(
+            Outcome.DIVERGED,
+            Cause.MODEL_CONVERGENCE,
+            f"The training loss blew up at the start and then sat at the uniform guess: {blown}, while "
+            f"{f.message}. A freshly initialised classifier starts near ln K; a loss at twice that or more "
+            "comes from steps too large for the weights (the learning rate), and a network they "
+            "saturated then predicts the uniform guess for the rest of the run: lower the learning rate.",
+            f,
+        )
     return Decision(
         outcome,
         Cause.DATA_CONFIG,
@@ -1775,6 +1786,33 @@ def _chance(c: Ctx) -> Decision | None:
             else "."
         ),
         f,
+    )
+
+
+def _blown_up_to_uniform_guess(c: Ctx) -> str | None:
+    """The text of a training loss whose first points (the median of its first 5%, at least one, as
+    OP001's rose-from-start reads them) are at least OP001's ``chance_factor`` (2) x ln K and whose last
+    value is at the uniform guess (:func:`_training_at_uniform_guess`), else None: the first steps blew
+    the model up (a model does that much worse than uniform only by confidently predicting wrong
+    classes, which learning does not produce) and it then collapsed to predicting the uniform guess
+    (session-13 new-user run r26: Adam at lr 1.0, Loss/train 430 at step 5, then ln 10 = 2.30 to the
+    end). K must be known (``_context.chance``)."""
+    from ..detectors._context import chance as label_chance
+    from ..detectors.OP001 import LossDivergence
+
+    if not _training_at_uniform_guess(c):
+        return None
+    tk = c.run.key_for(Role.TRAIN_LOSS)
+    t = c.run.metrics.series(tk).by_step().finite().values if tk else np.array([])
+    ch = label_chance(c.run, vocab=False)
+    if ch is None or len(t) < 5:
+        return None
+    first = float(np.median(t[: max(1, len(t) // 20)]))
+    if first < LossDivergence.Params().chance_factor * ch.loss:
+        return None
+    return (
+        f"{tk} {fmt(first)} over its first points ({fmt(first / ch.loss, 3)}x ln {ch.classes} = "
+        f"{fmt(ch.loss)}; {ch.source}), {fmt(float(t[-1]))} at the end"
     )
 
 
@@ -4156,7 +4194,9 @@ def _healthy(c: Ctx) -> Decision | None:
             Cause.INCONCLUSIVE,
             "The run is still running; so far no failure signature in what was examined.",
         )
-    examined = ", ".join(f"{k} ({n} points)" for k, n in c.basis.signals.values())
+    examined = ", ".join(
+        f"{k} ({n} point{'' if n == 1 else 's'})" for k, n in c.basis.signals.values()
+    )
     msg, rose = _healthy_loss(c, examined)
     if rose is not None:
         return rose

@@ -261,6 +261,18 @@ CATALOG: list[LogFormat] = [
         final_batch_only=True,
     ),
     LogFormat(
+        id="catboost",
+        name="CatBoost fit() iteration lines (verbose=N; catboost 1.2 prints them from its C++ logger)",
+        example="150:\tlearn: 0.0887724\ttest: 0.2577574\tbest: 0.2574985 (142)\ttotal: 2.29s\tremaining: 28.1s",
+        pattern=rf"^(?P<step>\d+):\s+learn:\s+(?P<learn>{_N})(?P<rest>\s.*)?$",
+        hint=("learn: ",),
+        fields={"step": "@step", "learn": "train/loss"},
+        # the first eval set's objective (``test``); ``best`` is its running minimum, ``total`` and
+        # ``remaining`` the elapsed and estimated times
+        pairs=rf"(?:^|\s)(?P<k>test):\s+(?P<v>{_N})",
+        rename={"test": "val/loss"},
+    ),
+    LogFormat(
         id="tensorpack-epoch",
         name="Tensorpack epoch summary",
         example="Epoch 16 (global_step 542) finished, time:345.80 sec",
@@ -882,4 +894,5 @@ FRAMEWORK_FORMATS: dict[str, tuple[str, ...]] = {
     "wandb": ("wandb-summary",),
     "xgboost": (),
     "lightgbm": (),
+    "catboost": ("catboost",),
 }

@@ -553,6 +553,14 @@ def _launch_text(text: str) -> str | None:
     return msg or None
 
 
+#: A booster's line announcing that the next line reprints the best iteration's evaluation record:
+#: LightGBM 4 ``lightgbm/callback.py`` _EarlyStoppingCallback ("Early stopping, best iteration is:" and
+#: "Did not meet early stopping. Best iteration is:", then ``[95]\tvalid's ...``), XGBoost < 1.3
+#: ``training.py`` ("Stopping. Best iteration:"). The reprinted line repeats an earlier round: read as a
+#: new point it sends the step back (a false resume).
+_BEST_REPRINT = re.compile(r"\bbest iteration is:\s*$|\bStopping\. Best iteration:\s*$", re.I)
+
+
 @dataclass
 class Launch:
     """Where one appended launch starts: its first line, the timestamp then (NaN when none),
@@ -822,6 +830,9 @@ class LogParser:
         self.last_record_line = -10
         self._targets: dict[tuple[str, str, str], tuple[str, str | None]] = {}
         self._pending: tuple | None = None
+        self._reprint_next = (
+            False  # the line after a booster's "best iteration is:" reprints a record
+        )
         self._be_epoch: float | None = None
         self._be_base = 0
         self._be_max = 0
@@ -847,6 +858,11 @@ class LogParser:
                 return
         if self.keep_console:
             self._keeper.add(source, lineno, text)
+        if self._reprint_next:
+            self._reprint_next = False
+            return  # the best iteration's record printed again (:data:`_BEST_REPRINT`): no new point
+        if _BEST_REPRINT.search(text):
+            self._reprint_next = True
         c0 = text[0]
         if c0.isdigit() or c0 == "[":
             self._timestamp(text)
