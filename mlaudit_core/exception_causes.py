@@ -978,26 +978,33 @@ def classify(
             continue  # a KeyError's message is the missing key's repr, whatever text the key holds
         if c.message is not None and not c.message.search(beside if c.beside else own):
             continue
-        if c.frames == "data" and not in_data_code(frames):
-            continue
-        if c.frames == "reads" and any(_writes(f[2]) for f in frames):
-            continue
-        if c.frames == "loss" and not in_loss_code(frames):
-            continue
-        if c.frames == "wrapper-keys" and wrapper_prefix(*state_dict_keys(beside)) is None:
-            continue
-        if c.frames == "installed" and not (
-            frames and frames[-1][2] == "<module>" and _INSTALLED.search(frames[-1][0])
-        ):
-            continue
-        if c.frames == "library" and not (frames and _INSTALLED.search(frames[-1][0])):
-            continue
-        if c.frames == "mp-start" and not (
-            frames and _MP_START.search(frames[-1][0].replace("\\", "/"))
-        ):
+        if not _frames_agree(c, frames, beside):
             continue
         return c
     return None
+
+
+def _frames_agree(c: ExceptionCause, frames: Sequence[tuple[str, int, str]], beside: str) -> bool:
+    """Whether the traceback's ``frames`` (outermost first) and the text ``beside`` the exception meet
+    the :attr:`ExceptionCause.frames` condition of row ``c`` (always, with no condition)."""
+    if c.frames == "data" and not in_data_code(frames):
+        return False
+    if c.frames == "reads" and any(_writes(f[2]) for f in frames):
+        return False
+    if c.frames == "loss" and not in_loss_code(frames):
+        return False
+    if c.frames == "wrapper-keys" and wrapper_prefix(*state_dict_keys(beside)) is None:
+        return False
+    if c.frames == "installed" and not (
+        frames and frames[-1][2] == "<module>" and _INSTALLED.search(frames[-1][0])
+    ):
+        return False
+    if c.frames == "library" and not (frames and _INSTALLED.search(frames[-1][0])):
+        return False
+    return not (
+        c.frames == "mp-start"
+        and not (frames and _MP_START.search(frames[-1][0].replace("\\", "/")))
+    )
 
 
 def get(id: str) -> ExceptionCause:

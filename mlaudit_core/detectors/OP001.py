@@ -311,12 +311,54 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
             return (first0, low)
         return None
 
+    @staticmethod
+    def _finite_prefix(values):
+        """(index of the first non-finite value or None, the values before it)."""
+        finite = np.isfinite(values)
+        first_bad = int(np.flatnonzero(~finite)[0]) if (~finite).any() else None
+        return first_bad, (values[:first_bad] if first_bad is not None else values)
+
+    @staticmethod
+    def _regained(best, final, span):
+        """The share of the improvement ``span`` (initial - best) lost by the end: (final - best) /
+        span; with no improvement, inf when the loss ended above its best, else 0."""
+        return (final - best) / span if span > 0 else (np.inf if final > best else 0.0)
+
+    def _diverged(self, key, steps, onset, ibest, initial, best, final, regained, task) -> Finding:
+        """The critical finding of a gradual divergence of ``key`` from step ``steps[onset]``: the
+        smoothed loss went from ``best`` (at ``steps[ibest]``) to ``final``, losing ``regained`` of
+        the improvement (or a task metric, ``task``, lost)."""
+        return self.finding(
+            Severity.CRITICAL,
+            f"{key} diverged from step {int(steps[onset])}: smoothed loss {fmt(final)} at the "
+            f"end vs best {fmt(best)} at step {int(steps[ibest])} ({fmt(final / best if best > 0 else np.inf, 3)}x); "
+            + (
+                f"{fmt(100 * regained, 3)}% of the improvement was lost"
+                if regained <= 1
+                else "the loss ended above its initial value"
+            )
+            + _task_text(task),
+            evidence=[
+                SeriesEvidence(
+                    metric=key,
+                    step_start=int(steps[onset]),
+                    step_end=int(steps[-1]),
+                    values={"initial": initial, "best": best, "final": final},
+                )
+            ],
+            onset_step=int(steps[onset]),
+            best_step=int(steps[ibest]),
+            best=best,
+            final=final,
+            initial=initial,
+            regained=float(regained),
+            gradual=True,
+        )
+
     def check(self, run, p):
         key = run.key_for(Role.TRAIN_LOSS)
         s = run.series(key).by_step()
-        finite = np.isfinite(s.values)
-        first_bad = int(np.flatnonzero(~finite)[0]) if (~finite).any() else None
-        vals = s.values[:first_bad] if first_bad is not None else s.values
+        first_bad, vals = self._finite_prefix(s.values)
         steps = s.steps[: len(vals)]
         if len(vals) < p.min_points and first_bad is None:
             raise Skip(f"{key} has {len(vals)} finite points (< {p.min_points})")
@@ -328,7 +370,7 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
         ibest = int(np.argmin(sm))
         final = float(sm[-1])
         span = initial - best
-        regained = (final - best) / span if span > 0 else (np.inf if final > best else 0.0)
+        regained = self._regained(best, final, span)
         onset = self._onset(sm, best_run, initial, best, span, regained, p)
         # growth before a NaN is judged on the smoothed curve: noisy micro-batch losses
         # (0.5, 1.5, 2.3, 1.1 ...) are not growth
@@ -374,32 +416,7 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
             and ibest < len(sm) - 1
             and (regained >= p.min_regained or (task := _task_metric_lost(run, p.min_regained)))
         ):
-            yield self.finding(
-                Severity.CRITICAL,
-                f"{key} diverged from step {int(steps[onset])}: smoothed loss {fmt(final)} at the "
-                f"end vs best {fmt(best)} at step {int(steps[ibest])} ({fmt(final / best if best > 0 else np.inf, 3)}x); "
-                + (
-                    f"{fmt(100 * regained, 3)}% of the improvement was lost"
-                    if regained <= 1
-                    else "the loss ended above its initial value"
-                )
-                + _task_text(task),
-                evidence=[
-                    SeriesEvidence(
-                        metric=key,
-                        step_start=int(steps[onset]),
-                        step_end=int(steps[-1]),
-                        values={"initial": initial, "best": best, "final": final},
-                    )
-                ],
-                onset_step=int(steps[onset]),
-                best_step=int(steps[ibest]),
-                best=best,
-                final=final,
-                initial=initial,
-                regained=float(regained),
-                gradual=True,
-            )
+            yield self._diverged(key, steps, onset, ibest, initial, best, final, regained, task)
         elif worse_than_uniform:
             med = float(np.median(late))
             yield self.finding(

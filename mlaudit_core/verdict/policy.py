@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..detectors._context import finetune_evidence
+from ..detectors._context import Chance, finetune_evidence
 from ..detectors.base import detector_for, registry
 from ..plan import NORMAL_END
 from ..report import Cause, Finding, LogEvidence, Outcome, Severity
@@ -141,6 +141,28 @@ def _maintainer_fixed_code(c: Ctx) -> bool:
     return got is not None and got[0] == "code"
 
 
+def _first_nonfinite(c: Ctx) -> Finding | None:
+    """The first warning-or-worse finding of the non-finite detectors, in their
+    ``nonfinite_rank`` order; else ``None``."""
+    ranked = sorted(
+        (r, code) for code in c.by_code if (r := detector_for(code).nonfinite_rank) is not None
+    )
+    return next(
+        (
+            f
+            for _, code in ranked
+            for f in c.by_code[code]
+            if f.severity.rank >= Severity.WARNING.rank
+        ),
+        None,
+    )
+
+
+def _any_error(c: Ctx) -> bool:
+    """Whether any finding of the run is an error or worse."""
+    return any(f.severity.rank >= Severity.ERROR.rank for fs in c.by_code.values() for f in fs)
+
+
 def _environment_fixed(c: Ctx) -> Decision | None:
     """A failure (a non-finite loss or message, a crash with an exception) whose report states that it
     went away when only the software stack or the machine changed (:func:`.statements.environment_fix`:
@@ -152,18 +174,7 @@ def _environment_fixed(c: Ctx) -> Decision | None:
     said = got[1] if got is not None and got[0] == "environment" else None
     if said is None or _maintainer_fixed_code(c):
         return None
-    ranked = sorted(
-        (r, code) for code in c.by_code if (r := detector_for(code).nonfinite_rank) is not None
-    )
-    nan = next(
-        (
-            f
-            for _, code in ranked
-            for f in c.by_code[code]
-            if f.severity.rank >= Severity.WARNING.rank
-        ),
-        None,
-    )
+    nan = _first_nonfinite(c)
     crash = c.get("RT005", Severity.ERROR)
     from .statements import pasted_nonfinite
 
@@ -171,20 +182,32 @@ def _environment_fixed(c: Ctx) -> Decision | None:
         pasted_nonfinite([x.text for x in c.run.console]) if nan is None and crash is None else None
     )
     if nan is None and crash is None and pasted is None:
-        if c.basis.judgeable or any(
-            f.severity.rank >= Severity.ERROR.rank for fs in c.by_code.values() for f in fs
-        ):
-            return None  # a curve or another failure signature is judged by its own rule
-        # a report in prose only (a hang, a stall, an error not pasted): the outcome is not in the data,
-        # the cause is the one the thread confirmed
-        return Decision(
-            Outcome.UNKNOWN,
-            Cause.INFRA_RUNTIME,
-            "No curve or error was given (the outcome is not judged from figures), and the report states "
-            f"that the failure went away with only the software stack or the machine changed ({said}): the "
-            "environment (a driver, a framework, CUDA/cuDNN version or the GPU) is the cause, not the model "
-            "or the data. Pin the working versions; report the failing combination upstream.",
-        )
+        return _environment_fixed_unseen(c, said)
+    return _environment_fixed_failure(nan, crash, pasted, said)
+
+
+def _environment_fixed_unseen(c: Ctx, said: str) -> Decision | None:
+    """:func:`_environment_fixed` with no non-finite value and no crash: ``None`` when a curve or
+    an error is there to judge, else the unknown outcome of a prose-only report."""
+    if c.basis.judgeable or _any_error(c):
+        return None  # a curve or another failure signature is judged by its own rule
+    # a report in prose only (a hang, a stall, an error not pasted): the outcome is not in the data,
+    # the cause is the one the thread confirmed
+    return Decision(
+        Outcome.UNKNOWN,
+        Cause.INFRA_RUNTIME,
+        "No curve or error was given (the outcome is not judged from figures), and the report states "
+        f"that the failure went away with only the software stack or the machine changed ({said}): the "
+        "environment (a driver, a framework, CUDA/cuDNN version or the GPU) is the cause, not the model "
+        "or the data. Pin the working versions; report the failing combination upstream.",
+    )
+
+
+def _environment_fixed_failure(
+    nan: Finding | None, crash: Finding | None, pasted: str | None, said: str
+) -> Decision:
+    """:func:`_environment_fixed`'s decision for a non-finite loss (``nan`` or a ``pasted``
+    record) or a ``crash`` that went away with only the environment changed (``said``)."""
     what = "the loss turned non-finite" if nan is not None or pasted else "the run crashed"
     shown = (nan or crash).message if nan or crash else f'the pasted record "{pasted}"'  # type: ignore[union-attr]
     return Decision(
@@ -198,57 +221,8 @@ def _environment_fixed(c: Ctx) -> Decision | None:
     )
 
 
-def _thread_confirmed_fix(c: Ctx) -> Decision | None:
-    """A failure whose report's thread confirms the fix in a sentence (:func:`.statements.confirmed_fix`):
-    the reduced precision turned off (data_config: the NaN comes from the precision setting) or a smaller
-    or ramped learning rate (model_convergence). With a non-finite loss or message the run diverged; with
-    no judgeable curve at all (a prose-only report) the outcome stays unknown and the cause is the
-    confirmed one; a judgeable curve or a failure signature without a non-finite value is left to its
-    rules."""
-    from .statements import confirmed_fix
-
-    got = confirmed_fix(c.run.params)
-    if got is None:
-        return None
-    kind, said = got
-    from .statements import expected_behaviour
-
-    ranked = sorted(
-        (r, code) for code in c.by_code if (r := detector_for(code).nonfinite_rank) is not None
-    )
-    nan = next(
-        (
-            f
-            for _, code in ranked
-            for f in c.by_code[code]
-            if f.severity.rank >= Severity.WARNING.rank
-        ),
-        None,
-    )
-    from .statements import pasted_nonfinite
-
-    pasted = pasted_nonfinite([x.text for x in c.run.console]) if nan is None else None
-    crash = c.get("RT005", Severity.ERROR) if kind == "code" else None
-    if crash is not None and nan is None:
-        return Decision(
-            Outcome.CRASHED,
-            Cause.CORRECTNESS_BUG,
-            f"The run crashed ({crash.message}), and a maintainer states the project's code was fixed, in "
-            f'the sentence "{said}": a bug in the code, not the machine; update to the fixed code and rerun.',
-            crash,
-        )
-    if (
-        nan is None
-        and pasted is None
-        and (
-            c.basis.judgeable
-            or kind == "code"
-            or any(f.severity.rank >= Severity.ERROR.rank for fs in c.by_code.values() for f in fs)
-        )
-    ):
-        return None  # a curve or a failure signature (a loss-scale floor, a crash) is judged by its rule
-    if nan is None and pasted is None and expected_behaviour(c.run.params) is not None:
-        return None  # the maintainer says nothing failed: a change that altered the curve fixed no failure
+def _confirmed_fix_cause(kind: str) -> tuple[Cause, str]:
+    """The cause and the advice of :func:`_thread_confirmed_fix` for the ``kind`` of the confirmed fix."""
     if kind == "precision":
         cause = Cause.DATA_CONFIG
         why = (
@@ -270,6 +244,42 @@ def _thread_confirmed_fix(c: Ctx) -> Decision | None:
     else:
         cause = Cause.CORRECTNESS_BUG
         why = "a bug in the code produced the non-finite values; update to the fixed code and rerun"
+    return cause, why
+
+
+def _thread_confirmed_fix(c: Ctx) -> Decision | None:
+    """A failure whose report's thread confirms the fix in a sentence (:func:`.statements.confirmed_fix`):
+    the reduced precision turned off (data_config: the NaN comes from the precision setting) or a smaller
+    or ramped learning rate (model_convergence). With a non-finite loss or message the run diverged; with
+    no judgeable curve at all (a prose-only report) the outcome stays unknown and the cause is the
+    confirmed one; a judgeable curve or a failure signature without a non-finite value is left to its
+    rules."""
+    from .statements import confirmed_fix
+
+    got = confirmed_fix(c.run.params)
+    if got is None:
+        return None
+    kind, said = got
+    from .statements import expected_behaviour
+
+    nan = _first_nonfinite(c)
+    from .statements import pasted_nonfinite
+
+    pasted = pasted_nonfinite([x.text for x in c.run.console]) if nan is None else None
+    crash = c.get("RT005", Severity.ERROR) if kind == "code" else None
+    if crash is not None and nan is None:
+        return Decision(
+            Outcome.CRASHED,
+            Cause.CORRECTNESS_BUG,
+            f"The run crashed ({crash.message}), and a maintainer states the project's code was fixed, in "
+            f'the sentence "{said}": a bug in the code, not the machine; update to the fixed code and rerun.',
+            crash,
+        )
+    if nan is None and pasted is None and (c.basis.judgeable or kind == "code" or _any_error(c)):
+        return None  # a curve or a failure signature (a loss-scale floor, a crash) is judged by its rule
+    if nan is None and pasted is None and expected_behaviour(c.run.params) is not None:
+        return None  # the maintainer says nothing failed: a change that altered the curve fixed no failure
+    cause, why = _confirmed_fix_cause(kind)
     fix = {
         "precision": "full precision",
         "learning_rate": "a smaller or ramped learning rate",
@@ -4116,6 +4126,28 @@ UNIFORM_GUESS_SHARE = 0.9
 UNIFORM_GUESS_LIFT = 0.25
 
 
+def _uniform_guess_accuracy(c: Ctx, ch: Chance) -> tuple[Cause, str]:
+    """:func:`_at_uniform_guess`'s cause and the note on the held-out accuracy: data_config when
+    its best (a chance-scored accuracy in [0, 1]) lifts less than :data:`UNIFORM_GUESS_LIFT` of
+    the way from chance ``ch.accuracy`` to 1.0, else model_convergence (and no note without one)."""
+    ak = c.run.key_for(Role.VAL_ACCURACY)
+    a = c.run.metrics.series(ak).by_step().finite().values if ak else np.array([])
+    cause = Cause.MODEL_CONVERGENCE
+    note = ""
+    if (
+        len(a)
+        and 0 < ch.accuracy < 1
+        and 0 <= a.max() <= 1
+        and ak is not None
+        and has_class_chance(ak)
+    ):
+        lift = (float(a.max()) - ch.accuracy) / (1 - ch.accuracy)
+        note = f" and {ak} is at best {fmt(float(a.max()))} (chance {fmt(ch.accuracy)})"
+        if lift < UNIFORM_GUESS_LIFT:
+            cause = Cause.DATA_CONFIG
+    return cause, note
+
+
 def _at_uniform_guess(c: Ctx) -> Decision | None:
     """V19e: the training loss (>= 3 finite points; else the held-out loss) started at or above ``0.9 ln K``
     (and at most ``2 ln K``) and ended there too, and so did the last value of each other logged loss: the run ended at the uniform guess's loss,
@@ -4147,20 +4179,8 @@ def _at_uniform_guess(c: Ctx) -> Decision | None:
     other = vk if mk == tk else tk
     last_other = v if mk == tk else t
     held = f", {other} ends at {fmt(last_other[-1])}" if len(last_other) else ""
-    ak = c.run.key_for(Role.VAL_ACCURACY)
-    a = c.run.metrics.series(ak).by_step().finite().values if ak else np.array([])
-    cause = Cause.MODEL_CONVERGENCE
-    if (
-        len(a)
-        and 0 < ch.accuracy < 1
-        and 0 <= a.max() <= 1
-        and ak is not None
-        and has_class_chance(ak)
-    ):
-        lift = (float(a.max()) - ch.accuracy) / (1 - ch.accuracy)
-        held += f" and {ak} is at best {fmt(float(a.max()))} (chance {fmt(ch.accuracy)})"
-        if lift < UNIFORM_GUESS_LIFT:
-            cause = Cause.DATA_CONFIG
+    cause, acc = _uniform_guess_accuracy(c, ch)
+    held += acc
     why = (
         "held-out data shows no signal either: check the labels and the split first"
         if cause is Cause.DATA_CONFIG

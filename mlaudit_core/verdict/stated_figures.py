@@ -481,22 +481,27 @@ def measured_two_ways(lines: list[str]) -> tuple[Measured, Measured, str] | None
     ]
     for i, a in enumerate(figs):
         for b in figs[i + 1 :]:
-            if a.value == b.value or not _same_scale(a, b) or a.value == 0:
-                continue
-            if a.split and b.split and a.split != b.split:
-                continue  # a training figure against a held-out one: a generalisation gap
-            if abs(b.value - a.value) / abs(a.value) <= RELATIVE_BAND:
-                continue
-            if a.order == b.order:
-                s = a.text
-                if not (a.head or b.head) or a.head and b.head and a.head != b.head:
-                    continue
-                if not _SET_AGAINST.search(s):
-                    continue
-                return a, b, how
-            if a.head and a.head == b.head:
+            if _stated_apart(a, b):
                 return a, b, how
     return None
+
+
+def _stated_apart(a: Measured, b: Measured) -> bool:
+    """Whether figures ``a`` and ``b`` are one metric stated twice, :data:`RELATIVE_BAND` apart
+    (:func:`measured_two_ways`): on the same scale and split, in one sentence that sets them
+    against each other (:data:`_SET_AGAINST`) under no two different names, or in two sentences
+    under the same metric name."""
+    if a.value == b.value or not _same_scale(a, b) or a.value == 0:
+        return False
+    if a.split and b.split and a.split != b.split:
+        return False  # a training figure against a held-out one: a generalisation gap
+    if abs(b.value - a.value) / abs(a.value) <= RELATIVE_BAND:
+        return False
+    if a.order == b.order:
+        if not (a.head or b.head) or a.head and b.head and a.head != b.head:
+            return False
+        return _SET_AGAINST.search(a.text) is not None
+    return bool(a.head and a.head == b.head)
 
 
 # --- held-out data stated to be in the training data ----------------------------------------------------

@@ -928,6 +928,108 @@ def _object_of(text: str) -> str | None:
 OBJECT_WINDOW = 50
 
 
+def _calm_sentence(sents: list[str]) -> str | None:
+    """The first of a maintainer's sentences ``sents`` that says nothing failed (:data:`_NOTHING_WRONG`):
+    not a question, not spoiled, negated, unstated or a change made, and no one set anything; else ``None``."""
+    return next(
+        (
+            s
+            for s in sents
+            if _NOTHING_WRONG.search(s)
+            and "?" not in s
+            and not _CALM_SPOILED.search(s)
+            and not _NEGATED.search(s)
+            and not _NOT_STATED.search(s)
+            and not _CHANGE_MADE.search(s)
+            and not re.search(r"\b(?:i|we|you)\s+(?:\w+\s+)?set\b", s, re.I)
+        ),
+        None,
+    )
+
+
+def _sentence_cause(
+    key: str, own: str, sents: list[str], i: int, later_gone: bool
+) -> tuple[str, str] | None:
+    """``(kind, sentence)`` that sentence ``sents[i]`` of the value ``own`` (by ``key``) states: a cause
+    (:func:`_stated_cause_in`), a change the run confirmed (:func:`_confirmed_change_in`, ``later_gone``:
+    a later value says the problem went away) or a maintainer's acknowledgement
+    (:func:`_acknowledged_in`); ``None`` for a question, a hedge, an unstated or persisting one."""
+    s = sents[i]
+    if "?" in s or _HEDGED.search(s) or _NOT_STATED.search(s) or _PERSISTED.search(s):
+        return None
+    nxt = sents[i + 1] if i + 1 < len(sents) else ""
+    if nxt and _PERSISTED.search(nxt):
+        return None
+    said = f"{key}: {s.strip()}"[:240]
+    return (
+        _stated_cause_in(s, nxt, own, said)
+        or _confirmed_change_in(s, nxt, own, said, later_gone)
+        or _acknowledged_in(key, s, own, said)
+    )
+
+
+def _stated_cause_in(s: str, nxt: str, own: str, said: str) -> tuple[str, str] | None:
+    """``(kind, said)`` when sentence ``s`` states a cause (:data:`_CAUSE_STATED`) whose object (in
+    ``s``, else in the next sentence ``nxt``) is named; the environment only when the value ``own``
+    names no other change; else ``None``."""
+    m = _CAUSE_STATED.search(s)
+    if m is None:
+        return None
+    # a negation before the statement or inside it (``There's no bug in``), not the one that
+    # states what the code left out (``was not using randomaug``)
+    inside = _NOT_DONE.sub("", m.group(0))
+    if _NEGATION_BEFORE.search(f"{_clause_before(s, m.start())} {inside}"):
+        return None
+    kind = _object_of(s[m.start() : m.end() + OBJECT_WINDOW]) or _object_of(nxt)
+    if kind is not None and not (kind == "environment" and _OTHER_CHANGE.search(own)):
+        return kind, said
+    return None
+
+
+def _confirmed_change_in(
+    s: str, nxt: str, own: str, said: str, later_gone: bool
+) -> tuple[str, str] | None:
+    """``(kind, said)`` when sentence ``s`` states a change made (:data:`_CHANGE_MADE`) whose object is
+    named and the run improved (:data:`_IMPROVED` in the rest of ``s``, in ``nxt`` or ``later_gone``);
+    else ``None``."""
+    m = _CHANGE_MADE.search(s)
+    if m is None or _NEGATION_BEFORE.search(_clause_before(s, m.start())):
+        return None
+    rest = s[: m.start()] + s[m.end() :]
+    gone = any(_IMPROVED.search(x) and not _NEGATED.search(x) for x in (rest, nxt) if x)
+    kind = _object_of(s[m.end() : m.end() + OBJECT_WINDOW])
+    # the stack changed together with the model, data or code: not the environment's fix alone
+    if kind == "environment" and _OTHER_CHANGE.search(own):
+        kind = None
+    if kind is not None and (gone or later_gone):
+        return kind, said
+    return None
+
+
+def _acknowledged_in(key: str, s: str, own: str, said: str) -> tuple[str, str] | None:
+    """``(kind, said)`` when a maintainer's (``key``) sentence ``s`` acknowledges the project must change
+    (:data:`_ACKNOWLEDGED`, not negated): ``environment`` when the stack is named within
+    :data:`OBJECT_WINDOW`, else ``config`` when the value ``own`` names a setting, else ``code``."""
+    m = _ACKNOWLEDGED.search(s) if _ACK_KEY.match(key) else None
+    if m is None or _NEGATED.search(s):
+        return None
+    if _OBJ_ENV.search(s[m.start() : m.end() + OBJECT_WINDOW]):
+        return "environment", said
+    return ("config" if _OBJ_CONFIG.search(own) else "code"), said
+
+
+def _reference_recipe(key: str, sents: list[str]) -> tuple[str, str] | None:
+    """``("config", sentence)``: the reference's recipe, stated by its maintainer (``key``) in a report
+    compared with a reference: the run differs from it by its settings (a hedge after the statement,
+    ``probably with the augment flag set``, qualifies a detail, not the statement); else ``None``."""
+    for s in sents:
+        m = _REFERENCE_RECIPE.search(s)
+        if m and "?" not in s and not _NOT_STATED.search(_clause_before(s, m.start())):
+            if not _HEDGED.search(s[: m.start()]) and not _NEGATED.search(s[: m.end()]):
+                return "config", f"{key}: {s.strip()}"[:240]
+    return None
+
+
 def stated_cause(params: Mapping[str, object]) -> tuple[str, str] | None:
     """``(kind, sentence)``: what a report's thread states the cause or the fix was, classed by its object,
     or ``None``. ``kind``:
@@ -969,20 +1071,7 @@ def stated_cause(params: Mapping[str, object]) -> tuple[str, str] | None:
         own = text.removeprefix(f"{key}: ")
         sents = _sentences(own)
         if _ACK_KEY.match(key):
-            calm = next(
-                (
-                    s
-                    for s in sents
-                    if _NOTHING_WRONG.search(s)
-                    and "?" not in s
-                    and not _CALM_SPOILED.search(s)
-                    and not _NEGATED.search(s)
-                    and not _NOT_STATED.search(s)
-                    and not _CHANGE_MADE.search(s)
-                    and not re.search(r"\b(?:i|we|you)\s+(?:\w+\s+)?set\b", s, re.I)
-                ),
-                None,
-            )
+            calm = _calm_sentence(sents)
             if calm is not None:
                 healthy = healthy or ("healthy", f"{key}: {calm.strip()}"[:240])
                 continue
@@ -991,45 +1080,14 @@ def stated_cause(params: Mapping[str, object]) -> tuple[str, str] | None:
             for _, t in values[vi + 1 :]
             for s in _sentences(t)
         )
-        for i, s in enumerate(sents):
-            if "?" in s or _HEDGED.search(s) or _NOT_STATED.search(s) or _PERSISTED.search(s):
-                continue
-            nxt = sents[i + 1] if i + 1 < len(sents) else ""
-            if nxt and _PERSISTED.search(nxt):
-                continue
-            said = f"{key}: {s.strip()}"[:240]
-            m = _CAUSE_STATED.search(s)
-            # a negation before the statement or inside it (``There's no bug in``), not the one that
-            # states what the code left out (``was not using randomaug``)
-            inside = _NOT_DONE.sub("", m.group(0)) if m else ""
-            if m and not _NEGATION_BEFORE.search(f"{_clause_before(s, m.start())} {inside}"):
-                kind = _object_of(s[m.start() : m.end() + OBJECT_WINDOW]) or _object_of(nxt)
-                if kind is not None and not (kind == "environment" and _OTHER_CHANGE.search(own)):
-                    return kind, said
-            m = _CHANGE_MADE.search(s)
-            if m and not _NEGATION_BEFORE.search(_clause_before(s, m.start())):
-                rest = s[: m.start()] + s[m.end() :]
-                gone = any(_IMPROVED.search(x) and not _NEGATED.search(x) for x in (rest, nxt) if x)
-                kind = _object_of(s[m.end() : m.end() + OBJECT_WINDOW])
-                # the stack changed together with the model, data or code: not the environment's fix alone
-                if kind == "environment" and _OTHER_CHANGE.search(own):
-                    kind = None
-                if kind is not None and (gone or later_gone):
-                    return kind, said
-            m = _ACKNOWLEDGED.search(s) if _ACK_KEY.match(key) else None
-            if m and not _NEGATED.search(s):
-                if _OBJ_ENV.search(s[m.start() : m.end() + OBJECT_WINDOW]):
-                    return "environment", said
-                return ("config" if _OBJ_CONFIG.search(own) else "code"), said
-        # the reference's recipe, stated by its maintainer in a report compared with a reference: the run
-        # differs from it by its settings (a hedge after the statement, ``probably with the augment flag
-        # set``, qualifies a detail, not the statement)
+        for i in range(len(sents)):
+            got = _sentence_cause(key, own, sents, i, later_gone)
+            if got is not None:
+                return got
         if _ACK_KEY.match(key) and compared:
-            for s in sents:
-                m = _REFERENCE_RECIPE.search(s)
-                if m and "?" not in s and not _NOT_STATED.search(_clause_before(s, m.start())):
-                    if not _HEDGED.search(s[: m.start()]) and not _NEGATED.search(s[: m.end()]):
-                        return "config", f"{key}: {s.strip()}"[:240]
+            got = _reference_recipe(key, sents)
+            if got is not None:
+                return got
     if fixed is not None and fixed[0] == "code":
         return "code", fixed[1]
     return healthy

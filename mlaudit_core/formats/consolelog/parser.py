@@ -694,6 +694,17 @@ def resolve_disabled(disabled: Iterable[str] | None) -> frozenset[str]:
     return frozenset(out)
 
 
+def _record_constants(fmt: LogFormat, gd: dict[str, Any], rec: dict[str, float]) -> None:
+    """Add a catalogued line's constants (``fmt.const``) and ratios (``fmt.ratios``: one named
+    field over another, left out when either is missing or the denominator is 0) to ``rec``."""
+    for k, v in fmt.const.items():
+        rec[k] = v
+    for k, (num, den) in fmt.ratios.items():
+        a, b = _num(gd.get(num, "")), _num(gd.get(den, ""))
+        if a is not None and b:
+            rec[k] = a / b
+
+
 class LogParser:
     """Stateful line parser. Feed lines with :meth:`feed`, then call :meth:`result`.
 
@@ -1560,12 +1571,7 @@ class LogParser:
             prefix = _eval_record_prefix([k for k, _, _ in pairs]) or prefix
         step, epoch, batch = self._record_pair_values(fmt, pairs, prefix, rec, step, epoch, batch)
         events = tuple(fmt.const)
-        for k, v in fmt.const.items():
-            rec[k] = v
-        for k, (num, den) in fmt.ratios.items():
-            a, b = _num(gd.get(num, "")), _num(gd.get(den, ""))
-            if a is not None and b:
-                rec[k] = a / b
+        _record_constants(fmt, gd, rec)
         if fmt.kind == "summary":
             self._record_summary(fmt, rec)
             return
