@@ -3034,11 +3034,35 @@ def _unstable(c: Ctx) -> Decision | None:
     return None
 
 
+def _plan_met_before_failed_status(c: Ctx) -> bool:
+    """The run's records reached its stated plan (planned length logged or stated, reached at least
+    :data:`..evidence.COMPLETE_SHARE` of it), no interrupt line and no error finding: a failed or
+    killed status then came after training (a notebook kernel closed without ``wandb.finish()``, W&B
+    marks such a run crashed; a non-zero exit in code that runs after ``fit``), and says nothing of
+    the training itself."""
+    e = c.ending
+    return bool(
+        e.planned
+        and e.reached is not None
+        and not e.short
+        and not e.interrupt
+        and not any(
+            f.severity is Severity.ERROR and f.family == "runtime"
+            for fs in c.by_code.values()
+            for f in fs
+        )
+    )
+
+
 def _ended_failed(c: Ctx) -> Decision | None:
     """A run the tracker (or the in-process hook) saw end failed or killed: its ending is the main
     fact (a slowdown stays a finding). Without a crash signature the cause is inconclusive."""
     if c.run.status in (RunStatus.FAILED, RunStatus.KILLED) and c.get("RT003") is None:
         e = c.ending
+        if _plan_met_before_failed_status(c):
+            return (
+                None  # training reached its plan: the learning rules judge it, the status is noted
+            )
         if e.interrupt or e.short:
             return Decision(
                 Outcome.CRASHED,
