@@ -27,7 +27,7 @@ import numpy as np
 from ..detectors._context import Chance, finetune_evidence
 from ..detectors.base import detector_for, registry
 from ..plan import NORMAL_END
-from ..report import Cause, Finding, LogEvidence, Outcome, Severity
+from ..report import Cause, Finding, LogEvidence, Outcome, SeriesEvidence, Severity
 from ..roles import Role, has_class_chance, is_higher_better
 from ..rundata import RunData, RunStatus
 from ..signal import fmt
@@ -1133,6 +1133,39 @@ def _surrogate_divergence(c: Ctx, f: Finding) -> Decision | None:
     return None
 
 
+#: Name tokens of one player's loss in a two-player (adversarial) game: a GAN's discriminator and
+#: generator (``loss_D``, ``errG``, ``d_loss``, ``Central_Discriminator_loss``); not ``critic``,
+#: which is also the value network of actor-critic RL.
+_PLAYER_TOKENS = frozenset({"discriminator", "disc", "generator", "gen", "adversarial", "adv"})
+_PLAYER_SHORT = re.compile(r"^(?:loss|err)[_/. ]?[dg]$|^[dg][_/. ]?(?:loss|err)$", re.I)
+
+
+def _adversarial_player(key: str) -> bool:
+    """``key`` names one player's loss in an adversarial game (:data:`_PLAYER_TOKENS`, or the short
+    forms ``loss_D``, ``d_loss``, ``errG`` of the PyTorch DCGAN example)."""
+    leaf = key.rsplit("/", 1)[-1]
+    if _PLAYER_SHORT.match(leaf):
+        return True
+    words = re.sub(r"([a-z])([A-Z])", r"\1 \2", key).lower()
+    return bool(_PLAYER_TOKENS.intersection(re.split(r"[^a-z]+", words)))
+
+
+def _adversarial_divergence(f: Finding, key: str) -> Decision:
+    """OP001 on one player's finite loss in an adversarial game: the two losses trade against each
+    other and neither is minimised towards zero, so a rise after a low is the game's balance
+    shifting (unstable GAN training), not a divergence of the model (OP001 reads finite losses; a
+    non-finite loss is judged by the rules before this one)."""
+    return Decision(
+        Outcome.UNSTABLE,
+        Cause.MODEL_CONVERGENCE,
+        f"The adversarial game is unstable: {f.message}. {key} is one player's loss in "
+        "a two-player game (a discriminator or generator): it is not minimised towards zero, "
+        "so its rise is the balance of the game shifting, not a divergence; judge the run by its "
+        "sample quality (FID, inception score, a held-out metric) and look for mode collapse.",
+        f,
+    )
+
+
 def _divergence(c: Ctx) -> Decision | None:
     f = c.get("OP001", Severity.ERROR)
     if f and task_metric_contradicts(c.run, float(f.facts.get("onset_step") or 0)) is not None:
@@ -1142,6 +1175,9 @@ def _divergence(c: Ctx) -> Decision | None:
 
         if surrogate_loss(c.run) is not None:
             return _surrogate_divergence(c, f)
+        key = next((str(e.metric) for e in f.evidence if isinstance(e, SeriesEvidence)), "")
+        if key and _adversarial_player(key):
+            return _adversarial_divergence(f, key)
         return Decision(
             Outcome.DIVERGED, Cause.MODEL_CONVERGENCE, f"The run diverged: {f.message}.", f
         )
