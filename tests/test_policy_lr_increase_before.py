@@ -52,7 +52,7 @@ def test_the_same_nan_with_a_constant_or_falling_lr_is_not_a_ramp(tmp_path):
     for lrs in ([0.0006] * 5, [0.000602, 0.000601, 0.000600, 0.000599, 0.000598]):
         v = _verdict(_log(tmp_path, lrs))
         assert v["outcome"] == "diverged" and "ramp" not in v["summary"], lrs
-        # no ramp; with no reduced precision in use the learning rate is still the first suspect (V03/V04)
-        assert v["cause"] == "model_convergence" and "no reduced precision" in v["summary"], v[
-            "summary"
-        ]
+        # no ramp; a NaN with no loss growth before it, no reduced precision and a learning rate at
+        # or below the optimiser's default points at the inputs (V03), not the update size
+        assert v["cause"] == "data_config" and "no reduced precision" in v["summary"], v["summary"]
+        assert "at or below the optimiser's default" in v["summary"], v["summary"]
