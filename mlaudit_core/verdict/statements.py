@@ -364,7 +364,7 @@ def affirmed_expected(lines: list[str], params: Mapping[str, object]) -> str | N
     if not any(_ASKS_EXPECTED.search(line) for line in lines):
         return None
     for key, raw in params.items():
-        if not re.match(r"(?:maintainer|author|owner|developer)\b", str(key), re.I):
+        if not _MAINTAINER_KEY.match(str(key)):
             continue
         first = " ".join(_sentences(str(raw))[:2])
         if not re.match(r"\W*yes\b", first, re.I):
@@ -384,7 +384,7 @@ def expected_behaviour(params: Mapping[str, object]) -> str | None:
     author or owner) are read, and a sentence that also names a cause or a failure (``because``, ``bug``,
     ``nan``, ``should``, ``fix``) explains a failure rather than clearing the run, so it does not count."""
     for key, raw in params.items():
-        if not re.match(r"(?:maintainer|author|owner|developer)\b", str(key), re.I):
+        if not _MAINTAINER_KEY.match(str(key)):
             continue
         for s in _sentences(str(raw)):
             m = _EXPECTED.search(s)
