@@ -69,6 +69,7 @@ class Basis:
         default_factory=dict
     )  # role -> (key, finite points)
     learning_detectors_ran: list[str] = field(default_factory=list)
+    agent_reward: bool = False  # an episode reward series the policy's reward rule judges
     signature: list[str] = field(default_factory=list)  # runtime signature codes at warning+
     console_lines: int = 0
     n_metrics: int = 0
@@ -79,7 +80,9 @@ class Basis:
 
     @property
     def judgeable(self) -> bool:
-        return self.points >= MIN_TREND_POINTS and bool(self.learning_detectors_ran)
+        return self.agent_reward or (
+            self.points >= MIN_TREND_POINTS and bool(self.learning_detectors_ran)
+        )
 
     def missing(self, run: RunData) -> list[str]:
         """Exactly what is missing for a learning verdict, one sentence each."""
@@ -142,9 +145,12 @@ def assess(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
             if f.family == "runtime" and f.severity.rank >= Severity.WARNING.rank
         }
     )
+    from .policy import agent_reward
+
     return Basis(
         signals=signals(run),
         learning_detectors_ran=ran,
+        agent_reward=agent_reward(run) is not None,
         signature=sig,
         console_lines=len(run.console),
         n_metrics=len(run.metrics.keys),
