@@ -31,7 +31,8 @@ def _verdict(prefix: str) -> dict:
         # the object of a stated cause: the code (before: unknown/inconclusive; b25-06 and b25-10 read as one
         # model scored two ways, succeeded/metric_policy, before the thread's statement of a defect)
         ("b25-06", "V20", "unknown", "correctness_bug", "I found the bug"),
-        ("b25-08", "V20", "unknown", "correctness_bug", "I found one bug in lines 25-28"),
+        # (the author's "I have pushed the fix" outranks the reporter's "I found one bug in lines 25-28")
+        ("b25-08", "V20", "unknown", "correctness_bug", "I have pushed the fix"),
         ("b17-13", "V20", "unknown", "correctness_bug", "confirmed this issue"),
         ("b17-15", "V20", "unknown", "correctness_bug", "traced to the accuracy accumulation line"),
         # a maintainer's acknowledgement that the code must change
@@ -112,3 +113,53 @@ def test_a_silenced_warning_is_a_gate_fix_only_in_a_report_about_a_check():
     said = "Ignoring the warning makes it possible to get this test to pass."
     assert gate_threshold_fix([said]) is not None
     assert gate_threshold_fix(["We silence the ConvergenceWarning in the training script."]) is None
+
+
+@pytest.mark.parametrize(
+    ("prefix", "rule", "outcome", "cause", "said"),
+    [
+        # the maintainer's word outranks the reporter's workaround, and a maintainer's "Yes" makes the
+        # question before it a statement (before: diverged/model_convergence from the NaN alone)
+        ("b27-08", "V00b", "diverged", "correctness_bug", "Yes, you are right."),
+        # the same "Yes" to the reporter's question whether a recent change is at fault (before: unknown)
+        ("b28-05", "V20", "unknown", "correctness_bug", "Yes, I think it is a bug"),
+        # a NaN in a pasted record and a cause the thread states (before: diverged/data_config from V03)
+        ("b20-01", "V00b", "diverged", "correctness_bug", "the fixed code"),
+        # the writer's own mistake found (before: unknown/inconclusive)
+        ("b10-13", "V00b", "diverged", "data_config", "order of bounding box"),
+        # a call written as code is the code's object (before: unknown/data_config from "the dataset")
+        ("b28-01", "V20", "unknown", "correctness_bug", "cv2.resize()"),
+        ("b7-07", "V20", "unknown", "correctness_bug", "optimizer.step()"),
+        # a maintainer's instruction the maintainer confirmed removes the failure (before: unknown)
+        ("b27-04", "V00", "unknown", "infra_runtime", "update your nvidia driver"),
+        # "It's fine", a negation only in the clause that explains why (before: unknown/inconclusive)
+        ("b27-03", "V20", "unknown", "healthy", "It's fine"),
+    ],
+)
+def test_the_resolution_a_real_thread_states_by_its_voice_and_object(
+    prefix, rule, outcome, cause, said
+):
+    v = _verdict(prefix)
+    assert (v["rule"], v["outcome"], v["cause"]) == (rule, outcome, cause), v["summary"]
+    assert said in v["summary"]
+
+
+def test_agreement_instruction_and_own_mistake_need_their_whole_form():
+    question = {"user NAME": "Is the ratio in the loss function dividing by zero here?"}
+    assert stated_cause({**question, "maintainer NAME": "Yes, you are right."}) == (
+        "code",
+        "maintainer NAME: Yes, you are right. (to user NAME: Is the ratio in the loss function "
+        "dividing by zero here?)",
+    )
+    # an agreement taken back, or one with no question before it, states nothing
+    assert stated_cause({**question, "maintainer NAME": "Yes, but not in this case."}) is None
+    assert stated_cause({"maintainer NAME": "Yes, you are right."}) is None
+    # an instruction nobody confirmed, a finding without an owned mistake, a negated "fine"
+    assert stated_cause({"maintainer NAME": "Please update your nvidia driver to 396.26."}) is None
+    assert stated_cause({"user NAME": "I found that the loss is nan when batch size is 1."}) is None
+    assert stated_cause({"maintainer NAME": "It's not fine, the head is missing."}) is None
+    # a call in prose with a space before the bracket is not code
+    assert stated_cause({"maintainer NAME": "It was caused by the dataset (or config)."}) == (
+        "config",
+        "maintainer NAME: It was caused by the dataset (or config).",
+    )

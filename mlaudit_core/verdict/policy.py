@@ -247,6 +247,36 @@ def _confirmed_fix_cause(kind: str) -> tuple[Cause, str]:
     return cause, why
 
 
+def _thread_stated_nonfinite(c: Ctx) -> Decision | None:
+    """A non-finite loss (a finding, or a pasted record: :func:`.statements.pasted_nonfinite`) whose
+    report's thread states its cause (:func:`.statements.stated_cause`) as the code or a setting / the
+    data, with no confirmed fix: the run diverged and the thread's cause is the cause (a NaN alone
+    does not tell a bad input from a defect or a too-large step; the thread does). ``None`` otherwise
+    (the environment is V00's; a thread that says nothing failed does not explain a NaN)."""
+    from .statements import pasted_nonfinite, stated_cause
+
+    got = stated_cause(c.run.params)
+    if got is None or got[0] not in ("code", "config"):
+        return None
+    nan = _first_nonfinite(c)
+    pasted = pasted_nonfinite([x.text for x in c.run.console]) if nan is None else None
+    if nan is None and pasted is None:
+        return None
+    kind, said = got
+    cause, why = _STATED_CAUSE[kind]
+    head = (
+        f"The loss turned non-finite ({nan.message})"
+        if nan is not None
+        else f'The pasted record shows a non-finite loss ("{pasted}")'
+    )
+    return Decision(
+        Outcome.DIVERGED,
+        cause,
+        f'{head}, and the report\'s thread states the cause, in the sentence "{said}": {why}.',
+        nan,
+    )
+
+
 def _thread_confirmed_fix(c: Ctx) -> Decision | None:
     """A failure whose report's thread confirms the fix in a sentence (:func:`.statements.confirmed_fix`):
     the reduced precision turned off (data_config: the NaN comes from the precision setting) or a smaller
@@ -258,7 +288,7 @@ def _thread_confirmed_fix(c: Ctx) -> Decision | None:
 
     got = confirmed_fix(c.run.params)
     if got is None:
-        return None
+        return _thread_stated_nonfinite(c)
     kind, said = got
     from .statements import expected_behaviour
 
@@ -4655,7 +4685,9 @@ POLICY: tuple[Rule, ...] = (
         "a non-finite loss (OP004/LI001/RT009 at warning) or no judgeable curve, and a sentence of the report's "
         "thread that states the fix and is confirmed: reduced precision turned off, a smaller / ramped "
         "learning rate, or the labels / annotations corrected with the run then working; or, with the "
-        "non-finite loss or an exception, a maintainer's sentence that the code was fixed",
+        "non-finite loss or an exception, a maintainer's sentence that the code was fixed; with a non-finite "
+        "loss and no confirmed fix, the cause the thread states when its object is the code or a setting / "
+        "the data",
         (Outcome.DIVERGED, Outcome.UNKNOWN, Outcome.CRASHED),
         (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE, Cause.CORRECTNESS_BUG),
         _thread_confirmed_fix,
@@ -4700,6 +4732,17 @@ POLICY: tuple[Rule, ...] = (
                 params={
                     "maintainer NAME": "it could be one of the following things: 1. Learning rate is too high "
                     "and should be reduced. 2. Your label is not binary."
+                },
+            ),
+            Case(
+                "NaN, the maintainer agrees the loss function divides by zero (report b27-08)",
+                (("RT009", _E, {}),),
+                ("diverged", "correctness_bug"),
+                params={
+                    "reporter": "I remembered that when I changed the batch size, the problem is gone.",
+                    "user NAME": "There is a statistical ratio in the loss function; the count may be 0 "
+                    "for a small batch. Is this correct?",
+                    "maintainer NAME": "Yes, you are right.",
                 },
             ),
             Case(

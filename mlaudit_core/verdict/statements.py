@@ -802,7 +802,8 @@ def stated_stop(params: Mapping[str, object]) -> str | None:
 _OBJ_ENV = re.compile(
     r"\b(?:py)?torch\b|tensorflow|\btf\b|\bcuda\b|cudnn|cudatoolkit|\bcu\d{2,3}\b|\bdrivers?\b|\bnccl\b|"
     r"\bjax(?:lib)?\b|mxnet|\bkeras\b|docker|\bcontainers?\b|shared[ _-]?memory|/dev/shm|\bshm\b|\bram\b|"
-    r"\bswap\b|\bfirmware\b|\bstorage\b|\bdisks?\b|\bssds?\b|\bhdds?\b|\bnfs\b",
+    r"\bswap\b|\bfirmware\b|\bstorage\b|\bdisks?\b|\bssds?\b|\bhdds?\b|\bnfs\b|(?-i:\bOS\b)|"
+    r"\boperating system\b",
     re.I,
 )
 #: A setting, the recipe or the data as the object: hyper-parameters, a flag or option (``--name``, a
@@ -812,11 +813,13 @@ _OBJ_CONFIG = re.compile(
     r"\bhyper-?param\w*|\bparam(?:eter)?s?\b|\bflags?\b|(?<![\w-])--[a-z][\w-]+|\boptions?\b|\barguments?\b|"
     r"\bsettings?\b|\bconfig\w*|\bya?ml\b|\brecipe\b|\bbatch[ _-]?size\b|\bepochs?\b|\baugment\w*|"
     r"\brandaug\w*|\bdataset\b|\bdata\b(?![ _-]?loader)|\blabels?\b|\bannotations?\b|\bsplits?\b|"
-    r"\bpreprocess\w*|\bbackground\b|\bby default\b|\bas default\b|\b[a-z]+(?:_[a-z]+)+\b(?![.(]\w)",
+    r"\bpreprocess\w*|\bbounding[ -]?box\w*|\bbbox\w*|\bground[ -]?truth\b|\bbackground\b|\bby default\b|\bas default\b|\b[a-z]+(?:_[a-z]+)+\b(?![.(]\w)",
     re.I,
 )
-#: The project's code as the object: a bug, the code, a function, lines of a source file, a commit.
+#: The project's code as the object: a bug, the code, a function or a call written as code
+#: (``cv2.resize()``, ``optimizer.step()``), lines of a source file, a commit.
 _OBJ_CODE = re.compile(
+    r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\([^()\s]{0,40}\)|"
     r"\bbugs?\b|\bcodes?\b|\bfunctions?\b|\blines?\s+\d|(?<!command )\bline\b(?!\s+of\s+(?:the\s+)?log)|\b\w+\.(?:py|cpp|cu|lua)\b|\bcommit\b|"
     r"\bimplementation\b|\bdata[ _-]?loader\b|\bstrings?\b|\bpull request\b|\bPR\b",
     re.I,
@@ -839,12 +842,27 @@ _CAUSE_STATED = re.compile(
     r"|\b(?:is|are|was|were)" + _NOT_DONE.pattern,
     re.I,
 )
+#: A finding stated: ``I found that the order of bounding box is actually [xmin, ymin, xmax, ymax]``; a
+#: cause when the same value owns the mistake (:data:`_OWN_MISTAKE`), else a symptom seen.
+_FOUND_THAT = re.compile(
+    r"\b(?:i|we)\s+(?:\w+\s+)?(?:found|realized|realised|noticed|discovered)\s+(?:out\s+)?that\b",
+    re.I,
+)
+#: The writer owns the mistake: ``Silly mistake :(``, ``my bad``, ``it was my problem``, ``my fault``.
+_OWN_MISTAKE = re.compile(
+    r"\b(?:silly|stupid|careless|dumb|my|own)\s+(?:\w+\s+)?(?:mistakes?|errors?|fault|bad)\b|\bmy bad\b"
+    r"|\b(?:it|that|this) was my (?:own )?(?:problem|mistake|fault|error)\b",
+    re.I,
+)
 #: A change made: its object then says what the fix was about.
 _CHANGE_MADE = re.compile(
     r"\b(?:fix(?:ed|ing)?|chang(?:ed|ing)|updat(?:ed|ing)|upgrad(?:ed|ing)|downgrad(?:ed|ing)|"
     r"replac(?:ed|ing)|increas(?:ed|ing)|decreas(?:ed|ing)|adjust(?:ed|ing)|remov(?:ed|ing)|"
     r"comment(?:ed|ing) out|correct(?:ed|ing)|switch(?:ed|ing)|reinstall(?:ed|ing)|modif(?:ied|ying)|"
-    r"enlarg(?:ed|ing)|rais(?:ed|ing))\b",
+    r"enlarg(?:ed|ing)|rais(?:ed|ing)|mov(?:ed|ing))\b"
+    # an instruction: ``Please update your nvidia driver to 396.26.``, ``Set larger batch size``
+    r"|(?:^\W*|\bplease\s+)(?:update|upgrade|downgrade|install|reinstall|set|use|increase|decrease|"
+    r"reduce|lower|raise|change|replace|remove|switch)\b",
     re.I,
 )
 #: The failure went away or the run improved: ``the problem is fixed``, ``It solved my problem``, ``the
@@ -855,7 +873,9 @@ _IMPROVED = re.compile(
     r"|\b(?:is|was|been|be|got|get|gets|are|were|now)\s+(?:\w+\s+)?fixed\b"
     r"|\b(?:runs?|trains?|ran|trained|looks?|seems?)\s+(?:fine|good|well|normal(?:ly)?)\b"
     r"|\b(?:became|becomes|is|was|got|gets)\s+(?:much\s+|a lot\s+)?(?:shorter|faster|better|normal)\b"
-    r"|\bcan (?:now )?be (?:trained|run)\b",
+    r"|\bcan (?:now )?be (?:trained|run)\b"
+    # the change named as what removed the failure: ``We have confirmed that it avoids this deadlock``
+    r"|\b(?:avoids?|avoided|prevents?|prevented|fix(?:es|ed))\s+(?:this|that|it|the)\b",
     re.I,
 )
 #: A maintainer's acknowledgement that the project must change: ``This is a bug in our evaluation
@@ -928,6 +948,19 @@ def _object_of(text: str) -> str | None:
 OBJECT_WINDOW = 50
 
 
+def _calm_denied(s: str) -> bool:
+    """Whether sentence ``s``'s words that nothing failed (:data:`_NOTHING_WRONG`) are negated: a negation
+    up to the end of their clause (``It's not fine``, ``I don't think it is normal``). A negation in a
+    later clause explains why nothing failed (``It's fine, there is an extra head during pretraining,
+    which is not used for finetuning``)."""
+    m = _NOTHING_WRONG.search(s)
+    if m is None:
+        return True
+    ends = [i for c in ",;:" if (i := s.find(c, m.end())) >= 0]
+    end = min(ends) if ends else len(s)
+    return bool(_NEGATED.search(s[:end]))
+
+
 def _calm_sentence(sents: list[str]) -> str | None:
     """The first of a maintainer's sentences ``sents`` that says nothing failed (:data:`_NOTHING_WRONG`):
     not a question, not spoiled, negated, unstated or a change made, and no one set anything; else ``None``."""
@@ -938,7 +971,7 @@ def _calm_sentence(sents: list[str]) -> str | None:
             if _NOTHING_WRONG.search(s)
             and "?" not in s
             and not _CALM_SPOILED.search(s)
-            and not _NEGATED.search(s)
+            and not _calm_denied(s)
             and not _NOT_STATED.search(s)
             and not _CHANGE_MADE.search(s)
             and not re.search(r"\b(?:i|we|you)\s+(?:\w+\s+)?set\b", s, re.I)
@@ -973,6 +1006,8 @@ def _stated_cause_in(s: str, nxt: str, own: str, said: str) -> tuple[str, str] |
     ``s``, else in the next sentence ``nxt``) is named; the environment only when the value ``own``
     names no other change; else ``None``."""
     m = _CAUSE_STATED.search(s)
+    if m is None and _OWN_MISTAKE.search(own):
+        m = _FOUND_THAT.search(s)
     if m is None:
         return None
     # a negation before the statement or inside it (``There's no bug in``), not the one that
@@ -1018,6 +1053,38 @@ def _acknowledged_in(key: str, s: str, own: str, said: str) -> tuple[str, str] |
     return ("config" if _OBJ_CONFIG.search(own) else "code"), said
 
 
+#: A maintainer's answer that agrees with what the question before it proposed: ``Yes, you are right.``,
+#: ``Yes, I think it is a bug.``, ``Exactly.``, ``Correct.``
+_AGREES = re.compile(
+    r"^\W*(?:yes|yeah|yep|exactly|correct|right|indeed|you(?:'re| are) right)\b", re.I
+)
+_DISAGREES = re.compile(r"\b(?:but|however|although|though)\b", re.I)
+
+
+def _affirmed_hypothesis(
+    key: str, sents: list[str], earlier: list[tuple[str, str]]
+) -> tuple[str, str] | None:
+    """``(kind, said)`` when a maintainer's (``key``) answer ``sents`` opens by agreeing (:data:`_AGREES`,
+    no ``but`` / ``however`` or negation in its first two sentences) and the thread's last value before it
+    (``earlier``: whoever said it) asks a question: the question's proposal is then the stated cause (``There is a
+    statistical ratio in the loss function ... which leads to nan. Is this correct?`` -> ``Yes, you are
+    right.``). The object is the one the answer names, else the first the question's value names
+    (:func:`_object_of`); else ``None``."""
+    if not earlier or not sents or not _AGREES.match(sents[0]):
+        return None
+    first = " ".join(sents[:2])
+    if _DISAGREES.search(first) or _NEGATED.search(first):
+        return None
+    asked_key, asked = earlier[-1]
+    if "?" not in asked and "\uff1f" not in asked:
+        return None
+    proposal = asked.removeprefix(f"{asked_key}: ")
+    kind = _object_of(first) or _object_of(proposal)
+    if kind is None:
+        return None
+    return kind, f"{key}: {first.strip()} (to {asked_key}: {proposal.strip()[:120]})"[:240]
+
+
 def _reference_recipe(key: str, sents: list[str]) -> tuple[str, str] | None:
     """``("config", sentence)``: the reference's recipe, stated by its maintainer (``key``) in a report
     compared with a reference: the run differs from it by its settings (a hedge after the statement,
@@ -1056,17 +1123,25 @@ def stated_cause(params: Mapping[str, object]) -> tuple[str, str] | None:
     A question, a hedge, a condition or an attempt (``maybe``, ``probably``, ``if``, ``tried``), a negation
     before the statement in its clause or a ``still`` / ``did not help`` states nothing; the setup lines
     (task, command, config) are not statements. A value that states a cause comes before one that says
-    nothing failed."""
+    nothing failed, and a maintainer's (or author's) cause before anyone else's: the reporter's workaround
+    (``when I changed the batch size, the problem is gone``) yields to the maintainer's explanation. A
+    maintainer's answer that agrees (``Yes, you are right.``) with the question just before it states the
+    question's proposal (:func:`_affirmed_hypothesis`); the writer's own finding with the mistake owned
+    (``I found that the order of bounding box is actually ... Silly mistake``) is a stated cause; an
+    instruction (``Please update your nvidia driver``) is a change made, confirmed like any other."""
     fixed = confirmed_fix(params)
     if fixed is None or fixed[0] != "code":
         env = environment_fix(params)
         if env is not None:
             return "environment", env
-    values = [(k, t) for k, t in _thread_values(params) if _THREAD_PERSON.match(k)]
+    said_all = _thread_values(params)
+    values = [(k, t) for k, t in said_all if _THREAD_PERSON.match(k)]
     compared = any(
         _REFERENCE_WORD.search(str(v)) for k, v in params.items() if not str(k).startswith("log.")
     )
     healthy: tuple[str, str] | None = None
+    # the first cause stated by someone other than a maintainer
+    other: tuple[str, str] | None = None
     for vi, (key, text) in enumerate(values):
         own = text.removeprefix(f"{key}: ")
         sents = _sentences(own)
@@ -1080,14 +1155,23 @@ def stated_cause(params: Mapping[str, object]) -> tuple[str, str] | None:
             for _, t in values[vi + 1 :]
             for s in _sentences(t)
         )
-        for i in range(len(sents)):
-            got = _sentence_cause(key, own, sents, i, later_gone)
-            if got is not None:
-                return got
-        if _ACK_KEY.match(key) and compared:
+        got = next(
+            (
+                g
+                for i in range(len(sents))
+                if (g := _sentence_cause(key, own, sents, i, later_gone))
+            ),
+            None,
+        )
+        if got is None and _ACK_KEY.match(key):
+            got = _affirmed_hypothesis(key, sents, said_all[: said_all.index((key, text))])
+        if got is None and _ACK_KEY.match(key) and compared:
             got = _reference_recipe(key, sents)
-            if got is not None:
-                return got
+        if got is not None and _ACK_KEY.match(key):
+            return got  # the maintainer's word on the cause outranks the reporter's
+        other = other or got
+    if other is not None:
+        return other
     if fixed is not None and fixed[0] == "code":
         return "code", fixed[1]
     return healthy
