@@ -27,8 +27,9 @@ Per corpus the eval prints:
 * ``must_not`` violations (the verdict's outcome is one the label names as wrong);
 * false alarms on healthy runs: among artifacts whose label accepts ``succeeded``/``healthy``, those
   given a verdict the label does not accept and that is not ``unknown`` (an abstention is not an alarm);
-* a reliability table: confidence bins vs the fraction of judged verdicts that are both-right, and
-  the expected calibration error (|mean confidence - fraction right| weighted by bin size);
+* a reliability table: confidence bins vs the fraction of judged verdicts that are both-right, the
+  expected calibration error (|mean confidence - fraction right| weighted by bin size) and the Brier
+  score (mean squared difference between confidence and right = 1 / wrong = 0, judged verdicts);
 * every miss with the label, the verdict and its summary.
 
 For the generated corpus it also prints per-class precision/recall, a confusion matrix, detector
@@ -743,6 +744,15 @@ def reliability(rows: list[LRow]) -> tuple[list[dict], float | None]:
     return out, (ece / len(judged) if judged else None)
 
 
+def brier(rows: list[LRow]) -> float | None:
+    """Brier score of the judged verdicts (Brier 1950): mean of (confidence - right)^2, right = 1
+    when outcome and cause are both accepted, else 0; None when nothing was judged."""
+    judged = [r for r in rows if not r.abstained]
+    if not judged:
+        return None
+    return sum((r.confidence - float(r.right)) ** 2 for r in judged) / len(judged)
+
+
 def summarise_labelled(rows: list[LRow]) -> dict:
     n = len(rows)
     judged = [r for r in rows if not r.abstained]
@@ -774,6 +784,7 @@ def summarise_labelled(rows: list[LRow]) -> dict:
         "false_alarm_rate": (sum(r.false_alarm for r in rows) / len(healthy)) if healthy else None,
         "reliability": bins,
         "ece": ece,
+        "brier": brier(rows),
         "succeeded_without_signal": sum(r.succeeded_without_signal for r in rows),
     }
 
@@ -817,7 +828,7 @@ def print_labelled(name: str, where: Path, rows: list[LRow], m: dict) -> None:
         else:
             print(f"      {b['bin']:>9}   0")
     print(
-        f"      expected calibration error {m['ece']:.3f}"
+        f"      expected calibration error {m['ece']:.3f}, Brier score {m['brier']:.3f}"
         if m["ece"] is not None
         else "      no judged verdict"
     )
@@ -991,7 +1002,8 @@ def main(argv: list[str] | None = None) -> int:
             f"cause {f['cause_right']}/{f['n']}, wrong {f['wrong']}, abstained {f['abstentions']} "
             f"(label known {f['abstained_label_known']}, cause known {f['abstained_cause_known']}), must_not {f['must_not_violations']}, "
             f"false alarms {f['false_alarms']}/{f['healthy']}, ECE "
-            f"{'n/a' if f['ece'] is None else format(f['ece'], '.3f')}"
+            f"{'n/a' if f['ece'] is None else format(f['ece'], '.3f')}, Brier "
+            f"{'n/a' if f.get('brier') is None else format(f['brier'], '.3f')}"
         )
     print(f"Floors: {'met' if floors_ok else 'MISSED'}")
     if args.json is not None:

@@ -144,9 +144,9 @@ class Verdict(_Model):
     confidence: float = Field(
         ge=0,
         le=1,
-        description="0..1, derived from the evidence examined "
-        "(docs/index.md, 'How confidence is derived'); "
-        "0 for unknown",
+        description="0..1, the probability that outcome and cause are both right: an evidence "
+        "score mapped per evidence class by a map fitted on runs the rules had not seen "
+        "(docs/index.md, 'How confidence is derived'); 0 for unknown",
     )
     summary: str
     inconclusive: bool = False
