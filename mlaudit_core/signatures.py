@@ -324,6 +324,29 @@ CATALOG: list[Signature] = [
         ("sigbus", "exitcode", "signal: 7", "code = -7", "bus error"),
     ),
     _sig(
+        "sigsegv",
+        "killed",
+        r"Signal 11 \(SIGSEGV\) received by PID (?P<pid>\d+)|exitcode\s*[:=]\s*-11\b|"
+        r"process \d+ terminated with signal SIGSEGV\b|exits with return code = -11\b|"
+        r"\bexit(?:ed with)? (?:code|status):?\s*139\b|"
+        # CPython's faulthandler (Python/faulthandler.c: 'Fatal Python error: Segmentation fault')
+        r"^\s*Fatal Python error: Segmentation fault\b|"
+        # the shell's job report of a child ended by SIGSEGV (bash jobs.c, strsignal(SIGSEGV) of glibc):
+        # 'Segmentation fault (core dumped)' on its own line or after bash's 'line N: PID'
+        r"^\s*(?:\S+: line \d+:\s+\d+\s+)?Segmentation fault(?: \(core dumped\))?(?:\s+\S.*)?$",
+        "the process died of a segmentation fault (SIGSEGV, signal 11: exit code -11 or 139): a crash inside "
+        "native code (a compiled library, a driver, a C++/CUDA extension), with no Python error of its own",
+        (
+            "sigsegv",
+            "exitcode",
+            "code = -11",
+            "code 139",
+            "status 139",
+            "code: 139",
+            "segmentation fault",
+        ),
+    ),
+    _sig(
         "time-limit",
         "time_limit",
         r"CANCELLED AT (?P<at>\S+) DUE TO TIME LIMIT|DUE TO TIME LIMIT|DUE TO JOB REQUEUE|"

@@ -348,6 +348,29 @@ def test_shell_reports_a_sigbus_child_as_bus_error(tmp_path):
     assert "sigbus" not in _hits("a bus error in the CAN driver was fixed in 2.1")
 
 
+def test_shell_and_faulthandler_report_a_sigsegv_child_as_a_segmentation_fault(tmp_path):
+    """bash's job report of a child ended by SIGSEGV is glibc's strsignal text, 'Segmentation fault', and
+    CPython's faulthandler prints 'Fatal Python error: Segmentation fault': the sigsegv row reads both as a
+    native crash; prose that mentions a segmentation fault is not one."""
+    r = subprocess.run(
+        ["bash", "-c", f"{shlex.quote(PY)} -c 'import os; os.kill(os.getpid(), 11)'; true"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "Segmentation fault" in r.stderr, r.stderr
+    assert "sigsegv" in _hits(r.stderr), r.stderr
+    f = subprocess.run(
+        [PY, "-X", "faulthandler", "-c", "import ctypes; ctypes.string_at(0)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "Fatal Python error: Segmentation fault" in f.stderr, f.stderr
+    assert "sigsegv" in _hits(f.stderr), f.stderr
+    assert "sigsegv" not in _hits("a segmentation fault in the CAN driver was fixed in 2.1")
+
+
 def test_lightning_nonfinite_stop_sigterm_and_keyboard_interrupt_messages(tmp_path):
     out = _run(
         """

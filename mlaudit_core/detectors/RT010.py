@@ -18,7 +18,10 @@ class ProcessKilled(
     memory or wall-time limit, or a watchdog. A time-limit kill is a job
     configuration issue: the run itself was fine until then.
     Evidence: the kill line (``Killed``, ``exitcode: -9``, ``Signal 9 (SIGKILL)``, ``Signal 7 (SIGBUS)``,
-    ``CANCELLED ... DUE TO TIME LIMIT``) and how many there are.
+    ``Segmentation fault (core dumped)``, ``CANCELLED ... DUE TO TIME LIMIT``) and how many there are.
+    A segmentation fault (SIGSEGV) is not sent from outside: native code of the process crashed (in a
+    Python job, a compiled library or driver, most often a version that does not match the rest of the
+    environment); it too leaves no Python traceback.
     Remedy: SIGKILL: check host memory (``dmesg`` for the OOM killer), fewer
     data-loader workers, smaller prefetch; time limit: resume from the last
     checkpoint with a longer limit, checkpoint more often.
@@ -40,6 +43,23 @@ class ProcessKilled(
         if outcome is not Outcome.CRASHED:
             return None
         limit = finding.facts.get("kind") == "time_limit"
+        if finding.facts.get("kind") == "sigsegv":
+            return [
+                hyp(
+                    "a native library crashed (a compiled package, a driver or a framework build that "
+                    "does not match the others)",
+                    "open",
+                    Cause.INFRA_RUNTIME,
+                    "rerun with python -X faulthandler for the native frame; change one package's version",
+                    for_=said(finding),
+                ),
+                hyp(
+                    "the project's own C++/CUDA extension crashed",
+                    "open",
+                    Cause.CORRECTNESS_BUG,
+                    "a native backtrace (gdb, faulthandler) that ends in the project's extension",
+                ),
+            ]
         return [
             hyp(
                 "the scheduler's wall-time limit ended the job",
@@ -81,6 +101,13 @@ class ProcessKilled(
                 f"the scheduler stopped the job at its wall-time limit ({h.line.source}:{h.line.lineno}); "
                 "the run was cut short, not broken"
             )
+        elif h.signature.id == "sigsegv":
+            msg = (
+                f"the process died of a segmentation fault ({h.line.source}:{h.line.lineno}: "
+                f'"{h.line.text.strip()[:120]}"); no Python traceback: native code crashed (a compiled '
+                "library or driver, often one whose version does not match the others, or a C++/CUDA "
+                "extension)"
+            )
         elif h.signature.id == "sigbus":
             msg = (
                 f"the process died of SIGBUS ({h.line.source}:{h.line.lineno}: "
@@ -97,7 +124,11 @@ class ProcessKilled(
             Severity.ERROR if time_limit else Severity.CRITICAL,
             msg,
             evidence=[self.log_evidence(x.line) for x in hits[:3]],
-            kind="time_limit" if time_limit else "sigkill",
+            kind="time_limit"
+            if time_limit
+            else "sigsegv"
+            if h.signature.id == "sigsegv"
+            else "sigkill",
             lineno=h.line.lineno,
             n_hits=len(hits),
         )

@@ -278,11 +278,14 @@ _INTERRUPT = re.compile(
 )
 #: A line saying the training loop stopped itself because the monitored metric stopped improving:
 #: Keras/Lightning/HF "early stopping", OpenNMT-py "Early Stop!", "stopped early", CatBoost's "Stopped by
-#: overfitting detector" (catboost 1.2 its early_stopping_rounds / od_wait), and the prose of
+#: overfitting detector" (catboost 1.2 its early_stopping_rounds / od_wait), AllenNLP's "Ran out of
+#: patience", and the prose of
 #: research code ("has not improved for 3 epochs. Stopping training.", "no improvement ... stop").
 _EARLY_STOP_LINE = re.compile(
     r"early[ _-]?stop(?:ping|ped)?\b|EarlyStopping|Stopping training early|"
     r"stopped early|no improvement observed in last \d+ epochs|Stopped by overfitting detector|"
+    # AllenNLP's Trainer (allennlp/training/trainer.py: "Ran out of patience.  Stopping training.")
+    r"\bran out of patience\b|"
     r"(?:not|no longer|did not|didn't) improve\w*\b.{0,80}\bstop(?:ping|ped|s)?\b",
     re.I,
 )
@@ -298,6 +301,37 @@ _EARLY_STOP_CONFIG = re.compile(
 def early_stop_line(text: str) -> bool:
     """True when console line ``text`` reports that training stopped early (not a config echo)."""
     return bool(_EARLY_STOP_LINE.search(text)) and not _EARLY_STOP_CONFIG.search(text)
+
+
+#: A stop announced, not a counter towards one: ``stopping the fitting``, ``Early stopping``, ``Stopping
+#: training``; pytorchtools' ``EarlyStopping counter: 2 out of 7`` counts, it does not stop.
+_STOP_WORD = re.compile(r"\bstop(?:ping|ped|s)?\b", re.I)
+_EPOCH_NO = re.compile(r"\bepoch\s*[:\[(#]?\s*(\d+)\b", re.I)
+#: Epoch records after an announced stop that show the loop went on: two, each past the stop's epoch.
+STOP_IGNORED_EPOCHS = 2
+
+
+def stop_not_honoured(text: list[str]) -> tuple[str, int, int] | None:
+    """``(stop line, epoch at the stop, last epoch)`` when console ``text`` announces that training stops
+    early (:func:`early_stop_line` with a stop word, not a counter) and then logs at least
+    :data:`STOP_IGNORED_EPOCHS` more epochs whose numbers go on past the stop's epoch (the count did not
+    start again, as a new fold or a new launch would): the stop the callback announced was not carried out
+    (the flag it sets is not read by the loop). ``None`` otherwise, and when no epoch number precedes the
+    stop."""
+    for i, t in enumerate(text):
+        if not (early_stop_line(t) and _STOP_WORD.search(t)) or "counter" in t.lower():
+            continue
+        before = [int(m.group(1)) for u in text[: i + 1] if (m := _EPOCH_NO.search(u))]
+        if not before:
+            return None
+        at = before[-1]
+        after = [int(m.group(1)) for u in text[i + 1 :] if (m := _EPOCH_NO.search(u))]
+        if len(after) < STOP_IGNORED_EPOCHS or after[0] <= at:
+            return None
+        if any(b < a for a, b in zip(after, after[1:])):
+            return None  # the count starts again: another fold or launch
+        return t.strip()[:200], at, after[-1]
+    return None
 
 
 #: The line a framework prints when training starts and the one it prints when training ends

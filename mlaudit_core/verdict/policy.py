@@ -419,6 +419,19 @@ def _memory_leak(c: Ctx) -> Decision | None:
     )
 
 
+def _nonfinite_before_native_crash(c: Ctx) -> bool:
+    """Whether the run's loss was non-finite before its segmentation fault (a finding, or a pasted record:
+    :func:`.statements.pasted_nonfinite`): native code that crashes on NaN/inf values (a kernel, a C++
+    post-processing step) is the divergence's consequence, not its cause (report b7-12: detectron2's
+    loss_dict with a NaN loss_cls, then 'exit code 139 (interrupted by signal 11: SIGSEGV)')."""
+    from .statements import pasted_nonfinite
+
+    return (
+        _first_nonfinite(c) is not None
+        or pasted_nonfinite([x.text for x in c.run.console]) is not None
+    )
+
+
 def _crash_infra(c: Ctx) -> Decision | None:
     for code, what in (
         ("RT001", "it ran out of memory"),
@@ -429,6 +442,10 @@ def _crash_infra(c: Ctx) -> Decision | None:
     ):
         f = c.get(code, Severity.ERROR)
         if f and not _ended_by_preemption(c, f):
+            if f.facts.get("kind") == "sigsegv":
+                if _nonfinite_before_native_crash(c):
+                    continue  # the loss was non-finite first: the divergence rules read it
+                what = "native code crashed"
             where = f.facts.get("code_path")
             extra = f" in the {where} code path" if where and where != "unknown" else ""
             return Decision(
@@ -1621,6 +1638,9 @@ def _crash_other(c: Ctx) -> Decision | None:
                 f,
             )
         shape = "shape" in (f.facts.get("exception_message") or "").lower()
+        killed = _wrapper_crash_stated_killed(c, exc) if not shape else None
+        if killed is not None:
+            return killed
         cause = (
             Cause.CORRECTNESS_BUG
             if (exc.rsplit(".", 1)[-1] in _CORRECTNESS_EXC or shape)
@@ -1630,6 +1650,42 @@ def _crash_other(c: Ctx) -> Decision | None:
         )
         return Decision(Outcome.CRASHED, cause, f"The run crashed with {f.message}.", f)
     return None
+
+
+def _wrapper_crash_stated_killed(c: Ctx, exc: str) -> Decision | None:
+    """V08's reading of an exception that names no cause of its own (no :mod:`mlaudit_core.exception_causes`
+    row, a class that is not a programming error: ``Py4JJavaError``, ``ExecutionException``, a
+    ``RuntimeError`` reporting that a worker or child process failed) in a report whose text states that the
+    process was killed or ran out of memory (:func:`.statements.stated_memory_exhaustion`: ``this process has
+    been killed``, ``the GPU runs out of memory``): the exception is how the caller learnt that the process
+    it waited on died, and the thread says how it died; a kill signal (exit code 137 = 128 + SIGKILL) or an
+    out-of-memory is an infra event, never a code bug. ``None`` for a programming error's class
+    (``_CORRECTNESS_EXC``) or a report that states no such event."""
+    if exc.rsplit(".", 1)[-1] in _CORRECTNESS_EXC:
+        return None
+    from ..reference_gap import text_lines
+    from .statements import stated_memory_exhaustion
+
+    got = stated_memory_exhaustion(text_lines(c.run))
+    if got is None:
+        return None
+    f = c.get("RT005", Severity.ERROR)
+    what = {
+        "gpu": "the GPU ran out of memory",
+        "host": "the host's memory (RAM) filled up",
+        "memory": "the job ran out of memory",
+        "killed": "the process was killed from outside (the host's out-of-memory killer or the scheduler)",
+    }[got[0]]
+    return Decision(
+        Outcome.CRASHED,
+        Cause.INFRA_RUNTIME,
+        f"The run crashed with {f.message if f else exc}, an error that names no cause of its own, and the "
+        f'report states that {what}, in the sentence "{got[1]}": the exception is the caller\'s report of '
+        "the process's death, not a code bug. Check the kernel log (dmesg) or the scheduler's accounting "
+        "for the kill, then give the job more memory or reduce what one process holds (rows x classes, "
+        "batch size, loader workers).",
+        f,
+    )
 
 
 #: torch's range check of a probability fed to binary cross-entropy (aten/src/ATen/native/Loss.cpp
@@ -3772,7 +3828,7 @@ def _reproduction_within_noise(c: Ctx) -> Decision | None:
     spreads = rerun_spreads(lines) + file_spreads(c.run.console, lines)
     stated = stated_band_gaps(lines)
     if not (gaps or spreads or stated):
-        return _reference_matched_in_words(c, lines)
+        return _reference_matched_in_words(c, lines) or _owner_attests_match(c, lines)
     std = stated_std(lines) if gaps else None
 
     def in_std(g) -> bool:
@@ -3785,7 +3841,7 @@ def _reproduction_within_noise(c: Ctx) -> Decision | None:
 
     within = [g.within_noise or in_std(g) for g in gaps] + [sp.within_noise for sp in spreads]
     if not all(within + [st.within_noise for st in stated]):
-        return None
+        return _owner_attests_match(c, lines)
     if gaps:
         return _gaps_within_noise(gaps, std if any(not g.within_noise for g in gaps) else None)
     if spreads:
@@ -3798,6 +3854,30 @@ def _reproduction_within_noise(c: Ctx) -> Decision | None:
         f'{fmt(st.gap)} points ("{st.gap_text[:90]}") against reruns that differ by up to '
         f'{fmt(st.band)} ("{st.band_text[:120]}"). One run cannot show a regression smaller than '
         "the spread of reruns; to compare configurations, run several seeds and compare means.",
+    )
+
+
+def _owner_attests_match(c: Ctx, lines: list[str]) -> Decision | None:
+    """V19d's reading of a report whose thread has the reference's owner (a maintainer or author) state that
+    the run's result is at the reference's level (:func:`.stated_figures.owner_attests_match`: ``within an
+    expected range``, ``in line with the results we observed``, ``close enough to be reproducible``), with
+    no finding at warning or above (checked by the caller): the owner knows the spread of the reference's
+    own reruns and the protocol behind its figure, which one rerun against one or two reference runs cannot
+    show; the run is healthy. Succeeded when the text states a task figure (the run was trained and
+    scored), else unknown."""
+    from .stated_figures import measured_figures, owner_attests_match
+
+    said = owner_attests_match(dict(c.run.params))
+    if said is None:
+        return None
+    scored = any(f.head for line in lines for f in measured_figures(line))
+    return Decision(
+        Outcome.SUCCEEDED if scored else Outcome.UNKNOWN,
+        Cause.HEALTHY,
+        f"The reference's owner states that the run's result is at the reference's level (\"{said}\"): a "
+        "gap between one run and the reference's figure (or its owner's few reruns) inside what the owner "
+        "expects is run-to-run variation (seed, device, nondeterministic kernels), not a regression. To "
+        "compare more firmly, repeat over several seeds and compare the mean and spread with the reference.",
     )
 
 
@@ -3822,6 +3902,31 @@ def _reference_matched_in_words(c: Ctx, lines: list[str]) -> Decision | None:
         "failure: the run reached what it was meant to. What it asks about (the curve's shape on the way, an "
         "early stall, spikes) did not keep it from the result; keep the full schedule (no early stop during "
         "an early plateau) and compare final figures with the reference under one protocol.",
+    )
+
+
+def _stop_ignored(c: Ctx) -> Decision | None:
+    """V19s: the console announces an early stop and then logs further epochs counting on past it
+    (:func:`.evidence.stop_not_honoured`), with no finding at error: the early-stopping code decided to
+    stop and the loop did not, a defect in the training code or its version (a callback that sets a flag
+    the loop never reads), whatever the curve looks like. The outcome is not in the text: the run may
+    have gone on to its epoch limit or been stopped by hand."""
+    if any(x.severity.rank >= Severity.ERROR.rank for fs in c.by_code.values() for x in fs):
+        return None
+    from .evidence import stop_not_honoured
+
+    got = stop_not_honoured([x.text for x in c.run.console])
+    if got is None:
+        return None
+    line, at, last = got
+    return Decision(
+        Outcome.UNKNOWN,
+        Cause.CORRECTNESS_BUG,
+        f'The log announces an early stop at epoch {at} ("{line}") and then goes on training to epoch '
+        f"{last}: the stop was decided and not carried out, a defect in the early-stopping code or the "
+        "loop that should honour it (a callback that sets a stop flag the loop does not read, an old "
+        "version of the callback), not the learning. Update the library or fix the callback, and check "
+        "that the loop stops when it says so.",
     )
 
 
@@ -4879,8 +4984,9 @@ POLICY: tuple[Rule, ...] = (
         "V02",
         "infra-crash",
         20,
-        "RT001 OOM, RT002 collective timeout, RT004 worker died, RT008 disk full or RT010 killed, at error, "
-        "not explained by the job's own preemption (RT003)",
+        "RT001 OOM, RT002 collective timeout, RT004 worker died, RT008 disk full or RT010 killed (SIGKILL, "
+        "SIGBUS, a time limit, or a segmentation fault: native code crashed), at error, not explained by the "
+        "job's own preemption (RT003)",
         (Outcome.CRASHED,),
         (Cause.INFRA_RUNTIME,),
         _crash_infra,
@@ -5548,7 +5654,9 @@ POLICY: tuple[Rule, ...] = (
         "ChildFailedError without the worker's error -> inconclusive; a non-finite check that raised (a nan "
         "signature in the message: anomaly mode) -> data_config; an exception that names its cause "
         "(mlaudit_core/exception_causes.py: data errors -> data_config, environment/network -> infra_runtime); "
-        "code errors -> correctness_bug; OSError/MemoryError/TimeoutError -> infra_runtime",
+        "an exception that names no cause and is no programming error's class (Py4JJavaError, a RuntimeError "
+        "that a child failed) in a report that states the process was killed or ran out of memory -> "
+        "infra_runtime; code errors -> correctness_bug; OSError/MemoryError/TimeoutError -> infra_runtime",
         (Outcome.CRASHED,),
         (Cause.CORRECTNESS_BUG, Cause.INFRA_RUNTIME, Cause.DATA_CONFIG, Cause.INCONCLUSIVE),
         _crash_other,
@@ -5569,6 +5677,24 @@ POLICY: tuple[Rule, ...] = (
                 "OSError",
                 (("RT005", _E, {"exception_type": "OSError"}),),
                 ("crashed", "infra_runtime"),
+            ),
+            Case(
+                "a wrapper exception, the thread states the process was killed (report b29-04)",
+                (
+                    (
+                        "RT005",
+                        _E,
+                        {
+                            "exception_type": "Py4JJavaError",
+                            "exception_message": "An error occurred while calling o663.fit.",
+                        },
+                    ),
+                ),
+                ("crashed", "infra_runtime"),
+                params={
+                    "maintainer": "The message means that this process has been killed (a SIGKILL signal "
+                    "has been sent to it)."
+                },
             ),
             Case(
                 "an exception that names its cause (an undecodable image: data)",
@@ -6629,6 +6755,44 @@ POLICY: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        "V19s",
+        "stop-not-honoured",
+        177,
+        "no finding at error; the console announces an early stop (an early-stopping line with a stop word, "
+        "not a counter) and then logs two or more epochs whose numbers go on past the stop's epoch (the "
+        "count does not start again, as a new fold or launch would) -> unknown, correctness_bug",
+        (Outcome.UNKNOWN,),
+        (Cause.CORRECTNESS_BUG,),
+        _stop_ignored,
+        cases=(
+            Case(
+                "a callback logs 'stopping the fitting' and the epochs go on (report b29-08)",
+                (),
+                ("unknown", "correctness_bug"),
+                console=(
+                    "Epoch 13/10000",
+                    "16/16 - 342s - loss: 0.3702 - val_loss: 0.3748",
+                    "INFO:megnet.callbacks:val_acc does not improve after 3, stopping the fitting...",
+                    "Epoch 14/10000",
+                    "16/16 - 339s - loss: 0.3723 - val_loss: 0.3999",
+                    "Epoch 15/10000",
+                    "16/16 - 344s - loss: 0.3748 - val_loss: 0.3903",
+                ),
+            ),
+            Case(
+                "early stopping in fold 1, fold 2 counts from epoch 1 again",
+                (),
+                None,
+                console=(
+                    "Epoch 13/100",
+                    "Epoch 00013: early stopping",
+                    "Epoch 1/100",
+                    "Epoch 2/100",
+                ),
+            ),
+        ),
+    ),
+    Rule(
         "V18k",
         "cpu-bound",
         179,
@@ -6930,7 +7094,7 @@ POLICY: tuple[Rule, ...] = (
         "no judgeable curve, no finding at error, gaps not within seed noise; the text compares the run's "
         "figure with a reference (paper, README, leaderboard) and someone of the thread other than the "
         "reporter explains the difference by the evaluation (its protocol, settings, leaderboard entry, "
-        "language or split), not in a question; or the text states one task metric's figure twice, apart by "
+        "language or split, the text's tokenisation, the number of samples scored), not in a question; or the text states one task metric's figure twice, apart by "
         "more than 1%, and a sentence names how a figure is measured (metric definition, evaluator, "
         "post-processing, test inputs) with no training setting stated as changed -> succeeded, metric_policy",
         (Outcome.SUCCEEDED,),
@@ -7311,9 +7475,11 @@ POLICY: tuple[Rule, ...] = (
         "outlier when the text puts the spread down to chance; or a gap stated in points within the "
         "run-to-run band the text states for the same code; or, with none of these figures, a sentence "
         "states in words that the results are close to the published/paper/reported ones (not negated, "
-        "doubted or asked) and the reporter's own text names no failure; no finding at warning or above -> "
-        "succeeded, healthy",
-        (Outcome.SUCCEEDED,),
+        "doubted or asked) and the reporter's own text names no failure; or, figures or not, the reference's "
+        "owner (a maintainer or author) states the result is within the expected range, in line with what "
+        "they observed or close enough (not negated, asked or turned by a 'but'); no finding at warning or "
+        "above -> succeeded (unknown when no task figure is stated), healthy",
+        (Outcome.SUCCEEDED, Outcome.UNKNOWN),
         (Cause.HEALTHY,),
         _reproduction_within_noise,
         cases=(
@@ -7322,6 +7488,16 @@ POLICY: tuple[Rule, ...] = (
                 (),
                 ("succeeded", "healthy"),
                 params={"reported by the repository": "mAP 74.0", "this run": "mAP 73.5"},
+            ),
+            Case(
+                "mAP 0.388 against the owner's reruns 0.405 and 0.407, the owner: within the expected range "
+                "(report b30-01)",
+                (),
+                ("succeeded", "healthy"),
+                params={
+                    "reporter": "I reran the code and got mAP 0.388, the paper reports 0.405",
+                    "maintainer": "Your test result is within an expected range.",
+                },
             ),
             Case(
                 "three reruns with a fixed seed: F1 43.25, 43.20, 42.89 (report b8-04)",

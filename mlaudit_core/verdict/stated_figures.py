@@ -586,3 +586,52 @@ def stated_reference_matched(lines: list[str], reported: list[str]) -> str | Non
                     continue
                 return s.strip()[:240]
     return None
+
+
+# --- the reference's owner states the result is at its level ----------------------------------------
+
+#: The reference's owner (a maintainer or author of the thread) placing the run's result at the reference's
+#: level: ``Your test result is within an expected range``, ``that is in line with the results we
+#: observed``, ``the performance is close enough to be reproducible``. The owner knows the spread of the
+#: reference's own reruns and the protocol behind its figure; a reporter's words of the same shape are a
+#: hope, not an attestation.
+_OWNER_MATCHED = re.compile(
+    r"\bwithin\s+(?:the\s+|an?\s+)?(?:expected|normal|usual|reasonable|acceptable)\s+"
+    r"(?:range|margin|band|bounds?|interval)\b"
+    r"|\bin line with\s+(?:the\s+|our\s+|what\s+)?(?:(?:results?|numbers|figures|scores?|values)\s+)?"
+    r"(?:(?:that\s+)?(?:we|i)\s+(?:have\s+|had\s+)?(?:observed|got|obtained|saw|measured|reported|expect(?:ed)?)"
+    r"|(?:published|reported|expected)\s+(?:results?|numbers|figures|scores?))\b"
+    r"|\bclose enough\b",
+    re.I,
+)
+#: A negation or a doubt before the words in their clause, or a turn after them in the sentence: ``not
+#: within the expected range``, ``hardly close enough``, ``close enough, but the test score is low``.
+_OWNER_DENIED = re.compile(r"\b(?:not|never|no|hardly|far|if|whether)\b|n't\b", re.I)
+_TURN_AFTER = re.compile(r"\b(?:but|however|although|though|except)\b", re.I)
+_OWNER_KEY = re.compile(r"^(?:maintainers?|(?:co-?)?authors?|owners?|developers?)\b", re.I)
+
+
+def owner_attests_match(params: dict[str, object] | None) -> str | None:
+    """``"speaker: sentence"`` when a maintainer or author of a report's thread (a param whose key opens with
+    the role, :data:`_OWNER_KEY`) states that the run's result is at the reference's level
+    (:data:`_OWNER_MATCHED`), not in a question, with no negation or doubt before it in its clause and no
+    turn (``but``, ``however``) after it in its sentence; else ``None``. No threshold: the owner's
+    knowledge of the reference's own spread and protocol decides, as a careful analyst lets it when the
+    figures alone (one rerun, two reference runs) cannot."""
+    from .statements import _sentences
+
+    for key, raw in (params or {}).items():
+        k = str(key)
+        if not _OWNER_KEY.match(k):
+            continue
+        for s in _sentences(str(raw)):
+            if "?" in s:
+                continue
+            for m in _OWNER_MATCHED.finditer(s):
+                clause = re.split(
+                    r"[,;:]|\b(?:but|however|although|while)\b", s[: m.start()], flags=re.I
+                )[-1]
+                if _OWNER_DENIED.search(clause) or _TURN_AFTER.search(s[m.end() :]):
+                    continue
+                return f"{k}: {s.strip()}"[:240]
+    return None

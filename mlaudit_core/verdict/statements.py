@@ -182,9 +182,12 @@ _LR_FIX = re.compile(
     r"|\b(?:add\w*|implement\w*|us(?:e|ing))\s+(?:an?\s+|the\s+)?(?:lr\s+|learning[ -]rate\s+)?warm-?up",
     re.I,
 )
-#: A statement that names candidates, not a cause: read only when the failure is confirmed gone.
+#: A statement that names candidates, not a cause: read only when the failure is confirmed gone. A
+#: suggestion to try something (``you may try to decrease the learning rate``, ``you can try a smaller
+#: lr``) is one candidate offered, not the fix confirmed.
 _HEDGED = re.compile(
-    r"\b(?:could be|might|may be|maybe|perhaps|possibly|one of the following|not sure|guess)\b",
+    r"\b(?:could be|might|may be|maybe|perhaps|possibly|one of the following|not sure|guess)\b"
+    r"|\b(?:may|can|could|might)\s+(?:want\s+to\s+)?(?:try|consider)\b",
     re.I,
 )
 #: The failure stayed: ``still``, ``did not help``, ``no luck``, ``same error``.
@@ -669,7 +672,15 @@ _EVAL_SIDE = re.compile(
     r"|\b(?:mean|average|sum|median)\s+(?:over|of|across)\b"
     # the reference measured under a benchmark's own setting: ``the results in the paper follow the long
     # sequence forecasting benchmark setting, which normalizes the series``
-    r"|\bbenchmark(?:'s)? (?:settings?|protocols?)\b",
+    r"|\bbenchmark(?:'s)? (?:settings?|protocols?)\b"
+    # how the figure is measured: the text's tokenisation (``computed with our tokenization, while most
+    # papers ... use the MOSES tokenizer``), the number of samples it is computed from (``The 1k images'
+    # FID``, ``When 50k images, the FID will be below 3``)
+    r"|\b(?:de)?tokeni[sz]\w*"
+    r"|(?<![\w.])\d+(?:\.\d+)?\s*[km]?\s+(?:generated\s+|sampled\s+)?(?:images|samples)\b"
+    # not a batch's size: ``4 images/GPU``, ``2 images per GPU``, ``16 images in batch``
+    r"(?!\s*(?:/|per\b|in\s+(?:a\s+|each\s+|the\s+|one\s+)?(?:mini-?)?batch))"
+    r"|\bnumber of (?:generated\s+)?(?:images|samples)\b",
     re.I,
 )
 #: Words of an explanation (a necessity, a difference, a use): the sentence explains, not only asks.
@@ -689,6 +700,13 @@ _REFERENCE_WORD = re.compile(
 #: A question told in words: ``asked whether the number came from the evaluator``.
 _ASKED = re.compile(r"\b(?:asked|asks|asking|whether|wonder\w*)\b", re.I)
 _REPORTER_KEY = re.compile(r"^(?:reporter|user|op)\b", re.I)
+#: The reference named as the owner's own figures, in the reporter's words: ``I am trying to replicate your
+#: FID scores below 3``.
+_YOUR_FIGURES = re.compile(
+    r"\byour\s+(?:[\w-]+\s+){0,2}?(?:scores?|results?|numbers|figures|accuracy|performance)\b", re.I
+)
+#: The run's figure confirmed as measured right: ``The 1k images' FID is correct``.
+_FIGURE_CONFIRMED = re.compile(r"\b(?:is|are)\s+(?:\w+\s+)?correct\b", re.I)
 _FIGURE_WORD = re.compile(r"(?<![\w.])\d+(?:\.\d+)?%?(?![\w.]\d)")
 
 
@@ -699,12 +717,15 @@ def evaluation_explains_gap(
     its text with a figure and a reference word: a paper, a README, a leaderboard, reported figures) and
     someone of the thread other than the reporter explains the difference by the evaluation (a sentence
     naming the evaluator, its protocol or settings, the leaderboard's entry, another language, task or
-    split, with a word of explanation in it or the next sentence: ``must``, ``should``, ``instead``,
-    ``different``, ``using``), not in a question; else ``None``."""
+    split, the text's tokenisation or the number of samples the figure is computed from, with a word of
+    explanation in it or the next sentence: ``must``, ``should``, ``instead``, ``different``, ``using``, or
+    a figure stated under that protocol, or the run's figure confirmed as ``correct``), not in a question;
+    else ``None``. The reporter's sentence may name the reference as the owner's figures (``your FID
+    scores below 3``)."""
     comparison = None
     for line in lines:
         for s in _sentences(line):
-            if _REFERENCE_WORD.search(s) and _FIGURE_WORD.search(s):
+            if (_REFERENCE_WORD.search(s) or _YOUR_FIGURES.search(s)) and _FIGURE_WORD.search(s):
                 comparison = s.strip()
                 break
         if comparison is not None:
@@ -724,7 +745,14 @@ def evaluation_explains_gap(
                 r"\b(?:not|no|nothing to do with)\s+(?:\w+\s+){0,2}$", s[: m.start()], re.I
             ):
                 continue
-            if _EXPLAINS.search(" ".join(sents[i : i + 2])):
+            # a figure beside the protocol states what the metric is under it (``When 50k images, the FID
+            # will be below 3``); a confirmation says the run's figure is right as measured
+            rest = s[: m.start()] + s[m.end() :]
+            if (
+                _EXPLAINS.search(" ".join(sents[i : i + 2]))
+                or _FIGURE_WORD.search(rest)
+                or _FIGURE_CONFIRMED.search(rest)
+            ):
                 return comparison[:240], s.strip()[:240]
     return None
 
