@@ -116,6 +116,22 @@ def test_a_console_log_with_a_nul_hole_is_the_same_log_less_the_hole(tmp_path):
     assert any("4096 NUL byte(s)" in w for w in run.warnings)
 
 
+def test_a_console_log_that_begins_with_a_nul_hole_lost_its_start_only():
+    """Realworld f16b1-10: a training.log that begins with 11,363 NULs (the file emptied or
+    recreated while the training process went on writing at its old offset), then steps 700-2840
+    to the file's end. The hole is its start, not a gap in the text read: said apart, and not as
+    skipped data (which makes a healthy verdict 'not judged')."""
+    from mlaudit_core.audit import audit
+
+    loaded = load_path(RUNS / "269652--neuroslm" / "training.log")
+    assert loaded.reader == "console"
+    run = loaded.runs[0][1]
+    assert any("begins with 11363 NUL byte(s)" in w for w in run.warnings), run.warnings
+    assert not any("inside the text were skipped" in w for w in run.warnings), run.warnings
+    v = audit(run).verdict
+    assert v.rule != "V20p" and v.outcome.value != "unknown", v.summary
+
+
 def test_the_committed_slurm_out_with_a_nul_hole_is_a_console():
     """Realworld f12b1-09: a SLURM .out a dozen jobs appended to, with 3,235 NULs after line
     ~540 (not recognised before); the cancellations after the hole are read."""

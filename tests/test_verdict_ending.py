@@ -198,10 +198,10 @@ def test_a_crash_at_the_end_of_the_log_still_ends_the_run():
     assert "Earlier attempts" not in rep.verdict.summary
 
 
-def test_a_run_that_ends_inside_its_warmup_without_a_planned_length_is_not_succeeded(monkeypatch):
+def test_a_run_that_ends_inside_its_warmup_without_a_planned_length_stopped_there(monkeypatch):
     """own mlf03: an MLflow run (mmsegmentation) with 6 points, iterations 10-60, the learning rate
-    rising at every point (linear warmup), status FINISHED (MLflow's exit handler). No planned length
-    is logged: whether it finished or stopped at its start is not in the data, so not 'succeeded'."""
+    rising at every point (linear warmup), status FINISHED (MLflow's exit handler). A warm-up is the
+    first phase of a schedule: the run stopped at its start, who stopped it not in the data."""
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
     store = RUNS / "GhadeerElmkaiel--SegFormer/mlruns"
     runs = [
@@ -212,8 +212,37 @@ def test_a_run_that_ends_inside_its_warmup_without_a_planned_length_is_not_succe
     ]
     assert runs, "run 3c7adce7 not read from the store"
     rep = audit(runs[0])
-    assert rep.verdict.outcome is Outcome.UNKNOWN, rep.verdict.summary
-    assert "warmup" in rep.verdict.summary and "planned length" in rep.verdict.summary
+    v = rep.verdict
+    assert (v.outcome, v.cause) == (Outcome.CRASHED, Cause.INCONCLUSIVE), v.summary
+    assert "warm-up" in v.summary and "before its main phase" in v.summary
+
+
+def test_a_json_log_that_ends_inside_its_warmup_is_a_stopped_run():
+    """own f16b2-14: the MAE reference code's log.txt (JSON lines), epoch records 0-5, train_lr
+    rising at each to 2.5e-4, test accuracy still rising, no final record: stopped in its warm-up.
+    Before: unknown/inconclusive (an abstention on a run whose stop the data shows)."""
+    run = _own(
+        "f16b2-14-mae-finetune-ecg-json-log-epochs-0-to-5-of-50-test-acc1-1.4-to-67.2-still-rising-log-ends"
+    )
+    v = audit(run).verdict
+    assert (v.outcome, v.cause) == (Outcome.CRASHED, Cause.INCONCLUSIVE), v.summary
+    assert "train_lr rose at every logged step" in v.summary
+
+
+def test_a_lightning_step_series_without_its_epoch_twin_shows_no_epoch_ended():
+    """own f16b2-03: a Lightning CSVLogger metrics.csv with 138 ``train_loss_step`` rows, all in
+    epoch 0, and no ``train_loss_epoch`` (logged at each epoch's end) or validation row: the run
+    stopped inside its first epoch. Before: unknown/inconclusive."""
+    from mlaudit_core.verdict.policy import epoch_end_missing
+
+    run = _own(
+        "f16b2-03-lightning-csv-controls-mlp-surrogate-epoch-0-only-138-rows-to-step-6899-loss-0.61-to-"
+        "0.10-flat-no-val-of-100-epochs"
+    )
+    assert epoch_end_missing(run) == "train_loss_step"
+    v = audit(run).verdict
+    assert (v.outcome, v.cause) == (Outcome.CRASHED, Cause.INCONCLUSIVE), v.summary
+    assert "no train_loss_epoch twin" in v.summary
 
 
 def test_task_metrics_still_zero_in_a_run_stopped_in_its_warmup_are_not_a_label_failure():

@@ -294,8 +294,6 @@ def test_li002_one_start_up_value_on_another_counter_is_not_a_reset():
     [
         # LoRA fine-tune of a pretrained LM, 3/3 epochs: loss 1.42 -> 1.36, eval loss tracking it
         "ananyakaligal--Gemma2B-Finetuning/results/checkpoint-68559/trainer_state.json",
-        # 'Epoch k/200 | Loss' of a binary segmentation model: 0.69 -> 0.50, no held-out series
-        "Aman2125--Rooftop-Image-segmentation/training.log",
     ],
 )
 def test_ge002_a_small_relative_drop_without_a_reference_level_is_a_plateau(rel):
@@ -324,6 +322,30 @@ def test_ge002_a_small_drop_with_a_reference_level_stays_underfit(rel, reference
     (g,) = [f for f in rep.findings if f.code == "GE002"]
     assert g.facts[reference] and g.facts["relative_drop_only"] is False
     assert rep.verdict.outcome.value == "underfit", rep.verdict.summary
+
+
+# --- the lone training loss still falling at its pace at the end: a small drop is no plateau -----------
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [
+        # 'Epoch k/200 | Loss' of a binary segmentation model: quarter medians 0.553, 0.529, 0.515, 0.506
+        "Aman2125--Rooftop-Image-segmentation/training.log",
+        # LM pretraining console, steps 700-2840 (its start lost): quarter medians 4.34, 4.15, 4.09, 3.99
+        "269652--neuroslm/training.log",
+    ],
+)
+def test_policy_loss_alone_still_falling_is_not_a_plateau(rel):
+    from mlaudit_core.roles import Role
+    from mlaudit_core.verdict.policy import still_falling_at_pace
+
+    run = _run(rel)
+    rep = audit(run)
+    (g,) = [f for f in rep.findings if f.code == "GE002"]
+    assert g.facts["relative_drop_only"] is True and "OP003" not in _codes(rep)
+    assert still_falling_at_pace(run, run.key_for(Role.TRAIN_LOSS)) is not None
+    assert rep.verdict.outcome.value not in ("plateaued", "underfit"), rep.verdict.summary
 
 
 # --- held-out numbers still improving at the end: a flat training loss is no plateau -------------------
@@ -356,3 +378,22 @@ def test_policy_heldout_best_mid_run_keeps_the_plateau():
     run = _run("RaduTuodr--NN-Classification---Forest-Cover-Type/lightning_logs/version_0")
     assert heldout_still_improving(run) is None
     assert audit(run).verdict.outcome.value == "plateaued"
+
+
+# --- a plateau under an accuracy that rose to 90% or more is learning done, not a stall ---------------
+
+
+def test_policy_plateau_under_a_learned_accuracy_is_not_a_plateau():
+    """Multi-node DDP console of a CNN: 'C.E. Loss' flat at ~0.95 from epoch 8 (OP003), accuracy 94.3%
+    -> 98.5% over 47 epochs (own corpus f5b1-19, labelled healthy). Before: plateaued/model_convergence."""
+    from mlaudit_core.verdict import build_context
+    from mlaudit_core.verdict.policy import learned_its_task
+
+    run = _run("davijoocho--convolutional-neural-network/train.out")
+    rep = audit(run)
+    (op3,) = [f for f in rep.findings if f.code == "OP003"]
+    assert op3.severity.value == "warning"
+    got = learned_its_task(build_context(run, rep.findings, rep.detectors), op3)
+    assert got is not None and got[0] == "train/accuracy" and got[2] >= 0.98, got
+    v = rep.verdict
+    assert (v.outcome.value, v.cause.value) == ("succeeded", "healthy"), v.summary

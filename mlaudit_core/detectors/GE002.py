@@ -316,7 +316,7 @@ def _constant_score_identity(p: float, v: float, avg: str, score: str) -> str | 
     return None
 
 
-def _accuracy_learned(run, level: float, rise: float) -> tuple[str, float, float] | None:
+def accuracy_learned(run, level: float, rise: float) -> tuple[str, float, float] | None:
     """``(key, first, last)`` of a training or held-out accuracy (as a fraction, smoothed ends: medians of
     the first and last 3 points, >= 4 finite points) that ends at ``level`` or above after rising by more
     than ``rise`` from its start, else ``None``. A model right on 90% of its inputs and still improving
@@ -464,7 +464,7 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
     under every trained detector in our real corpora after its first epochs (own tb08 0.056 at epoch
     1; own csv11, YOLOv5 from scratch, 0.0001 at epoch 0 and past 0.01 in its first quarter) and
     above an untrained one (0.0005, own csv17); 5 evaluations keep the warm-up of a from-scratch run out.
-    Learned by its accuracy (:func:`_accuracy_learned`): a small relative loss drop is only an info finding
+    Learned by its accuracy (:func:`accuracy_learned`): a small relative loss drop is only an info finding
     when a training or held-out accuracy ends at ``learned_accuracy`` 0.9 or above after rising more than
     ``learned_rise`` 2 points (the stuck-accuracy noise step above): the loss's first logged point came
     after learning (own corpus f5b1-19, 94% -> 98%).
@@ -691,7 +691,7 @@ class Underfitting(Detector, code="GE002", name="underfitting", family="generali
         if (ft or low_start) and not at_chance and floor is None:
             yield self._finetune_finding(key, s, initial, final, ft, ch)
             return
-        learned = _accuracy_learned(run, p.learned_accuracy, p.learned_rise)
+        learned = accuracy_learned(run, p.learned_accuracy, p.learned_rise)
         if learned is not None and not at_chance and floor is None and not never_fell:
             yield self._learned_finding(key, learned, initial, final)
             return

@@ -2637,15 +2637,17 @@ def _underfit(c: Ctx) -> Decision | None:
         )
     if _too_early_for_underfit(c, f):
         return None
-    if f.facts.get("relative_drop_only") and heldout_still_improving(c.run) is not None:
+    heldout = heldout_still_improving(c.run) if f.facts.get("relative_drop_only") else None
+    if f.facts.get("relative_drop_only") and (heldout is not None or _loss_alone_still_falling(c)):
         if c.lr.far_below:
             # still improving at the end, but at a learning rate below any optimiser's typical range:
             # the run is learning too slowly to converge in its length (demo regime 'underfit', lr 5e-6)
             return Decision(
                 Outcome.UNDERFIT,
                 Cause.MODEL_CONVERGENCE,
-                f"The model is learning too slowly: {f.message}, while the held-out numbers still "
-                f"improve at the end, at a {c.lr.describe()} (below {FAR_BELOW_LR:g}, the range of "
+                f"The model is learning too slowly: {f.message}, while "
+                + ("the held-out numbers still improve" if heldout else "the loss still falls")
+                + f" at the end, at a {c.lr.describe()} (below {FAR_BELOW_LR:g}, the range of "
                 "any optimiser): raise the learning rate, or train far longer.",
                 f,
             )
@@ -2669,12 +2671,14 @@ def _underfit(c: Ctx) -> Decision | None:
                 Cause.MODEL_CONVERGENCE,
                 f"The model is learning too slowly for the run's length: {f.message}, and the training "
                 f"loss is still falling at its average pace in its last quarter (median {fmt(q3)} -> "
-                f"{fmt(q4)}) while the held-out numbers still improve at the end, at a {c.lr.describe()} "
+                f"{fmt(q4)})"
+                + (" while the held-out numbers still improve at the end" if heldout else "")
+                + f", at a {c.lr.describe()} "
                 "(an order of magnitude below it or more, training from scratch): the run ended far from "
                 "converged. Raise the learning rate toward its typical value, or train far longer.",
                 f,
             )
-        return None  # a small drop while held-out numbers still improve at the end: learning, not a stall
+        return None  # a small drop while held-out numbers or the lone loss still improve: learning
     if f.facts.get("relative_drop_only") and another_loss_learned(
         c.run, c.run.key_for(Role.TRAIN_LOSS)
     ):
@@ -2760,6 +2764,35 @@ def _too_early_for_underfit(c: Ctx, f: Finding) -> bool:
         return False
     steps = c.run.series(tk).finite().steps
     return len(steps) > 0 and float(steps.max() - steps.min()) < EARLY_EPOCH_SHARE * per_epoch
+
+
+def _loss_alone_still_falling(c: Ctx) -> bool:
+    """True when the training loss is the run's only learning curve (no held-out loss or accuracy
+    logged), OP003 found no flat stretch in it, the learning rate is not far above its optimiser's
+    typical value (:data:`.evidence.FAR_ABOVE`), and it still falls at its average pace in its last
+    quarter (:func:`still_falling_at_pace`). A plateau is a curve that stopped falling; a small total
+    drop of a curve that falls to its end is slow learning, not a stall, and with no held-out number
+    nothing says the level is poor (own corpus f16b1-10: an LM pretraining loss, quarter medians
+    4.34, 4.15, 4.09, 3.99 over steps 700-2840 of a log whose start was lost; f5b5-04: 0.553, 0.529,
+    0.515, 0.506 over 200 epochs)."""
+    from ..roles import parse_name
+
+    run = c.run
+    tk = run.key_for(Role.TRAIN_LOSS)
+    if not tk or c.get("OP003", Severity.WARNING) is not None or c.lr.far_above:
+        # at a learning rate far above its optimiser's typical value a loss that barely moves is
+        # the optimiser overshooting, not slow learning
+        return False
+    for role in (Role.VAL_LOSS, Role.VAL_ACCURACY):
+        k = run.key_for(role)
+        if k and len(run.series(k).finite()) > 0:
+            return False
+    for k in run.metrics.keys:
+        pn = parse_name(k)
+        if pn.split == "eval" and pn.family in ("acc", "score", "error", "loss"):
+            if len(run.series(k).finite()) > 0:
+                return False
+    return still_falling_at_pace(run, tk) is not None
 
 
 def heldout_still_improving(run: RunData) -> tuple[str, float, float] | None:
@@ -2854,11 +2887,29 @@ def _plateau(c: Ctx) -> Decision | None:
         )
     if f and converged_at_plan(c, f):
         return None  # a large drop, then level to the end of its plan: converged
+    if f and learned_its_task(c, f) is not None:
+        return None  # level under an accuracy that rose to 90% or more: learning done, not a stall
     if f:
         return Decision(
             Outcome.PLATEAUED, Cause.MODEL_CONVERGENCE, f"The run plateaued: {f.message}.", f
         )
     return None
+
+
+def learned_its_task(c: Ctx, f: Finding) -> tuple[str, float, float] | None:
+    """``(key, first, last)`` of a training or held-out accuracy that rose by more than GE002's
+    ``learned_rise`` (2 points) to GE002's ``learned_accuracy`` (0.9) or above
+    (:func:`..detectors.GE002.accuracy_learned`), under an OP003 plateau that is not frozen at one
+    value; else ``None``. A model right on 90% of its inputs and still gaining has learned its task,
+    and a loss level under it is where that learning ended, not a stall (own corpus f5b1-19: C.E.
+    loss flat at 0.95 from epoch 8 while the accuracy went 94% -> 98.5%; a cross-entropy floor set by
+    the softmax). A constant predictor on an imbalanced set can sit at 0.9+, but it does not rise."""
+    from ..detectors.GE002 import Underfitting, accuracy_learned
+
+    if f.facts.get("frozen"):
+        return None
+    p = Underfitting.Params()
+    return accuracy_learned(c.run, p.learned_accuracy, p.learned_rise)
 
 
 #: A plateau needs the held-out metric to have stopped improving: one whose best evaluation is among
@@ -4575,17 +4626,37 @@ def _healthy_unended(c: Ctx, examined: str) -> Decision | None:
         if one_epoch is not None:
             return one_epoch
     if e.in_warmup and e.planned is None:
-        # 'succeeded' needs the run to have finished its schedule: a learning rate still rising at the
-        # last logged step, with no planned length to compare with, is the start of a training as
-        # often as a short run (own corpus mlf03: 6 points, iterations 10-60 of a warmup, FINISHED in
-        # MLflow because its exit handler marks any ended process so)
+        # a warm-up is the first phase of a schedule, never its end: a learning rate still rising at
+        # the last logged step shows the schedule's main phase was never reached, so the run stopped
+        # (or was still going when captured) at its start, whatever its tracker status says (own
+        # corpus mlf03: 6 points, iterations 10-60 of a warmup, FINISHED in MLflow because its exit
+        # handler marks any ended process so; f16b2-14: MAE fine-tune records at epochs 0-5, train_lr
+        # still rising). Who stopped it is not in the data, as for a plan shortfall (V17).
         return Decision(
-            Outcome.UNKNOWN,
+            Outcome.CRASHED,
             Cause.INCONCLUSIVE,
-            f"Not judged: {e.in_warmup}, and no planned length (max_steps, epochs, MAX_ITER) was "
-            "logged, so whether it finished its training or stopped at its start is not in the data; "
-            f"what was read looked healthy. Examined: {examined}. Log the planned length.",
+            f"The run stopped inside its learning-rate warm-up: {e.in_warmup}. A warm-up is the first "
+            "phase of a schedule, so the run ended (or was still going when this was captured) before "
+            "its main phase; nothing in the data says who stopped it or why (a SIGKILL, a scheduler's "
+            "limit or a person leave no line). What was read looked healthy up to there. Examined: "
+            f"{examined}. The scheduler's record or the console says why it stopped.",
         )
+    return None
+
+
+def epoch_end_missing(run: RunData) -> str | None:
+    """The first Lightning ``<name>_step`` key whose ``<name>_epoch`` twin was never logged, else
+    None. Lightning names a value logged with both ``on_step`` and ``on_epoch`` ``<name>_step`` at
+    each logged step and ``<name>_epoch`` at each epoch's end (``LightningModule.log``: "if both are
+    True, the logged names are suffixed with _step and _epoch"), so a ``_step`` series with no
+    ``_epoch`` twin shows that no epoch ever ended (own corpus f16b2-03: a CSVLogger with 138
+    ``train_loss_step`` rows in epoch 0 and no ``train_loss_epoch`` or validation row)."""
+    keys = set(run.metrics.keys)
+    for k in run.metrics.keys:
+        if k.endswith("_step") and len(k) > len("_step"):
+            twin = k[: -len("_step")] + "_epoch"
+            if twin not in keys and run.metrics.count(k) >= MIN_TREND_POINTS:
+                return k
     return None
 
 
@@ -4632,6 +4703,19 @@ def _one_epoch_unended(c: Ctx, examined: str) -> Decision | None:
         and not any(NORMAL_END.search(t) for t in text)
     ):
         e = c.ending
+        twinless = epoch_end_missing(run)
+        if twinless is not None:
+            # the record itself shows the first epoch never ended: stopped inside it (or still
+            # going when captured), the reason not in the data, as for a plan shortfall (V17)
+            return Decision(
+                Outcome.CRASHED,
+                Cause.INCONCLUSIVE,
+                f"The run stopped inside its first epoch: every record is in epoch {ev[0]:g} ({ek} "
+                f"never advanced), and {twinless} has no {twinless[: -len('_step')]}_epoch twin, the "
+                "value Lightning logs at each epoch's end, so no epoch ever ended. Nothing in the data "
+                "says who stopped it or why (a SIGKILL, a scheduler's limit or a person leave no "
+                f"line); what was read looked healthy up to there. Examined: {examined}.",
+            )
         if e.planned is not None:
             return Decision(
                 Outcome.UNKNOWN,
@@ -6317,7 +6401,9 @@ POLICY: tuple[Rule, ...] = (
         "the grad norm is exactly 0 at >= 90% of >= 3 logged points (no gradient reaches the weights); "
         "plateaued when a small relative drop is the only evidence (no chance level, score floor or "
         "never-below-start: no reference level says the level is poor), no held-out number still "
-        "improves at the end and no other training loss fell >= 20% beside a flat one not named the total; "
+        "improves at the end, the training loss is not the run's only curve still falling at its pace "
+        "in its last quarter (no OP003, an LR not far above typical) "
+        "and no other training loss fell >= 20% beside a flat one not named the total; "
         "data_config when the held-out predictions are constant (stuck accuracy/score, majority baseline) "
         "and the held-out accuracy sits at one value >= 0.8 at half its >= 5 evaluations (a class that "
         "is >= 80% of the set: the class prior learned)",
@@ -6440,7 +6526,8 @@ POLICY: tuple[Rule, ...] = (
         140,
         "OP003 at warning, unless a held-out loss or task metric is at its best at its last evaluations "
         "(still improving: the training loss is at its floor), or the run reached its planned length after "
-        "a drop of >= 20% and the loss is not frozen (converged)",
+        "a drop of >= 20% and the loss is not frozen (converged), or a training or held-out accuracy rose "
+        "> 2 points to >= 0.9 under a loss not frozen (learned its task: GE002's learned accuracy)",
         (Outcome.PLATEAUED,),
         (Cause.MODEL_CONVERGENCE,),
         _plateau,
@@ -7658,15 +7745,17 @@ POLICY: tuple[Rule, ...] = (
         210,
         "a judgeable training signal examined and no rule above fired (recurring "
         "grad-norm spikes or growth, OP006, named as contradicting signals and lowering the confidence); unknown when "
-        "a training loss of < 10 points ended at >= 2x its first value with no held-out series, or when "
-        "the learning rate still rose at the last logged step and no planned length was logged, or when every "
+        "a training loss of < 10 points ended at >= 2x its first value with no held-out series, or when every "
         "record sits in one epoch with no planned length (or a plan of one epoch and no evaluation after the "
-        "last training record), end line or finished status; running (healthy so "
+        "last training record), end line or finished status; crashed (inconclusive: stopped, who and why "
+        "not in the data) when the learning rate still rose at the last logged step and no planned length "
+        "was logged (the run ended inside its warm-up), or when every record sits in one epoch and a "
+        "Lightning <name>_step series has no <name>_epoch twin (no epoch ever ended); running (healthy so "
         "far) when the input is a mid-run snapshot below its planned length or its console ends inside a "
         "progress bar with time still to go (a log captured while the run was going); metric_policy when the "
         "run keeps its checkpoint by a held-out loss whose rise GE001 found while the task metric kept improving "
         "to the end (best_metric at that loss's minimum)",
-        (Outcome.SUCCEEDED, Outcome.RUNNING, Outcome.UNKNOWN),
+        (Outcome.SUCCEEDED, Outcome.RUNNING, Outcome.CRASHED, Outcome.UNKNOWN),
         (Cause.HEALTHY, Cause.INCONCLUSIVE, Cause.METRIC_POLICY),
         _healthy,
         cases=(
@@ -7705,7 +7794,7 @@ POLICY: tuple[Rule, ...] = (
             Case(
                 "ended inside its warmup, no planned length",
                 (),
-                ("unknown", "inconclusive"),
+                ("crashed", "inconclusive"),
                 series={"loss": _LOSS["loss"][:6], "lr": (1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6)},
             ),
             Case(
@@ -7713,6 +7802,16 @@ POLICY: tuple[Rule, ...] = (
                 (),
                 ("unknown", "inconclusive"),
                 series={"loss": (10.9, 10.1, 9.4, 8.9, 8.4), "epoch": (0, 0, 0, 0, 0)},
+                status="unknown",
+            ),
+            Case(
+                "every record in epoch 0, Lightning's train_loss_step without train_loss_epoch",
+                (),
+                ("crashed", "inconclusive"),
+                series={
+                    "train_loss_step": (0.61, 0.44, 0.2, 0.1, 0.1),
+                    "epoch": (0, 0, 0, 0, 0),
+                },
                 status="unknown",
             ),
             Case(

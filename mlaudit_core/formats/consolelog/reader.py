@@ -69,6 +69,8 @@ class LineReader:
         self.first_bad_line: int | None = None
         self.cut_lines = 0
         self.holes = 0
+        self.leading_hole = 0  # NUL bytes before the file's first text
+        self._text_seen = False
         self.longest_cut = 0
         self.first_cut_line: int | None = None
         self._gz: _Capped | None = None
@@ -159,6 +161,7 @@ class LineReader:
                     raw = self._unholed(raw)
                     if not raw.strip(b"\r\n"):
                         continue
+                self._text_seen = True
                 if lineno == 1 and len(raw) < limit and not raw.endswith(b"\n") and b"\r" in raw:
                     # the whole file holds no line feed: its lines end in carriage returns
                     for i, part in enumerate(raw.split(b"\r"), 1):
@@ -189,8 +192,17 @@ class LineReader:
         """``raw`` without its NUL bytes; those in runs of :data:`HOLE_BYTES` or more are a hole a
         writer left (:mod:`.._text`), counted for the warning. A shorter run is a C string's
         terminator or padding written with a message (PyTorch's DataLoader segfault handler writes
-        ``ERROR: Unexpected segmentation fault encountered in worker.\\n\\0``): nothing is missing."""
-        self.holes += sum(len(m) for m in _NUL_RUN.findall(raw) if len(m) >= HOLE_BYTES)
+        ``ERROR: Unexpected segmentation fault encountered in worker.\\n\\0``): nothing is missing.
+        A hole before the file's first text is counted apart (:attr:`leading_hole`): the file was
+        emptied or recreated while a writer went on at its old offset, so the lines before it are
+        lost and the text after it runs whole to the file's end."""
+        runs = [len(m) for m in _NUL_RUN.findall(raw) if len(m) >= HOLE_BYTES]
+        if not self._text_seen and raw.startswith(b"\x00"):
+            head = len(raw) - len(raw.lstrip(b"\x00"))
+            if head >= HOLE_BYTES:
+                self.leading_hole += head
+                runs.remove(head)
+        self.holes += sum(runs)
         return raw.replace(b"\x00", b"")
 
     def _decode(self, raw: bytes, lineno: int) -> str:
@@ -252,6 +264,12 @@ class LineReader:
             self.warnings.append(
                 f"{self.name}: {self.bad_utf8} line(s) are not valid UTF-8 (first at line {self.first_bad_line}); "
                 "they were read with replacement characters"
+            )
+        if self.leading_hole:
+            self.warnings.append(
+                f"{self.name}: begins with {self.leading_hole} NUL byte(s) before its first line (the "
+                "file was emptied or recreated while a writer went on at its old offset): the run's "
+                "start is not in it; from its first line to its end the text is whole"
             )
         if self.holes:
             self.warnings.append(
