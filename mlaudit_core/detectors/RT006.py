@@ -274,11 +274,18 @@ class Fp16OverflowSkips(Detector, code="RT006", name="fp16-overflow-skips", fami
 
     @staticmethod
     def _scales(run, hits) -> list[float]:
+        """The loss scale's trajectory (the logged series without repeats, else the figures of the
+        overflow lines). Zeros before its first positive value are dropped (a series of zeros only is
+        no trajectory: the overflow lines' figures are read): a live dynamic scale is a
+        positive power of two, and 0 is the configuration value that selects dynamic scaling
+        (DeepSpeed's ``fp16.loss_scale``, printed in its config dump as ``loss_scale=0.0``: own corpus
+        f5b2-13), not a scale that collapsed."""
         k = run.key_for(Role.LOSS_SCALE)
         if k:
             s = run.series(k).finite()
-            if len(s):
-                v = s.values
+            pos = np.flatnonzero(s.values > 0)
+            if pos.size:
+                v = s.values[pos[0] :]
                 keep = np.concatenate([[True], v[1:] != v[:-1]])  # the trajectory, without repeats
                 return [float(x) for x in v[keep]]
         out = []

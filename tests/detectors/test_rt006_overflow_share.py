@@ -60,3 +60,20 @@ def test_a_collapsing_scale_fails_in_a_short_window_too(tmp_path):
     rt006 = [f for f in rep["findings"] if f["code"] == "RT006"]
     assert rt006 and rt006[0]["severity"] == "error"
     assert rep["verdict"]["cause"] == "data_config"
+
+
+def test_rt006_deepspeed_config_loss_scale_zero_is_no_collapse():
+    """Own corpus f5b2-13: a DeepSpeed ZeRO-3 console whose config dump prints ``loss_scale=0.0``
+    (the value that selects dynamic scaling) before two overflow skips at 65536 -> 32768 and 55
+    clean steps. The 0 is no scale the run reached: the skips are benign, and the run, cut at step 55
+    of 100, is not called diverged (before: 'the loss scale collapsed to 0', diverged/data_config)."""
+    from pathlib import Path
+
+    from mlaudit_core.audit import audit
+    from mlaudit_core.formats import load_path
+
+    log = Path(__file__).parents[1] / "data/realworld/runs/linskybing--LLM/logs/nv/zero_3.out"
+    rep = audit(load_path(log).runs[0][1])
+    (f,) = [x for x in rep.findings if x.code == "RT006"]
+    assert "collapsed" not in f.message and "benign" in f.message, f.message
+    assert rep.verdict.outcome.value != "diverged", rep.verdict.summary
