@@ -134,6 +134,11 @@ def test_a_silenced_warning_is_a_gate_fix_only_in_a_report_about_a_check():
         ("b27-04", "V00", "unknown", "infra_runtime", "update your nvidia driver"),
         # "It's fine", a negation only in the clause that explains why (before: unknown/inconclusive)
         ("b27-03", "V20", "unknown", "healthy", "It's fine"),
+        # "The reason for this is that ...", and only held-out values non-finite: not a training
+        # divergence (before: diverged/inconclusive)
+        ("b28-02", "V00b", "unknown", "data_config", "The reason for this is that batch size"),
+        # "i set X, now it is work, but I don't know if that's right" (before: unknown/inconclusive)
+        ("b28-03", "V20", "unknown", "data_config", "now it is work"),
     ],
 )
 def test_the_resolution_a_real_thread_states_by_its_voice_and_object(
@@ -163,3 +168,67 @@ def test_agreement_instruction_and_own_mistake_need_their_whole_form():
         "config",
         "maintainer NAME: It was caused by the dataset (or config).",
     )
+
+
+def test_a_setting_set_is_a_change_only_with_its_own_improvement():
+    def kind(*said: str) -> str | None:
+        got = stated_cause({f"reporter ({i})": x for i, x in enumerate(said)})
+        return got[0] if got else None
+
+    assert kind("I set the num_workers to be 4 and it worked now!") == "config"
+    # the setup told in passing, confirmed by nothing of its own (a later "solved" answers someone else)
+    assert (
+        kind(
+            "I get an error at 35406 steps. I set the num_workers=2.",
+            "The problem has been solved!",
+        )
+        is None
+    )
+    assert (
+        kind("the problem has been solved, the reason is I have a label like an empty string.")
+        == "config"
+    )
+
+
+def _thread(prefix: str) -> dict:
+    """The params a report folder's logs and context give the audited run (as ``mlaudit logs`` reads them)."""
+    from mlaudit_core.evidence import collect
+
+    (case,) = REPORTS.glob(f"{prefix}-*")
+    logs = [str(p) for p in sorted(case.glob("*.log"))]
+    return dict(
+        collect(None, logs, config=sorted(case.glob("*.txt")), value_files=False).run.params
+    )
+
+
+@pytest.mark.parametrize(
+    ("prefix", "kind", "said"),
+    [
+        # the learning rate is the update size (model_convergence), not a setting like the others, and a
+        # cause statement's object may come at its sentence's end ("it turns out that the nan comes out
+        # because the default learning rate is too large")
+        ("b19-06", "learning_rate", "because the default learning rate is too large"),
+        ("b23-02", "learning_rate", "found the cause was the learning rate"),
+        ("b11-08", "learning_rate", "after I set a smaller learning rate"),
+    ],
+)
+def test_the_object_of_a_real_threads_statement(prefix, kind, said):
+    got = stated_cause(_thread(prefix))
+    assert got is not None and got[0] == kind and said in got[1], got
+
+
+def test_fixed_by_turns_out_an_owned_mistake_and_a_warning_to_ignore():
+    def kind(key: str, said: str) -> str | None:
+        got = stated_cause({key: said})
+        return got[0] if got else None
+
+    assert kind("reporter", "Solved by setting num_workers=0.") == "config"
+    assert kind("reporter", "I fixed it by converting the labels to long.") == "config"
+    assert kind("reporter", "It was not solved by reducing the batch size.") is None
+    assert kind("reporter", "Turned out to be a bug in my collate function.") == "code"
+    assert kind("reporter", "Turns out the annotations were wrong.") == "config"
+    assert kind("reporter", "My bad, the dataset path was wrong.") == "config"
+    assert kind("reporter", "Disabling the augmentation fixed it.") == "config"
+    assert kind("maintainer NAME", "This warning can be safely ignored.") == "healthy"
+    assert kind("maintainer NAME", "You can ignore this warning.") == "healthy"
+    assert kind("maintainer NAME", "You cannot ignore this warning.") is None

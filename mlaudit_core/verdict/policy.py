@@ -256,7 +256,7 @@ def _thread_stated_nonfinite(c: Ctx) -> Decision | None:
     from .statements import pasted_nonfinite, stated_cause
 
     got = stated_cause(c.run.params)
-    if got is None or got[0] not in ("code", "config"):
+    if got is None or got[0] not in ("code", "config", "learning_rate"):
         return None
     nan = _first_nonfinite(c)
     pasted = pasted_nonfinite([x.text for x in c.run.console]) if nan is None else None
@@ -264,6 +264,16 @@ def _thread_stated_nonfinite(c: Ctx) -> Decision | None:
         return None
     kind, said = got
     cause, why = _STATED_CAUSE[kind]
+    if nan is not None and _heldout_only_nonfinite(c):
+        return Decision(
+            Outcome.UNKNOWN,
+            cause,
+            f"Only held-out values are non-finite ({nan.message}); no training loss is shown non-finite, so "
+            "the training is not shown diverging (an evaluation that divides by an empty count or batch "
+            f'gives NaN on its own), and the report\'s thread states the cause, in the sentence "{said}": '
+            f"{why}.",
+            nan,
+        )
     head = (
         f"The loss turned non-finite ({nan.message})"
         if nan is not None
@@ -274,6 +284,29 @@ def _thread_stated_nonfinite(c: Ctx) -> Decision | None:
         cause,
         f'{head}, and the report\'s thread states the cause, in the sentence "{said}": {why}.',
         nan,
+    )
+
+
+def _heldout_only_nonfinite(c: Ctx) -> bool:
+    """Whether every warning-or-worse finding of the non-finite detectors is on a held-out series
+    (:func:`mlaudit_core.roles.parse_name` split ``eval``: ``val/loss``, ``Validation acc``) and the run
+    has no training series with a non-finite value."""
+    from ..roles import parse_name
+
+    keys = [
+        str(e.metric)
+        for code in c.by_code
+        if detector_for(code).nonfinite_rank is not None
+        for f in c.by_code[code]
+        if f.severity.rank >= Severity.WARNING.rank
+        for e in f.evidence
+        if isinstance(e, SeriesEvidence)
+    ]
+    if not keys or any(parse_name(k).split != "eval" for k in keys):
+        return False
+    return not any(
+        parse_name(k).split != "eval" and not bool(np.isfinite(c.run.series(k).values).all())
+        for k in c.run.metrics.keys
     )
 
 
@@ -4296,6 +4329,11 @@ _STATED_CAUSE = {
         "its labels) is the cause, not the code or the machine; use the reference's settings and data, or "
         "compare against a reference trained with yours",
     ),
+    "learning_rate": (
+        Cause.MODEL_CONVERGENCE,
+        "the update size (the learning rate, its schedule or warm-up) is the cause, not the code, the data or "
+        "the machine; lower or ramp the learning rate for this model, batch size and data, and rerun",
+    ),
     "healthy": (
         Cause.HEALTHY,
         "nothing failed (the figure is at the model's usual level, within run-to-run noise, on another "
@@ -4876,7 +4914,7 @@ POLICY: tuple[Rule, ...] = (
         "learning rate, or the labels / annotations corrected with the run then working; or, with the "
         "non-finite loss or an exception, a maintainer's sentence that the code was fixed; with a non-finite "
         "loss and no confirmed fix, the cause the thread states when its object is the code or a setting / "
-        "the data",
+        "the data (outcome unknown when only held-out values are non-finite: no training divergence shown)",
         (Outcome.DIVERGED, Outcome.UNKNOWN, Outcome.CRASHED),
         (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE, Cause.CORRECTNESS_BUG),
         _thread_confirmed_fix,
@@ -7673,9 +7711,9 @@ POLICY: tuple[Rule, ...] = (
         "signatures are benign warnings (a solver at max_iter, a leaf with no gainful split) and no finding is at "
         "warning or above; with no finding at error, the cause the report's thread states (the object of its "
         "stated cause, confirmed fix or a maintainer's acknowledgement: the stack or the machine -> "
-        "infra_runtime, the code -> correctness_bug, a setting, the recipe or the data -> data_config; a "
-        "maintainer's sentence that nothing failed: noise, already good, another scale, an outdated reference "
-        "-> healthy)",
+        "infra_runtime, the code -> correctness_bug, the learning rate or its warm-up -> model_convergence, a "
+        "setting, the recipe or the data -> data_config; a maintainer's sentence that nothing failed: noise, "
+        "already good, another scale, an outdated reference, a warning to ignore -> healthy)",
         (Outcome.UNKNOWN, Outcome.RUNNING),
         (
             Cause.INCONCLUSIVE,
@@ -7683,6 +7721,7 @@ POLICY: tuple[Rule, ...] = (
             Cause.INFRA_RUNTIME,
             Cause.CORRECTNESS_BUG,
             Cause.DATA_CONFIG,
+            Cause.MODEL_CONVERGENCE,
         ),
         _no_signal,
         cases=(

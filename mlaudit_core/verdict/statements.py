@@ -830,7 +830,7 @@ def stated_stop(params: Mapping[str, object]) -> str | None:
 _OBJ_ENV = re.compile(
     r"\b(?:py)?torch\b|tensorflow|\btf\b|\bcuda\b|cudnn|cudatoolkit|\bcu\d{2,3}\b|\bdrivers?\b|\bnccl\b|"
     r"\bjax(?:lib)?\b|mxnet|\bkeras\b|docker|\bcontainers?\b|shared[ _-]?memory|/dev/shm|\bshm\b|\bram\b|"
-    r"\bswap\b|\bfirmware\b|\bstorage\b|\bdisks?\b|\bssds?\b|\bhdds?\b|\bnfs\b|(?-i:\bOS\b)|"
+    r"\bswap\b|\bservers?\b|\bfirmware\b|\bstorage\b|\bdisks?\b|\bssds?\b|\bhdds?\b|\bnfs\b|(?-i:\bOS\b)|"
     r"\boperating system\b",
     re.I,
 )
@@ -852,7 +852,18 @@ _OBJ_CODE = re.compile(
     r"\bimplementation\b|\bdata[ _-]?loader\b|\bstrings?\b|\bpull request\b|\bPR\b",
     re.I,
 )
-_OBJECTS = (("environment", _OBJ_ENV), ("config", _OBJ_CONFIG), ("code", _OBJ_CODE))
+#: The update size as the object: the learning rate, its schedule or warm-up (the model's convergence,
+#: as a confirmed smaller or ramped learning rate is in :func:`confirmed_fix`).
+_OBJ_LR = re.compile(
+    r"\blearning[ _-]?rates?\b|\b(?:base_|initial_|init_|max_)?lrs?\b|\bwarm-?up\b|\bstep[ _-]?size\b",
+    re.I,
+)
+_OBJECTS = (
+    ("learning_rate", _OBJ_LR),
+    ("environment", _OBJ_ENV),
+    ("config", _OBJ_CONFIG),
+    ("code", _OBJ_CODE),
+)
 
 #: What the code or the setup left out: ``(was) not using``, ``(is)n't enabled``.
 _NOT_DONE = re.compile(r"\s*(?:n't|\s+not)\s+(?:using|used|enabled|set|applied|passed)\b", re.I)
@@ -861,7 +872,9 @@ _NOT_DONE = re.compile(r"\s*(?:n't|\s+not)\s+(?:using|used|enabled|set|applied|p
 #: with the hyper-parameters``, ``the training codes was not using randomaug as default``.
 _CAUSE_STATED = re.compile(
     r"\b(?:caused by|due to|because of|traced (?:it |this |back )?to|"
-    r"the (?:root )?cause (?:is|was)|the (?:problem|issue|culprit) was|(?:is|was) the (?:cause|culprit|reason))\b"
+    r"the (?:root )?cause (?:is|was)|"
+    r"the (?:main |real |root )?reason (?:for (?:this|that|it) |why [^.;!?]{0,60}? )?(?:is|was)|the (?:problem|issue|culprit) was|(?:is|was) the (?:cause|culprit|reason))\b"
+    r"|\bturn(?:s|ed) out\b"
     r"|\b(?:i|we)\s+(?:\w+\s+)?(?:found|find|figured|tracked|located)\b[^.;!?]{0,16}?"
     r"\b(?:bugs?|problems?|issues?|cause|reason|mistakes?)\b|\bfigured (?:it )?out\b"
     r"|\bthere(?:'s| is| was| were| are)\s+(?:a|an|one|some|sth|something|two)?\s*(?:\w+\s+)?"
@@ -882,12 +895,20 @@ _OWN_MISTAKE = re.compile(
     r"|\b(?:it|that|this) was my (?:own )?(?:problem|mistake|fault|error)\b",
     re.I,
 )
+#: The fix named with its outcome: ``Solved by setting num_workers=0``, ``I fixed it by converting the
+#: labels``, ``the issue was resolved by upgrading torch``: the object after ``by`` is the change.
+_FIXED_BY = re.compile(
+    r"\b(?:fixed|solved|resolved)\s+(?:it\s+|this\s+|that\s+|the\s+(?:\w+\s+)?(?:problem|issue|error|hang|"
+    r"crash)\s+)?by\b",
+    re.I,
+)
 #: A change made: its object then says what the fix was about.
 _CHANGE_MADE = re.compile(
     r"\b(?:fix(?:ed|ing)?|chang(?:ed|ing)|updat(?:ed|ing)|upgrad(?:ed|ing)|downgrad(?:ed|ing)|"
     r"replac(?:ed|ing)|increas(?:ed|ing)|decreas(?:ed|ing)|adjust(?:ed|ing)|remov(?:ed|ing)|"
     r"comment(?:ed|ing) out|correct(?:ed|ing)|switch(?:ed|ing)|reinstall(?:ed|ing)|modif(?:ied|ying)|"
-    r"enlarg(?:ed|ing)|rais(?:ed|ing)|mov(?:ed|ing))\b"
+    r"enlarg(?:ed|ing)|rais(?:ed|ing)|mov(?:ed|ing)|add(?:ed|ing)|"
+    r"disabl(?:ed|ing)|enabl(?:ed|ing)|install(?:ed|ing)|convert(?:ed|ing))\b|\b(?:i|we)\s+(?:also\s+|then\s+|just\s+)?set\b"
     # an instruction: ``Please update your nvidia driver to 396.26.``, ``Set larger batch size``
     r"|(?:^\W*|\bplease\s+)(?:update|upgrade|downgrade|install|reinstall|set|use|increase|decrease|"
     r"reduce|lower|raise|change|replace|remove|switch)\b",
@@ -898,6 +919,7 @@ _CHANGE_MADE = re.compile(
 #: fixed run``, names a change, not an outcome).
 _IMPROVED = re.compile(
     r"\b(?:resolved|solved|works|worked|working|went away|is gone|was gone|no longer|perfectly|fine now)\b"
+    r"|\bnow (?:it|this|that)\s+(?:is\s+)?work\b"
     r"|\b(?:is|was|been|be|got|get|gets|are|were|now)\s+(?:\w+\s+)?fixed\b"
     r"|\b(?:runs?|trains?|ran|trained|looks?|seems?)\s+(?:fine|good|well|normal(?:ly)?)\b"
     r"|\b(?:became|becomes|is|was|got|gets)\s+(?:much\s+|a lot\s+)?(?:shorter|faster|better|normal)\b"
@@ -950,6 +972,9 @@ _NOTHING_WRONG = re.compile(
     r"|\b(?:old|older|outdated|earlier|previous|first) version of the (?:paper|readme|table)\b"
     r"|\b(?:that|this|it)(?:'s| is)\s+(?:totally\s+|completely\s+|perfectly\s+|quite\s+)?normal\b"
     r"|\b(?:is|are|'s|looks?|seems?)\s+(?:ok|okay|fine)\b(?!-)"
+    # a message without consequence: ``This warning can be safely ignored``, ``it is harmless``
+    r"|\bcan\s+(?:safely\s+)?be\s+(?:safely\s+)?ignored\b|\bcan\s+(?:safely\s+)?ignore\s+(?:this|these|that|it|the)\b"
+    r"|\b(?:is|are)\s+(?:completely\s+|totally\s+)?harmless\b"
     # the reference's own runs showed the same: ``we had the same experience on JAAD``
     r"|\b(?:we|i)\s+(?:also\s+)?(?:had|saw|see|observed|got|get)\s+the\s+same\s+(?:experience|behaviou?r|"
     r"curves?|thing|pattern)\b",
@@ -1035,7 +1060,7 @@ def _stated_cause_in(s: str, nxt: str, own: str, said: str) -> tuple[str, str] |
     names no other change; else ``None``."""
     m = _CAUSE_STATED.search(s)
     if m is None and _OWN_MISTAKE.search(own):
-        m = _FOUND_THAT.search(s)
+        m = _FOUND_THAT.search(s) or _OWN_MISTAKE.search(s)
     if m is None:
         return None
     # a negation before the statement or inside it (``There's no bug in``), not the one that
@@ -1043,10 +1068,24 @@ def _stated_cause_in(s: str, nxt: str, own: str, said: str) -> tuple[str, str] |
     inside = _NOT_DONE.sub("", m.group(0))
     if _NEGATION_BEFORE.search(f"{_clause_before(s, m.start())} {inside}"):
         return None
-    kind = _object_of(s[m.start() : m.end() + OBJECT_WINDOW]) or _object_of(nxt)
+    kind = (
+        _object_of(s[m.start() : m.end() + OBJECT_WINDOW])
+        or _object_of(s[m.end() :])
+        or _object_of(nxt)
+    )
     if kind is not None and not (kind == "environment" and _OTHER_CHANGE.search(own)):
         return kind, said
     return None
+
+
+def _improved_clause(text: str) -> bool:
+    """Whether a clause of ``text`` (split at ``,`` ``;`` ``:`` and ``but``) says the run improved
+    (:data:`_IMPROVED`) without a negation in that clause: ``now it is work, but I don't know if that's
+    right`` improved; ``it does not work`` did not."""
+    return any(
+        _IMPROVED.search(c) and not _NEGATED.search(c)
+        for c in re.split(r"[,;:]|\bbut\b", text, flags=re.I)
+    )
 
 
 def _confirmed_change_in(
@@ -1054,17 +1093,23 @@ def _confirmed_change_in(
 ) -> tuple[str, str] | None:
     """``(kind, said)`` when sentence ``s`` states a change made (:data:`_CHANGE_MADE`) whose object is
     named and the run improved (:data:`_IMPROVED` in the rest of ``s``, in ``nxt`` or ``later_gone``);
-    else ``None``."""
+    else ``None``. ``I set X`` also tells a setup (``I set the num_workers=2.``): it is a change only with
+    the improvement in its own sentence or the next (``I set the num_workers to be 4 and it worked now!``)."""
+    by = _FIXED_BY.search(s)
+    if by is not None and not _NEGATION_BEFORE.search(_clause_before(s, by.start())):
+        kind = _object_of(s[by.end() : by.end() + OBJECT_WINDOW])
+        if kind is not None and not (kind == "environment" and _OTHER_CHANGE.search(own)):
+            return kind, said
     m = _CHANGE_MADE.search(s)
     if m is None or _NEGATION_BEFORE.search(_clause_before(s, m.start())):
         return None
     rest = s[: m.start()] + s[m.end() :]
-    gone = any(_IMPROVED.search(x) and not _NEGATED.search(x) for x in (rest, nxt) if x)
+    gone = any(_improved_clause(x) for x in (rest, nxt) if x)
     kind = _object_of(s[m.end() : m.end() + OBJECT_WINDOW])
     # the stack changed together with the model, data or code: not the environment's fix alone
     if kind == "environment" and _OTHER_CHANGE.search(own):
         kind = None
-    if kind is not None and (gone or later_gone):
+    if kind is not None and (gone or (later_gone and not m.group(0).lower().endswith("set"))):
         return kind, said
     return None
 
@@ -1143,6 +1188,8 @@ def stated_cause(params: Mapping[str, object]) -> tuple[str, str] | None:
       #1430 -- which needs to be fixed``, ``I have pushed the fix``, ``This is a bug in our evaluation
       script``: ``environment`` when the stack is named within the window, else ``config`` when its
       value names a setting, else ``code``);
+    * ``"learning_rate"``: the learning rate, its schedule or warm-up named as that object
+      (:data:`_OBJ_LR`: ``the cause was the learning rate set too high``): the model's convergence;
     * ``"healthy"``: a maintainer's (or author's) sentence that nothing failed (:data:`_NOTHING_WRONG`:
       rerun noise, a value already good, another scale, an outdated reference, ``That's normal``). A value
       that says so is not read for causes (``That's normal ... This is mostly caused by the small batch
@@ -1156,7 +1203,10 @@ def stated_cause(params: Mapping[str, object]) -> tuple[str, str] | None:
     maintainer's answer that agrees (``Yes, you are right.``) with the question just before it states the
     question's proposal (:func:`_affirmed_hypothesis`); the writer's own finding with the mistake owned
     (``I found that the order of bounding box is actually ... Silly mistake``) is a stated cause; an
-    instruction (``Please update your nvidia driver``) is a change made, confirmed like any other."""
+    instruction (``Please update your nvidia driver``) is a change made, confirmed like any other; ``fixed /
+    solved by X`` names the change X with its outcome; ``turns out`` states a found cause; a cause
+    statement with no object in its window takes the first object of the rest of its sentence (``it turns
+    out that the nan comes out because the default learning rate is too large``), then the next one's."""
     fixed = confirmed_fix(params)
     if fixed is None or fixed[0] != "code":
         env = environment_fix(params)
