@@ -1170,6 +1170,42 @@ def _reference_recipe(key: str, sents: list[str]) -> tuple[str, str] | None:
     return None
 
 
+def _value_cause(
+    key: str,
+    text: str,
+    later: list[tuple[str, str]],
+    said_all: list[tuple[str, str]],
+    compared: bool,
+) -> tuple[str, str] | None:
+    """The cause one thread value (``key: text``) states, for :func:`stated_cause`: ``("healthy",
+    sentence)`` for a maintainer's sentence that nothing failed, else the first sentence's stated cause
+    (:func:`_sentence_cause`; a change counts as confirmed when a ``later`` value says the problem went),
+    else, for a maintainer, the agreed question's proposal (:func:`_affirmed_hypothesis`) or, in a
+    comparison with a reference, the reference's recipe (:func:`_reference_recipe`); ``None`` when it
+    states nothing."""
+    own = text.removeprefix(f"{key}: ")
+    sents = _sentences(own)
+    maintainer = bool(_ACK_KEY.match(key))
+    if maintainer:
+        calm = _calm_sentence(sents)
+        if calm is not None:
+            return "healthy", f"{key}: {calm.strip()}"[:240]
+    later_gone = any(
+        _IMPROVED.search(s) and not _NEGATED.search(s) and "?" not in s
+        for _, t in later
+        for s in _sentences(t)
+    )
+    got = next(
+        (g for i in range(len(sents)) if (g := _sentence_cause(key, own, sents, i, later_gone))),
+        None,
+    )
+    if got is None and maintainer:
+        got = _affirmed_hypothesis(key, sents, said_all[: said_all.index((key, text))])
+    if got is None and maintainer and compared:
+        got = _reference_recipe(key, sents)
+    return got
+
+
 def stated_cause(params: Mapping[str, object]) -> tuple[str, str] | None:
     """``(kind, sentence)``: what a report's thread states the cause or the fix was, classed by its object,
     or ``None``. ``kind``:
@@ -1221,30 +1257,10 @@ def stated_cause(params: Mapping[str, object]) -> tuple[str, str] | None:
     # the first cause stated by someone other than a maintainer
     other: tuple[str, str] | None = None
     for vi, (key, text) in enumerate(values):
-        own = text.removeprefix(f"{key}: ")
-        sents = _sentences(own)
-        if _ACK_KEY.match(key):
-            calm = _calm_sentence(sents)
-            if calm is not None:
-                healthy = healthy or ("healthy", f"{key}: {calm.strip()}"[:240])
-                continue
-        later_gone = any(
-            _IMPROVED.search(s) and not _NEGATED.search(s) and "?" not in s
-            for _, t in values[vi + 1 :]
-            for s in _sentences(t)
-        )
-        got = next(
-            (
-                g
-                for i in range(len(sents))
-                if (g := _sentence_cause(key, own, sents, i, later_gone))
-            ),
-            None,
-        )
-        if got is None and _ACK_KEY.match(key):
-            got = _affirmed_hypothesis(key, sents, said_all[: said_all.index((key, text))])
-        if got is None and _ACK_KEY.match(key) and compared:
-            got = _reference_recipe(key, sents)
+        got = _value_cause(key, text, values[vi + 1 :], said_all, compared)
+        if got is not None and got[0] == "healthy":
+            healthy = healthy or got
+            continue
         if got is not None and _ACK_KEY.match(key):
             return got  # the maintainer's word on the cause outranks the reporter's
         other = other or got
