@@ -187,3 +187,20 @@ def test_training_that_goes_on_after_its_announced_early_stop_is_a_code_defect()
         stop_not_honoured(["Epoch 3", "EarlyStopping counter: 1 out of 7", "Epoch 4", "Epoch 5"])
         is None
     )
+
+
+def test_a_log_that_ends_with_its_early_stop_is_a_designed_end():
+    """verdict.policy._no_signal (V20) and verdict.evidence.stop_at_end on b29-07: AllenNLP's 'Ran out of
+    patience.  Stopping training.' then the best weights loaded and the final metrics, no curve. Before:
+    unknown/inconclusive ('no metric was logged at all'); after: unknown/healthy, never succeeded without a
+    curve. A stop followed by more epochs is not an end."""
+    from mlaudit_core.verdict.evidence import stop_at_end
+
+    v = _verdict(_case("b29-07"))
+    assert (v["rule"], v["outcome"], v["cause"]) == ("V20", "unknown", "healthy")
+    assert "Ran out of patience" in v["summary"]
+    assert stop_at_end(["Epoch 3", "Epoch 00003: early stopping", "Epoch 4"]) is None
+    assert (
+        stop_at_end(["Epoch 3", "Epoch 00003: early stopping", "Restoring best weights"])
+        is not None
+    )

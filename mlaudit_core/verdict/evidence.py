@@ -311,6 +311,25 @@ _EPOCH_NO = re.compile(r"\bepoch\s*[:\[(#]?\s*(\d+)\b", re.I)
 STOP_IGNORED_EPOCHS = 2
 
 
+#: How near the end of the console an announced early stop must be to be the run's end: the lines a
+#: framework prints after it (best weights restored, the model archived, a final metrics block).
+STOP_AT_END_LINES = 30
+
+
+def stop_at_end(text: list[str]) -> str | None:
+    """The announced early stop (:func:`early_stop_line` with a stop word, not a counter) among the last
+    :data:`STOP_AT_END_LINES` lines of console ``text`` with no epoch record after it: the training ended
+    by its own stopping rule. ``None`` otherwise."""
+    tail = text[-STOP_AT_END_LINES:]
+    for i in range(len(tail) - 1, -1, -1):
+        t = tail[i]
+        if early_stop_line(t) and _STOP_WORD.search(t) and "counter" not in t.lower():
+            if any(_EPOCH_NO.search(u) for u in tail[i + 1 :]):
+                return None
+            return t.strip()[:200]
+    return None
+
+
 def stop_not_honoured(text: list[str]) -> tuple[str, int, int] | None:
     """``(stop line, epoch at the stop, last epoch)`` when console ``text`` announces that training stops
     early (:func:`early_stop_line` with a stop word, not a counter) and then logs at least

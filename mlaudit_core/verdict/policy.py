@@ -4301,6 +4301,18 @@ def _no_signal(c: Ctx) -> Decision | None:
             cause,
             "Not judged from figures (" + "; ".join(missing) + "), and " + why,
         )
+    stop = _stop_ended_the_run(c)
+    if stop is not None:
+        return Decision(
+            Outcome.UNKNOWN,
+            Cause.HEALTHY,
+            "Not judged from figures ("
+            + "; ".join(missing)
+            + f'), and the log ends with its early stop ("{stop}"): '
+            "the training stopped itself because the metric it monitors stopped improving for its patience, "
+            "the designed end of the run, not an error. Raise or disable the patience to train longer; log "
+            "the curves to judge the learning itself.",
+        )
     return Decision(
         Outcome.UNKNOWN,
         Cause.INCONCLUSIVE,
@@ -4341,6 +4353,16 @@ _STATED_CAUSE = {
         "over a few seeds before changing anything",
     ),
 }
+
+
+def _stop_ended_the_run(c: Ctx) -> str | None:
+    """The early-stop line that ends a run with no finding at warning or above
+    (:func:`.evidence.stop_at_end`), else ``None``."""
+    if any(x.severity.rank >= Severity.WARNING.rank for fs in c.by_code.values() for x in fs):
+        return None
+    from .evidence import stop_at_end
+
+    return stop_at_end([x.text for x in c.run.console])
 
 
 def _thread_stated_cause(c: Ctx) -> tuple[Cause, str] | None:
@@ -7713,7 +7735,8 @@ POLICY: tuple[Rule, ...] = (
         "stated cause, confirmed fix or a maintainer's acknowledgement: the stack or the machine -> "
         "infra_runtime, the code -> correctness_bug, the learning rate or its warm-up -> model_convergence, a "
         "setting, the recipe or the data -> data_config; a maintainer's sentence that nothing failed: noise, "
-        "already good, another scale, an outdated reference, a warning to ignore -> healthy)",
+        "already good, another scale, an outdated reference, a warning to ignore -> healthy); else, with no finding at warning or above, a console "
+        "that ends with an announced early stop (no epoch after it, within its last 30 lines) -> unknown, healthy",
         (Outcome.UNKNOWN, Outcome.RUNNING),
         (
             Cause.INCONCLUSIVE,
@@ -7725,6 +7748,16 @@ POLICY: tuple[Rule, ...] = (
         ),
         _no_signal,
         cases=(
+            Case(
+                "the log ends with AllenNLP's early stop and its final metrics (report b29-07)",
+                (),
+                ("unknown", "healthy"),
+                console=(
+                    "INFO - allennlp.training.trainer - Ran out of patience.  Stopping training.",
+                    "INFO - allennlp.training.checkpointer - loading best weights",
+                    'INFO - allennlp.common.util - Metrics: { "best_epoch": 12 }',
+                ),
+            ),
             Case(
                 "accuracy below the paper's; the author found a bug in the eval function (report b25-06)",
                 (),
