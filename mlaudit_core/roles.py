@@ -591,6 +591,20 @@ def _episode_reward(toks: tuple[str, ...], hi: int, split: str | None) -> bool:
     )
 
 
+def plain_reward(key: str) -> bool:
+    """Whether ``key`` names the reward itself, with no other word than a split, a logger prefix or an
+    aggregate (``reward``, ``train/reward``, ``reward_mean``, ``rewards``): the mean reward a policy
+    trained from rewards (TRL's GRPO/PPO trainers, an agent's return) collected at that step. Named
+    rewards with another word are not (DPO's implicit ``rewards/chosen``, ``rewards/margins``; a
+    ``reward_std``)."""
+    core = [
+        t
+        for t in parse_name(key).tokens
+        if t not in _TRAIN and t not in _EVAL and t not in _NEUTRAL and t not in _AGGREGATE
+    ]
+    return core in (["reward"], ["rewards"])
+
+
 def _headless_family(toks: tuple[str, ...], split: str | None) -> str | None:
     """The family of a name without a head word: ``epoch`` for the epoch alone, ``counter`` for
     counter words and numbers only with no split, else None."""

@@ -190,6 +190,11 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
     the end while the held-out loss, from the onset on, regained less than ``min_regained`` of its own
     improvement is single-batch scatter, not a divergence: an info finding (not when a held-out task
     metric lost its improvement).
+    Came back (:meth:`_came_back`, fact ``came_back``): a final stretch above the divergence line no
+    longer than a stretch the smoothed loss spent above that line after its best and came back from, and
+    ending no higher than those earlier stretches reached, is a level the loss had visited and left, the
+    scatter of a noisy per-batch loss: an info finding, no divergence (a positive loss only: a multiple of
+    a best at or below zero is no level).
     Unbounded below (``unbounded_below``): a smoothed loss at or below ``unbounded_factor`` 1000 x its
     starting magnitude (the median of its first 5% of points, at least 1) below zero has left its valid
     range: lower is not better there (own corpus f5b6-01: a TTS vocoder loss 0.005 -> -1e9). Negative
@@ -270,16 +275,43 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
         ``back_to_initial`` of its initial level, above half of what it learned: a "dead" network
         back at log(num_classes) diverged too, even below ``factor`` x best. None when the last
         point is below the line."""
+        above = LossDivergence._above(sm, best_run, initial, best, span, regained, p)
+        if not above[-1]:
+            return None
+        tail_ok = np.flatnonzero(~above)
+        return int(tail_ok[-1] + 1) if tail_ok.size else 0
+
+    @staticmethod
+    def _above(sm, best_run, initial: float, best: float, span: float, regained: float, p):
+        """The points of the smoothed loss ``sm`` above the divergence line :meth:`_onset` uses:
+        ``factor`` x the running best, or, for a loss back near its initial level, half of what it
+        learned."""
         back_to_start = (
             span > 0 and span / abs(initial) >= p.min_drop and regained >= p.back_to_initial
         )
         above = sm > p.factor * np.maximum(best_run, 1e-12)
         if not above[-1] and back_to_start:
             above = sm > best + 0.5 * span
-        if not above[-1]:
-            return None
-        tail_ok = np.flatnonzero(~above)
-        return int(tail_ok[-1] + 1) if tail_ok.size else 0
+        return above
+
+    @staticmethod
+    def _came_back(sm, above, ibest: int, onset: int) -> tuple[int, float]:
+        """``(points, peak)``: the longest stretch the smoothed loss ``sm`` spent above the divergence
+        line between its best (``ibest``) and the ``onset`` of the final stretch, and came back under
+        it, and the highest smoothed value over those earlier stretches; ``(0, -inf)`` when none. A final
+        stretch no longer than that and no higher than that peak is a level the loss had reached and
+        left before: the scatter of a noisy per-batch loss around a level near the line, not a
+        departure from it (own corpus f17b1-16: a LoRA run's per-batch loss 0.0004-21 with per-epoch
+        means falling 1.02 -> 0.54, above 2x its smoothed best for 85 points after it and back, then for
+        the last 7). A loss that climbs past its earlier excursions diverged (frameworks corpus
+        hf-diverging: 0.69 -> excursions to 3.4 -> 7.4 at the end)."""
+        longest = run = 0
+        seg = above[ibest:onset]
+        for a in seg:
+            run = run + 1 if a else 0
+            longest = max(longest, run)
+        peak = float(np.max(sm[ibest:onset][seg])) if seg.any() else float("-inf")
+        return longest, peak
 
     @staticmethod
     def _rose_from_start(vals, late, p):
@@ -394,6 +426,34 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
             and _above_uniform(run, key, ch, late, p.chance_factor, sm)
         )
         task = None
+        before, peak = (
+            (0, float("-inf"))
+            if onset is None
+            else self._came_back(
+                sm, self._above(sm, best_run, initial, best, span, regained, p), ibest, onset
+            )
+        )
+        if (
+            onset is not None
+            and ibest < len(sm) - 1
+            and first_bad is None
+            and before >= len(sm) - onset
+            and final <= peak
+            and best > 0
+        ):
+            # judged as scatter: the tests below that need a divergence onset do not run
+            yield self.finding(
+                Severity.INFO,
+                f"{key} ended above {fmt(p.factor, 2)}x its best (smoothed {fmt(final)} vs {fmt(best)} at step "
+                f"{int(steps[ibest])}) for its last {len(sm) - onset} points, but after its best it had been above "
+                f"that line for {before} points, up to {fmt(peak)}, and came back under it: the end is a level the loss had "
+                "already visited, the scatter of a noisy loss, not a divergence",
+                onset_step=int(steps[onset]),
+                best=best,
+                final=final,
+                came_back=before,
+            )
+            onset = None
         if (
             onset is not None
             and ibest < len(sm) - 1

@@ -469,6 +469,7 @@ class Ending:
     in_warmup: str | None = None  # the LR rose at every step to the end: no schedule ends in warmup
     open_bar: str | None = None  # the console ends inside a progress bar with time to go
     open_epoch: str | None = None  # the console ends with a new epoch's header and nothing of it
+    cut_epoch: str | None = None  # the series end inside an epoch (see :func:`cut_epoch`)
     excerpt: str | None = None  # why the console's end is where a paste ends, not the run's end
 
     @property
@@ -523,7 +524,13 @@ class Ending:
             return False
         # in_warmup is reported, never decisive: detectron2's default warmup (1000 iterations) is
         # longer than many complete fine-tunes (shared/realworld tb01: 300/300 iterations, healthy)
-        return bool(self.interrupt or self.short or self.missing_end_line or self.open_epoch)
+        return bool(
+            self.interrupt
+            or self.short
+            or self.missing_end_line
+            or self.open_epoch
+            or self.cut_epoch
+        )
 
     def describe_plan(self) -> str:
         """The plan, where it was read and how far the run got: ``it reached step 605700 of the
@@ -554,6 +561,8 @@ class Ending:
                 f"the log ends with the header of a new epoch ({self.open_epoch}) and nothing of that "
                 "epoch after it: it was cut while the epoch ran"
             )
+        if self.cut_epoch:
+            parts.append(self.cut_epoch)
         return "; ".join(parts)
 
 
@@ -617,6 +626,18 @@ def _reached_steps(run: RunData, count_from_zero: bool = True) -> float | None:
             if v.size and best is not None and float(v.max()) > best:
                 best = float(v.max())
     return best
+
+
+def _steps_advance(run: RunData) -> bool:
+    """Whether some metric of the run has a point past step 0 (none at all: ``True``, nothing to
+    judge by)."""
+    if not run.metrics.keys:
+        return True
+    for k in run.metrics.keys:
+        st = run.metrics.series(k).steps
+        if st.size and float(st.max()) > 0:
+            return True
+    return False
 
 
 def _reached_epochs(run: RunData) -> float | None:
@@ -706,6 +727,7 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
     _read_missing_end_line(run, e, text)
     if not e.interrupt and not e.early_stopped:
         e.open_epoch = open_epoch(text)
+        e.cut_epoch = cut_epoch(run)
     e.excerpt = excerpt(run)
     return e
 
@@ -760,6 +782,56 @@ def open_epoch(lines: list[str]) -> str | None:
     return body[-1][-80:]
 
 
+def cut_epoch(run: RunData) -> str | None:
+    """Why the series end inside an epoch, else ``None``: every epoch before the last (>= 1) logged
+    training-loss records and ended with a held-out evaluation, and the last epoch logged fewer
+    training-loss records than the fewest of them minus one (a logging interval that does not divide
+    the epoch moves a record at most one way) and no evaluation. A loop that evaluates at the end of
+    every epoch (Lightning's default ``check_val_every_n_epoch=1``, a Keras ``validation_data``) ends a
+    finished run with that epoch's evaluation, so a last epoch short of its records and of its
+    evaluation was cut while it ran (own corpus f17b1-02: a Lightning CSV with 15 training rows and a
+    validation row in epoch 0, then one training row of epoch 1). An integer epoch series and a
+    training loss at >= 2 steps are needed (HF's fractional epoch is not counted in whole epochs)."""
+    ek, tk = run.key_for(Role.EPOCH), run.key_for(Role.TRAIN_LOSS)
+    vk = run.key_for(Role.VAL_LOSS) or run.key_for(Role.VAL_ACCURACY)
+    if not (ek and tk and vk):
+        return None
+    es = run.metrics.series(ek).by_step().finite()
+    ts = run.metrics.series(tk).by_step().finite()
+    vs = run.metrics.series(vk).by_step().finite()
+    if len(es) < 2 or len(ts) < 2 or not len(vs):
+        return None
+    if not bool(np.all(np.equal(np.mod(es.values, 1), 0))) or np.any(np.diff(es.values) < 0):
+        return None
+
+    def epoch_at(steps: np.ndarray) -> np.ndarray:
+        i = np.searchsorted(es.steps, steps, side="right") - 1
+        out = np.full(steps.shape, np.nan)
+        ok = i >= 0
+        out[ok] = es.values[i[ok]]
+        return out
+
+    te, ve = epoch_at(ts.steps), epoch_at(vs.steps)
+    if np.isnan(te).any():
+        return None
+    last = float(te[-1])
+    earlier = sorted({float(x) for x in te if x < last})
+    if not earlier:
+        return None
+    counts = [int(np.sum(te == x)) for x in earlier]
+    n_last = int(np.sum(te == last))
+    evaluated = {float(x) for x in ve if not np.isnan(x)}
+    if last in evaluated or not all(x in evaluated for x in earlier):
+        return None
+    if n_last >= min(counts) - 1:
+        return None
+    return (
+        f"the last epoch ({last:g}) holds {n_last} {tk} record(s) against at least {min(counts)} in each "
+        f"earlier epoch, and none of the held-out evaluations ({vk}) every earlier epoch ended with: "
+        "the run was cut while that epoch ran"
+    )
+
+
 def _read_notes(run: RunData, e: Ending) -> None:
     """A mid-run snapshot (a reader's note, or ``source.snapshot``) and a stop the trainer itself
     recorded (trainer_state: "training stopped by itself")."""
@@ -791,7 +863,11 @@ def _read_plan(run: RunData, e: Ending) -> None:
         console = plan.source.startswith("console")
         interval = plan.interval
         if plan.unit == "step":
-            reached = _reached_steps(run)
+            # every point of every metric at step 0: values logged without a step (MLflow's
+            # ``log_metric`` puts them there) are a summary whose step counts no optimisation step
+            # (own corpus f17b1-13: a FINISHED MLflow XGBoost run's final R2 values at step 0 against
+            # ``n_estimators`` 200); a per-epoch row at epoch 0 is read by the epoch branch
+            reached = _reached_steps(run) if _steps_advance(run) else None
             if not console:
                 interval = _step_interval(run)
                 gs = _param(

@@ -578,6 +578,23 @@ def _nonfinite_grad_norm(c: Ctx) -> Decision | None:
     )
 
 
+def _reward_trained(run: RunData) -> str | None:
+    """The key of the reward a policy trained from rewards logged (:func:`roles.plain_reward`, >=
+    :data:`MIN_TREND_POINTS` finite points, not constant), else ``None``. Such a run's loss is a
+    surrogate of the reward, not a measure of fit: GRPO's loss is exactly 0 at on-policy steps by
+    construction (advantages normalised within each group, no KL term), so a zero loss there measures
+    nothing wrong and a flat one is no plateau; the reward is the task metric (own corpus f17b1-11: TRL
+    GRPO trainer_state, loss 0 at 792 of 1000 records while the reward rose 0.18 -> 0.31)."""
+    from ..roles import plain_reward
+
+    for k in run.metrics.keys:
+        if plain_reward(k):
+            v = run.metrics.series(k).finite().values
+            if v.size >= MIN_TREND_POINTS and float(np.ptp(v)) > 0:
+                return k
+    return None
+
+
 def _zero_loss(c: Ctx) -> Decision | None:
     """The training loss is exactly 0.0 at its last points: nothing is being measured (labels
     leaked into inputs, a fully masked loss, templated targets); exactly 0 from the first point means
@@ -587,6 +604,8 @@ def _zero_loss(c: Ctx) -> Decision | None:
         return None
     s = c.run.metrics.series(k).by_step().finite()
     if len(s) < MIN_TREND_POINTS or not np.all(s.values[-3:] == 0.0):
+        return None
+    if _reward_trained(c.run) is not None:
         return None
     from_start = bool(s.values[0] == 0.0)
     grown = _grown_before_zeros(s.steps, s.values)
@@ -2386,6 +2405,40 @@ def _degraded(c: Ctx) -> Decision | None:
 ENDED_BELOW_NOISE = 10.0
 
 
+def _heldout_climb(c: Ctx) -> str | None:
+    """How the held-out loss climbed, when GE001 reported its rise without a training loss to read
+    (``train_loss_missing``, a loss, not an accuracy) and the loss (>= 6 evaluations) fell from its first
+    evaluation to its best by more than it moves between evaluations (median absolute change) and then
+    rose at more than half of the evaluations after the best: a gradual climb after learning, the
+    overfitting curve, not a collapse (a jump) nor a model that never learned (own corpus f17b2-03: a
+    recommender's val_loss 1.121 -> 0.933 at epoch 9, then up at most of 55 epochs to 1.325; tb11's test
+    loss, stuck at the mean from its second evaluation, never fell first). Else ``None``."""
+    g = c.get("GE001", Severity.INFO)
+    vk = c.run.key_for(Role.VAL_LOSS)
+    if (
+        g is None
+        or not g.facts.get("train_loss_missing")
+        or not vk
+        or c.run.key_for(Role.TRAIN_LOSS)
+    ):
+        return None
+    v = c.run.series(vk).by_step().finite().values
+    if len(v) < 6:
+        return None
+    ib = int(np.argmin(v))
+    after = np.diff(v[ib:])
+    noise = float(np.median(np.abs(np.diff(v))))
+    if ib == 0 or after.size < 2 or float(v[0]) - float(v[ib]) <= noise:
+        return None
+    share = float((after > 0).mean())
+    if share <= 0.5:
+        return None
+    return (
+        f"{vk} fell {fmt(float(v[0]))} -> {fmt(float(v[ib]))} over its first {ib + 1} evaluations, then rose "
+        f"at {fmt(100 * share, 3)}% of the {after.size} evaluations after its best"
+    )
+
+
 def _ended_below_best(c: Ctx) -> Decision | None:
     """GE003 with the final held-out value >= 25% of the best and >= 10x the noise below the best, when no
     overfit/underfit rule explained it: the model the run ends with is much worse than one it produced
@@ -2399,6 +2452,17 @@ def _ended_below_best(c: Ctx) -> Decision | None:
     gap = abs(final - best)
     if gap < DEGRADED_HELDOUT * abs(best) or gap < ENDED_BELOW_NOISE * noise:
         return None
+    climb = _heldout_climb(c)
+    if climb is not None:
+        return Decision(
+            Outcome.OVERFIT,
+            Cause.MODEL_CONVERGENCE,
+            f"The run overfit: {f.message}; {climb}. No training loss is logged to show the gap, but a "
+            "held-out loss that learns, bottoms out and then climbs steadily while training goes on is "
+            "the overfitting curve (a collapse or a bad step jumps instead): keep the best checkpoint, "
+            "stop early on the held-out loss, regularise.",
+            f,
+        )
     return Decision(
         Outcome.REGRESSED,
         Cause.MODEL_CONVERGENCE,
@@ -2668,6 +2732,17 @@ def _underfit(c: Ctx) -> Decision | None:
             "resample), and judge the model by recall/F1 or AUC, not accuracy.",
             f,
         )
+    worse = _made_worse(c, f)
+    if worse is not None:
+        return Decision(
+            Outcome.REGRESSED,
+            Cause.MODEL_CONVERGENCE,
+            f"The training made the model worse: {f.message}; the training loss never went below its "
+            f"first value, and {worse}. A model that starts at that level and loses it under training "
+            "regressed (it did not fail to learn): look at the step size first (a learning rate too high "
+            "for the starting point, a schedule that raises it), and keep the first checkpoint.",
+            f,
+        )
     if _too_early_for_underfit(c, f):
         return None
     heldout = heldout_still_improving(c.run) if f.facts.get("relative_drop_only") else None
@@ -2738,6 +2813,51 @@ def _underfit(c: Ctx) -> Decision | None:
     )
 
 
+#: Noise units (median absolute change between consecutive evaluations) by which a held-out loss must end
+#: above its first evaluation to have got worse: the usual "beyond noise" margin of GE001's
+#: ``ACC_NOISE_UNITS``.
+WORSE_NOISE_UNITS = 3.0
+
+
+def _made_worse(c: Ctx, f: Finding) -> str | None:
+    """Why the held-out data says the training made the model worse, when GE002 found a training loss
+    that never went below its first value and ended above it (``never_fell``, ``ratio`` > 1), not at the
+    chance level nor with a held-out score at its floor: the held-out loss (>= 4 evaluations) ends above
+    its first evaluation by more than :data:`WORSE_NOISE_UNITS` x its median change between evaluations,
+    and the held-out accuracy (>= 4 evaluations) ends below its first evaluation by more than its noise
+    margin (:func:`..detectors.GE001.accuracy_tolerance`). Else ``None``. A model that never learned sits
+    at its starting level with nothing to lose (realworld tb11: a regression stuck at the mean predictor,
+    no accuracy; csv17: a YOLOv8 mAP at its floor); one that loses accuracy and held-out loss from its
+    first evaluation on regressed under the training (own corpus f17b1-08: a Keras fit whose learning
+    rate rises every epoch 0.001 -> 0.0079, loss 0.483 -> 0.535, val_loss 0.521 -> 0.595, val accuracy
+    0.820 -> 0.793)."""
+    if not f.facts.get("never_fell") or f.facts.get("at_chance") or f.facts.get("score_floor"):
+        return None
+    if float(f.facts.get("ratio") or 0.0) <= 1.0:
+        return None
+    vk, ak = c.run.key_for(Role.VAL_LOSS), c.run.key_for(Role.VAL_ACCURACY)
+    if not vk or not ak:
+        return None
+    v = c.run.series(vk).by_step().finite().values
+    if len(v) < 4:
+        return None
+    noise = float(np.median(np.abs(np.diff(v))))
+    if float(v[-1]) - float(v[0]) <= WORSE_NOISE_UNITS * noise:
+        return None
+    from ..detectors.GE001 import accuracy_tolerance
+    from ..roles import as_fraction
+
+    a, _ = as_fraction(ak, c.run.series(ak).by_step().finite().values)
+    if len(a) < 4 or float(a[0]) - float(a[-1]) <= accuracy_tolerance(a):
+        return None
+    return (
+        f"{vk} ended at {fmt(float(v[-1]))} against {fmt(float(v[0]))} at its first evaluation "
+        f"({fmt((float(v[-1]) - float(v[0])) / noise if noise else float('inf'), 3)}x its change between "
+        f"evaluations) while {ak} fell {fmt(float(a[0]))} -> {fmt(float(a[-1]))}: the model was already "
+        "good at its first evaluation and lost it"
+    )
+
+
 #: The held-out accuracy of a constant predictor at or above which its class is a strong majority: at most
 #: 20% of the examples in the other classes, the "moderate" imbalance of Google's Machine Learning
 #: Crash Course (minority 1-20%; "mild" is 20-40%). Below it (own tb12: 0.661, 41 of 62 images) a model
@@ -2796,6 +2916,11 @@ def _too_early_for_underfit(c: Ctx, f: Finding) -> bool:
     if per_epoch <= 0 or not tk or c.ending.unit != "epoch" or (c.ending.planned or 0) < 2:
         return False
     steps = c.run.series(tk).finite().steps
+    if _epochs_spanned(c.run, steps) >= 1.0:
+        # the loss's records span whole epochs by the run's epoch counter: its steps count logging
+        # calls, not batches (W&B's ``_step`` of a Keras callback logging once per epoch; own corpus
+        # f17b1-08: 10 records over epochs 0-9 beside 1875 batches per epoch)
+        return False
     return len(steps) > 0 and float(steps.max() - steps.min()) < EARLY_EPOCH_SHARE * per_epoch
 
 
@@ -2826,6 +2951,20 @@ def _loss_alone_still_falling(c: Ctx) -> bool:
             if len(run.series(k).finite()) > 0:
                 return False
     return still_falling_at_pace(run, tk) is not None
+
+
+def _epochs_spanned(run: RunData, steps: np.ndarray) -> float:
+    """How many epochs the run's epoch series (role epoch) advances over ``steps`` (its values at the
+    first and last of them, read at or before each step); 0.0 without an epoch series or steps."""
+    ek = run.key_for(Role.EPOCH)
+    if not ek or not len(steps):
+        return 0.0
+    e = run.series(ek).by_step().finite()
+    if not len(e):
+        return 0.0
+    i = np.searchsorted(e.steps, [float(steps.min()), float(steps.max())], side="right") - 1
+    i = np.clip(i, 0, len(e) - 1)
+    return float(e.values[i[1]] - e.values[i[0]])
 
 
 def heldout_still_improving(run: RunData) -> tuple[str, float, float] | None:
@@ -2922,6 +3061,8 @@ def _plateau(c: Ctx) -> Decision | None:
         return None  # a large drop, then level to the end of its plan: converged
     if f and learned_its_task(c, f) is not None:
         return None  # level under an accuracy that rose to 90% or more: learning done, not a stall
+    if f and _reward_trained(c.run) is not None:
+        return None  # the surrogate loss of a policy trained from rewards: flat says nothing (see there)
     if f:
         return Decision(
             Outcome.PLATEAUED, Cause.MODEL_CONVERGENCE, f"The run plateaued: {f.message}.", f
@@ -4505,6 +4646,30 @@ def _at_uniform_guess(c: Ctx) -> Decision | None:
     )
 
 
+def _players_only(c: Ctx) -> str | None:
+    """The training-loss keys, joined, when every training-split loss the run logs is one player's loss
+    in an adversarial game (:func:`_adversarial_player`: a discriminator's and a generator's) and it
+    logs no held-out loss or task metric (roles validation loss / validation accuracy); else ``None``.
+    Neither player's loss is minimised towards zero, so no success is read from them (own corpus
+    f17b1-19: a WaveGAN CSV whose generator loss climbs 0.73 -> 2.5-3.0 while the discriminator's falls
+    1.39 -> 0.27, no sample metric)."""
+    from ..roles import parse_name
+
+    if c.run.key_for(Role.VAL_LOSS) or c.run.key_for(Role.VAL_ACCURACY):
+        return None
+    tk = c.run.key_for(Role.TRAIN_LOSS)
+    if not tk or not _adversarial_player(tk):
+        return None
+    losses = [
+        k
+        for k in c.run.metrics.keys
+        if parse_name(k).family == "loss" and parse_name(k).split != "eval"
+    ]
+    if not losses or not all(_adversarial_player(k) for k in losses):
+        return None
+    return ", ".join(losses[:4])
+
+
 def _healthy(c: Ctx) -> Decision | None:
     """Positive evidence of health: a judgeable training signal examined, no rule above fired.
 
@@ -4523,6 +4688,17 @@ def _healthy(c: Ctx) -> Decision | None:
     examined = ", ".join(
         f"{k} ({n} point{'' if n == 1 else 's'})" for k, n in c.basis.signals.values()
     )
+    players = _players_only(c)
+    if players is not None:
+        return Decision(
+            Outcome.UNKNOWN,
+            Cause.INCONCLUSIVE,
+            f"Not judged: {players} are the players' losses of an adversarial game, which trade against "
+            "each other and are not minimised towards zero, so their course says nothing of what the "
+            "generator learned (a falling discriminator loss is the discriminator winning, a rising "
+            "generator loss is common in healthy and failing runs alike); no sample-quality or held-out "
+            f"metric (FID, inception score, a held-out loss) is logged. Examined: {examined}.",
+        )
     msg, rose = _healthy_loss(c, examined)
     if rose is not None:
         return rose
@@ -5948,7 +6124,8 @@ POLICY: tuple[Rule, ...] = (
         "away, not zero); "
         "grown >= 100x its best over the last points before the zeros -> diverged (a tracker storing NaN/inf as "
         "0.0, ClearML's default); from >= 0.01 to exactly 0 in one logged interval with reduced precision in "
-        "use -> diverged, data_config",
+        "use -> diverged, data_config; not when the run logs the reward it trains a policy from (GRPO's "
+        "loss is 0 by construction)",
         (Outcome.PLATEAUED, Outcome.SUCCEEDED, Outcome.DIVERGED),
         (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE),
         _zero_loss,
@@ -6466,8 +6643,11 @@ POLICY: tuple[Rule, ...] = (
         "and no other training loss fell >= 20% beside a flat one not named the total; "
         "data_config when the held-out predictions are constant (stuck accuracy/score, majority baseline) "
         "and the held-out accuracy sits at one value >= 0.8 at half its >= 5 evaluations (a class that "
-        "is >= 80% of the set: the class prior learned)",
-        (Outcome.UNDERFIT, Outcome.PLATEAUED),
+        "is >= 80% of the set: the class prior learned); regressed when the training loss never went below "
+        "its first value and ended above it, not at chance or a score floor, while the held-out loss ended > 3x "
+        "its evaluation-to-evaluation change above its first evaluation and the held-out accuracy below its "
+        "first beyond its noise margin (training made the model worse)",
+        (Outcome.UNDERFIT, Outcome.PLATEAUED, Outcome.REGRESSED),
         (Cause.MODEL_CONVERGENCE, Cause.CORRECTNESS_BUG, Cause.DATA_CONFIG),
         _underfit,
         codes=("GE002",),
@@ -6554,8 +6734,10 @@ POLICY: tuple[Rule, ...] = (
         "V13b",
         "ended-below-best",
         136,
-        "GE003 with the final held-out value >= 25% of the best and >= 10x its noise below the best",
-        (Outcome.REGRESSED,),
+        "GE003 with the final held-out value >= 25% of the best and >= 10x its noise below the best; overfit "
+        "when no training loss is logged and the held-out loss fell to its best before it and then rose at "
+        "more than half of the evaluations after it (the textbook overfit curve)",
+        (Outcome.REGRESSED, Outcome.OVERFIT),
         (Cause.MODEL_CONVERGENCE,),
         _ended_below_best,
         codes=("GE003",),
@@ -6587,7 +6769,8 @@ POLICY: tuple[Rule, ...] = (
         "OP003 at warning, unless a held-out loss or task metric is at its best at its last evaluations "
         "(still improving: the training loss is at its floor), or the run reached its planned length after "
         "a drop of >= 20% and the loss is not frozen (converged), or a training or held-out accuracy rose "
-        "> 2 points to >= 0.9 under a loss not frozen (learned its task: GE002's learned accuracy)",
+        "> 2 points to >= 0.9 under a loss not frozen (learned its task: GE002's learned accuracy), or the run logs the reward it trains a "
+        "policy from (the loss is its surrogate)",
         (Outcome.PLATEAUED,),
         (Cause.MODEL_CONVERGENCE,),
         _plateau,
@@ -7826,7 +8009,8 @@ POLICY: tuple[Rule, ...] = (
         "far) when the input is a mid-run snapshot below its planned length or its console ends inside a "
         "progress bar with time still to go (a log captured while the run was going); metric_policy when the "
         "run keeps its checkpoint by a held-out loss whose rise GE001 found while the task metric kept improving "
-        "to the end (best_metric at that loss's minimum)",
+        "to the end (best_metric at that loss's minimum); unknown when the only training losses are an "
+        "adversarial game's players' (a discriminator's and a generator's) and no held-out metric is logged",
         (Outcome.SUCCEEDED, Outcome.RUNNING, Outcome.CRASHED, Outcome.UNKNOWN),
         (Cause.HEALTHY, Cause.INCONCLUSIVE, Cause.METRIC_POLICY),
         _healthy,

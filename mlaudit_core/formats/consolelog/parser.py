@@ -555,6 +555,12 @@ def _launch_text(text: str) -> str | None:
     return msg or None
 
 
+def _launch_line(msg: str) -> bool:
+    """Whether a message can mark a launch's start: at least 8 characters, 6 of them letters (not a
+    bare number, a separator or a progress figure)."""
+    return len(msg) >= 8 and sum(ch.isalpha() for ch in msg) >= 6
+
+
 #: A booster's line announcing that the next line reprints the best iteration's evaluation record:
 #: LightGBM 4 ``lightgbm/callback.py`` _EarlyStoppingCallback ("Early stopping, best iteration is:" and
 #: "Did not meet early stopping. Best iteration is:", then ``[95]\tvalid's ...``), XGBoost < 1.3
@@ -966,7 +972,10 @@ class LogParser:
         logger prefixes removed) appearing again, one after the other, start a new launch.
 
         One line alone is not enough (a message printed every epoch could open a log); two
-        lines in the same order are what a job prints at start-up. Marks where each launch
+        lines in the same order are what a job prints at start-up. When the log's first message
+        line comes again as its second, the first launch printed that line only: a second launch
+        starts there and the signature is its first two lines (own corpus f17b1-05: ``START train.py``
+        twice, then nine launches of ``START train.py`` / ``Load train df``). Marks where each launch
         begins (line, timestamp, kept points per series) in :attr:`launches`. Once the first two
         lines are known, only a line holding the first line's tail (or the line after a candidate)
         is looked at.
@@ -983,16 +992,22 @@ class LogParser:
         if msg is None:
             return
         if self._launch_sig is None:  # collecting the log's first two message lines
+            if self._launch_first and msg == self._launch_first[0] and _launch_line(msg):
+                # the first message line again at once: the first launch printed only that line and a
+                # second launch starts here; the signature is this launch's first two lines
+                gen, counts = self._store.mark()
+                self._launch_pending = Launch(lineno, source, self.wall, gen, counts)
+                return
             self._launch_first.append(msg)
             if len(self._launch_first) == 2:
                 self._launch_sig = tuple(self._launch_first)
                 self._launch_source = source
                 first = self._launch_sig[0]
-                self._launch_tail = (
-                    first[-24:]
-                    if len(first) >= 8 and sum(ch.isalpha() for ch in first) >= 6
-                    else "\x00never\x00"
-                )
+                self._launch_tail = first[-24:] if _launch_line(first) else "\x00never\x00"
+                if self._launch_pending is not None:
+                    self.launches.append(self._launch_pending)
+                    self._launch_pending = None
+                    self._new_launch()
             return
         if self._launch_pending is not None:
             pend, self._launch_pending = self._launch_pending, None
