@@ -362,13 +362,14 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "setting-value-rejected",
         "data_config",
         "a library's own check of its arguments rejected a value the configuration passes: a name it does not "
-        "know (an optimizer, loss or activation misspelt, an option outside its choices) or a value out of its "
+        "know (an optimizer, loss, activation or objective misspelt, an option outside its choices) or a value out of its "
         "range (a negative learning rate)",
         (),
         _rx(
             r"Could not interpret [\w ]{1,40} identifier|"
             r"The '\w+' parameter of \w+ must be .{1,500}\bGot .{1,200} instead|"
             r"is not a valid \w+, please select one of|"
+            r"\bUnknown (?:objective function|metric function|gbm type|objective type name|boosting type)\b|"
             r"^Invalid (?:learning rate|epsilon value|beta parameter at index \d|weight_decay value|"
             r"momentum value|dampening value|rho value|lr_decay value)\b"
         ),
@@ -379,7 +380,10 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "'The {name!r} parameter of {caller} must be {constraints}. Got {value!r} instead.'); transformers 5.25 "
         "transformers/utils/generic.py ExplicitEnum._missing_ ('{value} is not a valid {cls}, please select one "
         "of [...]', TrainingArguments' strategies); torch 2.13 torch/optim/adam.py, sgd.py, ... __init__ "
-        "('Invalid learning rate: {lr}')",
+        "('Invalid learning rate: {lr}'); xgboost 3.2.0 src/objective/objective.cc ObjFunction::Create "
+        "('Unknown objective function: `{name}`'), src/metric/metric.cc ('Unknown metric function {name}'), "
+        "src/gbm/gbm.cc ('Unknown gbm type {name}'); lightgbm 4.7.0 src/objective/objective_function.cpp, "
+        "src/boosting/boosting.cpp ('Unknown objective type name: {name}', 'Unknown boosting type {name}')",
         "ValueError: Could not interpret optimizer identifier: adamm",
     ),
     ExceptionCause(

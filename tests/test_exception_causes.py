@@ -1054,6 +1054,26 @@ def test_row_setting_value_rejected_as_keras_sklearn_transformers_and_torch_chec
     assert _why(_raised(lambda: int("1e-3"))) is None
 
 
+def test_row_setting_value_rejected_as_xgboost_and_lightgbm_check_their_parameter_names():
+    """A misspelt objective, metric or booster name reaches XGBoost's and LightGBM's C++ registries
+    (``Unknown objective function: `binary:logisitic```, ``Unknown objective type name``): the
+    library rejected a configuration value, as Keras does a misspelt optimizer name."""
+    np = pytest.importorskip("numpy")
+    xgb = pytest.importorskip("xgboost")
+    lgb = pytest.importorskip("lightgbm")
+    x = np.random.default_rng(0).random((40, 3))
+    y = (x[:, 0] > 0.5).astype(int)
+    for fn in (
+        lambda: xgb.train({"objective": "binary:logisitic"}, xgb.DMatrix(x, y), 2),
+        lambda: xgb.train({"eval_metric": "rmsee"}, xgb.DMatrix(x, y), 2),
+        lambda: xgb.train({"booster": "gbtreee"}, xgb.DMatrix(x, y), 2),
+        lambda: lgb.train({"objective": "binary_logistic", "verbose": -1}, lgb.Dataset(x, y), 2),
+        lambda: lgb.train({"boosting": "gbdtt", "verbose": -1}, lgb.Dataset(x, y), 2),
+    ):
+        e = _raised(fn)
+        assert _why(e, _frames(e)) == "setting-value-rejected", e
+
+
 def test_row_setting_value_type_on_a_yaml_string_learning_rate_reaching_adam():
     """PyYAML reads `lr: 1e-3` (no dot) as the string '1e-3'; torch.optim.Adam's check `0.0 <= lr`
     raises TypeError in torch's own frame: a configuration value of the wrong type. The same

@@ -138,13 +138,6 @@ def test_policy_trainer_console_ended_by_early_stopping_at_ln2_is_underfit_not_r
     assert rep["verdict"]["outcome"] == "underfit", rep["verdict"]["summary"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="xgb.train({'objective': 'binary:logisitic', ...}): 'XGBoostError: ... objective.cc:27: "
-    "Unknown objective function: `binary:logisitic`' (the C++ backtrace follows) before round 0: "
-    "a misspelt setting value (data_config, as a Keras optimizer-name typo is), called "
-    "correctness_bug",
-)
 def test_policy_xgboost_unknown_objective_name_is_data_config():
     rep = _verdict("logs", str(DATA / "xgb_objective_name_typo.log"))
     assert _outcome_cause(rep) == ("crashed", "data_config"), rep["verdict"]["summary"]
