@@ -64,13 +64,6 @@ def test_policy_keras_console_val_loss_still_falling_at_the_last_epoch_is_underf
     assert rep["verdict"]["outcome"] == "underfit", rep["verdict"]["summary"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Keras CSVLogger, digits with permuted labels: accuracy 0.10 -> 0.66, val_accuracy "
-    "0.07-0.10 over 40 epochs (chance 0.1 of 10 classes), val_loss 2.31 -> 2.89; its own GE004 "
-    "says 'the model memorises the training set' and GE002 that val_accuracy never rose, yet "
-    "the cause is model_convergence ('overfit (slowly)', 'add regularisation ... or more data')",
-)
 def test_policy_keras_csv_val_accuracy_at_chance_while_train_accuracy_rises_is_data_config():
     rep = _verdict("audit", str(DATA / "keras_shuffled_labels.csv"), "--no-write")
     assert rep["verdict"]["cause"] == "data_config", rep["verdict"]["summary"]

@@ -28,7 +28,9 @@ class ValidationAtChance(
     and the training accuracy at the first and last evaluation. A training accuracy
     already well above chance at the first evaluation (before a model could memorise
     anything) shows that the labels carry signal (``labels_carry_signal``): then the
-    failure is generalisation (too little data, overfitting), not the labels.
+    failure is generalisation (too little data, overfitting), not the labels. A training
+    accuracy that starts at chance and rises by more than twice the held-out lift plus
+    ``max_lift`` is the model memorising labels that carry no held-out signal (``memorises``).
     Remedy: more data or augmentation, a model suited to the signal, check the
     validation labels and preprocessing (same as training); overfit a tiny
     subset to confirm the pipeline can learn at all.
@@ -133,6 +135,7 @@ class ValidationAtChance(
         )
         train_final = train_first = None
         signal = None
+        memorises = False
         tk = run.key_for(Role.TRAIN_ACCURACY)
         if tk:
             t = run.series(tk).by_step().finite()
@@ -142,6 +145,7 @@ class ValidationAtChance(
                 train_lift = (train_final - chance) / room
                 signal = (train_first - chance) / room >= p.max_lift
                 if train_lift > 2 * max(lift, 0.0) + p.max_lift:
+                    memorises = not signal
                     msg += f", while {tk} reaches {fmt(train_final)}"
                     msg += (
                         f" (already {fmt(train_first)} at the first evaluation: the labels carry signal, the "
@@ -172,5 +176,6 @@ class ValidationAtChance(
             train_accuracy_first=train_first,
             train_accuracy_final=train_final,
             labels_carry_signal=signal,
+            memorises=memorises,
             n_evals=len(v),
         )

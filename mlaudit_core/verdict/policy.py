@@ -1927,8 +1927,9 @@ def _chance(c: Ctx) -> Decision | None:
     f = c.get("GE004", Severity.WARNING)
     if not f or (f.facts.get("labels_carry_signal") and c.get("GE001", Severity.ERROR)):
         return None  # training accuracy beat chance from the first eval: an overfit, not the labels
-    if c.get("GE002", Severity.ERROR):
-        # Training barely learned either. If the loss never moved, the optimiser is the first
+    if c.get("GE002", Severity.ERROR) and not f.facts.get("memorises"):
+        # Training barely learned either (a training accuracy that rose from chance while the held-out
+        # one sat at it is memorisation: GE002 then speaks of the held-out metric GE004 reads). If the loss never moved, the optimiser is the first
         # suspect (LR: underfit rule). If it moved, then stalled early while validation sat at
         # chance, the model reached what the labels allow: no signal (examples/corpus: shuffled
         # labels drop the loss 6% then plateau for under half the run; a too-low LR moves it < 3%).
@@ -1942,7 +1943,7 @@ def _chance(c: Ctx) -> Decision | None:
             return None
     outcome = (
         Outcome.OVERFIT
-        if c.get("GE001", Severity.ERROR)
+        if c.get("GE001", Severity.ERROR) or f.facts.get("memorises")
         else Outcome.UNDERFIT
         if c.get("GE002", Severity.ERROR) or _training_at_uniform_guess(c)
         else Outcome.PLATEAUED
@@ -6305,7 +6306,7 @@ POLICY: tuple[Rule, ...] = (
         "validation-at-chance",
         110,
         "GE004 at warning (not with GE001 when the labels carry signal; with GE002 only when the loss moved "
-        "then stalled)",
+        "then stalled or the training accuracy rose from chance while the held-out one sat at it: overfit)",
         (Outcome.OVERFIT, Outcome.UNDERFIT, Outcome.PLATEAUED),
         (Cause.DATA_CONFIG,),
         _chance,
@@ -6322,6 +6323,11 @@ POLICY: tuple[Rule, ...] = (
                 None,
             ),
             Case("loss never moved (LR)", (("GE004", _W, {"lift": 0.0}), ("GE002", _E, {})), None),
+            Case(
+                "train acc rose from chance, val acc never rose",
+                (("GE004", _W, {"lift": 0.0, "memorises": True}), ("GE002", _E, {})),
+                ("overfit", "data_config"),
+            ),
         ),
     ),
     Rule(
