@@ -31,13 +31,6 @@ def _outcome_cause(rep: dict) -> tuple[str, str]:
     return rep["verdict"]["outcome"], rep["verdict"]["cause"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Lightning default TensorBoard logger, a 256-unit MLP on 40 digits rows, 60 epochs: "
-    "train_loss 2.26 -> 0.008, val_loss 2.26 -> 0.652 (epoch ~30) -> 0.696 at the end while "
-    "val_acc stays ~0.79; GE005 finds the 0.69 gap and says early stopping would save 42% of the "
-    "steps, yet the verdict is succeeded/healthy ('No failure signature')",
-)
 def test_policy_lightning_tb_memorising_40_rows_is_overfit():
     rep = _verdict("audit", str(DATA / "lightning_overfit_40_rows_tb" / "version_0"), "--no-write")
     assert rep["verdict"]["outcome"] == "overfit", rep["verdict"]["summary"]

@@ -2335,21 +2335,55 @@ def _acc(c: Ctx, role: Role) -> tuple[str, float] | None:
     return k, float(np.median(q)) / scale
 
 
+#: Loss names that are not a classifier's cross-entropy (a squared or absolute error, a focal or dice
+#: loss weights or bounds a misclassified example's term below ln 2): :func:`_train_acc_from_nll` skips them.
+_NOT_NLL = re.compile(r"mse|mae|l1|l2|huber|focal|dice|hinge|contrastive|triplet|kl", re.I)
+
+
+def _train_acc_from_nll(c: Ctx) -> tuple[str, float] | None:
+    """``(key, lower bound)`` of the training accuracy of a classifier that logs no training accuracy,
+    from its training loss (a mean negative log-likelihood, >= 3 finite points, last-quarter median
+    ``L``): a misclassified example's probability of its true class is at most 1/2, so it adds at least
+    ln 2 to the mean, and at most ``L / ln 2`` of the examples are misclassified (Markov's inequality):
+    the training accuracy is at least ``1 - L / ln 2``. A loss with extra positive terms (weight decay,
+    an auxiliary loss) only loosens the bound. Only for a run that logs a held-out accuracy (a
+    classifier) and a loss whose name is no squared/absolute error, focal, dice or ranking loss."""
+    k = c.run.key_for(Role.TRAIN_LOSS)
+    if not k or _NOT_NLL.search(k) or c.run.key_for(Role.VAL_ACCURACY) is None:
+        return None
+    v = c.run.metrics.series(k).by_step().finite().values
+    if len(v) < 3 or float(np.min(v)) < 0:
+        return None
+    med = float(np.median(v[-max(1, len(v) // 4) :]))
+    return k, 1.0 - med / float(np.log(2))
+
+
 def _memorised(c: Ctx) -> Decision | None:
     """The training accuracy at >= 99% over the last quarter of the run while the validation accuracy
     sits >= 10 points below it: the model memorised the training set and does not generalise as
-    well; more epochs only widen the gap (the textbook overfit reading of an accuracy gap)."""
+    well; more epochs only widen the gap (the textbook overfit reading of an accuracy gap). A run
+    that logs no training accuracy has it bounded from below by its cross-entropy training loss
+    (:func:`_train_acc_from_nll`: a last-quarter loss <= 0.0069 is a training accuracy >= 99%)."""
     tr, va = _acc(c, Role.TRAIN_ACCURACY), _acc(c, Role.VAL_ACCURACY)
+    bound = tr is None and va is not None
+    if bound:
+        tr = _train_acc_from_nll(c)
     if tr is None or va is None or tr[1] > 1.0 or va[1] > 1.0:
         return None
     if tr[1] < MEMORISED_TRAIN_ACC or tr[1] - va[1] < MEMORISED_GAP:
         return None
+    fit = (
+        f"{tr[0]} ends so low (a mean cross-entropy of {fmt(float(np.log(2)) * (1 - tr[1]))} over "
+        f"the last quarter) that the training accuracy is at least {fmt(100 * tr[1], 3)}%"
+        if bound
+        else f"{tr[0]} is {fmt(100 * tr[1], 3)}% over the last quarter"
+    )
     return Decision(
         Outcome.OVERFIT,
         Cause.MODEL_CONVERGENCE,
-        f"The run overfit: {tr[0]} is {fmt(100 * tr[1], 3)}% over the last quarter (the training set is "
-        f"memorised) while {va[0]} is {fmt(100 * va[1], 3)}%, {fmt(100 * (tr[1] - va[1]), 3)} points "
-        "lower; more epochs only widen the gap (regularise, augment, or stop at the best validation).",
+        f"The run overfit: {fit} (the training set is memorised) while {va[0]} is "
+        f"{fmt(100 * va[1], 3)}%, {fmt(100 * (tr[1] - va[1]), 3)} points lower; more epochs only widen "
+        "the gap (regularise, augment, or stop at the best validation).",
     )
 
 
