@@ -111,14 +111,6 @@ def test_policy_resumed_keras_console_still_falling_at_its_planned_end_is_underf
     assert rep["verdict"]["outcome"] == "underfit", rep["verdict"]["summary"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HF Trainer console, EarlyStoppingCallback(patience 3), 40 epochs planned on 64 "
-    "examples: eval_loss 0.6967 -> 0.699 -> 0.701 -> 0.7014 (ln 2 = 0.693), then the Trainer's "
-    "end-of-training dict {'train_runtime': .., 'train_loss': '0.6903', 'epoch': '4'} and the bar "
-    "left at 16/160 (early stopping is silent): a finished run that learned nothing (underfit, as "
-    "its output_dir is judged), yet running/'looks healthy'",
-)
 def test_policy_trainer_console_ended_by_early_stopping_at_ln2_is_underfit_not_running():
     rep = _verdict("logs", str(DATA / "hf_early_stopping_callback_at_chance.log"))
     assert rep["verdict"]["outcome"] == "underfit", rep["verdict"]["summary"]

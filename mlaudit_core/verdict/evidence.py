@@ -255,9 +255,17 @@ def open_bar(lines: list[str]) -> str | None:
     """The last non-blank console line when it is a progress bar short of its total with time still
     to go (:data:`_OPEN_BAR`), else None: a console that ends there was captured while the bar ran (a
     log pasted from a running job); a process killed without a word ends the same way, so this is no
-    evidence of a stop either way."""
-    last = next((t for t in reversed(lines[-20:]) if t.strip()), None)
+    evidence of a stop either way. Not when the framework's end-of-training line
+    (:data:`~mlaudit_core.plan.NORMAL_END`, HF's ``train_runtime`` dict) comes among the last 20
+    lines with nothing but bar redraws after it: tqdm re-renders a bar it closes when ``train()``
+    returns, so that bar is the finished loop's last state (an early stop leaves it short of its
+    total), not a run captured while it went on."""
+    tail = lines[-20:]
+    last = next((t for t in reversed(tail) if t.strip()), None)
     if last is None:
+        return None
+    end = next((i for i in range(len(tail) - 1, -1, -1) if NORMAL_END.search(tail[i])), None)
+    if end is not None and all(not t.strip() or _OPEN_BAR.search(t) for t in tail[end + 1 :]):
         return None
     found = list(_OPEN_BAR.finditer(last))
     m = found[-1] if found else None  # the bar's last redraw on the line

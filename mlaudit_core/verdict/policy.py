@@ -4630,6 +4630,31 @@ def _uniform_guess_accuracy(c: Ctx, ch: Chance) -> tuple[Cause, str]:
     return cause, note
 
 
+def _chance_from_first_losses(c: Ctx, t: np.ndarray, v: np.ndarray) -> Chance | None:
+    """The class count K of a run that states none, from its first training loss and its first held-out
+    loss both within :data:`NEVER_LEARNED_MARGIN` (3%) of ln K for the same integer K >= 2: two
+    measurements of a freshly initialised classifier agreeing on the uniform guess's loss. Only for a K
+    whose ln K is farther than twice that margin from ln (K + 1) (K <= 7), so the loss names one K; a
+    larger K's neighbours lie within the margin and any loss would name one. Only when the run logs no
+    accuracy (an accuracy and a loss agreeing is :func:`detectors._context.chance`'s own reading)."""
+    import math
+
+    if not len(t) or not len(v) or not 0 < float(t[0]) < 20:
+        return None
+    if c.run.key_for(Role.VAL_ACCURACY) or c.run.key_for(Role.TRAIN_ACCURACY):
+        return (
+            None  # an accuracy is the better witness: _context.chance reads K from it and the loss
+        )
+    k = round(math.exp(float(t[0])))
+    if k < 2 or math.log(k + 1) - math.log(k) <= 2 * NEVER_LEARNED_MARGIN * math.log(k):
+        return None
+    lnk = math.log(k)
+    if any(abs(float(x[0]) - lnk) > NEVER_LEARNED_MARGIN * lnk for x in (t, v)):
+        return None
+    tk, vk = c.run.key_for(Role.TRAIN_LOSS), c.run.key_for(Role.VAL_LOSS)
+    return Chance(1 / k, lnk, k, f"the first {tk} and {vk}, both at ln {k}")
+
+
 def _at_uniform_guess(c: Ctx) -> Decision | None:
     """V19e: the training loss (>= 3 finite points; else the held-out loss) started at or above ``0.9 ln K``
     (and at most ``2 ln K``) and ended there too, and so did the last value of each other logged loss: the run ended at the uniform guess's loss,
@@ -4647,6 +4672,8 @@ def _at_uniform_guess(c: Ctx) -> Decision | None:
     # prediction (an LM head, or a token task with no architecture named), whose loss is a token
     # cross-entropy by construction, so an early blow-up above 2 ln V does not make it another quantity
     lm = ch is None and (ch := label_chance(c.run)) is not None
+    if ch is None:
+        ch = _chance_from_first_losses(c, t, v)
     if ch is None or ch.classes < 2:
         return None
     # the run's loss: the training loss, else (fewer than 3 training points) the held-out loss
@@ -7923,6 +7950,12 @@ POLICY: tuple[Rule, ...] = (
         (Cause.MODEL_CONVERGENCE, Cause.DATA_CONFIG),
         _at_uniform_guess,
         cases=(
+            Case(
+                "no class count stated: train loss 0.6936 -> 0.688, val loss 0.6967 -> 0.7014 (ln 2)",
+                (),
+                ("underfit", "model_convergence"),
+                series={"loss": (0.6936, 0.690, 0.688), "val_loss": (0.6967, 0.699, 0.701, 0.7014)},
+            ),
             Case(
                 "3 classes, loss 1.096 -> 1.033 (ln 3 = 1.099)",
                 (),
