@@ -251,3 +251,42 @@ def test_a_folder_of_several_runs_is_refused_and_nothing_is_written(tmp_path):
     )
     assert not list(tmp_path.rglob(f"*{MLAUDIT_SUFFIX}"))
     assert load_logdir(tmp_path / "lightning_logs" / "version_0").key_for(Role.TRAIN_LOSS)
+
+
+def test_summarywriter_add_scalars_folders_are_series_of_their_run(tmp_path):
+    """torch's ``SummaryWriter.add_scalars("loss", {"train": .., "val": ..}, step)`` writes each key
+    into ``<run>/loss_train/`` and ``<run>/loss_val/`` (tag ``loss``) beside the run's own event file:
+    one run whose keys are ``loss/train`` and ``loss/val``. Sibling runs that are not such folders
+    (other tags, or a parent without its own event file) stay separate runs."""
+    from mlaudit_tensorboard.local_format import list_runs
+
+    tb = pytest.importorskip("torch.utils.tensorboard")
+    run = tmp_path / "runs" / "Dec07_13-19-02_vm"
+    w = tb.SummaryWriter(str(run))
+    for e in range(12):
+        w.add_scalars("loss", {"train": 2.0 / (e + 1), "val": 2.2 / (e + 1) + 0.1}, e)
+        w.add_scalar("accuracy/val", 0.5 + 0.04 * e, e)
+    w.close()
+    assert sorted(p.name for p in run.iterdir() if p.is_dir()) == ["loss_train", "loss_val"]
+    assert list_runs(run) == []
+    data = load_logdir(run)
+    assert {"loss/train", "loss/val", "accuracy/val"} <= set(data.metrics.keys)
+    assert data.key_for(Role.TRAIN_LOSS) == "loss/train"
+    assert data.key_for(Role.VAL_LOSS) == "loss/val"
+    # two runs of their own under one parent with no event file: still two runs
+    for name in ("exp_1", "exp_2"):
+        w = tb.SummaryWriter(str(tmp_path / "many" / name))
+        for e in range(5):
+            w.add_scalar("loss", 1.0 / (e + 1), e)
+        w.close()
+    assert len(list_runs(tmp_path / "many")) == 2
+
+
+def test_a_refused_folder_with_events_of_its_own_names_another_run_to_audit(tmp_path):
+    """A parent that holds an event file and a run folder below it is refused as two runs; the
+    suggested run directory is not the refused folder itself."""
+    write_tbx(tmp_path / "logs", n=50)
+    write_tbx(tmp_path / "logs" / "version_1", n=50)
+    with pytest.raises(InputError, match="holds 2 separate runs") as e:
+        load_logdir(tmp_path / "logs")
+    assert f"e.g. {tmp_path / 'logs' / 'version_1'} " in str(e.value)

@@ -86,14 +86,6 @@ def test_policy_sgdregressor_loss_of_1e35_and_negative_r2_is_diverged():
     assert rep["verdict"]["outcome"] == "diverged", rep["verdict"]["summary"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SummaryWriter().add_scalars('loss', {'train': .., 'val': ..}, epoch) (PyTorch's "
-    "documented grouped scalars) writes each key into RUN/loss_train/ and RUN/loss_val/ beside "
-    "RUN's own accuracy/val: one training, 15 epochs, val loss 1.48 -> 0.110, accuracy 0.81 -> "
-    "0.96. The run directory is refused as 'holds 3 separate runs (., loss_train, loss_val)' "
-    "(exit 2) and `mlaudit PATH` audits train and val as two runs",
-)
 def test_policy_summarywriter_add_scalars_run_is_one_succeeded_run():
     rep = _verdict("audit", str(DATA / "pt_add_scalars_tb" / "Dec07_13-19-02_vm"), "--no-write")
     assert _outcome_cause(rep) == ("succeeded", "healthy"), rep["verdict"]["summary"]

@@ -23,6 +23,7 @@ exactly what TensorBoard's ``EventAccumulator`` reads. Figures: ``benchmarks/ing
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import struct
@@ -557,13 +558,62 @@ def _paired_splits(dirs: set[Path]) -> dict[Path, str]:
 _HPARAMS_DIR = re.compile(r"^\d{9,11}\.\d+$")
 
 
+def add_scalars_tag(event_dir: Path) -> tuple[str, str] | None:
+    """``(main_tag, key)`` when ``event_dir`` is a folder ``SummaryWriter.add_scalars(main_tag,
+    {key: value}, step)`` wrote: torch.utils.tensorboard writes each key of the dict through its own
+    writer into ``<run>/<main_tag with '/' as '_'>_<key>``, every scalar there tagged ``main_tag``
+    (torch 2.13 torch/utils/tensorboard/writer.py ``add_scalars``). Read as: the folder's parent holds
+    an event file of its own (the writer's, created when it opens), and the folder's event files hold
+    scalars of one tag ``T`` whose name, '/' as '_', followed by '_', begins the folder's name. Those
+    scalars are the parent run's ``T/<key>`` series, not another run. ``None`` otherwise."""
+    parent = event_dir.parent
+    if "_" not in event_dir.name or not any(
+        "tfevents" in p.name and p.is_file() for p in _listdir(parent)
+    ):
+        return None
+    files = sorted(
+        f
+        for f in _listdir(event_dir)
+        if "tfevents" in f.name and f.is_file() and not f.name.endswith(MLAUDIT_SUFFIX)
+    )
+    if not files:
+        return None
+    return _add_scalars_tag(event_dir, tuple((f, f.stat().st_size) for f in files))
+
+
+@functools.lru_cache(maxsize=1024)
+def _add_scalars_tag(
+    event_dir: Path, files: tuple[tuple[Path, int], ...]
+) -> tuple[str, str] | None:
+    """:func:`add_scalars_tag` of ``event_dir`` whose event files (with their sizes: a file that grew
+    is read again) are ``files``."""
+    tags: set[str] = set()
+    for f, _size in files:
+        tags.update(read_event_file(f, "", [], [], None).names)
+    if len(tags) != 1:
+        return None
+    tag = tags.pop()
+    stem = tag.replace("/", "_") + "_"
+    if not event_dir.name.startswith(stem) or len(event_dir.name) == len(stem):
+        return None
+    return tag, event_dir.name[len(stem) :]
+
+
+def _listdir(d: Path) -> list[Path]:
+    try:
+        return list(d.iterdir())
+    except OSError:
+        return []
+
+
 def run_dir_of(event_dir: Path, root: Path, paired: dict[Path, str] | None = None) -> Path:
-    """The run an event file's directory belongs to: a split sub-directory, or the timestamp
-    folder of ``add_hparams``, belongs to its parent."""
+    """The run an event file's directory belongs to: a split sub-directory, the timestamp folder of
+    ``add_hparams``, or a folder of ``add_scalars`` (:func:`add_scalars_tag`) belongs to its parent."""
     if event_dir != root and (
         event_dir.name.lower() in SPLIT_DIRS
         or event_dir in (paired or {})
         or _HPARAMS_DIR.match(event_dir.name)
+        or add_scalars_tag(event_dir) is not None
     ):
         return event_dir.parent
     return event_dir
@@ -776,7 +826,7 @@ def load_logdir(logdir: str | os.PathLike) -> RunData:
             raise InputError(
                 f"{root}: holds {len(runs)} separate runs ({', '.join(names[:3])}"
                 f"{', ...' if len(runs) > 3 else ''}); audit one run directory at a time, "
-                f"e.g. {runs[0]} (or `mlaudit {root}` audits each)"
+                f"e.g. {next((r for r in runs if r != root), runs[0])} (or `mlaudit {root}` audits each)"
             )
         base = runs[0]
     notes: list[str] = []
@@ -798,7 +848,10 @@ def load_logdir(logdir: str | os.PathLike) -> RunData:
         rel = paired[f.parent] if f.parent in paired else f.parent.relative_to(base).as_posix()
         if f.parent != base and _HPARAMS_DIR.match(f.parent.name):
             rel = "."  # add_hparams' metric_dict (hp_metric) is the run's own
-        fp = read_event_file(f, "" if rel == "." else rel + "/", notes, warnings, params)
+        grouped = add_scalars_tag(f.parent) if f.parent != base else None
+        fp = read_event_file(f, "" if rel == "." or grouped else rel + "/", notes, warnings, params)
+        if grouped is not None:  # add_scalars' main_tag/key, as TensorBoard shows it
+            fp.names = [f"{nm}/{grouped[1]}" for nm in fp.names]
         remap = np.array(
             [index.setdefault(nm, len(index)) for nm in fp.names] or [0], dtype=np.int32
         )
