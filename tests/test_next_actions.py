@@ -24,7 +24,7 @@ def actions(tmp_path, vals):
 def test_a_blow_up_by_orders_of_magnitude_is_not_fixed_by_halving_the_lr(tmp_path):
     r, acts = actions(tmp_path, [2.3, 5e13, 1.4e30] + ["nan"] * 40)
     assert r.verdict.outcome.value == "diverged"
-    assert "lowered 10x or more" in acts[0] and "typical range" in acts[0]
+    assert "lowered 10x or more" in acts[0] and "typical value" in acts[0]
     assert not any("halved" in a for a in acts)
     # two finite points, none improving: no good checkpoint can exist
     assert acts[0].startswith("Restart from scratch") and "last good checkpoint" not in acts[0]
@@ -100,3 +100,16 @@ def test_checkpoint_is_named_only_when_the_run_records_one():
     assert not any("last good checkpoint" in a.action for a in rep.next_actions), [
         a.action for a in rep.next_actions
     ]
+
+
+def test_divergence_action_names_no_lr_to_go_back_to_when_the_run_logs_none():
+    """A plain PyTorch print loop (tests/data/newuser12 pt_sgd_unscaled_regression_diverge.log: SGD on
+    unscaled features, MSE 1.7e10 -> inf, no LR printed): the run's LR is unknown, so the action names
+    no value to go "back to" (it could be the one the run already has: a run at Adam's 1e-3 told "back to
+    1e-3 for Adam"); it says to lower the run's own value 10x."""
+    data = Path(__file__).parent / "data" / "newuser12" / "pt_sgd_unscaled_regression_diverge.log"
+    r = audit(load_path(data).runs[0][-1])
+    assert r.verdict.outcome.value == "diverged"
+    act = next(a.action for a in r.next_actions if "peak LR" in a.action)
+    assert "lowered 10x or more from the value the run used" in act
+    assert "back to" not in act

@@ -835,12 +835,19 @@ def _divergence_action(c: _Ctx) -> tuple[str, str, str]:
                 f" (now {c.lr.lr:g}, already at or below the typical {target}: this model and data "
                 "need a smaller one; check the scale of the inputs and targets too)"
             )
+        elif c.lr.lr is None:
+            # the run's LR is not in the data: naming a value to go "back to" could name the one it
+            # already has (a run at Adam's 1e-3 told "back to 1e-3 for Adam")
+            lr_part = (
+                " from the value the run used (it is not in the data, so no value is named; a run "
+                f"already at its optimiser's typical value ({target}) needs a smaller one for this model and data: "
+                "check the scale of the inputs and targets too)"
+            )
         else:
             lr_part = (
                 f" (now {c.lr.lr:g}, {c.lr.lr / c.lr.typical:.3g}x typical)"
-                if c.lr.lr is not None
-                else ""
-            ) + f", back to the optimiser's typical range ({target})"
+                f", back to the optimiser's typical range ({target})"
+            )
         why = []
         if b is not None and np.isfinite(b.growth) and b.growth > 1:
             why.append(f"the loss reached {b.growth:.3g}x its first value")
