@@ -2703,12 +2703,11 @@ def _straight_descent(c: Ctx) -> Decision | None:
     )
 
 
-def _underfit(c: Ctx) -> Decision | None:
-    f = c.get("GE002", Severity.ERROR)
-    if not f:
-        return None
-    if f.facts.get("score_floor") and c.ending.stopped:
-        return None  # a held-out score still at its floor when the run was cut short: its stop explains more
+def _underfit_broken_signal(c: Ctx, f: Finding) -> Decision | None:
+    """The loss GE002 found barely moving does not come from learning at all: it collapsed to one exact
+    value (:func:`collapse_stretch`: plateaued), it is one exact value at every point
+    (:func:`frozen_loss`: a code bug), or the gradient norm is exactly 0 at 90% of at least
+    :data:`MIN_ZERO_GRAD_POINTS` points (a code bug); ``None`` otherwise."""
     col = collapse_stretch(c)
     if col is not None:
         k, step, n, val = col
@@ -2745,6 +2744,18 @@ def _underfit(c: Ctx) -> Decision | None:
             "(a loss computed outside the graph, frozen parameters, parameters missing from the optimizer).",
             f,
         )
+    return None
+
+
+def _underfit(c: Ctx) -> Decision | None:
+    f = c.get("GE002", Severity.ERROR)
+    if not f:
+        return None
+    if f.facts.get("score_floor") and c.ending.stopped:
+        return None  # a held-out score still at its floor when the run was cut short: its stop explains more
+    broken = _underfit_broken_signal(c, f)
+    if broken is not None:
+        return broken
     if f.facts.get(
         "labels_suspect"
     ):  # GE002: train loss under the first held-out loss, held-out rising, acc flat
