@@ -387,6 +387,33 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
             gradual=True,
         )
 
+    def _scatter(self, key, steps, sm, onset, ibest, first_bad, best_run, p):
+        """An INFO finding when the smoothed loss ``sm`` ended above ``p.factor`` x its best from
+        ``onset`` on, but after its best had already been above that line for at least as many points
+        and come back under it, no lower than the end (:meth:`_came_back`): the end is a level the loss
+        had visited, the scatter of a noisy positive loss, not a divergence. ``None`` otherwise."""
+        if onset is None or first_bad is not None or ibest >= len(sm) - 1:
+            return None
+        initial, best, final = float(sm[0]), float(sm.min()), float(sm[-1])
+        span = initial - best
+        regained = self._regained(best, final, span)
+        before, peak = self._came_back(
+            sm, self._above(sm, best_run, initial, best, span, regained, p), ibest, onset
+        )
+        if not (before >= len(sm) - onset and final <= peak and best > 0):
+            return None
+        return self.finding(
+            Severity.INFO,
+            f"{key} ended above {fmt(p.factor, 2)}x its best (smoothed {fmt(final)} vs {fmt(best)} at step "
+            f"{int(steps[ibest])}) for its last {len(sm) - onset} points, but after its best it had been above "
+            f"that line for {before} points, up to {fmt(peak)}, and came back under it: the end is a level the loss had "
+            "already visited, the scatter of a noisy loss, not a divergence",
+            onset_step=int(steps[onset]),
+            best=best,
+            final=final,
+            came_back=before,
+        )
+
     def check(self, run, p):
         key = run.key_for(Role.TRAIN_LOSS)
         s = run.series(key).by_step()
@@ -426,33 +453,9 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
             and _above_uniform(run, key, ch, late, p.chance_factor, sm)
         )
         task = None
-        before, peak = (
-            (0, float("-inf"))
-            if onset is None
-            else self._came_back(
-                sm, self._above(sm, best_run, initial, best, span, regained, p), ibest, onset
-            )
-        )
-        if (
-            onset is not None
-            and ibest < len(sm) - 1
-            and first_bad is None
-            and before >= len(sm) - onset
-            and final <= peak
-            and best > 0
-        ):
-            # judged as scatter: the tests below that need a divergence onset do not run
-            yield self.finding(
-                Severity.INFO,
-                f"{key} ended above {fmt(p.factor, 2)}x its best (smoothed {fmt(final)} vs {fmt(best)} at step "
-                f"{int(steps[ibest])}) for its last {len(sm) - onset} points, but after its best it had been above "
-                f"that line for {before} points, up to {fmt(peak)}, and came back under it: the end is a level the loss had "
-                "already visited, the scatter of a noisy loss, not a divergence",
-                onset_step=int(steps[onset]),
-                best=best,
-                final=final,
-                came_back=before,
-            )
+        scatter = self._scatter(key, steps, sm, onset, ibest, first_bad, best_run, p)
+        if scatter is not None:
+            yield scatter  # judged as scatter: the tests below that need a divergence onset do not run
             onset = None
         if (
             onset is not None
