@@ -74,11 +74,12 @@ def test_settings_found_in_pyproject_and_applied(tmp_path):
     assert s.ignore == ["MI"] and not s.is_selected("MI001") and s.is_selected("OP001")
     run = RunData(
         RunIdentity("t", "x"),
-        # 2.3 -> 2.2 with per-batch noise (a smooth straight line would be V13c's unbent descent)
+        # 2.3 -> 2.2 with per-batch noise, levelling off (a straight line would be V13c's unbent
+        # descent, and a lone loss still falling at its pace at the end is still learning)
         metrics=MetricTable(
             ["objective"] * 50,
             np.arange(50),
-            np.linspace(2.3, 2.2, 50) + 0.01 * (-1) ** np.arange(50),
+            2.2 + 0.1 * np.exp(-np.arange(50) / 8.0) + 0.01 * (-1) ** np.arange(50),
         ),
     )
     rep = audit(run, s)
@@ -86,10 +87,12 @@ def test_settings_found_in_pyproject_and_applied(tmp_path):
     assert "GE002" in {f.code for f in rep.findings}
     assert rep.verdict.outcome.value in ("underfit", "plateaued")
     assert not [f for f in rep.findings if f.code.startswith("MI")]
+    ge002_rule = rep.verdict.rule
     s.detectors = {"GE002": {"max_ratio": 0.99}}  # 4% improvement is enough under this threshold
     rep = audit(run, s)
     assert "GE002" not in {f.code for f in rep.findings}
-    assert rep.verdict.outcome.value not in ("underfit", "plateaued")
+    # the verdict no longer rests on GE002 (the flat tail may still be OP003's plateau)
+    assert rep.verdict.rule != ge002_rule, (ge002_rule, rep.verdict.rule)
 
 
 def test_secrets_redacted_everywhere():
