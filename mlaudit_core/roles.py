@@ -761,23 +761,8 @@ def roles_of(keys: list[str]) -> dict[str, tuple[Role, ...]]:
                 Role.TRAIN_ACCURACY,
             )  # Keras sparse_top_k_categorical_accuracy / val_...: one measure
         out[k] = roles
-    _split_alone_is_loss(parsed, out)
     _split_less_accuracy_is_heldout(parsed, out)
     return out
-
-
-def _split_alone_is_loss(parsed: dict[str, NameParts], out: dict) -> None:
-    """A figure named by its split alone (``train 2.8312 | val 2.1483 | Acc 0.8693 | F1 0.2067``, own
-    corpus f17b2-11) in a run that names its accuracy or task score and no loss: the record names
-    every figure but the objective, which it gives under the split it was measured on, so the
-    training-split figure is the training loss and the evaluation-split one the held-out loss.
-    Changes ``out`` in place."""
-    fams = {p.family for p in parsed.values()}
-    if "loss" in fams or not fams & {"acc", "score"}:
-        return
-    for k, p in parsed.items():
-        if p.family is None and p.split is not None and not _core(p.tokens) and not out.get(k):
-            out[k] = (Role.VAL_LOSS,) if p.split == "eval" else (Role.TRAIN_LOSS,)
 
 
 def _split_less_accuracy_is_heldout(parsed: dict[str, NameParts], out: dict) -> None:
@@ -1008,102 +993,4 @@ def unplaced(run, heldout_only: bool = False) -> list[str]:
         out.append(k)
         if len(out) >= 20:
             break
-    return out
-
-
-#: Words that name a sum of other logged quantities when a name holds nothing else besides its split
-#: (``train/total``, ``val/total``, ``sum``, ``combined``).
-_TOTAL_WORDS = frozenset({"total", "sum", "combined", "overall"})
-#: At most this many headless siblings are tried as the terms of a total (subsets of 2 and 3).
-_MAX_TERMS = 8
-#: A total fits its terms when the largest residual is within this fraction of its largest value:
-#: printed figures carry 4-6 significant digits (own corpus f17b2-09 ``total=3355.6111
-#: pose=3355.3748 gaze=0.2364``; f17b2-15 ``total=2.192192 det=1.932989 kd=0.518404``, a weight 0.5 on
-#: ``kd``), so rounding leaves residuals near 1e-6 of the values; 1e-3 leaves room for 3 digits.
-_TOTAL_TOL = 1e-3
-_MIN_TOTAL_POINTS = 5
-
-
-def _total_core(key: str) -> tuple[str | None, tuple[str, ...]] | None:
-    """``(split, core)`` of a name made only of total words besides its split and words that say
-    nothing (``train/total`` -> ``("train", ("total",))``), else None."""
-    p = parse_name(key)
-    if p.family is not None:
-        return None
-    core = tuple(_core(p.tokens))
-    if core and all(t in _TOTAL_WORDS for t in core):
-        return p.split, core
-    return None
-
-
-def _sums_terms(total, terms) -> bool:
-    """Whether ``total`` (n,) equals ``sum(w_i * terms[i])`` (each (n,)) with every weight > 0, to
-    :data:`_TOTAL_TOL` of its largest magnitude (least squares on the given terms)."""
-    import numpy as np
-
-    a = np.column_stack(terms)
-    w, *_ = np.linalg.lstsq(a, total, rcond=None)
-    if not np.all(w > 1e-9):
-        return False
-    scale = float(np.max(np.abs(total)))
-    return scale > 0 and float(np.max(np.abs(a @ w - total))) <= _TOTAL_TOL * scale
-
-
-def total_of_terms(metrics) -> dict[Role, str]:
-    """The losses a run logs as the total of named terms, when no name says loss.
-
-    A research loop that prints ``total=3355.61 pose=3355.37 gaze=0.24`` (own corpus f17b2-09) or
-    ``total=2.19 det=1.93 kd=0.52`` (f17b2-15: ``det + 0.5 * kd``) names the terms of its objective
-    after what they measure and their sum ``total``: the quantity the optimizer minimises. A series
-    whose name is only a total word (:data:`_TOTAL_WORDS`) besides its split, whose values at every
-    step it shares with two or three siblings of the same split that no head names (subsets of the
-    first :data:`_MAX_TERMS`, at least :data:`_MIN_TOTAL_POINTS` shared steps) equal their sum with
-    positive weights (:data:`_TOTAL_TOL`), is that objective: the training loss under a train split
-    or none, the held-out loss under an evaluation split. The same total name under an evaluation
-    split beside a training total found so (``val/total``, printed without its terms) is the
-    held-out loss. ``metrics``: a :class:`~mlaudit_core.rundata.MetricTable`. Returns
-    ``{Role.TRAIN_LOSS: key, Role.VAL_LOSS: key}`` with the roles found (empty when none)."""
-    from itertools import combinations
-
-    import numpy as np
-
-    keys = list(metrics.keys)
-    totals = {k: tc for k in keys if (tc := _total_core(k)) is not None}
-    if not totals:
-        return {}
-
-    def last_per_step(k: str) -> tuple[np.ndarray, np.ndarray]:
-        t = metrics.series(k).by_step().finite()
-        return np.asarray(t.steps), np.asarray(t.values, dtype=np.float64)
-
-    out: dict[Role, str] = {}
-    confirmed: set[tuple[str, ...]] = set()
-    for key, (split, core) in sorted(totals.items()):
-        sibs = [
-            last_per_step(k)
-            for k in keys
-            if k not in totals
-            and (p := parse_name(k)).split == split
-            and p.family is None
-            and not p.running_best
-        ][:_MAX_TERMS]
-        ts, tv = last_per_step(key)
-        found = False
-        for combo in (c for n in (2, 3) for c in combinations(sibs, n)):
-            common = ts
-            for cs, _ in combo:
-                common = np.intersect1d(common, cs)
-            if len(common) < _MIN_TOTAL_POINTS:
-                continue
-            y = tv[np.searchsorted(ts, common)]
-            cols = [cv[np.searchsorted(cs, common)] for cs, cv in combo]
-            if _sums_terms(y, cols):
-                found = True
-                break
-        if found:
-            confirmed.add(core)
-            out.setdefault(Role.VAL_LOSS if split == "eval" else Role.TRAIN_LOSS, key)
-    for key, (split, core) in sorted(totals.items()):
-        if split == "eval" and core in confirmed and metrics.count(key) >= 2:
-            out.setdefault(Role.VAL_LOSS, key)
     return out

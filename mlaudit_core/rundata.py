@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .roles import AliasTable, Role, total_of_terms
+from .roles import AliasTable, Role
 
 if TYPE_CHECKING:  # pandas loads on first use: importing RunData (the CLI, the hooks) skips it
     import pandas as pd
@@ -336,9 +336,6 @@ class RunData:
         keys = m.keys
         counts = {k: m.count(k) for k in keys}
         key = self.aliases.resolve(role, keys, counts)
-        if key is None and role in _LOSS_ROLES:
-            # no name says loss: a total of named terms is the objective (roles.total_of_terms)
-            key = self._totals().get(role)
         if (
             key is not None
             and counts[key] >= 2
@@ -355,16 +352,6 @@ class RunData:
             if others:
                 return self.aliases.resolve(role, others, counts)
         return key
-
-    def _totals(self) -> dict[Role, str]:
-        """:func:`~mlaudit_core.roles.total_of_terms` of the metric table, memoised per table."""
-        m = self.metrics
-        hit = self.cache.get("totals")
-        if hit is not None and hit[0] is m and hit[1] == len(m.keys):
-            return hit[2]
-        out = total_of_terms(m)
-        self.cache["totals"] = (m, len(m.keys), out)
-        return out
 
     def has(self, role: Role) -> bool:
         key = self.key_for(role)

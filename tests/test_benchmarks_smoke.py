@@ -262,3 +262,14 @@ def test_triage_eval(mlflow_server):
     assert re.search(r"found first: lr\s+\d/3", out) and re.search(
         r"found first: lr\s+\d/1\n", out
     ), out
+
+
+def test_confidence_calibration_fits_and_checks_a_toy_csv(tmp_path):
+    """benchmarks/confidence_calibration.py at toy size: every third row of its first-run CSV (all
+    rounds kept); it fits the per-class map and prints the leave-one-round-out and temporal checks."""
+    rows = (BENCH / "confidence_first_runs.csv").read_text().splitlines()
+    toy = tmp_path / "toy.csv"
+    toy.write_text("\n".join([rows[0], *rows[1::3]]) + "\n")
+    out = run("confidence_calibration.py", "--csv", str(toy))
+    assert "fit on every round:" in out and "leave-one-round-out" in out, out
+    assert "ECE" in out and "Brier" in out, out

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from mlaudit_core.audit import audit
 from mlaudit_core.formats import load_path
 from mlaudit_core.roles import plain_reward
@@ -53,6 +55,12 @@ def test_op001_came_back_noisy_per_batch_loss_is_no_divergence():
     assert (rep.verdict.outcome.value, rep.verdict.cause.value) == ("succeeded", "healthy")
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="OP008 measuring the floor from the training loss's first value (fixer-fa14) was reverted: on "
+    "an HF SGD run at lr 60 (tests/test_roles_learning_rate.py) the first logged training loss, 1.35e5, is "
+    "already the blow-up, so the held-out swings looked small and the run was called healthy",
+)
 def test_op008_start_level_reads_the_training_loss_before_a_late_first_evaluation():
     rep = audit(
         _run(

@@ -76,11 +76,11 @@ def test_batch_path_triage_gan_mlflow_store(tmp_path):
         in tri["statements"]
     )
     claims_have_counts(tri)
-    sig = [f for f in tri["factors"] if f["significant"]]
-    assert [f["name"] for f in sig] == ["start_time"]
-    assert (
-        sig[0]["effect"].startswith("all ") and "crashed runs have start time <" in sig[0]["effect"]
-    )
+    # the runs MLflow marks FINISHED log only the generator's and discriminator's losses and no
+    # held-out metric: a game's losses show no success (V21), so they are unknown, and with no
+    # succeeded run to set against the crashed ones no factor (start time included) is claimed
+    assert tri["outcomes"].get("succeeded", 0) == 0 and tri["outcomes"].get("unknown", 0) >= 1
+    assert not [f for f in tri["factors"] if f["significant"]], tri["factors"]
 
 
 def test_batch_path_triage_study_pytorch_all_failed_claims_nothing():

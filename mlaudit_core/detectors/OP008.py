@@ -11,22 +11,6 @@ from ._knowledge import hyp, said
 from .base import Detector, DetectorParams, Remedy, Skip
 
 
-def _start_level(run, val) -> float:
-    """The held-out loss's starting level: its first evaluation, or the training loss's first value
-    when that was logged before the first evaluation and is higher (the same objective on the untrained
-    model: a run that evaluates every tenth epoch has learned most of what it learns before its first
-    evaluation; own corpus f17b2-04, a TSDiff train_loss 0.303 at epoch 0, valid_loss first at epoch 9 at
-    0.018 and bouncing 0.002-0.012 after it)."""
-    first = float(val.values[0])
-    tk = run.key_for(Role.TRAIN_LOSS)
-    if not tk:
-        return first
-    t = run.series(tk).by_step().finite()
-    if not len(t) or float(t.steps[0]) >= float(val.steps[0]):
-        return first
-    return max(first, float(t.values[0]))
-
-
 class ErraticValidationLoss(
     Detector, code="OP008", name="erratic-validation-loss", family="optimization"
 ):
@@ -53,8 +37,7 @@ class ErraticValidationLoss(
     own, libraries): it fires on two, realworld csv03 and tb08 (a TF2 RMSprop run, val loss 0.39-1.66),
     both labelled unstable/diverged, and on no run labelled healthy.
     Near a floor, ratios mislead: no finding when the whole second-half range (max - min) is at most
-    ``floor_share`` 10% of the drop from the starting level (the first evaluation, or the training loss's
-    first value when logged before it and higher: :func:`_start_level`) to the second-half minimum (a loss near its
+    ``floor_share`` 10% of the drop from the first evaluation to the second-half minimum (a loss near its
     floor bouncing by a few held-out examples; own corpus f5b3-09, Keras val_loss 0.055-0.199 after
     starting near ln 26, and f5b5-03, 0.0003-0.0029 after 0.0766; both healthy). A loss at ``absurd_scale``
     keeps the finding (realworld csv03 bounces 2e7-7e7 after 7.9e12).
@@ -131,7 +114,7 @@ class ErraticValidationLoss(
             return
         scale = float(np.median(half))
         suspect = scale >= p.absurd_scale
-        learned = _start_level(run, s) - float(half.min())
+        learned = float(v[0]) - float(half.min())
         swing = float(half.max() - half.min())
         if not suspect and learned > 0 and swing <= p.floor_share * learned:
             # factor jumps of a loss near its floor: the whole second-half swing is a small part of what the

@@ -119,11 +119,9 @@ _SPLIT_TAG = re.compile(
 
 _SPLIT_HINT = re.compile(r"(?i:val|eval|test|dev)")
 #: A held-out split tag as the last part of a log prefix, right before the message: ``... - INFO -
-#: Validation - `` (own corpus f10b1-20: ``Validation - Loss: 0.1996, F1: 0.9995, AUC: 0.9997``), or a
-#: bracketed tag as the prefix's last group (f17b2-09: ``[INFO] [Val]   Epoch 1: total=1633.6117``).
+#: Validation - `` (own corpus f10b1-20: ``Validation - Loss: 0.1996, F1: 0.9995, AUC: 0.9997``).
 _SPLIT_TAG_LAST = re.compile(
-    r"(?i)(?:(?:^|[\s\]|:-])(?P<t>val|valid|validation|eval|evaluation|dev|test|testing)\s*[-|:]"
-    r"|\[\s*(?P<u>val|valid|validation|eval|evaluation|dev|test|testing)\s*\])\s*$"
+    r"(?i)(?:^|[\s\]|:-])(?P<t>val|valid|validation|eval|evaluation|dev|test|testing)\s*[-|:]\s*$"
 )
 #: A split named in a figure's own name: the line then names its splits itself.
 _SPLIT_WORD = re.compile(
@@ -205,7 +203,7 @@ def _split_prefix(line: str) -> str:
         # the prefix pattern takes ``Validation -`` as a logger's name; the tag is its last part
         t = _SPLIT_TAG_LAST.search(line[: len(line) - len(msg)])
         if t is not None and not _SPLIT_WORD.search(msg):
-            return "test/" if (t["t"] or t["u"]).lower().startswith("test") else "val/"
+            return "test/" if t["t"].lower().startswith("test") else "val/"
     if m is None or _SPLIT_WORD.search(m.string, m.end()):
         return "train/"  # no tag, or the rest names its splits itself (``[eval] iter 0: train 9.85 val 9.85``)
     return "test/" if (m["a"] or m["b"]).lower().startswith("test") else "val/"
@@ -774,12 +772,6 @@ class LogParser:
         #: key/value tables (``| name | value |`` rows): the open one, and how many were closed
         self._kv_block: dict[str, tuple[float, float]] = {}
         self._kv_blocks = 0
-        #: single figures printed without a position (see :meth:`_summary_block`): the open block,
-        #: and how many blocks were closed by a name printed again
-        self._sum_block: dict[str, tuple[float, float]] = {}
-        self._sum_blocks = 0
-        #: whether a record had a step or an epoch of its own (:meth:`_resolve_step`)
-        self._positioned = False
         #: a rich progress bar line waiting for the deeply indented lines its metric column wraps onto
         self._wrap: str | None = None
         #: the step of the last bare ``step N`` header line, for the indented lines under it
@@ -992,7 +984,12 @@ class LogParser:
         if msg is None:
             return
         if self._launch_sig is None:  # collecting the log's first two message lines
-            if self._launch_first and msg == self._launch_first[0] and _launch_line(msg):
+            if (
+                self._launch_first
+                and msg == self._launch_first[0]
+                and _launch_line(msg)
+                and not self.started  # a table header reprinted after records is no launch
+            ):
                 # the first message line again at once: the first launch printed only that line and a
                 # second launch starts here; the signature is this launch's first two lines
                 gen, counts = self._store.mark()
@@ -1052,9 +1049,6 @@ class LogParser:
             False,
             False,
         )
-        if self._sum_blocks:
-            self._sum_flush()  # the launch before's last block of figures
-        self._sum_block, self._sum_blocks, self._positioned = {}, 0, False
         self.facts.clear()
         self.params.clear()
         self._summary.clear()
@@ -1815,8 +1809,6 @@ class LogParser:
 
     def _resolve_step(self, fmt: LogFormat, step, epoch, batch, total, line_step) -> int:
         self.seq += 1
-        if step is not None or line_step is not None or epoch is not None:
-            self._positioned = True
         if fmt.step == "epoch":
             e = epoch if epoch is not None else self.epoch
             if e is not None:
@@ -2140,48 +2132,8 @@ class LogParser:
         ):
             for k, v in rec.items():
                 self._summary[k] = (v, self.wall)
-            self._summary_block(rec)
             return True
         return False
-
-    def _summary_block(self, rec: dict[str, float]) -> None:
-        """Collect a single figure printed without a position into the open block. A name the
-        block opened with starts the next block: figures printed one per line, again and again
-        (a Ray Tune/RLlib ``Result for`` dict dumped as indented ``key: value`` lines each iteration,
-        own corpus f17b1-12; ``Training Loss: 0.1345`` and ``Model test error: 0.61342`` printed
-        each epoch between blank lines and messages, f17b1-06) are one record per block, as a
-        key/value table printed again is (:meth:`_kv_row`); the closed block is emitted
-        (:meth:`_sum_flush`). A block never repeated stays summary values."""
-        blk = self._sum_block
-        if blk and next(iter(blk)) in rec:
-            self._sum_flush()
-            blk = self._sum_block
-        for k, v in rec.items():
-            blk.setdefault(k, (v, self.wall))  # a leaf name met again inside one nested dict
-
-    def _sum_flush(self) -> None:
-        """Emit the open block of single figures as one record: at the next record number when the
-        steps so far count records (none printed, ``log.step_source`` ``record_count``, the template
-        reader's record axis, repeated tables), else at the current step (the figures printed after
-        step N are step N's). The line distance that decides a summary is kept as it was."""
-        blk, self._sum_block = self._sum_block, {}
-        if not blk:
-            return
-        self._sum_blocks += 1
-        by_record = (
-            self.step is None
-            or getattr(self, "seq_steps", False)
-            or self.params.get("log.step_axis") in ("record", "table")
-        )
-        step = (self.step or 0) + 1 if by_record else self.step
-        assert step is not None
-        wall, last_line = self.wall, self.last_record_line
-        for k, (v, w) in blk.items():
-            self.wall = w
-            self._emit_all({k: v}, step, None)
-        self.wall, self.last_record_line = wall, last_line
-        self.step = step
-        self.started = True
 
     def _generic_step(
         self,
@@ -2218,21 +2170,12 @@ class LogParser:
             and epoch is None
             and batch is None
             and self.step is not None
-            and (
-                self.params.get("log.step_axis") == "record"
-                or self.params.get("log.step_axis") is None
-                and not self._positioned
-            )
-            and not by_header
-            and self.step_header is None
+            and self.params.get("log.step_axis") == "record"
             and self._logged_at(rec, self.step)
         ):
-            # the steps so far count records (the template reader's, or no record so far had a step or
-            # an epoch of its own) and this record's metrics already have a point there: it is the next
-            # record (own corpus f17b2-11, ``Ép 1 | train 2.8312 | val 2.1483 | Acc 0.8693`` per epoch
-            # under a word for epoch no catalogue knows: 18 records on one step without it)
+            # the steps so far count the template reader's records (no step, epoch, bar or header
+            # anywhere) and this record's metrics already have a point there: it is the next record
             step = self.step + 1
-            self.params.setdefault("log.step_axis", "record")
         return self._resolve_step(_GENERIC_FMT, step, epoch, batch, None, line_step)
 
     def _change_message(self, seg: str) -> bool:
@@ -2454,8 +2397,6 @@ class LogParser:
         self._flush_pending()
         if self._kv_blocks and self.params.get("log.step_axis") == "table":
             self._kv_flush()  # the last of the repeated tables
-        if self._sum_blocks:
-            self._sum_flush()  # the last of the repeated blocks of figures
         store = self._store
         for name, (value, wall) in self._summary.items():
             if name in self._names:
