@@ -124,9 +124,9 @@ def test_lightning_cli_killed_planned_length_from_its_config_yaml(tmp_path):
     assert run.params.get("trainer.max_epochs") == "200"
     rep = audit(run)
     # the verdict is the stop below the plan, except that the wall times of this CPU run's ~2 ms
-    # steps can also show a throughput fall on a loaded machine (an SY error: a real measurement,
-    # which may then lead the verdict; never 'succeeded')
-    slow = any(f.code.startswith("SY") and f.severity.value == "error" for f in rep.findings)
+    # steps can also show a throughput fall on a loaded machine (an SY finding: a real measurement
+    # of this run, which may then lead the verdict; never 'succeeded')
+    slow = any(f.code.startswith("SY") for f in rep.findings)
     if slow:
         assert rep.verdict.outcome.value in ("crashed", "slow"), rep.verdict.summary
     else:
