@@ -7,29 +7,18 @@ applied to real artifacts of the own corpus (tests/data/realworld), and stated i
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import pytest
+from realworld_helpers import own_run
 
 from mlaudit_core.audit import audit
-from mlaudit_core.formats import load_path
 from mlaudit_core.verdict.evidence import CALIBRATION, calibrated
 
 ROOT = Path(__file__).parents[1]
-OWN = ROOT / "tests" / "data" / "realworld"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 cc = pytest.importorskip("confidence_calibration")
-
-
-def _own(artifact_id: str):
-    lab = next(
-        x for x in json.loads((OWN / "labels.json").read_text()) if x["id"].startswith(artifact_id)
-    )
-    runs = load_path(OWN / lab["path"]).runs
-    assert runs, lab["path"]
-    return runs[-1][1]
 
 
 def test_calibrated_is_monotone_and_bounded_in_every_evidence_class():
@@ -72,14 +61,14 @@ def test_confidence_of_real_runs_is_the_calibrated_probability_of_their_evidence
     observed signature); wb06: a ResNet-18 CIFAR-100 run stopped early, healthy (no failure finding
     on its curves); wb03: an AlexNet overfit read from its validation loss (a failure read from a
     curve, mapped to the fraction right of that class on unseen runs)."""
-    oom = audit(_own("wb07-resnet18-cuda-oom-at-start")).verdict
+    oom = audit(own_run("wb07-resnet18-cuda-oom-at-start")).verdict
     assert (oom.outcome.value, oom.cause.value) == ("crashed", "infra_runtime")
     assert "calibrated (observed)" in (oom.basis or "")
     assert calibrated(0.05, "observed") < oom.confidence < calibrated(0.99, "observed")
-    healthy = audit(_own("wb06-resnet18-cifar100-earlystop-healthy")).verdict
+    healthy = audit(own_run("wb06-resnet18-cifar100-earlystop-healthy")).verdict
     assert (healthy.outcome.value, healthy.cause.value) == ("succeeded", "healthy")
     assert "calibrated (no_failure)" in (healthy.basis or "")
-    overfit = audit(_own("wb03-alexnet-cifar10-overfit-val-loss-doubles")).verdict
+    overfit = audit(own_run("wb03-alexnet-cifar10-overfit-val-loss-doubles")).verdict
     assert overfit.outcome.value == "overfit" and "calibrated (curve)" in (overfit.basis or "")
     assert overfit.confidence == pytest.approx(calibrated(0.5, "curve"), abs=0.006)
     # a failure read from a curve is right less often on unseen runs than an observed crash

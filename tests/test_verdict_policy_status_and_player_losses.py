@@ -7,27 +7,16 @@ Real input from the realworld corpus: W&B run folders f16b2-09 (an HF Trainer Lo
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from realworld_helpers import own_run
 
 from mlaudit_core.audit import audit
-from mlaudit_core.formats import load_path
 from mlaudit_core.report import Cause, Outcome
 from mlaudit_core.rundata import RunStatus
 from mlaudit_core.verdict.evidence import ending
 
-OWN = Path(__file__).parent / "data" / "realworld"
-
-
-def _own(prefix: str):
-    lab = next(
-        e for e in json.loads((OWN / "labels.json").read_text()) if e["id"].startswith(prefix)
-    )
-    return load_path(OWN / lab["path"]).runs[-1][1]
-
 
 def test_a_crashed_status_after_the_plan_was_reached_leaves_the_training_to_the_learning_rules():
-    run = _own("f16b2-09-")
+    run = own_run("f16b2-09-")
     assert run.status in (RunStatus.FAILED, RunStatus.KILLED)
     rep = audit(run)
     e = ending(run, rep.findings)
@@ -37,7 +26,7 @@ def test_a_crashed_status_after_the_plan_was_reached_leaves_the_training_to_the_
 
 
 def test_a_crashed_status_of_a_run_that_stopped_short_stays_crashed():
-    run = _own("f15b1-12-")
+    run = own_run("f15b1-12-")
     v = audit(run).verdict
     assert v.outcome is Outcome.CRASHED, v.summary
 
@@ -47,7 +36,7 @@ def test_a_gan_players_rising_loss_is_an_unstable_game_not_a_divergence():
     back to 6.6 in the last quarter of 400/400 epochs; OP001 reads a divergence of that loss."""
     from mlaudit_core.verdict.policy import _adversarial_player
 
-    run = _own("f16b2-06-")
+    run = own_run("f16b2-06-")
     rep = audit(run)
     assert rep.findings and any(f.code == "OP001" for f in rep.findings)
     v = rep.verdict
