@@ -276,6 +276,10 @@ _POSITION = re.compile(r"(?<![\w./-])\d+\s*/\s*\d+(?![\w./])")
 _HEADER_CELL = re.compile(
     r"^(?=.{1,41}$)[^\W\d](?:[\w./@%()-]|:(?=[\w.]))*(?: [^\W\d(](?:[\w./@%()-]|:(?=[\w.]))*){0,3}$"
 )
+#: A cell that is a ``name:value`` pair with no space (``step:161``, ``loss:26.72``): a record's figure,
+#: never a column name (own f19b2-19: ``used time:0.18,step:161,loss:26.7,mse_loss:1.67`` per line). The
+#: name ends in a letter: ``mAP@.5:.95`` (YOLO's header) is a range in a column name, not a pair.
+_PAIR_CELL = re.compile(rf"^[^\W\d][^:]*[A-Za-z_]:\s*{_N}$")
 #: The cells of a 2+-space-aligned header line, with their columns: names separated by one space
 #: are one cell (``macro avg``).
 _HEADER_SPAN = re.compile(r"\S+(?: \S+)*")
@@ -1205,6 +1209,7 @@ class LogParser:
         if (
             2 <= len(cells) <= 40
             and all(_HEADER_CELL.match(c) for c in cells)
+            and not any(_PAIR_CELL.match(c) for c in cells)
             and (sep is not None or "  " in text)
         ):
             self._table = (cells, sep)
