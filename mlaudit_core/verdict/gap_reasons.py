@@ -12,7 +12,9 @@ differ. An analyst takes the cause from what that sentence names, and only from 
   1024``), or a setting named as the mismatch (``There was a mismatch with the hyper-parameters (namely
   batch size)``, ``The inconsistency ... lies in the parameter --freeze_text_encoder``), or the training
   code's default named as not the reference's (``the training codes was not using randomaug as
-  default``): the run is a faithful run of another configuration, data_config.
+  default``), or a recipe setting stated with the run's value against the reference's (``a 4-GPU machine
+  will yield a bn batch size of 12 instead of 24``): the run is a faithful run of another configuration,
+  data_config.
 
 The evaluation side (another protocol, scorer, split or leaderboard entry) is read by
 :func:`mlaudit_core.verdict.statements.evaluation_explains_gap`. A question, a negation before the words in
@@ -118,6 +120,14 @@ _SETTING_MISMATCH = re.compile(
 )
 
 
+#: A recipe setting stated with the run's value against the reference's: ``a 4-GPU machine will yield a bn
+#: batch size of 12 instead of 24``, ``lr 0.01 rather than 0.1``.
+_SETTING_INSTEAD = re.compile(
+    rf"(?<![\w-]){_SETTING_WORD}\b[^.;!?]{{0,30}}?(?<![\w.])\d[\w.]*\s+(?:instead of|rather than)\s+\d",
+    re.I,
+)
+
+
 def _reason_in(sents: list[str], i: int) -> str | None:
     """The kind of reason sentence ``i`` of one speaker's value states, else None."""
     s = sents[i]
@@ -129,6 +139,9 @@ def _reason_in(sents: list[str], i: int) -> str | None:
         lo = max(s.rfind(p, 0, m.start()) for p in ",;:(") + 1
         if not re.search(r"\b(?:no|not|never|nothing)\b|n't\b", s[lo : m.start()], re.I):
             return "configuration"
+    m = _SETTING_INSTEAD.search(s)
+    if m and _stated(s, m):
+        return "configuration"
     m = _SETTING.search(s)
     if m and _stated(s, m) and _FIGURE.search(s) and _BECAUSE.search(s):
         if _REFERENCE_VALUE.search(" ".join(sents[i : i + 2])):

@@ -188,9 +188,27 @@ def _environment_fixed(c: Ctx) -> Decision | None:
 
 def _environment_fixed_unseen(c: Ctx, said: str) -> Decision | None:
     """:func:`_environment_fixed` with no non-finite value and no crash: ``None`` when a curve or
-    an error is there to judge, else the unknown outcome of a prose-only report."""
+    an error is there to judge; a crash when the text states the run's memory ran out or its process was
+    killed (:func:`_memory_stated`), or when the confirmed fix gave the job host memory
+    (:func:`.statements.memory_given`: more RAM, swap): the resource the fix gave the job is the one whose
+    exhaustion ended it; else the unknown outcome of a prose-only report."""
     if c.basis.judgeable or _any_error(c):
         return None  # a curve or another failure signature is judged by its own rule
+    stated = _memory_stated(c)
+    if stated is not None:
+        return stated  # the memory that ran out is the confirmed cause, and its outcome is a crash
+    from .statements import memory_given
+
+    if memory_given(said):
+        return Decision(
+            Outcome.CRASHED,
+            Cause.INFRA_RUNTIME,
+            "No curve or error was given, and the report states the failure went away when the job was given "
+            f"more host memory ({said}): the run's memory ran out, and a run whose memory runs out is killed "
+            "(the kernel's out-of-memory killer prints a bare 'Killed', no traceback). Give the job the RAM or "
+            "swap the fix gave it, or lower what it holds in memory (loader workers, cached data, evaluation "
+            "buffers).",
+        )
     # a report in prose only (a hang, a stall, an error not pasted): the outcome is not in the data,
     # the cause is the one the thread confirmed
     return Decision(
@@ -3639,14 +3657,17 @@ def _slow_stated(c: Ctx) -> Decision | None:
     speed is expected: slow. The cause is the data-loader setting (data_config) when the thread confirms
     that a worker count changed fixed it and names no storage or decoding; else the machine's input side
     (infra_runtime: storage reads, I/O, the decoder, batch generation), as for a measured data-time stall
-    (V18). A loss curve that looks healthy does not contradict a complaint about speed."""
+    (V18). A loss curve that looks healthy does not contradict a complaint about speed. A maintainer's
+    "expected" that itself names the input side (``The training time is expected to be much longer if you
+    are using a HDD``) states where the time goes, not that nothing is wrong: it does not clear the run."""
     if any(x.severity.rank >= Severity.ERROR.rank for fs in c.by_code.values() for x in fs):
         return None
     from ..reference_gap import text_lines
-    from .statements import expected_behaviour, stated_input_slowness
+    from .statements import _INPUT_SIDE, expected_behaviour, stated_input_slowness
 
-    if expected_behaviour(c.run.params) is not None:
-        return None
+    expected = expected_behaviour(c.run.params)
+    if expected is not None and not _INPUT_SIDE.search(expected):
+        return None  # the speed cleared; an "expected" under the input side names the cause instead
     got = stated_input_slowness(text_lines(c.run), c.run.params)
     if got is None:
         return None
@@ -3812,16 +3833,27 @@ def _no_error_no_curve(c: Ctx) -> bool:
 
 def _gate_threshold_fixed(c: Ctx) -> Decision | None:
     """V18c: no judgeable curve, no finding at error, and a sentence of the report states that a test's or
-    gate's threshold or tolerance was made looser as the fix (:func:`.statements.gate_threshold_fix`): the
-    check was set inside the statistic's own noise (a flaky test), the training is not shown to fail."""
+    gate's threshold or tolerance was made looser as the fix (:func:`.statements.gate_threshold_fix`), or
+    that a failing test fails by chance (:func:`.statements.stated_flaky_test`: flaky, nondeterministic,
+    unseeded): the check was set inside the statistic's own noise, the training is not shown to fail."""
     if not _no_error_no_curve(c):
         return None
     from ..reference_gap import text_lines
-    from .statements import gate_threshold_fix
+    from .statements import gate_threshold_fix, stated_flaky_test
 
     said = gate_threshold_fix(text_lines(c.run))
     if said is None:
-        return None
+        flaky = stated_flaky_test(text_lines(c.run))
+        if flaky is None:
+            return None
+        return Decision(
+            Outcome.UNKNOWN,
+            Cause.METRIC_POLICY,
+            f'The report shows a failing test, and its text states the test fails by chance ("{flaky}"): '
+            "the check draws random inputs or compares a nondeterministic output without the margin of its "
+            "spread, so one red run says nothing of the code or the training under test. Seed the test (or "
+            "make the output deterministic) and set its tolerance from the spread measured over seeds.",
+        )
     return Decision(
         Outcome.UNKNOWN,
         Cause.METRIC_POLICY,
@@ -3841,8 +3873,11 @@ def _evaluation_explains(c: Ctx) -> Decision | None:
     if not _no_error_no_curve(c) or _reproduction_within_noise(c) is not None:
         return None
     from ..reference_gap import text_lines
-    from .statements import evaluation_explains_gap
+    from .statements import evaluation_explains_gap, stated_cause
 
+    stated = stated_cause(c.run.params)
+    if stated is not None and stated[0] == "healthy":
+        return None  # a maintainer judged the run's figures fine: their verdict, not the protocol, decides
     got = evaluation_explains_gap(text_lines(c.run), c.run.params)
     if got is None:
         return _measured_two_ways(c)
@@ -3886,13 +3921,18 @@ def _measured_two_ways(c: Ctx) -> Decision | None:
     """V18d's second reading: the text states one task metric's figure twice, the two apart by more than
     seed noise, and a sentence names how a figure is measured (the metric's definition, the evaluator,
     post-processing, the test inputs), with no training setting stated as changed
-    (:func:`.stated_figures.measured_two_ways`): one model scored two ways (metric_policy)."""
+    (:func:`.stated_figures.measured_two_ways`) and no reason for the gap stated by the thread
+    (:func:`.gap_reasons.stated_gap_reason`): one model scored two ways (metric_policy)."""
     from ..reference_gap import text_lines
     from .stated_figures import measured_two_ways
 
     got = measured_two_ways(text_lines(c.run))
     if got is None:
         return None
+    from .gap_reasons import stated_gap_reason
+
+    if stated_gap_reason(text_lines(c.run), c.run.params) is not None:
+        return None  # the thread states why the run differs from the reference: V18e's reading
     from .statements import stated_cause
 
     stated = stated_cause(c.run.params)
@@ -4417,8 +4457,10 @@ def _heldout_accuracy_never_beat_chance(c: Ctx) -> bool:
 def _thread_says_expected(c: Ctx) -> Decision | None:
     """V20a: no judgeable curve and no finding at error, and a maintainer's sentence in the report says
     the behaviour is expected (:func:`.statements.expected_behaviour`): nothing in the input contradicts
-    the confirmed explanation, so the cause is healthy. Not judged from figures: the outcome is running
-    (healthy so far, its end not seen) when the tracker gives no final status, else unknown."""
+    the confirmed explanation, so the cause is healthy; metric_policy when the sentence says the metric
+    is set by hand (:data:`.statements._METRIC_SET_BY_HAND`: ``it is normal, i manually set accuracy to
+    0.5``): then the figure is expected because it measures nothing. Not judged from figures: the outcome
+    is running (healthy so far, its end not seen) when the tracker gives no final status, else unknown."""
     from ..reference_gap import text_lines
     from .statements import affirmed_expected, expected_behaviour
 
@@ -4429,6 +4471,17 @@ def _thread_says_expected(c: Ctx) -> Decision | None:
     said = expected_behaviour(c.run.params) or affirmed_expected(text_lines(c.run), c.run.params)
     if said is None or _reproduction_within_noise(c) is not None:
         return None  # reruns within their noise band say succeeded from figures (V19d)
+    from .statements import _METRIC_SET_BY_HAND
+
+    if _METRIC_SET_BY_HAND.search(said):
+        return Decision(
+            _healthy_so_far(c),
+            Cause.METRIC_POLICY,
+            f"Not judged from figures (no judgeable curve); the maintainer calls the figure expected because "
+            f'of how it is computed, in the sentence "{said}": the metric is set by hand or a placeholder, '
+            "so it does not measure the model, and its flat value says nothing of the training. Judge the run "
+            "on its loss, or compute the metric from the model's predictions.",
+        )
     return Decision(
         _healthy_so_far(c),
         Cause.HEALTHY,
@@ -7472,8 +7525,9 @@ POLICY: tuple[Rule, ...] = (
         "gate-threshold-fixed",
         186,
         "no judgeable curve, no finding at error; a sentence of the report states a test's or gate's "
-        "threshold or tolerance made looser as the fix (not a question, negated or followed by 'still') -> "
-        "unknown, metric_policy",
+        "threshold or tolerance made looser as the fix (not a question, negated or followed by 'still'), or, "
+        "in a text that shows a test failure, that the test fails by chance (flaky, nondeterministic, "
+        "unseeded) -> unknown, metric_policy",
         (Outcome.UNKNOWN,),
         (Cause.METRIC_POLICY,),
         _gate_threshold_fixed,
@@ -7492,6 +7546,24 @@ POLICY: tuple[Rule, ...] = (
                 (),
                 None,
                 params={"reporter": "The test failed. Should we relax the 0.1 threshold?"},
+            ),
+            Case(
+                "an unseeded test that fails by chance (report b33-09)",
+                (),
+                ("unknown", "metric_policy"),
+                params={
+                    "reporter": "train! forwards a step size: Test Failed at test/training_parameters.jl:54",
+                    "maintainer NAME": "the file calls no Random.seed! at all, so which draw it gets "
+                    "depends on every test that ran before it",
+                },
+            ),
+            Case(
+                "flakiness denied is no explanation",
+                (),
+                None,
+                params={
+                    "reporter": "The CI test failed on main; this is not a flaky test, it fails every time."
+                },
             ),
         ),
     ),
@@ -7743,9 +7815,10 @@ POLICY: tuple[Rule, ...] = (
         193,
         "no judgeable curve, no finding at error, and a maintainer's sentence in the report that the "
         "behaviour is expected (not next to a cause or failure word), or a maintainer's plain 'Yes' to the "
-        "report's 'is this reasonable/normal?' -> running (no final tracker status), else unknown; healthy",
+        "report's 'is this reasonable/normal?' -> running (no final tracker status), else unknown; healthy "
+        "(metric_policy when the sentence says the metric is set by hand or hard-coded)",
         (Outcome.RUNNING, Outcome.UNKNOWN),
-        (Cause.HEALTHY,),
+        (Cause.HEALTHY, Cause.METRIC_POLICY),
         _thread_says_expected,
         cases=(
             Case(
@@ -7755,6 +7828,12 @@ POLICY: tuple[Rule, ...] = (
                 params={
                     "maintainer NAME": "I'm going to close this as there's no code changes required."
                 },
+            ),
+            Case(
+                "expected because the accuracy is set by hand (report b33-05)",
+                (),
+                ("unknown", "metric_policy"),
+                params={"maintainer NAME": "yeah. it is normal, i manuall set accuracy to 0.5"},
             ),
             Case(
                 "expected because of a wrong setting: a cause, not a clearance",

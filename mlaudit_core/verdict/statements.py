@@ -342,6 +342,14 @@ _EXPECTED = re.compile(
     r"|\btrains? (?:fine|correctly|normally)\b|\bnothing (?:is )?wrong\b",
     re.I,
 )
+#: A metric set by hand in the code: ``i manuall set accuracy to 0.5``, ``the accuracy is hard-coded``,
+#: ``the score is a placeholder``: an expected figure that measures nothing.
+_METRIC_SET_BY_HAND = re.compile(
+    r"\b(?:manuall?y?|by hand|hard-?cod\w*)\s+(?:set\s+)?(?:the\s+)?(?:accuracy|metric|score|f1|map|auc)\b"
+    r"|\b(?:accuracy|metric|score|f1|map|auc)\s+(?:is|was|are|were)\s+(?:\w+\s+)?(?:hard-?coded|a placeholder|"
+    r"set (?:manually|by hand))\b",
+    re.I,
+)
 #: Words of a cause or a failure next to the statement: ``expected because your labels ...``, ``normal for
 #: a NaN ...``, ``not a bug, the column is all 0s``: then it explains a failure, it does not clear the run.
 _FAILURE_WORDS = re.compile(
@@ -413,7 +421,7 @@ _DEVICE_OOM = re.compile(
 _ANY_OOM = re.compile(r"\b(?:runs?|ran|running|goes|went|going) out of memory\b", re.I)
 _HOST_FULL = re.compile(
     r"\b(?:ram|host memory|system memory|cpu memory|main memory)\b[^.;!?]{0,30}?\b"
-    r"(?:(?:is|was|got|gets|get|been|being|quickly|completely|fully|all)\s+){0,3}"
+    r"(?:(?:is|was|has|had|have|got|gets|get|been|being|quickly|completely|fully|all)\s+){0,3}"
     r"(?:fill(?:s|ed|ing)?\s+up|full|exhausted|used up)\b",
     re.I,
 )
@@ -426,9 +434,10 @@ _KILLED = re.compile(
     r"[^.;!?]{0,30}?\b(?:was|were|got|gets|get|is|are|being|been)\s+(?:(?!not\b|never\b)\w+\s+)?[\"'“‘]?killed\b",
     re.I,
 )
-#: The run stopped: ``the training script failed``, ``crashed``, ``was killed``, ``dies``.
+#: The run stopped: ``the training script failed``, ``crashed``, ``was killed``, ``dies``; the shell's
+#: ``Killed`` glued to the next output (``Killed96160``).
 _FAILED = re.compile(
-    r"\b(?:fail(?:s|ed)?|crash(?:es|ed)?|killed|di(?:es|ed)|abort(?:s|ed)|stopped|terminated)\b",
+    r"\b(?:fail(?:s|ed)?|crash(?:es|ed)?|di(?:es|ed)|abort(?:s|ed)|stopped|terminated)\b|\bkilled(?![a-z])",
     re.I,
 )
 #: Before the event in its clause: a negation, a condition or a candidate (``no OOM``, ``to avoid running
@@ -440,13 +449,33 @@ _NOT_ASSERTED = re.compile(
 )
 
 
+#: A cause stated by when it struck (``the issue was caused when the RAM had been exhausted``): ``when``
+#: there tells what happened, not a condition.
+_CAUSED_WHEN = re.compile(r"\b(?:caused|happen(?:s|ed)|occur(?:s|red))\s+when\b", re.I)
+
+
+#: The host's memory named as what the fix gave the job (``increasing the RAM did the job``, ``I resolved it
+#: by configuring swap memory``); shared memory (``/dev/shm``) is the loader's, whose failures are hangs
+#: and bus errors, not a memory exhaustion.
+_HOST_MEMORY = re.compile(
+    r"\b(?:ram|swap|host memory|system memory|cpu memory|main memory)\b", re.I
+)
+_SHARED_MEMORY = re.compile(r"\bshared[ _-]?memory\b|\bshm\b", re.I)
+
+
+def memory_given(said: str) -> bool:
+    """Whether the sentence ``said`` of a confirmed fix names the host's memory (:data:`_HOST_MEMORY`: RAM,
+    swap) and not the loader's shared memory: the fix gave the job memory, so its memory had run out."""
+    return bool(_HOST_MEMORY.search(said)) and not _SHARED_MEMORY.search(said)
+
+
 def _asserted(sentence: str, start: int) -> bool:
     """Whether the event at ``start`` of ``sentence`` is stated as having happened: not in a question, and
     no negation, condition or hedge earlier in its clause."""
     if "?" in sentence:
         return False
     lo = max(sentence.rfind(s, 0, start) for s in ",:;(") + 1
-    return _NOT_ASSERTED.search(sentence[lo:start]) is None
+    return _NOT_ASSERTED.search(_CAUSED_WHEN.sub(" ", sentence[lo:start])) is None
 
 
 def stated_memory_exhaustion(lines: list[str]) -> tuple[str, str] | None:
@@ -523,7 +552,11 @@ _SLOW = re.compile(
     r"|\b(?:is|are|was|were|becomes?|became|gets?|got|seems?)\s+slow\b"
     # an idle accelerator: the GPU's utilisation read at 0% (nvidia-smi's 'Volatile GPU-Util') while
     # the job runs: the steps wait for something other than the GPU
-    r"|\bgpu[- ]?util\w*\b[^.;!?%]{0,40}?(?<![\d.])0\s?%",
+    r"|\bgpu[- ]?util\w*\b[^.;!?%]{0,40}?(?<![\d.])0\s?%"
+    # the same told in words: ``GPU-util is low``, ``GPU-Util too low``; the duration itself called too
+    # long: ``training time too long``, ``the epoch time is very long``
+    r"|\bgpu[- ]?util\w*\s+(?:is\s+|was\s+|stays?\s+)?(?:too\s+|very\s+|so\s+|really\s+|extremely\s+)?low\b"
+    r"|\b(?:training|train|epoch|iteration|step|run)\s+times?\s+(?:is\s+|was\s+)?(?:too|very|so|extremely)\s+long\b",
     re.I,
 )
 #: A line where the framework (or a person) names the data-loader worker count as the bottleneck:
@@ -636,7 +669,7 @@ def stated_input_slowness(
 #: A test's or gate's threshold made looser as the fix: ``Updating the assertion threshold to 0.06 ensures
 #: that the test always passes``, ``increasing the threshold should solve it``, ``raise the tolerance``.
 _THRESHOLD_FIX = re.compile(
-    r"\b(?:increas|rais|relax|loosen|bump|updat|adjust|widen)\w*\s+(?:the\s+)?(?:\w+\s+){0,2}?"
+    r"\b(?:increas|rais|relax|loosen|bump|updat|adjust|widen)\w*\s+(?:the\s+)?(?:[\w`'\"]+\s+){0,2}?"
     r"(?:threshold|tolerance|tol|atol|rtol)s?\b"
     # a warning the check turns into an error let through: ``ignoring the warning makes it possible to get
     # this test to pass``, ``the PR silences the ConvergenceWarning in this test``
@@ -663,6 +696,40 @@ def gate_threshold_fix(lines: list[str]) -> str | None:
     return None
 
 
+#: A test failure shown: a test framework's failure line (pytest's, Julia's ``Test Failed at``), an
+#: assertion error or an ``assert_*`` helper, a CI job, a test suite.
+_TEST_FAILURE = re.compile(
+    r"\btest failed\b|\bfailed tests?\b|\btests? (?:fail\w*|suite)\b|\bAssertionError\b|\bassert_\w+|\bpytest\b"
+    r"|\b(?:unit|ci|regression|end-to-end|e2e)[ -]tests?\b|(?-i:\bCI\b)|\btestsets?\b",
+    re.I,
+)
+#: The check itself fails by chance, in words: the test is flaky or nondeterministic, or draws its random
+#: inputs with no fixed seed (``the file calls no Random.seed! at all``, ``the test is not seeded``).
+_FLAKY = re.compile(
+    r"\bflak(?:y|iness)\b|\bnon-?deterministic\w*\b|\bun-?seeded\b"
+    r"|\bno\s+(?:fixed\s+|random\s+)?[\w.]*seed\b|\bnot\s+(?:\w+\s+)?seeded\b"
+    r"|\b(?:does|do|did)\s*(?:n't|\s+not)\s+(?:fix|set)\s+(?:the\s+|a\s+|any\s+)?(?:random\s+)?seeds?\b",
+    re.I,
+)
+
+
+def stated_flaky_test(lines: list[str]) -> str | None:
+    """The sentence of a report's text that states a failing test fails by chance (:data:`_FLAKY`: flaky,
+    nondeterministic, drawn without a fixed seed), in a text that shows a test failure
+    (:data:`_TEST_FAILURE`: a test framework's failure line, an assertion, a CI job), or ``None``. A
+    question or a negation before it in its clause (``this is not a flaky test``) states nothing. Without
+    a test failure shown, an unseeded training run is a rerun's spread (:data:`_NOTHING_WRONG`), not a
+    check's."""
+    if not any(_TEST_FAILURE.search(line) for line in lines):
+        return None
+    for line in lines:
+        for s in _sentences(line):
+            m = _FLAKY.search(s)
+            if m and "?" not in s and not _NEGATION_BEFORE.search(_clause_before(s, m.start())):
+                return s.strip()[:240]
+    return None
+
+
 #: The evaluation side named: the evaluator, its protocol or settings, the leaderboard's entry, another
 #: language, task or split of the benchmark.
 _EVAL_SIDE = re.compile(
@@ -680,7 +747,13 @@ _EVAL_SIDE = re.compile(
     r"|(?<![\w.])\d+(?:\.\d+)?\s*[km]?\s+(?:generated\s+|sampled\s+)?(?:images|samples)\b"
     # not a batch's size: ``4 images/GPU``, ``2 images per GPU``, ``16 images in batch``
     r"(?!\s*(?:/|per\b|in\s+(?:a\s+|each\s+|the\s+|one\s+)?(?:mini-?)?batch))"
-    r"|\bnumber of (?:generated\s+)?(?:images|samples)\b",
+    r"|\bnumber of (?:generated\s+)?(?:images|samples)\b"
+    # one model behind both figures: ``The model with 27.18 mAP is precisely the same model we provided``;
+    # a post-processing threshold of the scoring: ``0.5 as the threshold for object detection scores``
+    r"|\b(?:exactly|precisely)?\s*the\s+same\s+(?:released\s+|trained\s+|pre-?trained\s+)?"
+    r"(?:model|checkpoint|weights)\b(?!\s+(?:with|on|for|using)\b)"
+    r"|\bthreshold (?:for|of|on) (?:the\s+)?(?:\w+\s+){0,2}?(?:scores?|confidences?)\b"
+    r"|\b(?:score|confidence) thresholds?\b",
     re.I,
 )
 #: Words of an explanation (a necessity, a difference, a use): the sentence explains, not only asks.
@@ -919,7 +992,7 @@ _CHANGE_MADE = re.compile(
 #: fixed run``, names a change, not an outcome).
 _IMPROVED = re.compile(
     r"\b(?:resolved|solved|works|worked|working|went away|is gone|was gone|no longer|perfectly|fine now)\b"
-    r"|\bnow (?:it|this|that)\s+(?:is\s+)?work\b"
+    r"|\bnow (?:it|this|that)\s+(?:is\s+)?work\b|\b(?:did|does|do)\s+the\s+(?:job|trick)\b"
     r"|\b(?:is|was|been|be|got|get|gets|are|were|now)\s+(?:\w+\s+)?fixed\b"
     r"|\b(?:runs?|trains?|ran|trained|looks?|seems?)\s+(?:fine|good|well|normal(?:ly)?)\b"
     r"|\b(?:became|becomes|is|was|got|gets)\s+(?:much\s+|a lot\s+)?(?:shorter|faster|better|normal)\b"
@@ -975,9 +1048,23 @@ _NOTHING_WRONG = re.compile(
     # a message without consequence: ``This warning can be safely ignored``, ``it is harmless``
     r"|\bcan\s+(?:safely\s+)?be\s+(?:safely\s+)?ignored\b|\bcan\s+(?:safely\s+)?ignore\s+(?:this|these|that|it|the)\b"
     r"|\b(?:is|are)\s+(?:completely\s+|totally\s+)?harmless\b"
-    # the reference's own runs showed the same: ``we had the same experience on JAAD``
-    r"|\b(?:we|i)\s+(?:also\s+)?(?:had|saw|see|observed|got|get)\s+the\s+same\s+(?:experience|behaviou?r|"
-    r"curves?|thing|pattern)\b",
+    # the reference's own runs showed the same: ``we had the same experience on JAAD``, ``I have the same
+    # numbers``
+    r"|\b(?:we|i)\s+(?:also\s+)?(?:had|have|saw|see|observed|got|get)\s+the\s+same\s+(?:experience|behaviou?r|"
+    r"curves?|thing|pattern|numbers|results?|figures|scores?|accuracy)\b"
+    # the run's figures judged against the reference's own: ``The results you're observing appear to be in
+    # line with ours``, ``Your numbers look good``
+    r"|\b(?:in line|consistent|on par)\s+with\s+(?:ours|our\s+(?:own\s+)?(?:results|numbers|figures|runs)|"
+    r"what we (?:got|get|saw|see|observed))\b"
+    r"|\byour\s+(?:[\w-]+\s+){0,2}?(?:numbers|results|figures|scores|accuracy|curves?)\s+(?:look|looks|seem|"
+    r"seems|are)\s+(?:\w+\s+)?(?:good|right|correct|reasonable|fine)\b"
+    # the reference itself is wrong: ``the paper is incorrect for this particular experiment``
+    r"|\bthe\s+(?:paper|readme|table)(?:'s\s+[\w-]+)?\s+(?:is|was)\s+(?:\w+\s+)?incorrect\b"
+    # reruns that differ by their random start: ``different initialization values lead to different
+    # accuracies``
+    r"|\bdifferent\s+(?:random\s+)?(?:initiali[sz]ations?|seeds?|initiali[sz]ation values)\s+"
+    r"(?:\w+\s+){0,2}?(?:lead|leads|give|gives|result|results|yield|yields)\s+(?:in\s+|to\s+)?"
+    r"(?:slightly\s+|somewhat\s+)?different\s+(?:accurac\w+|results|numbers|scores|figures|performance)\b",
     re.I,
 )
 
@@ -1180,8 +1267,7 @@ def _value_cause(
     """The cause one thread value (``key: text``) states, for :func:`stated_cause`: ``("healthy",
     sentence)`` for a maintainer's sentence that nothing failed, else the first sentence's stated cause
     (:func:`_sentence_cause`; a change counts as confirmed when a ``later`` value says the problem went),
-    else, for a maintainer, the agreed question's proposal (:func:`_affirmed_hypothesis`) or, in a
-    comparison with a reference, the reference's recipe (:func:`_reference_recipe`); ``None`` when it
+    else, for a maintainer, the agreed question's proposal (:func:`_affirmed_hypothesis`); ``None`` when it
     states nothing."""
     own = text.removeprefix(f"{key}: ")
     sents = _sentences(own)
@@ -1201,8 +1287,6 @@ def _value_cause(
     )
     if got is None and maintainer:
         got = _affirmed_hypothesis(key, sents, said_all[: said_all.index((key, text))])
-    if got is None and maintainer and compared:
-        got = _reference_recipe(key, sents)
     return got
 
 
@@ -1238,7 +1322,9 @@ def stated_cause(params: Mapping[str, object]) -> tuple[str, str] | None:
     (``when I changed the batch size, the problem is gone``) yields to the maintainer's explanation. A
     maintainer's answer that agrees (``Yes, you are right.``) with the question just before it states the
     question's proposal (:func:`_affirmed_hypothesis`); the writer's own finding with the mistake owned
-    (``I found that the order of bounding box is actually ... Silly mistake``) is a stated cause; an
+    (``I found that the order of bounding box is actually ... Silly mistake``) is a stated cause; in a
+    comparison with a reference, a maintainer's statement of the reference's recipe (:func:`_reference_recipe`)
+    is the cause (``config``) unless a maintainer also says nothing failed (``Your numbers look good``); an
     instruction (``Please update your nvidia driver``) is a change made, confirmed like any other; ``fixed /
     solved by X`` names the change X with its outcome; ``turns out`` states a found cause; a cause
     statement with no object in its window takes the first object of the rest of its sentence (``it turns
@@ -1256,6 +1342,8 @@ def stated_cause(params: Mapping[str, object]) -> tuple[str, str] | None:
     healthy: tuple[str, str] | None = None
     # the first cause stated by someone other than a maintainer
     other: tuple[str, str] | None = None
+    # the reference's recipe a maintainer states in a comparison: a difference inferred, not a verdict
+    recipe: tuple[str, str] | None = None
     for vi, (key, text) in enumerate(values):
         got = _value_cause(key, text, values[vi + 1 :], said_all, compared)
         if got is not None and got[0] == "healthy":
@@ -1263,7 +1351,12 @@ def stated_cause(params: Mapping[str, object]) -> tuple[str, str] | None:
             continue
         if got is not None and _ACK_KEY.match(key):
             return got  # the maintainer's word on the cause outranks the reporter's
+        if got is None and compared and _ACK_KEY.match(key):
+            recipe = recipe or _reference_recipe(key, _sentences(text.removeprefix(f"{key}: ")))
         other = other or got
+    if recipe is not None:
+        # the maintainer's own verdict that the run's figures are fine outranks the recipe they describe
+        return healthy or recipe
     if other is not None:
         return other
     if fixed is not None and fixed[0] == "code":
