@@ -200,14 +200,10 @@ def test_policy_one_final_nan_point_is_not_nan_from_the_start(tmp_path):
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an MLflow run left RUNNING by SIGKILL, silent for 1 h after logging "
-    "every 5 ms, is judged 'running' (new-user pass 2026-12-06; lead told)",
-)
 def test_policy_running_run_silent_far_beyond_its_cadence(tmp_path):
     """A real MLflow SQLite store: metrics logged with their wall times 1 h ago, 5 ms apart, the run
-    never terminated (what a SIGKILL leaves: nothing calls end_run)."""
+    never terminated (what a SIGKILL leaves: nothing calls end_run): silent far beyond its own
+    cadence, it is not running (``verdict.liveness``)."""
     mlflow = pytest.importorskip("mlflow")
     from mlflow.entities import Metric
 

@@ -11,6 +11,59 @@ from ._knowledge import hyp, said
 from .base import Detector, DetectorParams, PlotMark, Remedy, as_int, first_series_evidence
 
 
+def lr_restart_steps(run) -> list[tuple[int, int]]:
+    """The steps where the learning-rate schedule restarts, with the tolerance around each (steps).
+
+    A restart is a point where the learning rate, having decayed to at most half of its peak so
+    far, rises to more than twice its previous value: SGDR's warm restarts (Loshchilov & Hutter
+    2017, whose loss rises after each restart before it falls again), a cyclic schedule's next cycle,
+    a resumed stage whose schedule starts again from zero. The tolerance is two logging intervals
+    of the learning rate: a restart logged as ``lr = 0`` at the stage's first step rises at the next.
+    ``[]`` without a learning-rate series of at least 3 finite points."""
+    key = run.key_for(Role.LEARNING_RATE)
+    if key is None:
+        return []
+    lr = run.series(key).by_step().finite()
+    if len(lr) < 3:
+        return []
+    v, st = lr.values, lr.steps
+    tol = 2 * int(max(np.median(np.diff(st)), 1))
+    peak = np.maximum.accumulate(v)
+    out = []
+    for i in range(1, len(v)):
+        if 0 < peak[i - 1] and v[i - 1] <= 0.5 * peak[i - 1] and v[i] > 2 * v[i - 1]:
+            out.append((int(st[i]), tol))
+    return out
+
+
+def _near(step: int, restarts: list[tuple[int, int]]) -> bool:
+    return any(abs(step - r) <= tol for r, tol in restarts)
+
+
+def _events(v: np.ndarray, base: np.ndarray, idx: np.ndarray, p) -> list:
+    """``(index, value, trailing median, points to recovery or None)`` of each burst of spike points
+    ``idx`` of the loss ``v`` (trailing medians ``base``) that rises by at least ``recovery_range`` of
+    the loss's range."""
+    # one episode per burst: spike points closer than ``window`` points belong together
+    # (a spike often knocks the optimizer state and the next points rise too)
+    starts = idx[np.concatenate([[True], np.diff(idx) > p.window])]
+    ends = np.append(idx[np.flatnonzero(np.diff(idx) > p.window)], idx[-1])
+    events = []
+    # near zero a relative tolerance is too strict: also accept a return to within
+    # ``recovery_range`` of the loss's whole range (initial level minus best)
+    rng = max(float(np.median(v[: p.window])) - float(v.min()), 0.0)
+    for i, last in zip(starts, ends):
+        ref = base[i]
+        if float(v[i]) - ref < p.recovery_range * rng:
+            continue  # smaller than 2% of the loss's range: noise near zero, not an instability
+        # from the burst's first spike: a point between two spikes of a burst back at the
+        # earlier level is a recovery (single hard batches of a per-batch loss)
+        after = v[i + 1 : last + 1 + p.recovery_points]
+        back = np.flatnonzero(after <= ref + max(ref * p.recovery_tol, p.recovery_range * rng))
+        events.append((int(i), float(v[i]), float(ref), int(back[0]) + 1 if back.size else None))
+    return events
+
+
 class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"):
     """Training loss jumps far above its recent level, and either recovers or does not.
 
@@ -23,6 +76,10 @@ class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"
     recovery (a per-batch loss whose hard batches spike one at a time: own corpus f13b2-07, a
     BERT fine-tune's batches at 0.155 between batches at 0.005-0.02, called unrecovered when
     the burst ran into the end of the log).
+    A spike where the learning-rate schedule restarts (:func:`lr_restart_steps`: SGDR's warm
+    restarts, a resumed stage whose schedule starts again) is the schedule's: it is not counted as
+    unrecovered, and a run whose only spikes sit at restarts gets an info finding (facts
+    ``at_lr_restart``; own corpus f18b1-01, a trainer_state with six restarts, was called unstable).
     Remedy: for unrecovered spikes, lower the LR or clip gradients; for frequent
     recovered spikes, inspect the batches at those steps.
     Thresholds: modified z-score > 3.5 on the residual from a trailing median
@@ -129,32 +186,18 @@ class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"
         idx = np.flatnonzero(spike)
         if idx.size == 0:
             return
-        # one episode per burst: spike points closer than ``window`` points belong together
-        # (a spike often knocks the optimizer state and the next points rise too)
-        starts = idx[np.concatenate([[True], np.diff(idx) > p.window])]
-        ends = np.append(idx[np.flatnonzero(np.diff(idx) > p.window)], idx[-1])
-        events = []
-        # near zero a relative tolerance is too strict: also accept a return to within
-        # ``recovery_range`` of the loss's whole range (initial level minus best)
-        rng = max(float(np.median(v[: p.window])) - float(v.min()), 0.0)
-        for i, last in zip(starts, ends):
-            ref = base[i]
-            if float(v[i]) - ref < p.recovery_range * rng:
-                continue  # smaller than 2% of the loss's range: noise near zero, not an instability
-            # from the burst's first spike: a point between two spikes of a burst back at the
-            # earlier level is a recovery (single hard batches of a per-batch loss)
-            after = v[i + 1 : last + 1 + p.recovery_points]
-            back = np.flatnonzero(after <= ref + max(ref * p.recovery_tol, p.recovery_range * rng))
-            events.append(
-                (int(i), float(v[i]), float(ref), int(back[0]) + 1 if back.size else None)
-            )
+        events = _events(v, base, idx, p)
         if not events:
             return
+        restarts = lr_restart_steps(run)
+        scheduled = [e for e in events if _near(int(s.steps[e[0]]), restarts)]
         # a burst in the last few points has no room to show recovery: it is not "unrecovered"
         unrecovered = [
-            e for e in events if e[3] is None and len(v) - 1 - e[0] >= p.min_points_after
+            e
+            for e in events
+            if e[3] is None and len(v) - 1 - e[0] >= p.min_points_after and e not in scheduled
         ]
-        events = [e for e in events if e[3] is not None or e in unrecovered]
+        events = [e for e in events if e[3] is not None or e in unrecovered or e in scheduled]
         if not events:
             return
         recovered = [e for e in events if e[3] is not None]
@@ -176,6 +219,7 @@ class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"
             n_recovered=len(recovered),
             n_unrecovered=len(unrecovered),
             spike_steps=[int(s.steps[e[0]]) for e in events[:50]],
+            at_lr_restart=[int(s.steps[e[0]]) for e in scheduled[:50]],
         )
         if unrecovered:
             i, val, ref, _ = unrecovered[0]
@@ -187,8 +231,18 @@ class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"
                 evidence=ev,
                 **facts,
             )
+        elif scheduled and not recovered:
+            i, val, ref, _ = scheduled[0]
+            yield self.finding(
+                Severity.INFO,
+                f"{key}: {len(events)} spike(s), each where the learning-rate schedule restarts "
+                f"(first at step {int(s.steps[i])}: {fmt(val)} vs trailing median {fmt(ref)}); a "
+                "restarted schedule lifts the loss before it falls again: scheduled, not unstable",
+                evidence=ev,
+                **facts,
+            )
         else:
-            i, val, ref, r = recovered[0]
+            i, val, ref, r = (recovered or scheduled)[0]
             yield self.finding(
                 Severity.INFO,
                 f"{key}: {len(events)} spike(s), all recovered (first at step {int(s.steps[i])}: "

@@ -17,6 +17,7 @@ missing and what to log or pass; ``succeeded`` needs a training signal actually 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ..model_family import DL_ONLY_ADVICE, tree_ensemble
 from ..report import (
@@ -45,6 +46,7 @@ from .evidence import (
     superseded_crash,
     what_to_log,
 )
+from .liveness import abandoned
 from .narrative import build_timeline, hypotheses, key_metrics, next_actions, surprising
 from .policy import POLICY, Case, Ctx, Decision, Rule, first_match, table_markdown
 
@@ -87,6 +89,10 @@ def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
     partial data (:func:`_on_partial_data`); the summary's additions (:func:`_summary`); the
     confidence (:func:`~.evidence.confidence`); the unknowns and next actions
     (:func:`_unknowns_and_actions`); the narrative around them."""
+    stale = abandoned(run)
+    if stale is not None:
+        # a RUNNING status nobody wrote to for weeks: read as the status it stands for
+        run = replace(run, status=stale.status)
     ctx = build_context(run, findings, det_runs)
     decision = _while_running(run, first_match(ctx))
     missing = [
@@ -108,6 +114,8 @@ def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
         f"{d.code}" for d in det_runs if d.status == "errored" and d.code[:2] in ("GE", "OP", "LI")
     ]
     summary = _summary(run, ctx, decision, partial, errored)
+    if stale is not None:
+        summary = f"{stale.sentence()} {summary}"
     conf, terms = confidence(
         outcome=decision.outcome.value,
         cause=decision.cause.value,
