@@ -33,6 +33,7 @@ from ..rundata import RunData, RunStatus
 from ..signal import fmt
 from ..signatures import match_line
 from .evidence import FAR_ABOVE, FAR_BELOW_LR, MIN_TREND_POINTS, Basis, Ending, LrAssessment
+from .granularity import HeldoutSize, heldout_size
 
 _CORRECTNESS_EXC = (
     "ValueError",
@@ -2200,6 +2201,9 @@ def _overfit(c: Ctx) -> Decision | None:
     if f and task_metric_overrules(c) is not None:
         return None
     if f and not c.ending.early_stopped and selection_metric_holds(c.run) is None:
+        tiny = heldout_size(c.run)
+        if tiny is not None:
+            return _tiny_heldout(c, f, tiny)
         gl = float(f.facts.get("gl") or 0.0)
         if f.facts.get("measure") == "loss" and gl >= 100.0 * (OVERFIT_MAX_RATIO - 1.0):
             return Decision(
@@ -2226,6 +2230,23 @@ def _overfit(c: Ctx) -> Decision | None:
             Outcome.OVERFIT, Cause.MODEL_CONVERGENCE, f"The run overfit: {f.message}.", f
         )
     return None
+
+
+def _tiny_heldout(c: Ctx, f: Finding, tiny: HeldoutSize) -> Decision | None:
+    """A held-out rise read on a held-out set of a few examples (:func:`.granularity.heldout_size`):
+    counting noise, not an overfit. A run that reached its end is judged on what it is measured with
+    (succeeded, metric_policy: the held-out set is too small to rank its epochs); a stopped one is
+    left to the rules of its stop (``None``)."""
+    if c.ending.stopped:
+        return None
+    return Decision(
+        Outcome.SUCCEEDED,
+        Cause.METRIC_POLICY,
+        f"The held-out loss rose ({f.message}), but {tiny.sentence()}: a held-out set that small cannot "
+        "tell an overfit from chance, nor rank the epochs. Evaluate on a held-out set of hundreds of "
+        "examples before reading these curves.",
+        f,
+    )
 
 
 #: The run's selection metric "holds" when its best evaluation lies in the last ``SELECTION_TAIL`` of
