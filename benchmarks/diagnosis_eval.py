@@ -564,7 +564,20 @@ def _pick(runs: list, label: dict):
         return None, f"run {want} not among the {len(runs)} runs read"
     if len(runs) == 1:
         return runs[0][1], ""
-    return runs[-1][1], f"{len(runs)} runs read; the last one ({runs[-1][0]}) is judged"
+    where, run = _latest_with_metrics(runs)
+    return run, f"{len(runs)} runs read; the last one ({where}) is judged"
+
+
+def _latest_with_metrics(runs: list) -> tuple:
+    """``(where, run)``: the last run that logged any metric (every run when none did), "last" by
+    start time when every such run has one (a store's run folders are named by random ids, so path
+    order says nothing of which run came last), else by path order. A folder's label describes the run
+    that holds its data, not an empty run left open beside it (own corpus f19b2-05: an MLflow
+    experiment with a finished 200-epoch run and an earlier run left RUNNING with nothing logged)."""
+    with_data = [(w, r) for w, r in runs if len(r.metrics.keys)] or list(runs)
+    if all(r.start_time is not None for _, r in with_data):
+        return max(enumerate(with_data), key=lambda x: (x[1][1].start_time, x[0]))[1]
+    return with_data[-1]
 
 
 def _legacy_load(path: Path, label: dict, tmp: Path):

@@ -99,6 +99,11 @@ _STEP_OF = re.compile(
     r"\s*[\])]?(?!\s*:\s)",
     re.I,
 )
+#: A loop counter under any word (``Epoha [3/10]``, ``Epoche 3/10``, ``Época [3/10]``): a word at the
+#: start of a line (after markers such as ``=>``, ``---``, ``#``), then ``k/N`` with or without brackets.
+_WORD_OF = re.compile(
+    r"^[\W_]*?(?P<word>[^\W\d_]{3,})\s*[:=]?\s*[\[(]?\s*(\d+)\s*/\s*(\d+)(?!\d)\s*[\])]?"
+)
 #: Console lines scanned at each end of the log (the plan is printed at the start, the count at the end).
 SCAN_LINES = 5000
 
@@ -130,6 +135,8 @@ class PlannedLength:
             steps), else ``None``.
         text: the console text that stated the plan (a counter's last occurrence, ``step:605700/617600``),
             else ``None``.
+        open_pass: for an outer-loop counter printed as a block after each pass (:func:`_outer_loop`),
+            why the console ends inside the next pass (lines logged after the last block), else ``None``.
     """
 
     planned: float
@@ -138,6 +145,7 @@ class PlannedLength:
     reached: float | None = None
     interval: float | None = None
     text: str | None = None
+    open_pass: str | None = None
 
 
 def leaf(key: str) -> str:
@@ -216,6 +224,10 @@ def console_plan(lines: list[str]) -> list[PlannedLength]:
     ep = _counter(lines, _EPOCH_OF)
     if ep is not None:
         out.append(replace(ep, unit="epoch", source="console 'Epoch k/N'"))
+    else:
+        outer = _outer_loop(lines)
+        if outer is not None:
+            out.append(outer)
     st = _counter(lines, _STEP_OF)
     if st is not None:
         out.append(replace(st, unit="step", source="console 'step k/N'"))
@@ -223,6 +235,66 @@ def console_plan(lines: list[str]) -> list[PlannedLength]:
     if stated is not None:
         out.append(stated)
     return out
+
+
+#: Words whose ``k/N`` counts steps or batches, or that the epoch pattern reads (Docker's ``Step 3/12 :``
+#: build steps among them), never an outer loop of passes.
+_NOT_OUTER = frozenset({"step", "steps", "iter", "iters", "iteration", "batch", "batches", "epoch"})
+#: An outer-loop counter is at most this share of the console's lines (printed once per pass, between
+#: the lines of the inner loop it wraps).
+OUTER_SHARE = 0.2
+
+
+def _outer_loop(lines: list[str]) -> PlannedLength | None:
+    """The plan of an outer training loop printed under a word no pattern names (a language other
+    than English: ``=> Epoha [1/10] ZAVRSENA!``): one word heads >= 2 lines with ``k/N``, N the same
+    in every one, k rising by exactly 1 from one to the next and never restarting (a per-epoch batch
+    bar restarts, and a step counter rises by its interval), those lines at most :data:`OUTER_SHARE`
+    of the console. Read as epochs: the loop printed once per pass with the loss lines of the pass
+    between, which is what an epoch header or summary is. ``None`` otherwise (or when the word is
+    one of :data:`_NOT_OUTER`)."""
+    by_word: dict[str, list[tuple[int, int, str]]] = {}
+    for t in lines:
+        m = _WORD_OF.match(t)
+        if m:
+            by_word.setdefault(m["word"].lower(), []).append((int(m[2]), int(m[3]), t))
+    for word, hits in by_word.items():
+        if word in _NOT_OUTER or len(hits) < 2 or len(hits) > OUTER_SHARE * len(lines):
+            continue
+        n = hits[0][1]
+        ks = [k for k, _, _ in hits]
+        if n <= 0 or any(nn != n for _, nn, _ in hits) or not 0 < ks[-1] <= n:
+            continue
+        if any(b - a != 1 for a, b in zip(ks, ks[1:])):
+            continue
+        return PlannedLength(
+            float(n),
+            "epoch",
+            f"console '{word} k/N' (an outer loop)",
+            float(ks[-1]),
+            1.0,
+            hits[-1][2].strip()[:160],
+            _after_last_block(lines, hits[-1][2], ks[-1], n),
+        )
+    return None
+
+
+def _after_last_block(lines: list[str], last: str, k: int, n: int) -> str | None:
+    """Why the console ends inside pass ``k + 1`` of ``n``: the last counter line ``last`` heads a
+    block (it and the lines up to the next blank line), and two or more non-blank lines follow that
+    block (the records of a pass that never printed its own line); else ``None`` (the log ends with
+    the block, or the counter line heads the records of its pass, as an epoch header does)."""
+    i = len(lines) - 1 - lines[::-1].index(last)
+    j = i + 1
+    while j < len(lines) and lines[j].strip():
+        j += 1
+    after = [t for t in lines[j:] if t.strip()]
+    if len(after) < 2 or k >= n:
+        return None
+    return (
+        f"{len(after)} lines follow the last '{last.strip()[:60]}' block: the console ends inside "
+        f"pass {k + 1} of {n}"
+    )
 
 
 def _stated(lines: list[str]) -> PlannedLength | None:

@@ -267,7 +267,13 @@ def judge(run: RunData, surrogate: bool = False) -> Judgement | None:
     """The :class:`Judgement` of the run's task metric (:func:`task_metric`), or ``None`` without
     one of at least ``MIN_EVALS`` evaluations."""
     m = task_metric(run, surrogate)
-    if m is None or len(m.values) < MIN_EVALS:
+    return None if m is None else judge_series(m)
+
+
+def judge_series(m: TaskMetric) -> Judgement | None:
+    """The :class:`Judgement` of any held-out series ``m`` (levels, noise band, holds/fell, read
+    as :func:`judge` reads the task metric), or ``None`` under ``MIN_EVALS`` evaluations."""
+    if len(m.values) < MIN_EVALS:
         return None
     v = m.values
     n = len(v)

@@ -735,7 +735,7 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
     _read_missing_end_line(run, e, text)
     if not e.interrupt and not e.early_stopped:
         e.open_epoch = open_epoch(text)
-        e.cut_epoch = cut_epoch(run)
+        e.cut_epoch = e.cut_epoch or cut_epoch(run)
     e.excerpt = excerpt(run)
     return e
 
@@ -907,6 +907,7 @@ def _read_plan(run: RunData, e: Ending) -> None:
                 reached,
             )
             e.interval, e.plan_text = interval, plan.text
+            e.cut_epoch = plan.open_pass
             return
 
 
@@ -1017,6 +1018,8 @@ def _infer_patience(run: RunData, e: Ending) -> None:
     mid-epoch leaves training records after its last evaluation."""
     from ..roles import is_higher_better
 
+    if e.cut_epoch:
+        return  # the console ends inside a pass: callbacks run at a pass's end, not inside it
     watched = _watched(run)
     vk = run.key_for(Role.VAL_LOSS)
     if watched is not None:

@@ -512,7 +512,12 @@ def _crash_infra(c: Ctx) -> Decision | None:
 def transient_nonfinite(c: Ctx) -> Finding | None:
     """LI001 on the training loss where the loss came back: fewer than half of the points after the
     onset are non-finite and the last point is finite (a skipped batch, HF/YOLO logging a NaN step),
-    so the run did not diverge."""
+    so the run did not diverge. A last point that is non-finite reads the same when the loss already
+    came back from a non-finite stretch at least as long as the final one and a task metric rose
+    beyond noise from the onset, with its best after it (:func:`task_metric_contradicts`): one more sporadic point of the kind
+    the run recovered from, while the model kept improving at its task, is no divergence (own corpus
+    f19b2-18: a YOLOv8x ``train/box_loss`` inf at 4 isolated epochs of 100, the last among them,
+    while mAP50 rose to its best at epoch 85; f10b2-15 and csv10 the same with a finite last point)."""
     f = c.train_nonfinite()
     if f is None or f.facts.get("all_after_nonfinite"):
         return None
@@ -524,20 +529,45 @@ def transient_nonfinite(c: Ctx) -> Finding | None:
         if f.facts.get("key") in c.run.metrics
         else None
     )
-    if s is None or not len(s) or not np.isfinite(s.values[-1]):
+    if s is None or not len(s):
+        return None
+    if not np.isfinite(s.values[-1]) and not _sporadic_nonfinite_end(c, s.values, f):
         return None
     return f
 
 
+def _sporadic_nonfinite_end(c: Ctx, values: np.ndarray, f: Finding) -> bool:
+    """The series ends non-finite, but its final non-finite stretch is no longer than one it already
+    came back from, and a task metric rose from the first onset to a best after it: the final stretch is
+    one more of the sporadic non-finite points, not the start of a divergence."""
+    bad = ~np.isfinite(np.asarray(values, dtype=np.float64))
+    stretches: list[int] = []
+    n = 0
+    for b in bad:
+        if b:
+            n += 1
+        elif n:
+            stretches.append(n)
+            n = 0
+    if not stretches or n > max(stretches):
+        return False
+    onset = float(f.facts.get("first_step") or 0)
+    return task_metric_contradicts(c.run, onset, near_best=False) is not None
+
+
 def _transient(c: Ctx) -> Decision | None:
-    """V05b; not when a task metric rose to its best after the onset (:func:`task_metric_contradicts`):
+    """V05b; not when a task metric rose beyond noise from the onset to a best after it
+    (:func:`task_metric_contradicts`):
     a non-finite value that came back while the model kept improving at its task is a logging or
     skipped-step artefact, not instability (own corpus f10b2-15: one 'inf' epoch mean of a YOLO box
     loss under AMP, epoch 5 of 31, while mAP50-95 rose 0.24 -> 0.70)."""
     f = transient_nonfinite(c)
     if f is None:
         return None
-    if task_metric_contradicts(c.run, float(f.facts.get("first_step") or 0)) is not None:
+    if (
+        task_metric_contradicts(c.run, float(f.facts.get("first_step") or 0), near_best=False)
+        is not None
+    ):
         return None
     return Decision(
         Outcome.UNSTABLE,
@@ -1175,12 +1205,15 @@ def _nonfinite_from_first(c: Ctx, f: Finding, start: tuple[float, float] | None 
 CONTRADICT_NOISE = 3.0
 
 
-def task_metric_contradicts(run: RunData, onset_step: float) -> tuple[str, float, float] | None:
+def task_metric_contradicts(
+    run: RunData, onset_step: float, *, near_best: bool = True
+) -> tuple[str, float, float] | None:
     """``(key, level at the onset, final level)`` of an accuracy, score or reward (a name whose family
     is one of those and says higher is better; any split, not a running best) with >= 6 finite points,
     at least 3 of them after ``onset_step``, whose final level (median of its last 3 points) is above
     its level at the onset (median of the 3 points around it) by more than :data:`CONTRADICT_NOISE`
-    noise units and within as many of its best; else ``None``. A model whose training loss diverged
+    noise units and within as many of its best (with ``near_best=False``: whose best came after the
+    onset, wherever it ended); else ``None``. A model whose training loss diverged
     predicts worse from the onset on, on the training data and off it: a task metric that keeps
     rising to its best says the loss series is not the model's objective as read (a sum over batches
     on another scale, a surrogate, a mean of an empty list shown as NaN). Own corpus f7b2-17: a ViT's
@@ -1207,7 +1240,11 @@ def task_metric_contradicts(run: RunData, onset_step: float) -> tuple[str, float
         half = v[n // 2 :]
         noise = float(np.median(np.abs(np.diff(half)))) if half.size > 2 else 0.0
         margin = CONTRADICT_NOISE * noise
-        if final - at > margin and float(v.max()) - final <= max(margin, 1e-12):
+        if final - at <= margin:
+            continue
+        if float(v.max()) - final <= max(margin, 1e-12) or (
+            not near_best and float(m.steps[int(np.argmax(v))]) > onset_step
+        ):
             return k, at, final
     return None
 
@@ -3273,6 +3310,45 @@ def accuracy_lost_to_memorising(c: Ctx) -> str | None:
     )
 
 
+def task_metric_fell_while_fitting(c: Ctx) -> str | None:
+    """A description when the run's task metric fell from its best level (:func:`..task_metric.judge`:
+    levels are medians of a tenth of the evaluations; it fell by more than its noise band and more than
+    a tenth of its gain, and its best level came before the last one) while the training loss kept
+    falling after that best (its final level, the median of its last tenth, below its level at the
+    best step), in a run its own early stopping did not end: the model fit the training set better
+    and did worse at its task on held-out data, which is what an overfit is, whatever the held-out
+    loss did (own corpus f19b1-09: a YOLOv8 fine-tune whose fitness peaked at 0.678 by epoch 37-43 and
+    ended at 0.632, 5x its noise band lower, while every training loss kept falling; f15b1-09, f5b3-16
+    the same shape, labelled overfit). A metric that held within its band or gave back at most a
+    tenth of its gain is a plateau, not an overfit; ``None`` then, and without a task metric or a
+    training loss of >= 6 points."""
+    from ..task_metric import judge
+
+    if c.ending.early_stopped:
+        return None
+    j = judge(c.run)
+    tk = c.run.key_for(Role.TRAIN_LOSS)
+    if j is None or not j.fell or not tk:
+        return None
+    t = c.run.series(tk).by_step().finite()
+    if len(t) < MIN_EVALS_FOR_FALL:
+        return None
+    w = max(3, int(np.ceil(0.1 * len(t))))
+    upto = int(np.searchsorted(t.steps, j.best_step, side="right"))
+    if upto < 1:
+        return None
+    at_best = float(np.median(t.values[max(0, upto - w) : upto]))
+    end = float(np.median(t.values[-w:]))
+    if not end < at_best:
+        return None
+    return f"{j.describe()}, while {tk} kept falling ({fmt(at_best)} at its best -> {fmt(end)})"
+
+
+#: Points a training loss needs for :func:`task_metric_fell_while_fitting` (the task metric's own
+#: ``MIN_EVALS``: five changes for a noise estimate).
+MIN_EVALS_FOR_FALL = 6
+
+
 def converged_without_gap(c: Ctx, f: Finding) -> str | None:
     """A description when GE007's plateau is a converged run: its monitored series is the held-out
     loss, the training loss learned (its last-quarter median at least :data:`CONVERGED_DROP` below
@@ -3328,7 +3404,7 @@ def _val_plateau(c: Ctx) -> Decision | None:
     if f and not stopped and converged_without_gap(c, f) is not None:
         return None  # both losses flat at one level after a learning curve: converged, not stalled
     if f and not stopped:  # a run cut short never had the chance to improve: its stop explains more
-        lost = accuracy_lost_to_memorising(c)
+        lost = accuracy_lost_to_memorising(c) or task_metric_fell_while_fitting(c)
         if lost is not None:
             return Decision(
                 Outcome.OVERFIT,
@@ -6971,7 +7047,9 @@ POLICY: tuple[Rule, ...] = (
         "improving early, or improved < 2% over the second half while the training loss kept falling and "
         "the gap widened); not on a run that stopped early or ended failed; overfit when the held-out accuracy "
         "peaked and sat >= 10% below its peak over the last quarter while the training loss fell to half its "
-        "value at that peak and GE005 finds the held-out loss >= 2x the training loss; not when the "
+        "value at that peak and GE005 finds the held-out loss >= 2x the training loss, or when the task "
+        "metric's level fell from its best beyond its noise band and a tenth of its gain while the training "
+        "loss kept falling, in a run its early stopping did not end; not when the "
         "monitored held-out loss's best is level with the training loss after the plateau's start (within "
         "the training loss's interquartile range there) and the training loss fell >= 20% (converged)",
         (Outcome.PLATEAUED, Outcome.OVERFIT),
