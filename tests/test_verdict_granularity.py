@@ -21,7 +21,7 @@ import numpy as np
 from mlaudit_core.audit import audit
 from mlaudit_core.formats import load_path
 from mlaudit_core.report import Cause, Outcome
-from mlaudit_core.verdict.granularity import _grid, heldout_size
+from mlaudit_core.verdict.granularity import HeldoutSize, _grid, heldout_size
 
 RUNS = Path(__file__).parent / "data" / "realworld" / "runs"
 
@@ -65,3 +65,13 @@ def test_values_printed_with_two_decimals_are_no_grid_beyond_twenty():
     v = np.array([0.72, 0.76, 0.8, 0.84, 0.88, 0.92, 0.76, 0.8])
     assert _grid(v) is None
     assert _grid(np.array([0.25, 0.5, 0.75, 0.5, 0.25, 0.75, 0.5, 0.5])) == 4
+
+
+def test_a_fall_beyond_counting_noise_is_not_noise():
+    """On 25 examples a fall from 0.9 to 0.6 is 7 examples, beyond 2 binomial standard errors (0.12):
+    V12 keeps its overfit reading; 0.9 to 0.84 (1.5 examples) is within them."""
+    assert not HeldoutSize("val_accuracy", 25, 6, best=0.9, last=0.6).loss_within_noise
+    assert HeldoutSize("val_accuracy", 25, 6, best=0.9, last=0.84).loss_within_noise
+    three = _run(RUNS / "20222641-bit--BTL_AI" / "runs" / "detect" / "train" / "results.csv")
+    got = heldout_size(three)
+    assert got is not None and got.loss_within_noise  # recall 1.0 -> 2/3: one box of three

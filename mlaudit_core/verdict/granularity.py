@@ -30,6 +30,9 @@ MIN_POINTS = 8
 MIN_LEVELS = 3
 #: Distance from a grid point that counts as on it (values printed with 4 decimals or more).
 GRID_TOL = 1e-3
+#: Binomial standard errors within which a held-out accuracy's fall from its best is counting noise
+#: (two: a 95% band).
+NOISE_SE = 2.0
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,19 @@ class HeldoutSize:
     key: str
     n: int
     levels: int
+    #: The metric's best and its last level (median of its last 3 values), as fractions.
+    best: float = 1.0
+    last: float = 1.0
+
+    @property
+    def loss_within_noise(self) -> bool:
+        """Whether the metric's last level is within :data:`NOISE_SE` binomial standard errors of
+        its best (at least one example, ``1/n``): what the held-out set measures did not get worse
+        beyond counting noise, so a rise of the held-out loss beside it is no evidence of an overfit
+        either. A drop beyond that (0.9 -> 0.6 on 25 examples) is a real loss of accuracy."""
+        p = min(max(self.best, 0.0), 1.0)
+        margin = max(NOISE_SE * float(np.sqrt(p * (1 - p) / self.n)), 1.0 / self.n)
+        return self.best - self.last <= margin + 1e-9
 
     def sentence(self) -> str:
         return (
@@ -102,5 +118,5 @@ def heldout_size(run: RunData) -> HeldoutSize | None:
             continue
         n = _grid(v)
         if n is not None:
-            return HeldoutSize(key, n, levels)
+            return HeldoutSize(key, n, levels, float(v.max()), float(np.median(v[-3:])))
     return None

@@ -2239,7 +2239,7 @@ def _overfit(c: Ctx) -> Decision | None:
         return None
     if f and not c.ending.early_stopped and selection_metric_holds(c.run) is None:
         tiny = heldout_size(c.run)
-        if tiny is not None:
+        if tiny is not None and tiny.loss_within_noise:
             return _tiny_heldout(c, f, tiny)
         gl = float(f.facts.get("gl") or 0.0)
         if f.facts.get("measure") == "loss" and gl >= 100.0 * (OVERFIT_MAX_RATIO - 1.0):
