@@ -512,6 +512,18 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "you tried to allocate 35184372088832 bytes. Error code 12 (Cannot allocate memory)",
     ),
     ExceptionCause(
+        "python-memory-error",
+        "infra_runtime",
+        "Python could not allocate memory from the host (MemoryError): the host's RAM, with its swap or page "
+        "file, ran out",
+        ("MemoryError",),
+        None,
+        "",
+        "CPython 3.13 Objects/exceptions.c (MemoryError) raised by PyErr_NoMemory in Python/errors.c when an "
+        "allocation of the interpreter or of a C extension fails; printed with no message",
+        "MemoryError",
+    ),
+    ExceptionCause(
         "unequal-samples",
         "data_config",
         "the samples of a batch have different shapes (images of different sizes, sequences without padding): "

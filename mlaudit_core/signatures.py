@@ -833,6 +833,12 @@ _BARE_EXC = re.compile(
     r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception))(?: \(see above for traceback\))?:\s*(?P<msg>\S.*)$"
 )
 BARE_TAIL_LINES = 30
+#: A frame line cut inside its file name (``File "C:\\venv\\Lib\\site-pa[...]``, the elision mark removed by
+#: the reader): Python writes a frame line whole, so the paste was cut there.
+_CUT_FRAME = re.compile(r'^\s*File "[^"\n]*$')
+#: A line that is only an exception's class (``MemoryError``: Python prints it alone when the exception has
+#: no message). Read only to name the class of a traceback the paste cut before its exception line.
+_CLASS_LINE = re.compile(r"^(?P<type>[A-Z][\w.]*(?:Error|Exception))$")
 #: TensorFlow's error codes (the gRPC canonical codes of tensorflow/core/protobuf/error_codes.proto,
 #: ``OK`` aside). Each is raised in Python as the class named by the code in CamelCase plus ``Error``
 #: (tensorflow/python/framework/errors_impl.py: INVALID_ARGUMENT -> InvalidArgumentError).
@@ -1135,6 +1141,8 @@ class _Scan:
         self.frames: list[tuple[str, int, str]] = []
         self.unraisable = False
         self.cut: ConsoleLine | None = None  # the elision mark that cut the traceback being read
+        self.classes: list[tuple[str, ConsoleLine]] = []  # lines that are only an exception's class
+        self.end: ConsoleLine | None = None  # the last line read
         self.section: str | None = (
             None  # None, "failures" or "root" inside a torchrun failure report
         )
@@ -1145,6 +1153,7 @@ class _Scan:
         launcher's teardown of a sibling worker)."""
         text = cl.text
         self.last[cl.source] = cl.lineno
+        self.end = cl
         if text[:1] in "[r0123456789":
             text = _RANK_PREFIX.sub("", text, count=1)
         self.section = _elastic_section(self.section, text)
@@ -1194,6 +1203,15 @@ class _Scan:
             self._cut_traceback()
             self.frames = []
 
+    def _named(self, t: Traceback) -> Traceback:
+        """A cut traceback (no class) with the class of the only class-only line of its file, else ``t``."""
+        if t.exception_type:
+            return t
+        names = {name for name, cl in self.classes if cl.source == t.line.source}
+        if len(names) != 1:
+            return t
+        return Traceback(t.frames, names.pop(), "", t.line, t.code_path)
+
     def _cut_traceback(self) -> None:
         """Keep the traceback being read when the paste was cut inside it (an elision mark after its
         frames, no exception line after the mark): the run raised, the class and message are not in
@@ -1210,6 +1228,8 @@ class _Scan:
         next line; a line that says the run goes on drops the bare exceptions of its source."""
         if self._python_or_tf_line(text, cl) or self._native_line(text, cl):
             return
+        if cm := _CLASS_LINE.match(text.strip()):
+            self.classes.append((cm["type"], cl))
         if self.bare and _GOES_ON.search(text):
             self.bare = [t for t in self.bare if t.line.source != cl.source]
 
@@ -1268,8 +1288,21 @@ class _Scan:
 
     def result(self) -> tuple[list[SignatureHit], list[Traceback]]:
         """(hits, tracebacks); without a traceback, the bare exception lines within the last
-        :data:`BARE_TAIL_LINES` lines of their source."""
+        :data:`BARE_TAIL_LINES` lines of their source. A text that ends inside a traceback's frames on a
+        frame line cut inside its file name (:data:`_CUT_FRAME`: ``File "...site-pa[...]``, a paste the
+        reporter cut) keeps that traceback as cut; a log that merely ends after whole frames may have been
+        cut by the process dying while it printed them, and says nothing of the exception. A cut
+        traceback takes its class from a line of the same file that is only an exception's class
+        (:data:`_CLASS_LINE`: the reporter pasted the exception line apart from the frames)."""
+        if (
+            self.frames
+            and self.cut is None
+            and self.end is not None
+            and _CUT_FRAME.match(self.end.text)
+        ):
+            self.cut = self.end
         self._cut_traceback()
+        self.tbs = [self._named(t) for t in self.tbs]
         tbs = self.tbs
         if not tbs:
             tbs = [

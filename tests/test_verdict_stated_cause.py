@@ -34,7 +34,14 @@ def _verdict(prefix: str) -> dict:
         # (the author's "I have pushed the fix" outranks the reporter's "I found one bug in lines 25-28")
         ("b25-08", "V20", "unknown", "correctness_bug", "I have pushed the fix"),
         ("b17-13", "V20", "unknown", "correctness_bug", "confirmed this issue"),
-        ("b17-15", "V20", "unknown", "correctness_bug", "traced to the accuracy accumulation line"),
+        # (a training accuracy stated at 0%: below chance, its measurement broken; V19k, outcome unknown)
+        (
+            "b17-15",
+            "V19k",
+            "unknown",
+            "correctness_bug",
+            "traced to the accuracy accumulation line",
+        ),
         # a maintainer's acknowledgement that the code must change
         ("b25-10", "V20", "unknown", "correctness_bug", "which needs to be fixed"),
         # a setting, the recipe or the data
@@ -129,7 +136,8 @@ def test_a_silenced_warning_is_a_gate_fix_only_in_a_report_about_a_check():
         ("b10-13", "V00b", "diverged", "data_config", "order of bounding box"),
         # a call written as code is the code's object (before: unknown/data_config from "the dataset")
         ("b28-01", "V20", "unknown", "correctness_bug", "cv2.resize()"),
-        ("b7-07", "V20", "unknown", "correctness_bug", "optimizer.step()"),
+        # (and 'the loss suddenly becomes nan', the reporter's symptom: diverged, V19k)
+        ("b7-07", "V19k", "diverged", "correctness_bug", "optimizer.step()"),
         # a maintainer's instruction the maintainer confirmed removes the failure (before: unknown)
         ("b27-04", "V00", "unknown", "infra_runtime", "update your nvidia driver"),
         # "It's fine", a negation only in the clause that explains why (before: unknown/inconclusive)

@@ -157,7 +157,7 @@ class PythonTraceback(
         sev = Severity.INFO if tb.exception_type.endswith("KeyboardInterrupt") else Severity.ERROR
         where = f" at {frame_text(frame)}" if frame else ""
         raised = (
-            f"{tb.exception_type}: {tb.message[:200]}"
+            (f"{tb.exception_type}: {tb.message[:200]}" if tb.message else tb.exception_type)
             if tb.exception_type
             else f"a traceback whose exception line the paste cut ({tb.line.text.strip()} after "
             f"{len(tb.frames)} frames)"

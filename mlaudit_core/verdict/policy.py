@@ -210,16 +210,37 @@ def _environment_fixed_unseen(c: Ctx, said: str) -> Decision | None:
             "swap the fix gave it, or lower what it holds in memory (loader workers, cached data, evaluation "
             "buffers).",
         )
-    # a report in prose only (a hang, a stall, an error not pasted): the outcome is not in the data,
-    # the cause is the one the thread confirmed
+    # a report in prose only (a hang, a stall, an error not pasted): the outcome is the one its text
+    # states (a kill or memory exhaustion, a symptom), else not in the data; the cause is the one the
+    # thread confirmed
+    outcome, seen = _stated_outcome(c)
     return Decision(
-        Outcome.UNKNOWN,
+        outcome,
         Cause.INFRA_RUNTIME,
-        "No curve or error was given (the outcome is not judged from figures), and the report states "
+        f"No curve or error was given ({seen}), and the report states "
         f"that the failure went away with only the software stack or the machine changed ({said}): the "
         "environment (a driver, a framework, CUDA/cuDNN version or the GPU) is the cause, not the model "
         "or the data. Pin the working versions; report the failing combination upstream.",
     )
+
+
+def _stated_outcome(c: Ctx) -> tuple[Outcome, str]:
+    """The outcome a report's text states, with the words that say so: crashed when it states the memory
+    ran out or the process was killed (:func:`.statements.stated_memory_exhaustion`), else the reporter's
+    symptom (:func:`.stated_symptom.stated_symptom`), else unknown ("the outcome is not judged from
+    figures")."""
+    from ..reference_gap import text_lines
+    from .stated_symptom import stated_symptom
+    from .statements import stated_memory_exhaustion
+
+    lines = text_lines(c.run)
+    mem = stated_memory_exhaustion(lines)
+    if mem is not None:
+        return Outcome.CRASHED, f'the report states the run died: "{mem[1]}"'
+    got = stated_symptom(lines)
+    if got is not None and got[0] in _SYMPTOM and not _AT_ZERO.search(got[1]):
+        return _SYMPTOM[got[0]][0], f'the report states the symptom: "{got[1]}"'
+    return Outcome.UNKNOWN, "the outcome is not judged from figures"
 
 
 def _environment_fixed_failure(
@@ -4617,6 +4638,86 @@ def _thread_says_expected(c: Ctx) -> Decision | None:
     )
 
 
+#: The outcome a report's symptom sentence states (:func:`.stated_symptom.stated_symptom`), with the
+#: cause a curve-based rule gives that outcome when the thread states none: a plateau or a divergence
+#: read from a curve is model_convergence (V14, V06; a divergence under reduced precision data_config, V04), a task metric at zero is a held-out measurement at
+#: its floor (V11: data_config; the outcome unknown, as the training is not measured by it), a slowdown
+#: with no cause named is the machine's (V18).
+_SYMPTOM = {
+    "diverged": (Outcome.DIVERGED, Cause.MODEL_CONVERGENCE, "the loss became non-finite"),
+    "plateaued": (Outcome.PLATEAUED, Cause.MODEL_CONVERGENCE, "the training stopped improving"),
+    "underfit": (Outcome.UNDERFIT, Cause.INCONCLUSIVE, "the model did not learn the task"),
+    "slow": (Outcome.SLOW, Cause.INFRA_RUNTIME, "the run got slower"),
+}
+#: A task metric stated at zero (not merely low): a held-out measurement at its floor.
+_AT_ZERO = re.compile(r"(?<![\w.])(?:zero|0(?:\.0+)?\s?%?)(?!\w|\.\d)", re.I)
+
+
+def _has_thread(c: Ctx) -> bool:
+    """Whether the run comes with a report's prose (:func:`.statements.is_report`, or an ``observed``
+    line): its sentences are people's observations. A run's own log lines are not (LightGBM's
+    ``Training until validation scores don't improve for 50 rounds`` states its stopping rule)."""
+    from .statements import is_report
+
+    return is_report(c.run.params) or any(
+        str(k).lower().startswith("observed") for k in c.run.params
+    )
+
+
+def _symptom_stated(c: Ctx) -> Decision | None:
+    """V19k: no judgeable curve and no finding at error, and a sentence of the report (not a maintainer's)
+    states the symptom the reporter saw (:func:`.stated_symptom.stated_symptom`): the run's outcome is
+    that observation. The cause is the one the thread states (:func:`_thread_stated_cause`); a thread
+    that says nothing failed overrules the symptom (no decision: V20 gives unknown, healthy); with no
+    cause stated, the one a curve-based rule gives that outcome (:data:`_SYMPTOM`). Only a run that comes
+    with a report's prose (:func:`_has_thread`) is read so."""
+    if not _no_error_no_curve(c) or not _has_thread(c):
+        return None
+    from ..reference_gap import text_lines
+    from .stated_symptom import stated_symptom
+
+    got = stated_symptom(text_lines(c.run))
+    if got is None:
+        from .statements import pasted_nonfinite
+
+        pasted = pasted_nonfinite([x.text for x in c.run.console])
+        got = ("diverged", pasted) if pasted is not None else None
+    if got is None:
+        return None
+    kind, said = got
+    outcome, cause, what = _SYMPTOM[kind]
+    from .evidence import precision_evidence
+
+    usual = "no cause is stated in the thread; this is the usual cause of that outcome, check it."
+    if kind == "diverged" and precision_evidence(
+        c.run, [x for fs in c.by_code.values() for x in fs]
+    ):
+        cause = Cause.DATA_CONFIG  # a NaN under reduced precision is the setting's (V04's reading)
+        usual = (
+            "no cause is stated in the thread, and reduced precision is in use: a NaN under it is most "
+            "often an fp16 overflow or underflow (a setting); train in fp32 or bf16 to check."
+        )
+    if kind == "underfit" and _AT_ZERO.search(said):
+        # a task metric at exactly zero is below any chance level: the measurement (its labels, split or
+        # code) is broken, and the training itself is not measured by it
+        outcome, cause, what = (
+            Outcome.UNKNOWN,
+            Cause.DATA_CONFIG,
+            "a task metric at zero is below chance, so its measurement (labels, split or metric code) is "
+            "broken and the training is not measured by it",
+        )
+    stated = _thread_stated_cause(c)
+    if stated is not None and stated[0] is Cause.HEALTHY:
+        return None
+    why = stated[1] if stated is not None else usual
+    return Decision(
+        outcome,
+        stated[0] if stated is not None else cause,
+        f'Not judged from figures (no judgeable curve); the report states the symptom, in the sentence "{said}": '
+        f"{what} ({outcome.value}). The cause: {why}",
+    )
+
+
 def _healthy_so_far(c: Ctx) -> Outcome:
     """The outcome of a report a thread clears without a judgeable curve: running (the reporter asked while
     the run went on, no end seen) unless the tracker gives the run a final status."""
@@ -5298,9 +5399,17 @@ POLICY: tuple[Rule, ...] = (
         "environment-fixed",
         5,
         "a non-finite loss (OP004/LI001/RT009 at warning) or an exception (RT005 at error), or no judgeable "
-        "curve and no error at all (a report in prose only: outcome unknown), and the report's prose states "
-        "the failure went away with only the software stack or the machine changed",
-        (Outcome.DIVERGED, Outcome.CRASHED, Outcome.UNKNOWN),
+        "curve and no error at all (a report in prose only: the outcome its text states, a kill or memory "
+        "exhaustion -> crashed, else the reporter's symptom as V19k reads it, else unknown), and the report's "
+        "prose states the failure went away with only the software stack or the machine changed",
+        (
+            Outcome.DIVERGED,
+            Outcome.CRASHED,
+            Outcome.UNKNOWN,
+            Outcome.PLATEAUED,
+            Outcome.UNDERFIT,
+            Outcome.SLOW,
+        ),
         (Cause.INFRA_RUNTIME,),
         _environment_fixed,
         codes=("OP004", "LI001", "RT009", "RT005"),
@@ -8199,9 +8308,84 @@ POLICY: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        "V19k",
+        "symptom-stated",
+        201,
+        "no judgeable curve, no finding at error, no maintainer's sentence that it is expected; a sentence "
+        "of the report (not a maintainer's; not a question, negated, conditional or hedged) states the "
+        "symptom: a loss or gradient norm non-finite -> diverged; a training figure stuck, unchanged, not "
+        "going down or not converging -> plateaued; a task metric very low/bad -> underfit, at zero (below "
+        "chance: its measurement is broken) -> unknown; a "
+        "throughput or step time at two figures, worse by more than 30% (SY001's threshold) -> slow. The "
+        "cause the thread states (V20's reading; a thread saying nothing failed overrules the symptom), else "
+        "model_convergence (diverged, plateaued), data_config (a task metric at zero: V11's reading), infra_runtime "
+        "(slow), inconclusive (underfit)",
+        (Outcome.DIVERGED, Outcome.PLATEAUED, Outcome.UNDERFIT, Outcome.SLOW, Outcome.UNKNOWN),
+        (
+            Cause.MODEL_CONVERGENCE,
+            Cause.DATA_CONFIG,
+            Cause.INFRA_RUNTIME,
+            Cause.CORRECTNESS_BUG,
+            Cause.INCONCLUSIVE,
+        ),
+        _symptom_stated,
+        cases=(
+            Case(
+                "the reward stuck around 145, told in words (report b30-04)",
+                (),
+                ("plateaued", "model_convergence"),
+                params={
+                    "reporter": "I noticed that Pytorch implementation does not manage to solve CartPole "
+                    "environment with the default config (the reward is stuck around 145)."
+                },
+            ),
+            Case(
+                "accuracy always zero while the loss falls (report b11-09)",
+                (),
+                ("unknown", "data_config"),
+                params={
+                    "reporter": "Hi, I'm getting lowering loss scores across epochs, but accuracy is "
+                    "always zero."
+                },
+            ),
+            Case(
+                "from 2.9 it/s to 1.6 it/s after an update (report b32-06)",
+                (),
+                ("slow", "infra_runtime"),
+                console=("- RGT: from 2.9 it/s to 1.6 it/s",),
+                params={"reporter": "Today I updated and noticed a huge drop in performance."},
+            ),
+            Case(
+                "a few percent slower is no slowdown",
+                (),
+                None,
+                console=("- RGT: from 2.9 it/s to 2.7 it/s",),
+                params={"reporter": "Today I updated and noticed a small drop in performance."},
+            ),
+            Case(
+                "a question states nothing",
+                (),
+                None,
+                params={"reporter": "Is the loss stuck around 4.9 because of the vocabulary?"},
+            ),
+            Case(
+                "a run's own log line states its stopping rule, not a symptom (own f17b2-06)",
+                (),
+                None,
+                console=("Training until validation scores don't improve for 50 rounds",),
+            ),
+            Case(
+                "the maintainer's explanation is no observation",
+                (),
+                None,
+                params={"maintainer NAME": "If the loss stays at 4.9 the vocabulary is too large."},
+            ),
+        ),
+    ),
+    Rule(
         "V20",
         "no-judgeable-signal",
-        200,
+        205,
         "no learning series with >= 3 finite points that a learning detector examined (no recognised "
         "loss/validation metric, only summary values, hp_metric only); running when the tracker says so or "
         "the console ends inside a progress bar with time still to go; unknown, healthy when the console's only "

@@ -431,7 +431,10 @@ _GPU_WORD = re.compile(r"\b(?:gpus?|cuda|vram|graphics card)\b", re.I)
 #: the code (``I killed it`` is the user's own stop).
 _KILLED = re.compile(
     r"\b(?:process(?:es)?|training|trainings|job|jobs|script|run|worker|workers|program|kernel|it)\b"
-    r"[^.;!?]{0,30}?\b(?:was|were|got|gets|get|is|are|being|been)\s+(?:(?!not\b|never\b)\w+\s+)?[\"'“‘]?killed\b",
+    r"[^.;!?]{0,30}?\b(?:was|were|got|gets|get|is|are|being|been)\s+(?:(?!not\b|never\b)\w+\s+)?[\"'“‘]?killed\b"
+    # the shell's own word quoted: ``it shows 'killed' and does not print any stack trace``
+    r"|\b(?:shows?|showed|shown|prints?|printed|says?|said|displays?|displayed|outputs?)\s+(?:only\s+|just\s+)?"
+    r"[\"'“‘]killed[\"'”’]",
     re.I,
 )
 #: The run stopped: ``the training script failed``, ``crashed``, ``was killed``, ``dies``; the shell's
@@ -1213,6 +1216,43 @@ def _acknowledged_in(key: str, s: str, own: str, said: str) -> tuple[str, str] |
     return ("config" if _OBJ_CONFIG.search(own) else "code"), said
 
 
+#: A maintainer's fix that landed in the project: ``this issue is resolved in #167``, ``fixed in PR #12``, a
+#: pull request that ``closes this issue``, ``Fixed. Please update``.
+_FIX_LANDED = re.compile(
+    r"\b(?:resolved|fixed|solved|addressed)\s+(?:in|by|with|via)\s+(?:(?:the\s+)?(?:pull request|PR|commit)\s*)?"
+    r"(?:[\w.-]+/[\w.-]+)?#\d+"
+    r"|\b(?:pull request|PR)\b[^;!?]{0,200}?\b(?:closes|fixes|resolves|closed|fixed|resolved)\s+(?:this|the)\s+issue\b"
+    r"|(?:^|[\s\"'“])fixed[.!]?[\"'”]?\s+please\s+(?:update|upgrade|pull|git pull|reinstall)\b",
+    re.I,
+)
+#: A pull request's or commit's title quoted after it: its object says what the fix changed.
+_QUOTED_TITLE = re.compile(r"[\"“(]([^\"”()]{8,200})[\"”)]")
+#: A maintainer's word that the settings shipped were not tuned: ``the scripts under runnable/ have not
+#: been tuned``, ``not tuned well enough``: the settings (the recipe) are the cause.
+_UNTUNED = re.compile(
+    r"\b(?:not|never)\s+(?:been\s+|yet\s+)?(?:well[ -])?tuned\b|\buntuned\b", re.I
+)
+
+
+def _fix_landed(key: str, own: str) -> tuple[str, str] | None:
+    """``(kind, said)`` when a maintainer's (``key``) value ``own`` (or its key, which may hold a pull
+    request's title) says the project's settings were not tuned (:data:`_UNTUNED`: ``config``) or that a fix landed in the project (:data:`_FIX_LANDED`): the
+    object of the fix's quoted title when it names one (:func:`_object_of`), else ``code`` (the project
+    changed its code to fix the report); else ``None``. A question or a hedge states nothing."""
+    if not _ACK_KEY.match(key) or "?" in own or _HEDGED.search(own):
+        return None
+    said = f"{key}: {own.strip()}"
+    m = _UNTUNED.search(said)
+    if m is not None and not _NOT_STATED.search(_clause_before(said, m.start())):
+        return "config", said[:240]
+    m = _FIX_LANDED.search(said)
+    if m is None:
+        return None
+    title = _QUOTED_TITLE.search(said[max(0, m.start() - 200) :])
+    kind = _object_of(title.group(1)) if title is not None else None
+    return kind or "code", said[:240]
+
+
 #: A maintainer's answer that agrees with what the question before it proposed: ``Yes, you are right.``,
 #: ``Yes, I think it is a bug.``, ``Exactly.``, ``Correct.``
 _AGREES = re.compile(
@@ -1287,6 +1327,8 @@ def _value_cause(
     )
     if got is None and maintainer:
         got = _affirmed_hypothesis(key, sents, said_all[: said_all.index((key, text))])
+    if got is None and maintainer:
+        got = _fix_landed(key, own)
     return got
 
 

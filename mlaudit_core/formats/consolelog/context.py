@@ -35,10 +35,12 @@ _KV_LINE = re.compile(
 #: A sentence of a report's thread attributed to its speaker by a longer key than :data:`_KV_LINE` reads: a
 #: role word, then words and parenthesised notes that may hold any punctuation but a colon outside them
 #: (``maintainer NAME, on the same output in issue #38 ("which of the 12 MAE values is the paper's
-#: 13.583?"): ...``, ``maintainers' follow-up (PR #299, "Notify users ... in #297"): ...``).
+#: 13.583?"): ...``, ``maintainers' follow-up (PR #299, "Notify users ... in #297"): ...``), a note holding
+#: one level of parentheses itself (``maintainer NAME, pull request #7556 ("PPO(torch) on CartPole not
+#: tuned well enough"), which closes this issue: ...``).
 _SPEAKER_LINE = re.compile(
     r"^\s*(?P<k>(?:maintainers?'?|reporters?'?|authors?'?|users?|owners?|developers?|commenters?|"
-    r"contributors?|op)\b(?:[^:()\n]|\([^()\n]*\)){0,240}?)\s*:\s+(?P<v>\S.*?)\s*$",
+    r"contributors?|op)\b(?:[^:()\n]|\((?:[^()\n]|\([^()\n]*\))*\)){0,240}?)\s*:\s+(?P<v>\S.*?)\s*$",
     re.I,
 )
 

@@ -89,6 +89,19 @@ _GEN_GROUP = re.compile(
 #: losses and accuracies (``L`` loss, ``A`` accuracy).
 _GROUP_ABBREV = {"l": "loss", "a": "acc"}
 #: A line opening with a bare record counter before grouped figures (``1 \tTrain(L=...)``).
+#: A name written in brackets before its colon and its figure (``[epoch]: 199, [batch]: 24000, [loss]:
+#: 4.85``, CoupletAI's ``logger.info`` records): read as the bare name when a line holds two or more
+#: (one bracketed word before a colon is a tag: ``Epoch 001 [Train]:   0%|``).
+_BRACKETED_KEY = re.compile(r"\[([A-Za-z][\w./-]{0,40})\](?=: [-+]?\.?\d)")
+
+
+def _unbracketed(seg: str) -> str:
+    """``seg`` with its bracketed names unwrapped (:data:`_BRACKETED_KEY`) when it holds two or more."""
+    if "]: " in seg and len(_BRACKETED_KEY.findall(seg)) >= 2:
+        return _BRACKETED_KEY.sub(r"\1", seg)
+    return seg
+
+
 _LEAD_COUNTER = re.compile(r"^\s*(?P<n>\d+)\s*[\t:|]?\s*(?=[A-Za-z])")
 #: A bracketed vector after a name (DeepSpeed ``lr=[1.5e-05]``, ``lr: [0.001, 0.0001]`` per parameter
 #: group): one value is the name's, several are ``name_0``, ``name_1`` ... (one series per term).
@@ -1072,6 +1085,7 @@ class LogParser:
         (:meth:`_segment_catalog`), then the generic, table and template readers."""
         if len(seg) > MAX_PARSE_CHARS:
             return
+        seg = _unbracketed(seg)
         if self._config_dump:
             if _YAML_LINE.match(seg) and _RECORD_START.match(seg) is None:
                 self._startup_params(seg)
