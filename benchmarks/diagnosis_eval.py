@@ -46,7 +46,8 @@ time shares and missing report sections, as before:
 
 Floors (issue 14): realworld >= 26/30 both-right; own >= 85%; in every corpus healthy runs called
 failing <= 5%; no input without a judgeable signal gets ``succeeded`` (checked on the artifacts the
-report itself marks as having no examined training signal). Generated corpus targets (issue 4):
+report itself marks as having no examined training signal: neither a curve nor final values a
+final-values rule reads, ``verdict.evidence.Basis.examined``). Generated corpus targets (issue 4):
 recall >= 0.9 in every class, false alarms <= 5%. Exit status 0 whatever the figures (it is a
 measurement); ``--strict`` exits 1 when a floor is missed; 2 on bad input.
 
@@ -525,7 +526,8 @@ def _fill(row: LRow, report, t0: float, run=None) -> LRow:
     if run is not None:
         from mlaudit_core.verdict.evidence import assess
 
-        row.judgeable = assess(run, report.findings, report.detectors).judgeable
+        # a curve, or final values a final-values rule reads (verdict.final_values)
+        row.judgeable = assess(run, report.findings, report.detectors).examined
     v = report.verdict
     row.rule = v.rule or ""
     row.basis = v.basis or ""

@@ -29,7 +29,9 @@ _TREE_LINE = re.compile(
 #: Parameter names (last dotted component) that only tree-ensemble libraries take: LightGBM's
 #: ``num_leaves``, ``boosting_type``/``boosting``, ``min_child_samples``, ``min_data_in_leaf``;
 #: XGBoost's ``booster``, ``min_child_weight``, ``num_boost_round``, ``tree_method``; CatBoost's
-#: ``l2_leaf_reg``; scikit-learn's ``max_leaf_nodes``, ``min_samples_leaf``.
+#: ``l2_leaf_reg``; scikit-learn's ``max_leaf_nodes``, ``min_samples_leaf``; the column and row
+#: subsampling of XGBoost (``colsample_bytree``/``bylevel``/``bynode``) and LightGBM
+#: (``feature_fraction``, ``bagging_fraction``).
 _TREE_PARAMS = frozenset(
     {
         "num_leaves",
@@ -44,6 +46,11 @@ _TREE_PARAMS = frozenset(
         "l2_leaf_reg",
         "max_leaf_nodes",
         "min_samples_leaf",
+        "colsample_bytree",
+        "colsample_bylevel",
+        "colsample_bynode",
+        "feature_fraction",
+        "bagging_fraction",
     }
 )
 #: Console lines read before giving up (tree libraries print their evaluation lines from the start).

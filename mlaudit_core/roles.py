@@ -762,7 +762,25 @@ def roles_of(keys: list[str]) -> dict[str, tuple[Role, ...]]:
             )  # Keras sparse_top_k_categorical_accuracy / val_...: one measure
         out[k] = roles
     _split_less_accuracy_is_heldout(parsed, out)
+    _split_named_objective(parsed, out)
     return out
+
+
+def _split_named_objective(parsed: dict[str, NameParts], out: dict) -> None:
+    """A series named by an evaluation split alone (``val``, ``test``; ``[train] ... >> val 0.42``) in a
+    run whose training objective is a loss (a loss-family name under a train split or none) is that
+    objective measured on held-out data: it plays the validation loss when no other name does (own corpus
+    f18b2-07: ``loss 4.03`` every 200 steps and ``>> val 0.4238`` at each evaluation). Changes ``out``
+    in place."""
+    if any(Role.VAL_LOSS in r for r in out.values()):
+        return
+    if not any(
+        p.family == "loss" and p.split != "eval" and not p.running_best for p in parsed.values()
+    ):
+        return
+    for k, p in parsed.items():
+        if p.family is None and p.split == "eval" and not _core(p.tokens) and not out.get(k):
+            out[k] = (Role.VAL_LOSS,)
 
 
 def _split_less_accuracy_is_heldout(parsed: dict[str, NameParts], out: dict) -> None:

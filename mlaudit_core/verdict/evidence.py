@@ -8,7 +8,8 @@ Everything here reads the run and the findings; nothing decides an outcome (that
    validation loss, validation or training accuracy, resolved through the alias table) with at
    least :data:`MIN_TREND_POINTS` finite points *and* at least one learning detector that ran on
    it. Without one the verdict is ``unknown`` unless a runtime signature or the tracker's status
-   says what happened (a crash is judged from its traceback, not from curves).
+   says what happened (a crash is judged from its traceback, not from curves), or the final values
+   of a run known to have ended do (:mod:`.final_values`: ``Basis.final_values``).
 2. **How did the run end?** (:func:`ending`) The planned length (:mod:`mlaudit_core.plan`:
    ``max_steps``, ``MAX_ITER``, ``train_iters``, ``epochs``/``num_train_epochs``/``max_epochs`` in
    params and config files, the HF banner, ``Epoch k/N`` and ``step k/N`` counters in the console)
@@ -73,10 +74,17 @@ class Basis:
     signature: list[str] = field(default_factory=list)  # runtime signature codes at warning+
     console_lines: int = 0
     n_metrics: int = 0
+    #: the final values a final-values rule reads (:func:`.final_values.readable`), with no curve
+    final_values: str | None = None
 
     @property
     def points(self) -> int:
         return max((n for _, n in self.signals.values()), default=0)
+
+    @property
+    def examined(self) -> bool:
+        """A learning signal was examined: a judgeable curve, or final values a rule reads."""
+        return self.judgeable or self.final_values is not None
 
     @property
     def judgeable(self) -> bool:
@@ -145,6 +153,7 @@ def assess(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
             if f.family == "runtime" and f.severity.rank >= Severity.WARNING.rank
         }
     )
+    from .final_values import readable
     from .policy import agent_reward
 
     return Basis(
@@ -154,6 +163,7 @@ def assess(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
         signature=sig,
         console_lines=len(run.console),
         n_metrics=len(run.metrics.keys),
+        final_values=readable(run),
     )
 
 

@@ -4588,6 +4588,80 @@ def _early_stopped_gap(c: Ctx) -> Decision | None:
     )
 
 
+def _failure_signature(c: Ctx) -> bool:
+    """Whether a finding of the run is an error or worse, or a runtime signature (a traceback, an
+    out-of-memory, a kill) at warning or above: what the final-values rules must not read past. Other
+    warnings (GPU idle under a CPU model, a slow start) were weighed by the rules above and say nothing
+    of what the final values show."""
+    return any(
+        f.severity.rank >= Severity.ERROR.rank
+        or (f.family == "runtime" and f.severity.rank >= Severity.WARNING.rank)
+        for fs in c.by_code.values()
+        for f in fs
+    )
+
+
+def _final_scores(c: Ctx) -> Decision | None:
+    """V20c: no judgeable curve, no failure signature (:func:`_failure_signature`), not stopped short; a finished tree
+    ensemble's final training and held-out scores (:func:`.final_values.fit_final_scores`): overfit
+    when the training score is 10 points or more above the held-out one, else succeeded when the
+    held-out score beat chance by 25% of the way to 1.0."""
+    from .final_values import fit_final_scores
+
+    if c.basis.judgeable or c.ending.stopped or _failure_signature(c):
+        return None
+    got = fit_final_scores(c.run)
+    return None if got is None else Decision(*got)
+
+
+def _planned_accuracy(c: Ctx) -> Decision | None:
+    """V20d: no judgeable curve, no failure signature (:func:`_failure_signature`), not stopped short, not
+    a report's excerpt; the tracker marks the run finished at its planned length and its last held-out
+    top-1 accuracy beat chance (1/K, K known) by 25% of the way to 1.0
+    (:func:`.final_values.planned_heldout_accuracy`): succeeded, healthy."""
+    from .final_values import planned_heldout_accuracy
+    from .statements import is_report
+
+    if c.basis.judgeable or c.ending.stopped or is_report(c.run.params) or _failure_signature(c):
+        return None
+    got = planned_heldout_accuracy(c.run, c.ending)
+    return None if got is None else Decision(*got)
+
+
+def _two_points(c: Ctx) -> Decision | None:
+    """V20b: no judgeable curve because every learning series holds two values, no failure signature
+    (:func:`_failure_signature`), the run neither stopped short, interrupted, running nor failed, and its record shows its end as
+    the healthy rule reads it (:func:`_healthy_unended` finds nothing open) and something shows it ended
+    there (:func:`.final_values.ended_at_two`: a finished status, the plan reached, an end line, an
+    evaluation after the last training record); every loss fell and no score
+    fell over the two records (:func:`.final_values.two_points_improved`): succeeded, healthy. Not for a
+    report's pasted lines (an excerpt the reporter chose, not the run's record; V20 reads its thread)."""
+    from .final_values import ended_at_two, two_points_improved
+    from .statements import is_report
+
+    if (
+        c.basis.judgeable
+        or c.basis.points != 2
+        or is_report(c.run.params)
+        or c.ending.excerpt
+        or c.ending.stopped
+        or c.ending.interrupt
+        or c.run.status in (RunStatus.RUNNING, RunStatus.FAILED, RunStatus.KILLED)
+        or _failure_signature(c)
+    ):
+        return None
+    examined = ", ".join(f"{k} ({n} points)" for k, n in c.basis.signals.values())
+    if _healthy_unended(c, examined) is not None:
+        return None
+    ended = ended_at_two(c.run, c.ending)
+    if ended is None:
+        return None
+    got = two_points_improved(c.run, _heldout_accuracy_never_beat_chance(c))
+    if got is None:
+        return None
+    return Decision(got[0], got[1], got[2] + f" The run ended there: {ended}.")
+
+
 def _heldout_accuracy_never_beat_chance(c: Ctx) -> bool:
     """A held-out accuracy is logged and its best value is at or below chance (1/K with K from the
     task's label count; 0 when the count is not known)."""
@@ -8379,6 +8453,110 @@ POLICY: tuple[Rule, ...] = (
                 (),
                 None,
                 params={"maintainer NAME": "If the loss stays at 4.9 the vocabulary is too large."},
+            ),
+        ),
+    ),
+    Rule(
+        "V20b",
+        "two-points-improved",
+        202,
+        "no judgeable curve: every learning series holds two values at two steps; every loss fell and no "
+        "accuracy or score fell, no held-out accuracy at or below chance, no error or runtime signature, "
+        "the run not stopped short, interrupted, running or failed and its end not left open (one epoch "
+        "with no plan, a progress bar with time to go); its end shown by a finished status, the plan "
+        "reached, an end line or a held-out record after the last training record -> succeeded, healthy "
+        "(a lower confidence: two points)",
+        (Outcome.SUCCEEDED,),
+        (Cause.HEALTHY,),
+        _two_points,
+        cases=(
+            Case(
+                "Lightning CSV, two epochs: train 0.210 -> 0.195, val 0.216 -> 0.144 (own f13b1-04)",
+                (),
+                ("succeeded", "healthy"),
+                series={"train_loss": (0.2101, 0.1950), "val_loss": (0.2156, 0.1437)},
+                status="unknown",
+            ),
+            Case(
+                "two training records, no evaluation, no plan, no final status (own f15b1-02)",
+                (),
+                None,
+                series={"train_loss": (0.7029, 0.6521), "train_acc": (0.5625, 0.75)},
+                status="unknown",
+            ),
+            Case(
+                "the held-out loss rose between the two records",
+                (),
+                None,
+                series={"train_loss": (1.2307, 0.4579), "val_loss": (0.4291, 0.5248)},
+            ),
+            Case(
+                "one point per metric",
+                (),
+                None,
+                series={"loss": (0.3,), "val_loss": (0.4,)},
+            ),
+        ),
+    ),
+    Rule(
+        "V20c",
+        "fit-final-scores",
+        203,
+        "no judgeable curve, no error or runtime signature, not stopped short; a tree ensemble (a tree "
+        "library's parameter or console line) that the tracker marks finished, with one final training and "
+        "held-out value of the same 0-1 score: training 10 points or more above held-out -> overfit, "
+        "model_convergence; else a held-out score 25% of the way from chance to 1.0 or more -> succeeded, "
+        "healthy",
+        (Outcome.OVERFIT, Outcome.SUCCEEDED),
+        (Cause.MODEL_CONVERGENCE, Cause.HEALTHY),
+        _final_scores,
+        cases=(
+            Case(
+                "XGBoost, FINISHED: r2_train 0.958, r2_val 0.722 (own f18b2-05)",
+                (),
+                ("overfit", "model_convergence"),
+                series={"r2_train": (0.9578,), "r2_val": (0.7218,)},
+                params={"colsample_bytree": "0.8", "n_estimators": "100"},
+            ),
+            Case(
+                "LightGBM, FINISHED: train r2 0.961, valid r2 0.958 (own f17b2-06)",
+                (),
+                ("succeeded", "healthy"),
+                series={"train/r2": (0.9614,), "valid/r2": (0.9582,)},
+                params={"model.params.boosting_type": "gbdt"},
+            ),
+            Case(
+                "a network's final values: no tree library named",
+                (),
+                None,
+                series={"train_accuracy": (0.948,), "test_accuracy": (0.943,)},
+            ),
+        ),
+    ),
+    Rule(
+        "V20d",
+        "finished-plan-heldout-accuracy",
+        204,
+        "no judgeable curve, no error or runtime signature, not stopped short, not a report; the tracker marks "
+        "the run finished, it reached its planned length, and its last held-out top-1 accuracy beat chance "
+        "(1/K, K known) by 25% of the way to 1.0 -> succeeded, healthy",
+        (Outcome.SUCCEEDED,),
+        (Cause.HEALTHY,),
+        _planned_accuracy,
+        cases=(
+            Case(
+                "HF Trainer, 1 of 1 epochs, 5 labels, eval accuracy 0.84 then 0.80 (own f18b2-12)",
+                (),
+                ("succeeded", "healthy"),
+                series={"eval/accuracy": (0.84, 0.80), "train/epoch": (0.8, 0.96)},
+                params={"num_train_epochs": "1", "num_labels": "5"},
+            ),
+            Case(
+                "no planned length",
+                (),
+                None,
+                series={"train_accuracy": (0.948,), "test_accuracy": (0.943,)},
+                params={"num_labels": "10"},
             ),
         ),
     ),

@@ -82,8 +82,10 @@ _TEMPLATE_RX = re.compile(
     r"|\d{2}/\d{2}\s+\d{2}:\d{2}:\d{2}(?:[.,]\d+)?"
     r"|\d{1,3}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:\s?[AaPp][Mm]\b)?)(?![\w:]))"
     r"|(?P<pos>(?<![\w./-])\d+\s*/\s*\d+(?![\w.]))"
+    # a value with its unit glued on: a time per step, a rate, a duration (``12s``, ``0.5m`` or
+    # ``3min`` elapsed minutes, ``1.5h``), a share or a size; masked, so the line's layout recurs
     r"|(?P<unit>(?<![\w./-])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?P<u>(?:ms|s|us|µs)/(?:step|epoch|sample|batch|iter)|"
-    r"it/s|s/it|ms|us|µs|s|%|MB|GB|Mb|Gb)(?![\w./]))"
+    r"it/s|s/it|ms|us|µs|s|min|m|h|%|MB|GB|Mb|Gb)(?![\w./]))"
     r"|(?P<num>(?<![\w./@-])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])"
     r"|(?<=[A-Za-z])\d+\.\d+(?:[eE][-+]?\d+)?(?![\w.])"
     # a non-finite value printed in a number's place (Python's str(float): nan, inf, -inf; NaN):
