@@ -7,8 +7,9 @@ the verdict:
   unseeded draw, b32-04 SGLang accuracy gate);
 * verdict.statements._NOTHING_WRONG and stated_cause (V20): a maintainer's verdict on a comparison with a
   reference (results in line with ours, your numbers look good, the paper is incorrect, different
-  initialisations give different accuracies) clears the run (healthy), and outranks both the reference's
-  recipe and the evaluation protocol the same maintainer explains (b34-04, b34-07, b33-07, b34-05);
+  initialisations give different accuracies, the reference averaged over seeds) clears the run (healthy),
+  and outranks both the reference's recipe and the evaluation protocol the same maintainer explains (b34-04,
+  b34-07, b33-07, b34-05, b32-08);
 * verdict.policy._environment_fixed_unseen (V00): a fix that gave the job memory after its memory ran out
   implies the outcome, a crash (b33-10 keras-retinanet 'Killed', RAM exhausted, swap added; b31-05
   variant-nnue 'increasing the RAM did the job');
@@ -185,3 +186,18 @@ def test_an_accuracy_set_by_hand_is_expected_because_it_measures_nothing(tmp_pat
     assert (v["rule"], v["cause"]) == ("V20a", "metric_policy")
     ctx = _edited(case, tmp_path, "i manuall set accuracy to 0.5, ", "")
     assert _verdict(case, ctx)["cause"] == "healthy"
+
+
+def test_a_reference_averaged_over_seeds_against_one_run_is_seed_spread(tmp_path):
+    """b32-08 (GAT): 'the value reported in the paper is averaged after training 100 times (with different
+    random seeds)' against a released single run. Before: succeeded/metric_policy (V18d)."""
+    case = _case("b32-08")
+    v = _verdict(case)
+    assert (v["outcome"], v["cause"]) == ("unknown", "healthy")
+    ctx = _edited(
+        case,
+        tmp_path,
+        "averaged after training 100 times (with different random seeds)",
+        "different",
+    )
+    assert read_context_file(ctx) and stated_cause(read_context_file(ctx)) is None

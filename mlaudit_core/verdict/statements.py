@@ -1063,6 +1063,10 @@ _NOTHING_WRONG = re.compile(
     r"seems|are)\s+(?:\w+\s+)?(?:good|right|correct|reasonable|fine)\b"
     # the reference itself is wrong: ``the paper is incorrect for this particular experiment``
     r"|\bthe\s+(?:paper|readme|table)(?:'s\s+[\w-]+)?\s+(?:is|was)\s+(?:\w+\s+)?incorrect\b"
+    # the reference is a mean over seeds, the run one draw from that spread: ``the value reported in the
+    # paper is averaged after training 100 times (with different random seeds)``
+    r"|\b(?:averaged?|mean)\b[^.;!?]{0,60}?\b(?:different|multiple|several|many|\d+)\s+(?:random\s+)?"
+    r"(?:seeds|runs)\b"
     # reruns that differ by their random start: ``different initialization values lead to different
     # accuracies``
     r"|\bdifferent\s+(?:random\s+)?(?:initiali[sz]ations?|seeds?|initiali[sz]ation values)\s+"
