@@ -16,7 +16,9 @@ ending, the detectors' context). Sources, in the order they are believed:
    ``epoch: 3/100``, ``EPOCH 3 of 30``); a step counter ``step k/N`` / ``iter [k/N]`` /
    ``Iteration k/N`` / ``step k of N``. A counter is believed only when one total ``N`` holds for
    at least half of its occurrences (a per-epoch batch bar restarts with its own total; it is not
-   the run's plan); ``k`` of its last occurrence is the length reached by the console's own
+   the run's plan) and its ``k`` does not go back to its start at every pass (:func:`pass_counter_total`:
+   it counts one pass's batches; a console reader's ``log.total_steps`` taken from it is not believed
+   either); ``k`` of its last occurrence is the length reached by the console's own
    count, the median rise of ``k`` between prints its logging interval, and the printed text is
    kept so that the report names it. Last, a budget the run states at start-up (:data:`_STATED`:
    ``--epochs 500``, ``{'num_train_epochs': 3}``, ``"max_steps": 20000``, ``Training for 500
@@ -201,7 +203,43 @@ def _counter(lines: list[str], pattern: re.Pattern) -> PlannedLength | None:
     same = [(k, t) for k, nn, t in hits if nn == n]
     rises = sorted(b - a for (a, _), (b, _) in zip(same, same[1:]) if b > a)
     interval = float(rises[len(rises) // 2]) if len(rises) >= 2 else None
+    if _restarts_per_pass([k for k, _ in same], n, interval):
+        return None
     return PlannedLength(float(n), "", "", float(same[-1][0]), interval, same[-1][1].strip()[:160])
+
+
+#: A ``k/N`` counter that goes back to the start of its count this many times, each time from its
+#: last print before N, counts the batches of one pass (``iteration:2 step:56/1044`` after
+#: ``iteration:1 step:1000/1044``: own corpus f20b2-11, a ChineseNER console of 100 passes), not the
+#: run's steps. Two, so that one relaunch appended to a console (a restart from an arbitrary ``k``)
+#: is not read as a pass.
+PASS_RESTARTS = 2
+
+
+def _restarts_per_pass(ks: list[int], n: int, interval: float | None) -> bool:
+    """Whether the counts ``ks`` of a ``k/N`` counter restart at every pass: they go back at
+    least :data:`PASS_RESTARTS` times, each time from a count within one printing ``interval`` of
+    ``n`` (the counter printed its last value of the pass, then began the next)."""
+    if interval is None:
+        return False
+    backs = [(a, b) for a, b in zip(ks, ks[1:]) if b < a]
+    return len(backs) >= PASS_RESTARTS and all(a + interval >= n for a, _ in backs)
+
+
+def pass_counter_total(lines: list[str]) -> float | None:
+    """N of a console ``step k/N`` counter that restarts at every pass (:func:`_restarts_per_pass`):
+    the number of batches in one pass, which is no planned length of the run; else None."""
+    if len(lines) > 2 * SCAN_LINES:
+        lines = lines[:SCAN_LINES] + lines[-SCAN_LINES:]
+    hits = [(int(m.group(1)), int(m.group(2))) for t in lines for m in [_STEP_OF.search(t)] if m]
+    hits = [(k, n) for k, n in hits if 0 < n and 0 <= k <= n]
+    if not hits:
+        return None
+    n, count = Counter(n for _, n in hits).most_common(1)[0]
+    ks = [k for k, nn in hits if nn == n]
+    rises = sorted(b - a for a, b in zip(ks, ks[1:]) if b > a)
+    interval = float(rises[len(rises) // 2]) if len(rises) >= 2 else None
+    return float(n) if _restarts_per_pass(ks, n, interval) else None
 
 
 def console_plan(lines: list[str]) -> list[PlannedLength]:
@@ -319,6 +357,11 @@ def planned_lengths(run) -> list[PlannedLength]:
     order they are believed: params' step budget, params' epoch budget, then the console."""
     out: list[PlannedLength] = []
     steps = param_plan(run.params, PLANNED_STEP_NAMES)
+    if steps is not None and steps[0].startswith("log.") and run.console:
+        # a plan the console reader took from a counter of the same console: not believed when
+        # that counter restarts at every pass (it counts one pass's batches)
+        if pass_counter_total([c.text for c in run.console]) == steps[1]:
+            steps = None
     if steps is not None:
         out.append(PlannedLength(steps[1], "step", steps[0]))
     epochs = param_plan(run.params, PLANNED_EPOCH_NAMES)

@@ -665,6 +665,18 @@ def _reward_trained(run: RunData) -> str | None:
     return None
 
 
+def _zero_grad_norm(run: RunData) -> str | None:
+    """The key of a logged gradient norm that is exactly 0 at every one of its >=
+    :data:`MIN_TREND_POINTS` finite points, else ``None``. Beside a loss of exactly 0 from its first
+    point it says the loss sends no gradient at all (own corpus f20b2-13: an HF LoRA checkpoint with
+    loss 0.0 and grad_norm 0.0 at all 25 logs; f6b3-02: an OLMo run whose grad norm is exactly 0)."""
+    g = run.key_for(Role.GRAD_NORM)
+    if not g:
+        return None
+    v = run.metrics.series(g).finite().values
+    return g if v.size >= MIN_TREND_POINTS and bool(np.all(v == 0.0)) else None
+
+
 def _zero_loss(c: Ctx) -> Decision | None:
     """The training loss is exactly 0.0 at its last points: nothing is being measured (labels
     leaked into inputs, a fully masked loss, templated targets); exactly 0 from the first point means
@@ -678,6 +690,15 @@ def _zero_loss(c: Ctx) -> Decision | None:
     if _reward_trained(c.run) is not None:
         return None
     from_start = bool(s.values[0] == 0.0)
+    dead = _zero_grad_norm(c.run) if from_start and np.all(s.values == 0.0) else None
+    if dead is not None:
+        return Decision(
+            Outcome.UNDERFIT,
+            Cause.CORRECTNESS_BUG,
+            f"{k} and {dead} are exactly 0 at every logged point from the first: no gradient reaches "
+            "the weights, so nothing is trained (every label masked out of the loss, or the loss not "
+            "connected to the trainable parameters); a code fault, not a property of the data.",
+        )
     grown = _grown_before_zeros(s.steps, s.values)
     if grown is not None:
         step0, peak, low = grown
