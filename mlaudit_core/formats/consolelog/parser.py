@@ -1069,6 +1069,9 @@ class LogParser:
         self.facts.clear()
         self.params.clear()
         self._summary.clear()
+        # a point equal to the last one is a redraw only within a launch: a launch that prints the same
+        # figure at the same step (a deterministic rerun) printed its own point
+        self._last_step[:] = [-(2**62)] * len(self._last_step)
 
     @property
     def console(self) -> list[ConsoleLine]:
