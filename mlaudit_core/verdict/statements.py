@@ -945,7 +945,8 @@ _OBJECTS = (
 _NOT_DONE = re.compile(r"\s*(?:n't|\s+not)\s+(?:using|used|enabled|set|applied|passed)\b", re.I)
 #: A sentence stating a cause: ``caused by lack of shared memory``, ``It was due to a bug in the
 #: dataloader``, ``I found the bug``, ``there's sth wrong with the eval function``, ``There was a mismatch
-#: with the hyper-parameters``, ``the training codes was not using randomaug as default``.
+#: with the hyper-parameters``, ``there is normalization incompatibility between the training script and the
+#: deepfault code``, ``the training codes was not using randomaug as default``.
 _CAUSE_STATED = re.compile(
     r"\b(?:caused by|due to|because of|traced (?:it |this |back )?to|"
     r"the (?:root )?cause (?:is|was)|"
@@ -954,7 +955,7 @@ _CAUSE_STATED = re.compile(
     r"|\b(?:i|we)\s+(?:\w+\s+)?(?:found|find|figured|tracked|located)\b[^.;!?]{0,16}?"
     r"\b(?:bugs?|problems?|issues?|cause|reason|mistakes?)\b|\bfigured (?:it )?out\b"
     r"|\bthere(?:'s| is| was| were| are)\s+(?:a|an|one|some|sth|something|two)?\s*(?:\w+\s+)?"
-    r"(?:bugs?|issues?|problems?|mismatch\w*|mistakes?|typos?|wrong)\s+(?:in|with|on|of|at)\b"
+    r"(?:bugs?|issues?|problems?|mismatch\w*|incompatib\w*|mistakes?|typos?|wrong)\s+(?:in|with|on|of|at|between)\b"
     r"|\b(?:mismatch|inconsistenc\w*|discrepanc\w*)\b[^.;!?]{0,40}?\b(?:lies|lie|comes?|came|with|in)\b"
     r"|\b(?:is|are|was|were)" + _NOT_DONE.pattern,
     re.I,
@@ -1006,11 +1007,13 @@ _IMPROVED = re.compile(
 )
 #: A maintainer's acknowledgement that the project must change: ``This is a bug in our evaluation
 #: script``, ``which needs to be fixed``, ``will be fixed soon``, ``I have pushed the fix in bcd19ec``, ``I have updated the code to correct this``, ``I
-#: have confirmed this issue on our side``.
+#: have confirmed this issue on our side``, ``We updated the gpt-grader script``, ``I updated the master branch
+#: with the abovementioned fix``.
 _ACKNOWLEDGED = re.compile(
     r"\b(?:is|was)\s+(?:a|an)\s+(?:known\s+)?(?:bug|issue|problem|mistake)\s+(?:in|with|of)\b"
     r"|\b(?:needs?|has|have|had)\s+to\s+be\s+fixed\b|\bwill\s+(?:\w+\s+)?be\s+fixed\b"
-    r"|\bpushed\s+(?:a|the)\s+fix\b|\bupdated\s+the\s+code\b|\bconfirmed\s+this\s+(?:issue|bug|problem)\b",
+    r"|\bpushed\s+(?:a|the)\s+fix\b|\bupdated\s+the\s+(?:[\w-]+\s+)?(?:code|script|function|implementation)\b|"
+    r"\bupdated\s+the\s+(?:master|main)\s+branch\b|\bconfirmed\s+this\s+(?:issue|bug|problem)\b",
     re.I,
 )
 #: Words that make a sentence a suggestion, a guess or a condition, not a statement of what happened.
@@ -1221,12 +1224,17 @@ def _acknowledged_in(key: str, s: str, own: str, said: str) -> tuple[str, str] |
 
 
 #: A maintainer's fix that landed in the project: ``this issue is resolved in #167``, ``fixed in PR #12``, a
-#: pull request that ``closes this issue``, ``Fixed. Please update``.
+#: pull request that ``closes this issue``, ``Fixed. Please update``, a commit named (by its hash or its URL)
+#: as where the fix is.
 _FIX_LANDED = re.compile(
     r"\b(?:resolved|fixed|solved|addressed)\s+(?:in|by|with|via)\s+(?:(?:the\s+)?(?:pull request|PR|commit)\s*)?"
     r"(?:[\w.-]+/[\w.-]+)?#\d+"
     r"|\b(?:pull request|PR)\b[^;!?]{0,200}?\b(?:closes|fixes|resolves|closed|fixed|resolved)\s+(?:this|the)\s+issue\b"
-    r"|(?:^|[\s\"'“])fixed[.!]?[\"'”]?\s+please\s+(?:update|upgrade|pull|git pull|reinstall)\b",
+    r"|(?:^|[\s\"'“])fixed[.!]?[\"'”]?\s+please\s+(?:update|upgrade|pull|git pull|reinstall)\b"
+    # a commit named as the fix: ``This is now corrected in commit 97e9c5d``, ``I have changed it in
+    # f216512``, ``Fixed this in https://github.com/o/r/commit/c957dea``
+    r"|\b(?:fixed|corrected|resolved|solved|addressed|patched|changed|updated)\s+(?:(?:this|it|that)\s+)?(?:now\s+)?"
+    r"(?:in|by|with|via)\s+(?:the\s+)?(?:commit\s+)?(?:https?://\S+/commits?/\w+|(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b)",
     re.I,
 )
 #: A pull request's or commit's title quoted after it: its object says what the fix changed.
@@ -1336,6 +1344,15 @@ def _value_cause(
     return got
 
 
+def _confirms(key: str, text: str, got: tuple[str, str], other: tuple[str, str] | None) -> bool:
+    """Whether a maintainer's (``key``) value ``text``, whose stated cause is ``got``, only says a fix
+    landed (:func:`_fix_landed`) of the kind of the cause ``other`` stated before it: it then confirms
+    that cause, whose sentence names it."""
+    if other is None or other[0] != got[0]:
+        return False
+    return got == _fix_landed(key, text.removeprefix(f"{key}: "))
+
+
 def stated_cause(params: Mapping[str, object]) -> tuple[str, str] | None:
     """``(kind, sentence)``: what a report's thread states the cause or the fix was, classed by its object,
     or ``None``. ``kind``:
@@ -1374,7 +1391,9 @@ def stated_cause(params: Mapping[str, object]) -> tuple[str, str] | None:
     instruction (``Please update your nvidia driver``) is a change made, confirmed like any other; ``fixed /
     solved by X`` names the change X with its outcome; ``turns out`` states a found cause; a cause
     statement with no object in its window takes the first object of the rest of its sentence (``it turns
-    out that the nan comes out because the default learning rate is too large``), then the next one's."""
+    out that the nan comes out because the default learning rate is too large``), then the next one's. A
+    maintainer's fix landed (:func:`_fix_landed`) of the same kind as a cause stated before it confirms that
+    cause, whose sentence names it (``It is caused by cv2.resize()`` before ``Fixed it in ac143e3``)."""
     fixed = confirmed_fix(params)
     if fixed is None or fixed[0] != "code":
         env = environment_fix(params)
@@ -1396,6 +1415,8 @@ def stated_cause(params: Mapping[str, object]) -> tuple[str, str] | None:
             healthy = healthy or got
             continue
         if got is not None and _ACK_KEY.match(key):
+            if _confirms(key, text, got, other):
+                return other
             return got  # the maintainer's word on the cause outranks the reporter's
         if got is None and compared and _ACK_KEY.match(key):
             recipe = recipe or _reference_recipe(key, _sentences(text.removeprefix(f"{key}: ")))
