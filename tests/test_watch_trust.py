@@ -12,6 +12,7 @@ import shutil
 import signal
 import sqlite3
 import sys
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -167,13 +168,16 @@ def test_a_run_audited_while_running_is_judged_by_the_watcher_once_it_ends(mlflo
     rid = client.create_run(
         exp_id, run_name="audited-early", tags={"mlflow.note.content": NOTE}
     ).info.run_id
+    # logged as a live run logs: the last point now (a RUNNING run whose last write is far in the
+    # past is an abandoned run to verdict.liveness, not a running one)
+    now_ms = int(time.time() * 1000)
     client.log_batch(
         rid,
         metrics=[
             Metric(
                 "train/loss",
                 0.2 + (i - 200) * 0.3 if i > 200 else 2.0 * math.exp(-i / 50) + 0.2,
-                1_700_000_000_000 + i * 1000,
+                now_ms - (300 - i) * 1000,
                 i,
             )
             for i in range(1, 301)

@@ -101,7 +101,9 @@ def _write_counted(url: str, note: str | None, *, edit: str | None = None):
     finally:
         proxy.close()
     uploads = [r for r in reqs if r[0] == "PUT" and "/mlflow-artifacts/artifacts/" in r[1]]
-    others = [r for r in reqs if r not in uploads]
+    # MLflow 3.18's client asks the server for ``server-info`` once on its own first call to a
+    # tracking URI (a capability probe of the SDK, not a request of the write-back)
+    others = [r for r in reqs if r not in uploads and not r[1].endswith("/server-info")]
     return rid, report, res, uploads, [p.rsplit("/", 1)[-1] for _, p in others]
 
 

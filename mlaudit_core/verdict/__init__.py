@@ -57,6 +57,11 @@ _PARTIAL = re.compile(
 )
 
 
+#: Rules that judge a run from its final values (verdict.final_values, policy V20b-V20d): their
+#: verdict names what a curve would show, so the actions that would log or find one come first.
+FINAL_VALUE_RULES = frozenset({"V20b", "V20c", "V20d"})
+
+
 def build_context(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -> Ctx:
     by_code: dict[str, list[Finding]] = {}
     superseded: list[str] = []
@@ -291,8 +296,10 @@ def _unknowns_and_actions(
     if not len(run.metrics):
         unknowns.append("key metrics: unknown, no metric was logged")
     actions = next_actions(decision, ctx)
-    if decision.outcome is Outcome.UNKNOWN or (decision.rule == "V20"):
-        unknowns[:0] = [f"verdict: not judged, {m}" for m in ctx.basis.missing(run)]
+    from_final_values = decision.rule in FINAL_VALUE_RULES
+    if decision.outcome is Outcome.UNKNOWN or decision.rule == "V20" or from_final_values:
+        if not from_final_values:
+            unknowns[:0] = [f"verdict: not judged, {m}" for m in ctx.basis.missing(run)]
         actions = [
             NextAction(action=a, why=w, cost="minutes") for a, w in what_to_log(run, ctx.basis)
         ] + [
