@@ -14,41 +14,16 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from report_helpers import edited_context, report_case, report_verdict
 
-from typer.testing import CliRunner
-
-from mlaudit.cli import app
 from mlaudit_core.formats.consolelog.context import read_context_file
 from mlaudit_core.verdict.stated_figures import owner_attests_match
 from mlaudit_core.verdict.statements import evaluation_explains_gap
 
-REPORTS = Path(__file__).resolve().parent / "data" / "reports"
-
-
-def _case(prefix: str) -> Path:
-    (case,) = REPORTS.glob(f"{prefix}-*")
-    return case
-
-
-def _verdict(case: Path, context: Path | None = None) -> dict:
-    logs = sorted(str(p) for p in case.glob("*.log"))
-    args = ["logs", *logs, "--config", str(context or case / "context.txt")]
-    return json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)["verdict"]
-
-
-def _edited(case: Path, tmp_path: Path, old: str, new: str) -> Path:
-    text = (case / "context.txt").read_text()
-    assert old in text, old
-    out = tmp_path / "context.txt"
-    out.write_text(text.replace(old, new))
-    return out
-
 
 def test_a_bare_segmentation_fault_is_a_native_crash_of_the_environment():
     """Before: unknown/infra_runtime (no error read in 'Segmentation fault (core dumped)')."""
-    v = _verdict(_case("b30-03"))
+    v = report_verdict(report_case("b30-03"))
     assert (v["rule"], v["outcome"], v["cause"]) == ("V02", "crashed", "infra_runtime")
     assert "segmentation fault" in v["summary"] and "native code" in v["summary"]
 
@@ -57,15 +32,15 @@ def test_a_segmentation_fault_after_a_nan_loss_leaves_the_divergence_to_decide()
     """b7-12: detectron2 prints a loss_dict with loss_cls nan, then 'Process finished with exit code 139
     (interrupted by signal 11: SIGSEGV)': the NaN came first, the native crash follows from it, so the
     verdict stays the divergence (diverged/model_convergence, a learning rate too large for one GPU)."""
-    v = _verdict(_case("b7-12"))
+    v = report_verdict(report_case("b7-12"))
     assert (v["outcome"], v["cause"]) == ("diverged", "model_convergence")
 
 
 def test_a_wrapper_exception_with_a_stated_kill_is_an_infra_crash(tmp_path):
     """Before: crashed/correctness_bug ('Py4JJavaError ... (unknown code path)'). Without the sentence
     that the process was killed the same exception stays a code bug."""
-    case = _case("b29-04")
-    v = _verdict(case)
+    case = report_case("b29-04")
+    v = report_verdict(case)
     assert (v["rule"], v["outcome"], v["cause"]) == ("V08", "crashed", "infra_runtime")
     assert "exited with code 137" in v["summary"] and "Py4JJavaError" in v["summary"]
     ctx = tmp_path / "context.txt"
@@ -76,7 +51,7 @@ def test_a_wrapper_exception_with_a_stated_kill_is_an_infra_crash(tmp_path):
             if not ln.startswith("maintainer")
         )
     )
-    assert _verdict(case, ctx)["cause"] == "correctness_bug"
+    assert report_verdict(case, ctx)["cause"] == "correctness_bug"
 
 
 def test_the_reference_owner_attesting_the_level_is_a_healthy_run(tmp_path):
@@ -87,17 +62,17 @@ def test_the_reference_owner_attesting_the_level_is_a_healthy_run(tmp_path):
         ("b30-06", "unknown"),
         ("b29-06", "succeeded"),
     ):
-        v = _verdict(_case(prefix))
+        v = report_verdict(report_case(prefix))
         assert (v["rule"], v["outcome"], v["cause"]) == ("V19d", outcome, "healthy"), prefix
         assert "reference's owner" in v["summary"]
-    case = _case("b30-01")
-    denied = _edited(
+    case = report_case("b30-01")
+    denied = edited_context(
         case,
         tmp_path,
         "Your test result is within an expected range.",
         "Your test result is not within an expected range.",
     )
-    assert _verdict(case, denied)["cause"] != "healthy"
+    assert report_verdict(case, denied)["cause"] != "healthy"
     assert (
         owner_attests_match({"reporter X": "my result is within the expected range, right"}) is None
     )
@@ -116,23 +91,23 @@ def test_a_figure_measured_under_another_protocol_is_metric_policy(tmp_path):
     the library's tokenisation, papers the Moses tokenizer; b29-05: the FID of 1k samples against the paper's
     from 50k. A maintainer's sentence that names no protocol explains nothing."""
     for prefix in ("b30-02", "b29-05"):
-        v = _verdict(_case(prefix))
+        v = report_verdict(report_case(prefix))
         assert (v["rule"], v["outcome"], v["cause"]) == ("V18d", "succeeded", "metric_policy"), (
             prefix
         )
-    params = read_context_file(_case("b29-05") / "context.txt")
+    params = read_context_file(report_case("b29-05") / "context.txt")
     lines = [f"{k}: {v}" for k, v in params.items()]
     got = evaluation_explains_gap(lines, params)
     assert got is not None and "1k images" in got[1]
-    case = _case("b30-02")
-    vague = _edited(
+    case = report_case("b30-02")
+    vague = edited_context(
         case,
         tmp_path,
         "The BLEU score on TensorBoard is computed with our tokenization, while most papers (including ours) "
         "report BLEU scores that use the MOSES tokenizer.",
         "Thanks for the report.",
     )
-    assert _verdict(case, vague)["rule"] != "V18d"
+    assert report_verdict(case, vague)["rule"] != "V18d"
     # a batch's size is no sample count of the evaluation (b21-10: 'the learning rate is tuned for 4
     # images/GPU, that is 16 images in batch' explains a setting, not the scoring)
     assert (
@@ -153,11 +128,11 @@ def test_a_suggestion_to_try_a_smaller_learning_rate_confirms_no_fix(tmp_path):
     healthy. The same change stated as what fixed it is still the learning-rate cause."""
     from mlaudit_core.verdict.statements import confirmed_fix
 
-    case = _case("b30-12")
-    v = _verdict(case)
+    case = report_case("b30-12")
+    v = report_verdict(case)
     assert (v["outcome"], v["cause"]) == ("unknown", "healthy")
     assert confirmed_fix(read_context_file(case / "context.txt")) is None
-    fixed = _edited(
+    fixed = edited_context(
         case,
         tmp_path,
         '"In this case, you may try to decrease the learning rate."',
@@ -172,8 +147,8 @@ def test_training_that_goes_on_after_its_announced_early_stop_is_a_code_defect()
     A count that starts again after the stop (another fold) and a counter towards a stop are not this."""
     from mlaudit_core.verdict.evidence import stop_not_honoured
 
-    case = _case("b29-08")
-    v = _verdict(case)
+    case = report_case("b29-08")
+    v = report_verdict(case)
     assert (v["rule"], v["outcome"], v["cause"]) == ("V19s", "unknown", "correctness_bug")
     lines = (case / "train.log").read_text().splitlines()
     assert stop_not_honoured(lines)[1:] == (13, 17)
@@ -196,7 +171,7 @@ def test_a_log_that_ends_with_its_early_stop_is_a_designed_end():
     curve. A stop followed by more epochs is not an end."""
     from mlaudit_core.verdict.evidence import stop_at_end
 
-    v = _verdict(_case("b29-07"))
+    v = report_verdict(report_case("b29-07"))
     assert (v["rule"], v["outcome"], v["cause"]) == ("V20", "unknown", "healthy")
     assert "Ran out of patience" in v["summary"]
     assert stop_at_end(["Epoch 3", "Epoch 00003: early stopping", "Epoch 4"]) is None

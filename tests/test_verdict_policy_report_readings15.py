@@ -25,12 +25,8 @@ the verdict:
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from report_helpers import edited_context, report_case, report_verdict
 
-from typer.testing import CliRunner
-
-from mlaudit.cli import app
 from mlaudit_core.formats.consolelog.context import read_context_file
 from mlaudit_core.verdict.statements import (
     evaluation_explains_gap,
@@ -38,55 +34,34 @@ from mlaudit_core.verdict.statements import (
     stated_flaky_test,
 )
 
-REPORTS = Path(__file__).resolve().parent / "data" / "reports"
-
-
-def _case(prefix: str) -> Path:
-    (case,) = REPORTS.glob(f"{prefix}-*")
-    return case
-
-
-def _verdict(case: Path, context: Path | None = None) -> dict:
-    logs = sorted(str(p) for p in case.glob("*.log"))
-    args = ["logs", *logs, "--config", str(context or case / "context.txt")]
-    return json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)["verdict"]
-
-
-def _edited(case: Path, tmp_path: Path, old: str, new: str) -> Path:
-    text = (case / "context.txt").read_text()
-    assert old in text, old
-    out = tmp_path / "context.txt"
-    out.write_text(text.replace(old, new))
-    return out
-
 
 def test_a_tolerance_raised_for_a_flaky_assert_allclose_is_the_checks_problem():
     """Before: unknown/inconclusive (the tolerance named in backticks, ``Adjust `assert_allclose`
     tolerance``, was not read as a threshold made looser)."""
-    v = _verdict(_case("b34-01"))
+    v = report_verdict(report_case("b34-01"))
     assert (v["rule"], v["outcome"], v["cause"]) == ("V18c", "unknown", "metric_policy")
 
 
 def test_an_unseeded_test_that_fails_by_chance_is_the_checks_problem(tmp_path):
     """Before: unknown/inconclusive. Without the sentence that the file calls no seed the thread states no
     chance, and nothing is concluded."""
-    case = _case("b33-09")
-    v = _verdict(case)
+    case = report_case("b33-09")
+    v = report_verdict(case)
     assert (v["rule"], v["outcome"], v["cause"]) == ("V18c", "unknown", "metric_policy")
     assert "Random.seed" in v["summary"]
-    ctx = _edited(case, tmp_path, "the file calls no Random.seed! at all, so ", "")
-    assert _verdict(case, ctx)["cause"] != "metric_policy"
+    ctx = edited_context(case, tmp_path, "the file calls no Random.seed! at all, so ", "")
+    assert report_verdict(case, ctx)["cause"] != "metric_policy"
 
 
 def test_a_flaky_gate_in_an_older_batch_reads_the_same():
     """b32-04 (SGLang CI accuracy gate, 'flaky' 200-question benchmark), abstained before."""
-    v = _verdict(_case("b32-04"))
+    v = report_verdict(report_case("b32-04"))
     assert (v["outcome"], v["cause"]) == ("unknown", "metric_policy")
 
 
 def test_an_unseeded_training_run_is_no_flaky_test():
     """b34-05: 'the training scripts don't fix the seed' with no test failure shown is a rerun's spread."""
-    lines = [ln for ln in (_case("b34-05") / "context.txt").read_text().splitlines() if ln]
+    lines = [ln for ln in (report_case("b34-05") / "context.txt").read_text().splitlines() if ln]
     assert stated_flaky_test(lines) is None
 
 
@@ -94,27 +69,27 @@ def test_a_maintainers_verdict_that_the_results_match_theirs_is_healthy():
     """Before: unknown/inconclusive for all three (b34-04 'in line with ours', b33-07 'the paper is
     incorrect', b34-05 'different initialization values lead to different accuracies')."""
     for prefix in ("b34-04", "b33-07", "b34-05"):
-        v = _verdict(_case(prefix))
+        v = report_verdict(report_case(prefix))
         assert (v["outcome"], v["cause"]) == ("unknown", "healthy"), prefix
 
 
 def test_your_numbers_look_good_outranks_the_recipe_and_the_protocol_explained(tmp_path):
     """Before: succeeded/metric_policy (V18d, from the same maintainer's explanation of evaluation modes).
     Without the verdict, the protocol explained decides again."""
-    case = _case("b34-07")
+    case = report_case("b34-07")
     params = read_context_file(case / "context.txt")
     assert stated_cause(params)[0] == "healthy"
-    v = _verdict(case)
+    v = report_verdict(case)
     assert (v["outcome"], v["cause"]) == ("unknown", "healthy")
-    ctx = _edited(case, tmp_path, "Your numbers look good. I have the same numbers.", "")
-    assert _verdict(case, ctx)["cause"] == "metric_policy"
+    ctx = edited_context(case, tmp_path, "Your numbers look good. I have the same numbers.", "")
+    assert report_verdict(case, ctx)["cause"] == "metric_policy"
 
 
 def test_ram_exhausted_then_fixed_with_swap_is_an_infra_crash(tmp_path):
     """Before: unknown/infra_runtime ('the issue was caused when the RAM had been exhausted' was read as a
     condition, and 'Killed96160' not as a kill)."""
-    case = _case("b33-10")
-    v = _verdict(case)
+    case = report_case("b33-10")
+    v = report_verdict(case)
     assert (v["outcome"], v["cause"]) == ("crashed", "infra_runtime")
     assert "RAM had been exhausted" in v["summary"]
 
@@ -123,78 +98,78 @@ def test_more_ram_that_did_the_job_implies_the_run_crashed_of_memory(tmp_path):
     """b31-05: 'Indeed, increasing the RAM did the job' after a training that stops with 'killed'. Before:
     unknown/healthy (the maintainer's 'the loss looks fine', the reporter's confirmation not read). A fix
     that gave the loader shared memory is no memory exhaustion."""
-    case = _case("b31-05")
-    v = _verdict(case)
+    case = report_case("b31-05")
+    v = report_verdict(case)
     assert (v["rule"], v["outcome"], v["cause"]) == ("V00", "crashed", "infra_runtime")
-    ctx = _edited(
+    ctx = edited_context(
         case, tmp_path, "increasing the RAM did the job", "increasing the shared memory did the job"
     )
     # the quoted 'killed' states the kill on its own (statements._KILLED): taken out too
     ctx.write_text(ctx.read_text().replace("it shows 'killed' and does", "it does"))
-    assert _verdict(case, ctx)["outcome"] != "crashed"
+    assert report_verdict(case, ctx)["outcome"] != "crashed"
 
 
 def test_an_expected_slowness_on_an_hdd_is_the_machines_input_side(tmp_path):
     """Before: running/healthy (V20a, from 'The training time is expected to be much longer if you are
     using a HDD'). An 'expected' that names no input side still clears the run."""
-    case = _case("b34-09")
-    v = _verdict(case)
+    case = report_case("b34-09")
+    v = report_verdict(case)
     assert (v["rule"], v["outcome"], v["cause"]) == ("V18b", "slow", "infra_runtime")
-    ctx = _edited(
+    ctx = edited_context(
         case,
         tmp_path,
         "The training time is expected to be much longer if you are using a HDD.",
         "The training time you see is expected.",
     )
-    assert _verdict(case, ctx)["cause"] == "healthy"
+    assert report_verdict(case, ctx)["cause"] == "healthy"
 
 
 def test_a_setting_stated_against_the_references_value_is_the_gap_reason(tmp_path):
     """b34-03: 'a 4-GPU machine will yield a bn batch size of 12 instead of 24'. Before:
     succeeded/metric_policy (V18d's second reading, the two figures on test-dev and minival taken for one
     model measured two ways). Without the sentence, that reading decides again."""
-    case = _case("b34-03")
-    v = _verdict(case)
+    case = report_case("b34-03")
+    v = report_verdict(case)
     assert (v["rule"], v["outcome"], v["cause"]) == ("V18e", "succeeded", "data_config")
-    ctx = _edited(
+    ctx = edited_context(
         case,
         tmp_path,
         "so a 4-GPU machine will yield a bn batch size of 12 instead of 24 which will severely harm the "
         "performance",
         "so it matters",
     )
-    assert _verdict(case, ctx)["cause"] == "metric_policy"
+    assert report_verdict(case, ctx)["cause"] == "metric_policy"
 
 
 def test_one_released_model_scored_with_another_threshold_is_the_evaluation():
     """b33-06: 'The model with 27.18 mAP is precisely the same model we provided in the repo ... we used 0.5
     as the threshold for object detection scores'. Before: unknown/inconclusive."""
-    lines = [ln for ln in (_case("b33-06") / "context.txt").read_text().splitlines() if ln]
-    lines += (_case("b33-06") / "report.log").read_text().splitlines()
-    params = read_context_file(_case("b33-06") / "context.txt")
+    lines = [ln for ln in (report_case("b33-06") / "context.txt").read_text().splitlines() if ln]
+    lines += (report_case("b33-06") / "report.log").read_text().splitlines()
+    params = read_context_file(report_case("b33-06") / "context.txt")
     got = evaluation_explains_gap(lines, params)
     assert got is not None and "same model" in got[1]
-    v = _verdict(_case("b33-06"))
+    v = report_verdict(report_case("b33-06"))
     assert (v["rule"], v["outcome"], v["cause"]) == ("V18d", "succeeded", "metric_policy")
 
 
 def test_an_accuracy_set_by_hand_is_expected_because_it_measures_nothing(tmp_path):
     """b33-05: 'it is normal, i manuall set accuracy to 0.5'. Before: running/healthy (V20a). A plain 'it
     is normal' still clears the run."""
-    case = _case("b33-05")
-    v = _verdict(case)
+    case = report_case("b33-05")
+    v = report_verdict(case)
     assert (v["rule"], v["cause"]) == ("V20a", "metric_policy")
-    ctx = _edited(case, tmp_path, "i manuall set accuracy to 0.5, ", "")
-    assert _verdict(case, ctx)["cause"] == "healthy"
+    ctx = edited_context(case, tmp_path, "i manuall set accuracy to 0.5, ", "")
+    assert report_verdict(case, ctx)["cause"] == "healthy"
 
 
 def test_a_reference_averaged_over_seeds_against_one_run_is_seed_spread(tmp_path):
     """b32-08 (GAT): 'the value reported in the paper is averaged after training 100 times (with different
     random seeds)' against a released single run. Before: succeeded/metric_policy (V18d)."""
-    case = _case("b32-08")
-    v = _verdict(case)
+    case = report_case("b32-08")
+    v = report_verdict(case)
     assert (v["outcome"], v["cause"]) == ("unknown", "healthy")
-    ctx = _edited(
+    ctx = edited_context(
         case,
         tmp_path,
         "averaged after training 100 times (with different random seeds)",

@@ -21,26 +21,11 @@ tests/data/reports, several batches each):
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from typer.testing import CliRunner
+from report_helpers import report_case, report_verdict
 
-from mlaudit.cli import app
 from mlaudit_core.verdict.stated_symptom import stated_symptom
-
-REPORTS = Path(__file__).resolve().parent / "data" / "reports"
-
-
-def _case(prefix: str) -> Path:
-    (case,) = REPORTS.glob(f"{prefix}-*")
-    return case
-
-
-def _verdict(case: Path, context: Path | None = None) -> dict:
-    logs = sorted(str(p) for p in case.glob("*.log"))
-    args = ["logs", *logs, "--config", str(context or case / "context.txt")]
-    return json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)["verdict"]
 
 
 def _without(case: Path, tmp_path: Path, *starts: str) -> Path:
@@ -54,14 +39,14 @@ def _without(case: Path, tmp_path: Path, *starts: str) -> Path:
 def test_a_loss_stated_at_one_level_after_200_epochs_is_a_plateau():
     """Before: unknown/inconclusive ('no metric was logged at all'). The maintainer's 'Because num_label is
     too large' names no object: the plateau's usual cause, model_convergence."""
-    v = _verdict(_case("b15-05"))
+    v = report_verdict(report_case("b15-05"))
     assert (v["rule"], v["outcome"], v["cause"]) == ("V19k", "plateaued", "model_convergence")
     assert "still about 4.9" in v["summary"]
 
 
 def test_a_reward_that_never_changes_with_untuned_scripts_is_a_plateau_of_the_settings():
     """Before: unknown/inconclusive. The maintainer's 'the scripts ... have not been tuned' names the settings."""
-    v = _verdict(_case("b32-02"))
+    v = report_verdict(report_case("b32-02"))
     assert (v["rule"], v["outcome"], v["cause"]) == ("V19k", "plateaued", "data_config")
     assert "never change" in v["summary"] and "not been tuned" in v["summary"]
 
@@ -69,17 +54,17 @@ def test_a_reward_that_never_changes_with_untuned_scripts_is_a_plateau_of_the_se
 def test_a_loss_that_does_not_go_to_zero_fixed_by_a_pull_request_is_a_code_plateau(tmp_path):
     """b30-10: 'this issue is resolved in #167' by a maintainer: the project's code changed. Without the
     maintainers' lines, the plateau's usual cause."""
-    case = _case("b30-10")
-    v = _verdict(case)
+    case = report_case("b30-10")
+    v = report_verdict(case)
     assert (v["rule"], v["outcome"], v["cause"]) == ("V19k", "plateaued", "correctness_bug")
-    v = _verdict(case, _without(case, tmp_path, "maintainer"))
+    v = report_verdict(case, _without(case, tmp_path, "maintainer"))
     assert (v["outcome"], v["cause"]) == ("plateaued", "model_convergence")
 
 
 def test_a_loss_that_becomes_nan_told_in_words_is_a_divergence():
     """Before: unknown/correctness_bug (the cause read, the outcome not): the table of experiments holds
     the NaN only in Chinese notes."""
-    v = _verdict(_case("b7-07"))
+    v = report_verdict(report_case("b7-07"))
     assert (v["rule"], v["outcome"], v["cause"]) == ("V19k", "diverged", "correctness_bug")
 
 
@@ -87,14 +72,14 @@ def test_a_throughput_stated_at_two_figures_is_slow_and_a_fix_in_the_project_is_
     """b32-06 ('from 2.9 it/s to 1.6 it/s'; maintainer 'Fixed. Please update') and b18-08 ('way slower'
     beside 42.55s/it and 538.26s/it; a maintainer's pull request 'bug: ...' closes the issue)."""
     for prefix in ("b32-06", "b18-08"):
-        v = _verdict(_case(prefix))
+        v = report_verdict(report_case(prefix))
         assert (v["rule"], v["outcome"], v["cause"]) == ("V19k", "slow", "correctness_bug"), prefix
 
 
 def test_a_task_metric_at_zero_is_a_broken_measurement_not_a_judged_training():
     """b11-09: 'lowering loss scores across epochs, but accuracy is always zero': below chance, so the
     measurement (labels, split) is broken; before: unknown/inconclusive."""
-    v = _verdict(_case("b11-09"))
+    v = report_verdict(report_case("b11-09"))
     assert (v["rule"], v["outcome"], v["cause"]) == ("V19k", "unknown", "data_config")
 
 
@@ -120,7 +105,7 @@ def test_stated_symptom_reads_observations_not_answers_questions_or_small_change
 def test_a_cut_traceback_takes_the_class_pasted_apart_and_memoryerror_is_the_host():
     """b32-09: 'MemoryError' on its own line, then the traceback cut inside a frame ('site-pa[...]') at the
     paste's end; before: unknown/inconclusive (the traceback was dropped)."""
-    v = _verdict(_case("b32-09"))
+    v = report_verdict(report_case("b32-09"))
     assert (v["outcome"], v["cause"]) == ("crashed", "infra_runtime")
     assert "MemoryError" in v["summary"] and "__save_safetensors" in v["summary"]
 
@@ -129,18 +114,18 @@ def test_a_quoted_killed_with_more_ram_doing_the_job_is_an_infra_crash(tmp_path)
     """b31-05: the maintainer 'it shows 'killed' and does not print any stack trace', the reporter 'Indeed,
     increasing the RAM did the job'. Before: unknown/healthy (from 'the loss looks fine'). Without the
     reporter's confirmation the stated kill alone decides (V19i)."""
-    case = _case("b31-05")
-    v = _verdict(case)
+    case = report_case("b31-05")
+    v = report_verdict(case)
     assert (v["rule"], v["outcome"], v["cause"]) == ("V00", "crashed", "infra_runtime")
     assert "'killed'" in v["summary"]
-    v = _verdict(case, _without(case, tmp_path, 'reporter ulliit: "Indeed'))
+    v = report_verdict(case, _without(case, tmp_path, 'reporter ulliit: "Indeed'))
     assert (v["rule"], v["outcome"], v["cause"]) == ("V19i", "crashed", "infra_runtime")
 
 
 def test_a_pasted_record_with_a_nan_loss_under_mixed_precision_is_a_divergence_of_the_setting():
     """b18-01: '(Step: 95400) train_mel_loss_before = nan.' pasted once, mixed precision stated; the
     maintainer's 'continue training without mixed_precision' is unconfirmed. Before: unknown/inconclusive."""
-    v = _verdict(_case("b18-01"))
+    v = report_verdict(report_case("b18-01"))
     assert (v["rule"], v["outcome"], v["cause"]) == ("V19k", "diverged", "data_config")
     assert "reduced precision" in v["summary"]
 
@@ -151,9 +136,9 @@ def test_a_speaker_note_with_parentheses_inside_is_read_and_an_untuned_example_i
     note); read, its title names the settings. Before: unknown/inconclusive."""
     from mlaudit_core.formats.consolelog.context import read_context_file
 
-    case = _case("b30-04")
+    case = report_case("b30-04")
     params = read_context_file(case / "context.txt")
     assert any(k.startswith("maintainer sven1977") and "PPO(torch)" in k for k in params)
-    v = _verdict(case)
+    v = report_verdict(case)
     assert (v["rule"], v["outcome"], v["cause"]) == ("V19k", "plateaued", "data_config")
     assert "does not converge" in v["summary"] and "not tuned well enough" in v["summary"]

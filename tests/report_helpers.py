@@ -1,0 +1,35 @@
+"""Shared access to the report corpus (tests/data/reports) for tests that audit one report folder
+the way a user does (`mlaudit logs *.log --config context.txt --format json`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from mlaudit.cli import app
+
+REPORTS = Path(__file__).resolve().parent / "data" / "reports"
+
+
+def report_case(prefix: str) -> Path:
+    """The one report folder whose name starts with ``prefix-``."""
+    (case,) = REPORTS.glob(f"{prefix}-*")
+    return case
+
+
+def report_verdict(case: Path, context: Path | None = None) -> dict:
+    """The JSON verdict of the folder's logs with its context file (or ``context`` instead)."""
+    logs = sorted(str(p) for p in case.glob("*.log"))
+    args = ["logs", *logs, "--config", str(context or case / "context.txt")]
+    return json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)["verdict"]
+
+
+def edited_context(case: Path, tmp_path: Path, old: str, new: str) -> Path:
+    """A copy of the folder's context.txt in ``tmp_path`` with ``old`` replaced by ``new``."""
+    text = (case / "context.txt").read_text()
+    assert old in text, old
+    out = tmp_path / "context.txt"
+    out.write_text(text.replace(old, new))
+    return out
