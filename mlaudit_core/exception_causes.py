@@ -861,7 +861,8 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "CPython 3.11 Lib/importlib/_bootstrap.py _find_and_load_unlocked (ModuleNotFoundError 'No module named "
         "{!r}'), raised at an import statement of an installed package's module body (the innermost frame is "
         "'<module>' of a file under site-packages or dist-packages; keras 3.15.1 importing its TensorFlow backend "
-        "without TensorFlow; a name a configuration gives importlib or hydra's _locate is not this: its innermost "
+        "without TensorFlow; or a function of such a file whose printed source line imports the missing module: "
+        "keras 3.15.1 keras/src/callbacks/tensorboard.py summary, 'import tensorflow.summary as summary'; a name a configuration gives importlib or hydra's _locate is not this: its innermost "
         "frame is importlib's or the locator's function); "
         "lightning_utilities 0.15.3 lightning_utilities/core/imports.py RequirementCache ('Requirement {!r} "
         "not met. HINT: Try running `pip install -U {!r}`', row installed-package-mismatch). An import in the "
@@ -1000,6 +1001,28 @@ def classify(
     return None
 
 
+_MISSING_MODULE = re.compile(r"No module named '([\w.]+)'")
+_IMPORT_STATEMENT = re.compile(r"^\s*(?:import\s+([\w.]+)|from\s+([\w.]+)\s+import\b)", re.M)
+
+
+def _imports_missing_module(beside: str) -> bool:
+    """Whether the text ``beside`` a ``ModuleNotFoundError`` holds an ``import``/``from ... import``
+    statement (the source line a traceback prints under its innermost frame) of the module the error
+    names, or of a submodule of it: an installed package importing a backend lazily inside a function
+    (keras 3.15.1 keras/src/callbacks/tensorboard.py ``summary``: ``import tensorflow.summary as
+    summary``), as its module body would. A name handed to ``importlib.import_module`` or hydra's
+    ``_locate`` prints a call, not an import statement."""
+    m = _MISSING_MODULE.search(beside)
+    if m is None:
+        return False
+    missing = m.group(1)
+    for im in _IMPORT_STATEMENT.finditer(beside):
+        name = im.group(1) or im.group(2)
+        if name == missing or name.startswith(missing + "."):
+            return True
+    return False
+
+
 def _frames_agree(c: ExceptionCause, frames: Sequence[tuple[str, int, str]], beside: str) -> bool:
     """Whether the traceback's ``frames`` (outermost first) and the text ``beside`` the exception meet
     the :attr:`ExceptionCause.frames` condition of row ``c`` (always, with no condition)."""
@@ -1012,7 +1035,9 @@ def _frames_agree(c: ExceptionCause, frames: Sequence[tuple[str, int, str]], bes
     if c.frames == "wrapper-keys" and wrapper_prefix(*state_dict_keys(beside)) is None:
         return False
     if c.frames == "installed" and not (
-        frames and frames[-1][2] == "<module>" and _INSTALLED.search(frames[-1][0])
+        frames
+        and _INSTALLED.search(frames[-1][0])
+        and (frames[-1][2] == "<module>" or _imports_missing_module(beside))
     ):
         return False
     if c.frames == "library" and not (frames and _INSTALLED.search(frames[-1][0])):

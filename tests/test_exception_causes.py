@@ -982,6 +982,33 @@ def test_row_dependency_not_installed_on_an_installed_package_importing_a_missin
     assert _why(e, _frames_of(e)) is None
 
 
+def test_row_dependency_not_installed_on_a_lazy_import_inside_an_installed_packages_function(
+    monkeypatch,
+):
+    """keras 3's TensorBoard callback imports TensorFlow inside its ``summary`` property
+    (keras/src/callbacks/tensorboard.py: ``import tensorflow.summary as summary``): without TensorFlow the
+    innermost frame is that function, not a module body, and the source line the traceback prints under
+    it imports the missing module: the environment (was correctness_bug). The same frames with a
+    line that hands the name to importlib (a configured class path) stay unclassified."""
+    import importlib
+    import traceback
+
+    monkeypatch.setenv("KERAS_BACKEND", os.environ.get("KERAS_BACKEND", "torch"))
+    keras = pytest.importorskip("keras")
+    if importlib.util.find_spec("tensorflow") is not None:
+        pytest.skip("tensorflow is installed: the callback's import succeeds")
+    cb = keras.callbacks.TensorBoard(log_dir="unused")
+    e = _raised(lambda: cb.summary)
+    assert isinstance(e, ModuleNotFoundError) and "tensorflow" in str(e), repr(e)
+    frames = _frames_of(e)
+    assert frames[-1][2] == "summary" and "-packages" in frames[-1][0], frames[-1]
+    # the source line the traceback prints under its innermost frame
+    printed = traceback.format_exception(e)[-2].splitlines()[-1]
+    assert printed.strip().startswith("import tensorflow"), printed
+    assert _why(e, frames, (printed,)) == "dependency-not-installed"
+    assert _why(e, frames, ("    return importlib.import_module(name)",)) is None
+
+
 def test_row_server_refused_as_requests_and_huggingface_hub_raise_it():
     """A hub or server that refuses the request (rate limit 429, server error 503, a gated repository
     without access 401), as requests' raise_for_status and huggingface_hub's hf_raise_for_status word it

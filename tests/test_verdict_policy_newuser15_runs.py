@@ -31,14 +31,12 @@ def _outcome_cause(rep: dict) -> tuple[str, str]:
     return rep["verdict"]["outcome"], rep["verdict"]["cause"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="scikit-learn MLPClassifier(hidden_layer_sizes=(2,)) on digits, verbose: 'Iteration 300, "
-    "loss = 1.029' still falling, scikit-learn's ConvergenceWarning 'Maximum iterations (300) "
-    "reached', then the script's 'train accuracy 0.63' on 10 classes: a model too small to fit its "
-    "training data (underfit), yet succeeded/healthy",
-)
 def test_policy_sklearn_mlp_two_hidden_units_at_train_accuracy_063_is_underfit():
+    """The library's ConvergenceWarning and a loss still falling: V19m. scikit-learn
+    MLPClassifier(hidden_layer_sizes=(2,)) on digits, verbose: 'Iteration 300, loss = 1.029'
+    still falling, scikit-learn's ConvergenceWarning 'Maximum iterations (300) reached', then
+    the script's 'train accuracy 0.63' on 10 classes: a model too small to fit its training data
+    (underfit; was succeeded/healthy)"""
     rep = _verdict("logs", str(DATA / "sklearn_mlp_2_units_underfit.log"))
     assert rep["verdict"]["outcome"] == "underfit", rep["verdict"]["summary"]
 
@@ -71,14 +69,12 @@ def test_policy_keyerror_for_a_key_misspelt_in_the_config_is_data_config():
     assert _outcome_cause(rep) == ("crashed", "data_config"), rep["verdict"]["summary"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Lightning CSVLogger of an MLP regression at SGD lr 0.5 (momentum 0.9; hparams.yaml lr: "
-    "0.5): train_loss 9.7e19 at step 4 (after 4 updates; log_every_n_steps=5), NaN from step 9: "
-    "a learning-rate blow-up (model_convergence), yet data_config with 'the start, before updates "
-    "could move it'",
-)
 def test_policy_lightning_csv_sgd_lr_half_blowing_up_in_four_updates_is_model_convergence():
+    """The logger's first point comes after unseen updates at an LR at or above typical: the LR
+    (was data_config). Lightning CSVLogger of an MLP regression at SGD lr 0.5 (momentum 0.9;
+    hparams.yaml lr: 0.5): train_loss 9.7e19 at step 4 (after 4 updates; log_every_n_steps=5),
+    NaN from step 9: a learning-rate blow-up (model_convergence), yet data_config with 'the
+    start, before updates could move it'"""
     rep = _verdict("audit", str(DATA / "lightning_csv_sgd_lr0p5" / "version_0"), "--no-write")
     assert _outcome_cause(rep) == ("diverged", "model_convergence"), rep["verdict"]["summary"]
 

@@ -1104,6 +1104,16 @@ def _outcome_actions(
         generic = [_unstable_action(c)]
     if d.outcome is Outcome.DIVERGED and not replaced:
         generic.append(_divergence_action(c))
+    if d.rule == "V19m":  # the solver stopped at its iteration cap while the loss still fell
+        generic.insert(
+            0,
+            (
+                "Raise max_iter (the iteration cap the library reached) and rerun until the solver's "
+                "own tolerance stops it",
+                "the library states its solver stopped before converging while the loss still fell",
+                "minutes",
+            ),
+        )
     if d.outcome in (Outcome.UNDERFIT, Outcome.PLATEAUED) and _no_lr_raise(c):
         generic = [
             (a, w, k)

@@ -1142,7 +1142,9 @@ def _nonfinite_from_first(c: Ctx, f: Finding, start: tuple[float, float] | None 
     from the point after its only finite one at the run's start (``start``: step and value, from
     :func:`_one_finite_point_at_start`): a learning-rate divergence when the rate is 10x typical, or
     when that only finite value is an ordinary loss (at most :data:`ORDINARY_START_LOSS`) without
-    reduced precision (the inputs gave a sane loss; the first updates broke the weights),
+    reduced precision (the inputs gave a sane loss; the first updates broke the weights), or when it
+    is the logger's first point after two or more unrecorded updates (Lightning's ``log_every_n_steps``)
+    with the rate at or above typical (a huge loss there may already be the overshoot),
     when updates before the first point are unseen (:func:`_updates_before_first_point`) or when
     its only point is on the run's own step counter past the start with the rate at or above
     typical (no reduced precision in each case); else inputs, initialisation or the loss broken
@@ -1157,6 +1159,22 @@ def _nonfinite_from_first(c: Ctx, f: Finding, start: tuple[float, float] | None 
                 f"and was non-finite from step {f.facts['first_step']} on, with "
                 f"{c.lr.describe()}: at 10x the typical value the first updates overshoot; no "
                 "reduced precision is in use, so numerics are not the first suspect.",
+                f,
+            )
+        if not c.precision and at0 > 1 and c.lr.at_or_above_typical:
+            # the logger's first point comes after ``at0`` updates (Lightning's log_every_n_steps):
+            # a loss already huge there may be the first updates overshooting at this rate
+            return Decision(
+                Outcome.DIVERGED,
+                Cause.MODEL_CONVERGENCE,
+                f"The training loss had one finite value, {fmt(value)} at step {at0:g}, the logger's "
+                f"first point, which comes after {at0:g} updates it did not record, and was non-finite "
+                f"from step {f.facts['first_step']} to the end ({f.facts.get('n_nonfinite')} points), "
+                f"with {c.lr.describe()} (at or above the typical value) and no reduced precision in "
+                "use: the updates before the first point may have blown the weights up, so the learning "
+                "rate is the first suspect. Lower it 10x (or add warm-up and gradient clipping) and "
+                "rerun with the loss logged from step 1; if the loss is huge at step 1 too, check the "
+                "inputs and targets for their range.",
                 f,
             )
         if not c.precision and abs(value) <= ORDINARY_START_LOSS:
@@ -3721,6 +3739,17 @@ def _slow_codes() -> list[str]:
 
 
 def _slow(c: Ctx) -> Decision | None:
+    """A systems finding (:func:`_slow_codes`, SY004's recurring pauses) sets the outcome slow, unless
+    the run learned nothing: a classifier still at the uniform guess (:func:`_at_uniform_guess`, V19e)
+    is the failure to fix first, however long its steps took (a systems problem sets the outcome only
+    when the learning itself is healthy: the module's first-broken-layer order)."""
+    d = _slow_systems(c)
+    if d is not None and _at_uniform_guess(c) is not None:
+        return None
+    return d
+
+
+def _slow_systems(c: Ctx) -> Decision | None:
     # SY004 (isolated slow steps) and SY003 (idle accelerator) stay bottleneck findings but do not
     # set the outcome: on shared machines both come from neighbours as often as from the run
     for code in _slow_codes():
@@ -5173,6 +5202,35 @@ def _healthy(c: Ctx) -> Decision | None:
     return Decision(Outcome.SUCCEEDED, Cause.HEALTHY, msg + f". Examined: {examined}.")
 
 
+def _stopped_at_iteration_cap(c: Ctx) -> Decision | None:
+    """The library states its solver stopped at its iteration cap before converging
+    (:func:`.iteration_cap.stated_cap_stop`) and the training loss was still falling at the end
+    (:func:`.iteration_cap.still_falling_at_end`): under-trained (underfit/model_convergence); else
+    ``None``. Only for a finished run with a judgeable signal and no finding at error (a rule above
+    judges a failure)."""
+    from .iteration_cap import stated_cap_stop, still_falling_at_end
+
+    if not c.basis.judgeable or _any_error(c) or c.run.status is RunStatus.RUNNING:
+        return None
+    said = stated_cap_stop(c.run)
+    if said is None:
+        return None
+    falling = still_falling_at_end(c.run)
+    if falling is None:
+        return None
+    first, q3, last = falling
+    said = _WARN_PREFIX.sub("", said)
+    return Decision(
+        Outcome.UNDERFIT,
+        Cause.MODEL_CONVERGENCE,
+        f'The library states that its solver stopped at its iteration cap before converging ("{said[:160]}") '
+        f"and the training loss was still falling when it stopped ({fmt(first)} -> third-quarter median "
+        f"{fmt(q3)} -> {fmt(last)} at the end, its lowest): the run stopped while still learning, so the "
+        "model is the one the budget left, not the one its objective reaches. Raise max_iter (or scale the "
+        "inputs, or raise the learning rate) and rerun until the library's own tolerance stops it.",
+    )
+
+
 def _task_metric_note(c: Ctx) -> str:
     """The healthy message's clause when the task metric overruled a loss-based reading
     (:func:`task_metric_overrules`, or a training loss that takes both signs,
@@ -5881,7 +5939,8 @@ POLICY: tuple[Rule, ...] = (
         "after an LR jump -> LR divergence; non-finite from the first "
         "step, or after one finite point at the run's start -> inputs/init, or the LR when >= 10x typical "
         "without reduced precision, or the first updates (model_convergence) when that one point is an ordinary "
-        "loss (<= 100) without reduced precision (from the first logged epoch, the LR not 10x typical: the LR when an accuracy "
+        "loss (<= 100) or comes after >= 2 unrecorded updates at a rate at or above typical, without reduced "
+        "precision (from the first logged epoch, the LR not 10x typical: the LR when an accuracy "
         "differs in epoch 1 from the constant it holds after, else inputs/loss; from a first point more than "
         "two logging intervals in, without "
         "reduced precision: the LR, the updates before it unseen); finite then abrupt -> numerics / bad batch with reduced "
@@ -8400,6 +8459,43 @@ POLICY: tuple[Rule, ...] = (
                 series={"loss": (1.10, 0.8, 0.4)},
                 params={"num_labels": "3"},
             ),
+        ),
+    ),
+    Rule(
+        "V19m",
+        "stopped-at-iteration-cap",
+        200,
+        "a finished run with a judgeable signal and no finding at error whose library states that its solver "
+        "reached its iteration cap before its tolerance (scikit-learn's max_iter ConvergenceWarning family), "
+        "with the training loss (>= 8 points) still falling at the end (last-quarter median below the third "
+        "quarter's, the last point within that fall of the minimum): stopped while still learning",
+        (Outcome.UNDERFIT,),
+        (Cause.MODEL_CONVERGENCE,),
+        _stopped_at_iteration_cap,
+        cases=(
+            Case(
+                "MLPClassifier(max_iter=15): loss 0.664 -> 0.550, still falling (newuser11)",
+                (),
+                ("underfit", "model_convergence"),
+                series={
+                    "loss": (0.664, 0.653, 0.643, 0.633, 0.624, 0.615, 0.606, 0.598, 0.590, 0.550)
+                },
+                console=(
+                    "sklearn/neural_network/_multilayer_perceptron.py:785: ConvergenceWarning: Stochastic "
+                    "Optimizer: Maximum iterations (15) reached and the optimization hasn't converged yet.",
+                ),
+            ),
+            Case(
+                "the warning, the loss flat at its floor",
+                (),
+                None,
+                series={"loss": (0.9, 0.5, 0.3, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2)},
+                console=(
+                    "ConvergenceWarning: Stochastic Optimizer: Maximum iterations (200) reached and the "
+                    "optimization hasn't converged yet.",
+                ),
+            ),
+            Case("a falling loss, no warning", (), None, series=_LOSS),
         ),
     ),
     Rule(
