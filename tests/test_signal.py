@@ -62,3 +62,18 @@ def test_medians_of_an_empty_series_are_empty() -> None:
     assert signal.rolling_median(np.array([]), 5).size == 0
     assert signal.centered_median(np.array([]), 5).size == 0
     assert signal._window_median(np.array([]), 5, 2, 1).size == 0
+
+
+def test_mann_kendall_z():
+    """The Mann-Kendall score: large for a steady rise, negative for a fall, 0 without a trend; the
+    normal approximation of S's variance (Kendall 1975) with ties removed from it."""
+    from mlaudit_core.signal import mann_kendall_z
+
+    rise = np.arange(30, dtype=float)
+    # S = 435 pairs all rising, var = 30*29*65/18 = 3141.67: z = 434 / 56.05
+    assert abs(mann_kendall_z(rise) - 434 / np.sqrt(30 * 29 * 65 / 18)) < 1e-9
+    assert mann_kendall_z(rise[::-1]) < -7
+    assert mann_kendall_z(np.ones(20)) == 0.0
+    assert mann_kendall_z(np.array([1.0, 2.0])) == 0.0
+    zigzag = np.tile([0.1, 0.3], 20)  # level with scatter: no trend
+    assert abs(mann_kendall_z(zigzag)) < 1.645

@@ -83,6 +83,10 @@ class TimeOutsideTraining(Detector, code="SY005", name="time-outside-training", 
     (Tukey's far-out fences sit near 3x the typical spread; measured here: on the 2-core test
     machine under load, healthy toy runs show gaps of 1-2x the median with no eval or save
     between them).
+    One pause is not a slow run: when the evaluations do not explain the time and one gap holds more than
+    ``max_pause_share`` half of the time outside the steps, the finding is info (``kind='pause'``): a single
+    stop (a machine that slept, a preempted or waiting job resumed in place) is not a cost every step or
+    evaluation pays (own corpus f10b2-01: one 4964 s gap in a 7101 s HF Trainer run logged every 11 s).
     """
 
     implies = "slow"
@@ -133,6 +137,41 @@ class TimeOutsideTraining(Detector, code="SY005", name="time-outside-training", 
         min_gap_seconds: float = 1.0
         min_advancing_share: float = 0.5
         max_outlier_share: float = 0.25
+        max_pause_share: float = 0.5
+
+    def _one_pause(self, s, gaps, excess, outside, eval_share, total, p):
+        """The info finding for time outside the steps that is one pause, or None.
+
+        When the evaluations do not explain the time (``eval_share`` within ``max_eval_share``) and a
+        single gap holds more than ``max_pause_share`` half of all the time outside the steps, that time is
+        one stop of the run (a laptop or notebook that slept, a preempted or waiting job resumed in place),
+        not a cost every step or evaluation pays: the remedy of a slow cadence does not apply, and the
+        pace of the run is its steps' (own corpus f10b2-01: an HF Trainer regression, 1281 steps logged
+        every 10 at about 11 s, and one gap of 4964 s between steps 1200 and 1210, 70% of the wall time)."""
+        if eval_share > p.max_eval_share or outside <= 0:
+            return None
+        i = int(np.argmax(excess))
+        if float(excess[i]) <= p.max_pause_share * outside:
+            return None
+        return self.finding(
+            Severity.INFO,
+            f"one pause of {fmt(float(gaps[i]), 4)} s between steps {int(s.steps[i])} and {int(s.steps[i + 1])} "
+            f"holds {fmt(100 * float(excess[i]) / outside, 3)}% of the time outside training steps "
+            f"({fmt(100 * outside / total, 3)}% of {fmt(total, 4)} s): a single stop of the run (a machine that "
+            "slept, a job preempted or waiting), not a cost its steps or evaluations pay again and again",
+            evidence=[
+                SeriesEvidence(
+                    metric=s.key,
+                    step_start=int(s.steps[i]),
+                    step_end=int(s.steps[i + 1]),
+                    values={"pause_s": float(gaps[i]), "outside_share": outside / total},
+                )
+            ],
+            kind="pause",
+            pause_seconds=float(gaps[i]),
+            outside_share=outside / total,
+            wall_seconds=total,
+        )
 
     def check(self, run, p):
         key = run.key_for(Role.TRAIN_LOSS)
@@ -195,6 +234,10 @@ class TimeOutsideTraining(Detector, code="SY005", name="time-outside-training", 
         if outside < p.min_seconds or (
             eval_share <= p.max_eval_share and outside_share <= p.max_outside_share
         ):
+            return
+        pause = self._one_pause(s, gaps, excess, outside, eval_share, total, p)
+        if pause is not None:
+            yield pause
             return
         if eval_share > p.max_eval_share:
             msg = (

@@ -2295,6 +2295,8 @@ def _overfit(c: Ctx) -> Decision | None:
     metric (:func:`early_stop_on_training`), the stop could never fire on the held-out rise: the
     stopping criterion is misconfigured (data_config)."""
     f = c.get("GE001", Severity.ERROR)
+    if f is None:
+        return _flat_tiny_heldout(c)
     if f and task_metric_overrules(c) is not None:
         return None
     if f and not c.ending.early_stopped and selection_metric_holds(c.run) is None:
@@ -2327,6 +2329,23 @@ def _overfit(c: Ctx) -> Decision | None:
             Outcome.OVERFIT, Cause.MODEL_CONVERGENCE, f"The run overfit: {f.message}.", f
         )
     return None
+
+
+def _flat_after_best(c: Ctx) -> Finding | None:
+    """GE001's info finding of a held-out rise with no trend after the best (``kind='no_trend'``)."""
+    return next((g for g in c.by_code.get("GE001", []) if g.facts.get("kind") == "no_trend"), None)
+
+
+def _flat_tiny_heldout(c: Ctx) -> Decision | None:
+    """A held-out rise GE001 reads as scatter after the best, on a held-out set of a few examples: the
+    set is too small to rank the epochs either way (:func:`_tiny_heldout`)."""
+    g = _flat_after_best(c)
+    if g is None or c.ending.early_stopped:
+        return None
+    tiny = heldout_size(c.run)
+    if tiny is None or not tiny.loss_within_noise:
+        return None
+    return _tiny_heldout(c, g, tiny)
 
 
 def _tiny_heldout(c: Ctx, f: Finding, tiny: HeldoutSize) -> Decision | None:
@@ -2417,6 +2436,8 @@ def _gap_overfit(c: Ctx) -> Decision | None:
         return None
     if selection_metric_holds(c.run) is not None or task_metric_overrules(c) is not None:
         return None  # the metric the run selects by ended at or near its best: no overfit to report
+    if _flat_after_best(c) is not None:
+        return None  # GE001: no trend after the held-out best, scatter around a level, not a creep
     v = c.run.metrics.series(vk).by_step().finite()
     t = c.run.metrics.series(tk).by_step().finite()
     if len(v) < 4 or len(t) < 4:
@@ -3463,6 +3484,8 @@ def _val_plateau(c: Ctx) -> Decision | None:
         return None
     if f and not stopped and converged_without_gap(c, f) is not None:
         return None  # both losses flat at one level after a learning curve: converged, not stalled
+    if f and not stopped and heldout_learned_at_end(c.run) is not None:
+        return None  # the held-out accuracy ended at its best, at a learned level: converged, not stalled
     if f and not stopped:  # a run cut short never had the chance to improve: its stop explains more
         lost = accuracy_lost_to_memorising(c) or task_metric_fell_while_fitting(c)
         if lost is not None:
@@ -3574,6 +3597,23 @@ def _metric_out_of_range(c: Ctx) -> Decision | None:
         "clip, a wrong reduction, an integer division).",
         f,
     )
+
+
+def heldout_learned_at_end(run: RunData) -> tuple[str, float, float] | None:
+    """``(key, best, final)`` when the held-out accuracy learned and ended within its noise margin of
+    its best (:func:`heldout_accuracy_near_best`) at GE002's ``learned_accuracy`` (0.9) or above; else
+    ``None``. A held-out loss that stops improving early under a held-out accuracy that got there and
+    holds it to the end is a model that converged fast (a pretrained network's fine-tune typically
+    does so in a few epochs), not one that stalled short of its task: GE002 and V14
+    (:func:`learned_its_task`) read the same level as a learned task (own corpus f21b2-07: a 7-class
+    image classifier, validation accuracy 0.964 -> best 0.977 at epoch 3 and 0.977 at epoch 10, its
+    validation loss best at epoch 4 of 10, labelled succeeded/healthy)."""
+    from ..detectors.GE002 import Underfitting
+
+    near = heldout_accuracy_near_best(run)
+    if near is None or near[2] < Underfitting.Params().learned_accuracy:
+        return None
+    return near
 
 
 def heldout_accuracy_near_best(run: RunData) -> tuple[str, float, float] | None:
@@ -7314,7 +7354,9 @@ POLICY: tuple[Rule, ...] = (
         "metric's level fell from its best beyond its noise band and a tenth of its gain while the training "
         "loss kept falling, in a run its early stopping did not end; not when the "
         "monitored held-out loss's best is level with the training loss after the plateau's start (within "
-        "the training loss's interquartile range there) and the training loss fell >= 20% (converged)",
+        "the training loss's interquartile range there) and the training loss fell >= 20% (converged), nor "
+        "when the held-out accuracy learned and ended within its noise of its best at >= 0.9 (GE002's "
+        "learned accuracy: converged fast)",
         (Outcome.PLATEAUED, Outcome.OVERFIT),
         (Cause.MODEL_CONVERGENCE,),
         _val_plateau,
