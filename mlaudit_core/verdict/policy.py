@@ -4806,12 +4806,13 @@ def _thread_says_expected(c: Ctx) -> Decision | None:
 #: cause a curve-based rule gives that outcome when the thread states none: a plateau or a divergence
 #: read from a curve is model_convergence (V14, V06; a divergence under reduced precision data_config, V04), a task metric at zero is a held-out measurement at
 #: its floor (V11: data_config; the outcome unknown, as the training is not measured by it), a slowdown
-#: with no cause named is the machine's (V18).
+#: with no cause named is the machine's (V18), a crash with no cause named leaves the cause open.
 _SYMPTOM = {
     "diverged": (Outcome.DIVERGED, Cause.MODEL_CONVERGENCE, "the loss became non-finite"),
     "plateaued": (Outcome.PLATEAUED, Cause.MODEL_CONVERGENCE, "the training stopped improving"),
     "underfit": (Outcome.UNDERFIT, Cause.INCONCLUSIVE, "the model did not learn the task"),
     "slow": (Outcome.SLOW, Cause.INFRA_RUNTIME, "the run got slower"),
+    "crashed": (Outcome.CRASHED, Cause.INCONCLUSIVE, "the run stopped on an error"),
 }
 #: A task metric stated at zero (not merely low): a held-out measurement at its floor.
 _AT_ZERO = re.compile(r"(?<![\w.])(?:zero|0(?:\.0+)?\s?%?)(?!\w|\.\d)", re.I)
@@ -4870,9 +4871,13 @@ def _symptom_stated(c: Ctx) -> Decision | None:
             "a task metric at zero is below chance, so its measurement (labels, split or metric code) is "
             "broken and the training is not measured by it",
         )
-    stated = _thread_stated_cause(c)
-    if stated is not None and stated[0] is Cause.HEALTHY:
-        return None
+    # the settling statement's cause fills a cause the symptom leaves open; a symptom whose curve-based
+    # rule names a cause (a plateau, a divergence, a slowdown) keeps it unless a sentence states the cause
+    stated = _thread_stated_cause(c, resolution=cause is Cause.INCONCLUSIVE)
+    if stated is not None and stated[0] in (Cause.HEALTHY, Cause.METRIC_POLICY):
+        return (
+            None  # the thread settles it as no failure of the run: the run-to-run spread, the check
+        )
     why = stated[1] if stated is not None else usual
     return Decision(
         outcome,
@@ -4997,20 +5002,69 @@ def _stop_ended_the_run(c: Ctx) -> str | None:
     return stop_at_end([x.text for x in c.run.console])
 
 
-def _thread_stated_cause(c: Ctx) -> tuple[Cause, str] | None:
+def _thread_stated_cause(c: Ctx, resolution: bool = True) -> tuple[Cause, str] | None:
     """The cause a report's thread states (:func:`.statements.stated_cause`), for a report with no
     judgeable curve and no finding at error: ``(cause, explanation)`` naming the sentence it came from,
-    else ``None``. The outcome stays what the figures can say (nothing)."""
+    else, with ``resolution``, the cause of the statement that settled the thread
+    (:func:`_thread_resolution_cause`), else ``None``. The outcome stays what the figures can say
+    (nothing)."""
     if not _no_error_no_curve(c):
         return None
     from .statements import stated_cause
 
     got = stated_cause(c.run.params)
     if got is None:
-        return None
+        return _thread_resolution_cause(c) if resolution else None
     kind, said = got
     cause, why = _STATED_CAUSE[kind]
     return cause, f'the report\'s thread states the cause, in the sentence "{said}": {why}.'
+
+
+#: What a thread's resolution means when it names the run's randomness or the evaluation
+#: (:func:`.resolution.thread_resolution`); its other kinds mean what :data:`_STATED_CAUSE` says.
+_RESOLVED_CAUSE = {
+    "seed_gate": (
+        Cause.METRIC_POLICY,
+        "the run's randomness (its seed, initialisation or sampling) decides whether the check passes, so "
+        "the check is tighter than the run-to-run spread of what it measures: the gate, not the code under "
+        "test, failed; fix the seed or set the tolerance (or the budget) outside the spread over seeds",
+    ),
+    "seed": (
+        Cause.HEALTHY,
+        "the run's randomness (its seed, initialisation or sampling) explains the difference: one run is one "
+        "draw of the run-to-run spread, not a failure; compare the mean over a few seeds with the reference",
+    ),
+    "evaluation": (
+        Cause.METRIC_POLICY,
+        "the evaluation (its protocol, split, metric, tolerance or threshold) explains the figure, not the "
+        "training; score the run the way the reference was scored before comparing",
+    ),
+}
+
+
+def _thread_resolution_cause(c: Ctx) -> tuple[Cause, str] | None:
+    """The cause of the statement that settled a report's thread (:func:`.resolution.thread_resolution`:
+    an explanation, a confirmed fix, a maintainer's instruction, classed by what it names), when no
+    sentence states the cause in the readings of :func:`.statements.stated_cause`. Randomness is the
+    check's problem (metric_policy) in a text that shows a test failure (:data:`.statements._TEST_FAILURE`),
+    else the run-to-run spread (healthy); a setting or an input in a text that states the run's memory ran
+    out (:func:`.statements.stated_memory_exhaustion`) only sized the job past the machine (infra_runtime,
+    as every out-of-memory is labelled); ``None`` when the thread names no resolution."""
+    from ..reference_gap import text_lines
+    from .resolution import thread_resolution
+    from .statements import _TEST_FAILURE, stated_memory_exhaustion
+
+    got = thread_resolution(c.run.params)
+    if got is None:
+        return None
+    kind, said = got
+    lines = text_lines(c.run)
+    if kind == "seed" and any(_TEST_FAILURE.search(x) for x in lines):
+        kind = "seed_gate"
+    if kind == "config" and stated_memory_exhaustion(lines) is not None:
+        kind = "environment"  # a job sized past the machine's memory: the setting only sized it
+    cause, why = _RESOLVED_CAUSE.get(kind) or _STATED_CAUSE[kind]
+    return cause, f'the statement that settled the report\'s thread is "{said}": {why}.'
 
 
 _WARN_PREFIX = re.compile(r"^\S+\.pyx?:\d+:\s*")

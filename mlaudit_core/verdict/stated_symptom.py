@@ -10,11 +10,13 @@ the behaviour is normal overrules it (the policy checks that before this reading
 :func:`stated_symptom` reads one sentence at a time, in this order (the first kind found wins):
 
 * ``diverged``: a loss, a gradient norm or the model's outputs stated non-finite (``the loss becomes
-  nan``, ``grad_norm will be nan``);
+  nan``, ``grad_norm will be nan``), or a loss stated to blow up (``the loss rises rapidly``, ``explodes``, ``a second run exploded``);
 * ``plateaued``: a training figure stated not to move (``stuck around``, ``stays about``, ``is still
-  about 4.9``, ``keeps unchanged``, ``never change``, ``does not go down``, ``does not converge``);
+  about 4.9``, ``keeps unchanged``, ``never change``, ``does not go down``, ``doesn't seem to decrease``, ``does not converge``);
 * ``underfit``: a task metric stated at its floor (``accuracy is always zero``, ``the mAP is basically
   0``) or stated very low or very bad (``The validation accuracy is very low after 90 epochs``);
+* ``crashed``: the run stated to have stopped on an error, in words (``it crashed``, ``it fails with
+  "..."``, ``a device-side assert triggered``);
 * ``slow``: a throughput or step time stated at two figures of one unit (``from 2.9 it/s to 1.6 it/s``,
   ``42.55s/it`` against ``538.26s/it`` beside a sentence that the run got slower), the later or the
   reported one worse by more than :data:`SLOW_DROP`.
@@ -59,7 +61,12 @@ _NONFINITE = re.compile(
     r"is|are|was|were|will be|gets?|got|getting|to|into|reaches?|reached)\s+(?:\w+\s+){0,2}?"
     r"(?:nan|inf|infinity|infinite|non-?finite)\b"
     r"|\b(?:gets?|got|getting|gives?|gave|giving|produc\w+|see|saw|seeing|observ\w+|ha(?:ve|s|d))\s+"
-    r"(?:an?\s+|the\s+)?(?:nan|inf)\s+(?:loss(?:es)?|gradients?|grad[ _-]?norms?)\b",
+    r"(?:an?\s+|the\s+)?(?:nan|inf)\s+(?:loss(?:es)?|gradients?|grad[ _-]?norms?)\b"
+    # a loss that blows up: 'the loss rises rapidly', 'the loss explodes'
+    r"|\b\w*loss(?:es)?\b(?!\s*scal)[^.;!?]{0,20}?\b(?:(?:rises?|rose|rising|increas\w*|grows?|grew|goes up|went up|"
+    r"shoots? up|shot up|jumps?|jumped)\s+(?:\w+\s+)?(?:rapidly|sharply|quickly|suddenly|dramatically|"
+    r"exponentially)|explod\w*|blows? up|blew up)\b"
+    r"|\b(?:run|training|gradients?)\b[^.;!?]{0,20}?\b(?:explod(?:es|ed|ing)|blows? up|blew up)\b",
     re.I,
 )
 _PLATEAU = re.compile(
@@ -72,7 +79,7 @@ _PLATEAU = re.compile(
     rf"|\b{_FIGURE}\b[^.;!?]{{0,40}}?\bkeeps?\s+(?:\w+\s+)?(?:unchanged|the same|constant)\b"
     # a figure stated not to move: 'the test_reward never change', 'the loss does not go down'
     rf"|\b{_FIGURE}\b[^.;!?]{{0,40}}?\b(?:never|not|doesn't|don't|didn't|won't|can't|cannot|fails? to)\s+"
-    r"(?:\w+\s+)?(?:chang\w*|mov\w*|decreas\w*|go(?:es|ing)? down|go(?:es|ing)? to (?:zero|0)\b|"
+    r"(?:\w+\s+){0,2}?(?:chang\w*|mov\w*|decreas\w*|go(?:es|ing)? down|go(?:es|ing)? to (?:zero|0)\b|"
     r"reach(?:es|ing)? (?:zero|0)\b|drop\w*|improv\w*|converg\w*|lower\w*|fall\w*)"
     # the training stated not to converge: 'PPO does not converge'
     r"|\b(?:does not|doesn't|did not|didn't|never|not|cannot|can't|fails? to|unable to)\s+converg\w*",
@@ -152,7 +159,24 @@ def _slow_two_figures(lines: list[str]) -> str | None:
     return None
 
 
-_KINDS = (("diverged", _NONFINITE), ("plateaued", _PLATEAU), ("underfit", _FLOOR))
+#: The run stated to have stopped on an error or a kill, in words: ``it crashed``, ``"killed" appears``, ``it fails with "Expected more than 1
+#: value per channel"``, ``throws an error``, ``the error is raised``, a CUDA ``device-side assert
+#: triggered``, a ``segmentation fault``. A pasted exception line alone is not read here (the crash
+#: signatures read the log's tracebacks).
+_CRASH = re.compile(
+    r"\bcrash(?:ed|es)\b|\b(?:fails?|failed|failing|dies|died|stops?|stopped|ends?|ended|exits?|exited)\s+with\b"
+    r"|\b(?:throws?|threw|thrown|raises?|raised|gives?|gave|gets?|got|shows?|showed|hits?)\s+(?:me\s+)?"
+    r"(?:(?:an?|the|this|that|following|same)\s+)*(?:[\w-]+\s+)?(?:error|exception)s?\b"
+    r"|\b(?:error|exception)\s+(?:is\s+|was\s+)?(?:raised|thrown)\b|\bdevice-side assert(?:ion)? triggered\b"
+    r"|\bsegmentation fault\b|\bcore dumped\b|\b(?:is|was|got|gets|been)\s+killed\b|[\"'“]killed[\"'”]",
+    re.I,
+)
+_KINDS = (
+    ("diverged", _NONFINITE),
+    ("plateaued", _PLATEAU),
+    ("underfit", _FLOOR),
+    ("crashed", _CRASH),
+)
 #: A line a maintainer, an author or a project member said (``maintainer NAME: ...`` of a report's
 #: context): an explanation or an answer, not the observation of the run.
 _ANSWER_KEY = re.compile(
@@ -180,7 +204,7 @@ def stated_symptom(lines: list[str]) -> tuple[str, str] | None:
     """``(outcome, sentence)``: the outcome a sentence of a report's text states (the reporter's symptom),
     else ``None``. ``lines``: the report's text (its pasted lines and the ``key: value`` lines of its
     context; :func:`mlaudit_core.reference_gap.text_lines`). ``outcome`` is ``"diverged"``,
-    ``"plateaued"``, ``"underfit"`` or ``"slow"`` (the module's docstring gives the readings); the
+    ``"plateaued"``, ``"underfit"``, ``"crashed"`` or ``"slow"`` (the module's docstring gives the readings); the
     sentence is cut to 240 characters."""
     said = _observed(lines)
     for outcome, pat in _KINDS:

@@ -416,13 +416,13 @@ _DEVICE_OOM = re.compile(
     re.I,
 )
 #: Memory running out with no device named (``it runs out of memory``), or the host's memory filling up
-#: (``the 128 GB RAM was quickly filled up``, ``RAM is full``): the host's case is a failure only with a
+#: (``the 128 GB RAM was quickly filled up``, ``RAM is full``, ``memory and swap were fully occupied``): the host's case is a failure only with a
 #: sentence that the run failed (:data:`_FAILED`).
 _ANY_OOM = re.compile(r"\b(?:runs?|ran|running|goes|went|going) out of memory\b", re.I)
 _HOST_FULL = re.compile(
-    r"\b(?:ram|host memory|system memory|cpu memory|main memory)\b[^.;!?]{0,30}?\b"
-    r"(?:(?:is|was|has|had|have|got|gets|get|been|being|quickly|completely|fully|all)\s+){0,3}"
-    r"(?:fill(?:s|ed|ing)?\s+up|full|exhausted|used up)\b",
+    r"\b(?:ram|swap|host memory|system memory|cpu memory|main memory)\b[^.;!?]{0,30}?\b"
+    r"(?:(?:is|was|were|are|has|had|have|got|gets|get|been|being|quickly|completely|fully|all)\s+){0,3}"
+    r"(?:fill(?:s|ed|ing)?\s+up|full|exhausted|used up|occupied)\b",
     re.I,
 )
 _GPU_WORD = re.compile(r"\b(?:gpus?|cuda|vram|graphics card)\b", re.I)
@@ -437,10 +437,11 @@ _KILLED = re.compile(
     r"[\"'“‘]killed[\"'”’]",
     re.I,
 )
-#: The run stopped: ``the training script failed``, ``crashed``, ``was killed``, ``dies``; the shell's
+#: The run stopped: ``the training script failed``, ``crashed``, ``was killed``, ``dies``, ``had to quit``; the shell's
 #: ``Killed`` glued to the next output (``Killed96160``).
 _FAILED = re.compile(
-    r"\b(?:fail(?:s|ed)?|crash(?:es|ed)?|di(?:es|ed)|abort(?:s|ed)|stopped|terminated)\b|\bkilled(?![a-z])",
+    r"\b(?:fail(?:s|ed)?|crash(?:es|ed)?|di(?:es|ed)|abort(?:s|ed)|stopped|terminated|quit(?:s)?)\b"
+    r"|\bkilled(?![a-z])",
     re.I,
 )
 #: Before the event in its clause: a negation, a condition or a candidate (``no OOM``, ``to avoid running
@@ -759,6 +760,16 @@ _EVAL_SIDE = re.compile(
     r"|\b(?:score|confidence) thresholds?\b",
     re.I,
 )
+#: How a figure was obtained, stated with what it was obtained with: ``the reported results are tested with
+#: Flip=True``, ``We have tested on the Y channel``, ``The 3.82% WER on test-clean is done with a LSTM LM``,
+#: ``bilinear interpolation is applied to obtain a more robust baseline``: a verb of measuring (or of
+#: producing a figure) with its means, which is an explanation in itself.
+_MEASURED_WITH = re.compile(
+    r"\b(?:tested|evaluated|computed|calculated|measured|scored|decoded|obtained|reported|done)\s+"
+    r"(?:(?:only|all|both|also|just)\s+)?(?:with|on|using|under|via)\b"
+    r"|\b(?:applied|used)\s+to\s+(?:obtain|compute|calculate|get|produce|measure|evaluate|test)\b",
+    re.I,
+)
 #: Words of an explanation (a necessity, a difference, a use): the sentence explains, not only asks.
 _EXPLAINS = re.compile(
     r"\b(?:because|since|instead|different|must|should|needs?|have to|has to|uses?|using|used|comparing|"
@@ -795,8 +806,9 @@ def evaluation_explains_gap(
     naming the evaluator, its protocol or settings, the leaderboard's entry, another language, task or
     split, the text's tokenisation or the number of samples the figure is computed from, with a word of
     explanation in it or the next sentence: ``must``, ``should``, ``instead``, ``different``, ``using``, or
-    a figure stated under that protocol, or the run's figure confirmed as ``correct``), not in a question;
-    else ``None``. The reporter's sentence may name the reference as the owner's figures (``your FID
+    a figure stated under that protocol, or the run's figure confirmed as ``correct``), or states how a
+    figure was obtained (:data:`_MEASURED_WITH`: ``the reported results are tested with Flip=True``), not
+    in a question or a hedge; else ``None``. The reporter's sentence may name the reference as the owner's figures (``your FID
     scores below 3``)."""
     comparison = None
     for line in lines:
@@ -814,6 +826,10 @@ def evaluation_explains_gap(
         # the speaker's own words: a question quoted in the key (what was asked) is not theirs
         sents = _sentences(text.removeprefix(f"{key}: "))
         for i, s in enumerate(sents):
+            how = _MEASURED_WITH.search(s)
+            if how and "?" not in s and not _ASKED.search(s) and not _HEDGED.search(s):
+                if not _NEGATION_BEFORE.search(_clause_before(s, how.start())):
+                    return comparison[:240], s.strip()[:240]
             m = _EVAL_SIDE.search(s)
             if not m or "?" in s or _ASKED.search(s):
                 continue
