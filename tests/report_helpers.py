@@ -1,5 +1,6 @@
 """Shared access to the report corpus (tests/data/reports) for tests that audit one report folder
-the way a user does (`mlaudit logs *.log --config context.txt --format json`)."""
+the way a user does (`mlaudit logs *.log --config context.txt --format json`), and the JSON report
+of any command line (`cli_report`)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,13 @@ def report_case(prefix: str) -> Path:
     """The one report folder whose name starts with ``prefix-``."""
     (case,) = REPORTS.glob(f"{prefix}-*")
     return case
+
+
+def cli_report(*args: str) -> dict:
+    """The JSON report of ``mlaudit ARGS --format json`` run in-process (exit code 0 asserted)."""
+    res = CliRunner().invoke(app, [*args, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
 
 
 def report_verdict(case: Path, context: Path | None = None) -> dict:
