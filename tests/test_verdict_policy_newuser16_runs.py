@@ -90,5 +90,26 @@ def test_policy_summarywriter_val_loss_still_falling_24pct_is_underfit_not_slow(
     ids=["csv", "console"],
 )
 def test_policy_keras_val_loss_falling_every_epoch_to_the_end_is_underfit(args):
-    rep = cli_report(*(str(DATA / a) if a.endswith((".csv", ".log")) else a for a in args))
+    rep = cli_report(args[0], str(DATA / args[1]), *args[2:])
     assert rep["verdict"]["outcome"] == "underfit", rep["verdict"]["summary"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="HF Trainer (2-layer BERT from config, lr 1e-3, 5 epochs) on 'is token 7 in the "
+    "sequence' (positive in 23.6% of sequences): eval_accuracy 0.7937 at all 5 evaluations (the "
+    "eval set's majority share) and eval_loss 0.546 -> 0.503, the entropy of that prior (0.508): "
+    "the model predicts the majority class (underfit), yet succeeded/healthy from the checkpoint "
+    "and from the console",
+)
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("audit", "hf_majority_class_token_task/checkpoint-100", "--no-write"),
+        ("logs", "hf_majority_class_token_task/train.log"),
+    ],
+    ids=["trainer_state", "console"],
+)
+def test_policy_trainer_eval_accuracy_constant_at_the_majority_share_is_underfit(args):
+    rep = cli_report(args[0], str(DATA / args[1]), *args[2:])
+    assert rep["verdict"]["outcome"] in ("underfit", "plateaued"), rep["verdict"]["summary"]
