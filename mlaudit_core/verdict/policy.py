@@ -1249,6 +1249,26 @@ def _nonfinite_from_first(c: Ctx, f: Finding, start: tuple[float, float] | None 
             "rerun with the loss logged from step 1.",
             f,
         )
+    if (
+        c.lr.lr is None
+        and not c.precision
+        and isinstance(at, (int, float))
+        and at > 1
+        and c.run.params.get("log.step_source") != "record_count"
+    ):
+        # the logger's first point comes after updates it did not record, at a rate the data does not hold
+        return Decision(
+            Outcome.DIVERGED,
+            Cause.INCONCLUSIVE,
+            f"The training loss was non-finite from its first logged step ({at:g}), which comes after "
+            f"{at:g} updates the logger did not record (Lightning's log_every_n_steps, a logging "
+            "interval), and the learning rate is not in the data: a blow-up inside those updates (the "
+            "learning rate) and inputs or a loss broken from the start read the same here. What "
+            "separates them: the loss logged from step 1 (finite and growing first = the learning "
+            "rate), the run's learning rate against its optimiser's usual range, and a check of the "
+            "inputs and targets for NaN/inf.",
+            f,
+        )
     return Decision(
         Outcome.DIVERGED,
         Cause.DATA_CONFIG,
