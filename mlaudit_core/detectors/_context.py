@@ -187,14 +187,20 @@ def _last_finite(run: RunData, role: Role, tail: int = 3) -> float | None:
 
 def _inferred(run: RunData) -> Chance | None:
     """K where the final validation accuracy is within 10% of 1/K and the final training loss, else
-    the final validation loss (the same held-out data as the accuracy), within 3% of ln K; else
-    :func:`_from_start`."""
+    the final validation loss (the same held-out data as the accuracy), within 3% of ln K; with no
+    held-out accuracy or loss logged, the final training accuracy and training loss the same way;
+    else :func:`_from_start`."""
     acc = _last_finite(run, Role.VAL_ACCURACY)
+    pairs: tuple[tuple[Role, int], ...] = ((Role.TRAIN_LOSS, 5), (Role.VAL_LOSS, 3))
+    if acc is None and run.key_for(Role.VAL_LOSS) is None:
+        # no held-out number at all: the training accuracy and the training loss, measured on the same
+        # batches, are the two quantities that agree on K (own f22b2-12: loss 1.609 = ln 5, accuracy 0.198)
+        acc, pairs = _last_finite(run, Role.TRAIN_ACCURACY), ((Role.TRAIN_LOSS, 5),)
     if acc is None or not (0.001 <= acc < 0.55):
         return None
     k = round(1 / acc)
     if 2 <= k <= 1000 and abs(acc - 1 / k) <= 0.1 / k:
-        for role, tail in ((Role.TRAIN_LOSS, 5), (Role.VAL_LOSS, 3)):
+        for role, tail in pairs:
             loss = _last_finite(run, role, tail=tail)
             if loss is not None and loss > 0 and abs(loss - math.log(k)) <= 0.03 * math.log(k):
                 return Chance(1 / k, math.log(k), k, "loss and accuracy agree")

@@ -28,7 +28,7 @@ from ..detectors._context import Chance, finetune_evidence
 from ..detectors.base import detector_for, registry
 from ..plan import NORMAL_END
 from ..report import Cause, Finding, LogEvidence, Outcome, SeriesEvidence, Severity
-from ..roles import Role, as_fraction, has_class_chance, is_higher_better
+from ..roles import Role, as_fraction, has_class_chance, is_higher_better, normalise_key
 from ..rundata import RunData, RunStatus
 from ..signal import fmt
 from ..signatures import match_line
@@ -5160,21 +5160,29 @@ def _uniform_guess_accuracy(c: Ctx, ch: Chance) -> tuple[Cause, str]:
     return cause, note
 
 
+#: A top-1 accuracy's name (``acc``, ``accuracy``, ``top1``), whose chance level is 1/K.
+_TOP1 = re.compile(r"acc|top-?1")
+
+
 def _chance_from_first_losses(c: Ctx, t: np.ndarray, v: np.ndarray) -> Chance | None:
     """The class count K of a run that states none, from its first training loss and its first held-out
     loss both within :data:`NEVER_LEARNED_MARGIN` (3%) of ln K for the same integer K >= 2: two
     measurements of a freshly initialised classifier agreeing on the uniform guess's loss. Only for a K
     whose ln K is farther than twice that margin from ln (K + 1) (K <= 7), so the loss names one K; a
     larger K's neighbours lie within the margin and any loss would name one. Only when the run logs no
-    accuracy (an accuracy and a loss agreeing is :func:`detectors._context.chance`'s own reading)."""
+    top-1 accuracy (:data:`_TOP1`; an accuracy and a loss agreeing is :func:`detectors._context.chance`'s
+    own reading); a ranking metric in the accuracy role (MRR, hits@k: own f22b1-05) does not count."""
     import math
 
     if not len(t) or not len(v) or not 0 < float(t[0]) < 20:
         return None
-    if c.run.key_for(Role.VAL_ACCURACY) or c.run.key_for(Role.TRAIN_ACCURACY):
-        return (
-            None  # an accuracy is the better witness: _context.chance reads K from it and the loss
-        )
+    if any(
+        (k := c.run.key_for(r)) and _TOP1.search(normalise_key(k))
+        for r in (Role.VAL_ACCURACY, Role.TRAIN_ACCURACY)
+    ):
+        # a top-1 accuracy is the better witness: _context.chance reads K from it and the loss; a ranking
+        # metric in the accuracy role (MRR, hits@k) has no 1/K chance level and witnesses nothing
+        return None
     k = round(math.exp(float(t[0])))
     if k < 2 or math.log(k + 1) - math.log(k) <= 2 * NEVER_LEARNED_MARGIN * math.log(k):
         return None
