@@ -76,3 +76,37 @@ def test_no_chance_when_neither_loss_agrees_with_the_accuracy():
         }
     )
     assert chance(run, vocab=False) is None
+
+
+def test_chance_from_training_accuracy_and_training_loss_with_no_heldout_number():
+    """Own corpus f22b2-12 (a DeepSleepNet console, 5 sleep stages, no validation line read): training
+    loss 1.609 (ln 5) and training accuracy 0.198 (1/5) in every epoch agree on K = 5, and the run that
+    learned nothing is underfit at the uniform guess (V19e; was succeeded/healthy)."""
+    run = _run("realworld/runs/hongnguyen1306--Deepsleepnet_check/output/train.log")
+    ch = chance(run, vocab=False)
+    assert ch is not None and ch.classes == 5, ch
+    v = audit(run).verdict
+    assert (v.outcome.value, v.rule) == ("underfit", "V19e"), v.summary
+
+
+def test_a_ranking_metric_in_the_accuracy_role_does_not_hide_k_from_the_first_losses():
+    """Own corpus f22b1-05 (an HF Trainer console of an LLM-based link predictor): train loss 0.6964 ->
+    0.6886 and eval_loss 0.696-0.697, both at ln 2 from the start, eval MRR 0.003 -> 0.019 in the
+    accuracy role. MRR has no 1/K chance level, so the two first losses name K = 2 and the run is
+    underfit at the uniform guess (V19e; was succeeded/healthy)."""
+    run = _run("realworld/runs/AdamHermes--MKGL-master/train_log.txt")
+    v = audit(run).verdict
+    assert (v.outcome.value, v.rule) == ("underfit", "V19e"), v.summary
+
+
+def test_no_chance_from_a_training_accuracy_when_a_heldout_loss_is_logged():
+    """The training pair is read only when no held-out number is logged: a held-out loss that does
+    not agree (the model learned) leaves K unknown."""
+    run = _table(
+        {
+            "train/loss": [1.62, 1.61, 1.609, 1.609, 1.609],
+            "train/accuracy": [0.2, 0.2, 0.2, 0.2, 0.2],
+            "val/loss": [1.2, 0.9, 0.7, 0.6, 0.5],
+        }
+    )
+    assert chance(run, vocab=False) is None

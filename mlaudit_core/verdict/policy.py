@@ -1147,8 +1147,9 @@ def _nonfinite_from_first(c: Ctx, f: Finding, start: tuple[float, float] | None 
     with the rate at or above typical (a huge loss there may already be the overshoot),
     when updates before the first point are unseen (:func:`_updates_before_first_point`) or when
     its only point is on the run's own step counter past the start with the rate at or above
-    typical (no reduced precision in each case); else inputs, initialisation or the loss broken
-    before any optimisation (data_config)."""
+    typical (no reduced precision in each case); open (inconclusive) when that first point comes after
+    two or more unrecorded updates and the data holds no learning rate; else inputs, initialisation or
+    the loss broken before any optimisation (data_config)."""
     if start is not None:
         at0, value = start
         if c.lr.far_above and not c.precision:
@@ -6065,7 +6066,8 @@ POLICY: tuple[Rule, ...] = (
         "precision (from the first logged epoch, the LR not 10x typical: the LR when an accuracy "
         "differs in epoch 1 from the constant it holds after, else inputs/loss; from a first point more than "
         "two logging intervals in, without "
-        "reduced precision: the LR, the updates before it unseen); finite then abrupt -> numerics / bad batch with reduced "
+        "reduced precision: the LR, the updates before it unseen; from a first logged step after >= 2 unrecorded "
+        "updates with no learning rate in the data and no reduced precision: inconclusive); finite then abrupt -> numerics / bad batch with reduced "
         "precision in use, the learning rate without",
         (Outcome.DIVERGED,),
         (Cause.MODEL_CONVERGENCE, Cause.DATA_CONFIG, Cause.INCONCLUSIVE),
