@@ -1227,10 +1227,28 @@ def _nonfinite_from_first(c: Ctx, f: Finding, start: tuple[float, float] | None 
             "with the loss logged from step 1).",
             f,
         )
+    past = _first_point_past_start(c, f, unseen is None)
+    if past is not None:
+        return past
+    return Decision(
+        Outcome.DIVERGED,
+        Cause.DATA_CONFIG,
+        f"The training loss was non-finite from its first logged step ({f.facts['first_step']}): "
+        "the inputs, the initialisation or the loss computation are broken before any "
+        "optimisation could diverge.",
+        f,
+    )
+
+
+def _first_point_past_start(c: Ctx, f: Finding, no_gap: bool) -> Decision | None:
+    """:func:`_nonfinite_from_first` for a first non-finite point past the run's start (step > 1 on the
+    run's own counter): its only point, at a rate at or above typical (``no_gap``: no logging interval
+    seen), is the learning rate; with no learning rate in the data, the updates before it unrecorded,
+    the cause is open; else ``None``."""
     at = f.facts.get("first_step")
     key = str(f.facts.get("key") or f.facts.get("metric") or "")
     if (
-        unseen is None
+        no_gap
         and key in c.run.metrics
         and len(c.run.series(key).by_step().steps) == 1
         and not c.precision
@@ -1270,14 +1288,7 @@ def _nonfinite_from_first(c: Ctx, f: Finding, start: tuple[float, float] | None 
             "inputs and targets for NaN/inf.",
             f,
         )
-    return Decision(
-        Outcome.DIVERGED,
-        Cause.DATA_CONFIG,
-        f"The training loss was non-finite from its first logged step ({f.facts['first_step']}): "
-        "the inputs, the initialisation or the loss computation are broken before any "
-        "optimisation could diverge.",
-        f,
-    )
+    return None
 
 
 #: A task metric "contradicts" a divergence when, from the onset to the end, it rose by more than this
