@@ -5189,7 +5189,7 @@ def _chance_from_first_losses(c: Ctx, t: np.ndarray, v: np.ndarray) -> Chance | 
     if not len(t) or not len(v) or not 0 < float(t[0]) < 20:
         return None
     if any(
-        (k := c.run.key_for(r)) and _TOP1.search(normalise_key(k))
+        (acc_key := c.run.key_for(r)) and _TOP1.search(normalise_key(acc_key))
         for r in (Role.VAL_ACCURACY, Role.TRAIN_ACCURACY)
     ):
         # a top-1 accuracy is the better witness: _context.chance reads K from it and the loss; a ranking
