@@ -11,7 +11,11 @@ Student-t prediction interval; a gap within the band is noise.
 and the loss after each restart is back at its starting level (closer to the first run's first
 value than to where it had got: a relaunch from scratch, as LI002 reads it, not a resume), and
 the last run covers at least :data:`COMPLETE_SHARE` of the steps of the longest earlier one (a
-rerun that stopped early is judged by its own stop, not compared). Every series of the record
+rerun that stopped early is judged by its own stop, not compared). The other way round too: an earlier
+launch is a baseline only when it reached :data:`COMPLETE_SHARE` of the last run's steps; one that
+stopped short of that (a launch aborted at its start, then fixed and relaunched: own corpus f22b1-19,
+two launches of 11 and 1 iterations before a 100-epoch run; f7b3-12, a 2-step launch before a 373-step
+one) is an attempt, not a run of the configuration, and is left out. Every series of the record
 is cut at its own restarts; a series whose number of segments differs is left out of the
 segments.
 """
@@ -31,8 +35,8 @@ COMPLETE_SHARE = 0.9
 
 
 def split_reruns(run: RunData) -> tuple[RunData, list[RunData]] | None:
-    """``(last run, earlier runs)`` when ``run`` holds several complete runs of one configuration
-    one after the other (see the module), else ``None``. The runs share ``run``'s params; their
+    """``(last run, earlier complete runs)`` when ``run`` holds several complete runs of one
+    configuration one after the other (see the module), else ``None``. The runs share ``run``'s params; their
     ids are ``run``'s with ``#run-k`` appended."""
     key = run.key_for(Role.TRAIN_LOSS)
     if key is None:
@@ -53,6 +57,9 @@ def split_reruns(run: RunData) -> tuple[RunData, list[RunData]] | None:
             return None  # not a relaunch from scratch (a resume, a rewind, a counter bug)
     ends = [float(s.steps[b - 1]) for b in bounds[1:]]
     if ends[-1] < COMPLETE_SHARE * max(ends[:-1]):
+        return None
+    complete = [i for i, end in enumerate(ends[:-1]) if end >= COMPLETE_SHARE * ends[-1]]
+    if not complete:
         return None
     n = len(bounds) - 1
     parts: list[list] = [[] for _ in range(n)]
@@ -77,4 +84,4 @@ def split_reruns(run: RunData) -> tuple[RunData, list[RunData]] | None:
         )
         for i, p in enumerate(parts)
     ]
-    return runs[-1], runs[:-1]
+    return runs[-1], [runs[i] for i in complete]

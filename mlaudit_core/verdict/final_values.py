@@ -259,3 +259,39 @@ def planned_heldout_accuracy(run: RunData, ending: Ending) -> Judged | None:
         "points for a curve: log the loss every few steps and an evaluation per epoch to judge the course "
         "of training (whether more training would still help).",
     )
+
+
+def snapshot_so_far(run: RunData, ending: Ending) -> Judged | None:
+    """A checkpoint's state saved before the run's planned end (:class:`.evidence.Ending`: a snapshot,
+    short of its plan, e.g. an HF ``checkpoint-N/trainer_state.json`` at ``global_step`` below
+    ``max_steps``) holding too few values for a trend: the file itself says the run was still training
+    when it was written, so running, whatever happened after it. The cause is healthy when a held-out
+    top-1 accuracy of a task with a known class count beat chance (1/K) by :data:`FINAL_LIFT` of the way
+    to 1.0 (the model learned held-out signal so far), else inconclusive (one or two values of a loss
+    say nothing of the learning). ``None`` when the input is no mid-run snapshot."""
+    if not ending.snapshot or not ending.short or ending.planned is None or ending.reached is None:
+        return None
+    where = (
+        f"The file is a checkpoint's state saved mid-run: {ending.unit} {ending.reached:g} of the "
+        f"{ending.planned:g} planned ({ending.planned_key}, {100 * (ending.share or 0):.0f}%), so the run was "
+        "still training when it was written; whether it went on to its end is not in this file (audit its "
+        "last checkpoint, TensorBoard logs or console for that)."
+    )
+    acc = _class_accuracy(run)
+    if acc is not None:
+        vk, last, k, source = acc
+        level = 1.0 / k
+        if (last - level) / (1.0 - level) >= FINAL_LIFT:
+            return (
+                Outcome.RUNNING,
+                Cause.HEALTHY,
+                f"{where} Healthy so far: {vk} is {fmt(last)} against chance {fmt(level)} for {k} classes "
+                f"({source}), so the model had learned what held-out data measures by then. Too few points "
+                "for a curve.",
+            )
+    return (
+        Outcome.RUNNING,
+        Cause.INCONCLUSIVE,
+        f"{where} Too few points for a trend, and no held-out accuracy above chance, so how the learning went "
+        "is not in it.",
+    )

@@ -4929,6 +4929,19 @@ def _healthy_so_far(c: Ctx) -> Outcome:
     )
 
 
+def _snapshot_so_far(c: Ctx) -> Decision | None:
+    """A checkpoint's state saved before its planned end, too few values for a trend, no failure
+    signature (:func:`_failure_signature`), not a report: running, its cause from the held-out accuracy
+    (:func:`.final_values.snapshot_so_far`)."""
+    from .final_values import snapshot_so_far
+    from .statements import is_report
+
+    if is_report(c.run.params) or _failure_signature(c):
+        return None
+    got = snapshot_so_far(c.run, c.ending)
+    return None if got is None else Decision(*got)
+
+
 def _no_signal(c: Ctx) -> Decision | None:
     """Abstain: no judgeable training signal (no recognised loss/validation metric, too few points,
     only summary values). ``succeeded`` needs positive evidence."""
@@ -4951,6 +4964,9 @@ def _no_signal(c: Ctx) -> Decision | None:
             + "; ".join(missing)
             + (f"; {stated[1]}" if stated is not None else "."),
         )
+    snap = _snapshot_so_far(c)
+    if snap is not None:
+        return snap
     routine = _only_benign_warnings(c)
     if routine is not None:
         return Decision(
@@ -5255,6 +5271,55 @@ def _at_uniform_guess(c: Ctx) -> Decision | None:
         f"1/{ch.classes} for every class scores ln {ch.classes} = {fmt(ch.loss)} ({ch.classes} classes from "
         f"{ch.source}); the model learned almost nothing: {why}.",
         None,
+    )
+
+
+def _run_ended(c: Ctx) -> str | None:
+    """What shows the run ended where its record ends, or ``None``: the tracker's finished status, its
+    planned length reached, or the framework's end-of-training or early-stop line (never a run stopped
+    short, running or a report's excerpt)."""
+    run, e = c.run, c.ending
+    if (
+        e.stopped
+        or e.excerpt
+        or run.status in (RunStatus.RUNNING, RunStatus.FAILED, RunStatus.KILLED)
+    ):
+        return None
+    if run.status is RunStatus.FINISHED:
+        return "the tracker marks the run finished"
+    if e.planned is not None and not e.short:
+        return f"it reached its planned length ({e.planned_key} {e.planned:g})"
+    if e.early_stopped:
+        return e.early_stopped
+    if any(NORMAL_END.search(ln.text) for ln in run.console[-300:]):
+        return "its console has an end-of-training line"
+    return None
+
+
+def _ended_at_ap_floor(c: Ctx) -> Decision | None:
+    """V20f: the run ended (:func:`_run_ended`), no finding at error, and a held-out average precision
+    never left its floor (:func:`.score_floor.ap_at_floor`: best <= 1% over >= 2 evaluations): the model
+    does not perform its task, whatever its losses or its other heads did: underfit, model_convergence."""
+    from .score_floor import FLOOR, ap_at_floor
+    from .statements import is_report
+
+    if is_report(c.run.params) or _any_error(c):
+        return None
+    ended = _run_ended(c)
+    if ended is None:
+        return None
+    got = ap_at_floor(c.run)
+    if got is None:
+        return None
+    k, first, best, n = got
+    return Decision(
+        Outcome.UNDERFIT,
+        Cause.MODEL_CONVERGENCE,
+        f"The model does not perform its task: {k} went {fmt(first)} -> at most {fmt(best)} over its {n} "
+        f"evaluations, never above {fmt(100 * FLOOR, 3)}% (an untrained detector's level), and the run ended "
+        f"there ({ended}), so no later epoch lifts it, whatever the losses did. Train far longer (from "
+        "pretrained weights for every head), and check that the targets of this head (boxes, keypoints, class "
+        "indices) match what the model predicts at the evaluated image size.",
     )
 
 
@@ -8815,12 +8880,55 @@ POLICY: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        "V20f",
+        "ended-at-ap-floor",
+        206,
+        "the run ended (finished status, its plan reached, an end-of-training or early-stop line; not stopped "
+        "short, running or a report), no finding at error, and a held-out average precision (mAP, AP, AP50) "
+        "never above 1% (GE002's score floor) over >= 2 evaluations: underfit, model_convergence",
+        (Outcome.UNDERFIT,),
+        (Cause.MODEL_CONVERGENCE,),
+        _ended_at_ap_floor,
+        cases=(
+            Case(
+                "YOLOv8n-pose 5 of 5 epochs: box mAP 0.075 -> 0.456, pose mAP50 0 -> 0.0035 (own f22b1-01)",
+                (),
+                ("underfit", "model_convergence"),
+                series={
+                    "train/box_loss": (0.90, 0.85, 0.78, 0.72, 0.68),
+                    "metrics/mAP50-95(B)": (0.075, 0.208, 0.288, 0.399, 0.456),
+                    "metrics/mAP50(P)": (0.0, 0.00004, 0.00005, 0.00039, 0.0035),
+                },
+                params={"epochs": "5"},
+            ),
+            Case(
+                "mAP 0.12 at the end",
+                (),
+                None,
+                series={"train/box_loss": (0.9, 0.8, 0.7), "metrics/mAP50(B)": (0.01, 0.05, 0.12)},
+                params={"epochs": "3"},
+            ),
+            Case(
+                "mAP at the floor, run still running",
+                (),
+                None,
+                status="running",
+                series={
+                    "train/box_loss": (0.9, 0.8, 0.7),
+                    "metrics/mAP50(B)": (0.001, 0.002, 0.003),
+                },
+            ),
+        ),
+    ),
+    Rule(
         "V20",
         "no-judgeable-signal",
-        205,
+        207,
         "no learning series with >= 3 finite points that a learning detector examined (no recognised "
         "loss/validation metric, only summary values, hp_metric only); running when the tracker says so or "
-        "the console ends inside a progress bar with time still to go; unknown, healthy when the console's only "
+        "the console ends inside a progress bar with time still to go; running when the input is a checkpoint's "
+        "state saved before its planned end (no failure signature, not a report), healthy when its held-out "
+        "top-1 accuracy beat chance (1/K, K known) by 25% of the way to 1.0, else inconclusive; unknown, healthy when the console's only "
         "signatures are benign warnings (a solver at max_iter, a leaf with no gainful split) and no finding is at "
         "warning or above; with no finding at error, the cause the report's thread states (the object of its "
         "stated cause, confirmed fix or a maintainer's acknowledgement: the stack or the machine -> "
@@ -8839,6 +8947,28 @@ POLICY: tuple[Rule, ...] = (
         ),
         _no_signal,
         cases=(
+            Case(
+                "HF checkpoint-500 of max_steps 1170, 4 labels, one eval accuracy 0.83 (own f22b2-05)",
+                (),
+                ("running", "healthy"),
+                status="unknown",
+                series={"loss": (0.6628,), "eval_accuracy": (0.8256,), "eval_loss": (0.7639,)},
+                params={"max_steps": "1170", "global_step": "500", "num_labels": "4"},
+                notes=(
+                    "checkpoint snapshot at step 500 of max_steps 1170: a checkpoint is saved mid-run",
+                ),
+            ),
+            Case(
+                "HF checkpoint-2000 of max_steps 5000, two loss records (own f15b2-01)",
+                (),
+                ("running", "inconclusive"),
+                status="unknown",
+                series={"loss": (2.4526, 2.3638)},
+                params={"max_steps": "5000", "global_step": "2000"},
+                notes=(
+                    "checkpoint snapshot at step 2000 of max_steps 5000: a checkpoint is saved mid-run",
+                ),
+            ),
             Case(
                 "the log ends with AllenNLP's early stop and its final metrics (report b29-07)",
                 (),
