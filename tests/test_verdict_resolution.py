@@ -21,6 +21,9 @@ no sentence in the readings of verdict.statements.stated_cause):
   reported results are tested with Flip=True``), b40-04 RETURNN (``The 3.82% WER ... is done with a LSTM
   LM``), b40-06 ESRGAN (``We have tested on the Y channel``), b39-09 (``bilinear interpolation is applied to
   obtain a more robust baseline``);
+* a maintainer's answer that opens by calling the figures right (statements._NOTHING_WRONG): b40-05 IRN
+  (``Hi, it is correct.``, then why the paper's Y-channel PSNR is higher; ``the same with other works`` is
+  no confirmation that a fix worked);
 * the host's memory stated full (statements._HOST_FULL, V19i): b39-04 BirdNET (``memory and swap were fully
   occupied and finally the program had to quit``).
 """
@@ -58,6 +61,7 @@ from mlaudit_core.verdict.stated_symptom import stated_symptom
         ("b40-06", "succeeded", "metric_policy"),
         ("b39-09", "succeeded", "metric_policy"),
         ("b39-04", "crashed", "infra_runtime"),
+        ("b40-05", "unknown", "healthy"),
     ],
 )
 def test_thread_resolution_gives_the_cause_of_what_the_settling_statement_names(
@@ -94,6 +98,16 @@ def test_thread_resolution_randomness_is_the_gate_in_a_test_and_the_spread_in_a_
     # a question or a hedge states nothing
     assert thread_resolution({"contributor X": "Is this because of a bad random seed?"}) is None
     assert thread_resolution({"contributor X": "Maybe this is because of a bad seed."}) is None
+
+
+def test_thread_resolution_reads_works_as_the_verb_not_the_noun():
+    said = {
+        "reporter": "The PSNR is lower than in the paper.",
+        "maintainer X": "The paper uses the Y channel, which follows the setting in other works.",
+    }
+    assert thread_resolution(said) is None
+    said["reporter (2)"] = "Thanks! It works!"
+    assert thread_resolution(said) is not None
 
 
 def test_object_class_reads_classes_not_phrases():

@@ -162,7 +162,10 @@ _FOUND = re.compile(
 #: The failure went away or the answer settled it: ``resolved``, ``solved``, ``it works``, ``did the
 #: trick``, ``fixed``, ``I got it``.
 _SETTLED = re.compile(
-    r"\b(?:resolved|solved|works|worked|fixed|went away|is gone|no longer)\b"
+    r"\b(?:resolved|solved|fixed|went away|is gone|no longer)\b"
+    # ``works`` as the verb, not the noun (``the same with other works``)
+    r"|(?<!\bother )(?<!\bprevious )(?<!\bprior )(?<!\bthese )(?<!\bthose )(?<!\btheir )(?<!\bour )"
+    r"(?<!\bmany )(?<!\bsome )(?<!\bsimilar )(?<!\brelated )\b(?:works|worked)\b"
     r"|\b(?:can|will|does|did)\s+(?:\w+\s+)?(?:solve|fix|resolve)\s+(?:the|this|that|it|my|these)\b"
     r"|\b(?:did|does)\s+the\s+(?:job|trick)\b|\bi\s+(?:got|get|see)\s+it\b|\bthat\s+(?:explains|makes sense)\b",
     re.I,

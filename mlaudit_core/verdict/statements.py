@@ -1066,6 +1066,8 @@ _NOTHING_WRONG = re.compile(
     r"|\bonly the scale differs\b|\b(?:the )?(?:two|both) are equivalent\b"
     r"|\b(?:old|older|outdated|earlier|previous|first) version of the (?:paper|readme|table)\b"
     r"|\b(?:that|this|it)(?:'s| is)\s+(?:totally\s+|completely\s+|perfectly\s+|quite\s+)?normal\b"
+    # the answer opens by calling the run's figures right: ``Hi, it is correct.``
+    r"|^\W*(?:(?:hi|hello|yes)\W+)?(?:that|this|it)(?:'s| is)\s+(?:all\s+)?correct\W*$"
     r"|\b(?:is|are|'s|looks?|seems?)\s+(?:ok|okay|fine)\b(?!-)"
     # a message without consequence: ``This warning can be safely ignored``, ``it is harmless``
     r"|\bcan\s+(?:safely\s+)?be\s+(?:safely\s+)?ignored\b|\bcan\s+(?:safely\s+)?ignore\s+(?:this|these|that|it|the)\b"
