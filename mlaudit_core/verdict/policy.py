@@ -5379,7 +5379,7 @@ def _healthy(c: Ctx) -> Decision | None:
     msg, rose = _healthy_loss(c, examined)
     if rose is not None:
         return rose
-    unended = _healthy_unended(c, examined)
+    unended = _healthy_unended(c, examined) or _unmoved_heldout(c, examined)
     if unended is not None:
         return unended
     msg = _end_unseen_note(c, msg)
@@ -5583,7 +5583,70 @@ def _healthy_unended(c: Ctx, examined: str) -> Decision | None:
             "limit or a person leave no line). What was read looked healthy up to there. Examined: "
             f"{examined}. The scheduler's record or the console says why it stopped.",
         )
-    return None
+    return _levelled_unended(c, examined)
+
+
+def _unmoved_heldout(c: Ctx, examined: str) -> Decision | None:
+    """Underfit, model_convergence: a held-out accuracy that repeated a value at consecutive
+    evaluations and never rose beyond noise above its first value, while the training loss fell less
+    than a fifth (:func:`.levelled.unmoved_accuracy`). Not read on a text pasted in a report (a paste
+    is the slice its reporter chose to show)."""
+    from .levelled import unmoved_accuracy
+    from .statements import is_report
+
+    if c.ending.excerpt or is_report(c.run.params):
+        return None
+    u = unmoved_accuracy(c.run)
+    if u is None:
+        return None
+    return Decision(
+        Outcome.UNDERFIT,
+        Cause.MODEL_CONVERGENCE,
+        f"Nothing was learned after the first evaluation: {u.describe()}. The same accuracy on the same "
+        "held-out set means the model's predictions there did not change (a constant or near-constant "
+        "predictor, most often the majority class). Compare it with the majority class's share and "
+        f"check the learning rate, the labels and the frozen layers. Examined: {examined}.",
+    )
+
+
+def _levelled_unended(c: Ctx, examined: str) -> Decision | None:
+    """Plateaued, inconclusive: the training loss is the run's only learning signal, nothing shows
+    the run's end (no planned length, early stop, finished status or end-of-training line), the loss
+    is not one player's in an adversarial game, it does not still fall at pace
+    (:func:`still_falling_at_pace`), and its second half held within noise of its midpoint level
+    (:func:`.levelled.levelled_off`). A levelled training loss with no held-out figure and no end
+    shows the training stopped improving, not that it succeeded. Not read on a text pasted in a
+    report (:func:`.statements.is_report`, or an elided paste, :attr:`.evidence.Ending.excerpt`): a
+    paste is the slice of a run its reporter chose to show, not the run's course (reports b12-04,
+    b35-09: eleven and twelve loss lines of healthy runs pasted to ask about speed and an early drop)."""
+    from .levelled import levelled_off, only_training_loss
+    from .statements import is_report
+
+    run, e = c.run, c.ending
+    if (
+        e.excerpt
+        or is_report(run.params)
+        or e.planned is not None
+        or e.early_stopped
+        or run.status is RunStatus.FINISHED
+        or any(NORMAL_END.search(ln.text) for ln in run.console[-300:])
+    ):
+        return None
+    tk = only_training_loss(c.basis.signals)
+    if tk is None or _adversarial_player(tk) or still_falling_at_pace(run, tk) is not None:
+        return None
+    lev = levelled_off(run, tk)
+    if lev is None:
+        return None
+    return Decision(
+        Outcome.PLATEAUED,
+        Cause.INCONCLUSIVE,
+        f"The training loss levelled off: {lev.describe()}. It is the run's only learning signal (no "
+        "held-out loss, accuracy or task score) and nothing shows the run's end (no planned length, "
+        "end-of-training line or finished status), so whether that level is a good fit or a stall, and "
+        "whether the run was meant to stop there, is not in the data; no success can be shown. "
+        f"Examined: {examined}. Log a held-out metric and the planned length.",
+    )
 
 
 def epoch_end_missing(run: RunData) -> str | None:
