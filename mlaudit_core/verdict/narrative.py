@@ -708,6 +708,8 @@ _SAVE_INTERVAL = (
     "save_every",
     "ckpt_every",
 )
+#: Values of a checkpoint-interval param that mean no checkpoint is saved.
+_NO_SAVE = frozenset({"", "0", "-1", "none", "null", "false", "no"})
 #: A "good" checkpoint needs at least this many finite, improving loss points before the blow-up.
 _GOOD_PREFIX_POINTS = 5
 #: Without a save interval in the params, a blow-up within this share of the logged steps is taken to
@@ -779,10 +781,17 @@ def blowup(run: RunData) -> Blowup | None:
 
 
 def _checkpoint_recorded(run: RunData, b: Blowup | None) -> bool:
-    """Whether the run itself says a checkpoint was written: a checkpoint interval in its params, or a
+    """Whether the run itself says a checkpoint was written: a checkpoint interval in its params (a
+    number, or a word such as Keras's ``save_freq="epoch"``; not 0, -1 or none), or a
     console line of the checkpoint-save signatures (``saving checkpoint to ...``, ``Saving model
     checkpoint to ...``, ``save_model``) before the blow-up."""
     if b is not None and b.save_interval is not None:
+        return True
+    if any(
+        normalise_key(k).split("/")[-1] in _SAVE_INTERVAL
+        and str(v).strip().lower() not in _NO_SAVE
+        for k, v in run.params.items()
+    ):
         return True
     if not run.console:
         return False
@@ -1213,8 +1222,12 @@ def _best_checkpoint_action(d: _Decision, c: _Ctx, at_chance: bool) -> NextActio
         return None
     f = c.get("GE003")
     assert f is not None  # a GE003 of at least warning severity exists
+    # the run's own record of saved checkpoints (:func:`_checkpoint_recorded`): without one, the
+    # action says a checkpoint at that step is needed, not that the run has one
+    recorded = _checkpoint_recorded(c.run, blowup(c.run))
     return NextAction(
-        action=f"Use the checkpoint at step {f.facts['best_step']} (best {f.facts['key']})",
+        action=f"Use the checkpoint at step {f.facts['best_step']} (best {f.facts['key']})"
+        + ("" if recorded else " if one was saved there (this run records no checkpoint)"),
         why="the final checkpoint is worse than the best",
         cost="minutes",
     )
