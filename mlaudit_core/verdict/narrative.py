@@ -788,8 +788,7 @@ def _checkpoint_recorded(run: RunData, b: Blowup | None) -> bool:
     if b is not None and b.save_interval is not None:
         return True
     if any(
-        normalise_key(k).split("/")[-1] in _SAVE_INTERVAL
-        and str(v).strip().lower() not in _NO_SAVE
+        normalise_key(k).split("/")[-1] in _SAVE_INTERVAL and str(v).strip().lower() not in _NO_SAVE
         for k, v in run.params.items()
     ):
         return True
