@@ -27,3 +27,16 @@ def test_best_checkpoint_action_says_when_the_run_records_no_checkpoint():
     assert any("this run records none" in a for a in acts), acts
     (best,) = [a for a in acts if a.startswith("Use the checkpoint at step")]
     assert "if one was saved there (this run records no checkpoint)" in best, best
+
+
+def test_nan_run_actions_agree_with_the_summary_on_the_learning_rate():
+    # a plain PyTorch print loop whose hand-written BCE went NaN after the loss fell to 0.017, no
+    # reduced precision: the summary says 'retry with a 10x lower learning rate'; the actions must
+    # not then say 'the peak LR halved', nor 'from the last checkpoint' next to 'no checkpoint ...
+    # can exist'
+    r = _report("pt_handwritten_bce_nan_at_step_30.log")
+    assert "10x lower learning rate" in r.verdict.summary
+    acts = [a.action for a in r.next_actions]
+    assert not any("halved" in a for a in acts), acts
+    assert any("lowered 10x or more" in a for a in acts), acts
+    assert not any("from the last checkpoint" in a for a in acts), acts

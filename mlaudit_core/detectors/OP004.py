@@ -50,7 +50,8 @@ class NonFiniteOnset(Detector, code="OP004", name="nonfinite-onset", family="opt
         return (
             Remedy(
                 "Rerun a few steps before the onset with anomaly detection "
-                "(torch.autograd.set_detect_anomaly(True)) from the last checkpoint",
+                "(torch.autograd.set_detect_anomaly(True)), from a checkpoint saved before it if one was, "
+                "else from scratch",
                 "names the operation that first produced the NaN: an fp16-unsafe op, a log/division "
                 "of 0, or a bad batch's values",
                 "hours",

@@ -804,10 +804,18 @@ def _divergence_action(c: _Ctx) -> tuple[str, str, str]:
     """The learning-rate action for a diverged run, scaled by how far the loss blew up; "rerun from
     the last good checkpoint" only when one can exist, else "restart"."""
     b = blowup(c.run)
-    extreme = c.lr.far_above or (
-        b is not None
-        and (
-            b.growth >= BLOWUP_EXTREME or (b.nonfinite and not b.good_checkpoint and b.growth >= 10)
+    # a loss turning non-finite with no reduced precision in use: the summary's rule
+    # (policy._NO_PRECISION_NAN) advises a 10x lower learning rate, and the action says the same
+    abrupt_nan = b is not None and b.nonfinite and not c.precision
+    extreme = (
+        c.lr.far_above
+        or abrupt_nan
+        or (
+            b is not None
+            and (
+                b.growth >= BLOWUP_EXTREME
+                or (b.nonfinite and not b.good_checkpoint and b.growth >= 10)
+            )
         )
     )
     saved = _checkpoint_recorded(c.run, b)
@@ -860,7 +868,13 @@ def _divergence_action(c: _Ctx) -> tuple[str, str, str]:
         if b is not None and np.isfinite(b.growth) and b.growth > 1:
             why.append(f"the loss reached {b.growth:.3g}x its first value")
         if b is not None and b.nonfinite:
-            why.append("then turned non-finite")
+            why.append(
+                "then turned non-finite"
+                if why
+                else "the loss turned non-finite with no reduced precision in use"
+                if not c.precision
+                else "the loss turned non-finite"
+            )
         if c.lr.far_above:
             why.append(c.lr.describe())
         return (
