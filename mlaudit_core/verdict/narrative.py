@@ -804,9 +804,11 @@ def _divergence_action(c: _Ctx) -> tuple[str, str, str]:
     """The learning-rate action for a diverged run, scaled by how far the loss blew up; "rerun from
     the last good checkpoint" only when one can exist, else "restart"."""
     b = blowup(c.run)
-    # a loss turning non-finite with no reduced precision in use: the summary's rule
-    # (policy._NO_PRECISION_NAN) advises a 10x lower learning rate, and the action says the same
-    abrupt_nan = b is not None and b.nonfinite and not c.precision
+    # a loss turning non-finite abruptly (OP004's onset, no gradual growth) with no reduced precision
+    # in use: the summary's rule (policy._NO_PRECISION_NAN) advises a 10x lower learning rate, and
+    # the action says the same
+    op004 = c.get("OP004")
+    abrupt_nan = bool(op004 and op004.facts.get("abrupt")) and not c.precision
     extreme = (
         c.lr.far_above
         or abrupt_nan
@@ -871,8 +873,8 @@ def _divergence_action(c: _Ctx) -> tuple[str, str, str]:
             why.append(
                 "then turned non-finite"
                 if why
-                else "the loss turned non-finite with no reduced precision in use"
-                if not c.precision
+                else "the loss turned non-finite abruptly with no reduced precision in use"
+                if abrupt_nan
                 else "the loss turned non-finite"
             )
         if c.lr.far_above:
