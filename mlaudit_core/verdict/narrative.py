@@ -800,26 +800,47 @@ def _checkpoint_recorded(run: RunData, b: Blowup | None) -> bool:
     return any(h.signature.category == "checkpoint" for h in hits)
 
 
+def _abrupt_nan(c: _Ctx) -> bool:
+    """A loss turning non-finite abruptly (OP004's onset, no gradual growth) with no reduced precision
+    in use: the summary's rule (policy ``_NO_PRECISION_NAN``) advises a 10x lower learning rate, and
+    the action says the same."""
+    op004 = c.get("OP004")
+    return bool(op004 and op004.facts.get("abrupt")) and not c.precision
+
+
+def _extreme_blowup(b: Blowup | None) -> bool:
+    """The loss grew ``BLOWUP_EXTREME`` x or more, or turned non-finite after growing 10x with no
+    good checkpoint before it."""
+    return b is not None and (
+        b.growth >= BLOWUP_EXTREME or (b.nonfinite and not b.good_checkpoint and b.growth >= 10)
+    )
+
+
+def _extreme_why(c: _Ctx, b: Blowup | None, abrupt_nan: bool) -> list[str]:
+    """Why halving the learning rate will not be enough: the loss's growth, its non-finite end, the
+    learning rate far above typical."""
+    why = []
+    if b is not None and np.isfinite(b.growth) and b.growth > 1:
+        why.append(f"the loss reached {b.growth:.3g}x its first value")
+    if b is not None and b.nonfinite:
+        why.append(
+            "then turned non-finite"
+            if why
+            else "the loss turned non-finite abruptly with no reduced precision in use"
+            if abrupt_nan
+            else "the loss turned non-finite"
+        )
+    if c.lr.far_above:
+        why.append(c.lr.describe())
+    return why
+
+
 def _divergence_action(c: _Ctx) -> tuple[str, str, str]:
     """The learning-rate action for a diverged run, scaled by how far the loss blew up; "rerun from
     the last good checkpoint" only when one can exist, else "restart"."""
     b = blowup(c.run)
-    # a loss turning non-finite abruptly (OP004's onset, no gradual growth) with no reduced precision
-    # in use: the summary's rule (policy._NO_PRECISION_NAN) advises a 10x lower learning rate, and
-    # the action says the same
-    op004 = c.get("OP004")
-    abrupt_nan = bool(op004 and op004.facts.get("abrupt")) and not c.precision
-    extreme = (
-        c.lr.far_above
-        or abrupt_nan
-        or (
-            b is not None
-            and (
-                b.growth >= BLOWUP_EXTREME
-                or (b.nonfinite and not b.good_checkpoint and b.growth >= 10)
-            )
-        )
-    )
+    abrupt_nan = _abrupt_nan(c)
+    extreme = c.lr.far_above or abrupt_nan or _extreme_blowup(b)
     saved = _checkpoint_recorded(c.run, b)
     if b is not None and b.good_checkpoint and b.onset_step is not None:
         where = (
@@ -866,19 +887,7 @@ def _divergence_action(c: _Ctx) -> tuple[str, str, str]:
                 f" (now {c.lr.lr:g}, {c.lr.lr / c.lr.typical:.3g}x typical)"
                 f", back to the optimiser's typical range ({target})"
             )
-        why = []
-        if b is not None and np.isfinite(b.growth) and b.growth > 1:
-            why.append(f"the loss reached {b.growth:.3g}x its first value")
-        if b is not None and b.nonfinite:
-            why.append(
-                "then turned non-finite"
-                if why
-                else "the loss turned non-finite abruptly with no reduced precision in use"
-                if abrupt_nan
-                else "the loss turned non-finite"
-            )
-        if c.lr.far_above:
-            why.append(c.lr.describe())
+        why = _extreme_why(c, b, abrupt_nan)
         return (
             f"{where} with the peak LR lowered 10x or more{lr_part}, with warmup and "
             f"{_clipping_part(c)}",
