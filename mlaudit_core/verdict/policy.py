@@ -4134,6 +4134,12 @@ def _gate_threshold_fixed(c: Ctx) -> Decision | None:
     )
 
 
+#: A maintainer's words that the behaviour is expected (``It is normal``), which place nothing at the
+#: reference's level: with an evaluation named as the difference, the gap is expected because the two
+#: figures were measured differently, and the protocol decides.
+_EXPECTED_ONLY = re.compile(r"\b(?:normal|expected|usual)\b", re.I)
+
+
 def _evaluation_explains(c: Ctx) -> Decision | None:
     """V18d: no judgeable curve, no finding at error, the gaps not already within seed noise (V19d), and the
     report compares its run's figure with a reference (a paper, a README, a leaderboard) while someone of
@@ -4146,8 +4152,10 @@ def _evaluation_explains(c: Ctx) -> Decision | None:
     from .statements import evaluation_explains_gap, stated_cause
 
     stated = stated_cause(c.run.params)
-    if stated is not None and stated[0] == "healthy":
-        return None  # a maintainer judged the run's figures fine: their verdict, not the protocol, decides
+    if stated is not None and stated[0] == "healthy" and not _EXPECTED_ONLY.search(stated[1]):
+        # a maintainer places the run's figures at the reference's level (the same numbers, a draw of the
+        # seeds the reference averages): their verdict, not the protocol, decides
+        return None
     got = evaluation_explains_gap(text_lines(c.run), c.run.params)
     if got is None:
         return _measured_two_ways(c)
@@ -8231,7 +8239,10 @@ POLICY: tuple[Rule, ...] = (
         "no judgeable curve, no finding at error, gaps not within seed noise; the text compares the run's "
         "figure with a reference (paper, README, leaderboard) and someone of the thread other than the "
         "reporter explains the difference by the evaluation (its protocol, settings, leaderboard entry, "
-        "language or split, the text's tokenisation, the number of samples scored), not in a question; or the text states one task metric's figure twice, apart by "
+        "language or split, the text's tokenisation, the number of samples scored; or a measurement protocol "
+        "named with how the figure was obtained under it: test-time flip or crops, the Y channel against RGB, "
+        "the resampling, a language model in decoding, 2D against 3D scoring), not in a question or denied, "
+        "and no maintainer places the run at the reference's level; or the text states one task metric's figure twice, apart by "
         "more than 1%, and a sentence names how a figure is measured (metric definition, evaluator, "
         "post-processing, test inputs) with no training setting stated as changed -> succeeded, metric_policy",
         (Outcome.SUCCEEDED,),
@@ -8273,6 +8284,26 @@ POLICY: tuple[Rule, ...] = (
                 params={
                     "reporter": "With your model I achieve a R@1 of 83.4, while you report a R@1 of 88.2.",
                     "author NAME": "In order to evaluate on the validation dataset you need to use mode val.",
+                },
+            ),
+            Case(
+                "PSNR on RGB against the paper's Y channel (report b40-06)",
+                (),
+                ("succeeded", "metric_policy"),
+                params={
+                    "reporter": "The psnr of your SR baboon image is 18.57dB, but in your paper the value is "
+                    "20.35dB.",
+                    "maintainer NAME": "We have tested on the Y channel. I think you may evaluate on RGB "
+                    "channels.",
+                },
+            ),
+            Case(
+                "a protocol denied explains nothing",
+                (),
+                None,
+                params={
+                    "reporter": "I get WER 4.82 but the paper reports 3.82.",
+                    "maintainer NAME": "The 3.82 figure was not done with a language model.",
                 },
             ),
             Case(

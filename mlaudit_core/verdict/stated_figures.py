@@ -601,7 +601,15 @@ _OWNER_MATCHED = re.compile(
     r"|\bin line with\s+(?:the\s+|our\s+|what\s+)?(?:(?:results?|numbers|figures|scores?|values)\s+)?"
     r"(?:(?:that\s+)?(?:we|i)\s+(?:have\s+|had\s+)?(?:observed|got|obtained|saw|measured|reported|expect(?:ed)?)"
     r"|(?:published|reported|expected)\s+(?:results?|numbers|figures|scores?))\b"
-    r"|\bclose enough\b",
+    r"|\bclose enough\b"
+    # the owner's own runs gave the same: ``we have observed the same``, ``I also noticed this increase in
+    # number as well``
+    r"|\b(?:we|i)\s+(?:(?:have|had|also)\s+){0,2}(?:observed|noticed|seen|saw|found|had|got)\s+"
+    r"(?:the\s+same\b|(?:this|that|it)\b(?:\s+[\w-]+){0,3}?\s+(?:as\s+well|too)\b)"
+    # repeats of the same configuration reach the reference: ``about 5 runs should reach the reported
+    # result``
+    r"|\b(?:\d+|several|multiple|a\s+few)\s+(?:runs|times|seeds|trials)\s+(?:\w+\s+){0,2}?"
+    r"(?:reach|get|achieve|match|reproduce)\w*\s+(?:\w+\s+){0,2}?(?:paper|reported|published|results?)\b",
     re.I,
 )
 #: A negation or a doubt before the words in their clause, or a turn after them in the sentence: ``not
@@ -631,7 +639,9 @@ def owner_attests_match(params: dict[str, object] | None) -> str | None:
                 clause = re.split(
                     r"[,;:]|\b(?:but|however|although|while)\b", s[: m.start()], flags=re.I
                 )[-1]
-                if _OWNER_DENIED.search(clause) or _TURN_AFTER.search(s[m.end() :]):
+                # a turn in parentheses is an aside (``(but we didn't update the paper)``)
+                after = re.sub(r"\([^()]*\)", "", s[m.end() :])
+                if _OWNER_DENIED.search(clause) or _TURN_AFTER.search(after):
                     continue
                 return f"{k}: {s.strip()}"[:240]
     return None

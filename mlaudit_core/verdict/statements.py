@@ -770,6 +770,32 @@ _MEASURED_WITH = re.compile(
     r"|\b(?:applied|used)\s+to\s+(?:obtain|compute|calculate|get|produce|measure|evaluate|test)\b",
     re.I,
 )
+#: A measurement protocol named by what it sets, each a known source of a gap between one model's
+#: figures (the figure changes while the model does not): test-time augmentation (``tested with
+#: Flip=True``, multi-scale or ten-crop testing, TTA), the image channel or colour space a figure is
+#: computed on (PSNR on the ``Y channel`` of YCbCr against RGB), the resampling of inputs or outputs
+#: (``bilinear interpolation``, nearest-neighbour upsampling, the resize), the decoding of a sequence
+#: model (an external ``LSTM LM``, beam search, greedy), and the domain a dense prediction is scored in
+#: (2D range image against 3D points after projection).
+_PROTOCOL = re.compile(
+    r"\bflip(?:ped|ping|s)?\b|\bflip\s*=\s*true\b|\b(?:multi|single)[- ]scale\s+(?:test\w*|eval\w*|inference)\b"
+    r"|\btest[- ]time\s+augment\w*|(?-i:\bTTA\b)|\b(?:ten|10|five|5|centre|center)[- ]crops?\b"
+    r"|\b(?:Y|luminance|luma|RGB|YCbCr|gr[ae]yscale)\s+(?:three-)?channels?\b|\bYCbCr\b|\bcolou?r\s+space\b"
+    r"|\b(?:bilinear|bicubic|nearest(?:[- ]neighbou?r)?|lanczos)\s+(?:interpolation|resiz\w*|upsampl\w*|"
+    r"downsampl\w*|resampl\w*|sampler|sampling)\b|\binterpolation\b|\bresiz(?:e|es|ing)\b"
+    r"|\blanguage\s+models?\b|(?-i:\b(?:LSTM |RNN |Transformer |n-gram |external |neural )?LMs?\b)"
+    r"|\bbeam\s+(?:search|size|width)\b|\bgreedy\s+(?:decod\w*|search)\b"
+    r"|\b(?:on|in)\s+(?:2D|3D)\b|\bproject(?:ed|ion|ing)?\s+(?:back\s+)?(?:to|onto|into)\s+(?:the\s+)?"
+    r"(?:2D|3D|points?|images?)\b",
+    re.I,
+)
+#: How a figure was obtained, in the words of the one who measured it: ``tested with``, ``computed on``,
+#: ``done with``, ``is applied``, ``we follow``.
+_MEASURED_HOW = re.compile(
+    r"\b(?:test(?:ed|s)?|evaluat(?:ed|es)|comput(?:ed|es)|calculat(?:ed|es)|measur(?:ed|es)|scor(?:ed|es)|"
+    r"decod(?:ed|es)|obtain(?:ed|s)|appli(?:ed|es)|done|follow(?:s|ed)?|reported|report)\b",
+    re.I,
+)
 #: Words of an explanation (a necessity, a difference, a use): the sentence explains, not only asks.
 _EXPLAINS = re.compile(
     r"\b(?:because|since|instead|different|must|should|needs?|have to|has to|uses?|using|used|comparing|"
@@ -830,23 +856,42 @@ def evaluation_explains_gap(
             if how and "?" not in s and not _ASKED.search(s) and not _HEDGED.search(s):
                 if not _NEGATION_BEFORE.search(_clause_before(s, how.start())):
                     return comparison[:240], s.strip()[:240]
-            m = _EVAL_SIDE.search(s)
-            if not m or "?" in s or _ASKED.search(s):
-                continue
-            if re.search(
-                r"\b(?:not|no|nothing to do with)\s+(?:\w+\s+){0,2}$", s[: m.start()], re.I
-            ):
-                continue
-            # a figure beside the protocol states what the metric is under it (``When 50k images, the FID
-            # will be below 3``); a confirmation says the run's figure is right as measured
-            rest = s[: m.start()] + s[m.end() :]
-            if (
-                _EXPLAINS.search(" ".join(sents[i : i + 2]))
-                or _FIGURE_WORD.search(rest)
-                or _FIGURE_CONFIRMED.search(rest)
-            ):
+            if _explains_by_evaluation(sents, i):
                 return comparison[:240], s.strip()[:240]
     return None
+
+
+def _explains_by_evaluation(sents: list[str], i: int) -> bool:
+    """Whether sentence ``i`` of one speaker's sentences ``sents`` explains a gap by the evaluation: it names
+    the evaluation side (:data:`_EVAL_SIDE`) with a word of explanation in it or the next sentence, a figure
+    beside it or the run's figure confirmed, or it names a measurement protocol (:data:`_PROTOCOL`) with
+    how a figure was obtained under it (:data:`_MEASURED_HOW`) or a word of explanation; not in a question,
+    a question told in words, or after a negation."""
+    s = sents[i]
+    if "?" in s or _ASKED.search(s):
+        return False
+    for pat, how in ((_EVAL_SIDE, None), (_PROTOCOL, _MEASURED_HOW)):
+        m = pat.search(s)
+        if not m or re.search(
+            r"\b(?:not|no|nothing to do with)\s+(?:\w+\s+){0,2}$", s[: m.start()], re.I
+        ):
+            continue
+        # a protocol denied earlier in its clause: ``the paper's figure was not done with a LM``
+        if how is not None and re.search(
+            r"\b(?:no|not|never)\b|n't\b", _clause_before(s, m.start()), re.I
+        ):
+            continue
+        # a figure beside the protocol states what the metric is under it (``When 50k images, the FID
+        # will be below 3``); a confirmation says the run's figure is right as measured
+        rest = s[: m.start()] + s[m.end() :]
+        if (
+            _EXPLAINS.search(" ".join(sents[i : i + 2]))
+            or _FIGURE_WORD.search(rest)
+            or _FIGURE_CONFIRMED.search(rest)
+            or (how is not None and how.search(rest))
+        ):
+            return True
+    return False
 
 
 # --- a non-finite value the thread says went away by itself ------------------------------------------
