@@ -48,6 +48,9 @@ def test_a_protocol_named_in_a_question_or_denied_explains_nothing():
         "Did you test with flip?",
         "The paper figure was not done with a LM.",
         "We asked whether the Y channel was used.",
+        # the training's recipe, not how a figure was measured
+        "We used random flip and resize during training.",
+        "The LM was trained with a language model objective on our data.",
     ):
         assert not _explains_by_evaluation([s], 0), s
 

@@ -783,12 +783,31 @@ _PROTOCOL = re.compile(
     r"|\b(?:Y|luminance|luma|RGB|YCbCr|gr[ae]yscale)\s+(?:three-)?channels?\b|\bYCbCr\b|\bcolou?r\s+space\b"
     r"|\b(?:bilinear|bicubic|nearest(?:[- ]neighbou?r)?|lanczos)\s+(?:interpolation|resiz\w*|upsampl\w*|"
     r"downsampl\w*|resampl\w*|sampler|sampling)\b|\binterpolation\b|\bresiz(?:e|es|ing)\b"
-    r"|\blanguage\s+models?\b|(?-i:\b(?:LSTM |RNN |Transformer |n-gram |external |neural )?LMs?\b)"
+    # a language model in decoding, not one being trained: ``done with a LSTM LM``, ``without a LM``
+    r"|\b(?:with|without)\s+(?:an?\s+|the\s+)?(?:external\s+|LSTM\s+|RNN\s+|Transformer\s+|n-gram\s+|neural\s+)?"
+    r"(?:(?-i:LMs?)|language\s+models?)\b"
+    r"|\b(?:LSTM|RNN|n-gram|external)\s+(?:(?-i:LMs?)|language\s+models?)\b"
+    r"|\b(?:(?-i:LM)|language\s+model)\s+(?:rescor\w*|fusion|weight|scale)\b|\bshallow\s+fusion\b"
     r"|\bbeam\s+(?:search|size|width)\b|\bgreedy\s+(?:decod\w*|search)\b"
     r"|\b(?:on|in)\s+(?:2D|3D)\b|\bproject(?:ed|ion|ing)?\s+(?:back\s+)?(?:to|onto|into)\s+(?:the\s+)?"
     r"(?:2D|3D|points?|images?)\b",
     re.I,
 )
+#: The training named beside a protocol's words: ``we train with random flip``, ``resize the images for
+#: training``: a recipe setting, not how a figure was measured, unless a test or evaluation word is as near.
+_TRAINING_NEAR = re.compile(r"\btrain(?:s|ed|ing)?\b", re.I)
+_TESTING_NEAR = re.compile(r"\b(?:test\w*|eval\w*|inference|validat\w*|results?|reported)\b", re.I)
+#: How near (characters, either side) a training or testing word is read as the protocol's context.
+PROTOCOL_CONTEXT = 40
+
+
+def _training_protocol(s: str, m: re.Match[str]) -> bool:
+    """Whether the protocol words ``m`` of sentence ``s`` describe the training: a training word within
+    :data:`PROTOCOL_CONTEXT` characters of them and no test or evaluation word as near."""
+    near = s[max(0, m.start() - PROTOCOL_CONTEXT) : m.end() + PROTOCOL_CONTEXT]
+    return bool(_TRAINING_NEAR.search(near)) and not _TESTING_NEAR.search(near)
+
+
 #: How a figure was obtained, in the words of the one who measured it: ``tested with``, ``computed on``,
 #: ``done with``, ``is applied``, ``we follow``.
 _MEASURED_HOW = re.compile(
@@ -875,6 +894,9 @@ def _explains_by_evaluation(sents: list[str], i: int) -> bool:
         if not m or re.search(
             r"\b(?:not|no|nothing to do with)\s+(?:\w+\s+){0,2}$", s[: m.start()], re.I
         ):
+            continue
+        # the training's recipe, not the measurement (``we train with random flip``), or a hedge
+        if how is not None and (_training_protocol(s, m) or _HEDGED.search(s)):
             continue
         # a protocol denied earlier in its clause: ``the paper's figure was not done with a LM``
         if how is not None and re.search(
