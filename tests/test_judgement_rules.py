@@ -112,6 +112,29 @@ def test_zero_loss_without_growth_before_is_still_the_zero_loss_rule():
     assert got is not None and got[0] == 5 and got[1] == 7e8 and got[2] == 0.2
 
 
+def test_zero_loss_after_a_fall_from_an_early_peak_is_not_growth(tmp_path):
+    """A loss whose highest value among the last points before the zeros is its first point fell, it did not
+    grow: the HF Trainer console of own corpus f23b1-02 prints 0.0985 (epoch 1) -> 0.0001 -> 0.0 (its
+    4-decimal rounding) while eval_loss falls to 1.5e-5; it was called diverged ('grew to 0.0985, 985x its
+    best 0.0001')."""
+    from mlaudit_core.verdict.policy import _grown_before_zeros
+
+    steps = np.arange(9)
+    assert (
+        _grown_before_zeros(steps, np.array([0.0985, 0.0001, 0.0001, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]))
+        is None
+    )
+    log = (
+        DATA.parent
+        / "realworld"
+        / "runs"
+        / "Ahmad10Raza--customer-doc-ai-classifier"
+        / "train_log.txt"
+    )
+    v = _audit("logs", str(log), tmp_path=tmp_path)["verdict"]
+    assert v["outcome"] != "diverged", v["summary"]
+
+
 # --- signals that contradict a healthy-looking run (gap 10) -----------------------------------------
 
 

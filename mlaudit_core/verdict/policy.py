@@ -818,8 +818,12 @@ def _grown_before_zeros(steps: np.ndarray, v: np.ndarray) -> tuple[int, float, f
     before = before[before > 0]
     if before.size < 3:
         return None
-    low = float(before.min())
-    peak = float(before[-min(5, before.size) :].max())
+    tail = before[-min(5, before.size) :]
+    peak_at = before.size - tail.size + int(np.argmax(tail))
+    # growth: the peak comes after the lowest value before it (a loss that fell to its lowest
+    # printed value and was then rounded to 0.0 did not grow)
+    low = float(before[: peak_at + 1].min())
+    peak = float(before[peak_at])
     if low <= 0 or peak < ZERO_AFTER_GROWTH * low:
         return None
     return int(steps[end]), peak, low
