@@ -17,6 +17,14 @@ def own_label(prefix: str) -> dict:
     )
 
 
+def last_run(path: Path):
+    """The last run :func:`mlaudit_core.formats.load_path` reads from ``path`` (the one the eval judges);
+    AssertionError when it reads none."""
+    runs = load_path(path).runs
+    assert runs, path
+    return runs[-1][1]
+
+
 def own_run(prefix: str):
     """The last run read from the entry whose id starts with ``prefix`` (the one the eval judges)."""
     lab = own_label(prefix)

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from realworld_helpers import last_run
+
 from mlaudit_core.audit import audit
-from mlaudit_core.formats import load_path
 from mlaudit_core.roles import Role
 from mlaudit_core.verdict.levelled import levelled_off, unmoved_accuracy
 
@@ -20,14 +21,8 @@ REPO = Path(__file__).resolve().parents[1]
 RUNS = REPO / "tests" / "data" / "realworld" / "runs"
 
 
-def _run(path: Path):
-    runs = list(load_path(path).runs)
-    assert runs, path
-    return runs[-1][1]
-
-
 def _verdict(rel: str):
-    return audit(_run(RUNS / rel)).verdict
+    return audit(last_run(RUNS / rel)).verdict
 
 
 def test_levelled_unended_rl_loss_flat_in_its_second_half_is_plateaued():
@@ -47,7 +42,7 @@ def test_levelled_unended_detector_loss_flat_from_epoch_20_of_60_is_plateaued():
 
 def test_levelled_off_reads_a_tail_window_of_seven_flat_epochs():
     # f13b2-04: Lightning metrics.csv holding only epochs 93-99 of a DeepAR loss, 3.87-3.94
-    run = _run(
+    run = last_run(
         RUNS / "PhatLeBao-Phat--Allocate-UK-Metropolitan-Crime/lightning_logs/version_3/metrics.csv"
     )
     tk = run.key_for(Role.TRAIN_LOSS)
@@ -74,7 +69,7 @@ def test_levelled_unended_not_read_beside_a_training_accuracy():
 def test_unmoved_accuracy_majority_class_bert_is_underfit():
     # f19b2-09: W&B run of an HF BERT 3-class fine-tune, eval accuracy 0.650, 0.650, 0.668, 0.668
     # (the macro F1 of a one-class predictor), training loss 0.99 -> 0.86
-    run = _run(RUNS / "nameistzzhang--2024Autumn-NLP-Assignment2/wandb/latest-run")
+    run = last_run(RUNS / "nameistzzhang--2024Autumn-NLP-Assignment2/wandb/latest-run")
     u = unmoved_accuracy(run)
     assert u is not None and abs(u.repeated - 0.65) < 1e-9
     v = audit(run).verdict
@@ -91,8 +86,12 @@ def test_unmoved_accuracy_binary_classifier_at_its_majority_share_is_underfit():
 def test_unmoved_accuracy_not_read_on_distinct_values_or_a_handful_of_examples():
     # f6b2-19: val_accuracy 0.858, 0.859, 0.863, 0.861, never the same value twice: a classifier that
     # learned in its first epoch; f8b1-21: a 16-image validation set, on which 0.75 repeats by counting
-    assert unmoved_accuracy(_run(RUNS / "Baucki1--NNjetTagger/lightning_logs/version_2")) is None
     assert (
-        unmoved_accuracy(_run(RUNS / "AreejAzhar31--pneumonia-detection-AI/logs/training_log.csv"))
+        unmoved_accuracy(last_run(RUNS / "Baucki1--NNjetTagger/lightning_logs/version_2")) is None
+    )
+    assert (
+        unmoved_accuracy(
+            last_run(RUNS / "AreejAzhar31--pneumonia-detection-AI/logs/training_log.csv")
+        )
         is None
     )
