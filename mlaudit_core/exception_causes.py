@@ -439,7 +439,7 @@ CAUSES: tuple[ExceptionCause, ...] = (
         _rx(
             r"No such file or directory:? '?[^'\n]*\.(?:jpe?g|png|bmp|tiff?|webp|gif|json|jsonl|csv|tsv|npy|npz|h5|"
             r"hdf5|parquet|arrow|tfrecords?|wav|flac|mp3|mp4|avi|nii|nii\.gz|mat|xml|pth?|ckpt|bin|safetensors|"
-            r"pth\.tar|caffemodel|onnx)'?\s*$"
+            r"pth\.tar|caffemodel|onnx|pkl|pickle|joblib|feather|lmdb|mdb)'?\s*$"
         ),
         "reads",
         "CPython builtins open() / os.stat ('[Errno 2] No such file or directory: {!r}', glibc ENOENT text), "
@@ -807,12 +807,18 @@ CAUSES: tuple[ExceptionCause, ...] = (
             r"module was compiled against NumPy C-API version|compiled using NumPy 1\.x cannot be run in|"
             r"is required for a normal functioning of this module, but found|"
             r"The detected CUDA version \([\d.]+\) mismatches the version that was used to compile|"
-            r"is not implemented for CUDA below version"
+            r"is not implemented for CUDA below version|"
+            r"the provided PTX was compiled with an unsupported toolchain|no CUDA-capable device is detected|"
+            r"CUDA-capable device\(s\) is/are busy or unavailable|CUDA error: invalid device function"
         ),
         "",
         "torch 2.13.0 torch/cuda/__init__.py _lazy_init ('Torch not compiled with CUDA enabled', 'Found no NVIDIA "
         "driver', 'The NVIDIA driver on your system is too old'), c10/cuda/CUDAException (cudaGetErrorString: 'no "
-        "kernel image ...', 'CUDA driver version is insufficient ...'), glibc ld.so dlerror texts; a package "
+        "kernel image ...', 'CUDA driver version is insufficient ...'; the CUDA runtime's cudaGetErrorString texts "
+        "of cudaErrorUnsupportedPtxVersion 'the provided PTX was compiled with an unsupported toolchain.', "
+        "cudaErrorNoDevice 'no CUDA-capable device is detected', cudaErrorDevicesUnavailable 'CUDA-capable "
+        "device(s) is/are busy or unavailable', cudaErrorInvalidDeviceFunction 'invalid device function'), "
+        "glibc ld.so dlerror texts; a package "
         "built against another version: numpy 2.4.6 numpy/_core/include/numpy/__multiarray_api.h _import_array / "
         "import_array ('module compiled against ABI version {} but this version of numpy is {}', 'module was "
         "compiled against NumPy C-API version', 'numpy._core.multiarray failed to import'; numpy 1.x: "

@@ -1123,3 +1123,26 @@ def test_row_unequal_samples_on_torch_tensor_of_unpadded_sequences():
 
     e = _raised(lambda: default_data_collator([{"input_ids": [1, 2, 3]}, {"input_ids": [1, 2]}]))
     assert _why(e) == "unequal-samples", e
+
+
+_OWN_RUNS = Path(__file__).parent / "data" / "realworld" / "runs"
+
+
+@pytest.mark.parametrize(
+    ("rel", "cause", "word"),
+    [
+        # own f23b2-04: a W&B run whose train.py opens 'encoded_sequences_and_file_names.pkl' (a pickled data
+        # file) and dies 2 s in; was correctness_bug ("training code path")
+        ("zy-cmd--BindRNAgen/wandb/latest-run", Cause.DATA_CONFIG, "FileNotFoundError"),
+        # own f23b2-17: CenterFormer's console, torch's module.cuda() raising the CUDA runtime's
+        # cudaErrorUnsupportedPtxVersion text; was correctness_bug
+        ("YoonKyonghwan--EfficientCenterFormer/train.out", Cause.INFRA_RUNTIME, "PTX"),
+    ],
+    ids=["pickled-data-file-missing", "ptx-unsupported-toolchain"],
+)
+def test_row_missing_data_file_and_environment_on_real_crashes(rel, cause, word):
+    runs = list(load_path(_OWN_RUNS / rel).runs)
+    assert runs, rel
+    v = audit(runs[-1][1]).verdict
+    assert (v.outcome, v.cause) == (Outcome.CRASHED, cause), v.summary
+    assert word in v.summary
