@@ -40,11 +40,13 @@ def test_solved_top1_at_its_ceiling_is_no_validation_plateau():
 def test_solved_map50_is_no_overfit_of_a_swinging_box_loss():
     """f12b1-06, Ultralytics results.csv with a validation set of one or two boxes: mAP50 at its
     maximum 0.995 for the last 110 epochs while val/box_loss swings 0.46-1.28 (labelled
-    succeeded|unknown; V12 called it overfit from the box loss)."""
+    succeeded|unknown; V12 called it overfit from the box loss). V12 may decide it, but as the
+    held-out set's noise (metric_policy), never as an overfit."""
     run = _run("f12b1-06-")
     assert solved(run)[0] == "metrics/mAP50(B)"
     v = audit(run).verdict
-    assert v.outcome.value == "succeeded" and v.rule != "V12", v.summary
+    assert v.outcome.value == "succeeded", v.summary
+    assert v.cause.value in ("metric_policy", "healthy"), v.summary
 
 
 def test_judge_holds_a_fall_of_a_tenth_of_the_gain():
