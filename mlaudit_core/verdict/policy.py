@@ -5309,13 +5309,21 @@ def _run_ended(c: Ctx) -> str | None:
 
 
 def _ended_at_ap_floor(c: Ctx) -> Decision | None:
-    """V20f: the run ended (:func:`_run_ended`), no finding at error, and a held-out average precision
-    never left its floor (:func:`.score_floor.ap_at_floor`: best <= 1% over >= 2 evaluations): the model
-    does not perform its task, whatever its losses or its other heads did: underfit, model_convergence."""
-    from .score_floor import FLOOR, ap_at_floor
+    """V20f: the run ended (:func:`_run_ended`), no finding at error but a score-floor one (fact
+    ``score_floor``: GE002's own floor reading), and a
+    held-out average precision never left its floor (:func:`.score_floor.ap_at_floor`: best <= 1% over >= 2
+    evaluations): the model does not perform its task, whatever its losses or its other heads did, so no
+    overfit, plateau or healthy reading of its losses stands: underfit. The cause is data_config when the
+    model learned something the floored score does not see (:func:`.score_floor.learned_elsewhere`: another
+    AP head above the floor, a training loss that fell by a fifth), else model_convergence."""
+    from .score_floor import FLOOR, ap_at_floor, learned_elsewhere
     from .statements import is_report
 
-    if is_report(c.run.params) or _any_error(c):
+    if is_report(c.run.params) or any(
+        f.severity.rank >= Severity.ERROR.rank and not f.facts.get("score_floor")
+        for fs in c.by_code.values()
+        for f in fs
+    ):
         return None
     ended = _run_ended(c)
     if ended is None:
@@ -5324,14 +5332,22 @@ def _ended_at_ap_floor(c: Ctx) -> Decision | None:
     if got is None:
         return None
     k, first, best, n = got
+    learned = learned_elsewhere(c.run, k)
+    head = (
+        f"The model learned something ({learned}) that this score does not see, so optimisation is not what "
+        "failed: check that the targets of this head (boxes, keypoints, class indices) and the evaluated "
+        "image size and held-out set match what the model was trained on."
+        if learned
+        else "Nothing else in the run shows learning either: train far longer (from pretrained weights for "
+        "every head), and check that the targets (boxes, keypoints, class indices) match what the model "
+        "predicts at the evaluated image size."
+    )
     return Decision(
         Outcome.UNDERFIT,
-        Cause.MODEL_CONVERGENCE,
+        Cause.DATA_CONFIG if learned else Cause.MODEL_CONVERGENCE,
         f"The model does not perform its task: {k} went {fmt(first)} -> at most {fmt(best)} over its {n} "
         f"evaluations, never above {fmt(100 * FLOOR, 3)}% (an untrained detector's level), and the run ended "
-        f"there ({ended}), so no later epoch lifts it, whatever the losses did. Train far longer (from "
-        "pretrained weights for every head), and check that the targets of this head (boxes, keypoints, class "
-        "indices) match what the model predicts at the evaluated image size.",
+        f"there ({ended}), so no later epoch lifts it, whatever the losses did. {head}",
     )
 
 
@@ -7186,6 +7202,60 @@ POLICY: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        "V20f",
+        "ended-at-ap-floor",
+        116,
+        "the run ended (finished status, its plan reached, an end-of-training or early-stop line; not stopped "
+        "short, running or a report), no finding at error but GE002's score floor, and a held-out average "
+        "precision (mAP, AP, AP50) never above 1% (GE002's score floor) over >= 2 evaluations: underfit, before "
+        "any overfit or plateau reading of the losses; data_config when another AP head left the floor or a "
+        "training loss fell >= 20%, else model_convergence",
+        (Outcome.UNDERFIT,),
+        (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE),
+        _ended_at_ap_floor,
+        cases=(
+            Case(
+                "YOLOv8n-pose 5 of 5 epochs: box mAP 0.075 -> 0.456, pose mAP50 0 -> 0.0035 (own f22b1-01)",
+                (),
+                ("underfit", "data_config"),
+                series={
+                    "train/box_loss": (0.90, 0.85, 0.78, 0.72, 0.68),
+                    "metrics/mAP50-95(B)": (0.075, 0.208, 0.288, 0.399, 0.456),
+                    "metrics/mAP50(P)": (0.0, 0.00004, 0.00005, 0.00039, 0.0035),
+                },
+                params={"epochs": "5"},
+            ),
+            Case(
+                "YOLOv8n from scratch 10 of 10 epochs, losses within 7%, mAP50-95 0.0005 (own csv17)",
+                (),
+                ("underfit", "model_convergence"),
+                series={
+                    "train/box_loss": (2.85, 3.0, 3.1, 3.2, 3.23),
+                    "train/cls_loss": (4.04, 3.95, 3.9, 3.8, 3.76),
+                    "metrics/mAP50-95(B)": (0.0005, 0.0005, 0.0004, 0.0005, 0.0005),
+                },
+                params={"epochs": "5"},
+            ),
+            Case(
+                "mAP 0.12 at the end",
+                (),
+                None,
+                series={"train/box_loss": (0.9, 0.8, 0.7), "metrics/mAP50(B)": (0.01, 0.05, 0.12)},
+                params={"epochs": "3"},
+            ),
+            Case(
+                "mAP at the floor, run still running",
+                (),
+                None,
+                status="running",
+                series={
+                    "train/box_loss": (0.9, 0.8, 0.7),
+                    "metrics/mAP50(B)": (0.001, 0.002, 0.003),
+                },
+            ),
+        ),
+    ),
+    Rule(
         "V11d",
         "heldout-nonfinite-recovered",
         118,
@@ -8974,47 +9044,6 @@ POLICY: tuple[Rule, ...] = (
                 None,
                 series={"train_accuracy": (0.948,), "test_accuracy": (0.943,)},
                 params={"num_labels": "10"},
-            ),
-        ),
-    ),
-    Rule(
-        "V20f",
-        "ended-at-ap-floor",
-        206,
-        "the run ended (finished status, its plan reached, an end-of-training or early-stop line; not stopped "
-        "short, running or a report), no finding at error, and a held-out average precision (mAP, AP, AP50) "
-        "never above 1% (GE002's score floor) over >= 2 evaluations: underfit, model_convergence",
-        (Outcome.UNDERFIT,),
-        (Cause.MODEL_CONVERGENCE,),
-        _ended_at_ap_floor,
-        cases=(
-            Case(
-                "YOLOv8n-pose 5 of 5 epochs: box mAP 0.075 -> 0.456, pose mAP50 0 -> 0.0035 (own f22b1-01)",
-                (),
-                ("underfit", "model_convergence"),
-                series={
-                    "train/box_loss": (0.90, 0.85, 0.78, 0.72, 0.68),
-                    "metrics/mAP50-95(B)": (0.075, 0.208, 0.288, 0.399, 0.456),
-                    "metrics/mAP50(P)": (0.0, 0.00004, 0.00005, 0.00039, 0.0035),
-                },
-                params={"epochs": "5"},
-            ),
-            Case(
-                "mAP 0.12 at the end",
-                (),
-                None,
-                series={"train/box_loss": (0.9, 0.8, 0.7), "metrics/mAP50(B)": (0.01, 0.05, 0.12)},
-                params={"epochs": "3"},
-            ),
-            Case(
-                "mAP at the floor, run still running",
-                (),
-                None,
-                status="running",
-                series={
-                    "train/box_loss": (0.9, 0.8, 0.7),
-                    "metrics/mAP50(B)": (0.001, 0.002, 0.003),
-                },
             ),
         ),
     ),

@@ -12,6 +12,16 @@ that does not perform its task, however few the evaluations. That holds for ever
 model: a pose model whose box mAP rose while its keypoint mAP stayed at 0.0035 does not detect keypoints
 (own corpus f22b1-01, YOLOv8n-pose 5 of 5 epochs; f22b1-06, a YOLOv5-codebase detector 2 of 2 epochs at
 mAP50 0.0029, both labelled underfit).
+
+Its cause (:func:`learned_elsewhere`): a model that learned something the floored score does not see
+-- another held-out AP head above the floor (the box head of a pose model), or a training loss that fell
+by a fifth or more (the model fits its training targets) -- does not fail for lack of optimisation: the
+targets of that score (its labels, keypoints, class indices) or what it is evaluated on (image size,
+held-out set) do not match what was learned, a data/config failure of that head. A model with no such
+sign learned nothing at all, which is an optimisation failure (too few epochs, no pretrained weights):
+own corpus csv17, YOLOv8n from scratch for 10 epochs, losses within 7% of their start, mAP50-95 0.0005,
+labelled model_convergence; f23b1-11, a pose head at exactly 0 for 60 epochs while the box mAP reached
+0.5 and the pose loss fell 27%, labelled data_config.
 """
 
 from __future__ import annotations
@@ -23,6 +33,9 @@ from ..rundata import RunData
 
 #: GE002's score floor (as a fraction of 1): see the module docstring for its sources.
 FLOOR = 0.01
+#: A training loss that fell at least this share of its first level learned something (the policy's
+#: ``CONVERGED_DROP``, OP001's ``min_drop`` convention for a loss that learned).
+LEARNED_DROP = 0.2
 #: Evaluations needed: two, so that one evaluation before any training is not all there is.
 MIN_EVALUATIONS = 2
 
@@ -55,4 +68,36 @@ def ap_at_floor(run: RunData) -> tuple[str, float, float, int] | None:
         best = float(np.max(v))
         if best <= FLOOR:
             return k, float(v[0]), best, len(v)
+    return None
+
+
+def _fall(values: np.ndarray) -> float:
+    """Relative fall of a positive loss from its first to its last level (medians of a tenth of its
+    points, at least one), 0 when it has fewer than 2 points or a non-positive value."""
+    if len(values) < 2 or float(np.min(values)) <= 0.0:
+        return 0.0
+    k = max(1, len(values) // 10)
+    first, last = float(np.median(values[:k])), float(np.median(values[-k:]))
+    return (first - last) / first
+
+
+def learned_elsewhere(run: RunData, floored: str) -> str | None:
+    """What shows the model learned something although ``floored`` (an AP series at its floor) did not:
+    another held-out AP series whose best is above :data:`FLOOR`, or a loss with no evaluation split (by
+    :func:`..roles.parse_name`: a training loss) whose last level is at least :data:`LEARNED_DROP` below its first;
+    ``None`` when nothing does. See the module docstring for what each means."""
+    for k in run.metrics.keys:
+        if k == floored or not _is_average_precision(k):
+            continue
+        v, _ = as_fraction(k, run.metrics.series(k).by_step().finite().values)
+        if len(v) and float(np.max(v)) > FLOOR:
+            return f"{k} reached {float(np.max(v)):.3g}"
+    for k in run.metrics.keys:
+        p = parse_name(k)
+        if p.family != "loss" or p.split == "eval" or p.running_best:
+            continue
+        v = run.metrics.series(k).by_step().finite().values
+        fall = _fall(v)
+        if fall >= LEARNED_DROP:
+            return f"{k} fell {100 * fall:.3g}% ({float(v[0]):.4g} -> {float(v[-1]):.4g})"
     return None
