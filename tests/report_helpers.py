@@ -41,3 +41,26 @@ def edited_context(case: Path, tmp_path: Path, old: str, new: str) -> Path:
     out = tmp_path / "context.txt"
     out.write_text(text.replace(old, new))
     return out
+
+
+def replay_mlflow(record: Path, tmp_path: Path) -> dict:
+    """The JSON report of ``mlaudit mlflow RUN -u sqlite:///... --no-write`` on a run exported as
+    JSON (``run_name``, ``params``, ``status`` and ``metrics``: name -> ``[step, value,
+    timestamp_ms]`` points as MLflow stored them), logged into a fresh sqlite store in
+    ``tmp_path``."""
+    import mlflow
+    from mlflow.entities import Metric, Param
+
+    rec = json.loads(record.read_text())
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    client = mlflow.MlflowClient(uri)
+    exp = client.create_experiment(record.stem)
+    rid = client.create_run(exp, run_name=rec["run_name"]).info.run_id
+    client.log_batch(rid, params=[Param(k, str(v)) for k, v in rec["params"].items()])
+    points = [
+        Metric(k, float(v), int(t), int(s)) for k, pts in rec["metrics"].items() for s, v, t in pts
+    ]
+    for i in range(0, len(points), 1000):
+        client.log_batch(rid, metrics=points[i : i + 1000])
+    client.set_terminated(rid, rec["status"])
+    return cli_report("mlflow", rid, "-u", uri, "--no-write")
