@@ -80,7 +80,8 @@ def test_your_numbers_look_good_outranks_the_recipe_and_the_protocol_explained(t
     params = read_context_file(case / "context.txt")
     assert stated_cause(params)[0] == "healthy"
     v = report_verdict(case)
-    assert (v["outcome"], v["cause"]) == ("unknown", "healthy")
+    # the owner's judgement of the numbers also clears the run by V19d (succeeded: a figure is stated)
+    assert v["cause"] == "healthy" and v["outcome"] in ("unknown", "succeeded"), v
     ctx = edited_context(case, tmp_path, "Your numbers look good. I have the same numbers.", "")
     assert report_verdict(case, ctx)["cause"] == "metric_policy"
 

@@ -28,7 +28,7 @@ import re
 from collections.abc import Mapping
 
 from .statements import _FIGURE_WORD as _FIGURE
-from .statements import _REPORTER_KEY, _sentences, _thread_values
+from .statements import _REPORTER_KEY, _sentences, _thread_values, unasserted
 
 #: A reference the run is compared with, in a sentence that holds a figure or says the run falls short
 #: of it: a paper, a README, a repository's or an official result, a leaderboard.
@@ -101,7 +101,7 @@ def _stated(s: str, m: re.Match[str]) -> bool:
     """Not a question, not hedged, no negation earlier in the words' clause (``it is not because of the
     config``)."""
     lo = max(s.rfind(p, 0, m.start()) for p in ",;:(") + 1
-    return "?" not in s and not _HEDGE.search(s) and not _NEGATION.search(s[lo : m.start()])
+    return not unasserted(s) and not _HEDGE.search(s) and not _NEGATION.search(s[lo : m.start()])
 
 
 #: A setting named as where the run and the reference differ: ``There was a mismatch with the
@@ -132,10 +132,10 @@ def _reason_in(sents: list[str], i: int) -> str | None:
     """The kind of reason sentence ``i`` of one speaker's value states, else None."""
     s = sents[i]
     m = _TRAINED_SHORT.search(s)
-    if m and "?" not in s and not _HEDGE.search(s):
+    if m and not unasserted(s) and not _HEDGE.search(s):
         return "training_length"
     m = _SETTING_MISMATCH.search(s)
-    if m and "?" not in s and not _HEDGE.search(s):
+    if m and not unasserted(s) and not _HEDGE.search(s):
         lo = max(s.rfind(p, 0, m.start()) for p in ",;:(") + 1
         if not re.search(r"\b(?:no|not|never|nothing)\b|n't\b", s[lo : m.start()], re.I):
             return "configuration"

@@ -4857,9 +4857,34 @@ _SYMPTOM = {
     "underfit": (Outcome.UNDERFIT, Cause.INCONCLUSIVE, "the model did not learn the task"),
     "slow": (Outcome.SLOW, Cause.INFRA_RUNTIME, "the run got slower"),
     "crashed": (Outcome.CRASHED, Cause.INCONCLUSIVE, "the run stopped on an error"),
+    "memory": (
+        Outcome.RUNNING,
+        Cause.CORRECTNESS_BUG,
+        "the memory grows over the run while it goes on (no out-of-memory or kill yet): a reference kept "
+        "across iterations (outputs or losses with their graphs appended to a list, objects rebuilt each "
+        "step), V01b's leak before it ends the run",
+    ),
 }
 #: A task metric stated at zero (not merely low): a held-out measurement at its floor.
 _AT_ZERO = re.compile(r"(?<![\w.])(?:zero|0(?:\.0+)?\s?%?)(?!\w|\.\d)", re.I)
+
+
+def _growth_stated(c: Ctx) -> tuple[str, str] | None:
+    """``("memory", sentence)`` when the report states the memory grows over the run or names a leak
+    (:func:`.memory_growth.stated_memory_growth`, not explained by the job's size), and states no
+    out-of-memory or kill (:func:`.statements.stated_memory_exhaustion`: that ending is V01b's reading);
+    else ``None``."""
+    from ..reference_gap import text_lines
+    from .memory_growth import stated_memory_growth
+    from .statements import stated_memory_exhaustion
+
+    lines = text_lines(c.run)
+    if stated_memory_exhaustion(lines) is not None:
+        return None
+    got = stated_memory_growth(lines, c.run.params)
+    if got is None or got[0] == "capacity":
+        return None
+    return "memory", got[1]
 
 
 def _has_thread(c: Ctx) -> bool:
@@ -4892,9 +4917,13 @@ def _symptom_stated(c: Ctx) -> Decision | None:
         pasted = pasted_nonfinite([x.text for x in c.run.console])
         got = ("diverged", pasted) if pasted is not None else None
     if got is None:
+        got = _growth_stated(c)
+    if got is None:
         return None
     kind, said = got
     outcome, cause, what = _SYMPTOM[kind]
+    if kind == "memory":
+        outcome = _healthy_so_far(c)
     from .evidence import precision_evidence
 
     usual = "no cause is stated in the thread; this is the usual cause of that outcome, check it."
@@ -8726,7 +8755,9 @@ POLICY: tuple[Rule, ...] = (
         "states in words that the results are close to the published/paper/reported ones (not negated, "
         "doubted or asked) and the reporter's own text names no failure; or, figures or not, the reference's "
         "owner (a maintainer or author) states the result is within the expected range, in line with what "
-        "they observed or close enough (not negated, asked or turned by a 'but'); no finding at warning or "
+        "they observed or close enough, or judges the gap, the result or the reporter's procedure with an "
+        "approving predicate (the difference minor or negligible, the result acceptable, the training done "
+        "correctly) (not negated, asked or turned by a 'but'); no finding at warning or "
         "above -> succeeded (unknown when no task figure is stated), healthy",
         (Outcome.SUCCEEDED, Outcome.UNKNOWN),
         (Cause.HEALTHY,),
@@ -8877,11 +8908,21 @@ POLICY: tuple[Rule, ...] = (
         "symptom: a loss or gradient norm non-finite -> diverged; a training figure stuck, unchanged, not "
         "going down or not converging -> plateaued; a task metric very low/bad -> underfit, at zero (below "
         "chance: its measurement is broken) -> unknown; a "
-        "throughput or step time at two figures, worse by more than 30% (SY001's threshold) -> slow. The "
+        "throughput or step time at two figures, worse by more than 30% (SY001's threshold) -> slow; memory "
+        "stated to grow over the run or a leak named, with no out-of-memory or kill stated and no capacity "
+        "explanation -> running (unknown for a finished run), correctness_bug (V01b's leak before it ends "
+        "the run). The "
         "cause the thread states (V20's reading; a thread saying nothing failed overrules the symptom), else "
         "model_convergence (diverged, plateaued), data_config (a task metric at zero: V11's reading), infra_runtime "
         "(slow), inconclusive (underfit)",
-        (Outcome.DIVERGED, Outcome.PLATEAUED, Outcome.UNDERFIT, Outcome.SLOW, Outcome.UNKNOWN),
+        (
+            Outcome.DIVERGED,
+            Outcome.PLATEAUED,
+            Outcome.UNDERFIT,
+            Outcome.SLOW,
+            Outcome.RUNNING,
+            Outcome.UNKNOWN,
+        ),
         (
             Cause.MODEL_CONVERGENCE,
             Cause.DATA_CONFIG,
@@ -8928,6 +8969,15 @@ POLICY: tuple[Rule, ...] = (
                 (),
                 None,
                 params={"reporter": "Is the loss stuck around 4.9 because of the vocabulary?"},
+            ),
+            Case(
+                "host memory growing within an epoch, no kill yet (report b44-06)",
+                (),
+                ("unknown", "correctness_bug"),
+                params={
+                    "reporter": "I found that memory usage is growing slowly (from 21G to 38G in one "
+                    "epoch)."
+                },
             ),
             Case(
                 "a run's own log line states its stopping rule, not a symptom (own f17b2-06)",

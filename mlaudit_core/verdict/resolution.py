@@ -46,6 +46,7 @@ from .statements import (
     _clause_before,
     _sentences,
     _thread_values,
+    unasserted,
 )
 
 #: The kinds :func:`thread_resolution` returns, by the class of the object named.
@@ -206,8 +207,7 @@ def _asserted(s: str, start: int) -> bool:
     """Whether sentence ``s`` asserts what starts at ``start``: not a question, no hedge, belief, condition
     or attempt in it, no negation before it in its clause, and nothing said to persist."""
     return not (
-        "?" in s
-        or "\uff1f" in s
+        unasserted(s)
         or _HEDGED.search(s)
         or _BELIEF.search(s)
         or _NOT_STATED.search(s)

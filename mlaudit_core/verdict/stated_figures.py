@@ -612,6 +612,39 @@ _OWNER_MATCHED = re.compile(
     r"(?:reach|get|achieve|match|reproduce)\w*\s+(?:\w+\s+){0,2}?(?:paper|reported|published|results?)\b",
     re.I,
 )
+#: The owner's judgement of the run, read as a class of statement rather than a phrase: what is judged (the
+#: gap between the run and the reference, the run's result, or how the reporter trained) and an approving
+#: predicate of it, joined by a copula or a verb of seeming in one clause: ``the performance difference is
+#: very minor``, ``the 0.02 is negligible``, ``I think it is acceptable``, ``your result looks fine``, ``you
+#: are doing the training correctly``. ``normal`` and ``expected`` judge only a gap: of a pronoun they say a
+#: behaviour is known, not that the run is at the reference's level.
+_GAP_NOUN = r"(?:difference|gap|drop|discrepanc(?:y|ies)|deviation|variation|margin)"
+_RESULT_NOUN = (
+    r"(?:results?|numbers?|figures?|scores?|performance|accuracy|reproduction|training|run|"
+    r"(?<![\w.])\d+(?:\.\d+)?%?(?:\s+points?)?)"
+)
+#: A pronoun names what the reporter asked about; ``that is correct`` confirms a statement, so only
+#: judgements of a size or of acceptability are read of it.
+_PRONOUN = r"(?:it|this|that)"
+_COPULA = (
+    r"\s+(?:is|are|was|were|seems?|looks?|sounds?)\s+(?:(?:very|quite|pretty|rather|relatively|already|"
+    r"still|only|just|a\s+bit|totally|perfectly|completely|fairly|reasonably|so|too)\s+)*"
+)
+_GAP_APPROVED = (
+    r"(?:minor|small|tiny|slight|negligible|marginal|insignificant|acceptable|reasonable|fine|ok(?:ay)?|"
+    r"normal|expected|within\s+(?:the\s+)?(?:noise|variance|error|run-to-run))\b"
+)
+_RESULT_APPROVED = r"(?:acceptable|negligible|fine|ok(?:ay)?|correct|good|reasonable\s+(?:results?|reproduction))\b"
+_PRONOUN_APPROVED = (
+    r"(?:acceptable|negligible|insignificant|a\s+reasonable\s+(?:results?|reproduction))\b"
+)
+_OWNER_JUDGED = re.compile(
+    rf"\b{_GAP_NOUN}\b(?:\s+(?:\w+\s+){{0,4}}?\w+)??{_COPULA}{_GAP_APPROVED}"
+    rf"|\b{_RESULT_NOUN}{_COPULA}{_RESULT_APPROVED}|\b{_PRONOUN}{_COPULA}{_PRONOUN_APPROVED}"
+    r"|\byou(?:\s+are|\s+were|'re)?\s+(?:doing|did|do|ran|running|trained|training|followed)\s+(?:\w+\s+){0,3}?"
+    r"(?:correctly|right|properly)\b",
+    re.I,
+)
 #: A negation or a doubt before the words in their clause, or a turn after them in the sentence: ``not
 #: within the expected range``, ``hardly close enough``, ``close enough, but the test score is low``.
 _OWNER_DENIED = re.compile(r"\b(?:not|never|no|hardly|far|if|whether)\b|n't\b", re.I)
@@ -626,19 +659,21 @@ def owner_attests_match(params: dict[str, object] | None) -> str | None:
     turn (``but``, ``however``) after it in its sentence; else ``None``. No threshold: the owner's
     knowledge of the reference's own spread and protocol decides, as a careful analyst lets it when the
     figures alone (one rerun, two reference runs) cannot."""
-    from .statements import _sentences
+    from .statements import _sentences, unasserted
 
     for key, raw in (params or {}).items():
         k = str(key)
         if not _OWNER_KEY.match(k):
             continue
         for s in _sentences(str(raw)):
-            if "?" in s:
+            if unasserted(s):
                 continue
-            for m in _OWNER_MATCHED.finditer(s):
+            for m in [*_OWNER_MATCHED.finditer(s), *_OWNER_JUDGED.finditer(s)]:
                 clause = re.split(
                     r"[,;:]|\b(?:but|however|although|while)\b", s[: m.start()], flags=re.I
                 )[-1]
+                if _OWNER_DENIED.search(m.group(0)):
+                    continue  # ``the difference is not minor``
                 # a turn in parentheses is an aside (``(but we didn't update the paper)``)
                 after = re.sub(r"\([^()]*\)", "", s[m.end() :])
                 if _OWNER_DENIED.search(clause) or _TURN_AFTER.search(after):

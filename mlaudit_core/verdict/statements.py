@@ -112,6 +112,35 @@ def _sentences(text: str) -> list[str]:
     return [t for t in re.split(r"(?<=[.!?])\s+|\s+--\s+|;\s+", text) if t.strip()]
 
 
+#: A sentence that asks: a question mark, or an auxiliary verb opening it before its subject (``Did lowering
+#: the learning rate help``, ``Could you try a smaller batch``), the word order of an English question
+#: whether or not the writer typed the mark.
+_INTERROGATIVE = re.compile(
+    r"[?\uff1f]|^\W*(?:did|does|do|is|are|was|were|can|could|would|will|should|have|has|shall)\s+"
+    r"(?:you|it|this|that|these|those|the|your|we|they|there|i|[a-z]+ing)\b",
+    re.I,
+)
+#: A sentence that announces an investigation the writer is about to make: the future or a plan
+#: (``I will``, ``we'll``, ``I am going to``, ``let me``) with a verb of looking (``rerun``, ``check``,
+#: ``look into``, ``investigate``), or a purpose of finding out (``to see if``, ``to check whether``). It
+#: reports no finding: ``I will rerun the experiments to see if there is something wrong with the latest
+#: commit`` names the commit as a suspect, not as the cause. (A plan to fix, ``I will fix it in the next
+#: release``, does state that something is broken and is left to the readings of a fix.)
+_INVESTIGATION = re.compile(
+    r"\b(?:(?:i|we)\s*(?:'ll|will|shall|am going to|'m going to|are going to|plan to|intend to)|let (?:me|us))\s+"
+    r"(?:\w+\s+){0,2}?(?:re-?run|run|check|look|investigate|test|try|verify|debug|reproduce|see|dig|examine)\b"
+    r"|\bto\s+(?:see|check|find out|verify|test)\s+(?:if|whether)\b",
+    re.I,
+)
+
+
+def unasserted(s: str) -> bool:
+    """Whether sentence ``s`` asks (:data:`_INTERROGATIVE`) or announces an investigation
+    (:data:`_INVESTIGATION`) rather than states a finding: by its mood, not by what it names, neither
+    confirms a cause nor a fix (``Did lowering the learning rate help?`` is no report that it did)."""
+    return bool(_INTERROGATIVE.search(s) or _INVESTIGATION.search(s))
+
+
 def environment_fix(params: Mapping[str, object]) -> str | None:
     """The statement, from a report's prose params, that the failure went away with only the software
     stack or the machine changed, or ``None``.
@@ -279,7 +308,7 @@ def _fix_sentence(
     for key, text in values:
         sents = _sentences(text)
         for i, s in enumerate(sents):
-            if not fix.search(s):
+            if not fix.search(s) or unasserted(s):
                 continue
             after = " ".join(sents[i : i + 2])
             if _PERSISTED.search(after):
@@ -1099,10 +1128,12 @@ _ACKNOWLEDGED = re.compile(
     r"\bupdated\s+the\s+(?:master|main)\s+branch\b|\bconfirmed\s+this\s+(?:issue|bug|problem)\b",
     re.I,
 )
-#: Words that make a sentence a suggestion, a guess or a condition, not a statement of what happened.
+#: Words that make a sentence a suggestion, a guess or a condition, not a statement of what happened. A
+#: likelihood in the superlative (``the most possible reason is``, ``most likely``) is the speaker's chosen
+#: explanation among the candidates, stated as such, not a guess.
 _NOT_STATED = re.compile(
-    r"^\W*(?:if|when|unless|try)\b|\b(?:possible|possibly|probably|likely|suspect\w*|wonder\w*|whether|"
-    r"tried|try(?:ing)?|hope)\b",
+    r"^\W*(?:if|when|unless|try)\b|(?<!\bmost )\b(?:possible|possibly|probably|likely)\b"
+    r"|\b(?:suspect\w*|wonder\w*|whether|tried|try(?:ing)?|hope)\b",
     re.I,
 )
 #: How the reference was trained, stated by its maintainer: ``It was trained with 5 layers of 800 node GRUs
@@ -1223,7 +1254,7 @@ def _sentence_cause(
     a later value says the problem went away) or a maintainer's acknowledgement
     (:func:`_acknowledged_in`); ``None`` for a question, a hedge, an unstated or persisting one."""
     s = sents[i]
-    if "?" in s or _HEDGED.search(s) or _NOT_STATED.search(s) or _PERSISTED.search(s):
+    if unasserted(s) or _HEDGED.search(s) or _NOT_STATED.search(s) or _PERSISTED.search(s):
         return None
     nxt = sents[i + 1] if i + 1 < len(sents) else ""
     if nxt and _PERSISTED.search(nxt):
