@@ -104,10 +104,12 @@ class ExceptionCause:
     message: re.Pattern | None  # searched in the message and the lines printed next to it
     frames: str  # "" (any), "data" (raised in a dataset's own code), "mp-start" (multiprocessing start-up),
     # "reads" (no frame of the traceback saves or writes), "loss" (a frame of the loss computation),
+    # "index-assert" (no assertion printed beside the error checks a value rather than an index),
     # "wrapper-keys" (a state_dict's missing and unexpected keys differ by a wrapper's prefix only),
     # "installed" (the innermost frame is an installed package's module body, run at import time: a file
     # under site-packages or dist-packages, function ``<module>``), "library" (the innermost frame is an
-    # installed package's file: the value reached a library's own check)
+    # installed package's file: the value reached a library's own check), "library-module" (the module
+    # that lacks an attribute is an installed package's: :func:`_names_installed_module`)
     source: str  # package version, file and function that write the message or define the class
     example: str  # an exception line as the package prints it
     #: whether the lines printed beside the exception line are read too (a CUDA kernel's assertion is
@@ -145,32 +147,68 @@ CAUSES: tuple[ExceptionCause, ...] = (
         _rx(
             r"Target -?\d+ is out of bounds|\bt >= 0 && t < n_classes|cur_target >= 0 && cur_target < n_classes|"
             r"index out of range in self|srcIndex < srcSelectDimSize|Received a label value of -?\d+ which is "
-            r"outside the valid range"
+            r"outside the valid range|&& \"index out of bounds\"|indexValue >= 0 && indexValue < "
         ),
         "",
         "torch 2.13.0 aten/src/ATen/native/LossNLL.cpp nll_loss_out_frame ('Target {} is out of bounds.'), "
         "aten/src/ATen/native/cuda/Loss.cu (CUDA_KERNEL_ASSERT cur_target >= 0 && cur_target < n_classes; "
         "THCUNN ClassNLLCriterion.cu in torch < 1.5: t >= 0 && t < n_classes), aten/src/ATen/native/Embedding.cpp "
         "via index_select ('index out of range in self'), aten/src/ATen/native/cuda/Indexing.cu "
-        "(srcIndex < srcSelectDimSize); TensorFlow sparse_xent_op.cc ('Received a label value of {} which is "
+        "(srcIndex < srcSelectDimSize), aten/src/ATen/native/cuda/IndexKernel.cu index_kernel_impl "
+        '(CUDA_KERNEL_ASSERT(-sizes[i] <= index && index < sizes[i] && "index out of bounds"); '
+        "'index >= -sizes[i] && ...' in torch < 2.1) and ScatterGatherKernel.cu (CUDA_KERNEL_ASSERT(idx_dim >= 0 && "
+        'idx_dim < index_size && "index out of bounds")), THC\'s THCTensorScatterGather.cu in torch < 1.5 '
+        "(indexValue >= 0 && indexValue < tensor.sizes[dim]); TensorFlow sparse_xent_op.cc ('Received a label value of {} which is "
         "outside the valid range of [0, {})')",
         "IndexError: Target 5 is out of bounds.",
         True,
     ),
     ExceptionCause(
-        "device-assert-in-loss",
+        "device-side-assert",
         "data_config",
-        "a CUDA device-side assertion raised while the loss was computed: torch's loss kernels assert that each "
-        "target lies in [0, n_classes), so a label outside it (a colour or 255-valued label map, 1-based labels, "
-        "more classes in the data than in the model) stops the run there",
+        "a CUDA device-side assertion stopped the run: torch's CUDA kernels assert that an index lies inside "
+        "the tensor it indexes (a target inside [0, n_classes) in the loss kernels, a class or box index in "
+        "an indexing, gather or scatter kernel, a token id inside an embedding), so a label or index the data "
+        "holds beyond what the model was configured for (a colour or 255-valued label map, 1-based labels, "
+        "more classes in the data than in the model) is what stops it; the frame the error is reported in "
+        "is where CUDA noticed it, not where the index was made",
         (),
-        _rx(r"device-side assert triggered"),
-        "loss",
-        "torch 2.13.0 aten/src/ATen/native/cuda/Loss.cu and NLLLoss2d.cu (CUDA_KERNEL_ASSERT(cur_target >= 0 && "
-        "cur_target < n_classes)), c10/cuda/CUDAException.cpp ('device-side assert triggered'); the assertion's "
-        "own line goes to the device's stderr, which a paste often lacks (then row label-out-of-range cannot "
-        "read it)",
+        _rx(r"device-side assert(?:ion)? triggered"),
+        "index-assert",
+        "torch 2.13.0 c10/cuda/CUDAException.cpp c10_cuda_check_implementation ('CUDA error: device-side assert "
+        "triggered', followed by 'CUDA kernel errors might be asynchronously reported at some other API call, so "
+        "the stacktrace below might be incorrect.'; 'cuda runtime error (59) : device-side assert triggered' in "
+        "torch < 1.0), raised by the index checks CUDA_KERNEL_ASSERT of aten/src/ATen/native/cuda/Loss.cu and "
+        "NLLLoss2d.cu (cur_target >= 0 && cur_target < n_classes), IndexKernel.cu and ScatterGatherKernel.cu "
+        '("index out of bounds"), Indexing.cu (srcIndex < srcSelectDimSize); the assertion\'s own line goes '
+        "to the device's stderr, which a paste often lacks (then row label-out-of-range cannot read it). A "
+        "printed assertion on a value, not an index (Loss.cu binary_cross_entropy 'input_val >= zero && "
+        "input_val <= one': probabilities outside [0, 1]; Distributions.cu multinomial '0 <= p4 && p4 <= 1'), "
+        "is not this row",
         "RuntimeError: CUDA error: device-side assert triggered",
+    ),
+    ExceptionCause(
+        "class-count-mismatch",
+        "data_config",
+        "the number of classes the model or its head is configured with differs from the classes the data set "
+        "(or another part of the configuration) has: a class count left at a template's value, a layer sized "
+        "for another count of classes, a label beyond the configured count",
+        (),
+        _rx(
+            r"doesn't correspond to classes= or mask=|"
+            r"`?num_classes`? \(\d+\)[^\n]{0,120}? does not match(?:es)? the length of `?CLASSES|"
+            r"Label class \d+ exceeds (?:nc=\d+|dataset class count \d+)"
+        ),
+        "",
+        "AlexeyAB/darknet src/parser.c parse_yolo (error('Error: l.outputs == params.inputs, filters= in the "
+        "[convolutional]-layer doesn't correspond to classes= or mask= in [yolo]-layer'), printed by src/utils.c "
+        "error(): 'Darknet error location: ...' then the message); mmdetection 2.x mmdet/datasets/utils.py "
+        "NumClassCheckHook._check_head ('The `num_classes` ({}) in {} of {} does not matches the length of "
+        "`CLASSES` ({}) in {}'); YOLOv5 train.py ('Label class {} exceeds nc={} in {}. Possible class labels are "
+        "0-{}'), ultralytics 8.x ultralytics/data/utils.py verify_image_label ('Label class {} exceeds dataset "
+        "class count {}. Possible class labels are 0-{}'); none is a test dependency",
+        "DarknetError: Error: l.outputs == params.inputs, filters= in the [convolutional]-layer doesn't "
+        "correspond to classes= or mask= in [yolo]-layer",
     ),
     ExceptionCause(
         "loss-input-rejected",
@@ -343,6 +381,24 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "ValueError: could not convert string to float: 'n/a'",
     ),
     ExceptionCause(
+        "path-setting-unset",
+        "data_config",
+        "a path the run opens is None: the configuration or the command line leaves a path setting unset "
+        "(null, or an argument with no default that was not given), and the code hands it to open() or a path "
+        "function",
+        ("TypeError",),
+        _rx(
+            r"(?:expected str, bytes or os\.PathLike object|path should be string, bytes, os\.PathLike or "
+            r"integer|argument must be str, bytes, or os\.PathLike object), not '?NoneType\b"
+        ),
+        "",
+        "CPython 3.11 Modules/posixmodule.c path_converter / PyOS_FSPath ('expected str, bytes or os.PathLike "
+        "object, not {}', raised by open(), os.fspath, pathlib.Path; '{}: path should be string, bytes, "
+        "os.PathLike or integer, not {}' from os.stat), Lib/genericpath.py _check_arg_types ('{}() argument must "
+        "be str, bytes, or os.PathLike object, not {!r}' from os.path.join) given None",
+        "TypeError: expected str, bytes or os.PathLike object, not NoneType",
+    ),
+    ExceptionCause(
         "constructor-argument-not-taken",
         "data_config",
         "the configuration passes a class an argument its constructor, as installed, does not take (an "
@@ -409,13 +465,29 @@ CAUSES: tuple[ExceptionCause, ...] = (
     ExceptionCause(
         "empty-dataset",
         "data_config",
-        "the data set the loader was given is empty (a wrong data path, a filter that kept nothing, a split "
-        "with no samples)",
+        "the data set the loader or the estimator was given is empty, or too small for the split or batches "
+        "the configuration asks of it (a wrong data path, a filter that kept nothing, a split with no samples, "
+        "a held-out size larger than the data)",
         (),
-        _rx(r"num_samples should be a positive integer value, but got num_samples=0"),
+        _rx(
+            r"num_samples should be a positive integer value, but got num_samples=0|"
+            r"Found array with 0 (?:sample|feature)\(s\)|the resulting train set will be empty|"
+            r"should be either positive and smaller than the number of samples|"
+            r"Unexpected result of `\w+_function` \(Empty logs\)|"
+            r"\bNo (?:images|labels|samples|data files|valid images|valid labels) (?:were )?found\b|"
+            r"Can ?not train without labels"
+        ),
         "",
         "torch 2.13.0 torch/utils/data/sampler.py RandomSampler.__init__ ('num_samples should be a positive "
-        "integer value, but got num_samples={}')",
+        "integer value, but got num_samples={}'); scikit-learn 1.9.1 sklearn/utils/validation.py check_array "
+        "('Found array with {} sample(s) (shape={}) while a minimum of {} is required{}.'), "
+        "sklearn/model_selection/_split.py _validate_shuffle_split ('With n_samples={}, test_size={} and "
+        "train_size={}, the resulting train set will be empty. ...', 'test_size={} should be either positive and "
+        "smaller than the number of samples {} or a float in the (0, 1) range'); tf.keras 2.x "
+        "keras/engine/training.py Model.fit ('Unexpected result of `train_function` (Empty logs). ...': the "
+        "dataset yielded no batch; not a test dependency); YOLOv5 utils/dataloaders.py LoadImagesAndLabels "
+        "('{}No images found', '{}No labels found in {}. Can not train without labels.'), ultralytics 8.x "
+        "ultralytics/data/base.py get_img_files ('{}No images found in {}'); neither is a test dependency",
         "ValueError: num_samples should be a positive integer value, but got num_samples=0",
     ),
     ExceptionCause(
@@ -433,18 +505,27 @@ CAUSES: tuple[ExceptionCause, ...] = (
     ExceptionCause(
         "missing-data-file",
         "data_config",
-        "a file the run reads (an image, an annotation, an array or table, audio, video, or the checkpoint or "
-        "pretrained weights it loads) is not where the configuration says",
+        "a file or folder the run reads (an image, an annotation, an array or table, audio, video, a data "
+        "folder, the configuration, or the checkpoint or pretrained weights it loads) is not where the "
+        "configuration says",
         ("FileNotFoundError", "IOError", "OSError"),
         _rx(
-            r"No such file or directory:? '?[^'\n]*\.(?:jpe?g|png|bmp|tiff?|webp|gif|json|jsonl|csv|tsv|npy|npz|h5|"
-            r"hdf5|parquet|arrow|tfrecords?|wav|flac|mp3|mp4|avi|nii|nii\.gz|mat|xml|pth?|ckpt|bin|safetensors|"
-            r"pth\.tar|caffemodel|onnx|pkl|pickle|joblib|feather|lmdb|mdb)'?\s*$"
+            # a quoted path that is a file name or a path (a dot or a separator in it), neither code
+            # nor a program: a bare name ('conda', 'nvidia-smi') or a file under a bin/, /usr/, /proc/ ...
+            # folder is a program the environment lacks; a .py/.so/.dll is the code or the install
+            r"(?:No such file or directory|The system cannot find the (?:path|file) specified):? "
+            r"(['\"])(?=[^'\"\n]*[/\\.])(?![^'\"\n]*\.(?:py|pyc|pyx|pyd|so|dll|dylib|exe|sh|bat|cmd)\1)"
+            r"(?!(?:/usr|/bin|/sbin|/proc|/dev|/sys|/etc)[/\\]|[^'\"\n]*[/\\]bin[/\\])[^'\"\n]+\1\s*$|"
+            r"No such file or directory:? [^'\"\s]*\.(?:jpe?g|png|bmp|tiff?|webp|gif|json|jsonl|csv|tsv|txt|npy|"
+            r"npz|h5|hdf5|parquet|arrow|tfrecords?|wav|flac|mp3|mp4|avi|nii|nii\.gz|mat|xml|pth?|ckpt|bin|"
+            r"safetensors|pth\.tar|caffemodel|onnx|pkl|pickle|joblib|feather|lmdb|mdb|ya?ml)\s*$"
         ),
         "reads",
-        "CPython builtins open() / os.stat ('[Errno 2] No such file or directory: {!r}', glibc ENOENT text), "
-        "raised outside a save or write frame (torch 2.13.0 torch/serialization.py load -> _open_file_like "
-        "raises it for a checkpoint path that names no file)",
+        "CPython builtins open() / os.stat / os.listdir ('[Errno 2] No such file or directory: {!r}', glibc ENOENT "
+        "text; Windows ERROR_PATH_NOT_FOUND / ERROR_FILE_NOT_FOUND '[WinError 3] The system cannot find the path "
+        "specified: {!r}'), raised outside a save or write frame (torch 2.13.0 torch/serialization.py load -> "
+        "_open_file_like raises it for a checkpoint path that names no file); subprocess.Popen raises the same "
+        "text with a program's name (a bare name or a file under a bin/ folder), which is not a data path",
         "FileNotFoundError: [Errno 2] No such file or directory: 'data/coco/annotations/instances_train2017.json'",
     ),
     ExceptionCause(
@@ -471,11 +552,18 @@ CAUSES: tuple[ExceptionCause, ...] = (
         (),
         _rx(
             r"\S+\.(?:jpe?g|png|bmp|tiff?|webp|gif|json|jsonl|csv|tsv|txt|npy|npz|h5|hdf5|parquet|arrow|tfrecords?|"
-            r"wav|flac|mp3|mp4|avi|nii|nii\.gz|mat|xml)['\"]? (?:does not exist|doesn't exist|not exists?)\b"
+            r"wav|flac|mp3|mp4|avi|nii|nii\.gz|mat|xml|pkl|pickle)['\"]? (?:does not exist|doesn't exist|not exists?|"
+            r"(?:is |was )?not found|(?:could|can)not be found)\b|"
+            r"\b(?:file|path|folder|directory) (?:not found|does not exist|doesn't exist)\W{1,3}['\"]?\S+\.(?:jpe?g|"
+            r"png|bmp|tiff?|webp|gif|json|jsonl|csv|tsv|txt|npy|npz|h5|hdf5|parquet|arrow|tfrecords?|wav|flac|mp3|"
+            r"mp4|avi|nii|nii\.gz|mat|xml|pkl|pickle)\b|^Couldn't open file: \S"
         ),
         "reads",
         "PaddleOCR ppocr/data/simple_dataset.py SimpleDataSet.__getitem__ and pubtab_dataset.py, PaddleClas-style "
-        'dataset readers: raise Exception("{} does not exist!".format(img_path)) before opening the file',
+        'dataset readers: raise Exception("{} does not exist!".format(img_path)) before opening the file; a '
+        "project's own check before it reads a data file ('CSV file not found: {path}', '{path} not found'); "
+        'AlexeyAB/darknet src/utils.c file_error ("Couldn\'t open file: {}", then exit: the data list, the '
+        "names file or the weights the .data file and the command line name)",
         "Exception: ./train_data/crop_img/test5_crop_153.jpg does not exist!",
     ),
     ExceptionCause(
@@ -694,6 +782,11 @@ CAUSES: tuple[ExceptionCause, ...] = (
             "EndpointConnectionError",
             "UnavailableError",
             "DeadlineExceededError",
+            "NetworkError",
+            "ConnectError",
+            "RemoteProtocolError",
+            "TimeoutException",
+            "RemoteDisconnected",
         ),
         None,
         "",
@@ -705,7 +798,10 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "connect to the endpoint URL: {endpoint_url}'; not a test dependency); TensorFlow "
         "tensorflow/python/framework/errors_impl.py (UnavailableError: the service, a remote file system or "
         "a gRPC peer, could not be reached; DeadlineExceededError: a remote call did not answer in its deadline; "
-        "not a test dependency)",
+        "not a test dependency); httpx 0.28 / httpx2 (huggingface_hub 2.4.0's client) httpx/_exceptions.py "
+        "(NetworkError, ConnectError, RemoteProtocolError, TimeoutException: the errors huggingface_hub's "
+        "http_backoff retries on and prints as \"'{err}' thrown while requesting {method} {url}\"); CPython "
+        "Lib/http/client.py RemoteDisconnected ('Remote end closed connection without response')",
         "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries "
         "exceeded with url: /bert-base-uncased/resolve/main/config.json",
     ),
@@ -745,14 +841,17 @@ CAUSES: tuple[ExceptionCause, ...] = (
         (),
         _rx(
             r"\b429 (?:Client Error|Too Many Requests)\b|'429 Too Many Requests'|\b5\d\d Server Error\b|"
-            r"Server error '5\d\d\b|\b40[13] Client Error\b|Client error '40[13] |Cannot access gated repo"
+            r"Server error '5\d\d\b|\b40[13] Client Error\b|Client error '40[13] |Cannot access gated repo|"
+            r"HTTP Error (?:429|5\d\d) thrown while requesting"
         ),
         "",
         "requests 2.34.2 requests/models.py Response.raise_for_status ('{} Client Error: {} for url: {}', '{} "
         "Server Error: {} for url: {}'), httpx2 (huggingface_hub 2.4.0's client) Response.raise_for_status "
         "(\"Client error '429 Too Many Requests' for url ...\", \"Server error '503 Service Unavailable' ...\"), "
         "huggingface_hub 2.4.0 huggingface_hub/utils/_http.py hf_raise_for_status (HfHubHTTPError '429 Too Many "
-        "Requests for url: {}', GatedRepoError '401 Client Error. ... Cannot access gated repo for url {}')",
+        "Requests for url: {}', GatedRepoError '401 Client Error. ... Cannot access gated repo for url {}'), "
+        "huggingface_hub/utils/_http.py _http_backoff_base ('HTTP Error {} thrown while requesting {} {}', "
+        "the status it retries on: 429 and 5xx)",
         "requests.exceptions.HTTPError: 503 Server Error: Service Unavailable for url: "
         "https://huggingface.co/api/datasets/glue",
     ),
@@ -809,7 +908,23 @@ CAUSES: tuple[ExceptionCause, ...] = (
             r"The detected CUDA version \([\d.]+\) mismatches the version that was used to compile|"
             r"is not implemented for CUDA below version|"
             r"the provided PTX was compiled with an unsupported toolchain|no CUDA-capable device is detected|"
-            r"CUDA-capable device\(s\) is/are busy or unavailable|CUDA error: invalid device function"
+            r"CUDA-capable device\(s\) is/are busy or unavailable|CUDA error: invalid device function|"
+            # the CUDA runtime's and driver's texts of an install, driver or device that does not fit
+            r"system has unsupported display driver / cuda driver combination|"
+            r"forward compatibility was attempted on non supported HW|CUDA driver is a stub library|"
+            r"PTX JIT compiler library not found|device kernel image is invalid|"
+            r"CUDA error: (?:unknown error|invalid device ordinal|system not yet initialized|the launch timed out "
+            r"and was terminated|peer access is not supported between these two devices)|"
+            r"Unexpected error from cudaGetDeviceCount|Failed to initialize NVML|"
+            r"couldn't communicate with the NVIDIA driver|"
+            r"Attempting to deserialize object on (?:a )?CUDA device|"
+            # cuDNN's and cuBLAS's statuses of a library that cannot run on this install or device
+            r"CUDNN_STATUS_(?:ARCH_MISMATCH|VERSION_MISMATCH|RUNTIME_PREREQUISITE_MISSING|LICENSE_ERROR|"
+            r"MAPPING_ERROR|EXECUTION_FAILED|INTERNAL_ERROR)|"
+            r"CUBLAS_STATUS_(?:ARCH_MISMATCH|INTERNAL_ERROR|NOT_SUPPORTED|LICENSE_ERROR)|"
+            # a binary package built against another version of what it links to
+            r"size changed, may indicate binary incompatibility|module compiled against API version|"
+            r"DLL load failed while importing|Error loading \"[^\"\n]+\.dll\" or one of its dependencies"
         ),
         "",
         "torch 2.13.0 torch/cuda/__init__.py _lazy_init ('Torch not compiled with CUDA enabled', 'Found no NVIDIA "
@@ -818,6 +933,29 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "of cudaErrorUnsupportedPtxVersion 'the provided PTX was compiled with an unsupported toolchain.', "
         "cudaErrorNoDevice 'no CUDA-capable device is detected', cudaErrorDevicesUnavailable 'CUDA-capable "
         "device(s) is/are busy or unavailable', cudaErrorInvalidDeviceFunction 'invalid device function'), "
+        "the CUDA runtime API's cudaGetErrorString texts (driver_types.h cudaError: cudaErrorSystemDriverMismatch "
+        "'system has unsupported display driver / cuda driver combination', cudaErrorCompatNotSupportedOnDevice "
+        "'forward compatibility was attempted on non supported HW', cudaErrorStubLibrary 'CUDA driver is a stub "
+        "library', cudaErrorJitCompilerNotFound 'PTX JIT compiler library not found', cudaErrorInvalidKernelImage "
+        "'device kernel image is invalid', cudaErrorUnknown 'unknown error', cudaErrorInvalidDevice 'invalid "
+        "device ordinal', cudaErrorSystemNotReady 'system not yet initialized', cudaErrorLaunchTimeout 'the launch "
+        "timed out and was terminated', cudaErrorPeerAccessUnsupported 'peer access is not supported between "
+        "these two devices') as torch prints them ('CUDA error: {}'); torch 2.13.0 torch/cuda/__init__.py "
+        "('Unexpected error from cudaGetDeviceCount(). ...'), torch/serialization.py validate_cuda_device "
+        "('Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you are "
+        "running on a CPU-only machine, ...'); NVML's 'Failed to initialize NVML: Driver/library version "
+        "mismatch' and nvidia-smi's 'NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA "
+        "driver'; cuDNN's cudnnStatus_t names (cudnnGetErrorString) of a library that does not fit the install "
+        "or the device (ARCH_MISMATCH, VERSION_MISMATCH, RUNTIME_PREREQUISITE_MISSING, LICENSE_ERROR, "
+        "MAPPING_ERROR, EXECUTION_FAILED, INTERNAL_ERROR; BAD_PARAM and NOT_SUPPORTED name the call's own "
+        "arguments and are not read) and cuBLAS's cublasStatus_t (ARCH_MISMATCH, INTERNAL_ERROR, NOT_SUPPORTED, "
+        "LICENSE_ERROR; INVALID_VALUE and EXECUTION_FAILED are not read: an index or shape of the call), as "
+        "torch prints them ('cuDNN error: CUDNN_STATUS_...', 'CUDA error: CUBLAS_STATUS_... when calling ...'); "
+        "Cython's generated __Pyx_ImportType ('{}.{} size changed, may indicate binary incompatibility. Expected "
+        "{} from C header, got {} from PyObject': a compiled package built against another numpy); numpy 1.x "
+        "'module compiled against API version {} but this version of numpy is {}'; CPython 3.11 "
+        "Python/dynload_win.c ('DLL load failed while importing {}: {}'), torch 2.13.0 torch/__init__.py "
+        "_load_dll_libraries on Windows ('Error loading \"{}\" or one of its dependencies.'); "
         "glibc ld.so dlerror texts; a package "
         "built against another version: numpy 2.4.6 numpy/_core/include/numpy/__multiarray_api.h _import_array / "
         "import_array ('module compiled against ABI version {} but this version of numpy is {}', 'module was "
@@ -855,6 +993,30 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "Lightning's loggers and strategies: 'Requirement {!r} not met. HINT: Try running `pip install -U {!r}`')",
         "ImportError: cannot import name 'cached_download' from 'huggingface_hub' "
         "(/opt/conda/lib/python3.10/site-packages/huggingface_hub/__init__.py)",
+    ),
+    ExceptionCause(
+        "library-attribute-missing",
+        "infra_runtime",
+        "an installed package lacks a name the code uses (an alias removed in a later release, a function added "
+        "in a later one): the code was written for another version of that package; pin the version the "
+        "project was run with",
+        ("AttributeError", "ImportError"),
+        _rx(
+            r"module '?[\w.]+'? has no attribute '?\w+|was removed in the [\w-]+ [\d.]+ release|"
+            r"`np\.\w+` was a deprecated alias"
+        ),
+        "library-module",
+        'CPython 3.11 Objects/moduleobject.c module_getattro ("module {!r} has no attribute {!r}"), read when '
+        "the module is an installed package's (a frame of the traceback is a file of that package under "
+        "site-packages or dist-packages) or the package's own text says the name went away in a release: numpy "
+        "2.4.6 numpy/__init__.py __getattr__ ('`np.{}` was removed in the NumPy 2.0 release. {}', and for the "
+        "builtin aliases \"module 'numpy' has no attribute 'float'.\\n`np.float` was a deprecated alias for the "
+        'builtin `float`. ..."), torch 2.13.0 torch/__init__.py __getattr__ (the same text), transformers 5.25.0 '
+        "transformers/utils/import_utils.py _LazyModule.__getattr__ ('module {} has no attribute {}'): these "
+        "packages raise it from their own file. A module of the project (no installed frame of it) is not this row: its missing "
+        "name is the project's own code",
+        "AttributeError: module 'numpy' has no attribute 'float'.\n`np.float` was a deprecated alias for the "
+        "builtin `float`.",
     ),
     ExceptionCause(
         "dependency-not-installed",
@@ -964,6 +1126,11 @@ def in_data_code(frames: Sequence[tuple[str, int, str]]) -> bool:
     return False
 
 
+#: A CUDA kernel assertion on a value, not an index (torch 2.13.0 aten/src/ATen/native/cuda/Loss.cu
+#: binary_cross_entropy: ``input_val >= zero && input_val <= one``; Distributions.cu multinomial:
+#: ``0 <= p4 && p4 <= 1``): a probability outside [0, 1] (a missing sigmoid, a NaN output) is not an index.
+_VALUE_ASSERTION = re.compile(r"input_val >= zero && input_val <= one|0 <= p4 && p4 <= 1")
+
 #: A frame of the loss computation: a file named after a loss or criterion, or a function that is one.
 _LOSS_FRAME = re.compile(r"loss|criterion", re.I)
 
@@ -1029,6 +1196,27 @@ def _imports_missing_module(beside: str) -> bool:
     return False
 
 
+_MODULE_LACKS = re.compile(r"module '?([\w.]+)'? has no attribute")
+#: A package's own text that a name went away in a release (numpy 2.4.6 numpy/__init__.py __getattr__).
+_REMOVED_IN_RELEASE = re.compile(
+    r"was removed in the [\w-]+ [\d.]+ release|`np\.\w+` was a deprecated alias"
+)
+
+
+def _names_installed_module(text: str, frames: Sequence[tuple[str, int, str]]) -> bool:
+    """Whether the module ``text`` says lacks an attribute (``module 'numpy' has no attribute 'float'``)
+    is an installed package's: a traceback frame is a file of that package's folder under site-packages or
+    dist-packages, or the text is the package's own note that the name was removed in a release."""
+    if _REMOVED_IN_RELEASE.search(text):
+        return True
+    m = _MODULE_LACKS.search(text)
+    if m is None:
+        return False
+    top = re.escape(m.group(1).split(".", 1)[0])
+    folder = re.compile(rf"[/\\](?:site|dist)-packages[/\\]{top}(?:[/\\]|\.py$)")
+    return any(folder.search(f[0]) for f in frames)
+
+
 def _frames_agree(c: ExceptionCause, frames: Sequence[tuple[str, int, str]], beside: str) -> bool:
     """Whether the traceback's ``frames`` (outermost first) and the text ``beside`` the exception meet
     the :attr:`ExceptionCause.frames` condition of row ``c`` (always, with no condition)."""
@@ -1037,6 +1225,8 @@ def _frames_agree(c: ExceptionCause, frames: Sequence[tuple[str, int, str]], bes
     if c.frames == "reads" and any(_writes(f[2]) for f in frames):
         return False
     if c.frames == "loss" and not in_loss_code(frames):
+        return False
+    if c.frames == "index-assert" and _VALUE_ASSERTION.search(beside):
         return False
     if c.frames == "wrapper-keys" and wrapper_prefix(*state_dict_keys(beside)) is None:
         return False
@@ -1047,6 +1237,8 @@ def _frames_agree(c: ExceptionCause, frames: Sequence[tuple[str, int, str]], bes
     ):
         return False
     if c.frames == "library" and not (frames and _INSTALLED.search(frames[-1][0])):
+        return False
+    if c.frames == "library-module" and not _names_installed_module(beside, frames):
         return False
     return not (
         c.frames == "mp-start"

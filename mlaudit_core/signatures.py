@@ -759,7 +759,7 @@ MEANINGS: dict[str, Meaning] = {
     ),
     "device_assert": Meaning(
         "device-side assertion (an index or label out of range)",
-        "correctness_bug",
+        "data_config",
         "crashed",
         "RT005 context",
     ),
@@ -904,6 +904,33 @@ _CXX_WHAT = re.compile(r"^\s*what\(\):\s*(?P<msg>.*)$")
 _NATIVE_FATAL = re.compile(
     r"^(?:\[[\d:]+\]\s+)?(?:\S+:\d+:\s+)?(?P<dmlc>Check failed:\s*\S.*)$|^\[LightGBM\] \[Fatal\]\s*(?P<lgbm>\S.*)$"
 )
+#: Darknet's fatal error (AlexeyAB/darknet src/utils.c ``error()``: ``Darknet error location: {file},
+#: {func}(), line #{line}`` on stderr, then ``perror(msg)`` prints the message and the errno text on the
+#: next line, then a ``backtrace (N entries)`` and ``exit(EXIT_FAILURE)``; the hank-ai fork appends
+#: `` - {strerror}`` to the location line). Read as a bare exception of class ``DarknetError`` raised
+#: in that C function, its message the next line (without perror's ``: Success`` errno text).
+_DARKNET_LOCATION = re.compile(
+    r"^Darknet error location: (?P<file>[^,\n]+), (?P<func>\w+)\(\), line #(?P<line>\d+)"
+)
+_PERROR_SUCCESS = re.compile(r": Success\s*$")
+#: An exception printed as its repr at the start of a line (``ConnectionError("Couldn't reach 'x' on the
+#: Hub (ConnectionError)")``: hydra 1.3 hydra/_internal/instantiate/_instantiate2.py _call_target prints
+#: ``Error in call to target '{}':`` then ``{exc!r}``; loggers that format ``%r``). Read as a bare exception
+#: line of that class, its message the first argument.
+_REPR_EXC = re.compile(
+    r"""^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception))\((?P<q>['"])(?P<msg>.*?)(?P=q)(?:,.*)?\)\s*$"""
+)
+#: huggingface_hub's retry warning (huggingface_hub 2.4.0 huggingface_hub/utils/_http.py
+#: _http_backoff_base: ``'{err}' thrown while requesting {method} {url}`` for the network errors it retries
+#: on, httpx2's TimeoutException and NetworkError by default; ``HTTP Error {status} thrown while requesting
+#: {method} {url}`` for a status it retries on). The last one a paste ends on is the request that failed
+#: for good. Its class is the first exception class its text names (requests' ``(ProtocolError('Connection
+#: aborted.', ...))``), else ``NetworkError``.
+_HUB_RETRY = re.compile(r"\bthrown while requesting (?:GET|HEAD|POST|PUT|PATCH|DELETE) \S+")
+_INNER_CLASS = re.compile(r"\b([A-Za-z_]\w*(?:Error|Exception))\(")
+#: Darknet's message that a file it reads is not there (src/utils.c ``file_error``: ``Couldn't open file:
+#: {path}`` on stderr, then ``exit(EXIT_FAILURE)``): a bare exception of class ``DarknetError``.
+_DARKNET_FILE = re.compile(r"^Couldn't open file: (?P<path>\S.*)$")
 #: CPython's report of an exception it swallowed (``PyErr_WriteUnraisable`` in Python/errors.c: a
 #: ``__del__``, a weakref callback or an atexit hook raised, typically at interpreter shutdown): the
 #: traceback that follows did not stop the run.
@@ -1044,6 +1071,8 @@ def is_relevant(text: str) -> bool:
         or "Exception" in text
         or "Check failed" in text
         or "[Fatal]" in text
+        or text.startswith(("Darknet error location", "Couldn't open file: "))
+        or "thrown while requesting" in text
         or "[[" in text
         or (text.lstrip().startswith("(") and _TF_ROOT_ERROR.match(text) is not None)
         or could_match(text)
@@ -1143,6 +1172,7 @@ class _Scan:
         self.cut: ConsoleLine | None = None  # the elision mark that cut the traceback being read
         self.classes: list[tuple[str, ConsoleLine]] = []  # lines that are only an exception's class
         self.end: ConsoleLine | None = None  # the last line read
+        self.prev: ConsoleLine | None = None  # the line read before the last
         self.section: str | None = (
             None  # None, "failures" or "root" inside a torchrun failure report
         )
@@ -1153,7 +1183,7 @@ class _Scan:
         launcher's teardown of a sibling worker)."""
         text = cl.text
         self.last[cl.source] = cl.lineno
-        self.end = cl
+        self.prev, self.end = self.end, cl
         if text[:1] in "[r0123456789":
             text = _RANK_PREFIX.sub("", text, count=1)
         self.section = _elastic_section(self.section, text)
@@ -1226,7 +1256,11 @@ class _Scan:
         """A line outside a traceback: a bare exception line, a native library's fatal check, a
         state-dict mismatch detail, a C++ ``terminate called`` with its ``what():`` line on the
         next line; a line that says the run goes on drops the bare exceptions of its source."""
-        if self._python_or_tf_line(text, cl) or self._native_line(text, cl):
+        if (
+            self._python_or_tf_line(text, cl)
+            or self._native_line(text, cl)
+            or self._printed_error_line(text, cl)
+        ):
             return
         if cm := _CLASS_LINE.match(text.strip()):
             self.classes.append((cm["type"], cl))
@@ -1285,6 +1319,52 @@ class _Scan:
         else:
             return False
         return True
+
+    def _printed_error_line(self, text: str, cl: ConsoleLine) -> bool:
+        """An exception printed as its repr, huggingface_hub's retry warning of a request, Darknet's
+        fatal error (its location line, then its message on the next line) or its missing file; True
+        when ``text`` was one of them."""
+        bare = self.bare
+        if rp := _REPR_EXC.match(text.rstrip()):
+            bare.append(Traceback([], rp["type"], rp["msg"].strip(), cl, "unknown"))
+        elif _HUB_RETRY.search(text):
+            bare.append(self._hub_retry(text, cl))
+        elif _DARKNET_FILE.match(text.rstrip()):
+            bare.append(Traceback([], "DarknetError", text.strip(), cl, "unknown"))
+        elif dn := _DARKNET_LOCATION.match(text):
+            frame = (dn["file"].strip(), int(dn["line"]), dn["func"])
+            bare.append(Traceback([frame], "DarknetError", "", cl, "unknown"))
+        elif (
+            bare
+            and bare[-1].exception_type == "DarknetError"
+            and not bare[-1].message
+            and bare[-1].line.source == cl.source
+            and bare[-1].line.lineno == cl.lineno - 1
+            and text.strip()
+        ):
+            t = bare[-1]
+            msg = _PERROR_SUCCESS.sub("", text.strip())
+            bare[-1] = Traceback(t.frames, t.exception_type, msg, t.line, t.code_path)
+        else:
+            return False
+        return True
+
+    def _hub_retry(self, text: str, cl: ConsoleLine) -> Traceback:
+        """huggingface_hub's retry warning (:data:`_HUB_RETRY`) as a bare exception: the first class its
+        text names (with the line before when the warning wrapped onto a second line), else
+        ``NetworkError``."""
+        whole = text.strip()
+        prev = self.prev
+        if (
+            prev is not None
+            and prev.source == cl.source
+            and prev.lineno == cl.lineno - 1
+            and not _INNER_CLASS.search(whole)
+            and _INNER_CLASS.search(prev.text)
+        ):
+            whole = prev.text.strip() + whole  # the warning wrapped onto a second line
+        inner = _INNER_CLASS.search(whole)
+        return Traceback([], inner[1] if inner else "NetworkError", whole, cl, "unknown")
 
     def result(self) -> tuple[list[SignatureHit], list[Traceback]]:
         """(hits, tracebacks); without a traceback, the bare exception lines within the last

@@ -100,8 +100,19 @@ def test_cuda_kernel_assertion_is_read_from_the_line_beside_the_error():
         "_kernel: block: [0,0,0], thread: [725,0,0] Assertion `t >= 0 && t < n_classes` failed"
     ]
     got = classify("RuntimeError", "CUDA error: device-side assert triggered", (), nearby)
-    assert got is not None and got.cause == "data_config"
-    assert classify("RuntimeError", "CUDA error: device-side assert triggered") is None
+    assert got is get("label-out-of-range")
+    indexing = [
+        "../aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [96,0,0], thread: [96,0,0] "
+        'Assertion `index >= -sizes[i] && index < sizes[i] && "index out of bounds"` failed.'
+    ]
+    got = classify("RuntimeError", "CUDA error: device-side assert triggered", (), indexing)
+    assert got is get("label-out-of-range")
+    # an assertion on a probability's value (a missing sigmoid before binary cross-entropy) is no index
+    bce = [
+        "/pytorch/aten/src/ATen/native/cuda/Loss.cu:102: operator(): block: [0,0,0], thread: [0,0,0] "
+        "Assertion `input_val >= zero && input_val <= one` failed."
+    ]
+    assert classify("RuntimeError", "CUDA error: device-side assert triggered", (), bce) is None
 
 
 def test_broken_data_files_as_pandas_pyarrow_h5py_and_gzip_report_them(tmp_path):
@@ -293,8 +304,11 @@ def test_a_batch_of_one_sample_in_a_batch_norm_layer_is_the_data_loaders_last_ba
 def test_a_missing_data_file_is_data_and_a_missing_folder_to_save_into_is_not(tmp_path):
     e = _raised(lambda: open(tmp_path / "images" / "000123.jpg", "rb"))
     assert _why(e) == "missing-data-file"
-    e = _raised(lambda: open(tmp_path / "images" / "notes.txt", "rb"))
-    assert _why(e) is None
+    # a list file of the data set (darknet's train.txt, a vocabulary) and a data folder are read the same way
+    e = _raised(lambda: open(tmp_path / "images" / "train.txt", "rb"))
+    assert _why(e) == "missing-data-file"
+    e = _raised(lambda: os.listdir(tmp_path / "data" / "train"))
+    assert _why(e) == "missing-data-file"
     frames = (("/home/u/train.py", 88, "save_results"),)
     e = _raised(lambda: open(tmp_path / "out" / "preds.json", "w"))
     assert _why(e, frames) is None
@@ -501,26 +515,19 @@ def test_a_package_built_against_another_version_is_the_environment():
     assert classify("ModuleNotFoundError", "No module named 'numpyy'") is None
 
 
-def test_a_device_side_assert_inside_the_loss_is_a_label_out_of_range():
-    """Real report b11-10 (DABNet on Cityscapes colour label maps 0-255 for 19 classes): the paste holds
-    only the traceback, ending in ``device-side assert triggered`` inside ``utils/loss.py``; the same
-    assertion outside a loss frame (a model's own indexing) stays unexplained."""
-    import json
-
-    from typer.testing import CliRunner
-
-    from mlaudit.cli import app
-
-    (case,) = (Path(__file__).resolve().parent / "data" / "reports").glob("b11-10-*")
-    args = ["logs", *map(str, sorted(case.glob("*.log"))), "--config", str(case / "context.txt")]
-    v = json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)["verdict"]
-    assert (v["outcome"], v["cause"]) == ("crashed", "data_config"), v["summary"]
+@pytest.mark.parametrize("prefix", ["b11-10", "b31-08", "b41-02"])
+def test_a_device_side_assert_is_an_index_beyond_the_configured_classes(prefix):
+    """Real reports whose paste ends in ``device-side assert triggered``: b11-10 (DABNet, Cityscapes colour
+    label maps 0-255 for 19 classes, raised in ``utils/loss.py``), b31-08 (DRN, Cityscapes labels not
+    converted to the 19 train ids, raised in ``segment.py train``, torch 0.2's ``cuda runtime error (59)``),
+    b41-02 (YOLO-NAS, IndexKernel.cu's ``index out of bounds`` assertions, labels beyond the model's
+    classes, no frame). Each is data_config wherever CUDA reported it: torch says the stack trace of an
+    asynchronous kernel error may be wrong."""
+    v, _ = _report_verdict(prefix + "-")
+    assert (v.outcome, v.cause) == (Outcome.CRASHED, Cause.DATA_CONFIG), v.summary
     msg = "merge_sort: failed to synchronize: device-side assert triggered"
     model = (("train.py", 81, "train"), ("/home/u/models/dabnet.py", 40, "forward"))
-    assert classify("RuntimeError", msg, model) is None
-    assert classify("RuntimeError", msg, (*model, ("criterion.py", 10, "forward"))) is get(
-        "device-assert-in-loss"
-    )
+    assert classify("RuntimeError", msg, model) is get("device-side-assert")
 
 
 def test_gradient_boosting_and_sklearn_data_checks_as_the_installed_packages_raise_them():
@@ -1146,3 +1153,164 @@ def test_row_missing_data_file_and_environment_on_real_crashes(rel, cause, word)
     v = audit(runs[-1][1]).verdict
     assert (v.outcome, v.cause) == (Outcome.CRASHED, cause), v.summary
     assert word in v.summary
+
+
+def test_row_missing_data_file_is_not_a_program_or_a_code_file_the_environment_lacks(tmp_path):
+    """subprocess raises ENOENT with the program's name (a bare name, a file under a bin/ folder): the
+    environment lacks a program, not a data path; a missing ``.py`` is the project's code."""
+    import subprocess
+
+    e = _raised(lambda: subprocess.run(["no-such-program-mlaudit"], check=False))
+    assert isinstance(e, FileNotFoundError) and _why(e) is None, repr(e)
+    e = _raised(lambda: subprocess.run([str(tmp_path / "bin" / "nvcc")], check=False))
+    assert isinstance(e, FileNotFoundError) and _why(e) is None, repr(e)
+    e = _raised(lambda: open(tmp_path / "models" / "yolo.py", "rb"))
+    assert _why(e) is None
+
+
+def test_row_library_attribute_missing_as_numpy_torch_and_transformers_raise_it():
+    """A name an installed package no longer (or not yet) has: numpy's removed aliases say so in their own
+    text; numpy, torch and transformers raise a missing attribute from their own module-level __getattr__,
+    so the traceback's innermost frame is the package's file. A project's module lacking a name is its
+    own code."""
+    np = pytest.importorskip("numpy")
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+
+    for get_missing in (
+        lambda: np.float,  # removed alias (numpy 2.x text names the deprecation)
+        lambda: np.NaN,  # 'was removed in the NumPy 2.0 release'
+        lambda: np.no_such_name_mlaudit,
+        lambda: torch.no_such_name_mlaudit,
+        lambda: transformers.no_such_name_mlaudit,
+    ):
+        e = _raised(get_missing)
+        assert isinstance(e, AttributeError)
+        assert _why(e, _frames_of(e)) == "library-attribute-missing", str(e)
+    project = (("/home/u/project/train.py", 12, "main"),)
+    assert (
+        classify("AttributeError", "module 'utils' has no attribute 'step_decay'", project) is None
+    )
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "CUDA error: system has unsupported display driver / cuda driver combination",
+        "CUDA error: forward compatibility was attempted on non supported HW",
+        "CUDA error: invalid device ordinal",
+        "cuDNN error: CUDNN_STATUS_INTERNAL_ERROR",
+        "cuDNN error: CUDNN_STATUS_EXECUTION_FAILED",
+        "CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasGemmEx( handle, opa, opb, m, n, k, ...)`",
+        "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you are "
+        "running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') to map your "
+        "storages to the CPU.",
+        "numpy.dtype size changed, may indicate binary incompatibility. Expected 96 from C header, got 88 from "
+        "PyObject",
+    ],
+)
+def test_row_environment_on_the_cuda_runtime_and_libraries_statuses_of_the_install(message):
+    """The CUDA runtime's, cuDNN's and cuBLAS's statuses of an install, driver or device that does not fit
+    are the environment, whichever frame reported them; the statuses of a call's own arguments (cuDNN
+    BAD_PARAM, cuBLAS INVALID_VALUE / EXECUTION_FAILED: an index or a shape) are not read."""
+    assert classify("RuntimeError", message, (("/home/u/train.py", 9, "train"),)) is get(
+        "environment"
+    )
+    for own in (
+        "cuDNN error: CUDNN_STATUS_BAD_PARAM",
+        "CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, opb, m, n, k, ...)`",
+        "CUDA error: CUBLAS_STATUS_INVALID_VALUE when calling `cublasSgemm( handle, opa, opb, m, n, k, ...)`",
+    ):
+        assert classify("RuntimeError", own) is None
+
+
+def test_row_environment_on_a_checkpoint_mapped_to_cuda_on_a_cpu_only_torch():
+    """torch.load of a checkpoint onto a GPU on a machine without CUDA (the CPU wheel of the test venv):
+    torch's own serialization.py validate_cuda_device text, read as the environment."""
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("needs a torch without CUDA")
+    buf = io.BytesIO()
+    torch.save(torch.zeros(2), buf)
+    buf.seek(0)
+    e = _raised(lambda: torch.load(buf, map_location="cuda:0"))
+    assert _why(e, _frames_of(e)) == "environment", repr(e)
+
+
+def test_darknet_fatal_error_is_read_as_the_exception_and_its_class_count_mismatch_is_data():
+    """Own f20b1-14: a Darknet (AlexeyAB) YOLOv3 console that prints the network up to layer 106 and stops
+    on ``Darknet error location: ./src/parser.c, parse_yolo(), line #458`` with the message on the next
+    line (filters before the yolo layer do not fit classes=): no Python traceback, so it was unjudged
+    (no metric at all); darknet's error() is the run's exception, raised in parse_yolo, and the class count
+    of the configuration is data_config. Darknet's ``Couldn't open file: {path}`` is a data file that is
+    not there."""
+    runs = list(load_path(_OWN_RUNS / "Aayushjshah--maskDetectionYolov3" / "train_log.txt").runs)
+    v = audit(runs[-1][1]).verdict
+    assert (v.outcome, v.cause) == (Outcome.CRASHED, Cause.DATA_CONFIG), v.summary
+    assert "parse_yolo" in v.summary
+    lines = ["   0 conv     32       3 x 3/ 1", "Couldn't open file: data/obj/train.txt"]
+    _, tbs = scan([ConsoleLine("a.log", i, t) for i, t in enumerate(lines, 1)])
+    assert [t.exception_type for t in tbs] == ["DarknetError"]
+    got = classify(tbs[0].exception_type, tbs[0].message, tbs[0].frames)
+    assert got is not None and got.cause == "data_config"
+
+
+def test_row_empty_dataset_as_scikit_learn_rejects_an_empty_set_and_a_split_larger_than_the_data():
+    """scikit-learn's own checks of a data set with no rows and of a held-out size larger than the data
+    (report b28-03 pastes the second: 'test_size=640 should be either positive and smaller than the number
+    of samples 191 ...', 10 eval batches of 64 asked of 191 utterances) are the data's size, data_config."""
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("sklearn")
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import train_test_split
+
+    for fail in (
+        lambda: train_test_split(np.zeros((191, 2)), test_size=640),
+        lambda: train_test_split(np.zeros((0, 2)), test_size=0.2),
+        lambda: LogisticRegression().fit(np.zeros((0, 3)), np.zeros(0)),
+    ):
+        assert _why(_raised(fail)) == "empty-dataset"
+    assert classify("ValueError", "Found array with dim 3. Estimator expected <= 2.") is None
+
+
+@pytest.mark.parametrize("prefix", ["b44-08", "b44-09"])
+def test_network_errors_printed_as_a_repr_or_as_huggingface_hubs_retry_warning_are_the_environment(
+    prefix,
+):
+    """Reports b44-08 (the paste is huggingface_hub's retry warning ``'(ProtocolError('Connection aborted.',
+    RemoteDisconnected(...)), ...)' thrown while requesting GET https://huggingface.co/...`` while a dataset
+    streamed) and b44-09 (``ReadTimeoutError("HTTPSConnectionPool(...)...")`` then hydra's ``Error in call to
+    target 'datasets.load.load_dataset':`` and ``ConnectionError("Couldn't reach 'tanganke/sun397' on the Hub
+    (ConnectionError)")``): no ``Class: message`` line, so no exception was read (crashed/inconclusive and
+    unknown); the repr and the retry warning are the run's last exception, a network failure."""
+    v, _ = _report_verdict(prefix + "-")
+    assert (v.outcome, v.cause) == (Outcome.CRASHED, Cause.INFRA_RUNTIME), v.summary
+
+
+def test_huggingface_hub_retry_warning_of_a_request_that_then_succeeded_is_not_the_exception():
+    """huggingface_hub logs the retry warning and retries: a job whose output goes on after it (steps,
+    a loss) did not stop there."""
+    lines = [
+        "'(ReadTimeoutError(\"HTTPSConnectionPool(host='huggingface.co', port=443): Read timed out. (read "
+        "timeout=10)\"), '(Request ID: 1)')' thrown while requesting HEAD https://huggingface.co/gpt2/config.json",
+        "Retrying in 1s [Retry 1/5].",
+        "step 10, loss 3.21",
+    ]
+    _, tbs = scan([ConsoleLine("a.log", i, t) for i, t in enumerate(lines, 1)])
+    assert tbs == []
+    _, tbs = scan([ConsoleLine("a.log", i, t) for i, t in enumerate(lines[:2], 1)])
+    assert [t.exception_type for t in tbs] == ["ReadTimeoutError"]
+    assert classify(tbs[0].exception_type, tbs[0].message) is get("network")
+
+
+def test_row_path_setting_unset_as_cpython_rejects_none_for_a_path():
+    """open(), pathlib and os.path given None for a path (a configuration's ``density_parameters_path:
+    null``, an argparse option with no default): CPython's own texts; own f24b1-11 (ZOD-MC, W&B run
+    folder, yaml.safe_load(open(config.density_parameters_path)) with the path null) was correctness_bug."""
+    import pathlib
+
+    for fail in (lambda: open(None), lambda: pathlib.Path(None), lambda: os.path.join("a", None)):  # type: ignore[call-overload,arg-type]
+        assert _why(_raised(fail)) == "path-setting-unset"
+    runs = list(load_path(_OWN_RUNS / "kasjfksj--improved-zod-mc" / "wandb" / "latest-run").runs)
+    v = audit(runs[-1][1]).verdict
+    assert (v.outcome, v.cause) == (Outcome.CRASHED, Cause.DATA_CONFIG), v.summary
