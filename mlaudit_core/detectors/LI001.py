@@ -40,6 +40,10 @@ class NonFiniteValues(Detector, code="LI001", name="non-finite-values", family="
     batch at the onset step, and divisions/logs in the loss.
     The held-out loss is checked with its other terms (every evaluation-split loss: YOLO's
     ``val/cls_loss`` beside ``val/box_loss``), which measure the same evaluation.
+    A run that logs none of those roles but at least 2 series (columns a log printed without names),
+    every one finite at first and non-finite from one same step to its end, is read as a non-finite
+    training loss: whichever column is the loss went non-finite with the rest (report b41-05:
+    four unnamed PointNetLK columns, nan from epoch 198 to 200).
     Thresholds: none; any non-finite value is reported.
     """
 
@@ -177,10 +181,33 @@ class NonFiniteValues(Detector, code="LI001", name="non-finite-values", family="
                     out.append((Role.VAL_LOSS, k, True))
         return out
 
+    @staticmethod
+    def _all_at_once(run) -> str | None:
+        """The first key when the run logs no series of :attr:`ROLES` but at least 2 series, every
+        one of them finite at first and non-finite from one same step to its end (columns the log
+        never named, turning nan together): whichever of them is the loss, it went non-finite with
+        the rest, so the first stands for the training loss. None otherwise."""
+        keys = list(run.metrics.keys)
+        if len(keys) < 2:
+            return None
+        onsets = set()
+        for k in keys:
+            s = run.series(k).by_step()
+            bad = ~np.isfinite(s.values)
+            if not bad.any() or bad[0]:
+                return None
+            i = int(np.flatnonzero(bad)[0])
+            if not bad[i:].all():
+                return None
+            onsets.add(int(s.steps[i]))
+        return keys[0] if len(onsets) == 1 else None
+
     def check(self, run, p):
-        seen = False
-        for role, key, component in self._targets(run):
-            seen = True
+        targets = self._targets(run)
+        every = None if targets else self._all_at_once(run)
+        if every is not None:
+            targets = [(Role.TRAIN_LOSS, every, False)]
+        for role, key, component in targets:
             s = run.series(key).by_step()
             bad = ~np.isfinite(s.values)
             if not bad.any():
@@ -200,6 +227,11 @@ class NonFiniteValues(Detector, code="LI001", name="non-finite-values", family="
             )
             if growth is not None:
                 msg += f", {fmt(growth, 3)}x its best before the onset"
+            if every is not None:
+                msg += (
+                    f"; every one of the {len(run.metrics.keys)} logged series (none named as a loss) "
+                    "turned non-finite at that step and stayed so: the loss is among them"
+                )
             back = np.flatnonzero(~bad[i:])
             recovered = int(s.steps[i + int(back[0])]) if back.size else None
             if recovered is not None:
@@ -231,6 +263,7 @@ class NonFiniteValues(Detector, code="LI001", name="non-finite-values", family="
                 recovered_step=recovered,
                 finite_at_end=not bool(bad[-1]),
                 component=component,
+                every_series=every is not None,
             )
-        if not seen:
+        if not targets:
             raise Skip("no loss, grad norm or validation metric logged")

@@ -5549,6 +5549,39 @@ def kept_by_the_heldout_loss(c: Ctx) -> str | None:
     )
 
 
+#: Fewest training-loss points from which a short loss that ended at >= 2x its start is read as a rise
+#: after a descent: one more than the 3 of a trend, so a first value, a lower point and an end are seen
+#: with one point between (own f5b5-09's 3-point launch, 2.547 -> 1.077 -> 21.9, stays unjudged).
+SHORT_RISE_POINTS = 4
+
+
+def _short_loss_rose(tl: str, v: np.ndarray, examined: str) -> Decision | None:
+    """A short training loss (:data:`SHORT_RISE_POINTS` to :data:`SHORT_LOSS_POINTS` points) that
+    ended at >= 2x its first value: diverged when its last two points both are (the rise held), else
+    unstable (one spike at the end). A loss that ends above where it started has undone its
+    optimisation whatever the noise of a few points (OP001's 'ended above its initial value'); the
+    points are too few to time the onset, so the confidence is the policy's floor. Reports
+    b17-01 (LLaVA LoRA, 0.66 -> 6.66 over 7 logged dicts) and b42-03 (a pasted loss table, 4.31 ->
+    1.44 -> 13.83 over 6 steps). None below :data:`SHORT_RISE_POINTS` points."""
+    if v.size < SHORT_RISE_POINTS:
+        return None
+    v0, lo = float(v[0]), float(v.min())
+    held = bool(v[-2] >= 2 * v0)
+    return Decision(
+        Outcome.DIVERGED if held else Outcome.UNSTABLE,
+        Cause.MODEL_CONVERGENCE,
+        f"The training loss rose above where it started: {tl} went {fmt(v0)} -> best {fmt(lo)} -> "
+        f"{fmt(float(v[-1]))} at its end ({fmt(float(v[-1]) / v0, 3)}x its first value) over {v.size} "
+        + (
+            "points, its last two both above twice the start: the optimisation undid itself (a step "
+            "size too large for the setup is the usual cause). "
+            if held
+            else "points, the last one a spike above twice the start: an unstable optimisation. "
+        )
+        + f"Too few points to time the onset; log the loss every few steps. Examined: {examined}.",
+    )
+
+
 def _healthy_loss(c: Ctx, examined: str) -> tuple[str, Decision | None]:
     """``(message, decision)``: the healthy message's opening with the training loss's first and
     last values, and an unknown decision when that loss ended at twice its first value or more on
@@ -5569,6 +5602,9 @@ def _healthy_loss(c: Ctx, examined: str) -> tuple[str, Decision | None]:
         if k
     )
     if len(s) < SHORT_LOSS_POINTS and v0 > 0 and v1 >= 2 * v0 and not heldout:
+        rose = _short_loss_rose(tl, s.values, examined)
+        if rose is not None:
+            return msg, rose
         return msg, Decision(
             Outcome.UNKNOWN,
             Cause.INCONCLUSIVE,
@@ -9215,7 +9251,9 @@ POLICY: tuple[Rule, ...] = (
         210,
         "a judgeable training signal examined and no rule above fired (recurring "
         "grad-norm spikes or growth, OP006, named as contradicting signals and lowering the confidence); unknown when "
-        "a training loss of < 10 points ended at >= 2x its first value with no held-out series, or when every "
+        "a training loss of < 4 points ended at >= 2x its first value with no held-out series (4-9 points: "
+        "diverged when its last two points are both >= 2x its first, unstable when only its last is; "
+        "model_convergence), or when every "
         "record sits in one epoch with no planned length (or a plan of one epoch and no evaluation after the "
         "last training record), end line or finished status; crashed (inconclusive: stopped, who and why "
         "not in the data) when the learning rate still rose at the last logged step and no planned length "
@@ -9226,8 +9264,15 @@ POLICY: tuple[Rule, ...] = (
         "run keeps its checkpoint by a held-out loss whose rise GE001 found while the task metric kept improving "
         "to the end (best_metric at that loss's minimum); unknown when the only training losses are an "
         "adversarial game's players' (a discriminator's and a generator's) and no held-out metric is logged",
-        (Outcome.SUCCEEDED, Outcome.RUNNING, Outcome.CRASHED, Outcome.UNKNOWN),
-        (Cause.HEALTHY, Cause.INCONCLUSIVE, Cause.METRIC_POLICY),
+        (
+            Outcome.SUCCEEDED,
+            Outcome.RUNNING,
+            Outcome.CRASHED,
+            Outcome.UNKNOWN,
+            Outcome.DIVERGED,
+            Outcome.UNSTABLE,
+        ),
+        (Cause.HEALTHY, Cause.INCONCLUSIVE, Cause.METRIC_POLICY, Cause.MODEL_CONVERGENCE),
         _healthy,
         cases=(
             Case("a decreasing loss", (), ("succeeded", "healthy"), series=_LOSS),
@@ -9261,6 +9306,18 @@ POLICY: tuple[Rule, ...] = (
                 (),
                 ("unknown", "inconclusive"),
                 series={"loss": (2.547, 1.077, 21.9)},
+            ),
+            Case(
+                "6 loss points 4.31 -> 1.44 -> 13.83, the last two above 2x the first",
+                (),
+                ("diverged", "model_convergence"),
+                series={"loss": (4.31, 1.44, 7.08, 15.06, 16.02, 13.83)},
+            ),
+            Case(
+                "7 loss points, only the last above 2x the first",
+                (),
+                ("unstable", "model_convergence"),
+                series={"loss": (0.66, 0.80, 4.27, 0.77, 0.56, 0.82, 6.66)},
             ),
             Case(
                 "ended inside its warmup, no planned length",

@@ -28,6 +28,7 @@ from .formats import CATALOG, LogFormat
 from .parser import LogParser, ParseResult, parse_lines, strip_annotations
 from .reader import MAX_LINE_BYTES, LineReader, UnreadableLog
 from .retention import CONTEXT_LINES, HEAD_LINES, MIDDLE_LINES, POINT_BUDGET, TAIL_LINES
+from .structure import structured_series
 
 __all__ = [
     "CATALOG",
@@ -135,16 +136,34 @@ def load_logs(
         except UnreadableLog as exc:
             raise InputError(f"--config {exc}") from None
     res = parser.result()
+    shape = _read_structure(res)
     run = _to_run(res, paths, params, warnings, name, (max_console_lines, tail_lines))
+    if shape is not None:
+        run.notes.append(shape)
+        for key in res.metrics.keys:
+            run.derived[key] = shape
     if grew:  # lines kept coming while the log was read: the run is still being written
         run.status = RunStatus.RUNNING
     if (
-        len(paths) == 1 and res.launches
+        len(paths) == 1 and res.launches and shape is None
     ):  # several launches appended to one file: the run is the last
         from .launches import keep_last_launch
 
         keep_last_launch(run, res, Path(str(paths[0])).name if str(paths[0]) != "-" else "stdin")
     return run
+
+
+def _read_structure(res: ParseResult) -> str | None:
+    """When no line gave a metric, the series of a pasted table, of unnamed numeric columns or of
+    figures stated in prose (:mod:`.structure`) become ``res.metrics``; returns the note naming
+    the shape read (None when nothing was read)."""
+    if len(res.metrics) or not res.console:
+        return None
+    series, note = structured_series(res.console)
+    if series:
+        res.metrics = MetricTable.from_series(series)
+        res.series_order = [s.key for s in series]
+    return note
 
 
 def _tapped(reader, tap, path):
