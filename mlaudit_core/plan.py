@@ -79,15 +79,16 @@ PLANNED_EPOCH_NAMES = (
 #: (``estimator.py``, printed when ``train()`` returns), and the plain-prose end lines of research
 #: code ("Training finished.", "Training complete", "Finished training", "Training done"; OpenNMT-py
 #: "Training finished after not improving"). A "finished"/"done" that ends the line or is followed by
-#: punctuation or "after"/"in" is the end of training, not a per-epoch line ("Training finished epoch 3"
-#: is not matched). A short run whose log ends with one of these ended normally.
+#: punctuation or "after"/"in"/"and" ("Training finished and model saved") is the end of training, not
+#: a per-epoch line ("Training finished epoch 3" is not matched). A short run whose log ends with one
+#: of these ended normally.
 NORMAL_END = re.compile(
     r"'train_runtime'|\"train_runtime\"|Training completed|Overall training speed|"
     r"Total training time|Trainer\.fit` stopped|Signaling Trainer to stop|"
     r"epochs completed in|Training of experiment is done|Loss for final step|"
     r"\bglobal_step = \d+, average loss = |"
     r"\b(?:training (?:is )?(?:finished|complete|done)|finished training)"
-    r"(?=\s*(?:$|[.!:,;]|after\b|in\b))",
+    r"(?=\s*(?:$|[.!:,;]|after\b|in\b|and\b))",
     re.I,
 )
 
@@ -139,6 +140,8 @@ class PlannedLength:
             else ``None``.
         open_pass: for an outer-loop counter printed as a block after each pass (:func:`_outer_loop`),
             why the console ends inside the next pass (lines logged after the last block), else ``None``.
+        first: a console counter's first ``k`` (1 for a 1-based ``Epoch 1/N`` ... ``Epoch N/N``), else
+            ``None``.
     """
 
     planned: float
@@ -148,6 +151,7 @@ class PlannedLength:
     interval: float | None = None
     text: str | None = None
     open_pass: str | None = None
+    first: float | None = None
 
 
 def leaf(key: str) -> str:
@@ -205,7 +209,15 @@ def _counter(lines: list[str], pattern: re.Pattern) -> PlannedLength | None:
     interval = float(rises[len(rises) // 2]) if len(rises) >= 2 else None
     if _restarts_per_pass([k for k, _ in same], n, interval):
         return None
-    return PlannedLength(float(n), "", "", float(same[-1][0]), interval, same[-1][1].strip()[:160])
+    return PlannedLength(
+        float(n),
+        "",
+        "",
+        float(same[-1][0]),
+        interval,
+        same[-1][1].strip()[:160],
+        first=float(same[0][0]),
+    )
 
 
 #: A ``k/N`` counter that goes back to the start of its count this many times, each time from its
@@ -378,3 +390,59 @@ def planned_epochs(run) -> int | None:
         if p.unit == "epoch":
             return int(p.planned)
     return None
+
+
+#: An epoch index and a per-pass batch counter ``k/N`` on one line: ``Epoch 1 [300/469]`` (the
+#: PyTorch DCGAN example and the loops written after it), ``Epoch: [1][190/480]`` (the PyTorch ImageNet
+#: example's ``ProgressMeter``), ``[Epoch 2/200] [Batch 300/938]`` (PyTorch-GAN), ``epoch 3, iter
+#: 200/1000``. The epoch and the counter are separated by a bracket, blanks or punctuation, so
+#: ``Epoch 12/40`` alone (a plan counter) is not read as epoch 1 at 2/40.
+_EPOCH_BATCH = re.compile(
+    r"\bepoch\b[\s:=#]*[\[(]?\s*(?P<e>\d+)(?:\s*/\s*\d+)?\s*(?:[\])][\s,|:-]*|[\s,|:-]+)"
+    r"[\[(]?\s*(?:(?:batch|iter(?:ation)?|step)\b[\s:=#]*)?[\[(]?\s*(?P<k>\d+)\s*/\s*(?P<n>\d+)(?!\d)[\])]?",
+    re.I,
+)
+
+
+def cut_pass(lines: list[str]) -> str | None:
+    """Why the console ends inside a pass over the data, from a per-pass batch counter
+    (:data:`_EPOCH_BATCH`), else ``None``.
+
+    The counter must count one pass: its most common total ``N`` holds for at least half of its lines
+    and its ``k`` goes back to its start when the epoch index rises, after an earlier pass printed
+    ``k`` within one printing interval of ``N`` (the loop prints to the end of each pass). Its last
+    line is then inside a pass when its ``k`` is more than one printing interval (the median rise of
+    ``k`` within a pass) short of ``N``, and no end-of-training line (:data:`NORMAL_END`) follows it.
+    A loop that runs its passes to the end prints its last ``k`` within one interval of ``N`` at the
+    end of every pass, the last one included, so a console whose last counter stops mid-pass was cut
+    while that pass ran (a kill, a crash that printed nothing, a copy of a running job): own corpus
+    f21b1-11, a DCGAN console that ends at ``Epoch 1 [300/469]`` after printing every 100 batches."""
+    hits = [
+        (i, int(m["e"]), int(m["k"]), int(m["n"]), m.group(0))
+        for i, t in enumerate(lines)
+        if "poch" in t or "POCH" in t
+        for m in [_EPOCH_BATCH.search(t)]
+        if m
+    ]
+    hits = [h for h in hits if 0 < h[3] and 0 <= h[2] <= h[3]]
+    if len(hits) < 3:
+        return None
+    n, count = Counter(h[3] for h in hits).most_common(1)[0]
+    if count * 2 < len(hits):
+        return None
+    same = [h for h in hits if h[3] == n]
+    rises = sorted(b[2] - a[2] for a, b in zip(same, same[1:]) if a[1] == b[1] and b[2] > a[2])
+    if len(rises) < 2:
+        return None
+    interval = rises[len(rises) // 2]
+    i, epoch, k, _, text = same[-1]
+    done = [h[2] for h in same if h[1] < epoch]
+    if not done or max(done) + interval < n or k + interval >= n:
+        return None
+    if any(NORMAL_END.search(t) for t in lines[i + 1 :]):
+        return None
+    return (
+        f"the console's last batch counter (`{text.strip()[:80]}`) is at batch {k} of the {n} of its "
+        f"pass, printed every {interval} batches, and earlier passes printed theirs to the end: the "
+        "console ends inside that pass"
+    )

@@ -72,3 +72,24 @@ def test_console_minutes_unit_and_split_named_heldout_loss_are_read():
 def test_split_named_heldout_value_needs_a_loss_beside_it():
     assert roles_of(["loss", "val"])["val"] == (Role.VAL_LOSS,)
     assert roles_of(["acc", "val"])["val"] == ()  # no loss: the held-out value of what is unknown
+
+
+def test_finished_final_values_end_line_and_heldout_scores_succeeded():
+    """Own corpus f20b1-10: a scikit-learn grid search whose log ends 'Training finished and model
+    saved' after validation accuracy 0.918 and test accuracy 0.896 (one value each)."""
+    v = audit(own_run("f20b1-10")).verdict
+    assert (v.outcome.value, v.cause.value, v.rule) == ("succeeded", "healthy", "V20e")
+
+
+def test_finished_final_values_trainer_summary_loss_below_its_mean_succeeded():
+    """Own corpus f19b1-16: a W&B folder holding only the summary of an HF fine-tune (train_runtime,
+    last loss 0.338 against the run's mean train_loss 0.529)."""
+    v = audit(own_run("f19b1-16")).verdict
+    assert (v.outcome.value, v.cause.value, v.rule) == ("succeeded", "healthy", "V20e")
+
+
+def test_finished_final_values_finished_status_alone_is_not_an_end():
+    """Own corpus mlf01: an MLflow run FINISHED after 4 s with one point per metric (test accuracy
+    0.943) and no end-of-training record: not judged."""
+    v = audit(own_run("mlf01")).verdict
+    assert v.outcome.value == "unknown"

@@ -111,7 +111,7 @@ def decide(run: RunData, findings: list[Finding], det_runs: list[DetectorRun]) -
     # partial input (a truncated or unreadable file, a missing log): the verdict stands as the
     # best reading of what was there, but is marked inconclusive and says what is missing
     partial = [w for w in run.warnings if _PARTIAL.search(w)]
-    decision = _on_partial_data(decision, partial, ctx.ending)
+    decision = _on_partial_data(decision, partial, ctx.ending, run)
     inconclusive = decision.cause is Cause.INCONCLUSIVE or bool(partial)
     # a learning check that errored is evidence not examined: it lowers the confidence, and a verdict
     # of health says which checks did not run
@@ -180,21 +180,29 @@ def _while_running(run: RunData, decision: Decision) -> Decision:
     )
 
 
-def _on_partial_data(decision: Decision, partial: list[str], end: Ending | None = None) -> Decision:
+def _on_partial_data(
+    decision: Decision, partial: list[str], end: Ending | None = None, run: RunData | None = None
+) -> Decision:
     """'succeeded' needs positive evidence about the whole run; a history known to be cut (a
     truncated file, a .wandb prefix of a longer run) shows only part of it: not judged (V20p),
-    unless the run's plan is reached (``share`` of the planned length >=
-    :data:`evidence.COMPLETE_SHARE`) by a witness the cut did not reach (the tracker's end-of-run
-    summary, a console that goes on: own corpus f10b1-13, a ``.wandb`` history cut in epoch 1 of a
-    run whose summary and console reach epoch 20 of 20). A console that itself ends inside a progress
-    bar with time to go, or on a new epoch's header, went on past what was read: no such witness."""
+    unless a witness the cut did not reach shows the run's end: its plan reached (``share`` of the
+    planned length >= :data:`evidence.COMPLETE_SHARE`: the tracker's end-of-run summary, a console that
+    goes on: own corpus f10b1-13, a ``.wandb`` history cut in epoch 1 of a run whose summary and console
+    reach epoch 20 of 20), or the framework's end-of-training line or summary
+    (:func:`.final_values.ended_normally`: own corpus f18b1-09, a ``.wandb`` history cut at epoch 29
+    whose console ends "100 epochs completed in 0.547 hours"). A console that itself ends inside a
+    progress bar with time to go, or on a new epoch's header, went on past what was read: no such
+    witness."""
     from .evidence import COMPLETE_SHARE
+    from .final_values import ended_normally
 
     if not (partial and decision.outcome is Outcome.SUCCEEDED):
         return decision
     share = end.share if end is not None else None
     went_on = end is not None and bool(end.open_bar or end.open_epoch)
     if share is not None and share >= COMPLETE_SHARE and not went_on:
+        return decision
+    if run is not None and not went_on and ended_normally(run) is not None:
         return decision
     return Decision(
         Outcome.UNKNOWN,

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..detectors import detector_for
-from ..plan import NORMAL_END, first_positive_param, leaf, planned_lengths
+from ..plan import NORMAL_END, cut_pass, first_positive_param, leaf, planned_lengths
 from ..report import DetectorRun, Finding, LogEvidence, Severity
 from ..roles import LR_PARAM_NAMES, Role, lr_param_name, normalise_key
 from ..rundata import RunData
@@ -728,7 +728,10 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
     never for a mid-run checkpoint snapshot (HF ``trainer_state.json``, shared/realworld README)
     or a stop that the run's own early-stopping patience explains. The steps, in order:
     :func:`_read_notes`, :func:`_read_plan`, :func:`_read_warmup`, the interrupt and open bar of
-    the console, :func:`_read_early_stop`, :func:`_read_patience`, :func:`_read_missing_end_line`.
+    the console, :func:`_read_early_stop`, :func:`_read_patience`, :func:`_read_missing_end_line`,
+    then where the record ends inside a pass: :func:`open_epoch`, :func:`cut_epoch`,
+    :func:`~mlaudit_core.plan.cut_pass` (a per-pass batch counter) and, for a run short of its plan or
+    without one, :func:`cut_training_epoch`.
     """
     e = Ending()
     _read_notes(run, e)
@@ -745,7 +748,10 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
     _read_missing_end_line(run, e, text)
     if not e.interrupt and not e.early_stopped:
         e.open_epoch = open_epoch(text)
-        e.cut_epoch = e.cut_epoch or cut_epoch(run)
+        e.cut_epoch = e.cut_epoch or cut_epoch(run) or cut_pass(text)
+        if not e.cut_epoch and (e.planned is None or e.short):
+            # a run that reached its plan may end inside an epoch (a step budget)
+            e.cut_epoch = cut_training_epoch(run)
     e.excerpt = excerpt(run)
     return e
 
@@ -850,6 +856,52 @@ def cut_epoch(run: RunData) -> str | None:
     )
 
 
+#: Complete epochs a run without a held-out evaluation must show before its last epoch's records are
+#: compared with theirs (with an evaluation, one is enough: the evaluation marks each epoch's end).
+MIN_COMPLETE_EPOCHS = 2
+
+
+def cut_training_epoch(run: RunData) -> str | None:
+    """:func:`cut_epoch` for a run that logs no held-out evaluation (``None`` with one, or without an
+    epoch series and a training loss; the caller skips a run that reached its planned length, which
+    may end inside an epoch): the training loss is logged at
+    a fixed step interval (its steps rise by one value), at least :data:`MIN_COMPLETE_EPOCHS` epochs
+    before the last logged the same number of records give or take one, and the last epoch logged
+    fewer than the fewest of them minus one. A loop's passes have the same number of batches, so a
+    last pass with fewer records was cut while it ran (own corpus f24b1-20: a Lightning CSV logging
+    every 50 steps, about 4 rows in each of epochs 0-10 and one row in epoch 11, from a script whose
+    other runs reach epoch 99)."""
+    ek, tk = run.key_for(Role.EPOCH), run.key_for(Role.TRAIN_LOSS)
+    if not (ek and tk) or run.key_for(Role.VAL_LOSS) or run.key_for(Role.VAL_ACCURACY):
+        return None
+    es = run.metrics.series(ek).by_step().finite()
+    ts = run.metrics.series(tk).by_step().finite()
+    if len(es) < 2 or len(ts) < 3:
+        return None
+    if not bool(np.all(np.equal(np.mod(es.values, 1), 0))) or np.any(np.diff(es.values) < 0):
+        return None
+    if len(np.unique(np.diff(ts.steps))) != 1:
+        return None
+    i = np.searchsorted(es.steps, ts.steps, side="right") - 1
+    if np.any(i < 0):
+        return None
+    te = es.values[i]
+    last = float(te[-1])
+    # the first epoch may start after its first batch was logged elsewhere: compare whole epochs only
+    earlier = sorted({float(x) for x in te if x < last})[1:]
+    if len(earlier) < MIN_COMPLETE_EPOCHS:
+        return None
+    counts = [int(np.sum(te == x)) for x in earlier]
+    n_last = int(np.sum(te == last))
+    if max(counts) - min(counts) > 1 or n_last >= min(counts) - 1:
+        return None
+    held = f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)}-{max(counts)}"
+    return (
+        f"the last epoch ({last:g}) holds {n_last} {tk} record(s) against {held} in each complete epoch "
+        "before it, logged at the same step interval: the run was cut while that epoch ran"
+    )
+
+
 def _read_notes(run: RunData, e: Ending) -> None:
     """A mid-run snapshot (a reader's note, or ``source.snapshot``) and a stop the trainer itself
     recorded (trainer_state: "training stopped by itself")."""
@@ -907,7 +959,7 @@ def _read_plan(run: RunData, e: Ending) -> None:
             summ = _summary_epoch(run)
             reached = plan.reached if summ is None else max(plan.reached or 0.0, summ)
         else:
-            reached = _reached_epochs(run)
+            reached = _counted_epochs(run, plan) or _reached_epochs(run)
             interval = _epoch_interval(run)
         if reached is not None:
             e.planned_key, e.planned, e.unit, e.reached = (
@@ -919,6 +971,26 @@ def _read_plan(run: RunData, e: Ending) -> None:
             e.interval, e.plan_text = interval, plan.text
             e.cut_epoch = plan.open_pass
             return
+
+
+def _counted_epochs(run: RunData, plan) -> float | None:
+    """The epochs reached by the console's own 1-based ``Epoch k/N`` counter (its first print ``k`` = 1,
+    so its last ``k`` counts the epochs begun) when the console reader took the plan ``plan`` from that
+    console (a ``log.`` param) and the counter names the same ``N``; else ``None``. The epoch series
+    read from the same lines is counted as 0-based (+1, erring towards complete), which makes a
+    1-based ``Epoch 1/2`` and nothing after it look like 2 of 2 epochs (own corpus f13b1-12)."""
+    if not plan.source.startswith("log.") or not run.console:
+        return None
+    for p in planned_lengths(run):
+        if (
+            p.source == "console 'Epoch k/N'"
+            and p.planned == plan.planned
+            and p.reached is not None
+            and p.first is not None
+            and p.first >= 1
+        ):
+            return p.reached
+    return None
 
 
 def _median_rise(steps: np.ndarray) -> float | None:

@@ -295,3 +295,131 @@ def snapshot_so_far(run: RunData, ending: Ending) -> Judged | None:
         f"{where} Too few points for a trend, and no held-out accuracy above chance, so how the learning went "
         "is not in it.",
     )
+
+
+#: A last training loss at least this share below the run's mean training loss fell over the run: the
+#: policy's ``CONVERGED_DROP`` (OP001's ``min_drop`` convention for a loss that learned), 20%.
+MEAN_DROP = 0.2
+#: Keys of the Hugging Face Trainer's end-of-training summary (``Trainer.train`` logs them once, when
+#: its loop returns: after its planned steps, or when a callback stopped it; never from a killed run).
+END_SUMMARY_KEYS = ("train_runtime", "train_samples_per_second", "train_steps_per_second")
+
+
+def _summary_values(run: RunData) -> dict[str, float]:
+    """The run's final values by key: the last finite value of every series, then the tracker's
+    end-of-run summary (``summary.<key>`` / ``final.<key>`` params: W&B ``wandb-summary.json``, an HF
+    ``trainer_state.json``'s end-of-training record) for keys no series holds."""
+    out: dict[str, float] = {}
+    for k in run.metrics.keys:
+        v = run.metrics.series(k).finite().values
+        if len(v):
+            out[k] = float(v[-1])
+    for k, p in run.params.items():
+        for prefix in ("summary.", "final."):
+            if k.startswith(prefix) and k[len(prefix) :] not in out:
+                try:
+                    x = float(str(p).strip())
+                except ValueError:
+                    continue
+                if np.isfinite(x):
+                    out[k[len(prefix) :]] = x
+    return out
+
+
+def ended_normally(run: RunData) -> str | None:
+    """What in the run's own record shows its training loop returned, or ``None``: an end-of-training
+    line (:data:`~mlaudit_core.plan.NORMAL_END`) among the console's last 300 lines, or the Hugging
+    Face Trainer's end-of-training summary (:data:`END_SUMMARY_KEYS`, as a series or a summary value).
+    A tracker's finished status is not enough: MLflow's and W&B's exit handlers mark any process that
+    exits without an exception finished (own corpus mlf01, f6b2-21: runs of 4 s marked FINISHED)."""
+    end = next((x.text for x in reversed(run.console[-300:]) if NORMAL_END.search(x.text)), None)
+    if end is not None:
+        return f"its console has an end-of-training line ({end.strip()[:100]})"
+    for k in _summary_values(run):
+        if k.replace("/", ".").split(".")[-1] in END_SUMMARY_KEYS:
+            return (
+                f"it holds the Trainer's end-of-training summary ({k}): its training loop returned"
+            )
+    return None
+
+
+def _mean_loss_fell(run: RunData, vals: dict[str, float]) -> str | None:
+    """``"<last loss key> <last> against the run's mean <mean key> <mean>"`` when the run holds the Hugging
+    Face Trainer's end-of-training summary, whose ``train_loss`` is the mean training loss over the
+    whole run (``TrainOutput.training_loss``), and its last logged training loss (another key) is at
+    least :data:`MEAN_DROP` below that mean; else ``None``."""
+    mean_key = next((k for k in vals if k.replace("/", ".").split(".")[-1] == "train_loss"), None)
+    if mean_key is None or not any(
+        k.replace("/", ".").split(".")[-1] in END_SUMMARY_KEYS for k in vals
+    ):
+        return None
+    mean = vals[mean_key]
+    for k, last in vals.items():
+        pn = parse_name(k)
+        if (
+            k == mean_key
+            or pn.family != "loss"
+            or pn.split == "eval"
+            or pn.tokens[-1:] != ("loss",)
+        ):
+            continue
+        if mean > 0 and 0 < last <= (1 - MEAN_DROP) * mean:
+            return f"{k} {fmt(last)} against the run's mean {mean_key} {fmt(mean)}"
+    return None
+
+
+def _heldout_scores(run: RunData, vals: dict[str, float]) -> list[tuple[str, float, float]] | None:
+    """``[(key, final value on a 0-1 scale, chance)]`` of the run's held-out accuracies and task scores
+    (evaluation split, higher is better), ``None`` when one of them did not beat its chance (an
+    accuracy's 1/K with K known, an AUC's 0.5, an R2's 0, else 0.5, the highest chance of a task of two
+    classes or more) by :data:`FINAL_LIFT` of the way to 1.0."""
+    out = []
+    for k, x in vals.items():
+        pn = parse_name(k)
+        if pn.split != "eval" or pn.family not in ("acc", "score") or not pn.higher_is_better:
+            continue
+        v, _ = as_fraction(k, np.array([x]))
+        if not 0 <= float(v[0]) <= 1:
+            continue
+        ch = _chance(run, k)
+        if ch >= 1.0 or (float(v[0]) - ch) / (1.0 - ch) < FINAL_LIFT:
+            return None
+        out.append((k, float(v[0]), ch))
+    return out
+
+
+def finished_final_values(run: RunData) -> Judged | None:
+    """A run whose own record shows its training loop returned (:func:`ended_normally`) and whose final
+    values show it learned: the last training loss at least :data:`MEAN_DROP` below the run's mean
+    training loss (:func:`_mean_loss_fell`), or held-out accuracies or task scores that all beat their
+    chance by :data:`FINAL_LIFT` of the way to 1.0 (:func:`_heldout_scores`), and no final loss is exactly
+    zero. Then the run did what it was
+    set to do: succeeded, healthy, judged on final values (the verdict's confidence is that of the few
+    points examined). ``None`` otherwise: a loop that returned after one step or with figures at chance
+    is no success, and without an end-of-training record a run killed mid-way leaves the same final
+    values (the caller excludes failure signatures, stopped runs and reports)."""
+    ended = ended_normally(run)
+    if ended is None:
+        return None
+    vals = _summary_values(run)
+    if any(parse_name(k).family == "loss" and x == 0.0 for k, x in vals.items()):
+        # a loss of exactly zero measures nothing (a loss not accumulated, masked or leaked targets):
+        # the final values are not all credible (own corpus f24b2-13: 'Train Loss: 0.0000' after one epoch)
+        return None
+    fell = _mean_loss_fell(run, vals)
+    scores = _heldout_scores(run, vals)
+    if fell is not None:
+        shown = f"the loss fell over the run ({fell})"
+    elif scores:
+        shown = "the held-out figures beat chance: " + ", ".join(
+            f"{k} {fmt(x)} (chance {fmt(ch)})" for k, x, ch in scores
+        )
+    else:
+        return None
+    return (
+        Outcome.SUCCEEDED,
+        Cause.HEALTHY,
+        f"Judged from final values: the run ended normally ({ended}) and {shown}. No curve was logged, so "
+        "how training went (convergence, noise, a plateau) is not known: log the loss every few steps and "
+        "an evaluation per epoch to judge it.",
+    )

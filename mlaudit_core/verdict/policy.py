@@ -3500,6 +3500,20 @@ def converged_without_gap(c: Ctx, f: Finding) -> str | None:
     )
 
 
+def _cut_short(c: Ctx) -> bool:
+    """Whether the run was cut short of what it would have run: stopped (:attr:`.evidence.Ending.stopped`)
+    or failed/killed, except a run whose only stop evidence is its record ending inside a pass
+    (``cut_epoch``: no shortfall of a known plan, no interrupt, no missing end line, no epoch header
+    last): how much of the run was left is then not known, so the held-out course up to the cut is the
+    run's reading (own corpus f22b2-11: a Mask R-CNN console cut at batch 140 of 188 of epoch 32, its
+    AP50 flat for the 21 epochs after its best)."""
+    e = c.ending
+    cut_only = bool(e.cut_epoch) and not (
+        e.interrupt or e.short or e.missing_end_line or e.open_epoch
+    )
+    return (e.stopped and not cut_only) or c.run.status in (RunStatus.FAILED, RunStatus.KILLED)
+
+
 def _val_plateau(c: Ctx) -> Decision | None:
     """GE007: the monitored validation metric came within its noise of its best early and did not
     improve in the rest of the run (detector: defaults; fires on no healthy run of realworld/own/
@@ -3509,7 +3523,7 @@ def _val_plateau(c: Ctx) -> Decision | None:
         return None
     if any(g.facts.get("kind") == "calibration" for g in c.by_code.get("GE001", [])):
         return None  # val loss rose while held-out accuracy held: a calibration note, not a plateau
-    stopped = c.ending.stopped or c.run.status in (RunStatus.FAILED, RunStatus.KILLED)
+    stopped = _cut_short(c)
     if f and new_best_at_end(c.run, f) is not None:
         return None  # still setting new bests at its end: converging, not stalled
     if f and f.facts.get("kind") == "diminishing" and c.ending.early_stopped:
@@ -4759,6 +4773,28 @@ def _planned_accuracy(c: Ctx) -> Decision | None:
     if c.basis.judgeable or c.ending.stopped or is_report(c.run.params) or _failure_signature(c):
         return None
     got = planned_heldout_accuracy(c.run, c.ending)
+    return None if got is None else Decision(*got)
+
+
+def _finished_values(c: Ctx) -> Decision | None:
+    """V20e: no judgeable curve, no failure signature (:func:`_failure_signature`), not stopped short or
+    interrupted, not running, failed or killed, not a report; the run's own record shows its training
+    loop returned and its final values show it learned (:func:`.final_values.finished_final_values`: an
+    end-of-training line or the Trainer's end summary, and a last loss 20% below the run's mean loss or
+    held-out scores that all beat chance by 25% of the way to 1.0): succeeded, healthy."""
+    from .final_values import finished_final_values
+    from .statements import is_report
+
+    if (
+        c.basis.judgeable
+        or c.ending.stopped
+        or c.ending.interrupt
+        or is_report(c.run.params)
+        or c.run.status in (RunStatus.RUNNING, RunStatus.FAILED, RunStatus.KILLED)
+        or _failure_signature(c)
+    ):
+        return None
+    got = finished_final_values(c.run)
     return None if got is None else Decision(*got)
 
 
@@ -9130,6 +9166,58 @@ POLICY: tuple[Rule, ...] = (
                 None,
                 series={"train_accuracy": (0.948,), "test_accuracy": (0.943,)},
                 params={"num_labels": "10"},
+            ),
+        ),
+    ),
+    Rule(
+        "V20e",
+        "finished-final-values",
+        205,
+        "no judgeable curve, no error or runtime signature, not stopped short, interrupted, running, failed or "
+        "killed, not a report; an end-of-training line or the Trainer's end summary shows the loop returned, "
+        "and the last training loss is 20% below the run's mean loss or every held-out score beat chance by "
+        "25% of the way to 1.0 -> succeeded, healthy",
+        (Outcome.SUCCEEDED,),
+        (Cause.HEALTHY,),
+        _finished_values,
+        cases=(
+            Case(
+                "scikit-learn fit: val accuracy 0.918, test 0.896, 'Training finished and model saved' (own "
+                "f20b1-10)",
+                (),
+                ("succeeded", "healthy"),
+                series={"val/accuracy": (0.9182,), "test/accuracy": (0.8955,)},
+                console=("INFO Training finished and model saved: stress_model.joblib",),
+            ),
+            Case(
+                "W&B summary of an HF fine-tune: last loss 0.338, mean 0.529, train_runtime (own f19b1-16)",
+                (),
+                ("succeeded", "healthy"),
+                params={
+                    "summary.train/loss": "0.338",
+                    "summary.train/train_loss": "0.5294",
+                    "summary.train/train_runtime": "13155.4",
+                },
+            ),
+            Case(
+                "a held-out accuracy at chance after the end line",
+                (),
+                None,
+                series={"val/accuracy": (0.52,)},
+                console=("Training finished.",),
+            ),
+            Case(
+                "a training loss printed 0.0000 beside the end line (own f24b2-13)",
+                (),
+                None,
+                series={"train/loss": (0.0,), "val/accuracy": (0.8673,)},
+                console=("Training finished. Best threshold: 0.9474",),
+            ),
+            Case(
+                "no end-of-training record: a FINISHED status alone (own mlf01)",
+                (),
+                None,
+                series={"train_accuracy": (0.948,), "test_accuracy": (0.943,)},
             ),
         ),
     ),
