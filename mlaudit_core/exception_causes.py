@@ -1019,6 +1019,31 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "builtin `float`.",
     ),
     ExceptionCause(
+        "library-version-or-dependency",
+        "infra_runtime",
+        "the installed library says what the environment lacks: a release too old for the checkpoint's model "
+        "or tokenizer, or a package it needs that is not installed (its message names the install as the fix)",
+        (),
+        _rx(
+            r"Transformers does not recognize this architecture|"
+            r"Tokenizer class \w+ (?:does not exist or )?is not currently imported|"
+            r"You need to have [\w.-]+(?: or [\w.-]+)? installed\b|"
+            r"(?:^|[\s(:;`'\"])(?:pip|conda) install\b|\b(?:is|are) not installed\b"
+        ),
+        "",
+        "transformers 5.25.0 transformers/models/auto/configuration_auto.py AutoConfig.from_pretrained ('The "
+        "checkpoint you are trying to load has model type `{}` but Transformers does not recognize this "
+        "architecture. ... your version of Transformers is out of date.'), "
+        "transformers/models/auto/tokenization_auto.py ('Tokenizer class {} is not currently imported.'; 'does "
+        "not exist or is not currently imported' in transformers 4.x), "
+        "transformers/tokenization_utils_fast.py ('... You need to have sentencepiece or tiktoken installed to "
+        "convert a slow tokenizer to a fast one.'); a library's message that names `pip install` / `conda "
+        "install` or says a package is not installed (transformers' and accelerate's backend checks, "
+        "bitsandbytes, flash-attn)",
+        "ValueError: The checkpoint you are trying to load has model type `qwen3` but Transformers does not "
+        "recognize this architecture.",
+    ),
+    ExceptionCause(
         "dependency-not-installed",
         "infra_runtime",
         "an installed package imports a module that is not installed (a backend or an optional dependency it "

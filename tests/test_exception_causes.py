@@ -1314,3 +1314,25 @@ def test_row_path_setting_unset_as_cpython_rejects_none_for_a_path():
     runs = list(load_path(_OWN_RUNS / "kasjfksj--improved-zod-mc" / "wandb" / "latest-run").runs)
     v = audit(runs[-1][1]).verdict
     assert (v.outcome, v.cause) == (Outcome.CRASHED, Cause.DATA_CONFIG), v.summary
+
+
+def test_row_library_version_or_dependency_as_transformers_raises_it(tmp_path):
+    """transformers given a checkpoint whose model type or tokenizer the installed release does not know,
+    or whose tokenizer needs a package that is not installed: its own texts name the environment (an out of
+    date release, a missing package), infra_runtime. A message that names no install is not read."""
+    import json
+
+    pytest.importorskip("transformers")
+    from transformers import AutoConfig, AutoTokenizer
+
+    arch = tmp_path / "arch"
+    arch.mkdir()
+    (arch / "config.json").write_text(json.dumps({"model_type": "mlaudit_unknown"}))
+    e = _raised(lambda: AutoConfig.from_pretrained(str(arch)))
+    assert _why(e) == "library-version-or-dependency", str(e)
+    tok = tmp_path / "tok"
+    tok.mkdir()
+    (tok / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "MlauditTokenizer"}))
+    e = _raised(lambda: AutoTokenizer.from_pretrained(str(tok)))
+    assert _why(e) == "library-version-or-dependency", str(e)
+    assert classify("ValueError", "too many values to unpack (expected 2)") is None

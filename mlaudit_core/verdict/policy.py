@@ -505,6 +505,32 @@ def _nonfinite_before_native_crash(c: Ctx) -> bool:
     )
 
 
+#: A collective watchdog timeout this short (ms) is a setting no collective over real data meets: torch
+#: 2.13.0's default process-group timeout is 30 min (torch/distributed/constants.py default_pg_timeout) and
+#: 10 min for NCCL (torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp kProcessGroupNCCLDefaultTimeout,
+#: default_pg_nccl_timeout in CUDA builds), and a first all-reduce (the communicator's set-up) alone can
+#: take longer than a second (report b43-01: ``Timeout(ms)=1 ran for 90 milliseconds``).
+COLLECTIVE_TIMEOUT_SETTING_MS = 1000
+
+
+def _collective_timeout_set_too_short(f: Finding) -> Decision | None:
+    """RT002's watchdog timeout (its ``timeout_ms`` fact, which only RT002 sets) printed below
+    :data:`COLLECTIVE_TIMEOUT_SETTING_MS`: the configured timeout (``init_process_group(timeout=...)``), not
+    the network or a hung rank, ended the run."""
+    tmo = f.facts.get("timeout_ms")
+    if tmo is None or tmo >= COLLECTIVE_TIMEOUT_SETTING_MS:
+        return None
+    return Decision(
+        Outcome.CRASHED,
+        Cause.DATA_CONFIG,
+        f"The run crashed because a collective operation timed out: {f.message}. The watchdog's timeout is "
+        f"{tmo} ms, far below what any collective over real data takes (torch's default is 10 minutes): the "
+        "process group's timeout setting ended the run, not the network or a hung rank. Set the timeout back "
+        "to the default (or minutes) in init_process_group.",
+        f,
+    )
+
+
 def _crash_infra(c: Ctx) -> Decision | None:
     for code, what in (
         ("RT001", "it ran out of memory"),
@@ -515,6 +541,8 @@ def _crash_infra(c: Ctx) -> Decision | None:
     ):
         f = c.get(code, Severity.ERROR)
         if f and not _ended_by_preemption(c, f):
+            if (short := _collective_timeout_set_too_short(f)) is not None:
+                return short
             if f.facts.get("kind") == "sigsegv":
                 if _nonfinite_before_native_crash(c):
                     continue  # the loss was non-finite first: the divergence rules read it
