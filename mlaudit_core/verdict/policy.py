@@ -1672,15 +1672,22 @@ def _heldout_nonfinite_recovered(c: Ctx) -> Decision | None:
     then inf at epoch 7 in warm-up, mAP50 0.63 -> 0.07, recovering to 0.967; f13b2-18: val/cls_loss
     inf at epoch 5, mAP 0.14, recovering to 0.95). Not on a run stopped before its planned end: a
     blow-up it recovered from does not explain the stop, which the stop rules read (shared realworld
-    tb05: YOLOv5 val/box_loss NaN at its second evaluation of 151, stopped at epoch 150 of 300)."""
+    tb05: YOLOv5 val/box_loss NaN at its second evaluation of 151, stopped at epoch 150 of 300).
+    Not when the term is non-finite from its first evaluation: instability is a finite model turning
+    non-finite, and a term undefined at the first evaluation(s) of a fresh fine-tune (a new detection
+    head that predicts nothing yet, so a per-prediction loss divides by zero) had no finite state to
+    lose; it is how that term starts, and the run is read from what follows (own corpus f24b1-05:
+    YOLOv8n val/cls_loss inf at epochs 1-2 of 25, finite after, mAP50 0.044 -> 0.842 at the last
+    epoch)."""
     if c.train_nonfinite() is not None or c.ending.stopped:
         return None
     for f in c.by_code.get("LI001", []):
         if f.facts.get("role") != Role.VAL_LOSS.value or not f.facts.get("finite_at_end"):
             continue
-        after = int(f.facts.get("n_points") or 0) - int(f.facts.get("index") or 0)
+        onset = int(f.facts.get("index") or 0)
+        after = int(f.facts.get("n_points") or 0) - onset
         n_bad = int(f.facts.get("n_nonfinite") or 0)
-        if after <= 0 or n_bad / after >= 0.5:
+        if onset == 0 or after <= 0 or n_bad / after >= 0.5:
             continue
         return Decision(
             Outcome.UNSTABLE,
