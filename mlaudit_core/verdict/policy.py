@@ -2370,7 +2370,8 @@ def _overfit(c: Ctx) -> Decision | None:
         return _flat_tiny_heldout(c)
     if f and task_metric_overrules(c) is not None:
         return None
-    if f and not c.ending.early_stopped and selection_metric_holds(c.run) is None:
+    stop_explains = c.ending.early_stopped and not rise_outlasts_patience(c.run, f)
+    if f and not stop_explains and selection_metric_holds(c.run) is None:
         tiny = heldout_size(c.run)
         if tiny is not None and tiny.loss_within_noise:
             return _tiny_heldout(c, f, tiny)
@@ -2400,6 +2401,25 @@ def _overfit(c: Ctx) -> Decision | None:
             Outcome.OVERFIT, Cause.MODEL_CONVERGENCE, f"The run overfit: {f.message}.", f
         )
     return None
+
+
+def rise_outlasts_patience(run: RunData, f: Finding) -> tuple[int, int] | None:
+    """``(evaluations after the held-out best, patience)`` when GE001's held-out rise lasted more
+    evaluations than the early-stopping patience the run configured, plus one (frameworks differ by
+    one in counting the stopping evaluation), else ``None`` (no patience configured, or the rise fits
+    in it). An early stop watching that held-out series fires ``patience`` evaluations after its
+    best; a rise that went on longer was not what stopped the run (the stop watched another metric,
+    as Ultralytics' fitness, which kept improving while the loss rose), so the stop is no designed
+    response to it (own corpus f22b2-13: YOLOv8s val/box_loss best at epoch 12, rising to the stop at
+    epoch 220 = best fitness 120 + patience 100, mAP50-95 0.088 -> 0.063)."""
+    from ..detectors._context import early_stopping_patience
+
+    pat = early_stopping_patience(run)
+    n, ib = f.facts.get("n_evals"), f.facts.get("best_eval_index")
+    if pat is None or not isinstance(n, int) or not isinstance(ib, int):
+        return None
+    after = n - 1 - ib
+    return (after, pat[0]) if after > pat[0] + 1 else None
 
 
 def _flat_after_best(c: Ctx) -> Finding | None:
