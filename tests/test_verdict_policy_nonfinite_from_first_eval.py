@@ -29,5 +29,7 @@ def test_val_cls_loss_inf_at_the_first_two_evaluations_only_is_not_instability()
 def test_val_cls_loss_inf_after_finite_evaluations_stays_unstable():
     """Own corpus f14b1-07 (YOLOv8 car/bus): val/cls_loss 211 then inf at epoch 7, mAP50 0.63 -> 0.07, then
     recovered: a finite model that went non-finite mid-run is still read as unstable."""
-    v = _verdict("176deepak--Scraping-images-from-internet-and-YOLOv8-Training/runs/detect/train/results.csv")
+    v = _verdict(
+        "176deepak--Scraping-images-from-internet-and-YOLOv8-Training/runs/detect/train/results.csv"
+    )
     assert (v.outcome, v.cause) == (Outcome.UNSTABLE, Cause.MODEL_CONVERGENCE), v.summary

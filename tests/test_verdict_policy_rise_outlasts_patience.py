@@ -26,13 +26,19 @@ def test_val_loss_rising_for_208_epochs_under_patience_100_is_overfit():
     run, r = _report("Nizaro--cardent/runs/detect/train25/results.csv")
     (f,) = [g for g in r.findings if g.code == "GE001" and g.severity.value == "error"]
     assert rise_outlasts_patience(run, f) == (208, 100)
-    assert (r.verdict.outcome, r.verdict.cause) == (Outcome.OVERFIT, Cause.MODEL_CONVERGENCE), r.verdict.summary
+    assert (r.verdict.outcome, r.verdict.cause) == (Outcome.OVERFIT, Cause.MODEL_CONVERGENCE), (
+        r.verdict.summary
+    )
 
 
 def test_rise_inside_the_patience_window_is_the_designed_stop():
     """Own corpus f10b1-10 (YOLOv8-cls, patience 10, stopped at epoch 19 of 60): val/loss rose for 6
     evaluations after its best, inside the patience: the early stop is the designed response, succeeded."""
-    run, r = _report("AicoSchreurs--street-type-classification-yolov8/runs/classify/train/results.csv")
+    run, r = _report(
+        "AicoSchreurs--street-type-classification-yolov8/runs/classify/train/results.csv"
+    )
     (f,) = [g for g in r.findings if g.code == "GE001" and g.severity.value == "error"]
     assert rise_outlasts_patience(run, f) is None
-    assert (r.verdict.outcome, r.verdict.cause) == (Outcome.SUCCEEDED, Cause.HEALTHY), r.verdict.summary
+    assert (r.verdict.outcome, r.verdict.cause) == (Outcome.SUCCEEDED, Cause.HEALTHY), (
+        r.verdict.summary
+    )
