@@ -14,7 +14,7 @@ Real reports of tests/data/reports, run as ``benchmarks/diagnosis_eval.py`` runs
   maintainer: T5 was pretrained in bf16, may not work well for fp16, remove the precision line (fp32):
   diverged / data_config;
 * b12-12: BELLE LoRA on V100, the curve a screenshot; "try setting fp16 to False", then "It works for me!":
-  unknown (no curve) / data_config;
+  plateaued (no curve: the reporter states the loss never seems to decrease) / data_config;
 * b8-05: Glow, ``total_loss=nan`` at step 18; the maintainer's PR "fixes #1 by implementing lr warmup",
   tested on the reporter's seed: diverged / model_convergence;
 * b8-12: Paddle DIoU-YOLOv3, "loss becomes NaN" within the first epoch, "lowering the learning rate does not
@@ -61,7 +61,8 @@ def _verdict(prefix: str) -> dict:
     [
         ("b13-05-", "diverged", "data_config", "I recommend using fp32"),
         ("b10-11-", "diverged", "data_config", "lead to fp32 training"),
-        ("b12-12-", "unknown", "data_config", "fp16 to False"),
+        # no curve: the outcome is the reporter's symptom ("never seems to decrease": plateaued)
+        ("b12-12-", "plateaued", "data_config", "fp16 to False"),
         ("b8-05-", "diverged", "model_convergence", "warmup"),
         ("b8-12-", "diverged", "correctness_bug", "fixed just now"),
         ("b10-03-", "diverged", "data_config", "need to be adjusted using fp32"),

@@ -128,3 +128,26 @@ def test_memory_growth_with_a_kill_stays_v01b_and_capacity_clears_it(tmp_path):
         "read. You are right",
     )
     assert report_verdict(case, ctx)["cause"] != "correctness_bug"
+
+
+def test_a_nan_explained_by_the_finder_takes_the_settled_cause(tmp_path):
+    """b40-07 (OpenVLA LoRA): 'train_loss: nan' and the reporter's closing 'I found that the problem is
+    caused by loading wrong pre-training weights' (an input: data_config; before: model_convergence by
+    V07). Without the finding the default reading comes back."""
+    case = report_case("b40-07")
+    v = report_verdict(case)
+    assert (v["rule"], v["outcome"], v["cause"]) == ("V00b", "diverged", "data_config"), v
+    text = (case / "context.txt").read_text()
+    old = next(line for line in text.splitlines() if "I found that the problem is caused" in line)
+    ctx = edited_context(case, tmp_path, old, "")
+    assert report_verdict(case, ctx)["cause"] != "data_config"
+
+
+def test_a_confirmed_fix_in_prose_takes_the_outcome_the_reporter_states():
+    """b43-07 (WaveGrad): 'i had NaN loss issue' at lr 1e-3, the fix a smaller lr (before:
+    unknown/model_convergence: the outcome was left unknown with the symptom stated); b28-02's NaN is of the
+    validation loss only and stays unknown; b12-12's stated oscillation gives plateaued."""
+    v = report_verdict(report_case("b43-07"))
+    assert (v["rule"], v["outcome"], v["cause"]) == ("V00b", "diverged", "model_convergence"), v
+    assert report_verdict(report_case("b28-02"))["outcome"] == "unknown"
+    assert report_verdict(report_case("b12-12"))["outcome"] == "plateaued"

@@ -291,11 +291,15 @@ def _thread_stated_nonfinite(c: Ctx) -> Decision | None:
     """A non-finite loss (a finding, or a pasted record: :func:`.statements.pasted_nonfinite`) whose
     report's thread states its cause (:func:`.statements.stated_cause`) as the code or a setting / the
     data, with no confirmed fix: the run diverged and the thread's cause is the cause (a NaN alone
-    does not tell a bad input from a defect or a too-large step; the thread does). ``None`` otherwise
-    (the environment is V00's; a thread that says nothing failed does not explain a NaN)."""
+    does not tell a bad input from a defect or a too-large step; the thread does). With no such sentence,
+    the statement that settled the thread (:func:`.resolution.thread_resolution`: a maintainer's
+    explanation, or one by whoever found the cause: ``I found that the problem is caused by loading wrong
+    pre-training weights``) names it the same way. ``None`` otherwise (the environment is V00's; a thread
+    that says nothing failed does not explain a NaN)."""
+    from .resolution import thread_resolution
     from .statements import pasted_nonfinite, stated_cause
 
-    got = stated_cause(c.run.params)
+    got = stated_cause(c.run.params) or thread_resolution(c.run.params)
     if got is None or got[0] not in ("code", "config", "learning_rate"):
         return None
     nan = _first_nonfinite(c)
@@ -396,12 +400,31 @@ def _thread_confirmed_fix(c: Ctx) -> Decision | None:
         if pasted is not None
         else "No curve was given (not judged from figures)"
     )
+    outcome = Outcome.DIVERGED if nan is not None or pasted is not None else Outcome.UNKNOWN
+    if outcome is Outcome.UNKNOWN:
+        outcome, seen = _stated_training_outcome(c)
+        head += f"; {seen}" if outcome is not Outcome.UNKNOWN else ""
     return Decision(
-        Outcome.DIVERGED if nan is not None or pasted is not None else Outcome.UNKNOWN,
+        outcome,
         cause,
         f'{head}, and the report\'s thread confirms the fix was {fix}, in the sentence "{said}": {why}.',
         nan,
     )
+
+
+#: A held-out split named in a symptom's sentence: what it states of a validation or test figure says
+#: nothing of the training's own course.
+_HELDOUT_NAMED = re.compile(r"\b(?:val\w*|valid\w*|test\w*|eval\w*|dev)\b", re.I)
+
+
+def _stated_training_outcome(c: Ctx) -> tuple[Outcome, str]:
+    """The outcome a prose-only report states of its training (:func:`_stated_outcome`: a crash stated,
+    else the reporter's symptom), unknown when the symptom's sentence names a held-out split (a NaN
+    validation loss does not show the training diverging)."""
+    outcome, seen = _stated_outcome(c)
+    if outcome is not Outcome.CRASHED and _HELDOUT_NAMED.search(seen):
+        return Outcome.UNKNOWN, ""
+    return outcome, seen
 
 
 def _hardware(c: Ctx) -> Decision | None:
@@ -6072,8 +6095,11 @@ POLICY: tuple[Rule, ...] = (
         "thread that states the fix and is confirmed: reduced precision turned off, a smaller / ramped "
         "learning rate, or the labels / annotations corrected with the run then working; or, with the "
         "non-finite loss or an exception, a maintainer's sentence that the code was fixed; with a non-finite "
-        "loss and no confirmed fix, the cause the thread states when its object is the code or a setting / "
-        "the data (outcome unknown when only held-out values are non-finite: no training divergence shown)",
+        "loss and no confirmed fix, the cause the thread states (else the statement that settled the thread: "
+        "a maintainer's explanation or the finder's) when its object is the code or a setting / the data "
+        "(outcome unknown when only held-out values are non-finite: no training divergence shown); with no "
+        "curve at all, the outcome the report states (a crash, else the reporter's symptom unless its "
+        "sentence names a held-out split), else unknown",
         (Outcome.DIVERGED, Outcome.UNKNOWN, Outcome.CRASHED),
         (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE, Cause.CORRECTNESS_BUG),
         _thread_confirmed_fix,

@@ -620,8 +620,13 @@ _OWNER_MATCHED = re.compile(
 #: behaviour is known, not that the run is at the reference's level.
 _GAP_NOUN = r"(?:difference|gap|drop|discrepanc(?:y|ies)|deviation|variation|margin)"
 _RESULT_NOUN = (
-    r"(?:results?|numbers?|figures?|scores?|performance|accuracy|reproduction|training|run|"
-    r"(?<![\w.])\d+(?:\.\d+)?%?(?:\s+points?)?)"
+    r"(?:results?|numbers?|figures?|scores?|performance|accuracy|reproduction|training|run)"
+)
+#: A bare figure judged is a gap only by a size (``the 0.02 is negligible``); ``0.001 is OK`` judges a
+#: setting's value.
+_FIGURE_GAP = (
+    r"(?<![\w.])\d+(?:\.\d+)?%?(?:\s+points?)?"
+    r"\s+(?:is|are|was|were|seems?|looks?)\s+(?:\w+\s+)?(?:negligible|insignificant|marginal|minor|small|tiny)\b"
 )
 #: A pronoun names what the reporter asked about; ``that is correct`` confirms a statement, so only
 #: judgements of a size or of acceptability are read of it.
@@ -641,6 +646,7 @@ _PRONOUN_APPROVED = (
 _OWNER_JUDGED = re.compile(
     rf"\b{_GAP_NOUN}\b(?:\s+(?:\w+\s+){{0,4}}?\w+)??{_COPULA}{_GAP_APPROVED}"
     rf"|\b{_RESULT_NOUN}{_COPULA}{_RESULT_APPROVED}|\b{_PRONOUN}{_COPULA}{_PRONOUN_APPROVED}"
+    rf"|{_FIGURE_GAP}"
     r"|\byou(?:\s+are|\s+were|'re)?\s+(?:doing|did|do|ran|running|trained|training|followed)\s+(?:\w+\s+){0,3}?"
     r"(?:correctly|right|properly)\b",
     re.I,
