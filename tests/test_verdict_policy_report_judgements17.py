@@ -151,3 +151,22 @@ def test_a_confirmed_fix_in_prose_takes_the_outcome_the_reporter_states():
     assert (v["rule"], v["outcome"], v["cause"]) == ("V00b", "diverged", "model_convergence"), v
     assert report_verdict(report_case("b28-02"))["outcome"] == "unknown"
     assert report_verdict(report_case("b12-12"))["outcome"] == "plateaued"
+
+
+def test_a_learning_rate_named_with_the_runs_scale_is_the_recipe_when_nothing_diverged():
+    """b41-07 (YOLOF on 2 GPUs with the 8-GPU settings) and b32-07 (EfficientFormer, fixed lr with LR
+    scaling disabled, 8x128 against the paper's 24x128): the learning rate named with the GPU count or the
+    batch is the recipe not carried over to the run's scale (before: unknown/model_convergence for both).
+    A NaN under the same words stays the update size's (b26-03: lower the lr for fewer than 8 GPUs)."""
+    from mlaudit_core.verdict.statements import lr_scaled_to_run
+
+    for prefix in ("b41-07", "b32-07"):
+        v = report_verdict(report_case(prefix))
+        assert (v["outcome"], v["cause"]) == ("unknown", "data_config"), (prefix, v["summary"])
+    assert report_verdict(report_case("b26-03"))["cause"] == "model_convergence"
+    assert lr_scaled_to_run("maintainer A: with 2 GPUs you should lower the learning rate")
+    assert not lr_scaled_to_run("maintainer A: lower the learning rate")
+    # the key that introduces a sentence is not the sentence
+    assert not lr_scaled_to_run(
+        "after the run with lr x4: use warmup after increasing the batch size"
+    )

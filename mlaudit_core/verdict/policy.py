@@ -387,6 +387,8 @@ def _thread_confirmed_fix(c: Ctx) -> Decision | None:
     if nan is None and pasted is None and expected_behaviour(c.run.params) is not None:
         return None  # the maintainer says nothing failed: a change that altered the curve fixed no failure
     cause, why = _confirmed_fix_cause(kind)
+    if kind == "learning_rate" and nan is None and pasted is None and _lr_not_scaled(c, said):
+        cause, why = _RESOLVED_CAUSE["lr_scale"]
     fix = {
         "precision": "full precision",
         "learning_rate": "a smaller or ramped learning rate",
@@ -5242,6 +5244,13 @@ _RESOLVED_CAUSE = {
         "the evaluation (its protocol, split, metric, tolerance or threshold) explains the figure, not the "
         "training; score the run the way the reference was scored before comparing",
     ),
+    "lr_scale": (
+        Cause.DATA_CONFIG,
+        "the learning rate (or its schedule) is named with the run's scale (its GPU count or batch size), "
+        "and the run did not diverge: the recipe's setting was not carried over to this scale, a faithful "
+        "run of another configuration rather than an optimisation that failed; rescale the learning rate "
+        "and schedule linearly with the total batch (or train at the reference's scale) before comparing",
+    ),
 }
 
 
@@ -5266,8 +5275,26 @@ def _thread_resolution_cause(c: Ctx) -> tuple[Cause, str] | None:
         kind = "seed_gate"
     if kind == "config" and stated_memory_exhaustion(lines) is not None:
         kind = "environment"  # a job sized past the machine's memory: the setting only sized it
+    if kind == "learning_rate" and _lr_not_scaled(c, said):
+        kind = "lr_scale"
     cause, why = _RESOLVED_CAUSE.get(kind) or _STATED_CAUSE[kind]
     return cause, f'the statement that settled the report\'s thread is "{said}": {why}.'
+
+
+def _lr_not_scaled(c: Ctx, said: str) -> bool:
+    """Whether the learning rate the thread names as the cause (``said``) is named with the run's scale
+    (:func:`.statements.lr_scaled_to_run`: GPUs, batch size) in a report that shows no divergence (no
+    non-finite value found, pasted or stated): the recipe's setting not carried over to the run's scale."""
+    from ..reference_gap import text_lines
+    from .stated_symptom import stated_symptom
+    from .statements import lr_scaled_to_run, pasted_nonfinite
+
+    if not lr_scaled_to_run(said) or _first_nonfinite(c) is not None:
+        return False
+    if pasted_nonfinite([x.text for x in c.run.console]) is not None:
+        return False
+    symptom = stated_symptom(text_lines(c.run))
+    return symptom is None or symptom[0] != "diverged"
 
 
 _WARN_PREFIX = re.compile(r"^\S+\.pyx?:\d+:\s*")
@@ -6099,7 +6126,8 @@ POLICY: tuple[Rule, ...] = (
         "a maintainer's explanation or the finder's) when its object is the code or a setting / the data "
         "(outcome unknown when only held-out values are non-finite: no training divergence shown); with no "
         "curve at all, the outcome the report states (a crash, else the reporter's symptom unless its "
-        "sentence names a held-out split), else unknown",
+        "sentence names a held-out split), else unknown, and a learning rate confirmed with the run's scale "
+        "(GPUs, batch size) and nothing diverged -> data_config (the recipe not carried over to that scale)",
         (Outcome.DIVERGED, Outcome.UNKNOWN, Outcome.CRASHED),
         (Cause.DATA_CONFIG, Cause.MODEL_CONVERGENCE, Cause.CORRECTNESS_BUG),
         _thread_confirmed_fix,
@@ -9314,8 +9342,9 @@ POLICY: tuple[Rule, ...] = (
         "signatures are benign warnings (a solver at max_iter, a leaf with no gainful split) and no finding is at "
         "warning or above; with no finding at error, the cause the report's thread states (the object of its "
         "stated cause, confirmed fix or a maintainer's acknowledgement: the stack or the machine -> "
-        "infra_runtime, the code -> correctness_bug, the learning rate or its warm-up -> model_convergence, a "
-        "setting, the recipe or the data -> data_config; a maintainer's sentence that nothing failed: noise, "
+        "infra_runtime, the code -> correctness_bug, the learning rate or its warm-up -> model_convergence "
+        "(data_config when the statement names it with the run's scale, GPUs or batch size, and nothing "
+        "diverged), a setting, the recipe or the data -> data_config; a maintainer's sentence that nothing failed: noise, "
         "already good, another scale, an outdated reference, a warning to ignore -> healthy); else, with no finding at warning or above, a console "
         "that ends with an announced early stop (no epoch after it, within its last 30 lines) -> unknown, healthy",
         (Outcome.UNKNOWN, Outcome.RUNNING),

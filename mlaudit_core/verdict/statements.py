@@ -134,6 +134,33 @@ _INVESTIGATION = re.compile(
 )
 
 
+#: The learning rate (its schedule or iteration budget; not a warm-up, which is an optimisation technique
+#: added, not a recipe value carried over) named together with the run's scale (its
+#: GPU or node count, its batch size, the linear scaling rule): ``The settings are made for 8 GPUs, when
+#: you have only 2 GPUs, you should adjust the learning rate``, ``we temporarily disable automatic LR
+#: scaling``, ``if you increase the batch size to 1024, the same learning rate / learning rate schedule
+#: might not apply``.
+_LR_WORD = re.compile(
+    r"\blearning[ _-]?rates?\b|\b(?:base_|initial_|init_)?lr\b|\bschedul\w*|\biterations\b",
+    re.I,
+)
+_RUN_SCALE = re.compile(
+    r"\b(?:\d+\s*)?gpus?\b|\bnodes?\b|\bbatch[ _-]?sizes?\b|\bbs\b|\bbatch\s+of\b|\blinear(?:ly)?\s+scal\w*"
+    r"|\b(?:lr|learning[ _-]?rate)\s+scaling\b",
+    re.I,
+)
+
+
+def lr_scaled_to_run(said: str) -> bool:
+    """Whether the sentence ``said`` names the learning rate (its schedule or iterations,
+    :data:`_LR_WORD`) together with the run's scale (:data:`_RUN_SCALE`: GPUs, nodes, the batch size, the
+    linear scaling rule). For a run that trained to the end below its reference, that is the recipe's
+    setting not carried over to the run's scale (data_config), not an optimisation that failed; a loss
+    that turned non-finite makes it the update size's (model_convergence), which the caller checks."""
+    text = said.split(": ", 1)[-1]  # the sentence, not the key that introduces it
+    return bool(_LR_WORD.search(text) and _RUN_SCALE.search(text))
+
+
 def unasserted(s: str) -> bool:
     """Whether sentence ``s`` asks (:data:`_INTERROGATIVE`) or announces an investigation
     (:data:`_INVESTIGATION`) rather than states a finding: by its mood, not by what it names, neither
