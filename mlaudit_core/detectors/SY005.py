@@ -15,11 +15,31 @@ from ._knowledge import hyp, said, time_not_convergence
 from .base import Detector, DetectorParams, Remedy, Skip
 
 
+def _relaunch_steps(raw) -> np.ndarray:
+    """The steps at which a series, in the order it was logged, starts again at or below a step it had
+    logged already, later on the clock: a relaunch that restored its step counter (a job killed and
+    resumed into the same tracker run: 417 then 387). ``raw`` is a :class:`~mlaudit_core.rundata.Series`
+    in logging order; empty when the steps only advance."""
+    if len(raw) < 2:
+        return np.zeros(0, dtype=raw.steps.dtype)
+    back = (np.diff(raw.steps) <= 0) & (np.diff(raw.wall_times) > 0)
+    return raw.steps[1:][back]
+
+
 def _idle_between_launches(run, w: np.ndarray, steps: np.ndarray | None = None) -> np.ndarray:
     """Mask over the gaps ``w[i] -> w[i+1]`` (points at ``steps``) that hold a timestamped end-of-training
-    line, or across which the run's epoch counter starts again (a relaunch: 'Epoch 10' then 'Epoch 1'):
-    the time from one launch's end to the next launch's first step is not time of the run."""
+    line, or across which the run's epoch counter or its training-loss step starts again (a relaunch:
+    'Epoch 10' then 'Epoch 1'; step 417 then 387 later on the clock): the time from one launch's end to
+    the next launch's first step is not time of the run."""
     mask = np.zeros(max(w.size - 1, 0), dtype=bool)
+    key = run.key_for(Role.TRAIN_LOSS)
+    if key and steps is not None and w.size >= 2:
+        for st in _relaunch_steps(run.series(key)).tolist():
+            i = (
+                int(np.searchsorted(steps, st, side="left")) - 1
+            )  # the gap that ends at the relaunch's first step
+            if 0 <= i < mask.size:
+                mask[i] = True
     ek = run.key_for(Role.EPOCH)
     if ek and steps is not None and w.size >= 2:
         e = run.series(ek).by_step().finite()
@@ -67,7 +87,10 @@ class TimeOutsideTraining(Detector, code="SY005", name="time-outside-training", 
     Not run time: a gap that holds the trainer's end-of-training line (:data:`~mlaudit_core.plan.NORMAL_END`,
     timestamped), or across which the epoch counter starts again, is the idle time between one launch's end
     and the next launch appended to the same log (own corpus f5b1-03: three launches, 8 h idle between the
-    first two; f5b3-11: three 10-epoch launches 'Epoch 1..10'); it is left out of the wall time.
+    first two; f5b3-11: three 10-epoch launches 'Epoch 1..10'), or where the training loss, in the order
+    it was logged, starts again at a step it had passed, later on the clock (a job killed and resumed into
+    the same tracker run; tests/data/newuser17: an MLflow run SIGKILLed at step 417 and resumed from its
+    step-387 checkpoint 20 s later); it is left out of the wall time.
     Not judged (skipped): wall times that go back in step order (segments of several launches overlay
     one step axis) or that advance at fewer than ``min_advancing_share`` half of the steps (training
     lines without their own timestamp carry the last timestamped line's time, so the clock does not time
