@@ -46,6 +46,30 @@ class MetricComparison:
     baseline_ids: list[str]
     axis: str
     band: BandResult
+    #: the range every logged value of the metric (run and baselines) lies in, bounds the band is shown
+    #: within: ``(0, None)`` when none is negative, ``(0, 1)`` for an accuracy/score logged as a fraction
+    value_range: tuple[float | None, float | None] = (None, None)
+    #: the baselines' display names (their run names), in ``baseline_ids`` order
+    baseline_names: tuple[str, ...] = ()
+
+    def _band_text(self) -> str:
+        """``lo..hi`` of the band, each end held within :attr:`value_range` (a band of mean +- k
+        spreads can pass 0 for a loss or 1 for an accuracy; no run can end there)."""
+        lo, hi = self.band.band_lo, self.band.band_hi
+        rlo, rhi = self.value_range
+        if rlo is not None:
+            lo, hi = max(lo, rlo), max(hi, rlo)
+        if rhi is not None:
+            lo, hi = min(lo, rhi), min(hi, rhi)
+        return f"{fmt(lo)}..{fmt(hi)}"
+
+    def _baselines_text(self) -> str:
+        """``N baseline(s)``, with the baselines' names when three or fewer are named."""
+        n = self.band.n_baselines
+        names = [x for x in self.baseline_names if x]
+        if names and len(names) <= 3:
+            return f"{n} baseline(s) ({', '.join(names)})"
+        return f"{n} baseline(s)"
 
     def _beyond_tail_band(self) -> bool:
         """Whether the run's tail mean is outside the band of the baselines' tail means (while the
@@ -68,9 +92,9 @@ class MetricComparison:
         rel = f"{fmt(100 * b.rel_delta, 3)}%" if b.rel_delta is not None else "n/a"
         z = f", {fmt(b.z, 3)} std" if b.z is not None else ""
         return (
-            f"{self.key} {word} {b.n_baselines} baseline(s): tail mean {fmt(b.run_tail_mean)} vs "
-            f"{fmt(sum(b.baseline_tail_means) / len(b.baseline_tail_means))} (band {fmt(b.band_lo)}.."
-            f"{fmt(b.band_hi)}, {b.method}) over steps {b.tail_start_step}-{b.tail_end_step}"
+            f"{self.key} {word} {self._baselines_text()}: tail mean {fmt(b.run_tail_mean)} vs "
+            f"{fmt(sum(b.baseline_tail_means) / len(b.baseline_tail_means))} (band {self._band_text()}, "
+            f"{b.method}) over steps {b.tail_start_step}-{b.tail_end_step}"
             + (f" (aligned by {self.axis})" if self.axis != "step" else "")
             + f"; delta {rel}{z}; {fmt(100 * (b.frac_tail_better if b.verdict == 'better' else b.frac_tail_worse), 3)}"
             + f"% of tail points beyond {'the per-point band' if self._beyond_tail_band() else 'the band'}"
@@ -126,6 +150,25 @@ def _extra_learning_keys(run: RunData, baselines: Sequence[RunData], limit: int 
     return keys[:limit]
 
 
+def _value_range(
+    run: RunData, key: str, bk: Sequence[tuple[RunData, str | None]], role: Role | None
+) -> tuple[float | None, float | None]:
+    """The bounds every finite logged value of ``key`` (the run) and of the baselines' keys lies in:
+    0 below when none is negative; 1 above too for an accuracy or score (by role or name) whose
+    values all lie in [0, 1]. ``(None, None)`` without finite values."""
+    vals = [run.series(key).finite().values] + [
+        b.series(k).finite().values for b, k in bk if k is not None and k in b.metrics
+    ]
+    lo = min((float(v.min()) for v in vals if v.size), default=None)
+    hi = max((float(v.max()) for v in vals if v.size), default=None)
+    if lo is None or hi is None or lo < 0:
+        return (None, None)
+    fraction = role in (Role.VAL_ACCURACY, Role.TRAIN_ACCURACY) or (
+        role is None and parse_name(key).family in ("acc", "score")
+    )
+    return (0.0, 1.0 if fraction and hi <= 1.0 else None)
+
+
 def compare_metrics(
     run: RunData,
     k: float = 2.0,
@@ -172,6 +215,8 @@ def compare_metrics(
                     [b.identity.id for b, _ in bk],
                     al.axis,
                     band,
+                    _value_range(run, rk, bk, role),
+                    tuple(b.identity.name or b.identity.id for b, _ in bk),
                 )
             )
     memo[memo_key] = out

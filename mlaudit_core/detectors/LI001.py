@@ -223,10 +223,18 @@ class NonFiniteValues(Detector, code="LI001", name="non-finite-values", family="
             kinds = sorted({("nan" if np.isnan(v) else "inf") for v in s.values[bad]})
             msg = (
                 f"{key} is non-finite ({'/'.join(kinds)}) from step {int(s.steps[i])} on "
-                f"({int(bad.sum())} of {len(s)} points); last finite value {fmt(last)}"
+                f"({int(bad.sum())} of {len(s)} points); "
+                + (
+                    f"last finite value {fmt(last)}"
+                    if last is not None
+                    else "no finite value before it"
+                )
             )
-            if growth is not None:
-                msg += f", {fmt(growth, 3)}x its best before the onset"
+            best_word = "best" if role in (Role.TRAIN_LOSS, Role.VAL_LOSS) else "lowest"
+            if growth is not None and growth < 1.05:
+                msg += f", at its {best_word} before the onset (no rise first)"
+            elif growth is not None:
+                msg += f", {fmt(growth, 3)}x its {best_word} before the onset"
             if every is not None:
                 msg += (
                     f"; every one of the {len(run.metrics.keys)} logged series (none named as a loss) "

@@ -63,6 +63,16 @@ def hf_trainer_evidence(run) -> str | None:
     return None
 
 
+def _zeros_in_stretches(zero: np.ndarray, standins: list[int]) -> int:
+    """How many points are exact zeros in the runs of consecutive zeros that hold a stand-in (index
+    in ``standins``): a loss that stays at 0.0 from a stand-in to the end is one stand-in stretch, every
+    point of it a missing value, though only its first has a positive neighbour."""
+    edges = np.flatnonzero(np.diff(np.r_[0, zero.astype(np.int8), 0]))
+    return sum(
+        int(b - a) for a, b in zip(edges[::2], edges[1::2]) if any(a <= i < b for i in standins)
+    )
+
+
 class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity"):
     """A loss logged as exactly 0.0 is a missing value, not a perfect model.
 
@@ -204,9 +214,10 @@ class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity
             if len(standins) >= p.min_standins:
                 i0 = standins[0]
                 around = v[max(0, i0 - 3) : i0 + 4]
+                n_said = _zeros_in_stretches(zero, standins)
                 yield self.finding(
                     Severity.ERROR,
-                    f"{key} is exactly 0.0 at {len(standins)} of {len(v)} points between positive values (first at "
+                    f"{key} is exactly 0.0 at {n_said} of {len(v)} points next to positive values (first at "
                     f"step {int(s.steps[i0])}; neighbours {', '.join(fmt(float(x), 3) for x in around)}): a logged 0.0 "
                     "next to losses of this size is a stand-in for a non-finite step, not a value"
                     + (
