@@ -286,6 +286,11 @@ class Artifact:
     size: int | None = None
 
 
+#: File suffixes of saved weights (PyTorch/Lightning, safetensors, Keras/HDF5): an artifact with one is
+#: a checkpoint the run wrote.
+CHECKPOINT_SUFFIXES = (".ckpt", ".pt", ".pth", ".safetensors", ".bin", ".h5", ".keras")
+
+
 @dataclass
 class RunData:
     """The canonical, tracker-agnostic view of one run.

@@ -372,7 +372,7 @@ def _chance_note(ch, at_chance: bool, final: float | None = None) -> str:
     if at_chance and ch.source == INFERRED:
         return (
             f"; the loss is near ln {ch.classes} = {fmt(ch.loss)}, the chance level of {ch.classes} "
-            f"classes inferred from the final accuracy and loss agreeing, not read from a num_labels / "
+            f"classes (inferred from the final accuracy and loss agreeing, not read from a num_labels / "
             "num_classes / id2label param)"
         )
     if at_chance:

@@ -17,7 +17,14 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ..rundata import MetricTable, RunData, RunIdentity, RunStatus
+from ..rundata import (
+    CHECKPOINT_SUFFIXES,
+    Artifact,
+    MetricTable,
+    RunData,
+    RunIdentity,
+    RunStatus,
+)
 
 HEAD = 4096
 LFS_MAGIC = b"version https://git-lfs.github.com/spec/"
@@ -404,6 +411,26 @@ def flat_params(
 #: LightningCLI's ``config.yaml`` (SaveConfigCallback writes it into the log dir), YOLOv8/timm
 #: ``args.yaml``, YOLOv5 ``opt.yaml``. Earlier files win on a shared key.
 RUN_CONFIG_FILES = ("hparams.yaml", "config.yaml", "args.yaml", "opt.yaml")
+
+
+#: Folders beside a run's metrics where its framework writes checkpoints by default: Lightning's
+#: ``ModelCheckpoint`` (``<log_dir>/checkpoints/epoch=9-step=430.ckpt``), Ultralytics (``weights/``).
+CHECKPOINT_DIRS = ("checkpoints", "weights")
+
+
+def checkpoint_artifacts(folder: Path, limit: int = 50) -> list[Artifact]:
+    """The saved-weights files in the default checkpoint folders under ``folder``
+    (:data:`CHECKPOINT_DIRS`, suffixes :data:`CHECKPOINT_SUFFIXES`), as artifacts with paths relative to
+    ``folder``; listed by name and size only, never opened. At most ``limit``."""
+    out: list[Artifact] = []
+    for name in CHECKPOINT_DIRS:
+        d = folder / name
+        if not d.is_dir():
+            continue
+        for f in sorted(d.iterdir()):
+            if f.is_file() and f.suffix.lower() in CHECKPOINT_SUFFIXES and len(out) < limit:
+                out.append(Artifact(f.relative_to(folder).as_posix(), f.stat().st_size))
+    return out
 
 
 def config_sidecar_params(

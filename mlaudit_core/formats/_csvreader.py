@@ -8,7 +8,7 @@ import numpy as np
 
 from ..rundata import RunData
 from . import _csv
-from ._common import RUN_CONFIG_FILES, config_sidecar_params, wide_run
+from ._common import RUN_CONFIG_FILES, checkpoint_artifacts, config_sidecar_params, wide_run
 
 
 def load_csv(
@@ -74,6 +74,7 @@ def load_csv(
         what=what,
         axis_why=axis_why,
     )
+    run.artifacts.extend(checkpoint_artifacts(path.parent))
     return run
 
 

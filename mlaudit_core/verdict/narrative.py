@@ -26,7 +26,7 @@ from ..report import (
     TimelinePhase,
 )
 from ..roles import Role, is_higher_better, normalise_key
-from ..rundata import RunData, Series
+from ..rundata import CHECKPOINT_SUFFIXES, RunData, Series
 from ..signal import clip, fmt
 from ..signatures import GRAPH_OP, frame_text, is_library_frame
 from .policy import Ctx as _Ctx
@@ -566,6 +566,9 @@ _HYPOTHESIS_RULES = (
 )
 
 
+#: The underfit action to raise the LR, said in full by :func:`_lr_raise_action` from what the run logged.
+_RAISE_LR = "Raise the learning rate 3-10x or add capacity"
+
 _ACTIONS: dict[Outcome, list[tuple[str, str, str]]] = {
     # Outcome.DIVERGED: built per run by _divergence_action (how far the loss blew up, and whether a
     # good checkpoint can exist at all)
@@ -588,7 +591,7 @@ _ACTIONS: dict[Outcome, list[tuple[str, str, str]]] = {
             "minutes",
         ),
         (
-            "Raise the learning rate 3-10x or add capacity",
+            _RAISE_LR,
             "the usual cause of a flat loss",
             "hours",
         ),
@@ -780,12 +783,21 @@ def blowup(run: RunData) -> Blowup | None:
     return Blowup(growth, int(st[onset]) if onset is not None else None, nonfinite, good, interval)
 
 
+def _saved_weights(run: RunData) -> list[str]:
+    """The run's artifacts that are saved weights (:data:`~mlaudit_core.rundata.CHECKPOINT_SUFFIXES`),
+    by path."""
+    return [a.path for a in run.artifacts if a.path.lower().endswith(CHECKPOINT_SUFFIXES)]
+
+
 def _checkpoint_recorded(run: RunData, b: Blowup | None) -> bool:
     """Whether the run itself says a checkpoint was written: a checkpoint interval in its params (a
     number, or a word such as Keras's ``save_freq="epoch"``; not 0, -1 or none), or a
     console line of the checkpoint-save signatures (``saving checkpoint to ...``, ``Saving model
-    checkpoint to ...``, ``save_model``) before the blow-up."""
+    checkpoint to ...``, ``save_model``) before the blow-up, or a saved-weights file among its artifacts
+    (Lightning's default ``checkpoints/epoch=9-step=430.ckpt`` beside its metrics)."""
     if b is not None and b.save_interval is not None:
+        return True
+    if _saved_weights(run):
         return True
     if any(
         normalise_key(k).split("/")[-1] in _SAVE_INTERVAL and str(v).strip().lower() not in _NO_SAVE
@@ -950,6 +962,30 @@ def _unstable_action(c: _Ctx) -> tuple[str, str, str]:
             "hours",
         )
     return _ACTIONS[Outcome.UNSTABLE][0]
+
+
+def _lr_raise_action(c: _Ctx) -> tuple[str, str, str]:
+    """The action to raise the learning rate, from the peak LR and optimiser the run logged
+    (:func:`~mlaudit_core.verdict.evidence.lr_assessment`): a known LR below its optimiser's typical
+    peak is raised towards it (a factor, not 3-10x: SGD at 1e-4 is 1000x below SGD's 0.1); an unknown
+    LR gets the usual peaks to compare with (:data:`~mlaudit_core.verdict.evidence.TYPICAL_LR`)."""
+    lr = c.lr
+    if lr.lr is not None and lr.lr > 0 and lr.lr < lr.typical:
+        return (
+            f"Raise the learning rate towards {fmt(lr.typical)} (this run's {fmt(lr.lr)}, {lr.key}, is "
+            f"{fmt(lr.typical / lr.lr, 3)}x below the usual peak for "
+            f"{lr.optimiser or 'an unknown optimiser'}) or add capacity",
+            "the usual cause of a flat loss",
+            "hours",
+        )
+    if lr.lr is None:
+        return (
+            "Raise the learning rate (the run logs none; usual peaks: 1e-3 for Adam/AdamW, 0.01-0.1 "
+            "for SGD) or add capacity",
+            "the usual cause of a flat loss",
+            "hours",
+        )
+    return (_RAISE_LR, "the usual cause of a flat loss", "hours")
 
 
 def _no_lr_raise(c: _Ctx) -> str:
@@ -1163,6 +1199,7 @@ def _outcome_actions(
                 "hours",
             )
         )
+    generic = [_lr_raise_action(c) if a == _RAISE_LR else (a, w, k) for a, w, k in generic]
     primary = _remedies_of(p) if p is not None else []
     if p is not None and (omit := detector_for(p.code).omits_outcome_actions(p)):
         generic = [(a, w, k) for a, w, k in generic if not a.startswith(omit)]
@@ -1219,10 +1256,15 @@ def held_out_improved(c: _Ctx, key: str | None = None) -> bool:
 def _checkpoint_worth_keeping(d: _Decision, c: _Ctx, at_chance: bool) -> bool:
     """A checkpoint is recommended only when the report does not deny one exists: the held-out
     metric never beat chance (GE004), did not improve after its first evaluation
-    (:func:`held_out_improved`), or the loss diverged before any checkpoint taken while it was
+    (:func:`held_out_improved`), the training loss sits at chance or fell only by memorising labels that
+    do not generalise (GE002 ``at_chance`` / ``labels_suspect``), or the loss diverged before any checkpoint taken while it was
     finite and improving could exist (:func:`blowup`, whose action then says "restart from
     scratch")."""
     if at_chance or not held_out_improved(c):
+        return False
+    g = c.get("GE002", Severity.ERROR)
+    if g is not None and (g.facts.get("labels_suspect") or g.facts.get("at_chance")):
+        # a model memorising labels that do not generalise, or at chance: no checkpoint of it is worth keeping
         return False
     if d.outcome is Outcome.DIVERGED:
         b = blowup(c.run)
@@ -1249,9 +1291,18 @@ def _best_checkpoint_action(d: _Decision, c: _Ctx, at_chance: bool) -> NextActio
     # the run's own record of saved checkpoints (:func:`_checkpoint_recorded`): without one, the
     # action says a checkpoint at that step is needed, not that the run has one
     recorded = _checkpoint_recorded(c.run, blowup(c.run))
+    files = _saved_weights(c.run)
+    where = (
+        " if one was saved there (this run records no checkpoint)"
+        if not recorded
+        else f" if one was saved there (the run's folder holds {', '.join(files[:3])}"
+        + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+        + ")"
+        if files
+        else ""
+    )
     return NextAction(
-        action=f"Use the checkpoint at step {f.facts['best_step']} (best {f.facts['key']})"
-        + ("" if recorded else " if one was saved there (this run records no checkpoint)"),
+        action=f"Use the checkpoint at step {f.facts['best_step']} (best {f.facts['key']}){where}",
         why="the final checkpoint is worse than the best",
         cost="minutes",
     )
